@@ -1,0 +1,216 @@
+"""hive benchmarks: medians, and ratios against ``git add && git commit`` measured in the same run.
+
+Usage::
+
+    python benchmarks/run.py                 # 1,000 and 10,000 cells, prints a table
+    python benchmarks/run.py --sizes 1000    # just one size
+    python benchmarks/run.py --write-docs    # also rewrite docs/performance.md
+
+Each size builds a scratch repository with 2,000 source files plus N cells
+(sharded under .hive/cells/), then measures, on the same repository:
+
+* baseline: ``git add <file> && git commit`` of a one-file change (the git CLI);
+* hive create / update / close of one cell, in-process, each one commit;
+* ``ready`` in-process, warm (the process has read the hive before);
+* ``hive ready --json`` as a fresh process (Python start-up included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hive.domain.cells import close_cell, create_cell, ready, update_cell  # noqa: E402
+from hive.domain.setup import init_hive  # noqa: E402
+from hive.domain.workspace import Workspace  # noqa: E402
+from hive.git.repo import Change, Plan  # noqa: E402
+from hive.models import Cell, utc_now  # noqa: E402
+from hive.store.cells import encode_cell  # noqa: E402
+from hive.store.ids import new_root_id  # noqa: E402
+from hive.store.layout import cell_path  # noqa: E402
+
+SOURCE_FILES = 2000
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
+
+
+@dataclass
+class Row:
+    size: int
+    operation: str
+    median_ms: float
+    baseline_ms: float | None
+    target: str
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.baseline_ms is None else self.median_ms / self.baseline_ms
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        env={**os.environ, **GIT_ENV},
+    )
+
+
+def median_ms(action: Callable[[], object], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def build_repo(base: Path, cells: int) -> Path:
+    """2,000 committed source files plus ``cells`` cells committed in one hive commit."""
+    repo = base / f"repo-{cells}"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    for number in range(SOURCE_FILES):
+        package = repo / "src" / f"pkg{number % 40:02d}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / f"mod{number}.py").write_text(f"VALUE = {number}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "source files")
+    ws = Workspace(str(repo), actor="bench")
+    init_hive(ws, prefix="bn")
+    _bulk_cells(ws, cells)
+    return repo
+
+
+def _bulk_cells(ws: Workspace, count: int) -> None:
+    taken: set[str] = set()
+    now = utc_now()
+    changes = []
+    for number in range(count):
+        cell_id = new_root_id("bn", 6, taken.__contains__)
+        taken.add(cell_id)
+        cell = Cell(
+            id=cell_id,
+            title=f"benchmark cell {number}",
+            description=f"Synthetic cell number {number}.\nSecond line.",
+            priority=number % 5,
+            status="closed" if number % 3 == 0 else "open",
+            labels=["bench"],
+            created_at=now,
+            updated_at=now,
+            created_by="bench",
+        )
+        changes.append(Change(cell_path(cell_id), encode_cell(cell)))
+
+    def plan(snap: object) -> Plan:
+        return Plan(changes=changes, message=f"bench: {count} cells\n\nHive-Event: import\n")
+
+    ws.git.transact(plan, author=ws.identity())
+
+
+def measure_size(base: Path, size: int, runs: int) -> list[Row]:
+    repo = build_repo(base, size)
+    counter = iter(range(10**6))
+
+    def git_change() -> None:
+        path = repo / "src" / "pkg00" / "mod0.py"
+        path.write_text(f"VALUE = {next(counter)}\n")
+        git(repo, "add", str(path))
+        git(repo, "commit", "-q", "-m", "baseline")
+
+    baseline = median_ms(git_change, runs)
+    ws = Workspace(str(repo), actor="bench")
+    created: list[str] = []
+    create = median_ms(lambda: created.append(create_cell(ws, title="bench create").id), runs)
+    targets = iter(created)
+    update = median_ms(lambda: update_cell(ws, cell_id=next(targets), priority=1), runs)
+    targets = iter(created)
+    close = median_ms(lambda: close_cell(ws, cell_id=next(targets), reason="bench"), runs)
+    ready(ws)
+    warm = median_ms(lambda: ready(ws), runs)
+    ready_cli = median_ms(lambda: _ready_process(repo), max(5, runs // 2))
+    return [
+        Row(size, "baseline: git add + git commit", baseline, None, ""),
+        Row(size, "create (commit)", create, baseline, "<= 0.5x"),
+        Row(size, "update (commit)", update, baseline, "<= 0.5x"),
+        Row(size, "close (commit)", close, baseline, "<= 0.5x"),
+        Row(size, "ready, in-process warm", warm, None, "<= 30 ms"),
+        Row(size, "hive ready --json, fresh process", ready_cli, None, "<= 400 ms"),
+    ]
+
+
+def _ready_process(repo: Path) -> None:
+    hive = shutil.which("hive", path=str(Path(sys.executable).parent)) or "hive"
+    subprocess.run([hive, "-C", str(repo), "ready", "--json"], check=True, capture_output=True)
+
+
+def render(rows: list[Row]) -> str:
+    lines = [
+        "| cells | operation | median | vs git | target |",
+        "|---:|---|---:|---:|---|",
+    ]
+    for row in rows:
+        ratio = f"{row.ratio:.2f}x" if row.ratio is not None else ""
+        lines.append(
+            f"| {row.size:,} | {row.operation} | {row.median_ms:.1f} ms | {ratio} | {row.target} |"
+        )
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    system = f"{platform.system()} {platform.machine()}"
+    return f"{system}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="hive-bench-"))
+    try:
+        rows: list[Row] = []
+        for size in args.sizes:
+            print(f"building {size:,} cells + {SOURCE_FILES:,} source files ...", file=sys.stderr)
+            rows += measure_size(base, size, args.runs)
+        table = render(rows)
+        print(table)
+        if args.write_docs:
+            write_docs(table)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def write_docs(table: str) -> None:
+    path = ROOT / "docs" / "performance.md"
+    text = path.read_text() if path.exists() else "# Performance\n"
+    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    block = f"{start}\nMeasured {time.strftime('%Y-%m-%d')} on {machine()}.\n\n{table}\n{end}"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

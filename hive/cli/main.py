@@ -1,0 +1,552 @@
+"""The ``hive`` command line: a thin adapter over the domain functions.
+
+Every command builds a Workspace, calls one domain function and renders the
+returned model (a table/text for people, ``--json`` for programs). Errors are
+``HiveError``s rendered as one line on stderr with the class's exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from hive.cli import output
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
+
+app = typer.Typer(
+    name="hive",
+    help="Git-backed issue tracking and coordination for swarms of coding agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+dep_app = typer.Typer(help="Dependencies between cells.", no_args_is_help=True)
+epic_app = typer.Typer(help="Epics and their subtasks.", no_args_is_help=True)
+app.add_typer(dep_app, name="dep")
+app.add_typer(epic_app, name="epic")
+
+T = TypeVar("T")
+
+
+@dataclass
+class Options:
+    directory: str = "."
+    actor: str | None = None
+    json: bool = False
+
+
+OPTIONS = Options()
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+@app.callback()
+def main(
+    directory: Annotated[
+        str, typer.Option("-C", help="Run as if started in DIR.", metavar="DIR")
+    ] = ".",
+    actor: Annotated[
+        str | None,
+        typer.Option("--actor", help="Who is acting (default: $HIVE_AGENT, git user.name)."),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print machine-readable JSON.")
+    ] = False,
+) -> None:
+    OPTIONS.directory = directory
+    OPTIONS.actor = actor
+    OPTIONS.json = json_output
+
+
+def workspace() -> Workspace:
+    from hive.domain.workspace import Workspace
+
+    return Workspace(OPTIONS.directory, actor=OPTIONS.actor)
+
+
+def run_op(operation: Callable[[], T]) -> T:
+    """Run a domain call; HiveErrors become a one-line message and an exit code."""
+    from hive.errors import HiveError
+
+    try:
+        return operation()
+    except HiveError as exc:
+        if OPTIONS.json:
+            output.emit_json(exc.to_dict())
+        output.err(f"error: {exc.message}")
+        raise typer.Exit(exc.exit_code) from None
+
+
+def show(value: Any, json_flag: bool, render: Callable[[], None]) -> None:
+    if json_flag or OPTIONS.json:
+        output.emit_json(value)
+    else:
+        render()
+
+
+def _use_json(flag: bool) -> None:
+    if flag:
+        OPTIONS.json = True
+
+
+# ----------------------------------------------------------------------- setup
+
+
+@app.command()
+def init(
+    prefix: Annotated[
+        str | None, typer.Option(help="Id prefix for new cells (default hv).")
+    ] = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Create .hive/ in this git repository (safe to run again)."""
+    from hive.domain.setup import init_hive
+
+    _use_json(json_flag)
+    result = run_op(lambda: init_hive(workspace(), prefix=prefix))
+    verb = "initialised" if result.created else "already initialised"
+    show(
+        result,
+        json_flag,
+        lambda: output.console().print(f"hive {verb} in {result.root} (prefix {result.prefix})"),
+    )
+
+
+# ----------------------------------------------------------------------- cells
+
+
+@app.command()
+def create(
+    title: Annotated[str, typer.Argument(help="One-line title.")],
+    type_: Annotated[
+        str, typer.Option("-t", "--type", help="bug|feature|task|epic|chore")
+    ] = "task",
+    priority: Annotated[
+        str, typer.Option("-p", "--priority", help="0-4 or P0-P4 (0 most urgent)")
+    ] = "2",
+    description: Annotated[str, typer.Option("-d", "--description")] = "",
+    parent: Annotated[
+        str | None, typer.Option("--parent", help="Parent cell (the new id shows it).")
+    ] = None,
+    dep: Annotated[
+        list[str] | None, typer.Option("--dep", help="TYPE:ID, e.g. blocks:hv-ab12 (repeatable).")
+    ] = None,
+    label: Annotated[
+        list[str] | None, typer.Option("-l", "--label", help="Label (repeatable).")
+    ] = None,
+    files: Annotated[
+        list[str] | None, typer.Option("--files", help="Owned file glob (repeatable).")
+    ] = None,
+    assignee: Annotated[str | None, typer.Option("--assignee")] = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Create a cell (one commit)."""
+    from hive.domain.cells import create_cell
+
+    _use_json(json_flag)
+    cell = run_op(
+        lambda: create_cell(
+            workspace(),
+            title=title,
+            type=type_,
+            priority=priority,
+            description=description,
+            parent=parent,
+            deps=dep or [],
+            labels=label or [],
+            files=files or [],
+            assignee=assignee,
+        )
+    )
+    show(cell, json_flag, lambda: output.console().print(f"created {cell.id}  {cell.title}"))
+
+
+@app.command("show")
+def show_cmd(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")], json_flag: JsonFlag = False
+) -> None:
+    """Show one cell (partial ids work when unambiguous)."""
+    from hive.domain.cells import show_cell
+
+    _use_json(json_flag)
+    cell = run_op(lambda: show_cell(workspace(), cell_id=cell_id))
+    show(cell, json_flag, lambda: output.cell_detail(cell))
+
+
+@app.command("list")
+def list_cmd(
+    status: Annotated[str | None, typer.Option("-s", "--status", help="Status, or 'all'.")] = None,
+    type_: Annotated[str | None, typer.Option("-t", "--type")] = None,
+    priority: Annotated[str | None, typer.Option("-p", "--priority")] = None,
+    parent: Annotated[str | None, typer.Option("--parent")] = None,
+    label: Annotated[str | None, typer.Option("-l", "--label")] = None,
+    assignee: Annotated[str | None, typer.Option("--assignee")] = None,
+    deleted: Annotated[bool, typer.Option("--deleted", help="Include deleted cells.")] = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """List cells (open ones first, most urgent first)."""
+    from hive.domain.cells import list_cells
+
+    _use_json(json_flag)
+    ws = run_op(workspace)
+    cells = run_op(
+        lambda: list_cells(
+            ws,
+            status=status,
+            type=type_,
+            priority=priority,
+            parent=parent,
+            label=label,
+            assignee=assignee,
+            include_deleted=deleted,
+            limit=limit,
+        )
+    )
+    _warn_corrupt(ws)
+    show(cells, json_flag, lambda: output.cell_table(cells))
+
+
+def _warn_corrupt(ws: Workspace) -> None:
+    for err in ws.cells().problems.values():
+        output.err(f"warning: {err.message}")
+
+
+@app.command()
+def ready(
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    claim: Annotated[
+        bool, typer.Option("--claim", help="Atomically start the first ready cell.")
+    ] = False,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Cells ready to work on: open, unblocked, most urgent and oldest first."""
+    from hive.domain.cells import ready as ready_op
+
+    _use_json(json_flag)
+    cells = run_op(lambda: ready_op(workspace(), limit=limit, claim=claim))
+
+    def render() -> None:
+        if claim:
+            message = (
+                f"claimed {cells[0].id}  {cells[0].title}" if cells else "nothing ready to claim"
+            )
+            output.console().print(message)
+        else:
+            output.cell_table(cells)
+
+    show(cells, json_flag, render)
+
+
+@app.command()
+def update(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")],
+    status: Annotated[str | None, typer.Option("-s", "--status")] = None,
+    priority: Annotated[str | None, typer.Option("-p", "--priority")] = None,
+    title: Annotated[str | None, typer.Option("--title")] = None,
+    description: Annotated[str | None, typer.Option("-d", "--description")] = None,
+    assignee: Annotated[str | None, typer.Option("--assignee", help="'' to clear.")] = None,
+    type_: Annotated[str | None, typer.Option("-t", "--type")] = None,
+    append_notes: Annotated[str | None, typer.Option("--append-notes")] = None,
+    add_label: Annotated[list[str] | None, typer.Option("--add-label")] = None,
+    remove_label: Annotated[list[str] | None, typer.Option("--remove-label")] = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Change fields of a cell (one commit)."""
+    from hive.domain.cells import update_cell
+
+    _use_json(json_flag)
+    cell = run_op(
+        lambda: update_cell(
+            workspace(),
+            cell_id=cell_id,
+            status=status,
+            priority=priority,
+            title=title,
+            description=description,
+            assignee=assignee,
+            type=type_,
+            append_notes=append_notes,
+            add_labels=add_label or [],
+            remove_labels=remove_label or [],
+        )
+    )
+    show(
+        cell,
+        json_flag,
+        lambda: output.console().print(f"updated {cell.id}  [{cell.status}] {cell.title}"),
+    )
+
+
+@app.command()
+def start(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")], json_flag: JsonFlag = False
+) -> None:
+    """Claim a cell (atomic: a second claimant gets 'already claimed')."""
+    from hive.domain.cells import start_cell
+
+    _use_json(json_flag)
+    cell = run_op(lambda: start_cell(workspace(), cell_id=cell_id))
+    show(
+        cell,
+        json_flag,
+        lambda: output.console().print(f"started {cell.id}  (assignee {cell.assignee})"),
+    )
+
+
+@app.command()
+def close(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")],
+    reason: Annotated[str | None, typer.Option("-r", "--reason")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Close even with open blockers.")] = False,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Close a cell (refused while a blocking dependency is open)."""
+    from hive.domain.cells import close_cell
+
+    _use_json(json_flag)
+    cell = run_op(lambda: close_cell(workspace(), cell_id=cell_id, reason=reason, force=force))
+    show(cell, json_flag, lambda: output.console().print(f"closed {cell.id}  {cell.title}"))
+
+
+@app.command()
+def reopen(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")], json_flag: JsonFlag = False
+) -> None:
+    """Reopen a closed cell."""
+    from hive.domain.cells import reopen_cell
+
+    _use_json(json_flag)
+    cell = run_op(lambda: reopen_cell(workspace(), cell_id=cell_id))
+    show(cell, json_flag, lambda: output.console().print(f"reopened {cell.id}  {cell.title}"))
+
+
+@app.command()
+def delete(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")],
+    force: Annotated[bool, typer.Option("--force", help="Delete even with live subtasks.")] = False,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Delete a cell (kept as a tombstone so merges cannot resurrect it)."""
+    from hive.domain.cells import delete_cell
+
+    _use_json(json_flag)
+    cell = run_op(lambda: delete_cell(workspace(), cell_id=cell_id, force=force))
+    show(cell, json_flag, lambda: output.console().print(f"deleted {cell.id}  {cell.title}"))
+
+
+# ----------------------------------------------------------------------- deps
+
+
+@dep_app.command("add")
+def dep_add(
+    cell_id: Annotated[str, typer.Argument(metavar="ID", help="The cell that waits.")],
+    target: Annotated[str, typer.Argument(metavar="TARGET", help="The cell it depends on.")],
+    type_: Annotated[
+        str, typer.Option("-t", "--type", help="blocks|parent-child|related|discovered-from")
+    ] = "blocks",
+    json_flag: JsonFlag = False,
+) -> None:
+    """ID depends on TARGET (cycles are refused)."""
+    from hive.domain.cells import add_dependency
+
+    _use_json(json_flag)
+    cell = run_op(
+        lambda: add_dependency(workspace(), cell_id=cell_id, target=target, dep_type=type_)
+    )
+    show(
+        cell,
+        json_flag,
+        lambda: output.console().print(f"{cell.id} now depends on {target} ({type_})"),
+    )
+
+
+@dep_app.command("remove")
+def dep_remove(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")],
+    target: Annotated[str, typer.Argument(metavar="TARGET")],
+    json_flag: JsonFlag = False,
+) -> None:
+    """Remove ID's dependency on TARGET."""
+    from hive.domain.cells import remove_dependency
+
+    _use_json(json_flag)
+    cell = run_op(lambda: remove_dependency(workspace(), cell_id=cell_id, target=target))
+    show(
+        cell, json_flag, lambda: output.console().print(f"{cell.id} no longer depends on {target}")
+    )
+
+
+@dep_app.command("tree")
+def dep_tree_cmd(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")], json_flag: JsonFlag = False
+) -> None:
+    """What ID depends on, recursively."""
+    from hive.domain.cells import dep_tree
+
+    _use_json(json_flag)
+    tree = run_op(lambda: dep_tree(workspace(), cell_id=cell_id))
+
+    def render() -> None:
+        from rich.tree import Tree
+
+        def label(node: Any) -> str:
+            kind = f" ({node.type})" if node.type else ""
+            return output.escape(f"{node.id} [{node.status}] {node.title or ''}{kind}")
+
+        def grow(branch: Any, node: Any) -> None:
+            for child in node.depends_on:
+                grow(branch.add(label(child)), child)
+
+        root = Tree(label(tree))
+        grow(root, tree)
+        output.console().print(root)
+
+    show(tree, json_flag, render)
+
+
+# ----------------------------------------------------------------------- epics
+
+
+@epic_app.command("create")
+def epic_create(
+    title: Annotated[str, typer.Argument()],
+    subtask: Annotated[
+        list[str] | None, typer.Option("--subtask", "-s", help="Subtask title (repeatable).")
+    ] = None,
+    description: Annotated[str, typer.Option("-d", "--description")] = "",
+    priority: Annotated[str, typer.Option("-p", "--priority")] = "2",
+    json_flag: JsonFlag = False,
+) -> None:
+    """Create an epic and its subtasks in one commit."""
+    from hive.domain.epics import create_epic
+
+    _use_json(json_flag)
+    cells = run_op(
+        lambda: create_epic(
+            workspace(),
+            title=title,
+            subtasks=subtask or [],
+            description=description,
+            priority=priority,
+        )
+    )
+
+    def render() -> None:
+        out = output.console()
+        out.print(f"created epic {cells[0].id}  {cells[0].title}")
+        for child in cells[1:]:
+            out.print(f"  {child.id}  {child.title}")
+
+    show(cells, json_flag, render)
+
+
+@epic_app.command("status")
+def epic_status_cmd(
+    epic_id: Annotated[str, typer.Argument(metavar="ID")], json_flag: JsonFlag = False
+) -> None:
+    """Progress of an epic's subtasks."""
+    from hive.domain.epics import epic_status
+
+    _use_json(json_flag)
+    status = run_op(lambda: epic_status(workspace(), epic_id=epic_id))
+
+    def render() -> None:
+        out = output.console()
+        out.print(
+            f"[bold]{status.epic.id}[/bold]  {output.escape(status.epic.title)}"
+            f"  [{status.epic.status}]"
+        )
+        out.print(f"  {status.closed}/{status.total} closed ({status.percent_complete}%)")
+        counts = ", ".join(f"{key} {value}" for key, value in sorted(status.by_status.items()))
+        if counts:
+            out.print(f"  {counts}")
+        if status.children:
+            output.cell_table(status.children)
+
+    show(status, json_flag, render)
+
+
+# ----------------------------------------------------------------------- history & health
+
+
+@app.command()
+def log(
+    cell_id: Annotated[str | None, typer.Argument(metavar="[ID]")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """hive commits (for one cell if ID is given), newest first."""
+    from hive.domain.history import cell_log
+
+    _use_json(json_flag)
+    entries = run_op(lambda: cell_log(workspace(), cell_id=cell_id, limit=limit))
+
+    def render() -> None:
+        out = output.console()
+        if not entries:
+            out.print("[dim]no hive commits[/dim]")
+        for entry in entries:
+            out.print(
+                f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(entry.subject)}"
+                f"  [dim]{entry.agent or ''}[/dim]"
+            )
+
+    show(entries, json_flag, render)
+
+
+@app.command()
+def doctor(json_flag: JsonFlag = False) -> None:
+    """Find corrupt files, dangling dependencies and cycles; exit 1 if any."""
+    from hive.domain.doctor import diagnose
+
+    _use_json(json_flag)
+    report = run_op(lambda: diagnose(workspace()))
+
+    def render() -> None:
+        out = output.console()
+        for problem in report.problems:
+            out.print(f"[red]{problem.kind}[/red]: {output.escape(problem.message)}")
+        summary = "no problems" if report.ok else f"{len(report.problems)} problem(s)"
+        out.print(f"checked {report.cells} cells: {summary}")
+
+    show(report, json_flag, render)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def demo(
+    directory: Annotated[
+        str | None, typer.Option("--dir", help="Where to make the scratch repository.")
+    ] = None,
+) -> None:
+    """Run a small swarm in a scratch repository and show the result."""
+    from hive.cli.demo import run_demo
+
+    run_op(lambda: run_demo(directory))
+
+
+def run() -> None:
+    """Console-script entry point: no traceback ever reaches the terminal."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        output.err("interrupted")
+        sys.exit(130)
+    except Exception as exc:  # last line of defence; HiveErrors are handled in run_op
+        if os.environ.get("HIVE_DEBUG"):
+            raise
+        output.err(f"internal error: {type(exc).__name__}: {exc} (set HIVE_DEBUG=1 for details)")
+        sys.exit(70)
+
+
+if __name__ == "__main__":
+    run()

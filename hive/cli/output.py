@@ -1,0 +1,103 @@
+"""Rendering results for people (rich) or programs (``--json``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from hive.models import Cell
+
+STATUS_STYLE = {
+    "open": "white",
+    "in_progress": "yellow",
+    "blocked": "red",
+    "deferred": "dim",
+    "closed": "green",
+}
+
+
+def to_jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=False)
+    if isinstance(value, list | tuple):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_jsonable(item) for key, item in value.items()}
+    return value
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False) + "\n")
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def err(message: str) -> None:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+
+
+def cell_table(cells: Sequence[Cell], *, title: str | None = None) -> None:
+    from rich.table import Table
+
+    out = console()
+    if not cells:
+        out.print("[dim]no cells[/dim]")
+        return
+    table = Table(title=title, box=None, pad_edge=False, header_style="bold")
+    for column in ("ID", "P", "TYPE", "STATUS", "ASSIGNEE", "TITLE"):
+        table.add_column(column, no_wrap=column != "TITLE")
+    for cell in cells:
+        style = STATUS_STYLE.get(cell.status, "white")
+        table.add_row(
+            cell.id,
+            f"P{cell.priority}",
+            cell.type,
+            f"[{style}]{cell.status}[/{style}]",
+            cell.assignee or "",
+            escape(cell.title),
+        )
+    out.print(table)
+
+
+def cell_detail(cell: Cell) -> None:
+    out = console()
+    style = STATUS_STYLE.get(cell.status, "white")
+    out.print(f"[bold]{cell.id}[/bold]  {escape(cell.title)}")
+    rows: list[tuple[str, str]] = [
+        ("status", f"[{style}]{cell.status}[/{style}]" + (" (deleted)" if cell.is_deleted else "")),
+        ("type", cell.type),
+        ("priority", f"P{cell.priority}"),
+    ]
+    optional = {
+        "assignee": cell.assignee,
+        "parent": cell.parent,
+        "labels": ", ".join(cell.labels),
+        "files": ", ".join(cell.files_owned),
+        "depends on": ", ".join(f"{d.target} ({d.type})" for d in cell.dependencies),
+        "close reason": cell.close_reason,
+    }
+    rows += [(key, escape(value)) for key, value in optional.items() if value]
+    rows.append(("created", f"{cell.created_at:%Y-%m-%d %H:%M} by {cell.created_by or '?'}"))
+    rows.append(("updated", f"{cell.updated_at:%Y-%m-%d %H:%M}"))
+    if cell.closed_at:
+        rows.append(("closed", f"{cell.closed_at:%Y-%m-%d %H:%M}"))
+    for key, value in rows:
+        out.print(f"  [dim]{key:<12}[/dim] {value}")
+    if cell.description:
+        out.print("\n" + escape(cell.description))
+    if cell.notes:
+        out.print("\n[dim]notes:[/dim]\n" + escape(cell.notes))
+
+
+def escape(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)

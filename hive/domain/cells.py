@@ -1,0 +1,543 @@
+"""Cell operations: create, read, list, ready, update, claim, close, delete, deps.
+
+Each write runs inside :meth:`Workspace.write`, so its checks and changes are
+computed from the state at the moment of the commit (re-run on retry): a
+claim, a close or a dependency edge can never be based on stale data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from hive.domain.graph import (
+    dependency_tree,
+    has_open_children,
+    open_blockers,
+    ready_cells,
+    refuse_cycle,
+)
+from hive.domain.workspace import Workspace
+from hive.errors import (
+    AlreadyClaimed,
+    AmbiguousId,
+    BlockedByDependency,
+    Conflict,
+    CorruptFile,
+    InvalidInput,
+    NotFound,
+)
+from hive.git.repo import Snapshot
+from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Dependency, utc_now
+from hive.models.results import DependencyNode
+from hive.store.cache import CellIndex
+from hive.store.ids import new_child_id, new_root_id
+
+# ------------------------------------------------------------------ parsing input
+
+
+def parse_priority(value: int | str | None, default: int | None = None) -> int | None:
+    """0-4, also written ``P0``-``P4``; anything else is a clear error."""
+    if value is None:
+        return default
+    text = str(value).strip().upper().removeprefix("P")
+    if text.isdigit() and 0 <= int(text) <= 4:
+        return int(text)
+    raise InvalidInput(f"invalid priority {value!r}: use 0-4 (0 is most urgent) or P0-P4")
+
+
+def parse_status(value: str | None) -> str | None:
+    if value is None:
+        return None
+    normal = value.strip().lower().replace("-", "_")
+    if normal not in STATUSES:
+        raise InvalidInput(f"invalid status {value!r}: use one of {', '.join(STATUSES)}")
+    return normal
+
+
+def parse_type(value: str | None) -> str | None:
+    if value is None:
+        return None
+    normal = value.strip().lower()
+    if normal not in CELL_TYPES:
+        raise InvalidInput(f"invalid type {value!r}: use one of {', '.join(CELL_TYPES)}")
+    return normal
+
+
+def parse_dep_spec(spec: str) -> tuple[str, str]:
+    """``TYPE:ID`` or just ``ID`` (meaning ``blocks``) -> (type, id)."""
+    dep_type, sep, target = spec.partition(":")
+    if not sep:
+        dep_type, target = "blocks", spec
+    dep_type = dep_type.strip().lower()
+    if dep_type not in DEPENDENCY_TYPES:
+        raise InvalidInput(
+            f"invalid dependency {spec!r}: type must be one of {', '.join(DEPENDENCY_TYPES)}"
+        )
+    if not target.strip():
+        raise InvalidInput(f"invalid dependency {spec!r}: missing the target id")
+    return dep_type, target.strip()
+
+
+def _clean_list(values: Iterable[str], what: str) -> list[str]:
+    cleaned: list[str] = []
+    for value in values:
+        item = value.strip()
+        if not item:
+            raise InvalidInput(f"empty {what} given")
+        if item not in cleaned:
+            cleaned.append(item)
+    return cleaned
+
+
+def _normalize_files(files: Iterable[str]) -> list[str]:
+    """File globs in canonical form (errors for escapes, bad syntax)."""
+    try:
+        from hive.domain.globs import normalize_pattern
+    except ImportError:  # pragma: no cover - temporary until globs lands
+        from hive.errors import PathOutsideRepository
+
+        def normalize_pattern(pattern: str) -> str:
+            if pattern.startswith("/") or ".." in pattern.split("/"):
+                raise PathOutsideRepository(f"pattern {pattern!r} points outside the repository")
+            return pattern
+
+    return list(dict.fromkeys(normalize_pattern(p) for p in _clean_list(files, "file pattern")))
+
+
+def _validated(data: dict[str, Any]) -> Cell:
+    try:
+        return Cell.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or "cell"
+        raise InvalidInput(f"invalid {field}: {error['msg']}") from None
+
+
+def _changed(cell: Cell, **changes: Any) -> Cell:
+    data = cell.model_dump()
+    data.update(changes)
+    data["updated_at"] = utc_now()
+    return _validated(data)
+
+
+# ------------------------------------------------------------------ ids
+
+
+def resolve_id(index: CellIndex, given: str) -> str:
+    """The full id for ``given``: exact, or an unambiguous prefix (with or without ``prefix-``)."""
+    wanted = given.strip().lower()
+    if not wanted:
+        raise InvalidInput("empty cell id")
+    known = index.known_ids()
+    if wanted in known:
+        return wanted
+    matches = sorted(
+        cid for cid in known if cid.startswith(wanted) or cid.partition("-")[2].startswith(wanted)
+    )
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise NotFound(f"no cell matches id {given!r}", id=given)
+    shown = ", ".join(matches[:5]) + (" ..." if len(matches) > 5 else "")
+    raise AmbiguousId(f"id {given!r} is ambiguous: {shown}", id=given, matches=matches[:20])
+
+
+def get_cell(index: CellIndex, given: str, *, allow_deleted: bool = False) -> Cell:
+    cell_id = resolve_id(index, given)
+    cell = index.cells.get(cell_id)
+    if cell is None:
+        problem = next(
+            (err for path, err in index.problems.items() if path.endswith(f"/{cell_id}.yaml")),
+            None,
+        )
+        if problem is not None:
+            raise CorruptFile(problem.message, path=problem.details.get("path"))
+        raise NotFound(f"no cell {cell_id}", id=cell_id)
+    if cell.is_deleted and not allow_deleted:
+        raise NotFound(f"cell {cell_id} was deleted", id=cell_id)
+    return cell
+
+
+# ------------------------------------------------------------------ reading
+
+
+def show_cell(ws: Workspace, *, cell_id: str) -> Cell:
+    return get_cell(ws.cells(), cell_id, allow_deleted=True)
+
+
+def list_cells(
+    ws: Workspace,
+    *,
+    status: str | None = None,
+    type: str | None = None,
+    priority: int | str | None = None,
+    parent: str | None = None,
+    label: str | None = None,
+    assignee: str | None = None,
+    include_deleted: bool = False,
+    limit: int | None = None,
+) -> list[Cell]:
+    """Cells matching every filter given, most urgent first."""
+    index = ws.cells()
+    wanted_status = parse_status(status) if status != "all" else None
+    wanted_type = parse_type(type)
+    wanted_priority = parse_priority(priority)
+    wanted_parent = resolve_id(index, parent) if parent else None
+    found = [
+        cell
+        for cell in index.cells.values()
+        if (include_deleted or not cell.is_deleted)
+        and (wanted_status is None or cell.status == wanted_status)
+        and (wanted_type is None or cell.type == wanted_type)
+        and (wanted_priority is None or cell.priority == wanted_priority)
+        and (wanted_parent is None or cell.parent == wanted_parent)
+        and (label is None or label in cell.labels)
+        and (assignee is None or cell.assignee == assignee)
+    ]
+    found.sort(key=lambda c: (c.is_closed, c.priority, c.created_at, c.id))
+    return found[:limit] if limit is not None else found
+
+
+def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> list[Cell]:
+    """Ready work, most urgent first; with ``claim``, atomically start the first one."""
+    if limit is not None and limit < 1:
+        raise InvalidInput(f"limit must be at least 1, got {limit}")
+    if not claim:
+        return ready_cells(ws.cells(), limit)
+
+    def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
+        candidates = ready_cells(index, 1)
+        if not candidates:
+            return [], "", "", []
+        claimed = _claimed(candidates[0], ws.actor)
+        return [claimed], claimed.id, claimed.title, [claimed]
+
+    result: list[Cell] = ws.write(plan, event="start").result
+    return result
+
+
+# ------------------------------------------------------------------ writing
+
+
+def create_cell(
+    ws: Workspace,
+    *,
+    title: str,
+    type: str = "task",
+    priority: int | str = 2,
+    description: str = "",
+    parent: str | None = None,
+    deps: Sequence[str] = (),
+    labels: Sequence[str] = (),
+    files: Sequence[str] = (),
+    assignee: str | None = None,
+    notes: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> Cell:
+    """Create one cell (a child of ``parent`` if given) in one commit."""
+    fields = _new_cell_fields(
+        title=title,
+        type=type,
+        priority=priority,
+        description=description,
+        labels=labels,
+        files=files,
+        assignee=assignee,
+        notes=notes,
+        metadata=metadata,
+    )
+    dep_specs = [parse_dep_spec(spec) for spec in deps]
+
+    def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
+        parent_id = get_cell(index, parent).id if parent else None
+        dependencies = resolve_deps(index, dep_specs)
+        cell = build_cell(
+            ws, snap, index.known_ids(), fields, parent_id=parent_id, dependencies=dependencies
+        )
+        return [cell], cell.id, cell.title, cell
+
+    result: Cell = ws.write(plan, event="create").result
+    return result
+
+
+def _new_cell_fields(
+    *,
+    title: str,
+    type: str,
+    priority: int | str,
+    description: str,
+    labels: Sequence[str],
+    files: Sequence[str],
+    assignee: str | None,
+    notes: str,
+    metadata: dict[str, Any] | None,
+) -> dict[str, Any]:
+    return {
+        "title": title,
+        "type": parse_type(type),
+        "priority": parse_priority(priority, 2),
+        "description": description,
+        "labels": _clean_list(labels, "label"),
+        "files_owned": _normalize_files(files),
+        "assignee": assignee or None,
+        "notes": notes,
+        "metadata": dict(metadata or {}),
+    }
+
+
+def resolve_deps(index: CellIndex, dep_specs: Sequence[tuple[str, str]]) -> list[Dependency]:
+    """Dependencies with their targets resolved to full ids of existing cells."""
+    resolved: list[Dependency] = []
+    for dep_type, target in dep_specs:
+        dep = Dependency(type=dep_type, target=get_cell(index, target).id)
+        if dep not in resolved:
+            resolved.append(dep)
+    return resolved
+
+
+def build_cell(
+    ws: Workspace,
+    snap: Snapshot,
+    known: set[str],
+    fields: dict[str, Any],
+    *,
+    parent_id: str | None = None,
+    dependencies: Sequence[Dependency] = (),
+) -> Cell:
+    """A new, validated cell with a fresh id (never in ``known``; ``known`` gains it)."""
+    config = ws.config(snap)
+    if parent_id is not None:
+        cell_id = new_child_id(parent_id, config.child_id_length, known.__contains__)
+    else:
+        cell_id = new_root_id(config.prefix, config.id_length, known.__contains__)
+    now = utc_now()
+    cell = _validated(
+        {
+            **fields,
+            "id": cell_id,
+            "parent": parent_id,
+            "dependencies": list(dependencies),
+            "created_at": now,
+            "updated_at": now,
+            "created_by": ws.actor,
+        }
+    )
+    known.add(cell_id)
+    return cell
+
+
+def _mutate(
+    ws: Workspace,
+    cell_id: str,
+    event: str,
+    change: Any,
+    *,
+    allow_deleted: bool = False,
+) -> Cell:
+    """Apply ``change(cell, index) -> Cell | None`` to one cell in one commit."""
+
+    def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
+        cell = get_cell(index, cell_id, allow_deleted=allow_deleted)
+        updated = change(cell, index)
+        if updated is None or updated == cell:
+            return [], cell.id, cell.title, cell
+        return [updated], updated.id, updated.title, updated
+
+    result: Cell = ws.write(plan, event=event).result
+    return result
+
+
+def update_cell(
+    ws: Workspace,
+    *,
+    cell_id: str,
+    status: str | None = None,
+    priority: int | str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    assignee: str | None = None,
+    type: str | None = None,
+    append_notes: str | None = None,
+    add_labels: Sequence[str] = (),
+    remove_labels: Sequence[str] = (),
+    files: Sequence[str] | None = None,
+) -> Cell:
+    """Change fields of one cell. ``status='closed'`` follows the rules of close."""
+    new_status = parse_status(status)
+    new_priority = parse_priority(priority)
+    new_type = parse_type(type)
+    added = _clean_list(add_labels, "label")
+    removed = set(_clean_list(remove_labels, "label"))
+    new_files = None if files is None else _normalize_files(files)
+    if title is not None and not title.strip():
+        raise InvalidInput("title must not be blank")
+
+    def change(cell: Cell, index: CellIndex) -> Cell:
+        if new_status == "closed" and not cell.is_closed:
+            return _closing(cell, index, reason=None, force=False)
+        updates: dict[str, Any] = {}
+        if new_status is not None:
+            updates["status"] = new_status
+            if cell.is_closed and new_status != "closed":
+                updates.update(closed_at=None, close_reason=None)
+        if new_priority is not None:
+            updates["priority"] = new_priority
+        if title is not None:
+            updates["title"] = title
+        if description is not None:
+            updates["description"] = description
+        if assignee is not None:
+            updates["assignee"] = assignee or None
+        if new_type is not None:
+            updates["type"] = new_type
+        if append_notes:
+            updates["notes"] = (cell.notes.rstrip("\n") + "\n" if cell.notes else "") + append_notes
+        if added or removed:
+            labels = [lb for lb in cell.labels if lb not in removed]
+            updates["labels"] = labels + [lb for lb in added if lb not in labels]
+        if new_files is not None:
+            updates["files_owned"] = new_files
+        return _changed(cell, **updates) if updates else cell
+
+    return _mutate(ws, cell_id, "update", change)
+
+
+def _claimed(cell: Cell, actor: str) -> Cell:
+    return _changed(cell, status="in_progress", assignee=actor, started_at=utc_now())
+
+
+def start_cell(ws: Workspace, *, cell_id: str) -> Cell:
+    """Atomically claim a cell for the actor: a second claimant gets AlreadyClaimed."""
+    actor = ws.actor
+
+    def change(cell: Cell, index: CellIndex) -> Cell:
+        if cell.status == "in_progress":
+            if cell.assignee == actor:
+                return cell
+            raise AlreadyClaimed(
+                f"{cell.id} is already claimed by {cell.assignee or 'someone'}",
+                id=cell.id,
+                holder=cell.assignee,
+            )
+        if cell.is_closed:
+            raise Conflict(f"{cell.id} is closed; reopen it first", id=cell.id)
+        if cell.assignee and cell.assignee != actor:
+            raise AlreadyClaimed(
+                f"{cell.id} is already claimed by {cell.assignee}", id=cell.id, holder=cell.assignee
+            )
+        return _claimed(cell, actor)
+
+    return _mutate(ws, cell_id, "start", change)
+
+
+def _closing(cell: Cell, index: CellIndex, *, reason: str | None, force: bool) -> Cell:
+    if cell.is_closed:
+        raise Conflict(f"{cell.id} is already closed", id=cell.id)
+    if not force:
+        blockers = open_blockers(cell, index)
+        if blockers:
+            raise BlockedByDependency(
+                f"{cell.id} is blocked by open {', '.join(blockers)};"
+                " close those first or use --force",
+                id=cell.id,
+                blockers=blockers,
+            )
+        if cell.type == "epic" and has_open_children(cell, index):
+            raise BlockedByDependency(
+                f"epic {cell.id} still has open subtasks; close them first or use --force",
+                id=cell.id,
+            )
+    return _changed(cell, status="closed", closed_at=utc_now(), close_reason=reason or None)
+
+
+def close_cell(
+    ws: Workspace, *, cell_id: str, reason: str | None = None, force: bool = False
+) -> Cell:
+    """Close a cell; refused while a ``blocks`` dependency is open unless ``force``."""
+    return _mutate(
+        ws, cell_id, "close", lambda cell, index: _closing(cell, index, reason=reason, force=force)
+    )
+
+
+def reopen_cell(ws: Workspace, *, cell_id: str) -> Cell:
+    def change(cell: Cell, index: CellIndex) -> Cell:
+        if not cell.is_closed:
+            raise Conflict(f"{cell.id} is not closed (status {cell.status})", id=cell.id)
+        return _changed(cell, status="open", closed_at=None, close_reason=None)
+
+    return _mutate(ws, cell_id, "reopen", change)
+
+
+def delete_cell(ws: Workspace, *, cell_id: str, force: bool = False) -> Cell:
+    """Tombstone a cell: the file stays (so merges cannot resurrect it), hidden from views."""
+
+    def change(cell: Cell, index: CellIndex) -> Cell:
+        if not force:
+            live = [c for c in index.children_of(cell.id) if not index.cells[c].is_deleted]
+            if live:
+                raise Conflict(
+                    f"{cell.id} has subtasks ({', '.join(live[:5])});"
+                    " delete them first or use --force",
+                    id=cell.id,
+                )
+        return _changed(cell, deleted_at=utc_now())
+
+    return _mutate(ws, cell_id, "delete", change, allow_deleted=False)
+
+
+def add_dependency(ws: Workspace, *, cell_id: str, target: str, dep_type: str = "blocks") -> Cell:
+    """``cell_id`` depends on ``target``; cycles and self-dependencies are refused."""
+    kind, _ = parse_dep_spec(f"{dep_type}:{target}")
+
+    def change(cell: Cell, index: CellIndex) -> Cell:
+        other = get_cell(index, target)
+        if any(d.target == other.id and d.type == kind for d in cell.dependencies):
+            return cell
+        if kind in ("blocks", "parent-child"):
+            refuse_cycle(index, cell.id, other.id)
+        elif cell.id == other.id:
+            raise InvalidInput(f"{cell.id} cannot depend on itself")
+        deps = [*cell.dependencies, Dependency(type=kind, target=other.id)]
+        return _changed(cell, dependencies=deps)
+
+    return _mutate(ws, cell_id, "dep-add", change)
+
+
+def remove_dependency(ws: Workspace, *, cell_id: str, target: str) -> Cell:
+    def change(cell: Cell, index: CellIndex) -> Cell:
+        try:
+            target_id = resolve_id(index, target)
+        except NotFound:
+            target_id = target.strip().lower()
+        kept = [d for d in cell.dependencies if d.target != target_id]
+        if len(kept) == len(cell.dependencies):
+            raise NotFound(f"{cell.id} has no dependency on {target}", id=cell.id)
+        return _changed(cell, dependencies=kept)
+
+    return _mutate(ws, cell_id, "dep-remove", change)
+
+
+def dep_tree(ws: Workspace, *, cell_id: str) -> DependencyNode:
+    index = ws.cells()
+    cell = get_cell(index, cell_id, allow_deleted=True)
+    return DependencyNode.from_tree(dependency_tree(index, cell.id))
+
+
+__all__ = [
+    "add_dependency",
+    "close_cell",
+    "create_cell",
+    "delete_cell",
+    "dep_tree",
+    "list_cells",
+    "ready",
+    "remove_dependency",
+    "reopen_cell",
+    "resolve_id",
+    "show_cell",
+    "start_cell",
+    "update_cell",
+]

@@ -1,0 +1,128 @@
+"""``hive doctor``: find and explain everything wrong with a hive."""
+
+from __future__ import annotations
+
+import os
+
+from hive.domain.graph import find_cycles
+from hive.domain.workspace import Workspace
+from hive.errors import CorruptFile, NotInitialized
+from hive.git.repo import blob_sha_of
+from hive.models.results import DoctorReport, Problem
+from hive.store.cache import CellIndex
+from hive.store.cells import decode_cell, decode_config
+from hive.store.ids import is_valid_id, parent_from_id
+from hive.store.layout import CELL_SUFFIX, CELLS_DIR, CONFIG_PATH, cell_id_from_path, cell_path
+
+
+def diagnose(ws: Workspace) -> DoctorReport:
+    """Every problem found in the committed hive and in uncommitted .hive/ edits."""
+    snap = ws.snapshot()
+    config_sha = snap.blob_sha(CONFIG_PATH)
+    if config_sha is None:
+        raise NotInitialized(f"{ws.root} has no hive yet: run 'hive init' first")
+    problems: list[Problem] = []
+    try:
+        decode_config(ws.git.read_blob(config_sha), CONFIG_PATH)
+    except CorruptFile as exc:
+        problems.append(Problem(kind="corrupt", message=exc.message, path=CONFIG_PATH))
+        return DoctorReport(cells=0, problems=problems)
+    index = ws.cells(snap)
+    problems += _file_problems(index)
+    problems += _layout_problems(snap.listing(CELLS_DIR))
+    problems += _graph_problems(index)
+    problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
+    return DoctorReport(cells=len(index.cells), problems=problems)
+
+
+def _file_problems(index: CellIndex) -> list[Problem]:
+    return [
+        Problem(kind="corrupt", message=err.message, path=path, cell=cell_id_from_path(path))
+        for path, err in sorted(index.problems.items())
+    ]
+
+
+def _layout_problems(listing: dict[str, str]) -> list[Problem]:
+    found = []
+    for path in sorted(listing):
+        cell_id = cell_id_from_path(path)
+        if cell_id is None:
+            found.append(Problem(kind="stray-file", message=f"{path}: not a cell file", path=path))
+        elif not is_valid_id(cell_id):
+            found.append(
+                Problem(kind="bad-id", message=f"{path}: {cell_id!r} is not a valid id", path=path)
+            )
+        elif cell_path(cell_id) != path:
+            found.append(
+                Problem(
+                    kind="misplaced",
+                    message=f"{path}: should be at {cell_path(cell_id)}",
+                    path=path,
+                    cell=cell_id,
+                )
+            )
+    return found
+
+
+def _graph_problems(index: CellIndex) -> list[Problem]:
+    found: list[Problem] = []
+    for cell in sorted(index.cells.values(), key=lambda c: c.id):
+        for dep in cell.dependencies:
+            if dep.target not in index.cells:
+                found.append(
+                    Problem(
+                        kind="dangling-dependency",
+                        message=f"{cell.id} has a {dep.type} dependency on missing {dep.target}",
+                        cell=cell.id,
+                    )
+                )
+        if cell.parent and cell.parent not in index.cells:
+            found.append(
+                Problem(
+                    kind="dangling-parent",
+                    message=f"{cell.id} has missing parent {cell.parent}",
+                    cell=cell.id,
+                )
+            )
+        implied = parent_from_id(cell.id)
+        if implied is not None and cell.parent != implied:
+            found.append(
+                Problem(
+                    kind="parent-mismatch",
+                    message=f"{cell.id}: its id names parent {implied} but parent is {cell.parent}",
+                    cell=cell.id,
+                )
+            )
+    for cycle in find_cycles(index):
+        found.append(
+            Problem(kind="cycle", message="dependency cycle: " + " -> ".join(cycle), cell=cycle[0])
+        )
+    return found
+
+
+def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem]:
+    """Cell files edited in the working tree (not committed) that would not load."""
+    found: list[Problem] = []
+    base = os.path.join(ws.root, CELLS_DIR)
+    for directory, _, names in os.walk(base):
+        for name in sorted(names):
+            if not name.endswith(CELL_SUFFIX):
+                continue
+            full = os.path.join(directory, name)
+            rel = os.path.relpath(full, ws.root).replace(os.sep, "/")
+            with open(full, "rb") as handle:
+                content = handle.read()
+            if committed.get(rel) == blob_sha_of(content):
+                continue
+            try:
+                decode_cell(content, rel)
+            except CorruptFile as exc:
+                found.append(
+                    Problem(
+                        kind="corrupt-uncommitted",
+                        message=exc.message,
+                        path=rel,
+                        cell=cell_id_from_path(rel),
+                    )
+                )
+    return found

@@ -1,0 +1,171 @@
+"""Epics: a cell of type epic plus its subtasks, created in one commit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hive.domain.cells import _new_cell_fields, build_cell, get_cell, parse_priority
+from hive.domain.graph import is_ready
+from hive.domain.workspace import Workspace
+from hive.errors import DependencyCycle, InvalidInput
+from hive.git.repo import Snapshot
+from hive.models import Cell, Dependency
+from hive.models.epic import SubtaskSpec
+from hive.models.results import EpicStatus
+from hive.store.cache import CellIndex
+
+
+def check_subtask_order(subtasks: Sequence[SubtaskSpec]) -> None:
+    """Dependency indexes must be in range, not self-referencing, and acyclic."""
+    count = len(subtasks)
+    for position, spec in enumerate(subtasks):
+        for dep in spec.dependencies:
+            if not 0 <= dep < count:
+                raise InvalidInput(
+                    f"subtask {position} ({spec.title!r}) depends on index {dep}, "
+                    f"but there are only {count} subtasks (0-{count - 1})"
+                )
+            if dep == position:
+                raise DependencyCycle(f"subtask {position} ({spec.title!r}) depends on itself")
+    cycle = _index_cycle([spec.dependencies for spec in subtasks])
+    if cycle:
+        raise DependencyCycle(
+            "subtask dependencies form a cycle: " + " -> ".join(str(i) for i in cycle)
+        )
+
+
+def _index_cycle(edges: list[list[int]]) -> list[int] | None:
+    state = [0] * len(edges)
+    for start in range(len(edges)):
+        trail: list[int] = []
+        found = _dfs(start, edges, state, trail)
+        if found:
+            return found
+    return None
+
+
+def _dfs(node: int, edges: list[list[int]], state: list[int], trail: list[int]) -> list[int] | None:
+    if state[node] == 2:
+        return None
+    if state[node] == 1:
+        return [*trail[trail.index(node) :], node]
+    state[node] = 1
+    trail.append(node)
+    for nxt in edges[node]:
+        found = _dfs(nxt, edges, state, trail)
+        if found:
+            return found
+    trail.pop()
+    state[node] = 2
+    return None
+
+
+def create_epic(
+    ws: Workspace,
+    *,
+    title: str,
+    subtasks: Sequence[SubtaskSpec | dict[str, Any] | str],
+    description: str = "",
+    priority: int | str = 2,
+    labels: Sequence[str] = (),
+    metadata: dict[str, Any] | None = None,
+) -> list[Cell]:
+    """Create the epic and all subtasks in one commit; returns [epic, *subtasks].
+
+    Each subtask keeps its ``files`` as ``files_owned`` and its dependency
+    indexes as ``blocks`` edges on the sibling cells.
+    """
+    specs = [_spec(item) for item in subtasks]
+    check_subtask_order(specs)
+    epic_priority = parse_priority(priority, 2)
+    epic_fields = _new_cell_fields(
+        title=title,
+        type="epic",
+        priority=epic_priority or 0,
+        description=description,
+        labels=labels,
+        files=[],
+        assignee=None,
+        notes="",
+        metadata=metadata,
+    )
+    sub_fields = [
+        _new_cell_fields(
+            title=spec.title,
+            type=spec.type,
+            priority=spec.priority if spec.priority is not None else epic_priority or 0,
+            description=spec.description,
+            labels=spec.labels,
+            files=spec.files,
+            assignee=None,
+            notes="",
+            metadata={"estimated_complexity": spec.estimated_complexity}
+            if spec.estimated_complexity
+            else None,
+        )
+        for spec in specs
+    ]
+
+    def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
+        known = index.known_ids()
+        epic = build_cell(ws, snap, known, epic_fields)
+        children = [build_cell(ws, snap, known, fields, parent_id=epic.id) for fields in sub_fields]
+        linked = [
+            child.model_copy(
+                update={
+                    "dependencies": [
+                        Dependency(type="blocks", target=children[dep].id)
+                        for dep in spec.dependencies
+                    ]
+                }
+            )
+            for child, spec in zip(children, specs, strict=True)
+        ]
+        cells = [epic, *linked]
+        return cells, epic.id, epic.title, cells
+
+    result: list[Cell] = ws.write(plan, event="create-epic").result
+    return result
+
+
+def _spec(item: SubtaskSpec | dict[str, Any] | str) -> SubtaskSpec:
+    if isinstance(item, SubtaskSpec):
+        return item
+    if isinstance(item, str):
+        return SubtaskSpec(title=item)
+    try:
+        return SubtaskSpec.model_validate(item)
+    except ValueError as exc:
+        raise InvalidInput(f"invalid subtask: {str(exc).splitlines()[-1]}") from None
+
+
+def epic_status(ws: Workspace, *, epic_id: str) -> EpicStatus:
+    """Progress of an epic: counts by status, percent closed, ready and blocked subtasks."""
+    index = ws.cells()
+    epic = get_cell(index, epic_id, allow_deleted=True)
+    children = sorted(
+        (index.cells[c] for c in index.children_of(epic.id) if not index.cells[c].is_deleted),
+        key=lambda c: (c.priority, c.created_at, c.id),
+    )
+    by_status: dict[str, int] = {}
+    for child in children:
+        by_status[child.status] = by_status.get(child.status, 0) + 1
+    closed = by_status.get("closed", 0)
+    total = len(children)
+    ready = [c.id for c in children if is_ready(c, index)]
+    blocked = [
+        c.id
+        for c in children
+        if not c.is_closed and c.id not in ready and c.status != "in_progress"
+    ]
+    return EpicStatus(
+        epic=epic,
+        total=total,
+        by_status=by_status,
+        closed=closed,
+        percent_complete=round(100 * closed / total) if total else 0,
+        ready=ready,
+        blocked=blocked,
+        children=children,
+    )

@@ -1,0 +1,216 @@
+"""A Workspace: one repository, one actor, the caches, and the write path.
+
+Every operation in the domain takes a Workspace as its first argument and
+keyword arguments after it, and returns a model. The CLI, the tool registry
+and the MCP server all build a Workspace and call the same functions.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+from collections.abc import Callable
+from typing import Any
+
+from hive.errors import InvalidInput, NotInitialized
+from hive.git.repo import (
+    Change,
+    GitRepo,
+    Identity,
+    Plan,
+    Snapshot,
+    WriteResult,
+    blob_sha_of,
+    format_message,
+)
+from hive.models import Cell, HiveConfig
+from hive.store.cache import CellCache, CellIndex
+from hive.store.cells import decode_config, encode_cell
+from hive.store.layout import CELLS_DIR, CONFIG_PATH, cell_path
+
+_ACTOR_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+class Workspace:
+    """An opened hive repository."""
+
+    def __init__(
+        self,
+        path: str = ".",
+        *,
+        actor: str | None = None,
+        autocommit: bool | None = None,
+        persist_cache: bool = True,
+    ) -> None:
+        self.git = GitRepo.discover(path)
+        self.autocommit = _env_flag("HIVE_AUTOCOMMIT", True) if autocommit is None else autocommit
+        self._actor = actor or os.environ.get("HIVE_AGENT") or None
+        if self._actor is not None:
+            self._actor = check_actor(self._actor)
+        self.cache = CellCache(self.git.paths.hive_state_dir if persist_cache else None)
+        self._config: tuple[str, HiveConfig] | None = None
+        self._key_of_commit: dict[str, str] = {}
+
+    @property
+    def root(self) -> str:
+        return self.git.root
+
+    # ------------------------------------------------------------ identity
+
+    @property
+    def actor(self) -> str:
+        if self._actor is None:
+            identity = self.git.config_identity()
+            self._actor = identity.name if identity else (_os_user() or "unknown")
+        return self._actor
+
+    def identity(self) -> Identity:
+        configured = self.git.config_identity()
+        if configured is not None and configured.name == self.actor:
+            return configured
+        email = configured.email if configured is not None else f"{_slug(self.actor)}@hive.local"
+        return Identity(name=self.actor, email=email)
+
+    # ------------------------------------------------------------ reading
+
+    def snapshot(self) -> Snapshot:
+        return self.git.snapshot(staged=not self.autocommit)
+
+    def config(self, snap: Snapshot | None = None) -> HiveConfig:
+        snap = snap or self.snapshot()
+        sha = snap.blob_sha(CONFIG_PATH)
+        if sha is None:
+            raise NotInitialized(f"{self.root} has no hive yet: run 'hive init' first")
+        if self._config is not None and self._config[0] == sha:
+            return self._config[1]
+        config = decode_config(self.git.read_blob(sha), CONFIG_PATH)
+        self._config = (sha, config)
+        return config
+
+    def cells(self, snap: Snapshot | None = None) -> CellIndex:
+        """All cells of ``snap`` (default: the current state), parsed via the cache."""
+        if snap is None:
+            fast = self._persisted_index()
+            if fast is not None:
+                return fast
+            snap = self.snapshot()
+        self.config(snap)
+        key = snap.dir_key(CELLS_DIR)
+        known = key in self.cache.indexes
+        index = self.cache.index_for(key, lambda: snap.listing(CELLS_DIR), self.git.read_blob)
+        commit = snap.head.commit
+        if self.autocommit and commit is not None:
+            self._key_of_commit[commit] = key
+            if not known:
+                self.cache.persist(commit, index)
+        return index
+
+    def _persisted_index(self) -> CellIndex | None:
+        """The index for HEAD without touching git objects, when already known."""
+        if not self.autocommit:
+            return None
+        commit = self.git.head().commit
+        if commit is None:
+            return None
+        key = self._key_of_commit.get(commit)
+        if key is not None and key in self.cache.indexes:
+            return self.cache.indexes[key]
+        if self.cache.indexes:
+            return None  # warm process: re-listing the tree is cheaper than unpickling
+        loaded = self.cache.load_persisted(commit)
+        if loaded is not None:
+            self._key_of_commit[commit] = loaded.key
+        return loaded
+
+    # ------------------------------------------------------------ writing
+
+    def write(
+        self,
+        plan: Callable[[Snapshot, CellIndex], tuple[list[Cell], str, str, Any]],
+        *,
+        event: str,
+    ) -> WriteResult:
+        """Run ``plan`` on the fresh state and store the cells it returns, atomically.
+
+        ``plan`` returns (cells to write, subject id, subject title, result).
+        """
+
+        def git_plan(snap: Snapshot) -> Plan:
+            index = self.cells(snap)
+            cells, subject_id, title, result = plan(snap, index)
+            changes = [self._encode(cell) for cell in cells]
+            message = self.message(event, subject_id, title, [c.id for c in cells])
+            return Plan(changes=changes, message=message, result=result)
+
+        return self.git.transact(
+            git_plan,
+            author=self.identity(),
+            lock_timeout=self._lock_timeout(),
+            stage_only=not self.autocommit,
+        )
+
+    def _encode(self, cell: Cell) -> Change:
+        content = encode_cell(cell)
+        self.cache.remember(blob_sha_of(content), cell)
+        return Change(cell_path(cell.id), content)
+
+    def write_files(self, plan: Callable[[Snapshot], tuple[list[Change], str, Any]]) -> WriteResult:
+        """Lower-level write for non-cell files (config)."""
+
+        def git_plan(snap: Snapshot) -> Plan:
+            changes, message, result = plan(snap)
+            return Plan(changes=changes, message=message, result=result)
+
+        return self.git.transact(
+            git_plan,
+            author=self.identity(),
+            lock_timeout=self._lock_timeout(),
+            stage_only=not self.autocommit,
+        )
+
+    def message(self, event: str, subject_id: str, title: str, cell_ids: list[str]) -> str:
+        trailers = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(cell_ids or [subject_id])]
+        trailers += [("Hive-Agent", self.actor), ("Hive-Event", event)]
+        return format_message(f"hive: {event} {subject_id} {title}", trailers)
+
+    def _lock_timeout(self) -> float:
+        env = os.environ.get("HIVE_LOCK_TIMEOUT")
+        if env:
+            try:
+                return max(0.01, float(env))
+            except ValueError:
+                raise InvalidInput(
+                    f"HIVE_LOCK_TIMEOUT must be a number of seconds, got {env!r}"
+                ) from None
+        try:
+            return self.config().lock_timeout_seconds
+        except NotInitialized:
+            return 30.0
+
+
+def check_actor(name: str) -> str:
+    cleaned = name.strip()
+    if not _ACTOR_RE.match(cleaned):
+        raise InvalidInput(
+            f"invalid agent name {name!r}: use letters, digits, spaces and . _ @ + - (max 64)"
+        )
+    return cleaned
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9.+-]+", ".", name.lower()).strip(".") or "agent"
+
+
+def _os_user() -> str | None:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return None

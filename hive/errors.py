@@ -1,0 +1,112 @@
+"""The one error hierarchy of hive.
+
+Every error a user or an agent can cause is a ``HiveError``. Each class carries a
+stable machine ``code`` (used in structured tool errors) and a process
+``exit_code`` (used by the CLI). Nothing below the surfaces prints or exits: the
+surfaces turn these into a one-line message or ``{"error": ..., "code": ...}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class HiveError(Exception):
+    """Base class: a clear, one-line message plus a code."""
+
+    code: ClassVar[str] = "hive_error"
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"error": self.message, "code": self.code}
+        payload.update(self.details)
+        return payload
+
+
+class NotAGitRepository(HiveError):
+    code = "not_a_git_repository"
+    exit_code = 2
+
+
+class NotInitialized(HiveError):
+    code = "not_initialized"
+    exit_code = 2
+
+
+class InvalidInput(HiveError):
+    """Bad arguments: bad priority, bad status, bad glob, bad JSON, ..."""
+
+    code = "invalid_input"
+    exit_code = 2
+
+
+class PathOutsideRepository(InvalidInput):
+    code = "path_outside_repository"
+
+
+class NotFound(HiveError):
+    code = "not_found"
+    exit_code = 3
+
+
+class AmbiguousId(HiveError):
+    code = "ambiguous_id"
+    exit_code = 3
+
+
+class Conflict(HiveError):
+    """The operation is valid but the current state refuses it."""
+
+    code = "conflict"
+    exit_code = 4
+
+
+class AlreadyClaimed(Conflict):
+    code = "already_claimed"
+
+
+class DependencyCycle(Conflict):
+    code = "dependency_cycle"
+
+
+class BlockedByDependency(Conflict):
+    code = "blocked_by_dependency"
+
+
+class DirtyHiveFile(Conflict):
+    """A .hive file hive must rewrite has local edits that are not committed."""
+
+    code = "dirty_hive_file"
+
+
+class ReservationConflict(Conflict):
+    code = "reservation_conflict"
+
+
+class PermissionDenied(HiveError):
+    code = "permission_denied"
+    exit_code = 5
+
+
+class LockTimeout(HiveError):
+    code = "lock_timeout"
+    exit_code = 6
+
+
+class CorruptFile(HiveError):
+    """A stored file that cannot be parsed or does not validate."""
+
+    code = "corrupt_file"
+    exit_code = 7
+
+
+class GitError(HiveError):
+    """The repository is in a state hive cannot write to."""
+
+    code = "git_error"
+    exit_code = 8

@@ -1,0 +1,635 @@
+"""The git layer: the only place that imports dulwich.
+
+Writes never go through ``porcelain.add/commit`` (it commits whatever is staged
+and loses updates under concurrency). A write is a *transaction*:
+
+1. take hive's lock (``<common dir>/hive/write.lock``);
+2. read the branch head, hand a :class:`Snapshot` of it to the caller's
+   ``plan`` function, which returns the file changes to make;
+3. write blobs, the changed trees and a commit as loose objects;
+4. compare-and-swap the branch ref from the head read in step 2 to the new
+   commit; if something else moved the ref, go back to step 2;
+5. update only the changed files in the working tree and their index entries.
+
+Because ``plan`` runs again on the fresh head after a lost race, a
+read-modify-write never loses a concurrent update. The user's staged changes
+are never part of the commit (the tree is built from HEAD, not the index) and
+stay staged (only hive's own index entries are replaced).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from hive.errors import DirtyHiveFile, GitError, LockTimeout, NotAGitRepository
+
+try:
+    from hive.git.index import IndexEntry, IndexUpdate, lookup_entries, read_entries, update_index
+except ImportError:  # pragma: no cover - temporary
+    from hive.git._index_fallback import (  # type: ignore[assignment]
+        IndexEntry,
+        IndexUpdate,
+        lookup_entries,
+        read_entries,
+        update_index,
+    )
+from hive.git.refs import HeadRef, RepoPaths, discover, read_head_fast
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit, ObjectID
+    from dulwich.refs import Ref
+    from dulwich.repo import Repo
+
+
+def _oid(sha: str) -> ObjectID:
+    """A hex sha as dulwich's ObjectID (bytes at runtime)."""
+    return cast("ObjectID", sha.encode("ascii"))
+
+
+def _ref(name: str) -> Ref:
+    return cast("Ref", name.encode("utf-8"))
+
+
+FILE_MODE = 0o100644
+TREE_MODE = 0o040000
+MAX_CAS_ATTEMPTS = 50
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Author/committer of a hive commit."""
+
+    name: str
+    email: str
+
+    def as_bytes(self) -> bytes:
+        return f"{self.name} <{self.email}>".encode()
+
+
+@dataclass(frozen=True)
+class Change:
+    """New content for one repository-relative path (``None`` deletes it)."""
+
+    path: str
+    content: bytes | None
+
+
+@dataclass
+class Plan:
+    """What a transaction wants to write, produced from a fresh snapshot."""
+
+    changes: list[Change]
+    message: str
+    result: Any = None
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as hive's history features need it."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    time: int
+    message: str
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+    def trailers(self) -> dict[str, list[str]]:
+        return parse_trailers(self.message)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """The outcome of a transaction."""
+
+    commit: str | None
+    result: Any
+    attempts: int
+    staged_only: bool = False
+
+
+@dataclass
+class Snapshot:
+    """A read-only view of the repository's files at one state.
+
+    ``tree`` is the root tree of a commit (or of the index overlay in staging
+    mode); ``files`` overrides path -> blob sha where the index differs.
+    """
+
+    repo: GitRepo
+    head: HeadRef
+    tree: str | None
+    overlay: dict[str, str | None] = field(default_factory=dict)
+
+    def blob_sha(self, path: str) -> str | None:
+        if path in self.overlay:
+            return self.overlay[path]
+        if self.tree is None:
+            return None
+        return self.repo.lookup_path(self.tree, path)
+
+    def read(self, path: str) -> bytes | None:
+        sha = self.blob_sha(path)
+        return None if sha is None else self.repo.read_blob(sha)
+
+    def listing(self, directory: str) -> dict[str, str]:
+        """Every file below ``directory`` (recursively): path -> blob sha."""
+        files: dict[str, str] = {}
+        if self.tree is not None:
+            dir_sha = self.repo.lookup_path(self.tree, directory, want_tree=True)
+            if dir_sha is not None:
+                files.update(self.repo.tree_listing(dir_sha, directory))
+        prefix = directory.rstrip("/") + "/"
+        for path, sha in self.overlay.items():
+            if path.startswith(prefix):
+                if sha is None:
+                    files.pop(path, None)
+                else:
+                    files[path] = sha
+        return files
+
+    def dir_key(self, directory: str) -> str:
+        """A content key for ``directory``: equal keys mean equal contents."""
+        base = "empty"
+        if self.tree is not None:
+            base = self.repo.lookup_path(self.tree, directory, want_tree=True) or "empty"
+        if not self.overlay:
+            return base
+        prefix = directory.rstrip("/") + "/"
+        relevant = sorted((p, s or "-") for p, s in self.overlay.items() if p.startswith(prefix))
+        digest = hashlib.sha1(repr(relevant).encode(), usedforsecurity=False).hexdigest()
+        return f"{base}+{digest}"
+
+
+def parse_trailers(message: str) -> dict[str, list[str]]:
+    """``Key: value`` lines of the last paragraph of a commit message."""
+    paragraphs = message.strip().split("\n\n")
+    found: dict[str, list[str]] = {}
+    for line in paragraphs[-1].splitlines() if len(paragraphs) > 1 else []:
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            found.setdefault(key, []).append(value.strip())
+    return found
+
+
+def format_message(subject: str, trailers: Iterable[tuple[str, str]]) -> str:
+    """A commit message: a one-line subject, a blank line, then trailers."""
+    clean_subject = " ".join(subject.split())
+    lines = [f"{key}: {' '.join(value.split())}" for key, value in trailers]
+    return clean_subject + "\n\n" + "\n".join(lines) + "\n"
+
+
+def blob_sha_of(content: bytes) -> str:
+    """The git blob id of ``content`` (SHA-1 repositories)."""
+    header = f"blob {len(content)}\0".encode()
+    return hashlib.sha1(header + content, usedforsecurity=False).hexdigest()
+
+
+class GitRepo:
+    """A working tree plus its repository, opened lazily."""
+
+    def __init__(self, paths: RepoPaths) -> None:
+        self.paths = paths
+        self._repo: Repo | None = None
+        self._tree_cache: dict[str, dict[bytes, tuple[int, str]]] = {}
+        self._listing_cache: dict[str, dict[str, str]] = {}
+
+    @classmethod
+    def discover(cls, start: str) -> GitRepo:
+        return cls(discover(start))
+
+    @property
+    def root(self) -> str:
+        return self.paths.root
+
+    @property
+    def dulwich(self) -> Repo:
+        if self._repo is None:
+            from dulwich.errors import NotGitRepository
+            from dulwich.repo import Repo
+
+            try:
+                self._repo = Repo(self.paths.root)
+            except NotGitRepository as exc:
+                raise NotAGitRepository(f"{self.paths.root}: {exc}") from None
+            if self._repo.bare:
+                raise NotAGitRepository(f"{self.paths.root}: bare repositories are not supported")
+        return self._repo
+
+    # ----------------------------------------------------------------- reading
+
+    def head(self) -> HeadRef:
+        """HEAD's branch (None when detached) and commit (None before the first)."""
+        fast = read_head_fast(self.paths)
+        if fast is not None:
+            return fast
+        refs = self.dulwich.refs
+        chain, sha = refs.follow(_ref("HEAD"))
+        ref = chain[-1].decode() if len(chain) > 1 else None
+        return HeadRef(ref=ref, commit=sha.decode() if sha else None)
+
+    def commit_tree(self, commit_sha: str) -> str:
+        return str(self._commit(commit_sha).tree.decode())
+
+    def _commit(self, commit_sha: str) -> Commit:
+        from dulwich.objects import Commit
+
+        obj = self.dulwich.object_store[_oid(commit_sha)]
+        if not isinstance(obj, Commit):
+            raise GitError(f"{commit_sha} is not a commit")
+        return obj
+
+    def snapshot(self, *, staged: bool = False) -> Snapshot:
+        """The hive-visible state: HEAD's tree, overlaid with the index if ``staged``."""
+        head = self.head()
+        tree = self.commit_tree(head.commit) if head.commit else None
+        snap = Snapshot(repo=self, head=head, tree=tree)
+        if staged:
+            snap.overlay = self._index_overlay(snap, ".hive/")
+        return snap
+
+    def _index_overlay(self, snap: Snapshot, prefix: str) -> dict[str, str | None]:
+        entries = read_entries(self.paths.index_path, prefix)
+        overlay: dict[str, str | None] = {}
+        head_files = snap.listing(prefix.rstrip("/"))
+        for path, entry in entries.items():
+            if entry.stage == 0 and head_files.get(path) != entry.sha.decode():
+                overlay[path] = entry.sha.decode()
+        for path in head_files:
+            if path not in entries:
+                overlay[path] = None
+        return overlay
+
+    def read_blob(self, sha: str) -> bytes:
+        from dulwich.objects import Blob
+
+        obj = self.dulwich.object_store[_oid(sha)]
+        if not isinstance(obj, Blob):
+            raise GitError(f"{sha} is not a blob")
+        return bytes(obj.as_raw_string())
+
+    def tree_items(self, tree_sha: str) -> dict[bytes, tuple[int, str]]:
+        """name -> (mode, sha) of one tree object (cached: trees are immutable)."""
+        cached = self._tree_cache.get(tree_sha)
+        if cached is not None:
+            return cached
+        from dulwich.objects import Tree
+
+        obj = self.dulwich.object_store[_oid(tree_sha)]
+        if not isinstance(obj, Tree):
+            raise GitError(f"{tree_sha} is not a tree")
+        items = {entry.path: (entry.mode, entry.sha.decode()) for entry in obj.iteritems()}
+        if len(self._tree_cache) > 4096:
+            self._tree_cache.clear()
+        self._tree_cache[tree_sha] = items
+        return items
+
+    def lookup_path(self, tree_sha: str, path: str, *, want_tree: bool = False) -> str | None:
+        """The sha at ``path`` below ``tree_sha`` (a blob, or a tree if ``want_tree``)."""
+        current = tree_sha
+        parts = [p for p in path.split("/") if p]
+        for position, part in enumerate(parts):
+            entry = self.tree_items(current).get(part.encode())
+            if entry is None:
+                return None
+            mode, sha = entry
+            is_tree = mode == TREE_MODE
+            last = position == len(parts) - 1
+            if last:
+                return sha if is_tree == want_tree else None
+            if not is_tree:
+                return None
+            current = sha
+        return current if want_tree else None
+
+    def tree_listing(self, tree_sha: str, prefix: str) -> dict[str, str]:
+        """All blobs below a tree: path (joined to ``prefix``) -> sha. Cached per tree."""
+        key = f"{tree_sha}:{prefix}"
+        cached = self._listing_cache.get(key)
+        if cached is not None:
+            return cached
+        files: dict[str, str] = {}
+        for name, (mode, sha) in self.tree_items(tree_sha).items():
+            child = f"{prefix}/{name.decode()}" if prefix else name.decode()
+            if mode == TREE_MODE:
+                files.update(self.tree_listing(sha, child))
+            elif mode != 0o160000:
+                files[child] = sha
+        if len(self._listing_cache) > 4096:
+            self._listing_cache.clear()
+        self._listing_cache[key] = files
+        return files
+
+    def iter_commits(
+        self, start: str | None = None, limit: int | None = None
+    ) -> Iterator[CommitInfo]:
+        """Commits reachable from ``start`` (default HEAD), newest first by date."""
+        head = start or self.head().commit
+        if head is None:
+            return
+        seen: set[str] = set()
+        pending: list[tuple[int, str]] = []
+
+        def push(sha: str) -> None:
+            if sha not in seen:
+                seen.add(sha)
+                commit = self._commit(sha)
+                heapq.heappush(pending, (-commit.commit_time, sha))
+
+        push(head)
+        count = 0
+        while pending and (limit is None or count < limit):
+            _, sha = heapq.heappop(pending)
+            commit = self._commit(sha)
+            count += 1
+            yield CommitInfo(
+                sha=sha,
+                parents=tuple(p.decode() for p in commit.parents),
+                author=commit.author.decode("utf-8", errors="replace"),
+                time=commit.commit_time,
+                message=commit.message.decode("utf-8", errors="replace"),
+            )
+            for parent in commit.parents:
+                push(parent.decode())
+
+    def config_identity(self) -> Identity | None:
+        """user.name/user.email from git config, if set."""
+        config = self.dulwich.get_config_stack()
+        try:
+            name = config.get((b"user",), b"name").decode()
+        except KeyError:
+            return None
+        try:
+            email = config.get((b"user",), b"email").decode()
+        except KeyError:
+            email = f"{name.replace(' ', '.').lower()}@hive.local"
+        return Identity(name=name, email=email)
+
+    # ----------------------------------------------------------------- writing
+
+    def transact(
+        self,
+        plan: Callable[[Snapshot], Plan],
+        *,
+        author: Identity,
+        lock_timeout: float = 30.0,
+        stage_only: bool = False,
+    ) -> WriteResult:
+        """Run ``plan`` on a fresh snapshot and commit its changes atomically.
+
+        With ``stage_only`` the changes are written to the working tree and the
+        index (for the user's next commit) instead of being committed.
+        """
+        with self.write_lock(lock_timeout):
+            if stage_only:
+                return self._stage(plan)
+            return self._commit_with_retry(plan, author)
+
+    def write_lock(self, timeout: float) -> _WriteLock:
+        return _WriteLock(os.path.join(self.paths.hive_state_dir, "write.lock"), timeout)
+
+    def _commit_with_retry(self, plan: Callable[[Snapshot], Plan], author: Identity) -> WriteResult:
+        for attempt in range(1, MAX_CAS_ATTEMPTS + 1):
+            snap = self.snapshot()
+            wanted = plan(snap)
+            if not wanted.changes:
+                return WriteResult(commit=snap.head.commit, result=wanted.result, attempts=attempt)
+            self._refuse_dirty(snap, wanted.changes)
+            blobs = self._write_blobs(wanted.changes)
+            tree = self._write_tree(snap.tree, blobs)
+            commit = self._write_commit(tree, snap.head.commit, wanted.message, author)
+            if self._swap_ref(snap.head, commit, author, wanted.message):
+                self._sync_worktree(wanted.changes, blobs)
+                return WriteResult(commit=commit, result=wanted.result, attempts=attempt)
+            time.sleep(0.001 * attempt)
+        raise GitError("HEAD kept moving while hive was writing; try again")
+
+    def _stage(self, plan: Callable[[Snapshot], Plan]) -> WriteResult:
+        snap = self.snapshot(staged=True)
+        wanted = plan(snap)
+        if wanted.changes:
+            self._refuse_dirty(snap, wanted.changes)
+            blobs = self._write_blobs(wanted.changes)
+            self._sync_worktree(wanted.changes, blobs)
+        return WriteResult(commit=None, result=wanted.result, attempts=1, staged_only=True)
+
+    def _write_blobs(self, changes: list[Change]) -> dict[str, str | None]:
+        from dulwich.objects import Blob
+
+        store = self.dulwich.object_store
+        blobs: dict[str, str | None] = {}
+        for change in changes:
+            if change.content is None:
+                blobs[change.path] = None
+                continue
+            blob = Blob.from_string(change.content)
+            store.add_object(blob)
+            blobs[change.path] = blob.id.decode()
+        return blobs
+
+    def _write_tree(self, base_tree: str | None, blobs: Mapping[str, str | None]) -> str:
+        nested: dict[str, Any] = {}
+        for path, sha in blobs.items():
+            node = nested
+            parts = path.split("/")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = sha
+        new_sha = self._rewrite_tree(base_tree, nested)
+        return new_sha or self._empty_tree()
+
+    def _rewrite_tree(self, base_tree: str | None, changes: dict[str, Any]) -> str | None:
+        from dulwich.objects import Tree
+
+        items = dict(self.tree_items(base_tree)) if base_tree else {}
+        for name, change in changes.items():
+            key = name.encode()
+            if isinstance(change, dict):
+                existing = items.get(key)
+                sub_base = existing[1] if existing and existing[0] == TREE_MODE else None
+                sub_sha = self._rewrite_tree(sub_base, change)
+                if sub_sha is None:
+                    items.pop(key, None)
+                else:
+                    items[key] = (TREE_MODE, sub_sha)
+            elif change is None:
+                items.pop(key, None)
+            else:
+                items[key] = (FILE_MODE, change)
+        if not items:
+            return None
+        tree = Tree()
+        for key, (mode, sha) in items.items():
+            tree.add(key, mode, _oid(sha))
+        self.dulwich.object_store.add_object(tree)
+        sha_text = tree.id.decode()
+        self._tree_cache[sha_text] = items
+        return str(sha_text)
+
+    def _empty_tree(self) -> str:
+        from dulwich.objects import Tree
+
+        tree = Tree()
+        self.dulwich.object_store.add_object(tree)
+        return str(tree.id.decode())
+
+    def _write_commit(self, tree: str, parent: str | None, message: str, author: Identity) -> str:
+        from dulwich.objects import Commit
+
+        commit = Commit()
+        commit.tree = _oid(tree)
+        commit.parents = [_oid(parent)] if parent else []
+        commit.author = commit.committer = author.as_bytes()
+        now = int(time.time())
+        offset = _local_utc_offset(now)
+        commit.author_time = commit.commit_time = now
+        commit.author_timezone = commit.commit_timezone = offset
+        commit.encoding = b"UTF-8"
+        commit.message = message.encode("utf-8")
+        self.dulwich.object_store.add_object(commit)
+        return str(commit.id.decode())
+
+    def _swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
+        refs = self.dulwich.refs
+        name = _ref(head.ref or "HEAD")
+        reflog = b"commit: " + message.split("\n", 1)[0].encode("utf-8")
+        if head.commit is None:
+            return bool(
+                refs.add_if_new(name, _oid(new_commit), committer=author.as_bytes(), message=reflog)
+            )
+        return bool(
+            refs.set_if_equals(
+                name,
+                _oid(head.commit),
+                _oid(new_commit),
+                committer=author.as_bytes(),
+                message=reflog,
+            )
+        )
+
+    # ------------------------------------------------------ worktree and index
+
+    def _refuse_dirty(self, snap: Snapshot, changes: list[Change]) -> None:
+        """Refuse to overwrite a hive file that has uncommitted local edits."""
+        paths = [change.path for change in changes]
+        entries = lookup_entries(self.paths.index_path, paths)
+        for path in paths:
+            expected = snap.blob_sha(path)
+            entry = entries.get(path)
+            if entry is not None and entry.stage != 0:
+                raise DirtyHiveFile(f"{path} has merge conflicts; resolve them first", path=path)
+            staged = entry.sha.decode() if entry is not None else None
+            if staged != expected:
+                raise DirtyHiveFile(
+                    f"{path} has staged changes that are not committed; commit or reset them first",
+                    path=path,
+                )
+            if not self._worktree_matches(path, expected, entry):
+                raise DirtyHiveFile(
+                    f"{path} has local edits that are not committed; commit or discard them first",
+                    path=path,
+                )
+
+    def _worktree_matches(self, path: str, expected: str | None, entry: IndexEntry | None) -> bool:
+        full = os.path.join(self.paths.root, path)
+        try:
+            info = os.lstat(full)
+        except FileNotFoundError:
+            return True  # a deleted file is restored by the write
+        if expected is None:
+            return False  # an untracked file hive would overwrite
+        if entry is not None and _stat_matches(info, entry) and entry.sha.decode() == expected:
+            return True
+        with open(full, "rb") as handle:
+            return blob_sha_of(handle.read()) == expected
+
+    def _sync_worktree(self, changes: list[Change], blobs: Mapping[str, str | None]) -> None:
+        updates: list[IndexUpdate] = []
+        for change in changes:
+            full = os.path.join(self.paths.root, change.path)
+            sha = blobs[change.path]
+            if change.content is None or sha is None:
+                _remove_file(full, self.paths.root)
+                updates.append(IndexUpdate(path=change.path, sha=None))
+                continue
+            _atomic_write(full, change.content)
+            updates.append(
+                IndexUpdate(path=change.path, sha=sha.encode(), mode=FILE_MODE, stat=os.stat(full))
+            )
+        update_index(self.paths.index_path, updates)
+
+
+def _stat_matches(info: os.stat_result, entry: IndexEntry) -> bool:
+    return info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns
+
+
+def _atomic_write(path: str, content: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temp = f"{path}.hive-tmp-{os.getpid()}"
+    with open(temp, "wb") as handle:
+        handle.write(content)
+    os.replace(temp, path)
+
+
+def _remove_file(path: str, root: str) -> None:
+    """Delete a file and the directories it leaves empty (never ``root`` itself)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    directory = os.path.dirname(path)
+    while len(directory) > len(root) and not os.listdir(directory):
+        os.rmdir(directory)
+        directory = os.path.dirname(directory)
+
+
+def _local_utc_offset(timestamp: int) -> int:
+    local = time.localtime(timestamp)
+    return int(local.tm_gmtoff or 0)
+
+
+class _WriteLock:
+    """hive's inter-process write lock (released by the OS if a process dies)."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._lock: Any = None
+
+    def __enter__(self) -> _WriteLock:
+        from filelock import FileLock, Timeout
+
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self._lock = FileLock(self.path, timeout=self.timeout)
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise LockTimeout(
+                f"another hive process held the repository lock for more than {self.timeout:g}s "
+                f"({self.path}); try again, or raise lock_timeout_seconds in .hive/config.yaml"
+            ) from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._lock is not None:
+            self._lock.release()
+
+
+def init_repository(path: str, *, branch: str = "main") -> GitRepo:
+    """Create a new, empty non-bare repository at ``path`` (like ``git init``)."""
+    from dulwich.repo import Repo
+
+    os.makedirs(path, exist_ok=True)
+    repo = Repo.init(path)
+    repo.refs.set_symbolic_ref(_ref("HEAD"), _ref(f"refs/heads/{branch}"))
+    repo.close()
+    return GitRepo.discover(path)

@@ -1,0 +1,94 @@
+"""Cells (issues) and their dependencies."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+CellType = Literal["bug", "feature", "task", "epic", "chore"]
+Status = Literal["open", "in_progress", "blocked", "deferred", "closed"]
+DependencyType = Literal["blocks", "parent-child", "related", "discovered-from"]
+
+CELL_TYPES: tuple[str, ...] = get_args(CellType)
+STATUSES: tuple[str, ...] = get_args(Status)
+DEPENDENCY_TYPES: tuple[str, ...] = get_args(DependencyType)
+
+
+def utc_now() -> datetime:
+    """The current time in UTC, truncated to milliseconds (what the YAML stores)."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def _as_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+class Dependency(BaseModel):
+    """An edge from the owning cell to ``target``.
+
+    ``blocks``: the target must be closed before the owning cell is ready.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: DependencyType
+    target: str = Field(min_length=1)
+
+
+class Cell(BaseModel):
+    """One unit of tracked work. An epic is a cell of type ``epic``."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    id: str = Field(min_length=1)
+    title: str = Field(min_length=1, max_length=500)
+    description: str = ""
+    type: CellType = "task"
+    status: Status = "open"
+    priority: int = Field(default=2, ge=0, le=4)
+    labels: list[str] = Field(default_factory=list)
+    assignee: str | None = None
+    parent: str | None = None
+    dependencies: list[Dependency] = Field(default_factory=list)
+    files_owned: list[str] = Field(default_factory=list)
+    notes: str = ""
+    created_at: datetime
+    created_by: str = ""
+    updated_at: datetime
+    started_at: datetime | None = None
+    closed_at: datetime | None = None
+    close_reason: str | None = None
+    deleted_at: datetime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("created_at", "updated_at", "started_at", "closed_at", "deleted_at")
+    @classmethod
+    def _normalise_time(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else _as_utc(value)
+
+    @field_validator("title")
+    @classmethod
+    def _strip_title(cls, value: str) -> str:
+        stripped = value.strip()
+        if not stripped:
+            raise ValueError("title must not be blank")
+        if "\n" in stripped:
+            raise ValueError("title must be a single line")
+        return stripped
+
+    @property
+    def is_closed(self) -> bool:
+        return self.status == "closed"
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    def blockers(self) -> list[str]:
+        """Targets of this cell's ``blocks`` dependencies."""
+        return [dep.target for dep in self.dependencies if dep.type == "blocks"]

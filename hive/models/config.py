@@ -1,0 +1,28 @@
+"""The repository's ``.hive/config.yaml``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class HiveConfig(BaseModel):
+    """Settings shared by everyone working in a repository."""
+
+    model_config = ConfigDict(extra="allow")
+
+    prefix: str = Field(default="hv", min_length=1, max_length=12)
+    id_length: int = Field(default=6, ge=4, le=16)
+    child_id_length: int = Field(default=3, ge=2, le=8)
+    lock_timeout_seconds: float = Field(default=30.0, gt=0)
+
+    @field_validator("prefix")
+    @classmethod
+    def _check_prefix(cls, value: str) -> str:
+        if not value.replace("_", "").isalnum() or not value.isascii() or value != value.lower():
+            raise ValueError("prefix must be lowercase ASCII letters, digits or '_'")
+        return value
+
+    def extra_settings(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})

@@ -1,0 +1,173 @@
+"""Parsed cells, cached by content.
+
+Parsing YAML is the expensive part of reading a large tracker (~0.3 ms a
+cell), so every cell file is parsed once per blob id, ever: the in-memory
+cache maps blob sha -> Cell, and a whole directory's parsed state is kept per
+content key (a tree sha), so a warm read of 10,000 cells is a dictionary
+lookup. Between processes the last snapshot is kept in a pickle under the
+repository's private hive state directory (``.git/hive/``), keyed by the
+commit it was read from and by hive's version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from hive import __version__
+from hive.errors import CorruptFile
+from hive.models import Cell
+from hive.store.cells import decode_cell
+from hive.store.layout import cell_id_from_path
+
+CACHE_FORMAT = f"hive-{__version__}-py{sys.version_info[0]}.{sys.version_info[1]}-1"
+MAX_INDEXES = 4
+
+
+@dataclass
+class CellIndex:
+    """Every cell of one state: parsed cells, and the files that did not parse."""
+
+    key: str
+    cells: dict[str, Cell] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+    blobs: dict[str, str] = field(default_factory=dict)
+    problems: dict[str, CorruptFile] = field(default_factory=dict)
+    _children: dict[str, list[str]] | None = None
+
+    def live(self) -> list[Cell]:
+        """Cells that are not deleted (tombstoned)."""
+        return [cell for cell in self.cells.values() if cell.deleted_at is None]
+
+    def children_of(self, cell_id: str) -> list[str]:
+        if self._children is None:
+            children: dict[str, list[str]] = {}
+            for cell in self.cells.values():
+                if cell.parent is not None:
+                    children.setdefault(cell.parent, []).append(cell.id)
+            self._children = children
+        return self._children.get(cell_id, [])
+
+    def known_ids(self) -> set[str]:
+        """Ids of all cell files, including ones that failed to parse."""
+        ids = set(self.cells)
+        for path in self.problems:
+            name = cell_id_from_path(path)
+            if name is not None:
+                ids.add(name)
+        return ids
+
+
+class CellCache:
+    """blob sha -> parsed cell, plus recent whole-directory indexes."""
+
+    def __init__(self, persist_dir: str | None = None) -> None:
+        self.persist_dir = persist_dir
+        self.by_blob: dict[str, Cell | CorruptFile] = {}
+        self.indexes: dict[str, CellIndex] = {}
+
+    def remember(self, blob_sha: str, cell: Cell) -> None:
+        """Record a cell hive itself just encoded, so it is never re-parsed."""
+        self.by_blob[blob_sha] = cell
+
+    def index_for(
+        self,
+        key: str,
+        listing: Callable[[], Mapping[str, str]],
+        read_blob: Callable[[str], bytes],
+    ) -> CellIndex:
+        cached = self.indexes.get(key)
+        if cached is not None:
+            return cached
+        index = CellIndex(key=key)
+        for path, sha in listing().items():
+            if cell_id_from_path(path) is None:
+                continue
+            parsed = self.by_blob.get(sha)
+            if parsed is None:
+                parsed = self._parse(sha, path, read_blob)
+            if isinstance(parsed, CorruptFile):
+                index.problems[path] = parsed
+                continue
+            self._add(index, parsed, path, sha)
+        self._keep(index)
+        return index
+
+    def _parse(self, sha: str, path: str, read_blob: Callable[[str], bytes]) -> Cell | CorruptFile:
+        try:
+            parsed: Cell | CorruptFile = decode_cell(read_blob(sha), path)
+        except CorruptFile as exc:
+            parsed = exc
+        self.by_blob[sha] = parsed
+        return parsed
+
+    def _add(self, index: CellIndex, cell: Cell, path: str, sha: str) -> None:
+        expected = cell_id_from_path(path)
+        if expected != cell.id:
+            index.problems[path] = CorruptFile(
+                f"{path}: file is named for {expected!r} but contains id {cell.id!r}", path=path
+            )
+            return
+        index.cells[cell.id] = cell
+        index.paths[cell.id] = path
+        index.blobs[cell.id] = sha
+
+    def _keep(self, index: CellIndex) -> None:
+        if len(self.indexes) >= MAX_INDEXES:
+            self.indexes.pop(next(iter(self.indexes)))
+        self.indexes[index.key] = index
+
+    # ------------------------------------------------------------ persistence
+
+    def _persist_path(self) -> str | None:
+        if self.persist_dir is None:
+            return None
+        return os.path.join(self.persist_dir, "cells.cache")
+
+    def load_persisted(self, commit: str) -> CellIndex | None:
+        """The index saved for ``commit`` by an earlier process, if any."""
+        path = self._persist_path()
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as handle:
+                payload = pickle.load(handle)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
+            return None
+        except Exception:  # a cache must never break a read
+            return None
+        if not isinstance(payload, dict) or payload.get("format") != CACHE_FORMAT:
+            return None
+        index = payload.get("index")
+        if not isinstance(index, CellIndex):
+            return None
+        self._seed_blobs(index)
+        if payload.get("commit") != commit:
+            return None
+        self._keep(index)
+        return index
+
+    def _seed_blobs(self, index: CellIndex) -> None:
+        for cell_id, sha in index.blobs.items():
+            self.by_blob.setdefault(sha, index.cells[cell_id])
+
+    def persist(self, commit: str, index: CellIndex) -> None:
+        """Save ``index`` for later processes (best effort, atomic replace)."""
+        path = self._persist_path()
+        if path is None:
+            return
+        index._children = None
+        payload = {"format": CACHE_FORMAT, "commit": commit, "index": index}
+        temp = f"{path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(temp, "wb") as handle:
+                pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)

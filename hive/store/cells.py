@@ -1,0 +1,102 @@
+"""Cells as YAML documents: deterministic key order, empty fields left out."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from hive.errors import CorruptFile
+from hive.models import Cell, HiveConfig
+from hive.store.yamlio import dumps, load_mapping
+
+FIELD_ORDER: tuple[str, ...] = (
+    "id",
+    "title",
+    "type",
+    "status",
+    "priority",
+    "parent",
+    "assignee",
+    "labels",
+    "dependencies",
+    "files_owned",
+    "description",
+    "notes",
+    "created_at",
+    "created_by",
+    "updated_at",
+    "started_at",
+    "closed_at",
+    "close_reason",
+    "deleted_at",
+    "metadata",
+)
+ALWAYS_WRITTEN = frozenset(
+    {"id", "title", "type", "status", "priority", "created_at", "updated_at"}
+)
+
+
+def format_time(value: datetime) -> str:
+    """UTC, millisecond precision, ``Z`` suffix: ``2026-11-22T16:35:37.123Z``."""
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def cell_document(cell: Cell) -> dict[str, Any]:
+    """The ordered mapping written to disk for ``cell``."""
+    raw = cell.model_dump(mode="python")
+    document: dict[str, Any] = {}
+    for name in FIELD_ORDER:
+        value = raw[name]
+        if name not in ALWAYS_WRITTEN and value in (None, "", [], {}):
+            continue
+        document[name] = _plain(value)
+    return document
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def encode_cell(cell: Cell) -> bytes:
+    return dumps(cell_document(cell)).encode("utf-8")
+
+
+def decode_cell(data: bytes, path: str) -> Cell:
+    """Parse and validate one cell file; errors name the path (and line when known)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptFile(f"{path}: not valid UTF-8 ({exc.reason})", path=path) from None
+    mapping = load_mapping(text, path)
+    try:
+        return Cell.model_validate(mapping)
+    except ValidationError as exc:
+        raise CorruptFile(f"{path}: {_first_problem(exc)}", path=path) from None
+
+
+def _first_problem(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "document"
+    extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"invalid field {where!r}: {error['msg']}{extra}"
+
+
+def encode_config(config: HiveConfig) -> bytes:
+    document = config.model_dump(mode="python")
+    return dumps(document).encode("utf-8")
+
+
+def decode_config(data: bytes, path: str) -> HiveConfig:
+    mapping = load_mapping(data.decode("utf-8", errors="replace"), path)
+    try:
+        return HiveConfig.model_validate(mapping)
+    except ValidationError as exc:
+        raise CorruptFile(f"{path}: {_first_problem(exc)}", path=path) from None

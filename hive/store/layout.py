@@ -1,0 +1,38 @@
+"""Where things live inside ``.hive/``.
+
+Cells are sharded by the first two characters of their root hash so that a
+commit rewrites a small shard tree instead of one tree with 10,000 entries, and
+a child lives in its parent's shard::
+
+    .hive/config.yaml
+    .hive/cells/x7/hv-x7k2q9.yaml
+    .hive/cells/x7/hv-x7k2q9.a3f.yaml
+"""
+
+from __future__ import annotations
+
+from hive.store.ids import hash_part
+
+HIVE_DIR = ".hive"
+CONFIG_PATH = f"{HIVE_DIR}/config.yaml"
+CELLS_DIR = f"{HIVE_DIR}/cells"
+CELL_SUFFIX = ".yaml"
+SHARD_WIDTH = 2
+
+
+def shard_of(cell_id: str) -> str:
+    part = hash_part(cell_id)
+    return part[:SHARD_WIDTH].ljust(SHARD_WIDTH, "_")
+
+
+def cell_path(cell_id: str) -> str:
+    """Repository-relative POSIX path of a cell's YAML file."""
+    return f"{CELLS_DIR}/{shard_of(cell_id)}/{cell_id}{CELL_SUFFIX}"
+
+
+def cell_id_from_path(path: str) -> str | None:
+    """The id a cell file is named for, or None if ``path`` is not a cell file."""
+    if not path.startswith(CELLS_DIR + "/") or not path.endswith(CELL_SUFFIX):
+        return None
+    name = path.rsplit("/", 1)[-1]
+    return name[: -len(CELL_SUFFIX)]

@@ -1,0 +1,177 @@
+"""Deterministic YAML: a small emitter for hive's documents, ruamel for reading.
+
+The emitter writes block style with a fixed key order chosen by the caller,
+literal blocks (``|``) for multi-line text so ``git diff`` of a cell reads like
+prose, and double-quoted scalars wherever a plain scalar could be misread
+(``yes``, ``null``, ``007``, ``a: b``, timestamps). The same data always gives
+the same bytes. Reading uses ruamel's safe loader (C-accelerated when present).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hive.errors import CorruptFile
+
+_PLAIN_RE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+(),'-]+)*$")
+_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_RESERVED_WORDS = frozenset(
+    {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf", "~"}
+)
+_UNPRINTABLE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+INDENT = "  "
+
+
+class YamlError(ValueError):
+    """Raised by :func:`loads` with the line (1-based) of the problem when known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    """Emit ``document`` (keys in the order given) as block-style YAML."""
+    lines: list[str] = []
+    _emit_mapping(document, 0, lines)
+    return "\n".join(lines) + "\n"
+
+
+def _emit_mapping(mapping: Mapping[str, Any], depth: int, lines: list[str]) -> None:
+    pad = INDENT * depth
+    for key, value in mapping.items():
+        head = f"{pad}{_key(key)}:"
+        _emit_value(head, value, depth, lines)
+
+
+def _emit_value(head: str, value: Any, depth: int, lines: list[str]) -> None:
+    if isinstance(value, Mapping):
+        if not value:
+            lines.append(f"{head} {{}}")
+            return
+        lines.append(head)
+        _emit_mapping(value, depth + 1, lines)
+    elif isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        if not value:
+            lines.append(f"{head} []")
+            return
+        lines.append(head)
+        _emit_sequence(value, depth + 1, lines)
+    elif isinstance(value, str) and _literal_ok(value):
+        lines.append(f"{head} |{_chomp(value)}")
+        pad = INDENT * (depth + 1)
+        lines.extend(f"{pad}{line}" if line else "" for line in _literal_lines(value))
+    else:
+        lines.append(f"{head} {_scalar(value)}")
+
+
+def _emit_sequence(items: Sequence[Any], depth: int, lines: list[str]) -> None:
+    pad = INDENT * depth
+    for item in items:
+        if isinstance(item, Mapping) and item:
+            nested: list[str] = []
+            _emit_mapping(item, depth + 1, nested)
+            first = nested[0][len(INDENT) * (depth + 1) :]
+            lines.append(f"{pad}- {first}")
+            lines.extend(nested[1:])
+        else:
+            _emit_value(f"{pad}-", item, depth, lines)
+
+
+def _key(key: Any) -> str:
+    text = str(key)
+    if _KEY_RE.fullmatch(text) and text.lower() not in _RESERVED_WORDS:
+        return text
+    return _quoted(text)
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    text = str(value)
+    if _PLAIN_RE.fullmatch(text) and text.lower() not in _RESERVED_WORDS:
+        return text
+    return _quoted(text)
+
+
+def _float(value: float) -> str:
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    return text if ("." in text or "e" in text) else f"{text}.0"
+
+
+def _quoted(text: str) -> str:
+    encoded = json.dumps(text, ensure_ascii=False)
+    return _UNPRINTABLE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+
+
+def _literal_ok(text: str) -> bool:
+    """Whether ``text`` survives a literal block scalar unchanged."""
+    if "\n" not in text or _UNPRINTABLE_RE.search(text) or "\r" in text or "\t" in text:
+        return False
+    body = text.rstrip("\n")
+    first = body.lstrip("\n")
+    if not first or first[0] == " ":
+        return False
+    return all(line.strip(" ") or not line for line in body.split("\n"))
+
+
+def _chomp(text: str) -> str:
+    if not text.endswith("\n"):
+        return "-"
+    return "+" if text.endswith("\n\n") else ""
+
+
+def _literal_lines(text: str) -> list[str]:
+    body = text[:-1] if text.endswith("\n") else text
+    return body.split("\n")
+
+
+@functools.cache
+def _loader() -> Any:
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe", pure=False)
+
+
+def loads(text: str) -> Any:
+    """Parse one YAML document; raises :class:`YamlError` with a line number."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        return _loader().load(text)
+    except MarkedYAMLError as exc:
+        # An unclosed bracket or quote is reported at end of file; the line
+        # where the construct started (the context) is the useful one.
+        mark = exc.context_mark or exc.problem_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
+        raise YamlError(str(problem), line) from None
+    except (YAMLError, ValueError, TypeError) as exc:
+        raise YamlError(str(exc).splitlines()[0] if str(exc) else "invalid YAML") from None
+
+
+def load_mapping(text: str, path: str) -> dict[str, Any]:
+    """Parse a document that must be a mapping; errors name ``path`` and the line."""
+    try:
+        data = loads(text)
+    except YamlError as exc:
+        where = f"{path}:{exc.line}" if exc.line else path
+        raise CorruptFile(f"{where}: malformed YAML: {exc}", path=path, line=exc.line) from None
+    if not isinstance(data, dict):
+        raise CorruptFile(f"{path}: expected a mapping at the top level", path=path, line=1)
+    return data

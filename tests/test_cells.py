@@ -1,0 +1,271 @@
+"""Cell operations on real repositories, including the beads behaviour cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import (
+    add_dependency,
+    close_cell,
+    create_cell,
+    delete_cell,
+    dep_tree,
+    list_cells,
+    ready,
+    remove_dependency,
+    reopen_cell,
+    show_cell,
+    start_cell,
+    update_cell,
+)
+from hive.domain.epics import create_epic, epic_status
+from hive.domain.history import cell_log
+from hive.domain.workspace import Workspace
+from hive.errors import (
+    AlreadyClaimed,
+    AmbiguousId,
+    BlockedByDependency,
+    Conflict,
+    DependencyCycle,
+    InvalidInput,
+    NotFound,
+)
+from hive.store.layout import cell_path
+from tests.conftest import assert_clean, git
+
+
+def ready_ids(ws: Workspace) -> list[str]:
+    return [cell.id for cell in ready(ws)]
+
+
+def test_create_is_one_commit_with_trailers(ws: Workspace, repo: Path) -> None:
+    before = int(git(repo, "rev-list", "--count", "HEAD"))
+    cell = create_cell(ws, title="Fix login", type="bug", priority=1, labels=["auth"])
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == before + 1
+    message = git(repo, "log", "-1", "--format=%B")
+    assert message.startswith(f"hive: create {cell.id} Fix login")
+    assert f"Hive-Cell: {cell.id}" in message
+    assert "Hive-Agent: alice" in message
+    assert "Hive-Event: create" in message
+    assert git(repo, "log", "-1", "--format=%an") == "alice\n"
+    changed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert changed == [cell_path(cell.id)]
+    shown = git(repo, "show", f"HEAD:{cell_path(cell.id)}")
+    assert "title: Fix login" in shown and "priority: 1" in shown
+    assert (repo / cell_path(cell.id)).read_text() == shown
+    assert_clean(repo)
+
+
+def test_ready_after_blocker_closes(ws: Workspace) -> None:
+    blocker = create_cell(ws, title="schema")
+    blocked = create_cell(ws, title="api", deps=[f"blocks:{blocker.id}"])
+    assert ready_ids(ws) == [blocker.id]
+    close_cell(ws, cell_id=blocker.id, reason="done")
+    assert ready_ids(ws) == [blocked.id]
+
+
+def test_chain_unblocks_one_at_a_time(ws: Workspace) -> None:
+    a = create_cell(ws, title="A")
+    b = create_cell(ws, title="B", deps=[a.id])
+    c = create_cell(ws, title="C", deps=[b.id])
+    d = create_cell(ws, title="D", deps=[c.id])
+    for current, nxt in ((a, b), (b, c), (c, d)):
+        assert ready_ids(ws) == [current.id]
+        close_cell(ws, cell_id=current.id)
+        assert ready_ids(ws) == [nxt.id]
+
+
+def test_cycles_and_self_dependencies_are_refused(ws: Workspace, repo: Path) -> None:
+    a = create_cell(ws, title="A")
+    b = create_cell(ws, title="B", deps=[a.id])
+    c = create_cell(ws, title="C", deps=[b.id])
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(DependencyCycle, match="cycle"):
+        add_dependency(ws, cell_id=a.id, target=c.id)
+    with pytest.raises(DependencyCycle, match="itself"):
+        add_dependency(ws, cell_id=a.id, target=a.id)
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert [d.target for d in show_cell(ws, cell_id=a.id).dependencies] == []
+
+
+def test_claim_twice_fails(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="contested")
+    started = start_cell(ws, cell_id=cell.id)
+    assert started.status == "in_progress" and started.assignee == "alice"
+    bob = Workspace(str(repo), actor="bob")
+    with pytest.raises(AlreadyClaimed, match="already claimed by alice"):
+        start_cell(bob, cell_id=cell.id)
+    assert start_cell(ws, cell_id=cell.id).assignee == "alice"  # idempotent for the holder
+
+
+def test_ready_claim_takes_most_urgent_first(ws: Workspace, repo: Path) -> None:
+    low = create_cell(ws, title="low", priority=3)
+    urgent = create_cell(ws, title="urgent", priority=0)
+    assert ready_ids(ws) == [urgent.id, low.id]
+    claimed = ready(Workspace(str(repo), actor="bob"), claim=True)
+    assert [c.id for c in claimed] == [urgent.id]
+    assert show_cell(ws, cell_id=urgent.id).assignee == "bob"
+    assert ready_ids(ws) == [low.id]
+
+
+def test_p0_survives_round_trips(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="fire", priority="P0")
+    update_cell(ws, cell_id=cell.id, title="fire!")
+    fresh = Workspace(str(repo), actor="carol", persist_cache=False)
+    assert show_cell(fresh, cell_id=cell.id).priority == 0
+    assert "priority: 0" in git(repo, "show", f"HEAD:{cell_path(cell.id)}")
+
+
+def test_epic_is_not_auto_closed(ws: Workspace) -> None:
+    epic, *children = create_epic(ws, title="Auth", subtasks=["one", "two"])
+    for child in children:
+        assert child.id.startswith(epic.id + ".")
+        close_cell(ws, cell_id=child.id)
+    status = epic_status(ws, epic_id=epic.id)
+    assert status.epic.status == "open"
+    assert (status.closed, status.total, status.percent_complete) == (2, 2, 100)
+
+
+def test_epic_create_is_one_commit_and_keeps_files_and_order(ws: Workspace, repo: Path) -> None:
+    before = int(git(repo, "rev-list", "--count", "HEAD"))
+    epic, first, second = create_epic(
+        ws,
+        title="Payments",
+        subtasks=[
+            {"title": "model", "files": ["src/pay/model.py"]},
+            {"title": "api", "files": ["src/pay/api/**"], "dependencies": [0]},
+        ],
+    )
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == before + 1
+    assert len(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == 3
+    assert second.files_owned == ["src/pay/api/**"]
+    assert [(d.type, d.target) for d in second.dependencies] == [("blocks", first.id)]
+    assert ready_ids(ws) == [first.id]
+    with pytest.raises(BlockedByDependency):
+        close_cell(ws, cell_id=epic.id)
+
+
+def test_epic_dependency_errors(ws: Workspace) -> None:
+    with pytest.raises(InvalidInput, match="only 1 subtasks"):
+        create_epic(ws, title="bad", subtasks=[{"title": "a", "dependencies": [3]}])
+    with pytest.raises(DependencyCycle, match="cycle"):
+        create_epic(
+            ws,
+            title="bad",
+            subtasks=[{"title": "a", "dependencies": [1]}, {"title": "b", "dependencies": [0]}],
+        )
+
+
+def test_close_refused_while_blocked_unless_forced(ws: Workspace) -> None:
+    blocker = create_cell(ws, title="first")
+    cell = create_cell(ws, title="second", deps=[blocker.id])
+    with pytest.raises(BlockedByDependency, match=blocker.id):
+        close_cell(ws, cell_id=cell.id)
+    closed = close_cell(ws, cell_id=cell.id, reason="obsolete", force=True)
+    assert closed.status == "closed" and closed.close_reason == "obsolete"
+    with pytest.raises(Conflict, match="already closed"):
+        close_cell(ws, cell_id=cell.id)
+    reopened = reopen_cell(ws, cell_id=cell.id)
+    assert reopened.status == "open" and reopened.closed_at is None
+
+
+def test_partial_ambiguous_and_unknown_ids(ws: Workspace) -> None:
+    cell = create_cell(ws, title="x")
+    short = cell.id.split("-", 1)[1][:4]
+    assert show_cell(ws, cell_id=short).id == cell.id
+    assert show_cell(ws, cell_id=cell.id.upper()).id == cell.id
+    with pytest.raises(NotFound, match="no cell matches"):
+        show_cell(ws, cell_id="zzzzzzzz")
+    many = [create_cell(ws, title=f"c{i}") for i in range(40)]
+    assert many
+    with pytest.raises(AmbiguousId, match="ambiguous"):
+        show_cell(ws, cell_id="hv-")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"priority": 7}, "invalid priority"),
+        ({"priority": "high"}, "invalid priority"),
+        ({"type": "story"}, "invalid type"),
+        ({"title": "   "}, "blank"),
+        ({"deps": ["nope:hv-x"]}, "invalid dependency"),
+        ({"files": ["../etc/passwd"]}, "outside"),
+    ],
+)
+def test_bad_create_input_writes_nothing(
+    ws: Workspace, repo: Path, kwargs: dict[str, object], message: str
+) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    args: dict[str, object] = {"title": "ok", **kwargs}
+    with pytest.raises(InvalidInput, match=message):
+        create_cell(ws, **args)  # type: ignore[arg-type]
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert_clean(repo)
+
+
+def test_update_status_and_notes(ws: Workspace) -> None:
+    cell = create_cell(ws, title="t")
+    with pytest.raises(InvalidInput, match="invalid status"):
+        update_cell(ws, cell_id=cell.id, status="done")
+    updated = update_cell(ws, cell_id=cell.id, status="deferred", append_notes="first")
+    updated = update_cell(ws, cell_id=cell.id, append_notes="second", add_labels=["x"])
+    assert updated.status == "deferred"
+    assert updated.notes == "first\nsecond"
+    assert updated.labels == ["x"]
+    assert cell.id not in ready_ids(ws)
+
+
+def test_delete_is_a_tombstone(ws: Workspace, repo: Path) -> None:
+    blocker = create_cell(ws, title="gone soon")
+    cell = create_cell(ws, title="waits", deps=[blocker.id])
+    delete_cell(ws, cell_id=blocker.id)
+    assert (repo / cell_path(blocker.id)).exists()
+    assert blocker.id not in [c.id for c in list_cells(ws)]
+    assert ready_ids(ws) == [cell.id]
+    with pytest.raises(NotFound, match="deleted"):
+        start_cell(ws, cell_id=blocker.id)
+
+
+def test_dependency_tree_and_remove(ws: Workspace) -> None:
+    a = create_cell(ws, title="A")
+    b = create_cell(ws, title="B", deps=[a.id])
+    c = create_cell(ws, title="C", deps=[b.id, f"related:{a.id}"])
+    tree = dep_tree(ws, cell_id=c.id)
+    assert [n.id for n in tree.depends_on] == [b.id, a.id]
+    assert tree.depends_on[0].depends_on[0].id == a.id
+    remove_dependency(ws, cell_id=c.id, target=b.id)
+    assert [d.target for d in show_cell(ws, cell_id=c.id).dependencies] == [a.id]
+    with pytest.raises(NotFound):
+        remove_dependency(ws, cell_id=c.id, target=b.id)
+
+
+def test_parent_blocked_blocks_children(ws: Workspace) -> None:
+    gate = create_cell(ws, title="gate")
+    epic = create_cell(ws, title="epic", type="epic", deps=[gate.id])
+    child = create_cell(ws, title="child", parent=epic.id)
+    assert child.id.startswith(epic.id + ".")
+    assert ready_ids(ws) == [gate.id]
+    close_cell(ws, cell_id=gate.id)
+    assert ready_ids(ws) == [child.id]
+
+
+def test_list_filters(ws: Workspace) -> None:
+    a = create_cell(ws, title="a", type="bug", priority=1, labels=["ui"], assignee="bob")
+    create_cell(ws, title="b", type="feature", priority=3)
+    assert [c.id for c in list_cells(ws, type="bug")] == [a.id]
+    assert [c.id for c in list_cells(ws, priority="P1")] == [a.id]
+    assert [c.id for c in list_cells(ws, label="ui")] == [a.id]
+    assert [c.id for c in list_cells(ws, assignee="bob")] == [a.id]
+    assert len(list_cells(ws, status="open")) == 2
+
+
+def test_log_lists_commits_for_a_cell(ws: Workspace) -> None:
+    cell = create_cell(ws, title="tracked")
+    create_cell(ws, title="other")
+    start_cell(ws, cell_id=cell.id)
+    close_cell(ws, cell_id=cell.id)
+    events = [entry.event for entry in cell_log(ws, cell_id=cell.id)]
+    assert events == ["close", "start", "create"]

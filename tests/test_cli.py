@@ -1,0 +1,147 @@
+"""The CLI as a user runs it: a real `hive` process on a real repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import assert_clean, git
+
+HIVE = [sys.executable, "-m", "hive.cli.main"]
+
+
+def hive(
+    repo: Path, *args: str, actor: str = "alice", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*HIVE, "-C", str(repo), "--actor", actor, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    return result.stdout
+
+
+def as_json(result: subprocess.CompletedProcess[str]) -> object:
+    return json.loads(ok(result))
+
+
+@pytest.fixture
+def hived(repo: Path) -> Path:
+    ok(hive(repo, "init", "--prefix", "hv"))
+    return repo
+
+
+def test_full_cycle_through_the_cli(hived: Path) -> None:
+    created = as_json(hive(hived, "create", "Fix login", "-t", "bug", "-p", "1", "--json"))
+    assert isinstance(created, dict)
+    cell_id = created["id"]
+    shown = as_json(hive(hived, "show", cell_id[:6], "--json"))
+    assert isinstance(shown, dict) and shown["priority"] == 1
+    ready = as_json(hive(hived, "--json", "ready"))
+    assert isinstance(ready, list) and [c["id"] for c in ready] == [cell_id]
+    ok(hive(hived, "start", cell_id))
+    claimed = hive(hived, "start", cell_id, actor="bob")
+    assert claimed.returncode == 4
+    assert claimed.stderr.strip() == f"error: {cell_id} is already claimed by alice"
+    ok(hive(hived, "close", cell_id, "--reason", "done"))
+    listed = ok(hive(hived, "list", "--status", "closed"))
+    assert cell_id in listed and "Fix login" in listed
+    log = as_json(hive(hived, "log", cell_id, "--json"))
+    assert isinstance(log, list) and [e["event"] for e in log] == ["close", "start", "create"]
+    assert_clean(hived)
+
+
+def test_epic_dep_and_doctor_commands(hived: Path) -> None:
+    cells = as_json(
+        hive(hived, "epic", "create", "Auth", "--subtask", "schema", "--subtask", "api", "--json")
+    )
+    assert isinstance(cells, list)
+    epic, first, second = (c["id"] for c in cells)
+    ok(hive(hived, "dep", "add", second, first))
+    cycle = hive(hived, "dep", "add", first, second)
+    assert cycle.returncode == 4 and "cycle" in cycle.stderr
+    tree = as_json(hive(hived, "dep", "tree", second, "--json"))
+    assert isinstance(tree, dict) and tree["depends_on"][0]["id"] == first
+    status = as_json(hive(hived, "epic", "status", epic, "--json"))
+    assert isinstance(status, dict) and status["total"] == 2 and status["ready"] == [first]
+    assert "no problems" in ok(hive(hived, "doctor"))
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (("show", "hv-nothere"), 3, "no cell matches id 'hv-nothere'"),
+        (("create", "x", "-p", "9"), 2, "invalid priority '9'"),
+        (("update", "PLACEHOLDER", "--status", "done"), 2, "invalid status 'done'"),
+        (("create", "x", "--dep", "blocks:hv-missing"), 3, "no cell matches id 'hv-missing'"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(
+    hived: Path, args: tuple[str, ...], code: int, message: str
+) -> None:
+    cell = as_json(hive(hived, "create", "target", "--json"))
+    assert isinstance(cell, dict)
+    argv = [cell["id"] if arg == "PLACEHOLDER" else arg for arg in args]
+    head = git(hived, "rev-parse", "HEAD")
+    result = hive(hived, *argv)
+    assert result.returncode == code
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {message}")
+    assert git(hived, "rev-parse", "HEAD") == head
+
+
+def test_outside_a_repository(tmp_path: Path) -> None:
+    result = hive(tmp_path, "list")
+    assert result.returncode == 2
+    assert "not inside a git repository" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_json_errors_are_structured(hived: Path) -> None:
+    result = hive(hived, "show", "hv-zzzz", "--json")
+    assert result.returncode == 3
+    assert json.loads(result.stdout) == {
+        "error": "no cell matches id 'hv-zzzz'",
+        "code": "not_found",
+        "id": "hv-zzzz",
+    }
+
+
+def test_corrupt_cell_warns_but_list_works(hived: Path) -> None:
+    good = as_json(hive(hived, "create", "good", "--json"))
+    bad = as_json(hive(hived, "create", "bad", "--json"))
+    assert isinstance(good, dict) and isinstance(bad, dict)
+    path = next(hived.glob(f".hive/cells/*/{bad['id']}.yaml"))
+    path.write_text("title: [broken\n")
+    git(hived, "commit", "-qam", "break it")
+    result = hive(hived, "list")
+    assert result.returncode == 0
+    assert good["id"] in result.stdout
+    assert f"warning: {path.relative_to(hived).as_posix()}:1: malformed YAML" in result.stderr
+    doctor = hive(hived, "doctor")
+    assert doctor.returncode == 1 and "corrupt" in doctor.stdout
+
+
+def test_demo_runs(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*HIVE, "demo", "--dir", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "hive: create-epic" in result.stdout
+    assert "already claimed" in result.stdout
+    assert_clean(tmp_path / "demo")

@@ -1,0 +1,222 @@
+"""The git write path: atomic commits, the user's work untouched, concurrency, odd repos."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import create_cell, list_cells, show_cell, update_cell
+from hive.domain.doctor import diagnose
+from hive.domain.setup import init_hive
+from hive.domain.workspace import Workspace
+from hive.errors import CorruptFile, DirtyHiveFile, LockTimeout, NotAGitRepository, NotInitialized
+from hive.store.layout import CONFIG_PATH, cell_path
+from tests.conftest import assert_clean, git, make_repo
+
+
+def test_users_staged_and_unstaged_work_is_untouched(ws: Workspace, repo: Path) -> None:
+    (repo / "README.md").write_text("# staged change\n")
+    git(repo, "add", "README.md")
+    (repo / "README.md").write_text("# staged change\nplus unstaged\n")
+    (repo / "notes.txt").write_text("untracked\n")
+    cell = create_cell(ws, title="does not sweep")
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [cell_path(cell.id)]
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["README.md"]
+    assert git(repo, "diff", "--name-only").split() == ["README.md"]
+    assert (repo / "README.md").read_text() == "# staged change\nplus unstaged\n"
+    assert git(repo, "show", ":README.md") == "# staged change\n"
+    status = git(repo, "status", "--porcelain").splitlines()
+    assert sorted(status) == ["?? notes.txt", "MM README.md"]
+
+
+def test_init_is_idempotent_and_works_without_commits(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "fresh", commit=False)
+    ws = Workspace(str(repo), actor="alice")
+    first = init_hive(ws, prefix="ab")
+    second = init_hive(ws)
+    assert first.created and not second.created
+    assert second.prefix == "ab"
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == 1
+    cell = create_cell(ws, title="first cell")
+    assert cell.id.startswith("ab-")
+    assert_clean(repo)
+
+
+def test_not_a_repository_and_not_initialised(tmp_path: Path, repo: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(NotAGitRepository, match="not inside a git repository"):
+        Workspace(str(tmp_path / "plain"))
+    with pytest.raises(NotInitialized, match="hive init"):
+        list_cells(Workspace(str(repo)))
+
+
+def test_detached_head_commits_on_head(ws: Workspace, repo: Path) -> None:
+    git(repo, "checkout", "-q", "--detach")
+    cell = create_cell(ws, title="detached")
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD"
+    assert cell.id in git(repo, "log", "-1", "--format=%B")
+    assert cell.id not in git(repo, "log", "-1", "--format=%B", "main")
+    assert_clean(repo)
+
+
+def test_inside_a_git_worktree(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "wt"))
+    side = Workspace(str(tmp_path / "wt"), actor="bob")
+    cell = create_cell(side, title="from worktree")
+    assert cell.id in git(repo, "log", "-1", "--format=%B", "side")
+    assert cell.id not in git(repo, "log", "-1", "--format=%B", "main")
+    assert_clean(tmp_path / "wt")
+    assert_clean(repo)
+
+
+def test_autocommit_off_stages_for_the_users_commit(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.setenv("HIVE_AUTOCOMMIT", "0")
+    staged_ws = Workspace(str(repo), actor="alice")
+    cell = create_cell(staged_ws, title="lands with code")
+    update_cell(staged_ws, cell_id=cell.id, priority=0)
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "diff", "--cached", "--name-only").split() == [cell_path(cell.id)]
+    assert show_cell(staged_ws, cell_id=cell.id).priority == 0
+    (repo / "app.py").write_text("print('hi')\n")
+    git(repo, "add", "app.py")
+    git(repo, "commit", "-q", "-m", "code and cell together")
+    files = sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split())
+    assert files == sorted(["app.py", cell_path(cell.id)])
+    assert_clean(repo)
+
+
+def test_local_edits_to_a_cell_file_are_never_overwritten(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="edited by hand")
+    path = repo / cell_path(cell.id)
+    path.write_text(path.read_text() + "# my local note\n")
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(DirtyHiveFile, match="local edits"):
+        update_cell(ws, cell_id=cell.id, priority=0)
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert path.read_text().endswith("# my local note\n")
+
+
+def test_corrupt_cell_is_reported_and_others_still_work(ws: Workspace, repo: Path) -> None:
+    good = create_cell(ws, title="good")
+    bad = create_cell(ws, title="bad")
+    bad_path = repo / cell_path(bad.id)
+    bad_path.write_text("id: " + bad.id + "\ntitle: [unclosed\nstatus: open\n")
+    git(repo, "commit", "-q", "-am", "oops")
+    fresh = Workspace(str(repo), actor="alice")
+    assert [c.id for c in list_cells(fresh)] == [good.id]
+    with pytest.raises(CorruptFile, match=rf"{cell_path(bad.id)}:\d+"):
+        show_cell(fresh, cell_id=bad.id)
+    update_cell(fresh, cell_id=good.id, priority=1)
+    report = diagnose(fresh)
+    assert [p.kind for p in report.problems] == ["corrupt"]
+    assert report.problems[0].path == cell_path(bad.id)
+
+
+def test_doctor_finds_dangling_dependencies_and_uncommitted_breakage(
+    ws: Workspace, repo: Path
+) -> None:
+    cell = create_cell(ws, title="points nowhere")
+    text = (repo / cell_path(cell.id)).read_text()
+    text = text.replace(
+        "status: open\n", "status: open\ndependencies:\n  - type: blocks\n    target: hv-gone\n"
+    )
+    (repo / cell_path(cell.id)).write_text(text)
+    git(repo, "commit", "-q", "-am", "hand edit")
+    other = create_cell(ws, title="later broken")
+    (repo / cell_path(other.id)).write_text("priority: [\n")
+    kinds = sorted(p.kind for p in diagnose(ws).problems)
+    assert kinds == ["corrupt-uncommitted", "dangling-dependency"]
+
+
+def test_corrupt_config_is_a_clear_error(ws: Workspace, repo: Path) -> None:
+    (repo / CONFIG_PATH).write_text("prefix: [\n")
+    git(repo, "commit", "-q", "-am", "break config")
+    with pytest.raises(CorruptFile, match=r"config.yaml:\d+"):
+        create_cell(Workspace(str(repo)), title="x")
+
+
+def test_lock_held_too_long_is_a_clear_error(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "0.2")
+    head = git(repo, "rev-parse", "HEAD")
+    holding = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with ws.git.write_lock(5):
+            holding.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holding.wait(5)
+    try:
+        other = Workspace(str(repo), actor="bob")
+        with pytest.raises(LockTimeout, match="lock"):
+            create_cell(other, title="waits")
+    finally:
+        release.set()
+        thread.join()
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def _writer(repo: str, worker: int, count: int) -> None:
+    ws = Workspace(repo, actor=f"agent{worker}")
+    for number in range(count):
+        create_cell(ws, title=f"w{worker}-{number}")
+
+
+def test_eight_processes_fifty_writes_each_lose_nothing(ws: Workspace, repo: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    procs = [context.Process(target=_writer, args=(str(repo), n, 50)) for n in range(8)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(120)
+        assert proc.exitcode == 0
+    titles = {c.title for c in list_cells(Workspace(str(repo), persist_cache=False))}
+    assert titles == {f"w{w}-{n}" for w in range(8) for n in range(50)}
+    tracked = git(repo, "ls-tree", "-r", "--name-only", "HEAD", ".hive/cells").split()
+    assert len(tracked) == 400
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == 402
+    assert_clean(repo)
+
+
+def test_concurrent_updates_to_one_cell_are_all_applied(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="counter")
+    context = multiprocessing.get_context("fork")
+    procs = [context.Process(target=_label_adder, args=(str(repo), cell.id, n)) for n in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    labels = show_cell(Workspace(str(repo), persist_cache=False), cell_id=cell.id).labels
+    assert sorted(labels) == sorted(f"p{n}-{i}" for n in range(4) for i in range(10))
+
+
+def _label_adder(repo: str, cell_id: str, worker: int) -> None:
+    ws = Workspace(repo, actor=f"agent{worker}")
+    for i in range(10):
+        update_cell(ws, cell_id=cell_id, add_labels=[f"p{worker}-{i}"])
+
+
+def test_external_ref_move_is_detected_and_retried(ws: Workspace, repo: Path) -> None:
+    """A commit made by plain git between hive's read and write is kept."""
+    cell = create_cell(ws, title="x")
+    (repo / "code.py").write_text("x = 1\n")
+    git(repo, "add", "code.py")
+    git(repo, "commit", "-q", "-m", "user commit")
+    update_cell(ws, cell_id=cell.id, priority=4)
+    assert "code.py" in git(repo, "ls-tree", "--name-only", "HEAD")
+    assert git(repo, "log", "-2", "--format=%s").splitlines()[1] == "user commit"
+    assert_clean(repo)
+    assert os.path.exists(repo / "code.py")
