@@ -127,7 +127,7 @@ def _bulk_cells(ws: Workspace, count: int) -> None:
 
 def measure_size(base: Path, size: int, runs: int) -> list[Row]:
     repo = build_repo(base, size)
-    counter = iter(range(10**6))
+    counter = iter(range(10**6, 10**7))
 
     def git_change() -> None:
         path = repo / "src" / "pkg00" / "mod0.py"

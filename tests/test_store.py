@@ -99,7 +99,7 @@ def test_ids_are_random_show_their_parent_and_avoid_known_ids() -> None:
 
 
 def test_layout_shards_children_with_their_parent() -> None:
-    assert cell_path("hv-ab12cd") == ".hive/cells/ab/hv-ab12cd.yaml"
-    assert cell_path("hv-ab12cd.x1") == ".hive/cells/ab/hv-ab12cd.x1.yaml"
-    assert cell_id_from_path(".hive/cells/ab/hv-ab12cd.x1.yaml") == "hv-ab12cd.x1"
+    assert cell_path("hv-ab12cd") == ".hive/cells/a/hv-ab12cd.yaml"
+    assert cell_path("hv-ab12cd.x1") == ".hive/cells/a/hv-ab12cd.x1.yaml"
+    assert cell_id_from_path(".hive/cells/a/hv-ab12cd.x1.yaml") == "hv-ab12cd.x1"
     assert cell_id_from_path(".hive/config.yaml") is None

@@ -97,20 +97,24 @@ class Workspace:
 
     def cells(self, snap: Snapshot | None = None) -> CellIndex:
         """All cells of ``snap`` (default: the current state), parsed via the cache."""
-        if snap is None:
-            fast = self._persisted_index()
-            if fast is not None:
-                return fast
-            snap = self.snapshot()
+        if snap is not None:
+            return self._index(snap)
+        fast = self._persisted_index()
+        if fast is not None:
+            return fast
+        snap = self.snapshot()
+        known = snap.dir_key(CELLS_DIR) in self.cache.indexes
+        index = self._index(snap)
+        if not known and self.autocommit and snap.head.commit is not None:
+            self.cache.persist(snap.head.commit, index)
+        return index
+
+    def _index(self, snap: Snapshot) -> CellIndex:
         self.config(snap)
         key = snap.dir_key(CELLS_DIR)
-        known = key in self.cache.indexes
         index = self.cache.index_for(key, lambda: snap.listing(CELLS_DIR), self.git.read_blob)
-        commit = snap.head.commit
-        if self.autocommit and commit is not None:
-            self._key_of_commit[commit] = key
-            if not known:
-                self.cache.persist(commit, index)
+        if self.autocommit and snap.head.commit is not None:
+            self._key_of_commit[snap.head.commit] = key
         return index
 
     def _persisted_index(self) -> CellIndex | None:
@@ -143,24 +147,45 @@ class Workspace:
         ``plan`` returns (cells to write, subject id, subject title, result).
         """
 
+        last: dict[str, Any] = {}
+
         def git_plan(snap: Snapshot) -> Plan:
             index = self.cells(snap)
             cells, subject_id, title, result = plan(snap, index)
-            changes = [self._encode(cell) for cell in cells]
+            written = {cell.id: self._encode(cell) for cell in cells}
+            last.update(base=index, written=written)
+            changes = [Change(path, content) for path, _, _, content in written.values()]
             message = self.message(event, subject_id, title, [c.id for c in cells])
             return Plan(changes=changes, message=message, result=result)
 
-        return self.git.transact(
+        outcome = self.git.transact(
             git_plan,
             author=self.identity(),
             lock_timeout=self._lock_timeout(),
             stage_only=not self.autocommit,
         )
+        if outcome.commit and outcome.tree and last.get("written"):
+            self._remember_write(outcome.commit, outcome.tree, last["base"], last["written"])
+        return outcome
 
-    def _encode(self, cell: Cell) -> Change:
+    def _encode(self, cell: Cell) -> tuple[str, str, Cell, bytes]:
         content = encode_cell(cell)
-        self.cache.remember(blob_sha_of(content), cell)
-        return Change(cell_path(cell.id), content)
+        return cell_path(cell.id), blob_sha_of(content), cell, content
+
+    def _remember_write(
+        self,
+        commit: str,
+        tree: str,
+        base: CellIndex,
+        written: dict[str, tuple[str, str, Cell, bytes]],
+    ) -> None:
+        """Register the post-write index so the next read or write needs no re-listing."""
+        key = self.git.lookup_path(tree, CELLS_DIR, want_tree=True)
+        if key is None:
+            return
+        entries = {cid: (path, sha, cell) for cid, (path, sha, cell, _) in written.items()}
+        self.cache.derive(base, key, entries)
+        self._key_of_commit[commit] = key
 
     def write_files(self, plan: Callable[[Snapshot], tuple[list[Change], str, Any]]) -> WriteResult:
         """Lower-level write for non-cell files (config)."""

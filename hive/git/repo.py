@@ -115,6 +115,7 @@ class WriteResult:
     result: Any
     attempts: int
     staged_only: bool = False
+    tree: str | None = None
 
 
 @dataclass
@@ -409,7 +410,7 @@ class GitRepo:
             commit = self._write_commit(tree, snap.head.commit, wanted.message, author)
             if self._swap_ref(snap.head, commit, author, wanted.message):
                 self._sync_worktree(wanted.changes, blobs)
-                return WriteResult(commit=commit, result=wanted.result, attempts=attempt)
+                return WriteResult(commit=commit, result=wanted.result, attempts=attempt, tree=tree)
             time.sleep(0.001 * attempt)
         raise GitError("HEAD kept moving while hive was writing; try again")
 

@@ -121,6 +121,27 @@ class CellCache:
             self.indexes.pop(next(iter(self.indexes)))
         self.indexes[index.key] = index
 
+    def derive(
+        self, base: CellIndex, key: str, written: dict[str, tuple[str, str, Cell]]
+    ) -> CellIndex:
+        """The index after a write: ``base`` plus ``written`` (id -> (path, blob, cell))."""
+        cached = self.indexes.get(key)
+        if cached is not None:
+            return cached
+        index = CellIndex(
+            key=key,
+            cells=dict(base.cells),
+            paths=dict(base.paths),
+            blobs=dict(base.blobs),
+            problems=dict(base.problems),
+        )
+        for cell_id, (path, sha, cell) in written.items():
+            index.problems.pop(path, None)
+            self.by_blob[sha] = cell
+            self._add(index, cell, path, sha)
+        self._keep(index)
+        return index
+
     # ------------------------------------------------------------ persistence
 
     def _persist_path(self) -> str | None:

@@ -1,12 +1,15 @@
 """Where things live inside ``.hive/``.
 
-Cells are sharded by the first two characters of their root hash so that a
-commit rewrites a small shard tree instead of one tree with 10,000 entries, and
-a child lives in its parent's shard::
+Cells are sharded by the first character of their root hash (32 shards) so
+that a commit rewrites two small trees instead of one tree with 10,000
+entries; a child lives in its parent's shard::
 
     .hive/config.yaml
-    .hive/cells/x7/hv-x7k2q9.yaml
-    .hive/cells/x7/hv-x7k2q9.a3f.yaml
+    .hive/cells/x/hv-x7k2q9.yaml
+    .hive/cells/x/hv-x7k2q9.a3f.yaml
+
+Between 1,000 and 30,000 cells this keeps the bytes of tree objects rewritten
+per commit smallest (see docs/performance.md).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ HIVE_DIR = ".hive"
 CONFIG_PATH = f"{HIVE_DIR}/config.yaml"
 CELLS_DIR = f"{HIVE_DIR}/cells"
 CELL_SUFFIX = ".yaml"
-SHARD_WIDTH = 2
+SHARD_WIDTH = 1
 
 
 def shard_of(cell_id: str) -> str:
