@@ -135,7 +135,7 @@ class CellCache:
             blobs=dict(base.blobs),
             problems=dict(base.problems),
         )
-        for cell_id, (path, sha, cell) in written.items():
+        for path, sha, cell in written.values():
             index.problems.pop(path, None)
             self.by_blob[sha] = cell
             self._add(index, cell, path, sha)
