@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import os
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,7 @@ class Workspace:
         actor: str | None = None,
         autocommit: bool | None = None,
         persist_cache: bool = True,
+        session: str | None = None,
     ) -> None:
         self.git = GitRepo.discover(path)
         self.autocommit = _env_flag("HIVE_AUTOCOMMIT", True) if autocommit is None else autocommit
@@ -58,6 +60,8 @@ class Workspace:
         self.cache = CellCache(self.git.paths.hive_state_dir if persist_cache else None)
         self._config: tuple[str, HiveConfig] | None = None
         self._key_of_commit: dict[str, str] = {}
+        self.state: dict[str, Any] = {}
+        self.session = session or os.environ.get("HIVE_SESSION") or f"lib:{uuid.uuid4().hex}"
 
     @property
     def root(self) -> str:
@@ -161,7 +165,7 @@ class Workspace:
         outcome = self.git.transact(
             git_plan,
             author=self.identity(),
-            lock_timeout=self._lock_timeout(),
+            lock_timeout=self.lock_timeout(),
             stage_only=not self.autocommit,
         )
         if outcome.commit and outcome.tree and last.get("written"):
@@ -197,7 +201,7 @@ class Workspace:
         return self.git.transact(
             git_plan,
             author=self.identity(),
-            lock_timeout=self._lock_timeout(),
+            lock_timeout=self.lock_timeout(),
             stage_only=not self.autocommit,
         )
 
@@ -206,7 +210,7 @@ class Workspace:
         trailers += [("Hive-Agent", self.actor), ("Hive-Event", event)]
         return format_message(f"hive: {event} {subject_id} {title}", trailers)
 
-    def _lock_timeout(self) -> float:
+    def lock_timeout(self) -> float:
         env = os.environ.get("HIVE_LOCK_TIMEOUT")
         if env:
             try:

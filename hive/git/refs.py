@@ -92,6 +92,11 @@ def read_head_fast(paths: RepoPaths) -> HeadRef | None:
     return HeadRef(ref=ref, commit=commit)
 
 
+def read_ref_fast(paths: RepoPaths, ref: str) -> str | None:
+    """A ref's value from the loose ref file or packed-refs (None if absent)."""
+    return _read_loose_ref(paths, ref) or _read_packed_ref(paths.common_dir, ref)
+
+
 def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
     base = paths.git_dir if not ref.startswith("refs/") else paths.common_dir
     try:

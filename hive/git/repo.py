@@ -203,6 +203,7 @@ class GitRepo:
         self._repo: Repo | None = None
         self._tree_cache: dict[str, dict[bytes, tuple[int, str]]] = {}
         self._listing_cache: dict[str, dict[str, str]] = {}
+        self._empty_tree_sha: str | None = None
 
     @classmethod
     def discover(cls, start: str) -> GitRepo:
@@ -362,6 +363,69 @@ class GitRepo:
             for parent in commit.parents:
                 push(parent.decode())
 
+    def ref_value(self, ref: str) -> str | None:
+        """The commit a ref points at, or None if it does not exist."""
+        from hive.git.refs import read_ref_fast
+
+        fast = read_ref_fast(self.paths, ref)
+        if fast is not None:
+            return fast
+        try:
+            value = self.dulwich.refs[_ref(ref)]
+        except KeyError:
+            return None
+        return str(value.decode())
+
+    def new_commits(self, tip: str, known: set[str]) -> list[CommitInfo]:
+        """Commits reachable from ``tip`` that are not in ``known``, oldest first."""
+        found: list[CommitInfo] = []
+        pending = [tip]
+        seen: set[str] = set()
+        while pending:
+            sha = pending.pop()
+            if sha in seen or sha in known:
+                continue
+            seen.add(sha)
+            commit = self._commit(sha)
+            found.append(
+                CommitInfo(
+                    sha=sha,
+                    parents=tuple(p.decode() for p in commit.parents),
+                    author=commit.author.decode("utf-8", errors="replace"),
+                    time=commit.commit_time,
+                    message=commit.message.decode("utf-8", errors="replace"),
+                )
+            )
+            pending.extend(p.decode() for p in commit.parents)
+        found.sort(key=lambda info: info.time)
+        return _parents_first(found)
+
+    def append_to_ref(
+        self,
+        ref: str,
+        plan: Callable[[str | None], Plan],
+        *,
+        author: Identity,
+        lock_timeout: float = 30.0,
+        lock_name: str = "log.lock",
+    ) -> WriteResult:
+        """Append one commit (with an empty tree) to a private ref such as ``refs/hive/mail``.
+
+        Nothing touches the working tree, the index or the current branch;
+        ``plan`` sees the current tip and returns the message (no changes).
+        """
+        lock = _WriteLock(os.path.join(self.paths.hive_state_dir, lock_name), lock_timeout)
+        with lock:
+            for attempt in range(1, MAX_CAS_ATTEMPTS + 1):
+                tip = self.ref_value(ref)
+                wanted = plan(tip)
+                if not wanted.message:
+                    return WriteResult(commit=tip, result=wanted.result, attempts=attempt)
+                commit = self._write_commit(self._empty_tree(), tip, wanted.message, author)
+                if self._swap_ref(HeadRef(ref=ref, commit=tip), commit, author, wanted.message):
+                    return WriteResult(commit=commit, result=wanted.result, attempts=attempt)
+        raise GitError(f"{ref} kept moving while hive was writing; try again")
+
     def config_identity(self) -> Identity | None:
         """user.name/user.email from git config, if set."""
         config = self.dulwich.get_config_stack()
@@ -477,11 +541,13 @@ class GitRepo:
         return str(sha_text)
 
     def _empty_tree(self) -> str:
-        from dulwich.objects import Tree
+        if self._empty_tree_sha is None:
+            from dulwich.objects import Tree
 
-        tree = Tree()
-        self.dulwich.object_store.add_object(tree)
-        return str(tree.id.decode())
+            tree = Tree()
+            self.dulwich.object_store.add_object(tree)
+            self._empty_tree_sha = str(tree.id.decode())
+        return self._empty_tree_sha
 
     def _write_commit(self, tree: str, parent: str | None, message: str, author: Identity) -> str:
         from dulwich.objects import Commit
@@ -567,6 +633,28 @@ class GitRepo:
                 IndexUpdate(path=change.path, sha=sha.encode(), mode=FILE_MODE, stat=os.stat(full))
             )
         update_index(self.paths.index_path, updates)
+
+
+def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
+    """Order commits so every commit comes after its parents (stable by time)."""
+    position = {info.sha: number for number, info in enumerate(commits)}
+    ordered: list[CommitInfo] = []
+    done: set[str] = set()
+    for info in commits:
+        stack = [info]
+        while stack:
+            current = stack[-1]
+            waiting = [
+                commits[position[p]] for p in current.parents if p in position and p not in done
+            ]
+            if waiting:
+                stack.extend(waiting)
+                continue
+            stack.pop()
+            if current.sha not in done:
+                done.add(current.sha)
+                ordered.append(current)
+    return ordered
 
 
 def _stat_matches(info: os.stat_result, entry: IndexEntry) -> bool:

@@ -1,0 +1,53 @@
+"""Swarm mail: agents and messages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Importance = Literal["low", "normal", "high", "urgent"]
+IMPORTANCE_LEVELS: tuple[str, ...] = ("low", "normal", "high", "urgent")
+
+
+class Agent(BaseModel):
+    """A registered agent identity."""
+
+    name: str
+    project_key: str
+    task_description: str | None = None
+    registered_at: datetime
+    session: str
+
+
+class MessageHeader(BaseModel):
+    """What an inbox shows: everything but the body."""
+
+    id: int
+    sender: str = Field(serialization_alias="from")
+    to: list[str]
+    subject: str
+    thread_id: str | None = None
+    importance: Importance = "normal"
+    ack_required: bool = False
+    sent_at: datetime
+    read: bool = False
+    acked: bool = False
+
+
+class Message(MessageHeader):
+    body: str
+
+
+class SendResult(BaseModel):
+    message_id: int
+    thread_id: str | None
+    recipient_count: int
+    recipients: list[str]
+
+
+class AckResult(BaseModel):
+    message_id: int
+    agent: str
+    acked_at: datetime
