@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hive.cli import output
+from hive.cli import coord_cmd, output
+from hive.cli.common import (
+    OPTIONS,
+    JsonFlag,
+    run_op,
+    show,
+    use_json,
+    workspace,
+)
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -31,20 +37,11 @@ dep_app = typer.Typer(help="Dependencies between cells.", no_args_is_help=True)
 epic_app = typer.Typer(help="Epics and their subtasks.", no_args_is_help=True)
 app.add_typer(dep_app, name="dep")
 app.add_typer(epic_app, name="epic")
-
-T = TypeVar("T")
-
-
-@dataclass
-class Options:
-    directory: str = "."
-    actor: str | None = None
-    json: bool = False
-
-
-OPTIONS = Options()
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+app.add_typer(coord_cmd.mail_app, name="mail")
+app.add_typer(coord_cmd.hooks_app, name="hooks")
+app.command("reserve")(coord_cmd.reserve_cmd)
+app.command("release")(coord_cmd.release_cmd)
+app.command("reservations")(coord_cmd.reservations_cmd)
 
 
 @app.callback()
@@ -65,37 +62,6 @@ def main(
     OPTIONS.json = json_output
 
 
-def workspace() -> Workspace:
-    from hive.domain.workspace import Workspace
-
-    return Workspace(OPTIONS.directory, actor=OPTIONS.actor)
-
-
-def run_op(operation: Callable[[], T]) -> T:
-    """Run a domain call; HiveErrors become a one-line message and an exit code."""
-    from hive.errors import HiveError
-
-    try:
-        return operation()
-    except HiveError as exc:
-        if OPTIONS.json:
-            output.emit_json(exc.to_dict())
-        output.err(f"error: {exc.message}")
-        raise typer.Exit(exc.exit_code) from None
-
-
-def show(value: Any, json_flag: bool, render: Callable[[], None]) -> None:
-    if json_flag or OPTIONS.json:
-        output.emit_json(value)
-    else:
-        render()
-
-
-def _use_json(flag: bool) -> None:
-    if flag:
-        OPTIONS.json = True
-
-
 # ----------------------------------------------------------------------- setup
 
 
@@ -109,7 +75,7 @@ def init(
     """Create .hive/ in this git repository (safe to run again)."""
     from hive.domain.setup import init_hive
 
-    _use_json(json_flag)
+    use_json(json_flag)
     result = run_op(lambda: init_hive(workspace(), prefix=prefix))
     verb = "initialised" if result.created else "already initialised"
     show(
@@ -150,7 +116,7 @@ def create(
     """Create a cell (one commit)."""
     from hive.domain.cells import create_cell
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cell = run_op(
         lambda: create_cell(
             workspace(),
@@ -175,7 +141,7 @@ def show_cmd(
     """Show one cell (partial ids work when unambiguous)."""
     from hive.domain.cells import show_cell
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cell = run_op(lambda: show_cell(workspace(), cell_id=cell_id))
     show(cell, json_flag, lambda: output.cell_detail(cell))
 
@@ -195,7 +161,7 @@ def list_cmd(
     """List cells (open ones first, most urgent first)."""
     from hive.domain.cells import list_cells
 
-    _use_json(json_flag)
+    use_json(json_flag)
     ws = run_op(workspace)
     cells = run_op(
         lambda: list_cells(
@@ -230,7 +196,7 @@ def ready(
     """Cells ready to work on: open, unblocked, most urgent and oldest first."""
     from hive.domain.cells import ready as ready_op
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cells = run_op(lambda: ready_op(workspace(), limit=limit, claim=claim))
 
     def render() -> None:
@@ -262,7 +228,7 @@ def update(
     """Change fields of a cell (one commit)."""
     from hive.domain.cells import update_cell
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cell = run_op(
         lambda: update_cell(
             workspace(),
@@ -292,7 +258,7 @@ def start(
     """Claim a cell (atomic: a second claimant gets 'already claimed')."""
     from hive.domain.cells import start_cell
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cell = run_op(lambda: start_cell(workspace(), cell_id=cell_id))
     show(
         cell,
@@ -311,7 +277,7 @@ def close(
     """Close a cell (refused while a blocking dependency is open)."""
     from hive.domain.cells import close_cell
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cell = run_op(lambda: close_cell(workspace(), cell_id=cell_id, reason=reason, force=force))
     show(cell, json_flag, lambda: output.console().print(f"closed {cell.id}  {cell.title}"))
 
@@ -323,7 +289,7 @@ def reopen(
     """Reopen a closed cell."""
     from hive.domain.cells import reopen_cell
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cell = run_op(lambda: reopen_cell(workspace(), cell_id=cell_id))
     show(cell, json_flag, lambda: output.console().print(f"reopened {cell.id}  {cell.title}"))
 
@@ -337,7 +303,7 @@ def delete(
     """Delete a cell (kept as a tombstone so merges cannot resurrect it)."""
     from hive.domain.cells import delete_cell
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cell = run_op(lambda: delete_cell(workspace(), cell_id=cell_id, force=force))
     show(cell, json_flag, lambda: output.console().print(f"deleted {cell.id}  {cell.title}"))
 
@@ -357,7 +323,7 @@ def dep_add(
     """ID depends on TARGET (cycles are refused)."""
     from hive.domain.cells import add_dependency
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cell = run_op(
         lambda: add_dependency(workspace(), cell_id=cell_id, target=target, dep_type=type_)
     )
@@ -377,7 +343,7 @@ def dep_remove(
     """Remove ID's dependency on TARGET."""
     from hive.domain.cells import remove_dependency
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cell = run_op(lambda: remove_dependency(workspace(), cell_id=cell_id, target=target))
     show(
         cell, json_flag, lambda: output.console().print(f"{cell.id} no longer depends on {target}")
@@ -391,7 +357,7 @@ def dep_tree_cmd(
     """What ID depends on, recursively."""
     from hive.domain.cells import dep_tree
 
-    _use_json(json_flag)
+    use_json(json_flag)
     tree = run_op(lambda: dep_tree(workspace(), cell_id=cell_id))
 
     def render() -> None:
@@ -428,7 +394,7 @@ def epic_create(
     """Create an epic and its subtasks in one commit."""
     from hive.domain.epics import create_epic
 
-    _use_json(json_flag)
+    use_json(json_flag)
     cells = run_op(
         lambda: create_epic(
             workspace(),
@@ -455,7 +421,7 @@ def epic_status_cmd(
     """Progress of an epic's subtasks."""
     from hive.domain.epics import epic_status
 
-    _use_json(json_flag)
+    use_json(json_flag)
     status = run_op(lambda: epic_status(workspace(), epic_id=epic_id))
 
     def render() -> None:
@@ -486,7 +452,7 @@ def log(
     """hive commits (for one cell if ID is given), newest first."""
     from hive.domain.history import cell_log
 
-    _use_json(json_flag)
+    use_json(json_flag)
     entries = run_op(lambda: cell_log(workspace(), cell_id=cell_id, limit=limit))
 
     def render() -> None:
@@ -507,7 +473,7 @@ def doctor(json_flag: JsonFlag = False) -> None:
     """Find corrupt files, dangling dependencies and cycles; exit 1 if any."""
     from hive.domain.doctor import diagnose
 
-    _use_json(json_flag)
+    use_json(json_flag)
     report = run_op(lambda: diagnose(workspace()))
 
     def render() -> None:

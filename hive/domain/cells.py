@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hive.domain.globs import normalize_pattern
 from hive.domain.graph import (
     dependency_tree,
     has_open_children,
@@ -94,16 +95,6 @@ def _clean_list(values: Iterable[str], what: str) -> list[str]:
 
 def _normalize_files(files: Iterable[str]) -> list[str]:
     """File globs in canonical form (errors for escapes, bad syntax)."""
-    try:
-        from hive.domain.globs import normalize_pattern
-    except ImportError:  # pragma: no cover - temporary until globs lands
-        from hive.errors import PathOutsideRepository
-
-        def normalize_pattern(pattern: str) -> str:
-            if pattern.startswith("/") or ".." in pattern.split("/"):
-                raise PathOutsideRepository(f"pattern {pattern!r} points outside the repository")
-            return pattern
-
     return list(dict.fromkeys(normalize_pattern(p) for p in _clean_list(files, "file pattern")))
 
 

@@ -20,7 +20,6 @@ import json
 import os
 import pickle
 import random
-import socket
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -190,11 +189,6 @@ def _identity(agent: str) -> Identity:
 
 
 # ------------------------------------------------------------------ agents
-
-
-def default_session() -> str:
-    """A CLI session: the same shell (parent process) keeps its identity."""
-    return os.environ.get("HIVE_SESSION") or f"cli:{socket.gethostname()}:{os.getppid()}"
 
 
 def mail_init(

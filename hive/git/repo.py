@@ -28,17 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from hive.errors import DirtyHiveFile, GitError, LockTimeout, NotAGitRepository
-
-try:
-    from hive.git.index import IndexEntry, IndexUpdate, lookup_entries, read_entries, update_index
-except ImportError:  # pragma: no cover - temporary
-    from hive.git._index_fallback import (  # type: ignore[assignment]
-        IndexEntry,
-        IndexUpdate,
-        lookup_entries,
-        read_entries,
-        update_index,
-    )
+from hive.git.index import IndexEntry, IndexUpdate, lookup_entries, read_entries, update_index
 from hive.git.refs import HeadRef, RepoPaths, discover, read_head_fast
 
 if TYPE_CHECKING:
@@ -425,6 +415,14 @@ class GitRepo:
                 if self._swap_ref(HeadRef(ref=ref, commit=tip), commit, author, wanted.message):
                     return WriteResult(commit=commit, result=wanted.result, attempts=attempt)
         raise GitError(f"{ref} kept moving while hive was writing; try again")
+
+    def config_value(self, section: str, key: str) -> str | None:
+        """One git config value (repository, global and system config), or None."""
+        config = self.dulwich.get_config_stack()
+        try:
+            return str(config.get((section.encode(),), key.encode()).decode())
+        except KeyError:
+            return None
 
     def config_identity(self) -> Identity | None:
         """user.name/user.email from git config, if set."""

@@ -1,0 +1,69 @@
+"""What every CLI command shares: global options, the workspace, error rendering."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from hive.cli import output
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
+
+T = TypeVar("T")
+
+
+@dataclass
+class Options:
+    """Global options given before the command (``-C``, ``--actor``, ``--json``)."""
+
+    directory: str = "."
+    actor: str | None = None
+    json: bool = False
+
+
+OPTIONS = Options()
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def default_session() -> str:
+    """The CLI's session: the same shell (parent process) keeps its mail identity."""
+    return os.environ.get("HIVE_SESSION") or f"cli:{socket.gethostname()}:{os.getppid()}"
+
+
+def workspace() -> Workspace:
+    from hive.domain.workspace import Workspace
+
+    return Workspace(OPTIONS.directory, actor=OPTIONS.actor, session=default_session())
+
+
+def run_op(operation: Callable[[], T]) -> T:
+    """Run a domain call; HiveErrors become a one-line message and an exit code."""
+    from hive.errors import HiveError
+
+    try:
+        return operation()
+    except HiveError as exc:
+        if OPTIONS.json:
+            output.emit_json(exc.to_dict())
+        output.err(f"error: {exc.message}")
+        raise typer.Exit(exc.exit_code) from None
+
+
+def show(value: Any, json_flag: bool, render: Callable[[], None]) -> None:
+    """Print ``value`` as JSON when asked, else call ``render``."""
+    if json_flag or OPTIONS.json:
+        output.emit_json(value)
+    else:
+        render()
+
+
+def use_json(flag: bool) -> None:
+    if flag:
+        OPTIONS.json = True

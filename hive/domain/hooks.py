@@ -1,0 +1,97 @@
+"""Installing hive's git pre-commit hook (idempotent, chains an existing hook)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+from pydantic import BaseModel
+
+from hive.domain.workspace import Workspace
+
+MARKER = "# installed by hive"
+CHAINED_SUFFIX = ".hive-chained"
+
+
+class HookResult(BaseModel):
+    path: str
+    action: str
+    chained: str | None = None
+
+
+def hooks_dir(ws: Workspace) -> str:
+    """``core.hooksPath`` (relative to the working tree) or ``<git dir>/hooks``."""
+    configured = ws.git.config_value("core", "hooksPath")
+    if configured:
+        expanded = os.path.expanduser(configured)
+        return expanded if os.path.isabs(expanded) else os.path.join(ws.root, expanded)
+    return os.path.join(ws.git.paths.common_dir, "hooks")
+
+
+def hook_script() -> str:
+    python = sys.executable
+    return f"""#!/bin/sh
+{MARKER}: enforces file reservations and validates .hive/ on git commit.
+# Skip once with HIVE_BYPASS=1 or git commit --no-verify.
+chained="$(dirname "$0")/pre-commit{CHAINED_SUFFIX}"
+if [ -x "$chained" ]; then
+  "$chained" "$@" || exit $?
+fi
+if [ -x "{python}" ]; then
+  exec "{python}" -m hive.cli.main hooks run pre-commit
+fi
+if command -v hive >/dev/null 2>&1; then
+  exec hive hooks run pre-commit
+fi
+echo "hive pre-commit: hive is not installed; reservations were NOT checked" >&2
+exit 0
+"""
+
+
+def install_hook(ws: Workspace) -> HookResult:
+    directory = hooks_dir(ws)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "pre-commit")
+    chained = path + CHAINED_SUFFIX
+    script = hook_script()
+    if os.path.exists(path):
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            current = handle.read()
+        if MARKER in current:
+            if current == script:
+                return HookResult(path=path, action="unchanged", chained=_existing(chained))
+        elif not os.path.exists(chained):
+            os.replace(path, chained)
+        else:
+            os.replace(path, chained + ".old")
+    _write_executable(path, script)
+    return HookResult(path=path, action="installed", chained=_existing(chained))
+
+
+def uninstall_hook(ws: Workspace) -> HookResult:
+    path = os.path.join(hooks_dir(ws), "pre-commit")
+    chained = path + CHAINED_SUFFIX
+    if not os.path.exists(path):
+        return HookResult(path=path, action="absent")
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        if MARKER not in handle.read():
+            return HookResult(path=path, action="not-ours")
+    os.unlink(path)
+    if os.path.exists(chained):
+        os.replace(chained, path)
+        return HookResult(path=path, action="restored", chained=path)
+    return HookResult(path=path, action="removed")
+
+
+def _existing(path: str) -> str | None:
+    return path if os.path.exists(path) else None
+
+
+def _write_executable(path: str, content: str) -> None:
+    temp = f"{path}.tmp-{os.getpid()}"
+    with open(temp, "w", encoding="utf-8") as handle:
+        handle.write(content)
+    mode = os.stat(temp).st_mode
+    os.chmod(temp, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    os.replace(temp, path)

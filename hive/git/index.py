@@ -1,0 +1,453 @@
+"""Fast, surgical reads and updates of git's index file (``.git/index``).
+
+hive changes a handful of files per write; rewriting the whole index through a
+general parser costs more than the rest of the write put together at 10,000
+cells. This module splices the changed entries into the raw bytes instead:
+
+* one cheap pass collects the offset of every entry (names are not decoded),
+* entries are found by binary search on their raw path bytes (git sorts by
+  ``memcmp`` of the path, then by stage),
+* the new file is the untouched byte runs plus the new entries, written under
+  git's own ``index.lock`` protocol so a concurrent ``git add`` never interleaves.
+
+Versions 2 and 3 are handled here. Extensions: the cache tree (``TREE``) is kept
+with the changed directories invalidated, resolve-undo (``REUC``) is kept, every
+other optional extension (untracked cache, fsmonitor, offset tables) is dropped,
+which git treats as "not cached". Index version 4 (path compression) and the
+required extensions of split or sparse indexes fall back to dulwich's parser.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import struct
+import time
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hive.errors import GitError, LockTimeout
+
+_HEADER = struct.Struct(">4sLL")
+_STAT = struct.Struct(">LLLLLLLLLL")
+_FLAGS = struct.Struct(">H")
+_ENTRY_FIXED = 62  # ten 32-bit stat fields, 20-byte sha, 16-bit flags
+_NAME_MASK = 0x0FFF
+_EXTENDED_FLAG = 0x4000
+_STAGE_SHIFT = 12
+_SHA_SIZE = 20
+_KEPT_EXTENSIONS = (b"TREE", b"REUC")
+
+
+@dataclass(frozen=True)
+class IndexUpdate:
+    """Set ``path`` to blob ``sha`` (hex, as bytes), or remove it when ``sha`` is None."""
+
+    path: str
+    sha: bytes | None
+    mode: int = 0o100644
+    stat: os.stat_result | None = None
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One index entry, as much of it as hive needs (``sha`` is hex bytes)."""
+
+    path: str
+    sha: bytes
+    mode: int
+    stage: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+    dev: int
+
+
+class _Unsupported(Exception):
+    """This index needs the general (slow) parser."""
+
+
+@dataclass
+class _Parsed:
+    data: bytes
+    version: int
+    offsets: list[int]  # start of each entry, plus the end of the entry table
+    names: list[bytes] | None = None
+
+    def name_at(self, position: int) -> bytes:
+        start = self.offsets[position]
+        flags = _FLAGS.unpack_from(self.data, start + 60)[0]
+        begin = start + _ENTRY_FIXED + (2 if flags & _EXTENDED_FLAG else 0)
+        length = flags & _NAME_MASK
+        if length == _NAME_MASK:
+            length = self.data.index(b"\0", begin) - begin
+        return self.data[begin : begin + length]
+
+    def all_names(self) -> list[bytes]:
+        if self.names is None:
+            self.names = [self.name_at(i) for i in range(len(self.offsets) - 1)]
+        return self.names
+
+    def find(self, name: bytes) -> tuple[int, int]:
+        """The range of entry positions holding ``name`` (all stages)."""
+        names = _LazyNames(self)
+        low = bisect_left(names, name)
+        high = low
+        count = len(self.offsets) - 1
+        while high < count and self.name_at(high) == name:
+            high += 1
+        return low, high
+
+    @property
+    def extensions_start(self) -> int:
+        return self.offsets[-1]
+
+
+class _LazyNames(Sequence[bytes]):
+    """A sequence view of entry names for ``bisect`` (decodes only what it touches)."""
+
+    def __init__(self, parsed: _Parsed) -> None:
+        self._parsed = parsed
+
+    def __len__(self) -> int:
+        return len(self._parsed.offsets) - 1
+
+    def __getitem__(self, position: Any) -> Any:
+        return self._parsed.name_at(position)
+
+
+def _parse(data: bytes) -> _Parsed:
+    if len(data) < _HEADER.size + _SHA_SIZE:
+        raise GitError("the git index is truncated")
+    signature, version, count = _HEADER.unpack_from(data, 0)
+    if signature != b"DIRC":
+        raise GitError("the git index is not an index file (bad signature)")
+    if version not in (2, 3):
+        raise _Unsupported(f"index version {version}")
+    offsets = _entry_offsets(data, count)
+    return _Parsed(data=data, version=version, offsets=offsets)
+
+
+def _entry_offsets(data: bytes, count: int) -> list[int]:
+    offsets = [0] * (count + 1)
+    offset = _HEADER.size
+    unpack = _FLAGS.unpack_from
+    for position in range(count):
+        offsets[position] = offset
+        flags = unpack(data, offset + 60)[0]
+        fixed = _ENTRY_FIXED + (2 if flags & _EXTENDED_FLAG else 0)
+        length = flags & _NAME_MASK
+        if length == _NAME_MASK:
+            length = data.index(b"\0", offset + fixed) - offset - fixed
+        offset += (fixed + length + 8) & ~7
+    if offset > len(data) - _SHA_SIZE:
+        raise GitError("the git index is truncated")
+    offsets[count] = offset
+    return offsets
+
+
+def _decode_entry(data: bytes, start: int, name: bytes) -> IndexEntry:
+    ctime_s, ctime_n, mtime_s, mtime_n, dev, ino, mode, _uid, _gid, size = _STAT.unpack_from(
+        data, start
+    )
+    sha = data[start + 40 : start + 60].hex().encode()
+    flags = _FLAGS.unpack_from(data, start + 60)[0]
+    return IndexEntry(
+        path=name.decode("utf-8", "surrogateescape"),
+        sha=sha,
+        mode=mode,
+        stage=(flags >> _STAGE_SHIFT) & 3,
+        size=size,
+        mtime_ns=mtime_s * 10**9 + mtime_n,
+        ctime_ns=ctime_s * 10**9 + ctime_n,
+        ino=ino,
+        dev=dev,
+    )
+
+
+def _read(index_path: str) -> bytes | None:
+    try:
+        with open(index_path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+# ---------------------------------------------------------------------- reads
+
+
+def read_entries(index_path: str, prefix: str = "") -> dict[str, IndexEntry]:
+    """Every entry whose path starts with ``prefix`` (all stages; last stage wins)."""
+    data = _read(index_path)
+    if data is None:
+        return {}
+    try:
+        parsed = _parse(data)
+    except _Unsupported:
+        return _slow_read(index_path, prefix)
+    raw_prefix = prefix.encode()
+    names = _LazyNames(parsed)
+    position = bisect_left(names, raw_prefix)
+    found: dict[str, IndexEntry] = {}
+    for current in range(position, len(names)):
+        name = parsed.name_at(current)
+        if not name.startswith(raw_prefix):
+            break
+        entry = _decode_entry(data, parsed.offsets[current], name)
+        found[entry.path] = entry
+    return found
+
+
+def lookup_entries(index_path: str, paths: Iterable[str]) -> dict[str, IndexEntry]:
+    """The entries of exactly ``paths`` (missing paths are absent from the result)."""
+    data = _read(index_path)
+    if data is None:
+        return {}
+    try:
+        parsed = _parse(data)
+    except _Unsupported:
+        wanted = set(paths)
+        return {p: e for p, e in _slow_read(index_path, "").items() if p in wanted}
+    found: dict[str, IndexEntry] = {}
+    for path in paths:
+        raw = path.encode()
+        low, high = parsed.find(raw)
+        for position in range(low, high):
+            found[path] = _decode_entry(data, parsed.offsets[position], raw)
+    return found
+
+
+# --------------------------------------------------------------------- writes
+
+
+def update_index(
+    index_path: str, updates: Sequence[IndexUpdate], *, lock_timeout: float = 10.0
+) -> None:
+    """Apply ``updates`` to the index under git's ``index.lock`` protocol."""
+    if not updates:
+        return
+    lock_path = index_path + ".lock"
+    descriptor = _acquire(lock_path, lock_timeout)
+    try:
+        data = _read(index_path)
+        try:
+            content = _spliced(data, updates)
+        except _Unsupported:
+            os.close(descriptor)
+            descriptor = -1
+            os.unlink(lock_path)
+            _slow_update(index_path, updates)
+            return
+        with os.fdopen(descriptor, "wb") as handle:
+            descriptor = -1
+            handle.write(content)
+        os.replace(lock_path, index_path)
+    except BaseException:
+        if descriptor >= 0:
+            os.close(descriptor)
+        _unlink_quietly(lock_path)
+        raise
+
+
+def _acquire(lock_path: str, timeout: float) -> int:
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            return os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout(
+                    f"{lock_path} exists: another git process holds the index "
+                    f"(remove the file if no git process is running)"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        except OSError as error:
+            if error.errno == errno.ENOENT:
+                raise GitError(f"cannot lock the index: {error}") from None
+            raise
+
+
+def _unlink_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _spliced(data: bytes | None, updates: Sequence[IndexUpdate]) -> bytes:
+    if data is None:
+        parsed = _Parsed(data=_HEADER.pack(b"DIRC", 2, 0), version=2, offsets=[_HEADER.size])
+        extensions = b""
+    else:
+        parsed = _parse(data)
+        extensions = _kept_extensions(parsed, updates)
+    final = {update.path.encode(): update for update in updates}
+    removals: list[tuple[int, int, bytes]] = []  # (low, high, replacement)
+    for raw in sorted(final):
+        low, high = parsed.find(raw)
+        update = final[raw]
+        replacement = b"" if update.sha is None else _encode_entry(raw, update)
+        if low == high and not replacement:
+            continue
+        removals.append((low, high, replacement))
+    if not removals and data is not None:
+        return data
+    body, count = _assemble(parsed, removals)
+    header = _HEADER.pack(b"DIRC", parsed.version, count)
+    content = header + body + extensions
+    return content + hashlib.sha1(content).digest()
+
+
+def _assemble(parsed: _Parsed, edits: list[tuple[int, int, bytes]]) -> tuple[bytes, int]:
+    pieces: list[bytes] = []
+    offsets = parsed.offsets
+    count = len(offsets) - 1
+    cursor = 0
+    for low, high, replacement in edits:
+        pieces.append(parsed.data[offsets[cursor] : offsets[low]])
+        pieces.append(replacement)
+        count += (1 if replacement else 0) - (high - low)
+        cursor = high
+    pieces.append(parsed.data[offsets[cursor] : offsets[-1]])
+    return b"".join(pieces), count
+
+
+def _encode_entry(name: bytes, update: IndexUpdate) -> bytes:
+    assert update.sha is not None
+    info = update.stat
+    fields: tuple[int, ...] = (0, 0, 0, 0, 0, 0)
+    if info is not None:
+        ctime, mtime = info.st_ctime_ns, info.st_mtime_ns
+        fields = (ctime // 10**9, ctime % 10**9, mtime // 10**9, mtime % 10**9)
+        fields += (info.st_dev, info.st_ino)
+    ids = (info.st_uid, info.st_gid, info.st_size) if info is not None else (0, 0, 0)
+    packed = _STAT.pack(
+        *(value & 0xFFFFFFFF for value in fields),
+        update.mode,
+        *(value & 0xFFFFFFFF for value in ids),
+    )
+    flags = min(len(name), _NAME_MASK)
+    entry = packed + bytes.fromhex(update.sha.decode()) + _FLAGS.pack(flags) + name
+    padding = 8 - (len(entry) % 8)
+    return entry + b"\0" * padding
+
+
+# ----------------------------------------------------------------- extensions
+
+
+def _kept_extensions(parsed: _Parsed, updates: Sequence[IndexUpdate]) -> bytes:
+    data = parsed.data
+    offset = parsed.extensions_start
+    end = len(data) - _SHA_SIZE
+    kept: list[bytes] = []
+    while offset + 8 <= end:
+        signature = data[offset : offset + 4]
+        size = struct.unpack_from(">L", data, offset + 4)[0]
+        payload = data[offset + 8 : offset + 8 + size]
+        offset += 8 + size
+        if signature == b"TREE":
+            tree = _invalidated_tree(payload, [u.path for u in updates])
+            kept.append(signature + struct.pack(">L", len(tree)) + tree)
+        elif signature in _KEPT_EXTENSIONS:
+            kept.append(signature + struct.pack(">L", size) + payload)
+        elif not b"A"[0] <= signature[0] <= b"Z"[0]:
+            raise _Unsupported(f"required index extension {signature!r}")
+    return b"".join(kept)
+
+
+def _invalidated_tree(payload: bytes, paths: Sequence[str]) -> bytes:
+    """The cache-tree with every directory that contains one of ``paths`` invalidated."""
+    dirty = {b""}
+    for path in paths:
+        parts = path.encode().split(b"/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            dirty.add(b"/".join(parts[:depth]))
+    out: list[bytes] = []
+    _rewrite_tree(payload, 0, b"", dirty, out)
+    return b"".join(out)
+
+
+def _rewrite_tree(
+    payload: bytes, offset: int, parent: bytes, dirty: set[bytes], out: list[bytes]
+) -> int:
+    nul = payload.index(b"\0", offset)
+    name = payload[offset:nul]
+    newline = payload.index(b"\n", nul)
+    entry_count_text, subtree_text = payload[nul + 1 : newline].split(b" ")
+    entry_count = int(entry_count_text)
+    subtrees = int(subtree_text)
+    offset = newline + 1
+    full = parent + b"/" + name if parent else name
+    sha = b""
+    if entry_count >= 0:
+        sha = payload[offset : offset + _SHA_SIZE]
+        offset += _SHA_SIZE
+    if full in dirty:
+        out.append(name + b"\0-1 " + subtree_text + b"\n")
+    else:
+        out.append(name + b"\0" + entry_count_text + b" " + subtree_text + b"\n" + sha)
+    for _ in range(subtrees):
+        offset = _rewrite_tree(payload, offset, full, dirty, out)
+    return offset
+
+
+# ------------------------------------------------------------ slow fallback
+
+
+def _load_dulwich(index_path: str) -> Any:
+    from dulwich.index import Index
+
+    return Index(index_path, read=os.path.exists(index_path))
+
+
+def _slow_read(index_path: str, prefix: str) -> dict[str, IndexEntry]:
+    found: dict[str, IndexEntry] = {}
+    for name, value in _load_dulwich(index_path).items():
+        path = name.decode("utf-8", "surrogateescape")
+        if not path.startswith(prefix) or not hasattr(value, "sha"):
+            continue
+        mtime = value.mtime if isinstance(value.mtime, tuple) else (int(value.mtime), 0)
+        ctime = value.ctime if isinstance(value.ctime, tuple) else (int(value.ctime), 0)
+        sha = value.sha if len(value.sha) == 40 else value.sha.hex().encode()
+        found[path] = IndexEntry(
+            path=path,
+            sha=bytes(sha),
+            mode=value.mode,
+            stage=0,
+            size=value.size,
+            mtime_ns=mtime[0] * 10**9 + mtime[1],
+            ctime_ns=ctime[0] * 10**9 + ctime[1],
+            ino=value.ino,
+            dev=value.dev,
+        )
+    return found
+
+
+def _slow_update(index_path: str, updates: Sequence[IndexUpdate]) -> None:
+    from dulwich.index import IndexEntry as DulwichEntry
+
+    index = _load_dulwich(index_path)
+    for update in updates:
+        key = update.path.encode()
+        if update.sha is None:
+            if key in index:
+                del index[key]
+            continue
+        info = update.stat
+        index[key] = DulwichEntry(
+            ctime=(int(info.st_ctime), info.st_ctime_ns % 10**9) if info else (0, 0),
+            mtime=(int(info.st_mtime), info.st_mtime_ns % 10**9) if info else (0, 0),
+            dev=(info.st_dev & 0xFFFFFFFF) if info else 0,
+            ino=(info.st_ino & 0xFFFFFFFF) if info else 0,
+            mode=update.mode,
+            uid=info.st_uid if info else 0,
+            gid=info.st_gid if info else 0,
+            size=info.st_size if info else 0,
+            sha=update.sha,  # type: ignore[arg-type]
+        )
+    index.write()

@@ -1,0 +1,235 @@
+"""Enforced file reservations and the pre-commit hook, on real repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import create_cell
+from hive.domain.hooks import install_hook, uninstall_hook
+from hive.domain.reservations import list_reservations, release, reserve
+from hive.domain.workspace import Workspace
+from hive.errors import (
+    InvalidInput,
+    NotFound,
+    PathOutsideRepository,
+    PermissionDenied,
+    ReservationConflict,
+)
+from tests.conftest import assert_clean, git
+
+
+def agent(repo: Path, name: str) -> Workspace:
+    return Workspace(str(repo), actor=name)
+
+
+@pytest.mark.parametrize(
+    ("held", "requested"),
+    [
+        ("app/**", "app/models/user.py"),
+        ("app/models/user.py", "app/**"),
+        ("src/*.py", "src/a*"),
+        ("src/a*", "src/*.py"),
+        ("**/*.py", "lib/**"),
+        ("lib/**", "**/*.py"),
+    ],
+)
+def test_exclusive_conflicts_both_directions(
+    ws: Workspace, repo: Path, held: str, requested: str
+) -> None:
+    reserve(agent(repo, "alice"), paths=[held], reason="hv-1 work")
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(ReservationConflict) as caught:
+        reserve(agent(repo, "bob"), paths=[requested])
+    error = caught.value
+    assert "reserved by alice" in error.message and held in error.message
+    conflict = error.to_dict()["conflicts"][0]
+    assert conflict["holder"] == "alice" and conflict["pattern"] == held and conflict["expires_at"]
+    assert error.code == "reservation_conflict"
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_non_intersecting_patterns_are_granted(ws: Workspace, repo: Path) -> None:
+    reserve(agent(repo, "alice"), paths=["src/*.py"])
+    granted = reserve(agent(repo, "bob"), paths=["src/sub/a.py", "docs/**"])
+    assert [g.path_pattern for g in granted.granted] == ["src/sub/a.py", "docs/**"]
+
+
+def test_shared_only_conflicts_with_exclusive(ws: Workspace, repo: Path) -> None:
+    reserve(agent(repo, "alice"), paths=["docs/**"], exclusive=False)
+    reserve(agent(repo, "bob"), paths=["docs/guide.md"], exclusive=False)
+    with pytest.raises(ReservationConflict):
+        reserve(agent(repo, "carol"), paths=["docs/a.md"])
+    reserve(agent(repo, "dave"), paths=["src/**"])
+    with pytest.raises(ReservationConflict):
+        reserve(agent(repo, "erin"), paths=["src/x.py"], exclusive=False)
+
+
+def test_reservation_is_one_commit_in_hive_and_renews(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="auth")
+    alice = agent(repo, "alice")
+    first = reserve(
+        alice, paths=["./src//auth/", "src/lib/jwt.ts"], reason="auth", cell=cell.id[:6]
+    )
+    assert [g.path_pattern for g in first.granted] == ["src/auth/**", "src/lib/jwt.ts"]
+    assert first.granted[0].cell == cell.id
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
+        ".hive/reservations/alice.yaml"
+    ]
+    assert f"Hive-Cell: {cell.id}" in git(repo, "log", "-1", "--format=%B")
+    again = reserve(alice, paths=["src/auth/**"], ttl_seconds=7200)
+    assert again.renewed == [first.granted[0].id]
+    assert len(list_reservations(ws, agent="alice")) == 2
+    assert_clean(repo)
+
+
+def test_expired_reservations_stop_counting_at_once(ws: Workspace, repo: Path) -> None:
+    reserve(agent(repo, "alice"), paths=["src/**"], ttl_seconds=1)
+    time.sleep(1.2)
+    assert list_reservations(ws) == []
+    assert reserve(agent(repo, "bob"), paths=["src/a.py"]).granted
+
+
+def test_release_specific_all_and_errors(ws: Workspace, repo: Path) -> None:
+    alice = agent(repo, "alice")
+    granted = reserve(alice, paths=["a/**", "b/**", "c.txt"]).granted
+    assert [r.path_pattern for r in release(alice, paths=["a/"]).released] == ["a/**"]
+    assert [r.id for r in release(alice, reservation_ids=[granted[2].id]).released] == [
+        granted[2].id
+    ]
+    with pytest.raises(NotFound, match="no active reservation"):
+        release(alice, paths=["zzz"])
+    assert [r.path_pattern for r in release(alice).released] == ["b/**"]
+    assert not (repo / ".hive/reservations/alice.yaml").exists()
+    assert reserve(agent(repo, "bob"), paths=["a/x", "b/y"]).granted
+    assert_clean(repo)
+
+
+def test_force_is_for_coordinators_and_recorded(ws: Workspace, repo: Path) -> None:
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    with pytest.raises(PermissionDenied, match="coordinator"):
+        reserve(agent(repo, "bob"), paths=["src/a.py"], force=True)
+    forced = reserve(agent(repo, "coordinator"), paths=["src/a.py"], force=True)
+    assert forced.overridden[0].holder == "alice" and forced.granted[0].forced
+    assert "force-reserve" in git(repo, "log", "-1", "--format=%s")
+
+
+def test_bad_paths_are_refused(ws: Workspace, repo: Path) -> None:
+    alice = agent(repo, "alice")
+    with pytest.raises(PathOutsideRepository):
+        reserve(alice, paths=["../outside.py"])
+    with pytest.raises(PathOutsideRepository):
+        reserve(alice, paths=["/etc/passwd"])
+    with pytest.raises(InvalidInput):
+        reserve(alice, paths=["src/[unclosed"])
+    with pytest.raises(InvalidInput, match="ttl"):
+        reserve(alice, paths=["a"], ttl_seconds=0)
+    absolute = reserve(alice, paths=[str(repo / "README.md")])
+    assert absolute.granted[0].path_pattern == "README.md"
+
+
+def hive_env(agent_name: str | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("HIVE_AGENT", "HIVE_BYPASS")}
+    if agent_name:
+        env["HIVE_AGENT"] = agent_name
+    env.update(extra)
+    return env
+
+
+def commit(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "-m", "work", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def test_pre_commit_hook_blocks_reserved_files(ws: Workspace, repo: Path) -> None:
+    install_hook(ws)
+    cell = create_cell(ws, title="auth work")
+    reserve(agent(repo, "alice"), paths=["src/auth/**"], cell=cell.id)
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src/auth/login.py").write_text("x = 1\n")
+    git(repo, "add", "src/auth/login.py")
+    head = git(repo, "rev-parse", "HEAD")
+    blocked = commit(repo, hive_env("bob"))
+    assert blocked.returncode != 0
+    assert "src/auth/login.py is reserved by alice" in blocked.stderr and cell.id in blocked.stderr
+    human = commit(repo, hive_env(None))
+    assert human.returncode != 0 and "reserved by alice" in human.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert commit(repo, hive_env("alice")).returncode == 0
+
+
+def test_pre_commit_hook_checks_both_sides_of_a_rename_and_bypass(
+    ws: Workspace, repo: Path
+) -> None:
+    (repo / "lib").mkdir()
+    (repo / "lib/old.py").write_text("y = 2\n")
+    git(repo, "add", "lib/old.py")
+    git(repo, "commit", "-qm", "add old")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["lib/old.py"])
+    git(repo, "mv", "lib/old.py", "new.py")
+    blocked = commit(repo, hive_env("bob"))
+    assert blocked.returncode != 0 and "lib/old.py is reserved by alice" in blocked.stderr
+    assert commit(repo, hive_env("bob", HIVE_BYPASS="1")).returncode == 0
+
+
+def test_pre_commit_hook_rejects_invalid_hive_files(ws: Workspace, repo: Path) -> None:
+    install_hook(ws)
+    cell = create_cell(ws, title="valid")
+    path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
+    path.write_text(path.read_text().replace("priority: 2", "priority: 11"))
+    git(repo, "add", str(path))
+    blocked = commit(repo, hive_env("alice"))
+    assert blocked.returncode != 0
+    assert f"{path.relative_to(repo).as_posix()}: invalid field 'priority'" in blocked.stderr
+
+
+def test_hook_install_is_idempotent_chains_and_honours_hooks_path(
+    ws: Workspace, repo: Path
+) -> None:
+    hooks = repo / ".githooks"
+    hooks.mkdir()
+    git(repo, "config", "core.hooksPath", ".githooks")
+    existing = hooks / "pre-commit"
+    marker = repo / "chained-ran"
+    existing.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    existing.chmod(0o755)
+    first = install_hook(ws)
+    assert first.action == "installed" and first.chained == str(hooks / "pre-commit.hive-chained")
+    assert install_hook(ws).action == "unchanged"
+    (repo / "f.txt").write_text("f\n")
+    git(repo, "add", "f.txt")
+    assert commit(repo, hive_env("alice")).returncode == 0
+    assert marker.exists()
+    assert uninstall_hook(ws).action == "restored"
+    assert existing.read_text().startswith("#!/bin/sh\ntouch")
+
+
+def test_cli_reserve_release_and_hook_run(ws: Workspace, repo: Path) -> None:
+    def hive(*args: str, actor: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    assert hive("reserve", "src/**", "--reason", "r", actor="alice").returncode == 0
+    refused = hive("reserve", "src/a.py", actor="bob")
+    assert refused.returncode == 4 and refused.stderr.startswith(
+        "error: src/a.py conflicts with src/** reserved by alice"
+    )
+    listed = hive("reservations", "--json", actor="bob")
+    assert '"path_pattern": "src/**"' in listed.stdout
+    assert hive("release", "--all", actor="alice").returncode == 0
+    assert hive("reserve", "src/a.py", actor="bob").returncode == 0
