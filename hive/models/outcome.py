@@ -1,0 +1,32 @@
+"""Outcome records: how one piece of work went, stored in ``.hive/outcomes/``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+OutcomeSource = Literal["swarm_complete", "record_outcome"]
+
+
+class Outcome(BaseModel):
+    """One finished (or failed) subtask, as evidence for future decompositions."""
+
+    id: str  # "<cell id>~<8 random base32 chars>": never collides across clones
+    cell_id: str
+    epic_id: str | None = None
+    agent: str
+    title: str = ""
+    strategy: str | None = None  # the epic's decomposition strategy, when known
+    success: bool
+    duration_seconds: float = Field(default=0.0, ge=0)
+    error_count: int = Field(default=0, ge=0)
+    retry_count: int = Field(default=0, ge=0)
+    files_planned: list[str] = Field(default_factory=list)  # files_owned globs
+    files_touched: list[str] = Field(default_factory=list)
+    scope_violations: list[str] = Field(default_factory=list)
+    summary: str = ""
+    evaluation: dict[str, Any] | None = None
+    source: OutcomeSource = "swarm_complete"
+    recorded_at: datetime
