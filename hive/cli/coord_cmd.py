@@ -1,7 +1,5 @@
 """CLI for coordination: swarm mail, file reservations and the git hook."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated
 

@@ -5,8 +5,6 @@ returned model (a table/text for people, ``--json`` for programs). Errors are
 ``HiveError``s rendered as one line on stderr with the class's exit code.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -180,7 +178,7 @@ def list_cmd(
     show(cells, json_flag, lambda: output.cell_table(cells))
 
 
-def _warn_corrupt(ws: Workspace) -> None:
+def _warn_corrupt(ws: "Workspace") -> None:
     for err in ws.cells().problems.values():
         output.err(f"warning: {err.message}")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -31,7 +30,11 @@ def to_jsonable(value: Any) -> Any:
 
 
 def emit_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False) + "\n")
+    """Print ``value`` as indented JSON (pydantic's Rust serializer: fast for 10k cells)."""
+    from pydantic_core import to_json
+
+    sys.stdout.buffer.write(to_json(value, indent=2) + b"\n")
+    sys.stdout.flush()
 
 
 def console() -> Any:
