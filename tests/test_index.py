@@ -185,3 +185,24 @@ def test_random_edits_agree_with_git(
 def _clashes(name: str, present: set[str]) -> bool:
     """A file may not also be a directory of another file."""
     return any(o.startswith(name + "/") or name.startswith(o + "/") for o in present)
+
+
+def test_sequential_splices_in_one_process_keep_offsets_exact(tmp_path: Path) -> None:
+    """Offsets are carried from one write to the next: they must match a fresh walk."""
+    from hive.git import index as index_module
+
+    repo = populated(tmp_path)
+    expected = set(git(repo, "ls-files").split())
+    for number in range(12):
+        name = f".hive/cells/{'abc'[number % 3]}/hv-n{number}.yaml"
+        updates = [blob(repo, name, f"n{number}\n")]
+        expected.add(name)
+        if number % 4 == 3:
+            updates.append(remove(repo, f"src/pkg{number % 4}/m{number}.py"))
+            expected.discard(f"src/pkg{number % 4}/m{number}.py")
+        update_index(index_of(repo), updates)
+        data = (repo / ".git" / "index").read_bytes()
+        count = int.from_bytes(data[8:12], "big")
+        assert index_module._OFFSETS[data[-20:]] == index_module._entry_offsets(data, count)
+        assert set(git(repo, "ls-files").split()) == expected
+    assert git(repo, "diff", "--name-only").strip() == ""

@@ -33,7 +33,7 @@ from hive.errors import (
 from hive.git.repo import Snapshot
 from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Dependency, utc_now
 from hive.models.results import DependencyNode
-from hive.store.cache import CellIndex
+from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
 
 # ------------------------------------------------------------------ parsing input
@@ -292,7 +292,7 @@ def resolve_deps(index: CellIndex, dep_specs: Sequence[tuple[str, str]]) -> list
 def build_cell(
     ws: Workspace,
     snap: Snapshot,
-    known: set[str],
+    known: IdSet,
     fields: dict[str, Any],
     *,
     parent_id: str | None = None,

@@ -129,8 +129,25 @@ def _parse(data: bytes) -> _Parsed:
         raise GitError("the git index is not an index file (bad signature)")
     if version not in (2, 3):
         raise _Unsupported(f"index version {version}")
-    offsets = _entry_offsets(data, count)
+    checksum = data[-_SHA_SIZE:]
+    offsets = _OFFSETS.get(checksum)
+    if offsets is None or len(offsets) != count + 1:
+        offsets = _entry_offsets(data, count)
+        _remember_offsets(checksum, offsets)
     return _Parsed(data=data, version=version, offsets=offsets)
+
+
+# Entry offsets by the index's trailing checksum (which names its content): a
+# process that reads the index it just wrote, or reads it twice, walks it once.
+_OFFSETS: dict[bytes, list[int]] = {}
+
+
+def _remember_offsets(checksum: bytes, offsets: list[int]) -> None:
+    if checksum == b"\0" * _SHA_SIZE:
+        return  # index.skipHash: no checksum to key on
+    if len(_OFFSETS) >= 4:
+        _OFFSETS.pop(next(iter(_OFFSETS)))
+    _OFFSETS[checksum] = offsets
 
 
 def _entry_offsets(data: bytes, count: int) -> list[int]:
@@ -297,24 +314,43 @@ def _spliced(data: bytes | None, updates: Sequence[IndexUpdate]) -> bytes:
         removals.append((low, high, replacement))
     if not removals and data is not None:
         return data
-    body, count = _assemble(parsed, removals)
-    header = _HEADER.pack(b"DIRC", parsed.version, count)
+    body, new_offsets = _assemble(parsed, removals)
+    header = _HEADER.pack(b"DIRC", parsed.version, len(new_offsets) - 1)
     content = header + body + extensions
-    return content + hashlib.sha1(content).digest()
+    checksum = hashlib.sha1(content).digest()
+    _remember_offsets(checksum, new_offsets)
+    return content + checksum
 
 
-def _assemble(parsed: _Parsed, edits: list[tuple[int, int, bytes]]) -> tuple[bytes, int]:
+def _assemble(parsed: _Parsed, edits: list[tuple[int, int, bytes]]) -> tuple[bytes, list[int]]:
+    """The new entry table and the offsets of its entries (plus its end)."""
     pieces: list[bytes] = []
     offsets = parsed.offsets
-    count = len(offsets) - 1
+    new_offsets: list[int] = []
     cursor = 0
+    position = _HEADER.size  # where the next piece starts in the new file
     for low, high, replacement in edits:
-        pieces.append(parsed.data[offsets[cursor] : offsets[low]])
-        pieces.append(replacement)
-        count += (1 if replacement else 0) - (high - low)
+        _copy_run(parsed, cursor, low, position, pieces, new_offsets)
+        position += offsets[low] - offsets[cursor]
+        if replacement:
+            new_offsets.append(position)
+            pieces.append(replacement)
+            position += len(replacement)
         cursor = high
-    pieces.append(parsed.data[offsets[cursor] : offsets[-1]])
-    return b"".join(pieces), count
+    _copy_run(parsed, cursor, len(offsets) - 1, position, pieces, new_offsets)
+    position += offsets[-1] - offsets[cursor]
+    new_offsets.append(position)
+    return b"".join(pieces), new_offsets
+
+
+def _copy_run(
+    parsed: _Parsed, first: int, stop: int, position: int, pieces: list[bytes], out: list[int]
+) -> None:
+    """Copy entries ``first``..``stop`` unchanged, recording where they land."""
+    offsets = parsed.offsets
+    pieces.append(parsed.data[offsets[first] : offsets[stop]])
+    delta = position - offsets[first]
+    out.extend([offset + delta for offset in offsets[first:stop]])
 
 
 def _encode_entry(name: bytes, update: IndexUpdate) -> bytes:

@@ -53,14 +53,35 @@ class CellIndex:
             self._children = children
         return self._children.get(cell_id, [])
 
-    def known_ids(self) -> set[str]:
-        """Ids of all cell files, including ones that failed to parse."""
-        ids = set(self.cells)
-        for path in self.problems:
+    def known_ids(self) -> IdSet:
+        """Ids of all cell files, including ones that failed to parse (a live view)."""
+        return IdSet(self)
+
+
+class IdSet:
+    """The ids taken in one index, plus ids added by a plan in progress.
+
+    A view rather than a copy: membership tests cost a dict lookup, not a
+    10,000-element set build per write.
+    """
+
+    def __init__(self, index: CellIndex) -> None:
+        self._cells = index.cells
+        self._extra: set[str] = set()
+        for path in index.problems:
             name = cell_id_from_path(path)
             if name is not None:
-                ids.add(name)
-        return ids
+                self._extra.add(name)
+
+    def __contains__(self, cell_id: object) -> bool:
+        return cell_id in self._cells or cell_id in self._extra
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._cells
+        yield from (cell_id for cell_id in self._extra if cell_id not in self._cells)
+
+    def add(self, cell_id: str) -> None:
+        self._extra.add(cell_id)
 
 
 @contextlib.contextmanager
