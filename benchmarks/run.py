@@ -161,9 +161,9 @@ def _ready_process(repo: Path) -> None:
     subprocess.run([hive, "-C", str(repo), "ready", "--json"], check=True, capture_output=True)
 
 
-def render(rows: list[Row]) -> str:
+def render(rows: list[Row], first_column: str = "cells") -> str:
     lines = [
-        "| cells | operation | median | vs git | target |",
+        f"| {first_column} | operation | median | vs git | target |",
         "|---:|---|---:|---:|---|",
     ]
     for row in rows:
@@ -199,10 +199,11 @@ def main() -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def write_docs(table: str) -> None:
+def write_docs(table: str, marker: str = "bench") -> None:
+    """Replace the ``<!-- marker:start -->`` block of docs/performance.md with ``table``."""
     path = ROOT / "docs" / "performance.md"
     text = path.read_text() if path.exists() else "# Performance\n"
-    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
     block = f"{start}\nMeasured {time.strftime('%Y-%m-%d')} on {machine()}.\n\n{table}\n{end}"
     if start in text and end in text:
         head, rest = text.split(start, 1)

@@ -44,6 +44,10 @@ MAX_BODY = 64 * 1024
 MAX_SUBJECT = 200
 MAX_RECIPIENTS = 64
 STATE_KEY = "mail"
+# Re-pickle the replayed state only after this many new events: a process that
+# appends one event at a time should not rewrite a 10,000-message cache each time;
+# the next process replays the few events the cache is behind.
+PERSIST_AFTER = 64
 
 ADJECTIVES = (
     "Blue", "Red", "Green", "Golden", "Silver", "Swift", "Quiet", "Bright",
@@ -107,22 +111,28 @@ def _state(ws: Workspace) -> MailState:
     if state is None:
         state = _load_persisted(ws) or MailState()
     if state.tip != tip:
-        state = _advance(ws, state, tip)
-        _persist(ws, state)
+        applied = _advance(ws, state, tip)
+        if tip is None:
+            state = MailState()
+        elif applied >= PERSIST_AFTER or not os.path.exists(_cache_path(ws)):
+            _persist(ws, state)
     ws.state[STATE_KEY] = state
     return state
 
 
-def _advance(ws: Workspace, state: MailState, tip: str | None) -> MailState:
+def _advance(ws: Workspace, state: MailState, tip: str | None) -> int:
+    """Apply the commits between ``state.tip`` and ``tip``; how many there were."""
     if tip is None:
-        return MailState()
+        return 0
+    count = 0
     for commit in ws.git.new_commits(tip, state.applied):
         event = _event_of(commit)
         if event is not None:
             state.apply(event)
         state.applied.add(commit.sha)
+        count += 1
     state.tip = tip
-    return state
+    return count
 
 
 def _event_of(commit: CommitInfo) -> dict[str, Any] | None:

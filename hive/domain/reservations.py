@@ -178,7 +178,7 @@ def reserve(
             raise _conflict_error(found)
         mine = _pruned(files.get(agent), agent, now)
         result = _grant(mine, patterns, exclusive, reason, cell_id, ttl_seconds, now, files, found)
-        change = Change(reservation_path(agent), encode_file(mine))
+        change = file_change(ws, mine)
         verb = "force-reserve" if force and found else "reserve"
         message = _message(ws, verb, f"{agent} {', '.join(patterns)}", cell_id)
         return [change], message, result
@@ -316,7 +316,7 @@ def release(
         current = files.get(agent)
         if current is None or (not released and len(current.reservations) == len(kept)):
             return [], "", ReleaseResult(released=[], not_found=missing)
-        change = release_change(agent, kept)
+        change = release_change(agent, kept, ws)
         subject = f"{agent} {', '.join(r.path_pattern for r in released) or '(expired)'}"
         return (
             [change],
@@ -343,12 +343,20 @@ def split_release(
     return released, kept, missing
 
 
-def release_change(agent: str, kept: list[Reservation]) -> Change:
+def release_change(agent: str, kept: list[Reservation], ws: Workspace | None = None) -> Change:
     """The file change that leaves ``agent`` holding only ``kept``."""
-    path = reservation_path(agent)
     if not kept:
-        return Change(path, None)
-    return Change(path, encode_file(ReservationFile(agent=agent, reservations=kept)))
+        return Change(reservation_path(agent), None)
+    return file_change(ws, ReservationFile(agent=agent, reservations=kept))
+
+
+def file_change(ws: Workspace | None, data: ReservationFile) -> Change:
+    """The change that stores ``data``; remembers it parsed so it is never re-read."""
+    content = encode_file(data)
+    if ws is not None:
+        cache: dict[str, ReservationFile | None] = ws.state.setdefault(BLOB_CACHE, {})
+        cache[blob_sha_of(content)] = data.model_copy(deep=True)
+    return Change(reservation_path(data.agent), content)
 
 
 def list_reservations(
@@ -364,7 +372,3 @@ def list_reservations(
         if (include_expired or r.active(now)) and (agent is None or r.agent == agent)
     ]
     return sorted(found, key=lambda r: (r.expires_at, r.id))
-
-
-def reservation_blob_sha(data: ReservationFile) -> str:
-    return blob_sha_of(encode_file(data))

@@ -23,6 +23,7 @@ import hashlib
 import heapq
 import os
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -215,7 +216,14 @@ class GitRepo:
                 raise NotAGitRepository(f"{self.paths.root}: {exc}") from None
             if self._repo.bare:
                 raise NotAGitRepository(f"{self.paths.root}: bare repositories are not supported")
+            weakref.finalize(self, self._repo.close)  # close packs before interpreter teardown
         return self._repo
+
+    def close(self) -> None:
+        """Release open pack files (also done automatically when this object goes away)."""
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
 
     # ----------------------------------------------------------------- reading
 

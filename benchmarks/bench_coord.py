@@ -1,0 +1,174 @@
+"""Swarm mail and reservation benchmark: 500 active reservations, 10,000 messages.
+
+Usage::
+
+    python benchmarks/bench_coord.py               # prints a table
+    python benchmarks/bench_coord.py --write-docs  # also updates docs/performance.md
+
+Builds a scratch repository (2,000 source files, 1,000 cells), registers 50
+agents holding 10 exclusive reservations each (500 in all), and seeds 10,000
+messages on ``refs/hive/mail`` with ``git fast-import`` (the same event format
+hive writes). Then measures, in-process, medians of: reserve one pattern
+(checked against all 500), release it, send a message, read an inbox; and,
+as the baseline, ``git add && git commit`` of a one-file change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from run import GIT_ENV, Row, build_repo, git, median_ms, render, write_docs  # noqa: E402
+
+from hive.domain.mail import MAIL_REF, inbox, mail_init, send_message  # noqa: E402
+from hive.domain.reservations import encode_file, release, reservation_path, reserve  # noqa: E402
+from hive.domain.workspace import Workspace  # noqa: E402
+from hive.git.repo import Change  # noqa: E402
+from hive.models import utc_now  # noqa: E402
+from hive.models.reservation import Reservation, ReservationFile  # noqa: E402
+from hive.store.cells import format_time  # noqa: E402
+
+AGENTS = 50
+PER_AGENT = 10
+MESSAGES = 10_000
+
+
+def seed_reservations(ws: Workspace) -> None:
+    now = utc_now()
+    changes = []
+    for number in range(AGENTS):
+        agent = f"agent{number:02d}"
+        held = [
+            Reservation(
+                id=slot + 1,
+                agent=agent,
+                path_pattern=f"src/pkg{number % 40:02d}/mod{number}{slot}*.py",
+                reason="bench",
+                created_at=now,
+                expires_at=now + timedelta(hours=8),
+            )
+            for slot in range(PER_AGENT)
+        ]
+        data = ReservationFile(agent=agent, reservations=held)
+        changes.append(Change(reservation_path(agent), encode_file(data)))
+
+    def plan(snap: object) -> tuple[list[Change], str, None]:
+        return changes, "bench: 500 reservations\n\nHive-Event: reserve\n", None
+
+    ws.write_files(plan)
+
+
+def seed_messages(repo: Path) -> None:
+    """Agents and 10,000 message events as commits on refs/hive/mail, via fast-import."""
+    now = format_time(utc_now())
+    events = [
+        {
+            "type": "agent_registered",
+            "name": f"agent{n:02d}",
+            "session": f"bench:{n}",
+            "task": None,
+            "project": str(repo),
+            "at": now,
+        }
+        for n in range(AGENTS)
+    ]
+    events += [
+        {
+            "type": "message_sent",
+            "id": number + 1,
+            "from": f"agent{number % AGENTS:02d}",
+            "to": [f"agent{(number + 1) % AGENTS:02d}"],
+            "subject": f"status {number}",
+            "body": f"Progress report number {number}.",
+            "thread_id": None,
+            "importance": "urgent" if number % 97 == 0 else "normal",
+            "ack_required": False,
+            "at": now,
+        }
+        for number in range(MESSAGES)
+    ]
+    stamp = int(time.time())
+    lines: list[bytes] = []
+    for mark, event in enumerate(events, start=1):
+        message = f"hive-mail: bench\n\n{json.dumps(event, sort_keys=True)}\n".encode()
+        lines.append(f"commit {MAIL_REF}\nmark :{mark}\n".encode())
+        lines.append(f"committer bench <bench@hive.local> {stamp} +0000\n".encode())
+        lines.append(f"data {len(message)}\n".encode() + message)
+        if mark > 1:
+            lines.append(f"from :{mark - 1}\n".encode())
+        lines.append(b"deleteall\n\n")
+    subprocess.run(
+        ["git", "-C", str(repo), "fast-import", "--quiet"],
+        input=b"".join(lines),
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )
+
+
+def measure(base: Path, runs: int) -> list[Row]:
+    repo = build_repo(base, 1000)
+    seed_messages(repo)
+    ws = Workspace(str(repo), actor="bench", session="bench:main")
+    seed_reservations(ws)
+    mail_init(ws, agent_name="bench")
+    inbox(ws, agent="agent01")  # replay the log once, as a long-lived agent process has
+    counter = iter(range(10**6, 10**7))
+
+    def git_change() -> None:
+        path = repo / "src" / "pkg00" / "mod0.py"
+        path.write_text(f"VALUE = {next(counter)}\n")
+        git(repo, "add", str(path))
+        git(repo, "commit", "-q", "-m", "baseline")
+
+    baseline = median_ms(git_change, runs)
+    patterns = iter(f"src/pkg39/bench{number}.py" for number in range(10**6))
+    held: list[str] = []
+    reserve_ms = median_ms(lambda: held.append(_reserve_one(ws, next(patterns))), runs)
+    releasing = iter(held)
+    release_ms = median_ms(lambda: release(ws, paths=[next(releasing)]), runs)
+    send_ms = median_ms(
+        lambda: send_message(ws, to=["agent01"], subject="bench", body="hello"), runs
+    )
+    inbox_ms = median_ms(lambda: inbox(ws, agent="agent01"), runs)
+    target = "<= 10 ms"
+    size = AGENTS * PER_AGENT
+    return [
+        Row(size, "baseline: git add + git commit", baseline, None, ""),
+        Row(size, "reserve (vs 500 held, commit)", reserve_ms, baseline, target),
+        Row(size, "release (commit)", release_ms, baseline, target),
+        Row(size, "send (10,000 messages in log)", send_ms, baseline, target),
+        Row(size, "inbox (10,000 messages in log)", inbox_ms, None, target),
+    ]
+
+
+def _reserve_one(ws: Workspace, pattern: str) -> str:
+    reserve(ws, paths=[pattern], reason="bench")
+    return pattern
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hive-bench-coord-") as base:
+        rows = measure(Path(base), args.runs)
+    table = render(rows, first_column="reservations")
+    print(table)
+    if args.write_docs:
+        write_docs(table, marker="coord")
+
+
+if __name__ == "__main__":
+    main()
