@@ -37,9 +37,6 @@ app.add_typer(dep_app, name="dep")
 app.add_typer(epic_app, name="epic")
 app.add_typer(coord_cmd.mail_app, name="mail")
 app.add_typer(coord_cmd.hooks_app, name="hooks")
-app.command("reserve")(coord_cmd.reserve_cmd)
-app.command("release")(coord_cmd.release_cmd)
-app.command("reservations")(coord_cmd.reservations_cmd)
 
 
 @app.callback()
@@ -496,6 +493,12 @@ def demo(
     from hive.cli.demo import run_demo
 
     run_op(lambda: run_demo(directory))
+
+
+# Registered last so `hive --help` lists the cell commands first.
+app.command("reserve")(coord_cmd.reserve_cmd)
+app.command("release")(coord_cmd.release_cmd)
+app.command("reservations")(coord_cmd.reservations_cmd)
 
 
 def run() -> None:
