@@ -6,7 +6,6 @@ a test fails when the checked-in file differs from what this prints.
 
 from __future__ import annotations
 
-import click
 import typer
 from typer.cli import get_docs_for_click
 
@@ -49,7 +48,7 @@ def render_cli_docs() -> str:
     from hive.cli.main import app
 
     command = typer.main.get_command(app)
-    with click.Context(command, info_name="hive") as ctx:
+    with typer.Context(command, info_name="hive") as ctx:
         body = get_docs_for_click(obj=command, ctx=ctx, name="hive", title="`hive`")
     return PREAMBLE + body.strip() + "\n"
 
