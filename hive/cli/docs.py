@@ -48,8 +48,8 @@ def render_cli_docs() -> str:
     from hive.cli.main import app
 
     command = typer.main.get_command(app)
-    with typer.Context(command, info_name="hive") as ctx:
-        body = get_docs_for_click(obj=command, ctx=ctx, name="hive", title="`hive`")
+    ctx = typer.Context(command, info_name="hive")
+    body = get_docs_for_click(obj=command, ctx=ctx, name="hive", title="`hive`")
     return PREAMBLE + body.strip() + "\n"
 
 
