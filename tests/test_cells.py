@@ -269,3 +269,9 @@ def test_log_lists_commits_for_a_cell(ws: Workspace) -> None:
     close_cell(ws, cell_id=cell.id)
     events = [entry.event for entry in cell_log(ws, cell_id=cell.id)]
     assert events == ["close", "start", "create"]
+
+
+def test_log_of_an_unknown_id_is_not_found(ws: Workspace) -> None:
+    create_cell(ws, title="tracked")
+    with pytest.raises(NotFound, match="no cell 'hv-zzzzzz'"):
+        cell_log(ws, cell_id="hv-zzzzzz")

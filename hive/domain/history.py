@@ -13,11 +13,12 @@ def cell_log(
 ) -> list[LogEntry]:
     """hive commits (newest first), only those carrying ``Hive-Cell: <id>`` if an id is given."""
     wanted = None
+    known = True
     if cell_id is not None:
         try:
             wanted = resolve_id(ws.cells(), cell_id)
-        except NotFound:
-            wanted = cell_id.strip().lower()
+        except NotFound:  # a cell that no longer exists may still have history
+            wanted, known = cell_id.strip().lower(), False
     entries: list[LogEntry] = []
     for commit in ws.git.iter_commits():
         trailers = commit.trailers()
@@ -39,6 +40,8 @@ def cell_log(
         )
         if limit is not None and len(entries) >= limit:
             break
+    if not known and not entries:
+        raise NotFound(f"no cell {cell_id!r} and no hive commits mention it")
     return entries
 
 
