@@ -40,7 +40,9 @@ def emit_json(value: Any) -> None:
 def console() -> Any:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    # Piped output is not wrapped at 80 columns: tables keep one row per line.
+    width = None if sys.stdout.isatty() else 1000
+    return Console(highlight=False, soft_wrap=True, width=width)
 
 
 def err(message: str) -> None:
@@ -56,7 +58,7 @@ def cell_table(cells: Sequence[Cell], *, title: str | None = None) -> None:
         return
     table = Table(title=title, box=None, pad_edge=False, header_style="bold")
     for column in ("ID", "P", "TYPE", "STATUS", "ASSIGNEE", "TITLE"):
-        table.add_column(column, no_wrap=column != "TITLE")
+        table.add_column(column, no_wrap=True, overflow="ellipsis")
     for cell in cells:
         style = STATUS_STYLE.get(cell.status, "white")
         table.add_row(
