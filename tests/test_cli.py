@@ -145,3 +145,27 @@ def test_demo_runs(tmp_path: Path) -> None:
     assert "hive: create-epic" in result.stdout
     assert "already claimed" in result.stdout
     assert_clean(tmp_path / "demo")
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["ready", "--json"], ["ready"]),
+        (["-C", "/tmp", "--actor", "bob", "--json", "mail", "send"], ["mail"]),
+        (["--actor=bob", "-C/tmp", "epic", "status"], ["epic"]),
+        (["--help"], None),
+        (["no-such-command"], None),
+    ],
+)
+def test_the_cli_builds_only_the_command_it_runs(
+    argv: list[str], expected: list[str] | None
+) -> None:
+    from hive.cli.main import app, focused_app
+
+    focused = focused_app(argv)
+    if expected is None:
+        assert focused is app
+        return
+    names = [c.name or c.callback.__name__ for c in focused.registered_commands if c.callback]
+    names += [g.name for g in focused.registered_groups if g.name]
+    assert names == expected
