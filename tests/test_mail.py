@@ -136,3 +136,50 @@ def test_agents_survive_restart(ws: Workspace, repo: Path) -> None:
     agent(repo, "alice")
     fresh = Workspace(str(repo), persist_cache=False)
     assert [a.name for a in list_agents(fresh)] == ["alice"]
+
+
+def test_mail_through_the_cli(ws: Workspace, repo: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def hive(actor: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "HIVE_SESSION": f"cli-{actor}"}
+        return subprocess.run(
+            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            input=stdin,
+            env=env,
+        )
+
+    for name in ("alice", "bob"):
+        registered = hive(name, "--json", "mail", "init", "--name", name, "--task", "t")
+        assert registered.returncode == 0, registered.stderr
+        assert json.loads(registered.stdout)["name"] == name
+    sent = hive(
+        "alice",
+        "mail",
+        "send",
+        "bob",
+        "-s",
+        "hello",
+        "-b",
+        "-",
+        "--ack-required",
+        stdin="body from stdin",
+    )
+    assert sent.returncode == 0, sent.stderr
+    listed = json.loads(hive("bob", "--json", "mail", "inbox").stdout)
+    assert [(m["from"], m["subject"], m["read"]) for m in listed] == [("alice", "hello", False)]
+    message = json.loads(hive("bob", "--json", "mail", "read", str(listed[0]["id"])).stdout)
+    assert message["body"] == "body from stdin"
+    assert hive("bob", "mail", "ack", str(listed[0]["id"])).returncode == 0
+    again = json.loads(hive("bob", "--json", "mail", "inbox").stdout)
+    assert again[0]["read"] and again[0]["acked"]
+    unknown = hive("alice", "mail", "send", "nobody", "-s", "x", "-b", "y")
+    assert unknown.returncode == 3 and unknown.stderr.startswith("error: unknown recipient")
+    assert "Traceback" not in unknown.stderr
+    assert git(repo, "status", "--porcelain") == ""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -233,3 +235,36 @@ def test_cli_reserve_release_and_hook_run(ws: Workspace, repo: Path) -> None:
     assert '"path_pattern": "src/**"' in listed.stdout
     assert hive("release", "--all", actor="alice").returncode == 0
     assert hive("reserve", "src/a.py", actor="bob").returncode == 0
+
+
+def _racer(repo: str, name: str, pattern: str, start_at: float, results: Any) -> None:
+    ws = Workspace(repo, actor=name, persist_cache=False)
+    time.sleep(max(0.0, start_at - time.time()))
+    try:
+        reserve(ws, paths=[pattern])
+        results.put((name, "granted"))
+    except ReservationConflict:
+        results.put((name, "refused"))
+
+
+def test_racing_intersecting_reservations_grant_exactly_one(ws: Workspace, repo: Path) -> None:
+    """Six agents ask for intersecting exclusive patterns at the same instant."""
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    patterns = ["src/**", "src/a.py", "src/*.py", "**/*.py", "src/a*", "src/{a,b}.py"]
+    start_at = time.time() + 0.5
+    procs = [
+        context.Process(target=_racer, args=(str(repo), f"racer{n}", p, start_at, results))
+        for n, p in enumerate(patterns)
+    ]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    outcomes = dict(results.get(timeout=5) for _ in patterns)
+    granted = [name for name, outcome in outcomes.items() if outcome == "granted"]
+    assert len(granted) == 1, outcomes
+    holders = {r.agent for r in list_reservations(Workspace(str(repo), persist_cache=False))}
+    assert holders == set(granted)
+    assert_clean(repo)
