@@ -174,12 +174,20 @@ def test_random_edits_agree_with_git(
             updates[name] = blob(repo, name, f"new {name}")
             expected.add(name)
         elif not keep and name in expected:
-            updates[name] = IndexUpdate(path=name, sha=None)
+            updates[name] = remove(repo, name)
+            _prune_empty_parents(repo, name)
             expected.discard(name)
     update_index(index_of(repo), list(updates.values()))
     assert sorted(git(repo, "ls-files").split()) == sorted(expected)
     assert git(repo, "diff", "--name-only").strip() == ""  # every sha matches its file
     git(repo, "write-tree")
+
+
+def _prune_empty_parents(repo: Path, name: str) -> None:
+    parent = (repo / name).parent
+    while parent != repo and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
 
 
 def _clashes(name: str, present: set[str]) -> bool:
