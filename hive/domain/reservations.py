@@ -11,6 +11,7 @@ coordinator may ``force`` it, and the override is recorded.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -127,6 +128,7 @@ def normalize_request(ws: Workspace, path: str) -> str:
     return pattern
 
 
+@functools.lru_cache(maxsize=8192)
 def literal_prefix(pattern: str) -> str:
     match = GLOB_CHARS.search(pattern)
     return pattern if match is None else pattern[: match.start()]
@@ -355,7 +357,9 @@ def file_change(ws: Workspace | None, data: ReservationFile) -> Change:
     content = encode_file(data)
     if ws is not None:
         cache: dict[str, ReservationFile | None] = ws.state.setdefault(BLOB_CACHE, {})
-        cache[blob_sha_of(content)] = data.model_copy(deep=True)
+        # Reservations are never mutated (renewal copies), so sharing them is safe.
+        held = list(data.reservations)
+        cache[blob_sha_of(content)] = ReservationFile(agent=data.agent, reservations=held)
     return Change(reservation_path(data.agent), content)
 
 

@@ -195,6 +195,7 @@ class GitRepo:
         self._tree_cache: dict[str, dict[bytes, tuple[int, str]]] = {}
         self._listing_cache: dict[str, dict[str, str]] = {}
         self._empty_tree_sha: str | None = None
+        self._config_cache: tuple[tuple[object, ...], Any] | None = None
 
     @classmethod
     def discover(cls, start: str) -> GitRepo:
@@ -424,9 +425,35 @@ class GitRepo:
                     return WriteResult(commit=commit, result=wanted.result, attempts=attempt)
         raise GitError(f"{ref} kept moving while hive was writing; try again")
 
+    def _config_stack(self) -> Any:
+        """git config (repository, global, system), re-read only when a file changed."""
+        key = self._config_key()
+        if self._config_cache is None or self._config_cache[0] != key:
+            self._config_cache = (key, self.dulwich.get_config_stack())
+        return self._config_cache[1]
+
+    def _config_key(self) -> tuple[object, ...]:
+        home = os.path.expanduser("~")
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        candidates = (
+            os.path.join(self.paths.common_dir, "config"),
+            os.path.join(home, ".gitconfig"),
+            os.path.join(xdg, "git", "config"),
+            os.environ.get("GIT_CONFIG_GLOBAL") or "",
+            os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig",
+        )
+        key: list[object] = [os.environ.get("GIT_CONFIG_NOSYSTEM")]
+        for path in candidates:
+            try:
+                info = os.stat(path)
+                key.append((path, info.st_mtime_ns, info.st_size, info.st_ino))
+            except OSError:
+                key.append((path, None))
+        return tuple(key)
+
     def config_value(self, section: str, key: str) -> str | None:
         """One git config value (repository, global and system config), or None."""
-        config = self.dulwich.get_config_stack()
+        config = self._config_stack()
         try:
             return str(config.get((section.encode(),), key.encode()).decode())
         except KeyError:
@@ -434,7 +461,7 @@ class GitRepo:
 
     def config_identity(self) -> Identity | None:
         """user.name/user.email from git config, if set."""
-        config = self.dulwich.get_config_stack()
+        config = self._config_stack()
         try:
             name = config.get((b"user",), b"name").decode()
         except KeyError:
