@@ -110,3 +110,10 @@ class GitError(HiveError):
 
     code = "git_error"
     exit_code = 8
+
+
+class GateFailed(HiveError):
+    """A verification gate (or an evaluation) did not pass; nothing was written."""
+
+    code = "gate_failed"
+    exit_code = 9

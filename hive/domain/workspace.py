@@ -7,11 +7,13 @@ and the MCP server all build a Workspace and call the same functions.
 
 from __future__ import annotations
 
+import copy
 import getpass
 import os
 import re
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from hive.errors import InvalidInput, NotInitialized
@@ -38,6 +40,17 @@ def _env_flag(name: str, default: bool) -> bool:
     if value is None or value == "":
         return default
     return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+@dataclass
+class MixedPlan:
+    """What a write plan returns: cells, other file changes, and the commit subject."""
+
+    cells: list[Cell]
+    subject_id: str
+    title: str
+    result: Any = None
+    files: list[Change] = field(default_factory=list)
 
 
 class Workspace:
@@ -140,6 +153,15 @@ class Workspace:
 
     # ------------------------------------------------------------ writing
 
+    def for_actor(self, name: str) -> Workspace:
+        """This workspace acting as ``name`` (sharing its caches and git handle)."""
+        checked = check_actor(name)
+        if checked == self.actor:
+            return self
+        other = copy.copy(self)
+        other._actor = checked
+        return other
+
     def write(
         self,
         plan: Callable[[Snapshot, CellIndex], tuple[list[Cell], str, str, Any]],
@@ -151,16 +173,30 @@ class Workspace:
         ``plan`` returns (cells to write, subject id, subject title, result).
         """
 
+        def with_files(snap: Snapshot, index: CellIndex) -> MixedPlan:
+            cells, subject_id, title, result = plan(snap, index)
+            return MixedPlan(cells=cells, subject_id=subject_id, title=title, result=result)
+
+        return self.write_mixed(with_files, event=event)
+
+    def write_mixed(
+        self, plan: Callable[[Snapshot, CellIndex], MixedPlan], *, event: str
+    ) -> WriteResult:
+        """Like :meth:`write`, plus other files (reservations, outcomes, an agent's
+        code) in the same commit."""
+
         last: dict[str, Any] = {}
 
         def git_plan(snap: Snapshot) -> Plan:
             index = self.cells(snap)
-            cells, subject_id, title, result = plan(snap, index)
-            written = {cell.id: self._encode(cell) for cell in cells}
+            wanted = plan(snap, index)
+            written = {cell.id: self._encode(cell) for cell in wanted.cells}
             last.update(base=index, written=written)
             changes = [Change(path, content) for path, _, _, content in written.values()]
-            message = self.message(event, subject_id, title, [c.id for c in cells])
-            return Plan(changes=changes, message=message, result=result)
+            changes += wanted.files
+            cell_ids = [c.id for c in wanted.cells]
+            message = self.message(event, wanted.subject_id, wanted.title, cell_ids)
+            return Plan(changes=changes, message=message, result=wanted.result)
 
         outcome = self.git.transact(
             git_plan,

@@ -65,10 +65,17 @@ class Identity:
 
 @dataclass(frozen=True)
 class Change:
-    """New content for one repository-relative path (``None`` deletes it)."""
+    """New content for one repository-relative path (``None`` deletes it).
+
+    ``mode`` is the git file mode (``0o100755`` for executables). ``from_worktree``
+    marks content read from the working tree (an agent's own edits): the file is
+    committed as it is and not rewritten.
+    """
 
     path: str
     content: bytes | None
+    mode: int = 0o100644
+    from_worktree: bool = False
 
 
 @dataclass
@@ -503,7 +510,7 @@ class GitRepo:
                 return WriteResult(commit=snap.head.commit, result=wanted.result, attempts=attempt)
             self._refuse_dirty(snap, wanted.changes)
             blobs = self._write_blobs(wanted.changes)
-            tree = self._write_tree(snap.tree, blobs)
+            tree = self._write_tree(snap.tree, wanted.changes, blobs)
             commit = self._write_commit(tree, snap.head.commit, wanted.message, author)
             if self._swap_ref(snap.head, commit, author, wanted.message):
                 self._sync_worktree(wanted.changes, blobs)
@@ -534,14 +541,17 @@ class GitRepo:
             blobs[change.path] = blob.id.decode()
         return blobs
 
-    def _write_tree(self, base_tree: str | None, blobs: Mapping[str, str | None]) -> str:
+    def _write_tree(
+        self, base_tree: str | None, changes: list[Change], blobs: Mapping[str, str | None]
+    ) -> str:
         nested: dict[str, Any] = {}
-        for path, sha in blobs.items():
+        for change in changes:
+            sha = blobs[change.path]
             node = nested
-            parts = path.split("/")
+            parts = change.path.split("/")
             for part in parts[:-1]:
                 node = node.setdefault(part, {})
-            node[parts[-1]] = sha
+            node[parts[-1]] = None if sha is None else (change.mode, sha)
         new_sha = self._rewrite_tree(base_tree, nested)
         return new_sha or self._empty_tree()
 
@@ -562,7 +572,7 @@ class GitRepo:
             elif change is None:
                 items.pop(key, None)
             else:
-                items[key] = (FILE_MODE, change)
+                items[key] = change
         if not items:
             return None
         tree = Tree()
@@ -619,38 +629,44 @@ class GitRepo:
     # ------------------------------------------------------ worktree and index
 
     def _refuse_dirty(self, snap: Snapshot, changes: list[Change]) -> None:
-        """Refuse to overwrite a hive file that has uncommitted local edits."""
+        """Refuse to overwrite a file whose staged or working copy differs from both
+        HEAD and what hive is about to write (the user's work is never lost)."""
         paths = [change.path for change in changes]
         entries = lookup_entries(self.paths.index_path, paths)
-        for path in paths:
+        for change in changes:
+            path = change.path
             expected = snap.blob_sha(path)
+            new = blob_sha_of(change.content) if change.content is not None else None
+            allowed = {expected, new}
             entry = entries.get(path)
             if entry is not None and entry.stage != 0:
                 raise DirtyHiveFile(f"{path} has merge conflicts; resolve them first", path=path)
             staged = entry.sha.decode() if entry is not None else None
-            if staged != expected:
+            if staged not in allowed:
                 raise DirtyHiveFile(
                     f"{path} has staged changes that are not committed; commit or reset them first",
                     path=path,
                 )
-            if not self._worktree_matches(path, expected, entry):
+            if not self._worktree_matches(path, allowed, entry):
                 raise DirtyHiveFile(
                     f"{path} has local edits that are not committed; commit or discard them first",
                     path=path,
                 )
 
-    def _worktree_matches(self, path: str, expected: str | None, entry: IndexEntry | None) -> bool:
+    def _worktree_matches(
+        self, path: str, allowed: set[str | None], entry: IndexEntry | None
+    ) -> bool:
         full = os.path.join(self.paths.root, path)
         try:
             info = os.lstat(full)
         except FileNotFoundError:
-            return True  # a deleted file is restored by the write
-        if expected is None:
-            return False  # an untracked file hive would overwrite
-        if entry is not None and _stat_matches(info, entry) and entry.sha.decode() == expected:
+            return True  # a deleted file is restored (or stays deleted) by the write
+        if entry is not None and _stat_matches(info, entry) and entry.sha.decode() in allowed:
             return True
+        if not os.path.isfile(full):
+            return False
         with open(full, "rb") as handle:
-            return blob_sha_of(handle.read()) == expected
+            return blob_sha_of(handle.read()) in allowed
 
     def _sync_worktree(self, changes: list[Change], blobs: Mapping[str, str | None]) -> None:
         updates: list[IndexUpdate] = []
@@ -661,9 +677,12 @@ class GitRepo:
                 _remove_file(full, self.paths.root)
                 updates.append(IndexUpdate(path=change.path, sha=None))
                 continue
-            _atomic_write(full, change.content)
+            if not change.from_worktree:
+                _atomic_write(full, change.content, change.mode)
             updates.append(
-                IndexUpdate(path=change.path, sha=sha.encode(), mode=FILE_MODE, stat=os.stat(full))
+                IndexUpdate(
+                    path=change.path, sha=sha.encode(), mode=change.mode, stat=os.stat(full)
+                )
             )
         update_index(self.paths.index_path, updates)
 
@@ -694,12 +713,20 @@ def _stat_matches(info: os.stat_result, entry: IndexEntry) -> bool:
     return info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns
 
 
-def _atomic_write(path: str, content: bytes) -> None:
+def _atomic_write(path: str, content: bytes, mode: int = FILE_MODE) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     temp = f"{path}.hive-tmp-{os.getpid()}"
     with open(temp, "wb") as handle:
         handle.write(content)
+    if mode & 0o111:
+        os.chmod(temp, 0o755 & ~_umask())
     os.replace(temp, path)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def _remove_file(path: str, root: str) -> None:

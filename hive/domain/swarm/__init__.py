@@ -1,0 +1,1 @@
+"""Swarm orchestration: decomposition, completion, learning from outcomes, review."""

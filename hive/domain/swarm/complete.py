@@ -1,0 +1,364 @@
+"""``swarm_complete``: close the cell, release the agent's reservations, record the
+outcome and (optionally) commit the agent's touched files, all in one commit.
+
+Everything that can fail is checked before anything is written: the cell
+(exists, open, not someone else's), the touched paths (inside the repository,
+regular files), the evaluation and the verification gate. The write itself is
+one transaction (lock + compare-and-swap, re-planned on a moved HEAD), so the
+repository either has all of it or none of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from hive.domain.cells import get_cell
+from hive.domain.globs import glob_matches
+from hive.domain.graph import open_blockers
+from hive.domain.outcomes import new_outcome_id, outcome_change
+from hive.domain.reservations import load_all, release_change
+from hive.domain.workspace import MixedPlan, Workspace
+from hive.errors import (
+    BlockedByDependency,
+    Conflict,
+    GateFailed,
+    InvalidInput,
+    NotFound,
+    PathOutsideRepository,
+    PermissionDenied,
+)
+from hive.git.repo import Change, Snapshot
+from hive.models import Cell, utc_now
+from hive.models.outcome import Outcome
+from hive.models.reservation import Reservation
+from hive.models.swarm import CompleteResult, GateRun
+from hive.store.cache import CellIndex
+
+MAX_TOUCHED_FILES = 1000
+MAX_FILE_BYTES = 50 * 1024 * 1024
+DEFAULT_GATE_TIMEOUT = 300.0
+GATE_OUTPUT_LIMIT = 20_000
+EXECUTABLE = 0o100755
+REGULAR = 0o100644
+
+
+def swarm_complete(
+    ws: Workspace,
+    *,
+    agent_name: str,
+    cell_id: str,
+    summary: str,
+    project_key: str | None = None,
+    files_touched: Sequence[str] | None = None,
+    evaluation: dict[str, Any] | None = None,
+    error_count: int = 0,
+    retry_count: int = 0,
+    run_gate: bool = True,
+) -> CompleteResult:
+    """Finish ``cell_id`` as ``agent_name``: one commit, or nothing at all."""
+    agent_ws = ws.for_actor(agent_name)
+    agent = agent_ws.actor
+    check_project(ws, project_key)
+    summary = _check_summary(summary)
+    if error_count < 0 or retry_count < 0:
+        raise InvalidInput("error_count and retry_count must be >= 0")
+    check_evaluation(evaluation)
+    touched = normalize_touched(ws.root, files_touched or [])
+    cell = get_cell(agent_ws.cells(), cell_id)
+    _check_completable(cell, agent)
+    gate = run_verification(ws, touched) if run_gate else []
+    file_changes = [touched_change(ws.root, path) for path in touched]
+
+    def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
+        current = get_cell(index, cell.id)
+        _check_completable(current, agent)
+        blockers = open_blockers(current, index)
+        if blockers:
+            raise BlockedByDependency(
+                f"{current.id} is blocked by open {', '.join(blockers)}; they must close first",
+                id=current.id,
+                blockers=blockers,
+            )
+        now = utc_now()
+        released, kept = _reservations_to_release(agent_ws, snap, agent, current.id, now)
+        closed = _closed(current, summary, now)
+        outcome = build_outcome(
+            index, closed, agent, touched, released + kept, now,
+            summary=summary, evaluation=evaluation,
+            error_count=error_count, retry_count=retry_count,
+        )  # fmt: skip
+        files = [outcome_change(outcome), *file_changes]
+        if released:
+            files.append(release_change(agent, kept, agent_ws))
+        result = CompleteResult(
+            cell=closed,
+            commit=None,
+            released=released,
+            outcome=outcome,
+            files_committed=touched,
+            gate=gate,
+        )
+        return MixedPlan(
+            cells=[closed], subject_id=closed.id, title=closed.title, result=result, files=files
+        )
+
+    written = agent_ws.write_mixed(plan, event="complete")
+    completed: CompleteResult = written.result
+    return completed.model_copy(update={"commit": written.commit})
+
+
+# ------------------------------------------------------------------ checks
+
+
+def check_project(ws: Workspace, project_key: str | None) -> None:
+    """A project key that is a directory must be this repository (or inside it)."""
+    if not project_key or not os.path.isdir(project_key):
+        return
+    given = os.path.realpath(project_key)
+    root = os.path.realpath(ws.root)
+    if given != root and not given.startswith(root + os.sep):
+        raise InvalidInput(f"project_key {project_key!r} is not this repository ({ws.root})")
+
+
+def _check_summary(summary: str) -> str:
+    cleaned = (summary or "").strip()
+    if not cleaned:
+        raise InvalidInput("summary must not be empty: say what was done")
+    if len(cleaned) > 20_000:
+        raise InvalidInput(f"summary is too long ({len(cleaned)} > 20000 characters)")
+    return cleaned
+
+
+def check_evaluation(evaluation: dict[str, Any] | None) -> None:
+    if evaluation is None:
+        return
+    if not isinstance(evaluation, dict):
+        raise InvalidInput("evaluation must be an object like {'passed': true, ...}")
+    if evaluation.get("passed") is False:
+        raise GateFailed(
+            "the evaluation did not pass; nothing was changed",
+            evaluation=evaluation,
+        )
+
+
+def _check_completable(cell: Cell, agent: str) -> None:
+    if cell.is_deleted:
+        raise NotFound(f"{cell.id} is deleted", id=cell.id)
+    if cell.is_closed:
+        raise Conflict(f"{cell.id} is already closed", id=cell.id)
+    if cell.type == "epic":
+        raise InvalidInput(f"{cell.id} is an epic; complete its subtasks instead", id=cell.id)
+    if cell.assignee and cell.assignee != agent:
+        raise PermissionDenied(
+            f"{cell.id} is assigned to {cell.assignee}, not {agent}",
+            id=cell.id,
+            holder=cell.assignee,
+        )
+
+
+# ------------------------------------------------------------------ touched files
+
+
+def normalize_touched(root: str, paths: Sequence[str]) -> list[str]:
+    """Repository-relative, normalised, de-duplicated paths that stay inside ``root``."""
+    if len(paths) > MAX_TOUCHED_FILES:
+        raise InvalidInput(f"too many files_touched ({len(paths)} > {MAX_TOUCHED_FILES})")
+    real_root = os.path.realpath(root)
+    found: list[str] = []
+    for raw in paths:
+        relative = _relative_path(root, real_root, raw)
+        if relative not in found:
+            found.append(relative)
+    return found
+
+
+def _relative_path(root: str, real_root: str, raw: str) -> str:
+    if not isinstance(raw, str) or not raw.strip() or "\0" in raw:
+        raise InvalidInput(f"invalid path {raw!r} in files_touched")
+    candidate = raw.strip()
+    full = candidate if os.path.isabs(candidate) else os.path.join(root, candidate)
+    normal = os.path.normpath(full)
+    if normal != os.path.normpath(root) and not normal.startswith(os.path.normpath(root) + os.sep):
+        raise PathOutsideRepository(f"{raw!r} is outside the repository")
+    relative = os.path.relpath(normal, root).replace(os.sep, "/")
+    if relative == "." or relative.split("/")[0] in (".git", ".hive"):
+        raise InvalidInput(f"{raw!r} is not a source file hive can commit for you")
+    real = os.path.realpath(normal)
+    if real != real_root and not real.startswith(real_root + os.sep):
+        raise PathOutsideRepository(f"{raw!r} resolves (through a symlink) outside the repository")
+    return relative
+
+
+def touched_change(root: str, path: str) -> Change:
+    """The change that commits the current working-tree state of ``path``."""
+    full = os.path.join(root, path)
+    if os.path.islink(full):
+        raise InvalidInput(f"{path} is a symlink; commit symlinks with git")
+    if not os.path.exists(full):
+        return Change(path, None)
+    if not os.path.isfile(full):
+        raise InvalidInput(f"{path} is not a regular file")
+    info = os.stat(full)
+    if info.st_size > MAX_FILE_BYTES:
+        raise InvalidInput(f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
+    with open(full, "rb") as handle:
+        content = handle.read()
+    mode = EXECUTABLE if info.st_mode & 0o111 else REGULAR
+    return Change(path, content, mode=mode, from_worktree=True)
+
+
+# ------------------------------------------------------------------ the gate
+
+
+def run_verification(ws: Workspace, touched: list[str]) -> list[GateRun]:
+    """Run the commands of ``verify`` in .hive/config.yaml; raise GateFailed on failure."""
+    settings = ws.config().extra_settings().get("verify") or {}
+    if not isinstance(settings, dict):
+        raise InvalidInput(".hive/config.yaml: 'verify' must be a mapping with 'commands'")
+    commands = settings.get("commands") or []
+    if isinstance(commands, str):
+        commands = [commands]
+    timeout = float(settings.get("timeout_seconds") or DEFAULT_GATE_TIMEOUT)
+    runs: list[GateRun] = []
+    for template in commands:
+        run = _run_command(ws.root, _expand(str(template), touched), timeout)
+        runs.append(run)
+        if run.exit_code != 0:
+            reason = "timed out" if run.exit_code is None else f"exited {run.exit_code}"
+            raise GateFailed(
+                f"verification gate failed: {run.command!r} {reason}; nothing was changed",
+                gate=[r.model_dump() for r in runs],
+            )
+    return runs
+
+
+def _expand(template: str, touched: list[str]) -> str:
+    files = " ".join(shlex.quote(path) for path in touched)
+    return template.replace("{files}", files)
+
+
+def _run_command(root: str, command: str, timeout: float) -> GateRun:
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command,
+        shell=True,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout)
+        code: int | None = process.returncode
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        output, _ = process.communicate()
+        code = None
+    text = output.decode("utf-8", errors="replace")[-GATE_OUTPUT_LIMIT:]
+    return GateRun(command=command, exit_code=code, output=text, seconds=time.monotonic() - started)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------ the record
+
+
+def _reservations_to_release(
+    ws: Workspace, snap: Snapshot, agent: str, cell_id: str, now: datetime
+) -> tuple[list[Reservation], list[Reservation]]:
+    """(released, kept): everything of the agent's except reservations for other cells."""
+    mine = load_all(ws, snap).get(agent)
+    if mine is None:
+        return [], []
+    active = [r for r in mine.reservations if r.active(now)]
+    released = [r for r in active if r.cell in (None, cell_id)]
+    kept = [r for r in active if r not in released]
+    if not released and len(active) != len(mine.reservations):
+        return [], kept  # only expired ones: nothing to release, leave the file alone
+    return released, kept
+
+
+def _closed(cell: Cell, summary: str, now: datetime) -> Cell:
+    notes = (cell.notes.rstrip("\n") + "\n" if cell.notes else "") + f"Completed: {summary}"
+    return cell.model_copy(
+        update={
+            "status": "closed",
+            "closed_at": now,
+            "updated_at": now,
+            "close_reason": summary.splitlines()[0][:500],
+            "notes": notes,
+        }
+    )
+
+
+def build_outcome(
+    index: CellIndex,
+    cell: Cell,
+    agent: str,
+    touched: list[str],
+    reservations: list[Reservation],
+    now: datetime,
+    *,
+    summary: str,
+    evaluation: dict[str, Any] | None,
+    error_count: int,
+    retry_count: int,
+    success: bool = True,
+    duration_seconds: float | None = None,
+    strategy: str | None = None,
+) -> Outcome:
+    started = cell.started_at or cell.created_at
+    epic = index.cells.get(cell.parent) if cell.parent else None
+    return Outcome(
+        id=new_outcome_id(cell.id),
+        cell_id=cell.id,
+        epic_id=epic.id if epic else None,
+        agent=agent,
+        title=cell.title,
+        strategy=strategy
+        or (str(epic.metadata.get("strategy")) if epic and epic.metadata.get("strategy") else None),
+        success=success,
+        duration_seconds=duration_seconds
+        if duration_seconds is not None
+        else max(0.0, (now - started).total_seconds()),
+        error_count=error_count,
+        retry_count=retry_count,
+        files_planned=list(cell.files_owned),
+        files_touched=touched,
+        scope_violations=scope_violations(touched, cell.files_owned, reservations),
+        summary=summary,
+        evaluation=evaluation,
+        source="swarm_complete",
+        recorded_at=now,
+    )
+
+
+def epic_strategy(epic: Cell | None) -> str | None:
+    value = epic.metadata.get("strategy") if epic is not None else None
+    return str(value) if value else None
+
+
+def scope_violations(
+    touched: list[str], owned: list[str], reservations: list[Reservation]
+) -> list[str]:
+    """Touched files matching neither the cell's files_owned nor the agent's reservations.
+
+    A cell with no files_owned and an agent with no reservations has no declared
+    scope, so nothing can violate it.
+    """
+    patterns = [*owned, *(r.path_pattern for r in reservations)]
+    if not patterns:
+        return []
+    return [path for path in touched if not any(glob_matches(p, path) for p in patterns)]

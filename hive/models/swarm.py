@@ -1,0 +1,157 @@
+"""Results of the swarm orchestration operations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from hive.models.cell import Cell
+from hive.models.outcome import Outcome
+from hive.models.reservation import Reservation
+
+
+class GateRun(BaseModel):
+    """One verification command run by ``swarm_complete``."""
+
+    command: str
+    exit_code: int | None  # None: timed out
+    output: str = ""
+    seconds: float = 0.0
+
+
+class CompleteResult(BaseModel):
+    cell: Cell
+    commit: str | None
+    released: list[Reservation] = Field(default_factory=list)
+    outcome: Outcome
+    files_committed: list[str] = Field(default_factory=list)
+    gate: list[GateRun] = Field(default_factory=list)
+
+
+class SwarmStatus(BaseModel):
+    epic_id: str
+    title: str
+    total: int
+    completed: int
+    in_progress: int
+    blocked: int
+    open: int
+    percent: int
+    ready: list[str] = Field(default_factory=list)
+    agents: dict[str, str] = Field(default_factory=dict)  # cell id -> assignee
+
+
+class ProgressResult(BaseModel):
+    cell: Cell
+    percent: int | None = None
+    message_id: int | None = None
+    thread_id: str | None = None
+
+
+class StrategyScore(BaseModel):
+    strategy: str
+    score: float
+    prior: float
+    evidence: float
+    weight: float
+
+
+class Precedent(BaseModel):
+    cell_id: str
+    title: str
+    strategy: str | None
+    success: bool
+    similarity: float
+    age_days: float
+
+
+class StrategyChoice(BaseModel):
+    strategy: str
+    confidence: float
+    reasoning: str
+    alternatives: list[StrategyScore]
+    precedents: list[Precedent] = Field(default_factory=list)
+
+
+class PlannedSubtask(BaseModel):
+    title: str = Field(min_length=1, max_length=500)
+    description: str = ""
+    files: list[str] = Field(default_factory=list)
+    dependencies: list[int] = Field(default_factory=list)
+    estimated_complexity: int = Field(default=2, ge=1, le=5)
+    type: str = "task"
+    priority: int | None = Field(default=None, ge=0, le=4)
+
+
+class Decomposition(BaseModel):
+    epic: dict[str, Any]
+    subtasks: list[PlannedSubtask] = Field(min_length=1)
+    strategy: str | None = None
+
+
+class ValidationIssue(BaseModel):
+    message: str
+    hint: str = ""
+    path: str = ""  # where in the JSON: "subtasks[2].files"
+
+
+class ValidationResult(BaseModel):
+    valid: bool
+    errors: list[ValidationIssue] = Field(default_factory=list)
+    warnings: list[ValidationIssue] = Field(default_factory=list)
+    data: Decomposition | None = None
+
+
+class PlanPrompt(BaseModel):
+    prompt: str
+    strategy: StrategyChoice
+    schema_: dict[str, Any] = Field(alias="schema", serialization_alias="schema")
+    similar_epics: list[dict[str, Any]] = Field(default_factory=list)
+    anti_patterns: list[str] = Field(default_factory=list)
+    cass: str = "unavailable"  # "ok", "no hits", "unavailable", "failed: ..."
+
+    model_config = {"populate_by_name": True}
+
+
+class SubtaskPrompt(BaseModel):
+    cell_id: str
+    epic_id: str | None
+    agent_name: str | None
+    prompt: str
+    files: list[str] = Field(default_factory=list)
+
+
+class PatternStat(BaseModel):
+    strategy: str
+    kind: str
+    maturity: str  # candidate | established | proven | deprecated
+    successes: float
+    failures: float
+    score: float
+
+
+class StrategyInsight(BaseModel):
+    strategy: str
+    total: int
+    successes: int
+    success_rate: float
+    decayed_score: float
+    by_month: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+class Insights(BaseModel):
+    strategies: list[StrategyInsight]
+    patterns: list[PatternStat]
+    anti_patterns: list[str]
+
+
+class SwarmInit(BaseModel):
+    project_path: str
+    hive_available: bool
+    swarmmail_available: bool
+    cass_available: bool
+    agent: str | None = None
+    cells: int = 0
+    outcomes: int = 0
+    strategies: list[str] = Field(default_factory=list)

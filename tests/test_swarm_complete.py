@@ -1,0 +1,241 @@
+"""swarm_complete is all or nothing, in one commit; progress, status, record_outcome."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import show_cell, start_cell
+from hive.domain.epics import create_epic
+from hive.domain.mail import inbox, mail_init
+from hive.domain.outcomes import load_outcomes
+from hive.domain.reservations import list_reservations, reserve
+from hive.domain.setup import init_hive
+from hive.domain.swarm.complete import swarm_complete
+from hive.domain.swarm.progress import swarm_progress, swarm_record_outcome, swarm_status
+from hive.domain.workspace import Workspace
+from hive.errors import (
+    Conflict,
+    GateFailed,
+    InvalidInput,
+    NotFound,
+    PathOutsideRepository,
+    PermissionDenied,
+)
+from hive.store.yamlio import dumps
+from tests.conftest import assert_clean, git
+
+
+def head(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def epic_with_work(ws: Workspace) -> tuple[str, str, str]:
+    cells = create_epic(
+        ws,
+        title="Auth",
+        subtasks=[
+            {"title": "session store", "files": ["src/session/**"]},
+            {"title": "login form", "files": ["src/login.py"], "dependencies": [0]},
+        ],
+        metadata={"strategy": "feature-based"},
+    )
+    return cells[0].id, cells[1].id, cells[2].id
+
+
+def set_verify(ws: Workspace, repo: Path, verify: dict[str, object]) -> None:
+    config = repo / ".hive" / "config.yaml"
+    base = config.read_text().split("verify:")[0]
+    config.write_text(base + dumps({"verify": verify}))
+    git(repo, "commit", "-qam", "gate")
+
+
+def test_complete_is_one_commit_with_cell_reservations_outcome_and_code(
+    ws: Workspace, repo: Path
+) -> None:
+    epic_id, session_id, _ = epic_with_work(ws)
+    bob = ws.for_actor("bob")
+    start_cell(bob, cell_id=session_id)
+    reserve(bob, paths=["src/session/**"], cell=session_id)
+    reserve(bob, paths=["docs/session.md", "src/util.py"])
+    (repo / "src/session").mkdir(parents=True)
+    (repo / "src/session/store.py").write_text("STORE = {}\n")
+    (repo / "src/session/run.sh").write_text("#!/bin/sh\necho hi\n")
+    os.chmod(repo / "src/session/run.sh", 0o755)
+    (repo / "src/other.py").write_text("outside = True\n")
+    (repo / "user-notes.txt").write_text("the user's own work\n")
+    git(repo, "add", "user-notes.txt")
+    before = head(repo)
+
+    result = swarm_complete(
+        ws,
+        agent_name="bob",
+        cell_id=session_id,
+        summary="session store with expiry",
+        files_touched=["src/session/store.py", "./src/session/run.sh", "src/other.py"],
+        error_count=1,
+        retry_count=2,
+    )
+
+    assert git(repo, "rev-list", "--count", f"{before}..HEAD").strip() == "1"
+    changed = sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split())
+    outcome_path = f".hive/outcomes/{result.outcome.id}.yaml"
+    assert changed == sorted(
+        [
+            f".hive/cells/{session_id.split('-')[1][0]}/{session_id}.yaml",
+            ".hive/reservations/bob.yaml",
+            outcome_path,
+            "src/other.py",
+            "src/session/run.sh",
+            "src/session/store.py",
+        ]
+    )
+    message = git(repo, "log", "-1", "--format=%B")
+    assert f"Hive-Cell: {session_id}" in message and "Hive-Event: complete" in message
+    assert "Hive-Agent: bob" in message
+    assert "100755 blob" in git(repo, "ls-tree", "HEAD", "src/session/run.sh")
+    # the user's staged file is still staged, not committed
+    assert git(repo, "status", "--porcelain") == "A  user-notes.txt\n"
+    assert show_cell(ws, cell_id=session_id).status == "closed"
+    assert [r.path_pattern for r in result.released] == [
+        "src/session/**",
+        "docs/session.md",
+        "src/util.py",
+    ]
+    assert list_reservations(ws, agent="bob") == []
+    outcome = load_outcomes(ws)[-1]
+    assert outcome.cell_id == session_id and outcome.epic_id == epic_id
+    assert outcome.strategy == "feature-based" and outcome.success
+    assert (outcome.error_count, outcome.retry_count) == (1, 2)
+    assert outcome.files_planned == ["src/session/**"]
+    assert outcome.scope_violations == ["src/other.py"]
+    git(repo, "reset", "-q")
+    (repo / "user-notes.txt").unlink()
+    assert_clean(repo)
+
+
+def test_reservations_for_other_cells_are_kept(ws: Workspace, repo: Path) -> None:
+    _, session_id, login_id = epic_with_work(ws)
+    reserve(ws, paths=["src/session/**"], cell=session_id)
+    reserve(ws, paths=["src/login.py"], cell=login_id)
+    result = swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="done")
+    assert [r.path_pattern for r in result.released] == ["src/session/**"]
+    assert [r.path_pattern for r in list_reservations(ws)] == ["src/login.py"]
+
+
+def test_failures_change_nothing(ws: Workspace, repo: Path) -> None:
+    _, session_id, login_id = epic_with_work(ws)
+    start_cell(ws.for_actor("bob"), cell_id=session_id)
+    (repo / "src").mkdir()
+    (repo / "src/a.py").write_text("a\n")
+    (repo / "outside.txt").write_text("x\n")
+    os.symlink("/etc/hostname", repo / "src/escape")
+    before = head(repo)
+    cases = [
+        (dict(cell_id=session_id), PermissionDenied, "assigned to bob"),
+        (dict(cell_id="hv-zzzzzz"), NotFound, "no cell"),
+        (dict(cell_id=login_id, files_touched=["../x"]), PathOutsideRepository, "outside"),
+        (dict(cell_id=login_id, files_touched=["/etc/passwd"]), PathOutsideRepository, "outside"),
+        (dict(cell_id=login_id, files_touched=["src/escape"]), PathOutsideRepository, "symlink"),
+        (dict(cell_id=login_id, files_touched=[".hive/config.yaml"]), InvalidInput, "not a source"),
+        (dict(cell_id=login_id, evaluation={"passed": False}), GateFailed, "evaluation"),
+        (dict(cell_id=login_id, summary="  "), InvalidInput, "summary"),
+    ]
+    for kwargs, error, text in cases:
+        arguments = {"agent_name": "alice", "summary": "done", **kwargs}
+        with pytest.raises(error, match=text):
+            swarm_complete(ws, **arguments)  # type: ignore[arg-type]
+    # login is blocked by the open session cell
+    with pytest.raises(Conflict, match="blocked by open"):
+        swarm_complete(ws, agent_name="alice", cell_id=login_id, summary="done")
+    assert head(repo) == before
+    assert git(repo, "status", "--porcelain", ".hive") == ""
+
+
+def test_completing_twice_is_refused(ws: Workspace) -> None:
+    _, session_id, _ = epic_with_work(ws)
+    swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="done")
+    with pytest.raises(Conflict, match="already closed"):
+        swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="again")
+
+
+def test_gate_failure_and_timeout_leave_everything_as_it_was(ws: Workspace, repo: Path) -> None:
+    _, session_id, _ = epic_with_work(ws)
+    (repo / "src").mkdir()
+    (repo / "src/a.py").write_text("a\n")
+    set_verify(ws, repo, {"commands": ["test -f {files} && echo checked {files} && exit 3"]})
+    before = head(repo)
+    with pytest.raises(GateFailed, match="exited 3") as failed:
+        swarm_complete(
+            ws, agent_name="alice", cell_id=session_id, summary="x", files_touched=["src/a.py"]
+        )
+    assert "checked src/a.py" in failed.value.details["gate"][0]["output"]
+    set_verify(ws, repo, {"commands": ["sleep 30"], "timeout_seconds": 0.5})
+    before = head(repo)
+    with pytest.raises(GateFailed, match="timed out"):
+        swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="x")
+    assert head(repo) == before
+    assert show_cell(ws, cell_id=session_id).status == "open"
+    set_verify(ws, repo, {"commands": ["true"]})
+    done = swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="x")
+    assert done.gate[0].exit_code == 0
+
+
+def test_progress_posts_to_the_epic_thread_and_status_counts(ws: Workspace, repo: Path) -> None:
+    epic_id, session_id, login_id = epic_with_work(ws)
+    for name in ("alice", "bob"):
+        mail_init(ws.for_actor(name), agent_name=name, session=f"s-{name}")
+    start_cell(ws.for_actor("alice"), cell_id=login_id)
+    result = swarm_progress(
+        ws, agent_name="bob", cell_id=session_id, status="in_progress", progress_percent=40,
+        message="schema done",
+    )  # fmt: skip
+    assert result.thread_id == epic_id and result.message_id is not None
+    assert "40% - schema done" in show_cell(ws, cell_id=session_id).notes
+    headers = inbox(ws.for_actor("alice"), agent="alice")
+    assert headers[0].thread_id == epic_id and headers[0].sender == "bob"
+    with pytest.raises(PermissionDenied):
+        swarm_progress(ws, agent_name="carol", cell_id=session_id, status="blocked")
+    status = swarm_status(ws, epic_id=epic_id)
+    assert (status.total, status.in_progress, status.completed) == (2, 2, 0)
+    assert status.agents == {session_id: "bob", login_id: "alice"}
+
+
+def test_record_outcome_is_one_commit_with_only_the_outcome(ws: Workspace, repo: Path) -> None:
+    _, session_id, _ = epic_with_work(ws)
+    outcome = swarm_record_outcome(
+        ws, cell_id=session_id, success=False, duration_ms=1500, error_count=3,
+        strategy="risk-based", summary="flaky tests",
+    )  # fmt: skip
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
+        f".hive/outcomes/{outcome.id}.yaml"
+    ]
+    stored = load_outcomes(ws)[-1]
+    assert (stored.success, stored.duration_seconds, stored.strategy) == (False, 1.5, "risk-based")
+    assert stored.source == "record_outcome"
+    with pytest.raises(NotFound):
+        swarm_record_outcome(ws, cell_id="hv-nope00", success=True)
+
+
+def test_project_key_must_be_this_repository(ws: Workspace, tmp_path: Path) -> None:
+    _, session_id, _ = epic_with_work(ws)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    with pytest.raises(InvalidInput, match="not this repository"):
+        swarm_complete(
+            ws, agent_name="alice", cell_id=session_id, summary="x", project_key=str(other)
+        )
+
+
+def test_complete_in_a_fresh_repository_workspace(tmp_path: Path) -> None:
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "r")
+    ws = Workspace(str(repo), actor="w")
+    init_hive(ws, prefix="hv")
+    _, session_id, _ = epic_with_work(ws)
+    result = swarm_complete(ws, agent_name="w", cell_id=session_id, summary="ok")
+    assert result.commit == head(repo)
+    assert_clean(repo)
