@@ -106,12 +106,10 @@ class ValidationResult(BaseModel):
 class PlanPrompt(BaseModel):
     prompt: str
     strategy: StrategyChoice
-    schema_: dict[str, Any] = Field(alias="schema", serialization_alias="schema")
+    response_schema: dict[str, Any]
     similar_epics: list[dict[str, Any]] = Field(default_factory=list)
     anti_patterns: list[str] = Field(default_factory=list)
     cass: str = "unavailable"  # "ok", "no hits", "unavailable", "failed: ..."
-
-    model_config = {"populate_by_name": True}
 
 
 class SubtaskPrompt(BaseModel):

@@ -1,0 +1,551 @@
+"""Decomposition: the coordinator's planning prompt, validation of the plan it
+returns, and turning a valid plan into an epic with subtasks in one commit."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from typing import Any
+
+from pydantic import ValidationError
+
+from hive.domain.epics import create_epic
+from hive.domain.globs import intersection_witness, normalize_pattern
+from hive.domain.outcomes import load_outcomes
+from hive.domain.swarm.learning import anti_patterns, select_strategy, similarity, tokens
+from hive.domain.swarm.strategies import STRATEGIES, STRATEGY_NAMES
+from hive.domain.workspace import Workspace
+from hive.errors import HiveError, InvalidInput, NotInitialized
+from hive.models import Cell
+from hive.models.outcome import Outcome
+from hive.models.swarm import (
+    Decomposition,
+    PlannedSubtask,
+    PlanPrompt,
+    StrategyChoice,
+    SwarmInit,
+    ValidationIssue,
+    ValidationResult,
+)
+
+MAX_SUBTASKS = 30
+MAX_RESPONSE = 200_000
+CASS_TIMEOUT = 5.0
+_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.S)
+_NEGATION = re.compile(
+    r"\b(?:do not|don't|must not|never|without)\s+(?:modify|touch|edit|change)\s+([\w./*{}\-]+)",
+    re.I,
+)
+
+
+# ------------------------------------------------------------------ the prompt
+
+
+def swarm_plan_prompt(
+    ws: Workspace,
+    *,
+    task: str,
+    strategy: str | None = None,
+    max_subtasks: int = 5,
+    context: str | None = None,
+    query_cass: bool = True,
+) -> PlanPrompt:
+    """A prompt asking the coordinator for a decomposition, with this repo's history."""
+    if not 1 <= max_subtasks <= MAX_SUBTASKS:
+        raise InvalidInput(f"max_subtasks must be between 1 and {MAX_SUBTASKS}")
+    outcomes = load_outcomes(ws)
+    choice = select_strategy(ws, task=task, context=context, outcomes=outcomes)
+    if strategy is not None:
+        choice = _forced(choice, strategy)
+    similar = similar_epics(ws, task, outcomes)
+    lessons = anti_patterns(outcomes)
+    cass_status, cass_hits = cass_search(task) if query_cass else ("skipped", [])
+    prompt = _render_prompt(task, context, choice, max_subtasks, similar, lessons, cass_hits)
+    return PlanPrompt(
+        prompt=prompt,
+        strategy=choice,
+        response_schema=decomposition_schema(),
+        similar_epics=similar,
+        anti_patterns=lessons,
+        cass=cass_status,
+    )
+
+
+def swarm_decompose(
+    ws: Workspace,
+    *,
+    task: str,
+    max_subtasks: int = 5,
+    context: str | None = None,
+    query_cass: bool = True,
+) -> PlanPrompt:
+    """Same as :func:`swarm_plan_prompt` with the strategy chosen automatically."""
+    return swarm_plan_prompt(
+        ws, task=task, max_subtasks=max_subtasks, context=context, query_cass=query_cass
+    )
+
+
+def _forced(choice: StrategyChoice, strategy: str) -> StrategyChoice:
+    if strategy not in STRATEGIES:
+        raise InvalidInput(f"unknown strategy {strategy!r}: use {', '.join(STRATEGY_NAMES)}")
+    if strategy == choice.strategy:
+        return choice
+    return choice.model_copy(
+        update={
+            "strategy": strategy,
+            "reasoning": f"{strategy} was requested (hive would have chosen {choice.strategy}).",
+        }
+    )
+
+
+def decomposition_schema() -> dict[str, Any]:
+    """The JSON shape the coordinator must answer with."""
+    return {
+        "type": "object",
+        "required": ["epic", "subtasks"],
+        "properties": {
+            "epic": {
+                "type": "object",
+                "required": ["title"],
+                "properties": {"title": {"type": "string"}, "description": {"type": "string"}},
+            },
+            "strategy": {"enum": list(STRATEGY_NAMES)},
+            "subtasks": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["title", "files"],
+                    "properties": {
+                        "title": {"type": "string"},
+                        "description": {"type": "string"},
+                        "files": {"type": "array", "items": {"type": "string"}},
+                        "dependencies": {"type": "array", "items": {"type": "integer"}},
+                        "estimated_complexity": {"type": "integer", "minimum": 1, "maximum": 5},
+                    },
+                },
+            },
+        },
+    }
+
+
+def _render_prompt(
+    task: str,
+    context: str | None,
+    choice: StrategyChoice,
+    max_subtasks: int,
+    similar: list[dict[str, Any]],
+    lessons: list[str],
+    cass_hits: list[str],
+) -> str:
+    strategy = STRATEGIES[choice.strategy]
+    parts = [
+        f"Plan this task as an epic of at most {max_subtasks} subtasks for parallel agents.",
+        f"\n## Task\n{task.strip()}",
+    ]
+    if context:
+        parts.append(f"\n## Context\n{context.strip()}")
+    parts.append(
+        f"\n## Strategy: {strategy.name} (confidence {choice.confidence:.2f})\n"
+        f"{strategy.summary}\nWhy: {choice.reasoning}\n"
+        + "".join(f"- {line}\n" for line in strategy.guidelines)
+        + "Avoid:\n"
+        + "".join(f"- {line}\n" for line in strategy.anti_patterns)
+        + f"Example: {strategy.example}"
+    )
+    if similar:
+        parts.append("\n## Similar past epics in this repository")
+        parts += [
+            f"- {e['title']} (strategy {e['strategy'] or 'unknown'}): {e['closed']}/{e['subtasks']}"
+            f" subtasks closed, outcomes {e['successes']} ok / {e['failures']} failed"
+            for e in similar
+        ]
+    if lessons:
+        parts.append("\n## Lessons from past failures (anti-patterns)")
+        parts += [f"- {lesson}" for lesson in lessons]
+    if cass_hits:
+        parts.append("\n## Related past agent sessions (cass)")
+        parts += [f"- {hit}" for hit in cass_hits]
+    parts.append(
+        "\n## Rules\n"
+        "- Every subtask lists the files (globs allowed) it will edit; no two subtasks may"
+        " own intersecting files.\n"
+        "- dependencies are indexes of earlier subtasks that must finish first; no cycles.\n"
+        "- estimated_complexity is 1 (trivial) to 5 (a day of work).\n"
+        "\n## Answer\nOnly JSON in this shape (a ```json fence is fine):\n"
+        '{"epic": {"title": "...", "description": "..."}, "strategy": "' + strategy.name + '",'
+        ' "subtasks": [{"title": "...", "description": "...", "files": ["src/x/**"],'
+        ' "dependencies": [], "estimated_complexity": 2}]}'
+    )
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------ history
+
+
+def similar_epics(
+    ws: Workspace, task: str, outcomes: list[Outcome] | None = None, limit: int = 5
+) -> list[dict[str, Any]]:
+    """Past epics whose titles resemble ``task``, with how their subtasks went."""
+    try:
+        index = ws.cells()
+    except NotInitialized:
+        return []
+    wanted = tokens(task)
+    by_epic: dict[str, list[Outcome]] = {}
+    for outcome in outcomes if outcomes is not None else load_outcomes(ws):
+        if outcome.epic_id:
+            by_epic.setdefault(outcome.epic_id, []).append(outcome)
+    scored: list[tuple[float, Cell]] = []
+    for cell in index.cells.values():
+        if cell.type != "epic" or cell.is_deleted:
+            continue
+        score = similarity(wanted, tokens(f"{cell.title} {cell.description[:300]}"))
+        if score >= 0.2:
+            scored.append((score, cell))
+    scored.sort(key=lambda item: (-item[0], item[1].id))
+    found = []
+    for score, epic in scored[:limit]:
+        children = [index.cells[c] for c in index.children_of(epic.id)]
+        results = by_epic.get(epic.id, [])
+        found.append(
+            {
+                "id": epic.id,
+                "title": epic.title,
+                "strategy": epic.metadata.get("strategy"),
+                "similarity": round(score, 3),
+                "subtasks": len(children),
+                "closed": sum(1 for c in children if c.is_closed),
+                "successes": sum(1 for o in results if o.success),
+                "failures": sum(1 for o in results if not o.success),
+            }
+        )
+    return found
+
+
+def cass_search(query: str, limit: int = 5) -> tuple[str, list[str]]:
+    """Hits from ``cass search --json`` when the binary is on PATH (never raises)."""
+    binary = shutil.which("cass")
+    if binary is None:
+        return "unavailable", []
+    try:
+        completed = subprocess.run(
+            [binary, "search", "--json", query[:500]],
+            capture_output=True,
+            timeout=CASS_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"failed: {type(exc).__name__}", []
+    if completed.returncode != 0:
+        return f"failed: exit {completed.returncode}", []
+    try:
+        data = json.loads(completed.stdout or b"null")
+    except json.JSONDecodeError:
+        return "failed: not JSON", []
+    hits = data.get("hits") or data.get("results") if isinstance(data, dict) else data
+    if not isinstance(hits, list) or not hits:
+        return "no hits", []
+    return "ok", [_hit_text(hit) for hit in hits[:limit]]
+
+
+def _hit_text(hit: Any) -> str:
+    if isinstance(hit, dict):
+        title = hit.get("title") or hit.get("source_path") or hit.get("path") or ""
+        snippet = hit.get("snippet") or hit.get("content") or hit.get("text") or ""
+        return f"{title}: {str(snippet)[:200]}".strip(": ")
+    return str(hit)[:200]
+
+
+# ------------------------------------------------------------------ validation
+
+
+def swarm_validate_decomposition(
+    ws: Workspace | None, *, response: str | dict[str, Any], max_subtasks: int = MAX_SUBTASKS
+) -> ValidationResult:
+    """Check a decomposition: schema, files (exact glob conflicts), dependencies."""
+    try:
+        raw = _parse_response(response)
+    except InvalidInput as exc:
+        return ValidationResult(
+            valid=False, errors=[ValidationIssue(message=exc.message, hint=_JSON_HINT)]
+        )
+    try:
+        plan = Decomposition.model_validate(raw)
+    except ValidationError as exc:
+        return ValidationResult(valid=False, errors=[_schema_issue(e) for e in exc.errors()])
+    errors: list[ValidationIssue] = []
+    warnings: list[ValidationIssue] = []
+    _check_epic(plan, errors)
+    if len(plan.subtasks) > max_subtasks:
+        errors.append(
+            ValidationIssue(
+                message=f"{len(plan.subtasks)} subtasks, more than the {max_subtasks} allowed",
+                hint="merge small subtasks or split the epic",
+                path="subtasks",
+            )
+        )
+    normalized = _check_files(plan.subtasks, errors, warnings)
+    _check_dependencies(plan.subtasks, errors)
+    _check_contradictions(plan.subtasks, normalized, warnings)
+    if plan.strategy is not None and plan.strategy not in STRATEGIES:
+        warnings.append(
+            ValidationIssue(
+                message=f"unknown strategy {plan.strategy!r}",
+                hint=f"use one of {', '.join(STRATEGY_NAMES)}",
+                path="strategy",
+            )
+        )
+    if not errors:
+        plan = plan.model_copy(
+            update={
+                "subtasks": [
+                    s.model_copy(update={"files": files})
+                    for s, files in zip(plan.subtasks, normalized, strict=True)
+                ]
+            }
+        )
+    return ValidationResult(valid=not errors, errors=errors, warnings=warnings, data=plan)
+
+
+_JSON_HINT = 'answer with one JSON object: {"epic": {...}, "subtasks": [...]}'
+
+
+def _parse_response(response: str | dict[str, Any]) -> Any:
+    if isinstance(response, dict):
+        return response
+    if not isinstance(response, str) or not response.strip():
+        raise InvalidInput("the decomposition is empty")
+    if len(response) > MAX_RESPONSE:
+        raise InvalidInput(f"the decomposition is too large ({len(response)} characters)")
+    candidates = [m.group(1) for m in _FENCE.finditer(response)] or [response]
+    last_error = ""
+    for text in candidates:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            last_error = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+    stripped = response.strip()
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if 0 <= start < end:
+        try:
+            return json.loads(stripped[start : end + 1])
+        except json.JSONDecodeError:
+            pass
+    raise InvalidInput(f"the decomposition is not valid JSON ({last_error})")
+
+
+def _schema_issue(error: Any) -> ValidationIssue:
+    location = "".join(
+        f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]
+    ).lstrip(".")
+    return ValidationIssue(
+        message=f"{location or 'document'}: {error['msg']}",
+        hint="see the schema returned with the planning prompt",
+        path=location,
+    )
+
+
+def _check_epic(plan: Decomposition, errors: list[ValidationIssue]) -> None:
+    title = plan.epic.get("title")
+    if not isinstance(title, str) or not title.strip():
+        errors.append(
+            ValidationIssue(
+                message="epic.title is missing or empty",
+                hint="give the epic a one-line title",
+                path="epic.title",
+            )
+        )
+
+
+def _check_files(
+    subtasks: list[PlannedSubtask], errors: list[ValidationIssue], warnings: list[ValidationIssue]
+) -> list[list[str]]:
+    normalized: list[list[str]] = []
+    for number, subtask in enumerate(subtasks):
+        files: list[str] = []
+        for pattern in subtask.files:
+            try:
+                files.append(normalize_pattern(pattern))
+            except HiveError as exc:
+                errors.append(
+                    ValidationIssue(
+                        message=exc.message,
+                        hint="use repository-relative paths or globs",
+                        path=f"subtasks[{number}].files",
+                    )
+                )
+        if not subtask.files:
+            warnings.append(
+                ValidationIssue(
+                    message=f"subtask {number} ({subtask.title!r}) lists no files",
+                    hint="list the files it will edit so reservations and review can check scope",
+                    path=f"subtasks[{number}].files",
+                )
+            )
+        normalized.append(files)
+    for i, left in enumerate(normalized):
+        for j in range(i + 1, len(normalized)):
+            for a in left:
+                for b in normalized[j]:
+                    witness = intersection_witness(a, b)
+                    if witness is not None:
+                        errors.append(
+                            ValidationIssue(
+                                message=f"subtasks {i} and {j} both own {witness!r} ({a} vs {b})",
+                                hint="give each file to exactly one subtask, or merge them",
+                                path=f"subtasks[{j}].files",
+                            )
+                        )
+    return normalized
+
+
+def _check_dependencies(subtasks: list[PlannedSubtask], errors: list[ValidationIssue]) -> None:
+    count = len(subtasks)
+    graph: dict[int, list[int]] = {}
+    for number, subtask in enumerate(subtasks):
+        for dep in subtask.dependencies:
+            path = f"subtasks[{number}].dependencies"
+            if dep == number:
+                errors.append(
+                    ValidationIssue(
+                        message=f"subtask {number} depends on itself", hint="remove it", path=path
+                    )
+                )
+            elif not 0 <= dep < count:
+                errors.append(
+                    ValidationIssue(
+                        message=f"subtask {number} depends on {dep}, which does not exist",
+                        hint=f"dependencies are indexes 0..{count - 1}",
+                        path=path,
+                    )
+                )
+            else:
+                graph.setdefault(number, []).append(dep)
+    cycle = _find_cycle(graph, count)
+    if cycle:
+        errors.append(
+            ValidationIssue(
+                message="dependency cycle: " + " -> ".join(str(n) for n in cycle),
+                hint="a subtask can only wait for work that does not wait for it",
+                path="subtasks",
+            )
+        )
+
+
+def _find_cycle(graph: dict[int, list[int]], count: int) -> list[int]:
+    state = [0] * count
+    stack: list[int] = []
+
+    def visit(node: int) -> list[int]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph.get(node, []):
+            if state[nxt] == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if state[nxt] == 0:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in range(count):
+        if state[node] == 0:
+            found = visit(node)
+            if found:
+                return found
+    return []
+
+
+def _check_contradictions(
+    subtasks: list[PlannedSubtask], normalized: list[list[str]], warnings: list[ValidationIssue]
+) -> None:
+    """A subtask told not to touch a file it owns (or another subtask owns) is suspicious."""
+    for number, subtask in enumerate(subtasks):
+        for match in _NEGATION.finditer(subtask.description):
+            target = match.group(1).rstrip(".,;:")
+            try:
+                pattern = normalize_pattern(target)
+            except HiveError:
+                continue
+            if any(intersection_witness(pattern, own) for own in normalized[number]):
+                warnings.append(
+                    ValidationIssue(
+                        message=f"subtask {number} says not to change {target} but owns it",
+                        hint="drop the file from its files or fix the instruction",
+                        path=f"subtasks[{number}].description",
+                    )
+                )
+
+
+# ------------------------------------------------------------------ creating the epic
+
+
+def create_epic_from_decomposition(
+    ws: Workspace, *, decomposition: str | dict[str, Any], strategy: str | None = None
+) -> list[Cell]:
+    """Validate, then create the epic and its subtasks in one commit."""
+    checked = swarm_validate_decomposition(ws, response=decomposition)
+    if not checked.valid or checked.data is None:
+        problems = "; ".join(issue.message for issue in checked.errors)
+        raise InvalidInput(
+            f"invalid decomposition: {problems}",
+            errors=[issue.model_dump() for issue in checked.errors],
+        )
+    plan = checked.data
+    chosen = strategy or plan.strategy
+    if chosen is not None and chosen not in STRATEGIES:
+        raise InvalidInput(f"unknown strategy {chosen!r}: use {', '.join(STRATEGY_NAMES)}")
+    metadata = {"strategy": chosen} if chosen else {}
+    return create_epic(
+        ws,
+        title=str(plan.epic["title"]),
+        description=str(plan.epic.get("description") or ""),
+        subtasks=[
+            {
+                "title": s.title,
+                "description": s.description,
+                "files": s.files,
+                "dependencies": s.dependencies,
+                "estimated_complexity": s.estimated_complexity,
+                "priority": s.priority,
+            }
+            for s in plan.subtasks
+        ],
+        metadata=metadata,
+    )
+
+
+# ------------------------------------------------------------------ swarm_init
+
+
+def swarm_init(ws: Workspace, *, project_path: str | None = None) -> SwarmInit:
+    """What this repository offers a swarm: hive, mail, cass, outcomes so far."""
+    from hive.domain.mail import list_agents
+
+    try:
+        cells = len(ws.cells().cells)
+        available = True
+    except NotInitialized:
+        cells, available = 0, False
+    try:
+        agents = list_agents(ws)
+        mail = True
+    except HiveError:
+        agents, mail = [], False
+    outcomes = len(load_outcomes(ws)) if available else 0
+    mine = next((a.name for a in agents if a.session == ws.session), None)
+    return SwarmInit(
+        project_path=project_path or ws.root,
+        hive_available=available,
+        swarmmail_available=mail,
+        cass_available=shutil.which("cass") is not None,
+        agent=mine,
+        cells=cells,
+        outcomes=outcomes,
+        strategies=list(STRATEGY_NAMES),
+    )
