@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hive.cli import coord_cmd, output
+from hive.cli import coord_cmd, output, swarm_cmd
 from hive.cli.common import (
     OPTIONS,
     JsonFlag,
@@ -499,6 +499,8 @@ def demo(
 app.command("reserve")(coord_cmd.reserve_cmd)
 app.command("release")(coord_cmd.release_cmd)
 app.command("reservations")(coord_cmd.reservations_cmd)
+app.add_typer(swarm_cmd.swarm_app, name="swarm")
+app.command("review")(swarm_cmd.review_cmd)
 
 
 _VALUED_GLOBALS = ("-C", "--actor")

@@ -106,6 +106,44 @@ class CommitInfo:
 
 
 @dataclass(frozen=True)
+class FileStat:
+    """One file in a commit: ``status`` is A (added), M (modified) or D (deleted)."""
+
+    path: str
+    status: str
+    additions: int
+    deletions: int
+
+
+@dataclass(frozen=True)
+class CommitDiff:
+    sha: str
+    subject: str
+    author: str
+    time: int
+    files: list[FileStat]
+    patch: str
+
+
+def _file_stats(patch: str) -> list[FileStat]:
+    """Per-file status and line counts from a git-style patch."""
+    stats: list[FileStat] = []
+    for chunk in patch.split("diff --git ")[1:]:
+        lines = chunk.split("\n")
+        path = lines[0].split(" b/", 1)[-1]
+        status = "M"
+        if any(line.startswith("new file mode") for line in lines[1:4]):
+            status = "A"
+        elif any(line.startswith("deleted file mode") for line in lines[1:4]):
+            status = "D"
+        body = [line for line in lines if not line.startswith(("+++", "---"))]
+        additions = sum(1 for line in body if line.startswith("+"))
+        deletions = sum(1 for line in body if line.startswith("-"))
+        stats.append(FileStat(path, status, additions, deletions))
+    return stats
+
+
+@dataclass(frozen=True)
 class WriteResult:
     """The outcome of a transaction."""
 
@@ -381,6 +419,26 @@ class GitRepo:
         except KeyError:
             return None
         return str(value.decode())
+
+    def commit_diff(self, commit_sha: str) -> CommitDiff:
+        """What ``commit_sha`` changed against its first parent: per-file stats and a patch."""
+        import io
+
+        from dulwich.patch import write_tree_diff
+
+        commit = self._commit(commit_sha)
+        parent_tree = self._commit(commit.parents[0].decode()).tree if commit.parents else None
+        buffer = io.BytesIO()
+        write_tree_diff(buffer, self.dulwich.object_store, parent_tree, commit.tree)
+        patch = buffer.getvalue().decode("utf-8", errors="replace")
+        return CommitDiff(
+            sha=commit_sha,
+            subject=commit.message.decode("utf-8", errors="replace").split("\n", 1)[0],
+            author=commit.author.decode("utf-8", errors="replace"),
+            time=commit.commit_time,
+            files=_file_stats(patch),
+            patch=patch,
+        )
 
     def new_commits(self, tip: str, known: set[str]) -> list[CommitInfo]:
         """Commits reachable from ``tip`` that are not in ``known``, oldest first."""

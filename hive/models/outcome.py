@@ -25,6 +25,7 @@ class Outcome(BaseModel):
     retry_count: int = Field(default=0, ge=0)
     files_planned: list[str] = Field(default_factory=list)  # files_owned globs
     files_touched: list[str] = Field(default_factory=list)
+    files_reserved: list[str] = Field(default_factory=list)  # reservations held at the end
     scope_violations: list[str] = Field(default_factory=list)
     summary: str = ""
     evaluation: dict[str, Any] | None = None

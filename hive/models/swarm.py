@@ -153,3 +153,41 @@ class SwarmInit(BaseModel):
     cells: int = 0
     outcomes: int = 0
     strategies: list[str] = Field(default_factory=list)
+
+
+class ReviewFile(BaseModel):
+    path: str
+    status: str
+    additions: int
+    deletions: int
+
+
+class ReviewCommit(BaseModel):
+    sha: str
+    subject: str
+    author: str
+    time: int
+    cells: list[str]
+    event: str | None = None
+    files: list[ReviewFile]
+    patch: str = ""
+
+
+class CellReview(BaseModel):
+    cell_id: str
+    title: str
+    status: str
+    assignee: str | None
+    files_owned: list[str]
+    files_reserved: list[str]
+    files_touched: list[str]
+    scope_violations: list[str]
+    outcome: Outcome | None = None
+
+
+class Review(BaseModel):
+    target: str
+    title: str
+    is_epic: bool
+    cells: list[CellReview]
+    commits: list[ReviewCommit]

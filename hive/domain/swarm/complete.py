@@ -337,6 +337,7 @@ def build_outcome(
         retry_count=retry_count,
         files_planned=list(cell.files_owned),
         files_touched=touched,
+        files_reserved=list(dict.fromkeys(r.path_pattern for r in reservations)),
         scope_violations=scope_violations(touched, cell.files_owned, reservations),
         summary=summary,
         evaluation=evaluation,

@@ -1,0 +1,436 @@
+"""CLI for swarm orchestration (``hive swarm ...``) and review by diff (``hive review``)."""
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from hive.cli import output
+from hive.cli.common import JsonFlag, run_op, show, use_json, workspace
+from hive.errors import InvalidInput
+
+swarm_app = typer.Typer(
+    help="Decompose work, brief and complete subtasks, learn from outcomes.",
+    no_args_is_help=True,
+)
+
+Task = Annotated[str, typer.Argument(help="The task to plan, in a sentence or a paragraph.")]
+CellArg = Annotated[str, typer.Argument(metavar="CELL", help="Cell id (partial ids work).")]
+Files = Annotated[
+    list[str] | None, typer.Option("--file", "-f", help="A file you touched (repeatable).")
+]
+Context = Annotated[str | None, typer.Option("--context", help="Extra context for the plan.")]
+
+
+def _print(text: str) -> None:
+    output.console().print(output.escape(text))
+
+
+def _read_source(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        with open(source, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {source}: {exc.strerror}") from None
+
+
+@swarm_app.command("init")
+def init_cmd(json_flag: JsonFlag = False) -> None:
+    """What this repository offers a swarm (hive, mail, cass, outcomes)."""
+    from hive.domain.swarm.decompose import swarm_init
+
+    use_json(json_flag)
+    report = run_op(lambda: swarm_init(workspace()))
+    show(report, json_flag, lambda: _print(report.model_dump_json(indent=2)))
+
+
+@swarm_app.command("select-strategy")
+def select_strategy_cmd(task: Task, context: Context = None, json_flag: JsonFlag = False) -> None:
+    """Choose a decomposition strategy from the wording and similar past outcomes."""
+    from hive.domain.swarm.learning import select_strategy
+
+    use_json(json_flag)
+    choice = run_op(lambda: select_strategy(workspace(), task=task, context=context))
+
+    def render() -> None:
+        out = output.console()
+        out.print(f"[bold]{choice.strategy}[/bold] (confidence {choice.confidence:.2f})")
+        out.print(output.escape(choice.reasoning))
+        for alt in choice.alternatives:
+            out.print(f"  {alt.strategy}: {alt.score:.2f}")
+
+    show(choice, json_flag, render)
+
+
+@swarm_app.command("plan-prompt")
+def plan_prompt_cmd(
+    task: Task,
+    strategy: Annotated[str | None, typer.Option("--strategy", help="Force a strategy.")] = None,
+    max_subtasks: Annotated[int, typer.Option("--max-subtasks", min=1, max=30)] = 5,
+    context: Context = None,
+    no_cass: Annotated[bool, typer.Option("--no-cass", help="Do not query cass.")] = False,
+    json_flag: JsonFlag = False,
+) -> None:
+    """The planning prompt for a coordinator (strategy, history, lessons, schema)."""
+    from hive.domain.swarm.decompose import swarm_plan_prompt
+
+    use_json(json_flag)
+    result = run_op(
+        lambda: swarm_plan_prompt(
+            workspace(),
+            task=task,
+            strategy=strategy,
+            max_subtasks=max_subtasks,
+            context=context,
+            query_cass=not no_cass,
+        )
+    )
+    show(result, json_flag, lambda: _print(result.prompt))
+
+
+@swarm_app.command("decompose")
+def decompose_cmd(
+    task: Task,
+    max_subtasks: Annotated[int, typer.Option("--max-subtasks", min=1, max=30)] = 5,
+    context: Context = None,
+    no_cass: Annotated[bool, typer.Option("--no-cass", help="Do not query cass.")] = False,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Like plan-prompt, with the strategy chosen automatically."""
+    from hive.domain.swarm.decompose import swarm_decompose
+
+    use_json(json_flag)
+    result = run_op(
+        lambda: swarm_decompose(
+            workspace(),
+            task=task,
+            max_subtasks=max_subtasks,
+            context=context,
+            query_cass=not no_cass,
+        )
+    )
+    show(result, json_flag, lambda: _print(result.prompt))
+
+
+@swarm_app.command("validate")
+def validate_cmd(
+    source: Annotated[str, typer.Argument(help="File with the plan JSON, or '-' for stdin.")],
+    json_flag: JsonFlag = False,
+) -> None:
+    """Check a decomposition (exits 2 when it is invalid)."""
+    from hive.domain.swarm.decompose import swarm_validate_decomposition
+
+    use_json(json_flag)
+    text = run_op(lambda: _read_source(source))
+    result = swarm_validate_decomposition(None, response=text)
+
+    def render() -> None:
+        out = output.console()
+        out.print("[green]valid[/green]" if result.valid else "[red]invalid[/red]")
+        for issue in result.errors:
+            out.print(f"[red]error[/red] {output.escape(issue.message)} — {issue.hint}")
+        for issue in result.warnings:
+            out.print(f"[yellow]warning[/yellow] {output.escape(issue.message)} — {issue.hint}")
+
+    show(result, json_flag, render)
+    if not result.valid:
+        raise typer.Exit(2)
+
+
+@swarm_app.command("create-epic")
+def create_epic_cmd(
+    source: Annotated[str, typer.Argument(help="File with the plan JSON, or '-' for stdin.")],
+    strategy: Annotated[str | None, typer.Option("--strategy")] = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Create the epic and subtasks of a valid plan in one commit."""
+    from hive.domain.swarm.decompose import create_epic_from_decomposition
+
+    use_json(json_flag)
+    text = run_op(lambda: _read_source(source))
+    cells = run_op(
+        lambda: create_epic_from_decomposition(workspace(), decomposition=text, strategy=strategy)
+    )
+    show(cells, json_flag, lambda: output.cell_table(cells, title=f"epic {cells[0].id}"))
+
+
+@swarm_app.command("subtask-prompt")
+def subtask_prompt_cmd(
+    cell_id: CellArg,
+    agent: Annotated[str | None, typer.Option("--agent", help="The worker's name.")] = None,
+    context: Context = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """The brief for a worker agent on one subtask."""
+    from hive.domain.swarm.prompts import swarm_subtask_prompt
+
+    use_json(json_flag)
+    result = run_op(
+        lambda: swarm_subtask_prompt(
+            workspace(), cell_id=cell_id, agent_name=agent, context=context
+        )
+    )
+    show(result, json_flag, lambda: _print(result.prompt))
+
+
+@swarm_app.command("spawn-subtask")
+def spawn_subtask_cmd(
+    cell_id: CellArg,
+    agent: Annotated[str | None, typer.Option("--agent", help="The worker's name.")] = None,
+    context: Context = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Prepare a worker for a subtask (refuses closed or someone else's work)."""
+    from hive.domain.swarm.prompts import swarm_spawn_subtask
+
+    use_json(json_flag)
+    result = run_op(
+        lambda: swarm_spawn_subtask(workspace(), cell_id=cell_id, agent_name=agent, context=context)
+    )
+    show(result, json_flag, lambda: _print(result.prompt))
+
+
+@swarm_app.command("evaluation-prompt")
+def evaluation_prompt_cmd(
+    cell_id: CellArg, files: Files = None, json_flag: JsonFlag = False
+) -> None:
+    """A self-review checklist to answer before swarm complete."""
+    from hive.domain.swarm.prompts import swarm_evaluation_prompt
+
+    use_json(json_flag)
+    text = run_op(
+        lambda: swarm_evaluation_prompt(workspace(), cell_id=cell_id, files_touched=files)
+    )
+    show({"prompt": text}, json_flag, lambda: _print(text))
+
+
+@swarm_app.command("status")
+def status_cmd(
+    epic_id: Annotated[str, typer.Argument(metavar="EPIC")], json_flag: JsonFlag = False
+) -> None:
+    """Subtask totals by state for an epic."""
+    from hive.domain.swarm.progress import swarm_status
+
+    use_json(json_flag)
+    status = run_op(lambda: swarm_status(workspace(), epic_id=epic_id))
+    show(
+        status,
+        json_flag,
+        lambda: output.console().print(
+            f"{status.epic_id} {output.escape(status.title)}: {status.completed}/{status.total}"
+            f" done ({status.percent}%), {status.in_progress} in progress,"
+            f" {status.blocked} blocked, {status.open} open"
+        ),
+    )
+
+
+@swarm_app.command("progress")
+def progress_cmd(
+    cell_id: CellArg,
+    status: Annotated[str, typer.Option("--status", help="in_progress|blocked|open")],
+    percent: Annotated[int | None, typer.Option("--percent", min=0, max=100)] = None,
+    message: Annotated[str | None, typer.Option("--message", "-m")] = None,
+    files: Files = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Report progress on a subtask (updates it and posts to the epic thread)."""
+    from hive.domain.swarm.progress import swarm_progress
+
+    use_json(json_flag)
+    ws = workspace()
+    result = run_op(
+        lambda: swarm_progress(
+            ws,
+            agent_name=ws.actor,
+            cell_id=cell_id,
+            status=status,
+            progress_percent=percent,
+            message=message,
+            files_touched=files,
+        )
+    )
+    show(
+        result,
+        json_flag,
+        lambda: output.console().print(f"{result.cell.id} {result.cell.status}"),
+    )
+
+
+@swarm_app.command("complete")
+def complete_cmd(
+    cell_id: CellArg,
+    summary: Annotated[str, typer.Option("--summary", "-s", help="What was done.")],
+    files: Files = None,
+    evaluation: Annotated[
+        str | None, typer.Option("--evaluation", help="Self-evaluation JSON.")
+    ] = None,
+    errors: Annotated[int, typer.Option("--errors", min=0)] = 0,
+    retries: Annotated[int, typer.Option("--retries", min=0)] = 0,
+    no_gate: Annotated[bool, typer.Option("--no-gate", help="Skip the verify commands.")] = False,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Close a subtask, release your reservations, record the outcome: one commit."""
+    from hive.domain.swarm.complete import swarm_complete
+
+    use_json(json_flag)
+    ws = workspace()
+    parsed = run_op(lambda: _parse_json_object(evaluation, "--evaluation"))
+    result = run_op(
+        lambda: swarm_complete(
+            ws,
+            agent_name=ws.actor,
+            cell_id=cell_id,
+            summary=summary,
+            files_touched=files,
+            evaluation=parsed,
+            error_count=errors,
+            retry_count=retries,
+            run_gate=not no_gate,
+        )
+    )
+
+    def render() -> None:
+        out = output.console()
+        out.print(f"completed {result.cell.id} in {(result.commit or '')[:10]}")
+        if result.released:
+            out.print("released " + ", ".join(r.path_pattern for r in result.released))
+        if result.outcome.scope_violations:
+            out.print(
+                "[yellow]outside scope: " + ", ".join(result.outcome.scope_violations) + "[/yellow]"
+            )
+
+    show(result, json_flag, render)
+
+
+def _parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{option} is not valid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{option} must be a JSON object")
+    return value
+
+
+@swarm_app.command("record-outcome")
+def record_outcome_cmd(
+    cell_id: CellArg,
+    success: Annotated[bool, typer.Option("--success/--failure")],
+    duration_ms: Annotated[int | None, typer.Option("--duration-ms", min=0)] = None,
+    errors: Annotated[int, typer.Option("--errors", min=0)] = 0,
+    retries: Annotated[int, typer.Option("--retries", min=0)] = 0,
+    strategy: Annotated[str | None, typer.Option("--strategy")] = None,
+    summary: Annotated[str, typer.Option("--summary", "-s")] = "",
+    files: Files = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Record how work finished outside swarm complete went (one commit)."""
+    from hive.domain.swarm.progress import swarm_record_outcome
+
+    use_json(json_flag)
+    outcome = run_op(
+        lambda: swarm_record_outcome(
+            workspace(),
+            cell_id=cell_id,
+            success=success,
+            duration_ms=duration_ms,
+            error_count=errors,
+            retry_count=retries,
+            files_touched=files,
+            strategy=strategy,
+            summary=summary,
+        )
+    )
+    show(outcome, json_flag, lambda: output.console().print(f"recorded {outcome.id}"))
+
+
+@swarm_app.command("insights")
+def insights_cmd(json_flag: JsonFlag = False) -> None:
+    """Per-strategy success over time, pattern maturity, anti-patterns."""
+    from hive.domain.swarm.learning import insights
+
+    use_json(json_flag)
+    report = run_op(lambda: insights(workspace()))
+
+    def render() -> None:
+        from rich.table import Table
+
+        out = output.console()
+        if not report.strategies:
+            out.print("[dim]no outcomes recorded yet[/dim]")
+            return
+        table = Table(box=None, header_style="bold")
+        for column in ("STRATEGY", "OUTCOMES", "SUCCESS", "DECAYED", "BY MONTH"):
+            table.add_column(column)
+        for item in report.strategies:
+            months = " ".join(
+                f"{month}:{int(v['count'])}@{v['success_rate']:.0%}"
+                for month, v in item.by_month.items()
+            )
+            table.add_row(
+                item.strategy,
+                str(item.total),
+                f"{item.success_rate:.0%}",
+                f"{item.decayed_score:.2f}",
+                months,
+            )
+        out.print(table)
+        for pattern in report.patterns:
+            out.print(f"  {pattern.strategy} / {pattern.kind}: {pattern.maturity}")
+        for lesson in report.anti_patterns:
+            out.print(f"[yellow]anti-pattern[/yellow] {output.escape(lesson)}")
+
+    show(report, json_flag, render)
+
+
+def review_cmd(
+    target: Annotated[str, typer.Argument(metavar="CELL|EPIC")],
+    stat: Annotated[bool, typer.Option("--stat", help="Files and counts, no patch.")] = False,
+    json_flag: JsonFlag = False,
+) -> None:
+    """An agent's work as diffs: commits, files touched vs owned vs reserved, outcome."""
+    from hive.domain.swarm.review import review
+
+    use_json(json_flag)
+    result = run_op(lambda: review(workspace(), target=target, with_patch=not stat))
+
+    def render() -> None:
+        from rich.syntax import Syntax
+
+        out = output.console()
+        out.print(f"[bold]{result.target}[/bold] {output.escape(result.title)}")
+        for cell in result.cells:
+            out.print(
+                f"\n[bold]{cell.cell_id}[/bold] [{cell.status}] {output.escape(cell.title)}"
+                f" — {cell.assignee or 'unassigned'}"
+            )
+            out.print(f"  owned:    {', '.join(cell.files_owned) or '-'}")
+            out.print(f"  reserved: {', '.join(cell.files_reserved) or '-'}")
+            out.print(f"  touched:  {', '.join(cell.files_touched) or '-'}")
+            if cell.scope_violations:
+                out.print(f"  [red]outside scope: {', '.join(cell.scope_violations)}[/red]")
+            if cell.outcome is not None:
+                o = cell.outcome
+                state = "[green]success[/green]" if o.success else "[red]failure[/red]"
+                out.print(
+                    f"  outcome:  {state} in {o.duration_seconds:.0f}s, {o.error_count} errors,"
+                    f" {o.retry_count} retries — {output.escape(o.summary[:120])}"
+                )
+        for commit in result.commits:
+            out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
+            for changed in commit.files:
+                out.print(
+                    f"  {changed.status} {changed.path} "
+                    f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
+                )
+            if commit.patch and sys.stdout.isatty():
+                out.print(Syntax(commit.patch, "diff", word_wrap=False))
+            elif commit.patch:
+                out.file.write(commit.patch)
+
+    show(result, json_flag, render)

@@ -1,0 +1,140 @@
+"""Prompts for worker agents: the subtask brief, spawning, and self-evaluation."""
+
+from __future__ import annotations
+
+from hive.domain.cells import get_cell
+from hive.domain.swarm.complete import epic_strategy
+from hive.domain.workspace import Workspace
+from hive.errors import Conflict, InvalidInput
+from hive.models import Cell
+from hive.models.swarm import SubtaskPrompt
+
+WORKER_PROTOCOL = """\
+## How to work
+1. Register: swarmmail_init(project_path="{root}", agent_name="{agent}").
+2. Reserve before editing: swarmmail_reserve(paths={files}, reason="{cell_id}", cell="{cell_id}").
+   A conflict means another agent holds those files: message them or pick other work.
+3. Claim the cell: hive_start(id="{cell_id}").
+4. Write a failing test first, then make it pass. Keep to your files; ask on the
+   thread (thread_id="{thread}") before touching anything else.
+5. Report progress: swarm_progress(cell_id="{cell_id}", status="in_progress",
+   progress_percent=..., message=...). Read your inbox between steps (swarmmail_inbox).
+6. Finish with swarm_complete(project_key="{root}", agent_name="{agent}",
+   cell_id="{cell_id}", summary="what changed and why", files_touched=[...]).
+   It runs the verification gate, closes the cell, releases your reservations,
+   records the outcome and commits your files, all in one commit. If the gate
+   fails nothing changes: fix the problem and call it again.
+"""
+
+
+def swarm_subtask_prompt(
+    ws: Workspace,
+    *,
+    cell_id: str,
+    agent_name: str | None = None,
+    context: str | None = None,
+) -> SubtaskPrompt:
+    """The brief a worker agent needs for one subtask."""
+    index = ws.cells()
+    cell = get_cell(index, cell_id)
+    if cell.type == "epic":
+        raise InvalidInput(f"{cell.id} is an epic; brief its subtasks instead")
+    epic = index.cells.get(cell.parent) if cell.parent else None
+    siblings = [index.cells[c] for c in index.children_of(epic.id)] if epic else []
+    prompt = _render(ws, cell, epic, siblings, agent_name, context)
+    return SubtaskPrompt(
+        cell_id=cell.id,
+        epic_id=epic.id if epic else None,
+        agent_name=agent_name,
+        prompt=prompt,
+        files=list(cell.files_owned),
+    )
+
+
+def swarm_spawn_subtask(
+    ws: Workspace,
+    *,
+    cell_id: str,
+    agent_name: str | None = None,
+    context: str | None = None,
+) -> SubtaskPrompt:
+    """Prepare a worker for ``cell_id``: refuses closed or already-claimed work."""
+    cell = get_cell(ws.cells(), cell_id)
+    if cell.is_closed:
+        raise Conflict(f"{cell.id} is closed; nothing to spawn", id=cell.id)
+    if cell.assignee and agent_name and cell.assignee != agent_name:
+        raise Conflict(f"{cell.id} is already assigned to {cell.assignee}", id=cell.id)
+    return swarm_subtask_prompt(ws, cell_id=cell.id, agent_name=agent_name, context=context)
+
+
+def swarm_evaluation_prompt(
+    ws: Workspace, *, cell_id: str, files_touched: list[str] | None = None
+) -> str:
+    """A self-review checklist whose JSON answer goes to swarm_complete(evaluation=...)."""
+    cell = get_cell(ws.cells(), cell_id)
+    files = ", ".join(files_touched or []) or "(none listed)"
+    owned = ", ".join(cell.files_owned) or "(none declared)"
+    return (
+        f"Evaluate your work on {cell.id} '{cell.title}' before completing it.\n"
+        f"Files you touched: {files}\nFiles the subtask owns: {owned}\n\n"
+        "Check each point and answer honestly:\n"
+        "- Does the change do what the subtask describes, and nothing else?\n"
+        "- Do the tests for it exist, fail without the change and pass with it?\n"
+        "- Did you stay inside the owned files (or ask on the thread first)?\n"
+        "- Are there errors, warnings or TODOs you are leaving behind?\n\n"
+        'Answer with JSON only: {"passed": true|false, "criteria": {"scope": true, '
+        '"tests": true, "behaviour": true}, "notes": "..."}\n'
+        "Pass it as swarm_complete(evaluation=...); passed=false changes nothing."
+    )
+
+
+def _render(
+    ws: Workspace,
+    cell: Cell,
+    epic: Cell | None,
+    siblings: list[Cell],
+    agent_name: str | None,
+    context: str | None,
+) -> str:
+    agent = agent_name or "<your agent name>"
+    files = cell.files_owned or []
+    lines = [f"# Subtask {cell.id}: {cell.title}"]
+    if epic is not None:
+        strategy = epic_strategy(epic) or "unspecified"
+        lines.append(f"Part of epic {epic.id} '{epic.title}' (strategy {strategy}).")
+    if cell.description:
+        lines += ["", "## What to do", cell.description.strip()]
+    lines += (
+        ["", "## Files you own", *(f"- {f}" for f in files)]
+        if files
+        else [
+            "",
+            "## Files",
+            "No files were declared: reserve exactly what you will edit before editing it.",
+        ]
+    )
+    blockers = [d.target for d in cell.dependencies if d.type == "blocks"]
+    if blockers:
+        lines += ["", "## Waits for", *(f"- {b}" for b in blockers)]
+    others = [s for s in siblings if s.id != cell.id]
+    if others:
+        lines += ["", "## Other subtasks (do not edit their files)"]
+        lines += [
+            f"- {s.id} [{s.status}] {s.title}"
+            + (f" — files {', '.join(s.files_owned)}" if s.files_owned else "")
+            + (f" — {s.assignee}" if s.assignee else "")
+            for s in others
+        ]
+    if context:
+        lines += ["", "## Context", context.strip()]
+    lines += [
+        "",
+        WORKER_PROTOCOL.format(
+            root=ws.root,
+            agent=agent,
+            files=files,
+            cell_id=cell.id,
+            thread=epic.id if epic else cell.id,
+        ),
+    ]
+    return "\n".join(lines)

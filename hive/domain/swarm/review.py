@@ -1,0 +1,108 @@
+"""Review by diff: an agent's work on a cell (or a whole epic) as the commits that
+carry its ``Hive-Cell`` trailer, with scope checked against what was planned."""
+
+from __future__ import annotations
+
+from hive.domain.cells import get_cell
+from hive.domain.globs import glob_matches
+from hive.domain.outcomes import load_outcomes
+from hive.domain.reservations import list_reservations
+from hive.domain.workspace import Workspace
+from hive.git.repo import CommitInfo
+from hive.models import Cell
+from hive.models.outcome import Outcome
+from hive.models.swarm import CellReview, Review, ReviewCommit, ReviewFile
+
+HIVE_PREFIX = ".hive/"
+
+
+def review(ws: Workspace, *, target: str, with_patch: bool = True) -> Review:
+    """The commits, files and outcome of ``target`` and, for an epic, of its subtasks."""
+    index = ws.cells()
+    cell = get_cell(index, target, allow_deleted=True)
+    members = [cell]
+    if cell.type == "epic":
+        members += [index.cells[c] for c in index.children_of(cell.id)]
+    wanted = {member.id for member in members}
+    commits = [_review_commit(ws, info, wanted, with_patch) for info in _commits_for(ws, wanted)]
+    outcomes = _latest_outcomes(load_outcomes(ws), wanted)
+    return Review(
+        target=cell.id,
+        title=cell.title,
+        is_epic=cell.type == "epic",
+        cells=[_cell_review(ws, member, commits, outcomes.get(member.id)) for member in members],
+        commits=commits,
+    )
+
+
+def _commits_for(ws: Workspace, wanted: set[str]) -> list[CommitInfo]:
+    found = [
+        info
+        for info in ws.git.iter_commits()
+        if wanted.intersection(info.trailers().get("Hive-Cell", []))
+    ]
+    return list(reversed(found))  # oldest first: the order the work happened in
+
+
+def _review_commit(
+    ws: Workspace, info: CommitInfo, wanted: set[str], with_patch: bool
+) -> ReviewCommit:
+    diff = ws.git.commit_diff(info.sha)
+    trailers = info.trailers()
+    events = trailers.get("Hive-Event", [])
+    return ReviewCommit(
+        sha=info.sha,
+        subject=info.subject,
+        author=info.author,
+        time=info.time,
+        cells=[c for c in trailers.get("Hive-Cell", []) if c in wanted],
+        event=events[0] if events else None,
+        files=[
+            ReviewFile(path=f.path, status=f.status, additions=f.additions, deletions=f.deletions)
+            for f in diff.files
+        ],
+        patch=diff.patch if with_patch else "",
+    )
+
+
+def _latest_outcomes(outcomes: list[Outcome], wanted: set[str]) -> dict[str, Outcome]:
+    latest: dict[str, Outcome] = {}
+    for outcome in outcomes:  # oldest first, so later records win
+        if outcome.cell_id in wanted:
+            latest[outcome.cell_id] = outcome
+    return latest
+
+
+def _cell_review(
+    ws: Workspace, cell: Cell, commits: list[ReviewCommit], outcome: Outcome | None
+) -> CellReview:
+    touched: list[str] = []
+    for commit in commits:
+        if cell.id not in commit.cells:
+            continue
+        for changed in commit.files:
+            if not changed.path.startswith(HIVE_PREFIX) and changed.path not in touched:
+                touched.append(changed.path)
+    reserved = [
+        r.path_pattern
+        for r in list_reservations(ws)
+        if r.cell == cell.id or (cell.assignee and r.agent == cell.assignee and r.cell is None)
+    ]
+    if outcome is not None:
+        violations = list(outcome.scope_violations)
+        reserved += [p for p in outcome.files_reserved if p not in reserved]
+        touched += [p for p in outcome.files_touched if p not in touched]
+    else:
+        scope = [*cell.files_owned, *reserved]
+        violations = [p for p in touched if scope and not any(glob_matches(g, p) for g in scope)]
+    return CellReview(
+        cell_id=cell.id,
+        title=cell.title,
+        status=cell.status,
+        assignee=cell.assignee,
+        files_owned=list(cell.files_owned),
+        files_reserved=reserved,
+        files_touched=touched,
+        scope_violations=violations,
+        outcome=outcome,
+    )

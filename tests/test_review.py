@@ -1,0 +1,146 @@
+"""Worker prompts, review by diff, and the swarm CLI end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import start_cell
+from hive.domain.reservations import reserve
+from hive.domain.swarm.complete import swarm_complete
+from hive.domain.swarm.decompose import create_epic_from_decomposition
+from hive.domain.swarm.prompts import (
+    swarm_evaluation_prompt,
+    swarm_spawn_subtask,
+    swarm_subtask_prompt,
+)
+from hive.domain.swarm.review import review
+from hive.domain.workspace import Workspace
+from hive.errors import Conflict, InvalidInput
+from tests.conftest import git
+
+PLAN = {
+    "epic": {"title": "CSV export"},
+    "strategy": "feature-based",
+    "subtasks": [
+        {"title": "export core", "files": ["src/export/**"]},
+        {"title": "export command", "files": ["src/cli.py"], "dependencies": [0]},
+    ],
+}
+
+
+def make_epic(ws: Workspace) -> tuple[str, str, str]:
+    epic, core, command = create_epic_from_decomposition(ws, decomposition=PLAN)
+    return epic.id, core.id, command.id
+
+
+def test_subtask_prompt_has_files_siblings_protocol(ws: Workspace) -> None:
+    epic_id, core, command = make_epic(ws)
+    brief = swarm_subtask_prompt(ws, cell_id=command, agent_name="bob")
+    assert brief.epic_id == epic_id and brief.files == ["src/cli.py"]
+    for fragment in (
+        "## Files you own\n- src/cli.py",
+        f"## Waits for\n- {core}",
+        "export core — files src/export/**",
+        'swarm_complete(project_key="',
+        f'thread_id="{epic_id}"',
+        "(strategy feature-based)",
+    ):
+        assert fragment in brief.prompt
+    with pytest.raises(InvalidInput, match="is an epic"):
+        swarm_subtask_prompt(ws, cell_id=epic_id)
+    start_cell(ws.for_actor("carol"), cell_id=core)
+    with pytest.raises(Conflict, match="already assigned to carol"):
+        swarm_spawn_subtask(ws, cell_id=core, agent_name="bob")
+    assert '"passed": true|false' in swarm_evaluation_prompt(ws, cell_id=core)
+
+
+def test_review_shows_commits_files_scope_and_outcome(ws: Workspace, repo: Path) -> None:
+    epic_id, core, _ = make_epic(ws)
+    bob = ws.for_actor("bob")
+    start_cell(bob, cell_id=core)
+    reserve(bob, paths=["src/export/**"], cell=core)
+    (repo / "src/export").mkdir(parents=True)
+    (repo / "src/export/csv.py").write_text("def export():\n    return 1\n")
+    (repo / "stray.txt").write_text("x\n")
+    swarm_complete(
+        ws,
+        agent_name="bob",
+        cell_id=core,
+        summary="core export",
+        files_touched=["src/export/csv.py", "stray.txt"],
+    )
+    result = review(ws, target=core)
+    assert [c.event for c in result.commits] == ["create-epic", "start", "reserve", "complete"]
+    last = result.commits[-1]
+    assert "+    return 1" in last.patch
+    assert {(f.path, f.status) for f in last.files} >= {
+        ("src/export/csv.py", "A"),
+        ("stray.txt", "A"),
+        (".hive/reservations/bob.yaml", "D"),
+    }
+    cell = result.cells[0]
+    assert cell.files_touched == ["src/export/csv.py", "stray.txt"]
+    assert cell.files_reserved == ["src/export/**"]
+    assert cell.scope_violations == ["stray.txt"]
+    assert cell.outcome is not None and cell.outcome.success
+    whole = review(ws, target=epic_id, with_patch=False)
+    assert whole.is_epic and [c.cell_id for c in whole.cells][0] == epic_id
+    assert len(whole.cells) == 3 and all(c.patch == "" for c in whole.commits)
+
+
+def hive(
+    repo: Path, *args: str, actor: str = "bob", stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        input=stdin,
+        env={**os.environ, "HIVE_SESSION": f"test-{actor}"},
+    )
+
+
+def test_swarm_cli_end_to_end(ws: Workspace, repo: Path) -> None:
+    plan = "The plan:\n```json\n" + json.dumps(PLAN) + "\n```"
+    checked = hive(repo, "--json", "swarm", "validate", "-", stdin=plan)
+    assert checked.returncode == 0 and json.loads(checked.stdout)["valid"]
+    bad = hive(repo, "swarm", "validate", "-", stdin='{"epic": {"title": "x"}, "subtasks": []}')
+    assert bad.returncode == 2 and "invalid" in bad.stdout
+    created = hive(repo, "--json", "swarm", "create-epic", "-", stdin=plan)
+    assert created.returncode == 0, created.stderr
+    epic, core, _ = (cell["id"] for cell in json.loads(created.stdout))
+    choice = json.loads(hive(repo, "--json", "swarm", "select-strategy", "Add CSV export").stdout)
+    assert choice["strategy"] == "feature-based"
+    prompt = hive(repo, "swarm", "plan-prompt", "Add PDF export", "--no-cass")
+    assert prompt.returncode == 0 and "## Strategy:" in prompt.stdout
+    assert hive(repo, "start", core).returncode == 0
+    progress = hive(repo, "swarm", "progress", core, "--status", "in_progress", "--percent", "50")
+    assert progress.returncode == 0, progress.stderr
+    (repo / "src/export").mkdir(parents=True)
+    (repo / "src/export/csv.py").write_text("x = 1\n")
+    done = hive(repo, "--json", "swarm", "complete", core, "-s", "done", "-f", "src/export/csv.py")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["outcome"]["files_touched"] == ["src/export/csv.py"]
+    again = hive(repo, "swarm", "complete", core, "-s", "again")
+    assert (
+        again.returncode == 4
+        and again.stderr.startswith("error: ")
+        and "already closed" in again.stderr
+    )
+    status = json.loads(hive(repo, "--json", "swarm", "status", epic).stdout)
+    assert (status["total"], status["completed"]) == (2, 1)
+    insight = json.loads(hive(repo, "--json", "swarm", "insights").stdout)
+    assert insight["strategies"][0]["strategy"] == "feature-based"
+    shown = hive(repo, "review", core, "--stat")
+    assert shown.returncode == 0 and "A src/export/csv.py" in shown.stdout
+    failing = hive(repo, "swarm", "complete", "hv-nope00", "-s", "x", "--evaluation", "{bad")
+    assert failing.returncode == 2 and "not valid JSON" in failing.stderr
+    assert "Traceback" not in failing.stderr + again.stderr
+    assert git(repo, "status", "--porcelain") == ""
