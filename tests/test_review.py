@@ -90,7 +90,7 @@ def test_review_shows_commits_files_scope_and_outcome(ws: Workspace, repo: Path)
     assert cell.scope_violations == ["stray.txt"]
     assert cell.outcome is not None and cell.outcome.success
     whole = review(ws, target=epic_id, with_patch=False)
-    assert whole.is_epic and [c.cell_id for c in whole.cells][0] == epic_id
+    assert whole.is_epic and whole.cells[0].cell_id == epic_id
     assert len(whole.cells) == 3 and all(c.patch == "" for c in whole.commits)
 
 
