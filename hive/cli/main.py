@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hive.cli import coord_cmd, output, swarm_cmd
+from hive.cli import coord_cmd, output, swarm_cmd, tools_cmd
 from hive.cli.common import (
     OPTIONS,
     JsonFlag,
@@ -501,6 +501,10 @@ app.command("release")(coord_cmd.release_cmd)
 app.command("reservations")(coord_cmd.reservations_cmd)
 app.add_typer(swarm_cmd.swarm_app, name="swarm")
 app.command("review")(swarm_cmd.review_cmd)
+app.add_typer(tools_cmd.tools_app, name="tools")
+app.command("mcp")(tools_cmd.mcp_cmd)
+app.add_typer(tools_cmd.proposals_app, name="proposals")
+app.command("events")(tools_cmd.events_cmd)
 
 
 _VALUED_GLOBALS = ("-C", "--actor")

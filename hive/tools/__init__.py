@@ -1,0 +1,1 @@
+"""Agent tool surfaces: one registry, rendered as MCP, JSON envelope and schemas."""

@@ -1,0 +1,535 @@
+"""Every agent tool: an argument model and a handler calling one library function.
+
+Descriptions are deliberately terse: agents pay for schemas in context tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hive.tools import files
+from hive.tools.registry import CallContext, Tool, register
+
+Str: Any = Field(default="", max_length=20_000)
+Id: Any = Field(min_length=1, max_length=200)
+PathList: Any = Field(default_factory=list, max_length=1000)
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ------------------------------------------------------------------ cells
+
+
+class CreateArgs(Args):
+    title: str = Field(min_length=1, max_length=500)
+    type: Literal["bug", "feature", "task", "epic", "chore"] = "task"
+    priority: int = Field(default=2, ge=0, le=4, description="0 most urgent")
+    description: str = Str
+    parent: str | None = None
+    deps: list[str] = Field(default_factory=list, description="TYPE:ID, e.g. blocks:hv-ab12")
+    labels: list[str] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list, description="globs this work owns")
+
+
+def _create(ctx: CallContext, a: CreateArgs) -> Any:
+    from hive.domain.cells import create_cell
+
+    return create_cell(
+        ctx.workspace(), title=a.title, type=a.type, priority=a.priority,
+        description=a.description, parent=a.parent, deps=a.deps, labels=a.labels, files=a.files,
+    )  # fmt: skip
+
+
+class EpicSubtask(Args):
+    title: str = Field(min_length=1, max_length=500)
+    description: str = ""
+    files: list[str] = Field(default_factory=list)
+    dependencies: list[int] = Field(default_factory=list, description="indexes of subtasks")
+    estimated_complexity: int = Field(default=2, ge=1, le=5)
+
+
+class CreateEpicArgs(Args):
+    epic_title: str = Field(min_length=1, max_length=500)
+    epic_description: str = ""
+    subtasks: list[EpicSubtask] = Field(min_length=1, max_length=50)
+    strategy: Literal["file-based", "feature-based", "risk-based", "research-based"] | None = None
+
+
+def _create_epic(ctx: CallContext, a: CreateEpicArgs) -> Any:
+    from hive.domain.swarm.decompose import create_epic_from_decomposition
+
+    plan = {
+        "epic": {"title": a.epic_title, "description": a.epic_description},
+        "subtasks": [s.model_dump() for s in a.subtasks],
+    }
+    return create_epic_from_decomposition(ctx.workspace(), decomposition=plan, strategy=a.strategy)
+
+
+class QueryArgs(Args):
+    id: str | None = Field(default=None, description="show one cell")
+    status: str | None = Field(default=None, description="open|in_progress|blocked|closed|all")
+    type: str | None = None
+    priority: int | None = Field(default=None, ge=0, le=4)
+    parent: str | None = None
+    label: str | None = None
+    assignee: str | None = None
+    limit: int = Field(default=50, ge=1, le=1000)
+
+
+def _query(ctx: CallContext, a: QueryArgs) -> Any:
+    from hive.domain.cells import list_cells, show_cell
+
+    if a.id:
+        return show_cell(ctx.workspace(), cell_id=a.id)
+    return list_cells(
+        ctx.workspace(), status=a.status, type=a.type, priority=a.priority, parent=a.parent,
+        label=a.label, assignee=a.assignee, limit=a.limit,
+    )  # fmt: skip
+
+
+class UpdateArgs(Args):
+    id: str = Id
+    status: str | None = None
+    priority: int | None = Field(default=None, ge=0, le=4)
+    title: str | None = Field(default=None, max_length=500)
+    description: str | None = Field(default=None, max_length=20_000)
+    assignee: str | None = None
+    append_notes: str | None = Field(default=None, max_length=20_000)
+
+
+def _update(ctx: CallContext, a: UpdateArgs) -> Any:
+    from hive.domain.cells import update_cell
+
+    return update_cell(
+        ctx.workspace(), cell_id=a.id, status=a.status, priority=a.priority, title=a.title,
+        description=a.description, assignee=a.assignee, append_notes=a.append_notes,
+    )  # fmt: skip
+
+
+class IdArgs(Args):
+    id: str = Id
+
+
+def _start(ctx: CallContext, a: IdArgs) -> Any:
+    from hive.domain.cells import start_cell
+
+    return start_cell(ctx.workspace(), cell_id=a.id)
+
+
+class CloseArgs(Args):
+    id: str = Id
+    reason: str | None = Field(default=None, max_length=5000)
+    force: bool = False
+
+
+def _close(ctx: CallContext, a: CloseArgs) -> Any:
+    from hive.domain.cells import close_cell
+
+    return close_cell(ctx.workspace(), cell_id=a.id, reason=a.reason, force=a.force)
+
+
+class ReadyArgs(Args):
+    limit: int = Field(default=10, ge=1, le=1000)
+    claim: bool = Field(default=False, description="atomically start the first")
+
+
+def _ready(ctx: CallContext, a: ReadyArgs) -> Any:
+    from hive.domain.cells import ready
+
+    return ready(ctx.workspace(), limit=a.limit, claim=a.claim)
+
+
+# ------------------------------------------------------------------ mail
+
+
+class MailInitArgs(Args):
+    project_path: str | None = None
+    agent_name: str | None = None
+    task_description: str | None = Field(default=None, max_length=2000)
+
+
+def _mail_init(ctx: CallContext, a: MailInitArgs) -> Any:
+    from hive.domain.mail import mail_init
+
+    return mail_init(
+        ctx.workspace(), agent_name=a.agent_name or ctx.agent, task_description=a.task_description
+    )
+
+
+class SendArgs(Args):
+    to: list[str] = Field(default_factory=list, max_length=64)
+    subject: str = Field(min_length=1, max_length=200)
+    body: str = Field(default="", max_length=65_536)
+    thread_id: str | None = Field(default=None, description="cell or epic id")
+    importance: Literal["low", "normal", "high", "urgent"] = "normal"
+    ack_required: bool = False
+
+
+def _send(ctx: CallContext, a: SendArgs) -> Any:
+    from hive.domain.mail import send_message
+
+    return send_message(
+        ctx.workspace(), to=a.to, subject=a.subject, body=a.body, thread_id=a.thread_id,
+        importance=a.importance, ack_required=a.ack_required,
+    )  # fmt: skip
+
+
+class InboxArgs(Args):
+    limit: int = Field(default=5, ge=1, le=5)
+    urgent_only: bool = False
+    unread_only: bool = False
+
+
+def _inbox(ctx: CallContext, a: InboxArgs) -> Any:
+    from hive.domain.mail import inbox
+
+    return inbox(
+        ctx.workspace(), limit=a.limit, urgent_only=a.urgent_only, unread_only=a.unread_only
+    )
+
+
+class MessageArgs(Args):
+    message_id: int = Field(ge=1)
+
+
+def _read(ctx: CallContext, a: MessageArgs) -> Any:
+    from hive.domain.mail import read_message
+
+    return read_message(ctx.workspace(), message_id=a.message_id)
+
+
+def _ack(ctx: CallContext, a: MessageArgs) -> Any:
+    from hive.domain.mail import ack_message
+
+    return ack_message(ctx.workspace(), message_id=a.message_id)
+
+
+class ReserveArgs(Args):
+    paths: list[str] = Field(min_length=1, max_length=200, description="paths or globs")
+    reason: str | None = Field(default=None, max_length=500)
+    exclusive: bool = True
+    ttl_seconds: int = Field(default=3600, ge=1, le=7 * 24 * 3600)
+    cell: str | None = None
+    force: bool = Field(default=False, description="coordinators only")
+
+
+def _reserve(ctx: CallContext, a: ReserveArgs) -> Any:
+    from hive.domain.reservations import reserve
+
+    return reserve(
+        ctx.workspace(), paths=a.paths, reason=a.reason, exclusive=a.exclusive,
+        ttl_seconds=a.ttl_seconds, cell=a.cell, force=a.force,
+    )  # fmt: skip
+
+
+class ReleaseArgs(Args):
+    paths: list[str] | None = None
+    reservation_ids: list[int] | None = None
+
+
+def _release(ctx: CallContext, a: ReleaseArgs) -> Any:
+    from hive.domain.reservations import release
+
+    return release(ctx.workspace(), paths=a.paths, reservation_ids=a.reservation_ids)
+
+
+class ReservationsArgs(Args):
+    agent: str | None = None
+
+
+def _reservations(ctx: CallContext, a: ReservationsArgs) -> Any:
+    from hive.domain.reservations import list_reservations
+
+    return list_reservations(ctx.workspace(), agent=a.agent)
+
+
+# ------------------------------------------------------------------ swarm
+
+
+class SwarmInitArgs(Args):
+    project_path: str | None = None
+
+
+def _swarm_init(ctx: CallContext, a: SwarmInitArgs) -> Any:
+    from hive.domain.swarm.decompose import swarm_init
+
+    return swarm_init(ctx.workspace(), project_path=a.project_path)
+
+
+class SelectArgs(Args):
+    task: str = Field(min_length=1, max_length=10_000)
+    context: str | None = Field(default=None, max_length=20_000)
+
+
+def _select(ctx: CallContext, a: SelectArgs) -> Any:
+    from hive.domain.swarm.learning import select_strategy
+
+    return select_strategy(ctx.workspace(), task=a.task, context=a.context)
+
+
+class DecomposeArgs(SelectArgs):
+    max_subtasks: int = Field(default=5, ge=1, le=30)
+    query_cass: bool = True
+
+
+def _decompose(ctx: CallContext, a: DecomposeArgs) -> Any:
+    from hive.domain.swarm.decompose import swarm_decompose
+
+    return swarm_decompose(
+        ctx.workspace(), task=a.task, max_subtasks=a.max_subtasks, context=a.context,
+        query_cass=a.query_cass,
+    )  # fmt: skip
+
+
+class PlanArgs(DecomposeArgs):
+    strategy: Literal["file-based", "feature-based", "risk-based", "research-based"] | None = None
+
+
+def _plan(ctx: CallContext, a: PlanArgs) -> Any:
+    from hive.domain.swarm.decompose import swarm_plan_prompt
+
+    return swarm_plan_prompt(
+        ctx.workspace(), task=a.task, strategy=a.strategy, max_subtasks=a.max_subtasks,
+        context=a.context, query_cass=a.query_cass,
+    )  # fmt: skip
+
+
+class ValidateArgs(Args):
+    response: str | dict[str, Any] = Field(description="plan JSON (a ```json fence is fine)")
+
+
+def _validate(ctx: CallContext, a: ValidateArgs) -> Any:
+    from hive.domain.swarm.decompose import swarm_validate_decomposition
+
+    return swarm_validate_decomposition(None, response=a.response)
+
+
+class SubtaskArgs(Args):
+    cell_id: str = Id
+    agent_name: str | None = None
+    context: str | None = Field(default=None, max_length=20_000)
+
+
+def _subtask_prompt(ctx: CallContext, a: SubtaskArgs) -> Any:
+    from hive.domain.swarm.prompts import swarm_subtask_prompt
+
+    return swarm_subtask_prompt(
+        ctx.workspace(), cell_id=a.cell_id, agent_name=a.agent_name, context=a.context
+    )
+
+
+def _spawn(ctx: CallContext, a: SubtaskArgs) -> Any:
+    from hive.domain.swarm.prompts import swarm_spawn_subtask
+
+    return swarm_spawn_subtask(
+        ctx.workspace(), cell_id=a.cell_id, agent_name=a.agent_name, context=a.context
+    )
+
+
+class StatusArgs(Args):
+    epic_id: str = Id
+    project_key: str | None = None
+
+
+def _status(ctx: CallContext, a: StatusArgs) -> Any:
+    from hive.domain.swarm.progress import swarm_status
+
+    return swarm_status(ctx.workspace(), epic_id=a.epic_id, project_key=a.project_key)
+
+
+class ProgressArgs(Args):
+    project_key: str | None = None
+    agent_name: str | None = None
+    cell_id: str = Id
+    status: Literal["in_progress", "blocked", "open"]
+    progress_percent: int | None = Field(default=None, ge=0, le=100)
+    message: str | None = Field(default=None, max_length=5000)
+    files_touched: list[str] = PathList
+
+
+def _progress(ctx: CallContext, a: ProgressArgs) -> Any:
+    from hive.domain.swarm.progress import swarm_progress
+
+    return swarm_progress(
+        ctx.workspace(), agent_name=a.agent_name or ctx.agent, cell_id=a.cell_id,
+        status=a.status, progress_percent=a.progress_percent, message=a.message,
+        files_touched=a.files_touched, project_key=a.project_key,
+    )  # fmt: skip
+
+
+class CompleteArgs(Args):
+    project_key: str | None = None
+    agent_name: str | None = None
+    cell_id: str = Id
+    summary: str = Field(min_length=1, max_length=20_000)
+    files_touched: list[str] = PathList
+    evaluation: dict[str, Any] | None = None
+    error_count: int = Field(default=0, ge=0)
+    retry_count: int = Field(default=0, ge=0)
+
+
+def _complete(ctx: CallContext, a: CompleteArgs) -> Any:
+    from hive.domain.swarm.complete import swarm_complete
+
+    return swarm_complete(
+        ctx.workspace(), agent_name=a.agent_name or ctx.agent, cell_id=a.cell_id,
+        summary=a.summary, project_key=a.project_key, files_touched=a.files_touched,
+        evaluation=a.evaluation, error_count=a.error_count, retry_count=a.retry_count,
+    )  # fmt: skip
+
+
+class OutcomeArgs(Args):
+    cell_id: str = Id
+    success: bool
+    duration_ms: int | None = Field(default=None, ge=0)
+    error_count: int = Field(default=0, ge=0)
+    retry_count: int = Field(default=0, ge=0)
+    files_touched: list[str] = PathList
+    strategy: str | None = None
+    summary: str = Field(default="", max_length=20_000)
+
+
+def _outcome(ctx: CallContext, a: OutcomeArgs) -> Any:
+    from hive.domain.swarm.progress import swarm_record_outcome
+
+    return swarm_record_outcome(
+        ctx.workspace(), cell_id=a.cell_id, success=a.success, duration_ms=a.duration_ms,
+        error_count=a.error_count, retry_count=a.retry_count, files_touched=a.files_touched,
+        strategy=a.strategy, summary=a.summary,
+    )  # fmt: skip
+
+
+class EvaluationArgs(Args):
+    cell_id: str = Id
+    files_touched: list[str] = PathList
+
+
+def _evaluation(ctx: CallContext, a: EvaluationArgs) -> Any:
+    from hive.domain.swarm.prompts import swarm_evaluation_prompt
+
+    return {
+        "prompt": swarm_evaluation_prompt(
+            ctx.workspace(), cell_id=a.cell_id, files_touched=a.files_touched
+        )
+    }
+
+
+# ------------------------------------------------------------------ files
+
+
+class ListArgs(Args):
+    dir: str = "."
+    pattern: str | None = Field(default=None, description="glob, or regex:...")
+    max_results: int = Field(default=200, ge=1, le=5000)
+
+
+class ReadArgs(Args):
+    path: str = Field(min_length=1, max_length=4096)
+    max_bytes: int = Field(default=50_000, ge=1, le=files.MAX_READ)
+
+
+class SearchArgs(Args):
+    pattern: str = Field(min_length=1, max_length=1000, description="regex")
+    dir: str = "."
+    max_matches: int = Field(default=200, ge=1, le=5000)
+
+
+class WriteArgs(Args):
+    path: str = Field(min_length=1, max_length=4096)
+    content: str = Field(max_length=files.MAX_WRITE)
+    create_dirs: bool = True
+
+
+def _fs_list(ctx: CallContext, a: ListArgs) -> Any:
+    return files.fs_list(ctx.root, dir=a.dir, pattern=a.pattern, max_results=a.max_results)
+
+
+def _fs_read(ctx: CallContext, a: ReadArgs) -> Any:
+    return files.fs_read(ctx.root, path=a.path, max_bytes=a.max_bytes)
+
+
+def _search(ctx: CallContext, a: SearchArgs) -> Any:
+    return files.search_text(ctx.root, pattern=a.pattern, dir=a.dir, max_matches=a.max_matches)
+
+
+def _fs_write(ctx: CallContext, a: WriteArgs) -> Any:
+    return files.propose_write(
+        ctx.root, ctx.state_dir, agent=ctx.agent, path=a.path, content=a.content,
+        create_dirs=a.create_dirs,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------ the registry
+
+
+def _one(field_name: str) -> Any:
+    return lambda a: [files.permission_path(getattr(a, field_name))]
+
+
+def _many(field_name: str) -> Any:
+    return lambda a: [files.permission_path(p) for p in getattr(a, field_name) or []]
+
+
+def _dir(field_name: str) -> Any:
+    """A directory is checked as "anything inside it" (the root is not checked)."""
+
+    def paths(a: Any) -> list[str]:
+        directory = files.permission_path(getattr(a, field_name))
+        return [] if directory == "**" else [f"{directory.rstrip('/')}/_"]
+
+    return paths
+
+
+TOOLS = [
+    Tool("hive_create", "Create a cell (one commit).", CreateArgs, _create, _many("files")),
+    Tool("hive_create_epic", "Create an epic and its subtasks in one commit.", CreateEpicArgs,
+         _create_epic),
+    Tool("hive_query", "Show one cell (id) or list cells by filters.", QueryArgs, _query),
+    Tool("hive_update", "Change fields of a cell.", UpdateArgs, _update),
+    Tool("hive_start", "Claim a cell atomically.", IdArgs, _start),
+    Tool("hive_close", "Close a cell.", CloseArgs, _close),
+    Tool("hive_ready", "Ready work, most urgent first.", ReadyArgs, _ready),
+    Tool("swarmmail_init", "Register as an agent (same session: same name).", MailInitArgs,
+         _mail_init),
+    Tool("swarmmail_send", "Send a message; an epic thread reaches its workers.", SendArgs, _send),
+    Tool("swarmmail_inbox", "Newest messages, headers only (max 5).", InboxArgs, _inbox),
+    Tool("swarmmail_read_message", "Read one message (marks it read).", MessageArgs, _read),
+    Tool("swarmmail_ack", "Acknowledge a message.", MessageArgs, _ack),
+    Tool("swarmmail_reserve", "Reserve files; refused if another agent holds them.",
+         ReserveArgs, _reserve, _many("paths")),
+    Tool("swarmmail_release", "Release reservations (none given: all yours).", ReleaseArgs,
+         _release),
+    Tool("swarmmail_reservations", "Active reservations.", ReservationsArgs, _reservations),
+    Tool("swarm_init", "What this repo offers a swarm.", SwarmInitArgs, _swarm_init),
+    Tool("swarm_select_strategy", "Choose a decomposition strategy from wording and history.",
+         SelectArgs, _select),
+    Tool("swarm_decompose", "Planning prompt with the strategy chosen for you.", DecomposeArgs,
+         _decompose),
+    Tool("swarm_plan_prompt", "Planning prompt (history, lessons, schema).", PlanArgs, _plan),
+    Tool("swarm_validate_decomposition", "Check a plan: schema, file conflicts, dependencies.",
+         ValidateArgs, _validate),
+    Tool("swarm_subtask_prompt", "Brief for a worker on one subtask.", SubtaskArgs,
+         _subtask_prompt),
+    Tool("swarm_spawn_subtask", "Prepare a worker for a subtask.", SubtaskArgs, _spawn),
+    Tool("swarm_status", "Subtask totals by state for an epic.", StatusArgs, _status),
+    Tool("swarm_progress", "Report progress; posts to the epic thread.", ProgressArgs, _progress,
+         _many("files_touched")),
+    Tool("swarm_complete", "Close cell, release reservations, record outcome, commit files: "
+         "one commit.", CompleteArgs, _complete, _many("files_touched")),
+    Tool("swarm_record_outcome", "Record how work done elsewhere went.", OutcomeArgs, _outcome),
+    Tool("swarm_evaluation_prompt", "Self-review checklist before completing.", EvaluationArgs,
+         _evaluation),
+    Tool("fs_list", "List files in the repository.", ListArgs, _fs_list, _dir("dir")),
+    Tool("fs_read", "Read a file in the repository.", ReadArgs, _fs_read, _one("path")),
+    Tool("search_text", "Regex search across repository files.", SearchArgs, _search,
+         _dir("dir")),
+    Tool("fs_write", "Propose a file write (applied after arbiter approval).", WriteArgs,
+         _fs_write, _one("path")),
+]  # fmt: skip
+
+for _tool in TOOLS:
+    register(_tool)

@@ -1,0 +1,304 @@
+"""The agent tool surfaces end to end: envelope, MCP over real stdio, governance."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from hive.domain.workspace import Workspace
+from hive.tools.docs import render_tools_docs
+from hive.tools.registry import CallContext, call_tool, tools
+from hive.tools.schemas import FORMATS, token_estimate
+from tests.conftest import git
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED_TOOLS = {
+    "hive_create", "hive_create_epic", "hive_query", "hive_update", "hive_start", "hive_close",
+    "hive_ready", "swarmmail_init", "swarmmail_send", "swarmmail_inbox",
+    "swarmmail_read_message", "swarmmail_reserve", "swarmmail_release", "swarmmail_ack",
+    "swarm_init", "swarm_select_strategy", "swarm_decompose", "swarm_plan_prompt",
+    "swarm_validate_decomposition", "swarm_subtask_prompt", "swarm_spawn_subtask",
+    "swarm_status", "swarm_progress", "swarm_complete", "swarm_record_outcome",
+    "swarm_evaluation_prompt",
+}  # fmt: skip
+
+
+def hive(
+    repo: Path, *args: str, stdin: str = "", actor: str = "bob"
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        input=stdin,
+    )
+
+
+def envelope(repo: Path, calls: list[dict[str, Any]], agent: str = "bob") -> dict[str, Any]:
+    text = "Plan:\n```json\n" + json.dumps({"tool_calls": calls}) + "\n```\nDone."
+    result = hive(repo, "tools", "run", "--agent", agent, stdin=text)
+    assert "Traceback" not in result.stderr
+    transcript: dict[str, Any] = json.loads(result.stdout)
+    return transcript
+
+
+def configure(repo: Path, tools_config: dict[str, Any]) -> None:
+    from hive.store.yamlio import dumps
+
+    config = repo / ".hive" / "config.yaml"
+    base = config.read_text().split("tools:")[0]
+    config.write_text(base + dumps({"tools": tools_config}))
+    git(repo, "commit", "-qam", "tools config")
+
+
+def test_registry_covers_the_seed_tools_and_fits_the_budget() -> None:
+    names = {tool.name for tool in tools()}
+    assert names >= SEED_TOOLS
+    for format in FORMATS:
+        assert token_estimate(format) <= 8000, format
+    for tool in tools():
+        assert tool.description and len(tool.description) < 120
+
+
+def test_docs_are_generated_from_the_registry() -> None:
+    current = (ROOT / "docs" / "tools.md").read_text()
+    assert current == render_tools_docs(), "docs/tools.md is stale: run python -m hive.tools.docs"
+
+
+def test_schema_formats(ws: Workspace, repo: Path) -> None:
+    for format, key in (("mcp", "inputSchema"), ("anthropic", "input_schema")):
+        listed = json.loads(hive(repo, "tools", "schema", "--format", format).stdout)
+        create = next(t for t in listed if t["name"] == "hive_create")
+        assert create[key]["required"] == ["title"]
+    openai = json.loads(hive(repo, "tools", "schema", "--format", "openai").stdout)
+    assert openai[0]["type"] == "function" and "parameters" in openai[0]["function"]
+    bad = hive(repo, "tools", "schema", "--format", "xml")
+    assert bad.returncode == 2 and "unknown schema format" in bad.stderr
+
+
+def test_envelope_runs_calls_in_order_with_structured_errors(ws: Workspace, repo: Path) -> None:
+    transcript = envelope(
+        repo,
+        [
+            {"name": "swarmmail_init", "args": {"agent_name": "bob"}},
+            {"name": "hive_create", "args": {"title": "from an agent", "priority": 1}},
+            {"name": "hive_ready", "args": {"limit": 5}},
+            {"name": "no_such_tool", "args": {}},
+            {"name": "hive_create", "args": {"title": ["not", "a", "string"]}},
+            {"name": "hive_update", "args": {"id": "hv-zzzzzz", "priority": 1}},
+            {"name": "hive_create", "args": {"title": "x", "description": "y" * 30_000}},
+            {"name": "fs_read", "args": {"path": "../outside"}},
+            "not an object",
+        ],
+    )
+    results = transcript["results"]
+    assert results[0]["result"]["name"] == "bob"
+    created = results[1]["result"]
+    assert results[2]["result"][0]["id"] == created["id"]
+    assert results[3]["code"] == "unknown_tool"
+    assert results[4]["code"] == "invalid_arguments" and results[4]["field"] == "title"
+    assert results[5]["code"] == "not_found"
+    assert results[6]["code"] == "invalid_arguments" and results[6]["field"] == "description"
+    assert results[7]["code"] == "path_outside_repository"
+    assert results[8]["code"] == "invalid_call"
+    assert git(repo, "log", "-1", "--format=%s").startswith(f"hive: create {created['id']}")
+
+
+def test_malformed_envelopes(ws: Workspace, repo: Path) -> None:
+    for text in ("{not json", "no json here at all", '{"tool_calls": "nope"}'):
+        result = hive(repo, "tools", "run", stdin=text)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert json.loads(result.stdout)["code"] == "invalid_envelope"
+
+
+def test_file_tools_are_sandboxed(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src/app.py").write_text("def main():\n    return 42\n")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret")
+    os.symlink(outside, repo / "src/link.txt")
+    results = envelope(
+        repo,
+        [
+            {"name": "fs_list", "args": {"dir": "src", "pattern": "*.py"}},
+            {"name": "fs_read", "args": {"path": "src/app.py"}},
+            {"name": "search_text", "args": {"pattern": "return \\d+"}},
+            {"name": "fs_read", "args": {"path": "src/link.txt"}},
+            {"name": "fs_read", "args": {"path": ".git/config"}},
+            {"name": "fs_list", "args": {"dir": "../.."}},
+        ],
+    )["results"]
+    assert results[0]["result"]["files"] == ["src/app.py"]
+    assert "return 42" in results[1]["result"]["content"]
+    assert results[2]["result"]["matches"][0] == {
+        "file": "src/app.py",
+        "line": 2,
+        "text": "    return 42",
+    }
+    assert results[3]["code"] == "path_outside_repository" and "symlink" in results[3]["error"]
+    assert results[4]["code"] == "path_outside_repository"
+    assert results[5]["code"] == "path_outside_repository"
+
+
+def test_permissions_denied_wins_and_allowlists_restrict(ws: Workspace, repo: Path) -> None:
+    configure(
+        repo,
+        {
+            "permissions": {
+                "*": {"*": {"denied_paths": ["secrets/**"]}},
+                "bob": {"fs_write": {"allowed_paths": ["docs/**"]}},
+            }
+        },
+    )
+    (repo / "secrets").mkdir()
+    (repo / "secrets/key").write_text("k")
+    results = envelope(
+        repo,
+        [
+            {"name": "fs_read", "args": {"path": "secrets/key"}},
+            {"name": "fs_write", "args": {"path": "src/a.py", "content": "x"}},
+            {"name": "fs_write", "args": {"path": "docs/a.md", "content": "x"}},
+            {"name": "fs_write", "args": {"path": "docs/../secrets/b", "content": "x"}},
+            {"name": "swarmmail_reserve", "args": {"paths": ["secrets/*"]}},
+        ],
+    )["results"]
+    assert results[0]["code"] == "permission_denied" and results[0]["path"] == "secrets/key"
+    assert results[0]["rule"] == "*.*.denied_paths: secrets/**"
+    assert results[1]["code"] == "permission_denied" and "allowed_paths" in results[1]["error"]
+    assert results[2]["result"]["queued"] is True
+    assert results[3]["code"] == "permission_denied"
+    assert results[4]["code"] == "permission_denied"
+    other = envelope(
+        repo, [{"name": "fs_write", "args": {"path": "src/a.py", "content": "x"}}], "amy"
+    )
+    assert "result" in other["results"][0]
+
+
+def test_rate_limits_hold_across_processes(ws: Workspace, repo: Path) -> None:
+    configure(repo, {"rate_limits": {"hive_ready": {"capacity": 3, "per_seconds": 3600}}})
+    calls = [{"name": "hive_ready", "args": {}}] * 2
+    first = envelope(repo, calls)["results"]
+    second = envelope(repo, calls)["results"]
+    outcomes = [("result" in r) for r in first + second]
+    assert outcomes == [True, True, True, False]
+    limited = second[1]
+    assert limited["error"] == "rate_limited" and limited["code"] == 429
+    assert (limited["tool"], limited["limit"], limited["remaining"], limited["scope"]) == (
+        "hive_ready", 3, 0, "bob",
+    )  # fmt: skip
+    assert limited["reset_sec"] > 0
+    assert "result" in envelope(repo, calls[:1], agent="amy")["results"][0]
+
+
+def test_hooks_continue_warn_block_and_time_out(ws: Workspace, repo: Path) -> None:
+    configure(
+        repo,
+        {
+            "hooks": {
+                "pre_tool_use": [
+                    {"matcher": "^hive_ready$", "command": "echo checked"},
+                    {"matcher": "^hive_query$", "command": "echo careful >&2; exit 1"},
+                    {"matcher": "^hive_create$", "command": "echo no creating today >&2; exit 2"},
+                    {"matcher": "^fs_list$", "command": "sleep 20", "timeout_seconds": 0.5},
+                ],
+                "post_tool_use": [{"matcher": "^hive_ready$", "command": "cat > post.json"}],
+            }
+        },
+    )
+    results = envelope(
+        repo,
+        [
+            {"name": "hive_ready", "args": {}},
+            {"name": "hive_query", "args": {}},
+            {"name": "hive_create", "args": {"title": "blocked"}},
+            {"name": "fs_list", "args": {}},
+        ],
+    )["results"]
+    assert results[0]["hook_output"] == ["checked"]
+    assert json.loads((repo / "post.json").read_text())["tool"] == "hive_ready"
+    assert results[1]["warnings"] == ["careful"] and "result" in results[1]
+    assert results[2]["code"] == "hook_blocked" and results[2]["error"] == "no creating today"
+    assert results[3]["code"] == "hook_blocked" and "timed out" in results[3]["error"]
+    assert "blocked" not in git(repo, "log", "--format=%s")
+
+
+def test_write_proposals_need_approval_and_allow_write(ws: Workspace, repo: Path) -> None:
+    envelope(repo, [{"name": "fs_write", "args": {"path": "docs/new.md", "content": "# hi\n"}}])
+    listed = json.loads(hive(repo, "--json", "proposals", "list").stdout)
+    assert [(p["path"], p["status"]) for p in listed] == [("docs/new.md", "pending")]
+    strictness = hive(repo, "proposals", "decide", "-", stdin='{"decisions": [{"path": 1}]}')
+    assert strictness.returncode == 2 and "decisions must be" in strictness.stderr
+    decision = json.dumps(
+        {"decisions": [{"path": "docs/new.md", "action": "approve", "notes": "ok"}]}
+    )
+    approved = json.loads(hive(repo, "--json", "proposals", "decide", "-", stdin=decision).stdout)
+    assert approved[0]["status"] == "approved" and not (repo / "docs/new.md").exists()
+    applied = json.loads(
+        hive(repo, "tools", "run", "--allow-write", stdin='{"tool_calls": []}').stdout
+    )
+    assert applied["applied"][0]["status"] == "applied"
+    assert (repo / "docs/new.md").read_text() == "# hi\n"
+
+
+def test_every_call_is_in_the_event_log(ws: Workspace, repo: Path) -> None:
+    envelope(repo, [{"name": "hive_ready", "args": {}}, {"name": "nope", "args": {"x": 1}}])
+    lines = hive(repo, "events", "--json").stdout.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert [(e["agent"], e["tool"], e["outcome"]) for e in events[-2:]] == [
+        ("bob", "hive_ready", "ok"),
+        ("bob", "nope", "unknown_tool"),
+    ]
+    assert all(len(e["args_digest"]) == 16 and e["duration_ms"] >= 0 for e in events)
+    assert not (repo / "events.jsonl").exists()  # outside the working tree
+
+
+def test_in_process_calls_never_raise(ws: Workspace, repo: Path) -> None:
+    ctx = CallContext(root=str(repo), agent="carol")
+    assert call_tool(ctx, "hive_create", None)["code"] == "invalid_arguments"
+    assert call_tool(ctx, "hive_create", {"title": "x", "bogus": 1})["field"] == "bogus"
+    assert call_tool(ctx, 42, {})["code"] == "unknown_tool"  # type: ignore[arg-type]
+
+
+def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hive.cli.main", "-C", str(repo), "--actor", "mcp-agent", "mcp"],
+        env={**os.environ},
+    )
+
+    async def scenario() -> dict[str, Any]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            created = await session.call_tool("hive_create", {"title": "via mcp", "priority": 0})
+            ready = await session.call_tool("hive_ready", {"limit": 3})
+            bad = await session.call_tool("hive_create", {"priority": "high"})
+            unknown = await session.call_tool("nope", {})
+            return {
+                "names": {t.name for t in listed.tools},
+                "created": created,
+                "ready": ready,
+                "bad": bad,
+                "unknown": unknown,
+            }
+
+    outcome = anyio.run(scenario)
+    assert outcome["names"] >= SEED_TOOLS
+    created = json.loads(outcome["created"].content[0].text)
+    assert not outcome["created"].is_error and created["title"] == "via mcp"
+    ready = json.loads(outcome["ready"].content[0].text)
+    assert ready[0]["id"] == created["id"]
+    assert outcome["bad"].is_error
+    assert json.loads(outcome["bad"].content[0].text)["code"] == "invalid_arguments"
+    assert outcome["unknown"].is_error
+    assert git(repo, "log", "-1", "--format=%an").strip() == "mcp-agent"
