@@ -13,7 +13,15 @@ from hive.domain.cells import create_cell, list_cells, show_cell, update_cell
 from hive.domain.doctor import diagnose
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile, DirtyHiveFile, LockTimeout, NotAGitRepository, NotInitialized
+from hive.errors import (
+    CorruptFile,
+    DirtyHiveFile,
+    GitError,
+    LockTimeout,
+    NotAGitRepository,
+    NotInitialized,
+)
+from hive.git.repo import Change, Plan
 from hive.store.layout import CONFIG_PATH, cell_path
 from tests.conftest import assert_clean, git, make_repo
 
@@ -220,3 +228,53 @@ def test_external_ref_move_is_detected_and_retried(ws: Workspace, repo: Path) ->
     assert git(repo, "log", "-2", "--format=%s").splitlines()[1] == "user commit"
     assert_clean(repo)
     assert os.path.exists(repo / "code.py")
+
+
+def _history(repo: Path) -> tuple[str, str]:
+    return git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
+
+
+def test_held_index_lock_refuses_the_write_before_anything_lands(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "0.3")
+    before = _history(repo)
+    lock = repo / ".git" / "index.lock"
+    lock.write_text("")
+    try:
+        with pytest.raises(LockTimeout, match=r"index\.lock"):
+            create_cell(Workspace(str(repo), actor="bob"), title="waits for the index")
+    finally:
+        lock.unlink()
+    assert _history(repo) == before
+    assert_clean(repo)
+    create_cell(ws, title="after the lock is gone")
+    assert_clean(repo)
+
+
+def test_split_index_is_refused_clearly_and_nothing_lands(ws: Workspace, repo: Path) -> None:
+    git(repo, "update-index", "--split-index")
+    before = _history(repo)
+    with pytest.raises(GitError, match="split"):
+        create_cell(ws, title="split index")
+    assert _history(repo) == before
+    git(repo, "update-index", "--no-split-index")
+    create_cell(ws, title="plain index again")
+    assert_clean(repo)
+
+
+def test_failure_after_the_ref_moved_is_rolled_back(ws: Workspace, repo: Path) -> None:
+    """A file name the filesystem accepts but whose temporary sibling it does not:
+    the commit is made and the ref moved before the working-tree write fails."""
+    before = _history(repo)
+    name = "n" * 250 + ".txt"
+    cell_change = Change(".hive/notes.txt", b"kept only if everything lands\n")
+
+    def plan(snap: object) -> Plan:
+        return Plan(changes=[cell_change, Change(name, b"x\n")], message="hive: test\n")
+
+    with pytest.raises(GitError, match="nothing was committed"):
+        ws.git.transact(plan, author=ws.identity())
+    assert _history(repo) == before
+    assert not (repo / ".hive" / "notes.txt").exists()
+    assert_clean(repo)

@@ -248,27 +248,83 @@ def update_index(
     """Apply ``updates`` to the index under git's ``index.lock`` protocol."""
     if not updates:
         return
-    lock_path = index_path + ".lock"
-    descriptor = _acquire(lock_path, lock_timeout)
-    try:
-        data = _read(index_path)
+    with IndexLock(index_path, lock_timeout) as lock:
+        lock.apply(updates)
+
+
+class IndexLock:
+    """git's ``index.lock``, held across a whole hive write.
+
+    Entering takes the lock and checks that the index can be updated (a format
+    hive cannot write is refused here, before anything is committed); ``apply``
+    writes the updated index and releases the lock; leaving without ``apply``
+    releases it and leaves the index untouched.
+    """
+
+    def __init__(self, index_path: str, timeout: float = 10.0) -> None:
+        self.index_path = index_path
+        self.lock_path = index_path + ".lock"
+        self.timeout = timeout
+        self._descriptor = -1
+        self._data: bytes | None = None
+        self._fast = True
+
+    def __enter__(self) -> IndexLock:
+        self._descriptor = _acquire(self.lock_path, self.timeout)
         try:
-            content = _spliced(data, updates)
-        except _Unsupported:
-            os.close(descriptor)
-            descriptor = -1
-            os.unlink(lock_path)
-            _slow_update(index_path, updates)
+            self._data = _read(self.index_path)
+            self._fast = _check_writable(self.index_path, self._data)
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._release()
+
+    def apply(self, updates: Sequence[IndexUpdate]) -> None:
+        """Write ``updates`` into the index (the lock is released afterwards)."""
+        if self._descriptor < 0:
+            raise GitError("the index lock is not held")
+        if not updates:
+            self._release()
             return
-        with os.fdopen(descriptor, "wb") as handle:
-            descriptor = -1
+        if not self._fast:
+            self._release()  # dulwich takes index.lock itself
+            _slow_update(self.index_path, updates)
+            return
+        content = _spliced(self._data, updates)
+        with os.fdopen(self._descriptor, "wb") as handle:
+            self._descriptor = -1
             handle.write(content)
-        os.replace(lock_path, index_path)
-    except BaseException:
-        if descriptor >= 0:
-            os.close(descriptor)
-        _unlink_quietly(lock_path)
-        raise
+        os.replace(self.lock_path, self.index_path)
+
+    def _release(self) -> None:
+        if self._descriptor >= 0:
+            os.close(self._descriptor)
+            self._descriptor = -1
+            _unlink_quietly(self.lock_path)
+
+
+def _check_writable(index_path: str, data: bytes | None) -> bool:
+    """True when the fast splicer handles this index, False when dulwich must;
+    a clear ``GitError`` when neither can write it (split or sparse indexes)."""
+    if data is None:
+        return True
+    try:
+        _kept_extensions(_parse(data), ())
+        return True
+    except _Unsupported:
+        pass
+    try:
+        _load_dulwich(index_path)
+    except Exception as exc:  # dulwich raises many types for formats it cannot read
+        raise GitError(
+            f"hive cannot update this repository's index ({index_path}: "
+            f"{type(exc).__name__}); split and sparse indexes are not supported: run "
+            "'git update-index --no-split-index' or 'git sparse-checkout init --no-sparse-index'"
+        ) from None
+    return False
 
 
 def _acquire(lock_path: str, timeout: float) -> int:

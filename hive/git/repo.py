@@ -19,6 +19,7 @@ stay staged (only hive's own index entries are replaced).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import os
@@ -28,8 +29,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from hive.errors import DirtyHiveFile, GitError, LockTimeout, NotAGitRepository
-from hive.git.index import IndexEntry, IndexUpdate, lookup_entries, read_entries, update_index
+from hive.errors import DirtyHiveFile, GitError, HiveError, LockTimeout, NotAGitRepository
+from hive.git.index import IndexEntry, IndexLock, IndexUpdate, lookup_entries, read_entries
 from hive.git.refs import HeadRef, RepoPaths, discover, read_head_fast
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ def _ref(name: str) -> Ref:
 FILE_MODE = 0o100644
 TREE_MODE = 0o040000
 MAX_CAS_ATTEMPTS = 50
+INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
 
 
 @dataclass(frozen=True)
@@ -552,37 +554,84 @@ class GitRepo:
         With ``stage_only`` the changes are written to the working tree and the
         index (for the user's next commit) instead of being committed.
         """
+        index_timeout = min(lock_timeout, INDEX_LOCK_TIMEOUT)
         with self.write_lock(lock_timeout):
             if stage_only:
-                return self._stage(plan)
-            return self._commit_with_retry(plan, author)
+                return self._stage(plan, index_timeout)
+            return self._commit_with_retry(plan, author, index_timeout)
 
     def write_lock(self, timeout: float) -> _WriteLock:
         return _WriteLock(os.path.join(self.paths.hive_state_dir, "write.lock"), timeout)
 
-    def _commit_with_retry(self, plan: Callable[[Snapshot], Plan], author: Identity) -> WriteResult:
+    def _commit_with_retry(
+        self, plan: Callable[[Snapshot], Plan], author: Identity, index_timeout: float
+    ) -> WriteResult:
         for attempt in range(1, MAX_CAS_ATTEMPTS + 1):
             snap = self.snapshot()
             wanted = plan(snap)
             if not wanted.changes:
                 return WriteResult(commit=snap.head.commit, result=wanted.result, attempts=attempt)
-            self._refuse_dirty(snap, wanted.changes)
-            blobs = self._write_blobs(wanted.changes)
-            tree = self._write_tree(snap.tree, wanted.changes, blobs)
-            commit = self._write_commit(tree, snap.head.commit, wanted.message, author)
-            if self._swap_ref(snap.head, commit, author, wanted.message):
-                self._sync_worktree(wanted.changes, blobs)
-                return WriteResult(commit=commit, result=wanted.result, attempts=attempt, tree=tree)
+            # git's index.lock is held from before the ref moves until the index matches
+            # it: a held or unwritable index refuses the write before anything lands.
+            with IndexLock(self.paths.index_path, index_timeout) as index:
+                self._refuse_dirty(snap, wanted.changes)
+                blobs = self._write_blobs(wanted.changes)
+                tree = self._write_tree(snap.tree, wanted.changes, blobs)
+                commit = self._write_commit(tree, snap.head.commit, wanted.message, author)
+                if self._swap_ref(snap.head, commit, author, wanted.message):
+                    self._finish(snap, commit, wanted.changes, blobs, index)
+                    return WriteResult(
+                        commit=commit, result=wanted.result, attempts=attempt, tree=tree
+                    )
             time.sleep(0.001 * attempt)
         raise GitError("HEAD kept moving while hive was writing; try again")
 
-    def _stage(self, plan: Callable[[Snapshot], Plan]) -> WriteResult:
+    def _finish(
+        self,
+        snap: Snapshot,
+        commit: str,
+        changes: list[Change],
+        blobs: Mapping[str, str | None],
+        index: IndexLock,
+    ) -> None:
+        """Bring the working tree and index up to ``commit``; on failure move the ref
+        back and restore the files, so the write lands whole or not at all."""
+        try:
+            index.apply(self._sync_files(changes, blobs))
+        except Exception as exc:
+            self._roll_back(snap, commit, changes)
+            if isinstance(exc, HiveError):
+                raise
+            raise GitError(
+                f"could not update the working tree or index ({exc}); nothing was committed"
+            ) from exc
+
+    def _roll_back(self, snap: Snapshot, commit: str, changes: list[Change]) -> None:
+        refs = self.dulwich.refs
+        name = _ref(snap.head.ref or "HEAD")
+        if snap.head.commit is None:
+            refs.remove_if_equals(name, _oid(commit))
+        else:
+            refs.set_if_equals(name, _oid(commit), _oid(snap.head.commit))
+        for change in changes:
+            if change.from_worktree:
+                continue  # the user's own file: hive never wrote it, so never touches it
+            full = os.path.join(self.paths.root, change.path)
+            old = snap.read(change.path)
+            with contextlib.suppress(OSError):
+                if old is None:
+                    _remove_file(full, self.paths.root)
+                else:
+                    _atomic_write(full, old)
+
+    def _stage(self, plan: Callable[[Snapshot], Plan], index_timeout: float) -> WriteResult:
         snap = self.snapshot(staged=True)
         wanted = plan(snap)
         if wanted.changes:
-            self._refuse_dirty(snap, wanted.changes)
-            blobs = self._write_blobs(wanted.changes)
-            self._sync_worktree(wanted.changes, blobs)
+            with IndexLock(self.paths.index_path, index_timeout) as index:
+                self._refuse_dirty(snap, wanted.changes)
+                blobs = self._write_blobs(wanted.changes)
+                index.apply(self._sync_files(wanted.changes, blobs))
         return WriteResult(commit=None, result=wanted.result, attempts=1, staged_only=True)
 
     def _write_blobs(self, changes: list[Change]) -> dict[str, str | None]:
@@ -726,7 +775,10 @@ class GitRepo:
         with open(full, "rb") as handle:
             return blob_sha_of(handle.read()) in allowed
 
-    def _sync_worktree(self, changes: list[Change], blobs: Mapping[str, str | None]) -> None:
+    def _sync_files(
+        self, changes: list[Change], blobs: Mapping[str, str | None]
+    ) -> list[IndexUpdate]:
+        """Write the changed files into the working tree; return their index updates."""
         updates: list[IndexUpdate] = []
         for change in changes:
             full = os.path.join(self.paths.root, change.path)
@@ -742,8 +794,7 @@ class GitRepo:
                     path=change.path, sha=sha.encode(), mode=change.mode, stat=os.stat(full)
                 )
             )
-        update_index(self.paths.index_path, updates)
-
+        return updates
 
 def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
     """Order commits so every commit comes after its parents (stable by time)."""
