@@ -38,9 +38,14 @@ def default_session() -> str:
 
 
 def workspace() -> Workspace:
+    import atexit
+
     from hive.domain.workspace import Workspace
 
-    return Workspace(OPTIONS.directory, actor=OPTIONS.actor, session=default_session())
+    opened = Workspace(OPTIONS.directory, actor=OPTIONS.actor, session=default_session())
+    opened.defer_persist = True
+    atexit.register(opened.save_cache)
+    return opened
 
 
 def run_op(operation: Callable[[], T]) -> T:

@@ -33,8 +33,13 @@ def emit_json(value: Any) -> None:
     """Print ``value`` as indented JSON (pydantic's Rust serializer: fast for 10k cells)."""
     from pydantic_core import to_json
 
-    sys.stdout.buffer.write(to_json(value, indent=2) + b"\n")
+    from hive.cli import answers
+
+    data = to_json(value, indent=2) + b"\n"
+    sys.stdout.buffer.write(data)
     sys.stdout.flush()
+    if answers.RECORDER is not None:
+        answers.RECORDER.stdout(data)
 
 
 def console() -> Any:
@@ -46,6 +51,10 @@ def console() -> Any:
 
 
 def err(message: str) -> None:
+    from hive.cli import answers
+
+    if answers.RECORDER is not None:
+        answers.RECORDER.stderr()
     sys.stderr.write(message.rstrip("\n") + "\n")
 
 

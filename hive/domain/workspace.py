@@ -7,6 +7,7 @@ and the MCP server all build a Workspace and call the same functions.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import getpass
 import os
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hive.errors import InvalidInput, NotInitialized
+from hive.git.loose import hive_tree
 from hive.git.repo import (
     Change,
     GitRepo,
@@ -71,6 +73,9 @@ class Workspace:
         if self._actor is not None:
             self._actor = check_actor(self._actor)
         self.cache = CellCache(self.git.paths.hive_state_dir if persist_cache else None)
+        # True: cells read for a new commit are saved by save_cache() (at exit, after
+        # the answer is printed) instead of at once.
+        self.defer_persist = False
         self._config: tuple[str, HiveConfig] | None = None
         self._key_of_commit: dict[str, str] = {}
         self.state: dict[str, Any] = {}
@@ -123,16 +128,42 @@ class Workspace:
         known = snap.dir_key(CELLS_DIR) in self.cache.indexes
         index = self._index(snap)
         if not known and self.autocommit and snap.head.commit is not None:
-            self.cache.persist(snap.head.commit, index)
+            if self.defer_persist:
+                self.cache.unsaved = (snap.head.commit, index)
+            else:
+                self._persist(snap.head.commit, index)
         return index
+
+    def _persist(self, commit: str, index: CellIndex) -> None:
+        """Save ``commit``'s cells, and its ready list as printed JSON, for fresh processes."""
+        if self.cache.persist_dir is None:
+            return
+        hive_tree = self.git.lookup_path(self.git.commit_tree(commit), ".hive", want_tree=True)
+        self.cache.persist(commit, index, hive_tree)
+        from pydantic_core import to_json
+
+        from hive import __version__
+        from hive.domain.graph import ready_cells
+        from hive.store import ready_answer
+
+        documents = [to_json(cell, indent=2) for cell in ready_cells(index)]
+        ready_answer.save(self.cache.persist_dir, commit, hive_tree, __version__, documents)
 
     def _index(self, snap: Snapshot) -> CellIndex:
         self.config(snap)
         key = snap.dir_key(CELLS_DIR)
+        if key not in self.cache.indexes and not self.cache.by_blob:
+            self._seed_from_disk(snap)
         index = self.cache.index_for(key, lambda: snap.listing(CELLS_DIR), self.git.read_blob)
         if self.autocommit and snap.head.commit is not None:
             self._key_of_commit[snap.head.commit] = key
         return index
+
+    def _seed_from_disk(self, snap: Snapshot) -> None:
+        """A fresh process: parse only the cells that changed since the last saved index."""
+        loaded = self.cache.load_persisted(snap.head.commit or "")
+        if loaded is not None and snap.head.commit is not None:
+            self._key_of_commit[snap.head.commit] = loaded.key
 
     def _persisted_index(self) -> CellIndex | None:
         """The index for HEAD without touching git objects, when already known."""
@@ -146,7 +177,7 @@ class Workspace:
             return self.cache.indexes[key]
         if self.cache.indexes:
             return None  # warm process: re-listing the tree is cheaper than unpickling
-        loaded = self.cache.load_persisted(commit)
+        loaded = self.cache.load_persisted(commit, hive_tree(self.git.paths, commit))
         if loaded is not None:
             self._key_of_commit[commit] = loaded.key
         return loaded
@@ -224,8 +255,19 @@ class Workspace:
         if key is None:
             return
         entries = {cid: (path, sha, cell) for cid, (path, sha, cell, _) in written.items()}
-        self.cache.derive(base, key, entries)
+        self.cache.last_write = (commit, self.cache.derive(base, key, entries))
         self._key_of_commit[commit] = key
+
+    def save_cache(self) -> None:
+        """Leave what this process read or wrote last for the next process: a fresh CLI
+        read then unpickles it instead of listing trees and re-parsing cells."""
+        latest = self.cache.last_write or self.cache.unsaved
+        if latest is None or not self.autocommit:
+            return
+        commit, index = latest
+        with contextlib.suppress(Exception):  # best effort, at exit: never an error
+            if self.git.head().commit == commit:
+                self._persist(commit, index)
 
     def write_files(self, plan: Callable[[Snapshot], tuple[list[Change], str, Any]]) -> WriteResult:
         """Lower-level write for non-cell files (config)."""

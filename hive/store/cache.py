@@ -103,6 +103,9 @@ class CellCache:
         self.persist_dir = persist_dir
         self.by_blob: dict[str, Cell | CorruptFile] = {}
         self.indexes: dict[str, CellIndex] = {}
+        self.parsed = 0  # cell files parsed by this cache (the expensive part)
+        self.last_write: tuple[str, CellIndex] | None = None  # (commit, its index)
+        self.unsaved: tuple[str, CellIndex] | None = None  # read, not yet persisted
 
     def remember(self, blob_sha: str, cell: Cell) -> None:
         """Record a cell hive itself just encoded, so it is never re-parsed."""
@@ -133,6 +136,7 @@ class CellCache:
         return index
 
     def _parse(self, sha: str, path: str, read_blob: Callable[[str], bytes]) -> Cell | CorruptFile:
+        self.parsed += 1
         try:
             parsed: Cell | CorruptFile = decode_cell(read_blob(sha), path)
         except CorruptFile as exc:
@@ -184,8 +188,9 @@ class CellCache:
             return None
         return os.path.join(self.persist_dir, "cells.cache")
 
-    def load_persisted(self, commit: str) -> CellIndex | None:
-        """The index saved for ``commit`` by an earlier process, if any."""
+    def load_persisted(self, commit: str, hive_tree: str | None = None) -> CellIndex | None:
+        """The index saved by an earlier process for ``commit``, or for any commit with
+        the same ``.hive`` tree, if any."""
         path = self._persist_path()
         if path is None:
             return None
@@ -203,7 +208,8 @@ class CellCache:
         if not isinstance(index, CellIndex):
             return None
         self._seed_blobs(index)
-        if payload.get("commit") != commit:
+        same_tree = hive_tree is not None and payload.get("hive_tree") == hive_tree
+        if payload.get("commit") != commit and not same_tree:
             return None
         self._keep(index)
         return index
@@ -212,13 +218,13 @@ class CellCache:
         for cell_id, sha in index.blobs.items():
             self.by_blob.setdefault(sha, index.cells[cell_id])
 
-    def persist(self, commit: str, index: CellIndex) -> None:
+    def persist(self, commit: str, index: CellIndex, hive_tree: str | None = None) -> None:
         """Save ``index`` for later processes (best effort, atomic replace)."""
         path = self._persist_path()
         if path is None:
             return
         index._children = None
-        payload = {"format": CACHE_FORMAT, "commit": commit, "index": index}
+        payload = {"format": CACHE_FORMAT, "commit": commit, "hive_tree": hive_tree, "index": index}
         temp = f"{path}.{os.getpid()}.tmp"
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -1,0 +1,223 @@
+"""Answers to repeated read commands, served before the CLI is even imported.
+
+The ``--json`` output of ``hive ready``, ``hive list`` and ``hive show`` is a
+pure function of hive's version, the commit HEAD points at and the command
+line. Agents ask these questions over and over between writes, and a fresh
+process spends most of its time importing typer and pydantic and unpickling
+10,000 cells, so the bytes printed the first time are kept under
+``<git common dir>/hive/answers/`` keyed by a hash of exactly those inputs.
+The next identical question is answered by reading HEAD from the ref files
+and printing the stored bytes.
+
+An answer is stored only when the command exited 0 and wrote nothing to
+stderr (no corrupt-cell warnings); HIVE_AUTOCOMMIT=0 (reads see the index) and
+an unreadable HEAD are never cached. Any new commit changes the key, so
+nothing is ever invalidated by hand; old answers are pruned to the newest
+:data:`KEEP`. This module imports only the standard library and
+``hive.git.refs``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+
+from hive import __version__
+
+READ_COMMANDS = frozenset({"ready", "list", "show"})
+KEEP = 64
+_VALUED_GLOBALS = frozenset({"-C", "--actor"})
+
+
+def cache_key(argv: list[str]) -> tuple[str, str] | None:
+    """(answers directory, key) for a cacheable command line, else None."""
+    if not _cacheable(argv):
+        return None
+    from hive.errors import HiveError
+    from hive.git.refs import discover, read_head_fast
+
+    try:
+        paths = discover(_directory(argv))
+    except (HiveError, OSError):
+        return None
+    head = read_head_fast(paths)
+    if head is None or head.commit is None:
+        return None
+    from hive.git.loose import hive_tree
+
+    # Any commit with the same .hive tree has the same answers (a code commit keeps them).
+    state = hive_tree(paths, head.commit) or f"commit:{head.commit}"
+    material = "\0".join([__version__, paths.git_dir, state, *argv])
+    digest = hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+    return os.path.join(paths.common_dir, "hive", "answers"), digest
+
+
+def _cacheable(argv: list[str]) -> bool:
+    if os.environ.get("HIVE_AUTOCOMMIT", "").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    if "--json" not in argv or "--claim" in argv or "--help" in argv:
+        return False
+    return _command(argv) in READ_COMMANDS
+
+
+def _command(argv: list[str]) -> str | None:
+    position = 0
+    while position < len(argv):
+        token = argv[position]
+        if token in _VALUED_GLOBALS:
+            position += 2
+        elif token.startswith(("-C", "--actor=")) or token == "--json":
+            position += 1
+        else:
+            return token
+    return None
+
+
+def _directory(argv: list[str]) -> str:
+    directory = "."
+    position = 0
+    while position < len(argv):
+        token = argv[position]
+        if token == "-C" and position + 1 < len(argv):
+            directory = argv[position + 1]
+            position += 2
+            continue
+        if token.startswith("-C") and len(token) > 2:
+            directory = token[2:]
+        if not token.startswith("-"):
+            break
+        position += 1
+    return directory
+
+
+def serve(argv: list[str]) -> bool:
+    """Print the stored answer for ``argv`` if there is one; True when served."""
+    answer = _stored_answer(argv)
+    if answer is None:
+        answer = _saved_ready_list(argv)
+    if answer is None:
+        return False
+    sys.stdout.buffer.write(answer)
+    sys.stdout.flush()
+    return True
+
+
+def _stored_answer(argv: list[str]) -> bytes | None:
+    key = cache_key(argv)
+    if key is None:
+        return None
+    directory, digest = key
+    try:
+        with open(os.path.join(directory, digest), "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _saved_ready_list(argv: list[str]) -> bytes | None:
+    """``hive ready --json [--limit N]`` from the ready list saved for HEAD's commit."""
+    if not _cacheable(argv) or _command(argv) != "ready":
+        return None
+    limit = _ready_limit(argv[argv.index("ready") + 1 :])
+    if limit == -1:
+        return None
+    from hive.errors import HiveError
+    from hive.git.refs import discover, read_head_fast
+    from hive.store import ready_answer
+
+    try:
+        paths = discover(_directory(argv))
+    except (HiveError, OSError):
+        return None
+    head = read_head_fast(paths)
+    if head is None or head.commit is None:
+        return None
+    from hive.git.loose import hive_tree
+
+    tree = hive_tree(paths, head.commit)
+    documents = ready_answer.load(paths.hive_state_dir, head.commit, tree, __version__)
+    if documents is None:
+        return None
+    return ready_answer.render(documents if limit is None else documents[:limit])
+
+
+def _ready_limit(options: list[str]) -> int | None:
+    """The --limit of ``ready``'s own options: None for all, -1 when not understood."""
+    limit: str | None = None
+    position = 0
+    while position < len(options):
+        token = options[position]
+        if token == "--json":
+            position += 1
+        elif token in ("--limit", "-n") and position + 1 < len(options):
+            limit = options[position + 1]
+            position += 2
+        elif token.startswith("--limit="):
+            limit = token.partition("=")[2]
+            position += 1
+        else:
+            return -1
+    if limit is None:
+        return None
+    return int(limit) if limit.isdigit() and int(limit) >= 1 else -1
+
+
+class Recorder:
+    """Collects what a cacheable command prints, and stores it if all went well."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.key = cache_key(argv)
+        self.parts: list[bytes] = []
+        self.spoiled = False
+
+    def stdout(self, data: bytes) -> None:
+        if self.key is not None:
+            self.parts.append(data)
+
+    def stderr(self) -> None:
+        self.spoiled = True
+
+    def store(self) -> None:
+        if self.key is None or self.spoiled or not self.parts:
+            return
+        directory, digest = self.key
+        with contextlib.suppress(OSError):
+            os.makedirs(directory, exist_ok=True)
+            temp = os.path.join(directory, f".{digest}.{os.getpid()}.tmp")
+            with open(temp, "wb") as handle:
+                handle.write(b"".join(self.parts))
+            os.replace(temp, os.path.join(directory, digest))
+            _prune(directory)
+
+
+def _prune(directory: str) -> None:
+    entries = [entry for entry in os.scandir(directory) if not entry.name.startswith(".")]
+    if len(entries) <= KEEP:
+        return
+    entries.sort(key=lambda entry: entry.stat().st_mtime_ns)
+    for entry in entries[: len(entries) - KEEP]:
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+
+
+RECORDER: Recorder | None = None
+
+
+def main() -> None:
+    """Console-script entry point: a stored answer, or the full CLI."""
+    argv = sys.argv[1:]
+    if serve(argv):
+        return
+    global RECORDER
+    RECORDER = Recorder(argv)
+    from hive.cli.main import run
+
+    try:
+        run()
+    except SystemExit as exit_:
+        if exit_.code in (None, 0):
+            RECORDER.store()
+        raise
+    RECORDER.store()
