@@ -23,8 +23,12 @@ import contextlib
 import hashlib
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from hive import __version__
+
+if TYPE_CHECKING:
+    from hive.git.refs import RepoPaths
 
 READ_COMMANDS = frozenset({"ready", "list", "show"})
 KEEP = 64
@@ -35,7 +39,21 @@ def cache_key(argv: list[str]) -> tuple[str, str] | None:
     """(answers directory, key) for a cacheable command line, else None."""
     if not _cacheable(argv):
         return None
+    found = _head_state(argv)
+    if found is None:
+        return None
+    paths, commit, tree = found
+    # Any commit with the same .hive tree has the same answers (a code commit keeps them).
+    state = tree or f"commit:{commit}"
+    material = "\0".join([__version__, paths.git_dir, state, *argv])
+    digest = hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+    return os.path.join(paths.hive_state_dir, "answers"), digest
+
+
+def _head_state(argv: list[str]) -> tuple[RepoPaths, str, str | None] | None:
+    """The repository, HEAD's commit and its ``.hive`` tree (when loose), read cheaply."""
     from hive.errors import HiveError
+    from hive.git.loose import hive_tree
     from hive.git.refs import discover, read_head_fast
 
     try:
@@ -45,13 +63,7 @@ def cache_key(argv: list[str]) -> tuple[str, str] | None:
     head = read_head_fast(paths)
     if head is None or head.commit is None:
         return None
-    from hive.git.loose import hive_tree
-
-    # Any commit with the same .hive tree has the same answers (a code commit keeps them).
-    state = hive_tree(paths, head.commit) or f"commit:{head.commit}"
-    material = "\0".join([__version__, paths.git_dir, state, *argv])
-    digest = hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
-    return os.path.join(paths.common_dir, "hive", "answers"), digest
+    return paths, head.commit, hive_tree(paths, head.commit)
 
 
 def _cacheable(argv: list[str]) -> bool:
@@ -123,21 +135,13 @@ def _saved_ready_list(argv: list[str]) -> bytes | None:
     limit = _ready_limit(argv[argv.index("ready") + 1 :])
     if limit == -1:
         return None
-    from hive.errors import HiveError
-    from hive.git.refs import discover, read_head_fast
     from hive.store import ready_answer
 
-    try:
-        paths = discover(_directory(argv))
-    except (HiveError, OSError):
+    found = _head_state(argv)
+    if found is None:
         return None
-    head = read_head_fast(paths)
-    if head is None or head.commit is None:
-        return None
-    from hive.git.loose import hive_tree
-
-    tree = hive_tree(paths, head.commit)
-    documents = ready_answer.load(paths.hive_state_dir, head.commit, tree, __version__)
+    paths, commit, tree = found
+    documents = ready_answer.load(paths.hive_state_dir, commit, tree, __version__)
     if documents is None:
         return None
     return ready_answer.render(documents if limit is None else documents[:limit])
