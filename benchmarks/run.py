@@ -12,7 +12,10 @@ Each size builds a scratch repository with 2,000 source files plus N cells
 * baseline: ``git add <file> && git commit`` of a one-file change (the git CLI);
 * hive create / update / close of one cell, in-process, each one commit;
 * ``ready`` in-process, warm (the process has read the hive before);
-* ``hive ready --json`` as a fresh process (Python start-up included).
+* ``hive ready --json`` as a fresh process (Python start-up included): asked
+  again with nothing changed, right after a ``hive update`` process, and right
+  after a write made in-process (as the MCP server makes them);
+* ``hive update`` as a fresh process, for information.
 """
 
 from __future__ import annotations
@@ -145,20 +148,45 @@ def measure_size(base: Path, size: int, runs: int) -> list[Row]:
     close = median_ms(lambda: close_cell(ws, cell_id=next(targets), reason="bench"), runs)
     ready(ws)
     warm = median_ms(lambda: ready(ws), runs)
-    ready_cli = median_ms(lambda: _ready_process(repo), max(5, runs // 2))
+    fresh_runs = max(5, runs // 2)
+    ready_cli = median_ms(lambda: _hive_process(repo, "ready", "--json"), fresh_runs)
+    after_cli_write = _after_each(lambda: _cli_write(repo, created), repo, fresh_runs)
+    after_library_write = _after_each(lambda: _library_write(ws, created), repo, fresh_runs)
+    cli_write = median_ms(lambda: _cli_write(repo, created), fresh_runs)
+    fresh = "<= 400 ms"
     return [
         Row(size, "baseline: git add + git commit", baseline, None, ""),
         Row(size, "create (commit)", create, baseline, "<= 0.5x"),
         Row(size, "update (commit)", update, baseline, "<= 0.5x"),
         Row(size, "close (commit)", close, baseline, "<= 0.5x"),
         Row(size, "ready, in-process warm", warm, None, "<= 30 ms"),
-        Row(size, "hive ready --json, fresh process", ready_cli, None, "<= 400 ms"),
-    ]
+        Row(size, "hive ready --json, fresh process, asked again", ready_cli, None, fresh),
+        Row(size, "hive ready --json, fresh, after a CLI write", after_cli_write, None, fresh),
+        Row(size, "hive ready --json, fresh, after an MCP write", after_library_write, None, fresh),
+        Row(size, "hive update, fresh process (info)", cli_write, baseline, ""),
+    ]  # fmt: skip
 
 
-def _ready_process(repo: Path) -> None:
+def _hive_process(repo: Path, *args: str) -> None:
     hive = shutil.which("hive", path=str(Path(sys.executable).parent)) or "hive"
-    subprocess.run([hive, "-C", str(repo), "ready", "--json"], check=True, capture_output=True)
+    subprocess.run([hive, "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def _cli_write(repo: Path, cells: list[str]) -> None:
+    _hive_process(repo, "update", cells[0], "--append-notes", "benchmark note")
+
+
+def _library_write(ws: Workspace, cells: list[str]) -> None:
+    update_cell(ws, cell_id=cells[0], append_notes="benchmark note")
+
+
+def _after_each(write: Callable[[], None], repo: Path, runs: int) -> float:
+    """Median of a fresh ``hive ready --json`` right after each (untimed) ``write``."""
+    samples = []
+    for _ in range(runs):
+        write()
+        samples.append(median_ms(lambda: _hive_process(repo, "ready", "--json"), 1))
+    return statistics.median(samples)
 
 
 def render(rows: list[Row], first_column: str = "cells") -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from hive.domain.cells import create_cell, list_cells, update_cell
@@ -28,6 +29,15 @@ def run(repo: Path, *args: str, entry: list[str] = ENTRY, **env: str) -> tuple[b
     return result.stdout, result.stderr
 
 
+def saved_ready_list(repo: Path) -> Path:
+    """The ready list a CLI process saves in a forked child as it exits."""
+    path = state_dir(repo) / "ready.answer"
+    deadline = time.monotonic() + 10
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return path
+
+
 def ready_ids(output: bytes) -> list[str]:
     import json
 
@@ -42,8 +52,8 @@ def test_ready_answers_are_byte_identical_and_follow_every_write(ws: Workspace, 
     first = create_cell(ws, title="first", priority=1)
     create_cell(ws, title="second", priority=0)
     full, _ = run(repo, "ready", "--json", entry=FULL)
-    served, _ = run(repo, "ready", "--json")  # answer saved by the full run above
-    assert (state_dir(repo) / "ready.answer").exists()
+    assert saved_ready_list(repo).exists()
+    served, _ = run(repo, "ready", "--json")  # from the list saved by the full run above
     assert served == full
     assert run(repo, "ready", "--json", "-n", "1")[0] == run(
         repo, "ready", "--json", "-n", "1", entry=FULL
@@ -101,3 +111,17 @@ def test_a_fresh_writer_parses_only_what_changed(ws: Workspace, repo: Path) -> N
     writer = Workspace(str(repo), actor="carol")
     update_cell(writer, cell_id=cells[0].id, priority=0)
     assert writer.cache.parsed == 1  # only the new cell; the other 30 come from the save
+
+
+def test_a_long_lived_writer_saves_in_the_background(ws: Workspace, repo: Path) -> None:
+    ws.save_after_writes(0.05)
+    cell = create_cell(ws, title="written by a server")
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    path = saved_ready_list(repo)
+    deadline = time.monotonic() + 10
+    while commit.encode() not in path.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert commit.encode() in path.read_bytes()
+    served, _ = run(repo, "ready", "--json")
+    assert cell.id in ready_ids(served)
+    assert served == run(repo, "ready", "--json", entry=FULL)[0]

@@ -1,20 +1,23 @@
 """Answers to repeated read commands, served before the CLI is even imported.
 
 The ``--json`` output of ``hive ready``, ``hive list`` and ``hive show`` is a
-pure function of hive's version, the commit HEAD points at and the command
-line. Agents ask these questions over and over between writes, and a fresh
-process spends most of its time importing typer and pydantic and unpickling
-10,000 cells, so the bytes printed the first time are kept under
-``<git common dir>/hive/answers/`` keyed by a hash of exactly those inputs.
-The next identical question is answered by reading HEAD from the ref files
-and printing the stored bytes.
+pure function of hive's version, the ``.hive`` tree of the commit HEAD points
+at and the command line. Agents ask these questions over and over, and a
+fresh process spends most of its time importing typer and pydantic and
+unpickling 10,000 cells, so two things are kept under ``<git common dir>/hive/``:
+
+* ``answers/<key>``: the bytes a read command printed, keyed by a hash of
+  exactly those inputs, served to the next identical command line;
+* ``ready.answer``: the ready list saved by the last process that read or
+  wrote the cells of a commit (see ``hive.store.ready_answer``), which answers
+  ``hive ready --json [--limit N]`` even the first time it is asked.
 
 An answer is stored only when the command exited 0 and wrote nothing to
 stderr (no corrupt-cell warnings); HIVE_AUTOCOMMIT=0 (reads see the index) and
-an unreadable HEAD are never cached. Any new commit changes the key, so
-nothing is ever invalidated by hand; old answers are pruned to the newest
-:data:`KEEP`. This module imports only the standard library and
-``hive.git.refs``.
+an unreadable HEAD are never cached. A commit that changes ``.hive`` changes
+the key, so nothing is ever invalidated by hand (a commit of code only keeps
+the answers); old answers are pruned to the newest :data:`KEEP`. This module
+imports only the standard library and hive's dulwich-free git readers.
 """
 
 from __future__ import annotations

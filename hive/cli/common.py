@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -44,8 +45,31 @@ def workspace() -> Workspace:
 
     opened = Workspace(OPTIONS.directory, actor=OPTIONS.actor, session=default_session())
     opened.defer_persist = True
-    atexit.register(opened.save_cache)
+    atexit.register(_save_in_background, opened)
     return opened
+
+
+def _save_in_background(ws: Workspace) -> None:
+    """At exit: leave the cells this process read or wrote for the next process, in a
+    forked child, so this process ends as soon as its answer is printed."""
+    if not ws.has_unsaved():
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        child = os.fork()
+    except (AttributeError, OSError):  # no fork here: save in the foreground
+        ws.save_cache()
+        return
+    if child:
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for stream in (0, 1, 2):  # let whoever reads our output see its end now
+            os.dup2(devnull, stream)
+        ws.save_cache()
+    finally:
+        os._exit(0)
 
 
 def run_op(operation: Callable[[], T]) -> T:

@@ -12,6 +12,7 @@ import copy
 import getpass
 import os
 import re
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any
 
 from hive.errors import InvalidInput, NotInitialized
 from hive.git.loose import hive_tree
+from hive.git.refs import read_head_fast
 from hive.git.repo import (
     Change,
     GitRepo,
@@ -55,6 +57,16 @@ class MixedPlan:
     files: list[Change] = field(default_factory=list)
 
 
+@dataclass
+class _SaveSchedule:
+    """When the cells were last saved for other processes (shared by ``for_actor`` copies)."""
+
+    commit: str | None = None
+    delay: float | None = None
+    timer: threading.Timer | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
 class Workspace:
     """An opened hive repository."""
 
@@ -76,6 +88,7 @@ class Workspace:
         # True: cells read for a new commit are saved by save_cache() (at exit, after
         # the answer is printed) instead of at once.
         self.defer_persist = False
+        self._saves = _SaveSchedule()
         self._config: tuple[str, HiveConfig] | None = None
         self._key_of_commit: dict[str, str] = {}
         self.state: dict[str, Any] = {}
@@ -134,12 +147,17 @@ class Workspace:
                 self._persist(snap.head.commit, index)
         return index
 
-    def _persist(self, commit: str, index: CellIndex) -> None:
-        """Save ``commit``'s cells, and its ready list as printed JSON, for fresh processes."""
+    def _persist(self, commit: str, index: CellIndex, *, background: bool = False) -> None:
+        """Save ``commit``'s cells, and its ready list as printed JSON, for fresh processes.
+
+        ``background``: called off the main thread, so only dulwich-free readers are used.
+        """
         if self.cache.persist_dir is None:
             return
-        hive_tree = self.git.lookup_path(self.git.commit_tree(commit), ".hive", want_tree=True)
-        self.cache.persist(commit, index, hive_tree)
+        tree = hive_tree(self.git.paths, commit)
+        if tree is None and not background:
+            tree = self.git.lookup_path(self.git.commit_tree(commit), ".hive", want_tree=True)
+        self.cache.persist(commit, index, tree)
         from pydantic_core import to_json
 
         from hive import __version__
@@ -147,7 +165,7 @@ class Workspace:
         from hive.store import ready_answer
 
         documents = [to_json(cell, indent=2) for cell in ready_cells(index)]
-        ready_answer.save(self.cache.persist_dir, commit, hive_tree, __version__, documents)
+        ready_answer.save(self.cache.persist_dir, commit, tree, __version__, documents)
 
     def _index(self, snap: Snapshot) -> CellIndex:
         self.config(snap)
@@ -257,17 +275,42 @@ class Workspace:
         entries = {cid: (path, sha, cell) for cid, (path, sha, cell, _) in written.items()}
         self.cache.last_write = (commit, self.cache.derive(base, key, entries))
         self._key_of_commit[commit] = key
+        self._schedule_save()
 
-    def save_cache(self) -> None:
+    def has_unsaved(self) -> bool:
+        """Whether this process read or wrote cells that no later process can load yet."""
+        latest = self.cache.last_write or self.cache.unsaved
+        return self.autocommit and latest is not None and latest[0] != self._saves.commit
+
+    def save_cache(self, *, background: bool = False) -> None:
         """Leave what this process read or wrote last for the next process: a fresh CLI
         read then unpickles it instead of listing trees and re-parsing cells."""
         latest = self.cache.last_write or self.cache.unsaved
-        if latest is None or not self.autocommit:
+        if latest is None or not self.has_unsaved():
             return
         commit, index = latest
-        with contextlib.suppress(Exception):  # best effort, at exit: never an error
-            if self.git.head().commit == commit:
-                self._persist(commit, index)
+        with contextlib.suppress(Exception):  # best effort: a cache is never an error
+            head = read_head_fast(self.git.paths) if background else self.git.head()
+            if head is not None and head.commit == commit:
+                self._persist(commit, index, background=background)
+                self._saves.commit = commit
+
+    def save_after_writes(self, delay: float = 1.0) -> None:
+        """For long-lived processes (the MCP server): save the cells in a background
+        thread once writes have paused for ``delay`` seconds, so a fresh ``hive ready``
+        in another process finds them."""
+        self._saves.delay = delay
+
+    def _schedule_save(self) -> None:
+        saves = self._saves
+        if saves.delay is None:
+            return
+        with saves.lock:
+            if saves.timer is not None:
+                saves.timer.cancel()
+            saves.timer = threading.Timer(saves.delay, self.save_cache, kwargs={"background": True})
+            saves.timer.daemon = True
+            saves.timer.start()
 
     def write_files(self, plan: Callable[[Snapshot], tuple[list[Change], str, Any]]) -> WriteResult:
         """Lower-level write for non-cell files (config)."""
