@@ -53,11 +53,29 @@ def is_ready(cell: Cell, index: CellIndex) -> bool:
     return not is_blocked(cell, index)
 
 
+def _ready_in_context(cell: Cell, index: CellIndex) -> bool:
+    """:func:`is_ready` for an open, live cell (a cell with no dependencies and no
+    parent, the common case, is decided without walking anything)."""
+    if cell.type == "epic" and has_open_children(cell, index):
+        return False
+    return not (cell.dependencies or cell.parent) or not is_blocked(cell, index)
+
+
 def ready_cells(index: CellIndex, limit: int | None = None) -> list[Cell]:
-    """Ready work, most urgent first (priority, then age, then id)."""
-    ready = [cell for cell in index.cells.values() if is_ready(cell, index)]
+    """Ready work, most urgent first (priority, then age, then id); computed once per
+    state of the cells (a warm read of an unchanged hive is a list copy)."""
+    ready = index.memo("ready", lambda: _compute_ready(index))
+    return list(ready) if limit is None else ready[:limit]
+
+
+def _compute_ready(index: CellIndex) -> list[Cell]:
+    ready = [
+        cell
+        for cell in index.cells.values()
+        if cell.status == "open" and cell.deleted_at is None and _ready_in_context(cell, index)
+    ]
     ready.sort(key=lambda c: (c.priority, c.created_at, c.id))
-    return ready if limit is None else ready[:limit]
+    return ready
 
 
 def ordering_edges(cell: Cell) -> Iterable[str]:

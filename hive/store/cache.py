@@ -18,6 +18,7 @@ import pickle
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from hive import __version__
 from hive.errors import CorruptFile
@@ -25,7 +26,8 @@ from hive.models import Cell
 from hive.store.cells import decode_cell
 from hive.store.layout import cell_id_from_path
 
-CACHE_FORMAT = f"hive-{__version__}-py{sys.version_info[0]}.{sys.version_info[1]}-1"
+T = TypeVar("T")
+CACHE_FORMAT = f"hive-{__version__}-py{sys.version_info[0]}.{sys.version_info[1]}-2"
 MAX_INDEXES = 4
 
 
@@ -39,6 +41,14 @@ class CellIndex:
     blobs: dict[str, str] = field(default_factory=dict)
     problems: dict[str, CorruptFile] = field(default_factory=dict)
     _children: dict[str, list[str]] | None = None
+    _memo: dict[str, Any] = field(default_factory=dict)
+
+    def memo(self, name: str, compute: Callable[[], T]) -> T:
+        """``compute()``, once per index: an index never changes after it is built."""
+        if name not in self._memo:
+            self._memo[name] = compute()
+        result: T = self._memo[name]
+        return result
 
     def live(self) -> list[Cell]:
         """Cells that are not deleted (tombstoned)."""
@@ -224,6 +234,7 @@ class CellCache:
         if path is None:
             return
         index._children = None
+        index._memo = {}
         payload = {"format": CACHE_FORMAT, "commit": commit, "hive_tree": hive_tree, "index": index}
         temp = f"{path}.{os.getpid()}.tmp"
         try:
