@@ -239,3 +239,49 @@ def test_complete_in_a_fresh_repository_workspace(tmp_path: Path) -> None:
     result = swarm_complete(ws, agent_name="w", cell_id=session_id, summary="ok")
     assert result.commit == head(repo)
     assert_clean(repo)
+
+
+@pytest.mark.parametrize("target", ["../.git", "../.hive", "../lib"])
+def test_paths_through_an_in_repo_symlinked_directory_are_refused(
+    ws: Workspace, repo: Path, target: str
+) -> None:
+    _, session_id, _ = epic_with_work(ws)
+    (repo / "lib").mkdir()
+    (repo / "lib/real.py").write_text("real = 1\n")
+    (repo / "src").mkdir()
+    os.symlink(target, repo / "src/g")
+    git(repo, "add", "lib", "src/g")
+    git(repo, "commit", "-qm", "symlinked dir")
+    before = head(repo)
+    aliased = {"../.git": "src/g/config", "../.hive": "src/g/config.yaml"}.get(
+        target, "src/g/real.py"
+    )
+    with pytest.raises(InvalidInput, match="symlink"):
+        swarm_complete(
+            ws, agent_name="alice", cell_id=session_id, summary="x", files_touched=[aliased]
+        )
+    assert head(repo) == before
+    assert git(repo, "ls-tree", "HEAD", "src/g").startswith("120000")
+    assert_clean(repo)
+
+
+def test_a_touched_path_missing_from_worktree_and_head_is_refused(
+    ws: Workspace, repo: Path
+) -> None:
+    _, session_id, _ = epic_with_work(ws)
+    (repo / "gone.py").write_text("x\n")
+    git(repo, "add", "gone.py")
+    git(repo, "commit", "-qm", "gone")
+    before = head(repo)
+    with pytest.raises(InvalidInput, match="neither in the working tree nor in HEAD"):
+        swarm_complete(
+            ws, agent_name="alice", cell_id=session_id, summary="x",
+            files_touched=["lib/typo_never_existed.py"],
+        )  # fmt: skip
+    assert head(repo) == before
+    (repo / "gone.py").unlink()  # a real deletion is still committed
+    done = swarm_complete(
+        ws, agent_name="alice", cell_id=session_id, summary="x", files_touched=["gone.py"]
+    )
+    assert done.files_committed == ["gone.py"]
+    assert git(repo, "ls-tree", "HEAD", "gone.py") == ""

@@ -87,6 +87,7 @@ def swarm_complete(
                 id=current.id,
                 blockers=blockers,
             )
+        _refuse_unknown_deletions(snap, file_changes)
         now = utc_now()
         released, kept = _reservations_to_release(agent_ws, snap, agent, current.id, now)
         closed = _closed(current, summary, now)
@@ -189,12 +190,32 @@ def _relative_path(root: str, real_root: str, raw: str) -> str:
     if normal != os.path.normpath(root) and not normal.startswith(os.path.normpath(root) + os.sep):
         raise PathOutsideRepository(f"{raw!r} is outside the repository")
     relative = os.path.relpath(normal, root).replace(os.sep, "/")
-    if relative == "." or relative.split("/")[0] in (".git", ".hive"):
+    if _is_private(relative):
         raise InvalidInput(f"{raw!r} is not a source file hive can commit for you")
     real = os.path.realpath(normal)
     if real != real_root and not real.startswith(real_root + os.sep):
         raise PathOutsideRepository(f"{raw!r} resolves (through a symlink) outside the repository")
+    if _is_private(os.path.relpath(real, real_root).replace(os.sep, "/")):
+        raise InvalidInput(f"{raw!r} resolves (through a symlink) to .git, .hive or the root")
+    _refuse_symlinked_parent(real_root, relative, raw)
     return relative
+
+
+def _is_private(relative: str) -> bool:
+    """Paths hive must never commit as agent work: git's own files and hive's records."""
+    return relative == "." or relative.split("/")[0] in (".git", ".hive")
+
+
+def _refuse_symlinked_parent(real_root: str, relative: str, raw: str) -> None:
+    """A path whose directory is reached through a symlink would alias another file."""
+    directory = os.path.dirname(relative)
+    if not directory:
+        return
+    expected = os.path.join(real_root, *directory.split("/"))
+    if os.path.realpath(expected) != expected:
+        raise InvalidInput(
+            f"{raw!r} goes through a symlinked directory; use the real path or commit with git"
+        )
 
 
 def touched_change(root: str, path: str) -> Change:
@@ -202,8 +223,8 @@ def touched_change(root: str, path: str) -> Change:
     full = os.path.join(root, path)
     if os.path.islink(full):
         raise InvalidInput(f"{path} is a symlink; commit symlinks with git")
-    if not os.path.exists(full):
-        return Change(path, None)
+    if not os.path.lexists(full):
+        return Change(path, None)  # deleted: checked against HEAD when the plan runs
     if not os.path.isfile(full):
         raise InvalidInput(f"{path} is not a regular file")
     info = os.stat(full)
@@ -213,6 +234,15 @@ def touched_change(root: str, path: str) -> Change:
         content = handle.read()
     mode = EXECUTABLE if info.st_mode & 0o111 else REGULAR
     return Change(path, content, mode=mode, from_worktree=True)
+
+
+def _refuse_unknown_deletions(snap: Snapshot, changes: list[Change]) -> None:
+    """A touched path missing from the worktree must at least exist in HEAD (a deletion)."""
+    for change in changes:
+        if change.content is None and snap.blob_sha(change.path) is None:
+            raise InvalidInput(
+                f"{change.path} exists neither in the working tree nor in HEAD; check the path"
+            )
 
 
 # ------------------------------------------------------------------ the gate
