@@ -196,17 +196,23 @@ def _post(
         return None, [], f"mail is unavailable: {exc.message}"
     if ws.actor not in registered:
         return None, [], f"{ws.actor} is not registered for mail; call swarmmail_init first"
-    to = [n for n in coordinators(ws, cell) if n in registered and n != ws.actor]
+    leads = coordinators(ws, cell)
+    to = [n for n in leads if n in registered and n != ws.actor]
+    missing = ", ".join(n for n in leads if n not in registered) or "none known"
     try:
         sent = send_message(
             ws, to=to, subject=f"progress {cell.id}", body=note, thread_id=thread,
             importance=importance,
         )  # fmt: skip
     except (NotFound, InvalidInput) as exc:
-        return None, [], f"nobody to tell: {exc.message} (the coordinator is not registered)"
+        return None, [], f"nobody to tell: {exc.message} (coordinator not registered: {missing})"
     except HiveError as exc:
         return None, [], f"mail failed: {exc.message}"
-    return sent.message_id, list(sent.recipients), None
+    others = [n for n in sent.recipients if n != ws.actor]
+    if not others:  # only on the thread for the record: nobody else will read it
+        why = f"nobody else is on thread {thread}; coordinator not registered: {missing}"
+        return sent.message_id, [], why
+    return sent.message_id, others, None
 
 
 def swarm_record_outcome(
