@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from hive.domain.outcomes import load_outcomes
 from hive.domain.workspace import Workspace
 from hive.store.yamlio import dumps
 from tests.conftest import git
+from tests.test_review import hive
 
 PLAN = {
     "epic": {"title": "Payments"},
@@ -22,18 +22,6 @@ PLAN = {
         {"title": "api", "files": ["src/api.py"], "dependencies": [0]},
     ],
 }
-
-
-def hive(
-    repo: Path, *args: str, actor: str = "bob", stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        input=stdin,
-    )
 
 
 def as_json(result: subprocess.CompletedProcess[str]) -> Any:

@@ -247,72 +247,51 @@ def _subtask_item(raw: str) -> dict[str, Any]:
     return {"title": text}
 
 
-@swarm_app.command("subtask-prompt")
-def subtask_prompt_cmd(
-    cell_id: CellArg,
-    agent_name: AgentName = None,
-    epic_id: Annotated[str | None, typer.Option("--epic-id")] = None,
-    subtask_title: Annotated[str | None, typer.Option("--subtask-title")] = None,
-    subtask_description: Annotated[str | None, typer.Option("--subtask-description")] = None,
-    files: Annotated[
-        list[str] | None, typer.Option("--files", "-f", help="A file to modify (repeatable).")
-    ] = None,
-    shared_context: Annotated[str | None, typer.Option("--shared-context")] = None,
-    context: Context = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """The brief for a worker agent on one subtask."""
-    from hive.domain.swarm.prompts import swarm_subtask_prompt
+def _brief_command(spawn: bool, doc: str) -> Callable[..., None]:
+    """``subtask-prompt`` and ``spawn-subtask``: the same options, two domain calls."""
 
-    use_json(json_flag)
-    result = run_op(
-        lambda: swarm_subtask_prompt(
-            workspace(),
-            cell_id=cell_id,
-            agent_name=agent_name,
-            context=context,
-            epic_id=epic_id,
-            subtask_title=subtask_title,
-            subtask_description=subtask_description,
-            files=files,
-            shared_context=shared_context,
+    def command(
+        cell_id: CellArg,
+        agent_name: AgentName = None,
+        epic_id: Annotated[str | None, typer.Option("--epic-id")] = None,
+        subtask_title: Annotated[str | None, typer.Option("--subtask-title")] = None,
+        subtask_description: Annotated[str | None, typer.Option("--subtask-description")] = None,
+        files: Annotated[
+            list[str] | None, typer.Option("--files", "-f", help="A file to modify (repeatable).")
+        ] = None,
+        shared_context: Annotated[str | None, typer.Option("--shared-context")] = None,
+        context: Context = None,
+        json_flag: JsonFlag = False,
+    ) -> None:
+        from hive.domain.swarm.prompts import swarm_spawn_subtask, swarm_subtask_prompt
+
+        operation = swarm_spawn_subtask if spawn else swarm_subtask_prompt
+        use_json(json_flag)
+        result = run_op(
+            lambda: operation(
+                workspace(),
+                cell_id=cell_id,
+                agent_name=agent_name,
+                context=context,
+                epic_id=epic_id,
+                subtask_title=subtask_title,
+                subtask_description=subtask_description,
+                files=files,
+                shared_context=shared_context,
+            )
         )
-    )
-    show(result, json_flag, lambda: _print(result.prompt))
+        show(result, json_flag, lambda: _print(result.prompt))
+
+    command.__doc__ = doc
+    return command
 
 
-@swarm_app.command("spawn-subtask")
-def spawn_subtask_cmd(
-    cell_id: CellArg,
-    agent_name: AgentName = None,
-    epic_id: Annotated[str | None, typer.Option("--epic-id")] = None,
-    subtask_title: Annotated[str | None, typer.Option("--subtask-title")] = None,
-    subtask_description: Annotated[str | None, typer.Option("--subtask-description")] = None,
-    files: Annotated[
-        list[str] | None, typer.Option("--files", "-f", help="A file to modify (repeatable).")
-    ] = None,
-    shared_context: Annotated[str | None, typer.Option("--shared-context")] = None,
-    context: Context = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """Prepare a worker for a subtask (refuses closed or someone else's work)."""
-    from hive.domain.swarm.prompts import swarm_spawn_subtask
-
-    use_json(json_flag)
-    result = run_op(
-        lambda: swarm_spawn_subtask(
-            workspace(),
-            cell_id=cell_id,
-            agent_name=agent_name,
-            context=context,
-            epic_id=epic_id,
-            subtask_title=subtask_title,
-            subtask_description=subtask_description,
-            files=files,
-            shared_context=shared_context,
-        )
-    )
-    show(result, json_flag, lambda: _print(result.prompt))
+swarm_app.command("subtask-prompt")(
+    _brief_command(False, "The brief for a worker agent on one subtask.")
+)
+swarm_app.command("spawn-subtask")(
+    _brief_command(True, "Prepare a worker for a subtask (refuses closed or someone else's work).")
+)
 
 
 @swarm_app.command("evaluation-prompt")
