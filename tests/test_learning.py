@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hive.domain.cells import show_cell
-from hive.domain.outcomes import new_outcome_id, outcome_change
+from hive.domain.outcomes import load_outcomes, new_outcome_id, outcome_change
 from hive.domain.swarm.decompose import (
     create_epic_from_decomposition,
     swarm_init,
@@ -264,3 +264,184 @@ def test_swarm_init_reports_what_is_available(ws: Workspace) -> None:
     report = swarm_init(ws)
     assert report.hive_available and report.swarmmail_available
     assert report.strategies == ["file-based", "feature-based", "risk-based", "research-based"]
+
+
+# ------------------------------------------------------------------ gaps found by the audit
+
+
+OAUTH = "Add OAuth authentication"
+
+
+def oauth_epic(ws: Workspace, strategy: str | None) -> list[str]:
+    plan: dict[str, object] = {
+        "epic": {"title": OAUTH},
+        "subtasks": [
+            {"title": "wire the provider", "files": ["src/p.py"]},
+            {"title": "token storage", "files": ["src/t.py"]},
+        ],
+    }
+    cells = create_epic_from_decomposition(ws, decomposition=plan, strategy=strategy)
+    return [c.id for c in cells[1:]]
+
+
+def test_outcomes_are_matched_by_their_epic_title_and_flip_the_choice(ws: Workspace) -> None:
+    from hive.domain.swarm.complete import swarm_complete
+    from hive.domain.swarm.progress import swarm_progress
+
+    before = select_strategy(ws, task=OAUTH).strategy
+    assert before == "feature-based"
+    for _ in range(3):
+        for cell in oauth_epic(ws, "feature-based"):
+            swarm_progress(ws, agent_name="w", cell_id=cell, status="failed", message="broke")
+        for cell in oauth_epic(ws, "risk-based"):
+            swarm_complete(ws, agent_name="w", cell_id=cell, summary="works")
+    stored = load_outcomes(ws)
+    assert {o.epic_title for o in stored} == {OAUTH}
+    after = select_strategy(ws, task=OAUTH)
+    assert after.strategy == "risk-based" and len(after.precedents) == 10
+    # outcomes written before epic_title existed: the epic is looked up by id
+    legacy = [o.model_copy(update={"epic_title": None}) for o in stored]
+    assert select_strategy(ws, task=OAUTH, outcomes=legacy).strategy == "risk-based"
+
+
+def test_a_plan_without_strategy_still_gets_one_and_outcomes_carry_it(ws: Workspace) -> None:
+    from hive.domain.swarm.complete import swarm_complete
+
+    cells = oauth_epic(ws, None)
+    epic = show_cell(ws, cell_id=show_cell(ws, cell_id=cells[0]).parent or "")
+    assert epic.metadata == {"strategy": select_strategy(ws, task=OAUTH).strategy}
+    done = swarm_complete(ws, agent_name="w", cell_id=cells[0], summary="ok")
+    assert done.outcome.strategy == epic.metadata["strategy"]
+
+
+def test_confidence_reflects_evidence_and_the_choice_has_its_own_score(ws: Workspace) -> None:
+    keyword_only = select_strategy(ws, task=TASK)
+    assert keyword_only.confidence <= 0.6
+    assert keyword_only.score is not None and keyword_only.score.strategy == "file-based"
+    assert keyword_only.score.weight == 0.0
+    history = [outcome("Refactor search module helpers", "file-based", True) for _ in range(8)]
+    store(ws, history)
+    backed = select_strategy(ws, task=TASK)
+    assert backed.strategy == "file-based" and backed.confidence > keyword_only.confidence
+    assert backed.score is not None and backed.score.weight > 0
+
+
+def test_outcome_quality_penalties_and_maturity_from_outcomes() -> None:
+    from hive.domain.swarm.learning import outcome_quality, pattern_stats
+
+    clean = outcome("Add export", "feature-based", True)
+    assert outcome_quality(clean) == pytest.approx(1.0, abs=0.01)
+    assert outcome_quality(clean.model_copy(update={"success": False})) == 0.0
+    assert outcome_quality(clean.model_copy(update={"error_count": 2})) == pytest.approx(0.8)
+    assert outcome_quality(clean.model_copy(update={"retry_count": 1})) == pytest.approx(0.9)
+    assert outcome_quality(clean.model_copy(update={"duration_seconds": 36_000})) == (
+        pytest.approx(0.8)
+    )
+    assert outcome_quality(clean.model_copy(update={"error_count": 9, "retry_count": 9})) == 0.2
+    proven = [outcome("Add export", "feature-based", True) for _ in range(9)]
+    failing = [outcome("Fix crash", "file-based", False) for _ in range(4)]
+    stats = {(p.strategy, p.kind): p.maturity for p in pattern_stats(proven + failing)}
+    assert stats == {("feature-based", "feature"): "proven", ("file-based", "bugfix"): "deprecated"}
+
+
+def test_worker_prompts_show_anti_patterns(ws: Workspace) -> None:
+    from hive.domain.swarm.prompts import swarm_subtask_prompt
+
+    cells = oauth_epic(ws, "file-based")
+    assert "Lessons from past work" not in swarm_subtask_prompt(ws, cell_id=cells[0]).prompt
+    store(ws, [outcome("Fix login crash", "file-based", False) for _ in range(3)])
+    brief = swarm_subtask_prompt(ws, cell_id=cells[0]).prompt
+    assert "## Lessons from past work here" in brief and "Avoid file-based for bugfix" in brief
+
+
+def test_contradicting_directives_across_subtasks_are_warnings() -> None:
+    plan = {
+        "epic": {"title": "Sessions"},
+        "subtasks": [
+            {"title": "a", "description": "Always use JWT tokens for sessions.", "files": ["a"]},
+            {"title": "b", "description": "Never use JWT tokens; use server sessions.",
+             "files": ["b"]},
+            {"title": "c", "description": "Use the new client.", "files": ["c"]},
+            {"title": "d", "description": "Do not use the old client.", "files": ["d"]},
+        ],
+    }  # fmt: skip
+    result = swarm_validate_decomposition(None, response=plan)
+    assert result.valid
+    conflicts = [w.message for w in result.warnings if "contradict" in w.message]
+    assert len(conflicts) == 1 and "subtasks 0 and 1" in conflicts[0] and "jwt" in conflicts[0]
+
+
+def test_the_plan_is_the_json_block_that_fits_the_schema() -> None:
+    example = '```json\n{"epic": {"title": "example"}}\n```'
+    real = '```json\n{"epic": {"title": "Real"}, "subtasks": [{"title": "s", "files": ["x"]}]}\n```'
+    two = swarm_validate_decomposition(None, response=f"Format:\n{example}\nPlan:\n{real}")
+    assert two.valid and two.data is not None and two.data.epic["title"] == "Real"
+    prose = (
+        'Plan: {"epic": {"title": "P"}, "subtasks": [{"title": "s", "files": ["x"]}]} (see {notes})'
+    )
+    inline = swarm_validate_decomposition(None, response=prose)
+    assert inline.valid and inline.data is not None and inline.data.epic["title"] == "P"
+    broken = swarm_validate_decomposition(None, response='```json\n{"epic": ,}\n```')
+    assert not broken.valid and "not valid JSON (line 1" in broken.errors[0].message
+
+
+def fake_cass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    cass = bin_dir / "cass"
+    cass.write_text("#!/bin/sh\n" + script)
+    cass.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+def test_cass_gets_the_limit_and_failures_are_reported(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hits = {"hits": [{"title": f"session {n}", "snippet": "s"} for n in range(6)]}
+    args = tmp_path / "args"
+    fake_cass(tmp_path, monkeypatch, f"echo \"$@\" > {args}\necho '{json.dumps(hits)}'\n")
+    result = swarm_plan_prompt(ws, task=TASK)
+    assert args.read_text().split()[:4] == ["search", "--json", "--limit", "3"]
+    assert "session 2" in result.prompt and "session 3" not in result.prompt
+    swarm_plan_prompt(ws, task=TASK, cass_limit=5)
+    assert args.read_text().split()[3] == "5"
+    with pytest.raises(InvalidInput, match="cass_limit"):
+        swarm_plan_prompt(ws, task=TASK, cass_limit=0)
+    fake_cass(tmp_path, monkeypatch, "echo oops\nexit 1\n")
+    assert swarm_plan_prompt(ws, task=TASK).cass == "failed: exit 1"
+    fake_cass(tmp_path, monkeypatch, "echo not json\n")
+    assert swarm_plan_prompt(ws, task=TASK).cass == "failed: not JSON"
+
+
+def test_a_hanging_cass_is_killed_with_its_children(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from hive.domain.swarm import decompose
+
+    pid_file = tmp_path / "child.pid"
+    fake_cass(tmp_path, monkeypatch, f"sleep 30 &\necho $! > {pid_file}\nwait\n")
+    monkeypatch.setattr(decompose, "CASS_TIMEOUT", 0.5)
+    started = time.monotonic()
+    assert swarm_plan_prompt(ws, task=TASK).cass == "failed: TimeoutExpired"
+    assert time.monotonic() - started < 5
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_strategy_auto_and_unknown(ws: Workspace) -> None:
+    auto = swarm_plan_prompt(ws, task=TASK, strategy="auto", query_cass=False)
+    assert auto.strategy.strategy == select_strategy(ws, task=TASK).strategy

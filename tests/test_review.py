@@ -141,6 +141,30 @@ def test_swarm_cli_end_to_end(ws: Workspace, repo: Path) -> None:
     shown = hive(repo, "review", core, "--stat")
     assert shown.returncode == 0 and "A src/export/csv.py" in shown.stdout
     failing = hive(repo, "swarm", "complete", "hv-nope00", "-s", "x", "--evaluation", "{bad")
-    assert failing.returncode == 2 and "not valid JSON" in failing.stderr
+    assert failing.returncode == 3 and "no cell" in failing.stderr  # "{bad" is kept as notes
     assert "Traceback" not in failing.stderr + again.stderr
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_review_checks_scope_over_every_trailer_commit_and_hides_sibling_cells(
+    ws: Workspace, repo: Path
+) -> None:
+    _, core, command = make_epic(ws)
+    (repo / "other").mkdir()
+    (repo / "other/manual.py").write_text("manual = 1\n")
+    git(repo, "add", "other/manual.py")
+    git(repo, "commit", "-qm", f"manual work\n\nHive-Cell: {core}")
+    (repo / "src/export").mkdir(parents=True)
+    (repo / "src/export/csv.py").write_text("x = 1\n")
+    swarm_complete(
+        ws, agent_name="alice", cell_id=core, summary="done", files_touched=["src/export/csv.py"]
+    )
+    result = review(ws, target=core)
+    [cell] = result.cells
+    assert cell.files_touched == ["other/manual.py", "src/export/csv.py"]
+    assert cell.scope_violations == ["other/manual.py"]
+    created = result.commits[0]
+    assert created.event == "create-epic"
+    cell_files = [f.path for f in created.files if f.path.startswith(".hive/cells/")]
+    assert cell_files == [p for p in cell_files if p.endswith(f"/{core}.yaml")] and cell_files
+    assert command not in created.patch and core in created.patch

@@ -180,7 +180,7 @@ def test_gate_failure_and_timeout_leave_everything_as_it_was(ws: Workspace, repo
     assert show_cell(ws, cell_id=session_id).status == "open"
     set_verify(ws, repo, {"commands": ["true"]})
     done = swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="x")
-    assert done.gate[0].exit_code == 0
+    assert done.gate[0].exit_code == 0 and done.outcome.gate == "passed"
 
 
 def test_progress_posts_to_the_epic_thread_and_status_counts(ws: Workspace, repo: Path) -> None:
@@ -237,5 +237,93 @@ def test_complete_in_a_fresh_repository_workspace(tmp_path: Path) -> None:
     init_hive(ws, prefix="hv")
     _, session_id, _ = epic_with_work(ws)
     result = swarm_complete(ws, agent_name="w", cell_id=session_id, summary="ok")
-    assert result.commit == head(repo)
+    assert result.commit == head(repo) and result.outcome.gate == "none"
     assert_clean(repo)
+
+
+@pytest.mark.parametrize("target", ["../.git", "../.hive", "../lib"])
+def test_paths_through_an_in_repo_symlinked_directory_are_refused(
+    ws: Workspace, repo: Path, target: str
+) -> None:
+    _, session_id, _ = epic_with_work(ws)
+    (repo / "lib").mkdir()
+    (repo / "lib/real.py").write_text("real = 1\n")
+    (repo / "src").mkdir()
+    os.symlink(target, repo / "src/g")
+    git(repo, "add", "lib", "src/g")
+    git(repo, "commit", "-qm", "symlinked dir")
+    before = head(repo)
+    aliased = {"../.git": "src/g/config", "../.hive": "src/g/config.yaml"}.get(
+        target, "src/g/real.py"
+    )
+    with pytest.raises(InvalidInput, match="symlink"):
+        swarm_complete(
+            ws, agent_name="alice", cell_id=session_id, summary="x", files_touched=[aliased]
+        )
+    assert head(repo) == before
+    assert git(repo, "ls-tree", "HEAD", "src/g").startswith("120000")
+    assert_clean(repo)
+
+
+def test_a_touched_path_missing_from_worktree_and_head_is_refused(
+    ws: Workspace, repo: Path
+) -> None:
+    _, session_id, _ = epic_with_work(ws)
+    (repo / "gone.py").write_text("x\n")
+    git(repo, "add", "gone.py")
+    git(repo, "commit", "-qm", "gone")
+    before = head(repo)
+    with pytest.raises(InvalidInput, match="neither in the working tree nor in HEAD"):
+        swarm_complete(
+            ws, agent_name="alice", cell_id=session_id, summary="x",
+            files_touched=["lib/typo_never_existed.py"],
+        )  # fmt: skip
+    assert head(repo) == before
+    (repo / "gone.py").unlink()  # a real deletion is still committed
+    done = swarm_complete(
+        ws, agent_name="alice", cell_id=session_id, summary="x", files_touched=["gone.py"]
+    )
+    assert done.files_committed == ["gone.py"]
+    assert git(repo, "ls-tree", "HEAD", "gone.py") == ""
+
+
+def test_status_buckets_partition_the_subtasks(ws: Workspace) -> None:
+    cells = create_epic(
+        ws,
+        title="Pipeline",
+        subtasks=[
+            {"title": "one"},
+            {"title": "two", "dependencies": [0]},
+            {"title": "three", "dependencies": [0]},
+            {"title": "four"},
+            {"title": "five"},
+        ],
+    )
+    epic_id, one, two, _, four, five = (c.id for c in cells)
+    start_cell(ws, cell_id=one)
+    swarm_progress(ws, agent_name="alice", cell_id=four, status="blocked")
+    swarm_complete(ws, agent_name="alice", cell_id=five, summary="done")
+    status = swarm_status(ws, epic_id=epic_id)
+    buckets = (status.completed, status.in_progress, status.blocked, status.open)
+    assert buckets == (1, 1, 3, 0)  # four is blocked by status, two and three wait on one
+    assert sum(buckets) == status.total == 5
+    swarm_complete(ws, agent_name="alice", cell_id=one, summary="done")
+    after = swarm_status(ws, epic_id=epic_id)
+    assert (after.completed, after.in_progress, after.blocked, after.open) == (2, 0, 1, 2)
+    assert two in after.ready
+
+
+def test_progress_reaches_the_coordinator_or_says_why_not(ws: Workspace) -> None:
+    epic_id, session_id, _ = epic_with_work(ws)
+    silent = swarm_progress(ws, agent_name="bob", cell_id=session_id, status="in_progress")
+    assert silent.message_id is None and "bob is not registered" in (silent.not_posted or "")
+    mail_init(ws.for_actor("bob"), agent_name="bob", session="s-bob")
+    alone = swarm_progress(ws, agent_name="bob", cell_id=session_id, status="in_progress")
+    assert alone.recipients == [] and "not registered: alice" in (alone.not_posted or "")
+    mail_init(ws.for_actor("alice"), agent_name="alice", session="s-alice")
+    told = swarm_progress(
+        ws, agent_name="bob", cell_id=session_id, status="blocked", message="need schema"
+    )
+    assert told.recipients == ["alice"] and told.not_posted is None  # alice created the epic
+    [header] = inbox(ws.for_actor("alice"), agent="alice")
+    assert header.thread_id == epic_id and header.importance == "high"

@@ -2,13 +2,16 @@
 
 import json
 import sys
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from hive.cli import output
 from hive.cli.common import JsonFlag, run_op, show, use_json, workspace
-from hive.errors import InvalidInput
+from hive.errors import GateFailed, InvalidInput
+
+T = TypeVar("T")
 
 swarm_app = typer.Typer(
     help="Decompose work, brief and complete subtasks, learn from outcomes.",
@@ -18,9 +21,29 @@ swarm_app = typer.Typer(
 Task = Annotated[str, typer.Argument(help="The task to plan, in a sentence or a paragraph.")]
 CellArg = Annotated[str, typer.Argument(metavar="CELL", help="Cell id (partial ids work).")]
 Files = Annotated[
-    list[str] | None, typer.Option("--file", "-f", help="A file you touched (repeatable).")
+    list[str] | None,
+    typer.Option("--files-touched", "--file", "-f", help="A file you touched (repeatable)."),
 ]
 Context = Annotated[str | None, typer.Option("--context", help="Extra context for the plan.")]
+ProjectKey = Annotated[
+    str | None, typer.Option("--project-key", help="Project path; must be this repository.")
+]
+AgentName = Annotated[
+    str | None,
+    typer.Option("--agent-name", "--agent", help="The worker's name (default: --actor)."),
+]
+MaxSubtasks = Annotated[int, typer.Option("--max-subtasks", min=1, max=30)]
+QueryCass = Annotated[
+    bool,
+    typer.Option(
+        "--query-cass/--no-query-cass", " /--no-cass", help="Query cass for past sessions."
+    ),
+]
+CassLimit = Annotated[
+    int, typer.Option("--cass-limit", min=1, max=50, help="At most this many cass hits.")
+]
+ErrorCount = Annotated[int, typer.Option("--error-count", "--errors", min=0)]
+RetryCount = Annotated[int, typer.Option("--retry-count", "--retries", min=0)]
 
 
 def _print(text: str) -> None:
@@ -38,22 +61,36 @@ def _read_source(source: str) -> str:
 
 
 @swarm_app.command("init")
-def init_cmd(json_flag: JsonFlag = False) -> None:
+def init_cmd(
+    project_path: Annotated[
+        str | None, typer.Option("--project-path", help="Project path (default: -C).")
+    ] = None,
+    json_flag: JsonFlag = False,
+) -> None:
     """What this repository offers a swarm (hive, mail, cass, outcomes)."""
     from hive.domain.swarm.decompose import swarm_init
 
     use_json(json_flag)
-    report = run_op(lambda: swarm_init(workspace()))
+    report = run_op(lambda: swarm_init(workspace(), project_path=project_path))
     show(report, json_flag, lambda: _print(report.model_dump_json(indent=2)))
 
 
 @swarm_app.command("select-strategy")
-def select_strategy_cmd(task: Task, context: Context = None, json_flag: JsonFlag = False) -> None:
+def select_strategy_cmd(
+    task: Task,
+    codebase_context: Annotated[
+        str | None,
+        typer.Option("--codebase-context", "--context", help="What the codebase looks like."),
+    ] = None,
+    json_flag: JsonFlag = False,
+) -> None:
     """Choose a decomposition strategy from the wording and similar past outcomes."""
-    from hive.domain.swarm.learning import select_strategy
+    from hive.domain.swarm.learning import swarm_select_strategy
 
     use_json(json_flag)
-    choice = run_op(lambda: select_strategy(workspace(), task=task, context=context))
+    choice = run_op(
+        lambda: swarm_select_strategy(workspace(), task=task, codebase_context=codebase_context)
+    )
 
     def render() -> None:
         out = output.console()
@@ -68,10 +105,14 @@ def select_strategy_cmd(task: Task, context: Context = None, json_flag: JsonFlag
 @swarm_app.command("plan-prompt")
 def plan_prompt_cmd(
     task: Task,
-    strategy: Annotated[str | None, typer.Option("--strategy", help="Force a strategy.")] = None,
-    max_subtasks: Annotated[int, typer.Option("--max-subtasks", min=1, max=30)] = 5,
+    strategy: Annotated[
+        str,
+        typer.Option("--strategy", help="file-based|feature-based|risk-based|research-based|auto"),
+    ] = "auto",
+    max_subtasks: MaxSubtasks = 5,
     context: Context = None,
-    no_cass: Annotated[bool, typer.Option("--no-cass", help="Do not query cass.")] = False,
+    query_cass: QueryCass = True,
+    cass_limit: CassLimit = 3,
     json_flag: JsonFlag = False,
 ) -> None:
     """The planning prompt for a coordinator (strategy, history, lessons, schema)."""
@@ -85,7 +126,8 @@ def plan_prompt_cmd(
             strategy=strategy,
             max_subtasks=max_subtasks,
             context=context,
-            query_cass=not no_cass,
+            query_cass=query_cass,
+            cass_limit=cass_limit,
         )
     )
     show(result, json_flag, lambda: _print(result.prompt))
@@ -94,9 +136,10 @@ def plan_prompt_cmd(
 @swarm_app.command("decompose")
 def decompose_cmd(
     task: Task,
-    max_subtasks: Annotated[int, typer.Option("--max-subtasks", min=1, max=30)] = 5,
+    max_subtasks: MaxSubtasks = 5,
     context: Context = None,
-    no_cass: Annotated[bool, typer.Option("--no-cass", help="Do not query cass.")] = False,
+    query_cass: QueryCass = True,
+    cass_limit: CassLimit = 3,
     json_flag: JsonFlag = False,
 ) -> None:
     """Like plan-prompt, with the strategy chosen automatically."""
@@ -109,13 +152,13 @@ def decompose_cmd(
             task=task,
             max_subtasks=max_subtasks,
             context=context,
-            query_cass=not no_cass,
+            query_cass=query_cass,
+            cass_limit=cass_limit,
         )
     )
     show(result, json_flag, lambda: _print(result.prompt))
 
 
-@swarm_app.command("validate")
 def validate_cmd(
     source: Annotated[str, typer.Argument(help="File with the plan JSON, or '-' for stdin.")],
     json_flag: JsonFlag = False,
@@ -140,82 +183,147 @@ def validate_cmd(
         raise typer.Exit(2)
 
 
+swarm_app.command("validate-decomposition")(validate_cmd)
+swarm_app.command("validate", hidden=True)(validate_cmd)
+
+
 @swarm_app.command("create-epic")
 def create_epic_cmd(
-    source: Annotated[str, typer.Argument(help="File with the plan JSON, or '-' for stdin.")],
+    source: Annotated[
+        str | None,
+        typer.Argument(help="File with the plan JSON, or '-' for stdin (or use --epic-title)."),
+    ] = None,
+    epic_title: Annotated[str | None, typer.Option("--epic-title")] = None,
+    epic_description: Annotated[str, typer.Option("--epic-description")] = "",
+    subtasks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--subtask",
+            help='A subtask: a title, or JSON like {"title": ..., "files": [...]} (repeatable).',
+        ),
+    ] = None,
     strategy: Annotated[str | None, typer.Option("--strategy")] = None,
     json_flag: JsonFlag = False,
 ) -> None:
     """Create the epic and subtasks of a valid plan in one commit."""
-    from hive.domain.swarm.decompose import create_epic_from_decomposition
+    from hive.domain.swarm.decompose import create_epic_from_decomposition, hive_create_epic
 
     use_json(json_flag)
-    text = run_op(lambda: _read_source(source))
-    cells = run_op(
-        lambda: create_epic_from_decomposition(workspace(), decomposition=text, strategy=strategy)
-    )
+    ws = workspace()
+    if source is not None:
+        if epic_title or subtasks:
+            run_op(_raise(InvalidInput("give a plan file or --epic-title/--subtask, not both")))
+        text = run_op(lambda: _read_source(source))
+        cells = run_op(
+            lambda: create_epic_from_decomposition(ws, decomposition=text, strategy=strategy)
+        )
+    else:
+        items = run_op(lambda: [_subtask_item(raw) for raw in subtasks or []])
+        if not epic_title or not items:
+            run_op(_raise(InvalidInput("give a plan file, or --epic-title and --subtask")))
+        cells = run_op(
+            lambda: hive_create_epic(
+                ws,
+                epic_title=epic_title or "",
+                epic_description=epic_description,
+                subtasks=items,
+                strategy=strategy,
+            )
+        )
     show(cells, json_flag, lambda: output.cell_table(cells, title=f"epic {cells[0].id}"))
 
 
-@swarm_app.command("subtask-prompt")
-def subtask_prompt_cmd(
-    cell_id: CellArg,
-    agent: Annotated[str | None, typer.Option("--agent", help="The worker's name.")] = None,
-    context: Context = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """The brief for a worker agent on one subtask."""
-    from hive.domain.swarm.prompts import swarm_subtask_prompt
+def _raise(error: Exception) -> Callable[[], None]:
+    def fail() -> None:
+        raise error
 
-    use_json(json_flag)
-    result = run_op(
-        lambda: swarm_subtask_prompt(
-            workspace(), cell_id=cell_id, agent_name=agent, context=context
+    return fail
+
+
+def _subtask_item(raw: str) -> dict[str, Any]:
+    text = raw.strip()
+    if text.startswith("{"):
+        return _parse_json_object(text, "--subtask") or {}
+    return {"title": text}
+
+
+def _brief_command(spawn: bool, doc: str) -> Callable[..., None]:
+    """``subtask-prompt`` and ``spawn-subtask``: the same options, two domain calls."""
+
+    def command(
+        cell_id: CellArg,
+        agent_name: AgentName = None,
+        epic_id: Annotated[str | None, typer.Option("--epic-id")] = None,
+        subtask_title: Annotated[str | None, typer.Option("--subtask-title")] = None,
+        subtask_description: Annotated[str | None, typer.Option("--subtask-description")] = None,
+        files: Annotated[
+            list[str] | None, typer.Option("--files", "-f", help="A file to modify (repeatable).")
+        ] = None,
+        shared_context: Annotated[str | None, typer.Option("--shared-context")] = None,
+        context: Context = None,
+        json_flag: JsonFlag = False,
+    ) -> None:
+        from hive.domain.swarm.prompts import swarm_spawn_subtask, swarm_subtask_prompt
+
+        operation = swarm_spawn_subtask if spawn else swarm_subtask_prompt
+        use_json(json_flag)
+        result = run_op(
+            lambda: operation(
+                workspace(),
+                cell_id=cell_id,
+                agent_name=agent_name,
+                context=context,
+                epic_id=epic_id,
+                subtask_title=subtask_title,
+                subtask_description=subtask_description,
+                files=files,
+                shared_context=shared_context,
+            )
         )
-    )
-    show(result, json_flag, lambda: _print(result.prompt))
+        show(result, json_flag, lambda: _print(result.prompt))
+
+    command.__doc__ = doc
+    return command
 
 
-@swarm_app.command("spawn-subtask")
-def spawn_subtask_cmd(
-    cell_id: CellArg,
-    agent: Annotated[str | None, typer.Option("--agent", help="The worker's name.")] = None,
-    context: Context = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """Prepare a worker for a subtask (refuses closed or someone else's work)."""
-    from hive.domain.swarm.prompts import swarm_spawn_subtask
-
-    use_json(json_flag)
-    result = run_op(
-        lambda: swarm_spawn_subtask(workspace(), cell_id=cell_id, agent_name=agent, context=context)
-    )
-    show(result, json_flag, lambda: _print(result.prompt))
+swarm_app.command("subtask-prompt")(
+    _brief_command(False, "The brief for a worker agent on one subtask.")
+)
+swarm_app.command("spawn-subtask")(
+    _brief_command(True, "Prepare a worker for a subtask (refuses closed or someone else's work).")
+)
 
 
 @swarm_app.command("evaluation-prompt")
 def evaluation_prompt_cmd(
-    cell_id: CellArg, files: Files = None, json_flag: JsonFlag = False
+    cell_id: CellArg,
+    files: Files = None,
+    subtask_title: Annotated[str | None, typer.Option("--subtask-title")] = None,
+    json_flag: JsonFlag = False,
 ) -> None:
     """A self-review checklist to answer before swarm complete."""
     from hive.domain.swarm.prompts import swarm_evaluation_prompt
 
     use_json(json_flag)
     text = run_op(
-        lambda: swarm_evaluation_prompt(workspace(), cell_id=cell_id, files_touched=files)
+        lambda: swarm_evaluation_prompt(
+            workspace(), cell_id=cell_id, files_touched=files, subtask_title=subtask_title
+        )
     )
     show({"prompt": text}, json_flag, lambda: _print(text))
 
 
 @swarm_app.command("status")
 def status_cmd(
-    epic_id: Annotated[str, typer.Argument(metavar="EPIC")], json_flag: JsonFlag = False
+    epic_id: Annotated[str, typer.Argument(metavar="EPIC")],
+    project_key: ProjectKey = None,
+    json_flag: JsonFlag = False,
 ) -> None:
-    """Subtask totals by state for an epic."""
+    """Subtask totals by state for an epic (the states add up to the total)."""
     from hive.domain.swarm.progress import swarm_status
 
     use_json(json_flag)
-    status = run_op(lambda: swarm_status(workspace(), epic_id=epic_id))
+    status = run_op(lambda: swarm_status(workspace(), epic_id=epic_id, project_key=project_key))
     show(
         status,
         json_flag,
@@ -230,13 +338,24 @@ def status_cmd(
 @swarm_app.command("progress")
 def progress_cmd(
     cell_id: CellArg,
-    status: Annotated[str, typer.Option("--status", help="in_progress|blocked|open")],
-    percent: Annotated[int | None, typer.Option("--percent", min=0, max=100)] = None,
+    status: Annotated[
+        str,
+        typer.Option(
+            "--status",
+            help="in_progress|blocked|completed|failed|open. completed keeps the cell open "
+            "until swarm complete; failed blocks it and records a failure outcome.",
+        ),
+    ],
+    progress_percent: Annotated[
+        int | None, typer.Option("--progress-percent", "--percent", min=0, max=100)
+    ] = None,
     message: Annotated[str | None, typer.Option("--message", "-m")] = None,
     files: Files = None,
+    agent_name: AgentName = None,
+    project_key: ProjectKey = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Report progress on a subtask (updates it and posts to the epic thread)."""
+    """Report progress on a subtask (updates it and posts to the epic's coordinator)."""
     from hive.domain.swarm.progress import swarm_progress
 
     use_json(json_flag)
@@ -244,19 +363,27 @@ def progress_cmd(
     result = run_op(
         lambda: swarm_progress(
             ws,
-            agent_name=ws.actor,
+            agent_name=agent_name or ws.actor,
             cell_id=cell_id,
             status=status,
-            progress_percent=percent,
+            progress_percent=progress_percent,
             message=message,
             files_touched=files,
+            project_key=project_key,
         )
     )
-    show(
-        result,
-        json_flag,
-        lambda: output.console().print(f"{result.cell.id} {result.cell.status}"),
-    )
+
+    def render() -> None:
+        out = output.console()
+        out.print(f"{result.cell.id} {result.cell.status}")
+        if result.recipients:
+            out.print("told " + ", ".join(result.recipients))
+        if result.not_posted:
+            out.print(f"[yellow]not posted: {output.escape(result.not_posted)}[/yellow]")
+        if result.next_step:
+            out.print(f"next: {output.escape(result.next_step)}")
+
+    show(result, json_flag, render)
 
 
 @swarm_app.command("complete")
@@ -265,11 +392,16 @@ def complete_cmd(
     summary: Annotated[str, typer.Option("--summary", "-s", help="What was done.")],
     files: Files = None,
     evaluation: Annotated[
-        str | None, typer.Option("--evaluation", help="Self-evaluation JSON.")
+        str | None,
+        typer.Option("--evaluation", help='Self-evaluation: text, or JSON {"passed": ...}.'),
     ] = None,
-    errors: Annotated[int, typer.Option("--errors", min=0)] = 0,
-    retries: Annotated[int, typer.Option("--retries", min=0)] = 0,
-    no_gate: Annotated[bool, typer.Option("--no-gate", help="Skip the verify commands.")] = False,
+    error_count: ErrorCount = 0,
+    retry_count: RetryCount = 0,
+    agent_name: AgentName = None,
+    project_key: ProjectKey = None,
+    no_gate: Annotated[
+        bool, typer.Option("--no-gate", help="Skip the verify commands (recorded).")
+    ] = False,
     json_flag: JsonFlag = False,
 ) -> None:
     """Close a subtask, release your reservations, record the outcome: one commit."""
@@ -277,18 +409,20 @@ def complete_cmd(
 
     use_json(json_flag)
     ws = workspace()
-    parsed = run_op(lambda: _parse_json_object(evaluation, "--evaluation"))
     result = run_op(
-        lambda: swarm_complete(
-            ws,
-            agent_name=ws.actor,
-            cell_id=cell_id,
-            summary=summary,
-            files_touched=files,
-            evaluation=parsed,
-            error_count=errors,
-            retry_count=retries,
-            run_gate=not no_gate,
+        lambda: _explaining_gate(
+            lambda: swarm_complete(
+                ws,
+                agent_name=agent_name or ws.actor,
+                cell_id=cell_id,
+                summary=summary,
+                project_key=project_key,
+                files_touched=files,
+                evaluation=evaluation,
+                error_count=error_count,
+                retry_count=retry_count,
+                run_gate=not no_gate,
+            )
         )
     )
 
@@ -303,6 +437,22 @@ def complete_cmd(
             )
 
     show(result, json_flag, render)
+
+
+def _explaining_gate(operation: Callable[[], T]) -> T:
+    """Run ``operation``; when the gate or evaluation fails, print why before the error."""
+    from hive.cli.common import OPTIONS
+
+    try:
+        return operation()
+    except GateFailed as exc:
+        if not OPTIONS.json:
+            for run in exc.details.get("gate") or []:
+                output.err(f"$ {run.get('command')}\n{str(run.get('output') or '').rstrip()}")
+            notes = (exc.details.get("evaluation") or {}).get("notes")
+            if notes:
+                output.err(f"evaluation notes: {notes}")
+        raise
 
 
 def _parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
@@ -322,11 +472,18 @@ def record_outcome_cmd(
     cell_id: CellArg,
     success: Annotated[bool, typer.Option("--success/--failure")],
     duration_ms: Annotated[int | None, typer.Option("--duration-ms", min=0)] = None,
-    errors: Annotated[int, typer.Option("--errors", min=0)] = 0,
-    retries: Annotated[int, typer.Option("--retries", min=0)] = 0,
-    strategy: Annotated[str | None, typer.Option("--strategy")] = None,
+    error_count: ErrorCount = 0,
+    retry_count: RetryCount = 0,
+    strategy: Annotated[
+        str | None,
+        typer.Option("--strategy", help="file-based|feature-based|risk-based|research-based"),
+    ] = None,
+    criteria: Annotated[
+        list[str] | None, typer.Option("--criteria", help="An evaluation criterion (repeatable).")
+    ] = None,
     summary: Annotated[str, typer.Option("--summary", "-s")] = "",
     files: Files = None,
+    agent_name: AgentName = None,
     json_flag: JsonFlag = False,
 ) -> None:
     """Record how work finished outside swarm complete went (one commit)."""
@@ -338,11 +495,13 @@ def record_outcome_cmd(
             workspace(),
             cell_id=cell_id,
             success=success,
+            agent_name=agent_name,
             duration_ms=duration_ms,
-            error_count=errors,
-            retry_count=retries,
+            error_count=error_count,
+            retry_count=retry_count,
             files_touched=files,
             strategy=strategy,
+            criteria=criteria,
             summary=summary,
         )
     )

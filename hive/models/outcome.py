@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-OutcomeSource = Literal["swarm_complete", "record_outcome"]
+OutcomeSource = Literal["swarm_complete", "record_outcome", "swarm_progress"]
+GateState = Literal["passed", "skipped", "none"]
 
 
 class Outcome(BaseModel):
@@ -16,6 +17,7 @@ class Outcome(BaseModel):
     id: str  # "<cell id>~<8 random base32 chars>": never collides across clones
     cell_id: str
     epic_id: str | None = None
+    epic_title: str | None = None  # the epic-level task, compared with new tasks by learning
     agent: str
     title: str = ""
     strategy: str | None = None  # the epic's decomposition strategy, when known
@@ -29,5 +31,7 @@ class Outcome(BaseModel):
     scope_violations: list[str] = Field(default_factory=list)
     summary: str = ""
     evaluation: dict[str, Any] | None = None
+    criteria: list[str] | None = None  # evaluation criteria given to swarm_record_outcome
+    gate: GateState | None = None  # the verification gate: passed, skipped (--no-gate), none
     source: OutcomeSource = "swarm_complete"
     recorded_at: datetime

@@ -44,9 +44,14 @@ class SwarmStatus(BaseModel):
 
 class ProgressResult(BaseModel):
     cell: Cell
+    status: str = ""  # the reported status (completed/failed map to in_progress/blocked)
     percent: int | None = None
     message_id: int | None = None
     thread_id: str | None = None
+    recipients: list[str] = Field(default_factory=list)
+    not_posted: str | None = None  # why the report reached nobody
+    outcome: Outcome | None = None  # the failure outcome of status "failed"
+    next_step: str | None = None  # status "completed": what the agent must still do
 
 
 class StrategyScore(BaseModel):
@@ -70,6 +75,7 @@ class StrategyChoice(BaseModel):
     strategy: str
     confidence: float
     reasoning: str
+    score: StrategyScore | None = None  # the chosen strategy's own score, prior and evidence
     alternatives: list[StrategyScore]
     precedents: list[Precedent] = Field(default_factory=list)
 

@@ -50,23 +50,26 @@ class EpicSubtask(Args):
     files: list[str] = Field(default_factory=list)
     dependencies: list[int] = Field(default_factory=list, description="indexes of subtasks")
     estimated_complexity: int = Field(default=2, ge=1, le=5)
+    type: Literal["bug", "feature", "task", "chore"] = "task"
+    priority: int | None = Field(default=None, ge=0, le=4)
 
 
 class CreateEpicArgs(Args):
     epic_title: str = Field(min_length=1, max_length=500)
     epic_description: str = ""
     subtasks: list[EpicSubtask] = Field(min_length=1, max_length=50)
-    strategy: Literal["file-based", "feature-based", "risk-based", "research-based"] | None = None
+    strategy: (
+        Literal["file-based", "feature-based", "risk-based", "research-based", "auto"] | None
+    ) = None
 
 
 def _create_epic(ctx: CallContext, a: CreateEpicArgs) -> Any:
-    from hive.domain.swarm.decompose import create_epic_from_decomposition
+    from hive.domain.swarm.decompose import hive_create_epic
 
-    plan = {
-        "epic": {"title": a.epic_title, "description": a.epic_description},
-        "subtasks": [s.model_dump() for s in a.subtasks],
-    }
-    return create_epic_from_decomposition(ctx.workspace(), decomposition=plan, strategy=a.strategy)
+    return hive_create_epic(
+        ctx.workspace(), epic_title=a.epic_title, epic_description=a.epic_description,
+        subtasks=[s.model_dump() for s in a.subtasks], strategy=a.strategy,
+    )  # fmt: skip
 
 
 class QueryArgs(Args):
@@ -249,6 +252,8 @@ def _reservations(ctx: CallContext, a: ReservationsArgs) -> Any:
 
 # ------------------------------------------------------------------ swarm
 
+StrategyName = Literal["file-based", "feature-based", "risk-based", "research-based"]
+
 
 class SwarmInitArgs(Args):
     project_path: str | None = None
@@ -262,18 +267,24 @@ def _swarm_init(ctx: CallContext, a: SwarmInitArgs) -> Any:
 
 class SelectArgs(Args):
     task: str = Field(min_length=1, max_length=10_000)
+    codebase_context: str | None = Field(default=None, max_length=20_000)
     context: str | None = Field(default=None, max_length=20_000)
 
 
 def _select(ctx: CallContext, a: SelectArgs) -> Any:
     from hive.domain.swarm.learning import select_strategy
 
-    return select_strategy(ctx.workspace(), task=a.task, context=a.context)
+    return select_strategy(
+        ctx.workspace(), task=a.task, context=a.context, codebase_context=a.codebase_context
+    )
 
 
-class DecomposeArgs(SelectArgs):
+class DecomposeArgs(Args):
+    task: str = Field(min_length=1, max_length=10_000)
     max_subtasks: int = Field(default=5, ge=1, le=30)
     query_cass: bool = True
+    context: str | None = Field(default=None, max_length=20_000)
+    cass_limit: int = Field(default=3, ge=1, le=50)
 
 
 def _decompose(ctx: CallContext, a: DecomposeArgs) -> Any:
@@ -281,12 +292,12 @@ def _decompose(ctx: CallContext, a: DecomposeArgs) -> Any:
 
     return swarm_decompose(
         ctx.workspace(), task=a.task, max_subtasks=a.max_subtasks, context=a.context,
-        query_cass=a.query_cass,
+        query_cass=a.query_cass, cass_limit=a.cass_limit,
     )  # fmt: skip
 
 
 class PlanArgs(DecomposeArgs):
-    strategy: Literal["file-based", "feature-based", "risk-based", "research-based"] | None = None
+    strategy: StrategyName | Literal["auto"] = "auto"
 
 
 def _plan(ctx: CallContext, a: PlanArgs) -> Any:
@@ -294,7 +305,7 @@ def _plan(ctx: CallContext, a: PlanArgs) -> Any:
 
     return swarm_plan_prompt(
         ctx.workspace(), task=a.task, strategy=a.strategy, max_subtasks=a.max_subtasks,
-        context=a.context, query_cass=a.query_cass,
+        context=a.context, query_cass=a.query_cass, cass_limit=a.cass_limit,
     )  # fmt: skip
 
 
@@ -309,25 +320,35 @@ def _validate(ctx: CallContext, a: ValidateArgs) -> Any:
 
 
 class SubtaskArgs(Args):
-    cell_id: str = Id
     agent_name: str | None = None
+    cell_id: str = Id
+    epic_id: str | None = None
+    subtask_title: str | None = Field(default=None, max_length=500)
+    subtask_description: str | None = Field(default=None, max_length=20_000)
+    files: list[str] = PathList
+    shared_context: str | None = Field(default=None, max_length=20_000)
     context: str | None = Field(default=None, max_length=20_000)
 
 
 def _subtask_prompt(ctx: CallContext, a: SubtaskArgs) -> Any:
     from hive.domain.swarm.prompts import swarm_subtask_prompt
 
-    return swarm_subtask_prompt(
-        ctx.workspace(), cell_id=a.cell_id, agent_name=a.agent_name, context=a.context
-    )
+    return swarm_subtask_prompt(ctx.workspace(), **_subtask_kwargs(a))
 
 
 def _spawn(ctx: CallContext, a: SubtaskArgs) -> Any:
     from hive.domain.swarm.prompts import swarm_spawn_subtask
 
-    return swarm_spawn_subtask(
-        ctx.workspace(), cell_id=a.cell_id, agent_name=a.agent_name, context=a.context
-    )
+    return swarm_spawn_subtask(ctx.workspace(), **_subtask_kwargs(a))
+
+
+def _subtask_kwargs(a: SubtaskArgs) -> dict[str, Any]:
+    return {
+        "cell_id": a.cell_id, "agent_name": a.agent_name, "context": a.context,
+        "epic_id": a.epic_id, "subtask_title": a.subtask_title,
+        "subtask_description": a.subtask_description, "files": a.files,
+        "shared_context": a.shared_context,
+    }  # fmt: skip
 
 
 class StatusArgs(Args):
@@ -345,9 +366,11 @@ class ProgressArgs(Args):
     project_key: str | None = None
     agent_name: str | None = None
     cell_id: str = Id
-    status: Literal["in_progress", "blocked", "open"]
-    progress_percent: int | None = Field(default=None, ge=0, le=100)
+    status: Literal["in_progress", "blocked", "completed", "failed", "open"] = Field(
+        description="completed: still call swarm_complete; failed: blocks the cell"
+    )
     message: str | None = Field(default=None, max_length=5000)
+    progress_percent: int | None = Field(default=None, ge=0, le=100)
     files_touched: list[str] = PathList
 
 
@@ -367,7 +390,9 @@ class CompleteArgs(Args):
     cell_id: str = Id
     summary: str = Field(min_length=1, max_length=20_000)
     files_touched: list[str] = PathList
-    evaluation: dict[str, Any] | None = None
+    evaluation: str | dict[str, Any] | None = Field(
+        default=None, description='text, or {"passed": bool, "notes": ...}'
+    )
     error_count: int = Field(default=0, ge=0)
     retry_count: int = Field(default=0, ge=0)
 
@@ -384,12 +409,13 @@ def _complete(ctx: CallContext, a: CompleteArgs) -> Any:
 
 class OutcomeArgs(Args):
     cell_id: str = Id
-    success: bool
     duration_ms: int | None = Field(default=None, ge=0)
+    success: bool
     error_count: int = Field(default=0, ge=0)
     retry_count: int = Field(default=0, ge=0)
     files_touched: list[str] = PathList
-    strategy: str | None = None
+    strategy: StrategyName | None = None
+    criteria: list[str] = Field(default_factory=list, max_length=100)
     summary: str = Field(default="", max_length=20_000)
 
 
@@ -399,12 +425,13 @@ def _outcome(ctx: CallContext, a: OutcomeArgs) -> Any:
     return swarm_record_outcome(
         ctx.workspace(), cell_id=a.cell_id, success=a.success, duration_ms=a.duration_ms,
         error_count=a.error_count, retry_count=a.retry_count, files_touched=a.files_touched,
-        strategy=a.strategy, summary=a.summary,
+        strategy=a.strategy, criteria=a.criteria, summary=a.summary,
     )  # fmt: skip
 
 
 class EvaluationArgs(Args):
     cell_id: str = Id
+    subtask_title: str | None = Field(default=None, max_length=500)
     files_touched: list[str] = PathList
 
 
@@ -413,9 +440,10 @@ def _evaluation(ctx: CallContext, a: EvaluationArgs) -> Any:
 
     return {
         "prompt": swarm_evaluation_prompt(
-            ctx.workspace(), cell_id=a.cell_id, files_touched=a.files_touched
+            ctx.workspace(), cell_id=a.cell_id, files_touched=a.files_touched,
+            subtask_title=a.subtask_title,
         )
-    }
+    }  # fmt: skip
 
 
 # ------------------------------------------------------------------ files

@@ -10,11 +10,9 @@ repository either has all of it or none of it.
 
 from __future__ import annotations
 
-import contextlib
+import json
 import os
 import shlex
-import signal
-import subprocess
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -25,6 +23,7 @@ from hive.domain.globs import glob_matches
 from hive.domain.graph import open_blockers
 from hive.domain.outcomes import new_outcome_id, outcome_change
 from hive.domain.reservations import load_all, release_change
+from hive.domain.swarm.process import run_killable
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import (
     BlockedByDependency,
@@ -58,23 +57,29 @@ def swarm_complete(
     summary: str,
     project_key: str | None = None,
     files_touched: Sequence[str] | None = None,
-    evaluation: dict[str, Any] | None = None,
+    evaluation: str | dict[str, Any] | None = None,
     error_count: int = 0,
     retry_count: int = 0,
     run_gate: bool = True,
 ) -> CompleteResult:
-    """Finish ``cell_id`` as ``agent_name``: one commit, or nothing at all."""
+    """Finish ``cell_id`` as ``agent_name``: one commit, or nothing at all.
+
+    ``evaluation`` is the agent's self-evaluation: an object like ``{"passed":
+    true, "notes": "..."}``, a string holding such JSON, or plain text (kept as
+    notes; it cannot fail the completion). ``passed: false`` changes nothing.
+    """
     agent_ws = ws.for_actor(agent_name)
     agent = agent_ws.actor
     check_project(ws, project_key)
     summary = _check_summary(summary)
     if error_count < 0 or retry_count < 0:
         raise InvalidInput("error_count and retry_count must be >= 0")
-    check_evaluation(evaluation)
+    checked = check_evaluation(evaluation)
     touched = normalize_touched(ws.root, files_touched or [])
     cell = get_cell(agent_ws.cells(), cell_id)
     _check_completable(cell, agent)
     gate = run_verification(ws, touched) if run_gate else []
+    gate_state = "skipped" if not run_gate else ("passed" if gate else "none")
     file_changes = [touched_change(ws.root, path) for path in touched]
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
@@ -87,13 +92,14 @@ def swarm_complete(
                 id=current.id,
                 blockers=blockers,
             )
+        _refuse_unknown_deletions(snap, file_changes)
         now = utc_now()
         released, kept = _reservations_to_release(agent_ws, snap, agent, current.id, now)
         closed = _closed(current, summary, now)
         outcome = build_outcome(
             index, closed, agent, touched, released + kept, now,
-            summary=summary, evaluation=evaluation,
-            error_count=error_count, retry_count=retry_count,
+            summary=summary, evaluation=checked,
+            error_count=error_count, retry_count=retry_count, gate=gate_state,
         )  # fmt: skip
         files = [outcome_change(outcome), *file_changes]
         if released:
@@ -137,16 +143,36 @@ def _check_summary(summary: str) -> str:
     return cleaned
 
 
-def check_evaluation(evaluation: dict[str, Any] | None) -> None:
-    if evaluation is None:
-        return
-    if not isinstance(evaluation, dict):
-        raise InvalidInput("evaluation must be an object like {'passed': true, ...}")
-    if evaluation.get("passed") is False:
+def check_evaluation(evaluation: str | dict[str, Any] | None) -> dict[str, Any] | None:
+    """The self-evaluation as an object; raise GateFailed when it says ``passed: false``.
+
+    A string is parsed when it is a JSON object; any other text is kept as
+    ``{"notes": text}`` (whether it passed is then unknown, so it does not block).
+    """
+    parsed = _evaluation_object(evaluation)
+    if parsed is not None and parsed.get("passed") is False:
         raise GateFailed(
             "the evaluation did not pass; nothing was changed",
-            evaluation=evaluation,
+            evaluation=parsed,
         )
+    return parsed
+
+
+def _evaluation_object(evaluation: str | dict[str, Any] | None) -> dict[str, Any] | None:
+    if evaluation is None or isinstance(evaluation, dict):
+        return evaluation
+    if not isinstance(evaluation, str):
+        raise InvalidInput("evaluation must be text or an object like {'passed': true, ...}")
+    text = evaluation.strip()
+    if not text:
+        return None
+    if len(text) > 20_000:
+        raise InvalidInput(f"evaluation is too long ({len(text)} > 20000 characters)")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return {"notes": text}
+    return value if isinstance(value, dict) else {"notes": text}
 
 
 def _check_completable(cell: Cell, agent: str) -> None:
@@ -189,12 +215,32 @@ def _relative_path(root: str, real_root: str, raw: str) -> str:
     if normal != os.path.normpath(root) and not normal.startswith(os.path.normpath(root) + os.sep):
         raise PathOutsideRepository(f"{raw!r} is outside the repository")
     relative = os.path.relpath(normal, root).replace(os.sep, "/")
-    if relative == "." or relative.split("/")[0] in (".git", ".hive"):
+    if _is_private(relative):
         raise InvalidInput(f"{raw!r} is not a source file hive can commit for you")
     real = os.path.realpath(normal)
     if real != real_root and not real.startswith(real_root + os.sep):
         raise PathOutsideRepository(f"{raw!r} resolves (through a symlink) outside the repository")
+    if _is_private(os.path.relpath(real, real_root).replace(os.sep, "/")):
+        raise InvalidInput(f"{raw!r} resolves (through a symlink) to .git, .hive or the root")
+    _refuse_symlinked_parent(real_root, relative, raw)
     return relative
+
+
+def _is_private(relative: str) -> bool:
+    """Paths hive must never commit as agent work: git's own files and hive's records."""
+    return relative == "." or relative.split("/")[0] in (".git", ".hive")
+
+
+def _refuse_symlinked_parent(real_root: str, relative: str, raw: str) -> None:
+    """A path whose directory is reached through a symlink would alias another file."""
+    directory = os.path.dirname(relative)
+    if not directory:
+        return
+    expected = os.path.join(real_root, *directory.split("/"))
+    if os.path.realpath(expected) != expected:
+        raise InvalidInput(
+            f"{raw!r} goes through a symlinked directory; use the real path or commit with git"
+        )
 
 
 def touched_change(root: str, path: str) -> Change:
@@ -202,8 +248,8 @@ def touched_change(root: str, path: str) -> Change:
     full = os.path.join(root, path)
     if os.path.islink(full):
         raise InvalidInput(f"{path} is a symlink; commit symlinks with git")
-    if not os.path.exists(full):
-        return Change(path, None)
+    if not os.path.lexists(full):
+        return Change(path, None)  # deleted: checked against HEAD when the plan runs
     if not os.path.isfile(full):
         raise InvalidInput(f"{path} is not a regular file")
     info = os.stat(full)
@@ -213,6 +259,15 @@ def touched_change(root: str, path: str) -> Change:
         content = handle.read()
     mode = EXECUTABLE if info.st_mode & 0o111 else REGULAR
     return Change(path, content, mode=mode, from_worktree=True)
+
+
+def _refuse_unknown_deletions(snap: Snapshot, changes: list[Change]) -> None:
+    """A touched path missing from the worktree must at least exist in HEAD (a deletion)."""
+    for change in changes:
+        if change.content is None and snap.blob_sha(change.path) is None:
+            raise InvalidInput(
+                f"{change.path} exists neither in the working tree nor in HEAD; check the path"
+            )
 
 
 # ------------------------------------------------------------------ the gate
@@ -247,29 +302,11 @@ def _expand(template: str, touched: list[str]) -> str:
 
 def _run_command(root: str, command: str, timeout: float) -> GateRun:
     started = time.monotonic()
-    process = subprocess.Popen(
-        command,
-        shell=True,
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
+    run = run_killable(command, cwd=root, timeout=timeout, merge_stderr=True)
+    text = run.stdout.decode("utf-8", errors="replace")[-GATE_OUTPUT_LIMIT:]
+    return GateRun(
+        command=command, exit_code=run.exit_code, output=text, seconds=time.monotonic() - started
     )
-    try:
-        output, _ = process.communicate(timeout=timeout)
-        code: int | None = process.returncode
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        output, _ = process.communicate()
-        code = None
-    text = output.decode("utf-8", errors="replace")[-GATE_OUTPUT_LIMIT:]
-    return GateRun(command=command, exit_code=code, output=text, seconds=time.monotonic() - started)
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 # ------------------------------------------------------------------ the record
@@ -318,6 +355,7 @@ def build_outcome(
     success: bool = True,
     duration_seconds: float | None = None,
     strategy: str | None = None,
+    gate: str | None = None,
 ) -> Outcome:
     started = cell.started_at or cell.created_at
     epic = index.cells.get(cell.parent) if cell.parent else None
@@ -325,10 +363,10 @@ def build_outcome(
         id=new_outcome_id(cell.id),
         cell_id=cell.id,
         epic_id=epic.id if epic else None,
+        epic_title=epic.title if epic else None,
         agent=agent,
         title=cell.title,
-        strategy=strategy
-        or (str(epic.metadata.get("strategy")) if epic and epic.metadata.get("strategy") else None),
+        strategy=strategy or epic_strategy(epic),
         success=success,
         duration_seconds=duration_seconds
         if duration_seconds is not None
@@ -341,6 +379,7 @@ def build_outcome(
         scope_violations=scope_violations(touched, cell.files_owned, reservations),
         summary=summary,
         evaluation=evaluation,
+        gate=gate,
         source="swarm_complete",
         recorded_at=now,
     )

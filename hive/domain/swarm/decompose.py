@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from typing import Any
 
 from pydantic import ValidationError
@@ -14,7 +13,14 @@ from pydantic import ValidationError
 from hive.domain.epics import create_epic
 from hive.domain.globs import intersection_witness, normalize_pattern
 from hive.domain.outcomes import load_outcomes
-from hive.domain.swarm.learning import anti_patterns, select_strategy, similarity, tokens
+from hive.domain.swarm.learning import (
+    anti_patterns,
+    ordered_tokens,
+    select_strategy,
+    similarity,
+    tokens,
+)
+from hive.domain.swarm.process import run_killable
 from hive.domain.swarm.strategies import STRATEGIES, STRATEGY_NAMES
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput, NotInitialized
@@ -33,7 +39,21 @@ from hive.models.swarm import (
 MAX_SUBTASKS = 30
 MAX_RESPONSE = 200_000
 CASS_TIMEOUT = 5.0
+DEFAULT_CASS_LIMIT = 3
+MAX_CASS_LIMIT = 50
+AUTO = "auto"
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.S)
+_VERB = r"(?:use|using|call|add|enable|store|return|keep)"
+_SUBJECT = r"(?P<subject>[\w./\-]+(?:[ \t]+[\w./\-]+){0,2})"
+_NEGATIVE = re.compile(
+    rf"\b(?:never|must not|mustn't|do not|don't|should not|shouldn't|avoid)\s+"
+    rf"(?:{_VERB}\s+)?{_SUBJECT}",
+    re.I,
+)
+_POSITIVE = re.compile(
+    rf"\b(?:always\s+(?:{_VERB}\s+)?|(?:must|should)\s+{_VERB}\s+|{_VERB}\s+){_SUBJECT}",
+    re.I,
+)
 _NEGATION = re.compile(
     r"\b(?:do not|don't|must not|never|without)\s+(?:modify|touch|edit|change)\s+([\w./*{}\-]+)",
     re.I,
@@ -51,17 +71,23 @@ def swarm_plan_prompt(
     max_subtasks: int = 5,
     context: str | None = None,
     query_cass: bool = True,
+    cass_limit: int = DEFAULT_CASS_LIMIT,
 ) -> PlanPrompt:
-    """A prompt asking the coordinator for a decomposition, with this repo's history."""
+    """A prompt asking the coordinator for a decomposition, with this repo's history.
+
+    ``strategy`` ``None`` or ``"auto"`` lets :func:`select_strategy` choose.
+    """
     if not 1 <= max_subtasks <= MAX_SUBTASKS:
         raise InvalidInput(f"max_subtasks must be between 1 and {MAX_SUBTASKS}")
+    if not 1 <= cass_limit <= MAX_CASS_LIMIT:
+        raise InvalidInput(f"cass_limit must be between 1 and {MAX_CASS_LIMIT}")
     outcomes = load_outcomes(ws)
     choice = select_strategy(ws, task=task, context=context, outcomes=outcomes)
-    if strategy is not None:
+    if strategy is not None and strategy != AUTO:
         choice = _forced(choice, strategy)
     similar = similar_epics(ws, task, outcomes)
     lessons = anti_patterns(outcomes)
-    cass_status, cass_hits = cass_search(task) if query_cass else ("skipped", [])
+    cass_status, cass_hits = cass_search(task, cass_limit) if query_cass else ("skipped", [])
     prompt = _render_prompt(task, context, choice, max_subtasks, similar, lessons, cass_hits)
     return PlanPrompt(
         prompt=prompt,
@@ -80,16 +106,20 @@ def swarm_decompose(
     max_subtasks: int = 5,
     context: str | None = None,
     query_cass: bool = True,
+    cass_limit: int = DEFAULT_CASS_LIMIT,
 ) -> PlanPrompt:
     """Same as :func:`swarm_plan_prompt` with the strategy chosen automatically."""
     return swarm_plan_prompt(
-        ws, task=task, max_subtasks=max_subtasks, context=context, query_cass=query_cass
-    )
+        ws, task=task, max_subtasks=max_subtasks, context=context, query_cass=query_cass,
+        cass_limit=cass_limit,
+    )  # fmt: skip
 
 
 def _forced(choice: StrategyChoice, strategy: str) -> StrategyChoice:
     if strategy not in STRATEGIES:
-        raise InvalidInput(f"unknown strategy {strategy!r}: use {', '.join(STRATEGY_NAMES)}")
+        raise InvalidInput(
+            f"unknown strategy {strategy!r}: use {', '.join(STRATEGY_NAMES)} or {AUTO}"
+        )
     if strategy == choice.strategy:
         return choice
     return choice.model_copy(
@@ -225,24 +255,26 @@ def similar_epics(
     return found
 
 
-def cass_search(query: str, limit: int = 5) -> tuple[str, list[str]]:
-    """Hits from ``cass search --json`` when the binary is on PATH (never raises)."""
+def cass_search(query: str, limit: int = DEFAULT_CASS_LIMIT) -> tuple[str, list[str]]:
+    """Up to ``limit`` hits from ``cass search --json`` when the binary is on PATH.
+
+    Never raises. A cass that hangs is killed with its whole process group
+    after ``CASS_TIMEOUT`` seconds.
+    """
     binary = shutil.which("cass")
     if binary is None:
         return "unavailable", []
+    command = [binary, "search", "--json", "--limit", str(limit), query[:500]]
     try:
-        completed = subprocess.run(
-            [binary, "search", "--json", query[:500]],
-            capture_output=True,
-            timeout=CASS_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        run = run_killable(command, cwd=None, timeout=CASS_TIMEOUT)
+    except OSError as exc:
         return f"failed: {type(exc).__name__}", []
-    if completed.returncode != 0:
-        return f"failed: exit {completed.returncode}", []
+    if run.exit_code is None:
+        return "failed: TimeoutExpired", []
+    if run.exit_code != 0:
+        return f"failed: exit {run.exit_code}", []
     try:
-        data = json.loads(completed.stdout or b"null")
+        data = json.loads(run.stdout or b"null")
     except json.JSONDecodeError:
         return "failed: not JSON", []
     hits = data.get("hits") or data.get("results") if isinstance(data, dict) else data
@@ -314,27 +346,58 @@ _JSON_HINT = 'answer with one JSON object: {"epic": {...}, "subtasks": [...]}'
 
 
 def _parse_response(response: str | dict[str, Any]) -> Any:
+    """The plan in ``response``: among every JSON object in it (fenced or inline),
+    the last one that matches the schema, else the last one that looks like a plan."""
     if isinstance(response, dict):
         return response
     if not isinstance(response, str) or not response.strip():
         raise InvalidInput("the decomposition is empty")
     if len(response) > MAX_RESPONSE:
         raise InvalidInput(f"the decomposition is too large ({len(response)} characters)")
-    candidates = [m.group(1) for m in _FENCE.finditer(response)] or [response]
-    last_error = ""
-    for text in candidates:
+    candidates = _json_objects(response)
+    if not candidates:
+        raise InvalidInput(f"the decomposition is not valid JSON ({_json_error(response)})")
+    valid = [c for c in candidates if _fits_schema(c)]
+    if valid:
+        return valid[-1]
+    plans = [c for c in candidates if "subtasks" in c or "epic" in c]
+    return (plans or candidates)[-1]
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in ``text``, decoded from each ``{`` in turn."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    position = text.find("{")
+    while position != -1:
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            last_error = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
-    stripped = response.strip()
-    start, end = stripped.find("{"), stripped.rfind("}")
-    if 0 <= start < end:
-        try:
-            return json.loads(stripped[start : end + 1])
+            value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError:
-            pass
-    raise InvalidInput(f"the decomposition is not valid JSON ({last_error})")
+            position = text.find("{", position + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        position = text.find("{", end)
+    return found
+
+
+def _fits_schema(candidate: dict[str, Any]) -> bool:
+    try:
+        Decomposition.model_validate(candidate)
+    except ValidationError:
+        return False
+    return True
+
+
+def _json_error(response: str) -> str:
+    """Where the first fenced block (or the whole text) stops being JSON."""
+    fenced = [m.group(1) for m in _FENCE.finditer(response)]
+    text = fenced[0] if fenced else response
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+    return "no JSON object found"
 
 
 def _schema_issue(error: Any) -> ValidationIssue:
@@ -464,7 +527,8 @@ def _find_cycle(graph: dict[int, list[int]], count: int) -> list[int]:
 def _check_contradictions(
     subtasks: list[PlannedSubtask], normalized: list[list[str]], warnings: list[ValidationIssue]
 ) -> None:
-    """A subtask told not to touch a file it owns (or another subtask owns) is suspicious."""
+    """Instructions that contradict: a subtask told not to change a file it owns, and
+    one subtask saying always/use X while another says never/don't use X."""
     for number, subtask in enumerate(subtasks):
         for match in _NEGATION.finditer(subtask.description):
             target = match.group(1).rstrip(".,;:")
@@ -480,6 +544,50 @@ def _check_contradictions(
                         path=f"subtasks[{number}].description",
                     )
                 )
+    _check_directive_conflicts(subtasks, warnings)
+
+
+def _check_directive_conflicts(
+    subtasks: list[PlannedSubtask], warnings: list[ValidationIssue]
+) -> None:
+    directives = [_directives(f"{s.title}. {s.description}") for s in subtasks]
+    reported: set[tuple[int, int, str]] = set()
+    for i, (positive, _) in enumerate(directives):
+        for j, (_, negative) in enumerate(directives):
+            if i == j:
+                continue
+            for subject, said in positive.items():
+                if subject in negative and (min(i, j), max(i, j), subject) not in reported:
+                    reported.add((min(i, j), max(i, j), subject))
+                    warnings.append(
+                        ValidationIssue(
+                            message=(
+                                f"subtasks {i} and {j} contradict each other on {subject!r}: "
+                                f"{said!r} vs {negative[subject]!r}"
+                            ),
+                            hint="agree on one approach and state it the same way in both",
+                            path=f"subtasks[{j}].description",
+                        )
+                    )
+
+
+def _directives(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(positive, negative) directives of ``text``: subject head word -> the phrase."""
+    negative: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    for match in _NEGATIVE.finditer(text):
+        head = ordered_tokens(match.group("subject"))
+        if head:
+            negative.setdefault(head[0], match.group(0).strip())
+            spans.append(match.span())
+    positive: dict[str, str] = {}
+    for match in _POSITIVE.finditer(text):
+        if any(start <= match.start() < end for start, end in spans):
+            continue
+        head = ordered_tokens(match.group("subject"))
+        if head:
+            positive.setdefault(head[0], match.group(0).strip())
+    return positive, negative
 
 
 # ------------------------------------------------------------------ creating the epic
@@ -491,24 +599,31 @@ def create_epic_from_decomposition(
     """Validate, then create the epic and its subtasks in one commit."""
     checked = swarm_validate_decomposition(ws, response=decomposition)
     if not checked.valid or checked.data is None:
-        problems = "; ".join(issue.message for issue in checked.errors)
+        problems = "; ".join(
+            f"{issue.message} ({issue.hint})" if issue.hint else issue.message
+            for issue in checked.errors
+        )
         raise InvalidInput(
             f"invalid decomposition: {problems}",
             errors=[issue.model_dump() for issue in checked.errors],
         )
     plan = checked.data
-    chosen = strategy or plan.strategy
+    title = str(plan.epic["title"])
+    description = str(plan.epic.get("description") or "")
+    chosen = strategy if strategy not in (None, AUTO) else plan.strategy
     if chosen is not None and chosen not in STRATEGIES:
         raise InvalidInput(f"unknown strategy {chosen!r}: use {', '.join(STRATEGY_NAMES)}")
-    metadata = {"strategy": chosen} if chosen else {}
+    if chosen is None:  # the plan did not say: record what hive would choose for it
+        chosen = select_strategy(ws, task=f"{title}\n{description}".strip()).strategy
     return create_epic(
         ws,
-        title=str(plan.epic["title"]),
-        description=str(plan.epic.get("description") or ""),
+        title=title,
+        description=description,
         subtasks=[
             {
                 "title": s.title,
                 "description": s.description,
+                "type": s.type,
                 "files": s.files,
                 "dependencies": s.dependencies,
                 "estimated_complexity": s.estimated_complexity,
@@ -516,8 +631,23 @@ def create_epic_from_decomposition(
             }
             for s in plan.subtasks
         ],
-        metadata=metadata,
+        metadata={"strategy": chosen},
     )
+
+
+def hive_create_epic(
+    ws: Workspace,
+    *,
+    epic_title: str,
+    subtasks: list[dict[str, Any]] | list[PlannedSubtask],
+    epic_description: str = "",
+    strategy: str | None = None,
+) -> list[Cell]:
+    """The seed's ``hive_create_epic``: ``subtasks`` may be ``validation.data.subtasks``
+    as they are (type and priority included)."""
+    items = [s.model_dump() if isinstance(s, PlannedSubtask) else dict(s) for s in subtasks]
+    plan = {"epic": {"title": epic_title, "description": epic_description}, "subtasks": items}
+    return create_epic_from_decomposition(ws, decomposition=plan, strategy=strategy)
 
 
 # ------------------------------------------------------------------ swarm_init

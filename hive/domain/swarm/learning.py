@@ -22,7 +22,7 @@ from datetime import datetime
 from hive.domain.outcomes import load_outcomes
 from hive.domain.swarm.strategies import DEFAULT_STRATEGY, STRATEGIES
 from hive.domain.workspace import Workspace
-from hive.errors import InvalidInput
+from hive.errors import HiveError, InvalidInput
 from hive.models import utc_now
 from hive.models.outcome import Outcome
 from hive.models.swarm import (
@@ -61,8 +61,13 @@ TASK_KINDS: dict[str, tuple[str, ...]] = {
 
 
 def tokens(text: str) -> set[str]:
+    return set(ordered_tokens(text))
+
+
+def ordered_tokens(text: str) -> list[str]:
+    """Content words of ``text`` in order: lower-cased, stemmed, no stopwords."""
     words = _WORD.findall(text.lower())
-    return {_stem(w) for w in words if len(w) > 2 and w not in STOPWORDS}
+    return [_stem(w) for w in words if len(w) > 2 and w not in STOPWORDS]
 
 
 def _stem(word: str) -> str:
@@ -162,15 +167,20 @@ def select_strategy(
     *,
     task: str,
     context: str | None = None,
+    codebase_context: str | None = None,
     outcomes: list[Outcome] | None = None,
     now: datetime | None = None,
 ) -> StrategyChoice:
-    """The strategy to decompose ``task`` with, from keywords and similar past outcomes."""
-    text = _check_task(task) + (" " + context if context else "")
+    """The strategy to decompose ``task`` with, from keywords and similar past outcomes.
+
+    ``context`` and ``codebase_context`` (the seed's name) both add to the wording.
+    """
+    extra = " ".join(part for part in (context, codebase_context) if part)
+    text = _check_task(task) + (" " + extra if extra else "")
     now = now or utc_now()
     history = outcomes if outcomes is not None else load_outcomes(ws)
     prior = keyword_prior(text)
-    tallies, precedents = _evidence(text, history, now)
+    tallies, precedents = _evidence(text, history, now, _epic_texts(ws, history))
     scores = [_score(name, prior[name], tallies.get(name, Tally())) for name in STRATEGIES]
     scores.sort(key=lambda s: (-s.score, s.strategy != DEFAULT_STRATEGY, s.strategy))
     best = scores[0]
@@ -179,9 +189,33 @@ def select_strategy(
         strategy=best.strategy,
         confidence=_confidence(scores),
         reasoning=_reasoning(best, keyword_best, tallies, len(precedents)),
+        score=best,
         alternatives=scores[1:],
         precedents=precedents[:10],
     )
+
+
+def swarm_select_strategy(
+    ws: Workspace, *, task: str, codebase_context: str | None = None
+) -> StrategyChoice:
+    """The seed's ``swarm_select_strategy(task, codebase_context?)``."""
+    return select_strategy(ws, task=task, codebase_context=codebase_context)
+
+
+def _epic_texts(ws: Workspace, history: list[Outcome]) -> dict[str, str]:
+    """Title and description of the epics of outcomes that did not store their epic's title."""
+    wanted = {o.epic_id for o in history if o.epic_id and o.epic_title is None}
+    if not wanted:
+        return {}
+    try:
+        index = ws.cells()
+    except HiveError:
+        return {}
+    return {
+        epic_id: f"{index.cells[epic_id].title} {index.cells[epic_id].description[:300]}"
+        for epic_id in wanted
+        if epic_id in index.cells
+    }
 
 
 def _check_task(task: str) -> str:
@@ -194,15 +228,22 @@ def _check_task(task: str) -> str:
 
 
 def _evidence(
-    text: str, history: Iterable[Outcome], now: datetime
+    text: str, history: Iterable[Outcome], now: datetime, epic_texts: dict[str, str] | None = None
 ) -> tuple[dict[str, Tally], list[Precedent]]:
+    """Similar past outcomes, by strategy. A past outcome is similar when its subtask
+    (title, summary) or its epic (the epic-level task) resembles ``text``."""
     wanted = tokens(text)
+    epics = epic_texts or {}
     tallies: dict[str, Tally] = {}
     precedents: list[Precedent] = []
     for outcome in history:
         if outcome.strategy not in STRATEGIES:
             continue
-        sim = similarity(wanted, tokens(outcome.title + " " + outcome.summary[:200]))
+        epic_text = outcome.epic_title or epics.get(outcome.epic_id or "", "")
+        sim = max(
+            similarity(wanted, tokens(outcome.title + " " + outcome.summary[:200])),
+            similarity(wanted, tokens(epic_text)) if epic_text else 0.0,
+        )
         if sim < MIN_SIMILARITY:
             continue
         weight = sim * decay(outcome.recorded_at, now)
@@ -234,9 +275,12 @@ def _score(name: str, prior: float, tally: Tally) -> StrategyScore:
 
 
 def _confidence(scores: list[StrategyScore]) -> float:
+    """Margin over the runner-up, capped by how much evidence there is: wording alone
+    gives at most 0.6; about five weighted similar outcomes are needed for 0.95."""
     margin = scores[0].score - scores[1].score
-    evidence = min(scores[0].weight, 5.0) / 5.0
-    return round(min(0.95, 0.4 + margin * 1.5 + 0.25 * evidence), 2)
+    evidence = min(sum(s.weight for s in scores), 5.0) / 5.0
+    cap = 0.6 + 0.35 * evidence
+    return round(min(cap, 0.4 + margin * 1.5 + 0.25 * evidence), 2)
 
 
 def _reasoning(

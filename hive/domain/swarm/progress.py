@@ -1,4 +1,20 @@
-"""Progress reports, epic status, and outcomes recorded outside ``swarm_complete``."""
+"""Progress reports, epic status, and outcomes recorded outside ``swarm_complete``.
+
+``swarm_progress`` statuses (the seed's four, plus ``open`` to hand work back):
+
+- ``in_progress`` / ``blocked`` / ``open``: set the cell's status, append a note.
+- ``completed``: the work is done but the cell stays open (``in_progress``, 100%)
+  until the agent calls ``swarm_complete``, which runs the gate, closes the cell,
+  releases reservations and commits the files in one commit; the result's
+  ``next_step`` says so. Progress never closes a cell by itself.
+- ``failed``: one commit marks the cell ``blocked`` and records a failure outcome
+  (``source: swarm_progress``), so learning sees the failure and the coordinator
+  can reassign or re-plan.
+
+Every report is posted to the epic's thread, addressed to the coordinator (the
+epic's assignee, else its creator) and the thread's participants. When nothing
+can be posted the result's ``not_posted`` says why.
+"""
 
 from __future__ import annotations
 
@@ -6,38 +22,56 @@ from collections.abc import Sequence
 
 from hive.domain.cells import get_cell, update_cell
 from hive.domain.epics import epic_status
-from hive.domain.mail import send_message
+from hive.domain.mail import list_agents, send_message
 from hive.domain.outcomes import outcome_change
 from hive.domain.swarm.complete import build_outcome, check_project, normalize_touched
-from hive.domain.workspace import Workspace
+from hive.domain.swarm.strategies import STRATEGIES, STRATEGY_NAMES
+from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PermissionDenied
 from hive.git.repo import Change, Snapshot, format_message
-from hive.models import utc_now
+from hive.models import Cell, utc_now
 from hive.models.outcome import Outcome
 from hive.models.swarm import ProgressResult, SwarmStatus
+from hive.store.cache import CellIndex
 
-PROGRESS_STATUSES = ("in_progress", "blocked", "open")
+PROGRESS_STATUSES = ("in_progress", "blocked", "open", "completed", "failed")
+COMPLETE_HINT = (
+    "call swarm_complete(project_key, agent_name, cell_id, summary, files_touched) to run the "
+    "gate, close the cell, release your reservations and commit your files"
+)
 
 
 def swarm_status(ws: Workspace, *, epic_id: str, project_key: str | None = None) -> SwarmStatus:
-    """Totals by state for the subtasks of an epic."""
+    """Totals by state for the subtasks of an epic: every subtask is in exactly one of
+    completed, in_progress, blocked (status blocked, or waiting on open dependencies)
+    and open (ready to start)."""
     check_project(ws, project_key)
     status = epic_status(ws, epic_id=epic_id)
     if status.epic.type != "epic" and status.total == 0:
         raise InvalidInput(f"{status.epic.id} is not an epic and has no subtasks")
-    counts = status.by_status
+    buckets = {"completed": 0, "in_progress": 0, "blocked": 0, "open": 0}
+    waiting = set(status.blocked)
+    for child in status.children:
+        buckets[_bucket(child, waiting)] += 1
     return SwarmStatus(
         epic_id=status.epic.id,
         title=status.epic.title,
         total=status.total,
-        completed=counts.get("closed", 0),
-        in_progress=counts.get("in_progress", 0),
-        blocked=counts.get("blocked", 0) + len(status.blocked),
-        open=counts.get("open", 0) + counts.get("deferred", 0),
+        **buckets,
         percent=status.percent_complete,
         ready=status.ready,
         agents={c.id: c.assignee for c in status.children if c.assignee},
     )
+
+
+def _bucket(cell: Cell, waiting: set[str]) -> str:
+    if cell.is_closed:
+        return "completed"
+    if cell.status == "in_progress":
+        return "in_progress"
+    if cell.status == "blocked" or cell.id in waiting:
+        return "blocked"
+    return "open"
 
 
 def swarm_progress(
@@ -51,31 +85,82 @@ def swarm_progress(
     files_touched: Sequence[str] | None = None,
     project_key: str | None = None,
 ) -> ProgressResult:
-    """Update the cell's status (one commit) and post the report to the epic thread."""
+    """Record progress on the cell (one commit) and post it to the epic's coordinator."""
     check_project(ws, project_key)
     agent_ws = ws.for_actor(agent_name)
     if status not in PROGRESS_STATUSES:
         raise InvalidInput(f"invalid status {status!r}: use {', '.join(PROGRESS_STATUSES)}")
     if progress_percent is not None and not 0 <= progress_percent <= 100:
         raise InvalidInput("progress_percent must be between 0 and 100")
+    if status == "completed" and progress_percent is None:
+        progress_percent = 100
     touched = normalize_touched(ws.root, files_touched or [])
     note = _progress_note(status, progress_percent, message, touched)
     current = get_cell(agent_ws.cells(), cell_id)
-    if current.assignee and current.assignee != agent_ws.actor:
-        raise PermissionDenied(
-            f"{current.id} is assigned to {current.assignee}, not {agent_ws.actor}",
-            id=current.id,
-        )
-    if current.is_closed:
-        raise Conflict(f"{current.id} is closed", id=current.id)
-    cell = update_cell(
-        agent_ws, cell_id=current.id, status=status, assignee=agent_ws.actor, append_notes=note
-    )
+    _check_reporter(current, agent_ws.actor)
+    outcome: Outcome | None = None
+    if status == "failed":
+        cell, outcome = _record_failure(agent_ws, current.id, note, message, touched)
+    else:
+        cell_status = "in_progress" if status == "completed" else status
+        cell = update_cell(
+            agent_ws, cell_id=current.id, status=cell_status, assignee=agent_ws.actor,
+            append_notes=note,
+        )  # fmt: skip
     thread = cell.parent or cell.id
-    message_id = _post(agent_ws, thread, cell.id, note)
+    importance = "high" if status in ("blocked", "failed") else "normal"
+    message_id, recipients, not_posted = _post(agent_ws, thread, cell, note, importance)
     return ProgressResult(
-        cell=cell, percent=progress_percent, message_id=message_id, thread_id=thread
+        cell=cell,
+        status=status,
+        percent=progress_percent,
+        message_id=message_id,
+        thread_id=thread,
+        recipients=recipients,
+        not_posted=not_posted,
+        outcome=outcome,
+        next_step=COMPLETE_HINT if status == "completed" else None,
     )
+
+
+def _check_reporter(cell: Cell, agent: str) -> None:
+    if cell.assignee and cell.assignee != agent:
+        raise PermissionDenied(f"{cell.id} is assigned to {cell.assignee}, not {agent}", id=cell.id)
+    if cell.is_closed:
+        raise Conflict(f"{cell.id} is closed", id=cell.id)
+    if cell.type == "epic":
+        raise InvalidInput(f"{cell.id} is an epic; report progress on its subtasks")
+
+
+def _record_failure(
+    ws: Workspace, cell_id: str, note: str, message: str | None, touched: list[str]
+) -> tuple[Cell, Outcome]:
+    """One commit: the cell becomes blocked (assigned to the agent) and a failure outcome."""
+
+    def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
+        current = get_cell(index, cell_id)
+        _check_reporter(current, ws.actor)
+        now = utc_now()
+        notes = (current.notes.rstrip("\n") + "\n" if current.notes else "") + note
+        blocked = current.model_copy(
+            update={"status": "blocked", "assignee": ws.actor, "notes": notes, "updated_at": now}
+        )
+        outcome = build_outcome(
+            index, blocked, ws.actor, touched, [], now,
+            summary=(message or "failed").strip(), evaluation=None,
+            error_count=0, retry_count=0, success=False,
+        ).model_copy(update={"source": "swarm_progress"})  # fmt: skip
+        return MixedPlan(
+            cells=[blocked],
+            subject_id=blocked.id,
+            title=blocked.title,
+            result=(blocked, outcome),
+            files=[outcome_change(outcome)],
+        )
+
+    written = ws.write_mixed(plan, event="progress")
+    cell, outcome = written.result
+    return cell, outcome
 
 
 def _progress_note(
@@ -91,15 +176,43 @@ def _progress_note(
     return " - ".join(parts)
 
 
-def _post(ws: Workspace, thread: str, cell_id: str, note: str) -> int | None:
-    """Post to the thread's participants; quietly skipped when nobody else is there."""
+def coordinators(ws: Workspace, cell: Cell) -> list[str]:
+    """Who coordinates ``cell``'s work: its epic's assignee, else the epic's creator."""
+    if not cell.parent:
+        return [cell.created_by] if cell.created_by else []
+    epic = ws.cells().cells.get(cell.parent)
+    if epic is None:
+        return []
+    return [name for name in (epic.assignee, epic.created_by) if name][:1]
+
+
+def _post(
+    ws: Workspace, thread: str, cell: Cell, note: str, importance: str
+) -> tuple[int | None, list[str], str | None]:
+    """Post to the coordinator and the thread; (message id, recipients, why not posted)."""
     try:
-        sent = send_message(ws, to=[], subject=f"progress {cell_id}", body=note, thread_id=thread)
-    except (NotFound, InvalidInput):
-        return None  # the agent is not registered for mail, or nobody is listening yet
-    except HiveError:
-        return None
-    return sent.message_id
+        registered = {agent.name for agent in list_agents(ws)}
+    except HiveError as exc:
+        return None, [], f"mail is unavailable: {exc.message}"
+    if ws.actor not in registered:
+        return None, [], f"{ws.actor} is not registered for mail; call swarmmail_init first"
+    leads = coordinators(ws, cell)
+    to = [n for n in leads if n in registered and n != ws.actor]
+    missing = ", ".join(n for n in leads if n not in registered) or "none known"
+    try:
+        sent = send_message(
+            ws, to=to, subject=f"progress {cell.id}", body=note, thread_id=thread,
+            importance=importance,
+        )  # fmt: skip
+    except (NotFound, InvalidInput) as exc:
+        return None, [], f"nobody to tell: {exc.message} (coordinator not registered: {missing})"
+    except HiveError as exc:
+        return None, [], f"mail failed: {exc.message}"
+    others = [n for n in sent.recipients if n != ws.actor]
+    if not others:  # only on the thread for the record: nobody else will read it
+        why = f"nobody else is on thread {thread}; coordinator not registered: {missing}"
+        return sent.message_id, [], why
+    return sent.message_id, others, None
 
 
 def swarm_record_outcome(
@@ -113,6 +226,7 @@ def swarm_record_outcome(
     retry_count: int = 0,
     files_touched: Sequence[str] | None = None,
     strategy: str | None = None,
+    criteria: Sequence[str] | None = None,
     summary: str = "",
 ) -> Outcome:
     """Store an outcome for work finished outside swarm_complete (one commit)."""
@@ -121,6 +235,9 @@ def swarm_record_outcome(
         raise InvalidInput("duration_ms must be >= 0")
     if error_count < 0 or retry_count < 0:
         raise InvalidInput("error_count and retry_count must be >= 0")
+    if strategy is not None and strategy not in STRATEGIES:
+        raise InvalidInput(f"unknown strategy {strategy!r}: use {', '.join(STRATEGY_NAMES)}")
+    checked_criteria = _check_criteria(criteria)
     touched = normalize_touched(ws.root, files_touched or [])
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Outcome]:
@@ -136,7 +253,9 @@ def swarm_record_outcome(
             duration_seconds=None if duration_ms is None else duration_ms / 1000,
             strategy=strategy,
         )  # fmt: skip
-        outcome = outcome.model_copy(update={"source": "record_outcome"})
+        outcome = outcome.model_copy(
+            update={"source": "record_outcome", "criteria": checked_criteria}
+        )
         message = format_message(
             f"hive: outcome {cell.id} {'success' if success else 'failure'}",
             [("Hive-Cell", cell.id), ("Hive-Agent", agent_ws.actor), ("Hive-Event", "outcome")],
@@ -145,3 +264,14 @@ def swarm_record_outcome(
 
     recorded: Outcome = agent_ws.write_files(plan).result
     return recorded
+
+
+def _check_criteria(criteria: Sequence[str] | None) -> list[str] | None:
+    if not criteria:
+        return None
+    if len(criteria) > 100:
+        raise InvalidInput(f"too many criteria ({len(criteria)} > 100)")
+    cleaned = [str(item).strip() for item in criteria]
+    if any(not item or len(item) > 500 for item in cleaned):
+        raise InvalidInput("each criterion must be 1-500 characters")
+    return cleaned

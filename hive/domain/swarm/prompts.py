@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hive.domain.cells import get_cell
+from hive.domain.outcomes import load_outcomes
 from hive.domain.swarm.complete import epic_strategy
+from hive.domain.swarm.learning import anti_patterns
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, InvalidInput
 from hive.models import Cell
 from hive.models.swarm import SubtaskPrompt
+from hive.store.cache import CellIndex
 
 WORKER_PROTOCOL = """\
 ## How to work
@@ -33,22 +38,57 @@ def swarm_subtask_prompt(
     cell_id: str,
     agent_name: str | None = None,
     context: str | None = None,
+    epic_id: str | None = None,
+    subtask_title: str | None = None,
+    subtask_description: str | None = None,
+    files: Sequence[str] | None = None,
+    shared_context: str | None = None,
 ) -> SubtaskPrompt:
-    """The brief a worker agent needs for one subtask."""
+    """The brief a worker agent needs for one subtask.
+
+    The cell is the source of truth; the seed's arguments refine it: ``epic_id``
+    must be the cell's epic, ``subtask_title`` / ``subtask_description`` / ``files``
+    replace the stored ones in the brief when given, and ``shared_context`` is
+    shown with ``context``.
+    """
     index = ws.cells()
     cell = get_cell(index, cell_id)
     if cell.type == "epic":
         raise InvalidInput(f"{cell.id} is an epic; brief its subtasks instead")
-    epic = index.cells.get(cell.parent) if cell.parent else None
+    epic = _epic_of(index, cell, epic_id)
     siblings = [index.cells[c] for c in index.children_of(epic.id)] if epic else []
-    prompt = _render(ws, cell, epic, siblings, agent_name, context)
+    brief = cell.model_copy(
+        update={
+            "title": (subtask_title or "").strip() or cell.title,
+            "description": subtask_description
+            if subtask_description is not None
+            else cell.description,
+            "files_owned": list(files) if files else list(cell.files_owned),
+        }
+    )
+    notes = "\n\n".join(part.strip() for part in (shared_context, context) if part)
+    lessons = anti_patterns(load_outcomes(ws))
+    prompt = _render(ws, brief, epic, siblings, agent_name, notes or None, lessons)
     return SubtaskPrompt(
         cell_id=cell.id,
         epic_id=epic.id if epic else None,
         agent_name=agent_name,
         prompt=prompt,
-        files=list(cell.files_owned),
+        files=list(brief.files_owned),
     )
+
+
+def _epic_of(index: CellIndex, cell: Cell, epic_id: str | None) -> Cell | None:
+    """The cell's epic; a given ``epic_id`` must name it."""
+    epic = index.cells.get(cell.parent) if cell.parent else None
+    if not epic_id:
+        return epic
+    named = get_cell(index, epic_id)
+    if epic is not None and named.id != epic.id:
+        raise InvalidInput(
+            f"{cell.id} belongs to epic {epic.id}, not {named.id}", id=cell.id, epic_id=epic.id
+        )
+    return named if epic is None else epic
 
 
 def swarm_spawn_subtask(
@@ -57,6 +97,11 @@ def swarm_spawn_subtask(
     cell_id: str,
     agent_name: str | None = None,
     context: str | None = None,
+    epic_id: str | None = None,
+    subtask_title: str | None = None,
+    subtask_description: str | None = None,
+    files: Sequence[str] | None = None,
+    shared_context: str | None = None,
 ) -> SubtaskPrompt:
     """Prepare a worker for ``cell_id``: refuses closed or already-claimed work."""
     cell = get_cell(ws.cells(), cell_id)
@@ -64,18 +109,27 @@ def swarm_spawn_subtask(
         raise Conflict(f"{cell.id} is closed; nothing to spawn", id=cell.id)
     if cell.assignee and agent_name and cell.assignee != agent_name:
         raise Conflict(f"{cell.id} is already assigned to {cell.assignee}", id=cell.id)
-    return swarm_subtask_prompt(ws, cell_id=cell.id, agent_name=agent_name, context=context)
+    return swarm_subtask_prompt(
+        ws, cell_id=cell.id, agent_name=agent_name, context=context, epic_id=epic_id,
+        subtask_title=subtask_title, subtask_description=subtask_description, files=files,
+        shared_context=shared_context,
+    )  # fmt: skip
 
 
 def swarm_evaluation_prompt(
-    ws: Workspace, *, cell_id: str, files_touched: list[str] | None = None
+    ws: Workspace,
+    *,
+    cell_id: str,
+    files_touched: Sequence[str] | None = None,
+    subtask_title: str | None = None,
 ) -> str:
     """A self-review checklist whose JSON answer goes to swarm_complete(evaluation=...)."""
     cell = get_cell(ws.cells(), cell_id)
+    title = (subtask_title or "").strip() or cell.title
     files = ", ".join(files_touched or []) or "(none listed)"
     owned = ", ".join(cell.files_owned) or "(none declared)"
     return (
-        f"Evaluate your work on {cell.id} '{cell.title}' before completing it.\n"
+        f"Evaluate your work on {cell.id} '{title}' before completing it.\n"
         f"Files you touched: {files}\nFiles the subtask owns: {owned}\n\n"
         "Check each point and answer honestly:\n"
         "- Does the change do what the subtask describes, and nothing else?\n"
@@ -95,6 +149,7 @@ def _render(
     siblings: list[Cell],
     agent_name: str | None,
     context: str | None,
+    lessons: list[str],
 ) -> str:
     agent = agent_name or "<your agent name>"
     files = cell.files_owned or []
@@ -127,6 +182,8 @@ def _render(
         ]
     if context:
         lines += ["", "## Context", context.strip()]
+    if lessons:
+        lines += ["", "## Lessons from past work here (avoid these)", *(f"- {x}" for x in lessons)]
     lines += [
         "",
         WORKER_PROTOCOL.format(

@@ -3,6 +3,8 @@ carry its ``Hive-Cell`` trailer, with scope checked against what was planned."""
 
 from __future__ import annotations
 
+import re
+
 from hive.domain.cells import get_cell
 from hive.domain.globs import glob_matches
 from hive.domain.outcomes import load_outcomes
@@ -14,6 +16,7 @@ from hive.models.outcome import Outcome
 from hive.models.swarm import CellReview, Review, ReviewCommit, ReviewFile
 
 HIVE_PREFIX = ".hive/"
+CELLS_PREFIX = ".hive/cells/"
 
 
 def review(ws: Workspace, *, target: str, with_patch: bool = True) -> Review:
@@ -50,6 +53,7 @@ def _review_commit(
     diff = ws.git.commit_diff(info.sha)
     trailers = info.trailers()
     events = trailers.get("Hive-Event", [])
+    shown = [f for f in diff.files if _is_shown(f.path, wanted)]
     return ReviewCommit(
         sha=info.sha,
         subject=info.subject,
@@ -59,10 +63,30 @@ def _review_commit(
         event=events[0] if events else None,
         files=[
             ReviewFile(path=f.path, status=f.status, additions=f.additions, deletions=f.deletions)
-            for f in diff.files
+            for f in shown
         ],
-        patch=diff.patch if with_patch else "",
+        patch=_only_files(diff.patch, {f.path for f in shown}) if with_patch else "",
     )
+
+
+def _is_shown(path: str, wanted: set[str]) -> bool:
+    """Cell files of cells outside the review (siblings created in the same commit) are hidden."""
+    if not path.startswith(CELLS_PREFIX):
+        return True
+    return path.rsplit("/", 1)[-1].removesuffix(".yaml") in wanted
+
+
+def _only_files(patch: str, paths: set[str]) -> str:
+    """The parts of a ``diff --git`` patch that change one of ``paths``."""
+    blocks = re.split(r"(?m)^(?=diff --git )", patch)
+    kept = [b for b in blocks if not b.startswith("diff --git ") or _block_path(b) in paths]
+    return "".join(kept)
+
+
+def _block_path(block: str) -> str:
+    header = block.split("\n", 1)[0]
+    match = re.match(r"diff --git a/(.*) b/(.*)$", header)
+    return match.group(2) if match else ""
 
 
 def _latest_outcomes(outcomes: list[Outcome], wanted: set[str]) -> dict[str, Outcome]:
@@ -89,12 +113,12 @@ def _cell_review(
         if r.cell == cell.id or (cell.assignee and r.agent == cell.assignee and r.cell is None)
     ]
     if outcome is not None:
-        violations = list(outcome.scope_violations)
         reserved += [p for p in outcome.files_reserved if p not in reserved]
         touched += [p for p in outcome.files_touched if p not in touched]
-    else:
-        scope = [*cell.files_owned, *reserved]
-        violations = [p for p in touched if scope and not any(glob_matches(g, p) for g in scope)]
+    scope = [*cell.files_owned, *reserved]
+    violations = [p for p in touched if scope and not any(glob_matches(g, p) for g in scope)]
+    if outcome is not None:  # what was out of scope when it completed stays so
+        violations += [p for p in outcome.scope_violations if p not in violations]
     return CellReview(
         cell_id=cell.id,
         title=cell.title,

@@ -1,0 +1,174 @@
+"""``hive swarm <verb>`` with the seed's parameter names (and the short aliases), gate
+output on failure without --json, and ``hive review --json``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from hive.domain.cells import show_cell
+from hive.domain.outcomes import load_outcomes
+from hive.domain.workspace import Workspace
+from hive.store.yamlio import dumps
+from tests.conftest import git
+from tests.test_review import hive
+
+PLAN = {
+    "epic": {"title": "Payments"},
+    "subtasks": [
+        {"title": "ledger", "files": ["src/ledger.py"]},
+        {"title": "api", "files": ["src/api.py"], "dependencies": [0]},
+    ],
+}
+
+
+def as_json(result: subprocess.CompletedProcess[str]) -> Any:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def epic(repo: Path) -> list[dict[str, Any]]:
+    cells: list[dict[str, Any]] = as_json(
+        hive(
+            repo, "swarm", "create-epic", "--epic-title", "Payments",
+            "--subtask", json.dumps({"title": "ledger", "files": ["src/ledger.py"]}),
+            "--subtask", "api docs", "--strategy", "file-based", "--json",
+        )
+    )  # fmt: skip
+    return cells
+
+
+def test_create_epic_from_options_and_validate_decomposition(ws: Workspace, repo: Path) -> None:
+    cells = epic(repo)
+    assert [c["title"] for c in cells] == ["Payments", "ledger", "api docs"]
+    assert cells[1]["files_owned"] == ["src/ledger.py"]
+    assert cells[0]["metadata"] == {"strategy": "file-based"}
+    plan = repo / "plan.json"
+    plan.write_text(json.dumps(PLAN))
+    for verb in ("validate-decomposition", "validate"):
+        assert as_json(hive(repo, "swarm", verb, str(plan), "--json"))["valid"] is True
+    both = hive(repo, "swarm", "create-epic", str(plan), "--epic-title", "x")
+    assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_complete_with_seed_named_options(ws: Workspace, repo: Path) -> None:
+    cells = epic(repo)
+    ledger = cells[1]["id"]
+    (repo / "src").mkdir()
+    (repo / "src/ledger.py").write_text("LEDGER = []\n")
+    (repo / "src/ledger_test.py").write_text("ok\n")
+    result = as_json(
+        hive(
+            repo, "swarm", "complete", ledger, "-s", "ledger done",
+            "--files-touched", "src/ledger.py", "-f", "src/ledger_test.py",
+            "--error-count", "2", "--retry-count", "1", "--agent-name", "carol",
+            "--project-key", str(repo), "--evaluation", "added tests", "--no-gate", "--json",
+        )
+    )  # fmt: skip
+    outcome = result["outcome"]
+    assert (outcome["agent"], outcome["error_count"], outcome["retry_count"]) == ("carol", 2, 1)
+    assert outcome["files_touched"] == ["src/ledger.py", "src/ledger_test.py"]
+    assert outcome["evaluation"] == {"notes": "added tests"} and outcome["gate"] == "skipped"
+    assert git(repo, "show", "HEAD:src/ledger.py") == "LEDGER = []\n"
+    assert "Hive-Agent: carol" in git(repo, "log", "-1", "--format=%B")
+
+
+def test_gate_output_and_evaluation_notes_are_shown_without_json(ws: Workspace, repo: Path) -> None:
+    cells = epic(repo)
+    config = repo / ".hive" / "config.yaml"
+    config.write_text(
+        config.read_text() + dumps({"verify": {"commands": ["echo FAILED: {files}; exit 3"]}})
+    )
+    git(repo, "commit", "-qam", "gate")
+    (repo / "src").mkdir()
+    (repo / "src/ledger.py").write_text("x\n")
+    before = git(repo, "rev-parse", "HEAD")
+    failed = hive(repo, "swarm", "complete", cells[1]["id"], "-s", "x", "-f", "src/ledger.py")
+    assert failed.returncode == 9
+    assert "FAILED: src/ledger.py" in failed.stderr and "exited 3" in failed.stderr
+    refused = hive(
+        repo, "swarm", "complete", cells[1]["id"], "-s", "x", "--no-gate",
+        "--evaluation", json.dumps({"passed": False, "notes": "tests are red"}),
+    )  # fmt: skip
+    assert refused.returncode == 9 and "evaluation notes: tests are red" in refused.stderr
+    assert git(repo, "rev-parse", "HEAD") == before
+
+
+def test_progress_status_and_record_outcome_options(ws: Workspace, repo: Path) -> None:
+    cells = epic(repo)
+    epic_id, ledger = cells[0]["id"], cells[1]["id"]
+    progress = as_json(
+        hive(
+            repo, "swarm", "progress", ledger, "--status", "in_progress",
+            "--progress-percent", "30", "--agent-name", "bob", "--project-key", str(repo),
+            "-f", "src/ledger.py", "--json",
+        )
+    )  # fmt: skip
+    assert progress["percent"] == 30 and "bob is not registered" in progress["not_posted"]
+    failed = as_json(
+        hive(repo, "swarm", "progress", ledger, "--status", "failed", "-m", "stuck", "--json")
+    )
+    assert failed["cell"]["status"] == "blocked" and failed["outcome"]["success"] is False
+    status = as_json(hive(repo, "swarm", "status", epic_id, "--project-key", str(repo), "--json"))
+    assert (status["total"], status["blocked"], status["open"], status["in_progress"]) == (
+        2,
+        1,
+        1,
+        0,
+    )
+    bad = hive(repo, "swarm", "record-outcome", ledger, "--success", "--strategy", "vibes")
+    assert bad.returncode == 2 and "unknown strategy" in bad.stderr
+    recorded = as_json(
+        hive(
+            repo, "swarm", "record-outcome", ledger, "--failure", "--error-count", "3",
+            "--retry-count", "1", "--criteria", "tests", "--criteria", "scope", "--json",
+        )
+    )  # fmt: skip
+    assert (recorded["error_count"], recorded["criteria"]) == (3, ["tests", "scope"])
+
+
+def test_planning_options(ws: Workspace, repo: Path) -> None:
+    choice = as_json(
+        hive(repo, "swarm", "select-strategy", "Add a page", "--codebase-context",
+             "refactor rename move files", "--json")
+    )  # fmt: skip
+    assert choice["strategy"] == "file-based" and choice["score"]["strategy"] == "file-based"
+    for flags in (["--no-query-cass"], ["--no-cass"]):
+        result = as_json(
+            hive(repo, "swarm", "plan-prompt", "Add a page", "--strategy", "auto",
+                 "--cass-limit", "2", *flags, "--json")
+        )  # fmt: skip
+        assert result["cass"] == "skipped"
+    decompose = as_json(hive(repo, "swarm", "decompose", "Add a page", "--no-query-cass", "--json"))
+    assert decompose["cass"] == "skipped"
+    cells = epic(repo)
+    brief = as_json(
+        hive(repo, "swarm", "spawn-subtask", cells[1]["id"], "--agent-name", "bob",
+             "--epic-id", cells[0]["id"], "--subtask-title", "Ledger v2", "--files", "src/l.py",
+             "--shared-context", "money is integer cents", "--json")
+    )  # fmt: skip
+    assert "Ledger v2" in brief["prompt"] and "integer cents" in brief["prompt"]
+    evaluation = as_json(
+        hive(repo, "swarm", "evaluation-prompt", cells[1]["id"], "--subtask-title", "Ledger v2",
+             "--files-touched", "src/l.py", "--json")
+    )  # fmt: skip
+    assert "'Ledger v2'" in evaluation["prompt"] and "src/l.py" in evaluation["prompt"]
+
+
+def test_review_json_via_the_cli(ws: Workspace, repo: Path) -> None:
+    cells = epic(repo)
+    ledger = cells[1]["id"]
+    (repo / "src").mkdir()
+    (repo / "src/ledger.py").write_text("x\n")
+    (repo / "stray.py").write_text("y\n")
+    as_json(hive(repo, "swarm", "complete", ledger, "-s", "done", "-f", "src/ledger.py",
+                 "-f", "stray.py", "--json"))  # fmt: skip
+    review = as_json(hive(repo, "review", ledger, "--json"))
+    assert review["target"] == ledger and not review["is_epic"]
+    [cell] = review["cells"]
+    assert cell["scope_violations"] == ["stray.py"]
+    assert cell["outcome"]["cell_id"] == ledger
+    assert show_cell(ws, cell_id=ledger).status == "closed"
+    assert load_outcomes(ws)[-1].files_touched == ["src/ledger.py", "stray.py"]
