@@ -133,7 +133,8 @@ class CellCache:
         index = CellIndex(key=key)
         with _paused_gc():
             for path, sha in listing().items():
-                if cell_id_from_path(path) is None:
+                expected = cell_id_from_path(path)
+                if expected is None:
                     continue
                 parsed = self.by_blob.get(sha)
                 if parsed is None:
@@ -141,7 +142,7 @@ class CellCache:
                 if isinstance(parsed, CorruptFile):
                     index.problems[path] = parsed
                     continue
-                self._add(index, parsed, path, sha)
+                self._add(index, parsed, path, sha, expected)
         self._keep(index)
         return index
 
@@ -154,9 +155,11 @@ class CellCache:
         self.by_blob[sha] = parsed
         return parsed
 
-    def _add(self, index: CellIndex, cell: Cell, path: str, sha: str) -> None:
-        expected = cell_id_from_path(path)
-        if expected != cell.id:
+    def _add(
+        self, index: CellIndex, cell: Cell, path: str, sha: str, expected: str | None = None
+    ) -> None:
+        if cell.id != (expected or cell_id_from_path(path)):
+            expected = cell_id_from_path(path)
             index.problems[path] = CorruptFile(
                 f"{path}: file is named for {expected!r} but contains id {cell.id!r}", path=path
             )
