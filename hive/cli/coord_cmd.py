@@ -26,16 +26,42 @@ def mail_init_cmd(
     ] = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Register this session as an agent (same session again: same identity)."""
+    """Register as an agent (the name defaults to --actor / HIVE_AGENT).
+
+    Naming yourself with --actor or HIVE_AGENT re-attaches to that identity
+    from any shell; without them every call is a new session, so two agents
+    started together never share an identity.
+    """
     from hive.domain.mail import mail_init
 
     use_json(json_flag)
-    agent = run_op(lambda: mail_init(workspace(), agent_name=name, task_description=task))
+    declared = OPTIONS.actor or os.environ.get("HIVE_AGENT") or None
+    agent = run_op(
+        lambda: mail_init(
+            workspace(), agent_name=name or declared, task_description=task, as_agent=declared
+        )
+    )
     show(
         agent,
         json_flag,
         lambda: output.console().print(f"you are {agent.name} (export HIVE_AGENT={agent.name})"),
     )
+
+
+@mail_app.command("sync")
+def mail_sync_cmd(
+    remote: Annotated[str, typer.Argument(help="Remote name or URL.")] = "origin",
+    json_flag: JsonFlag = False,
+) -> None:
+    """Exchange mail with a remote: fetch, merge diverged logs, push."""
+    from hive.domain.mail import sync_mail
+
+    use_json(json_flag)
+    result = run_op(lambda: sync_mail(workspace(), remote=remote))
+    notes = [f"{result.received} new message(s)"]
+    notes += ["merged"] * result.merged + ["pushed"] * result.pushed
+    line = f"synced mail with {output.escape(result.remote)}: {', '.join(notes)}"
+    show(result, json_flag, lambda: output.console().print(line))
 
 
 @mail_app.command("send")
