@@ -231,9 +231,12 @@ def test_mail_syncs_between_clones_and_ids_are_stable(
                 f"from c{1 + (path == other)}",
             )
     read_message(Workspace(str(repo), actor="bob"), message_id=from_one.message_id)
-    sync_mail(alice)
+    through_cli = _hive(repo, "alice", "--json", "mail", "sync", "origin")
+    assert through_cli.returncode == 0 and json.loads(through_cli.stdout)["pushed"]
     sync_mail(bob)
     assert inbox(Workspace(str(other), actor="bob"))[0].read
+    refused = _hive(repo, "alice", "mail", "sync", "--", "--upload-pack=evil")
+    assert refused.returncode == 2 and "invalid remote" in refused.stderr
     assert_clean(repo) and assert_clean(other)
 
 
