@@ -13,7 +13,7 @@ import pytest
 from hive.domain.cells import create_cell
 from hive.domain.doctor import diagnose
 from hive.domain.hooks import install_hook
-from hive.domain.reservations import reservation_path, reserve
+from hive.domain.reservations import release, reservation_path, reserve
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile
 from hive.store.yamlio import load_mapping
@@ -137,6 +137,8 @@ def test_corrupt_reservation_file_blocks_instead_of_hiding(ws: Workspace, repo: 
         reserve(agent(repo, "bob"), paths=["sub/f.py"])
     (repo / "sub/f.py").write_text("b\n")
     assert ".hive/reservations/alice.yaml" in _refused(repo, hive_env("bob"), "-a")
+    with pytest.raises(CorruptFile, match=r"alice\.yaml"):
+        release(agent(repo, "alice"))
     kinds = [p.kind for p in diagnose(ws).problems]
     assert "corrupt-reservations" in kinds
     listed = subprocess.run(

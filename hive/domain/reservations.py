@@ -433,7 +433,11 @@ def release(
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         now = utc_now()
-        files = load_all(ws, snap)
+        loaded = load_reservations(ws, snap)
+        own = [p for p in loaded.problems if p.path == reservation_path(agent)]
+        if own:
+            raise problems_error(own)
+        files = loaded.files
         mine = _pruned(files.get(agent), agent, now)
         released, kept, missing = split_release(mine.reservations, wanted_patterns, wanted_ids)
         if (wanted_patterns or wanted_ids) and not released:
