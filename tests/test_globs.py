@@ -131,3 +131,29 @@ def test_intersection_is_exact_against_enumeration(a: str | None, b: str | None)
     # "No" must be a proof: no enumerated path may match both.
     both = [p for p in PATHS if glob_matches(a, p) and glob_matches(b, p)]
     assert both == [], (a, b, both[:3])
+
+
+def test_brace_products_are_bounded_not_slow() -> None:
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(InvalidInput, match="alternatives"):
+        patterns_intersect("{a,b}" * 10 + "/x", "{c,d}" * 10 + "/x")
+    with pytest.raises(InvalidInput, match="brace alternatives to compare"):
+        patterns_intersect("{a,b}" * 6 + "/x", "{c,d}" * 6 + "/x")
+    assert time.monotonic() - started < 2.0
+    assert patterns_intersect("{a,b}" * 3 + "/x", "**/x")
+
+
+@pytest.mark.parametrize(
+    ("raw", "normal"),
+    [("{a,b}/../c", "c"), ("a/{b,c/..}/d", "{a/b/d,a/d}"), ("src/{,a}b.py", "src/{,a}b.py")],
+)
+def test_dot_segments_are_resolved_per_alternative(raw: str, normal: str) -> None:
+    assert normalize_pattern(raw) == normal
+
+
+@pytest.mark.parametrize("raw", ["{a,..}/..", "{,a}/x", "{a,../b}"])
+def test_an_escaping_or_absolute_alternative_is_refused(raw: str) -> None:
+    with pytest.raises(PathOutsideRepository):
+        normalize_pattern(raw)

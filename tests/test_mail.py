@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,7 +72,9 @@ def test_send_inbox_read_ack(ws: Workspace, repo: Path) -> None:
     sent = send_message(
         alice, to=["bob"], subject="Progress", body="schema done", ack_required=True
     )
-    assert sent.recipient_count == 1 and sent.message_id == 1
+    assert sent.recipient_count == 1
+    sent_by = git(repo, "rev-parse", MAIL_REF).strip()
+    assert sent.message_id == int(sent_by[:10], 16)  # derived from the event's commit
     for number in range(7):
         send_message(
             alice,
@@ -89,11 +94,12 @@ def test_send_inbox_read_ack(ws: Workspace, repo: Path) -> None:
     assert ack_message(bob, message_id=sent.message_id).acked_at == acked.acked_at
     fresh = Workspace(str(repo), actor="bob", session="s-bob")
     oldest = inbox(fresh, limit=5)
-    assert all(h.id != 1 for h in oldest)
+    assert all(h.id != sent.message_id for h in oldest)
     # the user's branch and working tree are untouched; the log is in git
     assert git(repo, "rev-parse", "HEAD") == head
     assert_clean(repo)
-    assert "hive-mail: ack #1 by bob" in git(repo, "log", "-1", "--format=%s", MAIL_REF)
+    ack_subject = f"hive-mail: ack #{sent.message_id} by bob"
+    assert ack_subject in git(repo, "log", "-1", "--format=%s", MAIL_REF)
     assert int(git(repo, "rev-list", "--count", MAIL_REF)) == 12
 
 
@@ -183,3 +189,172 @@ def test_mail_through_the_cli(ws: Workspace, repo: Path) -> None:
     assert unknown.returncode == 3 and unknown.stderr.startswith("error: unknown recipient")
     assert "Traceback" not in unknown.stderr
     assert git(repo, "status", "--porcelain") == ""
+
+
+def _clone_pair(repo: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote that ``repo`` pushes to, and a second clone of it."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    return remote, other
+
+
+def test_mail_syncs_between_clones_and_ids_are_stable(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    from hive.domain.mail import sync_mail
+
+    remote, other = _clone_pair(repo, tmp_path)
+    alice = agent(repo, "alice")
+    agent(repo, "bob")
+    assert sync_mail(alice).pushed
+    bob = Workspace(str(other), actor="bob", session="s-bob")
+    assert sync_mail(bob).received == 0 and [a.name for a in list_agents(bob)] == ["alice", "bob"]
+    from_one = send_message(alice, to=["bob"], subject="from c1", body="x")
+    from_two = send_message(bob, to=["alice"], subject="from c2", body="y")
+    sync_mail(alice)
+    merged = sync_mail(bob)
+    assert merged.merged and merged.pushed and merged.received == 1
+    assert sync_mail(alice).received == 1
+    tips = {git(path, "rev-parse", MAIL_REF) for path in (repo, other, remote)}
+    assert len(tips) == 1
+    assert git(other, "rev-list", "--merges", "--count", MAIL_REF).strip() == "1"
+    for path, name, expected in ((repo, "bob", from_one), (other, "alice", from_two)):
+        for fresh in (True, False):
+            reader = Workspace(str(path), actor=name, persist_cache=not fresh)
+            header = inbox(reader)[0]
+            assert (header.id, header.subject) == (
+                expected.message_id,
+                f"from c{1 + (path == other)}",
+            )
+    read_message(Workspace(str(repo), actor="bob"), message_id=from_one.message_id)
+    through_cli = _hive(repo, "alice", "--json", "mail", "sync", "origin")
+    assert through_cli.returncode == 0 and json.loads(through_cli.stdout)["pushed"]
+    sync_mail(bob)
+    assert inbox(Workspace(str(other), actor="bob"))[0].read
+    refused = _hive(repo, "alice", "mail", "sync", "--", "--upload-pack=evil")
+    assert refused.returncode == 2 and "invalid remote" in refused.stderr
+    assert_clean(repo) and assert_clean(other)
+
+
+def test_a_rewound_log_is_replayed_not_kept(ws: Workspace, repo: Path) -> None:
+    alice = agent(repo, "alice")
+    bob = agent(repo, "bob")
+    before = git(repo, "rev-parse", MAIL_REF).strip()
+    send_message(alice, to=["bob"], subject="local only", body="x")
+    assert [h.subject for h in inbox(bob)] == ["local only"]
+    git(repo, "update-ref", MAIL_REF, before)  # e.g. a forced fetch replaced the log
+    assert inbox(bob) == []
+
+
+def _send_many(repo: str, name: str, count: int) -> None:
+    ws = Workspace(repo, actor=name, persist_cache=False)
+    for number in range(count):
+        send_message(ws, to=["sink"], subject=f"{name}-{number}", body="x")
+
+
+def test_concurrent_senders_lose_nothing(ws: Workspace, repo: Path) -> None:
+    for name in ("sink", "p0", "p1", "p2", "p3"):
+        agent(repo, name)
+    context = multiprocessing.get_context("fork")
+    procs = [context.Process(target=_send_many, args=(str(repo), f"p{n}", 10)) for n in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(120)
+        assert proc.exitcode == 0
+    state = Workspace(str(repo), actor="sink", persist_cache=False)
+    from hive.domain.mail import _state
+
+    subjects = sorted(m["subject"] for m in _state(state).messages.values())
+    assert subjects == sorted(f"p{n}-{i}" for n in range(4) for i in range(10))
+    assert_clean(repo)
+
+
+def test_epic_thread_reaches_descendants_and_reservation_holders(ws: Workspace, repo: Path) -> None:
+    from hive.domain.cells import create_cell
+    from hive.domain.reservations import reserve
+
+    epic, first, second = create_epic(ws, title="Auth", subtasks=["a", "b"])
+    grandchild = create_cell(ws, title="deep", parent=first.id)
+    coordinator = agent(repo, "coordinator")
+    for name, cell in (("w1", first), ("w2", second), ("w4", grandchild)):
+        start_cell(agent(repo, name), cell_id=cell.id)
+    reserve(agent(repo, "w3"), paths=["src/**"], cell=first.id)
+    sent = send_message(coordinator, to=[], subject="Plan changed", body="x", thread_id=epic.id[:8])
+    assert sent.thread_id == epic.id
+    assert sorted(sent.recipients) == ["w1", "w2", "w3", "w4"]
+
+
+def _cli_init(repo: str, queue: multiprocessing.Queue[str]) -> None:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("HIVE_SESSION", "HIVE_AGENT")}
+    done = subprocess.run(
+        [sys.executable, "-m", "hive.cli.main", "-C", repo, "--json", "mail", "init",
+         "--name", "Same"],
+        capture_output=True, text=True, check=False, env=env,
+    )  # fmt: skip
+    queue.put(json.loads(done.stdout)["name"])
+
+
+def test_cli_identity_per_process_and_reattach_by_name(ws: Workspace, repo: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    queue: multiprocessing.Queue[str] = context.Queue()
+    procs = [context.Process(target=_cli_init, args=(str(repo), queue)) for _ in range(2)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+    assert sorted(queue.get(timeout=5) for _ in procs) == ["Same", "Same2"]
+    first = _hive(repo, None, "--json", "mail", "init")
+    second = _hive(repo, None, "--json", "mail", "init")
+    assert json.loads(first.stdout)["name"] != json.loads(second.stdout)["name"]
+    named = json.loads(first.stdout)["name"]
+    again = _hive(repo, named, "--json", "mail", "init")  # HIVE_AGENT: the same identity
+    assert json.loads(again.stdout)["name"] == named
+    with_flag = _hive(repo, None, "--actor", named, "--json", "mail", "init", "--name", named)
+    assert json.loads(with_flag.stdout)["name"] == named
+
+
+def _hive(repo: Path, agent_name: str | None, *args: str, stdin: str = "") -> Any:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("HIVE_SESSION", "HIVE_AGENT")}
+    if agent_name:
+        env["HIVE_AGENT"] = agent_name
+    return subprocess.run(
+        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        input=stdin,
+        env=env,
+    )
+
+
+def test_cli_thread_without_recipients_limits_and_errors(ws: Workspace, repo: Path) -> None:
+    epic, first, _ = create_epic(ws, title="Auth", subtasks=["a", "b"])
+    for name in ("coordinator", "w1", "bob"):
+        _hive(repo, name, "mail", "init")
+    start_cell(Workspace(str(repo), actor="w1"), cell_id=first.id)
+    posted = _hive(repo, "coordinator", "--json", "mail", "send", "--thread", epic.id,
+                   "-s", "plan", "-b", "x", "--importance", "urgent")  # fmt: skip
+    assert posted.returncode == 0, posted.stderr
+    assert json.loads(posted.stdout)["recipients"] == ["w1"]
+    for number in range(6):
+        _hive(repo, "coordinator", "mail", "send", "w1", "-s", f"n{number}", "-b", "x")
+    capped = _hive(repo, "w1", "--json", "mail", "inbox", "--limit", "10")
+    assert capped.returncode == 0 and len(json.loads(capped.stdout)) == 5
+    message_id = str(json.loads(posted.stdout)["message_id"])
+    shown = _hive(repo, "w1", "mail", "read", message_id)
+    assert "[urgent]" in shown.stdout
+    assert _hive(repo, "w1", "mail", "read", "12345").returncode == 3
+    assert _hive(repo, "w1", "mail", "ack", "12345").returncode == 3
+    foreign = _hive(repo, "bob", "mail", "ack", message_id)
+    assert foreign.returncode == 5 and "Traceback" not in foreign.stderr

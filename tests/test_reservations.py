@@ -268,3 +268,79 @@ def test_racing_intersecting_reservations_grant_exactly_one(ws: Workspace, repo:
     holders = {r.agent for r in list_reservations(Workspace(str(repo), persist_cache=False))}
     assert holders == set(granted)
     assert_clean(repo)
+
+
+def test_reserve_requires_an_initialised_hive(tmp_path: Path) -> None:
+    from hive.errors import NotInitialized
+    from tests.conftest import make_repo
+
+    bare = make_repo(tmp_path / "plain")
+    head = git(bare, "rev-parse", "HEAD")
+    with pytest.raises(NotInitialized):
+        reserve(agent(bare, "alice"), paths=["x"])
+    assert git(bare, "rev-parse", "HEAD") == head
+
+
+def test_renewal_keeps_reason_and_cell_and_ids_are_never_reused(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="auth")
+    alice = agent(repo, "alice")
+    first = reserve(alice, paths=["src/**"], reason="auth work", cell=cell.id).granted[0]
+    renewed = reserve(alice, paths=["src/**"], ttl_seconds=7200).granted[0]
+    assert (renewed.id, renewed.reason, renewed.cell) == (first.id, "auth work", cell.id)
+    release(alice)
+    again = reserve(agent(repo, "bob"), paths=["lib/**"]).granted[0]
+    assert again.id > first.id
+
+
+def test_conflict_message_names_every_conflict(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="auth")
+    reserve(agent(repo, "alice"), paths=["src/a.py"], cell=cell.id)
+    reserve(agent(repo, "carol"), paths=["src/b.py"])
+    with pytest.raises(ReservationConflict) as caught:
+        reserve(agent(repo, "bob"), paths=["src/*.py"])
+    message = caught.value.message
+    assert "reserved by alice for " + cell.id in message and "reserved by carol" in message
+    conflicts = caught.value.to_dict()["conflicts"]
+    assert {c["holder"] for c in conflicts} == {"alice", "carol"}
+    assert next(c for c in conflicts if c["holder"] == "alice")["cell"] == cell.id
+
+
+def _cli(repo: Path, actor: str, *args: str, cwd: Path | None = None) -> Any:
+    directory = [] if cwd is not None else ["-C", str(repo)]
+    return subprocess.run(
+        [sys.executable, "-m", "hive.cli.main", *directory, "--actor", actor, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=str(cwd or repo),
+    )
+
+
+def test_cli_reservation_flags(ws: Workspace, repo: Path) -> None:
+    import json
+
+    cell = create_cell(ws, title="docs")
+    made = _cli(repo, "alice", "--json", "reserve", "docs/**", "--shared", "--ttl", "60",
+                "--cell", cell.id)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    granted = json.loads(made.stdout)["granted"][0]
+    assert granted["exclusive"] is False and granted["cell"] == cell.id
+    assert _cli(repo, "bob", "reserve", "docs/a.md", "--shared").returncode == 0
+    listed = json.loads(_cli(repo, "bob", "--json", "reservations", "--agent", "alice").stdout)
+    assert [r["agent"] for r in listed] == ["alice"]
+    released = _cli(repo, "alice", "--json", "release", "--id", str(granted["id"]))
+    assert json.loads(released.stdout)["released"][0]["id"] == granted["id"]
+    assert _cli(repo, "alice", "release", "--id", "999").returncode == 3
+
+
+def test_cli_conflict_lists_all_and_paths_are_relative_to_cwd(ws: Workspace, repo: Path) -> None:
+    (repo / "sub").mkdir()
+    assert _cli(repo, "alice", "reserve", "f.py", cwd=repo / "sub").returncode == 0
+    assert [r.path_pattern for r in list_reservations(ws)] == ["sub/f.py"]
+    assert _cli(repo, "alice", "reserve", "../top.py", cwd=repo / "sub").returncode == 0
+    assert _cli(repo, "carol", "reserve", "sub/g.py").returncode == 0
+    refused = _cli(repo, "bob", "reserve", "sub/*.py")
+    assert refused.returncode == 4
+    assert "reserved by alice" in refused.stderr and "reserved by carol" in refused.stderr
+    assert _cli(repo, "alice", "release", "f.py", cwd=repo / "sub").returncode == 0
+    assert {r.path_pattern for r in list_reservations(ws)} == {"top.py", "sub/g.py"}

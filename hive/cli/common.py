@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import sys
 from collections.abc import Callable
@@ -34,8 +35,16 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable J
 
 
 def default_session() -> str:
-    """The CLI's session: the same shell (parent process) keeps its mail identity."""
-    return os.environ.get("HIVE_SESSION") or f"cli:{socket.gethostname()}:{os.getppid()}"
+    """The CLI's mail session: ``HIVE_SESSION`` when exported, else this process only.
+
+    Two agents started by one runner (or one shell) are never the same
+    session; an agent keeps its identity across commands by naming itself
+    (``HIVE_AGENT`` / ``--actor``).
+    """
+    explicit = os.environ.get("HIVE_SESSION")
+    if explicit:
+        return explicit
+    return f"cli:{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 def workspace() -> Workspace:

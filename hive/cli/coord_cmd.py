@@ -1,12 +1,16 @@
 """CLI for coordination: swarm mail, file reservations and the git hook."""
 
+import os
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from hive.cli import output
-from hive.cli.common import JsonFlag, run_op, show, use_json, workspace
+from hive.cli.common import OPTIONS, JsonFlag, run_op, show, use_json, workspace
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
 
 mail_app = typer.Typer(help="Swarm mail between agents.", no_args_is_help=True)
 hooks_app = typer.Typer(help="The git pre-commit hook.", no_args_is_help=True)
@@ -22,11 +26,21 @@ def mail_init_cmd(
     ] = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Register this session as an agent (same session again: same identity)."""
+    """Register as an agent (the name defaults to --actor / HIVE_AGENT).
+
+    Naming yourself with --actor or HIVE_AGENT re-attaches to that identity
+    from any shell; without them every call is a new session, so two agents
+    started together never share an identity.
+    """
     from hive.domain.mail import mail_init
 
     use_json(json_flag)
-    agent = run_op(lambda: mail_init(workspace(), agent_name=name, task_description=task))
+    declared = OPTIONS.actor or os.environ.get("HIVE_AGENT") or None
+    agent = run_op(
+        lambda: mail_init(
+            workspace(), agent_name=name or declared, task_description=task, as_agent=declared
+        )
+    )
     show(
         agent,
         json_flag,
@@ -34,9 +48,29 @@ def mail_init_cmd(
     )
 
 
+@mail_app.command("sync")
+def mail_sync_cmd(
+    remote: Annotated[str, typer.Argument(help="Remote name or URL.")] = "origin",
+    json_flag: JsonFlag = False,
+) -> None:
+    """Exchange mail with a remote: fetch, merge diverged logs, push."""
+    from hive.domain.mail import sync_mail
+
+    use_json(json_flag)
+    result = run_op(lambda: sync_mail(workspace(), remote=remote))
+    notes = [f"{result.received} new message(s)"]
+    notes += ["merged"] * result.merged + ["pushed"] * result.pushed
+    line = f"synced mail with {output.escape(result.remote)}: {', '.join(notes)}"
+    show(result, json_flag, lambda: output.console().print(line))
+
+
 @mail_app.command("send")
 def mail_send_cmd(
-    to: Annotated[list[str], typer.Argument(help="Recipient agent names.")],
+    to: Annotated[
+        list[str] | None,
+        typer.Argument(help="Recipient agent names (optional with --thread).", show_default=False),
+    ] = None,
+    *,
     subject: Annotated[str, typer.Option("-s", "--subject")],
     body: Annotated[str, typer.Option("-b", "--body", help="Message body ('-' reads stdin).")] = "",
     thread: Annotated[
@@ -56,7 +90,7 @@ def mail_send_cmd(
     sent = run_op(
         lambda: send_message(
             workspace(),
-            to=to,
+            to=to or [],
             subject=subject,
             body=text,
             thread_id=thread,
@@ -73,7 +107,7 @@ def mail_send_cmd(
 
 @mail_app.command("inbox")
 def mail_inbox_cmd(
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=5)] = 5,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=5, clamp=True)] = 5,
     urgent: Annotated[bool, typer.Option("--urgent", help="Only urgent messages.")] = False,
     unread: Annotated[bool, typer.Option("--unread", help="Only unread messages.")] = False,
     json_flag: JsonFlag = False,
@@ -116,7 +150,7 @@ def mail_read_cmd(
         out = output.console()
         out.print(
             f"#{message.id} from {message.sender} to {', '.join(message.to)}"
-            f"  [{message.importance}]"
+            f"  {output.escape(f'[{message.importance}]')}"
         )
         out.print(f"[bold]{output.escape(message.subject)}[/bold]")
         out.print(output.escape(message.body))
@@ -132,6 +166,15 @@ def mail_ack_cmd(message_id: Annotated[int, typer.Argument()], json_flag: JsonFl
     use_json(json_flag)
     acked = run_op(lambda: ack_message(workspace(), message_id=message_id))
     show(acked, json_flag, lambda: output.console().print(f"acknowledged #{acked.message_id}"))
+
+
+def from_cwd(ws: "Workspace", patterns: list[str]) -> list[str]:
+    """Relative patterns are relative to the current directory, as in git."""
+    base = os.path.realpath(os.path.abspath(OPTIONS.directory))
+    relative = os.path.relpath(base, os.path.realpath(ws.root)).replace(os.sep, "/")
+    if relative == "." or relative.startswith(".."):
+        return list(patterns)
+    return [p if os.path.isabs(p.strip()) else f"{relative}/{p.strip()}" for p in patterns]
 
 
 def reserve_cmd(
@@ -151,10 +194,11 @@ def reserve_cmd(
     from hive.domain.reservations import reserve
 
     use_json(json_flag)
+    ws = run_op(workspace)
     result = run_op(
         lambda: reserve(
-            workspace(),
-            paths=patterns,
+            ws,
+            paths=from_cwd(ws, patterns),
             reason=reason,
             exclusive=not shared,
             ttl_seconds=ttl,
@@ -192,8 +236,9 @@ def release_cmd(
     if not patterns and not ids and not release_all:
         output.err("error: give PATTERN..., --id ID or --all")
         raise typer.Exit(2)
+    ws = run_op(workspace)
     result = run_op(
-        lambda: release(workspace(), paths=patterns or None, reservation_ids=ids or None)
+        lambda: release(ws, paths=from_cwd(ws, patterns or []) or None, reservation_ids=ids or None)
     )
     show(
         result,
@@ -211,10 +256,13 @@ def reservations_cmd(
     json_flag: JsonFlag = False,
 ) -> None:
     """Active reservations."""
-    from hive.domain.reservations import list_reservations
+    from hive.domain.reservations import list_reservations, reservation_problems
 
     use_json(json_flag)
-    items = run_op(lambda: list_reservations(workspace(), agent=agent, include_expired=expired))
+    ws = run_op(workspace)
+    items = run_op(lambda: list_reservations(ws, agent=agent, include_expired=expired))
+    for problem in run_op(lambda: reservation_problems(ws)):
+        output.err(f"warning: {problem.message}; reserving and committing are blocked until fixed")
 
     def render() -> None:
         from rich.table import Table

@@ -7,7 +7,7 @@ import os
 from hive.domain.graph import find_cycles
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, NotInitialized
-from hive.git.repo import blob_sha_of
+from hive.git.repo import Snapshot, blob_sha_of
 from hive.models.results import DoctorReport, Problem
 from hive.store.cache import CellIndex
 from hive.store.cells import decode_cell, decode_config
@@ -32,7 +32,18 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _layout_problems(snap.listing(CELLS_DIR))
     problems += _graph_problems(index)
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
+    problems += _reservation_file_problems(ws, snap)
     return DoctorReport(cells=len(index.cells), problems=problems)
+
+
+def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
+    """Reservation files that cannot be trusted (their reservations are not enforced)."""
+    from hive.domain.reservations import reservation_problems
+
+    return [
+        Problem(kind="corrupt-reservations", message=found.message, path=found.path)
+        for found in reservation_problems(ws, snap)
+    ]
 
 
 def _file_problems(index: CellIndex) -> list[Problem]:

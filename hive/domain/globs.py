@@ -28,7 +28,12 @@ from dataclasses import dataclass
 
 from hive.errors import InvalidInput, PathOutsideRepository
 
-MAX_ALTERNATIVES = 1024
+# Work bounds: a pattern expands to at most 64 brace alternatives, and two patterns
+# are compared by at most 1,024 alternative pairs, so one check stays in the
+# milliseconds (an unbounded ``{a,b}{a,b}...`` product took a minute while
+# holding the write lock).
+MAX_ALTERNATIVES = 64
+MAX_PAIRS = 1024
 MAX_PATTERN = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
@@ -306,7 +311,12 @@ def _group_at(text: str, start: int) -> tuple[int, list[str]] | None:
 
 
 def normalize_pattern(pattern: str) -> str:
-    """The canonical form of a repository-relative pattern or path (see module doc)."""
+    """The canonical form of a repository-relative pattern or path (see module doc).
+
+    ``.`` and ``..`` are resolved per brace alternative (``{a,..}/..`` has the
+    alternative ``../..``, which escapes the repository and is refused), and an
+    alternative that is absolute (``{,a}/x`` has ``/x``) is refused.
+    """
     if not isinstance(pattern, str) or not pattern.strip():
         raise InvalidInput("empty path or pattern")
     if len(pattern) > MAX_PATTERN:
@@ -314,6 +324,43 @@ def normalize_pattern(pattern: str) -> str:
     if _CONTROL.search(pattern):
         raise InvalidInput(f"pattern {pattern!r} contains control characters")
     text = pattern.strip()
+    alternatives = expand_braces(text, pattern) if "{" in text else [text]
+    if len(alternatives) > 1 and any(_has_dot_segments(alt) for alt in alternatives):
+        normal = list(dict.fromkeys(_normalize_plain(alt, pattern) for alt in alternatives))
+        joined = (
+            normal[0] if len(normal) == 1 else "{" + ",".join(map(_escape_commas, normal)) + "}"
+        )
+        _validate(joined, pattern)
+        return joined
+    normal_text = _normalize_plain(text, pattern)
+    _validate(normal_text, pattern)
+    return normal_text
+
+
+def _has_dot_segments(alternative: str) -> bool:
+    segments = _split_segments(alternative)
+    return (
+        alternative.startswith("/")
+        or any(s in ("", ".", "..") for s in segments[:-1])
+        or (segments[-1] in (".", ".."))
+    )
+
+
+def _escape_commas(text: str) -> str:
+    escaped: list[str] = []
+    index = 0
+    while index < len(text):
+        if text[index] == "\\":
+            escaped.append(text[index : index + 2])
+            index += 2
+            continue
+        escaped.append("\\," if text[index] == "," else text[index])
+        index += 1
+    return "".join(escaped)
+
+
+def _normalize_plain(text: str, pattern: str) -> str:
+    """Resolve ``./``, ``//``, ``..`` and a trailing ``/`` of one alternative."""
     if text.startswith("/") or _DRIVE.match(text) or text.startswith("~"):
         raise PathOutsideRepository(
             f"pattern {pattern!r} is absolute; use a path inside the repository"
@@ -331,9 +378,7 @@ def normalize_pattern(pattern: str) -> str:
         parts.append(part)
     if directory or not parts:
         parts.append("**")
-    normal = "/".join(parts)
-    _validate(normal, pattern)
-    return normal
+    return "/".join(parts)
 
 
 def _validate(normal: str, pattern: str) -> None:
@@ -523,9 +568,19 @@ def _absorb(segment: Segment, rest: Callable[[], tuple[str, ...] | None]) -> tup
 
 @functools.lru_cache(maxsize=16384)
 def intersection_witness(a: str, b: str) -> str | None:
-    """A concrete path matching both patterns, or None if no path can."""
-    for left in compile_pattern(a):
-        for right in compile_pattern(b):
+    """A concrete path matching both patterns, or None if no path can.
+
+    Raises InvalidInput when the two patterns have more than ``MAX_PAIRS``
+    brace alternative pairs (the work would be unbounded).
+    """
+    lefts, rights = compile_pattern(a), compile_pattern(b)
+    if len(lefts) * len(rights) > MAX_PAIRS:
+        raise InvalidInput(
+            f"patterns {a!r} and {b!r} have {len(lefts)} x {len(rights)} brace alternatives to"
+            f" compare (more than {MAX_PAIRS}); use fewer {{a,b}} groups"
+        )
+    for left in lefts:
+        for right in rights:
             names = _alternative_witness(left, right)
             if names is not None:
                 return "/".join(names)

@@ -33,7 +33,7 @@ def hook_script() -> str:
     python = sys.executable
     return f"""#!/bin/sh
 {MARKER}: enforces file reservations and validates .hive/ on git commit.
-# Skip once with HIVE_BYPASS=1 or git commit --no-verify.
+# Skip once with HIVE_BYPASS=1 or git commit --no-verify. Fails closed without hive.
 chained="$(dirname "$0")/pre-commit{CHAINED_SUFFIX}"
 if [ -x "$chained" ]; then
   "$chained" "$@" || exit $?
@@ -44,8 +44,13 @@ fi
 if command -v hive >/dev/null 2>&1; then
   exec hive hooks run pre-commit
 fi
-echo "hive pre-commit: hive is not installed; reservations were NOT checked" >&2
-exit 0
+if [ "$HIVE_BYPASS" = "1" ]; then
+  exit 0
+fi
+echo "hive pre-commit: cannot find hive ({python} or 'hive' on PATH), so reservations" >&2
+echo "cannot be checked; commit blocked. Reinstall with 'hive hooks install'," >&2
+echo "or skip this check once with HIVE_BYPASS=1 (or git commit --no-verify)." >&2
+exit 1
 """
 
 

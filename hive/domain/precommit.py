@@ -11,23 +11,28 @@ not validate block the commit too.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from hive.domain.globs import glob_matches
+from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
 from hive.domain.reservations import (
     RESERVATIONS_DIR,
     active_reservations,
     decode_file,
-    load_all,
+    load_reservations,
     may_intersect,
+    misfiled,
 )
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile, NotInitialized
+from hive.errors import CorruptFile
 from hive.git.index import read_entries
+from hive.git.repo import Snapshot
 from hive.models import utc_now
+from hive.models.reservation import Reservation
 from hive.store.cells import decode_cell, decode_config
-from hive.store.layout import CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
+from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 
 
 class Violation(BaseModel):
@@ -49,17 +54,47 @@ class PrecommitReport(BaseModel):
         return not self.violations
 
 
-def staged_paths(ws: Workspace) -> list[str]:
-    """Paths whose index entry differs from HEAD (added, modified, deleted, renamed)."""
-    snap = ws.git.snapshot()
-    head_files = snap.listing("") if snap.tree else {}
+def index_path(ws: Workspace) -> str:
+    """The index being committed: ``GIT_INDEX_FILE`` when git set one.
+
+    ``git commit -a`` and ``git commit <path>`` run the hook on a temporary
+    index named by ``GIT_INDEX_FILE`` (relative to the hook's working
+    directory); only a plain ``git commit`` uses ``.git/index``.
+    """
+    override = os.environ.get("GIT_INDEX_FILE")
+    return os.path.abspath(override) if override else ws.git.paths.index_path
+
+
+@dataclass
+class StagedState:
+    """What the commit being made contains: the changed paths and .hive/ as staged."""
+
+    paths: list[str]
+    snapshot: Snapshot
+
+
+def staged_state(ws: Workspace) -> StagedState:
+    """Paths whose index entry differs from HEAD, and HEAD overlaid with staged .hive/ files."""
+    head = ws.git.snapshot()
+    head_files = head.listing("") if head.tree else {}
+    entries = read_entries(index_path(ws))
     staged: set[str] = set()
-    entries = read_entries(ws.git.paths.index_path)
     for path, entry in entries.items():
         if entry.stage != 0 or head_files.get(path) != entry.sha.decode():
             staged.add(path)
     staged.update(path for path in head_files if path not in entries)
-    return sorted(staged)
+    overlay: dict[str, str | None] = {}
+    for path in staged:
+        if path.startswith(HIVE_DIR + "/"):
+            staged_entry = entries.get(path)
+            overlay[path] = staged_entry.sha.decode() if staged_entry is not None else None
+    snapshot = Snapshot(repo=ws.git, head=head.head, tree=head.tree, overlay=overlay)
+    return StagedState(paths=sorted(staged), snapshot=snapshot)
+
+
+def staged_paths(ws: Workspace) -> list[str]:
+    """Paths whose index entry differs from HEAD (added, modified, deleted, renamed)."""
+    return staged_state(ws).paths
 
 
 def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitReport:
@@ -67,58 +102,82 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
     agent = committer if committer is not None else (os.environ.get("HIVE_AGENT") or None)
     if os.environ.get("HIVE_BYPASS") == "1":
         return PrecommitReport(committer=agent, bypassed=True)
-    staged = staged_paths(ws)
-    report = PrecommitReport(committer=agent, staged=staged)
-    snap = ws.git.snapshot()
-    if snap.blob_sha(CONFIG_PATH) is None and not any(p.startswith(HIVE_DIR + "/") for p in staged):
+    state = staged_state(ws)
+    report = PrecommitReport(committer=agent, staged=state.paths)
+    snap = state.snapshot
+    has_hive = snap.blob_sha(CONFIG_PATH) is not None or bool(snap.listing(RESERVATIONS_DIR))
+    if not has_hive and not any(p.startswith(HIVE_DIR + "/") for p in state.paths):
         return report  # no hive here: nothing to enforce
-    report.violations += _reservation_violations(ws, staged, agent)
-    report.violations += _hive_file_violations(ws, staged)
+    report.violations += _reservation_violations(ws, state, agent)
+    report.violations += _hive_file_violations(ws, state)
     return report
 
 
-def _reservation_violations(ws: Workspace, staged: list[str], agent: str | None) -> list[Violation]:
-    try:
-        held = active_reservations(load_all(ws, ws.git.snapshot()), utc_now())
-    except NotInitialized:
-        return []
+def _reservation_violations(
+    ws: Workspace, state: StagedState, agent: str | None
+) -> list[Violation]:
+    """Staged paths under another agent's exclusive reservation (as staged), and
+    reservation files that cannot be trusted (they would hide reservations)."""
+    loaded = load_reservations(ws, state.snapshot)
+    found = [
+        Violation(path=problem.path, kind="untrusted-reservations", message=problem.message)
+        for problem in loaded.problems
+        if problem.path not in state.paths  # staged ones are reported by the validation
+    ]
+    held = active_reservations(loaded.files, utc_now())
+    mine = [r for r in held if r.agent == agent]
     blocking = [r for r in held if r.exclusive and r.agent != agent]
-    found = []
-    for path in staged:
+    for path in state.paths:
         if path.startswith(HIVE_DIR + "/"):
             continue
         for item in blocking:
-            if may_intersect(path, item.path_pattern) and glob_matches(item.path_pattern, path):
-                who = agent or "you (no HIVE_AGENT set)"
-                cell = f" for {item.cell}" if item.cell else ""
-                found.append(
-                    Violation(
-                        path=path,
-                        kind="reserved",
-                        holder=item.agent,
-                        cell=item.cell,
-                        message=(
-                            f"{path} is reserved by {item.agent}{cell} ({item.path_pattern}) until "
-                            f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z; {who} may not commit it"
-                        ),
-                    )
-                )
-                break
+            if not (
+                may_intersect(path, item.path_pattern) and glob_matches(item.path_pattern, path)
+            ):
+                continue
+            if _overridden(mine, item, path):
+                continue
+            found.append(_reserved_violation(path, item, agent))
+            break
     return found
 
 
-def _hive_file_violations(ws: Workspace, staged: list[str]) -> list[Violation]:
-    entries = read_entries(ws.git.paths.index_path, HIVE_DIR + "/")
+def _overridden(mine: list[Reservation], item: Reservation, path: str) -> bool:
+    """True when the committer force-reserved ``path`` over ``item`` (a coordinator)."""
+    return any(
+        override.holder == item.agent
+        and override.reservation_id == item.id
+        and glob_matches(own.path_pattern, path)
+        for own in mine
+        for override in own.overrides
+    )
+
+
+def _reserved_violation(path: str, item: Reservation, agent: str | None) -> Violation:
+    who = agent or "you (no HIVE_AGENT set)"
+    cell = f" for {item.cell}" if item.cell else ""
+    return Violation(
+        path=path,
+        kind="reserved",
+        holder=item.agent,
+        cell=item.cell,
+        message=(
+            f"{path} is reserved by {item.agent}{cell} ({item.path_pattern}) until "
+            f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z; {who} may not commit it"
+        ),
+    )
+
+
+def _hive_file_violations(ws: Workspace, state: StagedState) -> list[Violation]:
     found = []
-    for path in staged:
-        entry = entries.get(path)
-        if not path.startswith(HIVE_DIR + "/") or entry is None:
+    for path, sha in state.snapshot.overlay.items():
+        if sha is None:
             continue
         try:
-            _validate_hive_file(path, ws.git.read_blob(entry.sha.decode()))
+            _validate_hive_file(path, ws.git.read_blob(sha))
         except CorruptFile as exc:
             found.append(Violation(path=path, kind="invalid-hive-file", message=exc.message))
-    return found
+    return sorted(found, key=lambda v: v.path)
 
 
 def _validate_hive_file(path: str, content: bytes) -> None:
@@ -126,11 +185,24 @@ def _validate_hive_file(path: str, content: bytes) -> None:
         decode_config(content, path)
         return
     if path.startswith(RESERVATIONS_DIR + "/"):
-        decode_file(content, path)
+        problem = misfiled(path, decode_file(content, path))
+        if problem is not None:
+            raise CorruptFile(problem, path=path)
+        return
+    if path.startswith(OUTCOMES_DIR + "/"):
+        outcome = decode_outcome(content, path)
+        if outcome_path(outcome.id) != path:
+            raise CorruptFile(
+                f"{path}: contains outcome {outcome.id!r}, expected it at "
+                f"{outcome_path(outcome.id)}",
+                path=path,
+            )
+        return
+    if not path.startswith(CELLS_DIR + "/"):
         return
     cell_id = cell_id_from_path(path)
     if cell_id is None:
-        return
+        raise CorruptFile(f"{path}: not a cell file (only <id>.yaml belongs in {CELLS_DIR}/)")
     cell = decode_cell(content, path)
     if cell.id != cell_id or cell_path(cell.id) != path:
         raise CorruptFile(f"{path}: contains id {cell.id!r}, expected it at {cell_path(cell.id)}")

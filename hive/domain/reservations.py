@@ -12,9 +12,11 @@ coordinator may ``force`` it, and the override is recorded.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,9 +36,11 @@ from hive.git.repo import Change, Snapshot, blob_sha_of, format_message
 from hive.models import utc_now
 from hive.models.reservation import (
     ConflictDetail,
+    Override,
     ReleaseResult,
     Reservation,
     ReservationFile,
+    ReservationProblem,
     ReserveResult,
 )
 from hive.store.yamlio import dumps, load_mapping
@@ -46,14 +50,27 @@ GLOB_CHARS = re.compile(r"[*?\[{\\]")
 MAX_TTL = 7 * 24 * 3600
 DEFAULT_COORDINATORS = ("coordinator",)
 BLOB_CACHE = "reservation_blobs"
+SEQUENCE_FILE = "reservation.seq"
+_PLAIN_NAME = re.compile(r"[a-z0-9_@+-][a-z0-9._@+-]*")
+MAX_PLAIN_NAME = 64
 
 
 # ------------------------------------------------------------------ storage
 
 
 def reservation_path(agent: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9._@+-]", "_", agent)
-    return f"{RESERVATIONS_DIR}/{slug}.yaml"
+    """Where ``agent``'s reservations live: one file per agent, never shared.
+
+    A name made only of lower-case safe characters is its own file name; any
+    other name gets a readable lower-case slug plus ``~`` and a hash of the
+    exact name (``~`` never occurs in a plain name), so two agents can never
+    share a file, not even on a case-insensitive filesystem.
+    """
+    if _PLAIN_NAME.fullmatch(agent) and len(agent) <= MAX_PLAIN_NAME:
+        return f"{RESERVATIONS_DIR}/{agent}.yaml"
+    slug = re.sub(r"[^a-z0-9._@+-]", "_", agent.lower())[:MAX_PLAIN_NAME].lstrip(".")
+    digest = hashlib.sha256(agent.encode("utf-8")).hexdigest()[:12]
+    return f"{RESERVATIONS_DIR}/{slug or 'agent'}~{digest}.yaml"
 
 
 def encode_file(data: ReservationFile) -> bytes:
@@ -62,6 +79,8 @@ def encode_file(data: ReservationFile) -> bytes:
         entry = item.model_dump(mode="json", exclude_none=True)
         if not entry.get("forced"):
             entry.pop("forced", None)
+        if not entry.get("overrides"):
+            entry.pop("overrides", None)
         entry["created_at"] = _stamp(item.created_at)
         entry["expires_at"] = _stamp(item.expires_at)
         document["reservations"].append(entry)
@@ -84,20 +103,62 @@ def decode_file(content: bytes, path: str) -> ReservationFile:
         raise CorruptFile(f"{path}: invalid field {where!r}: {error['msg']}", path=path) from None
 
 
-def load_all(ws: Workspace, snap: Snapshot) -> dict[str, ReservationFile]:
-    """Every agent's reservation file at ``snap`` (unreadable files are skipped)."""
-    cache: dict[str, ReservationFile | None] = ws.state.setdefault(BLOB_CACHE, {})
-    files: dict[str, ReservationFile] = {}
+@dataclass
+class LoadedReservations:
+    """Every trustworthy reservation file (by agent) and every file that is not."""
+
+    files: dict[str, ReservationFile] = field(default_factory=dict)
+    problems: list[ReservationProblem] = field(default_factory=list)
+
+
+def load_reservations(ws: Workspace, snap: Snapshot) -> LoadedReservations:
+    """Every agent's reservation file at ``snap``, and the files that cannot be trusted.
+
+    A file that does not parse, or that is not at its agent's path, or that
+    holds another agent's entries is a *problem*: callers must not treat it
+    as empty (its exclusive reservations would silently stop counting).
+    """
+    cache: dict[str, ReservationFile | str] = ws.state.setdefault(BLOB_CACHE, {})
+    loaded = LoadedReservations()
     for path, sha in snap.listing(RESERVATIONS_DIR).items():
         if sha not in cache:
             try:
                 cache[sha] = decode_file(ws.git.read_blob(sha), path)
-            except CorruptFile:
-                cache[sha] = None
+            except CorruptFile as exc:
+                cache[sha] = exc.message
         parsed = cache[sha]
-        if parsed is not None:
-            files[parsed.agent] = parsed
-    return files
+        problem = parsed if isinstance(parsed, str) else misfiled(path, parsed)
+        if problem is not None:
+            loaded.problems.append(ReservationProblem(path=path, message=problem))
+        elif not isinstance(parsed, str):
+            loaded.files[parsed.agent] = parsed
+    return loaded
+
+
+def misfiled(path: str, data: ReservationFile) -> str | None:
+    """Why ``data`` may not be stored at ``path`` (None when it may)."""
+    expected = reservation_path(data.agent)
+    if path != expected:
+        return f"{path}: holds agent {data.agent!r}, whose reservations belong in {expected}"
+    strangers = sorted({r.agent for r in data.reservations if r.agent != data.agent})
+    if strangers:
+        return f"{path}: holds reservations of {', '.join(strangers)}, not only {data.agent}"
+    return None
+
+
+def load_all(ws: Workspace, snap: Snapshot) -> dict[str, ReservationFile]:
+    """Every agent's trustworthy reservation file at ``snap`` (see :func:`load_reservations`)."""
+    return load_reservations(ws, snap).files
+
+
+def problems_error(problems: list[ReservationProblem]) -> CorruptFile:
+    first = problems[0]
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return CorruptFile(
+        f"{first.message}{more}; reservations cannot be checked until it is fixed"
+        " (see 'hive doctor')",
+        path=first.path,
+    )
 
 
 def active_reservations(files: dict[str, ReservationFile], now: datetime) -> list[Reservation]:
@@ -171,49 +232,100 @@ def reserve(
     cell_id = _resolve_cell(ws, cell)
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
+        ws.config(snap)  # reservations are only enforced in an initialised hive
         if force:
             _require_coordinator(ws, snap, agent)
         now = utc_now()
-        files = load_all(ws, snap)
+        loaded = load_reservations(ws, snap)
+        if loaded.problems:
+            raise problems_error(loaded.problems)
+        files = loaded.files
         found = _conflicts(files, agent, patterns, exclusive, now)
         if found and not force:
             raise _conflict_error(found)
         mine = _pruned(files.get(agent), agent, now)
-        result = _grant(mine, patterns, exclusive, reason, cell_id, ttl_seconds, now, files, found)
+        first_id = 1 + max(_highest_id(files), _read_sequence(ws))
+        request = _Request(patterns, exclusive, reason, cell_id, ttl_seconds)
+        result = _grant(mine, request, now, first_id, found)
         change = file_change(ws, mine)
         verb = "force-reserve" if force and found else "reserve"
-        message = _message(ws, verb, f"{agent} {', '.join(patterns)}", cell_id)
+        message = _message(ws, verb, f"{agent} {', '.join(patterns)}", cell_id, found)
         return [change], message, result
 
     outcome: ReserveResult = ws.write_files(plan).result
+    _write_sequence(ws, max((r.id for r in outcome.granted), default=0))
     return outcome
+
+
+@dataclass(frozen=True)
+class _Request:
+    patterns: list[str]
+    exclusive: bool
+    reason: str | None
+    cell: str | None
+    ttl_seconds: int
+
+
+def _highest_id(files: dict[str, ReservationFile]) -> int:
+    return max((r.id for data in files.values() for r in data.reservations), default=0)
+
+
+def _sequence_path(ws: Workspace) -> str:
+    return os.path.join(ws.git.paths.hive_state_dir, SEQUENCE_FILE)
+
+
+def _read_sequence(ws: Workspace) -> int:
+    """The highest reservation id this clone ever granted (ids are never reused)."""
+    try:
+        with open(_sequence_path(ws), encoding="ascii") as handle:
+            return int(handle.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _write_sequence(ws: Workspace, highest: int) -> None:
+    if highest <= _read_sequence(ws):
+        return
+    path = _sequence_path(ws)
+    temp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(temp, "w", encoding="ascii") as handle:
+            handle.write(f"{highest}\n")
+        os.replace(temp, path)
+    except OSError:
+        return
 
 
 def _grant(
     mine: ReservationFile,
-    patterns: list[str],
-    exclusive: bool,
-    reason: str | None,
-    cell_id: str | None,
-    ttl_seconds: int,
+    request: _Request,
     now: datetime,
-    files: dict[str, ReservationFile],
+    next_id: int,
     found: list[ConflictDetail],
 ) -> ReserveResult:
-    expires = now + timedelta(seconds=ttl_seconds)
-    next_id = 1 + max((r.id for data in files.values() for r in data.reservations), default=0)
+    """Add or renew ``mine``'s entries; a renewal keeps the reason and cell not given again."""
+    expires = now + timedelta(seconds=request.ttl_seconds)
     granted: list[Reservation] = []
     renewed: list[int] = []
-    for pattern in patterns:
+    for pattern in request.patterns:
         existing = next((r for r in mine.reservations if r.path_pattern == pattern), None)
-        values = {
-            "exclusive": exclusive,
-            "reason": reason,
-            "cell": cell_id,
+        overrides = [
+            Override(reservation_id=c.reservation_id, holder=c.holder, pattern=c.pattern)
+            for c in found
+            if c.requested == pattern
+        ]
+        values: dict[str, Any] = {
+            "exclusive": request.exclusive,
+            "reason": request.reason,
+            "cell": request.cell,
             "expires_at": expires,
-            "forced": bool(found),
+            "forced": bool(overrides),
+            "overrides": overrides,
         }
         if existing is not None:
+            values["reason"] = request.reason if request.reason is not None else existing.reason
+            values["cell"] = request.cell if request.cell is not None else existing.cell
             updated = existing.model_copy(update=values)
             mine.reservations[mine.reservations.index(existing)] = updated
             granted.append(updated)
@@ -263,14 +375,16 @@ def _conflicts(
 
 
 def _conflict_error(found: list[ConflictDetail]) -> ReservationConflict:
-    first = found[0]
-    where = f" for {first.cell}" if first.cell else ""
-    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-    message = (
-        f"{first.requested} conflicts with {first.pattern} reserved by {first.holder}{where}"
-        f" until {_stamp(first.expires_at)}{more}"
+    parts = []
+    for conflict in found:
+        where = f" for {conflict.cell}" if conflict.cell else ""
+        parts.append(
+            f"{conflict.requested} conflicts with {conflict.pattern} reserved by"
+            f" {conflict.holder}{where} until {_stamp(conflict.expires_at)}"
+        )
+    return ReservationConflict(
+        "; ".join(parts), conflicts=[c.model_dump(mode="json") for c in found]
     )
-    return ReservationConflict(message, conflicts=[c.model_dump(mode="json") for c in found])
 
 
 def _require_coordinator(ws: Workspace, snap: Snapshot, agent: str) -> None:
@@ -291,9 +405,18 @@ def _resolve_cell(ws: Workspace, cell: str | None) -> str | None:
     return get_cell(ws.cells(), cell).id
 
 
-def _message(ws: Workspace, verb: str, subject: str, cell_id: str | None) -> str:
+def _message(
+    ws: Workspace,
+    verb: str,
+    subject: str,
+    cell_id: str | None,
+    overridden: Sequence[ConflictDetail] = (),
+) -> str:
     trailers = [("Hive-Cell", cell_id)] if cell_id else []
     trailers += [("Hive-Agent", ws.actor), ("Hive-Event", verb)]
+    trailers += [
+        ("Hive-Overrides", f"{c.holder} #{c.reservation_id} {c.pattern}") for c in overridden
+    ]
     return format_message(f"hive: {verb} {subject}", trailers)
 
 
@@ -310,7 +433,11 @@ def release(
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         now = utc_now()
-        files = load_all(ws, snap)
+        loaded = load_reservations(ws, snap)
+        own = [p for p in loaded.problems if p.path == reservation_path(agent)]
+        if own:
+            raise problems_error(own)
+        files = loaded.files
         mine = _pruned(files.get(agent), agent, now)
         released, kept, missing = split_release(mine.reservations, wanted_patterns, wanted_ids)
         if (wanted_patterns or wanted_ids) and not released:
@@ -356,7 +483,7 @@ def file_change(ws: Workspace | None, data: ReservationFile) -> Change:
     """The change that stores ``data``; remembers it parsed so it is never re-read."""
     content = encode_file(data)
     if ws is not None:
-        cache: dict[str, ReservationFile | None] = ws.state.setdefault(BLOB_CACHE, {})
+        cache: dict[str, ReservationFile | str] = ws.state.setdefault(BLOB_CACHE, {})
         # Reservations are never mutated (renewal copies), so sharing them is safe.
         held = list(data.reservations)
         cache[blob_sha_of(content)] = ReservationFile(agent=data.agent, reservations=held)
@@ -376,3 +503,8 @@ def list_reservations(
         if (include_expired or r.active(now)) and (agent is None or r.agent == agent)
     ]
     return sorted(found, key=lambda r: (r.expires_at, r.id))
+
+
+def reservation_problems(ws: Workspace, snap: Snapshot | None = None) -> list[ReservationProblem]:
+    """Reservation files that cannot be trusted (``hive reservations`` and doctor warn)."""
+    return load_reservations(ws, snap or ws.snapshot()).problems

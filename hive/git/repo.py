@@ -492,6 +492,58 @@ class GitRepo:
                     return WriteResult(commit=commit, result=wanted.result, attempts=attempt)
         raise GitError(f"{ref} kept moving while hive was writing; try again")
 
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when ``ancestor`` is reachable from ``descendant`` (or equal to it)."""
+        pending, seen = [descendant], set()
+        while pending:
+            sha = pending.pop()
+            if sha == ancestor:
+                return True
+            if sha not in seen:
+                seen.add(sha)
+                pending.extend(p.decode() for p in self._commit(sha).parents)
+        return False
+
+    def merge_into_ref(
+        self,
+        ref: str,
+        other: str,
+        *,
+        message: str,
+        author: Identity,
+        lock_timeout: float = 30.0,
+        lock_name: str = "log.lock",
+    ) -> str:
+        """Join the history ``other`` into the private ``ref`` without losing a commit:
+        fast-forward when possible, else a merge commit (empty tree, parents: ref, other)."""
+        lock = _WriteLock(os.path.join(self.paths.hive_state_dir, lock_name), lock_timeout)
+        with lock:
+            for _ in range(MAX_CAS_ATTEMPTS):
+                tip = self.ref_value(ref)
+                if tip is not None and self.is_ancestor(other, tip):
+                    return tip
+                new = other
+                if tip is not None and not self.is_ancestor(tip, other):
+                    new = self._write_merge(tip, other, message, author)
+                if self._swap_ref(HeadRef(ref=ref, commit=tip), new, author, message):
+                    return new
+        raise GitError(f"{ref} kept moving while hive was merging; try again")
+
+    def _write_merge(self, tip: str, other: str, message: str, author: Identity) -> str:
+        from dulwich.objects import Commit
+
+        commit = Commit()
+        commit.tree = _oid(self._empty_tree())
+        commit.parents = [_oid(tip), _oid(other)]
+        commit.author = commit.committer = author.as_bytes()
+        now = int(time.time())
+        commit.author_time = commit.commit_time = now
+        commit.author_timezone = commit.commit_timezone = _local_utc_offset(now)
+        commit.encoding = b"UTF-8"
+        commit.message = message.encode("utf-8")
+        self.dulwich.object_store.add_object(commit)
+        return str(commit.id.decode())
+
     def _config_stack(self) -> Any:
         """git config (repository, global, system), re-read only when a file changed."""
         key = self._config_key()

@@ -51,3 +51,13 @@ class AckResult(BaseModel):
     message_id: int
     agent: str
     acked_at: datetime
+
+
+class MailSyncResult(BaseModel):
+    """What ``hive mail sync`` did."""
+
+    remote: str
+    tip: str | None
+    received: int
+    merged: bool
+    pushed: bool

@@ -7,6 +7,14 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 
+class Override(BaseModel):
+    """Another agent's reservation that a coordinator's ``force`` overrode."""
+
+    reservation_id: int
+    holder: str
+    pattern: str
+
+
 class Reservation(BaseModel):
     """One reserved glob pattern held by one agent."""
 
@@ -19,6 +27,7 @@ class Reservation(BaseModel):
     created_at: datetime
     expires_at: datetime
     forced: bool = False
+    overrides: list[Override] = Field(default_factory=list)
 
     def active(self, now: datetime) -> bool:
         return self.expires_at > now
@@ -45,6 +54,13 @@ class ReserveResult(BaseModel):
     granted: list[Reservation]
     renewed: list[int] = Field(default_factory=list)
     overridden: list[ConflictDetail] = Field(default_factory=list)
+
+
+class ReservationProblem(BaseModel):
+    """A reservation file that cannot be trusted (its reservations cannot be enforced)."""
+
+    path: str
+    message: str
 
 
 class ReleaseResult(BaseModel):

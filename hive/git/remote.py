@@ -1,0 +1,71 @@
+"""Moving a private ref (``refs/hive/mail``) between clones with the real ``git``.
+
+Transport (ssh, https, credentials, local paths) is exactly the user's git:
+hive runs ``git ls-remote``, ``git fetch`` and ``git push`` and never forces
+a push, so a remote that moved meanwhile is fetched and merged again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from hive.errors import GitError, InvalidInput
+
+FETCH_TIMEOUT = 120
+
+
+def check_remote(remote: str) -> str:
+    """A remote name or URL that cannot be mistaken for a git option."""
+    value = remote.strip()
+    if not value or value.startswith("-") or any(c in value for c in "\n\r\0"):
+        raise InvalidInput(f"invalid remote {remote!r}")
+    return value
+
+
+def _git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", "-C", root, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=FETCH_TIMEOUT,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"git {args[0]} failed: {exc}") from None
+
+
+def _failure(result: subprocess.CompletedProcess[str], what: str) -> GitError:
+    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+    detail = lines[-1] if lines else f"exit code {result.returncode}"
+    return GitError(f"{what}: {detail}")
+
+
+def remote_ref(root: str, remote: str, ref: str) -> str | None:
+    """The commit ``ref`` points at on ``remote`` (None when it has no such ref)."""
+    result = _git(root, "ls-remote", "--refs", remote, ref)
+    if result.returncode != 0:
+        raise _failure(result, f"cannot read {remote}")
+    for line in result.stdout.splitlines():
+        sha, _, name = line.partition("\t")
+        if name == ref:
+            return sha
+    return None
+
+
+def fetch_ref(root: str, remote: str, ref: str, into: str) -> None:
+    """Fetch ``remote``'s ``ref`` into the local ref ``into`` (overwritten)."""
+    result = _git(root, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{into}")
+    if result.returncode != 0:
+        raise _failure(result, f"cannot fetch {ref} from {remote}")
+
+
+def push_ref(root: str, remote: str, ref: str) -> bool:
+    """Push ``ref`` to the same name on ``remote``; False when the remote moved (not a
+    fast-forward), so the caller fetches and merges again."""
+    result = _git(root, "push", "--quiet", "--porcelain", remote, f"{ref}:{ref}")
+    if result.returncode == 0:
+        return True
+    if "[rejected]" in result.stdout or "non-fast-forward" in result.stderr + result.stdout:
+        return False
+    raise _failure(result, f"cannot push {ref} to {remote}")

@@ -1,0 +1,243 @@
+"""The pre-commit hook with the real ``git commit``: every way of committing is checked."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import create_cell
+from hive.domain.doctor import diagnose
+from hive.domain.hooks import install_hook
+from hive.domain.reservations import release, reservation_path, reserve
+from hive.domain.workspace import Workspace
+from hive.errors import CorruptFile
+from hive.store.yamlio import load_mapping
+from tests.conftest import git
+from tests.test_reservations import agent, commit, hive_env
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tracked(repo: Path, path: str, text: str = "x = 1\n") -> None:
+    full = repo / path
+    full.parent.mkdir(parents=True, exist_ok=True)
+    full.write_text(text)
+    git(repo, "add", path)
+    git(repo, "commit", "-qm", f"add {path}", "--no-verify")
+
+
+def _refused(repo: Path, env: dict[str, str], *args: str) -> str:
+    """Commit with ``args``; assert the hook blocked it; the hook's message."""
+    result = commit(repo, env, *args)
+    assert result.returncode != 0, result.stdout
+    return result.stderr
+
+
+def test_commit_all_and_commit_path_are_checked(ws: Workspace, repo: Path) -> None:
+    _tracked(repo, "src/a.py")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    (repo / "src/a.py").write_text("changed\n")  # not staged: git commit -a/<path> stages it
+    head = git(repo, "rev-parse", "HEAD")
+    assert "src/a.py is reserved by alice" in _refused(repo, hive_env("bob"), "-a")
+    assert "src/a.py is reserved by alice" in _refused(repo, hive_env("bob"), "src/a.py")
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert commit(repo, hive_env("alice"), "-a").returncode == 0
+
+
+def test_commit_all_validates_hive_files(ws: Workspace, repo: Path) -> None:
+    install_hook(ws)
+    cell = create_cell(ws, title="valid")
+    path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
+    path.write_text(path.read_text().replace("priority: 2", "priority: banana"))
+    assert "invalid field 'priority'" in _refused(repo, hive_env("alice"), "-a")
+
+
+def test_no_verify_skips_the_hook(ws: Workspace, repo: Path) -> None:
+    _tracked(repo, "src/a.py")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    (repo / "src/a.py").write_text("changed\n")
+    assert commit(repo, hive_env("bob"), "-a", "--no-verify").returncode == 0
+
+
+def test_staged_reservations_are_enforced_without_autocommit(ws: Workspace, repo: Path) -> None:
+    _tracked(repo, "src/a.py")
+    install_hook(ws)
+    staging = Workspace(str(repo), actor="alice", autocommit=False)
+    reserve(staging, paths=["src/**"])
+    assert ".hive/reservations/alice.yaml" in git(repo, "diff", "--cached", "--name-only")
+    (repo / "src/a.py").write_text("b\n")
+    git(repo, "add", "src/a.py")
+    assert "reserved by alice" in _refused(repo, hive_env("bob"))
+
+
+def test_expired_and_shared_reservations_never_block(ws: Workspace, repo: Path) -> None:
+    import time
+
+    _tracked(repo, "src/a.py")
+    _tracked(repo, "docs/a.md")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/**"], ttl_seconds=1)
+    reserve(agent(repo, "carol"), paths=["docs/**"], exclusive=False)
+    time.sleep(1.2)
+    (repo / "src/a.py").write_text("b\n")
+    (repo / "docs/a.md").write_text("b\n")
+    assert commit(repo, hive_env("bob"), "-a").returncode == 0
+
+
+def test_force_is_recorded_and_lets_the_coordinator_commit(ws: Workspace, repo: Path) -> None:
+    _tracked(repo, "src/a.py")
+    _tracked(repo, "src/b.py")
+    install_hook(ws)
+    held = reserve(agent(repo, "alice"), paths=["src/**"]).granted[0]
+    forced = reserve(agent(repo, "coordinator"), paths=["src/a.py"], force=True).granted[0]
+    assert [(o.holder, o.reservation_id, o.pattern) for o in forced.overrides] == [
+        ("alice", held.id, "src/**")
+    ]
+    trailer = git(repo, "log", "-1", "--format=%(trailers:key=Hive-Overrides,valueonly)")
+    assert trailer.strip() == f"alice #{held.id} src/**"
+    stored = load_mapping((repo / ".hive/reservations/coordinator.yaml").read_text(), "f")
+    assert stored["reservations"][0]["overrides"][0]["holder"] == "alice"
+    (repo / "src/a.py").write_text("coordinator\n")
+    assert commit(repo, hive_env("coordinator"), "src/a.py").returncode == 0
+    (repo / "src/b.py").write_text("not overridden\n")
+    assert "src/b.py is reserved by alice" in _refused(repo, hive_env("coordinator"), "src/b.py")
+
+
+def test_outcome_and_stray_cell_files_are_validated(ws: Workspace, repo: Path) -> None:
+    install_hook(ws)
+    outcome = repo / ".hive/outcomes/hv-x~abc.yaml"
+    outcome.parent.mkdir(parents=True)
+    outcome.write_text("cell: [broken\n")
+    git(repo, "add", ".hive/outcomes")
+    assert ".hive/outcomes/hv-x~abc.yaml" in _refused(repo, hive_env("alice"))
+    git(repo, "rm", "-q", "--cached", ".hive/outcomes/hv-x~abc.yaml")
+    (repo / ".hive/cells").mkdir(exist_ok=True)
+    (repo / ".hive/cells/junk.txt").write_text("junk\n")
+    git(repo, "add", ".hive/cells/junk.txt")
+    assert ".hive/cells/junk.txt: not a cell file" in _refused(repo, hive_env("alice"))
+
+
+def test_corrupt_reservation_file_blocks_instead_of_hiding(ws: Workspace, repo: Path) -> None:
+    _tracked(repo, "sub/f.py")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["sub/**"])
+    path = repo / ".hive/reservations/alice.yaml"
+    path.write_text(path.read_text().replace("exclusive: true", "exclusive: maybe"))
+    git(repo, "add", str(path))
+    assert commit(repo, hive_env("alice")).returncode != 0  # the hook refuses to store it
+    assert commit(repo, hive_env("alice", HIVE_BYPASS="1")).returncode == 0
+    with pytest.raises(CorruptFile, match=r"\.hive/reservations/alice\.yaml"):
+        reserve(agent(repo, "bob"), paths=["sub/f.py"])
+    (repo / "sub/f.py").write_text("b\n")
+    assert ".hive/reservations/alice.yaml" in _refused(repo, hive_env("bob"), "-a")
+    with pytest.raises(CorruptFile, match=r"alice\.yaml"):
+        release(agent(repo, "alice"))
+    kinds = [p.kind for p in diagnose(ws).problems]
+    assert "corrupt-reservations" in kinds
+    listed = subprocess.run(
+        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "reservations"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "warning: .hive/reservations/alice.yaml" in listed.stderr
+
+
+def test_agents_never_share_a_reservation_file(ws: Workspace, repo: Path) -> None:
+    names = ["bob smith", "bob_smith", "Alice", "alice", "BlueLake", "../x", "a~b"]
+    paths = {reservation_path(name) for name in names}
+    assert len(paths) == len(names)
+    assert reservation_path("alice") == ".hive/reservations/alice.yaml"
+    assert all("/" not in p.removeprefix(".hive/reservations/") for p in paths)
+    reserve(agent(repo, "bob smith"), paths=["lib/**"])
+    reserve(agent(repo, "bob_smith"), paths=["tests/**"])
+    from hive.domain.reservations import list_reservations
+
+    assert {(r.agent, r.path_pattern) for r in list_reservations(ws)} == {
+        ("bob smith", "lib/**"),
+        ("bob_smith", "tests/**"),
+    }
+
+
+def test_a_file_claiming_another_agent_is_refused(ws: Workspace, repo: Path) -> None:
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["lib/**"])
+    impostor = repo / ".hive/reservations/zzz.yaml"
+    impostor.write_text("agent: alice\nreservations: []\n")
+    git(repo, "add", str(impostor))
+    blocked = commit(repo, hive_env("bob"))
+    assert blocked.returncode != 0
+    assert "zzz.yaml: holds agent 'alice'" in blocked.stderr
+    assert commit(repo, hive_env("bob", HIVE_BYPASS="1")).returncode == 0
+    with pytest.raises(CorruptFile, match=r"zzz\.yaml"):
+        reserve(agent(repo, "bob"), paths=["lib/x.py"])
+
+
+def test_installed_hook_fails_closed_without_hive(ws: Workspace, repo: Path) -> None:
+    _tracked(repo, "f.txt")
+    result = install_hook(ws)
+    script = Path(result.path)
+    script.write_text(script.read_text().replace(sys.executable, "/nonexistent/python"))
+    (repo / "f.txt").write_text("b\n")
+    git_dir = os.path.dirname(shutil.which("git") or "/usr/bin/git")
+    env = {**hive_env("bob"), "PATH": f"{git_dir}:/bin"}
+    assert "HIVE_BYPASS=1" in _refused(repo, env, "-a")
+    assert commit(repo, {**env, "HIVE_BYPASS": "1"}, "-a").returncode == 0
+
+
+def test_shipped_thin_hook_script_blocks(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    _tracked(repo, "src/a.py")
+    hook = repo / ".git/hooks/pre-commit"
+    shutil.copy(ROOT / "hooks/pre-commit", hook)
+    hook.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "hive"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m hive.cli.main "$@"\n')
+    wrapper.chmod(0o755)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    (repo / "src/a.py").write_text("b\n")
+    env = {**hive_env("bob"), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    assert "reserved by alice" in _refused(repo, env, "-a")
+    git_dir = os.path.dirname(shutil.which("git") or "/usr/bin/git")
+    missing = commit(repo, {**env, "PATH": f"{git_dir}:/bin"}, "-a")
+    assert missing.returncode != 0 and "not on PATH" in missing.stderr
+
+
+def test_pre_commit_framework_manifest() -> None:
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert text.startswith("- id: hive\n")
+    assert "  entry: hive hooks run pre-commit\n" in text
+    assert "  pass_filenames: false\n" in text
+
+
+def test_hooks_through_the_cli(ws: Workspace, repo: Path) -> None:
+    def hive(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=hive_env("bob"),
+        )
+
+    installed = hive("hooks", "install")
+    assert installed.returncode == 0 and "installed" in installed.stdout
+    assert "unchanged" in hive("hooks", "install").stdout
+    assert (repo / ".git/hooks/pre-commit").exists()
+    _tracked(repo, "src/a.py")
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    (repo / "src/a.py").write_text("b\n")
+    git(repo, "add", "src/a.py")
+    ran = hive("hooks", "run", "pre-commit")
+    assert ran.returncode == 1 and "reserved by alice" in ran.stderr
+    assert hive("hooks", "run", "post-commit").returncode == 2
+    assert "removed" in hive("hooks", "uninstall").stdout
+    assert not (repo / ".git/hooks/pre-commit").exists()
