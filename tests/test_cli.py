@@ -169,3 +169,19 @@ def test_the_cli_builds_only_the_command_it_runs(
     names = [c.name or c.callback.__name__ for c in focused.registered_commands if c.callback]
     names += [g.name for g in focused.registered_groups if g.name]
     assert names == expected
+
+
+def test_user_text_is_never_read_as_markup(hived: Path) -> None:
+    created = hive(hived, "create", "close [/] tag :smile:")
+    assert ok(created).strip().endswith("close [/] tag :smile:")
+    cell = as_json(hive(hived, "create", "[red]alert", "--assignee", "[/]", "--json"))
+    assert isinstance(cell, dict)
+    listed = ok(hive(hived, "list"))
+    assert "[red]alert" in listed and "[/]" in listed
+    updated = ok(hive(hived, "update", cell["id"], "-s", "blocked"))
+    assert updated.strip() == f"updated {cell['id']}  [blocked] [red]alert"
+    epic = ok(hive(hived, "epic", "create", "E [x]", "-s", "a [/b]"))
+    assert "E [x]" in epic and "a [/b]" in epic
+    epic_id = epic.split()[2]
+    status = ok(hive(hived, "epic", "status", epic_id))
+    assert status.splitlines()[0] == f"{epic_id}  E [x]  [open]"

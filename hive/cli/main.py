@@ -76,7 +76,7 @@ def init(
     show(
         result,
         json_flag,
-        lambda: output.console().print(f"hive {verb} in {result.root} (prefix {result.prefix})"),
+        lambda: output.say(f"hive {verb} in {result.root} (prefix {result.prefix})"),
     )
 
 
@@ -126,7 +126,7 @@ def create(
             assignee=assignee,
         )
     )
-    show(cell, json_flag, lambda: output.console().print(f"created {cell.id}  {cell.title}"))
+    show(cell, json_flag, lambda: output.say(f"created {cell.id}  {cell.title}"))
 
 
 @app.command("show")
@@ -199,7 +199,7 @@ def ready(
             message = (
                 f"claimed {cells[0].id}  {cells[0].title}" if cells else "nothing ready to claim"
             )
-            output.console().print(message)
+            output.say(message)
         else:
             output.cell_table(cells)
 
@@ -242,7 +242,7 @@ def update(
     show(
         cell,
         json_flag,
-        lambda: output.console().print(f"updated {cell.id}  [{cell.status}] {cell.title}"),
+        lambda: output.say(f"updated {cell.id}  [{cell.status}] {cell.title}"),
     )
 
 
@@ -258,7 +258,7 @@ def start(
     show(
         cell,
         json_flag,
-        lambda: output.console().print(f"started {cell.id}  (assignee {cell.assignee})"),
+        lambda: output.say(f"started {cell.id}  (assignee {cell.assignee})"),
     )
 
 
@@ -274,7 +274,7 @@ def close(
 
     use_json(json_flag)
     cell = run_op(lambda: close_cell(workspace(), cell_id=cell_id, reason=reason, force=force))
-    show(cell, json_flag, lambda: output.console().print(f"closed {cell.id}  {cell.title}"))
+    show(cell, json_flag, lambda: output.say(f"closed {cell.id}  {cell.title}"))
 
 
 @app.command()
@@ -286,7 +286,7 @@ def reopen(
 
     use_json(json_flag)
     cell = run_op(lambda: reopen_cell(workspace(), cell_id=cell_id))
-    show(cell, json_flag, lambda: output.console().print(f"reopened {cell.id}  {cell.title}"))
+    show(cell, json_flag, lambda: output.say(f"reopened {cell.id}  {cell.title}"))
 
 
 @app.command()
@@ -300,7 +300,7 @@ def delete(
 
     use_json(json_flag)
     cell = run_op(lambda: delete_cell(workspace(), cell_id=cell_id, force=force))
-    show(cell, json_flag, lambda: output.console().print(f"deleted {cell.id}  {cell.title}"))
+    show(cell, json_flag, lambda: output.say(f"deleted {cell.id}  {cell.title}"))
 
 
 # ----------------------------------------------------------------------- deps
@@ -319,13 +319,12 @@ def dep_add(
     from hive.domain.cells import add_dependency
 
     use_json(json_flag)
-    cell = run_op(
-        lambda: add_dependency(workspace(), cell_id=cell_id, target=target, dep_type=type_)
-    )
+    ws = run_op(workspace)
+    cell = run_op(lambda: add_dependency(ws, cell_id=cell_id, target=target, dep_type=type_))
     show(
         cell,
         json_flag,
-        lambda: output.console().print(f"{cell.id} now depends on {target} ({type_})"),
+        lambda: output.say(f"{cell.id} now depends on {_resolved(ws, target)} ({type_})"),
     )
 
 
@@ -339,10 +338,24 @@ def dep_remove(
     from hive.domain.cells import remove_dependency
 
     use_json(json_flag)
-    cell = run_op(lambda: remove_dependency(workspace(), cell_id=cell_id, target=target))
+    ws = run_op(workspace)
+    cell = run_op(lambda: remove_dependency(ws, cell_id=cell_id, target=target))
     show(
-        cell, json_flag, lambda: output.console().print(f"{cell.id} no longer depends on {target}")
+        cell,
+        json_flag,
+        lambda: output.say(f"{cell.id} no longer depends on {_resolved(ws, target)}"),
     )
+
+
+def _resolved(ws: "Workspace", given: str) -> str:
+    """The full id ``given`` names (as typed when it no longer resolves)."""
+    from hive.domain.cells import resolve_id
+    from hive.errors import HiveError
+
+    try:
+        return resolve_id(ws.cells(), given)
+    except HiveError:
+        return given
 
 
 @dep_app.command("tree")
@@ -401,10 +414,9 @@ def epic_create(
     )
 
     def render() -> None:
-        out = output.console()
-        out.print(f"created epic {cells[0].id}  {cells[0].title}")
+        output.say(f"created epic {cells[0].id}  {cells[0].title}")
         for child in cells[1:]:
-            out.print(f"  {child.id}  {child.title}")
+            output.say(f"  {child.id}  {child.title}")
 
     show(cells, json_flag, render)
 
@@ -422,8 +434,8 @@ def epic_status_cmd(
     def render() -> None:
         out = output.console()
         out.print(
-            f"[bold]{status.epic.id}[/bold]  {output.escape(status.epic.title)}"
-            f"  [{status.epic.status}]"
+            f"[bold]{status.epic.id}[/bold]  "
+            + output.escape(f"{status.epic.title}  [{status.epic.status}]")
         )
         out.print(f"  {status.closed}/{status.total} closed ({status.percent_complete}%)")
         counts = ", ".join(f"{key} {value}" for key, value in sorted(status.by_status.items()))
@@ -457,7 +469,7 @@ def log(
         for entry in entries:
             out.print(
                 f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(entry.subject)}"
-                f"  [dim]{entry.agent or ''}[/dim]"
+                f"  [dim]{output.escape(entry.agent or '')}[/dim]"
             )
 
     show(entries, json_flag, render)
