@@ -16,6 +16,7 @@ from hive.domain.cells import (
     ready,
     remove_dependency,
     reopen_cell,
+    resolve_id,
     show_cell,
     start_cell,
     update_cell,
@@ -32,6 +33,8 @@ from hive.errors import (
     InvalidInput,
     NotFound,
 )
+from hive.models import Cell, utc_now
+from hive.store.cache import CellIndex
 from hive.store.layout import cell_path
 from tests.conftest import assert_clean, git
 
@@ -275,3 +278,43 @@ def test_log_of_an_unknown_id_is_not_found(ws: Workspace) -> None:
     create_cell(ws, title="tracked")
     with pytest.raises(NotFound, match="no cell 'hv-zzzzzz'"):
         cell_log(ws, cell_id="hv-zzzzzz")
+
+
+def test_a_root_with_children_resolves_by_its_hash(ws: Workspace) -> None:
+    epic, first, _ = create_epic(ws, title="E", subtasks=["a", "b"])
+    hash_part = epic.id.split("-", 1)[1]
+    assert show_cell(ws, cell_id=hash_part).id == epic.id
+    assert show_cell(ws, cell_id=hash_part[:-1]).id == epic.id
+    assert show_cell(ws, cell_id=first.id[:-1]).id == first.id
+    assert epic_status(ws, epic_id=hash_part).epic.id == epic.id
+    assert cell_log(ws, cell_id=hash_part)[0].cells[0] == epic.id
+
+
+def _bare_cell(cell_id: str, *, deleted: bool = False) -> Cell:
+    now = utc_now()
+    return Cell(
+        id=cell_id,
+        title=cell_id,
+        created_at=now,
+        updated_at=now,
+        deleted_at=now if deleted else None,
+    )
+
+
+def test_resolving_prefers_exact_hashes_and_live_cells() -> None:
+    cells = [
+        _bare_cell("hv-abc"),
+        _bare_cell("hv-abcd"),
+        _bare_cell("hv-abx1", deleted=True),
+        _bare_cell("hv-abx2"),
+        _bare_cell("hv-q1", deleted=True),
+        _bare_cell("hv-q2", deleted=True),
+    ]
+    index = CellIndex(key="test", cells={cell.id: cell for cell in cells})
+    assert resolve_id(index, "abc") == "hv-abc"
+    assert resolve_id(index, "abx") == "hv-abx2"
+    with pytest.raises(AmbiguousId) as raised:
+        resolve_id(index, "ab")
+    assert raised.value.details["matches"] == ["hv-abc", "hv-abcd", "hv-abx2"]
+    with pytest.raises(AmbiguousId):
+        resolve_id(index, "q")
