@@ -318,3 +318,15 @@ def test_resolving_prefers_exact_hashes_and_live_cells() -> None:
     assert raised.value.details["matches"] == ["hv-abc", "hv-abcd", "hv-abx2"]
     with pytest.raises(AmbiguousId):
         resolve_id(index, "q")
+
+
+def test_ready_claim_skips_cells_assigned_to_someone_else(ws: Workspace) -> None:
+    create_cell(ws, title="bob's", priority=0, assignee="bob")
+    free = create_cell(ws, title="free", priority=2)
+    carol = ws.for_actor("carol")
+    claimed = ready(carol, claim=True)
+    assert [c.id for c in claimed] == [free.id]
+    assert claimed[0].assignee == "carol"
+    assert ready(carol, claim=True) == []
+    bobs = ready(ws.for_actor("bob"), claim=True)
+    assert [c.title for c in bobs] == ["bob's"]

@@ -221,17 +221,23 @@ def list_cells(
 
 
 def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> list[Cell]:
-    """Ready work, most urgent first; with ``claim``, atomically start the first one."""
+    """Ready work, most urgent first; with ``claim``, atomically start the first one.
+
+    A claim skips cells assigned to another actor (``start`` refuses those too).
+    """
     if limit is not None and limit < 1:
         raise InvalidInput(f"limit must be at least 1, got {limit}")
     if not claim:
         return ready_cells(ws.cells(), limit)
 
+    actor = ws.actor
+
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
-        candidates = ready_cells(index, 1)
-        if not candidates:
+        mine = (c for c in ready_cells(index) if c.assignee in (None, actor))
+        first = next(mine, None)
+        if first is None:
             return [], "", "", []
-        claimed = _claimed(candidates[0], ws.actor)
+        claimed = _claimed(first, actor)
         return [claimed], claimed.id, claimed.title, [claimed]
 
     result: list[Cell] = ws.write(plan, event="start").result
