@@ -19,6 +19,7 @@ from hive.domain.graph import (
     open_blockers,
     ready_cells,
     refuse_cycle,
+    refuse_new_cell_cycle,
 )
 from hive.domain.workspace import Workspace
 from hive.errors import (
@@ -279,6 +280,7 @@ def create_cell(
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
         parent_id = get_cell(index, parent).id if parent else None
         dependencies = resolve_deps(index, dep_specs)
+        refuse_new_cell_cycle(index, parent_id, [(d.type, d.target) for d in dependencies])
         cell = build_cell(
             ws, snap, index.known_ids(), fields, parent_id=parent_id, dependencies=dependencies
         )
@@ -522,7 +524,7 @@ def add_dependency(ws: Workspace, *, cell_id: str, target: str, dep_type: str = 
         if any(d.target == other.id and d.type == kind for d in cell.dependencies):
             return cell
         if kind in ("blocks", "parent-child"):
-            refuse_cycle(index, cell.id, other.id)
+            refuse_cycle(index, cell.id, other.id, kind)
         elif cell.id == other.id:
             raise InvalidInput(f"{cell.id} cannot depend on itself")
         deps = [*cell.dependencies, Dependency(type=kind, target=other.id)]
