@@ -330,3 +330,23 @@ def test_ready_claim_skips_cells_assigned_to_someone_else(ws: Workspace) -> None
     assert ready(carol, claim=True) == []
     bobs = ready(ws.for_actor("bob"), claim=True)
     assert [c.title for c in bobs] == ["bob's"]
+
+
+def test_update_to_closed_keeps_the_other_changes(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="multi")
+    updated = update_cell(
+        ws, cell_id=cell.id, status="closed", priority=0, title="renamed", append_notes="why"
+    )
+    assert (updated.status, updated.priority, updated.title, updated.notes) == (
+        "closed",
+        0,
+        "renamed",
+        "why",
+    )
+    assert updated.closed_at is not None
+    assert show_cell(ws, cell_id=cell.id) == updated
+    assert git(repo, "log", "-1", "--format=%s") == f"hive: close {cell.id} renamed\n"
+    blocked = create_cell(ws, title="waits", deps=[create_cell(ws, title="open blocker").id])
+    with pytest.raises(BlockedByDependency):
+        update_cell(ws, cell_id=blocked.id, status="closed", title="nope")
+    assert show_cell(ws, cell_id=blocked.id).title == "waits"

@@ -392,7 +392,8 @@ def update_cell(
     remove_labels: Sequence[str] = (),
     files: Sequence[str] | None = None,
 ) -> Cell:
-    """Change fields of one cell. ``status='closed'`` follows the rules of close."""
+    """Change fields of one cell. ``status='closed'`` follows the rules of close
+    (after the other changes are applied, all in one commit)."""
     new_status = parse_status(status)
     new_priority = parse_priority(priority)
     new_type = parse_type(type)
@@ -402,11 +403,11 @@ def update_cell(
     if title is not None and not title.strip():
         raise InvalidInput("title must not be blank")
 
+    closing = new_status == "closed"
+
     def change(cell: Cell, index: CellIndex) -> Cell:
-        if new_status == "closed" and not cell.is_closed:
-            return _closing(cell, index, reason=None, force=False)
         updates: dict[str, Any] = {}
-        if new_status is not None:
+        if new_status is not None and not (closing and not cell.is_closed):
             updates["status"] = new_status
             if cell.is_closed and new_status != "closed":
                 updates.update(closed_at=None, close_reason=None)
@@ -427,9 +428,12 @@ def update_cell(
             updates["labels"] = labels + [lb for lb in added if lb not in labels]
         if new_files is not None:
             updates["files_owned"] = new_files
-        return _changed(cell, **updates) if updates else cell
+        updated = _changed(cell, **updates) if updates else cell
+        if closing and not cell.is_closed:
+            return _closing(updated, index, reason=None, force=False)
+        return updated
 
-    return _mutate(ws, cell_id, "update", change)
+    return _mutate(ws, cell_id, "close" if closing else "update", change)
 
 
 def _claimed(cell: Cell, actor: str) -> Cell:
