@@ -86,6 +86,10 @@ def test_epic_dep_and_doctor_commands(hived: Path) -> None:
         (("create", "x", "-p", "9"), 2, "invalid priority '9'"),
         (("update", "PLACEHOLDER", "--status", "done"), 2, "invalid status 'done'"),
         (("create", "x", "--dep", "blocks:hv-missing"), 3, "no cell matches id 'hv-missing'"),
+        (("epic", "create", "E", "-s", ""), 2, "invalid subtask title: String should have"),
+        (("init", "--prefix", "X"), 2, "invalid prefix 'X': prefix must be lowercase"),
+        (("init", "--prefix", "a" * 20), 2, "invalid prefix 'aaaaaaaaaaaaaaaaaaaa': String should"),
+        (("create", "  "), 2, "invalid title: title must not be blank"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(
@@ -99,6 +103,7 @@ def test_bad_input_is_one_line_and_nonzero(
     assert result.returncode == code
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}")
+    assert "pydantic" not in result.stderr and "Value error" not in result.stderr
     assert git(hived, "rev-parse", "HEAD") == head
 
 
@@ -145,6 +150,37 @@ def test_demo_runs(tmp_path: Path) -> None:
     assert "hive: create-epic" in result.stdout
     assert "already claimed" in result.stdout
     assert_clean(tmp_path / "demo")
+
+
+def test_demo_refuses_a_used_or_impossible_directory(hived: Path, tmp_path: Path) -> None:
+    head = git(hived, "rev-parse", "HEAD")
+    for target, message in (
+        (hived, "not an empty directory"),
+        (tmp_path / "file", "not an empty directory"),
+        (tmp_path / "file" / "below", "cannot create it"),
+    ):
+        (tmp_path / "file").write_text("x")
+        result = subprocess.run(
+            [*HIVE, "demo", "--dir", str(target)], capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 2
+        assert (
+            result.stderr
+            == f"error: --dir {target}: {message}" + result.stderr.split(message, 1)[1]
+        )
+        assert len(result.stderr.splitlines()) == 1
+    assert git(hived, "rev-parse", "HEAD") == head
+
+
+def test_piped_demo_output_has_no_overlong_lines(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*HIVE, "demo", "--dir", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert max(len(line) for line in result.stdout.splitlines()) < 200
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,14 @@ def say(text: str) -> None:
     console().print(text, markup=False)
 
 
+def heading(title: str) -> None:
+    """A section rule: full width on a terminal, 72 columns when piped."""
+    from rich.console import Console
+
+    width = None if sys.stdout.isatty() else 72
+    Console(highlight=False, emoji=False, width=width).rule(escape(title))
+
+
 def err(message: str) -> None:
     sys.stderr.write(message.rstrip("\n") + "\n")
 

@@ -33,6 +33,7 @@ from hive.errors import (
 )
 from hive.git.repo import Snapshot
 from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Dependency, utc_now
+from hive.models.cell import first_error
 from hive.models.results import DependencyNode
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
@@ -103,9 +104,8 @@ def _validated(data: dict[str, Any]) -> Cell:
     try:
         return Cell.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "cell"
-        raise InvalidInput(f"invalid {field}: {error['msg']}") from None
+        field, why = first_error(exc)
+        raise InvalidInput(f"invalid {field or 'cell'}: {why}") from None
 
 
 def _changed(cell: Cell, **changes: Any) -> Cell:

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from hive.domain.cells import _new_cell_fields, build_cell, get_cell, parse_priority
 from hive.domain.graph import is_ready
 from hive.domain.workspace import Workspace
 from hive.errors import DependencyCycle, InvalidInput
 from hive.git.repo import Snapshot
 from hive.models import Cell, Dependency
+from hive.models.cell import first_error
 from hive.models.epic import SubtaskSpec
 from hive.models.results import EpicStatus
 from hive.store.cache import CellIndex
@@ -132,12 +135,13 @@ def create_epic(
 def _spec(item: SubtaskSpec | dict[str, Any] | str) -> SubtaskSpec:
     if isinstance(item, SubtaskSpec):
         return item
-    if isinstance(item, str):
-        return SubtaskSpec(title=item)
     try:
+        if isinstance(item, str):
+            return SubtaskSpec(title=item)
         return SubtaskSpec.model_validate(item)
-    except ValueError as exc:
-        raise InvalidInput(f"invalid subtask: {str(exc).splitlines()[-1]}") from None
+    except ValidationError as exc:
+        field, why = first_error(exc)
+        raise InvalidInput(f"invalid subtask {field or 'spec'}: {why}") from None
 
 
 def epic_status(ws: Workspace, *, epic_id: str) -> EpicStatus:

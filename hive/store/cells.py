@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from hive.errors import CorruptFile
 from hive.models import Cell, HiveConfig
+from hive.models.cell import first_error
 from hive.store.yamlio import dumps, line_of, load_mapping
 
 FIELD_ORDER: tuple[str, ...] = (
@@ -87,17 +88,11 @@ def decode_cell(data: bytes, path: str) -> Cell:
 
 def _invalid(exc: ValidationError, text: str, path: str) -> CorruptFile:
     """``path:line: invalid field 'x': why``, the line being that of the offending key."""
-    error = exc.errors()[0]
-    line = line_of(text, error["loc"])
-    where = ".".join(str(part) for part in error["loc"]) or "document"
+    line = line_of(text, exc.errors()[0]["loc"])
+    where, why = first_error(exc)
     extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    message = f"{path}:{line}: invalid field {where!r}: {plain_message(error)}{extra}"
+    message = f"{path}:{line}: invalid field {where or 'document'!r}: {why}{extra}"
     return CorruptFile(message, path=path, line=line)
-
-
-def plain_message(error: Any) -> str:
-    """pydantic's message for one error, without its ``Value error, `` prefix."""
-    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def encode_config(config: HiveConfig) -> bytes:
