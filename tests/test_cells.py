@@ -350,3 +350,30 @@ def test_update_to_closed_keeps_the_other_changes(ws: Workspace, repo: Path) -> 
     with pytest.raises(BlockedByDependency):
         update_cell(ws, cell_id=blocked.id, status="closed", title="nope")
     assert show_cell(ws, cell_id=blocked.id).title == "waits"
+
+
+@pytest.mark.parametrize(
+    "title", ["esc \x1b[31mRED\x1b[0m", "nul\x01ctl", "cr\rtitle", "c1\x9bx", "tab\tx"]
+)
+def test_control_characters_in_titles_are_refused(ws: Workspace, repo: Path, title: str) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(InvalidInput, match=r"invalid title: .*control characters \(found U\+"):
+        create_cell(ws, title=title)
+    cell = create_cell(ws, title="fine")
+    with pytest.raises(InvalidInput, match="control characters"):
+        update_cell(ws, cell_id=cell.id, title=title)
+    with pytest.raises(InvalidInput, match="control characters"):
+        create_epic(ws, title="E", subtasks=[title])
+    assert git(repo, "rev-list", "--count", f"{head.strip()}..HEAD") == "1\n"
+
+
+def test_commit_subjects_never_carry_control_characters(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="legacy")
+    path = repo / cell_path(cell.id)
+    path.write_text(path.read_text().replace("title: legacy", 'title: "old \\e[31m title"'))
+    git(repo, "commit", "-qam", "a title written by an older hive")
+    assert show_cell(ws, cell_id=cell.id).title == "old \x1b[31m title"
+    message = ws.message("update", cell.id, "old \x1b[31m title", [cell.id])
+    assert message.splitlines()[0] == f"hive: update {cell.id} old ?[31m title"
+    update_cell(ws, cell_id=cell.id, title="clean again")
+    assert git(repo, "log", "-1", "--format=%s") == f"hive: update {cell.id} clean again\n"

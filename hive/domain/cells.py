@@ -33,7 +33,7 @@ from hive.errors import (
 )
 from hive.git.repo import Snapshot
 from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Dependency, utc_now
-from hive.models.cell import first_error
+from hive.models.cell import check_title, first_error
 from hive.models.results import DependencyNode
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
@@ -101,11 +101,17 @@ def _normalize_files(files: Iterable[str]) -> list[str]:
 
 
 def _validated(data: dict[str, Any]) -> Cell:
+    """A cell to be written: the model's rules plus the stricter ones for new text."""
     try:
-        return Cell.model_validate(data)
+        cell = Cell.model_validate(data)
     except ValidationError as exc:
         field, why = first_error(exc)
         raise InvalidInput(f"invalid {field or 'cell'}: {why}") from None
+    try:
+        check_title(cell.title)
+    except ValueError as exc:
+        raise InvalidInput(f"invalid title: {exc}") from None
+    return cell
 
 
 def _changed(cell: Cell, **changes: Any) -> Cell:

@@ -28,6 +28,7 @@ from hive.git.repo import (
     format_message,
 )
 from hive.models import Cell, HiveConfig
+from hive.models.cell import without_control_chars
 from hive.store.cache import CellCache, CellIndex
 from hive.store.cells import decode_config, encode_cell
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, cell_path
@@ -244,7 +245,8 @@ class Workspace:
     def message(self, event: str, subject_id: str, title: str, cell_ids: list[str]) -> str:
         trailers = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(cell_ids or [subject_id])]
         trailers += [("Hive-Agent", self.actor), ("Hive-Event", event)]
-        return format_message(f"hive: {event} {subject_id} {title}", trailers)
+        subject = without_control_chars(f"hive: {event} {subject_id} {title}")
+        return format_message(subject, trailers)
 
     def lock_timeout(self) -> float:
         env = os.environ.get("HIVE_LOCK_TIMEOUT")
