@@ -207,3 +207,65 @@ def test_user_text_is_never_read_as_markup(hived: Path) -> None:
     epic_id = epic.split()[2]
     status = ok(hive(hived, "epic", "status", epic_id))
     assert status.splitlines()[0] == f"{epic_id}  E [x]  [open]"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("show",), "Missing argument 'ID'. (see 'hive show --help')"),
+        (("no-such-command",), "No such command 'no-such-command'."),
+        (("ready", "--bogus"), "No such option: --bogus"),
+        (("ready", "-n", "0"), "Invalid value for '--limit' / '-n'"),
+    ],
+)
+def test_usage_errors_are_one_line_and_json_when_asked(
+    hived: Path, args: tuple[str, ...], message: str
+) -> None:
+    plain = hive(hived, *args)
+    assert plain.returncode == 2 and plain.stdout == ""
+    assert len(plain.stderr.splitlines()) == 1
+    assert plain.stderr.startswith(f"error: {message}")
+    structured = hive(hived, "--json", *args)
+    assert structured.returncode == 2
+    payload = json.loads(structured.stdout)
+    assert payload["code"] == "usage" and payload["error"].startswith(message)
+
+
+def test_global_options_also_work_after_the_command(hived: Path, tmp_path: Path) -> None:
+    cell = as_json(hive(hived, "create", "work", "--json"))
+    assert isinstance(cell, dict)
+    result = subprocess.run(
+        [*HIVE, "ready", "--claim", "--actor", "zed", "-C", str(hived), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    claimed = json.loads(ok(result))
+    assert [(c["id"], c["assignee"]) for c in claimed] == [(cell["id"], "zed")]
+    title = ok(hive(hived, "create", "--", "--actor"))
+    assert title.strip().endswith("--actor")
+
+
+def test_hoisting_global_options_keeps_everything_else_in_place() -> None:
+    from hive.cli.main import hoist_global_options
+
+    assert hoist_global_options(["list", "-s", "open", "--actor=bo", "-C/x"]) == [
+        "--actor=bo",
+        "-C/x",
+        "list",
+        "-s",
+        "open",
+    ]
+    assert hoist_global_options(["-C", "d", "dep", "add", "a", "b", "--actor", "x"]) == [
+        "-C",
+        "d",
+        "--actor",
+        "x",
+        "dep",
+        "add",
+        "a",
+        "b",
+    ]
+    unchanged = ["create", "t", "--", "--actor", "x"]
+    assert hoist_global_options(unchanged) == unchanged

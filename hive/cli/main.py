@@ -11,6 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+try:  # recent typer vendors click; older releases use click itself
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover
+    import click.exceptions as click_errors  # type: ignore[no-redef]
+
 from hive.cli import coord_cmd, output, swarm_cmd, tools_cmd
 from hive.cli.common import (
     OPTIONS,
@@ -544,6 +549,12 @@ def focused_app(argv: list[str]) -> typer.Typer:
 
 
 def _command_name(argv: list[str]) -> str | None:
+    position = _command_position(argv)
+    return None if position is None else argv[position]
+
+
+def _command_position(argv: list[str]) -> int | None:
+    """Where the command name is in ``argv`` (after the global options), if anywhere."""
     position = 0
     while position < len(argv):
         token = argv[position]
@@ -552,7 +563,7 @@ def _command_name(argv: list[str]) -> str | None:
         elif token.startswith("-C") or token.startswith("--actor=") or token == "--json":
             position += 1
         else:
-            return None if token.startswith("-") else token
+            return None if token.startswith("-") else position
     return None
 
 
@@ -563,10 +574,67 @@ def _info_name(info: typer.models.CommandInfo) -> str | None:
     return callback.__name__.lower().replace("_", "-") if callback else None
 
 
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """``argv`` with ``-C DIR`` and ``--actor NAME`` given after the command moved before it.
+
+    ``hive ready --actor zed`` then means ``hive --actor zed ready`` (no command
+    has options of those names; ``--json`` is accepted by every command anyway).
+    Nothing after ``--`` moves.
+    """
+    start = _command_position(argv)
+    if start is None:
+        return argv
+    moved: list[str] = []
+    rest: list[str] = []
+    position = start
+    while position < len(argv):
+        token = argv[position]
+        if token == "--":
+            rest += argv[position:]
+            break
+        if token in _VALUED_GLOBALS and position + 1 < len(argv):
+            moved += argv[position : position + 2]
+            position += 2
+            continue
+        if token.startswith("--actor=") or (token.startswith("-C") and token[2:3] not in ("", "-")):
+            moved.append(token)
+        else:
+            rest.append(token)
+        position += 1
+    return [*argv[:start], *moved, *rest]
+
+
+def _usage_error(exc: click_errors.UsageError, argv: list[str]) -> int:
+    """Render a usage error as one line (plus JSON with ``--json``); exit code 2."""
+    if isinstance(exc, click_errors.NoArgsIsHelpError):
+        if exc.format_message().strip():  # plain click: the help text is the message
+            sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
+        return exc.exit_code
+    message = " ".join(exc.format_message().split())
+    if exc.ctx is not None:
+        message += f" (see '{exc.ctx.command_path} --help')"
+    wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    if wants_json:
+        output.emit_json({"error": message, "code": "usage"})
+    output.err(f"error: {message}")
+    return 2
+
+
 def run() -> None:
     """Console-script entry point: no traceback ever reaches the terminal."""
+    argv = hoist_global_options(sys.argv[1:])
     try:
-        focused_app(sys.argv[1:])()
+        command = typer.main.get_command(focused_app(argv))
+        code = command.main(args=argv, prog_name="hive", standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except click_errors.UsageError as exc:
+        sys.exit(_usage_error(exc, argv))
+    except click_errors.ClickException as exc:
+        output.err(f"error: {' '.join(exc.format_message().split())}")
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        output.err("aborted")
+        sys.exit(1)
     except KeyboardInterrupt:
         output.err("interrupted")
         sys.exit(130)
