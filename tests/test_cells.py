@@ -377,3 +377,9 @@ def test_commit_subjects_never_carry_control_characters(ws: Workspace, repo: Pat
     assert message.splitlines()[0] == f"hive: update {cell.id} old ?[31m title"
     update_cell(ws, cell_id=cell.id, title="clean again")
     assert git(repo, "log", "-1", "--format=%s") == f"hive: update {cell.id} clean again\n"
+
+
+def test_child_suffixes_default_to_four_random_characters(ws: Workspace) -> None:
+    assert ws.config().child_id_length == 4
+    _, *children = create_epic(ws, title="E", subtasks=["a", "b", "c"])
+    assert all(len(child.id.rsplit(".", 1)[1]) == 4 for child in children)

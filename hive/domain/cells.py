@@ -128,7 +128,7 @@ def resolve_id(index: CellIndex, given: str) -> str:
     """The full id for ``given``: exact, or an unambiguous prefix (with or without ``prefix-``).
 
     Among several prefix matches, the id whose hash part is exactly ``given``
-    wins (``x7k2`` is ``hv-x7k2``, not its child ``hv-x7k2.a3f``); deleted cells
+    wins (``x7k2`` is ``hv-x7k2``, not its child ``hv-x7k2.a3f8``); deleted cells
     only count when nothing else matches; and one cell plus its own
     descendants resolves to that cell.
     """
