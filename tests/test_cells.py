@@ -383,3 +383,12 @@ def test_child_suffixes_default_to_four_random_characters(ws: Workspace) -> None
     assert ws.config().child_id_length == 4
     _, *children = create_epic(ws, title="E", subtasks=["a", "b", "c"])
     assert all(len(child.id.rsplit(".", 1)[1]) == 4 for child in children)
+
+
+def test_subtasks_keep_the_order_they_were_given_in(ws: Workspace) -> None:
+    titles = ["schema", "hashing", "endpoints", "docs", "rollout", "cleanup"]
+    epic, *children = create_epic(ws, title="E", subtasks=titles)
+    assert [c.title for c in children] == titles
+    assert [c.title for c in epic_status(ws, epic_id=epic.id).children] == titles
+    assert [c.title for c in list_cells(ws, parent=epic.id)] == titles
+    assert [c.title for c in ready(ws)] == titles

@@ -8,6 +8,7 @@ claim, a close or a dependency edge can never be based on stale data.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -339,6 +340,7 @@ def build_cell(
     *,
     parent_id: str | None = None,
     dependencies: Sequence[Dependency] = (),
+    created_at: datetime | None = None,
 ) -> Cell:
     """A new, validated cell with a fresh id (never in ``known``; ``known`` gains it)."""
     config = ws.config(snap)
@@ -346,7 +348,7 @@ def build_cell(
         cell_id = new_child_id(parent_id, config.child_id_length, known.__contains__)
     else:
         cell_id = new_root_id(config.prefix, config.id_length, known.__contains__)
-    now = utc_now()
+    now = created_at or utc_now()
     cell = _validated(
         {
             **fields,

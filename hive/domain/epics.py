@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -113,7 +114,18 @@ def create_epic(
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
         known = index.known_ids()
         epic = build_cell(ws, snap, known, epic_fields)
-        children = [build_cell(ws, snap, known, fields, parent_id=epic.id) for fields in sub_fields]
+        # One millisecond apart, so "oldest first" keeps the order they were given in.
+        children = [
+            build_cell(
+                ws,
+                snap,
+                known,
+                fields,
+                parent_id=epic.id,
+                created_at=epic.created_at + timedelta(milliseconds=position + 1),
+            )
+            for position, fields in enumerate(sub_fields)
+        ]
         linked = [
             child.model_copy(
                 update={
