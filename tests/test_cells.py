@@ -392,3 +392,67 @@ def test_subtasks_keep_the_order_they_were_given_in(ws: Workspace) -> None:
     assert [c.title for c in epic_status(ws, epic_id=epic.id).children] == titles
     assert [c.title for c in list_cells(ws, parent=epic.id)] == titles
     assert [c.title for c in ready(ws)] == titles
+
+
+def test_log_includes_your_commits_that_carried_staged_cells(ws: Workspace, repo: Path) -> None:
+    staging = Workspace(str(repo), actor="alice", autocommit=False)
+    cell = create_cell(staging, title="lands with code")
+    (repo / "app.py").write_text("print('hi')\n")
+    git(repo, "add", "app.py")
+    git(repo, "commit", "-q", "-m", "code and cell together")
+    other = create_cell(ws, title="unrelated")
+    update_cell(ws, cell_id=cell.id, priority=0)
+    (repo / "app.py").write_text("print('bye')\n")
+    git(repo, "commit", "-q", "-am", "code only")
+    entries = cell_log(ws, cell_id=cell.id)
+    assert [(e.subject, e.event, e.cells) for e in entries] == [
+        (f"hive: update {cell.id} lands with code", "update", [cell.id]),
+        ("code and cell together", None, [cell.id]),
+    ]
+    assert [e.cells for e in cell_log(ws, cell_id=other.id)] == [[other.id]]
+    assert "code and cell together" not in [e.subject for e in cell_log(ws)]
+
+
+def test_epic_status_of_a_plain_cell_is_a_clear_error(ws: Workspace) -> None:
+    task = create_cell(ws, title="just a task")
+    with pytest.raises(InvalidInput, match=rf"{task.id} is a task, not an epic"):
+        epic_status(ws, epic_id=task.id)
+    create_cell(ws, title="child", parent=task.id)
+    assert epic_status(ws, epic_id=task.id).total == 1
+
+
+def test_a_blocker_whose_file_is_corrupt_still_blocks(ws: Workspace, repo: Path) -> None:
+    blocker = create_cell(ws, title="blocker")
+    waiting = create_cell(ws, title="waiting", deps=[blocker.id])
+    (repo / cell_path(blocker.id)).write_text("title: [broken\n")
+    git(repo, "commit", "-qam", "break the blocker")
+    assert waiting.id not in ready_ids(ws)
+    with pytest.raises(BlockedByDependency, match=blocker.id):
+        close_cell(ws, cell_id=waiting.id)
+
+
+def test_list_parent_filter_and_ready_limit(ws: Workspace) -> None:
+    epic, first, second = create_epic(ws, title="E", subtasks=["a", "b"])
+    create_cell(ws, title="elsewhere", priority=0)
+    assert [c.id for c in list_cells(ws, parent=epic.id)] == [first.id, second.id]
+    assert [c.title for c in ready(ws, limit=2)] == ["elsewhere", "a"]
+    with pytest.raises(InvalidInput, match="at least 1"):
+        ready(ws, limit=0)
+
+
+def test_the_actor_comes_from_hive_agent_then_git_user_name(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hive.domain.setup import init_hive
+
+    init_hive(Workspace(str(repo)))
+    by_git = create_cell(Workspace(str(repo)), title="by git user")
+    assert by_git.created_by == "Test User"
+    assert git(repo, "log", "-1", "--format=%an <%ae>") == "Test User <test@example.com>\n"
+    monkeypatch.setenv("HIVE_AGENT", "BlueLake")
+    by_agent = create_cell(Workspace(str(repo)), title="by agent")
+    assert by_agent.created_by == "BlueLake"
+    assert git(repo, "log", "-1", "--format=%an <%ae>") == "BlueLake <test@example.com>\n"
+    assert "Hive-Agent: BlueLake" in git(repo, "log", "-1", "--format=%B")
+    explicit = create_cell(Workspace(str(repo), actor="RedStone"), title="explicit")
+    assert explicit.created_by == "RedStone"

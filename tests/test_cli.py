@@ -107,11 +107,22 @@ def test_bad_input_is_one_line_and_nonzero(
     assert git(hived, "rev-parse", "HEAD") == head
 
 
-def test_outside_a_repository(tmp_path: Path) -> None:
-    result = hive(tmp_path, "list")
+@pytest.mark.parametrize("command", ["list", "init"])
+def test_outside_a_repository(tmp_path: Path, command: str) -> None:
+    result = hive(tmp_path, command)
     assert result.returncode == 2
-    assert "not inside a git repository" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert (
+        result.stderr
+        == f"error: {tmp_path} is not inside a git repository (run 'git init' first)\n"
+    )
+    assert not (tmp_path / ".hive").exists()
+
+
+def test_a_bare_repository_is_named_as_such(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "bare.git")
+    result = hive(tmp_path / "bare.git", "init")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {tmp_path / 'bare.git'} is a bare repository")
 
 
 def test_json_errors_are_structured(hived: Path) -> None:

@@ -164,6 +164,8 @@ def epic_status(ws: Workspace, *, epic_id: str) -> EpicStatus:
         (index.cells[c] for c in index.children_of(epic.id) if not index.cells[c].is_deleted),
         key=lambda c: (c.priority, c.created_at, c.id),
     )
+    if epic.type != "epic" and not children:
+        raise InvalidInput(f"{epic.id} is a {epic.type}, not an epic, and has no subtasks")
     by_status: dict[str, int] = {}
     for child in children:
         by_status[child.status] = by_status.get(child.status, 0) + 1

@@ -14,11 +14,18 @@ ORDERING_TYPES = frozenset({"blocks", "parent-child"})
 
 
 def open_blockers(cell: Cell, index: CellIndex) -> list[str]:
-    """``blocks`` targets of ``cell`` that are neither closed nor deleted."""
+    """``blocks`` targets of ``cell`` that are neither closed nor deleted.
+
+    A target whose file does not parse counts as open (its state is unknown:
+    ``hive doctor`` explains it); a target that does not exist at all does not.
+    """
     found = []
     for target in cell.blockers():
         other = index.cells.get(target)
-        if other is not None and not other.is_closed and not other.is_deleted:
+        if other is None:
+            if index.problems and index.is_unreadable(target):
+                found.append(target)
+        elif not other.is_closed and not other.is_deleted:
             found.append(target)
     return found
 

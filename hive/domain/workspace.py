@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hive.errors import InvalidInput, NotInitialized
+from hive.errors import InvalidInput, NotAGitRepository, NotInitialized
 from hive.git.repo import (
     Change,
     GitRepo,
@@ -66,7 +66,16 @@ class Workspace:
         persist_cache: bool = True,
         session: str | None = None,
     ) -> None:
-        self.git = GitRepo.discover(path)
+        try:
+            self.git = GitRepo.discover(path)
+        except NotAGitRepository:
+            bare = _bare_repository_at(path)
+            if bare is None:
+                raise
+            raise NotAGitRepository(
+                f"{bare} is a bare repository: hive needs a working tree"
+                " (clone it, or add one with 'git worktree add')"
+            ) from None
         self.autocommit = _env_flag("HIVE_AUTOCOMMIT", True) if autocommit is None else autocommit
         self._actor = actor or os.environ.get("HIVE_AGENT") or None
         if self._actor is not None:
@@ -274,6 +283,22 @@ def check_actor(name: str) -> str:
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9.+-]+", ".", name.lower()).strip(".") or "agent"
+
+
+def _bare_repository_at(path: str) -> str | None:
+    """The bare repository ``path`` is in (git's layout: HEAD, objects/, refs/), if any."""
+    probe = os.path.abspath(path)
+    while True:
+        if (
+            os.path.isfile(os.path.join(probe, "HEAD"))
+            and os.path.isdir(os.path.join(probe, "objects"))
+            and os.path.isdir(os.path.join(probe, "refs"))
+        ):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
 
 
 def _os_user() -> str | None:
