@@ -280,3 +280,14 @@ def test_hoisting_global_options_keeps_everything_else_in_place() -> None:
     ]
     unchanged = ["create", "t", "--", "--actor", "x"]
     assert hoist_global_options(unchanged) == unchanged
+
+
+def test_dep_add_and_remove_echo_the_resolved_id(hived: Path) -> None:
+    first = as_json(hive(hived, "create", "first", "--json"))
+    second = as_json(hive(hived, "create", "second", "--json"))
+    assert isinstance(first, dict) and isinstance(second, dict)
+    partial = first["id"].split("-", 1)[1][:5]
+    added = ok(hive(hived, "dep", "add", second["id"], partial))
+    assert added.strip() == f"{second['id']} now depends on {first['id']} (blocks)"
+    removed = ok(hive(hived, "dep", "remove", second["id"], partial))
+    assert removed.strip() == f"{second['id']} no longer depends on {first['id']}"
