@@ -7,7 +7,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import NotFound
 from hive.git.repo import CommitInfo
 from hive.models.results import LogEntry
-from hive.store.layout import cell_path
+from hive.store.layout import HIVE_DIR, cell_path
 
 
 def cell_log(
@@ -57,11 +57,18 @@ def cell_log(
 
 def _changed_file(ws: Workspace, commit: CommitInfo, path: str) -> bool:
     """Whether ``commit`` changed ``path`` compared with each of its parents."""
-    blob = ws.git.lookup_path(ws.git.commit_tree(commit.sha), path)
-    parents = [ws.git.lookup_path(ws.git.commit_tree(p), path) for p in commit.parents]
-    if not parents:
+    trees = [ws.git.commit_tree(sha) for sha in (commit.sha, *commit.parents)]
+    if len(trees) > 1 and _same_hive_dir(ws, trees):
+        return False  # most of your commits do not touch .hive/ at all: one tree read
+    blob, *before = (ws.git.lookup_path(tree, path) for tree in trees)
+    if not before:
         return blob is not None
-    return all(blob != before for before in parents)
+    return all(blob != old for old in before)
+
+
+def _same_hive_dir(ws: Workspace, trees: list[str]) -> bool:
+    hive_dirs = {ws.git.lookup_path(tree, HIVE_DIR, want_tree=True) for tree in trees}
+    return len(hive_dirs) == 1
 
 
 def _first(values: list[str] | None) -> str | None:
