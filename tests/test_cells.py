@@ -16,6 +16,7 @@ from hive.domain.cells import (
     ready,
     remove_dependency,
     reopen_cell,
+    resolve_id,
     show_cell,
     start_cell,
     update_cell,
@@ -32,6 +33,8 @@ from hive.errors import (
     InvalidInput,
     NotFound,
 )
+from hive.models import Cell, utc_now
+from hive.store.cache import CellIndex
 from hive.store.layout import cell_path
 from tests.conftest import assert_clean, git
 
@@ -275,3 +278,181 @@ def test_log_of_an_unknown_id_is_not_found(ws: Workspace) -> None:
     create_cell(ws, title="tracked")
     with pytest.raises(NotFound, match="no cell 'hv-zzzzzz'"):
         cell_log(ws, cell_id="hv-zzzzzz")
+
+
+def test_a_root_with_children_resolves_by_its_hash(ws: Workspace) -> None:
+    epic, first, _ = create_epic(ws, title="E", subtasks=["a", "b"])
+    hash_part = epic.id.split("-", 1)[1]
+    assert show_cell(ws, cell_id=hash_part).id == epic.id
+    assert show_cell(ws, cell_id=hash_part[:-1]).id == epic.id
+    assert show_cell(ws, cell_id=first.id[:-1]).id == first.id
+    assert epic_status(ws, epic_id=hash_part).epic.id == epic.id
+    assert cell_log(ws, cell_id=hash_part)[0].cells[0] == epic.id
+
+
+def _bare_cell(cell_id: str, *, deleted: bool = False) -> Cell:
+    now = utc_now()
+    return Cell(
+        id=cell_id,
+        title=cell_id,
+        created_at=now,
+        updated_at=now,
+        deleted_at=now if deleted else None,
+    )
+
+
+def test_resolving_prefers_exact_hashes_and_live_cells() -> None:
+    cells = [
+        _bare_cell("hv-abc"),
+        _bare_cell("hv-abcd"),
+        _bare_cell("hv-abx1", deleted=True),
+        _bare_cell("hv-abx2"),
+        _bare_cell("hv-q1", deleted=True),
+        _bare_cell("hv-q2", deleted=True),
+    ]
+    index = CellIndex(key="test", cells={cell.id: cell for cell in cells})
+    assert resolve_id(index, "abc") == "hv-abc"
+    assert resolve_id(index, "abx") == "hv-abx2"
+    with pytest.raises(AmbiguousId) as raised:
+        resolve_id(index, "ab")
+    assert raised.value.details["matches"] == ["hv-abc", "hv-abcd", "hv-abx2"]
+    with pytest.raises(AmbiguousId):
+        resolve_id(index, "q")
+
+
+def test_ready_claim_skips_cells_assigned_to_someone_else(ws: Workspace) -> None:
+    create_cell(ws, title="bob's", priority=0, assignee="bob")
+    free = create_cell(ws, title="free", priority=2)
+    carol = ws.for_actor("carol")
+    claimed = ready(carol, claim=True)
+    assert [c.id for c in claimed] == [free.id]
+    assert claimed[0].assignee == "carol"
+    assert ready(carol, claim=True) == []
+    bobs = ready(ws.for_actor("bob"), claim=True)
+    assert [c.title for c in bobs] == ["bob's"]
+
+
+def test_update_to_closed_keeps_the_other_changes(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="multi")
+    updated = update_cell(
+        ws, cell_id=cell.id, status="closed", priority=0, title="renamed", append_notes="why"
+    )
+    assert (updated.status, updated.priority, updated.title, updated.notes) == (
+        "closed",
+        0,
+        "renamed",
+        "why",
+    )
+    assert updated.closed_at is not None
+    assert show_cell(ws, cell_id=cell.id) == updated
+    assert git(repo, "log", "-1", "--format=%s") == f"hive: close {cell.id} renamed\n"
+    blocked = create_cell(ws, title="waits", deps=[create_cell(ws, title="open blocker").id])
+    with pytest.raises(BlockedByDependency):
+        update_cell(ws, cell_id=blocked.id, status="closed", title="nope")
+    assert show_cell(ws, cell_id=blocked.id).title == "waits"
+
+
+@pytest.mark.parametrize(
+    "title", ["esc \x1b[31mRED\x1b[0m", "nul\x01ctl", "cr\rtitle", "c1\x9bx", "tab\tx"]
+)
+def test_control_characters_in_titles_are_refused(ws: Workspace, repo: Path, title: str) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(InvalidInput, match=r"invalid title: .*control characters \(found U\+"):
+        create_cell(ws, title=title)
+    cell = create_cell(ws, title="fine")
+    with pytest.raises(InvalidInput, match="control characters"):
+        update_cell(ws, cell_id=cell.id, title=title)
+    with pytest.raises(InvalidInput, match="control characters"):
+        create_epic(ws, title="E", subtasks=[title])
+    assert git(repo, "rev-list", "--count", f"{head.strip()}..HEAD") == "1\n"
+
+
+def test_commit_subjects_never_carry_control_characters(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="legacy")
+    path = repo / cell_path(cell.id)
+    path.write_text(path.read_text().replace("title: legacy", 'title: "old \\e[31m title"'))
+    git(repo, "commit", "-qam", "a title written by an older hive")
+    assert show_cell(ws, cell_id=cell.id).title == "old \x1b[31m title"
+    message = ws.message("update", cell.id, "old \x1b[31m title", [cell.id])
+    assert message.splitlines()[0] == f"hive: update {cell.id} old ?[31m title"
+    update_cell(ws, cell_id=cell.id, title="clean again")
+    assert git(repo, "log", "-1", "--format=%s") == f"hive: update {cell.id} clean again\n"
+
+
+def test_child_suffixes_default_to_four_random_characters(ws: Workspace) -> None:
+    assert ws.config().child_id_length == 4
+    _, *children = create_epic(ws, title="E", subtasks=["a", "b", "c"])
+    assert all(len(child.id.rsplit(".", 1)[1]) == 4 for child in children)
+
+
+def test_subtasks_keep_the_order_they_were_given_in(ws: Workspace) -> None:
+    titles = ["schema", "hashing", "endpoints", "docs", "rollout", "cleanup"]
+    epic, *children = create_epic(ws, title="E", subtasks=titles)
+    assert [c.title for c in children] == titles
+    assert [c.title for c in epic_status(ws, epic_id=epic.id).children] == titles
+    assert [c.title for c in list_cells(ws, parent=epic.id)] == titles
+    assert [c.title for c in ready(ws)] == titles
+
+
+def test_log_includes_your_commits_that_carried_staged_cells(ws: Workspace, repo: Path) -> None:
+    staging = Workspace(str(repo), actor="alice", autocommit=False)
+    cell = create_cell(staging, title="lands with code")
+    (repo / "app.py").write_text("print('hi')\n")
+    git(repo, "add", "app.py")
+    git(repo, "commit", "-q", "-m", "code and cell together")
+    other = create_cell(ws, title="unrelated")
+    update_cell(ws, cell_id=cell.id, priority=0)
+    (repo / "app.py").write_text("print('bye')\n")
+    git(repo, "commit", "-q", "-am", "code only")
+    entries = cell_log(ws, cell_id=cell.id)
+    assert [(e.subject, e.event, e.cells) for e in entries] == [
+        (f"hive: update {cell.id} lands with code", "update", [cell.id]),
+        ("code and cell together", None, [cell.id]),
+    ]
+    assert [e.cells for e in cell_log(ws, cell_id=other.id)] == [[other.id]]
+    assert "code and cell together" not in [e.subject for e in cell_log(ws)]
+
+
+def test_epic_status_of_a_plain_cell_is_a_clear_error(ws: Workspace) -> None:
+    task = create_cell(ws, title="just a task")
+    with pytest.raises(InvalidInput, match=rf"{task.id} is a task, not an epic"):
+        epic_status(ws, epic_id=task.id)
+    create_cell(ws, title="child", parent=task.id)
+    assert epic_status(ws, epic_id=task.id).total == 1
+
+
+def test_a_blocker_whose_file_is_corrupt_still_blocks(ws: Workspace, repo: Path) -> None:
+    blocker = create_cell(ws, title="blocker")
+    waiting = create_cell(ws, title="waiting", deps=[blocker.id])
+    (repo / cell_path(blocker.id)).write_text("title: [broken\n")
+    git(repo, "commit", "-qam", "break the blocker")
+    assert waiting.id not in ready_ids(ws)
+    with pytest.raises(BlockedByDependency, match=blocker.id):
+        close_cell(ws, cell_id=waiting.id)
+
+
+def test_list_parent_filter_and_ready_limit(ws: Workspace) -> None:
+    epic, first, second = create_epic(ws, title="E", subtasks=["a", "b"])
+    create_cell(ws, title="elsewhere", priority=0)
+    assert [c.id for c in list_cells(ws, parent=epic.id)] == [first.id, second.id]
+    assert [c.title for c in ready(ws, limit=2)] == ["elsewhere", "a"]
+    with pytest.raises(InvalidInput, match="at least 1"):
+        ready(ws, limit=0)
+
+
+def test_the_actor_comes_from_hive_agent_then_git_user_name(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hive.domain.setup import init_hive
+
+    init_hive(Workspace(str(repo)))
+    by_git = create_cell(Workspace(str(repo)), title="by git user")
+    assert by_git.created_by == "Test User"
+    assert git(repo, "log", "-1", "--format=%an <%ae>") == "Test User <test@example.com>\n"
+    monkeypatch.setenv("HIVE_AGENT", "BlueLake")
+    by_agent = create_cell(Workspace(str(repo)), title="by agent")
+    assert by_agent.created_by == "BlueLake"
+    assert git(repo, "log", "-1", "--format=%an <%ae>") == "BlueLake <test@example.com>\n"
+    assert "Hive-Agent: BlueLake" in git(repo, "log", "-1", "--format=%B")
+    explicit = create_cell(Workspace(str(repo), actor="RedStone"), title="explicit")
+    assert explicit.created_by == "RedStone"

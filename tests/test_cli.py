@@ -86,6 +86,10 @@ def test_epic_dep_and_doctor_commands(hived: Path) -> None:
         (("create", "x", "-p", "9"), 2, "invalid priority '9'"),
         (("update", "PLACEHOLDER", "--status", "done"), 2, "invalid status 'done'"),
         (("create", "x", "--dep", "blocks:hv-missing"), 3, "no cell matches id 'hv-missing'"),
+        (("epic", "create", "E", "-s", ""), 2, "invalid subtask title: String should have"),
+        (("init", "--prefix", "X"), 2, "invalid prefix 'X': prefix must be lowercase"),
+        (("init", "--prefix", "a" * 20), 2, "invalid prefix 'aaaaaaaaaaaaaaaaaaaa': String should"),
+        (("create", "  "), 2, "invalid title: title must not be blank"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(
@@ -99,14 +103,26 @@ def test_bad_input_is_one_line_and_nonzero(
     assert result.returncode == code
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}")
+    assert "pydantic" not in result.stderr and "Value error" not in result.stderr
     assert git(hived, "rev-parse", "HEAD") == head
 
 
-def test_outside_a_repository(tmp_path: Path) -> None:
-    result = hive(tmp_path, "list")
+@pytest.mark.parametrize("command", ["list", "init"])
+def test_outside_a_repository(tmp_path: Path, command: str) -> None:
+    result = hive(tmp_path, command)
     assert result.returncode == 2
-    assert "not inside a git repository" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert (
+        result.stderr
+        == f"error: {tmp_path} is not inside a git repository (run 'git init' first)\n"
+    )
+    assert not (tmp_path / ".hive").exists()
+
+
+def test_a_bare_repository_is_named_as_such(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "bare.git")
+    result = hive(tmp_path / "bare.git", "init")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {tmp_path / 'bare.git'} is a bare repository")
 
 
 def test_json_errors_are_structured(hived: Path) -> None:
@@ -134,17 +150,34 @@ def test_corrupt_cell_warns_but_list_works(hived: Path) -> None:
     assert doctor.returncode == 1 and "corrupt" in doctor.stdout
 
 
-def test_demo_runs(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [*HIVE, "demo", "--dir", str(tmp_path / "demo")],
-        capture_output=True,
-        text=True,
-        check=False,
+def demo(directory: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*HIVE, "demo", "--dir", str(directory)], capture_output=True, text=True, check=False
     )
+
+
+def test_demo_runs(tmp_path: Path) -> None:
+    result = demo(tmp_path / "demo")
     assert result.returncode == 0, result.stderr
     assert "hive: create-epic" in result.stdout
     assert "already claimed" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) < 200  # piped: no long rules
     assert_clean(tmp_path / "demo")
+
+
+def test_demo_refuses_a_used_or_impossible_directory(hived: Path, tmp_path: Path) -> None:
+    head = git(hived, "rev-parse", "HEAD")
+    (tmp_path / "file").write_text("x")
+    for target, message in (
+        (hived, "not an empty directory"),
+        (tmp_path / "file", "not an empty directory"),
+        (tmp_path / "file" / "below", "cannot create it"),
+    ):
+        result = demo(target)
+        assert result.returncode == 2
+        assert result.stderr.startswith(f"error: --dir {target}: {message}")
+        assert len(result.stderr.splitlines()) == 1
+    assert git(hived, "rev-parse", "HEAD") == head
 
 
 @pytest.mark.parametrize(
@@ -169,3 +202,92 @@ def test_the_cli_builds_only_the_command_it_runs(
     names = [c.name or c.callback.__name__ for c in focused.registered_commands if c.callback]
     names += [g.name for g in focused.registered_groups if g.name]
     assert names == expected
+
+
+def test_user_text_is_never_read_as_markup(hived: Path) -> None:
+    created = hive(hived, "create", "close [/] tag :smile:")
+    assert ok(created).strip().endswith("close [/] tag :smile:")
+    cell = as_json(hive(hived, "create", "[red]alert", "--assignee", "[/]", "--json"))
+    assert isinstance(cell, dict)
+    listed = ok(hive(hived, "list"))
+    assert "[red]alert" in listed and "[/]" in listed
+    updated = ok(hive(hived, "update", cell["id"], "-s", "blocked"))
+    assert updated.strip() == f"updated {cell['id']}  [blocked] [red]alert"
+    epic = ok(hive(hived, "epic", "create", "E [x]", "-s", "a [/b]"))
+    assert "E [x]" in epic and "a [/b]" in epic
+    epic_id = epic.split()[2]
+    status = ok(hive(hived, "epic", "status", epic_id))
+    assert status.splitlines()[0] == f"{epic_id}  E [x]  [open]"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("show",), "Missing argument 'ID'. (see 'hive show --help')"),
+        (("no-such-command",), "No such command 'no-such-command'."),
+        (("ready", "--bogus"), "No such option: --bogus"),
+        (("ready", "-n", "0"), "Invalid value for '--limit' / '-n'"),
+    ],
+)
+def test_usage_errors_are_one_line_and_json_when_asked(
+    hived: Path, args: tuple[str, ...], message: str
+) -> None:
+    plain = hive(hived, *args)
+    assert plain.returncode == 2 and plain.stdout == ""
+    assert len(plain.stderr.splitlines()) == 1
+    assert plain.stderr.startswith(f"error: {message}")
+    structured = hive(hived, "--json", *args)
+    assert structured.returncode == 2
+    payload = json.loads(structured.stdout)
+    assert payload["code"] == "usage" and payload["error"].startswith(message)
+
+
+def test_global_options_also_work_after_the_command(hived: Path, tmp_path: Path) -> None:
+    cell = as_json(hive(hived, "create", "work", "--json"))
+    assert isinstance(cell, dict)
+    result = subprocess.run(
+        [*HIVE, "ready", "--claim", "--actor", "zed", "-C", str(hived), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    claimed = json.loads(ok(result))
+    assert [(c["id"], c["assignee"]) for c in claimed] == [(cell["id"], "zed")]
+    title = ok(hive(hived, "create", "--", "--actor"))
+    assert title.strip().endswith("--actor")
+
+
+def test_hoisting_global_options_keeps_everything_else_in_place() -> None:
+    from hive.cli.main import hoist_global_options
+
+    assert hoist_global_options(["list", "-s", "open", "--actor=bo", "-C/x"]) == [
+        "--actor=bo",
+        "-C/x",
+        "list",
+        "-s",
+        "open",
+    ]
+    assert hoist_global_options(["-C", "d", "dep", "add", "a", "b", "--actor", "x"]) == [
+        "-C",
+        "d",
+        "--actor",
+        "x",
+        "dep",
+        "add",
+        "a",
+        "b",
+    ]
+    unchanged = ["create", "t", "--", "--actor", "x"]
+    assert hoist_global_options(unchanged) == unchanged
+
+
+def test_dep_add_and_remove_echo_the_resolved_id(hived: Path) -> None:
+    first = as_json(hive(hived, "create", "first", "--json"))
+    second = as_json(hive(hived, "create", "second", "--json"))
+    assert isinstance(first, dict) and isinstance(second, dict)
+    partial = first["id"].split("-", 1)[1][:5]
+    added = ok(hive(hived, "dep", "add", second["id"], partial))
+    assert added.strip() == f"{second['id']} now depends on {first['id']} (blocks)"
+    removed = ok(hive(hived, "dep", "remove", second["id"], partial))
+    assert removed.strip() == f"{second['id']} no longer depends on {first['id']}"

@@ -193,7 +193,7 @@ def test_pre_commit_hook_rejects_invalid_hive_files(ws: Workspace, repo: Path) -
     git(repo, "add", str(path))
     blocked = commit(repo, hive_env("alice"))
     assert blocked.returncode != 0
-    assert f"{path.relative_to(repo).as_posix()}: invalid field 'priority'" in blocked.stderr
+    assert f"{path.relative_to(repo).as_posix()}:5: invalid field 'priority'" in blocked.stderr
 
 
 def test_hook_install_is_idempotent_chains_and_honours_hooks_path(

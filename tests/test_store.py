@@ -103,3 +103,37 @@ def test_layout_shards_children_with_their_parent() -> None:
     assert cell_path("hv-ab12cd.x1") == ".hive/cells/a/hv-ab12cd.x1.yaml"
     assert cell_id_from_path(".hive/cells/a/hv-ab12cd.x1.yaml") == "hv-ab12cd.x1"
     assert cell_id_from_path(".hive/config.yaml") is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (b"priority: 2", b"priority: 9", r"x\.yaml:5: invalid field 'priority': .*less than"),
+        (b"status: open", b"status: done", r"x\.yaml:4: invalid field 'status'"),
+        (b"type: task", b"type: task\nbogus: 1", r"x\.yaml:4: invalid field 'bogus'"),
+        (b"title: t", b"title: ''", r"x\.yaml:2: invalid field 'title'"),
+        (b"id: hv-abc123\n", b"", r"x\.yaml:1: invalid field 'id': Field required"),
+        (
+            b"priority: 2",
+            b"priority: 2\ndependencies:\n  - type: blocks\n    target: hv-x\n  - type: nope\n"
+            b"    target: hv-y",
+            r"x\.yaml:9: invalid field 'dependencies\.1\.type'",
+        ),
+        (b"status: open", b"status: open\nstatus: closed", r"x\.yaml:5: malformed YAML.*duplicate"),
+    ],
+)
+def test_invalid_fields_are_reported_with_the_line_of_their_key(
+    old: bytes, new: bytes, expected: str
+) -> None:
+    text = encode_cell(_cell(id="hv-abc123", title="t"))
+    assert old in text
+    with pytest.raises(CorruptFile, match=expected) as raised:
+        decode_cell(text.replace(old, new, 1), "x.yaml")
+    assert raised.value.details["line"] == int(expected.split(":")[1])
+
+
+def test_an_empty_or_undecodable_file_names_a_line() -> None:
+    with pytest.raises(CorruptFile, match=r"^x\.yaml:1: expected a mapping"):
+        decode_cell(b"", "x.yaml")
+    with pytest.raises(CorruptFile, match=r"^x\.yaml:2: not valid UTF-8"):
+        decode_cell(b"id: a\ntitle: \xff\n", "x.yaml")

@@ -13,6 +13,7 @@ from hive.domain.epics import create_epic, epic_status
 from hive.domain.history import cell_log
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
+from hive.errors import InvalidInput
 from hive.git.repo import init_repository
 from hive.models.epic import SubtaskSpec
 
@@ -21,11 +22,10 @@ AGENTS = ("BlueLake", "RedStone", "GreenField")
 
 def run_demo(directory: str | None = None) -> None:
     """Make a scratch repo, plan an epic, let three agents work, print the result."""
-    root = directory or tempfile.mkdtemp(prefix="hive-demo-")
-    os.makedirs(root, exist_ok=True)
+    root = _scratch_dir(directory)
     out = output.console()
-    out.rule("[bold]hive demo[/bold]")
-    out.print(f"scratch repository: {root}")
+    output.heading("hive demo")
+    out.print(f"scratch repository: {output.escape(root)}")
     init_repository(root)
     coordinator = Workspace(root, actor="coordinator")
     init_hive(coordinator, prefix="demo")
@@ -60,17 +60,31 @@ def run_demo(directory: str | None = None) -> None:
         try:
             start_cell(Workspace(root, actor="intruder"), cell_id=cell.id)
         except Exception as exc:  # demonstrate the atomic claim
-            out.print(f"  [dim]intruder tried to claim it too: {exc}[/dim]")
+            out.print(f"  [dim]intruder tried to claim it too: {output.escape(str(exc))}[/dim]")
         close_cell(worker, cell_id=cell.id, reason=f"done by {agent}")
         out.print(f"{agent} closed {cell.id}")
 
     status = epic_status(coordinator, epic_id=epic.id)
     out.print(f"epic {epic.id}: {status.closed}/{status.total} subtasks closed (epic stays open)")
-    out.rule("hive list")
+    output.heading("hive list")
     output.cell_table(list_cells(coordinator, status="all"))
-    out.rule("git log --oneline")
+    output.heading("git log --oneline")
     _print_git_log(root, coordinator)
-    out.print(f"\nexplore it: cd {root} && hive list && git log --stat")
+    out.print(f"\nexplore it: cd {output.escape(root)} && hive list && git log --stat")
+
+
+def _scratch_dir(directory: str | None) -> str:
+    """A new temporary directory, or ``directory`` if it is new or empty."""
+    if directory is None:
+        return tempfile.mkdtemp(prefix="hive-demo-")
+    root = os.path.abspath(directory)
+    if os.path.exists(root) and (not os.path.isdir(root) or os.listdir(root)):
+        raise InvalidInput(f"--dir {directory}: not an empty directory; give a new or empty one")
+    try:
+        os.makedirs(root, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(f"--dir {directory}: cannot create it ({exc.strerror})") from None
+    return root
 
 
 def _print_git_log(root: str, ws: Workspace) -> None:

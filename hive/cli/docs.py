@@ -14,19 +14,22 @@ PREAMBLE = """\
 
 # CLI reference
 
-Global options come before the command: `hive -C DIR --actor NAME --json <command>`.
+Global options: `hive -C DIR --actor NAME --json <command>`; they may also
+follow the command (`hive ready --claim --actor zed`), except after `--`.
 Every command accepts `--json` (machine-readable output on stdout). The actor
 (author of the commit and owner of claims and reservations) is `--actor`, else
 `$HIVE_AGENT`, else git's `user.name`.
 
 Errors are one line on stderr (`error: ...`) and a non-zero exit code; with
 `--json` the error is also printed as `{"error": ..., "code": ...}` on stdout.
+Usage errors (a missing argument, an unknown option or command) are reported
+the same way, with exit code 2 and code `usage`.
 
 | exit | meaning |
 |---:|---|
 | 0 | success |
 | 1 | other hive error |
-| 2 | invalid input, not a git repository, hive not initialised |
+| 2 | invalid input or usage, not a git repository, hive not initialised |
 | 3 | not found, ambiguous id |
 | 4 | conflict (already claimed, blocked, dependency cycle, reservation conflict, dirty hive file) |
 | 5 | permission denied |

@@ -11,6 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+try:  # recent typer vendors click; older releases use click itself
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover
+    import click.exceptions as click_errors  # type: ignore[no-redef]
+
 from hive.cli import coord_cmd, output, swarm_cmd, tools_cmd
 from hive.cli.common import (
     OPTIONS,
@@ -76,7 +81,7 @@ def init(
     show(
         result,
         json_flag,
-        lambda: output.console().print(f"hive {verb} in {result.root} (prefix {result.prefix})"),
+        lambda: output.say(f"hive {verb} in {result.root} (prefix {result.prefix})"),
     )
 
 
@@ -126,7 +131,7 @@ def create(
             assignee=assignee,
         )
     )
-    show(cell, json_flag, lambda: output.console().print(f"created {cell.id}  {cell.title}"))
+    show(cell, json_flag, lambda: output.say(f"created {cell.id}  {cell.title}"))
 
 
 @app.command("show")
@@ -199,7 +204,7 @@ def ready(
             message = (
                 f"claimed {cells[0].id}  {cells[0].title}" if cells else "nothing ready to claim"
             )
-            output.console().print(message)
+            output.say(message)
         else:
             output.cell_table(cells)
 
@@ -242,7 +247,7 @@ def update(
     show(
         cell,
         json_flag,
-        lambda: output.console().print(f"updated {cell.id}  [{cell.status}] {cell.title}"),
+        lambda: output.say(f"updated {cell.id}  [{cell.status}] {cell.title}"),
     )
 
 
@@ -258,7 +263,7 @@ def start(
     show(
         cell,
         json_flag,
-        lambda: output.console().print(f"started {cell.id}  (assignee {cell.assignee})"),
+        lambda: output.say(f"started {cell.id}  (assignee {cell.assignee})"),
     )
 
 
@@ -274,7 +279,7 @@ def close(
 
     use_json(json_flag)
     cell = run_op(lambda: close_cell(workspace(), cell_id=cell_id, reason=reason, force=force))
-    show(cell, json_flag, lambda: output.console().print(f"closed {cell.id}  {cell.title}"))
+    show(cell, json_flag, lambda: output.say(f"closed {cell.id}  {cell.title}"))
 
 
 @app.command()
@@ -286,7 +291,7 @@ def reopen(
 
     use_json(json_flag)
     cell = run_op(lambda: reopen_cell(workspace(), cell_id=cell_id))
-    show(cell, json_flag, lambda: output.console().print(f"reopened {cell.id}  {cell.title}"))
+    show(cell, json_flag, lambda: output.say(f"reopened {cell.id}  {cell.title}"))
 
 
 @app.command()
@@ -300,7 +305,7 @@ def delete(
 
     use_json(json_flag)
     cell = run_op(lambda: delete_cell(workspace(), cell_id=cell_id, force=force))
-    show(cell, json_flag, lambda: output.console().print(f"deleted {cell.id}  {cell.title}"))
+    show(cell, json_flag, lambda: output.say(f"deleted {cell.id}  {cell.title}"))
 
 
 # ----------------------------------------------------------------------- deps
@@ -319,13 +324,12 @@ def dep_add(
     from hive.domain.cells import add_dependency
 
     use_json(json_flag)
-    cell = run_op(
-        lambda: add_dependency(workspace(), cell_id=cell_id, target=target, dep_type=type_)
-    )
+    ws = run_op(workspace)
+    cell = run_op(lambda: add_dependency(ws, cell_id=cell_id, target=target, dep_type=type_))
     show(
         cell,
         json_flag,
-        lambda: output.console().print(f"{cell.id} now depends on {target} ({type_})"),
+        lambda: output.say(f"{cell.id} now depends on {_resolved(ws, target)} ({type_})"),
     )
 
 
@@ -339,10 +343,24 @@ def dep_remove(
     from hive.domain.cells import remove_dependency
 
     use_json(json_flag)
-    cell = run_op(lambda: remove_dependency(workspace(), cell_id=cell_id, target=target))
+    ws = run_op(workspace)
+    cell = run_op(lambda: remove_dependency(ws, cell_id=cell_id, target=target))
     show(
-        cell, json_flag, lambda: output.console().print(f"{cell.id} no longer depends on {target}")
+        cell,
+        json_flag,
+        lambda: output.say(f"{cell.id} no longer depends on {_resolved(ws, target)}"),
     )
+
+
+def _resolved(ws: "Workspace", given: str) -> str:
+    """The full id ``given`` names (as typed when it no longer resolves)."""
+    from hive.domain.cells import resolve_id
+    from hive.errors import HiveError
+
+    try:
+        return resolve_id(ws.cells(), given)
+    except HiveError:
+        return given
 
 
 @dep_app.command("tree")
@@ -401,10 +419,9 @@ def epic_create(
     )
 
     def render() -> None:
-        out = output.console()
-        out.print(f"created epic {cells[0].id}  {cells[0].title}")
+        output.say(f"created epic {cells[0].id}  {cells[0].title}")
         for child in cells[1:]:
-            out.print(f"  {child.id}  {child.title}")
+            output.say(f"  {child.id}  {child.title}")
 
     show(cells, json_flag, render)
 
@@ -422,8 +439,8 @@ def epic_status_cmd(
     def render() -> None:
         out = output.console()
         out.print(
-            f"[bold]{status.epic.id}[/bold]  {output.escape(status.epic.title)}"
-            f"  [{status.epic.status}]"
+            f"[bold]{status.epic.id}[/bold]  "
+            + output.escape(f"{status.epic.title}  [{status.epic.status}]")
         )
         out.print(f"  {status.closed}/{status.total} closed ({status.percent_complete}%)")
         counts = ", ".join(f"{key} {value}" for key, value in sorted(status.by_status.items()))
@@ -457,7 +474,7 @@ def log(
         for entry in entries:
             out.print(
                 f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(entry.subject)}"
-                f"  [dim]{entry.agent or ''}[/dim]"
+                f"  [dim]{output.escape(entry.agent or '')}[/dim]"
             )
 
     show(entries, json_flag, render)
@@ -532,6 +549,12 @@ def focused_app(argv: list[str]) -> typer.Typer:
 
 
 def _command_name(argv: list[str]) -> str | None:
+    position = _command_position(argv)
+    return None if position is None else argv[position]
+
+
+def _command_position(argv: list[str]) -> int | None:
+    """Where the command name is in ``argv`` (after the global options), if anywhere."""
     position = 0
     while position < len(argv):
         token = argv[position]
@@ -540,7 +563,7 @@ def _command_name(argv: list[str]) -> str | None:
         elif token.startswith("-C") or token.startswith("--actor=") or token == "--json":
             position += 1
         else:
-            return None if token.startswith("-") else token
+            return None if token.startswith("-") else position
     return None
 
 
@@ -551,10 +574,67 @@ def _info_name(info: typer.models.CommandInfo) -> str | None:
     return callback.__name__.lower().replace("_", "-") if callback else None
 
 
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """``argv`` with ``-C DIR`` and ``--actor NAME`` given after the command moved before it.
+
+    ``hive ready --actor zed`` then means ``hive --actor zed ready`` (no command
+    has options of those names; ``--json`` is accepted by every command anyway).
+    Nothing after ``--`` moves.
+    """
+    start = _command_position(argv)
+    if start is None:
+        return argv
+    moved: list[str] = []
+    rest: list[str] = []
+    position = start
+    while position < len(argv):
+        token = argv[position]
+        if token == "--":
+            rest += argv[position:]
+            break
+        if token in _VALUED_GLOBALS and position + 1 < len(argv):
+            moved += argv[position : position + 2]
+            position += 2
+            continue
+        if token.startswith("--actor=") or (token.startswith("-C") and token[2:3] not in ("", "-")):
+            moved.append(token)
+        else:
+            rest.append(token)
+        position += 1
+    return [*argv[:start], *moved, *rest]
+
+
+def _usage_error(exc: click_errors.UsageError, argv: list[str]) -> int:
+    """Render a usage error as one line (plus JSON with ``--json``); exit code 2."""
+    if isinstance(exc, click_errors.NoArgsIsHelpError):
+        if exc.format_message().strip():  # plain click: the help text is the message
+            sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
+        return exc.exit_code
+    message = " ".join(exc.format_message().split())
+    if exc.ctx is not None:
+        message += f" (see '{exc.ctx.command_path} --help')"
+    wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    if wants_json:
+        output.emit_json({"error": message, "code": "usage"})
+    output.err(f"error: {message}")
+    return 2
+
+
 def run() -> None:
     """Console-script entry point: no traceback ever reaches the terminal."""
+    argv = hoist_global_options(sys.argv[1:])
     try:
-        focused_app(sys.argv[1:])()
+        command = typer.main.get_command(focused_app(argv))
+        code = command.main(args=argv, prog_name="hive", standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except click_errors.UsageError as exc:
+        sys.exit(_usage_error(exc, argv))
+    except click_errors.ClickException as exc:
+        output.err(f"error: {' '.join(exc.format_message().split())}")
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        output.err("aborted")
+        sys.exit(1)
     except KeyboardInterrupt:
         output.err("interrupted")
         sys.exit(130)

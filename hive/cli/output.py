@@ -47,7 +47,20 @@ def console() -> Any:
 
     # Piped output is not wrapped at 80 columns: tables keep one row per line.
     width = None if sys.stdout.isatty() else 1000
-    return Console(highlight=False, soft_wrap=True, width=width)
+    return Console(highlight=False, soft_wrap=True, width=width, emoji=False)
+
+
+def say(text: str) -> None:
+    """Print plain text: user text (titles, names) is never read as rich markup."""
+    console().print(text, markup=False)
+
+
+def heading(title: str) -> None:
+    """A section rule: full width on a terminal, 72 columns when piped."""
+    from rich.console import Console
+
+    width = None if sys.stdout.isatty() else 72
+    Console(highlight=False, emoji=False, width=width).rule(escape(title))
 
 
 def err(message: str) -> None:
@@ -75,7 +88,7 @@ def cell_table(cells: Sequence[Cell], *, title: str | None = None) -> None:
             f"P{cell.priority}",
             cell.type,
             f"[{style}]{cell.status}[/{style}]",
-            cell.assignee or "",
+            escape(cell.assignee or ""),
             escape(cell.title),
         )
     out.print(table)
@@ -99,7 +112,8 @@ def cell_detail(cell: Cell) -> None:
         "close reason": cell.close_reason,
     }
     rows += [(key, escape(value)) for key, value in optional.items() if value]
-    rows.append(("created", f"{cell.created_at:%Y-%m-%d %H:%M} by {cell.created_by or '?'}"))
+    created_by = escape(cell.created_by or "?")
+    rows.append(("created", f"{cell.created_at:%Y-%m-%d %H:%M} by {created_by}"))
     rows.append(("updated", f"{cell.updated_at:%Y-%m-%d %H:%M}"))
     if cell.closed_at:
         rows.append(("closed", f"{cell.closed_at:%Y-%m-%d %H:%M}"))

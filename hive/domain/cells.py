@@ -8,6 +8,7 @@ claim, a close or a dependency edge can never be based on stale data.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,6 +20,7 @@ from hive.domain.graph import (
     open_blockers,
     ready_cells,
     refuse_cycle,
+    refuse_new_cell_cycle,
 )
 from hive.domain.workspace import Workspace
 from hive.errors import (
@@ -32,6 +34,7 @@ from hive.errors import (
 )
 from hive.git.repo import Snapshot
 from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Dependency, utc_now
+from hive.models.cell import check_title, first_error
 from hive.models.results import DependencyNode
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
@@ -99,12 +102,17 @@ def _normalize_files(files: Iterable[str]) -> list[str]:
 
 
 def _validated(data: dict[str, Any]) -> Cell:
+    """A cell to be written: the model's rules plus the stricter ones for new text."""
     try:
-        return Cell.model_validate(data)
+        cell = Cell.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "cell"
-        raise InvalidInput(f"invalid {field}: {error['msg']}") from None
+        field, why = first_error(exc)
+        raise InvalidInput(f"invalid {field or 'cell'}: {why}") from None
+    try:
+        check_title(cell.title)
+    except ValueError as exc:
+        raise InvalidInput(f"invalid title: {exc}") from None
+    return cell
 
 
 def _changed(cell: Cell, **changes: Any) -> Cell:
@@ -118,7 +126,13 @@ def _changed(cell: Cell, **changes: Any) -> Cell:
 
 
 def resolve_id(index: CellIndex, given: str) -> str:
-    """The full id for ``given``: exact, or an unambiguous prefix (with or without ``prefix-``)."""
+    """The full id for ``given``: exact, or an unambiguous prefix (with or without ``prefix-``).
+
+    Among several prefix matches, the id whose hash part is exactly ``given``
+    wins (``x7k2`` is ``hv-x7k2``, not its child ``hv-x7k2.a3f8``); deleted cells
+    only count when nothing else matches; and one cell plus its own
+    descendants resolves to that cell.
+    """
     wanted = given.strip().lower()
     if not wanted:
         raise InvalidInput("empty cell id")
@@ -128,12 +142,34 @@ def resolve_id(index: CellIndex, given: str) -> str:
     matches = sorted(
         cid for cid in known if cid.startswith(wanted) or cid.partition("-")[2].startswith(wanted)
     )
-    if len(matches) == 1:
-        return matches[0]
     if not matches:
         raise NotFound(f"no cell matches id {given!r}", id=given)
-    shown = ", ".join(matches[:5]) + (" ..." if len(matches) > 5 else "")
-    raise AmbiguousId(f"id {given!r} is ambiguous: {shown}", id=given, matches=matches[:20])
+    chosen = _preferred_match(index, wanted, matches)
+    if chosen is not None:
+        return chosen
+    live = _live_ids(index, matches)
+    shown = ", ".join(live[:5]) + (" ..." if len(live) > 5 else "")
+    raise AmbiguousId(f"id {given!r} is ambiguous: {shown}", id=given, matches=live[:20])
+
+
+def _preferred_match(index: CellIndex, wanted: str, matches: list[str]) -> str | None:
+    """The one id ``matches`` (sorted) stands for, or None when it is really ambiguous."""
+    if len(matches) == 1:
+        return matches[0]
+    exact = [cid for cid in matches if cid.partition("-")[2] == wanted]
+    if len(exact) == 1:
+        return exact[0]
+    live = _live_ids(index, matches)
+    ancestor = live[0]  # sorted: an ancestor comes before its descendants
+    if all(cid == ancestor or cid.startswith(ancestor + ".") for cid in live):
+        return ancestor
+    return None
+
+
+def _live_ids(index: CellIndex, ids: list[str]) -> list[str]:
+    """``ids`` without deleted cells (all of them if every one is deleted)."""
+    live = [cid for cid in ids if cid not in index.cells or not index.cells[cid].is_deleted]
+    return live or ids
 
 
 def get_cell(index: CellIndex, given: str, *, allow_deleted: bool = False) -> Cell:
@@ -193,17 +229,23 @@ def list_cells(
 
 
 def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> list[Cell]:
-    """Ready work, most urgent first; with ``claim``, atomically start the first one."""
+    """Ready work, most urgent first; with ``claim``, atomically start the first one.
+
+    A claim skips cells assigned to another actor (``start`` refuses those too).
+    """
     if limit is not None and limit < 1:
         raise InvalidInput(f"limit must be at least 1, got {limit}")
     if not claim:
         return ready_cells(ws.cells(), limit)
 
+    actor = ws.actor
+
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
-        candidates = ready_cells(index, 1)
-        if not candidates:
+        mine = (c for c in ready_cells(index) if c.assignee in (None, actor))
+        first = next(mine, None)
+        if first is None:
             return [], "", "", []
-        claimed = _claimed(candidates[0], ws.actor)
+        claimed = _claimed(first, actor)
         return [claimed], claimed.id, claimed.title, [claimed]
 
     result: list[Cell] = ws.write(plan, event="start").result
@@ -245,6 +287,7 @@ def create_cell(
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
         parent_id = get_cell(index, parent).id if parent else None
         dependencies = resolve_deps(index, dep_specs)
+        refuse_new_cell_cycle(index, parent_id, [(d.type, d.target) for d in dependencies])
         cell = build_cell(
             ws, snap, index.known_ids(), fields, parent_id=parent_id, dependencies=dependencies
         )
@@ -297,6 +340,7 @@ def build_cell(
     *,
     parent_id: str | None = None,
     dependencies: Sequence[Dependency] = (),
+    created_at: datetime | None = None,
 ) -> Cell:
     """A new, validated cell with a fresh id (never in ``known``; ``known`` gains it)."""
     config = ws.config(snap)
@@ -304,7 +348,7 @@ def build_cell(
         cell_id = new_child_id(parent_id, config.child_id_length, known.__contains__)
     else:
         cell_id = new_root_id(config.prefix, config.id_length, known.__contains__)
-    now = utc_now()
+    now = created_at or utc_now()
     cell = _validated(
         {
             **fields,
@@ -356,7 +400,8 @@ def update_cell(
     remove_labels: Sequence[str] = (),
     files: Sequence[str] | None = None,
 ) -> Cell:
-    """Change fields of one cell. ``status='closed'`` follows the rules of close."""
+    """Change fields of one cell. ``status='closed'`` follows the rules of close
+    (after the other changes are applied, all in one commit)."""
     new_status = parse_status(status)
     new_priority = parse_priority(priority)
     new_type = parse_type(type)
@@ -366,11 +411,11 @@ def update_cell(
     if title is not None and not title.strip():
         raise InvalidInput("title must not be blank")
 
+    closing = new_status == "closed"
+
     def change(cell: Cell, index: CellIndex) -> Cell:
-        if new_status == "closed" and not cell.is_closed:
-            return _closing(cell, index, reason=None, force=False)
         updates: dict[str, Any] = {}
-        if new_status is not None:
+        if new_status is not None and not (closing and not cell.is_closed):
             updates["status"] = new_status
             if cell.is_closed and new_status != "closed":
                 updates.update(closed_at=None, close_reason=None)
@@ -391,9 +436,12 @@ def update_cell(
             updates["labels"] = labels + [lb for lb in added if lb not in labels]
         if new_files is not None:
             updates["files_owned"] = new_files
-        return _changed(cell, **updates) if updates else cell
+        updated = _changed(cell, **updates) if updates else cell
+        if closing and not cell.is_closed:
+            return _closing(updated, index, reason=None, force=False)
+        return updated
 
-    return _mutate(ws, cell_id, "update", change)
+    return _mutate(ws, cell_id, "close" if closing else "update", change)
 
 
 def _claimed(cell: Cell, actor: str) -> Cell:
@@ -488,7 +536,7 @@ def add_dependency(ws: Workspace, *, cell_id: str, target: str, dep_type: str = 
         if any(d.target == other.id and d.type == kind for d in cell.dependencies):
             return cell
         if kind in ("blocks", "parent-child"):
-            refuse_cycle(index, cell.id, other.id)
+            refuse_cycle(index, cell.id, other.id, kind)
         elif cell.id == other.id:
             raise InvalidInput(f"{cell.id} cannot depend on itself")
         deps = [*cell.dependencies, Dependency(type=kind, target=other.id)]

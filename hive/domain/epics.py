@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
+
+from pydantic import ValidationError
 
 from hive.domain.cells import _new_cell_fields, build_cell, get_cell, parse_priority
 from hive.domain.graph import is_ready
@@ -11,6 +14,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import DependencyCycle, InvalidInput
 from hive.git.repo import Snapshot
 from hive.models import Cell, Dependency
+from hive.models.cell import first_error
 from hive.models.epic import SubtaskSpec
 from hive.models.results import EpicStatus
 from hive.store.cache import CellIndex
@@ -110,7 +114,18 @@ def create_epic(
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
         known = index.known_ids()
         epic = build_cell(ws, snap, known, epic_fields)
-        children = [build_cell(ws, snap, known, fields, parent_id=epic.id) for fields in sub_fields]
+        # One millisecond apart, so "oldest first" keeps the order they were given in.
+        children = [
+            build_cell(
+                ws,
+                snap,
+                known,
+                fields,
+                parent_id=epic.id,
+                created_at=epic.created_at + timedelta(milliseconds=position + 1),
+            )
+            for position, fields in enumerate(sub_fields)
+        ]
         linked = [
             child.model_copy(
                 update={
@@ -132,12 +147,13 @@ def create_epic(
 def _spec(item: SubtaskSpec | dict[str, Any] | str) -> SubtaskSpec:
     if isinstance(item, SubtaskSpec):
         return item
-    if isinstance(item, str):
-        return SubtaskSpec(title=item)
     try:
+        if isinstance(item, str):
+            return SubtaskSpec(title=item)
         return SubtaskSpec.model_validate(item)
-    except ValueError as exc:
-        raise InvalidInput(f"invalid subtask: {str(exc).splitlines()[-1]}") from None
+    except ValidationError as exc:
+        field, why = first_error(exc)
+        raise InvalidInput(f"invalid subtask {field or 'spec'}: {why}") from None
 
 
 def epic_status(ws: Workspace, *, epic_id: str) -> EpicStatus:
@@ -148,6 +164,8 @@ def epic_status(ws: Workspace, *, epic_id: str) -> EpicStatus:
         (index.cells[c] for c in index.children_of(epic.id) if not index.cells[c].is_deleted),
         key=lambda c: (c.priority, c.created_at, c.id),
     )
+    if epic.type != "epic" and not children:
+        raise InvalidInput(f"{epic.id} is a {epic.type}, not an epic, and has no subtasks")
     by_status: dict[str, int] = {}
     for child in children:
         by_status[child.status] = by_status.get(child.status, 0) + 1

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import pairwise
 from typing import Any
 
 from hive.errors import DependencyCycle
@@ -13,11 +14,18 @@ ORDERING_TYPES = frozenset({"blocks", "parent-child"})
 
 
 def open_blockers(cell: Cell, index: CellIndex) -> list[str]:
-    """``blocks`` targets of ``cell`` that are neither closed nor deleted."""
+    """``blocks`` targets of ``cell`` that are neither closed nor deleted.
+
+    A target whose file does not parse counts as open (its state is unknown:
+    ``hive doctor`` explains it); a target that does not exist at all does not.
+    """
     found = []
     for target in cell.blockers():
         other = index.cells.get(target)
-        if other is not None and not other.is_closed and not other.is_deleted:
+        if other is None:
+            if index.problems and index.is_unreadable(target):
+                found.append(target)
+        elif not other.is_closed and not other.is_deleted:
             found.append(target)
     return found
 
@@ -78,21 +86,49 @@ def _compute_ready(index: CellIndex) -> list[Cell]:
     return ready
 
 
-def ordering_edges(cell: Cell) -> Iterable[str]:
-    """Cells that ``cell`` waits for: its blockers, parent-child targets and parent."""
-    for dep in cell.dependencies:
-        if dep.type in ORDERING_TYPES:
-            yield dep.target
+# Ordering (for deadlock checks) is a graph over two states of each cell:
+#   DONE(x): x can be closed.  FREE(x): x is not blocked.
+# DONE(x) needs FREE(x) and, for an epic, DONE of each subtask (an epic waits
+# for its subtasks); FREE(x) needs DONE of each ``blocks`` target and FREE of
+# its parent and of its ``parent-child`` targets (a child of a blocked cell is
+# blocked). A cycle in this graph is a deadlock: nothing on it can ever finish.
+DONE = "done"
+FREE = "free"
+Node = tuple[str, str]
+
+
+def _successors(index: CellIndex, node: Node) -> list[Node]:
+    """The states ``node`` waits for."""
+    state, cell_id = node
+    cell = index.cells.get(cell_id)
+    if cell is None or cell.is_deleted:
+        return []
+    if state == DONE:
+        found: list[Node] = [(FREE, cell_id)]
+        if cell.type == "epic":
+            found += [
+                (DONE, child)
+                for child in index.children_of(cell_id)
+                if not index.cells[child].is_deleted
+            ]
+        return found
+    found = [
+        _wait_node(dep.type, dep.target) for dep in cell.dependencies if dep.type in ORDERING_TYPES
+    ]
     if cell.parent:
-        yield cell.parent
+        found.append((FREE, cell.parent))
+    return found
 
 
-def find_path(
-    index: CellIndex, start: str, goal: str, extra: dict[str, list[str]]
-) -> list[str] | None:
-    """A path start -> ... -> goal along ordering edges, or None."""
-    stack: list[tuple[str, list[str]]] = [(start, [start])]
-    seen: set[str] = set()
+def _wait_node(dep_type: str, target: str) -> Node:
+    """What a dependency of ``dep_type`` on ``target`` waits for."""
+    return (DONE, target) if dep_type == "blocks" else (FREE, target)
+
+
+def _find_path(index: CellIndex, start: Node, goal: Node) -> list[Node] | None:
+    """A path start -> ... -> goal in the ordering graph, or None."""
+    stack: list[tuple[Node, list[Node]]] = [(start, [start])]
+    seen: set[Node] = set()
     while stack:
         node, path = stack.pop()
         if node == goal:
@@ -100,62 +136,94 @@ def find_path(
         if node in seen:
             continue
         seen.add(node)
-        cell = index.cells.get(node)
-        successors = list(ordering_edges(cell)) if cell is not None else []
-        successors += extra.get(node, [])
-        stack.extend((nxt, [*path, nxt]) for nxt in successors if nxt not in seen)
+        stack.extend((nxt, [*path, nxt]) for nxt in _successors(index, node) if nxt not in seen)
     return None
 
 
-def refuse_cycle(
-    index: CellIndex, source: str, target: str, extra: dict[str, list[str]] | None = None
-) -> None:
-    """Raise DependencyCycle if the edge source -> target would close a cycle."""
+def _describe(cell_ids: list[str], path: list[Node]) -> str:
+    """``a -> b -> a``, plus why when the cycle runs through an epic's subtasks."""
+    chain = [cell_ids[0]]
+    for cell_id in cell_ids[1:]:
+        if cell_id != chain[-1]:
+            chain.append(cell_id)
+    through_epic = any(a[0] == DONE and b[0] == DONE and a[1] != b[1] for a, b in pairwise(path))
+    why = " (an epic waits for its subtasks)" if through_epic else ""
+    return " -> ".join(chain) + why
+
+
+def refuse_cycle(index: CellIndex, source: str, target: str, dep_type: str = "blocks") -> None:
+    """Raise DependencyCycle if ``source`` depending on ``target`` would deadlock."""
     if source == target:
         raise DependencyCycle(f"{source} cannot depend on itself")
-    path = find_path(index, target, source, extra or {})
+    path = _find_path(index, _wait_node(dep_type, target), (FREE, source))
     if path is not None:
-        chain = " -> ".join([source, *path])
+        chain = _describe([source, *(cell_id for _, cell_id in path)], path)
         raise DependencyCycle(f"dependency would create a cycle: {chain}")
 
 
-def find_cycles(index: CellIndex) -> list[list[str]]:
-    """Every distinct ordering cycle in the stored graph (for ``doctor``)."""
-    colour: dict[str, int] = {}
-    cycles: list[list[str]] = []
-    for root in index.cells:
-        if colour.get(root):
+def refuse_new_cell_cycle(
+    index: CellIndex, parent: str | None, dependencies: Iterable[tuple[str, str]]
+) -> None:
+    """Raise DependencyCycle if a new child of ``parent`` with these (type, target)
+    dependencies would deadlock (e.g. a subtask blocked by its own epic)."""
+    epic = index.cells.get(parent) if parent else None
+    if epic is None or epic.type != "epic":
+        return  # nothing waits for a new cell except an epic parent
+    for dep_type, target in dependencies:
+        if dep_type not in ORDERING_TYPES:
             continue
-        _visit(index, root, colour, [], cycles)
+        path = _find_path(index, _wait_node(dep_type, target), (DONE, epic.id))
+        if path is not None:
+            new = f"new subtask of {epic.id}"
+            through = [cell_id for _, cell_id in path]
+            chain = _describe([new, *through, new], [*path, (DONE, new)])
+            raise DependencyCycle(f"dependency would create a cycle: {chain}")
+
+
+def find_cycles(index: CellIndex) -> list[list[str]]:
+    """Every distinct ordering cycle (deadlock) in the stored graph (for ``doctor``)."""
+    colour: dict[Node, int] = {}
+    cycles: list[list[str]] = []
+    for cell_id in index.cells:
+        for root in ((DONE, cell_id), (FREE, cell_id)):
+            if not colour.get(root):
+                _visit(index, root, colour, cycles)
     return cycles
 
 
-def _visit(
-    index: CellIndex, root: str, colour: dict[str, int], trail: list[str], cycles: list[list[str]]
-) -> None:
-    stack: list[tuple[str, Iterable[str]]] = []
+def _visit(index: CellIndex, root: Node, colour: dict[Node, int], cycles: list[list[str]]) -> None:
+    trail: list[Node] = [root]
     colour[root] = 1
-    trail.append(root)
-    cell = index.cells.get(root)
-    stack.append((root, iter(list(ordering_edges(cell)) if cell else [])))
+    stack: list[tuple[Node, Iterator[Node]]] = [(root, iter(_successors(index, root)))]
     while stack:
         node, successors = stack[-1]
         advanced = False
         for nxt in successors:
             state = colour.get(nxt, 0)
             if state == 1:
-                cycles.append([*trail[trail.index(nxt) :], nxt])
-            elif state == 0 and nxt in index.cells:
+                _record(cycles, [*trail[trail.index(nxt) :], nxt])
+            elif state == 0 and nxt[1] in index.cells:
                 colour[nxt] = 1
                 trail.append(nxt)
-                nxt_cell = index.cells[nxt]
-                stack.append((nxt, iter(list(ordering_edges(nxt_cell)))))
+                stack.append((nxt, iter(_successors(index, nxt))))
                 advanced = True
                 break
         if not advanced:
             colour[node] = 2
             trail.pop()
             stack.pop()
+
+
+def _record(cycles: list[list[str]], nodes: list[Node]) -> None:
+    """Add the cycle of ``nodes`` as cell ids (each state change of one cell shown once)."""
+    ids: list[str] = []
+    for _, cell_id in nodes:
+        if not ids or ids[-1] != cell_id:
+            ids.append(cell_id)
+    if len(ids) < 2:
+        ids.append(ids[0])
+    if ids not in cycles:
+        cycles.append(ids)
 
 
 def dependency_tree(index: CellIndex, cell_id: str, depth: int = 10) -> dict[str, Any]:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from hive.git.repo import Change, Snapshot, format_message
 from hive.models import HiveConfig
+from hive.models.cell import first_error
 from hive.models.results import InitResult
 from hive.store.cells import encode_config
 from hive.store.layout import CONFIG_PATH
@@ -17,8 +20,8 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
     """Create the hive in this repository; a second run changes nothing."""
     try:
         config = HiveConfig(prefix=prefix) if prefix else HiveConfig()
-    except ValueError as exc:
-        raise InvalidInput(f"invalid prefix {prefix!r}: {str(exc).splitlines()[-1]}") from None
+    except ValidationError as exc:
+        raise InvalidInput(f"invalid prefix {prefix!r}: {first_error(exc)[1]}") from None
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         if snap.blob_sha(CONFIG_PATH) is not None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hive.errors import InvalidInput, NotInitialized
+from hive.errors import InvalidInput, NotAGitRepository, NotInitialized
 from hive.git.loose import hive_tree
 from hive.git.refs import read_head_fast
 from hive.git.repo import (
@@ -32,6 +32,7 @@ from hive.git.repo import (
     format_message,
 )
 from hive.models import Cell, HiveConfig
+from hive.models.cell import without_control_chars
 from hive.store.cache import CellCache, CellIndex
 from hive.store.cells import decode_config, encode_cell
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, cell_path
@@ -79,7 +80,16 @@ class Workspace:
         persist_cache: bool = True,
         session: str | None = None,
     ) -> None:
-        self.git = GitRepo.discover(path)
+        try:
+            self.git = GitRepo.discover(path)
+        except NotAGitRepository:
+            bare = _bare_repository_at(path)
+            if bare is None:
+                raise
+            raise NotAGitRepository(
+                f"{bare} is a bare repository: hive needs a working tree"
+                " (clone it, or add one with 'git worktree add')"
+            ) from None
         self.autocommit = _env_flag("HIVE_AUTOCOMMIT", True) if autocommit is None else autocommit
         self._actor = actor or os.environ.get("HIVE_AGENT") or None
         if self._actor is not None:
@@ -329,7 +339,8 @@ class Workspace:
     def message(self, event: str, subject_id: str, title: str, cell_ids: list[str]) -> str:
         trailers = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(cell_ids or [subject_id])]
         trailers += [("Hive-Agent", self.actor), ("Hive-Event", event)]
-        return format_message(f"hive: {event} {subject_id} {title}", trailers)
+        subject = without_control_chars(f"hive: {event} {subject_id} {title}")
+        return format_message(subject, trailers)
 
     def lock_timeout(self) -> float:
         env = os.environ.get("HIVE_LOCK_TIMEOUT")
@@ -357,6 +368,22 @@ def check_actor(name: str) -> str:
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9.+-]+", ".", name.lower()).strip(".") or "agent"
+
+
+def _bare_repository_at(path: str) -> str | None:
+    """The bare repository ``path`` is in (git's layout: HEAD, objects/, refs/), if any."""
+    probe = os.path.abspath(path)
+    while True:
+        if (
+            os.path.isfile(os.path.join(probe, "HEAD"))
+            and os.path.isdir(os.path.join(probe, "objects"))
+            and os.path.isdir(os.path.join(probe, "refs"))
+        ):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
 
 
 def _os_user() -> str | None:

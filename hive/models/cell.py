@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
 Status = Literal["open", "in_progress", "blocked", "deferred", "closed"]
@@ -20,6 +21,36 @@ def utc_now() -> datetime:
     """The current time in UTC, truncated to milliseconds (what the YAML stores)."""
     now = datetime.now(UTC)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+# C0 and C1 control characters (tab, escape, NUL, CR, ...) and Unicode line separators.
+CONTROL_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def without_control_chars(text: str) -> str:
+    """``text`` with each control character shown as ``?`` (for commit subjects)."""
+    return CONTROL_CHARS.sub("?", text)
+
+
+def check_title(title: str) -> None:
+    """Refuse titles that would inject terminal escapes or break one-line output."""
+    found = CONTROL_CHARS.search(title)
+    if found is not None:
+        raise ValueError(
+            f"title must not contain control characters (found U+{ord(found.group()):04X})"
+        )
+
+
+def first_error(exc: ValidationError) -> tuple[str, str]:
+    """(dotted field path, one-line message) of the first error in ``exc``.
+
+    pydantic's own text is multi-line, ends in a documentation URL and prefixes
+    messages of custom validators with ``Value error, ``; none of that is useful
+    to a person or an agent.
+    """
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return where, str(error["msg"]).removeprefix("Value error, ")
 
 
 def _as_utc(value: datetime) -> datetime:

@@ -14,7 +14,7 @@ class HiveConfig(BaseModel):
 
     prefix: str = Field(default="hv", min_length=1, max_length=12)
     id_length: int = Field(default=6, ge=4, le=16)
-    child_id_length: int = Field(default=3, ge=2, le=8)
+    child_id_length: int = Field(default=4, ge=2, le=8)
     lock_timeout_seconds: float = Field(default=30.0, gt=0)
 
     @field_validator("prefix")

@@ -63,6 +63,10 @@ class CellIndex:
             self._children = children
         return self._children.get(cell_id, [])
 
+    def is_unreadable(self, cell_id: str) -> bool:
+        """Whether ``cell_id`` has a file that failed to parse."""
+        return any(cell_id_from_path(path) == cell_id for path in self.problems)
+
     def known_ids(self) -> IdSet:
         """Ids of all cell files, including ones that failed to parse (a live view)."""
         return IdSet(self)

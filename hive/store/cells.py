@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from hive.errors import CorruptFile
 from hive.models import Cell, HiveConfig
-from hive.store.yamlio import dumps, load_mapping
+from hive.models.cell import first_error
+from hive.store.yamlio import dumps, line_of, load_mapping
 
 FIELD_ORDER: tuple[str, ...] = (
     "id",
@@ -74,19 +75,24 @@ def decode_cell(data: bytes, path: str) -> Cell:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CorruptFile(f"{path}: not valid UTF-8 ({exc.reason})", path=path) from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise CorruptFile(
+            f"{path}:{line}: not valid UTF-8 ({exc.reason})", path=path, line=line
+        ) from None
     mapping = load_mapping(text, path)
     try:
         return Cell.model_validate(mapping)
     except ValidationError as exc:
-        raise CorruptFile(f"{path}: {_first_problem(exc)}", path=path) from None
+        raise _invalid(exc, text, path) from None
 
 
-def _first_problem(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"]) or "document"
+def _invalid(exc: ValidationError, text: str, path: str) -> CorruptFile:
+    """``path:line: invalid field 'x': why``, the line being that of the offending key."""
+    line = line_of(text, exc.errors()[0]["loc"])
+    where, why = first_error(exc)
     extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"invalid field {where!r}: {error['msg']}{extra}"
+    message = f"{path}:{line}: invalid field {where or 'document'!r}: {why}{extra}"
+    return CorruptFile(message, path=path, line=line)
 
 
 def encode_config(config: HiveConfig) -> bytes:
@@ -95,8 +101,9 @@ def encode_config(config: HiveConfig) -> bytes:
 
 
 def decode_config(data: bytes, path: str) -> HiveConfig:
-    mapping = load_mapping(data.decode("utf-8", errors="replace"), path)
+    text = data.decode("utf-8", errors="replace")
+    mapping = load_mapping(text, path)
     try:
         return HiveConfig.model_validate(mapping)
     except ValidationError as exc:
-        raise CorruptFile(f"{path}: {_first_problem(exc)}", path=path) from None
+        raise _invalid(exc, text, path) from None

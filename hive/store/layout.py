@@ -6,7 +6,7 @@ entries; a child lives in its parent's shard::
 
     .hive/config.yaml
     .hive/cells/x/hv-x7k2q9.yaml
-    .hive/cells/x/hv-x7k2q9.a3f.yaml
+    .hive/cells/x/hv-x7k2q9.a3f8.yaml
 
 Between 1,000 and 30,000 cells this keeps the bytes of tree objects rewritten
 per commit smallest (see docs/performance.md).

@@ -156,8 +156,11 @@ def loads(text: str) -> Any:
         return _loader().load(text)
     except MarkedYAMLError as exc:
         # An unclosed bracket or quote is reported at end of file; the line
-        # where the construct started (the context) is the useful one.
-        mark = exc.context_mark or exc.problem_mark
+        # where the construct started (the context) is the useful one. A
+        # duplicate key is the exception: its problem mark is the duplicate.
+        duplicate = type(exc).__name__ == "DuplicateKeyError"
+        mark = (exc.problem_mark or exc.context_mark) if duplicate else None
+        mark = mark or exc.context_mark or exc.problem_mark
         line = mark.line + 1 if mark is not None else None
         problem = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
         raise YamlError(str(problem), line) from None
@@ -173,5 +176,33 @@ def load_mapping(text: str, path: str) -> dict[str, Any]:
         where = f"{path}:{exc.line}" if exc.line else path
         raise CorruptFile(f"{where}: malformed YAML: {exc}", path=path, line=exc.line) from None
     if not isinstance(data, dict):
-        raise CorruptFile(f"{path}: expected a mapping at the top level", path=path, line=1)
+        raise CorruptFile(f"{path}:1: expected a mapping at the top level", path=path, line=1)
     return data
+
+
+def line_of(text: str, loc: Sequence[str | int]) -> int:
+    """The 1-based line of the key (or item) at ``loc`` in ``text``.
+
+    For a key that is missing, the line of the mapping that lacks it (1 at the
+    top level). Only used on error paths: it parses ``text`` once more.
+    """
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    try:
+        node = _loader().compose(text)
+    except (YAMLError, ValueError, TypeError):
+        return 1
+    line = 1
+    for part in loc:
+        found = None
+        if isinstance(node, MappingNode):
+            found = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value):
+            item = node.value[part]
+            found = (item, item)
+        if found is None:
+            break
+        line = found[0].start_mark.line + 1
+        node = found[1]
+    return line
