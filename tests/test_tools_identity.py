@@ -99,8 +99,10 @@ def test_inbox_limit_above_five_is_capped_not_refused(ws: Workspace, repo: Path)
         repo,
         [
             {"name": "swarmmail_init", "args": {"agent_name": "bob"}},
-            *[{"name": "swarmmail_send", "args": {"to": ["bob"], "subject": f"m{n}"}}
-              for n in range(7)],  # fmt: skip
+            *[
+                {"name": "swarmmail_send", "args": {"to": ["bob"], "subject": f"m{n}"}}
+                for n in range(7)
+            ],
             {"name": "swarmmail_inbox", "args": {"limit": 10}},
         ],
     )["results"]

@@ -55,9 +55,7 @@ def test_symlinks_inside_the_repo_to_denied_paths_are_denied(ws: Workspace, repo
     assert SECRET not in json.dumps(results)
 
 
-def test_permissions_are_checked_again_when_a_write_is_applied(
-    ws: Workspace, repo: Path
-) -> None:
+def test_permissions_are_checked_again_when_a_write_is_applied(ws: Workspace, repo: Path) -> None:
     _secrets_layout(repo)
     (repo / "docs/later").mkdir()
     queued = envelope(
@@ -153,9 +151,7 @@ def test_a_failed_apply_leaves_no_temporary_file(ws: Workspace, repo: Path) -> N
     assert strays == []
 
 
-def test_write_refused_when_the_file_changed_since_the_proposal(
-    ws: Workspace, repo: Path
-) -> None:
+def test_write_refused_when_the_file_changed_since_the_proposal(ws: Workspace, repo: Path) -> None:
     envelope(repo, [{"name": "fs_write", "args": {"path": "README.md", "content": "new"}}])
     (repo / "README.md").write_text("edited by a human\n")
     decision = {"decisions": [{"path": "README.md", "action": "approve", "notes": ""}]}
