@@ -168,3 +168,65 @@ def test_hook_runs_are_in_the_event_log_not_in_results(ws: Workspace, repo: Path
     assert hook["exit_code"] == 0 and hook["timed_out"] is False
     assert event["session"] == "tools:bob"
     assert git(repo, "status", "--porcelain").strip() == ""
+
+
+def test_idle_rate_limit_buckets_are_pruned(ws: Workspace, repo: Path) -> None:
+    configure(repo, {"rate_limits": {"default": {"capacity": 5, "per_seconds": 60}}})
+    state = repo / ".git" / "hive"
+    state.mkdir(exist_ok=True)
+    stale = {f"gone-{n}\x1fhive_ready": [5, time.time() - 30 * 86_400] for n in range(50)}
+    (state / "ratelimit.json").write_text(json.dumps(stale))
+    envelope(repo, [{"name": "hive_ready", "args": {}}])
+    assert list(json.loads((state / "ratelimit.json").read_text())) == ["bob\x1fhive_ready"]
+
+
+def test_hostile_input_through_mcp(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    import os
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    configure(
+        repo,
+        {
+            "rate_limits": {"hive_ready": {"capacity": 1, "per_seconds": 3600}},
+            "hooks": {"pre_tool_use": [{"matcher": "fs_list", "command": "sleep 20",
+                                        "timeout": 0.5}]},
+        },
+    )  # fmt: skip
+    (tmp_path / "outside.txt").write_text("outside")
+    os.symlink(tmp_path / "outside.txt", repo / "escape.txt")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hive.cli.main", "-C", str(repo), "--actor", "m", "mcp"],
+        env={**os.environ},
+    )
+    calls = [
+        ("hive_create", {"title": "x" * 3_000_000}),
+        ("fs_read", {"path": "../outside.txt"}),
+        ("fs_read", {"path": "escape.txt"}),
+        ("fs_list", {}),
+        ("hive_ready", {}),
+        ("hive_ready", {}),
+        ("hive_start", {"id": "hv-zzzz"}),
+    ]
+
+    async def scenario() -> list[dict[str, object]]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            found = []
+            for name, args in calls:
+                reply = await session.call_tool(name, args)
+                body = json.loads(reply.content[0].text)
+                found.append({"error": reply.is_error, "code": body.get("code")} if reply.is_error
+                             else {"error": False})  # fmt: skip
+            return found
+
+    results = anyio.run(scenario)
+    codes = [r.get("code") if r["error"] else "ok" for r in results]
+    assert codes[:5] == [
+        "invalid_arguments", "path_outside_repository", "path_outside_repository",
+        "hook_failed", "ok",
+    ]  # fmt: skip
+    assert codes[5] == 429 and codes[6] == "not_found"

@@ -49,6 +49,7 @@ RATE_FILE = "ratelimit.json"
 HOOK_OUTPUT_LIMIT = 4000
 HOOK_LOG_LIMIT = 1000
 MAX_EVENTS_BYTES = 20_000_000
+IDLE_BUCKET_SECONDS = 7 * 86_400
 ANY = "*"
 
 
@@ -155,6 +156,10 @@ def check_paths(settings: Settings, agent: str, tool: str, paths: list[str]) -> 
             )
 
 
+def has_rules(settings: Settings, agent: str, tool: str) -> bool:
+    return bool(_scopes(settings, agent, tool))
+
+
 def _scopes(settings: Settings, agent: str, tool: str) -> list[tuple[str, dict[str, list[str]]]]:
     """The rule sets in force, most specific first."""
     order = [(agent, tool), (agent, ANY), (ANY, tool), (ANY, ANY)]
@@ -217,9 +222,9 @@ def take_token(
     path = os.path.join(state_dir, RATE_FILE)
     try:
         with FileLock(path + ".lock", timeout=10):
-            buckets = _read_json(path)
-            key = f"{agent}\x1f{tool}"
             now = time.time()
+            buckets = _pruned(_read_json(path), now)
+            key = f"{agent}\x1f{tool}"
             tokens, updated = buckets.get(key, (capacity, now))
             tokens = min(capacity, tokens + (now - updated) * rate)
             if tokens < 1:
@@ -236,6 +241,16 @@ def take_token(
                 _write_json(path, buckets)
     except Timeout:
         raise HiveError("the rate-limit state is locked by another process") from None
+
+
+def _pruned(buckets: dict[str, Any], now: float) -> dict[str, Any]:
+    """Forget buckets idle for a week (long refilled), so the file does not grow
+    with every agent name ever seen."""
+    return {
+        key: value
+        for key, value in buckets.items()
+        if isinstance(value, list) and len(value) == 2 and now - value[1] < IDLE_BUCKET_SECONDS
+    }
 
 
 def _read_json(path: str) -> dict[str, Any]:

@@ -225,6 +225,8 @@ def _with_real_paths(root: str, paths: list[str]) -> list[str]:
 def path_filter(ctx: CallContext, tool: str) -> files.PathFilter:
     """A per-file predicate: may ``ctx.agent`` reach this file with ``tool``?"""
     settings = settings_for(ctx)
+    if not governance.has_rules(settings, ctx.agent, tool):
+        return lambda path: True
 
     def allowed(path: str) -> bool:
         try:
