@@ -1,12 +1,14 @@
 """The JSON tool-call envelope: ``{"tool_calls": [{"name": ..., "args": {...}}]}``,
 alone or inside a ```json fence among other text.
 
-The scan does bounded work on hostile text: a bare object is only tried where a
-line starts with ``{`` or where ``{"tool_calls"`` begins, and at most
-MAX_ATTEMPTS times. The first envelope found runs; further ones are reported."""
+The scan does bounded work on hostile text: at most MAX_ATTEMPTS fenced blocks
+are decoded, and a bare object is only tried where ``{"tool_calls"`` begins or
+a line starts with ``{`` (at most MAX_ATTEMPTS places each). The first envelope
+found runs; further ones are reported."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -18,7 +20,8 @@ MAX_ENVELOPE = 5_000_000
 MAX_CALLS = 100
 MAX_ATTEMPTS = 100
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n(.*?)```", re.S)
-_START = re.compile(r'(?:^|\n)[ \t]*(\{)|(\{)\s*"tool_calls"')
+_ENVELOPE_START = re.compile(r'(\{)\s*"tool_calls"')
+_LINE_START = re.compile(r"(?:^|\n)[ \t]*(\{)")
 
 
 def parse_envelope(text: str) -> tuple[list[Any], int]:
@@ -48,18 +51,26 @@ def _candidates(text: str) -> list[Any]:
     whole = _loads(text.strip())
     if whole is not _NOTHING:
         return [whole]
-    found = [value for value in map(_loads, _FENCE.findall(text)) if value is not _NOTHING]
+    blocks = (match.group(1) for match in _FENCE.finditer(text))
+    decoded = map(_loads, itertools.islice(blocks, MAX_ATTEMPTS))
+    found = [value for value in decoded if value is not _NOTHING]
+    for starts in (_ENVELOPE_START, _LINE_START):
+        found += _scan(text, starts)
+    return found
+
+
+def _scan(text: str, starts: re.Pattern[str]) -> list[Any]:
+    """Objects decoded at the first MAX_ATTEMPTS places ``starts`` matches."""
     decoder = json.JSONDecoder()
-    attempts, resume = 0, 0
-    for match in _START.finditer(text):
-        position = match.start(1) if match.group(1) else match.start(2)
-        if position < resume:
-            continue
-        attempts += 1
-        if attempts > MAX_ATTEMPTS:
+    found: list[Any] = []
+    resume = 0
+    for attempt, match in enumerate(starts.finditer(text)):
+        if attempt >= MAX_ATTEMPTS:
             break
+        if match.start(1) < resume:
+            continue
         try:
-            value, resume = decoder.raw_decode(text, position)
+            value, resume = decoder.raw_decode(text, match.start(1))
         except (ValueError, RecursionError):
             continue
         found.append(value)
