@@ -167,3 +167,18 @@ def test_decide_reject_unknown_paths_and_applies_once(ws: Workspace, repo: Path)
     for malformed in ('{"decisions": []}', '[{"path": "a.txt"}]', '{"decisions": [{"path":'):
         bad = hive(repo, "proposals", "decide", "-", stdin=malformed)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_allow_write_with_a_broken_config_still_prints_the_transcript(
+    ws: Workspace, repo: Path
+) -> None:
+    from tests.test_tools import configure
+
+    envelope(repo, [{"name": "fs_write", "args": {"path": "a.txt", "content": "A"}}])
+    approve = json.dumps({"decisions": [{"path": "a.txt", "action": "approve"}]})
+    hive(repo, "proposals", "decide", "-", stdin=approve)
+    configure(repo, {"permissions": {"*": {"*": {"deny": ["a.txt"]}}}})
+    result = hive(repo, "tools", "run", "--allow-write", stdin='{"tool_calls": []}')
+    transcript = json.loads(result.stdout)
+    assert transcript["applied"] == [] and transcript["apply_error"]["code"] == "invalid_input"
+    assert not (repo / "a.txt").exists()

@@ -20,7 +20,7 @@ from hive.cli.common import (
     use_json,
     workspace,
 )
-from hive.errors import InvalidInput, NotFound
+from hive.errors import HiveError, InvalidInput, NotFound
 
 tools_app = typer.Typer(
     help="Agent tools: schemas and the JSON tool-call envelope.", no_args_is_help=True
@@ -95,9 +95,11 @@ def run_cmd(
     ctx = run_op(lambda: _context(agent))
     transcript = run_envelope(ctx, sys.stdin.read())
     if allow_write:
-        transcript["applied"] = run_op(
-            lambda: apply_approved(ctx.root, ctx.state_dir, write_check(ctx))
-        )
+        try:
+            transcript["applied"] = apply_approved(ctx.root, ctx.state_dir, write_check(ctx))
+        except HiveError as exc:  # the transcript is still printed
+            transcript["applied"] = []
+            transcript["apply_error"] = exc.to_dict()
     _dump(transcript)
     if "error" in transcript:
         raise typer.Exit(2)
