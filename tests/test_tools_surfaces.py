@@ -58,6 +58,8 @@ def test_strict_types_and_bounded_lists(ws: Workspace, repo: Path) -> None:
     assert labels["code"] == "invalid_arguments" and labels["field"] == "labels"
     long_label = call_tool(ctx, "hive_create", {"title": "t", "labels": ["l" * 1000]})
     assert long_label["field"] == "labels.0"
+    union = call_tool(ctx, "swarm_validate_decomposition", {"response": 5})
+    assert union["field"] == "response"
 
 
 def test_deep_nesting_is_a_structured_error_everywhere(ws: Workspace, repo: Path) -> None:

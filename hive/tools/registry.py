@@ -167,12 +167,33 @@ def _validate(tool: Tool, args: Any) -> BaseModel | dict[str, Any]:
         return tool.args.model_validate(args)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "args"
+        where = field_path(args, error["loc"]) or "args"
         return {
             "error": f"{tool.name}: invalid argument {where!r}: {error['msg']}",
             "code": "invalid_arguments",
             "field": where,
         }
+
+
+_TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "none", "function-after"}
+
+
+def field_path(args: Any, loc: tuple[int | str, ...]) -> str:
+    """The argument a validation error is about, without pydantic's union-member
+    tags (``response``, not ``response.str``)."""
+    parts: list[str] = []
+    node = args
+    for part in loc:
+        if isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        elif isinstance(node, dict) and isinstance(part, str) and part not in _TYPE_TAGS:
+            if "[" in part:
+                continue
+            node = node.get(part)
+        else:
+            continue
+        parts.append(str(part))
+    return ".".join(parts)
 
 
 def nesting_depth(value: Any) -> int:
