@@ -107,3 +107,22 @@ def test_inbox_limit_above_five_is_capped_not_refused(ws: Workspace, repo: Path)
         ],
     )["results"]
     assert len(results[-1]["result"]) == 5
+
+
+def test_a_later_envelope_in_the_same_session_keeps_the_identity(ws: Workspace, repo: Path) -> None:
+    import subprocess
+
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "tools", "run"]
+    env = {**os.environ, "HIVE_SESSION": "shell-1"}
+
+    def run(calls: list[dict[str, Any]]) -> dict[str, Any]:
+        text = json.dumps({"tool_calls": calls})
+        done = subprocess.run(command, input=text, capture_output=True, text=True, env=env)
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+    name = run([{"name": "swarmmail_init", "args": {}}])["results"][0]["result"]["agent_name"]
+    assert GENERATED.match(name)
+    later = run([{"name": "swarmmail_reserve", "args": {"paths": ["src/z.py"]}}])
+    assert later["agent"] == name
+    assert later["results"][0]["result"]["granted"][0]["agent"] == name

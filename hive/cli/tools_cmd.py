@@ -42,7 +42,23 @@ def _context(agent: str | None, session: str | None = None) -> Any:
     name = explicit or ws.actor
     if session is None:
         session = f"tools:{name}" if explicit else default_session()
-    return CallContext(root=ws.root, agent=name, session=session, explicit_agent=bool(explicit))
+    ctx = CallContext(root=ws.root, agent=name, session=session, explicit_agent=bool(explicit))
+    registered = None if explicit else _registered_name(ws, session)
+    if registered is not None:
+        ctx.bind(registered)
+    return ctx
+
+
+def _registered_name(ws: Any, session: str) -> str | None:
+    """The identity this session registered earlier (swarmmail_init), if any."""
+    from hive.domain.mail import list_agents
+    from hive.errors import HiveError
+
+    try:
+        mine = [a for a in list_agents(ws) if a.session == session]
+    except HiveError:
+        return None
+    return max(mine, key=lambda a: a.registered_at).name if mine else None
 
 
 def _dump(value: Any) -> None:
