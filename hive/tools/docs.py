@@ -41,9 +41,10 @@ Each surface has a *bound identity*. `--agent NAME` (or `--actor`, or `$HIVE_AGE
 binds it from the start; otherwise calls act as the git user until
 `swarmmail_init`, which (without `agent_name`) generates an adjective+noun name.
 The name `swarmmail_init` returns (`agent_name`) is the identity of every later call
-in the same `hive mcp` server or envelope. Every `hive mcp` process has its own
-session, so two servers never share an identity. `project_path`, if given, must be
-this repository.
+in the same `hive mcp` server or envelope, and of later `hive tools run` calls from
+the same CLI session (`$HIVE_SESSION`, else the parent shell). Every `hive mcp`
+process has its own session, so two servers never share an identity.
+`project_path`, if given, must be this repository.
 
 ## Configuration (`.hive/config.yaml`)
 
