@@ -116,7 +116,8 @@ on failure.
 
 Envelope: only the first envelope in a text runs; further ones are reported in
 `warnings`. MCP: a line that is not JSON (or nested too deeply) is answered with
-`-32700`, a JSON line that is not JSON-RPC with `-32600`.
+`-32700`, a JSON line that is not JSON-RPC with `-32600`; `arguments` that are not
+an object are refused by the SDK itself with `-32602` (not a tool error result).
 """
 
 
