@@ -221,12 +221,19 @@ def test_hooks_continue_warn_block_and_time_out(ws: Workspace, repo: Path) -> No
             {"name": "fs_list", "args": {}},
         ],
     )["results"]
-    assert results[0]["hook_output"] == ["checked"]
+    assert "hook_output" not in results[0] and "result" in results[0]
     assert json.loads((repo / "post.json").read_text())["tool"] == "hive_ready"
     assert results[1]["warnings"] == ["careful"] and "result" in results[1]
     assert results[2]["code"] == "hook_blocked" and results[2]["error"] == "no creating today"
-    assert results[3]["code"] == "hook_blocked" and "timed out" in results[3]["error"]
+    assert results[3]["code"] == "hook_failed" and "timed out" in results[3]["error"]
     assert "blocked" not in git(repo, "log", "--format=%s")
+    events = [json.loads(line) for line in hive(repo, "events", "--json").stdout.splitlines()]
+    ready_hook = events[-4]["hooks"][0]
+    assert (ready_hook["phase"], ready_hook["exit_code"], ready_hook["stdout"]) == (
+        "pre_tool_use", 0, "checked\n",
+    )  # fmt: skip
+    timed_out = events[-1]["hooks"][0]
+    assert timed_out["timed_out"] is True and timed_out["exit_code"] is None
 
 
 def test_write_proposals_need_approval_and_allow_write(ws: Workspace, repo: Path) -> None:

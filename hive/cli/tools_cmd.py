@@ -2,6 +2,8 @@
 write proposals and the event log."""
 
 import json
+import os
+import secrets
 import sys
 import time
 from typing import Annotated, Any
@@ -9,8 +11,16 @@ from typing import Annotated, Any
 import typer
 
 from hive.cli import output
-from hive.cli.common import OPTIONS, JsonFlag, run_op, show, use_json, workspace
-from hive.errors import InvalidInput
+from hive.cli.common import (
+    OPTIONS,
+    JsonFlag,
+    default_session,
+    run_op,
+    show,
+    use_json,
+    workspace,
+)
+from hive.errors import HiveError, InvalidInput, NotFound
 
 tools_app = typer.Typer(
     help="Agent tools: schemas and the JSON tool-call envelope.", no_args_is_help=True
@@ -22,12 +32,33 @@ AgentOption = Annotated[
 ]
 
 
-def _context(agent: str | None) -> Any:
+def _context(agent: str | None, session: str | None = None) -> Any:
+    """The calling agent: --agent, else --actor / $HIVE_AGENT (explicit), else the git
+    user as a fallback that ``swarmmail_init`` replaces with a generated name."""
     from hive.tools.registry import CallContext
 
     ws = workspace()
-    name = agent or ws.actor
-    return CallContext(root=ws.root, agent=name, session=f"tools:{name}")
+    explicit = agent or OPTIONS.actor or os.environ.get("HIVE_AGENT") or None
+    name = explicit or ws.actor
+    if session is None:
+        session = f"tools:{name}" if explicit else default_session()
+    ctx = CallContext(root=ws.root, agent=name, session=session, explicit_agent=bool(explicit))
+    registered = None if explicit else _registered_name(ws, session)
+    if registered is not None:
+        ctx.bind(registered)
+    return ctx
+
+
+def _registered_name(ws: Any, session: str) -> str | None:
+    """The identity this session registered earlier (swarmmail_init), if any."""
+    from hive.domain.mail import list_agents
+    from hive.errors import HiveError
+
+    try:
+        mine = [a for a in list_agents(ws) if a.session == session]
+    except HiveError:
+        return None
+    return max(mine, key=lambda a: a.registered_at).name if mine else None
 
 
 def _dump(value: Any) -> None:
@@ -75,21 +106,28 @@ def run_cmd(
     """Run the tool calls of a JSON envelope read from stdin; print the transcript."""
     from hive.tools.envelope import run_envelope
     from hive.tools.files import apply_approved
+    from hive.tools.registry import write_check
 
     ctx = run_op(lambda: _context(agent))
     transcript = run_envelope(ctx, sys.stdin.read())
     if allow_write:
-        transcript["applied"] = apply_approved(ctx.root, ctx.state_dir)
+        try:
+            transcript["applied"] = apply_approved(ctx.root, ctx.state_dir, write_check(ctx))
+        except HiveError as exc:  # the transcript is still printed
+            transcript["applied"] = []
+            transcript["apply_error"] = exc.to_dict()
     _dump(transcript)
     if "error" in transcript:
         raise typer.Exit(2)
 
 
 def mcp_cmd(agent: AgentOption = None) -> None:
-    """Serve every tool over MCP on stdin/stdout (for agent runtimes)."""
+    """Serve every tool over MCP on stdin/stdout (for agent runtimes). Each server
+    process has its own session, so two servers never share a mail identity."""
     from hive.tools.mcp_server import serve_stdio
 
-    ctx = run_op(lambda: _context(agent))
+    session = f"mcp:{os.getpid()}:{secrets.token_hex(4)}"
+    ctx = run_op(lambda: _context(agent, session))
     serve_stdio(ctx)
 
 
@@ -126,14 +164,18 @@ def proposals_decide_cmd(
     ] = False,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Apply an arbiter's {"decisions": [...]} to pending proposals."""
+    """Apply an arbiter's {"decisions": [...]} to pending proposals (exit 3 when a
+    decision names no pending proposal)."""
     from hive.tools.files import decide
+    from hive.tools.registry import write_check
 
     use_json(json_flag)
-    ws = workspace()
+    ctx = run_op(lambda: _context(None))
     text = run_op(lambda: _read(source))
     report = run_op(
-        lambda: decide(ws.root, ws.git.paths.hive_state_dir, text, allow_write=allow_write)
+        lambda: decide(
+            ctx.root, ctx.state_dir, text, allow_write=allow_write, check=write_check(ctx)
+        )
     )
 
     def render() -> None:
@@ -144,6 +186,10 @@ def proposals_decide_cmd(
             )
 
     show(report, json_flag, render)
+    unmatched = [entry["path"] for entry in report if entry["status"] == "no_pending_proposal"]
+    if unmatched:
+        output.err(f"error: no pending proposal for {', '.join(unmatched)}")
+        raise typer.Exit(NotFound.exit_code)
 
 
 def _read(source: str) -> str:
@@ -163,23 +209,19 @@ def events_cmd(
     ] = False,
     json_flag: JsonFlag = False,
 ) -> None:
-    """The tool-call event log (agent, tool, args digest, duration, outcome)."""
-    from hive.tools.governance import read_events
+    """The tool-call event log (agent, tool, args digest, duration, outcome, hooks).
+    Reads only the end of the log; --follow reads only the bytes appended since."""
+    from hive.tools.governance import events_size, read_appended, read_events
 
     use_json(json_flag or OPTIONS.json)
     ws = workspace()
     state_dir = ws.git.paths.hive_state_dir
-    seen = 0
-    events = read_events(state_dir)
-    shown = events[-limit:]
-    seen = len(events)
-    _print_events(shown, json_flag or OPTIONS.json)
+    offset = events_size(state_dir)
+    _print_events(read_events(state_dir, limit), json_flag or OPTIONS.json)
     while follow:
         time.sleep(0.5)
-        events = read_events(state_dir)
-        if len(events) > seen:
-            _print_events(events[seen:], json_flag or OPTIONS.json)
-            seen = len(events)
+        events, offset = read_appended(state_dir, offset)
+        _print_events(events, json_flag or OPTIONS.json)
 
 
 def _print_events(events: list[dict[str, Any]], as_json: bool) -> None:

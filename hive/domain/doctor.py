@@ -6,9 +6,10 @@ import os
 
 from hive.domain.graph import find_cycles
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile, NotInitialized
+from hive.errors import CorruptFile, InvalidInput, NotInitialized
 from hive.git.repo import Snapshot, blob_sha_of
 from hive.models.results import DoctorReport, Problem
+from hive.models.tools_config import parse_tools_config
 from hive.store.cache import CellIndex
 from hive.store.cells import decode_cell, decode_config
 from hive.store.ids import is_valid_id, parent_from_id
@@ -33,6 +34,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _graph_problems(index)
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
+    problems += _tools_config_problems(ws, snap)
     return DoctorReport(cells=len(index.cells), problems=problems)
 
 
@@ -44,6 +46,15 @@ def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
         Problem(kind="corrupt-reservations", message=found.message, path=found.path)
         for found in reservation_problems(ws, snap)
     ]
+
+
+def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
+    """A bad ``tools:`` section fails every agent tool call: report it here too."""
+    try:
+        parse_tools_config(ws.config(snap).extra_settings().get("tools"))
+    except InvalidInput as exc:
+        return [Problem(kind="config", message=exc.message, path=CONFIG_PATH)]
+    return []
 
 
 def _file_problems(index: CellIndex) -> list[Problem]:

@@ -5,20 +5,27 @@ Descriptions are deliberately terse: agents pay for schemas in context tokens.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import os
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hive.errors import InvalidInput
 from hive.tools import files
-from hive.tools.registry import CallContext, Tool, register
+from hive.tools.registry import CallContext, Tool, path_filter, register
 
 Str: Any = Field(default="", max_length=20_000)
 Id: Any = Field(min_length=1, max_length=200)
 PathList: Any = Field(default_factory=list, max_length=1000)
+Short = Annotated[str, Field(max_length=200)]
+Glob = Annotated[str, Field(max_length=1000)]
+MAX_INBOX = 5
 
 
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Unknown keys are refused; ints and bools are not coerced from other types."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 # ------------------------------------------------------------------ cells
@@ -29,10 +36,12 @@ class CreateArgs(Args):
     type: Literal["bug", "feature", "task", "epic", "chore"] = "task"
     priority: int = Field(default=2, ge=0, le=4, description="0 most urgent")
     description: str = Str
-    parent: str | None = None
-    deps: list[str] = Field(default_factory=list, description="TYPE:ID, e.g. blocks:hv-ab12")
-    labels: list[str] = Field(default_factory=list)
-    files: list[str] = Field(default_factory=list, description="globs this work owns")
+    parent: Short | None = None
+    deps: list[Short] = Field(
+        default_factory=list, max_length=100, description="TYPE:ID, e.g. blocks:hv-ab12"
+    )
+    labels: list[Short] = Field(default_factory=list, max_length=50)
+    files: list[Glob] = Field(default_factory=list, max_length=200, description="owned globs")
 
 
 def _create(ctx: CallContext, a: CreateArgs) -> Any:
@@ -73,13 +82,14 @@ def _create_epic(ctx: CallContext, a: CreateEpicArgs) -> Any:
 
 
 class QueryArgs(Args):
-    id: str | None = Field(default=None, description="show one cell")
-    status: str | None = Field(default=None, description="open|in_progress|blocked|closed|all")
-    type: str | None = None
+    id: Short | None = Field(default=None, description="show one cell")
+    status: Short | None = Field(default=None, description="open|in_progress|blocked|closed|all")
+    type: Short | None = None
     priority: int | None = Field(default=None, ge=0, le=4)
-    parent: str | None = None
-    label: str | None = None
-    assignee: str | None = None
+    parent: Short | None = None
+    label: Short | None = None
+    assignee: Short | None = None
+    include_deleted: bool = False
     limit: int = Field(default=50, ge=1, le=1000)
 
 
@@ -90,18 +100,22 @@ def _query(ctx: CallContext, a: QueryArgs) -> Any:
         return show_cell(ctx.workspace(), cell_id=a.id)
     return list_cells(
         ctx.workspace(), status=a.status, type=a.type, priority=a.priority, parent=a.parent,
-        label=a.label, assignee=a.assignee, limit=a.limit,
+        label=a.label, assignee=a.assignee, include_deleted=a.include_deleted, limit=a.limit,
     )  # fmt: skip
 
 
 class UpdateArgs(Args):
     id: str = Id
-    status: str | None = None
+    status: Short | None = None
     priority: int | None = Field(default=None, ge=0, le=4)
+    type: Literal["bug", "feature", "task", "epic", "chore"] | None = None
     title: str | None = Field(default=None, max_length=500)
     description: str | None = Field(default=None, max_length=20_000)
-    assignee: str | None = None
+    assignee: Short | None = None
     append_notes: str | None = Field(default=None, max_length=20_000)
+    add_labels: list[Short] = Field(default_factory=list, max_length=50)
+    remove_labels: list[Short] = Field(default_factory=list, max_length=50)
+    files: list[Glob] | None = Field(default=None, max_length=200, description="replaces")
 
 
 def _update(ctx: CallContext, a: UpdateArgs) -> Any:
@@ -110,6 +124,7 @@ def _update(ctx: CallContext, a: UpdateArgs) -> Any:
     return update_cell(
         ctx.workspace(), cell_id=a.id, status=a.status, priority=a.priority, title=a.title,
         description=a.description, assignee=a.assignee, append_notes=a.append_notes,
+        type=a.type, add_labels=a.add_labels, remove_labels=a.remove_labels, files=a.files,
     )  # fmt: skip
 
 
@@ -146,21 +161,108 @@ def _ready(ctx: CallContext, a: ReadyArgs) -> Any:
     return ready(ctx.workspace(), limit=a.limit, claim=a.claim)
 
 
+class DepArgs(Args):
+    id: str = Id
+    action: Literal["add", "remove", "tree"] = "tree"
+    target: Short | None = Field(default=None, description="add/remove: the other cell")
+    type: Literal["blocks", "parent-child", "related", "discovered-from"] = "blocks"
+
+
+def _dep(ctx: CallContext, a: DepArgs) -> Any:
+    from hive.domain.cells import add_dependency, dep_tree, remove_dependency
+
+    if a.action == "tree":
+        return dep_tree(ctx.workspace(), cell_id=a.id)
+    if not a.target:
+        raise InvalidInput(f"hive_dep {a.action} needs a target", field="target")
+    if a.action == "add":
+        return add_dependency(ctx.workspace(), cell_id=a.id, target=a.target, dep_type=a.type)
+    return remove_dependency(ctx.workspace(), cell_id=a.id, target=a.target)
+
+
+def _reopen(ctx: CallContext, a: IdArgs) -> Any:
+    from hive.domain.cells import reopen_cell
+
+    return reopen_cell(ctx.workspace(), cell_id=a.id)
+
+
+class DeleteArgs(Args):
+    id: str = Id
+    force: bool = Field(default=False, description="also with live subtasks")
+
+
+def _delete(ctx: CallContext, a: DeleteArgs) -> Any:
+    from hive.domain.cells import delete_cell
+
+    return delete_cell(ctx.workspace(), cell_id=a.id, force=a.force)
+
+
+class LogArgs(Args):
+    id: Short | None = Field(default=None, description="one cell's history")
+    limit: int = Field(default=20, ge=1, le=500)
+
+
+def _history(ctx: CallContext, a: LogArgs) -> Any:
+    from hive.domain.history import cell_log
+
+    return cell_log(ctx.workspace(), cell_id=a.id, limit=a.limit)
+
+
+class ReviewArgs(Args):
+    id: str = Id
+    patch: bool = Field(default=False, description="include diffs")
+
+
+def _review(ctx: CallContext, a: ReviewArgs) -> Any:
+    from hive.domain.swarm.review import review
+
+    return review(ctx.workspace(), target=a.id, with_patch=a.patch)
+
+
+class NoArgs(Args):
+    pass
+
+
+def _insights(ctx: CallContext, a: NoArgs) -> Any:
+    from hive.domain.swarm.learning import insights
+
+    return insights(ctx.workspace())
+
+
 # ------------------------------------------------------------------ mail
 
 
 class MailInitArgs(Args):
-    project_path: str | None = None
-    agent_name: str | None = None
+    project_path: str | None = Field(default=None, max_length=4096)
+    agent_name: Short | None = Field(default=None, description="generated if omitted")
     task_description: str | None = Field(default=None, max_length=2000)
 
 
 def _mail_init(ctx: CallContext, a: MailInitArgs) -> Any:
+    """Register, then act as the returned name for the rest of this session."""
     from hive.domain.mail import mail_init
 
-    return mail_init(
-        ctx.workspace(), agent_name=a.agent_name or ctx.agent, task_description=a.task_description
-    )
+    if a.project_path:
+        _check_project(ctx.root, a.project_path)
+    wanted = a.agent_name or (ctx.agent if ctx.explicit_agent else None)
+    agent = mail_init(
+        ctx.workspace(), agent_name=wanted, task_description=a.task_description,
+        session=ctx.session,
+    )  # fmt: skip
+    ctx.bind(agent.name)
+    return {"agent_name": agent.name, **agent.model_dump(mode="json")}
+
+
+def _check_project(root: str, project_path: str) -> None:
+    """``project_path`` must be this repository (or a directory inside it)."""
+    real_root = os.path.realpath(root)
+    given = os.path.realpath(os.path.join(root, os.path.expanduser(project_path)))
+    if given != real_root and not given.startswith(real_root + os.sep):
+        raise InvalidInput(
+            f"project_path {project_path!r} is not this repository ({root}); start the"
+            " tool server in that project instead",
+            field="project_path",
+        )
 
 
 class SendArgs(Args):
@@ -182,9 +284,14 @@ def _send(ctx: CallContext, a: SendArgs) -> Any:
 
 
 class InboxArgs(Args):
-    limit: int = Field(default=5, ge=1, le=5)
+    limit: int = Field(default=MAX_INBOX, ge=1, description="capped at 5")
     urgent_only: bool = False
     unread_only: bool = False
+
+    @field_validator("limit")
+    @classmethod
+    def _cap(cls, value: int) -> int:
+        return min(value, MAX_INBOX)
 
 
 def _inbox(ctx: CallContext, a: InboxArgs) -> Any:
@@ -212,7 +319,7 @@ def _ack(ctx: CallContext, a: MessageArgs) -> Any:
 
 
 class ReserveArgs(Args):
-    paths: list[str] = Field(min_length=1, max_length=200, description="paths or globs")
+    paths: list[Glob] = Field(min_length=1, max_length=200, description="paths or globs")
     reason: str | None = Field(default=None, max_length=500)
     exclusive: bool = True
     ttl_seconds: int = Field(default=3600, ge=1, le=7 * 24 * 3600)
@@ -230,8 +337,8 @@ def _reserve(ctx: CallContext, a: ReserveArgs) -> Any:
 
 
 class ReleaseArgs(Args):
-    paths: list[str] | None = None
-    reservation_ids: list[int] | None = None
+    paths: list[Glob] | None = Field(default=None, max_length=200)
+    reservation_ids: list[int] | None = Field(default=None, max_length=200)
 
 
 def _release(ctx: CallContext, a: ReleaseArgs) -> Any:
@@ -241,7 +348,7 @@ def _release(ctx: CallContext, a: ReleaseArgs) -> Any:
 
 
 class ReservationsArgs(Args):
-    agent: str | None = None
+    agent: Short | None = None
 
 
 def _reservations(ctx: CallContext, a: ReservationsArgs) -> Any:
@@ -450,8 +557,8 @@ def _evaluation(ctx: CallContext, a: EvaluationArgs) -> Any:
 
 
 class ListArgs(Args):
-    dir: str = "."
-    pattern: str | None = Field(default=None, description="glob, or regex:...")
+    dir: str = Field(default=".", max_length=4096)
+    pattern: str | None = Field(default=None, max_length=1000, description="glob, or regex:...")
     max_results: int = Field(default=200, ge=1, le=5000)
 
 
@@ -462,7 +569,7 @@ class ReadArgs(Args):
 
 class SearchArgs(Args):
     pattern: str = Field(min_length=1, max_length=1000, description="regex")
-    dir: str = "."
+    dir: str = Field(default=".", max_length=4096)
     max_matches: int = Field(default=200, ge=1, le=5000)
 
 
@@ -473,7 +580,10 @@ class WriteArgs(Args):
 
 
 def _fs_list(ctx: CallContext, a: ListArgs) -> Any:
-    return files.fs_list(ctx.root, dir=a.dir, pattern=a.pattern, max_results=a.max_results)
+    return files.fs_list(
+        ctx.root, dir=a.dir, pattern=a.pattern, max_results=a.max_results,
+        allow=path_filter(ctx, "fs_list"),
+    )  # fmt: skip
 
 
 def _fs_read(ctx: CallContext, a: ReadArgs) -> Any:
@@ -481,7 +591,10 @@ def _fs_read(ctx: CallContext, a: ReadArgs) -> Any:
 
 
 def _search(ctx: CallContext, a: SearchArgs) -> Any:
-    return files.search_text(ctx.root, pattern=a.pattern, dir=a.dir, max_matches=a.max_matches)
+    return files.search_text(
+        ctx.root, pattern=a.pattern, dir=a.dir, max_matches=a.max_matches,
+        allow=path_filter(ctx, "search_text"),
+    )  # fmt: skip
 
 
 def _fs_write(ctx: CallContext, a: WriteArgs) -> Any:
@@ -559,5 +672,15 @@ TOOLS = [
          _fs_write, _one("path")),
 ]  # fmt: skip
 
-for _tool in TOOLS:
+MORE_TOOLS = [
+    Tool("hive_dep", "Add, remove or show (tree) a cell's dependencies.", DepArgs, _dep),
+    Tool("hive_reopen", "Reopen a closed cell.", IdArgs, _reopen),
+    Tool("hive_delete", "Delete (tombstone) a cell.", DeleteArgs, _delete),
+    Tool("hive_log", "hive commits, newest first (one cell's with id).", LogArgs, _history),
+    Tool("hive_review", "Commits, files and outcome of a cell or epic.", ReviewArgs, _review),
+    Tool("swarm_insights", "Strategy success rates, maturity and anti-patterns.", NoArgs,
+         _insights),
+]  # fmt: skip
+
+for _tool in [*TOOLS, *MORE_TOOLS]:
     register(_tool)

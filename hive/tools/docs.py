@@ -25,15 +25,33 @@ CLI. The surfaces are generated from it:
   prints a JSON transcript;
 - `hive tools schema --format mcp|openai|anthropic` — the schemas for other runtimes.
 
-Every call goes through the same path: argument validation, path permissions, the
-rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` hooks, and one line in
-the event log (`<git common dir>/hive/events.jsonl`, shown by `hive events`).
-A success is `{"result": ...}`; a failure is `{"error": "...", "code": "..."}`
-(`unknown_tool`, `invalid_arguments` with `field`, `permission_denied` with `path` and
-`rule`, `rate_limited` with code 429, `hook_blocked`, or a domain code such as
-`reservation_conflict`). Nothing ever returns a traceback.
+Every call goes through the same path: argument validation (unknown keys refused,
+no coercion of ints and bools, at most 32 levels of nesting and 2 MB), path
+permissions, the rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` hooks
+(also after a domain error), and one line in the event log. A success is
+`{"result": ...}`; a failure is `{"error": "...", "code": "..."}` (`unknown_tool`,
+`invalid_arguments` with `field`, `permission_denied` with `path` and `rule`,
+`rate_limited` with code 429, `hook_blocked`, `hook_failed`, `invalid_input` for a
+bad `tools:` config, or a domain code such as `reservation_conflict`). Nothing ever
+returns a traceback.
+
+## Identity
+
+Each surface has a *bound identity*. `--agent NAME` (or `--actor`, or `$HIVE_AGENT`)
+binds it from the start; otherwise calls act as the git user until
+`swarmmail_init`, which (without `agent_name`) generates an adjective+noun name.
+The name `swarmmail_init` returns (`agent_name`) is the identity of every later call
+in the same `hive mcp` server or envelope, and of later `hive tools run` calls from
+the same CLI session (`$HIVE_SESSION`, else the parent shell). Every `hive mcp`
+process has its own session, so two servers never share an identity.
+`project_path`, if given, must be this repository.
 
 ## Configuration (`.hive/config.yaml`)
+
+The `tools:` section is read from the **committed** `.hive/config.yaml` (like the
+rest of the config): commit an edit before it takes effect. It is parsed strictly:
+an unknown key or a wrong type makes every tool call fail with `invalid_input`
+naming the key (never fail open), and `hive doctor` reports it.
 
 ```yaml
 tools:
@@ -45,23 +63,61 @@ tools:
   rate_limits:            # token buckets per agent and tool, shared by all processes
     default: {capacity: 120, per_seconds: 60}
     fs_read: {capacity: 30, per_seconds: 60}
+  agent_rate_limits:      # agent -> tool (or default) -> bucket; overrides rate_limits
+    BlueLake: {default: {capacity: 20, per_seconds: 60}}
   hooks:                  # shell commands; stdin is the call as JSON
     pre_tool_use:
-      - {matcher: "^fs_", command: "./scripts/check-path.sh", timeout_seconds: 5}
+      - {matcher: "fs_.*", command: "./scripts/check-path.sh", timeout: 5}
     post_tool_use: []
 ```
 
-Permissions: denied wins; if any allowlist applies, a path must match one. A glob
-request (a reservation) is denied when it intersects a denied pattern and must lie
-inside an allowed `dir/**` pattern. Hooks: exit 0 continues (stdout is returned as
-`hook_output`), 1 warns (`warnings`), 2 or a timeout blocks the call (`hook_blocked`,
-stderr returned to the agent).
+Permissions: the deny lists of every scope that applies (agent+tool, agent+`*`,
+`*`+tool, `*`+`*`) are joined, and denied wins. Only the *most specific* scope
+with an `allowed_paths` list decides what is allowed (so an agent's own allowlist
+overrides the `"*"` default). A path is checked as given and, when symlinks lead
+elsewhere inside the repository, as really reached; `fs_list` and `search_text`
+leave out every file the caller may not read, and never follow a symlink out of
+the repository or into `.git`. A glob request (a reservation) is denied when it
+intersects a denied pattern and must lie inside an allowed `dir/**` pattern.
 
-Write proposals: `fs_write` never writes directly. It queues a proposal
-(`hive proposals list`); an arbiter answers with strict JSON
+Rate limits: the bucket is the first of agent+tool, agent `default`, tool,
+`default`. A call refused before running (invalid, denied, blocked by a hook)
+spends no token.
+
+Hooks: `matcher` is a regular expression that must match the *whole* tool name
+(`hive_create` does not fire on `hive_create_epic`; use `hive_create.*`).
+`timeout` (alias `timeout_seconds`, default 10) kills the hook's process group.
+Exit codes: 0 continues (stdout goes only to the event log); 1 warns (stderr is
+returned as `warnings`); 2 blocks a pre hook (`hook_blocked`, stderr returned) or
+returns stderr as `hook_feedback` from a post hook. Any other exit code, a signal,
+a missing command (127) or a timeout is a failed hook: a pre hook fails closed
+(`hook_failed`, the call does not run), a post hook's failure becomes a warning.
+
+Event log: `<git common dir>/hive/events.jsonl`, outside the working tree; one line
+per call with agent, session, tool, args digest, duration, outcome, the error
+message, and every hook run (command, exit code, timed_out, stdout, stderr,
+truncated). Past 20 MB it is rotated to `events.jsonl.1`. `hive events -n N` reads
+only the end of the file and `--follow` only the bytes appended since.
+
+File tools: `search_text` runs in a child process stopped after 10 s (the matches
+found so far are returned with `timed_out`), and matches each line on its first
+4,000 characters, so a catastrophic regex cannot hang a server.
+
+Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`
+or `.hive/` is refused. It queues a proposal (`hive proposals list`); an arbiter
+answers with strict JSON
 `{"decisions": [{"path": ..., "action": "approve"|"reject", "notes": ...}]}`
-(`hive proposals decide FILE|-`), and approved writes are applied only with
-`--allow-write`.
+(`hive proposals decide FILE|-`; exit 3 when a decision names no pending
+proposal), and approved writes are applied only with `--allow-write`, under a lock
+(one proposal is never applied twice). At apply time the target is resolved and
+permission-checked again for the proposing agent, and a file changed since the
+proposal is refused. The temporary file is written next to the target and removed
+on failure.
+
+Envelope: only the first envelope in a text runs; further ones are reported in
+`warnings`. MCP: a line that is not JSON (or nested too deeply) is answered with
+`-32700`, a JSON line that is not JSON-RPC with `-32600`; `arguments` that are not
+an object are refused by the SDK itself with `-32602` (not a tool error result).
 """
 
 

@@ -1,9 +1,14 @@
 """The JSON tool-call envelope: ``{"tool_calls": [{"name": ..., "args": {...}}]}``,
-alone or inside a ```json fence among other text."""
+alone or inside a ```json fence among other text.
+
+The scan does bounded work on hostile text: at most MAX_ATTEMPTS fenced blocks
+are decoded, and a bare object is only tried where ``{"tool_calls"`` begins or
+a line starts with ``{`` (at most MAX_ATTEMPTS places each). The first envelope
+found runs; further ones are reported."""
 
 from __future__ import annotations
 
-import contextlib
+import itertools
 import json
 import re
 from typing import Any
@@ -13,53 +18,87 @@ from hive.tools.registry import CallContext, call_tool
 
 MAX_ENVELOPE = 5_000_000
 MAX_CALLS = 100
+MAX_ATTEMPTS = 100
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n(.*?)```", re.S)
+_ENVELOPE_START = re.compile(r'(\{)\s*"tool_calls"')
+_LINE_START = re.compile(r"(?:^|\n)[ \t]*(\{)")
 
 
-def parse_envelope(text: str) -> list[Any]:
-    """The ``tool_calls`` list from ``text``; InvalidInput when there is none."""
+def parse_envelope(text: str) -> tuple[list[Any], int]:
+    """The ``tool_calls`` list from ``text`` and how many more envelopes it holds;
+    InvalidInput when there is none."""
     if len(text) > MAX_ENVELOPE:
         raise InvalidInput(f"input is too large ({len(text)} > {MAX_ENVELOPE} characters)")
+    envelopes: list[dict[str, Any]] = []
     for candidate in _candidates(text):
-        if isinstance(candidate, dict) and "tool_calls" in candidate:
-            calls = candidate["tool_calls"]
-            if not isinstance(calls, list):
-                raise InvalidInput('"tool_calls" must be a list of {"name", "args"} objects')
-            if len(calls) > MAX_CALLS:
-                raise InvalidInput(f"too many tool calls ({len(calls)} > {MAX_CALLS})")
-            return calls
-    raise InvalidInput(
-        'no tool-call envelope found: send {"tool_calls": [{"name": ..., "args": {...}}]}'
-        " (alone or in a ```json fence)"
-    )
+        is_envelope = isinstance(candidate, dict) and "tool_calls" in candidate
+        if is_envelope and not _seen(candidate, envelopes):
+            envelopes.append(candidate)
+    if not envelopes:
+        raise InvalidInput(
+            'no tool-call envelope found: send {"tool_calls": [{"name": ..., "args": {...}}]}'
+            " (alone or in a ```json fence)"
+        )
+    calls = envelopes[0]["tool_calls"]
+    if not isinstance(calls, list):
+        raise InvalidInput('"tool_calls" must be a list of {"name", "args"} objects')
+    if len(calls) > MAX_CALLS:
+        raise InvalidInput(f"too many tool calls ({len(calls)} > {MAX_CALLS})")
+    return calls, len(envelopes) - 1
 
 
 def _candidates(text: str) -> list[Any]:
-    found: list[Any] = []
-    stripped = text.strip()
-    with contextlib.suppress(json.JSONDecodeError):
-        found.append(json.loads(stripped))
-    for block in _FENCE.findall(text):
-        try:
-            found.append(json.loads(block))
-        except json.JSONDecodeError:
-            continue
-    decoder = json.JSONDecoder()
-    position = text.find("{")
-    while position != -1 and len(found) < 50:
-        try:
-            value, end = decoder.raw_decode(text, position)
-            found.append(value)
-            position = text.find("{", end)
-        except json.JSONDecodeError:
-            position = text.find("{", position + 1)
+    whole = _loads(text.strip())
+    if whole is not _NOTHING:
+        return [whole]
+    blocks = (match.group(1) for match in _FENCE.finditer(text))
+    decoded = map(_loads, itertools.islice(blocks, MAX_ATTEMPTS))
+    found = [value for value in decoded if value is not _NOTHING]
+    for starts in (_ENVELOPE_START, _LINE_START):
+        found += _scan(text, starts)
     return found
+
+
+def _scan(text: str, starts: re.Pattern[str]) -> list[Any]:
+    """Objects decoded at the first MAX_ATTEMPTS places ``starts`` matches."""
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    resume = 0
+    for attempt, match in enumerate(starts.finditer(text)):
+        if attempt >= MAX_ATTEMPTS:
+            break
+        if match.start(1) < resume:
+            continue
+        try:
+            value, resume = decoder.raw_decode(text, match.start(1))
+        except (ValueError, RecursionError):
+            continue
+        found.append(value)
+    return found
+
+
+_NOTHING = object()
+
+
+def _seen(candidate: dict[str, Any], envelopes: list[dict[str, Any]]) -> bool:
+    """The same envelope is found by several routes (whole text, fence, scan)."""
+    try:
+        return candidate in envelopes
+    except RecursionError:
+        return any(candidate is known for known in envelopes)
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOTHING
 
 
 def run_envelope(ctx: CallContext, text: str) -> dict[str, Any]:
     """Execute every call in order; the transcript has one entry per call."""
     try:
-        calls = parse_envelope(text)
+        calls, ignored = parse_envelope(text)
     except InvalidInput as exc:
         return {"agent": ctx.agent, "error": exc.message, "code": "invalid_envelope", "results": []}
     results = []
@@ -75,4 +114,10 @@ def run_envelope(ctx: CallContext, text: str) -> dict[str, Any]:
             continue
         outcome = call_tool(ctx, call["name"], call.get("args", {}))
         results.append({"index": number, "name": call["name"], **outcome})
-    return {"agent": ctx.agent, "results": results}
+    transcript: dict[str, Any] = {"agent": ctx.agent, "results": results}
+    if ignored:
+        transcript["warnings"] = [
+            f"{ignored} more tool-call envelope(s) in the text were not run: send one"
+            " envelope per message"
+        ]
+    return transcript

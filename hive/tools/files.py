@@ -1,24 +1,39 @@
 """File tools for agents, sandboxed to the repository: list, read, search, and
-write *proposals* (queued for an arbiter, applied only with ``--allow-write``)."""
+write *proposals* (queued for an arbiter, applied only with ``--allow-write``).
+
+Symlinks are never followed out of the repository (or into ``.git``), and every
+listed file passes the caller's permission predicate (lexical and real path)."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
 import secrets
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
+from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hive.domain.globs import glob_matches, normalize_pattern
-from hive.errors import InvalidInput, NotFound, PathOutsideRepository
+from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PathOutsideRepository
 
 PROPOSALS_DIR = "proposals"
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
 MAX_READ = 1_000_000
 MAX_WRITE = 1_000_000
+MAX_SEARCH_LINE = 4000
+SEARCH_SECONDS = 10.0
+MAX_SEARCH_FILES = 20_000
+
+PathFilter = Callable[[str], bool]
+WriteCheck = Callable[[str, list[str]], None]
 
 
 def resolve(root: str, path: str) -> tuple[str, str]:
@@ -26,18 +41,29 @@ def resolve(root: str, path: str) -> tuple[str, str]:
     if not isinstance(path, str) or "\0" in path:
         raise InvalidInput(f"invalid path {path!r}")
     candidate = os.path.normpath(os.path.join(root, path.strip() or "."))
-    real_root = os.path.realpath(root)
-    if candidate != os.path.normpath(root) and not candidate.startswith(
-        os.path.normpath(root) + os.sep
-    ):
+    if not _within(os.path.normpath(root), candidate):
         raise PathOutsideRepository(f"{path!r} is outside the repository")
-    real = os.path.realpath(candidate)
-    if real != real_root and not real.startswith(real_root + os.sep):
+    real = real_relative(root, candidate)
+    if real is None:
         raise PathOutsideRepository(f"{path!r} resolves (through a symlink) outside the repository")
     relative = os.path.relpath(candidate, root).replace(os.sep, "/")
-    if relative.split("/")[0] == ".git":
+    if ".git" in (relative.split("/")[0], real.split("/")[0]):
         raise PathOutsideRepository(f"{path!r} is inside .git, which tools may not touch")
     return candidate, relative
+
+
+def _within(root: str, path: str) -> bool:
+    return path == root or path.startswith(root + os.sep)
+
+
+def real_relative(root: str, path: str) -> str | None:
+    """The repository-relative form of ``path`` after following every symlink;
+    None when it leads outside the repository."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(root, path))
+    if not _within(real_root, real):
+        return None
+    return os.path.relpath(real, real_root).replace(os.sep, "/")
 
 
 def permission_path(path: str) -> str:
@@ -46,8 +72,15 @@ def permission_path(path: str) -> str:
 
 
 def fs_list(
-    root: str, *, dir: str = ".", pattern: str | None = None, max_results: int = 200
+    root: str,
+    *,
+    dir: str = ".",
+    pattern: str | None = None,
+    max_results: int = 200,
+    allow: PathFilter | None = None,
 ) -> dict[str, Any]:
+    """Files under ``dir`` that match ``pattern`` and ``allow``; symlinks leading out of
+    the repository (or into .git) are left out, symlinked directories not entered."""
     base, _ = resolve(root, dir)
     if not os.path.isdir(base):
         raise NotFound(f"no directory {dir!r}")
@@ -57,11 +90,22 @@ def fs_list(
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
         for name in sorted(names):
             path = os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
-            if matcher(path):
-                files.append(path)
-                if len(files) >= max_results:
-                    return {"files": files, "count": len(files), "truncated": True}
+            if not matcher(path) or not _reachable(root, path):
+                continue
+            if allow is not None and not allow(path):
+                continue
+            files.append(path)
+            if len(files) >= max_results:
+                return {"files": files, "count": len(files), "truncated": True}
     return {"files": files, "count": len(files), "truncated": False}
+
+
+def _reachable(root: str, path: str) -> bool:
+    """A listed file the tools may open: its real path is in the repository, not .git."""
+    if not os.path.islink(os.path.join(root, path)):
+        return True
+    real = real_relative(root, path)
+    return real is not None and real.split("/")[0] != ".git"
 
 
 def _matcher(pattern: str | None) -> Any:
@@ -72,7 +116,7 @@ def _matcher(pattern: str | None) -> Any:
             compiled = re.compile(pattern[len("regex:") :])
         except re.error as exc:
             raise InvalidInput(f"invalid regex {pattern!r}: {exc}") from None
-        return lambda path: compiled.search(path) is not None
+        return lambda path: compiled.search(path[:MAX_SEARCH_LINE]) is not None
     glob = pattern if "/" in pattern else f"**/{pattern}"
     return lambda path: glob_matches(glob, path)
 
@@ -92,30 +136,73 @@ def fs_read(root: str, *, path: str, max_bytes: int = 50_000) -> dict[str, Any]:
     }
 
 
-def search_text(
-    root: str, *, pattern: str, dir: str = ".", max_matches: int = 200
-) -> dict[str, Any]:
+# The search runs in a child interpreter so a catastrophic regex such as (a+)+$
+# can be stopped: it prints one JSON match per line; at the deadline it is killed
+# and the matches printed so far are returned with "timed_out": true.
+_SEARCH_CHILD = r"""
+import json, os, re, sys
+job = json.load(sys.stdin)
+compiled = re.compile(job["pattern"])
+for path in job["files"]:
+    full = os.path.join(job["root"], path)
     try:
-        compiled = re.compile(pattern)
+        if os.path.getsize(full) > job["max_read"]:
+            continue
+        with open(full, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        continue
+    for number, line in enumerate(lines, start=1):
+        if compiled.search(line[: job["max_line"]]):
+            print(json.dumps({"file": path, "line": number, "text": line[:500]}), flush=True)
+"""
+
+
+def search_text(
+    root: str,
+    *,
+    pattern: str,
+    dir: str = ".",
+    max_matches: int = 200,
+    allow: PathFilter | None = None,
+    seconds: float = SEARCH_SECONDS,
+) -> dict[str, Any]:
+    """Regex search over the files ``fs_list`` would show; lines are matched on their
+    first MAX_SEARCH_LINE characters, and the whole search stops after ``seconds``."""
+    try:
+        re.compile(pattern)
     except re.error as exc:
         raise InvalidInput(f"invalid regex {pattern!r}: {exc}") from None
-    listing = fs_list(root, dir=dir, max_results=20_000)["files"]
+    listing = fs_list(root, dir=dir, max_results=MAX_SEARCH_FILES, allow=allow)["files"]
+    job = {"pattern": pattern, "root": root, "files": listing, "max_read": MAX_READ,
+           "max_line": MAX_SEARCH_LINE}  # fmt: skip
+    output, timed_out = _run_search_child(job, seconds)
     matches: list[dict[str, Any]] = []
-    for path in listing:
-        full = os.path.join(root, path)
-        try:
-            if os.path.getsize(full) > MAX_READ:
-                continue
-            with open(full, encoding="utf-8") as handle:
-                lines = handle.read().splitlines()
-        except (OSError, UnicodeDecodeError):
-            continue
-        for number, line in enumerate(lines, start=1):
-            if compiled.search(line):
-                matches.append({"file": path, "line": number, "text": line[:500]})
-                if len(matches) >= max_matches:
-                    return {"matches": matches, "truncated": True}
-    return {"matches": matches, "truncated": False}
+    for line in output.splitlines():
+        with contextlib.suppress(ValueError):
+            matches.append(json.loads(line))
+        if len(matches) >= max_matches:
+            return {"matches": matches, "truncated": True}
+    result: dict[str, Any] = {"matches": matches, "truncated": timed_out}
+    if timed_out:
+        result["timed_out"] = True
+    return result
+
+
+def _run_search_child(job: dict[str, Any], seconds: float) -> tuple[str, bool]:
+    process = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _SEARCH_CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        out, _ = process.communicate(json.dumps(job).encode(), timeout=seconds)
+        return out.decode("utf-8", "replace"), False
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, _ = process.communicate()
+        return out.decode("utf-8", "replace").rsplit("\n", 1)[0], True
 
 
 # ------------------------------------------------------------------ proposals
@@ -128,6 +215,7 @@ class Proposal(BaseModel):
     create_dirs: bool = True
     agent: str
     created_at: float
+    base_sha256: str = Field(default="", description="the file when proposed; 'absent' if none")
     status: Literal["pending", "approved", "rejected", "applied", "failed"] = "pending"
     notes: str = ""
     result: str = ""
@@ -151,7 +239,9 @@ def propose_write(
     root: str, state_dir: str, *, agent: str, path: str, content: str, create_dirs: bool = True
 ) -> dict[str, Any]:
     """Queue a write for the arbiter; nothing is written now."""
-    _, relative = resolve(root, path)
+    full, relative = resolve(root, path)
+    if path.strip().endswith(("/", os.sep)) or relative == "." or os.path.isdir(full):
+        raise InvalidInput(f"fs_write needs a file path, not the directory {path!r}")
     if relative.split("/")[0] == ".hive":
         raise InvalidInput("fs_write does not write .hive/: use the hive_* tools")
     if len(content.encode("utf-8")) > MAX_WRITE:
@@ -163,9 +253,20 @@ def propose_write(
         create_dirs=create_dirs,
         agent=agent,
         created_at=time.time(),
+        base_sha256=_digest(full),
     )
     _save(state_dir, proposal)
     return {"queued": True, "proposal_id": proposal.id, "path": relative, "status": "pending"}
+
+
+def _digest(full: str) -> str:
+    try:
+        with open(full, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except FileNotFoundError:
+        return "absent"
+    except OSError:
+        return ""
 
 
 def list_proposals(state_dir: str, status: str | None = None) -> list[Proposal]:
@@ -186,9 +287,32 @@ def list_proposals(state_dir: str, status: str | None = None) -> list[Proposal]:
     return sorted(found, key=lambda p: (p.created_at, p.id))
 
 
-def decide(root: str, state_dir: str, text: str, *, allow_write: bool) -> list[dict[str, Any]]:
-    """Apply an arbiter's strict-JSON decisions to the pending proposals."""
+def _locked(state_dir: str) -> FileLock:
+    os.makedirs(state_dir, exist_ok=True)
+    return FileLock(os.path.join(state_dir, "proposals.lock"), timeout=30)
+
+
+def decide(
+    root: str,
+    state_dir: str,
+    text: str,
+    *,
+    allow_write: bool,
+    check: WriteCheck | None = None,
+) -> list[dict[str, Any]]:
+    """Apply an arbiter's strict-JSON decisions to the pending proposals, under a
+    lock so two arbiters never apply one proposal twice."""
     decisions = parse_decisions(text)
+    try:
+        with _locked(state_dir):
+            return _decide(root, state_dir, decisions, allow_write, check)
+    except Timeout:
+        raise Conflict("another arbiter is deciding proposals; try again") from None
+
+
+def _decide(
+    root: str, state_dir: str, decisions: Decisions, allow_write: bool, check: WriteCheck | None
+) -> list[dict[str, Any]]:
     pending = list_proposals(state_dir, "pending")
     report: list[dict[str, Any]] = []
     for decision in decisions.decisions:
@@ -201,34 +325,42 @@ def decide(root: str, state_dir: str, text: str, *, allow_write: bool) -> list[d
             if decision.action == "reject":
                 proposal.status = "rejected"
             elif allow_write:
-                _apply(root, proposal)
+                _apply(root, proposal, check)
             else:
                 proposal.status = "approved"
                 proposal.result = "approved; not written (run with --allow-write to apply)"
             _save(state_dir, proposal)
-            report.append(
-                {"id": proposal.id, "path": proposal.path, "status": proposal.status,
-                 "result": proposal.result}
-            )  # fmt: skip
+            report.append(_entry(proposal))
     return report
 
 
-def apply_approved(root: str, state_dir: str) -> list[dict[str, Any]]:
+def _entry(proposal: Proposal) -> dict[str, Any]:
+    return {"id": proposal.id, "path": proposal.path, "status": proposal.status,
+            "result": proposal.result}  # fmt: skip
+
+
+def apply_approved(
+    root: str, state_dir: str, check: WriteCheck | None = None
+) -> list[dict[str, Any]]:
     """Write every approved (not yet applied) proposal."""
     report = []
-    for proposal in list_proposals(state_dir, "approved"):
-        _apply(root, proposal)
-        _save(state_dir, proposal)
-        report.append({"id": proposal.id, "path": proposal.path, "status": proposal.status,
-                       "result": proposal.result})  # fmt: skip
+    try:
+        with _locked(state_dir):
+            for proposal in list_proposals(state_dir, "approved"):
+                _apply(root, proposal, check)
+                _save(state_dir, proposal)
+                report.append(_entry(proposal))
+    except Timeout:
+        raise Conflict("another arbiter is applying proposals; try again") from None
     return report
 
 
 def parse_decisions(text: str) -> Decisions:
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"decisions are not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        message = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        raise InvalidInput(f"decisions are not valid JSON: {message}") from None
     try:
         return Decisions.model_validate(data)
     except ValidationError as exc:
@@ -240,23 +372,49 @@ def parse_decisions(text: str) -> Decisions:
         ) from None
 
 
-def _apply(root: str, proposal: Proposal) -> None:
+def _apply(root: str, proposal: Proposal, check: WriteCheck | None) -> None:
+    """Write one approved proposal: the target is resolved and permission-checked
+    again now (lexical and real path), and refused if it changed since proposed."""
     try:
-        full, _ = resolve(root, proposal.path)
+        full = _checked_target(root, proposal, check)
         directory = os.path.dirname(full)
         if not os.path.isdir(directory):
             if not proposal.create_dirs:
                 raise InvalidInput(f"directory of {proposal.path} does not exist")
             os.makedirs(directory, exist_ok=True)
-        temp = f"{full}.hive-tmp-{os.getpid()}"
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(proposal.content)
-        os.replace(temp, full)
+        _write_atomically(full, proposal.content)
         proposal.status = "applied"
         proposal.result = f"wrote {len(proposal.content.encode())} bytes"
-    except (OSError, InvalidInput, PathOutsideRepository) as exc:
+    except (OSError, HiveError) as exc:
         proposal.status = "failed"
-        proposal.result = str(exc)
+        proposal.result = exc.message if isinstance(exc, HiveError) else str(exc)
+
+
+def _checked_target(root: str, proposal: Proposal, check: WriteCheck | None) -> str:
+    full, relative = resolve(root, proposal.path)
+    if os.path.isdir(full):
+        raise InvalidInput(f"{proposal.path} is a directory")
+    real = real_relative(root, relative) or relative
+    if real.split("/")[0] == ".hive":
+        raise InvalidInput(f"{proposal.path} resolves into .hive/, which fs_write does not write")
+    if check is not None:
+        check(proposal.agent, list(dict.fromkeys([relative, real])))
+    if proposal.base_sha256 and _digest(full) != proposal.base_sha256:
+        raise Conflict(f"{proposal.path} changed since the write was proposed; propose again")
+    return full
+
+
+def _write_atomically(full: str, content: str) -> None:
+    """Write a temporary file next to the target (inside the repository), then rename."""
+    directory, name = os.path.split(full)
+    temp = os.path.join(directory, f".{name}.hive-tmp-{os.getpid()}-{secrets.token_hex(3)}")
+    try:
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(content)
+        os.replace(temp, full)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
 
 
 def _save(state_dir: str, proposal: Proposal) -> None:

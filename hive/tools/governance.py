@@ -1,7 +1,8 @@
 """Governance around every tool call: path permissions, rate limits (token buckets
 shared by all processes), shell hooks, and the JSONL event log.
 
-Configured under ``tools:`` in ``.hive/config.yaml`` (see docs/tools.md)::
+Configured under ``tools:`` in ``.hive/config.yaml`` (parsed by
+``hive.models.tools_config``; see docs/tools.md)::
 
     tools:
       permissions:
@@ -14,9 +15,11 @@ Configured under ``tools:`` in ``.hive/config.yaml`` (see docs/tools.md)::
       rate_limits:
         default: {capacity: 120, per_seconds: 60}
         fs_read: {capacity: 30, per_seconds: 60}
+      agent_rate_limits:
+        BlueLake: {default: {capacity: 10, per_seconds: 60}}
       hooks:
         pre_tool_use:
-          - {matcher: "^fs_", command: "./scripts/check.sh", timeout_seconds: 5}
+          - {matcher: "fs_.*", command: "./scripts/check.sh", timeout: 5}
         post_tool_use: []
 """
 
@@ -38,80 +41,82 @@ from filelock import FileLock, Timeout
 
 from hive.domain.globs import glob_matches, normalize_pattern, patterns_intersect
 from hive.errors import HiveError, InvalidInput
+from hive.models.tools_config import HookSpec, RateLimit, ToolsConfig, parse_tools_config
 
 GLOB_CHARS = re.compile(r"[*?\[{]")
 EVENTS_FILE = "events.jsonl"
 RATE_FILE = "ratelimit.json"
 HOOK_OUTPUT_LIMIT = 4000
-DEFAULT_HOOK_TIMEOUT = 10.0
+HOOK_LOG_LIMIT = 1000
+MAX_EVENTS_BYTES = 20_000_000
+IDLE_BUCKET_SECONDS = 7 * 86_400
+ANY = "*"
+
+
+@dataclass(frozen=True)
+class Hook:
+    matcher: re.Pattern[str]
+    command: str
+    timeout: float
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The ``tools`` section of the config, parsed."""
+    """The ``tools`` section of the config, parsed and normalised."""
 
     permissions: dict[str, dict[str, dict[str, list[str]]]] = field(default_factory=dict)
     rate_limits: dict[str, tuple[float, float]] = field(default_factory=dict)
-    pre_hooks: list[dict[str, Any]] = field(default_factory=list)
-    post_hooks: list[dict[str, Any]] = field(default_factory=list)
+    agent_rate_limits: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    pre_hooks: list[Hook] = field(default_factory=list)
+    post_hooks: list[Hook] = field(default_factory=list)
 
 
 def parse_settings(raw: Any) -> Settings:
-    if raw is None:
-        return Settings()
-    if not isinstance(raw, dict):
-        raise InvalidInput(".hive/config.yaml: 'tools' must be a mapping")
-    limits: dict[str, tuple[float, float]] = {}
-    for name, value in (raw.get("rate_limits") or {}).items():
-        if not isinstance(value, dict):
-            raise InvalidInput(f"tools.rate_limits.{name} must be {{capacity, per_seconds}}")
-        capacity = float(value.get("capacity", 60))
-        per_seconds = float(value.get("per_seconds", 60))
-        if capacity <= 0 or per_seconds <= 0:
-            raise InvalidInput(f"tools.rate_limits.{name}: capacity and per_seconds must be > 0")
-        limits[str(name)] = (capacity, per_seconds)
-    hooks = raw.get("hooks") or {}
+    """Parse the section; InvalidInput naming the key when anything is wrong."""
+    config: ToolsConfig = parse_tools_config(raw)
     return Settings(
-        permissions=_permissions(raw.get("permissions") or {}),
-        rate_limits=limits,
-        pre_hooks=_hooks(hooks.get("pre_tool_use"), "pre_tool_use"),
-        post_hooks=_hooks(hooks.get("post_tool_use"), "post_tool_use"),
+        permissions=_permissions(config),
+        rate_limits=_limits(config.rate_limits),
+        agent_rate_limits={
+            agent: _limits(limits) for agent, limits in config.agent_rate_limits.items()
+        },
+        pre_hooks=_hooks(config.hooks.pre_tool_use, "pre_tool_use"),
+        post_hooks=_hooks(config.hooks.post_tool_use, "post_tool_use"),
     )
 
 
-def _permissions(raw: Any) -> dict[str, dict[str, dict[str, list[str]]]]:
-    if not isinstance(raw, dict):
-        raise InvalidInput("tools.permissions must map agent -> tool -> rules")
+def _limits(raw: dict[str, RateLimit]) -> dict[str, tuple[float, float]]:
+    return {name: (limit.capacity, limit.per_seconds) for name, limit in raw.items()}
+
+
+def _permissions(config: ToolsConfig) -> dict[str, dict[str, dict[str, list[str]]]]:
     parsed: dict[str, dict[str, dict[str, list[str]]]] = {}
-    for agent, tools in raw.items():
-        if not isinstance(tools, dict):
-            raise InvalidInput(f"tools.permissions.{agent} must map tool names to rules")
+    for agent, tools in config.permissions.items():
         for tool, rules in tools.items():
-            if not isinstance(rules, dict):
-                raise InvalidInput(f"tools.permissions.{agent}.{tool} must be a mapping")
             entry = {
-                key: [normalize_pattern(str(p)) for p in rules.get(key) or []]
+                key: _patterns(getattr(rules, key), f"tools.permissions.{agent}.{tool}.{key}")
                 for key in ("allowed_paths", "denied_paths")
             }
-            parsed.setdefault(str(agent), {})[str(tool)] = entry
+            parsed.setdefault(agent, {})[tool] = entry
     return parsed
 
 
-def _hooks(raw: Any, name: str) -> list[dict[str, Any]]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise InvalidInput(f"tools.hooks.{name} must be a list of {{matcher, command}}")
+def _patterns(patterns: list[str], key: str) -> list[str]:
+    try:
+        return [normalize_pattern(pattern) for pattern in patterns]
+    except HiveError as exc:
+        raise InvalidInput(f".hive/config.yaml: {key}: {exc.message}", key=key) from None
+
+
+def _hooks(raw: list[HookSpec], name: str) -> list[Hook]:
     hooks = []
-    for number, hook in enumerate(raw):
-        if not isinstance(hook, dict) or not hook.get("command"):
-            raise InvalidInput(f"tools.hooks.{name}[{number}] needs a command")
+    for number, spec in enumerate(raw):
         try:
-            matcher = re.compile(str(hook.get("matcher") or ".*"))
+            matcher = re.compile(spec.matcher)
         except re.error as exc:
-            raise InvalidInput(f"tools.hooks.{name}[{number}].matcher: {exc}") from None
-        timeout = float(hook.get("timeout_seconds") or DEFAULT_HOOK_TIMEOUT)
-        hooks.append({"matcher": matcher, "command": str(hook["command"]), "timeout": timeout})
+            key = f"tools.hooks.{name}.{number}.matcher"
+            raise InvalidInput(f".hive/config.yaml: {key}: {exc}", key=key) from None
+        hooks.append(Hook(matcher=matcher, command=spec.command, timeout=spec.timeout_seconds))
     return hooks
 
 
@@ -124,17 +129,13 @@ class PathPermissionDenied(HiveError):
 
 
 def check_paths(settings: Settings, agent: str, tool: str, paths: list[str]) -> None:
-    """Denied wins; with any allowlist in force, a path must match one of its patterns."""
-    rules = [
-        (f"{who}.{which}", settings.permissions[who][which])
-        for who in (agent, "*")
-        if who in settings.permissions
-        for which in (tool, "*")
-        if which in settings.permissions[who]
-    ]
+    """Deny lists of every matching scope apply (union); the most specific allowlist
+    (agent+tool, agent+*, *+tool, *+*) alone decides what is allowed."""
+    rules = _scopes(settings, agent, tool)
     if not rules:
         return
-    allowlists = [(name, rule["allowed_paths"]) for name, rule in rules if rule["allowed_paths"]]
+    allowlist = next(((name, rule["allowed_paths"]) for name, rule in rules
+                      if rule["allowed_paths"]), None)  # fmt: skip
     for path in paths:
         for name, rule in rules:
             hit = next((p for p in rule["denied_paths"] if _touches(p, path)), None)
@@ -145,14 +146,29 @@ def check_paths(settings: Settings, agent: str, tool: str, paths: list[str]) -> 
                     path=path,
                     rule=f"{name}.denied_paths: {hit}",
                 )
-        for name, allowed in allowlists:
-            if not any(_inside(p, path) for p in allowed):
-                raise PathPermissionDenied(
-                    f"{tool} may not touch {path}: not in tools.permissions.{name}.allowed_paths"
-                    f" ({', '.join(allowed)})",
-                    path=path,
-                    rule=f"{name}.allowed_paths",
-                )
+        if allowlist is not None and not any(_inside(p, path) for p in allowlist[1]):
+            name, allowed = allowlist
+            raise PathPermissionDenied(
+                f"{tool} may not touch {path}: not in tools.permissions.{name}.allowed_paths"
+                f" ({', '.join(allowed)})",
+                path=path,
+                rule=f"{name}.allowed_paths",
+            )
+
+
+def has_rules(settings: Settings, agent: str, tool: str) -> bool:
+    return bool(_scopes(settings, agent, tool))
+
+
+def _scopes(settings: Settings, agent: str, tool: str) -> list[tuple[str, dict[str, list[str]]]]:
+    """The rule sets in force, most specific first."""
+    order = [(agent, tool), (agent, ANY), (ANY, tool), (ANY, ANY)]
+    found: list[tuple[str, dict[str, list[str]]]] = []
+    for who, which in dict.fromkeys(order):
+        rule = settings.permissions.get(who, {}).get(which)
+        if rule is not None:
+            found.append((f"{who}.{which}", rule))
+    return found
 
 
 def _touches(rule: str, path: str) -> bool:
@@ -182,9 +198,22 @@ class RateLimited(HiveError):
         return {"error": "rate_limited", "code": 429, **self.details}
 
 
-def take_token(state_dir: str, settings: Settings, agent: str, tool: str) -> None:
-    """Spend one token from the (agent, tool) bucket, or raise RateLimited."""
-    limit = settings.rate_limits.get(tool) or settings.rate_limits.get("default")
+def rate_limit(settings: Settings, agent: str, tool: str) -> tuple[float, float] | None:
+    """The bucket for (agent, tool): agent+tool, agent default, tool, default."""
+    mine = settings.agent_rate_limits.get(agent, {})
+    for table, key in ((mine, tool), (mine, "default"), (settings.rate_limits, tool),
+                       (settings.rate_limits, "default")):  # fmt: skip
+        if key in table:
+            return table[key]
+    return None
+
+
+def take_token(
+    state_dir: str, settings: Settings, agent: str, tool: str, *, spend: bool = True
+) -> None:
+    """Spend one token from the (agent, tool) bucket, or raise RateLimited.
+    With ``spend=False`` only check that a token is available."""
+    limit = rate_limit(settings, agent, tool)
     if limit is None:
         return
     capacity, per_seconds = limit
@@ -193,9 +222,9 @@ def take_token(state_dir: str, settings: Settings, agent: str, tool: str) -> Non
     path = os.path.join(state_dir, RATE_FILE)
     try:
         with FileLock(path + ".lock", timeout=10):
-            buckets = _read_json(path)
-            key = f"{agent}\x1f{tool}"
             now = time.time()
+            buckets = _pruned(_read_json(path), now)
+            key = f"{agent}\x1f{tool}"
             tokens, updated = buckets.get(key, (capacity, now))
             tokens = min(capacity, tokens + (now - updated) * rate)
             if tokens < 1:
@@ -207,10 +236,21 @@ def take_token(state_dir: str, settings: Settings, agent: str, tool: str) -> Non
                     reset_sec=math.ceil((1 - tokens) / rate),
                     scope=agent,
                 )
-            buckets[key] = (tokens - 1, now)
-            _write_json(path, buckets)
+            if spend:
+                buckets[key] = (tokens - 1, now)
+                _write_json(path, buckets)
     except Timeout:
         raise HiveError("the rate-limit state is locked by another process") from None
+
+
+def _pruned(buckets: dict[str, Any], now: float) -> dict[str, Any]:
+    """Forget buckets idle for a week (long refilled), so the file does not grow
+    with every agent name ever seen."""
+    return {
+        key: value
+        for key, value in buckets.items()
+        if isinstance(value, list) and len(value) == 2 and now - value[1] < IDLE_BUCKET_SECONDS
+    }
 
 
 def _read_json(path: str) -> dict[str, Any]:
@@ -230,35 +270,65 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------ hooks
+#
+# Exit-code policy (documented in docs/tools.md): 0 continue (stdout only logged),
+# 1 warn (stderr returned as a warning), 2 block (stderr returned to the agent).
+# Any other code, a signal, a missing command (127) or a timeout is a *failed*
+# hook: a pre hook fails closed (the call is refused with ``hook_failed``); a
+# post hook's failure is returned as a warning.
+
+CONTINUE, WARN, BLOCK = 0, 1, 2
 
 
 @dataclass
 class HookRun:
+    phase: str
     command: str
     exit_code: int | None  # None: timed out
     stdout: str
     stderr: str
 
+    @property
+    def timed_out(self) -> bool:
+        return self.exit_code is None
+
+    @property
+    def failed(self) -> bool:
+        return self.exit_code not in (CONTINUE, WARN, BLOCK)
+
+    def log_entry(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "command": self.command[:HOOK_LOG_LIMIT],
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "stdout": self.stdout[-HOOK_LOG_LIMIT:],
+            "stderr": self.stderr[-HOOK_LOG_LIMIT:],
+        }
+
 
 def run_hooks(
-    hooks: list[dict[str, Any]], root: str, tool: str, payload: dict[str, Any]
+    hooks: list[Hook], phase: str, root: str, tool: str, payload: dict[str, Any]
 ) -> list[HookRun]:
-    """Run the hooks whose matcher matches ``tool``, in order; stop at the first block."""
+    """Run the hooks whose matcher matches the whole tool name, in order; stop at the
+    first that blocks or fails."""
     runs: list[HookRun] = []
     for hook in hooks:
-        if not hook["matcher"].search(tool):
+        if not hook.matcher.fullmatch(tool):
             continue
-        run = _run_hook(hook, root, tool, payload)
+        run = _run_hook(hook, phase, root, tool, payload)
         runs.append(run)
-        if run.exit_code not in (0, 1):
+        if run.exit_code not in (CONTINUE, WARN):
             break
     return runs
 
 
-def _run_hook(hook: dict[str, Any], root: str, tool: str, payload: dict[str, Any]) -> HookRun:
+def _run_hook(
+    hook: Hook, phase: str, root: str, tool: str, payload: dict[str, Any]
+) -> HookRun:
     env = {**os.environ, "HIVE_TOOL": tool, "HIVE_AGENT": str(payload.get("agent") or "")}
     process = subprocess.Popen(
-        hook["command"],
+        hook.command,
         shell=True,
         cwd=root,
         env=env,
@@ -269,16 +339,17 @@ def _run_hook(hook: dict[str, Any], root: str, tool: str, payload: dict[str, Any
     )
     data = json.dumps(payload, default=str).encode()
     try:
-        out, err = process.communicate(data, timeout=hook["timeout"])
+        out, err = process.communicate(data, timeout=hook.timeout)
         code: int | None = process.returncode
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         out, err = process.communicate()
         code = None
-        err += f"hook timed out after {hook['timeout']:g}s".encode()
+        err += f"hook timed out after {hook.timeout:g}s".encode()
     return HookRun(
-        command=hook["command"],
+        phase=phase,
+        command=hook.command,
         exit_code=code,
         stdout=out.decode("utf-8", "replace")[-HOOK_OUTPUT_LIMIT:],
         stderr=err.decode("utf-8", "replace")[-HOOK_OUTPUT_LIMIT:],
@@ -289,32 +360,93 @@ def _run_hook(hook: dict[str, Any], root: str, tool: str, payload: dict[str, Any
 
 
 def args_digest(args: Any) -> str:
-    canonical = json.dumps(args, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    try:
+        canonical = json.dumps(args, sort_keys=True, default=str, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError):
+        canonical = repr(type(args))
+    return hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()[:16]
 
 
-def log_event(state_dir: str, event: dict[str, Any]) -> None:
-    """Append one event to ``<git common dir>/hive/events.jsonl`` (best effort)."""
+def events_path(state_dir: str) -> str:
+    return os.path.join(state_dir, EVENTS_FILE)
+
+
+def log_event(state_dir: str, event: dict[str, Any], max_bytes: int = MAX_EVENTS_BYTES) -> None:
+    """Append one event to ``<git common dir>/hive/events.jsonl`` (best effort); past
+    ``max_bytes`` the file is rotated to ``events.jsonl.1`` (one old generation kept)."""
     try:
         os.makedirs(state_dir, exist_ok=True)
+        path = events_path(state_dir)
         line = json.dumps(event, default=str, separators=(",", ":")) + "\n"
-        with open(os.path.join(state_dir, EVENTS_FILE), "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8") as handle:
             handle.write(line)
-    except OSError:
+        if os.path.getsize(path) > max_bytes:
+            _rotate(path, max_bytes)
+    except (OSError, Timeout):
         return
 
 
+def _rotate(path: str, max_bytes: int) -> None:
+    with FileLock(path + ".lock", timeout=5):
+        if os.path.exists(path) and os.path.getsize(path) > max_bytes:
+            os.replace(path, path + ".1")
+
+
 def read_events(state_dir: str, limit: int | None = None) -> list[dict[str, Any]]:
-    path = os.path.join(state_dir, EVENTS_FILE)
+    """The last ``limit`` events (all without a limit), read from the end of the file."""
+    path = events_path(state_dir)
     try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.readlines()
+        with open(path, "rb") as handle:
+            lines = _tail_lines(handle, limit) if limit is not None else handle.readlines()
     except OSError:
         return []
-    if limit is not None:
-        lines = lines[-limit:]
+    return parse_event_lines(lines)
+
+
+def parse_event_lines(lines: list[bytes]) -> list[dict[str, Any]]:
     events = []
     for line in lines:
         with contextlib.suppress(ValueError):
-            events.append(json.loads(line))
+            value = json.loads(line)
+            if isinstance(value, dict):
+                events.append(value)
     return events
+
+
+def _tail_lines(handle: Any, limit: int, block: int = 65_536) -> list[bytes]:
+    """The last ``limit`` complete lines, reading backwards block by block."""
+    end = handle.seek(0, os.SEEK_END)
+    position, data = end, b""
+    while position > 0 and data.count(b"\n") <= limit:
+        step = min(block, position)
+        position -= step
+        handle.seek(position)
+        data = handle.read(step) + data
+    lines = data.splitlines(keepends=True)
+    if position > 0:
+        lines = lines[1:]  # the first line may be cut
+    return lines[-limit:] if limit else []
+
+
+def read_appended(state_dir: str, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Events appended after byte ``offset`` and the new offset (restarts at 0 when
+    the file was rotated or truncated; a half-written last line waits)."""
+    path = events_path(state_dir)
+    try:
+        with open(path, "rb") as handle:
+            end = handle.seek(0, os.SEEK_END)
+            if end < offset:
+                offset = 0
+            handle.seek(offset)
+            data = handle.read(end - offset)
+    except OSError:
+        return [], 0
+    complete = data[: data.rfind(b"\n") + 1]
+    return parse_event_lines(complete.splitlines()), offset + len(complete)
+
+
+def events_size(state_dir: str) -> int:
+    try:
+        return os.path.getsize(events_path(state_dir))
+    except OSError:
+        return 0

@@ -3,17 +3,25 @@
 Tool results are JSON text (plus structured content); domain errors come back as
 results with ``isError`` set, so the model sees the message and can correct
 itself. Calls run in a worker thread: hive's operations do blocking file I/O.
+
+The SDK drops a line it cannot parse without answering; ``serve_stdio`` answers it
+instead: ``-32700`` (parse error, also for JSON nested too deeply) or ``-32600``
+(not a JSON-RPC message), with the request id when one can be read from the line.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from hive import __version__
 from hive.tools.registry import CallContext, call_tool, tools
@@ -67,7 +75,52 @@ def serve_stdio(ctx: CallContext) -> None:
     server = build_server(ctx)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with stdio_server() as (raw_read, write_stream):
+            checked_writer, checked_read = create_context_streams[SessionMessage | Exception](0)
+
+            async def forward() -> None:
+                async with checked_writer, raw_read:
+                    async for item in raw_read:
+                        if isinstance(item, Exception):
+                            await write_stream.send(SessionMessage(malformed_reply(item)))
+                        else:
+                            await checked_writer.send(item)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(forward)
+                await server.run(checked_read, write_stream, server.create_initialization_options())
 
     anyio.run(main)
+
+
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")')
+
+
+def malformed_reply(error: Exception) -> types.JSONRPCError:
+    """The JSON-RPC error answering a line the SDK could not read."""
+    raw = _offending_input(error)
+    found = _ID.search(raw[:2000]) if raw else None
+    request_id: int | str | None = json.loads(found.group(1)) if found else None
+    is_json_error = isinstance(error, ValidationError) and any(
+        e["type"] == "json_invalid" for e in error.errors()
+    )
+    code, message = (
+        (types.PARSE_ERROR, "Parse error: the line is not valid JSON (or nested too deeply)")
+        if is_json_error or not isinstance(error, ValidationError)
+        else (-32600, "Invalid Request: not a JSON-RPC 2.0 message")
+    )
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+    )
+
+
+def _offending_input(error: Exception) -> str:
+    if not isinstance(error, ValidationError):
+        return ""
+    for detail in error.errors():
+        value = detail.get("input")
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict) and "id" in value:
+            return json.dumps({"id": value["id"]}, default=str)
+    return ""

@@ -1,6 +1,7 @@
 """The one tool registry every agent surface is generated from, and the call path
-every call takes: validate -> permissions -> rate limit -> pre hooks -> handler
--> post hooks -> event log. Errors come back as ``{"error": ..., "code": ...}``."""
+every call takes: validate -> permissions (lexical and real path) -> rate-limit
+check -> pre hooks -> rate-limit token -> handler -> post hooks -> event log.
+Errors come back as ``{"error": ..., "code": ...}``; nothing raises."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from pydantic import BaseModel, ValidationError
 
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NotInitialized
-from hive.tools import governance
+from hive.tools import files, governance
 
 MAX_ARGS_BYTES = 2_000_000
+MAX_ARGS_DEPTH = 32
+LOGGED_ERROR_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -33,11 +36,15 @@ class Tool:
 
 @dataclass
 class CallContext:
-    """Who is calling, where; workspaces are cached per agent for long-lived servers."""
+    """Who is calling, where. ``agent`` is the bound identity: ``swarmmail_init``
+    rebinds it, and later calls in the same context act as that agent.
+    ``explicit_agent`` is False when the name is only a fallback (git user), so
+    ``swarmmail_init`` without a name generates one. Workspaces are cached per agent."""
 
     root: str
     agent: str
     session: str | None = None
+    explicit_agent: bool = True
     _workspaces: dict[str, Workspace] = field(default_factory=dict)
 
     def workspace(self, agent: str | None = None) -> Workspace:
@@ -47,6 +54,11 @@ class CallContext:
             cached = Workspace(self.root, actor=name, session=self.session or f"tools:{name}")
             self._workspaces[name] = cached
         return cached
+
+    def bind(self, agent: str) -> None:
+        """Act as ``agent`` from now on (the name swarmmail_init returned)."""
+        self.agent = agent
+        self.explicit_agent = True
 
     @property
     def state_dir(self) -> str:
@@ -80,12 +92,24 @@ def get_tool(name: str) -> Tool | None:
 def call_tool(ctx: CallContext, name: str, args: Any) -> dict[str, Any]:
     """Run one tool call; never raises. Success: ``{"result": ...}``."""
     started = time.monotonic()
-    outcome = _call(ctx, name, args)
-    _log(ctx, name, args, outcome, started)
+    hooks: list[governance.HookRun] = []
+    try:
+        outcome = _call(ctx, name, args, hooks)
+    except Exception as exc:  # the last line of defence: never a traceback
+        outcome = _internal(exc)
+    _log(ctx, name, args, outcome, started, hooks)
     return outcome
 
 
-def _call(ctx: CallContext, name: str, args: Any) -> dict[str, Any]:
+def _internal(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, RecursionError):
+        return {"error": "arguments or data are nested too deeply", "code": "invalid_arguments"}
+    return {"error": f"internal error: {type(exc).__name__}: {exc}", "code": "internal_error"}
+
+
+def _call(
+    ctx: CallContext, name: str, args: Any, hooks: list[governance.HookRun]
+) -> dict[str, Any]:
     tool = get_tool(name) if isinstance(name, str) else None
     if tool is None:
         known = ", ".join(sorted(REGISTRY))
@@ -94,23 +118,33 @@ def _call(ctx: CallContext, name: str, args: Any) -> dict[str, Any]:
     if isinstance(parsed, dict):
         return parsed
     try:
-        settings = _settings(ctx)
-        governance.check_paths(settings, ctx.agent, tool.name, tool.paths(parsed))
-        governance.take_token(ctx.state_dir, settings, ctx.agent, tool.name)
+        settings = settings_for(ctx)
+        check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
+        governance.take_token(ctx.state_dir, settings, ctx.agent, tool.name, spend=False)
         payload = {"tool": tool.name, "agent": ctx.agent, "args": parsed.model_dump(mode="json")}
-        pre = governance.run_hooks(settings.pre_hooks, ctx.root, tool.name, payload)
-        blocked = _blocking(pre)
+        hooks += governance.run_hooks(settings.pre_hooks, "pre_tool_use", ctx.root, tool.name,
+                                      payload)  # fmt: skip
+        blocked = _blocking(hooks)
         if blocked is not None:
             return blocked
-        result = _jsonable(tool.handler(ctx, parsed))
-        post = governance.run_hooks(
-            settings.post_hooks, ctx.root, tool.name, {**payload, "result": result}
-        )
-        return _with_hook_notes({"result": result}, pre, post)
+        governance.take_token(ctx.state_dir, settings, ctx.agent, tool.name)
     except HiveError as exc:
         return exc.to_dict()
-    except Exception as exc:  # the last line of defence: never a traceback
-        return {"error": f"internal error: {type(exc).__name__}: {exc}", "code": "internal_error"}
+    outcome = _handle(ctx, tool, parsed)
+    post = governance.run_hooks(settings.post_hooks, "post_tool_use", ctx.root, tool.name,
+                                {**payload, **outcome})  # fmt: skip
+    pre = list(hooks)
+    hooks += post
+    return _with_hook_notes(outcome, pre, post)
+
+
+def _handle(ctx: CallContext, tool: Tool, parsed: BaseModel) -> dict[str, Any]:
+    try:
+        return {"result": _jsonable(tool.handler(ctx, parsed))}
+    except HiveError as exc:
+        return exc.to_dict()
+    except Exception as exc:
+        return _internal(exc)
 
 
 def _validate(tool: Tool, args: Any) -> BaseModel | dict[str, Any]:
@@ -118,6 +152,11 @@ def _validate(tool: Tool, args: Any) -> BaseModel | dict[str, Any]:
         args = {}
     if not isinstance(args, dict):
         return {"error": f"{tool.name}: args must be a JSON object", "code": "invalid_arguments"}
+    if nesting_depth(args) > MAX_ARGS_DEPTH:
+        return {
+            "error": f"{tool.name}: arguments are nested deeper than {MAX_ARGS_DEPTH} levels",
+            "code": "invalid_arguments",
+        }
     size = len(json.dumps(args, default=str))
     if size > MAX_ARGS_BYTES:
         return {
@@ -128,7 +167,7 @@ def _validate(tool: Tool, args: Any) -> BaseModel | dict[str, Any]:
         return tool.args.model_validate(args)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "args"
+        where = field_path(args, error["loc"]) or "args"
         return {
             "error": f"{tool.name}: invalid argument {where!r}: {error['msg']}",
             "code": "invalid_arguments",
@@ -136,7 +175,48 @@ def _validate(tool: Tool, args: Any) -> BaseModel | dict[str, Any]:
         }
 
 
-def _settings(ctx: CallContext) -> governance.Settings:
+_TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "none", "function-after"}
+
+
+def field_path(args: Any, loc: tuple[int | str, ...]) -> str:
+    """The argument a validation error is about, without pydantic's union-member
+    tags (``response``, not ``response.str``)."""
+    parts: list[str] = []
+    node = args
+    for part in loc:
+        if isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        elif isinstance(node, dict) and isinstance(part, str) and part not in _TYPE_TAGS:
+            if "[" in part:
+                continue
+            node = node.get(part)
+        else:
+            continue
+        parts.append(str(part))
+    return ".".join(parts)
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply lists and objects nest (iterative: safe on hostile input)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_ARGS_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def settings_for(ctx: CallContext) -> governance.Settings:
+    """The committed ``tools:`` section of .hive/config.yaml, parsed."""
     try:
         raw = ctx.workspace().config().extra_settings().get("tools")
     except NotInitialized:
@@ -144,26 +224,82 @@ def _settings(ctx: CallContext) -> governance.Settings:
     return governance.parse_settings(raw)
 
 
+def check_call_paths(
+    ctx: CallContext, settings: governance.Settings, tool: str, paths: list[str]
+) -> None:
+    """Check each path as given and, when a symlink leads elsewhere, as really reached."""
+    governance.check_paths(settings, ctx.agent, tool, _with_real_paths(ctx.root, paths))
+
+
+def _with_real_paths(root: str, paths: list[str]) -> list[str]:
+    checked: list[str] = []
+    for path in paths:
+        checked.append(path)
+        if governance.GLOB_CHARS.search(path):
+            continue
+        real = files.real_relative(root, path)
+        if real is not None and real != "." and real != path:
+            checked.append(real)
+    return list(dict.fromkeys(checked))
+
+
+def path_filter(ctx: CallContext, tool: str) -> files.PathFilter:
+    """A per-file predicate: may ``ctx.agent`` reach this file with ``tool``?"""
+    settings = settings_for(ctx)
+    if not governance.has_rules(settings, ctx.agent, tool):
+        return lambda path: True
+
+    def allowed(path: str) -> bool:
+        try:
+            check_call_paths(ctx, settings, tool, [path])
+        except governance.PathPermissionDenied:
+            return False
+        return True
+
+    return allowed
+
+
+def write_check(ctx: CallContext) -> files.WriteCheck:
+    """The fs_write permissions of the proposing agent, checked again at apply time."""
+    settings = settings_for(ctx)
+
+    def check(agent: str, paths: list[str]) -> None:
+        governance.check_paths(settings, agent, "fs_write", paths)
+
+    return check
+
+
 def _blocking(runs: list[governance.HookRun]) -> dict[str, Any] | None:
     for run in runs:
-        if run.exit_code not in (0, 1):
-            reason = run.stderr.strip() or f"hook exited {run.exit_code}"
+        if run.exit_code == governance.BLOCK:
+            reason = run.stderr.strip() or "blocked by a pre_tool_use hook"
             return {"error": reason, "code": "hook_blocked", "hook": run.command}
+        if run.failed:
+            what = "timed out" if run.timed_out else f"exited {run.exit_code}"
+            detail = run.stderr.strip()[-500:]
+            return {
+                "error": f"pre_tool_use hook {what}; the call was not run"
+                + (f": {detail}" if detail else ""),
+                "code": "hook_failed",
+                "hook": run.command,
+                "exit_code": run.exit_code,
+            }
     return None
 
 
 def _with_hook_notes(
     outcome: dict[str, Any], pre: list[governance.HookRun], post: list[governance.HookRun]
 ) -> dict[str, Any]:
+    """Warnings (exit 1, failed post hooks) and post-hook feedback (exit 2) go to the
+    agent; exit-0 output only goes to the event log."""
     warnings = [r.stderr.strip() or r.stdout.strip() for r in pre + post if r.exit_code == 1]
-    feedback = [r.stderr.strip() for r in post if r.exit_code not in (0, 1)]
+    warnings += [f"post_tool_use hook failed ({r.exit_code}): {r.stderr.strip()[-500:]}"
+                 for r in post if r.failed]  # fmt: skip
+    feedback = [r.stderr.strip() for r in post if r.exit_code == governance.BLOCK]
     if warnings:
         outcome["warnings"] = warnings
     if feedback:
         outcome["hook_feedback"] = feedback
-    logged = [r.stdout.strip() for r in pre + post if r.exit_code == 0 and r.stdout.strip()]
-    if logged:
-        outcome["hook_output"] = logged
     return outcome
 
 
@@ -177,20 +313,30 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _log(ctx: CallContext, name: Any, args: Any, outcome: dict[str, Any], started: float) -> None:
+def _log(
+    ctx: CallContext,
+    name: Any,
+    args: Any,
+    outcome: dict[str, Any],
+    started: float,
+    hooks: list[governance.HookRun],
+) -> None:
     try:
         state_dir = ctx.state_dir
     except HiveError:
         return
-    governance.log_event(
-        state_dir,
-        {
-            "ts": time.time(),
-            "agent": ctx.agent,
-            "tool": str(name),
-            "args_digest": governance.args_digest(args),
-            "duration_ms": round((time.monotonic() - started) * 1000, 2),
-            "outcome": "ok" if "result" in outcome else str(outcome.get("code")),
-            "pid": os.getpid(),
-        },
-    )
+    event: dict[str, Any] = {
+        "ts": time.time(),
+        "agent": ctx.agent,
+        "session": ctx.session,
+        "tool": str(name)[:200],
+        "args_digest": governance.args_digest(args),
+        "duration_ms": round((time.monotonic() - started) * 1000, 2),
+        "outcome": "ok" if "result" in outcome else str(outcome.get("code")),
+        "pid": os.getpid(),
+    }
+    if "result" not in outcome:
+        event["error"] = str(outcome.get("error"))[:LOGGED_ERROR_CHARS]
+    if hooks:
+        event["hooks"] = [run.log_entry() for run in hooks]
+    governance.log_event(state_dir, event)

@@ -1,0 +1,79 @@
+"""The ``tools:`` section of ``.hive/config.yaml`` as strict pydantic models.
+
+Unknown keys are refused (a misspelt ``deny_paths`` must not fail open) and a bad
+value is reported with the key that holds it. ``hive.tools.governance`` uses the
+parsed models; ``hive doctor`` reports the same error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from hive.errors import InvalidInput
+
+DEFAULT_HOOK_TIMEOUT = 10.0
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PathRules(_Strict):
+    allowed_paths: list[str] = Field(default_factory=list)
+    denied_paths: list[str] = Field(default_factory=list)
+
+
+class RateLimit(_Strict):
+    capacity: float = Field(default=60, gt=0)
+    per_seconds: float = Field(default=60, gt=0)
+
+
+class HookSpec(_Strict):
+    matcher: str = ".*"
+    command: str = Field(min_length=1)
+    timeout_seconds: float = Field(
+        default=DEFAULT_HOOK_TIMEOUT,
+        gt=0,
+        le=3600,
+        validation_alias=AliasChoices("timeout_seconds", "timeout"),
+    )
+
+
+class HookLists(_Strict):
+    pre_tool_use: list[HookSpec] = Field(default_factory=list)
+    post_tool_use: list[HookSpec] = Field(default_factory=list)
+
+
+class ToolsConfig(_Strict):
+    """``permissions``: agent -> tool -> rules; ``rate_limits``: tool (or ``default``)
+    -> bucket; ``agent_rate_limits``: agent -> tool (or ``default``) -> bucket."""
+
+    permissions: dict[str, dict[str, PathRules]] = Field(default_factory=dict)
+    rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
+    agent_rate_limits: dict[str, dict[str, RateLimit]] = Field(default_factory=dict)
+    hooks: HookLists = Field(default_factory=HookLists)
+
+
+def parse_tools_config(raw: Any) -> ToolsConfig:
+    """The parsed section; InvalidInput naming the offending key otherwise."""
+    if raw is None:
+        return ToolsConfig()
+    if not isinstance(raw, dict):
+        raise InvalidInput(".hive/config.yaml: 'tools' must be a mapping", key="tools")
+    try:
+        return ToolsConfig.model_validate(_none_as_empty(raw))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(["tools", *(str(part) for part in error["loc"])])
+        raise InvalidInput(f".hive/config.yaml: {key}: {error['msg']}", key=key) from None
+
+
+def _none_as_empty(raw: dict[str, Any]) -> dict[str, Any]:
+    """``hooks:`` or ``permissions:`` left empty in YAML mean "none"."""
+    cleaned = {key: value for key, value in raw.items() if value is not None}
+    hooks = cleaned.get("hooks")
+    if isinstance(hooks, dict):
+        cleaned["hooks"] = {key: value for key, value in hooks.items() if value is not None}
+    return cleaned

@@ -1,0 +1,232 @@
+"""Governance of tool calls: the tools: config, allowlists, hooks, rate limits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hive.domain.workspace import Workspace
+from tests.conftest import git
+from tests.test_tools import configure, envelope, hive
+
+
+def _events(repo: Path) -> list[dict[str, object]]:
+    return [
+        json.loads(line) for line in hive(repo, "events", "--json", "-n", "200").stdout.splitlines()
+    ]
+
+
+def test_a_misspelt_config_key_fails_closed_and_doctor_reports_it(
+    ws: Workspace, repo: Path
+) -> None:
+    configure(repo, {"permissions": {"*": {"*": {"deny_paths": ["README.md"]}}}})
+    result = envelope(repo, [{"name": "fs_read", "args": {"path": "README.md"}}])["results"][0]
+    assert result["code"] == "invalid_input"
+    assert "tools.permissions.*.*.deny_paths" in result["error"]
+    doctor = hive(repo, "--json", "doctor")
+    assert "deny_paths" in doctor.stdout
+
+
+def test_bad_config_types_name_the_key(ws: Workspace, repo: Path) -> None:
+    for config, key in (
+        ({"rate_limits": {"fs_read": {"capacity": "abc"}}}, "tools.rate_limits.fs_read.capacity"),
+        ({"permissions": {"*": {"*": {"denied_paths": "secrets/**"}}}},
+         "tools.permissions.*.*.denied_paths"),
+        ({"permissions": {"*": {"*": {"denied_paths": ["/etc/**"]}}}},
+         "tools.permissions.*.*.denied_paths"),
+        ({"hooks": {"pre_tool_use": [{"matcher": "(", "command": "true"}]}},
+         "tools.hooks.pre_tool_use.0.matcher"),
+    ):  # fmt: skip
+        configure(repo, config)
+        result = envelope(repo, [{"name": "hive_ready", "args": {}}])["results"][0]
+        assert result["code"] == "invalid_input" and key in result["error"], result
+
+
+def test_hook_timeout_key_is_accepted(ws: Workspace, repo: Path) -> None:
+    configure(repo, {"hooks": {"pre_tool_use": [
+        {"matcher": "fs_list", "command": "sleep 30", "timeout": 0.5}]}})  # fmt: skip
+    started = time.monotonic()
+    result = envelope(repo, [{"name": "fs_list", "args": {}}])["results"][0]
+    assert result["code"] == "hook_failed" and "timed out after 0.5s" in result["error"]
+    assert time.monotonic() - started < 8
+
+
+def test_the_most_specific_allowlist_wins_and_deny_lists_add_up(ws: Workspace, repo: Path) -> None:
+    configure(
+        repo,
+        {
+            "permissions": {
+                "*": {"fs_write": {"allowed_paths": ["src/**"]},
+                      "*": {"denied_paths": ["docs/private/**"]}},
+                "T": {"fs_write": {"allowed_paths": ["docs/**"], "denied_paths": ["docs/x.md"]}},
+            }
+        },
+    )  # fmt: skip
+    writes = [
+        {"name": "fs_write", "args": {"path": p, "content": "c"}}
+        for p in ("docs/a.md", "src/a.py", "docs/x.md", "docs/private/k.md")
+    ]
+    mine = envelope(repo, writes, agent="T")["results"]
+    assert ["result" in r for r in mine] == [True, False, False, False]
+    assert "T.fs_write.allowed_paths" in mine[1]["error"]
+    assert mine[3]["rule"] == "*.*.denied_paths: docs/private/**"
+    others = envelope(repo, writes, agent="U")["results"]
+    assert ["result" in r for r in others] == [False, True, False, False]
+
+
+def test_hook_exit_codes_matcher_and_post_hooks_on_errors(ws: Workspace, repo: Path) -> None:
+    configure(
+        repo,
+        {
+            "hooks": {
+                "pre_tool_use": [
+                    {"matcher": "hive_create", "command": "echo created >> created.log"},
+                    {"matcher": "hive_query", "command": "exit 3"},
+                    {"matcher": "hive_start", "command": "no-such-command-xyz"},
+                ],
+                "post_tool_use": [
+                    {"matcher": "hive_update", "command": "cat > post.json; echo seen >&2; exit 2"}
+                ],
+            }
+        },
+    )
+    results = envelope(
+        repo,
+        [
+            {"name": "hive_create_epic", "args": {"epic_title": "e", "subtasks": [{"title": "s"}]}},
+            {"name": "hive_query", "args": {}},
+            {"name": "hive_start", "args": {"id": "hv-zzzz"}},
+            {"name": "hive_update", "args": {"id": "hv-zzzz", "priority": 1}},
+        ],
+    )["results"]
+    assert not (repo / "created.log").exists()  # the matcher is a full match
+    assert results[1]["code"] == "hook_failed" and results[1]["exit_code"] == 3
+    assert results[2]["code"] == "hook_failed" and results[2]["exit_code"] == 127
+    assert results[3]["code"] == "not_found" and results[3]["hook_feedback"] == ["seen"]
+    assert json.loads((repo / "post.json").read_text())["code"] == "not_found"
+
+
+def test_a_call_blocked_by_a_pre_hook_spends_no_token(ws: Workspace, repo: Path) -> None:
+    configure(
+        repo,
+        {
+            "rate_limits": {"hive_ready": {"capacity": 1, "per_seconds": 3600}},
+            "hooks": {"pre_tool_use": [
+                {"matcher": "hive_ready", "command": "test -f allow || exit 2"}]},
+        },
+    )  # fmt: skip
+    blocked = envelope(repo, [{"name": "hive_ready", "args": {}}])["results"][0]
+    assert blocked["code"] == "hook_blocked"
+    (repo / "allow").write_text("")
+    calls = [{"name": "hive_ready", "args": {}}] * 2
+    results = envelope(repo, calls)["results"]
+    assert "result" in results[0] and results[1]["code"] == 429
+
+
+def test_rate_limits_per_agent(ws: Workspace, repo: Path) -> None:
+    configure(
+        repo,
+        {
+            "rate_limits": {"default": {"capacity": 3, "per_seconds": 3600}},
+            "agent_rate_limits": {"slow": {"default": {"capacity": 1, "per_seconds": 3600}}},
+        },
+    )
+    calls = [{"name": "hive_ready", "args": {}}] * 2
+    slow = envelope(repo, calls, agent="slow")["results"]
+    fast = envelope(repo, calls, agent="fast")["results"]
+    assert ["result" in r for r in slow] == [True, False]
+    assert slow[1]["limit"] == 1
+    assert ["result" in r for r in fast] == [True, True]
+
+
+def test_rate_limits_hold_under_concurrent_processes(ws: Workspace, repo: Path) -> None:
+    configure(repo, {"rate_limits": {"hive_ready": {"capacity": 5, "per_seconds": 3600}}})
+    text = json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}] * 3})
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "tools", "run",
+               "--agent", "bob"]  # fmt: skip
+    processes = [
+        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    outputs = [p.communicate(text)[0] for p in processes]
+    results = [r for out in outputs for r in json.loads(out)["results"]]
+    assert sum("result" in r for r in results) == 5
+    assert sum(r.get("code") == 429 for r in results) == 7
+
+
+def test_hook_runs_are_in_the_event_log_not_in_results(ws: Workspace, repo: Path) -> None:
+    configure(repo, {"hooks": {"pre_tool_use": [
+        {"matcher": "hive_ready", "command": "echo hello-log; echo err-log >&2"}]}})  # fmt: skip
+    result = envelope(repo, [{"name": "hive_ready", "args": {}}])["results"][0]
+    assert "hello-log" not in json.dumps(result)
+    event = _events(repo)[-1]
+    hook = event["hooks"][0]  # type: ignore[index]
+    assert hook["stdout"] == "hello-log\n" and hook["stderr"] == "err-log\n"
+    assert hook["exit_code"] == 0 and hook["timed_out"] is False
+    assert event["session"] == "tools:bob"
+    assert git(repo, "status", "--porcelain").strip() == ""
+
+
+def test_idle_rate_limit_buckets_are_pruned(ws: Workspace, repo: Path) -> None:
+    configure(repo, {"rate_limits": {"default": {"capacity": 5, "per_seconds": 60}}})
+    state = repo / ".git" / "hive"
+    state.mkdir(exist_ok=True)
+    stale = {f"gone-{n}\x1fhive_ready": [5, time.time() - 30 * 86_400] for n in range(50)}
+    (state / "ratelimit.json").write_text(json.dumps(stale))
+    envelope(repo, [{"name": "hive_ready", "args": {}}])
+    assert list(json.loads((state / "ratelimit.json").read_text())) == ["bob\x1fhive_ready"]
+
+
+def test_hostile_input_through_mcp(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    import os
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    configure(
+        repo,
+        {
+            "rate_limits": {"hive_ready": {"capacity": 1, "per_seconds": 3600}},
+            "hooks": {"pre_tool_use": [{"matcher": "fs_list", "command": "sleep 20",
+                                        "timeout": 0.5}]},
+        },
+    )  # fmt: skip
+    (tmp_path / "outside.txt").write_text("outside")
+    os.symlink(tmp_path / "outside.txt", repo / "escape.txt")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hive.cli.main", "-C", str(repo), "--actor", "m", "mcp"],
+        env={**os.environ},
+    )
+    calls = [
+        ("hive_create", {"title": "x" * 3_000_000}),
+        ("fs_read", {"path": "../outside.txt"}),
+        ("fs_read", {"path": "escape.txt"}),
+        ("fs_list", {}),
+        ("hive_ready", {}),
+        ("hive_ready", {}),
+        ("hive_start", {"id": "hv-zzzz"}),
+    ]
+
+    async def scenario() -> list[dict[str, object]]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            found = []
+            for name, args in calls:
+                reply = await session.call_tool(name, args)
+                body = json.loads(reply.content[0].text)
+                found.append({"error": reply.is_error, "code": body.get("code")} if reply.is_error
+                             else {"error": False})  # fmt: skip
+            return found
+
+    results = anyio.run(scenario)
+    codes = [r.get("code") if r["error"] else "ok" for r in results]
+    assert codes[:5] == [
+        "invalid_arguments", "path_outside_repository", "path_outside_repository",
+        "hook_failed", "ok",
+    ]  # fmt: skip
+    assert codes[5] == 429 and codes[6] == "not_found"

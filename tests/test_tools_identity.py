@@ -1,0 +1,128 @@
+"""The bound identity of a tool surface: swarmmail_init names the caller."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from hive.domain.workspace import Workspace
+from hive.tools.registry import CallContext, call_tool
+from tests.test_tools import envelope
+
+GENERATED = re.compile(r"^[A-Z][a-z]+[A-Z][a-z]+$")
+
+
+def _server(repo: Path, *extra: str) -> Any:
+    from mcp.client.stdio import StdioServerParameters
+
+    env = {k: v for k, v in os.environ.items() if k not in ("HIVE_AGENT", "HIVE_SESSION")}
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "hive.cli.main", "-C", str(repo), *extra, "mcp"],
+        env=env,
+    )  # fmt: skip
+
+
+def test_two_mcp_servers_never_share_an_identity(ws: Workspace, repo: Path) -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    (repo / "src").mkdir()
+
+    async def scenario() -> list[dict[str, Any]]:
+        outcomes: list[dict[str, Any]] = []
+        async with (
+            stdio_client(_server(repo)) as (r1, w1),
+            ClientSession(r1, w1) as one,
+            stdio_client(_server(repo)) as (r2, w2),
+            ClientSession(r2, w2) as two,
+        ):
+            await one.initialize()
+            await two.initialize()
+            for session in (one, two):
+                init = await session.call_tool("swarmmail_init", {"project_path": str(repo)})
+                reserve = await session.call_tool("swarmmail_reserve", {"paths": ["src/a.py"]})
+                inbox = await session.call_tool("swarmmail_inbox", {"limit": 10})
+                outcomes.append({"init": init, "reserve": reserve, "inbox": inbox})
+            wrong = await one.call_tool("swarmmail_init", {"project_path": "/elsewhere"})
+            outcomes.append({"wrong": wrong})
+        return outcomes
+
+    first, second, last = anyio.run(scenario)
+    names = [json.loads(o["init"].content[0].text)["agent_name"] for o in (first, second)]
+    assert names[0] != names[1]
+    assert all(GENERATED.match(name) for name in names), names
+    granted = json.loads(first["reserve"].content[0].text)
+    assert not first["reserve"].is_error and granted["granted"][0]["agent"] == names[0]
+    assert second["reserve"].is_error
+    assert json.loads(second["reserve"].content[0].text)["code"] == "reservation_conflict"
+    assert not first["inbox"].is_error and not second["inbox"].is_error
+    assert last["wrong"].is_error
+    wrong = json.loads(last["wrong"].content[0].text)
+    assert wrong["code"] == "invalid_input" and "project_path" in wrong["error"]
+
+
+def test_later_calls_act_as_the_name_swarmmail_init_returned(ws: Workspace, repo: Path) -> None:
+    results = envelope(
+        repo,
+        [
+            {"name": "swarmmail_init", "args": {"agent_name": "GreenHill"}},
+            {"name": "swarmmail_init", "args": {"agent_name": "Peer"}},
+            {"name": "swarmmail_send", "args": {"to": ["Peer"], "subject": "hi"}},
+            {"name": "swarmmail_reserve", "args": {"paths": ["src/x.py"]}},
+        ],
+        agent="Tee",
+    )
+    init = results["results"][0]["result"]
+    assert init["agent_name"] == init["name"] == "GreenHill"
+    assert "result" in results["results"][2], results["results"][2]
+    assert results["results"][3]["result"]["granted"][0]["agent"] == "Peer"
+
+
+def test_init_without_a_name_generates_one_and_binds_it(ws: Workspace, repo: Path) -> None:
+    ctx = CallContext(root=str(repo), agent="Test User", session="s-1", explicit_agent=False)
+    first = call_tool(ctx, "swarmmail_init", {})["result"]
+    assert GENERATED.match(first["agent_name"]) and ctx.agent == first["agent_name"]
+    again = call_tool(ctx, "swarmmail_init", {})["result"]
+    assert again["agent_name"] == first["agent_name"]
+    explicit = CallContext(root=str(repo), agent="Tee", session="s-2")
+    assert call_tool(explicit, "swarmmail_init", {})["result"]["agent_name"] == "Tee"
+
+
+def test_inbox_limit_above_five_is_capped_not_refused(ws: Workspace, repo: Path) -> None:
+    results = envelope(
+        repo,
+        [
+            {"name": "swarmmail_init", "args": {"agent_name": "bob"}},
+            *[
+                {"name": "swarmmail_send", "args": {"to": ["bob"], "subject": f"m{n}"}}
+                for n in range(7)
+            ],
+            {"name": "swarmmail_inbox", "args": {"limit": 10}},
+        ],
+    )["results"]
+    assert len(results[-1]["result"]) == 5
+
+
+def test_a_later_envelope_in_the_same_session_keeps_the_identity(ws: Workspace, repo: Path) -> None:
+    import subprocess
+
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "tools", "run"]
+    env = {**os.environ, "HIVE_SESSION": "shell-1"}
+
+    def run(calls: list[dict[str, Any]]) -> dict[str, Any]:
+        text = json.dumps({"tool_calls": calls})
+        done = subprocess.run(command, input=text, capture_output=True, text=True, env=env)
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+    name = run([{"name": "swarmmail_init", "args": {}}])["results"][0]["result"]["agent_name"]
+    assert GENERATED.match(name)
+    later = run([{"name": "swarmmail_reserve", "args": {"paths": ["src/z.py"]}}])
+    assert later["agent"] == name
+    assert later["results"][0]["result"]["granted"][0]["agent"] == name

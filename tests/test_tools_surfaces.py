@@ -1,0 +1,186 @@
+"""Tool coverage of the CLI, hostile input on every surface, the event log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hive.domain.workspace import Workspace
+from hive.tools import governance
+from hive.tools.envelope import MAX_ENVELOPE, parse_envelope
+from hive.tools.registry import CallContext, call_tool
+from tests.conftest import git
+from tests.test_tools import envelope, hive
+
+
+def test_tools_cover_deps_reopen_delete_log_review_and_insights(ws: Workspace, repo: Path) -> None:
+    ctx = CallContext(root=str(repo), agent="bob")
+    a = call_tool(ctx, "hive_create", {"title": "a"})["result"]["id"]
+    b = call_tool(ctx, "hive_create", {"title": "b"})["result"]["id"]
+    added = call_tool(ctx, "hive_dep", {"id": a, "action": "add", "target": b})["result"]
+    assert added["dependencies"][0]["target"] == b
+    tree = call_tool(ctx, "hive_dep", {"id": a})["result"]
+    assert b in json.dumps(tree)
+    assert call_tool(ctx, "hive_dep", {"id": a, "action": "add"})["field"] == "target"
+    removed = call_tool(ctx, "hive_dep", {"id": a, "action": "remove", "target": b})["result"]
+    assert removed["dependencies"] == []
+    update = {"id": a, "type": "bug", "add_labels": ["x"], "files": ["src/**"]}
+    updated = call_tool(ctx, "hive_update", update)["result"]
+    assert (updated["type"], updated["labels"], updated["files_owned"]) == (
+        "bug",
+        ["x"],
+        ["src/**"],
+    )
+    call_tool(ctx, "hive_close", {"id": b})
+    assert call_tool(ctx, "hive_reopen", {"id": b})["result"]["status"] == "open"
+    assert "result" in call_tool(ctx, "hive_delete", {"id": b})
+    listed = {c["id"] for c in call_tool(ctx, "hive_query", {"status": "all"})["result"]}
+    assert b not in listed
+    query = {"status": "all", "include_deleted": True}
+    assert b in {c["id"] for c in call_tool(ctx, "hive_query", query)["result"]}
+    log = call_tool(ctx, "hive_log", {"id": a})["result"]
+    assert log and all(a in entry["cells"] for entry in log)
+    assert call_tool(ctx, "hive_review", {"id": a})["result"]["target"] == a
+    assert "result" in call_tool(ctx, "swarm_insights", {})
+    assert git(repo, "log", "-1", "--format=%an").strip() == "bob"
+
+
+def test_strict_types_and_bounded_lists(ws: Workspace, repo: Path) -> None:
+    ctx = CallContext(root=str(repo), agent="bob")
+    assert call_tool(ctx, "swarmmail_read_message", {"message_id": True})["field"] == "message_id"
+    assert call_tool(ctx, "hive_create", {"title": "t", "priority": "1"})["field"] == "priority"
+    labels = call_tool(ctx, "hive_create", {"title": "t", "labels": ["l" * 100] * 1000})
+    assert labels["code"] == "invalid_arguments" and labels["field"] == "labels"
+    long_label = call_tool(ctx, "hive_create", {"title": "t", "labels": ["l" * 1000]})
+    assert long_label["field"] == "labels.0"
+    union = call_tool(ctx, "swarm_validate_decomposition", {"response": 5})
+    assert union["field"] == "response"
+
+
+def test_deep_nesting_is_a_structured_error_everywhere(ws: Workspace, repo: Path) -> None:
+    ctx = CallContext(root=str(repo), agent="bob")
+    deep: Any = []
+    for _ in range(1200):
+        deep = [deep]
+    outcome = call_tool(ctx, "hive_create", {"title": "t", "labels": deep})
+    assert outcome["code"] == "invalid_arguments" and "nested" in outcome["error"]
+    text = '{"tool_calls":[{"name":"hive_ready","args":{"a":' + "[" * 5000 + "]" * 5000 + "}}]}"
+    result = hive(repo, "tools", "run", stdin=text)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert json.loads(result.stdout)["code"] == "invalid_envelope"
+    fenced = "see:\n```json\n" + text + "\n```\n"
+    assert json.loads(hive(repo, "tools", "run", stdin=fenced).stdout)["code"] == (
+        "invalid_envelope"
+    )
+
+
+def test_the_envelope_scan_is_bounded(ws: Workspace, repo: Path) -> None:
+    hostile = ('{"a":"' + "x" * 100) * (MAX_ENVELOPE // 110)
+    started = time.monotonic()
+    try:
+        parse_envelope(hostile)
+    except Exception as exc:
+        assert "no tool-call envelope" in str(exc)
+    assert time.monotonic() - started < 5
+
+
+def test_a_second_envelope_is_reported(ws: Workspace, repo: Path) -> None:
+    one = json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}]})
+    two = json.dumps({"tool_calls": [{"name": "hive_create", "args": {"title": "second"}}]})
+    text = f"First:\n```json\n{one}\n```\nThen:\n```json\n{two}\n```\n"
+    transcript = json.loads(hive(repo, "tools", "run", "--agent", "bob", stdin=text).stdout)
+    assert [r["name"] for r in transcript["results"]] == ["hive_ready"]
+    assert "1 more tool-call envelope" in transcript["warnings"][0]
+
+
+def test_mcp_answers_malformed_json_rpc(ws: Workspace, repo: Path) -> None:
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}},
+    }  # fmt: skip
+    deep = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hive_ready",'
+    deep += '"arguments":{"a":' + "[" * 1100 + "]" * 1100 + "}}}"
+    lines = [
+        json.dumps(init),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "{not json",
+        deep,
+        json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
+    ]
+    result = subprocess.run(
+        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", "raw", "mcp"],
+        input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    errors = [r for r in replies if "error" in r]
+    assert [(e["id"], e["error"]["code"]) for e in errors] == [(None, -32700), (7, -32700)]
+    assert any(r.get("id") == 9 and "tools" in r["result"] for r in replies)
+
+
+def test_events_tail_follow_and_rotation(ws: Workspace, repo: Path) -> None:
+    envelope(repo, [{"name": "hive_ready", "args": {}}] * 3)
+    tail = hive(repo, "events", "--json", "-n", "2").stdout.splitlines()
+    assert len(tail) == 2
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "events", "--json",
+               "-n", "1", "--follow"]  # fmt: skip
+    follower = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert follower.stdout is not None
+        first = json.loads(follower.stdout.readline())
+        assert first["tool"] == "hive_ready"
+        envelope(repo, [{"name": "hive_query", "args": {"limit": 1}}])
+        appended = json.loads(follower.stdout.readline())
+        assert appended["tool"] == "hive_query"
+    finally:
+        follower.kill()
+        follower.wait()
+    state = str(repo / ".git" / "hive")
+    for number in range(50):
+        governance.log_event(state, {"n": number, "pad": "x" * 100}, max_bytes=2000)
+    assert os.path.getsize(os.path.join(state, "events.jsonl")) <= 2200
+    assert os.path.exists(os.path.join(state, "events.jsonl.1"))
+    assert governance.read_events(state, 1)[0]["n"] == 49
+
+
+def test_decide_reject_unknown_paths_and_applies_once(ws: Workspace, repo: Path) -> None:
+    envelope(repo, [{"name": "fs_write", "args": {"path": "a.txt", "content": "A"}},
+                    {"name": "fs_write", "args": {"path": "b.txt", "content": "B"}}])  # fmt: skip
+    reject = json.dumps({"decisions": [{"path": "b.txt", "action": "reject"}]})
+    rejected = hive(repo, "--json", "proposals", "decide", "-", stdin=reject)
+    assert json.loads(rejected.stdout)[0]["status"] == "rejected"
+    unknown = json.dumps({"decisions": [{"path": "zz.txt", "action": "reject"}]})
+    missing = hive(repo, "proposals", "decide", "-", stdin=unknown)
+    assert missing.returncode == 3 and "no pending proposal for zz.txt" in missing.stderr
+    approve = json.dumps({"decisions": [{"path": "a.txt", "action": "approve"}]})
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--json", "proposals",
+               "decide", "-", "--allow-write"]  # fmt: skip
+    racers = [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+    outputs = [r.communicate(approve)[0] for r in racers]
+    statuses = [e["status"] for out in outputs if out.strip() for e in json.loads(out)]
+    assert statuses.count("applied") == 1
+    assert (repo / "a.txt").read_text() == "A" and not (repo / "b.txt").exists()
+    for malformed in ('{"decisions": []}', '[{"path": "a.txt"}]', '{"decisions": [{"path":'):
+        bad = hive(repo, "proposals", "decide", "-", stdin=malformed)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_allow_write_with_a_broken_config_still_prints_the_transcript(
+    ws: Workspace, repo: Path
+) -> None:
+    from tests.test_tools import configure
+
+    envelope(repo, [{"name": "fs_write", "args": {"path": "a.txt", "content": "A"}}])
+    approve = json.dumps({"decisions": [{"path": "a.txt", "action": "approve"}]})
+    hive(repo, "proposals", "decide", "-", stdin=approve)
+    configure(repo, {"permissions": {"*": {"*": {"deny": ["a.txt"]}}}})
+    result = hive(repo, "tools", "run", "--allow-write", stdin='{"tool_calls": []}')
+    transcript = json.loads(result.stdout)
+    assert transcript["applied"] == [] and transcript["apply_error"]["code"] == "invalid_input"
+    assert not (repo / "a.txt").exists()
