@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -113,11 +114,7 @@ def test_mcp_answers_malformed_json_rpc(ws: Workspace, repo: Path) -> None:
         deep,
         json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
     ]
-    result = subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", "raw", "mcp"],
-        input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    replies = _exchange(repo, lines, last_id=9)
     errors = [r for r in replies if "error" in r]
     assert [(e["id"], e["error"]["code"]) for e in errors] == [(None, -32700), (7, -32700)]
     assert any(r.get("id") == 9 and "tools" in r["result"] for r in replies)
@@ -184,3 +181,28 @@ def test_allow_write_with_a_broken_config_still_prints_the_transcript(
     transcript = json.loads(result.stdout)
     assert transcript["applied"] == [] and transcript["apply_error"]["code"] == "invalid_input"
     assert not (repo / "a.txt").exists()
+
+
+def _exchange(repo: Path, lines: list[str], *, last_id: int) -> list[dict[str, Any]]:
+    """Send raw lines to ``hive mcp`` and read replies until the one for ``last_id``
+    (stdin stays open until then: at end of input the server may stop mid-request)."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", "raw", "mcp"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write("\n".join(lines) + "\n")
+    server.stdin.flush()
+    replies: list[dict[str, Any]] = []
+    timer = threading.Timer(60, server.kill)
+    timer.start()
+    try:
+        for line in server.stdout:
+            replies.append(json.loads(line))
+            if replies[-1].get("id") == last_id:
+                break
+    finally:
+        timer.cancel()
+        server.stdin.close()
+        server.wait(timeout=30)
+    return replies
