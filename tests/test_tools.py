@@ -291,7 +291,9 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
             ready = await session.call_tool("hive_ready", {"limit": 3})
             bad = await session.call_tool("hive_create", {"priority": "high"})
             unknown = await session.call_tool("nope", {})
+            saved = await _saved_for_head(repo)  # while the server still runs
             return {
+                "saved": saved,
                 "names": {t.name for t in listed.tools},
                 "created": created,
                 "ready": ready,
@@ -309,3 +311,14 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
     assert json.loads(outcome["bad"].content[0].text)["code"] == "invalid_arguments"
     assert outcome["unknown"].is_error
     assert git(repo, "log", "-1", "--format=%an").strip() == "mcp-agent"
+    assert outcome["saved"], "the server saves the ready list for fresh `hive ready` processes"
+
+
+async def _saved_for_head(repo: Path) -> bool:
+    head = git(repo, "rev-parse", "HEAD").strip().encode()
+    answer = repo / ".git" / "hive" / "ready.answer"
+    for _ in range(200):
+        if answer.exists() and head in answer.read_bytes():
+            return True
+        await anyio.sleep(0.05)
+    return False
