@@ -161,6 +161,16 @@ def test_demo_runs(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "hive: create-epic" in result.stdout
     assert "already claimed" in result.stdout
+    assert "refused:\n    src/** conflicts with src/models/user.py reserved by" in result.stdout
+    assert "hook said:\n    hive: src/models/user.py is reserved by" in result.stdout
+    assert "4/4 completed" in result.stdout and "scope violations: 0" in result.stdout
+    completes = git(tmp_path / "demo", "log", "--format=%h", "--grep=^hive: complete").split()
+    assert len(completes) == 4
+    files = git(tmp_path / "demo", "show", "--name-only", "--format=", completes[-1]).split()
+    assert any(f.startswith(".hive/cells/") for f in files)  # the closed cell
+    assert any(f.startswith(".hive/outcomes/") for f in files)  # its outcome
+    assert any(f.startswith(".hive/reservations/") for f in files)  # the released reservation
+    assert any(f.startswith(("src/", "docs/")) for f in files)  # and the agent's code
     assert max(len(line) for line in result.stdout.splitlines()) < 200  # piped: no long rules
     assert_clean(tmp_path / "demo")
 
