@@ -278,3 +278,11 @@ def test_failure_after_the_ref_moved_is_rolled_back(ws: Workspace, repo: Path) -
     assert _history(repo) == before
     assert not (repo / ".hive" / "notes.txt").exists()
     assert_clean(repo)
+
+
+def test_hive_commits_are_in_the_reflog_like_git_commits(ws: Workspace, repo: Path) -> None:
+    cell = create_cell(ws, title="logged")
+    branch = git(repo, "reflog", "-1", "--format=%gs", "main").strip()
+    head = git(repo, "reflog", "-1", "--format=%gs", "HEAD").strip()
+    assert branch == head == f"commit: hive: create {cell.id} logged"
+    assert_clean(repo)

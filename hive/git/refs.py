@@ -8,10 +8,12 @@ caller falls back to dulwich.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
 from dataclasses import dataclass
 
-from hive.errors import NotAGitRepository
+from hive.errors import LockTimeout, NotAGitRepository
 
 
 @dataclass(frozen=True)
@@ -123,3 +125,87 @@ def _read_packed_ref(common_dir: str, ref: str) -> str | None:
 
 def _is_sha(value: str) -> bool:
     return len(value) in (40, 64) and all(ch in "0123456789abcdef" for ch in value)
+
+
+# ---------------------------------------------------------------- ref updates
+
+_ZERO = "0" * 40
+_LOCK_ATTEMPTS = 200  # x 5 ms: how long to wait for another process's <ref>.lock
+
+
+def compare_and_swap(
+    paths: RepoPaths, ref: str, old: str | None, new: str, *, who: str, message: str
+) -> bool:
+    """Move ``ref`` from ``old`` (None: the ref must not exist) to ``new`` under git's
+    ``<ref>.lock`` protocol; False when the ref holds anything else.
+
+    Like ``git update-ref``: the value is re-read under the lock, the file is
+    replaced atomically, and the reflog gets a line where git keeps one
+    (branches and HEAD, or any ref whose log already exists). As with git's
+    default ``core.fsync``, the ref file is not fsynced.
+    """
+    path = _ref_path(paths, ref)
+    lock = path + ".lock"
+    descriptor = _lock_ref(lock)
+    try:
+        current = _read_loose_ref(paths, ref) or _read_packed_ref(paths.common_dir, ref)
+        if current != old:
+            return False
+        os.write(descriptor, f"{new}\n".encode("ascii"))
+        os.close(descriptor)
+        descriptor = -1
+        os.replace(lock, path)
+    finally:
+        if descriptor >= 0:
+            os.close(descriptor)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(lock)
+    _log_ref_update(paths, ref, old, new, who=who, message=message)
+    return True
+
+
+def _ref_path(paths: RepoPaths, ref: str) -> str:
+    base = paths.common_dir if ref.startswith("refs/") else paths.git_dir
+    return os.path.join(base, ref)
+
+
+def _lock_ref(lock: str) -> int:
+    os.makedirs(os.path.dirname(lock), exist_ok=True)
+    for _ in range(_LOCK_ATTEMPTS):
+        try:
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            time.sleep(0.005)
+    raise LockTimeout(f"{lock} exists: another git process is updating this ref")
+
+
+def _log_ref_update(
+    paths: RepoPaths, ref: str, old: str | None, new: str, *, who: str, message: str
+) -> None:
+    stamp = int(time.time())
+    offset = time.localtime(stamp).tm_gmtoff or 0
+    sign = "-" if offset < 0 else "+"
+    zone = f"{sign}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
+    line = f"{old or _ZERO} {new} {who} {stamp} {zone}\t{message}\n".encode()
+    base = paths.common_dir if ref.startswith("refs/") else paths.git_dir
+    own_log = os.path.join(base, "logs", ref)
+    logs = []
+    if ref == "HEAD" or ref.startswith("refs/heads/") or os.path.exists(own_log):
+        logs.append(own_log)  # git logs branches and HEAD, and refs that have a log
+    if ref != "HEAD" and read_symbolic_head(paths) == ref:
+        logs.append(os.path.join(paths.git_dir, "logs", "HEAD"))
+    for log in logs:
+        with contextlib.suppress(OSError):
+            os.makedirs(os.path.dirname(log), exist_ok=True)
+            with open(log, "ab") as handle:
+                handle.write(line)
+
+
+def read_symbolic_head(paths: RepoPaths) -> str | None:
+    """The branch HEAD points at, or None when it is detached or unreadable."""
+    try:
+        with open(os.path.join(paths.git_dir, "HEAD"), encoding="ascii") as handle:
+            head = handle.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return head[len("ref: ") :] if head.startswith("ref: ") else None

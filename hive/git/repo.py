@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from hive.errors import DirtyHiveFile, GitError, HiveError, LockTimeout, NotAGitRepository
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, lookup_entries, read_entries
-from hive.git.refs import HeadRef, RepoPaths, discover, read_head_fast
+from hive.git.refs import HeadRef, RepoPaths, compare_and_swap, discover, read_head_fast
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit, ObjectID
@@ -659,12 +659,15 @@ class GitRepo:
             ) from exc
 
     def _roll_back(self, snap: Snapshot, commit: str, changes: list[Change]) -> None:
-        refs = self.dulwich.refs
-        name = _ref(snap.head.ref or "HEAD")
+        ref = snap.head.ref or "HEAD"
         if snap.head.commit is None:
-            refs.remove_if_equals(name, _oid(commit))
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.paths.common_dir, ref))
         else:
-            refs.set_if_equals(name, _oid(commit), _oid(snap.head.commit))
+            compare_and_swap(
+                self.paths, ref, commit, snap.head.commit, who="hive <hive@hive.local>",
+                message="hive: roll back a write that could not reach the working tree",
+            )  # fmt: skip
         for change in changes:
             if change.from_worktree:
                 continue  # the user's own file: hive never wrote it, so never touches it
@@ -768,21 +771,12 @@ class GitRepo:
         return str(commit.id.decode())
 
     def _swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
-        refs = self.dulwich.refs
-        name = _ref(head.ref or "HEAD")
-        reflog = b"commit: " + message.split("\n", 1)[0].encode("utf-8")
-        if head.commit is None:
-            return bool(
-                refs.add_if_new(name, _oid(new_commit), committer=author.as_bytes(), message=reflog)
-            )
-        return bool(
-            refs.set_if_equals(
-                name,
-                _oid(head.commit),
-                _oid(new_commit),
-                committer=author.as_bytes(),
-                message=reflog,
-            )
+        """Compare-and-swap ``head.ref`` (or a detached HEAD) to ``new_commit``."""
+        stamp = author.as_bytes().decode()
+        reflog = "commit: " + message.split("\n", 1)[0]
+        ref = head.ref or "HEAD"
+        return compare_and_swap(
+            self.paths, ref, head.commit, new_commit, who=stamp, message=reflog
         )
 
     # ------------------------------------------------------ worktree and index
