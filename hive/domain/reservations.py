@@ -49,6 +49,8 @@ RESERVATIONS_DIR = ".hive/reservations"
 GLOB_CHARS = re.compile(r"[*?\[{\\]")
 MAX_TTL = 7 * 24 * 3600
 DEFAULT_COORDINATORS = ("coordinator",)
+LOADED_CACHE = "reservations.loaded"  # reservations tree key -> LoadedReservations
+PREFIX_CACHE = "reservations.prefixed"  # blob sha -> [(literal prefix, reservation)]
 BLOB_CACHE = "reservation_blobs"
 SEQUENCE_FILE = "reservation.seq"
 _PLAIN_NAME = re.compile(r"[a-z0-9_@+-][a-z0-9._@+-]*")
@@ -74,17 +76,33 @@ def reservation_path(agent: str) -> str:
 
 
 def encode_file(data: ReservationFile) -> bytes:
-    document: dict[str, Any] = {"agent": data.agent, "reservations": []}
-    for item in data.reservations:
-        entry = item.model_dump(mode="json", exclude_none=True)
-        if not entry.get("forced"):
-            entry.pop("forced", None)
-        if not entry.get("overrides"):
-            entry.pop("overrides", None)
-        entry["created_at"] = _stamp(item.created_at)
-        entry["expires_at"] = _stamp(item.expires_at)
-        document["reservations"].append(entry)
-    return dumps(document).encode("utf-8")
+    """Deterministic YAML: the agent, then one block per reservation (each block is
+    encoded once per reservation object: they are never mutated, renewal copies)."""
+    if not data.reservations:
+        return dumps({"agent": data.agent, "reservations": []}).encode("utf-8")
+    blocks = "".join(_encoded_entry(item) for item in data.reservations)
+    return (dumps({"agent": data.agent}) + "reservations:\n" + blocks).encode("utf-8")
+
+
+_ENTRY_TEXT: dict[int, tuple[Reservation, str]] = {}
+
+
+def _encoded_entry(item: Reservation) -> str:
+    known = _ENTRY_TEXT.get(id(item))
+    if known is not None and known[0] is item:
+        return known[1]
+    entry = item.model_dump(mode="json", exclude_none=True)
+    if not entry.get("forced"):
+        entry.pop("forced", None)
+    if not entry.get("overrides"):
+        entry.pop("overrides", None)
+    entry["created_at"] = _stamp(item.created_at)
+    entry["expires_at"] = _stamp(item.expires_at)
+    text = dumps({"reservations": [entry]}).split("\n", 1)[1]
+    if len(_ENTRY_TEXT) > 4096:
+        _ENTRY_TEXT.clear()
+    _ENTRY_TEXT[id(item)] = (item, text)
+    return text
 
 
 def _stamp(value: datetime) -> str:
@@ -109,6 +127,9 @@ class LoadedReservations:
 
     files: dict[str, ReservationFile] = field(default_factory=dict)
     problems: list[ReservationProblem] = field(default_factory=list)
+    # Every reservation with its pattern's literal prefix, expired ones included (time
+    # moves on, the files do not). Callers never mutate a loaded state.
+    held: list[tuple[str, Reservation]] = field(default_factory=list)
 
 
 def load_reservations(ws: Workspace, snap: Snapshot) -> LoadedReservations:
@@ -118,6 +139,16 @@ def load_reservations(ws: Workspace, snap: Snapshot) -> LoadedReservations:
     holds another agent's entries is a *problem*: callers must not treat it
     as empty (its exclusive reservations would silently stop counting).
     """
+    key = snap.dir_key(RESERVATIONS_DIR)
+    states: dict[str, LoadedReservations] = ws.state.setdefault(LOADED_CACHE, {})
+    if key not in states:
+        if len(states) >= 8:
+            states.pop(next(iter(states)))
+        states[key] = _load_reservations(ws, snap)
+    return states[key]
+
+
+def _load_reservations(ws: Workspace, snap: Snapshot) -> LoadedReservations:
     cache: dict[str, ReservationFile | str] = ws.state.setdefault(BLOB_CACHE, {})
     loaded = LoadedReservations()
     for path, sha in snap.listing(RESERVATIONS_DIR).items():
@@ -132,7 +163,16 @@ def load_reservations(ws: Workspace, snap: Snapshot) -> LoadedReservations:
             loaded.problems.append(ReservationProblem(path=path, message=problem))
         elif not isinstance(parsed, str):
             loaded.files[parsed.agent] = parsed
+            loaded.held += _prefixed(ws, sha, parsed)
     return loaded
+
+
+def _prefixed(ws: Workspace, sha: str, data: ReservationFile) -> list[tuple[str, Reservation]]:
+    """``data``'s reservations with their literal prefixes, computed once per file version."""
+    cache: dict[str, list[tuple[str, Reservation]]] = ws.state.setdefault(PREFIX_CACHE, {})
+    if sha not in cache:
+        cache[sha] = [(literal_prefix(r.path_pattern), r) for r in data.reservations]
+    return cache[sha]
 
 
 def misfiled(path: str, data: ReservationFile) -> str | None:
@@ -240,7 +280,7 @@ def reserve(
         if loaded.problems:
             raise problems_error(loaded.problems)
         files = loaded.files
-        found = _conflicts(files, agent, patterns, exclusive, now)
+        found = _conflicts(loaded, agent, patterns, exclusive, now)
         if found and not force:
             raise _conflict_error(found)
         mine = _pruned(files.get(agent), agent, now)
@@ -349,16 +389,20 @@ def _pruned(data: ReservationFile | None, agent: str, now: datetime) -> Reservat
 
 
 def _conflicts(
-    files: dict[str, ReservationFile],
+    loaded: LoadedReservations,
     agent: str,
     patterns: Iterable[str],
     exclusive: bool,
     now: datetime,
 ) -> list[ConflictDetail]:
     found = []
-    others = [r for r in active_reservations(files, now) if r.agent != agent]
     for pattern in patterns:
-        for held in others:
+        prefix = literal_prefix(pattern)
+        for held_prefix, held in loaded.held:
+            if not (held_prefix.startswith(prefix) or prefix.startswith(held_prefix)):
+                continue  # cheap necessary condition first: most held patterns fail it
+            if held.agent == agent or not held.active(now):
+                continue
             if conflicts_with(pattern, exclusive, held):
                 found.append(
                     ConflictDetail(

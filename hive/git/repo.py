@@ -240,6 +240,7 @@ class GitRepo:
         self.paths = paths
         self._repo: Repo | None = None
         self._tree_cache: dict[str, dict[bytes, tuple[int, str]]] = {}
+        self._commit_trees: dict[str, str] = {}
         self._listing_cache: dict[str, dict[str, str]] = {}
         self._empty_tree_sha: str | None = None
         self._config_cache: tuple[tuple[object, ...], Any] | None = None
@@ -286,7 +287,12 @@ class GitRepo:
         return HeadRef(ref=ref, commit=sha.decode() if sha else None)
 
     def commit_tree(self, commit_sha: str) -> str:
-        return str(self._commit(commit_sha).tree.decode())
+        """The root tree of a commit (remembered: commits never change)."""
+        tree = self._commit_trees.get(commit_sha)
+        if tree is None:
+            tree = str(self._commit(commit_sha).tree.decode())
+            self._commit_trees[commit_sha] = tree
+        return tree
 
     def _commit(self, commit_sha: str) -> Commit:
         from dulwich.objects import Commit
@@ -530,19 +536,7 @@ class GitRepo:
         raise GitError(f"{ref} kept moving while hive was merging; try again")
 
     def _write_merge(self, tip: str, other: str, message: str, author: Identity) -> str:
-        from dulwich.objects import Commit
-
-        commit = Commit()
-        commit.tree = _oid(self._empty_tree())
-        commit.parents = [_oid(tip), _oid(other)]
-        commit.author = commit.committer = author.as_bytes()
-        now = int(time.time())
-        commit.author_time = commit.commit_time = now
-        commit.author_timezone = commit.commit_timezone = _local_utc_offset(now)
-        commit.encoding = b"UTF-8"
-        commit.message = message.encode("utf-8")
-        self.dulwich.object_store.add_object(commit)
-        return str(commit.id.decode())
+        return self._write_commit(self._empty_tree(), [tip, other], message, author)
 
     def _config_stack(self) -> Any:
         """git config (repository, global, system), re-read only when a file changed."""
@@ -754,12 +748,17 @@ class GitRepo:
             self._empty_tree_sha = str(tree.id.decode())
         return self._empty_tree_sha
 
-    def _write_commit(self, tree: str, parent: str | None, message: str, author: Identity) -> str:
+    def _write_commit(
+        self, tree: str, parents: str | list[str] | None, message: str, author: Identity
+    ) -> str:
+        """A commit object (loose) of ``tree`` on ``parents`` (one sha, a list, or none)."""
         from dulwich.objects import Commit
 
+        if isinstance(parents, str):
+            parents = [parents]
         commit = Commit()
         commit.tree = _oid(tree)
-        commit.parents = [_oid(parent)] if parent else []
+        commit.parents = [_oid(parent) for parent in parents or []]
         commit.author = commit.committer = author.as_bytes()
         now = int(time.time())
         offset = _local_utc_offset(now)
@@ -768,7 +767,9 @@ class GitRepo:
         commit.encoding = b"UTF-8"
         commit.message = message.encode("utf-8")
         self.dulwich.object_store.add_object(commit)
-        return str(commit.id.decode())
+        sha = str(commit.id.decode())
+        self._commit_trees[sha] = tree
+        return sha
 
     def _swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
         """Compare-and-swap ``head.ref`` (or a detached HEAD) to ``new_commit``."""
