@@ -125,3 +125,27 @@ def test_a_long_lived_writer_saves_in_the_background(ws: Workspace, repo: Path) 
     served, _ = run(repo, "ready", "--json")
     assert cell.id in ready_ids(served)
     assert served == run(repo, "ready", "--json", entry=FULL)[0]
+
+
+def test_a_reader_waits_for_a_ready_list_that_is_being_saved(ws: Workspace, repo: Path) -> None:
+    from hive.store import ready_answer
+
+    create_cell(ws, title="first")
+    run(repo, "ready", "--json", entry=FULL)
+    saved_ready_list(repo)
+    cell = create_cell(ws, title="just written")  # nothing saved for this commit yet
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    ready_answer.mark_pending(str(state_dir(repo)), commit)
+    assert ready_answer.pending(str(state_dir(repo)), commit)
+    answers = state_dir(repo) / "answers"
+    before = sorted(answers.iterdir()) if answers.exists() else []
+    reader = subprocess.Popen(
+        [*ENTRY, "-C", str(repo), "ready", "--json"], stdout=subprocess.PIPE, env=os.environ
+    )
+    time.sleep(0.3)  # the reader is waiting for the list, not computing its own
+    ws.save_cache()
+    served, _ = reader.communicate(timeout=30)
+    assert cell.id in ready_ids(served)
+    # Served from the saved list: the full CLI (which records its answer) never ran.
+    assert (sorted(answers.iterdir()) if answers.exists() else []) == before
+    assert served == run(repo, "ready", "--json", entry=FULL)[0]

@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import os
 import sys
+import time
 from typing import TYPE_CHECKING
 
 from hive import __version__
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 READ_COMMANDS = frozenset({"ready", "list", "show"})
 KEEP = 64
+PENDING_WAIT = 100  # x 10 ms at most for a ready list another process is saving
 _VALUED_GLOBALS = frozenset({"-C", "--actor"})
 
 
@@ -145,6 +147,13 @@ def _saved_ready_list(argv: list[str]) -> bytes | None:
         return None
     paths, commit, tree = found
     documents = ready_answer.load(paths.hive_state_dir, commit, tree, __version__)
+    waited = 0
+    while documents is None and waited < PENDING_WAIT and ready_answer.pending(
+        paths.hive_state_dir, commit
+    ):  # the process that just wrote HEAD is saving its ready list: worth a short wait
+        time.sleep(0.01)
+        waited += 1
+        documents = ready_answer.load(paths.hive_state_dir, commit, tree, __version__)
     if documents is None:
         return None
     return ready_answer.render(documents if limit is None else documents[:limit])

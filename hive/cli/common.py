@@ -63,6 +63,7 @@ def _save_in_background(ws: Workspace) -> None:
     forked child, so this process ends as soon as its answer is printed."""
     if not ws.has_unsaved():
         return
+    ws.mark_save_pending()
     sys.stdout.flush()
     sys.stderr.flush()
     try:

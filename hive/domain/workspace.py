@@ -37,6 +37,7 @@ from hive.store.cache import CellCache, CellIndex
 from hive.store.cells import decode_config, encode_cell
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, cell_path
 
+READY_SAVE_DELAY = 0.02  # seconds after a write before a server saves its ready list
 _ACTOR_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
 
 
@@ -64,7 +65,7 @@ class _SaveSchedule:
 
     commit: str | None = None
     delay: float | None = None
-    timer: threading.Timer | None = None
+    timers: list[threading.Timer] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -158,24 +159,48 @@ class Workspace:
         return index
 
     def _persist(self, commit: str, index: CellIndex, *, background: bool = False) -> None:
-        """Save ``commit``'s cells, and its ready list as printed JSON, for fresh processes.
+        """Save ``commit``'s ready list as printed JSON, then its cells, for fresh processes.
 
         ``background``: called off the main thread, so only dulwich-free readers are used.
         """
         if self.cache.persist_dir is None:
             return
+        tree = self._hive_tree(commit, background=background)
+        self._save_ready_list(commit, index, tree)
+        self.cache.persist(commit, index, tree)
+
+    def _hive_tree(self, commit: str, *, background: bool) -> str | None:
         tree = hive_tree(self.git.paths, commit)
         if tree is None and not background:
             tree = self.git.lookup_path(self.git.commit_tree(commit), ".hive", want_tree=True)
-        self.cache.persist(commit, index, tree)
+        return tree
+
+    def _save_ready_list(self, commit: str, index: CellIndex, tree: str | None) -> None:
         from pydantic_core import to_json
 
         from hive import __version__
         from hive.domain.graph import ready_cells
         from hive.store import ready_answer
 
-        documents = [to_json(cell, indent=2) for cell in ready_cells(index)]
+        if self.cache.persist_dir is None:
+            return
+        printed = self.cache.json_by_blob
+        if len(printed) > 100_000:
+            printed.clear()
+        documents = []
+        for cell in ready_cells(index):
+            blob = index.blobs.get(cell.id, "")
+            if blob not in printed:
+                printed[blob] = to_json(cell, indent=2)
+            documents.append(printed[blob])
         ready_answer.save(self.cache.persist_dir, commit, tree, __version__, documents)
+
+    def mark_save_pending(self) -> None:
+        """Tell fresh readers that the ready list of the last write is on its way."""
+        from hive.store import ready_answer
+
+        if self.cache.persist_dir is not None and self.cache.last_write is not None:
+            ready_answer.mark_pending(self.cache.persist_dir, self.cache.last_write[0])
 
     def _index(self, snap: Snapshot) -> CellIndex:
         self.config(snap)
@@ -312,15 +337,32 @@ class Workspace:
         self._saves.delay = delay
 
     def _schedule_save(self) -> None:
+        """After a write in a long-lived process: the ready list almost at once (fresh
+        readers wait for it), everything else once writes pause."""
         saves = self._saves
         if saves.delay is None:
             return
+        self.mark_save_pending()
         with saves.lock:
-            if saves.timer is not None:
-                saves.timer.cancel()
-            saves.timer = threading.Timer(saves.delay, self.save_cache, kwargs={"background": True})
-            saves.timer.daemon = True
-            saves.timer.start()
+            for timer in saves.timers:
+                timer.cancel()
+            saves.timers = [
+                threading.Timer(READY_SAVE_DELAY, self._save_ready_in_background),
+                threading.Timer(saves.delay, self.save_cache, kwargs={"background": True}),
+            ]
+            for timer in saves.timers:
+                timer.daemon = True
+                timer.start()
+
+    def _save_ready_in_background(self) -> None:
+        latest = self.cache.last_write
+        if latest is None:
+            return
+        commit, index = latest
+        with contextlib.suppress(Exception):  # best effort: a cache is never an error
+            head = read_head_fast(self.git.paths)
+            if head is not None and head.commit == commit:
+                self._save_ready_list(commit, index, self._hive_tree(commit, background=True))
 
     def write_files(self, plan: Callable[[Snapshot], tuple[list[Change], str, Any]]) -> WriteResult:
         """Lower-level write for non-cell files (config)."""

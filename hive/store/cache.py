@@ -120,6 +120,7 @@ class CellCache:
         self.parsed = 0  # cell files parsed by this cache (the expensive part)
         self.last_write: tuple[str, CellIndex] | None = None  # (commit, its index)
         self.unsaved: tuple[str, CellIndex] | None = None  # read, not yet persisted
+        self.json_by_blob: dict[str, bytes] = {}  # a cell's printed JSON, per file version
 
     def remember(self, blob_sha: str, cell: Cell) -> None:
         """Record a cell hive itself just encoded, so it is never re-parsed."""

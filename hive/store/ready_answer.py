@@ -13,9 +13,12 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import time
 
 FORMAT = "hive-ready-1"
 FILE_NAME = "ready.answer"
+PENDING_NAME = "ready.pending"
+PENDING_FRESH = 3.0  # seconds a pending mark is believed
 
 
 def answer_path(state_dir: str) -> str:
@@ -62,3 +65,25 @@ def render(documents: list[bytes]) -> bytes:
         return b"[]\n"
     body = b",\n".join(b"  " + document.replace(b"\n", b"\n  ") for document in documents)
     return b"[\n" + body + b"\n]\n"
+
+
+def mark_pending(state_dir: str, commit: str) -> None:
+    """Say that the ready list of ``commit`` is being saved right now."""
+    path = os.path.join(state_dir, PENDING_NAME)
+    temp = f"{path}.{os.getpid()}.tmp"
+    with contextlib.suppress(OSError):
+        with open(temp, "w", encoding="ascii") as handle:
+            handle.write(commit)
+        os.replace(temp, path)
+
+
+def pending(state_dir: str, commit: str) -> bool:
+    """Whether a process said, moments ago, that it is saving ``commit``'s ready list."""
+    path = os.path.join(state_dir, PENDING_NAME)
+    try:
+        with open(path, encoding="ascii") as handle:
+            marked = handle.read().strip()
+        age = time.time() - os.stat(path).st_mtime
+    except (OSError, UnicodeDecodeError):
+        return False
+    return marked == commit and age < PENDING_FRESH
