@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import GIT_ENV, Row, build_repo, git, median_ms, render, write_docs  # noqa: E402
+from run import GIT_ENV, Row, build_repo, git_baseline_ms, median_ms, render, write_docs  # noqa: E402
 
 from hive.domain.mail import MAIL_REF, inbox, mail_init, send_message  # noqa: E402
 from hive.domain.reservations import encode_file, release, reservation_path, reserve  # noqa: E402
@@ -123,15 +123,7 @@ def measure(base: Path, runs: int) -> list[Row]:
     seed_reservations(ws)
     mail_init(ws, agent_name="bench")
     inbox(ws, agent="agent01")  # replay the log once, as a long-lived agent process has
-    counter = iter(range(10**6, 10**7))
-
-    def git_change() -> None:
-        path = repo / "src" / "pkg00" / "mod0.py"
-        path.write_text(f"VALUE = {next(counter)}\n")
-        git(repo, "add", str(path))
-        git(repo, "commit", "-q", "-m", "baseline")
-
-    baseline = median_ms(git_change, runs)
+    baseline = git_baseline_ms(repo, runs)
     patterns = iter(f"src/pkg39/bench{number}.py" for number in range(10**6))
     held: list[str] = []
     reserve_ms = median_ms(lambda: held.append(_reserve_one(ws, next(patterns))), runs)

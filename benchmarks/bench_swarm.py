@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import Row, build_repo, git, median_ms, render, write_docs  # noqa: E402
+from run import Row, build_repo, git_baseline_ms, render, write_docs  # noqa: E402
 
 from hive.domain.cells import start_cell  # noqa: E402
 from hive.domain.epics import create_epic  # noqa: E402
@@ -48,15 +48,7 @@ def measure(base: Path, runs: int) -> list[Row]:
     cells = create_epic(
         ws, title="benchmark epic", subtasks=subtasks, metadata={"strategy": "file-based"}
     )
-    counter = iter(range(10**6, 10**7))
-
-    def git_change() -> None:
-        path = repo / "src" / "pkg00" / "mod0.py"
-        path.write_text(f"VALUE = {next(counter)}\n")
-        git(repo, "add", str(path))
-        git(repo, "commit", "-q", "-m", "baseline")
-
-    baseline = median_ms(git_change, runs)
+    baseline = git_baseline_ms(repo, runs)
     samples: list[float] = []
     for number, cell in enumerate(cells[1:]):
         worker = ws.for_actor(f"worker{number}")

@@ -76,6 +76,19 @@ def git(repo: Path, *args: str) -> None:
     )
 
 
+def git_baseline_ms(repo: Path, runs: int) -> float:
+    """Median of ``git add <file> && git commit`` of a one-file change (the baseline)."""
+    counter = iter(range(10**6, 10**7))
+
+    def git_change() -> None:
+        path = repo / "src" / "pkg00" / "mod0.py"
+        path.write_text(f"VALUE = {next(counter)}\n")
+        git(repo, "add", str(path))
+        git(repo, "commit", "-q", "-m", "baseline")
+
+    return median_ms(git_change, runs)
+
+
 def median_ms(action: Callable[[], object], runs: int) -> float:
     samples = []
     for _ in range(runs):
@@ -130,15 +143,7 @@ def _bulk_cells(ws: Workspace, count: int) -> None:
 
 def measure_size(base: Path, size: int, runs: int) -> list[Row]:
     repo = build_repo(base, size)
-    counter = iter(range(10**6, 10**7))
-
-    def git_change() -> None:
-        path = repo / "src" / "pkg00" / "mod0.py"
-        path.write_text(f"VALUE = {next(counter)}\n")
-        git(repo, "add", str(path))
-        git(repo, "commit", "-q", "-m", "baseline")
-
-    baseline = median_ms(git_change, runs)
+    baseline = git_baseline_ms(repo, runs)
     ws = Workspace(str(repo), actor="bench")
     created: list[str] = []
     create = median_ms(lambda: created.append(create_cell(ws, title="bench create").id), runs)

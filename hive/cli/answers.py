@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 READ_COMMANDS = frozenset({"ready", "list", "show"})
 KEEP = 64
 PENDING_WAIT = 100  # x 10 ms at most for a ready list another process is saving
-_VALUED_GLOBALS = frozenset({"-C", "--actor"})
+VALUED_GLOBALS = ("-C", "--actor")
 
 
 def cache_key(argv: list[str]) -> tuple[str, str] | None:
@@ -80,15 +80,21 @@ def _cacheable(argv: list[str]) -> bool:
 
 
 def _command(argv: list[str]) -> str | None:
+    position = command_position(argv)
+    return None if position is None else argv[position]
+
+
+def command_position(argv: list[str]) -> int | None:
+    """Where the command name is in ``argv`` (after the global options), if anywhere."""
     position = 0
     while position < len(argv):
         token = argv[position]
-        if token in _VALUED_GLOBALS:
+        if token in VALUED_GLOBALS:
             position += 2
         elif token.startswith(("-C", "--actor=")) or token == "--json":
             position += 1
         else:
-            return token
+            return None if token.startswith("-") else position
     return None
 
 

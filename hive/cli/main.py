@@ -17,6 +17,7 @@ except ImportError:  # pragma: no cover
     import click.exceptions as click_errors  # type: ignore[no-redef]
 
 from hive.cli import coord_cmd, output, swarm_cmd, tools_cmd
+from hive.cli.answers import VALUED_GLOBALS, command_position
 from hive.cli.common import (
     OPTIONS,
     JsonFlag,
@@ -524,9 +525,6 @@ app.add_typer(tools_cmd.proposals_app, name="proposals")
 app.command("events")(tools_cmd.events_cmd)
 
 
-_VALUED_GLOBALS = ("-C", "--actor")
-
-
 def focused_app(argv: list[str]) -> typer.Typer:
     """The app with only the command ``argv`` names (the whole app for help or typos).
 
@@ -549,22 +547,8 @@ def focused_app(argv: list[str]) -> typer.Typer:
 
 
 def _command_name(argv: list[str]) -> str | None:
-    position = _command_position(argv)
+    position = command_position(argv)
     return None if position is None else argv[position]
-
-
-def _command_position(argv: list[str]) -> int | None:
-    """Where the command name is in ``argv`` (after the global options), if anywhere."""
-    position = 0
-    while position < len(argv):
-        token = argv[position]
-        if token in _VALUED_GLOBALS:
-            position += 2
-        elif token.startswith("-C") or token.startswith("--actor=") or token == "--json":
-            position += 1
-        else:
-            return None if token.startswith("-") else position
-    return None
 
 
 def _info_name(info: typer.models.CommandInfo) -> str | None:
@@ -581,7 +565,7 @@ def hoist_global_options(argv: list[str]) -> list[str]:
     has options of those names; ``--json`` is accepted by every command anyway).
     Nothing after ``--`` moves.
     """
-    start = _command_position(argv)
+    start = command_position(argv)
     if start is None:
         return argv
     moved: list[str] = []
@@ -592,7 +576,7 @@ def hoist_global_options(argv: list[str]) -> list[str]:
         if token == "--":
             rest += argv[position:]
             break
-        if token in _VALUED_GLOBALS and position + 1 < len(argv):
+        if token in VALUED_GLOBALS and position + 1 < len(argv):
             moved += argv[position : position + 2]
             position += 2
             continue

@@ -80,10 +80,8 @@ class HeadRef:
 
 def read_head_fast(paths: RepoPaths) -> HeadRef | None:
     """HEAD's branch and commit read from files, or None when it needs dulwich."""
-    try:
-        with open(os.path.join(paths.git_dir, "HEAD"), encoding="ascii") as handle:
-            head = handle.read().strip()
-    except (OSError, UnicodeDecodeError):
+    head = _read_head_file(paths)
+    if head is None:
         return None
     if not head.startswith("ref: "):
         return HeadRef(ref=None, commit=head) if _is_sha(head) else None
@@ -203,9 +201,13 @@ def _log_ref_update(
 
 def read_symbolic_head(paths: RepoPaths) -> str | None:
     """The branch HEAD points at, or None when it is detached or unreadable."""
+    head = _read_head_file(paths)
+    return head[len("ref: ") :] if head and head.startswith("ref: ") else None
+
+
+def _read_head_file(paths: RepoPaths) -> str | None:
     try:
         with open(os.path.join(paths.git_dir, "HEAD"), encoding="ascii") as handle:
-            head = handle.read().strip()
+            return handle.read().strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return head[len("ref: ") :] if head.startswith("ref: ") else None

@@ -31,8 +31,6 @@ import json
 import math
 import os
 import re
-import signal
-import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +38,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from hive.domain.globs import glob_matches, normalize_pattern, patterns_intersect
+from hive.domain.process import run_killable
 from hive.errors import HiveError, InvalidInput
 from hive.models.tools_config import HookSpec, RateLimit, ToolsConfig, parse_tools_config
 
@@ -327,25 +326,10 @@ def _run_hook(
     hook: Hook, phase: str, root: str, tool: str, payload: dict[str, Any]
 ) -> HookRun:
     env = {**os.environ, "HIVE_TOOL": tool, "HIVE_AGENT": str(payload.get("agent") or "")}
-    process = subprocess.Popen(
-        hook.command,
-        shell=True,
-        cwd=root,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
     data = json.dumps(payload, default=str).encode()
-    try:
-        out, err = process.communicate(data, timeout=hook.timeout)
-        code: int | None = process.returncode
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-        code = None
+    run = run_killable(hook.command, cwd=root, timeout=hook.timeout, stdin_data=data, env=env)
+    code, out, err = run.exit_code, run.stdout, run.stderr
+    if code is None:
         err += f"hook timed out after {hook.timeout:g}s".encode()
     return HookRun(
         phase=phase,

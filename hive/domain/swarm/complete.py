@@ -22,8 +22,8 @@ from hive.domain.cells import get_cell
 from hive.domain.globs import glob_matches
 from hive.domain.graph import open_blockers
 from hive.domain.outcomes import new_outcome_id, outcome_change
+from hive.domain.process import run_killable
 from hive.domain.reservations import load_all, release_change
-from hive.domain.swarm.process import run_killable
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import (
     BlockedByDependency,

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from hive.domain.epics import create_epic
 from hive.domain.globs import intersection_witness, normalize_pattern
 from hive.domain.outcomes import load_outcomes
+from hive.domain.process import run_killable
 from hive.domain.swarm.learning import (
     anti_patterns,
     ordered_tokens,
@@ -20,7 +21,6 @@ from hive.domain.swarm.learning import (
     similarity,
     tokens,
 )
-from hive.domain.swarm.process import run_killable
 from hive.domain.swarm.strategies import STRATEGIES, STRATEGY_NAMES
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput, NotInitialized

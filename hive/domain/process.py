@@ -19,7 +19,13 @@ class CommandRun:
 
 
 def run_killable(
-    command: str | list[str], *, cwd: str | None, timeout: float, merge_stderr: bool = False
+    command: str | list[str],
+    *,
+    cwd: str | None,
+    timeout: float,
+    merge_stderr: bool = False,
+    stdin_data: bytes | None = None,
+    env: dict[str, str] | None = None,
 ) -> CommandRun:
     """Run ``command`` (a shell string or an argv list) in its own process group.
 
@@ -32,11 +38,12 @@ def run_killable(
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+        env=env,
         start_new_session=True,
     )
     try:
-        out, err = process.communicate(timeout=timeout)
+        out, err = process.communicate(stdin_data, timeout=timeout)
         code: int | None = process.returncode
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
