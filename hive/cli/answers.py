@@ -117,13 +117,18 @@ def _directory(argv: list[str]) -> str:
 
 def serve(argv: list[str]) -> bool:
     """Print the stored answer for ``argv`` if there is one; True when served."""
-    answer = _stored_answer(argv)
-    if answer is None:
-        answer = _saved_ready_list(argv)
+    try:
+        answer = _stored_answer(argv) or _saved_ready_list(argv)
+    except Exception:  # a cache must never break a command: the full CLI answers instead
+        return False
     if answer is None:
         return False
-    sys.stdout.buffer.write(answer)
-    sys.stdout.flush()
+    try:
+        sys.stdout.buffer.write(answer)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`hive ready --json | head`)
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return True
 
 
