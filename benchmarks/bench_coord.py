@@ -15,12 +15,10 @@ as the baseline, ``git add && git commit`` of a one-file change.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -29,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import GIT_ENV, Row, build_repo, git_baseline_ms, median_ms, render, write_docs  # noqa: E402
+from run import GIT_ENV, Row, build_repo, git_baseline_ms, median_ms, run_single  # noqa: E402
 
 from hive.domain.mail import MAIL_REF, inbox, mail_init, send_message  # noqa: E402
 from hive.domain.reservations import encode_file, release, reservation_path, reserve  # noqa: E402
@@ -72,7 +70,7 @@ def seed_reservations(ws: Workspace) -> None:
 def seed_messages(repo: Path) -> None:
     """Agents and 10,000 message events as commits on refs/hive/mail, via fast-import."""
     now = format_time(utc_now())
-    events = [
+    events: list[dict[str, object]] = [
         {
             "type": "agent_registered",
             "name": f"agent{n:02d}",
@@ -150,16 +148,7 @@ def _reserve_one(ws: Workspace, pattern: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=21)
-    parser.add_argument("--write-docs", action="store_true")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="hive-bench-coord-") as base:
-        rows = measure(Path(base), args.runs)
-    table = render(rows, first_column="reservations")
-    print(table)
-    if args.write_docs:
-        write_docs(table, marker="coord")
+    run_single(__doc__ or "", measure, marker="coord", first_column="reservations")
 
 
 if __name__ == "__main__":

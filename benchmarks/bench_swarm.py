@@ -16,10 +16,8 @@ commands, so it is excluded from the target). The baseline is
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import Row, build_repo, git_baseline_ms, render, write_docs  # noqa: E402
+from run import Row, build_repo, git_baseline_ms, run_single  # noqa: E402
 
 from hive.domain.cells import start_cell  # noqa: E402
 from hive.domain.epics import create_epic  # noqa: E402
@@ -42,8 +40,7 @@ def measure(base: Path, runs: int) -> list[Row]:
     repo = build_repo(base, 1000)
     ws = Workspace(str(repo), actor="coordinator")
     subtasks = [
-        {"title": f"subtask {n}", "files": [f"src/pkg{n % 40:02d}/mod{n}*.py"]}
-        for n in range(runs)
+        {"title": f"subtask {n}", "files": [f"src/pkg{n % 40:02d}/mod{n}*.py"]} for n in range(runs)
     ]
     cells = create_epic(
         ws, title="benchmark epic", subtasks=subtasks, metadata={"strategy": "file-based"}
@@ -70,16 +67,7 @@ def measure(base: Path, runs: int) -> list[Row]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=21)
-    parser.add_argument("--write-docs", action="store_true")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="hive-bench-swarm-") as base:
-        rows = measure(Path(base), args.runs)
-    table = render(rows)
-    print(table)
-    if args.write_docs:
-        write_docs(table, marker="swarm")
+    run_single(__doc__ or "", measure, marker="swarm")
 
 
 if __name__ == "__main__":

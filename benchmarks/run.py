@@ -237,6 +237,26 @@ def main() -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
+def run_single(
+    doc: str,
+    measure: Callable[[Path, int], list[Row]],
+    *,
+    marker: str,
+    first_column: str = "cells",
+) -> None:
+    """Command line of a one-repository benchmark: --runs, --write-docs, print the table."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix=f"hive-bench-{marker}-") as base:
+        rows = measure(Path(base), args.runs)
+    table = render(rows, first_column=first_column)
+    print(table)
+    if args.write_docs:
+        write_docs(table, marker=marker)
+
+
 def write_docs(table: str, marker: str = "bench") -> None:
     """Replace the ``<!-- marker:start -->`` block of docs/performance.md with ``table``."""
     path = ROOT / "docs" / "performance.md"
