@@ -40,22 +40,22 @@ PENDING_WAIT = 100  # x 10 ms at most for a ready list another process is saving
 VALUED_GLOBALS = ("-C", "--actor")
 
 
-def cache_key(argv: list[str]) -> tuple[str, str] | None:
-    """(answers directory, key) for a cacheable command line, else None."""
-    if not _cacheable(argv):
+HeadState = tuple["RepoPaths", str, "str | None"]  # repository, HEAD's commit, its .hive tree
+
+
+def cache_key(argv: list[str], state: HeadState | None) -> tuple[str, str] | None:
+    """(answers directory, key) for a cacheable command line at ``state``, else None."""
+    if state is None or not _cacheable(argv):
         return None
-    found = _head_state(argv)
-    if found is None:
-        return None
-    paths, commit, tree = found
+    paths, commit, tree = state
     # Any commit with the same .hive tree has the same answers (a code commit keeps them).
-    state = tree or f"commit:{commit}"
-    material = "\0".join([__version__, paths.git_dir, state, *argv])
+    version = tree or f"commit:{commit}"
+    material = "\0".join([__version__, paths.git_dir, version, *argv])
     digest = hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
     return os.path.join(paths.hive_state_dir, "answers"), digest
 
 
-def _head_state(argv: list[str]) -> tuple[RepoPaths, str, str | None] | None:
+def head_state(argv: list[str]) -> HeadState | None:
     """The repository, HEAD's commit and its ``.hive`` tree (when loose), read cheaply."""
     from hive.errors import HiveError
     from hive.git.loose import hive_tree
@@ -115,10 +115,12 @@ def _directory(argv: list[str]) -> str:
     return directory
 
 
-def serve(argv: list[str]) -> bool:
-    """Print the stored answer for ``argv`` if there is one; True when served."""
+def serve(argv: list[str], state: HeadState | None) -> bool:
+    """Print the stored answer for ``argv`` at ``state`` if there is one; True when served."""
+    if state is None:
+        return False
     try:
-        answer = _stored_answer(argv) or _saved_ready_list(argv)
+        answer = _stored_answer(argv, state) or _saved_ready_list(argv, state)
     except Exception:  # a cache must never break a command: the full CLI answers instead
         return False
     if answer is None:
@@ -132,8 +134,8 @@ def serve(argv: list[str]) -> bool:
     return True
 
 
-def _stored_answer(argv: list[str]) -> bytes | None:
-    key = cache_key(argv)
+def _stored_answer(argv: list[str], state: HeadState) -> bytes | None:
+    key = cache_key(argv, state)
     if key is None:
         return None
     directory, digest = key
@@ -144,7 +146,7 @@ def _stored_answer(argv: list[str]) -> bytes | None:
         return None
 
 
-def _saved_ready_list(argv: list[str]) -> bytes | None:
+def _saved_ready_list(argv: list[str], state: HeadState) -> bytes | None:
     """``hive ready --json [--limit N]`` from the ready list saved for HEAD's commit."""
     if not _cacheable(argv) or _command(argv) != "ready":
         return None
@@ -153,10 +155,7 @@ def _saved_ready_list(argv: list[str]) -> bytes | None:
         return None
     from hive.store import ready_answer
 
-    found = _head_state(argv)
-    if found is None:
-        return None
-    paths, commit, tree = found
+    paths, commit, tree = state
     documents = ready_answer.load(paths.hive_state_dir, commit, tree, __version__)
     waited = 0
     while documents is None and waited < PENDING_WAIT and ready_answer.pending(
@@ -194,8 +193,8 @@ def _ready_limit(options: list[str]) -> int | None:
 class Recorder:
     """Collects what a cacheable command prints, and stores it if all went well."""
 
-    def __init__(self, argv: list[str]) -> None:
-        self.key = cache_key(argv)
+    def __init__(self, key: tuple[str, str] | None) -> None:
+        self.key = key
         self.parts: list[bytes] = []
         self.spoiled = False
 
@@ -235,10 +234,11 @@ RECORDER: Recorder | None = None
 def main() -> None:
     """Console-script entry point: a stored answer, or the full CLI."""
     argv = sys.argv[1:]
-    if serve(argv):
+    state = head_state(argv) if _cacheable(argv) else None  # read commands leave it as is
+    if serve(argv, state):
         return
     global RECORDER
-    RECORDER = Recorder(argv)
+    RECORDER = Recorder(cache_key(argv, state))
     from hive.cli.main import run
 
     try:

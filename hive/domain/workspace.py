@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hive.errors import InvalidInput, NotAGitRepository, NotInitialized
+from hive.errors import InvalidInput, NotInitialized
 from hive.git.loose import hive_tree
 from hive.git.refs import read_head_fast
 from hive.git.repo import (
@@ -81,16 +81,7 @@ class Workspace:
         persist_cache: bool = True,
         session: str | None = None,
     ) -> None:
-        try:
-            self.git = GitRepo.discover(path)
-        except NotAGitRepository:
-            bare = _bare_repository_at(path)
-            if bare is None:
-                raise
-            raise NotAGitRepository(
-                f"{bare} is a bare repository: hive needs a working tree"
-                " (clone it, or add one with 'git worktree add')"
-            ) from None
+        self.git = GitRepo.discover(path)
         self.autocommit = _env_flag("HIVE_AUTOCOMMIT", True) if autocommit is None else autocommit
         self._actor = actor or os.environ.get("HIVE_AGENT") or None
         if self._actor is not None:
@@ -317,16 +308,25 @@ class Workspace:
         latest = self.cache.last_write or self.cache.unsaved
         return self.autocommit and latest is not None and latest[0] != self._saves.commit
 
-    def save_cache(self, *, background: bool = False) -> None:
+    def save_cache(self, *, background: bool = False, ready_only: bool = False) -> None:
         """Leave what this process read or wrote last for the next process: a fresh CLI
-        read then unpickles it instead of listing trees and re-parsing cells."""
+        read then unpickles it instead of listing trees and re-parsing cells.
+
+        ``background``: off the main thread (dulwich-free readers only); ``ready_only``:
+        just the ready list, the quick part fresh readers wait for.
+        """
         latest = self.cache.last_write or self.cache.unsaved
         if latest is None or not self.has_unsaved():
             return
         commit, index = latest
         with contextlib.suppress(Exception):  # best effort: a cache is never an error
             head = read_head_fast(self.git.paths) if background else self.git.head()
-            if head is not None and head.commit == commit:
+            if head is None or head.commit != commit:
+                return
+            if ready_only:
+                tree = self._hive_tree(commit, background=background)
+                self._save_ready_list(commit, index, tree)
+            else:
                 self._persist(commit, index, background=background)
                 self._saves.commit = commit
 
@@ -347,22 +347,16 @@ class Workspace:
             for timer in saves.timers:
                 timer.cancel()
             saves.timers = [
-                threading.Timer(READY_SAVE_DELAY, self._save_ready_in_background),
+                threading.Timer(
+                    READY_SAVE_DELAY,
+                    self.save_cache,
+                    kwargs={"background": True, "ready_only": True},
+                ),
                 threading.Timer(saves.delay, self.save_cache, kwargs={"background": True}),
             ]
             for timer in saves.timers:
                 timer.daemon = True
                 timer.start()
-
-    def _save_ready_in_background(self) -> None:
-        latest = self.cache.last_write
-        if latest is None:
-            return
-        commit, index = latest
-        with contextlib.suppress(Exception):  # best effort: a cache is never an error
-            head = read_head_fast(self.git.paths)
-            if head is not None and head.commit == commit:
-                self._save_ready_list(commit, index, self._hive_tree(commit, background=True))
 
     def write_files(self, plan: Callable[[Snapshot], tuple[list[Change], str, Any]]) -> WriteResult:
         """Lower-level write for non-cell files (config)."""
@@ -410,22 +404,6 @@ def check_actor(name: str) -> str:
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9.+-]+", ".", name.lower()).strip(".") or "agent"
-
-
-def _bare_repository_at(path: str) -> str | None:
-    """The bare repository ``path`` is in (git's layout: HEAD, objects/, refs/), if any."""
-    probe = os.path.abspath(path)
-    while True:
-        if (
-            os.path.isfile(os.path.join(probe, "HEAD"))
-            and os.path.isdir(os.path.join(probe, "objects"))
-            and os.path.isdir(os.path.join(probe, "refs"))
-        ):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return None
-        probe = parent
 
 
 def _os_user() -> str | None:

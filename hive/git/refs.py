@@ -46,7 +46,28 @@ def discover(start: str) -> RepoPaths:
             return _paths_for(probe, dotgit)
         parent = os.path.dirname(probe)
         if parent == probe:
-            raise NotAGitRepository(f"{here} is not inside a git repository (run 'git init' first)")
+            raise _no_working_tree(here)
+        probe = parent
+
+
+def _no_working_tree(start: str) -> NotAGitRepository:
+    """The error for ``start``: inside a bare repository, or in no repository at all."""
+    probe = start
+    while True:
+        if (
+            os.path.isfile(os.path.join(probe, "HEAD"))
+            and os.path.isdir(os.path.join(probe, "objects"))
+            and os.path.isdir(os.path.join(probe, "refs"))
+        ):
+            return NotAGitRepository(
+                f"{probe} is a bare repository: hive needs a working tree"
+                " (clone it, or add one with 'git worktree add')"
+            )
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return NotAGitRepository(
+                f"{start} is not inside a git repository (run 'git init' first)"
+            )
         probe = parent
 
 
@@ -98,9 +119,8 @@ def read_ref_fast(paths: RepoPaths, ref: str) -> str | None:
 
 
 def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
-    base = paths.git_dir if not ref.startswith("refs/") else paths.common_dir
     try:
-        with open(os.path.join(base, ref), encoding="ascii") as handle:
+        with open(ref_file(paths, ref), encoding="ascii") as handle:
             value = handle.read().strip()
     except (OSError, UnicodeDecodeError):
         return None
@@ -142,11 +162,11 @@ def compare_and_swap(
     (branches and HEAD, or any ref whose log already exists). As with git's
     default ``core.fsync``, the ref file is not fsynced.
     """
-    path = _ref_path(paths, ref)
+    path = ref_file(paths, ref)
     lock = path + ".lock"
     descriptor = _lock_ref(lock)
     try:
-        current = _read_loose_ref(paths, ref) or _read_packed_ref(paths.common_dir, ref)
+        current = read_ref_fast(paths, ref)
         if current != old:
             return False
         os.write(descriptor, f"{new}\n".encode("ascii"))
@@ -162,7 +182,8 @@ def compare_and_swap(
     return True
 
 
-def _ref_path(paths: RepoPaths, ref: str) -> str:
+def ref_file(paths: RepoPaths, ref: str) -> str:
+    """Where the loose file of ``ref`` lives (HEAD per worktree, refs/ shared)."""
     base = paths.common_dir if ref.startswith("refs/") else paths.git_dir
     return os.path.join(base, ref)
 

@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from hive.errors import DirtyHiveFile, GitError, HiveError, LockTimeout, NotAGitRepository
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, lookup_entries, read_entries
-from hive.git.refs import HeadRef, RepoPaths, compare_and_swap, discover, read_head_fast
+from hive.git.refs import (
+    HeadRef,
+    RepoPaths,
+    compare_and_swap,
+    discover,
+    read_head_fast,
+    ref_file,
+)
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit, ObjectID
@@ -530,13 +537,10 @@ class GitRepo:
                     return tip
                 new = other
                 if tip is not None and not self.is_ancestor(tip, other):
-                    new = self._write_merge(tip, other, message, author)
+                    new = self._write_commit(self._empty_tree(), [tip, other], message, author)
                 if self._swap_ref(HeadRef(ref=ref, commit=tip), new, author, message):
                     return new
         raise GitError(f"{ref} kept moving while hive was merging; try again")
-
-    def _write_merge(self, tip: str, other: str, message: str, author: Identity) -> str:
-        return self._write_commit(self._empty_tree(), [tip, other], message, author)
 
     def _config_stack(self) -> Any:
         """git config (repository, global, system), re-read only when a file changed."""
@@ -656,7 +660,7 @@ class GitRepo:
         ref = snap.head.ref or "HEAD"
         if snap.head.commit is None:
             with contextlib.suppress(OSError):
-                os.unlink(os.path.join(self.paths.common_dir, ref))
+                os.unlink(ref_file(self.paths, ref))  # the branch was born by this write
         else:
             compare_and_swap(
                 self.paths, ref, commit, snap.head.commit, who="hive <hive@hive.local>",
