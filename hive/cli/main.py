@@ -17,7 +17,6 @@ except ImportError:  # pragma: no cover
     import click.exceptions as click_errors  # type: ignore[no-redef]
 
 from hive.cli import coord_cmd, output, swarm_cmd, tools_cmd
-from hive.cli.answers import VALUED_GLOBALS, command_position
 from hive.cli.common import (
     OPTIONS,
     JsonFlag,
@@ -547,8 +546,9 @@ def focused_app(argv: list[str]) -> typer.Typer:
 
 
 def _command_name(argv: list[str]) -> str | None:
-    position = command_position(argv)
-    return None if position is None else argv[position]
+    from hive.cli.entry import parse
+
+    return parse(argv).command
 
 
 def _info_name(info: typer.models.CommandInfo) -> str | None:
@@ -556,36 +556,6 @@ def _info_name(info: typer.models.CommandInfo) -> str | None:
         return info.name
     callback = info.callback
     return callback.__name__.lower().replace("_", "-") if callback else None
-
-
-def hoist_global_options(argv: list[str]) -> list[str]:
-    """``argv`` with ``-C DIR`` and ``--actor NAME`` given after the command moved before it.
-
-    ``hive ready --actor zed`` then means ``hive --actor zed ready`` (no command
-    has options of those names; ``--json`` is accepted by every command anyway).
-    Nothing after ``--`` moves.
-    """
-    start = command_position(argv)
-    if start is None:
-        return argv
-    moved: list[str] = []
-    rest: list[str] = []
-    position = start
-    while position < len(argv):
-        token = argv[position]
-        if token == "--":
-            rest += argv[position:]
-            break
-        if token in VALUED_GLOBALS and position + 1 < len(argv):
-            moved += argv[position : position + 2]
-            position += 2
-            continue
-        if token.startswith("--actor=") or (token.startswith("-C") and token[2:3] not in ("", "-")):
-            moved.append(token)
-        else:
-            rest.append(token)
-        position += 1
-    return [*argv[:start], *moved, *rest]
 
 
 def _usage_error(exc: click_errors.UsageError, argv: list[str]) -> int:
@@ -604,9 +574,13 @@ def _usage_error(exc: click_errors.UsageError, argv: list[str]) -> int:
     return 2
 
 
-def run() -> None:
-    """Console-script entry point: no traceback ever reaches the terminal."""
-    argv = hoist_global_options(sys.argv[1:])
+def run(argv: list[str] | None = None) -> None:
+    """The full CLI (``hive/cli/entry.py`` parses global options first and passes the
+    normalized command line): no traceback ever reaches the terminal."""
+    if argv is None:
+        from hive.cli.entry import parse
+
+        argv = parse(sys.argv[1:]).argv()
     try:
         command = typer.main.get_command(focused_app(argv))
         code = command.main(args=argv, prog_name="hive", standalone_mode=False)

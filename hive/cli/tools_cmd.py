@@ -128,7 +128,6 @@ def mcp_cmd(agent: AgentOption = None) -> None:
 
     session = f"mcp:{os.getpid()}:{secrets.token_hex(4)}"
     ctx = run_op(lambda: _context(agent, session))
-    ctx.save_delay = 0.5  # let fresh `hive ready` processes find what this server wrote
     serve_stdio(ctx)
 
 

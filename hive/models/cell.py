@@ -74,7 +74,7 @@ class Dependency(BaseModel):
 class Cell(BaseModel):
     """One unit of tracked work. An epic is a cell of type ``epic``."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(min_length=1)
     title: str = Field(min_length=1, max_length=500)

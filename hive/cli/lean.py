@@ -1,0 +1,252 @@
+"""``hive ready`` and ``hive list`` answered from the state index, without the models.
+
+Only the standard library, the state index and hive's dulwich-free git readers
+are imported. The answer is for the commit HEAD points at, read from the ref
+files just before; when the index does not know that commit's state yet (a
+``git pull`` brought new cells, the index was dropped), or an option needs the
+models (``--parent`` resolves partial ids), None sends the command to the full
+CLI, which indexes the state (with a progress bar on a terminal) and answers.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hive.cli.entry import DEFAULT_PAGE, Invocation
+from hive.domain.readiness import ready_ids
+from hive.store.index import (
+    EMPTY_STATE,
+    ListQuery,
+    Row,
+    StateIndex,
+    nodes_of,
+    render_json_list,
+)
+
+STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
+TYPES = ("bug", "feature", "task", "epic", "chore")
+
+
+@dataclass
+class State:
+    index: StateIndex
+    key: str
+
+
+def open_state(inv: Invocation) -> State | None:
+    """The state index and HEAD's state key, when the index already has that state."""
+    from hive.errors import HiveError
+    from hive.git.loose import tree_entries
+    from hive.git.refs import discover, read_head_fast
+
+    try:
+        paths = discover(inv.directory)
+    except (HiveError, OSError):
+        return None
+    head = read_head_fast(paths)
+    if head is None or head.commit is None:
+        return None
+    index = StateIndex(paths.hive_state_dir)
+    trees = index.trees_of(head.commit)
+    if trees is None:
+        found = tree_entries(paths, head.commit)
+        if found is None:
+            return None  # packed objects: the full CLI reads them
+        hive, cells, configured = found
+        if not configured:
+            return None  # the full CLI explains: not initialized
+        index.remember_commit(head.commit, hive, cells)
+        trees = (hive, cells)
+    key = trees[1] or EMPTY_STATE
+    if trees[0] is None or not index.has_state(key):
+        return None
+    return State(index=index, key=key)
+
+
+# ------------------------------------------------------------------ ready
+
+
+def ready(inv: Invocation) -> int | None:
+    limit = _ready_limit(inv.args)
+    if limit == -1:
+        return None
+    state = open_state(inv)
+    if state is None:
+        return None
+    rows = state.index.ready(state.key, None if limit is None else limit)
+    if rows is None:
+        entries = state.index.entries(state.key)
+        nodes, unreadable = nodes_of(entries, state.index.blockers(state.key))
+        blob_of = {entry.id: entry.blob for entry in entries if entry.id in nodes}
+        ranked = [(cell_id, blob_of[cell_id]) for cell_id in ready_ids(nodes, unreadable)]
+        state.index.store_ready(state.key, ranked)
+        rows = state.index.ready(state.key, limit)
+        assert rows is not None
+    _emit(inv, rows, total=None)
+    return 0
+
+
+def _ready_limit(options: list[str]) -> int | None:
+    """``ready``'s --limit: None for all, -1 when the options are not all understood."""
+    limit: str | None = None
+    position = 0
+    while position < len(options):
+        token = options[position]
+        if token in ("--limit", "-n") and position + 1 < len(options):
+            limit = options[position + 1]
+            position += 2
+        elif token.startswith("--limit="):
+            limit = token.partition("=")[2]
+            position += 1
+        else:
+            return -1
+    if limit is None:
+        return None
+    return int(limit) if limit.isdigit() and int(limit) >= 1 else -1
+
+
+# ------------------------------------------------------------------ list
+
+
+def list_cells(inv: Invocation) -> int | None:
+    query = list_query(inv.args)
+    if query is None:
+        return None
+    state = open_state(inv)
+    if state is None:
+        return None
+    rows, total = state.index.list_rows(state.key, query)
+    for _, message in state.index.problems(state.key):
+        sys.stderr.write(f"warning: {message}\n")
+    _emit(inv, rows, total=total)
+    return 0
+
+
+_LIST_VALUED = {
+    "-s": "status",
+    "--status": "status",
+    "-t": "type",
+    "--type": "type",
+    "-p": "priority",
+    "--priority": "priority",
+    "-l": "label",
+    "--label": "label",
+    "--assignee": "assignee",
+    "--limit": "limit",
+    "-n": "limit",
+}
+
+
+def list_query(options: list[str]) -> ListQuery | None:
+    """``list``'s options as a query; None when one needs the full CLI (to resolve an id,
+    or to explain a bad value)."""
+    values: dict[str, str] = {}
+    flags: set[str] = set()
+    position = 0
+    while position < len(options):
+        token = options[position]
+        name, eq, inline = token.partition("=")
+        if name in _LIST_VALUED and (eq or position + 1 < len(options)):
+            values[_LIST_VALUED[name]] = inline if eq else options[position + 1]
+            position += 1 if eq else 2
+        elif token in ("--deleted", "--all"):
+            flags.add(token)
+            position += 1
+        else:
+            return None
+    return _query(values, flags)
+
+
+def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
+    status = values.get("status")
+    if status is not None:
+        status = status.strip().lower().replace("-", "_")
+        if status not in (*STATUSES, "all"):
+            return None
+    kind = values.get("type")
+    if kind is not None:
+        kind = kind.strip().lower()
+        if kind not in TYPES:
+            return None
+    priority = values.get("priority")
+    level = None
+    if priority is not None:
+        text = priority.strip().upper().removeprefix("P")
+        if not (text.isdigit() and 0 <= int(text) <= 4):
+            return None
+        level = int(text)
+    limit_text = values.get("limit")
+    limit: int | None = DEFAULT_PAGE
+    if limit_text is not None:
+        if not limit_text.isdigit() or int(limit_text) < 1:
+            return None
+        limit = int(limit_text)
+    if "--all" in flags:
+        limit = None
+    return ListQuery(
+        status=None if status == "all" else status,
+        type=kind,
+        priority=level,
+        label=values.get("label"),
+        assignee=values.get("assignee"),
+        include_deleted="--deleted" in flags,
+        limit=limit,
+    )
+
+
+# ------------------------------------------------------------------ output
+
+
+def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None) -> None:
+    if inv.json:
+        sys.stdout.buffer.write(render_json_list([row.json for row in rows]))
+    else:
+        sys.stdout.write(table(rows))
+        if total is not None and total > len(rows):
+            sys.stderr.write(f"showing {len(rows)} of {total} cells (--all for every one)\n")
+    sys.stdout.flush()
+
+
+def table(rows: Sequence[Row], width: int | None = None) -> str:
+    """A plain table that fits the terminal: ids whole, titles cut with an ellipsis."""
+    if not rows:
+        return "no cells\n"
+    columns = width or _terminal_width()
+    header = ("ID", "P", "TYPE", "STATUS", "ASSIGNEE")
+    cells = [
+        (row.id, f"P{row.priority}", row.type, row.status, row.assignee or "-") for row in rows
+    ]
+    widths = [max(len(header[i]), *(len(c[i]) for c in cells)) for i in range(len(header))]
+    widths[4] = min(widths[4], 16)
+    lead = sum(widths) + 2 * len(widths)
+    room = None if columns is None else max(columns - lead, 12)
+    lines = [_line(header, widths, "TITLE")]
+    for row, fields in zip(rows, cells, strict=True):
+        lines.append(_line(fields, widths, _fit(row.title, room)))
+    return "\n".join(lines) + "\n"
+
+
+def _line(fields: Sequence[str], widths: Sequence[int], title: str) -> str:
+    parts = [_fit(field, width).ljust(width) for field, width in zip(fields, widths, strict=True)]
+    parts[0] = fields[0].ljust(widths[0])  # ids are never cut
+    return "  ".join([*parts, title]).rstrip()
+
+
+def _fit(text: str, room: int | None) -> str:
+    if room is None or len(text) <= room:
+        return text
+    return text[: max(room - 1, 0)] + "…"
+
+
+def _terminal_width() -> int | None:
+    """Columns of the terminal (or $COLUMNS); None when piped (nothing is cut)."""
+    import os
+
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
