@@ -272,7 +272,12 @@ def test_global_options_are_parsed_once_wherever_they_stand(tmp_path: Path) -> N
     from hive.cli.entry import parse
 
     after = parse(["list", "-s", "open", "--actor=bo", f"-C{tmp_path}", "--json"])
-    assert (after.command, after.args, after.actor, after.json) == ("list", ["-s", "open"], "bo", True)
+    assert (after.command, after.args, after.actor, after.json) == (
+        "list",
+        ["-s", "open"],
+        "bo",
+        True,
+    )
     assert after.directory == str(tmp_path)
     assert after.argv() == ["-C", str(tmp_path), "--actor", "bo", "--json", "list", "-s", "open"]
     before = parse(["-C", str(tmp_path), "dep", "add", "a", "b", "--actor", "x"])
@@ -293,3 +298,16 @@ def test_dep_add_and_remove_echo_the_resolved_id(hived: Path) -> None:
     assert added.strip() == f"{second['id']} now depends on {first['id']} (blocks)"
     removed = ok(hive(hived, "dep", "remove", second["id"], partial))
     assert removed.strip() == f"{second['id']} no longer depends on {first['id']}"
+
+
+def test_the_quick_help_names_every_command_of_the_full_cli() -> None:
+    from hive.cli.entry import COMMANDS
+    from hive.cli.main import app
+
+    names = {
+        info.name or (info.callback.__name__ if info.callback else "")
+        for info in app.registered_commands
+    }
+    names |= {group.name for group in app.registered_groups if group.name}
+    names = {name.replace("_cmd", "").replace("_", "-") for name in names}
+    assert names == {name for name, _ in COMMANDS}

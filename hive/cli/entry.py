@@ -51,6 +51,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("swarm", "Swarm orchestration: strategies, decomposition, progress, completion."),
     ("review", "An agent's work as diffs grouped by cell."),
     ("tools", "The agent tool registry: run the JSON envelope, schemas."),
+    ("proposals", "File write proposals awaiting a decision."),
     ("mcp", "Serve the agent tools over MCP (stdio)."),
     ("events", "The tool event log."),
     ("demo", "Run a small swarm in a scratch repository."),
@@ -127,6 +128,9 @@ def _take_global(found: Invocation, argv: list[str], position: int) -> int:
 
 def main() -> None:
     """Console-script entry point."""
+    from hive.store import index
+
+    index.NOTICE_SINK = _notice
     invocation = parse(sys.argv[1:])
     try:
         code = dispatch(invocation)
@@ -157,9 +161,14 @@ def dispatch(invocation: Invocation) -> int | None:
     handler = LEAN_COMMANDS.get(invocation.command)
     if handler is None or _autocommit_off():
         return None
+    import sqlite3
+
     from hive.cli import lean
 
-    return handler(lean, invocation)
+    try:
+        return handler(lean, invocation)
+    except sqlite3.DatabaseError:
+        return None  # the full CLI rebuilds the index and answers
 
 
 def usage() -> str:
@@ -182,6 +191,10 @@ def usage() -> str:
         "Run 'hive COMMAND --help' for a command's options.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _notice(message: str) -> None:
+    sys.stderr.write(message + "\n")
 
 
 def _autocommit_off() -> bool:

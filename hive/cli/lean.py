@@ -79,7 +79,7 @@ def ready(inv: Invocation) -> int | None:
     rows = state.index.ready(state.key, None if limit is None else limit)
     if rows is None:
         entries = state.index.entries(state.key)
-        nodes, unreadable = nodes_of(entries, state.index.blockers(state.key))
+        nodes, unreadable = nodes_of(entries)
         blob_of = {entry.id: entry.blob for entry in entries if entry.id in nodes}
         ranked = [(cell_id, blob_of[cell_id]) for cell_id in ready_ids(nodes, unreadable)]
         state.index.store_ready(state.key, ranked)
@@ -90,12 +90,16 @@ def ready(inv: Invocation) -> int | None:
 
 
 def _ready_limit(options: list[str]) -> int | None:
-    """``ready``'s --limit: None for all, -1 when the options are not all understood."""
-    limit: str | None = None
+    """``ready``'s --limit (a page by default): None for --all, -1 when the options are
+    not all understood."""
+    limit: str | None = str(DEFAULT_PAGE)
     position = 0
     while position < len(options):
         token = options[position]
-        if token in ("--limit", "-n") and position + 1 < len(options):
+        if token == "--all":
+            limit = None
+            position += 1
+        elif token in ("--limit", "-n") and position + 1 < len(options):
             limit = options[position + 1]
             position += 2
         elif token.startswith("--limit="):
@@ -118,9 +122,13 @@ def list_cells(inv: Invocation) -> int | None:
     state = open_state(inv)
     if state is None:
         return None
-    rows, total = state.index.list_rows(state.key, query)
-    for _, message in state.index.problems(state.key):
-        sys.stderr.write(f"warning: {message}\n")
+    found = state.index.list_rows(state.key, query)
+    if found is None:
+        return None  # cell files outside the shard directories: the full CLI lists them
+    rows, total = found
+    if state.index.problem_count(state.key):
+        for _, message in state.index.problems(state.key):
+            sys.stderr.write(f"warning: {message}\n")
     _emit(inv, rows, total=total)
     return 0
 

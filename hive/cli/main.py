@@ -25,9 +25,12 @@ from hive.cli.common import (
     use_json,
     workspace,
 )
+from hive.cli.entry import DEFAULT_PAGE
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
+
+PAGE = DEFAULT_PAGE
 
 app = typer.Typer(
     name="hive",
@@ -155,10 +158,13 @@ def list_cmd(
     label: Annotated[str | None, typer.Option("-l", "--label")] = None,
     assignee: Annotated[str | None, typer.Option("--assignee")] = None,
     deleted: Annotated[bool, typer.Option("--deleted", help="Include deleted cells.")] = False,
-    limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help=f"Page size (default {PAGE}).")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every matching cell.")] = False,
     json_flag: JsonFlag = False,
 ) -> None:
-    """List cells (open ones first, most urgent first)."""
+    """List cells (open first, most urgent first; a page unless --all)."""
     from hive.domain.cells import list_cells
 
     use_json(json_flag)
@@ -173,11 +179,14 @@ def list_cmd(
             label=label,
             assignee=assignee,
             include_deleted=deleted,
-            limit=limit,
+            limit=None if all_ else limit or PAGE + 1,
         )
     )
     _warn_corrupt(ws)
-    show(cells, json_flag, lambda: output.cell_table(cells))
+    shown = cells if all_ or limit or len(cells) <= PAGE else cells[:PAGE]
+    show(shown, json_flag, lambda: output.cell_table(shown))
+    if len(shown) < len(cells):
+        output.err(f"showing the first {len(shown)}; more match (--all for every one)")
 
 
 def _warn_corrupt(ws: "Workspace") -> None:
@@ -187,7 +196,10 @@ def _warn_corrupt(ws: "Workspace") -> None:
 
 @app.command()
 def ready(
-    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help=f"Page size (default {PAGE}).")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every ready cell.")] = False,
     claim: Annotated[
         bool, typer.Option("--claim", help="Atomically start the first ready cell.")
     ] = False,
@@ -197,7 +209,8 @@ def ready(
     from hive.domain.cells import ready as ready_op
 
     use_json(json_flag)
-    cells = run_op(lambda: ready_op(workspace(), limit=limit, claim=claim))
+    page = None if all_ or claim else limit or PAGE
+    cells = run_op(lambda: ready_op(workspace(), limit=page, claim=claim))
 
     def render() -> None:
         if claim:

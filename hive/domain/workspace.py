@@ -11,6 +11,7 @@ import copy
 import getpass
 import os
 import re
+import sqlite3
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -142,7 +143,11 @@ class Workspace:
         head = self.git.head()
         if head.commit is None:
             return self._index(self.snapshot())
-        key = self._cells_key(head.commit)
+        try:
+            key = self._cells_key(head.commit)
+        except sqlite3.DatabaseError as exc:
+            self.state_index.reset(f"it failed while reading ({exc})")
+            key = self._cells_key(head.commit)
         return self._index_for_key(key)
 
     def _cells_key(self, commit: str) -> str:
@@ -197,11 +202,18 @@ class Workspace:
         cached = self.cache.indexes.get(key)
         if cached is not None:
             return cached
+        try:
+            return self._read_state(key)
+        except sqlite3.DatabaseError as exc:  # derived data: never trusted when broken
+            self.state_index.reset(f"it failed while reading ({exc})")
+            return self._read_state(key)
+
+    def _read_state(self, key: str) -> CellIndex:
         state = self.state_index
         state.ensure_state(
             key, self._list_tree, self._read_blobs, parse_for_index, progress=self.progress
         )
-        index = build_index(key, state.entries(key), state.blockers(key), self._load_cells)
+        index = build_index(key, state.entries(key), self._load_cells)
         return self.cache.keep(index)
 
     def _list_tree(self, tree: str) -> list[tuple[str, str, bool]]:

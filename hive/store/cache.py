@@ -152,9 +152,7 @@ def node_of(cell: Cell) -> Node:
     )
 
 
-def build_index(
-    key: str, entries: list[Entry], blockers: dict[str, list[str]], load: CellLoader
-) -> CellIndex:
+def build_index(key: str, entries: list[Entry], load: CellLoader) -> CellIndex:
     """A CellIndex from the state index's rows for ``key``."""
     index = CellIndex(key=key, paths={}, blobs={}, nodes={}, problems={}, load=load)
     for entry in entries:
@@ -183,7 +181,7 @@ def build_index(
             created=entry.created or 0.0,
             parent=entry.parent,
             deleted=entry.deleted,
-            blockers=blockers.get(entry.blob, []),
+            blockers=entry.blockers,
         )
     return index
 

@@ -5,9 +5,10 @@ Everything here is a pure function of git object ids, so nothing can go stale:
 * ``blobs``: one row per cell file version (blob id) ever parsed: the cell's
   light fields (for queries), its JSON (as ``--json`` prints it) or, for a file
   that does not parse, the problem and its line;
-* ``deps``: the dependency edges of each blob;
-* ``dirs``: the listing of each tree object below ``.hive/cells`` (trees never
-  change, so a listing is stored once, ever);
+* ``dirs``: the listing of each tree object below ``.hive/cells``, each entry
+  carrying its blob's light fields (trees and blobs never change, so a listing
+  is stored once, ever, and reading a state of 10,000 cells is one indexed
+  query over small rows);
 * ``states``: the cells trees whose every tree and blob is in the tables;
 * ``commits``: commit id -> its ``.hive`` and ``.hive/cells`` tree ids;
 * ``ready``: the ready list of a state, computed by the first process that
@@ -35,6 +36,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hive.store.layout import CELLS_DIR, cell_id_from_path
 
@@ -47,29 +49,20 @@ FILE_NAME = "index.sqlite3"
 BATCH = 500  # cell files parsed and inserted per transaction in a cold build
 BUSY_TIMEOUT_MS = 30_000
 
-_DDL = """
+_LIGHT = """
+    id TEXT, status TEXT, type TEXT, priority INTEGER, parent TEXT, assignee TEXT,
+    title TEXT, created REAL, deleted INTEGER, blockers TEXT,
+    error TEXT, error_path TEXT, line INTEGER"""
+LIGHT = (
+    "id, status, type, priority, parent, assignee, title, created, deleted, blockers, "
+    "error, error_path, line"
+)
+_DDL = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE blobs(
-    blob TEXT PRIMARY KEY,
-    id TEXT,
-    status TEXT,
-    type TEXT,
-    priority INTEGER,
-    parent TEXT,
-    assignee TEXT,
-    title TEXT,
-    labels TEXT,
-    created REAL,
-    deleted INTEGER,
-    json BLOB,
-    error TEXT,
-    error_path TEXT,
-    line INTEGER
-) WITHOUT ROWID;
-CREATE TABLE deps(blob TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL);
-CREATE INDEX deps_by_blob ON deps(blob);
+CREATE TABLE blobs(blob TEXT PRIMARY KEY, {_LIGHT}, labels TEXT, json BLOB) WITHOUT ROWID;
 CREATE TABLE dirs(
     tree TEXT NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL, is_tree INTEGER NOT NULL,
+    {_LIGHT},
     PRIMARY KEY(tree, name)
 ) WITHOUT ROWID;
 CREATE TABLE states(key TEXT PRIMARY KEY, built REAL NOT NULL) WITHOUT ROWID;
@@ -81,21 +74,15 @@ CREATE TABLE ready(
 CREATE TABLE ready_done(key TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 
-_WALK = """
-WITH RECURSIVE walk(path, sha, is_tree) AS (
-    SELECT :prefix || name, sha, is_tree FROM dirs WHERE tree = :key
-    UNION ALL
-    SELECT walk.path || '/' || d.name, d.sha, d.is_tree
-    FROM walk JOIN dirs d ON d.tree = walk.sha WHERE walk.is_tree = 1
-)
-"""
-
 EMPTY_STATE = "empty"
+# Where notices go (an index rebuilt): the CLI sets this to write to stderr; below the
+# CLI nothing prints, so without it notices only collect in ``StateIndex.notices``.
+NOTICE_SINK: Callable[[str], None] | None = None
 PREFIX = CELLS_DIR + "/"
-# a cell file is live in a state when its name is the id its document carries
-_NAMED_RIGHT = (
-    "(walk.path = :prefix || b.id || '.yaml'"
-    " OR substr(walk.path, -length(b.id) - 6) = '/' || b.id || '.yaml')"
+# the usual layout: every cell file one level below .hive/cells (a shard directory)
+_SHARDED = (
+    "FROM dirs c JOIN dirs s ON s.tree = c.sha "
+    "WHERE c.tree = :key AND c.is_tree = 1 AND s.is_tree = 0"
 )
 
 
@@ -156,6 +143,28 @@ class Entry:
     error: str | None
     error_path: str | None
     line: int | None
+    blockers: list[str]
+
+
+def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
+    """An Entry from the light columns (in :data:`LIGHT` order)."""
+    cell_id, status, kind, priority, parent, _, _, created, deleted, blockers = light[:10]
+    error, error_path, line = light[10:13]
+    return Entry(
+        path=path,
+        blob=blob,
+        id=cell_id,
+        status=status,
+        type=kind,
+        priority=priority,
+        parent=parent,
+        created=created,
+        deleted=bool(deleted),
+        error=error,
+        error_path=error_path,
+        line=line,
+        blockers=str(blockers).split("\n") if blockers else [],
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,9 +201,7 @@ def misnamed_message(path: str, expected: str, found: str | None) -> str:
     return f"{path}: file is named for {expected!r} but contains id {found!r}"
 
 
-def nodes_of(
-    entries: Sequence[Entry], blockers: dict[str, list[str]]
-) -> tuple[dict[str, Node], set[str]]:
+def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
     """Readiness facts of the usable cells, and the ids of cell files that do not parse."""
     nodes: dict[str, Node] = {}
     unreadable: set[str] = set()
@@ -213,7 +220,7 @@ def nodes_of(
             created=entry.created or 0.0,
             parent=entry.parent,
             deleted=entry.deleted,
-            blockers=blockers.get(entry.blob, []),
+            blockers=entry.blockers,
         )
     return nodes, unreadable
 
@@ -263,6 +270,11 @@ class StateIndex:
         except sqlite3.DatabaseError as exc:
             return self._rebuild(f"it could not be read ({exc})")
 
+    def reset(self, why: str) -> None:
+        """Start over after the file failed mid-use (corrupt pages, a foreign file)."""
+        self.close()
+        self._db = self._rebuild(why)
+
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -290,7 +302,10 @@ class StateIndex:
             if db is None:
                 raise sqlite3.DatabaseError(f"cannot create the state index at {self.path}")
         if existed:
-            self.notices.append(f"hive: rebuilding the state index: {why}")
+            notice = f"hive: rebuilt the state index ({self.path}): {why}"
+            self.notices.append(notice)
+            if NOTICE_SINK is not None:
+                NOTICE_SINK(notice)
         return db
 
     def _recreate_tables(self) -> sqlite3.Connection | None:
@@ -365,65 +380,68 @@ class StateIndex:
         blobs not indexed yet, in batches (memory stays flat however many cells)."""
         if self.has_state(key):
             return
-        self._add_trees(key, list_tree)
-        missing = self._missing_blobs(key)
-        done = 0
+        listings, files = self._new_trees(key, list_tree)
+        missing = self._unparsed(files)
         for start in range(0, len(missing), BATCH):
             batch = missing[start : start + BATCH]
-            parsed = [(sha, decode(raw, path)) for sha, path, raw in read_blobs(batch)]
-            self.add_parsed(parsed)
-            done += len(batch)
+            self.add_parsed((sha, decode(raw, path)) for sha, path, raw in read_blobs(batch))
             if progress is not None:
-                progress(done, len(missing))
+                progress(min(start + BATCH, len(missing)), len(missing))
         with self.transaction() as db:
+            for tree, items in reversed(listings):  # children before parents
+                db.executemany(
+                    f"INSERT OR IGNORE INTO dirs(tree, name, sha, is_tree, {LIGHT}) "
+                    f"SELECT ?, ?, ?, ?, {LIGHT} FROM (SELECT ? AS wanted) "
+                    "LEFT JOIN blobs ON blobs.blob = wanted",
+                    [(tree, name, sha, int(is_tree), sha) for name, sha, is_tree in items]
+                    or [(tree, "", "", 2, "")],  # an empty tree still counts as listed
+                )
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
 
-    def _add_trees(self, key: str, list_tree: TreeLister) -> None:
-        pending = [key]
+    def _new_trees(
+        self, key: str, list_tree: TreeLister
+    ) -> tuple[list[tuple[str, Sequence[tuple[str, str, bool]]]], list[tuple[str, str]]]:
+        """Listings of the trees below ``key`` not stored yet (parents first), and the
+        (blob, path) of the ``.yaml`` files in them."""
+        listings: list[tuple[str, Sequence[tuple[str, str, bool]]]] = []
+        files: dict[str, str] = {}
+        pending = [(key, PREFIX)]
+        seen: set[str] = set()
         while pending:
-            listed: list[tuple[str, Sequence[tuple[str, str, bool]]]] = []
-            for tree in pending:
-                if not self._has_dir(tree):
-                    listed.append((tree, list_tree(tree)))
-            pending = []
-            with self.transaction() as db:
-                for tree, items in listed:
-                    db.executemany(
-                        "INSERT OR IGNORE INTO dirs(tree, name, sha, is_tree) VALUES (?, ?, ?, ?)",
-                        [(tree, name, sha, int(is_tree)) for name, sha, is_tree in items],
-                    )
-                    if not items:  # an empty tree still counts as listed
-                        db.execute(
-                            "INSERT OR IGNORE INTO dirs(tree, name, sha, is_tree) "
-                            "VALUES (?, '', '', 2)",
-                            (tree,),
-                        )
-            for _, items in listed:
-                pending.extend(sha for _, sha, is_tree in items if is_tree)
+            tree, prefix = pending.pop()
+            if tree in seen or self._has_dir(tree):
+                continue
+            seen.add(tree)
+            items = list_tree(tree)
+            listings.append((tree, items))
+            for name, sha, is_tree in items:
+                if is_tree:
+                    pending.append((sha, f"{prefix}{name}/"))
+                elif name.endswith(".yaml"):
+                    files.setdefault(sha, prefix + name)
+        return listings, list(files.items())
 
     def _has_dir(self, tree: str) -> bool:
         row = self.db.execute("SELECT 1 FROM dirs WHERE tree = ? LIMIT 1", (tree,)).fetchone()
         return row is not None
 
-    def _missing_blobs(self, key: str) -> list[tuple[str, str]]:
-        rows = self.db.execute(
-            _WALK + "SELECT DISTINCT walk.sha, walk.path FROM walk "
-            "LEFT JOIN blobs b ON b.blob = walk.sha "
-            "WHERE walk.is_tree = 0 AND b.blob IS NULL AND walk.path LIKE '%.yaml'",
-            {"key": key, "prefix": PREFIX},
-        ).fetchall()
-        seen: dict[str, str] = {}
-        for sha, path in rows:
-            seen.setdefault(sha, path)
-        return [(sha, path) for sha, path in seen.items()]
+    def _unparsed(self, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The (blob, path) pairs whose blob is not in the index yet."""
+        known: set[str] = set()
+        for start in range(0, len(files), BATCH):
+            part = [sha for sha, _ in files[start : start + BATCH]]
+            marks = ",".join("?" for _ in part)
+            rows = self.db.execute(f"SELECT blob FROM blobs WHERE blob IN ({marks})", part)
+            known.update(row[0] for row in rows)
+        return [(sha, path) for sha, path in files if sha not in known]
 
     def add_parsed(self, parsed: Iterable[tuple[str, ParsedCell | ParseProblem]]) -> None:
         """Store parsed cell file versions (idempotent: blobs never change)."""
         rows: list[tuple[object, ...]] = []
-        edges: list[tuple[str, str, str]] = []
         for sha, item in parsed:
             if isinstance(item, ParseProblem):
-                rows.append((sha, *[None] * 9, 0, None, item.message, item.path, item.line))
+                problem = (item.message, item.path, item.line)
+                rows.append((sha, *[None] * 8, 0, None, *problem, None, None))
                 continue
             rows.append(
                 (
@@ -435,73 +453,46 @@ class StateIndex:
                     item.parent,
                     item.assignee,
                     item.title,
-                    json.dumps(item.labels),
                     item.created,
                     int(item.deleted),
+                    "\n".join(target for kind, target in item.dependencies if kind == "blocks"),
+                    None,
+                    None,
+                    None,
+                    json.dumps(item.labels),
                     item.json,
-                    None,
-                    None,
-                    None,
                 )
             )
-            edges.extend((sha, kind, target) for kind, target in item.dependencies)
         if not rows:
             return
         with self.transaction() as db:
-            fresh = [
-                row
-                for row in rows
-                if db.execute("SELECT 1 FROM blobs WHERE blob = ?", (row[0],)).fetchone() is None
-            ]
-            fresh_shas = {row[0] for row in fresh}
             db.executemany(
-                "INSERT OR IGNORE INTO blobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", fresh
-            )
-            db.executemany(
-                "INSERT INTO deps(blob, type, target) VALUES (?, ?, ?)",
-                [edge for edge in edges if edge[0] in fresh_shas],
+                f"INSERT OR IGNORE INTO blobs(blob, {LIGHT}, labels, json) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
             )
 
     def entries(self, key: str) -> list[Entry]:
-        """Every ``.yaml`` file of state ``key`` with what its blob holds."""
-        if key == EMPTY_STATE:
-            return []
-        rows = self.db.execute(
-            _WALK + "SELECT walk.path, walk.sha, b.id, b.status, b.type, b.priority, b.parent, "
-            "b.created, b.deleted, b.error, b.error_path, b.line FROM walk "
-            "JOIN blobs b ON b.blob = walk.sha WHERE walk.is_tree = 0",
-            {"key": key, "prefix": PREFIX},
-        ).fetchall()
-        return [
-            Entry(
-                path=row[0],
-                blob=row[1],
-                id=row[2],
-                status=row[3],
-                type=row[4],
-                priority=row[5],
-                parent=row[6],
-                created=row[7],
-                deleted=bool(row[8]),
-                error=row[9],
-                error_path=row[10],
-                line=row[11],
-            )
-            for row in rows
-        ]
-
-    def blockers(self, key: str) -> dict[str, list[str]]:
-        """blob -> its ``blocks`` targets, for the blobs of state ``key``."""
-        found: dict[str, list[str]] = {}
+        """Every file of state ``key`` with what its blob holds (paths from the root)."""
+        found: list[Entry] = []
         if key == EMPTY_STATE:
             return found
-        rows = self.db.execute(
-            _WALK + "SELECT d.blob, d.target FROM walk JOIN deps d ON d.blob = walk.sha "
-            "WHERE walk.is_tree = 0 AND d.type = 'blocks'",
-            {"key": key, "prefix": PREFIX},
-        ).fetchall()
-        for blob, target in rows:
-            found.setdefault(blob, []).append(target)
+        frontier = {key: PREFIX}
+        while frontier:
+            trees = list(frontier)
+            marks = ",".join("?" for _ in trees)
+            rows = self.db.execute(
+                f"SELECT tree, name, sha, is_tree, {LIGHT} FROM dirs WHERE tree IN ({marks})",
+                trees,
+            ).fetchall()
+            following: dict[str, str] = {}
+            for row in rows:
+                path = frontier[row[0]] + row[1]
+                if row[3] == 1:
+                    following[row[2]] = path + "/"
+                elif row[3] == 0:
+                    found.append(_entry(path, row[2], row[4:]))
+            frontier = following
         return found
 
     def cell_documents(self, blobs: Sequence[str]) -> Iterator[tuple[str, bytes]]:
@@ -529,55 +520,84 @@ class StateIndex:
         ).fetchall()
         return [Row(*row) for row in rows]
 
-    def list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int]:
+    def is_sharded(self, key: str) -> bool:
+        """Whether every file of ``key`` sits one level below ``.hive/cells`` (as hive
+        writes them); list queries answer in SQL only then."""
+        if key == EMPTY_STATE:
+            return True
+        odd = self.db.execute(
+            "SELECT 1 FROM dirs WHERE tree = :key AND is_tree = 0 AND name LIKE '%.yaml' "
+            "UNION ALL SELECT 1 FROM dirs c JOIN dirs s ON s.tree = c.sha "
+            "WHERE c.tree = :key AND c.is_tree = 1 AND s.is_tree = 1 LIMIT 1",
+            {"key": key},
+        ).fetchone()
+        return odd is None
+
+    def list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int] | None:
         """A page of the cells of ``key`` matching ``query`` (open first, most urgent
-        first, then oldest), and how many match in all."""
+        first, then oldest), and how many match in all; None unless sharded."""
         if key == EMPTY_STATE:
             return [], 0
-        where = ["walk.is_tree = 0", "b.error IS NULL", _NAMED_RIGHT]
-        params: dict[str, object] = {"key": key, "prefix": PREFIX}
+        if not self.is_sharded(key):
+            return None
+        where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
+        params: dict[str, object] = {"key": key}
         for column in ("status", "type", "priority", "assignee"):
             value = getattr(query, column)
             if value is not None:
-                where.append(f"b.{column} = :{column}")
+                where.append(f"s.{column} = :{column}")
                 params[column] = value
         if query.label is not None:
-            where.append("EXISTS (SELECT 1 FROM json_each(b.labels) WHERE value = :label)")
+            where.append(
+                "EXISTS (SELECT 1 FROM blobs l, json_each(l.labels) "
+                "WHERE l.blob = s.sha AND json_each.value = :label)"
+            )
             params["label"] = query.label
         if not query.include_deleted:
-            where.append("b.deleted = 0")
-        body = (
-            _WALK
-            + "SELECT {what} FROM walk JOIN blobs b ON b.blob = walk.sha WHERE "
-            + (" AND ".join(where))
-        )
+            where.append("s.deleted = 0")
+        body = "SELECT {what} " + _SHARDED + " AND " + " AND ".join(where)
         total = self.db.execute(body.format(what="count(*)"), params).fetchone()[0]
-        order = " ORDER BY b.status = 'closed', b.priority, b.created, b.id LIMIT :limit"
+        order = " ORDER BY s.status = 'closed', s.priority, s.created, s.id LIMIT :limit"
         params["limit"] = -1 if query.limit is None else query.limit
-        rows = self.db.execute(body.format(what=_ROW) + order, params).fetchall()
-        return [Row(*row) for row in rows], int(total)
+        picked = self.db.execute(body.format(what="s.sha") + order, params).fetchall()
+        return self._rows([row[0] for row in picked]), int(total)
+
+    def _rows(self, blobs: list[str]) -> list[Row]:
+        found: dict[str, Row] = {}
+        for start in range(0, len(blobs), BATCH):
+            part = blobs[start : start + BATCH]
+            marks = ",".join("?" for _ in part)
+            query = f"SELECT {_ROW} FROM blobs b WHERE b.blob IN ({marks})"
+            for row in self.db.execute(query, part):
+                found[row[1]] = Row(*row)
+        return [found[blob] for blob in blobs if blob in found]
 
     def problems(self, key: str) -> list[tuple[str, str]]:
         """(path, message) of the cell files of ``key`` that cannot be used."""
-        if key == EMPTY_STATE:
-            return []
-        rows = self.db.execute(
-            _WALK + "SELECT walk.path, b.id, b.error, b.error_path FROM walk "
-            "JOIN blobs b ON b.blob = walk.sha WHERE walk.is_tree = 0 "
-            f"AND (b.error IS NOT NULL OR NOT {_NAMED_RIGHT})",
-            {"key": key, "prefix": PREFIX},
-        ).fetchall()
         found = []
-        for path, cell_id, error, error_path in rows:
-            expected = cell_id_from_path(path)
+        for entry in self.entries(key):
+            expected = cell_id_from_path(entry.path)
             if expected is None:
                 continue
-            if error is None:
-                error = misnamed_message(path, expected, cell_id)
-            elif error_path and error_path != path:
-                error = error.replace(error_path, path)
-            found.append((path, error))
+            if entry.error is not None:
+                message = entry.error
+                if entry.error_path and entry.error_path != entry.path:
+                    message = message.replace(entry.error_path, entry.path)
+                found.append((entry.path, message))
+            elif entry.id != expected:
+                found.append((entry.path, misnamed_message(entry.path, expected, entry.id)))
         return found
+
+    def problem_count(self, key: str) -> int:
+        """How many cell files of ``key`` cannot be used (cheap: one query, sharded)."""
+        if key == EMPTY_STATE:
+            return 0
+        row = self.db.execute(
+            "SELECT count(*) " + _SHARDED + " AND s.name LIKE '%.yaml' "
+            "AND (s.error IS NOT NULL OR s.name != s.id || '.yaml')",
+            {"key": key},
+        ).fetchone()
+        return int(row[0])
 
     def store_ready(self, key: str, ready: Sequence[tuple[str, str]]) -> None:
         """Record the ready list (id, blob) of state ``key``."""
