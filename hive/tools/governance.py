@@ -322,9 +322,7 @@ def run_hooks(
     return runs
 
 
-def _run_hook(
-    hook: Hook, phase: str, root: str, tool: str, payload: dict[str, Any]
-) -> HookRun:
+def _run_hook(hook: Hook, phase: str, root: str, tool: str, payload: dict[str, Any]) -> HookRun:
     env = {**os.environ, "HIVE_TOOL": tool, "HIVE_AGENT": str(payload.get("agent") or "")}
     data = json.dumps(payload, default=str).encode()
     run = run_killable(hook.command, cwd=root, timeout=hook.timeout, stdin_data=data, env=env)
