@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -16,16 +15,13 @@ from hive.domain.beads import export_beads, import_beads, parse_time
 from hive.domain.cells import list_cells, ready, resolve_id, show_cell, update_cell
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
-from tests.conftest import assert_clean, git
+from tests.conftest import assert_clean, beads_export, git
 
-DATA = Path(os.environ.get("HIVE_BEADS_DATA", Path(__file__).parents[3] / "shared/data/beads"))
-SMALL = DATA / "issues-2025-10-19.jsonl"  # 163 records
-MEDIUM = DATA / "issues-2026-02-27.jsonl"  # 704 records
-LARGE = DATA / "issues-2026-01-14.jsonl"  # 3,003 records
+SMALL = beads_export("issues-2025-10-19.jsonl")  # 163 records
+MEDIUM = beads_export("issues-2026-02-27.jsonl")  # 704 records
+LARGE = beads_export("issues-2026-01-14.jsonl")  # 3,003 records
 EXPORTS = [SMALL, MEDIUM, LARGE]
 TIMES = frozenset({"created_at", "updated_at", "closed_at", "deleted_at"})
-
-pytestmark = pytest.mark.skipif(not LARGE.exists(), reason=f"beads exports not found in {DATA}")
 
 
 def records(path: Path) -> list[dict[str, Any]]:
