@@ -593,3 +593,91 @@ def review_cmd(
                 out.file.write(commit.patch)
 
     show(result, json_flag, render)
+
+
+@swarm_app.command("run")
+def run_cmd(
+    epic_id: Annotated[str, typer.Argument(metavar="EPIC", help="The epic whose subtasks to run.")],
+    agent_cmd: Annotated[
+        str,
+        typer.Option(
+            "--agent-cmd",
+            help="Command that runs one agent; {prompt_file} is replaced by the subtask's"
+            " brief ({cell}, {agent}, {epic}, {project} too). Runs in a shell.",
+        ),
+    ],
+    workers: Annotated[
+        int, typer.Option("--workers", "-n", min=1, max=64, help="Workers at once.")
+    ] = 3,
+    isolation: Annotated[
+        str,
+        typer.Option(
+            "--isolation",
+            help="reservation: one working tree, files reserved; worktree: a git worktree"
+            " and branch per worker, merged back on completion.",
+        ),
+    ] = "reservation",
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="Seconds before a worker is killed.")
+    ] = 1800.0,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Run the epic's ready subtasks with an agent command, N workers at once."""
+    import signal
+    import threading
+
+    from hive.cli import swarm_view
+    from hive.cli.common import OPTIONS
+    from hive.domain.swarm.runner import run_swarm
+
+    use_json(json_flag)
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    live = not OPTIONS.json and sys.stdout.isatty()
+    view: Any = swarm_view.json_lines if OPTIONS.json else swarm_view.PlainView()
+    try:
+        if live:
+            with swarm_view.LiveView() as view:
+                result = _run_swarm(run_swarm, epic_id, agent_cmd, workers, isolation, timeout,
+                                    view, stop)  # fmt: skip
+        else:
+            result = _run_swarm(run_swarm, epic_id, agent_cmd, workers, isolation, timeout,
+                                view, stop)  # fmt: skip
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if not OPTIONS.json:
+        for line in swarm_view.summary_lines(result):
+            output.say(line)
+    if result.interrupted:
+        raise typer.Exit(130)
+    if not result.finished:
+        raise typer.Exit(1)
+
+
+def _run_swarm(
+    run_swarm: Callable[..., Any],
+    epic_id: str,
+    agent_cmd: str,
+    workers: int,
+    isolation: str,
+    timeout: float,
+    view: Callable[[Any], None],
+    stop: Any,
+) -> Any:
+    return run_op(
+        lambda: run_swarm(
+            workspace(),
+            epic_id=epic_id,
+            agent_cmd=agent_cmd,
+            workers=workers,
+            isolation=isolation,
+            timeout=timeout,
+            on_event=view,
+            stop=stop,
+        )
+    )
