@@ -169,6 +169,7 @@ class _Worker:
     process: subprocess.Popen[bytes]
     log_handle: IO[bytes]
     started: float
+    prompt_file: str
     stop_sent: float | None = None
     killed: bool = False
     timed_out: bool = False
@@ -368,7 +369,18 @@ class _Runner:
             )
             return
         self.running[cell.id] = worker
-        self._save_state()
+        self._save_state()  # before anyone hears of it: a killed runner's workers are found
+        self._event(
+            "worker_started",
+            cell_id=cell.id,
+            title=cell.title,
+            agent=agent,
+            pid=worker.process.pid,
+            log=log,
+            prompt_file=worker.prompt_file,
+            worktree=worktree,
+            branch=branch,
+        )
 
     def _agent_for(self, cell: Cell, session: str) -> str:
         """The cell's assignee, else a new registered name (``BlueLake``)."""
@@ -459,19 +471,8 @@ class _Runner:
         except OSError:
             handle.close()
             raise
-        self._event(
-            "worker_started",
-            cell_id=cell.id,
-            title=cell.title,
-            agent=agent,
-            pid=process.pid,
-            log=log,
-            prompt_file=prompt_file,
-            worktree=worktree,
-            branch=branch,
-        )
         job = _Job(cell.id, agent, log, worktree, branch)
-        return _Worker(job, process, handle, time.monotonic())
+        return _Worker(job, process, handle, time.monotonic(), prompt_file)
 
     # ------------------------------------------------------------ watching
 
