@@ -515,36 +515,37 @@ def insights_cmd(json_flag: JsonFlag = False) -> None:
 
     use_json(json_flag)
     report = run_op(lambda: insights(workspace()))
+    show(report, json_flag, lambda: render_insights(report))
 
-    def render() -> None:
-        from rich.table import Table
 
-        out = output.console()
-        if not report.strategies:
-            out.print("[dim]no outcomes recorded yet[/dim]")
-            return
-        table = Table(box=None, header_style="bold")
-        for column in ("STRATEGY", "OUTCOMES", "SUCCESS", "DECAYED", "BY MONTH"):
-            table.add_column(column)
-        for item in report.strategies:
-            months = " ".join(
-                f"{month}:{int(v['count'])}@{v['success_rate']:.0%}"
-                for month, v in item.by_month.items()
-            )
-            table.add_row(
-                item.strategy,
-                str(item.total),
-                f"{item.success_rate:.0%}",
-                f"{item.decayed_score:.2f}",
-                months,
-            )
-        out.print(table)
-        for pattern in report.patterns:
-            out.print(f"  {pattern.strategy} / {pattern.kind}: {pattern.maturity}")
-        for lesson in report.anti_patterns:
-            out.print(f"[yellow]anti-pattern[/yellow] {output.escape(lesson)}")
+def render_insights(report: Any) -> None:
+    """Per-strategy success, pattern maturity and anti-patterns, for people."""
+    from rich.table import Table
 
-    show(report, json_flag, render)
+    out = output.console()
+    if not report.strategies:
+        out.print("[dim]no outcomes recorded yet[/dim]")
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("STRATEGY", "OUTCOMES", "SUCCESS", "DECAYED", "BY MONTH"):
+        table.add_column(column)
+    for item in report.strategies:
+        months = " ".join(
+            f"{month}:{int(v['count'])}@{v['success_rate']:.0%}"
+            for month, v in item.by_month.items()
+        )
+        table.add_row(
+            item.strategy,
+            str(item.total),
+            f"{item.success_rate:.0%}",
+            f"{item.decayed_score:.2f}",
+            months,
+        )
+    out.print(table)
+    for pattern in report.patterns:
+        out.print(f"  {pattern.strategy} / {pattern.kind}: {pattern.maturity}")
+    for lesson in report.anti_patterns:
+        out.print(f"[yellow]anti-pattern[/yellow] {output.escape(lesson)}")
 
 
 def review_cmd(
@@ -557,42 +558,7 @@ def review_cmd(
 
     use_json(json_flag)
     result = run_op(lambda: review(workspace(), target=target, with_patch=not stat))
-
-    def render() -> None:
-        from rich.syntax import Syntax
-
-        out = output.console()
-        out.print(f"[bold]{result.target}[/bold] {output.escape(result.title)}")
-        for cell in result.cells:
-            out.print(
-                f"\n[bold]{cell.cell_id}[/bold] [{cell.status}] {output.escape(cell.title)}"
-                f" — {cell.assignee or 'unassigned'}"
-            )
-            out.print(f"  owned:    {', '.join(cell.files_owned) or '-'}")
-            out.print(f"  reserved: {', '.join(cell.files_reserved) or '-'}")
-            out.print(f"  touched:  {', '.join(cell.files_touched) or '-'}")
-            if cell.scope_violations:
-                out.print(f"  [red]outside scope: {', '.join(cell.scope_violations)}[/red]")
-            if cell.outcome is not None:
-                o = cell.outcome
-                state = "[green]success[/green]" if o.success else "[red]failure[/red]"
-                out.print(
-                    f"  outcome:  {state} in {o.duration_seconds:.0f}s, {o.error_count} errors,"
-                    f" {o.retry_count} retries — {output.escape(o.summary[:120])}"
-                )
-        for commit in result.commits:
-            out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
-            for changed in commit.files:
-                out.print(
-                    f"  {changed.status} {changed.path} "
-                    f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
-                )
-            if commit.patch and sys.stdout.isatty():
-                out.print(Syntax(commit.patch, "diff", word_wrap=False))
-            elif commit.patch:
-                out.file.write(commit.patch)
-
-    show(result, json_flag, render)
+    show(result, json_flag, lambda: render_review(result))
 
 
 @swarm_app.command("run")
@@ -681,3 +647,39 @@ def _run_swarm(
             stop=stop,
         )
     )
+
+
+def render_review(result: Any) -> None:
+    """A review for people: each cell's scope and outcome, then each commit's diff."""
+    from rich.syntax import Syntax
+
+    out = output.console()
+    out.print(f"[bold]{result.target}[/bold] {output.escape(result.title)}")
+    for cell in result.cells:
+        out.print(
+            f"\n[bold]{cell.cell_id}[/bold] [{cell.status}] {output.escape(cell.title)}"
+            f" — {cell.assignee or 'unassigned'}"
+        )
+        out.print(f"  owned:    {', '.join(cell.files_owned) or '-'}")
+        out.print(f"  reserved: {', '.join(cell.files_reserved) or '-'}")
+        out.print(f"  touched:  {', '.join(cell.files_touched) or '-'}")
+        if cell.scope_violations:
+            out.print(f"  [red]outside scope: {', '.join(cell.scope_violations)}[/red]")
+        if cell.outcome is not None:
+            o = cell.outcome
+            state = "[green]success[/green]" if o.success else "[red]failure[/red]"
+            out.print(
+                f"  outcome:  {state} in {o.duration_seconds:.0f}s, {o.error_count} errors,"
+                f" {o.retry_count} retries — {output.escape(o.summary[:120])}"
+            )
+    for commit in result.commits:
+        out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
+        for changed in commit.files:
+            out.print(
+                f"  {changed.status} {changed.path} "
+                f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
+            )
+        if commit.patch and sys.stdout.isatty():
+            out.print(Syntax(commit.patch, "diff", word_wrap=False))
+        elif commit.patch:
+            out.file.write(commit.patch)

@@ -9,6 +9,7 @@ what a person sees are the same facts.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
@@ -62,12 +63,10 @@ def describe(event: SwarmEvent) -> str | None:
         log = f" (log: {event.log})" if event.log and kind == "blocked" else ""
         return f"{kind:<9} {cell}: {event.reason}{log}"
     if kind == "message" and event.message:
-        body = str(event.message.get("body") or "").splitlines()
-        first = f" - {body[0][:100]}" if body else ""
-        return f"message   {event.message.get('from')}: {event.message.get('subject')}{first}"
-    if kind == "reservations":
-        held = ", ".join(f"{r['agent']}:{r['path']}" for r in event.reservations or [])
-        return f"reserved  {held or '(none)'}"
+        return f"message   {event.message.get('from')}: {message_line(event.message)}"
+    if kind == "reservations" and event.reservations:
+        held = ", ".join(f"{r['agent']}:{r['path']}" for r in event.reservations)
+        return f"reserved  {held}"
     if kind == "interrupted":
         return f"stopping  {event.reason}"
     if kind == "run_finished" and event.totals:
@@ -77,6 +76,15 @@ def describe(event: SwarmEvent) -> str | None:
             f" blocked, {t['remaining']} remaining ({t['workers_run']} workers ran)"
         )
     return None
+
+
+def message_line(message: dict[str, Any]) -> str:
+    """A message as one short line: its subject and the first line of its body (a
+    progress note's time stamp dropped)."""
+    body = str(message.get("body") or "").splitlines()
+    first = re.sub(r"^\[[^\]]*\]\s*", "", body[0]) if body else ""
+    text = f"{message.get('subject')}" + (f" - {first}" if first else "")
+    return text[:140]
 
 
 class LiveView:
@@ -140,9 +148,7 @@ class LiveView:
         elif kind == "reservations":
             self.reservations = event.reservations or []
         elif kind == "message" and event.message:
-            body = str(event.message.get("body") or "").splitlines()
-            text = f"{event.message.get('from')}: {body[0] if body else event.message['subject']}"
-            self.messages.append(text[:160])
+            self.messages.append(f"{event.message.get('from')}: {message_line(event.message)}")
         elif kind in ("interrupted", "resumed"):
             self.notes.append(describe(event) or "")
 
