@@ -458,3 +458,26 @@ def assert_fsck(repo: Path) -> None:
         ["git", "-C", str(repo), "fsck", "--strict"], capture_output=True, text=True, check=False
     )
     assert fsck.returncode == 0, fsck.stderr
+
+
+def test_a_shell_script_agent_using_the_hive_cli(ws: Workspace, repo: Path) -> None:
+    """The script from docs/agents.md: identity from the environment the runner sets."""
+    epic, cell = make_epic(ws, [{"title": "Do A", "files": ["src/feature/**"]}])
+    script = repo.parent / "work.sh"
+    script.write_text(
+        "set -e\n"
+        f'hive() {{ {PYTHON} -m hive.cli.main "$@"; }}\n'
+        'hive mail init --task "$HIVE_CELL"\n'
+        "hive reserve 'src/feature/**' --cell \"$HIVE_CELL\" --reason 'my subtask'\n"
+        "mkdir -p src/feature && echo 'x = 1' > src/feature/a.py\n"
+        'hive swarm progress "$HIVE_CELL" --status in_progress --progress-percent 80 -m done\n'
+        'hive swarm complete "$HIVE_CELL" -s "what changed" --files-touched src/feature/a.py\n'
+    )
+    result, events = run(ws, epic, f"sh {script} {{prompt_file}}")
+    assert result.finished, result.blocked
+    agent = next(e.agent for e in events if e.event == "worker_started")
+    outcome = next(o for o in load_outcomes(ws) if o.cell_id == cell)
+    assert outcome.agent == agent and outcome.files_touched == ["src/feature/a.py"]
+    assert outcome.files_reserved == ["src/feature/**"] and outcome.scope_violations == []
+    assert any(e.event == "message" and e.agent == agent for e in events)
+    assert_clean(repo)
