@@ -481,3 +481,44 @@ def test_a_shell_script_agent_using_the_hive_cli(ws: Workspace, repo: Path) -> N
     assert outcome.files_reserved == ["src/feature/**"] and outcome.scope_violations == []
     assert any(e.event == "message" and e.agent == agent for e in events)
     assert_clean(repo)
+
+
+def test_the_live_view_and_the_plain_lines_show_the_events() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from hive.cli.swarm_view import LiveView, describe
+    from hive.models.swarm_run import SubtaskState
+
+    view = LiveView()
+    for event in (
+        SwarmEvent(event="run_started", epic_id="hv-e", title="Epic", settings={"workers": 2,
+                   "isolation": "reservation"}, subtasks=[SubtaskState(id="hv-e.a", title="A",
+                   status="open"), SubtaskState(id="hv-e.b", title="B", status="open")]),
+        SwarmEvent(event="worker_started", cell_id="hv-e.a", agent="BlueLake", pid=42),
+        SwarmEvent(event="reservations", reservations=[{"agent": "BlueLake", "path": "src/a.py"}]),
+        SwarmEvent(event="message", message={"from": "BlueLake", "subject": "progress hv-e.a",
+                   "body": "[2026-01-01 10:00Z] in_progress - 50% - halfway"}),
+        SwarmEvent(event="blocked", cell_id="hv-e.b", agent="RedStone", reason="worker exploded"),
+    ):  # fmt: skip
+        view(event)
+    screen = StringIO()
+    Console(file=screen, width=150, color_system=None).print(view.render())
+    text = screen.getvalue()
+    assert "hv-e.a" in text and "in_progress" in text and "BlueLake" in text and "running" in text
+    assert "blocked" in text and "worker exploded" in text
+    assert "reservations: BlueLake src/a.py" in text
+    assert "BlueLake: progress hv-e.a - in_progress - 50% - halfway" in text
+    assert "0/2 done, 1 of 2 workers busy" in text
+    line = describe(SwarmEvent(event="blocked", cell_id="hv-e.b", reason="why", log="/l"))
+    assert line == "blocked   hv-e.b: why (log: /l)"
+
+
+def test_placeholders_are_shell_quoted() -> None:
+    from hive.domain.swarm.runner import expand_command
+
+    command = expand_command(
+        "agent {prompt_file} --cell {cell} {unknown}", {"prompt_file": "/a b/it's.md", "cell": "c"}
+    )
+    assert command == "agent '/a b/it'\"'\"'s.md' --cell c {unknown}"
