@@ -28,36 +28,6 @@ from hive import __version__
 VALUED_GLOBALS = ("-C", "--actor")
 DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all
 
-COMMANDS: tuple[tuple[str, str], ...] = (
-    ("init", "Create .hive/ in this git repository (safe to run again)."),
-    ("create", "Create a cell (one commit); --from FILE creates many."),
-    ("show", "Show one cell."),
-    ("list", "List cells (open first, most urgent first; a page unless --all)."),
-    ("ready", "Cells ready to work on: open, unblocked, most urgent first."),
-    ("update", "Change fields of a cell (one commit)."),
-    ("start", "Claim a cell: in_progress, assigned to you (atomic)."),
-    ("close", "Close a cell."),
-    ("reopen", "Reopen a closed cell."),
-    ("delete", "Delete a cell (a tombstone)."),
-    ("dep", "Dependencies between cells."),
-    ("epic", "Epics and their subtasks."),
-    ("log", "History of a cell (commits carrying its trailer)."),
-    ("doctor", "Check .hive/ and the repository; explain problems."),
-    ("mail", "Swarm mail between agents."),
-    ("reserve", "Reserve files (glob patterns) for an agent."),
-    ("release", "Release reservations."),
-    ("reservations", "Active reservations."),
-    ("hooks", "git hooks (the pre-commit hook)."),
-    ("swarm", "Swarm orchestration: strategies, decomposition, progress, completion."),
-    ("review", "An agent's work as diffs grouped by cell."),
-    ("tools", "The agent tool registry: run the JSON envelope, schemas."),
-    ("proposals", "File write proposals awaiting a decision."),
-    ("mcp", "Serve the agent tools over MCP (stdio)."),
-    ("events", "The tool event log."),
-    ("demo", "Run a small swarm in a scratch repository."),
-)
-
-
 @dataclass
 class Invocation:
     """A command line with its global options taken out and resolved."""
@@ -172,6 +142,8 @@ def dispatch(invocation: Invocation) -> int | None:
 
 
 def usage() -> str:
+    from hive.cli.commands import COMMANDS
+
     width = max(len(name) for name, _ in COMMANDS)
     lines = [
         "Usage: hive [-C DIR] [--actor NAME] [--json] COMMAND [ARGS]...",

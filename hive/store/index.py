@@ -43,7 +43,7 @@ from hive.store.layout import CELLS_DIR, cell_id_from_path
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
 TABLES_VERSION = 1
-MODEL_FINGERPRINT = "c6134ef5c0cdf196"
+MODEL_FINGERPRINT = "5828bc27bd4a3a23"
 SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
 BATCH = 500  # cell files parsed and inserted per transaction in a cold build
