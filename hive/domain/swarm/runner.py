@@ -51,6 +51,7 @@ from hive.domain.swarm.dispatch import (
     merge_subtask,
     requeue_subtask,
     run_info,
+    uncommitted_in_scope,
 )
 from hive.domain.swarm.prompts import swarm_subtask_prompt
 from hive.domain.workspace import Workspace
@@ -534,7 +535,11 @@ class _Runner:
         if self._closed_by_worker(job):
             self._complete(job, code, seconds)
         elif worker.interrupted and not worker.timed_out:
-            self._requeue(job, "the run was stopped before it finished", code, seconds)
+            reason = "the run was stopped before it finished"
+            left = self._left_behind(job) if job.worktree is None else []
+            if left:
+                reason += f"; uncommitted changes left in the working tree: {', '.join(left)}"
+            self._requeue(job, reason, code, seconds)
         else:
             self._block(job, self._reason(worker, code), exit_code=code, seconds=seconds)
 
@@ -631,14 +636,20 @@ class _Runner:
         seconds: float,
         files: list[str] | None = None,
     ) -> None:
+        left: list[str] = []
         if job.worktree is not None and files is None:
             reason += f" (worktree {job.worktree} on branch {job.branch} kept)"
+        elif job.worktree is None:
+            left = self._left_behind(job)
+            if left:
+                reason += f"; uncommitted changes left in the working tree: {', '.join(left)}"
         settled = block_subtask(
             self.ws,
             cell_id=job.cell_id,
             agent=job.agent,
             reason=reason,
             log=job.log,
+            files_touched=left,
             record_outcome=not self._reported_failure(job.cell_id),
             duration_seconds=seconds,
         )
@@ -670,6 +681,18 @@ class _Runner:
             branch=job.branch,
             files=files,
         )
+
+    def _left_behind(self, job: _Job) -> list[str]:
+        """Files of the subtask's scope (owned or reserved by its agent) that the failed
+        worker changed without committing; they stay for a person to look at."""
+        cell = self.ws.cells().cells.get(job.cell_id)
+        patterns = list(cell.files_owned) if cell is not None else []
+        with contextlib.suppress(HiveError):
+            patterns += [r.path_pattern for r in list_reservations(self.ws, agent=job.agent)]
+        try:
+            return uncommitted_in_scope(self.ws, patterns)
+        except (HiveError, OSError):
+            return []
 
     def _reported_failure(self, cell_id: str) -> bool:
         """The worker itself reported failure (swarm_progress failed already recorded
