@@ -531,6 +531,7 @@ def test_placeholders_are_shell_quoted() -> None:
 
 def test_the_example_agent_through_hive_tools_run(ws: Workspace, repo: Path) -> None:
     epic, cell = make_epic(ws, [{"title": "Via the CLI", "files": ["docs/via.md"]}])
+    assert cell.startswith(epic + ".")
     result, events = run(ws, epic, agent_cmd("--via cli"))
     assert result.finished, result.blocked
     log = Path(next(e.log for e in events if e.event == "worker_started" and e.log)).read_text()
