@@ -538,3 +538,24 @@ def test_the_example_agent_through_hive_tools_run(ws: Workspace, repo: Path) -> 
     assert "swarm_complete ok" in log
     assert "Done by" in (repo / "docs/via.md").read_text()
     assert_clean(repo)
+
+
+def test_an_unexpected_interrupt_kills_the_workers_and_the_next_run_recovers(
+    ws: Workspace, repo: Path
+) -> None:
+    epic, *subtasks = make_epic(ws, files(2))
+    pids: list[int] = []
+
+    def interrupt(event: SwarmEvent) -> None:
+        if event.event == "worker_started" and event.pid:
+            pids.append(event.pid)
+            if len(pids) == 2:
+                raise KeyboardInterrupt  # e.g. Ctrl-C in a program without a handler
+
+    with pytest.raises(KeyboardInterrupt):
+        run_swarm(ws, epic_id=epic, agent_cmd=agent_cmd("--pace 3"), workers=2, on_event=interrupt)
+    assert not any(_alive(pid) for pid in pids)
+    assert all(show_cell(ws, cell_id=cell).status == "in_progress" for cell in subtasks)
+    result, events = run(ws, epic, workers=2)
+    assert result.finished and [e.event for e in events].count("resumed") == 2
+    assert_clean(repo)

@@ -274,7 +274,15 @@ class _Runner:
             },
             subtasks=[self._state(c, index) for c in self._subtasks(index)],
         )
-        self._recover()
+        try:
+            self._recover()
+            self._loop()
+        finally:
+            self._abandon()
+        self._observe(force=True)
+        return self._finish()
+
+    def _loop(self) -> None:
         while True:
             if self.stop.is_set() and not self.stopping:
                 self._begin_stop()
@@ -283,11 +291,19 @@ class _Runner:
             if not self.stopping:
                 self._dispatch()
             if not self.running and (self.stopping or not self._can_dispatch()):
-                break
+                return
             self._observe()
             time.sleep(self.settings.poll)
-        self._observe(force=True)
-        return self._finish()
+
+    def _abandon(self) -> None:
+        """On an unexpected error: kill what still runs. Its subtasks stay claimed and
+        the next run recovers them, as after a killed runner."""
+        for worker in self.running.values():
+            self._signal(worker, signal.SIGKILL)
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                worker.process.wait(timeout=5)
+            worker.log_handle.close()
+        self.running.clear()
 
     def _event(self, kind: str, **fields: Any) -> None:
         event = SwarmEvent.model_validate({"event": kind, "epic_id": self.epic.id, **fields})
