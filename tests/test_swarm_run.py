@@ -559,3 +559,17 @@ def test_an_unexpected_interrupt_kills_the_workers_and_the_next_run_recovers(
     result, events = run(ws, epic, workers=2)
     assert result.finished and [e.event for e in events].count("resumed") == 2
     assert_clean(repo)
+
+
+def test_a_failed_worker_in_a_worktree_keeps_its_branch_without_reservations(
+    ws: Workspace, repo: Path
+) -> None:
+    epic, cell = make_epic(ws, [{"title": "Fails", "files": ["src/f.py"]}])
+    result, events = run(ws, epic, agent_cmd("--fail"), isolation="worktree")
+    reason = result.blocked[cell]
+    blocked = next(e for e in events if e.event == "blocked")
+    assert blocked.worktree and f"worktree {blocked.worktree} on branch" in reason
+    assert os.path.isfile(os.path.join(blocked.worktree, "src/f.py"))  # its work is kept
+    assert list_reservations(Workspace(blocked.worktree)) == []  # released on the branch too
+    assert show_cell(ws, cell_id=cell).status == "blocked"
+    assert git(repo, "status", "--porcelain") == ""

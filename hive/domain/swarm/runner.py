@@ -44,7 +44,7 @@ from typing import IO, Any
 from hive.domain.cells import get_cell
 from hive.domain.graph import open_blockers, ready_cells
 from hive.domain.mail import mail_init, thread_messages
-from hive.domain.reservations import list_reservations
+from hive.domain.reservations import list_reservations, release
 from hive.domain.swarm.dispatch import (
     block_subtask,
     claim_for_worker,
@@ -653,6 +653,8 @@ class _Runner:
         files: list[str] | None = None,
     ) -> None:
         left: list[str] = []
+        if job.worktree is not None:
+            self._release_on_branch(job)
         if job.worktree is not None and files is None:
             reason += f" (worktree {job.worktree} on branch {job.branch} kept)"
         elif job.worktree is None:
@@ -697,6 +699,15 @@ class _Runner:
             branch=job.branch,
             files=files,
         )
+
+    def _release_on_branch(self, job: _Job) -> None:
+        """A failed worker's reservations on its kept branch are released there too, so
+        merging the branch by hand later brings no stale reservations along."""
+        if job.worktree is None or not os.path.isdir(job.worktree):
+            return
+        with contextlib.suppress(HiveError):
+            if list_reservations(Workspace(job.worktree, persist_cache=False), agent=job.agent):
+                release(Workspace(job.worktree, actor=job.agent, persist_cache=False))
 
     def _left_behind(self, job: _Job) -> list[str]:
         """Files of the subtask's scope (owned or reserved by its agent) that the failed
