@@ -23,6 +23,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("review", "An agent's work as diffs: commits, files touched vs owned vs..."),
     ("mcp", "Serve every tool over MCP on stdin/stdout (for agent runtimes)."),
     ("events", "The tool-call event log (agent, tool, args digest, duration, outcome,..."),
+    ("sync", "Exchange hive's cells, reservations and mail with REMOTE: fetch,..."),
     ("dep", "Dependencies between cells."),
     ("epic", "Epics and their subtasks."),
     ("mail", "Swarm mail between agents."),
