@@ -780,9 +780,7 @@ class GitRepo:
         stamp = author.as_bytes().decode()
         reflog = "commit: " + message.split("\n", 1)[0]
         ref = head.ref or "HEAD"
-        return compare_and_swap(
-            self.paths, ref, head.commit, new_commit, who=stamp, message=reflog
-        )
+        return compare_and_swap(self.paths, ref, head.commit, new_commit, who=stamp, message=reflog)
 
     # ------------------------------------------------------ worktree and index
 
@@ -846,6 +844,7 @@ class GitRepo:
                 )
             )
         return updates
+
 
 def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
     """Order commits so every commit comes after its parents (stable by time)."""
