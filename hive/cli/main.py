@@ -506,14 +506,21 @@ def doctor(json_flag: JsonFlag = False) -> None:
 
 @app.command()
 def demo(
-    directory: Annotated[
-        str | None, typer.Option("--dir", help="Where to make the scratch repository.")
+    keep: Annotated[
+        str | None,
+        typer.Option(
+            "--keep", "--dir", help="Make the scratch repository here and leave it to explore."
+        ),
     ] = None,
+    json_flag: JsonFlag = False,
 ) -> None:
-    """Run a small swarm in a scratch repository and show the result."""
+    """Run a real swarm of example agents in a scratch repository and show the result."""
     from hive.cli.demo import run_demo
 
-    run_op(lambda: run_demo(directory))
+    use_json(json_flag)
+    result = run_op(lambda: run_demo(keep, json_mode=OPTIONS.json))
+    if not result.finished:
+        raise typer.Exit(1)
 
 
 # Registered last so `hive --help` lists the cell commands first.
