@@ -580,6 +580,7 @@ app.add_typer(network_cmd.qa_app, name="qa")
 app.command("delegate")(network_cmd.delegate_cmd)
 swarm_cmd.swarm_app.command("state")(network_cmd.state_cmd)
 epic_app.command("synthesize")(network_cmd.synthesize_cmd)
+app.command("sync")(sync_cmd.sync_cmd)
 app.add_typer(sync_cmd.import_app, name="import")
 app.add_typer(sync_cmd.export_app, name="export")
 
