@@ -23,6 +23,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("review", "An agent's work as diffs: commits, files touched vs owned vs..."),
     ("mcp", "Serve every tool over MCP on stdin/stdout (for agent runtimes)."),
     ("events", "The tool-call event log (agent, tool, args digest, duration, outcome,..."),
+    ("delegate", "Delegate a task to an agent: a cell assigned to it with a deadline."),
     ("sync", "Exchange hive's cells, reservations and mail with REMOTE: fetch,..."),
     ("dep", "Dependencies between cells."),
     ("epic", "Epics and their subtasks."),
@@ -33,6 +34,10 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("proposals", "File-write proposals awaiting an arbiter."),
     ("ctx", "Shared context: versioned values shared by a swarm."),
     ("queue", "The coordinator queue: work items with leases."),
+    ("blackboard", "The shared blackboard: entries with a TTL."),
+    ("permissions", "Grants for protected resources (request_permission)."),
+    ("memory", "Project memory (.hive/context.yaml): goals, stack, decisions,..."),
+    ("qa", "The QA harness: score entries, compare with the last run."),
     ("import", "Import another tracker's data."),
     ("export", "Export cells for another tracker."),
 )

@@ -85,6 +85,8 @@ def ready(inv: Invocation) -> int | None:
         state.index.store_ready(state.key, ranked)
         rows = state.index.ready(state.key, limit)
         assert rows is not None
+    if any(b'"deadline"' in row.json for row in rows):
+        return None  # a deadline may have passed: the full CLI flags expired cells
     _emit(inv, rows, total=None)
     return 0
 

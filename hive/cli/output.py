@@ -104,7 +104,7 @@ def cell_table(cells: Sequence[Cell], *, title: str | None = None) -> None:
             cell.type,
             f"[{style}]{cell.status}[/{style}]",
             escape(cell.assignee or ""),
-            escape(cell.title),
+            ("[red](expired)[/red] " if cell.metadata.get("expired") else "") + escape(cell.title),
         )
     out.print(table)
 
