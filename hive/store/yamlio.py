@@ -26,7 +26,10 @@ from typing import Any
 from hive.errors import CorruptFile
 from hive.store.yamlfast import KEY_RE, PLAIN_RE, RESERVED_WORDS, fast_loads
 
-_UNPRINTABLE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+# Characters written as escapes: YAML refuses them raw or reads them as line breaks.
+_UNPRINTABLE_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
+)
 INDENT = "  "
 
 
