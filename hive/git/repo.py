@@ -58,6 +58,7 @@ def _ref(name: str) -> Ref:
 FILE_MODE = 0o100644
 TREE_MODE = 0o040000
 MAX_CAS_ATTEMPTS = 50
+BULK_OBJECTS = 256  # a write of this many blobs or more (an import) goes into one pack
 INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
 
 
@@ -94,6 +95,7 @@ class Plan:
     changes: list[Change]
     message: str
     result: Any = None
+    extra_parents: list[str] = field(default_factory=list)  # a merge: the other side(s)
 
 
 @dataclass(frozen=True)
@@ -627,7 +629,8 @@ class GitRepo:
                 self._refuse_dirty(snap, wanted.changes)
                 blobs = self._write_blobs(wanted.changes)
                 tree = self._write_tree(snap.tree, wanted.changes, blobs)
-                commit = self._write_commit(tree, snap.head.commit, wanted.message, author)
+                parents = [p for p in (snap.head.commit, *wanted.extra_parents) if p]
+                commit = self._write_commit(tree, parents, wanted.message, author)
                 if self._swap_ref(snap.head, commit, author, wanted.message):
                     self._finish(snap, commit, wanted.changes, blobs, index)
                     return WriteResult(
@@ -692,13 +695,19 @@ class GitRepo:
 
         store = self.dulwich.object_store
         blobs: dict[str, str | None] = {}
+        made: list[Blob] = []
         for change in changes:
             if change.content is None:
                 blobs[change.path] = None
                 continue
             blob = Blob.from_string(change.content)
-            store.add_object(blob)
+            made.append(blob)
             blobs[change.path] = blob.id.decode()
+        if len(made) >= BULK_OBJECTS:  # one pack file instead of thousands of loose ones
+            store.add_objects([(blob, None) for blob in made])
+        else:
+            for blob in made:
+                store.add_object(blob)
         return blobs
 
     def _write_tree(
@@ -780,9 +789,7 @@ class GitRepo:
         stamp = author.as_bytes().decode()
         reflog = "commit: " + message.split("\n", 1)[0]
         ref = head.ref or "HEAD"
-        return compare_and_swap(
-            self.paths, ref, head.commit, new_commit, who=stamp, message=reflog
-        )
+        return compare_and_swap(self.paths, ref, head.commit, new_commit, who=stamp, message=reflog)
 
     # ------------------------------------------------------ worktree and index
 
@@ -846,6 +853,7 @@ class GitRepo:
                 )
             )
         return updates
+
 
 def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
     """Order commits so every commit comes after its parents (stable by time)."""
