@@ -85,6 +85,8 @@ def init(
         output.say(f"merge driver for .hive/ files: {result.merge_driver}")
         for remote in result.remotes:
             output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
+        if not result.remotes:
+            output.say("no git remote yet: 'hive sync REMOTE' sets one up for hive's refs")
 
     show(result, json_flag, render)
 

@@ -1,7 +1,8 @@
 """A writer for the kill -9 test: a stream of hive operations, each logged before
 and after (``start N op`` / ``done N op`` lines, flushed), until it is killed.
 
-Usage: python kill_worker.py REPO LOG SEED REMOTE
+The test forks a child that calls :func:`run` (no interpreter start-up per kill);
+``python kill_worker.py REPO LOG SEED REMOTE`` runs the same loop as a program.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import sys
 
 
 def main() -> None:
-    repo, log_path, seed, remote = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    run(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4])
+
+
+def run(repo: str, log_path: str, seed: int, remote: str) -> None:
     from hive.domain.cells import close_cell, create_cell, list_cells, update_cell
     from hive.domain.reservations import release, reserve
     from hive.domain.swarm.complete import swarm_complete

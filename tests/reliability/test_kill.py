@@ -15,11 +15,11 @@ hive command must find a consistent repository:
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,10 +27,10 @@ from hive.domain.cells import create_cell, list_cells
 from hive.domain.reservations import list_reservations
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
-from tests.conftest import GIT_ENV, git, make_repo
+from tests.conftest import git, make_repo
+from tests.reliability import kill_worker
 
 KILLS = int(os.environ.get("HIVE_KILLS", "100"))
-WORKER = Path(__file__).with_name("kill_worker.py")
 STAGED = "staged work\n"
 UNSTAGED = "# my unstaged edit\n"
 
@@ -54,29 +54,26 @@ def _user_status(repo: Path) -> list[str]:
 
 
 def _run_worker(repo: Path, log: Path, seed: int) -> None:
-    env = {**os.environ, **GIT_ENV, "HIVE_LOCK_TIMEOUT": "20"}
-    proc = subprocess.Popen(
-        [sys.executable, str(WORKER), str(repo), str(log), str(seed), "origin"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=str(Path(__file__).parents[2]),
-    )
+    """Fork a writer, let it run for a random moment, then SIGKILL it."""
+    context = multiprocessing.get_context("fork")
+    child = context.Process(target=_child, args=(str(repo), str(log), seed), daemon=True)
+    child.start()
     deadline = time.monotonic() + 30
     while "ready" not in (log.read_text() if log.exists() else ""):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise AssertionError(
-                f"worker did not start: {proc.stderr.read() if proc.stderr else ''}"
-            )
-        time.sleep(0.01)
+        if not child.is_alive() or time.monotonic() > deadline:
+            raise AssertionError(f"worker did not start (exit code {child.exitcode})")
+        time.sleep(0.005)
     log.write_text("")  # only this run's operations from here on
     time.sleep(random.uniform(0.0, 0.4))
-    if proc.poll() is not None:
-        raise AssertionError(f"worker died on its own: {proc.stderr.read() if proc.stderr else ''}")
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    if proc.stderr:
-        proc.stderr.close()
+    assert child.is_alive(), f"worker died on its own (exit code {child.exitcode})"
+    os.kill(child.pid or 0, signal.SIGKILL)
+    child.join()
+    assert child.exitcode == -signal.SIGKILL
+
+
+def _child(repo: str, log: str, seed: int) -> None:
+    os.environ["HIVE_LOCK_TIMEOUT"] = "20"
+    kill_worker.run(repo, log, seed, "origin")
 
 
 def _check(repo: Path, log: Path, baseline: list[str]) -> None:
