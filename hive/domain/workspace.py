@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hive.errors import CorruptFile, InvalidInput, NotInitialized
+from hive.errors import CorruptFile, HiveError, InvalidInput, NotInitialized
 from hive.git.repo import (
     TREE_MODE,
     Change,
@@ -33,7 +33,7 @@ from hive.models import Cell, HiveConfig
 from hive.models.cell import without_control_chars
 from hive.store.cache import CellCache, CellIndex, build_index, derive
 from hive.store.cells import decode_cell, decode_config, encode_cell, parse_for_index, parsed_cell
-from hive.store.index import EMPTY_STATE, StateIndex
+from hive.store.index import EMPTY_STATE, ParseProblem, StateIndex
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 
 GITLINK_MODE = 0o160000
@@ -223,9 +223,21 @@ class Workspace:
             if mode != GITLINK_MODE
         ]
 
-    def _read_blobs(self, wanted: Sequence[tuple[str, str]]) -> Iterator[tuple[str, str, bytes]]:
+    def _read_blobs(
+        self, wanted: Sequence[tuple[str, str]]
+    ) -> Iterator[tuple[str, str, bytes | ParseProblem]]:
+        """Each blob's bytes, or the problem naming the file when git cannot read it."""
         for sha, path in wanted:
-            yield sha, path, self.git.read_blob(sha)
+            try:
+                yield sha, path, self.git.read_blob(sha)
+            except HiveError:
+                raise
+            except Exception as exc:  # dulwich: zlib, checksum, missing object, ...
+                message = (
+                    f"{path}: its git object {sha[:12]} cannot be read ({type(exc).__name__});"
+                    " run 'git fsck', and restore the object from another clone or a backup"
+                )
+                yield sha, path, ParseProblem(message=message, path=path, line=None)
 
     def _load_cells(self, blobs: list[str]) -> dict[str, Cell]:
         """Decode cells by blob id: this process's cache first, then the state index."""

@@ -167,6 +167,16 @@ def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
     )
 
 
+def _directory_entry(path: str, tree: str) -> Entry:
+    """A directory where a cell file should be: listed as that file, with the problem."""
+    message = (
+        f"{path}: is a directory, not a cell file; move what is inside it"
+        " elsewhere and commit, so the cell can be stored there again"
+    )
+    light = [None] * 8 + [0, None, message, path, None]
+    return _entry(path, tree, light)
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     """What a listing shows of one cell, and its printed JSON."""
@@ -226,7 +236,9 @@ def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
 
 
 TreeLister = Callable[[str], Sequence[tuple[str, str, bool]]]  # tree -> (name, sha, is_tree)
-BlobReader = Callable[[Sequence[tuple[str, str]]], Iterator[tuple[str, str, bytes]]]
+BlobReader = Callable[
+    [Sequence[tuple[str, str]]], Iterator[tuple[str, str, "bytes | ParseProblem"]]
+]
 Decoder = Callable[[bytes, str], "ParsedCell | ParseProblem"]
 Progress = Callable[[int, int], None]
 
@@ -384,7 +396,10 @@ class StateIndex:
         missing = self._unparsed(files)
         for start in range(0, len(missing), BATCH):
             batch = missing[start : start + BATCH]
-            self.add_parsed((sha, decode(raw, path)) for sha, path, raw in read_blobs(batch))
+            self.add_parsed(
+                (sha, raw if isinstance(raw, ParseProblem) else decode(raw, path))
+                for sha, path, raw in read_blobs(batch)
+            )
             if progress is not None:
                 progress(min(start + BATCH, len(missing)), len(missing))
         with self.transaction() as db:
@@ -415,7 +430,7 @@ class StateIndex:
             items = list_tree(tree)
             listings.append((tree, items))
             for name, sha, is_tree in items:
-                if is_tree:
+                if is_tree and not name.endswith(".yaml"):  # see entries(): a problem
                     pending.append((sha, f"{prefix}{name}/"))
                 elif name.endswith(".yaml"):
                     files.setdefault(sha, prefix + name)
@@ -488,7 +503,9 @@ class StateIndex:
             following: dict[str, str] = {}
             for row in rows:
                 path = frontier[row[0]] + row[1]
-                if row[3] == 1:
+                if row[3] == 1 and path.endswith(".yaml"):
+                    found.append(_directory_entry(path, row[2]))
+                elif row[3] == 1:
                     following[row[2]] = path + "/"
                 elif row[3] == 0:
                     found.append(_entry(path, row[2], row[4:]))
