@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hive.errors import CorruptFile, HiveError, InvalidInput, NotInitialized
+from hive.errors import CorruptFile, InvalidInput, NotInitialized
 from hive.git.repo import (
     TREE_MODE,
     Change,
@@ -230,8 +230,6 @@ class Workspace:
         for sha, path in wanted:
             try:
                 yield sha, path, self.git.read_blob(sha)
-            except HiveError:
-                raise
             except Exception as exc:  # dulwich: zlib, checksum, missing object, ...
                 message = (
                     f"{path}: its git object {sha[:12]} cannot be read ({type(exc).__name__});"
