@@ -223,6 +223,7 @@ def _modules_after(repo: Path, *args: str) -> tuple[set[str], str]:
         ("list", "-s", "open", "-p", "1"),
         ("--help",),
         ("--version",),
+        ("hooks", "run", "pre-commit"),
     ],
 )
 def test_read_commands_import_no_heavy_module(
@@ -260,3 +261,22 @@ def test_list_and_ready_show_a_page_unless_all(ws: Workspace, repo: Path) -> Non
     human = hive(repo, "list", env={"COLUMNS": "80"})
     assert "showing 50 of 55" in human.stderr
     assert all(len(line) <= 80 for line in human.stdout.splitlines())
+
+
+def test_the_quick_hook_leaves_any_possible_violation_to_the_full_check(
+    ws: Workspace, repo: Path
+) -> None:
+    from hive.domain.reservations import reserve
+
+    reserve(ws.for_actor("bob"), paths=["src/**"], reason="mine")
+    (repo / "notes.txt").write_text("free\n")
+    git(repo, "add", "notes.txt")
+    modules, code = _modules_after(repo, "hooks", "run", "pre-commit")
+    assert code == "0" and not modules & set(HEAVY)  # nothing reserved is staged
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("x = 1\n")
+    git(repo, "add", "src/a.py")
+    _, code = _modules_after(repo, "hooks", "run", "pre-commit")
+    assert code == "None"  # the full check decides (and names the holder)
+    blocked = hive(repo, "hooks", "run", "pre-commit")
+    assert blocked.returncode == 1 and "reserved by bob" in blocked.stderr

@@ -182,4 +182,5 @@ def _write(text: str) -> None:
 LEAN_COMMANDS: dict[str, Callable[..., int | None]] = {
     "ready": lambda lean, inv: lean.ready(inv),
     "list": lambda lean, inv: lean.list_cells(inv),
+    "hooks": lambda lean, inv: lean.precommit(inv),
 }

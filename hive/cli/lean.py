@@ -260,3 +260,122 @@ def _terminal_width() -> int | None:
     if not sys.stdout.isatty():
         return None
     return shutil.get_terminal_size().columns
+
+
+# ------------------------------------------------------------------ the pre-commit hook
+
+
+def precommit(inv: Invocation) -> int | None:
+    """``hive hooks run pre-commit`` when nothing can block the commit: no ``.hive/``
+    file staged and no staged path under any exclusive reservation (of anybody). Any
+    doubt (a reservation that could apply, another worktree, packed objects, a file the
+    fast reader declines) leaves the verdict to the full check."""
+    import os
+
+    if inv.args != ["run", "pre-commit"] or inv.json:
+        return None
+    if os.environ.get("HIVE_BYPASS") == "1":
+        return 0
+    patterns = _exclusive_patterns(inv)
+    if patterns is None:
+        return None
+    staged = _staged_paths(inv)
+    if staged is None or any(path.startswith(".hive/") for path in staged):
+        return None
+    if not patterns or not staged:
+        return 0
+    from hive.domain.globs import glob_matches
+
+    try:
+        hit = any(glob_matches(pattern, path) for pattern in patterns for path in staged)
+    except Exception:
+        return None
+    return None if hit else 0
+
+
+def _exclusive_patterns(inv: Invocation) -> list[str] | None:
+    """Patterns of every unexpired exclusive reservation at HEAD, read from loose
+    objects; None when that cannot be known cheaply and for sure."""
+    import os
+
+    from hive.errors import HiveError
+    from hive.git.loose import read_loose, read_tree, tree_entries
+    from hive.git.refs import discover, read_head_fast
+
+    try:
+        paths = discover(inv.directory)
+    except (HiveError, OSError):
+        return None
+    if os.path.isdir(os.path.join(paths.common_dir, "worktrees")):
+        return None  # reservations of other worktrees count too: the full check reads them
+    head = read_head_fast(paths)
+    if head is None or head.commit is None:
+        return None
+    found = tree_entries(paths, head.commit)
+    if found is None:
+        return None
+    hive = found[0]
+    if hive is None:
+        return []
+    listing = read_tree(paths, hive)
+    if listing is None:
+        return None
+    held = listing.get(b"reservations")
+    if held is None:
+        return []
+    files = read_tree(paths, held)
+    if files is None:
+        return None
+    patterns: list[str] = []
+    for sha in files.values():
+        obj = read_loose(paths, sha)
+        if obj is None or obj[0] != b"blob":
+            return None
+        found_patterns = _patterns_of(obj[1])
+        if found_patterns is None:
+            return None
+        patterns += found_patterns
+    return patterns
+
+
+def _patterns_of(data: bytes) -> list[str] | None:
+    from datetime import UTC, datetime
+
+    from hive.store.yamlfast import fast_loads
+
+    try:
+        document = fast_loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("reservations", []), list):
+        return None
+    now = datetime.now(UTC)
+    patterns = []
+    for item in document.get("reservations", []):
+        if not isinstance(item, dict) or not isinstance(item.get("path_pattern"), str):
+            return None
+        try:
+            expires = datetime.fromisoformat(str(item.get("expires_at")).replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if item.get("exclusive", True) is not False and (expires.tzinfo is None or expires > now):
+            patterns.append(item["path_pattern"])
+    return patterns
+
+
+def _staged_paths(inv: Invocation) -> list[str] | None:
+    """Paths the commit being made changes (git honours GIT_INDEX_FILE for us)."""
+    import subprocess
+
+    try:
+        result = subprocess.run(
+            ["git", "diff", "--cached", "--name-only", "--no-renames", "-z", "HEAD"],
+            cwd=inv.directory,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    if result.returncode != 0:
+        return None
+    return [path for path in result.stdout.decode("utf-8", "surrogateescape").split("\0") if path]
