@@ -65,6 +65,8 @@ def head_state(argv: list[str]) -> HeadState | None:
         paths = discover(_directory(argv))
     except (HiveError, OSError):
         return None
+    if os.path.lexists(paths.index_twin):
+        return None  # a hive write is under way or was killed: the full path recovers it
     head = read_head_fast(paths)
     if head is None or head.commit is None:
         return None
@@ -158,8 +160,10 @@ def _saved_ready_list(argv: list[str], state: HeadState) -> bytes | None:
     paths, commit, tree = state
     documents = ready_answer.load(paths.hive_state_dir, commit, tree, __version__)
     waited = 0
-    while documents is None and waited < PENDING_WAIT and ready_answer.pending(
-        paths.hive_state_dir, commit
+    while (
+        documents is None
+        and waited < PENDING_WAIT
+        and ready_answer.pending(paths.hive_state_dir, commit)
     ):  # the process that just wrote HEAD is saving its ready list: worth a short wait
         time.sleep(0.01)
         waited += 1
