@@ -6,10 +6,15 @@ and loses updates under concurrency). A write is a *transaction*:
 1. take hive's lock (``<common dir>/hive/write.lock``);
 2. read the branch head, hand a :class:`Snapshot` of it to the caller's
    ``plan`` function, which returns the file changes to make;
-3. write blobs, the changed trees and a commit as loose objects;
+3. take git's ``index.lock`` (through hive's twin), write blobs, the changed
+   trees and a commit as loose objects, and record the intent;
 4. compare-and-swap the branch ref from the head read in step 2 to the new
    commit; if something else moved the ref, go back to step 2;
-5. update only the changed files in the working tree and their index entries.
+5. update only the changed files in the working tree and their index entries,
+   then clear the intent.
+
+A write killed at any moment is finished or undone by the next process
+(``hive/git/recovery.py`` describes the protocol).
 
 Because ``plan`` runs again on the fresh head after a lost race, a
 read-modify-write never loses a concurrent update. The user's staged changes
