@@ -68,6 +68,7 @@ def _ref(name: str) -> Ref:
 
 TREE_MODE = 0o040000
 MAX_CAS_ATTEMPTS = 50
+BULK_OBJECTS = 256  # a write of this many blobs or more (an import) goes into one pack
 INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
 
 
@@ -104,6 +105,7 @@ class Plan:
     changes: list[Change]
     message: str
     result: Any = None
+    extra_parents: list[str] = field(default_factory=list)  # a merge: the other side(s)
 
 
 @dataclass(frozen=True)
@@ -659,7 +661,8 @@ class GitRepo:
                 self._refuse_dirty(snap, wanted.changes, index)
                 blobs = self._write_blobs(wanted.changes)
                 tree = self._write_tree(snap.tree, wanted.changes, blobs)
-                commit = self._write_commit(tree, snap.head.commit, wanted.message, author)
+                parents = [p for p in (snap.head.commit, *wanted.extra_parents) if p]
+                commit = self._write_commit(tree, parents, wanted.message, author)
                 killpoints.reached("after-objects")
                 self._record(
                     snap.head.ref or "HEAD",
@@ -783,16 +786,36 @@ class GitRepo:
         return WriteResult(commit=None, result=wanted.result, attempts=1, staged_only=True)
 
     def _write_blobs(self, changes: list[Change]) -> dict[str, str | None]:
+        """Blobs as loose objects (``write_loose``), or one pack for a bulk write."""
+        if sum(change.content is not None for change in changes) >= BULK_OBJECTS:
+            return self._write_blob_pack(changes)
         blobs: dict[str, str | None] = {}
         for change in changes:
             if change.content is None:
                 blobs[change.path] = None
-                continue
-            blobs[change.path] = write_loose(self.paths, b"blob", change.content)
+            else:
+                blobs[change.path] = write_loose(self.paths, b"blob", change.content)
         return blobs
 
-    def _store(self, obj: Any) -> str:
-        """Write a dulwich object as a loose object (see ``hive.git.loose.write_loose``)."""
+    def _write_blob_pack(self, changes: list[Change]) -> dict[str, str | None]:
+        """One pack file instead of thousands of loose objects (an import)."""
+        from dulwich.objects import Blob
+
+        blobs: dict[str, str | None] = {}
+        made: list[Blob] = []
+        for change in changes:
+            if change.content is None:
+                blobs[change.path] = None
+                continue
+            blob = Blob.from_string(change.content)
+            made.append(blob)
+            blobs[change.path] = blob.id.decode()
+        self.dulwich.object_store.add_objects([(blob, None) for blob in made])
+        return blobs
+
+    def store_object(self, obj: Any) -> str:
+        """Write a dulwich object as a loose object, crash-safe (``hive.git.loose.write_loose``:
+        never dulwich's ``add_object``, whose ``<sha>.lock`` a kill leaves for fsck to report)."""
         sha = str(obj.id.decode())
         write_loose(self.paths, obj.type_name, obj.as_raw_string(), sha)
         return sha
@@ -834,7 +857,7 @@ class GitRepo:
         tree = Tree()
         for key, (mode, sha) in items.items():
             tree.add(key, mode, _oid(sha))
-        sha_text = self._store(tree)
+        sha_text = self.store_object(tree)
         self._tree_cache[sha_text] = items
         return sha_text
 
@@ -842,7 +865,7 @@ class GitRepo:
         if self._empty_tree_sha is None:
             from dulwich.objects import Tree
 
-            self._empty_tree_sha = self._store(Tree())
+            self._empty_tree_sha = self.store_object(Tree())
         return self._empty_tree_sha
 
     def _write_commit(
@@ -863,7 +886,7 @@ class GitRepo:
         commit.author_timezone = commit.commit_timezone = offset
         commit.encoding = b"UTF-8"
         commit.message = message.encode("utf-8")
-        sha = self._store(commit)
+        sha = self.store_object(commit)
         self._commit_trees[sha] = tree
         return sha
 
