@@ -570,6 +570,7 @@ app.add_typer(tools_cmd.proposals_app, name="proposals")
 app.command("events")(tools_cmd.events_cmd)
 app.add_typer(ctx_cmd.ctx_app, name="ctx")
 app.add_typer(ctx_cmd.queue_app, name="queue")
+app.command("sync")(sync_cmd.sync_cmd)
 app.add_typer(sync_cmd.import_app, name="import")
 app.add_typer(sync_cmd.export_app, name="export")
 
