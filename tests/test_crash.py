@@ -527,9 +527,7 @@ def test_a_stale_ref_lock_from_a_dead_mail_writer_is_recovered(scene: Scene) -> 
 
     assert run_killed(scene.root, "ref-locked", send)
     assert (scene.root / ".git" / "refs" / "hive" / "mail.lock").exists()
-    started = time.monotonic()
-    send_message(ws, to=["Alice"], subject="after", body="b")
-    assert time.monotonic() - started < 0.5  # recovered at once, not after a timeout
+    send_message(ws, to=["Alice"], subject="after", body="b")  # LockTimeout before
     assert not (scene.root / ".git" / "refs" / "hive" / "mail.lock").exists()
     assert [p for p in debris(scene.root) if "refs" in p] == []
 
@@ -575,8 +573,11 @@ def test_owner_tags_tell_dead_processes_from_live_ones() -> None:
     pid = os.fork()
     if pid == 0:  # pragma: no cover
         os._exit(0)
-    time.sleep(0.05)  # a zombie until reaped: it holds nothing any more
-    if os.path.isdir("/proc/self"):
+    if os.path.isdir("/proc/self"):  # a zombie until reaped: it holds nothing any more
+        deadline = time.monotonic() + 10
+        while b") Z " not in Path(f"/proc/{pid}/stat").read_bytes():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
         assert not owner_alive(f"{pid}-0")
     os.waitpid(pid, 0)
     assert not owner_alive(f"{pid}-0")
