@@ -16,7 +16,7 @@ try:  # recent typer vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     import click.exceptions as click_errors  # type: ignore[no-redef]
 
-from hive.cli import coord_cmd, output, swarm_cmd, tools_cmd
+from hive.cli import coord_cmd, output, serve_cmd, swarm_cmd, tools_cmd
 from hive.cli.answers import VALUED_GLOBALS, command_position
 from hive.cli.common import (
     OPTIONS,
@@ -523,6 +523,7 @@ app.add_typer(tools_cmd.tools_app, name="tools")
 app.command("mcp")(tools_cmd.mcp_cmd)
 app.add_typer(tools_cmd.proposals_app, name="proposals")
 app.command("events")(tools_cmd.events_cmd)
+app.command("serve")(serve_cmd.serve_cmd)
 
 
 def focused_app(argv: list[str]) -> typer.Typer:
