@@ -124,17 +124,7 @@ def board(
         per_page=_bounded(per_page, "per_page", 1, MAX_PER_PAGE),
     )
     everything = list_cells(ws, status="all")
-    matching = list_cells(
-        ws,
-        status=filters.status or "all",
-        type=filters.type,
-        priority=filters.priority,
-        assignee=filters.assignee,
-        label=filters.label,
-    )
-    if filters.text:
-        needle = filters.text.lower()
-        matching = [cell for cell in matching if _matches(cell, needle)]
+    matching = [cell for cell in everything if _wanted(cell, filters)]
     by_status: dict[str, list[Cell]] = {name: [] for name in STATUSES}
     for cell in matching:
         by_status[cell.status].append(cell)
@@ -155,6 +145,18 @@ def _bounded(value: int, name: str, low: int, high: int) -> int:
     return value
 
 
+def _wanted(cell: Cell, filters: BoardFilters) -> bool:
+    """``list_cells``' filters (status, type, priority, assignee, label) plus text."""
+    return (
+        (filters.status is None or cell.status == filters.status)
+        and (filters.type is None or cell.type == filters.type)
+        and (filters.priority is None or cell.priority == filters.priority)
+        and (filters.assignee is None or cell.assignee == filters.assignee)
+        and (filters.label is None or filters.label in cell.labels)
+        and (filters.text is None or _matches(cell, filters.text.lower()))
+    )
+
+
 def _matches(cell: Cell, needle: str) -> bool:
     fields: Iterable[str] = (
         cell.id,
@@ -168,9 +170,12 @@ def _matches(cell: Cell, needle: str) -> bool:
 
 
 def _column(status: str, cells: list[Cell], filters: BoardFilters) -> BoardColumn:
-    if status == "closed":  # most recently closed first; the others keep urgency order
-        epoch = datetime.min.replace(tzinfo=UTC)
-        cells = sorted(cells, key=lambda c: c.closed_at or c.updated_at or epoch, reverse=True)
+    """Closed cells most recently closed first; the others most urgent first and,
+    within a priority, most recently changed first (so activity shows at the top)."""
+    if status == "closed":
+        cells = sorted(cells, key=lambda c: (c.closed_at or c.updated_at, c.id), reverse=True)
+    else:
+        cells = sorted(cells, key=lambda c: (-c.priority, c.updated_at, c.id), reverse=True)
     pages = max(1, math.ceil(len(cells) / filters.per_page))
     page = min(filters.page, pages)
     start = (page - 1) * filters.per_page

@@ -29,9 +29,20 @@ def listen(host: str, port: int) -> socket.socket:
     return listener
 
 
+class _Server(uvicorn.Server):
+    """Ends the open event streams first, so shutting down does not wait for them."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        state = getattr(self.config.app, "state", None)
+        watcher = getattr(state, "watcher", None)
+        if watcher is not None:
+            watcher.end_streams()
+        await super().shutdown(sockets)
+
+
 def server_for(app: Any) -> uvicorn.Server:
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, lifespan="on")
-    return uvicorn.Server(config)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on")
+    return _Server(config)
 
 
 class BackgroundServer:

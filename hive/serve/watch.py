@@ -23,9 +23,13 @@ class Watcher:
         self.token = await asyncio.to_thread(self.probe)
         self._task = asyncio.create_task(self._run())
 
-    async def stop(self) -> None:
+    def end_streams(self) -> None:
+        """Tell every open event stream to finish (the server is shutting down)."""
         for queue in list(self._queues):
-            queue.put_nowait(None)
+            self._offer(queue, None)
+
+    async def stop(self) -> None:
+        self.end_streams()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -49,11 +53,15 @@ class Watcher:
             return False
         self.token = token
         for queue in list(self._queues):
-            if queue.full():  # a slow client only needs the latest token
-                with contextlib.suppress(asyncio.QueueEmpty):
-                    queue.get_nowait()
-            queue.put_nowait(token)
+            self._offer(queue, token)
         return True
+
+    @staticmethod
+    def _offer(queue: asyncio.Queue[str | None], item: str | None) -> None:
+        if queue.full():  # a slow client only needs the latest token
+            with contextlib.suppress(asyncio.QueueEmpty):
+                queue.get_nowait()
+        queue.put_nowait(item)
 
     async def _run(self) -> None:
         while True:
