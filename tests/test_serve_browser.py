@@ -213,7 +213,13 @@ def test_claim_and_note_post_and_land_as_commits(
     assert log.startswith(f"hive: start {sample.feature}")
     assert "Hive-Agent: Test User" in log
 
+    wait_live(page)
     page.fill("textarea[name=text]", "pairing with RedStone tomorrow")
+    refreshes = page.evaluate("document.body.dataset.refreshes || '0'")
+    hive_cli(sample.root, "create", "Unrelated change while typing")
+    time.sleep(1.0)  # the change has arrived, but the swap waits for the field
+    assert page.input_value("textarea[name=text]") == "pairing with RedStone tomorrow"
+    assert page.evaluate("document.body.dataset.refreshes || '0'") == refreshes
     page.click("#add-note")
     page.wait_for_selector("#notes >> text=pairing with RedStone tomorrow")
     log = git(sample.root, "log", "-1", "--format=%s%n%b")

@@ -7,8 +7,19 @@
   let version = meta("hive-version");
   let busy = false, again = false;
 
+  // Someone typing in the live area (a note, a close reason) keeps their text:
+  // the swap waits until they leave the field.
+  function typing() {
+    const field = document.activeElement;
+    return field && live.contains(field) && /^(INPUT|TEXTAREA)$/.test(field.tagName) && field.value;
+  }
+
   async function refresh() {
     if (busy) { again = true; return; }
+    if (typing()) {
+      document.activeElement.addEventListener("blur", () => refresh(), { once: true });
+      return;
+    }
     busy = true;
     try {
       const response = await fetch(location.pathname + location.search, {
