@@ -19,7 +19,7 @@ import pytest
 
 from hive.domain import views
 from hive.domain.cells import create_cell, list_cells
-from hive.domain.mail import inbox, list_threads, send_message, thread_messages
+from hive.domain.mail import inbox, list_threads, send_message, thread_view
 from hive.domain.reservations import list_reservations, release_for_holder
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
@@ -150,7 +150,7 @@ def test_mail_threads_and_messages_mark_nothing_read(ws: Workspace, sample: Samp
     assert len(alone) == 1 and alone[0].subject == "CI is flaky"
     assert threads[0].last_at >= threads[-1].last_at
 
-    shown = thread_messages(ws, key=sample.thread)
+    shown = thread_view(ws, key=sample.thread)
     assert [m.subject for m in shown.messages] == [
         "Kick-off: user authentication",
         "Schema question",
@@ -159,7 +159,7 @@ def test_mail_threads_and_messages_mark_nothing_read(ws: Workspace, sample: Samp
     blue = ws.for_actor("BlueLake")
     assert not any(header.read for header in inbox(blue, agent="BlueLake"))
     with pytest.raises(NotFound):
-        thread_messages(ws, key="no-such-thread")
+        thread_view(ws, key="no-such-thread")
 
 
 def test_outcome_stats_per_strategy_and_bucket(ws: Workspace) -> None:

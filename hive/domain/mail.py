@@ -613,6 +613,21 @@ def sync_mail(ws: Workspace, *, remote: str = "origin") -> MailSyncResult:
     raise GitError(f"{name}'s {MAIL_REF} kept moving while syncing; try again")
 
 
+def thread_messages(ws: Workspace, *, thread_id: str, limit: int = 20) -> list[Message]:
+    """The last ``limit`` messages of a thread (oldest first), whoever they were sent to.
+
+    For observers of a whole thread (``hive swarm run``'s progress view); reading
+    them this way marks nothing read.
+    """
+    state = _state(ws)
+    found = [event for event in state.messages.values() if event.get("thread_id") == thread_id]
+    found.sort(key=lambda event: (event["at"], event["id"]))
+    return [
+        Message(**_header(state, event, "").model_dump(), body=str(event.get("body") or ""))
+        for event in found[-max(1, limit) :]
+    ]
+
+
 # ------------------------------------------------------------------ watching (hive serve)
 
 
@@ -652,7 +667,7 @@ def list_threads(ws: Workspace, *, limit: int | None = None) -> list[MailThread]
     return threads[:limit] if limit is not None else threads
 
 
-def thread_messages(ws: Workspace, *, key: str) -> ThreadView:
+def thread_view(ws: Workspace, *, key: str) -> ThreadView:
     """The messages of one thread (by :func:`list_threads`' key), oldest first, with
     who has read and acknowledged each; reading them here marks nothing read."""
     state = _state(ws)

@@ -360,14 +360,14 @@ def create_app(config: ServeConfig) -> Starlette:
         )
 
     async def mail_page(request: Request) -> Response:
-        from hive.domain.mail import list_threads, thread_messages
+        from hive.domain.mail import list_threads, thread_view
 
         key = request.query_params.get("thread") or None
 
         def build(ws: Workspace) -> dict[str, Any]:
             threads = list_threads(ws, limit=500)
             chosen = key or (threads[0].key if threads else None)
-            shown = thread_messages(ws, key=chosen) if chosen else None
+            shown = thread_view(ws, key=chosen) if chosen else None
             return {"threads": threads, "thread": shown, "chosen": chosen}
 
         return await pages.render(request, "mail.html", build, section="mail")
@@ -439,7 +439,7 @@ def _warm(ws: Workspace) -> None:
 
 
 def _api_view(name: str, request: Request) -> Callable[[Workspace], Any] | None:
-    from hive.domain.mail import list_threads, thread_messages
+    from hive.domain.mail import list_threads, thread_view
 
     params = request.query_params
     if name == "board":
@@ -455,7 +455,7 @@ def _api_view(name: str, request: Request) -> Callable[[Workspace], Any] | None:
         return views.reservations_view
     if name == "mail":
         key = params.get("thread")
-        return lambda ws: thread_messages(ws, key=key) if key else list_threads(ws)
+        return lambda ws: thread_view(ws, key=key) if key else list_threads(ws)
     if name == "outcomes":
         return lambda ws: views.outcome_stats(ws, bucket=params.get("bucket") or None)
     return None
