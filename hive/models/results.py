@@ -14,6 +14,8 @@ class InitResult(BaseModel):
     prefix: str
     created: bool
     commit: str | None = None
+    merge_driver: str = ""
+    remotes: list[str] = Field(default_factory=list)
 
 
 class EpicStatus(BaseModel):
@@ -63,3 +65,22 @@ class DependencyNode(BaseModel):
     @classmethod
     def from_tree(cls, tree: dict[str, Any]) -> DependencyNode:
         return cls.model_validate(tree)
+
+
+class BeadsImportResult(BaseModel):
+    """What ``hive import beads`` did: counts, the commit, and what was mapped."""
+
+    source: str
+    records: int
+    imported: int
+    updated: int = 0
+    skipped: int = 0
+    commit: str | None = None
+    mapped_statuses: dict[str, int] = Field(default_factory=dict)
+    mapped_types: dict[str, int] = Field(default_factory=dict)
+
+
+class BeadsExportResult(BaseModel):
+    path: str | None
+    records: int
+    text: str | None = None
