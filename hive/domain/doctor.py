@@ -38,6 +38,8 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _tools_config_problems(ws, snap)
     problems += _merge_conflicts(index)
     problems += merge_setup_problems(ws, snap)
+    problems += _contest_problems(ws, snap)
+    problems += _git_state_problems(ws)
     return DoctorReport(cells=len(index.cells), problems=problems)
 
 
@@ -58,6 +60,29 @@ def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     except InvalidInput as exc:
         return [Problem(kind="config", message=exc.message, path=CONFIG_PATH)]
     return []
+
+
+def _contest_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
+    """Overlapping exclusive reservations a merge brought in that no sync has settled."""
+    from hive.domain.contest import unsettled_contests
+
+    return [
+        Problem(
+            kind="contested-reservation",
+            message=f"{c.kept.agent}'s {c.kept.path_pattern!r} and {c.yielded.agent}'s"
+            f" {c.yielded.path_pattern!r} are both held exclusively (granted in different"
+            f" clones); the earliest grant wins: run 'hive sync' to settle it and tell both",
+        )
+        for c in unsettled_contests(ws, snap)
+    ]
+
+
+def _git_state_problems(ws: Workspace) -> list[Problem]:
+    """The user's git is mid-operation (or detached): hive refuses to commit until done."""
+    from hive.git.state import git_state_problem
+
+    problem = git_state_problem(ws.git.paths, ws.git.head())
+    return [] if problem is None else [Problem(kind="git-state", message=problem)]
 
 
 def _merge_conflicts(index: CellIndex) -> list[Problem]:
