@@ -16,7 +16,16 @@ try:  # recent typer vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     import click.exceptions as click_errors  # type: ignore[no-redef]
 
-from hive.cli import coord_cmd, ctx_cmd, output, serve_cmd, swarm_cmd, sync_cmd, tools_cmd
+from hive.cli import (
+    coord_cmd,
+    ctx_cmd,
+    network_cmd,
+    output,
+    serve_cmd,
+    swarm_cmd,
+    sync_cmd,
+    tools_cmd,
+)
 from hive.cli.answers import VALUED_GLOBALS, command_position
 from hive.cli.common import (
     OPTIONS,
@@ -199,9 +208,12 @@ def ready(
 ) -> None:
     """Cells ready to work on: open, unblocked, most urgent and oldest first."""
     from hive.domain.cells import ready as ready_op
+    from hive.domain.deadlines import has_deadline
 
     use_json(json_flag)
     cells = run_op(lambda: ready_op(workspace(), limit=limit, claim=claim))
+    if has_deadline(cells):
+        output.not_cacheable()  # whether a deadline has passed depends on the clock
 
     def render() -> None:
         if claim:
@@ -570,6 +582,13 @@ app.add_typer(tools_cmd.proposals_app, name="proposals")
 app.command("events")(tools_cmd.events_cmd)
 app.add_typer(ctx_cmd.ctx_app, name="ctx")
 app.add_typer(ctx_cmd.queue_app, name="queue")
+app.add_typer(network_cmd.blackboard_app, name="blackboard")
+app.add_typer(network_cmd.permissions_app, name="permissions")
+app.add_typer(network_cmd.memory_app, name="memory")
+app.add_typer(network_cmd.qa_app, name="qa")
+app.command("delegate")(network_cmd.delegate_cmd)
+swarm_cmd.swarm_app.command("state")(network_cmd.state_cmd)
+epic_app.command("synthesize")(network_cmd.synthesize_cmd)
 app.command("sync")(sync_cmd.sync_cmd)
 app.add_typer(sync_cmd.import_app, name="import")
 app.add_typer(sync_cmd.export_app, name="export")

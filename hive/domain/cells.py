@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hive.domain.deadlines import flag_expired
 from hive.domain.globs import normalize_pattern
 from hive.domain.graph import (
     dependency_tree,
@@ -236,7 +237,7 @@ def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> li
     if limit is not None and limit < 1:
         raise InvalidInput(f"limit must be at least 1, got {limit}")
     if not claim:
-        return ready_cells(ws.cells(), limit)
+        return flag_expired(ready_cells(ws.cells(), limit))
 
     actor = ws.actor
 
@@ -249,7 +250,7 @@ def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> li
         return [claimed], claimed.id, claimed.title, [claimed]
 
     result: list[Cell] = ws.write(plan, event="start").result
-    return result
+    return flag_expired(result)
 
 
 # ------------------------------------------------------------------ writing

@@ -54,12 +54,18 @@ def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
 
 
 def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
-    """A bad ``tools:`` section fails every agent tool call: report it here too."""
-    try:
-        parse_tools_config(ws.config(snap).extra_settings().get("tools"))
-    except InvalidInput as exc:
-        return [Problem(kind="config", message=exc.message, path=CONFIG_PATH)]
-    return []
+    """A bad ``tools:`` (or ``permission_policy:``) section fails agent tool calls:
+    report it here too."""
+    from hive.models.policy import parse_policy
+
+    settings = ws.config(snap).extra_settings()
+    problems = []
+    for parse, key in ((parse_tools_config, "tools"), (parse_policy, "permission_policy")):
+        try:
+            parse(settings.get(key))
+        except InvalidInput as exc:
+            problems.append(Problem(kind="config", message=exc.message, path=CONFIG_PATH))
+    return problems
 
 
 def _contest_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:

@@ -170,6 +170,7 @@ class Workspace:
         from pydantic_core import to_json
 
         from hive import __version__
+        from hive.domain.deadlines import has_deadline
         from hive.domain.graph import ready_cells
         from hive.store import ready_answer
 
@@ -178,8 +179,11 @@ class Workspace:
         printed = self.cache.json_by_blob
         if len(printed) > 100_000:
             printed.clear()
+        ready = ready_cells(index)
+        if has_deadline(ready):  # expiry depends on the clock: fresh readers compute it
+            return
         documents = []
-        for cell in ready_cells(index):
+        for cell in ready:
             blob = index.blobs.get(cell.id, "")
             if blob not in printed:
                 printed[blob] = to_json(cell, indent=2)

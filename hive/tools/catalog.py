@@ -680,9 +680,9 @@ MORE_TOOLS = [
 
 def _seed_tools() -> list[Tool]:
     """The tools of the other seeds, defined in their own modules."""
-    from hive.tools import coord_tools
+    from hive.tools import coord_tools, network_tools
 
-    return [*coord_tools.TOOLS]
+    return [*coord_tools.TOOLS, *network_tools.TOOLS]
 
 
 for _tool in [*TOOLS, *MORE_TOOLS, *_seed_tools()]:
