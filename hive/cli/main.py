@@ -94,6 +94,8 @@ def init(
         output.say(f"merge driver for .hive/ files: {result.merge_driver}")
         for remote in result.remotes:
             output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
+        if not result.remotes:
+            output.say("no git remote yet: 'hive sync REMOTE' sets one up for hive's refs")
 
     show(result, json_flag, render)
 
@@ -153,9 +155,14 @@ def show_cmd(
 ) -> None:
     """Show one cell (partial ids work when unambiguous)."""
     from hive.domain.cells import show_cell
+    from hive.domain.damage import cell_file_problem
 
     use_json(json_flag)
-    cell = run_op(lambda: show_cell(workspace(), cell_id=cell_id))
+    ws = run_op(workspace)
+    cell = run_op(lambda: show_cell(ws, cell_id=cell_id))
+    problem = cell_file_problem(ws, cell.id)
+    if problem is not None:
+        output.err(f"warning: {problem}")
     show(cell, json_flag, lambda: output.cell_detail(cell))
 
 
@@ -194,8 +201,14 @@ def list_cmd(
 
 
 def _warn_corrupt(ws: "Workspace") -> None:
+    from hive.domain.damage import directories_in_place_of_cells, directory_message
+
     for err in ws.cells().problems.values():
         output.err(f"warning: {err.message}")
+    committed = set(ws.cells().problems)
+    for relative in directories_in_place_of_cells(ws):
+        if relative not in committed:
+            output.err(f"warning: {directory_message(relative)}")
 
 
 @app.command()

@@ -194,7 +194,13 @@ def _graph_problems(index: CellIndex) -> list[Problem]:
 
 def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem]:
     """Cell files edited in the working tree (not committed) that would not load."""
-    found: list[Problem] = []
+    from hive.domain.damage import directories_in_place_of_cells, directory_message
+
+    found: list[Problem] = [
+        Problem(kind="not-a-file", message=directory_message(rel), path=rel)
+        for rel in directories_in_place_of_cells(ws)
+        if not any(path.startswith(rel + "/") for path in committed)  # else: with the cells
+    ]
     base = os.path.join(ws.root, CELLS_DIR)
     for directory, _, names in os.walk(base):
         for name in sorted(names):
