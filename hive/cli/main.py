@@ -22,6 +22,7 @@ from hive.cli import (
     network_cmd,
     output,
     scratch_cmd,
+    serve_cmd,
     swarm_cmd,
     sync_cmd,
     tools_cmd,
@@ -617,6 +618,7 @@ epic_app.command("synthesize")(network_cmd.synthesize_cmd)
 app.command("sync")(sync_cmd.sync_cmd)
 app.add_typer(sync_cmd.import_app, name="import")
 app.add_typer(sync_cmd.export_app, name="export")
+app.command("serve")(serve_cmd.serve_cmd)
 
 
 def focused_app(argv: list[str]) -> typer.Typer:
