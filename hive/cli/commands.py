@@ -25,6 +25,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("events", "The tool-call event log (agent, tool, args digest, duration, outcome,..."),
     ("delegate", "Delegate a task to an agent: a cell assigned to it with a deadline."),
     ("sync", "Exchange hive's cells, reservations and mail with REMOTE: fetch,..."),
+    ("serve", "Serve a live web board of this hive (read-only unless --allow-write)."),
     ("dep", "Dependencies between cells."),
     ("epic", "Epics and their subtasks."),
     ("mail", "Swarm mail between agents."),
@@ -38,6 +39,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("permissions", "Grants for protected resources (request_permission)."),
     ("memory", "Project memory (.hive/context.yaml): goals, stack, decisions,..."),
     ("qa", "The QA harness: score entries, compare with the last run."),
+    ("scratchpad", "The swarm's shared scratchpad (1 MB per entry, 100 MB)."),
+    ("todo", "Agents' todo lists (todo_write / todo_read)."),
     ("import", "Import another tracker's data."),
     ("export", "Export cells for another tracker."),
 )

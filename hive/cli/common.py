@@ -50,6 +50,8 @@ def workspace() -> Workspace:
     from hive.domain.workspace import Workspace
 
     opened = Workspace(OPTIONS.directory, actor=OPTIONS.actor, session=default_session())
+    for line in opened.git.recovered:  # a write a killed hive process left, now settled
+        output.err(f"hive: {line}")
     output.attach_progress(opened)
     return opened
 

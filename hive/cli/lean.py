@@ -14,6 +14,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hive.cli.entry import DEFAULT_PAGE, Invocation
 from hive.domain.readiness import ready_ids
@@ -25,6 +26,9 @@ from hive.store.index import (
     nodes_of,
     render_json_list,
 )
+
+if TYPE_CHECKING:
+    from hive.git.refs import RepoPaths
 
 STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
 TYPES = ("bug", "feature", "task", "epic", "chore")
@@ -46,6 +50,8 @@ def open_state(inv: Invocation) -> State | None:
         paths = discover(inv.directory)
     except (HiveError, OSError):
         return None
+    if _write_pending(paths):
+        return None
     head = read_head_fast(paths)
     if head is None or head.commit is None:
         return None
@@ -64,6 +70,13 @@ def open_state(inv: Invocation) -> State | None:
     if trees[0] is None or not index.has_state(key):
         return None
     return State(index=index, key=key)
+
+
+def _write_pending(paths: RepoPaths) -> bool:
+    """A hive write is under way or was killed: the full path recovers it first."""
+    import os
+
+    return os.path.lexists(paths.index_twin)
 
 
 # ------------------------------------------------------------------ ready
@@ -305,6 +318,8 @@ def _exclusive_patterns(inv: Invocation) -> list[str] | None:
     try:
         paths = discover(inv.directory)
     except (HiveError, OSError):
+        return None
+    if _write_pending(paths):
         return None
     if os.path.isdir(os.path.join(paths.common_dir, "worktrees")):
         return None  # reservations of other worktrees count too: the full check reads them
