@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import SOURCE_FILES, machine, write_docs  # noqa: E402
 
+import hive  # noqa: E402
 from hive.models import Cell, utc_now  # noqa: E402
 from hive.store.cells import encode_cell  # noqa: E402
 from hive.store.ids import new_root_id  # noqa: E402
@@ -161,7 +162,11 @@ def hive_command() -> str:
 
 
 def environment(agent: str = AGENT) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    """This environment without git's and Python's tuning variables (a shell's usual one:
+    e.g. PYTHONDONTWRITEBYTECODE would make every process compile hive from source)."""
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("GIT_", "PYTHON"))
+    }
     env.pop("HIVE_BYPASS", None)
     env["HIVE_AGENT"] = agent
     return env
@@ -182,6 +187,13 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[Sample, str]
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {process.returncode}:\n{text}")
     return Sample(elapsed, usage.ru_maxrss), text
+
+
+def compile_hive() -> None:
+    """Byte-compile hive as an installer would, so no measured process compiles it."""
+    package = Path(str(hive.__file__)).parent
+    command = [sys.executable, "-m", "compileall", "-q", str(package)]
+    subprocess.run(command, env=environment(), check=True)
 
 
 def git(repo: Path, *args: str) -> str:
@@ -539,6 +551,7 @@ def main() -> None:
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     args.repos.mkdir(parents=True, exist_ok=True)
+    compile_hive()
     load = load_average()
     rows: list[Row] = []
     for size in args.sizes:
