@@ -254,14 +254,16 @@ class Bench:
 
     def row(self, operation: str, pairs: Pairs, target: Target | None, *, peak: bool = True) -> Row:
         peak_mb = statistics.median(pairs.maxrss_kb) / 1024 if peak else None
-        return Row(
-            self.size,
-            operation,
-            statistics.median(pairs.hive) * 1000,
-            statistics.median(pairs.git) * 1000,
-            pairs.ratio,
-            peak_mb,
-            target,
+        return progress(
+            Row(
+                self.size,
+                operation,
+                statistics.median(pairs.hive) * 1000,
+                statistics.median(pairs.git) * 1000,
+                pairs.ratio,
+                peak_mb,
+                target,
+            )
         )
 
     def drop_index(self) -> None:
@@ -425,15 +427,17 @@ def measure_hook(bench: Bench, target: Target) -> Row:
         pairs.add(commit("--no-verify"), commit())
     added = statistics.median(h - g for h, g in zip(pairs.hive, pairs.git, strict=True))
     bench.hive_run("hooks", "uninstall")
-    return Row(
-        bench.size,
-        "pre-commit hook: added to `git commit` (git: without the hook)",
-        added * 1000,
-        statistics.median(pairs.git) * 1000,
-        pairs.ratio,
-        statistics.median(pairs.maxrss_kb) / 1024,
-        target,
-        added=True,
+    return progress(
+        Row(
+            bench.size,
+            "pre-commit hook: added to `git commit` (git: without the hook)",
+            added * 1000,
+            statistics.median(pairs.git) * 1000,
+            pairs.ratio,
+            statistics.median(pairs.maxrss_kb) / 1024,
+            target,
+            added=True,
+        )
     )
 
 
@@ -528,6 +532,12 @@ def render(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def progress(row: Row) -> Row:
+    """Show a finished row on stderr (a run at 100,000 cells takes a while)."""
+    print("    " + " | ".join(row.cells()[1:]), file=sys.stderr, flush=True)
+    return row
+
+
 def load_average() -> float:
     return os.getloadavg()[0]
 
@@ -552,21 +562,27 @@ def main() -> None:
     args = parser.parse_args()
     args.repos.mkdir(parents=True, exist_ok=True)
     compile_hive()
-    load = load_average()
     rows: list[Row] = []
+    loads: dict[int, tuple[float, float]] = {}
     for size in args.sizes:
         repo, info = prepare_repo(args.repos, size, args.rebuild)
         bench = Bench(repo, size, args.runs)
+        began = load_average()
         with reported(f"{size:,} cells: fresh processes"):
             rows += measure_processes(bench, info, args.cold_runs)
         if not args.no_in_process:
             with reported(f"{size:,} cells: in-process"):
                 rows += measure_in_process(bench)
+        loads[size] = (began, load_average())
         reset_repo(repo, info["base"])
-    table = render(rows)
+        (args.repos / "last-run.md").write_text(render(rows) + "\n")
+    table = render(sorted(rows, key=lambda row: row.size))
+    during = "; ".join(
+        f"{size:,} cells: {start:.2f} -> {end:.2f}" for size, (start, end) in sorted(loads.items())
+    )
     note = (
-        f"{args.runs} pairs per row ({args.cold_runs} for the no-index row); "
-        f"1-minute load average {load:.2f} at the start, {load_average():.2f} at the end."
+        f"{args.runs} pairs per row ({args.cold_runs} for the no-index row). "
+        f"1-minute load average at the start and end of each size: {during}."
     )
     print(table)
     print(f"\n{note}")
