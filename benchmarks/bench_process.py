@@ -8,8 +8,10 @@ Usage::
 
 Each size is a repository with 2,000 source files plus N cells (``gc.auto=0``),
 built once (cell files written with hive's own encoder, then one plain
-``git add -A && git commit``) under ``benchmarks/results/process/`` and reset
-to its built commit on every later run (``--rebuild`` builds it again).
+``git add -A && git commit``, then ``git repack -a -d`` so that, as in a fresh
+clone, the objects are packed; ``--loose`` keeps them loose) under
+``benchmarks/results/process/`` and reset to its built commit on every later
+run (``--rebuild`` builds it again).
 
 Every row alternates, pair by pair, a fresh ``git add FILE && git commit`` of a
 one-file change (two processes, no hooks) with a fresh ``hive`` process (the
@@ -58,7 +60,7 @@ from hive.store.cells import encode_cell  # noqa: E402
 from hive.store.ids import new_root_id  # noqa: E402
 from hive.store.layout import cell_path  # noqa: E402
 
-BUILD_FORMAT = 1  # bump when the built repositories change shape
+BUILD_FORMAT = 2  # bump when the built repositories change shape
 AGENT = "bench"
 PEER = "peer"
 PREFIX = "bn"
@@ -172,21 +174,40 @@ def environment(agent: str = AGENT) -> dict[str, str]:
     return env
 
 
+def time_binary() -> str | None:
+    """GNU time, which measures a process it forks itself (from a small process)."""
+    found = shutil.which("time")
+    if found is None:
+        return None
+    probe = subprocess.run([found, "-q", "-f", "%M", "true"], capture_output=True, text=True)
+    return found if probe.returncode == 0 and probe.stderr.strip().isdigit() else None
+
+
+TIME = time_binary()
+
+
 def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[Sample, str]:
-    """Run one process to its end; its wall time, its own peak RSS (wait4) and its output."""
-    with tempfile.TemporaryFile() as output:
+    """Run one process to its end: its wall time, its peak RSS and its output.
+
+    The peak comes from GNU time when there is one: a child forked from this (large)
+    process reports at least this process's RSS as its own peak (Linux keeps the
+    high-water mark across exec), so ``wait4`` alone would overstate small processes.
+    Every process, git's and hive's, runs the same way, so the pairs stay fair."""
+    with tempfile.TemporaryFile() as output, tempfile.NamedTemporaryFile("r") as peak:
+        wrapped = [TIME, "-q", "-f", "%M", "-o", peak.name, *argv] if TIME else argv
         start = time.perf_counter()
         process = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=output
+            wrapped, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output, stderr=output
         )
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
         output.seek(0)
         text = output.read().decode("utf-8", errors="replace")
+        maxrss_kb = int(peak.read().split()[-1]) if TIME else usage.ru_maxrss
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {process.returncode}:\n{text}")
-    return Sample(elapsed, usage.ru_maxrss), text
+    return Sample(elapsed, maxrss_kb), text
 
 
 def compile_hive() -> None:
@@ -274,10 +295,13 @@ class Bench:
 # --- the repositories ------------------------------------------------------------------
 
 
-def prepare_repo(base: Path, size: int, rebuild: bool) -> tuple[Path, dict[str, str]]:
+def prepare_repo(
+    base: Path, size: int, *, rebuild: bool = False, loose: bool = False
+) -> tuple[Path, dict[str, str]]:
     """The repository of ``size`` cells, built once and reset to its built commit."""
-    repo = base / f"repo-{size}"
-    stamp = base / f"repo-{size}.json"
+    name = f"repo-{size}" + ("-loose" if loose else "")
+    repo = base / name
+    stamp = base / f"{name}.json"
     info: dict[str, str] | None = None
     if stamp.exists() and repo.exists() and not rebuild:
         loaded = json.loads(stamp.read_text())
@@ -286,14 +310,15 @@ def prepare_repo(base: Path, size: int, rebuild: bool) -> tuple[Path, dict[str, 
     if info is None:
         stamp.unlink(missing_ok=True)
         shutil.rmtree(repo, ignore_errors=True)
-        info = build_repo(repo, size)
+        info = build_repo(repo, size, loose=loose)
         stamp.write_text(json.dumps(info))
     reset_repo(repo, info["base"])
     return repo, info
 
 
-def build_repo(repo: Path, size: int) -> dict[str, str]:
-    """2,000 committed source files, ``hive init``, then ``size`` cells in one git commit."""
+def build_repo(repo: Path, size: int, *, loose: bool = False) -> dict[str, str]:
+    """2,000 committed source files, ``hive init``, then ``size`` cells in one git commit;
+    then everything packed, as in a fresh clone (unless ``loose``)."""
     began = time.perf_counter()
     print(f"building {size:,} cells + {SOURCE_FILES:,} source files in {repo} ...", file=sys.stderr)
     repo.mkdir(parents=True)
@@ -310,6 +335,8 @@ def build_repo(repo: Path, size: int) -> dict[str, str]:
     ids = write_cells(repo, size)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", f"bench: {size} cells", "-m", "Hive-Event: import")
+    if not loose:
+        git(repo, "repack", "-a", "-d", "-q")
     open_id = ids[1]  # number 0 is closed (every third is)
     info = {"format": str(BUILD_FORMAT), "base": git(repo, "rev-parse", "HEAD"), "show": open_id}
     print(f"  built in {time.perf_counter() - began:.1f} s", file=sys.stderr)
@@ -557,6 +584,9 @@ def main() -> None:
     parser.add_argument("--cold-runs", type=int, default=5, help="pairs of the no-index row")
     parser.add_argument("--repos", type=Path, default=DEFAULT_REPOS, help="where repos are kept")
     parser.add_argument("--rebuild", action="store_true", help="build the repositories again")
+    parser.add_argument(
+        "--loose", action="store_true", help="keep the built objects loose (default: packed)"
+    )
     parser.add_argument("--no-in-process", action="store_true", help="skip in-process rows")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
@@ -565,7 +595,7 @@ def main() -> None:
     rows: list[Row] = []
     loads: dict[int, tuple[float, float]] = {}
     for size in args.sizes:
-        repo, info = prepare_repo(args.repos, size, args.rebuild)
+        repo, info = prepare_repo(args.repos, size, rebuild=args.rebuild, loose=args.loose)
         bench = Bench(repo, size, args.runs)
         began = load_average()
         with reported(f"{size:,} cells: fresh processes"):
@@ -580,8 +610,10 @@ def main() -> None:
     during = "; ".join(
         f"{size:,} cells: {start:.2f} -> {end:.2f}" for size, (start, end) in sorted(loads.items())
     )
+    objects = "loose" if args.loose else "packed, as in a fresh clone"
     note = (
-        f"{args.runs} pairs per row ({args.cold_runs} for the no-index row). "
+        f"{args.runs} pairs per row ({args.cold_runs} for the no-index row); the built "
+        f"repository's objects {objects}. "
         f"1-minute load average at the start and end of each size: {during}."
     )
     print(table)
