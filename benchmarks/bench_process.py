@@ -1,6 +1,6 @@
 """Whole fresh processes: every ``hive`` command timed as a new process, paired with git.
 
-Usage::
+Usage (the numbers only mean something on a quiet machine)::
 
     python benchmarks/bench_process.py                        # 1,000 and 10,000 cells
     python benchmarks/bench_process.py --sizes 1000 --runs 5  # a quick check
@@ -17,8 +17,11 @@ Every row alternates, pair by pair, a fresh ``git add FILE && git commit`` of a
 one-file change (two processes, no hooks) with a fresh ``hive`` process (the
 console script of this venv) on the same repository, and reports the median of
 hive, the median of git and the median of the per-pair ratios, plus hive's peak
-resident memory (``wait4``'s ``ru_maxrss`` of that very process). Special rows:
+resident memory (GNU time's ``%M``). Special rows:
 
+* "fresh clone": ``ready --json``, ``list`` and the hook measured first, before
+  any hive write, while ``.hive`` is in the pack (the other rows come after the
+  write rows, when HEAD's ``.hive`` is a tree hive wrote, a loose object);
 * the pre-commit hook: ``git commit`` with the hook ``hive hooks install``
   writes, against the same commit with ``--no-verify``, paired; the hive column
   is the median of the per-pair differences (what the hook adds);
@@ -397,9 +400,27 @@ def targets(size: int) -> dict[str, Target]:
     }
 
 
-def measure_processes(bench: Bench, info: dict[str, str], cold_runs: int) -> list[Row]:
+def measure_processes(
+    bench: Bench, info: dict[str, str], cold_runs: int, *, fresh_clone: bool
+) -> list[Row]:
+    """Every row of one repository. With ``fresh_clone`` (packed objects) the reads and
+    the hook are measured twice: first as a fresh clone has ``.hive`` (packed, no hive
+    write yet), then after the write rows (hive writes loose objects)."""
     bar = targets(bench.size)
     bench.hive_run("ready", "--json")  # the index knows the built state (built when missing)
+    rows: list[Row] = []
+    if fresh_clone:
+        clone = ", fresh clone"
+        rows += measure_reads(bench, ["ready", "list"], clone)
+        rows.append(measure_hook(bench, bar["hook"], clone))
+    rows += measure_writes(bench)
+    rows += measure_reads(bench, ["ready", "list", "show", "help"], "", info["show"])
+    rows.append(measure_hook(bench, bar["hook"]))
+    rows.append(measure_cold(bench, bar["cold"], cold_runs))
+    return rows
+
+
+def measure_writes(bench: Bench) -> list[Row]:
     created: list[str] = []
 
     def create(number: int) -> Sample:
@@ -410,7 +431,7 @@ def measure_processes(bench: Bench, info: dict[str, str], cold_runs: int) -> lis
         created.append(found.group(0))
         return sample
 
-    rows = [bench.row("`hive create`", bench.paired(create), bar["create"])]
+    rows = [bench.row("`hive create`", bench.paired(create), targets(bench.size)["create"])]
     updating, closing = iter(created), iter(created)
     pattern = "src/pkg39/bench{}.py"
     writes: list[tuple[str, Callable[[int], list[str]]]] = [
@@ -422,22 +443,27 @@ def measure_processes(bench: Bench, info: dict[str, str], cold_runs: int) -> lis
     ]
     bench.hive_run("mail", "init")
     bench.hive_run("mail", "init", agent=PEER)
-    reads: list[tuple[str, list[str], Target | None]] = [
-        ("`hive ready --json`", ["ready", "--json"], bar["ready"]),
-        ("`hive list`", ["list"], bar["list"]),
-        ("`hive show ID`", ["show", info["show"]], None),
-        ("`hive --help`", ["--help"], bar["help"]),
-    ]
     for operation, command in writes:
         rows.append(bench.row(operation, bench.paired(bench.hive_step(command)), None))
-    for operation, args, target in reads:
-        rows.append(bench.row(operation, bench.paired(bench.hive_step(args)), target))
-    rows.append(measure_hook(bench, bar["hook"]))
-    rows.append(measure_cold(bench, bar["cold"], cold_runs))
     return rows
 
 
-def measure_hook(bench: Bench, target: Target) -> Row:
+def measure_reads(bench: Bench, which: list[str], suffix: str, show_id: str = "") -> list[Row]:
+    bar = targets(bench.size)
+    reads: dict[str, tuple[str, list[str], Target | None]] = {
+        "ready": ("`hive ready --json`", ["ready", "--json"], bar["ready"]),
+        "list": ("`hive list`", ["list"], bar["list"]),
+        "show": ("`hive show ID`", ["show", show_id], None),
+        "help": ("`hive --help`", ["--help"], bar["help"]),
+    }
+    rows = []
+    for key in which:
+        operation, args, target = reads[key]
+        rows.append(bench.row(operation + suffix, bench.paired(bench.hive_step(args)), target))
+    return rows
+
+
+def measure_hook(bench: Bench, target: Target, suffix: str = "") -> Row:
     """``git commit`` with hive's pre-commit hook against the same commit without it."""
     bench.hive_run("hooks", "install")
     env = environment()
@@ -457,7 +483,7 @@ def measure_hook(bench: Bench, target: Target) -> Row:
     return progress(
         Row(
             bench.size,
-            "pre-commit hook: added to `git commit` (git: without the hook)",
+            f"pre-commit hook{suffix}: added to `git commit` (git: without the hook)",
             added * 1000,
             statistics.median(pairs.git) * 1000,
             pairs.ratio,
@@ -599,7 +625,7 @@ def main() -> None:
         bench = Bench(repo, size, args.runs)
         began = load_average()
         with reported(f"{size:,} cells: fresh processes"):
-            rows += measure_processes(bench, info, args.cold_runs)
+            rows += measure_processes(bench, info, args.cold_runs, fresh_clone=not args.loose)
         if not args.no_in_process:
             with reported(f"{size:,} cells: in-process"):
                 rows += measure_in_process(bench)
