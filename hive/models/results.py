@@ -50,6 +50,7 @@ class Problem(BaseModel):
 class DoctorReport(BaseModel):
     cells: int
     problems: list[Problem] = Field(default_factory=list)
+    warnings: list[Problem] = Field(default_factory=list)  # reported, not failures
 
     @property
     def ok(self) -> bool:
