@@ -53,6 +53,8 @@ def workspace() -> Workspace:
     from hive.domain.workspace import Workspace
 
     opened = Workspace(OPTIONS.directory, actor=OPTIONS.actor, session=default_session())
+    for line in opened.git.recovered:  # a write a killed hive process left, now settled
+        output.err(f"hive: {line}")
     opened.defer_persist = True
     atexit.register(_save_in_background, opened)
     return opened
