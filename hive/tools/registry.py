@@ -49,7 +49,6 @@ class CallContext:
     agent: str
     session: str | None = None
     explicit_agent: bool = True
-    save_delay: float | None = None  # long-lived servers: see Workspace.save_after_writes
     context_dir: str | None = None  # file_read / list_files sandbox (default: root)
     _workspaces: dict[str, Workspace] = field(default_factory=dict)
 
@@ -67,8 +66,6 @@ class CallContext:
         cached = self._workspaces.get(name)
         if cached is None:
             cached = Workspace(self.root, actor=name, session=self.session or f"tools:{name}")
-            if self.save_delay is not None:
-                cached.save_after_writes(self.save_delay)
             self._workspaces[name] = cached
         return cached
 
