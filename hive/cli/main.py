@@ -16,7 +16,7 @@ try:  # recent typer vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     import click.exceptions as click_errors  # type: ignore[no-redef]
 
-from hive.cli import coord_cmd, output, swarm_cmd, tools_cmd
+from hive.cli import coord_cmd, ctx_cmd, output, swarm_cmd, tools_cmd
 from hive.cli.answers import VALUED_GLOBALS, command_position
 from hive.cli.common import (
     OPTIONS,
@@ -503,14 +503,21 @@ def doctor(json_flag: JsonFlag = False) -> None:
 
 @app.command()
 def demo(
-    directory: Annotated[
-        str | None, typer.Option("--dir", help="Where to make the scratch repository.")
+    keep: Annotated[
+        str | None,
+        typer.Option(
+            "--keep", "--dir", help="Make the scratch repository here and leave it to explore."
+        ),
     ] = None,
+    json_flag: JsonFlag = False,
 ) -> None:
-    """Run a small swarm in a scratch repository and show the result."""
+    """Run a real swarm of example agents in a scratch repository and show the result."""
     from hive.cli.demo import run_demo
 
-    run_op(lambda: run_demo(directory))
+    use_json(json_flag)
+    result = run_op(lambda: run_demo(keep, json_mode=OPTIONS.json))
+    if not result.finished:
+        raise typer.Exit(1)
 
 
 # Registered last so `hive --help` lists the cell commands first.
@@ -523,6 +530,8 @@ app.add_typer(tools_cmd.tools_app, name="tools")
 app.command("mcp")(tools_cmd.mcp_cmd)
 app.add_typer(tools_cmd.proposals_app, name="proposals")
 app.command("events")(tools_cmd.events_cmd)
+app.add_typer(ctx_cmd.ctx_app, name="ctx")
+app.add_typer(ctx_cmd.queue_app, name="queue")
 
 
 def focused_app(argv: list[str]) -> typer.Typer:

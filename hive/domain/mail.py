@@ -610,3 +610,18 @@ def sync_mail(ws: Workspace, *, remote: str = "origin") -> MailSyncResult:
                 pushed=local is not None and local != theirs,
             )
     raise GitError(f"{name}'s {MAIL_REF} kept moving while syncing; try again")
+
+
+def thread_messages(ws: Workspace, *, thread_id: str, limit: int = 20) -> list[Message]:
+    """The last ``limit`` messages of a thread (oldest first), whoever they were sent to.
+
+    For observers of a whole thread (``hive swarm run``'s progress view); reading
+    them this way marks nothing read.
+    """
+    state = _state(ws)
+    found = [event for event in state.messages.values() if event.get("thread_id") == thread_id]
+    found.sort(key=lambda event: (event["at"], event["id"]))
+    return [
+        Message(**_header(state, event, "").model_dump(), body=str(event.get("body") or ""))
+        for event in found[-max(1, limit) :]
+    ]

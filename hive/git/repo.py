@@ -94,6 +94,7 @@ class Plan:
     changes: list[Change]
     message: str
     result: Any = None
+    extra_parents: list[str] = field(default_factory=list)  # a merge: the other side(s)
 
 
 @dataclass(frozen=True)
@@ -627,7 +628,8 @@ class GitRepo:
                 self._refuse_dirty(snap, wanted.changes)
                 blobs = self._write_blobs(wanted.changes)
                 tree = self._write_tree(snap.tree, wanted.changes, blobs)
-                commit = self._write_commit(tree, snap.head.commit, wanted.message, author)
+                parents = [p for p in (snap.head.commit, *wanted.extra_parents) if p]
+                commit = self._write_commit(tree, parents, wanted.message, author)
                 if self._swap_ref(snap.head, commit, author, wanted.message):
                     self._finish(snap, commit, wanted.changes, blobs, index)
                     return WriteResult(

@@ -32,6 +32,7 @@ import math
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,28 +132,60 @@ def check_paths(settings: Settings, agent: str, tool: str, paths: list[str]) -> 
     """Deny lists of every matching scope apply (union); the most specific allowlist
     (agent+tool, agent+*, *+tool, *+*) alone decides what is allowed."""
     rules = _scopes(settings, agent, tool)
-    if not rules:
-        return
+    for path in paths if rules else []:
+        _check(rules, tool, path, path, denies=_touches, allows=_inside)
+
+
+def check_directories(settings: Settings, agent: str, tool: str, directories: list[str]) -> None:
+    """A directory to list or search is refused only when a deny rule covers all of
+    it, or no allowed pattern lies in or above it (a directory above an allowed
+    pattern is fine: its listing shows only the allowed files)."""
+    rules = _scopes(settings, agent, tool)
+    for given in directories if rules else []:
+        inside = _everything_in(given)
+        shown = "./" if inside == "**" else inside[:-2]
+        _check(rules, tool, shown, inside, denies=_inside, allows=patterns_intersect)
+
+
+Rules = list[tuple[str, dict[str, list[str]]]]
+
+
+def _check(
+    rules: Rules,
+    tool: str,
+    shown: str,
+    probe: str,
+    *,
+    denies: Callable[[str, str], bool],
+    allows: Callable[[str, str], bool],
+) -> None:
+    """Refuse ``probe`` (reported as ``shown``) when a deny rule ``denies`` it, or the
+    most specific allowlist has no pattern that ``allows`` it."""
+    for name, rule in rules:
+        hit = next((p for p in rule["denied_paths"] if denies(p, probe)), None)
+        if hit is not None:
+            raise PathPermissionDenied(
+                f"{tool} may not touch {shown}: denied by tools.permissions.{name}"
+                f".denied_paths {hit!r}",
+                path=shown,
+                rule=f"{name}.denied_paths: {hit}",
+            )
     allowlist = next(((name, rule["allowed_paths"]) for name, rule in rules
                       if rule["allowed_paths"]), None)  # fmt: skip
-    for path in paths:
-        for name, rule in rules:
-            hit = next((p for p in rule["denied_paths"] if _touches(p, path)), None)
-            if hit is not None:
-                raise PathPermissionDenied(
-                    f"{tool} may not touch {path}: denied by tools.permissions.{name}"
-                    f".denied_paths {hit!r}",
-                    path=path,
-                    rule=f"{name}.denied_paths: {hit}",
-                )
-        if allowlist is not None and not any(_inside(p, path) for p in allowlist[1]):
-            name, allowed = allowlist
-            raise PathPermissionDenied(
-                f"{tool} may not touch {path}: not in tools.permissions.{name}.allowed_paths"
-                f" ({', '.join(allowed)})",
-                path=path,
-                rule=f"{name}.allowed_paths",
-            )
+    if allowlist is not None and not any(allows(p, probe) for p in allowlist[1]):
+        name, allowed = allowlist
+        raise PathPermissionDenied(
+            f"{tool} may not touch {shown}: not in tools.permissions.{name}.allowed_paths"
+            f" ({', '.join(allowed)})",
+            path=shown,
+            rule=f"{name}.allowed_paths",
+        )
+
+
+def _everything_in(directory: str) -> str:
+    if directory in ("", ".", "**") or directory.endswith("/**"):
+        return directory if directory.endswith("**") else "**"
+    return f"{directory.rstrip('/')}/**"
 
 
 def has_rules(settings: Settings, agent: str, tool: str) -> bool:
@@ -322,9 +355,7 @@ def run_hooks(
     return runs
 
 
-def _run_hook(
-    hook: Hook, phase: str, root: str, tool: str, payload: dict[str, Any]
-) -> HookRun:
+def _run_hook(hook: Hook, phase: str, root: str, tool: str, payload: dict[str, Any]) -> HookRun:
     env = {**os.environ, "HIVE_TOOL": tool, "HIVE_AGENT": str(payload.get("agent") or "")}
     data = json.dumps(payload, default=str).encode()
     run = run_killable(hook.command, cwd=root, timeout=hook.timeout, stdin_data=data, env=env)
