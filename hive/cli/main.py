@@ -495,10 +495,34 @@ def doctor(json_flag: JsonFlag = False) -> None:
             out.print(f"[red]{problem.kind}[/red]: {output.escape(problem.message)}")
         summary = "no problems" if report.ok else f"{len(report.problems)} problem(s)"
         out.print(f"checked {report.cells} cells: {summary}")
+        if report.objects is not None:
+            output.object_store(report.objects)
 
     show(report, json_flag, render)
     if not report.ok:
         raise typer.Exit(1)
+
+
+@app.command()
+def gc(json_flag: JsonFlag = False) -> None:
+    """Pack loose objects and merge packs into one (hive also does this by itself
+    after writes, as git gc --auto would)."""
+    from hive.domain.maintenance import pack_repository
+
+    use_json(json_flag)
+    report = run_op(lambda: pack_repository(workspace()))
+
+    def render() -> None:
+        if report.skipped:
+            output.say(f"nothing done: {report.skipped}")
+        else:
+            output.say(
+                f"packed {report.packed} loose objects, merged {report.merged_packs} packs"
+                f" in {report.seconds:.2f}s"
+            )
+        output.object_store(report.store)
+
+    show(report, json_flag, render)
 
 
 @app.command()

@@ -129,3 +129,16 @@ def escape(text: str) -> str:
     from rich.markup import escape as rich_escape
 
     return rich_escape(text)
+
+
+def object_store(health: Any) -> None:
+    """The object store's line in ``doctor``/``gc``, and a warning line per problem."""
+    out = console()
+    kib = 1024
+    out.print(
+        f"object store: {health.loose_objects} loose objects ({health.loose_size // kib} KiB),"
+        f" {health.packs} pack(s) ({health.pack_size // kib} KiB)",
+        markup=False,
+    )
+    for warning in health.warnings:
+        out.print(f"[yellow]warning[/yellow]: {escape(warning)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from hive.domain.graph import find_cycles
+from hive.domain.maintenance import object_store_health
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotInitialized
 from hive.git.repo import Snapshot, blob_sha_of
@@ -35,7 +36,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
     problems += _tools_config_problems(ws, snap)
-    return DoctorReport(cells=len(index.cells), problems=problems)
+    return DoctorReport(cells=len(index.cells), problems=problems, objects=object_store_health(ws))
 
 
 def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:

@@ -227,7 +227,8 @@ def auto_pack(repo: GitRepo) -> PackOutcome | None:
     except Exception as exc:  # a failed pack never fails the write that triggered it
         _log_failure(repo, exc)
         return None
-    _clear_failure(repo)
+    if outcome.skipped is None:
+        clear_failure(repo)
     return outcome
 
 
@@ -243,7 +244,7 @@ def _log_failure(repo: GitRepo, exc: BaseException) -> None:
             handle.write(f"{stamp} packing failed: {type(exc).__name__}: {exc}\n")
 
 
-def _clear_failure(repo: GitRepo) -> None:
+def clear_failure(repo: GitRepo) -> None:
     with contextlib.suppress(OSError):
         os.unlink(gc_log_path(repo))
 
@@ -381,7 +382,10 @@ def _parse_records(records: set[bytes] | frozenset[bytes]) -> dict[bytes, tuple[
     for record in records:
         space = record.index(b" ")
         nul = record.index(b"\0", space)
-        parsed[record[space + 1 : nul]] = (int(record[:space], 8) == _TREE_MODE, record[nul + 1 :].hex())
+        parsed[record[space + 1 : nul]] = (
+            int(record[:space], 8) == _TREE_MODE,
+            record[nul + 1 :].hex(),
+        )
     return parsed
 
 
