@@ -7,7 +7,7 @@ returned model (a table/text for people, ``--json`` for programs). Errors are
 
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -29,6 +29,7 @@ from hive.cli.common import (
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
+    from hive.models.results import CreatedCells
 
 app = typer.Typer(
     name="hive",
@@ -91,7 +92,9 @@ def init(
 
 @app.command()
 def create(
-    title: Annotated[str, typer.Argument(help="One-line title.")],
+    title: Annotated[
+        str | None, typer.Argument(help="One-line title (not with --from).", show_default=False)
+    ] = None,
     type_: Annotated[
         str, typer.Option("-t", "--type", help="bug|feature|task|epic|chore")
     ] = "task",
@@ -112,12 +115,28 @@ def create(
         list[str] | None, typer.Option("--files", help="Owned file glob (repeatable).")
     ] = None,
     assignee: Annotated[str | None, typer.Option("--assignee")] = None,
+    from_file: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="FILE",
+            help="Create every cell of FILE (YAML or JSON lines, - for stdin) in one commit.",
+        ),
+    ] = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Create a cell (one commit)."""
+    """Create a cell (one commit), or many with --from FILE (one commit for all)."""
+    use_json(json_flag)
+    if from_file is not None:
+        others = (title, description, parent, dep, label, files, assignee)
+        if any(others) or type_ != "task" or priority != "2":
+            usage_error("--from FILE takes the cells' fields from FILE: give no TITLE or options")
+        _create_from(from_file)
+        return
+    if title is None:
+        usage_error("missing TITLE (or --from FILE)")
     from hive.domain.cells import create_cell
 
-    use_json(json_flag)
     cell = run_op(
         lambda: create_cell(
             workspace(),
@@ -133,6 +152,32 @@ def create(
         )
     )
     show(cell, json_flag, lambda: output.say(f"created {cell.id}  {cell.title}"))
+
+
+def usage_error(message: str) -> NoReturn:
+    """A usage error (exit 2, code ``usage``), reported like click's own."""
+    raise click_errors.UsageError(message)
+
+
+def _create_from(path: str) -> None:
+    from hive.domain.bulk import create_cells, read_cell_file
+    from hive.errors import InvalidInput
+
+    def run() -> "CreatedCells":
+        cells_file = read_cell_file(path, stdin=sys.stdin.buffer.read)
+        ws = workspace()
+        try:
+            with output.progress_bar(len(cells_file.entries), enabled=not OPTIONS.json) as bar:
+                return create_cells(ws, cells_file=cells_file, progress=bar)
+        except InvalidInput as exc:
+            found = exc.details.get("problems") or []
+            for problem in found if len(found) > 1 and not OPTIONS.json else []:
+                output.err(problem["message"])  # one line each, like a compiler
+            raise
+
+    created = run_op(run)
+    commit = f" in commit {created.commit[:12]}" if created.commit else " (staged)"
+    show(created, False, lambda: output.say(f"created {created.count} cells{commit}"))
 
 
 @app.command("show")

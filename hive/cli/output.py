@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -142,3 +143,26 @@ def object_store(health: Any) -> None:
     )
     for warning in health.warnings:
         out.print(f"[yellow]warning[/yellow]: {escape(warning)}")
+
+
+PROGRESS_FROM = 200  # items: smaller jobs finish before a bar is worth drawing
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, *, enabled: bool = True) -> Iterator[Any]:
+    """A ``progress(phase, done, total)`` callback drawing a bar on stderr, or None
+    when stdout is not a terminal (or the job is small)."""
+    if not enabled or total < PROGRESS_FROM or not sys.stdout.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    columns = (TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("reading", total=total)
+
+        def update(phase: str, done: int, size: int) -> None:
+            bar.update(task, description=phase, completed=done, total=size)
+
+        yield update

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import pairwise
 from typing import Any
 
@@ -189,6 +189,19 @@ def find_cycles(index: CellIndex) -> list[list[str]]:
             if not colour.get(root):
                 _visit(index, root, colour, cycles)
     return cycles
+
+
+def cycles_through(index: CellIndex, new: Mapping[str, Cell]) -> list[list[str]]:
+    """Ordering cycles that pass through any of the ``new`` cells (not stored yet), in
+    the graph of ``index`` plus them. Work is proportional to what they reach."""
+    overlay = CellIndex(key=f"{index.key}+new", cells={**index.cells, **new})
+    colour: dict[Node, int] = {}
+    cycles: list[list[str]] = []
+    for cell_id in new:
+        for root in ((DONE, cell_id), (FREE, cell_id)):
+            if not colour.get(root):
+                _visit(overlay, root, colour, cycles)
+    return [cycle for cycle in cycles if any(cell_id in new for cell_id in cycle)]
 
 
 def _visit(index: CellIndex, root: Node, colour: dict[Node, int], cycles: list[list[str]]) -> None:

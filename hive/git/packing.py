@@ -584,6 +584,29 @@ def _records(objects: str, types: dict[str, int], bases: dict[str, str]) -> Iter
             stack.extend((child, body) for child in dependents.get(sha, ()))
 
 
+def write_blobs_pack(
+    repo: GitRepo, contents: list[tuple[str, bytes | None]]
+) -> dict[str, str | None]:
+    """Store many new blobs as one pack (what ``git fast-import`` does) instead of a
+    loose file each; path -> blob id (None for a deletion). The pack and its index are
+    in place before this returns, so a commit may refer to them."""
+    from dulwich.pack import UnpackedObject
+
+    blobs: dict[str, str | None] = {}
+    records: dict[str, UnpackedObject] = {}
+    for path, content in contents:
+        if content is None:
+            blobs[path] = None
+            continue
+        raw = b"blob " + str(len(content)).encode("ascii") + b"\0" + content
+        digest = hashlib.sha1(raw, usedforsecurity=False).digest()
+        blobs[path] = digest.hex()
+        records.setdefault(digest.hex(), UnpackedObject(3, sha=digest, decomp_chunks=[content]))
+    if records:
+        _write_pack(repo, len(records), iter(records.values()))
+    return blobs
+
+
 def _temp_name(pack_dir: str, suffix: str) -> str:
     return os.path.join(pack_dir, f"tmp_hive_{os.getpid()}_{secrets.token_hex(4)}{suffix}")
 

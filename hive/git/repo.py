@@ -59,6 +59,7 @@ FILE_MODE = 0o100644
 TREE_MODE = 0o040000
 MAX_CAS_ATTEMPTS = 50
 INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
+PACK_WRITE_FROM = 500  # changed files in one write from which blobs go into a new pack
 
 
 @dataclass(frozen=True)
@@ -709,6 +710,10 @@ class GitRepo:
         return WriteResult(commit=None, result=wanted.result, attempts=1, staged_only=True)
 
     def _write_blobs(self, changes: list[Change]) -> dict[str, str | None]:
+        if len(changes) >= PACK_WRITE_FROM:  # a bulk write: one pack, not a file per blob
+            from hive.git.packing import write_blobs_pack
+
+            return write_blobs_pack(self, [(c.path, c.content) for c in changes])
         from dulwich.objects import Blob
 
         store = self.dulwich.object_store

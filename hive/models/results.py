@@ -103,3 +103,12 @@ class DependencyNode(BaseModel):
     @classmethod
     def from_tree(cls, tree: dict[str, Any]) -> DependencyNode:
         return cls.model_validate(tree)
+
+
+class CreatedCells(BaseModel):
+    """What bulk creation made: the new ids in input order, and the id of each key."""
+
+    count: int
+    ids: list[str]
+    keys: dict[str, str] = Field(default_factory=dict)
+    commit: str | None = None
