@@ -281,3 +281,32 @@ def test_cli_bad_input(ws: Workspace, repo: Path, tmp_path: Path) -> None:
     assert both.exit_code == 2 and "--from" in both.output
     neither = cli(repo, "create")
     assert neither.exit_code == 2 and "TITLE" in neither.output
+
+
+def test_a_progress_bar_on_a_terminal_only(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    """The process boundary is the point here: stdout a terminal (a pty) or a pipe."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    source = tmp_path / "big.jsonl"
+    source.write_text("".join(json.dumps({"title": f"imported {n}"}) + "\n" for n in range(3000)))
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "create", "--from"]
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([*command, str(source)], stdout=follower, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert proc.wait(timeout=120) == 0
+    assert b"3000/3000" in seen and b"\x1b[" in seen  # a bar was drawn, then cleared
+    assert b"created 3000 cells in commit " in seen
+    piped = subprocess.run([*command, str(source)], capture_output=True, check=True)
+    assert piped.stderr == b"" and piped.stdout.startswith(b"created 3000 cells")

@@ -125,7 +125,20 @@ def create(
     ] = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Create a cell (one commit), or many with --from FILE (one commit for all)."""
+    """Create a cell (one commit), or many with --from FILE (one commit for all).
+
+    FILE (- for stdin) is YAML, a list of cells or a mapping whose
+    cells: is that list, or JSON lines, one cell per line
+    (.jsonl/.ndjson, or a first line that is a JSON object). A cell
+    takes this command's fields: title (required), type, priority,
+    description, labels, assignee, parent, deps (TYPE:REF, as --dep),
+    blocks (REFs it waits for: deps of type blocks), files (or
+    files_owned), notes, metadata; and key, a name for the entry. A REF
+    (and parent) is a key of FILE or an existing cell id. Every problem
+    is reported with its line (and record number for JSON lines) and a
+    file with any problem creates nothing. --json prints {count, ids,
+    keys, commit}.
+    """
     use_json(json_flag)
     if from_file is not None:
         others = (title, description, parent, dep, label, files, assignee)
@@ -159,15 +172,25 @@ def usage_error(message: str) -> NoReturn:
     raise click_errors.UsageError(message)
 
 
+def _input_size(path: str) -> int:
+    """Bytes to read (standard input counts as large: its size is not known)."""
+    if path == "-":
+        return sys.maxsize
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def _create_from(path: str) -> None:
     from hive.domain.bulk import create_cells, read_cell_file
     from hive.errors import InvalidInput
 
     def run() -> "CreatedCells":
-        cells_file = read_cell_file(path, stdin=sys.stdin.buffer.read)
         ws = workspace()
         try:
-            with output.progress_bar(len(cells_file.entries), enabled=not OPTIONS.json) as bar:
+            with output.progress_bar(_input_size(path), enabled=not OPTIONS.json) as bar:
+                cells_file = read_cell_file(path, stdin=sys.stdin.buffer.read)
                 return create_cells(ws, cells_file=cells_file, progress=bar)
         except InvalidInput as exc:
             found = exc.details.get("problems") or []

@@ -145,14 +145,15 @@ def object_store(health: Any) -> None:
         out.print(f"[yellow]warning[/yellow]: {escape(warning)}")
 
 
-PROGRESS_FROM = 200  # items: smaller jobs finish before a bar is worth drawing
+PROGRESS_FROM = 64 * 1024  # input bytes: smaller jobs finish before a bar is worth drawing
 
 
 @contextlib.contextmanager
-def progress_bar(total: int, *, enabled: bool = True) -> Iterator[Any]:
-    """A ``progress(phase, done, total)`` callback drawing a bar on stderr, or None
-    when stdout is not a terminal (or the job is small)."""
-    if not enabled or total < PROGRESS_FROM or not sys.stdout.isatty():
+def progress_bar(size: int, *, enabled: bool = True) -> Iterator[Any]:
+    """A ``progress(phase, done, total)`` callback (total 0: not known yet) drawing a bar
+    on stderr, or None when stdout (or stderr) is not a terminal or ``size`` is small."""
+    terminal = sys.stdout.isatty() and sys.stderr.isatty()
+    if not enabled or size < PROGRESS_FROM or not terminal:
         yield None
         return
     from rich.console import Console
@@ -160,9 +161,9 @@ def progress_bar(total: int, *, enabled: bool = True) -> Iterator[Any]:
 
     columns = (TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("reading", total=total)
+        task = bar.add_task("reading", total=None)
 
-        def update(phase: str, done: int, size: int) -> None:
-            bar.update(task, description=phase, completed=done, total=size)
+        def update(phase: str, done: int, total: int) -> None:
+            bar.update(task, description=phase, completed=done, total=total or None)
 
         yield update
