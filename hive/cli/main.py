@@ -551,7 +551,11 @@ def log(
 
 @app.command()
 def doctor(json_flag: JsonFlag = False) -> None:
-    """Find corrupt files, dangling dependencies and cycles; exit 1 if any."""
+    """Find corrupt files, dangling dependencies and cycles; exit 1 if any.
+
+    Also reports the git object store (loose objects, packs) and warns, with
+    the fix, when it needs packing (warnings do not change the exit code).
+    """
     from hive.domain.doctor import diagnose
 
     use_json(json_flag)
