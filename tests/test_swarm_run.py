@@ -156,6 +156,10 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
     assert set(result.blocked) == {fails, crashes, silent}
     assert result.remaining == [after]  # waits for the failed one
     assert "exited with code 1 without calling swarm_complete" in result.blocked[fails]
+    # what the failed worker left uncommitted in the shared tree is named and kept
+    assert "uncommitted changes left in the working tree: src/fails.py" in result.blocked[fails]
+    assert (repo / "src/fails.py").exists()
+    assert "uncommitted changes" not in result.blocked[silent]
     assert "killed by signal SIGKILL" in result.blocked[crashes]
     assert "exited (code 0) without calling swarm_complete" in result.blocked[silent]
     outcomes = {o.cell_id: o for o in load_outcomes(ws)}
@@ -166,6 +170,7 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
         assert log in stored.notes and os.path.isfile(log)  # the log is linked from the cell
         assert not outcomes[cell].success and outcomes[cell].source == "swarm_run"
         assert outcomes[cell].summary == result.blocked[cell]
+    assert outcomes[fails].files_touched == ["src/fails.py"]
     crash_log = show_cell(ws, cell_id=crashes).metadata["swarm_run"]["log"]
     assert "crashing now" in Path(crash_log).read_text()
     fail_log = Path(show_cell(ws, cell_id=fails).metadata["swarm_run"]["log"]).read_text()
@@ -522,3 +527,49 @@ def test_placeholders_are_shell_quoted() -> None:
         "agent {prompt_file} --cell {cell} {unknown}", {"prompt_file": "/a b/it's.md", "cell": "c"}
     )
     assert command == "agent '/a b/it'\"'\"'s.md' --cell c {unknown}"
+
+
+def test_the_example_agent_through_hive_tools_run(ws: Workspace, repo: Path) -> None:
+    epic, cell = make_epic(ws, [{"title": "Via the CLI", "files": ["docs/via.md"]}])
+    assert cell.startswith(epic + ".")
+    result, events = run(ws, epic, agent_cmd("--via cli"))
+    assert result.finished, result.blocked
+    log = Path(next(e.log for e in events if e.event == "worker_started" and e.log)).read_text()
+    assert "swarm_complete ok" in log
+    assert "Done by" in (repo / "docs/via.md").read_text()
+    assert_clean(repo)
+
+
+def test_an_unexpected_interrupt_kills_the_workers_and_the_next_run_recovers(
+    ws: Workspace, repo: Path
+) -> None:
+    epic, *subtasks = make_epic(ws, files(2))
+    pids: list[int] = []
+
+    def interrupt(event: SwarmEvent) -> None:
+        if event.event == "worker_started" and event.pid:
+            pids.append(event.pid)
+            if len(pids) == 2:
+                raise KeyboardInterrupt  # e.g. Ctrl-C in a program without a handler
+
+    with pytest.raises(KeyboardInterrupt):
+        run_swarm(ws, epic_id=epic, agent_cmd=agent_cmd("--pace 3"), workers=2, on_event=interrupt)
+    assert not any(_alive(pid) for pid in pids)
+    assert all(show_cell(ws, cell_id=cell).status == "in_progress" for cell in subtasks)
+    result, events = run(ws, epic, workers=2)
+    assert result.finished and [e.event for e in events].count("resumed") == 2
+    assert_clean(repo)
+
+
+def test_a_failed_worker_in_a_worktree_keeps_its_branch_without_reservations(
+    ws: Workspace, repo: Path
+) -> None:
+    epic, cell = make_epic(ws, [{"title": "Fails", "files": ["src/f.py"]}])
+    result, events = run(ws, epic, agent_cmd("--fail"), isolation="worktree")
+    reason = result.blocked[cell]
+    blocked = next(e for e in events if e.event == "blocked")
+    assert blocked.worktree and f"worktree {blocked.worktree} on branch" in reason
+    assert os.path.isfile(os.path.join(blocked.worktree, "src/f.py"))  # its work is kept
+    assert list_reservations(Workspace(blocked.worktree)) == []  # released on the branch too
+    assert show_cell(ws, cell_id=cell).status == "blocked"
+    assert git(repo, "status", "--porcelain") == ""

@@ -6,6 +6,7 @@ import os
 
 from hive.domain.graph import find_cycles
 from hive.domain.maintenance import object_store_health
+from hive.domain.setup import merge_setup_problems
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotInitialized
 from hive.git.repo import Snapshot, blob_sha_of
@@ -36,6 +37,8 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
     problems += _tools_config_problems(ws, snap)
+    problems += _merge_conflicts(index)
+    problems += merge_setup_problems(ws, snap)
     return DoctorReport(cells=len(index.cells), problems=problems, objects=object_store_health(ws))
 
 
@@ -56,6 +59,35 @@ def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     except InvalidInput as exc:
         return [Problem(kind="config", message=exc.message, path=CONFIG_PATH)]
     return []
+
+
+def _merge_conflicts(index: CellIndex) -> list[Problem]:
+    """Values a merge did not keep (both sides changed the field): shown until resolved."""
+    found = []
+    for cell in sorted(index.cells.values(), key=lambda c: c.id):
+        for record in cell.conflicts:
+            if record.field == "file":
+                what = "one side's file did not parse; its text is kept in the cell's conflicts"
+            else:
+                what = (
+                    f"both sides changed {record.field}: kept {_short(record.kept)},"
+                    f" the other side had {_short(record.other)}"
+                )
+            found.append(
+                Problem(
+                    kind="merge-conflict",
+                    message=f"{cell.id}: {what} (see 'hive show {cell.id}',"
+                    f" then 'hive resolve {cell.id}')",
+                    cell=cell.id,
+                    path=index.paths.get(cell.id),
+                )
+            )
+    return found
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _file_problems(index: CellIndex) -> list[Problem]:

@@ -22,7 +22,8 @@ def check_remote(remote: str) -> str:
     return value
 
 
-def _git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``git`` run in ``root`` (output captured; a missing git is a GitError)."""
     try:
         return subprocess.run(
             ["git", "-C", root, *args],
@@ -43,7 +44,7 @@ def _failure(result: subprocess.CompletedProcess[str], what: str) -> GitError:
 
 def remote_ref(root: str, remote: str, ref: str) -> str | None:
     """The commit ``ref`` points at on ``remote`` (None when it has no such ref)."""
-    result = _git(root, "ls-remote", "--refs", remote, ref)
+    result = run_git(root, "ls-remote", "--refs", remote, ref)
     if result.returncode != 0:
         raise _failure(result, f"cannot read {remote}")
     for line in result.stdout.splitlines():
@@ -55,7 +56,7 @@ def remote_ref(root: str, remote: str, ref: str) -> str | None:
 
 def fetch_ref(root: str, remote: str, ref: str, into: str) -> None:
     """Fetch ``remote``'s ``ref`` into the local ref ``into`` (overwritten)."""
-    result = _git(root, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{into}")
+    result = run_git(root, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{into}")
     if result.returncode != 0:
         raise _failure(result, f"cannot fetch {ref} from {remote}")
 
@@ -63,7 +64,7 @@ def fetch_ref(root: str, remote: str, ref: str, into: str) -> None:
 def push_ref(root: str, remote: str, ref: str) -> bool:
     """Push ``ref`` to the same name on ``remote``; False when the remote moved (not a
     fast-forward), so the caller fetches and merges again."""
-    result = _git(root, "push", "--quiet", "--porcelain", remote, f"{ref}:{ref}")
+    result = run_git(root, "push", "--quiet", "--porcelain", remote, f"{ref}:{ref}")
     if result.returncode == 0:
         return True
     if "[rejected]" in result.stdout or "non-fast-forward" in result.stderr + result.stdout:

@@ -58,6 +58,7 @@ def _ref(name: str) -> Ref:
 FILE_MODE = 0o100644
 TREE_MODE = 0o040000
 MAX_CAS_ATTEMPTS = 50
+BULK_OBJECTS = 256  # a write of this many blobs or more (an import) goes into one pack
 INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
 PACK_WRITE_FROM = 500  # changed files in one write from which blobs go into a new pack
 
@@ -718,13 +719,19 @@ class GitRepo:
 
         store = self.dulwich.object_store
         blobs: dict[str, str | None] = {}
+        made: list[Blob] = []
         for change in changes:
             if change.content is None:
                 blobs[change.path] = None
                 continue
             blob = Blob.from_string(change.content)
-            store.add_object(blob)
+            made.append(blob)
             blobs[change.path] = blob.id.decode()
+        if len(made) >= BULK_OBJECTS:  # one pack file instead of thousands of loose ones
+            store.add_objects([(blob, None) for blob in made])
+        else:
+            for blob in made:
+                store.add_object(blob)
         return blobs
 
     def _write_tree(
@@ -806,9 +813,7 @@ class GitRepo:
         stamp = author.as_bytes().decode()
         reflog = "commit: " + message.split("\n", 1)[0]
         ref = head.ref or "HEAD"
-        return compare_and_swap(
-            self.paths, ref, head.commit, new_commit, who=stamp, message=reflog
-        )
+        return compare_and_swap(self.paths, ref, head.commit, new_commit, who=stamp, message=reflog)
 
     # ------------------------------------------------------ worktree and index
 
@@ -872,6 +877,7 @@ class GitRepo:
                 )
             )
         return updates
+
 
 def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
     """Order commits so every commit comes after its parents (stable by time)."""

@@ -14,6 +14,8 @@ class InitResult(BaseModel):
     prefix: str
     created: bool
     commit: str | None = None
+    merge_driver: str = ""
+    remotes: list[str] = Field(default_factory=list)
 
 
 class EpicStatus(BaseModel):
@@ -112,3 +114,22 @@ class CreatedCells(BaseModel):
     ids: list[str]
     keys: dict[str, str] = Field(default_factory=dict)
     commit: str | None = None
+
+
+class BeadsImportResult(BaseModel):
+    """What ``hive import beads`` did: counts, the commit, and what was mapped."""
+
+    source: str
+    records: int
+    imported: int
+    updated: int = 0
+    skipped: int = 0
+    commit: str | None = None
+    mapped_statuses: dict[str, int] = Field(default_factory=dict)
+    mapped_types: dict[str, int] = Field(default_factory=dict)
+
+
+class BeadsExportResult(BaseModel):
+    path: str | None
+    records: int
+    text: str | None = None

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -209,6 +210,50 @@ def requeue_subtask(ws: Workspace, *, cell_id: str, agent: str, reason: str) -> 
 
     result: Settled = ws.for_actor(agent).write_mixed(plan, event="requeue").result
     return result
+
+
+MAX_SCANNED_FILES = 5000
+
+
+def uncommitted_in_scope(ws: Workspace, patterns: Sequence[str]) -> list[str]:
+    """Files matching ``patterns`` whose working-tree content differs from HEAD (edited,
+    added or deleted and not committed): what a failed worker left behind in a shared
+    working tree. Looks at no more than MAX_SCANNED_FILES files."""
+    from hive.domain.globs import glob_matches
+    from hive.domain.reservations import literal_prefix
+    from hive.git.repo import blob_sha_of
+
+    snap = ws.snapshot()
+    found: set[str] = set()
+    seen = 0
+    for pattern in dict.fromkeys(patterns):
+        prefix = literal_prefix(pattern)
+        base = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+        start = os.path.join(ws.root, base) if base else ws.root
+        tracked = snap.listing(base) if base else {}
+        candidates = set(path for path in tracked if glob_matches(pattern, path))
+        if os.path.isfile(os.path.join(ws.root, pattern)):
+            candidates.add(pattern)
+        for directory, dirs, names in os.walk(start):
+            dirs[:] = [d for d in dirs if d not in (".git", ".hive")]
+            for name in names:
+                relative = os.path.relpath(os.path.join(directory, name), ws.root)
+                relative = relative.replace(os.sep, "/")
+                if glob_matches(pattern, relative):
+                    candidates.add(relative)
+                seen += 1
+            if seen > MAX_SCANNED_FILES:
+                break
+        for path in candidates:
+            full = os.path.join(ws.root, path)
+            try:
+                with open(full, "rb") as handle:
+                    current: str | None = blob_sha_of(handle.read())
+            except OSError:
+                current = None
+            if current != snap.blob_sha(path):
+                found.add(path)
+    return sorted(found)
 
 
 def merge_subtask(ws: Workspace, *, cell_id: str, branch: str, agent: str) -> MergeResult:

@@ -44,13 +44,14 @@ from typing import IO, Any
 from hive.domain.cells import get_cell
 from hive.domain.graph import open_blockers, ready_cells
 from hive.domain.mail import mail_init, thread_messages
-from hive.domain.reservations import list_reservations
+from hive.domain.reservations import list_reservations, release
 from hive.domain.swarm.dispatch import (
     block_subtask,
     claim_for_worker,
     merge_subtask,
     requeue_subtask,
     run_info,
+    uncommitted_in_scope,
 )
 from hive.domain.swarm.prompts import swarm_subtask_prompt
 from hive.domain.workspace import Workspace
@@ -273,7 +274,15 @@ class _Runner:
             },
             subtasks=[self._state(c, index) for c in self._subtasks(index)],
         )
-        self._recover()
+        try:
+            self._recover()
+            self._loop()
+        finally:
+            self._abandon()
+        self._observe(force=True)
+        return self._finish()
+
+    def _loop(self) -> None:
         while True:
             if self.stop.is_set() and not self.stopping:
                 self._begin_stop()
@@ -282,11 +291,19 @@ class _Runner:
             if not self.stopping:
                 self._dispatch()
             if not self.running and (self.stopping or not self._can_dispatch()):
-                break
+                return
             self._observe()
             time.sleep(self.settings.poll)
-        self._observe(force=True)
-        return self._finish()
+
+    def _abandon(self) -> None:
+        """On an unexpected error: kill what still runs. Its subtasks stay claimed and
+        the next run recovers them, as after a killed runner."""
+        for worker in self.running.values():
+            self._signal(worker, signal.SIGKILL)
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                worker.process.wait(timeout=5)
+            worker.log_handle.close()
+        self.running.clear()
 
     def _event(self, kind: str, **fields: Any) -> None:
         event = SwarmEvent.model_validate({"event": kind, "epic_id": self.epic.id, **fields})
@@ -534,7 +551,11 @@ class _Runner:
         if self._closed_by_worker(job):
             self._complete(job, code, seconds)
         elif worker.interrupted and not worker.timed_out:
-            self._requeue(job, "the run was stopped before it finished", code, seconds)
+            reason = "the run was stopped before it finished"
+            left = self._left_behind(job) if job.worktree is None else []
+            if left:
+                reason += f"; uncommitted changes left in the working tree: {', '.join(left)}"
+            self._requeue(job, reason, code, seconds)
         else:
             self._block(job, self._reason(worker, code), exit_code=code, seconds=seconds)
 
@@ -631,14 +652,22 @@ class _Runner:
         seconds: float,
         files: list[str] | None = None,
     ) -> None:
+        left: list[str] = []
+        if job.worktree is not None:
+            self._release_on_branch(job)
         if job.worktree is not None and files is None:
             reason += f" (worktree {job.worktree} on branch {job.branch} kept)"
+        elif job.worktree is None:
+            left = self._left_behind(job)
+            if left:
+                reason += f"; uncommitted changes left in the working tree: {', '.join(left)}"
         settled = block_subtask(
             self.ws,
             cell_id=job.cell_id,
             agent=job.agent,
             reason=reason,
             log=job.log,
+            files_touched=left,
             record_outcome=not self._reported_failure(job.cell_id),
             duration_seconds=seconds,
         )
@@ -670,6 +699,27 @@ class _Runner:
             branch=job.branch,
             files=files,
         )
+
+    def _release_on_branch(self, job: _Job) -> None:
+        """A failed worker's reservations on its kept branch are released there too, so
+        merging the branch by hand later brings no stale reservations along."""
+        if job.worktree is None or not os.path.isdir(job.worktree):
+            return
+        with contextlib.suppress(HiveError):
+            if list_reservations(Workspace(job.worktree, persist_cache=False), agent=job.agent):
+                release(Workspace(job.worktree, actor=job.agent, persist_cache=False))
+
+    def _left_behind(self, job: _Job) -> list[str]:
+        """Files of the subtask's scope (owned or reserved by its agent) that the failed
+        worker changed without committing; they stay for a person to look at."""
+        cell = self.ws.cells().cells.get(job.cell_id)
+        patterns = list(cell.files_owned) if cell is not None else []
+        with contextlib.suppress(HiveError):
+            patterns += [r.path_pattern for r in list_reservations(self.ws, agent=job.agent)]
+        try:
+            return uncommitted_in_scope(self.ws, patterns)
+        except (HiveError, OSError):
+            return []
 
     def _reported_failure(self, cell_id: str) -> bool:
         """The worker itself reported failure (swarm_progress failed already recorded
