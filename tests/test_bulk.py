@@ -94,6 +94,8 @@ cells:
       Two lines
       of text.
     notes: from the old tracker
+    design: a form
+    acceptance: it logs in
     metadata: {{origin: jira, number: 12}}
   - title: Wire the form
     parent: login
@@ -109,6 +111,7 @@ cells:
     assert form.assignee == "bob" and form.files_owned == ["src/login/*.py"]
     assert form.description == "Two lines\nof text.\n" and form.notes == "from the old tracker"
     assert form.metadata == {"origin": "jira", "number": 12}
+    assert (form.design, form.acceptance_criteria) == ("a form", "it logs in")
     assert wire.parent == login.id and wire.files_owned == ["src/api/**"]
     assert [(d.type, d.target) for d in wire.dependencies] == [
         ("blocks", form.id),
@@ -165,7 +168,8 @@ def test_every_problem_is_reported_with_its_line(ws: Workspace) -> None:
         "cells.yaml:3: invalid priority 9: use 0-4 (0 is most urgent) or P0-P4",
         "cells.yaml:4: key 'a' is already used (line 1)",
         "cells.yaml:6: unknown field 'titel' (fields: key, title, type, priority, description,"
-        " labels, assignee, parent, deps, blocks, files, notes, metadata)",
+        " labels, assignee, parent, deps, blocks, files, notes, design, acceptance_criteria,"
+        " metadata)",
         "cells.yaml:6: title is required",
         "cells.yaml:8: parent: 'nowhere' is neither a key of this file nor a cell",
         "cells.yaml:9: blocks: 'zzz' is neither a key of this file nor a cell",

@@ -71,8 +71,9 @@ def all_cells_readable(ws: Workspace, expected: int) -> None:
 def test_the_estimate_is_gits_own(repo: Path, in_sample: int, expected: bool) -> None:
     """gc.auto=6700 means more than ceil(6700/256)=27 objects in objects/17, exactly when
     `git gc --auto` decides to repack."""
-    fill_sample_directory(repo, in_sample)
     objects = str(repo / ".git" / "objects")
+    fill_sample_directory(repo, in_sample - packing.loose_in_17(objects))
+    assert packing.loose_in_17(objects) == in_sample
     assert packing.too_many_loose(objects, packing.DEFAULT_GC_AUTO) is expected
     git(repo, "config", "gc.autoDetach", "false")
     trace = subprocess.run(

@@ -136,11 +136,11 @@ def create(
     takes this command's fields: title (required), type, priority,
     description, labels, assignee, parent, deps (TYPE:REF, as --dep),
     blocks (REFs it waits for: deps of type blocks), files (or
-    files_owned), notes, metadata; and key, a name for the entry. A REF
-    (and parent) is a key of FILE or an existing cell id. Every problem
-    is reported with its line (and record number for JSON lines) and a
-    file with any problem creates nothing. --json prints {count, ids,
-    keys, commit}.
+    files_owned), and also notes, design, acceptance, metadata; and key,
+    a name for the entry. A REF (and parent) is a key of FILE or an
+    existing cell id. Every problem is reported with its line (and
+    record number for JSON lines) and a file with any problem creates
+    nothing. --json prints {count, ids, keys, commit}.
     """
     use_json(json_flag)
     if from_file is not None:

@@ -67,9 +67,16 @@ FIELDS: dict[str, str] = {
     "blocks": "REFs this cell waits for (deps of type blocks)",
     "files": "owned file globs (alias files_owned)",
     "notes": "text",
+    "design": "text",
+    "acceptance_criteria": "text (alias acceptance)",
     "metadata": "a mapping",
 }
-ALIASES = {"files_owned": "files", "dependencies": "deps", "label": "labels"}
+ALIASES = {
+    "files_owned": "files",
+    "dependencies": "deps",
+    "label": "labels",
+    "acceptance": "acceptance_criteria",
+}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 YAML_SUFFIXES = (".yaml", ".yml")
 Progress = Callable[[str, int, int], None]
@@ -368,7 +375,7 @@ def _check_field(spec: Spec, name: str, value: Any) -> None:
         title = _text(value, "title", required=True)
         check_title(title)
         fields["title"] = title
-    elif name in ("description", "notes"):
+    elif name in ("description", "notes", "design", "acceptance_criteria"):
         fields[name] = _text(value, name)
     elif name == "type":
         fields["type"] = parse_type(_text(value, "type", required=True))
