@@ -335,6 +335,32 @@ def test_readers_never_miss_an_object_while_writers_pack(ws: Workspace, repo: Pa
     assert_clean(repo)
 
 
+def _packing_writer(repo: str, worker: int, count: int) -> None:
+    ws = Workspace(repo, actor=f"agent{worker}", persist_cache=False)
+    for number in range(count):
+        create_cell(ws, title=f"w{worker}-{number}")
+        if number % 4 == worker % 4:
+            pack_repository(ws)  # packers collide on purpose (one runs, the others skip)
+
+
+def test_concurrent_writers_that_pack_lose_nothing(ws: Workspace, repo: Path) -> None:
+    import multiprocessing
+
+    git(repo, "config", "gc.auto", "256")
+    context = multiprocessing.get_context("fork")
+    procs = [context.Process(target=_packing_writer, args=(str(repo), n, 16)) for n in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(240)
+        assert proc.exitcode == 0
+    titles = {c.title for c in list_cells(Workspace(str(repo), persist_cache=False))}
+    assert titles == {f"w{w}-{n}" for w in range(4) for n in range(16)}
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == 2 + 64
+    assert count_objects(repo)["packs"] >= 1
+    assert_clean(repo)
+
+
 # ----------------------------------------------------------------- doctor and hive gc
 
 
@@ -374,3 +400,17 @@ def test_doctor_warns_about_too_many_packs(ws: Workspace, repo: Path) -> None:
     assert any("gc.autoPackLimit=2" in w for w in health.warnings)
     pack_repository(ws)
     assert object_store_health(ws).packs == 1
+
+
+def test_merging_packs_drops_a_multi_pack_index_naming_them(ws: Workspace, repo: Path) -> None:
+    for number in range(3):
+        create_cell(ws, title=f"pack {number}")
+        git(repo, "repack", "-d", "-q")
+    git(repo, "multi-pack-index", "write")
+    pack_dir = repo / ".git" / "objects" / "pack"
+    assert (pack_dir / "multi-pack-index").exists()
+    pack_repository(ws)
+    assert not (pack_dir / "multi-pack-index").exists()
+    assert count_objects(repo)["packs"] == 1
+    assert_clean(repo)
+    all_cells_readable(ws, 3)

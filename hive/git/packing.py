@@ -693,10 +693,20 @@ def merge_all_packs(
     ids = [(sha.encode("ascii"), None) for sha in wanted]
     records = generate_unpacked_objects(store, ids, reuse_deltas=True, deltify=False)  # type: ignore[arg-type]
     merged = _write_pack(repo, len(ids), records)
+    _remove_multi_pack_index(os.path.dirname(merged))  # it names packs about to go
     for base in packs:
         if base != merged:
             _remove_pack(base)
     return merged
+
+
+def _remove_multi_pack_index(pack_dir: str) -> None:
+    """Drop a multi-pack-index, as ``git repack -d`` does when it deletes packs (git reads
+    the packs' own indexes without it; ``git maintenance`` writes a new one)."""
+    for name in os.listdir(pack_dir):
+        if name.startswith("multi-pack-index"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(pack_dir, name))
 
 
 def _remove_pack(base: str) -> None:
