@@ -91,3 +91,43 @@ def export_beads_cmd(
         sys.stdout.flush()
         return
     show(result, json_flag, lambda: output.say(f"exported {result.records} cells to {path}"))
+
+
+def sync_cmd(
+    remote: Annotated[str, typer.Argument(help="Remote name or URL.")] = "origin",
+    json_flag: JsonFlag = False,
+) -> None:
+    """Exchange hive's cells, reservations and mail with REMOTE: fetch, merge, push.
+
+    Only hive's files and refs change (never your other files or your branch's
+    code); a push rejected because another clone pushed first is retried after
+    a fresh fetch.
+    """
+    from hive.domain.sync import sync
+
+    use_json(json_flag)
+    ws = run_op(workspace)
+    with progress_bar(not json_flag) as report:
+        result = run_op(lambda: sync(ws, remote=remote, progress=report))
+
+    def render() -> None:
+        commit = f" (commit {result.commit[:10]})" if result.commit else ""
+        output.say(
+            f"synced with {result.remote}: {result.received_cells} cell file(s) received,"
+            f" {result.sent_cells} sent, {result.mail_received} message(s) received{commit}"
+        )
+        for record in result.conflicts:
+            output.say(
+                f"  merge conflict on {record.get('cell')}: both sides changed"
+                f" {record.get('field')} (see 'hive show {record.get('cell')}')"
+            )
+        for problem in result.unresolved:
+            output.say(f"  not merged: {problem}")
+        for contest in result.contested:
+            lost, kept = contest.yielded, contest.kept
+            output.say(
+                f"  reservation contested: {lost.agent}'s {lost.path_pattern!r} yields to"
+                f" {kept.agent}'s {kept.path_pattern!r} (earliest grant wins; both told by mail)"
+            )
+
+    show(result, json_flag, render)

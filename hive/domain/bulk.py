@@ -44,6 +44,14 @@ from hive.domain.cells import (
     parse_type,
 )
 from hive.domain.graph import cycles_through
+from hive.domain.limits import (
+    MAX_DEPS,
+    MAX_ITEMS,
+    MAX_LABELS,
+    check_count,
+    check_short,
+    check_text,
+)
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput
 from hive.git.repo import Snapshot
@@ -376,17 +384,21 @@ def _check_field(spec: Spec, name: str, value: Any) -> None:
         check_title(title)
         fields["title"] = title
     elif name in ("description", "notes", "design", "acceptance_criteria"):
-        fields[name] = _text(value, name)
+        fields[name] = check_text(_text(value, name), name.replace("_", " "))
     elif name == "type":
         fields["type"] = parse_type(_text(value, "type", required=True))
     elif name == "priority":
         fields["priority"] = parse_priority(value if isinstance(value, int | str) else repr(value))
     elif name == "labels":
-        fields["labels"] = _clean_list(_strings(value, "labels"), "label")
+        labels = _strings(value, "labels")
+        check_count(labels, "labels", MAX_LABELS)
+        fields["labels"] = _clean_list(labels, "label")
     elif name == "files":
-        fields["files_owned"] = _normalize_files(_strings(value, "files"))
+        files = _strings(value, "files")
+        check_count(files, "file patterns", MAX_ITEMS)
+        fields["files_owned"] = _normalize_files(files)
     elif name == "assignee":
-        fields["assignee"] = _text(value, "assignee").strip() or None
+        fields["assignee"] = check_short(_text(value, "assignee"), "assignee").strip() or None
     elif name == "metadata":
         if value is not None and not isinstance(value, dict):
             raise InvalidInput("metadata must be a mapping")
@@ -394,10 +406,13 @@ def _check_field(spec: Spec, name: str, value: Any) -> None:
     elif name == "parent":
         text = _text(value, "parent").strip()
         spec.parent = Ref(text, "parent") if text else None
-    elif name == "blocks":
-        spec.deps += [Ref(r.strip(), "blocks", n) for n, r in enumerate(_strings(value, "blocks"))]
-    elif name == "deps":
-        spec.deps += _dep_refs(value)
+    elif name in ("blocks", "deps"):
+        if name == "blocks":
+            blocks = _strings(value, "blocks")
+            spec.deps += [Ref(ref.strip(), "blocks", n) for n, ref in enumerate(blocks)]
+        else:
+            spec.deps += _dep_refs(value)
+        check_count(spec.deps, "dependencies", MAX_DEPS)
 
 
 def _dep_refs(value: Any) -> list[Ref]:

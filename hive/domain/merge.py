@@ -372,7 +372,12 @@ def merge_reservation_files(
         return (item.id, item.path_pattern, item.created_at.isoformat())
 
     def later(a: Reservation, b: Reservation) -> Reservation:
-        return max(a, b, key=lambda r: (r.expires_at, r.model_dump_json()))
+        """One grant changed on both sides: the later expiry; yielded if either side
+        settled it as yielded (a contest found at a sync)."""
+        kept = max(a, b, key=lambda r: (r.expires_at, r.model_dump_json()))
+        return kept.model_copy(
+            update={"yielded_to": kept.yielded_to or a.yielded_to or b.yielded_to}
+        )
 
     theirs_by_key = {key(item): item for item in other.reservations}
     entries = _set_merge(

@@ -39,6 +39,7 @@ from hive.git.refs import (
     read_head_fast,
     ref_file,
 )
+from hive.git.state import check_git_state
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit, ObjectID
@@ -618,6 +619,7 @@ class GitRepo:
         index (for the user's next commit) instead of being committed.
         """
         index_timeout = min(lock_timeout, INDEX_LOCK_TIMEOUT)
+        check_git_state(self.paths, self.head())  # no write mid-merge/rebase/bisect/...
         with self.write_lock(lock_timeout):
             if stage_only:
                 return self._stage(plan, index_timeout)
@@ -807,6 +809,14 @@ class GitRepo:
         sha = str(commit.id.decode())
         self._commit_trees[sha] = tree
         return sha
+
+    def write_commit(self, tree: str, parents: list[str], message: str, author: Identity) -> str:
+        """A commit object of ``tree`` on ``parents``; no ref moves (see :meth:`swap_ref`)."""
+        return self._write_commit(tree, parents, message, author)
+
+    def swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
+        """Compare-and-swap ``head.ref`` from ``head.commit`` to ``new_commit``."""
+        return self._swap_ref(head, new_commit, author, message)
 
     def _swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
         """Compare-and-swap ``head.ref`` (or a detached HEAD) to ``new_commit``."""

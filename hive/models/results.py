@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from hive.models.cell import Cell
+from hive.models.reservation import Contest
 
 
 class InitResult(BaseModel):
@@ -133,3 +134,18 @@ class BeadsExportResult(BaseModel):
     path: str | None
     records: int
     text: str | None = None
+
+
+class SyncResult(BaseModel):
+    """What ``hive sync`` did."""
+
+    remote: str
+    attempts: int
+    commit: str | None = None  # the commit that brought the remote's changes to this branch
+    state: str | None = None  # refs/hive/state after the sync
+    received_cells: int = 0  # .hive/ files changed here by the merge
+    sent_cells: int = 0  # cell files the remote did not have in this version
+    mail_received: int = 0
+    conflicts: list[dict[str, Any]] = Field(default_factory=list)
+    unresolved: list[str] = Field(default_factory=list)
+    contested: list[Contest] = Field(default_factory=list)

@@ -1,0 +1,206 @@
+"""Permission grants for protected resources (seed 003's ``request_permission``).
+
+A policy in the committed ``.hive/config.yaml`` (``permission_policy:``, see
+``hive.models.policy``) decides each request: the first rule matching the agent,
+the resource and the scope grants (for ``ttl_seconds``) or denies; with no match
+the ``default`` decides, and a justification shorter than ``min_justification``
+is denied. Every decision, grant or denial, is committed as
+``.hive/permissions/<id>.yaml`` with who asked, for what, why, when and until
+when: reviewers see them in the history like any other hive record.
+
+A grant is *live* until it expires. ``delegate_task(requiresAuth=true)`` and the
+tools listed under ``protected_tools`` are refused without a live grant.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from fnmatch import fnmatchcase
+from typing import Any
+
+from pydantic import ValidationError
+
+from hive.domain.workspace import Workspace
+from hive.errors import CorruptFile, InvalidInput, NotInitialized, PermissionDenied
+from hive.git.repo import Change, Snapshot, format_message
+from hive.models.cell import utc_now
+from hive.models.policy import RESOURCES, PermissionPolicy, PolicyRule, parse_policy
+from hive.models.seeds import PermissionAnswer, PermissionDecision
+from hive.store.yamlio import dumps, load_mapping
+
+PERMISSIONS_DIR = ".hive/permissions"
+MAX_JUSTIFICATION = 2000
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+_BLOB_CACHE = "permission_blobs"
+
+
+class AuthRequired(PermissionDenied):
+    """A protected tool or task needs a live grant the agent does not hold."""
+
+    code = "auth_required"
+
+
+def decision_path(decision_id: str) -> str:
+    return f"{PERMISSIONS_DIR}/{decision_id}.yaml"
+
+
+def policy(ws: Workspace, snap: Snapshot | None = None) -> PermissionPolicy:
+    try:
+        raw = ws.config(snap).extra_settings().get("permission_policy")
+    except NotInitialized:
+        raw = None
+    return parse_policy(raw)
+
+
+def encode_decision(decision: PermissionDecision) -> bytes:
+    from hive.store.cells import format_time
+
+    document: dict[str, Any] = decision.model_dump(mode="json", exclude_none=True)
+    document["decided_at"] = format_time(decision.decided_at)
+    if decision.expires_at is not None:
+        document["expires_at"] = format_time(decision.expires_at)
+    return dumps(document).encode("utf-8")
+
+
+def decode_decision(content: bytes, path: str) -> PermissionDecision:
+    mapping = load_mapping(content.decode("utf-8", errors="replace"), path)
+    try:
+        decision = PermissionDecision.model_validate(mapping)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise CorruptFile(f"{path}: invalid field {where!r}: {error['msg']}", path=path) from None
+    if decision_path(decision.id) != path:
+        raise CorruptFile(f"{path}: holds decision {decision.id!r}", path=path)
+    return decision
+
+
+def _rule_matches(rule: PolicyRule, agent: str, resource: str, scope: str | None) -> bool:
+    if not fnmatchcase(agent, rule.agent) or rule.resource not in ("*", resource):
+        return False
+    if rule.scopes is None:
+        return True
+    return scope is not None and any(fnmatchcase(scope, pattern) for pattern in rule.scopes)
+
+
+def decide(
+    rules: PermissionPolicy, agent: str, resource: str, scope: str | None, justification: str
+) -> tuple[bool, str, str, float | None]:
+    """(granted, reason, which rule, ttl seconds) for one request."""
+    if len(justification.strip()) < rules.min_justification:
+        return (
+            False,
+            f"justification is too short (at least {rules.min_justification}"
+            " characters, specific to the task)",
+            "min_justification",
+            None,
+        )
+    for number, rule in enumerate(rules.rules):
+        if _rule_matches(rule, agent, resource, scope):
+            granted = rule.decision == "grant"
+            reason = rule.reason or f"{'granted' if granted else 'denied'} by rule {number}"
+            return granted, reason, f"rules.{number}", rule.ttl_seconds or rules.ttl_seconds
+    granted = rules.default == "grant"
+    return granted, f"{'granted' if granted else 'denied'} by default", "default", rules.ttl_seconds
+
+
+def request_permission(
+    ws: Workspace, *, resource_type: str, justification: str, scope: str | None = None
+) -> PermissionAnswer:
+    """Decide by the policy and commit the decision (one commit)."""
+    if resource_type not in RESOURCES:
+        raise InvalidInput(
+            f"resourceType must be one of {', '.join(RESOURCES)}, got {resource_type!r}",
+            field="resourceType",
+        )
+    if not justification.strip() or len(justification) > MAX_JUSTIFICATION:
+        raise InvalidInput(
+            f"justification must be 1-{MAX_JUSTIFICATION} characters", field="justification"
+        )
+    agent = ws.actor
+    decision_id = "pm-" + "".join(secrets.choice(_ALPHABET) for _ in range(10))
+
+    def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
+        granted, reason, rule, ttl = decide(
+            policy(ws, snap), agent, resource_type, scope, justification
+        )
+        now = utc_now()
+        decision = PermissionDecision(
+            id=decision_id,
+            agent=agent,
+            resource_type=resource_type,
+            scope=scope,
+            justification=justification,
+            granted=granted,
+            reason=reason,
+            rule=rule,
+            decided_at=now,
+            expires_at=now + timedelta(seconds=ttl) if granted and ttl else None,
+        )
+        verb = "grant" if granted else "deny"
+        message = format_message(
+            f"hive: {verb} {resource_type}{f' {scope}' if scope else ''} to {agent}",
+            [
+                ("Hive-Agent", agent),
+                ("Hive-Event", f"permission-{verb}"),
+                ("Hive-Permission", decision_id),
+            ],
+        )
+        change = Change(decision_path(decision_id), encode_decision(decision))
+        return [change], message, decision
+
+    decision: PermissionDecision = ws.write_files(plan).result
+    return PermissionAnswer(
+        granted=decision.granted,
+        grant_token=decision.id if decision.granted else None,
+        resource_type=resource_type,
+        scope=scope,
+        reason=decision.reason,
+        expires_at=decision.expires_at,
+        decision_id=decision.id,
+    )
+
+
+def list_decisions(ws: Workspace, snap: Snapshot | None = None) -> list[PermissionDecision]:
+    """Every readable decision, oldest first (parsed once per blob)."""
+    snap = snap or ws.snapshot()
+    cache: dict[str, PermissionDecision | None] = ws.state.setdefault(_BLOB_CACHE, {})
+    found = []
+    for path, sha in snap.listing(PERMISSIONS_DIR).items():
+        if sha not in cache:
+            try:
+                cache[sha] = decode_decision(ws.git.read_blob(sha), path)
+            except CorruptFile:
+                cache[sha] = None
+        if cache[sha] is not None:
+            found.append(cache[sha])
+    return sorted((d for d in found if d is not None), key=lambda d: (d.decided_at, d.id))
+
+
+def live_grants(
+    ws: Workspace, *, agent: str | None = None, resource: str | None = None
+) -> list[PermissionDecision]:
+    now = utc_now()
+    return [
+        d
+        for d in list_decisions(ws)
+        if d.live(now) and agent in (None, d.agent) and resource in (None, "*", d.resource_type)
+    ]
+
+
+def require_grant(ws: Workspace, *, agent: str, resource: str | None, what: str) -> None:
+    """Refuse ``what`` unless ``agent`` holds a live grant (of ``resource``; any if None)."""
+    if live_grants(ws, agent=agent, resource=resource):
+        return
+    needed = f"live {resource} grant" if resource and resource != "*" else "live grant"
+    raise AuthRequired(
+        f"{what} requires auth: {agent} holds no {needed}; call request_permission first",
+        agent=agent,
+        resource=resource,
+    )
+
+
+def protected_resource(ws: Workspace, tool: str) -> str | None:
+    """The resource a tool is protected by (``permission_policy.protected_tools``)."""
+    return policy(ws).protected_tools.get(tool)
