@@ -16,7 +16,16 @@ try:  # recent typer vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     import click.exceptions as click_errors  # type: ignore[no-redef]
 
-from hive.cli import coord_cmd, ctx_cmd, network_cmd, output, swarm_cmd, sync_cmd, tools_cmd
+from hive.cli import (
+    coord_cmd,
+    ctx_cmd,
+    network_cmd,
+    output,
+    serve_cmd,
+    swarm_cmd,
+    sync_cmd,
+    tools_cmd,
+)
 from hive.cli.answers import VALUED_GLOBALS, command_position
 from hive.cli.common import (
     OPTIONS,
@@ -692,6 +701,7 @@ epic_app.command("synthesize")(network_cmd.synthesize_cmd)
 app.command("sync")(sync_cmd.sync_cmd)
 app.add_typer(sync_cmd.import_app, name="import")
 app.add_typer(sync_cmd.export_app, name="export")
+app.command("serve")(serve_cmd.serve_cmd)
 
 
 def focused_app(argv: list[str]) -> typer.Typer:

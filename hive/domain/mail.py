@@ -46,6 +46,7 @@ from hive.models.mail import (
     MessageHeader,
     SendResult,
 )
+from hive.models.views import MailThread, ThreadMessage, ThreadView
 from hive.store.cells import format_time
 
 MAIL_REF = "refs/hive/mail"
@@ -679,3 +680,77 @@ def thread_messages(ws: Workspace, *, thread_id: str, limit: int = 20) -> list[M
         Message(**_header(state, event, "").model_dump(), body=str(event.get("body") or ""))
         for event in found[-max(1, limit) :]
     ]
+
+
+# ------------------------------------------------------------------ watching (hive serve)
+
+
+def _thread_key(event: dict[str, Any]) -> str:
+    thread = event.get("thread_id")
+    return str(thread) if thread else f"message-{event['id']}"
+
+
+def _sent_at(event: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(str(event["at"]).replace("Z", "+00:00"))
+
+
+def list_threads(ws: Workspace, *, limit: int | None = None) -> list[MailThread]:
+    """Every conversation, most recently active first, for a supervisor (nothing is
+    marked read). A message without a thread id is a thread of its own."""
+    state = _state(ws)
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for event in state.messages.values():
+        grouped.setdefault(_thread_key(event), []).append(event)
+    threads = []
+    for key, events in grouped.items():
+        events.sort(key=lambda e: (e["at"], e["id"]))
+        people = [name for e in events for name in (e["from"], *e["to"])]
+        rank = max(IMPORTANCE_LEVELS.index(e.get("importance", "normal")) for e in events)
+        threads.append(
+            MailThread(
+                key=key,
+                thread_id=events[0].get("thread_id"),
+                subject=events[0]["subject"],
+                participants=list(dict.fromkeys(people)),
+                count=len(events),
+                last_at=_sent_at(events[-1]),
+                importance=IMPORTANCE_LEVELS[rank],
+            )
+        )
+    threads.sort(key=lambda t: (t.last_at, t.key), reverse=True)
+    return threads[:limit] if limit is not None else threads
+
+
+def thread_view(ws: Workspace, *, key: str) -> ThreadView:
+    """The messages of one thread (by :func:`list_threads`' key), oldest first, with
+    who has read and acknowledged each; reading them here marks nothing read."""
+    state = _state(ws)
+    found = sorted(
+        (e for e in state.messages.values() if _thread_key(e) == key),
+        key=lambda e: (e["at"], e["id"]),
+    )
+    if not found:
+        raise NotFound(f"no mail thread {key!r}")
+    readers: dict[int, list[str]] = {}
+    for agent, number in sorted(state.read):
+        readers.setdefault(number, []).append(agent)
+    ackers: dict[int, list[str]] = {}
+    for agent, number in sorted(state.acked):
+        ackers.setdefault(number, []).append(agent)
+    messages = [
+        ThreadMessage(
+            id=int(e["id"]),
+            sender=e["from"],
+            to=list(e["to"]),
+            subject=e["subject"],
+            body=e["body"],
+            thread_id=e.get("thread_id"),
+            importance=e.get("importance", "normal"),
+            ack_required=bool(e.get("ack_required")),
+            sent_at=_sent_at(e),
+            read_by=readers.get(int(e["id"]), []),
+            acked_by=ackers.get(int(e["id"]), []),
+        )
+        for e in found
+    ]
+    return ThreadView(key=key, thread_id=found[0].get("thread_id"), messages=messages)

@@ -431,13 +431,14 @@ def _conflict_error(found: list[ConflictDetail]) -> ReservationConflict:
     )
 
 
-def _require_coordinator(ws: Workspace, snap: Snapshot, agent: str) -> None:
+def _require_coordinator(
+    ws: Workspace, snap: Snapshot, agent: str, *, action: str = "force a reservation"
+) -> None:
     extra = ws.config(snap).extra_settings()
     coordinators = extra.get("coordinators") or list(DEFAULT_COORDINATORS)
     if agent not in coordinators:
         raise PermissionDenied(
-            f"only a coordinator ({', '.join(coordinators)}) may force a reservation;"
-            f" {agent} is not one"
+            f"only a coordinator ({', '.join(coordinators)}) may {action}; {agent} is not one"
         )
 
 
@@ -455,12 +456,14 @@ def _message(
     subject: str,
     cell_id: str | None,
     overridden: Sequence[ConflictDetail] = (),
+    extra: Sequence[tuple[str, str]] = (),
 ) -> str:
     trailers = [("Hive-Cell", cell_id)] if cell_id else []
     trailers += [("Hive-Agent", ws.actor), ("Hive-Event", verb)]
     trailers += [
         ("Hive-Overrides", f"{c.holder} #{c.reservation_id} {c.pattern}") for c in overridden
     ]
+    trailers += list(extra)
     return format_message(f"hive: {verb} {subject}", trailers)
 
 
@@ -496,6 +499,49 @@ def release(
             _message(ws, "release", subject, None),
             ReleaseResult(released=released, not_found=missing),
         )
+
+    outcome: ReleaseResult = ws.write_files(plan).result
+    return outcome
+
+
+def release_for_holder(
+    ws: Workspace, *, reservation_id: int, as_coordinator: bool = False
+) -> ReleaseResult:
+    """A coordinator releases another agent's reservation (a stale one: its holder
+    stopped or moved on). The holder's expired entries are pruned in the same
+    commit; the commit names the actor and carries ``Hive-Released: holder #id pattern``.
+
+    The actor must be a coordinator (the config's ``coordinators``) unless
+    ``as_coordinator`` says the surface already granted that role (``hive serve
+    --allow-write``). Releasing one's own reservation needs no role.
+    """
+    actor = ws.actor
+
+    def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
+        loaded = load_reservations(ws, snap)
+        found = next(
+            (
+                r
+                for data in loaded.files.values()
+                for r in data.reservations
+                if r.id == reservation_id
+            ),
+            None,
+        )
+        if found is None:
+            raise NotFound(f"no reservation #{reservation_id}", reservation_id=reservation_id)
+        holder = found.agent
+        if holder != actor and not as_coordinator:
+            _require_coordinator(ws, snap, actor, action="release another agent's reservation")
+        kept = [
+            r
+            for r in _pruned(loaded.files[holder], holder, utc_now()).reservations
+            if r.id != reservation_id
+        ]
+        subject = f"{holder} {found.path_pattern}" + (f" (by {actor})" if holder != actor else "")
+        trailers = [("Hive-Released", f"{holder} #{found.id} {found.path_pattern}")]
+        message = _message(ws, "release", subject, found.cell, extra=trailers)
+        return [release_change(holder, kept, ws)], message, ReleaseResult(released=[found])
 
     outcome: ReleaseResult = ws.write_files(plan).result
     return outcome
