@@ -338,6 +338,8 @@ def hooks_run_cmd(
         output.err(f"error: unknown hook {hook!r}: only 'pre-commit' exists")
         raise typer.Exit(2)
     report = run_op(lambda: check_staged(workspace()))
+    for line in report.recovered:
+        output.err(f"hive: {line}")
 
     def render() -> None:
         for violation in report.violations:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 from hive.domain.graph import find_cycles
 from hive.domain.maintenance import object_store_health
@@ -32,6 +34,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
         return DoctorReport(cells=0, problems=problems)
     index = ws.cells(snap)
     problems += _file_problems(index)
+    problems += _object_problems(ws, index)
     problems += _layout_problems(snap.listing(CELLS_DIR))
     problems += _graph_problems(index)
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
@@ -57,11 +60,16 @@ def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
 def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     """A bad ``tools:`` (or ``permission_policy:``) section fails agent tool calls:
     report it here too."""
+    from hive.models.agents_config import parse_agents_config
     from hive.models.policy import parse_policy
 
     settings = ws.config(snap).extra_settings()
     problems = []
-    for parse, key in ((parse_tools_config, "tools"), (parse_policy, "permission_policy")):
+    parsers: list[tuple[Callable[[Any], Any], str]] = [
+        (parse_tools_config, "tools"), (parse_policy, "permission_policy"),
+        (parse_agents_config, "agents"),
+    ]  # fmt: skip
+    for parse, key in parsers:
         try:
             parse(settings.get(key))
         except InvalidInput as exc:
@@ -126,6 +134,25 @@ def _file_problems(index: CellIndex) -> list[Problem]:
         Problem(kind="corrupt", message=err.message, path=path, cell=cell_id_from_path(path))
         for path, err in sorted(index.problems.items())
     ]
+
+
+def _object_problems(ws: Workspace, index: CellIndex) -> list[Problem]:
+    """Cell files whose git object cannot be read any more (the state index may still
+    know what they held: it is keyed by blob id)."""
+    found = []
+    for cell_id, sha in sorted(index.blobs.items()):
+        if sha.startswith("mem:"):
+            continue
+        try:
+            ws.git.read_blob(sha)
+        except Exception as exc:  # dulwich: zlib, checksum, missing object, ...
+            path = index.paths.get(cell_id, cell_id)
+            message = (
+                f"{path}: its git object {sha[:12]} cannot be read ({type(exc).__name__});"
+                " run 'git fsck', and restore the object from another clone or a backup"
+            )
+            found.append(Problem(kind="corrupt", message=message, path=path, cell=cell_id))
+    return found
 
 
 def _layout_problems(listing: dict[str, str]) -> list[Problem]:

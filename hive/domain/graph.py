@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import pairwise
-from typing import Any
+from typing import Any, Protocol
 
+from hive.domain import readiness
+from hive.domain.readiness import ready_ids
 from hive.errors import DependencyCycle
 from hive.models import Cell
-from hive.store.cache import CellIndex
+from hive.store.cache import CellIndex, node_of
 
 ORDERING_TYPES = frozenset({"blocks", "parent-child"})
 
@@ -19,71 +22,34 @@ def open_blockers(cell: Cell, index: CellIndex) -> list[str]:
     A target whose file does not parse counts as open (its state is unknown:
     ``hive doctor`` explains it); a target that does not exist at all does not.
     """
-    found = []
-    for target in cell.blockers():
-        other = index.cells.get(target)
-        if other is None:
-            if index.problems and index.is_unreadable(target):
-                found.append(target)
-        elif not other.is_closed and not other.is_deleted:
-            found.append(target)
-    return found
+    return readiness.open_blockers(node_of(cell), index.nodes, index.unreadable_ids())
 
 
 def is_blocked(cell: Cell, index: CellIndex) -> bool:
     """Blocked by its own status, an open blocker, or a blocked/deferred ancestor."""
-    seen: set[str] = set()
-    current: Cell | None = cell
-    while current is not None and current.id not in seen:
-        seen.add(current.id)
-        if current.status == "blocked" or open_blockers(current, index):
-            return True
-        if current is not cell and current.status == "deferred":
-            return True
-        current = index.cells.get(current.parent) if current.parent else None
-    return False
+    return readiness.is_blocked(node_of(cell), index.nodes, index.unreadable_ids())
 
 
 def has_open_children(cell: Cell, index: CellIndex) -> bool:
-    for child_id in index.children_of(cell.id):
-        child = index.cells.get(child_id)
-        if child is not None and not child.is_closed and not child.is_deleted:
-            return True
-    return False
+    return readiness.has_open_children(cell.id, index.nodes, index.children())
 
 
 def is_ready(cell: Cell, index: CellIndex) -> bool:
     """Open, not deleted, not blocked; an epic only while it has no open children."""
-    if cell.status != "open" or cell.is_deleted:
-        return False
-    if cell.type == "epic" and has_open_children(cell, index):
-        return False
-    return not is_blocked(cell, index)
-
-
-def _ready_in_context(cell: Cell, index: CellIndex) -> bool:
-    """:func:`is_ready` for an open, live cell (a cell with no dependencies and no
-    parent, the common case, is decided without walking anything)."""
-    if cell.type == "epic" and has_open_children(cell, index):
-        return False
-    return not (cell.dependencies or cell.parent) or not is_blocked(cell, index)
+    return readiness.is_ready(node_of(cell), index.nodes, index.unreadable_ids(), index.children())
 
 
 def ready_cells(index: CellIndex, limit: int | None = None) -> list[Cell]:
     """Ready work, most urgent first (priority, then age, then id); computed once per
-    state of the cells (a warm read of an unchanged hive is a list copy)."""
-    ready = index.memo("ready", lambda: _compute_ready(index))
-    return list(ready) if limit is None else ready[:limit]
+    state of the cells from light facts (only the cells returned are decoded)."""
+    ids = ready_cell_ids(index)
+    return [index.cells[cell_id] for cell_id in (ids if limit is None else ids[:limit])]
 
 
-def _compute_ready(index: CellIndex) -> list[Cell]:
-    ready = [
-        cell
-        for cell in index.cells.values()
-        if cell.status == "open" and cell.deleted_at is None and _ready_in_context(cell, index)
-    ]
-    ready.sort(key=lambda c: (c.priority, c.created_at, c.id))
-    return ready
+def ready_cell_ids(index: CellIndex) -> list[str]:
+    return index.memo(
+        "ready", lambda: ready_ids(index.nodes, index.unreadable_ids(), index.children())
+    )
 
 
 # Ordering (for deadlock checks) is a graph over two states of each cell:
@@ -97,7 +63,7 @@ FREE = "free"
 Node = tuple[str, str]
 
 
-def _successors(index: CellIndex, node: Node) -> list[Node]:
+def _successors(index: OrderingGraph, node: Node) -> list[Node]:
     """The states ``node`` waits for."""
     state, cell_id = node
     cell = index.cells.get(cell_id)
@@ -191,20 +157,52 @@ def find_cycles(index: CellIndex) -> list[list[str]]:
     return cycles
 
 
+class OrderingGraph(Protocol):
+    """What the ordering graph reads: cells by id and the children of a cell."""
+
+    @property
+    def cells(self) -> Mapping[str, Cell]: ...
+
+    def children_of(self, cell_id: str) -> list[str]: ...
+
+
+class _WithNewCells:
+    """``index`` plus cells that are not stored yet (a bulk creation being checked)."""
+
+    def __init__(self, index: CellIndex, new: Mapping[str, Cell]) -> None:
+        self._index = index
+        self._cells: Mapping[str, Cell] = ChainMap(dict(new), index.cells)  # type: ignore[arg-type]
+        self._children: dict[str, list[str]] = {}
+        for cell in new.values():
+            if cell.parent is not None:
+                self._children.setdefault(cell.parent, []).append(cell.id)
+
+    @property
+    def cells(self) -> Mapping[str, Cell]:
+        return self._cells
+
+    def children_of(self, cell_id: str) -> list[str]:
+        stored = self._index.children_of(cell_id) if cell_id in self._index.cells else []
+        return stored + self._children.get(cell_id, [])
+
+
 def cycles_through(index: CellIndex, new: Mapping[str, Cell]) -> list[list[str]]:
     """Ordering cycles that pass through any of the ``new`` cells (not stored yet), in
-    the graph of ``index`` plus them. Work is proportional to what they reach."""
-    overlay = CellIndex(key=f"{index.key}+new", cells={**index.cells, **new})
+    the graph of ``index`` plus them. Work is proportional to what they reach (stored
+    cells are only decoded when a new cell's edges lead to them)."""
+    graph = _WithNewCells(index, new)
     colour: dict[Node, int] = {}
     cycles: list[list[str]] = []
     for cell_id in new:
         for root in ((DONE, cell_id), (FREE, cell_id)):
             if not colour.get(root):
-                _visit(overlay, root, colour, cycles)
+                _visit(graph, root, colour, cycles)
     return [cycle for cycle in cycles if any(cell_id in new for cell_id in cycle)]
 
 
-def _visit(index: CellIndex, root: Node, colour: dict[Node, int], cycles: list[list[str]]) -> None:
+def _visit(
+    index: OrderingGraph, root: Node, colour: dict[Node, int], cycles: list[list[str]]
+) -> None:
     trail: list[Node] = [root]
     colour[root] = 1
     stack: list[tuple[Node, Iterator[Node]]] = [(root, iter(_successors(index, root)))]

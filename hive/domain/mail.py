@@ -362,8 +362,28 @@ def _agent(event: dict[str, Any]) -> Agent:
     )
 
 
+def all_messages(ws: Workspace) -> list[dict[str, Any]]:
+    """Every message event (``from``, ``to``, ``subject``, ``body``, ``thread_id``,
+    ``at``, ``id``), oldest first: for searching the history."""
+    return sorted(_state(ws).messages.values(), key=lambda m: (m.get("at") or "", m["id"]))
+
+
 def list_agents(ws: Workspace) -> list[Agent]:
     return [_agent(event) for event in _state(ws).agents.values()]
+
+
+class NotRegistered(NotFound):
+    code = "not_registered"
+
+
+def require_registered(ws: Workspace, name: str) -> None:
+    """The seed's rule: swarmmail_init comes before the other swarmmail tools."""
+    if name not in _state(ws).agents:
+        raise NotRegistered(
+            f"agent {name!r} is not registered: call swarmmail_init first (reserve after"
+            " registering, so other agents can reach you about your files)",
+            agent=name,
+        )
 
 
 def _require_agent(state: MailState, name: str) -> None:
@@ -394,6 +414,7 @@ def send_message(
     """
     sender = ws.actor
     _check_message(to, subject, body, importance)
+    coordinator = coordinator_of(ws, thread_id, sender) if COORDINATOR in to else None
     thread_members: list[str] = []
     if thread_id:
         thread_id, thread_members = _thread_of(ws, thread_id)
@@ -401,10 +422,16 @@ def send_message(
     def build(state: MailState) -> tuple[str, dict[str, Any], SendResult]:
         _require_agent(state, sender)
         recipients = list(dict.fromkeys(to))
+        if coordinator is not None and coordinator in state.agents:  # the role, not a name
+            recipients = list(dict.fromkeys(
+                coordinator if name == COORDINATOR else name for name in recipients
+            ))  # fmt: skip
         unknown = [name for name in recipients if name not in state.agents]
         if unknown:
             known = ", ".join(sorted(state.agents)) or "none"
-            raise NotFound(f"unknown recipient(s) {', '.join(unknown)} (registered: {known})")
+            hint = (" ('coordinator' reaches the coordinator of the epic named by thread_id)"
+                    if COORDINATOR in unknown else "")  # fmt: skip
+            raise NotFound(f"unknown recipient(s) {', '.join(unknown)} (registered: {known}){hint}")
         if thread_id:
             extra = set(state.threads.get(thread_id, set())) | set(thread_members)
             recipients += sorted(n for n in extra if n in state.agents and n not in recipients)
@@ -460,6 +487,43 @@ def _family_root(given: str, known: Iterable[str]) -> str:
     if len(matches) > 1 and all(m.startswith(matches[0] + ".") for m in matches[1:]):
         return matches[0]
     return given
+
+
+COORDINATOR = "coordinator"
+
+
+def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | None:
+    """Who coordinates the epic a message is about: the epic of ``thread_id`` (a cell or
+    epic id), else of the sender's open work; its ``metadata.coordinator``, else its
+    assignee, else whoever created it. None when there is no such epic."""
+    from hive.domain.cells import get_cell
+
+    try:
+        index = ws.cells()
+    except HiveError:
+        return None
+    cell: Any = None
+    if thread_id:
+        try:
+            cell = get_cell(index, _family_root(thread_id, index.known_ids()))
+        except HiveError:
+            return None
+    else:
+        mine = sorted(
+            (
+                c
+                for c in index.cells.values()
+                if c.assignee == sender and not c.is_closed and c.parent
+            ),
+            key=lambda c: c.status != "in_progress",
+        )
+        cell = mine[0] if mine else None
+    while cell is not None and cell.type != "epic" and cell.parent in index.cells:
+        cell = index.cells[cell.parent]
+    if cell is None or cell.type != "epic":
+        return None
+    named = cell.metadata.get("coordinator")
+    return str(named) if named else cell.assignee or cell.created_by or None
 
 
 def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:

@@ -36,6 +36,8 @@ from hive.models.reservation import Reservation
 from hive.store.cells import decode_cell, decode_config
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 
+RECOVERY_WAIT = 10.0  # seconds the hook waits for a live hive writer before settling its intent
+
 
 class Violation(BaseModel):
     path: str
@@ -50,6 +52,7 @@ class PrecommitReport(BaseModel):
     staged: list[str] = Field(default_factory=list)
     violations: list[Violation] = Field(default_factory=list)
     bypassed: bool = False
+    recovered: list[str] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -102,10 +105,13 @@ def staged_paths(ws: Workspace) -> list[str]:
 def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitReport:
     """What would block the commit being made right now."""
     agent = committer if committer is not None else (os.environ.get("HIVE_AGENT") or None)
+    # First settle a hive write a killed process left: its files go into this commit's
+    # index, so the commit can never revert it (even with HIVE_BYPASS).
+    recovered = ws.git.recover(commit_index=index_path(ws), wait=RECOVERY_WAIT)
     if os.environ.get("HIVE_BYPASS") == "1":
-        return PrecommitReport(committer=agent, bypassed=True)
+        return PrecommitReport(committer=agent, bypassed=True, recovered=recovered)
     state = staged_state(ws)
-    report = PrecommitReport(committer=agent, staged=state.paths)
+    report = PrecommitReport(committer=agent, staged=state.paths, recovered=recovered)
     snap = state.snapshot
     has_hive = snap.blob_sha(CONFIG_PATH) is not None or bool(snap.listing(RESERVATIONS_DIR))
     if not has_hive and not any(p.startswith(HIVE_DIR + "/") for p in state.paths):

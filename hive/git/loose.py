@@ -1,4 +1,4 @@
-"""Reading a few objects without importing dulwich.
+"""Reading a few objects, and writing loose ones, without importing dulwich.
 
 A fresh CLI process that only needs to know *which* ``.hive`` tree HEAD has
 (to find a cached answer) would otherwise pay for importing dulwich. hive
@@ -9,15 +9,30 @@ looked up first and packs second: an object is only ever removed from the loose
 store after the pack holding it is in place, so this order never misses one.
 Anything else (alternates, a malformed object) returns ``None`` and the caller
 takes the ordinary path.
+
+Writing (``write_loose``) follows git: the compressed object goes to a
+temporary file in its ``objects/xx/`` directory, named ``tmp_obj_...`` (which
+``git fsck`` ignores and ``git gc`` prunes), and is renamed to its final name,
+so a process killed at any moment never leaves a file that ``git fsck``
+reports. The temporary name carries the writer's owner tag, so recovery
+(``hive/git/recovery.py``) removes those of writers that died.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import os
 import zlib
 
+from hive.git import killpoints
+from hive.git.owners import owner_tag
 from hive.git.packfile import read_packed
 from hive.git.refs import RepoPaths
+
+TMP_PREFIX = "tmp_obj_hive-"
+LOOSE_COMPRESSION = 1  # git's default core.looseCompression (best speed)
+_SERIAL = itertools.count()
 
 
 def read_loose(paths: RepoPaths, sha: str) -> tuple[bytes, bytes] | None:
@@ -73,3 +88,90 @@ def hive_tree(paths: RepoPaths, commit: str) -> str | None:
     """The sha of the ``.hive`` tree of ``commit`` (None when it cannot be read here)."""
     root = commit_tree(paths, commit)
     return None if root is None else tree_entry(paths, root, b".hive")
+
+
+def read_tree(paths: RepoPaths, tree: str) -> dict[bytes, str] | None:
+    """name -> sha of a tree (None when it cannot be read here)."""
+    found = read_object(paths, tree)
+    if found is None or found[0] != b"tree":
+        return None
+    body = found[1]
+    entries: dict[bytes, str] = {}
+    position = 0
+    while position < len(body):
+        space = body.index(b" ", position)
+        nul = body.index(b"\0", space)
+        entries[body[space + 1 : nul]] = body[nul + 1 : nul + 21].hex()
+        position = nul + 21
+    return entries
+
+
+def tree_entries(paths: RepoPaths, commit: str) -> tuple[str | None, str | None, bool] | None:
+    """(``.hive`` tree, ``.hive/cells`` tree, whether ``.hive/config.yaml`` exists) of
+    ``commit`` from loose objects or packs; None when an object on the way cannot be
+    read here."""
+    root_tree = commit_tree(paths, commit)
+    if root_tree is None:
+        return None
+    root = read_tree(paths, root_tree)
+    if root is None:
+        return None
+    hive = root.get(b".hive")
+    if hive is None:
+        return None, None, False
+    listing = read_tree(paths, hive)
+    if listing is None:
+        return None
+    return hive, listing.get(b"cells"), b"config.yaml" in listing
+
+
+def object_path(paths: RepoPaths, sha: str) -> str:
+    return os.path.join(paths.common_dir, "objects", sha[:2], sha[2:])
+
+
+def write_loose(paths: RepoPaths, kind: bytes, body: bytes, sha: str | None = None) -> str:
+    """Store one object as a loose object (if it is not loose already); return its sha.
+
+    ``sha`` may be given when the caller already knows it. Like git and dulwich,
+    an existing loose object only has its mtime refreshed (so ``gc`` does not
+    prune it before the new commit references it).
+    """
+    raw = kind + b" " + str(len(body)).encode("ascii") + b"\0" + body
+    if sha is None:
+        sha = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+    path = object_path(paths, sha)
+    try:
+        os.utime(path)
+        return sha
+    except FileNotFoundError:
+        pass
+    except PermissionError:
+        return sha  # there, owned by another user of a shared repository
+    directory = os.path.dirname(path)
+    temp = os.path.join(directory, f"{TMP_PREFIX}{owner_tag()}-{next(_SERIAL)}")
+    try:
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    try:
+        _write_all(descriptor, zlib.compress(raw, LOOSE_COMPRESSION))
+    except BaseException:
+        os.close(descriptor)
+        os.unlink(temp)
+        raise
+    os.close(descriptor)
+    killpoints.reached("object-tmp")
+    try:
+        os.replace(temp, path)
+    except PermissionError:  # Windows: the object appeared meanwhile, read-only
+        os.unlink(temp)
+        if not os.path.exists(path):
+            raise
+    return sha
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]

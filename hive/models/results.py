@@ -89,6 +89,7 @@ class PackReport(BaseModel):
 class DoctorReport(BaseModel):
     cells: int
     problems: list[Problem] = Field(default_factory=list)
+    warnings: list[Problem] = Field(default_factory=list)  # reported, not failures
     objects: ObjectStoreHealth | None = None
 
     @property
