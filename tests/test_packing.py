@@ -414,3 +414,22 @@ def test_merging_packs_drops_a_multi_pack_index_naming_them(ws: Workspace, repo:
     assert count_objects(repo)["packs"] == 1
     assert_clean(repo)
     all_cells_readable(ws, 3)
+
+
+@pytest.mark.parametrize(
+    "args", [("ready", "--json"), ("list", "--json"), ("hooks", "run", "pre-commit")]
+)
+def test_the_lean_paths_read_packed_objects_without_dulwich(
+    ws: Workspace, repo: Path, args: tuple[str, ...]
+) -> None:
+    from hive.domain.reservations import reserve
+    from tests.test_state_index import HEAVY, _modules_after, hive, ids_of
+
+    create_cell(ws, title="one")
+    reserve(ws, paths=["src/**"], reason="mine")
+    ids_of(hive(repo, "ready", "--json"))  # the state is indexed
+    pack_repository(ws)
+    assert count_objects(repo)["count"] == 0  # HEAD's commit and trees are packed now
+    modules, code = _modules_after(repo, *args)
+    assert code == "0", "answered without the full CLI"
+    assert not modules & set(HEAVY), f"{args} imported {sorted(modules & set(HEAVY))}"
