@@ -55,9 +55,10 @@ def test_ready_answers_are_byte_identical_and_follow_every_write(ws: Workspace, 
     assert saved_ready_list(repo).exists()
     served, _ = run(repo, "ready", "--json")  # from the list saved by the full run above
     assert served == full
-    assert run(repo, "ready", "--json", "-n", "1")[0] == run(
-        repo, "ready", "--json", "-n", "1", entry=FULL
-    )[0]
+    assert (
+        run(repo, "ready", "--json", "-n", "1")[0]
+        == run(repo, "ready", "--json", "-n", "1", entry=FULL)[0]
+    )
     assert len(ready_ids(run(repo, "ready", "--json", "--limit", "1")[0])) == 1
 
     # A library write (no process exit in between) moves HEAD: never a stale answer.

@@ -158,8 +158,10 @@ def _saved_ready_list(argv: list[str], state: HeadState) -> bytes | None:
     paths, commit, tree = state
     documents = ready_answer.load(paths.hive_state_dir, commit, tree, __version__)
     waited = 0
-    while documents is None and waited < PENDING_WAIT and ready_answer.pending(
-        paths.hive_state_dir, commit
+    while (
+        documents is None
+        and waited < PENDING_WAIT
+        and ready_answer.pending(paths.hive_state_dir, commit)
     ):  # the process that just wrote HEAD is saving its ready list: worth a short wait
         time.sleep(0.01)
         waited += 1

@@ -67,7 +67,7 @@ def run_demo(directory: str | None = None) -> None:
     init_hive(coordinator, prefix="demo")
     hook = install_hook(coordinator)
     output.say(f"hive init, pre-commit hook installed ({os.path.relpath(hook.path, root)})")
-    mail_init(coordinator, agent_name="coordinator", as_agent="coordinator")
+    mail_init(coordinator, agent_name="coordinator")
 
     epic = _plan(coordinator)
     workers = {name: _register(root, name) for name in AGENTS}
@@ -99,8 +99,10 @@ def _plan(coordinator: Workspace) -> Cell:
 
 def _register(root: str, name: str) -> Workspace:
     ws = _agent_workspace(root, name)
-    agent = mail_init(ws, agent_name=name, as_agent=name, task_description="auth epic")
-    output.say(f"{agent.name} registered for swarm mail")
+    agent = mail_init(ws, agent_name=name, task_description="auth epic")
+    if agent.token:
+        _TOKENS[agent.name] = agent.token
+    output.say(f"{agent.name} registered for swarm mail (credential issued)")
     return ws
 
 
@@ -199,6 +201,9 @@ def _report(root: str, coordinator: Workspace, epic: Cell) -> None:
 # ------------------------------------------------------------------ helpers
 
 
+_TOKENS: dict[str, str] = {}
+
+
 def _agent_workspace(root: str, name: str) -> Workspace:
     return Workspace(root, actor=name, session=f"demo:{name}")
 
@@ -221,6 +226,11 @@ def _git(root: str, *args: str, agent: str = "demo") -> subprocess.CompletedProc
     if shutil.which("git") is None:
         return None
     env = {**os.environ, "HIVE_AGENT": agent, "PATH": _path_with_hive()}
+    env.pop("HIVE_AGENT_TOKEN", None)
+    if agent in _TOKENS:  # the hook knows an agent by its credential
+        env["HIVE_AGENT_TOKEN"] = _TOKENS[agent]
+    else:
+        env.pop("HIVE_AGENT")
     for role in ("AUTHOR", "COMMITTER"):
         env[f"GIT_{role}_NAME"] = agent
         env[f"GIT_{role}_EMAIL"] = "demo@hive.local"

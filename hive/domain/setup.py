@@ -26,8 +26,7 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         if snap.blob_sha(CONFIG_PATH) is not None:
             return [], "", False
-        trailers = [("Hive-Agent", ws.actor), ("Hive-Event", "init")]
-        message = format_message(f"hive: init (prefix {config.prefix})", trailers)
+        message = format_message(f"hive: init (prefix {config.prefix})", ws.trailers("init"))
         return [Change(CONFIG_PATH, encode_config(config))], message, True
 
     written = ws.write_files(plan)

@@ -39,9 +39,7 @@ def save(
         os.replace(temp, path)
 
 
-def load(
-    state_dir: str, commit: str, hive_tree: str | None, version: str
-) -> list[bytes] | None:
+def load(state_dir: str, commit: str, hive_tree: str | None, version: str) -> list[bytes] | None:
     """The ready documents saved by this version of hive for ``commit`` or for a
     commit with the same ``.hive`` tree, if any."""
     try:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from hive.domain.workspace import Workspace
-from hive.errors import HiveError, NotInitialized
+from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
 from hive.tools import files, governance
 
 MAX_ARGS_BYTES = 2_000_000
@@ -36,36 +36,88 @@ class Tool:
 
 @dataclass
 class CallContext:
-    """Who is calling, where. ``agent`` is the bound identity: ``swarmmail_init``
-    rebinds it, and later calls in the same context act as that agent.
-    ``explicit_agent`` is False when the name is only a fallback (git user), so
-    ``swarmmail_init`` without a name generates one. Workspaces are cached per agent."""
+    """Who is calling, where. ``agent`` is the session's bound identity: fixed by its
+    registration (``swarmmail_init``, ``--agent`` at start, or a credential in
+    ``HIVE_AGENT_TOKEN``) and proven by ``token``, the credential the session holds
+    in memory. ``agent`` None: nobody registered yet (reads and creates work; claims,
+    reservations and mail answer ``not_registered``). ``bind_error``: the name asked
+    for at start could not be bound (held by someone else); calls that act say so.
+    In-process code may set ``agent`` directly (trusted). Workspaces are cached."""
 
     root: str
-    agent: str
+    agent: str | None = None
     session: str | None = None
-    explicit_agent: bool = True
+    token: str | None = None
+    issued: bool = False  # the token was issued to this session (swarmmail_init shows it)
+    wanted: str | None = None  # the name asked for at start (--agent / HIVE_AGENT)
+    bind_error: HiveError | None = None
     save_delay: float | None = None  # long-lived servers: see Workspace.save_after_writes
     _workspaces: dict[str, Workspace] = field(default_factory=dict)
 
-    def workspace(self, agent: str | None = None) -> Workspace:
-        name = agent or self.agent
-        cached = self._workspaces.get(name)
+    def workspace(self) -> Workspace:
+        key = self.agent or ""
+        cached = self._workspaces.get(key)
         if cached is None:
-            cached = Workspace(self.root, actor=name, session=self.session or f"tools:{name}")
+            session = self.session or f"tools:{key or 'unregistered'}"
+            if self.agent:
+                cached = Workspace(self.root, actor=self.agent, session=session, from_env=False)
+            else:
+                cached = Workspace(self.root, session=session, from_env=False, unregistered=True)
+                cached.identity_error = self.bind_error
             if self.save_delay is not None:
                 cached.save_after_writes(self.save_delay)
-            self._workspaces[name] = cached
+            self._workspaces[key] = cached
         return cached
 
-    def bind(self, agent: str) -> None:
-        """Act as ``agent`` from now on (the name swarmmail_init returned)."""
+    def bind(self, agent: str, token: str | None, *, issued: bool = False) -> None:
+        """Act as ``agent`` (proven by ``token``) from now on."""
         self.agent = agent
-        self.explicit_agent = True
+        self.token = token
+        self.issued = issued
+        self.bind_error = None
+        self._workspaces.pop("", None)
+
+    @property
+    def name(self) -> str:
+        """The caller's name for logs, rate limits and permissions (``*`` rules only
+        apply to a caller that has not registered)."""
+        return self.agent or "-"
 
     @property
     def state_dir(self) -> str:
         return self.workspace().git.paths.hive_state_dir
+
+
+def open_context(root: str, *, agent: str | None, token: str | None, session: str) -> CallContext:
+    """The context of a tool surface started by a runner: bound by the credential
+    ``token`` (whose name must be ``agent`` when both are given), else by
+    registering ``agent`` (a fresh credential held in memory); a name held by
+    someone else leaves the session unbound with the reason (``bind_error``)."""
+    from hive.domain.identity import register_agent, verify_token
+
+    ctx = CallContext(root=root, session=session)
+    probe = Workspace(root, session=session, from_env=False)
+    if token:
+        name = verify_token(probe, token)
+        if agent and agent != name:
+            raise NotYourIdentity(
+                f"--agent {agent} does not match HIVE_AGENT_TOKEN, the credential of {name}",
+                agent=name,
+            )
+        ctx.bind(name, token)
+        return ctx
+    if agent:
+        ctx.wanted = agent
+        try:
+            registered = register_agent(probe, name=agent, session=session)
+        except (NameTaken, NotOwner) as exc:
+            ctx.bind_error = NotYourIdentity(
+                f"this session was started as {agent}, which it cannot prove: {exc.message}",
+                agent=agent,
+            )
+            return ctx
+        ctx.bind(registered.name, registered.token, issued=True)
+    return ctx
 
 
 REGISTRY: dict[str, Tool] = {}
@@ -123,14 +175,14 @@ def _call(
     try:
         settings = settings_for(ctx)
         check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
-        governance.take_token(ctx.state_dir, settings, ctx.agent, tool.name, spend=False)
+        governance.take_token(ctx.state_dir, settings, ctx.name, tool.name, spend=False)
         payload = {"tool": tool.name, "agent": ctx.agent, "args": parsed.model_dump(mode="json")}
         hooks += governance.run_hooks(settings.pre_hooks, "pre_tool_use", ctx.root, tool.name,
                                       payload)  # fmt: skip
         blocked = _blocking(hooks)
         if blocked is not None:
             return blocked
-        governance.take_token(ctx.state_dir, settings, ctx.agent, tool.name)
+        governance.take_token(ctx.state_dir, settings, ctx.name, tool.name)
     except HiveError as exc:
         return exc.to_dict()
     outcome = _handle(ctx, tool, parsed)
@@ -231,7 +283,7 @@ def check_call_paths(
     ctx: CallContext, settings: governance.Settings, tool: str, paths: list[str]
 ) -> None:
     """Check each path as given and, when a symlink leads elsewhere, as really reached."""
-    governance.check_paths(settings, ctx.agent, tool, _with_real_paths(ctx.root, paths))
+    governance.check_paths(settings, ctx.name, tool, _with_real_paths(ctx.root, paths))
 
 
 def _with_real_paths(root: str, paths: list[str]) -> list[str]:
@@ -249,7 +301,7 @@ def _with_real_paths(root: str, paths: list[str]) -> list[str]:
 def path_filter(ctx: CallContext, tool: str) -> files.PathFilter:
     """A per-file predicate: may ``ctx.agent`` reach this file with ``tool``?"""
     settings = settings_for(ctx)
-    if not governance.has_rules(settings, ctx.agent, tool):
+    if not governance.has_rules(settings, ctx.name, tool):
         return lambda path: True
 
     def allowed(path: str) -> bool:
