@@ -390,3 +390,23 @@ def test_cli_thread_without_recipients_limits_and_errors(ws: Workspace, repo: Pa
     assert _hive(repo, "w1", "mail", "ack", "12345").returncode == 3
     foreign = _hive(repo, "bob", "mail", "ack", message_id)
     assert foreign.returncode == 5 and "Traceback" not in foreign.stderr
+
+
+def test_messages_sent_within_one_millisecond_keep_their_order(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hive.domain.mail as mail_module
+    from hive.models import utc_now
+
+    frozen = utc_now()
+    monkeypatch.setattr(mail_module, "utc_now", lambda: frozen)  # every send in one instant
+    alice = agent(repo, "alice")
+    bob = agent(repo, "bob")
+    for number in range(5):
+        send_message(alice, to=["bob"], subject=f"n{number}", body="x")
+    headers = inbox(bob)
+    assert [h.subject for h in headers] == ["n4", "n3", "n2", "n1", "n0"]
+    stamps = [h.sent_at for h in reversed(headers)]
+    assert stamps == sorted(set(stamps))  # strictly later than the log tip, each time
+    fresh = Workspace(str(repo), actor="bob", persist_cache=False)  # replayed from git
+    assert [h.subject for h in inbox(fresh)] == ["n4", "n3", "n2", "n1", "n0"]

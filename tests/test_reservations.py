@@ -260,22 +260,28 @@ def _racer(repo: str, name: str, pattern: str, start_at: float, results: Any) ->
         results.put((name, "refused"))
 
 
-def test_racing_intersecting_reservations_grant_exactly_one(ws: Workspace, repo: Path) -> None:
-    """Six agents ask for intersecting exclusive patterns at the same instant."""
+def race(requests: list[tuple[str, str]], delay: float = 0.5) -> dict[str, str]:
+    """(repository, pattern) reserved by one process each, all at the same instant:
+    racer name -> granted/refused."""
     context = multiprocessing.get_context("fork")
     results = context.Queue()
-    patterns = ["src/**", "src/a.py", "src/*.py", "**/*.py", "src/a*", "src/{a,b}.py"]
-    start_at = time.time() + 0.5
+    start_at = time.time() + delay
     procs = [
-        context.Process(target=_racer, args=(str(repo), f"racer{n}", p, start_at, results))
-        for n, p in enumerate(patterns)
+        context.Process(target=_racer, args=(where, f"racer{n}", pattern, start_at, results))
+        for n, (where, pattern) in enumerate(requests)
     ]
     for proc in procs:
         proc.start()
     for proc in procs:
-        proc.join(60)
+        proc.join(90)
         assert proc.exitcode == 0
-    outcomes = dict(results.get(timeout=5) for _ in patterns)
+    return dict(results.get(timeout=5) for _ in requests)
+
+
+def test_racing_intersecting_reservations_grant_exactly_one(ws: Workspace, repo: Path) -> None:
+    """Six agents ask for intersecting exclusive patterns at the same instant."""
+    patterns = ["src/**", "src/a.py", "src/*.py", "**/*.py", "src/a*", "src/{a,b}.py"]
+    outcomes = race([(str(repo), pattern) for pattern in patterns])
     granted = [name for name, outcome in outcomes.items() if outcome == "granted"]
     assert len(granted) == 1, outcomes
     holders = {r.agent for r in list_reservations(Workspace(str(repo), persist_cache=False))}

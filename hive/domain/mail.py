@@ -303,7 +303,10 @@ def mail_init(
     """
     from hive.domain.identity import register_agent
 
-    return register_agent(ws, name=agent_name, task=task_description, session=session, token=token)
+    return register_agent(
+        ws, name=agent_name, task=task_description, session=session, token=token,
+        from_tool=from_tool,
+    )  # fmt: skip
 
 
 def mail_overrides(ws: Workspace) -> list[dict[str, Any]]:

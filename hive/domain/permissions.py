@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from hive.domain.globs import glob_matches, normalize_pattern, patterns_intersect, sample_paths
-from hive.errors import HiveError, InvalidInput
+from hive.errors import HiveError, InvalidInput, PermissionDenied
 from hive.models.tools_config import ToolsConfig, parse_tools_config
 
 GLOB_CHARS = re.compile(r"[*?\[{]")
@@ -23,9 +23,8 @@ Permissions = dict[str, dict[str, dict[str, list[str]]]]
 Scope = tuple[str, dict[str, list[str]]]
 
 
-class PathPermissionDenied(HiveError):
-    code = "permission_denied"
-    exit_code = 5
+class PathPermissionDenied(PermissionDenied):
+    """A path the caller's ``tools.permissions`` rules do not let it touch."""
 
 
 def parse_permissions(config: ToolsConfig) -> Permissions:

@@ -101,7 +101,8 @@ def open_context(root: str, *, agent: str | None, token: str | None, session: st
         name = verify_token(probe, token)
         if agent and agent != name:
             raise NotYourIdentity(
-                f"--agent {agent} does not match HIVE_AGENT_TOKEN, the credential of {name}",
+                f"you are {name} (by HIVE_AGENT_TOKEN), not {agent} (named by --agent,"
+                " --actor or HIVE_AGENT)",
                 agent=name,
             )
         ctx.bind(name, token)
