@@ -88,6 +88,13 @@ class ReservationConflict(Conflict):
     code = "reservation_conflict"
 
 
+class GitStateConflict(Conflict):
+    """The user's git is mid-operation (merge, rebase, cherry-pick, bisect, ...) or on a
+    detached HEAD: a hive commit now could be dropped by the way out, so none is made."""
+
+    code = "git_state"
+
+
 class PermissionDenied(HiveError):
     code = "permission_denied"
     exit_code = 5

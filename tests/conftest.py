@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,3 +127,26 @@ def set_coordinators(repo: Path | str, names: list[str]) -> None:
     settings["coordinators"] = list(names)
     config.write_text(dumps(settings))
     git(repo, "commit", "-qm", "coordinators", "--no-verify", "--", ".hive/config.yaml")
+
+
+BEADS_COPIES = Path(__file__).parent / "data" / "beads"
+
+
+def beads_export(name: str) -> Path:
+    """One of beads' real tracker exports: from ``../shared/data/beads/`` next to the
+    repository (or ``$HIVE_BEADS_DATA``) when present, else the gzipped copy in
+    ``tests/data/beads/`` (so a fresh clone runs the same tests)."""
+    root = Path(__file__).resolve().parents[1]
+    candidates = [root.parent / "shared/data/beads", root.parent.parent / "shared/data/beads"]
+    if os.environ.get("HIVE_BEADS_DATA"):
+        candidates.insert(0, Path(os.environ["HIVE_BEADS_DATA"]))
+    for directory in candidates:
+        if (directory / name).is_file():
+            return directory / name
+    target = Path(tempfile.gettempdir()) / f"hive-beads-{os.getuid()}" / name
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp = target.with_suffix(f".{os.getpid()}.tmp")
+        temp.write_bytes(gzip.decompress((BEADS_COPIES / f"{name}.gz").read_bytes()))
+        temp.replace(target)
+    return target

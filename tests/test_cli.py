@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -159,29 +160,51 @@ def test_corrupt_cell_warns_but_list_works(hived: Path) -> None:
     assert doctor.returncode == 1 and "corrupt" in doctor.stdout
 
 
-def demo(directory: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*HIVE, "demo", "--dir", str(directory)], capture_output=True, text=True, check=False
-    )
+def demo(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*HIVE, "demo", *args], capture_output=True, text=True, check=False)
 
 
-def test_demo_runs(tmp_path: Path) -> None:
-    result = demo(tmp_path / "demo")
+def test_demo_runs_a_real_swarm_and_keeps_the_repository(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = demo("--keep", str(tmp_path / "demo"))
+    assert time.monotonic() - started < 60
     assert result.returncode == 0, result.stderr
-    assert "hive: create-epic" in result.stdout
-    assert "already claimed" in result.stdout
-    assert "refused:\n    src/** conflicts with src/models/user.py reserved by" in result.stdout
-    assert "hook said:\n    hive: src/models/user.py is reserved by" in result.stdout
-    assert "4/4 completed" in result.stdout and "scope violations: 0" in result.stdout
-    completes = git(tmp_path / "demo", "log", "--format=%h", "--grep=^hive: complete").split()
-    assert len(completes) == 4
-    files = git(tmp_path / "demo", "show", "--name-only", "--format=", completes[-1]).split()
+    out = result.stdout
+    assert "$ hive swarm run demo-" in out and "--workers 3" in out
+    assert out.count("started   ") == 5 and out.count("completed ") == 5
+    assert "5/5 subtasks completed, 0 blocked" in out
+    assert "hive review" in out and "+def sign_up_and_login_endpoints() -> str:" in out
+    assert "feature-based" in out.split("hive swarm insights")[1]
+    repo = tmp_path / "demo"
+    completes = git(repo, "log", "--format=%h", "--grep=^hive: complete").split()
+    assert len(completes) == 5
+    files = git(repo, "show", "--name-only", "--format=", completes[0]).split()
     assert any(f.startswith(".hive/cells/") for f in files)  # the closed cell
     assert any(f.startswith(".hive/outcomes/") for f in files)  # its outcome
     assert any(f.startswith(".hive/reservations/") for f in files)  # the released reservation
-    assert any(f.startswith(("src/", "docs/")) for f in files)  # and the agent's code
-    assert max(len(line) for line in result.stdout.splitlines()) < 200  # piped: no long rules
-    assert_clean(tmp_path / "demo")
+    assert any(f.startswith(("app/", "docs/", "tests/")) for f in files)  # and the agent's code
+    # the subtasks ran in parallel: more than one worker was running at a time
+    lines = [
+        line.split()[0] for line in out.splitlines() if line.startswith(("started", "completed"))
+    ]
+    assert lines[:3] == ["started"] * 3
+    assert max(len(line) for line in out.splitlines()) < 200  # piped: no long rules
+    assert_clean(repo)
+
+
+def test_demo_json_and_removing_the_scratch_repository(tmp_path: Path) -> None:
+    result = demo("--json")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [event["event"] for event in events]
+    assert kinds[0] == "demo_started" and kinds[-1] == "demo_finished"
+    for kind in ("planned", "run_started", "worker_started", "run_finished", "board", "review",
+                 "insights"):  # fmt: skip
+        assert kind in kinds
+    root = events[0]["repository"]
+    assert not os.path.exists(root)  # no --keep: the scratch repository is removed
+    review_event = next(event for event in events if event["event"] == "review")
+    assert any("app/api.py" in c["files_touched"] for c in review_event["cells"])
 
 
 def test_demo_refuses_a_used_or_impossible_directory(hived: Path, tmp_path: Path) -> None:
@@ -192,9 +215,9 @@ def test_demo_refuses_a_used_or_impossible_directory(hived: Path, tmp_path: Path
         (tmp_path / "file", "not an empty directory"),
         (tmp_path / "file" / "below", "cannot create it"),
     ):
-        result = demo(target)
+        result = demo("--keep", str(target))
         assert result.returncode == 2
-        assert result.stderr.startswith(f"error: --dir {target}: {message}")
+        assert result.stderr.startswith(f"error: --keep {target}: {message}")
         assert len(result.stderr.splitlines()) == 1
     assert git(hived, "rev-parse", "HEAD") == head
 

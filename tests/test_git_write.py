@@ -62,8 +62,11 @@ def test_not_a_repository_and_not_initialised(tmp_path: Path, repo: Path) -> Non
         list_cells(Workspace(str(repo)))
 
 
-def test_detached_head_commits_on_head(ws: Workspace, repo: Path) -> None:
+def test_detached_head_commits_on_head_when_allowed(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     git(repo, "checkout", "-q", "--detach")
+    monkeypatch.setenv("HIVE_ALLOW_DETACHED", "1")  # refused without (tests/reliability)
     cell = create_cell(ws, title="detached")
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "HEAD"
     assert cell.id in git(repo, "log", "-1", "--format=%B")

@@ -287,6 +287,7 @@ def reservations_cmd(
     json_flag: JsonFlag = False,
 ) -> None:
     """Active reservations."""
+    from hive.domain.contest import yielded_reservations
     from hive.domain.reservations import list_reservations, reservation_problems
 
     use_json(json_flag)
@@ -294,10 +295,20 @@ def reservations_cmd(
     items = run_op(lambda: list_reservations(ws, agent=agent, include_expired=expired))
     for problem in run_op(lambda: reservation_problems(ws)):
         output.err(f"warning: {problem.message}; reserving and committing are blocked until fixed")
+    yielded = run_op(lambda: yielded_reservations(ws))
 
     def render() -> None:
         from rich.table import Table
 
+        for item in yielded:
+            if agent is None or item.agent == agent:
+                winner = item.yielded_to
+                assert winner is not None
+                output.say(
+                    f"contested across clones: {item.agent}'s #{item.id}"
+                    f" {item.path_pattern!r} yielded to {winner.holder}'s"
+                    f" #{winner.reservation_id} {winner.pattern!r} (earliest grant wins)"
+                )
         if not items:
             output.console().print("[dim]no active reservations[/dim]")
             return

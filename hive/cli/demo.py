@@ -1,257 +1,232 @@
-"""``hive demo``: a small swarm in a scratch repository, end to end.
+"""``hive demo``: a real swarm in a scratch repository, end to end, in seconds.
 
-A coordinator plans an epic (strategy, validated decomposition, one commit),
-three agents register for mail, claim work atomically, reserve their files,
-are refused when they reach into someone else's files (by ``hive reserve``
-and by git's own pre-commit hook), report progress and finish with
-``swarm_complete``: code, cell, released reservations and outcome in one
-commit. The coordinator then reads its inbox, the epic's status and the
-review of the agents' work.
+It makes a small Python codebase, plans a task as an epic with dependent
+subtasks (strategy, validated decomposition, one commit), runs a swarm of
+example agents on it in parallel with ``hive swarm run`` (each worker a real
+process that reserves its files, reports progress and finishes with
+``swarm_complete`` through hive's tools), then prints the board, the review
+diff of one subtask and the strategy insights. ``--keep DIR`` leaves the
+repository to explore; ``--json`` prints one JSON object per line instead.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from typing import Any
 
 from hive.cli import output
-from hive.domain.cells import list_cells, ready, start_cell
+from hive.domain.cells import list_cells
 from hive.domain.hooks import install_hook
-from hive.domain.mail import inbox, mail_init
-from hive.domain.reservations import reserve
+from hive.domain.mail import mail_init
 from hive.domain.setup import init_hive
-from hive.domain.swarm.complete import swarm_complete
-from hive.domain.swarm.decompose import hive_create_epic, swarm_validate_decomposition
-from hive.domain.swarm.learning import swarm_select_strategy
-from hive.domain.swarm.progress import swarm_progress, swarm_status
+from hive.domain.swarm.decompose import (
+    hive_create_epic,
+    swarm_decompose,
+    swarm_validate_decomposition,
+)
+from hive.domain.swarm.learning import insights
 from hive.domain.swarm.review import review
+from hive.domain.swarm.runner import run_swarm
 from hive.domain.workspace import Workspace
-from hive.errors import HiveError, InvalidInput
-from hive.git.repo import init_repository
+from hive.errors import InvalidInput
+from hive.git.repo import Change, Snapshot, init_repository
 from hive.models import Cell
+from hive.models.swarm import Review
+from hive.models.swarm_run import SwarmEvent, SwarmRunResult
 
-AGENTS = ("BlueLake", "RedStone", "GreenField")
-TASK = "Add user authentication: sign-up, login and sessions for the web app"
-PLAN = """Here is the plan:
+COORDINATOR = "coordinator"
+WORKERS = 3
+PACE = 0.2  # seconds the example agents wait between steps, so the swarm can be watched
+TASK = "Add user accounts: password hashing, sign-up and login endpoints, tests and docs"
+PLAN = """The plan, as an LLM planner would answer the prompt:
 ```json
-{"epic": {"title": "Add user authentication",
-          "description": "Sign-up, login and sessions for the web app."},
+{"epic": {"title": "Add user accounts",
+          "description": "Password hashing, sign-up and login endpoints, tests and docs."},
  "subtasks": [
-   {"title": "Design the user schema", "files": ["src/models/user.py"], "priority": 0},
-   {"title": "Password hashing service", "files": ["src/auth/hashing.py"]},
-   {"title": "Login and session endpoints", "files": ["src/api/auth/**"],
-    "dependencies": [0, 1]},
-   {"title": "Document the auth flow", "files": ["docs/auth.md"]}]}
+   {"title": "User model with a password hash", "files": ["app/models.py"], "priority": 0},
+   {"title": "Password hashing helpers", "files": ["app/security.py"], "priority": 0},
+   {"title": "Sign-up and login endpoints", "files": ["app/api.py"], "dependencies": [0, 1]},
+   {"title": "Tests for sign-up and login", "files": ["tests/test_accounts.py"],
+    "dependencies": [2]},
+   {"title": "Document user accounts", "files": ["docs/accounts.md"]}]}
 ```"""
-CODE = {
-    "src/models/user.py": "class User:\n    def __init__(self, email: str) -> None:\n"
+REVIEWED = 2  # the subtask whose review diff is shown
+CODEBASE = {
+    "README.md": "# shop\n\nA small web shop.\n",
+    "app/__init__.py": '"""The shop application."""\n',
+    "app/models.py": "class User:\n    def __init__(self, email: str) -> None:\n"
     "        self.email = email\n",
-    "src/auth/hashing.py": "import hashlib\n\n\ndef hash_password(raw: str) -> str:\n"
-    "    return hashlib.sha256(raw.encode()).hexdigest()\n",
-    "src/api/auth/login.py": "def login(email: str, password: str) -> bool:\n"
-    "    return bool(email and password)\n",
-    "docs/auth.md": "# Authentication\n\nSign up, log in, keep a session.\n",
+    "app/api.py": "ROUTES: dict[str, str] = {}\n\n\ndef route(path: str, handler: str) -> None:\n"
+    "    ROUTES[path] = handler\n",
+    "tests/test_models.py": "from app.models import User\n\n\ndef test_user() -> None:\n"
+    '    assert User("a@b.c").email == "a@b.c"\n',
 }
 
+Emit = Callable[[str, Any], None]
 
-def run_demo(directory: str | None = None) -> None:
-    """Make a scratch repo, plan an epic, let three agents work, print the result."""
+
+def run_demo(directory: str | None = None, *, json_mode: bool = False) -> SwarmRunResult:
+    """Make the scratch repository, plan, run the swarm, show what it did."""
     root = _scratch_dir(directory)
-    output.heading("hive demo: a small swarm")
-    output.say(f"scratch repository: {root}")
+    emit = _json_emitter() if json_mode else _text_emitter()
+    try:
+        emit("demo_started", {"repository": root, "kept": directory is not None})
+        coordinator = _codebase(root)
+        epic, subtasks = _plan(coordinator, emit)
+        result = _swarm(coordinator, epic, emit, json_mode)
+        _report(coordinator, epic, subtasks, result, emit)
+    finally:
+        if directory is None:
+            shutil.rmtree(root, ignore_errors=True)
+    emit("demo_finished", {"repository": root if directory else None, "epic": epic.id})
+    return result
+
+
+# ------------------------------------------------------------------ the steps
+
+
+def _codebase(root: str) -> Workspace:
     init_repository(root)
-    coordinator = _agent_workspace(root, "coordinator")
-    init_hive(coordinator, prefix="demo")
-    hook = install_hook(coordinator)
-    output.say(f"hive init, pre-commit hook installed ({os.path.relpath(hook.path, root)})")
-    mail_init(coordinator, agent_name="coordinator")
+    ws = Workspace(root, actor=COORDINATOR, session=f"demo:{COORDINATOR}")
 
-    epic = _plan(coordinator)
-    workers = {name: _register(root, name) for name in AGENTS}
-    _work(root, workers, epic)
-    _report(root, coordinator, epic)
+    def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
+        changes = [Change(path, text.encode()) for path, text in CODEBASE.items()]
+        return changes, "shop: a small codebase\n", None
 
-
-def _plan(coordinator: Workspace) -> Cell:
-    output.heading("coordinator plans")
-    choice = swarm_select_strategy(coordinator, task=TASK)
-    output.say(f"strategy {choice.strategy} (confidence {choice.confidence:.2f})")
-    checked = swarm_validate_decomposition(coordinator, response=PLAN)
-    output.say(f"decomposition valid: {checked.valid}, {len(checked.errors)} errors")
-    if checked.data is None:
-        raise InvalidInput("the demo's decomposition did not validate")
-    cells = hive_create_epic(
-        coordinator,
-        epic_title=str(checked.data.epic["title"]),
-        epic_description=str(checked.data.epic.get("description", "")),
-        subtasks=checked.data.subtasks,
-        strategy=choice.strategy,
-    )
-    output.say(
-        f"epic {cells[0].id} and {len(cells) - 1} subtasks in one commit "
-        "(files owned and dependencies kept)"
-    )
-    return cells[0]
-
-
-def _register(root: str, name: str) -> Workspace:
-    ws = _agent_workspace(root, name)
-    agent = mail_init(ws, agent_name=name, task_description="auth epic")
-    if agent.token:
-        _TOKENS[agent.name] = agent.token
-    output.say(f"{agent.name} registered for swarm mail (credential issued)")
+    ws.write_files(plan)
+    init_hive(ws, prefix="demo")
+    install_hook(ws)
+    mail_init(ws, agent_name=COORDINATOR, task_description="the demo")
     return ws
 
 
-def _work(root: str, workers: dict[str, Workspace], epic: Cell) -> None:
-    """Rounds of claim -> reserve -> code -> swarm_complete until nothing is ready."""
-    round_number = 0
-    while True:
-        round_number += 1
-        claimed = _claim_round(workers)
-        if not claimed:
-            return
-        output.heading(f"round {round_number}")
-        for name, cell in claimed:
-            output.say(f"{name} claimed {cell.id}  {cell.title}")
-            reserve(workers[name], paths=cell.files_owned, reason="implementing", cell=cell.id)
-            output.say(f"  {name} reserved {', '.join(cell.files_owned)}")
-        if round_number == 1:
-            _show_refusals(root, workers, claimed)
-        for name, cell in claimed:
-            _finish(root, workers[name], name, cell)
+def _plan(ws: Workspace, emit: Emit) -> tuple[Cell, list[Cell]]:
+    prompt = swarm_decompose(ws, task=TASK, query_cass=False)
+    checked = swarm_validate_decomposition(ws, response=PLAN)
+    if checked.data is None:
+        raise InvalidInput("the demo's decomposition did not validate")
+    cells = hive_create_epic(
+        ws,
+        epic_title=str(checked.data.epic["title"]),
+        epic_description=str(checked.data.epic.get("description", "")),
+        subtasks=checked.data.subtasks,
+        strategy=prompt.strategy.strategy,
+    )
+    epic, subtasks = cells[0], cells[1:]
+    emit(
+        "planned",
+        {
+            "task": TASK,
+            "strategy": prompt.strategy.strategy,
+            "prompt_lines": len(prompt.prompt.splitlines()),
+            "valid": checked.valid,
+            "epic": epic,
+            "subtasks": subtasks,
+        },
+    )
+    return epic, subtasks
 
 
-def _claim_round(workers: dict[str, Workspace]) -> list[tuple[str, Cell]]:
-    claimed = []
-    for name, ws in workers.items():
-        # The epic becomes ready once its subtasks are closed: that one is the coordinator's.
-        if not any(cell.type != "epic" for cell in ready(ws)):
-            break
-        claimed += [(name, cell) for cell in ready(ws, claim=True)]
-    return claimed
+def _swarm(ws: Workspace, epic: Cell, emit: Emit, json_mode: bool) -> SwarmRunResult:
+    agent = f"{shlex.quote(sys.executable)} -m hive.agents.example --pace {PACE} {{prompt_file}}"
+    shown = f"python -m hive.agents.example --pace {PACE} {{prompt_file}}"
+    emit(
+        "swarm", {"command": f"hive swarm run {epic.id} --agent-cmd '{shown}' --workers {WORKERS}"}
+    )
+    from hive.cli import swarm_view
+
+    def run(view: Callable[[SwarmEvent], None]) -> SwarmRunResult:
+        return run_swarm(ws, epic_id=epic.id, agent_cmd=agent, workers=WORKERS, on_event=view)
+
+    if json_mode:
+        return run(swarm_view.json_lines)
+    if sys.stdout.isatty():
+        with swarm_view.LiveView() as live:
+            return run(live)
+    return run(swarm_view.PlainView())
 
 
-def _show_refusals(
-    root: str, workers: dict[str, Workspace], claimed: list[tuple[str, Cell]]
+def _report(
+    ws: Workspace, epic: Cell, subtasks: list[Cell], result: SwarmRunResult, emit: Emit
 ) -> None:
-    """Another agent reaching into a claimed cell's files: refused by reserve and by git."""
-    owner, cell = claimed[0]
-    intruder = next(name for name in AGENTS if name != owner)
-    try:
-        start_cell(workers[intruder], cell_id=cell.id)
-    except HiveError as exc:
-        output.say(f"  {intruder} tried to start {cell.id} too -> {exc.message}")
-    try:
-        reserve(workers[intruder], paths=["src/**"], reason="refactor everything")
-    except HiveError as exc:
-        output.say(f"  {intruder} asked to reserve src/**; refused:")
-        output.say(f"    {exc.message}")
-    target = cell.files_owned[0]
-    _write(root, target, "# an edit nobody reserved\n")
-    blocked = _git_commit(root, intruder, target)
-    if blocked is not None:
-        output.say(f"  {intruder} tried `git commit {target}`; the pre-commit hook said:")
-        output.say(f"    {blocked}")
-    _git(root, "reset", "-q", "--", target)
+    board = [*list_cells(ws, parent=epic.id, status="all"), *list_cells(ws, type="epic")]
+    emit("board", {"cells": board, "result": result})
+    emit("review", review(ws, target=subtasks[REVIEWED].id, with_patch=True))
+    emit("insights", insights(ws))
 
 
-def _finish(root: str, ws: Workspace, name: str, cell: Cell) -> None:
-    files = [path for path in CODE if any(_owns(pattern, path) for pattern in cell.files_owned)]
-    for path in files:
-        _write(root, path, CODE[path])
-    swarm_progress(ws, agent_name=name, cell_id=cell.id, status="in_progress",
-                   progress_percent=80, message="code written, tests pass")  # fmt: skip
-    done = swarm_complete(ws, agent_name=name, cell_id=cell.id,
-                          summary=f"{cell.title}: done", files_touched=files)  # fmt: skip
-    output.say(
-        f"{name} swarm_complete {cell.id}: one commit {(done.commit or '')[:7]} with "
-        f"{len(files)} code file(s), the closed cell, {len(done.released)} released "
-        "reservation(s) and the outcome"
-    )
+# ------------------------------------------------------------------ output
 
 
-def _report(root: str, coordinator: Workspace, epic: Cell) -> None:
-    output.heading("coordinator reads")
-    for header in inbox(coordinator, limit=3):
-        output.say(f"mail from {header.sender}: {header.subject}")
-    status = swarm_status(coordinator, epic_id=epic.id)
-    output.say(
-        f"epic {epic.id}: {status.completed}/{status.total} completed "
-        "(the epic itself stays open for the coordinator to close)"
-    )
-    seen = review(coordinator, target=epic.id, with_patch=False)
-    touched = sorted({path for cell in seen.cells for path in cell.files_touched})
-    violations = sum(len(cell.scope_violations) for cell in seen.cells)
-    output.say(
-        f"review: {len(seen.commits)} commits, files touched {', '.join(touched)}; "
-        f"scope violations: {violations}"
-    )
-    output.heading("hive list")
-    output.cell_table(list_cells(coordinator, status="all"))
-    output.heading("git log --oneline")
-    log = _git(root, "log", "--oneline")
-    output.say(log.stdout.rstrip() if log else "(git is not installed: see `hive log`)")
-    output.say(f"\nexplore it: cd {root} && hive review {epic.id} && git log --stat")
+def _json_emitter() -> Emit:
+    from pydantic_core import to_json
+
+    def emit(kind: str, value: Any) -> None:
+        data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+        sys.stdout.buffer.write(to_json({"event": kind, **data}) + b"\n")
+        sys.stdout.flush()
+
+    return emit
 
 
-# ------------------------------------------------------------------ helpers
+def _text_emitter() -> Emit:
+    from hive.cli import swarm_view
+    from hive.cli.swarm_cmd import render_insights, render_review
+
+    def emit(kind: str, value: Any) -> None:
+        if kind == "demo_started":
+            output.heading("hive demo: a swarm of example agents")
+            output.say(f"scratch repository: {value['repository']} (a small Python codebase)")
+        elif kind == "planned":
+            output.heading("the coordinator plans")
+            output.say(f"task: {value['task']}")
+            output.say(
+                f"strategy {value['strategy']}; planning prompt of {value['prompt_lines']} lines"
+                f" for an LLM; its answer validated: {value['valid']}"
+            )
+            output.say(
+                f"epic {value['epic'].id} with {len(value['subtasks'])} subtasks in one commit"
+                " (files owned and dependencies kept)"
+            )
+        elif kind == "swarm":
+            output.heading("the swarm runs")
+            output.say(f"$ {value['command']}")
+        elif kind == "board":
+            output.heading("the board")
+            output.cell_table(value["cells"])
+            for line in swarm_view.summary_lines(value["result"]):
+                output.say(line)
+        elif kind == "review":
+            output.heading(f"hive review {value.target}  (the code; hive's own files elided)")
+            render_review(_code_only(value))
+        elif kind == "insights":
+            output.heading("hive swarm insights")
+            render_insights(value)
+        elif kind == "demo_finished":
+            where = value["repository"]
+            if where:
+                output.say(f"\nexplore it: cd {where} && hive review {value['epic']}"
+                           " && git log --graph --oneline")  # fmt: skip
+            else:
+                output.say("\n(the scratch repository was removed; keep one with --keep DIR)")
+
+    return emit
 
 
-_TOKENS: dict[str, str] = {}
-
-
-def _agent_workspace(root: str, name: str) -> Workspace:
-    return Workspace(root, actor=name, session=f"demo:{name}")
-
-
-def _owns(pattern: str, path: str) -> bool:
-    from hive.domain.globs import glob_matches
-
-    return glob_matches(pattern, path)
-
-
-def _write(root: str, path: str, content: str) -> None:
-    full = os.path.join(root, path)
-    os.makedirs(os.path.dirname(full), exist_ok=True)
-    with open(full, "w", encoding="utf-8") as handle:
-        handle.write(content)
-
-
-def _git(root: str, *args: str, agent: str = "demo") -> subprocess.CompletedProcess[str] | None:
-    """Run the real git CLI as ``agent`` (None when git is not installed)."""
-    if shutil.which("git") is None:
-        return None
-    env = {**os.environ, "HIVE_AGENT": agent, "PATH": _path_with_hive()}
-    env.pop("HIVE_AGENT_TOKEN", None)
-    if agent in _TOKENS:  # the hook knows an agent by its credential
-        env["HIVE_AGENT_TOKEN"] = _TOKENS[agent]
-    else:
-        env.pop("HIVE_AGENT")
-    for role in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{role}_NAME"] = agent
-        env[f"GIT_{role}_EMAIL"] = "demo@hive.local"
-    env.pop("HIVE_BYPASS", None)
-    return subprocess.run(
-        ["git", "-C", root, *args], capture_output=True, text=True, check=False, env=env
-    )
-
-
-def _git_commit(root: str, agent: str, path: str) -> str | None:
-    """The hook's first line when it blocks ``agent`` committing ``path``, else None."""
-    _git(root, "add", "--", path, agent=agent)
-    result = _git(root, "commit", "-q", "-m", "sneaky edit", agent=agent)
-    if result is None or result.returncode == 0:
-        return None
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    return lines[0] if lines else f"exit {result.returncode}"
-
-
-def _path_with_hive() -> str:
-    return os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+def _code_only(seen: Review) -> Review:
+    """The review with patches cut down to the code (not .hive/ records)."""
+    commits = []
+    for commit in seen.commits:
+        blocks = re.split(r"(?m)^(?=diff --git )", commit.patch)
+        kept = "".join(b for b in blocks if b.startswith("diff --git a/") and " b/.hive/" not in b)
+        commits.append(commit.model_copy(update={"patch": kept}))
+    return seen.model_copy(update={"commits": commits})
 
 
 def _scratch_dir(directory: str | None) -> str:
@@ -260,9 +235,9 @@ def _scratch_dir(directory: str | None) -> str:
         return tempfile.mkdtemp(prefix="hive-demo-")
     root = os.path.abspath(directory)
     if os.path.exists(root) and (not os.path.isdir(root) or os.listdir(root)):
-        raise InvalidInput(f"--dir {directory}: not an empty directory; give a new or empty one")
+        raise InvalidInput(f"--keep {directory}: not an empty directory; give a new or empty one")
     try:
         os.makedirs(root, exist_ok=True)
     except OSError as exc:
-        raise InvalidInput(f"--dir {directory}: cannot create it ({exc.strerror})") from None
+        raise InvalidInput(f"--keep {directory}: cannot create it ({exc.strerror})") from None
     return root

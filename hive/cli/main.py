@@ -16,7 +16,7 @@ try:  # recent typer vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     import click.exceptions as click_errors  # type: ignore[no-redef]
 
-from hive.cli import agent_cmd, coord_cmd, output, swarm_cmd, tools_cmd
+from hive.cli import agent_cmd, coord_cmd, ctx_cmd, output, swarm_cmd, sync_cmd, tools_cmd
 from hive.cli.answers import VALUED_GLOBALS, command_position
 from hive.cli.common import (
     OPTIONS,
@@ -86,11 +86,14 @@ def init(
     use_json(json_flag)
     result = run_op(lambda: init_hive(workspace(), prefix=prefix))
     verb = "initialised" if result.created else "already initialised"
-    show(
-        result,
-        json_flag,
-        lambda: output.say(f"hive {verb} in {result.root} (prefix {result.prefix})"),
-    )
+
+    def render() -> None:
+        output.say(f"hive {verb} in {result.root} (prefix {result.prefix})")
+        output.say(f"merge driver for .hive/ files: {result.merge_driver}")
+        for remote in result.remotes:
+            output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
+
+    show(result, json_flag, render)
 
 
 # ----------------------------------------------------------------------- cells
@@ -335,6 +338,41 @@ def delete(
     show(cell, json_flag, lambda: output.say(f"deleted {cell.id}  {cell.title}"))
 
 
+@app.command()
+def comment(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")],
+    text: Annotated[str, typer.Argument(help="The comment.")],
+    json_flag: JsonFlag = False,
+) -> None:
+    """Add a comment to a cell (merges keep the comments of both sides)."""
+    from hive.domain.annotate import add_comment
+
+    use_json(json_flag)
+    cell = run_op(lambda: add_comment(workspace(), cell_id=cell_id, text=text))
+    show(cell, json_flag, lambda: output.say(f"commented on {cell.id}  {cell.title}"))
+
+
+@app.command()
+def resolve(
+    cell_id: Annotated[str, typer.Argument(metavar="ID")],
+    field: Annotated[
+        str | None, typer.Option("--field", help="Only this field's conflict records.")
+    ] = None,
+    use_other: Annotated[
+        bool, typer.Option("--use-other", help="Take the value the merge did not keep.")
+    ] = False,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Clear the merge conflicts recorded on a cell (see 'hive show ID')."""
+    from hive.domain.annotate import resolve_conflicts
+
+    use_json(json_flag)
+    cell = run_op(
+        lambda: resolve_conflicts(workspace(), cell_id=cell_id, field=field, use_other=use_other)
+    )
+    show(cell, json_flag, lambda: output.say(f"resolved {cell.id}  {cell.title}"))
+
+
 # ----------------------------------------------------------------------- deps
 
 
@@ -549,14 +587,21 @@ def doctor(json_flag: JsonFlag = False) -> None:
 
 @app.command()
 def demo(
-    directory: Annotated[
-        str | None, typer.Option("--dir", help="Where to make the scratch repository.")
+    keep: Annotated[
+        str | None,
+        typer.Option(
+            "--keep", "--dir", help="Make the scratch repository here and leave it to explore."
+        ),
     ] = None,
+    json_flag: JsonFlag = False,
 ) -> None:
-    """Run a small swarm in a scratch repository and show the result."""
+    """Run a real swarm of example agents in a scratch repository and show the result."""
     from hive.cli.demo import run_demo
 
-    run_op(lambda: run_demo(directory))
+    use_json(json_flag)
+    result = run_op(lambda: run_demo(keep, json_mode=OPTIONS.json))
+    if not result.finished:
+        raise typer.Exit(1)
 
 
 # Registered last so `hive --help` lists the cell commands first.
@@ -569,6 +614,11 @@ app.add_typer(tools_cmd.tools_app, name="tools")
 app.command("mcp")(tools_cmd.mcp_cmd)
 app.add_typer(tools_cmd.proposals_app, name="proposals")
 app.command("events")(tools_cmd.events_cmd)
+app.add_typer(ctx_cmd.ctx_app, name="ctx")
+app.add_typer(ctx_cmd.queue_app, name="queue")
+app.command("sync")(sync_cmd.sync_cmd)
+app.add_typer(sync_cmd.import_app, name="import")
+app.add_typer(sync_cmd.export_app, name="export")
 
 
 def focused_app(argv: list[str]) -> typer.Typer:

@@ -121,8 +121,24 @@ def cell_detail(cell: Cell) -> None:
         out.print(f"  [dim]{key:<12}[/dim] {value}")
     if cell.description:
         out.print("\n" + escape(cell.description))
+    for title, text in (("design", cell.design), ("acceptance criteria", cell.acceptance_criteria)):
+        if text:
+            out.print(f"\n[dim]{title}:[/dim]\n" + escape(text))
     if cell.notes:
         out.print("\n[dim]notes:[/dim]\n" + escape(cell.notes))
+    for comment in cell.comments:
+        stamp = f"{comment.created_at:%Y-%m-%d %H:%M}"
+        out.print(f"\n[dim]comment by {escape(comment.author or '?')} at {stamp}:[/dim]")
+        out.print(escape(comment.text))
+    if cell.conflicts:
+        out.print("\n[red]merge conflicts[/red] (both sides changed; resolve with 'hive resolve'):")
+        for record in cell.conflicts:
+            if record.field == "file":
+                out.print("  file: one side did not parse; its text was:")
+                out.print(escape(str(record.other)))
+                continue
+            out.print(f"  {record.field}: kept {escape(repr(record.kept))}")
+            out.print(f"  {'':<{len(record.field)}}  other {escape(repr(record.other))}")
 
 
 def escape(text: str) -> str:

@@ -525,36 +525,37 @@ def insights_cmd(json_flag: JsonFlag = False) -> None:
 
     use_json(json_flag)
     report = run_op(lambda: insights(workspace()))
+    show(report, json_flag, lambda: render_insights(report))
 
-    def render() -> None:
-        from rich.table import Table
 
-        out = output.console()
-        if not report.strategies:
-            out.print("[dim]no outcomes recorded yet[/dim]")
-            return
-        table = Table(box=None, header_style="bold")
-        for column in ("STRATEGY", "OUTCOMES", "SUCCESS", "DECAYED", "BY MONTH"):
-            table.add_column(column)
-        for item in report.strategies:
-            months = " ".join(
-                f"{month}:{int(v['count'])}@{v['success_rate']:.0%}"
-                for month, v in item.by_month.items()
-            )
-            table.add_row(
-                item.strategy,
-                str(item.total),
-                f"{item.success_rate:.0%}",
-                f"{item.decayed_score:.2f}",
-                months,
-            )
-        out.print(table)
-        for pattern in report.patterns:
-            out.print(f"  {pattern.strategy} / {pattern.kind}: {pattern.maturity}")
-        for lesson in report.anti_patterns:
-            out.print(f"[yellow]anti-pattern[/yellow] {output.escape(lesson)}")
+def render_insights(report: Any) -> None:
+    """Per-strategy success, pattern maturity and anti-patterns, for people."""
+    from rich.table import Table
 
-    show(report, json_flag, render)
+    out = output.console()
+    if not report.strategies:
+        out.print("[dim]no outcomes recorded yet[/dim]")
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("STRATEGY", "OUTCOMES", "SUCCESS", "DECAYED", "BY MONTH"):
+        table.add_column(column)
+    for item in report.strategies:
+        months = " ".join(
+            f"{month}:{int(v['count'])}@{v['success_rate']:.0%}"
+            for month, v in item.by_month.items()
+        )
+        table.add_row(
+            item.strategy,
+            str(item.total),
+            f"{item.success_rate:.0%}",
+            f"{item.decayed_score:.2f}",
+            months,
+        )
+    out.print(table)
+    for pattern in report.patterns:
+        out.print(f"  {pattern.strategy} / {pattern.kind}: {pattern.maturity}")
+    for lesson in report.anti_patterns:
+        out.print(f"[yellow]anti-pattern[/yellow] {output.escape(lesson)}")
 
 
 def review_cmd(
@@ -567,39 +568,128 @@ def review_cmd(
 
     use_json(json_flag)
     result = run_op(lambda: review(workspace(), target=target, with_patch=not stat))
+    show(result, json_flag, lambda: render_review(result))
 
-    def render() -> None:
-        from rich.syntax import Syntax
 
-        out = output.console()
-        out.print(f"[bold]{result.target}[/bold] {output.escape(result.title)}")
-        for cell in result.cells:
+@swarm_app.command("run")
+def run_cmd(
+    epic_id: Annotated[str, typer.Argument(metavar="EPIC", help="The epic whose subtasks to run.")],
+    agent_cmd: Annotated[
+        str,
+        typer.Option(
+            "--agent-cmd",
+            help="Command that runs one agent; {prompt_file} is replaced by the subtask's"
+            " brief ({cell}, {agent}, {epic}, {project} too). Runs in a shell.",
+        ),
+    ],
+    workers: Annotated[
+        int, typer.Option("--workers", "-n", min=1, max=64, help="Workers at once.")
+    ] = 3,
+    isolation: Annotated[
+        str,
+        typer.Option(
+            "--isolation",
+            help="reservation: one working tree, files reserved; worktree: a git worktree"
+            " and branch per worker, merged back on completion.",
+        ),
+    ] = "reservation",
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="Seconds before a worker is killed.")
+    ] = 1800.0,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Run the epic's ready subtasks with an agent command, N workers at once."""
+    import signal
+    import threading
+
+    from hive.cli import swarm_view
+    from hive.cli.common import OPTIONS
+    from hive.domain.swarm.runner import run_swarm
+
+    use_json(json_flag)
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    live = not OPTIONS.json and sys.stdout.isatty()
+    view: Any = swarm_view.json_lines if OPTIONS.json else swarm_view.PlainView()
+    try:
+        if live:
+            with swarm_view.LiveView() as view:
+                result = _run_swarm(run_swarm, epic_id, agent_cmd, workers, isolation, timeout,
+                                    view, stop)  # fmt: skip
+        else:
+            result = _run_swarm(run_swarm, epic_id, agent_cmd, workers, isolation, timeout,
+                                view, stop)  # fmt: skip
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if not OPTIONS.json:
+        for line in swarm_view.summary_lines(result):
+            output.say(line)
+    if result.interrupted:
+        raise typer.Exit(130)
+    if not result.finished:
+        raise typer.Exit(1)
+
+
+def _run_swarm(
+    run_swarm: Callable[..., Any],
+    epic_id: str,
+    agent_cmd: str,
+    workers: int,
+    isolation: str,
+    timeout: float,
+    view: Callable[[Any], None],
+    stop: Any,
+) -> Any:
+    return run_op(
+        lambda: run_swarm(
+            workspace(),
+            epic_id=epic_id,
+            agent_cmd=agent_cmd,
+            workers=workers,
+            isolation=isolation,
+            timeout=timeout,
+            on_event=view,
+            stop=stop,
+        )
+    )
+
+
+def render_review(result: Any) -> None:
+    """A review for people: each cell's scope and outcome, then each commit's diff."""
+    from rich.syntax import Syntax
+
+    out = output.console()
+    out.print(f"[bold]{result.target}[/bold] {output.escape(result.title)}")
+    for cell in result.cells:
+        out.print(
+            f"\n[bold]{cell.cell_id}[/bold] [{cell.status}] {output.escape(cell.title)}"
+            f" — {cell.assignee or 'unassigned'}"
+        )
+        out.print(f"  owned:    {', '.join(cell.files_owned) or '-'}")
+        out.print(f"  reserved: {', '.join(cell.files_reserved) or '-'}")
+        out.print(f"  touched:  {', '.join(cell.files_touched) or '-'}")
+        if cell.scope_violations:
+            out.print(f"  [red]outside scope: {', '.join(cell.scope_violations)}[/red]")
+        if cell.outcome is not None:
+            o = cell.outcome
+            state = "[green]success[/green]" if o.success else "[red]failure[/red]"
             out.print(
-                f"\n[bold]{cell.cell_id}[/bold] [{cell.status}] {output.escape(cell.title)}"
-                f" — {cell.assignee or 'unassigned'}"
+                f"  outcome:  {state} in {o.duration_seconds:.0f}s, {o.error_count} errors,"
+                f" {o.retry_count} retries — {output.escape(o.summary[:120])}"
             )
-            out.print(f"  owned:    {', '.join(cell.files_owned) or '-'}")
-            out.print(f"  reserved: {', '.join(cell.files_reserved) or '-'}")
-            out.print(f"  touched:  {', '.join(cell.files_touched) or '-'}")
-            if cell.scope_violations:
-                out.print(f"  [red]outside scope: {', '.join(cell.scope_violations)}[/red]")
-            if cell.outcome is not None:
-                o = cell.outcome
-                state = "[green]success[/green]" if o.success else "[red]failure[/red]"
-                out.print(
-                    f"  outcome:  {state} in {o.duration_seconds:.0f}s, {o.error_count} errors,"
-                    f" {o.retry_count} retries — {output.escape(o.summary[:120])}"
-                )
-        for commit in result.commits:
-            out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
-            for changed in commit.files:
-                out.print(
-                    f"  {changed.status} {changed.path} "
-                    f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
-                )
-            if commit.patch and sys.stdout.isatty():
-                out.print(Syntax(commit.patch, "diff", word_wrap=False))
-            elif commit.patch:
-                out.file.write(commit.patch)
-
-    show(result, json_flag, render)
+    for commit in result.commits:
+        out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
+        for changed in commit.files:
+            out.print(
+                f"  {changed.status} {changed.path} "
+                f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
+            )
+        if commit.patch and sys.stdout.isatty():
+            out.print(Syntax(commit.patch, "diff", word_wrap=False))
+        elif commit.patch:
+            out.file.write(commit.patch)

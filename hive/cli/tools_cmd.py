@@ -52,10 +52,12 @@ def _dump(value: Any) -> None:
 def schema_cmd(
     format: Annotated[str, typer.Option("--format", help="mcp|openai|anthropic")] = "mcp",
 ) -> None:
-    """Print every tool's schema for an agent runtime."""
+    """Print every tool's schema for an agent runtime (compact JSON: agents pay for
+    every character)."""
     from hive.tools.schemas import render
 
-    _dump(run_op(lambda: render(format)))
+    rendered = run_op(lambda: render(format))
+    sys.stdout.write(json.dumps(rendered, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 @tools_app.command("list")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from hive.domain.graph import find_cycles
+from hive.domain.setup import merge_setup_problems
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotInitialized
 from hive.git.repo import Snapshot, blob_sha_of
@@ -43,6 +44,10 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _reservation_file_problems(ws, snap)
     problems += _tools_config_problems(ws, snap)
     problems += symlink_problems(ws, snap)
+    problems += _merge_conflicts(index)
+    problems += merge_setup_problems(ws, snap)
+    problems += _contest_problems(ws, snap)
+    problems += _git_state_problems(ws)
     return DoctorReport(cells=len(index.cells), problems=problems, warnings=_identity_warnings(ws))
 
 
@@ -126,6 +131,58 @@ def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     except InvalidInput as exc:
         return [Problem(kind="config", message=exc.message, path=CONFIG_PATH)]
     return []
+
+
+def _contest_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
+    """Overlapping exclusive reservations a merge brought in that no sync has settled."""
+    from hive.domain.contest import unsettled_contests
+
+    return [
+        Problem(
+            kind="contested-reservation",
+            message=f"{c.kept.agent}'s {c.kept.path_pattern!r} and {c.yielded.agent}'s"
+            f" {c.yielded.path_pattern!r} are both held exclusively (granted in different"
+            f" clones); the earliest grant wins: run 'hive sync' to settle it and tell both",
+        )
+        for c in unsettled_contests(ws, snap)
+    ]
+
+
+def _git_state_problems(ws: Workspace) -> list[Problem]:
+    """The user's git is mid-operation (or detached): hive refuses to commit until done."""
+    from hive.git.state import git_state_problem
+
+    problem = git_state_problem(ws.git.paths, ws.git.head())
+    return [] if problem is None else [Problem(kind="git-state", message=problem)]
+
+
+def _merge_conflicts(index: CellIndex) -> list[Problem]:
+    """Values a merge did not keep (both sides changed the field): shown until resolved."""
+    found = []
+    for cell in sorted(index.cells.values(), key=lambda c: c.id):
+        for record in cell.conflicts:
+            if record.field == "file":
+                what = "one side's file did not parse; its text is kept in the cell's conflicts"
+            else:
+                what = (
+                    f"both sides changed {record.field}: kept {_short(record.kept)},"
+                    f" the other side had {_short(record.other)}"
+                )
+            found.append(
+                Problem(
+                    kind="merge-conflict",
+                    message=f"{cell.id}: {what} (see 'hive show {cell.id}',"
+                    f" then 'hive resolve {cell.id}')",
+                    cell=cell.id,
+                    path=index.paths.get(cell.id),
+                )
+            )
+    return found
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _file_problems(index: CellIndex) -> list[Problem]:

@@ -34,7 +34,7 @@ from typing import Any
 
 from hive.domain.workspace import Workspace
 from hive.errors import GitError, HiveError, InvalidInput, NotFound, NotOwner
-from hive.git.remote import check_remote, fetch_ref, push_ref, remote_ref
+from hive.git.remote import check_remote, fetch_ref, push_ref, remote_ref, tracking_ref
 from hive.git.repo import CommitInfo, Identity, Plan
 from hive.models import utc_now
 from hive.models.identity import Registration
@@ -50,8 +50,8 @@ from hive.models.mail import (
 from hive.store.cells import format_time
 
 MAIL_REF = "refs/hive/mail"
-SYNC_REF = "refs/hive/sync/mail"
-STATE_VERSION = 3
+NOTICE_SENDER = "hive"
+STATE_VERSION = 4
 ID_HEX_DIGITS = 10
 MAX_ID_HEX_DIGITS = 13  # 52 bits: still an exact JSON number
 SYNC_ATTEMPTS = 5
@@ -94,6 +94,7 @@ class MailState:
     read: set[tuple[str, int]] = field(default_factory=set)
     acked: dict[tuple[str, int], str] = field(default_factory=dict)
     threads: dict[str, set[str]] = field(default_factory=dict)
+    keys: dict[str, int] = field(default_factory=dict)  # notice key -> message id
     latest_at: str = ""  # the latest event time: a new event is stamped after it
     overrides: list[dict[str, Any]] = field(default_factory=list)
 
@@ -123,13 +124,33 @@ class MailState:
             self.agents[event["name"]] = event
 
     def _apply_message(self, event: dict[str, Any], commit: str) -> None:
+        key = event.get("key")
+        if key and key in self.keys:
+            kept = self.keys[key]
+            if self.messages[kept]["commit"] <= commit:
+                self.id_of_commit[commit] = kept  # a duplicate notice: one is enough
+                return
+            self._unfile(kept)
         message_id = message_id_of(commit, self.messages)
+        if key:
+            for old_commit, number in list(self.id_of_commit.items()):
+                if number == self.keys.get(key):
+                    self.id_of_commit[old_commit] = message_id
+            self.keys[key] = message_id
         self.id_of_commit[commit] = message_id
         self.messages[message_id] = {**event, "id": message_id, "commit": commit}
         for recipient in event["to"]:
             self._file(self.inbox.setdefault(recipient, []), message_id)
         if event.get("thread_id"):
             self.threads.setdefault(event["thread_id"], set()).update([event["from"], *event["to"]])
+
+    def _unfile(self, message_id: int) -> None:
+        """Forget a message (a duplicate notice replaced by the one every clone keeps)."""
+        message = self.messages.pop(message_id)
+        for recipient in message["to"]:
+            box = self.inbox.get(recipient, [])
+            if message_id in box:
+                box.remove(message_id)
 
     def _file(self, box: list[int], message_id: int) -> None:
         """Keep ``box`` sorted by (sent at, id); appending is the common case."""
@@ -668,33 +689,81 @@ def sync_mail(ws: Workspace, *, remote: str = "origin") -> MailSyncResult:
     """Exchange the mail log with ``remote``: fetch its ``refs/hive/mail``, join it
     with the local log (fast-forward, or a merge commit when both sides wrote;
     no event is lost), then push the result (never forced; retried when the
-    remote moved meanwhile)."""
+    remote moved meanwhile). ``hive sync`` does the same for all hive refs."""
     name = check_remote(remote)
-    before = _state(ws)
-    known = set(before.messages)
+    tracking = tracking_ref(name, "mail")
     merged = False
+    received = 0
     for _ in range(SYNC_ATTEMPTS):
         theirs = remote_ref(ws.root, name, MAIL_REF)
         if theirs is not None:
-            fetch_ref(ws.root, name, MAIL_REF, SYNC_REF)
+            fetch_ref(ws.root, name, MAIL_REF, tracking)
             local = ws.git.ref_value(MAIL_REF)
-            tip = ws.git.merge_into_ref(
-                MAIL_REF,
-                theirs,
-                message=f"hive-mail: merge {MAIL_REF} from {name}\n",
-                author=_identity(ws.actor),
-                lock_timeout=ws.lock_timeout(),
-                lock_name="mail.lock",
-            )
+            received += join_mail_log(ws, theirs, name)
+            tip = ws.git.ref_value(MAIL_REF)
             merged = merged or (local is not None and tip not in (local, theirs))
         local = ws.git.ref_value(MAIL_REF)
         if local is None or local == theirs or push_ref(ws.root, name, MAIL_REF):
-            state = _state(ws)
             return MailSyncResult(
                 remote=name,
                 tip=local,
-                received=len(set(state.messages) - known),
+                received=received,
                 merged=merged,
                 pushed=local is not None and local != theirs,
             )
     raise GitError(f"{name}'s {MAIL_REF} kept moving while syncing; try again")
+
+
+def join_mail_log(ws: Workspace, theirs: str, remote: str) -> int:
+    """Join the fetched log ``theirs`` into ``refs/hive/mail`` (fast-forward or a merge
+    commit; no event lost, none twice); how many messages arrived."""
+    known = set(_state(ws).messages)
+    ws.git.merge_into_ref(
+        MAIL_REF,
+        theirs,
+        message=f"hive-mail: merge {MAIL_REF} from {remote}\n",
+        author=_identity(ws.actor),
+        lock_timeout=ws.lock_timeout(),
+        lock_name="mail.lock",
+    )
+    return len(set(_state(ws).messages) - known)
+
+
+def post_notice(ws: Workspace, *, key: str, to: list[str], subject: str, body: str) -> bool:
+    """A message from hive itself (``from: hive``) to ``to``, sent once per ``key``:
+    False when a notice with that key is already in the log. Two clones that post
+    the same key before their logs meet keep one of them (the same one)."""
+
+    def build(state: MailState) -> tuple[str, dict[str, Any] | None, bool]:
+        if key in state.keys:
+            return "", None, False
+        event = {
+            "type": "message_sent",
+            "from": NOTICE_SENDER,
+            "to": list(dict.fromkeys(to)),
+            "subject": subject[:MAX_SUBJECT],
+            "body": body[:MAX_BODY],
+            "thread_id": None,
+            "importance": "high",
+            "ack_required": False,
+            "at": format_time(utc_now()),
+            "key": key,
+        }
+        return f"notice: {subject[:60]}", event, True
+
+    result: bool = _append(ws, build, author=NOTICE_SENDER)[0]
+    return result
+
+
+def thread_messages(ws: Workspace, *, thread_id: str, limit: int = 20) -> list[Message]:
+    """The last ``limit`` messages of a thread (oldest first), whoever they were sent to.
+    For observers of a whole thread (``hive swarm run``'s progress view); reading
+    them this way marks nothing read.
+    """
+    state = _state(ws)
+    found = [event for event in state.messages.values() if event.get("thread_id") == thread_id]
+    found.sort(key=lambda event: (event["at"], event["id"]))
+    return [
+        Message(**_header(state, event, "").model_dump(), body=str(event.get("body") or ""))
+        for event in found[-max(1, limit) :]
+    ]

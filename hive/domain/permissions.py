@@ -12,6 +12,7 @@ same rules where no tool is involved: the pre-commit hook (as the pseudo-tool
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from hive.domain.globs import glob_matches, normalize_pattern, patterns_intersect, sample_paths
 from hive.errors import HiveError, InvalidInput, PermissionDenied
@@ -54,27 +55,58 @@ def _patterns(patterns: list[str], key: str) -> list[str]:
 def check_paths(permissions: Permissions, agent: str, tool: str, paths: list[str]) -> None:
     """Raise PathPermissionDenied for the first path ``agent`` may not touch with ``tool``."""
     rules = scopes(permissions, agent, tool)
-    if not rules:
-        return
-    allowlist = _allowlist(rules)
-    for path in paths:
-        for name, rule in rules:
-            hit = next((p for p in rule["denied_paths"] if _touches(p, path)), None)
-            if hit is not None:
-                raise PathPermissionDenied(
-                    f"{tool} may not touch {path}: denied by tools.permissions.{name}"
-                    f".denied_paths {hit!r}",
-                    path=path,
-                    rule=f"{name}.denied_paths: {hit}",
-                )
-        if allowlist is not None and not any(_inside(p, path) for p in allowlist[1]):
-            name, allowed = allowlist
+    for path in paths if rules else []:
+        _check(rules, tool, path, path, denies=_touches, allows=_inside)
+
+
+def check_directories(
+    permissions: Permissions, agent: str, tool: str, directories: list[str]
+) -> None:
+    """A directory to list or search is refused only when a deny rule covers all of
+    it, or no allowed pattern lies in or above it (a directory above an allowed
+    pattern is fine: its listing shows only the allowed files)."""
+    rules = scopes(permissions, agent, tool)
+    for given in directories if rules else []:
+        inside = _everything_in(given)
+        shown = "./" if inside == "**" else inside[:-2]
+        _check(rules, tool, shown, inside, denies=_inside, allows=patterns_intersect)
+
+
+def _check(
+    rules: list[Scope],
+    tool: str,
+    shown: str,
+    probe: str,
+    *,
+    denies: Callable[[str, str], bool],
+    allows: Callable[[str, str], bool],
+) -> None:
+    """Refuse ``probe`` (reported as ``shown``) when a deny rule ``denies`` it, or the
+    most specific allowlist has no pattern that ``allows`` it."""
+    for name, rule in rules:
+        hit = next((p for p in rule["denied_paths"] if denies(p, probe)), None)
+        if hit is not None:
             raise PathPermissionDenied(
-                f"{tool} may not touch {path}: not in tools.permissions.{name}.allowed_paths"
-                f" ({', '.join(allowed)})",
-                path=path,
-                rule=f"{name}.allowed_paths",
+                f"{tool} may not touch {shown}: denied by tools.permissions.{name}"
+                f".denied_paths {hit!r}",
+                path=shown,
+                rule=f"{name}.denied_paths: {hit}",
             )
+    allowlist = _allowlist(rules)
+    if allowlist is not None and not any(allows(p, probe) for p in allowlist[1]):
+        name, allowed = allowlist
+        raise PathPermissionDenied(
+            f"{tool} may not touch {shown}: not in tools.permissions.{name}.allowed_paths"
+            f" ({', '.join(allowed)})",
+            path=shown,
+            rule=f"{name}.allowed_paths",
+        )
+
+
+def _everything_in(directory: str) -> str:
+    if directory in ("", ".", "**") or directory.endswith("/**"):
+        return directory if directory.endswith("**") else "**"
+    return f"{directory.rstrip('/')}/**"
 
 
 def pattern_only_denied(permissions: Permissions, agent: str, tool: str, pattern: str) -> None:

@@ -7,6 +7,8 @@ a push, so a remote that moved meanwhile is fetched and merged again.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import subprocess
 
 from hive.errors import GitError, InvalidInput
@@ -22,7 +24,8 @@ def check_remote(remote: str) -> str:
     return value
 
 
-def _git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``git`` run in ``root`` (output captured; a missing git is a GitError)."""
     try:
         return subprocess.run(
             ["git", "-C", root, *args],
@@ -43,7 +46,7 @@ def _failure(result: subprocess.CompletedProcess[str], what: str) -> GitError:
 
 def remote_ref(root: str, remote: str, ref: str) -> str | None:
     """The commit ``ref`` points at on ``remote`` (None when it has no such ref)."""
-    result = _git(root, "ls-remote", "--refs", remote, ref)
+    result = run_git(root, "ls-remote", "--refs", remote, ref)
     if result.returncode != 0:
         raise _failure(result, f"cannot read {remote}")
     for line in result.stdout.splitlines():
@@ -55,7 +58,7 @@ def remote_ref(root: str, remote: str, ref: str) -> str | None:
 
 def fetch_ref(root: str, remote: str, ref: str, into: str) -> None:
     """Fetch ``remote``'s ``ref`` into the local ref ``into`` (overwritten)."""
-    result = _git(root, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{into}")
+    result = run_git(root, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{into}")
     if result.returncode != 0:
         raise _failure(result, f"cannot fetch {ref} from {remote}")
 
@@ -63,9 +66,47 @@ def fetch_ref(root: str, remote: str, ref: str, into: str) -> None:
 def push_ref(root: str, remote: str, ref: str) -> bool:
     """Push ``ref`` to the same name on ``remote``; False when the remote moved (not a
     fast-forward), so the caller fetches and merges again."""
-    result = _git(root, "push", "--quiet", "--porcelain", remote, f"{ref}:{ref}")
+    result = run_git(root, "push", "--quiet", "--porcelain", remote, f"{ref}:{ref}")
     if result.returncode == 0:
         return True
     if "[rejected]" in result.stdout or "non-fast-forward" in result.stderr + result.stdout:
         return False
     raise _failure(result, f"cannot push {ref} to {remote}")
+
+
+TRACKING_PREFIX = "refs/hive-remotes"
+_REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def tracking_ref(remote: str, name: str) -> str:
+    """Where a remote's ``refs/hive/<name>`` is kept locally: ``refs/hive-remotes/<remote>/<name>``
+    (outside ``refs/hive/``, so a push of hive's refs never sends them back). A URL
+    is named by a hash of itself."""
+    slug = remote
+    if not _REMOTE_NAME.fullmatch(remote) or ".." in remote or remote.endswith(".lock"):
+        slug = "url-" + hashlib.sha1(remote.encode(), usedforsecurity=False).hexdigest()[:12]
+    return f"{TRACKING_PREFIX}/{slug}/{name}"
+
+
+def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:
+    """Fetch every remote ref matching ``pattern`` (``refs/hive/*``) into ``into``
+    (``refs/hive-remotes/origin/*``), forced: these are tracking refs."""
+    result = run_git(root, "fetch", "--quiet", "--no-tags", remote, f"+{pattern}:{into}")
+    if result.returncode != 0:
+        raise _failure(result, f"cannot fetch hive's refs from {remote}")
+
+
+def push_refs(root: str, remote: str, refs: list[str]) -> list[str]:
+    """Push each ref to the same name on ``remote`` (never forced); the refs the remote
+    rejected because it moved (the caller fetches and merges again)."""
+    if not refs:
+        return []
+    result = run_git(root, "push", "--porcelain", remote, *(f"{ref}:{ref}" for ref in refs))
+    rejected = [
+        line.split("\t")[1].split(":", 1)[0]
+        for line in result.stdout.splitlines()
+        if line.startswith("!\t")
+    ]
+    if result.returncode != 0 and not rejected:
+        raise _failure(result, f"cannot push hive's refs to {remote}")
+    return rejected

@@ -48,6 +48,7 @@ from hive.git.refs import (
     read_head_fast,
     ref_file,
 )
+from hive.git.state import check_git_state
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit, ObjectID
@@ -68,6 +69,7 @@ FILE_MODE = 0o100644
 TREE_MODE = 0o040000
 SYMLINK_MODE = 0o120000
 MAX_CAS_ATTEMPTS = 50
+BULK_OBJECTS = 256  # a write of this many blobs or more (an import) goes into one pack
 INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
 
 
@@ -104,6 +106,7 @@ class Plan:
     changes: list[Change]
     message: str
     result: Any = None
+    extra_parents: list[str] = field(default_factory=list)  # a merge: the other side(s)
 
 
 @dataclass(frozen=True)
@@ -660,6 +663,7 @@ class GitRepo:
         index (for the user's next commit) instead of being committed.
         """
         index_timeout = min(lock_timeout, INDEX_LOCK_TIMEOUT)
+        check_git_state(self.paths, self.head())  # no write mid-merge/rebase/bisect/...
         with self.write_lock(lock_timeout):
             if stage_only:
                 return self._stage(plan, index_timeout)
@@ -683,7 +687,8 @@ class GitRepo:
                 self._refuse_dirty(snap, wanted.changes)
                 blobs = self._write_blobs(wanted.changes)
                 tree = self._write_tree(snap.tree, wanted.changes, blobs)
-                commit = self._write_commit(tree, snap.head.commit, wanted.message, author)
+                parents = [p for p in (snap.head.commit, *wanted.extra_parents) if p]
+                commit = self._write_commit(tree, parents, wanted.message, author)
                 if self._swap_ref(snap.head, commit, author, wanted.message):
                     self._finish(snap, commit, wanted.changes, blobs, index)
                     return WriteResult(
@@ -749,13 +754,19 @@ class GitRepo:
 
         store = self.dulwich.object_store
         blobs: dict[str, str | None] = {}
+        made: list[Blob] = []
         for change in changes:
             if change.content is None:
                 blobs[change.path] = None
                 continue
             blob = Blob.from_string(change.content)
-            store.add_object(blob)
+            made.append(blob)
             blobs[change.path] = blob.id.decode()
+        if len(made) >= BULK_OBJECTS:  # one pack file instead of thousands of loose ones
+            store.add_objects([(blob, None) for blob in made])
+        else:
+            for blob in made:
+                store.add_object(blob)
         return blobs
 
     def _write_tree(
@@ -831,6 +842,14 @@ class GitRepo:
         sha = str(commit.id.decode())
         self._commit_trees[sha] = tree
         return sha
+
+    def write_commit(self, tree: str, parents: list[str], message: str, author: Identity) -> str:
+        """A commit object of ``tree`` on ``parents``; no ref moves (see :meth:`swap_ref`)."""
+        return self._write_commit(tree, parents, message, author)
+
+    def swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
+        """Compare-and-swap ``head.ref`` from ``head.commit`` to ``new_commit``."""
+        return self._swap_ref(head, new_commit, author, message)
 
     def _swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
         """Compare-and-swap ``head.ref`` (or a detached HEAD) to ``new_commit``."""

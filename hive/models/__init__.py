@@ -6,8 +6,10 @@ from hive.models.cell import (
     STATUSES,
     Cell,
     CellType,
+    Comment,
     Dependency,
     DependencyType,
+    MergeConflict,
     Status,
     utc_now,
 )
@@ -19,9 +21,11 @@ __all__ = [
     "STATUSES",
     "Cell",
     "CellType",
+    "Comment",
     "Dependency",
     "DependencyType",
     "HiveConfig",
+    "MergeConflict",
     "Status",
     "utc_now",
 ]

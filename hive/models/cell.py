@@ -71,6 +71,35 @@ class Dependency(BaseModel):
     target: str = Field(min_length=1)
 
 
+class Comment(BaseModel):
+    """A comment on a cell. Comments are only ever added, and a merge keeps the
+    comments of both sides (identified by ``id``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    author: str = ""
+    text: str
+    created_at: datetime
+
+    @field_validator("created_at")
+    @classmethod
+    def _normalise_time(cls, value: datetime) -> datetime:
+        return _as_utc(value)
+
+
+class MergeConflict(BaseModel):
+    """A field both sides of a merge changed differently: the merge rules kept one
+    value (``kept``) and this records the other, so nothing is lost silently.
+    ``hive doctor`` reports it, ``hive show`` displays it, ``hive resolve`` clears it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    field: str
+    kept: Any = None
+    other: Any = None
+
+
 class Cell(BaseModel):
     """One unit of tracked work. An epic is a cell of type ``epic``."""
 
@@ -87,7 +116,10 @@ class Cell(BaseModel):
     parent: str | None = None
     dependencies: list[Dependency] = Field(default_factory=list)
     files_owned: list[str] = Field(default_factory=list)
+    design: str = ""
+    acceptance_criteria: str = ""
     notes: str = ""
+    comments: list[Comment] = Field(default_factory=list)
     created_at: datetime
     created_by: str = ""
     updated_at: datetime
@@ -96,6 +128,7 @@ class Cell(BaseModel):
     close_reason: str | None = None
     deleted_at: datetime | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    conflicts: list[MergeConflict] = Field(default_factory=list)
 
     @field_validator("created_at", "updated_at", "started_at", "closed_at", "deleted_at")
     @classmethod

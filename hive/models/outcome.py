@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-OutcomeSource = Literal["swarm_complete", "record_outcome", "swarm_progress"]
+OutcomeSource = Literal["swarm_complete", "record_outcome", "swarm_progress", "swarm_run"]
 GateState = Literal["passed", "skipped", "none"]
 
 

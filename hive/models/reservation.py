@@ -28,9 +28,12 @@ class Reservation(BaseModel):
     expires_at: datetime
     forced: bool = False
     overrides: list[Override] = Field(default_factory=list)
+    # Set when this grant met an earlier overlapping grant from another clone at a
+    # sync: it yielded (earliest grant wins) and no longer counts (hive.domain.contest).
+    yielded_to: Override | None = None
 
     def active(self, now: datetime) -> bool:
-        return self.expires_at > now
+        return self.expires_at > now and self.yielded_to is None
 
 
 class ReservationFile(BaseModel):
@@ -67,3 +70,35 @@ class ReservationProblem(BaseModel):
 class ReleaseResult(BaseModel):
     released: list[Reservation]
     not_found: list[str] = Field(default_factory=list)
+
+
+class Contest(BaseModel):
+    """Overlapping exclusive reservations of two agents, granted in different clones:
+    the earliest grant is ``kept``, the other ``yielded`` (see hive.domain.contest)."""
+
+    kept: Reservation
+    yielded: Reservation
+
+    @property
+    def key(self) -> str:
+        """The same string in every clone (one notice per contest)."""
+        return f"contest:{_ident(self.kept)}:{_ident(self.yielded)}"
+
+    def explanation(self) -> str:
+        kept, lost = self.kept, self.yielded
+        return (
+            f"{kept.agent} and {lost.agent} were both granted exclusive reservations for"
+            f" overlapping files in different clones: {kept.path_pattern!r} (#{kept.id},"
+            f" granted {_stamp(kept.created_at)}) and {lost.path_pattern!r} (#{lost.id},"
+            f" granted {_stamp(lost.created_at)}). The earliest grant wins: {kept.agent}"
+            f" keeps it and {lost.agent}'s reservation no longer counts. {lost.agent}:"
+            f" coordinate with {kept.agent} before editing those files, or reserve others."
+        )
+
+
+def _stamp(value: datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _ident(item: Reservation) -> str:
+    return f"{item.agent}#{item.id}@{_stamp(item.created_at)}"

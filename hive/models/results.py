@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from hive.models.cell import Cell
+from hive.models.reservation import Contest
 
 
 class InitResult(BaseModel):
@@ -14,6 +15,8 @@ class InitResult(BaseModel):
     prefix: str
     created: bool
     commit: str | None = None
+    merge_driver: str = ""
+    remotes: list[str] = Field(default_factory=list)
 
 
 class EpicStatus(BaseModel):
@@ -66,3 +69,37 @@ class DependencyNode(BaseModel):
     @classmethod
     def from_tree(cls, tree: dict[str, Any]) -> DependencyNode:
         return cls.model_validate(tree)
+
+
+class BeadsImportResult(BaseModel):
+    """What ``hive import beads`` did: counts, the commit, and what was mapped."""
+
+    source: str
+    records: int
+    imported: int
+    updated: int = 0
+    skipped: int = 0
+    commit: str | None = None
+    mapped_statuses: dict[str, int] = Field(default_factory=dict)
+    mapped_types: dict[str, int] = Field(default_factory=dict)
+
+
+class BeadsExportResult(BaseModel):
+    path: str | None
+    records: int
+    text: str | None = None
+
+
+class SyncResult(BaseModel):
+    """What ``hive sync`` did."""
+
+    remote: str
+    attempts: int
+    commit: str | None = None  # the commit that brought the remote's changes to this branch
+    state: str | None = None  # refs/hive/state after the sync
+    received_cells: int = 0  # .hive/ files changed here by the merge
+    sent_cells: int = 0  # cell files the remote did not have in this version
+    mail_received: int = 0
+    conflicts: list[dict[str, Any]] = Field(default_factory=list)
+    unresolved: list[str] = Field(default_factory=list)
+    contested: list[Contest] = Field(default_factory=list)

@@ -27,7 +27,7 @@ from hive.store.cells import decode_cell
 from hive.store.layout import cell_id_from_path
 
 T = TypeVar("T")
-CACHE_FORMAT = f"hive-{__version__}-py{sys.version_info[0]}.{sys.version_info[1]}-2"
+CACHE_FORMAT = f"hive-{__version__}-py{sys.version_info[0]}.{sys.version_info[1]}-3"
 MAX_INDEXES = 4
 
 

@@ -24,7 +24,10 @@ FIELD_ORDER: tuple[str, ...] = (
     "dependencies",
     "files_owned",
     "description",
+    "design",
+    "acceptance_criteria",
     "notes",
+    "comments",
     "created_at",
     "created_by",
     "updated_at",
@@ -33,6 +36,7 @@ FIELD_ORDER: tuple[str, ...] = (
     "close_reason",
     "deleted_at",
     "metadata",
+    "conflicts",
 )
 ALWAYS_WRITTEN = frozenset(
     {"id", "title", "type", "status", "priority", "created_at", "updated_at"}
@@ -40,8 +44,11 @@ ALWAYS_WRITTEN = frozenset(
 
 
 def format_time(value: datetime) -> str:
-    """UTC, millisecond precision, ``Z`` suffix: ``2026-11-22T16:35:37.123Z``."""
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    """UTC with a ``Z`` suffix, millisecond precision (``2026-11-22T16:35:37.123Z``)
+    unless the time has finer digits (imported data): then microseconds."""
+    micro = value.microsecond
+    fraction = f"{micro // 1000:03d}" if micro % 1000 == 0 else f"{micro:06d}"
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + fraction + "Z"
 
 
 def cell_document(cell: Cell) -> dict[str, Any]:

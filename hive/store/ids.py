@@ -26,7 +26,9 @@ from hive.errors import InvalidInput
 # Crockford-style base32 without the confusable i, l, o, u.
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 _SEGMENT = r"[a-z0-9_]+"
-ID_RE = re.compile(rf"^[a-z0-9_]+-[a-z0-9]+(\.{_SEGMENT})*$")
+# hive makes ``<prefix>-<hash>``; ids kept from other trackers (beads) may carry more
+# hyphenated words: ``bd-wisp-0385z``, ``bd-beads-crew-dave``.
+ID_RE = re.compile(rf"^[a-z0-9_]+(?:-{_SEGMENT})+(\.{_SEGMENT})*$")
 
 
 def random_part(length: int) -> str:

@@ -657,13 +657,8 @@ def _many(field_name: str) -> Any:
 
 
 def _dir(field_name: str) -> Any:
-    """A directory is checked as "anything inside it" (the root is not checked)."""
-
-    def paths(a: Any) -> list[str]:
-        directory = files.permission_path(getattr(a, field_name))
-        return [] if directory == "**" else [f"{directory.rstrip('/')}/_"]
-
-    return paths
+    """A directory to list or search (checked by ``governance.check_directories``)."""
+    return lambda a: [files.permission_path(getattr(a, field_name))]
 
 
 TOOLS = [
@@ -705,10 +700,10 @@ TOOLS = [
     Tool("swarm_record_outcome", "Record how work done elsewhere went.", OutcomeArgs, _outcome),
     Tool("swarm_evaluation_prompt", "Self-review checklist before completing.", EvaluationArgs,
          _evaluation),
-    Tool("fs_list", "List files in the repository.", ListArgs, _fs_list, _dir("dir")),
+    Tool("fs_list", "List files in the repository.", ListArgs, _fs_list, dirs=_dir("dir")),
     Tool("fs_read", "Read a file in the repository.", ReadArgs, _fs_read, _one("path")),
     Tool("search_text", "Regex search across repository files.", SearchArgs, _search,
-         _dir("dir")),
+         dirs=_dir("dir")),
     Tool("fs_write", "Propose a file write (applied after arbiter approval).", WriteArgs,
          _fs_write, _one("path")),
 ]  # fmt: skip
@@ -723,5 +718,13 @@ MORE_TOOLS = [
          _insights),
 ]  # fmt: skip
 
-for _tool in [*TOOLS, *MORE_TOOLS]:
+
+def _seed_tools() -> list[Tool]:
+    """The tools of the other seeds, defined in their own modules."""
+    from hive.tools import coord_tools
+
+    return [*coord_tools.TOOLS]
+
+
+for _tool in [*TOOLS, *MORE_TOOLS, *_seed_tools()]:
     register(_tool)

@@ -15,9 +15,11 @@ PREAMBLE = """\
 
 # Agent tools
 
-Every tool exists once, in `hive/tools/catalog.py`: a name, a one-line description, a
-pydantic argument model and a handler that calls the same library function as the
-CLI. The surfaces are generated from it:
+Every tool exists once, in the registry (`hive/tools/catalog.py` and the modules it
+registers, such as `coord_tools.py`): a name, a one-line description, a pydantic
+argument model and a handler that calls the same library function as the CLI.
+[seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
+generated from the registry:
 
 - `hive mcp` — an MCP server over stdio (official `mcp` SDK);
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
@@ -142,6 +144,12 @@ proposal), and approved writes are applied only with `--allow-write`, under a lo
 permission-checked again for the proposing agent, and a file changed since the
 proposal is refused. The temporary file is written next to the target and removed
 on failure.
+
+Shared state: `ctx_*` (shared context with versions) and `coord_*` (the coordinator
+queue with leases) live in the local coordination store,
+`<git common dir>/hive/coord.sqlite3`, shared by every worktree and process of the
+clone; every read-modify-write is one transaction, so concurrent agents lose no
+update and no queue item is handed to two agents (docs/architecture.md).
 
 Envelope: only the first envelope in a text runs; further ones are reported in
 `warnings`. MCP: a line that is not JSON (or nested too deeply) is answered with

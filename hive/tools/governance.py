@@ -114,6 +114,10 @@ def check_paths(settings: Settings, agent: str, tool: str, paths: list[str]) -> 
     permissions.check_paths(settings.permissions, agent, tool, paths)
 
 
+def check_directories(settings: Settings, agent: str, tool: str, directories: list[str]) -> None:
+    permissions.check_directories(settings.permissions, agent, tool, directories)
+
+
 def has_rules(settings: Settings, agent: str, tool: str) -> bool:
     return permissions.has_rules(settings.permissions, agent, tool)
 

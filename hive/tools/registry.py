@@ -32,6 +32,7 @@ class Tool:
     args: type[BaseModel]
     handler: Callable[[CallContext, Any], Any]
     paths: Callable[[Any], list[str]] = lambda args: []
+    dirs: Callable[[Any], list[str]] = lambda args: []  # directories to list or search
 
 
 @dataclass
@@ -176,6 +177,7 @@ def _call(
     try:
         settings = settings_for(ctx)
         check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
+        check_call_dirs(ctx, settings, tool.name, tool.dirs(parsed))
         governance.take_token(ctx.state_dir, settings, ctx.name, tool.name, spend=False)
         payload = {"tool": tool.name, "agent": ctx.agent, "args": parsed.model_dump(mode="json")}
         hooks += governance.run_hooks(settings.pre_hooks, "pre_tool_use", ctx.root, tool.name,
@@ -285,6 +287,12 @@ def check_call_paths(
 ) -> None:
     """Check each path as given and, when a symlink leads elsewhere, as really reached."""
     governance.check_paths(settings, ctx.name, tool, _with_real_paths(ctx.root, paths))
+
+
+def check_call_dirs(
+    ctx: CallContext, settings: governance.Settings, tool: str, dirs: list[str]
+) -> None:
+    governance.check_directories(settings, ctx.name, tool, _with_real_paths(ctx.root, dirs))
 
 
 def _with_real_paths(root: str, paths: list[str]) -> list[str]:

@@ -1,0 +1,1 @@
+"""Agent programs that ship with hive (``python -m hive.agents.example``)."""

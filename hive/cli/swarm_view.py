@@ -1,0 +1,219 @@
+"""Showing a ``hive swarm run`` as it happens.
+
+Three renderers of the same :class:`SwarmEvent` stream: a live rich view on a
+terminal (subtasks, workers, reservations, recent messages), one plain line
+per event when the output is piped, and one JSON object per line with
+``--json``. Each is built only from the events, so what a program reads and
+what a person sees are the same facts.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from hive.cli import output
+from hive.models.swarm_run import SwarmEvent, SwarmRunResult
+
+STATUS_STYLE = {**output.STATUS_STYLE, "open": "white"}
+
+
+def json_lines(event: SwarmEvent) -> None:
+    """``--json``: one event per line."""
+    sys.stdout.write(event.model_dump_json(exclude_none=True) + "\n")
+    sys.stdout.flush()
+
+
+class PlainView:
+    """One line per event that matters to a person reading a log."""
+
+    def __init__(self, say: Callable[[str], None] | None = None) -> None:
+        self.say = say or output.say
+
+    def __call__(self, event: SwarmEvent) -> None:
+        line = describe(event)
+        if line:
+            self.say(line)
+
+
+def describe(event: SwarmEvent) -> str | None:
+    """A one-line description of ``event`` (None for events only the live view uses)."""
+    cell = event.cell_id or ""
+    title = f"  {event.title}" if event.title else ""
+    kind = event.event
+    if kind == "run_started":
+        settings = event.settings or {}
+        return (
+            f"swarm run {event.epic_id}{title}: {len(event.subtasks or [])} subtasks,"
+            f" {settings.get('workers')} workers, {settings.get('isolation')} isolation"
+        )
+    if kind == "worker_started":
+        where = f", worktree {event.worktree}" if event.worktree else ""
+        return f"started   {cell}{title} -> {event.agent} (pid {event.pid}{where})"
+    if kind == "completed":
+        spent = f" in {event.seconds:.1f}s" if event.seconds else ""
+        merged = f", merged {event.branch}" if event.branch else ""
+        return f"completed {cell}{title} by {event.agent}{spent}{merged}"
+    if kind in ("blocked", "requeued", "skipped", "resumed"):
+        log = f" (log: {event.log})" if event.log and kind == "blocked" else ""
+        return f"{kind:<9} {cell}: {event.reason}{log}"
+    if kind == "message" and event.message:
+        return f"message   {event.message.get('from')}: {message_line(event.message)}"
+    if kind == "reservations" and event.reservations:
+        held = ", ".join(f"{r['agent']}:{r['path']}" for r in event.reservations)
+        return f"reserved  {held}"
+    if kind == "interrupted":
+        return f"stopping  {event.reason}"
+    if kind == "run_finished" and event.totals:
+        t = event.totals
+        return (
+            f"finished  {t['completed']}/{t['subtasks']} subtasks completed, {t['blocked']}"
+            f" blocked, {t['remaining']} remaining ({t['workers_run']} workers ran)"
+        )
+    return None
+
+
+def message_line(message: dict[str, Any]) -> str:
+    """A message as one short line: its subject and the first line of its body (a
+    progress note's time stamp dropped)."""
+    body = str(message.get("body") or "").splitlines()
+    first = re.sub(r"^\[[^\]]*\]\s*", "", body[0]) if body else ""
+    text = f"{message.get('subject')}" + (f" - {first}" if first else "")
+    return text[:140]
+
+
+class LiveView:
+    """A rich live display kept up to date from the events (use as a context manager)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.epic = ""
+        self.title = ""
+        self.settings: dict[str, Any] = {}
+        self.subtasks: dict[str, dict[str, Any]] = {}
+        self.workers: dict[str, dict[str, Any]] = {}
+        self.reservations: list[dict[str, Any]] = []
+        self.messages: deque[str] = deque(maxlen=6)
+        self.notes: deque[str] = deque(maxlen=4)
+        self.live: Any = None
+
+    def __enter__(self) -> LiveView:
+        from rich.live import Live
+
+        self.live = Live(get_renderable=self.render, refresh_per_second=4, transient=False)
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.refresh()
+            self.live.__exit__(None, None, None)
+
+    def __call__(self, event: SwarmEvent) -> None:
+        with self.lock:
+            self._apply(event)
+
+    def _apply(self, event: SwarmEvent) -> None:
+        kind, cell = event.event, event.cell_id or ""
+        if kind == "run_started":
+            self.epic, self.title = event.epic_id or "", event.title or ""
+            self.settings = event.settings or {}
+            for item in event.subtasks or []:
+                self.subtasks[item.id] = {
+                    "title": item.title,
+                    "status": item.status,
+                    "agent": item.assignee,
+                    "info": "",
+                }
+        elif kind == "worker_started":
+            self.workers[cell] = {"agent": event.agent, "pid": event.pid, "since": time.time()}
+            self._set(cell, status="in_progress", agent=event.agent, info="")
+        elif kind == "worker_exited":
+            self.workers.pop(cell, None)
+        elif kind == "completed":
+            self.workers.pop(cell, None)
+            self._set(cell, status="closed", info=f"{event.seconds or 0:.1f}s")
+        elif kind in ("blocked", "requeued", "skipped"):
+            self.workers.pop(cell, None)
+            status = {"blocked": "blocked", "requeued": "open"}.get(kind)
+            self._set(cell, status=status, info=event.reason or "")
+            self.notes.append(describe(event) or "")
+        elif kind == "cell":
+            self._set(cell, status=event.status, agent=event.agent)
+        elif kind == "reservations":
+            self.reservations = event.reservations or []
+        elif kind == "message" and event.message:
+            self.messages.append(f"{event.message.get('from')}: {message_line(event.message)}")
+        elif kind in ("interrupted", "resumed"):
+            self.notes.append(describe(event) or "")
+
+    def _set(self, cell: str, **fields: Any) -> None:
+        entry = self.subtasks.setdefault(cell, {"title": "", "status": "", "agent": None})
+        entry.update({key: value for key, value in fields.items() if value is not None})
+
+    def render(self) -> Any:
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
+        with self.lock:
+            table = Table(
+                title=f"{self.epic}  {self.title}",
+                title_justify="left",
+                box=None,
+                header_style="bold",
+                pad_edge=False,
+            )
+            for column in ("SUBTASK", "STATUS", "AGENT", "TITLE", ""):
+                table.add_column(column, no_wrap=True, overflow="ellipsis")
+            for cell, entry in self.subtasks.items():
+                style = STATUS_STYLE.get(entry["status"], "white")
+                info = entry.get("info") or ""
+                if cell in self.workers:
+                    info = f"running {time.time() - self.workers[cell]['since']:.0f}s"
+                table.add_row(
+                    cell,
+                    Text(entry["status"], style=style),
+                    entry.get("agent") or "",
+                    entry["title"],
+                    Text(info[:80], style="dim"),
+                )
+            parts: list[Any] = [table, Text("")]
+            done = sum(1 for e in self.subtasks.values() if e["status"] == "closed")
+            parts.append(
+                Text(
+                    f"{done}/{len(self.subtasks)} done, {len(self.workers)} of"
+                    f" {self.settings.get('workers', '?')} workers busy"
+                    f" ({self.settings.get('isolation', '')} isolation) - Ctrl-C stops, run again"
+                    " to resume",
+                    style="bold",
+                )
+            )
+            held = ", ".join(f"{r['agent']} {r['path']}" for r in self.reservations)
+            parts.append(Text(f"reservations: {held or '-'}"))
+            parts.append(Text("messages:" if self.messages else "messages: -"))
+            parts += [Text(f"  {line}", style="cyan") for line in self.messages]
+            parts += [Text(line, style="yellow") for line in self.notes if line]
+            return Group(*parts)
+
+
+def summary_lines(result: SwarmRunResult) -> list[str]:
+    """What to tell a person when the run is over."""
+    lines = []
+    total = len(result.completed) + len(result.blocked) + len(result.remaining)
+    lines.append(
+        f"{result.epic_id}: {len(result.completed)}/{total} subtasks completed"
+        + (" (interrupted: run the same command again to resume)" if result.interrupted else "")
+    )
+    for cell, reason in result.blocked.items():
+        lines.append(f"  blocked {cell}: {reason}")
+    if result.blocked:
+        lines.append("  (fix the cause, then 'hive update ID --status open' and run again)")
+    if result.remaining and not result.interrupted:
+        lines.append(f"  waiting on blocked work: {', '.join(result.remaining)}")
+    return lines

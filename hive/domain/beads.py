@@ -1,0 +1,540 @@
+"""Interop with beads (``bd``): its JSONL export in, cells out, and back.
+
+``import_beads`` turns every line of a beads export into one cell, all in one
+commit; ``export_beads`` writes cells as beads JSONL. What maps:
+
+* ids are kept (``bd-a1b2``, ``bd-a1b2.3``, ``bd-wisp-0385z``); a dotted id
+  is a child of the id before its last dot, as in hive;
+* title, description, design, acceptance_criteria, notes, priority (0-4),
+  assignee, labels, created_by, timestamps (any time zone; stored in UTC with
+  their microseconds), close_reason, comments;
+* statuses and types hive has are kept; the others are mapped (``tombstone``
+  -> a hive tombstone, ``hooked`` -> in_progress, ``pinned`` -> deferred, any
+  other -> open; an unknown type -> task) and the original is recorded;
+* dependencies of every type: ``blocks``, ``parent-child``, ``related`` and
+  ``discovered-from`` are hive types, any other type becomes ``related`` with
+  the original type recorded; each dependency's own fields are kept;
+* every other field (owner, ephemeral, external_ref, deleted_by, ...) is kept
+  verbatim.
+
+Everything hive has no field for lives in the cell's ``metadata.beads``, so
+an export of an import gives back the same records (times in UTC). Fields
+hive has and beads lacks (owned files, metadata, started_at, merge conflicts)
+are exported under a ``hive`` key, which an import reads back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from hive.domain.workspace import MixedPlan, Workspace
+from hive.errors import InvalidInput, NotFound
+from hive.git.repo import Snapshot
+from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Comment, Dependency
+from hive.models.cell import first_error
+from hive.models.results import BeadsExportResult, BeadsImportResult
+from hive.store.cache import CellIndex
+from hive.store.ids import is_valid_id, parent_from_id
+
+Progress = Callable[[str, int, int], None]
+BEADS_KEY = "beads"
+HIVE_KEY = "hive"
+STATUS_MAP = {"tombstone": "closed", "hooked": "in_progress", "pinned": "deferred"}
+MAX_ERRORS_SHOWN = 10
+MAX_FILE_BYTES = 512 * 1024 * 1024
+# beads fields hive stores in fields of its own (everything else is kept verbatim)
+MAPPED = frozenset(
+    {
+        "id", "title", "description", "design", "acceptance_criteria", "notes", "status",
+        "priority", "issue_type", "assignee", "labels", "dependencies", "comments",
+        "created_at", "created_by", "updated_at", "closed_at", "close_reason", "deleted_at",
+        HIVE_KEY,
+    }
+)  # fmt: skip
+TEXT_FIELDS = ("description", "design", "acceptance_criteria", "notes")
+_TIME_RE = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:?\d{2})?$"
+)
+
+
+class _LineError(ValueError):
+    """A problem with one record (the caller adds the file name and line number)."""
+
+
+# ------------------------------------------------------------------ times
+
+
+def parse_time(value: Any, what: str) -> datetime:
+    """An RFC 3339 time with any offset (or ``Z``) and up to nanoseconds, as UTC."""
+    if not isinstance(value, str):
+        raise _LineError(f"{what} must be a time string, got {value!r}")
+    match = _TIME_RE.match(value.strip())
+    if match is None:
+        raise _LineError(f"{what} is not an RFC 3339 time: {value!r}")
+    day, clock, fraction, zone = match.groups()
+    micro = (fraction or "0")[:6].ljust(6, "0")
+    offset = "+00:00" if zone in (None, "Z", "z") else zone
+    if len(offset) == 5:
+        offset = offset[:3] + ":" + offset[3:]
+    try:
+        parsed = datetime.fromisoformat(f"{day}T{clock}.{micro}{offset}")
+    except ValueError as exc:
+        raise _LineError(f"{what} is not a valid time: {value!r} ({exc})") from None
+    return parsed.astimezone(UTC)
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 in UTC, with as many fraction digits as the time has (beads reads any)."""
+    text = value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+# ------------------------------------------------------------------ reading the file
+
+
+def read_records(data: bytes, name: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, record) for each non-blank line; every malformed line is an error."""
+    errors: list[str] = []
+    records: list[tuple[int, dict[str, Any]]] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            errors.append(f"{name}:{number}: not valid UTF-8 ({exc.reason})")
+            continue
+        except json.JSONDecodeError as exc:
+            errors.append(f"{name}:{number}: invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        if not isinstance(record, dict):
+            errors.append(f"{name}:{number}: expected a JSON object, got {type(record).__name__}")
+            continue
+        records.append((number, record))
+    _raise_if(errors)
+    return records
+
+
+def _raise_if(errors: list[str]) -> None:
+    if not errors:
+        return
+    shown = "; ".join(errors[:MAX_ERRORS_SHOWN])
+    more = f" (and {len(errors) - MAX_ERRORS_SHOWN} more)" if len(errors) > MAX_ERRORS_SHOWN else ""
+    raise InvalidInput(f"{shown}{more}; nothing was imported", errors=errors[:100])
+
+
+# ------------------------------------------------------------------ beads -> cell
+
+
+def cell_from_record(record: dict[str, Any]) -> Cell:
+    """One beads record as a cell (raises ``_LineError`` naming the bad field)."""
+    cell_id = _required_text(record, "id").strip().lower()
+    if not is_valid_id(cell_id):
+        raise _LineError(f"id {record['id']!r} cannot be a hive id (letters, digits, - . _)")
+    extra: dict[str, Any] = {key: value for key, value in record.items() if key not in MAPPED}
+    empty = {k: v for k, v in record.items() if k in MAPPED and k != "id" and v in ("", [], None)}
+    if empty:
+        extra["empty"] = empty  # present but empty in beads: given back as they were
+    fields: dict[str, Any] = {"id": cell_id, "parent": parent_from_id(cell_id)}
+    title = _required_text(record, "title")
+    fields["title"] = " ".join(title.split()) if "\n" in title.strip() else title.strip()
+    if fields["title"] != title:
+        extra["title"] = title
+    for name in TEXT_FIELDS:
+        fields[name] = _text(record, name)
+    fields.update(_status(record, extra))
+    fields["type"] = _type(record, extra)
+    fields["priority"] = _priority(record)
+    fields["assignee"] = _optional_text(record, "assignee") or None
+    fields["created_by"] = _optional_text(record, "created_by")
+    fields["labels"] = _labels(record)
+    fields["dependencies"] = _dependencies(record, cell_id, extra)
+    fields["comments"] = _comments(record)
+    fields["created_at"] = parse_time(record.get("created_at"), "created_at")
+    fields["updated_at"] = parse_time(
+        record.get("updated_at", record.get("created_at")), "updated_at"
+    )
+    if record.get("closed_at"):
+        fields["closed_at"] = parse_time(record["closed_at"], "closed_at")
+    if record.get("close_reason"):
+        fields["close_reason"] = _optional_text(record, "close_reason")
+    fields.update(_hive_fields(record))
+    # Always present on an imported cell (even empty): the export knows where it came from.
+    fields["metadata"] = {**fields.get("metadata", {}), BEADS_KEY: extra}
+    try:
+        return Cell.model_validate(fields)
+    except ValidationError as exc:
+        where, why = first_error(exc)
+        raise _LineError(f"invalid {where or 'record'}: {why}") from None
+
+
+def _required_text(record: dict[str, Any], name: str) -> str:
+    value = record.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise _LineError(f"missing or empty {name!r}")
+    return value
+
+
+def _text(record: dict[str, Any], name: str) -> str:
+    value = record.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _LineError(f"{name} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _optional_text(record: dict[str, Any], name: str) -> str:
+    return _text(record, name)
+
+
+def _status(record: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    status = record.get("status") or "open"
+    if not isinstance(status, str):
+        raise _LineError(f"status must be a string, got {status!r}")
+    found: dict[str, Any] = {}
+    if status in STATUSES:
+        found["status"] = status
+    else:
+        found["status"] = STATUS_MAP.get(status, "open")
+        extra["status"] = status
+    deleted = record.get("deleted_at")
+    if status == "tombstone":
+        found["deleted_at"] = parse_time(deleted or record.get("updated_at"), "deleted_at")
+        if not deleted:
+            extra["deleted_at"] = None
+    elif deleted:
+        extra["deleted_at"] = deleted  # beads kept it on a live record: so do we, as data
+    return found
+
+
+def _type(record: dict[str, Any], extra: dict[str, Any]) -> str:
+    kind = record.get("issue_type") or "task"
+    if kind in CELL_TYPES:
+        return str(kind)
+    extra["issue_type"] = kind
+    return "task"
+
+
+def _priority(record: dict[str, Any]) -> int:
+    value = record.get("priority", 2)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 4:
+        raise _LineError(f"priority must be 0-4, got {value!r}")
+    return value
+
+
+def _labels(record: dict[str, Any]) -> list[str]:
+    labels = record.get("labels") or []
+    if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
+        raise _LineError("labels must be a list of non-empty strings")
+    return list(dict.fromkeys(labels))
+
+
+def _dependencies(record: dict[str, Any], cell_id: str, extra: dict[str, Any]) -> list[Dependency]:
+    deps = record.get("dependencies") or []
+    if not isinstance(deps, list):
+        raise _LineError("dependencies must be a list")
+    found: list[Dependency] = []
+    originals: dict[str, list[dict[str, Any]]] = {}
+    for position, dep in enumerate(deps):
+        if not isinstance(dep, dict):
+            raise _LineError(f"dependencies[{position}] must be an object")
+        target = dep.get("depends_on_id")
+        if not isinstance(target, str) or not target.strip():
+            raise _LineError(f"dependencies[{position}] has no depends_on_id")
+        kind = dep.get("type") or "blocks"
+        if not isinstance(kind, str):
+            raise _LineError(f"dependencies[{position}].type must be a string")
+        hive_type = kind if kind in DEPENDENCY_TYPES else "related"
+        edge = Dependency(type=hive_type, target=target.strip().lower())
+        if edge not in found:
+            found.append(edge)
+        kept = {k: v for k, v in dep.items() if k not in ("issue_id", "depends_on_id")}
+        if kept.get("type") == hive_type:
+            kept.pop("type")
+        if dep.get("issue_id") not in (None, record.get("id")):
+            kept["issue_id"] = dep["issue_id"]
+        if kept:
+            originals.setdefault(f"{hive_type}:{edge.target}", []).append(kept)
+    if originals:
+        extra["dependencies"] = originals
+    return found
+
+
+def _comments(record: dict[str, Any]) -> list[Comment]:
+    comments = record.get("comments") or []
+    if not isinstance(comments, list):
+        raise _LineError("comments must be a list")
+    found: list[Comment] = []
+    for position, item in enumerate(comments):
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise _LineError(f"comments[{position}] must be an object with a text")
+        created = parse_time(item.get("created_at"), f"comments[{position}].created_at")
+        ident = item.get("id")
+        found.append(
+            Comment(
+                id=str(ident) if ident not in (None, "") else f"b-{position + 1}",
+                author=str(item.get("author") or ""),
+                text=item["text"],
+                created_at=created,
+            )
+        )
+    return found
+
+
+def _hive_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """What an export from hive carried under the ``hive`` key."""
+    data = record.get(HIVE_KEY)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise _LineError(f"{HIVE_KEY} must be an object")
+    allowed = {"files_owned", "metadata", "started_at", "conflicts", "parent"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise _LineError(f"unknown {HIVE_KEY} field {unknown[0]!r}")
+    fields = dict(data)
+    if "started_at" in fields and fields["started_at"] is not None:
+        fields["started_at"] = parse_time(fields["started_at"], "hive.started_at")
+    return fields
+
+
+# ------------------------------------------------------------------ cell -> beads
+
+
+def record_from_cell(cell: Cell) -> dict[str, Any]:
+    """A beads record for ``cell`` (the inverse of :func:`cell_from_record`).
+
+    A recorded original (status, type, title) is used only while the cell still
+    has the value it was mapped to; a cell changed in hive exports its new value.
+    """
+    beads = dict(cell.metadata.get(BEADS_KEY) or {})
+    title = beads.pop("title", None)
+    record: dict[str, Any] = {"id": cell.id, "title": _original_title(title, cell.title)}
+    for name in TEXT_FIELDS:
+        if getattr(cell, name):
+            record[name] = getattr(cell, name)
+    record["status"] = _export_status(cell, beads.pop("status", None))
+    record["priority"] = cell.priority
+    kind = beads.pop("issue_type", None)
+    record["issue_type"] = kind if kind is not None and cell.type == "task" else cell.type
+    if cell.assignee:
+        record["assignee"] = cell.assignee
+    record["created_at"] = format_time(cell.created_at)
+    if cell.created_by:
+        record["created_by"] = cell.created_by
+    record["updated_at"] = format_time(cell.updated_at)
+    if cell.closed_at:
+        record["closed_at"] = format_time(cell.closed_at)
+    if cell.close_reason:
+        record["close_reason"] = cell.close_reason
+    deleted = beads.pop("deleted_at", ...)
+    if cell.deleted_at is not None and deleted is not None:
+        record["deleted_at"] = format_time(cell.deleted_at)
+    elif deleted not in (..., None):
+        record["deleted_at"] = deleted
+    if cell.labels:
+        record["labels"] = list(cell.labels)
+    deps = _export_dependencies(cell, beads.pop("dependencies", {}))
+    if deps:
+        record["dependencies"] = deps
+    if cell.comments:
+        record["comments"] = [_export_comment(cell.id, c) for c in cell.comments]
+    empty = beads.pop("empty", {})
+    record.update(beads)
+    for key, value in (empty if isinstance(empty, dict) else {}).items():
+        record.setdefault(key, value)
+    hive = _hive_only(cell)
+    if hive:
+        record[HIVE_KEY] = hive
+    return record
+
+
+def _original_title(original: Any, current: str) -> str:
+    if isinstance(original, str) and " ".join(original.split()) == " ".join(current.split()):
+        return original
+    return current
+
+
+def _export_status(cell: Cell, original: Any) -> str:
+    if cell.is_deleted:
+        return "tombstone"
+    mapped = STATUS_MAP.get(original, "open") if isinstance(original, str) else None
+    if original != "tombstone" and mapped == cell.status:
+        return str(original)
+    return cell.status
+
+
+def _export_dependencies(cell: Cell, originals: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for dep in cell.dependencies:
+        kept = originals.get(f"{dep.type}:{dep.target}") or [{}]
+        for item in kept:
+            entry = {"issue_id": cell.id, "depends_on_id": dep.target, "type": dep.type}
+            entry.update(item)
+            found.append(entry)
+    has_edge = any(d.type == "parent-child" and d.target == cell.parent for d in cell.dependencies)
+    if cell.parent and not has_edge and BEADS_KEY not in cell.metadata:
+        # a hive child: beads says it with an edge
+        found.append({"issue_id": cell.id, "depends_on_id": cell.parent, "type": "parent-child"})
+    return found
+
+
+def _export_comment(cell_id: str, comment: Comment) -> dict[str, Any]:
+    ident: Any = int(comment.id) if comment.id.isdigit() else comment.id
+    return {
+        "id": ident,
+        "issue_id": cell_id,
+        "author": comment.author,
+        "text": comment.text,
+        "created_at": format_time(comment.created_at),
+    }
+
+
+def _hive_only(cell: Cell) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    if cell.files_owned:
+        found["files_owned"] = list(cell.files_owned)
+    metadata = {k: v for k, v in cell.metadata.items() if k != BEADS_KEY}
+    if metadata:
+        found["metadata"] = metadata
+    if cell.started_at is not None:
+        found["started_at"] = format_time(cell.started_at)
+    if cell.conflicts:
+        found["conflicts"] = [c.model_dump(mode="json") for c in cell.conflicts]
+    if cell.parent != parent_from_id(cell.id):
+        found["parent"] = cell.parent
+    return found
+
+
+# ------------------------------------------------------------------ operations
+
+
+def import_beads(
+    ws: Workspace,
+    *,
+    path: str,
+    update: bool = False,
+    progress: Progress | None = None,
+) -> BeadsImportResult:
+    """Import a beads JSONL export: every record becomes a cell, in one commit.
+
+    Any malformed line (bad JSON, a bad field) is reported with its line number
+    and nothing is written. Ids already in the hive are skipped, or replaced
+    with ``update``.
+    """
+    name = os.path.basename(path) or path
+    data = _read_file(path)
+    records = read_records(data, name)
+    cells = _convert(records, name, progress)
+
+    def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
+        ws.config(snap)
+        fresh = [c for c in cells if c.id not in index.cells and not index.is_unreadable(c.id)]
+        replaced = [c for c in cells if c.id in index.cells and index.cells[c.id] != c]
+        wanted = fresh + (replaced if update else [])
+        if progress is not None:
+            progress("committing", 0, len(wanted))
+        result = {
+            "imported": len(fresh),
+            "updated": len(replaced) if update else 0,
+            "skipped": len(cells) - len(fresh) - (len(replaced) if update else 0),
+        }
+        title = f"{len(wanted)} cells from {name}"
+        subject = wanted[0].id if len(wanted) == 1 else "beads"
+        return MixedPlan(cells=wanted, subject_id=subject, title=title, result=result)
+
+    written = ws.write_mixed(plan, event="import")
+    counts: dict[str, int] = written.result
+    mapped_status: dict[str, int] = {}
+    mapped_type: dict[str, int] = {}
+    for cell in cells:
+        beads = cell.metadata.get(BEADS_KEY) or {}
+        if "status" in beads:
+            mapped_status[str(beads["status"])] = mapped_status.get(str(beads["status"]), 0) + 1
+        if "issue_type" in beads:
+            kind = str(beads["issue_type"])
+            mapped_type[kind] = mapped_type.get(kind, 0) + 1
+    changed = counts["imported"] + counts["updated"]
+    return BeadsImportResult(
+        source=path,
+        records=len(cells),
+        commit=written.commit if changed else None,
+        mapped_statuses=mapped_status,
+        mapped_types=mapped_type,
+        **counts,
+    )
+
+
+def _read_file(path: str) -> bytes:
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            raise InvalidInput(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB")
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise NotFound(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"{path}: is a directory, not a JSONL file") from None
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read it ({exc.strerror})") from None
+
+
+def _convert(
+    records: list[tuple[int, dict[str, Any]]], name: str, progress: Progress | None
+) -> list[Cell]:
+    errors: list[str] = []
+    cells: list[Cell] = []
+    seen: dict[str, int] = {}
+    total = len(records)
+    step = max(1, total // 100)
+    for done, (number, record) in enumerate(records, start=1):
+        try:
+            cell = cell_from_record(record)
+        except _LineError as exc:
+            errors.append(f"{name}:{number}: {exc}")
+            continue
+        if cell.id in seen:
+            errors.append(f"{name}:{number}: id {cell.id} is already on line {seen[cell.id]}")
+            continue
+        seen[cell.id] = number
+        cells.append(cell)
+        if progress is not None and (done % step == 0 or done == total):
+            progress("reading", done, total)
+    _raise_if(errors)
+    return cells
+
+
+def export_beads(
+    ws: Workspace, *, path: str | None = None, include_deleted: bool = True
+) -> BeadsExportResult:
+    """Every cell as one beads JSONL line (sorted by id); to ``path``, or returned."""
+    index = ws.cells()
+    cells = sorted(index.cells.values(), key=lambda c: c.id)
+    if not include_deleted:
+        cells = [c for c in cells if not c.is_deleted]
+    lines = _lines(record_from_cell(c) for c in cells)
+    text = "".join(lines)
+    if path is None:
+        return BeadsExportResult(path=None, records=len(lines), text=text)
+    temp = f"{path}.hive-tmp-{os.getpid()}"
+    try:
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot write it ({exc.strerror})") from None
+    return BeadsExportResult(path=path, records=len(lines))
+
+
+def _lines(records: Iterable[dict[str, Any]]) -> list[str]:
+    return [json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records]

@@ -1,0 +1,54 @@
+"""One set of input limits for every surface (CLI, JSON envelope, MCP, library).
+
+The tool argument models (``hive/tools/catalog.py``) declare these numbers in
+their schemas so agents see them, and the domain functions check them again,
+so a value refused by one surface is refused by all of them with the same
+message.
+"""
+
+from __future__ import annotations
+
+from hive.errors import InvalidInput
+from hive.models.cell import CONTROL_CHARS
+
+MAX_TITLE = 500
+MAX_TEXT = 20_000  # description, notes, design, acceptance criteria, comments
+MAX_SHORT = 200  # a label, an assignee, an agent name
+MAX_ID = 200
+MAX_GLOB = 1000  # a reservation pattern or an owned-file glob
+MAX_ITEMS = 200  # files or patterns in one call
+MAX_LABELS = 50
+MAX_DEPS = 100
+# Control characters a multi-line text may keep (tab, newline, carriage return).
+_TEXT_ALLOWED = frozenset("\t\n\r")
+
+
+def check_text(value: str, what: str, limit: int = MAX_TEXT) -> str:
+    """Free text (may span lines): at most ``limit`` characters, no control characters
+    other than tab and line breaks."""
+    if len(value) > limit:
+        raise InvalidInput(f"{what} is too long: {len(value)} characters (at most {limit})")
+    for found in CONTROL_CHARS.finditer(value):
+        if found.group() not in _TEXT_ALLOWED:
+            raise InvalidInput(
+                f"{what} must not contain control characters (found U+{ord(found.group()):04X})"
+            )
+    return value
+
+
+def check_short(value: str, what: str, limit: int = MAX_SHORT) -> str:
+    """A one-line value (label, name, glob): no control characters or line breaks."""
+    if len(value) > limit:
+        raise InvalidInput(f"{what} is too long: {len(value)} characters (at most {limit})")
+    found = CONTROL_CHARS.search(value)
+    if found is not None:
+        raise InvalidInput(
+            f"{what} must be one line without control characters (found U+{ord(found.group()):04X})"
+        )
+    return value
+
+
+def check_count(values: object, what: str, limit: int) -> None:
+    count = len(values) if isinstance(values, list | tuple | set) else 0
+    if count > limit:
+        raise InvalidInput(f"too many {what}: {count} (at most {limit})")

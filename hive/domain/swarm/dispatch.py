@@ -1,0 +1,281 @@
+"""What ``hive swarm run`` writes about a subtask, each step one commit.
+
+- :func:`claim_for_worker`: the subtask is claimed for the worker's agent, with
+  the worker's log (and worktree) linked from the cell.
+- :func:`block_subtask`: a worker that failed (crashed, timed out, exited
+  without ``swarm_complete``, or whose branch does not merge): the cell is
+  blocked with the reason and the log, the agent's reservations are released
+  and a failure outcome is recorded, all in one commit.
+- :func:`requeue_subtask`: an interrupted worker's subtask is open again for the
+  next run (reservations released; no outcome: nobody failed).
+- :func:`merge_subtask`: with worktree isolation, the worker's branch is merged
+  into the current branch in one commit, or not at all when it conflicts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from hive.domain.cells import get_cell
+from hive.domain.graph import open_blockers
+from hive.domain.outcomes import outcome_change
+from hive.domain.reservations import load_all, release_change
+from hive.domain.swarm.complete import build_outcome
+from hive.domain.workspace import MixedPlan, Workspace
+from hive.errors import AlreadyClaimed, BlockedByDependency, Conflict
+from hive.git.merge import MergeResult, merge_commits
+from hive.git.repo import Change, Plan, Snapshot, format_message
+from hive.models import Cell, utc_now
+from hive.models.reservation import Reservation
+from hive.store.cache import CellIndex
+
+RUNNER = "hive swarm run"
+
+
+def _note(cell: Cell, text: str, now: datetime) -> str:
+    line = f"[{now:%Y-%m-%d %H:%M}Z] {RUNNER}: {text}"
+    return (cell.notes.rstrip("\n") + "\n" if cell.notes else "") + line
+
+
+def _with_run_info(cell: Cell, **info: Any) -> dict[str, Any]:
+    """The cell's metadata with ``swarm_run`` updated (who ran it, the log, the worktree)."""
+    metadata = dict(cell.metadata)
+    current = dict(metadata.get("swarm_run") or {})
+    current.update({key: value for key, value in info.items() if value is not None})
+    metadata["swarm_run"] = current
+    return metadata
+
+
+def run_info(cell: Cell) -> dict[str, Any]:
+    """What the runner recorded on ``cell`` (empty when no runner dispatched it)."""
+    info = cell.metadata.get("swarm_run")
+    return dict(info) if isinstance(info, dict) else {}
+
+
+def claim_for_worker(
+    ws: Workspace,
+    *,
+    cell_id: str,
+    agent: str,
+    log: str,
+    worktree: str | None = None,
+    branch: str | None = None,
+) -> Cell:
+    """Claim ``cell_id`` for ``agent`` (refused unless it is open, unblocked and not
+    someone else's), linking the worker's log and worktree from the cell."""
+
+    def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
+        cell = get_cell(index, cell_id)
+        if cell.status != "open":
+            raise Conflict(f"{cell.id} is {cell.status}, not open", id=cell.id)
+        if cell.assignee and cell.assignee != agent:
+            raise AlreadyClaimed(f"{cell.id} is assigned to {cell.assignee}", id=cell.id)
+        blockers = open_blockers(cell, index)
+        if blockers:
+            raise BlockedByDependency(
+                f"{cell.id} waits for {', '.join(blockers)}", id=cell.id, blockers=blockers
+            )
+        now = utc_now()
+        where = f"; worktree {worktree} on branch {branch}" if worktree else ""
+        claimed = cell.model_copy(
+            update={
+                "status": "in_progress",
+                "assignee": agent,
+                "started_at": now,
+                "updated_at": now,
+                "notes": _note(cell, f"started worker {agent} (log: {log}{where})", now),
+                "metadata": _with_run_info(
+                    cell,
+                    agent=agent,
+                    log=log,
+                    worktree=worktree,
+                    branch=branch,
+                    state="running",
+                    assigned_before=cell.assignee or "",
+                ),
+            }
+        )
+        return [claimed], claimed.id, claimed.title, claimed
+
+    claimed: Cell = ws.for_actor(agent).write(plan, event="start").result
+    return claimed
+
+
+def _release_all(
+    ws: Workspace, snap: Snapshot, agent: str
+) -> tuple[list[Reservation], Change | None]:
+    """The agent's active reservations and the change that releases them all."""
+    mine = load_all(ws, snap).get(agent)
+    if mine is None or not mine.reservations:
+        return [], None
+    now = utc_now()
+    return [r for r in mine.reservations if r.active(now)], release_change(agent, [], ws)
+
+
+@dataclass
+class Settled:
+    """What a block or requeue found: the cell after it (maybe closed meanwhile)."""
+
+    cell: Cell
+    released: list[Reservation] = field(default_factory=list)
+    outcome_id: str | None = None
+    changed: bool = True
+
+
+def block_subtask(
+    ws: Workspace,
+    *,
+    cell_id: str,
+    agent: str,
+    reason: str,
+    log: str | None = None,
+    files_touched: Sequence[str] = (),
+    record_outcome: bool = True,
+    duration_seconds: float | None = None,
+) -> Settled:
+    """Block ``cell_id`` because its worker failed: reason and log on the cell, the
+    agent's reservations released, a failure outcome recorded; one commit. A cell
+    that was closed meanwhile is left alone (``changed`` is False)."""
+
+    def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
+        cell = get_cell(index, cell_id, allow_deleted=True)
+        if cell.is_closed or cell.is_deleted:
+            return MixedPlan([], cell.id, cell.title, Settled(cell, changed=False))
+        now = utc_now()
+        released, release = _release_all(ws, snap, agent)
+        text = f"blocked: {reason}" + (f" (log: {log})" if log else "")
+        blocked = cell.model_copy(
+            update={
+                "status": "blocked",
+                "updated_at": now,
+                "notes": _note(cell, text, now),
+                "metadata": _with_run_info(cell, state="blocked", reason=reason, log=log),
+            }
+        )
+        files = [release] if release is not None else []
+        outcome_id = None
+        if record_outcome:
+            outcome = build_outcome(
+                index,
+                blocked,
+                agent,
+                list(files_touched),
+                released,
+                now,
+                summary=reason,
+                evaluation=None,
+                error_count=1,
+                retry_count=0,
+                success=False,
+                duration_seconds=duration_seconds,
+            ).model_copy(update={"source": "swarm_run"})
+            files.append(outcome_change(outcome))
+            outcome_id = outcome.id
+        settled = Settled(blocked, released, outcome_id)
+        return MixedPlan([blocked], blocked.id, blocked.title, settled, files)
+
+    result: Settled = ws.for_actor(agent).write_mixed(plan, event="block").result
+    return result
+
+
+def requeue_subtask(ws: Workspace, *, cell_id: str, agent: str, reason: str) -> Settled:
+    """Put an interrupted subtask back to open (its earlier assignee, if any), releasing
+    the agent's reservations; one commit. A closed cell is left alone."""
+
+    def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
+        cell = get_cell(index, cell_id, allow_deleted=True)
+        if cell.is_closed or cell.is_deleted:
+            return MixedPlan([], cell.id, cell.title, Settled(cell, changed=False))
+        now = utc_now()
+        released, release = _release_all(ws, snap, agent)
+        before = str(run_info(cell).get("assigned_before") or "") or None
+        reopened = cell.model_copy(
+            update={
+                "status": "open",
+                "assignee": before,
+                "started_at": None,
+                "updated_at": now,
+                "notes": _note(cell, f"requeued: {reason}", now),
+                "metadata": _with_run_info(cell, state="requeued", reason=reason),
+            }
+        )
+        files = [release] if release is not None else []
+        return MixedPlan(
+            [reopened], reopened.id, reopened.title, Settled(reopened, released), files
+        )
+
+    result: Settled = ws.for_actor(agent).write_mixed(plan, event="requeue").result
+    return result
+
+
+MAX_SCANNED_FILES = 5000
+
+
+def uncommitted_in_scope(ws: Workspace, patterns: Sequence[str]) -> list[str]:
+    """Files matching ``patterns`` whose working-tree content differs from HEAD (edited,
+    added or deleted and not committed): what a failed worker left behind in a shared
+    working tree. Looks at no more than MAX_SCANNED_FILES files."""
+    from hive.domain.globs import glob_matches
+    from hive.domain.reservations import literal_prefix
+    from hive.git.repo import blob_sha_of
+
+    snap = ws.snapshot()
+    found: set[str] = set()
+    seen = 0
+    for pattern in dict.fromkeys(patterns):
+        prefix = literal_prefix(pattern)
+        base = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+        start = os.path.join(ws.root, base) if base else ws.root
+        tracked = snap.listing(base) if base else {}
+        candidates = set(path for path in tracked if glob_matches(pattern, path))
+        if os.path.isfile(os.path.join(ws.root, pattern)):
+            candidates.add(pattern)
+        for directory, dirs, names in os.walk(start):
+            dirs[:] = [d for d in dirs if d not in (".git", ".hive")]
+            for name in names:
+                relative = os.path.relpath(os.path.join(directory, name), ws.root)
+                relative = relative.replace(os.sep, "/")
+                if glob_matches(pattern, relative):
+                    candidates.add(relative)
+                seen += 1
+            if seen > MAX_SCANNED_FILES:
+                break
+        for path in candidates:
+            full = os.path.join(ws.root, path)
+            try:
+                with open(full, "rb") as handle:
+                    current: str | None = blob_sha_of(handle.read())
+            except OSError:
+                current = None
+            if current != snap.blob_sha(path):
+                found.add(path)
+    return sorted(found)
+
+
+def merge_subtask(ws: Workspace, *, cell_id: str, branch: str, agent: str) -> MergeResult:
+    """Merge ``branch`` into the current branch in one commit (the working tree and
+    index follow, as for every hive write). With conflicts nothing is written and
+    the result lists them."""
+    ref = f"refs/heads/{branch}"
+
+    def plan(snap: Snapshot) -> Plan:
+        theirs = ws.git.ref_value(ref)
+        if theirs is None or snap.head.commit is None:
+            raise Conflict(f"branch {branch} (or the current branch) has no commits to merge")
+        merged = merge_commits(ws.git, snap.head.commit, theirs)
+        if merged.conflicts or merged.up_to_date:
+            return Plan(changes=[], message="", result=merged)
+        message = format_message(
+            f"hive: merge {branch} ({cell_id})",
+            [("Hive-Merge", cell_id), ("Hive-Agent", agent), ("Hive-Event", "merge")],
+        )
+        return Plan(changes=merged.changes, message=message, result=merged, extra_parents=[theirs])
+
+    result: MergeResult = ws.git.transact(
+        plan, author=ws.identity(), lock_timeout=ws.lock_timeout()
+    ).result
+    return result

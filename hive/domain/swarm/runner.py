@@ -1,0 +1,923 @@
+"""``hive swarm run``: run the ready subtasks of an epic with any agent program.
+
+For every ready subtask (its blockers closed), up to ``workers`` at once, the
+runner registers an agent, claims the subtask for it (the worker's log linked
+from the cell), writes the subtask's brief (``swarm_subtask_prompt``) to a
+file and starts the agent command in its own process group with the agent's
+identity in its environment (:func:`worker_environment`). With ``worktree``
+isolation each worker gets its own git worktree and branch, merged back when
+it completes; with ``reservation`` isolation all workers share the working
+tree and keep out of each other's files by reserving them.
+
+When a worker exits, its subtask is either closed (it called
+``swarm_complete``; with worktrees, its branch is then merged in one commit,
+or the cell is blocked naming the conflicting files and nothing is merged) or
+blocked with the reason (exit code, signal, timeout, no ``swarm_complete``),
+the agent's reservations released and a failure outcome recorded, in one
+commit. Output stays in the log file.
+
+Stopping (the caller sets ``stop``, e.g. on Ctrl-C) terminates the workers'
+process groups and puts their subtasks back to open, so running again resumes;
+a run that was killed outright is recovered the same way by the next run (the
+epic's run lock tells a dead runner from a live one).
+
+Nothing here prints: progress is reported as :class:`SwarmEvent` objects to
+``on_event``, and the result is a :class:`SwarmRunResult`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from hive.domain.cells import get_cell
+from hive.domain.graph import open_blockers, ready_cells
+from hive.domain.identity import issue_credential, register_agent
+from hive.domain.mail import append_registration, thread_messages
+from hive.domain.reservations import list_reservations, release
+from hive.domain.swarm.dispatch import (
+    block_subtask,
+    claim_for_worker,
+    merge_subtask,
+    requeue_subtask,
+    run_info,
+    uncommitted_in_scope,
+)
+from hive.domain.swarm.prompts import swarm_subtask_prompt
+from hive.domain.workspace import Workspace
+from hive.errors import Conflict, HiveError, InvalidInput
+from hive.git.merge import add_worktree, delete_branch, remove_worktree
+from hive.git.refs import HeadRef
+from hive.git.repo import Snapshot
+from hive.models import Cell
+from hive.models.swarm_run import (
+    ISOLATIONS,
+    SubtaskState,
+    SwarmEvent,
+    SwarmRunResult,
+    WorkerRun,
+)
+from hive.store.cache import CellIndex
+
+DEFAULT_WORKERS = 3
+MAX_WORKERS = 64
+DEFAULT_TIMEOUT = 1800.0
+STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
+OBSERVE_EVERY = 0.5  # seconds between looks at cells, reservations and mail
+PLACEHOLDERS = ("prompt_file", "cell", "agent", "epic", "project")
+
+EventSink = Callable[[SwarmEvent], None]
+
+
+def worker_environment(
+    *,
+    agent: str,
+    cell_id: str,
+    epic_id: str,
+    project: str,
+    prompt_file: str,
+    session: str,
+    log: str,
+    token: str | None = None,
+    base: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """Everything a worker process gets in its environment (the one place to add to).
+
+    ``HIVE_AGENT`` is its identity, ``HIVE_AGENT_TOKEN`` the credential that proves
+    it (when registration issued one), ``HIVE_CELL`` its subtask, ``HIVE_PROJECT``
+    the directory to work in (its worktree, with worktree isolation). ``hive`` is
+    on ``PATH``, and ``HIVE_BYPASS`` is removed so the pre-commit hook applies.
+    """
+    env = dict(os.environ if base is None else base)
+    for key in ("HIVE_BYPASS", "HIVE_AGENT_TOKEN", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        env.pop(key, None)
+    env.update(
+        HIVE_AGENT=agent,
+        HIVE_CELL=cell_id,
+        HIVE_EPIC=epic_id,
+        HIVE_PROJECT=project,
+        HIVE_PROMPT_FILE=prompt_file,
+        HIVE_SESSION=session,
+        HIVE_LOG=log,
+    )
+    if token:
+        env["HIVE_AGENT_TOKEN"] = token
+    tools = os.path.dirname(sys.executable)
+    env["PATH"] = os.pathsep.join([tools, env.get("PATH", os.defpath)])
+    return env
+
+
+def expand_command(template: str, values: dict[str, str]) -> str:
+    """``template`` with each ``{placeholder}`` replaced by its shell-quoted value."""
+    command = template
+    for key in PLACEHOLDERS:
+        if key in values:
+            command = command.replace("{" + key + "}", shlex.quote(values[key]))
+    return command
+
+
+@dataclass
+class RunSettings:
+    """The options of one run."""
+
+    epic_id: str
+    agent_cmd: str
+    workers: int = DEFAULT_WORKERS
+    isolation: str = "reservation"
+    timeout: float = DEFAULT_TIMEOUT
+    grace: float = STOP_GRACE
+    poll: float = 0.1
+
+    def check(self) -> None:
+        if not self.agent_cmd.strip():
+            raise InvalidInput("--agent-cmd is empty: give the command that runs one agent")
+        if not 1 <= self.workers <= MAX_WORKERS:
+            raise InvalidInput(f"--workers must be between 1 and {MAX_WORKERS}")
+        if self.isolation not in ISOLATIONS:
+            raise InvalidInput(
+                f"invalid isolation {self.isolation!r}: use {' or '.join(ISOLATIONS)}"
+            )
+        if not self.timeout > 0:
+            raise InvalidInput("--timeout must be a positive number of seconds")
+
+
+@dataclass
+class _Job:
+    """A subtask given to an agent: where its log is, where it works."""
+
+    cell_id: str
+    agent: str
+    log: str
+    worktree: str | None = None
+    branch: str | None = None
+
+
+@dataclass
+class _Worker:
+    """A running worker process."""
+
+    job: _Job
+    process: subprocess.Popen[bytes]
+    log_handle: IO[bytes]
+    started: float
+    prompt_file: str
+    stop_sent: float | None = None
+    killed: bool = False
+    timed_out: bool = False
+    interrupted: bool = False
+
+
+def run_swarm(
+    ws: Workspace,
+    *,
+    epic_id: str,
+    agent_cmd: str,
+    workers: int = DEFAULT_WORKERS,
+    isolation: str = "reservation",
+    timeout: float = DEFAULT_TIMEOUT,
+    on_event: EventSink | None = None,
+    stop: threading.Event | None = None,
+    grace: float = STOP_GRACE,
+) -> SwarmRunResult:
+    """Run the epic's subtasks with ``agent_cmd`` until nothing more can run (or ``stop``)."""
+    settings = RunSettings(epic_id, agent_cmd, workers, isolation, timeout, grace)
+    settings.check()
+    if not ws.autocommit:
+        raise InvalidInput("hive swarm run commits as it goes: unset HIVE_AUTOCOMMIT=0")
+    epic = get_cell(ws.cells(), epic_id)
+    if epic.type != "epic" and not ws.cells().children_of(epic.id):
+        raise InvalidInput(f"{epic.id} is not an epic and has no subtasks")
+    settings.epic_id = epic.id
+    runner = _Runner(ws, settings, epic, on_event or (lambda event: None), stop)
+    with _run_lock(ws, epic.id):
+        return runner.run()
+
+
+@contextlib.contextmanager
+def _run_lock(ws: Workspace, epic_id: str) -> Any:
+    """One runner per epic at a time (the OS releases the lock if the runner dies)."""
+    from filelock import FileLock, Timeout
+
+    directory = run_directory(ws, epic_id)
+    lock = FileLock(os.path.join(directory, "run.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise Conflict(
+            f"another 'hive swarm run' is already working on {epic_id}; wait for it or stop it"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def run_directory(ws: Workspace, epic_id: str) -> str:
+    """Where a run keeps prompts, logs and worktrees: under the git directory, never
+    committed, shared by every worktree of the repository."""
+    path = os.path.join(ws.git.paths.hive_state_dir, "swarm", epic_id)
+    for sub in ("logs", "prompts", "worktrees"):
+        os.makedirs(os.path.join(path, sub), exist_ok=True)
+    return path
+
+
+class _Runner:
+    """The loop of one run: dispatch, watch, settle, observe."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        settings: RunSettings,
+        epic: Cell,
+        emit: EventSink,
+        stop: threading.Event | None,
+    ) -> None:
+        self.ws = ws
+        self.settings = settings
+        self.epic = epic
+        self.emit = emit
+        self.stop = stop or threading.Event()
+        self.directory = run_directory(ws, epic.id)
+        self.running: dict[str, _Worker] = {}
+        self.tokens: dict[str, str] = {}  # agent -> the credential issued for its worker
+        self.runs: list[WorkerRun] = []
+        self.skipped: set[str] = set()  # could not be dispatched this run
+        self.stopping = False
+        self.seen: dict[str, tuple[str, str | None]] = {}
+        self.seen_reservations: list[dict[str, Any]] | None = None
+        self.seen_messages: set[int] = set()
+        self.last_observed = 0.0
+
+    # ------------------------------------------------------------ the loop
+
+    def run(self) -> SwarmRunResult:
+        self._register_coordinator()
+        index = self.ws.cells()
+        self._event(
+            "run_started",
+            title=self.epic.title,
+            settings={
+                "agent_cmd": self.settings.agent_cmd,
+                "workers": self.settings.workers,
+                "isolation": self.settings.isolation,
+                "timeout": self.settings.timeout,
+                "directory": self.directory,
+            },
+            subtasks=[self._state(c, index) for c in self._subtasks(index)],
+        )
+        try:
+            self._recover()
+            self._loop()
+        finally:
+            self._abandon()
+        self._observe(force=True)
+        return self._finish()
+
+    def _loop(self) -> None:
+        while True:
+            if self.stop.is_set() and not self.stopping:
+                self._begin_stop()
+            self._reap()
+            self._enforce_deadlines()
+            if not self.stopping:
+                self._dispatch()
+            if not self.running and (self.stopping or not self._can_dispatch()):
+                return
+            self._observe()
+            time.sleep(self.settings.poll)
+
+    def _abandon(self) -> None:
+        """On an unexpected error: kill what still runs. Its subtasks stay claimed and
+        the next run recovers them, as after a killed runner."""
+        for worker in self.running.values():
+            self._signal(worker, signal.SIGKILL)
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                worker.process.wait(timeout=5)
+            worker.log_handle.close()
+        self.running.clear()
+
+    def _event(self, kind: str, **fields: Any) -> None:
+        event = SwarmEvent.model_validate({"event": kind, "epic_id": self.epic.id, **fields})
+        with contextlib.suppress(Exception):  # a broken display never breaks the run
+            self.emit(event)
+
+    def _register_coordinator(self) -> None:
+        """Progress reports go to the epic's coordinator: make sure it can receive them."""
+        name = self.epic.assignee or self.epic.created_by or self.ws.actor
+        with contextlib.suppress(HiveError):  # a mail address only: no credential is issued
+            append_registration(self.ws, name=name, session=self.ws.session, task="coordinator")
+
+    # ------------------------------------------------------------ subtasks
+
+    def _subtasks(self, index: CellIndex) -> list[Cell]:
+        """Every live, non-epic descendant of the epic."""
+        found: list[Cell] = []
+        pending = [self.epic.id]
+        while pending:
+            for child_id in index.children_of(pending.pop(0)):
+                child = index.cells.get(child_id)
+                if child is None or child.is_deleted:
+                    continue
+                pending.append(child_id)
+                if child.type != "epic":
+                    found.append(child)
+        return found
+
+    def _state(self, cell: Cell, index: CellIndex) -> SubtaskState:
+        return SubtaskState(
+            id=cell.id,
+            title=cell.title,
+            status=cell.status,
+            assignee=cell.assignee,
+            blockers=open_blockers(cell, index),
+        )
+
+    def _ready(self) -> list[Cell]:
+        index = self.ws.cells()
+        family = {cell.id for cell in self._subtasks(index)}
+        return [
+            cell
+            for cell in ready_cells(index)
+            if cell.id in family and cell.id not in self.running and cell.id not in self.skipped
+        ]
+
+    def _can_dispatch(self) -> bool:
+        return bool(self._ready())
+
+    # ------------------------------------------------------------ starting workers
+
+    def _dispatch(self) -> None:
+        while len(self.running) < self.settings.workers:
+            ready = self._ready()
+            if not ready:
+                return
+            self._start(ready[0])
+
+    def _start(self, cell: Cell) -> None:
+        session = f"swarm:{self.epic.id}:{cell.id}:{secrets.token_hex(3)}"
+        try:
+            agent = self._agent_for(cell, session)
+            log = self._new_file("logs", f"{cell.id}.{agent}", ".log")
+            worktree, branch = self._worktree_names(cell)
+            claimed = claim_for_worker(
+                self.ws, cell_id=cell.id, agent=agent, log=log, worktree=worktree, branch=branch
+            )
+        except HiveError as exc:
+            self.skipped.add(cell.id)
+            self._event(
+                "skipped", cell_id=cell.id, title=cell.title, reason=exc.message, status=cell.status
+            )
+            return
+        try:
+            worker = self._launch(claimed, agent, session, log, worktree, branch)
+        except (HiveError, OSError) as exc:
+            reason = exc.message if isinstance(exc, HiveError) else f"could not start: {exc}"
+            self._block(
+                _Job(claimed.id, agent, log, worktree, branch), reason, exit_code=None, seconds=0.0
+            )
+            return
+        self.running[cell.id] = worker
+        self._save_state()  # before anyone hears of it: a killed runner's workers are found
+        self._event(
+            "worker_started",
+            cell_id=cell.id,
+            title=cell.title,
+            agent=agent,
+            pid=worker.process.pid,
+            log=log,
+            prompt_file=worker.prompt_file,
+            worktree=worktree,
+            branch=branch,
+        )
+
+    def _agent_for(self, cell: Cell, session: str) -> str:
+        """The cell's assignee, else a new registered name (``BlueLake``), with a fresh
+        credential the worker gets as ``HIVE_AGENT_TOKEN`` (an assignee registered
+        before, e.g. by an earlier run, gets its credential re-issued)."""
+        task = f"{cell.id} {cell.title}"[:2000]
+        if cell.assignee:
+            issued = issue_credential(self.ws, name=cell.assignee, task=task, replace=True)
+            self.tokens[issued.name] = issued.token
+            return issued.name
+        registered = register_agent(self.ws, task=task, session=session)
+        if registered.token:
+            self.tokens[registered.name] = registered.token
+        return registered.name
+
+    def _new_file(self, sub: str, stem: str, suffix: str) -> str:
+        """A path in the run directory that no earlier attempt used."""
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in stem)
+        path = os.path.join(self.directory, sub, safe + suffix)
+        number = 2
+        while os.path.exists(path):
+            path = os.path.join(self.directory, sub, f"{safe}.{number}{suffix}")
+            number += 1
+        return path
+
+    def _worktree_names(self, cell: Cell) -> tuple[str | None, str | None]:
+        if self.settings.isolation != "worktree":
+            return None, None
+        path = self._new_file("worktrees", cell.id, "")
+        suffix = os.path.basename(path)[len(cell.id) :]
+        branch = f"hive/{cell.id}{suffix.replace('.', '-')}"
+        number = 2
+        while self.ws.git.ref_value(f"refs/heads/{branch}") is not None:
+            branch = f"hive/{cell.id}-{number}"
+            number += 1
+        return path, branch
+
+    def _launch(
+        self,
+        cell: Cell,
+        agent: str,
+        session: str,
+        log: str,
+        worktree: str | None,
+        branch: str | None,
+    ) -> _Worker:
+        project = self.ws.root
+        if worktree is not None and branch is not None:
+            head = self.ws.git.head().commit
+            if head is None:
+                raise InvalidInput("the repository has no commit to branch from")
+            add_worktree(self.ws.git, worktree, branch=branch, commit=head)
+            project = worktree
+        brief_ws = Workspace(project, actor=agent, persist_cache=False)
+        prompt = swarm_subtask_prompt(brief_ws, cell_id=cell.id, agent_name=agent).prompt
+        prompt_file = self._new_file("prompts", f"{cell.id}.{agent}", ".md")
+        with open(prompt_file, "w", encoding="utf-8") as brief:
+            brief.write(prompt + "\n")
+        values = {
+            "prompt_file": prompt_file,
+            "cell": cell.id,
+            "agent": agent,
+            "epic": self.epic.id,
+            "project": project,
+        }
+        command = expand_command(self.settings.agent_cmd, values)
+        env = worker_environment(
+            agent=agent,
+            cell_id=cell.id,
+            epic_id=self.epic.id,
+            project=project,
+            prompt_file=prompt_file,
+            session=session,
+            log=log,
+            token=self.tokens.get(agent),
+        )
+        handle = open(log, "ab")  # noqa: SIM115  (closed when the worker is settled)
+        handle.write(f"$ {command}\n".encode())
+        handle.flush()
+        try:
+            process = subprocess.Popen(
+                command,
+                shell=True,
+                cwd=project,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError:
+            handle.close()
+            raise
+        job = _Job(cell.id, agent, log, worktree, branch)
+        return _Worker(job, process, handle, time.monotonic(), prompt_file)
+
+    # ------------------------------------------------------------ watching
+
+    def _enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for worker in self.running.values():
+            if worker.stop_sent is None and now - worker.started > self.settings.timeout:
+                worker.timed_out = True
+                self._signal(worker, signal.SIGTERM)
+                worker.stop_sent = now
+            elif (
+                worker.stop_sent is not None
+                and not worker.killed
+                and now - worker.stop_sent > self.settings.grace
+            ):
+                self._signal(worker, signal.SIGKILL)
+                worker.killed = True
+
+    @staticmethod
+    def _signal(worker: _Worker, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(worker.process.pid, signum)
+
+    def _begin_stop(self) -> None:
+        self.stopping = True
+        self._event("interrupted", reason="stop requested: stopping the workers")
+        now = time.monotonic()
+        for worker in self.running.values():
+            worker.interrupted = True
+            if worker.stop_sent is None:
+                self._signal(worker, signal.SIGTERM)
+                worker.stop_sent = now
+
+    def _reap(self) -> None:
+        for cell_id, worker in list(self.running.items()):
+            code = worker.process.poll()
+            if code is None:
+                continue
+            # The group may hold children that outlived the shell: end them too.
+            self._signal(worker, signal.SIGKILL)
+            worker.log_handle.close()
+            del self.running[cell_id]
+            self._settle(worker, code)
+            self._save_state()
+
+    # ------------------------------------------------------------ settling
+
+    def _settle(self, worker: _Worker, code: int) -> None:
+        job = worker.job
+        seconds = round(time.monotonic() - worker.started, 3)
+        self._event(
+            "worker_exited",
+            cell_id=job.cell_id,
+            agent=job.agent,
+            exit_code=code,
+            seconds=seconds,
+            log=job.log,
+        )
+        if self._closed_by_worker(job):
+            self._complete(job, code, seconds)
+        elif worker.interrupted and not worker.timed_out:
+            reason = "the run was stopped before it finished"
+            left = self._left_behind(job) if job.worktree is None else []
+            if left:
+                reason += f"; uncommitted changes left in the working tree: {', '.join(left)}"
+            self._requeue(job, reason, code, seconds)
+        else:
+            self._block(job, self._reason(worker, code), exit_code=code, seconds=seconds)
+
+    def _reason(self, worker: _Worker, code: int) -> str:
+        if worker.timed_out:
+            why = f"timed out after {self.settings.timeout:g}s and was killed"
+        elif code < 0:
+            why = f"was killed by signal {_signal_name(-code)}"
+        elif code != 0:
+            why = f"exited with code {code} without calling swarm_complete"
+        else:
+            why = "exited (code 0) without calling swarm_complete"
+        return f"worker {worker.job.agent} {why}"
+
+    def _closed_by_worker(self, job: _Job) -> bool:
+        """Whether the job's subtask is closed where it worked (its branch)."""
+        if job.branch is None:
+            index = self.ws.cells()
+        else:
+            tip = self.ws.git.ref_value(f"refs/heads/{job.branch}")
+            if tip is None:
+                return False
+            snap = Snapshot(
+                repo=self.ws.git,
+                head=HeadRef(ref=f"refs/heads/{job.branch}", commit=tip),
+                tree=self.ws.git.commit_tree(tip),
+            )
+            index = self.ws.cells(snap)
+        cell = index.cells.get(job.cell_id)
+        return cell is not None and cell.is_closed
+
+    def _complete(self, job: _Job, code: int | None, seconds: float) -> None:
+        commit = None
+        if job.branch is not None:
+            commit = self._merge(job, code, seconds)
+            if commit is None:
+                return
+        self.runs.append(
+            WorkerRun(
+                cell_id=job.cell_id,
+                agent=job.agent,
+                result="completed",
+                exit_code=code,
+                seconds=seconds,
+                log=job.log,
+                branch=job.branch,
+            )
+        )
+        title = self.ws.cells().cells[job.cell_id].title
+        self._event(
+            "completed",
+            cell_id=job.cell_id,
+            title=title,
+            agent=job.agent,
+            commit=commit,
+            seconds=seconds,
+            branch=job.branch,
+            log=job.log,
+        )
+
+    def _merge(self, job: _Job, code: int | None, seconds: float) -> str | None:
+        """Merge the job's branch: the merge commit, or None (the cell is blocked)."""
+        branch = job.branch or ""
+        try:
+            merged = merge_subtask(self.ws, cell_id=job.cell_id, branch=branch, agent=job.agent)
+        except HiveError as exc:
+            reason = f"its branch {branch} could not be merged: {exc.message}"
+            self._block(job, reason, exit_code=code, seconds=seconds)
+            return None
+        if merged.conflicts:
+            reason = (
+                f"merge conflict: branch {branch} conflicts with the current branch in"
+                f" {', '.join(merged.conflicts)}; nothing was merged (worktree {job.worktree}"
+                f" kept; resolve with 'git merge {branch}')"
+            )
+            self._block(job, reason, exit_code=code, seconds=seconds, files=merged.conflicts)
+            return None
+        self._drop_worktree(job)
+        return self.ws.git.head().commit or ""
+
+    def _drop_worktree(self, job: _Job) -> None:
+        if job.worktree is not None:
+            remove_worktree(self.ws.git, job.worktree)
+        if job.branch is not None:
+            with contextlib.suppress(Exception):
+                delete_branch(self.ws.git, job.branch)
+
+    def _block(
+        self,
+        job: _Job,
+        reason: str,
+        *,
+        exit_code: int | None,
+        seconds: float,
+        files: list[str] | None = None,
+    ) -> None:
+        left: list[str] = []
+        if job.worktree is not None:
+            self._release_on_branch(job)
+        if job.worktree is not None and files is None:
+            reason += f" (worktree {job.worktree} on branch {job.branch} kept)"
+        elif job.worktree is None:
+            left = self._left_behind(job)
+            if left:
+                reason += f"; uncommitted changes left in the working tree: {', '.join(left)}"
+        settled = block_subtask(
+            self.ws,
+            cell_id=job.cell_id,
+            agent=job.agent,
+            reason=reason,
+            log=job.log,
+            files_touched=left,
+            record_outcome=not self._reported_failure(job.cell_id),
+            duration_seconds=seconds,
+        )
+        if not settled.changed:  # closed meanwhile after all
+            self._complete(_Job(job.cell_id, job.agent, job.log), exit_code, seconds)
+            return
+        self.runs.append(
+            WorkerRun(
+                cell_id=job.cell_id,
+                agent=job.agent,
+                result="blocked",
+                exit_code=exit_code,
+                seconds=seconds,
+                log=job.log,
+                reason=reason,
+                worktree=job.worktree,
+                branch=job.branch,
+            )
+        )
+        self._event(
+            "blocked",
+            cell_id=job.cell_id,
+            title=settled.cell.title,
+            agent=job.agent,
+            reason=reason,
+            log=job.log,
+            exit_code=exit_code,
+            worktree=job.worktree,
+            branch=job.branch,
+            files=files,
+        )
+
+    def _release_on_branch(self, job: _Job) -> None:
+        """A failed worker's reservations on its kept branch are released there too, so
+        merging the branch by hand later brings no stale reservations along."""
+        if job.worktree is None or not os.path.isdir(job.worktree):
+            return
+        with contextlib.suppress(HiveError):
+            if list_reservations(Workspace(job.worktree, persist_cache=False), agent=job.agent):
+                release(Workspace(job.worktree, actor=job.agent, persist_cache=False))
+
+    def _left_behind(self, job: _Job) -> list[str]:
+        """Files of the subtask's scope (owned or reserved by its agent) that the failed
+        worker changed without committing; they stay for a person to look at."""
+        cell = self.ws.cells().cells.get(job.cell_id)
+        patterns = list(cell.files_owned) if cell is not None else []
+        with contextlib.suppress(HiveError):
+            patterns += [r.path_pattern for r in list_reservations(self.ws, agent=job.agent)]
+        try:
+            return uncommitted_in_scope(self.ws, patterns)
+        except (HiveError, OSError):
+            return []
+
+    def _reported_failure(self, cell_id: str) -> bool:
+        """The worker itself reported failure (swarm_progress failed already recorded
+        an outcome and blocked the cell)."""
+        cell = self.ws.cells().cells.get(cell_id)
+        return cell is not None and cell.status == "blocked"
+
+    def _requeue(self, job: _Job, reason: str, code: int | None, seconds: float) -> None:
+        settled = requeue_subtask(self.ws, cell_id=job.cell_id, agent=job.agent, reason=reason)
+        self._drop_worktree(job)
+        if not settled.changed:  # closed meanwhile after all
+            self._complete(_Job(job.cell_id, job.agent, job.log), code, seconds)
+            return
+        self.runs.append(
+            WorkerRun(
+                cell_id=job.cell_id,
+                agent=job.agent,
+                result="requeued",
+                exit_code=code,
+                seconds=seconds,
+                log=job.log,
+                reason=reason,
+            )
+        )
+        self._event("requeued", cell_id=job.cell_id, agent=job.agent, reason=reason, log=job.log)
+
+    # ------------------------------------------------------------ resuming
+
+    def _state_path(self) -> str:
+        return os.path.join(self.directory, "run.json")
+
+    def _save_state(self) -> None:
+        """The live workers' pids, so a later run can stop any this run left behind."""
+        data = {
+            "runner": os.getpid(),
+            "workers": {
+                cid: {"pid": w.process.pid, "agent": w.job.agent} for cid, w in self.running.items()
+            },
+        }
+        temp = self._state_path() + ".tmp"
+        with open(temp, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        os.replace(temp, self._state_path())
+
+    def _recover(self) -> None:
+        """Subtasks an earlier run left in progress (it was killed): stop any of its
+        workers still alive, merge what finished on its branch, requeue the rest."""
+        self._stop_leftover_workers()
+        for cell in self._subtasks(self.ws.cells()):
+            info = run_info(cell)
+            if cell.status != "in_progress" or info.get("state") != "running":
+                continue
+            agent = str(info.get("agent") or cell.assignee or "")
+            if not agent:
+                continue
+            job = _Job(
+                cell.id, agent, str(info.get("log") or ""), info.get("worktree"), info.get("branch")
+            )
+            if job.branch and self._closed_by_worker(job):
+                self._event(
+                    "resumed",
+                    cell_id=cell.id,
+                    agent=agent,
+                    reason="finished on its branch before the last run stopped",
+                )
+                self._complete(job, None, 0.0)
+                continue
+            reason = "the run that started it stopped before it finished"
+            settled = requeue_subtask(self.ws, cell_id=cell.id, agent=agent, reason=reason)
+            self._drop_worktree(job)
+            if settled.changed:
+                self._event("resumed", cell_id=cell.id, agent=agent, reason=f"requeued: {reason}")
+
+    def _stop_leftover_workers(self) -> None:
+        try:
+            with open(self._state_path(), encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return
+        for entry in (data.get("workers") or {}).values():
+            pid = entry.get("pid") if isinstance(entry, dict) else None
+            if isinstance(pid, int) and pid > 1:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    if os.getpgid(pid) == pid:  # still the leader of the group we made
+                        os.killpg(pid, signal.SIGKILL)
+
+    # ------------------------------------------------------------ observing
+
+    def _observe(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last_observed < OBSERVE_EVERY:
+            return
+        self.last_observed = now
+        with contextlib.suppress(HiveError):
+            self._observe_cells()
+        with contextlib.suppress(HiveError):
+            self._observe_reservations()
+        with contextlib.suppress(HiveError):
+            self._observe_messages()
+
+    def _observe_cells(self) -> None:
+        index = self.ws.cells()
+        for cell in self._subtasks(index):
+            key = (cell.status, cell.assignee)
+            if self.seen.get(cell.id) != key:
+                if cell.id in self.seen:
+                    self._event(
+                        "cell",
+                        cell_id=cell.id,
+                        title=cell.title,
+                        status=cell.status,
+                        agent=cell.assignee,
+                    )
+                self.seen[cell.id] = key
+
+    def _observe_reservations(self) -> None:
+        family = {cell.id for cell in self._subtasks(self.ws.cells())}
+        agents = {w.job.agent for w in self.running.values()}
+        places = [self.ws] + [
+            Workspace(w.job.worktree, persist_cache=False)
+            for w in self.running.values()
+            if w.job.worktree is not None and os.path.isdir(w.job.worktree)
+        ]
+        held: dict[int | str, dict[str, Any]] = {}
+        for place in places:
+            for r in list_reservations(place):
+                if r.cell in family or r.agent in agents:
+                    held[f"{r.agent}:{r.id}"] = {
+                        "agent": r.agent,
+                        "path": r.path_pattern,
+                        "cell": r.cell,
+                        "id": r.id,
+                    }
+        current = sorted(held.values(), key=lambda r: (str(r["agent"]), str(r["path"])))
+        if current != self.seen_reservations:
+            self.seen_reservations = current
+            self._event("reservations", reservations=current)
+
+    def _observe_messages(self) -> None:
+        for message in thread_messages(self.ws, thread_id=self.epic.id, limit=20):
+            if message.id in self.seen_messages:
+                continue
+            self.seen_messages.add(message.id)
+            self._event(
+                "message",
+                agent=message.sender,
+                message={
+                    "id": message.id,
+                    "from": message.sender,
+                    "subject": message.subject,
+                    "body": message.body[:500],
+                    "importance": message.importance,
+                    "sent_at": message.sent_at.isoformat(),
+                },
+            )
+
+    # ------------------------------------------------------------ the result
+
+    def _finish(self) -> SwarmRunResult:
+        index = self.ws.cells()
+        subtasks = self._subtasks(index)
+        result = SwarmRunResult(
+            epic_id=self.epic.id,
+            title=self.epic.title,
+            isolation=self.settings.isolation,
+            workers=self.settings.workers,
+            interrupted=self.stopping,
+            completed=[c.id for c in subtasks if c.is_closed],
+            blocked={c.id: _block_reason(c) for c in subtasks if c.status == "blocked"},
+            remaining=[c.id for c in subtasks if not c.is_closed and c.status != "blocked"],
+            runs=self.runs,
+        )
+        self._event(
+            "run_finished",
+            title=self.epic.title,
+            totals={
+                "subtasks": len(subtasks),
+                "completed": len(result.completed),
+                "blocked": len(result.blocked),
+                "remaining": len(result.remaining),
+                "workers_run": len(self.runs),
+            },
+            reason="interrupted" if self.stopping else None,
+        )
+        return result
+
+
+def _block_reason(cell: Cell) -> str:
+    return str(run_info(cell).get("reason") or "blocked")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)

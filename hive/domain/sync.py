@@ -1,0 +1,279 @@
+"""``hive sync [REMOTE]``: exchange hive's state with a git remote.
+
+What travels is hive's own refs, never your branch or your other files:
+
+* ``refs/hive/state``: the hive files (cells, reservations, outcomes) as of
+  each clone's last sync. Each commit's tree holds just ``.hive``; a sync that
+  joined two clones' states has both as parents, so the common ancestor of
+  any two states is known and a three-way merge can tell "changed here" from
+  "changed there";
+* ``refs/hive/mail``: the swarm mail log (see :mod:`hive.domain.mail`).
+
+A sync, in one loop (retried from the fetch when the push is rejected because
+another clone pushed first; never forced):
+
+1. fetch the remote's ``refs/hive/*`` into ``refs/hive-remotes/<remote>/*``;
+2. merge the remote state into this branch's ``.hive/``: the three-way merge
+   of (common ancestor, this branch, remote state), file by file and field by
+   field (:mod:`hive.domain.merge`), committed as one hive commit that
+   touches only ``.hive/`` files; exclusive reservations that now overlap
+   across clones are settled (earliest grant wins, the other is marked as
+   yielded) in the same commit;
+3. record the merged state on ``refs/hive/state`` (parents: ours and theirs);
+4. join the mail logs (a merge commit when both sides wrote), and tell both
+   holders of a newly contested reservation by mail;
+5. push ``refs/hive/state`` and ``refs/hive/mail``.
+
+Because the merge is three-way against the state both clones last agreed on,
+a field this clone did not change takes the remote's value: stale local state
+never overwrites newer remote state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hive.domain.contest import settle_contests
+from hive.domain.merge import is_mergeable_path, merge_file
+from hive.domain.workspace import Workspace
+from hive.errors import GitError
+from hive.git.gitconfig import add_value, get_all, git_available, remotes
+from hive.git.remote import check_remote, fetch_refs, push_refs, tracking_ref
+from hive.git.repo import Change, Plan, Snapshot, format_message
+from hive.git.state import check_git_state
+from hive.git.syncref import hive_tree, merge_base, move_ref, state_commit
+from hive.models.reservation import Contest
+from hive.models.results import SyncResult
+from hive.store.layout import CELLS_DIR, HIVE_DIR, cell_id_from_path
+
+Progress = Callable[[str, int, int], None]
+STATE_REF = "refs/hive/state"
+MAIL_REF = "refs/hive/mail"
+HIVE_REFS = "refs/hive/*"
+PUSH_REFSPEC = f"{HIVE_REFS}:{HIVE_REFS}"
+SYNC_ATTEMPTS = 8
+
+
+def fetch_refspec(remote: str) -> str:
+    return f"+{HIVE_REFS}:{tracking_ref(remote, '*')}"
+
+
+def configure_remotes(ws: Workspace, only: str | None = None) -> list[str]:
+    """Make plain ``git fetch``/``git push`` of each remote carry ``refs/hive/*``.
+
+    fetch: ``+refs/hive/*:refs/hive-remotes/<remote>/*`` (tracking refs, never
+    hive's own); push: ``refs/hive/*:refs/hive/*`` (never forced). A remote with
+    no push refspec yet also gets ``HEAD`` first, so ``git push`` keeps pushing
+    the current branch. Returns the remotes that are configured.
+    """
+    if not git_available():
+        return []
+    names = [only] if only else remotes(ws.root)
+    for name in names:
+        add_value(ws.root, f"remote.{name}.fetch", fetch_refspec(name))
+        push_key = f"remote.{name}.push"
+        if PUSH_REFSPEC not in get_all(ws.root, push_key):
+            if not get_all(ws.root, push_key):
+                add_value(ws.root, push_key, "HEAD")
+            add_value(ws.root, push_key, PUSH_REFSPEC)
+    return names
+
+
+def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = None) -> SyncResult:
+    """Fetch, merge and push hive's state and mail with ``remote`` (see the module doc)."""
+    name = check_remote(remote)
+    if not git_available():
+        raise GitError("hive sync needs the git program (it talks to remotes through it)")
+    ws.config()  # an initialised hive
+    check_git_state(ws.git.paths, ws.git.head())  # before talking to the remote
+    if name in remotes(ws.root):
+        configure_remotes(ws, only=name)
+    report = progress or (lambda phase, done, total: None)
+    totals: dict[str, Any] = {"received": 0, "conflicts": [], "unresolved": [], "contested": []}
+    commit: str | None = None
+    for attempt in range(1, SYNC_ATTEMPTS + 1):
+        report("fetching", 0, 1)
+        fetch_refs(ws.root, name, HIVE_REFS, tracking_ref(name, "*"))
+        report("merging", 0, 1)
+        merged = _merge_state(ws, name)
+        commit = merged.get("commit") or commit
+        for key in ("conflicts", "unresolved", "contested"):
+            totals[key] += merged[key]
+        totals["received"] += merged["received"]
+        mail = _merge_mail(ws, name)
+        _notify(ws, merged["contested"])
+        report("pushing", 0, 1)
+        rejected = push_refs(ws.root, name, [r for r in (STATE_REF, MAIL_REF) if _exists(ws, r)])
+        if not rejected:
+            report("done", 1, 1)
+            return SyncResult(
+                remote=name,
+                attempts=attempt,
+                commit=commit,
+                state=ws.git.ref_value(STATE_REF),
+                received_cells=totals["received"],
+                sent_cells=merged["sent"],
+                mail_received=mail,
+                conflicts=totals["conflicts"],
+                unresolved=totals["unresolved"],
+                contested=totals["contested"],
+            )
+    raise GitError(
+        f"{name}'s hive refs kept moving while syncing ({SYNC_ATTEMPTS} tries); try again"
+    )
+
+
+def _exists(ws: Workspace, ref: str) -> bool:
+    return ws.git.ref_value(ref) is not None
+
+
+# ------------------------------------------------------------------ cells and files
+
+
+def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
+    """Merge the remote state into this branch (one commit) and record it on STATE_REF."""
+    git = ws.git
+    theirs = git.ref_value(tracking_ref(remote, "state"))
+    local = git.ref_value(STATE_REF)
+    base = merge_base(git, local, theirs)
+    their_files = _listing(ws, hive_tree(git, theirs))
+    base_files = _listing(ws, hive_tree(git, base))
+    found: dict[str, Any] = {}
+
+    def plan(snap: Snapshot) -> Plan:
+        ours = snap.listing(HIVE_DIR)
+        changes, details = _merged_changes(ws, snap, ours, their_files, base_files)
+        found.clear()
+        found.update(details)
+        cells = sorted({cid for c in changes if (cid := cell_id_from_path(c.path))})
+        trailers = [("Hive-Cell", cid) for cid in cells]
+        trailers += [("Hive-Agent", ws.actor), ("Hive-Event", "sync")]
+        subject = f"hive: sync {len(cells)} cell(s) from {remote}"
+        return Plan(changes=changes, message=format_message(subject, trailers))
+
+    written = git.transact(plan, author=ws.identity(), lock_timeout=ws.lock_timeout())
+    head = written.commit
+    merged_tree = hive_tree(git, head)
+    parents = [sha for sha in (local, theirs) if sha is not None]
+    state = _next_state(ws, local, theirs, merged_tree, parents, remote)
+    move_ref(git, STATE_REF, local, state, ws.identity(), f"hive sync: {remote}")
+    sent = sum(
+        1
+        for path, sha in _listing(ws, merged_tree).items()
+        if path.startswith(CELLS_DIR + "/") and their_files.get(path) != sha
+    )
+    return {
+        "commit": head if found.get("changed") else None,
+        "received": found.get("received", 0),
+        "sent": sent,
+        "conflicts": found.get("conflicts", []),
+        "unresolved": found.get("unresolved", []),
+        "contested": found.get("contested", []),
+    }
+
+
+def _next_state(
+    ws: Workspace,
+    local: str | None,
+    theirs: str | None,
+    merged_tree: str | None,
+    parents: list[str],
+    remote: str,
+) -> str:
+    """The new STATE_REF commit: theirs or ours when one already says it all."""
+    git = ws.git
+    for candidate in (theirs, local):
+        if candidate is None or hive_tree(git, candidate) != merged_tree:
+            continue
+        others = [p for p in parents if p != candidate]
+        if all(git.is_ancestor(other, candidate) for other in others):
+            return candidate
+    message = f"hive: state after sync with {remote}\n\nHive-Agent: {ws.actor}\nHive-Event: sync\n"
+    return state_commit(git, merged_tree, parents, message, ws.identity())
+
+
+def _listing(ws: Workspace, tree: str | None) -> dict[str, str]:
+    return {} if tree is None else ws.git.tree_listing(tree, HIVE_DIR)
+
+
+def _merged_changes(
+    ws: Workspace,
+    snap: Snapshot,
+    ours: dict[str, str],
+    theirs: dict[str, str],
+    base: dict[str, str],
+) -> tuple[list[Change], dict[str, Any]]:
+    """The changes that bring this branch's ``.hive/`` to the merged state."""
+    read = ws.git.read_blob
+    changes: list[Change] = []
+    conflicts: list[dict[str, Any]] = []
+    unresolved: list[str] = []
+    received = 0
+    for path in sorted(set(ours) | set(theirs)):
+        mine, other, original = ours.get(path), theirs.get(path), base.get(path)
+        if other is None and mine == original and not path.startswith(CELLS_DIR + "/"):
+            changes.append(Change(path, None))  # they removed it (all released), we kept it
+            received += 1
+            continue
+        if mine == other or other is None or other == original:
+            continue  # nothing new there (cell files are never removed: tombstones are)
+        if mine is None:  # new there, or changed there after we removed it
+            changes.append(Change(path, read(other)))
+            received += 1
+            continue
+        if mine == original:
+            changes.append(Change(path, read(other)))
+            received += 1
+            continue
+        if not is_mergeable_path(path):
+            unresolved.append(f"{path}: changed on both sides; kept this clone's version")
+            continue
+        outcome = merge_file(path, read(original) if original else None, read(mine), read(other))
+        if not outcome.clean:
+            unresolved.append(outcome.message or f"{path}: could not merge")
+            continue
+        if outcome.content != read(mine):
+            changes.append(Change(path, outcome.content))
+            received += 1
+        cell = cell_id_from_path(path)
+        conflicts += [
+            {"cell": cell, **record.model_dump(mode="json")} for record in outcome.conflicts
+        ]
+    contest_changes, contested = settle_contests(ws, snap, changes)
+    changes += contest_changes
+    details = {
+        "changed": bool(changes),
+        "received": received,
+        "conflicts": conflicts,
+        "unresolved": unresolved,
+        "contested": contested,
+    }
+    return changes, details
+
+
+# ------------------------------------------------------------------ mail
+
+
+def _merge_mail(ws: Workspace, remote: str) -> int:
+    """Join the remote mail log into ours; the number of messages received."""
+    from hive.domain.mail import join_mail_log
+
+    theirs = ws.git.ref_value(tracking_ref(remote, "mail"))
+    if theirs is None:
+        return 0
+    return join_mail_log(ws, theirs, remote)
+
+
+def _notify(ws: Workspace, contested: list[Contest]) -> None:
+    """Tell both holders of each newly contested reservation, once (keyed notices)."""
+    from hive.domain.mail import post_notice
+
+    for contest in contested:
+        post_notice(
+            ws,
+            key=contest.key,
+            to=[contest.kept.agent, contest.yielded.agent],
+            subject=f"reservation contested across clones: {contest.yielded.path_pattern}",
+            body=contest.explanation(),
+        )

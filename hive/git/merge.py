@@ -1,0 +1,147 @@
+"""Three-way merges and linked worktrees, without the ``git`` binary (dulwich only).
+
+A merge here never touches a working tree: :func:`merge_commits` computes the
+merged tree in the object store and reports conflicting paths; the caller
+commits the result through the normal transaction (which updates only the
+changed files of the working tree and index), or does nothing at all when
+there is a conflict. So a conflict can never leave a half-merged tree.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from hive.errors import GitError, InvalidInput
+from hive.git.repo import Change, GitRepo, _oid, _ref
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit
+
+REGULAR_MODES = (0o100644, 0o100755)
+
+
+@dataclass
+class MergeResult:
+    """The tree of ``ours`` merged with ``theirs`` (None when it conflicts)."""
+
+    ours: str
+    theirs: str
+    base: str | None
+    tree: str | None
+    conflicts: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)  # ours -> merged, to commit
+    up_to_date: bool = False  # theirs is already part of ours
+
+
+def merge_commits(repo: GitRepo, ours: str, theirs: str) -> MergeResult:
+    """Merge commit ``theirs`` into ``ours``: the merged tree and the file changes that
+    turn ``ours``'s tree into it, or the conflicting paths. Nothing is written but
+    objects."""
+    from dulwich.graph import find_merge_base
+    from dulwich.merge import three_way_merge
+
+    if repo.is_ancestor(theirs, ours):
+        return MergeResult(ours, theirs, theirs, repo.commit_tree(ours), up_to_date=True)
+    store = repo.dulwich.object_store
+    bases = find_merge_base(repo.dulwich, [_oid(ours), _oid(theirs)])
+    base = bases[0].decode() if bases else None
+    try:
+        tree, conflicts = three_way_merge(
+            store, _commit(repo, base) if base else None, _commit(repo, ours), _commit(repo, theirs)
+        )
+    except ImportError as exc:  # merge3 missing: an installation problem, said plainly
+        raise GitError(f"cannot merge: {exc}") from None
+    names = sorted(path.decode("utf-8", errors="replace") for path in conflicts)
+    if names:
+        return MergeResult(ours, theirs, base, None, conflicts=names)
+    store.add_object(tree)
+    merged = tree.id.decode()
+    unmergeable, changes = _changes(repo, repo.commit_tree(ours), merged)
+    if unmergeable:
+        return MergeResult(ours, theirs, base, None, conflicts=unmergeable)
+    return MergeResult(ours, theirs, base, merged, changes=changes)
+
+
+def _commit(repo: GitRepo, sha: str) -> Commit:
+    found: Any = repo.dulwich.object_store[_oid(sha)]
+    return cast("Commit", found)
+
+
+def _changes(repo: GitRepo, old_tree: str, new_tree: str) -> tuple[list[str], list[Change]]:
+    """(paths hive cannot write into a working tree, changes from old to new)."""
+    from dulwich.diff_tree import tree_changes
+
+    store = repo.dulwich.object_store
+    refused: list[str] = []
+    changes: list[Change] = []
+    for item in tree_changes(store, _oid(old_tree), _oid(new_tree)):
+        old, new = item.old, item.new
+        if new is not None and new.path is not None and new.sha is not None:
+            path = new.path.decode("utf-8", errors="replace")
+            if new.mode not in REGULAR_MODES:
+                refused.append(f"{path} (a symlink or submodule: merge it with git)")
+                continue
+            if old is not None and old.path is not None and old.path != new.path:
+                changes.append(Change(old.path.decode("utf-8", errors="replace"), None))
+            content = repo.read_blob(new.sha.decode())
+            changes.append(Change(path, content, mode=new.mode))
+        elif old is not None and old.path is not None:
+            changes.append(Change(old.path.decode("utf-8", errors="replace"), None))
+    return refused, changes
+
+
+# ------------------------------------------------------------------ worktrees
+
+
+def add_worktree(repo: GitRepo, path: str, *, branch: str, commit: str) -> None:
+    """A linked worktree at ``path`` on a new branch ``branch`` starting at ``commit``."""
+    from dulwich.worktree import add_worktree as dulwich_add
+
+    ref = f"refs/heads/{branch}"
+    if repo.ref_value(ref) is not None:
+        raise InvalidInput(f"branch {branch} already exists")
+    repo.dulwich.refs[_ref(ref)] = _oid(commit)
+    try:
+        dulwich_add(repo.dulwich, path, branch=branch.encode())
+    except (ValueError, OSError) as exc:
+        delete_branch(repo, branch)
+        raise GitError(f"cannot create a worktree at {path}: {exc}") from None
+
+
+def remove_worktree(repo: GitRepo, path: str) -> None:
+    """Remove the linked worktree at ``path`` (its uncommitted changes too)."""
+    from dulwich.worktree import remove_worktree as dulwich_remove
+
+    try:
+        dulwich_remove(repo.dulwich, path, force=True)
+    except (ValueError, OSError):
+        shutil.rmtree(path, ignore_errors=True)
+        _forget_worktree(repo, path)
+
+
+def _forget_worktree(repo: GitRepo, path: str) -> None:
+    """Drop the administrative files of a worktree whose directory is gone."""
+    admin = os.path.join(repo.paths.common_dir, "worktrees")
+    if not os.path.isdir(admin):
+        return
+    wanted = os.path.realpath(path)
+    for name in os.listdir(admin):
+        gitdir_file = os.path.join(admin, name, "gitdir")
+        try:
+            with open(gitdir_file, encoding="utf-8") as handle:
+                target = os.path.dirname(handle.read().strip())
+        except OSError:
+            continue
+        if os.path.realpath(target) == wanted:
+            shutil.rmtree(os.path.join(admin, name), ignore_errors=True)
+
+
+def delete_branch(repo: GitRepo, branch: str) -> None:
+    """Delete ``refs/heads/<branch>`` if it exists."""
+    refs: Any = repo.dulwich.refs
+    ref = _ref(f"refs/heads/{branch}")
+    if ref in refs:
+        refs.remove_if_equals(ref, None)

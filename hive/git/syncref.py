@@ -1,0 +1,64 @@
+"""hive's synced state ref, ``refs/hive/state``, at the object level.
+
+Each commit on it has a root tree holding only ``.hive`` (the hive files of a
+clone's branch at a sync); a commit that joins two clones' states has both
+tips as parents, so the merge base of two states is always known.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from hive.git.refs import HeadRef
+from hive.git.repo import TREE_MODE, GitRepo, Identity
+
+if TYPE_CHECKING:
+    from dulwich.objects import ObjectID
+
+HIVE_DIR = ".hive"
+
+
+def _oid(sha: str) -> ObjectID:
+    return cast("ObjectID", sha.encode("ascii"))
+
+
+def hive_tree(repo: GitRepo, commit: str | None) -> str | None:
+    """The ``.hive`` tree of ``commit`` (None when it has none)."""
+    if commit is None:
+        return None
+    return repo.lookup_path(repo.commit_tree(commit), HIVE_DIR, want_tree=True)
+
+
+def merge_base(repo: GitRepo, a: str | None, b: str | None) -> str | None:
+    """The best common ancestor of two commits (None when unrelated or one is None)."""
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    from dulwich.graph import find_merge_base
+
+    found = find_merge_base(repo.dulwich, [_oid(a), _oid(b)])
+    return found[0].decode() if found else None
+
+
+def state_commit(
+    repo: GitRepo, hive: str | None, parents: list[str], message: str, author: Identity
+) -> str:
+    """A commit whose root tree holds just ``.hive`` = ``hive`` (empty when None)."""
+    from dulwich.objects import Tree
+
+    tree = Tree()
+    if hive is not None:
+        tree.add(HIVE_DIR.encode(), TREE_MODE, _oid(hive))
+    repo.dulwich.object_store.add_object(tree)
+    unique = list(dict.fromkeys(parents))
+    return repo.write_commit(tree.id.decode(), unique, message, author)
+
+
+def move_ref(
+    repo: GitRepo, ref: str, old: str | None, new: str, author: Identity, message: str
+) -> bool:
+    """Compare-and-swap ``ref`` from ``old`` to ``new``; False when it moved meanwhile."""
+    if old == new:
+        return True
+    return repo.swap_ref(HeadRef(ref=ref, commit=old), new, author, message)

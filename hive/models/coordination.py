@@ -1,0 +1,123 @@
+"""Results of the shared-context and coordinator-queue operations (seed 000 shapes)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class CtxPut(BaseModel):
+    """A stored value: ``{ok: true, key, version}``."""
+
+    ok: Literal[True] = True
+    key: str
+    version: int
+
+
+class CtxRefused(BaseModel):
+    """A lost compare-and-swap: ``{ok: false, error, version}`` with the version now
+    stored (``error``: ``version_mismatch``, or ``exists`` for ``if_absent``)."""
+
+    ok: Literal[False] = False
+    error: str
+    version: int
+
+
+class CtxValue(BaseModel):
+    key: str
+    value: Any = None
+    version: int = 0  # 0: the key is not set
+
+
+class CtxKeys(BaseModel):
+    keys: list[str]
+
+
+class CtxWait(BaseModel):
+    key: str
+    value: Any = None
+    version: int = 0
+    met: bool
+    waited_sec: float
+
+
+class CtxEntry(BaseModel):
+    key: str
+    value: Any = None
+    version: int
+    agent: str
+    updated_at: float
+
+
+class QueueItem(BaseModel):
+    """What ``coord_next`` hands out."""
+
+    id: str
+    kind: str
+    payload: Any = None
+    lease_until: float | None = None
+    claimed_by: str | None = None
+
+
+class QueueNext(BaseModel):
+    item: QueueItem | None
+
+
+class Enqueued(BaseModel):
+    enqueued: Literal[True] = True
+    id: str
+    kind: str
+
+
+class Claimed(BaseModel):
+    id: str
+    kind: str
+    lease_until: float
+    claimed_by: str
+
+
+class Completed(BaseModel):
+    id: str
+    status: Literal["done"] = "done"
+
+
+class Extended(BaseModel):
+    id: str
+    lease_until: float
+
+
+class QueueFront(BaseModel):
+    id: str
+    kind: str
+    payload: Any = None
+    status: str
+
+
+class QueueCounts(BaseModel):
+    queued: int = 0
+    claimed: int = 0
+    done: int = 0
+
+
+class QueueStatus(BaseModel):
+    length: int
+    front: QueueFront | None
+    counts: QueueCounts
+    phase: int
+
+
+class QueueRecord(BaseModel):
+    """One item as people inspect it (``hive queue list``)."""
+
+    id: str
+    kind: str
+    payload: Any = None
+    status: str
+    claimed_by: str | None = None
+    lease_until: float | None = None
+    result: Any = None
+    enqueued_by: str = ""
+    created_at: float
+    done_at: float | None = None
+    lease_expired: bool = Field(default=False)

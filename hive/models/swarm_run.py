@@ -1,0 +1,99 @@
+"""``hive swarm run``: what the runner reports while it works and when it stops."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from hive.models.cell import utc_now
+
+Isolation = Literal["reservation", "worktree"]
+ISOLATIONS: tuple[str, ...] = ("reservation", "worktree")
+
+EventKind = Literal[
+    "run_started",  # settings; subtasks lists every subtask of the epic
+    "resumed",  # a subtask left running by an earlier run was put back (or merged)
+    "worker_started",  # a worker process for a subtask
+    "skipped",  # a ready subtask could not be claimed (someone else took it)
+    "worker_exited",  # its exit code (None: killed) and how long it ran
+    "completed",  # the subtask was closed by swarm_complete (and merged, with worktrees)
+    "blocked",  # the subtask is blocked: reason, log, outcome recorded
+    "requeued",  # interrupted: the subtask is open again for the next run
+    "cell",  # a subtask changed (status, assignee) as seen in the repository
+    "reservations",  # the epic's active reservations changed
+    "message",  # a new message on the epic's thread
+    "interrupted",  # stop requested (Ctrl-C): workers are being stopped
+    "run_finished",  # the totals; the last event
+]
+
+
+class SubtaskState(BaseModel):
+    """One subtask as the runner sees it."""
+
+    id: str
+    title: str
+    status: str
+    assignee: str | None = None
+    blockers: list[str] = Field(default_factory=list)  # open "blocks" targets
+
+
+class SwarmEvent(BaseModel):
+    """One thing that happened during a run (``--json`` prints one per line)."""
+
+    event: EventKind
+    at: datetime = Field(default_factory=utc_now)
+    epic_id: str | None = None
+    cell_id: str | None = None
+    agent: str | None = None
+    title: str | None = None
+    status: str | None = None
+    pid: int | None = None
+    exit_code: int | None = None
+    seconds: float | None = None
+    log: str | None = None
+    prompt_file: str | None = None
+    worktree: str | None = None
+    branch: str | None = None
+    commit: str | None = None
+    reason: str | None = None
+    files: list[str] | None = None
+    subtasks: list[SubtaskState] | None = None
+    reservations: list[dict[str, Any]] | None = None
+    message: dict[str, Any] | None = None
+    settings: dict[str, Any] | None = None
+    totals: dict[str, int] | None = None
+
+
+class WorkerRun(BaseModel):
+    """One worker process and what became of its subtask."""
+
+    cell_id: str
+    agent: str
+    result: Literal["completed", "blocked", "requeued"]
+    exit_code: int | None = None
+    seconds: float = 0.0
+    log: str
+    reason: str | None = None
+    worktree: str | None = None
+    branch: str | None = None
+
+
+class SwarmRunResult(BaseModel):
+    """How a run ended. ``remaining`` subtasks are neither closed nor blocked (waiting
+    for blocked work, or not started because the run was interrupted)."""
+
+    epic_id: str
+    title: str
+    isolation: Isolation
+    workers: int
+    interrupted: bool = False
+    completed: list[str] = Field(default_factory=list)  # closed subtasks of the epic
+    blocked: dict[str, str] = Field(default_factory=dict)  # subtask -> reason
+    remaining: list[str] = Field(default_factory=list)
+    runs: list[WorkerRun] = Field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        return not self.interrupted and not self.blocked and not self.remaining

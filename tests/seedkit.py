@@ -1,0 +1,85 @@
+"""Helpers for the seed-tool tests: calling tools through the registry, running the
+CLI in-process, and running many worker processes at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from hive.tools.registry import CallContext, call_tool
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def call(repo: Path, agent: str, name: str, args: Any = None, **extra: Any) -> dict[str, Any]:
+    """One tool call through the registry, as ``agent``."""
+    return call_tool(CallContext(root=str(repo), agent=agent, **extra), name, args or {})
+
+
+def result(repo: Path, agent: str, name: str, args: Any = None) -> Any:
+    """The result of a call that must succeed."""
+    outcome = call(repo, agent, name, args)
+    assert "result" in outcome, outcome
+    return outcome["result"]
+
+
+def error(repo: Path, agent: str, name: str, args: Any = None) -> dict[str, Any]:
+    """The structured error of a call that must fail."""
+    outcome = call(repo, agent, name, args)
+    assert "error" in outcome and "result" not in outcome, outcome
+    assert isinstance(outcome["code"], str | int)
+    return outcome
+
+
+def cli(repo: Path, *args: str, actor: str = "alice") -> tuple[int, str]:
+    """Run ``hive`` in-process; (exit code, stdout)."""
+    from hive.cli.main import app
+
+    outcome = CliRunner().invoke(app, ["-C", str(repo), "--actor", actor, *args])
+    assert outcome.exception is None or isinstance(outcome.exception, SystemExit), outcome
+    return outcome.exit_code, outcome.stdout
+
+
+def run_workers(repo: Path, body: str, count: int, timeout: float = 240) -> list[Any]:
+    """Start ``count`` processes running ``body`` (with ``repo``, ``worker`` and
+    ``call_tool``/``CallContext`` in scope) at once; each prints one JSON value."""
+    script = "import json, sys\nfrom hive.tools.registry import CallContext, call_tool\n"
+    script += "repo, worker = sys.argv[1], int(sys.argv[2])\n" + textwrap.dedent(body)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(repo), str(n)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for n in range(count)
+    ]
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=timeout)
+        assert proc.returncode == 0, err
+        outputs.append(json.loads(out.strip().splitlines()[-1]))
+    return outputs
+
+
+def configure(repo: Path, **sections: Any) -> None:
+    """Set top-level sections of .hive/config.yaml and commit it (tools read the
+    committed config)."""
+    from hive.store.yamlio import dumps, load_mapping
+    from tests.conftest import git
+
+    path = repo / ".hive" / "config.yaml"
+    config = load_mapping(path.read_text(), str(path))
+    config.update(sections)
+    path.write_text(dumps(dict(config)))
+    git(repo, "add", ".hive/config.yaml")
+    git(repo, "commit", "-qm", "configure")

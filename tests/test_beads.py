@@ -1,0 +1,212 @@
+"""Import from and export to beads, with beads' own exports (../shared/data/beads/)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from hive.cli.main import app
+from hive.domain.beads import export_beads, import_beads, parse_time
+from hive.domain.cells import list_cells, ready, resolve_id, show_cell, update_cell
+from hive.domain.workspace import Workspace
+from hive.errors import InvalidInput
+from tests.conftest import assert_clean, beads_export, git
+
+SMALL = beads_export("issues-2025-10-19.jsonl")  # 163 records
+MEDIUM = beads_export("issues-2026-02-27.jsonl")  # 704 records
+LARGE = beads_export("issues-2026-01-14.jsonl")  # 3,003 records
+EXPORTS = [SMALL, MEDIUM, LARGE]
+TIMES = frozenset({"created_at", "updated_at", "closed_at", "deleted_at"})
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def beads_ready(rows: list[dict[str, Any]]) -> set[str]:
+    """beads' ready rule: status open and no ``blocks`` dependency on an issue that is
+    not closed (a tombstone or a missing issue does not block)."""
+    status = {row["id"]: row["status"] for row in rows}
+
+    def blocked(row: dict[str, Any]) -> bool:
+        return any(
+            dep["type"] == "blocks"
+            and status.get(dep["depends_on_id"]) not in (None, "closed", "tombstone")
+            for dep in row.get("dependencies") or []
+        )
+
+    return {row["id"] for row in rows if row["status"] == "open" and not blocked(row)}
+
+
+def comparable(key: str, value: Any) -> Any:
+    """Times as instants (export writes UTC), lists of objects member by member."""
+    if key in TIMES and isinstance(value, str):
+        return parse_time(value, key)
+    if isinstance(value, list):
+        return [
+            {k: comparable(k, v) for k, v in item.items()} if isinstance(item, dict) else item
+            for item in value
+        ]
+    return value
+
+
+def test_import_of_3003_records_is_one_commit_and_fast(ws: Workspace, repo: Path) -> None:
+    before = int(git(repo, "rev-list", "--count", "HEAD"))
+    phases: list[str] = []
+    started = time.perf_counter()
+    result = import_beads(
+        ws, path=str(LARGE), progress=lambda phase, done, total: phases.append(phase)
+    )
+    elapsed = time.perf_counter() - started
+    assert (result.records, result.imported) == (3003, 3003)
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == before + 1
+    assert git(repo, "log", "-1", "--format=%s").startswith("hive: import")
+    assert {"reading", "committing"} <= set(phases)
+    assert result.mapped_statuses == {"tombstone": 346, "hooked": 28}
+    assert result.mapped_types["event"] == 642
+    assert elapsed < 30, f"import took {elapsed:.1f}s"  # a few seconds on an idle machine
+    assert_clean(repo)
+    fresh = Workspace(str(repo))
+    assert len(list_cells(fresh, status="all", include_deleted=True)) == 3003
+    assert {c.id for c in ready(fresh)} == beads_ready(records(LARGE))
+
+
+@pytest.mark.parametrize("path", [SMALL, MEDIUM], ids=["163", "704"])
+def test_ready_agrees_with_beads(ws: Workspace, path: Path) -> None:
+    import_beads(ws, path=str(path))
+    rows = records(path)
+    expected = beads_ready(rows)
+    got = {cell.id for cell in ready(Workspace(ws.root))}
+    # hive's one refinement: an epic is not ready while its own subtasks are open.
+    by_id = {row["id"]: row for row in rows}
+    waiting = {
+        cid
+        for cid in expected
+        if by_id[cid]["issue_type"] == "epic"
+        and any(
+            other.startswith(cid + ".") and row["status"] not in ("closed", "tombstone")
+            for other, row in by_id.items()
+        )
+    }
+    assert got == expected - waiting
+    assert len(waiting) <= 1
+
+
+@pytest.mark.parametrize("path", EXPORTS, ids=["163", "704", "3003"])
+def test_export_of_import_gives_back_every_field(ws: Workspace, path: Path) -> None:
+    import_beads(ws, path=str(path))
+    exported = export_beads(Workspace(ws.root))
+    assert exported.text is not None
+    back = {row["id"]: row for row in map(json.loads, exported.text.splitlines())}
+    original = records(path)
+    assert len(back) == len(original)
+    for row in original:
+        again = back[row["id"]]
+        assert sorted(again) == sorted(row), row["id"]
+        for key, value in row.items():
+            assert comparable(key, again[key]) == comparable(key, value), (row["id"], key)
+
+
+def test_ids_are_kept_and_resolve(ws: Workspace) -> None:
+    import_beads(ws, path=str(LARGE))
+    index = Workspace(ws.root).cells()
+    assert resolve_id(index, "bd-0088") == "bd-0088"
+    assert resolve_id(index, "bd-1dez.1") == "bd-1dez.1"
+    assert resolve_id(index, "bd-wisp-0l5p") == "bd-wisp-0l5p"
+    child = show_cell(Workspace(ws.root), cell_id="bd-1dez.1")
+    assert child.parent == "bd-1dez"
+    tombstone = show_cell(Workspace(ws.root), cell_id="bd-06px")
+    assert tombstone.is_deleted and tombstone.metadata["beads"]["original_type"] == "bug"
+
+
+def test_priority_zero_mixed_zones_comments_and_dependency_types(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    source = tmp_path / "mixed.jsonl"
+    rows = [
+        {"id": "bd-a1", "title": "Zero", "status": "open", "priority": 0, "issue_type": "bug",
+         "created_at": "2025-12-17T21:19:10.9462-08:00", "updated_at": "2025-12-18T05:19:11Z",
+         "labels": ["x", "y"], "assignee": "wolf",
+         "comments": [{"id": 7, "issue_id": "bd-a1", "author": "a", "text": "hi",
+                       "created_at": "2026-01-12T02:16:51+01:00"}]},
+        {"id": "bd-a2", "title": "Pinned", "status": "pinned", "priority": 4,
+         "issue_type": "convoy", "created_at": "2025-12-17T21:19:10Z",
+         "updated_at": "2025-12-17T21:19:10Z",
+         "dependencies": [{"issue_id": "bd-a2", "depends_on_id": "bd-a1",
+                           "type": "supersedes", "created_at": "2025-12-17T21:19:10Z"}]},
+    ]  # fmt: skip
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    import_beads(ws, path=str(source))
+    fresh = Workspace(ws.root)
+    zero = show_cell(fresh, cell_id="bd-a1")
+    assert zero.priority == 0 and zero.labels == ["x", "y"] and zero.assignee == "wolf"
+    assert zero.created_at.isoformat() == "2025-12-18T05:19:10.946200+00:00"
+    assert zero.comments[0].created_at.isoformat() == "2026-01-12T01:16:51+00:00"
+    pinned = show_cell(fresh, cell_id="bd-a2")
+    assert (pinned.status, pinned.type) == ("deferred", "task")
+    assert pinned.dependencies[0].type == "related"
+    assert pinned.metadata["beads"]["status"] == "pinned"
+    back = {
+        row["id"]: row for row in map(json.loads, (export_beads(fresh).text or "").splitlines())
+    }
+    assert back["bd-a2"]["status"] == "pinned" and back["bd-a2"]["issue_type"] == "convoy"
+    assert back["bd-a2"]["dependencies"][0]["type"] == "supersedes"
+    assert back["bd-a1"]["comments"][0]["id"] == 7
+    # a cell changed in hive exports its new value, not the recorded original
+    update_cell(fresh, cell_id="bd-a2", status="closed")
+    again = {r["id"]: r for r in map(json.loads, (export_beads(fresh).text or "").splitlines())}
+    assert again["bd-a2"]["status"] == "closed"
+
+
+def test_malformed_lines_are_named_and_nothing_is_committed(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    good = LARGE.read_text().splitlines()[:50]
+    lines = [*good[:10], "{not json", *good[10:20], '{"id": "bd-x", "title": "t", "priority": 9}']
+    source = tmp_path / "broken.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(InvalidInput) as caught:
+        import_beads(ws, path=str(source))
+    assert "broken.jsonl:11: invalid JSON" in caught.value.message
+    assert "nothing was imported" in caught.value.message
+    assert git(repo, "rev-parse", "HEAD") == head
+    lines[10] = good[10]
+    source.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InvalidInput, match=r"broken\.jsonl:22: invalid priority|:22: priority"):
+        import_beads(ws, path=str(source))
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert not (repo / ".hive" / "cells" / "0").exists()
+    assert_clean(repo)
+
+
+def test_reimport_skips_or_updates(ws: Workspace) -> None:
+    first = import_beads(ws, path=str(SMALL))
+    again = import_beads(ws, path=str(SMALL))
+    assert (first.imported, again.imported, again.skipped, again.commit) == (163, 0, 163, None)
+    some = records(SMALL)[0]["id"]
+    update_cell(ws, cell_id=some, title="Changed in hive")
+    updated = import_beads(ws, path=str(SMALL), update=True)
+    assert updated.updated == 1 and show_cell(ws, cell_id=some).title != "Changed in hive"
+
+
+def test_cli_import_and_export(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["-C", str(repo), "import", "beads", str(SMALL)])
+    assert result.exit_code == 0, result.output
+    assert "imported 163 cells" in result.output
+    target = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["-C", str(repo), "export", "beads", str(target)])
+    assert result.exit_code == 0 and "exported 163 cells" in result.output
+    assert len(target.read_text().splitlines()) == 163
+    result = runner.invoke(app, ["-C", str(repo), "export", "beads"])
+    assert result.output.count("\n") == 163
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "bd-1", "title": "ok"}\n[1]\n')
+    result = runner.invoke(app, ["-C", str(repo), "import", "beads", str(bad)])
+    assert result.exit_code == 2 and "bad.jsonl:2:" in result.output

@@ -1,0 +1,305 @@
+"""The field-level merge of cell files: the rules, and git itself using the driver."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+
+from hive.domain.annotate import add_comment, resolve_conflicts
+from hive.domain.cells import (
+    add_dependency,
+    close_cell,
+    create_cell,
+    delete_cell,
+    show_cell,
+    update_cell,
+)
+from hive.domain.doctor import diagnose
+from hive.domain.merge import TOMBSTONE_TTL, merge_cells, merge_file
+from hive.domain.setup import ATTRIBUTES_PATH, DRIVER_KEY, init_hive
+from hive.domain.workspace import Workspace
+from hive.models import Cell, Comment, Dependency, utc_now
+from hive.store.cells import decode_cell, encode_cell
+from hive.store.layout import cell_path
+from tests.conftest import assert_clean, git
+
+T0 = utc_now() - timedelta(days=1)
+
+
+def cell(**fields: object) -> Cell:
+    data: dict[str, object] = {
+        "id": "hv-abc123",
+        "title": "Base title",
+        "created_at": T0,
+        "updated_at": T0,
+    }
+    data.update(fields)
+    return Cell.model_validate(data)
+
+
+def later(minutes: int) -> object:
+    return T0 + timedelta(minutes=minutes)
+
+
+def both_ways(base: Cell | None, ours: Cell, theirs: Cell) -> Cell:
+    """Merge both ways round; the rules are commutative, so the results must match."""
+    one, _ = merge_cells(base, ours, theirs)
+    two, _ = merge_cells(base, theirs, ours)
+    assert encode_cell(one) == encode_cell(two)
+    return one
+
+
+# ------------------------------------------------------------------ the rules
+
+
+def test_edits_to_different_fields_both_land() -> None:
+    base = cell()
+    ours = cell(title="New title", updated_at=later(1))
+    theirs = cell(priority=0, description="more", updated_at=later(2))
+    merged = both_ways(base, ours, theirs)
+    assert (merged.title, merged.priority, merged.description) == ("New title", 0, "more")
+    assert merged.updated_at == later(2)
+    assert merged.conflicts == []
+
+
+def test_closed_beats_open_even_when_the_other_side_is_later() -> None:
+    base = cell()
+    closed = cell(status="closed", closed_at=later(1), close_reason="done", updated_at=later(1))
+    started = cell(status="in_progress", assignee="bob", updated_at=later(5))
+    merged = both_ways(base, closed, started)
+    assert merged.status == "closed"
+    assert merged.closed_at == later(1) and merged.close_reason == "done"
+    assert merged.assignee == "bob"  # only one side changed it
+
+
+def test_reopen_on_one_side_is_kept_when_the_other_did_not_touch_status() -> None:
+    base = cell(status="closed", closed_at=later(0))
+    reopened = cell(status="open", updated_at=later(1))
+    edited = cell(status="closed", closed_at=later(0), title="Renamed", updated_at=later(2))
+    merged = both_ways(base, reopened, edited)
+    assert merged.status == "open" and merged.closed_at is None
+    assert merged.title == "Renamed"
+
+
+def test_later_updated_at_wins_scalar_text_and_the_loser_is_recorded() -> None:
+    base = cell()
+    early = cell(title="Early title", updated_at=later(1))
+    late = cell(title="Late title", updated_at=later(2))
+    merged = both_ways(base, early, late)
+    assert merged.title == "Late title"
+    assert [(c.field, c.kept, c.other) for c in merged.conflicts] == [
+        ("title", "Late title", "Early title")
+    ]
+
+
+def test_equal_times_are_decided_the_same_way_on_both_sides() -> None:
+    base = cell()
+    merged = both_ways(
+        base, cell(title="A", updated_at=later(1)), cell(title="B", updated_at=later(1))
+    )
+    assert merged.title in ("A", "B")
+
+
+def test_notes_from_both_sides_are_kept() -> None:
+    base = cell(notes="first")
+    ours = cell(notes="first\nours added", updated_at=later(1))
+    theirs = cell(notes="first\ntheirs added", updated_at=later(2))
+    merged = both_ways(base, ours, theirs)
+    assert merged.notes == "first\nours added\ntheirs added"
+
+
+def test_comments_from_both_sides_are_kept_oldest_first() -> None:
+    one = Comment(id="c-1", author="a", text="one", created_at=later(1))
+    two = Comment(id="c-2", author="b", text="two", created_at=later(2))
+    base = cell()
+    merged = both_ways(base, cell(comments=[two], updated_at=later(2)), cell(comments=[one]))
+    assert [c.id for c in merged.comments] == ["c-1", "c-2"]
+
+
+def test_labels_and_dependencies_merge_as_sets_where_removals_win() -> None:
+    dep_a = Dependency(type="blocks", target="hv-aaaaaa")
+    dep_b = Dependency(type="related", target="hv-bbbbbb")
+    base = cell(labels=["x", "y"], dependencies=[dep_a])
+    ours = cell(labels=["y", "ours"], dependencies=[dep_a, dep_b], updated_at=later(1))
+    theirs = cell(labels=["x", "y", "theirs"], dependencies=[], updated_at=later(2))
+    merged = both_ways(base, ours, theirs)
+    assert merged.labels == ["y", "ours", "theirs"]
+    assert merged.dependencies == [dep_b]
+
+
+def test_delete_beats_an_edit_within_the_ttl() -> None:
+    base = cell()
+    deleted = cell(deleted_at=later(1), updated_at=later(1))
+    edited = cell(title="Edited", updated_at=later(10))
+    merged = both_ways(base, deleted, edited)
+    assert merged.deleted_at == later(1)
+    assert merged.title == "Edited"
+
+
+def test_an_edit_long_after_an_expired_tombstone_revives_the_cell() -> None:
+    base = cell()
+    deleted = cell(deleted_at=later(1), updated_at=later(1))
+    revived_at = later(1) + TOMBSTONE_TTL + timedelta(minutes=1)
+    edited = cell(title="Still wanted", updated_at=revived_at)
+    merged = both_ways(base, deleted, edited)
+    assert merged.deleted_at is None
+
+
+def test_creates_on_both_sides_without_a_base_merge_as_a_union() -> None:
+    ours = cell(labels=["a"], notes="mine", updated_at=later(1))
+    theirs = cell(labels=["b"], notes="yours", updated_at=later(2))
+    merged = both_ways(None, ours, theirs)
+    assert merged.labels == ["a", "b"]
+    assert merged.notes == "mine\nyours"
+
+
+def test_a_side_that_does_not_parse_is_recorded_not_merged() -> None:
+    path = cell_path("hv-abc123")
+    good = encode_cell(cell(title="Good", updated_at=later(1)))
+    broken = b"id: hv-abc123\ntitle: [unclosed\n"
+    for ours, theirs in ((good, broken), (broken, good)):
+        outcome = merge_file(path, encode_cell(cell()), ours, theirs)
+        assert outcome.clean
+        merged = decode_cell(outcome.content, path)
+        assert merged.title == "Good"
+        assert merged.conflicts[0].field == "file"
+        assert "[unclosed" in str(merged.conflicts[0].other)
+
+
+def test_no_side_parsing_is_unclean_and_keeps_ours_bytes() -> None:
+    path = cell_path("hv-abc123")
+    outcome = merge_file(path, None, b"a: [\n", b"b: [\n")
+    assert not outcome.clean
+    assert outcome.content == b"a: [\n"
+
+
+# ------------------------------------------------------------------ with git itself
+
+
+def _branch_edit(repo: Path, ws: Workspace, branch: str, edit: object) -> None:
+    git(repo, "checkout", "-q", branch)
+    edit()  # type: ignore[operator]
+
+
+def _merge(repo: Path, branch: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(repo), "merge", "--no-edit", branch],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_init_installs_the_driver_idempotently(ws: Workspace, repo: Path) -> None:
+    assert (repo / ATTRIBUTES_PATH).read_text().count("merge=hive") == 2
+    head = git(repo, "rev-parse", "HEAD")
+    again = init_hive(ws)
+    assert again.merge_driver == "unchanged"
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert len(git(repo, "config", "--get-all", DRIVER_KEY).splitlines()) == 1
+    assert (
+        git(repo, "check-attr", "merge", "--", cell_path("hv-abc123"))
+        .strip()
+        .endswith("merge: hive")
+    )
+    assert_clean(repo)
+
+
+def test_git_merge_of_two_branches_editing_one_cell_is_clean(ws: Workspace, repo: Path) -> None:
+    target = create_cell(ws, title="Shared cell", labels=["keep", "drop"])
+    git(repo, "branch", "other")
+    update_cell(ws, cell_id=target.id, priority=0, add_labels=["main-label"])
+    add_comment(ws, cell_id=target.id, text="from main")
+    git(repo, "checkout", "-q", "other")
+    update_cell(ws, cell_id=target.id, description="written on other", remove_labels=["drop"])
+    update_cell(ws, cell_id=target.id, append_notes="note from other")
+    add_comment(ws, cell_id=target.id, text="from other")
+    git(repo, "checkout", "-q", "main")
+    result = _merge(repo, "other")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "<<<<<<<" not in (repo / cell_path(target.id)).read_text()
+    merged = show_cell(Workspace(str(repo)), cell_id=target.id)
+    assert merged.priority == 0
+    assert merged.description == "written on other"
+    assert merged.labels == ["keep", "main-label"]
+    assert merged.notes == "note from other"
+    assert sorted(c.text for c in merged.comments) == ["from main", "from other"]
+    assert_clean(repo)
+
+
+def test_git_merge_close_vs_edit_and_conflicting_titles(ws: Workspace, repo: Path) -> None:
+    target = create_cell(ws, title="Original")
+    git(repo, "branch", "other")
+    update_cell(ws, cell_id=target.id, title="Title from main")
+    close_cell(ws, cell_id=target.id, reason="finished")
+    git(repo, "checkout", "-q", "other")
+    update_cell(ws, cell_id=target.id, title="Title from other", status="in_progress")
+    git(repo, "checkout", "-q", "main")
+    assert _merge(repo, "other").returncode == 0
+    fresh = Workspace(str(repo))
+    merged = show_cell(fresh, cell_id=target.id)
+    assert merged.status == "closed" and merged.close_reason == "finished"
+    assert merged.title == "Title from other"  # written later
+    assert [(c.field, c.other) for c in merged.conflicts] == [("title", "Title from main")]
+    report = diagnose(fresh)
+    assert [p.kind for p in report.problems] == ["merge-conflict"]
+    assert "Title from main" in report.problems[0].message
+    resolved = resolve_conflicts(fresh, cell_id=target.id, field="title", use_other=True)
+    assert resolved.title == "Title from main" and resolved.conflicts == []
+    assert diagnose(fresh).ok
+
+
+def test_git_merge_delete_vs_edit_keeps_the_tombstone(ws: Workspace, repo: Path) -> None:
+    target = create_cell(ws, title="Doomed")
+    git(repo, "branch", "other")
+    delete_cell(ws, cell_id=target.id)
+    git(repo, "checkout", "-q", "other")
+    update_cell(ws, cell_id=target.id, priority=1)
+    git(repo, "checkout", "-q", "main")
+    assert _merge(repo, "other").returncode == 0
+    merged = show_cell(Workspace(str(repo)), cell_id=target.id)
+    assert merged.is_deleted and merged.priority == 1
+
+
+def test_git_rebase_and_pull_use_the_driver(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    target = create_cell(ws, title="Rebased")
+    blocker = create_cell(ws, title="Blocker")
+    git(repo, "branch", "feature")
+    update_cell(ws, cell_id=target.id, priority=4)
+    git(repo, "checkout", "-q", "feature")
+    add_dependency(ws, cell_id=target.id, target=blocker.id)
+    git(repo, "rebase", "-q", "main")
+    rebased = show_cell(Workspace(str(repo)), cell_id=target.id)
+    assert rebased.priority == 4 and rebased.blockers() == [blocker.id]
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    other = Workspace(str(clone), actor="bob")
+    init_hive(other)  # the driver is configured per clone
+    update_cell(other, cell_id=target.id, append_notes="from the clone")
+    update_cell(ws, cell_id=target.id, title="Renamed upstream")
+    git(clone, "pull", "-q", "--no-rebase", "origin", "feature")
+    pulled = show_cell(Workspace(str(clone)), cell_id=target.id)
+    assert pulled.title == "Renamed upstream" and pulled.notes == "from the clone"
+    assert_clean(clone)
+
+
+def test_doctor_reports_a_missing_driver(ws: Workspace, repo: Path) -> None:
+    git(repo, "config", "--unset", DRIVER_KEY)
+    problems = diagnose(ws).problems
+    assert [p.kind for p in problems] == ["merge-driver"]
+    assert "hive init" in problems[0].message
+    git(repo, "config", DRIVER_KEY, "/nonexistent/python -m hive.cli.merge_driver %O %A %B %P")
+    assert "not available" in diagnose(ws).problems[0].message
+    init_hive(ws)
+    assert diagnose(ws).ok
+
+
+def test_doctor_reports_missing_attributes(ws: Workspace, repo: Path) -> None:
+    git(repo, "rm", "-q", ATTRIBUTES_PATH)
+    git(repo, "commit", "-q", "-m", "drop attributes")
+    kinds = [p.kind for p in diagnose(ws).problems]
+    assert kinds == ["merge-driver"]
+    init_hive(ws)
+    assert diagnose(ws).ok

@@ -1,0 +1,62 @@
+"""File tools of the seeds: fs_list's regex patterns and directories above an
+allowlist (seed 000); file_read / list_files in the context directory (seed 004)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hive.domain.workspace import Workspace
+from tests.seedkit import configure, error, result
+
+
+def _tree(repo: Path) -> None:
+    for path in ("src/sub/a.py", "src/sub/b.txt", "src/c.py", "lib/d.py", "secrets/k.txt"):
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(f"{path}\n")
+
+
+def test_fs_list_accepts_regex_patterns(ws: Workspace, repo: Path) -> None:
+    _tree(repo)
+    listed = result(repo, "A", "fs_list", {"dir": "src", "pattern": r"regex:\.py$"})
+    assert listed["files"] == ["src/c.py", "src/sub/a.py"] and listed["count"] == 2
+    globbed = result(repo, "A", "fs_list", {"dir": ".", "pattern": "*.txt"})
+    assert "src/sub/b.txt" in globbed["files"] and "src/c.py" not in globbed["files"]
+    bad = error(repo, "A", "fs_list", {"pattern": "regex:(unclosed"})
+    assert bad["code"] == "invalid_input" and "invalid regex" in bad["error"]
+
+
+def test_listing_a_directory_above_an_allowed_pattern(ws: Workspace, repo: Path) -> None:
+    _tree(repo)
+    configure(
+        repo,
+        tools={
+            "permissions": {
+                "*": {
+                    "fs_list": {"allowed_paths": ["src/sub/**"], "denied_paths": ["secrets/**"]},
+                    "search_text": {"allowed_paths": ["src/sub/**"]},
+                }
+            }
+        },
+    )
+    assert result(repo, "A", "fs_list", {"dir": "src"})["files"] == [
+        "src/sub/a.py",
+        "src/sub/b.txt",
+    ]
+    assert result(repo, "A", "fs_list", {"dir": "."})["files"] == ["src/sub/a.py", "src/sub/b.txt"]
+    assert result(repo, "A", "fs_list", {"dir": "src/sub"})["count"] == 2
+    found = result(repo, "A", "search_text", {"pattern": "py", "dir": "src"})["matches"]
+    assert [m["file"] for m in found] == ["src/sub/a.py"]
+    outside = error(repo, "A", "fs_list", {"dir": "lib"})
+    assert outside["code"] == "permission_denied" and "allowed_paths" in outside["error"]
+    denied = error(repo, "A", "fs_list", {"dir": "secrets"})
+    assert denied["code"] == "permission_denied" and "denied_paths" in denied["error"]
+
+
+def test_all_tool_schemas_fit_in_8000_tokens(ws: Workspace, repo: Path) -> None:
+    """~4 characters per token, measured on what `hive tools schema` prints."""
+    from tests.seedkit import cli
+
+    for format in ("mcp", "openai", "anthropic"):
+        code, out = cli(repo, "tools", "schema", "--format", format)
+        assert code == 0
+        assert len(out) / 4 < 8000, (format, len(out) / 4)

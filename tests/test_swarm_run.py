@@ -1,0 +1,575 @@
+"""hive swarm run: real worker processes (the example agent and misbehaving ones)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from hive.cli.main import app
+from hive.domain.cells import show_cell
+from hive.domain.epics import create_epic
+from hive.domain.outcomes import load_outcomes
+from hive.domain.reservations import list_reservations
+from hive.domain.swarm.review import review
+from hive.domain.swarm.runner import run_directory, run_swarm, worker_environment
+from hive.domain.workspace import Workspace
+from hive.errors import Conflict, InvalidInput
+from hive.models.swarm_run import SwarmEvent, SwarmRunResult
+from tests.conftest import assert_clean, git
+
+PYTHON = shlex.quote(sys.executable)
+AGENT = f"{PYTHON} -m hive.agents.example {{prompt_file}}"
+HIVE = [sys.executable, "-m", "hive.cli.main"]
+
+
+def agent_cmd(extra: str = "", *, special: dict[str, str] | None = None) -> str:
+    """The example agent; cells named in ``special`` run their own command instead."""
+    command = f"{PYTHON} -m hive.agents.example {extra} {{prompt_file}}"
+    if not special:
+        return command
+    cases = " ".join(f"{cell}) {cmd} ;;" for cell, cmd in special.items())
+    return f'case "$HIVE_CELL" in {cases} *) {command} ;; esac'
+
+
+def make_epic(ws: Workspace, subtasks: list[dict[str, Any]]) -> list[str]:
+    cells = create_epic(
+        ws, title="Build it", subtasks=subtasks, metadata={"strategy": "file-based"}
+    )
+    return [cell.id for cell in cells]
+
+
+def run(
+    ws: Workspace, epic: str, command: str = AGENT, **options: Any
+) -> tuple[SwarmRunResult, list[SwarmEvent]]:
+    events: list[SwarmEvent] = []
+    result = run_swarm(ws, epic_id=epic, agent_cmd=command, on_event=events.append, **options)
+    return result, events
+
+
+def peak_concurrency(events: list[SwarmEvent]) -> int:
+    running = peak = 0
+    for event in events:
+        if event.event == "worker_started":
+            running += 1
+            peak = max(peak, running)
+        elif event.event == "worker_exited":
+            running -= 1
+    return peak
+
+
+def files(count: int) -> list[dict[str, Any]]:
+    return [{"title": f"Part {n}", "files": [f"src/part{n}.py"]} for n in range(count)]
+
+
+def test_one_worker_runs_every_subtask_one_at_a_time(ws: Workspace, repo: Path) -> None:
+    epic, *subtasks = make_epic(ws, files(3))
+    result, events = run(ws, epic, workers=1)
+    assert result.finished and sorted(result.completed) == sorted(subtasks)
+    assert peak_concurrency(events) == 1
+    assert next(e.event for e in events) == "run_started" and events[-1].event == "run_finished"
+    for cell in subtasks:
+        assert show_cell(ws, cell_id=cell).status == "closed"
+    # each subtask's code landed in its own swarm_complete commit
+    completes = git(repo, "log", "--format=%H", "--grep=^hive: complete").split()
+    assert len(completes) == 3
+    for sha in completes:
+        changed = git(repo, "show", "--name-only", "--format=", sha).split()
+        assert any(path.startswith("src/part") for path in changed)
+    assert "def part_" in (repo / "src/part0.py").read_text()
+    assert list_reservations(ws) == []
+    assert_clean(repo)
+
+
+def test_three_workers_run_in_parallel(ws: Workspace, repo: Path) -> None:
+    epic, *_subtasks = make_epic(ws, files(3))
+    result, events = run(ws, epic, agent_cmd("--pace 0.4"), workers=3)
+    assert result.finished and len(result.completed) == 3
+    assert peak_concurrency(events) == 3
+    agents = {e.agent for e in events if e.event == "worker_started"}
+    assert len(agents) == 3  # one identity per worker
+    assert_clean(repo)
+
+
+def test_eight_workers(ws: Workspace, repo: Path) -> None:
+    epic, *subtasks = make_epic(ws, files(8))
+    result, events = run(ws, epic, agent_cmd("--pace 0.5"), workers=8)
+    assert result.finished and sorted(result.completed) == sorted(subtasks)
+    assert peak_concurrency(events) == 8
+    outcomes = [o for o in load_outcomes(ws) if o.cell_id in subtasks]
+    assert len(outcomes) == 8 and all(o.success for o in outcomes)
+    assert_clean(repo)
+
+
+def test_dependencies_are_respected(ws: Workspace, repo: Path) -> None:
+    epic, a, b, c, d = make_epic(
+        ws,
+        [
+            {"title": "Base", "files": ["src/base.py"]},
+            {"title": "Left", "files": ["src/left.py"], "dependencies": [0]},
+            {"title": "Right", "files": ["src/right.py"], "dependencies": [0]},
+            {"title": "Top", "files": ["src/top.py"], "dependencies": [1, 2]},
+        ],
+    )
+    result, _events = run(ws, epic, workers=4)
+    assert result.finished
+    history = git(repo, "log", "--reverse", "--format=%s").splitlines()
+
+    def at(verb: str, cell: str) -> int:
+        return next(n for n, line in enumerate(history) if line.startswith(f"hive: {verb} {cell} "))
+
+    # a subtask is claimed for its worker only after its blockers were completed
+    assert at("start", b) > at("complete", a) and at("start", c) > at("complete", a)
+    assert at("start", d) > max(at("complete", b), at("complete", c))
+
+
+def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, repo: Path) -> None:
+    epic, fails, crashes, silent, fine, after = make_epic(
+        ws,
+        [
+            {"title": "Fails", "files": ["src/fails.py"]},
+            {"title": "Crashes", "files": ["src/crash.py"]},
+            {"title": "Silent", "files": ["src/silent.py"]},
+            {"title": "Fine", "files": ["src/fine.py"]},
+            {"title": "After", "files": ["src/after.py"], "dependencies": [0]},
+        ],
+    )
+    command = agent_cmd(
+        special={
+            fails: f"{PYTHON} -m hive.agents.example --fail {{prompt_file}}",
+            crashes: "echo crashing now; kill -9 $$",
+            silent: "echo did nothing",
+        }
+    )
+    result, events = run(ws, epic, command, workers=3)
+    assert not result.finished and result.completed == [fine]
+    assert set(result.blocked) == {fails, crashes, silent}
+    assert result.remaining == [after]  # waits for the failed one
+    assert "exited with code 1 without calling swarm_complete" in result.blocked[fails]
+    # what the failed worker left uncommitted in the shared tree is named and kept
+    assert "uncommitted changes left in the working tree: src/fails.py" in result.blocked[fails]
+    assert (repo / "src/fails.py").exists()
+    assert "uncommitted changes" not in result.blocked[silent]
+    assert "killed by signal SIGKILL" in result.blocked[crashes]
+    assert "exited (code 0) without calling swarm_complete" in result.blocked[silent]
+    outcomes = {o.cell_id: o for o in load_outcomes(ws)}
+    for cell in (fails, crashes, silent):
+        stored = show_cell(ws, cell_id=cell)
+        assert stored.status == "blocked"
+        log = stored.metadata["swarm_run"]["log"]
+        assert log in stored.notes and os.path.isfile(log)  # the log is linked from the cell
+        assert not outcomes[cell].success and outcomes[cell].source == "swarm_run"
+        assert outcomes[cell].summary == result.blocked[cell]
+    assert outcomes[fails].files_touched == ["src/fails.py"]
+    crash_log = show_cell(ws, cell_id=crashes).metadata["swarm_run"]["log"]
+    assert "crashing now" in Path(crash_log).read_text()
+    fail_log = Path(show_cell(ws, cell_id=fails).metadata["swarm_run"]["log"]).read_text()
+    assert "swarmmail_reserve ok" in fail_log and "failing on purpose" in fail_log
+    assert list_reservations(ws) == []  # the failed agent's reservation was released
+    # the block, the release and the outcome are one commit
+    block = git(repo, "log", "-1", "--format=%H", f"--grep=^hive: block {fails}").strip()
+    changed = git(repo, "show", "--name-only", "--format=", block).split()
+    assert any(p.startswith(".hive/reservations/") for p in changed)
+    assert any(p.startswith(".hive/outcomes/") for p in changed)
+    assert any(p.endswith(f"{fails}.yaml") for p in changed)
+    assert [e.event for e in events].count("blocked") == 3
+
+
+def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) -> None:
+    epic, honest, sneaky = make_epic(
+        ws,
+        [
+            {"title": "Honest", "files": ["src/honest.py"]},
+            {"title": "Sneaky", "files": ["src/s.py"]},
+        ],
+    )
+    command = agent_cmd(
+        special={sneaky: f"{PYTHON} -m hive.agents.example --also-edit README.md {{prompt_file}}"}
+    )
+    result, _ = run(ws, epic, command, workers=2)
+    assert result.finished
+    outcomes = {o.cell_id: o for o in load_outcomes(ws)}
+    assert outcomes[sneaky].scope_violations == ["README.md"]
+    assert outcomes[honest].scope_violations == []
+    seen = {c.cell_id: c for c in review(ws, target=epic, with_patch=False).cells}
+    assert seen[sneaky].scope_violations == ["README.md"]
+    cli = CliRunner().invoke(app, ["-C", str(repo), "review", sneaky, "--stat"])
+    assert cli.exit_code == 0 and "outside scope: README.md" in cli.output
+
+
+def test_a_hanging_worker_is_killed_at_the_timeout(ws: Workspace, repo: Path) -> None:
+    epic, hangs = make_epic(ws, [{"title": "Hangs", "files": ["src/h.py"]}])
+    marker = repo.parent / "child.pid"
+    command = f"sh -c 'sleep 60 & echo $! > {marker}; wait'"
+    started = time.monotonic()
+    result, _events = run(ws, epic, command, timeout=1.0, grace=1.0)
+    assert time.monotonic() - started < 15
+    assert "timed out after 1s" in result.blocked[hangs]
+    child = int(marker.read_text())
+    time.sleep(0.2)
+    assert not _alive(child)  # the whole process group was killed
+    outcome = next(o for o in load_outcomes(ws) if o.cell_id == hangs)
+    assert not outcome.success and "timed out" in outcome.summary
+    assert_clean(repo)
+
+
+def test_worktree_isolation_merges_each_branch(ws: Workspace, repo: Path) -> None:
+    epic, _one, two, three = make_epic(
+        ws,
+        [
+            {"title": "One", "files": ["src/one.py"]},
+            {"title": "Two", "files": ["README.md"]},
+            {"title": "Three", "files": ["src/three.py"], "dependencies": [0]},
+        ],
+    )
+    result, events = run(ws, epic, agent_cmd("--pace 0.2"), workers=2, isolation="worktree")
+    assert result.finished, result.blocked
+    starts = [e for e in events if e.event == "worker_started"]
+    assert all(e.worktree and e.branch for e in starts)
+    assert all(not e.worktree.startswith(str(repo) + "/src") for e in starts if e.worktree)
+    assert git(repo, "rev-list", "--merges", "--count", "HEAD").strip() == "3"
+    assert "def one" in (repo / "src/one.py").read_text()
+    assert "## Two" in (repo / "README.md").read_text()
+    # the dependent subtask started from a branch that already had its blocker's code
+    three_start = next(e for e in starts if e.cell_id == three)
+    assert three_start.branch is not None
+    assert git(repo, "worktree", "list").count("\n") == 1  # worktrees removed
+    assert "hive/" not in git(repo, "branch", "--list")  # merged branches deleted
+    assert show_cell(ws, cell_id=two).status == "closed"
+    assert_clean(repo)
+
+
+def test_worktree_merge_conflict_blocks_the_cell_and_merges_nothing(
+    ws: Workspace, repo: Path
+) -> None:
+    (repo / "src").mkdir()
+    (repo / "src/shared.py").write_text("VALUE = 1\n")
+    git(repo, "add", "src/shared.py")
+    git(repo, "commit", "-qm", "shared file")
+    epic, _first, _second = make_epic(
+        ws,
+        [
+            {"title": "First edit", "files": ["src/shared.py"]},
+            {"title": "Second edit", "files": ["src/shared.py"]},
+        ],
+    )
+    result, events = run(ws, epic, agent_cmd("--pace 0.3"), workers=2, isolation="worktree")
+    assert len(result.completed) == 1 and len(result.blocked) == 1
+    loser = next(iter(result.blocked))
+    reason = result.blocked[loser]
+    assert (
+        "merge conflict" in reason and "src/shared.py" in reason and "nothing was merged" in reason
+    )
+    text = (repo / "src/shared.py").read_text()
+    assert "<<<<<<<" not in text and text.count("def ") == 1  # only the winner's change
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "ls-files", "--unmerged") == ""
+    blocked = next(e for e in events if e.event == "blocked")
+    assert blocked.files == ["src/shared.py"] and blocked.branch
+    assert blocked.worktree and os.path.isdir(blocked.worktree)  # kept to resolve by hand
+    assert blocked.branch in git(repo, "branch", "--list")
+    outcome = next(o for o in load_outcomes(ws) if o.cell_id == loser)
+    assert not outcome.success and "merge conflict" in outcome.summary
+    assert_clean(repo)
+
+
+def test_the_worker_environment() -> None:
+    env = worker_environment(
+        agent="BlueLake", cell_id="hv-a.b", epic_id="hv-a", project="/p", prompt_file="/f",
+        session="s", log="/l", token="secret",
+        base={"HIVE_BYPASS": "1", "PATH": "/usr/bin", "HIVE_AGENT_TOKEN": "stale", "KEEP": "x"},
+    )  # fmt: skip
+    assert env["HIVE_AGENT"] == "BlueLake" and env["HIVE_CELL"] == "hv-a.b"
+    assert env["HIVE_PROJECT"] == "/p" and env["HIVE_PROMPT_FILE"] == "/f"
+    assert env["HIVE_AGENT_TOKEN"] == "secret" and env["KEEP"] == "x"
+    assert "HIVE_BYPASS" not in env
+    assert env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)
+    assert "HIVE_AGENT_TOKEN" not in worker_environment(
+        agent="A", cell_id="c", epic_id="e", project="/p", prompt_file="/f", session="s",
+        log="/l", base={"HIVE_AGENT_TOKEN": "someone else's"},
+    )  # fmt: skip
+
+
+def test_workers_get_their_identity_and_brief(ws: Workspace, repo: Path) -> None:
+    epic, cell = make_epic(ws, [{"title": "Look around", "files": ["src/x.py"]}])
+    dump = repo.parent / "env.json"
+    script = (
+        "import json, os, sys; json.dump({'env': dict(os.environ), 'cwd': os.getcwd(),"
+        f" 'brief': open(sys.argv[1]).read()}}, open({str(dump)!r}, 'w'))"
+    )
+    command = f"{PYTHON} -c {shlex.quote(script)} {{prompt_file}}"
+    result, events = run(ws, epic, command)
+    seen = json.loads(dump.read_text())
+    started = next(e for e in events if e.event == "worker_started")
+    assert seen["env"]["HIVE_AGENT"] == started.agent
+    assert seen["env"]["HIVE_CELL"] == cell and seen["env"]["HIVE_EPIC"] == epic
+    assert seen["env"]["HIVE_PROJECT"] == str(repo) and seen["cwd"] == str(repo)
+    assert f"# Subtask {cell}: Look around" in seen["brief"] and "swarm_complete" in seen["brief"]
+    assert started.agent in seen["brief"]
+    assert result.blocked[cell].endswith("exited (code 0) without calling swarm_complete")
+
+
+def test_bad_options_and_a_second_runner_are_refused(ws: Workspace, repo: Path) -> None:
+    from filelock import FileLock
+
+    epic, _ = make_epic(ws, files(1))
+    for options, message in (
+        ({"workers": 0}, "--workers"),
+        ({"isolation": "docker"}, "invalid isolation"),
+        ({"timeout": 0}, "--timeout"),
+        ({"agent_cmd": " "}, "--agent-cmd is empty"),
+    ):
+        with pytest.raises(InvalidInput, match=message):
+            run_swarm(ws, epic_id=epic, **{"agent_cmd": AGENT, **options})
+    with (
+        FileLock(os.path.join(run_directory(ws, epic), "run.lock")),
+        pytest.raises(Conflict, match="already working"),
+    ):
+        run_swarm(ws, epic_id=epic, agent_cmd=AGENT)
+    assert show_cell(ws, cell_id=epic).status == "open"
+
+
+def test_json_events_and_exit_codes_through_the_cli(ws: Workspace, repo: Path) -> None:
+    epic, _ok_cell, bad_cell = make_epic(ws, files(2))
+    command = agent_cmd(special={bad_cell: "exit 3"})
+    done = subprocess.run(
+        [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", command, "--json"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[0]["event"] == "run_started" and events[-1]["event"] == "run_finished"
+    assert events[-1]["totals"] == {
+        "subtasks": 2, "completed": 1, "blocked": 1, "remaining": 0, "workers_run": 2,
+    }  # fmt: skip
+    blocked = next(e for e in events if e["event"] == "blocked")
+    assert blocked["cell_id"] == bad_cell and "exited with code 3" in blocked["reason"]
+    plain = subprocess.run(
+        [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", command],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert plain.returncode == 1 and f"blocked {bad_cell}: worker" in plain.stdout
+
+
+def _start_runner(repo: Path, epic: str, command: str, workers: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", command,
+         "--workers", str(workers), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _wait_for_starts(runner: subprocess.Popen[str], count: int) -> list[dict[str, Any]]:
+    """Events up to the ``count``-th worker_started (read from the runner's stdout)."""
+    seen: list[dict[str, Any]] = []
+    assert runner.stdout is not None
+    deadline = time.monotonic() + 60
+    while sum(e["event"] == "worker_started" for e in seen) < count:
+        assert time.monotonic() < deadline
+        line = runner.stdout.readline()
+        assert line, runner.stderr.read() if runner.stderr else "runner ended"
+        seen.append(json.loads(line))
+    return seen
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for init to reap it is not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            state = handle.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return state not in ("Z", "X")
+
+
+def test_ctrl_c_stops_the_workers_and_a_second_run_resumes(ws: Workspace, repo: Path) -> None:
+    epic, *subtasks = make_epic(ws, files(4))
+    runner = _start_runner(repo, epic, agent_cmd("--pace 3"), 2)
+    seen = _wait_for_starts(runner, 2)
+    runner.send_signal(signal.SIGINT)
+    out, err = runner.communicate(timeout=60)
+    assert runner.returncode == 130, err
+    events = seen + [json.loads(line) for line in out.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert "interrupted" in kinds and kinds.count("requeued") == 2 and kinds[-1] == "run_finished"
+    pids = [e["pid"] for e in events if e["event"] == "worker_started"]
+    assert not any(_alive(pid) for pid in pids)
+    for cell in subtasks:  # nothing left claimed: all open, nobody assigned
+        stored = show_cell(ws, cell_id=cell)
+        assert stored.status == "open" and stored.assignee is None
+    assert list_reservations(ws) == []
+    assert git(repo, "status", "--porcelain", "--", ".hive") == ""
+    assert_fsck(repo)
+    again = subprocess.run(
+        [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT, "--workers", "4"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert all(show_cell(ws, cell_id=cell).status == "closed" for cell in subtasks)
+
+
+def test_a_killed_runner_is_recovered_by_the_next_run(ws: Workspace, repo: Path) -> None:
+    epic, *subtasks = make_epic(ws, files(2))
+    runner = _start_runner(repo, epic, agent_cmd("--pace 5"), 2)
+    seen = _wait_for_starts(runner, 2)
+    runner.kill()  # no chance to clean up: the workers live on in their own groups
+    runner.communicate(timeout=30)
+    pids = [e["pid"] for e in seen if e["event"] == "worker_started"]
+    assert all(show_cell(ws, cell_id=cell).status == "in_progress" for cell in subtasks)
+    result, events = run(ws, epic, workers=2)
+    assert result.finished
+    assert [e.event for e in events].count("resumed") == 2
+    time.sleep(0.2)
+    assert not any(_alive(pid) for pid in pids)  # the leftover workers were stopped
+    assert_clean(repo)
+
+
+def test_stop_event_requeues_in_process(ws: Workspace, repo: Path) -> None:
+    epic, *subtasks = make_epic(ws, files(2))
+    stop = threading.Event()
+    events: list[SwarmEvent] = []
+
+    def watch(event: SwarmEvent) -> None:
+        events.append(event)
+        if event.event == "worker_started" and len(events) > 2:
+            stop.set()
+
+    result = run_swarm(
+        ws, epic_id=epic, agent_cmd=agent_cmd("--pace 3"), workers=2, on_event=watch,
+        stop=stop, isolation="worktree",
+    )  # fmt: skip
+    assert result.interrupted and not result.completed
+    assert sorted(result.remaining) == sorted(subtasks)
+    assert git(repo, "worktree", "list").count("\n") == 1  # interrupted worktrees removed
+    assert_clean(repo)
+
+
+def assert_fsck(repo: Path) -> None:
+    fsck = subprocess.run(
+        ["git", "-C", str(repo), "fsck", "--strict"], capture_output=True, text=True, check=False
+    )
+    assert fsck.returncode == 0, fsck.stderr
+
+
+def test_a_shell_script_agent_using_the_hive_cli(ws: Workspace, repo: Path) -> None:
+    """The script from docs/agents.md: identity from the environment the runner sets."""
+    epic, cell = make_epic(ws, [{"title": "Do A", "files": ["src/feature/**"]}])
+    script = repo.parent / "work.sh"
+    script.write_text(
+        "set -e\n"
+        f'hive() {{ {PYTHON} -m hive.cli.main "$@"; }}\n'
+        'hive mail init --task "$HIVE_CELL"\n'
+        "hive reserve 'src/feature/**' --cell \"$HIVE_CELL\" --reason 'my subtask'\n"
+        "mkdir -p src/feature && echo 'x = 1' > src/feature/a.py\n"
+        'hive swarm progress "$HIVE_CELL" --status in_progress --progress-percent 80 -m done\n'
+        'hive swarm complete "$HIVE_CELL" -s "what changed" --files-touched src/feature/a.py\n'
+    )
+    result, events = run(ws, epic, f"sh {script} {{prompt_file}}")
+    assert result.finished, result.blocked
+    agent = next(e.agent for e in events if e.event == "worker_started")
+    outcome = next(o for o in load_outcomes(ws) if o.cell_id == cell)
+    assert outcome.agent == agent and outcome.files_touched == ["src/feature/a.py"]
+    assert outcome.files_reserved == ["src/feature/**"] and outcome.scope_violations == []
+    assert any(e.event == "message" and e.agent == agent for e in events)
+    assert_clean(repo)
+
+
+def test_the_live_view_and_the_plain_lines_show_the_events() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from hive.cli.swarm_view import LiveView, describe
+    from hive.models.swarm_run import SubtaskState
+
+    view = LiveView()
+    for event in (
+        SwarmEvent(event="run_started", epic_id="hv-e", title="Epic", settings={"workers": 2,
+                   "isolation": "reservation"}, subtasks=[SubtaskState(id="hv-e.a", title="A",
+                   status="open"), SubtaskState(id="hv-e.b", title="B", status="open")]),
+        SwarmEvent(event="worker_started", cell_id="hv-e.a", agent="BlueLake", pid=42),
+        SwarmEvent(event="reservations", reservations=[{"agent": "BlueLake", "path": "src/a.py"}]),
+        SwarmEvent(event="message", message={"from": "BlueLake", "subject": "progress hv-e.a",
+                   "body": "[2026-01-01 10:00Z] in_progress - 50% - halfway"}),
+        SwarmEvent(event="blocked", cell_id="hv-e.b", agent="RedStone", reason="worker exploded"),
+    ):  # fmt: skip
+        view(event)
+    screen = StringIO()
+    Console(file=screen, width=150, color_system=None).print(view.render())
+    text = screen.getvalue()
+    assert "hv-e.a" in text and "in_progress" in text and "BlueLake" in text and "running" in text
+    assert "blocked" in text and "worker exploded" in text
+    assert "reservations: BlueLake src/a.py" in text
+    assert "BlueLake: progress hv-e.a - in_progress - 50% - halfway" in text
+    assert "0/2 done, 1 of 2 workers busy" in text
+    line = describe(SwarmEvent(event="blocked", cell_id="hv-e.b", reason="why", log="/l"))
+    assert line == "blocked   hv-e.b: why (log: /l)"
+
+
+def test_placeholders_are_shell_quoted() -> None:
+    from hive.domain.swarm.runner import expand_command
+
+    command = expand_command(
+        "agent {prompt_file} --cell {cell} {unknown}", {"prompt_file": "/a b/it's.md", "cell": "c"}
+    )
+    assert command == "agent '/a b/it'\"'\"'s.md' --cell c {unknown}"
+
+
+def test_the_example_agent_through_hive_tools_run(ws: Workspace, repo: Path) -> None:
+    epic, cell = make_epic(ws, [{"title": "Via the CLI", "files": ["docs/via.md"]}])
+    assert cell.startswith(epic + ".")
+    result, events = run(ws, epic, agent_cmd("--via cli"))
+    assert result.finished, result.blocked
+    log = Path(next(e.log for e in events if e.event == "worker_started" and e.log)).read_text()
+    assert "swarm_complete ok" in log
+    assert "Done by" in (repo / "docs/via.md").read_text()
+    assert_clean(repo)
+
+
+def test_an_unexpected_interrupt_kills_the_workers_and_the_next_run_recovers(
+    ws: Workspace, repo: Path
+) -> None:
+    epic, *subtasks = make_epic(ws, files(2))
+    pids: list[int] = []
+
+    def interrupt(event: SwarmEvent) -> None:
+        if event.event == "worker_started" and event.pid:
+            pids.append(event.pid)
+            if len(pids) == 2:
+                raise KeyboardInterrupt  # e.g. Ctrl-C in a program without a handler
+
+    with pytest.raises(KeyboardInterrupt):
+        run_swarm(ws, epic_id=epic, agent_cmd=agent_cmd("--pace 3"), workers=2, on_event=interrupt)
+    assert not any(_alive(pid) for pid in pids)
+    assert all(show_cell(ws, cell_id=cell).status == "in_progress" for cell in subtasks)
+    result, events = run(ws, epic, workers=2)
+    assert result.finished and [e.event for e in events].count("resumed") == 2
+    assert_clean(repo)
+
+
+def test_a_failed_worker_in_a_worktree_keeps_its_branch_without_reservations(
+    ws: Workspace, repo: Path
+) -> None:
+    epic, cell = make_epic(ws, [{"title": "Fails", "files": ["src/f.py"]}])
+    result, events = run(ws, epic, agent_cmd("--fail"), isolation="worktree")
+    reason = result.blocked[cell]
+    blocked = next(e for e in events if e.event == "blocked")
+    assert blocked.worktree and f"worktree {blocked.worktree} on branch" in reason
+    assert os.path.isfile(os.path.join(blocked.worktree, "src/f.py"))  # its work is kept
+    assert list_reservations(Workspace(blocked.worktree)) == []  # released on the branch too
+    assert show_cell(ws, cell_id=cell).status == "blocked"
+    assert git(repo, "status", "--porcelain") == ""

@@ -1,0 +1,334 @@
+"""hive sync between clones of a bare repository on disk (real git remotes)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from hive.cli.main import app
+from hive.domain.cells import (
+    close_cell,
+    create_cell,
+    delete_cell,
+    list_cells,
+    show_cell,
+    update_cell,
+)
+from hive.domain.contest import yielded_reservations
+from hive.domain.mail import inbox, mail_init, send_message
+from hive.domain.precommit import check_staged
+from hive.domain.reservations import list_reservations, reserve
+from hive.domain.setup import init_hive
+from hive.domain.sync import STATE_REF, sync
+from hive.domain.workspace import Workspace
+from hive.errors import InvalidInput
+from tests.conftest import GIT_ENV, assert_clean, git, make_repo
+
+
+class Clones:
+    """A bare ``origin`` and clones of it, each with hive initialised."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.origin = root / "origin.git"
+        git(root, "init", "-q", "--bare", "-b", "main", str(self.origin))
+        first = make_repo(root / "a")
+        git(first, "remote", "add", "origin", str(self.origin))
+        init_hive(Workspace(str(first), actor="alice"))
+        git(first, "push", "-q", "origin", "main")
+        self.paths = {"a": first}
+
+    def clone(self, name: str) -> Path:
+        path = self.root / name
+        git(self.root, "clone", "-q", str(self.origin), str(path))
+        git(path, "config", "user.name", f"User {name}")
+        git(path, "config", "user.email", f"{name}@example.com")
+        init_hive(Workspace(str(path)))
+        self.paths[name] = path
+        return path
+
+    def ws(self, name: str, actor: str | None = None) -> Workspace:
+        return Workspace(str(self.paths[name]), actor=actor or f"agent-{name}")
+
+    def sync(self, name: str, **kwargs: Any) -> Any:
+        return sync(self.ws(name), remote="origin", **kwargs)
+
+    def hive_files(self, name: str) -> str:
+        return git(self.paths[name], "ls-tree", "-r", "HEAD", ".hive")
+
+
+@pytest.fixture
+def clones(tmp_path: Path) -> Clones:
+    made = Clones(tmp_path)
+    made.clone("b")
+    return made
+
+
+def converge(clones: Clones, *names: str) -> None:
+    """Sync every clone twice round, then check they hold identical hive files."""
+    for _ in range(2):
+        for name in names:
+            clones.sync(name)
+    trees = {clones.hive_files(name) for name in names}
+    assert len(trees) == 1, "clones did not converge"
+
+
+def test_edits_to_different_fields_of_one_cell_both_arrive(clones: Clones) -> None:
+    cell = create_cell(clones.ws("a"), title="Shared", labels=["x"])
+    clones.sync("a")
+    clones.sync("b")
+    update_cell(clones.ws("a"), cell_id=cell.id, title="Renamed in a")
+    update_cell(clones.ws("b"), cell_id=cell.id, priority=0, add_labels=["from-b"])
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        merged = show_cell(clones.ws(name), cell_id=cell.id)
+        assert (merged.title, merged.priority, merged.labels) == (
+            "Renamed in a",
+            0,
+            ["x", "from-b"],
+        )
+        assert merged.conflicts == []
+        assert_clean(clones.paths[name])
+
+
+def test_stale_local_state_never_overwrites_newer_remote_state(clones: Clones) -> None:
+    cell = create_cell(clones.ws("a"), title="Original", description="old")
+    clones.sync("a")
+    clones.sync("b")
+    update_cell(clones.ws("a"), cell_id=cell.id, description="new from a")
+    clones.sync("a")
+    time.sleep(0.01)
+    update_cell(clones.ws("b"), cell_id=cell.id, append_notes="b's later note")  # later updated_at
+    result = clones.sync("b")
+    merged = show_cell(clones.ws("b"), cell_id=cell.id)
+    assert merged.description == "new from a" and merged.notes == "b's later note"
+    assert result.received_cells == 1
+
+
+def test_close_vs_edit(clones: Clones) -> None:
+    cell = create_cell(clones.ws("a"), title="Close me")
+    converge(clones, "a", "b")
+    update_cell(clones.ws("b"), cell_id=cell.id, description="edited offline", status="in_progress")
+    close_cell(clones.ws("a"), cell_id=cell.id, reason="done in a")
+    converge(clones, "b", "a")
+    for name in ("a", "b"):
+        merged = show_cell(clones.ws(name), cell_id=cell.id)
+        assert merged.status == "closed" and merged.close_reason == "done in a"
+        assert merged.description == "edited offline"
+
+
+def test_delete_vs_edit(clones: Clones) -> None:
+    cell = create_cell(clones.ws("a"), title="Delete me")
+    converge(clones, "a", "b")
+    delete_cell(clones.ws("a"), cell_id=cell.id)
+    update_cell(clones.ws("b"), cell_id=cell.id, priority=1)
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        assert show_cell(clones.ws(name), cell_id=cell.id).is_deleted
+        assert cell.id not in {c.id for c in list_cells(clones.ws(name))}
+
+
+def test_500_offline_creates_on_each_side_all_arrive(clones: Clones) -> None:
+    made: dict[str, set[str]] = {}
+    for name in ("a", "b"):
+        ws = clones.ws(name)
+        made[name] = {create_cell(ws, title=f"{name} {n}").id for n in range(500)}
+    assert not made["a"] & made["b"]
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        ids = {c.id for c in list_cells(clones.ws(name), status="all")}
+        assert ids == made["a"] | made["b"]
+        assert_clean(clones.paths[name])
+
+
+def test_mail_sent_on_both_sides_arrives_once(clones: Clones) -> None:
+    for name, agent in (("a", "Alpha"), ("b", "Beta")):
+        mail_init(clones.ws(name, agent), agent_name=agent)
+    converge(clones, "a", "b")
+    send_message(clones.ws("a", "Alpha"), to=["Beta"], subject="from a", body="1")
+    send_message(clones.ws("b", "Beta"), to=["Alpha"], subject="from b", body="2")
+    send_message(clones.ws("b", "Beta"), to=["Beta"], subject="note to self", body="3")
+    clones.sync("b")
+    result = clones.sync("a")
+    assert result.mail_received == 2
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        beta = [m.subject for m in inbox(clones.ws(name, "Beta"), limit=5)]
+        assert sorted(beta) == ["from a", "note to self"]
+        assert [m.subject for m in inbox(clones.ws(name, "Alpha"), limit=5)] == ["from b"]
+    ids = {name: {m.id for m in inbox(clones.ws(name, "Beta"), limit=5)} for name in ("a", "b")}
+    assert ids["a"] == ids["b"]
+
+
+def test_overlapping_reservations_are_settled_the_same_way_on_both_sides(
+    clones: Clones,
+) -> None:
+    mail_init(clones.ws("a", "alice"), agent_name="alice")
+    mail_init(clones.ws("b", "bob"), agent_name="bob")
+    converge(clones, "a", "b")
+    reserve(clones.ws("a", "alice"), paths=["src/**"], ttl_seconds=3600)
+    time.sleep(0.01)
+    reserve(clones.ws("b", "bob"), paths=["src/app.py"], ttl_seconds=3600)
+    first = clones.sync("a")
+    assert first.contested == []  # a has not seen bob's yet (b has not synced)
+    result = clones.sync("b")
+    assert [(c.kept.agent, c.yielded.agent) for c in result.contested] == [("alice", "bob")]
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        ws = clones.ws(name)
+        assert [r.agent for r in list_reservations(ws)] == ["alice"]
+        assert [
+            (r.agent, r.yielded_to and r.yielded_to.holder) for r in yielded_reservations(ws)
+        ] == [("bob", "alice")]
+        for agent in ("alice", "bob"):
+            notices = [m for m in inbox(clones.ws(name, agent), limit=5) if m.sender == "hive"]
+            assert len(notices) == 1, (name, agent)
+            assert "src/app.py" in notices[0].subject
+    # the rule is enforced: bob's commit of src/app.py is blocked, alice's is not
+    b = clones.paths["b"]
+    (b / "src").mkdir()
+    (b / "src" / "app.py").write_text("print()\n")
+    git(b, "add", "src/app.py")
+    assert not check_staged(Workspace(str(b)), committer="bob").ok
+    assert check_staged(Workspace(str(b)), committer="alice").ok
+
+
+def test_a_push_race_between_two_syncs_retries(clones: Clones) -> None:
+    cell = create_cell(clones.ws("a"), title="Raced")
+    converge(clones, "a", "b")
+    update_cell(clones.ws("a"), cell_id=cell.id, title="a's title")
+    update_cell(clones.ws("b"), cell_id=cell.id, priority=4)
+    raced: list[str] = []
+
+    def meanwhile(phase: str, done: int, total: int) -> None:
+        if phase == "pushing" and not raced:
+            raced.append("b")
+            clones.sync("b")  # b pushes between a's fetch and a's push
+
+    result = clones.sync("a", progress=meanwhile)
+    assert result.attempts == 2
+    converge(clones, "a", "b")
+    merged = show_cell(clones.ws("b"), cell_id=cell.id)
+    assert (merged.title, merged.priority) == ("a's title", 4)
+
+
+def test_three_clones_converge(clones: Clones) -> None:
+    clones.clone("c")
+    cell = create_cell(clones.ws("a"), title="Three")
+    converge(clones, "a", "b", "c")
+    update_cell(clones.ws("a"), cell_id=cell.id, add_labels=["a"])
+    update_cell(clones.ws("b"), cell_id=cell.id, add_labels=["b"])
+    update_cell(clones.ws("c"), cell_id=cell.id, add_labels=["c"], append_notes="c")
+    create_cell(clones.ws("c"), title="only in c")
+    converge(clones, "a", "b", "c")
+    assert show_cell(clones.ws("a"), cell_id=cell.id).labels == ["a", "b", "c"]
+
+
+def test_sync_touches_only_hive_files(clones: Clones) -> None:
+    b = clones.paths["b"]
+    (b / "README.md").write_text("# my unstaged edit\n")
+    (b / "staged.txt").write_text("staged\n")
+    git(b, "add", "staged.txt")
+    (b / "untracked.txt").write_text("mine\n")
+    status_before = git(b, "status", "--porcelain")
+    create_cell(clones.ws("a"), title="Arrives in b")
+    clones.sync("a")
+    result = clones.sync("b")
+    assert result.commit is not None
+    changed = git(b, "show", "--name-only", "--format=", result.commit).split()
+    assert changed and all(path.startswith(".hive/") for path in changed)
+    assert git(b, "status", "--porcelain") == status_before
+    assert (b / "README.md").read_text() == "# my unstaged edit\n"
+    assert git(b, "diff", "--cached", "--name-only").split() == ["staged.txt"]
+
+
+def test_plain_git_fetch_and_push_carry_hive_refs(clones: Clones) -> None:
+    a, b = clones.paths["a"], clones.paths["b"]
+    init_hive(Workspace(str(a)))  # a's remote was added after its first init
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    clones.sync("a")
+    create_cell(clones.ws("a"), title="pushed by git push")
+    git(a, "push", "-q")  # pushes the branch and refs/hive/*
+    remote_refs = git(a, "ls-remote", "origin", "refs/hive/*")
+    assert "refs/hive/mail" in remote_refs and "refs/hive/state" in remote_refs
+    assert git(a, "rev-parse", "HEAD").strip() in git(a, "ls-remote", "origin", "refs/heads/main")
+    git(b, "fetch", "-q")
+    assert git(b, "rev-parse", "refs/hive-remotes/origin/mail").strip()
+    assert git(b, "config", "--get-all", "remote.origin.push").split() == [
+        "HEAD",
+        "refs/hive/*:refs/hive/*",
+    ]
+
+
+def test_cli_sync_and_errors(clones: Clones, tmp_path: Path) -> None:
+    runner = CliRunner()
+    create_cell(clones.ws("a"), title="via cli")
+    result = runner.invoke(app, ["-C", str(clones.paths["a"]), "sync"])
+    assert result.exit_code == 0, result.output
+    assert "synced with origin" in result.output
+    result = runner.invoke(app, ["-C", str(clones.paths["b"]), "sync", "origin", "--json"])
+    assert result.exit_code == 0 and '"received_cells": 1' in result.output
+    lonely = make_repo(tmp_path / "lonely")
+    init_hive(Workspace(str(lonely)))
+    result = runner.invoke(app, ["-C", str(lonely), "sync"])
+    assert result.exit_code == 8 and "origin" in result.output
+    with pytest.raises(InvalidInput):
+        sync(clones.ws("a"), remote="--upload-pack=evil")
+    assert git(clones.paths["a"], "rev-parse", STATE_REF).strip()
+
+
+def test_sync_between_processes(clones: Clones) -> None:
+    """Two real ``hive sync`` processes at once (one in each clone): both succeed."""
+    import os
+    import sys
+
+    cells = {name: create_cell(clones.ws(name), title=f"proc {name}").id for name in ("a", "b")}
+    env = {**os.environ, **GIT_ENV}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "hive.cli.main", "-C", str(clones.paths[name]), "sync"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for name in ("a", "b")
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    converge(clones, "a", "b")
+    ids = {c.id for c in list_cells(clones.ws("a"))}
+    assert set(cells.values()) <= ids
+
+
+def test_a_release_on_one_clone_reaches_the_other(clones: Clones) -> None:
+    from hive.domain.reservations import release
+
+    reserve(clones.ws("a", "alice"), paths=["docs/**"], ttl_seconds=3600)
+    converge(clones, "a", "b")
+    assert [r.agent for r in list_reservations(clones.ws("b"))] == ["alice"]
+    release(clones.ws("a", "alice"), paths=["docs/**"])
+    converge(clones, "a", "b")
+    assert list_reservations(clones.ws("b")) == []
+
+
+def test_doctor_reports_an_overlap_a_git_merge_brought_in(tmp_path: Path) -> None:
+    from hive.domain.doctor import diagnose
+
+    repo = make_repo(tmp_path / "repo")
+    init_hive(Workspace(str(repo)))
+    git(repo, "branch", "other")
+    reserve(Workspace(str(repo), actor="alice"), paths=["src/**"])
+    git(repo, "checkout", "-q", "other")
+    reserve(Workspace(str(repo), actor="bob"), paths=["src/app.py"])
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-edit", "other")
+    problems = [p for p in diagnose(Workspace(str(repo))).problems]
+    assert [p.kind for p in problems] == ["contested-reservation"]
+    assert "alice" in problems[0].message and "hive sync" in problems[0].message
