@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hive.errors import InvalidInput, NameTaken, NotYourIdentity
+from hive.models.identity import Registration
 from hive.tools import files
 from hive.tools.registry import CallContext, Tool, path_filter, register
 
@@ -263,7 +264,8 @@ def _mail_init(ctx: CallContext, a: MailInitArgs) -> Any:
                 session=ctx.session, token=ctx.token,
             )  # fmt: skip
         except NameTaken:  # in-process code bound a name without its credential
-            agent = next(x for x in list_agents(ctx.workspace()) if x.name == ctx.agent)
+            known = next(x for x in list_agents(ctx.workspace()) if x.name == ctx.agent)
+            agent = Registration(**known.model_dump())
         if agent.token:
             ctx.bind(agent.name, agent.token, issued=True)
     else:
