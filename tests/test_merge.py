@@ -303,3 +303,22 @@ def test_doctor_reports_missing_attributes(ws: Workspace, repo: Path) -> None:
     assert kinds == ["merge-driver"]
     init_hive(ws)
     assert diagnose(ws).ok
+
+
+def test_init_keeps_the_users_attributes_and_never_commits_their_edits(
+    repo: Path,
+) -> None:
+    (repo / ".gitattributes").write_text("*.png binary\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
+    (repo / ".gitattributes").write_text("*.png binary\n*.jpg binary\n")  # uncommitted edit
+    ws = Workspace(str(repo), actor="alice")
+    init_hive(ws)
+    assert (repo / ".gitattributes").read_text() == "*.png binary\n*.jpg binary\n"
+    assert [p.kind for p in diagnose(ws).problems] == ["merge-driver"]
+    git(repo, "checkout", "--", ".gitattributes")
+    init_hive(ws)
+    text = (repo / ".gitattributes").read_text()
+    assert text.startswith("*.png binary\n") and ".hive/cells/** merge=hive" in text
+    assert diagnose(ws).ok
+    assert_clean(repo)

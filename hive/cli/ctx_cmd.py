@@ -10,10 +10,10 @@ import typer
 from hive.cli import output
 from hive.cli.common import JsonFlag, run_op, show, use_json, workspace
 
-ctx_app = typer.Typer(help="Shared context: versioned values shared by a swarm.",
-                      no_args_is_help=True)  # fmt: skip
-queue_app = typer.Typer(help="The coordinator queue: work items with leases.",
-                        no_args_is_help=True)  # fmt: skip
+ctx_app = typer.Typer(
+    help="Shared context: versioned values shared by a swarm.", no_args_is_help=True
+)
+queue_app = typer.Typer(help="The coordinator queue: work items with leases.", no_args_is_help=True)
 
 
 def parse_json_arg(text: str) -> Any:
@@ -254,8 +254,10 @@ def queue_status_cmd(json_flag: JsonFlag = False) -> None:
     use_json(json_flag)
     found = run_op(lambda: status(workspace()))
     counts = found.counts
-    line = (f"{found.length} waiting; queued {counts.queued}, claimed {counts.claimed},"
-            f" done {counts.done}; phase {found.phase}")  # fmt: skip
+    line = (
+        f"{found.length} waiting; queued {counts.queued}, claimed {counts.claimed},"
+        f" done {counts.done}; phase {found.phase}"
+    )
     if found.front is not None:
         line += f"; next {found.front.id} ({found.front.kind})"
     show(found, json_flag, lambda: output.say(line))

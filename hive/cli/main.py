@@ -16,7 +16,16 @@ try:  # recent typer vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     import click.exceptions as click_errors  # type: ignore[no-redef]
 
-from hive.cli import agent_cmd, coord_cmd, ctx_cmd, output, swarm_cmd, sync_cmd, tools_cmd
+from hive.cli import (
+    agent_cmd,
+    coord_cmd,
+    ctx_cmd,
+    network_cmd,
+    output,
+    swarm_cmd,
+    sync_cmd,
+    tools_cmd,
+)
 from hive.cli.answers import VALUED_GLOBALS, command_position
 from hive.cli.common import (
     OPTIONS,
@@ -92,6 +101,8 @@ def init(
         output.say(f"merge driver for .hive/ files: {result.merge_driver}")
         for remote in result.remotes:
             output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
+        if not result.remotes:
+            output.say("no git remote yet: 'hive sync REMOTE' sets one up for hive's refs")
 
     show(result, json_flag, render)
 
@@ -151,9 +162,14 @@ def show_cmd(
 ) -> None:
     """Show one cell (partial ids work when unambiguous)."""
     from hive.domain.cells import show_cell
+    from hive.domain.damage import cell_file_problem
 
     use_json(json_flag)
-    cell = run_op(lambda: show_cell(workspace(), cell_id=cell_id))
+    ws = run_op(workspace)
+    cell = run_op(lambda: show_cell(ws, cell_id=cell_id))
+    problem = cell_file_problem(ws, cell.id)
+    if problem is not None:
+        output.err(f"warning: {problem}")
     show(cell, json_flag, lambda: output.cell_detail(cell))
 
 
@@ -192,8 +208,14 @@ def list_cmd(
 
 
 def _warn_corrupt(ws: "Workspace") -> None:
+    from hive.domain.damage import directories_in_place_of_cells, directory_message
+
     for err in ws.cells().problems.values():
         output.err(f"warning: {err.message}")
+    committed = set(ws.cells().problems)
+    for relative in directories_in_place_of_cells(ws):
+        if relative not in committed:
+            output.err(f"warning: {directory_message(relative)}")
 
 
 @app.command()
@@ -206,9 +228,12 @@ def ready(
 ) -> None:
     """Cells ready to work on: open, unblocked, most urgent and oldest first."""
     from hive.domain.cells import ready as ready_op
+    from hive.domain.deadlines import has_deadline
 
     use_json(json_flag)
     cells = run_op(lambda: ready_op(workspace(), limit=limit, claim=claim))
+    if has_deadline(cells):
+        output.not_cacheable()  # whether a deadline has passed depends on the clock
 
     def render() -> None:
         if claim:
@@ -616,6 +641,13 @@ app.add_typer(tools_cmd.proposals_app, name="proposals")
 app.command("events")(tools_cmd.events_cmd)
 app.add_typer(ctx_cmd.ctx_app, name="ctx")
 app.add_typer(ctx_cmd.queue_app, name="queue")
+app.add_typer(network_cmd.blackboard_app, name="blackboard")
+app.add_typer(network_cmd.permissions_app, name="permissions")
+app.add_typer(network_cmd.memory_app, name="memory")
+app.add_typer(network_cmd.qa_app, name="qa")
+app.command("delegate")(network_cmd.delegate_cmd)
+swarm_cmd.swarm_app.command("state")(network_cmd.state_cmd)
+epic_app.command("synthesize")(network_cmd.synthesize_cmd)
 app.command("sync")(sync_cmd.sync_cmd)
 app.add_typer(sync_cmd.import_app, name="import")
 app.add_typer(sync_cmd.export_app, name="export")

@@ -63,6 +63,14 @@ def heading(title: str) -> None:
     Console(highlight=False, emoji=False, width=width).rule(escape(title))
 
 
+def not_cacheable() -> None:
+    """This answer depends on more than HEAD (the clock): do not store it for reuse."""
+    from hive.cli import answers
+
+    if answers.RECORDER is not None:
+        answers.RECORDER.stderr()
+
+
 def err(message: str) -> None:
     from hive.cli import answers
 
@@ -89,7 +97,7 @@ def cell_table(cells: Sequence[Cell], *, title: str | None = None) -> None:
             cell.type,
             f"[{style}]{cell.status}[/{style}]",
             escape(cell.assignee or ""),
-            escape(cell.title),
+            ("[red](expired)[/red] " if cell.metadata.get("expired") else "") + escape(cell.title),
         )
     out.print(table)
 

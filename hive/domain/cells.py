@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hive.domain.deadlines import flag_expired
 from hive.domain.globs import normalize_pattern
 from hive.domain.graph import (
     dependency_tree,
@@ -21,6 +22,15 @@ from hive.domain.graph import (
     ready_cells,
     refuse_cycle,
     refuse_new_cell_cycle,
+)
+from hive.domain.limits import (
+    MAX_GLOB,
+    MAX_ITEMS,
+    MAX_LABELS,
+    MAX_SHORT,
+    check_count,
+    check_short,
+    check_text,
 )
 from hive.domain.ownership import OwnerGuard, record_overrides
 from hive.domain.workspace import MixedPlan, Workspace
@@ -89,7 +99,7 @@ def parse_dep_spec(spec: str) -> tuple[str, str]:
 def _clean_list(values: Iterable[str], what: str) -> list[str]:
     cleaned: list[str] = []
     for value in values:
-        item = value.strip()
+        item = check_short(value, what, MAX_GLOB if what == "file pattern" else MAX_SHORT).strip()
         if not item:
             raise InvalidInput(f"empty {what} given")
         if item not in cleaned:
@@ -237,7 +247,7 @@ def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> li
     if limit is not None and limit < 1:
         raise InvalidInput(f"limit must be at least 1, got {limit}")
     if not claim:
-        return ready_cells(ws.cells(), limit)
+        return flag_expired(ready_cells(ws.cells(), limit))
 
     actor = ws.require_agent("claiming a cell")
 
@@ -250,7 +260,7 @@ def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> li
         return [claimed], claimed.id, claimed.title, [claimed]
 
     result: list[Cell] = ws.write(plan, event="start").result
-    return result
+    return flag_expired(result)
 
 
 # ------------------------------------------------------------------ writing
@@ -310,15 +320,17 @@ def _new_cell_fields(
     notes: str,
     metadata: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    check_count(list(labels), "labels", MAX_LABELS)
+    check_count(list(files), "file patterns", MAX_ITEMS)
     return {
         "title": title,
         "type": parse_type(type),
         "priority": parse_priority(priority, 2),
-        "description": description,
+        "description": check_text(description, "description"),
         "labels": _clean_list(labels, "label"),
         "files_owned": _normalize_files(files),
-        "assignee": assignee or None,
-        "notes": notes,
+        "assignee": check_short(assignee, "assignee") if assignee else None,
+        "notes": check_text(notes, "notes"),
         "metadata": dict(metadata or {}),
     }
 
@@ -432,6 +444,11 @@ def update_cell(
     added = _clean_list(add_labels, "label")
     removed = set(_clean_list(remove_labels, "label"))
     new_files = None if files is None else _normalize_files(files)
+    for text, what in ((description, "description"), (append_notes, "notes")):
+        if text is not None:
+            check_text(text, what)
+    if assignee:
+        check_short(assignee, "assignee")
     if title is not None and not title.strip():
         raise InvalidInput("title must not be blank")
 

@@ -230,8 +230,13 @@ def ctx_wait(
         met = _met(current, equals, at_least, min_version)
         waited = time.monotonic() - started
         if met or waited >= timeout_sec:
-            return CtxWait(key=key, value=current.value, version=current.version, met=met,
-                           waited_sec=round(waited, 3))  # fmt: skip
+            return CtxWait(
+                key=key,
+                value=current.value,
+                version=current.version,
+                met=met,
+                waited_sec=round(waited, 3),
+            )
         time.sleep(min(pause, max(0.0, timeout_sec - waited)))
         pause = min(pause * 2, 0.25)
 

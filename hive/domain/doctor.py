@@ -125,12 +125,18 @@ def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
 
 
 def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
-    """A bad ``tools:`` section fails every agent tool call: report it here too."""
-    try:
-        parse_tools_config(ws.config(snap).extra_settings().get("tools"))
-    except InvalidInput as exc:
-        return [Problem(kind="config", message=exc.message, path=CONFIG_PATH)]
-    return []
+    """A bad ``tools:`` (or ``permission_policy:``) section fails agent tool calls:
+    report it here too."""
+    from hive.models.policy import parse_policy
+
+    settings = ws.config(snap).extra_settings()
+    problems = []
+    for parse, key in ((parse_tools_config, "tools"), (parse_policy, "permission_policy")):
+        try:
+            parse(settings.get(key))
+        except InvalidInput as exc:
+            problems.append(Problem(kind="config", message=exc.message, path=CONFIG_PATH))
+    return problems
 
 
 def _contest_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
@@ -252,7 +258,13 @@ def _graph_problems(index: CellIndex) -> list[Problem]:
 
 def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem]:
     """Cell files edited in the working tree (not committed) that would not load."""
-    found: list[Problem] = []
+    from hive.domain.damage import directories_in_place_of_cells, directory_message
+
+    found: list[Problem] = [
+        Problem(kind="not-a-file", message=directory_message(rel), path=rel)
+        for rel in directories_in_place_of_cells(ws)
+        if not any(path.startswith(rel + "/") for path in committed)  # else: with the cells
+    ]
     base = os.path.join(ws.root, CELLS_DIR)
     for directory, _, names in os.walk(base):
         for name in sorted(names):

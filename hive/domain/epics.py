@@ -104,9 +104,14 @@ def create_epic(
             files=spec.files,
             assignee=None,
             notes="",
-            metadata={"estimated_complexity": spec.estimated_complexity}
-            if spec.estimated_complexity
-            else None,
+            metadata={
+                **spec.metadata,
+                **(
+                    {"estimated_complexity": spec.estimated_complexity}
+                    if spec.estimated_complexity
+                    else {}
+                ),
+            },
         )
         for spec in specs
     ]

@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hive.domain.limits import MAX_GLOB
 from hive.errors import InvalidInput, PathOutsideRepository
 
 # Work bounds: a pattern expands to at most 64 brace alternatives, and two patterns
@@ -34,7 +35,7 @@ from hive.errors import InvalidInput, PathOutsideRepository
 # holding the write lock).
 MAX_ALTERNATIVES = 64
 MAX_PAIRS = 1024
-MAX_PATTERN = 4096
+MAX_PATTERN = MAX_GLOB  # one limit for every surface (hive.domain.limits)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 SLASH = ord("/")
@@ -320,7 +321,9 @@ def normalize_pattern(pattern: str) -> str:
     if not isinstance(pattern, str) or not pattern.strip():
         raise InvalidInput("empty path or pattern")
     if len(pattern) > MAX_PATTERN:
-        raise InvalidInput(f"pattern is too long ({len(pattern)} characters)")
+        raise InvalidInput(
+            f"pattern is too long: {len(pattern)} characters (at most {MAX_PATTERN})"
+        )
     if _CONTROL.search(pattern):
         raise InvalidInput(f"pattern {pattern!r} contains control characters")
     text = pattern.strip()

@@ -1,178 +1,206 @@
-"""Path rules from the ``tools.permissions`` section of ``.hive/config.yaml``.
+"""Permission grants for protected resources (seed 003's ``request_permission``).
 
-``permissions``: agent (or ``*``) -> tool (or ``*``) -> ``allowed_paths`` /
-``denied_paths``. The deny lists of every matching scope apply (union); the
-most specific allowlist (agent+tool, agent+*, *+tool, *+*) alone decides what
-is allowed. The tool surfaces check every call's paths; the domain applies the
-same rules where no tool is involved: the pre-commit hook (as the pseudo-tool
-``git_commit``) and reservations (``swarmmail_reserve``, see
-:func:`pattern_only_denied`).
+A policy in the committed ``.hive/config.yaml`` (``permission_policy:``, see
+``hive.models.policy``) decides each request: the first rule matching the agent,
+the resource and the scope grants (for ``ttl_seconds``) or denies; with no match
+the ``default`` decides, and a justification shorter than ``min_justification``
+is denied. Every decision, grant or denial, is committed as
+``.hive/permissions/<id>.yaml`` with who asked, for what, why, when and until
+when: reviewers see them in the history like any other hive record.
+
+A grant is *live* until it expires. ``delegate_task(requiresAuth=true)`` and the
+tools listed under ``protected_tools`` are refused without a live grant.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+import secrets
+from datetime import timedelta
+from fnmatch import fnmatchcase
+from typing import Any
 
-from hive.domain.globs import glob_matches, normalize_pattern, patterns_intersect, sample_paths
-from hive.errors import HiveError, InvalidInput, PermissionDenied
-from hive.models.tools_config import ToolsConfig, parse_tools_config
+from pydantic import ValidationError
 
-GLOB_CHARS = re.compile(r"[*?\[{]")
-ANY = "*"
-Permissions = dict[str, dict[str, dict[str, list[str]]]]
-Scope = tuple[str, dict[str, list[str]]]
+from hive.domain.workspace import Workspace
+from hive.errors import CorruptFile, InvalidInput, NotInitialized, PermissionDenied
+from hive.git.repo import Change, Snapshot, format_message
+from hive.models.cell import utc_now
+from hive.models.policy import RESOURCES, PermissionPolicy, PolicyRule, parse_policy
+from hive.models.seeds import PermissionAnswer, PermissionDecision
+from hive.store.yamlio import dumps, load_mapping
 
-
-class PathPermissionDenied(PermissionDenied):
-    """A path the caller's ``tools.permissions`` rules do not let it touch."""
-
-
-def parse_permissions(config: ToolsConfig) -> Permissions:
-    parsed: Permissions = {}
-    for agent, tools in config.permissions.items():
-        for tool, rules in tools.items():
-            entry = {
-                key: _patterns(getattr(rules, key), f"tools.permissions.{agent}.{tool}.{key}")
-                for key in ("allowed_paths", "denied_paths")
-            }
-            parsed.setdefault(agent, {})[tool] = entry
-    return parsed
+PERMISSIONS_DIR = ".hive/permissions"
+MAX_JUSTIFICATION = 2000
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+_BLOB_CACHE = "permission_blobs"
 
 
-def permissions_from_config(tools_section: object) -> Permissions:
-    """The parsed rules of a ``tools:`` section (InvalidInput naming a bad key)."""
-    return parse_permissions(parse_tools_config(tools_section))
+class AuthRequired(PermissionDenied):
+    """A protected tool or task needs a live grant the agent does not hold."""
+
+    code = "auth_required"
 
 
-def _patterns(patterns: list[str], key: str) -> list[str]:
+def decision_path(decision_id: str) -> str:
+    return f"{PERMISSIONS_DIR}/{decision_id}.yaml"
+
+
+def policy(ws: Workspace, snap: Snapshot | None = None) -> PermissionPolicy:
     try:
-        return [normalize_pattern(pattern) for pattern in patterns]
-    except HiveError as exc:
-        raise InvalidInput(f".hive/config.yaml: {key}: {exc.message}", key=key) from None
+        raw = ws.config(snap).extra_settings().get("permission_policy")
+    except NotInitialized:
+        raw = None
+    return parse_policy(raw)
 
 
-def check_paths(permissions: Permissions, agent: str, tool: str, paths: list[str]) -> None:
-    """Raise PathPermissionDenied for the first path ``agent`` may not touch with ``tool``."""
-    rules = scopes(permissions, agent, tool)
-    for path in paths if rules else []:
-        _check(rules, tool, path, path, denies=_touches, allows=_inside)
+def encode_decision(decision: PermissionDecision) -> bytes:
+    from hive.store.cells import format_time
+
+    document: dict[str, Any] = decision.model_dump(mode="json", exclude_none=True)
+    document["decided_at"] = format_time(decision.decided_at)
+    if decision.expires_at is not None:
+        document["expires_at"] = format_time(decision.expires_at)
+    return dumps(document).encode("utf-8")
 
 
-def check_directories(
-    permissions: Permissions, agent: str, tool: str, directories: list[str]
-) -> None:
-    """A directory to list or search is refused only when a deny rule covers all of
-    it, or no allowed pattern lies in or above it (a directory above an allowed
-    pattern is fine: its listing shows only the allowed files)."""
-    rules = scopes(permissions, agent, tool)
-    for given in directories if rules else []:
-        inside = _everything_in(given)
-        shown = "./" if inside == "**" else inside[:-2]
-        _check(rules, tool, shown, inside, denies=_inside, allows=patterns_intersect)
+def decode_decision(content: bytes, path: str) -> PermissionDecision:
+    mapping = load_mapping(content.decode("utf-8", errors="replace"), path)
+    try:
+        decision = PermissionDecision.model_validate(mapping)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise CorruptFile(f"{path}: invalid field {where!r}: {error['msg']}", path=path) from None
+    if decision_path(decision.id) != path:
+        raise CorruptFile(f"{path}: holds decision {decision.id!r}", path=path)
+    return decision
 
 
-def _check(
-    rules: list[Scope],
-    tool: str,
-    shown: str,
-    probe: str,
-    *,
-    denies: Callable[[str, str], bool],
-    allows: Callable[[str, str], bool],
-) -> None:
-    """Refuse ``probe`` (reported as ``shown``) when a deny rule ``denies`` it, or the
-    most specific allowlist has no pattern that ``allows`` it."""
-    for name, rule in rules:
-        hit = next((p for p in rule["denied_paths"] if denies(p, probe)), None)
-        if hit is not None:
-            raise PathPermissionDenied(
-                f"{tool} may not touch {shown}: denied by tools.permissions.{name}"
-                f".denied_paths {hit!r}",
-                path=shown,
-                rule=f"{name}.denied_paths: {hit}",
-            )
-    allowlist = _allowlist(rules)
-    if allowlist is not None and not any(allows(p, probe) for p in allowlist[1]):
-        name, allowed = allowlist
-        raise PathPermissionDenied(
-            f"{tool} may not touch {shown}: not in tools.permissions.{name}.allowed_paths"
-            f" ({', '.join(allowed)})",
-            path=shown,
-            rule=f"{name}.allowed_paths",
-        )
-
-
-def _everything_in(directory: str) -> str:
-    if directory in ("", ".", "**") or directory.endswith("/**"):
-        return directory if directory.endswith("**") else "**"
-    return f"{directory.rstrip('/')}/**"
-
-
-def pattern_only_denied(permissions: Permissions, agent: str, tool: str, pattern: str) -> None:
-    """Refuse a reservation ``pattern`` that names only files ``agent`` may not touch.
-
-    A pattern that merely *could* contain denied files (``src/auth/**`` under a
-    ``**/.env*`` rule) passes: the denied files inside it stay denied one by one
-    (file tools, pre-commit hook). Refused: every sample path of the pattern is
-    denied, or an allowlist is in force and no allowed pattern meets it.
-    """
-    rules = scopes(permissions, agent, tool)
-    if not rules:
-        return
-    samples = sample_paths(pattern)
-    for name, rule in rules:
-        for denied in rule["denied_paths"]:
-            if samples and all(glob_matches(denied, path) for path in samples):
-                raise PathPermissionDenied(
-                    f"{pattern} names only files denied to {agent} by"
-                    f" tools.permissions.{name}.denied_paths {denied!r}",
-                    path=pattern,
-                    rule=f"{name}.denied_paths: {denied}",
-                )
-    allowlist = _allowlist(rules)
-    if allowlist is not None and not any(_touches(p, pattern) for p in allowlist[1]):
-        name, allowed = allowlist
-        raise PathPermissionDenied(
-            f"{pattern} names no file {agent} may touch: tools.permissions.{name}.allowed_paths"
-            f" is {', '.join(allowed)}",
-            path=pattern,
-            rule=f"{name}.allowed_paths",
-        )
-
-
-def _allowlist(rules: list[Scope]) -> tuple[str, list[str]] | None:
-    """The most specific scope with an ``allowed_paths`` list (it alone decides)."""
-    return next(((name, rule["allowed_paths"]) for name, rule in rules
-                 if rule["allowed_paths"]), None)  # fmt: skip
-
-
-def has_rules(permissions: Permissions, agent: str, tool: str) -> bool:
-    return bool(scopes(permissions, agent, tool))
-
-
-def scopes(permissions: Permissions, agent: str, tool: str) -> list[Scope]:
-    """The rule sets in force, most specific first."""
-    order = [(agent, tool), (agent, ANY), (ANY, tool), (ANY, ANY)]
-    found: list[Scope] = []
-    for who, which in dict.fromkeys(order):
-        rule = permissions.get(who, {}).get(which)
-        if rule is not None:
-            found.append((f"{who}.{which}", rule))
-    return found
-
-
-def _touches(rule: str, path: str) -> bool:
-    """A requested path (or glob) touches a rule when some file matches both."""
-    if GLOB_CHARS.search(path):
-        return patterns_intersect(rule, path)
-    return glob_matches(rule, path)
-
-
-def _inside(rule: str, path: str) -> bool:
-    """A requested path lies inside an allowed rule (a glob request must be contained)."""
-    if not GLOB_CHARS.search(path):
-        return glob_matches(rule, path)
-    if rule == path:
+def _rule_matches(rule: PolicyRule, agent: str, resource: str, scope: str | None) -> bool:
+    if not fnmatchcase(agent, rule.agent) or rule.resource not in ("*", resource):
+        return False
+    if rule.scopes is None:
         return True
-    return rule.endswith("/**") and path.startswith(rule[:-2])
+    return scope is not None and any(fnmatchcase(scope, pattern) for pattern in rule.scopes)
+
+
+def decide(
+    rules: PermissionPolicy, agent: str, resource: str, scope: str | None, justification: str
+) -> tuple[bool, str, str, float | None]:
+    """(granted, reason, which rule, ttl seconds) for one request."""
+    if len(justification.strip()) < rules.min_justification:
+        return (
+            False,
+            f"justification is too short (at least {rules.min_justification}"
+            " characters, specific to the task)",
+            "min_justification",
+            None,
+        )
+    for number, rule in enumerate(rules.rules):
+        if _rule_matches(rule, agent, resource, scope):
+            granted = rule.decision == "grant"
+            reason = rule.reason or f"{'granted' if granted else 'denied'} by rule {number}"
+            return granted, reason, f"rules.{number}", rule.ttl_seconds or rules.ttl_seconds
+    granted = rules.default == "grant"
+    return granted, f"{'granted' if granted else 'denied'} by default", "default", rules.ttl_seconds
+
+
+def request_permission(
+    ws: Workspace, *, resource_type: str, justification: str, scope: str | None = None
+) -> PermissionAnswer:
+    """Decide by the policy and commit the decision (one commit)."""
+    if resource_type not in RESOURCES:
+        raise InvalidInput(
+            f"resourceType must be one of {', '.join(RESOURCES)}, got {resource_type!r}",
+            field="resourceType",
+        )
+    if not justification.strip() or len(justification) > MAX_JUSTIFICATION:
+        raise InvalidInput(
+            f"justification must be 1-{MAX_JUSTIFICATION} characters", field="justification"
+        )
+    agent = ws.actor
+    decision_id = "pm-" + "".join(secrets.choice(_ALPHABET) for _ in range(10))
+
+    def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
+        granted, reason, rule, ttl = decide(
+            policy(ws, snap), agent, resource_type, scope, justification
+        )
+        now = utc_now()
+        decision = PermissionDecision(
+            id=decision_id,
+            agent=agent,
+            resource_type=resource_type,
+            scope=scope,
+            justification=justification,
+            granted=granted,
+            reason=reason,
+            rule=rule,
+            decided_at=now,
+            expires_at=now + timedelta(seconds=ttl) if granted and ttl else None,
+        )
+        verb = "grant" if granted else "deny"
+        message = format_message(
+            f"hive: {verb} {resource_type}{f' {scope}' if scope else ''} to {agent}",
+            [
+                ("Hive-Agent", agent),
+                ("Hive-Event", f"permission-{verb}"),
+                ("Hive-Permission", decision_id),
+            ],
+        )
+        change = Change(decision_path(decision_id), encode_decision(decision))
+        return [change], message, decision
+
+    decision: PermissionDecision = ws.write_files(plan).result
+    return PermissionAnswer(
+        granted=decision.granted,
+        grant_token=decision.id if decision.granted else None,
+        resource_type=resource_type,
+        scope=scope,
+        reason=decision.reason,
+        expires_at=decision.expires_at,
+        decision_id=decision.id,
+    )
+
+
+def list_decisions(ws: Workspace, snap: Snapshot | None = None) -> list[PermissionDecision]:
+    """Every readable decision, oldest first (parsed once per blob)."""
+    snap = snap or ws.snapshot()
+    cache: dict[str, PermissionDecision | None] = ws.state.setdefault(_BLOB_CACHE, {})
+    found = []
+    for path, sha in snap.listing(PERMISSIONS_DIR).items():
+        if sha not in cache:
+            try:
+                cache[sha] = decode_decision(ws.git.read_blob(sha), path)
+            except CorruptFile:
+                cache[sha] = None
+        if cache[sha] is not None:
+            found.append(cache[sha])
+    return sorted((d for d in found if d is not None), key=lambda d: (d.decided_at, d.id))
+
+
+def live_grants(
+    ws: Workspace, *, agent: str | None = None, resource: str | None = None
+) -> list[PermissionDecision]:
+    now = utc_now()
+    return [
+        d
+        for d in list_decisions(ws)
+        if d.live(now) and agent in (None, d.agent) and resource in (None, "*", d.resource_type)
+    ]
+
+
+def require_grant(ws: Workspace, *, agent: str, resource: str | None, what: str) -> None:
+    """Refuse ``what`` unless ``agent`` holds a live grant (of ``resource``; any if None)."""
+    if live_grants(ws, agent=agent, resource=resource):
+        return
+    needed = f"live {resource} grant" if resource and resource != "*" else "live grant"
+    raise AuthRequired(
+        f"{what} requires auth: {agent} holds no {needed}; call request_permission first",
+        agent=agent,
+        resource=resource,
+    )
+
+
+def protected_resource(ws: Workspace, tool: str) -> str | None:
+    """The resource a tool is protected by (``permission_policy.protected_tools``)."""
+    return policy(ws).protected_tools.get(tool)

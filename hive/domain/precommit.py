@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from hive.domain.globs import glob_matches
+from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
-from hive.domain.permissions import PathPermissionDenied, check_paths, permissions_from_config
+from hive.domain.path_rules import PathPermissionDenied, check_paths, permissions_from_config
+from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
 from hive.domain.reservations import (
     RESERVATIONS_DIR,
     active_reservations,
@@ -264,6 +266,12 @@ def _validate_hive_file(path: str, content: bytes) -> None:
                 f"{outcome_path(outcome.id)}",
                 path=path,
             )
+        return
+    if path.startswith(PERMISSIONS_DIR + "/"):
+        decode_decision(content, path)
+        return
+    if path == CONTEXT_PATH:
+        decode_context(content, path)
         return
     if not path.startswith(CELLS_DIR + "/"):
         return

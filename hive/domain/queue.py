@@ -38,8 +38,9 @@ MAX_LEASE = 7 * 86_400
 MAX_PAYLOAD_BYTES = 256_000
 MAX_RESULT_BYTES = 1_000_000
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
-_COLUMNS = "id, kind, payload, status, claimed_by, lease_until, result, enqueued_by, created_at," \
-    " done_at"  # fmt: skip
+_COLUMNS = (
+    "id, kind, payload, status, claimed_by, lease_until, result, enqueued_by, created_at, done_at"
+)
 _AVAILABLE = "(status = 'queued' OR (status = 'claimed' AND lease_until <= ?))"
 
 
@@ -126,8 +127,10 @@ def _available(
         raise AlreadyClaimed(
             f"queue item {item_id} is claimed by {holder} for {until - now:.0f}s more;"
             f" only the holder can {verb} it",
-            id=item_id, claimed_by=holder, lease_until=until,
-        )  # fmt: skip
+            id=item_id,
+            claimed_by=holder,
+            lease_until=until,
+        )
     return row
 
 
@@ -171,8 +174,9 @@ def extend(ws: Workspace, *, id: str, extend_sec: float) -> Extended:
         _, _, _, status, holder, until, *_ = _load(db, id)
         if status != "claimed" or holder != agent:
             who = f"claimed by {holder}" if status == "claimed" else status
-            raise Conflict(f"queue item {id} is {who}, not claimed by {agent}", id=id,
-                           status=status)  # fmt: skip
+            raise Conflict(
+                f"queue item {id} is {who}, not claimed by {agent}", id=id, status=status
+            )
         until = round(max(until or now, now) + extra, 3)
         db.execute("UPDATE queue SET lease_until = ? WHERE id = ?", (until, id))
     return Extended(id=id, lease_until=until)
@@ -214,8 +218,15 @@ def _record(row: tuple[Any, ...], now: float) -> QueueRecord:
     item_id, kind, payload, state, holder, until, result, by, created, done = row
     expired = state == "claimed" and until is not None and until <= now
     return QueueRecord(
-        id=item_id, kind=kind, payload=json.loads(payload),
-        status="queued" if expired else state, claimed_by=holder, lease_until=until,
-        result=json.loads(result) if result is not None else None, enqueued_by=by,
-        created_at=created, done_at=done, lease_expired=expired,
-    )  # fmt: skip
+        id=item_id,
+        kind=kind,
+        payload=json.loads(payload),
+        status="queued" if expired else state,
+        claimed_by=holder,
+        lease_until=until,
+        result=json.loads(result) if result is not None else None,
+        enqueued_by=by,
+        created_at=created,
+        done_at=done,
+        lease_expired=expired,
+    )

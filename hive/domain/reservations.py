@@ -32,7 +32,7 @@ from hive.domain.ownership import (
     override_trailers,
     record_overrides,
 )
-from hive.domain.permissions import pattern_only_denied, permissions_from_config
+from hive.domain.path_rules import pattern_only_denied, permissions_from_config
 from hive.domain.workspace import Workspace, check_actor
 from hive.errors import (
     CorruptFile,

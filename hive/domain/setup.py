@@ -13,21 +13,18 @@ from pydantic import ValidationError
 
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
-from hive.git.gitconfig import get_all, git_available, set_value
+from hive.git.gitconfig import check_attribute, get_all, git_available, set_value
 from hive.git.repo import Change, Snapshot, format_message
 from hive.models import HiveConfig
 from hive.models.cell import first_error
 from hive.models.results import InitResult, Problem
 from hive.store.cells import encode_config
-from hive.store.layout import CONFIG_PATH, HIVE_DIR
+from hive.store.layout import CONFIG_PATH
 
-ATTRIBUTES_PATH = f"{HIVE_DIR}/.gitattributes"
-ATTRIBUTE_LINES = ("cells/** merge=hive", "reservations/** merge=hive")
-ATTRIBUTES = (
-    "# Written by 'hive init': git merges hive's files field by field (never with\n"
-    "# conflict markers) through the driver 'hive init' configures in each clone.\n"
-    + "".join(line + "\n" for line in ATTRIBUTE_LINES)
-)
+ATTRIBUTES_PATH = ".gitattributes"
+ATTRIBUTES_COMMENT = "# hive: merge .hive/ files field by field (hive init; see docs/sync.md)"
+ATTRIBUTE_LINES = (".hive/cells/** merge=hive", ".hive/reservations/** merge=hive")
+SAMPLE_PATHS = (".hive/cells/x/hv-x.yaml", ".hive/reservations/agent.yaml")
 DRIVER_KEY = "merge.hive.driver"
 DRIVER_NAME_KEY = "merge.hive.name"
 DRIVER_MODULE = "hive.cli.merge_driver"
@@ -45,7 +42,7 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
         created = snap.blob_sha(CONFIG_PATH) is None
         if created:
             changes.append(Change(CONFIG_PATH, encode_config(config)))
-        attributes = _attributes_change(snap)
+        attributes = _attributes_change(ws, snap)
         if attributes is not None:
             changes.append(attributes)
         if not changes:
@@ -69,17 +66,34 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
     )
 
 
-def _attributes_change(snap: Snapshot) -> Change | None:
-    """``.hive/.gitattributes`` with hive's lines (kept: anything else in it)."""
+def _attributes_change(ws: Workspace, snap: Snapshot) -> Change | None:
+    """hive's lines added to the root ``.gitattributes`` (everything else in it kept),
+    unless git already routes hive's files to the driver (from any attributes file).
+    A ``.gitattributes`` with uncommitted edits is left alone (doctor then says so)."""
+    if _routed(ws):
+        return None
     current = snap.read(ATTRIBUTES_PATH)
-    if current is None:
-        return Change(ATTRIBUTES_PATH, ATTRIBUTES.encode())
-    text = current.decode("utf-8", errors="replace")
+    text = current.decode("utf-8", errors="replace") if current is not None else ""
     missing = [line for line in ATTRIBUTE_LINES if line not in text.splitlines()]
     if not missing:
         return None
-    joined = text if text.endswith("\n") or not text else text + "\n"
-    return Change(ATTRIBUTES_PATH, (joined + "".join(m + "\n" for m in missing)).encode())
+    on_disk = os.path.join(ws.root, ATTRIBUTES_PATH)
+    if os.path.lexists(on_disk):
+        with open(on_disk, "rb") as handle:
+            if handle.read() != (current or b""):
+                return None  # the user's own uncommitted edits: never swept into a hive commit
+    head = text if text.endswith("\n") or not text else text + "\n"
+    added = "".join(line + "\n" for line in missing)
+    if ATTRIBUTES_COMMENT not in text:
+        added = ATTRIBUTES_COMMENT + "\n" + added
+    return Change(ATTRIBUTES_PATH, (head + added).encode())
+
+
+def _routed(ws: Workspace) -> bool:
+    """Whether git sends cell and reservation files to the ``hive`` merge driver."""
+    if not git_available():
+        return False
+    return all(check_attribute(ws.root, path, "merge") == "hive" for path in SAMPLE_PATHS)
 
 
 def driver_command() -> str:
@@ -99,14 +113,12 @@ def install_merge_driver(ws: Workspace) -> str:
 def merge_setup_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     """What keeps ``git merge`` from merging cells field by field in this clone."""
     found: list[Problem] = []
-    attributes = snap.read(ATTRIBUTES_PATH)
-    lines = attributes.decode("utf-8", errors="replace").splitlines() if attributes else []
-    if any(line not in lines for line in ATTRIBUTE_LINES):
+    if git_available() and not _routed(ws):
         found.append(
             Problem(
                 kind="merge-driver",
-                message=f"{ATTRIBUTES_PATH} does not route cells to hive's merge driver;"
-                " run 'hive init' to add it",
+                message=f"{ATTRIBUTES_PATH} does not route .hive/ files to hive's merge"
+                f" driver (lines: {'; '.join(ATTRIBUTE_LINES)}); run 'hive init' to add them",
                 path=ATTRIBUTES_PATH,
             )
         )

@@ -18,7 +18,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hive.errors import HiveError, InvalidInput, NotInitialized, NotRegistered, NotYourIdentity
+from hive.errors import (
+    CorruptFile,
+    HiveError,
+    InvalidInput,
+    NotInitialized,
+    NotRegistered,
+    NotYourIdentity,
+)
 from hive.git.loose import hive_tree
 from hive.git.refs import read_head_fast
 from hive.git.repo import (
@@ -37,8 +44,9 @@ from hive.models.identity import Principal
 from hive.store import credentials
 from hive.store.cache import CellCache, CellIndex
 from hive.store.cells import decode_config, encode_cell
-from hive.store.layout import CELLS_DIR, CONFIG_PATH, cell_path
+from hive.store.layout import CELL_SUFFIX, CELLS_DIR, CONFIG_PATH, cell_path
 
+DIRECTORY_MARK = "directory:"  # stands for the blob sha of a cell path that is a directory
 READY_SAVE_DELAY = 0.02  # seconds after a write before a server saves its ready list
 _ACTOR_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
 
@@ -251,6 +259,7 @@ class Workspace:
         from pydantic_core import to_json
 
         from hive import __version__
+        from hive.domain.deadlines import has_deadline
         from hive.domain.graph import ready_cells
         from hive.store import ready_answer
 
@@ -259,8 +268,11 @@ class Workspace:
         printed = self.cache.json_by_blob
         if len(printed) > 100_000:
             printed.clear()
+        ready = ready_cells(index)
+        if has_deadline(ready):  # expiry depends on the clock: fresh readers compute it
+            return
         documents = []
-        for cell in ready_cells(index):
+        for cell in ready:
             blob = index.blobs.get(cell.id, "")
             if blob not in printed:
                 printed[blob] = to_json(cell, indent=2)
@@ -279,10 +291,64 @@ class Workspace:
         key = snap.dir_key(CELLS_DIR)
         if key not in self.cache.indexes and not self.cache.by_blob:
             self._seed_from_disk(snap)
-        index = self.cache.index_for(key, lambda: snap.listing(CELLS_DIR), self.git.read_blob)
+        listing, read = self._cell_files(snap)
+        index = self.cache.index_for(key, listing, read)
         if self.autocommit and snap.head.commit is not None:
             self._key_of_commit[snap.head.commit] = key
         return index
+
+    def _cell_files(
+        self, snap: Snapshot
+    ) -> tuple[Callable[[], dict[str, str]], Callable[[str], bytes]]:
+        """The cell files of ``snap`` and a blob reader for them that turns damage into
+        a ``CorruptFile`` naming the file: an object git cannot read (corrupt or
+        missing), or a directory where a cell file should be (listed under its own
+        path, so ``list``, ``show`` and ``doctor`` all report it)."""
+        where: dict[str, str] = {}
+
+        def listing() -> dict[str, str]:
+            files = snap.listing(CELLS_DIR)
+            directories = {
+                folder
+                for path in files
+                if (folder := path.rpartition("/")[0]).endswith(CELL_SUFFIX)
+            }
+            for folder in list(directories):  # deeper files: every .yaml folder above
+                parent = folder.rpartition("/")[0]
+                while parent.startswith(CELLS_DIR + "/"):
+                    if parent.endswith(CELL_SUFFIX):
+                        directories.add(parent)
+                    parent = parent.rpartition("/")[0]
+            if directories:
+                files = {
+                    path: sha
+                    for path, sha in files.items()
+                    if not any(path.startswith(folder + "/") for folder in directories)
+                }
+                files.update({folder: DIRECTORY_MARK + folder for folder in directories})
+            where.update({sha: path for path, sha in files.items()})
+            return files
+
+        def read(sha: str) -> bytes:
+            path = where.get(sha, "?")
+            if sha.startswith(DIRECTORY_MARK):
+                raise CorruptFile(
+                    f"{path}: is a directory, not a cell file; move what is inside it"
+                    " elsewhere and commit, so the cell can be stored there again",
+                    path=path,
+                )
+            try:
+                return self.git.read_blob(sha)
+            except HiveError:
+                raise
+            except Exception as exc:  # dulwich: zlib, checksum, missing object, ...
+                raise CorruptFile(
+                    f"{path}: its git object {sha[:12]} cannot be read ({type(exc).__name__});"
+                    " run 'git fsck', and restore the object from another clone or a backup",
+                    path=path,
+                ) from None
+
+        return listing, read
 
     def _seed_from_disk(self, snap: Snapshot) -> None:
         """A fresh process: parse only the cells that changed since the last saved index."""

@@ -65,3 +65,14 @@ def remotes(root: str) -> list[str]:
         key = line.split(" ", 1)[0]
         names.append(key[len("remote.") : -len(".url")])
     return names
+
+
+def check_attribute(root: str, path: str, attribute: str) -> str | None:
+    """The value git gives ``attribute`` for ``path`` (any attributes file), or None."""
+    if not git_available():
+        return None
+    result = run_git(root, "check-attr", attribute, "--", path)
+    if result.returncode != 0:
+        return None
+    value = result.stdout.strip().rsplit(": ", 1)[-1]
+    return None if value in ("unspecified", "unset", "") else value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from hive.models.cell import CellType
@@ -20,3 +22,4 @@ class SubtaskSpec(BaseModel):
     dependencies: list[int] = Field(default_factory=list)
     labels: list[str] = Field(default_factory=list)
     estimated_complexity: int | None = Field(default=None, ge=1, le=5)
+    metadata: dict[str, Any] = Field(default_factory=dict)

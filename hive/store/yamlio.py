@@ -4,7 +4,14 @@ The emitter writes block style with a fixed key order chosen by the caller,
 literal blocks (``|``) for multi-line text so ``git diff`` of a cell reads like
 prose, and double-quoted scalars wherever a plain scalar could be misread
 (``yes``, ``null``, ``007``, ``a: b``, timestamps). The same data always gives
-the same bytes. Reading uses ruamel's safe loader (C-accelerated when present).
+the same bytes.
+
+Reading first tries :func:`fast_loads`, a parser for exactly the canonical
+form the emitter writes (what almost every file in ``.hive/`` is); it declines
+at the first thing it does not fully understand (a comment, flow style, an
+anchor, other indentation, a duplicate key, ...), and then ruamel's safe loader
+(C-accelerated when present, imported only then) reads the text. So a file a
+person edited parses exactly as before, and never differently.
 """
 
 from __future__ import annotations
@@ -17,13 +24,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hive.errors import CorruptFile
+from hive.store.yamlfast import KEY_RE, PLAIN_RE, RESERVED_WORDS, fast_loads
 
-_PLAIN_RE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+(),'-]+)*$")
-_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_RESERVED_WORDS = frozenset(
-    {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf", "~"}
+# Characters written as escapes: YAML refuses them raw or reads them as line breaks.
+_UNPRINTABLE_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
 )
-_UNPRINTABLE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 INDENT = "  "
 
 
@@ -85,7 +91,7 @@ def _emit_sequence(items: Sequence[Any], depth: int, lines: list[str]) -> None:
 
 def _key(key: Any) -> str:
     text = str(key)
-    if _KEY_RE.fullmatch(text) and text.lower() not in _RESERVED_WORDS:
+    if KEY_RE.fullmatch(text) and text.lower() not in RESERVED_WORDS:
         return text
     return _quoted(text)
 
@@ -100,7 +106,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, float):
         return _float(value)
     text = str(value)
-    if _PLAIN_RE.fullmatch(text) and text.lower() not in _RESERVED_WORDS:
+    if PLAIN_RE.fullmatch(text) and text.lower() not in RESERVED_WORDS:
         return text
     return _quoted(text)
 
@@ -150,6 +156,12 @@ def _loader() -> Any:
 
 def loads(text: str) -> Any:
     """Parse one YAML document; raises :class:`YamlError` with a line number."""
+    fast = fast_loads(text)
+    return fast if fast is not None else ruamel_loads(text)
+
+
+def ruamel_loads(text: str) -> Any:
+    """:func:`loads` without the fast path: always ruamel's safe loader."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:

@@ -10,16 +10,26 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hive.domain.limits import (
+    MAX_DEPS,
+    MAX_GLOB,
+    MAX_ID,
+    MAX_ITEMS,
+    MAX_LABELS,
+    MAX_SHORT,
+    MAX_TEXT,
+    MAX_TITLE,
+)
 from hive.errors import InvalidInput, NameTaken, NotYourIdentity
 from hive.models.identity import Registration
 from hive.tools import files
 from hive.tools.registry import CallContext, Tool, path_filter, register
 
-Str: Any = Field(default="", max_length=20_000)
-Id: Any = Field(min_length=1, max_length=200)
+Str: Any = Field(default="", max_length=MAX_TEXT)
+Id: Any = Field(min_length=1, max_length=MAX_ID)
 PathList: Any = Field(default_factory=list, max_length=1000)
-Short = Annotated[str, Field(max_length=200)]
-Glob = Annotated[str, Field(max_length=1000)]
+Short = Annotated[str, Field(max_length=MAX_SHORT)]
+Glob = Annotated[str, Field(max_length=MAX_GLOB)]
 MAX_INBOX = 5
 OVERRIDE = "someone else's: coordinators only, with a reason"
 
@@ -34,16 +44,16 @@ class Args(BaseModel):
 
 
 class CreateArgs(Args):
-    title: str = Field(min_length=1, max_length=500)
+    title: str = Field(min_length=1, max_length=MAX_TITLE)
     type: Literal["bug", "feature", "task", "epic", "chore"] = "task"
     priority: int = Field(default=2, ge=0, le=4, description="0 most urgent")
     description: str = Str
     parent: Short | None = None
     deps: list[Short] = Field(
-        default_factory=list, max_length=100, description="TYPE:ID, e.g. blocks:hv-ab12"
+        default_factory=list, max_length=MAX_DEPS, description="TYPE:ID, e.g. blocks:hv-ab12"
     )
-    labels: list[Short] = Field(default_factory=list, max_length=50)
-    files: list[Glob] = Field(default_factory=list, max_length=200, description="owned globs")
+    labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
+    files: list[Glob] = Field(default_factory=list, max_length=MAX_ITEMS, description="owned globs")
 
 
 def _create(ctx: CallContext, a: CreateArgs) -> Any:
@@ -111,13 +121,13 @@ class UpdateArgs(Args):
     status: Short | None = None
     priority: int | None = Field(default=None, ge=0, le=4)
     type: Literal["bug", "feature", "task", "epic", "chore"] | None = None
-    title: str | None = Field(default=None, max_length=500)
-    description: str | None = Field(default=None, max_length=20_000)
+    title: str | None = Field(default=None, max_length=MAX_TITLE)
+    description: str | None = Field(default=None, max_length=MAX_TEXT)
     assignee: Short | None = None
-    append_notes: str | None = Field(default=None, max_length=20_000)
-    add_labels: list[Short] = Field(default_factory=list, max_length=50)
-    remove_labels: list[Short] = Field(default_factory=list, max_length=50)
-    files: list[Glob] | None = Field(default=None, max_length=200, description="replaces")
+    append_notes: str | None = Field(default=None, max_length=MAX_TEXT)
+    add_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
+    remove_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
+    files: list[Glob] | None = Field(default=None, max_length=MAX_ITEMS, description="replaces")
     force: bool = Field(default=False, description=OVERRIDE)
     reason: str | None = Field(default=None, max_length=5000)
 
@@ -723,9 +733,9 @@ MORE_TOOLS = [
 
 def _seed_tools() -> list[Tool]:
     """The tools of the other seeds, defined in their own modules."""
-    from hive.tools import coord_tools
+    from hive.tools import coord_tools, network_tools
 
-    return [*coord_tools.TOOLS]
+    return [*coord_tools.TOOLS, *network_tools.TOOLS]
 
 
 for _tool in [*TOOLS, *MORE_TOOLS, *_seed_tools()]:

@@ -62,9 +62,13 @@ def _ctx_wait(ctx: CallContext, a: CtxWaitArgs) -> Any:
     from hive.domain.context import ctx_wait
 
     return ctx_wait(
-        ctx.workspace(), key=a.key, equals=a.equals, at_least=a.at_least,
-        min_version=a.min_version, timeout_sec=a.timeout_sec,
-    )  # fmt: skip
+        ctx.workspace(),
+        key=a.key,
+        equals=a.equals,
+        at_least=a.at_least,
+        min_version=a.min_version,
+        timeout_sec=a.timeout_sec,
+    )
 
 
 class EnqueueArgs(Args):
@@ -128,16 +132,24 @@ def _status(ctx: CallContext, a: NoArgs) -> Any:
 
 
 TOOLS = [
-    Tool("ctx_put", "Set a shared-context value (mode if_version: compare-and-swap).",
-         CtxPutArgs, _ctx_put),
+    Tool(
+        "ctx_put",
+        "Set a shared-context value (mode if_version: compare-and-swap).",
+        CtxPutArgs,
+        _ctx_put,
+    ),
     Tool("ctx_get", "Get a shared-context value and its version.", CtxKeyArgs, _ctx_get),
     Tool("ctx_keys", "List shared-context keys.", CtxKeysArgs, _ctx_keys),
-    Tool("ctx_wait", "Wait until a key equals / reaches at_least (e.g. phase).", CtxWaitArgs,
-         _ctx_wait),
+    Tool(
+        "ctx_wait",
+        "Wait until a key equals / reaches at_least (e.g. phase).",
+        CtxWaitArgs,
+        _ctx_wait,
+    ),
     Tool("coord_enqueue", "Queue a work item.", EnqueueArgs, _enqueue),
     Tool("coord_next", "Lease the next queued item (FIFO).", NextArgs, _next),
     Tool("coord_claim", "Lease a queue item by id.", ClaimArgs, _claim),
     Tool("coord_complete", "Mark a queue item done.", CompleteItemArgs, _complete),
     Tool("coord_extend", "Extend your lease on a queue item.", ExtendArgs, _extend),
     Tool("coord_status", "Queue length, front item, counts and phase.", NoArgs, _status),
-]  # fmt: skip
+]

@@ -149,7 +149,11 @@ Shared state: `ctx_*` (shared context with versions) and `coord_*` (the coordina
 queue with leases) live in the local coordination store,
 `<git common dir>/hive/coord.sqlite3`, shared by every worktree and process of the
 clone; every read-modify-write is one transaction, so concurrent agents lose no
-update and no queue item is handed to two agents (docs/architecture.md).
+update and no queue item is handed to two agents (docs/architecture.md). So do
+blackboard entries (`update_blackboard`, expired entries read as null) and QA run
+snapshots. Permission decisions (`request_permission`, decided by
+`permission_policy:` in the config), project memory (`update_context`) and
+delegated tasks (cells) are committed under `.hive/` instead (docs/seeds.md).
 
 Envelope: only the first envelope in a text runs; further ones are reported in
 `warnings`. MCP: a line that is not JSON (or nested too deeply) is answered with

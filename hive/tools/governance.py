@@ -36,7 +36,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from hive.domain import permissions
+from hive.domain import path_rules
 from hive.domain.events import (  # the event log lives in the domain (overrides use it)
     events_path as events_path,
 )
@@ -45,8 +45,8 @@ from hive.domain.events import log_event as log_event
 from hive.domain.events import parse_event_lines as parse_event_lines
 from hive.domain.events import read_appended as read_appended
 from hive.domain.events import read_events as read_events
-from hive.domain.permissions import GLOB_CHARS as GLOB_CHARS
-from hive.domain.permissions import PathPermissionDenied as PathPermissionDenied
+from hive.domain.path_rules import GLOB_CHARS as GLOB_CHARS
+from hive.domain.path_rules import PathPermissionDenied as PathPermissionDenied
 from hive.domain.process import run_killable
 from hive.errors import HiveError, InvalidInput
 from hive.models.tools_config import HookSpec, RateLimit, ToolsConfig, parse_tools_config
@@ -79,7 +79,7 @@ def parse_settings(raw: Any) -> Settings:
     """Parse the section; InvalidInput naming the key when anything is wrong."""
     config: ToolsConfig = parse_tools_config(raw)
     return Settings(
-        permissions=permissions.parse_permissions(config),
+        permissions=path_rules.parse_permissions(config),
         rate_limits=_limits(config.rate_limits),
         agent_rate_limits={
             agent: _limits(limits) for agent, limits in config.agent_rate_limits.items()
@@ -106,20 +106,20 @@ def _hooks(raw: list[HookSpec], name: str) -> list[Hook]:
 
 
 # ------------------------------------------------------------------ permissions
-# The path rules live in hive.domain.permissions (the domain enforces them too: the
+# The path rules live in hive.domain.path_rules (the domain enforces them too: the
 # pre-commit hook and reservations); these adapters take the parsed Settings.
 
 
 def check_paths(settings: Settings, agent: str, tool: str, paths: list[str]) -> None:
-    permissions.check_paths(settings.permissions, agent, tool, paths)
+    path_rules.check_paths(settings.permissions, agent, tool, paths)
 
 
 def check_directories(settings: Settings, agent: str, tool: str, directories: list[str]) -> None:
-    permissions.check_directories(settings.permissions, agent, tool, directories)
+    path_rules.check_directories(settings.permissions, agent, tool, directories)
 
 
 def has_rules(settings: Settings, agent: str, tool: str) -> bool:
-    return permissions.has_rules(settings.permissions, agent, tool)
+    return path_rules.has_rules(settings.permissions, agent, tool)
 
 
 # ------------------------------------------------------------------ rate limits

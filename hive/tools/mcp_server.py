@@ -53,7 +53,9 @@ def build_server(ctx: CallContext) -> Server[Any]:
         )
         failed = "result" not in outcome
         payload = outcome if failed else outcome["result"]
-        text = json.dumps(payload, ensure_ascii=False, default=str)
+        # A text result (a markdown block, a file's content) is sent as it is.
+        text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False,
+                                                                   default=str)  # fmt: skip
         structured = payload if isinstance(payload, dict) else {"result": payload}
         return types.CallToolResult(
             content=[types.TextContent(text=text)],

@@ -178,6 +178,7 @@ def _call(
         settings = settings_for(ctx)
         check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
         check_call_dirs(ctx, settings, tool.name, tool.dirs(parsed))
+        check_protected(ctx, tool.name)
         governance.take_token(ctx.state_dir, settings, ctx.name, tool.name, spend=False)
         payload = {"tool": tool.name, "agent": ctx.agent, "args": parsed.model_dump(mode="json")}
         hooks += governance.run_hooks(settings.pre_hooks, "pre_tool_use", ctx.root, tool.name,
@@ -287,6 +288,18 @@ def check_call_paths(
 ) -> None:
     """Check each path as given and, when a symlink leads elsewhere, as really reached."""
     governance.check_paths(settings, ctx.name, tool, _with_real_paths(ctx.root, paths))
+
+
+def check_protected(ctx: CallContext, tool: str) -> None:
+    """A tool listed in ``permission_policy.protected_tools`` needs a live grant."""
+    from hive.domain.permissions import protected_resource, require_grant
+
+    try:
+        resource = protected_resource(ctx.workspace(), tool)
+    except NotInitialized:
+        return
+    if resource is not None:
+        require_grant(ctx.workspace(), agent=ctx.name, resource=resource, what=tool)
 
 
 def check_call_dirs(

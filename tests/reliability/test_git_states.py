@@ -142,7 +142,7 @@ def test_unborn_branch_gets_a_first_commit_with_only_hive_files(tmp_path: Path) 
     init_hive(workspace)
     create_cell(workspace, title="first")
     committed = git(repo, "ls-tree", "-r", "--name-only", "HEAD").split()
-    assert committed and all(path.startswith(".hive/") for path in committed)
+    assert committed and all(p.startswith(".hive/") or p == ".gitattributes" for p in committed)
     assert git(repo, "diff", "--cached", "--name-only").split() == ["app.py"]  # still staged
     assert git(repo, "rev-list", "--count", "HEAD").strip() == "2"
 

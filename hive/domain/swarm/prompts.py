@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hive.domain.cells import get_cell
+from hive.domain.memory import load_context
 from hive.domain.outcomes import load_outcomes
 from hive.domain.swarm.complete import epic_strategy
 from hive.domain.swarm.learning import anti_patterns
@@ -20,8 +21,13 @@ WORKER_PROTOCOL = """\
 2. Reserve before editing: swarmmail_reserve(paths={files}, reason="{cell_id}", cell="{cell_id}").
    A conflict means another agent holds those files: message them or pick other work.
 3. Claim the cell: hive_start(id="{cell_id}").
-4. Write a failing test first, then make it pass. Keep to your files; ask on the
-   thread (thread_id="{thread}") before touching anything else.
+4. Work test-first (TDD), no exceptions:
+   - RED: write a failing test first (if it passes, the test is wrong); for a bug,
+     a test that reproduces it;
+   - GREEN: the minimum code that makes it pass (hardcode if needed);
+   - REFACTOR: clean up while the tests stay green.
+   Keep to your files; ask on the thread (thread_id="{thread}") before touching
+   anything else.
 5. Report progress: swarm_progress(cell_id="{cell_id}", status="in_progress",
    progress_percent=..., message=...). Read your inbox between steps (swarmmail_inbox).
 6. Finish with swarm_complete(project_key="{root}", agent_name="{agent}",
@@ -184,6 +190,10 @@ def _render(
         lines += ["", "## Context", context.strip()]
     if lessons:
         lines += ["", "## Lessons from past work here (avoid these)", *(f"- {x}" for x in lessons)]
+    banned = load_context(ws).banned
+    if banned:
+        lines += ["", "## Banned approaches (project memory: never use these)"]
+        lines += [f"- {item}" for item in banned]
     lines += [
         "",
         WORKER_PROTOCOL.format(

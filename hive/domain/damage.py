@@ -1,0 +1,46 @@
+"""Damage in the working tree that hive's reads (which come from git) would not see:
+a directory where a cell file should be. ``show`` and ``list`` warn about it and
+``hive doctor`` reports it, since the next write of that cell would fail."""
+
+from __future__ import annotations
+
+import os
+
+from hive.domain.workspace import Workspace
+from hive.store.layout import CELL_SUFFIX, CELLS_DIR, cell_path
+
+
+def directory_message(relative: str) -> str:
+    return (
+        f"{relative}: is a directory, not a cell file; move what is inside it elsewhere"
+        " (hive cannot write that cell until then)"
+    )
+
+
+def cell_file_problem(ws: Workspace, cell_id: str) -> str | None:
+    """Why the working tree cannot hold ``cell_id``'s file, or None."""
+    relative = cell_path(cell_id)
+    if os.path.isdir(os.path.join(ws.root, relative)):
+        return directory_message(relative)
+    return None
+
+
+def directories_in_place_of_cells(ws: Workspace) -> list[str]:
+    """Every directory under ``.hive/cells/<shard>/`` named like a cell file."""
+    found: list[str] = []
+    base = os.path.join(ws.root, CELLS_DIR)
+    try:
+        shards = sorted(
+            (entry for entry in os.scandir(base) if entry.is_dir()), key=lambda e: e.name
+        )
+    except (FileNotFoundError, NotADirectoryError):
+        return found
+    for shard in shards:
+        try:
+            entries = sorted(os.scandir(shard.path), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(CELL_SUFFIX) and entry.is_dir(follow_symlinks=False):
+                found.append(f"{CELLS_DIR}/{shard.name}/{entry.name}")
+    return found

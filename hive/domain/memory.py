@@ -1,0 +1,258 @@
+"""Project memory (seed 003's ``inject_context`` / ``update_context``): the goals,
+stack, decisions, milestones and banned approaches every agent should know,
+committed as ``.hive/context.yaml`` so reviewers see each change in the history.
+
+Sections and what ``update_context`` accepts:
+
+| section | add | set | complete |
+|---|---|---|---|
+| decisions | an object (a string becomes ``{decision: ...}``) | - | - |
+| milestones | an object with ``name`` (a string becomes ``{name: ...}``) | - | a milestone name |
+| goals, banned | a string (kept once) | - | - |
+| stack, project | - | an object merged key by key (null removes a key) | - |
+
+Banned approaches are also put into every worker prompt (``swarm_subtask_prompt``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hive.domain.workspace import Workspace
+from hive.errors import CorruptFile, InvalidInput, NotFound
+from hive.git.repo import Change, Snapshot, format_message
+from hive.models.cell import utc_now
+from hive.store.yamlio import dumps, load_mapping
+
+CONTEXT_PATH = ".hive/context.yaml"
+SECTIONS = ("decisions", "milestones", "stack", "goals", "banned", "project")
+MAX_ITEM_BYTES = 20_000
+MAX_FILE_BYTES = 1_000_000
+
+
+class ProjectContext(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project: dict[str, Any] = Field(default_factory=dict)
+    goals: list[str] = Field(default_factory=list)
+    stack: dict[str, Any] = Field(default_factory=dict)
+    decisions: list[dict[str, Any]] = Field(default_factory=list)
+    milestones: list[dict[str, Any]] = Field(default_factory=list)
+    banned: list[str] = Field(default_factory=list)
+
+
+class ContextUpdate(BaseModel):
+    section: str
+    value: Any
+    changed: bool
+    commit: str | None = None
+
+
+def decode_context(content: bytes, path: str = CONTEXT_PATH) -> ProjectContext:
+    mapping = load_mapping(content.decode("utf-8", errors="replace"), path)
+    try:
+        return ProjectContext.model_validate(mapping)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise CorruptFile(f"{path}: invalid field {where!r}: {error['msg']}", path=path) from None
+
+
+def load_context(ws: Workspace, snap: Snapshot | None = None) -> ProjectContext:
+    snap = snap or ws.snapshot()
+    sha = snap.blob_sha(CONTEXT_PATH)
+    if sha is None:
+        return ProjectContext()
+    return decode_context(ws.git.read_blob(sha))
+
+
+def _size_checked(item: Any, what: str) -> Any:
+    try:
+        size = len(json.dumps(item, ensure_ascii=False, default=str).encode("utf-8"))
+    except (TypeError, ValueError, RecursionError):
+        raise InvalidInput(f"{what} is not JSON") from None
+    if size > MAX_ITEM_BYTES:
+        raise InvalidInput(f"{what} is larger than {MAX_ITEM_BYTES} bytes")
+    return item
+
+
+def _text(item: Any, section: str) -> str:
+    if not isinstance(item, str) or not item.strip():
+        raise InvalidInput(
+            f"update_context: add for {section} must be a non-empty string", field="add"
+        )
+    return str(_size_checked(item.strip(), f"{section} entry"))
+
+
+def _object(item: Any, section: str, key: str) -> dict[str, Any]:
+    if isinstance(item, str) and item.strip():
+        item = {key: item.strip()}
+    if not isinstance(item, dict) or not item:
+        raise InvalidInput(
+            f"update_context: add for {section} must be an object or a string", field="add"
+        )
+    checked: dict[str, Any] = _size_checked(item, f"{section} entry")
+    return checked
+
+
+def apply_update(
+    current: ProjectContext, section: str, add: Any, set_: Any, complete: str | None, by: str
+) -> ProjectContext:
+    """``current`` with one change applied (InvalidInput for a change the section
+    does not take)."""
+    if section not in SECTIONS:
+        raise InvalidInput(f"section must be one of {', '.join(SECTIONS)}", field="section")
+    given = [
+        name
+        for name, value in (("add", add), ("set", set_), ("complete", complete))
+        if value is not None
+    ]
+    if len(given) != 1:
+        raise InvalidInput("update_context needs exactly one of add, set or complete")
+    allowed = {
+        "decisions": "add",
+        "goals": "add",
+        "banned": "add",
+        "stack": "set",
+        "project": "set",
+    }
+    if section == "milestones":
+        if given[0] == "set":
+            raise InvalidInput("milestones take add or complete, not set")
+    elif given[0] != allowed[section]:
+        raise InvalidInput(f"{section} takes {allowed[section]}, not {given[0]}")
+    updated = current.model_copy(deep=True)
+    stamp = {"recorded_at": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"), "by": by}
+    if section in ("goals", "banned"):
+        entries: list[str] = getattr(updated, section)
+        text = _text(add, section)
+        if text not in entries:
+            entries.append(text)
+    elif section == "decisions":
+        updated.decisions.append({**_object(add, section, "decision"), **stamp})
+    elif section == "milestones" and complete is not None:
+        _complete(updated, complete)
+    elif section == "milestones":
+        milestone = _object(add, section, "name")
+        if not isinstance(milestone.get("name"), str) or not milestone["name"].strip():
+            raise InvalidInput("a milestone needs a name", field="add")
+        updated.milestones.append({"status": "pending", **milestone, **stamp})
+    else:
+        if not isinstance(set_, dict) or not set_:
+            raise InvalidInput(f"set for {section} must be a non-empty object", field="set")
+        target: dict[str, Any] = getattr(updated, section)
+        for key, value in _size_checked(set_, f"{section} values").items():
+            if value is None:
+                target.pop(key, None)
+            else:
+                target[key] = value
+    return updated
+
+
+def _complete(context: ProjectContext, name: str) -> None:
+    for milestone in context.milestones:
+        if milestone.get("name") == name:
+            milestone["status"] = "completed"
+            milestone["completed_at"] = utc_now().strftime("%Y-%m-%dT%H:%M:%SZ")
+            return
+    known = ", ".join(str(m.get("name")) for m in context.milestones) or "none"
+    raise NotFound(f"no milestone named {name!r} (milestones: {known})", field="complete")
+
+
+def update_context(
+    ws: Workspace,
+    *,
+    section: str,
+    add: Any = None,
+    set: Any = None,
+    complete: str | None = None,
+) -> ContextUpdate:
+    """Apply one change to ``.hive/context.yaml`` (read and written in one transaction)."""
+    agent = ws.actor
+
+    def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
+        current = load_context(ws, snap)
+        updated = apply_update(current, section, add, set, complete, agent)
+        value = getattr(updated, section)
+        if updated == current:
+            return [], "", ContextUpdate(section=section, value=value, changed=False)
+        content = dumps(updated.model_dump(mode="json")).encode("utf-8")
+        if len(content) > MAX_FILE_BYTES:
+            raise InvalidInput(f"{CONTEXT_PATH} would exceed {MAX_FILE_BYTES} bytes")
+        message = format_message(
+            f"hive: context {section} ({agent})", [("Hive-Agent", agent), ("Hive-Event", "context")]
+        )
+        return (
+            [Change(CONTEXT_PATH, content)],
+            message,
+            ContextUpdate(section=section, value=value, changed=True),
+        )
+
+    outcome = ws.write_files(plan)
+    result: ContextUpdate = outcome.result
+    result.commit = outcome.commit if result.changed else None
+    return result
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def inject_context(ws: Workspace) -> str:
+    """The project context as a markdown block for an agent's system prompt."""
+    return render_markdown(load_context(ws))
+
+
+def render_markdown(context: ProjectContext) -> str:
+    lines = ["## Project context", ""]
+    if context == ProjectContext():
+        return "\n".join([*lines, "_Nothing recorded yet (update_context adds to it)._", ""])
+    for key, value in context.project.items():
+        lines.append(f"**{key}:** {_inline(value)}")
+    if context.project:
+        lines.append("")
+    _bullets(lines, "Goals", context.goals)
+    _bullets(lines, "Tech stack", [f"{k}: {_inline(v)}" for k, v in context.stack.items()])
+    _bullets(lines, "Decisions", [_decision(d) for d in context.decisions])
+    _bullets(
+        lines,
+        "Milestones",
+        [
+            f"[{'x' if m.get('status') == 'completed' else ' '}] {m.get('name')}"
+            + (f" ({_inline(m['due'])})" if m.get("due") else "")
+            for m in context.milestones
+        ],
+    )
+    lines += banned_lines(context.banned)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _bullets(lines: list[str], title: str, items: list[str]) -> None:
+    if items:
+        lines += [f"### {title}", *(f"- {item}" for item in items), ""]
+
+
+def banned_lines(banned: list[str]) -> list[str]:
+    if not banned:
+        return []
+    return ["### Banned approaches (never use these)", *(f"- {item}" for item in banned), ""]
+
+
+def _decision(entry: dict[str, Any]) -> str:
+    main = entry.get("decision") or entry.get("title") or entry.get("name")
+    rest = {
+        k: v
+        for k, v in entry.items()
+        if k not in ("decision", "title", "name", "by", "recorded_at")
+    }
+    text = _inline(main) if main is not None else _inline(rest)
+    if main is not None and rest:
+        text += " — " + "; ".join(f"{k}: {_inline(v)}" for k, v in rest.items())
+    return text + (f" ({entry['recorded_at'][:10]})" if entry.get("recorded_at") else "")
+
+
+def _inline(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return " ".join(str(text).split())

@@ -1,0 +1,174 @@
+"""Results (and stored records) of the seed-003 tools: blackboard, permissions,
+delegation, swarm state, synthesis, project memory and the QA harness.
+
+Seed 003 names things in camelCase (``targetAgent``, ``previousValue``); results
+keep those names (fields are snake_case in Python with camelCase aliases, and tool
+results are dumped by alias)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Camel(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+# ------------------------------------------------------------------ blackboard
+
+
+class BlackboardEntry(Camel):
+    key: str
+    value: Any = None
+    source_agent: str = Field(alias="sourceAgent")
+    timestamp: str
+    ttl: float | None = None
+    expires_at: str | None = Field(default=None, alias="expiresAt")
+
+
+class BlackboardWrite(Camel):
+    success: bool = True
+    key: str
+    previous_value: Any = Field(default=None, alias="previousValue")
+    source_agent: str = Field(alias="sourceAgent")
+    ttl: float | None = None
+    expires_at: str | None = Field(default=None, alias="expiresAt")
+
+
+class BlackboardRead(Camel):
+    """``value`` is null for a missing or expired entry."""
+
+    key: str
+    value: Any = None
+    exists: bool
+    expired: bool = False
+    entry: BlackboardEntry | None = None
+
+
+# ------------------------------------------------------------------ permissions
+
+
+class PermissionDecision(Camel):
+    """One decision of ``request_permission``, committed as .hive/permissions/<id>.yaml."""
+
+    id: str
+    agent: str
+    resource_type: str = Field(alias="resourceType")
+    scope: str | None = None
+    justification: str
+    granted: bool
+    reason: str
+    rule: str = ""  # which policy rule decided ("default" when none matched)
+    decided_at: datetime = Field(alias="decidedAt")
+    expires_at: datetime | None = Field(default=None, alias="expiresAt")
+
+    def live(self, now: datetime) -> bool:
+        return self.granted and (self.expires_at is None or self.expires_at > now)
+
+
+class PermissionAnswer(Camel):
+    """What ``request_permission`` returns: the decision, and the grant's id as token."""
+
+    granted: bool
+    grant_token: str | None = Field(default=None, alias="grantToken")
+    resource_type: str = Field(alias="resourceType")
+    scope: str | None = None
+    reason: str
+    expires_at: datetime | None = Field(default=None, alias="expiresAt")
+    decision_id: str = Field(alias="decisionId")
+
+
+# ------------------------------------------------------------------ delegation
+
+
+class TaskInfo(Camel):
+    task_id: str = Field(alias="taskId")
+    title: str
+    agent_id: str | None = Field(default=None, alias="agentId")
+    delegated_by: str | None = Field(default=None, alias="delegatedBy")
+    status: str
+    priority: str
+    deadline: str | None = None
+    expired: bool = False
+    requires_auth: bool = Field(default=False, alias="requiresAuth")
+    epic_id: str | None = Field(default=None, alias="epicId")
+    closed_at: str | None = Field(default=None, alias="closedAt")
+
+
+class Delegated(Camel):
+    task_id: str = Field(alias="taskId")
+    status: str = "delegated"
+    target_agent: str = Field(alias="targetAgent")
+    priority: str
+    deadline: str
+    requires_auth: bool = Field(alias="requiresAuth")
+
+
+class AgentInfo(Camel):
+    agent_id: str = Field(alias="agentId")
+    status: str  # busy | available
+    registered: bool
+    task_description: str | None = Field(default=None, alias="taskDescription")
+    tasks: list[str] = Field(default_factory=list)
+
+
+class SwarmState(Camel):
+    timestamp: str
+    agents: list[AgentInfo] | None = None
+    tasks: list[TaskInfo] | None = None
+    expired_tasks: list[str] | None = Field(default=None, alias="expiredTasks")
+    blackboard: dict[str, BlackboardEntry | None] | None = None
+    permissions: list[PermissionDecision] | None = None
+    history: dict[str, Any] | None = None
+
+
+class Spawned(Camel):
+    epic_id: str = Field(alias="epicId")
+    synthesis_strategy: str = Field(alias="synthesisStrategy")
+    tasks: list[TaskInfo]
+
+
+class SubtaskResult(Camel):
+    task_id: str = Field(alias="taskId")
+    agent_type: str | None = Field(default=None, alias="agentType")
+    state: str  # succeeded | failed | pending
+    result: Any = None
+
+
+class Synthesis(Camel):
+    epic_id: str = Field(alias="epicId")
+    strategy: str
+    complete: bool
+    result: Any = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    subtasks: list[SubtaskResult]
+    recorded: bool = False
+
+
+# ------------------------------------------------------------------ QA
+
+
+class QaScenarioResult(Camel):
+    id: str
+    key: str
+    source_agent: str = Field(alias="sourceAgent")
+    score: float
+    threshold: float
+    passed: bool
+    issues: list[str] = Field(default_factory=list)
+    contradiction: bool = False
+
+
+class QaRun(Camel):
+    total: int
+    passed: int
+    failed: int
+    pass_rate: float = Field(alias="passRate")
+    quality_threshold: float = Field(alias="qualityThreshold")
+    results: list[QaScenarioResult]
+    contradictions: list[dict[str, Any]]
+    regression: dict[str, Any]
+    run_id: int = Field(alias="runId")

@@ -1,0 +1,578 @@
+"""Seed 003's tools (Network-AI) through the registry: blackboard with TTL, permission
+policy and grants, delegation with deadlines, swarm state, parallel agents and
+synthesis, project memory, and the QA harness."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hive.domain.workspace import Workspace
+from tests.conftest import assert_clean, git
+from tests.seedkit import call, cli, configure, error, result, run_workers
+
+POLICY = {
+    "default": "deny",
+    "ttl_seconds": 3600,
+    "rules": [
+        {"agent": "analyst", "resource": "DATABASE", "scopes": ["read:*"], "ttl_seconds": 2},
+        {"agent": "*", "resource": "PAYMENTS", "decision": "deny", "reason": "never"},
+        {"agent": "orch", "resource": "*"},
+    ],
+    "protected_tools": {"update_blackboard": "EMAIL"},
+}
+
+
+# ------------------------------------------------------------------ blackboard
+
+
+def test_blackboard_entries_expire_to_null_everywhere(ws: Workspace, repo: Path) -> None:
+    first = result(
+        repo, "A", "update_blackboard", {"key": "task:001:a", "value": {"n": 1}, "ttl": 1}
+    )
+    assert first["success"] is True and first["previousValue"] is None
+    assert first["sourceAgent"] == "A" and first["expiresAt"].endswith("Z")
+    result(repo, "B", "update_blackboard", {"key": "task:001:b", "value": [1, 2]})
+    read = result(repo, "B", "read_blackboard", {"key": "task:001:a"})
+    assert read["value"] == {"n": 1} and read["exists"] is True
+    board = result(repo, "B", "query_swarm_state", {"scope": "blackboard"})["blackboard"]
+    assert board["task:001:a"]["value"] == {"n": 1} and board["task:001:a"]["sourceAgent"] == "A"
+    time.sleep(1.1)
+    assert result(repo, "B", "read_blackboard", {"key": "task:001:a"})["value"] is None
+    board = result(repo, "B", "query_swarm_state", {"scope": "blackboard"})["blackboard"]
+    assert board["task:001:a"] is None and board["task:001:b"]["value"] == [1, 2]
+    code, out = cli(repo, "blackboard", "get", "task:001:a")
+    assert code == 0 and out.startswith("null") and "(expired)" in out
+    code, out = cli(repo, "blackboard", "list")
+    assert "task:001:a  (expired)" in out and "task:001:b" in out
+    again = result(repo, "C", "update_blackboard", {"key": "task:001:a", "value": 2})
+    assert again["previousValue"] is None  # the expired value is not "previous"
+    only_b = result(repo, "C", "query_swarm_state", {"scope": "blackboard", "agentFilter": ["B"]})
+    assert list(only_b["blackboard"]) == ["task:001:b"]
+
+
+def test_blackboard_hostile_input(ws: Workspace, repo: Path) -> None:
+    for args in (
+        {"key": "k"},
+        {"value": 1},
+        {"key": "k", "value": 1, "ttl": -1},
+        {"key": "k", "value": 1, "ttl": "10"},
+        {"key": "k", "value": 1, "ttl": 10**12},
+        {"key": "", "value": 1},
+        {"key": "k", "value": "x" * 1_100_000},
+        {"key": "k", "value": 1, "extra": 1},
+    ):
+        assert error(repo, "A", "update_blackboard", args)["code"] in (
+            "invalid_arguments",
+            "invalid_input",
+        ), args
+    assert result(repo, "A", "read_blackboard", {"key": "k"})["exists"] is False
+
+
+def test_blackboard_writers_in_parallel(ws: Workspace, repo: Path) -> None:
+    run_workers(
+        repo,
+        """
+        ctx = CallContext(root=repo, agent=f"W{worker}")
+        for n in range(20):
+            out = call_tool(ctx, "update_blackboard", {"key": f"w{worker}:{n}", "value": n})
+            assert "result" in out, out
+            out = call_tool(ctx, "update_blackboard", {"key": "shared", "value": worker})
+            assert "result" in out, out
+        print("0")
+        """,
+        count=8,
+    )
+    board = result(repo, "A", "query_swarm_state", {"scope": "blackboard"})["blackboard"]
+    assert len(board) == 8 * 20 + 1 and board["shared"]["value"] in range(8)
+
+
+# ------------------------------------------------------------------ permissions
+
+
+def test_permissions_are_decided_by_the_policy_and_recorded(ws: Workspace, repo: Path) -> None:
+    configure(repo, permission_policy=POLICY)
+    denied = result(
+        repo,
+        "analyst",
+        "request_permission",
+        {"resourceType": "PAYMENTS", "justification": "pay the invoice 42 now"},
+    )
+    assert denied["granted"] is False and denied["reason"] == "never"
+    short = result(
+        repo,
+        "analyst",
+        "request_permission",
+        {"resourceType": "DATABASE", "justification": "need", "scope": "read:x"},
+    )
+    assert short["granted"] is False and "too short" in short["reason"]
+    out_of_scope = result(
+        repo,
+        "analyst",
+        "request_permission",
+        {"resourceType": "DATABASE", "justification": "update revenue rows", "scope": "write:x"},
+    )
+    assert out_of_scope["granted"] is False and out_of_scope["reason"] == "denied by default"
+    granted = result(
+        repo,
+        "analyst",
+        "request_permission",
+        {"resourceType": "DATABASE", "justification": "read invoices for Q3", "scope": "read:inv"},
+    )
+    assert granted["granted"] is True and granted["grantToken"] == granted["decisionId"]
+    # Every decision is one committed file: who, what, why, when.
+    files = sorted((repo / ".hive" / "permissions").glob("*.yaml"))
+    assert len(files) == 4
+    text = (repo / ".hive" / "permissions" / f"{granted['decisionId']}.yaml").read_text()
+    assert "agent: analyst" in text and "read invoices for Q3" in text and "decided_at" in text
+    log = git(repo, "log", "--format=%s", "-5")
+    assert "hive: grant DATABASE read:inv to analyst" in log
+    assert "hive: deny PAYMENTS to analyst" in log
+    assert_clean(repo)
+    state = result(repo, "x", "query_swarm_state", {"scope": "permissions"})
+    assert [g["id"] for g in state["permissions"]] == [granted["decisionId"]]
+    time.sleep(2.1)  # the rule's ttl_seconds: 2
+    assert result(repo, "x", "query_swarm_state", {"scope": "permissions"})["permissions"] == []
+    history = result(
+        repo, "x", "query_swarm_state", {"scope": "permissions", "includeHistory": True}
+    )["history"]
+    assert len(history["permissions"]) == 4
+    _code, out = cli(repo, "permissions", "list")
+    assert out.count("analyst") == 4 and "denied" in out and "granted" in out
+
+
+def test_requires_auth_without_a_live_grant_is_refused(ws: Workspace, repo: Path) -> None:
+    configure(repo, permission_policy=POLICY)
+    payload = {"instruction": "export the report"}
+    refused = error(
+        repo,
+        "orch",
+        "delegate_task",
+        {"targetAgent": "w", "taskPayload": payload, "requiresAuth": True},
+    )
+    assert refused["code"] == "auth_required" and "request_permission" in refused["error"]
+    tool = error(repo, "orch", "update_blackboard", {"key": "k", "value": 1})
+    assert tool["code"] == "auth_required"
+    assert result(
+        repo,
+        "orch",
+        "request_permission",
+        {"resourceType": "EMAIL", "justification": "mail the weekly report"},
+    )["granted"]
+    assert result(repo, "orch", "update_blackboard", {"key": "k", "value": 1})["success"]
+    task = result(
+        repo,
+        "orch",
+        "delegate_task",
+        {"targetAgent": "w", "taskPayload": payload, "requiresAuth": True},
+    )
+    assert task["requiresAuth"] is True
+    # Another agent's grant does not count.
+    assert (
+        error(repo, "w", "update_blackboard", {"key": "k", "value": 2})["code"] == "auth_required"
+    )
+    wrong = error(
+        repo,
+        "orch",
+        "delegate_task",
+        {
+            "targetAgent": "w",
+            "taskPayload": payload,
+            "requiresAuth": True,
+            "resourceType": "DATABASE",
+        },
+    )
+    assert "DATABASE" in wrong["error"]
+
+
+def test_permission_hostile_input_and_bad_policy(ws: Workspace, repo: Path) -> None:
+    for args in (
+        {"resourceType": "ROOT", "justification": "please let me in"},
+        {"resourceType": "DATABASE"},
+        {"resourceType": "DATABASE", "justification": ""},
+        {"resourceType": "DATABASE", "justification": "x" * 5000},
+        {"resourceType": "DATABASE", "justification": "fine reason", "scope": 5},
+    ):
+        assert error(repo, "A", "request_permission", args)["code"] == "invalid_arguments"
+    configure(repo, permission_policy={"default": "maybe"})
+    bad = error(
+        repo,
+        "A",
+        "request_permission",
+        {"resourceType": "DATABASE", "justification": "read the invoices"},
+    )
+    assert bad["code"] == "invalid_input" and "permission_policy.default" in bad["error"]
+    _code, out = cli(repo, "doctor", "--json")
+    assert "permission_policy.default" in out
+
+
+# ------------------------------------------------------------------ delegation
+
+
+def test_delegate_task_becomes_an_assigned_cell_with_a_deadline(ws: Workspace, repo: Path) -> None:
+    task = result(
+        repo,
+        "orch",
+        "delegate_task",
+        {
+            "targetAgent": "data_analyst",
+            "priority": "critical",
+            "timeout": 60_000,
+            "taskPayload": {"instruction": "Analyze Q3 revenue", "context": {"q": 3}},
+        },
+    )
+    assert task["status"] == "delegated" and task["targetAgent"] == "data_analyst"
+    cell = result(repo, "x", "hive_query", {"id": task["taskId"]})
+    assert cell["assignee"] == "data_analyst" and cell["priority"] == 0
+    assert cell["title"] == "Analyze Q3 revenue" and "delegated" in cell["labels"]
+    assert cell["metadata"]["delegated_by"] == "orch"
+    assert cell["metadata"]["task_payload"]["context"] == {"q": 3}
+    assert cell["metadata"]["deadline"] == task["deadline"]
+    ready = result(repo, "data_analyst", "hive_ready", {})
+    assert [c["id"] for c in ready] == [task["taskId"]] and "expired" not in ready[0]["metadata"]
+    for args in (
+        {"targetAgent": "x", "taskPayload": "do it"},
+        {"targetAgent": "x"},
+        {"targetAgent": "x", "taskPayload": {}, "priority": "urgent"},
+        {"targetAgent": "x", "taskPayload": {}, "timeout": 0},
+        {"targetAgent": "x", "taskPayload": {}, "timeout": "30000"},
+        {"targetAgent": "bad\nname", "taskPayload": {}},
+        {"targetAgent": "x", "taskPayload": {"blob": "y" * 300_000}},
+    ):
+        assert error(repo, "orch", "delegate_task", args)["code"] in (
+            "invalid_arguments",
+            "invalid_input",
+        ), args
+
+
+def test_an_expired_delegation_is_reported(ws: Workspace, repo: Path) -> None:
+    late = result(
+        repo,
+        "orch",
+        "delegate_task",
+        {"targetAgent": "w1", "taskPayload": {"instruction": "quick"}, "timeout": 1500},
+    )
+    fine = result(
+        repo,
+        "orch",
+        "delegate_task",
+        {"targetAgent": "w2", "taskPayload": {"instruction": "slow"}, "timeout": 600_000},
+    )
+    entry = [sys.executable, "-m", "hive", "-C", str(repo)]  # the console script (answers first)
+    before = json.loads(
+        subprocess.run(
+            [*entry, "ready", "--json"], capture_output=True, check=True, env=dict(os.environ)
+        ).stdout
+    )
+    assert not any(c["metadata"].get("expired") for c in before)
+    time.sleep(1.6)
+    after = json.loads(
+        subprocess.run(
+            [*entry, "ready", "--json"], capture_output=True, check=True, env=dict(os.environ)
+        ).stdout
+    )
+    flags = {c["id"]: c["metadata"].get("expired", False) for c in after}
+    assert flags == {late["taskId"]: True, fine["taskId"]: False}
+    via_tool = {c["id"]: c["metadata"].get("expired") for c in result(repo, "x", "hive_ready")}
+    assert via_tool[late["taskId"]] is True
+    state = result(repo, "x", "query_swarm_state", {"scope": "tasks"})
+    assert state["expiredTasks"] == [late["taskId"]]
+    by_id = {t["taskId"]: t for t in state["tasks"]}
+    assert by_id[late["taskId"]]["expired"] and not by_id[fine["taskId"]]["expired"]
+    _code, out = cli(repo, "ready")
+    assert "(expired) quick" in out
+    result(repo, "w1", "hive_close", {"id": late["taskId"], "reason": "done late"})
+    assert result(repo, "x", "query_swarm_state", {"scope": "tasks"})["expiredTasks"] == []
+
+
+def test_query_swarm_state_scopes_and_filters(ws: Workspace, repo: Path) -> None:
+    result(repo, "w1", "swarmmail_init", {"agent_name": "w1", "task_description": "analysis"})
+    one = result(repo, "orch", "delegate_task", {"targetAgent": "w1", "taskPayload": {"a": 1}})
+    result(repo, "orch", "delegate_task", {"targetAgent": "w2", "taskPayload": {"b": 2}})
+    result(repo, "w1", "hive_start", {"id": one["taskId"]})
+    full = result(repo, "x", "query_swarm_state", {})
+    assert {"timestamp", "agents", "tasks", "blackboard", "permissions"} <= set(full)
+    agents = {a["agentId"]: a for a in full["agents"]}
+    assert agents["w1"]["status"] == "busy" and agents["w1"]["registered"] is True
+    assert agents["w1"]["taskDescription"] == "analysis"
+    assert agents["w2"]["status"] == "available" and agents["w2"]["registered"] is False
+    only = result(repo, "x", "query_swarm_state", {"scope": "tasks", "agentFilter": ["w2"]})
+    assert [t["agentId"] for t in only["tasks"]] == ["w2"] and only.get("agents") is None
+    result(repo, "w1", "hive_close", {"id": one["taskId"], "reason": "ok"})
+    history = result(repo, "x", "query_swarm_state", {"scope": "tasks", "includeHistory": True})
+    assert [t["taskId"] for t in history["history"]["tasks"]] == [one["taskId"]]
+    assert error(repo, "x", "query_swarm_state", {"scope": "everything"})["code"] == (
+        "invalid_arguments"
+    )
+    assert error(repo, "x", "query_swarm_state", {"agentFilter": "w1"})["code"] == (
+        "invalid_arguments"
+    )
+    _code, out = cli(repo, "swarm", "state", "--scope", "agents")
+    assert "agent w1: available" in out
+
+
+# ------------------------------------------------------------------ parallel agents
+
+
+def spawn(repo: Path, strategy: str, count: int) -> tuple[str, list[str]]:
+    spawned = result(
+        repo,
+        "orch",
+        "spawn_parallel_agents",
+        {
+            "synthesisStrategy": strategy,
+            "tasks": [
+                {"agentType": f"type{n}", "taskPayload": {"instruction": f"part {n}"}}
+                for n in range(count)
+            ],
+        },
+    )
+    assert spawned["synthesisStrategy"] == strategy
+    return spawned["epicId"], [t["taskId"] for t in spawned["tasks"]]
+
+
+def finish(repo: Path, cell_id: str, value: Any, success: bool = True) -> None:
+    text = value if isinstance(value, str) else json.dumps(value)
+    result(repo, "w", "hive_close", {"id": cell_id, "reason": "done", "force": True})
+    result(
+        repo, "w", "swarm_record_outcome", {"cell_id": cell_id, "success": success, "summary": text}
+    )
+
+
+def test_spawn_parallel_agents_makes_an_epic_with_one_subtask_per_task(
+    ws: Workspace, repo: Path
+) -> None:
+    epic_id, subtasks = spawn(repo, "chain", 3)
+    epic = result(repo, "x", "hive_query", {"id": epic_id})
+    assert epic["type"] == "epic" and epic["metadata"]["synthesis_strategy"] == "chain"
+    cells = [result(repo, "x", "hive_query", {"id": s}) for s in subtasks]
+    assert [c["parent"] for c in cells] == [epic_id] * 3
+    assert [c["title"] for c in cells] == ["part 0", "part 1", "part 2"]
+    assert cells[1]["dependencies"] == [{"type": "blocks", "target": subtasks[0]}]
+    assert cells[0]["metadata"]["agent_type"] == "type0"
+    assert [c["id"] for c in result(repo, "x", "hive_ready", {})] == [subtasks[0]]
+    for args in (
+        {"tasks": []},
+        {"tasks": [{"agentType": "a"}]},
+        {"tasks": [{"agentType": "a", "taskPayload": {}}], "synthesisStrategy": "sum"},
+    ):
+        assert error(repo, "orch", "spawn_parallel_agents", args)["code"] == "invalid_arguments"
+
+
+def test_synthesis_strategies(ws: Workspace, repo: Path) -> None:
+    epic, (a, b, c) = spawn(repo, "merge", 3)
+    finish(repo, a, {"x": 1, "y": 1})
+    partial = result(repo, "orch", "swarm_synthesize", {"epic_id": epic})
+    assert partial["complete"] is False and partial["recorded"] is False
+    finish(repo, b, {"y": 2})
+    finish(repo, c, {"z": 3})
+    merged = result(repo, "orch", "swarm_synthesize", {"epic_id": epic})
+    assert merged["complete"] and merged["result"] == {"x": 1, "y": 2, "z": 3}
+    assert merged["details"]["conflicts"] == ["y"] and merged["recorded"] is True
+    stored = result(repo, "x", "hive_query", {"id": epic})["metadata"]["synthesis"]
+    assert stored["result"] == merged["result"] and stored["strategy"] == "merge"
+
+    epic, (a, b, c) = spawn(repo, "vote", 3)
+    finish(repo, a, "blue")
+    finish(repo, b, "red")
+    finish(repo, c, "red")
+    voted = result(repo, "orch", "swarm_synthesize", {"epic_id": epic})
+    assert voted["result"] == "red" and voted["details"]["majority"] is True
+
+    epic, (a, b) = spawn(repo, "chain", 2)
+    finish(repo, a, {"step": 1})
+    assert result(repo, "orch", "swarm_synthesize", {"epic_id": epic})["complete"] is False
+    finish(repo, b, {"step": 2})
+    assert result(repo, "orch", "swarm_synthesize", {"epic_id": epic})["result"] == {"step": 2}
+
+    epic, (a, b, c) = spawn(repo, "first-success", 3)
+    finish(repo, b, "failed attempt", success=False)
+    assert result(repo, "orch", "swarm_synthesize", {"epic_id": epic})["complete"] is False
+    finish(repo, c, {"answer": 42})
+    first = result(repo, "orch", "swarm_synthesize", {"epic_id": epic})
+    assert first["complete"] and first["result"] == {"answer": 42}
+    assert first["details"]["winner"] == c
+    states = {s["taskId"]: s["state"] for s in first["subtasks"]}
+    assert states == {a: "pending", b: "failed", c: "succeeded"}
+    # Another strategy can be asked for; the CLI shows the same.
+    code, out = cli(repo, "epic", "synthesize", epic, "--strategy", "merge")
+    assert code == 0 and "merge: incomplete" in out
+    assert error(repo, "orch", "swarm_synthesize", {"epic_id": "hv-nothere"})["code"] == (
+        "not_found"
+    )
+
+
+# ------------------------------------------------------------------ project memory
+
+
+def test_update_and_inject_context(ws: Workspace, repo: Path) -> None:
+    empty = result(repo, "A", "inject_context", {})
+    assert isinstance(empty, str) and empty.startswith("## Project context")
+    for args in (
+        {"section": "project", "set": {"name": "hive", "purpose": "coordination"}},
+        {"section": "goals", "add": "Ship seed tools"},
+        {"section": "stack", "set": {"language": "python", "db": "sqlite"}},
+        {"section": "decisions", "add": {"decision": "Use SQLite", "reason": "stdlib"}},
+        {"section": "milestones", "add": {"name": "M1", "due": "2025-01"}},
+        {"section": "milestones", "complete": "M1"},
+        {"section": "banned", "add": "Never shell out to git for writes"},
+        {"section": "stack", "set": {"db": None}},
+    ):
+        assert result(repo, "A", "update_context", args)["changed"] is True, args
+    block = result(repo, "B", "inject_context", {})
+    for words in (
+        "**name:** hive",
+        "- Ship seed tools",
+        "- language: python",
+        "Use SQLite — reason: stdlib",
+        "- [x] M1",
+        "Banned approaches",
+        "Never shell out to git for writes",
+    ):
+        assert words in block, words
+    assert "db: sqlite" not in block
+    saved = (repo / ".hive" / "context.yaml").read_text()
+    assert "Never shell out to git for writes" in saved
+    assert "hive: context banned (A)" in git(repo, "log", "--format=%s", "-3")
+    assert_clean(repo)
+    again = result(repo, "A", "update_context", {"section": "goals", "add": "Ship seed tools"})
+    assert again["changed"] is False and again["commit"] is None
+
+
+def test_update_context_refuses_what_a_section_does_not_take(ws: Workspace, repo: Path) -> None:
+    for args, code in (
+        ({"section": "goals", "set": {"a": 1}}, "invalid_input"),
+        ({"section": "stack", "add": "python"}, "invalid_input"),
+        ({"section": "goals"}, "invalid_input"),
+        ({"section": "goals", "add": "a", "complete": "b"}, "invalid_input"),
+        ({"section": "goals", "add": {"not": "text"}}, "invalid_input"),
+        ({"section": "milestones", "complete": "nope"}, "not_found"),
+        ({"section": "milestones", "add": {"due": "x"}}, "invalid_input"),
+        ({"section": "secrets", "add": "x"}, "invalid_arguments"),
+        ({"section": "stack", "set": "x"}, "invalid_arguments"),
+        ({"section": "decisions", "add": {"d": "x" * 30_000}}, "invalid_input"),
+    ):
+        assert error(repo, "A", "update_context", args)["code"] == code, args
+    assert not (repo / ".hive" / "context.yaml").exists()
+
+
+def test_banned_approaches_appear_in_worker_prompts(ws: Workspace, repo: Path) -> None:
+    result(repo, "A", "update_context", {"section": "banned", "add": "No global mutable state"})
+    epic = result(
+        repo,
+        "A",
+        "hive_create_epic",
+        {"epic_title": "E", "subtasks": [{"title": "one", "files": ["a.py"]}]},
+    )
+    sub = epic[1]["id"] if isinstance(epic, list) else epic["subtasks"][0]["id"]
+    prompt = result(repo, "A", "swarm_subtask_prompt", {"cell_id": sub})["prompt"]
+    assert "Banned approaches" in prompt and "No global mutable state" in prompt
+    assert "REFACTOR" in prompt and "RED" in prompt and "GREEN" in prompt
+
+
+def test_concurrent_context_updates_lose_nothing(ws: Workspace, repo: Path) -> None:
+    run_workers(
+        repo,
+        """
+        ctx = CallContext(root=repo, agent=f"W{worker}")
+        for n in range(3):
+            out = call_tool(ctx, "update_context", {"section": "goals", "add": f"g{worker}.{n}"})
+            assert "result" in out, out
+        print("0")
+        """,
+        count=8,
+    )
+    goals = result(repo, "A", "inject_context", {})
+    assert all(f"- g{w}.{n}" in goals for w in range(8) for n in range(3))
+    assert_clean(repo)
+
+
+# ------------------------------------------------------------------ QA harness
+
+
+def test_qa_harness_scores_flags_and_compares(ws: Workspace, repo: Path) -> None:
+    scenarios = [
+        {
+            "id": "good",
+            "key": "task:1:a",
+            "value": {"summary": "revenue up 4%", "confidence": 0.9},
+            "sourceAgent": "analyst",
+        },
+        {"id": "empty", "key": "task:1:b", "value": "", "sourceAgent": "analyst"},
+        {"id": "todo", "key": "task:1:c", "value": "TODO fill in", "sourceAgent": "writer"},
+        {
+            "id": "weak",
+            "key": "task:1:d",
+            "value": {"summary": "maybe", "confidence": 0.2},
+            "sourceAgent": "risk",
+        },
+        {
+            "id": "lenient",
+            "key": "task:1:e",
+            "value": {"summary": "x", "confidence": 0.2},
+            "sourceAgent": "risk",
+            "minScore": 0.5,
+        },
+        {"id": "one", "key": "price", "value": 10, "sourceAgent": "A"},
+        {"id": "two", "key": "price", "value": 12, "sourceAgent": "B"},
+        {
+            "id": "failed",
+            "key": "task:1:f",
+            "value": {"ok": False, "error": "timeout"},
+            "sourceAgent": "A",
+        },
+    ]
+    run = result(repo, "qa", "run_qa_harness", {"scenarios": scenarios})
+    by_id = {r["id"]: r for r in run["results"]}
+    assert by_id["good"]["score"] == 1.0 and by_id["good"]["passed"]
+    assert by_id["empty"]["score"] == 0 and not by_id["empty"]["passed"]
+    assert by_id["todo"]["score"] == 0.6 and "placeholder text" in by_id["todo"]["issues"]
+    assert by_id["weak"]["score"] == 0.7 and by_id["weak"]["passed"]  # 1 - 0.3 = 0.7
+    assert by_id["lenient"]["threshold"] == 0.5 and by_id["lenient"]["passed"]
+    assert not by_id["one"]["passed"] and by_id["one"]["contradiction"]
+    assert run["contradictions"] == [
+        {"key": "price", "agents": ["A", "B"], "values": {"A": 10, "B": 12}}
+    ]
+    assert by_id["failed"]["score"] == 0.5
+    assert run["passed"] == 3 and run["total"] == 8 and run["passRate"] == 0.375
+    assert run["qualityThreshold"] == 0.7 and run["regression"] == {"previousRunId": None}
+
+    scenarios[0]["value"] = "TBD"
+    scenarios[2]["value"] = "written in full now"
+    second = result(repo, "qa", "run_qa_harness", {"scenarios": scenarios[:3]})
+    regression = second["regression"]
+    assert regression["previousRunId"] == run["runId"]
+    assert regression["regressed"] == ["good"] and regression["improved"] == ["todo"]
+    assert set(regression["missing"]) == {"weak", "lenient", "one", "two", "failed"}
+    assert regression["passRateDelta"] == round(second["passRate"] - 0.375, 4)
+    _code, out = cli(repo, "qa", "history")
+    assert "run 2" in out and "run 1" in out
+
+
+def test_qa_harness_hostile_input(ws: Workspace, repo: Path) -> None:
+    for args in (
+        {},
+        {"scenarios": []},
+        {"scenarios": [{"id": "a", "key": "k", "value": 1}]},
+        {"scenarios": [{"id": "a", "key": "k", "value": 1, "sourceAgent": "A", "minScore": 2}]},
+        {
+            "scenarios": [{"id": "a", "key": "k", "value": 1, "sourceAgent": "A"}],
+            "qualityThreshold": "high",
+        },
+        {"scenarios": "all"},
+    ):
+        assert error(repo, "A", "run_qa_harness", args)["code"] == "invalid_arguments", args
+    twice = [{"id": "a", "key": "k", "value": 1, "sourceAgent": "A"}] * 2
+    assert error(repo, "A", "run_qa_harness", {"scenarios": twice})["code"] == "invalid_input"
+    huge = call(
+        repo,
+        "A",
+        "run_qa_harness",
+        {"scenarios": [{"id": "a", "key": "k", "value": "x" * 150_000, "sourceAgent": "A"}]},
+    )
+    assert huge["result"]["results"][0]["issues"] == ["very large (over 100 KB)"]

@@ -1,0 +1,268 @@
+"""The canonical-form YAML reader: it agrees with ruamel or declines, never differs."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from hive.errors import CorruptFile
+from hive.models import DEPENDENCY_TYPES, Cell
+from hive.store.cells import decode_cell, encode_cell
+from hive.store.yamlfast import fast_loads
+from hive.store.yamlio import YamlError, dumps, loads, ruamel_loads
+
+TRICKY = [
+    "yes", "No", "ON", "y", "n", "null", "Null", "~", "true", "False", "nan", ".nan", "inf",
+    "-.inf", "007", "0", "-0", "1e3", "1_000", "0x1f", "0o17", "+1", "1.", ".5", "1:30",
+    "2026-01-02", "2026-01-02T03:04:05Z", "- x", "-", "--- x", "...", ": ", "a: b", "a:b",
+    "#", "a #b", "a#b", "&a", "*a", "!tag", "%x", "@x", "`x", "'q'", '"q"', "it's", "a\tb",
+    "\t", " lead", "trail ", "[x]", "{x}", "x, y", "?", "? x", "|", ">", "a | b", "\\",
+    "\\n", "_", "/", "/a/b", "a/b (c)", "\x85", "\u2028", "\ufeff", "\ufffe", "\x7f", "\r",
+    "\x00", "\uffff", "é", "日本", "\U0001f600", "\U0010ffff", "",
+]  # fmt: skip
+# HIVE_FUZZ_SCALE=20 runs twenty times as many examples (done before landing changes here).
+SCALE = int(os.environ.get("HIVE_FUZZ_SCALE", "1"))
+characters = st.characters(blacklist_categories=("Cs",))
+words = st.one_of(st.text(characters, max_size=30), st.sampled_from(TRICKY))
+lines_of_text = st.lists(
+    st.one_of(words, st.sampled_from(["", " ", "  indented", "trailing  ", "- item", "a: b"])),
+    min_size=1,
+    max_size=6,
+)
+multiline = st.builds(
+    lambda lines, before, after: "\n" * before + "\n".join(lines) + "\n" * after,
+    lines_of_text,
+    st.integers(0, 2),
+    st.integers(0, 3),
+)
+long_text = st.builds(lambda word, times: word * times, words, st.integers(50, 400))
+texts = st.one_of(words, multiline, long_text)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False),
+    texts,
+)
+documents = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(words, inner, max_size=4)),
+    max_leaves=16,
+)
+top_level = st.dictionaries(words, documents, min_size=1, max_size=6)
+
+
+def strict(value: Any) -> Any:
+    """``value`` with every type made visible (``1 == 1.0 == True`` in Python)."""
+    if isinstance(value, dict):
+        return ("dict", [(strict(k), strict(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [strict(item) for item in value])
+    return (type(value).__name__, repr(value))
+
+
+def assert_declines_or_agrees(text: str) -> None:
+    fast = fast_loads(text)
+    if fast is None:
+        return
+    assert strict(fast) == strict(ruamel_loads(text)), text
+
+
+@settings(max_examples=300 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(top_level)
+@example({"description": "line one\n  indented\n\n", "k": [[], {}, [["x"]], {"a": {"b": 1}}]})
+@example({"\ufffe": "\uffff", "k": "a\ufffeb\nc\n"})
+@example({"x": 1e16, "y": -0.0, "z": 1e-05, "w": float("inf"), "v": -(2**70)})
+def test_canonical_documents_are_read_fast_and_as_ruamel_reads_them(doc: dict[str, Any]) -> None:
+    text = dumps(doc)
+    expected = ruamel_loads(text)
+    fast = fast_loads(text)
+    assert fast is not None, text
+    assert strict(fast) == strict(expected) == strict(doc)
+
+
+def test_a_long_unclosed_quote_is_declined_in_linear_time() -> None:
+    line = '"\\n' + "a" * 100_000 + '" x"'
+    started = time.perf_counter()
+    assert fast_loads(f"k: {line}\n{line}: v\n") is None
+    assert time.perf_counter() - started < 1
+
+
+def test_nan_is_read_as_nan() -> None:
+    assert math.isnan(fast_loads("x: .nan\n")["x"])  # type: ignore[index]
+
+
+times = st.datetimes(
+    min_value=datetime(1970, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)
+).map(lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000))
+ids = st.from_regex(r"hv-[a-z0-9]{6}(\.[a-z0-9]{3}){0,2}", fullmatch=True)
+titles = st.one_of(words, st.text(characters, min_size=1, max_size=600)).filter(
+    lambda t: t.strip() and "\n" not in t.strip() and len(t) <= 500
+)
+dependencies = st.lists(
+    st.fixed_dictionaries({"type": st.sampled_from(DEPENDENCY_TYPES), "target": ids}), max_size=3
+)
+optional_time = st.one_of(st.none(), times)
+# The encoder leaves out empty fields, so an optional text is None or not empty.
+optional_text = st.one_of(st.none(), texts.filter(bool))
+cells = st.builds(
+    lambda fields: Cell.model_validate(fields),
+    st.fixed_dictionaries(
+        {
+            "id": ids,
+            "title": titles,
+            "created_at": times,
+            "updated_at": times,
+        },
+        optional={
+            "type": st.sampled_from(["bug", "feature", "task", "epic", "chore"]),
+            "status": st.sampled_from(["open", "in_progress", "blocked", "deferred", "closed"]),
+            "priority": st.integers(0, 4),
+            "parent": st.one_of(st.none(), ids),
+            "assignee": optional_text,
+            "labels": st.lists(words, max_size=4),
+            "dependencies": dependencies,
+            "files_owned": st.lists(words, max_size=3),
+            "description": texts,
+            "notes": texts,
+            "created_by": words,
+            "started_at": optional_time,
+            "closed_at": optional_time,
+            "close_reason": optional_text,
+            "deleted_at": optional_time,
+            "metadata": st.dictionaries(words, documents, max_size=4),
+        },
+    ),
+)
+
+
+@settings(max_examples=200 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cells)
+def test_any_cell_round_trips_through_the_fast_path(cell: Cell) -> None:
+    data = encode_cell(cell)
+    text = data.decode("utf-8")
+    old = Cell.model_validate(ruamel_loads(text))
+    assert fast_loads(text) is not None
+    decoded = decode_cell(data, "x.yaml")
+    assert decoded == cell == old
+    assert decoded.model_fields_set == old.model_fields_set
+
+
+yaml_fragments = st.sampled_from(
+    [
+        "a", "b", "key", "k.x", "_", "null", "yes", "1", "-1", "1.5", "1e+3", "007", ".inf",
+        "[]", "{}", "[a]", "{a: 1}", "|", "|-", "|+", "|2", ">", '"', '"a"', '"a\\nb"',
+        '"\\/"', '"\\ud800"', '"\\x41"', "'a'", "#", " #c", "&x", "*x", "!!str", "- ",
+        "-", ": ", ":", "? ", "\t", " ", "  ", "---", "...", "%YAML 1.1", "\\", "é",
+    ]
+)  # fmt: skip
+yaml_lines = st.lists(
+    st.builds(
+        lambda indent, parts: " " * indent + "".join(parts),
+        st.integers(0, 6),
+        st.lists(yaml_fragments, max_size=5),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=400 * SCALE, deadline=None)
+@given(yaml_lines)
+def test_yamlish_texts_are_declined_or_read_as_ruamel_reads_them(lines: list[str]) -> None:
+    assert_declines_or_agrees("\n".join(lines) + "\n")
+
+
+@settings(max_examples=400 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(top_level, st.data())
+def test_edited_canonical_texts_are_declined_or_read_as_ruamel_reads_them(
+    doc: dict[str, Any], data: st.DataObject
+) -> None:
+    text = dumps(doc)
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(text)))
+        cut = data.draw(st.integers(0, 3))
+        insert = data.draw(st.one_of(st.just(""), yaml_fragments, st.sampled_from(["\n", "\n  "])))
+        text = text[:at] + insert + text[at + cut :]
+    assert_declines_or_agrees(text)
+
+
+HANDWRITTEN = [
+    "id: a  # a comment\n",
+    "# leading comment\nid: a\n",
+    "id: a\n\ntitle: b\n",
+    "labels: [a, b]\n",
+    "metadata: {k: 1}\n",
+    "base: &b x\nother: *b\n",
+    "id: 'single'\n",
+    "labels:\n- a\n- b\n",
+    "metadata:\n    deep: 1\n",
+    "description: |2\n    indented\n",
+    "description: |\n    more indented\n",
+    "description: >\n  folded\n  text\n",
+    "id: a\nid: b\n",
+    "title: two\n  lines\n",
+    'title: "two\n  lines"\n',
+    "---\nid: a\n",
+    "id: a\n...\n",
+    "id: a",
+    "id: a\r\n",
+    "id:\ta\n",
+    "\ufeffid: a\n",
+    "yes: 1\n",
+    "id: !!str 1\n",
+    "created_at: 2026-01-02T03:04:05Z\n",
+    "n: 0o17\n",
+    "n: 1_000\n",
+]
+
+
+@pytest.mark.parametrize("text", HANDWRITTEN)
+def test_handwritten_yaml_falls_back_to_ruamel_with_the_same_answer(text: str) -> None:
+    assert fast_loads(text) is None
+    try:
+        expected: Any = ruamel_loads(text)
+    except YamlError as exc:
+        with pytest.raises(YamlError) as raised:
+            loads(text)
+        assert (str(raised.value), raised.value.line) == (str(exc), exc.line)
+        return
+    assert strict(loads(text)) == strict(expected)
+
+
+def test_an_edited_cell_still_decodes_as_before() -> None:
+    now = datetime(2026, 11, 22, 12, 0, 0, 123000, tzinfo=UTC)
+    cell = Cell(id="hv-abc123", title="t", labels=["a", "b"], created_at=now, updated_at=now)
+    text = encode_cell(cell).decode()
+    edited = "# edited by hand\n" + text.replace("labels:\n  - a\n  - b\n", "labels: [a, b]  # x\n")
+    assert fast_loads(edited) is None
+    assert decode_cell(edited.encode(), "x.yaml") == cell
+    with pytest.raises(CorruptFile, match=r"^x\.yaml:11: malformed YAML.*duplicate"):
+        decode_cell((text + "id: hv-x\n").encode(), "x.yaml")
+
+
+def test_reading_a_cell_does_not_import_ruamel() -> None:
+    code = (
+        "import sys\n"
+        "from datetime import UTC, datetime\n"
+        "from hive.models import Cell\n"
+        "from hive.store.cells import decode_cell, encode_cell\n"
+        "now = datetime(2026, 1, 1, tzinfo=UTC)\n"
+        "cell = Cell(id='hv-a1', title='t', description='a\\nb\\n',\n"
+        "            created_at=now, updated_at=now)\n"
+        "assert decode_cell(encode_cell(cell), 'p') == cell\n"
+        "print(sorted(m for m in sys.modules if m.startswith('ruamel')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
