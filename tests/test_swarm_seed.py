@@ -138,14 +138,14 @@ def test_every_seed_example_call_is_accepted(
         },
     )
     assert spawn["files"] == ["src/auth/oauth.ts"] and spawn["epic_id"] == epic
-    status = ok(ctx, "swarm_status", {"epic_id": epic, "project_key": PROJECT})
+    status = ok(ctx, "swarm_status", {"epic_id": epic, "project_key": ctx.root})
     assert status["total"] == 3
     worker = blue_lake(ctx)  # the worker's own session: agent_name must be who calls
     progress = ok(
         worker,
         "swarm_progress",
         {
-            "project_key": PROJECT,
+            "project_key": ctx.root,
             "agent_name": "BlueLake",
             "cell_id": cell,
             "status": "in_progress",
@@ -162,7 +162,7 @@ def test_every_seed_example_call_is_accepted(
         worker,
         "swarm_complete",
         {
-            "project_key": PROJECT,
+            "project_key": ctx.root,
             "agent_name": "BlueLake",
             "cell_id": cell,
             "summary": "OAuth flow implemented with JWT strategy",
@@ -217,6 +217,14 @@ def test_seed_values_that_are_still_refused(ctx: CallContext, cells: dict[str, s
         },
     )
     assert "belongs to epic" in wrong_epic["error"]
+    missing = call_tool(ctx, "swarm_status", {"epic_id": cells["bd-123"], "project_key": PROJECT})
+    assert missing["code"] == "invalid_input" and "does not exist" in missing["error"]
+    for name, args in (
+        ("swarm_complete", {"cell_id": cells["bd-123.1"], "summary": "x"}),
+        ("swarm_progress", {"cell_id": cells["bd-123.1"], "status": "in_progress"}),
+    ):
+        refused = call_tool(ctx, name, {**args, "project_key": PROJECT, "agent_name": "A"})
+        assert refused["code"] == "invalid_input" and refused["field"] == "project_key"
 
 
 def test_progress_completed_keeps_the_cell_open_and_failed_records_a_failure(
@@ -224,12 +232,12 @@ def test_progress_completed_keeps_the_cell_open_and_failed_records_a_failure(
 ) -> None:
     first, second = cells["bd-123.1"], cells["bd-123.2"]
     worker = blue_lake(ctx)
-    done = ok(worker, "swarm_progress", {"project_key": PROJECT, "agent_name": "BlueLake",
+    done = ok(worker, "swarm_progress", {"project_key": ctx.root, "agent_name": "BlueLake",
                                       "cell_id": first, "status": "completed"})  # fmt: skip
     assert done["cell"]["status"] == "in_progress" and done["percent"] == 100
     assert "swarm_complete" in done["next_step"]
     before = git(repo, "rev-parse", "HEAD")
-    failed = ok(worker, "swarm_progress", {"project_key": PROJECT, "agent_name": "BlueLake",
+    failed = ok(worker, "swarm_progress", {"project_key": ctx.root, "agent_name": "BlueLake",
                                         "cell_id": second, "status": "failed",
                                         "message": "provider API is down"})  # fmt: skip
     assert git(repo, "rev-list", "--count", f"{before.strip()}..HEAD").strip() == "1"
@@ -237,7 +245,7 @@ def test_progress_completed_keeps_the_cell_open_and_failed_records_a_failure(
     outcome = load_outcomes(ws)[-1]
     assert (outcome.cell_id, outcome.success, outcome.source) == (second, False, "swarm_progress")
     assert outcome.summary == "provider API is down" and failed["outcome"]["id"] == outcome.id
-    status = ok(ctx, "swarm_status", {"epic_id": cells["bd-123"], "project_key": PROJECT})
+    status = ok(ctx, "swarm_status", {"epic_id": cells["bd-123"], "project_key": ctx.root})
     assert (status["in_progress"], status["blocked"], status["open"]) == (1, 2, 0)
 
 
@@ -248,7 +256,7 @@ def test_evaluation_string_holding_json_is_parsed(
         blue_lake(ctx),
         "swarm_complete",
         {
-            "project_key": PROJECT,
+            "project_key": ctx.root,
             "agent_name": "BlueLake",
             "cell_id": cells["bd-123.1"],
             "summary": "x",

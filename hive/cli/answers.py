@@ -65,6 +65,8 @@ def head_state(argv: list[str]) -> HeadState | None:
         paths = discover(_directory(argv))
     except (HiveError, OSError):
         return None
+    if os.path.lexists(paths.index_twin):
+        return None  # a hive write is under way or was killed: the full path recovers it
     head = read_head_fast(paths)
     if head is None or head.commit is None:
         return None

@@ -74,6 +74,8 @@ def workspace(*, claim: bool = True) -> Workspace:
             token=os.environ.get("HIVE_AGENT_TOKEN") or None,
             session=default_session(),
         )
+    for line in opened.git.recovered:  # a write a killed hive process left, now settled
+        output.err(f"hive: {line}")
     opened.defer_persist = True
     atexit.register(_save_in_background, opened)
     return opened

@@ -369,6 +369,8 @@ def hooks_run_cmd(
         output.err(f"error: unknown hook {hook!r}: only 'pre-commit' exists")
         raise typer.Exit(2)
     report = run_op(lambda: check_staged(workspace(claim=False)))
+    for line in report.recovered:
+        output.err(f"hive: {line}")
 
     def render() -> None:
         if report.note and report.violations:

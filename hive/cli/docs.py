@@ -43,6 +43,16 @@ for your next commit instead of committing), `HIVE_LOCK_TIMEOUT` (seconds),
 `HIVE_SESSION` (identity owner for `mail init`), `HIVE_BYPASS=1` (skip the
 pre-commit hook), `HIVE_DEBUG=1` (show tracebacks of internal errors).
 
+A write killed part-way (a CI timeout, an agent runtime killing its tools) is
+never left for you to repair: the next hive command, or the pre-commit hook of
+your next `git commit`, finishes it when its commit was made (the index and
+working tree catch up with the branch) or undoes it when it was not, removes
+the `.git/index.lock` and temporary files it left, and says so in one line on
+stderr, e.g. `hive: recovered an interrupted write (hive process 4242 died
+mid-write): removed its .git/index.lock; finished commit 1a2b3c4d5e in the
+working tree and the index`. A lock held by a running git process is never
+touched.
+
 """
 
 

@@ -22,6 +22,8 @@ from hive.cli import (
     ctx_cmd,
     network_cmd,
     output,
+    scratch_cmd,
+    serve_cmd,
     swarm_cmd,
     sync_cmd,
     tools_cmd,
@@ -591,17 +593,25 @@ def _print_lines(lines: list[str], empty: str) -> None:
 @app.command()
 def doctor(json_flag: JsonFlag = False) -> None:
     """Find corrupt files, dangling dependencies and cycles; exit 1 if any."""
+    from hive.domain.agents import agent_tool_warnings
     from hive.domain.doctor import diagnose
+    from hive.models.results import Problem
+    from hive.tools.registry import tools
 
     use_json(json_flag)
-    report = run_op(lambda: diagnose(workspace()))
+    ws = workspace()
+    report = run_op(lambda: diagnose(ws))
+    report.warnings = [
+        Problem(kind="unknown-tool", message=text, path=".hive/config.yaml")
+        for text in agent_tool_warnings(ws, [tool.name for tool in tools()])
+    ]
 
     def render() -> None:
         out = output.console()
         for problem in report.problems:
             out.print(f"[red]{problem.kind}[/red]: {output.escape(problem.message)}")
         for warning in report.warnings:
-            out.print(f"[yellow]{warning.kind}[/yellow]: {output.escape(warning.message)}")
+            out.print(f"[yellow]warning {warning.kind}[/yellow]: {output.escape(warning.message)}")
         summary = "no problems" if report.ok else f"{len(report.problems)} problem(s)"
         out.print(f"checked {report.cells} cells: {summary}")
 
@@ -645,12 +655,15 @@ app.add_typer(network_cmd.blackboard_app, name="blackboard")
 app.add_typer(network_cmd.permissions_app, name="permissions")
 app.add_typer(network_cmd.memory_app, name="memory")
 app.add_typer(network_cmd.qa_app, name="qa")
+app.add_typer(scratch_cmd.scratchpad_app, name="scratchpad")
+app.add_typer(scratch_cmd.todo_app, name="todo")
 app.command("delegate")(network_cmd.delegate_cmd)
 swarm_cmd.swarm_app.command("state")(network_cmd.state_cmd)
 epic_app.command("synthesize")(network_cmd.synthesize_cmd)
 app.command("sync")(sync_cmd.sync_cmd)
 app.add_typer(sync_cmd.import_app, name="import")
 app.add_typer(sync_cmd.export_app, name="export")
+app.command("serve")(serve_cmd.serve_cmd)
 
 
 def focused_app(argv: list[str]) -> typer.Typer:

@@ -27,6 +27,13 @@ tools_app = typer.Typer(
 )
 proposals_app = typer.Typer(help="File-write proposals awaiting an arbiter.", no_args_is_help=True)
 
+ContextOption = Annotated[
+    str | None,
+    typer.Option(
+        "--context",
+        help="Directory file_read and list_files are confined to (default: the repository).",
+    ),
+]
 AgentOption = Annotated[
     str | None, typer.Option("--agent", help="Calling agent (default: --actor / $HIVE_AGENT).")
 ]
@@ -61,11 +68,24 @@ def schema_cmd(
 
 
 @tools_app.command("list")
-def list_cmd(json_flag: JsonFlag = False) -> None:
-    """Tool names and descriptions."""
-    from hive.tools.registry import tools
+def list_cmd(
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only the tools this agent may call.")
+    ] = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """Tool names and descriptions (with --agent: its tools list from agents: in the
+    config; unknown names are warned about and skipped)."""
+    from hive.tools.registry import CallContext, agent_tools, tools
 
-    entries = [{"name": t.name, "description": t.description} for t in tools()]
+    warnings: list[str] = []
+    listed = tools()
+    if agent:
+        ctx = CallContext(root=workspace().root, agent=agent)
+        listed, warnings = run_op(lambda: agent_tools(ctx))
+    entries = [{"name": t.name, "description": t.description} for t in listed]
+    for warning in warnings:
+        output.err(f"warning: {agent}: {warning}")
     if json_flag or OPTIONS.json:
         _dump(entries)
         return
@@ -81,12 +101,27 @@ def docs_cmd() -> None:
     sys.stdout.write(render_tools_docs())
 
 
+def _context_dir(given: str | None) -> str | None:
+    """``--context DIR``: an existing directory, as a real absolute path."""
+    if given is None:
+        return None
+
+    def check() -> str:
+        real = os.path.realpath(os.path.join(OPTIONS.directory, os.path.expanduser(given)))
+        if not os.path.isdir(real):
+            raise InvalidInput(f"--context {given}: not a directory")
+        return real
+
+    return run_op(check)
+
+
 @tools_app.command("run")
 def run_cmd(
     agent: AgentOption = None,
     allow_write: Annotated[
         bool, typer.Option("--allow-write", help="Also apply arbiter-approved proposals.")
     ] = False,
+    context: ContextOption = None,
 ) -> None:
     """Run the tool calls of a JSON envelope read from stdin; print the transcript."""
     from hive.tools.envelope import run_envelope
@@ -94,6 +129,7 @@ def run_cmd(
     from hive.tools.registry import write_check
 
     ctx = run_op(lambda: _context(agent))
+    ctx.context_dir = _context_dir(context)
     transcript = run_envelope(ctx, sys.stdin.read())
     if allow_write:
         try:
@@ -106,14 +142,18 @@ def run_cmd(
         raise typer.Exit(2)
 
 
-def mcp_cmd(agent: AgentOption = None) -> None:
+def mcp_cmd(agent: AgentOption = None, context: ContextOption = None) -> None:
     """Serve every tool over MCP on stdin/stdout (for agent runtimes). Each server
     process has its own session, so two servers never share a mail identity."""
     from hive.tools.mcp_server import serve_stdio
+    from hive.tools.registry import agent_tools
 
     session = f"mcp:{os.getpid()}:{secrets.token_hex(4)}"
     ctx = run_op(lambda: _context(agent, session))
     ctx.save_delay = 0.5  # let fresh `hive ready` processes find what this server wrote
+    ctx.context_dir = _context_dir(context)
+    for warning in run_op(lambda: agent_tools(ctx))[1]:
+        output.err(f"warning: {ctx.agent}: {warning}")
     serve_stdio(ctx)
 
 
@@ -210,6 +250,13 @@ def events_cmd(
         _print_events(events, json_flag or OPTIONS.json)
 
 
+def _short_args(args: Any, limit: int = 120) -> str:
+    if args in (None, {}):
+        return ""
+    text = json.dumps(args, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _print_events(events: list[dict[str, Any]], as_json: bool) -> None:
     for event in events:
         if as_json:
@@ -218,6 +265,7 @@ def _print_events(events: list[dict[str, Any]], as_json: bool) -> None:
             stamp = time.strftime("%H:%M:%S", time.gmtime(float(event.get("ts", 0))))
             sys.stdout.write(
                 f"{stamp}  {event.get('agent', '-'):<14} {event.get('tool', '-'):<28}"
-                f" {event.get('outcome', '-'):<22} {event.get('duration_ms', 0):>8.1f} ms\n"
+                f" {event.get('outcome', '-'):<22} {event.get('duration_ms', 0):>8.1f} ms"
+                f"  {_short_args(event.get('args'))}\n"
             )
     sys.stdout.flush()

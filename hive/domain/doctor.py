@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 from hive.domain.graph import find_cycles
 from hive.domain.setup import merge_setup_problems
@@ -127,11 +129,16 @@ def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
 def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     """A bad ``tools:`` (or ``permission_policy:``) section fails agent tool calls:
     report it here too."""
+    from hive.models.agents_config import parse_agents_config
     from hive.models.policy import parse_policy
 
     settings = ws.config(snap).extra_settings()
     problems = []
-    for parse, key in ((parse_tools_config, "tools"), (parse_policy, "permission_policy")):
+    parsers: list[tuple[Callable[[Any], Any], str]] = [
+        (parse_tools_config, "tools"), (parse_policy, "permission_policy"),
+        (parse_agents_config, "agents"),
+    ]  # fmt: skip
+    for parse, key in parsers:
         try:
             parse(settings.get(key))
         except InvalidInput as exc:

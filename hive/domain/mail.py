@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hive.domain.workspace import Workspace
-from hive.errors import GitError, HiveError, InvalidInput, NotFound, NotOwner
+from hive.errors import GitError, HiveError, InvalidInput, NotFound, NotOwner, NotRegistered
 from hive.git.remote import check_remote, fetch_ref, push_ref, remote_ref, tracking_ref
 from hive.git.repo import CommitInfo, Identity, Plan
 from hive.models import utc_now
@@ -47,6 +47,7 @@ from hive.models.mail import (
     MessageHeader,
     SendResult,
 )
+from hive.models.views import MailThread, ThreadMessage, ThreadView
 from hive.store.cells import format_time
 
 MAIL_REF = "refs/hive/mail"
@@ -398,8 +399,24 @@ def _agent(event: dict[str, Any]) -> Agent:
     )
 
 
+def all_messages(ws: Workspace) -> list[dict[str, Any]]:
+    """Every message event (``from``, ``to``, ``subject``, ``body``, ``thread_id``,
+    ``at``, ``id``), oldest first: for searching the history."""
+    return sorted(_state(ws).messages.values(), key=lambda m: (m.get("at") or "", m["id"]))
+
+
 def list_agents(ws: Workspace) -> list[Agent]:
     return [_agent(event) for event in _state(ws).agents.values()]
+
+
+def require_registered(ws: Workspace, name: str) -> None:
+    """The seed's rule: swarmmail_init comes before the other swarmmail tools."""
+    if name not in _state(ws).agents:
+        raise NotRegistered(
+            f"agent {name!r} is not registered: call swarmmail_init first (reserve after"
+            " registering, so other agents can reach you about your files)",
+            agent=name,
+        )
 
 
 def _require_agent(state: MailState, name: str) -> None:
@@ -430,6 +447,7 @@ def send_message(
     """
     sender = ws.require_agent("sending mail")
     _check_message(to, subject, body, importance)
+    coordinator = coordinator_of(ws, thread_id, sender) if COORDINATOR in to else None
     thread_members: list[str] = []
     if thread_id:
         thread_id, thread_members = _thread_of(ws, thread_id)
@@ -437,10 +455,16 @@ def send_message(
     def build(state: MailState) -> tuple[str, dict[str, Any], SendResult]:
         _require_agent(state, sender)
         recipients = list(dict.fromkeys(to))
+        if coordinator is not None and coordinator in state.agents:  # the role, not a name
+            recipients = list(dict.fromkeys(
+                coordinator if name == COORDINATOR else name for name in recipients
+            ))  # fmt: skip
         unknown = [name for name in recipients if name not in state.agents]
         if unknown:
             known = ", ".join(sorted(state.agents)) or "none"
-            raise NotFound(f"unknown recipient(s) {', '.join(unknown)} (registered: {known})")
+            hint = (" ('coordinator' reaches the coordinator of the epic named by thread_id)"
+                    if COORDINATOR in unknown else "")  # fmt: skip
+            raise NotFound(f"unknown recipient(s) {', '.join(unknown)} (registered: {known}){hint}")
         if thread_id:
             extra = set(state.threads.get(thread_id, set())) | set(thread_members)
             recipients += sorted(n for n in extra if n in state.agents and n not in recipients)
@@ -496,6 +520,43 @@ def _family_root(given: str, known: Iterable[str]) -> str:
     if len(matches) > 1 and all(m.startswith(matches[0] + ".") for m in matches[1:]):
         return matches[0]
     return given
+
+
+COORDINATOR = "coordinator"
+
+
+def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | None:
+    """Who coordinates the epic a message is about: the epic of ``thread_id`` (a cell or
+    epic id), else of the sender's open work; its ``metadata.coordinator``, else its
+    assignee, else whoever created it. None when there is no such epic."""
+    from hive.domain.cells import get_cell
+
+    try:
+        index = ws.cells()
+    except HiveError:
+        return None
+    cell: Any = None
+    if thread_id:
+        try:
+            cell = get_cell(index, _family_root(thread_id, index.known_ids()))
+        except HiveError:
+            return None
+    else:
+        mine = sorted(
+            (
+                c
+                for c in index.cells.values()
+                if c.assignee == sender and not c.is_closed and c.parent
+            ),
+            key=lambda c: c.status != "in_progress",
+        )
+        cell = mine[0] if mine else None
+    while cell is not None and cell.type != "epic" and cell.parent in index.cells:
+        cell = index.cells[cell.parent]
+    if cell is None or cell.type != "epic":
+        return None
+    named = cell.metadata.get("coordinator")
+    return str(named) if named else cell.assignee or cell.created_by or None
 
 
 def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:
@@ -767,3 +828,77 @@ def thread_messages(ws: Workspace, *, thread_id: str, limit: int = 20) -> list[M
         Message(**_header(state, event, "").model_dump(), body=str(event.get("body") or ""))
         for event in found[-max(1, limit) :]
     ]
+
+
+# ------------------------------------------------------------------ watching (hive serve)
+
+
+def _thread_key(event: dict[str, Any]) -> str:
+    thread = event.get("thread_id")
+    return str(thread) if thread else f"message-{event['id']}"
+
+
+def _sent_at(event: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(str(event["at"]).replace("Z", "+00:00"))
+
+
+def list_threads(ws: Workspace, *, limit: int | None = None) -> list[MailThread]:
+    """Every conversation, most recently active first, for a supervisor (nothing is
+    marked read). A message without a thread id is a thread of its own."""
+    state = _state(ws)
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for event in state.messages.values():
+        grouped.setdefault(_thread_key(event), []).append(event)
+    threads = []
+    for key, events in grouped.items():
+        events.sort(key=lambda e: (e["at"], e["id"]))
+        people = [name for e in events for name in (e["from"], *e["to"])]
+        rank = max(IMPORTANCE_LEVELS.index(e.get("importance", "normal")) for e in events)
+        threads.append(
+            MailThread(
+                key=key,
+                thread_id=events[0].get("thread_id"),
+                subject=events[0]["subject"],
+                participants=list(dict.fromkeys(people)),
+                count=len(events),
+                last_at=_sent_at(events[-1]),
+                importance=IMPORTANCE_LEVELS[rank],
+            )
+        )
+    threads.sort(key=lambda t: (t.last_at, t.key), reverse=True)
+    return threads[:limit] if limit is not None else threads
+
+
+def thread_view(ws: Workspace, *, key: str) -> ThreadView:
+    """The messages of one thread (by :func:`list_threads`' key), oldest first, with
+    who has read and acknowledged each; reading them here marks nothing read."""
+    state = _state(ws)
+    found = sorted(
+        (e for e in state.messages.values() if _thread_key(e) == key),
+        key=lambda e: (e["at"], e["id"]),
+    )
+    if not found:
+        raise NotFound(f"no mail thread {key!r}")
+    readers: dict[int, list[str]] = {}
+    for agent, number in sorted(state.read):
+        readers.setdefault(number, []).append(agent)
+    ackers: dict[int, list[str]] = {}
+    for agent, number in sorted(state.acked):
+        ackers.setdefault(number, []).append(agent)
+    messages = [
+        ThreadMessage(
+            id=int(e["id"]),
+            sender=e["from"],
+            to=list(e["to"]),
+            subject=e["subject"],
+            body=e["body"],
+            thread_id=e.get("thread_id"),
+            importance=e.get("importance", "normal"),
+            ack_required=bool(e.get("ack_required")),
+            sent_at=_sent_at(e),
+            read_by=readers.get(int(e["id"]), []),
+            acked_by=ackers.get(int(e["id"]), []),
+        )
+        for e in found
+    ]
+    return ThreadView(key=key, thread_id=found[0].get("thread_id"), messages=messages)

@@ -42,6 +42,8 @@ from hive.store import credentials
 from hive.store.cells import decode_cell, decode_config
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 
+RECOVERY_WAIT = 10.0  # seconds the hook waits for a live hive writer before settling its intent
+
 
 class Violation(BaseModel):
     path: str
@@ -58,6 +60,7 @@ class PrecommitReport(BaseModel):
     staged: list[str] = Field(default_factory=list)
     violations: list[Violation] = Field(default_factory=list)
     bypassed: bool = False
+    recovered: list[str] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -115,10 +118,17 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
     in-process callers name the committing agent; otherwise it is the agent whose
     credential is in ``HIVE_AGENT_TOKEN``, else the person of the git identity."""
     agent, kind, note = _committer(ws, committer)
+    # First settle a hive write a killed process left: its files go into this commit's
+    # index, so the commit can never revert it (even with HIVE_BYPASS).
+    recovered = ws.git.recover(commit_index=index_path(ws), wait=RECOVERY_WAIT)
     if os.environ.get("HIVE_BYPASS") == "1":
-        return PrecommitReport(committer=agent, committer_kind=kind, bypassed=True)
+        return PrecommitReport(
+            committer=agent, committer_kind=kind, bypassed=True, recovered=recovered
+        )
     state = staged_state(ws)
-    report = PrecommitReport(committer=agent, committer_kind=kind, note=note, staged=state.paths)
+    report = PrecommitReport(
+        committer=agent, committer_kind=kind, note=note, staged=state.paths, recovered=recovered
+    )
     snap = state.snapshot
     has_hive = snap.blob_sha(CONFIG_PATH) is not None or bool(snap.listing(RESERVATIONS_DIR))
     if not has_hive and not any(p.startswith(HIVE_DIR + "/") for p in state.paths):

@@ -508,12 +508,14 @@ def _conflict_error(found: list[ConflictDetail]) -> ReservationConflict:
     )
 
 
-def _require_override_role(ws: Workspace, snap: Snapshot, agent: str) -> None:
+def _require_override_role(
+    ws: Workspace, snap: Snapshot, agent: str, *, action: str = "force a reservation"
+) -> None:
     if override_role(ws, snap) is None:
         named = ", ".join(configured_coordinators(ws, snap)) or "none configured"
         raise NotOwner(
             f"only a coordinator (.hive/config.yaml coordinators: {named}) or a person may"
-            f" force a reservation; {agent} is neither"
+            f" {action}; {agent} is neither"
         )
 
 
@@ -532,6 +534,7 @@ def _message(
     cell_id: str | None,
     overridden: Sequence[ConflictDetail] = (),
     overrides: Sequence[Override] = (),
+    extra: Sequence[tuple[str, str]] = (),
 ) -> str:
     trailers = [("Hive-Cell", cell_id)] if cell_id else []
     trailers += ws.trailers(verb)
@@ -539,6 +542,7 @@ def _message(
         ("Hive-Overrides", f"{c.holder} #{c.reservation_id} {c.pattern}") for c in overridden
     ]
     trailers += override_trailers(overrides)
+    trailers += list(extra)
     return format_message(f"hive: {verb} {subject}", trailers)
 
 
@@ -615,6 +619,73 @@ def _refuse_others_ids(
                     owner=data.agent,
                     reservation_id=item.id,
                 )
+
+
+def release_for_holder(
+    ws: Workspace,
+    *,
+    reservation_id: int,
+    as_coordinator: bool = False,
+    reason: str | None = None,
+) -> ReleaseResult:
+    """Release one reservation by id, whoever holds it (a stale one: its holder
+    stopped or moved on). The holder's expired entries are pruned in the same
+    commit; the commit names the actor and carries ``Hive-Released: holder #id
+    pattern``.
+
+    Releasing another agent's reservation is an override: the actor must be a
+    coordinator (``coordinators:`` in the config) or a person, unless
+    ``as_coordinator`` says the surface already granted that role (``hive serve
+    --allow-write``); it is recorded (``Hive-Override`` trailer, event log) with
+    ``reason`` (default: a stale reservation). Releasing one's own needs no role.
+    """
+    actor = ws.actor
+    forced: list[Override] = []
+
+    def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
+        loaded = load_reservations(ws, snap)
+        found = next(
+            (
+                r
+                for data in loaded.files.values()
+                for r in data.reservations
+                if r.id == reservation_id
+            ),
+            None,
+        )
+        if found is None:
+            raise NotFound(f"no reservation #{reservation_id}", reservation_id=reservation_id)
+        holder = found.agent
+        overrides: list[Override] = []
+        if holder != actor:
+            role = "coordinator" if as_coordinator else override_role(ws, snap)
+            if role is None:
+                _require_override_role(
+                    ws, snap, actor, action="release another agent's reservation"
+                )
+            overrides = [
+                Override(
+                    by=actor, role=role or "coordinator", action="release the reservation",
+                    target=f"#{found.id} {found.path_pattern}", owner=holder,
+                    reason=" ".join((reason or "a stale reservation").split()),
+                )
+            ]  # fmt: skip
+        forced[:] = overrides
+        kept = [
+            r
+            for r in _pruned(loaded.files[holder], holder, utc_now()).reservations
+            if r.id != reservation_id
+        ]
+        subject = f"{holder} {found.path_pattern}" + (f" (by {actor})" if holder != actor else "")
+        trailers = [("Hive-Released", f"{holder} #{found.id} {found.path_pattern}")]
+        message = _message(ws, "release", subject, found.cell, overrides=overrides, extra=trailers)
+        return [release_change(holder, kept, ws)], message, ReleaseResult(released=[found])
+
+    written = ws.write_files(plan)
+    if forced:
+        record_overrides(ws, forced, written.commit)
+    outcome: ReleaseResult = written.result
+    return outcome
 
 
 def split_release(

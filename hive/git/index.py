@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hive.errors import GitError, LockTimeout
+from hive.git import killpoints
+from hive.git.owners import owner_tag
 
 _HEADER = struct.Struct(">4sLL")
 _STAT = struct.Struct(">LLLLLLLLLL")
@@ -225,6 +227,10 @@ def lookup_entries(index_path: str, paths: Iterable[str]) -> dict[str, IndexEntr
     data = _read(index_path)
     if data is None:
         return {}
+    return _lookup_in(data, index_path, paths)
+
+
+def _lookup_in(data: bytes, index_path: str, paths: Iterable[str]) -> dict[str, IndexEntry]:
     try:
         parsed = _parse(data)
     except _Unsupported:
@@ -257,20 +263,42 @@ class IndexLock:
 
     Entering takes the lock and checks that the index can be updated (a format
     hive cannot write is refused here, before anything is committed); ``apply``
-    writes the updated index and releases the lock; leaving without ``apply``
-    releases it and leaves the index untouched.
+    writes the updated index and renames it into place; leaving without
+    ``apply`` releases the lock and leaves the index untouched.
+
+    With ``twin`` (hive's write path: ``<git dir>/hive-index.lock``) the lock
+    is taken by hard-linking that file, which holds the owner's tag, to
+    ``index.lock``: ``index.lock`` never exists without a twin that names its
+    owner, so a lock left by a hive process that died is recognised (same
+    file as the twin) and recovered, and a lock any other process holds never
+    is. The twin stays until the lock is released or the write is over (its
+    presence is what tells the next command to look for work to recover).
     """
 
-    def __init__(self, index_path: str, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        index_path: str,
+        timeout: float = 10.0,
+        *,
+        twin: str | None = None,
+        lock_path: str | None = None,
+    ) -> None:
         self.index_path = index_path
-        self.lock_path = index_path + ".lock"
+        # ``lock_path``: a private temporary file instead of git's lock, for the one
+        # caller allowed to (the pre-commit hook, whose parent git holds index.lock)
+        self.lock_path = lock_path or index_path + ".lock"
         self.timeout = timeout
+        self.twin = twin
+        # True while an intent record depends on the twin: leaving keeps it for recovery.
+        self.keep_twin = False
         self._descriptor = -1
         self._data: bytes | None = None
         self._fast = True
 
     def __enter__(self) -> IndexLock:
-        self._descriptor = _acquire(self.lock_path, self.timeout)
+        killpoints.reached("before-index-lock")
+        self._descriptor = _acquire(self.lock_path, self.timeout, self.twin, self.keep_twin)
+        killpoints.reached("after-index-lock")
         try:
             self._data = _read(self.index_path)
             self._fast = _check_writable(self.index_path, self._data)
@@ -282,28 +310,54 @@ class IndexLock:
     def __exit__(self, *exc: object) -> None:
         self._release()
 
+    def lookup(self, paths: Iterable[str]) -> dict[str, IndexEntry]:
+        """The entries of ``paths`` in the index as it was when the lock was taken."""
+        if self._data is None:
+            return {}
+        return _lookup_in(self._data, self.index_path, paths)
+
     def apply(self, updates: Sequence[IndexUpdate]) -> None:
-        """Write ``updates`` into the index (the lock is released afterwards)."""
+        """Write ``updates`` into the index (the lock is consumed by the rename)."""
         if self._descriptor < 0:
             raise GitError("the index lock is not held")
         if not updates:
-            self._release()
+            self._release_lock()
             return
-        if not self._fast:
-            self._release()  # dulwich takes index.lock itself
-            _slow_update(self.index_path, updates)
-            return
-        content = _spliced(self._data, updates)
-        with os.fdopen(self._descriptor, "wb") as handle:
-            self._descriptor = -1
-            handle.write(content)
+        if self._fast:
+            content = _spliced(self._data, updates)
+        else:
+            content = _slow_content(self.index_path, updates)
+        descriptor, self._descriptor = self._descriptor, -1
+        try:
+            os.ftruncate(descriptor, 0)
+            os.lseek(descriptor, 0, os.SEEK_SET)
+            _write_all(descriptor, content)
+        except BaseException:
+            os.close(descriptor)
+            _unlink_quietly(self.lock_path)
+            raise
+        os.close(descriptor)
+        killpoints.reached("index-written")
         os.replace(self.lock_path, self.index_path)
+        killpoints.reached("after-index")
 
     def _release(self) -> None:
+        self._release_lock()
+        if self.twin is not None and not self.keep_twin:
+            _unlink_quietly(self.twin)
+            self.twin = None
+
+    def _release_lock(self) -> None:
         if self._descriptor >= 0:
             os.close(self._descriptor)
             self._descriptor = -1
             _unlink_quietly(self.lock_path)
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
 
 
 def _check_writable(index_path: str, data: bytes | None) -> bool:
@@ -327,12 +381,38 @@ def _check_writable(index_path: str, data: bytes | None) -> bool:
     return False
 
 
-def _acquire(lock_path: str, timeout: float) -> int:
+def _acquire(lock_path: str, timeout: float, twin: str | None, keep_twin: bool) -> int:
+    """Take ``lock_path`` (via ``twin`` when given); the descriptor writes the lock's content.
+
+    When the lock cannot be taken the twin is removed, unless ``keep_twin``
+    (recovery: an intent still depends on it)."""
+    descriptor = -1
+    if twin is not None:
+        # A new file every time: a twin left by a write killed after its rename is
+        # a hard link to .git/index itself, and must never be written through.
+        _unlink_quietly(twin)
+        descriptor = os.open(twin, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+        os.write(descriptor, owner_tag().encode("ascii"))
+        killpoints.reached("index-lock-twin")
+    try:
+        return _take(lock_path, timeout, twin, descriptor)
+    except BaseException:
+        if descriptor >= 0:
+            os.close(descriptor)
+            if not keep_twin:
+                _unlink_quietly(twin or "")
+        raise
+
+
+def _take(lock_path: str, timeout: float, twin: str | None, descriptor: int) -> int:
     deadline = time.monotonic() + timeout
     delay = 0.001
     while True:
         try:
-            return os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            if twin is None:
+                return os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            os.link(twin, lock_path)
+            return descriptor
         except FileExistsError:
             if time.monotonic() >= deadline:
                 raise LockTimeout(
@@ -344,7 +424,40 @@ def _acquire(lock_path: str, timeout: float) -> int:
         except OSError as error:
             if error.errno == errno.ENOENT:
                 raise GitError(f"cannot lock the index: {error}") from None
-            raise
+            if twin is None or error.errno not in _NO_HARD_LINKS:
+                raise
+            return _take_without_links(lock_path, timeout, twin, descriptor)
+
+
+_NO_HARD_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS)
+
+
+def _take_without_links(lock_path: str, timeout: float, twin: str, descriptor: int) -> int:
+    """No hard links here: create the lock itself, then record its inode in the twin."""
+    lock = _take(lock_path, timeout, None, -1)
+    info = os.fstat(lock)
+    os.ftruncate(descriptor, 0)
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    os.write(descriptor, f"{owner_tag()} ino={info.st_dev}:{info.st_ino}".encode("ascii"))
+    os.close(descriptor)
+    return lock
+
+
+def lock_owned_by_twin(lock_path: str, twin: str) -> bool:
+    """True when ``lock_path`` is the lock hive took through ``twin``."""
+    try:
+        lock = os.stat(lock_path)
+        same = os.stat(twin)
+    except OSError:
+        return False
+    if (lock.st_dev, lock.st_ino) == (same.st_dev, same.st_ino):
+        return True
+    try:
+        with open(twin, "rb") as handle:
+            recorded = handle.read(200).partition(b" ino=")[2]
+    except OSError:
+        return False
+    return recorded == f"{lock.st_dev}:{lock.st_ino}".encode("ascii")
 
 
 def _unlink_quietly(path: str) -> None:
@@ -520,26 +633,37 @@ def _slow_read(index_path: str, prefix: str) -> dict[str, IndexEntry]:
     return found
 
 
-def _slow_update(index_path: str, updates: Sequence[IndexUpdate]) -> None:
+def _slow_content(index_path: str, updates: Sequence[IndexUpdate]) -> bytes:
+    """The updated index, made by dulwich on a private copy (index v4 and the like)."""
+    import shutil
+
     from dulwich.index import IndexEntry as DulwichEntry
 
-    index = _load_dulwich(index_path)
-    for update in updates:
-        key = update.path.encode()
-        if update.sha is None:
-            if key in index:
-                del index[key]
-            continue
-        info = update.stat
-        index[key] = DulwichEntry(
-            ctime=(int(info.st_ctime), info.st_ctime_ns % 10**9) if info else (0, 0),
-            mtime=(int(info.st_mtime), info.st_mtime_ns % 10**9) if info else (0, 0),
-            dev=(info.st_dev & 0xFFFFFFFF) if info else 0,
-            ino=(info.st_ino & 0xFFFFFFFF) if info else 0,
-            mode=update.mode,
-            uid=info.st_uid if info else 0,
-            gid=info.st_gid if info else 0,
-            size=info.st_size if info else 0,
-            sha=update.sha,  # type: ignore[arg-type]
-        )
-    index.write()
+    copy = f"{index_path}.hive-tmp-{owner_tag()}"
+    try:
+        shutil.copyfile(index_path, copy)
+        index = _load_dulwich(copy)
+        for update in updates:
+            key = update.path.encode()
+            if update.sha is None:
+                if key in index:
+                    del index[key]
+                continue
+            info = update.stat
+            index[key] = DulwichEntry(
+                ctime=(int(info.st_ctime), info.st_ctime_ns % 10**9) if info else (0, 0),
+                mtime=(int(info.st_mtime), info.st_mtime_ns % 10**9) if info else (0, 0),
+                dev=(info.st_dev & 0xFFFFFFFF) if info else 0,
+                ino=(info.st_ino & 0xFFFFFFFF) if info else 0,
+                mode=update.mode,
+                uid=info.st_uid if info else 0,
+                gid=info.st_gid if info else 0,
+                size=info.st_size if info else 0,
+                sha=update.sha,  # type: ignore[arg-type]
+            )
+        index.write()
+        with open(copy, "rb") as handle:
+            return handle.read()
+    finally:
+        _unlink_quietly(copy)
+        _unlink_quietly(copy + ".lock")

@@ -1,4 +1,4 @@
-"""Reading a few loose objects without importing dulwich.
+"""Reading a few loose objects, and writing them, without importing dulwich.
 
 A fresh CLI process that only needs to know *which* ``.hive`` tree HEAD has
 (to find a cached answer) would otherwise pay for importing dulwich. hive
@@ -6,14 +6,29 @@ writes its commits and trees as loose objects, so the path from HEAD's commit
 to ``.hive`` is usually three small zlib files. Anything else (packed objects,
 alternates, a malformed object) returns ``None`` and the caller takes the
 ordinary path.
+
+Writing (``write_loose``) follows git: the compressed object goes to a
+temporary file in its ``objects/xx/`` directory, named ``tmp_obj_...`` (which
+``git fsck`` ignores and ``git gc`` prunes), and is renamed to its final name,
+so a process killed at any moment never leaves a file that ``git fsck``
+reports. The temporary name carries the writer's owner tag, so recovery
+(``hive/git/recovery.py``) removes those of writers that died.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import os
 import zlib
 
+from hive.git import killpoints
+from hive.git.owners import owner_tag
 from hive.git.refs import RepoPaths
+
+TMP_PREFIX = "tmp_obj_hive-"
+LOOSE_COMPRESSION = 1  # git's default core.looseCompression (best speed)
+_SERIAL = itertools.count()
 
 
 def read_loose(paths: RepoPaths, sha: str) -> tuple[bytes, bytes] | None:
@@ -61,3 +76,55 @@ def hive_tree(paths: RepoPaths, commit: str) -> str | None:
     """The sha of the ``.hive`` tree of ``commit``, read from loose objects only."""
     root = commit_tree(paths, commit)
     return None if root is None else tree_entry(paths, root, b".hive")
+
+
+def object_path(paths: RepoPaths, sha: str) -> str:
+    return os.path.join(paths.common_dir, "objects", sha[:2], sha[2:])
+
+
+def write_loose(paths: RepoPaths, kind: bytes, body: bytes, sha: str | None = None) -> str:
+    """Store one object as a loose object (if it is not loose already); return its sha.
+
+    ``sha`` may be given when the caller already knows it. Like git and dulwich,
+    an existing loose object only has its mtime refreshed (so ``gc`` does not
+    prune it before the new commit references it).
+    """
+    raw = kind + b" " + str(len(body)).encode("ascii") + b"\0" + body
+    if sha is None:
+        sha = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+    path = object_path(paths, sha)
+    try:
+        os.utime(path)
+        return sha
+    except FileNotFoundError:
+        pass
+    except PermissionError:
+        return sha  # there, owned by another user of a shared repository
+    directory = os.path.dirname(path)
+    temp = os.path.join(directory, f"{TMP_PREFIX}{owner_tag()}-{next(_SERIAL)}")
+    try:
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    try:
+        _write_all(descriptor, zlib.compress(raw, LOOSE_COMPRESSION))
+    except BaseException:
+        os.close(descriptor)
+        os.unlink(temp)
+        raise
+    os.close(descriptor)
+    killpoints.reached("object-tmp")
+    try:
+        os.replace(temp, path)
+    except PermissionError:  # Windows: the object appeared meanwhile, read-only
+        os.unlink(temp)
+        if not os.path.exists(path):
+            raise
+    return sha
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]

@@ -57,8 +57,7 @@ def merge_commits(repo: GitRepo, ours: str, theirs: str) -> MergeResult:
     names = sorted(path.decode("utf-8", errors="replace") for path in conflicts)
     if names:
         return MergeResult(ours, theirs, base, None, conflicts=names)
-    store.add_object(tree)
-    merged = tree.id.decode()
+    merged = repo.store_object(tree)
     unmergeable, changes = _changes(repo, repo.commit_tree(ours), merged)
     if unmergeable:
         return MergeResult(ours, theirs, base, None, conflicts=unmergeable)

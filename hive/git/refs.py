@@ -9,11 +9,15 @@ caller falls back to dulwich.
 from __future__ import annotations
 
 import contextlib
+import errno
+import itertools
 import os
 import time
 from dataclasses import dataclass
 
 from hive.errors import LockTimeout, NotAGitRepository
+from hive.git import killpoints
+from hive.git.owners import owner_alive, owner_tag
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,11 @@ class RepoPaths:
     def hive_state_dir(self) -> str:
         """hive's private, per-repository, never-committed state (locks, caches)."""
         return os.path.join(self.common_dir, "hive")
+
+    @property
+    def index_twin(self) -> str:
+        """Present while a hive write is under way or was killed (hive/git/recovery.py)."""
+        return os.path.join(self.git_dir, "hive-index.lock")
 
 
 def discover(start: str) -> RepoPaths:
@@ -192,24 +201,33 @@ def compare_and_swap(
     replaced atomically, and the reflog gets a line where git keeps one
     (branches and HEAD, or any ref whose log already exists). As with git's
     default ``core.fsync``, the ref file is not fsynced.
+
+    The lock is taken by hard-linking a complete twin file
+    (``<ref>.hive-<owner>.lock``, which git ignores as it ignores every
+    ``*.lock`` under ``refs/``) to ``<ref>.lock``: the lock never exists
+    without its content, and a lock whose twin's owner died is known to be
+    hive's and is removed by the next writer that finds it.
     """
     path = ref_file(paths, ref)
     lock = path + ".lock"
-    descriptor = _lock_ref(lock)
+    twin = _ref_twin(path)
+    linked = _lock_ref(lock, twin, f"{new}\n".encode("ascii"))
+    moved = False
     try:
         current = read_ref_fast(paths, ref)
         if current != old:
             return False
-        os.write(descriptor, f"{new}\n".encode("ascii"))
-        os.close(descriptor)
-        descriptor = -1
+        killpoints.reached("ref-locked")
         os.replace(lock, path)
+        moved = True
+        killpoints.reached("after-ref-swap")
     finally:
-        if descriptor >= 0:
-            os.close(descriptor)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(lock)
+        if not moved:
+            _unlink_quietly(lock)
+        if linked:
+            _unlink_quietly(twin)
     _log_ref_update(paths, ref, old, new, who=who, message=message)
+    killpoints.reached("after-reflog")
     return True
 
 
@@ -219,14 +237,86 @@ def ref_file(paths: RepoPaths, ref: str) -> str:
     return os.path.join(base, ref)
 
 
-def _lock_ref(lock: str) -> int:
+def _ref_twin(path: str) -> str:
+    return f"{path}{_TWIN_MARK}{owner_tag()}.{next(_SERIAL)}.lock"
+
+
+_TWIN_MARK = ".hive-"
+_SERIAL = itertools.count()
+
+
+def _lock_ref(lock: str, twin: str, content: bytes) -> bool:
+    """Create ``lock`` holding ``content``; True when it is linked to ``twin``
+    (False on a filesystem without hard links: then it is created directly)."""
     os.makedirs(os.path.dirname(lock), exist_ok=True)
-    for _ in range(_LOCK_ATTEMPTS):
-        try:
-            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            time.sleep(0.005)
+    _create_with(twin, content)
+    linked = True
+    try:
+        for attempt in range(_LOCK_ATTEMPTS):
+            try:
+                if linked:
+                    os.link(twin, lock)
+                else:
+                    _create_with(lock, content)
+                return linked
+            except FileExistsError:
+                if attempt % 50 == 0 and remove_stale_ref_lock(lock):
+                    continue
+                time.sleep(0.005)
+            except OSError as error:
+                if not linked or error.errno not in _NO_HARD_LINKS:
+                    raise
+                linked = False
+                _unlink_quietly(twin)
+    except BaseException:
+        _unlink_quietly(twin)
+        raise
+    _unlink_quietly(twin)
     raise LockTimeout(f"{lock} exists: another git process is updating this ref")
+
+
+_NO_HARD_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS)
+
+
+def _create_with(path: str, content: bytes) -> None:
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        os.write(descriptor, content)
+    finally:
+        os.close(descriptor)
+
+
+def remove_stale_ref_lock(lock: str) -> bool:
+    """Remove ``lock`` if a hive process that has died created it; True if removed.
+
+    Twins of dead owners found on the way are removed too. A lock without a
+    hive twin (git's own, or anyone else's) is never touched.
+    """
+    directory, name = os.path.split(lock)
+    prefix = name[: -len(".lock")] + _TWIN_MARK
+    removed = False
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    for entry in names:
+        if not (entry.startswith(prefix) and entry.endswith(".lock")):
+            continue
+        tag = entry[len(prefix) : -len(".lock")].partition(".")[0]
+        if owner_alive(tag):
+            continue
+        twin = os.path.join(directory, entry)
+        with contextlib.suppress(OSError):
+            if os.path.samefile(twin, lock):
+                os.unlink(lock)
+                removed = True
+        _unlink_quietly(twin)
+    return removed
+
+
+def _unlink_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _log_ref_update(

@@ -6,10 +6,15 @@ and loses updates under concurrency). A write is a *transaction*:
 1. take hive's lock (``<common dir>/hive/write.lock``);
 2. read the branch head, hand a :class:`Snapshot` of it to the caller's
    ``plan`` function, which returns the file changes to make;
-3. write blobs, the changed trees and a commit as loose objects;
+3. take git's ``index.lock`` (through hive's twin), write blobs, the changed
+   trees and a commit as loose objects, and record the intent;
 4. compare-and-swap the branch ref from the head read in step 2 to the new
    commit; if something else moved the ref, go back to step 2;
-5. update only the changed files in the working tree and their index entries.
+5. update only the changed files in the working tree and their index entries,
+   then clear the intent.
+
+A write killed at any moment is finished or undone by the next process
+(``hive/git/recovery.py`` describes the protocol).
 
 Because ``plan`` runs again on the fresh head after a lost race, a
 read-modify-write never loses a concurrent update. The user's staged changes
@@ -38,7 +43,9 @@ from hive.errors import (
     NotAGitRepository,
     SymlinkRefused,
 )
-from hive.git.index import IndexEntry, IndexLock, IndexUpdate, lookup_entries, read_entries
+from hive.git import killpoints
+from hive.git.index import IndexEntry, IndexLock, IndexUpdate, read_entries
+from hive.git.loose import write_loose
 from hive.git.refs import (
     HeadRef,
     RepoPaths,
@@ -49,11 +56,15 @@ from hive.git.refs import (
     ref_file,
 )
 from hive.git.state import check_git_state
+from hive.git.worktree import atomic_write, remove_file
+from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit, ObjectID
     from dulwich.refs import Ref
     from dulwich.repo import Repo
+
+    from hive.git.recovery import PathIntent
 
 
 def _oid(sha: str) -> ObjectID:
@@ -65,7 +76,6 @@ def _ref(name: str) -> Ref:
     return cast("Ref", name.encode("utf-8"))
 
 
-FILE_MODE = 0o100644
 TREE_MODE = 0o040000
 SYMLINK_MODE = 0o120000
 MAX_CAS_ATTEMPTS = 50
@@ -247,17 +257,14 @@ def format_message(subject: str, trailers: Iterable[tuple[str, str]]) -> str:
     return clean_subject + "\n\n" + "\n".join(lines) + "\n"
 
 
-def blob_sha_of(content: bytes) -> str:
-    """The git blob id of ``content`` (SHA-1 repositories)."""
-    header = f"blob {len(content)}\0".encode()
-    return hashlib.sha1(header + content, usedforsecurity=False).hexdigest()
-
-
 class GitRepo:
     """A working tree plus its repository, opened lazily."""
 
-    def __init__(self, paths: RepoPaths) -> None:
+    def __init__(self, paths: RepoPaths, *, recover: bool = True) -> None:
         self.paths = paths
+        # One line per write a dead hive process left, finished or undone on opening
+        # (hive/git/recovery.py); surfaces show them (the CLI on stderr).
+        self.recovered: list[str] = self.recover() if recover else []
         self._repo: Repo | None = None
         self._tree_cache: dict[str, dict[bytes, tuple[int, str]]] = {}
         self._commit_trees: dict[str, str] = {}
@@ -268,6 +275,23 @@ class GitRepo:
     @classmethod
     def discover(cls, start: str) -> GitRepo:
         return cls(discover(start))
+
+    def recover(self, *, commit_index: str | None = None, wait: float = 0.0) -> list[str]:
+        """Finish or undo a write a dead hive process left (one ``lstat`` when there is
+        none); never raises: a failure is reported as a line and retried next time.
+
+        ``commit_index`` defaults to ``GIT_INDEX_FILE`` (set by git for its hooks:
+        the index a running ``git commit`` is committing)."""
+        if not os.path.lexists(self.paths.index_twin):
+            return []  # the common case: one lstat, nothing imported
+        from hive.git.recovery import describe_failure, recover
+
+        if commit_index is None and os.environ.get("GIT_INDEX_FILE"):
+            commit_index = os.path.abspath(os.environ["GIT_INDEX_FILE"])
+        try:
+            return recover(self.paths, commit_index=commit_index, wait=wait)
+        except (HiveError, OSError) as exc:
+            return [describe_failure(exc)]
 
     @property
     def root(self) -> str:
@@ -665,12 +689,20 @@ class GitRepo:
         index_timeout = min(lock_timeout, INDEX_LOCK_TIMEOUT)
         check_git_state(self.paths, self.head())  # no write mid-merge/rebase/bisect/...
         with self.write_lock(lock_timeout):
+            if os.path.lexists(self.paths.index_twin):
+                from hive.git.recovery import recover_locked
+
+                self.recovered += recover_locked(self.paths)
             if stage_only:
                 return self._stage(plan, index_timeout)
             return self._commit_with_retry(plan, author, index_timeout)
 
     def write_lock(self, timeout: float) -> _WriteLock:
         return _WriteLock(os.path.join(self.paths.hive_state_dir, "write.lock"), timeout)
+
+    def _index_lock(self, timeout: float) -> IndexLock:
+        """git's index.lock, taken through hive's twin (see hive/git/recovery.py)."""
+        return IndexLock(self.paths.index_path, timeout, twin=self.paths.index_twin)
 
     def _commit_with_retry(
         self, plan: Callable[[Snapshot], Plan], author: Identity, index_timeout: float
@@ -683,17 +715,26 @@ class GitRepo:
             # git's index.lock is held from before the ref moves until the index matches
             # it: a held or unwritable index refuses the write before anything lands.
             self._refuse_symlinks(snap, wanted.changes)
-            with IndexLock(self.paths.index_path, index_timeout) as index:
-                self._refuse_dirty(snap, wanted.changes)
+            with self._index_lock(index_timeout) as index:
+                self._refuse_dirty(snap, wanted.changes, index)
                 blobs = self._write_blobs(wanted.changes)
                 tree = self._write_tree(snap.tree, wanted.changes, blobs)
                 parents = [p for p in (snap.head.commit, *wanted.extra_parents) if p]
                 commit = self._write_commit(tree, parents, wanted.message, author)
-                if self._swap_ref(snap.head, commit, author, wanted.message):
+                killpoints.reached("after-objects")
+                self._record(
+                    snap.head.ref or "HEAD",
+                    snap.head.commit,
+                    commit,
+                    self._path_intents(snap, wanted.changes, blobs),
+                    index,
+                )
+                if self._swap_recorded(snap.head, commit, author, wanted.message, index):
                     self._finish(snap, commit, wanted.changes, blobs, index)
                     return WriteResult(
                         commit=commit, result=wanted.result, attempts=attempt, tree=tree
                     )
+                self._settled(index)
             time.sleep(0.001 * attempt)
         raise GitError("HEAD kept moving while hive was writing; try again")
 
@@ -711,11 +752,58 @@ class GitRepo:
             index.apply(self._sync_files(changes, blobs))
         except Exception as exc:
             self._roll_back(snap, commit, changes)
+            self._settled(index)
             if isinstance(exc, HiveError):
                 raise
             raise GitError(
                 f"could not update the working tree or index ({exc}); nothing was committed"
             ) from exc
+        self._settled(index)
+
+    def _path_intents(
+        self, snap: Snapshot, changes: list[Change], blobs: Mapping[str, str | None]
+    ) -> tuple[PathIntent, ...]:
+        from hive.git.recovery import PathIntent
+
+        return tuple(
+            PathIntent(c.path, snap.blob_sha(c.path), blobs[c.path], c.mode, c.from_worktree)
+            for c in changes
+        )
+
+    def _record(
+        self,
+        ref: str | None,
+        old: str | None,
+        new: str | None,
+        changes: tuple[PathIntent, ...],
+        index: IndexLock,
+    ) -> None:
+        """Write the intent (``ref`` None: staging mode) before anything the user can see
+        changes; from here until ``_settled`` the twin of index.lock stays even if this
+        process unwinds, so the next command finishes or undoes the write."""
+        from hive.git.recovery import Intent, write_intent
+
+        index.keep_twin = True
+        write_intent(self.paths, Intent(ref=ref, old=old, new=new, changes=changes))
+
+    def _swap_recorded(
+        self, head: HeadRef, commit: str, author: Identity, message: str, index: IndexLock
+    ) -> bool:
+        """``_swap_ref`` after ``_record``: an error before the ref moved settles the intent."""
+        try:
+            return self._swap_ref(head, commit, author, message)
+        except BaseException:
+            if self.ref_value(head.ref or "HEAD") != commit:
+                self._settled(index)
+            raise
+
+    def _settled(self, index: IndexLock) -> None:
+        """The index and working tree match the ref again: the intent is done."""
+        from hive.git.recovery import clear_intent
+
+        clear_intent(self.paths)
+        killpoints.reached("after-intent-cleared")
+        index.keep_twin = False
 
     def _roll_back(self, snap: Snapshot, commit: str, changes: list[Change]) -> None:
         ref = snap.head.ref or "HEAD"
@@ -727,6 +815,7 @@ class GitRepo:
                 self.paths, ref, commit, snap.head.commit, who="hive <hive@hive.local>",
                 message="hive: roll back a write that could not reach the working tree",
             )  # fmt: skip
+        killpoints.reached("rollback-ref")
         for change in changes:
             if change.from_worktree:
                 continue  # the user's own file: hive never wrote it, so never touches it
@@ -734,25 +823,43 @@ class GitRepo:
             old = snap.read(change.path)
             with contextlib.suppress(OSError):
                 if old is None:
-                    _remove_file(full, self.paths.root)
+                    remove_file(full, self.paths.root)
                 else:
-                    _atomic_write(full, old)
+                    atomic_write(full, old)
 
     def _stage(self, plan: Callable[[Snapshot], Plan], index_timeout: float) -> WriteResult:
         snap = self.snapshot(staged=True)
         wanted = plan(snap)
         if wanted.changes:
             self._refuse_symlinks(snap, wanted.changes)
-            with IndexLock(self.paths.index_path, index_timeout) as index:
-                self._refuse_dirty(snap, wanted.changes)
+            with self._index_lock(index_timeout) as index:
+                self._refuse_dirty(snap, wanted.changes, index)
                 blobs = self._write_blobs(wanted.changes)
-                index.apply(self._sync_files(wanted.changes, blobs))
+                self._record(
+                    None, None, None, self._path_intents(snap, wanted.changes, blobs), index
+                )
+                try:
+                    index.apply(self._sync_files(wanted.changes, blobs))
+                finally:  # a failure (not a kill) is reported to the caller as before
+                    self._settled(index)
         return WriteResult(commit=None, result=wanted.result, attempts=1, staged_only=True)
 
     def _write_blobs(self, changes: list[Change]) -> dict[str, str | None]:
+        """Blobs as loose objects (``write_loose``), or one pack for a bulk write."""
+        if sum(change.content is not None for change in changes) >= BULK_OBJECTS:
+            return self._write_blob_pack(changes)
+        blobs: dict[str, str | None] = {}
+        for change in changes:
+            if change.content is None:
+                blobs[change.path] = None
+            else:
+                blobs[change.path] = write_loose(self.paths, b"blob", change.content)
+        return blobs
+
+    def _write_blob_pack(self, changes: list[Change]) -> dict[str, str | None]:
+        """One pack file instead of thousands of loose objects (an import)."""
         from dulwich.objects import Blob
 
-        store = self.dulwich.object_store
         blobs: dict[str, str | None] = {}
         made: list[Blob] = []
         for change in changes:
@@ -762,12 +869,15 @@ class GitRepo:
             blob = Blob.from_string(change.content)
             made.append(blob)
             blobs[change.path] = blob.id.decode()
-        if len(made) >= BULK_OBJECTS:  # one pack file instead of thousands of loose ones
-            store.add_objects([(blob, None) for blob in made])
-        else:
-            for blob in made:
-                store.add_object(blob)
+        self.dulwich.object_store.add_objects([(blob, None) for blob in made])
         return blobs
+
+    def store_object(self, obj: Any) -> str:
+        """Write a dulwich object as a loose object, crash-safe (``hive.git.loose.write_loose``:
+        never dulwich's ``add_object``, whose ``<sha>.lock`` a kill leaves for fsck to report)."""
+        sha = str(obj.id.decode())
+        write_loose(self.paths, obj.type_name, obj.as_raw_string(), sha)
+        return sha
 
     def _write_tree(
         self, base_tree: str | None, changes: list[Change], blobs: Mapping[str, str | None]
@@ -806,18 +916,15 @@ class GitRepo:
         tree = Tree()
         for key, (mode, sha) in items.items():
             tree.add(key, mode, _oid(sha))
-        self.dulwich.object_store.add_object(tree)
-        sha_text = tree.id.decode()
+        sha_text = self.store_object(tree)
         self._tree_cache[sha_text] = items
-        return str(sha_text)
+        return sha_text
 
     def _empty_tree(self) -> str:
         if self._empty_tree_sha is None:
             from dulwich.objects import Tree
 
-            tree = Tree()
-            self.dulwich.object_store.add_object(tree)
-            self._empty_tree_sha = str(tree.id.decode())
+            self._empty_tree_sha = self.store_object(Tree())
         return self._empty_tree_sha
 
     def _write_commit(
@@ -838,8 +945,7 @@ class GitRepo:
         commit.author_timezone = commit.commit_timezone = offset
         commit.encoding = b"UTF-8"
         commit.message = message.encode("utf-8")
-        self.dulwich.object_store.add_object(commit)
-        sha = str(commit.id.decode())
+        sha = self.store_object(commit)
         self._commit_trees[sha] = tree
         return sha
 
@@ -883,11 +989,10 @@ class GitRepo:
                     path=found,
                 )
 
-    def _refuse_dirty(self, snap: Snapshot, changes: list[Change]) -> None:
+    def _refuse_dirty(self, snap: Snapshot, changes: list[Change], index: IndexLock) -> None:
         """Refuse to overwrite a file whose staged or working copy differs from both
         HEAD and what hive is about to write (the user's work is never lost)."""
-        paths = [change.path for change in changes]
-        entries = lookup_entries(self.paths.index_path, paths)
+        entries = index.lookup([change.path for change in changes])
         for change in changes:
             path = change.path
             expected = snap.blob_sha(path)
@@ -932,16 +1037,16 @@ class GitRepo:
             full = os.path.join(self.paths.root, change.path)
             sha = blobs[change.path]
             if change.content is None or sha is None:
-                _remove_file(full, self.paths.root)
+                remove_file(full, self.paths.root)
                 updates.append(IndexUpdate(path=change.path, sha=None))
-                continue
-            if not change.from_worktree:
-                _atomic_write(full, change.content, change.mode)
-            updates.append(
-                IndexUpdate(
-                    path=change.path, sha=sha.encode(), mode=change.mode, stat=os.stat(full)
+            else:
+                if not change.from_worktree:
+                    atomic_write(full, change.content, change.mode)
+                stat = os.stat(full)
+                updates.append(
+                    IndexUpdate(path=change.path, sha=sha.encode(), mode=change.mode, stat=stat)
                 )
-            )
+            killpoints.reached("mid-worktree")
         return updates
 
 
@@ -989,34 +1094,6 @@ def _worktree_symlink(root: str, path: str, checked: set[str]) -> str | None:
 
 def _stat_matches(info: os.stat_result, entry: IndexEntry) -> bool:
     return info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns
-
-
-def _atomic_write(path: str, content: bytes, mode: int = FILE_MODE) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    temp = f"{path}.hive-tmp-{os.getpid()}"
-    with open(temp, "wb") as handle:
-        handle.write(content)
-    if mode & 0o111:
-        os.chmod(temp, 0o755 & ~_umask())
-    os.replace(temp, path)
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-def _remove_file(path: str, root: str) -> None:
-    """Delete a file and the directories it leaves empty (never ``root`` itself)."""
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return
-    directory = os.path.dirname(path)
-    while len(directory) > len(root) and not os.listdir(directory):
-        os.rmdir(directory)
-        directory = os.path.dirname(directory)
 
 
 def _local_utc_offset(timestamp: int) -> int:

@@ -50,9 +50,8 @@ def state_commit(
     tree = Tree()
     if hive is not None:
         tree.add(HIVE_DIR.encode(), TREE_MODE, _oid(hive))
-    repo.dulwich.object_store.add_object(tree)
     unique = list(dict.fromkeys(parents))
-    return repo.write_commit(tree.id.decode(), unique, message, author)
+    return repo.write_commit(repo.store_object(tree), unique, message, author)
 
 
 def move_ref(

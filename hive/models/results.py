@@ -52,7 +52,7 @@ class DoctorReport(BaseModel):
     problems: list[Problem] = Field(default_factory=list)
     # Worth a look, but not broken: overrides, commits naming unregistered identities,
     # .hive/ changes committed without hive's trailers (edited by hand).
-    warnings: list[Problem] = Field(default_factory=list)
+    warnings: list[Problem] = Field(default_factory=list)  # reported, not failures
 
     @property
     def ok(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from hive.models.cell import Cell
 from hive.models.outcome import Outcome
@@ -75,6 +75,13 @@ class StrategyChoice(BaseModel):
     strategy: str
     confidence: float
     reasoning: str
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def rationale(self) -> str:
+        """The seed's name for ``reasoning`` (``{strategy, rationale, confidence}``)."""
+        return self.reasoning
+
     score: StrategyScore | None = None  # the chosen strategy's own score, prior and evidence
     alternatives: list[StrategyScore]
     precedents: list[Precedent] = Field(default_factory=list)

@@ -46,6 +46,17 @@ class HookLists(_Strict):
     post_tool_use: list[HookSpec] = Field(default_factory=list)
 
 
+DEFAULT_REDACT = ("password", "passwd", "secret", "token", "api_key", "apikey",
+                  "authorization", "credential", "private_key")  # fmt: skip
+
+
+class EventsConfig(_Strict):
+    """What the event log keeps of each call's arguments."""
+
+    max_args_bytes: int = Field(default=4096, ge=0, le=1_000_000)
+    redact: list[str] = Field(default_factory=lambda: list(DEFAULT_REDACT))
+
+
 class ToolsConfig(_Strict):
     """``permissions``: agent -> tool -> rules; ``rate_limits``: tool (or ``default``)
     -> bucket; ``agent_rate_limits``: agent -> tool (or ``default``) -> bucket."""
@@ -54,6 +65,7 @@ class ToolsConfig(_Strict):
     rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
     agent_rate_limits: dict[str, dict[str, RateLimit]] = Field(default_factory=dict)
     hooks: HookLists = Field(default_factory=HookLists)
+    events: EventsConfig = Field(default_factory=EventsConfig)
 
 
 def parse_tools_config(raw: Any) -> ToolsConfig:

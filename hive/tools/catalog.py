@@ -23,7 +23,7 @@ from hive.domain.limits import (
 from hive.errors import InvalidInput, NameTaken, NotYourIdentity
 from hive.models.identity import Registration
 from hive.tools import files
-from hive.tools.registry import CallContext, Tool, path_filter, register
+from hive.tools.registry import CallContext, Tool, path_filter, profile_of, register
 
 Str: Any = Field(default="", max_length=MAX_TEXT)
 Id: Any = Field(min_length=1, max_length=MAX_ID)
@@ -369,7 +369,10 @@ class ReserveArgs(Args):
 
 
 def _reserve(ctx: CallContext, a: ReserveArgs) -> Any:
+    from hive.domain.mail import require_registered
     from hive.domain.reservations import reserve
+
+    require_registered(ctx.workspace(), ctx.workspace().require_agent("reserving files"))
 
     return reserve(
         ctx.workspace(), paths=a.paths, reason=a.reason, exclusive=a.exclusive,
@@ -640,7 +643,11 @@ def _fs_list(ctx: CallContext, a: ListArgs) -> Any:
 
 
 def _fs_read(ctx: CallContext, a: ReadArgs) -> Any:
-    return files.fs_read(ctx.root, path=a.path, max_bytes=a.max_bytes)
+    from hive.domain.agents import record_read
+
+    answer = files.fs_read(ctx.root, path=a.path, max_bytes=a.max_bytes)
+    record_read(ctx.workspace(), session=ctx.session_key, agent=ctx.name, path=answer["path"])
+    return answer
 
 
 def _search(ctx: CallContext, a: SearchArgs) -> Any:
@@ -651,6 +658,12 @@ def _search(ctx: CallContext, a: SearchArgs) -> Any:
 
 
 def _fs_write(ctx: CallContext, a: WriteArgs) -> Any:
+    from hive.domain.agents import check_read_before_write
+
+    if profile_of(ctx).read_before_write:
+        full, relative = files.resolve(ctx.root, a.path)
+        check_read_before_write(ctx.workspace(), session=ctx.session_key, agent=ctx.name,
+                                path=relative, exists=os.path.isfile(full))  # fmt: skip
     return files.propose_write(
         ctx.root, ctx.state_dir, agent=ctx.name, path=a.path, content=a.content,
         create_dirs=a.create_dirs,
@@ -733,9 +746,9 @@ MORE_TOOLS = [
 
 def _seed_tools() -> list[Tool]:
     """The tools of the other seeds, defined in their own modules."""
-    from hive.tools import coord_tools, network_tools
+    from hive.tools import agent_tools, coord_tools, network_tools
 
-    return [*coord_tools.TOOLS, *network_tools.TOOLS]
+    return [*coord_tools.TOOLS, *network_tools.TOOLS, *agent_tools.TOOLS]
 
 
 for _tool in [*TOOLS, *MORE_TOOLS, *_seed_tools()]:

@@ -123,7 +123,8 @@ a missing command (127) or a timeout is a failed hook: a pre hook fails closed
 (`hook_failed`, the call does not run), a post hook's failure becomes a warning.
 
 Event log: `<git common dir>/hive/events.jsonl`, outside the working tree; one line
-per call with agent, session, tool, args digest, duration, outcome, the error
+per call with agent, session, tool, args (redacted, capped) and their digest,
+duration, outcome, the error
 message, and every hook run (command, exit code, timed_out, stdout, stderr,
 truncated). Every ownership override, from any surface, adds a line with
 `"event": "override"` (who, role, action, target, owner, reason, commit). Past
@@ -154,6 +155,14 @@ blackboard entries (`update_blackboard`, expired entries read as null) and QA ru
 snapshots. Permission decisions (`request_permission`, decided by
 `permission_policy:` in the config), project memory (`update_context`) and
 delegated tasks (cells) are committed under `.hive/` instead (docs/seeds.md).
+
+Agents: `agents:` in the config gives an agent a tools list (`tools: [{name}]`, the
+others are refused and not listed over MCP), a `toolCallLimit` per phase (default
+10 with a tools list), a working `directory`, `read_before_write`, its own `hooks`
+and `bypass_permissions` (docs/seeds.md). `file_read` and `list_files` are confined
+to the context directory (`--context DIR`, default the repository). The event log
+keeps each call's arguments, redacted (`tools.events.redact`) and capped
+(`tools.events.max_args_bytes`, default 4,096).
 
 Envelope: only the first envelope in a text runs; further ones are reported in
 `warnings`. MCP: a line that is not JSON (or nested too deeply) is answered with

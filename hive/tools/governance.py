@@ -49,7 +49,13 @@ from hive.domain.path_rules import GLOB_CHARS as GLOB_CHARS
 from hive.domain.path_rules import PathPermissionDenied as PathPermissionDenied
 from hive.domain.process import run_killable
 from hive.errors import HiveError, InvalidInput
-from hive.models.tools_config import HookSpec, RateLimit, ToolsConfig, parse_tools_config
+from hive.models.tools_config import (
+    DEFAULT_REDACT,
+    HookSpec,
+    RateLimit,
+    ToolsConfig,
+    parse_tools_config,
+)
 
 RATE_FILE = "ratelimit.json"
 HOOK_OUTPUT_LIMIT = 4000
@@ -73,6 +79,8 @@ class Settings:
     agent_rate_limits: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
     pre_hooks: list[Hook] = field(default_factory=list)
     post_hooks: list[Hook] = field(default_factory=list)
+    max_args_bytes: int = 4096
+    redact: tuple[str, ...] = DEFAULT_REDACT
 
 
 def parse_settings(raw: Any) -> Settings:
@@ -84,8 +92,10 @@ def parse_settings(raw: Any) -> Settings:
         agent_rate_limits={
             agent: _limits(limits) for agent, limits in config.agent_rate_limits.items()
         },
-        pre_hooks=_hooks(config.hooks.pre_tool_use, "pre_tool_use"),
-        post_hooks=_hooks(config.hooks.post_tool_use, "post_tool_use"),
+        pre_hooks=hooks_of(config.hooks.pre_tool_use, "pre_tool_use"),
+        post_hooks=hooks_of(config.hooks.post_tool_use, "post_tool_use"),
+        max_args_bytes=config.events.max_args_bytes,
+        redact=tuple(word.lower() for word in config.events.redact),
     )
 
 
@@ -93,7 +103,7 @@ def _limits(raw: dict[str, RateLimit]) -> dict[str, tuple[float, float]]:
     return {name: (limit.capacity, limit.per_seconds) for name, limit in raw.items()}
 
 
-def _hooks(raw: list[HookSpec], name: str) -> list[Hook]:
+def hooks_of(raw: list[HookSpec], name: str) -> list[Hook]:
     hooks = []
     for number, spec in enumerate(raw):
         try:
@@ -283,3 +293,37 @@ def args_digest(args: Any) -> str:
     except (ValueError, TypeError, RecursionError):
         canonical = repr(type(args))
     return hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+REDACTED = "[redacted]"
+MAX_LOGGED_STRING = 1000
+
+
+def logged_args(args: Any, settings: Settings) -> Any:
+    """The call's arguments as the event log keeps them: values under keys naming a
+    secret (``tools.events.redact``, matched case-insensitively as substrings) are
+    replaced, long strings cut, and the whole capped at ``max_args_bytes`` of JSON
+    (beyond it only a cut JSON text is kept)."""
+    cleaned = _redacted(args, settings.redact, 0)
+    text = json.dumps(cleaned, default=str, ensure_ascii=False, separators=(",", ":"))
+    if len(text.encode("utf-8")) <= settings.max_args_bytes:
+        return cleaned
+    cut = text.encode("utf-8")[: settings.max_args_bytes].decode("utf-8", "ignore")
+    return {"_truncated": cut, "_bytes": len(text.encode("utf-8"))}
+
+
+def _redacted(value: Any, words: tuple[str, ...], depth: int) -> Any:
+    if depth > 40:
+        return "..."
+    if isinstance(value, dict):
+        return {
+            str(key): REDACTED
+            if any(word in str(key).lower() for word in words)
+            else _redacted(item, words, depth + 1)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_redacted(item, words, depth + 1) for item in value]
+    if isinstance(value, str) and len(value) > MAX_LOGGED_STRING:
+        return value[:MAX_LOGGED_STRING] + f"...[+{len(value) - MAX_LOGGED_STRING} chars]"
+    return value

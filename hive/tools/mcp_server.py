@@ -24,7 +24,8 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from hive import __version__
-from hive.tools.registry import CallContext, call_tool, tools
+from hive.errors import HiveError
+from hive.tools.registry import CallContext, agent_tools, call_tool, tools
 from hive.tools.schemas import input_schema
 
 INSTRUCTIONS = (
@@ -35,15 +36,25 @@ INSTRUCTIONS = (
 
 
 def build_server(ctx: CallContext) -> Server[Any]:
-    listed = [
-        types.Tool(name=tool.name, description=tool.description, input_schema=input_schema(tool))
+    listed = {
+        tool.name: types.Tool(
+            name=tool.name, description=tool.description, input_schema=input_schema(tool)
+        )
         for tool in tools()
-    ]
+    }
+
+    def offered() -> list[types.Tool]:
+        """The bound agent's tools (its ``tools`` list in ``agents:``), else every tool."""
+        try:
+            allowed, _ = agent_tools(ctx)
+        except HiveError:
+            return list(listed.values())
+        return [listed[tool.name] for tool in allowed]
 
     async def on_list_tools(
         request: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
+        return types.ListToolsResult(tools=await anyio.to_thread.run_sync(offered))
 
     async def on_call_tool(
         request: Any, params: types.CallToolRequestParams

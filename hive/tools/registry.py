@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,8 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from hive.domain.agents import check_enabled, count_call, working_directory
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
+from hive.models.agents_config import AgentProfile
 from hive.tools import files, governance
 
 MAX_ARGS_BYTES = 2_000_000
@@ -53,7 +56,17 @@ class CallContext:
     wanted: str | None = None  # the name asked for at start (--agent / HIVE_AGENT)
     bind_error: HiveError | None = None
     save_delay: float | None = None  # long-lived servers: see Workspace.save_after_writes
+    context_dir: str | None = None  # file_read / list_files sandbox (default: root)
     _workspaces: dict[str, Workspace] = field(default_factory=dict)
+
+    @property
+    def context_root(self) -> str:
+        return self.context_dir or self.root
+
+    @property
+    def session_key(self) -> str:
+        """The session per-session state (reads, call counts) is kept for."""
+        return self.session or f"tools:{self.name}"
 
     def workspace(self) -> Workspace:
         key = self.agent or ""
@@ -167,6 +180,11 @@ def _internal(exc: BaseException) -> dict[str, Any]:
 def _call(
     ctx: CallContext, name: str, args: Any, hooks: list[governance.HookRun]
 ) -> dict[str, Any]:
+    try:  # every call counts toward the agent's limit, failed ones too
+        profile = profile_of(ctx)
+        count_call(ctx.workspace(), profile, ctx.name, ctx.session_key)
+    except HiveError as exc:
+        return exc.to_dict()
     tool = get_tool(name) if isinstance(name, str) else None
     if tool is None:
         known = ", ".join(sorted(REGISTRY))
@@ -175,14 +193,19 @@ def _call(
     if isinstance(parsed, dict):
         return parsed
     try:
+        check_enabled(profile, ctx.name, tool.name, list(REGISTRY))
         settings = settings_for(ctx)
-        check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
-        check_call_dirs(ctx, settings, tool.name, tool.dirs(parsed))
+        workdir = working_directory(ctx.workspace(), profile, ctx.name)
+        parsed = _rebased(ctx, workdir, tool.name, parsed)
+        if not profile.bypass_permissions:
+            check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
+            check_call_dirs(ctx, settings, tool.name, tool.dirs(parsed))
         check_protected(ctx, tool.name)
         governance.take_token(ctx.state_dir, settings, ctx.name, tool.name, spend=False)
         payload = {"tool": tool.name, "agent": ctx.agent, "args": parsed.model_dump(mode="json")}
-        hooks += governance.run_hooks(settings.pre_hooks, "pre_tool_use", ctx.root, tool.name,
-                                      payload)  # fmt: skip
+        cwd = os.path.join(ctx.root, workdir) if workdir else ctx.root
+        pre_hooks = settings.pre_hooks + _agent_hooks(profile, "pre_tool_use")
+        hooks += governance.run_hooks(pre_hooks, "pre_tool_use", cwd, tool.name, payload)
         blocked = _blocking(hooks)
         if blocked is not None:
             return blocked
@@ -190,11 +213,62 @@ def _call(
     except HiveError as exc:
         return exc.to_dict()
     outcome = _handle(ctx, tool, parsed)
-    post = governance.run_hooks(settings.post_hooks, "post_tool_use", ctx.root, tool.name,
+    post_hooks = settings.post_hooks + _agent_hooks(profile, "post_tool_use")
+    post = governance.run_hooks(post_hooks, "post_tool_use", cwd, tool.name,
                                 {**payload, **outcome})  # fmt: skip
     pre = list(hooks)
     hooks += post
     return _with_hook_notes(outcome, pre, post)
+
+
+def agent_tools(ctx: CallContext) -> tuple[list[Tool], list[str]]:
+    """The tools ``ctx.agent`` may call (its ``tools`` list in ``agents:``, else all)
+    and warnings for unknown names in that list (they are skipped)."""
+    from hive.domain.agents import tool_list
+
+    everything = tools()
+    allowed, warnings = tool_list(profile_of(ctx), [t.name for t in everything])
+    if allowed is None:
+        return everything, warnings
+    return [t for t in everything if t.name in allowed], warnings
+
+
+def profile_of(ctx: CallContext) -> AgentProfile:
+    """The calling agent's profile (``agents:`` in the committed config)."""
+    from hive.domain.agents import profile
+
+    return profile(ctx.workspace(), ctx.name)
+
+
+def _agent_hooks(profile: AgentProfile, phase: str) -> list[governance.Hook]:
+    if profile.hooks is None:
+        return []
+    return governance.hooks_of(getattr(profile.hooks, phase), phase)
+
+
+# tool -> (argument holding a path, resolved to an absolute path?)
+_PATH_ARGS = {"fs_list": ("dir", False), "search_text": ("dir", False),
+              "fs_read": ("path", False), "fs_write": ("path", False),
+              "file_read": ("path", True), "list_files": ("path", True)}  # fmt: skip
+
+
+def _rebased(ctx: CallContext, workdir: str | None, tool: str, parsed: BaseModel) -> BaseModel:
+    """Relative paths of an agent with a working directory are relative to it."""
+    spec = _PATH_ARGS.get(tool)
+    if workdir is None or spec is None:
+        return parsed
+    name, absolute = spec
+    value = getattr(parsed, name)
+    if absolute and ctx.context_root != ctx.root:
+        return parsed
+    if not isinstance(value, str) or os.path.isabs(value):
+        return parsed
+    if absolute and ".." in value.replace("\\", "/").split("/"):
+        return parsed  # refused as it is by the context-directory check
+    joined = posixpath.normpath(posixpath.join(workdir, value or "."))
+    if absolute:
+        joined = os.path.join(os.path.realpath(ctx.root), joined)
+    return parsed.model_copy(update={name: joined})
 
 
 def _handle(ctx: CallContext, tool: Tool, parsed: BaseModel) -> dict[str, Any]:
@@ -323,7 +397,7 @@ def _with_real_paths(root: str, paths: list[str]) -> list[str]:
 def path_filter(ctx: CallContext, tool: str) -> files.PathFilter:
     """A per-file predicate: may ``ctx.agent`` reach this file with ``tool``?"""
     settings = settings_for(ctx)
-    if not governance.has_rules(settings, ctx.name, tool):
+    if not governance.has_rules(settings, ctx.name, tool) or profile_of(ctx).bypass_permissions:
         return lambda path: True
 
     def allowed(path: str) -> bool:
@@ -341,7 +415,10 @@ def write_check(ctx: CallContext) -> files.WriteCheck:
     settings = settings_for(ctx)
 
     def check(agent: str, paths: list[str]) -> None:
-        governance.check_paths(settings, agent, "fs_write", paths)
+        from hive.domain.agents import profile
+
+        if not profile(ctx.workspace(), agent).bypass_permissions:
+            governance.check_paths(settings, agent, "fs_write", paths)
 
     return check
 
@@ -390,6 +467,14 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _logged_args(ctx: CallContext, args: Any) -> Any:
+    try:
+        settings = settings_for(ctx)
+    except HiveError:
+        settings = governance.Settings()
+    return governance.logged_args(args, settings)
+
+
 def _log(
     ctx: CallContext,
     name: Any,
@@ -408,6 +493,7 @@ def _log(
         "session": ctx.session,
         "tool": str(name)[:200],
         "args_digest": governance.args_digest(args),
+        "args": _logged_args(ctx, args),
         "duration_ms": round((time.monotonic() - started) * 1000, 2),
         "outcome": "ok" if "result" in outcome else str(outcome.get("code")),
         "pid": os.getpid(),

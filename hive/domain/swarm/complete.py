@@ -141,10 +141,17 @@ def swarm_complete(
 
 
 def check_project(ws: Workspace, project_key: str | None) -> None:
-    """A project key that is a directory must be this repository (or inside it)."""
-    if not project_key or not os.path.isdir(project_key):
+    """A project key must be this repository (or a directory inside it); a path that
+    does not exist is an error."""
+    if not project_key:
         return
-    given = os.path.realpath(project_key)
+    path = os.path.join(ws.root, os.path.expanduser(project_key))
+    if not os.path.isdir(path):
+        raise InvalidInput(
+            f"project_key {project_key!r} does not exist; give this repository's path ({ws.root})",
+            field="project_key",
+        )
+    given = os.path.realpath(path)
     root = os.path.realpath(ws.root)
     if given != root and not given.startswith(root + os.sep):
         raise InvalidInput(f"project_key {project_key!r} is not this repository ({ws.root})")

@@ -1,0 +1,101 @@
+"""hive serve benchmark: the board of a 10,000-cell hive.
+
+Usage::
+
+    python benchmarks/bench_serve.py               # prints a table
+    python benchmarks/bench_serve.py --write-docs  # also updates docs/performance.md
+
+Builds a scratch repository (2,000 source files, 10,000 cells), starts the web
+app on loopback (uvicorn in a thread, as ``hive serve`` runs it) and measures
+medians of: the board's first page over HTTP (whole HTML), a text search, the
+first board request right after a commit made by another process (``hive
+update``), and, when a Chromium is installed, the browser loading the board
+(navigation until the load event) and a change made through the CLI appearing
+on an open board without reload.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from run import Row, _hive_process, build_repo, median_ms, run_single  # noqa: E402
+from serve_sample import find_chromium, launch_args  # noqa: E402
+
+from hive.domain.cells import list_cells  # noqa: E402
+from hive.domain.workspace import Workspace  # noqa: E402
+from hive.serve.app import ServeConfig  # noqa: E402
+from hive.serve.runner import BackgroundServer  # noqa: E402
+
+SIZE = 10_000
+
+
+def fetch(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=60) as answer:
+        body: bytes = answer.read()
+        return body
+
+
+def measure(base: Path, runs: int) -> list[Row]:
+    repo = build_repo(base, SIZE)
+    cells = [c.id for c in list_cells(Workspace(str(repo), actor="bench"), status="open")]
+    started = time.perf_counter()
+    with BackgroundServer(ServeConfig(root=str(repo), actor="bench")) as server:
+        startup = (time.perf_counter() - started) * 1000
+        board = median_ms(lambda: fetch(server.url + "/"), runs)
+        search = median_ms(lambda: fetch(server.url + "/?q=cell+9999"), runs)
+        after = []
+        for number in range(max(5, runs // 3)):
+            _hive_process(repo, "update", cells[number], "--append-notes", "bench")
+            after.append(median_ms(lambda: fetch(server.url + "/"), 1))
+        rows = [
+            Row(SIZE, "server start (opens and reads the hive)", startup, None, ""),
+            Row(SIZE, "board first page, HTTP (250 cards of 10,000)", board, None, "< 1000 ms"),
+            Row(SIZE, "board text search, HTTP", search, None, "< 1000 ms"),
+            Row(SIZE, "board right after another process's commit", statistics.median(after),
+                None, "< 1000 ms"),
+        ]  # fmt: skip
+        rows += _browser_rows(server, repo, cells, runs)
+    return rows
+
+
+def _browser_rows(server: BackgroundServer, repo: Path, cells: list[str], runs: int) -> list[Row]:
+    chromium = find_chromium()
+    if chromium is None:
+        print("no chromium: browser rows skipped", file=sys.stderr)
+        return []
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=launch_args())
+        page = browser.new_page()
+        load = median_ms(lambda: page.goto(server.url + "/", wait_until="load"), runs)
+        page.wait_for_function("document.body.dataset.live === '1'")
+        live = [_live_once(page, repo, number) for number in range(max(5, runs // 3))]
+        browser.close()
+    return [
+        Row(SIZE, "browser: board loaded (navigation to load event)", load, None, "< 1000 ms"),
+        Row(SIZE, "browser: CLI commit shown on an open board", statistics.median(live), None,
+            "~1 s"),
+    ]  # fmt: skip
+
+
+def _live_once(page: Any, repo: Path, number: int) -> float:
+    title = f"live bench {number}"
+    _hive_process(repo, "create", title, "-p", "0")
+    committed = time.perf_counter()
+    page.wait_for_selector(f".card >> text={title}", timeout=10_000)
+    return (time.perf_counter() - committed) * 1000
+
+
+if __name__ == "__main__":
+    run_single(__doc__ or "", measure, marker="serve")

@@ -1,0 +1,155 @@
+"""Per-agent profiles from ``agents:`` in the committed config (seeds 002 and 004):
+the agent's tool list and tool-call limit, working directory, read-before-write,
+hooks and ``bypass_permissions``; and the per-session state they need (reads made,
+calls counted per phase), kept in the local coordination store.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from hive.domain.context import current_phase, state_dir
+from hive.domain.workspace import Workspace
+from hive.errors import Conflict, InvalidInput, NotInitialized
+from hive.models.agents_config import AgentProfile, parse_agents_config, profile_for
+from hive.store import coord_db
+
+
+class ToolCallLimit(Conflict):
+    code = "tool_call_limit"
+
+
+class ToolNotEnabled(Conflict):
+    code = "tool_not_enabled"
+
+
+class ReadBeforeWrite(Conflict):
+    code = "read_before_write"
+
+
+def profile(ws: Workspace, agent: str) -> AgentProfile:
+    try:
+        raw = ws.config().extra_settings().get("agents")
+    except NotInitialized:
+        raw = None
+    return profile_for(parse_agents_config(raw), agent)
+
+
+def tool_list(profile: AgentProfile, known: list[str]) -> tuple[list[str] | None, list[str]]:
+    """(the tools the agent may call, or None for all; warnings for unknown names,
+    which are skipped)."""
+    if profile.tools is None:
+        return None, []
+    allowed: list[str] = []
+    warnings = []
+    for ref in profile.tools:
+        if ref.name in known:
+            if ref.name not in allowed:
+                allowed.append(ref.name)
+        else:
+            warnings.append(f"unknown tool {ref.name!r} in the agent's tools list: skipped")
+    return allowed, warnings
+
+
+def check_enabled(profile: AgentProfile, agent: str, tool: str, known: list[str]) -> None:
+    allowed, _ = tool_list(profile, known)
+    if allowed is not None and tool not in allowed:
+        names = ", ".join(allowed) or "none"
+        raise ToolNotEnabled(
+            f"tool {tool} is not enabled for agent {agent} (its tools: {names})", tool=tool
+        )
+
+
+def count_call(ws: Workspace, profile: AgentProfile, agent: str, session: str) -> int | None:
+    """Count one call of ``agent`` in ``session`` for the current phase; raise when the
+    limit is reached (every call counts, failed ones too). None: no limit."""
+    limit = profile.limit
+    if limit is None:
+        return None
+    phase = str(current_phase(ws))
+    with coord_db.write(state_dir(ws)) as db:
+        row = db.execute(
+            "SELECT calls FROM call_counts WHERE session = ? AND agent = ? AND phase = ?",
+            (session, agent, phase),
+        ).fetchone()
+        calls = (row[0] if row else 0) + 1
+        if calls > limit:
+            raise ToolCallLimit(
+                f"tool call limit reached: {agent} may make {limit} tool calls per phase"
+                f" (phase {phase}); wait for the next phase",
+                limit=limit,
+                phase=int(phase),
+            )
+        db.execute(
+            "INSERT INTO call_counts (session, agent, phase, calls, updated_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(session, agent, phase)"
+            " DO UPDATE SET calls = excluded.calls, updated_at = excluded.updated_at",
+            (session, agent, phase, calls, time.time()),
+        )
+    return limit - calls
+
+
+def working_directory(ws: Workspace, profile: AgentProfile, agent: str) -> str | None:
+    """The agent's directory, repository-relative, checked to exist inside it."""
+    if not profile.directory:
+        return None
+    root = os.path.realpath(ws.root)
+    full = os.path.realpath(os.path.join(root, profile.directory))
+    if full != root and not full.startswith(root + os.sep):
+        raise InvalidInput(
+            f".hive/config.yaml: agents.{agent}.directory {profile.directory!r} is outside"
+            " the repository"
+        )
+    if not os.path.isdir(full):
+        raise InvalidInput(
+            f".hive/config.yaml: agents.{agent}.directory {profile.directory!r} does not exist"
+        )
+    relative = os.path.relpath(full, root).replace(os.sep, "/")
+    return None if relative == "." else relative
+
+
+# ------------------------------------------------------------------ read-before-write
+
+
+def record_read(ws: Workspace, *, session: str, agent: str, path: str) -> None:
+    """Remember that ``agent`` read ``path`` (repository-relative) in ``session``."""
+    with coord_db.write(state_dir(ws)) as db:
+        db.execute(
+            "INSERT INTO reads (session, agent, path, read_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(session, agent, path) DO UPDATE SET read_at = excluded.read_at",
+            (session, agent, path, time.time()),
+        )
+
+
+def check_read_before_write(
+    ws: Workspace, *, session: str, agent: str, path: str, exists: bool
+) -> None:
+    """A write to an existing file needs a read of it in this session first."""
+    if not exists:
+        return
+    with coord_db.read(state_dir(ws)) as db:
+        row = db.execute(
+            "SELECT 1 FROM reads WHERE session = ? AND agent = ? AND path = ?",
+            (session, agent, path),
+        ).fetchone()
+    if row is None:
+        raise ReadBeforeWrite(
+            f"cannot write {path}: {agent} has not read it in this session (read-before-write"
+            " is on for this agent); read it first with fs_read or file_read",
+            path=path,
+        )
+
+
+def agent_tool_warnings(ws: Workspace, known: list[str]) -> list[str]:
+    """Unknown tool names in agents' tools lists (``hive doctor`` warns about them)."""
+    try:
+        raw = ws.config().extra_settings().get("agents")
+        profiles = parse_agents_config(raw)
+    except (NotInitialized, InvalidInput):
+        return []  # a bad section is reported as a problem
+    return [
+        f"agents.{name}: {warning}"
+        for name, entry in profiles.items()
+        for warning in tool_list(entry, known)[1]
+    ]

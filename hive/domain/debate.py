@@ -1,0 +1,222 @@
+"""Seed 004's debate tools: ``context_search`` over hive's history, and ``file_read`` /
+``list_files`` confined to a context directory.
+
+Results have the seed's shape, ``{"status": "success", "result": {...}}``; errors are
+HiveErrors carrying ``status: "error"`` (so the tool answer is ``{"error": ...,
+"code": ..., "status": "error"}``).
+
+**Rounds.** A debate has rounds; hive has epics. Every top-level cell (an epic with
+its subtasks, or a standalone cell) is one round, numbered 1, 2, ... by creation
+time, so ``roundNumber`` says which piece of work a contribution belongs to and
+how early it came. A cell's contributions belong to its top-level ancestor's round,
+a message to the round of the cell its thread names (0 when it names none), an
+outcome to its cell's round. ``type`` is what the contribution is in hive:
+``cell`` (title and description), ``notes``, ``close_reason``, ``message``
+(subject and body) or ``outcome`` (the completion summary). ``agentRole`` is
+``coordinator`` for the agent that created the round's top-level cell and
+``worker`` for everyone else.
+
+**Context directory.** ``file_read`` and ``list_files`` resolve relative paths
+against the context directory (the repository root, or ``--context DIR``) and
+refuse, with exactly "Access denied: path is outside the context directory", any
+path with a ``..`` component, an absolute path outside it, or a symlink whose
+real path is outside it; entries leading outside are left out of listings.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hive.domain.workspace import Workspace
+from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
+from hive.models import Cell
+from hive.store.cache import CellIndex
+
+OUTSIDE = "Access denied: path is outside the context directory"
+SNIPPET = 200
+MAX_MATCHES = 100
+MAX_READ_BYTES = 1_000_000
+
+
+class ContextAccessDenied(PermissionDenied):
+    code = "access_denied"
+
+
+def _error(kind: type[HiveError], message: str) -> HiveError:
+    return kind(message, status="error")
+
+
+# ------------------------------------------------------------------ sandbox
+
+
+def resolve_in_context(context_dir: str, path: str) -> str:
+    """The real absolute path of ``path`` inside ``context_dir``; refused otherwise."""
+    if not isinstance(path, str) or not path.strip() or "\0" in path:
+        raise _error(InvalidInput, "Invalid arguments: path must be a non-empty string")
+    base = os.path.realpath(context_dir)
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts:
+        raise _error(ContextAccessDenied, OUTSIDE)
+    joined = os.path.normpath(os.path.join(base, path))
+    if not _within(base, joined):
+        raise _error(ContextAccessDenied, OUTSIDE)
+    real = os.path.realpath(joined)
+    if not _within(base, real):
+        raise _error(ContextAccessDenied, OUTSIDE)
+    if ".git" in os.path.relpath(real, base).split(os.sep)[:1]:
+        raise _error(ContextAccessDenied, "Access denied: .git is not readable")
+    return real
+
+
+def _within(base: str, path: str) -> bool:
+    return path == base or path.startswith(base + os.sep)
+
+
+def file_read(context_dir: str, *, path: str) -> dict[str, Any]:
+    full = resolve_in_context(context_dir, path)
+    if not os.path.exists(full):
+        raise _error(NotFound, f"File not found: {full}")
+    if os.path.isdir(full):
+        raise _error(InvalidInput, f"Path is a directory, not a file: {full}")
+    size = os.path.getsize(full)
+    if size > MAX_READ_BYTES:
+        raise _error(
+            InvalidInput, f"File is too large to read: {full} ({size} bytes > {MAX_READ_BYTES})"
+        )
+    try:
+        with open(full, "rb") as handle:
+            content = handle.read().decode("utf-8", errors="replace")
+    except PermissionError:
+        raise _error(PermissionDenied, f"Permission denied: {full}") from None
+    except OSError as exc:
+        raise _error(InvalidInput, f"Cannot read {full}: {exc.strerror}") from None
+    return {"status": "success", "result": {"content": content}}
+
+
+def list_files(context_dir: str, *, path: str) -> dict[str, Any]:
+    full = resolve_in_context(context_dir, path)
+    if not os.path.exists(full):
+        raise _error(NotFound, f"Directory not found: {full}")
+    if not os.path.isdir(full):
+        raise _error(InvalidInput, f"Path is a file, not a directory: {full}")
+    base = os.path.realpath(context_dir)
+    try:
+        names = sorted(os.listdir(full))
+    except PermissionError:
+        raise _error(PermissionDenied, f"Permission denied: {full}") from None
+    entries = []
+    for name in names:
+        entry = os.path.join(full, name)
+        real = os.path.realpath(entry)
+        if not _within(base, real) or os.path.relpath(real, base).split(os.sep)[0] == ".git":
+            continue
+        kind = "directory" if os.path.isdir(real) else "file"
+        entries.append({"path": entry, "type": kind})
+    return {"status": "success", "result": {"entries": entries}}
+
+
+# ------------------------------------------------------------------ context_search
+
+
+def _rounds(index: CellIndex) -> dict[str, tuple[int, str]]:
+    """Cell id -> (round number, the round's coordinator)."""
+    roots = sorted(
+        (c for c in index.cells.values() if c.parent is None),
+        key=lambda c: (c.created_at, c.id),
+    )
+    numbered = {root.id: (number, root.created_by) for number, root in enumerate(roots, 1)}
+    found: dict[str, tuple[int, str]] = {}
+    for cell in index.cells.values():
+        top = cell
+        seen = {cell.id}
+        while top.parent is not None and top.parent in index.cells and top.parent not in seen:
+            seen.add(top.parent)
+            top = index.cells[top.parent]
+        found[cell.id] = numbered.get(top.id, (0, ""))
+    return found
+
+
+def _snippet(content: str, at: int, length: int) -> str:
+    start = 0 if at + length <= SNIPPET else max(0, at - 60)
+    return content[start : start + SNIPPET]
+
+
+def context_search(ws: Workspace, *, term: str) -> dict[str, Any]:
+    """Contributions containing ``term`` (case-insensitive), oldest round first."""
+    if not isinstance(term, str) or not term.strip():
+        raise _error(InvalidInput, "Invalid arguments: term must be a non-empty string")
+    needle = term.lower()
+    index = ws.cells()
+    rounds = _rounds(index)
+    found: list[tuple[Any, ...]] = []
+
+    def consider(content: str, cell_id: str | None, agent: str, kind: str, when: str) -> None:
+        at = content.lower().find(needle)
+        if at < 0:
+            return
+        number, coordinator = rounds.get(cell_id or "", (0, ""))
+        role = "coordinator" if agent and agent == coordinator else "worker"
+        found.append(
+            (
+                number,
+                when,
+                {
+                    "roundNumber": number,
+                    "agentId": agent,
+                    "agentRole": role,
+                    "type": kind,
+                    "contentSnippet": _snippet(content, at, len(needle)),
+                },
+            )
+        )
+
+    for cell in index.cells.values():
+        _cell_contributions(cell, consider)
+    _message_contributions(ws, index, consider)
+    from hive.domain.outcomes import load_outcomes
+
+    for outcome in load_outcomes(ws):
+        consider(
+            outcome.summary,
+            outcome.cell_id,
+            outcome.agent,
+            "outcome",
+            outcome.recorded_at.isoformat(),
+        )
+    found.sort(key=lambda item: (item[0], item[1]))
+    return {"status": "success", "result": {"matches": [m for *_, m in found[:MAX_MATCHES]]}}
+
+
+def _cell_contributions(cell: Cell, consider: Any) -> None:
+    if cell.is_deleted:
+        return
+    when = cell.created_at.isoformat()
+    consider(f"{cell.title}\n{cell.description}".strip(), cell.id, cell.created_by, "cell", when)
+    if cell.notes:
+        consider(
+            cell.notes,
+            cell.id,
+            cell.assignee or cell.created_by,
+            "notes",
+            cell.updated_at.isoformat(),
+        )
+    if cell.close_reason:
+        closed = (cell.closed_at or cell.updated_at).isoformat()
+        consider(
+            cell.close_reason, cell.id, cell.assignee or cell.created_by, "close_reason", closed
+        )
+
+
+def _message_contributions(ws: Workspace, index: CellIndex, consider: Any) -> None:
+    from hive.domain.mail import all_messages
+
+    try:
+        messages = all_messages(ws)
+    except HiveError:
+        return
+    for message in messages:
+        thread = message.get("thread_id")
+        cell_id = thread if thread in index.cells else None
+        text = f"{message.get('subject', '')}\n{message.get('body', '')}".strip()
+        consider(text, cell_id, message.get("from", ""), "message", message.get("at") or "")

@@ -1,0 +1,61 @@
+"""Working-tree file helpers of the write path (no dulwich)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from hive.git import killpoints
+
+FILE_MODE = 0o100644
+TMP_MARK = ".hive-tmp-"
+
+
+def blob_sha_of(content: bytes) -> str:
+    """The git blob id of ``content`` (SHA-1 repositories)."""
+    header = f"blob {len(content)}\0".encode()
+    return hashlib.sha1(header + content, usedforsecurity=False).hexdigest()
+
+
+def file_blob_sha(path: str) -> str | None:
+    """The blob id of the regular file at ``path`` (None when there is none)."""
+    try:
+        with open(path, "rb") as handle:
+            return blob_sha_of(handle.read())
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def temp_name(path: str, pid: int | None = None) -> str:
+    """Where ``atomic_write`` stages ``path`` (``<path>.hive-tmp-<pid>``)."""
+    return f"{path}{TMP_MARK}{os.getpid() if pid is None else pid}"
+
+
+def atomic_write(path: str, content: bytes, mode: int = FILE_MODE) -> None:
+    """Replace ``path`` with ``content`` by writing a temporary file and renaming it."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temp = temp_name(path)
+    with open(temp, "wb") as handle:
+        handle.write(content)
+    if mode & 0o111:
+        os.chmod(temp, 0o755 & ~_umask())
+    killpoints.reached("worktree-tmp")
+    os.replace(temp, path)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def remove_file(path: str, root: str) -> None:
+    """Delete a file and the directories it leaves empty (never ``root`` itself)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    directory = os.path.dirname(path)
+    while len(directory) > len(root) and not os.listdir(directory):
+        os.rmdir(directory)
+        directory = os.path.dirname(directory)

@@ -1,0 +1,623 @@
+"""The web app of ``hive serve``: Starlette routes over the domain's view functions.
+
+Every page is rendered on the server (Jinja2, templates and assets inside the
+package); a page asks ``/events`` (server-sent events) for the state token,
+and when it changes fetches itself again as a fragment and swaps its main
+area in place, so a commit from any process shows up within about a second.
+Domain calls run one at a time in a worker thread (a Workspace's caches are
+not shared between threads). Actions need ``--allow-write`` and the server's
+token (``X-Hive-Token`` header or ``token`` field); each is one hive commit
+made as the acting person.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import secrets
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any, TypeVar
+from urllib.parse import urlencode, urlsplit
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from pydantic import BaseModel
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from hive.domain import views
+from hive.domain.workspace import Workspace
+from hive.errors import HiveError, InvalidInput, PermissionDenied
+from hive.models import CELL_TYPES, STATUSES
+from hive.serve import svg
+from hive.serve.watch import Watcher
+
+T = TypeVar("T")
+KEEPALIVE_SECONDS = 15.0
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+MAX_BODY = 64 * 1024
+
+STATUS_OF_CODE = {
+    "not_found": 404,
+    "invalid_input": 400,
+    "path_outside_repository": 400,
+    "ambiguous_id": 400,
+    "permission_denied": 403,
+    "lock_timeout": 503,
+    "not_initialized": 409,
+}
+
+
+@dataclass
+class ServeConfig:
+    """How the server was started."""
+
+    root: str = "."
+    actor: str | None = None
+    allow_write: bool = False
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    allowed_hosts: tuple[str, ...] | None = LOOPBACK_NAMES  # None: any Host header
+    poll_seconds: float = 0.25
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) only reaches this machine."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class Hub:
+    """The workspace and the lock that serializes every domain call on it."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.ws = Workspace(
+            config.root, actor=config.actor, session=f"serve:{secrets.token_hex(4)}"
+        )
+        # A watcher mostly reads commits other processes made (and saved for fresh
+        # processes themselves): reading one must not pickle 10,000 cells on the spot.
+        self.ws.defer_persist = True
+        self.ws.save_after_writes(1.0)  # its own writes are saved in the background
+        self.actor = self.ws.actor
+        self._lock = threading.Lock()
+
+    async def call(self, operation: Callable[[Workspace], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                return operation(self.ws)
+
+        return await asyncio.to_thread(locked)
+
+    def token_now(self) -> str:
+        return views.state_token(self.ws)
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("hive.serve", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["ago"] = _ago
+    env.filters["stamp"] = _stamp
+    env.filters["duration"] = svg._duration
+    env.globals.update(
+        STATUSES=STATUSES,
+        CELL_TYPES=CELL_TYPES,
+        graph=svg.dependency_graph,
+        chart=svg.outcome_chart,
+        legend=svg.legend,
+        diff_lines=_diff_lines,
+    )
+    return env
+
+
+def _as_datetime(value: datetime | int | float | None) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    return value
+
+
+def _ago(value: datetime | int | float | None) -> str:
+    moment = _as_datetime(value)
+    if moment is None:
+        return ""
+    seconds = (datetime.now(UTC) - moment).total_seconds()
+    future = seconds < 0
+    seconds = abs(seconds)
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            text = f"{seconds // size:.0f}{unit}"
+            break
+    else:
+        text = f"{seconds:.0f}s"
+    return f"in {text}" if future else f"{text} ago"
+
+
+def _stamp(value: datetime | int | float | None) -> str:
+    moment = _as_datetime(value)
+    return "" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _diff_lines(patch: str, limit: int = 4000) -> list[tuple[str, str]]:
+    """(css class, text) per line of a unified diff, cut after ``limit`` lines."""
+    lines = patch.splitlines()
+    shown = []
+    for line in lines[:limit]:
+        if line.startswith(("diff --git", "index ", "--- ", "+++ ")):
+            kind = "meta"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        else:
+            kind = "ctx"
+        shown.append((kind, line))
+    if len(lines) > limit:
+        shown.append(("meta", f"… {len(lines) - limit} more lines (see 'hive review')"))
+    return shown
+
+
+class Pages:
+    """Renders views as whole pages, or as the fragment a live page swaps in."""
+
+    def __init__(self, hub: Hub, watcher: Watcher) -> None:
+        self.hub = hub
+        self.watcher = watcher
+        self.env = _environment()
+
+    async def render(
+        self,
+        request: Request,
+        template: str,
+        build: Callable[[Workspace], Mapping[str, Any]],
+        *,
+        section: str,
+    ) -> Response:
+        def read(ws: Workspace) -> tuple[str, Mapping[str, Any]]:
+            version = views.state_token(ws)  # before reading: a change meanwhile re-renders
+            return version, build(ws)
+
+        try:
+            version, data = await self.hub.call(read)
+        except HiveError as exc:
+            return self.error(request, exc, section=section)
+        return self._html(request, template, {**data}, version=version, section=section)
+
+    def error(self, request: Request, exc: HiveError, *, section: str) -> Response:
+        status = _http_status(exc)
+        return self._html(
+            request, "error.html", {"error": exc}, version="", section=section, status=status
+        )
+
+    def _html(
+        self,
+        request: Request,
+        template: str,
+        data: dict[str, Any],
+        *,
+        version: str,
+        section: str,
+        status: int = 200,
+    ) -> Response:
+        fragment = request.headers.get("x-hive-fragment") == "1"
+        config = self.hub.config
+        context = {
+            **data,
+            "fragment": fragment,
+            "version": version,
+            "section": section,
+            "actor": self.hub.actor,
+            "allow_write": config.allow_write,
+            "token": config.token if config.allow_write else "",
+            "query": _query_helper(request),
+            "path": request.url.path,
+        }
+        body = self.env.get_template(template).render(context)
+        headers = {"X-Hive-Version": version, "Cache-Control": "no-store"}
+        return HTMLResponse(body, status_code=status, headers=headers)
+
+
+def _query_helper(request: Request) -> Callable[..., str]:
+    """``query(page=2)``: this page's query string with some parameters changed."""
+
+    def query(**changes: Any) -> str:
+        params = dict(request.query_params)
+        for key, value in changes.items():
+            if value in (None, ""):
+                params.pop(key, None)
+            else:
+                params[key] = str(value)
+        return "?" + urlencode(params) if params else "?"
+
+    return query
+
+
+def _http_status(exc: HiveError) -> int:
+    if exc.code in STATUS_OF_CODE:
+        return STATUS_OF_CODE[exc.code]
+    return 409 if exc.exit_code == 4 else 500
+
+
+# ------------------------------------------------------------------ the app
+
+
+def _int_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise InvalidInput(f"{name} must be a whole number, got {raw!r}")
+    return int(raw)
+
+
+def _board_args(request: Request) -> dict[str, Any]:
+    params = request.query_params
+    return {
+        "status": params.get("status") or None,
+        "type": params.get("type") or None,
+        "priority": params.get("priority") or None,
+        "assignee": params.get("assignee") or None,
+        "label": params.get("label") or None,
+        "text": params.get("q") or None,
+        "page": _int_param(request, "page", 1),
+        "per_page": _int_param(request, "per_page", 50),
+    }
+
+
+def _json(value: Any, status: int = 200) -> JSONResponse:
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json", by_alias=True)
+    elif isinstance(value, list):
+        value = [
+            item.model_dump(mode="json", by_alias=True) if isinstance(item, BaseModel) else item
+            for item in value
+        ]
+    return JSONResponse(value, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _error_json(exc: HiveError) -> JSONResponse:
+    return JSONResponse(exc.to_dict(), status_code=_http_status(exc))
+
+
+def create_app(config: ServeConfig) -> Starlette:
+    """The ASGI app for ``config`` (its workspace is opened here)."""
+    hub = Hub(config)
+    hub.ws.config()  # NotInitialized now, not on the first request
+    watcher = Watcher(hub.token_now, interval=config.poll_seconds)
+    pages = Pages(hub, watcher)
+    actions = Actions(hub)
+
+    async def board_page(request: Request) -> Response:
+        try:
+            args = _board_args(request)
+        except HiveError as exc:
+            return pages.error(request, exc, section="board")
+        return await pages.render(
+            request,
+            "board.html",
+            lambda ws: {"board": views.board(ws, **args)},
+            section="board",
+        )
+
+    async def epics_page(request: Request) -> Response:
+        return await pages.render(
+            request, "epics.html", lambda ws: {"epics": views.list_epics(ws)}, section="epics"
+        )
+
+    async def epic_page(request: Request) -> Response:
+        epic_id = request.path_params["epic_id"]
+        return await pages.render(
+            request,
+            "epic.html",
+            lambda ws: {"view": views.epic_view(ws, epic_id=epic_id)},
+            section="epics",
+        )
+
+    async def cell_page(request: Request) -> Response:
+        cell_id = request.path_params["cell_id"]
+        return await pages.render(
+            request,
+            "cell.html",
+            lambda ws: {"view": views.cell_view(ws, cell_id=cell_id)},
+            section="board",
+        )
+
+    async def reservations_page(request: Request) -> Response:
+        return await pages.render(
+            request,
+            "reservations.html",
+            lambda ws: {"view": views.reservations_view(ws)},
+            section="reservations",
+        )
+
+    async def mail_page(request: Request) -> Response:
+        from hive.domain.mail import list_threads, thread_view
+
+        key = request.query_params.get("thread") or None
+
+        def build(ws: Workspace) -> dict[str, Any]:
+            threads = list_threads(ws, limit=500)
+            chosen = key or (threads[0].key if threads else None)
+            shown = thread_view(ws, key=chosen) if chosen else None
+            return {"threads": threads, "thread": shown, "chosen": chosen}
+
+        return await pages.render(request, "mail.html", build, section="mail")
+
+    async def outcomes_page(request: Request) -> Response:
+        bucket = request.query_params.get("bucket") or None
+        return await pages.render(
+            request,
+            "outcomes.html",
+            lambda ws: {"stats": views.outcome_stats(ws, bucket=bucket)},
+            section="outcomes",
+        )
+
+    async def api(request: Request) -> Response:
+        name = request.path_params["view"]
+        build = _api_view(name, request)
+        if build is None:
+            return JSONResponse({"error": f"no view {name!r}", "code": "not_found"}, 404)
+        try:
+            return _json(await hub.call(build))
+        except HiveError as exc:
+            return _error_json(exc)
+
+    async def version(request: Request) -> Response:
+        return JSONResponse({"version": await asyncio.to_thread(hub.token_now)})
+
+    async def events(request: Request) -> Response:
+        return StreamingResponse(
+            _event_stream(request, watcher),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await hub.call(_warm)
+        await watcher.start()
+        try:
+            yield
+        finally:
+            await watcher.stop()
+
+    static = resources.files("hive.serve") / "static"
+    routes = [
+        Route("/", board_page),
+        Route("/epics", epics_page),
+        Route("/epics/{epic_id}", epic_page),
+        Route("/cells/{cell_id}", cell_page),
+        Route("/reservations", reservations_page),
+        Route("/mail", mail_page),
+        Route("/outcomes", outcomes_page),
+        Route("/events", events),
+        Route("/api/version", version),
+        Route("/api/actions/{action}", actions.post, methods=["POST"]),
+        Route("/api/{view}", api),
+        Mount("/static", StaticFiles(directory=str(static)), name="static"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.hub = hub
+    app.state.watcher = watcher
+    guarded: Any = HostGuard(app, config.allowed_hosts)
+    return guarded  # type: ignore[no-any-return]
+
+
+def _warm(ws: Workspace) -> None:
+    """Read the cells once before the first request (a 10,000-cell hive takes a moment)."""
+    with contextlib.suppress(HiveError):
+        views.board(ws, per_page=1)
+
+
+def _api_view(name: str, request: Request) -> Callable[[Workspace], Any] | None:
+    from hive.domain.mail import list_threads, thread_view
+
+    params = request.query_params
+    if name == "board":
+        args = _board_args(request)
+        return lambda ws: views.board(ws, **args)
+    if name == "epics":
+        return views.list_epics
+    if name == "epic":
+        return lambda ws: views.epic_view(ws, epic_id=params.get("id", ""))
+    if name == "cell":
+        return lambda ws: views.cell_view(ws, cell_id=params.get("id", ""))
+    if name == "reservations":
+        return views.reservations_view
+    if name == "mail":
+        key = params.get("thread")
+        return lambda ws: thread_view(ws, key=key) if key else list_threads(ws)
+    if name == "outcomes":
+        return lambda ws: views.outcome_stats(ws, bucket=params.get("bucket") or None)
+    return None
+
+
+async def _event_stream(request: Request, watcher: Watcher) -> AsyncIterator[str]:
+    queue = watcher.subscribe()
+    try:
+        yield f"retry: 1000\nevent: version\ndata: {watcher.token}\n\n"
+        while True:
+            try:
+                token = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+            except TimeoutError:
+                if await request.is_disconnected():
+                    return
+                yield ": keepalive\n\n"
+                continue
+            if token is None:
+                return
+            yield f"event: version\ndata: {token}\n\n"
+    finally:
+        watcher.unsubscribe(queue)
+
+
+# ------------------------------------------------------------------ actions
+
+
+class Actions:
+    """POST /api/actions/{claim,close,note,release}: one hive commit each."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+
+    async def post(self, request: Request) -> Response:
+        config = self.hub.config
+        wants_html = "text/html" in request.headers.get("accept", "")
+        try:
+            fields = await _fields(request)
+            _check_request(request, config, fields)
+            operation = _action(request.path_params["action"], fields)
+            result = await self.hub.call(operation)
+        except HiveError as exc:
+            if wants_html:
+                return HTMLResponse(f"<p>error: {_escape(exc.message)}</p>", _http_status(exc))
+            return _error_json(exc)
+        if wants_html:  # a plain form post (no script): back to the page it came from
+            return RedirectResponse(_same_origin_referer(request) or "/", status_code=303)
+        head = await asyncio.to_thread(lambda: self.hub.ws.git.head().commit)
+        payload = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
+        return JSONResponse(
+            {"ok": True, "commit": head, "actor": self.hub.actor, "result": payload}
+        )
+
+
+def _escape(text: str) -> str:
+    from markupsafe import escape
+
+    return str(escape(text))
+
+
+async def _fields(request: Request) -> dict[str, str]:
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        raise InvalidInput(f"request body is too large (over {MAX_BODY} bytes)")
+    if request.headers.get("content-type", "").startswith("application/json"):
+        import json
+
+        try:
+            decoded = json.loads(body or b"{}")
+        except ValueError:
+            raise InvalidInput("request body is not valid JSON") from None
+        if not isinstance(decoded, dict):
+            raise InvalidInput("request body must be a JSON object")
+        return {str(k): str(v) for k, v in decoded.items() if v is not None}
+    form = await request.form()
+    return {key: str(value) for key, value in form.items()}
+
+
+def _check_request(request: Request, config: ServeConfig, fields: Mapping[str, str]) -> None:
+    """Read-only servers refuse every action; the others need the token and no
+    sign of a cross-site request."""
+    if not config.allow_write:
+        raise PermissionDenied("this hive serve is read-only; restart it with --allow-write")
+    given = request.headers.get("x-hive-token") or fields.get("token", "")
+    if not given or not hmac.compare_digest(given.encode(), config.token.encode()):
+        raise PermissionDenied("missing or wrong token: reload the page and try again")
+    if request.headers.get("sec-fetch-site") == "cross-site":
+        raise PermissionDenied("cross-site requests are refused")
+    origin = request.headers.get("origin")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.headers.get("host"):
+        raise PermissionDenied(f"requests from {origin} are refused")
+
+
+def _same_origin_referer(request: Request) -> str | None:
+    referer = request.headers.get("referer")
+    if not referer:
+        return None
+    parts = urlsplit(referer)
+    if parts.netloc != request.headers.get("host"):
+        return None
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def _required(fields: Mapping[str, str], name: str) -> str:
+    value = fields.get(name, "").strip()
+    if not value:
+        raise InvalidInput(f"missing {name}")
+    return value
+
+
+def _action(name: str, fields: Mapping[str, str]) -> Callable[[Workspace], Any]:
+    from hive.domain.cells import close_cell, start_cell, update_cell
+    from hive.domain.reservations import release_for_holder
+
+    if name == "claim":
+        cell_id = _required(fields, "cell_id")
+        return lambda ws: start_cell(ws, cell_id=cell_id)
+    if name == "close":
+        cell_id = _required(fields, "cell_id")
+        reason = fields.get("reason", "").strip() or None
+        return lambda ws: close_cell(ws, cell_id=cell_id, reason=reason)
+    if name == "note":
+        cell_id = _required(fields, "cell_id")
+        text = _required(fields, "text")
+        return lambda ws: update_cell(ws, cell_id=cell_id, append_notes=text)
+    if name == "release":
+        raw = _required(fields, "reservation_id").lstrip("#")
+        if not raw.isdigit():
+            raise InvalidInput(f"reservation_id must be a number, got {raw!r}")
+        number = int(raw)
+        return lambda ws: release_for_holder(ws, reservation_id=number, as_coordinator=True)
+    raise InvalidInput(f"unknown action {name!r}: use claim, close, note or release")
+
+
+# ------------------------------------------------------------------ host guard
+
+
+class HostGuard:
+    """Refuse requests whose Host header names another site (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...] | None) -> None:
+        self.app = app
+        self.allowed = None if allowed is None else {h.lower() for h in allowed}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.allowed is not None:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            if _host_name(host) not in self.allowed:
+                response = JSONResponse(
+                    {"error": f"unknown host {host!r}", "code": "permission_denied"}, 403
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    @property
+    def state(self) -> Any:
+        return getattr(self.app, "state", None)
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host

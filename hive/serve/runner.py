@@ -1,0 +1,72 @@
+"""Running the app under uvicorn: in the foreground (``hive serve``) or in a
+background thread (tests, the screenshot script, benchmarks)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+from hive.serve.app import ServeConfig, create_app
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: any free port); OSError if taken."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host.strip("[]"), port, type=socket.SOCK_STREAM
+    )[0]
+    listener = socket.socket(family, kind, proto)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(128)
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
+class _Server(uvicorn.Server):
+    """Ends the open event streams first, so shutting down does not wait for them."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        state = getattr(self.config.app, "state", None)
+        watcher = getattr(state, "watcher", None)
+        if watcher is not None:
+            watcher.end_streams()
+        await super().shutdown(sockets)
+
+
+def server_for(app: Any) -> uvicorn.Server:
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on")
+    return _Server(config)
+
+
+class BackgroundServer:
+    """``create_app(config)`` served on loopback in a daemon thread."""
+
+    def __init__(self, config: ServeConfig, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = create_app(config)
+        self.listener = listen(host, port)
+        self.url = f"http://{host}:{self.listener.getsockname()[1]}"
+        self.server = server_for(self.app)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.listener]}, daemon=True
+        )
+
+    def __enter__(self) -> BackgroundServer:
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("hive serve did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.listener.close()

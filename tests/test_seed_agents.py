@@ -1,0 +1,483 @@
+"""Seed 004 (context_search, file_read, list_files in a context directory, per-agent
+tool lists and toolCallLimit) and seed 002 (scratchpad, todo lists, read-before-write,
+per-agent working directories, hooks and bypass_permissions, the event log's
+arguments), through the tool registry, the envelope and MCP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from hive.domain.workspace import Workspace
+from hive.tools.registry import CallContext, call_tool
+from tests.seedkit import call, cli, configure, error, result, run_workers
+
+OUTSIDE = "Access denied: path is outside the context directory"
+
+
+def _files(repo: Path, tmp_path: Path) -> Path:
+    (repo / "docs").mkdir()
+    (repo / "docs/guide.md").write_text("# Guide\nrate limiting with buckets\n")
+    (repo / "docs/sub").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP SECRET")
+    os.symlink(outside / "secret.txt", repo / "docs/leak.txt")
+    os.symlink(outside, repo / "docs/leakdir")
+    os.symlink("guide.md", repo / "docs/alias.md")
+    return outside
+
+
+# ------------------------------------------------------------------ seed 004: files
+
+
+def test_file_read_in_the_context_directory(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    outside = _files(repo, tmp_path)
+    relative = result(repo, "A", "file_read", {"path": "docs/guide.md"})
+    assert relative == {
+        "status": "success",
+        "result": {"content": "# Guide\nrate limiting with buckets\n"},
+    }
+    absolute = result(repo, "A", "file_read", {"path": str(repo / "docs/alias.md")})
+    assert absolute["result"]["content"].startswith("# Guide")
+    for hostile in (
+        "../outside/secret.txt",
+        "docs/../../outside/secret.txt",
+        str(outside / "secret.txt"),
+        "docs/leak.txt",
+        "/etc/passwd",
+        "docs/../README.md",
+    ):
+        denied = error(repo, "A", "file_read", {"path": hostile})
+        assert denied["error"] == OUTSIDE, hostile
+        assert denied["status"] == "error"
+    missing = error(repo, "A", "file_read", {"path": "docs/none.md"})
+    assert missing["error"] == f"File not found: {repo / 'docs/none.md'}"
+    assert missing["status"] == "error"
+    assert "directory" in error(repo, "A", "file_read", {"path": "docs"})["error"]
+    for args in ({}, {"path": 5}, {"path": ""}, {"path": "x" * 5000}, {"path": "a", "b": 1}):
+        assert error(repo, "A", "file_read", args)["code"] == "invalid_arguments", args
+
+
+def test_list_files_in_the_context_directory(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    _files(repo, tmp_path)
+    listed = result(repo, "A", "list_files", {"path": "docs"})
+    assert listed["status"] == "success"
+    assert listed["result"]["entries"] == [
+        {"path": str(repo / "docs/alias.md"), "type": "file"},
+        {"path": str(repo / "docs/guide.md"), "type": "file"},
+        {"path": str(repo / "docs/sub"), "type": "directory"},
+    ]  # the symlinks leading out are left out
+    assert result(repo, "A", "list_files", {"path": str(repo / "docs/sub")})["result"] == {
+        "entries": []
+    }
+    root = result(repo, "A", "list_files", {"path": "."})["result"]["entries"]
+    assert {"path": str(repo / "docs"), "type": "directory"} in root
+    assert not any(e["path"].endswith("/.git") for e in root)
+    for hostile in ("..", "docs/leakdir", str(tmp_path), "docs/../.."):
+        assert error(repo, "A", "list_files", {"path": hostile})["error"] == OUTSIDE
+    assert "file" in error(repo, "A", "list_files", {"path": "docs/guide.md"})["error"]
+    assert error(repo, "A", "list_files", {"path": "nope"})["error"].startswith(
+        "Directory not found"
+    )
+
+
+def test_context_option_confines_to_another_directory(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    _files(repo, tmp_path)
+    calls = [
+        {"name": "list_files", "args": {"path": "."}},
+        {"name": "file_read", "args": {"path": "guide.md"}},
+        {"name": "file_read", "args": {"path": str(repo / "README.md")}},
+    ]
+    text = json.dumps({"tool_calls": calls})
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hive.cli.main",
+            "-C",
+            str(repo),
+            "tools",
+            "run",
+            "--agent",
+            "A",
+            "--context",
+            "docs",
+        ],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    results = json.loads(run.stdout)["results"]
+    assert str(repo / "docs/guide.md") in json.dumps(results[0]["result"])
+    assert results[1]["result"]["result"]["content"].startswith("# Guide")
+    assert results[2]["error"] == OUTSIDE
+
+
+# ------------------------------------------------------------------ seed 004: search
+
+
+def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
+    first = result(repo, "orch", "hive_create", {"title": "Design rate limiting"})
+    epic = result(
+        repo,
+        "orch",
+        "hive_create_epic",
+        {
+            "epic_title": "Caching layer",
+            "subtasks": [
+                {"title": "Add cache", "description": "Use a token bucket for RATE LIMITING"}
+            ],
+        },
+    )
+    sub = epic[1]["id"]
+    result(repo, "worker", "hive_start", {"id": sub})  # notes count as the assignee's
+    result(repo, "worker", "hive_update", {"id": sub, "append_notes": "rate limiting is tricky"})
+    result(
+        repo,
+        "worker",
+        "swarm_record_outcome",
+        {"cell_id": sub, "success": True, "summary": "Added rate limiting to the cache"},
+    )
+    result(repo, "worker", "swarmmail_init", {"agent_name": "worker"})
+    result(repo, "orch", "swarmmail_init", {"agent_name": "orch"})
+    result(
+        repo,
+        "worker",
+        "swarmmail_send",
+        {"to": ["orch"], "subject": "Rate limiting done", "body": "see notes", "thread_id": sub},
+    )
+    found = result(repo, "x", "context_search", {"term": "Rate Limiting"})
+    assert found["status"] == "success"
+    matches = found["result"]["matches"]
+    assert all(
+        set(m) == {"roundNumber", "agentId", "agentRole", "type", "contentSnippet"} for m in matches
+    )
+    kinds = {(m["roundNumber"], m["type"], m["agentId"], m["agentRole"]) for m in matches}
+    assert (1, "cell", "orch", "coordinator") in kinds  # the first top-level cell: round 1
+    assert (2, "cell", "orch", "coordinator") in kinds  # the epic's subtask: round 2
+    assert (2, "notes", "worker", "worker") in kinds
+    assert (2, "outcome", "worker", "worker") in kinds
+    assert (2, "message", "worker", "worker") in kinds
+    assert [m["roundNumber"] for m in matches] == sorted(m["roundNumber"] for m in matches)
+    assert all(len(m["contentSnippet"]) <= 200 for m in matches)
+    assert result(repo, "x", "context_search", {"term": "no such words"})["result"] == {
+        "matches": []
+    }
+    assert first["id"]
+    for args in ({}, {"term": ""}, {"term": 3}, {"term": "x" * 1000}):
+        assert error(repo, "x", "context_search", args)["code"] == "invalid_arguments"
+
+
+def test_context_search_snippets_show_the_match(ws: Workspace, repo: Path) -> None:
+    long = "filler " * 100 + "the needle is here"
+    result(repo, "A", "hive_create", {"title": "Long", "description": long})
+    match = result(repo, "A", "context_search", {"term": "NEEDLE"})["result"]["matches"][0]
+    assert "needle" in match["contentSnippet"] and len(match["contentSnippet"]) <= 200
+
+
+# ------------------------------------------------------------------ seed 004: agent tools
+
+
+def test_per_agent_tool_lists(ws: Workspace, repo: Path) -> None:
+    configure(
+        repo,
+        agents={
+            "debater": {
+                "tools": [{"name": "context_search"}, "file_read", {"name": "no_such_tool"}]
+            }
+        },
+    )
+    assert result(repo, "debater", "context_search", {"term": "x"})["status"] == "success"
+    refused = error(repo, "debater", "fs_read", {"path": "README.md"})
+    assert refused["code"] == "tool_not_enabled" and "context_search, file_read" in refused["error"]
+    assert result(repo, "other", "fs_read", {"path": "README.md"})["content"] == "# project\n"
+    code, out = cli(repo, "tools", "list", "--agent", "debater")
+    assert code == 0 and out.split()[::1][0] == "context_search" and "fs_read" not in out
+    code, out = cli(repo, "doctor")
+    assert "no_such_tool" in out and "unknown-tool" in out
+
+
+def test_mcp_lists_only_the_agents_tools(ws: Workspace, repo: Path) -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    configure(repo, agents={"debater": {"tools": ["list_files", "file_read", "bogus"]}})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hive.cli.main", "-C", str(repo), "mcp", "--agent", "debater"],
+        env={**os.environ},
+    )
+
+    async def scenario() -> tuple[set[str], Any, Any]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            read_ok = await session.call_tool("file_read", {"path": "README.md"})
+            denied = await session.call_tool("file_read", {"path": "../x"})
+            return {t.name for t in listed.tools}, read_ok, denied
+
+    names, read_ok, denied = anyio.run(scenario)
+    assert names == {"list_files", "file_read"}
+    assert json.loads(read_ok.content[0].text)["result"]["content"] == "# project\n"
+    assert denied.is_error and json.loads(denied.content[0].text)["error"] == OUTSIDE
+
+
+def test_tool_call_limit_per_phase_counts_failures(ws: Workspace, repo: Path) -> None:
+    configure(
+        repo,
+        agents={
+            "d": {"tools": ["context_search", "ctx_put"], "toolCallLimit": 3},
+            "e": {"tools": ["context_search"]},
+        },
+    )
+    ctx = CallContext(root=str(repo), agent="d", session="s1")
+    assert "result" in call_tool(ctx, "context_search", {"term": "x"})
+    assert call_tool(ctx, "context_search", {"term": ""})["code"] == "invalid_arguments"
+    assert call_tool(ctx, "fs_read", {"path": "README.md"})["code"] == "tool_not_enabled"
+    over = call_tool(ctx, "context_search", {"term": "x"})
+    assert over["code"] == "tool_call_limit" and "3 tool calls per phase" in over["error"]
+    other_session = CallContext(root=str(repo), agent="d", session="s2")
+    assert "result" in call_tool(other_session, "context_search", {"term": "x"})
+    result(repo, "orch", "ctx_put", {"key": "phase", "value": 1})  # the next phase
+    assert "result" in call_tool(ctx, "context_search", {"term": "x"})
+    default = CallContext(root=str(repo), agent="e", session="s3")
+    outcomes = [call_tool(default, "context_search", {"term": "x"}) for _ in range(11)]
+    assert all("result" in o for o in outcomes[:10])
+    assert outcomes[10]["code"] == "tool_call_limit"  # the default limit is 10
+    unlimited = CallContext(root=str(repo), agent="free", session="s4")
+    assert all("result" in call_tool(unlimited, "ctx_get", {"key": "k"}) for _ in range(15))
+
+
+def test_bad_agents_config_is_a_clear_error(ws: Workspace, repo: Path) -> None:
+    configure(repo, agents={"d": {"toolcalllimit": 3}})
+    bad = error(repo, "d", "ctx_get", {"key": "k"})
+    assert bad["code"] == "invalid_input" and "agents.d.toolcalllimit" in bad["error"]
+    code, out = cli(repo, "doctor")
+    assert code == 1 and "agents.d.toolcalllimit" in out
+
+
+# ------------------------------------------------------------------ seed 002: scratchpad
+
+
+def test_scratchpad_write_read_list(ws: Workspace, repo: Path) -> None:
+    stored = result(
+        repo,
+        "A",
+        "scratchpad_write",
+        {"file_path": "analysis/performance", "content": "x" * 450_500, "title": "Performance"},
+    )
+    assert stored["message"] == "Stored at scratchpad://analysis/performance (450.5KB)"
+    result(
+        repo,
+        "B",
+        "scratchpad_write",
+        {"file_path": "analysis/memory", "content": "mem", "title": "Memory"},
+    )
+    result(repo, "B", "scratchpad_write", {"file_path": "other", "content": "o"})
+    assert result(repo, "C", "scratchpad_read", {"file_path": "analysis/memory"}) == "mem"
+    listed = result(repo, "C", "scratchpad_list", {"prefix": "analysis/"})
+    assert listed["count"] == 2
+    assert [(e["path"], e["title"], e["agent"]) for e in listed["entries"]] == [
+        ("scratchpad://analysis/memory", "Memory", "B"),
+        ("scratchpad://analysis/performance", "Performance", "A"),
+    ]
+    assert result(repo, "C", "scratchpad_list", {})["count"] == 3
+    missing = error(repo, "C", "scratchpad_read", {"file_path": "nope"})
+    assert missing["code"] == "not_found"
+    blank = error(repo, "A", "scratchpad_write", {"file_path": "   ", "content": "x"})
+    assert blank["error"] == "file_path is required"
+    for args in (
+        {"file_path": "a"},
+        {"content": "x"},
+        {"file_path": 1, "content": "x"},
+        {"file_path": "a", "content": ["x"]},
+    ):
+        assert error(repo, "A", "scratchpad_write", args)["code"] == "invalid_arguments"
+    _code, out = cli(repo, "scratchpad", "list", "analysis/")
+    assert "Scratchpad contents (2 entries):" in out and "(450.5KB)" in out
+    _code, out = cli(repo, "scratchpad", "read", "other")
+    assert out == "o"
+
+
+def test_scratchpad_limits(ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hive.domain import scratchpad
+
+    big = error(repo, "A", "scratchpad_write", {"file_path": "big", "content": "x" * 1_500_000})
+    assert big["error"] == "Content exceeds maximum size (1.0MB). Current: 1.5MB"
+    monkeypatch.setattr(scratchpad, "MAX_TOTAL_SIZE", 3_000_000)
+    for n in range(2):
+        result(repo, "A", "scratchpad_write", {"file_path": f"f{n}", "content": "x" * 1_000_000})
+    full = error(repo, "A", "scratchpad_write", {"file_path": "f2", "content": "x" * 1_000_000})
+    assert full["error"] == (
+        "Scratchpad full (3.0MB limit). Current: 2.0MB, Would be: 3.0MB."
+        " Clear old entries or use smaller content."
+    )
+    # Replacing an entry counts its old size out.
+    result(repo, "A", "scratchpad_write", {"file_path": "f1", "content": "y" * 900_000})
+    _code, out = cli(repo, "scratchpad", "clear")
+    assert "removed 2 entries" in out
+
+
+def test_scratchpad_writers_in_parallel(ws: Workspace, repo: Path) -> None:
+    run_workers(
+        repo,
+        """
+        ctx = CallContext(root=repo, agent=f"W{worker}")
+        for n in range(10):
+            out = call_tool(ctx, "scratchpad_write",
+                            {"file_path": f"w{worker}/{n}", "content": "x" * 1000, "title": "t"})
+            assert "result" in out, out
+        print("0")
+        """,
+        count=8,
+    )
+    listed = result(repo, "A", "scratchpad_list", {})
+    assert listed["count"] == 80 and listed["total_size"] == 80_000
+
+
+# ------------------------------------------------------------------ seed 002: todos
+
+
+def test_todo_lists_per_agent(ws: Workspace, repo: Path) -> None:
+    todos = [
+        {"content": "Write the test", "status": "completed"},
+        {"content": "Make it pass", "status": "in_progress", "activeForm": "Making it pass"},
+        {"content": "Refactor", "status": "pending"},
+    ]
+    written = result(repo, "A", "todo_write", {"todos": todos})
+    assert written["completed"] == 1 and written["in_progress"] == 1 and written["pending"] == 1
+    assert result(repo, "A", "todo_read", {})["todos"] == todos
+    assert result(repo, "B", "todo_read", {})["todos"] == []
+    result(repo, "A", "todo_write", {"todos": todos[:1]})
+    assert result(repo, "A", "todo_read", {})["todos"] == todos[:1]
+    for args in (
+        {"todos": [{"content": "x", "status": "done"}]},
+        {"todos": [{"content": "", "status": "pending"}]},
+        {"todos": [{"status": "pending"}]},
+        {"todos": "x"},
+        {},
+        {"todos": [{"content": "x", "status": "pending", "due": "now"}]},
+    ):
+        assert error(repo, "A", "todo_write", args)["code"] == "invalid_arguments", args
+    _code, out = cli(repo, "todo", "list")
+    assert "A: 1/1 done" in out and "[x] Write the test" in out
+
+
+# ------------------------------------------------------------------ seed 002: agent profiles
+
+
+def test_read_before_write(ws: Workspace, repo: Path) -> None:
+    configure(repo, agents={"careful": {"read_before_write": True}})
+    (repo / "notes.md").write_text("old\n")
+    ctx = CallContext(root=str(repo), agent="careful", session="one")
+    refused = call_tool(ctx, "fs_write", {"path": "notes.md", "content": "new\n"})
+    assert refused["code"] == "read_before_write" and "read it first" in refused["error"]
+    assert "result" in call_tool(ctx, "fs_write", {"path": "fresh.md", "content": "x"})
+    assert "result" in call_tool(ctx, "fs_read", {"path": "notes.md"})
+    assert call_tool(ctx, "fs_write", {"path": "notes.md", "content": "new\n"})["result"]["queued"]
+    later = CallContext(root=str(repo), agent="careful", session="two")
+    assert call_tool(later, "fs_write", {"path": "notes.md", "content": "x"})["code"] == (
+        "read_before_write"
+    )
+    assert "result" in call_tool(later, "file_read", {"path": "notes.md"})  # file_read counts
+    assert "result" in call_tool(later, "fs_write", {"path": "notes.md", "content": "x"})
+    other = CallContext(root=str(repo), agent="casual", session="one")
+    assert "result" in call_tool(other, "fs_write", {"path": "notes.md", "content": "y"})
+
+
+def test_per_agent_working_directory_and_hooks(ws: Workspace, repo: Path) -> None:
+    (repo / "backend").mkdir()
+    (repo / "backend/api.py").write_text("API = 1\n")
+    (repo / "frontend.js").write_text("x\n")
+    configure(
+        repo,
+        agents={
+            "back": {
+                "directory": "backend",
+                "hooks": {"pre_tool_use": [{"matcher": "fs_read", "command": "pwd >&2; exit 1"}]},
+            },
+            "gated": {
+                "hooks": {
+                    "pre_tool_use": [
+                        {"matcher": "fs_.*", "command": "echo no fs for you >&2; exit 2"}
+                    ]
+                }
+            },
+            "lost": {"directory": "nowhere"},
+        },
+    )
+    assert result(repo, "back", "fs_list", {})["files"] == ["backend/api.py"]
+    read = call(repo, "back", "fs_read", {"path": "api.py"})
+    assert read["result"]["path"] == "backend/api.py"
+    assert read["warnings"][0].endswith("/backend")  # the hook ran in the agent's directory
+    assert result(repo, "back", "file_read", {"path": "api.py"})["result"]["content"] == "API = 1\n"
+    assert result(repo, "back", "fs_read", {"path": "../frontend.js"})["path"] == "frontend.js"
+    assert error(repo, "back", "file_read", {"path": "../frontend.js"})["error"] == OUTSIDE
+    blocked = error(repo, "gated", "fs_read", {"path": "frontend.js"})
+    assert blocked["code"] == "hook_blocked" and blocked["error"] == "no fs for you"
+    assert result(repo, "free", "fs_read", {"path": "frontend.js"})["path"] == "frontend.js"
+    lost = error(repo, "lost", "fs_list", {})
+    assert lost["code"] == "invalid_input" and "does not exist" in lost["error"]
+
+
+def test_bypass_permissions(ws: Workspace, repo: Path) -> None:
+    (repo / "secrets").mkdir()
+    (repo / "secrets/k.txt").write_text("key\n")
+    configure(
+        repo,
+        tools={"permissions": {"*": {"*": {"denied_paths": ["secrets/**"]}}}},
+        agents={"admin": {"bypass_permissions": True}},
+    )
+    assert error(repo, "worker", "fs_read", {"path": "secrets/k.txt"})["code"] == (
+        "permission_denied"
+    )
+    assert result(repo, "admin", "fs_read", {"path": "secrets/k.txt"})["content"] == "key\n"
+    assert "secrets/k.txt" in result(repo, "admin", "fs_list", {})["files"]
+    assert "secrets/k.txt" not in result(repo, "worker", "fs_list", {})["files"]
+    assert error(repo, "worker", "file_read", {"path": "secrets/k.txt"})["code"] == (
+        "permission_denied"
+    )
+
+
+# ------------------------------------------------------------------ seed 002: event log
+
+
+def test_event_log_keeps_capped_redacted_arguments(ws: Workspace, repo: Path) -> None:
+    from hive.tools.governance import read_events
+
+    configure(repo, tools={"events": {"max_args_bytes": 3000, "redact": ["password", "pin"]}})
+    result(
+        repo,
+        "A",
+        "ctx_put",
+        {
+            "key": "login",
+            "value": {"user": "u", "password": "hunter2", "PIN_code": 1234, "note": "n" * 5000},
+        },
+    )
+    result(repo, "A", "scratchpad_write", {"file_path": "big", "content": "z" * 50_000})
+    state = repo / ".git" / "hive"
+    events = read_events(str(state), 2)
+    first, second = events
+    assert first["tool"] == "ctx_put"
+    assert first["args"]["key"] == "login"
+    assert first["args"]["value"]["password"] == "[redacted]"
+    assert first["args"]["value"]["PIN_code"] == "[redacted]"
+    assert first["args"]["value"]["user"] == "u"
+    assert first["args"]["value"]["note"].endswith("...[+4000 chars]")
+    assert "hunter2" not in json.dumps(events)
+    assert second["args"]["file_path"] == "big"
+    assert len(json.dumps(second["args"])) < 3000
+    _code, out = cli(repo, "events", "-n", "2")
+    assert '"file_path": "big"' in out

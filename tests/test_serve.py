@@ -1,0 +1,458 @@
+"""hive serve without a browser: the view functions, the coordinator release, the
+change probe, and the HTTP surface of a real server (uvicorn on loopback)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hive.domain import views
+from hive.domain.cells import create_cell, list_cells
+from hive.domain.mail import inbox, list_threads, send_message, thread_view
+from hive.domain.reservations import list_reservations, release_for_holder
+from hive.domain.workspace import Workspace
+from hive.errors import InvalidInput, NotFound, PermissionDenied
+from hive.serve.app import ServeConfig, is_loopback
+from hive.serve.runner import BackgroundServer
+from tests.conftest import git
+from tests.serve_sample import Sample, build_sample
+
+HIVE = [sys.executable, "-m", "hive.cli.main"]
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Sample:
+    return build_sample(tmp_path / "repo")
+
+
+@pytest.fixture
+def ws(sample: Sample) -> Workspace:
+    return Workspace(str(sample.root), actor="Test User")
+
+
+def request(
+    url: str,
+    *,
+    data: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+    form: bool = False,
+) -> tuple[int, Any, str]:
+    """(status, headers (case-insensitive), body) of a GET, or a POST when ``data`` is given."""
+    body = None
+    sent = dict(headers or {})
+    if data is not None:
+        if form:
+            from urllib.parse import urlencode
+
+            body = urlencode(data).encode()
+            sent.setdefault("Content-Type", "application/x-www-form-urlencoded")
+        else:
+            body = json.dumps(data).encode()
+            sent.setdefault("Content-Type", "application/json")
+    req = urllib.request.Request(url, data=body, headers=sent, method="POST" if body else "GET")
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(req, timeout=30) as answer:
+            return answer.status, answer.headers, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers, exc.read().decode()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def head_commit(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+# ------------------------------------------------------------------ views
+
+
+def test_board_filters_paginates_and_lists_facets(ws: Workspace, sample: Sample) -> None:
+    everything = views.board(ws)
+    assert [c.status for c in everything.columns] == [
+        "open",
+        "in_progress",
+        "blocked",
+        "deferred",
+        "closed",
+    ]
+    assert everything.total == 10
+    assert "BlueLake" in everything.assignees and "ui" in everything.labels
+
+    bugs = views.board(ws, type="bug")
+    assert [c.id for col in bugs.columns for c in col.cells] == [sample.bug]
+    text = views.board(ws, text="HASHING")
+    assert [c.title for col in text.columns for c in col.cells] == ["Password hashing service"]
+    mine = views.board(ws, assignee="BlueLake")
+    assert [c.id for col in mine.columns for c in col.cells] == [sample.subtasks[0]]
+    labelled = views.board(ws, label="export")
+    assert [c.id for col in labelled.columns for c in col.cells] == [sample.feature]
+    urgent = views.board(ws, priority="P0")
+    assert {c.priority for col in urgent.columns for c in col.cells} == {0}
+
+    first = views.board(ws, status="open", per_page=2)
+    second = views.board(ws, status="open", per_page=2, page=2)
+    assert len(first.columns) == 1 and first.columns[0].pages == 4
+    shown = [c.id for c in first.columns[0].cells] + [c.id for c in second.columns[0].cells]
+    assert len(set(shown)) == 4
+    with pytest.raises(InvalidInput, match="priority"):
+        views.board(ws, priority="9")
+    with pytest.raises(InvalidInput, match="per_page"):
+        views.board(ws, per_page=0)
+
+
+def test_epic_view_has_progress_and_dependency_edges(ws: Workspace, sample: Sample) -> None:
+    view = views.epic_view(ws, epic_id=sample.epic)
+    assert view.status.total == 5 and view.status.percent_complete == 0
+    design, hashing, login, docs, session = sample.subtasks
+    edges = {(e.source, e.target) for e in view.edges}
+    assert edges == {
+        (hashing, design),
+        (login, design),
+        (login, hashing),
+        (docs, login),
+        (session, design),
+    }
+    epics = views.list_epics(ws)
+    assert [(e.epic.id, e.total) for e in epics] == [(sample.epic, 5)]
+
+
+def test_reservations_view_groups_by_agent_and_marks_stale(ws: Workspace, sample: Sample) -> None:
+    view = views.reservations_view(ws)
+    by_agent = {group.agent: group.reservations for group in view.agents}
+    assert sorted(by_agent) == ["BlueLake", "GreenField", "RedStone"]
+    stale = by_agent["GreenField"][0]
+    assert stale.reservation.id == sample.stale_reservation
+    assert stale.expired and stale.stale == "expired"
+    assert by_agent["BlueLake"][0].stale is None
+
+
+def test_mail_threads_and_messages_mark_nothing_read(ws: Workspace, sample: Sample) -> None:
+    threads = list_threads(ws)
+    keyed = {t.key: t for t in threads}
+    assert keyed[sample.thread].count == 2
+    assert keyed[sample.thread].importance == "high"
+    alone = [t for t in threads if t.thread_id is None]
+    assert len(alone) == 1 and alone[0].subject == "CI is flaky"
+    assert threads[0].last_at >= threads[-1].last_at
+
+    shown = thread_view(ws, key=sample.thread)
+    assert [m.subject for m in shown.messages] == [
+        "Kick-off: user authentication",
+        "Schema question",
+    ]
+    assert shown.messages[0].read_by == []
+    blue = ws.for_actor("BlueLake")
+    assert not any(header.read for header in inbox(blue, agent="BlueLake"))
+    with pytest.raises(NotFound):
+        thread_view(ws, key="no-such-thread")
+
+
+def test_outcome_stats_per_strategy_and_bucket(ws: Workspace) -> None:
+    stats = views.outcome_stats(ws)
+    assert stats.bucket == "day"
+    assert [s.strategy for s in stats.strategies] == ["feature", "file", "risk"]
+    assert stats.total == sum(s.total for s in stats.strategies) == 28
+    for series in stats.strategies:
+        assert series.successes == sum(p.successes for p in series.points)
+        assert all(0 <= p.success_rate <= 1 and p.mean_duration >= 300 for p in series.points)
+    weekly = views.outcome_stats(ws, bucket="week")
+    assert all(p.start.weekday() == 0 for s in weekly.strategies for p in s.points)
+    assert sum(len(s.points) for s in weekly.strategies) < sum(
+        len(s.points) for s in stats.strategies
+    )
+    with pytest.raises(InvalidInput, match="bucket"):
+        views.outcome_stats(ws, bucket="year")
+
+
+def test_release_for_holder_needs_a_coordinator(ws: Workspace, sample: Sample) -> None:
+    with pytest.raises(PermissionDenied, match="coordinator"):
+        release_for_holder(ws, reservation_id=sample.active_reservation)
+    coordinator = ws.for_actor("coordinator")
+    released = release_for_holder(coordinator, reservation_id=sample.active_reservation)
+    assert [r.id for r in released.released] == [sample.active_reservation]
+    message = git(sample.root, "log", "-1", "--format=%B")
+    assert message.startswith("hive: release BlueLake src/models/** (by coordinator)")
+    assert f"Hive-Released: BlueLake #{sample.active_reservation} src/models/**" in message
+    assert "Hive-Agent: coordinator" in message
+    assert sample.active_reservation not in [r.id for r in list_reservations(ws)]
+
+    granted = release_for_holder(ws, reservation_id=sample.stale_reservation, as_coordinator=True)
+    assert granted.released[0].agent == "GreenField"
+    assert "Hive-Agent: Test User" in git(sample.root, "log", "-1", "--format=%B")
+    assert not (sample.root / ".hive" / "reservations" / "greenfield.yaml").exists()
+    assert git(sample.root, "status", "--porcelain") == ""
+    with pytest.raises(NotFound):
+        release_for_holder(coordinator, reservation_id=999)
+
+
+def test_state_token_moves_with_commits_and_mail(ws: Workspace, sample: Sample) -> None:
+    before = views.state_token(ws)
+    assert views.state_token(ws) == before
+    other = Workspace(str(sample.root), actor="RedStone")
+    create_cell(other, title="made elsewhere")
+    after_cell = views.state_token(ws)
+    assert after_cell != before
+    send_message(other, to=["coordinator"], subject="ping", body="pong")
+    assert views.state_token(ws) != after_cell
+
+
+def test_is_loopback() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert is_loopback("[::1]") and is_loopback("127.0.0.2")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")
+    assert not is_loopback("example.com")
+
+
+# ------------------------------------------------------------------ HTTP
+
+
+@pytest.fixture
+def server(sample: Sample) -> Iterator[BackgroundServer]:
+    config = ServeConfig(root=str(sample.root), actor="Test User", allow_write=True)
+    with BackgroundServer(config) as running:
+        yield running
+
+
+def test_pages_render_over_http(server: BackgroundServer, sample: Sample) -> None:
+    pages = {
+        "/": ["Password hashing service", 'data-status="in_progress"'],
+        "/?type=bug": ["Login button misaligned"],
+        "/epics": [sample.epic, "Add user authentication"],
+        f"/epics/{sample.epic}": ['class="graph"', "Session tokens"],
+        f"/cells/{sample.subtasks[0]}": ["users table drafted", 'class="diff"', "hive: start"],
+        "/reservations": ["GreenField", "stale: expired", "src/models/**"],
+        "/mail": ["Kick-off: user authentication", "CI is flaky", "Retried twice."],
+        f"/mail?thread={sample.thread}": ["Schema question", "store them lower-cased"],
+        "/outcomes": ['class="chart chart-success"', 'data-strategy="feature"'],
+    }
+    for path, wanted in pages.items():
+        status, headers, body = request(server.url + path)
+        assert status == 200, path
+        assert body.startswith("<!doctype html>"), path
+        assert headers["X-Hive-Version"], path
+        for text in wanted:
+            assert text in body, (path, text)
+    assert "Login button" not in request(server.url + "/?type=task")[2]
+    status, _, fragment = request(server.url + "/", headers={"X-Hive-Fragment": "1"})
+    assert status == 200 and "<html" not in fragment and "Password hashing" in fragment
+
+
+def test_json_api_matches_the_views(server: BackgroundServer, sample: Sample) -> None:
+    status, _, body = request(server.url + "/api/board?type=bug")
+    assert status == 200
+    board = json.loads(body)
+    assert [c["id"] for col in board["columns"] for c in col["cells"]] == [sample.bug]
+    epic = json.loads(request(server.url + f"/api/epic?id={sample.epic}")[2])
+    assert len(epic["edges"]) == 5
+    missing = request(server.url + "/api/cell?id=hv-nope")
+    assert missing[0] == 404 and json.loads(missing[2])["code"] == "not_found"
+
+
+def test_error_pages_say_what_is_wrong(server: BackgroundServer) -> None:
+    status, _, body = request(server.url + "/cells/hv-nope")
+    assert status == 404 and "no cell matches id &#39;hv-nope&#39;" in body
+    status, _, body = request(server.url + "/?priority=9")
+    assert status == 400 and "invalid priority" in body
+    status, _, body = request(server.url + "/?page=x")
+    assert status == 400 and "page must be a whole number" in body
+
+
+def _token(server: BackgroundServer) -> str:
+    body = request(server.url + "/")[2]
+    return body.split('name="hive-token" content="', 1)[1].split('"', 1)[0]
+
+
+def test_actions_need_the_token(server: BackgroundServer, sample: Sample) -> None:
+    url = server.url + "/api/actions/claim"
+    before = head_commit(sample.root)
+    for headers in ({}, {"X-Hive-Token": "wrong"}):
+        status, _, body = request(url, data={"cell_id": sample.feature}, headers=headers)
+        assert status == 403 and json.loads(body)["code"] == "permission_denied"
+    status, _, _ = request(
+        url,
+        data={"cell_id": sample.feature},
+        headers={"X-Hive-Token": _token(server), "Origin": "http://evil.example"},
+    )
+    assert status == 403
+    assert head_commit(sample.root) == before  # nothing was written
+
+    status, _, body = request(
+        url, data={"cell_id": sample.feature}, headers={"X-Hive-Token": _token(server)}
+    )
+    assert status == 200
+    answer = json.loads(body)
+    assert answer["ok"] and answer["result"]["status"] == "in_progress"
+    assert answer["commit"] == head_commit(sample.root)
+    message = git(sample.root, "log", "-1", "--format=%s%n%b")
+    assert message.startswith(f"hive: start {sample.feature}")
+    assert "Hive-Agent: Test User" in message
+
+
+def test_form_actions_without_script_redirect_back(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    page = f"{server.url}/cells/{sample.chore}"
+    status, headers, _ = request(
+        server.url + "/api/actions/note",
+        data={"cell_id": sample.chore, "text": "checked by hand", "token": _token(server)},
+        headers={"Accept": "text/html", "Referer": page},
+        form=True,
+    )
+    assert status == 303 and headers["location"] == f"/cells/{sample.chore}"
+    assert "checked by hand" in request(page)[2]
+    status, _, body = request(
+        server.url + "/api/actions/close",
+        data={"cell_id": sample.epic, "token": _token(server)},
+        form=True,
+    )
+    assert status == 409 and "open subtasks" in json.loads(body)["error"]
+
+
+def test_release_action_releases_another_agents_reservation(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    status, _, body = request(
+        server.url + "/api/actions/release",
+        data={"reservation_id": str(sample.stale_reservation)},
+        headers={"X-Hive-Token": _token(server)},
+    )
+    assert status == 200, body
+    message = git(sample.root, "log", "-1", "--format=%B")
+    assert "Hive-Released: GreenField" in message and "Hive-Agent: Test User" in message
+
+
+def test_read_only_server_refuses_actions(sample: Sample) -> None:
+    config = ServeConfig(root=str(sample.root), actor="Test User")
+    with BackgroundServer(config) as running:
+        body = request(running.url + "/")[2]
+        assert "hive-token" not in body and 'action="/api/actions' not in body
+        status, _, answer = request(
+            running.url + "/api/actions/claim",
+            data={"cell_id": sample.feature, "token": config.token},
+            headers={"X-Hive-Token": config.token},
+        )
+        assert status == 403 and "read-only" in json.loads(answer)["error"]
+
+
+def test_other_hosts_are_refused(server: BackgroundServer) -> None:
+    status, _, body = request(server.url + "/", headers={"Host": "attacker.example:80"})
+    assert status == 403 and "unknown host" in body
+    assert request(server.url + "/", headers={"Host": "localhost"})[0] == 200
+
+
+def test_events_report_a_cli_change(server: BackgroundServer, sample: Sample) -> None:
+    seen: list[str] = []
+
+    def listen() -> None:
+        with urllib.request.urlopen(server.url + "/events", timeout=30) as stream:
+            for raw in stream:
+                line = raw.decode().strip()
+                if line.startswith("data: "):
+                    seen.append(line[6:])
+                    if len(seen) == 2:
+                        return
+
+    reader = threading.Thread(target=listen, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 10
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert seen, "no first event"
+    made = subprocess.run(
+        [*HIVE, "-C", str(sample.root), "create", "Made through the CLI"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert made.returncode == 0
+    changed_at = time.monotonic()
+    reader.join(timeout=5)
+    assert len(seen) == 2 and seen[1] != seen[0]
+    assert time.monotonic() - changed_at < 1.5
+    assert json.loads(request(server.url + "/api/version")[2])["version"] == seen[1]
+
+
+# ------------------------------------------------------------------ the command
+
+
+def test_serve_refuses_other_hosts_without_the_flag(sample: Sample) -> None:
+    done = subprocess.run(
+        [*HIVE, "-C", str(sample.root), "serve", "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "refusing to listen on 0.0.0.0" in done.stderr and "--allow-remote" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_serve_outside_a_hive_is_a_clear_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*HIVE, "-C", str(tmp_path), "serve", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "not inside a git repository" in done.stderr
+
+
+def _serve(root: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*HIVE, "-C", str(root), "serve", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def test_serve_command_prints_its_url_and_serves(sample: Sample) -> None:
+    process = _serve(sample.root)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("hive serve: http://127.0.0.1:") and "read-only" in line
+        url = line.split()[2]
+        status, _, body = request(url)
+        assert status == 200 and "Add user authentication" in body
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_serve_warns_when_listening_beyond_loopback(sample: Sample) -> None:
+    process = _serve(sample.root, "--host", "0.0.0.0", "--allow-remote", "--allow-write")
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        line = process.stdout.readline()
+        assert "read-write as" in line
+        warning = process.stderr.readline()
+        assert warning.startswith("warning: hive serve is listening on 0.0.0.0:")
+        assert "--allow-write" in warning
+        port = line.split(":")[-1].split("/")[0]
+        assert request(f"http://127.0.0.1:{port}/epics")[0] == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_cells_listed_by_the_board_are_the_cli_cells(ws: Workspace) -> None:
+    board = views.board(ws, per_page=200)
+    on_board = sorted(c.id for col in board.columns for c in col.cells)
+    assert on_board == sorted(c.id for c in list_cells(ws, status="all"))

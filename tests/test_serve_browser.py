@@ -1,0 +1,308 @@
+"""hive serve in a real headless Chromium (Playwright driving the system's Chromium).
+
+Skipped, with the reason, only when no browser can be had: Playwright not
+installed, or no Chromium on this machine (scripts/setup.sh installs Debian's
+``chromium`` when it runs as root with apt).
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hive.domain.setup import init_hive
+from hive.domain.workspace import Workspace
+from hive.serve.app import ServeConfig
+from hive.serve.runner import BackgroundServer
+from tests.conftest import git, make_repo
+from tests.serve_sample import Sample, build_sample, bulk_cells, find_chromium, launch_args
+
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[dev]')"
+)
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no Chromium found (/usr/bin/chromium): apt-get install -y chromium"
+    " (scripts/setup.sh does as root), or set HIVE_CHROMIUM",
+)
+
+HIVE = [sys.executable, "-m", "hive.cli.main"]
+LIVE_TIMEOUT_MS = 3000  # "within about a second", with room for a loaded machine
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Sample:
+    return build_sample(tmp_path / "repo")
+
+
+@pytest.fixture
+def server(sample: Sample) -> Iterator[BackgroundServer]:
+    config = ServeConfig(root=str(sample.root), actor="Test User", allow_write=True)
+    with BackgroundServer(config) as running:
+        yield running
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.set_default_timeout(15000)
+    yield opened
+    context.close()
+
+
+def hive_cli(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        [*HIVE, "-C", str(root), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def card_ids(page: Any) -> list[str]:
+    ids: list[str] = page.eval_on_selector_all(".card", "cards => cards.map(c => c.dataset.id)")
+    return ids
+
+
+def wait_live(page: Any) -> None:
+    page.wait_for_function("document.body.dataset.live === '1'")
+
+
+# ------------------------------------------------------------------ pages render
+
+
+def test_every_view_renders(page: Any, server: BackgroundServer, sample: Sample) -> None:
+    page.goto(server.url + "/")
+    columns = page.eval_on_selector_all(".column", "cs => cs.map(c => c.dataset.status)")
+    assert columns == ["open", "in_progress", "blocked", "deferred", "closed"]
+    assert len(card_ids(page)) == 10
+    assert page.text_content("#total") == "10"
+
+    page.click("nav >> text=Epics")
+    page.wait_for_url("**/epics")
+    page.click(f"a[href='/epics/{sample.epic}']")
+    assert page.locator("svg.graph .node").count() == 5
+    assert page.locator("svg.graph path.edge").count() == 5
+    assert page.text_content("#percent") == "0%"
+
+    page.click(f"svg.graph a.node[data-id='{sample.subtasks[0]}']")
+    page.wait_for_url(f"**/cells/{sample.subtasks[0]}")
+    assert "users table drafted" in page.text_content("#notes")
+    assert page.locator("table.history tbody tr").count() >= 3
+    assert page.locator("pre.diff .add").count() > 0
+
+    page.goto(server.url + "/reservations")
+    agents = page.eval_on_selector_all("section.agent", "s => s.map(a => a.dataset.agent)")
+    assert agents == ["BlueLake", "GreenField", "RedStone"]
+    assert page.locator("tr.stale").count() == 1
+
+    page.goto(server.url + "/mail")
+    page.click(f"li[data-key='{sample.thread}'] a")
+    page.wait_for_selector("article.message >> text=Schema question")
+    assert page.locator("article.message").count() == 2
+
+    page.goto(server.url + "/outcomes")
+    assert page.locator("svg.chart-success g.series").count() == 3
+    assert page.locator("svg.chart-duration polyline").count() == 3
+    assert page.locator("svg.chart-success circle").count() > 10
+
+
+# ------------------------------------------------------------------ filters
+
+
+def wait_cards(page: Any, ids: list[str]) -> None:
+    """Wait until the board shows exactly the cards ``ids`` (in any order)."""
+    page.wait_for_function(
+        "wanted => JSON.stringify([...document.querySelectorAll('.card')]"
+        ".map(c => c.dataset.id).sort()) === JSON.stringify(wanted)",
+        arg=sorted(ids),
+    )
+
+
+def test_filters_narrow_the_board_without_reload(
+    page: Any, server: BackgroundServer, sample: Sample
+) -> None:
+    page.goto(server.url + "/")
+    page.evaluate("window.__kept = 'same page'")
+    page.select_option("select[name=type]", "bug")
+    wait_cards(page, [sample.bug])
+    assert "type=bug" in page.url
+
+    page.select_option("select[name=type]", "")
+    page.fill("input[name=q]", "hashing")
+    wait_cards(page, [sample.subtasks[1]])
+    assert page.text_content(".card .card-title") == "Password hashing service"
+
+    page.fill("input[name=q]", "")
+    page.select_option("select[name=assignee]", "BlueLake")
+    wait_cards(page, [sample.subtasks[0]])
+
+    page.select_option("select[name=assignee]", "")
+    page.select_option("select[name=label]", "export")
+    wait_cards(page, [sample.feature])
+
+    page.select_option("select[name=label]", "")
+    page.select_option("select[name=priority]", "1")
+    wait_cards(page, [sample.subtasks[0], sample.extra["done"]])
+    assert all(text.strip() == "P1" for text in page.locator(".card .prio").all_text_contents())
+    assert page.evaluate("window.__kept") == "same page"
+    assert "priority=1" in page.url and "q=" not in page.url
+
+    page.goto(server.url + "/?status=closed")  # a filtered URL works as a link too
+    assert card_ids(page) == [sample.extra["done"]]
+
+
+# ------------------------------------------------------------------ live updates
+
+
+def test_cli_change_appears_live(page: Any, server: BackgroundServer, sample: Sample) -> None:
+    page.goto(server.url + "/")
+    wait_live(page)
+    page.evaluate("window.__kept = 'not reloaded'")
+    started = time.monotonic()
+    hive_cli(sample.root, "create", "Appears without reload", "-t", "bug")
+    page.wait_for_selector(".card >> text=Appears without reload", timeout=LIVE_TIMEOUT_MS)
+    assert time.monotonic() - started < LIVE_TIMEOUT_MS / 1000
+    assert page.evaluate("window.__kept") == "not reloaded"
+
+    page.goto(f"{server.url}/cells/{sample.bug}")
+    wait_live(page)
+    hive_cli(sample.root, "--actor", "RedStone", "close", sample.bug, "--reason", "fixed")
+    page.wait_for_selector("h1 .status-closed", timeout=LIVE_TIMEOUT_MS)
+
+
+def test_mail_appears_live(page: Any, server: BackgroundServer, sample: Sample) -> None:
+    page.goto(f"{server.url}/mail?thread={sample.thread}")
+    wait_live(page)
+    hive_cli(
+        sample.root,
+        "--actor",
+        "RedStone",
+        "mail",
+        "send",
+        "coordinator",
+        "--subject",
+        "Hashing is unblocked",
+        "--body",
+        "schema merged",
+        "--thread",
+        sample.thread,
+    )
+    page.wait_for_selector("article.message >> text=Hashing is unblocked", timeout=LIVE_TIMEOUT_MS)
+
+
+# ------------------------------------------------------------------ actions
+
+
+def test_claim_and_note_post_and_land_as_commits(
+    page: Any, server: BackgroundServer, sample: Sample
+) -> None:
+    page.goto(f"{server.url}/cells/{sample.feature}")
+    page.click("#claim")
+    page.wait_for_selector("h1 .status-in_progress")
+    assert page.text_content("#assignee") == "Test User"
+    log = git(sample.root, "log", "-1", "--format=%s%n%b")
+    assert log.startswith(f"hive: start {sample.feature}")
+    assert "Hive-Agent: Test User" in log
+
+    wait_live(page)
+    page.fill("textarea[name=text]", "pairing with RedStone tomorrow")
+    refreshes = page.evaluate("document.body.dataset.refreshes || '0'")
+    hive_cli(sample.root, "create", "Unrelated change while typing")
+    time.sleep(1.0)  # the change has arrived, but the swap waits for the field
+    assert page.input_value("textarea[name=text]") == "pairing with RedStone tomorrow"
+    assert page.evaluate("document.body.dataset.refreshes || '0'") == refreshes
+    page.click("#add-note")
+    page.wait_for_selector("#notes >> text=pairing with RedStone tomorrow")
+    log = git(sample.root, "log", "-1", "--format=%s%n%b")
+    assert log.startswith(f"hive: update {sample.feature}") and "Hive-Agent: Test User" in log
+    assert git(sample.root, "status", "--porcelain") == ""
+
+
+def test_close_refusal_is_shown(page: Any, server: BackgroundServer, sample: Sample) -> None:
+    before = git(sample.root, "rev-parse", "HEAD")
+    page.goto(f"{server.url}/cells/{sample.subtasks[1]}")
+    page.click("#close")
+    page.wait_for_selector("#flash.bad >> text=blocked by open")
+    assert git(sample.root, "rev-parse", "HEAD") == before
+
+
+def test_coordinator_releases_a_stale_reservation(
+    page: Any, server: BackgroundServer, sample: Sample
+) -> None:
+    page.goto(server.url + "/reservations")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.click(f"tr[data-id='{sample.stale_reservation}'] button.release")
+    page.wait_for_function("!document.querySelector(\"section.agent[data-agent='GreenField']\")")
+    log = git(sample.root, "log", "-1", "--format=%B")
+    assert f"Hive-Released: GreenField #{sample.stale_reservation} docs/**" in log
+    assert "Hive-Agent: Test User" in log
+
+
+def test_request_without_token_is_refused(
+    page: Any, server: BackgroundServer, sample: Sample
+) -> None:
+    page.goto(server.url + "/")
+    before = git(sample.root, "rev-parse", "HEAD")
+    refused = page.request.post(server.url + "/api/actions/claim", form={"cell_id": sample.feature})
+    assert refused.status == 403 and refused.json()["code"] == "permission_denied"
+    token = page.get_attribute("meta[name=hive-token]", "content")
+    wrong = page.request.post(
+        server.url + "/api/actions/claim",
+        form={"cell_id": sample.feature},
+        headers={"X-Hive-Token": token[::-1]},
+    )
+    assert wrong.status == 403
+    assert git(sample.root, "rev-parse", "HEAD") == before
+    accepted = page.request.post(
+        server.url + "/api/actions/claim",
+        form={"cell_id": sample.feature},
+        headers={"X-Hive-Token": token},
+    )
+    assert accepted.status == 200
+    assert git(sample.root, "rev-parse", "HEAD") != before
+
+
+# ------------------------------------------------------------------ scale
+
+
+def test_board_with_10000_cells_loads_its_first_page_fast(page: Any, tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "big")
+    ws = Workspace(str(root), actor="bulk")
+    init_hive(ws, prefix="hv")
+    bulk_cells(ws, 10_000)
+    config = ServeConfig(root=str(root), actor="Test User")
+    with BackgroundServer(config) as running:
+        times = []
+        for _ in range(3):
+            started = time.monotonic()
+            page.goto(running.url + "/", wait_until="load")
+            times.append(time.monotonic() - started)
+        assert page.text_content("#total") == "10000"
+        cards = page.locator(".card").count()
+        assert 0 < cards <= 250  # five columns, one page of 50 each
+        assert statistics.median(times) < 1.0, times
+
+        started = time.monotonic()
+        page.fill("input[name=q]", "bulk cell 9999")
+        page.wait_for_function("document.querySelector('#total').textContent === '1'")
+        assert time.monotonic() - started < 2.0
+        page.fill("input[name=q]", "")
+        page.wait_for_function("document.querySelector('#total').textContent === '10000'")
+        page.click(".column[data-status=open] .pager a.next")
+        page.wait_for_selector(".column[data-status=open] .pager >> text=page 2 of 40")
