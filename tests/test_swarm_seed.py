@@ -223,7 +223,9 @@ def test_seed_values_that_are_still_refused(ctx: CallContext, cells: dict[str, s
         ("swarm_complete", {"cell_id": cells["bd-123.1"], "summary": "x"}),
         ("swarm_progress", {"cell_id": cells["bd-123.1"], "status": "in_progress"}),
     ):
-        refused = call_tool(ctx, name, {**args, "project_key": PROJECT, "agent_name": "A"})
+        refused = call_tool(
+            ctx, name, {**args, "project_key": PROJECT, "agent_name": "coordinator"}
+        )
         assert refused["code"] == "invalid_input" and refused["field"] == "project_key"
 
 
