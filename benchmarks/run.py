@@ -158,7 +158,6 @@ def measure_size(base: Path, size: int, runs: int) -> list[Row]:
     fresh_ready = lambda: _hive_process(repo, "ready", "--json")  # noqa: E731
     ready_cli = median_ms(fresh_ready, fresh_runs)
     after_cli_write = _after_each(lambda: _cli_write(repo, created), fresh_ready, fresh_runs)
-    ws.save_after_writes(0.5)  # as `hive mcp` does
     after_library_write = _after_each(lambda: _library_write(ws, created), fresh_ready, fresh_runs)
     cli_write = median_ms(lambda: _cli_write(repo, created), fresh_runs)
     fresh = "<= 400 ms"

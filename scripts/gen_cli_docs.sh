@@ -3,3 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/python -m hive.cli.docs > docs/cli.md
+.venv/bin/python -m hive.cli.docs commands > hive/cli/commands.py

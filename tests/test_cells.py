@@ -34,7 +34,7 @@ from hive.errors import (
     NotFound,
 )
 from hive.models import Cell, utc_now
-from hive.store.cache import CellIndex
+from hive.store.cache import index_of_cells
 from hive.store.layout import cell_path
 from tests.conftest import assert_clean, credential, git
 
@@ -310,7 +310,7 @@ def test_resolving_prefers_exact_hashes_and_live_cells() -> None:
         _bare_cell("hv-q1", deleted=True),
         _bare_cell("hv-q2", deleted=True),
     ]
-    index = CellIndex(key="test", cells={cell.id: cell for cell in cells})
+    index = index_of_cells("test", cells)
     assert resolve_id(index, "abc") == "hv-abc"
     assert resolve_id(index, "abx") == "hv-abx2"
     with pytest.raises(AmbiguousId) as raised:

@@ -303,28 +303,25 @@ def test_global_options_also_work_after_the_command(hived: Path, tmp_path: Path)
     assert title.strip().endswith("--actor")
 
 
-def test_hoisting_global_options_keeps_everything_else_in_place() -> None:
-    from hive.cli.main import hoist_global_options
+def test_global_options_are_parsed_once_wherever_they_stand(tmp_path: Path) -> None:
+    from hive.cli.entry import parse
 
-    assert hoist_global_options(["list", "-s", "open", "--actor=bo", "-C/x"]) == [
-        "--actor=bo",
-        "-C/x",
+    after = parse(["list", "-s", "open", "--actor=bo", f"-C{tmp_path}", "--json"])
+    assert (after.command, after.args, after.actor, after.json) == (
         "list",
-        "-s",
-        "open",
-    ]
-    assert hoist_global_options(["-C", "d", "dep", "add", "a", "b", "--actor", "x"]) == [
-        "-C",
-        "d",
-        "--actor",
-        "x",
-        "dep",
-        "add",
-        "a",
-        "b",
-    ]
-    unchanged = ["create", "t", "--", "--actor", "x"]
-    assert hoist_global_options(unchanged) == unchanged
+        ["-s", "open"],
+        "bo",
+        True,
+    )
+    assert after.directory == str(tmp_path)
+    assert after.argv() == ["-C", str(tmp_path), "--actor", "bo", "--json", "list", "-s", "open"]
+    before = parse(["-C", str(tmp_path), "dep", "add", "a", "b", "--actor", "x"])
+    assert (before.command, before.args, before.actor) == ("dep", ["add", "a", "b"], "x")
+    assert before.directory == after.directory
+    kept = parse(["create", "t", "--", "--actor", "x", "-C", "y"])
+    assert kept.args == ["t", "--", "--actor", "x", "-C", "y"] and kept.actor is None
+    home = parse(["-C", "~", "ready"])
+    assert home.directory == str(Path.home())
 
 
 def test_dep_add_and_remove_echo_the_resolved_id(hived: Path) -> None:
@@ -336,3 +333,10 @@ def test_dep_add_and_remove_echo_the_resolved_id(hived: Path) -> None:
     assert added.strip() == f"{second['id']} now depends on {first['id']} (blocks)"
     removed = ok(hive(hived, "dep", "remove", second["id"], partial))
     assert removed.strip() == f"{second['id']} no longer depends on {first['id']}"
+
+
+def test_the_quick_help_names_every_command_of_the_full_cli() -> None:
+    from hive.cli.docs import render_command_table
+
+    current = (Path(__file__).resolve().parent.parent / "hive/cli/commands.py").read_text()
+    assert current == render_command_table(), "stale: run scripts/gen_cli_docs.sh"

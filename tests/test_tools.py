@@ -313,14 +313,19 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
     assert json.loads(outcome["bad"].content[0].text)["code"] == "invalid_arguments"
     assert outcome["unknown"].is_error
     assert git(repo, "log", "-1", "--format=%an").strip() == "mcp-agent"
-    assert outcome["saved"], "the server saves the ready list for fresh `hive ready` processes"
+    assert outcome["saved"], "the server's write is in the state index before it answers"
 
 
 async def _saved_for_head(repo: Path) -> bool:
-    head = git(repo, "rev-parse", "HEAD").strip().encode()
-    answer = repo / ".git" / "hive" / "ready.answer"
-    for _ in range(200):
-        if answer.exists() and head in answer.read_bytes():
-            return True
-        await anyio.sleep(0.05)
-    return False
+    """Whether the state index knows HEAD's state (no waiting: the writer records it)."""
+    import sqlite3
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    cells = git(repo, "rev-parse", "HEAD:.hive/cells").strip()
+    db = sqlite3.connect(repo / ".git" / "hive" / "index.sqlite3")
+    try:
+        known = db.execute("SELECT cells FROM commits WHERE commit_id = ?", (head,)).fetchone()
+        built = db.execute("SELECT 1 FROM states WHERE key = ?", (cells,)).fetchone()
+    finally:
+        db.close()
+    return known == (cells,) and built is not None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -61,8 +60,6 @@ def workspace(*, claim: bool = True) -> Workspace:
     name claimed with ``--actor`` / ``HIVE_AGENT`` must match (``not_your_identity``
     otherwise, when the command acts). ``claim=False``: registration commands, where
     the name asked for is the one to register, not who is acting."""
-    import atexit
-
     from hive.domain.workspace import Workspace
 
     if claim:
@@ -76,33 +73,8 @@ def workspace(*, claim: bool = True) -> Workspace:
         )
     for line in opened.git.recovered:  # a write a killed hive process left, now settled
         output.err(f"hive: {line}")
-    opened.defer_persist = True
-    atexit.register(_save_in_background, opened)
+    output.attach_progress(opened)
     return opened
-
-
-def _save_in_background(ws: Workspace) -> None:
-    """At exit: leave the cells this process read or wrote for the next process, in a
-    forked child, so this process ends as soon as its answer is printed."""
-    if not ws.has_unsaved():
-        return
-    ws.mark_save_pending()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        child = os.fork()
-    except (AttributeError, OSError):  # no fork here: save in the foreground
-        ws.save_cache()
-        return
-    if child:
-        return
-    try:
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for stream in (0, 1, 2):  # let whoever reads our output see its end now
-            os.dup2(devnull, stream)
-        ws.save_cache()
-    finally:
-        os._exit(0)
 
 
 def run_op(operation: Callable[[], T]) -> T:

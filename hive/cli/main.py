@@ -28,7 +28,6 @@ from hive.cli import (
     sync_cmd,
     tools_cmd,
 )
-from hive.cli.answers import VALUED_GLOBALS, command_position
 from hive.cli.common import (
     OPTIONS,
     ForceFlag,
@@ -39,9 +38,12 @@ from hive.cli.common import (
     use_json,
     workspace,
 )
+from hive.cli.entry import DEFAULT_PAGE
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
+
+PAGE = DEFAULT_PAGE
 
 app = typer.Typer(
     name="hive",
@@ -184,10 +186,13 @@ def list_cmd(
     label: Annotated[str | None, typer.Option("-l", "--label")] = None,
     assignee: Annotated[str | None, typer.Option("--assignee")] = None,
     deleted: Annotated[bool, typer.Option("--deleted", help="Include deleted cells.")] = False,
-    limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help=f"Page size (default {PAGE}).")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every matching cell.")] = False,
     json_flag: JsonFlag = False,
 ) -> None:
-    """List cells (open ones first, most urgent first)."""
+    """List cells (open first, most urgent first; a page unless --all)."""
     from hive.domain.cells import list_cells
 
     use_json(json_flag)
@@ -202,11 +207,14 @@ def list_cmd(
             label=label,
             assignee=assignee,
             include_deleted=deleted,
-            limit=limit,
+            limit=None if all_ else limit or PAGE + 1,
         )
     )
     _warn_corrupt(ws)
-    show(cells, json_flag, lambda: output.cell_table(cells))
+    shown = cells if all_ or limit or len(cells) <= PAGE else cells[:PAGE]
+    show(shown, json_flag, lambda: output.cell_table(shown))
+    if len(shown) < len(cells):
+        output.err(f"showing the first {len(shown)}; more match (--all for every one)")
 
 
 def _warn_corrupt(ws: "Workspace") -> None:
@@ -222,7 +230,10 @@ def _warn_corrupt(ws: "Workspace") -> None:
 
 @app.command()
 def ready(
-    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help=f"Page size (default {PAGE}).")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every ready cell.")] = False,
     claim: Annotated[
         bool, typer.Option("--claim", help="Atomically start the first ready cell.")
     ] = False,
@@ -230,12 +241,10 @@ def ready(
 ) -> None:
     """Cells ready to work on: open, unblocked, most urgent and oldest first."""
     from hive.domain.cells import ready as ready_op
-    from hive.domain.deadlines import has_deadline
 
     use_json(json_flag)
-    cells = run_op(lambda: ready_op(workspace(), limit=limit, claim=claim))
-    if has_deadline(cells):
-        output.not_cacheable()  # whether a deadline has passed depends on the clock
+    page = None if all_ or claim else limit or PAGE
+    cells = run_op(lambda: ready_op(workspace(), limit=page, claim=claim))
 
     def render() -> None:
         if claim:
@@ -688,8 +697,9 @@ def focused_app(argv: list[str]) -> typer.Typer:
 
 
 def _command_name(argv: list[str]) -> str | None:
-    position = command_position(argv)
-    return None if position is None else argv[position]
+    from hive.cli.entry import parse
+
+    return parse(argv).command
 
 
 def _info_name(info: typer.models.CommandInfo) -> str | None:
@@ -697,36 +707,6 @@ def _info_name(info: typer.models.CommandInfo) -> str | None:
         return info.name
     callback = info.callback
     return callback.__name__.lower().replace("_", "-") if callback else None
-
-
-def hoist_global_options(argv: list[str]) -> list[str]:
-    """``argv`` with ``-C DIR`` and ``--actor NAME`` given after the command moved before it.
-
-    ``hive ready --actor zed`` then means ``hive --actor zed ready`` (no command
-    has options of those names; ``--json`` is accepted by every command anyway).
-    Nothing after ``--`` moves.
-    """
-    start = command_position(argv)
-    if start is None:
-        return argv
-    moved: list[str] = []
-    rest: list[str] = []
-    position = start
-    while position < len(argv):
-        token = argv[position]
-        if token == "--":
-            rest += argv[position:]
-            break
-        if token in VALUED_GLOBALS and position + 1 < len(argv):
-            moved += argv[position : position + 2]
-            position += 2
-            continue
-        if token.startswith("--actor=") or (token.startswith("-C") and token[2:3] not in ("", "-")):
-            moved.append(token)
-        else:
-            rest.append(token)
-        position += 1
-    return [*argv[:start], *moved, *rest]
 
 
 def _usage_error(exc: click_errors.UsageError, argv: list[str]) -> int:
@@ -745,9 +725,13 @@ def _usage_error(exc: click_errors.UsageError, argv: list[str]) -> int:
     return 2
 
 
-def run() -> None:
-    """Console-script entry point: no traceback ever reaches the terminal."""
-    argv = hoist_global_options(sys.argv[1:])
+def run(argv: list[str] | None = None) -> None:
+    """The full CLI (``hive/cli/entry.py`` parses global options first and passes the
+    normalized command line): no traceback ever reaches the terminal."""
+    if argv is None:
+        from hive.cli.entry import parse
+
+        argv = parse(sys.argv[1:]).argv()
     try:
         command = typer.main.get_command(focused_app(argv))
         code = command.main(args=argv, prog_name="hive", standalone_mode=False)

@@ -33,13 +33,9 @@ def emit_json(value: Any) -> None:
     """Print ``value`` as indented JSON (pydantic's Rust serializer: fast for 10k cells)."""
     from pydantic_core import to_json
 
-    from hive.cli import answers
-
     data = to_json(value, indent=2) + b"\n"
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
-    if answers.RECORDER is not None:
-        answers.RECORDER.stdout(data)
 
 
 def console() -> Any:
@@ -63,20 +59,31 @@ def heading(title: str) -> None:
     Console(highlight=False, emoji=False, width=width).rule(escape(title))
 
 
-def not_cacheable() -> None:
-    """This answer depends on more than HEAD (the clock): do not store it for reuse."""
-    from hive.cli import answers
-
-    if answers.RECORDER is not None:
-        answers.RECORDER.stderr()
-
-
 def err(message: str) -> None:
-    from hive.cli import answers
-
-    if answers.RECORDER is not None:
-        answers.RECORDER.stderr()
     sys.stderr.write(message.rstrip("\n") + "\n")
+
+
+def attach_progress(ws: Any) -> None:
+    """Draw a progress bar on stderr (a terminal only) while a large state is indexed."""
+    if not sys.stderr.isatty():
+        return
+    bar: dict[str, Any] = {}
+
+    def progress(done: int, total: int) -> None:
+        if total < 2000:
+            return
+        if "task" not in bar:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            view = Progress(console=Console(stderr=True), transient=True)
+            view.start()
+            bar.update(view=view, task=view.add_task("indexing .hive", total=total))
+        bar["view"].update(bar["task"], completed=done)
+        if done >= total:
+            bar["view"].stop()
+
+    ws.progress = progress
 
 
 def cell_table(cells: Sequence[Cell], *, title: str | None = None) -> None:

@@ -150,7 +150,6 @@ def mcp_cmd(agent: AgentOption = None, context: ContextOption = None) -> None:
 
     session = f"mcp:{os.getpid()}:{secrets.token_hex(4)}"
     ctx = run_op(lambda: _context(agent, session))
-    ctx.save_delay = 0.5  # let fresh `hive ready` processes find what this server wrote
     ctx.context_dir = _context_dir(context)
     for warning in run_op(lambda: agent_tools(ctx))[1]:
         output.err(f"warning: {ctx.agent}: {warning}")

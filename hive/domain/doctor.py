@@ -40,6 +40,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
         return DoctorReport(cells=0, problems=problems)
     index = ws.cells(snap)
     problems += _file_problems(index)
+    problems += _object_problems(ws, index)
     problems += _layout_problems(snap.listing(CELLS_DIR))
     problems += _graph_problems(index)
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
@@ -203,6 +204,25 @@ def _file_problems(index: CellIndex) -> list[Problem]:
         Problem(kind="corrupt", message=err.message, path=path, cell=cell_id_from_path(path))
         for path, err in sorted(index.problems.items())
     ]
+
+
+def _object_problems(ws: Workspace, index: CellIndex) -> list[Problem]:
+    """Cell files whose git object cannot be read any more (the state index may still
+    know what they held: it is keyed by blob id)."""
+    found = []
+    for cell_id, sha in sorted(index.blobs.items()):
+        if sha.startswith("mem:"):
+            continue
+        try:
+            ws.git.read_blob(sha)
+        except Exception as exc:  # dulwich: zlib, checksum, missing object, ...
+            path = index.paths.get(cell_id, cell_id)
+            message = (
+                f"{path}: its git object {sha[:12]} cannot be read ({type(exc).__name__});"
+                " run 'git fsck', and restore the object from another clone or a backup"
+            )
+            found.append(Problem(kind="corrupt", message=message, path=path, cell=cell_id))
+    return found
 
 
 def _layout_problems(listing: dict[str, str]) -> list[Problem]:

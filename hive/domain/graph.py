@@ -6,9 +6,11 @@ from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from typing import Any
 
+from hive.domain import readiness
+from hive.domain.readiness import ready_ids
 from hive.errors import DependencyCycle
 from hive.models import Cell
-from hive.store.cache import CellIndex
+from hive.store.cache import CellIndex, node_of
 
 ORDERING_TYPES = frozenset({"blocks", "parent-child"})
 
@@ -19,71 +21,34 @@ def open_blockers(cell: Cell, index: CellIndex) -> list[str]:
     A target whose file does not parse counts as open (its state is unknown:
     ``hive doctor`` explains it); a target that does not exist at all does not.
     """
-    found = []
-    for target in cell.blockers():
-        other = index.cells.get(target)
-        if other is None:
-            if index.problems and index.is_unreadable(target):
-                found.append(target)
-        elif not other.is_closed and not other.is_deleted:
-            found.append(target)
-    return found
+    return readiness.open_blockers(node_of(cell), index.nodes, index.unreadable_ids())
 
 
 def is_blocked(cell: Cell, index: CellIndex) -> bool:
     """Blocked by its own status, an open blocker, or a blocked/deferred ancestor."""
-    seen: set[str] = set()
-    current: Cell | None = cell
-    while current is not None and current.id not in seen:
-        seen.add(current.id)
-        if current.status == "blocked" or open_blockers(current, index):
-            return True
-        if current is not cell and current.status == "deferred":
-            return True
-        current = index.cells.get(current.parent) if current.parent else None
-    return False
+    return readiness.is_blocked(node_of(cell), index.nodes, index.unreadable_ids())
 
 
 def has_open_children(cell: Cell, index: CellIndex) -> bool:
-    for child_id in index.children_of(cell.id):
-        child = index.cells.get(child_id)
-        if child is not None and not child.is_closed and not child.is_deleted:
-            return True
-    return False
+    return readiness.has_open_children(cell.id, index.nodes, index.children())
 
 
 def is_ready(cell: Cell, index: CellIndex) -> bool:
     """Open, not deleted, not blocked; an epic only while it has no open children."""
-    if cell.status != "open" or cell.is_deleted:
-        return False
-    if cell.type == "epic" and has_open_children(cell, index):
-        return False
-    return not is_blocked(cell, index)
-
-
-def _ready_in_context(cell: Cell, index: CellIndex) -> bool:
-    """:func:`is_ready` for an open, live cell (a cell with no dependencies and no
-    parent, the common case, is decided without walking anything)."""
-    if cell.type == "epic" and has_open_children(cell, index):
-        return False
-    return not (cell.dependencies or cell.parent) or not is_blocked(cell, index)
+    return readiness.is_ready(node_of(cell), index.nodes, index.unreadable_ids(), index.children())
 
 
 def ready_cells(index: CellIndex, limit: int | None = None) -> list[Cell]:
     """Ready work, most urgent first (priority, then age, then id); computed once per
-    state of the cells (a warm read of an unchanged hive is a list copy)."""
-    ready = index.memo("ready", lambda: _compute_ready(index))
-    return list(ready) if limit is None else ready[:limit]
+    state of the cells from light facts (only the cells returned are decoded)."""
+    ids = ready_cell_ids(index)
+    return [index.cells[cell_id] for cell_id in (ids if limit is None else ids[:limit])]
 
 
-def _compute_ready(index: CellIndex) -> list[Cell]:
-    ready = [
-        cell
-        for cell in index.cells.values()
-        if cell.status == "open" and cell.deleted_at is None and _ready_in_context(cell, index)
-    ]
-    ready.sort(key=lambda c: (c.priority, c.created_at, c.id))
-    return ready
+def ready_cell_ids(index: CellIndex) -> list[str]:
+    return index.memo(
+        "ready", lambda: ready_ids(index.nodes, index.unreadable_ids(), index.children())
+    )
 
 
 # Ordering (for deadlock checks) is a graph over two states of each cell:

@@ -9,7 +9,7 @@ message.
 from __future__ import annotations
 
 from hive.errors import InvalidInput
-from hive.models.cell import CONTROL_CHARS
+from hive.text import CONTROL_CHARS
 
 MAX_TITLE = 500
 MAX_TEXT = 20_000  # description, notes, design, acceptance criteria, comments

@@ -7,14 +7,13 @@ and the MCP server all build a Workspace and call the same functions.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import getpass
 import os
 import re
-import threading
+import sqlite3
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +25,8 @@ from hive.errors import (
     NotRegistered,
     NotYourIdentity,
 )
-from hive.git.loose import hive_tree
-from hive.git.refs import read_head_fast
 from hive.git.repo import (
+    TREE_MODE,
     Change,
     GitRepo,
     Identity,
@@ -42,12 +40,12 @@ from hive.models import Cell, HiveConfig
 from hive.models.cell import without_control_chars
 from hive.models.identity import Principal
 from hive.store import credentials
-from hive.store.cache import CellCache, CellIndex
-from hive.store.cells import decode_config, encode_cell
-from hive.store.layout import CELL_SUFFIX, CELLS_DIR, CONFIG_PATH, cell_path
+from hive.store.cache import CellCache, CellIndex, build_index, derive
+from hive.store.cells import decode_cell, decode_config, encode_cell, parse_for_index, parsed_cell
+from hive.store.index import EMPTY_STATE, ParseProblem, StateIndex
+from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 
-DIRECTORY_MARK = "directory:"  # stands for the blob sha of a cell path that is a directory
-READY_SAVE_DELAY = 0.02  # seconds after a write before a server saves its ready list
+GITLINK_MODE = 0o160000
 _ACTOR_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
 
 
@@ -68,16 +66,6 @@ class MixedPlan:
     result: Any = None
     files: list[Change] = field(default_factory=list)
     trailers: list[tuple[str, str]] = field(default_factory=list)  # e.g. Hive-Override
-
-
-@dataclass
-class _SaveSchedule:
-    """When the cells were last saved for other processes (shared by ``for_actor`` copies)."""
-
-    commit: str | None = None
-    delay: float | None = None
-    timers: list[threading.Timer] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Workspace:
@@ -119,11 +107,12 @@ class Workspace:
         elif unregistered:
             self._principal = Principal(self._person_name(), "unregistered")
         self.identity_error: HiveError | None = None
-        self.cache = CellCache(self.git.paths.hive_state_dir if persist_cache else None)
-        # True: cells read for a new commit are saved by save_cache() (at exit, after
-        # the answer is printed) instead of at once.
-        self.defer_persist = False
-        self._saves = _SaveSchedule()
+        self.cache = CellCache()
+        # persist_cache=False: a private in-memory index (tests of cold reads)
+        self._state_dir = self.git.paths.hive_state_dir if persist_cache else ":memory:"
+        self._state_index: StateIndex | None = None
+        # called as progress(done, total) while a large state is indexed (the CLI draws a bar)
+        self.progress: Callable[[int, int], None] | None = None
         self._config: tuple[str, HiveConfig] | None = None
         self._key_of_commit: dict[str, str] = {}
         self.state: dict[str, Any] = {}
@@ -221,157 +210,138 @@ class Workspace:
         self._config = (sha, config)
         return config
 
+    @property
+    def state_index(self) -> StateIndex:
+        """The clone's state index (``<git common dir>/hive/index.sqlite3``)."""
+        if self._state_index is None:
+            self._state_index = StateIndex(self._state_dir)
+        return self._state_index
+
+    def notices(self) -> list[str]:
+        """Things worth telling a person (an index rebuilt), each said once."""
+        found = list(self._state_index.notices) if self._state_index is not None else []
+        if self._state_index is not None:
+            self._state_index.notices.clear()
+        return found
+
     def cells(self, snap: Snapshot | None = None) -> CellIndex:
-        """All cells of ``snap`` (default: the current state), parsed via the cache."""
-        if snap is not None:
-            return self._index(snap)
-        fast = self._persisted_index()
-        if fast is not None:
-            return fast
-        snap = self.snapshot()
-        known = snap.dir_key(CELLS_DIR) in self.cache.indexes
-        index = self._index(snap)
-        if not known and self.autocommit and snap.head.commit is not None:
-            if self.defer_persist:
-                self.cache.unsaved = (snap.head.commit, index)
-            else:
-                self._persist(snap.head.commit, index)
-        return index
+        """All cells of ``snap`` (default: the current state, HEAD's or staged)."""
+        if snap is not None or not self.autocommit:
+            return self._index(snap or self.snapshot())
+        head = self.git.head()
+        if head.commit is None:
+            return self._index(self.snapshot())
+        try:
+            key = self._cells_key(head.commit)
+        except sqlite3.DatabaseError as exc:
+            self.state_index.reset(f"it failed while reading ({exc})")
+            key = self._cells_key(head.commit)
+        return self._index_for_key(key)
 
-    def _persist(self, commit: str, index: CellIndex, *, background: bool = False) -> None:
-        """Save ``commit``'s ready list as printed JSON, then its cells, for fresh processes.
-
-        ``background``: called off the main thread, so only dulwich-free readers are used.
-        """
-        if self.cache.persist_dir is None:
-            return
-        tree = self._hive_tree(commit, background=background)
-        self._save_ready_list(commit, index, tree)
-        self.cache.persist(commit, index, tree)
-
-    def _hive_tree(self, commit: str, *, background: bool) -> str | None:
-        tree = hive_tree(self.git.paths, commit)
-        if tree is None and not background:
-            tree = self.git.lookup_path(self.git.commit_tree(commit), ".hive", want_tree=True)
-        return tree
-
-    def _save_ready_list(self, commit: str, index: CellIndex, tree: str | None) -> None:
-        from pydantic_core import to_json
-
-        from hive import __version__
-        from hive.domain.deadlines import has_deadline
-        from hive.domain.graph import ready_cells
-        from hive.store import ready_answer
-
-        if self.cache.persist_dir is None:
-            return
-        printed = self.cache.json_by_blob
-        if len(printed) > 100_000:
-            printed.clear()
-        ready = ready_cells(index)
-        if has_deadline(ready):  # expiry depends on the clock: fresh readers compute it
-            return
-        documents = []
-        for cell in ready:
-            blob = index.blobs.get(cell.id, "")
-            if blob not in printed:
-                printed[blob] = to_json(cell, indent=2)
-            documents.append(printed[blob])
-        ready_answer.save(self.cache.persist_dir, commit, tree, __version__, documents)
-
-    def mark_save_pending(self) -> None:
-        """Tell fresh readers that the ready list of the last write is on its way."""
-        from hive.store import ready_answer
-
-        if self.cache.persist_dir is not None and self.cache.last_write is not None:
-            ready_answer.mark_pending(self.cache.persist_dir, self.cache.last_write[0])
+    def _cells_key(self, commit: str) -> str:
+        """The state key (``.hive/cells`` tree id) of ``commit``; NotInitialized without
+        a hive. Known commits cost one lookup; others read two tree objects once."""
+        key = self._key_of_commit.get(commit)
+        if key is not None:
+            return key
+        trees = self.state_index.trees_of(commit)  # only commits with a hive are recorded
+        if trees is None:
+            root = self.git.commit_tree(commit)
+            hive = self.git.lookup_path(root, HIVE_DIR, want_tree=True)
+            if hive is None or self.git.lookup_path(hive, "config.yaml") is None:
+                raise NotInitialized(f"{self.root} has no hive yet: run 'hive init' first")
+            cells = self.git.lookup_path(hive, "cells", want_tree=True)
+            self.state_index.remember_commit(commit, hive, cells)
+            trees = (hive, cells)
+        cells = trees[1]
+        key = cells or EMPTY_STATE
+        self._key_of_commit[commit] = key
+        return key
 
     def _index(self, snap: Snapshot) -> CellIndex:
         self.config(snap)
         key = snap.dir_key(CELLS_DIR)
-        if key not in self.cache.indexes and not self.cache.by_blob:
-            self._seed_from_disk(snap)
-        listing, read = self._cell_files(snap)
-        index = self.cache.index_for(key, listing, read)
-        if self.autocommit and snap.head.commit is not None:
-            self._key_of_commit[snap.head.commit] = key
-        return index
+        cached = self.cache.indexes.get(key)
+        if cached is not None:
+            return cached
+        if not snap.overlay:
+            return self._index_for_key(key)
+        base = self._index_for_key(key.split("+", 1)[0])
+        changes: dict[str, tuple[str, str, Cell | CorruptFile] | None] = {}
+        for path, blob in snap.overlay.items():
+            cell_id = cell_id_from_path(path)
+            if cell_id is None:
+                continue
+            changes[path] = None if blob is None else (cell_id, blob, self._parse(blob, path))
+        return self.cache.keep(derive(base, key, changes))
 
-    def _cell_files(
-        self, snap: Snapshot
-    ) -> tuple[Callable[[], dict[str, str]], Callable[[str], bytes]]:
-        """The cell files of ``snap`` and a blob reader for them that turns damage into
-        a ``CorruptFile`` naming the file: an object git cannot read (corrupt or
-        missing), or a directory where a cell file should be (listed under its own
-        path, so ``list``, ``show`` and ``doctor`` all report it)."""
-        where: dict[str, str] = {}
+    def _parse(self, blob: str, path: str) -> Cell | CorruptFile:
+        cached = self.cache.by_blob.get(blob)
+        if cached is not None:
+            return cached
+        try:
+            cell = decode_cell(self.git.read_blob(blob), path)
+        except CorruptFile as exc:
+            return exc
+        self.cache.remember(blob, cell)
+        return cell
 
-        def listing() -> dict[str, str]:
-            files = snap.listing(CELLS_DIR)
-            directories = {
-                folder
-                for path in files
-                if (folder := path.rpartition("/")[0]).endswith(CELL_SUFFIX)
-            }
-            for folder in list(directories):  # deeper files: every .yaml folder above
-                parent = folder.rpartition("/")[0]
-                while parent.startswith(CELLS_DIR + "/"):
-                    if parent.endswith(CELL_SUFFIX):
-                        directories.add(parent)
-                    parent = parent.rpartition("/")[0]
-            if directories:
-                files = {
-                    path: sha
-                    for path, sha in files.items()
-                    if not any(path.startswith(folder + "/") for folder in directories)
-                }
-                files.update({folder: DIRECTORY_MARK + folder for folder in directories})
-            where.update({sha: path for path, sha in files.items()})
-            return files
+    def _index_for_key(self, key: str) -> CellIndex:
+        cached = self.cache.indexes.get(key)
+        if cached is not None:
+            return cached
+        try:
+            return self._read_state(key)
+        except sqlite3.DatabaseError as exc:  # derived data: never trusted when broken
+            self.state_index.reset(f"it failed while reading ({exc})")
+            return self._read_state(key)
 
-        def read(sha: str) -> bytes:
-            path = where.get(sha, "?")
-            if sha.startswith(DIRECTORY_MARK):
-                raise CorruptFile(
-                    f"{path}: is a directory, not a cell file; move what is inside it"
-                    " elsewhere and commit, so the cell can be stored there again",
-                    path=path,
-                )
+    def _read_state(self, key: str) -> CellIndex:
+        state = self.state_index
+        state.ensure_state(
+            key, self._list_tree, self._read_blobs, parse_for_index, progress=self.progress
+        )
+        index = build_index(key, state.entries(key), self._load_cells)
+        return self.cache.keep(index)
+
+    def _list_tree(self, tree: str) -> list[tuple[str, str, bool]]:
+        return [
+            (name.decode("utf-8", "surrogateescape"), sha, mode == TREE_MODE)
+            for name, (mode, sha) in self.git.tree_items(tree).items()
+            if mode != GITLINK_MODE
+        ]
+
+    def _read_blobs(
+        self, wanted: Sequence[tuple[str, str]]
+    ) -> Iterator[tuple[str, str, bytes | ParseProblem]]:
+        """Each blob's bytes, or the problem naming the file when git cannot read it."""
+        for sha, path in wanted:
             try:
-                return self.git.read_blob(sha)
-            except HiveError:
-                raise
+                yield sha, path, self.git.read_blob(sha)
             except Exception as exc:  # dulwich: zlib, checksum, missing object, ...
-                raise CorruptFile(
+                message = (
                     f"{path}: its git object {sha[:12]} cannot be read ({type(exc).__name__});"
-                    " run 'git fsck', and restore the object from another clone or a backup",
-                    path=path,
-                ) from None
+                    " run 'git fsck', and restore the object from another clone or a backup"
+                )
+                yield sha, path, ParseProblem(message=message, path=path, line=None)
 
-        return listing, read
-
-    def _seed_from_disk(self, snap: Snapshot) -> None:
-        """A fresh process: parse only the cells that changed since the last saved index."""
-        loaded = self.cache.load_persisted(snap.head.commit or "")
-        if loaded is not None and snap.head.commit is not None:
-            self._key_of_commit[snap.head.commit] = loaded.key
-
-    def _persisted_index(self) -> CellIndex | None:
-        """The index for HEAD without touching git objects, when already known."""
-        if not self.autocommit:
-            return None
-        commit = self.git.head().commit
-        if commit is None:
-            return None
-        key = self._key_of_commit.get(commit)
-        if key is not None and key in self.cache.indexes:
-            return self.cache.indexes[key]
-        if self.cache.indexes:
-            return None  # warm process: re-listing the tree is cheaper than unpickling
-        loaded = self.cache.load_persisted(commit, hive_tree(self.git.paths, commit))
-        if loaded is not None:
-            self._key_of_commit[commit] = loaded.key
-        return loaded
+    def _load_cells(self, blobs: list[str]) -> dict[str, Cell]:
+        """Decode cells by blob id: this process's cache first, then the state index."""
+        found: dict[str, Cell] = {}
+        missing = []
+        for blob in blobs:
+            cell = self.cache.by_blob.get(blob)
+            if cell is None:
+                missing.append(blob)
+            else:
+                found[blob] = cell
+        if missing:
+            for blob, document in self.state_index.cell_documents(missing):
+                cell = Cell.model_validate_json(document)
+                self.cache.remember(blob, cell)
+                self.cache.decoded += 1
+                found[blob] = cell
+        return found
 
     # ------------------------------------------------------------ writing
 
@@ -444,69 +414,22 @@ class Workspace:
         base: CellIndex,
         written: dict[str, tuple[str, str, Cell, bytes]],
     ) -> None:
-        """Register the post-write index so the next read or write needs no re-listing."""
-        key = self.git.lookup_path(tree, CELLS_DIR, want_tree=True)
-        if key is None:
-            return
-        entries = {cid: (path, sha, cell) for cid, (path, sha, cell, _) in written.items()}
-        self.cache.last_write = (commit, self.cache.derive(base, key, entries))
+        """Record the state after a write, here and in the state index, so no process
+        ever re-lists or re-parses what this one just wrote."""
+        hive = self.git.lookup_path(tree, HIVE_DIR, want_tree=True)
+        cells = self.git.lookup_path(hive, "cells", want_tree=True) if hive else None
+        key = cells or EMPTY_STATE
+        changes: dict[str, tuple[str, str, Cell | CorruptFile] | None] = {}
+        for cell_id, (path, sha, cell, _) in written.items():
+            self.cache.remember(sha, cell)
+            changes[path] = (cell_id, sha, cell)
+        index = self.cache.keep(derive(base, key, changes))
         self._key_of_commit[commit] = key
-        self._schedule_save()
-
-    def has_unsaved(self) -> bool:
-        """Whether this process read or wrote cells that no later process can load yet."""
-        latest = self.cache.last_write or self.cache.unsaved
-        return self.autocommit and latest is not None and latest[0] != self._saves.commit
-
-    def save_cache(self, *, background: bool = False, ready_only: bool = False) -> None:
-        """Leave what this process read or wrote last for the next process: a fresh CLI
-        read then unpickles it instead of listing trees and re-parsing cells.
-
-        ``background``: off the main thread (dulwich-free readers only); ``ready_only``:
-        just the ready list, the quick part fresh readers wait for.
-        """
-        latest = self.cache.last_write or self.cache.unsaved
-        if latest is None or not self.has_unsaved():
-            return
-        commit, index = latest
-        with contextlib.suppress(Exception):  # best effort: a cache is never an error
-            head = read_head_fast(self.git.paths) if background else self.git.head()
-            if head is None or head.commit != commit:
-                return
-            if ready_only:
-                tree = self._hive_tree(commit, background=background)
-                self._save_ready_list(commit, index, tree)
-            else:
-                self._persist(commit, index, background=background)
-                self._saves.commit = commit
-
-    def save_after_writes(self, delay: float = 1.0) -> None:
-        """For long-lived processes (the MCP server): save the cells in a background
-        thread once writes have paused for ``delay`` seconds, so a fresh ``hive ready``
-        in another process finds them."""
-        self._saves.delay = delay
-
-    def _schedule_save(self) -> None:
-        """After a write in a long-lived process: the ready list almost at once (fresh
-        readers wait for it), everything else once writes pause."""
-        saves = self._saves
-        if saves.delay is None:
-            return
-        self.mark_save_pending()
-        with saves.lock:
-            for timer in saves.timers:
-                timer.cancel()
-            saves.timers = [
-                threading.Timer(
-                    READY_SAVE_DELAY,
-                    self.save_cache,
-                    kwargs={"background": True, "ready_only": True},
-                ),
-                threading.Timer(saves.delay, self.save_cache, kwargs={"background": True}),
-            ]
-            for timer in saves.timers:
-                timer.daemon = True
-                timer.start()
+        state = self.state_index
+        state.add_parsed((sha, parsed_cell(cell)) for _, (_, sha, cell, _) in written.items())
+        state.ensure_state(key, self._list_tree, self._read_blobs, parse_for_index)
+        state.remember_commit(commit, hive, cells)
+        del index
 
     def write_files(self, plan: Callable[[Snapshot], tuple[list[Change], str, Any]]) -> WriteResult:
         """Lower-level write for non-cell files (config)."""

@@ -78,6 +78,40 @@ def hive_tree(paths: RepoPaths, commit: str) -> str | None:
     return None if root is None else tree_entry(paths, root, b".hive")
 
 
+def read_tree(paths: RepoPaths, tree: str) -> dict[bytes, str] | None:
+    """name -> sha of a loose tree (None when not a readable loose tree)."""
+    found = read_loose(paths, tree)
+    if found is None or found[0] != b"tree":
+        return None
+    body = found[1]
+    entries: dict[bytes, str] = {}
+    position = 0
+    while position < len(body):
+        space = body.index(b" ", position)
+        nul = body.index(b"\0", space)
+        entries[body[space + 1 : nul]] = body[nul + 1 : nul + 21].hex()
+        position = nul + 21
+    return entries
+
+
+def tree_entries(paths: RepoPaths, commit: str) -> tuple[str | None, str | None, bool] | None:
+    """(``.hive`` tree, ``.hive/cells`` tree, whether ``.hive/config.yaml`` exists) of
+    ``commit`` from loose objects; None when an object on the way is not loose."""
+    root_tree = commit_tree(paths, commit)
+    if root_tree is None:
+        return None
+    root = read_tree(paths, root_tree)
+    if root is None:
+        return None
+    hive = root.get(b".hive")
+    if hive is None:
+        return None, None, False
+    listing = read_tree(paths, hive)
+    if listing is None:
+        return None
+    return hive, listing.get(b"cells"), b"config.yaml" in listing
+
+
 def object_path(paths: RepoPaths, sha: str) -> str:
     return os.path.join(paths.common_dir, "objects", sha[:2], sha[2:])
 

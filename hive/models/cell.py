@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hive.text import CONTROL_CHARS
 
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
 Status = Literal["open", "in_progress", "blocked", "deferred", "closed"]
@@ -21,10 +22,6 @@ def utc_now() -> datetime:
     """The current time in UTC, truncated to milliseconds (what the YAML stores)."""
     now = datetime.now(UTC)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
-
-
-# C0 and C1 control characters (tab, escape, NUL, CR, ...) and Unicode line separators.
-CONTROL_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def without_control_chars(text: str) -> str:
@@ -103,7 +100,7 @@ class MergeConflict(BaseModel):
 class Cell(BaseModel):
     """One unit of tracked work. An epic is a cell of type ``epic``."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(min_length=1)
     title: str = Field(min_length=1, max_length=500)

@@ -94,10 +94,6 @@ class Hub:
         self.ws = Workspace(
             config.root, actor=config.actor, session=f"serve:{secrets.token_hex(4)}"
         )
-        # A watcher mostly reads commits other processes made (and saved for fresh
-        # processes themselves): reading one must not pickle 10,000 cells on the spot.
-        self.ws.defer_persist = True
-        self.ws.save_after_writes(1.0)  # its own writes are saved in the background
         self.actor = self.ws.actor
         self._lock = threading.Lock()
 

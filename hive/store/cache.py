@@ -1,47 +1,85 @@
-"""Parsed cells, cached by content.
+"""Cells of one state, read through the state index (``hive/store/index.py``).
 
-Parsing YAML is the expensive part of reading a large tracker (~0.3 ms a
-cell), so every cell file is parsed once per blob id, ever: the in-memory
-cache maps blob sha -> Cell, and a whole directory's parsed state is kept per
-content key (a tree sha), so a warm read of 10,000 cells is a dictionary
-lookup. Between processes the last snapshot is kept in a pickle under the
-repository's private hive state directory (``.git/hive/``), keyed by the
-commit it was read from and by hive's version.
+A :class:`CellIndex` is every cell file of one state of ``.hive/cells``: light
+facts for every cell (path, blob, the fields readiness needs) loaded at once
+from the state index, and the cells themselves decoded only when asked for
+(``index.cells[id]``), each file version once per process. A write that
+touches three cells decodes those three, not the tracker.
+
+Cells are immutable models shared by every reader of a process; a change is
+always a copy (``model_copy``), so nothing a caller does leaks into another
+reader.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import os
-import pickle
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from hive import __version__
 from hive.errors import CorruptFile
 from hive.models import Cell
-from hive.store.cells import decode_cell
+from hive.store.index import Entry, Node, misnamed_message
 from hive.store.layout import cell_id_from_path
 
 T = TypeVar("T")
-CACHE_FORMAT = f"hive-{__version__}-py{sys.version_info[0]}.{sys.version_info[1]}-3"
 MAX_INDEXES = 4
+MAX_CACHED_CELLS = 250_000
+
+CellLoader = Callable[[list[str]], dict[str, Cell]]  # blobs -> decoded cells
+
+
+class LazyCells(Mapping[str, Cell]):
+    """id -> Cell, decoded on first access from the state index."""
+
+    def __init__(self, blobs: dict[str, str], load: CellLoader) -> None:
+        self._blobs = blobs
+        self._load = load
+
+    def __getitem__(self, cell_id: str) -> Cell:
+        blob = self._blobs[cell_id]
+        return self._load([blob])[blob]
+
+    def get(self, cell_id: str, default: Cell | None = None) -> Cell | None:  # type: ignore[override]
+        blob = self._blobs.get(cell_id)
+        if blob is None:
+            return default
+        return self._load([blob])[blob]
+
+    def __contains__(self, cell_id: object) -> bool:
+        return cell_id in self._blobs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._blobs)
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+    def values(self) -> list[Cell]:  # type: ignore[override]
+        loaded = self._load(list(self._blobs.values()))
+        return [loaded[blob] for blob in self._blobs.values()]
+
+    def items(self) -> list[tuple[str, Cell]]:  # type: ignore[override]
+        loaded = self._load(list(self._blobs.values()))
+        return [(cell_id, loaded[blob]) for cell_id, blob in self._blobs.items()]
 
 
 @dataclass
 class CellIndex:
-    """Every cell of one state: parsed cells, and the files that did not parse."""
+    """Every cell of one state: light facts now, cells on demand, unreadable files."""
 
     key: str
-    cells: dict[str, Cell] = field(default_factory=dict)
-    paths: dict[str, str] = field(default_factory=dict)
-    blobs: dict[str, str] = field(default_factory=dict)
-    problems: dict[str, CorruptFile] = field(default_factory=dict)
+    paths: dict[str, str]
+    blobs: dict[str, str]
+    nodes: dict[str, Node]
+    problems: dict[str, CorruptFile]
+    load: CellLoader
+    cells: LazyCells = field(init=False)
     _children: dict[str, list[str]] | None = None
     _memo: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.cells = LazyCells(self.blobs, self.load)
 
     def memo(self, name: str, compute: Callable[[], T]) -> T:
         """``compute()``, once per index: an index never changes after it is built."""
@@ -52,20 +90,31 @@ class CellIndex:
 
     def live(self) -> list[Cell]:
         """Cells that are not deleted (tombstoned)."""
-        return [cell for cell in self.cells.values() if cell.deleted_at is None]
+        return [self.cells[cid] for cid, node in self.nodes.items() if not node.deleted]
 
     def children_of(self, cell_id: str) -> list[str]:
         if self._children is None:
             children: dict[str, list[str]] = {}
-            for cell in self.cells.values():
-                if cell.parent is not None:
-                    children.setdefault(cell.parent, []).append(cell.id)
+            for node in self.nodes.values():
+                if node.parent is not None:
+                    children.setdefault(node.parent, []).append(node.id)
             self._children = children
         return self._children.get(cell_id, [])
 
+    def children(self) -> dict[str, list[str]]:
+        self.children_of("")
+        assert self._children is not None
+        return self._children
+
+    def unreadable_ids(self) -> set[str]:
+        return self.memo(
+            "unreadable",
+            lambda: {cid for path in self.problems if (cid := cell_id_from_path(path))},
+        )
+
     def is_unreadable(self, cell_id: str) -> bool:
         """Whether ``cell_id`` has a file that failed to parse."""
-        return any(cell_id_from_path(path) == cell_id for path in self.problems)
+        return cell_id in self.unreadable_ids()
 
     def known_ids(self) -> IdSet:
         """Ids of all cell files, including ones that failed to parse (a live view)."""
@@ -73,19 +122,11 @@ class CellIndex:
 
 
 class IdSet:
-    """The ids taken in one index, plus ids added by a plan in progress.
-
-    A view rather than a copy: membership tests cost a dict lookup, not a
-    10,000-element set build per write.
-    """
+    """The ids taken in one index, plus ids added by a plan in progress."""
 
     def __init__(self, index: CellIndex) -> None:
-        self._cells = index.cells
-        self._extra: set[str] = set()
-        for path in index.problems:
-            name = cell_id_from_path(path)
-            if name is not None:
-                self._extra.add(name)
+        self._cells = index.blobs
+        self._extra: set[str] = set(index.unreadable_ids())
 
     def __contains__(self, cell_id: object) -> bool:
         return cell_id in self._cells or cell_id in self._extra
@@ -98,158 +139,124 @@ class IdSet:
         self._extra.add(cell_id)
 
 
-@contextlib.contextmanager
-def _paused_gc() -> Iterator[None]:
-    """Pause the cyclic collector while building many objects at once (4x faster)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+def node_of(cell: Cell) -> Node:
+    return Node(
+        id=cell.id,
+        status=cell.status,
+        type=cell.type,
+        priority=cell.priority,
+        created=cell.created_at.timestamp(),
+        parent=cell.parent,
+        deleted=cell.deleted_at is not None,
+        blockers=cell.blockers(),
+    )
+
+
+def build_index(key: str, entries: list[Entry], load: CellLoader) -> CellIndex:
+    """A CellIndex from the state index's rows for ``key``."""
+    index = CellIndex(key=key, paths={}, blobs={}, nodes={}, problems={}, load=load)
+    for entry in entries:
+        expected = cell_id_from_path(entry.path)
+        if expected is None:
+            continue
+        if entry.error is not None:
+            message = entry.error
+            if entry.error_path and entry.error_path != entry.path:
+                message = message.replace(entry.error_path, entry.path)
+            details: dict[str, Any] = {"path": entry.path}
+            if entry.line is not None:
+                details["line"] = entry.line
+            index.problems[entry.path] = CorruptFile(message, **details)
+            continue
+        if entry.id != expected:
+            index.problems[entry.path] = _misnamed(entry.path, expected, entry.id)
+            continue
+        index.paths[expected] = entry.path
+        index.blobs[expected] = entry.blob
+        index.nodes[expected] = Node(
+            id=expected,
+            status=entry.status or "open",
+            type=entry.type or "task",
+            priority=entry.priority if entry.priority is not None else 2,
+            created=entry.created or 0.0,
+            parent=entry.parent,
+            deleted=entry.deleted,
+            blockers=entry.blockers,
+        )
+    return index
+
+
+def _misnamed(path: str, expected: str, found: str | None) -> CorruptFile:
+    return CorruptFile(misnamed_message(path, expected, found), path=path)
+
+
+def derive(
+    base: CellIndex,
+    key: str,
+    written: Mapping[str, tuple[str, str, Cell | CorruptFile] | None],
+) -> CellIndex:
+    """``base`` with files changed: path -> (id, blob, cell or problem), None = removed."""
+    index = CellIndex(
+        key=key,
+        paths=dict(base.paths),
+        blobs=dict(base.blobs),
+        nodes=dict(base.nodes),
+        problems=dict(base.problems),
+        load=base.load,
+    )
+    for path, change in written.items():
+        index.problems.pop(path, None)
+        expected = cell_id_from_path(path)
+        if expected is None:
+            continue
+        if index.paths.get(expected) == path:
+            index.paths.pop(expected, None)
+            index.blobs.pop(expected, None)
+            index.nodes.pop(expected, None)
+        if change is None:
+            continue
+        _, blob, parsed = change
+        if isinstance(parsed, CorruptFile):
+            index.problems[path] = parsed
+        elif parsed.id != expected:
+            index.problems[path] = _misnamed(path, expected, parsed.id)
+        else:
+            index.paths[expected] = path
+            index.blobs[expected] = blob
+            index.nodes[expected] = node_of(parsed)
+    return index
 
 
 class CellCache:
-    """blob sha -> parsed cell, plus recent whole-directory indexes."""
+    """Per process: decoded cells by blob id, and the last few indexes by state key."""
 
-    def __init__(self, persist_dir: str | None = None) -> None:
-        self.persist_dir = persist_dir
-        self.by_blob: dict[str, Cell | CorruptFile] = {}
+    def __init__(self) -> None:
+        self.by_blob: dict[str, Cell] = {}
         self.indexes: dict[str, CellIndex] = {}
-        self.parsed = 0  # cell files parsed by this cache (the expensive part)
-        self.last_write: tuple[str, CellIndex] | None = None  # (commit, its index)
-        self.unsaved: tuple[str, CellIndex] | None = None  # read, not yet persisted
-        self.json_by_blob: dict[str, bytes] = {}  # a cell's printed JSON, per file version
+        self.decoded = 0  # cell documents decoded by this process (the expensive part)
 
     def remember(self, blob_sha: str, cell: Cell) -> None:
-        """Record a cell hive itself just encoded, so it is never re-parsed."""
+        """Record a cell hive itself just encoded, so it is never decoded again."""
+        if len(self.by_blob) >= MAX_CACHED_CELLS:
+            self.by_blob.clear()
         self.by_blob[blob_sha] = cell
 
-    def index_for(
-        self,
-        key: str,
-        listing: Callable[[], Mapping[str, str]],
-        read_blob: Callable[[str], bytes],
-    ) -> CellIndex:
-        cached = self.indexes.get(key)
-        if cached is not None:
-            return cached
-        index = CellIndex(key=key)
-        with _paused_gc():
-            for path, sha in listing().items():
-                expected = cell_id_from_path(path)
-                if expected is None:
-                    continue
-                parsed = self.by_blob.get(sha)
-                if parsed is None:
-                    parsed = self._parse(sha, path, read_blob)
-                if isinstance(parsed, CorruptFile):
-                    index.problems[path] = parsed
-                    continue
-                self._add(index, parsed, path, sha, expected)
-        self._keep(index)
-        return index
-
-    def _parse(self, sha: str, path: str, read_blob: Callable[[str], bytes]) -> Cell | CorruptFile:
-        self.parsed += 1
-        try:
-            parsed: Cell | CorruptFile = decode_cell(read_blob(sha), path)
-        except CorruptFile as exc:
-            parsed = exc
-        self.by_blob[sha] = parsed
-        return parsed
-
-    def _add(
-        self, index: CellIndex, cell: Cell, path: str, sha: str, expected: str | None = None
-    ) -> None:
-        if cell.id != (expected or cell_id_from_path(path)):
-            expected = cell_id_from_path(path)
-            index.problems[path] = CorruptFile(
-                f"{path}: file is named for {expected!r} but contains id {cell.id!r}", path=path
-            )
-            return
-        index.cells[cell.id] = cell
-        index.paths[cell.id] = path
-        index.blobs[cell.id] = sha
-
-    def _keep(self, index: CellIndex) -> None:
-        if len(self.indexes) >= MAX_INDEXES:
+    def keep(self, index: CellIndex) -> CellIndex:
+        if index.key not in self.indexes and len(self.indexes) >= MAX_INDEXES:
             self.indexes.pop(next(iter(self.indexes)))
         self.indexes[index.key] = index
-
-    def derive(
-        self, base: CellIndex, key: str, written: dict[str, tuple[str, str, Cell]]
-    ) -> CellIndex:
-        """The index after a write: ``base`` plus ``written`` (id -> (path, blob, cell))."""
-        cached = self.indexes.get(key)
-        if cached is not None:
-            return cached
-        index = CellIndex(
-            key=key,
-            cells=dict(base.cells),
-            paths=dict(base.paths),
-            blobs=dict(base.blobs),
-            problems=dict(base.problems),
-        )
-        for path, sha, cell in written.values():
-            index.problems.pop(path, None)
-            self.by_blob[sha] = cell
-            self._add(index, cell, path, sha)
-        self._keep(index)
         return index
 
-    # ------------------------------------------------------------ persistence
 
-    def _persist_path(self) -> str | None:
-        if self.persist_dir is None:
-            return None
-        return os.path.join(self.persist_dir, "cells.cache")
+def index_of_cells(key: str, cells: list[Cell]) -> CellIndex:
+    """An in-memory index of the given cells (paths as hive would store them)."""
+    from hive.store.layout import cell_path
 
-    def load_persisted(self, commit: str, hive_tree: str | None = None) -> CellIndex | None:
-        """The index saved by an earlier process for ``commit``, or for any commit with
-        the same ``.hive`` tree, if any."""
-        path = self._persist_path()
-        if path is None:
-            return None
-        try:
-            with open(path, "rb") as handle, _paused_gc():
-                payload = pickle.load(handle)
-                gc.freeze()  # long-lived: keep the collector from re-scanning them
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError):
-            return None
-        except Exception:  # a cache must never break a read
-            return None
-        if not isinstance(payload, dict) or payload.get("format") != CACHE_FORMAT:
-            return None
-        index = payload.get("index")
-        if not isinstance(index, CellIndex):
-            return None
-        self._seed_blobs(index)
-        same_tree = hive_tree is not None and payload.get("hive_tree") == hive_tree
-        if payload.get("commit") != commit and not same_tree:
-            return None
-        self._keep(index)
-        return index
+    by_blob = {f"mem:{cell.id}": cell for cell in cells}
 
-    def _seed_blobs(self, index: CellIndex) -> None:
-        for cell_id, sha in index.blobs.items():
-            self.by_blob.setdefault(sha, index.cells[cell_id])
+    def load(blobs: list[str]) -> dict[str, Cell]:
+        return {blob: by_blob[blob] for blob in blobs}
 
-    def persist(self, commit: str, index: CellIndex, hive_tree: str | None = None) -> None:
-        """Save ``index`` for later processes (best effort, atomic replace)."""
-        path = self._persist_path()
-        if path is None:
-            return
-        index._children = None
-        index._memo = {}
-        payload = {"format": CACHE_FORMAT, "commit": commit, "hive_tree": hive_tree, "index": index}
-        temp = f"{path}.{os.getpid()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(temp, "wb") as handle:
-                pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
+    changes = {cell_path(c.id): (c.id, f"mem:{c.id}", c) for c in cells}
+    empty = CellIndex(key=key, paths={}, blobs={}, nodes={}, problems={}, load=load)
+    return derive(empty, key, dict(changes))

@@ -6,10 +6,12 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_json
 
 from hive.errors import CorruptFile
 from hive.models import Cell, HiveConfig
 from hive.models.cell import first_error
+from hive.store.index import ParsedCell, ParseProblem
 from hive.store.yamlio import dumps, line_of, load_mapping
 
 FIELD_ORDER: tuple[str, ...] = (
@@ -91,6 +93,35 @@ def decode_cell(data: bytes, path: str) -> Cell:
         return Cell.model_validate(mapping)
     except ValidationError as exc:
         raise _invalid(exc, text, path) from None
+
+
+def parsed_cell(cell: Cell) -> ParsedCell:
+    """What the state index keeps of ``cell``."""
+    return ParsedCell(
+        id=cell.id,
+        status=cell.status,
+        type=cell.type,
+        priority=cell.priority,
+        parent=cell.parent,
+        assignee=cell.assignee,
+        title=cell.title,
+        labels=list(cell.labels),
+        created=cell.created_at.timestamp(),
+        deleted=cell.deleted_at is not None,
+        dependencies=[(dep.type, dep.target) for dep in cell.dependencies],
+        json=to_json(cell, indent=2),
+    )
+
+
+def parse_for_index(data: bytes, path: str) -> ParsedCell | ParseProblem:
+    """:func:`decode_cell` for the state index: a problem is a value, not an error."""
+    try:
+        return parsed_cell(decode_cell(data, path))
+    except CorruptFile as exc:
+        line = exc.details.get("line")
+        return ParseProblem(
+            message=exc.message, path=path, line=line if isinstance(line, int) else None
+        )
 
 
 def _invalid(exc: ValidationError, text: str, path: str) -> CorruptFile:

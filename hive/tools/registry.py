@@ -55,7 +55,6 @@ class CallContext:
     issued: bool = False  # the token was issued to this session (swarmmail_init shows it)
     wanted: str | None = None  # the name asked for at start (--agent / HIVE_AGENT)
     bind_error: HiveError | None = None
-    save_delay: float | None = None  # long-lived servers: see Workspace.save_after_writes
     context_dir: str | None = None  # file_read / list_files sandbox (default: root)
     _workspaces: dict[str, Workspace] = field(default_factory=dict)
 
@@ -78,8 +77,6 @@ class CallContext:
             else:
                 cached = Workspace(self.root, session=session, from_env=False, unregistered=True)
                 cached.identity_error = self.bind_error
-            if self.save_delay is not None:
-                cached.save_after_writes(self.save_delay)
             self._workspaces[key] = cached
         return cached
 

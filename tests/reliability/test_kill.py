@@ -44,6 +44,11 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path]:
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
     repo = make_repo(tmp_path / "repo")
+    # git fetch (in hive sync) starts `gc --auto` once loose objects pile up; a gc
+    # packing (and deleting) loose objects while `git fsck` reads them makes fsck
+    # report them missing, and it outlives the killed worker. Not what is tested here.
+    git(repo, "config", "gc.auto", "0")
+    git(repo, "config", "maintenance.auto", "false")
     git(repo, "remote", "add", "origin", str(origin))
     init_hive(Workspace(str(repo), actor="setup"))
     (repo / "staged.txt").write_text(STAGED)

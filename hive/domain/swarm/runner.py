@@ -453,7 +453,7 @@ class _Runner:
                 raise InvalidInput("the repository has no commit to branch from")
             add_worktree(self.ws.git, worktree, branch=branch, commit=head)
             project = worktree
-        brief_ws = Workspace(project, actor=agent, persist_cache=False)
+        brief_ws = Workspace(project, actor=agent)
         prompt = swarm_subtask_prompt(brief_ws, cell_id=cell.id, agent_name=agent).prompt
         prompt_file = self._new_file("prompts", f"{cell.id}.{agent}", ".md")
         with open(prompt_file, "w", encoding="utf-8") as brief:
@@ -711,8 +711,8 @@ class _Runner:
         if job.worktree is None or not os.path.isdir(job.worktree):
             return
         with contextlib.suppress(HiveError):
-            if list_reservations(Workspace(job.worktree, persist_cache=False), agent=job.agent):
-                release(Workspace(job.worktree, actor=job.agent, persist_cache=False))
+            if list_reservations(Workspace(job.worktree), agent=job.agent):
+                release(Workspace(job.worktree, actor=job.agent))
 
     def _left_behind(self, job: _Job) -> list[str]:
         """Files of the subtask's scope (owned or reserved by its agent) that the failed
@@ -844,7 +844,7 @@ class _Runner:
         family = {cell.id for cell in self._subtasks(self.ws.cells())}
         agents = {w.job.agent for w in self.running.values()}
         places = [self.ws] + [
-            Workspace(w.job.worktree, persist_cache=False)
+            Workspace(w.job.worktree)
             for w in self.running.values()
             if w.job.worktree is not None and os.path.isdir(w.job.worktree)
         ]

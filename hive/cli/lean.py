@@ -1,0 +1,399 @@
+"""``hive ready`` and ``hive list`` answered from the state index, without the models.
+
+Only the standard library, the state index and hive's dulwich-free git readers
+are imported. The answer is for the commit HEAD points at, read from the ref
+files just before; when the index does not know that commit's state yet (a
+``git pull`` brought new cells, the index was dropped), or an option needs the
+models (``--parent`` resolves partial ids), None sends the command to the full
+CLI, which indexes the state (with a progress bar on a terminal) and answers.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hive.cli.entry import DEFAULT_PAGE, Invocation
+from hive.domain.readiness import ready_ids
+from hive.store.index import (
+    EMPTY_STATE,
+    ListQuery,
+    Row,
+    StateIndex,
+    nodes_of,
+    render_json_list,
+)
+
+if TYPE_CHECKING:
+    from hive.git.refs import RepoPaths
+
+STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
+TYPES = ("bug", "feature", "task", "epic", "chore")
+
+
+@dataclass
+class State:
+    index: StateIndex
+    key: str
+
+
+def open_state(inv: Invocation) -> State | None:
+    """The state index and HEAD's state key, when the index already has that state."""
+    from hive.errors import HiveError
+    from hive.git.loose import tree_entries
+    from hive.git.refs import discover, read_head_fast
+
+    try:
+        paths = discover(inv.directory)
+    except (HiveError, OSError):
+        return None
+    if _write_pending(paths):
+        return None
+    head = read_head_fast(paths)
+    if head is None or head.commit is None:
+        return None
+    index = StateIndex(paths.hive_state_dir)
+    trees = index.trees_of(head.commit)
+    if trees is None:
+        found = tree_entries(paths, head.commit)
+        if found is None:
+            return None  # packed objects: the full CLI reads them
+        hive, cells, configured = found
+        if not configured:
+            return None  # the full CLI explains: not initialized
+        index.remember_commit(head.commit, hive, cells)
+        trees = (hive, cells)
+    key = trees[1] or EMPTY_STATE
+    if trees[0] is None or not index.has_state(key):
+        return None
+    return State(index=index, key=key)
+
+
+def _write_pending(paths: RepoPaths) -> bool:
+    """A hive write is under way or was killed: the full path recovers it first."""
+    import os
+
+    return os.path.lexists(paths.index_twin)
+
+
+# ------------------------------------------------------------------ ready
+
+
+def ready(inv: Invocation) -> int | None:
+    limit = _ready_limit(inv.args)
+    if limit == -1:
+        return None
+    state = open_state(inv)
+    if state is None:
+        return None
+    rows = state.index.ready(state.key, None if limit is None else limit)
+    if rows is None:
+        entries = state.index.entries(state.key)
+        nodes, unreadable = nodes_of(entries)
+        blob_of = {entry.id: entry.blob for entry in entries if entry.id in nodes}
+        ranked = [(cell_id, blob_of[cell_id]) for cell_id in ready_ids(nodes, unreadable)]
+        state.index.store_ready(state.key, ranked)
+        rows = state.index.ready(state.key, limit)
+        assert rows is not None
+    if any(b'"deadline"' in row.json for row in rows):
+        return None  # a deadline may have passed: the full CLI flags expired cells
+    _emit(inv, rows, total=None)
+    return 0
+
+
+def _ready_limit(options: list[str]) -> int | None:
+    """``ready``'s --limit (a page by default): None for --all, -1 when the options are
+    not all understood."""
+    limit: str | None = str(DEFAULT_PAGE)
+    position = 0
+    while position < len(options):
+        token = options[position]
+        if token == "--all":
+            limit = None
+            position += 1
+        elif token in ("--limit", "-n") and position + 1 < len(options):
+            limit = options[position + 1]
+            position += 2
+        elif token.startswith("--limit="):
+            limit = token.partition("=")[2]
+            position += 1
+        else:
+            return -1
+    if limit is None:
+        return None
+    return int(limit) if limit.isdigit() and int(limit) >= 1 else -1
+
+
+# ------------------------------------------------------------------ list
+
+
+def list_cells(inv: Invocation) -> int | None:
+    query = list_query(inv.args)
+    if query is None:
+        return None
+    state = open_state(inv)
+    if state is None:
+        return None
+    found = state.index.list_rows(state.key, query)
+    if found is None:
+        return None  # cell files outside the shard directories: the full CLI lists them
+    rows, total = found
+    if state.index.problem_count(state.key):
+        for _, message in state.index.problems(state.key):
+            sys.stderr.write(f"warning: {message}\n")
+    _emit(inv, rows, total=total)
+    return 0
+
+
+_LIST_VALUED = {
+    "-s": "status",
+    "--status": "status",
+    "-t": "type",
+    "--type": "type",
+    "-p": "priority",
+    "--priority": "priority",
+    "-l": "label",
+    "--label": "label",
+    "--assignee": "assignee",
+    "--limit": "limit",
+    "-n": "limit",
+}
+
+
+def list_query(options: list[str]) -> ListQuery | None:
+    """``list``'s options as a query; None when one needs the full CLI (to resolve an id,
+    or to explain a bad value)."""
+    values: dict[str, str] = {}
+    flags: set[str] = set()
+    position = 0
+    while position < len(options):
+        token = options[position]
+        name, eq, inline = token.partition("=")
+        if name in _LIST_VALUED and (eq or position + 1 < len(options)):
+            values[_LIST_VALUED[name]] = inline if eq else options[position + 1]
+            position += 1 if eq else 2
+        elif token in ("--deleted", "--all"):
+            flags.add(token)
+            position += 1
+        else:
+            return None
+    return _query(values, flags)
+
+
+def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
+    status = values.get("status")
+    if status is not None:
+        status = status.strip().lower().replace("-", "_")
+        if status not in (*STATUSES, "all"):
+            return None
+    kind = values.get("type")
+    if kind is not None:
+        kind = kind.strip().lower()
+        if kind not in TYPES:
+            return None
+    priority = values.get("priority")
+    level = None
+    if priority is not None:
+        text = priority.strip().upper().removeprefix("P")
+        if not (text.isdigit() and 0 <= int(text) <= 4):
+            return None
+        level = int(text)
+    limit_text = values.get("limit")
+    limit: int | None = DEFAULT_PAGE
+    if limit_text is not None:
+        if not limit_text.isdigit() or int(limit_text) < 1:
+            return None
+        limit = int(limit_text)
+    if "--all" in flags:
+        limit = None
+    return ListQuery(
+        status=None if status == "all" else status,
+        type=kind,
+        priority=level,
+        label=values.get("label"),
+        assignee=values.get("assignee"),
+        include_deleted="--deleted" in flags,
+        limit=limit,
+    )
+
+
+# ------------------------------------------------------------------ output
+
+
+def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None) -> None:
+    if inv.json:
+        sys.stdout.buffer.write(render_json_list([row.json for row in rows]))
+    else:
+        sys.stdout.write(table(rows))
+        if total is not None and total > len(rows):
+            sys.stderr.write(f"showing {len(rows)} of {total} cells (--all for every one)\n")
+    sys.stdout.flush()
+
+
+def table(rows: Sequence[Row], width: int | None = None) -> str:
+    """A plain table that fits the terminal: ids whole, titles cut with an ellipsis."""
+    if not rows:
+        return "no cells\n"
+    columns = width or _terminal_width()
+    header = ("ID", "P", "TYPE", "STATUS", "ASSIGNEE")
+    cells = [
+        (row.id, f"P{row.priority}", row.type, row.status, row.assignee or "-") for row in rows
+    ]
+    widths = [max(len(header[i]), *(len(c[i]) for c in cells)) for i in range(len(header))]
+    widths[4] = min(widths[4], 16)
+    lead = sum(widths) + 2 * len(widths)
+    room = None if columns is None else max(columns - lead, 12)
+    lines = [_line(header, widths, "TITLE")]
+    for row, fields in zip(rows, cells, strict=True):
+        lines.append(_line(fields, widths, _fit(row.title, room)))
+    return "\n".join(lines) + "\n"
+
+
+def _line(fields: Sequence[str], widths: Sequence[int], title: str) -> str:
+    parts = [_fit(field, width).ljust(width) for field, width in zip(fields, widths, strict=True)]
+    parts[0] = fields[0].ljust(widths[0])  # ids are never cut
+    return "  ".join([*parts, title]).rstrip()
+
+
+def _fit(text: str, room: int | None) -> str:
+    if room is None or len(text) <= room:
+        return text
+    return text[: max(room - 1, 0)] + "…"
+
+
+def _terminal_width() -> int | None:
+    """Columns of the terminal (or $COLUMNS); None when piped (nothing is cut)."""
+    import os
+
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
+# ------------------------------------------------------------------ the pre-commit hook
+
+
+def precommit(inv: Invocation) -> int | None:
+    """``hive hooks run pre-commit`` when nothing can block the commit: no ``.hive/``
+    file staged and no staged path under any exclusive reservation (of anybody). Any
+    doubt (a reservation that could apply, another worktree, packed objects, a file the
+    fast reader declines, an agent committing with its credential) leaves the verdict
+    to the full check."""
+    import os
+
+    if inv.args != ["run", "pre-commit"] or inv.json:
+        return None
+    if os.environ.get("HIVE_BYPASS") == "1":
+        return 0
+    if os.environ.get("HIVE_AGENT_TOKEN"):
+        return None  # an agent's commit: its tools.permissions deny rules apply (full check)
+    patterns = _exclusive_patterns(inv)
+    if patterns is None:
+        return None
+    staged = _staged_paths(inv)
+    if staged is None or any(path.startswith(".hive/") for path in staged):
+        return None
+    if not patterns or not staged:
+        return 0
+    from hive.domain.globs import glob_matches
+
+    try:
+        hit = any(glob_matches(pattern, path) for pattern in patterns for path in staged)
+    except Exception:
+        return None
+    return None if hit else 0
+
+
+def _exclusive_patterns(inv: Invocation) -> list[str] | None:
+    """Patterns of every unexpired exclusive reservation at HEAD, read from loose
+    objects; None when that cannot be known cheaply and for sure."""
+    import os
+
+    from hive.errors import HiveError
+    from hive.git.loose import read_loose, read_tree, tree_entries
+    from hive.git.refs import discover, read_head_fast
+
+    try:
+        paths = discover(inv.directory)
+    except (HiveError, OSError):
+        return None
+    if _write_pending(paths):
+        return None
+    if os.path.isdir(os.path.join(paths.common_dir, "worktrees")):
+        return None  # reservations of other worktrees count too: the full check reads them
+    head = read_head_fast(paths)
+    if head is None or head.commit is None:
+        return None
+    found = tree_entries(paths, head.commit)
+    if found is None:
+        return None
+    hive = found[0]
+    if hive is None:
+        return []
+    listing = read_tree(paths, hive)
+    if listing is None:
+        return None
+    held = listing.get(b"reservations")
+    if held is None:
+        return []
+    files = read_tree(paths, held)
+    if files is None:
+        return None
+    patterns: list[str] = []
+    for sha in files.values():
+        obj = read_loose(paths, sha)
+        if obj is None or obj[0] != b"blob":
+            return None
+        found_patterns = _patterns_of(obj[1])
+        if found_patterns is None:
+            return None
+        patterns += found_patterns
+    return patterns
+
+
+def _patterns_of(data: bytes) -> list[str] | None:
+    from datetime import UTC, datetime
+
+    from hive.store.yamlfast import fast_loads
+
+    try:
+        document = fast_loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("reservations", []), list):
+        return None
+    now = datetime.now(UTC)
+    patterns = []
+    for item in document.get("reservations", []):
+        if not isinstance(item, dict) or not isinstance(item.get("path_pattern"), str):
+            return None
+        try:
+            expires = datetime.fromisoformat(str(item.get("expires_at")).replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if item.get("exclusive", True) is not False and (expires.tzinfo is None or expires > now):
+            patterns.append(item["path_pattern"])
+    return patterns
+
+
+def _staged_paths(inv: Invocation) -> list[str] | None:
+    """Paths the commit being made changes (git honours GIT_INDEX_FILE for us)."""
+    import subprocess
+
+    try:
+        result = subprocess.run(
+            ["git", "diff", "--cached", "--name-only", "--no-renames", "-z", "HEAD"],
+            cwd=inv.directory,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    if result.returncode != 0:
+        return None
+    return [path for path in result.stdout.decode("utf-8", "surrogateescape").split("\0") if path]

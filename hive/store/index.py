@@ -1,0 +1,647 @@
+"""The state index: the parsed state of ``.hive/`` in SQLite, keyed by git content.
+
+Everything here is a pure function of git object ids, so nothing can go stale:
+
+* ``blobs``: one row per cell file version (blob id) ever parsed: the cell's
+  light fields (for queries), its JSON (as ``--json`` prints it) or, for a file
+  that does not parse, the problem and its line;
+* ``dirs``: the listing of each tree object below ``.hive/cells``, each entry
+  carrying its blob's light fields (trees and blobs never change, so a listing
+  is stored once, ever, and reading a state of 10,000 cells is one indexed
+  query over small rows);
+* ``states``: the cells trees whose every tree and blob is in the tables;
+* ``commits``: commit id -> its ``.hive`` and ``.hive/cells`` tree ids;
+* ``ready``: the ready list of a state, computed by the first process that
+  needed it.
+
+A state is answered only when its key (the cells tree id of the commit HEAD
+points at, read from git just before) is in ``states``; building one lists
+only trees and parses only blobs not seen before. The file lives under the
+common git directory (shared by worktrees), uses WAL so readers never wait for
+writers, and every change is one transaction. A file that is not a database,
+is truncated, or carries another schema is rebuilt (with a notice); the
+schema version is derived from the models (:data:`MODEL_FINGERPRINT`, checked
+by a test), not from hive's version.
+
+This module imports only the standard library: a fresh ``hive ready`` reads
+it without pydantic, typer or dulwich.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hive.store.layout import CELLS_DIR, cell_id_from_path
+
+# Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
+# model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
+TABLES_VERSION = 1
+MODEL_FINGERPRINT = "5828bc27bd4a3a23"
+SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
+FILE_NAME = "index.sqlite3"
+BATCH = 500  # cell files parsed and inserted per transaction in a cold build
+BUSY_TIMEOUT_MS = 30_000
+
+_LIGHT = """
+    id TEXT, status TEXT, type TEXT, priority INTEGER, parent TEXT, assignee TEXT,
+    title TEXT, created REAL, deleted INTEGER, blockers TEXT,
+    error TEXT, error_path TEXT, line INTEGER"""
+LIGHT = (
+    "id, status, type, priority, parent, assignee, title, created, deleted, blockers, "
+    "error, error_path, line"
+)
+_DDL = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE blobs(blob TEXT PRIMARY KEY, {_LIGHT}, labels TEXT, json BLOB) WITHOUT ROWID;
+CREATE TABLE dirs(
+    tree TEXT NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL, is_tree INTEGER NOT NULL,
+    {_LIGHT},
+    PRIMARY KEY(tree, name)
+) WITHOUT ROWID;
+CREATE TABLE states(key TEXT PRIMARY KEY, built REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE commits(commit_id TEXT PRIMARY KEY, hive TEXT, cells TEXT) WITHOUT ROWID;
+CREATE TABLE ready(
+    key TEXT NOT NULL, rank INTEGER NOT NULL, id TEXT NOT NULL, blob TEXT NOT NULL,
+    PRIMARY KEY(key, rank)
+) WITHOUT ROWID;
+CREATE TABLE ready_done(key TEXT PRIMARY KEY) WITHOUT ROWID;
+"""
+
+EMPTY_STATE = "empty"
+# Where notices go (an index rebuilt): the CLI sets this to write to stderr; below the
+# CLI nothing prints, so without it notices only collect in ``StateIndex.notices``.
+NOTICE_SINK: Callable[[str], None] | None = None
+PREFIX = CELLS_DIR + "/"
+# the usual layout: every cell file one level below .hive/cells (a shard directory)
+_SHARDED = (
+    "FROM dirs c JOIN dirs s ON s.tree = c.sha "
+    "WHERE c.tree = :key AND c.is_tree = 1 AND s.is_tree = 0"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCell:
+    """What the index keeps of one cell file version (made by the domain layer)."""
+
+    id: str
+    status: str
+    type: str
+    priority: int
+    parent: str | None
+    assignee: str | None
+    title: str
+    labels: list[str]
+    created: float
+    deleted: bool
+    dependencies: list[tuple[str, str]]  # (type, target)
+    json: bytes
+
+
+@dataclass(slots=True)
+class Node:
+    """The facts about one cell that readiness depends on (hive/domain/readiness.py)."""
+
+    id: str
+    status: str
+    type: str
+    priority: int
+    created: float
+    parent: str | None
+    deleted: bool
+    blockers: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ParseProblem:
+    """A cell file version that does not parse: the message and its line."""
+
+    message: str
+    path: str
+    line: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One file of a state: its path and blob, and what the blob holds."""
+
+    path: str
+    blob: str
+    id: str | None
+    status: str | None
+    type: str | None
+    priority: int | None
+    parent: str | None
+    created: float | None
+    deleted: bool
+    error: str | None
+    error_path: str | None
+    line: int | None
+    blockers: list[str]
+
+
+def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
+    """An Entry from the light columns (in :data:`LIGHT` order)."""
+    cell_id, status, kind, priority, parent, _, _, created, deleted, blockers = light[:10]
+    error, error_path, line = light[10:13]
+    return Entry(
+        path=path,
+        blob=blob,
+        id=cell_id,
+        status=status,
+        type=kind,
+        priority=priority,
+        parent=parent,
+        created=created,
+        deleted=bool(deleted),
+        error=error,
+        error_path=error_path,
+        line=line,
+        blockers=str(blockers).split("\n") if blockers else [],
+    )
+
+
+def _directory_entry(path: str, tree: str) -> Entry:
+    """A directory where a cell file should be: listed as that file, with the problem."""
+    message = (
+        f"{path}: is a directory, not a cell file; move what is inside it"
+        " elsewhere and commit, so the cell can be stored there again"
+    )
+    light = [None] * 8 + [0, None, message, path, None]
+    return _entry(path, tree, light)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """What a listing shows of one cell, and its printed JSON."""
+
+    id: str
+    blob: str
+    priority: int
+    type: str
+    status: str
+    assignee: str | None
+    title: str
+    json: bytes
+
+
+_ROW = "b.id, b.blob, b.priority, b.type, b.status, b.assignee, b.title, b.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """Filters of ``hive list`` (values already normalized)."""
+
+    status: str | None = None
+    type: str | None = None
+    priority: int | None = None
+    label: str | None = None
+    assignee: str | None = None
+    include_deleted: bool = False
+    limit: int | None = None
+
+
+def misnamed_message(path: str, expected: str, found: str | None) -> str:
+    return f"{path}: file is named for {expected!r} but contains id {found!r}"
+
+
+def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
+    """Readiness facts of the usable cells, and the ids of cell files that do not parse."""
+    nodes: dict[str, Node] = {}
+    unreadable: set[str] = set()
+    for entry in entries:
+        expected = cell_id_from_path(entry.path)
+        if expected is None:
+            continue
+        if entry.error is not None or entry.id != expected:
+            unreadable.add(expected)
+            continue
+        nodes[expected] = Node(
+            id=expected,
+            status=entry.status or "open",
+            type=entry.type or "task",
+            priority=entry.priority if entry.priority is not None else 2,
+            created=entry.created or 0.0,
+            parent=entry.parent,
+            deleted=entry.deleted,
+            blockers=entry.blockers,
+        )
+    return nodes, unreadable
+
+
+TreeLister = Callable[[str], Sequence[tuple[str, str, bool]]]  # tree -> (name, sha, is_tree)
+BlobReader = Callable[
+    [Sequence[tuple[str, str]]], Iterator[tuple[str, str, "bytes | ParseProblem"]]
+]
+Decoder = Callable[[bytes, str], "ParsedCell | ParseProblem"]
+Progress = Callable[[int, int], None]
+
+
+class StateIndex:
+    """The SQLite file of one clone (``<git common dir>/hive/index.sqlite3``)."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.state_dir = state_dir
+        self.memory = state_dir == ":memory:"
+        self.path = ":memory:" if self.memory else os.path.join(state_dir, FILE_NAME)
+        self.notices: list[str] = []
+        self._db: sqlite3.Connection | None = None
+
+    # ------------------------------------------------------------ connection
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            self._db = self._open()
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+    def _open(self) -> sqlite3.Connection:
+        if self.memory:
+            db = self._recreate_tables()
+            assert db is not None
+            return db
+        os.makedirs(self.state_dir, exist_ok=True)
+        try:
+            db = self._connect()
+            if self._schema(db) == SCHEMA:
+                return db
+            db.close()
+            return self._rebuild("it was made for another schema")
+        except sqlite3.DatabaseError as exc:
+            return self._rebuild(f"it could not be read ({exc})")
+
+    def reset(self, why: str) -> None:
+        """Start over after the file failed mid-use (corrupt pages, a foreign file)."""
+        self.close()
+        self._db = self._rebuild(why)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        return db
+
+    @staticmethod
+    def _schema(db: sqlite3.Connection) -> str | None:
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None
+            raise
+        return None if row is None else str(row[0])
+
+    def _rebuild(self, why: str) -> sqlite3.Connection:
+        """A fresh, empty index in place of an unusable one (it is only ever derived)."""
+        existed = os.path.exists(self.path) and os.path.getsize(self.path) > 0
+        db = self._recreate_tables() if existed else None
+        if db is None:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path + suffix)
+            db = self._recreate_tables()
+            if db is None:
+                raise sqlite3.DatabaseError(f"cannot create the state index at {self.path}")
+        if existed:
+            notice = f"hive: rebuilt the state index ({self.path}): {why}"
+            self.notices.append(notice)
+            if NOTICE_SINK is not None:
+                NOTICE_SINK(notice)
+        return db
+
+    def _recreate_tables(self) -> sqlite3.Connection | None:
+        try:
+            db = self._connect()
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("BEGIN EXCLUSIVE")
+            if self._schema(db) == SCHEMA:  # another process rebuilt it meanwhile
+                db.execute("COMMIT")
+                return db
+            tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master")]
+            kinds = dict(db.execute("SELECT name, type FROM sqlite_master").fetchall())
+            for name in tables:
+                if kinds.get(name) == "table" and not name.startswith("sqlite_"):
+                    db.execute(f'DROP TABLE IF EXISTS "{name}"')
+            for statement in _DDL.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute("INSERT INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA,))
+            db.execute("COMMIT")
+            return db
+        except sqlite3.DatabaseError:
+            return None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on)."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    # ------------------------------------------------------------ commits
+
+    def trees_of(self, commit: str) -> tuple[str | None, str | None] | None:
+        """(``.hive`` tree, ``.hive/cells`` tree) of ``commit`` when known."""
+        row = self.db.execute(
+            "SELECT hive, cells FROM commits WHERE commit_id = ?", (commit,)
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def remember_commit(self, commit: str, hive: str | None, cells: str | None) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO commits(commit_id, hive, cells) VALUES (?, ?, ?)",
+                (commit, hive, cells),
+            )
+
+    # ------------------------------------------------------------ states
+
+    def has_state(self, key: str) -> bool:
+        if key == EMPTY_STATE:
+            return True
+        row = self.db.execute("SELECT 1 FROM states WHERE key = ?", (key,)).fetchone()
+        return row is not None
+
+    def ensure_state(
+        self,
+        key: str,
+        list_tree: TreeLister,
+        read_blobs: BlobReader,
+        decode: Decoder,
+        progress: Progress | None = None,
+    ) -> None:
+        """Make ``key`` (a cells tree id) answerable: list the trees and parse the
+        blobs not indexed yet, in batches (memory stays flat however many cells)."""
+        if self.has_state(key):
+            return
+        listings, files = self._new_trees(key, list_tree)
+        missing = self._unparsed(files)
+        for start in range(0, len(missing), BATCH):
+            batch = missing[start : start + BATCH]
+            self.add_parsed(
+                (sha, raw if isinstance(raw, ParseProblem) else decode(raw, path))
+                for sha, path, raw in read_blobs(batch)
+            )
+            if progress is not None:
+                progress(min(start + BATCH, len(missing)), len(missing))
+        with self.transaction() as db:
+            for tree, items in reversed(listings):  # children before parents
+                db.executemany(
+                    f"INSERT OR IGNORE INTO dirs(tree, name, sha, is_tree, {LIGHT}) "
+                    f"SELECT ?, ?, ?, ?, {LIGHT} FROM (SELECT ? AS wanted) "
+                    "LEFT JOIN blobs ON blobs.blob = wanted",
+                    [(tree, name, sha, int(is_tree), sha) for name, sha, is_tree in items]
+                    or [(tree, "", "", 2, "")],  # an empty tree still counts as listed
+                )
+            db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
+
+    def _new_trees(
+        self, key: str, list_tree: TreeLister
+    ) -> tuple[list[tuple[str, Sequence[tuple[str, str, bool]]]], list[tuple[str, str]]]:
+        """Listings of the trees below ``key`` not stored yet (parents first), and the
+        (blob, path) of the ``.yaml`` files in them."""
+        listings: list[tuple[str, Sequence[tuple[str, str, bool]]]] = []
+        files: dict[str, str] = {}
+        pending = [(key, PREFIX)]
+        seen: set[str] = set()
+        while pending:
+            tree, prefix = pending.pop()
+            if tree in seen or self._has_dir(tree):
+                continue
+            seen.add(tree)
+            items = list_tree(tree)
+            listings.append((tree, items))
+            for name, sha, is_tree in items:
+                if is_tree and not name.endswith(".yaml"):  # see entries(): a problem
+                    pending.append((sha, f"{prefix}{name}/"))
+                elif name.endswith(".yaml"):
+                    files.setdefault(sha, prefix + name)
+        return listings, list(files.items())
+
+    def _has_dir(self, tree: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM dirs WHERE tree = ? LIMIT 1", (tree,)).fetchone()
+        return row is not None
+
+    def _unparsed(self, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The (blob, path) pairs whose blob is not in the index yet."""
+        known: set[str] = set()
+        for start in range(0, len(files), BATCH):
+            part = [sha for sha, _ in files[start : start + BATCH]]
+            marks = ",".join("?" for _ in part)
+            rows = self.db.execute(f"SELECT blob FROM blobs WHERE blob IN ({marks})", part)
+            known.update(row[0] for row in rows)
+        return [(sha, path) for sha, path in files if sha not in known]
+
+    def add_parsed(self, parsed: Iterable[tuple[str, ParsedCell | ParseProblem]]) -> None:
+        """Store parsed cell file versions (idempotent: blobs never change)."""
+        rows: list[tuple[object, ...]] = []
+        for sha, item in parsed:
+            if isinstance(item, ParseProblem):
+                problem = (item.message, item.path, item.line)
+                rows.append((sha, *[None] * 8, 0, None, *problem, None, None))
+                continue
+            rows.append(
+                (
+                    sha,
+                    item.id,
+                    item.status,
+                    item.type,
+                    item.priority,
+                    item.parent,
+                    item.assignee,
+                    item.title,
+                    item.created,
+                    int(item.deleted),
+                    "\n".join(target for kind, target in item.dependencies if kind == "blocks"),
+                    None,
+                    None,
+                    None,
+                    json.dumps(item.labels),
+                    item.json,
+                )
+            )
+        if not rows:
+            return
+        with self.transaction() as db:
+            db.executemany(
+                f"INSERT OR IGNORE INTO blobs(blob, {LIGHT}, labels, json) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+
+    def entries(self, key: str) -> list[Entry]:
+        """Every file of state ``key`` with what its blob holds (paths from the root)."""
+        found: list[Entry] = []
+        if key == EMPTY_STATE:
+            return found
+        frontier = {key: PREFIX}
+        while frontier:
+            trees = list(frontier)
+            marks = ",".join("?" for _ in trees)
+            rows = self.db.execute(
+                f"SELECT tree, name, sha, is_tree, {LIGHT} FROM dirs WHERE tree IN ({marks})",
+                trees,
+            ).fetchall()
+            following: dict[str, str] = {}
+            for row in rows:
+                path = frontier[row[0]] + row[1]
+                if row[3] == 1 and path.endswith(".yaml"):
+                    found.append(_directory_entry(path, row[2]))
+                elif row[3] == 1:
+                    following[row[2]] = path + "/"
+                elif row[3] == 0:
+                    found.append(_entry(path, row[2], row[4:]))
+            frontier = following
+        return found
+
+    def cell_documents(self, blobs: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+        """(blob, printed JSON) of the given cell file versions that parsed."""
+        for start in range(0, len(blobs), BATCH):
+            part = list(blobs[start : start + BATCH])
+            marks = ",".join("?" for _ in part)
+            rows = self.db.execute(
+                f"SELECT blob, json FROM blobs WHERE json IS NOT NULL AND blob IN ({marks})", part
+            ).fetchall()
+            for blob, document in rows:
+                yield blob, bytes(document)
+
+    # ------------------------------------------------------------ ready lists
+
+    def ready(self, key: str, limit: int | None = None) -> list[Row] | None:
+        """The ready cells of ``key`` in order, when computed."""
+        db = self.db
+        if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone() is None:
+            return None
+        rows = db.execute(
+            f"SELECT {_ROW} FROM ready r JOIN blobs b ON b.blob = r.blob "
+            "WHERE r.key = ? ORDER BY r.rank LIMIT ?",
+            (key, -1 if limit is None else limit),
+        ).fetchall()
+        return [Row(*row) for row in rows]
+
+    def is_sharded(self, key: str) -> bool:
+        """Whether every file of ``key`` sits one level below ``.hive/cells`` (as hive
+        writes them); list queries answer in SQL only then."""
+        if key == EMPTY_STATE:
+            return True
+        odd = self.db.execute(
+            "SELECT 1 FROM dirs WHERE tree = :key AND is_tree = 0 AND name LIKE '%.yaml' "
+            "UNION ALL SELECT 1 FROM dirs c JOIN dirs s ON s.tree = c.sha "
+            "WHERE c.tree = :key AND c.is_tree = 1 AND s.is_tree = 1 LIMIT 1",
+            {"key": key},
+        ).fetchone()
+        return odd is None
+
+    def list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int] | None:
+        """A page of the cells of ``key`` matching ``query`` (open first, most urgent
+        first, then oldest), and how many match in all; None unless sharded."""
+        if key == EMPTY_STATE:
+            return [], 0
+        if not self.is_sharded(key):
+            return None
+        where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
+        params: dict[str, object] = {"key": key}
+        for column in ("status", "type", "priority", "assignee"):
+            value = getattr(query, column)
+            if value is not None:
+                where.append(f"s.{column} = :{column}")
+                params[column] = value
+        if query.label is not None:
+            where.append(
+                "EXISTS (SELECT 1 FROM blobs l, json_each(l.labels) "
+                "WHERE l.blob = s.sha AND json_each.value = :label)"
+            )
+            params["label"] = query.label
+        if not query.include_deleted:
+            where.append("s.deleted = 0")
+        body = "SELECT {what} " + _SHARDED + " AND " + " AND ".join(where)
+        total = self.db.execute(body.format(what="count(*)"), params).fetchone()[0]
+        order = " ORDER BY s.status = 'closed', s.priority, s.created, s.id LIMIT :limit"
+        params["limit"] = -1 if query.limit is None else query.limit
+        picked = self.db.execute(body.format(what="s.sha") + order, params).fetchall()
+        return self._rows([row[0] for row in picked]), int(total)
+
+    def _rows(self, blobs: list[str]) -> list[Row]:
+        found: dict[str, Row] = {}
+        for start in range(0, len(blobs), BATCH):
+            part = blobs[start : start + BATCH]
+            marks = ",".join("?" for _ in part)
+            query = f"SELECT {_ROW} FROM blobs b WHERE b.blob IN ({marks})"
+            for row in self.db.execute(query, part):
+                found[row[1]] = Row(*row)
+        return [found[blob] for blob in blobs if blob in found]
+
+    def problems(self, key: str) -> list[tuple[str, str]]:
+        """(path, message) of the cell files of ``key`` that cannot be used."""
+        found = []
+        for entry in self.entries(key):
+            expected = cell_id_from_path(entry.path)
+            if expected is None:
+                continue
+            if entry.error is not None:
+                message = entry.error
+                if entry.error_path and entry.error_path != entry.path:
+                    message = message.replace(entry.error_path, entry.path)
+                found.append((entry.path, message))
+            elif entry.id != expected:
+                found.append((entry.path, misnamed_message(entry.path, expected, entry.id)))
+        return found
+
+    def problem_count(self, key: str) -> int:
+        """How many cell files of ``key`` cannot be used (cheap: one query, sharded)."""
+        if key == EMPTY_STATE:
+            return 0
+        row = self.db.execute(
+            "SELECT count(*) " + _SHARDED + " AND s.name LIKE '%.yaml' "
+            "AND (s.error IS NOT NULL OR s.name != s.id || '.yaml')",
+            {"key": key},
+        ).fetchone()
+        return int(row[0])
+
+    def store_ready(self, key: str, ready: Sequence[tuple[str, str]]) -> None:
+        """Record the ready list (id, blob) of state ``key``."""
+        with self.transaction() as db:
+            if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone():
+                return
+            db.executemany(
+                "INSERT OR REPLACE INTO ready(key, rank, id, blob) VALUES (?, ?, ?, ?)",
+                [(key, rank, cell_id, blob) for rank, (cell_id, blob) in enumerate(ready)],
+            )
+            db.execute("INSERT INTO ready_done(key) VALUES (?)", (key,))
+
+    # ------------------------------------------------------------ upkeep
+
+    def prune(self, keep: Iterable[str]) -> None:
+        """Forget ready lists of states other than ``keep`` (they are cheap to recompute)."""
+        kept = list(keep)
+        marks = ",".join("?" for _ in kept) or "''"
+        with self.transaction() as db:
+            db.execute(f"DELETE FROM ready WHERE key NOT IN ({marks})", kept)
+            db.execute(f"DELETE FROM ready_done WHERE key NOT IN ({marks})", kept)
+
+
+def render_json_list(documents: Sequence[bytes]) -> bytes:
+    """The bytes ``pydantic_core.to_json(cells, indent=2)`` plus a newline would give,
+    from each cell's own ``to_json(cell, indent=2)``."""
+    if not documents:
+        return b"[]\n"
+    body = b",\n".join(b"  " + document.replace(b"\n", b"\n  ") for document in documents)
+    return b"[\n" + body + b"\n]\n"

@@ -1,0 +1,282 @@
+"""The state index: derived from git content only, never stale, rebuilt when broken."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import create_cell, list_cells, ready, update_cell
+from hive.domain.workspace import Workspace
+from hive.models import Cell
+from hive.store import index as state_index
+from tests.conftest import git
+
+HIVE = [sys.executable, "-m", "hive"]
+HEAVY = ("typer", "click", "pydantic", "rich", "dulwich", "ruamel", "mcp")
+
+
+def hive(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*HIVE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "HIVE_AGENT": "alice", **(env or {})},
+    )
+
+
+def ids_of(result: subprocess.CompletedProcess[str]) -> list[str]:
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    return [cell["id"] for cell in json.loads(result.stdout)]
+
+
+def index_file(repo: Path) -> Path:
+    return repo / ".git" / "hive" / state_index.FILE_NAME
+
+
+def test_schema_version_follows_the_models() -> None:
+    schema = json.dumps(Cell.model_json_schema(), sort_keys=True).encode()
+    assert hashlib.sha256(schema).hexdigest()[:16] == state_index.MODEL_FINGERPRINT, (
+        "the Cell model changed: set MODEL_FINGERPRINT in hive/store/index.py to the new value"
+    )
+    assert state_index.MODEL_FINGERPRINT in state_index.SCHEMA
+
+
+def test_plain_git_commands_are_seen_by_the_very_next_command(ws: Workspace, repo: Path) -> None:
+    first = create_cell(ws, title="first")
+    hive_ids = ids_of(hive(repo, "ready", "--json"))
+    assert hive_ids == [first.id]
+    # a hand edit committed with plain git: the next command sees the new title
+    path = repo / ".hive" / "cells" / first.id.split("-")[1][0] / f"{first.id}.yaml"
+    path.write_text(path.read_text().replace("title: first", "title: edited by hand"))
+    git(repo, "commit", "-qam", "edit by hand")
+    shown = hive(repo, "list", "--json")
+    assert [c["title"] for c in json.loads(shown.stdout)] == ["edited by hand"]
+    # a branch with another cell, then checkout back and forth
+    git(repo, "checkout", "-qb", "side")
+    second = create_cell(Workspace(str(repo), actor="alice"), title="second")
+    assert set(ids_of(hive(repo, "ready", "--json"))) == {first.id, second.id}
+    git(repo, "checkout", "-q", "main")
+    assert ids_of(hive(repo, "ready", "--json")) == [first.id]
+    git(repo, "merge", "-q", "--ff-only", "side")
+    assert set(ids_of(hive(repo, "list", "--json"))) == {first.id, second.id}
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    assert ids_of(hive(repo, "list", "--json")) == [first.id]
+
+
+def test_a_pull_that_changes_cells_is_seen(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    create_cell(ws, title="before clone")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    assert len(ids_of(hive(clone, "ready", "--json"))) == 1
+    later = create_cell(ws, title="after clone", priority=0)
+    git(clone, "pull", "-q", "--ff-only")
+    assert ids_of(hive(clone, "ready", "--json"))[0] == later.id
+
+
+def test_directory_option_gives_the_same_answer_before_or_after_the_command(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    create_cell(ws, title="one")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    answers = set()
+    for cwd in (repo, elsewhere, repo / ".hive"):
+        for args in (("-C", str(repo), "ready", "--json"), ("ready", "-C", str(repo), "--json")):
+            result = hive(cwd, *args)
+            assert result.returncode == 0, result.stderr
+            answers.add(result.stdout)
+        listed = hive(cwd, "list", f"-C{repo}", "--json")
+        assert listed.returncode == 0, listed.stderr
+    assert len(answers) == 1
+    # an empty repository elsewhere: -C after the command is not ignored
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    refused = hive(repo, "ready", "-C", str(other), "--json")
+    assert refused.returncode == 2 and "hive" in refused.stderr
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign schema"])
+def test_a_broken_index_is_rebuilt_with_a_message_never_trusted(
+    ws: Workspace, repo: Path, damage: str
+) -> None:
+    cells = [create_cell(ws, title=f"cell {n}", priority=n % 5) for n in range(6)]
+    expected = ids_of(hive(repo, "ready", "--json"))
+    assert sorted(expected) == sorted(c.id for c in cells)
+    path = index_file(repo)
+    ws.state_index.close()
+    if damage == "garbage":
+        path.write_bytes(b"this is not a database" * 100)
+    elif damage == "truncated":
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+    else:
+        db = sqlite3.connect(path)
+        db.execute("UPDATE meta SET value = 'hive-index-0-other' WHERE key = 'schema'")
+        db.execute("DELETE FROM ready")  # a foreign index's answers must not be served
+        db.commit()
+        db.close()
+    for wal in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        wal.unlink(missing_ok=True)
+    result = hive(repo, "ready", "--json")
+    assert ids_of(result) == expected
+    assert "rebuilt the state index" in result.stderr
+    again = hive(repo, "ready", "--json")
+    assert ids_of(again) == expected and again.stderr == ""
+
+
+def test_killing_a_process_while_it_builds_the_index_leaves_a_usable_index(
+    ws: Workspace, repo: Path
+) -> None:
+    for number in range(300):  # one commit with many cells, so a cold build takes a while
+        (repo / f"f{number}").write_text("x")
+    create_cell(ws, title="seed")
+    plan_cells = [create_cell(ws, title=f"c{n}") for n in range(40)]
+    expected = ids_of(hive(repo, "list", "--json", "--all"))
+    assert len(expected) == len(plan_cells) + 1
+    for delay in (0.05, 0.12, 0.2, 0.3, 0.45):
+        ws.state_index.close()
+        index_file(repo).unlink()
+        child = subprocess.Popen(
+            [*HIVE, "list", "--json", "--all"],
+            cwd=repo,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert ids_of(hive(repo, "list", "--json", "--all")) == expected
+
+
+def test_readers_never_see_a_state_older_than_head(ws: Workspace, repo: Path) -> None:
+    create_cell(ws, title="start")
+    writers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys\n"
+                "from hive.domain.workspace import Workspace\n"
+                "from hive.domain.cells import create_cell\n"
+                "ws = Workspace(sys.argv[1], actor='w' + sys.argv[2])\n"
+                "for n in range(6):\n"
+                "    create_cell(ws, title=f'w{sys.argv[2]} {n}')\n",
+                str(repo),
+                str(number),
+            ],
+            stderr=subprocess.PIPE,
+        )
+        for number in range(4)
+    ]
+    checked = 0
+    while any(writer.poll() is None for writer in writers) or checked < 3:
+        head = git(repo, "rev-parse", "HEAD").strip()
+        committed = git(repo, "ls-tree", "-r", "--name-only", head, ".hive/cells").split()
+        at_head = {Path(name).stem for name in committed}
+        seen = set(ids_of(hive(repo, "list", "--json", "--all")))
+        assert at_head <= seen, f"missing {at_head - seen} committed at {head}"
+        checked += 1
+    for writer in writers:
+        assert writer.wait() == 0, writer.stderr.read() if writer.stderr else ""
+    assert len(ids_of(hive(repo, "list", "--json", "--all"))) == 25
+
+
+def _modules_after(repo: Path, *args: str) -> tuple[set[str], str]:
+    code = (
+        "import io, sys, contextlib\n"
+        "from hive.cli.entry import parse, dispatch\n"
+        "out = io.StringIO()\n"
+        "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
+        f"code = dispatch(parse({list(args)!r}))\n"
+        "sys.stdout = sys.__stdout__\n"
+        "print(code)\n"
+        "print(' '.join(sorted(m.split('.')[0] for m in sys.modules)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True
+    )
+    code_line, modules = result.stdout.splitlines()[-2:]
+    return set(modules.split()), code_line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("ready", "--json"),
+        ("ready",),
+        ("list", "--json"),
+        ("list", "-s", "open", "-p", "1"),
+        ("--help",),
+        ("--version",),
+        ("hooks", "run", "pre-commit"),
+    ],
+)
+def test_read_commands_import_no_heavy_module(
+    ws: Workspace, repo: Path, args: tuple[str, ...]
+) -> None:
+    create_cell(ws, title="one")
+    ids_of(hive(repo, "ready", "--json"))  # the state is indexed
+    modules, code = _modules_after(repo, *args)
+    assert code == "0", "answered without the full CLI"
+    assert not modules & set(HEAVY), f"{args} imported {sorted(modules & set(HEAVY))}"
+
+
+def test_cells_are_immutable_so_no_edit_leaks_into_other_readers(ws: Workspace) -> None:
+    cell = create_cell(ws, title="fixed")
+    with pytest.raises(Exception, match="frozen"):
+        cell.title = "changed in memory"  # type: ignore[misc]
+    assert list_cells(ws)[0].title == "fixed"
+
+
+def test_a_write_reads_only_what_it_needs(ws: Workspace, repo: Path) -> None:
+    cells = [create_cell(ws, title=f"c{n}") for n in range(30)]
+    fresh = Workspace(str(repo), actor="bob")
+    update_cell(fresh, cell_id=cells[3].id, priority=0)
+    assert fresh.cache.decoded <= 2  # the cell itself (and nothing else) was decoded
+    assert ready(fresh, limit=1)[0].id == cells[3].id
+
+
+def test_list_and_ready_show_a_page_unless_all(ws: Workspace, repo: Path) -> None:
+    for number in range(55):
+        create_cell(ws, title=f"cell {number}")
+    assert len(ids_of(hive(repo, "list", "--json"))) == 50
+    assert len(ids_of(hive(repo, "list", "--json", "--all"))) == 55
+    assert len(ids_of(hive(repo, "ready", "--json"))) == 50
+    assert len(ids_of(hive(repo, "ready", "--json", "--all"))) == 55
+    human = hive(repo, "list", env={"COLUMNS": "80"})
+    assert "showing 50 of 55" in human.stderr
+    assert all(len(line) <= 80 for line in human.stdout.splitlines())
+
+
+def test_the_quick_hook_leaves_any_possible_violation_to_the_full_check(
+    ws: Workspace, repo: Path
+) -> None:
+    from hive.domain.reservations import reserve
+
+    reserve(ws.for_actor("bob"), paths=["src/**"], reason="mine")
+    (repo / "notes.txt").write_text("free\n")
+    git(repo, "add", "notes.txt")
+    modules, code = _modules_after(repo, "hooks", "run", "pre-commit")
+    assert code == "0" and not modules & set(HEAVY)  # nothing reserved is staged
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("x = 1\n")
+    git(repo, "add", "src/a.py")
+    _, code = _modules_after(repo, "hooks", "run", "pre-commit")
+    assert code == "None"  # the full check decides (and names the holder)
+    blocked = hive(repo, "hooks", "run", "pre-commit")
+    assert blocked.returncode == 1 and "reserved by bob" in blocked.stderr
