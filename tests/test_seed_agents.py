@@ -405,7 +405,11 @@ def test_per_agent_working_directory_and_hooks(ws: Workspace, repo: Path) -> Non
         agents={
             "back": {
                 "directory": "backend",
-                "hooks": {"pre_tool_use": [{"matcher": "fs_read", "command": "pwd >&2; exit 1"}]},
+                "hooks": {
+                    "pre_tool_use": [
+                        {"matcher": "fs_read", "type": "command", "command": "pwd >&2; exit 1"}
+                    ]
+                },
             },
             "gated": {
                 "hooks": {

@@ -576,3 +576,28 @@ def test_qa_harness_hostile_input(ws: Workspace, repo: Path) -> None:
         {"scenarios": [{"id": "a", "key": "k", "value": "x" * 150_000, "sourceAgent": "A"}]},
     )
     assert huge["result"]["results"][0]["issues"] == ["very large (over 100 KB)"]
+
+
+def test_committed_records_from_parallel_agents_are_all_kept(ws: Workspace, repo: Path) -> None:
+    configure(repo, permission_policy={"default": "grant"})
+    run_workers(
+        repo,
+        """
+        ctx = CallContext(root=repo, agent=f"W{worker}")
+        out = call_tool(ctx, "request_permission",
+                        {"resourceType": "DATABASE", "justification": f"worker {worker} reads"})
+        assert out["result"]["granted"], out
+        for n in range(2):
+            out = call_tool(ctx, "delegate_task", {"targetAgent": "helper", "requiresAuth": True,
+                            "taskPayload": {"instruction": f"job {worker}.{n}"}})
+            assert "result" in out, out
+        print("0")
+        """,
+        count=8,
+    )
+    assert len(list((repo / ".hive" / "permissions").glob("*.yaml"))) == 8
+    tasks = result(repo, "x", "query_swarm_state", {"scope": "tasks"})["tasks"]
+    assert sorted(t["title"] for t in tasks) == sorted(
+        f"job {w}.{n}" for w in range(8) for n in range(2)
+    )
+    assert_clean(repo)

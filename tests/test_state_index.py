@@ -280,3 +280,23 @@ def test_the_quick_hook_leaves_any_possible_violation_to_the_full_check(
     assert code == "None"  # the full check decides (and names the holder)
     blocked = hive(repo, "hooks", "run", "pre-commit")
     assert blocked.returncode == 1 and "reserved by bob" in blocked.stderr
+
+
+def test_one_workspace_serves_calls_from_several_threads(ws: Workspace) -> None:
+    import threading
+
+    create_cell(ws, title="main thread")
+    outcome: list[object] = []
+
+    def other() -> None:
+        try:
+            outcome.append(create_cell(ws, title="worker thread").id)
+            outcome.append(len(list_cells(ws)))
+        except Exception as exc:  # the failure the web board met: sqlite3 thread rule
+            outcome.append(exc)
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join()
+    assert len(outcome) == 2 and outcome[1] == 2, outcome
+    assert len(list_cells(ws)) == 2

@@ -6,7 +6,6 @@ the ready list's copy; nothing is written)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 
 from hive.models import Cell
@@ -28,11 +27,6 @@ def deadline_of(cell: Cell) -> datetime | None:
 def is_expired(cell: Cell, now: datetime | None = None) -> bool:
     deadline = deadline_of(cell)
     return deadline is not None and not cell.is_closed and (now or utc_now()) > deadline
-
-
-def has_deadline(cells: Iterable[Cell]) -> bool:
-    """Whether a listing depends on the clock (and so must not be cached)."""
-    return any(deadline_of(cell) is not None for cell in cells)
 
 
 def flag_expired(cells: list[Cell]) -> list[Cell]:

@@ -7,7 +7,7 @@ parsed models; ``hive doctor`` reports the same error.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,6 +31,7 @@ class RateLimit(_Strict):
 
 
 class HookSpec(_Strict):
+    type: Literal["command"] = "command"  # SwarmSDK's YAML says so; shell commands only
     matcher: str = ".*"
     command: str = Field(min_length=1)
     timeout_seconds: float = Field(

@@ -33,6 +33,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -251,20 +252,39 @@ class StateIndex:
         self.memory = state_dir == ":memory:"
         self.path = ":memory:" if self.memory else os.path.join(state_dir, FILE_NAME)
         self.notices: list[str] = []
-        self._db: sqlite3.Connection | None = None
+        self._memory_db: sqlite3.Connection | None = None
+        self._local = threading.local()  # one connection per thread (sqlite3's rule)
 
     # ------------------------------------------------------------ connection
 
     @property
+    def _db(self) -> sqlite3.Connection | None:
+        if self.memory:
+            return self._memory_db
+        found: sqlite3.Connection | None = getattr(self._local, "db", None)
+        return found
+
+    @_db.setter
+    def _db(self, value: sqlite3.Connection | None) -> None:
+        if self.memory:
+            self._memory_db = value
+        else:
+            self._local.db = value
+
+    @property
     def db(self) -> sqlite3.Connection:
-        if self._db is None:
-            self._db = self._open()
-        return self._db
+        db = self._db
+        if db is None:
+            db = self._open()
+            self._db = db
+        return db
 
     def close(self) -> None:
-        if self._db is not None:
+        """Close this thread's connection (others close with their threads)."""
+        db = self._db
+        if db is not None:
             with contextlib.suppress(sqlite3.Error):
-                self._db.close()
+                db.close()
             self._db = None
 
     def _open(self) -> sqlite3.Connection:
@@ -288,7 +308,12 @@ class StateIndex:
         self._db = self._rebuild(why)
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        db = sqlite3.connect(
+            self.path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=not self.memory,  # a memory index is one process's own
+        )
         db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         return db
 
