@@ -3,7 +3,7 @@ scripts/gen_cli_docs.sh from the typer app; a test checks it is current)."""
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("init", "Create .hive/ in this git repository (safe to run again)."),
-    ("create", "Create a cell (one commit)."),
+    ("create", "Create a cell (one commit), or many with --from FILE (one commit for..."),
     ("show", "Show one cell (partial ids work when unambiguous)."),
     ("list", "List cells (open first, most urgent first; a page unless --all)."),
     ("ready", "Cells ready to work on: open, unblocked, most urgent and oldest first."),
@@ -16,6 +16,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("resolve", "Clear the merge conflicts recorded on a cell (see 'hive show ID')."),
     ("log", "hive commits (for one cell if ID is given), newest first."),
     ("doctor", "Find corrupt files, dangling dependencies and cycles; exit 1 if any."),
+    ("gc", "Pack loose objects and merge packs into one (hive also does this by..."),
     ("demo", "Run a real swarm of example agents in a scratch repository and show..."),
     ("reserve", "Reserve files before editing them (refused on conflict)."),
     ("release", "Release your reservations (given patterns/ids, or --all)."),

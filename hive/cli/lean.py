@@ -311,11 +311,11 @@ def precommit(inv: Invocation) -> int | None:
 
 def _exclusive_patterns(inv: Invocation) -> list[str] | None:
     """Patterns of every unexpired exclusive reservation at HEAD, read from loose
-    objects; None when that cannot be known cheaply and for sure."""
+    objects or packs; None when that cannot be known cheaply and for sure."""
     import os
 
     from hive.errors import HiveError
-    from hive.git.loose import read_loose, read_tree, tree_entries
+    from hive.git.loose import read_object, read_tree, tree_entries
     from hive.git.refs import discover, read_head_fast
 
     try:
@@ -346,7 +346,7 @@ def _exclusive_patterns(inv: Invocation) -> list[str] | None:
         return None
     patterns: list[str] = []
     for sha in files.values():
-        obj = read_loose(paths, sha)
+        obj = read_object(paths, sha)
         if obj is None or obj[0] != b"blob":
             return None
         found_patterns = _patterns_of(obj[1])

@@ -7,7 +7,7 @@ returned model (a table/text for people, ``--json`` for programs). Errors are
 
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -42,6 +42,7 @@ from hive.cli.entry import DEFAULT_PAGE
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
+    from hive.models.results import CreatedCells
 
 PAGE = DEFAULT_PAGE
 
@@ -116,7 +117,9 @@ def init(
 
 @app.command()
 def create(
-    title: Annotated[str, typer.Argument(help="One-line title.")],
+    title: Annotated[
+        str | None, typer.Argument(help="One-line title (not with --from).", show_default=False)
+    ] = None,
     type_: Annotated[
         str, typer.Option("-t", "--type", help="bug|feature|task|epic|chore")
     ] = "task",
@@ -137,12 +140,41 @@ def create(
         list[str] | None, typer.Option("--files", help="Owned file glob (repeatable).")
     ] = None,
     assignee: Annotated[str | None, typer.Option("--assignee")] = None,
+    from_file: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="FILE",
+            help="Create every cell of FILE (YAML or JSON lines, - for stdin) in one commit.",
+        ),
+    ] = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Create a cell (one commit)."""
+    """Create a cell (one commit), or many with --from FILE (one commit for all).
+
+    FILE (- for stdin) is YAML, a list of cells or a mapping whose
+    cells: is that list, or JSON lines, one cell per line
+    (.jsonl/.ndjson, or a first line that is a JSON object). A cell
+    takes this command's fields: title (required), type, priority,
+    description, labels, assignee, parent, deps (TYPE:REF, as --dep),
+    blocks (REFs it waits for: deps of type blocks), files (or
+    files_owned), and also notes, design, acceptance, metadata; and key,
+    a name for the entry. A REF (and parent) is a key of FILE or an
+    existing cell id. Every problem is reported with its line (and
+    record number for JSON lines) and a file with any problem creates
+    nothing. --json prints {count, ids, keys, commit}.
+    """
+    use_json(json_flag)
+    if from_file is not None:
+        others = (title, description, parent, dep, label, files, assignee)
+        if any(others) or type_ != "task" or priority != "2":
+            usage_error("--from FILE takes the cells' fields from FILE: give no TITLE or options")
+        _create_from(from_file)
+        return
+    if title is None:
+        usage_error("missing TITLE (or --from FILE)")
     from hive.domain.cells import create_cell
 
-    use_json(json_flag)
     cell = run_op(
         lambda: create_cell(
             workspace(),
@@ -158,6 +190,42 @@ def create(
         )
     )
     show(cell, json_flag, lambda: output.say(f"created {cell.id}  {cell.title}"))
+
+
+def usage_error(message: str) -> NoReturn:
+    """A usage error (exit 2, code ``usage``), reported like click's own."""
+    raise click_errors.UsageError(message)
+
+
+def _input_size(path: str) -> int:
+    """Bytes to read (standard input counts as large: its size is not known)."""
+    if path == "-":
+        return sys.maxsize
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _create_from(path: str) -> None:
+    from hive.domain.bulk import create_cells, read_cell_file
+    from hive.errors import InvalidInput
+
+    def run() -> "CreatedCells":
+        ws = workspace()
+        try:
+            with output.progress_bar(_input_size(path), enabled=not OPTIONS.json) as bar:
+                cells_file = read_cell_file(path, stdin=sys.stdin.buffer.read)
+                return create_cells(ws, cells_file=cells_file, progress=bar)
+        except InvalidInput as exc:
+            found = exc.details.get("problems") or []
+            for problem in found if len(found) > 1 and not OPTIONS.json else []:
+                output.err(problem["message"])  # one line each, like a compiler
+            raise
+
+    created = run_op(run)
+    commit = f" in commit {created.commit[:12]}" if created.commit else " (staged)"
+    show(created, False, lambda: output.say(f"created {created.count} cells{commit}"))
 
 
 @app.command("show")
@@ -601,7 +669,11 @@ def _print_lines(lines: list[str], empty: str) -> None:
 
 @app.command()
 def doctor(json_flag: JsonFlag = False) -> None:
-    """Find corrupt files, dangling dependencies and cycles; exit 1 if any."""
+    """Find corrupt files, dangling dependencies and cycles; exit 1 if any.
+
+    Also reports the git object store (loose objects, packs) and warns, with
+    the fix, when it needs packing (warnings do not change the exit code).
+    """
     from hive.domain.agents import agent_tool_warnings
     from hive.domain.doctor import diagnose
     from hive.models.results import Problem
@@ -623,10 +695,34 @@ def doctor(json_flag: JsonFlag = False) -> None:
             out.print(f"[yellow]warning {warning.kind}[/yellow]: {output.escape(warning.message)}")
         summary = "no problems" if report.ok else f"{len(report.problems)} problem(s)"
         out.print(f"checked {report.cells} cells: {summary}")
+        if report.objects is not None:
+            output.object_store(report.objects)
 
     show(report, json_flag, render)
     if not report.ok:
         raise typer.Exit(1)
+
+
+@app.command()
+def gc(json_flag: JsonFlag = False) -> None:
+    """Pack loose objects and merge packs into one (hive also does this by itself
+    after writes, as git gc --auto would)."""
+    from hive.domain.maintenance import pack_repository
+
+    use_json(json_flag)
+    report = run_op(lambda: pack_repository(workspace()))
+
+    def render() -> None:
+        if report.skipped:
+            output.say(f"nothing done: {report.skipped}")
+        else:
+            output.say(
+                f"packed {report.packed} loose objects, merged {report.merged_packs} packs"
+                f" in {report.seconds:.2f}s"
+            )
+        output.object_store(report.store)
+
+    show(report, json_flag, render)
 
 
 @app.command()

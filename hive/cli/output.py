@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -160,3 +161,40 @@ def escape(text: str) -> str:
     from rich.markup import escape as rich_escape
 
     return rich_escape(text)
+
+
+def object_store(health: Any) -> None:
+    """The object store's line in ``doctor``/``gc``, and a warning line per problem."""
+    out = console()
+    kib = 1024
+    out.print(
+        f"object store: {health.loose_objects} loose objects ({health.loose_size // kib} KiB),"
+        f" {health.packs} pack(s) ({health.pack_size // kib} KiB)",
+        markup=False,
+    )
+    for warning in health.warnings:
+        out.print(f"[yellow]warning[/yellow]: {escape(warning)}")
+
+
+PROGRESS_FROM = 64 * 1024  # input bytes: smaller jobs finish before a bar is worth drawing
+
+
+@contextlib.contextmanager
+def progress_bar(size: int, *, enabled: bool = True) -> Iterator[Any]:
+    """A ``progress(phase, done, total)`` callback (total 0: not known yet) drawing a bar
+    on stderr, or None when stdout (or stderr) is not a terminal or ``size`` is small."""
+    terminal = sys.stdout.isatty() and sys.stderr.isatty()
+    if not enabled or size < PROGRESS_FROM or not terminal:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    columns = (TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("reading", total=None)
+
+        def update(phase: str, done: int, total: int) -> None:
+            bar.update(task, description=phase, completed=done, total=total or None)
+
+        yield update

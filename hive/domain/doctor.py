@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hive.domain.graph import find_cycles
+from hive.domain.maintenance import object_store_health
 from hive.domain.setup import merge_setup_problems
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotInitialized
@@ -51,7 +52,12 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += merge_setup_problems(ws, snap)
     problems += _contest_problems(ws, snap)
     problems += _git_state_problems(ws)
-    return DoctorReport(cells=len(index.cells), problems=problems, warnings=_identity_warnings(ws))
+    return DoctorReport(
+        cells=len(index.cells),
+        problems=problems,
+        warnings=_identity_warnings(ws),
+        objects=object_store_health(ws),
+    )
 
 
 def symlink_problems(ws: Workspace, snap: Snapshot | None = None) -> list[Problem]:

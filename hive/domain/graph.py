@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections import ChainMap
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import pairwise
-from typing import Any
+from typing import Any, Protocol
 
 from hive.domain import readiness
 from hive.domain.readiness import ready_ids
@@ -62,7 +63,7 @@ FREE = "free"
 Node = tuple[str, str]
 
 
-def _successors(index: CellIndex, node: Node) -> list[Node]:
+def _successors(index: OrderingGraph, node: Node) -> list[Node]:
     """The states ``node`` waits for."""
     state, cell_id = node
     cell = index.cells.get(cell_id)
@@ -156,7 +157,52 @@ def find_cycles(index: CellIndex) -> list[list[str]]:
     return cycles
 
 
-def _visit(index: CellIndex, root: Node, colour: dict[Node, int], cycles: list[list[str]]) -> None:
+class OrderingGraph(Protocol):
+    """What the ordering graph reads: cells by id and the children of a cell."""
+
+    @property
+    def cells(self) -> Mapping[str, Cell]: ...
+
+    def children_of(self, cell_id: str) -> list[str]: ...
+
+
+class _WithNewCells:
+    """``index`` plus cells that are not stored yet (a bulk creation being checked)."""
+
+    def __init__(self, index: CellIndex, new: Mapping[str, Cell]) -> None:
+        self._index = index
+        self._cells: Mapping[str, Cell] = ChainMap(dict(new), index.cells)  # type: ignore[arg-type]
+        self._children: dict[str, list[str]] = {}
+        for cell in new.values():
+            if cell.parent is not None:
+                self._children.setdefault(cell.parent, []).append(cell.id)
+
+    @property
+    def cells(self) -> Mapping[str, Cell]:
+        return self._cells
+
+    def children_of(self, cell_id: str) -> list[str]:
+        stored = self._index.children_of(cell_id) if cell_id in self._index.cells else []
+        return stored + self._children.get(cell_id, [])
+
+
+def cycles_through(index: CellIndex, new: Mapping[str, Cell]) -> list[list[str]]:
+    """Ordering cycles that pass through any of the ``new`` cells (not stored yet), in
+    the graph of ``index`` plus them. Work is proportional to what they reach (stored
+    cells are only decoded when a new cell's edges lead to them)."""
+    graph = _WithNewCells(index, new)
+    colour: dict[Node, int] = {}
+    cycles: list[list[str]] = []
+    for cell_id in new:
+        for root in ((DONE, cell_id), (FREE, cell_id)):
+            if not colour.get(root):
+                _visit(graph, root, colour, cycles)
+    return [cycle for cycle in cycles if any(cell_id in new for cell_id in cycle)]
+
+
+def _visit(
+    index: OrderingGraph, root: Node, colour: dict[Node, int], cycles: list[list[str]]
+) -> None:
     trail: list[Node] = [root]
     colour[root] = 1
     stack: list[tuple[Node, Iterator[Node]]] = [(root, iter(_successors(index, root)))]

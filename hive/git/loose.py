@@ -1,11 +1,14 @@
-"""Reading a few loose objects, and writing them, without importing dulwich.
+"""Reading a few objects, and writing loose ones, without importing dulwich.
 
 A fresh CLI process that only needs to know *which* ``.hive`` tree HEAD has
 (to find a cached answer) would otherwise pay for importing dulwich. hive
 writes its commits and trees as loose objects, so the path from HEAD's commit
-to ``.hive`` is usually three small zlib files. Anything else (packed objects,
-alternates, a malformed object) returns ``None`` and the caller takes the
-ordinary path.
+to ``.hive`` is usually three small zlib files; once hive (or git) has packed
+them they are read from the pack (``hive/git/packfile.py``). Loose objects are
+looked up first and packs second: an object is only ever removed from the loose
+store after the pack holding it is in place, so this order never misses one.
+Anything else (alternates, a malformed object) returns ``None`` and the caller
+takes the ordinary path.
 
 Writing (``write_loose``) follows git: the compressed object goes to a
 temporary file in its ``objects/xx/`` directory, named ``tmp_obj_...`` (which
@@ -24,6 +27,7 @@ import zlib
 
 from hive.git import killpoints
 from hive.git.owners import owner_tag
+from hive.git.packfile import read_packed
 from hive.git.refs import RepoPaths
 
 TMP_PREFIX = "tmp_obj_hive-"
@@ -48,17 +52,25 @@ def read_loose(paths: RepoPaths, sha: str) -> tuple[bytes, bytes] | None:
     return kind, body
 
 
+def read_object(paths: RepoPaths, sha: str) -> tuple[bytes, bytes] | None:
+    """(type, body) of a loose or packed object, or None when it cannot be read here."""
+    found = read_loose(paths, sha)
+    if found is None and len(sha) == 40:
+        found = read_packed(os.path.join(paths.common_dir, "objects"), sha)
+    return found
+
+
 def commit_tree(paths: RepoPaths, commit: str) -> str | None:
-    """The root tree of a loose commit."""
-    found = read_loose(paths, commit)
+    """The root tree of a commit."""
+    found = read_object(paths, commit)
     if found is None or found[0] != b"commit" or not found[1].startswith(b"tree "):
         return None
     return found[1][5:45].decode("ascii")
 
 
 def tree_entry(paths: RepoPaths, tree: str, name: bytes) -> str | None:
-    """The sha of ``name`` in a loose tree (None when absent or not loose)."""
-    found = read_loose(paths, tree)
+    """The sha of ``name`` in a tree (None when absent or unreadable here)."""
+    found = read_object(paths, tree)
     if found is None or found[0] != b"tree":
         return None
     body = found[1]
@@ -73,14 +85,14 @@ def tree_entry(paths: RepoPaths, tree: str, name: bytes) -> str | None:
 
 
 def hive_tree(paths: RepoPaths, commit: str) -> str | None:
-    """The sha of the ``.hive`` tree of ``commit``, read from loose objects only."""
+    """The sha of the ``.hive`` tree of ``commit`` (None when it cannot be read here)."""
     root = commit_tree(paths, commit)
     return None if root is None else tree_entry(paths, root, b".hive")
 
 
 def read_tree(paths: RepoPaths, tree: str) -> dict[bytes, str] | None:
-    """name -> sha of a loose tree (None when not a readable loose tree)."""
-    found = read_loose(paths, tree)
+    """name -> sha of a tree (None when it cannot be read here)."""
+    found = read_object(paths, tree)
     if found is None or found[0] != b"tree":
         return None
     body = found[1]
@@ -96,7 +108,8 @@ def read_tree(paths: RepoPaths, tree: str) -> dict[bytes, str] | None:
 
 def tree_entries(paths: RepoPaths, commit: str) -> tuple[str | None, str | None, bool] | None:
     """(``.hive`` tree, ``.hive/cells`` tree, whether ``.hive/config.yaml`` exists) of
-    ``commit`` from loose objects; None when an object on the way is not loose."""
+    ``commit`` from loose objects or packs; None when an object on the way cannot be
+    read here."""
     root_tree = commit_tree(paths, commit)
     if root_tree is None:
         return None

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from hive.errors import GitError, HiveError, LockTimeout
 from hive.git import killpoints
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, lock_owned_by_twin
-from hive.git.loose import TMP_PREFIX, read_loose
+from hive.git.loose import TMP_PREFIX, read_object
 from hive.git.owners import owner_alive, owner_tag, parse_tag
 from hive.git.refs import RepoPaths, read_ref_fast, ref_file, remove_stale_ref_lock
 from hive.git.worktree import atomic_write, file_blob_sha, remove_file, temp_name
@@ -404,10 +404,10 @@ def _roll_back(paths: RepoPaths, intent: Intent) -> int:
 
 
 def _blob(paths: RepoPaths, sha: str) -> bytes:
-    found = read_loose(paths, sha)
+    found = read_object(paths, sha)  # loose or packed
     if found is not None and found[0] == b"blob":
         return found[1]
-    from hive.git.repo import GitRepo  # packed: dulwich reads it
+    from hive.git.repo import GitRepo  # anything else (alternates): dulwich reads it
 
     repo = GitRepo(paths, recover=False)
     try:

@@ -341,10 +341,20 @@ class GitRepo:
     def _commit(self, commit_sha: str) -> Commit:
         from dulwich.objects import Commit
 
-        obj = self.dulwich.object_store[_oid(commit_sha)]
+        obj = self._object(commit_sha)
         if not isinstance(obj, Commit):
             raise GitError(f"{commit_sha} is not a commit")
         return obj
+
+    def _object(self, sha: str) -> Any:
+        """An object by id. A miss is asked once more: dulwich looks in its packs, then
+        in the loose store, and a packer may move the object in between (the second
+        look rescans the pack directory)."""
+        store = self.dulwich.object_store
+        try:
+            return store[_oid(sha)]
+        except KeyError:
+            return store[_oid(sha)]
 
     def snapshot(self, *, staged: bool = False) -> Snapshot:
         """The hive-visible state: HEAD's tree, overlaid with the index if ``staged``."""
@@ -379,7 +389,7 @@ class GitRepo:
     def read_blob(self, sha: str) -> bytes:
         from dulwich.objects import Blob
 
-        obj = self.dulwich.object_store[_oid(sha)]
+        obj = self._object(sha)
         if not isinstance(obj, Blob):
             raise GitError(f"{sha} is not a blob")
         return bytes(obj.as_raw_string())
@@ -391,7 +401,7 @@ class GitRepo:
             return cached
         from dulwich.objects import Tree
 
-        obj = self.dulwich.object_store[_oid(tree_sha)]
+        obj = self._object(tree_sha)
         if not isinstance(obj, Tree):
             raise GitError(f"{tree_sha} is not a tree")
         items = {entry.path: (entry.mode, entry.sha.decode()) for entry in obj.iteritems()}
@@ -575,7 +585,7 @@ class GitRepo:
         Nothing touches the working tree, the index or the current branch;
         ``plan`` sees the current tip and returns the message (no changes).
         """
-        lock = _WriteLock(os.path.join(self.paths.hive_state_dir, lock_name), lock_timeout)
+        lock = self.write_lock(lock_timeout, lock_name)
         with lock:
             for attempt in range(1, MAX_CAS_ATTEMPTS + 1):
                 tip = self.ref_value(ref)
@@ -611,7 +621,7 @@ class GitRepo:
     ) -> str:
         """Join the history ``other`` into the private ``ref`` without losing a commit:
         fast-forward when possible, else a merge commit (empty tree, parents: ref, other)."""
-        lock = _WriteLock(os.path.join(self.paths.hive_state_dir, lock_name), lock_timeout)
+        lock = self.write_lock(lock_timeout, lock_name)
         with lock:
             for _ in range(MAX_CAS_ATTEMPTS):
                 tip = self.ref_value(ref)
@@ -697,8 +707,17 @@ class GitRepo:
                 return self._stage(plan, index_timeout)
             return self._commit_with_retry(plan, author, index_timeout)
 
-    def write_lock(self, timeout: float) -> _WriteLock:
-        return _WriteLock(os.path.join(self.paths.hive_state_dir, "write.lock"), timeout)
+    def write_lock(self, timeout: float, name: str = "write.lock") -> _WriteLock:
+        """hive's lock for writers; after a write it is released, loose objects are
+        packed when git's ``gc --auto`` would pack them."""
+        path = os.path.join(self.paths.hive_state_dir, name)
+        return _WriteLock(path, timeout, after=self.pack_if_needed)
+
+    def pack_if_needed(self) -> None:
+        """Pack loose objects when there are too many (``hive/git/packing.py``)."""
+        from hive.git.packing import auto_pack
+
+        auto_pack(self)
 
     def _index_lock(self, timeout: float) -> IndexLock:
         """git's index.lock, taken through hive's twin (see hive/git/recovery.py)."""
@@ -857,20 +876,12 @@ class GitRepo:
         return blobs
 
     def _write_blob_pack(self, changes: list[Change]) -> dict[str, str | None]:
-        """One pack file instead of thousands of loose objects (an import)."""
-        from dulwich.objects import Blob
+        """One pack file instead of thousands of loose objects (an import): written under
+        a temporary name, flushed, put in place with its index and checked before the
+        commit refers to it (``hive/git/packing.py``)."""
+        from hive.git.packing import write_blobs_pack
 
-        blobs: dict[str, str | None] = {}
-        made: list[Blob] = []
-        for change in changes:
-            if change.content is None:
-                blobs[change.path] = None
-                continue
-            blob = Blob.from_string(change.content)
-            made.append(blob)
-            blobs[change.path] = blob.id.decode()
-        self.dulwich.object_store.add_objects([(blob, None) for blob in made])
-        return blobs
+        return write_blobs_pack(self, [(change.path, change.content) for change in changes])
 
     def store_object(self, obj: Any) -> str:
         """Write a dulwich object as a loose object, crash-safe (``hive.git.loose.write_loose``:
@@ -1104,9 +1115,10 @@ def _local_utc_offset(timestamp: int) -> int:
 class _WriteLock:
     """hive's inter-process write lock (released by the OS if a process dies)."""
 
-    def __init__(self, path: str, timeout: float) -> None:
+    def __init__(self, path: str, timeout: float, after: Callable[[], None] | None = None) -> None:
         self.path = path
         self.timeout = timeout
+        self.after = after  # called once the lock is released after a successful block
         self._lock: Any = None
 
     def __enter__(self) -> _WriteLock:
@@ -1126,6 +1138,8 @@ class _WriteLock:
     def __exit__(self, *exc: object) -> None:
         if self._lock is not None:
             self._lock.release()
+        if self.after is not None and exc[0] is None:
+            self.after()
 
 
 def init_repository(path: str, *, branch: str = "main") -> GitRepo:

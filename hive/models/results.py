@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from hive.models.cell import Cell
 from hive.models.reservation import Contest
@@ -47,12 +47,52 @@ class Problem(BaseModel):
     cell: str | None = None
 
 
+class ObjectStoreHealth(BaseModel):
+    """The git object store: loose objects (what hive writes) and packs.
+
+    Sizes are disk usage in bytes, as ``git count-objects -v`` reports them
+    (in KiB). ``loose_estimate`` is git's own ``gc --auto`` estimate (the
+    entries of ``objects/17`` times 256); ``gc_auto`` and ``gc_auto_pack_limit``
+    are the git config values in force (0: automatic packing is off).
+    """
+
+    loose_objects: int
+    loose_size: int
+    loose_estimate: int
+    packs: int
+    kept_packs: int = 0
+    pack_size: int
+    garbage: list[str] = Field(default_factory=list)
+    gc_auto: int
+    gc_auto_pack_limit: int
+    last_failure: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def healthy(self) -> bool:
+        return not self.warnings
+
+
+class PackReport(BaseModel):
+    """What ``hive gc`` did: loose objects packed, packs merged, and the store after."""
+
+    packed: int
+    removed_loose: int
+    merged_packs: int
+    new_packs: list[str] = Field(default_factory=list)
+    seconds: float
+    skipped: str | None = None
+    store: ObjectStoreHealth
+
+
 class DoctorReport(BaseModel):
     cells: int
     problems: list[Problem] = Field(default_factory=list)
     # Worth a look, but not broken: overrides, commits naming unregistered identities,
     # .hive/ changes committed without hive's trailers (edited by hand).
     warnings: list[Problem] = Field(default_factory=list)  # reported, not failures
+    objects: ObjectStoreHealth | None = None
 
     @property
     def ok(self) -> bool:
@@ -69,6 +109,15 @@ class DependencyNode(BaseModel):
     @classmethod
     def from_tree(cls, tree: dict[str, Any]) -> DependencyNode:
         return cls.model_validate(tree)
+
+
+class CreatedCells(BaseModel):
+    """What bulk creation made: the new ids in input order, and the id of each key."""
+
+    count: int
+    ids: list[str]
+    keys: dict[str, str] = Field(default_factory=dict)
+    commit: str | None = None
 
 
 class BeadsImportResult(BaseModel):

@@ -1,0 +1,276 @@
+"""Reading objects from git pack files without importing dulwich.
+
+hive packs its loose objects once there are many of them (``hive/git/packing.py``,
+as ``git gc --auto`` does), so the commit HEAD points at and its trees are often
+in a pack. A fresh CLI process that only needs HEAD's ``.hive`` tree reads it
+here: the ``.idx`` (version 2) is searched by binary search over a memory map,
+the object is inflated from the ``.pack``, and ``OFS_DELTA``/``REF_DELTA``
+chains (as written by git or by hive) are resolved. Every object read is checked
+against its id; anything this reader does not understand returns ``None`` so the
+caller takes the ordinary (dulwich) path.
+
+Pack files are immutable and named by their content, so an index opened once is
+kept per process; a pack that disappears (replaced by a consolidated pack) makes
+the lookup list the pack directory again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import mmap
+import os
+import zlib
+from typing import BinaryIO
+
+OBJECT_TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
+OFS_DELTA = 6
+REF_DELTA = 7
+MAX_DELTA_CHAIN = 10_000
+_IDX_MAGIC = b"\377tOc"
+_FANOUT = 8
+_READ_CHUNK = 65536
+
+
+class PackError(ValueError):
+    """A pack or index this reader cannot use (the caller falls back)."""
+
+
+class PackIndex:
+    """One ``.idx`` file (version 2), memory-mapped."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < _FANOUT + 1024 + 40:
+                raise PackError(f"{path}: too short")
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        if self._map[:4] != _IDX_MAGIC or int.from_bytes(self._map[4:8], "big") != 2:
+            raise PackError(f"{path}: not a version 2 pack index")
+        self.count = self._fanout(255)
+        self._names = _FANOUT + 1024
+        self._offsets = self._names + 24 * self.count
+        self._large = self._offsets + 4 * self.count
+
+    def _fanout(self, byte: int) -> int:
+        start = _FANOUT + 4 * byte
+        return int.from_bytes(self._map[start : start + 4], "big")
+
+    def position(self, raw_sha: bytes) -> int | None:
+        """Where ``raw_sha`` is in the sorted name table, or None."""
+        first = raw_sha[0]
+        low = self._fanout(first - 1) if first else 0
+        high = self._fanout(first)
+        names = self._names
+        while low < high:
+            middle = (low + high) // 2
+            start = names + 20 * middle
+            found = self._map[start : start + 20]
+            if found == raw_sha:
+                return middle
+            if found < raw_sha:
+                low = middle + 1
+            else:
+                high = middle
+        return None
+
+    def offset(self, raw_sha: bytes) -> int | None:
+        """The offset of ``raw_sha`` in the pack, or None when this pack lacks it."""
+        position = self.position(raw_sha)
+        if position is None:
+            return None
+        start = self._offsets + 4 * position
+        value = int.from_bytes(self._map[start : start + 4], "big")
+        if value & 0x80000000:
+            large = self._large + 8 * (value & 0x7FFFFFFF)
+            value = int.from_bytes(self._map[large : large + 8], "big")
+        return value
+
+    def names(self) -> list[bytes]:
+        """Every object id in this index (raw, sorted)."""
+        start = self._names
+        return [self._map[start + 20 * n : start + 20 * n + 20] for n in range(self.count)]
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._map.close()
+
+
+_INDEXES: dict[str, PackIndex] = {}
+
+
+def pack_names(pack_dir: str) -> list[str]:
+    """Base paths (without suffix) of the packs in ``pack_dir`` that have an index."""
+    try:
+        names = set(os.listdir(pack_dir))
+    except OSError:
+        return []
+    return sorted(
+        os.path.join(pack_dir, name[: -len(".idx")])
+        for name in names
+        if name.endswith(".idx") and name[: -len(".idx")] + ".pack" in names
+    )
+
+
+def _index(base: str) -> PackIndex:
+    found = _INDEXES.get(base)
+    if found is None:
+        found = PackIndex(base + ".idx")
+        if len(_INDEXES) > 256:
+            for stale in _INDEXES.values():
+                stale.close()
+            _INDEXES.clear()
+        _INDEXES[base] = found
+    return found
+
+
+def read_packed(objects_dir: str, sha: str) -> tuple[bytes, bytes] | None:
+    """(type, body) of the packed object ``sha`` (hex), or None when no pack here has it
+    (or a pack is in a form this reader does not handle)."""
+    try:
+        raw_sha = bytes.fromhex(sha)
+    except ValueError:
+        return None
+    if len(raw_sha) != 20:
+        return None
+    pack_dir = os.path.join(objects_dir, "pack")
+    for _attempt in range(3):
+        try:
+            return _find(pack_dir, raw_sha)
+        except FileNotFoundError:
+            _forget_missing()  # a pack was replaced while we looked: list again
+        except (OSError, PackError, zlib.error, ValueError, IndexError):
+            return None
+    return None
+
+
+def _forget_missing() -> None:
+    for base in [base for base in _INDEXES if not os.path.exists(base + ".idx")]:
+        _INDEXES.pop(base).close()
+
+
+def _find(pack_dir: str, raw_sha: bytes) -> tuple[bytes, bytes] | None:
+    for base in pack_names(pack_dir):
+        offset = _index(base).offset(raw_sha)
+        if offset is not None:
+            with open(base + ".pack", "rb") as pack:
+                kind, body = _read_at(pack, offset, pack_dir)
+            if _object_id(kind, body) != raw_sha:
+                raise PackError(f"{base}.pack: BinaryIO {raw_sha.hex()} does not match its id")
+            return kind, body
+    return None
+
+
+def _object_id(kind: bytes, body: bytes) -> bytes:
+    header = kind + b" " + str(len(body)).encode("ascii") + b"\0"
+    return hashlib.sha1(header + body, usedforsecurity=False).digest()
+
+
+def _read_at(pack: BinaryIO, offset: int, pack_dir: str) -> tuple[bytes, bytes]:
+    """The object at ``offset``, with its delta chain resolved."""
+    deltas: list[bytes] = []
+    position = offset
+    for _ in range(MAX_DELTA_CHAIN):
+        type_num, data_start, base = _entry_header(pack, position)
+        data = _inflate(pack, data_start)
+        if type_num in OBJECT_TYPES:
+            body = data
+            for delta in reversed(deltas):
+                body = apply_delta(body, delta)
+            return OBJECT_TYPES[type_num], body
+        deltas.append(data)
+        if isinstance(base, int):
+            position = base
+        elif isinstance(base, bytes):
+            found = _find(pack_dir, base)
+            if found is None:
+                raise PackError(f"delta base {base.hex()} is missing")
+            body = found[1]
+            for delta in reversed(deltas):
+                body = apply_delta(body, delta)
+            return found[0], body
+        else:
+            raise PackError(f"unknown pack entry type {type_num}")
+    raise PackError("delta chain too long")
+
+
+def _entry_header(pack: BinaryIO, position: int) -> tuple[int, int, int | bytes | None]:
+    """(type, where the zlib data starts, delta base offset or id) of one pack entry."""
+    pack.seek(position)
+    head = pack.read(32)
+    byte = head[0]
+    type_num = (byte >> 4) & 7
+    cursor = 1
+    while byte & 0x80:
+        byte = head[cursor]
+        cursor += 1
+    base: int | bytes | None = None
+    if type_num == OFS_DELTA:
+        byte = head[cursor]
+        cursor += 1
+        distance = byte & 0x7F
+        while byte & 0x80:
+            byte = head[cursor]
+            cursor += 1
+            distance = ((distance + 1) << 7) | (byte & 0x7F)
+        base = position - distance
+    elif type_num == REF_DELTA:
+        base = bytes(head[cursor : cursor + 20])
+        cursor += 20
+    return type_num, position + cursor, base
+
+
+def _inflate(pack: BinaryIO, start: int) -> bytes:
+    pack.seek(start)
+    inflater = zlib.decompressobj()
+    parts: list[bytes] = []
+    while not inflater.eof:
+        chunk = pack.read(_READ_CHUNK)
+        if not chunk:
+            raise PackError("truncated pack entry")
+        parts.append(inflater.decompress(chunk))
+    return b"".join(parts)
+
+
+def _delta_size(delta: bytes, position: int) -> tuple[int, int]:
+    size = shift = 0
+    while True:
+        byte = delta[position]
+        position += 1
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return size, position
+
+
+def apply_delta(base: bytes, delta: bytes) -> bytes:
+    """git's delta format: copy ranges of ``base`` and insert literal bytes."""
+    source_size, position = _delta_size(delta, 0)
+    target_size, position = _delta_size(delta, position)
+    if source_size != len(base):
+        raise PackError("delta does not apply to its base")
+    out = bytearray()
+    end = len(delta)
+    while position < end:
+        op = delta[position]
+        position += 1
+        if op & 0x80:
+            offset = size = 0
+            for bit in range(4):
+                if op & (1 << bit):
+                    offset |= delta[position] << (8 * bit)
+                    position += 1
+            for bit in range(3):
+                if op & (0x10 << bit):
+                    size |= delta[position] << (8 * bit)
+                    position += 1
+            out += base[offset : offset + (size or 0x10000)]
+        elif op:
+            out += delta[position : position + op]
+            position += op
+        else:
+            raise PackError("invalid delta opcode 0")
+    if len(out) != target_size:
+        raise PackError("delta produced the wrong size")
+    return bytes(out)

@@ -1,0 +1,316 @@
+"""Bulk creation: ``hive create --from FILE`` / ``create_cells``: one commit for N cells,
+references between entries, and bad input reported line by line with nothing committed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from hive.domain.bulk import create_cells, parse_cell_file, read_cell_file
+from hive.domain.cells import create_cell, list_cells, ready, show_cell
+from hive.domain.history import cell_log
+from hive.domain.workspace import Workspace
+from hive.errors import InvalidInput
+from hive.store.layout import cell_path
+from tests.conftest import assert_clean, git
+
+
+def from_text(ws: Workspace, text: str, source: str = "cells.yaml", **kw: Any) -> Any:
+    return create_cells(ws, cells_file=parse_cell_file(text, source=source), **kw)
+
+
+def problems_of(ws: Workspace, text: str, source: str = "cells.yaml") -> list[str]:
+    head = git(Path(ws.root), "rev-parse", "HEAD")
+    with pytest.raises(InvalidInput) as caught:
+        from_text(ws, text, source)
+    assert "nothing was created" in caught.value.message
+    assert git(Path(ws.root), "rev-parse", "HEAD") == head  # nothing committed
+    assert_clean(Path(ws.root))
+    return [problem["message"] for problem in caught.value.details["problems"]]
+
+
+def cli(repo: Path, *args: str, stdin: str | None = None) -> Any:
+    from hive.cli.main import app
+
+    return CliRunner().invoke(app, ["-C", str(repo), "--actor", "alice", *args], input=stdin)
+
+
+# ----------------------------------------------------------------- one commit for N cells
+
+
+def test_two_thousand_cells_in_one_commit(ws: Workspace, repo: Path) -> None:
+    lines = [
+        json.dumps({"key": f"e{n}", "title": f"epic {n}", "type": "epic"})
+        if n % 10 == 0
+        else json.dumps({"title": f"task {n}", "parent": f"e{n - n % 10}", "priority": n % 5})
+        for n in range(2000)
+    ]
+    source = repo.parent / "backlog.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    before = int(git(repo, "rev-list", "--count", "HEAD"))
+    created = create_cells(ws, cells_file=read_cell_file(str(source)))
+    assert created.count == 2000 and len(set(created.ids)) == 2000
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == before + 1
+    assert created.commit == git(repo, "rev-parse", "HEAD").strip()
+    stat = git(repo, "show", "--stat", "--format=%s", "HEAD")
+    assert stat.startswith("hive: create 2000 cells from backlog.jsonl")
+    assert "2000 files changed" in stat
+    names = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(names) == sorted(cell_path(cell_id) for cell_id in created.ids)
+    assert_clean(repo)
+    cells = {cell.id: cell for cell in list_cells(ws)}
+    assert len(cells) == 2000
+    epic = created.keys["e10"]
+    child = cells[created.ids[11]]
+    assert child.parent == epic and child.id.startswith(epic + ".")
+    assert child.title == "task 11" and child.priority == 1
+    assert cell_log(ws, cell_id=child.id)[0].commit == created.commit
+    # the blobs went into one pack, not 2,000 loose files
+    counts = git(repo, "count-objects", "-v")
+    assert "in-pack: 2000" in counts or int(counts.split("in-pack: ")[1].split()[0]) >= 2000
+
+
+def test_fields_and_references(ws: Workspace, repo: Path) -> None:
+    existing = create_cell(ws, title="already there")
+    created = from_text(
+        ws,
+        f"""
+cells:
+  - key: login
+    title: Login page
+    type: epic
+    priority: P1
+    labels: [auth, ui]
+  - key: form
+    title: Login form
+    parent: login
+    assignee: bob
+    files: [src/login/*.py]
+    description: |
+      Two lines
+      of text.
+    notes: from the old tracker
+    design: a form
+    acceptance: it logs in
+    metadata: {{origin: jira, number: 12}}
+  - title: Wire the form
+    parent: login
+    blocks: [form]
+    deps: ["related:{existing.id[:6]}", {{type: discovered-from, target: form}}]
+    files_owned: [src/api/**]
+""",
+    )
+    login, form, wire = (show_cell(ws, cell_id=cell_id) for cell_id in created.ids)
+    assert created.keys == {"login": login.id, "form": form.id}
+    assert (login.type, login.priority, login.labels) == ("epic", 1, ["auth", "ui"])
+    assert form.parent == login.id and form.id.startswith(login.id + ".")
+    assert form.assignee == "bob" and form.files_owned == ["src/login/*.py"]
+    assert form.description == "Two lines\nof text.\n" and form.notes == "from the old tracker"
+    assert form.metadata == {"origin": "jira", "number": 12}
+    assert (form.design, form.acceptance_criteria) == ("a form", "it logs in")
+    assert wire.parent == login.id and wire.files_owned == ["src/api/**"]
+    assert [(d.type, d.target) for d in wire.dependencies] == [
+        ("blocks", form.id),
+        ("related", existing.id),
+        ("discovered-from", form.id),
+    ]
+    assert login.created_at < form.created_at < wire.created_at  # the file's order is kept
+    ready_ids = [cell.id for cell in ready(ws)]
+    assert form.id in ready_ids and wire.id not in ready_ids  # wire waits for form
+    assert_clean(repo)
+
+
+def test_a_plain_list_and_specs_given_as_data(ws: Workspace) -> None:
+    created = from_text(ws, "- title: one\n- title: two\n  type: bug\n", "list.yaml")
+    assert [show_cell(ws, cell_id=i).type for i in created.ids] == ["task", "bug"]
+    by_data = create_cells(ws, specs=[{"key": "a", "title": "A"}, {"title": "B", "blocks": ["a"]}])
+    assert show_cell(ws, cell_id=by_data.ids[1]).blockers() == [by_data.keys["a"]]
+    with pytest.raises(InvalidInput) as caught:
+        create_cells(ws, specs=[{"title": "fine"}, {"title": "bad", "priority": 7}])
+    assert caught.value.details["problems"][0]["message"].startswith("specs: entry 2: ")
+
+
+def test_progress_is_reported(ws: Workspace) -> None:
+    seen: list[tuple[str, int, int]] = []
+    text = "".join(f"- title: t{n}\n" for n in range(600))
+    from_text(ws, text, progress=lambda phase, done, total: seen.append((phase, done, total)))
+    phases = [phase for phase, _, _ in seen]
+    assert phases[0] == "checking" and "building" in phases and phases[-1] == "writing"
+    assert seen[-1] == ("writing", 600, 600)
+
+
+# ----------------------------------------------------------------- bad input
+
+
+def test_every_problem_is_reported_with_its_line(ws: Workspace) -> None:
+    found = problems_of(
+        ws,
+        """- key: a
+  title: First
+  priority: 9
+- key: a
+  title: Same key
+- titel: typo
+- title: Bad references
+  parent: nowhere
+  blocks: [a, zzz]
+- title: Bad type
+  type: story
+  labels: [ok, ""]
+- just a string
+""",
+    )
+    assert found == [
+        "cells.yaml:3: invalid priority 9: use 0-4 (0 is most urgent) or P0-P4",
+        "cells.yaml:4: key 'a' is already used (line 1)",
+        "cells.yaml:6: unknown field 'titel' (fields: key, title, type, priority, description,"
+        " labels, assignee, parent, deps, blocks, files, notes, design, acceptance_criteria,"
+        " metadata)",
+        "cells.yaml:6: title is required",
+        "cells.yaml:8: parent: 'nowhere' is neither a key of this file nor a cell",
+        "cells.yaml:9: blocks: 'zzz' is neither a key of this file nor a cell",
+        "cells.yaml:11: invalid type 'story': use one of bug, feature, task, epic, chore",
+        "cells.yaml:12: empty label given",
+        "cells.yaml:13: expected a mapping with at least a title",
+    ]
+    assert list_cells(ws) == []
+
+
+def test_json_lines_problems_name_the_record(ws: Workspace) -> None:
+    found = problems_of(
+        ws,
+        '{"title": "fine"}\n\n{"title": "x", "type": "nope"}\nnot json\n{"title": ["a"]}\n',
+        "cells.jsonl",
+    )
+    assert found == [
+        "cells.jsonl:3: record 2: invalid type 'nope': use one of bug, feature, task, epic, chore",
+        "cells.jsonl:4: record 3: invalid JSON: Expecting value (column 1)",
+        "cells.jsonl:5: record 4: title must be text",
+    ]
+
+
+TWO_CYCLES = """- key: c1
+  title: one
+  blocks: [c2]
+- key: c2
+  title: two
+  blocks: [c1]
+- key: e
+  title: epic
+  type: epic
+- title: waits for its own epic
+  parent: e
+  blocks: [e]
+"""
+
+
+def test_cycles_are_refused(ws: Workspace) -> None:
+    parents_and_self = """- key: p
+  title: parent loop
+  parent: q
+- key: q
+  title: other half
+  parent: p
+- key: self
+  title: me
+  blocks: [self]
+"""
+    found = problems_of(ws, TWO_CYCLES + parents_and_self)
+    assert found == [
+        "cells.yaml:15: parent cycle through key 'p'",
+        "cells.yaml:18: parent cycle through key 'q'",
+        "cells.yaml:21: a cell cannot depend on itself",
+    ]  # dependency cycles are looked for once ids can be given
+    assert problems_of(ws, TWO_CYCLES) == [
+        "cells.yaml:1: dependency cycle: c1 -> c2 -> c1",
+        "cells.yaml:7: dependency cycle: e -> 'waits for its own epic' -> e",
+    ]
+
+
+def test_a_cycle_through_an_existing_epic_is_refused(ws: Workspace) -> None:
+    epic = create_cell(ws, title="stored epic", type="epic")
+    found = problems_of(ws, f"- title: child\n  parent: {epic.id}\n  blocks: [{epic.id}]\n")
+    assert found == [f"cells.yaml:1: dependency cycle: 'child' -> {epic.id} -> 'child'"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no cells to create"),
+        ("cells: []\n", "no cells to create"),
+        ("cells:\n  - title: a\nextra: 1\n", "expected a list of cells"),
+        ("title: not a list\n", "expected a list of cells"),
+        ("- title: [unclosed\n", "malformed YAML"),
+    ],
+)
+def test_documents_that_are_not_lists_of_cells(ws: Workspace, text: str, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        from_text(ws, text)
+    assert list_cells(ws) == []
+
+
+# ----------------------------------------------------------------- the command line
+
+
+def test_cli_from_file_and_stdin(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    source = tmp_path / "backlog.yaml"
+    source.write_text("- key: a\n  title: A\n- title: B\n  parent: a\n")
+    shown = cli(repo, "create", "--from", str(source))
+    assert shown.exit_code == 0, shown.stdout
+    assert shown.stdout.startswith("created 2 cells in commit ")
+    piped = cli(repo, "create", "--from", "-", "--json", stdin='{"title": "C"}\n{"title": "D"}\n')
+    assert piped.exit_code == 0, piped.stdout
+    data = json.loads(piped.stdout)
+    assert data["count"] == 2 and len(data["ids"]) == 2 and data["commit"]
+    assert {show_cell(ws, cell_id=i).title for i in data["ids"]} == {"C", "D"}
+    assert git(repo, "log", "-1", "--format=%s").strip() == "hive: create 2 cells from <stdin>"
+
+
+def test_cli_bad_input(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    source = tmp_path / "bad.yaml"
+    source.write_text("- title: ok\n- priority: 1\n- title: x\n  parent: nope\n")
+    failed = cli(repo, "create", "--from", str(source), "--json")
+    assert failed.exit_code == 2
+    error = json.loads(failed.stdout)
+    assert error["code"] == "invalid_input"
+    assert [p["line"] for p in error["problems"]] == [2, 4]
+    assert list_cells(ws) == []
+    missing = cli(repo, "create", "--from", str(tmp_path / "absent.yaml"))
+    assert missing.exit_code == 2 and "cannot read" in missing.output
+    both = cli(repo, "create", "a title", "--from", str(source))
+    assert both.exit_code == 2 and "--from" in both.output
+    neither = cli(repo, "create")
+    assert neither.exit_code == 2 and "TITLE" in neither.output
+
+
+def test_a_progress_bar_on_a_terminal_only(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    """The process boundary is the point here: stdout a terminal (a pty) or a pipe."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    source = tmp_path / "big.jsonl"
+    source.write_text("".join(json.dumps({"title": f"imported {n}"}) + "\n" for n in range(3000)))
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "create", "--from"]
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([*command, str(source)], stdout=follower, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert proc.wait(timeout=120) == 0
+    assert b"3000/3000" in seen and b"\x1b[" in seen  # a bar was drawn, then cleared
+    assert b"created 3000 cells in commit " in seen
+    piped = subprocess.run([*command, str(source)], capture_output=True, check=True)
+    assert piped.stderr == b"" and piped.stdout.startswith(b"created 3000 cells")

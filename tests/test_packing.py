@@ -1,0 +1,435 @@
+"""A healthy object store: hive packs what it writes (as git gc --auto would), every
+reader finds packed objects, and nothing is lost with readers and writers at work."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hive.domain.cells import create_cell, list_cells, ready, show_cell, update_cell
+from hive.domain.doctor import diagnose
+from hive.domain.history import cell_log
+from hive.domain.maintenance import object_store_health, pack_repository
+from hive.domain.workspace import Workspace
+from hive.git import packfile, packing
+from hive.git.loose import hive_tree, read_object
+from tests.conftest import assert_clean, git
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def count_objects(repo: Path) -> dict[str, int]:
+    """``git count-objects -v`` as numbers."""
+    out = git(repo, "count-objects", "-v")
+    return {key: int(value) for key, value in (line.split(": ") for line in out.splitlines())}
+
+
+def loose_object(repo: Path, prefix: str, seed: str) -> str:
+    """Write one loose blob whose id starts with ``prefix`` (as any git tool would)."""
+    number = 0
+    while True:
+        body = f"{seed} {number}\n".encode()
+        raw = b"blob %d\0" % len(body) + body
+        sha = hashlib.sha1(raw).hexdigest()
+        if sha.startswith(prefix):
+            directory = repo / ".git" / "objects" / sha[:2]
+            directory.mkdir(exist_ok=True)
+            (directory / sha[2:]).write_bytes(zlib.compress(raw))
+            return sha
+        number += 1
+
+
+def fill_sample_directory(repo: Path, count: int) -> None:
+    """Put ``count`` loose objects into objects/17, git's sample directory."""
+    for number in range(count):
+        loose_object(repo, "17", f"sample {number}")
+
+
+def all_cells_readable(ws: Workspace, expected: int) -> None:
+    fresh = Workspace(ws.root, actor="bob")
+    cells = list_cells(fresh)
+    assert len(cells) == expected
+    for cell in cells:
+        assert show_cell(fresh, cell_id=cell.id).title == cell.title
+    assert len(ready(fresh)) == expected
+    assert cell_log(fresh, cell_id=cells[0].id)
+
+
+# ----------------------------------------------------------------- git's estimate
+
+
+@pytest.mark.parametrize(("in_sample", "expected"), [(27, False), (28, True)])
+def test_the_estimate_is_gits_own(repo: Path, in_sample: int, expected: bool) -> None:
+    """gc.auto=6700 means more than ceil(6700/256)=27 objects in objects/17, exactly when
+    `git gc --auto` decides to repack."""
+    objects = str(repo / ".git" / "objects")
+    fill_sample_directory(repo, in_sample - packing.loose_in_17(objects))
+    assert packing.loose_in_17(objects) == in_sample
+    assert packing.too_many_loose(objects, packing.DEFAULT_GC_AUTO) is expected
+    git(repo, "config", "gc.autoDetach", "false")
+    trace = subprocess.run(
+        ["git", "-C", str(repo), "gc", "--auto", "--quiet"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "GIT_TRACE": "1"},
+    ).stderr
+    assert ("repack" in trace) is expected
+
+
+def test_git_config_integers() -> None:
+    assert packing.parse_git_int("6700", 1) == 6700
+    assert packing.parse_git_int("7k", 1) == 7 * 1024
+    assert packing.parse_git_int(" 1M ", 1) == 1024 * 1024
+    assert packing.parse_git_int("0", 1) == 0
+    assert packing.parse_git_int("-1", 1) == -1
+    assert packing.parse_git_int("lots", 5) == 5
+    assert packing.parse_git_int(None, 5) == 5
+
+
+# ----------------------------------------------------------------- packing after writes
+
+
+def test_a_write_packs_when_git_would_and_every_read_still_works(ws: Workspace, repo: Path) -> None:
+    git(repo, "config", "gc.auto", "0")
+    created = [create_cell(ws, title=f"cell {n}").id for n in range(12)]
+    before = count_objects(repo)
+    assert before["count"] > 30 and before["packs"] == 0
+    git(repo, "config", "gc.auto", "256")  # pack when objects/17 has more than 1
+    fill_sample_directory(repo, 2)
+    update_cell(ws, cell_id=created[0], priority=0)  # this write packs
+    after = count_objects(repo)
+    assert after["count"] == 0
+    assert after["packs"] == 1
+    assert after["in-pack"] >= before["count"] + 2
+    assert_clean(repo)
+    all_cells_readable(ws, 12)
+    head = git(repo, "rev-parse", "HEAD:.hive").strip()
+    assert hive_tree(ws.git.paths, git(repo, "rev-parse", "HEAD").strip()) == head
+    create_cell(ws, title="after packing")  # writing on top of packed objects
+    assert_clean(repo)
+    all_cells_readable(ws, 13)
+
+
+def test_gc_auto_zero_turns_packing_off(ws: Workspace, repo: Path) -> None:
+    git(repo, "config", "gc.auto", "0")
+    fill_sample_directory(repo, 40)
+    create_cell(ws, title="no packing")
+    assert count_objects(repo)["packs"] == 0
+    health = object_store_health(ws)
+    assert health.gc_auto == 0
+    assert health.loose_objects == count_objects(repo)["count"]
+
+
+def test_packing_starts_just_past_the_threshold(ws: Workspace, repo: Path) -> None:
+    objects = str(repo / ".git" / "objects")
+    fill_sample_directory(repo, 27 - packing.loose_in_17(objects))
+    assert packing.loose_in_17(objects) == 27  # default gc.auto: 27 is not more than 27
+    ws.git.pack_if_needed()
+    assert count_objects(repo)["packs"] == 0
+    loose_object(repo, "17", "one more")
+    ws.git.pack_if_needed()
+    assert count_objects(repo)["packs"] == 1 and count_objects(repo)["count"] == 0
+
+
+def test_too_many_packs_are_merged(ws: Workspace, repo: Path) -> None:
+    for number in range(4):
+        create_cell(ws, title=f"pack {number}")
+        git(repo, "repack", "-d", "-q")  # git makes one pack per round
+    assert count_objects(repo)["packs"] == 4
+    git(repo, "config", "gc.autoPackLimit", "3")
+    create_cell(ws, title="the write that merges")
+    stats = count_objects(repo)
+    assert stats["packs"] == 1 and stats["count"] == 0
+    assert_clean(repo)
+    all_cells_readable(ws, 5)
+
+
+def test_kept_packs_are_neither_counted_nor_merged(ws: Workspace, repo: Path) -> None:
+    create_cell(ws, title="kept")
+    git(repo, "repack", "-d", "-q")
+    pack_dir = repo / ".git" / "objects" / "pack"
+    kept = next(pack_dir.glob("*.pack"))
+    kept.with_suffix(".keep").write_text("")
+    for number in range(2):
+        create_cell(ws, title=f"other {number}")
+        git(repo, "repack", "-d", "-q")
+    git(repo, "config", "gc.autoPackLimit", "1")
+    create_cell(ws, title="merge")
+    assert kept.exists()
+    assert len(list(pack_dir.glob("*.pack"))) == 2
+    assert_clean(repo)
+
+
+def test_packs_made_by_hive_are_valid_for_git(ws: Workspace, repo: Path) -> None:
+    ids = [create_cell(ws, title=f"cell {n}").id for n in range(20)]
+    for number, cell_id in enumerate(ids):
+        update_cell(ws, cell_id=cell_id, description=f"version {number}\n" * 20)
+    report = pack_repository(ws)
+    assert report.packed > 100 and report.removed_loose == report.packed
+    assert report.store.loose_objects == 0 and report.store.packs == 1
+    pack = next((repo / ".git" / "objects" / "pack").glob("*.idx"))
+    verify = git(repo, "verify-pack", "-v", str(pack))
+    assert "chain length = 1:" in verify  # cell files and trees are stored as deltas
+    assert_clean(repo)
+    all_cells_readable(ws, 20)
+    # every object git knows is readable without dulwich, deltas resolved
+    listing = git(repo, "cat-file", "--batch-all-objects", "--batch-check").split("\n")
+    for line in filter(None, listing):
+        sha, kind, size = line.split()
+        found = read_object(ws.git.paths, sha)
+        assert found is not None and found[0].decode() == kind and len(found[1]) == int(size)
+
+
+def test_the_pack_reader_resolves_gits_own_deep_deltas(ws: Workspace, repo: Path) -> None:
+    ids = [create_cell(ws, title=f"cell {n}").id for n in range(5)]
+    for number in range(30):
+        update_cell(ws, cell_id=ids[number % 5], append_notes=f"note {number}")
+    git(repo, "repack", "-a", "-d", "-f", "-q", "--depth=50", "--window=50")
+    assert count_objects(repo)["count"] == 0
+    listing = git(repo, "cat-file", "--batch-all-objects", "--batch-check").split("\n")
+    objects = str(repo / ".git" / "objects")
+    for line in filter(None, listing):
+        sha, kind, _ = line.split()
+        found = packfile.read_packed(objects, sha)
+        assert found is not None and found[0].decode() == kind
+        assert (
+            found[1]
+            == subprocess.run(
+                ["git", "-C", str(repo), "cat-file", kind, sha], capture_output=True, check=True
+            ).stdout
+        )
+    assert packfile.read_packed(objects, "0" * 40) is None
+    assert read_object(ws.git.paths, "0" * 40) is None
+    all_cells_readable(ws, 5)
+
+
+def test_corrupt_loose_objects_are_never_packed_or_deleted(ws: Workspace, repo: Path) -> None:
+    create_cell(ws, title="one")
+    bogus = repo / ".git" / "objects" / "ab" / ("c" * 38)
+    bogus.parent.mkdir(exist_ok=True)
+    bogus.write_bytes(zlib.compress(b"blob 3\0xyz"))  # content does not match the name
+    temp = repo / ".git" / "objects" / "ab" / "tmp_obj_abcdef"
+    temp.write_bytes(b"being written")
+    pack_repository(ws)
+    assert bogus.exists() and temp.exists()
+    assert count_objects(repo)["count"] == 1
+
+
+def test_a_dead_packers_temporary_files_are_removed(ws: Workspace, repo: Path) -> None:
+    create_cell(ws, title="one")
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead = int(done.stdout)
+    pack_dir = repo / ".git" / "objects" / "pack"
+    pack_dir.mkdir(exist_ok=True)
+    left = pack_dir / f"tmp_hive_{dead}_abcd.pack"
+    left.write_bytes(b"PACK half written")
+    mine = pack_dir / f"tmp_hive_{os.getpid()}_abcd.pack"  # a live process's: kept
+    mine.write_bytes(b"PACK")
+    assert object_store_health(ws).garbage
+    pack_repository(ws)
+    assert not left.exists() and mine.exists()
+    mine.unlink()
+    assert object_store_health(ws).garbage == []
+
+
+def test_packing_waits_for_nobody_and_skips_while_another_packs(ws: Workspace, repo: Path) -> None:
+    from filelock import FileLock
+
+    create_cell(ws, title="one")
+    with FileLock(str(repo / ".git" / "hive" / "gc.lock")):
+        report = pack_repository(ws)
+    assert report.skipped == "another process is packing"
+    assert count_objects(repo)["packs"] == 0
+    (repo / ".git" / "gc.pid").write_text(f"{os.getpid()} {os.uname().nodename}")
+    assert pack_repository(ws).skipped == "git gc is running"
+    (repo / ".git" / "gc.pid").unlink()
+    assert pack_repository(ws).skipped is None
+
+
+def test_a_failed_packing_never_fails_the_write_and_is_reported(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(repo, "config", "gc.auto", "256")
+    fill_sample_directory(repo, 2)
+
+    def disk_full(*args: object, **kwargs: object) -> str:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(packing, "_write_pack", disk_full)
+        cell = create_cell(ws, title="lands anyway")
+    assert show_cell(ws, cell_id=cell.id).title == "lands anyway"
+    health = object_store_health(ws)
+    assert health.last_failure and "No space left on device" in health.last_failure
+    assert any("packing failed" in w and "hive gc" in w for w in health.warnings)
+    assert count_objects(repo)["count"] > 2 and count_objects(repo)["packs"] == 0
+    assert_clean(repo)
+    create_cell(ws, title="packs now")
+    assert object_store_health(ws).last_failure is None
+    assert count_objects(repo)["count"] == 0
+
+
+# ----------------------------------------------------------------- concurrency
+
+READER = textwrap.dedent(
+    """
+    import sys, time
+    from hive.git.repo import GitRepo
+    from hive.git.loose import hive_tree
+    repo_dir, until = sys.argv[1], float(sys.argv[2])
+    kept = GitRepo.discover(repo_dir)
+    rounds = 0
+    while time.time() < until:
+        for repo in (kept, GitRepo.discover(repo_dir)):
+            head = repo.head().commit
+            tree = repo.commit_tree(head)
+            cells = repo.lookup_path(tree, ".hive/cells", want_tree=True)
+            files = repo.tree_listing(cells, ".hive/cells")
+            for path, sha in files.items():
+                assert repo.read_blob(sha).startswith(b"id: "), path
+            assert hive_tree(repo.paths, head) == repo.lookup_path(tree, ".hive", want_tree=True)
+        rounds += 1
+    print(rounds)
+    """
+)
+
+
+def test_readers_never_miss_an_object_while_writers_pack(ws: Workspace, repo: Path) -> None:
+    git(repo, "config", "gc.auto", "0")  # this test packs by itself, as often as it can
+    for number in range(10):
+        create_cell(ws, title=f"seed {number}")
+    until = time.time() + 6
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    readers = [
+        subprocess.Popen(
+            [sys.executable, "-c", READER, str(repo), str(until)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    packs = 0
+    while time.time() < until - 1:
+        for number in range(3):
+            create_cell(ws, title=f"more {packs} {number}")
+        report = pack_repository(ws)
+        packs += report.packed > 0
+    for reader in readers:
+        out, err = reader.communicate(timeout=60)
+        assert reader.returncode == 0, err
+        assert int(out) > 0
+    assert packs >= 2
+    assert_clean(repo)
+
+
+def _packing_writer(repo: str, worker: int, count: int) -> None:
+    ws = Workspace(repo, actor=f"agent{worker}", persist_cache=False)
+    for number in range(count):
+        create_cell(ws, title=f"w{worker}-{number}")
+        if number % 4 == worker % 4:
+            pack_repository(ws)  # packers collide on purpose (one runs, the others skip)
+
+
+def test_concurrent_writers_that_pack_lose_nothing(ws: Workspace, repo: Path) -> None:
+    import multiprocessing
+
+    git(repo, "config", "gc.auto", "256")
+    context = multiprocessing.get_context("fork")
+    procs = [context.Process(target=_packing_writer, args=(str(repo), n, 16)) for n in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(240)
+        assert proc.exitcode == 0
+    titles = {c.title for c in list_cells(Workspace(str(repo), persist_cache=False))}
+    assert titles == {f"w{w}-{n}" for w in range(4) for n in range(16)}
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == 2 + 64
+    assert count_objects(repo)["packs"] >= 1
+    assert_clean(repo)
+
+
+# ----------------------------------------------------------------- doctor and hive gc
+
+
+def test_doctor_reports_the_store_and_hive_gc_fixes_it(ws: Workspace, repo: Path) -> None:
+    git(repo, "config", "gc.auto", "20")
+    for number in range(30):
+        loose_object(repo, "", f"by another tool {number}")  # loose, not written by hive
+    report = diagnose(ws)
+    assert report.ok  # the tracker itself is fine
+    health = report.objects
+    assert health is not None and not health.healthy
+    assert health.loose_objects == count_objects(repo)["count"]
+    assert health.loose_size // 1024 == count_objects(repo)["size"]
+    assert any("more than gc.auto=20" in w and "hive gc" in w for w in health.warnings)
+    runner = CliRunner()
+    from hive.cli.main import app
+
+    shown = runner.invoke(app, ["-C", str(repo), "doctor"])
+    assert shown.exit_code == 0 and "warning" in shown.stdout and "hive gc" in shown.stdout
+    fixed = runner.invoke(app, ["-C", str(repo), "gc", "--json"])
+    assert fixed.exit_code == 0, fixed.stdout
+    assert '"packed"' in fixed.stdout and '"healthy": true' in fixed.stdout
+    assert count_objects(repo)["count"] == 0
+    again = runner.invoke(app, ["-C", str(repo), "doctor", "--json"])
+    assert '"healthy": true' in again.stdout
+    assert_clean(repo)
+
+
+def test_doctor_warns_about_too_many_packs(ws: Workspace, repo: Path) -> None:
+    git(repo, "config", "gc.auto", "0")
+    git(repo, "config", "gc.autoPackLimit", "2")
+    for number in range(3):
+        create_cell(ws, title=f"pack {number}")
+        git(repo, "repack", "-d", "-q")
+    health = object_store_health(ws)
+    assert health.packs == 3
+    assert any("gc.autoPackLimit=2" in w for w in health.warnings)
+    pack_repository(ws)
+    assert object_store_health(ws).packs == 1
+
+
+def test_merging_packs_drops_a_multi_pack_index_naming_them(ws: Workspace, repo: Path) -> None:
+    for number in range(3):
+        create_cell(ws, title=f"pack {number}")
+        git(repo, "repack", "-d", "-q")
+    git(repo, "multi-pack-index", "write")
+    pack_dir = repo / ".git" / "objects" / "pack"
+    assert (pack_dir / "multi-pack-index").exists()
+    pack_repository(ws)
+    assert not (pack_dir / "multi-pack-index").exists()
+    assert count_objects(repo)["packs"] == 1
+    assert_clean(repo)
+    all_cells_readable(ws, 3)
+
+
+@pytest.mark.parametrize(
+    "args", [("ready", "--json"), ("list", "--json"), ("hooks", "run", "pre-commit")]
+)
+def test_the_lean_paths_read_packed_objects_without_dulwich(
+    ws: Workspace, repo: Path, args: tuple[str, ...]
+) -> None:
+    from hive.domain.reservations import reserve
+    from tests.test_state_index import HEAVY, _modules_after, hive, ids_of
+
+    create_cell(ws, title="one")
+    reserve(ws, paths=["src/**"], reason="mine")
+    ids_of(hive(repo, "ready", "--json"))  # the state is indexed
+    pack_repository(ws)
+    assert count_objects(repo)["count"] == 0  # HEAD's commit and trees are packed now
+    modules, code = _modules_after(repo, *args)
+    assert code == "0", "answered without the full CLI"
+    assert not modules & set(HEAVY), f"{args} imported {sorted(modules & set(HEAVY))}"
