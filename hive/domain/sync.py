@@ -101,8 +101,10 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
         for key in ("conflicts", "unresolved", "contested"):
             totals[key] += merged[key]
         totals["received"] += merged["received"]
-        mail = _merge_mail(ws, name)
+        totals["mail"] = totals.get("mail", 0) + _merge_mail(ws, name)
         _notify(ws, merged["contested"])
+        if not merged["recorded"]:
+            continue  # another sync in this clone moved refs/hive/state meanwhile: again
         report("pushing", 0, 1)
         rejected = push_refs(ws.root, name, [r for r in (STATE_REF, MAIL_REF) if _exists(ws, r)])
         if not rejected:
@@ -114,7 +116,7 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
                 state=ws.git.ref_value(STATE_REF),
                 received_cells=totals["received"],
                 sent_cells=merged["sent"],
-                mail_received=mail,
+                mail_received=totals["mail"],
                 conflicts=totals["conflicts"],
                 unresolved=totals["unresolved"],
                 contested=totals["contested"],
@@ -157,7 +159,7 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
     merged_tree = hive_tree(git, head)
     parents = [sha for sha in (local, theirs) if sha is not None]
     state = _next_state(ws, local, theirs, merged_tree, parents, remote)
-    move_ref(git, STATE_REF, local, state, ws.identity(), f"hive sync: {remote}")
+    recorded = move_ref(git, STATE_REF, local, state, ws.identity(), f"hive sync: {remote}")
     sent = sum(
         1
         for path, sha in _listing(ws, merged_tree).items()
@@ -170,6 +172,7 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
         "conflicts": found.get("conflicts", []),
         "unresolved": found.get("unresolved", []),
         "contested": found.get("contested", []),
+        "recorded": recorded,
     }
 
 
