@@ -100,6 +100,36 @@ class PermissionDenied(HiveError):
     exit_code = 5
 
 
+class NotYourIdentity(PermissionDenied):
+    """A call names (or a process claims) an identity it cannot prove."""
+
+    code = "not_your_identity"
+
+
+class NotOwner(PermissionDenied):
+    """The cell, reservation or message belongs to someone else (override: force + reason)."""
+
+    code = "not_owner"
+
+
+class NotRegistered(PermissionDenied):
+    """The operation acts as an agent, and the caller has not registered one."""
+
+    code = "not_registered"
+
+
+class NameTaken(Conflict):
+    """The agent name is registered to someone holding its credential."""
+
+    code = "name_taken"
+
+
+class SymlinkRefused(Conflict):
+    """A symlink where hive keeps its own files: hive never writes through one."""
+
+    code = "symlink_refused"
+
+
 class LockTimeout(HiveError):
     code = "lock_timeout"
     exit_code = 6

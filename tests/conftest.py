@@ -31,7 +31,14 @@ def _isolated_env(
     monkeypatch.setenv("HOME", str(home))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    for key in ("HIVE_AGENT", "HIVE_AUTOCOMMIT", "HIVE_BYPASS", "HIVE_LOCK_TIMEOUT", "GIT_DIR"):
+    for key in (
+        "HIVE_AGENT",
+        "HIVE_AGENT_TOKEN",
+        "HIVE_AUTOCOMMIT",
+        "HIVE_BYPASS",
+        "HIVE_LOCK_TIMEOUT",
+        "GIT_DIR",
+    ):
         monkeypatch.delenv(key, raising=False)
 
 
@@ -82,6 +89,44 @@ def assert_clean(repo: Path) -> None:
         ["git", "-C", str(repo), "fsck", "--strict"], capture_output=True, text=True, check=False
     )
     assert fsck.returncode == 0, fsck.stderr + fsck.stdout
+
+
+_TOKENS: dict[tuple[str, str], str] = {}
+
+
+def credential(repo: Path | str, name: str) -> str:
+    """A credential for agent ``name``, as a runner obtains it (issued once per test
+    repository; re-issued when the name was registered otherwise)."""
+    from hive.domain.identity import issue_credential
+    from hive.store import credentials
+
+    workspace = Workspace(str(repo), from_env=False)
+    known = _TOKENS.get((str(repo), name))
+    state_dir = workspace.git.paths.hive_state_dir
+    if known is not None and credentials.name_of_token(state_dir, known) == name:
+        return known
+    token = issue_credential(workspace, name=name, replace=True).token
+    _TOKENS[(str(repo), name)] = token
+    return token
+
+
+def agent_env(repo: Path | str, name: str, base: dict[str, str] | None = None) -> dict[str, str]:
+    """An environment in which hive commands (and the pre-commit hook) act as agent
+    ``name``, proven by its credential."""
+    env = {k: v for k, v in (base or os.environ).items() if not k.startswith("HIVE_")}
+    env.update(HIVE_AGENT=name, HIVE_AGENT_TOKEN=credential(repo, name))
+    return env
+
+
+def set_coordinators(repo: Path | str, names: list[str]) -> None:
+    """Grant ``names`` the coordinator role in .hive/config.yaml (one commit by git)."""
+    from hive.store.yamlio import dumps, load_mapping
+
+    config = Path(repo) / ".hive" / "config.yaml"
+    settings = load_mapping(config.read_text(), "config")
+    settings["coordinators"] = list(names)
+    config.write_text(dumps(settings))
+    git(repo, "commit", "-qm", "coordinators", "--no-verify", "--", ".hive/config.yaml")
 
 
 BEADS_COPIES = Path(__file__).parent / "data" / "beads"

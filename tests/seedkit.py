@@ -39,10 +39,13 @@ def error(repo: Path, agent: str, name: str, args: Any = None) -> dict[str, Any]
 
 
 def cli(repo: Path, *args: str, actor: str = "alice") -> tuple[int, str]:
-    """Run ``hive`` in-process; (exit code, stdout)."""
+    """Run ``hive`` in-process as agent ``actor`` (proven by its credential);
+    (exit code, stdout)."""
     from hive.cli.main import app
+    from tests.conftest import credential
 
-    outcome = CliRunner().invoke(app, ["-C", str(repo), "--actor", actor, *args])
+    env = {"HIVE_AGENT": actor, "HIVE_AGENT_TOKEN": credential(repo, actor)}
+    outcome = CliRunner().invoke(app, ["-C", str(repo), "--actor", actor, *args], env=env)
     assert outcome.exception is None or isinstance(outcome.exception, SystemExit), outcome
     return outcome.exit_code, outcome.stdout
 

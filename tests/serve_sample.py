@@ -111,7 +111,7 @@ def build_sample(path: Path, *, stale_wait: bool = True) -> Sample:
     stale = reserve(green, paths=["docs/**"], reason="auth docs", ttl_seconds=1)
 
     for agent in ("coordinator", "BlueLake", "RedStone", "GreenField"):
-        mail_init(ws.for_actor(agent), agent_name=agent, as_agent=agent)
+        mail_init(ws.for_actor(agent), agent_name=agent)
     send_message(
         ws,
         to=["BlueLake", "RedStone"],

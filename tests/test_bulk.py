@@ -34,9 +34,14 @@ def problems_of(ws: Workspace, text: str, source: str = "cells.yaml") -> list[st
 
 
 def cli(repo: Path, *args: str, stdin: str | None = None) -> Any:
+    """``hive`` in-process as agent alice, proven by her credential."""
     from hive.cli.main import app
+    from tests.conftest import credential
 
-    return CliRunner().invoke(app, ["-C", str(repo), "--actor", "alice", *args], input=stdin)
+    env = {"HIVE_AGENT": "alice", "HIVE_AGENT_TOKEN": credential(repo, "alice")}
+    return CliRunner().invoke(
+        app, ["-C", str(repo), "--actor", "alice", *args], input=stdin, env=env
+    )
 
 
 # ----------------------------------------------------------------- one commit for N cells

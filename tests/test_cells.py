@@ -36,7 +36,7 @@ from hive.errors import (
 from hive.models import Cell, utc_now
 from hive.store.cache import index_of_cells
 from hive.store.layout import cell_path
-from tests.conftest import assert_clean, git
+from tests.conftest import assert_clean, credential, git
 
 
 def ready_ids(ws: Workspace) -> list[str]:
@@ -440,19 +440,26 @@ def test_list_parent_filter_and_ready_limit(ws: Workspace) -> None:
         ready(ws, limit=0)
 
 
-def test_the_actor_comes_from_hive_agent_then_git_user_name(
+def test_the_actor_comes_from_the_credential_then_git_user_name(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from hive.domain.setup import init_hive
+    from hive.errors import NotYourIdentity
 
     init_hive(Workspace(str(repo)))
     by_git = create_cell(Workspace(str(repo)), title="by git user")
     assert by_git.created_by == "Test User"
     assert git(repo, "log", "-1", "--format=%an <%ae>") == "Test User <test@example.com>\n"
-    monkeypatch.setenv("HIVE_AGENT", "BlueLake")
+    assert "Hive-Identity: person" in git(repo, "log", "-1", "--format=%B")
+    monkeypatch.setenv("HIVE_AGENT", "BlueLake")  # a claim without a credential
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(NotYourIdentity, match="HIVE_AGENT_TOKEN"):
+        create_cell(Workspace(str(repo)), title="by agent")
+    assert git(repo, "rev-parse", "HEAD") == head
+    monkeypatch.setenv("HIVE_AGENT_TOKEN", credential(repo, "BlueLake"))
     by_agent = create_cell(Workspace(str(repo)), title="by agent")
     assert by_agent.created_by == "BlueLake"
-    assert git(repo, "log", "-1", "--format=%an <%ae>") == "BlueLake <test@example.com>\n"
+    assert git(repo, "log", "-1", "--format=%an <%ae>") == "BlueLake <bluelake@hive.local>\n"
     assert "Hive-Agent: BlueLake" in git(repo, "log", "-1", "--format=%B")
     explicit = create_cell(Workspace(str(repo), actor="RedStone"), title="explicit")
     assert explicit.created_by == "RedStone"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -11,20 +12,28 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import assert_clean, git
+from tests.conftest import agent_env, assert_clean, git
 
 HIVE = [sys.executable, "-m", "hive.cli.main"]
 
 
 def hive(
-    repo: Path, *args: str, actor: str = "alice", env: dict[str, str] | None = None
+    repo: Path, *args: str, actor: str | None = "alice", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """Run hive as agent ``actor``, proven by its credential (outside a repository
+    there is nothing to prove it with); ``actor`` None: as the person (git user)."""
+    from hive.errors import NotAGitRepository
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    with contextlib.suppress(NotAGitRepository):
+        base = agent_env(repo, actor) if actor else base
+    claim = ["--actor", actor] if actor else []
     return subprocess.run(
-        [*HIVE, "-C", str(repo), "--actor", actor, *args],
+        [*HIVE, "-C", str(repo), *claim, *args],
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, **(env or {})},
+        env={**base, **(env or {})},
     )
 
 
@@ -244,7 +253,9 @@ def test_user_text_is_never_read_as_markup(hived: Path) -> None:
     assert isinstance(cell, dict)
     listed = ok(hive(hived, "list"))
     assert "[red]alert" in listed and "[/]" in listed
-    updated = ok(hive(hived, "update", cell["id"], "-s", "blocked"))
+    updated = ok(
+        hive(hived, "update", cell["id"], "-s", "blocked", "--force", "--reason", "x", actor=None)
+    )
     assert updated.strip() == f"updated {cell['id']}  [blocked] [red]alert"
     epic = ok(hive(hived, "epic", "create", "E [x]", "-s", "a [/b]"))
     assert "E [x]" in epic and "a [/b]" in epic
@@ -284,6 +295,7 @@ def test_global_options_also_work_after_the_command(hived: Path, tmp_path: Path)
         text=True,
         check=False,
         cwd=tmp_path,
+        env=agent_env(hived, "zed"),
     )
     claimed = json.loads(ok(result))
     assert [(c["id"], c["assignee"]) for c in claimed] == [(cell["id"], "zed")]

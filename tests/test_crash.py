@@ -519,7 +519,7 @@ def test_no_recovery_while_the_writer_is_alive(scene: Scene) -> None:
 
 def test_a_stale_ref_lock_from_a_dead_mail_writer_is_recovered(scene: Scene) -> None:
     ws = Workspace(str(scene.root), actor="Alice")
-    mail_init(ws, agent_name="Alice", as_agent="Alice")
+    mail_init(ws, agent_name="Alice")
 
     def send(root: str) -> None:
         child = Workspace(root, actor="Alice")

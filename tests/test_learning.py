@@ -292,9 +292,11 @@ def test_outcomes_are_matched_by_their_epic_title_and_flip_the_choice(ws: Worksp
     assert before == "feature-based"
     for _ in range(3):
         for cell in oauth_epic(ws, "feature-based"):
-            swarm_progress(ws, agent_name="w", cell_id=cell, status="failed", message="broke")
+            swarm_progress(
+                ws.for_actor("w"), agent_name="w", cell_id=cell, status="failed", message="broke"
+            )
         for cell in oauth_epic(ws, "risk-based"):
-            swarm_complete(ws, agent_name="w", cell_id=cell, summary="works")
+            swarm_complete(ws.for_actor("w"), agent_name="w", cell_id=cell, summary="works")
     stored = load_outcomes(ws)
     assert {o.epic_title for o in stored} == {OAUTH}
     after = select_strategy(ws, task=OAUTH)
@@ -310,7 +312,7 @@ def test_a_plan_without_strategy_still_gets_one_and_outcomes_carry_it(ws: Worksp
     cells = oauth_epic(ws, None)
     epic = show_cell(ws, cell_id=show_cell(ws, cell_id=cells[0]).parent or "")
     assert epic.metadata == {"strategy": select_strategy(ws, task=OAUTH).strategy}
-    done = swarm_complete(ws, agent_name="w", cell_id=cells[0], summary="ok")
+    done = swarm_complete(ws.for_actor("w"), agent_name="w", cell_id=cells[0], summary="ok")
     assert done.outcome.strategy == epic.metadata["strategy"]
 
 

@@ -22,8 +22,8 @@ from hive.domain.mail import (
     send_message,
 )
 from hive.domain.workspace import Workspace
-from hive.errors import InvalidInput, NotFound, PermissionDenied
-from tests.conftest import assert_clean, git
+from hive.errors import InvalidInput, NameTaken, NotFound, NotYourIdentity, PermissionDenied
+from tests.conftest import assert_clean, credential, git
 
 
 def agent(repo: Path, name: str, session: str | None = None) -> Workspace:
@@ -32,27 +32,34 @@ def agent(repo: Path, name: str, session: str | None = None) -> Workspace:
     return ws
 
 
-def test_init_generates_names_and_reinit_returns_same_identity(ws: Workspace, repo: Path) -> None:
+def test_init_generates_names_and_reinit_needs_the_credential(ws: Workspace, repo: Path) -> None:
     anon = Workspace(str(repo), session="session-1")
     first = mail_init(anon, task_description="hv-1: auth")
-    again = mail_init(anon)
-    assert first.name == again.name
+    assert first.token and first.token.startswith("hive_") and not first.reattached
+    again = mail_init(anon, token=first.token)  # the credential alone names the identity
+    assert (again.name, again.reattached, again.token) == (first.name, True, None)
     assert first.name[0].isupper() and any(c.isupper() for c in first.name[1:])
     assert first.project_key == str(repo)
     named = mail_init(Workspace(str(repo), session="s2"), agent_name="BlueLake")
-    assert mail_init(Workspace(str(repo), session="s2"), agent_name="BlueLake") == named
-    other = mail_init(Workspace(str(repo), session="s3"), agent_name="BlueLake")
-    assert other.name == "BlueLake2"
-    assert mail_init(Workspace(str(repo), session="s3"), agent_name="BlueLake").name == "BlueLake2"
+    back = mail_init(Workspace(str(repo), session="s9"), agent_name="BlueLake", token=named.token)
+    assert back.name == "BlueLake" and back.reattached and back.session == "s9"
+    with pytest.raises(NameTaken, match=r"BlueLake is registered \(session s9"):
+        mail_init(Workspace(str(repo), session="s3"), agent_name="BlueLake")
+    with pytest.raises(NotYourIdentity):
+        mail_init(Workspace(str(repo), session="s3"), agent_name="BlueLake", token=first.token)
+    stored = (repo / ".git" / "hive" / "identities.json").read_text()
+    assert named.token is not None and named.token not in stored  # only its hash is kept
+    assert "BlueLake" not in git(repo, "ls-files")  # and nothing of it is committed
 
 
 def _register(repo: str, session: str, queue: multiprocessing.Queue[str]) -> None:
-    queue.put(mail_init(Workspace(repo, session=session), agent_name="SameName").name)
+    try:
+        queue.put(mail_init(Workspace(repo, session=session), agent_name="SameName").name)
+    except NameTaken as exc:
+        queue.put(exc.code)
 
 
-def test_simultaneous_registration_of_one_name_gives_distinct_identities(
-    ws: Workspace, repo: Path
-) -> None:
+def test_simultaneous_registration_of_one_name_gives_it_to_one(ws: Workspace, repo: Path) -> None:
     context = multiprocessing.get_context("fork")
     queue: multiprocessing.Queue[str] = context.Queue()
     procs = [context.Process(target=_register, args=(str(repo), f"p{n}", queue)) for n in range(4)]
@@ -62,7 +69,8 @@ def test_simultaneous_registration_of_one_name_gives_distinct_identities(
         proc.join(60)
         assert proc.exitcode == 0
     names = sorted(queue.get() for _ in procs)
-    assert names == ["SameName", "SameName2", "SameName3", "SameName4"]
+    assert names == ["SameName", "name_taken", "name_taken", "name_taken"]
+    assert [a.name for a in list_agents(ws)] == ["SameName"]
 
 
 def test_send_inbox_read_ack(ws: Workspace, repo: Path) -> None:
@@ -150,10 +158,15 @@ def test_mail_through_the_cli(ws: Workspace, repo: Path) -> None:
     import subprocess
     import sys
 
+    tokens: dict[str, str] = {}
+
     def hive(actor: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "HIVE_SESSION": f"cli-{actor}"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+        env.update(HIVE_SESSION=f"cli-{actor}", HIVE_AGENT=actor)
+        if actor in tokens:
+            env["HIVE_AGENT_TOKEN"] = tokens[actor]
         return subprocess.run(
-            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
+            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
             capture_output=True,
             text=True,
             check=False,
@@ -164,7 +177,11 @@ def test_mail_through_the_cli(ws: Workspace, repo: Path) -> None:
     for name in ("alice", "bob"):
         registered = hive(name, "--json", "mail", "init", "--name", name, "--task", "t")
         assert registered.returncode == 0, registered.stderr
-        assert json.loads(registered.stdout)["name"] == name
+        shown = json.loads(registered.stdout)
+        assert shown["name"] == name and shown["token"].startswith("hive_")
+        tokens[name] = shown["token"]
+    text = hive("carol", "agent", "register", "carol")
+    assert text.returncode == 0 and "export HIVE_AGENT=carol HIVE_AGENT_TOKEN=hive_" in text.stdout
     sent = hive(
         "alice",
         "mail",
@@ -188,6 +205,8 @@ def test_mail_through_the_cli(ws: Workspace, repo: Path) -> None:
     unknown = hive("alice", "mail", "send", "nobody", "-s", "x", "-b", "y")
     assert unknown.returncode == 3 and unknown.stderr.startswith("error: unknown recipient")
     assert "Traceback" not in unknown.stderr
+    taken = hive("mallory", "--json", "mail", "init", "--name", "bob")
+    assert taken.returncode == 4 and json.loads(taken.stdout)["code"] == "name_taken"
     assert git(repo, "status", "--porcelain") == ""
 
 
@@ -293,16 +312,19 @@ def _cli_init(repo: str, queue: multiprocessing.Queue[str]) -> None:
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k not in ("HIVE_SESSION", "HIVE_AGENT")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
     done = subprocess.run(
         [sys.executable, "-m", "hive.cli.main", "-C", repo, "--json", "mail", "init",
          "--name", "Same"],
         capture_output=True, text=True, check=False, env=env,
     )  # fmt: skip
-    queue.put(json.loads(done.stdout)["name"])
+    answer = json.loads(done.stdout)
+    queue.put(answer.get("name") or answer["code"])
 
 
-def test_cli_identity_per_process_and_reattach_by_name(ws: Workspace, repo: Path) -> None:
+def test_cli_registration_races_and_takes_a_name_back_by_credential(
+    ws: Workspace, repo: Path
+) -> None:
     context = multiprocessing.get_context("fork")
     queue: multiprocessing.Queue[str] = context.Queue()
     procs = [context.Process(target=_cli_init, args=(str(repo), queue)) for _ in range(2)]
@@ -310,24 +332,34 @@ def test_cli_identity_per_process_and_reattach_by_name(ws: Workspace, repo: Path
         proc.start()
     for proc in procs:
         proc.join(60)
-    assert sorted(queue.get(timeout=5) for _ in procs) == ["Same", "Same2"]
+    assert sorted(queue.get(timeout=5) for _ in procs) == ["Same", "name_taken"]
     first = _hive(repo, None, "--json", "mail", "init")
     second = _hive(repo, None, "--json", "mail", "init")
-    assert json.loads(first.stdout)["name"] != json.loads(second.stdout)["name"]
     named = json.loads(first.stdout)["name"]
-    again = _hive(repo, named, "--json", "mail", "init")  # HIVE_AGENT: the same identity
-    assert json.loads(again.stdout)["name"] == named
-    with_flag = _hive(repo, None, "--actor", named, "--json", "mail", "init", "--name", named)
-    assert json.loads(with_flag.stdout)["name"] == named
+    assert named != json.loads(second.stdout)["name"]
+    token = json.loads(first.stdout)["token"]
+    refused = _hive(repo, named, "--json", "mail", "inbox", token="")  # HIVE_AGENT alone
+    assert refused.returncode == 5 and json.loads(refused.stdout)["code"] == "not_your_identity"
+    again = _hive(repo, named, "--json", "mail", "init", token=token)
+    assert json.loads(again.stdout)["name"] == named and json.loads(again.stdout)["reattached"]
+    assert _hive(repo, named, "mail", "inbox", token=token).returncode == 0
 
 
-def _hive(repo: Path, agent_name: str | None, *args: str, stdin: str = "") -> Any:
+def _hive(
+    repo: Path, agent_name: str | None, *args: str, stdin: str = "", token: str | None = None
+) -> Any:
+    """Run hive as ``agent_name``: proven by ``token`` when given, else by a credential
+    issued for it ("" token: HIVE_AGENT alone, unproven)."""
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k not in ("HIVE_SESSION", "HIVE_AGENT")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
     if agent_name:
         env["HIVE_AGENT"] = agent_name
+        if token is None:
+            token = credential(repo, agent_name)
+    if token:
+        env["HIVE_AGENT_TOKEN"] = token
     return subprocess.run(
         [sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
         capture_output=True,
@@ -358,3 +390,23 @@ def test_cli_thread_without_recipients_limits_and_errors(ws: Workspace, repo: Pa
     assert _hive(repo, "w1", "mail", "ack", "12345").returncode == 3
     foreign = _hive(repo, "bob", "mail", "ack", message_id)
     assert foreign.returncode == 5 and "Traceback" not in foreign.stderr
+
+
+def test_messages_sent_within_one_millisecond_keep_their_order(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hive.domain.mail as mail_module
+    from hive.models import utc_now
+
+    frozen = utc_now()
+    monkeypatch.setattr(mail_module, "utc_now", lambda: frozen)  # every send in one instant
+    alice = agent(repo, "alice")
+    bob = agent(repo, "bob")
+    for number in range(5):
+        send_message(alice, to=["bob"], subject=f"n{number}", body="x")
+    headers = inbox(bob)
+    assert [h.subject for h in headers] == ["n4", "n3", "n2", "n1", "n0"]
+    stamps = [h.sent_at for h in reversed(headers)]
+    assert stamps == sorted(set(stamps))  # strictly later than the log tip, each time
+    fresh = Workspace(str(repo), actor="bob", persist_cache=False)  # replayed from git
+    assert [h.subject for h in inbox(fresh)] == ["n4", "n3", "n2", "n1", "n0"]

@@ -17,7 +17,7 @@ from hive.domain.reservations import release, reservation_path, reserve
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile
 from hive.store.yamlio import load_mapping
-from tests.conftest import git
+from tests.conftest import git, set_coordinators
 from tests.test_reservations import agent, commit, hive_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,10 +44,10 @@ def test_commit_all_and_commit_path_are_checked(ws: Workspace, repo: Path) -> No
     reserve(agent(repo, "alice"), paths=["src/**"])
     (repo / "src/a.py").write_text("changed\n")  # not staged: git commit -a/<path> stages it
     head = git(repo, "rev-parse", "HEAD")
-    assert "src/a.py is reserved by alice" in _refused(repo, hive_env("bob"), "-a")
-    assert "src/a.py is reserved by alice" in _refused(repo, hive_env("bob"), "src/a.py")
+    assert "src/a.py is reserved by alice" in _refused(repo, hive_env(repo, "bob"), "-a")
+    assert "src/a.py is reserved by alice" in _refused(repo, hive_env(repo, "bob"), "src/a.py")
     assert git(repo, "rev-parse", "HEAD") == head
-    assert commit(repo, hive_env("alice"), "-a").returncode == 0
+    assert commit(repo, hive_env(repo, "alice"), "-a").returncode == 0
 
 
 def test_commit_all_validates_hive_files(ws: Workspace, repo: Path) -> None:
@@ -55,7 +55,7 @@ def test_commit_all_validates_hive_files(ws: Workspace, repo: Path) -> None:
     cell = create_cell(ws, title="valid")
     path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
     path.write_text(path.read_text().replace("priority: 2", "priority: banana"))
-    assert "invalid field 'priority'" in _refused(repo, hive_env("alice"), "-a")
+    assert "invalid field 'priority'" in _refused(repo, hive_env(repo, "alice"), "-a")
 
 
 def test_no_verify_skips_the_hook(ws: Workspace, repo: Path) -> None:
@@ -63,7 +63,7 @@ def test_no_verify_skips_the_hook(ws: Workspace, repo: Path) -> None:
     install_hook(ws)
     reserve(agent(repo, "alice"), paths=["src/**"])
     (repo / "src/a.py").write_text("changed\n")
-    assert commit(repo, hive_env("bob"), "-a", "--no-verify").returncode == 0
+    assert commit(repo, hive_env(repo, "bob"), "-a", "--no-verify").returncode == 0
 
 
 def test_staged_reservations_are_enforced_without_autocommit(ws: Workspace, repo: Path) -> None:
@@ -74,7 +74,7 @@ def test_staged_reservations_are_enforced_without_autocommit(ws: Workspace, repo
     assert ".hive/reservations/alice.yaml" in git(repo, "diff", "--cached", "--name-only")
     (repo / "src/a.py").write_text("b\n")
     git(repo, "add", "src/a.py")
-    assert "reserved by alice" in _refused(repo, hive_env("bob"))
+    assert "reserved by alice" in _refused(repo, hive_env(repo, "bob"))
 
 
 def test_expired_and_shared_reservations_never_block(ws: Workspace, repo: Path) -> None:
@@ -88,15 +88,18 @@ def test_expired_and_shared_reservations_never_block(ws: Workspace, repo: Path) 
     time.sleep(1.2)
     (repo / "src/a.py").write_text("b\n")
     (repo / "docs/a.md").write_text("b\n")
-    assert commit(repo, hive_env("bob"), "-a").returncode == 0
+    assert commit(repo, hive_env(repo, "bob"), "-a").returncode == 0
 
 
 def test_force_is_recorded_and_lets_the_coordinator_commit(ws: Workspace, repo: Path) -> None:
     _tracked(repo, "src/a.py")
     _tracked(repo, "src/b.py")
     install_hook(ws)
+    set_coordinators(repo, ["coordinator"])
     held = reserve(agent(repo, "alice"), paths=["src/**"]).granted[0]
-    forced = reserve(agent(repo, "coordinator"), paths=["src/a.py"], force=True).granted[0]
+    forced = reserve(
+        agent(repo, "coordinator"), paths=["src/a.py"], force=True, reason="hotfix"
+    ).granted[0]
     assert [(o.holder, o.reservation_id, o.pattern) for o in forced.overrides] == [
         ("alice", held.id, "src/**")
     ]
@@ -105,9 +108,10 @@ def test_force_is_recorded_and_lets_the_coordinator_commit(ws: Workspace, repo: 
     stored = load_mapping((repo / ".hive/reservations/coordinator.yaml").read_text(), "f")
     assert stored["reservations"][0]["overrides"][0]["holder"] == "alice"
     (repo / "src/a.py").write_text("coordinator\n")
-    assert commit(repo, hive_env("coordinator"), "src/a.py").returncode == 0
+    assert commit(repo, hive_env(repo, "coordinator"), "src/a.py").returncode == 0
     (repo / "src/b.py").write_text("not overridden\n")
-    assert "src/b.py is reserved by alice" in _refused(repo, hive_env("coordinator"), "src/b.py")
+    refused = _refused(repo, hive_env(repo, "coordinator"), "src/b.py")
+    assert "src/b.py is reserved by alice" in refused
 
 
 def test_outcome_and_stray_cell_files_are_validated(ws: Workspace, repo: Path) -> None:
@@ -116,12 +120,12 @@ def test_outcome_and_stray_cell_files_are_validated(ws: Workspace, repo: Path) -
     outcome.parent.mkdir(parents=True)
     outcome.write_text("cell: [broken\n")
     git(repo, "add", ".hive/outcomes")
-    assert ".hive/outcomes/hv-x~abc.yaml" in _refused(repo, hive_env("alice"))
+    assert ".hive/outcomes/hv-x~abc.yaml" in _refused(repo, hive_env(repo, "alice"))
     git(repo, "rm", "-q", "--cached", ".hive/outcomes/hv-x~abc.yaml")
     (repo / ".hive/cells").mkdir(exist_ok=True)
     (repo / ".hive/cells/junk.txt").write_text("junk\n")
     git(repo, "add", ".hive/cells/junk.txt")
-    assert ".hive/cells/junk.txt: not a cell file" in _refused(repo, hive_env("alice"))
+    assert ".hive/cells/junk.txt: not a cell file" in _refused(repo, hive_env(repo, "alice"))
 
 
 def test_corrupt_reservation_file_blocks_instead_of_hiding(ws: Workspace, repo: Path) -> None:
@@ -131,12 +135,12 @@ def test_corrupt_reservation_file_blocks_instead_of_hiding(ws: Workspace, repo: 
     path = repo / ".hive/reservations/alice.yaml"
     path.write_text(path.read_text().replace("exclusive: true", "exclusive: maybe"))
     git(repo, "add", str(path))
-    assert commit(repo, hive_env("alice")).returncode != 0  # the hook refuses to store it
-    assert commit(repo, hive_env("alice", HIVE_BYPASS="1")).returncode == 0
+    assert commit(repo, hive_env(repo, "alice")).returncode != 0  # the hook refuses to store it
+    assert commit(repo, hive_env(repo, "alice", HIVE_BYPASS="1")).returncode == 0
     with pytest.raises(CorruptFile, match=r"\.hive/reservations/alice\.yaml"):
         reserve(agent(repo, "bob"), paths=["sub/f.py"])
     (repo / "sub/f.py").write_text("b\n")
-    assert ".hive/reservations/alice.yaml" in _refused(repo, hive_env("bob"), "-a")
+    assert ".hive/reservations/alice.yaml" in _refused(repo, hive_env(repo, "bob"), "-a")
     with pytest.raises(CorruptFile, match=r"alice\.yaml"):
         release(agent(repo, "alice"))
     kinds = [p.kind for p in diagnose(ws).problems]
@@ -172,10 +176,10 @@ def test_a_file_claiming_another_agent_is_refused(ws: Workspace, repo: Path) -> 
     impostor = repo / ".hive/reservations/zzz.yaml"
     impostor.write_text("agent: alice\nreservations: []\n")
     git(repo, "add", str(impostor))
-    blocked = commit(repo, hive_env("bob"))
+    blocked = commit(repo, hive_env(repo, "bob"))
     assert blocked.returncode != 0
     assert "zzz.yaml: holds agent 'alice'" in blocked.stderr
-    assert commit(repo, hive_env("bob", HIVE_BYPASS="1")).returncode == 0
+    assert commit(repo, hive_env(repo, "bob", HIVE_BYPASS="1")).returncode == 0
     with pytest.raises(CorruptFile, match=r"zzz\.yaml"):
         reserve(agent(repo, "bob"), paths=["lib/x.py"])
 
@@ -187,7 +191,7 @@ def test_installed_hook_fails_closed_without_hive(ws: Workspace, repo: Path) -> 
     script.write_text(script.read_text().replace(sys.executable, "/nonexistent/python"))
     (repo / "f.txt").write_text("b\n")
     git_dir = os.path.dirname(shutil.which("git") or "/usr/bin/git")
-    env = {**hive_env("bob"), "PATH": f"{git_dir}:/bin"}
+    env = {**hive_env(repo, "bob"), "PATH": f"{git_dir}:/bin"}
     assert "HIVE_BYPASS=1" in _refused(repo, env, "-a")
     assert commit(repo, {**env, "HIVE_BYPASS": "1"}, "-a").returncode == 0
 
@@ -204,7 +208,7 @@ def test_shipped_thin_hook_script_blocks(ws: Workspace, repo: Path, tmp_path: Pa
     wrapper.chmod(0o755)
     reserve(agent(repo, "alice"), paths=["src/**"])
     (repo / "src/a.py").write_text("b\n")
-    env = {**hive_env("bob"), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    env = {**hive_env(repo, "bob"), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     assert "reserved by alice" in _refused(repo, env, "-a")
     git_dir = os.path.dirname(shutil.which("git") or "/usr/bin/git")
     missing = commit(repo, {**env, "PATH": f"{git_dir}:/bin"}, "-a")
@@ -225,7 +229,7 @@ def test_hooks_through_the_cli(ws: Workspace, repo: Path) -> None:
             capture_output=True,
             text=True,
             check=False,
-            env=hive_env("bob"),
+            env=hive_env(repo, "bob"),
         )
 
     installed = hive("hooks", "install")

@@ -23,7 +23,7 @@ from hive.errors import (
     PermissionDenied,
     ReservationConflict,
 )
-from tests.conftest import assert_clean, git
+from tests.conftest import agent_env, assert_clean, git, set_coordinators
 
 
 def agent(repo: Path, name: str) -> Workspace:
@@ -116,9 +116,19 @@ def test_force_is_for_coordinators_and_recorded(ws: Workspace, repo: Path) -> No
     reserve(agent(repo, "alice"), paths=["src/**"])
     with pytest.raises(PermissionDenied, match="coordinator"):
         reserve(agent(repo, "bob"), paths=["src/a.py"], force=True)
-    forced = reserve(agent(repo, "coordinator"), paths=["src/a.py"], force=True)
+    with pytest.raises(PermissionDenied, match="coordinator"):  # a name is not a grant
+        reserve(agent(repo, "coordinator"), paths=["src/a.py"], force=True, reason="x")
+    set_coordinators(repo, ["lead"])
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(InvalidInput, match="reason"):
+        reserve(agent(repo, "lead"), paths=["src/a.py"], force=True)
+    assert git(repo, "rev-parse", "HEAD") == head
+    forced = reserve(agent(repo, "lead"), paths=["src/a.py"], force=True, reason="alice left")
     assert forced.overridden[0].holder == "alice" and forced.granted[0].forced
-    assert "force-reserve" in git(repo, "log", "-1", "--format=%s")
+    message = git(repo, "log", "-1", "--format=%B")
+    assert "force-reserve" in message and "Hive-Overrides: alice #" in message
+    assert "Hive-Override: lead (coordinator) override the reservations" in message
+    assert "of alice: alice left" in message
 
 
 def test_bad_paths_are_refused(ws: Workspace, repo: Path) -> None:
@@ -135,10 +145,12 @@ def test_bad_paths_are_refused(ws: Workspace, repo: Path) -> None:
     assert absolute.granted[0].path_pattern == "README.md"
 
 
-def hive_env(agent_name: str | None = None, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("HIVE_AGENT", "HIVE_BYPASS")}
+def hive_env(repo: Path, agent_name: str | None = None, **extra: str) -> dict[str, str]:
+    """The environment of ``agent_name`` proven by its credential (None: a person)."""
     if agent_name:
-        env["HIVE_AGENT"] = agent_name
+        env = agent_env(repo, agent_name)
+    else:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
     env.update(extra)
     return env
 
@@ -161,13 +173,13 @@ def test_pre_commit_hook_blocks_reserved_files(ws: Workspace, repo: Path) -> Non
     (repo / "src/auth/login.py").write_text("x = 1\n")
     git(repo, "add", "src/auth/login.py")
     head = git(repo, "rev-parse", "HEAD")
-    blocked = commit(repo, hive_env("bob"))
+    blocked = commit(repo, hive_env(repo, "bob"))
     assert blocked.returncode != 0
     assert "src/auth/login.py is reserved by alice" in blocked.stderr and cell.id in blocked.stderr
-    human = commit(repo, hive_env(None))
+    human = commit(repo, hive_env(repo, None))
     assert human.returncode != 0 and "reserved by alice" in human.stderr
     assert git(repo, "rev-parse", "HEAD") == head
-    assert commit(repo, hive_env("alice")).returncode == 0
+    assert commit(repo, hive_env(repo, "alice")).returncode == 0
 
 
 def test_pre_commit_hook_checks_both_sides_of_a_rename_and_bypass(
@@ -180,9 +192,9 @@ def test_pre_commit_hook_checks_both_sides_of_a_rename_and_bypass(
     install_hook(ws)
     reserve(agent(repo, "alice"), paths=["lib/old.py"])
     git(repo, "mv", "lib/old.py", "new.py")
-    blocked = commit(repo, hive_env("bob"))
+    blocked = commit(repo, hive_env(repo, "bob"))
     assert blocked.returncode != 0 and "lib/old.py is reserved by alice" in blocked.stderr
-    assert commit(repo, hive_env("bob", HIVE_BYPASS="1")).returncode == 0
+    assert commit(repo, hive_env(repo, "bob", HIVE_BYPASS="1")).returncode == 0
 
 
 def test_pre_commit_hook_rejects_invalid_hive_files(ws: Workspace, repo: Path) -> None:
@@ -191,7 +203,7 @@ def test_pre_commit_hook_rejects_invalid_hive_files(ws: Workspace, repo: Path) -
     path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
     path.write_text(path.read_text().replace("priority: 2", "priority: 11"))
     git(repo, "add", str(path))
-    blocked = commit(repo, hive_env("alice"))
+    blocked = commit(repo, hive_env(repo, "alice"))
     assert blocked.returncode != 0
     assert f"{path.relative_to(repo).as_posix()}:5: invalid field 'priority'" in blocked.stderr
 
@@ -211,7 +223,7 @@ def test_hook_install_is_idempotent_chains_and_honours_hooks_path(
     assert install_hook(ws).action == "unchanged"
     (repo / "f.txt").write_text("f\n")
     git(repo, "add", "f.txt")
-    assert commit(repo, hive_env("alice")).returncode == 0
+    assert commit(repo, hive_env(repo, "alice")).returncode == 0
     assert marker.exists()
     assert uninstall_hook(ws).action == "restored"
     assert existing.read_text().startswith("#!/bin/sh\ntouch")
@@ -224,6 +236,7 @@ def test_cli_reserve_release_and_hook_run(ws: Workspace, repo: Path) -> None:
             capture_output=True,
             text=True,
             check=False,
+            env=agent_env(repo, actor),
         )
 
     assert hive("reserve", "src/**", "--reason", "r", actor="alice").returncode == 0
@@ -247,22 +260,28 @@ def _racer(repo: str, name: str, pattern: str, start_at: float, results: Any) ->
         results.put((name, "refused"))
 
 
-def test_racing_intersecting_reservations_grant_exactly_one(ws: Workspace, repo: Path) -> None:
-    """Six agents ask for intersecting exclusive patterns at the same instant."""
+def race(requests: list[tuple[str, str]], delay: float = 0.5) -> dict[str, str]:
+    """(repository, pattern) reserved by one process each, all at the same instant:
+    racer name -> granted/refused."""
     context = multiprocessing.get_context("fork")
     results = context.Queue()
-    patterns = ["src/**", "src/a.py", "src/*.py", "**/*.py", "src/a*", "src/{a,b}.py"]
-    start_at = time.time() + 0.5
+    start_at = time.time() + delay
     procs = [
-        context.Process(target=_racer, args=(str(repo), f"racer{n}", p, start_at, results))
-        for n, p in enumerate(patterns)
+        context.Process(target=_racer, args=(where, f"racer{n}", pattern, start_at, results))
+        for n, (where, pattern) in enumerate(requests)
     ]
     for proc in procs:
         proc.start()
     for proc in procs:
-        proc.join(60)
+        proc.join(90)
         assert proc.exitcode == 0
-    outcomes = dict(results.get(timeout=5) for _ in patterns)
+    return dict(results.get(timeout=5) for _ in requests)
+
+
+def test_racing_intersecting_reservations_grant_exactly_one(ws: Workspace, repo: Path) -> None:
+    """Six agents ask for intersecting exclusive patterns at the same instant."""
+    patterns = ["src/**", "src/a.py", "src/*.py", "**/*.py", "src/a*", "src/{a,b}.py"]
+    outcomes = race([(str(repo), pattern) for pattern in patterns])
     granted = [name for name, outcome in outcomes.items() if outcome == "granted"]
     assert len(granted) == 1, outcomes
     holders = {r.agent for r in list_reservations(Workspace(str(repo), persist_cache=False))}
@@ -313,6 +332,7 @@ def _cli(repo: Path, actor: str, *args: str, cwd: Path | None = None) -> Any:
         text=True,
         check=False,
         cwd=str(cwd or repo),
+        env=agent_env(repo, actor),
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from hive.domain.swarm.prompts import (
 from hive.domain.swarm.review import review
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, InvalidInput
-from tests.conftest import git
+from tests.conftest import agent_env, git
 
 PLAN = {
     "epic": {"title": "CSV export"},
@@ -69,7 +68,7 @@ def test_review_shows_commits_files_scope_and_outcome(ws: Workspace, repo: Path)
     (repo / "src/export/csv.py").write_text("def export():\n    return 1\n")
     (repo / "stray.txt").write_text("x\n")
     swarm_complete(
-        ws,
+        ws.for_actor("bob"),
         agent_name="bob",
         cell_id=core,
         summary="core export",
@@ -103,7 +102,7 @@ def hive(
         text=True,
         check=False,
         input=stdin,
-        env={**os.environ, "HIVE_SESSION": f"test-{actor}"},
+        env={**agent_env(repo, actor), "HIVE_SESSION": f"test-{actor}"},
     )
 
 
@@ -157,7 +156,11 @@ def test_review_checks_scope_over_every_trailer_commit_and_hides_sibling_cells(
     (repo / "src/export").mkdir(parents=True)
     (repo / "src/export/csv.py").write_text("x = 1\n")
     swarm_complete(
-        ws, agent_name="alice", cell_id=core, summary="done", files_touched=["src/export/csv.py"]
+        ws.for_actor("alice"),
+        agent_name="alice",
+        cell_id=core,
+        summary="done",
+        files_touched=["src/export/csv.py"],
     )
     result = review(ws, target=core)
     [cell] = result.cells

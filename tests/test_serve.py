@@ -25,7 +25,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
 from hive.serve.app import ServeConfig, is_loopback
 from hive.serve.runner import BackgroundServer
-from tests.conftest import git
+from tests.conftest import git, set_coordinators
 from tests.serve_sample import Sample, build_sample
 
 HIVE = [sys.executable, "-m", "hive.cli.main"]
@@ -180,6 +180,9 @@ def test_outcome_stats_per_strategy_and_bucket(ws: Workspace) -> None:
 
 
 def test_release_for_holder_needs_a_coordinator(ws: Workspace, sample: Sample) -> None:
+    with pytest.raises(PermissionDenied, match="coordinator"):  # a name is not the role
+        release_for_holder(ws.for_actor("coordinator"), reservation_id=sample.active_reservation)
+    set_coordinators(sample.root, ["coordinator"])
     with pytest.raises(PermissionDenied, match="coordinator"):
         release_for_holder(ws, reservation_id=sample.active_reservation)
     coordinator = ws.for_actor("coordinator")
@@ -189,6 +192,7 @@ def test_release_for_holder_needs_a_coordinator(ws: Workspace, sample: Sample) -
     assert message.startswith("hive: release BlueLake src/models/** (by coordinator)")
     assert f"Hive-Released: BlueLake #{sample.active_reservation} src/models/**" in message
     assert "Hive-Agent: coordinator" in message
+    assert "Hive-Override: coordinator (coordinator) release the reservation" in message
     assert sample.active_reservation not in [r.id for r in list_reservations(ws)]
 
     granted = release_for_holder(ws, reservation_id=sample.stale_reservation, as_coordinator=True)

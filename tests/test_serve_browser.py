@@ -21,7 +21,7 @@ from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
 from hive.serve.app import ServeConfig
 from hive.serve.runner import BackgroundServer
-from tests.conftest import git, make_repo
+from tests.conftest import agent_env, git, make_repo
 from tests.serve_sample import Sample, build_sample, bulk_cells, find_chromium, launch_args
 
 playwright_api = pytest.importorskip(
@@ -68,8 +68,12 @@ def page(browser: Any) -> Iterator[Any]:
 
 
 def hive_cli(root: Path, *args: str) -> str:
+    """Run hive; ``--actor NAME`` acts as that agent, proven by its credential."""
+    env = None
+    if "--actor" in args:
+        env = agent_env(root, args[args.index("--actor") + 1])
     done = subprocess.run(
-        [*HIVE, "-C", str(root), *args], capture_output=True, text=True, check=True
+        [*HIVE, "-C", str(root), *args], capture_output=True, text=True, check=True, env=env
     )
     return done.stdout
 

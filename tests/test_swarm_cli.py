@@ -65,6 +65,7 @@ def test_complete_with_seed_named_options(ws: Workspace, repo: Path) -> None:
             "--files-touched", "src/ledger.py", "-f", "src/ledger_test.py",
             "--error-count", "2", "--retry-count", "1", "--agent-name", "carol",
             "--project-key", str(repo), "--evaluation", "added tests", "--no-gate", "--json",
+            actor="carol",
         )
     )  # fmt: skip
     outcome = result["outcome"]
@@ -106,7 +107,7 @@ def test_progress_status_and_record_outcome_options(ws: Workspace, repo: Path) -
             "-f", "src/ledger.py", "--json",
         )
     )  # fmt: skip
-    assert progress["percent"] == 30 and "bob is not registered" in progress["not_posted"]
+    assert progress["percent"] == 30 and "coordinator not registered" in progress["not_posted"]
     failed = as_json(
         hive(repo, "swarm", "progress", ledger, "--status", "failed", "-m", "stuck", "--json")
     )

@@ -70,7 +70,7 @@ def test_complete_is_one_commit_with_cell_reservations_outcome_and_code(
     before = head(repo)
 
     result = swarm_complete(
-        ws,
+        ws.for_actor("bob"),
         agent_name="bob",
         cell_id=session_id,
         summary="session store with expiry",
@@ -120,7 +120,9 @@ def test_reservations_for_other_cells_are_kept(ws: Workspace, repo: Path) -> Non
     _, session_id, login_id = epic_with_work(ws)
     reserve(ws, paths=["src/session/**"], cell=session_id)
     reserve(ws, paths=["src/login.py"], cell=login_id)
-    result = swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="done")
+    result = swarm_complete(
+        ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="done"
+    )
     assert [r.path_pattern for r in result.released] == ["src/session/**"]
     assert [r.path_pattern for r in list_reservations(ws)] == ["src/login.py"]
 
@@ -134,7 +136,7 @@ def test_failures_change_nothing(ws: Workspace, repo: Path) -> None:
     os.symlink("/etc/hostname", repo / "src/escape")
     before = head(repo)
     cases = [
-        (dict(cell_id=session_id), PermissionDenied, "assigned to bob"),
+        (dict(cell_id=session_id), PermissionDenied, "claimed by bob; only bob may complete"),
         (dict(cell_id="hv-zzzzzz"), NotFound, "no cell"),
         (dict(cell_id=login_id, files_touched=["../x"]), PathOutsideRepository, "outside"),
         (dict(cell_id=login_id, files_touched=["/etc/passwd"]), PathOutsideRepository, "outside"),
@@ -149,16 +151,18 @@ def test_failures_change_nothing(ws: Workspace, repo: Path) -> None:
             swarm_complete(ws, **arguments)  # type: ignore[arg-type]
     # login is blocked by the open session cell
     with pytest.raises(Conflict, match="blocked by open"):
-        swarm_complete(ws, agent_name="alice", cell_id=login_id, summary="done")
+        swarm_complete(ws.for_actor("alice"), agent_name="alice", cell_id=login_id, summary="done")
     assert head(repo) == before
     assert git(repo, "status", "--porcelain", ".hive") == ""
 
 
 def test_completing_twice_is_refused(ws: Workspace) -> None:
     _, session_id, _ = epic_with_work(ws)
-    swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="done")
+    swarm_complete(ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="done")
     with pytest.raises(Conflict, match="already closed"):
-        swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="again")
+        swarm_complete(
+            ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="again"
+        )
 
 
 def test_gate_failure_and_timeout_leave_everything_as_it_was(ws: Workspace, repo: Path) -> None:
@@ -169,17 +173,23 @@ def test_gate_failure_and_timeout_leave_everything_as_it_was(ws: Workspace, repo
     before = head(repo)
     with pytest.raises(GateFailed, match="exited 3") as failed:
         swarm_complete(
-            ws, agent_name="alice", cell_id=session_id, summary="x", files_touched=["src/a.py"]
+            ws.for_actor("alice"),
+            agent_name="alice",
+            cell_id=session_id,
+            summary="x",
+            files_touched=["src/a.py"],
         )
     assert "checked src/a.py" in failed.value.details["gate"][0]["output"]
     set_verify(ws, repo, {"commands": ["sleep 30"], "timeout_seconds": 0.5})
     before = head(repo)
     with pytest.raises(GateFailed, match="timed out"):
-        swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="x")
+        swarm_complete(ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="x")
     assert head(repo) == before
     assert show_cell(ws, cell_id=session_id).status == "open"
     set_verify(ws, repo, {"commands": ["true"]})
-    done = swarm_complete(ws, agent_name="alice", cell_id=session_id, summary="x")
+    done = swarm_complete(
+        ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="x"
+    )
     assert done.gate[0].exit_code == 0 and done.outcome.gate == "passed"
 
 
@@ -189,15 +199,17 @@ def test_progress_posts_to_the_epic_thread_and_status_counts(ws: Workspace, repo
         mail_init(ws.for_actor(name), agent_name=name, session=f"s-{name}")
     start_cell(ws.for_actor("alice"), cell_id=login_id)
     result = swarm_progress(
-        ws, agent_name="bob", cell_id=session_id, status="in_progress", progress_percent=40,
-        message="schema done",
+        ws.for_actor("bob"), agent_name="bob", cell_id=session_id, status="in_progress",
+        progress_percent=40, message="schema done",
     )  # fmt: skip
     assert result.thread_id == epic_id and result.message_id is not None
     assert "40% - schema done" in show_cell(ws, cell_id=session_id).notes
     headers = inbox(ws.for_actor("alice"), agent="alice")
     assert headers[0].thread_id == epic_id and headers[0].sender == "bob"
     with pytest.raises(PermissionDenied):
-        swarm_progress(ws, agent_name="carol", cell_id=session_id, status="blocked")
+        swarm_progress(
+            ws.for_actor("carol"), agent_name="carol", cell_id=session_id, status="blocked"
+        )
     status = swarm_status(ws, epic_id=epic_id)
     assert (status.total, status.in_progress, status.completed) == (2, 2, 0)
     assert status.agents == {session_id: "bob", login_id: "alice"}
@@ -225,7 +237,11 @@ def test_project_key_must_be_this_repository(ws: Workspace, tmp_path: Path) -> N
     other.mkdir()
     with pytest.raises(InvalidInput, match="not this repository"):
         swarm_complete(
-            ws, agent_name="alice", cell_id=session_id, summary="x", project_key=str(other)
+            ws.for_actor("alice"),
+            agent_name="alice",
+            cell_id=session_id,
+            summary="x",
+            project_key=str(other),
         )
 
 
@@ -236,7 +252,7 @@ def test_complete_in_a_fresh_repository_workspace(tmp_path: Path) -> None:
     ws = Workspace(str(repo), actor="w")
     init_hive(ws, prefix="hv")
     _, session_id, _ = epic_with_work(ws)
-    result = swarm_complete(ws, agent_name="w", cell_id=session_id, summary="ok")
+    result = swarm_complete(ws.for_actor("w"), agent_name="w", cell_id=session_id, summary="ok")
     assert result.commit == head(repo) and result.outcome.gate == "none"
     assert_clean(repo)
 
@@ -258,7 +274,11 @@ def test_paths_through_an_in_repo_symlinked_directory_are_refused(
     )
     with pytest.raises(InvalidInput, match="symlink"):
         swarm_complete(
-            ws, agent_name="alice", cell_id=session_id, summary="x", files_touched=[aliased]
+            ws.for_actor("alice"),
+            agent_name="alice",
+            cell_id=session_id,
+            summary="x",
+            files_touched=[aliased],
         )
     assert head(repo) == before
     assert git(repo, "ls-tree", "HEAD", "src/g").startswith("120000")
@@ -275,13 +295,17 @@ def test_a_touched_path_missing_from_worktree_and_head_is_refused(
     before = head(repo)
     with pytest.raises(InvalidInput, match="neither in the working tree nor in HEAD"):
         swarm_complete(
-            ws, agent_name="alice", cell_id=session_id, summary="x",
+            ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="x",
             files_touched=["lib/typo_never_existed.py"],
         )  # fmt: skip
     assert head(repo) == before
     (repo / "gone.py").unlink()  # a real deletion is still committed
     done = swarm_complete(
-        ws, agent_name="alice", cell_id=session_id, summary="x", files_touched=["gone.py"]
+        ws.for_actor("alice"),
+        agent_name="alice",
+        cell_id=session_id,
+        summary="x",
+        files_touched=["gone.py"],
     )
     assert done.files_committed == ["gone.py"]
     assert git(repo, "ls-tree", "HEAD", "gone.py") == ""
@@ -301,13 +325,13 @@ def test_status_buckets_partition_the_subtasks(ws: Workspace) -> None:
     )
     epic_id, one, two, _, four, five = (c.id for c in cells)
     start_cell(ws, cell_id=one)
-    swarm_progress(ws, agent_name="alice", cell_id=four, status="blocked")
-    swarm_complete(ws, agent_name="alice", cell_id=five, summary="done")
+    swarm_progress(ws.for_actor("alice"), agent_name="alice", cell_id=four, status="blocked")
+    swarm_complete(ws.for_actor("alice"), agent_name="alice", cell_id=five, summary="done")
     status = swarm_status(ws, epic_id=epic_id)
     buckets = (status.completed, status.in_progress, status.blocked, status.open)
     assert buckets == (1, 1, 3, 0)  # four is blocked by status, two and three wait on one
     assert sum(buckets) == status.total == 5
-    swarm_complete(ws, agent_name="alice", cell_id=one, summary="done")
+    swarm_complete(ws.for_actor("alice"), agent_name="alice", cell_id=one, summary="done")
     after = swarm_status(ws, epic_id=epic_id)
     assert (after.completed, after.in_progress, after.blocked, after.open) == (2, 0, 1, 2)
     assert two in after.ready
@@ -315,14 +339,22 @@ def test_status_buckets_partition_the_subtasks(ws: Workspace) -> None:
 
 def test_progress_reaches_the_coordinator_or_says_why_not(ws: Workspace) -> None:
     epic_id, session_id, _ = epic_with_work(ws)
-    silent = swarm_progress(ws, agent_name="bob", cell_id=session_id, status="in_progress")
+    silent = swarm_progress(
+        ws.for_actor("bob"), agent_name="bob", cell_id=session_id, status="in_progress"
+    )
     assert silent.message_id is None and "bob is not registered" in (silent.not_posted or "")
     mail_init(ws.for_actor("bob"), agent_name="bob", session="s-bob")
-    alone = swarm_progress(ws, agent_name="bob", cell_id=session_id, status="in_progress")
+    alone = swarm_progress(
+        ws.for_actor("bob"), agent_name="bob", cell_id=session_id, status="in_progress"
+    )
     assert alone.recipients == [] and "not registered: alice" in (alone.not_posted or "")
     mail_init(ws.for_actor("alice"), agent_name="alice", session="s-alice")
     told = swarm_progress(
-        ws, agent_name="bob", cell_id=session_id, status="blocked", message="need schema"
+        ws.for_actor("bob"),
+        agent_name="bob",
+        cell_id=session_id,
+        status="blocked",
+        message="need schema",
     )
     assert told.recipients == ["alice"] and told.not_posted is None  # alice created the epic
     [header] = inbox(ws.for_actor("alice"), agent="alice")

@@ -256,14 +256,17 @@ def test_worktree_merge_conflict_blocks_the_cell_and_merges_nothing(
     (repo / "src/shared.py").write_text("VALUE = 1\n")
     git(repo, "add", "src/shared.py")
     git(repo, "commit", "-qm", "shared file")
+    # Overlapping reservations are refused across worktrees, so both workers edit the
+    # shared file outside their (disjoint) reservations: their branches conflict.
     epic, _first, _second = make_epic(
         ws,
         [
-            {"title": "First edit", "files": ["src/shared.py"]},
-            {"title": "Second edit", "files": ["src/shared.py"]},
+            {"title": "First edit", "files": ["src/first.py"]},
+            {"title": "Second edit", "files": ["src/second.py"]},
         ],
     )
-    result, events = run(ws, epic, agent_cmd("--pace 0.3"), workers=2, isolation="worktree")
+    command = agent_cmd("--pace 0.3 --also-edit src/shared.py")
+    result, events = run(ws, epic, command, workers=2, isolation="worktree")
     assert len(result.completed) == 1 and len(result.blocked) == 1
     loser = next(iter(result.blocked))
     reason = result.blocked[loser]

@@ -44,6 +44,11 @@ def ctx(ws: Workspace, repo: Path) -> CallContext:
     return CallContext(root=str(repo), agent="coordinator")
 
 
+def blue_lake(ctx: CallContext) -> CallContext:
+    """The worker BlueLake's own session (trusted in-process binding)."""
+    return CallContext(root=ctx.root, agent="BlueLake", session="s-BlueLake")
+
+
 @pytest.fixture
 def cells(ctx: CallContext, ws: Workspace) -> dict[str, str]:
     """The seed workflow steps 3-4: validate, then create the epic from validation.data."""
@@ -135,8 +140,9 @@ def test_every_seed_example_call_is_accepted(
     assert spawn["files"] == ["src/auth/oauth.ts"] and spawn["epic_id"] == epic
     status = ok(ctx, "swarm_status", {"epic_id": epic, "project_key": ctx.root})
     assert status["total"] == 3
+    worker = blue_lake(ctx)  # the worker's own session: agent_name must be who calls
     progress = ok(
-        ctx,
+        worker,
         "swarm_progress",
         {
             "project_key": ctx.root,
@@ -153,7 +159,7 @@ def test_every_seed_example_call_is_accepted(
     (repo / "src/auth/oauth.ts").write_text("export const oauth = 1;\n")
     (repo / "src/auth/tokens.ts").write_text("export const tokens = 1;\n")
     done = ok(
-        ctx,
+        worker,
         "swarm_complete",
         {
             "project_key": ctx.root,
@@ -217,7 +223,9 @@ def test_seed_values_that_are_still_refused(ctx: CallContext, cells: dict[str, s
         ("swarm_complete", {"cell_id": cells["bd-123.1"], "summary": "x"}),
         ("swarm_progress", {"cell_id": cells["bd-123.1"], "status": "in_progress"}),
     ):
-        refused = call_tool(ctx, name, {**args, "project_key": PROJECT, "agent_name": "A"})
+        refused = call_tool(
+            ctx, name, {**args, "project_key": PROJECT, "agent_name": "coordinator"}
+        )
         assert refused["code"] == "invalid_input" and refused["field"] == "project_key"
 
 
@@ -225,12 +233,13 @@ def test_progress_completed_keeps_the_cell_open_and_failed_records_a_failure(
     ctx: CallContext, ws: Workspace, repo: Path, cells: dict[str, str]
 ) -> None:
     first, second = cells["bd-123.1"], cells["bd-123.2"]
-    done = ok(ctx, "swarm_progress", {"project_key": ctx.root, "agent_name": "BlueLake",
+    worker = blue_lake(ctx)
+    done = ok(worker, "swarm_progress", {"project_key": ctx.root, "agent_name": "BlueLake",
                                       "cell_id": first, "status": "completed"})  # fmt: skip
     assert done["cell"]["status"] == "in_progress" and done["percent"] == 100
     assert "swarm_complete" in done["next_step"]
     before = git(repo, "rev-parse", "HEAD")
-    failed = ok(ctx, "swarm_progress", {"project_key": ctx.root, "agent_name": "BlueLake",
+    failed = ok(worker, "swarm_progress", {"project_key": ctx.root, "agent_name": "BlueLake",
                                         "cell_id": second, "status": "failed",
                                         "message": "provider API is down"})  # fmt: skip
     assert git(repo, "rev-list", "--count", f"{before.strip()}..HEAD").strip() == "1"
@@ -246,7 +255,7 @@ def test_evaluation_string_holding_json_is_parsed(
     ctx: CallContext, repo: Path, cells: dict[str, str]
 ) -> None:
     refused = call_tool(
-        ctx,
+        blue_lake(ctx),
         "swarm_complete",
         {
             "project_key": ctx.root,

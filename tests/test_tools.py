@@ -15,7 +15,7 @@ from hive.domain.workspace import Workspace
 from hive.tools.docs import render_tools_docs
 from hive.tools.registry import CallContext, call_tool, tools
 from hive.tools.schemas import FORMATS, token_estimate
-from tests.conftest import git
+from tests.conftest import agent_env, git
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_TOOLS = {
@@ -32,18 +32,20 @@ SEED_TOOLS = {
 def hive(
     repo: Path, *args: str, stdin: str = "", actor: str = "bob"
 ) -> subprocess.CompletedProcess[str]:
+    """Run hive as agent ``actor``, proven by its credential (as a runner starts it)."""
     return subprocess.run(
         [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
         capture_output=True,
         text=True,
         check=False,
         input=stdin,
+        env=agent_env(repo, actor),
     )
 
 
 def envelope(repo: Path, calls: list[dict[str, Any]], agent: str = "bob") -> dict[str, Any]:
     text = "Plan:\n```json\n" + json.dumps({"tool_calls": calls}) + "\n```\nDone."
-    result = hive(repo, "tools", "run", "--agent", agent, stdin=text)
+    result = hive(repo, "tools", "run", "--agent", agent, stdin=text, actor=agent)
     assert "Traceback" not in result.stderr
     transcript: dict[str, Any] = json.loads(result.stdout)
     return transcript

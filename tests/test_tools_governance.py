@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from hive.domain.workspace import Workspace
-from tests.conftest import git
+from tests.conftest import agent_env, git
 from tests.test_tools import configure, envelope, hive
 
 
@@ -148,7 +148,13 @@ def test_rate_limits_hold_under_concurrent_processes(ws: Workspace, repo: Path) 
     command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "tools", "run",
                "--agent", "bob"]  # fmt: skip
     processes = [
-        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=agent_env(repo, "bob"),
+        )
         for _ in range(4)
     ]
     outputs = [p.communicate(text)[0] for p in processes]
@@ -166,7 +172,7 @@ def test_hook_runs_are_in_the_event_log_not_in_results(ws: Workspace, repo: Path
     hook = event["hooks"][0]  # type: ignore[index]
     assert hook["stdout"] == "hello-log\n" and hook["stderr"] == "err-log\n"
     assert hook["exit_code"] == 0 and hook["timed_out"] is False
-    assert event["session"] == "tools:bob"
+    assert event["agent"] == "bob" and event["session"].startswith("cli:")
     assert git(repo, "status", "--porcelain").strip() == ""
 
 

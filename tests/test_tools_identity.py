@@ -67,29 +67,47 @@ def test_two_mcp_servers_never_share_an_identity(ws: Workspace, repo: Path) -> N
     assert wrong["code"] == "invalid_input" and "project_path" in wrong["error"]
 
 
+def _unbound_envelope(repo: Path, calls: list[dict[str, Any]], **env: str) -> dict[str, Any]:
+    """``hive tools run`` with no identity given: the session is unbound until it
+    registers (or proves one with HIVE_AGENT_TOKEN in ``env``)."""
+    import subprocess
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "tools", "run"],
+        input=json.dumps({"tool_calls": calls}), capture_output=True, text=True,
+        env={**clean, **env},
+    )  # fmt: skip
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
 def test_later_calls_act_as_the_name_swarmmail_init_returned(ws: Workspace, repo: Path) -> None:
-    results = envelope(
+    results = _unbound_envelope(
         repo,
         [
+            {"name": "swarmmail_reserve", "args": {"paths": ["src/x.py"]}},
             {"name": "swarmmail_init", "args": {"agent_name": "GreenHill"}},
             {"name": "swarmmail_init", "args": {"agent_name": "Peer"}},
-            {"name": "swarmmail_send", "args": {"to": ["Peer"], "subject": "hi"}},
+            {"name": "swarmmail_send", "args": {"to": ["GreenHill"], "subject": "hi"}},
             {"name": "swarmmail_reserve", "args": {"paths": ["src/x.py"]}},
         ],
-        agent="Tee",
-    )
-    init = results["results"][0]["result"]
+    )["results"]
+    assert results[0]["code"] == "not_registered" and "swarmmail_init" in results[0]["error"]
+    init = results[1]["result"]
     assert init["agent_name"] == init["name"] == "GreenHill"
-    assert "result" in results["results"][2], results["results"][2]
-    assert results["results"][3]["result"]["granted"][0]["agent"] == "Peer"
+    assert init["token"].startswith("hive_")  # shown once, to the session that registered
+    assert results[2]["code"] == "not_your_identity"  # the identity is fixed once registered
+    assert "result" in results[3], results[3]
+    assert results[4]["result"]["granted"][0]["agent"] == "GreenHill"
 
 
 def test_init_without_a_name_generates_one_and_binds_it(ws: Workspace, repo: Path) -> None:
-    ctx = CallContext(root=str(repo), agent="Test User", session="s-1", explicit_agent=False)
+    ctx = CallContext(root=str(repo), session="s-1")
     first = call_tool(ctx, "swarmmail_init", {})["result"]
     assert GENERATED.match(first["agent_name"]) and ctx.agent == first["agent_name"]
     again = call_tool(ctx, "swarmmail_init", {})["result"]
-    assert again["agent_name"] == first["agent_name"]
+    assert again["agent_name"] == first["agent_name"] and again["reattached"]
     explicit = CallContext(root=str(repo), agent="Tee", session="s-2")
     assert call_tool(explicit, "swarmmail_init", {})["result"]["agent_name"] == "Tee"
 
@@ -109,20 +127,16 @@ def test_inbox_limit_above_five_is_capped_not_refused(ws: Workspace, repo: Path)
     assert len(results[-1]["result"]) == 5
 
 
-def test_a_later_envelope_in_the_same_session_keeps_the_identity(ws: Workspace, repo: Path) -> None:
-    import subprocess
-
-    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "tools", "run"]
-    env = {**os.environ, "HIVE_SESSION": "shell-1"}
-
-    def run(calls: list[dict[str, Any]]) -> dict[str, Any]:
-        text = json.dumps({"tool_calls": calls})
-        done = subprocess.run(command, input=text, capture_output=True, text=True, env=env)
-        result: dict[str, Any] = json.loads(done.stdout)
-        return result
-
-    name = run([{"name": "swarmmail_init", "args": {}}])["results"][0]["result"]["agent_name"]
+def test_a_later_envelope_keeps_the_identity_with_its_credential(ws: Workspace, repo: Path) -> None:
+    first = _unbound_envelope(repo, [{"name": "swarmmail_init", "args": {}}])["results"][0]
+    name, token = first["result"]["agent_name"], first["result"]["token"]
     assert GENERATED.match(name)
-    later = run([{"name": "swarmmail_reserve", "args": {"paths": ["src/z.py"]}}])
+    reserve = [{"name": "swarmmail_reserve", "args": {"paths": ["src/z.py"]}}]
+    later = _unbound_envelope(repo, reserve, HIVE_AGENT_TOKEN=token)
     assert later["agent"] == name
     assert later["results"][0]["result"]["granted"][0]["agent"] == name
+    session_only = _unbound_envelope(repo, reserve, HIVE_SESSION="shell-1")
+    assert session_only["results"][0]["code"] == "not_registered"  # a session proves nothing
+    claimed = _unbound_envelope(repo, reserve, HIVE_AGENT=name)  # a name without credential
+    assert claimed["results"][0]["code"] == "not_your_identity"
+    assert name in claimed["results"][0]["error"] and "registered" in claimed["results"][0]["error"]

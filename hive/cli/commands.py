@@ -31,6 +31,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("epic", "Epics and their subtasks."),
     ("mail", "Swarm mail between agents."),
     ("hooks", "The git pre-commit hook."),
+    ("agent", "Agent identities and their credentials."),
     ("swarm", "Decompose work, brief and complete subtasks, learn from outcomes."),
     ("tools", "Agent tools: schemas and the JSON tool-call envelope."),
     ("proposals", "File-write proposals awaiting an arbiter."),

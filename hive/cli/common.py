@@ -31,14 +31,22 @@ class Options:
 OPTIONS = Options()
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ForceFlag = Annotated[
+    bool,
+    typer.Option(
+        "--force", help="Override another's ownership (coordinators and people; needs --reason)."
+    ),
+]
+ReasonOption = Annotated[
+    str | None, typer.Option("--reason", help="Why (required for an override; recorded).")
+]
 
 
 def default_session() -> str:
     """The CLI's mail session: ``HIVE_SESSION`` when exported, else this process only.
 
-    Two agents started by one runner (or one shell) are never the same
-    session; an agent keeps its identity across commands by naming itself
-    (``HIVE_AGENT`` / ``--actor``).
+    The session is only recorded (who registered a name, from where); identity
+    across commands is proven by the credential in ``HIVE_AGENT_TOKEN``.
     """
     explicit = os.environ.get("HIVE_SESSION")
     if explicit:
@@ -46,10 +54,23 @@ def default_session() -> str:
     return f"cli:{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
-def workspace() -> Workspace:
+def workspace(*, claim: bool = True) -> Workspace:
+    """The repository, acting as whoever this process proves to be: the agent whose
+    credential is in ``HIVE_AGENT_TOKEN``, else the person of the git identity. A
+    name claimed with ``--actor`` / ``HIVE_AGENT`` must match (``not_your_identity``
+    otherwise, when the command acts). ``claim=False``: registration commands, where
+    the name asked for is the one to register, not who is acting."""
     from hive.domain.workspace import Workspace
 
-    opened = Workspace(OPTIONS.directory, actor=OPTIONS.actor, session=default_session())
+    if claim:
+        opened = Workspace(OPTIONS.directory, claim=OPTIONS.actor, session=default_session())
+    else:
+        opened = Workspace(
+            OPTIONS.directory,
+            from_env=False,
+            token=os.environ.get("HIVE_AGENT_TOKEN") or None,
+            session=default_session(),
+        )
     for line in opened.git.recovered:  # a write a killed hive process left, now settled
         output.err(f"hive: {line}")
     output.attach_progress(opened)

@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hive.cli import output
-from hive.cli.common import OPTIONS, JsonFlag, run_op, show, use_json, workspace
+from hive.cli.common import (
+    OPTIONS,
+    ForceFlag,
+    JsonFlag,
+    ReasonOption,
+    run_op,
+    show,
+    use_json,
+    workspace,
+)
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -26,26 +35,12 @@ def mail_init_cmd(
     ] = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Register as an agent (the name defaults to --actor / HIVE_AGENT).
+    """Register as an agent (the same as 'hive agent register'; the name defaults to
+    --actor / HIVE_AGENT). Prints the credential to export as HIVE_AGENT_TOKEN;
+    with HIVE_AGENT_TOKEN already set, takes that identity back instead."""
+    from hive.cli.agent_cmd import register_and_show
 
-    Naming yourself with --actor or HIVE_AGENT re-attaches to that identity
-    from any shell; without them every call is a new session, so two agents
-    started together never share an identity.
-    """
-    from hive.domain.mail import mail_init
-
-    use_json(json_flag)
-    declared = OPTIONS.actor or os.environ.get("HIVE_AGENT") or None
-    agent = run_op(
-        lambda: mail_init(
-            workspace(), agent_name=name or declared, task_description=task, as_agent=declared
-        )
-    )
-    show(
-        agent,
-        json_flag,
-        lambda: output.console().print(f"you are {agent.name} (export HIVE_AGENT={agent.name})"),
-    )
+    register_and_show(name, task, replace=False, json_flag=json_flag)
 
 
 @mail_app.command("sync")
@@ -110,6 +105,12 @@ def mail_inbox_cmd(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=5, clamp=True)] = 5,
     urgent: Annotated[bool, typer.Option("--urgent", help="Only urgent messages.")] = False,
     unread: Annotated[bool, typer.Option("--unread", help="Only unread messages.")] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="Another agent's inbox (needs --force and --reason)."),
+    ] = None,
+    force: ForceFlag = False,
+    reason: ReasonOption = None,
     json_flag: JsonFlag = False,
 ) -> None:
     """Newest messages first (headers only; at most 5)."""
@@ -117,7 +118,15 @@ def mail_inbox_cmd(
 
     use_json(json_flag)
     headers = run_op(
-        lambda: inbox(workspace(), limit=limit, urgent_only=urgent, unread_only=unread)
+        lambda: inbox(
+            workspace(),
+            limit=limit,
+            urgent_only=urgent,
+            unread_only=unread,
+            agent=agent,
+            force=force,
+            reason=reason,
+        )
     )
 
     def render() -> None:
@@ -138,13 +147,19 @@ def mail_inbox_cmd(
 
 @mail_app.command("read")
 def mail_read_cmd(
-    message_id: Annotated[int, typer.Argument()], json_flag: JsonFlag = False
+    message_id: Annotated[int, typer.Argument()],
+    force: ForceFlag = False,
+    reason: ReasonOption = None,
+    json_flag: JsonFlag = False,
 ) -> None:
-    """Show one message with its body (marks it read)."""
+    """Show one message with its body (marks it read). Another agent's message needs
+    --force and --reason (coordinators and people; recorded)."""
     from hive.domain.mail import read_message
 
     use_json(json_flag)
-    message = run_op(lambda: read_message(workspace(), message_id=message_id))
+    message = run_op(
+        lambda: read_message(workspace(), message_id=message_id, force=force, reason=reason)
+    )
 
     def render() -> None:
         out = output.console()
@@ -186,7 +201,10 @@ def reserve_cmd(
     reason: Annotated[str | None, typer.Option("--reason")] = None,
     cell: Annotated[str | None, typer.Option("--cell", help="The cell this work is for.")] = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Coordinators only: override conflicts.")
+        bool,
+        typer.Option(
+            "--force", help="Coordinators and people: override conflicts (needs --reason)."
+        ),
     ] = False,
     json_flag: JsonFlag = False,
 ) -> None:
@@ -227,6 +245,12 @@ def release_cmd(
         list[int] | None, typer.Option("--id", help="Reservation id (repeatable).")
     ] = None,
     release_all: Annotated[bool, typer.Option("--all", help="Release all of yours.")] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="Another holder's reservations (needs --force, --reason)."),
+    ] = None,
+    force: ForceFlag = False,
+    reason: ReasonOption = None,
     json_flag: JsonFlag = False,
 ) -> None:
     """Release your reservations (given patterns/ids, or --all)."""
@@ -238,7 +262,14 @@ def release_cmd(
         raise typer.Exit(2)
     ws = run_op(workspace)
     result = run_op(
-        lambda: release(ws, paths=from_cwd(ws, patterns or []) or None, reservation_ids=ids or None)
+        lambda: release(
+            ws,
+            paths=from_cwd(ws, patterns or []) or None,
+            reservation_ids=ids or None,
+            agent=agent,
+            force=force,
+            reason=reason,
+        )
     )
     show(
         result,
@@ -337,11 +368,13 @@ def hooks_run_cmd(
     if hook != "pre-commit":
         output.err(f"error: unknown hook {hook!r}: only 'pre-commit' exists")
         raise typer.Exit(2)
-    report = run_op(lambda: check_staged(workspace()))
+    report = run_op(lambda: check_staged(workspace(claim=False)))
     for line in report.recovered:
         output.err(f"hive: {line}")
 
     def render() -> None:
+        if report.note and report.violations:
+            output.err(f"hive: note: {report.note}")
         for violation in report.violations:
             output.err(f"hive: {violation.message}")
         if report.violations:

@@ -102,7 +102,7 @@ def _codebase(root: str) -> Workspace:
     ws.write_files(plan)
     init_hive(ws, prefix="demo")
     install_hook(ws)
-    mail_init(ws, agent_name=COORDINATOR, as_agent=COORDINATOR, task_description="the demo")
+    mail_init(ws, agent_name=COORDINATOR, task_description="the demo")
     return ws
 
 

@@ -28,6 +28,7 @@ from hive import __version__
 VALUED_GLOBALS = ("-C", "--actor")
 DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all
 
+
 @dataclass
 class Invocation:
     """A command line with its global options taken out and resolved."""

@@ -282,13 +282,16 @@ def precommit(inv: Invocation) -> int | None:
     """``hive hooks run pre-commit`` when nothing can block the commit: no ``.hive/``
     file staged and no staged path under any exclusive reservation (of anybody). Any
     doubt (a reservation that could apply, another worktree, packed objects, a file the
-    fast reader declines) leaves the verdict to the full check."""
+    fast reader declines, an agent committing with its credential) leaves the verdict
+    to the full check."""
     import os
 
     if inv.args != ["run", "pre-commit"] or inv.json:
         return None
     if os.environ.get("HIVE_BYPASS") == "1":
         return 0
+    if os.environ.get("HIVE_AGENT_TOKEN"):
+        return None  # an agent's commit: its tools.permissions deny rules apply (full check)
     patterns = _exclusive_patterns(inv)
     if patterns is None:
         return None

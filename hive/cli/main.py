@@ -17,6 +17,7 @@ except ImportError:  # pragma: no cover
     import click.exceptions as click_errors  # type: ignore[no-redef]
 
 from hive.cli import (
+    agent_cmd,
     coord_cmd,
     ctx_cmd,
     network_cmd,
@@ -29,7 +30,9 @@ from hive.cli import (
 )
 from hive.cli.common import (
     OPTIONS,
+    ForceFlag,
     JsonFlag,
+    ReasonOption,
     run_op,
     show,
     use_json,
@@ -56,6 +59,7 @@ app.add_typer(dep_app, name="dep")
 app.add_typer(epic_app, name="epic")
 app.add_typer(coord_cmd.mail_app, name="mail")
 app.add_typer(coord_cmd.hooks_app, name="hooks")
+app.add_typer(agent_cmd.agent_app, name="agent")
 
 
 @app.callback()
@@ -65,7 +69,11 @@ def main(
     ] = ".",
     actor: Annotated[
         str | None,
-        typer.Option("--actor", help="Who is acting (default: $HIVE_AGENT, git user.name)."),
+        typer.Option(
+            "--actor",
+            help="Who you claim to be (default: $HIVE_AGENT); an agent proves it with"
+            " $HIVE_AGENT_TOKEN, a person is their git user.name.",
+        ),
     ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print machine-readable JSON.")
@@ -330,9 +338,12 @@ def update(
     append_notes: Annotated[str | None, typer.Option("--append-notes")] = None,
     add_label: Annotated[list[str] | None, typer.Option("--add-label")] = None,
     remove_label: Annotated[list[str] | None, typer.Option("--remove-label")] = None,
+    force: ForceFlag = False,
+    reason: ReasonOption = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Change fields of a cell (one commit)."""
+    """Change fields of a cell (one commit). The status and assignee of a cell claimed
+    by someone else need --force and --reason (recorded)."""
     from hive.domain.cells import update_cell
 
     use_json(json_flag)
@@ -349,6 +360,8 @@ def update(
             append_notes=append_notes,
             add_labels=add_label or [],
             remove_labels=remove_label or [],
+            force=force,
+            reason=reason,
         )
     )
     show(
@@ -377,11 +390,19 @@ def start(
 @app.command()
 def close(
     cell_id: Annotated[str, typer.Argument(metavar="ID")],
-    reason: Annotated[str | None, typer.Option("-r", "--reason")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Close even with open blockers.")] = False,
+    reason: Annotated[
+        str | None, typer.Option("-r", "--reason", help="Why (also the reason of an override).")
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Close even with open blockers, or someone else's claimed cell."
+        ),
+    ] = False,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Close a cell (refused while a blocking dependency is open)."""
+    """Close a cell (refused while a blocking dependency is open). A cell claimed by
+    someone else needs --force and --reason (coordinators and people; recorded)."""
     from hive.domain.cells import close_cell
 
     use_json(json_flag)
@@ -404,14 +425,20 @@ def reopen(
 @app.command()
 def delete(
     cell_id: Annotated[str, typer.Argument(metavar="ID")],
-    force: Annotated[bool, typer.Option("--force", help="Delete even with live subtasks.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Delete even with live subtasks, or someone else's claimed cell."
+        ),
+    ] = False,
+    reason: ReasonOption = None,
     json_flag: JsonFlag = False,
 ) -> None:
     """Delete a cell (kept as a tombstone so merges cannot resurrect it)."""
     from hive.domain.cells import delete_cell
 
     use_json(json_flag)
-    cell = run_op(lambda: delete_cell(workspace(), cell_id=cell_id, force=force))
+    cell = run_op(lambda: delete_cell(workspace(), cell_id=cell_id, force=force, reason=reason))
     show(cell, json_flag, lambda: output.say(f"deleted {cell.id}  {cell.title}"))
 
 
@@ -601,25 +628,43 @@ def epic_status_cmd(
 def log(
     cell_id: Annotated[str | None, typer.Argument(metavar="[ID]")] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    overrides: Annotated[
+        bool,
+        typer.Option(
+            "--overrides",
+            help="Only overrides, and hive commits whose trailer names no registered identity.",
+        ),
+    ] = False,
     json_flag: JsonFlag = False,
 ) -> None:
     """hive commits (for one cell if ID is given), newest first."""
-    from hive.domain.history import cell_log
+    from hive.domain.history import audit_log, cell_log
 
     use_json(json_flag)
+    if overrides:
+        found = run_op(lambda: audit_log(workspace(), limit=limit))
+        lines = [
+            f"[yellow]{item.commit[:10]}[/yellow] {item.kind:<16} {output.escape(item.detail)}"
+            for item in found
+        ]
+        empty = "no overrides and no unregistered identities"
+        show(found, json_flag, lambda: _print_lines(lines, empty))
+        return
     entries = run_op(lambda: cell_log(workspace(), cell_id=cell_id, limit=limit))
+    lines = [
+        f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(entry.subject)}"
+        f"  [dim]{output.escape(entry.agent or '')}[/dim]"
+        for entry in entries
+    ]
+    show(entries, json_flag, lambda: _print_lines(lines, "no hive commits"))
 
-    def render() -> None:
-        out = output.console()
-        if not entries:
-            out.print("[dim]no hive commits[/dim]")
-        for entry in entries:
-            out.print(
-                f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(entry.subject)}"
-                f"  [dim]{output.escape(entry.agent or '')}[/dim]"
-            )
 
-    show(entries, json_flag, render)
+def _print_lines(lines: list[str], empty: str) -> None:
+    out = output.console()
+    if not lines:
+        out.print(f"[dim]{empty}[/dim]")
+    for line in lines:
+        out.print(line)
 
 
 @app.command()

@@ -8,7 +8,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from hive.cli import output
-from hive.cli.common import JsonFlag, run_op, show, use_json, workspace
+from hive.cli.common import ForceFlag, JsonFlag, ReasonOption, run_op, show, use_json, workspace
 from hive.errors import GateFailed, InvalidInput
 
 T = TypeVar("T")
@@ -30,7 +30,9 @@ ProjectKey = Annotated[
 ]
 AgentName = Annotated[
     str | None,
-    typer.Option("--agent-name", "--agent", help="The worker's name (default: --actor)."),
+    typer.Option(
+        "--agent-name", "--agent", help="The worker's name (must be who you are, if given)."
+    ),
 ]
 MaxSubtasks = Annotated[int, typer.Option("--max-subtasks", min=1, max=30)]
 QueryCass = Annotated[
@@ -353,6 +355,8 @@ def progress_cmd(
     files: Files = None,
     agent_name: AgentName = None,
     project_key: ProjectKey = None,
+    force: ForceFlag = False,
+    reason: ReasonOption = None,
     json_flag: JsonFlag = False,
 ) -> None:
     """Report progress on a subtask (updates it and posts to the epic's coordinator)."""
@@ -363,13 +367,15 @@ def progress_cmd(
     result = run_op(
         lambda: swarm_progress(
             ws,
-            agent_name=agent_name or ws.actor,
+            agent_name=agent_name,
             cell_id=cell_id,
             status=status,
             progress_percent=progress_percent,
             message=message,
             files_touched=files,
             project_key=project_key,
+            force=force,
+            reason=reason,
         )
     )
 
@@ -402,6 +408,8 @@ def complete_cmd(
     no_gate: Annotated[
         bool, typer.Option("--no-gate", help="Skip the verify commands (recorded).")
     ] = False,
+    force: ForceFlag = False,
+    reason: ReasonOption = None,
     json_flag: JsonFlag = False,
 ) -> None:
     """Close a subtask, release your reservations, record the outcome: one commit."""
@@ -413,7 +421,7 @@ def complete_cmd(
         lambda: _explaining_gate(
             lambda: swarm_complete(
                 ws,
-                agent_name=agent_name or ws.actor,
+                agent_name=agent_name,
                 cell_id=cell_id,
                 summary=summary,
                 project_key=project_key,
@@ -422,6 +430,8 @@ def complete_cmd(
                 error_count=error_count,
                 retry_count=retry_count,
                 run_gate=not no_gate,
+                force=force,
+                reason=reason,
             )
         )
     )

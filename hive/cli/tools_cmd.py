@@ -40,32 +40,15 @@ AgentOption = Annotated[
 
 
 def _context(agent: str | None, session: str | None = None) -> Any:
-    """The calling agent: --agent, else --actor / $HIVE_AGENT (explicit), else the git
-    user as a fallback that ``swarmmail_init`` replaces with a generated name."""
-    from hive.tools.registry import CallContext
+    """The calling agent: proven by the credential in $HIVE_AGENT_TOKEN, else registered
+    now under --agent / --actor / $HIVE_AGENT (a name held by someone else leaves the
+    session unbound, and calls that act say why), else unbound until swarmmail_init."""
+    from hive.tools.registry import open_context
 
-    ws = workspace()
-    explicit = agent or OPTIONS.actor or os.environ.get("HIVE_AGENT") or None
-    name = explicit or ws.actor
-    if session is None:
-        session = f"tools:{name}" if explicit else default_session()
-    ctx = CallContext(root=ws.root, agent=name, session=session, explicit_agent=bool(explicit))
-    registered = None if explicit else _registered_name(ws, session)
-    if registered is not None:
-        ctx.bind(registered)
-    return ctx
-
-
-def _registered_name(ws: Any, session: str) -> str | None:
-    """The identity this session registered earlier (swarmmail_init), if any."""
-    from hive.domain.mail import list_agents
-    from hive.errors import HiveError
-
-    try:
-        mine = [a for a in list_agents(ws) if a.session == session]
-    except HiveError:
-        return None
-    return max(mine, key=lambda a: a.registered_at).name if mine else None
+    ws = workspace(claim=False)
+    wanted = agent or OPTIONS.actor or os.environ.get("HIVE_AGENT") or None
+    token = os.environ.get("HIVE_AGENT_TOKEN") or None
+    return open_context(ws.root, agent=wanted, token=token, session=session or default_session())
 
 
 def _dump(value: Any) -> None:
@@ -209,10 +192,10 @@ def proposals_decide_cmd(
     """Apply an arbiter's {"decisions": [...]} to pending proposals (exit 3 when a
     decision names no pending proposal)."""
     from hive.tools.files import decide
-    from hive.tools.registry import write_check
+    from hive.tools.registry import CallContext, write_check
 
     use_json(json_flag)
-    ctx = run_op(lambda: _context(None))
+    ctx = CallContext(root=run_op(lambda: workspace(claim=False)).root)
     text = run_op(lambda: _read(source))
     report = run_op(
         lambda: decide(

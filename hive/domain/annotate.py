@@ -12,6 +12,7 @@ from typing import Any
 
 from hive.domain.cells import _changed, _mutate
 from hive.domain.limits import check_text
+from hive.domain.ownership import OwnerGuard
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound
 from hive.models import Cell, Comment, utc_now
@@ -27,7 +28,7 @@ def add_comment(ws: Workspace, *, cell_id: str, text: str) -> Cell:
         raise InvalidInput("comment must not be empty")
     author = ws.actor
 
-    def change(cell: Cell, index: CellIndex) -> Cell:
+    def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         comment = Comment(
             id=f"c-{secrets.token_hex(5)}", author=author, text=body, created_at=utc_now()
         )
@@ -51,7 +52,7 @@ def resolve_conflicts(
             f"cannot take the other value of {field!r}: use one of {', '.join(SETTABLE)}"
         )
 
-    def change(cell: Cell, index: CellIndex) -> Cell:
+    def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         matching = [r for r in cell.conflicts if field is None or r.field == field]
         if not matching:
             what = f" on {field}" if field else ""
@@ -59,6 +60,8 @@ def resolve_conflicts(
         updates: dict[str, Any] = {"conflicts": [r for r in cell.conflicts if r not in matching]}
         if use_other:
             updates[str(field)] = matching[-1].other
+            if field == "assignee" and updates["assignee"] != cell.assignee:
+                guard.check_cell(cell, "change the status or assignee of")
         return _changed(cell, **updates)
 
     return _mutate(ws, cell_id, "resolve", change, allow_deleted=True)

@@ -32,7 +32,8 @@ from hive.domain.limits import (
     check_short,
     check_text,
 )
-from hive.domain.workspace import Workspace
+from hive.domain.ownership import OwnerGuard, record_overrides
+from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import (
     AlreadyClaimed,
     AmbiguousId,
@@ -248,7 +249,7 @@ def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> li
     if not claim:
         return flag_expired(ready_cells(ws.cells(), limit))
 
-    actor = ws.actor
+    actor = ws.require_agent("claiming a cell")
 
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
         mine = (c for c in ready_cells(index) if c.assignee in (None, actor))
@@ -383,17 +384,34 @@ def _mutate(
     change: Any,
     *,
     allow_deleted: bool = False,
+    force: bool = False,
+    reason: str | None = None,
 ) -> Cell:
-    """Apply ``change(cell, index) -> Cell | None`` to one cell in one commit."""
+    """Apply ``change(cell, index, guard) -> Cell | None`` to one cell in one commit.
 
-    def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
+    ``guard`` checks ownership on the fresh cell; an override it allows (``force``
+    with a ``reason``, by a coordinator or a person) goes into the commit as a
+    ``Hive-Override`` trailer and into the event log.
+    """
+    guards: list[OwnerGuard] = []
+
+    def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         cell = get_cell(index, cell_id, allow_deleted=allow_deleted)
-        updated = change(cell, index)
+        guard = OwnerGuard(ws, snap, force=force, reason=reason)
+        guards[:] = [guard]
+        updated = change(cell, index, guard)
         if updated is None or updated == cell:
-            return [], cell.id, cell.title, cell
-        return [updated], updated.id, updated.title, updated
+            guard.overrides.clear()
+            return MixedPlan(cells=[], subject_id=cell.id, title=cell.title, result=cell)
+        return MixedPlan(
+            cells=[updated], subject_id=updated.id, title=updated.title, result=updated,
+            trailers=guard.trailers(),
+        )  # fmt: skip
 
-    result: Cell = ws.write(plan, event=event).result
+    written = ws.write_mixed(plan, event=event)
+    if guards and guards[0].overrides:
+        record_overrides(ws, guards[0].overrides, written.commit)
+    result: Cell = written.result
     return result
 
 
@@ -411,9 +429,15 @@ def update_cell(
     add_labels: Sequence[str] = (),
     remove_labels: Sequence[str] = (),
     files: Sequence[str] | None = None,
+    force: bool = False,
+    reason: str | None = None,
 ) -> Cell:
     """Change fields of one cell. ``status='closed'`` follows the rules of close
-    (after the other changes are applied, all in one commit)."""
+    (after the other changes are applied, all in one commit).
+
+    The status and the assignee of a claimed cell are its assignee's: anyone else
+    is refused (``not_owner``) unless a coordinator or a person forces it with a
+    ``reason`` (recorded)."""
     new_status = parse_status(status)
     new_priority = parse_priority(priority)
     new_type = parse_type(type)
@@ -430,7 +454,11 @@ def update_cell(
 
     closing = new_status == "closed"
 
-    def change(cell: Cell, index: CellIndex) -> Cell:
+    def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
+        if (new_status is not None and new_status != cell.status) or (
+            assignee is not None and (assignee or None) != cell.assignee
+        ):
+            guard.check_cell(cell, "close" if closing else "change the status or assignee of")
         updates: dict[str, Any] = {}
         if new_status is not None and not (closing and not cell.is_closed):
             updates["status"] = new_status
@@ -458,7 +486,9 @@ def update_cell(
             return _closing(updated, index, reason=None, force=False)
         return updated
 
-    return _mutate(ws, cell_id, "close" if closing else "update", change)
+    return _mutate(
+        ws, cell_id, "close" if closing else "update", change, force=force, reason=reason
+    )
 
 
 def _claimed(cell: Cell, actor: str) -> Cell:
@@ -467,9 +497,9 @@ def _claimed(cell: Cell, actor: str) -> Cell:
 
 def start_cell(ws: Workspace, *, cell_id: str) -> Cell:
     """Atomically claim a cell for the actor: a second claimant gets AlreadyClaimed."""
-    actor = ws.actor
+    actor = ws.require_agent("claiming a cell")
 
-    def change(cell: Cell, index: CellIndex) -> Cell:
+    def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         if cell.status == "in_progress":
             if cell.assignee == actor:
                 return cell
@@ -512,14 +542,21 @@ def _closing(cell: Cell, index: CellIndex, *, reason: str | None, force: bool) -
 def close_cell(
     ws: Workspace, *, cell_id: str, reason: str | None = None, force: bool = False
 ) -> Cell:
-    """Close a cell; refused while a ``blocks`` dependency is open unless ``force``."""
-    return _mutate(
-        ws, cell_id, "close", lambda cell, index: _closing(cell, index, reason=reason, force=force)
-    )
+    """Close a cell; refused while a ``blocks`` dependency is open unless ``force``.
+
+    A claimed cell is closed by its assignee; a coordinator or a person may close
+    someone else's with ``force`` and a ``reason`` (the override is recorded).
+    """
+
+    def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
+        guard.check_cell(cell, "close")
+        return _closing(cell, index, reason=reason, force=force)
+
+    return _mutate(ws, cell_id, "close", change, force=force, reason=reason)
 
 
 def reopen_cell(ws: Workspace, *, cell_id: str) -> Cell:
-    def change(cell: Cell, index: CellIndex) -> Cell:
+    def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         if not cell.is_closed:
             raise Conflict(f"{cell.id} is not closed (status {cell.status})", id=cell.id)
         return _changed(cell, status="open", closed_at=None, close_reason=None)
@@ -527,10 +564,17 @@ def reopen_cell(ws: Workspace, *, cell_id: str) -> Cell:
     return _mutate(ws, cell_id, "reopen", change)
 
 
-def delete_cell(ws: Workspace, *, cell_id: str, force: bool = False) -> Cell:
-    """Tombstone a cell: the file stays (so merges cannot resurrect it), hidden from views."""
+def delete_cell(
+    ws: Workspace, *, cell_id: str, force: bool = False, reason: str | None = None
+) -> Cell:
+    """Tombstone a cell: the file stays (so merges cannot resurrect it), hidden from views.
 
-    def change(cell: Cell, index: CellIndex) -> Cell:
+    ``force`` also deletes a cell with live subtasks; a claimed cell is its
+    assignee's to delete (a coordinator or person overrides with force and a reason).
+    """
+
+    def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
+        guard.check_cell(cell, "delete")
         if not force:
             live = [c for c in index.children_of(cell.id) if not index.cells[c].is_deleted]
             if live:
@@ -541,14 +585,14 @@ def delete_cell(ws: Workspace, *, cell_id: str, force: bool = False) -> Cell:
                 )
         return _changed(cell, deleted_at=utc_now())
 
-    return _mutate(ws, cell_id, "delete", change, allow_deleted=False)
+    return _mutate(ws, cell_id, "delete", change, allow_deleted=False, force=force, reason=reason)
 
 
 def add_dependency(ws: Workspace, *, cell_id: str, target: str, dep_type: str = "blocks") -> Cell:
     """``cell_id`` depends on ``target``; cycles and self-dependencies are refused."""
     kind, _ = parse_dep_spec(f"{dep_type}:{target}")
 
-    def change(cell: Cell, index: CellIndex) -> Cell:
+    def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         other = get_cell(index, target)
         if any(d.target == other.id and d.type == kind for d in cell.dependencies):
             return cell
@@ -563,7 +607,7 @@ def add_dependency(ws: Workspace, *, cell_id: str, target: str, dep_type: str = 
 
 
 def remove_dependency(ws: Workspace, *, cell_id: str, target: str) -> Cell:
-    def change(cell: Cell, index: CellIndex) -> Cell:
+    def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         try:
             target_id = resolve_id(index, target)
         except NotFound:

@@ -17,7 +17,14 @@ from hive.models.tools_config import parse_tools_config
 from hive.store.cache import CellIndex
 from hive.store.cells import decode_cell, decode_config
 from hive.store.ids import is_valid_id, parent_from_id
-from hive.store.layout import CELL_SUFFIX, CELLS_DIR, CONFIG_PATH, cell_id_from_path, cell_path
+from hive.store.layout import (
+    CELL_SUFFIX,
+    CELLS_DIR,
+    CONFIG_PATH,
+    HIVE_DIR,
+    cell_id_from_path,
+    cell_path,
+)
 
 
 def diagnose(ws: Workspace) -> DoctorReport:
@@ -40,11 +47,80 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
     problems += _tools_config_problems(ws, snap)
+    problems += symlink_problems(ws, snap)
     problems += _merge_conflicts(index)
     problems += merge_setup_problems(ws, snap)
     problems += _contest_problems(ws, snap)
     problems += _git_state_problems(ws)
-    return DoctorReport(cells=len(index.cells), problems=problems, objects=object_store_health(ws))
+    return DoctorReport(
+        cells=len(index.cells),
+        problems=problems,
+        warnings=_identity_warnings(ws),
+        objects=object_store_health(ws),
+    )
+
+
+def symlink_problems(ws: Workspace, snap: Snapshot | None = None) -> list[Problem]:
+    """Symlinks in .hive/, committed or only on disk: hive refuses to write through
+    them (a symlinked directory would send its writes outside the repository)."""
+    snap = snap or ws.snapshot()
+    found = [
+        Problem(
+            kind="symlink",
+            message=f"{path} is committed as a symlink: hive refuses to write through it;"
+            " replace it with a real file or directory",
+            path=path,
+        )
+        for path in ws.git.symlinks_below(snap.tree, HIVE_DIR)
+    ]
+    committed = {problem.path for problem in found}
+    for path in _disk_symlinks(ws.root):
+        if path not in committed:
+            found.append(
+                Problem(
+                    kind="symlink",
+                    message=f"{path} is a symlink in the working tree: hive refuses to write"
+                    " through it; replace it with a real file or directory",
+                    path=path,
+                )
+            )
+    return found
+
+
+def _disk_symlinks(root: str) -> list[str]:
+    base = os.path.join(root, HIVE_DIR)
+    if os.path.islink(base):
+        return [HIVE_DIR]
+    found = []
+    for directory, dirs, names in os.walk(base):
+        for name in [*dirs, *names]:
+            full = os.path.join(directory, name)
+            if os.path.islink(full):
+                found.append(os.path.relpath(full, root).replace(os.sep, "/"))
+    return sorted(found)
+
+
+AUDITED_COMMITS = 500
+
+
+def _identity_warnings(ws: Workspace) -> list[Problem]:
+    """Overrides and unverifiable hive commits among the latest commits, and .hive/
+    changes committed without hive's trailers (see ``hive log --overrides``)."""
+    from hive.domain.history import audit_log, hand_edits
+
+    found = [
+        Problem(kind=entry.kind, message=f"{entry.commit[:10]} {entry.detail}")
+        for entry in audit_log(ws, limit=AUDITED_COMMITS, scan=AUDITED_COMMITS)
+    ]
+    found += [
+        Problem(
+            kind="hand-edit",
+            message=f"{sha[:10]} changed .hive/ without hive's trailers ({subject}): made by"
+            " hand or with HIVE_AUTOCOMMIT=0; review it with git show",
+        )
+        for sha, subject in hand_edits(ws, limit=AUDITED_COMMITS)
+    ]
+    return found
 
 
 def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:

@@ -593,3 +593,44 @@ def intersection_witness(a: str, b: str) -> str | None:
 def patterns_intersect(a: str, b: str) -> bool:
     """Whether some path matches both ``a`` and ``b`` (exact, both directions)."""
     return intersection_witness(a, b) is not None
+
+
+# ------------------------------------------------------------------ samples
+
+_FILLERS = ("", "q", "hive~sample.q")
+_GLOBSTAR_FILLS: tuple[tuple[str, ...], ...] = ((), ("q",), ("hive~sample", "q"))
+_SAMPLE_CHARS = [ord(c) for c in "q~zZ9_-"]
+
+
+@functools.lru_cache(maxsize=4096)
+def sample_paths(pattern: str) -> tuple[str, ...]:
+    """A few different concrete paths ``pattern`` matches (each ``*`` and ``**`` filled
+    in three ways, every brace alternative). A rule matching all of them very likely
+    contains the whole pattern; one sample outside the rule proves it does not."""
+    found: list[str] = []
+    for alternative in compile_pattern(pattern):
+        for variant in range(len(_FILLERS)):
+            names: list[str] = []
+            for segment in alternative:
+                if segment is None:
+                    names += _GLOBSTAR_FILLS[variant]
+                else:
+                    names.append(_sample_name(segment, variant))
+            path = "/".join(names)
+            if names and path not in found and glob_matches(pattern, path):
+                found.append(path)
+    return tuple(found)
+
+
+def _sample_name(tokens: tuple[Token, ...], variant: int) -> str:
+    chars: list[str] = []
+    for token in tokens:
+        if token.star:
+            chars.append(_FILLERS[variant])
+            continue
+        char = next((c for c in _SAMPLE_CHARS if token.chars.contains(c)), None)
+        if char is None:
+            char = common_char(token.chars, ANY)
+        chars.append(chr(char) if char is not None else "q")
+    name = "".join(chars)
+    return name if name not in ("", ".", "..") else "q"

@@ -6,6 +6,7 @@ from hive.domain.cells import resolve_id
 from hive.domain.workspace import Workspace
 from hive.errors import NotFound
 from hive.git.repo import CommitInfo
+from hive.models.identity import AuditEntry
 from hive.models.results import LogEntry
 from hive.store.layout import HIVE_DIR, cell_path
 
@@ -73,3 +74,98 @@ def _same_hive_dir(ws: Workspace, trees: list[str]) -> bool:
 
 def _first(values: list[str] | None) -> str | None:
     return values[0] if values else None
+
+
+def audit_log(
+    ws: Workspace, *, limit: int | None = None, scan: int | None = None
+) -> list[AuditEntry]:
+    """Overrides (``Hive-Override`` trailers, forced reservations, mail overrides) and
+    hive commits whose ``Hive-Agent`` names no identity registered here (and is not a
+    person's) or differs from the commit's author: newest first.
+
+    Commits made by hand (a process editing .hive/ files and writing trailers
+    itself) show up here when the name they claim was never registered.
+    """
+    from hive.domain.identity import known_names
+    from hive.domain.mail import MAIL_REF, mail_overrides
+
+    known = known_names(ws)
+    found: list[AuditEntry] = []
+    for number, commit in enumerate(ws.git.iter_commits()):
+        if scan is not None and number >= scan:
+            break
+        trailers = commit.trailers()
+        if "Hive-Event" not in trailers:
+            continue
+        found += _audit_commit(commit, trailers, known)
+        if limit is not None and len(found) >= limit:
+            break
+    for event in mail_overrides(ws):
+        found.append(
+            AuditEntry(
+                commit=str(event.get("commit", "")),
+                time=int(event.get("time", 0)),
+                author=str(event.get("by", "")),
+                subject=f"mail override: {event.get('action')} {event.get('target')}",
+                agent=str(event.get("by", "")),
+                kind="override",
+                detail=str(event.get("trailer", "")),
+                ref=MAIL_REF,
+            )
+        )
+    found.sort(key=lambda entry: entry.time, reverse=True)
+    return found[:limit] if limit is not None else found
+
+
+def _audit_commit(
+    commit: CommitInfo, trailers: dict[str, list[str]], known: set[str]
+) -> list[AuditEntry]:
+    agent = _first(trailers.get("Hive-Agent"))
+    kind = _first(trailers.get("Hive-Identity")) or "agent"
+    base = {
+        "commit": commit.sha, "time": commit.time, "author": commit.author,
+        "subject": commit.subject, "agent": agent,
+    }  # fmt: skip
+    found = [AuditEntry(**base, kind="override", detail=text)
+             for text in trailers.get("Hive-Override", [])]  # fmt: skip
+    if not found:
+        found += [
+            AuditEntry(**base, kind="override", detail=f"forced over {text}")
+            for text in trailers.get("Hive-Overrides", [])
+        ]
+    if agent and kind != "person" and agent not in known:
+        found.append(
+            AuditEntry(
+                **base,
+                kind="unregistered",
+                detail=f"Hive-Agent {agent} is not an identity registered in this repository"
+                + (" (an unregistered tool caller)" if kind == "unregistered" else ""),
+            )
+        )
+    author_name = commit.author.split(" <", 1)[0]
+    if agent and author_name != agent:
+        found.append(
+            AuditEntry(
+                **base,
+                kind="author-mismatch",
+                detail=f"Hive-Agent {agent} but the commit's author is {author_name}",
+            )
+        )
+    return found
+
+
+def hand_edits(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
+    """(commit, subject) of the latest ``limit`` commits that changed .hive/ without
+    hive's trailers (a hive write always carries them)."""
+    found = []
+    for number, commit in enumerate(ws.git.iter_commits()):
+        if number >= limit:
+            break
+        if "Hive-Event" in commit.trailers() or len(commit.parents) > 1:
+            continue
+        trees = [ws.git.commit_tree(sha) for sha in (commit.sha, *commit.parents)]
+        dirs = [ws.git.lookup_path(tree, HIVE_DIR, want_tree=True) for tree in trees]
+        changed = dirs[0] is not None if len(dirs) == 1 else dirs[0] != dirs[1]
+        if changed:
+            found.append((commit.sha, commit.subject))
+    return found

@@ -27,16 +27,17 @@ import json
 import os
 import pickle
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from hive.domain.workspace import Workspace, check_actor
-from hive.errors import GitError, HiveError, InvalidInput, NotFound, PermissionDenied
+from hive.domain.workspace import Workspace
+from hive.errors import GitError, HiveError, InvalidInput, NotFound, NotOwner, NotRegistered
 from hive.git.remote import check_remote, fetch_ref, push_ref, remote_ref, tracking_ref
 from hive.git.repo import CommitInfo, Identity, Plan
 from hive.models import utc_now
+from hive.models.identity import Registration
 from hive.models.mail import (
     IMPORTANCE_LEVELS,
     AckResult,
@@ -51,7 +52,7 @@ from hive.store.cells import format_time
 
 MAIL_REF = "refs/hive/mail"
 NOTICE_SENDER = "hive"
-STATE_VERSION = 3
+STATE_VERSION = 4
 ID_HEX_DIGITS = 10
 MAX_ID_HEX_DIGITS = 13  # 52 bits: still an exact JSON number
 SYNC_ATTEMPTS = 5
@@ -95,10 +96,17 @@ class MailState:
     acked: dict[tuple[str, int], str] = field(default_factory=dict)
     threads: dict[str, set[str]] = field(default_factory=dict)
     keys: dict[str, int] = field(default_factory=dict)  # notice key -> message id
+    latest_at: str = ""  # the latest event time: a new event is stamped after it
+    overrides: list[dict[str, Any]] = field(default_factory=list)
 
     def apply(self, event: dict[str, Any], commit: str) -> None:
         kind = event.get("type")
-        if kind == "agent_registered":
+        stamp = event.get("at")
+        if isinstance(stamp, str) and stamp > self.latest_at:
+            self.latest_at = stamp
+        if kind == "override":
+            self.overrides.append({**event, "commit": commit})
+        elif kind == "agent_registered":
             self._apply_agent({**event, "commit": commit})
         elif kind == "message_sent":
             self._apply_message(event, commit)
@@ -212,7 +220,7 @@ def _advance(ws: Workspace, state: MailState, tip: str | None) -> int:
 def _event_of(commit: CommitInfo) -> dict[str, Any] | None:
     _, _, body = commit.message.partition("\n\n")
     try:
-        event = json.loads(body)
+        event, _ = json.JSONDecoder().raw_decode(body.lstrip())  # trailers may follow
     except json.JSONDecodeError:
         return None
     return event if isinstance(event, dict) and "type" in event else None
@@ -245,18 +253,28 @@ def _persist(ws: Workspace, state: MailState) -> None:
         return
 
 
-def _append(ws: Workspace, build: Any, *, author: str) -> tuple[Any, str | None]:
+def _append(
+    ws: Workspace, build: Any, *, author: str, trailers: Sequence[tuple[str, str]] = ()
+) -> tuple[Any, str | None]:
     """Append the event ``build(state)`` returns as (summary, event or None, result);
-    the result and the commit now at the tip."""
+    the result and the commit now at the tip.
+
+    Appends are serialized under the mail lock, and each event is stamped strictly
+    after the latest one in the log, so events of one log keep their order by time
+    even within one millisecond (merged logs order ties by message id).
+    """
 
     def plan(tip: str | None) -> Plan:
         state = _state(ws)
         summary, event, result = build(state)
         if event is None:
             return Plan(changes=[], message="", result=result)
+        event["at"] = _after(event["at"], state.latest_at)
         message = (
             f"hive-mail: {summary}\n\n{json.dumps(event, ensure_ascii=False, sort_keys=True)}\n"
         )
+        if trailers:
+            message += "\n" + "".join(f"{key}: {value}\n" for key, value in trailers)
         return Plan(changes=[], message=message, result=result)
 
     written = ws.git.append_to_ref(
@@ -268,6 +286,17 @@ def _append(ws: Workspace, build: Any, *, author: str) -> tuple[Any, str | None]
     )
     _state(ws)
     return written.result, written.commit
+
+
+def _after(stamp: str, latest: str) -> str:
+    """``stamp``, or one millisecond after ``latest`` when ``stamp`` is not later."""
+    if stamp > latest or not latest:
+        return stamp
+    try:
+        moment = datetime.fromisoformat(latest.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    return format_time(moment + timedelta(milliseconds=1))
 
 
 def _identity(agent: str) -> Identity:
@@ -284,72 +313,80 @@ def mail_init(
     agent_name: str | None = None,
     task_description: str | None = None,
     session: str | None = None,
-    as_agent: str | None = None,
-) -> Agent:
-    """Register (or re-attach to) an agent identity.
+    token: str | None = None,
+    from_tool: bool = False,
+) -> Registration:
+    """Register an agent (``swarmmail_init``): see :func:`hive.domain.identity.register_agent`.
 
-    A name is owned by the session that registered it: calling again from
-    that session returns the same identity. A caller that declares it *is*
-    the agent (``as_agent``, e.g. ``HIVE_AGENT``/``--actor``) and asks for
-    that name re-attaches to it from any session. Anyone else asking for a
-    taken name gets a distinct one (``BlueLake`` -> ``BlueLake2``), so two
-    agents registering one name at the same moment never merge. Without a
-    name an adjective+noun name is generated; it never re-attaches to an
-    identity of another session.
+    A free name is registered and issued a credential; a registered name is
+    taken back only with its credential (``token``); without it the name is
+    refused (``name_taken``), saying who holds it. Without a name an
+    adjective+noun name is generated.
     """
-    wanted = check_actor(agent_name) if agent_name else None
-    owner = session or ws.session
+    from hive.domain.identity import register_agent
+
+    return register_agent(
+        ws, name=agent_name, task=task_description, session=session, token=token,
+        from_tool=from_tool,
+    )  # fmt: skip
+
+
+def mail_overrides(ws: Workspace) -> list[dict[str, Any]]:
+    """Overrides recorded in the mail log (reading another agent's mail), with the
+    event's commit, its time (seconds) and its trailer text."""
+    from hive.models.identity import Override
+
+    found = []
+    for event in _state(ws).overrides:
+        try:
+            override = Override.model_validate(
+                {k: event.get(k) for k in ("by", "role", "action", "target", "owner", "reason")}
+            )
+            moment = datetime.fromisoformat(str(event["at"]).replace("Z", "+00:00"))
+        except (ValueError, KeyError):
+            continue
+        found.append({**event, "time": int(moment.timestamp()), "trailer": override.trailer()})
+    return found
+
+
+def registered_names(ws: Workspace) -> set[str]:
+    """Every name the mail log knows (also names registered in other clones)."""
+    return set(_state(ws).agents)
+
+
+def append_registration(ws: Workspace, *, name: str, session: str, task: str | None) -> Agent:
+    """Record ``name`` in the mail log (once: a name already there keeps its entry)."""
 
     def build(state: MailState) -> tuple[str, dict[str, Any] | None, Agent]:
-        existing = _existing_identity(state, owner, wanted)
-        if existing is None and wanted is not None and wanted == as_agent:
-            existing = state.agents.get(wanted)
+        existing = state.agents.get(name)
         if existing is not None:
             return "", None, _agent(existing)
-        name = _free_name(state, wanted)
         event = {
             "type": "agent_registered",
             "name": name,
-            "session": owner,
-            "task": task_description,
+            "session": session,
+            "task": task,
             "project": ws.root,
             "at": format_time(utc_now()),
         }
         return f"register {name}", event, _agent(event)
 
-    result: Agent = _append(ws, build, author=wanted or "hive")[0]
+    result: Agent = _append(ws, build, author=name)[0]
     return result
 
 
-def _existing_identity(state: MailState, session: str, wanted: str | None) -> dict[str, Any] | None:
-    """This session's identity for ``wanted`` (or any, without a name), if registered."""
-    for event in state.agents.values():
-        if event["session"] != session:
-            continue
-        name = event["name"]
-        if (
-            wanted is None
-            or name == wanted
-            or (name.startswith(wanted) and name[len(wanted) :].isdigit())
-        ):
-            return event
-    return None
-
-
-def _free_name(state: MailState, wanted: str | None) -> str:
-    if wanted is not None:
-        if wanted not in state.agents:
-            return wanted
-        number = 2
-        while f"{wanted}{number}" in state.agents:
-            number += 1
-        return f"{wanted}{number}"
+def generated_name(taken: set[str]) -> str:
+    """An adjective+noun name not in ``taken`` (a number is added if all are)."""
     rng = random.SystemRandom()
     for _ in range(200):
         name = rng.choice(ADJECTIVES) + rng.choice(NOUNS)
-        if name not in state.agents:
+        if name not in taken:
             return name
-    return _free_name(state, rng.choice(ADJECTIVES) + rng.choice(NOUNS))
+    base = rng.choice(ADJECTIVES) + rng.choice(NOUNS)
+    number = 2
+    while f"{base}{number}" in taken:
+        number += 1
+    return f"{base}{number}"
 
 
 def _agent(event: dict[str, Any]) -> Agent:
@@ -370,10 +407,6 @@ def all_messages(ws: Workspace) -> list[dict[str, Any]]:
 
 def list_agents(ws: Workspace) -> list[Agent]:
     return [_agent(event) for event in _state(ws).agents.values()]
-
-
-class NotRegistered(NotFound):
-    code = "not_registered"
 
 
 def require_registered(ws: Workspace, name: str) -> None:
@@ -412,7 +445,7 @@ def send_message(
     A thread id that names a cell (also by an unambiguous prefix) is stored
     as that cell's full id.
     """
-    sender = ws.actor
+    sender = ws.require_agent("sending mail")
     _check_message(to, subject, body, importance)
     coordinator = coordinator_of(ws, thread_id, sender) if COORDINATOR in to else None
     thread_members: list[str] = []
@@ -564,11 +597,25 @@ def inbox(
     urgent_only: bool = False,
     unread_only: bool = False,
     agent: str | None = None,
+    force: bool = False,
+    reason: str | None = None,
 ) -> list[MessageHeader]:
-    """Newest first, at most 5, headers only (bodies via read_message)."""
-    name = agent or ws.actor
+    """Newest first, at most 5, headers only (bodies via read_message).
+
+    ``agent``: another agent's inbox, which only a coordinator or a person may
+    look into, with ``force`` and a reason (recorded in the mail log and the
+    event log).
+    """
+    me = ws.require_agent("reading mail")
+    name = agent or me
     state = _state(ws)
     _require_agent(state, name)
+    if name != me:
+        _record_mail_override(
+            ws, owner=name, action="list the inbox of", target=f"inbox of {name}",
+            force=force, reason=reason,
+        )  # fmt: skip
+        state = _state(ws)
     cap = max(1, min(limit, INBOX_CAP))
     found: list[MessageHeader] = []
     for message_id in reversed(state.inbox.get(name, [])):
@@ -581,6 +628,28 @@ def inbox(
         if len(found) >= cap:
             break
     return found
+
+
+def _record_mail_override(
+    ws: Workspace, *, owner: str, action: str, target: str, force: bool, reason: str | None
+) -> None:
+    """Check an override of a mail ownership rule and record it: a mail-log event
+    with a ``Hive-Override`` trailer, and the event log."""
+    from hive.domain.ownership import check_owner, override_trailers, record_overrides
+
+    found = check_owner(
+        ws, owner=owner, action=action, target=target, force=force, reason=reason,
+        what="addressed to",
+    )  # fmt: skip
+    if found is None:
+        return
+    event = {"type": "override", **found.model_dump(), "at": format_time(utc_now())}
+
+    def build(state: MailState) -> tuple[str, dict[str, Any], None]:
+        return f"override by {found.by}: {action} {owner}", dict(event), None
+
+    _, commit = _append(ws, build, author=found.by, trailers=override_trailers([found]))
+    record_overrides(ws, [found], commit, ref=MAIL_REF)
 
 
 def _header(state: MailState, event: dict[str, Any], reader: str) -> MessageHeader:
@@ -599,10 +668,23 @@ def _header(state: MailState, event: dict[str, Any], reader: str) -> MessageHead
     )
 
 
-def read_message(ws: Workspace, *, message_id: int) -> Message:
-    """One message with its body; marks it read for the caller."""
-    reader = ws.actor
-    event = _visible_message(_state(ws), message_id, reader)
+def read_message(
+    ws: Workspace, *, message_id: int, force: bool = False, reason: str | None = None
+) -> Message:
+    """One message with its body; marks it read for the caller.
+
+    Only its recipients (and its sender) may read it; a coordinator or a person
+    may read another's with ``force`` and a reason (recorded; not marked read).
+    """
+    reader = ws.require_agent("reading mail")
+    event = _message(_state(ws), message_id)
+    if reader != event["from"] and reader not in event["to"]:
+        _record_mail_override(
+            ws, owner=", ".join(event["to"]), action="read", target=f"message #{message_id}",
+            force=force, reason=reason,
+        )  # fmt: skip
+        header = _header(_state(ws), event, event["to"][0])
+        return Message(**header.model_dump(), body=event["body"])
 
     def build(state: MailState) -> tuple[str, dict[str, Any] | None, None]:
         if reader not in event["to"] or (reader, message_id) in state.read:
@@ -621,21 +703,23 @@ def read_message(ws: Workspace, *, message_id: int) -> Message:
     return Message(**header.model_dump(), body=event["body"])
 
 
-def _visible_message(state: MailState, message_id: int, reader: str) -> dict[str, Any]:
+def _message(state: MailState, message_id: int) -> dict[str, Any]:
     event = state.messages.get(int(message_id))
     if event is None:
         raise NotFound(f"no message #{message_id}")
-    if reader != event["from"] and reader not in event["to"]:
-        raise PermissionDenied(f"message #{message_id} was not sent to {reader}")
     return event
 
 
 def ack_message(ws: Workspace, *, message_id: int) -> AckResult:
     """Acknowledge a message (recipients only); acknowledging twice changes nothing."""
-    agent = ws.actor
-    event = _visible_message(_state(ws), message_id, agent)
+    agent = ws.require_agent("acknowledging mail")
+    event = _message(_state(ws), message_id)
     if agent not in event["to"]:
-        raise PermissionDenied(f"only recipients can acknowledge message #{message_id}")
+        raise NotOwner(
+            f"message #{message_id} is addressed to {', '.join(event['to'])}: only its"
+            f" recipients acknowledge it, not {agent}",
+            owner=event["to"][0],
+        )
     now = format_time(utc_now())
 
     def build(state: MailState) -> tuple[str, dict[str, Any] | None, None]:

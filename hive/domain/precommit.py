@@ -1,11 +1,14 @@
 """The pre-commit check: reservations are enforced on ``git commit``, .hive/ is validated.
 
 Staged paths (both sides of a rename, since a rename stages a deletion and
-an addition) that fall under another agent's active exclusive reservation
-block the commit. The committer is ``HIVE_AGENT``; with none set the
-committer is a human, who is blocked the same way. ``HIVE_BYPASS=1`` (or
-``git commit --no-verify``) skips the check. Staged ``.hive/`` files that do
-not validate block the commit too.
+an addition) that fall under another agent's active exclusive reservation (on
+this branch, or on the branch of any other worktree of the repository) block
+the commit. The committing agent is identified by its credential
+(``HIVE_AGENT_TOKEN``); without one the committer is a person (``HIVE_AGENT``
+alone proves nothing), who is blocked the same way. An agent is also blocked
+from committing files its ``tools.permissions`` rules deny it (as the
+pseudo-tool ``git_commit``). ``HIVE_BYPASS=1`` (or ``git commit --no-verify``)
+skips the check. Staged ``.hive/`` files that do not validate block the commit too.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pydantic import BaseModel, Field
 from hive.domain.globs import glob_matches
 from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
+from hive.domain.path_rules import PathPermissionDenied, check_paths, permissions_from_config
 from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
 from hive.domain.reservations import (
     RESERVATIONS_DIR,
@@ -26,13 +30,15 @@ from hive.domain.reservations import (
     load_reservations,
     may_intersect,
     misfiled,
+    worktree_reservations,
 )
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile
+from hive.errors import CorruptFile, HiveError
 from hive.git.index import read_entries
 from hive.git.repo import Snapshot
 from hive.models import utc_now
 from hive.models.reservation import Reservation
+from hive.store import credentials
 from hive.store.cells import decode_cell, decode_config
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 
@@ -49,6 +55,8 @@ class Violation(BaseModel):
 
 class PrecommitReport(BaseModel):
     committer: str | None
+    committer_kind: str = "person"  # agent (proven by credential) or person
+    note: str | None = None  # e.g. HIVE_AGENT set without a credential
     staged: list[str] = Field(default_factory=list)
     violations: list[Violation] = Field(default_factory=list)
     bypassed: bool = False
@@ -102,37 +110,81 @@ def staged_paths(ws: Workspace) -> list[str]:
     return staged_state(ws).paths
 
 
+COMMIT_TOOL = "git_commit"  # whose tools.permissions rules apply to an agent's commits
+
+
 def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitReport:
-    """What would block the commit being made right now."""
-    agent = committer if committer is not None else (os.environ.get("HIVE_AGENT") or None)
+    """What would block the commit being made right now. ``committer``: trusted
+    in-process callers name the committing agent; otherwise it is the agent whose
+    credential is in ``HIVE_AGENT_TOKEN``, else the person of the git identity."""
+    agent, kind, note = _committer(ws, committer)
     # First settle a hive write a killed process left: its files go into this commit's
     # index, so the commit can never revert it (even with HIVE_BYPASS).
     recovered = ws.git.recover(commit_index=index_path(ws), wait=RECOVERY_WAIT)
     if os.environ.get("HIVE_BYPASS") == "1":
-        return PrecommitReport(committer=agent, bypassed=True, recovered=recovered)
+        return PrecommitReport(
+            committer=agent, committer_kind=kind, bypassed=True, recovered=recovered
+        )
     state = staged_state(ws)
-    report = PrecommitReport(committer=agent, staged=state.paths, recovered=recovered)
+    report = PrecommitReport(
+        committer=agent, committer_kind=kind, note=note, staged=state.paths, recovered=recovered
+    )
     snap = state.snapshot
     has_hive = snap.blob_sha(CONFIG_PATH) is not None or bool(snap.listing(RESERVATIONS_DIR))
     if not has_hive and not any(p.startswith(HIVE_DIR + "/") for p in state.paths):
         return report  # no hive here: nothing to enforce
-    report.violations += _reservation_violations(ws, state, agent)
+    report.violations += _reservation_violations(ws, state, agent, kind)
+    if kind == "agent":
+        report.violations += _denied_violations(ws, state, agent)
     report.violations += _hive_file_violations(ws, state)
     return report
 
 
+def _committer(ws: Workspace, committer: str | None) -> tuple[str, str, str | None]:
+    """(name, agent|person, a note) of whoever is committing."""
+    if committer is not None:
+        return committer, "agent", None
+    token = os.environ.get("HIVE_AGENT_TOKEN") or None
+    person = ws.git.config_identity()
+    person_name = person.name if person is not None else "you"
+    if token:
+        name = credentials.name_of_token(ws.git.paths.hive_state_dir, token)
+        if name is not None:
+            return name, "agent", None
+        return (
+            person_name,
+            "person",
+            (
+                "HIVE_AGENT_TOKEN is not the credential of a registered agent: committing as"
+                f" the person {person_name}"
+            ),
+        )
+    claimed = os.environ.get("HIVE_AGENT") or None
+    note = None
+    if claimed and claimed != person_name:
+        note = (
+            f"HIVE_AGENT={claimed} proves nothing without HIVE_AGENT_TOKEN: committing as"
+            f" the person {person_name}"
+        )
+    return person_name, "person", note
+
+
 def _reservation_violations(
-    ws: Workspace, state: StagedState, agent: str | None
+    ws: Workspace, state: StagedState, agent: str, kind: str
 ) -> list[Violation]:
-    """Staged paths under another agent's exclusive reservation (as staged), and
-    reservation files that cannot be trusted (they would hide reservations)."""
+    """Staged paths under another agent's exclusive reservation (as staged here, and
+    on every other worktree's branch), and reservation files that cannot be trusted
+    (they would hide reservations)."""
     loaded = load_reservations(ws, state.snapshot)
     found = [
         Violation(path=problem.path, kind="untrusted-reservations", message=problem.message)
         for problem in loaded.problems
         if problem.path not in state.paths  # staged ones are reported by the validation
     ]
-    held = active_reservations(loaded.files, utc_now())
+    now = utc_now()
+    held = active_reservations(loaded.files, now)
+    for _, other in worktree_reservations(ws, state.snapshot):
+        held += active_reservations(other.files, now)
     mine = [r for r in held if r.agent == agent]
     blocking = [r for r in held if r.exclusive and r.agent != agent]
     for path in state.paths:
@@ -145,8 +197,26 @@ def _reservation_violations(
                 continue
             if _overridden(mine, item, path):
                 continue
-            found.append(_reserved_violation(path, item, agent))
+            found.append(_reserved_violation(path, item, agent, kind))
             break
+    return found
+
+
+def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
+    """Staged files the committing agent's ``tools.permissions`` rules deny it."""
+    try:
+        config = ws.config(state.snapshot)
+        rules = permissions_from_config(config.extra_settings().get("tools"))
+    except HiveError:
+        return []  # a broken config is reported by the hive-file validation and doctor
+    found = []
+    for path in state.paths:
+        if path.startswith(HIVE_DIR + "/"):
+            continue
+        try:
+            check_paths(rules, agent, COMMIT_TOOL, [path])
+        except PathPermissionDenied as exc:
+            found.append(Violation(path=path, kind="denied", message=exc.message))
     return found
 
 
@@ -161,8 +231,9 @@ def _overridden(mine: list[Reservation], item: Reservation, path: str) -> bool:
     )
 
 
-def _reserved_violation(path: str, item: Reservation, agent: str | None) -> Violation:
-    who = agent or "you (no HIVE_AGENT set)"
+def _reserved_violation(path: str, item: Reservation, agent: str, kind: str) -> Violation:
+    who = agent if kind == "agent" else f"{agent} (a person: agents prove who they are with"
+    who += "" if kind == "agent" else " HIVE_AGENT_TOKEN)"
     cell = f" for {item.cell}" if item.cell else ""
     return Violation(
         path=path,

@@ -3,10 +3,12 @@
 Each agent's reservations live in ``.hive/reservations/<agent>.yaml`` on the
 working branch, so ``swarm_complete`` can release them in the same commit
 that closes the cell. A request is checked, pattern against pattern, against
-every other agent's active reservation inside the write transaction, so two
-agents can never both be granted intersecting exclusive patterns. A
-conflicting request is refused with ``reservation_conflict``; only a
-coordinator may ``force`` it, and the override is recorded.
+every other agent's active reservation inside the write transaction, on this
+branch and on the branch of every other worktree of the repository (all under
+the one repository-wide write lock in the common git directory), so two agents
+can never both be granted intersecting exclusive patterns. A conflicting
+request is refused with ``reservation_conflict``; only a coordinator or a
+person may ``force`` it, with a reason, and the override is recorded.
 """
 
 from __future__ import annotations
@@ -23,32 +25,43 @@ from typing import Any
 from pydantic import ValidationError
 
 from hive.domain.globs import normalize_pattern, patterns_intersect
-from hive.domain.workspace import Workspace
+from hive.domain.ownership import (
+    check_owner,
+    configured_coordinators,
+    override_role,
+    override_trailers,
+    record_overrides,
+)
+from hive.domain.path_rules import pattern_only_denied, permissions_from_config
+from hive.domain.workspace import Workspace, check_actor
 from hive.errors import (
     CorruptFile,
     InvalidInput,
     NotFound,
+    NotOwner,
     PathOutsideRepository,
-    PermissionDenied,
     ReservationConflict,
 )
 from hive.git.repo import Change, Snapshot, blob_sha_of, format_message
 from hive.models import utc_now
+from hive.models.identity import Override
 from hive.models.reservation import (
     ConflictDetail,
-    Override,
     ReleaseResult,
     Reservation,
     ReservationFile,
     ReservationProblem,
     ReserveResult,
 )
+from hive.models.reservation import (
+    Override as ReservationOverride,
+)
 from hive.store.yamlio import dumps, load_mapping
 
 RESERVATIONS_DIR = ".hive/reservations"
 GLOB_CHARS = re.compile(r"[*?\[{\\]")
 MAX_TTL = 7 * 24 * 3600
-DEFAULT_COORDINATORS = ("coordinator",)
+RESERVE_TOOL = "swarmmail_reserve"  # whose tools.permissions rules apply to reservations
 LOADED_CACHE = "reservations.loaded"  # reservations tree key -> LoadedReservations
 PREFIX_CACHE = "reservations.prefixed"  # blob sha -> [(literal prefix, reservation)]
 BLOB_CACHE = "reservation_blobs"
@@ -262,39 +275,98 @@ def reserve(
     cell: str | None = None,
     force: bool = False,
 ) -> ReserveResult:
-    """Reserve glob patterns for the actor, or refuse with the conflicts."""
-    agent = ws.actor
+    """Reserve glob patterns for the actor, or refuse with the conflicts.
+
+    Conflicts are searched in this branch's reservations and in those of every
+    other worktree's branch. ``force`` (a coordinator or a person, with a
+    ``reason``) grants a conflicting request and records what it overrode. An
+    agent may not reserve a pattern that names only files its
+    ``tools.permissions`` rules deny it.
+    """
+    agent = ws.require_agent("reserving files")
     if not paths:
         raise InvalidInput("give at least one path or pattern to reserve")
     if not 1 <= ttl_seconds <= MAX_TTL:
         raise InvalidInput(f"ttl_seconds must be between 1 and {MAX_TTL}, got {ttl_seconds}")
     patterns = list(dict.fromkeys(normalize_request(ws, p) for p in paths))
     cell_id = _resolve_cell(ws, cell)
+    forced: list[Override] = []
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
-        ws.config(snap)  # reservations are only enforced in an initialised hive
+        config = ws.config(snap)  # reservations are only enforced in an initialised hive
         if force:
-            _require_coordinator(ws, snap, agent)
+            _require_override_role(ws, snap, agent)
+        _refuse_denied(ws, config, agent, patterns)
         now = utc_now()
         loaded = load_reservations(ws, snap)
-        if loaded.problems:
-            raise problems_error(loaded.problems)
+        others = worktree_reservations(ws, snap)
+        problems = loaded.problems + [p for _, other in others for p in other.problems]
+        if problems:
+            raise problems_error(problems)
         files = loaded.files
         found = _conflicts(loaded, agent, patterns, exclusive, now)
+        for branch, other in others:
+            found += _conflicts(other, agent, patterns, exclusive, now, branch=branch)
         if found and not force:
             raise _conflict_error(found)
+        overrides = _overrides(ws, snap, found, reason) if found else []
+        forced[:] = overrides
         mine = _pruned(files.get(agent), agent, now)
         first_id = 1 + max(_highest_id(files), _read_sequence(ws))
         request = _Request(patterns, exclusive, reason, cell_id, ttl_seconds)
         result = _grant(mine, request, now, first_id, found)
         change = file_change(ws, mine)
         verb = "force-reserve" if force and found else "reserve"
-        message = _message(ws, verb, f"{agent} {', '.join(patterns)}", cell_id, found)
+        message = _message(ws, verb, f"{agent} {', '.join(patterns)}", cell_id, found, overrides)
         return [change], message, result
 
-    outcome: ReserveResult = ws.write_files(plan).result
+    written = ws.write_files(plan)
+    outcome: ReserveResult = written.result
     _write_sequence(ws, max((r.id for r in outcome.granted), default=0))
+    if forced:
+        record_overrides(ws, forced, written.commit)
     return outcome
+
+
+def worktree_reservations(ws: Workspace, snap: Snapshot) -> list[tuple[str, LoadedReservations]]:
+    """(branch, reservations) of every other worktree's HEAD, when it differs from
+    ``snap``'s commit. Read under the repository-wide write lock by ``reserve``, so a
+    grant in one worktree is seen by the next request in any other."""
+    found: list[tuple[str, LoadedReservations]] = []
+    seen = {snap.head.commit}
+    for head in ws.git.other_worktree_heads():
+        if head.commit in seen:
+            continue
+        seen.add(head.commit)
+        other = ws.git.snapshot_at(head)
+        branch = (head.ref or "").removeprefix("refs/heads/") or (head.commit or "")[:10]
+        found.append((branch, load_reservations(ws, other)))
+    return found
+
+
+def _refuse_denied(ws: Workspace, config: Any, agent: str, patterns: list[str]) -> None:
+    """An agent may not reserve a pattern naming only files denied to it (a pattern that
+    merely could contain denied files is fine: those stay denied file by file)."""
+    if ws.principal.kind != "agent":
+        return
+    rules = permissions_from_config(config.extra_settings().get("tools"))
+    for pattern in patterns:
+        pattern_only_denied(rules, agent, RESERVE_TOOL, pattern)
+
+
+def _overrides(
+    ws: Workspace, snap: Snapshot, found: list[ConflictDetail], reason: str | None
+) -> list[Override]:
+    overrides: list[Override] = []
+    for holder in dict.fromkeys(c.holder for c in found):
+        held = ", ".join(f"#{c.reservation_id} {c.pattern}" for c in found if c.holder == holder)
+        override = check_owner(
+            ws, owner=holder, action="override the reservations", target=held, force=True,
+            reason=reason, snap=snap, what="held by",
+        )  # fmt: skip
+        if override is not None:
+            overrides.append(override)
+    return overrides
 
 
 @dataclass(frozen=True)
@@ -351,7 +423,7 @@ def _grant(
     for pattern in request.patterns:
         existing = next((r for r in mine.reservations if r.path_pattern == pattern), None)
         overrides = [
-            Override(reservation_id=c.reservation_id, holder=c.holder, pattern=c.pattern)
+            ReservationOverride(reservation_id=c.reservation_id, holder=c.holder, pattern=c.pattern)
             for c in found
             if c.requested == pattern
         ]
@@ -394,6 +466,8 @@ def _conflicts(
     patterns: Iterable[str],
     exclusive: bool,
     now: datetime,
+    *,
+    branch: str | None = None,
 ) -> list[ConflictDetail]:
     found = []
     for pattern in patterns:
@@ -413,6 +487,7 @@ def _conflicts(
                         cell=held.cell,
                         expires_at=held.expires_at,
                         reservation_id=held.id,
+                        branch=branch,
                     )
                 )
     return found
@@ -422,6 +497,8 @@ def _conflict_error(found: list[ConflictDetail]) -> ReservationConflict:
     parts = []
     for conflict in found:
         where = f" for {conflict.cell}" if conflict.cell else ""
+        if conflict.branch:
+            where += f" in the worktree of branch {conflict.branch}"
         parts.append(
             f"{conflict.requested} conflicts with {conflict.pattern} reserved by"
             f" {conflict.holder}{where} until {_stamp(conflict.expires_at)}"
@@ -431,14 +508,14 @@ def _conflict_error(found: list[ConflictDetail]) -> ReservationConflict:
     )
 
 
-def _require_coordinator(
+def _require_override_role(
     ws: Workspace, snap: Snapshot, agent: str, *, action: str = "force a reservation"
 ) -> None:
-    extra = ws.config(snap).extra_settings()
-    coordinators = extra.get("coordinators") or list(DEFAULT_COORDINATORS)
-    if agent not in coordinators:
-        raise PermissionDenied(
-            f"only a coordinator ({', '.join(coordinators)}) may {action}; {agent} is not one"
+    if override_role(ws, snap) is None:
+        named = ", ".join(configured_coordinators(ws, snap)) or "none configured"
+        raise NotOwner(
+            f"only a coordinator (.hive/config.yaml coordinators: {named}) or a person may"
+            f" {action}; {agent} is neither"
         )
 
 
@@ -456,13 +533,15 @@ def _message(
     subject: str,
     cell_id: str | None,
     overridden: Sequence[ConflictDetail] = (),
+    overrides: Sequence[Override] = (),
     extra: Sequence[tuple[str, str]] = (),
 ) -> str:
     trailers = [("Hive-Cell", cell_id)] if cell_id else []
-    trailers += [("Hive-Agent", ws.actor), ("Hive-Event", verb)]
+    trailers += ws.trailers(verb)
     trailers += [
         ("Hive-Overrides", f"{c.holder} #{c.reservation_id} {c.pattern}") for c in overridden
     ]
+    trailers += override_trailers(overrides)
     trailers += list(extra)
     return format_message(f"hive: {verb} {subject}", trailers)
 
@@ -472,50 +551,96 @@ def release(
     *,
     paths: Sequence[str] | None = None,
     reservation_ids: Sequence[int] | None = None,
+    agent: str | None = None,
+    force: bool = False,
+    reason: str | None = None,
 ) -> ReleaseResult:
-    """Release the actor's reservations: given patterns/ids, or all of them."""
-    agent = ws.actor
+    """Release the actor's reservations: given patterns/ids, or all of them.
+
+    Only the holder releases. ``agent`` names another holder, whose reservations a
+    coordinator or a person may release with ``force`` and a ``reason`` (recorded).
+    """
+    me = ws.require_agent("releasing reservations")
+    holder = check_actor(agent) if agent else me
     wanted_patterns = [normalize_request(ws, p) for p in paths or []]
     wanted_ids = list(reservation_ids or [])
+    forced: list[Override] = []
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         now = utc_now()
         loaded = load_reservations(ws, snap)
-        own = [p for p in loaded.problems if p.path == reservation_path(agent)]
+        own = [p for p in loaded.problems if p.path == reservation_path(holder)]
         if own:
             raise problems_error(own)
         files = loaded.files
-        mine = _pruned(files.get(agent), agent, now)
+        mine = _pruned(files.get(holder), holder, now)
         released, kept, missing = split_release(mine.reservations, wanted_patterns, wanted_ids)
+        if holder == me:
+            _refuse_others_ids(files, me, [int(m[1:]) for m in missing if m.startswith("#")], now)
         if (wanted_patterns or wanted_ids) and not released:
-            raise NotFound(f"{agent} holds no active reservation matching {', '.join(missing)}")
-        current = files.get(agent)
+            raise NotFound(f"{holder} holds no active reservation matching {', '.join(missing)}")
+        overrides = []
+        if holder != me:
+            held = ", ".join(f"#{r.id} {r.path_pattern}" for r in released) or "(none active)"
+            override = check_owner(
+                ws, owner=holder, action="release the reservations", target=held,
+                force=force, reason=reason, snap=snap, what="held by",
+            )  # fmt: skip
+            overrides = [override] if override is not None else []
+        forced[:] = overrides
+        current = files.get(holder)
         if current is None or (not released and len(current.reservations) == len(kept)):
             return [], "", ReleaseResult(released=[], not_found=missing)
-        change = release_change(agent, kept, ws)
-        subject = f"{agent} {', '.join(r.path_pattern for r in released) or '(expired)'}"
-        return (
-            [change],
-            _message(ws, "release", subject, None),
-            ReleaseResult(released=released, not_found=missing),
-        )
+        change = release_change(holder, kept, ws)
+        subject = f"{holder} {', '.join(r.path_pattern for r in released) or '(expired)'}"
+        message = _message(ws, "release", subject, None, overrides=overrides)
+        return [change], message, ReleaseResult(released=released, not_found=missing)
 
-    outcome: ReleaseResult = ws.write_files(plan).result
+    written = ws.write_files(plan)
+    if forced and written.commit:
+        record_overrides(ws, forced, written.commit)
+    outcome: ReleaseResult = written.result
     return outcome
 
 
-def release_for_holder(
-    ws: Workspace, *, reservation_id: int, as_coordinator: bool = False
-) -> ReleaseResult:
-    """A coordinator releases another agent's reservation (a stale one: its holder
-    stopped or moved on). The holder's expired entries are pruned in the same
-    commit; the commit names the actor and carries ``Hive-Released: holder #id pattern``.
+def _refuse_others_ids(
+    files: dict[str, ReservationFile], me: str, ids: list[int], now: datetime
+) -> None:
+    """Releasing another agent's reservation by id is refused, naming its holder."""
+    for data in files.values():
+        if data.agent == me:
+            continue
+        for item in data.reservations:
+            if item.id in ids and item.active(now):
+                raise NotOwner(
+                    f"reservation #{item.id} ({item.path_pattern}) is held by {data.agent};"
+                    f" only {data.agent} may release it (a coordinator or a person may"
+                    " override with agent, force and a reason)",
+                    owner=data.agent,
+                    reservation_id=item.id,
+                )
 
-    The actor must be a coordinator (the config's ``coordinators``) unless
+
+def release_for_holder(
+    ws: Workspace,
+    *,
+    reservation_id: int,
+    as_coordinator: bool = False,
+    reason: str | None = None,
+) -> ReleaseResult:
+    """Release one reservation by id, whoever holds it (a stale one: its holder
+    stopped or moved on). The holder's expired entries are pruned in the same
+    commit; the commit names the actor and carries ``Hive-Released: holder #id
+    pattern``.
+
+    Releasing another agent's reservation is an override: the actor must be a
+    coordinator (``coordinators:`` in the config) or a person, unless
     ``as_coordinator`` says the surface already granted that role (``hive serve
-    --allow-write``). Releasing one's own reservation needs no role.
+    --allow-write``); it is recorded (``Hive-Override`` trailer, event log) with
+    ``reason`` (default: a stale reservation). Releasing one's own needs no role.
     """
     actor = ws.actor
+    forced: list[Override] = []
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         loaded = load_reservations(ws, snap)
@@ -531,8 +656,21 @@ def release_for_holder(
         if found is None:
             raise NotFound(f"no reservation #{reservation_id}", reservation_id=reservation_id)
         holder = found.agent
-        if holder != actor and not as_coordinator:
-            _require_coordinator(ws, snap, actor, action="release another agent's reservation")
+        overrides: list[Override] = []
+        if holder != actor:
+            role = "coordinator" if as_coordinator else override_role(ws, snap)
+            if role is None:
+                _require_override_role(
+                    ws, snap, actor, action="release another agent's reservation"
+                )
+            overrides = [
+                Override(
+                    by=actor, role=role or "coordinator", action="release the reservation",
+                    target=f"#{found.id} {found.path_pattern}", owner=holder,
+                    reason=" ".join((reason or "a stale reservation").split()),
+                )
+            ]  # fmt: skip
+        forced[:] = overrides
         kept = [
             r
             for r in _pruned(loaded.files[holder], holder, utc_now()).reservations
@@ -540,10 +678,13 @@ def release_for_holder(
         ]
         subject = f"{holder} {found.path_pattern}" + (f" (by {actor})" if holder != actor else "")
         trailers = [("Hive-Released", f"{holder} #{found.id} {found.path_pattern}")]
-        message = _message(ws, "release", subject, found.cell, extra=trailers)
+        message = _message(ws, "release", subject, found.cell, overrides=overrides, extra=trailers)
         return [release_change(holder, kept, ws)], message, ReleaseResult(released=[found])
 
-    outcome: ReleaseResult = ws.write_files(plan).result
+    written = ws.write_files(plan)
+    if forced:
+        record_overrides(ws, forced, written.commit)
+    outcome: ReleaseResult = written.result
     return outcome
 
 

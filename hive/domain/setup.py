@@ -47,11 +47,10 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
             changes.append(attributes)
         if not changes:
             return [], "", False
-        trailers = [("Hive-Agent", ws.actor), ("Hive-Event", "init")]
         subject = (
             f"hive: init (prefix {config.prefix})" if created else "hive: init merge attributes"
         )
-        return changes, format_message(subject, trailers), created
+        return changes, format_message(subject, ws.trailers("init")), created
 
     written = ws.write_files(plan)
     existing = ws.config()

@@ -17,7 +17,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hive.errors import CorruptFile, InvalidInput, NotInitialized
+from hive.errors import (
+    CorruptFile,
+    HiveError,
+    InvalidInput,
+    NotInitialized,
+    NotRegistered,
+    NotYourIdentity,
+)
 from hive.git.repo import (
     TREE_MODE,
     Change,
@@ -31,6 +38,8 @@ from hive.git.repo import (
 )
 from hive.models import Cell, HiveConfig
 from hive.models.cell import without_control_chars
+from hive.models.identity import Principal
+from hive.store import credentials
 from hive.store.cache import CellCache, CellIndex, build_index, derive
 from hive.store.cells import decode_cell, decode_config, encode_cell, parse_for_index, parsed_cell
 from hive.store.index import EMPTY_STATE, ParseProblem, StateIndex
@@ -56,6 +65,7 @@ class MixedPlan:
     title: str
     result: Any = None
     files: list[Change] = field(default_factory=list)
+    trailers: list[tuple[str, str]] = field(default_factory=list)  # e.g. Hive-Override
 
 
 class Workspace:
@@ -69,12 +79,34 @@ class Workspace:
         autocommit: bool | None = None,
         persist_cache: bool = True,
         session: str | None = None,
+        claim: str | None = None,
+        token: str | None = None,
+        from_env: bool = True,
+        unregistered: bool = False,
     ) -> None:
+        """Open the repository at ``path``.
+
+        Who acts: ``actor`` is trusted as an agent (in-process code, or a tool
+        surface whose session proved the name). Otherwise the principal is
+        resolved on first use: a credential (``token``, else ``HIVE_AGENT_TOKEN``)
+        makes the caller that agent; a name claimed without one (``claim``, else
+        ``HIVE_AGENT``) is refused unless it is the git user's own; with neither
+        the caller is a person acting as their git identity. ``unregistered``:
+        a tool caller that has not registered yet.
+        """
         self.git = GitRepo.discover(path)
         self.autocommit = _env_flag("HIVE_AUTOCOMMIT", True) if autocommit is None else autocommit
-        self._actor = actor or os.environ.get("HIVE_AGENT") or None
-        if self._actor is not None:
-            self._actor = check_actor(self._actor)
+        self._principal: Principal | None = None
+        self._claim = claim
+        self._token = token
+        if from_env:
+            self._claim = claim or os.environ.get("HIVE_AGENT") or None
+            self._token = token or os.environ.get("HIVE_AGENT_TOKEN") or None
+        if actor is not None:
+            self._principal = Principal(check_actor(actor), "agent")
+        elif unregistered:
+            self._principal = Principal(self._person_name(), "unregistered")
+        self.identity_error: HiveError | None = None
         self.cache = CellCache()
         # persist_cache=False: a private in-memory index (tests of cold reads)
         self._state_dir = self.git.paths.hive_state_dir if persist_cache else ":memory:"
@@ -93,18 +125,74 @@ class Workspace:
     # ------------------------------------------------------------ identity
 
     @property
+    def principal(self) -> Principal:
+        """Who is acting; raises NotYourIdentity when a claimed name is not proven."""
+        if self.identity_error is not None:
+            raise self.identity_error
+        if self._principal is None:
+            self._principal = self._resolve_principal()
+        return self._principal
+
+    @property
     def actor(self) -> str:
-        if self._actor is None:
-            identity = self.git.config_identity()
-            self._actor = identity.name if identity else (_os_user() or "unknown")
-        return self._actor
+        return self.principal.name
+
+    def _resolve_principal(self) -> Principal:
+        state_dir = self.git.paths.hive_state_dir
+        if self._token:
+            name = credentials.name_of_token(state_dir, self._token)
+            if name is None:
+                raise NotYourIdentity(
+                    "HIVE_AGENT_TOKEN is not the credential of any agent registered in this"
+                    " repository (retired or replaced?); register again with"
+                    " 'hive agent register NAME'"
+                )
+            if self._claim and check_actor(self._claim) != name:
+                raise NotYourIdentity(
+                    f"you are {name} (by HIVE_AGENT_TOKEN), not {self._claim}",
+                    claimed=self._claim,
+                    agent=name,
+                )
+            return Principal(name, "agent")
+        person = self._person_name()
+        if self._claim and check_actor(self._claim) != person:
+            raise NotYourIdentity(
+                f"acting as {self._claim} needs its credential: set HIVE_AGENT_TOKEN (issued by"
+                f" 'hive agent register {self._claim}'); without one you act as yourself"
+                f" ({person}): unset HIVE_AGENT / --actor",
+                claimed=self._claim,
+            )
+        return Principal(person, "person")
+
+    def _person_name(self) -> str:
+        identity = self.git.config_identity()
+        return identity.name if identity else (_os_user() or "unknown")
+
+    def require_agent(self, action: str) -> str:
+        """The actor's name, when it may act as an agent (claim, reserve, use mail)."""
+        principal = self.principal
+        if principal.kind == "unregistered":
+            raise NotRegistered(
+                f"{action} needs a registered agent: call swarmmail_init first (or start"
+                " the server with --agent NAME, or with HIVE_AGENT_TOKEN set)"
+            )
+        return principal.name
 
     def identity(self) -> Identity:
+        """Author and committer of this workspace's commits: the acting identity."""
+        principal = self.principal
         configured = self.git.config_identity()
-        if configured is not None and configured.name == self.actor:
+        if principal.kind == "person" and configured is not None:
             return configured
-        email = configured.email if configured is not None else f"{_slug(self.actor)}@hive.local"
-        return Identity(name=self.actor, email=email)
+        return Identity(name=principal.name, email=f"{_slug(principal.name)}@hive.local")
+
+    def trailers(self, event: str) -> list[tuple[str, str]]:
+        """``Hive-Agent`` and ``Hive-Event`` (+ ``Hive-Identity`` for non-agents)."""
+        principal = self.principal
+        found = [("Hive-Agent", principal.name), ("Hive-Event", event)]
+        if principal.kind != "agent":
+            found.append(("Hive-Identity", principal.kind))
+        return found
 
     # ------------------------------------------------------------ reading
 
@@ -260,10 +348,11 @@ class Workspace:
     def for_actor(self, name: str) -> Workspace:
         """This workspace acting as ``name`` (sharing its caches and git handle)."""
         checked = check_actor(name)
-        if checked == self.actor:
+        if self._principal == Principal(checked, "agent"):
             return self
         other = copy.copy(self)
-        other._actor = checked
+        other._principal = Principal(checked, "agent")
+        other.identity_error = None
         return other
 
     def write(
@@ -299,7 +388,9 @@ class Workspace:
             changes = [Change(path, content) for path, _, _, content in written.values()]
             changes += wanted.files
             cell_ids = [c.id for c in wanted.cells]
-            message = self.message(event, wanted.subject_id, wanted.title, cell_ids)
+            message = self.message(
+                event, wanted.subject_id, wanted.title, cell_ids, wanted.trailers
+            )
             return Plan(changes=changes, message=message, result=wanted.result)
 
         outcome = self.git.transact(
@@ -354,9 +445,16 @@ class Workspace:
             stage_only=not self.autocommit,
         )
 
-    def message(self, event: str, subject_id: str, title: str, cell_ids: list[str]) -> str:
+    def message(
+        self,
+        event: str,
+        subject_id: str,
+        title: str,
+        cell_ids: list[str],
+        extra: Sequence[tuple[str, str]] = (),
+    ) -> str:
         trailers = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(cell_ids or [subject_id])]
-        trailers += [("Hive-Agent", self.actor), ("Hive-Event", event)]
+        trailers += [*self.trailers(event), *extra]
         subject = without_control_chars(f"hive: {event} {subject_id} {title}")
         return format_message(subject, trailers)
 

@@ -122,6 +122,37 @@ def read_head_fast(paths: RepoPaths) -> HeadRef | None:
     return HeadRef(ref=ref, commit=commit)
 
 
+def other_worktree_heads(paths: RepoPaths) -> list[HeadRef]:
+    """HEAD of every other worktree of this repository (``git worktree list``): the
+    main one (``<common>/HEAD``, unless the repository is bare) and each linked one
+    (``<common>/worktrees/*/HEAD``). Unreadable entries are skipped."""
+    dirs = [paths.common_dir]
+    with contextlib.suppress(OSError):
+        base = os.path.join(paths.common_dir, "worktrees")
+        dirs += [os.path.join(base, name) for name in sorted(os.listdir(base))]
+    found: list[HeadRef] = []
+    mine = os.path.normcase(os.path.realpath(paths.git_dir))
+    for git_dir in dirs:
+        if os.path.normcase(os.path.realpath(git_dir)) == mine:
+            continue
+        if git_dir == paths.common_dir and _is_bare(paths.common_dir):
+            continue
+        head = read_head_fast(RepoPaths(root="", git_dir=git_dir, common_dir=paths.common_dir))
+        if head is not None and head.commit is not None:
+            found.append(head)
+    return found
+
+
+def _is_bare(common_dir: str) -> bool:
+    """True when the main repository has no working tree (``core.bare = true``)."""
+    try:
+        with open(os.path.join(common_dir, "config"), encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return False
+    return any(line.strip().replace(" ", "").lower() == "bare=true" for line in text.splitlines())
+
+
 def read_ref_fast(paths: RepoPaths, ref: str) -> str | None:
     """A ref's value from the loose ref file or packed-refs (None if absent)."""
     return _read_loose_ref(paths, ref) or _read_packed_ref(paths.common_dir, ref)

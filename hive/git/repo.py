@@ -28,13 +28,21 @@ import contextlib
 import hashlib
 import heapq
 import os
+import stat
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from hive.errors import DirtyHiveFile, GitError, HiveError, LockTimeout, NotAGitRepository
+from hive.errors import (
+    DirtyHiveFile,
+    GitError,
+    HiveError,
+    LockTimeout,
+    NotAGitRepository,
+    SymlinkRefused,
+)
 from hive.git import killpoints
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, read_entries
 from hive.git.loose import write_loose
@@ -43,6 +51,7 @@ from hive.git.refs import (
     RepoPaths,
     compare_and_swap,
     discover,
+    other_worktree_heads,
     read_head_fast,
     ref_file,
 )
@@ -68,6 +77,7 @@ def _ref(name: str) -> Ref:
 
 
 TREE_MODE = 0o040000
+SYMLINK_MODE = 0o120000
 MAX_CAS_ATTEMPTS = 50
 BULK_OBJECTS = 256  # a write of this many blobs or more (an import) goes into one pack
 INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
@@ -355,6 +365,15 @@ class GitRepo:
             snap.overlay = self._index_overlay(snap, ".hive/")
         return snap
 
+    def snapshot_at(self, head: HeadRef) -> Snapshot:
+        """A read-only view of ``head``'s commit (e.g. another worktree's branch)."""
+        tree = self.commit_tree(head.commit) if head.commit else None
+        return Snapshot(repo=self, head=head, tree=tree)
+
+    def other_worktree_heads(self) -> list[HeadRef]:
+        """HEAD of every other worktree of this repository (see refs.other_worktree_heads)."""
+        return other_worktree_heads(self.paths)
+
     def _index_overlay(self, snap: Snapshot, prefix: str) -> dict[str, str | None]:
         entries = read_entries(self.paths.index_path, prefix)
         overlay: dict[str, str | None] = {}
@@ -408,6 +427,42 @@ class GitRepo:
                 return None
             current = sha
         return current if want_tree else None
+
+    def symlink_on_path(self, tree_sha: str | None, path: str) -> str | None:
+        """The first component of ``path`` (itself included) that ``tree_sha`` holds as a
+        symlink, or None."""
+        current = tree_sha
+        parts = [p for p in path.split("/") if p]
+        for position, part in enumerate(parts):
+            if current is None:
+                return None
+            entry = self.tree_items(current).get(part.encode())
+            if entry is None:
+                return None
+            if entry[0] == SYMLINK_MODE:
+                return "/".join(parts[: position + 1])
+            current = entry[1] if entry[0] == TREE_MODE else None
+        return None
+
+    def symlinks_below(self, tree_sha: str | None, prefix: str) -> list[str]:
+        """Every symlink entry at or below ``prefix`` in ``tree_sha``."""
+        if tree_sha is None:
+            return []
+        above = self.symlink_on_path(tree_sha, prefix)
+        if above is not None:
+            return [above]
+        start = self.lookup_path(tree_sha, prefix, want_tree=True) if prefix else tree_sha
+        found: list[str] = []
+        pending = [(start, prefix)] if start else []
+        while pending:
+            sha, base = pending.pop()
+            for name, (mode, child) in self.tree_items(sha).items():
+                where = f"{base}/{name.decode()}" if base else name.decode()
+                if mode == SYMLINK_MODE:
+                    found.append(where)
+                elif mode == TREE_MODE:
+                    pending.append((child, where))
+        return sorted(found)
 
     def tree_listing(self, tree_sha: str, prefix: str) -> dict[str, str]:
         """All blobs below a tree: path (joined to ``prefix``) -> sha. Cached per tree."""
@@ -678,6 +733,7 @@ class GitRepo:
                 return WriteResult(commit=snap.head.commit, result=wanted.result, attempts=attempt)
             # git's index.lock is held from before the ref moves until the index matches
             # it: a held or unwritable index refuses the write before anything lands.
+            self._refuse_symlinks(snap, wanted.changes)
             with self._index_lock(index_timeout) as index:
                 self._refuse_dirty(snap, wanted.changes, index)
                 blobs = self._write_blobs(wanted.changes)
@@ -794,6 +850,7 @@ class GitRepo:
         snap = self.snapshot(staged=True)
         wanted = plan(snap)
         if wanted.changes:
+            self._refuse_symlinks(snap, wanted.changes)
             with self._index_lock(index_timeout) as index:
                 self._refuse_dirty(snap, wanted.changes, index)
                 blobs = self._write_blobs(wanted.changes)
@@ -920,6 +977,29 @@ class GitRepo:
 
     # ------------------------------------------------------ worktree and index
 
+    def _refuse_symlinks(self, snap: Snapshot, changes: list[Change]) -> None:
+        """hive never writes through a symlink: a symlink on the path of a file it
+        writes, committed or only in the working tree, refuses the whole write (so
+        nothing lands outside the repository and the index stays committable)."""
+        checked: set[str] = set()
+        for change in changes:
+            committed = self.symlink_on_path(snap.tree, change.path)
+            if committed is not None:
+                raise SymlinkRefused(
+                    f"{committed} is committed as a symlink; hive never writes through a"
+                    f" symlink for its own files (writing {change.path} refused). Replace it"
+                    " with a real directory or file (see 'hive doctor')",
+                    path=committed,
+                )
+            found = _worktree_symlink(self.paths.root, change.path, checked)
+            if found is not None:
+                raise SymlinkRefused(
+                    f"{found} is a symlink in the working tree; hive never writes through a"
+                    f" symlink for its own files (writing {change.path} refused). Replace it"
+                    " with a real directory or file (see 'hive doctor')",
+                    path=found,
+                )
+
     def _refuse_dirty(self, snap: Snapshot, changes: list[Change], index: IndexLock) -> None:
         """Refuse to overwrite a file whose staged or working copy differs from both
         HEAD and what hive is about to write (the user's work is never lost)."""
@@ -1001,6 +1081,26 @@ def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
                 done.add(current.sha)
                 ordered.append(current)
     return ordered
+
+
+def _worktree_symlink(root: str, path: str, checked: set[str]) -> str | None:
+    """The first component of ``path`` under ``root`` that is a symlink on disk."""
+    parts = [p for p in path.split("/") if p]
+    for position in range(1, len(parts) + 1):
+        relative = "/".join(parts[:position])
+        if relative in checked:
+            continue
+        try:
+            info = os.lstat(os.path.join(root, *parts[:position]))
+        except FileNotFoundError:
+            return None  # nothing below a missing component exists yet
+        except OSError:
+            return relative
+        if stat.S_ISLNK(info.st_mode):
+            return relative
+        if position < len(parts):
+            checked.add(relative)
+    return None
 
 
 def _stat_matches(info: os.stat_result, entry: IndexEntry) -> bool:

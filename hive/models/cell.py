@@ -24,8 +24,6 @@ def utc_now() -> datetime:
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
-
-
 def without_control_chars(text: str) -> str:
     """``text`` with each control character shown as ``?`` (for commit subjects)."""
     return CONTROL_CHARS.sub("?", text)

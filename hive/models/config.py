@@ -16,12 +16,24 @@ class HiveConfig(BaseModel):
     id_length: int = Field(default=6, ge=4, le=16)
     child_id_length: int = Field(default=4, ge=2, le=8)
     lock_timeout_seconds: float = Field(default=30.0, gt=0)
+    # Agents granted the coordinator role (proven by their credential): they may
+    # override ownership rules with force and a reason, and force reservations.
+    coordinators: list[str] = Field(default_factory=list)
 
     @field_validator("prefix")
     @classmethod
     def _check_prefix(cls, value: str) -> str:
         if not value.replace("_", "").isalnum() or not value.isascii() or value != value.lower():
             raise ValueError("prefix must be lowercase ASCII letters, digits or '_'")
+        return value
+
+    @field_validator("coordinators", mode="before")
+    @classmethod
+    def _check_coordinators(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [value]
         return value
 
     def extra_settings(self) -> dict[str, Any]:

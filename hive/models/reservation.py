@@ -51,6 +51,7 @@ class ConflictDetail(BaseModel):
     cell: str | None = None
     expires_at: datetime
     reservation_id: int
+    branch: str | None = None  # held in another worktree (on this branch)
 
 
 class ReserveResult(BaseModel):

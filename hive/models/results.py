@@ -89,6 +89,8 @@ class PackReport(BaseModel):
 class DoctorReport(BaseModel):
     cells: int
     problems: list[Problem] = Field(default_factory=list)
+    # Worth a look, but not broken: overrides, commits naming unregistered identities,
+    # .hive/ changes committed without hive's trailers (edited by hand).
     warnings: list[Problem] = Field(default_factory=list)  # reported, not failures
     objects: ObjectStoreHealth | None = None
 

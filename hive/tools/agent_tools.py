@@ -50,7 +50,7 @@ def _file_read(ctx: CallContext, a: PathArgs) -> Any:
         )
     answer = file_read(ctx.context_root, path=a.path)
     if relative is not None:
-        record_read(ctx.workspace(), session=ctx.session_key, agent=ctx.agent, path=relative)
+        record_read(ctx.workspace(), session=ctx.session_key, agent=ctx.name, path=relative)
     return answer
 
 

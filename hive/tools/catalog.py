@@ -20,7 +20,8 @@ from hive.domain.limits import (
     MAX_TEXT,
     MAX_TITLE,
 )
-from hive.errors import InvalidInput
+from hive.errors import InvalidInput, NameTaken, NotYourIdentity
+from hive.models.identity import Registration
 from hive.tools import files
 from hive.tools.registry import CallContext, Tool, path_filter, profile_of, register
 
@@ -30,6 +31,7 @@ PathList: Any = Field(default_factory=list, max_length=1000)
 Short = Annotated[str, Field(max_length=MAX_SHORT)]
 Glob = Annotated[str, Field(max_length=MAX_GLOB)]
 MAX_INBOX = 5
+OVERRIDE = "someone else's: coordinators only, with a reason"
 
 
 class Args(BaseModel):
@@ -126,6 +128,8 @@ class UpdateArgs(Args):
     add_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
     remove_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
     files: list[Glob] | None = Field(default=None, max_length=MAX_ITEMS, description="replaces")
+    force: bool = Field(default=False, description=OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000)
 
 
 def _update(ctx: CallContext, a: UpdateArgs) -> Any:
@@ -135,6 +139,7 @@ def _update(ctx: CallContext, a: UpdateArgs) -> Any:
         ctx.workspace(), cell_id=a.id, status=a.status, priority=a.priority, title=a.title,
         description=a.description, assignee=a.assignee, append_notes=a.append_notes,
         type=a.type, add_labels=a.add_labels, remove_labels=a.remove_labels, files=a.files,
+        force=a.force, reason=a.reason,
     )  # fmt: skip
 
 
@@ -151,7 +156,7 @@ def _start(ctx: CallContext, a: IdArgs) -> Any:
 class CloseArgs(Args):
     id: str = Id
     reason: str | None = Field(default=None, max_length=5000)
-    force: bool = False
+    force: bool = Field(default=False, description="past open blockers; " + OVERRIDE)
 
 
 def _close(ctx: CallContext, a: CloseArgs) -> Any:
@@ -198,13 +203,14 @@ def _reopen(ctx: CallContext, a: IdArgs) -> Any:
 
 class DeleteArgs(Args):
     id: str = Id
-    force: bool = Field(default=False, description="also with live subtasks")
+    force: bool = Field(default=False, description="also with live subtasks; " + OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000)
 
 
 def _delete(ctx: CallContext, a: DeleteArgs) -> Any:
     from hive.domain.cells import delete_cell
 
-    return delete_cell(ctx.workspace(), cell_id=a.id, force=a.force)
+    return delete_cell(ctx.workspace(), cell_id=a.id, force=a.force, reason=a.reason)
 
 
 class LogArgs(Args):
@@ -249,18 +255,43 @@ class MailInitArgs(Args):
 
 
 def _mail_init(ctx: CallContext, a: MailInitArgs) -> Any:
-    """Register, then act as the returned name for the rest of this session."""
-    from hive.domain.mail import mail_init
+    """Register, then act as the returned name for the rest of this session. A session
+    keeps the identity it registered: asking for another name is not_your_identity."""
+    from hive.domain.mail import list_agents, mail_init
 
     if a.project_path:
         _check_project(ctx.root, a.project_path)
-    wanted = a.agent_name or (ctx.agent if ctx.explicit_agent else None)
-    agent = mail_init(
-        ctx.workspace(), agent_name=wanted, task_description=a.task_description,
-        session=ctx.session,
-    )  # fmt: skip
-    ctx.bind(agent.name)
-    return {"agent_name": agent.name, **agent.model_dump(mode="json")}
+    if ctx.agent is not None:
+        if a.agent_name and a.agent_name.strip() != ctx.agent:
+            raise NotYourIdentity(
+                f"this session is {ctx.agent}: its identity is fixed by its registration;"
+                f" start another session to act as {a.agent_name}",
+                agent=ctx.agent,
+            )
+        try:
+            agent: Any = mail_init(
+                ctx.workspace(), agent_name=ctx.agent, task_description=a.task_description,
+                session=ctx.session, token=ctx.token,
+            )  # fmt: skip
+        except NameTaken:  # in-process code bound a name without its credential
+            known = next(x for x in list_agents(ctx.workspace()) if x.name == ctx.agent)
+            agent = Registration(**known.model_dump())
+        if agent.token:
+            ctx.bind(agent.name, agent.token, issued=True)
+    else:
+        agent = mail_init(
+            ctx.workspace(), agent_name=a.agent_name or ctx.wanted,
+            task_description=a.task_description, session=ctx.session, from_tool=True,
+        )  # fmt: skip
+        ctx.bind(agent.name, agent.token, issued=True)
+    shown = {"agent_name": agent.name, **agent.model_dump(mode="json", exclude={"token"})}
+    if ctx.issued and ctx.token:
+        shown["token"] = ctx.token
+        shown["credential"] = (
+            f"this session acts as {agent.name}; to act as it from a shell (hive CLI, git"
+            f" commit) export HIVE_AGENT={agent.name} HIVE_AGENT_TOKEN=<token>"
+        )
+    return shown
 
 
 def _check_project(root: str, project_path: str) -> None:
@@ -334,14 +365,14 @@ class ReserveArgs(Args):
     exclusive: bool = True
     ttl_seconds: int = Field(default=3600, ge=1, le=7 * 24 * 3600)
     cell: str | None = None
-    force: bool = Field(default=False, description="coordinators only")
+    force: bool = Field(default=False, description=OVERRIDE)
 
 
 def _reserve(ctx: CallContext, a: ReserveArgs) -> Any:
     from hive.domain.mail import require_registered
     from hive.domain.reservations import reserve
 
-    require_registered(ctx.workspace(), ctx.agent)
+    require_registered(ctx.workspace(), ctx.workspace().require_agent("reserving files"))
 
     return reserve(
         ctx.workspace(), paths=a.paths, reason=a.reason, exclusive=a.exclusive,
@@ -352,12 +383,18 @@ def _reserve(ctx: CallContext, a: ReserveArgs) -> Any:
 class ReleaseArgs(Args):
     paths: list[Glob] | None = Field(default=None, max_length=200)
     reservation_ids: list[int] | None = Field(default=None, max_length=200)
+    agent: Short | None = Field(default=None, description="another holder: " + OVERRIDE)
+    force: bool = False
+    reason: str | None = Field(default=None, max_length=5000)
 
 
 def _release(ctx: CallContext, a: ReleaseArgs) -> Any:
     from hive.domain.reservations import release
 
-    return release(ctx.workspace(), paths=a.paths, reservation_ids=a.reservation_ids)
+    return release(
+        ctx.workspace(), paths=a.paths, reservation_ids=a.reservation_ids, agent=a.agent,
+        force=a.force, reason=a.reason,
+    )  # fmt: skip
 
 
 class ReservationsArgs(Args):
@@ -492,15 +529,18 @@ class ProgressArgs(Args):
     message: str | None = Field(default=None, max_length=5000)
     progress_percent: int | None = Field(default=None, ge=0, le=100)
     files_touched: list[str] = PathList
+    force: bool = Field(default=False, description=OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000)
 
 
 def _progress(ctx: CallContext, a: ProgressArgs) -> Any:
     from hive.domain.swarm.progress import swarm_progress
 
     return swarm_progress(
-        ctx.workspace(), agent_name=a.agent_name or ctx.agent, cell_id=a.cell_id,
+        ctx.workspace(), agent_name=a.agent_name, cell_id=a.cell_id,
         status=a.status, progress_percent=a.progress_percent, message=a.message,
-        files_touched=a.files_touched, project_key=a.project_key,
+        files_touched=a.files_touched, project_key=a.project_key, force=a.force,
+        reason=a.reason,
     )  # fmt: skip
 
 
@@ -515,15 +555,18 @@ class CompleteArgs(Args):
     )
     error_count: int = Field(default=0, ge=0)
     retry_count: int = Field(default=0, ge=0)
+    force: bool = Field(default=False, description=OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000)
 
 
 def _complete(ctx: CallContext, a: CompleteArgs) -> Any:
     from hive.domain.swarm.complete import swarm_complete
 
     return swarm_complete(
-        ctx.workspace(), agent_name=a.agent_name or ctx.agent, cell_id=a.cell_id,
+        ctx.workspace(), agent_name=a.agent_name, cell_id=a.cell_id,
         summary=a.summary, project_key=a.project_key, files_touched=a.files_touched,
         evaluation=a.evaluation, error_count=a.error_count, retry_count=a.retry_count,
+        force=a.force, reason=a.reason,
     )  # fmt: skip
 
 
@@ -603,7 +646,7 @@ def _fs_read(ctx: CallContext, a: ReadArgs) -> Any:
     from hive.domain.agents import record_read
 
     answer = files.fs_read(ctx.root, path=a.path, max_bytes=a.max_bytes)
-    record_read(ctx.workspace(), session=ctx.session_key, agent=ctx.agent, path=answer["path"])
+    record_read(ctx.workspace(), session=ctx.session_key, agent=ctx.name, path=answer["path"])
     return answer
 
 
@@ -619,10 +662,10 @@ def _fs_write(ctx: CallContext, a: WriteArgs) -> Any:
 
     if profile_of(ctx).read_before_write:
         full, relative = files.resolve(ctx.root, a.path)
-        check_read_before_write(ctx.workspace(), session=ctx.session_key, agent=ctx.agent,
+        check_read_before_write(ctx.workspace(), session=ctx.session_key, agent=ctx.name,
                                 path=relative, exists=os.path.isfile(full))  # fmt: skip
     return files.propose_write(
-        ctx.root, ctx.state_dir, agent=ctx.agent, path=a.path, content=a.content,
+        ctx.root, ctx.state_dir, agent=ctx.name, path=a.path, content=a.content,
         create_dirs=a.create_dirs,
     )  # fmt: skip
 
@@ -659,7 +702,7 @@ TOOLS = [
     Tool("swarmmail_read_message", "Read one message (marks it read).", MessageArgs, _read),
     Tool("swarmmail_ack", "Acknowledge a message.", MessageArgs, _ack),
     Tool("swarmmail_reserve", "Reserve files; refused if another agent holds them.",
-         ReserveArgs, _reserve, _many("paths")),
+         ReserveArgs, _reserve),
     Tool("swarmmail_release", "Release reservations (none given: all yours).", ReleaseArgs,
          _release),
     Tool("swarmmail_reservations", "Active reservations.", ReservationsArgs, _reservations),

@@ -39,14 +39,36 @@ returns a traceback.
 
 ## Identity
 
-Each surface has a *bound identity*. `--agent NAME` (or `--actor`, or `$HIVE_AGENT`)
-binds it from the start; otherwise calls act as the git user until
-`swarmmail_init`, which (without `agent_name`) generates an adjective+noun name.
-The name `swarmmail_init` returns (`agent_name`) is the identity of every later call
-in the same `hive mcp` server or envelope, and of later `hive tools run` calls from
-the same CLI session (`$HIVE_SESSION`, else the parent shell). Every `hive mcp`
-process has its own session, so two servers never share an identity.
-`project_path`, if given, must be this repository.
+Each session (a `hive mcp` server, a `hive tools run` envelope) has a *bound
+identity*, fixed by its registration and proven by a secret credential the session
+holds in memory (the repository keeps only its SHA-256, under the git directory;
+see docs/security.md):
+
+- `$HIVE_AGENT_TOKEN` set (by a runner such as `hive swarm run`): the session is that
+  agent from the start; a restarted server with the same credential is the same agent.
+  `--agent NAME` must then name the same agent, or the surface refuses to start.
+- `--agent NAME` (or `--actor`, or `$HIVE_AGENT`) without a credential: NAME is
+  registered now and its credential issued to the session; when NAME is already
+  registered to someone else, the session stays unbound and every call that acts
+  answers `not_your_identity`, saying who holds the name.
+- otherwise the session is unbound until `swarmmail_init` registers it (without
+  `agent_name`, an adjective+noun name is generated). Its result carries the
+  credential (`token`) once, for the agent's own shell (`export HIVE_AGENT=NAME
+  HIVE_AGENT_TOKEN=...` lets `hive` and `git commit` act as it). An unbound session
+  may read and create cells and plan, but claims, reservations and mail answer
+  `not_registered`.
+
+A field naming the caller must name the session's identity: `agent_name` in
+`swarm_complete` / `swarm_progress`, or `swarmmail_init` asking for another name once
+bound, is refused with `not_your_identity` and nothing is written. Registering a
+name held by someone else is `name_taken`. Ownership is enforced by the operations
+themselves: only the assignee of a claimed cell changes its status or assignee,
+closes, completes, deletes or reports progress on it; only the holder releases a
+reservation; only the recipient reads and acks a message (`not_owner` otherwise).
+Coordinators (listed under `coordinators:` in `.hive/config.yaml` and proven by
+their credential) may override with `force: true` and a `reason`, which is recorded
+in the commit (`Hive-Override:` trailer) and the event log. Commits are authored as
+the session's identity. `project_path`, if given, must be this repository.
 
 ## Configuration (`.hive/config.yaml`)
 
@@ -79,8 +101,13 @@ with an `allowed_paths` list decides what is allowed (so an agent's own allowlis
 overrides the `"*"` default). A path is checked as given and, when symlinks lead
 elsewhere inside the repository, as really reached; `fs_list` and `search_text`
 leave out every file the caller may not read, and never follow a symlink out of
-the repository or into `.git`. A glob request (a reservation) is denied when it
-intersects a denied pattern and must lie inside an allowed `dir/**` pattern.
+the repository or into `.git`. Reservations (`swarmmail_reserve`) are checked by
+the reservation itself: a pattern that merely could contain denied files
+(`src/auth/**` under a `**/.env*` rule) is granted, and the denied files inside it
+stay denied one by one (file tools, pre-commit hook); a pattern that names only
+denied files (`.env.local`), or no file an allowlist allows, is refused naming the
+rule. The pre-commit hook applies the rules of the committing agent (identified by
+its credential) for the pseudo-tool `git_commit` (so `"*"` tool rules apply too).
 
 Rate limits: the bucket is the first of agent+tool, agent `default`, tool,
 `default`. A call refused before running (invalid, denied, blocked by a hook)
@@ -99,8 +126,10 @@ Event log: `<git common dir>/hive/events.jsonl`, outside the working tree; one l
 per call with agent, session, tool, args (redacted, capped) and their digest,
 duration, outcome, the error
 message, and every hook run (command, exit code, timed_out, stdout, stderr,
-truncated). Past 20 MB it is rotated to `events.jsonl.1`. `hive events -n N` reads
-only the end of the file and `--follow` only the bytes appended since.
+truncated). Every ownership override, from any surface, adds a line with
+`"event": "override"` (who, role, action, target, owner, reason, commit). Past
+20 MB it is rotated to `events.jsonl.1`. `hive events -n N` reads only the end of
+the file and `--follow` only the bytes appended since.
 
 File tools: `search_text` runs in a child process stopped after 10 s (the matches
 found so far are returned with `timed_out`), and matches each line on its first

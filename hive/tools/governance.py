@@ -25,20 +25,28 @@ Configured under ``tools:`` in ``.hive/config.yaml`` (parsed by
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
 import os
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from filelock import FileLock, Timeout
 
-from hive.domain.globs import glob_matches, normalize_pattern, patterns_intersect
+from hive.domain import path_rules
+from hive.domain.events import (  # the event log lives in the domain (overrides use it)
+    events_path as events_path,
+)
+from hive.domain.events import events_size as events_size
+from hive.domain.events import log_event as log_event
+from hive.domain.events import parse_event_lines as parse_event_lines
+from hive.domain.events import read_appended as read_appended
+from hive.domain.events import read_events as read_events
+from hive.domain.path_rules import GLOB_CHARS as GLOB_CHARS
+from hive.domain.path_rules import PathPermissionDenied as PathPermissionDenied
 from hive.domain.process import run_killable
 from hive.errors import HiveError, InvalidInput
 from hive.models.tools_config import (
@@ -49,14 +57,10 @@ from hive.models.tools_config import (
     parse_tools_config,
 )
 
-GLOB_CHARS = re.compile(r"[*?\[{]")
-EVENTS_FILE = "events.jsonl"
 RATE_FILE = "ratelimit.json"
 HOOK_OUTPUT_LIMIT = 4000
 HOOK_LOG_LIMIT = 1000
-MAX_EVENTS_BYTES = 20_000_000
 IDLE_BUCKET_SECONDS = 7 * 86_400
-ANY = "*"
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ def parse_settings(raw: Any) -> Settings:
     """Parse the section; InvalidInput naming the key when anything is wrong."""
     config: ToolsConfig = parse_tools_config(raw)
     return Settings(
-        permissions=_permissions(config),
+        permissions=path_rules.parse_permissions(config),
         rate_limits=_limits(config.rate_limits),
         agent_rate_limits={
             agent: _limits(limits) for agent, limits in config.agent_rate_limits.items()
@@ -99,25 +103,6 @@ def _limits(raw: dict[str, RateLimit]) -> dict[str, tuple[float, float]]:
     return {name: (limit.capacity, limit.per_seconds) for name, limit in raw.items()}
 
 
-def _permissions(config: ToolsConfig) -> dict[str, dict[str, dict[str, list[str]]]]:
-    parsed: dict[str, dict[str, dict[str, list[str]]]] = {}
-    for agent, tools in config.permissions.items():
-        for tool, rules in tools.items():
-            entry = {
-                key: _patterns(getattr(rules, key), f"tools.permissions.{agent}.{tool}.{key}")
-                for key in ("allowed_paths", "denied_paths")
-            }
-            parsed.setdefault(agent, {})[tool] = entry
-    return parsed
-
-
-def _patterns(patterns: list[str], key: str) -> list[str]:
-    try:
-        return [normalize_pattern(pattern) for pattern in patterns]
-    except HiveError as exc:
-        raise InvalidInput(f".hive/config.yaml: {key}: {exc.message}", key=key) from None
-
-
 def hooks_of(raw: list[HookSpec], name: str) -> list[Hook]:
     hooks = []
     for number, spec in enumerate(raw):
@@ -131,102 +116,20 @@ def hooks_of(raw: list[HookSpec], name: str) -> list[Hook]:
 
 
 # ------------------------------------------------------------------ permissions
-
-
-class PathPermissionDenied(HiveError):
-    code = "permission_denied"
-    exit_code = 5
+# The path rules live in hive.domain.path_rules (the domain enforces them too: the
+# pre-commit hook and reservations); these adapters take the parsed Settings.
 
 
 def check_paths(settings: Settings, agent: str, tool: str, paths: list[str]) -> None:
-    """Deny lists of every matching scope apply (union); the most specific allowlist
-    (agent+tool, agent+*, *+tool, *+*) alone decides what is allowed."""
-    rules = _scopes(settings, agent, tool)
-    for path in paths if rules else []:
-        _check(rules, tool, path, path, denies=_touches, allows=_inside)
+    path_rules.check_paths(settings.permissions, agent, tool, paths)
 
 
 def check_directories(settings: Settings, agent: str, tool: str, directories: list[str]) -> None:
-    """A directory to list or search is refused only when a deny rule covers all of
-    it, or no allowed pattern lies in or above it (a directory above an allowed
-    pattern is fine: its listing shows only the allowed files)."""
-    rules = _scopes(settings, agent, tool)
-    for given in directories if rules else []:
-        inside = _everything_in(given)
-        shown = "./" if inside == "**" else inside[:-2]
-        _check(rules, tool, shown, inside, denies=_inside, allows=patterns_intersect)
-
-
-Rules = list[tuple[str, dict[str, list[str]]]]
-
-
-def _check(
-    rules: Rules,
-    tool: str,
-    shown: str,
-    probe: str,
-    *,
-    denies: Callable[[str, str], bool],
-    allows: Callable[[str, str], bool],
-) -> None:
-    """Refuse ``probe`` (reported as ``shown``) when a deny rule ``denies`` it, or the
-    most specific allowlist has no pattern that ``allows`` it."""
-    for name, rule in rules:
-        hit = next((p for p in rule["denied_paths"] if denies(p, probe)), None)
-        if hit is not None:
-            raise PathPermissionDenied(
-                f"{tool} may not touch {shown}: denied by tools.permissions.{name}"
-                f".denied_paths {hit!r}",
-                path=shown,
-                rule=f"{name}.denied_paths: {hit}",
-            )
-    allowlist = next(((name, rule["allowed_paths"]) for name, rule in rules
-                      if rule["allowed_paths"]), None)  # fmt: skip
-    if allowlist is not None and not any(allows(p, probe) for p in allowlist[1]):
-        name, allowed = allowlist
-        raise PathPermissionDenied(
-            f"{tool} may not touch {shown}: not in tools.permissions.{name}.allowed_paths"
-            f" ({', '.join(allowed)})",
-            path=shown,
-            rule=f"{name}.allowed_paths",
-        )
-
-
-def _everything_in(directory: str) -> str:
-    if directory in ("", ".", "**") or directory.endswith("/**"):
-        return directory if directory.endswith("**") else "**"
-    return f"{directory.rstrip('/')}/**"
+    path_rules.check_directories(settings.permissions, agent, tool, directories)
 
 
 def has_rules(settings: Settings, agent: str, tool: str) -> bool:
-    return bool(_scopes(settings, agent, tool))
-
-
-def _scopes(settings: Settings, agent: str, tool: str) -> list[tuple[str, dict[str, list[str]]]]:
-    """The rule sets in force, most specific first."""
-    order = [(agent, tool), (agent, ANY), (ANY, tool), (ANY, ANY)]
-    found: list[tuple[str, dict[str, list[str]]]] = []
-    for who, which in dict.fromkeys(order):
-        rule = settings.permissions.get(who, {}).get(which)
-        if rule is not None:
-            found.append((f"{who}.{which}", rule))
-    return found
-
-
-def _touches(rule: str, path: str) -> bool:
-    """A requested path (or glob) touches a rule when some file matches both."""
-    if GLOB_CHARS.search(path):
-        return patterns_intersect(rule, path)
-    return glob_matches(rule, path)
-
-
-def _inside(rule: str, path: str) -> bool:
-    """A requested path lies inside an allowed rule (a glob request must be contained)."""
-    if not GLOB_CHARS.search(path):
-        return glob_matches(rule, path)
-    if rule == path:
-        return True
-    return rule.endswith("/**") and path.startswith(rule[:-2])
+    return path_rules.has_rules(settings.permissions, agent, tool)
 
 
 # ------------------------------------------------------------------ rate limits
@@ -424,88 +327,3 @@ def _redacted(value: Any, words: tuple[str, ...], depth: int) -> Any:
     if isinstance(value, str) and len(value) > MAX_LOGGED_STRING:
         return value[:MAX_LOGGED_STRING] + f"...[+{len(value) - MAX_LOGGED_STRING} chars]"
     return value
-
-
-def events_path(state_dir: str) -> str:
-    return os.path.join(state_dir, EVENTS_FILE)
-
-
-def log_event(state_dir: str, event: dict[str, Any], max_bytes: int = MAX_EVENTS_BYTES) -> None:
-    """Append one event to ``<git common dir>/hive/events.jsonl`` (best effort); past
-    ``max_bytes`` the file is rotated to ``events.jsonl.1`` (one old generation kept)."""
-    try:
-        os.makedirs(state_dir, exist_ok=True)
-        path = events_path(state_dir)
-        line = json.dumps(event, default=str, separators=(",", ":")) + "\n"
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-        if os.path.getsize(path) > max_bytes:
-            _rotate(path, max_bytes)
-    except (OSError, Timeout):
-        return
-
-
-def _rotate(path: str, max_bytes: int) -> None:
-    with FileLock(path + ".lock", timeout=5):
-        if os.path.exists(path) and os.path.getsize(path) > max_bytes:
-            os.replace(path, path + ".1")
-
-
-def read_events(state_dir: str, limit: int | None = None) -> list[dict[str, Any]]:
-    """The last ``limit`` events (all without a limit), read from the end of the file."""
-    path = events_path(state_dir)
-    try:
-        with open(path, "rb") as handle:
-            lines = _tail_lines(handle, limit) if limit is not None else handle.readlines()
-    except OSError:
-        return []
-    return parse_event_lines(lines)
-
-
-def parse_event_lines(lines: list[bytes]) -> list[dict[str, Any]]:
-    events = []
-    for line in lines:
-        with contextlib.suppress(ValueError):
-            value = json.loads(line)
-            if isinstance(value, dict):
-                events.append(value)
-    return events
-
-
-def _tail_lines(handle: Any, limit: int, block: int = 65_536) -> list[bytes]:
-    """The last ``limit`` complete lines, reading backwards block by block."""
-    end = handle.seek(0, os.SEEK_END)
-    position, data = end, b""
-    while position > 0 and data.count(b"\n") <= limit:
-        step = min(block, position)
-        position -= step
-        handle.seek(position)
-        data = handle.read(step) + data
-    lines = data.splitlines(keepends=True)
-    if position > 0:
-        lines = lines[1:]  # the first line may be cut
-    return lines[-limit:] if limit else []
-
-
-def read_appended(state_dir: str, offset: int) -> tuple[list[dict[str, Any]], int]:
-    """Events appended after byte ``offset`` and the new offset (restarts at 0 when
-    the file was rotated or truncated; a half-written last line waits)."""
-    path = events_path(state_dir)
-    try:
-        with open(path, "rb") as handle:
-            end = handle.seek(0, os.SEEK_END)
-            if end < offset:
-                offset = 0
-            handle.seek(offset)
-            data = handle.read(end - offset)
-    except OSError:
-        return [], 0
-    complete = data[: data.rfind(b"\n") + 1]
-    return parse_event_lines(complete.splitlines()), offset + len(complete)
-
-
-def events_size(state_dir: str) -> int:
-    try:
-        return os.path.getsize(events_path(state_dir))
-    except OSError:
-        return 0

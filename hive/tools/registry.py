@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from hive.domain.agents import check_enabled, count_call, working_directory
 from hive.domain.workspace import Workspace
-from hive.errors import HiveError, NotInitialized
+from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
 from hive.models.agents_config import AgentProfile
 from hive.tools import files, governance
 
@@ -40,15 +40,21 @@ class Tool:
 
 @dataclass
 class CallContext:
-    """Who is calling, where. ``agent`` is the bound identity: ``swarmmail_init``
-    rebinds it, and later calls in the same context act as that agent.
-    ``explicit_agent`` is False when the name is only a fallback (git user), so
-    ``swarmmail_init`` without a name generates one. Workspaces are cached per agent."""
+    """Who is calling, where. ``agent`` is the session's bound identity: fixed by its
+    registration (``swarmmail_init``, ``--agent`` at start, or a credential in
+    ``HIVE_AGENT_TOKEN``) and proven by ``token``, the credential the session holds
+    in memory. ``agent`` None: nobody registered yet (reads and creates work; claims,
+    reservations and mail answer ``not_registered``). ``bind_error``: the name asked
+    for at start could not be bound (held by someone else); calls that act say so.
+    In-process code may set ``agent`` directly (trusted). Workspaces are cached."""
 
     root: str
-    agent: str
+    agent: str | None = None
     session: str | None = None
-    explicit_agent: bool = True
+    token: str | None = None
+    issued: bool = False  # the token was issued to this session (swarmmail_init shows it)
+    wanted: str | None = None  # the name asked for at start (--agent / HIVE_AGENT)
+    bind_error: HiveError | None = None
     context_dir: str | None = None  # file_read / list_files sandbox (default: root)
     _workspaces: dict[str, Workspace] = field(default_factory=dict)
 
@@ -59,24 +65,71 @@ class CallContext:
     @property
     def session_key(self) -> str:
         """The session per-session state (reads, call counts) is kept for."""
-        return self.session or f"tools:{self.agent}"
+        return self.session or f"tools:{self.name}"
 
-    def workspace(self, agent: str | None = None) -> Workspace:
-        name = agent or self.agent
-        cached = self._workspaces.get(name)
+    def workspace(self) -> Workspace:
+        key = self.agent or ""
+        cached = self._workspaces.get(key)
         if cached is None:
-            cached = Workspace(self.root, actor=name, session=self.session or f"tools:{name}")
-            self._workspaces[name] = cached
+            session = self.session or f"tools:{key or 'unregistered'}"
+            if self.agent:
+                cached = Workspace(self.root, actor=self.agent, session=session, from_env=False)
+            else:
+                cached = Workspace(self.root, session=session, from_env=False, unregistered=True)
+                cached.identity_error = self.bind_error
+            self._workspaces[key] = cached
         return cached
 
-    def bind(self, agent: str) -> None:
-        """Act as ``agent`` from now on (the name swarmmail_init returned)."""
+    def bind(self, agent: str, token: str | None, *, issued: bool = False) -> None:
+        """Act as ``agent`` (proven by ``token``) from now on."""
         self.agent = agent
-        self.explicit_agent = True
+        self.token = token
+        self.issued = issued
+        self.bind_error = None
+        self._workspaces.pop("", None)
+
+    @property
+    def name(self) -> str:
+        """The caller's name for logs, rate limits and permissions (``*`` rules only
+        apply to a caller that has not registered)."""
+        return self.agent or "-"
 
     @property
     def state_dir(self) -> str:
         return self.workspace().git.paths.hive_state_dir
+
+
+def open_context(root: str, *, agent: str | None, token: str | None, session: str) -> CallContext:
+    """The context of a tool surface started by a runner: bound by the credential
+    ``token`` (whose name must be ``agent`` when both are given), else by
+    registering ``agent`` (a fresh credential held in memory); a name held by
+    someone else leaves the session unbound with the reason (``bind_error``)."""
+    from hive.domain.identity import register_agent, verify_token
+
+    ctx = CallContext(root=root, session=session)
+    probe = Workspace(root, session=session, from_env=False)
+    if token:
+        name = verify_token(probe, token)
+        if agent and agent != name:
+            raise NotYourIdentity(
+                f"you are {name} (by HIVE_AGENT_TOKEN), not {agent} (named by --agent,"
+                " --actor or HIVE_AGENT)",
+                agent=name,
+            )
+        ctx.bind(name, token)
+        return ctx
+    if agent:
+        ctx.wanted = agent
+        try:
+            registered = register_agent(probe, name=agent, session=session)
+        except (NameTaken, NotOwner) as exc:
+            ctx.bind_error = NotYourIdentity(
+                f"this session was started as {agent}, which it cannot prove: {exc.message}",
+                agent=agent,
+            )
+            return ctx
+        ctx.bind(registered.name, registered.token, issued=True)
+    return ctx
 
 
 REGISTRY: dict[str, Tool] = {}
@@ -126,7 +179,7 @@ def _call(
 ) -> dict[str, Any]:
     try:  # every call counts toward the agent's limit, failed ones too
         profile = profile_of(ctx)
-        count_call(ctx.workspace(), profile, ctx.agent, ctx.session_key)
+        count_call(ctx.workspace(), profile, ctx.name, ctx.session_key)
     except HiveError as exc:
         return exc.to_dict()
     tool = get_tool(name) if isinstance(name, str) else None
@@ -137,15 +190,15 @@ def _call(
     if isinstance(parsed, dict):
         return parsed
     try:
-        check_enabled(profile, ctx.agent, tool.name, list(REGISTRY))
+        check_enabled(profile, ctx.name, tool.name, list(REGISTRY))
         settings = settings_for(ctx)
-        workdir = working_directory(ctx.workspace(), profile, ctx.agent)
+        workdir = working_directory(ctx.workspace(), profile, ctx.name)
         parsed = _rebased(ctx, workdir, tool.name, parsed)
         if not profile.bypass_permissions:
             check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
             check_call_dirs(ctx, settings, tool.name, tool.dirs(parsed))
         check_protected(ctx, tool.name)
-        governance.take_token(ctx.state_dir, settings, ctx.agent, tool.name, spend=False)
+        governance.take_token(ctx.state_dir, settings, ctx.name, tool.name, spend=False)
         payload = {"tool": tool.name, "agent": ctx.agent, "args": parsed.model_dump(mode="json")}
         cwd = os.path.join(ctx.root, workdir) if workdir else ctx.root
         pre_hooks = settings.pre_hooks + _agent_hooks(profile, "pre_tool_use")
@@ -153,7 +206,7 @@ def _call(
         blocked = _blocking(hooks)
         if blocked is not None:
             return blocked
-        governance.take_token(ctx.state_dir, settings, ctx.agent, tool.name)
+        governance.take_token(ctx.state_dir, settings, ctx.name, tool.name)
     except HiveError as exc:
         return exc.to_dict()
     outcome = _handle(ctx, tool, parsed)
@@ -181,7 +234,7 @@ def profile_of(ctx: CallContext) -> AgentProfile:
     """The calling agent's profile (``agents:`` in the committed config)."""
     from hive.domain.agents import profile
 
-    return profile(ctx.workspace(), ctx.agent)
+    return profile(ctx.workspace(), ctx.name)
 
 
 def _agent_hooks(profile: AgentProfile, phase: str) -> list[governance.Hook]:
@@ -305,7 +358,7 @@ def check_call_paths(
     ctx: CallContext, settings: governance.Settings, tool: str, paths: list[str]
 ) -> None:
     """Check each path as given and, when a symlink leads elsewhere, as really reached."""
-    governance.check_paths(settings, ctx.agent, tool, _with_real_paths(ctx.root, paths))
+    governance.check_paths(settings, ctx.name, tool, _with_real_paths(ctx.root, paths))
 
 
 def check_protected(ctx: CallContext, tool: str) -> None:
@@ -317,13 +370,13 @@ def check_protected(ctx: CallContext, tool: str) -> None:
     except NotInitialized:
         return
     if resource is not None:
-        require_grant(ctx.workspace(), agent=ctx.agent, resource=resource, what=tool)
+        require_grant(ctx.workspace(), agent=ctx.name, resource=resource, what=tool)
 
 
 def check_call_dirs(
     ctx: CallContext, settings: governance.Settings, tool: str, dirs: list[str]
 ) -> None:
-    governance.check_directories(settings, ctx.agent, tool, _with_real_paths(ctx.root, dirs))
+    governance.check_directories(settings, ctx.name, tool, _with_real_paths(ctx.root, dirs))
 
 
 def _with_real_paths(root: str, paths: list[str]) -> list[str]:
@@ -341,7 +394,7 @@ def _with_real_paths(root: str, paths: list[str]) -> list[str]:
 def path_filter(ctx: CallContext, tool: str) -> files.PathFilter:
     """A per-file predicate: may ``ctx.agent`` reach this file with ``tool``?"""
     settings = settings_for(ctx)
-    if not governance.has_rules(settings, ctx.agent, tool) or profile_of(ctx).bypass_permissions:
+    if not governance.has_rules(settings, ctx.name, tool) or profile_of(ctx).bypass_permissions:
         return lambda path: True
 
     def allowed(path: str) -> bool:

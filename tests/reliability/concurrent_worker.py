@@ -25,7 +25,7 @@ def main() -> None:
     from hive.errors import ReservationConflict
 
     ws = Workspace(repo, actor=agent)
-    mail_init(ws, agent_name=agent, as_agent=agent)
+    mail_init(ws, agent_name=agent)
     while not os.path.exists(go):
         time.sleep(0.005)
     created, claimed, completed = [], [], []

@@ -24,7 +24,7 @@ ROUNDS = 4  # as in the worker
 def test_eight_concurrent_writers(ws: Workspace, repo: Path, tmp_path: Path) -> None:
     shared = create_cell(ws, title="shared notes")
     update_cell(ws, cell_id=shared.id, status="deferred")  # nobody claims it
-    mail_init(ws.for_actor("sink"), agent_name="sink", as_agent="sink")
+    mail_init(ws.for_actor("sink"), agent_name="sink")
     go = tmp_path / "go"
     env = {**os.environ, **GIT_ENV, "HIVE_LOCK_TIMEOUT": "120"}
     procs = [

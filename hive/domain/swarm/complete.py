@@ -22,6 +22,7 @@ from hive.domain.cells import get_cell
 from hive.domain.globs import glob_matches
 from hive.domain.graph import open_blockers
 from hive.domain.outcomes import new_outcome_id, outcome_change
+from hive.domain.ownership import OwnerGuard, check_owner, record_overrides
 from hive.domain.process import run_killable
 from hive.domain.reservations import load_all, release_change
 from hive.domain.workspace import MixedPlan, Workspace
@@ -31,8 +32,8 @@ from hive.errors import (
     GateFailed,
     InvalidInput,
     NotFound,
+    NotYourIdentity,
     PathOutsideRepository,
-    PermissionDenied,
 )
 from hive.git.repo import Change, Snapshot
 from hive.models import Cell, utc_now
@@ -52,7 +53,6 @@ REGULAR = 0o100644
 def swarm_complete(
     ws: Workspace,
     *,
-    agent_name: str,
     cell_id: str,
     summary: str,
     project_key: str | None = None,
@@ -61,15 +61,21 @@ def swarm_complete(
     error_count: int = 0,
     retry_count: int = 0,
     run_gate: bool = True,
+    agent_name: str | None = None,
+    force: bool = False,
+    reason: str | None = None,
 ) -> CompleteResult:
-    """Finish ``cell_id`` as ``agent_name``: one commit, or nothing at all.
+    """Finish ``cell_id`` as the acting agent: one commit, or nothing at all.
 
+    ``agent_name``, when given, must be the acting identity (``not_your_identity``
+    otherwise). A claimed cell is completed by its assignee; a coordinator or a
+    person may complete someone else's with ``force`` and a ``reason`` (recorded).
     ``evaluation`` is the agent's self-evaluation: an object like ``{"passed":
     true, "notes": "..."}``, a string holding such JSON, or plain text (kept as
     notes; it cannot fail the completion). ``passed: false`` changes nothing.
     """
-    agent_ws = ws.for_actor(agent_name)
-    agent = agent_ws.actor
+    agent_ws = ws
+    agent = acting_as(ws, agent_name, "completing a cell")
     check_project(ws, project_key)
     summary = _check_summary(summary)
     if error_count < 0 or retry_count < 0:
@@ -77,14 +83,21 @@ def swarm_complete(
     checked = check_evaluation(evaluation)
     touched = normalize_touched(ws.root, files_touched or [])
     cell = get_cell(agent_ws.cells(), cell_id)
-    _check_completable(cell, agent)
+    _check_completable(cell)
+    check_owner(
+        ws, owner=cell.assignee, action="complete", target=cell.id, force=force, reason=reason
+    )
     gate = run_verification(ws, touched) if run_gate else []
     gate_state = "skipped" if not run_gate else ("passed" if gate else "none")
     file_changes = [touched_change(ws.root, path) for path in touched]
+    guards: list[OwnerGuard] = []
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         current = get_cell(index, cell.id)
-        _check_completable(current, agent)
+        _check_completable(current)
+        guard = OwnerGuard(ws, snap, force=force, reason=reason)
+        guards[:] = [guard]
+        guard.check(owner=current.assignee, action="complete", target=current.id)
         blockers = open_blockers(current, index)
         if blockers:
             raise BlockedByDependency(
@@ -113,10 +126,13 @@ def swarm_complete(
             gate=gate,
         )
         return MixedPlan(
-            cells=[closed], subject_id=closed.id, title=closed.title, result=result, files=files
-        )
+            cells=[closed], subject_id=closed.id, title=closed.title, result=result, files=files,
+            trailers=guard.trailers(),
+        )  # fmt: skip
 
     written = agent_ws.write_mixed(plan, event="complete")
+    if guards and guards[0].overrides:
+        record_overrides(ws, guards[0].overrides, written.commit)
     completed: CompleteResult = written.result
     return completed.model_copy(update={"commit": written.commit})
 
@@ -182,19 +198,25 @@ def _evaluation_object(evaluation: str | dict[str, Any] | None) -> dict[str, Any
     return value if isinstance(value, dict) else {"notes": text}
 
 
-def _check_completable(cell: Cell, agent: str) -> None:
+def acting_as(ws: Workspace, agent_name: str | None, action: str) -> str:
+    """The acting agent; ``agent_name`` (a field naming the caller) must be it."""
+    agent = ws.require_agent(action)
+    if agent_name is not None and agent_name.strip() and agent_name.strip() != agent:
+        raise NotYourIdentity(
+            f"agent_name {agent_name!r} is not you: this session is {agent}; nothing was changed",
+            agent_name=agent_name,
+            agent=agent,
+        )
+    return agent
+
+
+def _check_completable(cell: Cell) -> None:
     if cell.is_deleted:
         raise NotFound(f"{cell.id} is deleted", id=cell.id)
     if cell.is_closed:
         raise Conflict(f"{cell.id} is already closed", id=cell.id)
     if cell.type == "epic":
         raise InvalidInput(f"{cell.id} is an epic; complete its subtasks instead", id=cell.id)
-    if cell.assignee and cell.assignee != agent:
-        raise PermissionDenied(
-            f"{cell.id} is assigned to {cell.assignee}, not {agent}",
-            id=cell.id,
-            holder=cell.assignee,
-        )
 
 
 # ------------------------------------------------------------------ touched files

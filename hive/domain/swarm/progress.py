@@ -24,10 +24,16 @@ from hive.domain.cells import get_cell, update_cell
 from hive.domain.epics import epic_status
 from hive.domain.mail import list_agents, send_message
 from hive.domain.outcomes import outcome_change
-from hive.domain.swarm.complete import build_outcome, check_project, normalize_touched
+from hive.domain.ownership import OwnerGuard, check_owner, record_overrides
+from hive.domain.swarm.complete import (
+    acting_as,
+    build_outcome,
+    check_project,
+    normalize_touched,
+)
 from hive.domain.swarm.strategies import STRATEGIES, STRATEGY_NAMES
 from hive.domain.workspace import MixedPlan, Workspace
-from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PermissionDenied
+from hive.errors import Conflict, HiveError, InvalidInput, NotFound
 from hive.git.repo import Change, Snapshot, format_message
 from hive.models import Cell, utc_now
 from hive.models.outcome import Outcome
@@ -77,17 +83,25 @@ def _bucket(cell: Cell, waiting: set[str]) -> str:
 def swarm_progress(
     ws: Workspace,
     *,
-    agent_name: str,
     cell_id: str,
     status: str,
     progress_percent: int | None = None,
     message: str | None = None,
     files_touched: Sequence[str] | None = None,
     project_key: str | None = None,
+    agent_name: str | None = None,
+    force: bool = False,
+    reason: str | None = None,
 ) -> ProgressResult:
-    """Record progress on the cell (one commit) and post it to the epic's coordinator."""
+    """Record progress on the cell (one commit) and post it to the epic's coordinator.
+
+    ``agent_name``, when given, must be the acting identity. Progress on a claimed
+    cell is its assignee's to report (a coordinator or person overrides with
+    ``force`` and a ``reason``; the cell keeps its assignee).
+    """
     check_project(ws, project_key)
-    agent_ws = ws.for_actor(agent_name)
+    acting_as(ws, agent_name, "reporting progress")
+    agent_ws = ws
     if status not in PROGRESS_STATUSES:
         raise InvalidInput(f"invalid status {status!r}: use {', '.join(PROGRESS_STATUSES)}")
     if progress_percent is not None and not 0 <= progress_percent <= 100:
@@ -97,15 +111,21 @@ def swarm_progress(
     touched = normalize_touched(ws.root, files_touched or [])
     note = _progress_note(status, progress_percent, message, touched)
     current = get_cell(agent_ws.cells(), cell_id)
-    _check_reporter(current, agent_ws.actor)
+    _check_reporter(current)
+    check_owner(
+        ws, owner=current.assignee, action="report progress on", target=current.id,
+        force=force, reason=reason,
+    )  # fmt: skip
     outcome: Outcome | None = None
     if status == "failed":
-        cell, outcome = _record_failure(agent_ws, current.id, note, message, touched)
+        cell, outcome = _record_failure(agent_ws, current.id, note, message, touched, force, reason)
     else:
         cell_status = "in_progress" if status == "completed" else status
+        owned = current.assignee in (None, agent_ws.actor)
         cell = update_cell(
-            agent_ws, cell_id=current.id, status=cell_status, assignee=agent_ws.actor,
-            append_notes=note,
+            agent_ws, cell_id=current.id, status=cell_status,
+            assignee=agent_ws.actor if owned else None, append_notes=note,
+            force=force, reason=reason,
         )  # fmt: skip
     thread = cell.parent or cell.id
     importance = "high" if status in ("blocked", "failed") else "normal"
@@ -123,9 +143,7 @@ def swarm_progress(
     )
 
 
-def _check_reporter(cell: Cell, agent: str) -> None:
-    if cell.assignee and cell.assignee != agent:
-        raise PermissionDenied(f"{cell.id} is assigned to {cell.assignee}, not {agent}", id=cell.id)
+def _check_reporter(cell: Cell) -> None:
     if cell.is_closed:
         raise Conflict(f"{cell.id} is closed", id=cell.id)
     if cell.type == "epic":
@@ -133,17 +151,28 @@ def _check_reporter(cell: Cell, agent: str) -> None:
 
 
 def _record_failure(
-    ws: Workspace, cell_id: str, note: str, message: str | None, touched: list[str]
+    ws: Workspace,
+    cell_id: str,
+    note: str,
+    message: str | None,
+    touched: list[str],
+    force: bool = False,
+    reason: str | None = None,
 ) -> tuple[Cell, Outcome]:
     """One commit: the cell becomes blocked (assigned to the agent) and a failure outcome."""
+    guards: list[OwnerGuard] = []
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         current = get_cell(index, cell_id)
-        _check_reporter(current, ws.actor)
+        _check_reporter(current)
+        guard = OwnerGuard(ws, snap, force=force, reason=reason)
+        guards[:] = [guard]
+        guard.check(owner=current.assignee, action="report progress on", target=current.id)
         now = utc_now()
         notes = (current.notes.rstrip("\n") + "\n" if current.notes else "") + note
+        assignee = current.assignee or ws.actor
         blocked = current.model_copy(
-            update={"status": "blocked", "assignee": ws.actor, "notes": notes, "updated_at": now}
+            update={"status": "blocked", "assignee": assignee, "notes": notes, "updated_at": now}
         )
         outcome = build_outcome(
             index, blocked, ws.actor, touched, [], now,
@@ -156,9 +185,12 @@ def _record_failure(
             title=blocked.title,
             result=(blocked, outcome),
             files=[outcome_change(outcome)],
+            trailers=guard.trailers(),
         )
 
     written = ws.write_mixed(plan, event="progress")
+    if guards and guards[0].overrides:
+        record_overrides(ws, guards[0].overrides, written.commit)
     cell, outcome = written.result
     return cell, outcome
 
@@ -229,8 +261,11 @@ def swarm_record_outcome(
     criteria: Sequence[str] | None = None,
     summary: str = "",
 ) -> Outcome:
-    """Store an outcome for work finished outside swarm_complete (one commit)."""
-    agent_ws = ws.for_actor(agent_name) if agent_name else ws
+    """Store an outcome for work finished outside swarm_complete (one commit).
+    ``agent_name``, when given, must be the acting identity."""
+    if agent_name is not None:
+        acting_as(ws, agent_name, "recording an outcome")
+    agent_ws = ws
     if duration_ms is not None and duration_ms < 0:
         raise InvalidInput("duration_ms must be >= 0")
     if error_count < 0 or retry_count < 0:
@@ -258,7 +293,7 @@ def swarm_record_outcome(
         )
         message = format_message(
             f"hive: outcome {cell.id} {'success' if success else 'failure'}",
-            [("Hive-Cell", cell.id), ("Hive-Agent", agent_ws.actor), ("Hive-Event", "outcome")],
+            [("Hive-Cell", cell.id), *agent_ws.trailers("outcome")],
         )
         return [outcome_change(outcome)], message, outcome
 

@@ -43,7 +43,8 @@ from typing import IO, Any
 
 from hive.domain.cells import get_cell
 from hive.domain.graph import open_blockers, ready_cells
-from hive.domain.mail import mail_init, thread_messages
+from hive.domain.identity import issue_credential, register_agent
+from hive.domain.mail import append_registration, thread_messages
 from hive.domain.reservations import list_reservations, release
 from hive.domain.swarm.dispatch import (
     block_subtask,
@@ -249,6 +250,7 @@ class _Runner:
         self.stop = stop or threading.Event()
         self.directory = run_directory(ws, epic.id)
         self.running: dict[str, _Worker] = {}
+        self.tokens: dict[str, str] = {}  # agent -> the credential issued for its worker
         self.runs: list[WorkerRun] = []
         self.skipped: set[str] = set()  # could not be dispatched this run
         self.stopping = False
@@ -313,8 +315,8 @@ class _Runner:
     def _register_coordinator(self) -> None:
         """Progress reports go to the epic's coordinator: make sure it can receive them."""
         name = self.epic.assignee or self.epic.created_by or self.ws.actor
-        with contextlib.suppress(HiveError):
-            mail_init(self.ws, agent_name=name, as_agent=name, task_description="coordinator")
+        with contextlib.suppress(HiveError):  # a mail address only: no credential is issued
+            append_registration(self.ws, name=name, session=self.ws.session, task="coordinator")
 
     # ------------------------------------------------------------ subtasks
 
@@ -400,16 +402,18 @@ class _Runner:
         )
 
     def _agent_for(self, cell: Cell, session: str) -> str:
-        """The cell's assignee, else a new registered name (``BlueLake``)."""
-        wanted = cell.assignee
-        agent = mail_init(
-            self.ws,
-            agent_name=wanted,
-            as_agent=wanted,
-            session=session,
-            task_description=f"{cell.id} {cell.title}"[:2000],
-        )
-        return agent.name
+        """The cell's assignee, else a new registered name (``BlueLake``), with a fresh
+        credential the worker gets as ``HIVE_AGENT_TOKEN`` (an assignee registered
+        before, e.g. by an earlier run, gets its credential re-issued)."""
+        task = f"{cell.id} {cell.title}"[:2000]
+        if cell.assignee:
+            issued = issue_credential(self.ws, name=cell.assignee, task=task, replace=True)
+            self.tokens[issued.name] = issued.token
+            return issued.name
+        registered = register_agent(self.ws, task=task, session=session)
+        if registered.token:
+            self.tokens[registered.name] = registered.token
+        return registered.name
 
     def _new_file(self, sub: str, stem: str, suffix: str) -> str:
         """A path in the run directory that no earlier attempt used."""
@@ -470,6 +474,7 @@ class _Runner:
             prompt_file=prompt_file,
             session=session,
             log=log,
+            token=self.tokens.get(agent),
         )
         handle = open(log, "ab")  # noqa: SIM115  (closed when the worker is settled)
         handle.write(f"$ {command}\n".encode())

@@ -1,0 +1,299 @@
+"""Agent identities bound to credentials.
+
+Registering a name (``swarmmail_init``, ``hive agent register``, ``hive mcp
+--agent X``) issues a random credential; the repository keeps only its SHA-256
+under the git directory (``<git common dir>/hive/identities.json``, never
+committed). A process proves it is the agent by presenting the credential:
+an MCP server or envelope session holds it in memory, a CLI process or script
+sets ``HIVE_AGENT_TOKEN``. Re-registering a name with its credential takes it
+back (a restarted server is the same agent); without it the name is refused
+(``name_taken``) saying who holds it. Coordinators and people retire stale
+identities.
+
+Runners (``hive swarm run``) call :func:`issue_credential` for each worker and
+pass ``HIVE_AGENT=<name>`` and ``HIVE_AGENT_TOKEN=<token>`` in its environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from datetime import datetime
+from typing import Any
+
+from hive.domain import mail
+from hive.domain.ownership import configured_coordinators, override_role, record_overrides
+from hive.domain.workspace import Workspace, check_actor
+from hive.errors import HiveError, InvalidInput, NameTaken, NotFound, NotOwner, NotYourIdentity
+from hive.models import utc_now
+from hive.models.identity import (
+    Credential,
+    IdentityInfo,
+    Override,
+    Registration,
+    RetireResult,
+    WhoAmI,
+)
+from hive.store import credentials
+from hive.store.cells import format_time
+
+
+def register_agent(
+    ws: Workspace,
+    *,
+    name: str | None = None,
+    task: str | None = None,
+    token: str | None = None,
+    session: str | None = None,
+    replace: bool = False,
+    from_tool: bool = False,
+) -> Registration:
+    """Register ``name`` (generated when None) and issue its credential.
+
+    - a free name: registered, a new credential is returned (``token``, shown once);
+    - a registered name with its credential (``token``): taken back (``reattached``);
+    - a registered name without it: ``name_taken`` naming who holds it, unless
+      ``replace`` (coordinators and people only), which issues a new credential and
+      invalidates the old one (recorded as an override).
+
+    ``from_tool``: the request comes from an agent's tool call, which may not
+    register a name configured as a coordinator (that role is granted by people).
+    """
+    wanted = check_actor(name) if name else None
+    owner = session or ws.session
+    state_dir = ws.git.paths.hive_state_dir
+    with credentials.locked(state_dir, ws.lock_timeout()):
+        store = copy.deepcopy(credentials.load(state_dir))
+        agents: dict[str, dict[str, Any]] = store["agents"]
+        if wanted is None and token:  # no name, a credential: take that identity back
+            wanted = verify_token(ws, token)
+        if wanted is None:
+            wanted = mail.generated_name(set(agents) | mail.registered_names(ws))
+        entry = agents.get(wanted)
+        if entry is not None and token:
+            if not credentials.matches(entry, token):
+                raise NotYourIdentity(f"the credential given is not {wanted}'s", agent=wanted)
+            entry["session"] = owner
+            credentials.save(state_dir, store)
+            return _registration(ws, wanted, entry, token=None, reattached=True)
+        override = None
+        if entry is not None:
+            if not replace:
+                raise _taken(wanted, entry)
+            override = _replacing(ws, wanted)
+        if from_tool and wanted in configured_coordinators(ws):
+            raise NotOwner(
+                f"{wanted} is a coordinator (.hive/config.yaml); its credential is issued"
+                f" by a person: 'hive agent register {wanted}'"
+            )
+        issued = credentials.new_token()
+        entry = {
+            "token_sha256": credentials.hash_token(issued),
+            "session": owner,
+            "registered_at": format_time(utc_now()),
+            "registered_by": _issuer(ws),
+            "task": task,
+        }
+        agents[wanted] = entry
+        credentials.save(state_dir, store)
+    mail.append_registration(ws, name=wanted, session=owner, task=task)
+    if override is not None:
+        record_overrides(ws, [override], None, ref="identities")
+    return _registration(ws, wanted, entry, token=issued, reattached=False)
+
+
+def issue_credential(
+    ws: Workspace, *, name: str, task: str | None = None, replace: bool = False
+) -> Credential:
+    """A credential for agent ``name``, for a runner to hand to the process it starts.
+
+    The runner sets ``HIVE_AGENT`` and ``HIVE_AGENT_TOKEN`` (``Credential.env``) in
+    the agent's environment; ``hive mcp`` and every ``hive`` command the agent runs
+    then act as ``name``, and the pre-commit hook knows its commits. ``replace``
+    re-issues the credential of a registered name (coordinators and people).
+    """
+    registered = register_agent(ws, name=name, task=task, replace=replace)
+    if registered.token is None:  # pragma: no cover - register_agent always issues here
+        raise NameTaken(f"{name} is already registered")
+    return Credential(
+        name=registered.name,
+        token=registered.token,
+        env={"HIVE_AGENT": registered.name, "HIVE_AGENT_TOKEN": registered.token},
+    )
+
+
+def verify_token(ws: Workspace, token: str) -> str:
+    """The agent ``token`` is the credential of; NotYourIdentity otherwise."""
+    found = credentials.name_of_token(ws.git.paths.hive_state_dir, token)
+    if found is None:
+        raise NotYourIdentity(
+            "the credential given (HIVE_AGENT_TOKEN) is not that of any agent registered in"
+            " this repository"
+        )
+    return found
+
+
+def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> RetireResult:
+    """Retire ``name``'s credential so the name can be registered afresh.
+
+    The agent itself may retire its own identity; anyone else must be a
+    coordinator or a person and give a reason (recorded in the event log).
+    """
+    target = check_actor(name)
+    actor = ws.actor
+    override = None if actor == target else _retiring(ws, target, reason)
+    state_dir = ws.git.paths.hive_state_dir
+    now = utc_now()
+    with credentials.locked(state_dir, ws.lock_timeout()):
+        store = copy.deepcopy(credentials.load(state_dir))
+        entry = store["agents"].pop(target, None)
+        if entry is None:
+            raise NotFound(f"no live identity {target!r} in this repository", agent=target)
+        entry.update(
+            name=target,
+            retired_at=format_time(now),
+            retired_by=actor,
+            retire_reason=reason or "retired by itself",
+        )
+        store["retired"].append(entry)
+        credentials.save(state_dir, store)
+    if override is not None:
+        record_overrides(ws, [override], None, ref="identities")
+    return RetireResult(name=target, retired_by=actor, reason=reason or "", retired_at=now)
+
+
+def list_identities(ws: Workspace) -> list[IdentityInfo]:
+    """Live identities of this clone, retired ones, and names only the mail log knows."""
+    store = credentials.load(ws.git.paths.hive_state_dir)
+    leads = set(configured_coordinators(ws))
+    found = [
+        _info(name, entry, credential=True, coordinator=name in leads)
+        for name, entry in sorted(store["agents"].items())
+    ]
+    found += [
+        _info(str(entry.get("name")), entry, credential=False, coordinator=False)
+        for entry in store["retired"]
+    ]
+    live = set(store["agents"])
+    for agent in mail.list_agents(ws):
+        if agent.name not in live:
+            found.append(
+                IdentityInfo(
+                    name=agent.name,
+                    credential=False,
+                    registered_at=agent.registered_at,
+                    session=agent.session,
+                    task=agent.task_description,
+                    coordinator=agent.name in leads,
+                )
+            )
+    return found
+
+
+def known_names(ws: Workspace) -> set[str]:
+    """Every name ever registered here (live, retired) or in the mail log."""
+    store = credentials.load(ws.git.paths.hive_state_dir)
+    names = set(store["agents"]) | {str(e.get("name")) for e in store["retired"]}
+    with contextlib.suppress(HiveError):  # an unreadable mail log must not hide the rest
+        names |= mail.registered_names(ws)
+    return names
+
+
+def whoami(ws: Workspace) -> WhoAmI:
+    principal = ws.principal
+    leads = configured_coordinators(ws)
+    registered = principal.name in credentials.load(ws.git.paths.hive_state_dir)["agents"]
+    return WhoAmI(
+        name=principal.name,
+        kind=principal.kind,
+        coordinator=principal.kind == "agent" and principal.name in leads,
+        registered=registered,
+        may_override=override_role(ws) is not None,
+    )
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _taken(name: str, entry: dict[str, Any]) -> NameTaken:
+    since = entry.get("registered_at") or "?"
+    by = f", issued by {entry['registered_by']}" if entry.get("registered_by") else ""
+    return NameTaken(
+        f"{name} is registered (session {entry.get('session') or '?'}, since {since}{by});"
+        f" prove it is you with its credential (HIVE_AGENT_TOKEN), choose another name, or"
+        f" have a coordinator or person retire it ('hive agent retire {name}')",
+        agent=name,
+        holder=entry.get("session"),
+    )
+
+
+def _issuer(ws: Workspace) -> str | None:
+    try:
+        principal = ws.principal
+    except NotYourIdentity:
+        return None
+    return f"{principal.name} ({principal.kind})"
+
+
+def _replacing(ws: Workspace, name: str) -> Override:
+    role = override_role(ws)
+    if role is None:
+        raise NotOwner(
+            f"only a coordinator or a person may re-issue {name}'s credential", agent=name
+        )
+    return Override(
+        by=ws.actor, role=role, action="re-issue the credential of", target=name, owner=name,
+        reason="credential replaced",
+    )  # fmt: skip
+
+
+def _retiring(ws: Workspace, name: str, reason: str | None) -> Override:
+    role = override_role(ws)
+    if role is None:
+        raise NotOwner(
+            f"{ws.actor} may not retire {name}: only the agent itself, a coordinator or a"
+            " person may",
+            agent=name,
+        )
+    cleaned = " ".join((reason or "").split())
+    if not cleaned:
+        raise InvalidInput(f"retiring {name} needs a reason (--reason)")
+    return Override(by=ws.actor, role=role, action="retire", target=name, owner=name,
+                    reason=cleaned)  # fmt: skip
+
+
+def _registration(
+    ws: Workspace, name: str, entry: dict[str, Any], *, token: str | None, reattached: bool
+) -> Registration:
+    return Registration(
+        name=name,
+        project_key=ws.root,
+        task_description=entry.get("task"),
+        registered_at=_time(entry.get("registered_at")),
+        session=str(entry.get("session") or ""),
+        token=token,
+        reattached=reattached,
+    )
+
+
+def _info(name: str, entry: dict[str, Any], *, credential: bool, coordinator: bool) -> IdentityInfo:
+    return IdentityInfo(
+        name=name,
+        credential=credential,
+        registered_at=_time(entry.get("registered_at")),
+        session=entry.get("session"),
+        registered_by=entry.get("registered_by"),
+        task=entry.get("task"),
+        coordinator=coordinator,
+        retired_at=_time(entry["retired_at"]) if entry.get("retired_at") else None,
+        retired_by=entry.get("retired_by"),
+    )
+
+
+def _time(stamp: Any) -> datetime:
+    if isinstance(stamp, str):
+        try:
+            return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        except ValueError:
+            pass
+    return utc_now()

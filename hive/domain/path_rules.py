@@ -1,0 +1,178 @@
+"""Path rules from the ``tools.permissions`` section of ``.hive/config.yaml``.
+
+``permissions``: agent (or ``*``) -> tool (or ``*``) -> ``allowed_paths`` /
+``denied_paths``. The deny lists of every matching scope apply (union); the
+most specific allowlist (agent+tool, agent+*, *+tool, *+*) alone decides what
+is allowed. The tool surfaces check every call's paths; the domain applies the
+same rules where no tool is involved: the pre-commit hook (as the pseudo-tool
+``git_commit``) and reservations (``swarmmail_reserve``, see
+:func:`pattern_only_denied`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from hive.domain.globs import glob_matches, normalize_pattern, patterns_intersect, sample_paths
+from hive.errors import HiveError, InvalidInput, PermissionDenied
+from hive.models.tools_config import ToolsConfig, parse_tools_config
+
+GLOB_CHARS = re.compile(r"[*?\[{]")
+ANY = "*"
+Permissions = dict[str, dict[str, dict[str, list[str]]]]
+Scope = tuple[str, dict[str, list[str]]]
+
+
+class PathPermissionDenied(PermissionDenied):
+    """A path the caller's ``tools.permissions`` rules do not let it touch."""
+
+
+def parse_permissions(config: ToolsConfig) -> Permissions:
+    parsed: Permissions = {}
+    for agent, tools in config.permissions.items():
+        for tool, rules in tools.items():
+            entry = {
+                key: _patterns(getattr(rules, key), f"tools.permissions.{agent}.{tool}.{key}")
+                for key in ("allowed_paths", "denied_paths")
+            }
+            parsed.setdefault(agent, {})[tool] = entry
+    return parsed
+
+
+def permissions_from_config(tools_section: object) -> Permissions:
+    """The parsed rules of a ``tools:`` section (InvalidInput naming a bad key)."""
+    return parse_permissions(parse_tools_config(tools_section))
+
+
+def _patterns(patterns: list[str], key: str) -> list[str]:
+    try:
+        return [normalize_pattern(pattern) for pattern in patterns]
+    except HiveError as exc:
+        raise InvalidInput(f".hive/config.yaml: {key}: {exc.message}", key=key) from None
+
+
+def check_paths(permissions: Permissions, agent: str, tool: str, paths: list[str]) -> None:
+    """Raise PathPermissionDenied for the first path ``agent`` may not touch with ``tool``."""
+    rules = scopes(permissions, agent, tool)
+    for path in paths if rules else []:
+        _check(rules, tool, path, path, denies=_touches, allows=_inside)
+
+
+def check_directories(
+    permissions: Permissions, agent: str, tool: str, directories: list[str]
+) -> None:
+    """A directory to list or search is refused only when a deny rule covers all of
+    it, or no allowed pattern lies in or above it (a directory above an allowed
+    pattern is fine: its listing shows only the allowed files)."""
+    rules = scopes(permissions, agent, tool)
+    for given in directories if rules else []:
+        inside = _everything_in(given)
+        shown = "./" if inside == "**" else inside[:-2]
+        _check(rules, tool, shown, inside, denies=_inside, allows=patterns_intersect)
+
+
+def _check(
+    rules: list[Scope],
+    tool: str,
+    shown: str,
+    probe: str,
+    *,
+    denies: Callable[[str, str], bool],
+    allows: Callable[[str, str], bool],
+) -> None:
+    """Refuse ``probe`` (reported as ``shown``) when a deny rule ``denies`` it, or the
+    most specific allowlist has no pattern that ``allows`` it."""
+    for name, rule in rules:
+        hit = next((p for p in rule["denied_paths"] if denies(p, probe)), None)
+        if hit is not None:
+            raise PathPermissionDenied(
+                f"{tool} may not touch {shown}: denied by tools.permissions.{name}"
+                f".denied_paths {hit!r}",
+                path=shown,
+                rule=f"{name}.denied_paths: {hit}",
+            )
+    allowlist = _allowlist(rules)
+    if allowlist is not None and not any(allows(p, probe) for p in allowlist[1]):
+        name, allowed = allowlist
+        raise PathPermissionDenied(
+            f"{tool} may not touch {shown}: not in tools.permissions.{name}.allowed_paths"
+            f" ({', '.join(allowed)})",
+            path=shown,
+            rule=f"{name}.allowed_paths",
+        )
+
+
+def _everything_in(directory: str) -> str:
+    if directory in ("", ".", "**") or directory.endswith("/**"):
+        return directory if directory.endswith("**") else "**"
+    return f"{directory.rstrip('/')}/**"
+
+
+def pattern_only_denied(permissions: Permissions, agent: str, tool: str, pattern: str) -> None:
+    """Refuse a reservation ``pattern`` that names only files ``agent`` may not touch.
+
+    A pattern that merely *could* contain denied files (``src/auth/**`` under a
+    ``**/.env*`` rule) passes: the denied files inside it stay denied one by one
+    (file tools, pre-commit hook). Refused: every sample path of the pattern is
+    denied, or an allowlist is in force and no allowed pattern meets it.
+    """
+    rules = scopes(permissions, agent, tool)
+    if not rules:
+        return
+    samples = sample_paths(pattern)
+    for name, rule in rules:
+        for denied in rule["denied_paths"]:
+            if samples and all(glob_matches(denied, path) for path in samples):
+                raise PathPermissionDenied(
+                    f"{pattern} names only files denied to {agent} by"
+                    f" tools.permissions.{name}.denied_paths {denied!r}",
+                    path=pattern,
+                    rule=f"{name}.denied_paths: {denied}",
+                )
+    allowlist = _allowlist(rules)
+    if allowlist is not None and not any(_touches(p, pattern) for p in allowlist[1]):
+        name, allowed = allowlist
+        raise PathPermissionDenied(
+            f"{pattern} names no file {agent} may touch: tools.permissions.{name}.allowed_paths"
+            f" is {', '.join(allowed)}",
+            path=pattern,
+            rule=f"{name}.allowed_paths",
+        )
+
+
+def _allowlist(rules: list[Scope]) -> tuple[str, list[str]] | None:
+    """The most specific scope with an ``allowed_paths`` list (it alone decides)."""
+    return next(((name, rule["allowed_paths"]) for name, rule in rules
+                 if rule["allowed_paths"]), None)  # fmt: skip
+
+
+def has_rules(permissions: Permissions, agent: str, tool: str) -> bool:
+    return bool(scopes(permissions, agent, tool))
+
+
+def scopes(permissions: Permissions, agent: str, tool: str) -> list[Scope]:
+    """The rule sets in force, most specific first."""
+    order = [(agent, tool), (agent, ANY), (ANY, tool), (ANY, ANY)]
+    found: list[Scope] = []
+    for who, which in dict.fromkeys(order):
+        rule = permissions.get(who, {}).get(which)
+        if rule is not None:
+            found.append((f"{who}.{which}", rule))
+    return found
+
+
+def _touches(rule: str, path: str) -> bool:
+    """A requested path (or glob) touches a rule when some file matches both."""
+    if GLOB_CHARS.search(path):
+        return patterns_intersect(rule, path)
+    return glob_matches(rule, path)
+
+
+def _inside(rule: str, path: str) -> bool:
+    """A requested path lies inside an allowed rule (a glob request must be contained)."""
+    if not GLOB_CHARS.search(path):
+        return glob_matches(rule, path)
+    if rule == path:
+        return True
+    return rule.endswith("/**") and path.startswith(rule[:-2])

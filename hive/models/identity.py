@@ -1,0 +1,105 @@
+"""Who is acting: principals, registrations, overrides and the audit of hive commits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from hive.models.mail import Agent
+
+PrincipalKind = Literal["agent", "person", "unregistered"]
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The acting identity of a Workspace.
+
+    - ``agent``: a registered agent, proven by its credential at a surface (or
+      named by trusted in-process code);
+    - ``person``: someone at the CLI without a credential, acting as their git
+      identity (``user.name``); people may override ownership with a reason;
+    - ``unregistered``: a tool caller that has not registered yet; it may read and
+      create, but not claim, reserve, use mail or override anything.
+    """
+
+    name: str
+    kind: PrincipalKind = "agent"
+
+
+class Registration(Agent):
+    """What registering returns: the agent, and its credential when one was issued.
+
+    ``token`` is shown once, to the caller that registered: the repository only
+    keeps its hash. It is None when the caller proved an existing credential.
+    """
+
+    token: str | None = None
+    reattached: bool = False
+
+
+class Credential(BaseModel):
+    """A freshly issued credential (for runners: pass it as ``HIVE_AGENT_TOKEN``)."""
+
+    name: str
+    token: str
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class IdentityInfo(BaseModel):
+    """One identity known to this repository (``hive agent list``)."""
+
+    name: str
+    credential: bool  # a live credential exists in this clone
+    registered_at: datetime | None = None
+    session: str | None = None
+    registered_by: str | None = None
+    task: str | None = None
+    coordinator: bool = False
+    retired_at: datetime | None = None
+    retired_by: str | None = None
+
+
+class WhoAmI(BaseModel):
+    name: str
+    kind: PrincipalKind
+    coordinator: bool = False
+    registered: bool = False
+    may_override: bool = False
+
+
+class RetireResult(BaseModel):
+    name: str
+    retired_by: str
+    reason: str
+    retired_at: datetime
+
+
+class Override(BaseModel):
+    """An ownership rule set aside by a coordinator or a person, with their reason."""
+
+    by: str
+    role: Literal["coordinator", "person"]
+    action: str
+    target: str
+    owner: str
+    reason: str
+
+    def trailer(self) -> str:
+        text = f"{self.by} ({self.role}) {self.action} {self.target} of {self.owner}: {self.reason}"
+        return " ".join(text.split())[:500]
+
+
+class AuditEntry(BaseModel):
+    """A hive commit (or mail event) ``hive log --overrides`` reports."""
+
+    commit: str
+    time: int
+    author: str
+    subject: str
+    agent: str | None = None
+    kind: Literal["override", "unregistered", "author-mismatch"]
+    detail: str
+    ref: str = "HEAD"

@@ -1,0 +1,114 @@
+"""Agent credentials: ``<git common dir>/hive/identities.json``.
+
+Registering an agent issues a random token; this file keeps only its SHA-256
+(never the token, never committed, readable by the owner only). A process
+proves it is the agent by presenting the token (``HIVE_AGENT_TOKEN``); the
+hash is looked up here. Retired identities stay listed (``retired``) so old
+commits naming them can still be told apart from names nobody ever registered.
+
+Writers hold ``identities.lock`` (an OS file lock); readers read the file as
+it is (it is replaced atomically) and keep it parsed per file version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+from hive.errors import CorruptFile, LockTimeout
+
+FILE = "identities.json"
+LOCK = "identities.lock"
+TOKEN_PREFIX = "hive_"
+VERSION = 1
+
+_parsed: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+
+
+def path_of(state_dir: str) -> str:
+    return os.path.join(state_dir, FILE)
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.strip().encode("utf-8")).hexdigest()
+
+
+def empty() -> dict[str, Any]:
+    return {"version": VERSION, "agents": {}, "retired": []}
+
+
+def load(state_dir: str) -> dict[str, Any]:
+    """The stored identities (an empty store when there is none yet)."""
+    path = path_of(state_dir)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return empty()
+    key = (info.st_mtime_ns, info.st_size, info.st_ino)
+    known = _parsed.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise CorruptFile(f"{path}: cannot read the agent credentials ({exc})", path=path) from None
+    if not isinstance(data, dict) or not isinstance(data.get("agents"), dict):
+        raise CorruptFile(f"{path}: not a hive credential store", path=path)
+    data.setdefault("retired", [])
+    _parsed[path] = (key, data)
+    return data
+
+
+def save(state_dir: str, data: dict[str, Any]) -> None:
+    """Replace the store atomically, readable by the owner only."""
+    os.makedirs(state_dir, exist_ok=True)
+    path = path_of(state_dir)
+    temp = f"{path}.{os.getpid()}.tmp"
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1, sort_keys=True)
+        handle.write("\n")
+    os.replace(temp, path)
+
+
+def name_of_token(state_dir: str, token: str) -> str | None:
+    """The live identity ``token`` is the credential of, or None."""
+    wanted = hash_token(token)
+    for name, entry in load(state_dir)["agents"].items():
+        if hmac.compare_digest(str(entry.get("token_sha256", "")), wanted):
+            return str(name)
+    return None
+
+
+def matches(entry: dict[str, Any], token: str) -> bool:
+    return hmac.compare_digest(str(entry.get("token_sha256", "")), hash_token(token))
+
+
+@contextlib.contextmanager
+def locked(state_dir: str, timeout: float) -> Iterator[None]:
+    """Hold the store's write lock (released by the OS if the process dies)."""
+    from filelock import FileLock, Timeout
+
+    os.makedirs(state_dir, exist_ok=True)
+    lock = FileLock(os.path.join(state_dir, LOCK), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockTimeout(
+            f"another hive process held the identity lock for more than {timeout:g}s"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()

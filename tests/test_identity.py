@@ -1,0 +1,368 @@
+"""Who is acting: ownership in the domain, recorded overrides, roles as grants,
+credentials, deny rules vs reservations, symlinks, and the audit of hive commits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import close_cell, create_cell, delete_cell, start_cell, update_cell
+from hive.domain.doctor import diagnose
+from hive.domain.events import read_events
+from hive.domain.history import audit_log
+from hive.domain.hooks import install_hook
+from hive.domain.identity import issue_credential, register_agent, retire_agent, whoami
+from hive.domain.mail import inbox, mail_init, read_message, send_message
+from hive.domain.reservations import list_reservations, release, reserve
+from hive.domain.swarm.complete import swarm_complete
+from hive.domain.swarm.progress import swarm_progress
+from hive.domain.workspace import Workspace
+from hive.errors import (
+    InvalidInput,
+    NameTaken,
+    NotOwner,
+    NotYourIdentity,
+    PermissionDenied,
+    SymlinkRefused,
+)
+from hive.tools.registry import CallContext, call_tool
+from tests.conftest import agent_env, assert_clean, git, set_coordinators
+
+
+def agent(repo: Path, name: str) -> Workspace:
+    return Workspace(str(repo), actor=name)
+
+
+def person(repo: Path) -> Workspace:
+    """Someone at the CLI without a credential: the git user, trusted as a person."""
+    return Workspace(str(repo), from_env=False)
+
+
+def state(repo: Path) -> tuple[str, dict[str, str]]:
+    """HEAD and every file under .hive/ (what a refused call must leave unchanged)."""
+    files = {
+        str(path.relative_to(repo)): path.read_text()
+        for path in sorted((repo / ".hive").rglob("*"))
+        if path.is_file()
+    }
+    return git(repo, "rev-parse", "HEAD").strip(), files
+
+
+def overrides_logged(repo: Path) -> list[dict[str, object]]:
+    return [e for e in read_events(str(repo / ".git" / "hive")) if e.get("event") == "override"]
+
+
+@pytest.fixture
+def claimed(ws: Workspace, repo: Path) -> str:
+    """A cell claimed by BlueLake."""
+    cell = create_cell(ws, title="auth service")
+    start_cell(agent(repo, "BlueLake"), cell_id=cell.id)
+    return cell.id
+
+
+# ------------------------------------------------------------------ ownership
+
+
+def test_only_the_assignee_changes_a_claimed_cell(ws: Workspace, repo: Path, claimed: str) -> None:
+    mallory = agent(repo, "Mallory")
+    before = state(repo)
+    attempts = [
+        lambda: update_cell(mallory, cell_id=claimed, status="blocked"),
+        lambda: update_cell(mallory, cell_id=claimed, assignee="Mallory"),
+        lambda: update_cell(mallory, cell_id=claimed, status="closed"),
+        lambda: close_cell(mallory, cell_id=claimed, reason="mine now"),
+        lambda: close_cell(mallory, cell_id=claimed, reason="x", force=True),  # not a grant
+        lambda: delete_cell(mallory, cell_id=claimed),
+        lambda: swarm_complete(mallory, cell_id=claimed, summary="done", run_gate=False),
+        lambda: swarm_progress(mallory, cell_id=claimed, status="blocked"),
+        lambda: swarm_progress(mallory, cell_id=claimed, status="failed", message="x"),
+    ]
+    for attempt in attempts:
+        with pytest.raises(NotOwner, match=f"BlueLake.* {claimed}|{claimed} .*BlueLake") as caught:
+            attempt()
+        assert caught.value.code == "not_owner"
+    assert state(repo) == before
+    # other fields stay anyone's to edit; the owner changes anything
+    assert update_cell(mallory, cell_id=claimed, priority=0).priority == 0
+    assert close_cell(agent(repo, "BlueLake"), cell_id=claimed).status == "closed"
+
+
+def test_a_field_naming_the_caller_must_be_the_caller(
+    ws: Workspace, repo: Path, claimed: str
+) -> None:
+    mallory = agent(repo, "Mallory")
+    before = state(repo)
+    with pytest.raises(NotYourIdentity, match="this session is Mallory"):
+        swarm_complete(mallory, agent_name="BlueLake", cell_id=claimed, summary="x")
+    with pytest.raises(NotYourIdentity):
+        swarm_progress(mallory, agent_name="BlueLake", cell_id=claimed, status="blocked")
+    assert state(repo) == before
+
+
+def test_coordinators_and_people_override_with_a_reason_and_it_is_recorded(
+    ws: Workspace, repo: Path, claimed: str
+) -> None:
+    lead = agent(repo, "lead")
+    with pytest.raises(NotOwner, match="only coordinators"):
+        close_cell(lead, cell_id=claimed, reason="stuck", force=True)
+    set_coordinators(repo, ["lead"])
+    before = state(repo)
+    with pytest.raises(InvalidInput, match="needs a reason"):
+        update_cell(lead, cell_id=claimed, status="open", force=True)
+    assert state(repo) == before
+    update_cell(lead, cell_id=claimed, status="open", force=True, reason="BlueLake crashed")
+    message = git(repo, "log", "-1", "--format=%B")
+    assert (
+        f"Hive-Override: lead (coordinator) change the status or assignee of {claimed} of"
+        " BlueLake: BlueLake crashed" in message
+    )
+    assert "Hive-Agent: lead" in message
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    logged = overrides_logged(repo)[-1]
+    assert (logged["agent"], logged["role"], logged["owner"], logged["commit"]) == (
+        "lead", "coordinator", "BlueLake", commit,
+    )  # fmt: skip
+    deleted = delete_cell(person(repo), cell_id=claimed, force=True, reason="duplicate")
+    assert deleted.deleted_at is not None
+    message = git(repo, "log", "-1", "--format=%B")
+    assert "Hive-Override: Test User (person) delete" in message
+    assert "Hive-Identity: person" in message
+    audit = audit_log(ws)
+    assert [e.kind for e in audit if e.kind == "override"] == ["override", "override"]
+    assert audit[0].detail.startswith("Test User (person) delete")
+
+
+def test_only_the_holder_releases(ws: Workspace, repo: Path) -> None:
+    held = reserve(agent(repo, "BlueLake"), paths=["src/**"]).granted[0]
+    mallory = agent(repo, "Mallory")
+    before = state(repo)
+    with pytest.raises(NotOwner, match=f"reservation #{held.id} .* is held by BlueLake"):
+        release(mallory, reservation_ids=[held.id])
+    with pytest.raises(NotOwner, match="held by BlueLake"):
+        release(mallory, agent="BlueLake")
+    with pytest.raises(NotOwner, match="only coordinators"):
+        release(mallory, agent="BlueLake", force=True, reason="x")
+    assert state(repo) == before
+    done = release(person(repo), agent="BlueLake", force=True, reason="BlueLake is gone")
+    assert [r.id for r in done.released] == [held.id]
+    assert list_reservations(ws) == []
+    assert "Hive-Override: Test User (person) release the reservations" in git(
+        repo, "log", "-1", "--format=%B"
+    )
+    assert overrides_logged(repo)[-1]["action"] == "release the reservations"
+
+
+def test_only_recipients_read_and_ack(ws: Workspace, repo: Path) -> None:
+    names = ("alice", "bob", "mallory")
+    alice, bob, mallory = (agent(repo, n) for n in names)
+    for name, workspace in zip(names, (alice, bob, mallory), strict=True):
+        mail_init(workspace, agent_name=name)
+    sent = send_message(alice, to=["bob"], subject="secret", body="the plan")
+    tip = git(repo, "rev-parse", "refs/hive/mail")
+    with pytest.raises(PermissionDenied, match="addressed to bob"):
+        read_message(mallory, message_id=sent.message_id)
+    with pytest.raises(NotOwner, match="only its recipients"):
+        from hive.domain.mail import ack_message
+
+        ack_message(mallory, message_id=sent.message_id)
+    with pytest.raises(NotOwner):
+        inbox(mallory, agent="bob")
+    with pytest.raises(NotOwner, match="only coordinators"):
+        inbox(mallory, agent="bob", force=True, reason="curious")
+    assert git(repo, "rev-parse", "refs/hive/mail") == tip
+    assert read_message(alice, message_id=sent.message_id).body == "the plan"  # the sender
+    seen = read_message(person(repo), message_id=sent.message_id, force=True, reason="audit")
+    assert seen.body == "the plan" and not seen.read  # not marked read for bob
+    assert "Hive-Override: Test User (person) read" in git(
+        repo, "log", "-1", "--format=%B", "refs/hive/mail"
+    )
+    assert any(e.ref == "refs/hive/mail" for e in audit_log(ws))
+
+
+# ------------------------------------------------------------------ credentials
+
+
+def test_credentials_are_hashed_and_names_come_back_only_with_them(
+    ws: Workspace, repo: Path
+) -> None:
+    issued = issue_credential(person(repo), name="worker1")
+    assert issued.env == {"HIVE_AGENT": "worker1", "HIVE_AGENT_TOKEN": issued.token}
+    store = (repo / ".git" / "hive" / "identities.json").read_text()
+    assert issued.token not in store and "worker1" in store
+    assert oct(os.stat(repo / ".git" / "hive" / "identities.json").st_mode)[-3:] == "600"
+    with pytest.raises(NameTaken, match="worker1 is registered"):
+        register_agent(Workspace(str(repo), from_env=False, session="other"), name="worker1")
+    back = register_agent(person(repo), name="worker1", token=issued.token)
+    assert back.reattached and back.token is None
+    as_worker = Workspace(str(repo), from_env=False, token=issued.token)
+    assert whoami(as_worker).model_dump() == {
+        "name": "worker1", "kind": "agent", "coordinator": False, "registered": True,
+        "may_override": False,
+    }  # fmt: skip
+    with pytest.raises(NotYourIdentity, match="you are worker1"):
+        _ = Workspace(str(repo), from_env=False, token=issued.token, claim="other").actor
+    # a stale identity is retired by a person or coordinator, not by another agent
+    with pytest.raises(NotOwner):
+        retire_agent(agent(repo, "worker2"), name="worker1", reason="x")
+    retire_agent(person(repo), name="worker1", reason="process died")
+    with pytest.raises(NotYourIdentity, match="not the credential of any agent"):
+        _ = Workspace(str(repo), from_env=False, token=issued.token).actor
+    assert register_agent(person(repo), name="worker1").token  # the name is free again
+
+
+def test_roles_are_grants_not_names(ws: Workspace, repo: Path) -> None:
+    set_coordinators(repo, ["lead"])
+    ctx = CallContext(root=str(repo), session="tool-session")
+    taken = call_tool(ctx, "swarmmail_init", {"agent_name": "lead"})
+    assert taken["code"] == "not_owner" and "issued by a person" in taken["error"]
+    issued = issue_credential(person(repo), name="lead")  # a person grants it
+    lead = Workspace(str(repo), from_env=False, token=issued.token)
+    assert whoami(lead).coordinator and whoami(lead).may_override
+    named = Workspace(
+        str(repo), from_env=False, token=issue_credential(person(repo), name="coordinator").token
+    )
+    assert not whoami(named).coordinator  # calling yourself "coordinator" grants nothing
+
+
+# ------------------------------------------------------------------ deny rules
+
+
+def _deny(repo: Path, denied: list[str]) -> None:
+    from hive.store.yamlio import dumps, load_mapping
+
+    config = repo / ".hive" / "config.yaml"
+    settings = load_mapping(config.read_text(), "config")
+    settings["tools"] = {"permissions": {"*": {"*": {"denied_paths": denied}}}}
+    config.write_text(dumps(settings))
+    git(repo, "commit", "-qm", "deny", "--", ".hive/config.yaml")
+
+
+def test_reservations_that_could_contain_denied_files_are_granted(
+    ws: Workspace, repo: Path
+) -> None:
+    _deny(repo, ["**/.env*"])
+    bob = agent(repo, "bob")
+    granted = reserve(bob, paths=["src/auth/**", "src/*.py"]).granted
+    assert [r.path_pattern for r in granted] == ["src/auth/**", "src/*.py"]
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(PermissionDenied, match=r"names only files denied .*\*\*/\.env\*") as caught:
+        reserve(bob, paths=["src/auth/.env.local"])
+    assert caught.value.details["rule"] == "*.*.denied_paths: **/.env*"
+    with pytest.raises(PermissionDenied):
+        reserve(bob, paths=[".env*"])
+    assert git(repo, "rev-parse", "HEAD") == head
+    # the denied files inside a granted reservation stay denied to the agent: the hook
+    install_hook(ws)
+    (repo / "src/auth").mkdir(parents=True)
+    (repo / "src/auth/.env").write_text("KEY=1\n")
+    (repo / "src/auth/login.py").write_text("x = 1\n")
+    git(repo, "add", "src/auth")
+    env = agent_env(repo, "bob")
+    hook = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "x"], env=env,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert hook.returncode != 0 and "src/auth/.env" in hook.stderr
+    assert "denied by tools.permissions.*.*.denied_paths" in hook.stderr
+    assert "login.py" not in hook.stderr
+    # ...and the file tools refuse it too
+    read = call_tool(CallContext(root=str(repo), agent="bob"), "fs_read",
+                     {"path": "src/auth/.env"})  # fmt: skip
+    assert read["code"] == "permission_denied"
+
+
+# ------------------------------------------------------------------ symlinks
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_hive_never_writes_through_a_symlink(
+    ws: Workspace, repo: Path, tmp_path: Path, committed: bool
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    link = repo / ".hive" / "reservations"
+    link.symlink_to(outside)
+    if committed:
+        git(repo, "add", ".hive/reservations")
+        git(repo, "commit", "-qm", "a symlink", "--no-verify")
+    before = state(repo)
+    with pytest.raises(SymlinkRefused, match=r"\.hive/reservations is .*symlink") as caught:
+        reserve(agent(repo, "bob"), paths=["src/**"])
+    assert caught.value.code == "symlink_refused"
+    assert list(outside.iterdir()) == []  # nothing written outside the repository
+    assert git(repo, "rev-parse", "HEAD").strip() == before[0]
+    problems = diagnose(ws).problems
+    assert [(p.kind, p.path) for p in problems] == [("symlink", ".hive/reservations")]
+    assert git(repo, "write-tree")  # the index is still one git can commit
+
+
+def test_a_symlinked_hive_directory_is_refused_for_cells_too(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "cells"
+    outside.mkdir()
+    cells = repo / ".hive" / "cells"
+    assert not cells.exists()  # a fresh hive has no cells yet
+    cells.symlink_to(outside)
+    with pytest.raises(SymlinkRefused):
+        create_cell(ws, title="x")
+    assert list(outside.iterdir()) == []
+
+
+# ------------------------------------------------------------------ audit
+
+
+def test_log_overrides_lists_commits_naming_unregistered_identities(
+    ws: Workspace, repo: Path
+) -> None:
+    issued = issue_credential(person(repo), name="real")
+    create_cell(Workspace(str(repo), from_env=False, token=issued.token), title="by real")
+    (repo / "forged.txt").write_text("x\n")
+    git(repo, "add", "forged.txt")
+    git(repo, "commit", "-qm", "hive: close hv-zzz\n\nHive-Agent: Ghost\nHive-Event: close")
+    found = audit_log(ws)
+    kinds = {(e.kind, e.agent) for e in found}
+    assert ("unregistered", "Ghost") in kinds and ("author-mismatch", "Ghost") in kinds
+    assert all(e.agent != "real" for e in found)
+    cli = subprocess.run(
+        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--json", "log", "--overrides"],
+        capture_output=True, text=True, check=False,
+        env={k: v for k, v in os.environ.items() if not k.startswith("HIVE_")},
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    listed = json.loads(cli.stdout)
+    assert any(e["agent"] == "Ghost" and e["kind"] == "unregistered" for e in listed)
+    warnings = diagnose(ws).warnings
+    assert any(w.kind == "unregistered" and "Ghost" in w.message for w in warnings)
+    assert_clean(repo)
+
+
+def test_agent_commands_register_list_whoami_retire(ws: Workspace, repo: Path) -> None:
+    plain = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+
+    def hive(*args: str, env: dict[str, str] = plain) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
+                              capture_output=True, text=True, check=False, env=env)  # fmt: skip
+
+    made = json.loads(hive("--json", "agent", "register", "Scout", "--task", "t").stdout)
+    token = made["token"]
+    again = hive("--json", "agent", "register", "Scout")
+    assert again.returncode == 4 and json.loads(again.stdout)["code"] == "name_taken"
+    me = json.loads(
+        hive("--json", "agent", "whoami", env={**plain, "HIVE_AGENT_TOKEN": token}).stdout
+    )
+    assert (me["name"], me["kind"]) == ("Scout", "agent")
+    person_me = json.loads(hive("--json", "agent", "whoami").stdout)
+    assert (person_me["name"], person_me["kind"], person_me["may_override"]) == (
+        "Test User", "person", True,
+    )  # fmt: skip
+    listed = {i["name"]: i for i in json.loads(hive("--json", "agent", "list").stdout)}
+    assert listed["Scout"]["credential"] and listed["Scout"]["task"] == "t"
+    assert hive("agent", "retire", "Scout").returncode == 2  # a reason is required
+    assert hive("agent", "retire", "Scout", "--reason", "done").returncode == 0
+    gone = hive("--json", "agent", "whoami", env={**plain, "HIVE_AGENT_TOKEN": token})
+    assert gone.returncode == 5 and json.loads(gone.stdout)["code"] == "not_your_identity"
+    assert overrides_logged(repo)[-1]["action"] == "retire"
