@@ -236,6 +236,9 @@ def test_a_malformed_verify_entry_names_its_line(hived: Path) -> None:
     git(hived, "commit", "-qam", "verify", "--no-verify")
     with pytest.raises(InvalidInput, match=rf":{len(lines) + 2}: invalid verify.timeout_seconds"):
         verify_settings(Workspace(str(hived), actor="alice"))
+    doctor = hive(hived, "doctor")
+    assert doctor.exit_code == 1
+    assert f".hive/config.yaml:{len(lines) + 2}: invalid verify.timeout_seconds" in doctor.stdout
 
 
 def test_a_tilde_in_paths_is_the_home_directory(
@@ -300,3 +303,29 @@ def test_review_shows_the_agents_own_commits_and_one_diff_per_cell(hived: Path) 
     assert "parser: first cut" in text  # and each commit's own diff
     only_cells = ok(hive(hived, "review", cell_id, "--per", "cell"))
     assert "parser: first cut" not in only_cells and "+    return 2" in only_cells
+
+
+def test_blocked_stats_and_forced_start_as_agent_tools(hived: Path) -> None:
+    from hive.tools.registry import CallContext, call_tool
+
+    blocker = create(hived, "Design")
+    waiting = create(hived, "Build", "--dep", f"blocks:{blocker}")
+    ctx = CallContext(root=str(hived), agent="BlueLake")
+    blocked = call_tool(ctx, "hive_blocked", {})["result"]
+    assert [(item["id"], item["blocked_by"]) for item in blocked] == [(waiting, [blocker])]
+    stats = call_tool(ctx, "hive_stats", {})["result"]
+    assert stats["total"] == 2 and stats["blocked"] == 1 and stats["ready"] == 1
+    refused = call_tool(ctx, "hive_start", {"id": waiting})
+    assert refused["code"] == "blocked_by_dependency" and refused["blockers"] == [blocker]
+    started = call_tool(ctx, "hive_start", {"id": waiting, "force": True, "reason": "go"})
+    assert started["result"]["assignee"] == "BlueLake"
+    assert "BlueLake forced: start" in git(hived, "log", "-1", "--format=%B")
+
+
+def test_mail_inbox_fits_80_columns(hived: Path) -> None:
+    sender, reader = agent_env(hived, "BlueLake"), agent_env(hived, "GreenCastle")
+    subject = "A subject long enough that it cannot possibly fit on one line of eighty columns"
+    ok(hive(hived, "mail", "send", "GreenCastle", "-s", subject, "--thread", "hv-abc", env=sender))
+    shown = ok(hive(hived, "mail", "inbox", env={**reader, "COLUMNS": "80"}))
+    assert all(len(line) <= 80 for line in shown.splitlines()), shown
+    assert "from BlueLake" in shown and "cannot possibly" in shown
