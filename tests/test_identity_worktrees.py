@@ -52,9 +52,12 @@ def test_a_reservation_in_one_worktree_refuses_the_other(
     (side / "src/a.py").write_text("x = 1\n")
     git(side, "add", "src/a.py")
     hook = subprocess.run(
-        ["git", "-C", str(side), "commit", "-qm", "sneak"], env=agent_env(repo, "bob"),
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        ["git", "-C", str(side), "commit", "-qm", "sneak"],
+        env=agent_env(repo, "bob"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert hook.returncode != 0 and "src/a.py is reserved by alice" in hook.stderr
     release(Workspace(str(repo), actor="alice"))
     assert reserve(bob, paths=["src/a.py"]).granted  # released in main: free in side
@@ -63,8 +66,16 @@ def test_a_reservation_in_one_worktree_refuses_the_other(
 def test_eight_processes_in_two_worktrees_get_exactly_one_grant(
     ws: Workspace, repo: Path, side: Path
 ) -> None:
-    patterns = ["src/**", "src/a.py", "src/*.py", "**/*.py", "src/a*", "src/{a,b}.py",
-                "src/**/a.py", "*/a.py"]  # fmt: skip
+    patterns = [
+        "src/**",
+        "src/a.py",
+        "src/*.py",
+        "**/*.py",
+        "src/a*",
+        "src/{a,b}.py",
+        "src/**/a.py",
+        "*/a.py",
+    ]
     outcomes = race([(str(repo if n % 2 else side), p) for n, p in enumerate(patterns)], 1.0)
     granted = [name for name, outcome in outcomes.items() if outcome == "granted"]
     assert len(granted) == 1, outcomes

@@ -24,9 +24,10 @@ def _server(repo: Path, *extra: str) -> Any:
 
     env = {k: v for k, v in os.environ.items() if k not in ("HIVE_AGENT", "HIVE_SESSION")}
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "hive.cli.main", "-C", str(repo), *extra, "mcp"],
+        command=sys.executable,
+        args=["-m", "hive.cli.main", "-C", str(repo), *extra, "mcp"],
         env=env,
-    )  # fmt: skip
+    )
 
 
 def test_two_mcp_servers_never_share_an_identity(ws: Workspace, repo: Path) -> None:
