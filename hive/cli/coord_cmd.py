@@ -130,7 +130,7 @@ def mail_inbox_cmd(
     )
 
     def render() -> None:
-        out = output.console()
+        out = output.console(wrap=True)
         if not headers:
             out.print("[dim]no messages[/dim]")
         for header in headers:

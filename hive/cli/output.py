@@ -53,13 +53,17 @@ def columns() -> int | None:
     return None
 
 
-def console() -> Any:
+def console(*, wrap: bool = False) -> Any:
+    """A console as wide as the output (see ``columns``). Tables are laid out to fit it;
+    text lines are wrapped at words only with ``wrap`` (titles, descriptions, message
+    subjects), never otherwise: a command or credential printed for copying stays one
+    line."""
     from rich.console import Console
 
     width = columns()
     if width is None:  # piped: not wrapped, tables keep one row per line
         return Console(highlight=False, soft_wrap=True, width=1000, emoji=False)
-    return Console(highlight=False, soft_wrap=False, width=width, emoji=False)
+    return Console(highlight=False, soft_wrap=not wrap, width=width, emoji=False)
 
 
 def say(text: str) -> None:
@@ -141,7 +145,7 @@ def cell_table(cells: Sequence[Any], *, title: str | None = None) -> None:
 
 
 def cell_detail(cell: Cell) -> None:
-    out = console()
+    out = console(wrap=True)
     style = STATUS_STYLE.get(cell.status, "white")
     out.print(f"[bold]{cell.id}[/bold]  {escape(cell.title)}")
     rows: list[tuple[str, str]] = [
