@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from hive.domain.hooks import install_hook
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, credential, git, set_coordinators
 
@@ -105,3 +109,23 @@ def test_looking_into_another_inbox_reads_plainly(ws: Workspace, repo: Path) -> 
     assert looked.returncode == 0 and answer(looked)[0]["subject"] == "hi"
     message = git(repo, "log", "-1", "--format=%B", "refs/hive/mail")
     assert "Hive-Override: Test User (person) list inbox of BlueLake: audit" in message
+
+
+@pytest.mark.parametrize("link", [".hive/reservations", ".hive"])
+def test_the_hook_refuses_to_commit_a_symlink_into_hive(
+    ws: Workspace, repo: Path, tmp_path: Path, link: str
+) -> None:
+    install_hook(ws)
+    outside = tmp_path / "outside"
+    if link == ".hive":  # the whole directory moved out and linked back
+        shutil.move(str(repo / ".hive"), str(outside))
+    else:
+        outside.mkdir()
+    (repo / link).symlink_to(outside)
+    git(repo, "add", "-A", ".hive")
+    head = git(repo, "rev-parse", "HEAD")
+    done = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "link"], env=plain_env(),
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode != 0
+    assert f"{link} is a symlink: hive never writes through a symlink" in done.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
