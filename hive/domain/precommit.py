@@ -148,15 +148,7 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
     if kind == "agent":
         report.violations += _denied_violations(ws, state, agent)
     report.violations += _hive_file_violations(ws, state)
-    report.violations += [
-        Violation(
-            path=path,
-            kind="symlink",
-            message=f"{path} is a symlink: hive never writes through a symlink for its own"
-            " files, so .hive/ may hold none (commit a real file or directory)",
-        )  # fmt: skip
-        for path in state.symlinks
-    ]
+    report.violations += [_symlink_violation(path) for path in state.symlinks]
     return report
 
 
@@ -264,6 +256,15 @@ def _reserved_violation(path: str, item: Reservation, agent: str, kind: str) -> 
             f"{path} is reserved by {item.agent}{cell} ({item.path_pattern}) until "
             f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z; {who} may not commit it"
         ),
+    )
+
+
+def _symlink_violation(path: str) -> Violation:
+    return Violation(
+        path=path,
+        kind="symlink",
+        message=f"{path} is a symlink: hive never writes through a symlink for its own files,"
+        " so .hive/ may hold none (commit a real file or directory)",
     )
 
 
