@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from hive.domain.hooks import install_hook
@@ -129,3 +130,40 @@ def test_the_hook_refuses_to_commit_a_symlink_into_hive(
     assert done.returncode != 0
     assert f"{link} is a symlink: hive never writes through a symlink" in done.stderr
     assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_a_running_server_stops_acting_once_its_identity_is_retired(
+    ws: Workspace, repo: Path
+) -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from hive.domain.cells import create_cell
+    from tests.test_identity_surfaces import _answer, _server
+
+    cell = create_cell(ws, title="auth").id
+    blue = credential(repo, "BlueLake")
+
+    async def scenario() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with (
+            stdio_client(_server(repo, token=blue)) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            seen["start"] = _answer(await session.call_tool("hive_start", {"id": cell}))
+            retired = hive(repo, "agent", "retire", "BlueLake", "--reason", "stale")
+            assert retired.returncode == 0, retired.stderr
+            seen["before"] = git(repo, "rev-parse", "HEAD")
+            seen["close"] = _answer(await session.call_tool("hive_close", {"id": cell}))
+            seen["reserve"] = _answer(
+                await session.call_tool("swarmmail_reserve", {"paths": ["src/**"]})
+            )
+        return seen
+
+    seen = anyio.run(scenario)
+    assert seen["start"]["assignee"] == "BlueLake"
+    for refused in (seen["close"], seen["reserve"]):
+        assert refused["is_error"] and refused["code"] == "not_your_identity", refused
+        assert "no longer valid" in refused["error"]
+    assert git(repo, "rev-parse", "HEAD") == seen["before"]  # nothing written
