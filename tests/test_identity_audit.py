@@ -31,9 +31,12 @@ def hive(
     repo: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*HIVE, "-C", str(repo), *args], capture_output=True, text=True, check=False,
+        [*HIVE, "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=False,
         env=plain_env() if env is None else env,
-    )  # fmt: skip
+    )
 
 
 def answer(done: subprocess.CompletedProcess[str]) -> Any:
@@ -63,8 +66,15 @@ def test_an_agent_credential_cannot_mint_a_coordinator_credential(
     as_lead = {**plain_env(), "HIVE_AGENT_TOKEN": lead}
     deputy = hive(repo, "--json", "agent", "register", "deputy", env=as_lead)
     assert deputy.returncode == 0, deputy.stderr
-    me = answer(hive(repo, "--json", "agent", "whoami",
-                     env={**plain_env(), "HIVE_AGENT_TOKEN": answer(deputy)["token"]}))  # fmt: skip
+    me = answer(
+        hive(
+            repo,
+            "--json",
+            "agent",
+            "whoami",
+            env={**plain_env(), "HIVE_AGENT_TOKEN": answer(deputy)["token"]},
+        )
+    )
     assert (me["name"], me["coordinator"]) == ("deputy", True)
     # an agent may still register a name that grants nothing (a worker of its own)
     assert hive(repo, "--json", "agent", "register", "helper", env=mallory).returncode == 0
@@ -99,14 +109,16 @@ def test_retiring_and_reissuing_are_overrides_in_a_commit_and_listed(
 def test_looking_into_another_inbox_reads_plainly(ws: Workspace, repo: Path) -> None:
     blue = agent_env(repo, "BlueLake")
     assert hive(repo, "mail", "send", "BlueLake", "-s", "hi", "-b", "x", env=blue).returncode == 0
-    refused = hive(repo, "--json", "mail", "inbox", "--agent", "BlueLake",
-                   env=agent_env(repo, "Mallory"))  # fmt: skip
+    refused = hive(
+        repo, "--json", "mail", "inbox", "--agent", "BlueLake", env=agent_env(repo, "Mallory")
+    )
     assert refused.returncode == 5 and answer(refused)["code"] == "not_owner"
     assert answer(refused)["error"].startswith(
         "inbox is kept for BlueLake; only BlueLake may list it"
     )
-    looked = hive(repo, "--json", "mail", "inbox", "--agent", "BlueLake", "--force",
-                  "--reason", "audit")  # fmt: skip
+    looked = hive(
+        repo, "--json", "mail", "inbox", "--agent", "BlueLake", "--force", "--reason", "audit"
+    )
     assert looked.returncode == 0 and answer(looked)[0]["subject"] == "hi"
     message = git(repo, "log", "-1", "--format=%B", "refs/hive/mail")
     assert "Hive-Override: Test User (person) list inbox of BlueLake: audit" in message
@@ -125,8 +137,13 @@ def test_the_hook_refuses_to_commit_a_symlink_into_hive(
     (repo / link).symlink_to(outside)
     git(repo, "add", "-A", ".hive")
     head = git(repo, "rev-parse", "HEAD")
-    done = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "link"], env=plain_env(),
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qm", "link"],
+        env=plain_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode != 0
     assert f"{link} is a symlink: hive never writes through a symlink" in done.stderr
     assert git(repo, "rev-parse", "HEAD") == head
