@@ -329,3 +329,19 @@ def test_mail_inbox_fits_80_columns(hived: Path) -> None:
     shown = ok(hive(hived, "mail", "inbox", env={**reader, "COLUMNS": "80"}))
     assert all(len(line) <= 80 for line in shown.splitlines()), shown
     assert "from BlueLake" in shown and "cannot possibly" in shown
+
+
+def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
+    import re
+
+    from hive.cli.docs import PREAMBLE
+    from hive.errors import HiveError
+    from hive.tools import governance
+
+    def subclasses(cls: type) -> list[type]:
+        return [cls, *(sub for child in cls.__subclasses__() for sub in subclasses(child))]
+
+    assert governance.RateLimited  # its module defines an error too
+    codes = {cls.exit_code for cls in subclasses(HiveError)} | {0, 2, 70, 130}
+    table = {int(found) for found in re.findall(r"(?m)^\| (\d+) \|", PREAMBLE)}
+    assert codes <= table, sorted(codes - table)

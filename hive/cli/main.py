@@ -865,6 +865,8 @@ def run(argv: list[str] | None = None) -> None:
     try:
         command = typer.main.get_command(focused_app(argv))
         code = command.main(args=argv, prog_name="hive", standalone_mode=False)
+        if code == 130:
+            output.err("interrupted")  # Ctrl-C (typer turns it into exit code 130)
         sys.exit(code if isinstance(code, int) else 0)
     except click_errors.UsageError as exc:
         sys.exit(_usage_error(exc, argv))
