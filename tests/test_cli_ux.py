@@ -345,3 +345,12 @@ def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
     codes = {cls.exit_code for cls in subclasses(HiveError)} | {0, 2, 70, 130}
     table = {int(found) for found in re.findall(r"(?m)^\| (\d+) \|", PREAMBLE)}
     assert codes <= table, sorted(codes - table)
+
+
+def test_deleting_a_parent_with_its_subtasks_needs_no_force(hived: Path) -> None:
+    parent = create(hived, "parent")
+    child = create(hived, "child", "--parent", parent)
+    alone = hive(hived, "delete", parent)
+    assert alone.exit_code == 4 and "has subtasks" in alone.stderr
+    deleted = data(hive(hived, "delete", parent, child, "--json"))
+    assert [cell["id"] for cell in deleted] == [parent, child]

@@ -696,8 +696,8 @@ def delete_cells(
 ) -> list[Cell]:
     """Tombstone cells: the file stays (so merges cannot resurrect it), hidden from views.
 
-    ``force`` also deletes a cell with live subtasks (subtasks given before their
-    parent in the same call are deleted first); a claimed cell is its assignee's to delete (a
+    ``force`` also deletes a cell with live subtasks (subtasks deleted in the same
+    call need no force, in any order); a claimed cell is its assignee's to delete (a
     coordinator or person overrides with force and a reason).
     """
 
