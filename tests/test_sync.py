@@ -332,3 +332,23 @@ def test_doctor_reports_an_overlap_a_git_merge_brought_in(tmp_path: Path) -> Non
     problems = [p for p in diagnose(Workspace(str(repo))).problems]
     assert [p.kind for p in problems] == ["contested-reservation"]
     assert "alice" in problems[0].message and "hive sync" in problems[0].message
+
+
+def test_the_project_context_log_merges_across_clones(clones: Clones) -> None:
+    from hive.domain.memory import load_context, update_context
+
+    update_context(clones.ws("a"), section="goals", add="shared goal")
+    converge(clones, "a", "b")
+    update_context(clones.ws("a"), section="decisions", add="from a")
+    update_context(clones.ws("b"), section="decisions", add="from b")
+    update_context(clones.ws("b"), section="milestones", add="v1")
+    clones.sync("a")
+    result = clones.sync("b")
+    assert result.unresolved == []
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        context = load_context(clones.ws(name))
+        assert sorted(d["decision"] for d in context.decisions) == ["from a", "from b"]
+        assert context.goals == ["shared goal"] and [m["name"] for m in context.milestones] == [
+            "v1"
+        ]
