@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from hive.domain.annotate import add_comment, resolve_conflicts
 from hive.domain.cells import (
@@ -403,4 +404,42 @@ def test_git_merge_of_two_branches_writing_the_context_is_clean(ws: Workspace, r
     assert [m["name"] for m in merged.milestones] == ["beta"]
     assert merged.goals == ["one goal"] and merged.stack == {"db": "sqlite"}
     assert diagnose(Workspace(str(repo))).ok
+    assert_clean(repo)
+
+
+def test_cli_show_doctor_and_resolve_a_conflict_the_rules_could_not_settle(
+    ws: Workspace, repo: Path
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from hive.cli.main import app
+
+    target = create_cell(ws, title="Original")
+    git(repo, "branch", "other")
+    update_cell(ws, cell_id=target.id, description="main's text")
+    git(repo, "checkout", "-q", "other")
+    update_cell(ws, cell_id=target.id, description="other's text")  # written later: kept
+    git(repo, "checkout", "-q", "main")
+    assert _merge(repo, "other").returncode == 0
+    runner = CliRunner()
+
+    def cli(*args: str) -> Any:
+        return runner.invoke(app, ["-C", str(repo), *args])
+
+    shown = cli("show", target.id)
+    assert shown.exit_code == 0 and "merge conflicts" in shown.output
+    assert "other's text" in shown.output and "main's text" in shown.output
+    as_json = json.loads(cli("show", target.id, "--json").output)
+    assert [(c["field"], c["other"]) for c in as_json["conflicts"]] == [
+        ("description", "main's text")
+    ]
+    doctor = cli("doctor")
+    assert doctor.exit_code == 1 and f"merge-conflict: {target.id}" in doctor.output
+    resolved = cli("resolve", target.id, "--field", "description", "--use-other")
+    assert resolved.exit_code == 0, resolved.output
+    assert show_cell(Workspace(str(repo)), cell_id=target.id).description == "main's text"
+    assert "merge conflicts" not in cli("show", target.id).output
+    assert cli("doctor").exit_code == 0
     assert_clean(repo)

@@ -352,3 +352,37 @@ def test_the_project_context_log_merges_across_clones(clones: Clones) -> None:
         assert context.goals == ["shared goal"] and [m["name"] for m in context.milestones] == [
             "v1"
         ]
+
+
+def test_progress_is_shown_on_a_terminal_only(clones: Clones) -> None:
+    """The process boundary is the point: stdout and stderr a terminal, or pipes."""
+    import sys
+
+    from tests.conftest import on_terminal
+
+    create_cell(clones.ws("a"), title="shown")
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(clones.paths["a"]), "sync"]
+    code, seen = on_terminal(command)
+    assert code == 0, seen
+    assert (
+        b"fetching" in seen and b"3/3" in seen and b"\x1b[" in seen
+    )  # a bar was drawn, then cleared
+    assert b"synced with origin" in seen
+    piped = subprocess.run(command, capture_output=True, check=True)
+    assert piped.stderr == b"" and piped.stdout.startswith(b"synced with origin")
+
+
+def test_cli_reservations_lists_a_contested_reservation_in_both_clones(clones: Clones) -> None:
+    reserve(clones.ws("a", "alice"), paths=["src/**"], ttl_seconds=3600)
+    time.sleep(0.01)
+    reserve(clones.ws("b", "bob"), paths=["src/app.py"], ttl_seconds=3600)
+    clones.sync("a")
+    synced = CliRunner().invoke(app, ["-C", str(clones.paths["b"]), "sync"])
+    assert synced.exit_code == 0, synced.output
+    assert "reservation contested: bob's 'src/app.py' yields to alice's 'src/**'" in synced.output
+    clones.sync("a")
+    for name in ("a", "b"):
+        listed = CliRunner().invoke(app, ["-C", str(clones.paths[name]), "reservations"])
+        assert listed.exit_code == 0, listed.output
+        assert "contested across clones: bob's #" in listed.output, (name, listed.output)
+        assert "yielded to alice's" in listed.output

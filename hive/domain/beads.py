@@ -455,6 +455,9 @@ def import_beads(
 
     written = ws.write_mixed(plan, event="import")
     counts: dict[str, int] = written.result
+    if progress is not None:
+        done = counts["imported"] + counts["updated"]
+        progress("committing", done, done)
     mapped_status: dict[str, int] = {}
     mapped_type: dict[str, int] = {}
     for cell in cells:

@@ -93,9 +93,9 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
     totals: dict[str, Any] = {"received": 0, "conflicts": [], "unresolved": [], "contested": []}
     commit: str | None = None
     for attempt in range(1, SYNC_ATTEMPTS + 1):
-        report("fetching", 0, 1)
+        report("fetching", 0, 3)
         fetch_refs(ws.root, name, HIVE_REFS, tracking_ref(name, "*"))
-        report("merging", 0, 1)
+        report("merging", 1, 3)
         merged = _merge_state(ws, name)
         commit = merged.get("commit") or commit
         for key in ("conflicts", "unresolved", "contested"):
@@ -105,10 +105,10 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
         _notify(ws, merged["contested"])
         if not merged["recorded"]:
             continue  # another sync in this clone moved refs/hive/state meanwhile: again
-        report("pushing", 0, 1)
+        report("pushing", 2, 3)
         rejected = push_refs(ws.root, name, [r for r in (STATE_REF, MAIL_REF) if _exists(ws, r)])
         if not rejected:
-            report("done", 1, 1)
+            report("done", 3, 3)
             return SyncResult(
                 remote=name,
                 attempts=attempt,
