@@ -386,3 +386,19 @@ def test_cli_reservations_lists_a_contested_reservation_in_both_clones(clones: C
         assert listed.exit_code == 0, listed.output
         assert "contested across clones: bob's #" in listed.output, (name, listed.output)
         assert "yielded to alice's" in listed.output
+
+
+def test_cli_init_says_which_remotes_carry_hive_refs(clones: Clones, tmp_path: Path) -> None:
+    runner = CliRunner()
+    said = runner.invoke(app, ["-C", str(clones.paths["b"]), "init"])
+    assert said.exit_code == 0, said.output
+    assert "git fetch/push of origin now carry hive's refs (refs/hive/*)" in said.output
+    lonely = make_repo(tmp_path / "lonely-init")
+    said = runner.invoke(app, ["-C", str(lonely), "init"])
+    assert said.exit_code == 0 and "no git remote yet" in said.output
+    git(lonely, "remote", "add", "later", str(clones.origin))
+    said = runner.invoke(app, ["-C", str(lonely), "init"])
+    assert "git fetch/push of later now carry hive's refs" in said.output
+    assert "+refs/hive/*:refs/hive-remotes/later/*" in git(
+        lonely, "config", "--get-all", "remote.later.fetch"
+    )
