@@ -402,3 +402,28 @@ def test_cli_init_says_which_remotes_carry_hive_refs(clones: Clones, tmp_path: P
     assert "+refs/hive/*:refs/hive-remotes/later/*" in git(
         lonely, "config", "--get-all", "remote.later.fetch"
     )
+
+
+def test_a_fresh_clone_with_an_older_copy_takes_the_newer_state_without_conflicts(
+    clones: Clones,
+) -> None:
+    a = clones.paths["a"]
+    cell = create_cell(clones.ws("a"), title="v1", labels=["keep", "drop"])
+    clones.sync("a")
+    git(a, "push", "-q", "origin", "main")  # the branch carries v1
+    update_cell(clones.ws("a"), cell_id=cell.id, title="v2", remove_labels=["drop"])
+    clones.sync("a")  # the state carries v2; the branch still has v1
+    fresh = clones.clone("c")  # never synced: no common state to merge against
+    result = clones.sync("c")
+    merged = show_cell(clones.ws("c"), cell_id=cell.id)
+    assert (merged.title, merged.labels, merged.conflicts) == ("v2", ["keep"], [])
+    assert result.conflicts == [] and result.sent_cells == 0
+    # the other way round: the branch is newer than the state (pushed, not synced)
+    update_cell(clones.ws("a"), cell_id=cell.id, title="v3", add_labels=["new"])
+    git(a, "push", "-q", "origin", "main")
+    late = clones.clone("d")  # its branch has v3, the state v2
+    clones.sync("d")
+    kept = show_cell(clones.ws("d"), cell_id=cell.id)
+    assert (kept.title, kept.labels, kept.conflicts) == ("v3", ["keep", "new"], [])
+    assert_clean(fresh)
+    assert_clean(late)
