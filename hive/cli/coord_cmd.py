@@ -247,7 +247,11 @@ def release_cmd(
     release_all: Annotated[bool, typer.Option("--all", help="Release all of yours.")] = False,
     agent: Annotated[
         str | None,
-        typer.Option("--agent", help="Another holder's reservations (needs --force, --reason)."),
+        typer.Option(
+            "--agent",
+            help="Another holder's reservations (all of them without PATTERN/--id;"
+            " needs --force, --reason).",
+        ),
     ] = None,
     force: ForceFlag = False,
     reason: ReasonOption = None,
@@ -257,8 +261,8 @@ def release_cmd(
     from hive.domain.reservations import release
 
     use_json(json_flag)
-    if not patterns and not ids and not release_all:
-        output.err("error: give PATTERN..., --id ID or --all")
+    if not patterns and not ids and not release_all and not agent:
+        output.err("error: give PATTERN..., --id ID, --all or --agent NAME")
         raise typer.Exit(2)
     ws = run_op(workspace)
     result = run_op(
