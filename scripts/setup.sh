@@ -14,7 +14,7 @@ target="."
 if [ -n "${1:-}" ]; then target=".[$1]"; fi
 log=$(mktemp)
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
-if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$target" >"$log" 2>&1; then
+if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$target" --config-settings editable_mode=compat >"$log" 2>&1; then
   cat "$log" >&2
   echo "setup failed: could not install hive into .venv (pip output above)" >&2
   rm -f "$log"

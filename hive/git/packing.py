@@ -37,8 +37,6 @@ import contextlib
 import hashlib
 import os
 import re
-import secrets
-import socket
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -260,6 +258,8 @@ def git_gc_running(common_dir: str) -> bool:
         return False
     if age > GIT_GC_PID_FRESH:
         return False
+    import socket
+
     if host.strip() and host.strip() != socket.gethostname():
         return True
     try:
@@ -608,6 +608,8 @@ def write_blobs_pack(
 
 
 def _temp_name(pack_dir: str, suffix: str) -> str:
+    import secrets
+
     return os.path.join(pack_dir, f"tmp_hive_{os.getpid()}_{secrets.token_hex(4)}{suffix}")
 
 
