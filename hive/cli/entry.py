@@ -24,9 +24,40 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from hive import __version__
+
+def _defer_inspect() -> None:
+    """Load ``inspect`` on first use instead of at start-up (a fresh process only).
+
+    ``dataclasses`` imports ``inspect`` (and with it ``ast``, ``dis``,
+    ``tokenize``, ``linecache``: the largest import of a lean command) but uses it
+    only to write a signature into a class that has no docstring; hive's classes
+    on the lean paths all have one. A stand-in module takes its place until an
+    attribute is asked for (typer and pydantic do), which imports the real one."""
+    if "inspect" in sys.modules:
+        return
+    import types
+
+    class Deferred(types.ModuleType):
+        def __getattr__(self, name: str) -> object:
+            if sys.modules.get("inspect") is self:
+                del sys.modules["inspect"]
+            import importlib
+
+            real = importlib.import_module("inspect")
+            self.__dict__.update(real.__dict__)
+            return getattr(real, name)
+
+    stand_in = Deferred("inspect")
+    stand_in.__spec__ = None
+    sys.modules["inspect"] = stand_in
+
+
+_defer_inspect()
+
+from dataclasses import dataclass, field  # noqa: E402
+
+from hive import __version__  # noqa: E402
 
 VALUED_GLOBALS = ("-C", "--actor")
 DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all

@@ -36,6 +36,8 @@ TYPES = ("bug", "feature", "task", "epic", "chore")
 
 @dataclass
 class State:
+    """The state index and the key of the state HEAD points at."""
+
     index: StateIndex
     key: str
 

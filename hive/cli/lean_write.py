@@ -59,6 +59,8 @@ class Defer(Exception):
 
 @dataclass
 class Options:
+    """A command line read for the options of one command."""
+
     positional: list[str] = field(default_factory=list)
     values: dict[str, str] = field(default_factory=dict)
     lists: dict[str, list[str]] = field(default_factory=dict)
@@ -106,6 +108,8 @@ def parse_options(
 
 @dataclass
 class Principal:
+    """Who acts (as ``hive.models.identity.Principal``, without pydantic)."""
+
     name: str
     kind: str  # "agent" | "person"
 
@@ -240,6 +244,8 @@ def _principal(inv: Invocation, repo: GitRepo) -> Principal:
 
 @dataclass
 class Found:
+    """A file of a state named for a cell id, and what its blob holds."""
+
     path: str
     blob: str
     status: str | None

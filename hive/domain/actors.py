@@ -3,7 +3,6 @@ the lean write path of a fresh process can use them: ``hive/cli/lean_write.py``)
 
 from __future__ import annotations
 
-import getpass
 import re
 
 from hive.errors import InvalidInput
@@ -26,6 +25,8 @@ def slug(name: str) -> str:
 
 def os_user() -> str | None:
     try:
+        import getpass
+
         return getpass.getuser()
     except (KeyError, OSError):
         return None

@@ -76,6 +76,8 @@ class _Unsupported(Exception):
 
 @dataclass
 class _Parsed:
+    """An index file read: its bytes, version and entry offsets."""
+
     data: bytes
     version: int
     offsets: list[int]  # start of each entry, plus the end of the entry table

@@ -520,6 +520,8 @@ class _DeltaPlanner:
 
 @dataclass(frozen=True)
 class NewPack:
+    """A pack written and put in place."""
+
     base: str  # path without .pack/.idx
     count: int
     shas: list[str]

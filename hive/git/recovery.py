@@ -231,6 +231,8 @@ def recover_locked(paths: RepoPaths, *, commit_index: str | None = None) -> list
 
 @dataclass
 class _Report:
+    """What one recovery did, for its message."""
+
     owner: str | None
     outcome: str = ""
     temporaries: int = 0

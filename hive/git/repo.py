@@ -150,6 +150,8 @@ class FileStat:
 
 @dataclass(frozen=True)
 class CommitDiff:
+    """One commit's change, file by file."""
+
     sha: str
     subject: str
     author: str

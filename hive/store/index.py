@@ -12,7 +12,9 @@ Everything here is a pure function of git object ids, so nothing can go stale:
 * ``states``: the cells trees whose every tree and blob is in the tables;
 * ``commits``: commit id -> its ``.hive`` and ``.hive/cells`` tree ids;
 * ``ready``: the ready list of a state, computed by the first process that
-  needed it.
+  needed it;
+* ``mail_state``: the mail log (``refs/hive/mail``) replayed up to a tip commit,
+  as JSON (``hive/domain/mail.py``).
 
 A state is answered only when its key (the cells tree id of the commit HEAD
 points at, read from git just before) is in ``states``; building one lists
@@ -74,6 +76,8 @@ CREATE TABLE ready(
 ) WITHOUT ROWID;
 CREATE TABLE ready_done(key TEXT PRIMARY KEY) WITHOUT ROWID;
 """
+# The mail log replayed up to a tip commit (hive/domain/mail.py), as JSON: one row.
+_MAIL_TABLE = "CREATE TABLE IF NOT EXISTS mail_state(tip TEXT PRIMARY KEY, state BLOB NOT NULL)"
 # Subdirectories by tree (few rows): "is this state in hive's shard layout" is then
 # 33 point lookups instead of a scan of every cell row. Created on open when missing
 # (files made before it existed), so it is not part of the schema string.
@@ -376,7 +380,7 @@ class StateIndex:
             for name in tables:
                 if kinds.get(name) == "table" and not name.startswith("sqlite_"):
                     db.execute(f'DROP TABLE IF EXISTS "{name}"')
-            for statement in [*_DDL.split(";"), _SUBTREES]:
+            for statement in [*_DDL.split(";"), _SUBTREES, _MAIL_TABLE]:
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA,))
@@ -670,6 +674,25 @@ class StateIndex:
             db.execute("INSERT INTO ready_done(key) VALUES (?)", (key,))
 
     # ------------------------------------------------------------ upkeep
+
+    # ------------------------------------------------------------ mail
+
+    def mail_state(self) -> tuple[str, bytes] | None:
+        """(tip commit, JSON) of the replayed mail log saved last, if any."""
+        try:
+            row = self.db.execute("SELECT tip, state FROM mail_state LIMIT 1").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None  # a file made before mail moved here
+            raise
+        return None if row is None else (str(row[0]), bytes(row[1]))
+
+    def store_mail_state(self, tip: str, state: bytes) -> None:
+        """Keep ``state`` (JSON) as the mail log replayed up to commit ``tip``."""
+        with self.transaction() as db:
+            db.execute(_MAIL_TABLE)
+            db.execute("DELETE FROM mail_state")
+            db.execute("INSERT INTO mail_state(tip, state) VALUES (?, ?)", (tip, state))
 
     def prune(self, keep: Iterable[str]) -> None:
         """Forget ready lists of states other than ``keep`` (they are cheap to recompute)."""
