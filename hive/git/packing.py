@@ -43,7 +43,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hive.git.loose import _is_loose_name, loose_in_17, nothing_to_pack
 from hive.git.packfile import pack_names, read_packed
+
+__all__ = ["loose_in_17"]
 
 if TYPE_CHECKING:
     from hive.git.repo import GitRepo
@@ -55,7 +58,6 @@ UNLINK_THREADS = 16
 GIT_GC_PID_FRESH = 12 * 3600  # git ignores a gc.pid older than this
 _TYPE_NUMBERS = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 _TREE_MODE = 0o040000
-_HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True)
@@ -96,18 +98,6 @@ class PackOutcome:
 
 def objects_dir(repo: GitRepo) -> str:
     return os.path.join(repo.paths.common_dir, "objects")
-
-
-def _is_loose_name(name: str) -> bool:
-    return len(name) == 38 and _HEX.issuperset(name)
-
-
-def loose_in_17(objects: str) -> int:
-    """Loose objects in ``objects/17`` (git's sample directory)."""
-    try:
-        return sum(1 for name in os.listdir(os.path.join(objects, "17")) if _is_loose_name(name))
-    except OSError:
-        return 0
 
 
 def too_many_loose(objects: str, auto: int) -> bool:
@@ -212,8 +202,8 @@ def auto_pack(repo: GitRepo) -> PackOutcome | None:
     write that triggered it has already landed.
     """
     objects = objects_dir(repo)
-    if loose_in_17(objects) <= 1 and len(pack_names(os.path.join(objects, "pack"))) <= 1:
-        return None  # nothing can be over any threshold (gc.auto >= 1 needs 2 in objects/17)
+    if nothing_to_pack(objects):
+        return None
     try:
         config = gc_config(repo)
         if config.auto <= 0:

@@ -745,6 +745,10 @@ class GitRepo:
 
     def pack_if_needed(self) -> None:
         """Pack loose objects when there are too many (``hive/git/packing.py``)."""
+        from hive.git.loose import nothing_to_pack
+
+        if nothing_to_pack(os.path.join(self.paths.common_dir, "objects")):
+            return
         from hive.git.packing import auto_pack
 
         auto_pack(self)
