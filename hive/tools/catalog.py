@@ -60,9 +60,16 @@ def _create(ctx: CallContext, a: CreateArgs) -> Any:
     from hive.domain.cells import create_cell
 
     return create_cell(
-        ctx.workspace(), title=a.title, type=a.type, priority=a.priority,
-        description=a.description, parent=a.parent, deps=a.deps, labels=a.labels, files=a.files,
-    )  # fmt: skip
+        ctx.workspace(),
+        title=a.title,
+        type=a.type,
+        priority=a.priority,
+        description=a.description,
+        parent=a.parent,
+        deps=a.deps,
+        labels=a.labels,
+        files=a.files,
+    )
 
 
 class EpicSubtask(Args):
@@ -88,9 +95,12 @@ def _create_epic(ctx: CallContext, a: CreateEpicArgs) -> Any:
     from hive.domain.swarm.decompose import hive_create_epic
 
     return hive_create_epic(
-        ctx.workspace(), epic_title=a.epic_title, epic_description=a.epic_description,
-        subtasks=[s.model_dump() for s in a.subtasks], strategy=a.strategy,
-    )  # fmt: skip
+        ctx.workspace(),
+        epic_title=a.epic_title,
+        epic_description=a.epic_description,
+        subtasks=[s.model_dump() for s in a.subtasks],
+        strategy=a.strategy,
+    )
 
 
 class QueryArgs(Args):
@@ -111,9 +121,16 @@ def _query(ctx: CallContext, a: QueryArgs) -> Any:
     if a.id:
         return show_cell(ctx.workspace(), cell_id=a.id)
     return list_cells(
-        ctx.workspace(), status=a.status, type=a.type, priority=a.priority, parent=a.parent,
-        label=a.label, assignee=a.assignee, include_deleted=a.include_deleted, limit=a.limit,
-    )  # fmt: skip
+        ctx.workspace(),
+        status=a.status,
+        type=a.type,
+        priority=a.priority,
+        parent=a.parent,
+        label=a.label,
+        assignee=a.assignee,
+        include_deleted=a.include_deleted,
+        limit=a.limit,
+    )
 
 
 class UpdateArgs(Args):
@@ -136,11 +153,21 @@ def _update(ctx: CallContext, a: UpdateArgs) -> Any:
     from hive.domain.cells import update_cell
 
     return update_cell(
-        ctx.workspace(), cell_id=a.id, status=a.status, priority=a.priority, title=a.title,
-        description=a.description, assignee=a.assignee, append_notes=a.append_notes,
-        type=a.type, add_labels=a.add_labels, remove_labels=a.remove_labels, files=a.files,
-        force=a.force, reason=a.reason,
-    )  # fmt: skip
+        ctx.workspace(),
+        cell_id=a.id,
+        status=a.status,
+        priority=a.priority,
+        title=a.title,
+        description=a.description,
+        assignee=a.assignee,
+        append_notes=a.append_notes,
+        type=a.type,
+        add_labels=a.add_labels,
+        remove_labels=a.remove_labels,
+        files=a.files,
+        force=a.force,
+        reason=a.reason,
+    )
 
 
 class IdArgs(Args):
@@ -270,9 +297,12 @@ def _mail_init(ctx: CallContext, a: MailInitArgs) -> Any:
             )
         try:
             agent: Any = mail_init(
-                ctx.workspace(), agent_name=ctx.agent, task_description=a.task_description,
-                session=ctx.session, token=ctx.token,
-            )  # fmt: skip
+                ctx.workspace(),
+                agent_name=ctx.agent,
+                task_description=a.task_description,
+                session=ctx.session,
+                token=ctx.token,
+            )
         except NameTaken:  # in-process code bound a name without its credential
             known = next(x for x in list_agents(ctx.workspace()) if x.name == ctx.agent)
             agent = Registration(**known.model_dump())
@@ -280,9 +310,12 @@ def _mail_init(ctx: CallContext, a: MailInitArgs) -> Any:
             ctx.bind(agent.name, agent.token, issued=True)
     else:
         agent = mail_init(
-            ctx.workspace(), agent_name=a.agent_name or ctx.wanted,
-            task_description=a.task_description, session=ctx.session, from_tool=True,
-        )  # fmt: skip
+            ctx.workspace(),
+            agent_name=a.agent_name or ctx.wanted,
+            task_description=a.task_description,
+            session=ctx.session,
+            from_tool=True,
+        )
         ctx.bind(agent.name, agent.token, issued=True)
     shown = {"agent_name": agent.name, **agent.model_dump(mode="json", exclude={"token"})}
     if ctx.issued and ctx.token:
@@ -319,9 +352,14 @@ def _send(ctx: CallContext, a: SendArgs) -> Any:
     from hive.domain.mail import send_message
 
     return send_message(
-        ctx.workspace(), to=a.to, subject=a.subject, body=a.body, thread_id=a.thread_id,
-        importance=a.importance, ack_required=a.ack_required,
-    )  # fmt: skip
+        ctx.workspace(),
+        to=a.to,
+        subject=a.subject,
+        body=a.body,
+        thread_id=a.thread_id,
+        importance=a.importance,
+        ack_required=a.ack_required,
+    )
 
 
 class InboxArgs(Args):
@@ -375,9 +413,14 @@ def _reserve(ctx: CallContext, a: ReserveArgs) -> Any:
     require_registered(ctx.workspace(), ctx.workspace().require_agent("reserving files"))
 
     return reserve(
-        ctx.workspace(), paths=a.paths, reason=a.reason, exclusive=a.exclusive,
-        ttl_seconds=a.ttl_seconds, cell=a.cell, force=a.force,
-    )  # fmt: skip
+        ctx.workspace(),
+        paths=a.paths,
+        reason=a.reason,
+        exclusive=a.exclusive,
+        ttl_seconds=a.ttl_seconds,
+        cell=a.cell,
+        force=a.force,
+    )
 
 
 class ReleaseArgs(Args):
@@ -392,9 +435,13 @@ def _release(ctx: CallContext, a: ReleaseArgs) -> Any:
     from hive.domain.reservations import release
 
     return release(
-        ctx.workspace(), paths=a.paths, reservation_ids=a.reservation_ids, agent=a.agent,
-        force=a.force, reason=a.reason,
-    )  # fmt: skip
+        ctx.workspace(),
+        paths=a.paths,
+        reservation_ids=a.reservation_ids,
+        agent=a.agent,
+        force=a.force,
+        reason=a.reason,
+    )
 
 
 class ReservationsArgs(Args):
@@ -448,9 +495,13 @@ def _decompose(ctx: CallContext, a: DecomposeArgs) -> Any:
     from hive.domain.swarm.decompose import swarm_decompose
 
     return swarm_decompose(
-        ctx.workspace(), task=a.task, max_subtasks=a.max_subtasks, context=a.context,
-        query_cass=a.query_cass, cass_limit=a.cass_limit,
-    )  # fmt: skip
+        ctx.workspace(),
+        task=a.task,
+        max_subtasks=a.max_subtasks,
+        context=a.context,
+        query_cass=a.query_cass,
+        cass_limit=a.cass_limit,
+    )
 
 
 class PlanArgs(DecomposeArgs):
@@ -461,9 +512,14 @@ def _plan(ctx: CallContext, a: PlanArgs) -> Any:
     from hive.domain.swarm.decompose import swarm_plan_prompt
 
     return swarm_plan_prompt(
-        ctx.workspace(), task=a.task, strategy=a.strategy, max_subtasks=a.max_subtasks,
-        context=a.context, query_cass=a.query_cass, cass_limit=a.cass_limit,
-    )  # fmt: skip
+        ctx.workspace(),
+        task=a.task,
+        strategy=a.strategy,
+        max_subtasks=a.max_subtasks,
+        context=a.context,
+        query_cass=a.query_cass,
+        cass_limit=a.cass_limit,
+    )
 
 
 class ValidateArgs(Args):
@@ -501,11 +557,15 @@ def _spawn(ctx: CallContext, a: SubtaskArgs) -> Any:
 
 def _subtask_kwargs(a: SubtaskArgs) -> dict[str, Any]:
     return {
-        "cell_id": a.cell_id, "agent_name": a.agent_name, "context": a.context,
-        "epic_id": a.epic_id, "subtask_title": a.subtask_title,
-        "subtask_description": a.subtask_description, "files": a.files,
+        "cell_id": a.cell_id,
+        "agent_name": a.agent_name,
+        "context": a.context,
+        "epic_id": a.epic_id,
+        "subtask_title": a.subtask_title,
+        "subtask_description": a.subtask_description,
+        "files": a.files,
         "shared_context": a.shared_context,
-    }  # fmt: skip
+    }
 
 
 class StatusArgs(Args):
@@ -537,11 +597,17 @@ def _progress(ctx: CallContext, a: ProgressArgs) -> Any:
     from hive.domain.swarm.progress import swarm_progress
 
     return swarm_progress(
-        ctx.workspace(), agent_name=a.agent_name, cell_id=a.cell_id,
-        status=a.status, progress_percent=a.progress_percent, message=a.message,
-        files_touched=a.files_touched, project_key=a.project_key, force=a.force,
+        ctx.workspace(),
+        agent_name=a.agent_name,
+        cell_id=a.cell_id,
+        status=a.status,
+        progress_percent=a.progress_percent,
+        message=a.message,
+        files_touched=a.files_touched,
+        project_key=a.project_key,
+        force=a.force,
         reason=a.reason,
-    )  # fmt: skip
+    )
 
 
 class CompleteArgs(Args):
@@ -563,11 +629,18 @@ def _complete(ctx: CallContext, a: CompleteArgs) -> Any:
     from hive.domain.swarm.complete import swarm_complete
 
     return swarm_complete(
-        ctx.workspace(), agent_name=a.agent_name, cell_id=a.cell_id,
-        summary=a.summary, project_key=a.project_key, files_touched=a.files_touched,
-        evaluation=a.evaluation, error_count=a.error_count, retry_count=a.retry_count,
-        force=a.force, reason=a.reason,
-    )  # fmt: skip
+        ctx.workspace(),
+        agent_name=a.agent_name,
+        cell_id=a.cell_id,
+        summary=a.summary,
+        project_key=a.project_key,
+        files_touched=a.files_touched,
+        evaluation=a.evaluation,
+        error_count=a.error_count,
+        retry_count=a.retry_count,
+        force=a.force,
+        reason=a.reason,
+    )
 
 
 class OutcomeArgs(Args):
@@ -586,10 +659,17 @@ def _outcome(ctx: CallContext, a: OutcomeArgs) -> Any:
     from hive.domain.swarm.progress import swarm_record_outcome
 
     return swarm_record_outcome(
-        ctx.workspace(), cell_id=a.cell_id, success=a.success, duration_ms=a.duration_ms,
-        error_count=a.error_count, retry_count=a.retry_count, files_touched=a.files_touched,
-        strategy=a.strategy, criteria=a.criteria, summary=a.summary,
-    )  # fmt: skip
+        ctx.workspace(),
+        cell_id=a.cell_id,
+        success=a.success,
+        duration_ms=a.duration_ms,
+        error_count=a.error_count,
+        retry_count=a.retry_count,
+        files_touched=a.files_touched,
+        strategy=a.strategy,
+        criteria=a.criteria,
+        summary=a.summary,
+    )
 
 
 class EvaluationArgs(Args):
@@ -603,10 +683,12 @@ def _evaluation(ctx: CallContext, a: EvaluationArgs) -> Any:
 
     return {
         "prompt": swarm_evaluation_prompt(
-            ctx.workspace(), cell_id=a.cell_id, files_touched=a.files_touched,
+            ctx.workspace(),
+            cell_id=a.cell_id,
+            files_touched=a.files_touched,
             subtask_title=a.subtask_title,
         )
-    }  # fmt: skip
+    }
 
 
 # ------------------------------------------------------------------ files
@@ -637,9 +719,12 @@ class WriteArgs(Args):
 
 def _fs_list(ctx: CallContext, a: ListArgs) -> Any:
     return files.fs_list(
-        ctx.root, dir=a.dir, pattern=a.pattern, max_results=a.max_results,
+        ctx.root,
+        dir=a.dir,
+        pattern=a.pattern,
+        max_results=a.max_results,
         allow=path_filter(ctx, "fs_list"),
-    )  # fmt: skip
+    )
 
 
 def _fs_read(ctx: CallContext, a: ReadArgs) -> Any:
@@ -652,9 +737,12 @@ def _fs_read(ctx: CallContext, a: ReadArgs) -> Any:
 
 def _search(ctx: CallContext, a: SearchArgs) -> Any:
     return files.search_text(
-        ctx.root, pattern=a.pattern, dir=a.dir, max_matches=a.max_matches,
+        ctx.root,
+        pattern=a.pattern,
+        dir=a.dir,
+        max_matches=a.max_matches,
         allow=path_filter(ctx, "search_text"),
-    )  # fmt: skip
+    )
 
 
 def _fs_write(ctx: CallContext, a: WriteArgs) -> Any:
@@ -662,12 +750,21 @@ def _fs_write(ctx: CallContext, a: WriteArgs) -> Any:
 
     if profile_of(ctx).read_before_write:
         full, relative = files.resolve(ctx.root, a.path)
-        check_read_before_write(ctx.workspace(), session=ctx.session_key, agent=ctx.name,
-                                path=relative, exists=os.path.isfile(full))  # fmt: skip
+        check_read_before_write(
+            ctx.workspace(),
+            session=ctx.session_key,
+            agent=ctx.name,
+            path=relative,
+            exists=os.path.isfile(full),
+        )
     return files.propose_write(
-        ctx.root, ctx.state_dir, agent=ctx.name, path=a.path, content=a.content,
+        ctx.root,
+        ctx.state_dir,
+        agent=ctx.name,
+        path=a.path,
+        content=a.content,
         create_dirs=a.create_dirs,
-    )  # fmt: skip
+    )
 
 
 # ------------------------------------------------------------------ the registry
@@ -688,50 +785,100 @@ def _dir(field_name: str) -> Any:
 
 TOOLS = [
     Tool("hive_create", "Create a cell (one commit).", CreateArgs, _create, _many("files")),
-    Tool("hive_create_epic", "Create an epic and its subtasks in one commit.", CreateEpicArgs,
-         _create_epic),
+    Tool(
+        "hive_create_epic",
+        "Create an epic and its subtasks in one commit.",
+        CreateEpicArgs,
+        _create_epic,
+    ),
     Tool("hive_query", "Show one cell (id) or list cells by filters.", QueryArgs, _query),
     Tool("hive_update", "Change fields of a cell.", UpdateArgs, _update),
     Tool("hive_start", "Claim a cell atomically.", IdArgs, _start),
     Tool("hive_close", "Close a cell.", CloseArgs, _close),
     Tool("hive_ready", "Ready work, most urgent first.", ReadyArgs, _ready),
-    Tool("swarmmail_init", "Register as an agent (same session: same name).", MailInitArgs,
-         _mail_init),
+    Tool(
+        "swarmmail_init",
+        "Register as an agent (same session: same name).",
+        MailInitArgs,
+        _mail_init,
+    ),
     Tool("swarmmail_send", "Send a message; an epic thread reaches its workers.", SendArgs, _send),
     Tool("swarmmail_inbox", "Newest messages, headers only (max 5).", InboxArgs, _inbox),
     Tool("swarmmail_read_message", "Read one message (marks it read).", MessageArgs, _read),
     Tool("swarmmail_ack", "Acknowledge a message.", MessageArgs, _ack),
-    Tool("swarmmail_reserve", "Reserve files; refused if another agent holds them.",
-         ReserveArgs, _reserve),
-    Tool("swarmmail_release", "Release reservations (none given: all yours).", ReleaseArgs,
-         _release),
+    Tool(
+        "swarmmail_reserve",
+        "Reserve files; refused if another agent holds them.",
+        ReserveArgs,
+        _reserve,
+    ),
+    Tool(
+        "swarmmail_release", "Release reservations (none given: all yours).", ReleaseArgs, _release
+    ),
     Tool("swarmmail_reservations", "Active reservations.", ReservationsArgs, _reservations),
     Tool("swarm_init", "What this repo offers a swarm.", SwarmInitArgs, _swarm_init),
-    Tool("swarm_select_strategy", "Choose a decomposition strategy from wording and history.",
-         SelectArgs, _select),
-    Tool("swarm_decompose", "Planning prompt with the strategy chosen for you.", DecomposeArgs,
-         _decompose),
+    Tool(
+        "swarm_select_strategy",
+        "Choose a decomposition strategy from wording and history.",
+        SelectArgs,
+        _select,
+    ),
+    Tool(
+        "swarm_decompose",
+        "Planning prompt with the strategy chosen for you.",
+        DecomposeArgs,
+        _decompose,
+    ),
     Tool("swarm_plan_prompt", "Planning prompt (history, lessons, schema).", PlanArgs, _plan),
-    Tool("swarm_validate_decomposition", "Check a plan: schema, file conflicts, dependencies.",
-         ValidateArgs, _validate),
-    Tool("swarm_subtask_prompt", "Brief for a worker on one subtask.", SubtaskArgs,
-         _subtask_prompt),
+    Tool(
+        "swarm_validate_decomposition",
+        "Check a plan: schema, file conflicts, dependencies.",
+        ValidateArgs,
+        _validate,
+    ),
+    Tool(
+        "swarm_subtask_prompt", "Brief for a worker on one subtask.", SubtaskArgs, _subtask_prompt
+    ),
     Tool("swarm_spawn_subtask", "Prepare a worker for a subtask.", SubtaskArgs, _spawn),
     Tool("swarm_status", "Subtask totals by state for an epic.", StatusArgs, _status),
-    Tool("swarm_progress", "Report progress; posts to the epic thread.", ProgressArgs, _progress,
-         _many("files_touched")),
-    Tool("swarm_complete", "Close cell, release reservations, record outcome, commit files: "
-         "one commit.", CompleteArgs, _complete, _many("files_touched")),
+    Tool(
+        "swarm_progress",
+        "Report progress; posts to the epic thread.",
+        ProgressArgs,
+        _progress,
+        _many("files_touched"),
+    ),
+    Tool(
+        "swarm_complete",
+        "Close cell, release reservations, record outcome, commit files: one commit.",
+        CompleteArgs,
+        _complete,
+        _many("files_touched"),
+    ),
     Tool("swarm_record_outcome", "Record how work done elsewhere went.", OutcomeArgs, _outcome),
-    Tool("swarm_evaluation_prompt", "Self-review checklist before completing.", EvaluationArgs,
-         _evaluation),
+    Tool(
+        "swarm_evaluation_prompt",
+        "Self-review checklist before completing.",
+        EvaluationArgs,
+        _evaluation,
+    ),
     Tool("fs_list", "List files in the repository.", ListArgs, _fs_list, dirs=_dir("dir")),
     Tool("fs_read", "Read a file in the repository.", ReadArgs, _fs_read, _one("path")),
-    Tool("search_text", "Regex search across repository files.", SearchArgs, _search,
-         dirs=_dir("dir")),
-    Tool("fs_write", "Propose a file write (applied after arbiter approval).", WriteArgs,
-         _fs_write, _one("path")),
-]  # fmt: skip
+    Tool(
+        "search_text",
+        "Regex search across repository files.",
+        SearchArgs,
+        _search,
+        dirs=_dir("dir"),
+    ),
+    Tool(
+        "fs_write",
+        "Propose a file write (applied after arbiter approval).",
+        WriteArgs,
+        _fs_write,
+        _one("path"),
+    ),
+]
 
 MORE_TOOLS = [
     Tool("hive_dep", "Add, remove or show (tree) a cell's dependencies.", DepArgs, _dep),
@@ -739,9 +886,10 @@ MORE_TOOLS = [
     Tool("hive_delete", "Delete (tombstone) a cell.", DeleteArgs, _delete),
     Tool("hive_log", "hive commits, newest first (one cell's with id).", LogArgs, _history),
     Tool("hive_review", "Commits, files and outcome of a cell or epic.", ReviewArgs, _review),
-    Tool("swarm_insights", "Strategy success rates, maturity and anti-patterns.", NoArgs,
-         _insights),
-]  # fmt: skip
+    Tool(
+        "swarm_insights", "Strategy success rates, maturity and anti-patterns.", NoArgs, _insights
+    ),
+]
 
 
 def _seed_tools() -> list[Tool]:
