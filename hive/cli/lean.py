@@ -14,7 +14,6 @@ import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from hive.cli.entry import DEFAULT_PAGE, Invocation
 from hive.domain.readiness import ready_ids
@@ -27,6 +26,7 @@ from hive.store.index import (
     render_json_list,
 )
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from hive.git.refs import RepoPaths
 

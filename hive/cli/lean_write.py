@@ -37,7 +37,6 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from hive.cli.entry import Invocation
 from hive.errors import HiveError
@@ -45,7 +44,10 @@ from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
 from hive.store.index import EMPTY_STATE, StateIndex
 from hive.store.layout import CONFIG_PATH, cell_path
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from hive.git.refs import RepoPaths
     from hive.git.repo import GitRepo, Identity, Plan, Snapshot
 

@@ -21,7 +21,11 @@ import hashlib
 import mmap
 import os
 import zlib
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
 
 OBJECT_TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 OFS_DELTA = 6

@@ -41,13 +41,13 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from hive.git.loose import _is_loose_name, loose_in_17, nothing_to_pack
 from hive.git.packfile import pack_names, read_packed
 
 __all__ = ["loose_in_17"]
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from hive.git.repo import GitRepo
 

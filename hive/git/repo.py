@@ -33,7 +33,6 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
 
 from hive.errors import (
     DirtyHiveFile,
@@ -59,7 +58,10 @@ from hive.git.state import check_git_state
 from hive.git.worktree import atomic_write, remove_file
 from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from dulwich.objects import Commit, ObjectID
     from dulwich.refs import Ref
     from dulwich.repo import Repo
@@ -70,10 +72,14 @@ if TYPE_CHECKING:
 
 def _oid(sha: str) -> ObjectID:
     """A hex sha as dulwich's ObjectID (bytes at runtime)."""
+    from typing import cast
+
     return cast("ObjectID", sha.encode("ascii"))
 
 
 def _ref(name: str) -> Ref:
+    from typing import cast
+
     return cast("Ref", name.encode("utf-8"))
 
 

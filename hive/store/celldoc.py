@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
 
 from hive.store.index import ParsedCell
 from hive.store.yamlio import dumps
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 CELL_TYPES = ("bug", "feature", "task", "epic", "chore")
 STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
