@@ -233,7 +233,8 @@ def _principal(inv: Invocation, repo: GitRepo) -> Principal:
             if name is None or (claim and check_actor(claim) != name):
                 raise Defer("identity")
             return Principal(name, "agent")
-        person = config_value(repo.paths, "user", "name") or os_user() or "unknown"
+        configured = config_value(repo.paths, "user", "name")
+        person = configured if configured is not None else (os_user() or "unknown")
         if claim and check_actor(claim) != person:
             raise Defer("identity")
     except (HiveError, Unsure, OSError):
