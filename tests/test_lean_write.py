@@ -541,3 +541,57 @@ def test_a_saved_mail_state_of_another_tip_is_not_trusted(ws: Workspace, repo: P
     index.store_mail_state(found[0], b"not json")
     assert mail._load_persisted(Workspace(str(repo), actor="alice")) is None
     assert [a.name for a in mail.list_agents(Workspace(str(repo), actor="alice"))] == ["alice"]
+
+
+def test_a_config_the_model_refuses_is_deferred(
+    base: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = base["root"]
+    config = root / ".hive" / "config.yaml"
+    config.write_text(config.read_text() + "coordinators: 5\n")
+    git(root, "commit", "-qam", "odd config")
+    Workspace(str(root)).cells()  # the state is indexed: only the config can defer
+    assert lean_run(root, ["create", "x"], capsys)[0] is None
+    config.write_text(config.read_text().replace("coordinators: 5\n", "coordinators: [ann]\n"))
+    git(root, "commit", "-qam", "good config")
+    Workspace(str(root)).cells()
+    assert lean_run(root, ["create", "x"], capsys)[0] == 0
+
+
+# ------------------------------------------------------------------ git config without dulwich
+
+
+CONFIGS = {
+    "plain": "[user]\n\tname = Ann Example\n\temail = ann@example.com\n",
+    "twice": "[user]\n\tname = first\n[core]\n\tbare = false\n[user]\n\tname = second\n",
+    "case": "[User]\n\tNAME = Cased\n[gc]\n\tautoPackLimit = 7\n",
+    "subsection": '[remote "origin"]\n\tname = not-the-user\n[user]\n\temail = e@x\n',
+    "spaces": "[user]\n  name   =   spaced out  \n; a comment\n# another\n",
+    "quoted": '[user]\n\tname = "quoted # name"\n',
+    "include": "[include]\n\tpath = other\n[user]\n\tname = maybe\n",
+    "comment-after": "[user]\n\tname = ann # note\n",
+    "empty": "[user]\n\tname =\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_git_config_values_are_dulwichs(name: str, repo: Path) -> None:
+    from hive.git.configfile import Unsure, config_value
+    from hive.git.repo import GitRepo
+
+    with open(repo / ".git" / "config", "a") as handle:
+        handle.write(CONFIGS[name])
+    opened = GitRepo.discover(str(repo))
+    stack = opened._config_stack()
+    for section, key in (("user", "name"), ("user", "email"), ("gc", "autopacklimit")):
+        try:
+            expected: str | None = stack.get((section.encode(),), key.encode()).decode()
+        except KeyError:
+            expected = None
+        try:
+            found = config_value(opened.paths, section, key)
+        except Unsure:
+            assert name in ("quoted", "include", "comment-after"), (section, key)
+            continue
+        assert found == expected, (section, key)
+        assert opened.config_value(section, key) == expected

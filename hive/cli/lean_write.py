@@ -199,7 +199,14 @@ def _config(data: bytes) -> dict[str, Any]:
     timeout = config["lock_timeout_seconds"]
     if type(timeout) not in (int, float) or not timeout > 0:
         raise Defer("config")
+    named = found.get("coordinators")
+    if not (named is None or isinstance(named, str) or _strings(named)):
+        raise Defer("config")  # the model refuses it: the full CLI says where
     return config
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def open_session(inv: Invocation) -> Session:
