@@ -548,7 +548,8 @@ def test_a_config_the_model_refuses_is_deferred(
 ) -> None:
     root = base["root"]
     config = root / ".hive" / "config.yaml"
-    config.write_text(config.read_text() + "coordinators: 5\n")
+    assert "coordinators: []\n" in config.read_text()
+    config.write_text(config.read_text().replace("coordinators: []\n", "coordinators: 5\n"))
     git(root, "commit", "-qam", "odd config")
     Workspace(str(root)).cells()  # the state is indexed: only the config can defer
     assert lean_run(root, ["create", "x"], capsys)[0] is None
