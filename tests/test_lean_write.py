@@ -553,7 +553,7 @@ def test_a_config_the_model_refuses_is_deferred(
     git(root, "commit", "-qam", "odd config")
     Workspace(str(root)).cells()  # the state is indexed: only the config can defer
     assert lean_run(root, ["create", "x"], capsys)[0] is None
-    config.write_text(config.read_text().replace("coordinators: 5\n", "coordinators: [ann]\n"))
+    config.write_text(config.read_text().replace("coordinators: 5\n", "coordinators:\n  - ann\n"))
     git(root, "commit", "-qam", "good config")
     Workspace(str(root)).cells()
     assert lean_run(root, ["create", "x"], capsys)[0] == 0
