@@ -42,7 +42,8 @@ from hive.models.cell import without_control_chars
 from hive.models.identity import Principal
 from hive.store import credentials
 from hive.store.cache import CellCache, CellIndex, build_index, derive
-from hive.store.cells import decode_cell, decode_config, encode_cell, parse_for_index, parsed_cell
+from hive.store.celldoc import parse_for_index
+from hive.store.cells import decode_cell, decode_config, encode_cell, parsed_cell
 from hive.store.index import EMPTY_STATE, ParseProblem, StateIndex
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from hive.store.index import ParsedCell
+from hive.store.index import ParsedCell, ParseProblem
 from hive.store.yamlio import dumps
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -105,7 +105,17 @@ def format_time(value: datetime) -> str:
     unless the time has finer digits (imported data): then microseconds."""
     micro = value.microsecond
     fraction = f"{micro // 1000:03d}" if micro % 1000 == 0 else f"{micro:06d}"
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + fraction + "Z"
+    return _seconds(value) + "." + fraction + "Z"
+
+
+def _seconds(value: datetime) -> str:
+    """``value.strftime("%Y-%m-%dT%H:%M:%S")``, about twice as fast."""
+    if value.year < 1000:  # strftime does not pad the year
+        return value.strftime("%Y-%m-%dT%H:%M:%S")
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+        f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    )
 
 
 def plain(value: Any) -> Any:
@@ -253,20 +263,69 @@ def _json_plain(value: Any) -> bool:
 
 
 def json_of(cell: dict[str, Any]) -> bytes:
-    """The bytes ``pydantic_core.to_json(Cell, indent=2)`` gives for this cell."""
-    return json.dumps(_json_value(cell), indent=2, ensure_ascii=False).encode("utf-8")
+    """The bytes ``pydantic_core.to_json(Cell, indent=2)`` gives for this cell
+    (``json.dumps(..., indent=2)`` spelled out: with an indent, the standard
+    library encodes in Python, several times slower than its C scalar encoder)."""
+    parts: list[str] = []
+    _pretty(_json_value(cell), "", parts)
+    return "".join(parts).encode("utf-8")
+
+
+_scalar = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _pretty(value: Any, indent: str, out: list[str]) -> None:
+    if isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = indent + "  "
+        out.append("{\n")
+        for number, (key, item) in enumerate(value.items()):
+            out.append((",\n" if number else "") + inner + _scalar(key) + ": ")
+            _pretty(item, inner, out)
+        out.append("\n" + indent + "}")
+    elif isinstance(value, list):
+        if not value:
+            out.append("[]")
+            return
+        inner = indent + "  "
+        out.append("[\n")
+        for number, item in enumerate(value):
+            out.append((",\n" if number else "") + inner)
+            _pretty(item, inner, out)
+        out.append("\n" + indent + "]")
+    else:
+        out.append(_scalar(value))
 
 
 def _json_value(value: Any) -> Any:
     if isinstance(value, datetime):
         micro = value.microsecond
-        text = value.strftime("%Y-%m-%dT%H:%M:%S")
-        return text + (f".{micro:06d}" if micro else "") + "Z"
+        return _seconds(value) + (f".{micro:06d}" if micro else "") + "Z"
     if isinstance(value, dict):
         return {key: _json_value(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_json_value(item) for item in value]
     return value
+
+
+def parse_for_index(data: bytes, path: str) -> ParsedCell | ParseProblem:
+    """What the state index keeps of a cell file version: read here when the plain
+    reader is sure (canonical YAML, a cell the model would keep as it is), else by
+    the model (``store/cells.py:parse_for_index``, which imports pydantic): the
+    same rows either way, much faster for the files hive writes."""
+    from hive.store.yamlfast import fast_loads
+
+    try:
+        cell = plain_cell(fast_loads(data.decode("utf-8")))
+    except Exception:  # anything unusual: the model decides, and words the problem
+        cell = None
+    if cell is not None:
+        return parsed(cell)
+    from hive.store.cells import parse_for_index as parse_with_model
+
+    return parse_with_model(data, path)
 
 
 def parsed(cell: dict[str, Any]) -> ParsedCell:

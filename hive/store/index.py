@@ -443,6 +443,9 @@ class StateIndex:
             return
         listings, files = self._new_trees(key, list_tree)
         missing = self._unparsed(files)
+        bulk = len(missing) > BATCH and not self.memory
+        if bulk:  # one checkpoint at the end, not one (two fsyncs) per 1,000 pages
+            self.db.execute("PRAGMA wal_autocheckpoint=0")
         for start in range(0, len(missing), BATCH):
             batch = missing[start : start + BATCH]
             self.add_parsed(
@@ -461,6 +464,10 @@ class StateIndex:
                     or [(tree, "", "", 2, "")],  # an empty tree still counts as listed
                 )
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
+        if bulk:
+            self.db.execute("PRAGMA wal_autocheckpoint=1000")
+            with contextlib.suppress(sqlite3.OperationalError):  # busy readers: later
+                self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _new_trees(
         self, key: str, list_tree: TreeLister
