@@ -131,8 +131,19 @@ def _take_global(found: Invocation, argv: list[str], position: int) -> int:
     return 0
 
 
+_PROCESS_EXIT = False  # set by console(): this process is the command
+
+
+def console() -> None:
+    """The ``hive`` console script, ``python -m hive`` and the pre-commit hook: the
+    process is the command, so a lean answer ends it at once (see :func:`_exit`)."""
+    global _PROCESS_EXIT
+    _PROCESS_EXIT = True
+    main()
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """The command line of ``sys.argv`` (exits with its code)."""
     from hive.store import index
 
     index.NOTICE_SINK = _notice
@@ -162,6 +173,8 @@ def _exit(code: int) -> None:
     and database and delete the WAL (~4 fsyncs, ~30 ms on this kind of disk) in
     every process. The WAL is checkpointed by SQLite itself as it grows (see
     ``StateIndex``), and a WAL left behind is a normal, consistent state."""
+    if not _PROCESS_EXIT:
+        sys.exit(code)  # called in-process (tests): a normal exit
     try:
         sys.stdout.flush()
         sys.stderr.flush()
