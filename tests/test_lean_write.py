@@ -596,3 +596,68 @@ def test_git_config_values_are_dulwichs(name: str, repo: Path) -> None:
             continue
         assert found == expected, (section, key)
         assert opened.config_value(section, key) == expected
+
+
+# ------------------------------------------------------------------ the cold build
+
+
+def index_dump(root: Path) -> list[list[Any]]:
+    db = sqlite3.connect(root / ".git" / "hive" / "index.sqlite3")
+    try:
+        return [
+            db.execute("SELECT * FROM blobs ORDER BY blob").fetchall(),
+            db.execute("SELECT * FROM dirs ORDER BY tree, name").fetchall(),
+            db.execute("SELECT key FROM states ORDER BY key").fetchall(),
+            db.execute("SELECT * FROM commits ORDER BY commit_id").fetchall(),
+        ]
+    finally:
+        db.close()
+
+
+def test_a_fresh_clone_is_indexed_by_the_lean_process_as_by_the_full_path(
+    base: dict[str, Any], tmp_path: Path
+) -> None:
+    """`hive ready --json` with no index (not on a terminal) builds it without the models:
+    the same rows as the full path's build, and no heavy module imported."""
+    root = base["root"]
+    clean = make_repo(tmp_path / "clean")
+    writer = Workspace(str(clean), actor="alice")
+    init_hive(writer, prefix="hv")
+    first = create_cell(writer, title="one", labels=["x"], description="a\nb\n")
+    create_cell(writer, title="two", deps=[f"blocks:{first.id}"], type="epic", priority=0)
+    close_cell(writer, cell_id=first.id, reason="done")
+    for path in (clean / ".git" / "hive").glob("index.sqlite3*"):
+        path.unlink()
+    assert probe_build(clean).stderr.splitlines()[-1] == "[]"  # comments would need the model
+    (root / ".hive" / "cells" / "x").mkdir(parents=True, exist_ok=True)
+    (root / ".hive" / "cells" / "x" / "hv-xbroken.yaml").write_text("id: [unclosed\n")
+    git(root, "add", ".hive")
+    git(root, "commit", "-qm", "a broken cell file")
+    git(root, "repack", "-a", "-d", "-q")  # as a clone leaves it
+    lean_repo, full_repo = twin(base, tmp_path, "lean"), twin(base, tmp_path, "full")
+    for repo in (lean_repo, full_repo):
+        for path in (repo / ".git" / "hive").glob("index.sqlite3*"):
+            path.unlink()
+    built = probe_build(lean_repo)
+    assert built.returncode == 0, built.stderr
+    # the broken file is read by the model (pydantic), every other cell by the plain reader
+    assert built.stderr.splitlines()[-1] in ("['pydantic']", "['pydantic', 'typing']")
+    Workspace(str(full_repo)).cells()
+    assert index_dump(lean_repo) == index_dump(full_repo)
+    shown = run_hive(lean_repo, "list", "--json")
+    assert json.loads(shown.stdout) and "hv-xbroken.yaml" in shown.stderr
+
+
+def probe_build(root: Path) -> subprocess.CompletedProcess[str]:
+    """A fresh process answering ``hive ready --json``; stderr ends with the heavy
+    modules it imported."""
+    probe = (
+        "import sys\n"
+        "from hive.cli import entry\n"
+        "assert entry.dispatch(entry.parse(['-C', sys.argv[1], 'ready', '--json'])) == 0\n"
+        "heavy = ('typer', 'click', 'pydantic', 'rich', 'dulwich', 'filelock', 'typing')\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)), file=sys.stderr)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", probe, str(root)], capture_output=True, text=True, check=False
+    )
