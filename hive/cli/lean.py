@@ -12,7 +12,6 @@ the state (with a progress bar on a terminal) and answers.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -313,7 +312,12 @@ def _terminal_width() -> int | None:
         return int(os.environ["COLUMNS"])
     if not sys.stdout.isatty():
         return None
-    return shutil.get_terminal_size().columns
+    stream = sys.__stdout__
+    try:  # shutil.get_terminal_size's answer, without importing shutil (bz2, lzma, ...)
+        columns = os.get_terminal_size(stream.fileno()).columns if stream else 0
+    except (ValueError, OSError):
+        columns = 0
+    return columns or 80
 
 
 # ------------------------------------------------------------------ the pre-commit hook
