@@ -269,6 +269,8 @@ DEFERRED = {
     "force": ["update", "{claimed}", "-s", "open", "--force", "--reason", "r"],
     "not-owner": ["update", "{claimed}", "-s", "open"],
     "not-owner-close": ["close", "{claimed}"],
+    "not-owner-priority": ["update", "{claimed}", "-p", "0"],
+    "several-ids": ["close", "{open}", "{freed}"],
     "blocked-close": ["close", "{blocked}"],
     "blocked-update-close": ["update", "{blocked}", "-s", "closed"],
     "epic-close": ["close", "{epic}"],

@@ -55,24 +55,25 @@ def _defer_inspect() -> None:
 
 _defer_inspect()
 
-from dataclasses import dataclass, field  # noqa: E402
-
 from hive import __version__  # noqa: E402
 
 VALUED_GLOBALS = ("-C", "--actor")
 DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all
 
 
-@dataclass
 class Invocation:
-    """A command line with its global options taken out and resolved."""
+    """A command line with its global options taken out and resolved (a plain class:
+    a dataclass costs a compile at every start-up)."""
 
-    directory: str = "."
-    actor: str | None = None
-    json: bool = False
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    leading: list[str] = field(default_factory=list)  # non-global tokens before the command
+    __slots__ = ("actor", "args", "command", "directory", "json", "leading")
+
+    def __init__(self) -> None:
+        self.directory: str = "."
+        self.actor: str | None = None
+        self.json = False
+        self.command: str | None = None
+        self.args: list[str] = []
+        self.leading: list[str] = []  # non-global tokens before the command
 
     def argv(self) -> list[str]:
         """The normalized command line: globals first, then the command as given."""
@@ -155,13 +156,25 @@ def main() -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        code = 130
+        code = interrupted(invocation.command)
     if code is not None:
         _exit(code)
-    from hive.cli.main import run
-
+    try:
+        from hive.cli.main import run
+    except KeyboardInterrupt:  # Ctrl-C while starting up
+        sys.exit(interrupted(invocation.command))
     run(invocation.argv())
+
+
+STOPPED_BY_CTRL_C = ("mcp", "serve")  # servers: Ctrl-C is how they are stopped, not a failure
+
+
+def interrupted(command: str | None) -> int:
+    """The exit code for Ctrl-C: 0 for a server asked to stop, else 130 (and a word)."""
+    if command in STOPPED_BY_CTRL_C:
+        return 0
+    sys.stderr.write("interrupted\n")
+    return 130
 
 
 def _exit(code: int) -> None:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from hive.cli.entry import Invocation
 from hive.errors import HiveError
@@ -59,13 +58,13 @@ class Defer(Exception):
 # ------------------------------------------------------------------ options
 
 
-@dataclass
 class Options:
     """A command line read for the options of one command."""
 
-    positional: list[str] = field(default_factory=list)
-    values: dict[str, str] = field(default_factory=dict)
-    lists: dict[str, list[str]] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.positional: list[str] = []
+        self.values: dict[str, str] = {}
+        self.lists: dict[str, list[str]] = {}
 
 
 def parse_options(
@@ -108,23 +107,25 @@ def parse_options(
 # ------------------------------------------------------------------ the repository
 
 
-@dataclass
 class Principal:
     """Who acts (as ``hive.models.identity.Principal``, without pydantic)."""
 
-    name: str
-    kind: str  # "agent" | "person"
+    def __init__(self, name: str, kind: str) -> None:
+        self.name = name
+        self.kind = kind  # "agent" | "person"
 
 
-@dataclass
 class Session:
     """One repository, the acting principal, and the state index."""
 
-    paths: RepoPaths
-    repo: GitRepo
-    principal: Principal
-    index: StateIndex
-    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    def __init__(
+        self, paths: RepoPaths, repo: GitRepo, principal: Principal, index: StateIndex
+    ) -> None:
+        self.paths = paths
+        self.repo = repo
+        self.principal = principal
+        self.index = index
+        self.configs: dict[str, dict[str, Any]] = {}
 
     def identity(self) -> Identity:
         from hive.domain.actors import slug
@@ -252,16 +253,24 @@ def _principal(inv: Invocation, repo: GitRepo) -> Principal:
 # ------------------------------------------------------------------ cells
 
 
-@dataclass
 class Found:
     """A file of a state named for a cell id, and what its blob holds."""
 
-    path: str
-    blob: str
-    status: str | None
-    deleted: bool
-    error: str | None
-    id: str | None
+    def __init__(
+        self,
+        path: str,
+        blob: str,
+        status: str | None,
+        deleted: bool,
+        error: str | None,
+        id: str | None,
+    ) -> None:
+        self.path = path
+        self.blob = blob
+        self.status = status
+        self.deleted = deleted
+        self.error = error
+        self.id = id
 
 
 def lookup(index: StateIndex, key: str, cell_id: str) -> list[Found]:
@@ -351,7 +360,7 @@ def changed(cell: dict[str, Any], **updates: Any) -> dict[str, Any]:
 
 
 def check_owner(session: Session, cell: dict[str, Any]) -> None:
-    """Only the assignee of a claimed cell changes its status (else the full CLI
+    """Only the assignee of a claimed cell changes or closes it (else the full CLI
     refuses, or records an override)."""
     owner = cell["assignee"] if cell["assignee"] and cell["status"] != "closed" else None
     if owner is not None and owner != session.principal.name:
@@ -602,10 +611,6 @@ def update(inv: Invocation) -> int | None:
     def change(session: Session, snap: Snapshot, key: str) -> tuple[dict[str, Any], bool]:
         cell = read_cell(session, key, given)
         is_closed = cell["status"] == "closed"
-        if (new_status is not None and new_status != cell["status"]) or (
-            assignee is not None and (assignee or None) != cell["assignee"]
-        ):
-            check_owner(session, cell)
         updates: dict[str, Any] = {}
         if new_status is not None and not (closing and not is_closed):
             updates["status"] = new_status
@@ -627,6 +632,8 @@ def update(inv: Invocation) -> int | None:
         if added or removed:
             labels = [label for label in cell["labels"] if label not in removed]
             updates["labels"] = labels + [label for label in added if label not in labels]
+        if (closing and not is_closed) or any(cell[key] != updates[key] for key in updates):
+            check_owner(session, cell)  # a claimed cell is its assignee's to change
         updated = changed(cell, **updates) if updates else cell
         if closing and not is_closed:
             return closing_of(session, key, updated, reason=None), True

@@ -36,7 +36,7 @@ from hive.errors import GitError, HiveError, InvalidInput, NotFound, NotOwner, N
 from hive.git.remote import check_remote, fetch_ref, push_ref, remote_ref, tracking_ref
 from hive.git.repo import CommitInfo, Identity, Plan
 from hive.models import utc_now
-from hive.models.identity import Registration
+from hive.models.identity import Override, Registration
 from hive.models.mail import (
     IMPORTANCE_LEVELS,
     AckResult,
@@ -398,10 +398,9 @@ def mail_init(
 
 
 def mail_overrides(ws: Workspace) -> list[dict[str, Any]]:
-    """Overrides recorded in the mail log (reading another agent's mail), with the
-    event's commit, its time (seconds) and its trailer text."""
-    from hive.models.identity import Override
-
+    """Overrides recorded in the mail log (reading another agent's mail, retiring or
+    re-issuing an identity), with the event's commit, its time (seconds) and its
+    trailer text."""
     found = []
     for event in _state(ws).overrides:
         try:
@@ -488,9 +487,17 @@ def require_registered(ws: Workspace, name: str) -> None:
 def _require_agent(state: MailState, name: str) -> None:
     if name not in state.agents:
         raise NotFound(
-            f"agent {name!r} is not registered; run 'hive mail init' (swarmmail_init) first",
+            f"agent {name!r} is not registered; {how_to_register(name)}",
             agent=name,
         )
+
+
+def how_to_register(name: str) -> str:
+    """The next step for an agent name nobody registered yet."""
+    return (
+        f"register it with 'hive agent register {name}' (or 'hive mail init --name {name}';"
+        " swarmmail_init over MCP) and export the HIVE_AGENT_TOKEN it prints"
+    )
 
 
 # ------------------------------------------------------------------ messages
@@ -533,7 +540,12 @@ def send_message(
                 if COORDINATOR in unknown
                 else ""
             )
-            raise NotFound(f"unknown recipient(s) {', '.join(unknown)} (registered: {known}){hint}")
+            register = "" if hint else f"; {how_to_register(unknown[0])}"
+            raise NotFound(
+                f"unknown recipient(s) {', '.join(unknown)}: not registered (registered: {known})"
+                f"{hint}{register}",
+                recipients=unknown,
+            )
         if thread_id:
             extra = set(state.threads.get(thread_id, set())) | set(thread_members)
             recipients += sorted(n for n in extra if n in state.agents and n not in recipients)
@@ -683,8 +695,9 @@ def inbox(
         _record_mail_override(
             ws,
             owner=name,
-            action="list the inbox of",
-            target=f"inbox of {name}",
+            action="list",
+            target="inbox",
+            what="kept for",
             force=force,
             reason=reason,
         )
@@ -704,30 +717,40 @@ def inbox(
 
 
 def _record_mail_override(
-    ws: Workspace, *, owner: str, action: str, target: str, force: bool, reason: str | None
+    ws: Workspace,
+    *,
+    owner: str,
+    action: str,
+    target: str,
+    force: bool,
+    reason: str | None,
+    what: str = "addressed to",
 ) -> None:
     """Check an override of a mail ownership rule and record it: a mail-log event
     with a ``Hive-Override`` trailer, and the event log."""
-    from hive.domain.ownership import check_owner, override_trailers, record_overrides
+    from hive.domain.ownership import check_owner
 
     found = check_owner(
-        ws,
-        owner=owner,
-        action=action,
-        target=target,
-        force=force,
-        reason=reason,
-        what="addressed to",
+        ws, owner=owner, action=action, target=target, force=force, reason=reason, what=what
     )
-    if found is None:
-        return
+    if found is not None:
+        record_override_event(ws, found)
+
+
+def record_override_event(ws: Workspace, found: Override) -> str | None:
+    """Record ``found`` as a mail-log event (a commit on ``refs/hive/mail`` with its
+    ``Hive-Override`` trailer, listed by ``hive log --overrides``) and in the event
+    log; for overrides that change no branch (mail, identities). The commit id."""
+    from hive.domain.ownership import override_trailers, record_overrides
+
     event = {"type": "override", **found.model_dump(), "at": format_time(utc_now())}
 
     def build(state: MailState) -> tuple[str, dict[str, Any], None]:
-        return f"override by {found.by}: {action} {owner}", dict(event), None
+        return f"override by {found.by}: {found.action} {found.owner}", dict(event), None
 
     _, commit = _append(ws, build, author=found.by, trailers=override_trailers([found]))
     record_overrides(ws, [found], commit, ref=MAIL_REF)
+    return commit
 
 
 def _header(state: MailState, event: dict[str, Any], reader: str) -> MessageHeader:
