@@ -11,19 +11,22 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hive.domain.limits import (
-    MAX_DEPS,
     MAX_GLOB,
     MAX_ID,
-    MAX_ITEMS,
-    MAX_LABELS,
     MAX_SHORT,
     MAX_TEXT,
-    MAX_TITLE,
 )
 from hive.errors import InvalidInput, NameTaken, NotYourIdentity
 from hive.models.identity import Registration
 from hive.tools import files
-from hive.tools.registry import CallContext, Tool, path_filter, profile_of, register
+from hive.tools.registry import (
+    CallContext,
+    Tool,
+    operation_tool,
+    path_filter,
+    profile_of,
+    register,
+)
 
 Str: Any = Field(default="", max_length=MAX_TEXT)
 Id: Any = Field(min_length=1, max_length=MAX_ID)
@@ -41,28 +44,6 @@ class Args(BaseModel):
 
 
 # ------------------------------------------------------------------ cells
-
-
-class CreateArgs(Args):
-    title: str = Field(min_length=1, max_length=MAX_TITLE)
-    type: Literal["bug", "feature", "task", "epic", "chore"] = "task"
-    priority: int = Field(default=2, ge=0, le=4, description="0 most urgent")
-    description: str = Str
-    parent: Short | None = None
-    deps: list[Short] = Field(
-        default_factory=list, max_length=MAX_DEPS, description="TYPE:ID, e.g. blocks:hv-ab12"
-    )
-    labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
-    files: list[Glob] = Field(default_factory=list, max_length=MAX_ITEMS, description="owned globs")
-
-
-def _create(ctx: CallContext, a: CreateArgs) -> Any:
-    from hive.domain.cells import create_cell
-
-    return create_cell(
-        ctx.workspace(), title=a.title, type=a.type, priority=a.priority,
-        description=a.description, parent=a.parent, deps=a.deps, labels=a.labels, files=a.files,
-    )  # fmt: skip
 
 
 class EpicSubtask(Args):
@@ -91,126 +72,6 @@ def _create_epic(ctx: CallContext, a: CreateEpicArgs) -> Any:
         ctx.workspace(), epic_title=a.epic_title, epic_description=a.epic_description,
         subtasks=[s.model_dump() for s in a.subtasks], strategy=a.strategy,
     )  # fmt: skip
-
-
-class QueryArgs(Args):
-    id: Short | None = Field(default=None, description="show one cell")
-    status: Short | None = Field(default=None, description="open|in_progress|blocked|closed|all")
-    type: Short | None = None
-    priority: int | None = Field(default=None, ge=0, le=4)
-    parent: Short | None = None
-    label: Short | None = None
-    assignee: Short | None = None
-    include_deleted: bool = False
-    limit: int = Field(default=50, ge=1, le=1000)
-
-
-def _query(ctx: CallContext, a: QueryArgs) -> Any:
-    from hive.domain.cells import list_cells, show_cell
-
-    if a.id:
-        return show_cell(ctx.workspace(), cell_id=a.id)
-    return list_cells(
-        ctx.workspace(), status=a.status, type=a.type, priority=a.priority, parent=a.parent,
-        label=a.label, assignee=a.assignee, include_deleted=a.include_deleted, limit=a.limit,
-    )  # fmt: skip
-
-
-class UpdateArgs(Args):
-    id: str = Id
-    status: Short | None = None
-    priority: int | None = Field(default=None, ge=0, le=4)
-    type: Literal["bug", "feature", "task", "epic", "chore"] | None = None
-    title: str | None = Field(default=None, max_length=MAX_TITLE)
-    description: str | None = Field(default=None, max_length=MAX_TEXT)
-    assignee: Short | None = None
-    append_notes: str | None = Field(default=None, max_length=MAX_TEXT)
-    add_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
-    remove_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
-    files: list[Glob] | None = Field(default=None, max_length=MAX_ITEMS, description="replaces")
-    force: bool = Field(default=False, description=OVERRIDE)
-    reason: str | None = Field(default=None, max_length=5000)
-
-
-def _update(ctx: CallContext, a: UpdateArgs) -> Any:
-    from hive.domain.cells import update_cell
-
-    return update_cell(
-        ctx.workspace(), cell_id=a.id, status=a.status, priority=a.priority, title=a.title,
-        description=a.description, assignee=a.assignee, append_notes=a.append_notes,
-        type=a.type, add_labels=a.add_labels, remove_labels=a.remove_labels, files=a.files,
-        force=a.force, reason=a.reason,
-    )  # fmt: skip
-
-
-class IdArgs(Args):
-    id: str = Id
-
-
-def _start(ctx: CallContext, a: IdArgs) -> Any:
-    from hive.domain.cells import start_cell
-
-    return start_cell(ctx.workspace(), cell_id=a.id)
-
-
-class CloseArgs(Args):
-    id: str = Id
-    reason: str | None = Field(default=None, max_length=5000)
-    force: bool = Field(default=False, description="past open blockers; " + OVERRIDE)
-
-
-def _close(ctx: CallContext, a: CloseArgs) -> Any:
-    from hive.domain.cells import close_cell
-
-    return close_cell(ctx.workspace(), cell_id=a.id, reason=a.reason, force=a.force)
-
-
-class ReadyArgs(Args):
-    limit: int = Field(default=10, ge=1, le=1000)
-    claim: bool = Field(default=False, description="atomically start the first")
-
-
-def _ready(ctx: CallContext, a: ReadyArgs) -> Any:
-    from hive.domain.cells import ready
-
-    return ready(ctx.workspace(), limit=a.limit, claim=a.claim)
-
-
-class DepArgs(Args):
-    id: str = Id
-    action: Literal["add", "remove", "tree"] = "tree"
-    target: Short | None = Field(default=None, description="add/remove: the other cell")
-    type: Literal["blocks", "parent-child", "related", "discovered-from"] = "blocks"
-
-
-def _dep(ctx: CallContext, a: DepArgs) -> Any:
-    from hive.domain.cells import add_dependency, dep_tree, remove_dependency
-
-    if a.action == "tree":
-        return dep_tree(ctx.workspace(), cell_id=a.id)
-    if not a.target:
-        raise InvalidInput(f"hive_dep {a.action} needs a target", field="target")
-    if a.action == "add":
-        return add_dependency(ctx.workspace(), cell_id=a.id, target=a.target, dep_type=a.type)
-    return remove_dependency(ctx.workspace(), cell_id=a.id, target=a.target)
-
-
-def _reopen(ctx: CallContext, a: IdArgs) -> Any:
-    from hive.domain.cells import reopen_cell
-
-    return reopen_cell(ctx.workspace(), cell_id=a.id)
-
-
-class DeleteArgs(Args):
-    id: str = Id
-    force: bool = Field(default=False, description="also with live subtasks; " + OVERRIDE)
-    reason: str | None = Field(default=None, max_length=5000)
-
-
-def _delete(ctx: CallContext, a: DeleteArgs) -> Any:
-    from hive.domain.cells import delete_cell
-
-    return delete_cell(ctx.workspace(), cell_id=a.id, force=a.force, reason=a.reason)
 
 
 class LogArgs(Args):
@@ -687,14 +548,8 @@ def _dir(field_name: str) -> Any:
 
 
 TOOLS = [
-    Tool("hive_create", "Create a cell (one commit).", CreateArgs, _create, _many("files")),
     Tool("hive_create_epic", "Create an epic and its subtasks in one commit.", CreateEpicArgs,
          _create_epic),
-    Tool("hive_query", "Show one cell (id) or list cells by filters.", QueryArgs, _query),
-    Tool("hive_update", "Change fields of a cell.", UpdateArgs, _update),
-    Tool("hive_start", "Claim a cell atomically.", IdArgs, _start),
-    Tool("hive_close", "Close a cell.", CloseArgs, _close),
-    Tool("hive_ready", "Ready work, most urgent first.", ReadyArgs, _ready),
     Tool("swarmmail_init", "Register as an agent (same session: same name).", MailInitArgs,
          _mail_init),
     Tool("swarmmail_send", "Send a message; an epic thread reaches its workers.", SendArgs, _send),
@@ -734,14 +589,19 @@ TOOLS = [
 ]  # fmt: skip
 
 MORE_TOOLS = [
-    Tool("hive_dep", "Add, remove or show (tree) a cell's dependencies.", DepArgs, _dep),
-    Tool("hive_reopen", "Reopen a closed cell.", IdArgs, _reopen),
-    Tool("hive_delete", "Delete (tombstone) a cell.", DeleteArgs, _delete),
     Tool("hive_log", "hive commits, newest first (one cell's with id).", LogArgs, _history),
     Tool("hive_review", "Commits, files and outcome of a cell or epic.", ReviewArgs, _review),
     Tool("swarm_insights", "Strategy success rates, maturity and anti-patterns.", NoArgs,
          _insights),
 ]  # fmt: skip
+
+
+def _operation_tools() -> list[Tool]:
+    """A tool for every operation described in ``hive/ops`` (same name, parameters and
+    result as its CLI command)."""
+    from hive.ops.spec import operations
+
+    return [operation_tool(op) for op in operations()]
 
 
 def _seed_tools() -> list[Tool]:
@@ -751,5 +611,5 @@ def _seed_tools() -> list[Tool]:
     return [*coord_tools.TOOLS, *network_tools.TOOLS, *agent_tools.TOOLS]
 
 
-for _tool in [*TOOLS, *MORE_TOOLS, *_seed_tools()]:
+for _tool in [*_operation_tools(), *TOOLS, *MORE_TOOLS, *_seed_tools()]:
     register(_tool)
