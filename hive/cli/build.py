@@ -41,10 +41,14 @@ class Extra:
 @dataclass(frozen=True)
 class Presenter:
     """How a command shows its result to a person. ``render(result, params, ws)``;
-    ``notes(ws, result)`` runs also with ``--json`` (warnings on stderr)."""
+    ``notes(ws, result)`` runs also with ``--json`` (warnings on stderr).
+    ``inputs(ws, given)`` reads what a person types the way a shell means it (``-``
+    for standard input, paths relative to the current directory) before the values
+    are validated as the operation's parameters."""
 
     render: Callable[[Any, Any, Any], None]
     notes: Callable[[Any, Any], None] | None = None
+    inputs: Callable[[Any, dict[str, Any]], None] | None = None  # (ws, given) -> in place
     extra: Extra | None = None
     after: Callable[[Any], None] | None = None  # e.g. an exit code from the result
 
@@ -52,9 +56,17 @@ class Presenter:
 def option_names(name: str, command: Command, info: FieldInfo) -> tuple[str, ...]:
     dashed = "--" + name.replace("_", "-")
     names = [dashed, *command.short.get(name, ())]
-    if info.annotation is bool and info.default is True:
-        return (f"{dashed}/--no-{name.replace('_', '-')}",)
+    if info.annotation is bool and _flag_default(name, command, info) is not False:
+        negative = command.short.get(name, (f"--no-{name.replace('_', '-')}",))[0]
+        return (f"{dashed}/{negative}",)  # --exclusive/--shared, --success/--failure
     return tuple(dict.fromkeys(names))
+
+
+def _flag_default(name: str, command: Command, info: FieldInfo) -> bool | None:
+    """A flag's default on the command line (None: the flag must be given)."""
+    if info.is_required():
+        return None
+    return bool(command.defaults.get(name, info.default))
 
 
 def _cli_type(annotation: Any) -> Any:
@@ -104,8 +116,12 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
         spec = typer.Argument(metavar=name.upper(), help=help_text or None, show_default=False)
     elif kind is bool:
         flag = typer.Option(*option_names(name, command, info), help=help_text or None)
+        default_flag = _flag_default(name, command, info)
         return inspect.Parameter(
-            name, KEYWORD, default=bool(info.default), annotation=Annotated[bool, flag]
+            name,
+            KEYWORD,
+            default=inspect.Parameter.empty if default_flag is None else default_flag,
+            annotation=Annotated[bool, flag],
         )
     else:
         shown = command.defaults.get(name, info.get_default(call_default_factory=True))
@@ -155,6 +171,8 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
             given.pop(extra.name, None)
             _require_arguments(command, given, extra)
         ws = run_op(workspace)
+        if presenter.inputs is not None:
+            presenter.inputs(ws, given)
         params = run_op(lambda: parse_params(op, command, given))
         result = run_op(lambda: op.run(ws, params))
         if presenter.notes is not None:
@@ -186,8 +204,7 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
     model = op.params
     data: dict[str, Any] = {}
     for name, value in given.items():
-        info = model.model_fields[name]
-        if value is None or (isinstance(value, bool) and value == info.default):
+        if value is None:
             continue
         parser = op.parsers.get(name)
         data[name] = parser(value) if parser is not None else value
@@ -213,10 +230,14 @@ def add_commands(
     apps: dict[tuple[str, ...], typer.Typer],
     operations: list[Operation],
     presenters: dict[str, Presenter],
+    words: set[str],
 ) -> None:
-    """Register every operation's commands on the app of their group."""
+    """Register the commands whose first word is in ``words`` on their group's app
+    (in the order the operations are declared)."""
     for op in operations:
         for command in op.commands:
+            if command.path[0] not in words:
+                continue
             presenter = presenters.get(command.name)
             if presenter is None:
                 raise LookupError(f"no presenter for 'hive {command.name}'")

@@ -111,11 +111,16 @@ def init(
 # Generated from the operations' descriptions (hive/ops/cells.py); presentation in
 # hive/cli/present.py.
 
-add_commands(
-    {(): app, ("dep",): dep_app},
-    [op for op in operations() if op.commands],
-    PRESENTERS,
-)
+GROUPS = {
+    (): app,
+    ("dep",): dep_app,
+    ("mail",): coord_cmd.mail_app,
+    ("swarm",): swarm_cmd.swarm_app,
+}
+CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
+CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
+add_commands(GROUPS, operations(), PRESENTERS, CELL_COMMANDS)
+add_commands(GROUPS, operations(), PRESENTERS, {"mail"})
 
 
 # ----------------------------------------------------------------------- epics
@@ -180,49 +185,6 @@ def epic_status_cmd(
 
 
 # ----------------------------------------------------------------------- history & health
-
-
-@app.command()
-def log(
-    cell_id: Annotated[str | None, typer.Argument(metavar="[ID]")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
-    overrides: Annotated[
-        bool,
-        typer.Option(
-            "--overrides",
-            help="Only overrides, and hive commits whose trailer names no registered identity.",
-        ),
-    ] = False,
-    json_flag: JsonFlag = False,
-) -> None:
-    """hive commits (for one cell if ID is given), newest first."""
-    from hive.domain.history import audit_log, cell_log
-
-    use_json(json_flag)
-    if overrides:
-        found = run_op(lambda: audit_log(workspace(), limit=limit))
-        lines = [
-            f"[yellow]{item.commit[:10]}[/yellow] {item.kind:<16} {output.escape(item.detail)}"
-            for item in found
-        ]
-        empty = "no overrides and no unregistered identities"
-        show(found, json_flag, lambda: _print_lines(lines, empty))
-        return
-    entries = run_op(lambda: cell_log(workspace(), cell_id=cell_id, limit=limit))
-    lines = [
-        f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(entry.subject)}"
-        f"  [dim]{output.escape(entry.agent or '')}[/dim]"
-        for entry in entries
-    ]
-    show(entries, json_flag, lambda: _print_lines(lines, "no hive commits"))
-
-
-def _print_lines(lines: list[str], empty: str) -> None:
-    out = output.console()
-    if not lines:
-        out.print(f"[dim]{empty}[/dim]")
-    for line in lines:
-        out.print(line)
 
 
 @app.command()
@@ -303,11 +265,9 @@ def demo(
 
 
 # Registered last so `hive --help` lists the cell commands first.
-app.command("reserve")(coord_cmd.reserve_cmd)
-app.command("release")(coord_cmd.release_cmd)
-app.command("reservations")(coord_cmd.reservations_cmd)
+add_commands(GROUPS, operations(), PRESENTERS, {"reserve", "release", "reservations"})
 app.add_typer(swarm_cmd.swarm_app, name="swarm")
-app.command("review")(swarm_cmd.review_cmd)
+add_commands(GROUPS, operations(), PRESENTERS, {"swarm", "review"})
 app.add_typer(tools_cmd.tools_app, name="tools")
 app.command("mcp")(tools_cmd.mcp_cmd)
 app.add_typer(tools_cmd.proposals_app, name="proposals")

@@ -169,3 +169,197 @@ PRESENTERS: dict[str, Presenter] = {
     ),
     "dep tree": Presenter(render=_dep_tree),
 }
+
+
+# ------------------------------------------------------------------ mail
+
+
+def _body_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
+    if given.get("body") == "-":
+        given["body"] = sys.stdin.read()
+
+
+def _inbox(headers: list[Any], params: Any, ws: Workspace) -> None:
+    out = output.console()
+    if not headers:
+        out.print("[dim]no messages[/dim]")
+    for header in headers:
+        flag = "" if header.read else "[bold]*[/bold]"
+        thread = f" [{header.thread_id}]" if header.thread_id else ""
+        out.print(
+            f"{flag}#{header.id} {header.importance:<7} from {header.sender}"
+            f"{output.escape(thread)}: {output.escape(header.subject)}"
+        )
+
+
+def _message(message: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    out.print(
+        f"#{message.id} from {message.sender} to {', '.join(message.to)}"
+        f"  {output.escape(f'[{message.importance}]')}"
+    )
+    out.print(f"[bold]{output.escape(message.subject)}[/bold]")
+    out.print(output.escape(message.body))
+
+
+# ------------------------------------------------------------------ reservations
+
+
+def _from_cwd(ws: Workspace, given: dict[str, Any]) -> None:
+    """Relative patterns are relative to the current directory, as in git."""
+    patterns = given.get("paths")
+    if not patterns:
+        return
+    base = os.path.realpath(os.path.abspath(OPTIONS.directory))
+    relative = os.path.relpath(base, os.path.realpath(ws.root)).replace(os.sep, "/")
+    if relative == "." or relative.startswith(".."):
+        return
+    given["paths"] = [
+        p if os.path.isabs(p.strip()) else f"{relative}/{p.strip()}" for p in patterns
+    ]
+
+
+def _release_inputs(ws: Workspace, given: dict[str, Any]) -> None:
+    if not given.get("paths") and not given.get("reservation_ids") and not given.get("all"):
+        usage_error("give PATTERN..., --id ID or --all")
+    _from_cwd(ws, given)
+
+
+def _reserved(result: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    for item in result.granted:
+        kind = "exclusive" if item.exclusive else "shared"
+        out.print(
+            f"reserved #{item.id} {item.path_pattern} ({kind}) until {item.expires_at:%H:%M:%S}Z"
+        )
+    for conflict in result.overridden:
+        out.print(f"[yellow]overrode {conflict.holder}'s {conflict.pattern}[/yellow]")
+
+
+def _released(result: Any, params: Any, ws: Workspace) -> None:
+    not_held = f"; not held: {', '.join(result.not_found)}" if result.not_found else ""
+    output.say(f"released {len(result.released)} reservation(s){not_held}")
+
+
+def _reservation_notes(ws: Workspace, items: list[Any]) -> None:
+    from hive.domain.reservations import reservation_problems
+
+    for problem in run_op(lambda: reservation_problems(ws)):
+        output.err(f"warning: {problem.message}; reserving and committing are blocked until fixed")
+
+
+def _reservations(items: list[Any], params: Any, ws: Workspace) -> None:
+    from rich.table import Table
+
+    from hive.domain.contest import yielded_reservations
+
+    for item in run_op(lambda: yielded_reservations(ws)):
+        if params.agent is None or item.agent == params.agent:
+            winner = item.yielded_to
+            assert winner is not None
+            output.say(
+                f"contested across clones: {item.agent}'s #{item.id}"
+                f" {item.path_pattern!r} yielded to {winner.holder}'s"
+                f" #{winner.reservation_id} {winner.pattern!r} (earliest grant wins)"
+            )
+    if not items:
+        output.console().print("[dim]no active reservations[/dim]")
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("ID", "AGENT", "PATTERN", "KIND", "CELL", "EXPIRES"):
+        table.add_column(column)
+    for item in items:
+        table.add_row(
+            str(item.id),
+            item.agent,
+            output.escape(item.path_pattern),
+            "exclusive" if item.exclusive else "shared",
+            item.cell or "",
+            f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z",
+        )
+    output.console().print(table)
+
+
+PRESENTERS.update(
+    {
+        "mail send": Presenter(
+            render=lambda sent, params, ws: output.say(
+                f"sent #{sent.message_id} to {', '.join(sent.recipients)}"
+            ),
+            inputs=_body_from_stdin,
+        ),
+        "mail inbox": Presenter(render=_inbox),
+        "mail read": Presenter(render=_message),
+        "mail ack": Presenter(
+            render=lambda acked, params, ws: output.say(f"acknowledged #{acked.message_id}")
+        ),
+        "reserve": Presenter(render=_reserved, inputs=_from_cwd),
+        "release": Presenter(render=_released, inputs=_release_inputs),
+        "reservations": Presenter(render=_reservations, notes=_reservation_notes),
+    }
+)
+
+
+# ------------------------------------------------------------------ history & swarm
+
+
+def _text(text: str) -> None:
+    output.console().print(output.escape(text))
+
+
+def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
+    out = output.console()
+    if params.overrides:
+        lines = [
+            f"[yellow]{item.commit[:10]}[/yellow] {item.kind:<16} {output.escape(item.detail)}"
+            for item in entries
+        ]
+        empty = "no overrides and no unregistered identities"
+    else:
+        lines = [
+            f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(entry.subject)}"
+            f"  [dim]{output.escape(entry.agent or '')}[/dim]"
+            for entry in entries
+        ]
+        empty = "no hive commits"
+    if not lines:
+        out.print(f"[dim]{empty}[/dim]")
+    for line in lines:
+        out.print(line)
+
+
+def _swarm_status(status: Any, params: Any, ws: Workspace) -> None:
+    output.console().print(
+        f"{status.epic_id} {output.escape(status.title)}: {status.completed}/{status.total}"
+        f" done ({status.percent}%), {status.in_progress} in progress,"
+        f" {status.blocked} blocked, {status.open} open"
+    )
+
+
+def _insights(report: Any, params: Any, ws: Workspace) -> None:
+    from hive.cli.swarm_cmd import render_insights
+
+    render_insights(report)
+
+
+def _review(result: Any, params: Any, ws: Workspace) -> None:
+    from hive.cli.swarm_cmd import render_review
+
+    render_review(result)
+
+
+PRESENTERS.update(
+    {
+        "log": Presenter(render=_log),
+        "review": Presenter(render=_review),
+        "swarm init": Presenter(
+            render=lambda report, params, ws: _text(report.model_dump_json(indent=2))
+        ),
+        "swarm status": Presenter(render=_swarm_status),
+        "swarm evaluation-prompt": Presenter(render=lambda found, params, ws: _text(found.prompt)),
+        "swarm record-outcome": Presenter(
+            render=lambda outcome, params, ws: output.say(f"recorded {outcome.id}")
+        ),
+        "swarm insights": Presenter(render=_insights),
+    }
+)

@@ -62,21 +62,6 @@ def _read_source(source: str) -> str:
         raise InvalidInput(f"cannot read {source}: {exc.strerror}") from None
 
 
-@swarm_app.command("init")
-def init_cmd(
-    project_path: Annotated[
-        str | None, typer.Option("--project-path", help="Project path (default: -C).")
-    ] = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """What this repository offers a swarm (hive, mail, cass, outcomes)."""
-    from hive.domain.swarm.decompose import swarm_init
-
-    use_json(json_flag)
-    report = run_op(lambda: swarm_init(workspace(), project_path=project_path))
-    show(report, json_flag, lambda: _print(report.model_dump_json(indent=2)))
-
-
 @swarm_app.command("select-strategy")
 def select_strategy_cmd(
     task: Task,
@@ -296,47 +281,6 @@ swarm_app.command("spawn-subtask")(
 )
 
 
-@swarm_app.command("evaluation-prompt")
-def evaluation_prompt_cmd(
-    cell_id: CellArg,
-    files: Files = None,
-    subtask_title: Annotated[str | None, typer.Option("--subtask-title")] = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """A self-review checklist to answer before swarm complete."""
-    from hive.domain.swarm.prompts import swarm_evaluation_prompt
-
-    use_json(json_flag)
-    text = run_op(
-        lambda: swarm_evaluation_prompt(
-            workspace(), cell_id=cell_id, files_touched=files, subtask_title=subtask_title
-        )
-    )
-    show({"prompt": text}, json_flag, lambda: _print(text))
-
-
-@swarm_app.command("status")
-def status_cmd(
-    epic_id: Annotated[str, typer.Argument(metavar="EPIC")],
-    project_key: ProjectKey = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """Subtask totals by state for an epic (the states add up to the total)."""
-    from hive.domain.swarm.progress import swarm_status
-
-    use_json(json_flag)
-    status = run_op(lambda: swarm_status(workspace(), epic_id=epic_id, project_key=project_key))
-    show(
-        status,
-        json_flag,
-        lambda: output.console().print(
-            f"{status.epic_id} {output.escape(status.title)}: {status.completed}/{status.total}"
-            f" done ({status.percent}%), {status.in_progress} in progress,"
-            f" {status.blocked} blocked, {status.open} open"
-        ),
-    )
-
-
 @swarm_app.command("progress")
 def progress_cmd(
     cell_id: CellArg,
@@ -477,57 +421,6 @@ def _parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
     return value
 
 
-@swarm_app.command("record-outcome")
-def record_outcome_cmd(
-    cell_id: CellArg,
-    success: Annotated[bool, typer.Option("--success/--failure")],
-    duration_ms: Annotated[int | None, typer.Option("--duration-ms", min=0)] = None,
-    error_count: ErrorCount = 0,
-    retry_count: RetryCount = 0,
-    strategy: Annotated[
-        str | None,
-        typer.Option("--strategy", help="file-based|feature-based|risk-based|research-based"),
-    ] = None,
-    criteria: Annotated[
-        list[str] | None, typer.Option("--criteria", help="An evaluation criterion (repeatable).")
-    ] = None,
-    summary: Annotated[str, typer.Option("--summary", "-s")] = "",
-    files: Files = None,
-    agent_name: AgentName = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """Record how work finished outside swarm complete went (one commit)."""
-    from hive.domain.swarm.progress import swarm_record_outcome
-
-    use_json(json_flag)
-    outcome = run_op(
-        lambda: swarm_record_outcome(
-            workspace(),
-            cell_id=cell_id,
-            success=success,
-            agent_name=agent_name,
-            duration_ms=duration_ms,
-            error_count=error_count,
-            retry_count=retry_count,
-            files_touched=files,
-            strategy=strategy,
-            criteria=criteria,
-            summary=summary,
-        )
-    )
-    show(outcome, json_flag, lambda: output.console().print(f"recorded {outcome.id}"))
-
-
-@swarm_app.command("insights")
-def insights_cmd(json_flag: JsonFlag = False) -> None:
-    """Per-strategy success over time, pattern maturity, anti-patterns."""
-    from hive.domain.swarm.learning import insights
-
-    use_json(json_flag)
-    report = run_op(lambda: insights(workspace()))
-    show(report, json_flag, lambda: render_insights(report))
-
-
 def render_insights(report: Any) -> None:
     """Per-strategy success, pattern maturity and anti-patterns, for people."""
     from rich.table import Table
@@ -556,19 +449,6 @@ def render_insights(report: Any) -> None:
         out.print(f"  {pattern.strategy} / {pattern.kind}: {pattern.maturity}")
     for lesson in report.anti_patterns:
         out.print(f"[yellow]anti-pattern[/yellow] {output.escape(lesson)}")
-
-
-def review_cmd(
-    target: Annotated[str, typer.Argument(metavar="CELL|EPIC")],
-    stat: Annotated[bool, typer.Option("--stat", help="Files and counts, no patch.")] = False,
-    json_flag: JsonFlag = False,
-) -> None:
-    """An agent's work as diffs: commits, files touched vs owned vs reserved, outcome."""
-    from hive.domain.swarm.review import review
-
-    use_json(json_flag)
-    result = run_op(lambda: review(workspace(), target=target, with_patch=not stat))
-    show(result, json_flag, lambda: render_review(result))
 
 
 @swarm_app.command("run")

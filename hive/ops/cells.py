@@ -376,7 +376,7 @@ declare(
         result=Cell,
         run=_start,
         writes=True,
-        access="registered",
+        access="agent",
         errors=(*LOOKUP, AlreadyClaimed, NotRegistered),
         commands=(Command(("start",), arguments=ID_ARG),),
         help="Claim a cell (atomic: a second claimant gets 'already claimed').",

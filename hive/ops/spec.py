@@ -26,9 +26,10 @@ from hive.errors import HiveError
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
-Access = Literal["anyone", "registered", "owner", "coordinator"]
-"""Who may call: ``anyone`` (also an unregistered session); ``registered`` (an
-agent with an identity); ``owner`` (the owner of what it changes, or a
+Access = Literal["anyone", "agent", "registered", "owner", "coordinator"]
+"""Who may call: ``anyone`` (also an unregistered session); ``agent`` (acts as a
+proven identity); ``registered`` (an agent registered for swarm mail: agents call
+``swarmmail_init`` first); ``owner`` (the owner of what it changes, or a
 coordinator/person with ``force`` and a ``reason``); ``coordinator``."""
 
 

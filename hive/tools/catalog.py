@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from hive.domain.limits import (
     MAX_GLOB,
@@ -17,6 +17,7 @@ from hive.domain.limits import (
     MAX_TEXT,
 )
 from hive.errors import InvalidInput, NameTaken, NotYourIdentity
+from hive.models.epic import PlannedSubtask
 from hive.models.identity import Registration
 from hive.tools import files
 from hive.tools.registry import (
@@ -33,7 +34,6 @@ Id: Any = Field(min_length=1, max_length=MAX_ID)
 PathList: Any = Field(default_factory=list, max_length=1000)
 Short = Annotated[str, Field(max_length=MAX_SHORT)]
 Glob = Annotated[str, Field(max_length=MAX_GLOB)]
-MAX_INBOX = 5
 OVERRIDE = "someone else's: coordinators only, with a reason"
 
 
@@ -46,20 +46,10 @@ class Args(BaseModel):
 # ------------------------------------------------------------------ cells
 
 
-class EpicSubtask(Args):
-    title: str = Field(min_length=1, max_length=500)
-    description: str = ""
-    files: list[str] = Field(default_factory=list)
-    dependencies: list[int] = Field(default_factory=list, description="indexes of subtasks")
-    estimated_complexity: int = Field(default=2, ge=1, le=5)
-    type: Literal["bug", "feature", "task", "chore"] = "task"
-    priority: int | None = Field(default=None, ge=0, le=4)
-
-
 class CreateEpicArgs(Args):
     epic_title: str = Field(min_length=1, max_length=500)
     epic_description: str = ""
-    subtasks: list[EpicSubtask] = Field(min_length=1, max_length=50)
+    subtasks: list[PlannedSubtask] = Field(min_length=1, max_length=50)
     strategy: (
         Literal["file-based", "feature-based", "risk-based", "research-based", "auto"] | None
     ) = None
@@ -70,40 +60,8 @@ def _create_epic(ctx: CallContext, a: CreateEpicArgs) -> Any:
 
     return hive_create_epic(
         ctx.workspace(), epic_title=a.epic_title, epic_description=a.epic_description,
-        subtasks=[s.model_dump() for s in a.subtasks], strategy=a.strategy,
+        subtasks=a.subtasks, strategy=a.strategy,
     )  # fmt: skip
-
-
-class LogArgs(Args):
-    id: Short | None = Field(default=None, description="one cell's history")
-    limit: int = Field(default=20, ge=1, le=500)
-
-
-def _history(ctx: CallContext, a: LogArgs) -> Any:
-    from hive.domain.history import cell_log
-
-    return cell_log(ctx.workspace(), cell_id=a.id, limit=a.limit)
-
-
-class ReviewArgs(Args):
-    id: str = Id
-    patch: bool = Field(default=False, description="include diffs")
-
-
-def _review(ctx: CallContext, a: ReviewArgs) -> Any:
-    from hive.domain.swarm.review import review
-
-    return review(ctx.workspace(), target=a.id, with_patch=a.patch)
-
-
-class NoArgs(Args):
-    pass
-
-
-def _insights(ctx: CallContext, a: NoArgs) -> Any:
-    from hive.domain.swarm.learning import insights
-
-    return insights(ctx.workspace())
 
 
 # ------------------------------------------------------------------ mail
@@ -167,120 +125,9 @@ def _check_project(root: str, project_path: str) -> None:
         )
 
 
-class SendArgs(Args):
-    to: list[str] = Field(default_factory=list, max_length=64)
-    subject: str = Field(min_length=1, max_length=200)
-    body: str = Field(default="", max_length=65_536)
-    thread_id: str | None = Field(default=None, description="cell or epic id")
-    importance: Literal["low", "normal", "high", "urgent"] = "normal"
-    ack_required: bool = False
-
-
-def _send(ctx: CallContext, a: SendArgs) -> Any:
-    from hive.domain.mail import send_message
-
-    return send_message(
-        ctx.workspace(), to=a.to, subject=a.subject, body=a.body, thread_id=a.thread_id,
-        importance=a.importance, ack_required=a.ack_required,
-    )  # fmt: skip
-
-
-class InboxArgs(Args):
-    limit: int = Field(default=MAX_INBOX, ge=1, description="capped at 5")
-    urgent_only: bool = False
-    unread_only: bool = False
-
-    @field_validator("limit")
-    @classmethod
-    def _cap(cls, value: int) -> int:
-        return min(value, MAX_INBOX)
-
-
-def _inbox(ctx: CallContext, a: InboxArgs) -> Any:
-    from hive.domain.mail import inbox
-
-    return inbox(
-        ctx.workspace(), limit=a.limit, urgent_only=a.urgent_only, unread_only=a.unread_only
-    )
-
-
-class MessageArgs(Args):
-    message_id: int = Field(ge=1)
-
-
-def _read(ctx: CallContext, a: MessageArgs) -> Any:
-    from hive.domain.mail import read_message
-
-    return read_message(ctx.workspace(), message_id=a.message_id)
-
-
-def _ack(ctx: CallContext, a: MessageArgs) -> Any:
-    from hive.domain.mail import ack_message
-
-    return ack_message(ctx.workspace(), message_id=a.message_id)
-
-
-class ReserveArgs(Args):
-    paths: list[Glob] = Field(min_length=1, max_length=200, description="paths or globs")
-    reason: str | None = Field(default=None, max_length=500)
-    exclusive: bool = True
-    ttl_seconds: int = Field(default=3600, ge=1, le=7 * 24 * 3600)
-    cell: str | None = None
-    force: bool = Field(default=False, description=OVERRIDE)
-
-
-def _reserve(ctx: CallContext, a: ReserveArgs) -> Any:
-    from hive.domain.mail import require_registered
-    from hive.domain.reservations import reserve
-
-    require_registered(ctx.workspace(), ctx.workspace().require_agent("reserving files"))
-
-    return reserve(
-        ctx.workspace(), paths=a.paths, reason=a.reason, exclusive=a.exclusive,
-        ttl_seconds=a.ttl_seconds, cell=a.cell, force=a.force,
-    )  # fmt: skip
-
-
-class ReleaseArgs(Args):
-    paths: list[Glob] | None = Field(default=None, max_length=200)
-    reservation_ids: list[int] | None = Field(default=None, max_length=200)
-    agent: Short | None = Field(default=None, description="another holder: " + OVERRIDE)
-    force: bool = False
-    reason: str | None = Field(default=None, max_length=5000)
-
-
-def _release(ctx: CallContext, a: ReleaseArgs) -> Any:
-    from hive.domain.reservations import release
-
-    return release(
-        ctx.workspace(), paths=a.paths, reservation_ids=a.reservation_ids, agent=a.agent,
-        force=a.force, reason=a.reason,
-    )  # fmt: skip
-
-
-class ReservationsArgs(Args):
-    agent: Short | None = None
-
-
-def _reservations(ctx: CallContext, a: ReservationsArgs) -> Any:
-    from hive.domain.reservations import list_reservations
-
-    return list_reservations(ctx.workspace(), agent=a.agent)
-
-
 # ------------------------------------------------------------------ swarm
 
 StrategyName = Literal["file-based", "feature-based", "risk-based", "research-based"]
-
-
-class SwarmInitArgs(Args):
-    project_path: str | None = None
-
-
-def _swarm_init(ctx: CallContext, a: SwarmInitArgs) -> Any:
-    from hive.domain.swarm.decompose import swarm_init
-
-    return swarm_init(ctx.workspace(), project_path=a.project_path)
 
 
 class SelectArgs(Args):
@@ -369,17 +216,6 @@ def _subtask_kwargs(a: SubtaskArgs) -> dict[str, Any]:
     }  # fmt: skip
 
 
-class StatusArgs(Args):
-    epic_id: str = Id
-    project_key: str | None = None
-
-
-def _status(ctx: CallContext, a: StatusArgs) -> Any:
-    from hive.domain.swarm.progress import swarm_status
-
-    return swarm_status(ctx.workspace(), epic_id=a.epic_id, project_key=a.project_key)
-
-
 class ProgressArgs(Args):
     project_key: str | None = None
     agent_name: str | None = None
@@ -429,45 +265,6 @@ def _complete(ctx: CallContext, a: CompleteArgs) -> Any:
         evaluation=a.evaluation, error_count=a.error_count, retry_count=a.retry_count,
         force=a.force, reason=a.reason,
     )  # fmt: skip
-
-
-class OutcomeArgs(Args):
-    cell_id: str = Id
-    duration_ms: int | None = Field(default=None, ge=0)
-    success: bool
-    error_count: int = Field(default=0, ge=0)
-    retry_count: int = Field(default=0, ge=0)
-    files_touched: list[str] = PathList
-    strategy: StrategyName | None = None
-    criteria: list[str] = Field(default_factory=list, max_length=100)
-    summary: str = Field(default="", max_length=20_000)
-
-
-def _outcome(ctx: CallContext, a: OutcomeArgs) -> Any:
-    from hive.domain.swarm.progress import swarm_record_outcome
-
-    return swarm_record_outcome(
-        ctx.workspace(), cell_id=a.cell_id, success=a.success, duration_ms=a.duration_ms,
-        error_count=a.error_count, retry_count=a.retry_count, files_touched=a.files_touched,
-        strategy=a.strategy, criteria=a.criteria, summary=a.summary,
-    )  # fmt: skip
-
-
-class EvaluationArgs(Args):
-    cell_id: str = Id
-    subtask_title: str | None = Field(default=None, max_length=500)
-    files_touched: list[str] = PathList
-
-
-def _evaluation(ctx: CallContext, a: EvaluationArgs) -> Any:
-    from hive.domain.swarm.prompts import swarm_evaluation_prompt
-
-    return {
-        "prompt": swarm_evaluation_prompt(
-            ctx.workspace(), cell_id=a.cell_id, files_touched=a.files_touched,
-            subtask_title=a.subtask_title,
-        )
-    }  # fmt: skip
 
 
 # ------------------------------------------------------------------ files
@@ -552,16 +349,6 @@ TOOLS = [
          _create_epic),
     Tool("swarmmail_init", "Register as an agent (same session: same name).", MailInitArgs,
          _mail_init),
-    Tool("swarmmail_send", "Send a message; an epic thread reaches its workers.", SendArgs, _send),
-    Tool("swarmmail_inbox", "Newest messages, headers only (max 5).", InboxArgs, _inbox),
-    Tool("swarmmail_read_message", "Read one message (marks it read).", MessageArgs, _read),
-    Tool("swarmmail_ack", "Acknowledge a message.", MessageArgs, _ack),
-    Tool("swarmmail_reserve", "Reserve files; refused if another agent holds them.",
-         ReserveArgs, _reserve),
-    Tool("swarmmail_release", "Release reservations (none given: all yours).", ReleaseArgs,
-         _release),
-    Tool("swarmmail_reservations", "Active reservations.", ReservationsArgs, _reservations),
-    Tool("swarm_init", "What this repo offers a swarm.", SwarmInitArgs, _swarm_init),
     Tool("swarm_select_strategy", "Choose a decomposition strategy from wording and history.",
          SelectArgs, _select),
     Tool("swarm_decompose", "Planning prompt with the strategy chosen for you.", DecomposeArgs,
@@ -572,14 +359,10 @@ TOOLS = [
     Tool("swarm_subtask_prompt", "Brief for a worker on one subtask.", SubtaskArgs,
          _subtask_prompt),
     Tool("swarm_spawn_subtask", "Prepare a worker for a subtask.", SubtaskArgs, _spawn),
-    Tool("swarm_status", "Subtask totals by state for an epic.", StatusArgs, _status),
     Tool("swarm_progress", "Report progress; posts to the epic thread.", ProgressArgs, _progress,
          _many("files_touched")),
     Tool("swarm_complete", "Close cell, release reservations, record outcome, commit files: "
          "one commit.", CompleteArgs, _complete, _many("files_touched")),
-    Tool("swarm_record_outcome", "Record how work done elsewhere went.", OutcomeArgs, _outcome),
-    Tool("swarm_evaluation_prompt", "Self-review checklist before completing.", EvaluationArgs,
-         _evaluation),
     Tool("fs_list", "List files in the repository.", ListArgs, _fs_list, dirs=_dir("dir")),
     Tool("fs_read", "Read a file in the repository.", ReadArgs, _fs_read, _one("path")),
     Tool("search_text", "Regex search across repository files.", SearchArgs, _search,
@@ -587,14 +370,6 @@ TOOLS = [
     Tool("fs_write", "Propose a file write (applied after arbiter approval).", WriteArgs,
          _fs_write, _one("path")),
 ]  # fmt: skip
-
-MORE_TOOLS = [
-    Tool("hive_log", "hive commits, newest first (one cell's with id).", LogArgs, _history),
-    Tool("hive_review", "Commits, files and outcome of a cell or epic.", ReviewArgs, _review),
-    Tool("swarm_insights", "Strategy success rates, maturity and anti-patterns.", NoArgs,
-         _insights),
-]  # fmt: skip
-
 
 def _operation_tools() -> list[Tool]:
     """A tool for every operation described in ``hive/ops`` (same name, parameters and
@@ -611,5 +386,5 @@ def _seed_tools() -> list[Tool]:
     return [*coord_tools.TOOLS, *network_tools.TOOLS, *agent_tools.TOOLS]
 
 
-for _tool in [*_operation_tools(), *TOOLS, *MORE_TOOLS, *_seed_tools()]:
+for _tool in [*_operation_tools(), *TOOLS, *_seed_tools()]:
     register(_tool)

@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from hive.tools.catalog import Args, NoArgs
+from hive.ops.spec import NoParams as NoArgs
+from hive.tools.catalog import Args
 from hive.tools.registry import CallContext, Tool
 
 Key: Any = Field(min_length=1, max_length=256)

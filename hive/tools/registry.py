@@ -140,14 +140,15 @@ def operation_tool(op: Operation) -> Tool:
     def paths(args: Any) -> list[str]:
         return [files.permission_path(p) for p in op.paths(args)] if op.paths else []
 
-    return Tool(
-        op.name,
-        op.summary,
-        op.params,
-        lambda ctx, args: op.run(ctx.workspace(), args),
-        paths,
-        operation=op,
-    )
+    def handler(ctx: CallContext, args: Any) -> Any:
+        ws = ctx.workspace()
+        if op.access == "registered":  # the seed's rule: swarmmail_init comes first
+            from hive.domain.mail import require_registered
+
+            require_registered(ws, ws.require_agent(op.name))
+        return op.run(ws, args)
+
+    return Tool(op.name, op.summary, op.params, handler, paths, operation=op)
 
 
 REGISTRY: dict[str, Tool] = {}
