@@ -61,9 +61,14 @@ def measure(base: Path, runs: int) -> list[Row]:
             Row(SIZE, "server start (opens and reads the hive)", startup, None, ""),
             Row(SIZE, "board first page, HTTP (250 cards of 10,000)", board, None, "< 1000 ms"),
             Row(SIZE, "board text search, HTTP", search, None, "< 1000 ms"),
-            Row(SIZE, "board right after another process's commit", statistics.median(after),
-                None, "< 1000 ms"),
-        ]  # fmt: skip
+            Row(
+                SIZE,
+                "board right after another process's commit",
+                statistics.median(after),
+                None,
+                "< 1000 ms",
+            ),
+        ]
         rows += _browser_rows(server, repo, cells, runs)
     return rows
 
@@ -84,9 +89,14 @@ def _browser_rows(server: BackgroundServer, repo: Path, cells: list[str], runs: 
         browser.close()
     return [
         Row(SIZE, "browser: board loaded (navigation to load event)", load, None, "< 1000 ms"),
-        Row(SIZE, "browser: CLI commit shown on an open board", statistics.median(live), None,
-            "~1 s"),
-    ]  # fmt: skip
+        Row(
+            SIZE,
+            "browser: CLI commit shown on an open board",
+            statistics.median(live),
+            None,
+            "~1 s",
+        ),
+    ]
 
 
 def _live_once(page: Any, repo: Path, number: int) -> float:

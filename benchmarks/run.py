@@ -170,10 +170,15 @@ def measure_size(base: Path, size: int, runs: int) -> list[Row]:
         Row(size, "ready, in-process, first after a write", after_write, None, "<= 30 ms"),
         Row(size, "hive ready --json, fresh process, asked again", ready_cli, None, fresh),
         Row(size, "hive ready --json, fresh, after a CLI write", after_cli_write, None, fresh),
-        Row(size, "hive ready --json, fresh, right after an MCP-server write",
-            after_library_write, None, fresh),
+        Row(
+            size,
+            "hive ready --json, fresh, right after an MCP-server write",
+            after_library_write,
+            None,
+            fresh,
+        ),
         Row(size, "hive update, fresh process (info)", cli_write, baseline, ""),
-    ]  # fmt: skip
+    ]
 
 
 def _hive_process(repo: Path, *args: str) -> None:

@@ -129,17 +129,44 @@ def test_priority_zero_mixed_zones_comments_and_dependency_types(
 ) -> None:
     source = tmp_path / "mixed.jsonl"
     rows = [
-        {"id": "bd-a1", "title": "Zero", "status": "open", "priority": 0, "issue_type": "bug",
-         "created_at": "2025-12-17T21:19:10.9462-08:00", "updated_at": "2025-12-18T05:19:11Z",
-         "labels": ["x", "y"], "assignee": "wolf",
-         "comments": [{"id": 7, "issue_id": "bd-a1", "author": "a", "text": "hi",
-                       "created_at": "2026-01-12T02:16:51+01:00"}]},
-        {"id": "bd-a2", "title": "Pinned", "status": "pinned", "priority": 4,
-         "issue_type": "convoy", "created_at": "2025-12-17T21:19:10Z",
-         "updated_at": "2025-12-17T21:19:10Z",
-         "dependencies": [{"issue_id": "bd-a2", "depends_on_id": "bd-a1",
-                           "type": "supersedes", "created_at": "2025-12-17T21:19:10Z"}]},
-    ]  # fmt: skip
+        {
+            "id": "bd-a1",
+            "title": "Zero",
+            "status": "open",
+            "priority": 0,
+            "issue_type": "bug",
+            "created_at": "2025-12-17T21:19:10.9462-08:00",
+            "updated_at": "2025-12-18T05:19:11Z",
+            "labels": ["x", "y"],
+            "assignee": "wolf",
+            "comments": [
+                {
+                    "id": 7,
+                    "issue_id": "bd-a1",
+                    "author": "a",
+                    "text": "hi",
+                    "created_at": "2026-01-12T02:16:51+01:00",
+                }
+            ],
+        },
+        {
+            "id": "bd-a2",
+            "title": "Pinned",
+            "status": "pinned",
+            "priority": 4,
+            "issue_type": "convoy",
+            "created_at": "2025-12-17T21:19:10Z",
+            "updated_at": "2025-12-17T21:19:10Z",
+            "dependencies": [
+                {
+                    "issue_id": "bd-a2",
+                    "depends_on_id": "bd-a1",
+                    "type": "supersedes",
+                    "created_at": "2025-12-17T21:19:10Z",
+                }
+            ],
+        },
+    ]
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
     import_beads(ws, path=str(source))
     fresh = Workspace(ws.root)

@@ -198,8 +198,15 @@ def test_demo_json_and_removing_the_scratch_repository(tmp_path: Path) -> None:
     events = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [event["event"] for event in events]
     assert kinds[0] == "demo_started" and kinds[-1] == "demo_finished"
-    for kind in ("planned", "run_started", "worker_started", "run_finished", "board", "review",
-                 "insights"):  # fmt: skip
+    for kind in (
+        "planned",
+        "run_started",
+        "worker_started",
+        "run_finished",
+        "board",
+        "review",
+        "insights",
+    ):
         assert kind in kinds
     root = events[0]["repository"]
     assert not os.path.exists(root)  # no --keep: the scratch repository is removed

@@ -125,8 +125,11 @@ def test_coordinators_and_people_override_with_a_reason_and_it_is_recorded(
     commit = git(repo, "rev-parse", "HEAD").strip()
     logged = overrides_logged(repo)[-1]
     assert (logged["agent"], logged["role"], logged["owner"], logged["commit"]) == (
-        "lead", "coordinator", "BlueLake", commit,
-    )  # fmt: skip
+        "lead",
+        "coordinator",
+        "BlueLake",
+        commit,
+    )
     deleted = delete_cell(person(repo), cell_id=claimed, force=True, reason="duplicate")
     assert deleted.deleted_at is not None
     message = git(repo, "log", "-1", "--format=%B")
@@ -201,9 +204,12 @@ def test_credentials_are_hashed_and_names_come_back_only_with_them(
     assert back.reattached and back.token is None
     as_worker = Workspace(str(repo), from_env=False, token=issued.token)
     assert whoami(as_worker).model_dump() == {
-        "name": "worker1", "kind": "agent", "coordinator": False, "registered": True,
+        "name": "worker1",
+        "kind": "agent",
+        "coordinator": False,
+        "registered": True,
         "may_override": False,
-    }  # fmt: skip
+    }
     with pytest.raises(NotYourIdentity, match="you are worker1"):
         _ = Workspace(str(repo), from_env=False, token=issued.token, claim="other").actor
     # a stale identity is retired by a person or coordinator, not by another agent
@@ -263,14 +269,18 @@ def test_reservations_that_could_contain_denied_files_are_granted(
     (repo / "src/auth/login.py").write_text("x = 1\n")
     git(repo, "add", "src/auth")
     env = agent_env(repo, "bob")
-    hook = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "x"], env=env,
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    hook = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qm", "x"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert hook.returncode != 0 and "src/auth/.env" in hook.stderr
     assert "denied by tools.permissions.*.*.denied_paths" in hook.stderr
     assert "login.py" not in hook.stderr
     # ...and the file tools refuse it too
-    read = call_tool(CallContext(root=str(repo), agent="bob"), "fs_read",
-                     {"path": "src/auth/.env"})  # fmt: skip
+    read = call_tool(CallContext(root=str(repo), agent="bob"), "fs_read", {"path": "src/auth/.env"})
     assert read["code"] == "permission_denied"
 
 
@@ -329,9 +339,11 @@ def test_log_overrides_lists_commits_naming_unregistered_identities(
     assert all(e.agent != "real" for e in found)
     cli = subprocess.run(
         [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--json", "log", "--overrides"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
         env={k: v for k, v in os.environ.items() if not k.startswith("HIVE_")},
-    )  # fmt: skip
+    )
     assert cli.returncode == 0, cli.stderr
     listed = json.loads(cli.stdout)
     assert any(e["agent"] == "Ghost" and e["kind"] == "unregistered" for e in listed)
@@ -344,8 +356,13 @@ def test_agent_commands_register_list_whoami_retire(ws: Workspace, repo: Path) -
     plain = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
 
     def hive(*args: str, env: dict[str, str] = plain) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
-                              capture_output=True, text=True, check=False, env=env)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+        )
 
     made = json.loads(hive("--json", "agent", "register", "Scout", "--task", "t").stdout)
     token = made["token"]
@@ -357,8 +374,10 @@ def test_agent_commands_register_list_whoami_retire(ws: Workspace, repo: Path) -
     assert (me["name"], me["kind"]) == ("Scout", "agent")
     person_me = json.loads(hive("--json", "agent", "whoami").stdout)
     assert (person_me["name"], person_me["kind"], person_me["may_override"]) == (
-        "Test User", "person", True,
-    )  # fmt: skip
+        "Test User",
+        "person",
+        True,
+    )
     listed = {i["name"]: i for i in json.loads(hive("--json", "agent", "list").stdout)}
     assert listed["Scout"]["credential"] and listed["Scout"]["task"] == "t"
     assert hive("agent", "retire", "Scout").returncode == 2  # a reason is required

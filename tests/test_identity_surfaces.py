@@ -48,8 +48,12 @@ def world(ws: Workspace, repo: Path) -> dict[str, Any]:
     message = send_message(alice, to=["BlueLake"], subject="keys", body="private")
     (repo / "src").mkdir()
     (repo / "src/auth.py").write_text("TOKEN = 1\n")
-    return {"cell": cell.id, "reservation": held.id, "message": message.message_id,
-            "blue": blue.token}  # fmt: skip
+    return {
+        "cell": cell.id,
+        "reservation": held.id,
+        "message": message.message_id,
+        "blue": blue.token,
+    }
 
 
 def _server(repo: Path, *args: str, token: str | None = None) -> Any:
@@ -59,9 +63,10 @@ def _server(repo: Path, *args: str, token: str | None = None) -> Any:
     if token:
         env["HIVE_AGENT_TOKEN"] = token
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "hive.cli.main", "-C", str(repo), "mcp", *args],
+        command=sys.executable,
+        args=["-m", "hive.cli.main", "-C", str(repo), "mcp", *args],
         env=env,
-    )  # fmt: skip
+    )
 
 
 def _answer(result: Any) -> dict[str, Any]:
@@ -168,9 +173,13 @@ def test_two_mcp_servers_two_identities_spoofing_refused_restart_keeps_the_name(
 
 def _envelope(repo: Path, calls: list[dict[str, Any]], env: dict[str, str]) -> dict[str, Any]:
     done = subprocess.run(
-        [*HIVE, "-C", str(repo), "tools", "run"], input=json.dumps({"tool_calls": calls}),
-        capture_output=True, text=True, check=False, env=env,
-    )  # fmt: skip
+        [*HIVE, "-C", str(repo), "tools", "run"],
+        input=json.dumps({"tool_calls": calls}),
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
     answer: dict[str, Any] = json.loads(done.stdout)
     return answer
 
@@ -187,9 +196,13 @@ def test_the_envelope_refuses_spoofing_and_changes_nothing(
     assert codes == [code for _, _, code in SPOOFS]
     assert state(repo) == before
     lying = subprocess.run(
-        [*HIVE, "-C", str(repo), "--json", "tools", "run"], input=json.dumps({"tool_calls": calls}),
-        capture_output=True, text=True, check=False, env={**mallory, "HIVE_AGENT": "BlueLake"},
-    )  # fmt: skip
+        [*HIVE, "-C", str(repo), "--json", "tools", "run"],
+        input=json.dumps({"tool_calls": calls}),
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**mallory, "HIVE_AGENT": "BlueLake"},
+    )
     assert lying.returncode == 5 and "you are Mallory" in lying.stderr
     assert state(repo) == before
 
@@ -231,13 +244,23 @@ def test_the_cli_refuses_names_without_credentials_and_people_override(
 
     install_hook(Workspace(str(repo)))
     git(repo, "add", "src/auth.py")
-    sneaky = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "x"], env=claims_blue,
-                            capture_output=True, text=True, check=False)  # fmt: skip
+    sneaky = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qm", "x"],
+        env=claims_blue,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert sneaky.returncode != 0 and "src/auth.py is reserved by BlueLake" in sneaky.stderr
     assert "proves nothing without HIVE_AGENT_TOKEN" in sneaky.stderr
     real = {**plain, "HIVE_AGENT_TOKEN": world["blue"]}
-    committed = subprocess.run(["git", "-C", str(repo), "commit", "-qm", "auth"], env=real,
-                               capture_output=True, text=True, check=False)  # fmt: skip
+    committed = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qm", "auth"],
+        env=real,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert committed.returncode == 0, committed.stderr
     # a person overrides with --force and --reason; it is recorded and listed
     closed = _cli(repo, "close", cell, "--force", "--reason", "BlueLake crashed", env=plain)

@@ -38,8 +38,11 @@ def test_a_reservation_in_one_worktree_refuses_the_other(
     assert git(side, "rev-parse", "HEAD") == head
     conflict = subprocess.run(
         [sys.executable, "-m", "hive.cli.main", "-C", str(side), "--json", "reserve", "src/b.py"],
-        capture_output=True, text=True, check=False, env=agent_env(repo, "bob"),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        env=agent_env(repo, "bob"),
+    )
     assert conflict.returncode == 4
     detail = json.loads(conflict.stdout)["conflicts"][0]
     assert (detail["holder"], detail["branch"]) == ("alice", "main")
@@ -51,9 +54,12 @@ def test_a_reservation_in_one_worktree_refuses_the_other(
     (side / "src/a.py").write_text("x = 1\n")
     git(side, "add", "src/a.py")
     hook = subprocess.run(
-        ["git", "-C", str(side), "commit", "-qm", "sneak"], env=agent_env(repo, "bob"),
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        ["git", "-C", str(side), "commit", "-qm", "sneak"],
+        env=agent_env(repo, "bob"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert hook.returncode != 0 and "src/a.py is reserved by alice" in hook.stderr
     release(Workspace(str(repo), actor="alice"))
     assert reserve(bob, paths=["src/a.py"]).granted  # released in main: free in side
@@ -62,8 +68,16 @@ def test_a_reservation_in_one_worktree_refuses_the_other(
 def test_eight_processes_in_two_worktrees_get_exactly_one_grant(
     ws: Workspace, repo: Path, side: Path
 ) -> None:
-    patterns = ["src/**", "src/a.py", "src/*.py", "**/*.py", "src/a*", "src/{a,b}.py",
-                "src/**/a.py", "*/a.py"]  # fmt: skip
+    patterns = [
+        "src/**",
+        "src/a.py",
+        "src/*.py",
+        "**/*.py",
+        "src/a*",
+        "src/{a,b}.py",
+        "src/**/a.py",
+        "*/a.py",
+    ]
     outcomes = race([(str(repo if n % 2 else side), p) for n, p in enumerate(patterns)], 1.0)
     granted = [name for name, outcome in outcomes.items() if outcome == "granted"]
     assert len(granted) == 1, outcomes

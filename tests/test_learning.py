@@ -361,12 +361,15 @@ def test_contradicting_directives_across_subtasks_are_warnings() -> None:
         "epic": {"title": "Sessions"},
         "subtasks": [
             {"title": "a", "description": "Always use JWT tokens for sessions.", "files": ["a"]},
-            {"title": "b", "description": "Never use JWT tokens; use server sessions.",
-             "files": ["b"]},
+            {
+                "title": "b",
+                "description": "Never use JWT tokens; use server sessions.",
+                "files": ["b"],
+            },
             {"title": "c", "description": "Use the new client.", "files": ["c"]},
             {"title": "d", "description": "Do not use the old client.", "files": ["d"]},
         ],
-    }  # fmt: skip
+    }
     result = swarm_validate_decomposition(None, response=plan)
     assert result.valid
     conflicts = [w.message for w in result.warnings if "contradict" in w.message]

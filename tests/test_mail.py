@@ -314,10 +314,23 @@ def _cli_init(repo: str, queue: multiprocessing.Queue[str]) -> None:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
     done = subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", repo, "--json", "mail", "init",
-         "--name", "Same"],
-        capture_output=True, text=True, check=False, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hive.cli.main",
+            "-C",
+            repo,
+            "--json",
+            "mail",
+            "init",
+            "--name",
+            "Same",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
     answer = json.loads(done.stdout)
     queue.put(answer.get("name") or answer["code"])
 
@@ -375,8 +388,21 @@ def test_cli_thread_without_recipients_limits_and_errors(ws: Workspace, repo: Pa
     for name in ("coordinator", "w1", "bob"):
         _hive(repo, name, "mail", "init")
     start_cell(Workspace(str(repo), actor="w1"), cell_id=first.id)
-    posted = _hive(repo, "coordinator", "--json", "mail", "send", "--thread", epic.id,
-                   "-s", "plan", "-b", "x", "--importance", "urgent")  # fmt: skip
+    posted = _hive(
+        repo,
+        "coordinator",
+        "--json",
+        "mail",
+        "send",
+        "--thread",
+        epic.id,
+        "-s",
+        "plan",
+        "-b",
+        "x",
+        "--importance",
+        "urgent",
+    )
     assert posted.returncode == 0, posted.stderr
     assert json.loads(posted.stdout)["recipients"] == ["w1"]
     for number in range(6):

@@ -227,8 +227,12 @@ def test_corrupt_loose_objects_are_never_packed_or_deleted(ws: Workspace, repo: 
 
 def test_a_dead_packers_temporary_files_are_removed(ws: Workspace, repo: Path) -> None:
     create_cell(ws, title="one")
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     dead = int(done.stdout)
     pack_dir = repo / ".git" / "objects" / "pack"
     pack_dir.mkdir(exist_ok=True)

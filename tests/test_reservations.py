@@ -340,8 +340,9 @@ def test_cli_reservation_flags(ws: Workspace, repo: Path) -> None:
     import json
 
     cell = create_cell(ws, title="docs")
-    made = _cli(repo, "alice", "--json", "reserve", "docs/**", "--shared", "--ttl", "60",
-                "--cell", cell.id)  # fmt: skip
+    made = _cli(
+        repo, "alice", "--json", "reserve", "docs/**", "--shared", "--ttl", "60", "--cell", cell.id
+    )
     assert made.returncode == 0, made.stderr
     granted = json.loads(made.stdout)["granted"][0]
     assert granted["exclusive"] is False and granted["cell"] == cell.id

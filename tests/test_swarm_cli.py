@@ -32,11 +32,20 @@ def as_json(result: subprocess.CompletedProcess[str]) -> Any:
 def epic(repo: Path) -> list[dict[str, Any]]:
     cells: list[dict[str, Any]] = as_json(
         hive(
-            repo, "swarm", "create-epic", "--epic-title", "Payments",
-            "--subtask", json.dumps({"title": "ledger", "files": ["src/ledger.py"]}),
-            "--subtask", "api docs", "--strategy", "file-based", "--json",
+            repo,
+            "swarm",
+            "create-epic",
+            "--epic-title",
+            "Payments",
+            "--subtask",
+            json.dumps({"title": "ledger", "files": ["src/ledger.py"]}),
+            "--subtask",
+            "api docs",
+            "--strategy",
+            "file-based",
+            "--json",
         )
-    )  # fmt: skip
+    )
     return cells
 
 
@@ -61,13 +70,31 @@ def test_complete_with_seed_named_options(ws: Workspace, repo: Path) -> None:
     (repo / "src/ledger_test.py").write_text("ok\n")
     result = as_json(
         hive(
-            repo, "swarm", "complete", ledger, "-s", "ledger done",
-            "--files-touched", "src/ledger.py", "-f", "src/ledger_test.py",
-            "--error-count", "2", "--retry-count", "1", "--agent-name", "carol",
-            "--project-key", str(repo), "--evaluation", "added tests", "--no-gate", "--json",
+            repo,
+            "swarm",
+            "complete",
+            ledger,
+            "-s",
+            "ledger done",
+            "--files-touched",
+            "src/ledger.py",
+            "-f",
+            "src/ledger_test.py",
+            "--error-count",
+            "2",
+            "--retry-count",
+            "1",
+            "--agent-name",
+            "carol",
+            "--project-key",
+            str(repo),
+            "--evaluation",
+            "added tests",
+            "--no-gate",
+            "--json",
             actor="carol",
         )
-    )  # fmt: skip
+    )
     outcome = result["outcome"]
     assert (outcome["agent"], outcome["error_count"], outcome["retry_count"]) == ("carol", 2, 1)
     assert outcome["files_touched"] == ["src/ledger.py", "src/ledger_test.py"]
@@ -90,9 +117,16 @@ def test_gate_output_and_evaluation_notes_are_shown_without_json(ws: Workspace, 
     assert failed.returncode == 9
     assert "FAILED: src/ledger.py" in failed.stderr and "exited 3" in failed.stderr
     refused = hive(
-        repo, "swarm", "complete", cells[1]["id"], "-s", "x", "--no-gate",
-        "--evaluation", json.dumps({"passed": False, "notes": "tests are red"}),
-    )  # fmt: skip
+        repo,
+        "swarm",
+        "complete",
+        cells[1]["id"],
+        "-s",
+        "x",
+        "--no-gate",
+        "--evaluation",
+        json.dumps({"passed": False, "notes": "tests are red"}),
+    )
     assert refused.returncode == 9 and "evaluation notes: tests are red" in refused.stderr
     assert git(repo, "rev-parse", "HEAD") == before
 
@@ -102,11 +136,23 @@ def test_progress_status_and_record_outcome_options(ws: Workspace, repo: Path) -
     epic_id, ledger = cells[0]["id"], cells[1]["id"]
     progress = as_json(
         hive(
-            repo, "swarm", "progress", ledger, "--status", "in_progress",
-            "--progress-percent", "30", "--agent-name", "bob", "--project-key", str(repo),
-            "-f", "src/ledger.py", "--json",
+            repo,
+            "swarm",
+            "progress",
+            ledger,
+            "--status",
+            "in_progress",
+            "--progress-percent",
+            "30",
+            "--agent-name",
+            "bob",
+            "--project-key",
+            str(repo),
+            "-f",
+            "src/ledger.py",
+            "--json",
         )
-    )  # fmt: skip
+    )
     assert progress["percent"] == 30 and "coordinator not registered" in progress["not_posted"]
     failed = as_json(
         hive(repo, "swarm", "progress", ledger, "--status", "failed", "-m", "stuck", "--json")
@@ -123,38 +169,90 @@ def test_progress_status_and_record_outcome_options(ws: Workspace, repo: Path) -
     assert bad.returncode == 2 and "unknown strategy" in bad.stderr
     recorded = as_json(
         hive(
-            repo, "swarm", "record-outcome", ledger, "--failure", "--error-count", "3",
-            "--retry-count", "1", "--criteria", "tests", "--criteria", "scope", "--json",
+            repo,
+            "swarm",
+            "record-outcome",
+            ledger,
+            "--failure",
+            "--error-count",
+            "3",
+            "--retry-count",
+            "1",
+            "--criteria",
+            "tests",
+            "--criteria",
+            "scope",
+            "--json",
         )
-    )  # fmt: skip
+    )
     assert (recorded["error_count"], recorded["criteria"]) == (3, ["tests", "scope"])
 
 
 def test_planning_options(ws: Workspace, repo: Path) -> None:
     choice = as_json(
-        hive(repo, "swarm", "select-strategy", "Add a page", "--codebase-context",
-             "refactor rename move files", "--json")
-    )  # fmt: skip
+        hive(
+            repo,
+            "swarm",
+            "select-strategy",
+            "Add a page",
+            "--codebase-context",
+            "refactor rename move files",
+            "--json",
+        )
+    )
     assert choice["strategy"] == "file-based" and choice["score"]["strategy"] == "file-based"
     for flags in (["--no-query-cass"], ["--no-cass"]):
         result = as_json(
-            hive(repo, "swarm", "plan-prompt", "Add a page", "--strategy", "auto",
-                 "--cass-limit", "2", *flags, "--json")
-        )  # fmt: skip
+            hive(
+                repo,
+                "swarm",
+                "plan-prompt",
+                "Add a page",
+                "--strategy",
+                "auto",
+                "--cass-limit",
+                "2",
+                *flags,
+                "--json",
+            )
+        )
         assert result["cass"] == "skipped"
     decompose = as_json(hive(repo, "swarm", "decompose", "Add a page", "--no-query-cass", "--json"))
     assert decompose["cass"] == "skipped"
     cells = epic(repo)
     brief = as_json(
-        hive(repo, "swarm", "spawn-subtask", cells[1]["id"], "--agent-name", "bob",
-             "--epic-id", cells[0]["id"], "--subtask-title", "Ledger v2", "--files", "src/l.py",
-             "--shared-context", "money is integer cents", "--json")
-    )  # fmt: skip
+        hive(
+            repo,
+            "swarm",
+            "spawn-subtask",
+            cells[1]["id"],
+            "--agent-name",
+            "bob",
+            "--epic-id",
+            cells[0]["id"],
+            "--subtask-title",
+            "Ledger v2",
+            "--files",
+            "src/l.py",
+            "--shared-context",
+            "money is integer cents",
+            "--json",
+        )
+    )
     assert "Ledger v2" in brief["prompt"] and "integer cents" in brief["prompt"]
     evaluation = as_json(
-        hive(repo, "swarm", "evaluation-prompt", cells[1]["id"], "--subtask-title", "Ledger v2",
-             "--files-touched", "src/l.py", "--json")
-    )  # fmt: skip
+        hive(
+            repo,
+            "swarm",
+            "evaluation-prompt",
+            cells[1]["id"],
+            "--subtask-title",
+            "Ledger v2",
+            "--files-touched",
+            "src/l.py",
+            "--json",
+        )
+    )
     assert "'Ledger v2'" in evaluation["prompt"] and "src/l.py" in evaluation["prompt"]
 
 
@@ -164,8 +262,21 @@ def test_review_json_via_the_cli(ws: Workspace, repo: Path) -> None:
     (repo / "src").mkdir()
     (repo / "src/ledger.py").write_text("x\n")
     (repo / "stray.py").write_text("y\n")
-    as_json(hive(repo, "swarm", "complete", ledger, "-s", "done", "-f", "src/ledger.py",
-                 "-f", "stray.py", "--json"))  # fmt: skip
+    as_json(
+        hive(
+            repo,
+            "swarm",
+            "complete",
+            ledger,
+            "-s",
+            "done",
+            "-f",
+            "src/ledger.py",
+            "-f",
+            "stray.py",
+            "--json",
+        )
+    )
     review = as_json(hive(repo, "review", ledger, "--json"))
     assert review["target"] == ledger and not review["is_epic"]
     [cell] = review["cells"]

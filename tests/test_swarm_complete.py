@@ -199,9 +199,13 @@ def test_progress_posts_to_the_epic_thread_and_status_counts(ws: Workspace, repo
         mail_init(ws.for_actor(name), agent_name=name, session=f"s-{name}")
     start_cell(ws.for_actor("alice"), cell_id=login_id)
     result = swarm_progress(
-        ws.for_actor("bob"), agent_name="bob", cell_id=session_id, status="in_progress",
-        progress_percent=40, message="schema done",
-    )  # fmt: skip
+        ws.for_actor("bob"),
+        agent_name="bob",
+        cell_id=session_id,
+        status="in_progress",
+        progress_percent=40,
+        message="schema done",
+    )
     assert result.thread_id == epic_id and result.message_id is not None
     assert "40% - schema done" in show_cell(ws, cell_id=session_id).notes
     headers = inbox(ws.for_actor("alice"), agent="alice")
@@ -218,9 +222,14 @@ def test_progress_posts_to_the_epic_thread_and_status_counts(ws: Workspace, repo
 def test_record_outcome_is_one_commit_with_only_the_outcome(ws: Workspace, repo: Path) -> None:
     _, session_id, _ = epic_with_work(ws)
     outcome = swarm_record_outcome(
-        ws, cell_id=session_id, success=False, duration_ms=1500, error_count=3,
-        strategy="risk-based", summary="flaky tests",
-    )  # fmt: skip
+        ws,
+        cell_id=session_id,
+        success=False,
+        duration_ms=1500,
+        error_count=3,
+        strategy="risk-based",
+        summary="flaky tests",
+    )
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
         f".hive/outcomes/{outcome.id}.yaml"
     ]
@@ -295,9 +304,12 @@ def test_a_touched_path_missing_from_worktree_and_head_is_refused(
     before = head(repo)
     with pytest.raises(InvalidInput, match="neither in the working tree nor in HEAD"):
         swarm_complete(
-            ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="x",
+            ws.for_actor("alice"),
+            agent_name="alice",
+            cell_id=session_id,
+            summary="x",
             files_touched=["lib/typo_never_existed.py"],
-        )  # fmt: skip
+        )
     assert head(repo) == before
     (repo / "gone.py").unlink()  # a real deletion is still committed
     done = swarm_complete(

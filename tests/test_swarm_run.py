@@ -288,19 +288,31 @@ def test_worktree_merge_conflict_blocks_the_cell_and_merges_nothing(
 
 def test_the_worker_environment() -> None:
     env = worker_environment(
-        agent="BlueLake", cell_id="hv-a.b", epic_id="hv-a", project="/p", prompt_file="/f",
-        session="s", log="/l", token="secret",
+        agent="BlueLake",
+        cell_id="hv-a.b",
+        epic_id="hv-a",
+        project="/p",
+        prompt_file="/f",
+        session="s",
+        log="/l",
+        token="secret",
         base={"HIVE_BYPASS": "1", "PATH": "/usr/bin", "HIVE_AGENT_TOKEN": "stale", "KEEP": "x"},
-    )  # fmt: skip
+    )
     assert env["HIVE_AGENT"] == "BlueLake" and env["HIVE_CELL"] == "hv-a.b"
     assert env["HIVE_PROJECT"] == "/p" and env["HIVE_PROMPT_FILE"] == "/f"
     assert env["HIVE_AGENT_TOKEN"] == "secret" and env["KEEP"] == "x"
     assert "HIVE_BYPASS" not in env
     assert env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)
     assert "HIVE_AGENT_TOKEN" not in worker_environment(
-        agent="A", cell_id="c", epic_id="e", project="/p", prompt_file="/f", session="s",
-        log="/l", base={"HIVE_AGENT_TOKEN": "someone else's"},
-    )  # fmt: skip
+        agent="A",
+        cell_id="c",
+        epic_id="e",
+        project="/p",
+        prompt_file="/f",
+        session="s",
+        log="/l",
+        base={"HIVE_AGENT_TOKEN": "someone else's"},
+    )
 
 
 def test_workers_get_their_identity_and_brief(ws: Workspace, repo: Path) -> None:
@@ -347,29 +359,50 @@ def test_json_events_and_exit_codes_through_the_cli(ws: Workspace, repo: Path) -
     command = agent_cmd(special={bad_cell: "exit 3"})
     done = subprocess.run(
         [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", command, "--json"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 1, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["event"] == "run_started" and events[-1]["event"] == "run_finished"
     assert events[-1]["totals"] == {
-        "subtasks": 2, "completed": 1, "blocked": 1, "remaining": 0, "workers_run": 2,
-    }  # fmt: skip
+        "subtasks": 2,
+        "completed": 1,
+        "blocked": 1,
+        "remaining": 0,
+        "workers_run": 2,
+    }
     blocked = next(e for e in events if e["event"] == "blocked")
     assert blocked["cell_id"] == bad_cell and "exited with code 3" in blocked["reason"]
     plain = subprocess.run(
         [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", command],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert plain.returncode == 1 and f"blocked {bad_cell}: worker" in plain.stdout
 
 
 def _start_runner(repo: Path, epic: str, command: str, workers: int) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", command,
-         "--workers", str(workers), "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            *HIVE,
+            "-C",
+            str(repo),
+            "swarm",
+            "run",
+            epic,
+            "--agent-cmd",
+            command,
+            "--workers",
+            str(workers),
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_starts(runner: subprocess.Popen[str], count: int) -> list[dict[str, Any]]:
@@ -419,8 +452,10 @@ def test_ctrl_c_stops_the_workers_and_a_second_run_resumes(ws: Workspace, repo: 
     assert_fsck(repo)
     again = subprocess.run(
         [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT, "--workers", "4"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert again.returncode == 0, again.stdout + again.stderr
     assert all(show_cell(ws, cell_id=cell).status == "closed" for cell in subtasks)
 
@@ -452,9 +487,14 @@ def test_stop_event_requeues_in_process(ws: Workspace, repo: Path) -> None:
             stop.set()
 
     result = run_swarm(
-        ws, epic_id=epic, agent_cmd=agent_cmd("--pace 3"), workers=2, on_event=watch,
-        stop=stop, isolation="worktree",
-    )  # fmt: skip
+        ws,
+        epic_id=epic,
+        agent_cmd=agent_cmd("--pace 3"),
+        workers=2,
+        on_event=watch,
+        stop=stop,
+        isolation="worktree",
+    )
     assert result.interrupted and not result.completed
     assert sorted(result.remaining) == sorted(subtasks)
     assert git(repo, "worktree", "list").count("\n") == 1  # interrupted worktrees removed
@@ -501,15 +541,28 @@ def test_the_live_view_and_the_plain_lines_show_the_events() -> None:
 
     view = LiveView()
     for event in (
-        SwarmEvent(event="run_started", epic_id="hv-e", title="Epic", settings={"workers": 2,
-                   "isolation": "reservation"}, subtasks=[SubtaskState(id="hv-e.a", title="A",
-                   status="open"), SubtaskState(id="hv-e.b", title="B", status="open")]),
+        SwarmEvent(
+            event="run_started",
+            epic_id="hv-e",
+            title="Epic",
+            settings={"workers": 2, "isolation": "reservation"},
+            subtasks=[
+                SubtaskState(id="hv-e.a", title="A", status="open"),
+                SubtaskState(id="hv-e.b", title="B", status="open"),
+            ],
+        ),
         SwarmEvent(event="worker_started", cell_id="hv-e.a", agent="BlueLake", pid=42),
         SwarmEvent(event="reservations", reservations=[{"agent": "BlueLake", "path": "src/a.py"}]),
-        SwarmEvent(event="message", message={"from": "BlueLake", "subject": "progress hv-e.a",
-                   "body": "[2026-01-01 10:00Z] in_progress - 50% - halfway"}),
+        SwarmEvent(
+            event="message",
+            message={
+                "from": "BlueLake",
+                "subject": "progress hv-e.a",
+                "body": "[2026-01-01 10:00Z] in_progress - 50% - halfway",
+            },
+        ),
         SwarmEvent(event="blocked", cell_id="hv-e.b", agent="RedStone", reason="worker exploded"),
-    ):  # fmt: skip
+    ):
         view(event)
     screen = StringIO()
     Console(file=screen, width=150, color_system=None).print(view.render())

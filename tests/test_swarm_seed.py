@@ -56,12 +56,17 @@ def cells(ctx: CallContext, ws: Workspace) -> dict[str, str]:
     assert validation["valid"] is True
     subtasks = validation["data"]["subtasks"]
     assert {"type", "priority"} <= set(subtasks[0])
-    created = ok(ctx, "hive_create_epic", {"epic_title": "User Authentication",
-                                            "subtasks": subtasks})  # fmt: skip
+    created = ok(
+        ctx, "hive_create_epic", {"epic_title": "User Authentication", "subtasks": subtasks}
+    )
     for name in ("coordinator", "BlueLake"):
         mail_init(ws.for_actor(name), agent_name=name, session=f"s-{name}")
-    return {"bd-123": created[0]["id"], "bd-123.1": created[1]["id"],
-            "bd-123.2": created[2]["id"], "bd-123.3": created[3]["id"]}  # fmt: skip
+    return {
+        "bd-123": created[0]["id"],
+        "bd-123.1": created[1]["id"],
+        "bd-123.2": created[2]["id"],
+        "bd-123.3": created[3]["id"],
+    }
 
 
 def test_create_epic_passes_validated_subtasks_through(
@@ -71,12 +76,18 @@ def test_create_epic_passes_validated_subtasks_through(
     schema = show_cell(ws, cell_id=cells["bd-123.1"])
     login = show_cell(ws, cell_id=cells["bd-123.3"])
     assert (schema.type, schema.priority, schema.files_owned) == (
-        "feature", 0, ["src/auth/schema.ts"]
-    )  # fmt: skip
+        "feature",
+        0,
+        ["src/auth/schema.ts"],
+    )
     assert [(d.type, d.target) for d in login.dependencies] == [("blocks", cells["bd-123.2"])]
     # hive_create_epic got no strategy: hive chose one and stored it on the epic
-    assert epic.metadata.get("strategy") in {"file-based", "feature-based", "risk-based",
-                                             "research-based"}  # fmt: skip
+    assert epic.metadata.get("strategy") in {
+        "file-based",
+        "feature-based",
+        "risk-based",
+        "research-based",
+    }
     assert git(repo, "log", "-1", "--format=%s").startswith("hive: ")
     assert_clean(repo)
 
@@ -87,8 +98,9 @@ def test_every_seed_example_call_is_accepted(
     epic, cell = cells["bd-123"], cells["bd-123.2"]
     init = ok(ctx, "swarm_init", {"project_path": PROJECT})
     assert init["hive_available"] is True
-    choice = ok(ctx, "swarm_select_strategy",
-                {"task": "Add OAuth authentication with refresh tokens"})  # fmt: skip
+    choice = ok(
+        ctx, "swarm_select_strategy", {"task": "Add OAuth authentication with refresh tokens"}
+    )
     assert (
         choice["strategy"] in init["strategies"]
         and choice["score"]["strategy"] == choice["strategy"]
@@ -201,9 +213,11 @@ def test_every_seed_example_call_is_accepted(
 
 
 def test_seed_values_that_are_still_refused(ctx: CallContext, cells: dict[str, str]) -> None:
-    bad = call_tool(ctx, "swarm_record_outcome",
-                    {"cell_id": cells["bd-123.1"], "duration_ms": 1, "success": True,
-                     "strategy": "vibes"})  # fmt: skip
+    bad = call_tool(
+        ctx,
+        "swarm_record_outcome",
+        {"cell_id": cells["bd-123.1"], "duration_ms": 1, "success": True, "strategy": "vibes"},
+    )
     assert bad["code"] == "invalid_arguments" and bad["field"] == "strategy"
     wrong_epic = call_tool(
         ctx,
@@ -234,14 +248,30 @@ def test_progress_completed_keeps_the_cell_open_and_failed_records_a_failure(
 ) -> None:
     first, second = cells["bd-123.1"], cells["bd-123.2"]
     worker = blue_lake(ctx)
-    done = ok(worker, "swarm_progress", {"project_key": ctx.root, "agent_name": "BlueLake",
-                                      "cell_id": first, "status": "completed"})  # fmt: skip
+    done = ok(
+        worker,
+        "swarm_progress",
+        {
+            "project_key": ctx.root,
+            "agent_name": "BlueLake",
+            "cell_id": first,
+            "status": "completed",
+        },
+    )
     assert done["cell"]["status"] == "in_progress" and done["percent"] == 100
     assert "swarm_complete" in done["next_step"]
     before = git(repo, "rev-parse", "HEAD")
-    failed = ok(worker, "swarm_progress", {"project_key": ctx.root, "agent_name": "BlueLake",
-                                        "cell_id": second, "status": "failed",
-                                        "message": "provider API is down"})  # fmt: skip
+    failed = ok(
+        worker,
+        "swarm_progress",
+        {
+            "project_key": ctx.root,
+            "agent_name": "BlueLake",
+            "cell_id": second,
+            "status": "failed",
+            "message": "provider API is down",
+        },
+    )
     assert git(repo, "rev-list", "--count", f"{before.strip()}..HEAD").strip() == "1"
     assert show_cell(ws, cell_id=second).status == "blocked"
     outcome = load_outcomes(ws)[-1]

@@ -19,14 +19,33 @@ from tests.conftest import agent_env, git
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_TOOLS = {
-    "hive_create", "hive_create_epic", "hive_query", "hive_update", "hive_start", "hive_close",
-    "hive_ready", "swarmmail_init", "swarmmail_send", "swarmmail_inbox",
-    "swarmmail_read_message", "swarmmail_reserve", "swarmmail_release", "swarmmail_ack",
-    "swarm_init", "swarm_select_strategy", "swarm_decompose", "swarm_plan_prompt",
-    "swarm_validate_decomposition", "swarm_subtask_prompt", "swarm_spawn_subtask",
-    "swarm_status", "swarm_progress", "swarm_complete", "swarm_record_outcome",
+    "hive_create",
+    "hive_create_epic",
+    "hive_query",
+    "hive_update",
+    "hive_start",
+    "hive_close",
+    "hive_ready",
+    "swarmmail_init",
+    "swarmmail_send",
+    "swarmmail_inbox",
+    "swarmmail_read_message",
+    "swarmmail_reserve",
+    "swarmmail_release",
+    "swarmmail_ack",
+    "swarm_init",
+    "swarm_select_strategy",
+    "swarm_decompose",
+    "swarm_plan_prompt",
+    "swarm_validate_decomposition",
+    "swarm_subtask_prompt",
+    "swarm_spawn_subtask",
+    "swarm_status",
+    "swarm_progress",
+    "swarm_complete",
+    "swarm_record_outcome",
     "swarm_evaluation_prompt",
-}  # fmt: skip
+}
 
 
 def hive(
@@ -193,8 +212,11 @@ def test_rate_limits_hold_across_processes(ws: Workspace, repo: Path) -> None:
     limited = second[1]
     assert limited["error"] == "rate_limited" and limited["code"] == 429
     assert (limited["tool"], limited["limit"], limited["remaining"], limited["scope"]) == (
-        "hive_ready", 3, 0, "bob",
-    )  # fmt: skip
+        "hive_ready",
+        3,
+        0,
+        "bob",
+    )
     assert limited["reset_sec"] > 0
     assert "result" in envelope(repo, calls[:1], agent="amy")["results"][0]
 
@@ -232,8 +254,10 @@ def test_hooks_continue_warn_block_and_time_out(ws: Workspace, repo: Path) -> No
     events = [json.loads(line) for line in hive(repo, "events", "--json").stdout.splitlines()]
     ready_hook = events[-4]["hooks"][0]
     assert (ready_hook["phase"], ready_hook["exit_code"], ready_hook["stdout"]) == (
-        "pre_tool_use", 0, "checked\n",
-    )  # fmt: skip
+        "pre_tool_use",
+        0,
+        "checked\n",
+    )
     timed_out = events[-1]["hooks"][0]
     assert timed_out["timed_out"] is True and timed_out["exit_code"] is None
 

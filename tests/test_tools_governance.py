@@ -33,21 +33,33 @@ def test_a_misspelt_config_key_fails_closed_and_doctor_reports_it(
 def test_bad_config_types_name_the_key(ws: Workspace, repo: Path) -> None:
     for config, key in (
         ({"rate_limits": {"fs_read": {"capacity": "abc"}}}, "tools.rate_limits.fs_read.capacity"),
-        ({"permissions": {"*": {"*": {"denied_paths": "secrets/**"}}}},
-         "tools.permissions.*.*.denied_paths"),
-        ({"permissions": {"*": {"*": {"denied_paths": ["/etc/**"]}}}},
-         "tools.permissions.*.*.denied_paths"),
-        ({"hooks": {"pre_tool_use": [{"matcher": "(", "command": "true"}]}},
-         "tools.hooks.pre_tool_use.0.matcher"),
-    ):  # fmt: skip
+        (
+            {"permissions": {"*": {"*": {"denied_paths": "secrets/**"}}}},
+            "tools.permissions.*.*.denied_paths",
+        ),
+        (
+            {"permissions": {"*": {"*": {"denied_paths": ["/etc/**"]}}}},
+            "tools.permissions.*.*.denied_paths",
+        ),
+        (
+            {"hooks": {"pre_tool_use": [{"matcher": "(", "command": "true"}]}},
+            "tools.hooks.pre_tool_use.0.matcher",
+        ),
+    ):
         configure(repo, config)
         result = envelope(repo, [{"name": "hive_ready", "args": {}}])["results"][0]
         assert result["code"] == "invalid_input" and key in result["error"], result
 
 
 def test_hook_timeout_key_is_accepted(ws: Workspace, repo: Path) -> None:
-    configure(repo, {"hooks": {"pre_tool_use": [
-        {"matcher": "fs_list", "command": "sleep 30", "timeout": 0.5}]}})  # fmt: skip
+    configure(
+        repo,
+        {
+            "hooks": {
+                "pre_tool_use": [{"matcher": "fs_list", "command": "sleep 30", "timeout": 0.5}]
+            }
+        },
+    )
     started = time.monotonic()
     result = envelope(repo, [{"name": "fs_list", "args": {}}])["results"][0]
     assert result["code"] == "hook_failed" and "timed out after 0.5s" in result["error"]
@@ -59,12 +71,14 @@ def test_the_most_specific_allowlist_wins_and_deny_lists_add_up(ws: Workspace, r
         repo,
         {
             "permissions": {
-                "*": {"fs_write": {"allowed_paths": ["src/**"]},
-                      "*": {"denied_paths": ["docs/private/**"]}},
+                "*": {
+                    "fs_write": {"allowed_paths": ["src/**"]},
+                    "*": {"denied_paths": ["docs/private/**"]},
+                },
                 "T": {"fs_write": {"allowed_paths": ["docs/**"], "denied_paths": ["docs/x.md"]}},
             }
         },
-    )  # fmt: skip
+    )
     writes = [
         {"name": "fs_write", "args": {"path": p, "content": "c"}}
         for p in ("docs/a.md", "src/a.py", "docs/x.md", "docs/private/k.md")
@@ -114,10 +128,11 @@ def test_a_call_blocked_by_a_pre_hook_spends_no_token(ws: Workspace, repo: Path)
         repo,
         {
             "rate_limits": {"hive_ready": {"capacity": 1, "per_seconds": 3600}},
-            "hooks": {"pre_tool_use": [
-                {"matcher": "hive_ready", "command": "test -f allow || exit 2"}]},
+            "hooks": {
+                "pre_tool_use": [{"matcher": "hive_ready", "command": "test -f allow || exit 2"}]
+            },
         },
-    )  # fmt: skip
+    )
     blocked = envelope(repo, [{"name": "hive_ready", "args": {}}])["results"][0]
     assert blocked["code"] == "hook_blocked"
     (repo / "allow").write_text("")
@@ -145,8 +160,17 @@ def test_rate_limits_per_agent(ws: Workspace, repo: Path) -> None:
 def test_rate_limits_hold_under_concurrent_processes(ws: Workspace, repo: Path) -> None:
     configure(repo, {"rate_limits": {"hive_ready": {"capacity": 5, "per_seconds": 3600}}})
     text = json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}] * 3})
-    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "tools", "run",
-               "--agent", "bob"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "hive.cli.main",
+        "-C",
+        str(repo),
+        "tools",
+        "run",
+        "--agent",
+        "bob",
+    ]
     processes = [
         subprocess.Popen(
             command,
@@ -164,8 +188,16 @@ def test_rate_limits_hold_under_concurrent_processes(ws: Workspace, repo: Path) 
 
 
 def test_hook_runs_are_in_the_event_log_not_in_results(ws: Workspace, repo: Path) -> None:
-    configure(repo, {"hooks": {"pre_tool_use": [
-        {"matcher": "hive_ready", "command": "echo hello-log; echo err-log >&2"}]}})  # fmt: skip
+    configure(
+        repo,
+        {
+            "hooks": {
+                "pre_tool_use": [
+                    {"matcher": "hive_ready", "command": "echo hello-log; echo err-log >&2"}
+                ]
+            }
+        },
+    )
     result = envelope(repo, [{"name": "hive_ready", "args": {}}])["results"][0]
     assert "hello-log" not in json.dumps(result)
     event = _events(repo)[-1]
@@ -197,10 +229,11 @@ def test_hostile_input_through_mcp(ws: Workspace, repo: Path, tmp_path: Path) ->
         repo,
         {
             "rate_limits": {"hive_ready": {"capacity": 1, "per_seconds": 3600}},
-            "hooks": {"pre_tool_use": [{"matcher": "fs_list", "command": "sleep 20",
-                                        "timeout": 0.5}]},
+            "hooks": {
+                "pre_tool_use": [{"matcher": "fs_list", "command": "sleep 20", "timeout": 0.5}]
+            },
         },
-    )  # fmt: skip
+    )
     (tmp_path / "outside.txt").write_text("outside")
     os.symlink(tmp_path / "outside.txt", repo / "escape.txt")
     params = StdioServerParameters(
@@ -225,14 +258,20 @@ def test_hostile_input_through_mcp(ws: Workspace, repo: Path, tmp_path: Path) ->
             for name, args in calls:
                 reply = await session.call_tool(name, args)
                 body = json.loads(reply.content[0].text)
-                found.append({"error": reply.is_error, "code": body.get("code")} if reply.is_error
-                             else {"error": False})  # fmt: skip
+                found.append(
+                    {"error": reply.is_error, "code": body.get("code")}
+                    if reply.is_error
+                    else {"error": False}
+                )
             return found
 
     results = anyio.run(scenario)
     codes = [r.get("code") if r["error"] else "ok" for r in results]
     assert codes[:5] == [
-        "invalid_arguments", "path_outside_repository", "path_outside_repository",
-        "hook_failed", "ok",
-    ]  # fmt: skip
+        "invalid_arguments",
+        "path_outside_repository",
+        "path_outside_repository",
+        "hook_failed",
+        "ok",
+    ]
     assert codes[5] == 429 and codes[6] == "not_found"

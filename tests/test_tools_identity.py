@@ -23,9 +23,10 @@ def _server(repo: Path, *extra: str) -> Any:
 
     env = {k: v for k, v in os.environ.items() if k not in ("HIVE_AGENT", "HIVE_SESSION")}
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "hive.cli.main", "-C", str(repo), *extra, "mcp"],
+        command=sys.executable,
+        args=["-m", "hive.cli.main", "-C", str(repo), *extra, "mcp"],
         env=env,
-    )  # fmt: skip
+    )
 
 
 def test_two_mcp_servers_never_share_an_identity(ws: Workspace, repo: Path) -> None:
@@ -75,9 +76,11 @@ def _unbound_envelope(repo: Path, calls: list[dict[str, Any]], **env: str) -> di
     clean = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
     done = subprocess.run(
         [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "tools", "run"],
-        input=json.dumps({"tool_calls": calls}), capture_output=True, text=True,
+        input=json.dumps({"tool_calls": calls}),
+        capture_output=True,
+        text=True,
         env={**clean, **env},
-    )  # fmt: skip
+    )
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 

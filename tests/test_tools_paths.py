@@ -59,9 +59,10 @@ def test_permissions_are_checked_again_when_a_write_is_applied(ws: Workspace, re
     _secrets_layout(repo)
     (repo / "docs/later").mkdir()
     queued = envelope(
-        repo, [{"name": "fs_write", "args": {"path": "docs/later/x.txt", "content": "pwned"}}],
+        repo,
+        [{"name": "fs_write", "args": {"path": "docs/later/x.txt", "content": "pwned"}}],
         agent="T",
-    )["results"][0]  # fmt: skip
+    )["results"][0]
     assert queued["result"]["queued"] is True
     (repo / "docs/later").rmdir()
     os.symlink("../secrets", repo / "docs/later")  # swapped after the proposal
@@ -144,8 +145,9 @@ def test_a_failed_apply_leaves_no_temporary_file(ws: Workspace, repo: Path) -> N
     (repo / "docs").mkdir()
     (repo / "docs/a.md").mkdir()  # the target became a directory
     decision = {"decisions": [{"path": "docs/a.md", "action": "approve", "notes": ""}]}
-    result = hive(repo, "--json", "proposals", "decide", "-", "--allow-write",
-                  stdin=json.dumps(decision))  # fmt: skip
+    result = hive(
+        repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=json.dumps(decision)
+    )
     assert json.loads(result.stdout)[0]["status"] == "failed"
     strays = [p for p in repo.parent.rglob("*") if "hive-tmp" in p.name]
     assert strays == []
@@ -155,8 +157,9 @@ def test_write_refused_when_the_file_changed_since_the_proposal(ws: Workspace, r
     envelope(repo, [{"name": "fs_write", "args": {"path": "README.md", "content": "new"}}])
     (repo / "README.md").write_text("edited by a human\n")
     decision = {"decisions": [{"path": "README.md", "action": "approve", "notes": ""}]}
-    result = hive(repo, "--json", "proposals", "decide", "-", "--allow-write",
-                  stdin=json.dumps(decision))  # fmt: skip
+    result = hive(
+        repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=json.dumps(decision)
+    )
     assert json.loads(result.stdout)[0]["status"] == "failed"
     assert (repo / "README.md").read_text() == "edited by a human\n"
 

@@ -101,10 +101,15 @@ def test_a_second_envelope_is_reported(ws: Workspace, repo: Path) -> None:
 
 def test_mcp_answers_malformed_json_rpc(ws: Workspace, repo: Path) -> None:
     init = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "0"}},
-    }  # fmt: skip
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
     deep = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hive_ready",'
     deep += '"arguments":{"a":' + "[" * 1100 + "]" * 1100 + "}}}"
     lines = [
@@ -124,8 +129,18 @@ def test_events_tail_follow_and_rotation(ws: Workspace, repo: Path) -> None:
     envelope(repo, [{"name": "hive_ready", "args": {}}] * 3)
     tail = hive(repo, "events", "--json", "-n", "2").stdout.splitlines()
     assert len(tail) == 2
-    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "events", "--json",
-               "-n", "1", "--follow"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "hive.cli.main",
+        "-C",
+        str(repo),
+        "events",
+        "--json",
+        "-n",
+        "1",
+        "--follow",
+    ]
     follower = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert follower.stdout is not None
@@ -146,8 +161,13 @@ def test_events_tail_follow_and_rotation(ws: Workspace, repo: Path) -> None:
 
 
 def test_decide_reject_unknown_paths_and_applies_once(ws: Workspace, repo: Path) -> None:
-    envelope(repo, [{"name": "fs_write", "args": {"path": "a.txt", "content": "A"}},
-                    {"name": "fs_write", "args": {"path": "b.txt", "content": "B"}}])  # fmt: skip
+    envelope(
+        repo,
+        [
+            {"name": "fs_write", "args": {"path": "a.txt", "content": "A"}},
+            {"name": "fs_write", "args": {"path": "b.txt", "content": "B"}},
+        ],
+    )
     reject = json.dumps({"decisions": [{"path": "b.txt", "action": "reject"}]})
     rejected = hive(repo, "--json", "proposals", "decide", "-", stdin=reject)
     assert json.loads(rejected.stdout)[0]["status"] == "rejected"
@@ -155,10 +175,28 @@ def test_decide_reject_unknown_paths_and_applies_once(ws: Workspace, repo: Path)
     missing = hive(repo, "proposals", "decide", "-", stdin=unknown)
     assert missing.returncode == 3 and "no pending proposal for zz.txt" in missing.stderr
     approve = json.dumps({"decisions": [{"path": "a.txt", "action": "approve"}]})
-    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--json", "proposals",
-               "decide", "-", "--allow-write"]  # fmt: skip
-    racers = [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "hive.cli.main",
+        "-C",
+        str(repo),
+        "--json",
+        "proposals",
+        "decide",
+        "-",
+        "--allow-write",
+    ]
+    racers = [
+        subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [r.communicate(approve)[0] for r in racers]
     statuses = [e["status"] for out in outputs if out.strip() for e in json.loads(out)]
     assert statuses.count("applied") == 1
@@ -188,8 +226,11 @@ def _exchange(repo: Path, lines: list[str], *, last_id: int) -> list[dict[str, A
     (stdin stays open until then: at end of input the server may stop mid-request)."""
     server = subprocess.Popen(
         [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", "raw", "mcp"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert server.stdin is not None and server.stdout is not None
     server.stdin.write("\n".join(lines) + "\n")
     server.stdin.flush()

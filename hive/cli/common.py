@@ -50,6 +50,7 @@ def is_no_args_help(exc: BaseException) -> bool:
     """click's "no arguments: show the help" signal (a UsageError subclass)."""
     return any(c.__name__ == "NoArgsIsHelpError" for c in type(exc).__mro__)
 
+
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 ForceFlag = Annotated[
     bool,

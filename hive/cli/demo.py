@@ -211,8 +211,10 @@ def _text_emitter() -> Emit:
         elif kind == "demo_finished":
             where = value["repository"]
             if where:
-                output.say(f"\nexplore it: cd {where} && hive review {value['epic']}"
-                           " && git log --graph --oneline")  # fmt: skip
+                output.say(
+                    f"\nexplore it: cd {where} && hive review {value['epic']}"
+                    " && git log --graph --oneline"
+                )
             else:
                 output.say("\n(the scratch repository was removed; keep one with --keep DIR)")
 

@@ -498,11 +498,13 @@ def run_cmd(
     try:
         if live:
             with swarm_view.LiveView() as view:
-                result = _run_swarm(run_swarm, epic_id, agent_cmd, workers, isolation, timeout,
-                                    view, stop)  # fmt: skip
+                result = _run_swarm(
+                    run_swarm, epic_id, agent_cmd, workers, isolation, timeout, view, stop
+                )
         else:
-            result = _run_swarm(run_swarm, epic_id, agent_cmd, workers, isolation, timeout,
-                                view, stop)  # fmt: skip
+            result = _run_swarm(
+                run_swarm, epic_id, agent_cmd, workers, isolation, timeout, view, stop
+            )
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

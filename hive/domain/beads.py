@@ -52,12 +52,28 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 # beads fields hive stores in fields of its own (everything else is kept verbatim)
 MAPPED = frozenset(
     {
-        "id", "title", "description", "design", "acceptance_criteria", "notes", "status",
-        "priority", "issue_type", "assignee", "labels", "dependencies", "comments",
-        "created_at", "created_by", "updated_at", "closed_at", "close_reason", "deleted_at",
+        "id",
+        "title",
+        "description",
+        "design",
+        "acceptance_criteria",
+        "notes",
+        "status",
+        "priority",
+        "issue_type",
+        "assignee",
+        "labels",
+        "dependencies",
+        "comments",
+        "created_at",
+        "created_by",
+        "updated_at",
+        "closed_at",
+        "close_reason",
+        "deleted_at",
         HIVE_KEY,
     }
-)  # fmt: skip
+)
 TEXT_FIELDS = ("description", "design", "acceptance_criteria", "notes")
 _TIME_RE = re.compile(
     r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:?\d{2})?$"

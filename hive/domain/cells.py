@@ -404,9 +404,12 @@ def _mutate(
             guard.overrides.clear()
             return MixedPlan(cells=[], subject_id=cell.id, title=cell.title, result=cell)
         return MixedPlan(
-            cells=[updated], subject_id=updated.id, title=updated.title, result=updated,
+            cells=[updated],
+            subject_id=updated.id,
+            title=updated.title,
+            result=updated,
             trailers=guard.trailers(),
-        )  # fmt: skip
+        )
 
     written = ws.write_mixed(plan, event=event)
     if guards and guards[0].overrides:

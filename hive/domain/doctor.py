@@ -142,9 +142,10 @@ def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     settings = ws.config(snap).extra_settings()
     problems = []
     parsers: list[tuple[Callable[[Any], Any], str]] = [
-        (parse_tools_config, "tools"), (parse_policy, "permission_policy"),
+        (parse_tools_config, "tools"),
+        (parse_policy, "permission_policy"),
         (parse_agents_config, "agents"),
-    ]  # fmt: skip
+    ]
     for parse, key in parsers:
         try:
             parse(settings.get(key))

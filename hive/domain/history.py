@@ -123,11 +123,16 @@ def _audit_commit(
     agent = _first(trailers.get("Hive-Agent"))
     kind = _first(trailers.get("Hive-Identity")) or "agent"
     base = {
-        "commit": commit.sha, "time": commit.time, "author": commit.author,
-        "subject": commit.subject, "agent": agent,
-    }  # fmt: skip
-    found = [AuditEntry(**base, kind="override", detail=text)
-             for text in trailers.get("Hive-Override", [])]  # fmt: skip
+        "commit": commit.sha,
+        "time": commit.time,
+        "author": commit.author,
+        "subject": commit.subject,
+        "agent": agent,
+    }
+    found = [
+        AuditEntry(**base, kind="override", detail=text)
+        for text in trailers.get("Hive-Override", [])
+    ]
     if not found:
         found += [
             AuditEntry(**base, kind="override", detail=f"forced over {text}")

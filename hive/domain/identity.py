@@ -242,9 +242,13 @@ def _replacing(ws: Workspace, name: str) -> Override:
             f"only a coordinator or a person may re-issue {name}'s credential", agent=name
         )
     return Override(
-        by=ws.actor, role=role, action="re-issue the credential of", target=name, owner=name,
+        by=ws.actor,
+        role=role,
+        action="re-issue the credential of",
+        target=name,
+        owner=name,
         reason="credential replaced",
-    )  # fmt: skip
+    )
 
 
 def _retiring(ws: Workspace, name: str, reason: str | None) -> Override:
@@ -258,8 +262,9 @@ def _retiring(ws: Workspace, name: str, reason: str | None) -> Override:
     cleaned = " ".join((reason or "").split())
     if not cleaned:
         raise InvalidInput(f"retiring {name} needs a reason (--reason)")
-    return Override(by=ws.actor, role=role, action="retire", target=name, owner=name,
-                    reason=cleaned)  # fmt: skip
+    return Override(
+        by=ws.actor, role=role, action="retire", target=name, owner=name, reason=cleaned
+    )
 
 
 def _registration(

@@ -67,13 +67,41 @@ STATE_KEY = "mail"
 PERSIST_AFTER = 64
 
 ADJECTIVES = (
-    "Blue", "Red", "Green", "Golden", "Silver", "Swift", "Quiet", "Bright",
-    "Amber", "Crimson", "Misty", "Bold", "Calm", "Wild", "Lucky", "Frosty",
-)  # fmt: skip
+    "Blue",
+    "Red",
+    "Green",
+    "Golden",
+    "Silver",
+    "Swift",
+    "Quiet",
+    "Bright",
+    "Amber",
+    "Crimson",
+    "Misty",
+    "Bold",
+    "Calm",
+    "Wild",
+    "Lucky",
+    "Frosty",
+)
 NOUNS = (
-    "Lake", "Stone", "Field", "River", "Hill", "Forest", "Cloud", "Harbor",
-    "Meadow", "Canyon", "Falcon", "Willow", "Comet", "Ridge", "Brook", "Pine",
-)  # fmt: skip
+    "Lake",
+    "Stone",
+    "Field",
+    "River",
+    "Hill",
+    "Forest",
+    "Cloud",
+    "Harbor",
+    "Meadow",
+    "Canyon",
+    "Falcon",
+    "Willow",
+    "Comet",
+    "Ridge",
+    "Brook",
+    "Pine",
+)
 
 
 @dataclass
@@ -326,9 +354,13 @@ def mail_init(
     from hive.domain.identity import register_agent
 
     return register_agent(
-        ws, name=agent_name, task=task_description, session=session, token=token,
+        ws,
+        name=agent_name,
+        task=task_description,
+        session=session,
+        token=token,
         from_tool=from_tool,
-    )  # fmt: skip
+    )
 
 
 def mail_overrides(ws: Workspace) -> list[dict[str, Any]]:
@@ -456,14 +488,17 @@ def send_message(
         _require_agent(state, sender)
         recipients = list(dict.fromkeys(to))
         if coordinator is not None and coordinator in state.agents:  # the role, not a name
-            recipients = list(dict.fromkeys(
-                coordinator if name == COORDINATOR else name for name in recipients
-            ))  # fmt: skip
+            recipients = list(
+                dict.fromkeys(coordinator if name == COORDINATOR else name for name in recipients)
+            )
         unknown = [name for name in recipients if name not in state.agents]
         if unknown:
             known = ", ".join(sorted(state.agents)) or "none"
-            hint = (" ('coordinator' reaches the coordinator of the epic named by thread_id)"
-                    if COORDINATOR in unknown else "")  # fmt: skip
+            hint = (
+                " ('coordinator' reaches the coordinator of the epic named by thread_id)"
+                if COORDINATOR in unknown
+                else ""
+            )
             raise NotFound(f"unknown recipient(s) {', '.join(unknown)} (registered: {known}){hint}")
         if thread_id:
             extra = set(state.threads.get(thread_id, set())) | set(thread_members)
@@ -612,9 +647,13 @@ def inbox(
     _require_agent(state, name)
     if name != me:
         _record_mail_override(
-            ws, owner=name, action="list the inbox of", target=f"inbox of {name}",
-            force=force, reason=reason,
-        )  # fmt: skip
+            ws,
+            owner=name,
+            action="list the inbox of",
+            target=f"inbox of {name}",
+            force=force,
+            reason=reason,
+        )
         state = _state(ws)
     cap = max(1, min(limit, INBOX_CAP))
     found: list[MessageHeader] = []
@@ -638,9 +677,14 @@ def _record_mail_override(
     from hive.domain.ownership import check_owner, override_trailers, record_overrides
 
     found = check_owner(
-        ws, owner=owner, action=action, target=target, force=force, reason=reason,
+        ws,
+        owner=owner,
+        action=action,
+        target=target,
+        force=force,
+        reason=reason,
         what="addressed to",
-    )  # fmt: skip
+    )
     if found is None:
         return
     event = {"type": "override", **found.model_dump(), "at": format_time(utc_now())}
@@ -680,9 +724,13 @@ def read_message(
     event = _message(_state(ws), message_id)
     if reader != event["from"] and reader not in event["to"]:
         _record_mail_override(
-            ws, owner=", ".join(event["to"]), action="read", target=f"message #{message_id}",
-            force=force, reason=reason,
-        )  # fmt: skip
+            ws,
+            owner=", ".join(event["to"]),
+            action="read",
+            target=f"message #{message_id}",
+            force=force,
+            reason=reason,
+        )
         header = _header(_state(ws), event, event["to"][0])
         return Message(**header.model_dump(), body=event["body"])
 

@@ -112,9 +112,15 @@ class OwnerGuard:
         self, *, owner: str | None, action: str, target: str, what: str = "claimed by"
     ) -> None:
         found = check_owner(
-            self.ws, owner=owner, action=action, target=target, force=self.force,
-            reason=self.reason, snap=self.snap, what=what,
-        )  # fmt: skip
+            self.ws,
+            owner=owner,
+            action=action,
+            target=target,
+            force=self.force,
+            reason=self.reason,
+            snap=self.snap,
+            what=what,
+        )
         if found is not None and found not in self.overrides:
             self.overrides.append(found)
 

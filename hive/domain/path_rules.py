@@ -143,8 +143,9 @@ def pattern_only_denied(permissions: Permissions, agent: str, tool: str, pattern
 
 def _allowlist(rules: list[Scope]) -> tuple[str, list[str]] | None:
     """The most specific scope with an ``allowed_paths`` list (it alone decides)."""
-    return next(((name, rule["allowed_paths"]) for name, rule in rules
-                 if rule["allowed_paths"]), None)  # fmt: skip
+    return next(
+        ((name, rule["allowed_paths"]) for name, rule in rules if rule["allowed_paths"]), None
+    )
 
 
 def has_rules(permissions: Permissions, agent: str, tool: str) -> bool:

@@ -361,9 +361,15 @@ def _overrides(
     for holder in dict.fromkeys(c.holder for c in found):
         held = ", ".join(f"#{c.reservation_id} {c.pattern}" for c in found if c.holder == holder)
         override = check_owner(
-            ws, owner=holder, action="override the reservations", target=held, force=True,
-            reason=reason, snap=snap, what="held by",
-        )  # fmt: skip
+            ws,
+            owner=holder,
+            action="override the reservations",
+            target=held,
+            force=True,
+            reason=reason,
+            snap=snap,
+            what="held by",
+        )
         if override is not None:
             overrides.append(override)
     return overrides
@@ -583,9 +589,15 @@ def release(
         if holder != me:
             held = ", ".join(f"#{r.id} {r.path_pattern}" for r in released) or "(none active)"
             override = check_owner(
-                ws, owner=holder, action="release the reservations", target=held,
-                force=force, reason=reason, snap=snap, what="held by",
-            )  # fmt: skip
+                ws,
+                owner=holder,
+                action="release the reservations",
+                target=held,
+                force=force,
+                reason=reason,
+                snap=snap,
+                what="held by",
+            )
             overrides = [override] if override is not None else []
         forced[:] = overrides
         current = files.get(holder)
@@ -665,11 +677,14 @@ def release_for_holder(
                 )
             overrides = [
                 Override(
-                    by=actor, role=role or "coordinator", action="release the reservation",
-                    target=f"#{found.id} {found.path_pattern}", owner=holder,
+                    by=actor,
+                    role=role or "coordinator",
+                    action="release the reservation",
+                    target=f"#{found.id} {found.path_pattern}",
+                    owner=holder,
                     reason=" ".join((reason or "a stale reservation").split()),
                 )
-            ]  # fmt: skip
+            ]
         forced[:] = overrides
         kept = [
             r

@@ -831,9 +831,13 @@ class GitRepo:
                 os.unlink(ref_file(self.paths, ref))  # the branch was born by this write
         else:
             compare_and_swap(
-                self.paths, ref, commit, snap.head.commit, who="hive <hive@hive.local>",
+                self.paths,
+                ref,
+                commit,
+                snap.head.commit,
+                who="hive <hive@hive.local>",
                 message="hive: roll back a write that could not reach the working tree",
-            )  # fmt: skip
+            )
         killpoints.reached("rollback-ref")
         for change in changes:
             if change.from_worktree:

@@ -47,8 +47,17 @@ class HookLists(_Strict):
     post_tool_use: list[HookSpec] = Field(default_factory=list)
 
 
-DEFAULT_REDACT = ("password", "passwd", "secret", "token", "api_key", "apikey",
-                  "authorization", "credential", "private_key")  # fmt: skip
+DEFAULT_REDACT = (
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "authorization",
+    "credential",
+    "private_key",
+)
 
 
 class EventsConfig(_Strict):

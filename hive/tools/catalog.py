@@ -59,9 +59,12 @@ def _create_epic(ctx: CallContext, a: CreateEpicArgs) -> Any:
     from hive.domain.swarm.decompose import hive_create_epic
 
     return hive_create_epic(
-        ctx.workspace(), epic_title=a.epic_title, epic_description=a.epic_description,
-        subtasks=a.subtasks, strategy=a.strategy,
-    )  # fmt: skip
+        ctx.workspace(),
+        epic_title=a.epic_title,
+        epic_description=a.epic_description,
+        subtasks=a.subtasks,
+        strategy=a.strategy,
+    )
 
 
 # ------------------------------------------------------------------ mail
@@ -89,9 +92,12 @@ def _mail_init(ctx: CallContext, a: MailInitArgs) -> Any:
             )
         try:
             agent: Any = mail_init(
-                ctx.workspace(), agent_name=ctx.agent, task_description=a.task_description,
-                session=ctx.session, token=ctx.token,
-            )  # fmt: skip
+                ctx.workspace(),
+                agent_name=ctx.agent,
+                task_description=a.task_description,
+                session=ctx.session,
+                token=ctx.token,
+            )
         except NameTaken:  # in-process code bound a name without its credential
             known = next(x for x in list_agents(ctx.workspace()) if x.name == ctx.agent)
             agent = Registration(**known.model_dump())
@@ -99,9 +105,12 @@ def _mail_init(ctx: CallContext, a: MailInitArgs) -> Any:
             ctx.bind(agent.name, agent.token, issued=True)
     else:
         agent = mail_init(
-            ctx.workspace(), agent_name=a.agent_name or ctx.wanted,
-            task_description=a.task_description, session=ctx.session, from_tool=True,
-        )  # fmt: skip
+            ctx.workspace(),
+            agent_name=a.agent_name or ctx.wanted,
+            task_description=a.task_description,
+            session=ctx.session,
+            from_tool=True,
+        )
         ctx.bind(agent.name, agent.token, issued=True)
     shown = {"agent_name": agent.name, **agent.model_dump(mode="json", exclude={"token"})}
     if ctx.issued and ctx.token:
@@ -156,9 +165,13 @@ def _decompose(ctx: CallContext, a: DecomposeArgs) -> Any:
     from hive.domain.swarm.decompose import swarm_decompose
 
     return swarm_decompose(
-        ctx.workspace(), task=a.task, max_subtasks=a.max_subtasks, context=a.context,
-        query_cass=a.query_cass, cass_limit=a.cass_limit,
-    )  # fmt: skip
+        ctx.workspace(),
+        task=a.task,
+        max_subtasks=a.max_subtasks,
+        context=a.context,
+        query_cass=a.query_cass,
+        cass_limit=a.cass_limit,
+    )
 
 
 class PlanArgs(DecomposeArgs):
@@ -169,9 +182,14 @@ def _plan(ctx: CallContext, a: PlanArgs) -> Any:
     from hive.domain.swarm.decompose import swarm_plan_prompt
 
     return swarm_plan_prompt(
-        ctx.workspace(), task=a.task, strategy=a.strategy, max_subtasks=a.max_subtasks,
-        context=a.context, query_cass=a.query_cass, cass_limit=a.cass_limit,
-    )  # fmt: skip
+        ctx.workspace(),
+        task=a.task,
+        strategy=a.strategy,
+        max_subtasks=a.max_subtasks,
+        context=a.context,
+        query_cass=a.query_cass,
+        cass_limit=a.cass_limit,
+    )
 
 
 class ValidateArgs(Args):
@@ -209,11 +227,15 @@ def _spawn(ctx: CallContext, a: SubtaskArgs) -> Any:
 
 def _subtask_kwargs(a: SubtaskArgs) -> dict[str, Any]:
     return {
-        "cell_id": a.cell_id, "agent_name": a.agent_name, "context": a.context,
-        "epic_id": a.epic_id, "subtask_title": a.subtask_title,
-        "subtask_description": a.subtask_description, "files": a.files,
+        "cell_id": a.cell_id,
+        "agent_name": a.agent_name,
+        "context": a.context,
+        "epic_id": a.epic_id,
+        "subtask_title": a.subtask_title,
+        "subtask_description": a.subtask_description,
+        "files": a.files,
         "shared_context": a.shared_context,
-    }  # fmt: skip
+    }
 
 
 class ProgressArgs(Args):
@@ -234,11 +256,17 @@ def _progress(ctx: CallContext, a: ProgressArgs) -> Any:
     from hive.domain.swarm.progress import swarm_progress
 
     return swarm_progress(
-        ctx.workspace(), agent_name=a.agent_name, cell_id=a.cell_id,
-        status=a.status, progress_percent=a.progress_percent, message=a.message,
-        files_touched=a.files_touched, project_key=a.project_key, force=a.force,
+        ctx.workspace(),
+        agent_name=a.agent_name,
+        cell_id=a.cell_id,
+        status=a.status,
+        progress_percent=a.progress_percent,
+        message=a.message,
+        files_touched=a.files_touched,
+        project_key=a.project_key,
+        force=a.force,
         reason=a.reason,
-    )  # fmt: skip
+    )
 
 
 class CompleteArgs(Args):
@@ -260,11 +288,18 @@ def _complete(ctx: CallContext, a: CompleteArgs) -> Any:
     from hive.domain.swarm.complete import swarm_complete
 
     return swarm_complete(
-        ctx.workspace(), agent_name=a.agent_name, cell_id=a.cell_id,
-        summary=a.summary, project_key=a.project_key, files_touched=a.files_touched,
-        evaluation=a.evaluation, error_count=a.error_count, retry_count=a.retry_count,
-        force=a.force, reason=a.reason,
-    )  # fmt: skip
+        ctx.workspace(),
+        agent_name=a.agent_name,
+        cell_id=a.cell_id,
+        summary=a.summary,
+        project_key=a.project_key,
+        files_touched=a.files_touched,
+        evaluation=a.evaluation,
+        error_count=a.error_count,
+        retry_count=a.retry_count,
+        force=a.force,
+        reason=a.reason,
+    )
 
 
 # ------------------------------------------------------------------ files
@@ -295,9 +330,12 @@ class WriteArgs(Args):
 
 def _fs_list(ctx: CallContext, a: ListArgs) -> Any:
     return files.fs_list(
-        ctx.root, dir=a.dir, pattern=a.pattern, max_results=a.max_results,
+        ctx.root,
+        dir=a.dir,
+        pattern=a.pattern,
+        max_results=a.max_results,
         allow=path_filter(ctx, "fs_list"),
-    )  # fmt: skip
+    )
 
 
 def _fs_read(ctx: CallContext, a: ReadArgs) -> Any:
@@ -310,9 +348,12 @@ def _fs_read(ctx: CallContext, a: ReadArgs) -> Any:
 
 def _search(ctx: CallContext, a: SearchArgs) -> Any:
     return files.search_text(
-        ctx.root, pattern=a.pattern, dir=a.dir, max_matches=a.max_matches,
+        ctx.root,
+        pattern=a.pattern,
+        dir=a.dir,
+        max_matches=a.max_matches,
         allow=path_filter(ctx, "search_text"),
-    )  # fmt: skip
+    )
 
 
 def _fs_write(ctx: CallContext, a: WriteArgs) -> Any:
@@ -320,12 +361,21 @@ def _fs_write(ctx: CallContext, a: WriteArgs) -> Any:
 
     if profile_of(ctx).read_before_write:
         full, relative = files.resolve(ctx.root, a.path)
-        check_read_before_write(ctx.workspace(), session=ctx.session_key, agent=ctx.name,
-                                path=relative, exists=os.path.isfile(full))  # fmt: skip
+        check_read_before_write(
+            ctx.workspace(),
+            session=ctx.session_key,
+            agent=ctx.name,
+            path=relative,
+            exists=os.path.isfile(full),
+        )
     return files.propose_write(
-        ctx.root, ctx.state_dir, agent=ctx.name, path=a.path, content=a.content,
+        ctx.root,
+        ctx.state_dir,
+        agent=ctx.name,
+        path=a.path,
+        content=a.content,
         create_dirs=a.create_dirs,
-    )  # fmt: skip
+    )
 
 
 # ------------------------------------------------------------------ the registry
@@ -345,31 +395,73 @@ def _dir(field_name: str) -> Any:
 
 
 TOOLS = [
-    Tool("hive_create_epic", "Create an epic and its subtasks in one commit.", CreateEpicArgs,
-         _create_epic),
-    Tool("swarmmail_init", "Register as an agent (same session: same name).", MailInitArgs,
-         _mail_init),
-    Tool("swarm_select_strategy", "Choose a decomposition strategy from wording and history.",
-         SelectArgs, _select),
-    Tool("swarm_decompose", "Planning prompt with the strategy chosen for you.", DecomposeArgs,
-         _decompose),
+    Tool(
+        "hive_create_epic",
+        "Create an epic and its subtasks in one commit.",
+        CreateEpicArgs,
+        _create_epic,
+    ),
+    Tool(
+        "swarmmail_init",
+        "Register as an agent (same session: same name).",
+        MailInitArgs,
+        _mail_init,
+    ),
+    Tool(
+        "swarm_select_strategy",
+        "Choose a decomposition strategy from wording and history.",
+        SelectArgs,
+        _select,
+    ),
+    Tool(
+        "swarm_decompose",
+        "Planning prompt with the strategy chosen for you.",
+        DecomposeArgs,
+        _decompose,
+    ),
     Tool("swarm_plan_prompt", "Planning prompt (history, lessons, schema).", PlanArgs, _plan),
-    Tool("swarm_validate_decomposition", "Check a plan: schema, file conflicts, dependencies.",
-         ValidateArgs, _validate),
-    Tool("swarm_subtask_prompt", "Brief for a worker on one subtask.", SubtaskArgs,
-         _subtask_prompt),
+    Tool(
+        "swarm_validate_decomposition",
+        "Check a plan: schema, file conflicts, dependencies.",
+        ValidateArgs,
+        _validate,
+    ),
+    Tool(
+        "swarm_subtask_prompt", "Brief for a worker on one subtask.", SubtaskArgs, _subtask_prompt
+    ),
     Tool("swarm_spawn_subtask", "Prepare a worker for a subtask.", SubtaskArgs, _spawn),
-    Tool("swarm_progress", "Report progress; posts to the epic thread.", ProgressArgs, _progress,
-         _many("files_touched")),
-    Tool("swarm_complete", "Close cell, release reservations, record outcome, commit files: "
-         "one commit.", CompleteArgs, _complete, _many("files_touched")),
+    Tool(
+        "swarm_progress",
+        "Report progress; posts to the epic thread.",
+        ProgressArgs,
+        _progress,
+        _many("files_touched"),
+    ),
+    Tool(
+        "swarm_complete",
+        "Close cell, release reservations, record outcome, commit files: one commit.",
+        CompleteArgs,
+        _complete,
+        _many("files_touched"),
+    ),
     Tool("fs_list", "List files in the repository.", ListArgs, _fs_list, dirs=_dir("dir")),
     Tool("fs_read", "Read a file in the repository.", ReadArgs, _fs_read, _one("path")),
-    Tool("search_text", "Regex search across repository files.", SearchArgs, _search,
-         dirs=_dir("dir")),
-    Tool("fs_write", "Propose a file write (applied after arbiter approval).", WriteArgs,
-         _fs_write, _one("path")),
-]  # fmt: skip
+    Tool(
+        "search_text",
+        "Regex search across repository files.",
+        SearchArgs,
+        _search,
+        dirs=_dir("dir"),
+    ),
+    Tool(
+        "fs_write",
+        "Propose a file write (applied after arbiter approval).",
+        WriteArgs,
+        _fs_write,
+        _one("path"),
+    ),
+]
+
 
 def _operation_tools() -> list[Tool]:
     """A tool for every operation described in ``hive/ops`` (same name, parameters and

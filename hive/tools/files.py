@@ -174,8 +174,13 @@ def search_text(
     except re.error as exc:
         raise InvalidInput(f"invalid regex {pattern!r}: {exc}") from None
     listing = fs_list(root, dir=dir, max_results=MAX_SEARCH_FILES, allow=allow)["files"]
-    job = {"pattern": pattern, "root": root, "files": listing, "max_read": MAX_READ,
-           "max_line": MAX_SEARCH_LINE}  # fmt: skip
+    job = {
+        "pattern": pattern,
+        "root": root,
+        "files": listing,
+        "max_read": MAX_READ,
+        "max_line": MAX_SEARCH_LINE,
+    }
     output, timed_out = _run_search_child(job, seconds)
     matches: list[dict[str, Any]] = []
     for line in output.splitlines():
@@ -335,8 +340,12 @@ def _decide(
 
 
 def _entry(proposal: Proposal) -> dict[str, Any]:
-    return {"id": proposal.id, "path": proposal.path, "status": proposal.status,
-            "result": proposal.result}  # fmt: skip
+    return {
+        "id": proposal.id,
+        "path": proposal.path,
+        "status": proposal.status,
+        "result": proposal.result,
+    }
 
 
 def apply_approved(

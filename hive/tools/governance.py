@@ -146,8 +146,12 @@ class RateLimited(HiveError):
 def rate_limit(settings: Settings, agent: str, tool: str) -> tuple[float, float] | None:
     """The bucket for (agent, tool): agent+tool, agent default, tool, default."""
     mine = settings.agent_rate_limits.get(agent, {})
-    for table, key in ((mine, tool), (mine, "default"), (settings.rate_limits, tool),
-                       (settings.rate_limits, "default")):  # fmt: skip
+    for table, key in (
+        (mine, tool),
+        (mine, "default"),
+        (settings.rate_limits, tool),
+        (settings.rate_limits, "default"),
+    ):
         if key in table:
             return table[key]
     return None

@@ -64,8 +64,11 @@ def build_server(ctx: CallContext) -> Server[Any]:
         failed = "result" not in outcome
         payload = outcome if failed else outcome["result"]
         # A text result (a markdown block, a file's content) is sent as it is.
-        text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False,
-                                                                   default=str)  # fmt: skip
+        text = (
+            payload
+            if isinstance(payload, str)
+            else json.dumps(payload, ensure_ascii=False, default=str)
+        )
         structured = payload if isinstance(payload, dict) else {"result": payload}
         return types.CallToolResult(
             content=[types.TextContent(text=text)],

@@ -230,8 +230,7 @@ def _call(
         return exc.to_dict()
     outcome = _handle(ctx, tool, parsed)
     post_hooks = settings.post_hooks + _agent_hooks(profile, "post_tool_use")
-    post = governance.run_hooks(post_hooks, "post_tool_use", cwd, tool.name,
-                                {**payload, **outcome})  # fmt: skip
+    post = governance.run_hooks(post_hooks, "post_tool_use", cwd, tool.name, {**payload, **outcome})
     pre = list(hooks)
     hooks += post
     return _with_hook_notes(outcome, pre, post)
@@ -263,9 +262,14 @@ def _agent_hooks(profile: AgentProfile, phase: str) -> list[governance.Hook]:
 
 
 # tool -> (argument holding a path, resolved to an absolute path?)
-_PATH_ARGS = {"fs_list": ("dir", False), "search_text": ("dir", False),
-              "fs_read": ("path", False), "fs_write": ("path", False),
-              "file_read": ("path", True), "list_files": ("path", True)}  # fmt: skip
+_PATH_ARGS = {
+    "fs_list": ("dir", False),
+    "search_text": ("dir", False),
+    "fs_read": ("path", False),
+    "fs_write": ("path", False),
+    "file_read": ("path", True),
+    "list_files": ("path", True),
+}
 
 
 def _rebased(ctx: CallContext, workdir: str | None, tool: str, parsed: BaseModel) -> BaseModel:
@@ -463,8 +467,11 @@ def _with_hook_notes(
     """Warnings (exit 1, failed post hooks) and post-hook feedback (exit 2) go to the
     agent; exit-0 output only goes to the event log."""
     warnings = [r.stderr.strip() or r.stdout.strip() for r in pre + post if r.exit_code == 1]
-    warnings += [f"post_tool_use hook failed ({r.exit_code}): {r.stderr.strip()[-500:]}"
-                 for r in post if r.failed]  # fmt: skip
+    warnings += [
+        f"post_tool_use hook failed ({r.exit_code}): {r.stderr.strip()[-500:]}"
+        for r in post
+        if r.failed
+    ]
     feedback = [r.stderr.strip() for r in post if r.exit_code == governance.BLOCK]
     if warnings:
         outcome["warnings"] = warnings

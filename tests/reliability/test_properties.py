@@ -206,9 +206,18 @@ json_values = st.recursive(
     max_leaves=12,
 )
 tool_names = st.sampled_from(
-    ["hive_ready", "hive_query", "hive_create", "hive_update", "hive_close", "nope",
-     "swarmmail_inbox", "swarmmail_reserve", "hive_show"]
-)  # fmt: skip
+    [
+        "hive_ready",
+        "hive_query",
+        "hive_create",
+        "hive_update",
+        "hive_close",
+        "nope",
+        "swarmmail_inbox",
+        "swarmmail_reserve",
+        "hive_show",
+    ]
+)
 
 
 @pytest.fixture(scope="module")

@@ -110,10 +110,18 @@ def swarm_complete(
         released, kept = _reservations_to_release(agent_ws, snap, agent, current.id, now)
         closed = _closed(current, summary, now)
         outcome = build_outcome(
-            index, closed, agent, touched, released + kept, now,
-            summary=summary, evaluation=checked,
-            error_count=error_count, retry_count=retry_count, gate=gate_state,
-        )  # fmt: skip
+            index,
+            closed,
+            agent,
+            touched,
+            released + kept,
+            now,
+            summary=summary,
+            evaluation=checked,
+            error_count=error_count,
+            retry_count=retry_count,
+            gate=gate_state,
+        )
         files = [outcome_change(outcome), *file_changes]
         if released:
             files.append(release_change(agent, kept, agent_ws))
@@ -126,9 +134,13 @@ def swarm_complete(
             gate=gate,
         )
         return MixedPlan(
-            cells=[closed], subject_id=closed.id, title=closed.title, result=result, files=files,
+            cells=[closed],
+            subject_id=closed.id,
+            title=closed.title,
+            result=result,
+            files=files,
             trailers=guard.trailers(),
-        )  # fmt: skip
+        )
 
     written = agent_ws.write_mixed(plan, event="complete")
     if guards and guards[0].overrides:

@@ -110,9 +110,13 @@ def swarm_decompose(
 ) -> PlanPrompt:
     """Same as :func:`swarm_plan_prompt` with the strategy chosen automatically."""
     return swarm_plan_prompt(
-        ws, task=task, max_subtasks=max_subtasks, context=context, query_cass=query_cass,
+        ws,
+        task=task,
+        max_subtasks=max_subtasks,
+        context=context,
+        query_cass=query_cass,
         cass_limit=cass_limit,
-    )  # fmt: skip
+    )
 
 
 def _forced(choice: StrategyChoice, strategy: str) -> StrategyChoice:

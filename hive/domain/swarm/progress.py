@@ -113,9 +113,13 @@ def swarm_progress(
     current = get_cell(agent_ws.cells(), cell_id)
     _check_reporter(current)
     check_owner(
-        ws, owner=current.assignee, action="report progress on", target=current.id,
-        force=force, reason=reason,
-    )  # fmt: skip
+        ws,
+        owner=current.assignee,
+        action="report progress on",
+        target=current.id,
+        force=force,
+        reason=reason,
+    )
     outcome: Outcome | None = None
     if status == "failed":
         cell, outcome = _record_failure(agent_ws, current.id, note, message, touched, force, reason)
@@ -123,10 +127,14 @@ def swarm_progress(
         cell_status = "in_progress" if status == "completed" else status
         owned = current.assignee in (None, agent_ws.actor)
         cell = update_cell(
-            agent_ws, cell_id=current.id, status=cell_status,
-            assignee=agent_ws.actor if owned else None, append_notes=note,
-            force=force, reason=reason,
-        )  # fmt: skip
+            agent_ws,
+            cell_id=current.id,
+            status=cell_status,
+            assignee=agent_ws.actor if owned else None,
+            append_notes=note,
+            force=force,
+            reason=reason,
+        )
     thread = cell.parent or cell.id
     importance = "high" if status in ("blocked", "failed") else "normal"
     message_id, recipients, not_posted = _post(agent_ws, thread, cell, note, importance)
@@ -175,10 +183,18 @@ def _record_failure(
             update={"status": "blocked", "assignee": assignee, "notes": notes, "updated_at": now}
         )
         outcome = build_outcome(
-            index, blocked, ws.actor, touched, [], now,
-            summary=(message or "failed").strip(), evaluation=None,
-            error_count=0, retry_count=0, success=False,
-        ).model_copy(update={"source": "swarm_progress"})  # fmt: skip
+            index,
+            blocked,
+            ws.actor,
+            touched,
+            [],
+            now,
+            summary=(message or "failed").strip(),
+            evaluation=None,
+            error_count=0,
+            retry_count=0,
+            success=False,
+        ).model_copy(update={"source": "swarm_progress"})
         return MixedPlan(
             cells=[blocked],
             subject_id=blocked.id,
@@ -233,9 +249,13 @@ def _post(
     missing = ", ".join(n for n in leads if n not in registered) or "none known"
     try:
         sent = send_message(
-            ws, to=to, subject=f"progress {cell.id}", body=note, thread_id=thread,
+            ws,
+            to=to,
+            subject=f"progress {cell.id}",
+            body=note,
+            thread_id=thread,
             importance=importance,
-        )  # fmt: skip
+        )
     except (NotFound, InvalidInput) as exc:
         return None, [], f"nobody to tell: {exc.message} (coordinator not registered: {missing})"
     except HiveError as exc:
@@ -282,12 +302,20 @@ def swarm_record_outcome(
         except NotFound:
             raise NotFound(f"no cell {cell_id!r}: outcomes describe existing cells") from None
         outcome = build_outcome(
-            index, cell, agent_ws.actor, touched, [], utc_now(),
-            summary=summary, evaluation=None, error_count=error_count,
-            retry_count=retry_count, success=success,
+            index,
+            cell,
+            agent_ws.actor,
+            touched,
+            [],
+            utc_now(),
+            summary=summary,
+            evaluation=None,
+            error_count=error_count,
+            retry_count=retry_count,
+            success=success,
             duration_seconds=None if duration_ms is None else duration_ms / 1000,
             strategy=strategy,
-        )  # fmt: skip
+        )
         outcome = outcome.model_copy(
             update={"source": "record_outcome", "criteria": checked_criteria}
         )

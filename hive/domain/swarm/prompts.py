@@ -116,10 +116,16 @@ def swarm_spawn_subtask(
     if cell.assignee and agent_name and cell.assignee != agent_name:
         raise Conflict(f"{cell.id} is already assigned to {cell.assignee}", id=cell.id)
     return swarm_subtask_prompt(
-        ws, cell_id=cell.id, agent_name=agent_name, context=context, epic_id=epic_id,
-        subtask_title=subtask_title, subtask_description=subtask_description, files=files,
+        ws,
+        cell_id=cell.id,
+        agent_name=agent_name,
+        context=context,
+        epic_id=epic_id,
+        subtask_title=subtask_title,
+        subtask_description=subtask_description,
+        files=files,
         shared_context=shared_context,
-    )  # fmt: skip
+    )
 
 
 def swarm_evaluation_prompt(
