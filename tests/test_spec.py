@@ -281,3 +281,63 @@ def test_every_operation_says_what_it_raises_and_writes(op: Operation) -> None:
     for name, info in op.params.model_fields.items():
         assert re.fullmatch(r"[a-z_]+", name), name
         assert info.annotation is not Any, (op.name, name)
+
+
+# ------------------------------------------------------------------ every command
+
+
+def _leaves(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    children = getattr(command, "commands", None)
+    if not children:
+        return [(path, command)]
+    found: list[tuple[tuple[str, ...], Any]] = []
+    for name, child in children.items():
+        found += _leaves(child, (*path, name))
+    return found
+
+
+# servers and commands whose output is JSON already (they take --json before or after
+# the command like every command: the entry point takes it out)
+JSON_BY_NATURE = {("mcp",), ("serve",), ("tools", "schema"), ("tools", "docs"), ("tools", "run")}
+JSON_BY_NATURE |= {("scratchpad", "read")}
+
+
+def test_every_command_takes_json_and_the_cli_has_a_version(repo: Path) -> None:
+    import typer
+
+    from hive.cli.main import app
+
+    leaves = _leaves(typer.main.get_command(app))
+    assert len(leaves) > 60
+    missing = [
+        " ".join(path)
+        for path, command in leaves
+        if path not in JSON_BY_NATURE
+        and "--json" not in {name for p in command.params for name in getattr(p, "opts", [])}
+    ]
+    assert not missing, missing
+    version = CliRunner().invoke(app, ["--version"])
+    assert version.exit_code == 0 and version.stdout == f"hive {hive.__version__}\n"
+
+
+def test_demo_takes_json() -> None:
+    from hive.cli.main import app
+
+    result = CliRunner().invoke(app, ["demo", "--help"])
+    assert result.exit_code == 0 and "--json" in result.stdout
+
+
+def test_a_generated_command_reports_bad_values_like_the_tool(ws: Workspace, repo: Path) -> None:
+    from hive.cli.main import app
+    from hive.tools.registry import CallContext, call_tool
+
+    result = CliRunner().invoke(
+        app, ["-C", str(repo), "--json", "create", "x", "-t", "story"], env=agent_env(repo, "alice")
+    )
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)
+    assert error["code"] == "invalid_input" and error["field"] == "type"
+    assert "--type" in error["error"] and "'story'" in error["error"]
+    ctx = CallContext(root=str(repo), agent="alice")
+    tool = call_tool(ctx, "hive_create", {"title": "x", "type": "story"})
+    assert tool["code"] == "invalid_arguments" and tool["field"] == "type"

@@ -57,8 +57,10 @@ def option_names(name: str, command: Command, info: FieldInfo) -> tuple[str, ...
     dashed = "--" + name.replace("_", "-")
     names = [dashed, *command.short.get(name, ())]
     if info.annotation is bool and _flag_default(name, command, info) is not False:
-        negative = command.short.get(name, (f"--no-{name.replace('_', '-')}",))[0]
-        return (f"{dashed}/{negative}",)  # --exclusive/--shared, --success/--failure
+        # a flag that is on by default, or must be given: the short names are its "off"
+        # names (--exclusive/--shared, --success/--failure, --query-cass/--no-cass)
+        negatives = command.short.get(name, (f"--no-{name.replace('_', '-')}",))
+        return (f"{dashed}/{negatives[0]}", *(f" /{other}" for other in negatives[1:]))
     return tuple(dict.fromkeys(names))
 
 

@@ -57,6 +57,14 @@ app.add_typer(coord_cmd.hooks_app, name="hooks")
 app.add_typer(agent_cmd.agent_app, name="agent")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from hive import __version__
+
+        output.say(f"hive {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def main(
     directory: Annotated[
@@ -72,6 +80,10 @@ def main(
     ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print machine-readable JSON.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print hive's version.", is_eager=True, callback=_version),
     ] = False,
 ) -> None:
     OPTIONS.directory = directory

@@ -348,6 +348,29 @@ def _review(result: Any, params: Any, ws: Workspace) -> None:
     render_review(result)
 
 
+def _progress(result: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    out.print(f"{result.cell.id} {result.cell.status}")
+    if result.recipients:
+        out.print("told " + ", ".join(result.recipients))
+    if result.not_posted:
+        out.print(f"[yellow]not posted: {output.escape(result.not_posted)}[/yellow]")
+    if result.next_step:
+        out.print(f"next: {output.escape(result.next_step)}")
+
+
+def _prompt(result: Any, params: Any, ws: Workspace) -> None:
+    _text(result.prompt)
+
+
+def _choice(choice: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    out.print(f"[bold]{choice.strategy}[/bold] (confidence {choice.confidence:.2f})")
+    out.print(output.escape(choice.reasoning))
+    for alt in choice.alternatives:
+        out.print(f"  {alt.strategy}: {alt.score:.2f}")
+
+
 PRESENTERS.update(
     {
         "log": Presenter(render=_log),
@@ -361,5 +384,11 @@ PRESENTERS.update(
             render=lambda outcome, params, ws: output.say(f"recorded {outcome.id}")
         ),
         "swarm insights": Presenter(render=_insights),
+        "swarm select-strategy": Presenter(render=_choice),
+        "swarm decompose": Presenter(render=_prompt),
+        "swarm progress": Presenter(render=_progress),
+        "swarm plan-prompt": Presenter(render=_prompt),
+        "swarm subtask-prompt": Presenter(render=_prompt),
+        "swarm spawn-subtask": Presenter(render=_prompt),
     }
 )

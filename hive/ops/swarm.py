@@ -8,11 +8,18 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from hive.domain.limits import MAX_ID
-from hive.errors import AmbiguousId, InvalidInput, NotFound, NotYourIdentity
+from hive.errors import AmbiguousId, InvalidInput, NotFound, NotOwner, NotYourIdentity
 from hive.models.identity import AuditEntry
 from hive.models.outcome import Outcome
 from hive.models.results import LogEntry
-from hive.models.swarm import EvaluationPrompt, Insights, Review, SwarmInit, SwarmStatus
+from hive.models.swarm import (
+    EvaluationPrompt,
+    Insights,
+    ProgressResult,
+    Review,
+    SwarmInit,
+    SwarmStatus,
+)
 from hive.ops.spec import Command, NoParams, Operation, Params, declare
 
 if TYPE_CHECKING:
@@ -23,6 +30,11 @@ PathList: Any = Field(default_factory=list, max_length=1000, description="files 
 LOOKUP = (NotFound, AmbiguousId)
 FILES_SHORT = ("--file", "-f")
 AGENT_SHORT = ("--agent",)
+OVERRIDE = "someone else's: coordinators only, with a reason"
+
+
+def _touched(a: Any) -> list[str]:
+    return list(a.files_touched)
 
 
 class SwarmInitParams(Params):
@@ -59,6 +71,37 @@ def _evaluation(ws: Workspace, a: EvaluationParams) -> EvaluationPrompt:
         ws, cell_id=a.cell_id, files_touched=a.files_touched, subtask_title=a.subtask_title
     )
     return EvaluationPrompt(prompt=text)
+
+
+class ProgressParams(Params):
+    project_key: str | None = Field(default=None, description="must be this repository")
+    agent_name: str | None = Field(default=None, description="must be you, if given")
+    cell_id: str = Field(min_length=1, max_length=MAX_ID)
+    status: Literal["in_progress", "blocked", "completed", "failed", "open"] = Field(
+        description="completed: still call swarm_complete; failed: blocks the cell"
+    )
+    message: str | None = Field(default=None, max_length=5000)
+    progress_percent: int | None = Field(default=None, ge=0, le=100)
+    files_touched: list[str] = PathList
+    force: bool = Field(default=False, description=OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000)
+
+
+def _progress(ws: Workspace, a: ProgressParams) -> ProgressResult:
+    from hive.domain.swarm.progress import swarm_progress
+
+    return swarm_progress(
+        ws,
+        agent_name=a.agent_name,
+        cell_id=a.cell_id,
+        status=a.status,
+        progress_percent=a.progress_percent,
+        message=a.message,
+        files_touched=a.files_touched,
+        project_key=a.project_key,
+        force=a.force,
+        reason=a.reason,
+    )
 
 
 class OutcomeParams(Params):
@@ -166,6 +209,30 @@ declare(
             ),
         ),
         help="A self-review checklist to answer before swarm complete.",
+    ),
+    Operation(
+        name="swarm_progress",
+        summary="Report progress; posts to the epic thread.",
+        params=ProgressParams,
+        result=ProgressResult,
+        run=_progress,
+        writes=True,
+        access="owner",
+        errors=(*LOOKUP, InvalidInput, NotOwner, NotYourIdentity),
+        paths=_touched,
+        commands=(
+            Command(
+                ("swarm", "progress"),
+                arguments=CELL_ARG,
+                short={
+                    "progress_percent": ("--percent",),
+                    "message": ("-m",),
+                    "files_touched": FILES_SHORT,
+                    "agent_name": AGENT_SHORT,
+                },
+            ),
+        ),
+        help="Report progress on a subtask (updates it and posts to the epic's coordinator).",
     ),
     Operation(
         name="swarm_record_outcome",

@@ -139,59 +139,6 @@ def _check_project(root: str, project_path: str) -> None:
 StrategyName = Literal["file-based", "feature-based", "risk-based", "research-based"]
 
 
-class SelectArgs(Args):
-    task: str = Field(min_length=1, max_length=10_000)
-    codebase_context: str | None = Field(default=None, max_length=20_000)
-    context: str | None = Field(default=None, max_length=20_000)
-
-
-def _select(ctx: CallContext, a: SelectArgs) -> Any:
-    from hive.domain.swarm.learning import select_strategy
-
-    return select_strategy(
-        ctx.workspace(), task=a.task, context=a.context, codebase_context=a.codebase_context
-    )
-
-
-class DecomposeArgs(Args):
-    task: str = Field(min_length=1, max_length=10_000)
-    max_subtasks: int = Field(default=5, ge=1, le=30)
-    query_cass: bool = True
-    context: str | None = Field(default=None, max_length=20_000)
-    cass_limit: int = Field(default=3, ge=1, le=50)
-
-
-def _decompose(ctx: CallContext, a: DecomposeArgs) -> Any:
-    from hive.domain.swarm.decompose import swarm_decompose
-
-    return swarm_decompose(
-        ctx.workspace(),
-        task=a.task,
-        max_subtasks=a.max_subtasks,
-        context=a.context,
-        query_cass=a.query_cass,
-        cass_limit=a.cass_limit,
-    )
-
-
-class PlanArgs(DecomposeArgs):
-    strategy: StrategyName | Literal["auto"] = "auto"
-
-
-def _plan(ctx: CallContext, a: PlanArgs) -> Any:
-    from hive.domain.swarm.decompose import swarm_plan_prompt
-
-    return swarm_plan_prompt(
-        ctx.workspace(),
-        task=a.task,
-        strategy=a.strategy,
-        max_subtasks=a.max_subtasks,
-        context=a.context,
-        query_cass=a.query_cass,
-        cass_limit=a.cass_limit,
-    )
-
-
 class ValidateArgs(Args):
     response: str | dict[str, Any] = Field(description="plan JSON (a ```json fence is fine)")
 
@@ -200,73 +147,6 @@ def _validate(ctx: CallContext, a: ValidateArgs) -> Any:
     from hive.domain.swarm.decompose import swarm_validate_decomposition
 
     return swarm_validate_decomposition(None, response=a.response)
-
-
-class SubtaskArgs(Args):
-    agent_name: str | None = None
-    cell_id: str = Id
-    epic_id: str | None = None
-    subtask_title: str | None = Field(default=None, max_length=500)
-    subtask_description: str | None = Field(default=None, max_length=20_000)
-    files: list[str] = PathList
-    shared_context: str | None = Field(default=None, max_length=20_000)
-    context: str | None = Field(default=None, max_length=20_000)
-
-
-def _subtask_prompt(ctx: CallContext, a: SubtaskArgs) -> Any:
-    from hive.domain.swarm.prompts import swarm_subtask_prompt
-
-    return swarm_subtask_prompt(ctx.workspace(), **_subtask_kwargs(a))
-
-
-def _spawn(ctx: CallContext, a: SubtaskArgs) -> Any:
-    from hive.domain.swarm.prompts import swarm_spawn_subtask
-
-    return swarm_spawn_subtask(ctx.workspace(), **_subtask_kwargs(a))
-
-
-def _subtask_kwargs(a: SubtaskArgs) -> dict[str, Any]:
-    return {
-        "cell_id": a.cell_id,
-        "agent_name": a.agent_name,
-        "context": a.context,
-        "epic_id": a.epic_id,
-        "subtask_title": a.subtask_title,
-        "subtask_description": a.subtask_description,
-        "files": a.files,
-        "shared_context": a.shared_context,
-    }
-
-
-class ProgressArgs(Args):
-    project_key: str | None = None
-    agent_name: str | None = None
-    cell_id: str = Id
-    status: Literal["in_progress", "blocked", "completed", "failed", "open"] = Field(
-        description="completed: still call swarm_complete; failed: blocks the cell"
-    )
-    message: str | None = Field(default=None, max_length=5000)
-    progress_percent: int | None = Field(default=None, ge=0, le=100)
-    files_touched: list[str] = PathList
-    force: bool = Field(default=False, description=OVERRIDE)
-    reason: str | None = Field(default=None, max_length=5000)
-
-
-def _progress(ctx: CallContext, a: ProgressArgs) -> Any:
-    from hive.domain.swarm.progress import swarm_progress
-
-    return swarm_progress(
-        ctx.workspace(),
-        agent_name=a.agent_name,
-        cell_id=a.cell_id,
-        status=a.status,
-        progress_percent=a.progress_percent,
-        message=a.message,
-        files_touched=a.files_touched,
-        project_key=a.project_key,
-        force=a.force,
-        reason=a.reason,
-    )
 
 
 class CompleteArgs(Args):
@@ -408,34 +288,10 @@ TOOLS = [
         _mail_init,
     ),
     Tool(
-        "swarm_select_strategy",
-        "Choose a decomposition strategy from wording and history.",
-        SelectArgs,
-        _select,
-    ),
-    Tool(
-        "swarm_decompose",
-        "Planning prompt with the strategy chosen for you.",
-        DecomposeArgs,
-        _decompose,
-    ),
-    Tool("swarm_plan_prompt", "Planning prompt (history, lessons, schema).", PlanArgs, _plan),
-    Tool(
         "swarm_validate_decomposition",
         "Check a plan: schema, file conflicts, dependencies.",
         ValidateArgs,
         _validate,
-    ),
-    Tool(
-        "swarm_subtask_prompt", "Brief for a worker on one subtask.", SubtaskArgs, _subtask_prompt
-    ),
-    Tool("swarm_spawn_subtask", "Prepare a worker for a subtask.", SubtaskArgs, _spawn),
-    Tool(
-        "swarm_progress",
-        "Report progress; posts to the epic thread.",
-        ProgressArgs,
-        _progress,
-        _many("files_touched"),
     ),
     Tool(
         "swarm_complete",
