@@ -44,7 +44,7 @@ def _file_read(ctx: CallContext, a: PathArgs) -> Any:
     full = resolve_in_context(ctx.context_root, a.path)
     relative = repo_relative(ctx, full)
     if relative is not None and not path_filter(ctx, "file_read")(relative):
-        from hive.tools.governance import PathPermissionDenied
+        from hive.domain.governance import PathPermissionDenied
 
         raise PathPermissionDenied(
             f"file_read may not touch {relative}", path=relative, status="error"

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hive.domain import files
 from hive.domain.limits import (
     MAX_GLOB,
     MAX_ID,
@@ -19,7 +20,6 @@ from hive.domain.limits import (
 from hive.errors import InvalidInput, NameTaken, NotYourIdentity
 from hive.models.epic import PlannedSubtask
 from hive.models.identity import Registration
-from hive.tools import files
 from hive.tools.registry import (
     CallContext,
     Tool,

@@ -15,7 +15,7 @@ PREAMBLE = """\
 
 # Agent tools
 
-Every tool exists once, in the registry (`hive/tools/catalog.py` and the modules it
+Every tool exists once, in the registry (the operations of `hive/ops`, `hive/tools/catalog.py` and the modules it
 registers, such as `coord_tools.py`): a name, a one-line description, a pydantic
 argument model and a handler that calls the same library function as the CLI.
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are

@@ -15,12 +15,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from hive.domain import files, governance
 from hive.domain.agents import check_enabled, count_call, working_directory
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
 from hive.models.agents_config import AgentProfile
 from hive.ops.spec import Operation
-from hive.tools import files, governance
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
