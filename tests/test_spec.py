@@ -78,8 +78,10 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
         {"title": "Both ways", "priority": 1, "files": ["src/**"], "labels": ["x"]},
     ),
     ("hive_query", ["show", "$ID"], {"id": "$ID"}),
-    ("hive_query", ["list", "--status", "open"], {"status": "open"}),
-    ("hive_ready", ["ready", "--limit", "5"], {"limit": 5}),
+    ("hive_query", ["list", "--status", "open"], {"status": "open", "verbose": True}),
+    ("hive_query", ["list", "--no-verbose", "-n", "20"], {}),
+    ("hive_ready", ["ready", "--limit", "5"], {"limit": 5, "verbose": True}),
+    ("hive_ready", ["ready", "--no-verbose", "-n", "10"], {}),
     (
         "hive_update",
         ["update", "$ID", "--assignee", "alice", "--files", "lib/*.py"],
@@ -165,7 +167,7 @@ def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
         cli_ids = json.dumps(cli_value).replace(by_cli[0]["id"], "$ID")
         mcp_ids = json.dumps(mcp_value).replace(by_mcp[0]["id"], "$ID")
         assert _stable(json.loads(cli_ids)) == _stable(json.loads(mcp_ids)), name
-    updated = by_cli[4]
+    updated = by_cli[6]
     assert updated["assignee"] == "alice" and updated["files_owned"] == ["lib/*.py"]
 
 
@@ -341,3 +343,20 @@ def test_a_generated_command_reports_bad_values_like_the_tool(ws: Workspace, rep
     ctx = CallContext(root=str(repo), agent="alice")
     tool = call_tool(ctx, "hive_create", {"title": "x", "type": "story"})
     assert tool["code"] == "invalid_arguments" and tool["field"] == "type"
+
+
+def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
+    from hive.domain.cells import create_cell
+    from hive.tools.registry import CallContext, call_tool
+
+    for n in range(12):
+        create_cell(ws, title=f"A task with a realistic title, number {n}", description="d" * 400)
+    ctx = CallContext(root=str(repo), agent="alice")
+    ready = call_tool(ctx, "hive_ready", {})["result"]
+    keys = {"id", "title", "status", "priority", "type", "assignee"}
+    assert len(ready) == 10 and set(ready[0]) == keys
+    assert len(json.dumps(ready)) <= 2048
+    listed = call_tool(ctx, "hive_query", {})["result"]
+    assert "description" not in listed[0] and len(json.dumps(listed)) <= 4096
+    whole = call_tool(ctx, "hive_ready", {"verbose": True})["result"]
+    assert whole[0]["description"] == "d" * 400

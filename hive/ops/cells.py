@@ -30,6 +30,7 @@ from hive.errors import (
     NotRegistered,
 )
 from hive.models import Cell
+from hive.models.cell import CellSummary
 from hive.models.results import DependencyNode
 from hive.ops.spec import Command, Operation, Params, declare
 
@@ -42,6 +43,8 @@ CellType = Literal["bug", "feature", "task", "epic", "chore"]
 OVERRIDE = "someone else's: coordinators only, with a reason"
 REASON = "why (required for an override; recorded)"
 ID_HELP = "cell id (a unique prefix works)"
+VERBOSE = "whole cells (default: id, title, status, priority, type, assignee)"
+PERSON = {"verbose": True, "limit": 50}  # a person's page: a screenful of whole cells
 TYPE_SHORT = {"type": ("-t",)}
 LOOKUP = (NotFound, AmbiguousId)
 OWNED = (*LOOKUP, NotOwner, InvalidInput)
@@ -109,16 +112,21 @@ class QueryParams(Params):
     label: Short | None = None
     assignee: Short | None = None
     include_deleted: bool = False
-    limit: int = Field(default=50, ge=1, le=100_000)
+    limit: int = Field(default=20, ge=1, le=100_000)
     all: bool = Field(default=False, description="every match (no limit)")
+    verbose: bool = Field(default=False, description=VERBOSE)
 
 
-def _query(ws: Workspace, a: QueryParams) -> Cell | list[Cell]:
+def _page(cells: list[Cell], verbose: bool) -> list[Cell] | list[CellSummary]:
+    return cells if verbose else [CellSummary.of(cell) for cell in cells]
+
+
+def _query(ws: Workspace, a: QueryParams) -> Cell | list[Cell] | list[CellSummary]:
     from hive.domain.cells import list_cells, show_cell
 
     if a.id:
         return show_cell(ws, cell_id=a.id)
-    return list_cells(
+    found = list_cells(
         ws,
         status=a.status,
         type=a.type,
@@ -129,10 +137,12 @@ def _query(ws: Workspace, a: QueryParams) -> Cell | list[Cell]:
         include_deleted=a.include_deleted,
         limit=None if a.all else a.limit,
     )
+    return _page(found, a.verbose)
 
 
 LIST_FILTERS = frozenset(
     {"status", "type", "priority", "parent", "label", "assignee", "include_deleted", "limit", "all"}
+    | {"verbose"}
 )
 
 
@@ -143,12 +153,14 @@ class ReadyParams(Params):
     limit: int = Field(default=10, ge=1, le=100_000)
     all: bool = Field(default=False, description="every ready cell")
     claim: bool = Field(default=False, description="atomically start the first")
+    verbose: bool = Field(default=False, description=VERBOSE)
 
 
-def _ready(ws: Workspace, a: ReadyParams) -> list[Cell]:
+def _ready(ws: Workspace, a: ReadyParams) -> list[Cell] | list[CellSummary]:
     from hive.domain.cells import ready
 
-    return ready(ws, limit=None if a.all or a.claim else a.limit, claim=a.claim)
+    found = ready(ws, limit=None if a.all or a.claim else a.limit, claim=a.claim)
+    return _page(found, a.verbose or a.claim)
 
 
 # ------------------------------------------------------------------ update & lifecycle
@@ -313,7 +325,7 @@ declare(
         name="hive_query",
         summary="Show one cell (id) or list cells by filters.",
         params=QueryParams,
-        result=Cell | list[Cell],
+        result=Cell | list[Cell] | list[CellSummary],
         run=_query,
         writes=False,
         errors=(*LOOKUP, InvalidInput),
@@ -337,6 +349,7 @@ declare(
                     "include_deleted": ("--deleted",),
                     "limit": ("-n",),
                 },
+                defaults=PERSON,
                 help="List cells (open first, most urgent first; a page unless --all).",
             ),
         ),
@@ -345,12 +358,12 @@ declare(
         name="hive_ready",
         summary="Ready work, most urgent first.",
         params=ReadyParams,
-        result=list[Cell],
+        result=list[Cell] | list[CellSummary],
         run=_ready,
         writes=True,
         access="anyone",
         errors=(InvalidInput, NotRegistered),
-        commands=(Command(("ready",), short={"limit": ("-n",)}),),
+        commands=(Command(("ready",), short={"limit": ("-n",)}, defaults=PERSON),),
         help="Cells ready to work on: open, unblocked, most urgent and oldest first.\n\n"
         "--claim atomically starts the first (an agent must be registered).",
     ),
