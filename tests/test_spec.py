@@ -91,9 +91,29 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     ("hive_dep", ["dep", "tree", "$ID"], {"id": "$ID", "action": "tree"}),
     ("hive_close", ["close", "$ID", "--reason", "done"], {"id": "$ID", "reason": "done"}),
     ("hive_reopen", ["reopen", "$ID"], {"id": "$ID"}),
+    (
+        "swarmmail_reserve",
+        ["reserve", "src/a.py", "--ttl", "600"],
+        {"paths": ["src/a.py"], "ttl_seconds": 600},
+    ),
+    ("swarmmail_reservations", ["reservations"], {}),
+    ("swarmmail_release", ["release", "--all"], {"all": True}),
+    (
+        "swarmmail_send",
+        ["mail", "send", "alice", "-s", "hello", "-b", "body"],
+        {"to": ["alice"], "subject": "hello", "body": "body"},
+    ),
+    ("swarmmail_inbox", ["mail", "inbox"], {}),
+    ("hive_log", ["log", "$ID", "-n", "3"], {"id": "$ID", "limit": 3}),
+    (
+        "swarm_select_strategy",
+        ["swarm", "select-strategy", "refactor the parser"],
+        {"task": "refactor the parser"},
+    ),
+    ("swarm_insights", ["swarm", "insights"], {}),
 ]
 
-VOLATILE = re.compile(r"(created_at|updated_at|closed_at|at|commit|ts)$")
+VOLATILE = re.compile(r"(.*_at|at|commit|ts|time|session|timestamp|message_id)$")
 
 
 def _stable(value: Any) -> Any:
@@ -101,7 +121,8 @@ def _stable(value: Any) -> Any:
         return {
             k: _stable(v)
             for k, v in value.items()
-            if not VOLATILE.match(k) and not (k == "id" and str(v).startswith("c-"))
+            if not VOLATILE.match(k)
+            and not (k == "id" and (str(v).startswith("c-") or "subject" in value))
         }
     if isinstance(value, list):
         return [_stable(v) for v in value]
