@@ -111,9 +111,30 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
         {"task": "refactor the parser"},
     ),
     ("swarm_insights", ["swarm", "insights"], {}),
+    ("hive_review", ["review", "$ID", "--stat"], {"id": "$ID"}),
+    ("swarm_evaluation_prompt", ["swarm", "evaluation-prompt", "$ID"], {"cell_id": "$ID"}),
+    ("swarm_subtask_prompt", ["swarm", "subtask-prompt", "$ID"], {"cell_id": "$ID"}),
+    (
+        "swarm_plan_prompt",
+        ["swarm", "plan-prompt", "add a cache", "--no-cass"],
+        {"task": "add a cache", "query_cass": False},
+    ),
+    (
+        "swarm_decompose",
+        ["swarm", "decompose", "add a cache", "--no-query-cass"],
+        {"task": "add a cache", "query_cass": False},
+    ),
+    ("hive_start", ["start", "$ID"], {"id": "$ID"}),
+    (
+        "swarm_progress",
+        ["swarm", "progress", "$ID", "--status", "in_progress", "--percent", "50"],
+        {"cell_id": "$ID", "status": "in_progress", "progress_percent": 50},
+    ),
+    ("hive_delete", ["delete", "$ID", "--reason", "done"], {"id": "$ID", "reason": "done"}),
 ]
 
-VOLATILE = re.compile(r"(.*_at|at|commit|ts|time|session|timestamp|message_id)$")
+SHARD = re.compile(r"cells/[^/]+/(?=\$ID)")  # the shard directory follows the random id
+VOLATILE = re.compile(r"(.*_at|at|commit|sha|ts|time|session|timestamp|message_id)$")
 
 
 def _stable(value: Any) -> Any:
@@ -127,6 +148,12 @@ def _stable(value: Any) -> Any:
     if isinstance(value, list):
         return [_stable(v) for v in value]
     return value
+
+
+def _same_names(value: Any, cell_id: str, repo: Path) -> str:
+    """``value`` as JSON, its cell id, cell shard and repository path made generic."""
+    text = json.dumps(value).replace(cell_id, "$ID").replace(str(repo), "$REPO")
+    return SHARD.sub("cells/_/", text)
 
 
 def _fill(value: Any, cell_id: str) -> Any:
@@ -185,8 +212,8 @@ def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
     by_mcp = _mcp_results(repos[1], [(name, args) for name, _, args in SCENARIO])
     assert {name for name, _, _ in SCENARIO} >= {"hive_create", "hive_update", "hive_query"}
     for (name, _, _), cli_value, mcp_value in zip(SCENARIO, by_cli, by_mcp, strict=True):
-        cli_ids = json.dumps(cli_value).replace(by_cli[0]["id"], "$ID")
-        mcp_ids = json.dumps(mcp_value).replace(by_mcp[0]["id"], "$ID")
+        cli_ids = _same_names(cli_value, by_cli[0]["id"], repos[0])
+        mcp_ids = _same_names(mcp_value, by_mcp[0]["id"], repos[1])
         assert _stable(json.loads(cli_ids)) == _stable(json.loads(mcp_ids)), name
     updated = by_cli[6]
     assert updated["assignee"] == "alice" and updated["files_owned"] == ["lib/*.py"]
