@@ -14,7 +14,7 @@ import inspect
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import typer
 from pydantic import ValidationError
@@ -106,11 +106,35 @@ def offered(op: Operation, command: Command) -> list[str]:
     ]
 
 
+METAVARS: dict[Any, str] = {int: "N", str: "TEXT", list[str]: "TEXT"}
+
+
+def _choices(annotation: Any) -> list[str]:
+    """The values a ``Literal`` field takes (also inside ``X | None``)."""
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return [str(value) for value in get_args(annotation)]
+    if origin in (Union, types.UnionType, Annotated):
+        return [choice for arg in get_args(annotation) for choice in _choices(arg)]
+    return []
+
+
+def _help(info: FieldInfo, kind: Any) -> str:
+    """A field's help: its description, its choices, and whether it repeats."""
+    parts = [(info.description or "").rstrip(".")]
+    choices = _choices(info.annotation)
+    if choices:
+        parts.insert(0, "|".join(choices))
+    if kind == list[str]:
+        parts.append("(repeatable)")
+    return " ".join(part for part in parts if part)
+
+
 def _parameter(op: Operation, command: Command, presenter: Presenter, name: str) -> Any:
     """The typer parameter of field ``name``: an argument, a flag or an option."""
     info = op.params.model_fields[name]
     kind: Any = str if name in op.parsers else _cli_type(info.annotation)
-    help_text = (info.description or "").rstrip(".")
+    help_text = _help(info, kind)
     required = info.is_required()
     spec: Any
     if name in command.arguments:
@@ -133,6 +157,7 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
             *option_names(name, command, info),
             help=(help_text + suffix).strip() or None,
             show_default=False,
+            metavar=METAVARS.get(kind, "TEXT"),
             min=bounds.get("min"),
             max=bounds.get("max"),
         )
