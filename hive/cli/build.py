@@ -50,7 +50,6 @@ class Presenter:
     notes: Callable[[Any, Any], None] | None = None
     inputs: Callable[[Any, dict[str, Any]], None] | None = None  # (ws, given) -> in place
     extra: Extra | None = None
-    after: Callable[[Any], None] | None = None  # e.g. an exit code from the result
 
 
 def option_names(name: str, command: Command, info: FieldInfo) -> tuple[str, ...]:
@@ -205,8 +204,6 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
         if presenter.notes is not None:
             presenter.notes(ws, result)
         show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
-        if presenter.after is not None:
-            presenter.after(result)
 
     run_command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     run_command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
