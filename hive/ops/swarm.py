@@ -25,7 +25,7 @@ from hive.ops.spec import Command, NoParams, Operation, Params, declare
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
-StrategyName = Literal["file-based", "feature-based", "risk-based", "research-based"]
+STRATEGIES = "file-based|feature-based|risk-based|research-based"
 PathList: Any = Field(default_factory=list, max_length=1000, description="files you touched")
 LOOKUP = (NotFound, AmbiguousId)
 FILES_SHORT = ("--file", "-f")
@@ -112,7 +112,7 @@ class OutcomeParams(Params):
     error_count: int = Field(default=0, ge=0)
     retry_count: int = Field(default=0, ge=0)
     files_touched: list[str] = PathList
-    strategy: StrategyName | None = None
+    strategy: str | None = Field(default=None, max_length=40, description=STRATEGIES)
     criteria: list[str] = Field(default_factory=list, max_length=100)
     summary: str = Field(default="", max_length=20_000)
 
