@@ -25,7 +25,17 @@ from hive.ops.spec import Command, NoParams, Operation, Params, declare
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
-STRATEGIES = "file-based|feature-based|risk-based|research-based"
+StrategyName = Literal["file-based", "feature-based", "risk-based", "research-based"]
+
+
+def _strategy(value: Any) -> Any:
+    """A person's strategy, checked with the domain's message (an agent's is checked by
+    the schema)."""
+    from hive.domain.swarm.strategies import check_strategy
+
+    return check_strategy(str(value))
+
+
 PathList: Any = Field(default_factory=list, max_length=1000, description="files you touched")
 LOOKUP = (NotFound, AmbiguousId)
 FILES_SHORT = ("--file", "-f")
@@ -112,7 +122,7 @@ class OutcomeParams(Params):
     error_count: int = Field(default=0, ge=0)
     retry_count: int = Field(default=0, ge=0)
     files_touched: list[str] = PathList
-    strategy: str | None = Field(default=None, max_length=40, description=STRATEGIES)
+    strategy: StrategyName | None = None
     criteria: list[str] = Field(default_factory=list, max_length=100)
     summary: str = Field(default="", max_length=20_000)
 
@@ -238,6 +248,7 @@ declare(
         name="swarm_record_outcome",
         summary="Record how work done elsewhere went.",
         params=OutcomeParams,
+        parsers={"strategy": _strategy},
         result=Outcome,
         run=_outcome,
         writes=True,
