@@ -1,4 +1,5 @@
-"""The CLI as a user runs it: a real `hive` process on a real repository."""
+"""The CLI as a user runs it on a real repository (in-process, tests/inprocess.py; the demo
+as a real `hive` process)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import agent_env, assert_clean, git
+from tests.inprocess import run_hive
 
 HIVE = [sys.executable, "-m", "hive.cli.main"]
 
@@ -28,12 +30,8 @@ def hive(
     with contextlib.suppress(NotAGitRepository):
         base = agent_env(repo, actor) if actor else base
     claim = ["--actor", actor] if actor else []
-    return subprocess.run(
-        [*HIVE, "-C", str(repo), *claim, *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**base, **(env or {})},
+    return run_hive(
+        ["-C", str(repo), *claim, *args], env={**base, **(env or {})}, module="hive.cli.main"
     )
 
 
@@ -296,13 +294,11 @@ def test_usage_errors_are_one_line_and_json_when_asked(
 def test_global_options_also_work_after_the_command(hived: Path, tmp_path: Path) -> None:
     cell = as_json(hive(hived, "create", "work", "--json"))
     assert isinstance(cell, dict)
-    result = subprocess.run(
-        [*HIVE, "ready", "--claim", "--actor", "zed", "-C", str(hived), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
+    result = run_hive(
+        ["ready", "--claim", "--actor", "zed", "-C", str(hived), "--json"],
         cwd=tmp_path,
         env=agent_env(hived, "zed"),
+        module="hive.cli.main",
     )
     claimed = json.loads(ok(result))
     assert [(c["id"], c["assignee"]) for c in claimed] == [(cell["id"], "zed")]

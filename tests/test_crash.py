@@ -37,6 +37,7 @@ from hive.git.recovery import INTENT, TWIN, Intent, clear_intent, write_intent
 from hive.git.repo import Change, GitRepo, Identity, Plan, Snapshot
 from hive.store.layout import cell_path
 from tests.conftest import git, make_repo
+from tests.inprocess import run_hive
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and SIGKILL")
 
@@ -401,8 +402,12 @@ def test_writes_killed_at_random_moments(scene: Scene) -> None:
 
 
 def hive_cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """A hive command: a real process when it is to be killed, else in this process."""
+    argv = ["-C", str(root), *args]
+    if "HIVE_TEST_KILL_AT" not in env:
+        return run_hive(argv, env={**os.environ, **env}, module="hive.cli.main")
     return subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(root), *args],
+        [sys.executable, "-m", "hive.cli.main", *argv],
         capture_output=True,
         text=True,
         check=False,

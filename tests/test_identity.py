@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +31,7 @@ from hive.errors import (
 )
 from hive.tools.registry import CallContext, call_tool
 from tests.conftest import agent_env, assert_clean, git, set_coordinators
+from tests.inprocess import run_hive
 
 
 def agent(repo: Path, name: str) -> Workspace:
@@ -337,12 +337,10 @@ def test_log_overrides_lists_commits_naming_unregistered_identities(
     kinds = {(e.kind, e.agent) for e in found}
     assert ("unregistered", "Ghost") in kinds and ("author-mismatch", "Ghost") in kinds
     assert all(e.agent != "real" for e in found)
-    cli = subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--json", "log", "--overrides"],
-        capture_output=True,
-        text=True,
-        check=False,
+    cli = run_hive(
+        ["-C", str(repo), "--json", "log", "--overrides"],
         env={k: v for k, v in os.environ.items() if not k.startswith("HIVE_")},
+        module="hive.cli.main",
     )
     assert cli.returncode == 0, cli.stderr
     listed = json.loads(cli.stdout)
@@ -356,13 +354,7 @@ def test_agent_commands_register_list_whoami_retire(ws: Workspace, repo: Path) -
     plain = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
 
     def hive(*args: str, env: dict[str, str] = plain) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=env,
-        )
+        return run_hive(["-C", str(repo), *args], env=env, module="hive.cli.main")
 
     made = json.loads(hive("--json", "agent", "register", "Scout", "--task", "t").stdout)
     token = made["token"]

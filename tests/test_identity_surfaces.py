@@ -19,8 +19,7 @@ from hive.domain.mail import mail_init, send_message
 from hive.domain.reservations import reserve
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, assert_clean, git
-
-HIVE = [sys.executable, "-m", "hive.cli.main"]
+from tests.inprocess import run_hive
 
 
 def state(repo: Path) -> tuple[str, str, dict[str, str]]:
@@ -172,13 +171,11 @@ def test_two_mcp_servers_two_identities_spoofing_refused_restart_keeps_the_name(
 
 
 def _envelope(repo: Path, calls: list[dict[str, Any]], env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run(
-        [*HIVE, "-C", str(repo), "tools", "run"],
+    done = run_hive(
+        ["-C", str(repo), "tools", "run"],
         input=json.dumps({"tool_calls": calls}),
-        capture_output=True,
-        text=True,
-        check=False,
         env=env,
+        module="hive.cli.main",
     )
     answer: dict[str, Any] = json.loads(done.stdout)
     return answer
@@ -195,22 +192,18 @@ def test_the_envelope_refuses_spoofing_and_changes_nothing(
     codes = [result.get("code") for result in transcript["results"]]
     assert codes == [code for _, _, code in SPOOFS]
     assert state(repo) == before
-    lying = subprocess.run(
-        [*HIVE, "-C", str(repo), "--json", "tools", "run"],
+    lying = run_hive(
+        ["-C", str(repo), "--json", "tools", "run"],
         input=json.dumps({"tool_calls": calls}),
-        capture_output=True,
-        text=True,
-        check=False,
         env={**mallory, "HIVE_AGENT": "BlueLake"},
+        module="hive.cli.main",
     )
     assert lying.returncode == 5 and "you are Mallory" in lying.stderr
     assert state(repo) == before
 
 
 def _cli(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*HIVE, "-C", str(repo), *args], capture_output=True, text=True, check=False, env=env
-    )
+    return run_hive(["-C", str(repo), *args], env=env, module="hive.cli.main")
 
 
 def test_the_cli_refuses_names_without_credentials_and_people_override(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from hive.domain.reservations import list_reservations, release, reserve
 from hive.domain.workspace import Workspace
 from hive.errors import ReservationConflict
 from tests.conftest import agent_env, git
+from tests.inprocess import run_hive
 from tests.test_reservations import race
 
 
@@ -36,12 +36,10 @@ def test_a_reservation_in_one_worktree_refuses_the_other(
     ):
         reserve(bob, paths=["src/a.py"])
     assert git(side, "rev-parse", "HEAD") == head
-    conflict = subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(side), "--json", "reserve", "src/b.py"],
-        capture_output=True,
-        text=True,
-        check=False,
+    conflict = run_hive(
+        ["-C", str(side), "--json", "reserve", "src/b.py"],
         env=agent_env(repo, "bob"),
+        module="hive.cli.main",
     )
     assert conflict.returncode == 4
     detail = json.loads(conflict.stdout)["conflicts"][0]

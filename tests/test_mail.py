@@ -24,6 +24,7 @@ from hive.domain.mail import (
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NameTaken, NotFound, NotYourIdentity, PermissionDenied
 from tests.conftest import assert_clean, credential, git
+from tests.inprocess import run_hive
 
 
 def agent(repo: Path, name: str, session: str | None = None) -> Workspace:
@@ -156,7 +157,6 @@ def test_mail_through_the_cli(ws: Workspace, repo: Path) -> None:
     import json
     import os
     import subprocess
-    import sys
 
     tokens: dict[str, str] = {}
 
@@ -165,14 +165,7 @@ def test_mail_through_the_cli(ws: Workspace, repo: Path) -> None:
         env.update(HIVE_SESSION=f"cli-{actor}", HIVE_AGENT=actor)
         if actor in tokens:
             env["HIVE_AGENT_TOKEN"] = tokens[actor]
-        return subprocess.run(
-            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            input=stdin,
-            env=env,
-        )
+        return run_hive(["-C", str(repo), *args], input=stdin, env=env, module="hive.cli.main")
 
     for name in ("alice", "bob"):
         registered = hive(name, "--json", "mail", "init", "--name", name, "--task", "t")
@@ -363,8 +356,6 @@ def _hive(
 ) -> Any:
     """Run hive as ``agent_name``: proven by ``token`` when given, else by a credential
     issued for it ("" token: HIVE_AGENT alone, unproven)."""
-    import subprocess
-    import sys
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
     if agent_name:
@@ -373,14 +364,7 @@ def _hive(
             token = credential(repo, agent_name)
     if token:
         env["HIVE_AGENT_TOKEN"] = token
-    return subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        input=stdin,
-        env=env,
-    )
+    return run_hive(["-C", str(repo), *args], input=stdin, env=env, module="hive.cli.main")
 
 
 def test_cli_thread_without_recipients_limits_and_errors(ws: Workspace, repo: Path) -> None:

@@ -18,6 +18,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile
 from hive.store.yamlio import load_mapping
 from tests.conftest import git, set_coordinators
+from tests.inprocess import run_hive
 from tests.test_reservations import agent, commit, hive_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,12 +146,7 @@ def test_corrupt_reservation_file_blocks_instead_of_hiding(ws: Workspace, repo: 
         release(agent(repo, "alice"))
     kinds = [p.kind for p in diagnose(ws).problems]
     assert "corrupt-reservations" in kinds
-    listed = subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "reservations"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    listed = run_hive(["-C", str(repo), "reservations"], module="hive.cli.main")
     assert "warning: .hive/reservations/alice.yaml" in listed.stderr
 
 
@@ -224,13 +220,7 @@ def test_pre_commit_framework_manifest() -> None:
 
 def test_hooks_through_the_cli(ws: Workspace, repo: Path) -> None:
     def hive(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=hive_env(repo, "bob"),
-        )
+        return run_hive(["-C", str(repo), *args], env=hive_env(repo, "bob"), module="hive.cli.main")
 
     installed = hive("hooks", "install")
     assert installed.returncode == 0 and "installed" in installed.stdout

@@ -5,7 +5,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from hive.errors import (
     ReservationConflict,
 )
 from tests.conftest import agent_env, assert_clean, git, set_coordinators
+from tests.inprocess import run_hive
 
 
 def agent(repo: Path, name: str) -> Workspace:
@@ -231,12 +231,10 @@ def test_hook_install_is_idempotent_chains_and_honours_hooks_path(
 
 def test_cli_reserve_release_and_hook_run(ws: Workspace, repo: Path) -> None:
     def hive(*args: str, actor: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
-            capture_output=True,
-            text=True,
-            check=False,
+        return run_hive(
+            ["-C", str(repo), "--actor", actor, *args],
             env=agent_env(repo, actor),
+            module="hive.cli.main",
         )
 
     assert hive("reserve", "src/**", "--reason", "r", actor="alice").returncode == 0
@@ -326,13 +324,11 @@ def test_conflict_message_names_every_conflict(ws: Workspace, repo: Path) -> Non
 
 def _cli(repo: Path, actor: str, *args: str, cwd: Path | None = None) -> Any:
     directory = [] if cwd is not None else ["-C", str(repo)]
-    return subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", *directory, "--actor", actor, *args],
-        capture_output=True,
-        text=True,
-        check=False,
+    return run_hive(
+        [*directory, "--actor", actor, *args],
         cwd=str(cwd or repo),
         env=agent_env(repo, actor),
+        module="hive.cli.main",
     )
 
 

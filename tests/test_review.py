@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from hive.domain.swarm.review import review
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, InvalidInput
 from tests.conftest import agent_env, git
+from tests.inprocess import run_hive
 
 PLAN = {
     "epic": {"title": "CSV export"},
@@ -96,13 +96,11 @@ def test_review_shows_commits_files_scope_and_outcome(ws: Workspace, repo: Path)
 def hive(
     repo: Path, *args: str, actor: str = "bob", stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
-        capture_output=True,
-        text=True,
-        check=False,
+    return run_hive(
+        ["-C", str(repo), "--actor", actor, *args],
         input=stdin,
         env={**agent_env(repo, actor), "HIVE_SESSION": f"test-{actor}"},
+        module="hive.cli.main",
     )
 
 

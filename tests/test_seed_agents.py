@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 
 from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
+from tests.inprocess import run_hive
 from tests.seedkit import call, cli, configure, error, result, run_workers
 
 OUTSIDE = "Access denied: path is outside the context directory"
@@ -99,24 +99,10 @@ def test_context_option_confines_to_another_directory(
         {"name": "file_read", "args": {"path": str(repo / "README.md")}},
     ]
     text = json.dumps({"tool_calls": calls})
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hive.cli.main",
-            "-C",
-            str(repo),
-            "tools",
-            "run",
-            "--agent",
-            "A",
-            "--context",
-            "docs",
-        ],
+    run = run_hive(
+        ["-C", str(repo), "tools", "run", "--agent", "A", "--context", "docs"],
         input=text,
-        capture_output=True,
-        text=True,
-        check=False,
+        module="hive.cli.main",
     )
     results = json.loads(run.stdout)["results"]
     assert str(repo / "docs/guide.md") in json.dumps(results[0]["result"])

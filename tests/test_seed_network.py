@@ -5,15 +5,14 @@ synthesis, project memory, and the QA harness."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from hive.domain.workspace import Workspace
 from tests.conftest import assert_clean, git
+from tests.inprocess import run_hive
 from tests.seedkit import call, cli, configure, error, result, run_workers
 
 POLICY = {
@@ -263,19 +262,11 @@ def test_an_expired_delegation_is_reported(ws: Workspace, repo: Path) -> None:
         "delegate_task",
         {"targetAgent": "w2", "taskPayload": {"instruction": "slow"}, "timeout": 600_000},
     )
-    entry = [sys.executable, "-m", "hive", "-C", str(repo)]  # the console script (answers first)
-    before = json.loads(
-        subprocess.run(
-            [*entry, "ready", "--json"], capture_output=True, check=True, env=dict(os.environ)
-        ).stdout
-    )
+    entry = ["-C", str(repo)]  # the console script (answers first)
+    before = json.loads(_ok(run_hive([*entry, "ready", "--json"])))
     assert not any(c["metadata"].get("expired") for c in before)
     time.sleep(1.6)
-    after = json.loads(
-        subprocess.run(
-            [*entry, "ready", "--json"], capture_output=True, check=True, env=dict(os.environ)
-        ).stdout
-    )
+    after = json.loads(_ok(run_hive([*entry, "ready", "--json"])))
     flags = {c["id"]: c["metadata"].get("expired", False) for c in after}
     assert flags == {late["taskId"]: True, fine["taskId"]: False}
     verbose = result(repo, "x", "hive_ready", {"verbose": True})
@@ -602,3 +593,8 @@ def test_committed_records_from_parallel_agents_are_all_kept(ws: Workspace, repo
         f"job {w}.{n}" for w in range(8) for n in range(2)
     )
     assert_clean(repo)
+
+
+def _ok(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, done.stderr
+    return done.stdout

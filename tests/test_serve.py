@@ -26,6 +26,7 @@ from hive.errors import InvalidInput, NotFound, PermissionDenied
 from hive.serve.app import ServeConfig, is_loopback
 from hive.serve.runner import BackgroundServer
 from tests.conftest import git, set_coordinators
+from tests.inprocess import run_hive
 from tests.serve_sample import Sample, build_sample
 
 HIVE = [sys.executable, "-m", "hive.cli.main"]
@@ -377,11 +378,8 @@ def test_events_report_a_cli_change(server: BackgroundServer, sample: Sample) ->
     while not seen and time.monotonic() < deadline:
         time.sleep(0.02)
     assert seen, "no first event"
-    made = subprocess.run(
-        [*HIVE, "-C", str(sample.root), "create", "Made through the CLI"],
-        capture_output=True,
-        text=True,
-        check=True,
+    made = run_hive(
+        ["-C", str(sample.root), "create", "Made through the CLI"], module="hive.cli.main"
     )
     assert made.returncode == 0
     changed_at = time.monotonic()
@@ -395,11 +393,9 @@ def test_events_report_a_cli_change(server: BackgroundServer, sample: Sample) ->
 
 
 def test_serve_refuses_other_hosts_without_the_flag(sample: Sample) -> None:
-    done = subprocess.run(
-        [*HIVE, "-C", str(sample.root), "serve", "--host", "0.0.0.0", "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    done = run_hive(
+        ["-C", str(sample.root), "serve", "--host", "0.0.0.0", "--port", "0"],
+        module="hive.cli.main",
     )
     assert done.returncode == 2
     assert "refusing to listen on 0.0.0.0" in done.stderr and "--allow-remote" in done.stderr
@@ -407,12 +403,7 @@ def test_serve_refuses_other_hosts_without_the_flag(sample: Sample) -> None:
 
 
 def test_serve_outside_a_hive_is_a_clear_error(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*HIVE, "-C", str(tmp_path), "serve", "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_hive(["-C", str(tmp_path), "serve", "--port", "0"], module="hive.cli.main")
     assert done.returncode == 2 and "not inside a git repository" in done.stderr
 
 

@@ -19,6 +19,7 @@ from hive.domain.workspace import Workspace
 from hive.models import Cell
 from hive.store import index as state_index
 from tests.conftest import git
+from tests.inprocess import run_hive
 
 HIVE = [sys.executable, "-m", "hive"]
 HEAVY = ("typer", "click", "pydantic", "rich", "dulwich", "ruamel", "mcp")
@@ -27,14 +28,7 @@ HEAVY = ("typer", "click", "pydantic", "rich", "dulwich", "ruamel", "mcp")
 def hive(
     cwd: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*HIVE, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "HIVE_AGENT": "alice", **(env or {})},
-    )
+    return run_hive(args, cwd=cwd, env={**os.environ, "HIVE_AGENT": "alice", **(env or {})})
 
 
 def ids_of(result: subprocess.CompletedProcess[str]) -> list[str]:
@@ -191,6 +185,7 @@ def test_readers_never_see_a_state_older_than_head(ws: Workspace, repo: Path) ->
         seen = set(ids_of(hive(repo, "list", "--json", "--all")))
         assert at_head <= seen, f"missing {at_head - seen} committed at {head}"
         checked += 1
+        time.sleep(0.05)  # an in-process reader is quick: leave the writers the CPU
     for writer in writers:
         assert writer.wait() == 0, writer.stderr.read() if writer.stderr else ""
     assert len(ids_of(hive(repo, "list", "--json", "--all"))) == 25

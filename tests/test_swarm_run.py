@@ -27,6 +27,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import Conflict, InvalidInput
 from hive.models.swarm_run import SwarmEvent, SwarmRunResult
 from tests.conftest import assert_clean, git
+from tests.inprocess import run_hive
 
 PYTHON = shlex.quote(sys.executable)
 AGENT = f"{PYTHON} -m hive.agents.example {{prompt_file}}"
@@ -357,11 +358,9 @@ def test_bad_options_and_a_second_runner_are_refused(ws: Workspace, repo: Path) 
 def test_json_events_and_exit_codes_through_the_cli(ws: Workspace, repo: Path) -> None:
     epic, _ok_cell, bad_cell = make_epic(ws, files(2))
     command = agent_cmd(special={bad_cell: "exit 3"})
-    done = subprocess.run(
-        [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", command, "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
+    done = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", command, "--json"],
+        module="hive.cli.main",
     )
     assert done.returncode == 1, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
@@ -375,11 +374,8 @@ def test_json_events_and_exit_codes_through_the_cli(ws: Workspace, repo: Path) -
     }
     blocked = next(e for e in events if e["event"] == "blocked")
     assert blocked["cell_id"] == bad_cell and "exited with code 3" in blocked["reason"]
-    plain = subprocess.run(
-        [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", command],
-        capture_output=True,
-        text=True,
-        check=False,
+    plain = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", command], module="hive.cli.main"
     )
     assert plain.returncode == 1 and f"blocked {bad_cell}: worker" in plain.stdout
 
@@ -450,11 +446,9 @@ def test_ctrl_c_stops_the_workers_and_a_second_run_resumes(ws: Workspace, repo: 
     assert list_reservations(ws) == []
     assert git(repo, "status", "--porcelain", "--", ".hive") == ""
     assert_fsck(repo)
-    again = subprocess.run(
-        [*HIVE, "-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT, "--workers", "4"],
-        capture_output=True,
-        text=True,
-        check=False,
+    again = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT, "--workers", "4"],
+        module="hive.cli.main",
     )
     assert again.returncode == 0, again.stdout + again.stderr
     assert all(show_cell(ws, cell_id=cell).status == "closed" for cell in subtasks)

@@ -16,6 +16,7 @@ from hive.tools.docs import render_tools_docs
 from hive.tools.registry import CallContext, call_tool, tools
 from hive.tools.schemas import FORMATS, token_estimate
 from tests.conftest import agent_env, git
+from tests.inprocess import run_hive
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_TOOLS = {
@@ -52,13 +53,11 @@ def hive(
     repo: Path, *args: str, stdin: str = "", actor: str = "bob"
 ) -> subprocess.CompletedProcess[str]:
     """Run hive as agent ``actor``, proven by its credential (as a runner starts it)."""
-    return subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "--actor", actor, *args],
-        capture_output=True,
-        text=True,
-        check=False,
+    return run_hive(
+        ["-C", str(repo), "--actor", actor, *args],
         input=stdin,
         env=agent_env(repo, actor),
+        module="hive.cli.main",
     )
 
 

@@ -13,6 +13,7 @@ import anyio
 
 from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
+from tests.inprocess import run_hive
 from tests.test_tools import envelope
 
 GENERATED = re.compile(r"^[A-Z][a-z]+[A-Z][a-z]+$")
@@ -71,15 +72,13 @@ def test_two_mcp_servers_never_share_an_identity(ws: Workspace, repo: Path) -> N
 def _unbound_envelope(repo: Path, calls: list[dict[str, Any]], **env: str) -> dict[str, Any]:
     """``hive tools run`` with no identity given: the session is unbound until it
     registers (or proves one with HIVE_AGENT_TOKEN in ``env``)."""
-    import subprocess
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "tools", "run"],
+    done = run_hive(
+        ["-C", str(repo), "tools", "run"],
         input=json.dumps({"tool_calls": calls}),
-        capture_output=True,
-        text=True,
         env={**clean, **env},
+        module="hive.cli.main",
     )
     result: dict[str, Any] = json.loads(done.stdout)
     return result

@@ -1,0 +1,186 @@
+"""Run the ``hive`` command line inside the test process, as a subprocess would run it.
+
+``run_hive(argv, cwd=..., env=..., input=...)`` calls the console script's entry
+point (``hive.cli.entry.main``, the very function ``hive`` runs) with the command
+line in ``sys.argv`` and returns a ``subprocess.CompletedProcess`` like
+``subprocess.run(..., capture_output=True, text=True)`` would: exit code, stdout,
+stderr. Everything a separate process would have of its own is set up for the call
+and put back afterwards:
+
+* ``os.environ`` is replaced by ``env`` (the whole environment, as ``subprocess.run``
+  takes it; the current one when None), so ``HIVE_AGENT_TOKEN`` & co. are read as the
+  real command reads them;
+* the working directory (``cwd``), ``sys.argv``, ``sys.stdin`` (``input``, else empty,
+  like ``/dev/null``), ``sys.stdout`` and ``sys.stderr`` (captured as bytes, decoded as
+  UTF-8 like ``text=True``);
+* signal handlers a command installs, the CLI's global options and the state index's
+  notice sink (module state a fresh process starts without);
+* a thread a command leaves running is an error (a process would have ended it).
+
+What needs a real process stays a subprocess: the pre-commit hook run by git,
+concurrent writers, SIGKILL crash tests (``HIVE_TEST_KILL_AT`` is refused here),
+``hive mcp`` over stdio, servers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import threading
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+SIGNALS = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGALRM", "SIGCHLD", "SIGUSR1")
+    if hasattr(signal, name)
+)
+
+
+class _Stream(io.TextIOWrapper):
+    """A text stream over bytes, as a pipe's: ``.buffer`` works, not a terminal."""
+
+    def __init__(self, data: bytes = b"") -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8", errors="strict", write_through=True)
+
+    def captured(self) -> str:
+        self.flush()
+        raw = self.buffer
+        assert isinstance(raw, io.BytesIO)
+        return raw.getvalue().decode("utf-8", errors="replace")
+
+
+def run_hive(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+    module: str = "hive",
+) -> subprocess.CompletedProcess[str]:
+    """``hive *argv`` in this process; the result as ``subprocess.run`` gives it.
+
+    ``module``: as ``python -m MODULE *argv`` (``hive``: the console script's entry
+    point; ``hive.cli.main``: the full CLI, without the entry point's lean answers)."""
+    environment = dict(os.environ if env is None else env)
+    if environment.get("HIVE_TEST_KILL_AT"):
+        raise ValueError("HIVE_TEST_KILL_AT kills the process: run such a command as a subprocess")
+    args = [str(arg) for arg in argv]
+    out, err = _Stream(), _Stream()
+    with _process_state(environment, cwd, args, _Stream((input or "").encode()), out, err):
+        code = _call_main(module)
+    return subprocess.CompletedProcess(["hive", *args], code, out.captured(), err.captured())
+
+
+def _call_main(module: str) -> int:
+    try:
+        if module == "hive":
+            from hive.cli.entry import main
+
+            main()
+        else:
+            with warnings.catch_warnings():  # "found in sys.modules": it is, and is run again
+                warnings.simplefilter("ignore", RuntimeWarning)
+                runpy.run_module(module, run_name="__main__", alter_sys=False)
+    except SystemExit as exc:
+        if exc.code is None:
+            return 0
+        if isinstance(exc.code, int):
+            return exc.code
+        sys.stderr.write(f"{exc.code}\n")
+        return 1
+    return 0
+
+
+@contextlib.contextmanager
+def _process_state(
+    env: dict[str, str],
+    cwd: str | Path | None,
+    args: list[str],
+    stdin: _Stream,
+    stdout: _Stream,
+    stderr: _Stream,
+) -> Iterator[None]:
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    saved_argv = sys.argv
+    saved_signals = _signal_handlers()
+    saved_module_state = _module_state()
+    threads_before = set(threading.enumerate())
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.argv = ["hive", *args]
+        sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+        _reset_module_state()
+        yield
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for signum, handler in saved_signals.items():
+            signal.signal(signum, handler)
+        _restore_module_state(saved_module_state)
+    _no_thread_left(threads_before)
+
+
+def _signal_handlers() -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.getsignal(signum) for signum in SIGNALS}
+
+
+def _module_state() -> dict[str, Any]:
+    """Module globals the CLI sets for its process (absent ones are skipped)."""
+    from hive.store import index
+
+    state: dict[str, Any] = {"notice_sink": getattr(index, "NOTICE_SINK", None)}
+    options = _cli_options()
+    if options is not None:
+        state["options"] = dict(vars(options))
+    return state
+
+
+def _reset_module_state() -> None:
+    options = _cli_options()
+    if options is not None:
+        fresh = type(options)()
+        for name, value in vars(fresh).items():
+            setattr(options, name, value)
+
+
+def _restore_module_state(state: dict[str, Any]) -> None:
+    from hive.store import index
+
+    if hasattr(index, "NOTICE_SINK"):
+        index.NOTICE_SINK = state["notice_sink"]
+    options = _cli_options()
+    if options is not None and "options" in state:
+        for name, value in state["options"].items():
+            setattr(options, name, value)
+
+
+def _cli_options() -> Any:
+    """The CLI's global options object, if it has one and it is loaded."""
+    common = sys.modules.get("hive.cli.common")
+    options = getattr(common, "OPTIONS", None)
+    return options if options is not None and hasattr(options, "__dict__") else None
+
+
+def _no_thread_left(before: set[threading.Thread]) -> None:
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=10)
+        if thread.is_alive():
+            raise AssertionError(f"the hive command left a thread running: {thread.name}")

@@ -1,0 +1,70 @@
+"""The in-process runner (tests/inprocess.py) behaves as a `hive` process does."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import agent_env, make_repo
+from tests.inprocess import run_hive
+
+
+def test_output_and_exit_codes_match_a_real_process(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    real_repo, inside_repo = make_repo(tmp_path / "real"), make_repo(tmp_path / "inside")
+    for argv in (["init", "--prefix", "hv"], ["list", "--json"], ["show", "nope"], ["--version"]):
+        real = subprocess.run(
+            [sys.executable, "-m", "hive", "-C", str(real_repo), *argv],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+        )
+        inside = run_hive(["-C", str(inside_repo), *argv], env=env)
+        assert inside.returncode == real.returncode, argv
+        assert inside.stdout.replace("inside", "real") == real.stdout, argv
+        assert inside.stderr.replace("inside", "real") == real.stderr, argv
+    assert run_hive(["-C", str(inside_repo), "show", "nope"]).returncode == 3
+
+
+def test_process_state_is_put_back(repo: Path, tmp_path: Path) -> None:
+    cwd, argv, streams = os.getcwd(), list(sys.argv), (sys.stdin, sys.stdout, sys.stderr)
+    handler = signal.getsignal(signal.SIGINT)
+    os.environ["HIVE_KEEP_ME"] = "1"
+    result = run_hive(["init"], cwd=repo, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert (repo / ".hive").is_dir()  # it ran in ``cwd``
+    assert os.getcwd() == cwd and sys.argv == argv
+    assert (sys.stdin, sys.stdout, sys.stderr) == streams
+    assert signal.getsignal(signal.SIGINT) == handler
+    assert os.environ["HIVE_KEEP_ME"] == "1"
+    global_json = run_hive(["-C", str(repo), "--json", "list"])
+    assert json.loads(global_json.stdout) == []
+    plain = run_hive(["-C", str(repo), "list"])  # --json of the previous call is not kept
+    assert not plain.stdout.startswith("[")
+
+
+def test_environment_and_stdin_are_the_commands_own(repo: Path) -> None:
+    assert run_hive(["-C", str(repo), "init"]).returncode == 0
+    env = agent_env(repo, "bob")
+    created = run_hive(
+        ["-C", str(repo), "--json", "create", "--from", "-"],
+        env=env,
+        input=json.dumps([{"title": "from stdin"}]),
+    )
+    assert created.returncode == 0, created.stderr
+    shown = json.loads(run_hive(["-C", str(repo), "--json", "list"], env=env).stdout)
+    assert [cell["title"] for cell in shown] == ["from stdin"]
+    assert shown[0]["created_by"] == "bob"  # HIVE_AGENT_TOKEN of ``env`` proved who acted
+    assert "HIVE_AGENT_TOKEN" not in os.environ
+
+
+def test_kill_points_need_a_real_process(repo: Path) -> None:
+    with pytest.raises(ValueError, match="subprocess"):
+        run_hive(["-C", str(repo), "list"], env={"HIVE_TEST_KILL_AT": "after-reflog"})
