@@ -131,6 +131,21 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
         {"cell_id": "$ID", "status": "in_progress", "progress_percent": 50},
     ),
     ("hive_delete", ["delete", "$ID", "--reason", "done"], {"id": "$ID", "reason": "done"}),
+    ("ctx_put", ["ctx", "put", "phase", "3"], {"key": "phase", "value": 3}),
+    ("ctx_put", ["ctx", "put", "note", "plain words"], {"key": "note", "value": "plain words"}),
+    ("ctx_get", ["ctx", "get", "phase"], {"key": "phase"}),
+    ("ctx_keys", ["ctx", "keys"], {}),
+    (
+        "ctx_wait",
+        ["ctx", "wait", "phase", "--at-least", "2", "--timeout", "0"],
+        {"key": "phase", "at_least": 2, "timeout_sec": 0},
+    ),
+    (
+        "coord_enqueue",
+        ["queue", "add", "review", '{"cell": 1}'],
+        {"kind": "review", "payload": {"cell": 1}},
+    ),
+    ("coord_status", ["queue", "status"], {}),
 ]
 
 SHARD = re.compile(r"cells/[^/]+/(?=\$ID)")  # the shard directory follows the random id
@@ -143,7 +158,7 @@ def _stable(value: Any) -> Any:
             k: _stable(v)
             for k, v in value.items()
             if not VOLATILE.match(k)
-            and not (k == "id" and (str(v).startswith("c-") or "subject" in value))
+            and not (k == "id" and (str(v).startswith(("c-", "q-")) or "subject" in value))
         }
     if isinstance(value, list):
         return [_stable(v) for v in value]

@@ -50,6 +50,7 @@ class Presenter:
     notes: Callable[[Any, Any], None] | None = None
     inputs: Callable[[Any, dict[str, Any]], None] | None = None  # (ws, given) -> in place
     extra: Extra | None = None
+    exit_code: Callable[[Any], int] | None = None  # what a result means (a lost CAS: 4)
 
 
 def option_names(name: str, command: Command, info: FieldInfo) -> tuple[str, ...]:
@@ -80,14 +81,14 @@ def _cli_type(annotation: Any) -> Any:
         return _cli_type(concrete[0]) if len(concrete) == 1 else str
     if origin is list:
         return list[str]
-    if annotation in (bool, int):
+    if annotation in (bool, int, float):
         return annotation
     return str
 
 
-def _bounds(info: FieldInfo) -> dict[str, int]:
+def _bounds(info: FieldInfo) -> dict[str, Any]:
     """``min``/``max`` of an integer option, from the field's constraints."""
-    found: dict[str, int] = {}
+    found: dict[str, Any] = {}
     for item in info.metadata:
         if getattr(item, "ge", None) is not None:
             found["min"] = item.ge
@@ -105,7 +106,7 @@ def offered(op: Operation, command: Command) -> list[str]:
     ]
 
 
-METAVARS: dict[Any, str] = {int: "N", str: "TEXT", list[str]: "TEXT"}
+METAVARS: dict[Any, str] = {int: "N", float: "NUMBER", str: "TEXT", list[str]: "TEXT"}
 
 
 def _choices(annotation: Any) -> list[str]:
@@ -137,7 +138,8 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
     required = info.is_required()
     spec: Any
     if name in command.arguments:
-        required = (required or name in command.required) and presenter.extra is None
+        required = (required and name not in command.defaults) or name in command.required
+        required = required and presenter.extra is None
         spec = typer.Argument(metavar=name.upper(), help=help_text or None, show_default=False)
     elif kind is bool:
         flag = typer.Option(*option_names(name, command, info), help=help_text or None)
@@ -151,7 +153,7 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
     else:
         shown = command.defaults.get(name, info.get_default(call_default_factory=True))
         suffix = f" (default {shown})" if shown not in (None, "", []) else ""
-        bounds = _bounds(info) if kind is int else {}
+        bounds = _bounds(info) if kind in (int, float) else {}
         spec = typer.Option(
             *option_names(name, command, info),
             help=(help_text + suffix).strip() or None,
@@ -204,6 +206,9 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
         if presenter.notes is not None:
             presenter.notes(ws, result)
         show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
+        code = presenter.exit_code(result) if presenter.exit_code is not None else 0
+        if code:
+            raise typer.Exit(code)
 
     run_command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     run_command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}

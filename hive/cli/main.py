@@ -128,6 +128,8 @@ GROUPS = {
     ("dep",): dep_app,
     ("mail",): coord_cmd.mail_app,
     ("swarm",): swarm_cmd.swarm_app,
+    ("ctx",): ctx_cmd.ctx_app,
+    ("queue",): ctx_cmd.queue_app,
 }
 CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
 CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
@@ -286,6 +288,7 @@ app.add_typer(tools_cmd.proposals_app, name="proposals")
 app.command("events")(tools_cmd.events_cmd)
 app.add_typer(ctx_cmd.ctx_app, name="ctx")
 app.add_typer(ctx_cmd.queue_app, name="queue")
+add_commands(GROUPS, operations(), PRESENTERS, {"ctx", "queue"})
 app.add_typer(network_cmd.blackboard_app, name="blackboard")
 app.add_typer(network_cmd.permissions_app, name="permissions")
 app.add_typer(network_cmd.memory_app, name="memory")

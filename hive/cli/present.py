@@ -392,3 +392,89 @@ PRESENTERS.update(
         "swarm spawn-subtask": Presenter(render=_prompt),
     }
 )
+
+
+# ------------------------------------------------------------------ shared context & queue
+
+
+def _ctx_put(stored: Any, params: Any, ws: Workspace) -> None:
+    from hive.models.coordination import CtxRefused
+
+    if isinstance(stored, CtxRefused):
+        output.err(f"error: {stored.error} (now v{stored.version})")
+    else:
+        output.say(f"{params.key} = v{stored.version}")
+
+
+def _queue_next(found: Any, params: Any, ws: Workspace) -> None:
+    from hive.cli.ctx_cmd import compact, when
+
+    item = found.item
+    if item is None:
+        output.say("queue is empty")
+    else:
+        output.say(f"{item.id} {item.kind} {compact(item.payload)} until {when(item.lease_until)}")
+
+
+def _queue_status(found: Any, params: Any, ws: Workspace) -> None:
+    counts = found.counts
+    line = (
+        f"{found.length} waiting; queued {counts.queued}, claimed {counts.claimed},"
+        f" done {counts.done}; phase {found.phase}"
+    )
+    if found.front is not None:
+        line += f"; next {found.front.id} ({found.front.kind})"
+    output.say(line)
+
+
+def _compact(value: Any, limit: int = 80) -> str:
+    from hive.cli.ctx_cmd import compact
+
+    return str(compact(value, limit))
+
+
+def _when(epoch: float | None) -> str:
+    from hive.cli.ctx_cmd import when
+
+    return str(when(epoch))
+
+
+PRESENTERS.update(
+    {
+        "ctx put": Presenter(
+            render=_ctx_put, exit_code=lambda stored: 0 if getattr(stored, "ok", True) else 4
+        ),
+        "ctx get": Presenter(
+            render=lambda found, params, ws: output.say(
+                f"{_compact(found.value, 2000)}  (v{found.version})"
+            )
+        ),
+        "ctx keys": Presenter(
+            render=lambda found, params, ws: output.say("\n".join(found.keys) or "no keys")
+        ),
+        "ctx wait": Presenter(
+            render=lambda found, params, ws: output.say(
+                f"{params.key}: {'reached' if found.met else 'timed out'} ({_compact(found.value)})"
+            ),
+            exit_code=lambda found: 0 if found.met else 1,
+        ),
+        "queue add": Presenter(
+            render=lambda added, params, ws: output.say(f"queued {added.id} ({added.kind})")
+        ),
+        "queue next": Presenter(
+            render=_queue_next, exit_code=lambda found: 1 if found.item is None else 0
+        ),
+        "queue claim": Presenter(
+            render=lambda got, params, ws: output.say(
+                f"claimed {got.id} until {_when(got.lease_until)}"
+            )
+        ),
+        "queue complete": Presenter(render=lambda done, params, ws: output.say(f"{done.id} done")),
+        "queue extend": Presenter(
+            render=lambda got, params, ws: output.say(
+                f"{got.id} leased until {_when(got.lease_until)}"
+            )
+        ),
+        "queue status": Presenter(render=_queue_status),
+    }
+)
