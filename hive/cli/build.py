@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import typer
@@ -24,6 +24,7 @@ from hive.cli.common import OPTIONS, run_op, show, use_json, workspace
 from hive.ops.spec import Command, Operation, Params
 
 JSON = "json_output"
+VIEW: dict[str, Any] = {}  # the presentation options of the command being run
 KEYWORD = inspect.Parameter.KEYWORD_ONLY
 
 
@@ -42,6 +43,8 @@ class Extra:
 class Presenter:
     """How a command shows its result to a person. ``render(result, params, ws)``;
     ``notes(ws, result)`` runs also with ``--json`` (warnings on stderr).
+    ``views``: options that only choose how the result is shown (name -> (typer
+    annotation, default)); ``render`` finds their values in ``VIEW``.
     ``inputs(ws, given)`` reads what a person types the way a shell means it (``-``
     for standard input, paths relative to the current directory) before the values
     are validated as the operation's parameters."""
@@ -51,6 +54,7 @@ class Presenter:
     inputs: Callable[[Any, dict[str, Any]], None] | None = None  # (ws, given) -> in place
     extra: Extra | None = None
     exit_code: Callable[[Any], int] | None = None  # what a result means (a lost CAS: 4)
+    views: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
 
 
 def option_names(name: str, command: Command, info: FieldInfo) -> tuple[str, ...]:
@@ -140,6 +144,8 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
     if name in command.arguments:
         required = (required and name not in command.defaults) or name in command.required
         required = required and presenter.extra is None
+        if command.many and name == command.arguments[0]:
+            kind, help_text = list[str], "one or more (one write for all)"
         spec = typer.Argument(metavar=name.upper(), help=help_text or None, show_default=False)
     elif kind is bool:
         flag = typer.Option(*option_names(name, command, info), help=help_text or None)
@@ -179,6 +185,8 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
                 annotation=presenter.extra.annotation,
             )
         )
+    for view, (annotation, default) in presenter.views.items():
+        parameters.append(inspect.Parameter(view, KEYWORD, default=default, annotation=annotation))
     json_option = typer.Option("--json", help="Print machine-readable JSON.")
     parameters.append(
         inspect.Parameter(
@@ -191,6 +199,8 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
 
     def run_command(**given: Any) -> None:
         use_json(bool(given.pop(JSON, False)))
+        VIEW.clear()
+        VIEW.update({name: given.pop(name) for name in presenter.views})
         extra = presenter.extra
         if extra is not None and given.get(extra.name) is not None:
             extra.run(given)
@@ -201,8 +211,9 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
         ws = run_op(workspace)
         if presenter.inputs is not None:
             presenter.inputs(ws, given)
+        ids = _many(command, given)
         params = run_op(lambda: parse_params(op, command, given))
-        result = run_op(lambda: op.run(ws, params))
+        result = run_op(lambda: _run(op, ws, params, ids))
         if presenter.notes is not None:
             presenter.notes(ws, result)
         show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
@@ -215,6 +226,25 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
     run_command.__doc__ = command.help or op.help or op.summary
     run_command.__name__ = "_".join(command.path)
     return run_command
+
+
+def _many(command: Command, given: dict[str, Any]) -> list[str] | None:
+    """The values of a command's repeatable first argument (``hive close A B C``);
+    the parameters are validated with the first."""
+    if not command.many:
+        return None
+    first = command.arguments[0]
+    ids = list(given.get(first) or [])
+    given[first] = ids[0] if ids else None
+    return ids
+
+
+def _run(op: Operation, ws: Any, params: Params, ids: list[str] | None) -> Any:
+    """One call, or the operation's batch for several ids (one id: its result alone)."""
+    if ids is None or op.batch is None:
+        return op.run(ws, params)
+    found = op.batch(ws, params, ids)
+    return found[0] if len(ids) == 1 else found
 
 
 def _require_arguments(command: Command, given: dict[str, Any], extra: Extra) -> None:

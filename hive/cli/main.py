@@ -133,6 +133,7 @@ GROUPS = {
 }
 CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
 CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
+LATE_COMMANDS = {"blocked", "stats", "reserve", "release", "reservations"}
 add_commands(GROUPS, operations(), PRESENTERS, CELL_COMMANDS)
 add_commands(GROUPS, operations(), PRESENTERS, {"mail"})
 
@@ -279,7 +280,7 @@ def demo(
 
 
 # Registered last so `hive --help` lists the cell commands first.
-add_commands(GROUPS, operations(), PRESENTERS, {"reserve", "release", "reservations"})
+add_commands(GROUPS, operations(), PRESENTERS, LATE_COMMANDS)
 app.add_typer(swarm_cmd.swarm_app, name="swarm")
 add_commands(GROUPS, operations(), PRESENTERS, {"swarm", "review"})
 app.add_typer(tools_cmd.tools_app, name="tools")
@@ -374,8 +375,9 @@ def run(argv: list[str] | None = None) -> None:
         output.err("aborted")
         sys.exit(1)
     except KeyboardInterrupt:
-        output.err("interrupted")
-        sys.exit(130)
+        from hive.cli.entry import interrupted
+
+        sys.exit(interrupted(_command_name(argv)))
     except Exception as exc:  # last line of defence; HiveErrors are handled in run_op
         if os.environ.get("HIVE_DEBUG"):
             raise

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hive.cli import output
-from hive.cli.build import Extra, Presenter
+from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, run_op, show, usage_error, workspace
 
 if TYPE_CHECKING:
@@ -22,9 +22,19 @@ if TYPE_CHECKING:
     from hive.models.results import CreatedCells
 
 
+def _each(result: Any) -> list[Any]:
+    """The cells of a command given one id (a cell) or several (a list)."""
+    return result if isinstance(result, list) else [result]
+
+
 def _line(template: str) -> Presenter:
-    """A one-line confirmation naming the cell: ``template`` formats ``cell``."""
-    return Presenter(render=lambda cell, params, ws: output.say(template.format(cell=cell)))
+    """A one-line confirmation per cell: ``template`` formats ``cell``."""
+
+    def render(result: Any, params: Any, ws: Workspace) -> None:
+        for cell in _each(result):
+            output.say(template.format(cell=cell))
+
+    return Presenter(render=render)
 
 
 def _resolved(ws: Workspace, given: str) -> str:
@@ -38,12 +48,20 @@ def _resolved(ws: Workspace, given: str) -> str:
         return given
 
 
-def _show_notes(ws: Workspace, cell: Cell) -> None:
+def _show_notes(ws: Workspace, result: Any) -> None:
     from hive.domain.damage import cell_file_problem
 
-    problem = cell_file_problem(ws, cell.id)
-    if problem is not None:
-        output.err(f"warning: {problem}")
+    for cell in _each(result):
+        problem = cell_file_problem(ws, cell.id)
+        if problem is not None:
+            output.err(f"warning: {problem}")
+
+
+def _show(result: Any, params: Any, ws: Workspace) -> None:
+    for position, cell in enumerate(_each(result)):
+        if position:
+            output.say("")
+        output.cell_detail(cell)
 
 
 def _list_notes(ws: Workspace, cells: list[Cell]) -> None:
@@ -147,7 +165,7 @@ PRESENTERS: dict[str, Presenter] = {
     "create": Presenter(
         render=_create, extra=Extra("from_file", "--from FILE", FROM_FILE, _create_from)
     ),
-    "show": Presenter(render=lambda cell, params, ws: output.cell_detail(cell), notes=_show_notes),
+    "show": Presenter(render=_show, notes=_show_notes),
     "list": Presenter(render=_cell_table, notes=_list_notes),
     "ready": Presenter(render=_ready),
     "update": _line("updated {cell.id}  [{cell.status}] {cell.title}"),
@@ -220,8 +238,8 @@ def _from_cwd(ws: Workspace, given: dict[str, Any]) -> None:
 
 
 def _release_inputs(ws: Workspace, given: dict[str, Any]) -> None:
-    if not given.get("paths") and not given.get("reservation_ids") and not given.get("all"):
-        usage_error("give PATTERN..., --id ID or --all")
+    if not any(given.get(name) for name in ("paths", "reservation_ids", "all", "agent")):
+        usage_error("give PATTERN..., --id ID, --all or --agent NAME")
     _from_cwd(ws, given)
 
 
@@ -345,7 +363,18 @@ def _insights(report: Any, params: Any, ws: Workspace) -> None:
 def _review(result: Any, params: Any, ws: Workspace) -> None:
     from hive.cli.swarm_cmd import render_review
 
-    render_review(result)
+    per = VIEW.get("per") or "both"
+    if per not in ("both", "cell", "commit"):
+        usage_error(f"--per must be cell, commit or both, not {per!r}")
+    render_review(result, per=per)
+
+
+PER = Annotated[
+    str,
+    typer.Option(
+        "--per", help="cell: one diff per cell; commit: one diff per commit; both (default)."
+    ),
+]
 
 
 def _progress(result: Any, params: Any, ws: Workspace) -> None:
@@ -374,7 +403,7 @@ def _choice(choice: Any, params: Any, ws: Workspace) -> None:
 PRESENTERS.update(
     {
         "log": Presenter(render=_log),
-        "review": Presenter(render=_review),
+        "review": Presenter(render=_review, views={"per": (PER, "both")}),
         "swarm init": Presenter(
             render=lambda report, params, ws: _text(report.model_dump_json(indent=2))
         ),
@@ -478,3 +507,41 @@ PRESENTERS.update(
         "queue status": Presenter(render=_queue_status),
     }
 )
+
+
+# ------------------------------------------------------------------ blocked & stats
+
+
+def _blocked(found: list[Any], params: Any, ws: Workspace) -> None:
+    if not found:
+        output.say("nothing is blocked")
+        return
+    output.cell_table(found)
+    for cell in found:
+        waits = ", ".join(f"{ref.id} [{ref.status}]" for ref in cell.open_blockers)
+        output.say(f"{cell.id} waits on {waits}")
+
+
+def _stats(stats: Any, params: Any, ws: Workspace) -> None:
+    output.say(
+        f"{stats.total} cells: {stats.open} open ({stats.ready} ready, {stats.blocked} blocked)"
+    )
+    for name, counts in (
+        ("status", stats.by_status),
+        ("type", stats.by_type),
+        ("priority", stats.by_priority),
+        ("assignee", stats.by_assignee),
+    ):
+        shown = ", ".join(f"{key} {value}" for key, value in counts.items() if value)
+        output.say(f"  by {name:<9} {shown or '-'}")
+    lead = stats.lead_time
+    if lead.closed:
+        output.say(
+            f"  lead time    {lead.closed} closed: mean {lead.mean_hours}h,"
+            f" median {lead.median_hours}h, max {lead.max_hours}h"
+        )
+    else:
+        output.say("  lead time    no closed cells yet")
+
+
+PRESENTERS.update({"blocked": Presenter(render=_blocked), "stats": Presenter(render=_stats)})

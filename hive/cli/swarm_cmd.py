@@ -355,10 +355,8 @@ def _run_swarm(
     )
 
 
-def render_review(result: Any) -> None:
-    """A review for people: each cell's scope and outcome, then each commit's diff."""
-    from rich.syntax import Syntax
-
+def render_review(result: Any, *, per: str = "both") -> None:
+    """A review for people: each cell's scope, outcome and diff, then each commit's."""
     out = output.console()
     out.print(f"[bold]{result.target}[/bold] {output.escape(result.title)}")
     for cell in result.cells:
@@ -378,14 +376,27 @@ def render_review(result: Any) -> None:
                 f"  outcome:  {state} in {o.duration_seconds:.0f}s, {o.error_count} errors,"
                 f" {o.retry_count} retries — {output.escape(o.summary[:120])}"
             )
+        if per != "commit" and cell.commits:
+            count = len(cell.commits)
+            out.print(f"  diff of {cell.cell_id} ({count} commit{'s' * (count != 1)}):")
+            _diff(out, cell.files, cell.patch)
+    if per == "cell":
+        return
     for commit in result.commits:
         out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
-        for changed in commit.files:
-            out.print(
-                f"  {changed.status} {changed.path} "
-                f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
-            )
-        if commit.patch and sys.stdout.isatty():
-            out.print(Syntax(commit.patch, "diff", word_wrap=False))
-        elif commit.patch:
-            out.file.write(commit.patch)
+        _diff(out, commit.files, commit.patch)
+
+
+def _diff(out: Any, files: Any, patch: str) -> None:
+    """Per-file counts, then the patch (coloured on a terminal)."""
+    from rich.syntax import Syntax
+
+    for changed in files:
+        out.print(
+            f"  {changed.status} {output.escape(changed.path)} "
+            f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
+        )
+    if patch and sys.stdout.isatty():
+        out.print(Syntax(patch, "diff", word_wrap=False))
+    elif patch:
+        out.file.write(patch)

@@ -31,8 +31,8 @@ from hive.errors import (
 )
 from hive.models import Cell
 from hive.models.cell import CellSummary
-from hive.models.results import DependencyNode
-from hive.ops.spec import Command, Operation, Params, declare
+from hive.models.results import BlockedCell, CellDetail, CellStats, DependencyNode
+from hive.ops.spec import Command, NoParams, Operation, Params, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -121,11 +121,12 @@ def _page(cells: list[Cell], verbose: bool) -> list[Cell] | list[CellSummary]:
     return cells if verbose else [CellSummary.of(cell) for cell in cells]
 
 
-def _query(ws: Workspace, a: QueryParams) -> Cell | list[Cell] | list[CellSummary]:
-    from hive.domain.cells import list_cells, show_cell
+def _query(ws: Workspace, a: QueryParams) -> CellDetail | list[Cell] | list[CellSummary]:
+    from hive.domain.cells import list_cells
+    from hive.domain.stats import show_cells
 
     if a.id:
-        return show_cell(ws, cell_id=a.id)
+        return show_cells(ws, cell_ids=[a.id])[0]
     found = list_cells(
         ws,
         status=a.status,
@@ -138,6 +139,12 @@ def _query(ws: Workspace, a: QueryParams) -> Cell | list[Cell] | list[CellSummar
         limit=None if a.all else a.limit,
     )
     return _page(found, a.verbose)
+
+
+def _show_many(ws: Workspace, ids: list[str]) -> list[CellDetail]:
+    from hive.domain.stats import show_cells
+
+    return show_cells(ws, cell_ids=ids)
 
 
 LIST_FILTERS = frozenset(
@@ -185,11 +192,32 @@ class UpdateParams(Params):
 
 
 def _update(ws: Workspace, a: UpdateParams) -> Cell:
-    from hive.domain.cells import update_cell
+    return _update_many(ws, a, [a.id])[0]
 
-    return update_cell(
+
+class StartParams(IdParams):
+    force: bool = Field(default=False, description="past open blockers (recorded)")
+    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+
+
+def _start(ws: Workspace, a: StartParams) -> Cell:
+    from hive.domain.cells import start_cell
+
+    return start_cell(ws, cell_id=a.id, force=a.force, reason=a.reason)
+
+
+def _start_many(ws: Workspace, a: StartParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import start_cells
+
+    return start_cells(ws, cell_ids=ids, force=a.force, reason=a.reason)
+
+
+def _update_many(ws: Workspace, a: UpdateParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import update_cells
+
+    return update_cells(
         ws,
-        cell_id=a.id,
+        cell_ids=ids,
         status=a.status,
         priority=a.priority,
         title=a.title,
@@ -205,10 +233,22 @@ def _update(ws: Workspace, a: UpdateParams) -> Cell:
     )
 
 
-def _start(ws: Workspace, a: IdParams) -> Cell:
-    from hive.domain.cells import start_cell
+def _close_many(ws: Workspace, a: CloseParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import close_cells
 
-    return start_cell(ws, cell_id=a.id)
+    return close_cells(ws, cell_ids=ids, reason=a.reason, force=a.force)
+
+
+def _reopen_many(ws: Workspace, a: IdParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import reopen_cells
+
+    return reopen_cells(ws, cell_ids=ids)
+
+
+def _delete_many(ws: Workspace, a: DeleteParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import delete_cells
+
+    return delete_cells(ws, cell_ids=ids, force=a.force, reason=a.reason)
 
 
 class CloseParams(IdParams):
@@ -281,6 +321,22 @@ def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
     return remove_dependency(ws, cell_id=a.id, target=a.target)
 
 
+class BlockedParams(Params):
+    limit: int | None = Field(default=50, ge=1, le=100_000, description="null: all")
+
+
+def _blocked(ws: Workspace, a: BlockedParams) -> list[BlockedCell]:
+    from hive.domain.stats import blocked_cells
+
+    return blocked_cells(ws, limit=a.limit)
+
+
+def _stats(ws: Workspace, a: NoParams) -> CellStats:
+    from hive.domain.stats import cell_stats
+
+    return cell_stats(ws)
+
+
 def _globs(a: Any) -> list[str]:
     return list(a.files or [])
 
@@ -325,8 +381,9 @@ declare(
         name="hive_query",
         summary="Show one cell (id) or list cells by filters.",
         params=QueryParams,
-        result=Cell | list[Cell] | list[CellSummary],
+        result=CellDetail | list[Cell] | list[CellSummary],
         run=_query,
+        batch=lambda ws, a, ids: _show_many(ws, ids),
         writes=False,
         errors=(*LOOKUP, InvalidInput),
         parsers=PRIORITY,
@@ -335,8 +392,10 @@ declare(
                 ("show",),
                 arguments=ID_ARG,
                 required=frozenset({"id"}),
+                many=True,
                 hidden=LIST_FILTERS,
-                help="Show one cell (partial ids work when unambiguous).",
+                help="Show cells, with the blockers still open (partial ids work when"
+                " unambiguous).",
             ),
             Command(
                 ("list",),
@@ -378,21 +437,25 @@ declare(
         errors=OWNED,
         paths=_globs,
         parsers=PRIORITY,
-        commands=(Command(("update",), arguments=ID_ARG, short=UPDATE_SHORT),),
-        help="Change fields of a cell (one commit).\n\nThe status and assignee of a cell"
-        " claimed by someone else need --force and --reason (recorded).",
+        batch=_update_many,
+        commands=(Command(("update",), arguments=ID_ARG, short=UPDATE_SHORT, many=True),),
+        help="Change fields of cells (one commit for all; none changes if one is refused)."
+        "\n\nA cell claimed by someone else needs --force and --reason (recorded).",
     ),
     Operation(
         name="hive_start",
         summary="Claim a cell atomically.",
-        params=IdParams,
+        params=StartParams,
         result=Cell,
         run=_start,
+        batch=_start_many,
         writes=True,
         access="agent",
-        errors=(*LOOKUP, AlreadyClaimed, NotRegistered),
-        commands=(Command(("start",), arguments=ID_ARG),),
-        help="Claim a cell (atomic: a second claimant gets 'already claimed').",
+        errors=(*LOOKUP, AlreadyClaimed, NotRegistered, BlockedByDependency),
+        commands=(Command(("start",), arguments=ID_ARG, many=True),),
+        help="Claim cells (atomic: a second claimant gets 'already claimed').\n\nA cell"
+        " with an open blocker is refused (see 'hive blocked') unless --force, which is"
+        " recorded.",
     ),
     Operation(
         name="hive_close",
@@ -403,9 +466,11 @@ declare(
         writes=True,
         access="owner",
         errors=(*OWNED, BlockedByDependency),
-        commands=(Command(("close",), arguments=ID_ARG, short={"reason": ("-r",)}),),
-        help="Close a cell (refused while a blocking dependency is open).\n\nA cell claimed"
-        " by someone else needs --force and --reason (coordinators and people; recorded).",
+        batch=_close_many,
+        commands=(Command(("close",), arguments=ID_ARG, short={"reason": ("-r",)}, many=True),),
+        help="Close cells (one commit for all; none closes if one is refused).\n\nRefused"
+        " while a blocking dependency is open (a blocker closed in the same command counts"
+        " as closed). A cell claimed by someone else needs --force and --reason (recorded).",
     ),
     Operation(
         name="hive_reopen",
@@ -413,9 +478,11 @@ declare(
         params=IdParams,
         result=Cell,
         run=_reopen,
+        batch=_reopen_many,
         writes=True,
         errors=LOOKUP,
-        commands=(Command(("reopen",), arguments=ID_ARG),),
+        commands=(Command(("reopen",), arguments=ID_ARG, many=True),),
+        help="Reopen closed cells (one commit for all).",
     ),
     Operation(
         name="hive_delete",
@@ -426,8 +493,10 @@ declare(
         writes=True,
         access="owner",
         errors=(*OWNED, Conflict),
-        commands=(Command(("delete",), arguments=ID_ARG),),
-        help="Delete a cell (kept as a tombstone so merges cannot resurrect it).",
+        batch=_delete_many,
+        commands=(Command(("delete",), arguments=ID_ARG, many=True),),
+        help="Delete cells (kept as tombstones so merges cannot resurrect them; one commit"
+        " for all, none deleted if one is refused).",
     ),
     Operation(
         name="hive_comment",
@@ -482,5 +551,25 @@ declare(
                 help="What ID depends on, recursively.",
             ),
         ),
+    ),
+    Operation(
+        name="hive_blocked",
+        summary="Cells waiting on open blockers, and which.",
+        params=BlockedParams,
+        result=list[BlockedCell],
+        run=_blocked,
+        writes=False,
+        commands=(Command(("blocked",), short={"limit": ("-n",)}, defaults={"limit": None}),),
+        help="Cells waiting on open blockers, and which (most urgent first).",
+    ),
+    Operation(
+        name="hive_stats",
+        summary="Cell counts by status, type, priority, assignee; lead time.",
+        params=NoParams,
+        result=CellStats,
+        run=_stats,
+        writes=False,
+        commands=(Command(("stats",)),),
+        help="Counts by status, type, priority and assignee; ready, blocked; lead time.",
     ),
 )

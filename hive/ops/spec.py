@@ -56,7 +56,8 @@ class Command:
     does not offer (their defaults apply); ``defaults``: a person's defaults where
     they differ from an agent's (a screenful rather than a context-sized page);
     ``required``: fields this command needs that the operation does not (``hive
-    show ID``: the id of ``hive_query``);
+    show ID``: the id of ``hive_query``); ``many``: the first argument takes one or
+    more values (``hive close A B C``), run by the operation's ``batch``;
     ``help``: the command's help when it is
     not the operation's (a command that shows one facet of the operation).
     """
@@ -68,6 +69,7 @@ class Command:
     hidden: frozenset[str] = frozenset()
     defaults: Mapping[str, Any] = field(default_factory=dict)
     required: frozenset[str] = frozenset()
+    many: bool = False
     help: str | None = None
 
     @property
@@ -86,7 +88,9 @@ class Operation:
     permission rules by the agent surfaces). ``commands``: its CLI commands
     (none: the operation is for agents only, such as reading a file in the
     sandbox). ``parsers``: command-line text -> value, per field, where a
-    person writes a value differently (``P1`` for priority 1).
+    person writes a value differently (``P1`` for priority 1). ``batch(ws, params,
+    ids)``: the same call for several ids, all or nothing in one write (a command
+    with ``many``); one id gives what ``run`` gives.
     """
 
     name: str
@@ -101,6 +105,7 @@ class Operation:
     help: str = ""
     paths: Callable[[Any], list[str]] | None = None
     parsers: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    batch: Callable[[Workspace, Any, list[str]], list[Any]] | None = None
 
     def call(self, ws: Workspace, params: Params) -> Any:
         return self.run(ws, params)
