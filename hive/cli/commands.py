@@ -23,7 +23,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("reserve", "Reserve files before editing them (refused on conflict)."),
     ("release", "Release your reservations (given patterns/ids, or --all)."),
     ("reservations", "Active reservations."),
-    ("review", "An agent's work as diffs: commits, files touched vs owned vs..."),
+    ("review", "An agent's work as diffs: every commit carrying the cell's Hive-Cell..."),
     ("mcp", "Serve every tool over MCP on stdin/stdout (for agent runtimes)."),
     ("events", "The tool-call event log (agent, tool, args digest, duration, outcome,..."),
     ("delegate", "Delegate a task to an agent: a cell assigned to it with a deadline."),

@@ -198,7 +198,7 @@ def _body_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
 
 
 def _inbox(headers: list[Any], params: Any, ws: Workspace) -> None:
-    out = output.console()
+    out = output.console(wrap=True)
     if not headers:
         out.print("[dim]no messages[/dim]")
     for header in headers:
@@ -285,7 +285,8 @@ def _reservations(items: list[Any], params: Any, ws: Workspace) -> None:
         return
     table = Table(box=None, header_style="bold")
     for column in ("ID", "AGENT", "PATTERN", "KIND", "CELL", "EXPIRES"):
-        table.add_column(column)
+        wraps = column in ("AGENT", "PATTERN")  # ids, cells and times are never cut
+        table.add_column(column, no_wrap=not wraps, overflow="fold")
     for item in items:
         table.add_row(
             str(item.id),

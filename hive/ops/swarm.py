@@ -311,6 +311,8 @@ declare(
                 defaults={"patch": True},
             ),
         ),
-        help="An agent's work as diffs: commits, files touched vs owned vs reserved, outcome.",
+        help="An agent's work as diffs: every commit carrying the cell's Hive-Cell trailer"
+        " (hive's and the agent's own code commits), one diff per cell and per commit, files"
+        " touched vs owned vs reserved, and the outcome.",
     ),
 )
