@@ -148,6 +148,7 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     ("coord_status", ["queue", "status"], {}),
 ]
 
+STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\dZ\]")  # progress notes carry the minute
 SHA = re.compile(r"\b[0-9a-f]{40}\b")  # commit ids differ with the cells' random ids
 SHARD = re.compile(r"cells/[^/]+/(?=\$ID)")  # the shard directory follows the random id
 VOLATILE = re.compile(r"(.*_at|at|commit|sha|ts|time|session|timestamp|message_id)$")
@@ -167,10 +168,10 @@ def _stable(value: Any) -> Any:
 
 
 def _same_names(value: Any, cell_id: str, repo: Path) -> str:
-    """``value`` as JSON, its cell id, cell shard, commit ids and repository path made
-    generic."""
+    """``value`` as JSON, its cell id, cell shard, commit ids, note times and repository
+    path made generic."""
     text = json.dumps(value).replace(cell_id, "$ID").replace(str(repo), "$REPO")
-    return SHA.sub("$SHA", SHARD.sub("cells/_/", text))
+    return STAMP.sub("[$TIME]", SHA.sub("$SHA", SHARD.sub("cells/_/", text)))
 
 
 def _fill(value: Any, cell_id: str) -> Any:
