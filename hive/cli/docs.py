@@ -38,8 +38,8 @@ the same way, with exit code 2 and code `usage`.
 | 6 | lock timeout |
 | 7 | corrupt file |
 | 8 | git error |
-| 9 | verification gate failed (`swarm complete`: nothing was written) |
-| 10 | rate limited (an agent's tool-call limit) |
+| 9 | a verification gate or an evaluation did not pass (nothing written) |
+| 10 | rate limited (an agent's tool-call limit; `tools:` in the config) |
 | 70 | internal error (a bug: please report it) |
 | 130 | interrupted (Ctrl-C); `hive mcp` and `hive serve` stop cleanly with 0 |
 
