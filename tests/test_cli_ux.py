@@ -336,7 +336,7 @@ def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
 
     from hive.cli.docs import PREAMBLE
     from hive.errors import HiveError
-    from hive.tools import governance
+    from hive.domain import governance
 
     def subclasses(cls: type) -> list[type]:
         return [cls, *(sub for child in cls.__subclasses__() for sub in subclasses(child))]
