@@ -38,6 +38,7 @@ def _isolated_env(
         "HIVE_BYPASS",
         "HIVE_LOCK_TIMEOUT",
         "GIT_DIR",
+        "COLUMNS",  # output width: a test sets it when it checks fitting
     ):
         monkeypatch.delenv(key, raising=False)
 

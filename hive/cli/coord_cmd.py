@@ -130,7 +130,7 @@ def mail_inbox_cmd(
     )
 
     def render() -> None:
-        out = output.console()
+        out = output.console(wrap=True)
         if not headers:
             out.print("[dim]no messages[/dim]")
         for header in headers:
@@ -318,7 +318,8 @@ def reservations_cmd(
             return
         table = Table(box=None, header_style="bold")
         for column in ("ID", "AGENT", "PATTERN", "KIND", "CELL", "EXPIRES"):
-            table.add_column(column)
+            wraps = column in ("AGENT", "PATTERN")  # ids, cells and times are never cut
+            table.add_column(column, no_wrap=not wraps, overflow="fold")
         for item in items:
             table.add_row(
                 str(item.id),
