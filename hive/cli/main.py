@@ -111,7 +111,10 @@ def init(
         for remote in result.remotes:
             output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
         if not result.remotes:
-            output.say("no git remote yet: 'hive sync REMOTE' sets one up for hive's refs")
+            output.say(
+                "no git remote yet: after 'git remote add', run 'hive init' again so that"
+                " plain git fetch/push carry hive's refs (hive sync does it too)"
+            )
 
     show(result, json_flag, render)
 

@@ -216,7 +216,7 @@ PROGRESS_FROM = 64 * 1024  # input bytes: smaller jobs finish before a bar is wo
 
 
 @contextlib.contextmanager
-def progress_bar(size: int, *, enabled: bool = True) -> Iterator[Any]:
+def progress_bar(size: int, *, enabled: bool = True, first: str = "reading") -> Iterator[Any]:
     """A ``progress(phase, done, total)`` callback (total 0: not known yet) drawing a bar
     on stderr, or None when stdout (or stderr) is not a terminal or ``size`` is small."""
     terminal = sys.stdout.isatty() and sys.stderr.isatty()
@@ -228,7 +228,7 @@ def progress_bar(size: int, *, enabled: bool = True) -> Iterator[Any]:
 
     columns = (TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("reading", total=None)
+        task = bar.add_task(first, total=None)
 
         def update(phase: str, done: int, total: int) -> None:
             bar.update(task, description=phase, completed=done, total=total or None)

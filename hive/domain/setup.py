@@ -23,8 +23,12 @@ from hive.store.layout import CONFIG_PATH
 
 ATTRIBUTES_PATH = ".gitattributes"
 ATTRIBUTES_COMMENT = "# hive: merge .hive/ files field by field (hive init; see docs/sync.md)"
-ATTRIBUTE_LINES = (".hive/cells/** merge=hive", ".hive/reservations/** merge=hive")
-SAMPLE_PATHS = (".hive/cells/x/hv-x.yaml", ".hive/reservations/agent.yaml")
+ATTRIBUTE_LINES = (
+    ".hive/cells/** merge=hive",
+    ".hive/reservations/** merge=hive",
+    ".hive/context.yaml merge=hive",
+)
+SAMPLE_PATHS = (".hive/cells/x/hv-x.yaml", ".hive/reservations/agent.yaml", ".hive/context.yaml")
 DRIVER_KEY = "merge.hive.driver"
 DRIVER_NAME_KEY = "merge.hive.name"
 DRIVER_MODULE = "hive.cli.merge_driver"
