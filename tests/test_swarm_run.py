@@ -184,6 +184,11 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
     assert any(p.startswith(".hive/reservations/") for p in changed)
     assert any(p.startswith(".hive/outcomes/") for p in changed)
     assert any(p.endswith(f"{fails}.yaml") for p in changed)
+    # ...made by the runner (alice), naming the worker it settles
+    worker = show_cell(ws, cell_id=fails).assignee
+    message = git(repo, "show", "-s", "--format=%an%n%B", block)
+    assert message.startswith("alice\n") and "Hive-Agent: alice" in message
+    assert f"Hive-Worker: {worker}" in message
     assert [e.event for e in events].count("blocked") == 3
 
 

@@ -138,8 +138,9 @@ def block_subtask(
     duration_seconds: float | None = None,
 ) -> Settled:
     """Block ``cell_id`` because its worker failed: reason and log on the cell, the
-    agent's reservations released, a failure outcome recorded; one commit. A cell
-    that was closed meanwhile is left alone (``changed`` is False)."""
+    agent's reservations released, a failure outcome recorded; one commit, the
+    runner's (``ws``), naming the worker. A cell that was closed meanwhile is left
+    alone (``changed`` is False)."""
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         cell = get_cell(index, cell_id, allow_deleted=True)
@@ -176,9 +177,11 @@ def block_subtask(
             files.append(outcome_change(outcome))
             outcome_id = outcome.id
         settled = Settled(blocked, released, outcome_id)
-        return MixedPlan([blocked], blocked.id, blocked.title, settled, files)
+        return MixedPlan(
+            [blocked], blocked.id, blocked.title, settled, files, trailers=_worker(agent)
+        )
 
-    result: Settled = ws.for_actor(agent).write_mixed(plan, event="block").result
+    result: Settled = ws.write_mixed(plan, event="block").result
     return result
 
 
@@ -205,11 +208,22 @@ def requeue_subtask(ws: Workspace, *, cell_id: str, agent: str, reason: str) -> 
         )
         files = [release] if release is not None else []
         return MixedPlan(
-            [reopened], reopened.id, reopened.title, Settled(reopened, released), files
+            [reopened],
+            reopened.id,
+            reopened.title,
+            Settled(reopened, released),
+            files,
+            trailers=_worker(agent),
         )
 
-    result: Settled = ws.for_actor(agent).write_mixed(plan, event="requeue").result
+    result: Settled = ws.write_mixed(plan, event="requeue").result
     return result
+
+
+def _worker(agent: str) -> list[tuple[str, str]]:
+    """The runner blocks or requeues a worker's subtask: the commit is the runner's
+    (author and ``Hive-Agent``), and names the worker it settles (``Hive-Worker``)."""
+    return [("Hive-Worker", agent)]
 
 
 MAX_SCANNED_FILES = 5000
