@@ -335,8 +335,8 @@ def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
     import re
 
     from hive.cli.docs import PREAMBLE
-    from hive.errors import HiveError
     from hive.domain import governance
+    from hive.errors import HiveError
 
     def subclasses(cls: type) -> list[type]:
         return [cls, *(sub for child in cls.__subclasses__() for sub in subclasses(child))]
