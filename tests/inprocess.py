@@ -25,6 +25,7 @@ concurrent writers, SIGKILL crash tests (``HIVE_TEST_KILL_AT`` is refused here),
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import runpy
@@ -57,6 +58,20 @@ class _Stream(io.TextIOWrapper):
         return raw.getvalue().decode("utf-8", errors="replace")
 
 
+class Outcome(subprocess.CompletedProcess[str]):
+    """A finished command: ``returncode``, ``stdout``, ``stderr`` (as ``subprocess.run``
+    gives them); also ``exit_code`` and ``output`` (stdout, then stderr), the names of
+    typer's test runner."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.returncode
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
 def run_hive(
     argv: Sequence[str],
     *,
@@ -64,7 +79,7 @@ def run_hive(
     env: Mapping[str, str] | None = None,
     input: str | None = None,
     module: str = "hive",
-) -> subprocess.CompletedProcess[str]:
+) -> Outcome:
     """``hive *argv`` in this process; the result as ``subprocess.run`` gives it.
 
     ``module``: as ``python -m MODULE *argv`` (``hive``: the console script's entry
@@ -76,7 +91,7 @@ def run_hive(
     out, err = _Stream(), _Stream()
     with _process_state(environment, cwd, args, _Stream((input or "").encode()), out, err):
         code = _call_main(module)
-    return subprocess.CompletedProcess(["hive", *args], code, out.captured(), err.captured())
+    return Outcome(["hive", *args], code, out.captured(), err.captured())
 
 
 def _call_main(module: str) -> int:
@@ -85,6 +100,8 @@ def _call_main(module: str) -> int:
             from hive.cli.entry import main
 
             main()
+        elif module == "hive.cli.main" and hasattr(importlib.import_module(module), "run"):
+            sys.modules[module].run()  # what its ``if __name__ == "__main__":`` does
         else:
             with warnings.catch_warnings():  # "found in sys.modules": it is, and is run again
                 warnings.simplefilter("ignore", RuntimeWarning)

@@ -11,8 +11,6 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
-
 from hive.tools.registry import CallContext, call_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,13 +39,17 @@ def error(repo: Path, agent: str, name: str, args: Any = None) -> dict[str, Any]
 def cli(repo: Path, *args: str, actor: str = "alice") -> tuple[int, str]:
     """Run ``hive`` in-process as agent ``actor`` (proven by its credential);
     (exit code, stdout)."""
-    from hive.cli.main import app
     from tests.conftest import credential
+    from tests.inprocess import run_hive
 
     env = {"HIVE_AGENT": actor, "HIVE_AGENT_TOKEN": credential(repo, actor)}
-    outcome = CliRunner().invoke(app, ["-C", str(repo), "--actor", actor, *args], env=env)
-    assert outcome.exception is None or isinstance(outcome.exception, SystemExit), outcome
-    return outcome.exit_code, outcome.stdout
+    outcome = run_hive(
+        ["-C", str(repo), "--actor", actor, *args],
+        env={**os.environ, **env},
+        module="hive.cli.main",
+    )
+    assert "Traceback" not in outcome.stderr and "internal error" not in outcome.stderr, outcome
+    return outcome.returncode, outcome.stdout
 
 
 def run_workers(repo: Path, body: str, count: int, timeout: float = 240) -> list[Any]:

@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from hive.cli.main import app
 from hive.domain.cells import (
     close_cell,
     create_cell,
@@ -28,6 +26,7 @@ from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from tests.conftest import GIT_ENV, assert_clean, git, make_repo
+from tests.inprocess import run_hive
 
 
 class Clones:
@@ -266,16 +265,17 @@ def test_plain_git_fetch_and_push_carry_hive_refs(clones: Clones) -> None:
 
 
 def test_cli_sync_and_errors(clones: Clones, tmp_path: Path) -> None:
-    runner = CliRunner()
     create_cell(clones.ws("a"), title="via cli")
-    result = runner.invoke(app, ["-C", str(clones.paths["a"]), "sync"])
+    result = run_hive(["-C", str(clones.paths["a"]), "sync"], module="hive.cli.main")
     assert result.exit_code == 0, result.output
     assert "synced with origin" in result.output
-    result = runner.invoke(app, ["-C", str(clones.paths["b"]), "sync", "origin", "--json"])
+    result = run_hive(
+        ["-C", str(clones.paths["b"]), "sync", "origin", "--json"], module="hive.cli.main"
+    )
     assert result.exit_code == 0 and '"received_cells": 1' in result.output
     lonely = make_repo(tmp_path / "lonely")
     init_hive(Workspace(str(lonely)))
-    result = runner.invoke(app, ["-C", str(lonely), "sync"])
+    result = run_hive(["-C", str(lonely), "sync"], module="hive.cli.main")
     assert result.exit_code == 8 and "origin" in result.output
     with pytest.raises(InvalidInput):
         sync(clones.ws("a"), remote="--upload-pack=evil")

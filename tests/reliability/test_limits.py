@@ -9,23 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from hive.cli.main import app
 from hive.domain.cells import create_cell
 from hive.domain.limits import MAX_GLOB, MAX_SHORT, MAX_TEXT
 from hive.domain.reservations import reserve
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from hive.tools.registry import CallContext, call_tool
+from tests.inprocess import run_hive
 
-runner = CliRunner()
 LONG_GLOB = "src/" + "a" * (MAX_GLOB - 4 + 1)  # one character over
 OK_GLOB = "src/" + "a" * (MAX_GLOB - 4)
 
 
 def _cli(repo: Path, *args: str) -> int:
-    return runner.invoke(app, ["-C", str(repo), *args]).exit_code
+    return run_hive(["-C", str(repo), *args], module="hive.cli.main").exit_code
 
 
 def _tool(repo: Path, name: str, args: dict[str, Any]) -> dict[str, Any]:
