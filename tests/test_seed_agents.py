@@ -143,7 +143,7 @@ def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
         "swarmmail_send",
         {"to": ["orch"], "subject": "Rate limiting done", "body": "see notes", "thread_id": sub},
     )
-    found = result(repo, "x", "context_search", {"term": "Rate Limiting"})
+    found = result(repo, "orch", "context_search", {"term": "Rate Limiting"})
     assert found["status"] == "success"
     matches = found["result"]["matches"]
     assert all(
@@ -156,6 +156,9 @@ def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
     assert (2, "outcome", "worker", "worker") in kinds
     assert (2, "message", "worker", "worker") in kinds
     assert [m["roundNumber"] for m in matches] == sorted(m["roundNumber"] for m in matches)
+    # mail is searched only by who may read it (its sender and recipients)
+    others = result(repo, "x", "context_search", {"term": "Rate Limiting"})["result"]["matches"]
+    assert "message" not in {m["type"] for m in others} and len(others) == len(matches) - 1
     assert all(len(m["contentSnippet"]) <= 200 for m in matches)
     assert result(repo, "x", "context_search", {"term": "no such words"})["result"] == {
         "matches": []

@@ -24,6 +24,7 @@ from hive.domain.swarm.runner import run_directory, run_swarm, worker_environmen
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, InvalidInput
 from hive.models.swarm_run import SwarmEvent, SwarmRunResult
+from hive.store.credentials import name_of_token
 from tests.conftest import assert_clean, git
 from tests.inprocess import run_hive
 
@@ -326,6 +327,10 @@ def test_workers_get_their_identity_and_brief(ws: Workspace, repo: Path) -> None
     seen = json.loads(dump.read_text())
     started = next(e for e in events if e.event == "worker_started")
     assert seen["env"]["HIVE_AGENT"] == started.agent
+    # ...proven by the credential the runner issued (the hash is in the store)
+    issued = seen["env"]["HIVE_AGENT_TOKEN"]
+    assert name_of_token(ws.git.paths.hive_state_dir, issued) == started.agent
+    assert issued not in (repo / ".git" / "hive" / "identities.json").read_text()
     assert seen["env"]["HIVE_CELL"] == cell and seen["env"]["HIVE_EPIC"] == epic
     assert seen["env"]["HIVE_PROJECT"] == str(repo) and seen["cwd"] == str(repo)
     assert f"# Subtask {cell}: Look around" in seen["brief"] and "swarm_complete" in seen["brief"]

@@ -296,7 +296,7 @@ def precommit(inv: Invocation) -> int | None:
     if patterns is None:
         return None
     staged = _staged_paths(inv)
-    if staged is None or any(path.startswith(".hive/") for path in staged):
+    if staged is None or any(path == ".hive" or path.startswith(".hive/") for path in staged):
         return None
     if not patterns or not staged:
         return 0

@@ -209,13 +209,18 @@ def _cell_contributions(cell: Cell, consider: Any) -> None:
 
 
 def _message_contributions(ws: Workspace, index: CellIndex, consider: Any) -> None:
+    """Messages the caller may read (it sent them or is a recipient): a search must
+    not show anyone else's mail (reading another's needs an override, see mail)."""
     from hive.domain.mail import all_messages
 
     try:
         messages = all_messages(ws)
+        reader = ws.actor
     except HiveError:
         return
     for message in messages:
+        if reader != message.get("from") and reader not in message.get("to", []):
+            continue
         thread = message.get("thread_id")
         cell_id = thread if thread in index.cells else None
         text = f"{message.get('subject', '')}\n{message.get('body', '')}".strip()

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from hive.domain import mail
-from hive.domain.ownership import configured_coordinators, override_role, record_overrides
+from hive.domain.ownership import configured_coordinators, override_role
 from hive.domain.workspace import Workspace, check_actor
 from hive.errors import HiveError, InvalidInput, NameTaken, NotFound, NotOwner, NotYourIdentity
 from hive.models import utc_now
@@ -56,8 +56,9 @@ def register_agent(
       ``replace`` (coordinators and people only), which issues a new credential and
       invalidates the old one (recorded as an override).
 
-    ``from_tool``: the request comes from an agent's tool call, which may not
-    register a name configured as a coordinator (that role is granted by people).
+    A name configured as a coordinator is registered only by a person or another
+    coordinator (the role is granted, never taken): an agent's tool call
+    (``from_tool``) or CLI credential asking for it is refused (``not_owner``).
     """
     wanted = check_actor(name) if name else None
     owner = session or ws.session
@@ -81,10 +82,11 @@ def register_agent(
             if not replace:
                 raise _taken(wanted, entry)
             override = _replacing(ws, wanted)
-        if from_tool and wanted in configured_coordinators(ws):
+        if wanted in configured_coordinators(ws) and (from_tool or _role(ws) is None):
             raise NotOwner(
                 f"{wanted} is a coordinator (.hive/config.yaml); its credential is issued"
-                f" by a person: 'hive agent register {wanted}'"
+                f" by a person or another coordinator: 'hive agent register {wanted}'",
+                agent=wanted,
             )
         issued = credentials.new_token()
         entry = {
@@ -98,7 +100,7 @@ def register_agent(
         credentials.save(state_dir, store)
     mail.append_registration(ws, name=wanted, session=owner, task=task)
     if override is not None:
-        record_overrides(ws, [override], None, ref="identities")
+        mail.record_override_event(ws, override)
     return _registration(ws, wanted, entry, token=issued, reattached=False)
 
 
@@ -158,7 +160,7 @@ def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> Reti
         store["retired"].append(entry)
         credentials.save(state_dir, store)
     if override is not None:
-        record_overrides(ws, [override], None, ref="identities")
+        mail.record_override_event(ws, override)
     return RetireResult(name=target, retired_by=actor, reason=reason or "", retired_at=now)
 
 
@@ -174,9 +176,9 @@ def list_identities(ws: Workspace) -> list[IdentityInfo]:
         _info(str(entry.get("name")), entry, credential=False, coordinator=False)
         for entry in store["retired"]
     ]
-    live = set(store["agents"])
+    listed = set(store["agents"]) | {str(entry.get("name")) for entry in store["retired"]}
     for agent in mail.list_agents(ws):
-        if agent.name not in live:
+        if agent.name not in listed:
             found.append(
                 IdentityInfo(
                     name=agent.name,
@@ -225,6 +227,14 @@ def _taken(name: str, entry: dict[str, Any]) -> NameTaken:
         agent=name,
         holder=entry.get("session"),
     )
+
+
+def _role(ws: Workspace) -> str | None:
+    """The issuer's override role (a credential naming nobody grants none)."""
+    try:
+        return override_role(ws)
+    except NotYourIdentity:
+        return None
 
 
 def _issuer(ws: Workspace) -> str | None:

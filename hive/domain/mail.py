@@ -37,7 +37,7 @@ from hive.errors import GitError, HiveError, InvalidInput, NotFound, NotOwner, N
 from hive.git.remote import check_remote, fetch_ref, push_ref, remote_ref, tracking_ref
 from hive.git.repo import CommitInfo, Identity, Plan
 from hive.models import utc_now
-from hive.models.identity import Registration
+from hive.models.identity import Override, Registration
 from hive.models.mail import (
     IMPORTANCE_LEVELS,
     AckResult,
@@ -364,10 +364,9 @@ def mail_init(
 
 
 def mail_overrides(ws: Workspace) -> list[dict[str, Any]]:
-    """Overrides recorded in the mail log (reading another agent's mail), with the
-    event's commit, its time (seconds) and its trailer text."""
-    from hive.models.identity import Override
-
+    """Overrides recorded in the mail log (reading another agent's mail, retiring or
+    re-issuing an identity), with the event's commit, its time (seconds) and its
+    trailer text."""
     found = []
     for event in _state(ws).overrides:
         try:
@@ -649,8 +648,9 @@ def inbox(
         _record_mail_override(
             ws,
             owner=name,
-            action="list the inbox of",
-            target=f"inbox of {name}",
+            action="list",
+            target="inbox",
+            what="kept for",
             force=force,
             reason=reason,
         )
@@ -670,30 +670,40 @@ def inbox(
 
 
 def _record_mail_override(
-    ws: Workspace, *, owner: str, action: str, target: str, force: bool, reason: str | None
+    ws: Workspace,
+    *,
+    owner: str,
+    action: str,
+    target: str,
+    force: bool,
+    reason: str | None,
+    what: str = "addressed to",
 ) -> None:
     """Check an override of a mail ownership rule and record it: a mail-log event
     with a ``Hive-Override`` trailer, and the event log."""
-    from hive.domain.ownership import check_owner, override_trailers, record_overrides
+    from hive.domain.ownership import check_owner
 
     found = check_owner(
-        ws,
-        owner=owner,
-        action=action,
-        target=target,
-        force=force,
-        reason=reason,
-        what="addressed to",
+        ws, owner=owner, action=action, target=target, force=force, reason=reason, what=what
     )
-    if found is None:
-        return
+    if found is not None:
+        record_override_event(ws, found)
+
+
+def record_override_event(ws: Workspace, found: Override) -> str | None:
+    """Record ``found`` as a mail-log event (a commit on ``refs/hive/mail`` with its
+    ``Hive-Override`` trailer, listed by ``hive log --overrides``) and in the event
+    log; for overrides that change no branch (mail, identities). The commit id."""
+    from hive.domain.ownership import override_trailers, record_overrides
+
     event = {"type": "override", **found.model_dump(), "at": format_time(utc_now())}
 
     def build(state: MailState) -> tuple[str, dict[str, Any], None]:
-        return f"override by {found.by}: {action} {owner}", dict(event), None
+        return f"override by {found.by}: {found.action} {found.owner}", dict(event), None
 
     _, commit = _append(ws, build, author=found.by, trailers=override_trailers([found]))
     record_overrides(ws, [found], commit, ref=MAIL_REF)
+    return commit
 
 
 def _header(state: MailState, event: dict[str, Any], reader: str) -> MessageHeader:

@@ -8,13 +8,14 @@ the commit. The committing agent is identified by its credential
 alone proves nothing), who is blocked the same way. An agent is also blocked
 from committing files its ``tools.permissions`` rules deny it (as the
 pseudo-tool ``git_commit``). ``HIVE_BYPASS=1`` (or ``git commit --no-verify``)
-skips the check. Staged ``.hive/`` files that do not validate block the commit too.
+skips the check. Staged ``.hive/`` files that do not validate block the commit too,
+and so does a symlink staged at or under ``.hive`` (hive never writes through one).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
@@ -42,6 +43,7 @@ from hive.store import credentials
 from hive.store.cells import decode_cell, decode_config
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 
+SYMLINK_MODE = 0o120000
 RECOVERY_WAIT = 10.0  # seconds the hook waits for a live hive writer before settling its intent
 
 
@@ -84,6 +86,7 @@ class StagedState:
 
     paths: list[str]
     snapshot: Snapshot
+    symlinks: list[str] = field(default_factory=list)  # staged at or under .hive
 
 
 def staged_state(ws: Workspace) -> StagedState:
@@ -97,12 +100,16 @@ def staged_state(ws: Workspace) -> StagedState:
             staged.add(path)
     staged.update(path for path in head_files if path not in entries)
     overlay: dict[str, str | None] = {}
+    symlinks: list[str] = []
     for path in staged:
-        if path.startswith(HIVE_DIR + "/"):
+        if path == HIVE_DIR or path.startswith(HIVE_DIR + "/"):
             staged_entry = entries.get(path)
-            overlay[path] = staged_entry.sha.decode() if staged_entry is not None else None
+            if staged_entry is not None and staged_entry.mode & 0o170000 == SYMLINK_MODE:
+                symlinks.append(path)
+            elif path != HIVE_DIR:
+                overlay[path] = staged_entry.sha.decode() if staged_entry is not None else None
     snapshot = Snapshot(repo=ws.git, head=head.head, tree=head.tree, overlay=overlay)
-    return StagedState(paths=sorted(staged), snapshot=snapshot)
+    return StagedState(paths=sorted(staged), snapshot=snapshot, symlinks=sorted(symlinks))
 
 
 def staged_paths(ws: Workspace) -> list[str]:
@@ -131,12 +138,17 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
     )
     snap = state.snapshot
     has_hive = snap.blob_sha(CONFIG_PATH) is not None or bool(snap.listing(RESERVATIONS_DIR))
-    if not has_hive and not any(p.startswith(HIVE_DIR + "/") for p in state.paths):
+    if (
+        not has_hive
+        and not state.symlinks
+        and not any(p.startswith(HIVE_DIR + "/") for p in state.paths)
+    ):
         return report  # no hive here: nothing to enforce
     report.violations += _reservation_violations(ws, state, agent, kind)
     if kind == "agent":
         report.violations += _denied_violations(ws, state, agent)
     report.violations += _hive_file_violations(ws, state)
+    report.violations += [_symlink_violation(path) for path in state.symlinks]
     return report
 
 
@@ -244,6 +256,15 @@ def _reserved_violation(path: str, item: Reservation, agent: str, kind: str) -> 
             f"{path} is reserved by {item.agent}{cell} ({item.path_pattern}) until "
             f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z; {who} may not commit it"
         ),
+    )
+
+
+def _symlink_violation(path: str) -> Violation:
+    return Violation(
+        path=path,
+        kind="symlink",
+        message=f"{path} is a symlink: hive never writes through a symlink for its own files,"
+        " so .hive/ may hold none (commit a real file or directory)",
     )
 
 

@@ -88,7 +88,8 @@ class Override(BaseModel):
     reason: str
 
     def trailer(self) -> str:
-        text = f"{self.by} ({self.role}) {self.action} {self.target} of {self.owner}: {self.reason}"
+        whose = "" if self.owner == self.target else f" of {self.owner}"
+        text = f"{self.by} ({self.role}) {self.action} {self.target}{whose}: {self.reason}"
         return " ".join(text.split())[:500]
 
 

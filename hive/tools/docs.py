@@ -58,6 +58,11 @@ see docs/security.md):
   may read and create cells and plan, but claims, reservations and mail answer
   `not_registered`.
 
+Every call re-checks a bound session's credential: once a coordinator or a person
+retires the identity or re-issues its credential, the session's calls answer
+`not_your_identity`. A name listed under `coordinators:` is never registered by a
+tool call (`not_owner`): a person issues that credential (`hive agent register`).
+
 A field naming the caller must name the session's identity: `agent_name` in
 `swarm_complete` / `swarm_progress`, or `swarmmail_init` asking for another name once
 bound, is refused with `not_your_identity` and nothing is written. Registering a

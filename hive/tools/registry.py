@@ -178,6 +178,7 @@ def _call(
     ctx: CallContext, name: str, args: Any, hooks: list[governance.HookRun]
 ) -> dict[str, Any]:
     try:  # every call counts toward the agent's limit, failed ones too
+        check_credential(ctx)
         profile = profile_of(ctx)
         count_call(ctx.workspace(), profile, ctx.name, ctx.session_key)
     except HiveError as exc:
@@ -215,6 +216,24 @@ def _call(
     pre = list(hooks)
     hooks += post
     return _with_hook_notes(outcome, pre, post)
+
+
+def check_credential(ctx: CallContext) -> None:
+    """A bound session's credential must still be its agent's: once a coordinator or
+    a person retires the identity or re-issues its credential, the session stops
+    acting as it (``not_your_identity``) instead of acting on as a stale twin."""
+    if not (ctx.agent and ctx.token):
+        return  # unbound, or in-process code that named a trusted agent
+    from hive.store import credentials
+
+    holder = credentials.name_of_token(ctx.state_dir, ctx.token)
+    if holder != ctx.agent:
+        raise NotYourIdentity(
+            f"this session's credential for {ctx.agent} is no longer valid (the identity was"
+            " retired or its credential re-issued; see 'hive agent list'): start a new"
+            " session with a current credential",
+            agent=ctx.agent,
+        )
 
 
 def agent_tools(ctx: CallContext) -> tuple[list[Tool], list[str]]:

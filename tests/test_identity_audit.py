@@ -1,0 +1,186 @@
+"""Gaps a fresh-eyes audit of issue 11 found, tested through real processes: an
+agent's credential cannot mint a coordinator's, identity overrides (retire,
+re-issue) are recorded in a commit and listed, and mail overrides read plainly."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from hive.domain.hooks import install_hook
+from hive.domain.workspace import Workspace
+from tests.conftest import agent_env, credential, git, set_coordinators
+
+HIVE = [sys.executable, "-m", "hive.cli.main"]
+
+
+def plain_env() -> dict[str, str]:
+    """A person's shell: no hive identity variables."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+
+
+def hive(
+    repo: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*HIVE, "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=plain_env() if env is None else env,
+    )
+
+
+def answer(done: subprocess.CompletedProcess[str]) -> Any:
+    return json.loads(done.stdout)
+
+
+def identities(repo: Path) -> tuple[str, str]:
+    """The credential store and the mail log: what a refused registration leaves alone."""
+    store = (repo / ".git" / "hive" / "identities.json").read_text()
+    return store, git(repo, "rev-parse", "refs/hive/mail").strip()
+
+
+def test_an_agent_credential_cannot_mint_a_coordinator_credential(
+    ws: Workspace, repo: Path
+) -> None:
+    set_coordinators(repo, ["lead", "deputy"])
+    mallory = agent_env(repo, "Mallory")
+    before = identities(repo)
+    for args in (["agent", "register", "lead"], ["mail", "init", "--name", "lead"]):
+        refused = hive(repo, "--json", *args, env=mallory)
+        assert refused.returncode == 5, refused.stderr
+        assert answer(refused)["code"] == "not_owner"
+        assert "lead is a coordinator" in answer(refused)["error"]
+    assert identities(repo) == before  # no credential issued, nothing in the mail log
+    # a person grants the role; a coordinator may grant it to another configured name
+    lead = answer(hive(repo, "--json", "agent", "register", "lead"))["token"]
+    as_lead = {**plain_env(), "HIVE_AGENT_TOKEN": lead}
+    deputy = hive(repo, "--json", "agent", "register", "deputy", env=as_lead)
+    assert deputy.returncode == 0, deputy.stderr
+    me = answer(
+        hive(
+            repo,
+            "--json",
+            "agent",
+            "whoami",
+            env={**plain_env(), "HIVE_AGENT_TOKEN": answer(deputy)["token"]},
+        )
+    )
+    assert (me["name"], me["coordinator"]) == ("deputy", True)
+    # an agent may still register a name that grants nothing (a worker of its own)
+    assert hive(repo, "--json", "agent", "register", "helper", env=mallory).returncode == 0
+
+
+def test_retiring_and_reissuing_are_overrides_in_a_commit_and_listed(
+    ws: Workspace, repo: Path
+) -> None:
+    set_coordinators(repo, ["lead"])
+    credential(repo, "Scout")
+    credential(repo, "Ranger")
+    as_lead = agent_env(repo, "lead")
+    retired = hive(repo, "agent", "retire", "Scout", "--reason", "stale session", env=as_lead)
+    assert retired.returncode == 0, retired.stderr
+    message = git(repo, "log", "-1", "--format=%B", "refs/hive/mail")
+    assert "Hive-Override: lead (coordinator) retire Scout: stale session" in message
+    reissued = hive(repo, "--json", "agent", "register", "Ranger", "--replace")
+    assert reissued.returncode == 0 and answer(reissued)["token"]
+    listed = hive(repo, "log", "--overrides")
+    assert "lead (coordinator) retire Scout: stale session" in listed.stdout
+    assert "Test User (person) re-issue the credential of Ranger" in listed.stdout
+    names = [item["name"] for item in answer(hive(repo, "--json", "agent", "list"))]
+    assert names.count("Scout") == 1  # listed once, as retired (not also as "mail only")
+    # an agent retiring another is refused and records nothing
+    mallory = agent_env(repo, "Mallory")
+    head = git(repo, "rev-parse", "refs/hive/mail")
+    refused = hive(repo, "--json", "agent", "retire", "Ranger", "--reason", "x", env=mallory)
+    assert refused.returncode == 5 and answer(refused)["code"] == "not_owner"
+    assert git(repo, "rev-parse", "refs/hive/mail") == head
+
+
+def test_looking_into_another_inbox_reads_plainly(ws: Workspace, repo: Path) -> None:
+    blue = agent_env(repo, "BlueLake")
+    assert hive(repo, "mail", "send", "BlueLake", "-s", "hi", "-b", "x", env=blue).returncode == 0
+    refused = hive(
+        repo, "--json", "mail", "inbox", "--agent", "BlueLake", env=agent_env(repo, "Mallory")
+    )
+    assert refused.returncode == 5 and answer(refused)["code"] == "not_owner"
+    assert answer(refused)["error"].startswith(
+        "inbox is kept for BlueLake; only BlueLake may list it"
+    )
+    looked = hive(
+        repo, "--json", "mail", "inbox", "--agent", "BlueLake", "--force", "--reason", "audit"
+    )
+    assert looked.returncode == 0 and answer(looked)[0]["subject"] == "hi"
+    message = git(repo, "log", "-1", "--format=%B", "refs/hive/mail")
+    assert "Hive-Override: Test User (person) list inbox of BlueLake: audit" in message
+
+
+@pytest.mark.parametrize("link", [".hive/reservations", ".hive"])
+def test_the_hook_refuses_to_commit_a_symlink_into_hive(
+    ws: Workspace, repo: Path, tmp_path: Path, link: str
+) -> None:
+    install_hook(ws)
+    outside = tmp_path / "outside"
+    if link == ".hive":  # the whole directory moved out and linked back
+        shutil.move(str(repo / ".hive"), str(outside))
+    else:
+        outside.mkdir()
+    (repo / link).symlink_to(outside)
+    git(repo, "add", "-A", ".hive")
+    head = git(repo, "rev-parse", "HEAD")
+    done = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qm", "link"],
+        env=plain_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert f"{link} is a symlink: hive never writes through a symlink" in done.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_a_running_server_stops_acting_once_its_identity_is_retired(
+    ws: Workspace, repo: Path
+) -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from hive.domain.cells import create_cell
+    from tests.test_identity_surfaces import _answer, _server
+
+    cell = create_cell(ws, title="auth").id
+    blue = credential(repo, "BlueLake")
+
+    async def scenario() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with (
+            stdio_client(_server(repo, token=blue)) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            seen["start"] = _answer(await session.call_tool("hive_start", {"id": cell}))
+            retired = hive(repo, "agent", "retire", "BlueLake", "--reason", "stale")
+            assert retired.returncode == 0, retired.stderr
+            seen["before"] = git(repo, "rev-parse", "HEAD")
+            seen["close"] = _answer(await session.call_tool("hive_close", {"id": cell}))
+            seen["reserve"] = _answer(
+                await session.call_tool("swarmmail_reserve", {"paths": ["src/**"]})
+            )
+        return seen
+
+    seen = anyio.run(scenario)
+    assert seen["start"]["assignee"] == "BlueLake"
+    for refused in (seen["close"], seen["reserve"]):
+        assert refused["is_error"] and refused["code"] == "not_your_identity", refused
+        assert "no longer valid" in refused["error"]
+    assert git(repo, "rev-parse", "HEAD") == seen["before"]  # nothing written
