@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv (if needed) and install hive into it; pip's output is shown only if it fails.
+# Create .venv (if needed) and install hive into it, showing a line per package as pip
+# collects it (pip's whole output only if it fails). A .venv already up to date for this
+# pyproject.toml, Python and extras is left alone: a second run takes well under a second.
 # Usage: bash scripts/setup.sh [EXTRAS]   (e.g. "dev" for the test tools)
 # With "dev", also makes sure a Chromium is there for the browser tests of `hive serve`:
 # Debian's chromium is installed with apt-get when missing and this runs as root
@@ -7,20 +9,70 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-target="."
-if [ -n "${1:-}" ]; then target=".[$1]"; fi
-log=$(mktemp)
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
-if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$target" >"$log" 2>&1; then
-  cat "$log" >&2
-  echo "setup failed: could not install hive into .venv (pip output above)" >&2
+extras="${1:-}"
+
+# An up-to-date .venv is not reinstalled: the stamp records a hash of what the install
+# depends on (pyproject.toml, this script, the Python) and the extras installed. hive
+# itself is installed editable, so changes to its code need no reinstall either.
+stamp=.venv/.hive-setup
+fingerprint() {
+  { cat pyproject.toml scripts/setup.sh; "$1" -c 'import sys; print(sys.version)'; } \
+    | "$1" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())'
+}
+up_to_date() {
+  [ -x .venv/bin/python ] && [ -x .venv/bin/hive ] && [ -f "$stamp" ] || return 1
+  local want have
+  want=$(fingerprint .venv/bin/python) || return 1
+  have=$(head -n 1 "$stamp")
+  [ "$want" = "$have" ] || return 1
+  # the extras asked for must all be installed already
+  local extra
+  for extra in ${extras//,/ }; do
+    grep -qx "extra $extra" "$stamp" || return 1
+  done
+}
+
+if ! up_to_date; then
+  if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv with $("$PY" --version 2>&1)" >&2
+    "$PY" -m venv .venv
+  fi
+  target="."
+  if [ -n "$extras" ]; then target=".[$extras]"; fi
+  echo "setup: installing hive${extras:+ [$extras]} and its dependencies into .venv" \
+    "(once; later runs reuse it)" >&2
+  log=$(mktemp)
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip \
+    >/dev/null 2>&1 || true
+  # Progress: one line per package pip collects; its whole output only if it fails.
+  set +e
+  .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off \
+    -e "$target" 2>&1 | tee "$log" | while IFS= read -r line; do
+      case "$line" in
+        Collecting*|Installing\ collected*|Successfully\ installed*)
+          echo "  ${line:0:100}" >&2 ;;
+      esac
+    done
+  status=${PIPESTATUS[0]}
+  set -e
+  if [ "$status" != "0" ]; then
+    cat "$log" >&2
+    echo "setup failed: could not install hive into .venv (pip output above)" >&2
+    rm -f "$log"
+    exit 1
+  fi
   rm -f "$log"
-  exit 1
+  installed=""
+  if [ -f "$stamp" ] && [ "$(head -n 1 "$stamp")" = "$(fingerprint .venv/bin/python)" ]; then
+    installed=$(grep '^extra ' "$stamp" || true)  # keep the extras installed before
+  fi
+  {
+    fingerprint .venv/bin/python
+    printf '%s\n' "$installed"
+    for extra in ${extras//,/ }; do echo "extra $extra"; done
+  } | grep -v '^$' | awk '!seen[$0]++' > "$stamp"
+  echo "setup: .venv is ready (.venv/bin/hive)" >&2
 fi
-rm -f "$log"
 
 have_chromium() {
   if [ -n "${HIVE_CHROMIUM:-}" ] && [ -x "${HIVE_CHROMIUM}" ]; then return 0; fi

@@ -38,6 +38,7 @@ def _isolated_env(
         "HIVE_BYPASS",
         "HIVE_LOCK_TIMEOUT",
         "GIT_DIR",
+        "COLUMNS",  # output width: a test sets it when it checks fitting
     ):
         monkeypatch.delenv(key, raising=False)
 
@@ -150,3 +151,23 @@ def beads_export(name: str) -> Path:
         temp.write_bytes(gzip.decompress((BEADS_COPIES / f"{name}.gz").read_bytes()))
         temp.replace(target)
     return target
+
+
+def on_terminal(command: list[str], *, timeout: float = 120) -> tuple[int, bytes]:
+    """Run ``command`` with stdout and stderr on a pseudo-terminal: (exit code, output)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(command, stdout=follower, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    return proc.wait(timeout=timeout), seen

@@ -235,3 +235,15 @@ def test_cli_import_and_export(ws: Workspace, repo: Path, tmp_path: Path) -> Non
     bad.write_text('{"id": "bd-1", "title": "ok"}\n[1]\n')
     result = run_hive(["-C", str(repo), "import", "beads", str(bad)], module="hive.cli.main")
     assert result.exit_code == 2 and "bad.jsonl:2:" in result.output
+
+
+def test_import_shows_a_progress_bar_on_a_terminal(ws: Workspace, repo: Path) -> None:
+    import sys
+
+    from tests.conftest import on_terminal
+
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "import", "beads"]
+    code, seen = on_terminal([*command, str(SMALL)])
+    assert code == 0, seen
+    assert b"reading" in seen and b"163/163" in seen and b"\x1b[" in seen
+    assert b"imported 163 cells" in seen

@@ -87,8 +87,11 @@ def test_only_the_assignee_changes_a_claimed_cell(ws: Workspace, repo: Path, cla
             attempt()
         assert caught.value.code == "not_owner"
     assert state(repo) == before
-    # other fields stay anyone's to edit; the owner changes anything
-    assert update_cell(mallory, cell_id=claimed, priority=0).priority == 0
+    # any other field too (issue 12: a claimed cell is respected); the owner changes anything
+    with pytest.raises(NotOwner, match="only BlueLake may update"):
+        update_cell(mallory, cell_id=claimed, priority=0)
+    assert state(repo) == before
+    assert update_cell(agent(repo, "BlueLake"), cell_id=claimed, priority=0).priority == 0
     assert close_cell(agent(repo, "BlueLake"), cell_id=claimed).status == "closed"
 
 

@@ -184,3 +184,25 @@ def test_a_running_server_stops_acting_once_its_identity_is_retired(
         assert refused["is_error"] and refused["code"] == "not_your_identity", refused
         assert "no longer valid" in refused["error"]
     assert git(repo, "rev-parse", "HEAD") == seen["before"]  # nothing written
+
+
+def test_release_for_another_holder_from_the_cli(ws: Workspace, repo: Path) -> None:
+    blue = agent_env(repo, "BlueLake")
+    assert hive(repo, "reserve", "src/**", "docs/*.md", env=blue).returncode == 0
+    mallory = agent_env(repo, "Mallory")
+    head = git(repo, "rev-parse", "HEAD")
+    for extra in ([], ["--force", "--reason", "mine now"]):
+        refused = hive(repo, "--json", "release", "--agent", "BlueLake", *extra, env=mallory)
+        assert refused.returncode == 5 and answer(refused)["code"] == "not_owner", refused.stdout
+    assert git(repo, "rev-parse", "HEAD") == head
+    released = hive(
+        repo, "--json", "release", "--agent", "BlueLake", "--force", "--reason", "crashed"
+    )
+    assert released.returncode == 0, released.stderr
+    assert sorted(r["path_pattern"] for r in answer(released)["released"]) == [
+        "docs/*.md",
+        "src/**",
+    ]
+    message = git(repo, "log", "-1", "--format=%B")
+    assert "Hive-Override: Test User (person) release the reservations" in message
+    assert "crashed" in message

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from hive.domain.annotate import add_comment, resolve_conflicts
 from hive.domain.cells import (
@@ -192,7 +193,7 @@ def _merge(repo: Path, branch: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_init_installs_the_driver_idempotently(ws: Workspace, repo: Path) -> None:
-    assert (repo / ATTRIBUTES_PATH).read_text().count("merge=hive") == 2
+    assert (repo / ATTRIBUTES_PATH).read_text().count("merge=hive") == 3
     head = git(repo, "rev-parse", "HEAD")
     again = init_hive(ws)
     assert again.merge_driver == "unchanged"
@@ -321,4 +322,124 @@ def test_init_keeps_the_users_attributes_and_never_commits_their_edits(
     text = (repo / ".gitattributes").read_text()
     assert text.startswith("*.png binary\n") and ".hive/cells/** merge=hive" in text
     assert diagnose(ws).ok
+    assert_clean(repo)
+
+
+# ------------------------------------------------------------------ the project context log
+
+
+def _context(**sections: object) -> bytes:
+    from hive.domain.memory import ProjectContext, encode_context
+
+    return encode_context(ProjectContext.model_validate(sections))
+
+
+def test_context_entries_of_both_sides_are_kept_once_each() -> None:
+    from hive.domain.memory import CONTEXT_PATH, decode_context
+
+    decision = {"decision": "use git", "recorded_at": "2026-01-01T00:00:00Z", "by": "a"}
+    base = _context(
+        goals=["ship"],
+        decisions=[decision],
+        milestones=[{"name": "m1", "status": "pending"}],
+        stack={"lang": "python", "db": "sqlite", "old": "x"},
+    )
+    ours = _context(
+        goals=["ship", "fast"],
+        decisions=[decision, {"decision": "ours", "recorded_at": "2026-01-02T00:00:00Z"}],
+        milestones=[{"name": "m1", "status": "completed"}, {"name": "m2", "status": "pending"}],
+        stack={"lang": "python", "db": "postgres"},
+        banned=["eval"],
+    )
+    theirs = _context(
+        goals=["ship", "safe"],
+        decisions=[decision, {"decision": "theirs", "recorded_at": "2026-01-03T00:00:00Z"}],
+        milestones=[{"name": "m1", "status": "pending"}, {"name": "m3", "status": "pending"}],
+        stack={"lang": "python", "db": "sqlite", "old": "x", "ci": "yes"},
+        banned=["eval"],
+    )
+    one = merge_file(CONTEXT_PATH, base, ours, theirs)
+    two = merge_file(CONTEXT_PATH, base, theirs, ours)
+    assert one.clean and one.content == two.content  # commutative, byte for byte
+    merged = decode_context(one.content)
+    assert merged.goals == ["ship", "fast", "safe"]
+    assert [d["decision"] for d in merged.decisions] == ["use git", "ours", "theirs"]
+    assert {m["name"]: m["status"] for m in merged.milestones} == {
+        "m1": "completed",
+        "m2": "pending",
+        "m3": "pending",
+    }
+    assert merged.stack == {"lang": "python", "db": "postgres", "ci": "yes"}  # 'old' removed
+    assert merged.banned == ["eval"]  # added on both sides: once
+
+
+def test_context_side_that_does_not_parse_keeps_the_other() -> None:
+    from hive.domain.memory import CONTEXT_PATH, decode_context
+
+    good = _context(goals=["kept"])
+    outcome = merge_file(CONTEXT_PATH, _context(), good, b"goals: [unclosed\n")
+    assert outcome.clean and decode_context(outcome.content).goals == ["kept"]
+    broken = merge_file(CONTEXT_PATH, None, b"goals: [x\n", b"- not a mapping\n")
+    assert not broken.clean and broken.content == b"goals: [x\n"
+
+
+def test_git_merge_of_two_branches_writing_the_context_is_clean(ws: Workspace, repo: Path) -> None:
+    from hive.domain.memory import load_context, update_context
+
+    update_context(ws, section="goals", add="one goal")
+    git(repo, "branch", "other")
+    update_context(ws, section="decisions", add="decided on main")
+    update_context(ws, section="milestones", add="beta")
+    git(repo, "checkout", "-q", "other")
+    update_context(ws, section="decisions", add="decided on other")
+    update_context(ws, section="stack", set={"db": "sqlite"})
+    git(repo, "checkout", "-q", "main")
+    result = _merge(repo, "other")
+    assert result.returncode == 0, result.stdout + result.stderr
+    merged = load_context(Workspace(str(repo)))
+    assert sorted(d["decision"] for d in merged.decisions) == [
+        "decided on main",
+        "decided on other",
+    ]
+    assert [m["name"] for m in merged.milestones] == ["beta"]
+    assert merged.goals == ["one goal"] and merged.stack == {"db": "sqlite"}
+    assert diagnose(Workspace(str(repo))).ok
+    assert_clean(repo)
+
+
+def test_cli_show_doctor_and_resolve_a_conflict_the_rules_could_not_settle(
+    ws: Workspace, repo: Path
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from hive.cli.main import app
+
+    target = create_cell(ws, title="Original")
+    git(repo, "branch", "other")
+    update_cell(ws, cell_id=target.id, description="main's text")
+    git(repo, "checkout", "-q", "other")
+    update_cell(ws, cell_id=target.id, description="other's text")  # written later: kept
+    git(repo, "checkout", "-q", "main")
+    assert _merge(repo, "other").returncode == 0
+    runner = CliRunner()
+
+    def cli(*args: str) -> Any:
+        return runner.invoke(app, ["-C", str(repo), *args])
+
+    shown = cli("show", target.id)
+    assert shown.exit_code == 0 and "merge conflicts" in shown.output
+    assert "other's text" in shown.output and "main's text" in shown.output
+    as_json = json.loads(cli("show", target.id, "--json").output)
+    assert [(c["field"], c["other"]) for c in as_json["conflicts"]] == [
+        ("description", "main's text")
+    ]
+    doctor = cli("doctor")
+    assert doctor.exit_code == 1 and f"merge-conflict: {target.id}" in doctor.output
+    resolved = cli("resolve", target.id, "--field", "description", "--use-other")
+    assert resolved.exit_code == 0, resolved.output
+    assert show_cell(Workspace(str(repo)), cell_id=target.id).description == "main's text"
+    assert "merge conflicts" not in cli("show", target.id).output
+    assert cli("doctor").exit_code == 0
     assert_clean(repo)

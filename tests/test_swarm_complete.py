@@ -197,7 +197,7 @@ def test_progress_posts_to_the_epic_thread_and_status_counts(ws: Workspace, repo
     epic_id, session_id, login_id = epic_with_work(ws)
     for name in ("alice", "bob"):
         mail_init(ws.for_actor(name), agent_name=name, session=f"s-{name}")
-    start_cell(ws.for_actor("alice"), cell_id=login_id)
+    start_cell(ws.for_actor("alice"), cell_id=login_id, force=True)  # blocked: forced
     result = swarm_progress(
         ws.for_actor("bob"),
         agent_name="bob",

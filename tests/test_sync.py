@@ -332,3 +332,97 @@ def test_doctor_reports_an_overlap_a_git_merge_brought_in(tmp_path: Path) -> Non
     problems = [p for p in diagnose(Workspace(str(repo))).problems]
     assert [p.kind for p in problems] == ["contested-reservation"]
     assert "alice" in problems[0].message and "hive sync" in problems[0].message
+
+
+def test_the_project_context_log_merges_across_clones(clones: Clones) -> None:
+    from hive.domain.memory import load_context, update_context
+
+    update_context(clones.ws("a"), section="goals", add="shared goal")
+    converge(clones, "a", "b")
+    update_context(clones.ws("a"), section="decisions", add="from a")
+    update_context(clones.ws("b"), section="decisions", add="from b")
+    update_context(clones.ws("b"), section="milestones", add="v1")
+    clones.sync("a")
+    result = clones.sync("b")
+    assert result.unresolved == []
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        context = load_context(clones.ws(name))
+        assert sorted(d["decision"] for d in context.decisions) == ["from a", "from b"]
+        assert context.goals == ["shared goal"] and [m["name"] for m in context.milestones] == [
+            "v1"
+        ]
+
+
+def test_progress_is_shown_on_a_terminal_only(clones: Clones) -> None:
+    """The process boundary is the point: stdout and stderr a terminal, or pipes."""
+    import sys
+
+    from tests.conftest import on_terminal
+
+    create_cell(clones.ws("a"), title="shown")
+    command = [sys.executable, "-m", "hive.cli.main", "-C", str(clones.paths["a"]), "sync"]
+    code, seen = on_terminal(command)
+    assert code == 0, seen
+    assert (
+        b"fetching" in seen and b"3/3" in seen and b"\x1b[" in seen
+    )  # a bar was drawn, then cleared
+    assert b"synced with origin" in seen
+    piped = subprocess.run(command, capture_output=True, check=True)
+    assert piped.stderr == b"" and piped.stdout.startswith(b"synced with origin")
+
+
+def test_cli_reservations_lists_a_contested_reservation_in_both_clones(clones: Clones) -> None:
+    reserve(clones.ws("a", "alice"), paths=["src/**"], ttl_seconds=3600)
+    time.sleep(0.01)
+    reserve(clones.ws("b", "bob"), paths=["src/app.py"], ttl_seconds=3600)
+    clones.sync("a")
+    synced = run_hive(["-C", str(clones.paths["b"]), "sync"], module="hive.cli.main")
+    assert synced.exit_code == 0, synced.output
+    assert "reservation contested: bob's 'src/app.py' yields to alice's 'src/**'" in synced.output
+    clones.sync("a")
+    for name in ("a", "b"):
+        listed = run_hive(["-C", str(clones.paths[name]), "reservations"], module="hive.cli.main")
+        assert listed.exit_code == 0, listed.output
+        assert "contested across clones: bob's #" in listed.output, (name, listed.output)
+        assert "yielded to alice's" in listed.output
+
+
+def test_cli_init_says_which_remotes_carry_hive_refs(clones: Clones, tmp_path: Path) -> None:
+    said = run_hive(["-C", str(clones.paths["b"]), "init"], module="hive.cli.main")
+    assert said.exit_code == 0, said.output
+    assert "git fetch/push of origin now carry hive's refs (refs/hive/*)" in said.output
+    lonely = make_repo(tmp_path / "lonely-init")
+    said = run_hive(["-C", str(lonely), "init"], module="hive.cli.main")
+    assert said.exit_code == 0 and "no git remote yet" in said.output
+    git(lonely, "remote", "add", "later", str(clones.origin))
+    said = run_hive(["-C", str(lonely), "init"], module="hive.cli.main")
+    assert "git fetch/push of later now carry hive's refs" in said.output
+    assert "+refs/hive/*:refs/hive-remotes/later/*" in git(
+        lonely, "config", "--get-all", "remote.later.fetch"
+    )
+
+
+def test_a_fresh_clone_with_an_older_copy_takes_the_newer_state_without_conflicts(
+    clones: Clones,
+) -> None:
+    a = clones.paths["a"]
+    cell = create_cell(clones.ws("a"), title="v1", labels=["keep", "drop"])
+    clones.sync("a")
+    git(a, "push", "-q", "origin", "main")  # the branch carries v1
+    update_cell(clones.ws("a"), cell_id=cell.id, title="v2", remove_labels=["drop"])
+    clones.sync("a")  # the state carries v2; the branch still has v1
+    fresh = clones.clone("c")  # never synced: no common state to merge against
+    result = clones.sync("c")
+    merged = show_cell(clones.ws("c"), cell_id=cell.id)
+    assert (merged.title, merged.labels, merged.conflicts) == ("v2", ["keep"], [])
+    assert result.conflicts == [] and result.sent_cells == 0
+    # the other way round: the branch is newer than the state (pushed, not synced)
+    update_cell(clones.ws("a"), cell_id=cell.id, title="v3", add_labels=["new"])
+    git(a, "push", "-q", "origin", "main")
+    late = clones.clone("d")  # its branch has v3, the state v2
+    clones.sync("d")
+    kept = show_cell(clones.ws("d"), cell_id=cell.id)
+    assert (kept.title, kept.labels, kept.conflicts) == ("v3", ["keep", "new"], [])
+    assert_clean(fresh)
+    assert_clean(late)

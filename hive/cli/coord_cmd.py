@@ -130,7 +130,7 @@ def mail_inbox_cmd(
     )
 
     def render() -> None:
-        out = output.console()
+        out = output.console(wrap=True)
         if not headers:
             out.print("[dim]no messages[/dim]")
         for header in headers:
@@ -247,7 +247,11 @@ def release_cmd(
     release_all: Annotated[bool, typer.Option("--all", help="Release all of yours.")] = False,
     agent: Annotated[
         str | None,
-        typer.Option("--agent", help="Another holder's reservations (needs --force, --reason)."),
+        typer.Option(
+            "--agent",
+            help="Another holder's reservations (all of them without PATTERN/--id;"
+            " needs --force, --reason).",
+        ),
     ] = None,
     force: ForceFlag = False,
     reason: ReasonOption = None,
@@ -257,8 +261,8 @@ def release_cmd(
     from hive.domain.reservations import release
 
     use_json(json_flag)
-    if not patterns and not ids and not release_all:
-        output.err("error: give PATTERN..., --id ID or --all")
+    if not patterns and not ids and not release_all and not agent:
+        output.err("error: give PATTERN..., --id ID, --all or --agent NAME")
         raise typer.Exit(2)
     ws = run_op(workspace)
     result = run_op(
@@ -314,7 +318,8 @@ def reservations_cmd(
             return
         table = Table(box=None, header_style="bold")
         for column in ("ID", "AGENT", "PATTERN", "KIND", "CELL", "EXPIRES"):
-            table.add_column(column)
+            wraps = column in ("AGENT", "PATTERN")  # ids, cells and times are never cut
+            table.add_column(column, no_wrap=not wraps, overflow="fold")
         for item in items:
             table.add_row(
                 str(item.id),

@@ -204,7 +204,7 @@ def _text_emitter() -> Emit:
                 output.say(line)
         elif kind == "review":
             output.heading(f"hive review {value.target}  (the code; hive's own files elided)")
-            render_review(_code_only(value))
+            render_review(_code_only(value), per="commit")
         elif kind == "insights":
             output.heading("hive swarm insights")
             render_insights(value)

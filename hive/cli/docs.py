@@ -40,6 +40,19 @@ the same way, with exit code 2 and code `usage`.
 | 8 | git error |
 | 70 | internal error (a bug: please report it) |
 
+Commands that take an id take several (`hive close A B C`; also `show`,
+`update`, `start`, `reopen`, `delete`). A write over several cells is **one
+commit, all or nothing**: when one of them is refused (an unknown id, an open
+blocker, someone else's claim) nothing is written, and the one-line error names
+that cell and says nothing was changed. Order does not matter (`hive close
+CHILD BLOCKER` closes the blocker first). With `--json`, one id prints the cell
+and several print a list.
+
+Output fits the terminal: tables keep every id whole and cut long titles and
+names with `…`, and `hive show` wraps long text. `$COLUMNS` sets the width
+(also when piped); piped output without it is never cut, so `grep` sees whole
+lines.
+
 Environment: `HIVE_AGENT` (actor), `HIVE_AUTOCOMMIT=0` (stage hive changes
 for your next commit instead of committing), `HIVE_LOCK_TIMEOUT` (seconds),
 `HIVE_SESSION` (identity owner for `mail init`), `HIVE_BYPASS=1` (skip the

@@ -110,13 +110,25 @@ def main() -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        code = 130
+        code = interrupted(invocation.command)
     if code is not None:
         sys.exit(code)
-    from hive.cli.main import run
-
+    try:
+        from hive.cli.main import run
+    except KeyboardInterrupt:  # Ctrl-C while starting up
+        sys.exit(interrupted(invocation.command))
     run(invocation.argv())
+
+
+STOPPED_BY_CTRL_C = ("mcp", "serve")  # servers: Ctrl-C is how they are stopped, not a failure
+
+
+def interrupted(command: str | None) -> int:
+    """The exit code for Ctrl-C: 0 for a server asked to stop, else 130 (and a word)."""
+    if command in STOPPED_BY_CTRL_C:
+        return 0
+    sys.stderr.write("interrupted\n")
+    return 130
 
 
 def dispatch(invocation: Invocation) -> int | None:

@@ -24,6 +24,7 @@ from hive.cli import (
     output,
     scratch_cmd,
     serve_cmd,
+    stats_cmd,
     swarm_cmd,
     sync_cmd,
     tools_cmd,
@@ -41,7 +42,10 @@ from hive.cli.common import (
 from hive.cli.entry import DEFAULT_PAGE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from hive.domain.workspace import Workspace
+    from hive.models import Cell
     from hive.models.results import CreatedCells
 
 PAGE = DEFAULT_PAGE
@@ -107,7 +111,10 @@ def init(
         for remote in result.remotes:
             output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
         if not result.remotes:
-            output.say("no git remote yet: 'hive sync REMOTE' sets one up for hive's refs")
+            output.say(
+                "no git remote yet: after 'git remote add', run 'hive init' again so that"
+                " plain git fetch/push carry hive's refs (hive sync does it too)"
+            )
 
     show(result, json_flag, render)
 
@@ -228,21 +235,37 @@ def _create_from(path: str) -> None:
     show(created, False, lambda: output.say(f"created {created.count} cells{commit}"))
 
 
+CellIds = Annotated[
+    list[str], typer.Argument(metavar="ID", help="One or more cells (partial ids work).")
+]
+
+
 @app.command("show")
-def show_cmd(
-    cell_id: Annotated[str, typer.Argument(metavar="ID")], json_flag: JsonFlag = False
-) -> None:
-    """Show one cell (partial ids work when unambiguous)."""
-    from hive.domain.cells import show_cell
+def show_cmd(cell_ids: CellIds, json_flag: JsonFlag = False) -> None:
+    """Show cells, with the blockers still open (partial ids work when unambiguous)."""
     from hive.domain.damage import cell_file_problem
+    from hive.domain.stats import show_cells
 
     use_json(json_flag)
     ws = run_op(workspace)
-    cell = run_op(lambda: show_cell(ws, cell_id=cell_id))
-    problem = cell_file_problem(ws, cell.id)
-    if problem is not None:
-        output.err(f"warning: {problem}")
-    show(cell, json_flag, lambda: output.cell_detail(cell))
+    cells = run_op(lambda: show_cells(ws, cell_ids=cell_ids))
+    for cell in cells:
+        problem = cell_file_problem(ws, cell.id)
+        if problem is not None:
+            output.err(f"warning: {problem}")
+
+    def render() -> None:
+        for position, cell in enumerate(cells):
+            if position:
+                output.say("")
+            output.cell_detail(cell)
+
+    show(_one_or_all(cells), json_flag, render)
+
+
+def _one_or_all(items: list[Any]) -> Any:
+    """One id given: its object (as always); several: the list."""
+    return items[0] if len(items) == 1 else items
 
 
 @app.command("list")
@@ -328,7 +351,7 @@ def ready(
 
 @app.command()
 def update(
-    cell_id: Annotated[str, typer.Argument(metavar="ID")],
+    cell_ids: CellIds,
     status: Annotated[str | None, typer.Option("-s", "--status")] = None,
     priority: Annotated[str | None, typer.Option("-p", "--priority")] = None,
     title: Annotated[str | None, typer.Option("--title")] = None,
@@ -338,19 +361,22 @@ def update(
     append_notes: Annotated[str | None, typer.Option("--append-notes")] = None,
     add_label: Annotated[list[str] | None, typer.Option("--add-label")] = None,
     remove_label: Annotated[list[str] | None, typer.Option("--remove-label")] = None,
+    files: Annotated[
+        list[str] | None, typer.Option("--files", help="Owned file glob (repeatable; replaces).")
+    ] = None,
     force: ForceFlag = False,
     reason: ReasonOption = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Change fields of a cell (one commit). The status and assignee of a cell claimed
-    by someone else need --force and --reason (recorded)."""
-    from hive.domain.cells import update_cell
+    """Change fields of cells (one commit for all; none changes if one is refused).
+    A cell claimed by someone else needs --force and --reason (recorded)."""
+    from hive.domain.cells import update_cells
 
     use_json(json_flag)
-    cell = run_op(
-        lambda: update_cell(
+    cells = run_op(
+        lambda: update_cells(
             workspace(),
-            cell_id=cell_id,
+            cell_ids=cell_ids,
             status=status,
             priority=priority,
             title=title,
@@ -360,36 +386,45 @@ def update(
             append_notes=append_notes,
             add_labels=add_label or [],
             remove_labels=remove_label or [],
+            files=files,
             force=force,
             reason=reason,
         )
     )
-    show(
-        cell,
-        json_flag,
-        lambda: output.say(f"updated {cell.id}  [{cell.status}] {cell.title}"),
-    )
+    _said(cells, json_flag, lambda cell: f"updated {cell.id}  [{cell.status}] {cell.title}")
+
+
+def _said(cells: list["Cell"], json_flag: bool, line: "Callable[[Cell], str]") -> None:
+    """One line per cell for people; the cell (or the list, for several) as JSON."""
+
+    def render() -> None:
+        for cell in cells:
+            output.say(line(cell))
+
+    show(_one_or_all(cells), json_flag, render)
 
 
 @app.command()
 def start(
-    cell_id: Annotated[str, typer.Argument(metavar="ID")], json_flag: JsonFlag = False
+    cell_ids: CellIds,
+    force: Annotated[
+        bool, typer.Option("--force", help="Start even while an open blocker waits (recorded).")
+    ] = False,
+    reason: ReasonOption = None,
+    json_flag: JsonFlag = False,
 ) -> None:
-    """Claim a cell (atomic: a second claimant gets 'already claimed')."""
-    from hive.domain.cells import start_cell
+    """Claim cells (atomic: a second claimant gets 'already claimed'). A cell with an
+    open blocker is refused (see 'hive blocked') unless --force, which is recorded."""
+    from hive.domain.cells import start_cells
 
     use_json(json_flag)
-    cell = run_op(lambda: start_cell(workspace(), cell_id=cell_id))
-    show(
-        cell,
-        json_flag,
-        lambda: output.say(f"started {cell.id}  (assignee {cell.assignee})"),
-    )
+    cells = run_op(lambda: start_cells(workspace(), cell_ids=cell_ids, force=force, reason=reason))
+    _said(cells, json_flag, lambda cell: f"started {cell.id}  (assignee {cell.assignee})")
 
 
 @app.command()
 def close(
-    cell_id: Annotated[str, typer.Argument(metavar="ID")],
+    cell_ids: CellIds,
     reason: Annotated[
         str | None, typer.Option("-r", "--reason", help="Why (also the reason of an override).")
     ] = None,
@@ -401,30 +436,29 @@ def close(
     ] = False,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Close a cell (refused while a blocking dependency is open). A cell claimed by
-    someone else needs --force and --reason (coordinators and people; recorded)."""
-    from hive.domain.cells import close_cell
+    """Close cells (one commit for all; none closes if one is refused). Refused while a
+    blocking dependency is open (a blocker closed in the same command counts as closed).
+    A cell claimed by someone else needs --force and --reason (recorded)."""
+    from hive.domain.cells import close_cells
 
     use_json(json_flag)
-    cell = run_op(lambda: close_cell(workspace(), cell_id=cell_id, reason=reason, force=force))
-    show(cell, json_flag, lambda: output.say(f"closed {cell.id}  {cell.title}"))
+    cells = run_op(lambda: close_cells(workspace(), cell_ids=cell_ids, reason=reason, force=force))
+    _said(cells, json_flag, lambda cell: f"closed {cell.id}  {cell.title}")
 
 
 @app.command()
-def reopen(
-    cell_id: Annotated[str, typer.Argument(metavar="ID")], json_flag: JsonFlag = False
-) -> None:
-    """Reopen a closed cell."""
-    from hive.domain.cells import reopen_cell
+def reopen(cell_ids: CellIds, json_flag: JsonFlag = False) -> None:
+    """Reopen closed cells (one commit for all)."""
+    from hive.domain.cells import reopen_cells
 
     use_json(json_flag)
-    cell = run_op(lambda: reopen_cell(workspace(), cell_id=cell_id))
-    show(cell, json_flag, lambda: output.say(f"reopened {cell.id}  {cell.title}"))
+    cells = run_op(lambda: reopen_cells(workspace(), cell_ids=cell_ids))
+    _said(cells, json_flag, lambda cell: f"reopened {cell.id}  {cell.title}")
 
 
 @app.command()
 def delete(
-    cell_id: Annotated[str, typer.Argument(metavar="ID")],
+    cell_ids: CellIds,
     force: Annotated[
         bool,
         typer.Option(
@@ -434,12 +468,13 @@ def delete(
     reason: ReasonOption = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Delete a cell (kept as a tombstone so merges cannot resurrect it)."""
-    from hive.domain.cells import delete_cell
+    """Delete cells (kept as tombstones so merges cannot resurrect them; one commit for
+    all, none deleted if one is refused)."""
+    from hive.domain.cells import delete_cells
 
     use_json(json_flag)
-    cell = run_op(lambda: delete_cell(workspace(), cell_id=cell_id, force=force, reason=reason))
-    show(cell, json_flag, lambda: output.say(f"deleted {cell.id}  {cell.title}"))
+    cells = run_op(lambda: delete_cells(workspace(), cell_ids=cell_ids, force=force, reason=reason))
+    _said(cells, json_flag, lambda cell: f"deleted {cell.id}  {cell.title}")
 
 
 @app.command()
@@ -745,6 +780,8 @@ def demo(
 
 
 # Registered last so `hive --help` lists the cell commands first.
+app.command("blocked")(stats_cmd.blocked_cmd)
+app.command("stats")(stats_cmd.stats_cmd)
 app.command("reserve")(coord_cmd.reserve_cmd)
 app.command("release")(coord_cmd.release_cmd)
 app.command("reservations")(coord_cmd.reservations_cmd)
@@ -841,8 +878,9 @@ def run(argv: list[str] | None = None) -> None:
         output.err("aborted")
         sys.exit(1)
     except KeyboardInterrupt:
-        output.err("interrupted")
-        sys.exit(130)
+        from hive.cli.entry import interrupted
+
+        sys.exit(interrupted(_command_name(argv)))
     except Exception as exc:  # last line of defence; HiveErrors are handled in run_op
         if os.environ.get("HIVE_DEBUG"):
             raise

@@ -39,12 +39,31 @@ def emit_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-def console() -> Any:
+def columns() -> int | None:
+    """The width output must fit: $COLUMNS when set, else the terminal's; None when
+    piped without $COLUMNS (nothing is wrapped or cut, so tools can grep whole lines)."""
+    import os
+    import shutil
+
+    given = os.environ.get("COLUMNS", "")
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def console(*, wrap: bool = False) -> Any:
+    """A console as wide as the output (see ``columns``). Tables are laid out to fit it;
+    text lines are wrapped at words only with ``wrap`` (titles, descriptions, message
+    subjects), never otherwise: a command or credential printed for copying stays one
+    line."""
     from rich.console import Console
 
-    # Piped output is not wrapped at 80 columns: tables keep one row per line.
-    width = None if sys.stdout.isatty() else 1000
-    return Console(highlight=False, soft_wrap=True, width=width, emoji=False)
+    width = columns()
+    if width is None:  # piped: not wrapped, tables keep one row per line
+        return Console(highlight=False, soft_wrap=True, width=1000, emoji=False)
+    return Console(highlight=False, soft_wrap=not wrap, width=width, emoji=False)
 
 
 def say(text: str) -> None:
@@ -87,7 +106,9 @@ def attach_progress(ws: Any) -> None:
     ws.progress = progress
 
 
-def cell_table(cells: Sequence[Cell], *, title: str | None = None) -> None:
+def cell_table(cells: Sequence[Any], *, title: str | None = None) -> None:
+    """Cells (or rows with their id, priority, type, status, assignee and title) as a
+    table that fits the terminal: ids whole, long titles and names cut."""
     from rich.table import Table
 
     out = console()
@@ -95,8 +116,20 @@ def cell_table(cells: Sequence[Cell], *, title: str | None = None) -> None:
         out.print("[dim]no cells[/dim]")
         return
     table = Table(title=title, box=None, pad_edge=False, header_style="bold")
-    for column in ("ID", "P", "TYPE", "STATUS", "ASSIGNEE", "TITLE"):
-        table.add_column(column, no_wrap=True, overflow="ellipsis")
+    fixed = {
+        "ID": max(len(cell.id) for cell in cells),  # ids are never cut
+        "P": 2,
+        "TYPE": max(4, *(len(cell.type) for cell in cells)),
+        "STATUS": max(6, *(len(cell.status) for cell in cells)),
+        "ASSIGNEE": min(16, max(8, *(len(cell.assignee or "") for cell in cells))),
+    }
+    for column, width in fixed.items():
+        table.add_column(
+            column, no_wrap=True, overflow="ellipsis", min_width=width, max_width=width
+        )
+    total = columns()
+    room = None if total is None else max(total - sum(fixed.values()) - 2 * len(fixed), 12)
+    table.add_column("TITLE", no_wrap=True, overflow="ellipsis", max_width=room)
     for cell in cells:
         style = STATUS_STYLE.get(cell.status, "white")
         table.add_row(
@@ -105,13 +138,14 @@ def cell_table(cells: Sequence[Cell], *, title: str | None = None) -> None:
             cell.type,
             f"[{style}]{cell.status}[/{style}]",
             escape(cell.assignee or ""),
-            ("[red](expired)[/red] " if cell.metadata.get("expired") else "") + escape(cell.title),
+            ("[red](expired)[/red] " if getattr(cell, "metadata", {}).get("expired") else "")
+            + escape(cell.title),
         )
     out.print(table)
 
 
 def cell_detail(cell: Cell) -> None:
-    out = console()
+    out = console(wrap=True)
     style = STATUS_STYLE.get(cell.status, "white")
     out.print(f"[bold]{cell.id}[/bold]  {escape(cell.title)}")
     rows: list[tuple[str, str]] = [
@@ -128,6 +162,8 @@ def cell_detail(cell: Cell) -> None:
         "close reason": cell.close_reason,
     }
     rows += [(key, escape(value)) for key, value in optional.items() if value]
+    for blocker in getattr(cell, "open_blockers", []):  # a CellDetail: the open ones
+        rows.append(("blocked by", escape(f"{blocker.id} [{blocker.status}] {blocker.title}")))
     created_by = escape(cell.created_by or "?")
     rows.append(("created", f"{cell.created_at:%Y-%m-%d %H:%M} by {created_by}"))
     rows.append(("updated", f"{cell.updated_at:%Y-%m-%d %H:%M}"))
@@ -180,7 +216,7 @@ PROGRESS_FROM = 64 * 1024  # input bytes: smaller jobs finish before a bar is wo
 
 
 @contextlib.contextmanager
-def progress_bar(size: int, *, enabled: bool = True) -> Iterator[Any]:
+def progress_bar(size: int, *, enabled: bool = True, first: str = "reading") -> Iterator[Any]:
     """A ``progress(phase, done, total)`` callback (total 0: not known yet) drawing a bar
     on stderr, or None when stdout (or stderr) is not a terminal or ``size`` is small."""
     terminal = sys.stdout.isatty() and sys.stderr.isatty()
@@ -192,7 +228,7 @@ def progress_bar(size: int, *, enabled: bool = True) -> Iterator[Any]:
 
     columns = (TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("reading", total=None)
+        task = bar.add_task(first, total=None)
 
         def update(phase: str, done: int, total: int) -> None:
             bar.update(task, description=phase, completed=done, total=total or None)

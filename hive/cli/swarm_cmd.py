@@ -561,14 +561,27 @@ def render_insights(report: Any) -> None:
 def review_cmd(
     target: Annotated[str, typer.Argument(metavar="CELL|EPIC")],
     stat: Annotated[bool, typer.Option("--stat", help="Files and counts, no patch.")] = False,
+    per: Annotated[
+        str,
+        typer.Option(
+            "--per",
+            help="cell: one diff per cell; commit: one diff per commit; both (default).",
+        ),
+    ] = "both",
     json_flag: JsonFlag = False,
 ) -> None:
-    """An agent's work as diffs: commits, files touched vs owned vs reserved, outcome."""
+    """An agent's work as diffs: every commit carrying the cell's Hive-Cell trailer
+    (hive's and the agent's own code commits), one diff per cell and per commit,
+    files touched vs owned vs reserved, and the outcome."""
     from hive.domain.swarm.review import review
 
     use_json(json_flag)
+    if per not in ("both", "cell", "commit"):
+        from hive.cli.main import usage_error
+
+        usage_error(f"--per must be cell, commit or both, not {per!r}")
     result = run_op(lambda: review(workspace(), target=target, with_patch=not stat))
-    show(result, json_flag, lambda: render_review(result))
+    show(result, json_flag, lambda: render_review(result, per=per))
 
 
 @swarm_app.command("run")
@@ -661,10 +674,8 @@ def _run_swarm(
     )
 
 
-def render_review(result: Any) -> None:
-    """A review for people: each cell's scope and outcome, then each commit's diff."""
-    from rich.syntax import Syntax
-
+def render_review(result: Any, *, per: str = "both") -> None:
+    """A review for people: each cell's scope, outcome and diff, then each commit's."""
     out = output.console()
     out.print(f"[bold]{result.target}[/bold] {output.escape(result.title)}")
     for cell in result.cells:
@@ -684,14 +695,27 @@ def render_review(result: Any) -> None:
                 f"  outcome:  {state} in {o.duration_seconds:.0f}s, {o.error_count} errors,"
                 f" {o.retry_count} retries — {output.escape(o.summary[:120])}"
             )
+        if per != "commit" and cell.commits:
+            count = len(cell.commits)
+            out.print(f"  diff of {cell.cell_id} ({count} commit{'s' * (count != 1)}):")
+            _diff(out, cell.files, cell.patch)
+    if per == "cell":
+        return
     for commit in result.commits:
         out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
-        for changed in commit.files:
-            out.print(
-                f"  {changed.status} {changed.path} "
-                f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
-            )
-        if commit.patch and sys.stdout.isatty():
-            out.print(Syntax(commit.patch, "diff", word_wrap=False))
-        elif commit.patch:
-            out.file.write(commit.patch)
+        _diff(out, commit.files, commit.patch)
+
+
+def _diff(out: Any, files: Any, patch: str) -> None:
+    """Per-file counts, then the patch (coloured on a terminal)."""
+    from rich.syntax import Syntax
+
+    for changed in files:
+        out.print(
+            f"  {changed.status} {output.escape(changed.path)} "
+            f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
+        )
+    if patch and sys.stdout.isatty():
+        out.print(Syntax(patch, "diff", word_wrap=False))
+    elif patch:
+        out.file.write(patch)

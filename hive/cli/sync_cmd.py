@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
+import os
 import sys
-from collections.abc import Callable, Iterator
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -16,31 +15,11 @@ import_app = typer.Typer(help="Import another tracker's data.", no_args_is_help=
 export_app = typer.Typer(help="Export cells for another tracker.", no_args_is_help=True)
 
 
-@contextlib.contextmanager
-def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
-    """A progress callback drawing a bar on a terminal (stderr), or None when piped."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=Console(file=sys.stderr),
-        transient=True,
-    )
-    tasks: dict[str, Any] = {}
-
-    def report(phase: str, done: int, total: int) -> None:
-        if phase not in tasks:
-            tasks[phase] = bar.add_task(phase, total=total or None)
-        bar.update(tasks[phase], completed=done, total=total or None)
-
-    with bar:
-        yield report
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # the import names the problem
 
 
 @import_app.command("beads")
@@ -56,7 +35,7 @@ def import_beads_cmd(
 
     use_json(json_flag)
     ws = run_op(workspace)
-    with progress_bar(not json_flag) as report:
+    with output.progress_bar(_size(path), enabled=not json_flag) as report:
         result = run_op(lambda: import_beads(ws, path=path, update=update, progress=report))
 
     def render() -> None:
@@ -107,7 +86,8 @@ def sync_cmd(
 
     use_json(json_flag)
     ws = run_op(workspace)
-    with progress_bar(not json_flag) as report:
+    always = output.PROGRESS_FROM  # a sync waits on the network: always worth a bar
+    with output.progress_bar(always, enabled=not json_flag, first="fetching") as report:
         result = run_op(lambda: sync(ws, remote=remote, progress=report))
 
     def render() -> None:

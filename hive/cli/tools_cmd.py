@@ -145,15 +145,18 @@ def run_cmd(
 def mcp_cmd(agent: AgentOption = None, context: ContextOption = None) -> None:
     """Serve every tool over MCP on stdin/stdout (for agent runtimes). Each server
     process has its own session, so two servers never share a mail identity."""
-    from hive.tools.mcp_server import serve_stdio
-    from hive.tools.registry import agent_tools
+    try:
+        from hive.tools.mcp_server import serve_stdio
+        from hive.tools.registry import agent_tools
 
-    session = f"mcp:{os.getpid()}:{secrets.token_hex(4)}"
-    ctx = run_op(lambda: _context(agent, session))
-    ctx.context_dir = _context_dir(context)
-    for warning in run_op(lambda: agent_tools(ctx))[1]:
-        output.err(f"warning: {ctx.agent}: {warning}")
-    serve_stdio(ctx)
+        session = f"mcp:{os.getpid()}:{secrets.token_hex(4)}"
+        ctx = run_op(lambda: _context(agent, session))
+        ctx.context_dir = _context_dir(context)
+        for warning in run_op(lambda: agent_tools(ctx))[1]:
+            output.err(f"warning: {ctx.agent}: {warning}")
+        serve_stdio(ctx)  # returns on stdin EOF, Ctrl-C or SIGTERM
+    except KeyboardInterrupt:  # Ctrl-C while starting: stopped as asked, not a failure
+        return
 
 
 @proposals_app.command("list")

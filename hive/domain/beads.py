@@ -34,6 +34,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hive.domain.limits import (
+    MAX_DEPS,
+    MAX_LABELS,
+    check_count,
+    check_short,
+    check_text,
+)
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import InvalidInput, NotFound
 from hive.git.repo import Snapshot
@@ -184,6 +191,7 @@ def cell_from_record(record: dict[str, Any]) -> Cell:
     if record.get("close_reason"):
         fields["close_reason"] = _optional_text(record, "close_reason")
     fields.update(_hive_fields(record))
+    _check_limits(fields)
     # Always present on an imported cell (even empty): the export knows where it came from.
     fields["metadata"] = {**fields.get("metadata", {}), BEADS_KEY: extra}
     try:
@@ -191,6 +199,25 @@ def cell_from_record(record: dict[str, Any]) -> Cell:
     except ValidationError as exc:
         where, why = first_error(exc)
         raise _LineError(f"invalid {where or 'record'}: {why}") from None
+
+
+def _check_limits(fields: dict[str, Any]) -> None:
+    """The limits every other surface applies (hive.domain.limits), per record."""
+    try:
+        for name in (*TEXT_FIELDS, "close_reason"):
+            if fields.get(name):
+                check_text(fields[name], name.replace("_", " "))
+        for name in ("assignee", "created_by"):
+            if fields.get(name):
+                check_short(fields[name], name.replace("_", " "))
+        check_count(fields["labels"], "labels", MAX_LABELS)
+        for label in fields["labels"]:
+            check_short(label, "label")
+        check_count(fields["dependencies"], "dependencies", MAX_DEPS)
+        for comment in fields["comments"]:
+            check_text(comment.text, "comment")
+    except InvalidInput as exc:
+        raise _LineError(exc.message) from None
 
 
 def _required_text(record: dict[str, Any], name: str) -> str:
@@ -471,6 +498,9 @@ def import_beads(
 
     written = ws.write_mixed(plan, event="import")
     counts: dict[str, int] = written.result
+    if progress is not None:
+        done = counts["imported"] + counts["updated"]
+        progress("committing", done, done)
     mapped_status: dict[str, int] = {}
     mapped_type: dict[str, int] = {}
     for cell in cells:

@@ -40,6 +40,7 @@ from hive.errors import (
     BlockedByDependency,
     Conflict,
     CorruptFile,
+    HiveError,
     InvalidInput,
     NotFound,
 )
@@ -387,41 +388,109 @@ def _mutate(
     force: bool = False,
     reason: str | None = None,
 ) -> Cell:
-    """Apply ``change(cell, index, guard) -> Cell | None`` to one cell in one commit.
+    """Apply ``change(cell, index, guard) -> Cell | None`` to one cell in one commit."""
+    changed = _mutate_many(
+        ws, [cell_id], event, change, allow_deleted=allow_deleted, force=force, reason=reason
+    )
+    return changed[0]
 
-    ``guard`` checks ownership on the fresh cell; an override it allows (``force``
-    with a ``reason``, by a coordinator or a person) goes into the commit as a
-    ``Hive-Override`` trailer and into the event log.
+
+def _mutate_many(
+    ws: Workspace,
+    cell_ids: Sequence[str],
+    event: str,
+    change: Any,
+    *,
+    allow_deleted: bool = False,
+    force: bool = False,
+    reason: str | None = None,
+) -> list[Cell]:
+    """Apply ``change(cell, index, guard) -> Cell | None`` to each cell, in order, in
+    one commit: all of them or, when one is refused, none (the error names it).
+
+    Each change sees the ones before it (closing a blocker and the cell it blocks
+    works in one call). ``guard`` checks ownership on the fresh cell; an override it
+    allows (``force`` with a ``reason``, by a coordinator or a person) goes into the
+    commit as a ``Hive-Override`` trailer and into the event log.
     """
+    if not cell_ids:
+        raise InvalidInput("no cell id given")
     guards: list[OwnerGuard] = []
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
-        cell = get_cell(index, cell_id, allow_deleted=allow_deleted)
         guard = OwnerGuard(ws, snap, force=force, reason=reason)
         guards[:] = [guard]
-        updated = change(cell, index, guard)
-        if updated is None or updated == cell:
+        try:
+            ids = list(dict.fromkeys(resolve_id(index, given) for given in cell_ids))
+            results, written = _apply_all(ids, index, change, guard, allow_deleted)
+        except HiveError as exc:
+            if len(cell_ids) > 1:
+                exc.message = f"{exc.message} (nothing was changed: all the cells given or none)"
+                exc.args = (exc.message,)
+            raise
+        if not written:
             guard.overrides.clear()
-            return MixedPlan(cells=[], subject_id=cell.id, title=cell.title, result=cell)
+        first = results[0]
+        subject, title = (first.id, first.title) if len(results) == 1 else _many_subject(results)
         return MixedPlan(
-            cells=[updated],
-            subject_id=updated.id,
-            title=updated.title,
-            result=updated,
-            trailers=guard.trailers(),
+            cells=list(written.values()),
+            subject_id=subject,
+            title=title,
+            result=results,
+            trailers=[*guard.trailers(), *guard.notes],
         )
 
-    written = ws.write_mixed(plan, event=event)
+    done = ws.write_mixed(plan, event=event)
     if guards and guards[0].overrides:
-        record_overrides(ws, guards[0].overrides, written.commit)
-    result: Cell = written.result
-    return result
+        record_overrides(ws, guards[0].overrides, done.commit)
+    results: list[Cell] = done.result
+    return results
 
 
-def update_cell(
+def _apply_all(
+    ids: list[str], index: CellIndex, change: Any, guard: OwnerGuard, allow_deleted: bool
+) -> tuple[list[Cell], dict[str, Cell]]:
+    """Each cell changed, in any order that works: a change refused by the state
+    (a blocker still open, a subtask still live) is tried again after the others, so
+    ``close A B`` closes B's blocker A first whatever order they are given in."""
+    done: dict[str, Cell] = {}
+    written: dict[str, Cell] = {}
+    waiting = list(ids)
+    while waiting:
+        refused: list[tuple[str, Conflict]] = []
+        for one in waiting:
+            current = index.overlay(written) if written else index
+            cell = get_cell(current, one, allow_deleted=allow_deleted)
+            try:
+                updated = change(cell, current, guard)
+            except (BlockedByDependency, Conflict) as exc:
+                refused.append((one, exc))
+                continue
+            if updated is not None and updated != cell:
+                written[updated.id] = updated
+                cell = updated
+            done[one] = cell
+        if refused and len(refused) == len(waiting):
+            raise refused[0][1]
+        waiting = [one for one, _ in refused]
+    return [done[one] for one in ids], written
+
+
+def _many_subject(cells: Sequence[Cell]) -> tuple[str, str]:
+    """A commit subject naming several cells: ``3 cells hv-a hv-b hv-c``."""
+    shown = " ".join(cell.id for cell in cells[:6]) + (" ..." if len(cells) > 6 else "")
+    return f"{len(cells)} cells", shown
+
+
+def update_cell(ws: Workspace, *, cell_id: str, **changes: Any) -> Cell:
+    """Change fields of one cell (see :func:`update_cells`)."""
+    return update_cells(ws, cell_ids=[cell_id], **changes)[0]
+
+
+def update_cells(
     ws: Workspace,
     *,
-    cell_id: str,
+    cell_ids: Sequence[str],
     status: str | None = None,
     priority: int | str | None = None,
     title: str | None = None,
@@ -434,13 +503,13 @@ def update_cell(
     files: Sequence[str] | None = None,
     force: bool = False,
     reason: str | None = None,
-) -> Cell:
-    """Change fields of one cell. ``status='closed'`` follows the rules of close
-    (after the other changes are applied, all in one commit).
+) -> list[Cell]:
+    """Change fields of cells, all in one commit. ``status='closed'`` follows the rules
+    of close (after the other changes are applied).
 
-    The status and the assignee of a claimed cell are its assignee's: anyone else
-    is refused (``not_owner``) unless a coordinator or a person forces it with a
-    ``reason`` (recorded)."""
+    A claimed cell is its assignee's: anyone else changing it is refused
+    (``not_owner``) unless a coordinator or a person forces it with a ``reason``
+    (recorded)."""
     new_status = parse_status(status)
     new_priority = parse_priority(priority)
     new_type = parse_type(type)
@@ -458,10 +527,6 @@ def update_cell(
     closing = new_status == "closed"
 
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
-        if (new_status is not None and new_status != cell.status) or (
-            assignee is not None and (assignee or None) != cell.assignee
-        ):
-            guard.check_cell(cell, "close" if closing else "change the status or assignee of")
         updates: dict[str, Any] = {}
         if new_status is not None and not (closing and not cell.is_closed):
             updates["status"] = new_status
@@ -484,22 +549,46 @@ def update_cell(
             updates["labels"] = labels + [lb for lb in added if lb not in labels]
         if new_files is not None:
             updates["files_owned"] = new_files
+        if closing and not cell.is_closed:
+            guard.check_cell(cell, "close")
+        elif _differs(cell, updates, "status", "assignee"):
+            guard.check_cell(cell, "change the status or assignee of")
+        elif _differs(cell, updates):
+            guard.check_cell(cell, "update")
         updated = _changed(cell, **updates) if updates else cell
         if closing and not cell.is_closed:
-            return _closing(updated, index, reason=None, force=False)
+            return _closing(updated, index, reason=None, force=False, guard=guard)
         return updated
 
-    return _mutate(
-        ws, cell_id, "close" if closing else "update", change, force=force, reason=reason
+    return _mutate_many(
+        ws, cell_ids, "close" if closing else "update", change, force=force, reason=reason
     )
+
+
+def _differs(cell: Cell, updates: dict[str, Any], *only: str) -> bool:
+    """Whether ``updates`` change ``cell`` (in the fields ``only`` names, if given)."""
+    keys = [key for key in updates if not only or key in only]
+    return any(getattr(cell, key) != updates[key] for key in keys)
 
 
 def _claimed(cell: Cell, actor: str) -> Cell:
     return _changed(cell, status="in_progress", assignee=actor, started_at=utc_now())
 
 
-def start_cell(ws: Workspace, *, cell_id: str) -> Cell:
-    """Atomically claim a cell for the actor: a second claimant gets AlreadyClaimed."""
+def start_cell(
+    ws: Workspace, *, cell_id: str, force: bool = False, reason: str | None = None
+) -> Cell:
+    """Atomically claim a cell (see :func:`start_cells`)."""
+    return start_cells(ws, cell_ids=[cell_id], force=force, reason=reason)[0]
+
+
+def start_cells(
+    ws: Workspace, *, cell_ids: Sequence[str], force: bool = False, reason: str | None = None
+) -> list[Cell]:
+    """Atomically claim cells for the actor: a second claimant gets AlreadyClaimed.
+
+    A cell waiting on an open blocker is refused (``blocked_by_dependency``) unless
+    ``force``; starting it anyway is recorded in the commit (``Hive-Override``)."""
     actor = ws.require_agent("claiming a cell")
 
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
@@ -517,35 +606,58 @@ def start_cell(ws: Workspace, *, cell_id: str) -> Cell:
             raise AlreadyClaimed(
                 f"{cell.id} is already claimed by {cell.assignee}", id=cell.id, holder=cell.assignee
             )
+        _past_blockers(cell, index, guard, verb="start", force=force)
         return _claimed(cell, actor)
 
-    return _mutate(ws, cell_id, "start", change)
+    return _mutate_many(ws, cell_ids, "start", change, reason=reason)
 
 
-def _closing(cell: Cell, index: CellIndex, *, reason: str | None, force: bool) -> Cell:
+def _past_blockers(
+    cell: Cell, index: CellIndex, guard: OwnerGuard, *, verb: str, force: bool
+) -> None:
+    """Refuse ``verb`` while ``cell`` waits on an open blocker; with ``force``, note the
+    override for the commit."""
+    blockers = open_blockers(cell, index)
+    if not blockers:
+        return
+    if not force:
+        raise BlockedByDependency(
+            f"{cell.id} is blocked by open {', '.join(blockers)};"
+            " close those first or use --force (see 'hive blocked')",
+            id=cell.id,
+            blockers=blockers,
+        )
+    guard.note(f"{verb} {cell.id} despite open blockers {', '.join(blockers)}")
+
+
+def _closing(
+    cell: Cell, index: CellIndex, *, reason: str | None, force: bool, guard: OwnerGuard
+) -> Cell:
     if cell.is_closed:
         raise Conflict(f"{cell.id} is already closed", id=cell.id)
-    if not force:
-        blockers = open_blockers(cell, index)
-        if blockers:
-            raise BlockedByDependency(
-                f"{cell.id} is blocked by open {', '.join(blockers)};"
-                " close those first or use --force",
-                id=cell.id,
-                blockers=blockers,
-            )
-        if cell.type == "epic" and has_open_children(cell, index):
+    _past_blockers(cell, index, guard, verb="close", force=force)
+    if cell.type == "epic" and has_open_children(cell, index):
+        if not force:
             raise BlockedByDependency(
                 f"epic {cell.id} still has open subtasks; close them first or use --force",
                 id=cell.id,
             )
+        guard.note(f"close epic {cell.id} with open subtasks")
     return _changed(cell, status="closed", closed_at=utc_now(), close_reason=reason or None)
 
 
 def close_cell(
     ws: Workspace, *, cell_id: str, reason: str | None = None, force: bool = False
 ) -> Cell:
-    """Close a cell; refused while a ``blocks`` dependency is open unless ``force``.
+    """Close a cell (see :func:`close_cells`)."""
+    return close_cells(ws, cell_ids=[cell_id], reason=reason, force=force)[0]
+
+
+def close_cells(
+    ws: Workspace, *, cell_ids: Sequence[str], reason: str | None = None, force: bool = False
+) -> list[Cell]:
+    """Close cells in one commit; refused while a ``blocks`` dependency is open unless
+    ``force`` (recorded). A blocker closed earlier in the same call counts as closed.
 
     A claimed cell is closed by its assignee; a coordinator or a person may close
     someone else's with ``force`` and a ``reason`` (the override is recorded).
@@ -553,27 +665,40 @@ def close_cell(
 
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         guard.check_cell(cell, "close")
-        return _closing(cell, index, reason=reason, force=force)
+        return _closing(cell, index, reason=reason, force=force, guard=guard)
 
-    return _mutate(ws, cell_id, "close", change, force=force, reason=reason)
+    return _mutate_many(ws, cell_ids, "close", change, force=force, reason=reason)
 
 
 def reopen_cell(ws: Workspace, *, cell_id: str) -> Cell:
+    return reopen_cells(ws, cell_ids=[cell_id])[0]
+
+
+def reopen_cells(ws: Workspace, *, cell_ids: Sequence[str]) -> list[Cell]:
+    """Reopen closed cells, in one commit."""
+
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         if not cell.is_closed:
             raise Conflict(f"{cell.id} is not closed (status {cell.status})", id=cell.id)
         return _changed(cell, status="open", closed_at=None, close_reason=None)
 
-    return _mutate(ws, cell_id, "reopen", change)
+    return _mutate_many(ws, cell_ids, "reopen", change)
 
 
 def delete_cell(
     ws: Workspace, *, cell_id: str, force: bool = False, reason: str | None = None
 ) -> Cell:
-    """Tombstone a cell: the file stays (so merges cannot resurrect it), hidden from views.
+    return delete_cells(ws, cell_ids=[cell_id], force=force, reason=reason)[0]
 
-    ``force`` also deletes a cell with live subtasks; a claimed cell is its
-    assignee's to delete (a coordinator or person overrides with force and a reason).
+
+def delete_cells(
+    ws: Workspace, *, cell_ids: Sequence[str], force: bool = False, reason: str | None = None
+) -> list[Cell]:
+    """Tombstone cells: the file stays (so merges cannot resurrect it), hidden from views.
+
+    ``force`` also deletes a cell with live subtasks (subtasks given before their
+    parent in the same call are deleted first); a claimed cell is its assignee's to delete (a
+    coordinator or person overrides with force and a reason).
     """
 
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
@@ -588,7 +713,9 @@ def delete_cell(
                 )
         return _changed(cell, deleted_at=utc_now())
 
-    return _mutate(ws, cell_id, "delete", change, allow_deleted=False, force=force, reason=reason)
+    return _mutate_many(
+        ws, cell_ids, "delete", change, allow_deleted=False, force=force, reason=reason
+    )
 
 
 def add_dependency(ws: Workspace, *, cell_id: str, target: str, dep_type: str = "blocks") -> Cell:

@@ -47,6 +47,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
     problems += _tools_config_problems(ws, snap)
+    problems += _verify_problems(ws)
     problems += symlink_problems(ws, snap)
     problems += _merge_conflicts(index)
     problems += merge_setup_problems(ws, snap)
@@ -58,6 +59,18 @@ def diagnose(ws: Workspace) -> DoctorReport:
         warnings=_identity_warnings(ws),
         objects=object_store_health(ws),
     )
+
+
+def _verify_problems(ws: Workspace) -> list[Problem]:
+    """A malformed ``verify:`` (swarm_complete's gate), with its line."""
+    from hive.domain.swarm.complete import verify_settings
+    from hive.errors import InvalidInput
+
+    try:
+        verify_settings(ws)
+    except InvalidInput as exc:
+        return [Problem(kind="config", message=exc.message, path=CONFIG_PATH)]
+    return []
 
 
 def symlink_problems(ws: Workspace, snap: Snapshot | None = None) -> list[Problem]:

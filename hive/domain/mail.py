@@ -453,9 +453,17 @@ def require_registered(ws: Workspace, name: str) -> None:
 def _require_agent(state: MailState, name: str) -> None:
     if name not in state.agents:
         raise NotFound(
-            f"agent {name!r} is not registered; run 'hive mail init' (swarmmail_init) first",
+            f"agent {name!r} is not registered; {how_to_register(name)}",
             agent=name,
         )
+
+
+def how_to_register(name: str) -> str:
+    """The next step for an agent name nobody registered yet."""
+    return (
+        f"register it with 'hive agent register {name}' (or 'hive mail init --name {name}';"
+        " swarmmail_init over MCP) and export the HIVE_AGENT_TOKEN it prints"
+    )
 
 
 # ------------------------------------------------------------------ messages
@@ -498,7 +506,12 @@ def send_message(
                 if COORDINATOR in unknown
                 else ""
             )
-            raise NotFound(f"unknown recipient(s) {', '.join(unknown)} (registered: {known}){hint}")
+            register = "" if hint else f"; {how_to_register(unknown[0])}"
+            raise NotFound(
+                f"unknown recipient(s) {', '.join(unknown)}: not registered (registered: {known})"
+                f"{hint}{register}",
+                recipients=unknown,
+            )
         if thread_id:
             extra = set(state.threads.get(thread_id, set())) | set(thread_members)
             recipients += sorted(n for n in extra if n in state.agents and n not in recipients)

@@ -61,6 +61,11 @@ def decode_context(content: bytes, path: str = CONTEXT_PATH) -> ProjectContext:
         raise CorruptFile(f"{path}: invalid field {where!r}: {error['msg']}", path=path) from None
 
 
+def encode_context(context: ProjectContext) -> bytes:
+    """The file's bytes (the same for equal contexts)."""
+    return dumps(context.model_dump(mode="json")).encode("utf-8")
+
+
 def load_context(ws: Workspace, snap: Snapshot | None = None) -> ProjectContext:
     snap = snap or ws.snapshot()
     sha = snap.blob_sha(CONTEXT_PATH)
@@ -179,7 +184,7 @@ def update_context(
         value = getattr(updated, section)
         if updated == current:
             return [], "", ContextUpdate(section=section, value=value, changed=False)
-        content = dumps(updated.model_dump(mode="json")).encode("utf-8")
+        content = encode_context(updated)
         if len(content) > MAX_FILE_BYTES:
             raise InvalidInput(f"{CONTEXT_PATH} would exceed {MAX_FILE_BYTES} bytes")
         message = format_message(

@@ -34,6 +34,12 @@ conflict of field ``file``. Only when no side parses is the merge unclean.
 
 Reservation files merge entry by entry (a set keyed by id, pattern and grant
 time, removals win; a renewal keeps the later expiry).
+
+The project context (``.hive/context.yaml``, an append-only log of goals,
+decisions, milestones and banned approaches) merges section by section:
+entries of both sides are kept once each (removals win), a milestone completed
+on either side is completed, and ``stack``/``project`` merge key by key (a key
+both sides set differently takes the larger value, so both clones agree).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from hive.store.layout import CELLS_DIR, cell_id_from_path
 
 TOMBSTONE_TTL = timedelta(days=30)
 RESERVATIONS_DIR = ".hive/reservations"
+CONTEXT_PATH = ".hive/context.yaml"
 MAX_KEPT_TEXT = 64 * 1024  # a broken side's text kept in a conflict record
 CONFLICT_FIELDS = ("title", "description", "design", "acceptance_criteria", "assignee")
 SCALAR_FIELDS = (
@@ -82,8 +89,8 @@ class MergeOutcome:
 
 
 def is_mergeable_path(path: str) -> bool:
-    """Files the field-level merge understands (cells and reservation files)."""
-    return _is_cell_path(path) or _is_reservation_path(path)
+    """Files the field-level merge understands (cells, reservation files, context)."""
+    return _is_cell_path(path) or _is_reservation_path(path) or path == CONTEXT_PATH
 
 
 def _is_cell_path(path: str) -> bool:
@@ -111,6 +118,8 @@ def merge_file(
         return merge_cell_files(path, base, ours, theirs)
     if _is_reservation_path(path):
         return merge_reservation_files(path, base, ours, theirs)
+    if path == CONTEXT_PATH:
+        return merge_context_files(path, base, ours, theirs)
     return MergeOutcome(content=ours, clean=False, message=f"{path}: both sides changed it")
 
 
@@ -387,3 +396,109 @@ def merge_reservation_files(
     merged.sort(key=lambda r: (r.created_at, r.id, r.path_pattern))
     result = ReservationFile(agent=mine.agent, reservations=merged)
     return MergeOutcome(content=encode_file(result))
+
+
+# ------------------------------------------------------------------ project context
+
+
+def merge_context_files(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> MergeOutcome:
+    """``.hive/context.yaml``: an append-only log, merged section by section."""
+    from hive.domain.memory import ProjectContext, decode_context, encode_context
+
+    def parse(data: bytes | None) -> ProjectContext | None:
+        if data is None:
+            return None
+        try:
+            return decode_context(data, path)
+        except CorruptFile:
+            return None
+
+    mine, other = parse(ours), parse(theirs)
+    if mine is None and other is None:
+        return MergeOutcome(content=ours, clean=False, message=f"{path}: neither side parses")
+    if mine is None or other is None:
+        good = mine or other
+        assert good is not None
+        return MergeOutcome(content=encode_context(good))
+    original = parse(base)
+
+    def section(name: str) -> Any:
+        return None if original is None else getattr(original, name)
+
+    merged = ProjectContext(
+        goals=_log_merge(section("goals"), mine.goals, other.goals),
+        banned=_log_merge(section("banned"), mine.banned, other.banned),
+        decisions=_log_merge(section("decisions"), mine.decisions, other.decisions),
+        milestones=_milestones(section("milestones"), mine.milestones, other.milestones),
+        stack=_mapping_merge(section("stack"), mine.stack, other.stack),
+        project=_mapping_merge(section("project"), mine.project, other.project),
+    )
+    return MergeOutcome(content=encode_context(merged))
+
+
+def _canonical(item: Any) -> str:
+    import json
+
+    return json.dumps(item, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _log_merge(base: list[T] | None, ours: list[T], theirs: list[T]) -> list[T]:
+    """Entries of both sides once each (an entry either side removed is gone); the
+    base's order, then what was added, by recording time (the same on both clones)."""
+    merged = _set_merge(base, ours, theirs, _canonical)
+    before = {_canonical(item) for item in base or []}
+    kept = [item for item in merged if _canonical(item) in before]
+    added = [item for item in merged if _canonical(item) not in before]
+    return kept + sorted(added, key=lambda item: (_recorded(item), _canonical(item)))
+
+
+def _recorded(item: Any) -> str:
+    return str(item.get("recorded_at", "")) if isinstance(item, dict) else ""
+
+
+def _milestones(
+    base: list[dict[str, Any]] | None, ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Milestones by name: both sides' kept; completed on either side is completed."""
+
+    def name(item: dict[str, Any]) -> str:
+        return str(item.get("name"))
+
+    def rank(item: dict[str, Any]) -> tuple[bool, str]:
+        return (item.get("status") == "completed", _canonical(item))
+
+    by_name: dict[str, dict[str, Any]] = {}
+    for item in [*ours, *theirs]:
+        current = by_name.get(name(item))
+        if current is None or rank(item) > rank(current):
+            by_name[name(item)] = item
+    chosen = _log_merge(
+        [{"name": name(item)} for item in base] if base is not None else None,
+        [{"name": name(item)} for item in ours],
+        [{"name": name(item)} for item in theirs],
+    )
+    ordered = [by_name[str(item["name"])] for item in chosen]
+    return sorted(ordered, key=lambda item: (_recorded(item), name(item)))
+
+
+def _mapping_merge(
+    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any]
+) -> dict[str, Any]:
+    """Key by key: a key only one side changed takes that side's value (a removal
+    too); a key both sides set differently takes the larger value (commutative)."""
+    original = base or {}
+    missing = object()
+    merged: dict[str, Any] = {}
+    for key in sorted({*ours, *theirs, *original}):
+        mine, other = ours.get(key, missing), theirs.get(key, missing)
+        before = original.get(key, missing)
+        if mine == other or other == before:
+            value = mine
+        elif mine == before:
+            value = other
+        else:
+            present = [v for v in (mine, other) if v is not missing]
+            value = max(present, key=_canonical)
+        if value is not missing:
+            merged[key] = value
+    return merged

@@ -107,6 +107,7 @@ class OwnerGuard:
         self.force = force
         self.reason = reason
         self.overrides: list[Override] = []
+        self.notes: list[tuple[str, str]] = []  # other rules set aside with force
 
     def check(
         self, *, owner: str | None, action: str, target: str, what: str = "claimed by"
@@ -130,6 +131,14 @@ class OwnerGuard:
 
     def trailers(self) -> list[tuple[str, str]]:
         return override_trailers(self.overrides)
+
+    def note(self, what: str) -> None:
+        """Record a rule other than ownership set aside with force (starting or closing
+        past open blockers): a ``Hive-Override`` trailer naming who, what and why."""
+        why = " ".join((self.reason or "").split()) or "forced"
+        text = " ".join(f"{self.ws.actor} forced: {what}: {why}".split())[:500]
+        if (OVERRIDE_TRAILER, text) not in self.notes:
+            self.notes.append((OVERRIDE_TRAILER, text))
 
 
 def override_trailers(overrides: Iterable[Override]) -> list[tuple[str, str]]:

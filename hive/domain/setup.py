@@ -23,8 +23,12 @@ from hive.store.layout import CONFIG_PATH
 
 ATTRIBUTES_PATH = ".gitattributes"
 ATTRIBUTES_COMMENT = "# hive: merge .hive/ files field by field (hive init; see docs/sync.md)"
-ATTRIBUTE_LINES = (".hive/cells/** merge=hive", ".hive/reservations/** merge=hive")
-SAMPLE_PATHS = (".hive/cells/x/hv-x.yaml", ".hive/reservations/agent.yaml")
+ATTRIBUTE_LINES = (
+    ".hive/cells/** merge=hive",
+    ".hive/reservations/** merge=hive",
+    ".hive/context.yaml merge=hive",
+)
+SAMPLE_PATHS = (".hive/cells/x/hv-x.yaml", ".hive/reservations/agent.yaml", ".hive/context.yaml")
 DRIVER_KEY = "merge.hive.driver"
 DRIVER_NAME_KEY = "merge.hive.name"
 DRIVER_MODULE = "hive.cli.merge_driver"
@@ -32,6 +36,7 @@ DRIVER_MODULE = "hive.cli.merge_driver"
 
 def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
     """Create the hive in this repository; a second run changes nothing."""
+    _refuse_hive_file(ws)
     try:
         config = HiveConfig(prefix=prefix) if prefix else HiveConfig()
     except ValidationError as exc:
@@ -64,6 +69,18 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
         merge_driver=install_merge_driver(ws),
         remotes=configure_remotes(ws),
     )
+
+
+def _refuse_hive_file(ws: Workspace) -> None:
+    """``.hive`` must be a directory (or absent): say so, with the way out."""
+    place = os.path.join(ws.root, ".hive")
+    if os.path.lexists(place) and not os.path.isdir(place):
+        kind = "a symlink" if os.path.islink(place) else "a file"
+        raise InvalidInput(
+            f"{place} is {kind}, not a directory: hive keeps its cells in .hive/;"
+            " move or rename it, then run 'hive init' again",
+            path=".hive",
+        )
 
 
 def _attributes_change(ws: Workspace, snap: Snapshot) -> Change | None:

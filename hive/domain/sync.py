@@ -42,7 +42,7 @@ from hive.git.gitconfig import add_value, get_all, git_available, remotes
 from hive.git.remote import check_remote, fetch_refs, push_refs, tracking_ref
 from hive.git.repo import Change, Plan, Snapshot, format_message
 from hive.git.state import check_git_state
-from hive.git.syncref import hive_tree, merge_base, move_ref, state_commit
+from hive.git.syncref import history_blobs, hive_tree, merge_base, move_ref, state_commit
 from hive.models.reservation import Contest
 from hive.models.results import SyncResult
 from hive.store.layout import CELLS_DIR, HIVE_DIR, cell_id_from_path
@@ -53,6 +53,7 @@ MAIL_REF = "refs/hive/mail"
 HIVE_REFS = "refs/hive/*"
 PUSH_REFSPEC = f"{HIVE_REFS}:{HIVE_REFS}"
 SYNC_ATTEMPTS = 8
+HISTORY_LIMIT = 2000  # commits searched for the versions a side already had
 
 
 def fetch_refspec(remote: str) -> str:
@@ -93,9 +94,9 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
     totals: dict[str, Any] = {"received": 0, "conflicts": [], "unresolved": [], "contested": []}
     commit: str | None = None
     for attempt in range(1, SYNC_ATTEMPTS + 1):
-        report("fetching", 0, 1)
+        report("fetching", 0, 3)
         fetch_refs(ws.root, name, HIVE_REFS, tracking_ref(name, "*"))
-        report("merging", 0, 1)
+        report("merging", 1, 3)
         merged = _merge_state(ws, name)
         commit = merged.get("commit") or commit
         for key in ("conflicts", "unresolved", "contested"):
@@ -105,10 +106,10 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
         _notify(ws, merged["contested"])
         if not merged["recorded"]:
             continue  # another sync in this clone moved refs/hive/state meanwhile: again
-        report("pushing", 0, 1)
+        report("pushing", 2, 3)
         rejected = push_refs(ws.root, name, [r for r in (STATE_REF, MAIL_REF) if _exists(ws, r)])
         if not rejected:
-            report("done", 1, 1)
+            report("done", 3, 3)
             return SyncResult(
                 remote=name,
                 attempts=attempt,
@@ -145,7 +146,8 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
 
     def plan(snap: Snapshot) -> Plan:
         ours = snap.listing(HIVE_DIR)
-        changes, details = _merged_changes(ws, snap, ours, their_files, base_files)
+        had = _History(ws, theirs=theirs, ours=snap.head.commit)
+        changes, details = _merged_changes(ws, snap, ours, their_files, base_files, had)
         found.clear()
         found.update(details)
         cells = sorted({cid for c in changes if (cid := cell_id_from_path(c.path))})
@@ -200,12 +202,35 @@ def _listing(ws: Workspace, tree: str | None) -> dict[str, str]:
     return {} if tree is None else ws.git.tree_listing(tree, HIVE_DIR)
 
 
+class _History:
+    """Whether a side already had a version of a file (it is in that side's history).
+
+    The three-way merge base is the state both clones last agreed on; a clone
+    that never synced has none, and a file can also reach a branch by ``git
+    pull``. A version one side already had is older than that side's own, so
+    the newer one is taken as it is: a stale copy is never merged as an edit
+    (no spurious conflicts, no resurrected labels). Read lazily, once per side.
+    """
+
+    def __init__(self, ws: Workspace, *, theirs: str | None, ours: str | None) -> None:
+        self._git = ws.git
+        self._tips = {"theirs": theirs, "ours": ours}
+        self._blobs: dict[str, set[str]] = {}
+
+    def had(self, side: str, blob: str) -> bool:
+        if side not in self._blobs:
+            tip = self._tips[side]
+            self._blobs[side] = history_blobs(self._git, tip, limit=HISTORY_LIMIT)
+        return blob in self._blobs[side]
+
+
 def _merged_changes(
     ws: Workspace,
     snap: Snapshot,
     ours: dict[str, str],
     theirs: dict[str, str],
     base: dict[str, str],
+    had: _History,
 ) -> tuple[list[Change], dict[str, Any]]:
     """The changes that bring this branch's ``.hive/`` to the merged state."""
     read = ws.git.read_blob
@@ -225,9 +250,11 @@ def _merged_changes(
             changes.append(Change(path, read(other)))
             received += 1
             continue
-        if mine == original:
+        if mine == original or had.had("theirs", mine):  # ours is a version they had
             changes.append(Change(path, read(other)))
             received += 1
+            continue
+        if had.had("ours", other):  # theirs is a version this clone had: ours is newer
             continue
         if not is_mergeable_path(path):
             unresolved.append(f"{path}: changed on both sides; kept this clone's version")

@@ -66,6 +66,7 @@ class MixedPlan:
     result: Any = None
     files: list[Change] = field(default_factory=list)
     trailers: list[tuple[str, str]] = field(default_factory=list)  # e.g. Hive-Override
+    body: str = ""  # between the subject and the trailers (swarm_complete: the summary)
 
 
 class Workspace:
@@ -94,7 +95,7 @@ class Workspace:
         the caller is a person acting as their git identity. ``unregistered``:
         a tool caller that has not registered yet.
         """
-        self.git = GitRepo.discover(path)
+        self.git = GitRepo.discover(os.path.expanduser(str(path)))
         self.autocommit = _env_flag("HIVE_AUTOCOMMIT", True) if autocommit is None else autocommit
         self._principal: Principal | None = None
         self._claim = claim
@@ -389,7 +390,7 @@ class Workspace:
             changes += wanted.files
             cell_ids = [c.id for c in wanted.cells]
             message = self.message(
-                event, wanted.subject_id, wanted.title, cell_ids, wanted.trailers
+                event, wanted.subject_id, wanted.title, cell_ids, wanted.trailers, wanted.body
             )
             return Plan(changes=changes, message=message, result=wanted.result)
 
@@ -452,11 +453,13 @@ class Workspace:
         title: str,
         cell_ids: list[str],
         extra: Sequence[tuple[str, str]] = (),
+        body: str = "",
     ) -> str:
         trailers = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(cell_ids or [subject_id])]
         trailers += [*self.trailers(event), *extra]
         subject = without_control_chars(f"hive: {event} {subject_id} {title}")
-        return format_message(subject, trailers)
+        text = "\n".join(without_control_chars(line) for line in body.splitlines())
+        return format_message(subject, trailers, text)
 
     def lock_timeout(self) -> float:
         env = os.environ.get("HIVE_LOCK_TIMEOUT")

@@ -45,7 +45,7 @@ class RepoPaths:
 
 def discover(start: str) -> RepoPaths:
     """Find the working tree containing ``start``; raise NotAGitRepository otherwise."""
-    here = os.path.abspath(start)
+    here = os.path.abspath(os.path.expanduser(start))
     if not os.path.isdir(here):
         raise NotAGitRepository(f"{start}: no such directory")
     probe = here

@@ -250,11 +250,14 @@ def parse_trailers(message: str) -> dict[str, list[str]]:
     return found
 
 
-def format_message(subject: str, trailers: Iterable[tuple[str, str]]) -> str:
-    """A commit message: a one-line subject, a blank line, then trailers."""
+def format_message(subject: str, trailers: Iterable[tuple[str, str]], body: str = "") -> str:
+    """A commit message: a one-line subject, a blank line, the body (if any; its own
+    blank lines kept), a blank line, then trailers."""
     clean_subject = " ".join(subject.split())
     lines = [f"{key}: {' '.join(value.split())}" for key, value in trailers]
-    return clean_subject + "\n\n" + "\n".join(lines) + "\n"
+    paragraphs = [p.strip() for p in body.replace("\r\n", "\n").split("\n\n") if p.strip()]
+    text = "".join(paragraph + "\n\n" for paragraph in paragraphs)
+    return clean_subject + "\n\n" + text + "\n".join(lines) + "\n"
 
 
 class GitRepo:
@@ -529,17 +532,22 @@ class GitRepo:
 
     def commit_diff(self, commit_sha: str) -> CommitDiff:
         """What ``commit_sha`` changed against its first parent: per-file stats and a patch."""
+        commit = self._commit(commit_sha)
+        return self.range_diff(commit.parents[0].decode() if commit.parents else None, commit_sha)
+
+    def range_diff(self, base: str | None, tip: str) -> CommitDiff:
+        """What changed from commit ``base`` (None: nothing) to commit ``tip``."""
         import io
 
         from dulwich.patch import write_tree_diff
 
-        commit = self._commit(commit_sha)
-        parent_tree = self._commit(commit.parents[0].decode()).tree if commit.parents else None
+        commit = self._commit(tip)
+        base_tree = self._commit(base).tree if base else None
         buffer = io.BytesIO()
-        write_tree_diff(buffer, self.dulwich.object_store, parent_tree, commit.tree)
+        write_tree_diff(buffer, self.dulwich.object_store, base_tree, commit.tree)
         patch = buffer.getvalue().decode("utf-8", errors="replace")
         return CommitDiff(
-            sha=commit_sha,
+            sha=tip,
             subject=commit.message.decode("utf-8", errors="replace").split("\n", 1)[0],
             author=commit.author.decode("utf-8", errors="replace"),
             time=commit.commit_time,

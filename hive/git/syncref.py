@@ -61,3 +61,26 @@ def move_ref(
     if old == new:
         return True
     return repo.swap_ref(HeadRef(ref=ref, commit=old), new, author, message)
+
+
+def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:
+    """Every blob id that was under ``.hive`` in ``tip`` or its ancestors (the newest
+    ``limit`` commits): the versions of hive files that side already had. Shared
+    subtrees are read once, so a long history of small changes stays cheap."""
+    found: set[str] = set()
+    if tip is None:
+        return found
+    seen_trees: set[str] = set()
+    for info in repo.iter_commits(tip, limit=limit):
+        pending = [hive_tree(repo, info.sha)]
+        while pending:
+            tree = pending.pop()
+            if tree is None or tree in seen_trees:
+                continue
+            seen_trees.add(tree)
+            for mode, sha in repo.tree_items(tree).values():
+                if mode == TREE_MODE:
+                    pending.append(sha)
+                else:
+                    found.add(sha)
+    return found

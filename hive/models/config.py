@@ -38,3 +38,26 @@ class HiveConfig(BaseModel):
 
     def extra_settings(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
+
+
+class VerifySettings(BaseModel):
+    """``verify:`` in ``.hive/config.yaml``: the gate ``swarm_complete`` runs first."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    commands: list[str] = Field(default_factory=list)  # ``{files}``: the touched files
+    timeout_seconds: float = Field(default=300.0, gt=0)
+
+    @field_validator("commands", mode="before")
+    @classmethod
+    def _one_command(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("timeout_seconds", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        if value is None:
+            return 300.0
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value

@@ -152,3 +152,56 @@ class SyncResult(BaseModel):
     conflicts: list[dict[str, Any]] = Field(default_factory=list)
     unresolved: list[str] = Field(default_factory=list)
     contested: list[Contest] = Field(default_factory=list)
+
+
+class CellRef(BaseModel):
+    """Another cell named in a result: enough to recognise it."""
+
+    id: str
+    title: str = ""
+    status: str = "unknown"
+    assignee: str | None = None
+
+
+class BlockedCell(BaseModel):
+    """A cell waiting on open blockers (``hive blocked``): which ones, and their state."""
+
+    id: str
+    title: str
+    status: str
+    priority: int
+    type: str
+    assignee: str | None = None
+    blocked_by: list[str] = Field(default_factory=list)
+    blocked_by_count: int = 0
+    open_blockers: list[CellRef] = Field(default_factory=list)
+
+
+class LeadTime(BaseModel):
+    """Hours from creation to close, over the closed cells."""
+
+    closed: int = 0
+    mean_hours: float | None = None
+    median_hours: float | None = None
+    max_hours: float | None = None
+
+
+class CellStats(BaseModel):
+    """Counts of the live (not deleted) cells (``hive stats``)."""
+
+    total: int
+    open: int
+    ready: int
+    blocked: int
+    by_status: dict[str, int]
+    by_type: dict[str, int]
+    by_priority: dict[str, int]
+    by_assignee: dict[str, int]
+    lead_time: LeadTime
+
+
+class CellDetail(Cell):
+    """A cell as ``hive show`` presents it: with the blockers still open."""
+
+    blocked_by: list[str] = Field(default_factory=list)
+    open_blockers: list[CellRef] = Field(default_factory=list)

@@ -196,6 +196,9 @@ class CellReview(BaseModel):
     files_touched: list[str]
     scope_violations: list[str]
     outcome: Outcome | None = None
+    commits: list[str] = Field(default_factory=list)  # shas carrying its Hive-Cell trailer
+    files: list[ReviewFile] = Field(default_factory=list)  # the cell's diff, per file
+    patch: str = ""  # one diff for the cell: its files, before its first commit -> after its last
 
 
 class Review(BaseModel):

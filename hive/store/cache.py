@@ -120,6 +120,31 @@ class CellIndex:
         """Ids of all cell files, including ones that failed to parse (a live view)."""
         return IdSet(self)
 
+    def overlay(self, changed: Mapping[str, Cell]) -> CellIndex:
+        """This state with ``changed`` cells written over it (a plan changing several
+        cells checks each change against the ones before); this index is unchanged."""
+        pending = {f"pending:{cell.id}": cell for cell in changed.values()}
+        blobs = dict(self.blobs)
+        nodes = dict(self.nodes)
+        for blob, cell in pending.items():
+            blobs[cell.id] = blob
+            nodes[cell.id] = node_of(cell)
+        base = self.load
+
+        def load(wanted: list[str]) -> dict[str, Cell]:
+            found = {blob: pending[blob] for blob in wanted if blob in pending}
+            rest = [blob for blob in wanted if blob not in pending]
+            return {**base(rest), **found} if rest else found
+
+        return CellIndex(
+            key=f"{self.key}+",
+            paths=self.paths,
+            blobs=blobs,
+            nodes=nodes,
+            problems=self.problems,
+            load=load,
+        )
+
 
 class IdSet:
     """The ids taken in one index, plus ids added by a plan in progress."""

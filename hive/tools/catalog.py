@@ -174,10 +174,32 @@ class IdArgs(Args):
     id: str = Id
 
 
-def _start(ctx: CallContext, a: IdArgs) -> Any:
+class StartArgs(Args):
+    id: str = Id
+    force: bool = Field(default=False, description="past open blockers (recorded)")
+    reason: str | None = Field(default=None, max_length=5000)
+
+
+def _start(ctx: CallContext, a: StartArgs) -> Any:
     from hive.domain.cells import start_cell
 
-    return start_cell(ctx.workspace(), cell_id=a.id)
+    return start_cell(ctx.workspace(), cell_id=a.id, force=a.force, reason=a.reason)
+
+
+class BlockedArgs(Args):
+    limit: int = Field(default=50, ge=1, le=1000)
+
+
+def _blocked(ctx: CallContext, a: BlockedArgs) -> Any:
+    from hive.domain.stats import blocked_cells
+
+    return blocked_cells(ctx.workspace(), limit=a.limit)
+
+
+def _stats(ctx: CallContext, a: NoArgs) -> Any:
+    from hive.domain.stats import cell_stats
+
+    return cell_stats(ctx.workspace())
 
 
 class CloseArgs(Args):
@@ -793,7 +815,7 @@ TOOLS = [
     ),
     Tool("hive_query", "Show one cell (id) or list cells by filters.", QueryArgs, _query),
     Tool("hive_update", "Change fields of a cell.", UpdateArgs, _update),
-    Tool("hive_start", "Claim a cell atomically.", IdArgs, _start),
+    Tool("hive_start", "Claim a cell atomically.", StartArgs, _start),
     Tool("hive_close", "Close a cell.", CloseArgs, _close),
     Tool("hive_ready", "Ready work, most urgent first.", ReadyArgs, _ready),
     Tool(
@@ -884,6 +906,10 @@ MORE_TOOLS = [
     Tool("hive_dep", "Add, remove or show (tree) a cell's dependencies.", DepArgs, _dep),
     Tool("hive_reopen", "Reopen a closed cell.", IdArgs, _reopen),
     Tool("hive_delete", "Delete (tombstone) a cell.", DeleteArgs, _delete),
+    Tool("hive_blocked", "Cells waiting on open blockers, and which.", BlockedArgs, _blocked),
+    Tool(
+        "hive_stats", "Cell counts by status, type, priority, assignee; lead time.", NoArgs, _stats
+    ),
     Tool("hive_log", "hive commits, newest first (one cell's with id).", LogArgs, _history),
     Tool("hive_review", "Commits, files and outcome of a cell or epic.", ReviewArgs, _review),
     Tool(

@@ -87,7 +87,23 @@ def build_server(ctx: CallContext) -> Server[Any]:
 
 
 def serve_stdio(ctx: CallContext) -> None:
-    """Serve until the client closes stdin."""
+    """Serve until the client closes stdin, or Ctrl-C / SIGTERM asks the server to stop:
+    each is a clean stop (no traceback; the CLI exits 0)."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        _serve(ctx)
+    except KeyboardInterrupt:
+        return
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _serve(ctx: CallContext) -> None:
     server = build_server(ctx)
 
     async def main() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from hive.domain.beads import import_beads
 from hive.domain.cells import create_cell
 from hive.domain.limits import MAX_GLOB, MAX_SHORT, MAX_TEXT
 from hive.domain.reservations import reserve
@@ -20,6 +21,7 @@ from tests.inprocess import run_hive
 
 LONG_GLOB = "src/" + "a" * (MAX_GLOB - 4 + 1)  # one character over
 OK_GLOB = "src/" + "a" * (MAX_GLOB - 4)
+STAMP = "2026-01-01T00:00:00Z"
 
 
 def _cli(repo: Path, *args: str) -> int:
@@ -89,3 +91,31 @@ def test_titles_are_one_line_everywhere(ws: Workspace, repo: Path) -> None:
         ("hive_create", {"title": "a\nb"}),
         repo,
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("labels", ["two\nlines"], "label must be one line"),
+        ("labels", ["x" * (MAX_SHORT + 1)], "label is too long"),
+        ("assignee", "a\nb", "assignee must be one line"),
+        ("description", "x" * (MAX_TEXT + 1), "description is too long"),
+        ("notes", "bell\x07", "notes must not contain control characters"),
+        ("comments", [{"text": "x" * (MAX_TEXT + 1), "created_at": STAMP}], "comment is too long"),
+    ],
+)
+def test_a_beads_import_applies_the_same_limits(
+    ws: Workspace, repo: Path, tmp_path: Path, field: str, value: Any, problem: str
+) -> None:
+    from tests.conftest import git
+
+    good = {"id": "bd-1", "title": "ok", "status": "open", "created_at": STAMP}
+    bad = {**good, "id": "bd-2", field: value}
+    source = tmp_path / "limits.jsonl"
+    source.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(InvalidInput, match=f"limits.jsonl:2: {problem}"):
+        import_beads(ws, path=str(source))
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing committed
+    result = run_hive(["-C", str(repo), "import", "beads", str(source)], module="hive.cli.main")
+    assert result.exit_code == 2 and "limits.jsonl:2:" in result.output

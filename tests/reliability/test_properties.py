@@ -196,6 +196,68 @@ def test_merge_of_garbage_never_crashes_and_keeps_a_valid_side(
     assume(True)
 
 
+def contexts() -> st.SearchStrategy[bytes]:
+    from hive.domain.memory import ProjectContext, encode_context
+
+    entries = st.sampled_from(["a", "b", "c", "d"])
+    decisions = st.builds(
+        lambda d, day: {"decision": d, "recorded_at": f"2026-01-0{day}T00:00:00Z"},
+        entries,
+        st.integers(1, 4),
+    )
+    milestones = st.builds(
+        lambda n, done: {"name": n, "status": "completed" if done else "pending"},
+        entries,
+        st.booleans(),
+    )
+    mapping = st.dictionaries(entries, st.integers(0, 3) | entries, max_size=3)
+    return st.builds(
+        lambda goals, banned, ds, ms, stack, project: encode_context(
+            ProjectContext(
+                goals=list(dict.fromkeys(goals)),
+                banned=list(dict.fromkeys(banned)),
+                decisions=ds,
+                milestones=list({m["name"]: m for m in ms}.values()),
+                stack=stack,
+                project=project,
+            )
+        ),
+        st.lists(entries, max_size=3),
+        st.lists(entries, max_size=3),
+        st.lists(decisions, max_size=3),
+        st.lists(milestones, max_size=3),
+        mapping,
+        mapping,
+    )
+
+
+@FAST
+@given(st.none() | contexts(), contexts(), contexts())
+def test_context_merge_is_commutative_valid_and_loses_no_addition(
+    base: bytes | None, ours: bytes, theirs: bytes
+) -> None:
+    from hive.domain.memory import CONTEXT_PATH, decode_context
+
+    one = merge_file(CONTEXT_PATH, base, ours, theirs)
+    two = merge_file(CONTEXT_PATH, base, theirs, ours)
+    assert one.clean and one.content == two.content
+    merged = decode_context(one.content)  # a valid file hive reads
+    original = decode_context(base) if base is not None else None
+    for side in (decode_context(ours), decode_context(theirs)):
+        for goal in side.goals:  # an entry one side added is kept
+            assert goal in merged.goals or (original is not None and goal in original.goals)
+        done = {m["name"] for m in side.milestones if m["status"] == "completed"}
+        done_before = {
+            m["name"]
+            for m in (original.milestones if original else [])
+            if m["status"] == "completed"
+        }
+        for name in done - done_before:  # completed here (since the common ancestor)
+            kept = [m for m in merged.milestones if m["name"] == name]
+            assert all(m["status"] == "completed" for m in kept)
+    assert len(merged.goals) == len(set(merged.goals))  # none twice
+
+
 # ------------------------------------------------------------------ the tool envelope
 
 json_values = st.recursive(

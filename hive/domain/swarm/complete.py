@@ -37,6 +37,7 @@ from hive.errors import (
 )
 from hive.git.repo import Change, Snapshot
 from hive.models import Cell, utc_now
+from hive.models.config import VerifySettings
 from hive.models.outcome import Outcome
 from hive.models.reservation import Reservation
 from hive.models.swarm import CompleteResult, GateRun
@@ -44,7 +45,6 @@ from hive.store.cache import CellIndex
 
 MAX_TOUCHED_FILES = 1000
 MAX_FILE_BYTES = 50 * 1024 * 1024
-DEFAULT_GATE_TIMEOUT = 300.0
 GATE_OUTPUT_LIMIT = 20_000
 EXECUTABLE = 0o100755
 REGULAR = 0o100644
@@ -140,6 +140,7 @@ def swarm_complete(
             result=result,
             files=files,
             trailers=guard.trailers(),
+            body=commit_body(summary, touched),
         )
 
     written = agent_ws.write_mixed(plan, event="complete")
@@ -147,6 +148,20 @@ def swarm_complete(
         record_overrides(ws, guards[0].overrides, written.commit)
     completed: CompleteResult = written.result
     return completed.model_copy(update={"commit": written.commit})
+
+
+MAX_BODY = 4000
+
+
+def commit_body(summary: str, touched: Sequence[str]) -> str:
+    """The summary (and the files committed) for the commit message body; a long
+    summary is cut there (the outcome record keeps it whole)."""
+    text = summary.strip()
+    if len(text) > MAX_BODY:
+        text = text[:MAX_BODY].rstrip() + "\n[summary cut; the whole of it is in the outcome]"
+    if touched:
+        text += "\n\nFiles: " + ", ".join(touched[:50]) + (" ..." if len(touched) > 50 else "")
+    return text
 
 
 # ------------------------------------------------------------------ checks
@@ -316,15 +331,10 @@ def _refuse_unknown_deletions(snap: Snapshot, changes: list[Change]) -> None:
 
 def run_verification(ws: Workspace, touched: list[str]) -> list[GateRun]:
     """Run the commands of ``verify`` in .hive/config.yaml; raise GateFailed on failure."""
-    settings = ws.config().extra_settings().get("verify") or {}
-    if not isinstance(settings, dict):
-        raise InvalidInput(".hive/config.yaml: 'verify' must be a mapping with 'commands'")
-    commands = settings.get("commands") or []
-    if isinstance(commands, str):
-        commands = [commands]
-    timeout = float(settings.get("timeout_seconds") or DEFAULT_GATE_TIMEOUT)
+    settings = verify_settings(ws)
+    timeout = settings.timeout_seconds
     runs: list[GateRun] = []
-    for template in commands:
+    for template in settings.commands:
         run = _run_command(ws.root, _expand(str(template), touched), timeout)
         runs.append(run)
         if run.exit_code != 0:
@@ -334,6 +344,38 @@ def run_verification(ws: Workspace, touched: list[str]) -> list[GateRun]:
                 gate=[r.model_dump() for r in runs],
             )
     return runs
+
+
+VERIFY_FORM = (
+    "verify: takes commands: (a list of shell commands; {files} is replaced by the"
+    " touched files) and timeout_seconds: (a number)"
+)
+
+
+def verify_settings(ws: Workspace) -> VerifySettings:
+    """``verify:`` of .hive/config.yaml, checked: a malformed entry is an error naming
+    its line (``.hive/config.yaml:7: invalid verify.commands.0: ...``)."""
+    from pydantic import ValidationError
+
+    from hive.models.cell import first_error
+    from hive.store.layout import CONFIG_PATH
+    from hive.store.yamlio import line_of
+
+    raw = ws.config().extra_settings().get("verify")
+    try:
+        return VerifySettings.model_validate({} if raw is None else raw)
+    except ValidationError as exc:
+        _, why = first_error(exc)
+        loc = ["verify", *exc.errors()[0]["loc"]]
+        sha = ws.snapshot().blob_sha(CONFIG_PATH)
+        text = ws.git.read_blob(sha).decode("utf-8", "replace") if sha else ""
+        line = line_of(text, loc)
+        field = ".".join(str(part) for part in loc)
+        raise InvalidInput(
+            f"{CONFIG_PATH}:{line}: invalid {field}: {why}; {VERIFY_FORM}",
+            path=CONFIG_PATH,
+            line=line,
+        ) from None
 
 
 def _expand(template: str, touched: list[str]) -> str:

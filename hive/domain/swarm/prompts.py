@@ -27,7 +27,8 @@ WORKER_PROTOCOL = """\
    - GREEN: the minimum code that makes it pass (hardcode if needed);
    - REFACTOR: clean up while the tests stay green.
    Keep to your files; ask on the thread (thread_id="{thread}") before touching
-   anything else.
+   anything else. Commit code yourself only with the cell's trailer
+   (git commit --trailer "Hive-Cell: {cell_id}") so `hive review` shows it with the cell.
 5. Report progress: swarm_progress(cell_id="{cell_id}", status="in_progress",
    progress_percent=..., message=...). Read your inbox between steps (swarmmail_inbox).
 6. Finish with swarm_complete(project_key="{root}", agent_name="{agent}",

@@ -27,14 +27,48 @@ def review(ws: Workspace, *, target: str, with_patch: bool = True) -> Review:
     if cell.type == "epic":
         members += [index.cells[c] for c in index.children_of(cell.id)]
     wanted = {member.id for member in members}
-    commits = [_review_commit(ws, info, wanted, with_patch) for info in _commits_for(ws, wanted)]
+    infos = _commits_for(ws, wanted)
+    commits = [_review_commit(ws, info, wanted, with_patch) for info in infos]
     outcomes = _latest_outcomes(load_outcomes(ws), wanted)
+    parents = {info.sha: info.parents[0] if info.parents else None for info in infos}
+    cells = []
+    for member in members:
+        found = _cell_review(ws, member, commits, outcomes.get(member.id))
+        cells.append(_with_cell_diff(ws, found, commits, parents, with_patch))
     return Review(
         target=cell.id,
         title=cell.title,
         is_epic=cell.type == "epic",
-        cells=[_cell_review(ws, member, commits, outcomes.get(member.id)) for member in members],
+        cells=cells,
         commits=commits,
+    )
+
+
+def _with_cell_diff(
+    ws: Workspace,
+    found: CellReview,
+    commits: list[ReviewCommit],
+    parents: dict[str, str | None],
+    with_patch: bool,
+) -> CellReview:
+    """The cell's work as one diff: the files its commits changed (hive's own and the
+    agent's code commits alike), from before its first commit to after its last."""
+    own = [commit for commit in commits if found.cell_id in commit.cells]
+    if not own:
+        return found
+    paths = {changed.path for commit in own for changed in commit.files}
+    diff = ws.git.range_diff(parents[own[0].sha], own[-1].sha)
+    files = [
+        ReviewFile(path=f.path, status=f.status, additions=f.additions, deletions=f.deletions)
+        for f in diff.files
+        if f.path in paths
+    ]
+    return found.model_copy(
+        update={
+            "commits": [commit.sha for commit in own],
+            "files": files,
+            "patch": _only_files(diff.patch, paths) if with_patch else "",
+        }
     )
 
 

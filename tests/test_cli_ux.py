@@ -1,0 +1,331 @@
+"""The CLI as a new user meets it (issue 12, "What a person expects from the CLI"),
+run in-process with typer's test runner on real repositories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from hive.cli import entry
+from hive.cli.main import app
+from tests.conftest import agent_env, git
+
+LONG = "A fairly long title that goes on and on so that it cannot fit in eighty columns at all"
+
+
+def hive(repo: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    """``hive -C repo ARGS`` in this process; as the person unless ``env`` says otherwise."""
+    runner = CliRunner()
+    return runner.invoke(app, ["-C", str(repo), *args], env=env, catch_exceptions=False)
+
+
+def ok(result: Any) -> str:
+    assert result.exit_code == 0, result.output
+    return str(result.stdout)
+
+
+def data(result: Any) -> Any:
+    return json.loads(ok(result))
+
+
+@pytest.fixture
+def hived(repo: Path) -> Path:
+    ok(hive(repo, "init", "--prefix", "hv"))
+    return repo
+
+
+def create(repo: Path, title: str, *options: str) -> str:
+    cell_id: str = data(hive(repo, "create", title, "--json", *options))["id"]
+    return cell_id
+
+
+def head(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+# ------------------------------------------------------------------ output fits the terminal
+
+
+def test_list_ready_show_fit_80_columns_and_never_cut_an_id(hived: Path) -> None:
+    long_id = create(hived, LONG, "-p", "1")
+    short_id = create(hived, "Short one", "--assignee", "Somebody With A Very Long Name")
+    env = {"COLUMNS": "80"}
+    for command in (["list"], ["ready"], ["list", "--parent", long_id], ["blocked"]):
+        shown = ok(hive(hived, *command, env=env))
+        assert all(len(line) <= 80 for line in shown.splitlines()), shown
+    table = ok(hive(hived, "list", env=env))
+    assert long_id in table and short_id in table and "A fairly long title" in table
+    assert "…" in table  # the title was cut, with an ellipsis
+    detail = ok(hive(hived, "show", long_id, env=env))
+    assert all(len(line) <= 80 for line in detail.splitlines())
+    assert long_id in detail and "cannot fit" in detail  # wrapped, not cut
+    ok(hive(hived, "reserve", "src/some/really/long/directory/name/that/goes/on/**"))
+    reservations = ok(hive(hived, "reservations", env=env))
+    assert all(len(line) <= 80 for line in reservations.splitlines()), reservations
+    piped = ok(hive(hived, "list"))  # no terminal, no $COLUMNS: whole lines for grep
+    assert LONG in piped
+
+
+def test_the_lean_list_and_ready_fit_80_columns(
+    hived: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = [create(hived, LONG), create(hived, "Second")]
+    monkeypatch.setenv("COLUMNS", "80")
+    for command in ("list", "ready"):
+        assert entry.dispatch(entry.parse(["-C", str(hived), command])) == 0  # the lean path
+        shown = capsys.readouterr().out
+        assert all(len(line) <= 80 for line in shown.splitlines()), shown
+        assert all(cell_id in shown for cell_id in ids) and "…" in shown
+
+
+# ------------------------------------------------------------------ blocked work is visible
+
+
+def test_blocked_show_start_and_stats(hived: Path) -> None:
+    blocker = create(hived, "Design the schema", "-p", "1")
+    waiting = create(hived, "Write the migration", "--dep", f"blocks:{blocker}")
+    free = create(hived, "Unrelated", "-t", "bug")
+    blocked = data(hive(hived, "blocked", "--json"))
+    assert [item["id"] for item in blocked] == [waiting]
+    assert blocked[0]["blocked_by"] == [blocker]
+    assert blocked[0]["open_blockers"][0]["title"] == "Design the schema"
+    assert f"{waiting} waits on {blocker} [open]" in ok(hive(hived, "blocked"))
+
+    shown = ok(hive(hived, "show", waiting))
+    assert "blocked by" in shown and blocker in shown
+    assert data(hive(hived, "show", waiting, "--json"))["blocked_by"] == [blocker]
+
+    before = head(hived)
+    refused = hive(hived, "start", waiting)
+    assert refused.exit_code == 4
+    assert f"blocked by open {blocker}" in refused.stderr and "--force" in refused.stderr
+    assert head(hived) == before
+    started = data(
+        hive(hived, "start", waiting, "--force", "--reason", "schema is agreed", "--json")
+    )
+    assert started["status"] == "in_progress"
+    message = git(hived, "log", "-1", "--format=%B")
+    assert f"Hive-Override: Test User forced: start {waiting} despite open blockers {blocker}" in (
+        message
+    )
+    assert "schema is agreed" in message
+
+    ok(hive(hived, "close", free))
+    stats = data(hive(hived, "stats", "--json"))
+    assert stats["total"] == 3 and stats["open"] == 2 and stats["blocked"] == 1
+    assert stats["by_status"]["in_progress"] == 1 and stats["by_status"]["closed"] == 1
+    assert stats["by_type"] == {"bug": 1, "task": 2}
+    assert stats["by_priority"]["P1"] == 1 and stats["by_priority"]["P2"] == 2
+    assert stats["by_assignee"]["Test User"] == 1
+    assert stats["lead_time"]["closed"] == 1 and stats["lead_time"]["mean_hours"] >= 0
+    text = ok(hive(hived, "stats"))
+    assert "3 cells: 2 open" in text and "lead time" in text
+
+
+# ------------------------------------------------------------------ several ids
+
+
+def test_several_ids_one_commit_all_or_nothing(hived: Path) -> None:
+    a, b, c = (create(hived, f"cell {n}") for n in "abc")
+    before = head(hived)
+    refused = hive(hived, "close", a, "nope", c)
+    assert refused.exit_code == 3
+    assert "no cell matches id 'nope'" in refused.stderr
+    assert "nothing was changed" in refused.stderr
+    assert head(hived) == before
+    closed = data(hive(hived, "close", a, b, c, "--reason", "done", "--json"))
+    assert [cell["id"] for cell in closed] == [a, b, c]
+    assert git(hived, "rev-list", "--count", f"{before}..HEAD").strip() == "1"
+    message = git(hived, "log", "-1", "--format=%B")
+    assert message.startswith("hive: close 3 cells")
+    assert all(f"Hive-Cell: {cell_id}" in message for cell_id in (a, b, c))
+    assert git(hived, "status", "--porcelain") == ""
+
+    again = hive(hived, "reopen", a, b)
+    assert ok(again).count("reopened") == 2
+    partly = hive(hived, "reopen", a, c)  # a is open again: refused, c stays closed
+    assert partly.exit_code == 4 and "nothing was changed" in partly.stderr
+    assert data(hive(hived, "show", c, "--json"))["status"] == "closed"
+    updated = data(hive(hived, "update", a, b, "-p", "0", "--json"))
+    assert [cell["priority"] for cell in updated] == [0, 0]
+    shown = data(hive(hived, "show", a, b, "--json"))
+    assert [cell["id"] for cell in shown] == [a, b]
+    deleted = data(hive(hived, "delete", a, b, "--json"))
+    assert all(cell["deleted_at"] for cell in deleted)
+
+
+def test_closing_a_blocker_and_what_it_blocks_together_works_in_any_order(hived: Path) -> None:
+    blocker = create(hived, "first")
+    waiting = create(hived, "second", "--dep", f"blocks:{blocker}")
+    closed = data(hive(hived, "close", waiting, blocker, "--json"))
+    assert {cell["status"] for cell in closed} == {"closed"}
+
+
+# ------------------------------------------------------------------ a claimed cell is respected
+
+
+def test_a_claimed_cell_is_respected_by_people_and_agents(hived: Path) -> None:
+    cell_id = create(hived, "Claimed work")
+    ok(hive(hived, "start", cell_id, env=agent_env(hived, "BlueLake")))
+    before = head(hived)
+    other_agent = agent_env(hived, "GreenCastle")
+    for command in (
+        ["update", cell_id, "--title", "Mine now"],
+        ["update", cell_id, "-p", "0"],
+        ["close", cell_id],
+        ["delete", cell_id],
+    ):
+        for env in (other_agent, None):  # another agent, and a person without --force
+            refused = hive(hived, *command, env=env)
+            assert refused.exit_code == 5, (command, refused.output)
+            assert "only BlueLake may" in refused.stderr
+        forced_agent = hive(hived, *command, "--force", "--reason", "x", env=other_agent)
+        assert forced_agent.exit_code == 5  # an agent is no coordinator
+    assert head(hived) == before
+    ok(hive(hived, "update", cell_id, "-p", "0", "--force", "--reason", "urgent now"))
+    message = git(hived, "log", "-1", "--format=%B")
+    assert f"Hive-Override: Test User (person) update {cell_id} of BlueLake: urgent now" in message
+    ok(hive(hived, "close", cell_id, "--force", "--reason", "BlueLake is gone"))
+    assert "BlueLake is gone" in git(hived, "log", "-1", "--format=%B")
+
+
+# ------------------------------------------------------------------ messages naming the next step
+
+
+def test_mail_to_an_unregistered_recipient_says_how_to_register(hived: Path) -> None:
+    sender = agent_env(hived, "BlueLake")
+    ok(hive(hived, "agent", "register", "GreenCastle"))
+    before = git(hived, "rev-parse", "refs/hive/mail", check=False)
+    refused = hive(hived, "mail", "send", "Nobody", "-s", "hello", env=sender)
+    assert refused.exit_code == 3
+    assert "unknown recipient(s) Nobody: not registered" in refused.stderr
+    assert "hive agent register Nobody" in refused.stderr and "HIVE_AGENT_TOKEN" in refused.stderr
+    assert git(hived, "rev-parse", "refs/hive/mail", check=False) == before
+
+
+def test_init_where_hive_is_a_file_says_so(repo: Path) -> None:
+    (repo / ".hive").write_text("not a directory\n")
+    refused = hive(repo, "init")
+    assert refused.exit_code == 2
+    assert ".hive is a file, not a directory" in refused.stderr
+    assert "move or rename it" in refused.stderr and "internal error" not in refused.stderr
+    as_json = hive(repo, "init", "--json")
+    assert json.loads(as_json.stdout)["code"] == "invalid_input"
+
+
+def test_a_malformed_verify_entry_names_its_line(hived: Path) -> None:
+    from hive.domain.swarm.complete import verify_settings
+    from hive.domain.workspace import Workspace
+    from hive.errors import InvalidInput
+
+    config = hived / ".hive" / "config.yaml"
+    lines = config.read_text().splitlines()
+    config.write_text(
+        "\n".join([*lines, "verify:", "  commands:", "    - pytest -q", "    - {run: ruff}"]) + "\n"
+    )
+    git(hived, "commit", "-qam", "verify", "--no-verify")
+    with pytest.raises(InvalidInput) as caught:
+        verify_settings(Workspace(str(hived), actor="alice"))
+    assert caught.value.message.startswith(f".hive/config.yaml:{len(lines) + 4}: invalid verify")
+    assert "commands" in caught.value.message
+    config.write_text("\n".join([*lines, "verify:", "  timeout_seconds: soon"]) + "\n")
+    git(hived, "commit", "-qam", "verify", "--no-verify")
+    with pytest.raises(InvalidInput, match=rf":{len(lines) + 2}: invalid verify.timeout_seconds"):
+        verify_settings(Workspace(str(hived), actor="alice"))
+    doctor = hive(hived, "doctor")
+    assert doctor.exit_code == 1
+    assert f".hive/config.yaml:{len(lines) + 2}: invalid verify.timeout_seconds" in doctor.stdout
+
+
+def test_a_tilde_in_paths_is_the_home_directory(
+    hived: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hive.domain.workspace import Workspace
+
+    monkeypatch.setenv("HOME", str(hived.parent))
+    tilde = f"~/{hived.name}"
+    assert Workspace(tilde, actor="alice").root == str(hived)
+    cell_id = create(hived, "Seen from ~")
+    runner = CliRunner()
+    shown = runner.invoke(app, ["-C", tilde, "show", cell_id, "--json"])
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["id"] == cell_id
+    assert entry.parse(["-C", tilde, "list"]).directory == str(hived)
+
+
+# ------------------------------------------------------------------ review by cell and by commit
+
+
+def test_review_shows_the_agents_own_commits_and_one_diff_per_cell(hived: Path) -> None:
+    from hive.domain.swarm.complete import swarm_complete
+    from hive.domain.swarm.review import review
+    from hive.domain.workspace import Workspace
+
+    cell_id = create(hived, "Add the parser", "--files", "src/**")
+    worker = Workspace(str(hived), actor="BlueLake")
+    from hive.domain.cells import start_cell
+
+    start_cell(worker, cell_id=cell_id)
+    (hived / "src").mkdir()
+    (hived / "src" / "parse.py").write_text("def parse():\n    return 1\n")
+    git(hived, "add", "src/parse.py")
+    git(hived, "commit", "-qm", "parser: first cut", "--trailer", f"Hive-Cell: {cell_id}")
+    own = git(hived, "rev-parse", "HEAD").strip()
+    git(hived, "commit", "-qm", "unrelated", "--allow-empty")
+    (hived / "src" / "parse.py").write_text("def parse():\n    return 2\n")
+    done = swarm_complete(
+        worker,
+        cell_id=cell_id,
+        summary="Parser returns 2 now.\n\nThe first cut returned 1.",
+        files_touched=["src/parse.py"],
+        run_gate=False,
+    )
+    message = git(hived, "log", "-1", "--format=%B")
+    assert "Parser returns 2 now." in message and "The first cut returned 1." in message
+    assert "Files: src/parse.py" in message
+    assert git(hived, "log", "-1", "--format=%(trailers:key=Hive-Cell,valueonly)").strip() == (
+        cell_id
+    )
+
+    found = review(Workspace(str(hived), actor="alice"), target=cell_id)
+    shas = [commit.sha for commit in found.commits]
+    assert own in shas and done.commit in shas
+    assert "unrelated" not in [commit.subject for commit in found.commits]
+    cell = found.cells[0]
+    assert cell.commits == shas
+    assert "src/parse.py" in [changed.path for changed in cell.files]
+    assert "+    return 2" in cell.patch and "return 1" not in cell.patch  # net, one diff
+    text = ok(hive(hived, "review", cell_id))
+    assert f"diff of {cell_id} ({len(shas)} commits)" in text
+    assert "parser: first cut" in text  # and each commit's own diff
+    only_cells = ok(hive(hived, "review", cell_id, "--per", "cell"))
+    assert "parser: first cut" not in only_cells and "+    return 2" in only_cells
+
+
+def test_blocked_stats_and_forced_start_as_agent_tools(hived: Path) -> None:
+    from hive.tools.registry import CallContext, call_tool
+
+    blocker = create(hived, "Design")
+    waiting = create(hived, "Build", "--dep", f"blocks:{blocker}")
+    ctx = CallContext(root=str(hived), agent="BlueLake")
+    blocked = call_tool(ctx, "hive_blocked", {})["result"]
+    assert [(item["id"], item["blocked_by"]) for item in blocked] == [(waiting, [blocker])]
+    stats = call_tool(ctx, "hive_stats", {})["result"]
+    assert stats["total"] == 2 and stats["blocked"] == 1 and stats["ready"] == 1
+    refused = call_tool(ctx, "hive_start", {"id": waiting})
+    assert refused["code"] == "blocked_by_dependency" and refused["blockers"] == [blocker]
+    started = call_tool(ctx, "hive_start", {"id": waiting, "force": True, "reason": "go"})
+    assert started["result"]["assignee"] == "BlueLake"
+    assert "BlueLake forced: start" in git(hived, "log", "-1", "--format=%B")
+
+
+def test_mail_inbox_fits_80_columns(hived: Path) -> None:
+    sender, reader = agent_env(hived, "BlueLake"), agent_env(hived, "GreenCastle")
+    subject = "A subject long enough that it cannot possibly fit on one line of eighty columns"
+    ok(hive(hived, "mail", "send", "GreenCastle", "-s", subject, "--thread", "hv-abc", env=sender))
+    shown = ok(hive(hived, "mail", "inbox", env={**reader, "COLUMNS": "80"}))
+    assert all(len(line) <= 80 for line in shown.splitlines()), shown
+    assert "from BlueLake" in shown and "cannot possibly" in shown

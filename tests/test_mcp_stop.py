@@ -1,0 +1,70 @@
+"""``hive mcp`` stops cleanly: on stdin EOF and on Ctrl-C, exit 0 and no traceback
+(a real process: the signal and the pipe are what is tested)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import agent_env
+
+HIVE = [sys.executable, "-c", "from hive.cli.entry import main; main()"]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2024-11-05",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+def start(repo: Path) -> subprocess.Popen[bytes]:
+    env = agent_env(repo, "BlueLake")
+    return subprocess.Popen(
+        [*HIVE, "-C", str(repo), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **env},
+    )
+
+
+def initialized(server: subprocess.Popen[bytes]) -> None:
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+    server.stdin.flush()
+    reply = json.loads(server.stdout.readline())
+    assert reply["id"] == 1 and "result" in reply
+
+
+def test_mcp_stops_cleanly_on_stdin_eof(ws: object, repo: Path) -> None:
+    server = start(repo)
+    initialized(server)
+    assert server.stdin is not None
+    server.stdin.close()
+    assert server.wait(timeout=30) == 0
+    assert server.stderr is not None
+    assert b"Traceback" not in server.stderr.read()
+
+
+@pytest.mark.parametrize("when", ["serving", "starting"])
+def test_mcp_stops_cleanly_on_ctrl_c(ws: object, repo: Path, when: str) -> None:
+    server = start(repo)
+    if when == "serving":
+        initialized(server)
+    else:
+        time.sleep(0.3)  # still importing and opening the repository
+    server.send_signal(signal.SIGINT)
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err.decode()
+    assert b"Traceback" not in err and b"internal error" not in err
