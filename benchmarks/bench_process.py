@@ -65,6 +65,7 @@ from hive.store.layout import cell_path  # noqa: E402
 
 BUILD_FORMAT = 2  # bump when the built repositories change shape
 AGENT = "bench"
+IN_PROCESS_AGENT = "bench-mcp"
 PEER = "peer"
 PREFIX = "bn"
 DEFAULT_REPOS = ROOT / "benchmarks" / "results" / "process"
@@ -378,9 +379,11 @@ def reset_repo(repo: Path, base: str) -> None:
     git(repo, "clean", "-q", "-f", "-d")
     for ref in git(repo, "for-each-ref", "--format=%(refname)", "refs/hive").splitlines():
         git(repo, "update-ref", "-d", ref)
-    hooks = Path(git(repo, "rev-parse", "--absolute-git-dir")) / "hooks"
+    git_dir = Path(git(repo, "rev-parse", "--absolute-git-dir"))
     for name in ("pre-commit", "pre-commit.hive-chained"):
-        (hooks / name).unlink(missing_ok=True)
+        (git_dir / "hooks" / name).unlink(missing_ok=True)
+    # agents registered by an earlier run (their names would need its credentials)
+    (git_dir / "hive" / "identities.json").unlink(missing_ok=True)
 
 
 # --- the rows ---------------------------------------------------------------------------
@@ -521,8 +524,9 @@ def measure_in_process(bench: Bench) -> list[Row]:
     from hive.domain.workspace import Workspace
 
     bar = targets(bench.size)
-    ws = Workspace(str(bench.repo), actor=AGENT, session="bench:in-process")
-    mail_init(ws, agent_name=AGENT)
+    # its own name: the fresh-process rows registered AGENT from the CLI already
+    ws = Workspace(str(bench.repo), actor=IN_PROCESS_AGENT, session="bench:in-process")
+    mail_init(ws, agent_name=IN_PROCESS_AGENT)
     rows = [
         _in_process(
             bench, "in-process: create", lambda n: create_cell(ws, title=f"in-process {n}"), None
@@ -553,7 +557,7 @@ def measure_in_process(bench: Bench) -> list[Row]:
         patterns = [f"src/pkg{number % 40:02d}/bench{number}_{k}/**" for k in range(3)]
         reserve(worker, paths=patterns, reason="bench", cell=cell.id)
         begin = time.perf_counter()
-        swarm_complete(ws, agent_name=worker.actor, cell_id=cell.id, summary="done")
+        swarm_complete(worker, agent_name=worker.actor, cell_id=cell.id, summary="done")
         return Sample(time.perf_counter() - begin)
 
     pairs = bench.paired(complete)

@@ -8,7 +8,9 @@ surfaces turn these into a one-line message or ``{"error": ..., "code": ...}``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 
 class HiveError(Exception):

@@ -6,6 +6,9 @@ up: ``-C`` is made absolute (``~`` expanded) and every later step sees the
 same directory. Then:
 
 * ``hive``, ``hive --help`` and ``hive --version`` print from a table here;
+* ``hive create``, ``update`` and ``close`` in their common forms are written by
+  ``hive/cli/lean_write.py`` (same transaction, same results, no typer/pydantic/
+  dulwich), which defers to the full CLI for anything else;
 * ``hive ready`` and ``hive list`` are answered from the state index
   (``hive/store/index.py``) for the state of the commit HEAD points at, read
   from git just before: the answer can never be older than HEAD. These paths
@@ -21,24 +24,56 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from hive import __version__
+
+def _defer_inspect() -> None:
+    """Load ``inspect`` on first use instead of at start-up (a fresh process only).
+
+    ``dataclasses`` imports ``inspect`` (and with it ``ast``, ``dis``,
+    ``tokenize``, ``linecache``: the largest import of a lean command) but uses it
+    only to write a signature into a class that has no docstring; hive's classes
+    on the lean paths all have one. A stand-in module takes its place until an
+    attribute is asked for (typer and pydantic do), which imports the real one."""
+    if "inspect" in sys.modules:
+        return
+    import types
+
+    class Deferred(types.ModuleType):
+        def __getattr__(self, name: str) -> object:
+            if sys.modules.get("inspect") is self:
+                del sys.modules["inspect"]
+            import importlib
+
+            real = importlib.import_module("inspect")
+            self.__dict__.update(real.__dict__)
+            return getattr(real, name)
+
+    stand_in = Deferred("inspect")
+    stand_in.__spec__ = None
+    sys.modules["inspect"] = stand_in
+
+
+_defer_inspect()
+
+from hive import __version__  # noqa: E402
 
 VALUED_GLOBALS = ("-C", "--actor")
 DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all
 
 
-@dataclass
 class Invocation:
-    """A command line with its global options taken out and resolved."""
+    """A command line with its global options taken out and resolved (a plain class:
+    a dataclass costs a compile at every start-up)."""
 
-    directory: str = "."
-    actor: str | None = None
-    json: bool = False
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    leading: list[str] = field(default_factory=list)  # non-global tokens before the command
+    __slots__ = ("actor", "args", "command", "directory", "json", "leading")
+
+    def __init__(self) -> None:
+        self.directory: str = "."
+        self.actor: str | None = None
+        self.json = False
+        self.command: str | None = None
+        self.args: list[str] = []
+        self.leading: list[str] = []  # non-global tokens before the command
 
     def argv(self) -> list[str]:
         """The normalized command line: globals first, then the command as given."""
@@ -97,8 +132,19 @@ def _take_global(found: Invocation, argv: list[str], position: int) -> int:
     return 0
 
 
+_PROCESS_EXIT = False  # set by console(): this process is the command
+
+
+def console() -> None:
+    """The ``hive`` console script, ``python -m hive`` and the pre-commit hook: the
+    process is the command, so a lean answer ends it at once (see :func:`_exit`)."""
+    global _PROCESS_EXIT
+    _PROCESS_EXIT = True
+    main()
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """The command line of ``sys.argv`` (exits with its code)."""
     from hive.store import index
 
     index.NOTICE_SINK = _notice
@@ -112,7 +158,7 @@ def main() -> None:
     except KeyboardInterrupt:
         code = interrupted(invocation.command)
     if code is not None:
-        sys.exit(code)
+        _exit(code)
     try:
         from hive.cli.main import run
     except KeyboardInterrupt:  # Ctrl-C while starting up
@@ -131,6 +177,25 @@ def interrupted(command: str | None) -> int:
     return 130
 
 
+def _exit(code: int) -> None:
+    """End a process the lean path answered: output flushed, then ``os._exit``.
+
+    Everything the command did is already on disk (git objects, refs, the index,
+    committed SQLite transactions); skipping the interpreter's teardown also
+    skips SQLite's checkpoint-on-close, which would fsync the state index's WAL
+    and database and delete the WAL (~4 fsyncs, ~30 ms on this kind of disk) in
+    every process. The WAL is checkpointed by SQLite itself as it grows (see
+    ``StateIndex``), and a WAL left behind is a normal, consistent state."""
+    if not _PROCESS_EXIT:
+        sys.exit(code)  # called in-process (tests): a normal exit
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        code = code or 0
+    os._exit(code)
+
+
 def dispatch(invocation: Invocation) -> int | None:
     """Answer here when possible (an exit code), else None for the full CLI."""
     if invocation.command is None:
@@ -146,10 +211,8 @@ def dispatch(invocation: Invocation) -> int | None:
         return None
     import sqlite3
 
-    from hive.cli import lean
-
     try:
-        return handler(lean, invocation)
+        return handler(invocation)
     except sqlite3.DatabaseError:
         return None  # the full CLI rebuilds the index and answers
 
@@ -192,8 +255,25 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
-LEAN_COMMANDS: dict[str, Callable[..., int | None]] = {
-    "ready": lambda lean, inv: lean.ready(inv),
-    "list": lambda lean, inv: lean.list_cells(inv),
-    "hooks": lambda lean, inv: lean.precommit(inv),
+def _lean(module: str, name: str) -> Callable[[Invocation], int | None]:
+    """``name`` of ``hive/cli/<module>.py``, imported only when that command runs."""
+
+    def run(inv: Invocation) -> int | None:
+        import importlib
+
+        handler: Callable[[Invocation], int | None] = getattr(
+            importlib.import_module(f"hive.cli.{module}"), name
+        )
+        return handler(inv)
+
+    return run
+
+
+LEAN_COMMANDS: dict[str, Callable[[Invocation], int | None]] = {
+    "ready": _lean("lean", "ready"),
+    "list": _lean("lean", "list_cells"),
+    "hooks": _lean("lean", "precommit"),
+    "create": _lean("lean_write", "create"),
+    "update": _lean("lean_write", "update"),
+    "close": _lean("lean_write", "close"),
 }

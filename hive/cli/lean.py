@@ -2,22 +2,23 @@
 
 Only the standard library, the state index and hive's dulwich-free git readers
 are imported. The answer is for the commit HEAD points at, read from the ref
-files just before; when the index does not know that commit's state yet (a
-``git pull`` brought new cells, the index was dropped), or an option needs the
-models (``--parent`` resolves partial ids), None sends the command to the full
-CLI, which indexes the state (with a progress bar on a terminal) and answers.
+files just before. When the index does not know that commit's state yet (a
+``git pull`` brought new cells, the index was dropped), it is indexed here, with
+the same rows the full path stores (:func:`build_state`); on a terminal, when an
+object cannot be read here, or when an option needs the models (``--parent``
+resolves partial ids), None sends the command to the full CLI, which indexes
+the state (with a progress bar on a terminal) and answers.
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from hive.cli.entry import DEFAULT_PAGE, Invocation
 from hive.domain.readiness import ready_ids
+from hive.errors import HiveError
 from hive.store.index import (
     EMPTY_STATE,
     ListQuery,
@@ -27,22 +28,25 @@ from hive.store.index import (
     render_json_list,
 )
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from hive.git.refs import RepoPaths
 
+GITLINK_MODE = 0o160000
 STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
 TYPES = ("bug", "feature", "task", "epic", "chore")
 
 
 @dataclass
 class State:
+    """The state index and the key of the state HEAD points at."""
+
     index: StateIndex
     key: str
 
 
 def open_state(inv: Invocation) -> State | None:
-    """The state index and HEAD's state key, when the index already has that state."""
-    from hive.errors import HiveError
+    """The state index and HEAD's state key (indexing that state when it is new)."""
     from hive.git.loose import tree_entries
     from hive.git.refs import discover, read_head_fast
 
@@ -67,9 +71,45 @@ def open_state(inv: Invocation) -> State | None:
         index.remember_commit(head.commit, hive, cells)
         trees = (hive, cells)
     key = trees[1] or EMPTY_STATE
-    if trees[0] is None or not index.has_state(key):
+    if trees[0] is None:
+        return None
+    if not index.has_state(key) and not build_state(paths, index, key):
         return None
     return State(index=index, key=key)
+
+
+def build_state(paths: RepoPaths, index: StateIndex, key: str) -> bool:
+    """Index the state ``key`` here (a fresh clone, a ``git pull``), as the full path
+    would: the same rows, read with hive's own object readers and the plain cell
+    reader. False leaves it to the full CLI: on a terminal (which shows a progress
+    bar), or when an object cannot be read here."""
+    if sys.stderr.isatty():
+        return False
+    from hive.git.loose import read_object
+    from hive.git.repo import TREE_MODE, GitRepo
+    from hive.store.celldoc import parse_for_index
+
+    repo = GitRepo(paths, recover=False)
+
+    def list_tree(tree: str) -> list[tuple[str, str, bool]]:
+        return [
+            (name.decode("utf-8", "surrogateescape"), sha, mode == TREE_MODE)
+            for name, (mode, sha) in repo.tree_items(tree).items()
+            if mode != GITLINK_MODE
+        ]
+
+    def read_blobs(wanted: Sequence[tuple[str, str]]) -> Iterator[tuple[str, str, bytes]]:
+        for sha, path in wanted:
+            found = read_object(paths, sha)
+            if found is None or found[0] != b"blob":
+                raise LookupError(sha)  # the full path reads it, or words the problem
+            yield sha, path, found[1]
+
+    try:
+        index.ensure_state(key, list_tree, read_blobs, parse_for_index)
+    except (LookupError, HiveError, OSError):
+        return False
+    return True
 
 
 def _write_pending(paths: RepoPaths) -> bool:
@@ -272,7 +312,12 @@ def _terminal_width() -> int | None:
         return int(os.environ["COLUMNS"])
     if not sys.stdout.isatty():
         return None
-    return shutil.get_terminal_size().columns
+    stream = sys.__stdout__
+    try:  # shutil.get_terminal_size's answer, without importing shutil (bz2, lzma, ...)
+        columns = os.get_terminal_size(stream.fileno()).columns if stream else 0
+    except (ValueError, OSError):
+        columns = 0
+    return columns or 80
 
 
 # ------------------------------------------------------------------ the pre-commit hook

@@ -35,14 +35,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hive.domain.cells import (
-    _clean_list,
-    _normalize_files,
-    get_cell,
-    parse_dep_spec,
-    parse_priority,
-    parse_type,
-)
+from hive.domain.cellinput import clean_list as _clean_list
+from hive.domain.cellinput import normalize_files as _normalize_files
+from hive.domain.cellinput import parse_dep_spec, parse_priority, parse_type
+from hive.domain.cells import get_cell
 from hive.domain.graph import cycles_through
 from hive.domain.limits import (
     MAX_DEPS,

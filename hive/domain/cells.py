@@ -7,14 +7,19 @@ claim, a close or a dependency edge can never be based on stale data.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
+from hive.domain.cellinput import clean_list as _clean_list
+from hive.domain.cellinput import normalize_files as _normalize_files
+from hive.domain.cellinput import parse_dep_spec as parse_dep_spec
+from hive.domain.cellinput import parse_priority as parse_priority
+from hive.domain.cellinput import parse_status as parse_status
+from hive.domain.cellinput import parse_type as parse_type
 from hive.domain.deadlines import flag_expired
-from hive.domain.globs import normalize_pattern
 from hive.domain.graph import (
     dependency_tree,
     has_open_children,
@@ -24,10 +29,8 @@ from hive.domain.graph import (
     refuse_new_cell_cycle,
 )
 from hive.domain.limits import (
-    MAX_GLOB,
     MAX_ITEMS,
     MAX_LABELS,
-    MAX_SHORT,
     check_count,
     check_short,
     check_text,
@@ -45,72 +48,11 @@ from hive.errors import (
     NotFound,
 )
 from hive.git.repo import Snapshot
-from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Dependency, utc_now
+from hive.models import Cell, Dependency, utc_now
 from hive.models.cell import check_title, first_error
 from hive.models.results import DependencyNode
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
-
-# ------------------------------------------------------------------ parsing input
-
-
-def parse_priority(value: int | str | None, default: int | None = None) -> int | None:
-    """0-4, also written ``P0``-``P4``; anything else is a clear error."""
-    if value is None:
-        return default
-    text = str(value).strip().upper().removeprefix("P")
-    if text.isdigit() and 0 <= int(text) <= 4:
-        return int(text)
-    raise InvalidInput(f"invalid priority {value!r}: use 0-4 (0 is most urgent) or P0-P4")
-
-
-def parse_status(value: str | None) -> str | None:
-    if value is None:
-        return None
-    normal = value.strip().lower().replace("-", "_")
-    if normal not in STATUSES:
-        raise InvalidInput(f"invalid status {value!r}: use one of {', '.join(STATUSES)}")
-    return normal
-
-
-def parse_type(value: str | None) -> str | None:
-    if value is None:
-        return None
-    normal = value.strip().lower()
-    if normal not in CELL_TYPES:
-        raise InvalidInput(f"invalid type {value!r}: use one of {', '.join(CELL_TYPES)}")
-    return normal
-
-
-def parse_dep_spec(spec: str) -> tuple[str, str]:
-    """``TYPE:ID`` or just ``ID`` (meaning ``blocks``) -> (type, id)."""
-    dep_type, sep, target = spec.partition(":")
-    if not sep:
-        dep_type, target = "blocks", spec
-    dep_type = dep_type.strip().lower()
-    if dep_type not in DEPENDENCY_TYPES:
-        raise InvalidInput(
-            f"invalid dependency {spec!r}: type must be one of {', '.join(DEPENDENCY_TYPES)}"
-        )
-    if not target.strip():
-        raise InvalidInput(f"invalid dependency {spec!r}: missing the target id")
-    return dep_type, target.strip()
-
-
-def _clean_list(values: Iterable[str], what: str) -> list[str]:
-    cleaned: list[str] = []
-    for value in values:
-        item = check_short(value, what, MAX_GLOB if what == "file pattern" else MAX_SHORT).strip()
-        if not item:
-            raise InvalidInput(f"empty {what} given")
-        if item not in cleaned:
-            cleaned.append(item)
-    return cleaned
-
-
-def _normalize_files(files: Iterable[str]) -> list[str]:
-    """File globs in canonical form (errors for escapes, bad syntax)."""
-    return list(dict.fromkeys(normalize_pattern(p) for p in _clean_list(files, "file pattern")))
 
 
 def _validated(data: dict[str, Any]) -> Cell:

@@ -39,7 +39,7 @@ if [ -x "$chained" ]; then
   "$chained" "$@" || exit $?
 fi
 if [ -x "{python}" ]; then
-  exec "{python}" -m hive.cli.main hooks run pre-commit
+  exec "{python}" -c 'from hive.cli.entry import console; console()' hooks run pre-commit
 fi
 if command -v hive >/dev/null 2>&1; then
   exec hive hooks run pre-commit

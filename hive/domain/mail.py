@@ -15,17 +15,16 @@ A message's id is derived from the commit that sent it (the first 10 hex
 digits of its sha as a number), so it is the same in every process and every
 clone, before and after a merge; read and ack events name the message's
 commit. Reading replays the log into a :class:`MailState`, kept in memory per
-Workspace and pickled to ``<git common dir>/hive/mail.cache`` keyed by the tip
-commit; only commits not yet applied are read, and a tip that does not descend
-from the cached one (a forced fetch) is replayed from scratch.
+Workspace and saved as JSON in the state index (``mail_state``, keyed by the
+tip commit); only commits not yet applied are read, and a tip that does not
+descend from the saved one (a forced fetch) is replayed from scratch.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
-import os
-import pickle
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -52,7 +51,7 @@ from hive.store.cells import format_time
 
 MAIL_REF = "refs/hive/mail"
 NOTICE_SENDER = "hive"
-STATE_VERSION = 4
+STATE_VERSION = 5
 ID_HEX_DIGITS = 10
 MAX_ID_HEX_DIGITS = 13  # 52 bits: still an exact JSON number
 SYNC_ATTEMPTS = 5
@@ -61,7 +60,7 @@ MAX_BODY = 64 * 1024
 MAX_SUBJECT = 200
 MAX_RECIPIENTS = 64
 STATE_KEY = "mail"
-# Re-pickle the replayed state only after this many new events: a process that
+# Save the replayed state only after this many new events: a process that
 # appends one event at a time should not rewrite a 10,000-message cache each time;
 # the next process replays the few events the cache is behind.
 PERSIST_AFTER = 64
@@ -215,14 +214,16 @@ def _state(ws: Workspace) -> MailState:
     tip = ws.git.ref_value(MAIL_REF)
     if state is not None and state.tip == tip:
         return state
+    saved: MailState | None = None
     if state is None:
-        state = _load_persisted(ws) or MailState()
+        saved = _load_persisted(ws)
+        state = saved or MailState()
     if state.tip != tip:
         applied = _advance(ws, state, tip)
         if applied < 0:  # the log was rewound or replaced: replay it from scratch
             state = MailState()
             applied = _advance(ws, state, tip)
-        if applied >= PERSIST_AFTER or not os.path.exists(_cache_path(ws)) or tip is None:
+        if applied >= PERSIST_AFTER or saved is None or tip is None:
             _persist(ws, state)
     ws.state[STATE_KEY] = state
     return state
@@ -254,31 +255,64 @@ def _event_of(commit: CommitInfo) -> dict[str, Any] | None:
     return event if isinstance(event, dict) and "type" in event else None
 
 
-def _cache_path(ws: Workspace) -> str:
-    return os.path.join(ws.git.paths.hive_state_dir, "mail.cache")
-
-
 def _load_persisted(ws: Workspace) -> MailState | None:
+    """The state saved in the state index (None when missing, of another version,
+    or unreadable: saved state must never break a read)."""
     try:
-        with open(_cache_path(ws), "rb") as handle:
-            state = pickle.load(handle)
-    except Exception:  # a cache must never break a read
+        found = ws.state_index.mail_state()
+        if found is None:
+            return None
+        state = _state_from_json(json.loads(found[1]))
+    except Exception:
         return None
-    if not isinstance(state, MailState) or getattr(state, "version", 0) != STATE_VERSION:
+    if state is None or state.tip != found[0]:
         return None
     return state
 
 
 def _persist(ws: Workspace, state: MailState) -> None:
-    path = _cache_path(ws)
-    temp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(temp, "wb") as handle:
-            pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temp, path)
-    except OSError:
+    if state.tip is None:
         return
+    with contextlib.suppress(Exception):  # best effort: the log in git is the truth
+        ws.state_index.store_mail_state(state.tip, json.dumps(_state_to_json(state)).encode())
+
+
+def _state_to_json(state: MailState) -> dict[str, Any]:
+    return {
+        "version": state.version,
+        "tip": state.tip,
+        "applied": sorted(state.applied),
+        "agents": state.agents,
+        "messages": [[number, event] for number, event in state.messages.items()],
+        "id_of_commit": state.id_of_commit,
+        "inbox": state.inbox,
+        "read": sorted(state.read),
+        "acked": [[agent, number, at] for (agent, number), at in state.acked.items()],
+        "threads": {key: sorted(names) for key, names in state.threads.items()},
+        "keys": state.keys,
+        "latest_at": state.latest_at,
+        "overrides": state.overrides,
+    }
+
+
+def _state_from_json(data: dict[str, Any]) -> MailState | None:
+    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+        return None
+    return MailState(
+        version=STATE_VERSION,
+        tip=data["tip"],
+        applied=set(data["applied"]),
+        agents=data["agents"],
+        messages={int(number): event for number, event in data["messages"]},
+        id_of_commit={commit: int(number) for commit, number in data["id_of_commit"].items()},
+        inbox={name: [int(n) for n in box] for name, box in data["inbox"].items()},
+        read={(agent, int(number)) for agent, number in data["read"]},
+        acked={(agent, int(number)): at for agent, number, at in data["acked"]},
+        threads={key: set(names) for key, names in data["threads"].items()},
+        keys={key: int(number) for key, number in data["keys"].items()},
+        latest_at=data["latest_at"],
+        overrides=data["overrides"],
+    )
 
 
 def _append(

@@ -8,15 +8,16 @@ and the MCP server all build a Workspace and call the same functions.
 from __future__ import annotations
 
 import copy
-import getpass
 import os
-import re
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hive.domain.actors import check_actor as check_actor
+from hive.domain.actors import os_user as _os_user
+from hive.domain.actors import slug as _slug
 from hive.errors import (
     CorruptFile,
     HiveError,
@@ -41,12 +42,12 @@ from hive.models.cell import without_control_chars
 from hive.models.identity import Principal
 from hive.store import credentials
 from hive.store.cache import CellCache, CellIndex, build_index, derive
-from hive.store.cells import decode_cell, decode_config, encode_cell, parse_for_index, parsed_cell
+from hive.store.celldoc import parse_for_index
+from hive.store.cells import decode_cell, decode_config, encode_cell, parsed_cell
 from hive.store.index import EMPTY_STATE, ParseProblem, StateIndex
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 
 GITLINK_MODE = 0o160000
-_ACTOR_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -474,23 +475,3 @@ class Workspace:
             return self.config().lock_timeout_seconds
         except NotInitialized:
             return 30.0
-
-
-def check_actor(name: str) -> str:
-    cleaned = name.strip()
-    if not _ACTOR_RE.match(cleaned):
-        raise InvalidInput(
-            f"invalid agent name {name!r}: use letters, digits, spaces and . _ @ + - (max 64)"
-        )
-    return cleaned
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9.+-]+", ".", name.lower()).strip(".") or "agent"
-
-
-def _os_user() -> str | None:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return None

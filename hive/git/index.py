@@ -28,11 +28,14 @@ import time
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from hive.errors import GitError, LockTimeout
 from hive.git import killpoints
 from hive.git.owners import owner_tag
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _HEADER = struct.Struct(">4sLL")
 _STAT = struct.Struct(">LLLLLLLLLL")
@@ -76,6 +79,8 @@ class _Unsupported(Exception):
 
 @dataclass
 class _Parsed:
+    """An index file read: its bytes, version and entry offsets."""
+
     data: bytes
     version: int
     offsets: list[int]  # start of each entry, plus the end of the entry table

@@ -10,7 +10,6 @@ costs one dictionary lookup. Never set it outside tests.
 from __future__ import annotations
 
 import os
-import signal
 
 POINTS = (
     "before-index-lock",  # hive's write lock held, git's index.lock not yet taken
@@ -51,4 +50,6 @@ def reached(point: str) -> None:
     count = _SEEN.get(point, 0) + 1
     _SEEN[point] = count
     if count >= (int(nth) if nth.isdigit() else 1):
+        import signal
+
         os.kill(os.getpid(), signal.SIGKILL)

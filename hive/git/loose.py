@@ -27,7 +27,7 @@ import zlib
 
 from hive.git import killpoints
 from hive.git.owners import owner_tag
-from hive.git.packfile import read_packed
+from hive.git.packfile import pack_names, read_packed
 from hive.git.refs import RepoPaths
 
 TMP_PREFIX = "tmp_obj_hive-"
@@ -123,6 +123,28 @@ def tree_entries(paths: RepoPaths, commit: str) -> tuple[str | None, str | None,
     if listing is None:
         return None
     return hive, listing.get(b"cells"), b"config.yaml" in listing
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_loose_name(name: str) -> bool:
+    return len(name) == 38 and _HEX.issuperset(name)
+
+
+def loose_in_17(objects: str) -> int:
+    """Loose objects in ``objects/17`` (git's sample directory)."""
+    try:
+        return sum(1 for name in os.listdir(os.path.join(objects, "17")) if _is_loose_name(name))
+    except OSError:
+        return 0
+
+
+def nothing_to_pack(objects: str) -> bool:
+    """True when no packing threshold can be crossed (``gc.auto`` >= 1 needs two loose
+    objects in ``objects/17``; merging needs two packs): the common case of
+    ``packing.auto_pack``, two directory listings, decided without importing it."""
+    return loose_in_17(objects) <= 1 and len(pack_names(os.path.join(objects, "pack"))) <= 1
 
 
 def object_path(paths: RepoPaths, sha: str) -> str:

@@ -21,7 +21,6 @@ import hashlib
 import mmap
 import os
 import zlib
-from typing import BinaryIO
 
 OBJECT_TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 OFS_DELTA = 6
@@ -113,6 +112,44 @@ def pack_names(pack_dir: str) -> list[str]:
     )
 
 
+# The pack names of a directory, by its mtime (a pack added or removed changes it):
+# reading many objects lists the directory once, not once per object.
+_NAMES: dict[str, tuple[int, list[str]]] = {}
+
+
+def _current_packs(pack_dir: str) -> list[str]:
+    try:
+        stamp = os.stat(pack_dir).st_mtime_ns
+    except OSError:
+        return []
+    cached = _NAMES.get(pack_dir)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    names = pack_names(pack_dir)
+    _NAMES[pack_dir] = (stamp, names)
+    return names
+
+
+# Packs mapped into memory, like their indexes: reading an object is no system call
+# (a pack never changes; one deleted by a repack stays readable while mapped).
+_PACKS: dict[str, mmap.mmap] = {}
+
+
+def _pack(base: str) -> mmap.mmap:
+    found = _PACKS.get(base)
+    if found is None:
+        with open(base + ".pack", "rb") as handle:
+            found = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        if len(_PACKS) > 64:
+            _BASES.clear()
+            for stale in _PACKS.values():
+                with contextlib.suppress(Exception):
+                    stale.close()
+            _PACKS.clear()
+        _PACKS[base] = found
+    return found
+
+
 def _index(base: str) -> PackIndex:
     found = _INDEXES.get(base)
     if found is None:
@@ -146,18 +183,22 @@ def read_packed(objects_dir: str, sha: str) -> tuple[bytes, bytes] | None:
 
 
 def _forget_missing() -> None:
+    _NAMES.clear()
+    _BASES.clear()
+    for base in [base for base in _PACKS if not os.path.exists(base + ".pack")]:
+        with contextlib.suppress(Exception):
+            _PACKS.pop(base).close()
     for base in [base for base in _INDEXES if not os.path.exists(base + ".idx")]:
         _INDEXES.pop(base).close()
 
 
 def _find(pack_dir: str, raw_sha: bytes) -> tuple[bytes, bytes] | None:
-    for base in pack_names(pack_dir):
+    for base in _current_packs(pack_dir):
         offset = _index(base).offset(raw_sha)
         if offset is not None:
-            with open(base + ".pack", "rb") as pack:
-                kind, body = _read_at(pack, offset, pack_dir)
+            kind, body = _read_at(_pack(base), offset, pack_dir)
             if _object_id(kind, body) != raw_sha:
-                raise PackError(f"{base}.pack: BinaryIO {raw_sha.hex()} does not match its id")
+                raise PackError(f"{base}.pack: object {raw_sha.hex()} does not match its id")
             return kind, body
     return None
 
@@ -167,35 +208,57 @@ def _object_id(kind: bytes, body: bytes) -> bytes:
     return hashlib.sha1(header + body, usedforsecurity=False).digest()
 
 
-def _read_at(pack: BinaryIO, offset: int, pack_dir: str) -> tuple[bytes, bytes]:
-    """The object at ``offset``, with its delta chain resolved."""
-    deltas: list[bytes] = []
+# Objects that deltas were applied to, by (pack, offset): cell files are packed as
+# chains of deltas against shared bases, so reading many objects resolves each base
+# once instead of once per object that needs it. Bounded; a pack never changes.
+_BASES: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+_BASES_LIMIT = 512
+
+
+def _read_at(pack: mmap.mmap, offset: int, pack_dir: str) -> tuple[bytes, bytes]:
+    """The object at ``offset``, with its delta chain resolved (every object of the
+    chain is remembered, so objects sharing it are not resolved again)."""
+    deltas: list[tuple[int, bytes]] = []  # (position, delta), object first
     position = offset
     for _ in range(MAX_DELTA_CHAIN):
+        cached = _BASES.get((id(pack), position))
+        if cached is not None:
+            return cached[0], _resolved(pack, cached[0], cached[1], deltas)
         type_num, data_start, base = _entry_header(pack, position)
         data = _inflate(pack, data_start)
         if type_num in OBJECT_TYPES:
-            body = data
-            for delta in reversed(deltas):
-                body = apply_delta(body, delta)
-            return OBJECT_TYPES[type_num], body
-        deltas.append(data)
+            kind = OBJECT_TYPES[type_num]
+            if deltas:
+                _remember_base(pack, position, kind, data)
+            return kind, _resolved(pack, kind, data, deltas)
+        deltas.append((position, data))
         if isinstance(base, int):
             position = base
         elif isinstance(base, bytes):
             found = _find(pack_dir, base)
             if found is None:
                 raise PackError(f"delta base {base.hex()} is missing")
-            body = found[1]
-            for delta in reversed(deltas):
-                body = apply_delta(body, delta)
-            return found[0], body
+            return found[0], _resolved(pack, found[0], found[1], deltas)
         else:
             raise PackError(f"unknown pack entry type {type_num}")
     raise PackError("delta chain too long")
 
 
-def _entry_header(pack: BinaryIO, position: int) -> tuple[int, int, int | bytes | None]:
+def _resolved(pack: mmap.mmap, kind: bytes, body: bytes, deltas: list[tuple[int, bytes]]) -> bytes:
+    for number, (position, delta) in enumerate(reversed(deltas)):
+        body = apply_delta(body, delta)
+        if number < len(deltas) - 1:  # a base of the object asked for: keep it
+            _remember_base(pack, position, kind, body)
+    return body
+
+
+def _remember_base(pack: mmap.mmap, position: int, kind: bytes, body: bytes) -> None:
+    if len(_BASES) >= _BASES_LIMIT:
+        _BASES.clear()
+    _BASES[(id(pack), position)] = (kind, body)
+
+
+def _entry_header(pack: mmap.mmap, position: int) -> tuple[int, int, int | bytes | None]:
     """(type, where the zlib data starts, delta base offset or id) of one pack entry."""
     pack.seek(position)
     head = pack.read(32)
@@ -221,7 +284,7 @@ def _entry_header(pack: BinaryIO, position: int) -> tuple[int, int, int | bytes 
     return type_num, position + cursor, base
 
 
-def _inflate(pack: BinaryIO, start: int) -> bytes:
+def _inflate(pack: mmap.mmap, start: int) -> bytes:
     pack.seek(start)
     inflater = zlib.decompressobj()
     parts: list[bytes] = []

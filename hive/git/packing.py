@@ -37,16 +37,17 @@ import contextlib
 import hashlib
 import os
 import re
-import secrets
-import socket
 import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from hive.git.loose import _is_loose_name, loose_in_17, nothing_to_pack
 from hive.git.packfile import pack_names, read_packed
 
+__all__ = ["loose_in_17"]
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from hive.git.repo import GitRepo
 
@@ -57,7 +58,6 @@ UNLINK_THREADS = 16
 GIT_GC_PID_FRESH = 12 * 3600  # git ignores a gc.pid older than this
 _TYPE_NUMBERS = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 _TREE_MODE = 0o040000
-_HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True)
@@ -98,18 +98,6 @@ class PackOutcome:
 
 def objects_dir(repo: GitRepo) -> str:
     return os.path.join(repo.paths.common_dir, "objects")
-
-
-def _is_loose_name(name: str) -> bool:
-    return len(name) == 38 and _HEX.issuperset(name)
-
-
-def loose_in_17(objects: str) -> int:
-    """Loose objects in ``objects/17`` (git's sample directory)."""
-    try:
-        return sum(1 for name in os.listdir(os.path.join(objects, "17")) if _is_loose_name(name))
-    except OSError:
-        return 0
 
 
 def too_many_loose(objects: str, auto: int) -> bool:
@@ -214,8 +202,8 @@ def auto_pack(repo: GitRepo) -> PackOutcome | None:
     write that triggered it has already landed.
     """
     objects = objects_dir(repo)
-    if loose_in_17(objects) <= 1 and len(pack_names(os.path.join(objects, "pack"))) <= 1:
-        return None  # nothing can be over any threshold (gc.auto >= 1 needs 2 in objects/17)
+    if nothing_to_pack(objects):
+        return None
     try:
         config = gc_config(repo)
         if config.auto <= 0:
@@ -260,6 +248,8 @@ def git_gc_running(common_dir: str) -> bool:
         return False
     if age > GIT_GC_PID_FRESH:
         return False
+    import socket
+
     if host.strip() and host.strip() != socket.gethostname():
         return True
     try:
@@ -520,6 +510,8 @@ class _DeltaPlanner:
 
 @dataclass(frozen=True)
 class NewPack:
+    """A pack written and put in place."""
+
     base: str  # path without .pack/.idx
     count: int
     shas: list[str]
@@ -608,6 +600,8 @@ def write_blobs_pack(
 
 
 def _temp_name(pack_dir: str, suffix: str) -> str:
+    import secrets
+
     return os.path.join(pack_dir, f"tmp_hive_{os.getpid()}_{secrets.token_hex(4)}{suffix}")
 
 

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 
 from hive.errors import GitError, HiveError, LockTimeout
 from hive.git import killpoints
+from hive.git.flock import try_lock
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, lock_owned_by_twin
 from hive.git.loose import TMP_PREFIX, read_object
 from hive.git.owners import owner_alive, owner_tag, parse_tag
@@ -186,7 +187,7 @@ def recover(paths: RepoPaths, *, commit_index: str | None = None, wait: float = 
     if not os.path.lexists(twin_path(paths)):
         return []
     has_intent = os.path.lexists(intent_path(paths))
-    held = _try_lock(write_lock_path(paths), wait if has_intent else 0.0)
+    held = try_lock(write_lock_path(paths), wait if has_intent else 0.0)
     if held is None:
         return []
     try:
@@ -230,6 +231,8 @@ def recover_locked(paths: RepoPaths, *, commit_index: str | None = None) -> list
 
 @dataclass
 class _Report:
+    """What one recovery did, for its message."""
+
     owner: str | None
     outcome: str = ""
     temporaries: int = 0
@@ -468,53 +471,6 @@ def _unlink(path: str) -> int:
     except OSError:
         return 0
     return 1
-
-
-# ------------------------------------------------------------ hive's write lock
-
-
-class _Held:
-    def __init__(self, release: object) -> None:
-        self._release = release
-
-    def release(self) -> None:
-        callback = self._release
-        if callable(callback):
-            callback()
-
-
-def _try_lock(path: str, wait: float) -> _Held | None:
-    """hive's write lock within ``wait`` seconds (0: one attempt), or None."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: the same lock through filelock
-        return _try_filelock(path, wait)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError:
-        return None
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return _Held(lambda: os.close(descriptor))
-        except OSError:
-            if time.monotonic() >= deadline:
-                os.close(descriptor)
-                return None
-            time.sleep(0.005)
-
-
-def _try_filelock(path: str, wait: float) -> _Held | None:
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(path)
-    try:
-        lock.acquire(timeout=wait)
-    except (Timeout, OSError):
-        return None
-    return _Held(lock.release)
 
 
 def describe_failure(exc: BaseException) -> str:

@@ -33,7 +33,6 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
 
 from hive.errors import (
     DirtyHiveFile,
@@ -45,7 +44,7 @@ from hive.errors import (
 )
 from hive.git import killpoints
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, read_entries
-from hive.git.loose import write_loose
+from hive.git.loose import read_object, write_loose
 from hive.git.refs import (
     HeadRef,
     RepoPaths,
@@ -59,20 +58,28 @@ from hive.git.state import check_git_state
 from hive.git.worktree import atomic_write, remove_file
 from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from dulwich.objects import Commit, ObjectID
     from dulwich.refs import Ref
     from dulwich.repo import Repo
 
+    from hive.git.flock import Held
     from hive.git.recovery import PathIntent
 
 
 def _oid(sha: str) -> ObjectID:
     """A hex sha as dulwich's ObjectID (bytes at runtime)."""
+    from typing import cast
+
     return cast("ObjectID", sha.encode("ascii"))
 
 
 def _ref(name: str) -> Ref:
+    from typing import cast
+
     return cast("Ref", name.encode("utf-8"))
 
 
@@ -149,6 +156,8 @@ class FileStat:
 
 @dataclass(frozen=True)
 class CommitDiff:
+    """One commit's change, file by file."""
+
     sha: str
     subject: str
     author: str
@@ -337,7 +346,10 @@ class GitRepo:
         """The root tree of a commit (remembered: commits never change)."""
         tree = self._commit_trees.get(commit_sha)
         if tree is None:
-            tree = str(self._commit(commit_sha).tree.decode())
+            kind, body = self._raw(commit_sha)
+            if kind != b"commit" or not body.startswith(b"tree "):
+                raise GitError(f"{commit_sha} is not a commit")
+            tree = body[5:45].decode("ascii")
             self._commit_trees[commit_sha] = tree
         return tree
 
@@ -358,6 +370,15 @@ class GitRepo:
             return store[_oid(sha)]
         except KeyError:
             return store[_oid(sha)]
+
+    def _raw(self, sha: str) -> tuple[bytes, bytes]:
+        """(type, body) of an object: hive's own loose and pack readers (no dulwich
+        import on a write's path), else dulwich's object store."""
+        found = read_object(self.paths, sha)
+        if found is not None:
+            return found
+        obj = self._object(sha)
+        return obj.type_name, bytes(obj.as_raw_string())
 
     def snapshot(self, *, staged: bool = False) -> Snapshot:
         """The hive-visible state: HEAD's tree, overlaid with the index if ``staged``."""
@@ -390,24 +411,20 @@ class GitRepo:
         return overlay
 
     def read_blob(self, sha: str) -> bytes:
-        from dulwich.objects import Blob
-
-        obj = self._object(sha)
-        if not isinstance(obj, Blob):
+        kind, body = self._raw(sha)
+        if kind != b"blob":
             raise GitError(f"{sha} is not a blob")
-        return bytes(obj.as_raw_string())
+        return body
 
     def tree_items(self, tree_sha: str) -> dict[bytes, tuple[int, str]]:
         """name -> (mode, sha) of one tree object (cached: trees are immutable)."""
         cached = self._tree_cache.get(tree_sha)
         if cached is not None:
             return cached
-        from dulwich.objects import Tree
-
-        obj = self._object(tree_sha)
-        if not isinstance(obj, Tree):
+        kind, body = self._raw(tree_sha)
+        if kind != b"tree":
             raise GitError(f"{tree_sha} is not a tree")
-        items = {entry.path: (entry.mode, entry.sha.decode()) for entry in obj.iteritems()}
+        items = parse_tree(body)
         if len(self._tree_cache) > 4096:
             self._tree_cache.clear()
         self._tree_cache[tree_sha] = items
@@ -670,6 +687,12 @@ class GitRepo:
 
     def config_value(self, section: str, key: str) -> str | None:
         """One git config value (repository, global and system config), or None."""
+        from hive.git.configfile import Unsure, config_value
+
+        try:
+            return config_value(self.paths, section, key)
+        except Unsure:
+            pass
         config = self._config_stack()
         try:
             return str(config.get((section.encode(),), key.encode()).decode())
@@ -678,6 +701,19 @@ class GitRepo:
 
     def config_identity(self) -> Identity | None:
         """user.name/user.email from git config, if set."""
+        from hive.git.configfile import Unsure, config_value
+
+        try:
+            name = config_value(self.paths, "user", "name")
+            if name is None:
+                return None
+            email = config_value(self.paths, "user", "email")
+        except Unsure:
+            pass
+        else:
+            if email is None:
+                email = f"{name.replace(' ', '.').lower()}@hive.local"
+            return Identity(name=name, email=email)
         config = self._config_stack()
         try:
             name = config.get((b"user",), b"name").decode()
@@ -723,6 +759,13 @@ class GitRepo:
 
     def pack_if_needed(self) -> None:
         """Pack loose objects when there are too many (``hive/git/packing.py``)."""
+        from hive.git.loose import nothing_to_pack
+
+        if nothing_to_pack(os.path.join(self.paths.common_dir, "objects")):
+            return
+        auto = (self.config_value("gc", "auto") or "").strip()
+        if auto.lstrip("-").isdigit() and int(auto) <= 0:
+            return  # gc.auto=0 (or negative) turns packing off: nothing to import
         from hive.git.packing import auto_pack
 
         auto_pack(self)
@@ -917,8 +960,6 @@ class GitRepo:
         return new_sha or self._empty_tree()
 
     def _rewrite_tree(self, base_tree: str | None, changes: dict[str, Any]) -> str | None:
-        from dulwich.objects import Tree
-
         items = dict(self.tree_items(base_tree)) if base_tree else {}
         for name, change in changes.items():
             key = name.encode()
@@ -936,39 +977,26 @@ class GitRepo:
                 items[key] = change
         if not items:
             return None
-        tree = Tree()
-        for key, (mode, sha) in items.items():
-            tree.add(key, mode, _oid(sha))
-        sha_text = self.store_object(tree)
+        sha_text = write_loose(self.paths, b"tree", tree_body(items))
         self._tree_cache[sha_text] = items
         return sha_text
 
     def _empty_tree(self) -> str:
         if self._empty_tree_sha is None:
-            from dulwich.objects import Tree
-
-            self._empty_tree_sha = self.store_object(Tree())
+            self._empty_tree_sha = write_loose(self.paths, b"tree", b"")
         return self._empty_tree_sha
 
     def _write_commit(
         self, tree: str, parents: str | list[str] | None, message: str, author: Identity
     ) -> str:
         """A commit object (loose) of ``tree`` on ``parents`` (one sha, a list, or none)."""
-        from dulwich.objects import Commit
-
         if isinstance(parents, str):
             parents = [parents]
-        commit = Commit()
-        commit.tree = _oid(tree)
-        commit.parents = [_oid(parent) for parent in parents or []]
-        commit.author = commit.committer = author.as_bytes()
         now = int(time.time())
-        offset = _local_utc_offset(now)
-        commit.author_time = commit.commit_time = now
-        commit.author_timezone = commit.commit_timezone = offset
-        commit.encoding = b"UTF-8"
-        commit.message = message.encode("utf-8")
-        sha = self.store_object(commit)
+        body = commit_body(
+            tree, parents or [], author.as_bytes(), now, _local_utc_offset(now), message
+        )
+        sha = write_loose(self.paths, b"commit", body)
         self._commit_trees[sha] = tree
         return sha
 
@@ -1131,25 +1159,23 @@ class _WriteLock:
         self.path = path
         self.timeout = timeout
         self.after = after  # called once the lock is released after a successful block
-        self._lock: Any = None
+        self._held: Held | None = None
 
     def __enter__(self) -> _WriteLock:
-        from filelock import FileLock, Timeout
+        from hive.git.flock import try_lock
 
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        self._lock = FileLock(self.path, timeout=self.timeout)
-        try:
-            self._lock.acquire()
-        except Timeout:
+        self._held = try_lock(self.path, self.timeout)
+        if self._held is None:
             raise LockTimeout(
                 f"another hive process held the repository lock for more than {self.timeout:g}s "
                 f"({self.path}); try again, or raise lock_timeout_seconds in .hive/config.yaml"
-            ) from None
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._lock is not None:
-            self._lock.release()
+        if self._held is not None:
+            self._held.release()
+            self._held = None
         if self.after is not None and exc[0] is None:
             self.after()
 
@@ -1163,3 +1189,52 @@ def init_repository(path: str, *, branch: str = "main") -> GitRepo:
     repo.refs.set_symbolic_ref(_ref("HEAD"), _ref(f"refs/heads/{branch}"))
     repo.close()
     return GitRepo.discover(path)
+
+
+def parse_tree(body: bytes) -> dict[bytes, tuple[int, str]]:
+    """name -> (mode, sha) of a tree object's body."""
+    items: dict[bytes, tuple[int, str]] = {}
+    position = 0
+    while position < len(body):
+        space = body.index(b" ", position)
+        nul = body.index(b"\0", space)
+        items[body[space + 1 : nul]] = (
+            int(body[position:space], 8),
+            body[nul + 1 : nul + 21].hex(),
+        )
+        position = nul + 21
+    return items
+
+
+def tree_body(items: Mapping[bytes, tuple[int, str]]) -> bytes:
+    """A tree object's body, entries in git's order (a directory sorts as ``name/``),
+    byte for byte what git and dulwich write."""
+
+    def order(name: bytes) -> bytes:
+        return name + b"/" if stat.S_ISDIR(items[name][0]) else name
+
+    return b"".join(
+        f"{items[name][0]:04o}".encode("ascii")
+        + b" "
+        + name
+        + b"\0"
+        + bytes.fromhex(items[name][1])
+        for name in sorted(items, key=order)
+    )
+
+
+def commit_body(
+    tree: str, parents: list[str], who: bytes, when: int, offset: int, message: str
+) -> bytes:
+    """A commit object's body as dulwich writes it (author = committer, UTF-8)."""
+    stamp = who + b" " + str(when).encode("ascii") + b" " + _timezone(offset)
+    lines = [b"tree " + tree.encode("ascii")]
+    lines += [b"parent " + parent.encode("ascii") for parent in parents]
+    lines += [b"author " + stamp, b"committer " + stamp, b"encoding UTF-8"]
+    return b"\n".join(lines) + b"\n\n" + message.encode("utf-8")
+
+
+def _timezone(offset: int) -> bytes:
+    sign = "-" if offset < 0 else "+"
+    minutes = abs(offset) // 60
+    return f"{sign}{minutes // 60:02d}{minutes % 60:02d}".encode("ascii")

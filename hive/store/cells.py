@@ -1,8 +1,8 @@
-"""Cells as YAML documents: deterministic key order, empty fields left out."""
+"""Cells as YAML documents: deterministic key order, empty fields left out
+(the order and rules live in ``hive/store/celldoc.py``, shared with the lean path)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -11,68 +11,16 @@ from pydantic_core import to_json
 from hive.errors import CorruptFile
 from hive.models import Cell, HiveConfig
 from hive.models.cell import first_error
+from hive.store.celldoc import ALWAYS_WRITTEN, FIELD_ORDER, document_of, format_time
 from hive.store.index import ParsedCell, ParseProblem
 from hive.store.yamlio import dumps, line_of, load_mapping
 
-FIELD_ORDER: tuple[str, ...] = (
-    "id",
-    "title",
-    "type",
-    "status",
-    "priority",
-    "parent",
-    "assignee",
-    "labels",
-    "dependencies",
-    "files_owned",
-    "description",
-    "design",
-    "acceptance_criteria",
-    "notes",
-    "comments",
-    "created_at",
-    "created_by",
-    "updated_at",
-    "started_at",
-    "closed_at",
-    "close_reason",
-    "deleted_at",
-    "metadata",
-    "conflicts",
-)
-ALWAYS_WRITTEN = frozenset(
-    {"id", "title", "type", "status", "priority", "created_at", "updated_at"}
-)
-
-
-def format_time(value: datetime) -> str:
-    """UTC with a ``Z`` suffix, millisecond precision (``2026-11-22T16:35:37.123Z``)
-    unless the time has finer digits (imported data): then microseconds."""
-    micro = value.microsecond
-    fraction = f"{micro // 1000:03d}" if micro % 1000 == 0 else f"{micro:06d}"
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + fraction + "Z"
+__all__ = ["ALWAYS_WRITTEN", "FIELD_ORDER", "format_time"]
 
 
 def cell_document(cell: Cell) -> dict[str, Any]:
     """The ordered mapping written to disk for ``cell``."""
-    raw = cell.model_dump(mode="python")
-    document: dict[str, Any] = {}
-    for name in FIELD_ORDER:
-        value = raw[name]
-        if name not in ALWAYS_WRITTEN and value in (None, "", [], {}):
-            continue
-        document[name] = _plain(value)
-    return document
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return format_time(value)
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
+    return document_of(cell.model_dump(mode="python"))
 
 
 def encode_cell(cell: Cell) -> bytes:

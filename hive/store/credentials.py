@@ -19,9 +19,12 @@ import json
 import os
 import secrets
 from collections.abc import Iterator
-from typing import Any
 
 from hive.errors import CorruptFile, LockTimeout
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE = "identities.json"
 LOCK = "identities.lock"

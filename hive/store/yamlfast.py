@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 # A plain (unquoted) scalar the emitter writes and YAML reads back as that string.
 PLAIN_RE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+(),'-]+)*$")
@@ -32,9 +36,12 @@ RESERVED_WORDS = frozenset(
 
 # Anything but a line feed, printable ASCII and the printable non-ASCII YAML
 # allows unescaped (no NEL, line/paragraph separators, BOM or U+FFFE/U+FFFF).
-_UNUSUAL_CHAR_RE = re.compile(
+_UNUSUAL_CHAR = (
     "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
+# The same test for ASCII text (almost every file): compiling the class above costs
+# ~5 ms, so it is compiled only when a text has non-ASCII characters.
+_UNUSUAL_ASCII_RE = re.compile("[^\n\x20-\x7e]")
 _BLANK_LINE_RE = re.compile(r"^ +$", re.MULTILINE)
 # ``key:`` or ``key: value`` (the caller matches from the line's indentation).
 _ENTRY_RE = re.compile(r'(?:([A-Za-z_][A-Za-z0-9_.-]*+)|("(?:[^"\\]|\\.)*+")):(?: (.+))?')
@@ -56,13 +63,19 @@ _MAX_KEY = 1000
 _INDENT = 2
 
 
+def _has_unusual_char(text: str) -> bool:
+    if text.isascii():
+        return _UNUSUAL_ASCII_RE.search(text) is not None
+    return re.search(_UNUSUAL_CHAR, text) is not None  # compiled once, by re's cache
+
+
 class _Decline(Exception):
     """The text is not in the canonical form; let ruamel read it."""
 
 
 def fast_loads(text: str) -> dict[str, Any] | None:
     """The mapping ``text`` holds, or ``None`` when it is not in canonical form."""
-    if not text.endswith("\n") or _UNUSUAL_CHAR_RE.search(text) or _BLANK_LINE_RE.search(text):
+    if not text.endswith("\n") or _has_unusual_char(text) or _BLANK_LINE_RE.search(text):
         return None
     lines = text[:-1].split("\n")
     try:

@@ -21,10 +21,13 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from hive.errors import CorruptFile
 from hive.store.yamlfast import KEY_RE, PLAIN_RE, RESERVED_WORDS, fast_loads
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Characters written as escapes: YAML refuses them raw or reads them as line breaks.
 _UNPRINTABLE_RE = re.compile(

@@ -1,0 +1,673 @@
+"""``hive create``, ``hive update`` and ``hive close`` in a fresh process, lean.
+
+The common forms of the three commands are written here without typer,
+pydantic, rich, ruamel or dulwich: options are parsed for the forms listed
+below, cells are read as plain dicts (``hive/store/celldoc.py``) from the one
+file the command needs, every lookup (is an id taken, the cell, its blockers)
+is a query on the state index for the state of the commit HEAD points at, and
+the commit goes through the very same transaction as the full path
+(``GitRepo.transact``: hive's write lock, git's index.lock through its twin,
+the intent, compare-and-swap on the ref, the working tree and index entries,
+recovery, packing). The result is the same file, the same commit message and
+trailers, the same state index rows and the same output as the full CLI's.
+
+Whenever this path cannot be sure of giving exactly the full CLI's answer it
+*defers* (returns None before anything is written) and the full CLI runs the
+command: an option it does not read (``--parent``, ``--dep``, ``--files``,
+``--from``, ``--force``, ``--help``, ...), a partial id, any error to report
+(the full CLI words it), a cell or config file the plain reader declines, a
+state the index does not have, a layout other than hive's shards, another
+worktree, a write under way, staging mode, a detached or unborn HEAD, a git
+config it cannot read for sure, an identity it cannot prove. An agent acting
+with ``HIVE_AGENT_TOKEN`` is checked exactly as the full path checks it (the
+same credential store function); an unknown token or a name that does not
+match defers, and the full CLI refuses.
+
+Supported forms (global options anywhere, ``--json`` included)::
+
+    hive create TITLE [-t TYPE] [-p PRIORITY] [-d TEXT] [-l LABEL]... [--assignee NAME]
+    hive update ID [-s STATUS] [-p P] [--title T] [-d TEXT] [--assignee NAME] [-t TYPE]
+                   [--append-notes TEXT] [--add-label L]... [--remove-label L]...
+    hive close ID [-r REASON]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+from hive.cli.entry import Invocation
+from hive.errors import HiveError
+from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
+from hive.store.index import EMPTY_STATE, StateIndex
+from hive.store.layout import CONFIG_PATH, cell_path
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from hive.git.refs import RepoPaths
+    from hive.git.repo import GitRepo, Identity, Plan, Snapshot
+
+
+class Defer(Exception):
+    """The full CLI must run this command (nothing has been written)."""
+
+
+# ------------------------------------------------------------------ options
+
+
+class Options:
+    """A command line read for the options of one command."""
+
+    def __init__(self) -> None:
+        self.positional: list[str] = []
+        self.values: dict[str, str] = {}
+        self.lists: dict[str, list[str]] = {}
+
+
+def parse_options(
+    args: list[str], valued: dict[str, str], repeated: dict[str, str]
+) -> Options | None:
+    """``args`` read as click would for these options; None for anything else
+    (an unknown option, an attached short value, a value that looks like an option,
+    a single option given twice, ``--``)."""
+    found = Options()
+    position = 0
+    while position < len(args):
+        token = args[position]
+        if not token.startswith("-"):
+            found.positional.append(token)
+            position += 1
+            continue
+        name, eq, inline = token.partition("=")
+        if not name.startswith("--"):
+            name, eq, inline = token, "", ""
+        key = valued.get(name) or repeated.get(name)
+        if key is None:
+            return None
+        if eq:
+            value = inline
+            position += 1
+        elif position + 1 < len(args) and not args[position + 1].startswith("-"):
+            value = args[position + 1]
+            position += 2
+        else:
+            return None
+        if name in repeated:
+            found.lists.setdefault(key, []).append(value)
+        elif key in found.values:
+            return None
+        else:
+            found.values[key] = value
+    return found
+
+
+# ------------------------------------------------------------------ the repository
+
+
+class Principal:
+    """Who acts (as ``hive.models.identity.Principal``, without pydantic)."""
+
+    def __init__(self, name: str, kind: str) -> None:
+        self.name = name
+        self.kind = kind  # "agent" | "person"
+
+
+class Session:
+    """One repository, the acting principal, and the state index."""
+
+    def __init__(
+        self, paths: RepoPaths, repo: GitRepo, principal: Principal, index: StateIndex
+    ) -> None:
+        self.paths = paths
+        self.repo = repo
+        self.principal = principal
+        self.index = index
+        self.configs: dict[str, dict[str, Any]] = {}
+
+    def identity(self) -> Identity:
+        from hive.domain.actors import slug
+        from hive.git.repo import Identity
+
+        if self.principal.kind == "person":
+            configured = self.repo.config_identity()
+            if configured is not None:
+                return configured
+        name = self.principal.name
+        return Identity(name=name, email=f"{slug(name)}@hive.local")
+
+    def key_of(self, commit: str) -> str:
+        """The state key of ``commit`` when the index has that state (sharded)."""
+        from hive.git.loose import tree_entries
+
+        trees = self.index.trees_of(commit)
+        if trees is None:
+            found = tree_entries(self.paths, commit)
+            if found is None or not found[2]:
+                raise Defer("packed beyond reach, or no hive")
+            self.index.remember_commit(commit, found[0], found[1])
+            trees = (found[0], found[1])
+        key = trees[1] or EMPTY_STATE
+        if trees[0] is None or not self.index.has_state(key) or not self.index.is_sharded(key):
+            raise Defer("state not indexed, or not hive's layout")
+        return key
+
+    def config(self, snap: Snapshot) -> dict[str, Any]:
+        """``.hive/config.yaml`` of ``snap``, when it is certainly what the model reads."""
+        sha = snap.blob_sha(CONFIG_PATH)
+        if sha is None:
+            raise Defer("not initialized")
+        if sha not in self.configs:
+            self.configs[sha] = _config(self.repo.read_blob(sha))
+        return self.configs[sha]
+
+    def lock_timeout(self, snap: Snapshot) -> float:
+        env = os.environ.get("HIVE_LOCK_TIMEOUT")
+        if env:
+            try:
+                return max(0.01, float(env))
+            except ValueError:
+                raise Defer("bad HIVE_LOCK_TIMEOUT") from None
+        return float(self.config(snap)["lock_timeout_seconds"])
+
+
+def _config(data: bytes) -> dict[str, Any]:
+    from hive.store.yamlfast import fast_loads
+
+    try:
+        found = fast_loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise Defer("config") from None
+    if not isinstance(found, dict):
+        raise Defer("config")
+    config = {
+        "prefix": found.get("prefix", "hv"),
+        "id_length": found.get("id_length", 6),
+        "child_id_length": found.get("child_id_length", 4),
+        "lock_timeout_seconds": found.get("lock_timeout_seconds", 30.0),
+    }
+    prefix = config["prefix"]
+    if not (isinstance(prefix, str) and 1 <= len(prefix) <= 12 and prefix.isascii()):
+        raise Defer("config")
+    if not prefix.replace("_", "").isalnum() or prefix != prefix.lower():
+        raise Defer("config")
+    for name, low, high in (("id_length", 4, 16), ("child_id_length", 2, 8)):
+        value = config[name]
+        if type(value) is not int or not low <= value <= high:
+            raise Defer("config")
+    timeout = config["lock_timeout_seconds"]
+    if type(timeout) not in (int, float) or not timeout > 0:
+        raise Defer("config")
+    named = found.get("coordinators")
+    if not (named is None or isinstance(named, str) or _strings(named)):
+        raise Defer("config")  # the model refuses it: the full CLI says where
+    return config
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def open_session(inv: Invocation) -> Session:
+    from hive.git.refs import discover
+    from hive.git.repo import GitRepo
+
+    try:
+        paths = discover(inv.directory)
+    except (HiveError, OSError):
+        raise Defer("no repository") from None
+    if os.path.lexists(paths.index_twin):
+        raise Defer("a write to recover first")
+    if os.path.realpath(paths.git_dir) != os.path.realpath(paths.common_dir):
+        raise Defer("a linked worktree")
+    repo = GitRepo(paths, recover=False)
+    return Session(paths, repo, _principal(inv, repo), StateIndex(paths.hive_state_dir))
+
+
+def _principal(inv: Invocation, repo: GitRepo) -> Principal:
+    """Who acts, resolved exactly as ``Workspace`` resolves it (or Defer)."""
+    from hive.domain.actors import check_actor, os_user
+    from hive.git.configfile import Unsure, config_value
+
+    token = os.environ.get("HIVE_AGENT_TOKEN") or None
+    claim = inv.actor or os.environ.get("HIVE_AGENT") or None
+    try:
+        if token:
+            from hive.store import credentials
+
+            name = credentials.name_of_token(repo.paths.hive_state_dir, token)
+            if name is None or (claim and check_actor(claim) != name):
+                raise Defer("identity")
+            return Principal(name, "agent")
+        configured = config_value(repo.paths, "user", "name")
+        person = configured if configured is not None else (os_user() or "unknown")
+        if claim and check_actor(claim) != person:
+            raise Defer("identity")
+    except (HiveError, Unsure, OSError):
+        raise Defer("identity") from None
+    return Principal(person, "person")
+
+
+# ------------------------------------------------------------------ cells
+
+
+class Found:
+    """A file of a state named for a cell id, and what its blob holds."""
+
+    def __init__(
+        self,
+        path: str,
+        blob: str,
+        status: str | None,
+        deleted: bool,
+        error: str | None,
+        id: str | None,
+    ) -> None:
+        self.path = path
+        self.blob = blob
+        self.status = status
+        self.deleted = deleted
+        self.error = error
+        self.id = id
+
+
+def lookup(index: StateIndex, key: str, cell_id: str) -> list[Found]:
+    """Every file of state ``key`` named for ``cell_id`` (in any shard, or on top)."""
+    if key == EMPTY_STATE:
+        return []
+    name = cell_id + ".yaml"
+    rows = index.db.execute(
+        "SELECT c.name, c.sha, c.is_tree, c.status, c.deleted, c.error, c.id FROM dirs c "
+        "WHERE c.tree = :key AND c.name = :name "
+        "UNION ALL SELECT c.name || '/' || s.name, s.sha, s.is_tree, s.status, s.deleted, "
+        "s.error, s.id FROM dirs c JOIN dirs s ON s.tree = c.sha "
+        "WHERE c.tree = :key AND c.is_tree = 1 AND s.name = :name",
+        {"key": key, "name": name},
+    ).fetchall()
+    return [
+        Found(
+            path=".hive/cells/" + row[0],
+            blob=row[1],
+            status=row[3],
+            deleted=bool(row[4]),
+            error="a directory" if row[2] else row[5],
+            id=row[6],
+        )
+        for row in rows
+    ]
+
+
+def usable(found: list[Found], cell_id: str) -> Found | None:
+    """The one readable file of ``cell_id`` at its own path, or None."""
+    if len(found) != 1:
+        return None
+    only = found[0]
+    ok = only.error is None and only.id == cell_id and only.path == cell_path(cell_id)
+    return only if ok else None
+
+
+def read_cell(session: Session, key: str, given: str) -> dict[str, Any]:
+    """The live cell ``given`` names exactly (a full id), as a plain cell."""
+    from hive.store.yamlfast import fast_loads
+
+    if given != given.strip().lower() or not given:
+        raise Defer("not a full id")
+    found = usable(lookup(session.index, key, given), given)
+    if found is None or found.deleted:
+        raise Defer("missing, unreadable or deleted")
+    try:
+        mapping = fast_loads(session.repo.read_blob(found.blob).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, HiveError):
+        raise Defer("unreadable") from None
+    cell = plain_cell(mapping)
+    if cell is None or cell["id"] != given:
+        raise Defer("a file the plain reader declines")
+    return cell
+
+
+def refuse_open_blockers(session: Session, key: str, cell: dict[str, Any]) -> None:
+    """Defer when a ``blocks`` target is open or unreadable (the full CLI refuses)."""
+    for dep in cell["dependencies"]:
+        if dep["type"] != "blocks":
+            continue
+        found = lookup(session.index, key, dep["target"])
+        if not found:
+            continue  # a target that does not exist does not block
+        only = usable(found, dep["target"])
+        if only is None or (only.status != "closed" and not only.deleted):
+            raise Defer("blocked")
+
+
+def checked_title(title: str) -> str:
+    """The title as the model stores it (stripped), when the model and
+    ``check_title`` accept it."""
+    from hive.text import CONTROL_CHARS
+
+    stripped = title.strip()
+    if len(title) > 500 or not stripped or "\n" in stripped or CONTROL_CHARS.search(stripped):
+        raise Defer("title")
+    return stripped
+
+
+def changed(cell: dict[str, Any], **updates: Any) -> dict[str, Any]:
+    """``cells._changed``: the updates applied, ``updated_at`` now, and checked."""
+    new = {**cell, **updates}
+    new["title"] = checked_title(new["title"])
+    new["updated_at"] = utc_now()
+    return new
+
+
+def check_owner(session: Session, cell: dict[str, Any]) -> None:
+    """Only the assignee of a claimed cell changes or closes it (else the full CLI
+    refuses, or records an override)."""
+    owner = cell["assignee"] if cell["assignee"] and cell["status"] != "closed" else None
+    if owner is not None and owner != session.principal.name:
+        raise Defer("not the owner")
+
+
+# ------------------------------------------------------------------ writing
+
+
+def write(
+    inv: Invocation,
+    event: str,
+    change: Callable[[Session, Snapshot, str], tuple[dict[str, Any], bool]],
+    render: Callable[[dict[str, Any]], str],
+) -> int | None:
+    """Run one cell write through ``GitRepo.transact``; None to defer."""
+    import sqlite3
+
+    from hive.git.repo import Change, Plan
+
+    try:
+        session = open_session(inv)
+        head_snap = session.repo.snapshot()
+        if head_snap.head.ref is None or head_snap.head.commit is None:
+            raise Defer("detached or unborn")
+        timeout = session.lock_timeout(head_snap)
+        author = session.identity()
+    except (Defer, HiveError, OSError, sqlite3.DatabaseError):
+        return None
+    written: dict[str, Any] = {}
+
+    def plan(snap: Snapshot) -> Plan:
+        if snap.head.commit is None or snap.head.ref is None:
+            raise Defer("detached or unborn")
+        key = session.key_of(snap.head.commit)
+        written.clear()
+        written["key"] = key
+        new, wanted = change(session, snap, key)
+        if not wanted:  # nothing to change: no commit, the cell as it is
+            return Plan(changes=[], message="", result=new)
+        content = encode(new)
+        written["cell"] = new
+        written["content"] = content
+        return Plan(
+            changes=[Change(cell_path(new["id"]), content)],
+            message=message(session, event, new),
+            result=new,
+        )
+
+    try:
+        outcome = session.repo.transact(plan, author=author, lock_timeout=timeout)
+    except (Defer, sqlite3.DatabaseError):
+        return None
+    except HiveError as exc:
+        return report(inv, exc)
+    except Exception as exc:  # as the full CLI's last line of defence (cli/main.py run)
+        if os.environ.get("HIVE_DEBUG"):
+            raise
+        name = type(exc).__name__
+        sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
+        return 70
+    if outcome.commit and outcome.tree and "cell" in written:
+        remember(session, outcome.commit, outcome.tree, written["cell"], written["content"])
+    cell: dict[str, Any] = outcome.result
+    if inv.json:
+        sys.stdout.buffer.write(json_of(cell) + b"\n")
+    else:
+        sys.stdout.write(render(cell) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def message(session: Session, event: str, cell: dict[str, Any]) -> str:
+    """``Workspace.message`` for one cell."""
+    from hive.git.repo import format_message
+    from hive.text import CONTROL_CHARS
+
+    principal = session.principal
+    trailers = [("Hive-Cell", cell["id"]), ("Hive-Agent", principal.name), ("Hive-Event", event)]
+    if principal.kind != "agent":
+        trailers.append(("Hive-Identity", principal.kind))
+    subject = CONTROL_CHARS.sub("?", f"hive: {event} {cell['id']} {cell['title']}")
+    return format_message(subject, trailers)
+
+
+def report(inv: Invocation, exc: HiveError) -> int:
+    """A refusal of the transaction (git state, lock, dirty file, ...) as ``run_op``
+    words it; nothing was committed."""
+    import json
+
+    if inv.json:
+        data = json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)
+        sys.stdout.write(data + "\n")
+        sys.stdout.flush()
+    sys.stderr.write(f"error: {exc.message}".rstrip("\n") + "\n")
+    return exc.exit_code
+
+
+def remember(
+    session: Session, commit: str, tree: str, cell: dict[str, Any], content: bytes
+) -> None:
+    """Record the new state in the state index, as ``Workspace._remember_write`` does
+    (best effort: the commit has landed; a later reader indexes what is missing)."""
+    import contextlib
+
+    from hive.git.repo import TREE_MODE, blob_sha_of
+    from hive.store.layout import HIVE_DIR
+
+    repo = session.repo
+
+    def list_tree(sha: str) -> list[tuple[str, str, bool]]:
+        return [
+            (name.decode("utf-8", "surrogateescape"), child, mode == TREE_MODE)
+            for name, (mode, child) in repo.tree_items(sha).items()
+            if mode != 0o160000
+        ]
+
+    def read_blobs(wanted: Any) -> Any:
+        for sha, path in wanted:
+            yield sha, path, repo.read_blob(sha)
+
+    def decode(data: bytes, path: str) -> Any:
+        raise Defer("a blob the index does not know")  # aborts the recording only
+
+    with contextlib.suppress(Exception):
+        hive = repo.lookup_path(tree, HIVE_DIR, want_tree=True)
+        cells = repo.lookup_path(hive, "cells", want_tree=True) if hive else None
+        index = session.index
+        index.add_parsed([(blob_sha_of(content), parsed(cell))])
+        index.ensure_state(cells or EMPTY_STATE, list_tree, read_blobs, decode)
+        index.remember_commit(commit, hive, cells)
+
+
+# ------------------------------------------------------------------ create
+
+
+CREATE_VALUED = {
+    "-t": "type",
+    "--type": "type",
+    "-p": "priority",
+    "--priority": "priority",
+    "-d": "description",
+    "--description": "description",
+    "--assignee": "assignee",
+}
+CREATE_REPEATED = {"-l": "label", "--label": "label"}
+
+
+def create(inv: Invocation) -> int | None:
+    from hive.domain.cellinput import clean_list, parse_priority, parse_type
+    from hive.domain.limits import MAX_LABELS, check_count, check_short, check_text
+
+    options = parse_options(inv.args, CREATE_VALUED, CREATE_REPEATED)
+    if options is None or len(options.positional) != 1:
+        return None
+    values = options.values
+    labels = options.lists.get("label", [])
+    try:
+        check_count(labels, "labels", MAX_LABELS)
+        assignee = values.get("assignee")
+        fields: dict[str, Any] = {
+            "title": options.positional[0],
+            "type": parse_type(values.get("type", "task")),
+            "priority": parse_priority(values.get("priority", "2"), 2),
+            "description": check_text(values.get("description", ""), "description"),
+            "labels": clean_list(labels, "label"),
+            "assignee": check_short(assignee, "assignee") if assignee else None,
+        }
+    except HiveError:
+        return None
+
+    def change(session: Session, snap: Snapshot, key: str) -> tuple[dict[str, Any], bool]:
+        from hive.store.ids import new_root_id
+
+        config = session.config(snap)
+
+        def taken(candidate: str) -> bool:
+            return bool(lookup(session.index, key, candidate))
+
+        try:
+            cell_id = new_root_id(config["prefix"], config["id_length"], taken)
+        except HiveError:
+            raise Defer("no free id") from None
+        return new_cell(cell_id, fields, session.principal.name), True
+
+    return write(inv, "create", change, lambda cell: f"created {cell['id']}  {cell['title']}")
+
+
+def new_cell(cell_id: str, fields: dict[str, Any], actor: str) -> dict[str, Any]:
+    """A new plain cell: the model's defaults, ``fields``, the id and the times."""
+    from hive.store.celldoc import MODEL_FIELDS, default
+
+    now = utc_now()
+    cell = {name: default(name) for name in MODEL_FIELDS}
+    cell.update(fields)
+    cell.update(id=cell_id, created_at=now, updated_at=now, created_by=actor)
+    cell["title"] = checked_title(cell["title"])
+    return cell
+
+
+# ------------------------------------------------------------------ update and close
+
+
+UPDATE_VALUED = {
+    "-s": "status",
+    "--status": "status",
+    "-p": "priority",
+    "--priority": "priority",
+    "--title": "title",
+    "-d": "description",
+    "--description": "description",
+    "--assignee": "assignee",
+    "-t": "type",
+    "--type": "type",
+    "--append-notes": "append_notes",
+}
+UPDATE_REPEATED = {"--add-label": "add_label", "--remove-label": "remove_label"}
+
+
+def update(inv: Invocation) -> int | None:
+    from hive.domain.cellinput import clean_list, parse_priority, parse_status, parse_type
+    from hive.domain.limits import check_short, check_text
+
+    options = parse_options(inv.args, UPDATE_VALUED, UPDATE_REPEATED)
+    if options is None or len(options.positional) != 1:
+        return None
+    given = options.positional[0]
+    values = options.values
+    try:
+        new_status = parse_status(values.get("status"))
+        new_priority = parse_priority(values.get("priority"))
+        new_type = parse_type(values.get("type"))
+        added = clean_list(options.lists.get("add_label", []), "label")
+        removed = set(clean_list(options.lists.get("remove_label", []), "label"))
+        for name, what in (("description", "description"), ("append_notes", "notes")):
+            if values.get(name) is not None:
+                check_text(values[name], what)
+        assignee = values.get("assignee")
+        if assignee:
+            check_short(assignee, "assignee")
+    except HiveError:
+        return None
+    title = values.get("title")
+    if title is not None and not title.strip():
+        return None
+    closing = new_status == "closed"
+
+    def change(session: Session, snap: Snapshot, key: str) -> tuple[dict[str, Any], bool]:
+        cell = read_cell(session, key, given)
+        is_closed = cell["status"] == "closed"
+        updates: dict[str, Any] = {}
+        if new_status is not None and not (closing and not is_closed):
+            updates["status"] = new_status
+            if is_closed and new_status != "closed":
+                updates.update(closed_at=None, close_reason=None)
+        if new_priority is not None:
+            updates["priority"] = new_priority
+        if title is not None:
+            updates["title"] = title
+        if values.get("description") is not None:
+            updates["description"] = values["description"]
+        if assignee is not None:
+            updates["assignee"] = assignee or None
+        if new_type is not None:
+            updates["type"] = new_type
+        notes = values.get("append_notes")
+        if notes:
+            updates["notes"] = (cell["notes"].rstrip("\n") + "\n" if cell["notes"] else "") + notes
+        if added or removed:
+            labels = [label for label in cell["labels"] if label not in removed]
+            updates["labels"] = labels + [label for label in added if label not in labels]
+        if (closing and not is_closed) or any(cell[key] != updates[key] for key in updates):
+            check_owner(session, cell)  # a claimed cell is its assignee's to change
+        updated = changed(cell, **updates) if updates else cell
+        if closing and not is_closed:
+            return closing_of(session, key, updated, reason=None), True
+        return updated, bool(updates)
+
+    return write(
+        inv,
+        "close" if closing else "update",
+        change,
+        lambda cell: f"updated {cell['id']}  [{cell['status']}] {cell['title']}",
+    )
+
+
+def closing_of(
+    session: Session, key: str, cell: dict[str, Any], *, reason: str | None
+) -> dict[str, Any]:
+    """``cells._closing`` without force: refusals defer (the full CLI words them)."""
+    if cell["status"] == "closed" or cell["type"] == "epic":
+        raise Defer("already closed, or an epic (its subtasks are checked in full)")
+    refuse_open_blockers(session, key, cell)
+    closed_at = utc_now()
+    return changed(cell, status="closed", closed_at=closed_at, close_reason=reason or None)
+
+
+def close(inv: Invocation) -> int | None:
+    options = parse_options(inv.args, {"-r": "reason", "--reason": "reason"}, {})
+    if options is None or len(options.positional) != 1:
+        return None
+    given = options.positional[0]
+    reason = options.values.get("reason")
+
+    def change(session: Session, snap: Snapshot, key: str) -> tuple[dict[str, Any], bool]:
+        cell = read_cell(session, key, given)
+        check_owner(session, cell)
+        return closing_of(session, key, cell, reason=reason), True
+
+    return write(inv, "close", change, lambda cell: f"closed {cell['id']}  {cell['title']}")

@@ -1,0 +1,71 @@
+"""Parsing the values a person or agent gives for a cell's fields (standard library
+only: the lean write path of a fresh process uses it too, ``hive/cli/lean_write.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hive.domain.limits import MAX_GLOB, MAX_SHORT, check_short
+from hive.errors import InvalidInput
+from hive.store.celldoc import CELL_TYPES, DEPENDENCY_TYPES, STATUSES
+
+
+def parse_priority(value: int | str | None, default: int | None = None) -> int | None:
+    """0-4, also written ``P0``-``P4``; anything else is a clear error."""
+    if value is None:
+        return default
+    text = str(value).strip().upper().removeprefix("P")
+    if text.isdigit() and 0 <= int(text) <= 4:
+        return int(text)
+    raise InvalidInput(f"invalid priority {value!r}: use 0-4 (0 is most urgent) or P0-P4")
+
+
+def parse_status(value: str | None) -> str | None:
+    if value is None:
+        return None
+    normal = value.strip().lower().replace("-", "_")
+    if normal not in STATUSES:
+        raise InvalidInput(f"invalid status {value!r}: use one of {', '.join(STATUSES)}")
+    return normal
+
+
+def parse_type(value: str | None) -> str | None:
+    if value is None:
+        return None
+    normal = value.strip().lower()
+    if normal not in CELL_TYPES:
+        raise InvalidInput(f"invalid type {value!r}: use one of {', '.join(CELL_TYPES)}")
+    return normal
+
+
+def parse_dep_spec(spec: str) -> tuple[str, str]:
+    """``TYPE:ID`` or just ``ID`` (meaning ``blocks``) -> (type, id)."""
+    dep_type, sep, target = spec.partition(":")
+    if not sep:
+        dep_type, target = "blocks", spec
+    dep_type = dep_type.strip().lower()
+    if dep_type not in DEPENDENCY_TYPES:
+        raise InvalidInput(
+            f"invalid dependency {spec!r}: type must be one of {', '.join(DEPENDENCY_TYPES)}"
+        )
+    if not target.strip():
+        raise InvalidInput(f"invalid dependency {spec!r}: missing the target id")
+    return dep_type, target.strip()
+
+
+def clean_list(values: Iterable[str], what: str) -> list[str]:
+    cleaned: list[str] = []
+    for value in values:
+        item = check_short(value, what, MAX_GLOB if what == "file pattern" else MAX_SHORT).strip()
+        if not item:
+            raise InvalidInput(f"empty {what} given")
+        if item not in cleaned:
+            cleaned.append(item)
+    return cleaned
+
+
+def normalize_files(files: Iterable[str]) -> list[str]:
+    """File globs in canonical form (errors for escapes, bad syntax)."""
+    from hive.domain.globs import normalize_pattern
+
+    return list(dict.fromkeys(normalize_pattern(p) for p in clean_list(files, "file pattern")))

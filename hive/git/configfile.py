@@ -1,0 +1,101 @@
+"""git config values without dulwich, for the files and forms hive can read for sure.
+
+``GitRepo.config_value`` asks here first and falls back to dulwich's config
+stack when this reader is not sure (:class:`Unsure`), so a fresh write process
+does not import dulwich just to learn ``user.name``. The files and their order
+are dulwich's (``Repo.get_config_stack``): the repository's ``config``, then
+``$GIT_CONFIG_GLOBAL`` or ``~/.gitconfig`` and ``$XDG_CONFIG_HOME/git/config``,
+then ``$GIT_CONFIG_SYSTEM`` or ``/etc/gitconfig`` (unless
+``GIT_CONFIG_NOSYSTEM``); the first file that sets a key wins, and within a
+file the last value. Only plain ``[section]`` headers and ``key = value``
+lines whose value has no quote, backslash or comment are read; anything else
+(includes, worktree config, quoted values, odd syntax) is :class:`Unsure`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from hive.git.refs import RepoPaths
+
+_SECTION = re.compile(r"\[([A-Za-z0-9-]+)(\s+\"[^\"\\]*\")?\]")
+_KEY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)\s*(=(.*))?")
+_DOUBT = object()  # a value this reader cannot read for sure
+
+
+class Unsure(Exception):
+    """This reader cannot tell the value exactly as dulwich would: ask dulwich."""
+
+
+def config_value(paths: RepoPaths, section: str, key: str) -> str | None:
+    """The value of ``section.key`` (a section without subsection), None when unset."""
+    wanted = (section.lower(), key.lower())
+    for path in config_files(paths):
+        values = _read(path)
+        if values is None:
+            continue
+        if wanted in values:
+            value = values[wanted]
+            if value is _DOUBT or not isinstance(value, str):
+                raise Unsure(path)
+            return value
+    return None
+
+
+def config_files(paths: RepoPaths) -> list[str]:
+    local = os.path.join(paths.common_dir, "config")
+    files = [local]
+    if (_read(local) or {}).get(("extensions", "worktreeconfig"), None) is not None:
+        raise Unsure("extensions.worktreeConfig")
+    environ = os.environ
+    if "GIT_CONFIG_GLOBAL" in environ:
+        files.append(environ["GIT_CONFIG_GLOBAL"])
+    else:
+        home = environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        files += [os.path.expanduser("~/.gitconfig"), os.path.join(home, "git", "config")]
+    if "GIT_CONFIG_SYSTEM" in environ:
+        files.append(environ["GIT_CONFIG_SYSTEM"])
+    elif "GIT_CONFIG_NOSYSTEM" not in environ:
+        files.append("/etc/gitconfig")
+    return files
+
+
+def _read(path: str) -> dict[tuple[str, str], object] | None:
+    """(section, key) -> last value of one file (None when it does not exist)."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Unsure(path) from exc
+    values: dict[tuple[str, str], object] = {}
+    section: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line[0] == "[":
+            section = _section(line, path)
+            continue
+        found = _KEY.fullmatch(line)
+        if found is None or section is None or "\\" in line:
+            raise Unsure(path)
+        if section == "":
+            continue  # a section with a subsection: never asked for here
+        value = found.group(3)
+        plain = value is not None and not any(mark in value for mark in '"\\#;')
+        values[(section, found.group(1).lower())] = value.strip() if plain else _DOUBT
+    return values
+
+
+def _section(line: str, path: str) -> str:
+    """The lower-cased name of a plain section, "" for one with a subsection."""
+    found = _SECTION.fullmatch(line)
+    if found is None:
+        raise Unsure(path)
+    name = found.group(1).lower()
+    if name in ("include", "includeif"):
+        raise Unsure(path)
+    return "" if found.group(2) else name

@@ -1,0 +1,52 @@
+"""hive's inter-process locks: ``flock`` on a lock file (released by the OS when the
+process dies), the same lock ``filelock`` takes on Unix, without importing it
+(~15 ms per fresh process); Windows goes through ``filelock``."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+class Held:
+    def __init__(self, release: object) -> None:
+        self._release = release
+
+    def release(self) -> None:
+        callback = self._release
+        if callable(callback):
+            callback()
+
+
+def try_lock(path: str, wait: float) -> Held | None:
+    """hive's write lock within ``wait`` seconds (0: one attempt), or None."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the same lock through filelock
+        return _try_filelock(path, wait)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        return None
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return Held(lambda: os.close(descriptor))
+        except OSError:
+            if time.monotonic() >= deadline:
+                os.close(descriptor)
+                return None
+            time.sleep(0.005)
+
+
+def _try_filelock(path: str, wait: float) -> Held | None:
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(path)
+    try:
+        lock.acquire(timeout=wait)
+    except (Timeout, OSError):
+        return None
+    return Held(lock.release)

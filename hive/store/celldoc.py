@@ -1,0 +1,346 @@
+"""Cell documents without the models: the standard library only.
+
+A fresh ``hive create``/``update``/``close`` process (``hive/cli/lean_write.py``)
+reads, changes and writes cells as plain dicts, so it imports neither pydantic
+nor the models. A *plain cell* here is a dict with every field of the ``Cell``
+model, in the model's order, holding exactly what ``Cell.model_dump()`` holds
+(times as UTC datetimes, dependencies as ``{"type", "target"}`` dicts).
+:func:`plain_cell` accepts only the documents for which that is certain, and
+declines (None) everything else (comments, merge conflicts, floats in
+metadata, anything the model would coerce or refuse), so the caller can leave
+those to the full path. ``tests/test_lean_write.py`` checks every function
+here against the model's own encoding, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from hive.store.index import ParsedCell, ParseProblem
+from hive.store.yamlio import dumps
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+CELL_TYPES = ("bug", "feature", "task", "epic", "chore")
+STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
+DEPENDENCY_TYPES = ("blocks", "parent-child", "related", "discovered-from")
+
+# the Cell model's fields in its order (to_json, model_dump) and their defaults
+MODEL_FIELDS: tuple[str, ...] = (
+    "id",
+    "title",
+    "description",
+    "type",
+    "status",
+    "priority",
+    "labels",
+    "assignee",
+    "parent",
+    "dependencies",
+    "files_owned",
+    "design",
+    "acceptance_criteria",
+    "notes",
+    "comments",
+    "created_at",
+    "created_by",
+    "updated_at",
+    "started_at",
+    "closed_at",
+    "close_reason",
+    "deleted_at",
+    "metadata",
+    "conflicts",
+)
+REQUIRED = ("id", "title", "created_at", "updated_at")
+_TEXTS = ("description", "design", "acceptance_criteria", "notes", "created_by")
+_OPTIONAL_TEXTS = ("assignee", "parent", "close_reason")
+_TIMES = ("created_at", "updated_at", "started_at", "closed_at", "deleted_at")
+_LISTS = ("labels", "files_owned")
+_EMPTY_ONLY = ("comments", "conflicts")
+
+# the on-disk document: this key order, empty fields left out (store/cells.py)
+FIELD_ORDER: tuple[str, ...] = (
+    "id",
+    "title",
+    "type",
+    "status",
+    "priority",
+    "parent",
+    "assignee",
+    "labels",
+    "dependencies",
+    "files_owned",
+    "description",
+    "design",
+    "acceptance_criteria",
+    "notes",
+    "comments",
+    "created_at",
+    "created_by",
+    "updated_at",
+    "started_at",
+    "closed_at",
+    "close_reason",
+    "deleted_at",
+    "metadata",
+    "conflicts",
+)
+ALWAYS_WRITTEN = frozenset(
+    {"id", "title", "type", "status", "priority", "created_at", "updated_at"}
+)
+
+
+def utc_now() -> datetime:
+    """The current time in UTC, truncated to milliseconds (what the YAML stores)."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def format_time(value: datetime) -> str:
+    """UTC with a ``Z`` suffix, millisecond precision (``2026-11-22T16:35:37.123Z``)
+    unless the time has finer digits (imported data): then microseconds."""
+    micro = value.microsecond
+    fraction = f"{micro // 1000:03d}" if micro % 1000 == 0 else f"{micro:06d}"
+    return _seconds(value) + "." + fraction + "Z"
+
+
+def _seconds(value: datetime) -> str:
+    """``value.strftime("%Y-%m-%dT%H:%M:%S")``, about twice as fast."""
+    if value.year < 1000:  # strftime does not pad the year
+        return value.strftime("%Y-%m-%dT%H:%M:%S")
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+        f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    )
+
+
+def plain(value: Any) -> Any:
+    """``value`` as written to YAML: datetimes formatted, containers copied."""
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
+def document_of(raw: dict[str, Any]) -> dict[str, Any]:
+    """The ordered mapping written to disk for a dumped cell."""
+    document: dict[str, Any] = {}
+    for name in FIELD_ORDER:
+        value = raw[name]
+        if name not in ALWAYS_WRITTEN and value in (None, "", [], {}):
+            continue
+        document[name] = plain(value)
+    return document
+
+
+def encode(cell: dict[str, Any]) -> bytes:
+    """The cell file's bytes (what ``encode_cell`` writes for the same cell)."""
+    return dumps(document_of(cell)).encode("utf-8")
+
+
+# ------------------------------------------------------------------ reading
+
+
+def plain_cell(mapping: object) -> dict[str, Any] | None:
+    """The plain cell a parsed cell file holds, when it is certainly what the model
+    would make of it; None to leave the file to the model."""
+    if not isinstance(mapping, dict) or not set(mapping) <= set(MODEL_FIELDS):
+        return None
+    if any(name not in mapping for name in REQUIRED):
+        return None
+    cell: dict[str, Any] = {}
+    for name in MODEL_FIELDS:
+        value = _field(name, mapping[name]) if name in mapping else default(name)
+        if value is _DECLINE:
+            return None
+        cell[name] = value
+    return cell
+
+
+_DECLINE = object()
+
+
+def default(name: str) -> Any:
+    if name in ("type", "status", "priority"):
+        return {"type": "task", "status": "open", "priority": 2}[name]
+    if name in _TEXTS:
+        return ""
+    if name in _LISTS or name in _EMPTY_ONLY or name == "dependencies":
+        return []
+    if name == "metadata":
+        return {}
+    return None
+
+
+def _field(name: str, value: Any) -> Any:
+    """The model's value for one field, or _DECLINE."""
+    if name == "id":
+        return value if isinstance(value, str) and value else _DECLINE
+    if name == "title":
+        return _title(value)
+    if name in _TEXTS:
+        return value if isinstance(value, str) else _DECLINE
+    if name in _OPTIONAL_TEXTS:
+        return value if value is None or isinstance(value, str) else _DECLINE
+    if name in _TIMES:
+        return _time(value, optional=name not in REQUIRED)
+    if name == "type":
+        return value if value in CELL_TYPES and isinstance(value, str) else _DECLINE
+    if name == "status":
+        return value if value in STATUSES and isinstance(value, str) else _DECLINE
+    if name == "priority":
+        ok = type(value) is int and 0 <= value <= 4
+        return value if ok else _DECLINE
+    if name in _LISTS:
+        ok = isinstance(value, list) and all(isinstance(item, str) for item in value)
+        return list(value) if ok else _DECLINE
+    if name == "dependencies":
+        return _dependencies(value)
+    if name == "metadata":
+        return value if isinstance(value, dict) and _json_plain(value) else _DECLINE
+    return value if value == [] else _DECLINE  # comments, conflicts: the model's job
+
+
+def _title(value: Any) -> Any:
+    if not isinstance(value, str) or len(value) > 500:
+        return _DECLINE
+    stripped = value.strip()
+    if not stripped or "\n" in stripped:
+        return _DECLINE
+    return stripped
+
+
+def _time(value: Any, *, optional: bool) -> Any:
+    if value is None:
+        return None if optional else _DECLINE
+    if not isinstance(value, str) or not value.endswith("Z"):
+        return _DECLINE
+    try:
+        parsed = datetime.fromisoformat(value[:-1] + "+00:00")
+    except ValueError:
+        return _DECLINE
+    return parsed if format_time(parsed) == value else _DECLINE
+
+
+def _dependencies(value: Any) -> Any:
+    if not isinstance(value, list):
+        return _DECLINE
+    found = []
+    for item in value:
+        if not isinstance(item, dict) or set(item) != {"type", "target"}:
+            return _DECLINE
+        kind, target = item["type"], item["target"]
+        if not isinstance(kind, str) or kind not in DEPENDENCY_TYPES:
+            return _DECLINE
+        if not isinstance(target, str) or not target:
+            return _DECLINE
+        found.append({"type": kind, "target": target})
+    return found
+
+
+def _json_plain(value: Any) -> bool:
+    """Only strings, ints, booleans, None, lists and string-keyed dicts (no floats:
+    their JSON spelling differs between serializers)."""
+    if value is None or isinstance(value, str | bool):
+        return True
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**63
+    if isinstance(value, list):
+        return all(_json_plain(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _json_plain(item) for key, item in value.items())
+    return False
+
+
+# ------------------------------------------------------------------ JSON and the index
+
+
+def json_of(cell: dict[str, Any]) -> bytes:
+    """The bytes ``pydantic_core.to_json(Cell, indent=2)`` gives for this cell
+    (``json.dumps(..., indent=2)`` spelled out: with an indent, the standard
+    library encodes in Python, several times slower than its C scalar encoder)."""
+    parts: list[str] = []
+    _pretty(_json_value(cell), "", parts)
+    return "".join(parts).encode("utf-8")
+
+
+_scalar = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _pretty(value: Any, indent: str, out: list[str]) -> None:
+    if isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = indent + "  "
+        out.append("{\n")
+        for number, (key, item) in enumerate(value.items()):
+            out.append((",\n" if number else "") + inner + _scalar(key) + ": ")
+            _pretty(item, inner, out)
+        out.append("\n" + indent + "}")
+    elif isinstance(value, list):
+        if not value:
+            out.append("[]")
+            return
+        inner = indent + "  "
+        out.append("[\n")
+        for number, item in enumerate(value):
+            out.append((",\n" if number else "") + inner)
+            _pretty(item, inner, out)
+        out.append("\n" + indent + "]")
+    else:
+        out.append(_scalar(value))
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        micro = value.microsecond
+        return _seconds(value) + (f".{micro:06d}" if micro else "") + "Z"
+    if isinstance(value, dict):
+        return {key: _json_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_value(item) for item in value]
+    return value
+
+
+def parse_for_index(data: bytes, path: str) -> ParsedCell | ParseProblem:
+    """What the state index keeps of a cell file version: read here when the plain
+    reader is sure (canonical YAML, a cell the model would keep as it is), else by
+    the model (``store/cells.py:parse_for_index``, which imports pydantic): the
+    same rows either way, much faster for the files hive writes."""
+    from hive.store.yamlfast import fast_loads
+
+    try:
+        cell = plain_cell(fast_loads(data.decode("utf-8")))
+    except Exception:  # anything unusual: the model decides, and words the problem
+        cell = None
+    if cell is not None:
+        return parsed(cell)
+    from hive.store.cells import parse_for_index as parse_with_model
+
+    return parse_with_model(data, path)
+
+
+def parsed(cell: dict[str, Any]) -> ParsedCell:
+    """What the state index keeps of a plain cell (``store/cells.py:parsed_cell``)."""
+    return ParsedCell(
+        id=cell["id"],
+        status=cell["status"],
+        type=cell["type"],
+        priority=cell["priority"],
+        parent=cell["parent"],
+        assignee=cell["assignee"],
+        title=cell["title"],
+        labels=list(cell["labels"]),
+        created=cell["created_at"].timestamp(),
+        deleted=cell["deleted_at"] is not None,
+        dependencies=[(dep["type"], dep["target"]) for dep in cell["dependencies"]],
+        json=json_of(cell),
+    )

@@ -1,0 +1,665 @@
+"""The lean write path (``hive/cli/lean_write.py``): ``hive create``/``update``/``close``
+in a fresh process without typer, pydantic, rich, ruamel or dulwich.
+
+Every answer it gives must be exactly the full CLI's: the same file, the same commit
+(message, trailers, author; with the clock and the id generator fixed, the same
+commit id), the same git index row, the same state index rows and the same output.
+Everything it does not handle exactly is deferred (``dispatch`` returns None and
+nothing is written) to the full CLI.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic_core import to_json
+
+from hive.cli import entry
+from hive.domain.cells import close_cell, create_cell, start_cell, update_cell
+from hive.domain.setup import init_hive
+from hive.domain.workspace import Workspace
+from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Comment
+from hive.store import celldoc
+from hive.store.cells import decode_cell, encode_cell, parsed_cell
+from hive.store.yamlfast import fast_loads
+from tests.conftest import agent_env, assert_clean, credential, git, make_repo
+
+FIXED_NOW = datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=UTC)
+FIXED_EPOCH = 1795575845
+
+
+# ------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> dict[str, Any]:
+    """A repository with a few cells: open, claimed by someone else, closed, blocked
+    (by an open and by a closed cell), an epic with a child, one with comments."""
+    root = make_repo(tmp_path / "base")
+    ws = Workspace(str(root), actor="alice")
+    init_hive(ws, prefix="hv")
+    ids: dict[str, str] = {}
+    ids["open"] = create_cell(ws, title="open one", labels=["a", "b"], description="x\ny\n").id
+    ids["claimed"] = create_cell(ws, title="claimed by bob").id
+    start_cell(ws.for_actor("bob"), cell_id=ids["claimed"])
+    ids["closed"] = create_cell(ws, title="closed one").id
+    close_cell(ws, cell_id=ids["closed"], reason="done")
+    ids["blocked"] = create_cell(ws, title="waits", deps=[f"blocks:{ids['open']}"]).id
+    ids["freed"] = create_cell(ws, title="was waiting", deps=[f"blocks:{ids['closed']}"]).id
+    ids["epic"] = create_cell(ws, title="an epic", type="epic").id
+    create_cell(ws, title="its child", parent=ids["epic"])
+    ids["mine"] = create_cell(ws, title="claimed by me", assignee="Test User").id
+    update_cell(ws.for_actor("Test User"), cell_id=ids["mine"], status="in_progress")
+    from hive.domain.annotate import add_comment
+
+    ids["commented"] = create_cell(ws, title="with a comment").id
+    add_comment(ws, cell_id=ids["commented"], text="hello")
+    Workspace(str(root)).cells()  # the state index knows HEAD's state
+    return {"root": root, "ids": ids}
+
+
+@pytest.fixture
+def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One clock and one id sequence for both paths (so their commits are identical)."""
+    import time
+
+    import hive.cli.lean_write
+    import hive.domain.cells
+
+    monkeypatch.setattr(hive.domain.cells, "utc_now", lambda: FIXED_NOW)
+    monkeypatch.setattr(hive.cli.lean_write, "utc_now", lambda: FIXED_NOW)
+    monkeypatch.setattr(time, "time", lambda: float(FIXED_EPOCH))
+    reset_ids(monkeypatch)
+
+
+def twin(base: dict[str, Any], tmp_path: Path, name: str) -> Path:
+    copy = tmp_path / name
+    shutil.copytree(base["root"], copy, symlinks=True)
+    return copy
+
+
+def lean_run(root: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[Any, str]:
+    code = entry.dispatch(entry.parse(["-C", str(root), *args]))
+    captured = capsys.readouterr()
+    lean_run.err = captured.err  # type: ignore[attr-defined]
+    return code, captured.out
+
+
+def full_run(root: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[Any, str]:
+    from hive.cli.main import run
+
+    with pytest.raises(SystemExit) as stopped:
+        run(entry.parse(["-C", str(root), *args]).argv())
+    return stopped.value.code, capsys.readouterr().out
+
+
+def reset_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hive.store.ids
+
+    counter = itertools.count()
+    monkeypatch.setattr(
+        hive.store.ids, "random_part", lambda n: f"{next(counter):0{n}d}"[-n:].replace("1", "z")
+    )
+
+
+def index_rows(root: Path, blob: str) -> list[Any]:
+    db = sqlite3.connect(root / ".git" / "hive" / "index.sqlite3")
+    try:
+        head = git(root, "rev-parse", "HEAD").strip()
+        return [
+            db.execute("SELECT * FROM blobs WHERE blob = ?", (blob,)).fetchall(),
+            db.execute("SELECT hive, cells FROM commits WHERE commit_id = ?", (head,)).fetchall(),
+        ]
+    finally:
+        db.close()
+
+
+def outcome(root: Path) -> dict[str, Any]:
+    """What a write leaves: HEAD, its message, the index rows, the changed files."""
+    head = git(root, "rev-parse", "HEAD").strip()
+    changed = git(root, "show", "--name-only", "--format=", "HEAD").split()
+    files = {path: (root / path).read_bytes() for path in changed if (root / path).exists()}
+    staged = git(root, "ls-files", "-s", "--", *changed) if changed else ""
+    blobs = [line.split()[1] for line in staged.splitlines()]
+    return {
+        "head": head,
+        "message": git(root, "log", "-1", "--format=%an <%ae>%n%B"),
+        "files": files,
+        "staged": staged,
+        "index": [index_rows(root, blob) for blob in blobs],
+        "status": git(root, "status", "--porcelain"),
+    }
+
+
+# ------------------------------------------------------------------ same results
+
+
+COMMANDS = {
+    "create": ["create", "a plain title"],
+    "create-all": [
+        "create",
+        "  Ünïcode  title ",
+        "-t",
+        "bug",
+        "-p",
+        "P0",
+        "-d",
+        "multi\nline\n",
+        "-l",
+        "a",
+        "-l",
+        "b",
+        "-l",
+        "a",
+        "--assignee",
+        "bob",
+        "--json",
+    ],
+    "create-options-first": ["--json", "create", "--type=chore", "-p", "4", "first"],
+    "update-priority": ["update", "{open}", "-p", "1"],
+    "update-many": [
+        "update",
+        "{mine}",
+        "-s",
+        "blocked",
+        "--title",
+        "renamed",
+        "--append-notes",
+        "note",
+        "--add-label",
+        "x",
+        "--remove-label",
+        "a",
+        "-t",
+        "feature",
+        "-d",
+        "new text",
+    ],
+    "update-take": ["update", "{open}", "-s", "in_progress", "--assignee", "Test User"],
+    "update-clear-assignee": ["update", "{mine}", "--assignee", ""],
+    "update-close": ["update", "{open}", "-s", "closed", "--json"],
+    "update-reopen": ["update", "{closed}", "-s", "open"],
+    "update-closed-again": ["update", "{closed}", "-s", "closed"],
+    "update-nothing": ["update", "{open}"],
+    "close": ["close", "{open}", "-r", "done", "--json"],
+    "close-freed": ["close", "{freed}"],
+    "close-mine": ["close", "{mine}", "--reason=finished"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_lean_and_full_paths_give_the_same_result(
+    name: str,
+    base: dict[str, Any],
+    tmp_path: Path,
+    frozen: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = [part.format(**base["ids"]) for part in COMMANDS[name]]
+    lean_repo, full_repo = twin(base, tmp_path, "lean"), twin(base, tmp_path, "full")
+    reset_ids(monkeypatch)
+    code, lean_out = lean_run(lean_repo, args, capsys)
+    assert code == 0, "the lean path deferred a form it should handle"
+    reset_ids(monkeypatch)
+    full_code, full_out = full_run(full_repo, args, capsys)
+    assert full_code == 0
+    assert lean_out == full_out
+    lean, full = outcome(lean_repo), outcome(full_repo)
+    assert lean == full
+    assert lean["status"] == ""
+    if name != "update-nothing":
+        assert lean["head"] != git(base["root"], "rev-parse", "HEAD").strip()
+    assert_clean(lean_repo)
+
+
+def test_an_agent_with_its_credential_writes_as_itself(
+    base: dict[str, Any],
+    tmp_path: Path,
+    frozen: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    credential(base["root"], "worker")  # registered before the twins are made
+    lean_repo, full_repo = twin(base, tmp_path, "lean"), twin(base, tmp_path, "full")
+    for key, value in agent_env(base["root"], "worker", {}).items():
+        monkeypatch.setenv(key, value)
+    args = ["create", "by an agent"]
+    reset_ids(monkeypatch)
+    assert lean_run(lean_repo, args, capsys)[0] == 0
+    reset_ids(monkeypatch)
+    assert full_run(full_repo, args, capsys)[0] == 0
+    lean = outcome(lean_repo)
+    assert lean == outcome(full_repo)
+    assert lean["message"].startswith("worker <worker@hive.local>\n")
+    assert "Hive-Agent: worker" in lean["message"]
+    assert "Hive-Identity" not in lean["message"]
+
+
+# ------------------------------------------------------------------ deferring
+
+
+DEFERRED = {
+    "parent": ["create", "child", "--parent", "{epic}"],
+    "dep": ["create", "x", "--dep", "blocks:{open}"],
+    "files": ["create", "x", "--files", "src/*.py"],
+    "from": ["create", "--from", "cells.jsonl"],
+    "help": ["create", "--help"],
+    "attached-short-value": ["create", "x", "-p1"],
+    "twice": ["create", "x", "-p", "1", "-p", "2"],
+    "no-title": ["create"],
+    "blank-title": ["create", "   "],
+    "bad-priority": ["create", "x", "-p", "9"],
+    "control-title": ["create", "a\x1bb"],
+    "partial-id": ["update", "{open_prefix}", "-p", "1"],
+    "unknown-id": ["update", "hv-nothere", "-p", "1"],
+    "force": ["update", "{claimed}", "-s", "open", "--force", "--reason", "r"],
+    "not-owner": ["update", "{claimed}", "-s", "open"],
+    "not-owner-close": ["close", "{claimed}"],
+    "not-owner-priority": ["update", "{claimed}", "-p", "0"],
+    "several-ids": ["close", "{open}", "{freed}"],
+    "blocked-close": ["close", "{blocked}"],
+    "blocked-update-close": ["update", "{blocked}", "-s", "closed"],
+    "epic-close": ["close", "{epic}"],
+    "closed-close": ["close", "{closed}"],
+    "comments": ["update", "{commented}", "-p", "0"],
+    "bad-status": ["update", "{open}", "-s", "nope"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEFERRED))
+def test_what_the_lean_path_cannot_answer_exactly_is_deferred(
+    name: str, base: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = base["root"]
+    ids = {**base["ids"], "open_prefix": base["ids"]["open"][:5]}
+    head = git(root, "rev-parse", "HEAD")
+    code, out = lean_run(root, [part.format(**ids) for part in DEFERRED[name]], capsys)
+    assert code is None
+    assert out == ""
+    assert git(root, "rev-parse", "HEAD") == head
+    assert_clean(root)
+
+
+def test_an_identity_it_cannot_prove_is_deferred(
+    base: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = base["root"]
+    head = git(root, "rev-parse", "HEAD")
+    monkeypatch.setenv("HIVE_AGENT", "mallory")  # a name claimed without its credential
+    assert lean_run(root, ["create", "x"], capsys)[0] is None
+    monkeypatch.setenv("HIVE_AGENT_TOKEN", "not-a-credential")
+    assert lean_run(root, ["create", "x"], capsys)[0] is None
+    monkeypatch.setenv("HIVE_AGENT_TOKEN", credential(root, "worker"))
+    assert lean_run(root, ["create", "x"], capsys)[0] is None  # worker's, not mallory's
+    assert git(root, "rev-parse", "HEAD") == head
+
+
+def test_unusual_repositories_are_deferred(
+    base: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = base["root"]
+    linked = tmp_path / "linked"
+    git(root, "worktree", "add", "-q", str(linked), "-b", "other")
+    assert lean_run(linked, ["create", "x"], capsys)[0] is None
+    for path in (root / ".git" / "hive").glob("index.sqlite3*"):
+        path.unlink()  # a fresh clone: the state is not indexed yet
+    assert lean_run(root, ["create", "x"], capsys)[0] is None
+    Workspace(str(root)).cells()
+    git(root, "checkout", "-q", "--detach")
+    assert lean_run(root, ["create", "x"], capsys)[0] is None
+    git(root, "checkout", "-q", "main")
+    os.environ["HIVE_AUTOCOMMIT"] = "0"
+    try:
+        assert lean_run(root, ["create", "x"], capsys)[0] is None
+    finally:
+        del os.environ["HIVE_AUTOCOMMIT"]
+    assert lean_run(root, ["create", "handled"], capsys)[0] == 0
+
+
+def test_a_refusal_of_the_transaction_is_reported_like_the_full_cli(
+    base: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = base["root"]
+    (root / ".git" / "MERGE_HEAD").write_text(git(root, "rev-parse", "HEAD"))
+    code, out = lean_run(root, ["--json", "create", "mid-merge"], capsys)
+    assert code == 4
+    assert json.loads(out)["code"] == "git_state"
+    assert lean_run.err.startswith("error: ")  # type: ignore[attr-defined]
+    assert "git merge --abort" in lean_run.err  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------ fresh processes
+
+
+def run_hive(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hive", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **env},
+    )
+
+
+def test_a_fresh_write_imports_no_heavy_module(base: dict[str, Any]) -> None:
+    probe = (
+        "import sys\n"
+        "from hive.cli import entry\n"
+        "for args in (['create', 'probe'], ['update', sys.argv[1], '-p', '3'],"
+        " ['close', sys.argv[1]]):\n"
+        "    assert entry.dispatch(entry.parse(['-C', sys.argv[2], *args])) == 0, args\n"
+        "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"
+        " 'filelock')\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", probe, base["ids"]["open"], str(base["root"])],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == "[]"
+
+
+KILL_POINTS = ["after-objects", "after-intent", "after-reflog", "worktree-tmp", "index-written"]
+
+
+@pytest.mark.parametrize("point", KILL_POINTS)
+def test_a_lean_write_killed_midway_is_settled_by_the_next_command(
+    base: dict[str, Any], point: str
+) -> None:
+    root = base["root"]
+    (root / "work.txt").write_text("the user's staged work\n")
+    git(root, "add", "work.txt")
+    before = git(root, "rev-parse", "HEAD").strip()
+    killed = run_hive(root, "update", base["ids"]["open"], "-p", "0", HIVE_TEST_KILL_AT=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    listed = run_hive(root, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert "hive: recovered an interrupted write" in listed.stderr
+    landed = git(root, "rev-parse", "HEAD").strip() != before
+    assert landed == (point not in ("after-objects", "after-intent"))
+    shown = json.loads(run_hive(root, "show", base["ids"]["open"], "--json").stdout)
+    assert shown["priority"] == (0 if landed else 2)
+    assert git(root, "status", "--porcelain") == "A  work.txt\n"
+    git(root, "commit", "-qm", "user commit")
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["work.txt"]
+    assert_clean(root)
+
+
+# ------------------------------------------------------------------ cell documents
+
+
+def test_celldoc_names_match_the_models() -> None:
+    assert celldoc.CELL_TYPES == CELL_TYPES
+    assert celldoc.STATUSES == STATUSES
+    assert celldoc.DEPENDENCY_TYPES == DEPENDENCY_TYPES
+    assert tuple(Cell.model_fields) == celldoc.MODEL_FIELDS
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_short = st.text(
+    st.characters(min_codepoint=32, max_codepoint=0x2FF, blacklist_categories=("Cc",)),
+    min_size=1,
+    max_size=12,
+)
+_times = st.datetimes(
+    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
+).map(lambda value: value.replace(microsecond=value.microsecond // 1000 * 1000))
+_exact_times = st.datetimes(
+    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
+)
+_json_plain = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | _text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_short, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@st.composite
+def cells(draw: st.DrawFn) -> Cell:
+    title = draw(
+        st.text(st.characters(min_codepoint=32, blacklist_categories=("Cs", "Cc")), min_size=1)
+        .map(lambda text: text.replace("\u2028", "").replace("\u2029", "").strip()[:300])
+        .filter(bool)
+    )
+    return Cell(
+        id=draw(st.sampled_from(["hv-abc123", "hv-abc123.x1y2", "bd-wisp-0385z"])),
+        title=title,
+        description=draw(_text),
+        type=draw(st.sampled_from(CELL_TYPES)),
+        status=draw(st.sampled_from(STATUSES)),
+        priority=draw(st.integers(0, 4)),
+        labels=draw(st.lists(_short, max_size=3)),
+        assignee=draw(st.none() | _short),
+        parent=draw(st.none() | st.just("hv-abc999")),
+        dependencies=[
+            {"type": kind, "target": target}
+            for kind, target in draw(
+                st.lists(st.tuples(st.sampled_from(DEPENDENCY_TYPES), _short), max_size=3)
+            )
+        ],
+        files_owned=draw(st.lists(_short, max_size=2)),
+        design=draw(_text),
+        notes=draw(_text),
+        created_at=draw(_exact_times),
+        created_by=draw(st.sampled_from(["", "alice"])),
+        updated_at=draw(_times),
+        started_at=draw(st.none() | _times),
+        closed_at=draw(st.none() | _exact_times),
+        close_reason=draw(st.none() | _text),
+        deleted_at=draw(st.none() | _times),
+        metadata=draw(st.dictionaries(_short, _json_plain, max_size=3)),
+    )
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(cells())
+def test_plain_cells_are_exactly_what_the_model_makes(written: Cell) -> None:
+    stored = encode_cell(written)
+    cell = decode_cell(stored, "cell.yaml")  # what the full path reads back
+    mapping = fast_loads(stored.decode("utf-8"))
+    assert mapping is not None
+    plain = celldoc.plain_cell(mapping)
+    assert plain == cell.model_dump()
+    assert celldoc.encode(plain) == encode_cell(cell) == stored
+    assert celldoc.json_of(plain) == to_json(cell, indent=2)
+    assert celldoc.parsed(plain) == parsed_cell(cell)
+
+
+def test_the_plain_reader_declines_what_the_model_would_change() -> None:
+    cell = Cell(id="hv-a", title="t", created_at=FIXED_NOW, updated_at=FIXED_NOW)
+    good = fast_loads(encode_cell(cell).decode())
+    assert celldoc.plain_cell(good) is not None
+    comment = Comment(id="c1", text="hi", created_at=FIXED_NOW)
+    declined = [
+        {**good, "comments": [comment.model_dump(mode="json")]},
+        {**good, "metadata": {"ratio": 0.5}},
+        {**good, "priority": "2"},
+        {**good, "priority": True},
+        {**good, "created_at": "2026-11-25T03:04:05Z"},
+        {**good, "unknown": 1},
+        {**good, "dependencies": [{"target": "hv-b"}]},
+        {key: value for key, value in good.items() if key != "updated_at"},
+    ]
+    for mapping in declined:
+        assert celldoc.plain_cell(mapping) is None, mapping
+
+
+# ------------------------------------------------------------------ mail state (no pickles)
+
+
+def test_the_mail_state_is_saved_in_the_state_index_as_json(ws: Workspace, repo: Path) -> None:
+    import hive.domain.mail as mail
+
+    for name in ("alice", "bob"):
+        mail.mail_init(Workspace(str(repo), actor=name, session=f"s-{name}"), agent_name=name)
+    sender = Workspace(str(repo), actor="alice")
+    sent = mail.send_message(sender, to=["bob"], subject="s", body="b", thread_id="t1")
+    reader = Workspace(str(repo), actor="bob")
+    mail.read_message(reader, message_id=sent.message_id)
+    mail.ack_message(reader, message_id=sent.message_id)
+    replayed = mail._state(Workspace(str(repo), actor="bob", persist_cache=False))
+    saved = Workspace(str(repo), actor="bob").state_index.mail_state()
+    assert saved is not None
+    tip = git(repo, "rev-parse", mail.MAIL_REF).strip()
+    assert replayed.tip == tip
+    state = mail._state_from_json(json.loads(saved[1]))
+    assert state is not None
+    assert mail._state_from_json(mail._state_to_json(replayed)) == replayed
+    loaded = mail._load_persisted(Workspace(str(repo), actor="bob"))
+    assert loaded is not None and loaded.tip == saved[0]
+    assert [m.id for m in mail.inbox(Workspace(str(repo), actor="bob"))] == [sent.message_id]
+    assert not list((repo / ".git" / "hive").glob("mail.cache*"))
+    assert not any(
+        b"pickle" in path.read_bytes() for path in Path(mail.__file__).parent.glob("*.py")
+    )
+
+
+def test_a_saved_mail_state_of_another_tip_is_not_trusted(ws: Workspace, repo: Path) -> None:
+    import hive.domain.mail as mail
+
+    mail.mail_init(Workspace(str(repo), actor="alice", session="s-a"), agent_name="alice")
+    index = Workspace(str(repo), actor="alice").state_index
+    found = index.mail_state()
+    assert found is not None
+    index.store_mail_state("0" * 40, found[1])  # a row whose tip does not match its state
+    assert mail._load_persisted(Workspace(str(repo), actor="alice")) is None
+    index.store_mail_state(found[0], b"not json")
+    assert mail._load_persisted(Workspace(str(repo), actor="alice")) is None
+    assert [a.name for a in mail.list_agents(Workspace(str(repo), actor="alice"))] == ["alice"]
+
+
+def test_a_config_the_model_refuses_is_deferred(
+    base: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = base["root"]
+    config = root / ".hive" / "config.yaml"
+    assert "coordinators: []\n" in config.read_text()
+    config.write_text(config.read_text().replace("coordinators: []\n", "coordinators: 5\n"))
+    git(root, "commit", "-qam", "odd config")
+    Workspace(str(root)).cells()  # the state is indexed: only the config can defer
+    assert lean_run(root, ["create", "x"], capsys)[0] is None
+    config.write_text(config.read_text().replace("coordinators: 5\n", "coordinators:\n  - ann\n"))
+    git(root, "commit", "-qam", "good config")
+    Workspace(str(root)).cells()
+    assert lean_run(root, ["create", "x"], capsys)[0] == 0
+
+
+# ------------------------------------------------------------------ git config without dulwich
+
+
+CONFIGS = {
+    "plain": "[user]\n\tname = Ann Example\n\temail = ann@example.com\n",
+    "twice": "[user]\n\tname = first\n[core]\n\tbare = false\n[user]\n\tname = second\n",
+    "case": "[User]\n\tNAME = Cased\n[gc]\n\tautoPackLimit = 7\n",
+    "subsection": '[remote "origin"]\n\tname = not-the-user\n[user]\n\temail = e@x\n',
+    "spaces": "[user]\n  name   =   spaced out  \n; a comment\n# another\n",
+    "quoted": '[user]\n\tname = "quoted # name"\n',
+    "include": "[include]\n\tpath = other\n[user]\n\tname = maybe\n",
+    "comment-after": "[user]\n\tname = ann # note\n",
+    "empty": "[user]\n\tname =\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_git_config_values_are_dulwichs(name: str, repo: Path) -> None:
+    from hive.git.configfile import Unsure, config_value
+    from hive.git.repo import GitRepo
+
+    with open(repo / ".git" / "config", "a") as handle:
+        handle.write(CONFIGS[name])
+    opened = GitRepo.discover(str(repo))
+    stack = opened._config_stack()
+    for section, key in (("user", "name"), ("user", "email"), ("gc", "autopacklimit")):
+        try:
+            expected: str | None = stack.get((section.encode(),), key.encode()).decode()
+        except KeyError:
+            expected = None
+        try:
+            found = config_value(opened.paths, section, key)
+        except Unsure:
+            assert name in ("quoted", "include", "comment-after"), (section, key)
+            continue
+        assert found == expected, (section, key)
+        assert opened.config_value(section, key) == expected
+
+
+# ------------------------------------------------------------------ the cold build
+
+
+def index_dump(root: Path) -> list[list[Any]]:
+    db = sqlite3.connect(root / ".git" / "hive" / "index.sqlite3")
+    try:
+        return [
+            db.execute("SELECT * FROM blobs ORDER BY blob").fetchall(),
+            db.execute("SELECT * FROM dirs ORDER BY tree, name").fetchall(),
+            db.execute("SELECT key FROM states ORDER BY key").fetchall(),
+            db.execute("SELECT * FROM commits ORDER BY commit_id").fetchall(),
+        ]
+    finally:
+        db.close()
+
+
+def test_a_fresh_clone_is_indexed_by_the_lean_process_as_by_the_full_path(
+    base: dict[str, Any], tmp_path: Path
+) -> None:
+    """`hive ready --json` with no index (not on a terminal) builds it without the models:
+    the same rows as the full path's build, and no heavy module imported."""
+    root = base["root"]
+    clean = make_repo(tmp_path / "clean")
+    writer = Workspace(str(clean), actor="alice")
+    init_hive(writer, prefix="hv")
+    first = create_cell(writer, title="one", labels=["x"], description="a\nb\n")
+    create_cell(writer, title="two", deps=[f"blocks:{first.id}"], type="epic", priority=0)
+    close_cell(writer, cell_id=first.id, reason="done")
+    for path in (clean / ".git" / "hive").glob("index.sqlite3*"):
+        path.unlink()
+    assert probe_build(clean).stderr.splitlines()[-1] == "[]"  # comments would need the model
+    (root / ".hive" / "cells" / "x").mkdir(parents=True, exist_ok=True)
+    (root / ".hive" / "cells" / "x" / "hv-xbroken.yaml").write_text("id: [unclosed\n")
+    git(root, "add", ".hive")
+    git(root, "commit", "-qm", "a broken cell file")
+    git(root, "repack", "-a", "-d", "-q")  # as a clone leaves it
+    lean_repo, full_repo = twin(base, tmp_path, "lean"), twin(base, tmp_path, "full")
+    for repo in (lean_repo, full_repo):
+        for path in (repo / ".git" / "hive").glob("index.sqlite3*"):
+            path.unlink()
+    built = probe_build(lean_repo)
+    assert built.returncode == 0, built.stderr
+    # the broken file is read by the model (pydantic), every other cell by the plain reader
+    assert built.stderr.splitlines()[-1] in ("['pydantic']", "['pydantic', 'typing']")
+    Workspace(str(full_repo)).cells()
+    assert index_dump(lean_repo) == index_dump(full_repo)
+    shown = run_hive(lean_repo, "list", "--json")
+    assert json.loads(shown.stdout) and "hv-xbroken.yaml" in shown.stderr
+
+
+def probe_build(root: Path) -> subprocess.CompletedProcess[str]:
+    """A fresh process answering ``hive ready --json``; stderr ends with the heavy
+    modules it imported."""
+    probe = (
+        "import sys\n"
+        "from hive.cli import entry\n"
+        "assert entry.dispatch(entry.parse(['-C', sys.argv[1], 'ready', '--json'])) == 0\n"
+        "heavy = ('typer', 'click', 'pydantic', 'rich', 'dulwich', 'filelock', 'typing')\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)), file=sys.stderr)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", probe, str(root)], capture_output=True, text=True, check=False
+    )
