@@ -447,7 +447,7 @@ def test_bypass_permissions(ws: Workspace, repo: Path) -> None:
 
 
 def test_event_log_keeps_capped_redacted_arguments(ws: Workspace, repo: Path) -> None:
-    from hive.tools.governance import read_events
+    from hive.domain.governance import read_events
 
     configure(repo, tools={"events": {"max_args_bytes": 3000, "redact": ["password", "pin"]}})
     result(

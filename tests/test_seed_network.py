@@ -232,7 +232,7 @@ def test_delegate_task_becomes_an_assigned_cell_with_a_deadline(ws: Workspace, r
     assert cell["metadata"]["delegated_by"] == "orch"
     assert cell["metadata"]["task_payload"]["context"] == {"q": 3}
     assert cell["metadata"]["deadline"] == task["deadline"]
-    ready = result(repo, "data_analyst", "hive_ready", {})
+    ready = result(repo, "data_analyst", "hive_ready", {"verbose": True})
     assert [c["id"] for c in ready] == [task["taskId"]] and "expired" not in ready[0]["metadata"]
     for args in (
         {"targetAgent": "x", "taskPayload": "do it"},
@@ -269,7 +269,8 @@ def test_an_expired_delegation_is_reported(ws: Workspace, repo: Path) -> None:
     after = json.loads(_ok(run_hive([*entry, "ready", "--json"])))
     flags = {c["id"]: c["metadata"].get("expired", False) for c in after}
     assert flags == {late["taskId"]: True, fine["taskId"]: False}
-    via_tool = {c["id"]: c["metadata"].get("expired") for c in result(repo, "x", "hive_ready")}
+    verbose = result(repo, "x", "hive_ready", {"verbose": True})
+    via_tool = {c["id"]: c["metadata"].get("expired") for c in verbose}
     assert via_tool[late["taskId"]] is True
     state = result(repo, "x", "query_swarm_state", {"scope": "tasks"})
     assert state["expiredTasks"] == [late["taskId"]]

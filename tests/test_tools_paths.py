@@ -165,7 +165,7 @@ def test_write_refused_when_the_file_changed_since_the_proposal(ws: Workspace, r
 
 
 def test_catastrophic_regex_is_stopped_by_the_time_budget(ws: Workspace, repo: Path) -> None:
-    from hive.tools.files import search_text
+    from hive.domain.files import search_text
 
     (repo / "evil.txt").write_text("a" * 40 + "!\n")
     found = search_text(str(repo), pattern="(a+)+$", seconds=1.0)

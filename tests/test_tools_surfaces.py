@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hive.domain import governance
 from hive.domain.workspace import Workspace
-from hive.tools import governance
 from hive.tools.envelope import MAX_ENVELOPE, parse_envelope
 from hive.tools.registry import CallContext, call_tool
 from tests.conftest import git

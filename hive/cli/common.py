@@ -7,7 +7,7 @@ import secrets
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -29,6 +29,27 @@ class Options:
 
 
 OPTIONS = Options()
+
+
+def _click_class(name: str) -> type[Exception]:
+    """click's exception class ``name``, reached through typer's public
+    ``BadParameter`` (typer vendors its own click; its module is private)."""
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
+
+
+UsageError: Any = _click_class("UsageError")
+ClickException: Any = _click_class("ClickException")
+
+
+def usage_error(message: str) -> NoReturn:
+    """A usage error (exit 2, code ``usage``), reported like click's own."""
+    raise UsageError(message)
+
+
+def is_no_args_help(exc: BaseException) -> bool:
+    """click's "no arguments: show the help" signal (a UsageError subclass)."""
+    return any(c.__name__ == "NoArgsIsHelpError" for c in type(exc).__mro__)
+
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 ForceFlag = Annotated[

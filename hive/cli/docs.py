@@ -38,7 +38,10 @@ the same way, with exit code 2 and code `usage`.
 | 6 | lock timeout |
 | 7 | corrupt file |
 | 8 | git error |
+| 9 | a verification gate or an evaluation did not pass (nothing written) |
+| 10 | rate limited (an agent's tool-call limit; `tools:` in the config) |
 | 70 | internal error (a bug: please report it) |
+| 130 | interrupted (Ctrl-C) |
 
 Commands that take an id take several (`hive close A B C`; also `show`,
 `update`, `start`, `reopen`, `delete`). A write over several cells is **one

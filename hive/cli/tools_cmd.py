@@ -124,8 +124,8 @@ def run_cmd(
     context: ContextOption = None,
 ) -> None:
     """Run the tool calls of a JSON envelope read from stdin; print the transcript."""
+    from hive.domain.files import apply_approved
     from hive.tools.envelope import run_envelope
-    from hive.tools.files import apply_approved
     from hive.tools.registry import write_check
 
     ctx = run_op(lambda: _context(agent))
@@ -165,7 +165,7 @@ def proposals_list_cmd(
     json_flag: JsonFlag = False,
 ) -> None:
     """Queued file writes."""
-    from hive.tools.files import list_proposals
+    from hive.domain.files import list_proposals
 
     use_json(json_flag)
     ws = workspace()
@@ -194,7 +194,7 @@ def proposals_decide_cmd(
 ) -> None:
     """Apply an arbiter's {"decisions": [...]} to pending proposals (exit 3 when a
     decision names no pending proposal)."""
-    from hive.tools.files import decide
+    from hive.domain.files import decide
     from hive.tools.registry import CallContext, write_check
 
     use_json(json_flag)
@@ -239,7 +239,7 @@ def events_cmd(
 ) -> None:
     """The tool-call event log (agent, tool, args digest, duration, outcome, hooks).
     Reads only the end of the log; --follow reads only the bytes appended since."""
-    from hive.tools.governance import events_size, read_appended, read_events
+    from hive.domain.governance import events_size, read_appended, read_events
 
     use_json(json_flag or OPTIONS.json)
     ws = workspace()

@@ -153,3 +153,26 @@ class Cell(BaseModel):
     def blockers(self) -> list[str]:
         """Targets of this cell's ``blocks`` dependencies."""
         return [dep.target for dep in self.dependencies if dep.type == "blocks"]
+
+
+class CellSummary(BaseModel):
+    """A cell in a page of results, as an agent gets it by default (details with
+    ``verbose``): what it needs to choose, at about a tenth of the bytes."""
+
+    id: str
+    title: str
+    status: Status
+    priority: int
+    type: CellType
+    assignee: str | None = None
+
+    @classmethod
+    def of(cls, cell: Cell) -> CellSummary:
+        return cls(
+            id=cell.id,
+            title=cell.title,
+            status=cell.status,
+            priority=cell.priority,
+            type=cell.type,
+            assignee=cell.assignee,
+        )

@@ -1,4 +1,6 @@
-"""Epic decomposition input: the subtasks of an epic."""
+"""The plan of an epic: its subtasks. One model serves decomposition (the plan an
+agent writes), validation (``swarm_validate_decomposition``) and epic creation
+(``hive_create_epic``, ``hive epic create``, delegation)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from hive.models.cell import CellType
 
 
-class SubtaskSpec(BaseModel):
-    """One planned subtask; ``dependencies`` are indexes of sibling subtasks it waits for."""
+class PlannedSubtask(BaseModel):
+    """One planned subtask; ``dependencies`` are indexes of sibling subtasks it waits for.
+    Keys a planner adds beyond these are ignored."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -19,7 +22,10 @@ class SubtaskSpec(BaseModel):
     type: CellType = "task"
     priority: int | None = Field(default=None, ge=0, le=4)
     files: list[str] = Field(default_factory=list)
-    dependencies: list[int] = Field(default_factory=list)
+    dependencies: list[int] = Field(default_factory=list, description="indexes of subtasks")
     labels: list[str] = Field(default_factory=list)
-    estimated_complexity: int | None = Field(default=None, ge=1, le=5)
+    estimated_complexity: int = Field(default=2, ge=1, le=5)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+SubtaskSpec = PlannedSubtask  # the name epic creation used

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from hive.models.cell import Cell
+from hive.models.epic import PlannedSubtask as PlannedSubtask  # the one plan model
 from hive.models.outcome import Outcome
 from hive.models.reservation import Reservation
 
@@ -87,17 +88,9 @@ class StrategyChoice(BaseModel):
     precedents: list[Precedent] = Field(default_factory=list)
 
 
-class PlannedSubtask(BaseModel):
-    title: str = Field(min_length=1, max_length=500)
-    description: str = ""
-    files: list[str] = Field(default_factory=list)
-    dependencies: list[int] = Field(default_factory=list)
-    estimated_complexity: int = Field(default=2, ge=1, le=5)
-    type: str = "task"
-    priority: int | None = Field(default=None, ge=0, le=4)
-
-
 class Decomposition(BaseModel):
+    """The plan: ``{"epic": {"title", "description"}, "subtasks": [...], "strategy"}``."""
+
     epic: dict[str, Any]
     subtasks: list[PlannedSubtask] = Field(min_length=1)
     strategy: str | None = None
@@ -123,6 +116,12 @@ class PlanPrompt(BaseModel):
     similar_epics: list[dict[str, Any]] = Field(default_factory=list)
     anti_patterns: list[str] = Field(default_factory=list)
     cass: str = "unavailable"  # "ok", "no hits", "unavailable", "failed: ..."
+
+
+class EvaluationPrompt(BaseModel):
+    """The self-review checklist whose JSON answer goes to swarm_complete."""
+
+    prompt: str
 
 
 class SubtaskPrompt(BaseModel):

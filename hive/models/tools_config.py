@@ -1,7 +1,7 @@
 """The ``tools:`` section of ``.hive/config.yaml`` as strict pydantic models.
 
 Unknown keys are refused (a misspelt ``deny_paths`` must not fail open) and a bad
-value is reported with the key that holds it. ``hive.tools.governance`` uses the
+value is reported with the key that holds it. ``hive.domain.governance`` uses the
 parsed models; ``hive doctor`` reports the same error.
 """
 

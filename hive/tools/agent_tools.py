@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from hive.tools.catalog import Args, NoArgs
+from hive.ops.spec import NoParams as NoArgs
+from hive.tools.catalog import Args
 from hive.tools.registry import CallContext, Tool, path_filter
 
 Path: Any = Field(min_length=1, max_length=4096)
@@ -43,7 +44,7 @@ def _file_read(ctx: CallContext, a: PathArgs) -> Any:
     full = resolve_in_context(ctx.context_root, a.path)
     relative = repo_relative(ctx, full)
     if relative is not None and not path_filter(ctx, "file_read")(relative):
-        from hive.tools.governance import PathPermissionDenied
+        from hive.domain.governance import PathPermissionDenied
 
         raise PathPermissionDenied(
             f"file_read may not touch {relative}", path=relative, status="error"

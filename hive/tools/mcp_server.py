@@ -19,7 +19,6 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
@@ -108,7 +107,9 @@ def _serve(ctx: CallContext) -> None:
 
     async def main() -> None:
         async with stdio_server() as (raw_read, write_stream):
-            checked_writer, checked_read = create_context_streams[SessionMessage | Exception](0)
+            checked_writer, checked_read = anyio.create_memory_object_stream[
+                SessionMessage | Exception
+            ](0)
 
             async def forward() -> None:
                 async with checked_writer, raw_read:

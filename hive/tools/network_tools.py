@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from hive.tools.catalog import Args, NoArgs
+from hive.ops.spec import NoParams as NoArgs
+from hive.tools.catalog import Args
 from hive.tools.registry import CallContext, Tool
 
 Name = Annotated[str, Field(min_length=1, max_length=64)]

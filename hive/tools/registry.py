@@ -15,11 +15,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from hive.domain import files, governance
 from hive.domain.agents import check_enabled, count_call, working_directory
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
 from hive.models.agents_config import AgentProfile
-from hive.tools import files, governance
+from hive.ops.spec import Operation
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
@@ -36,6 +37,7 @@ class Tool:
     handler: Callable[[CallContext, Any], Any]
     paths: Callable[[Any], list[str]] = lambda args: []
     dirs: Callable[[Any], list[str]] = lambda args: []  # directories to list or search
+    operation: Operation | None = None  # the operation it was generated from
 
 
 @dataclass
@@ -130,6 +132,23 @@ def open_context(root: str, *, agent: str | None, token: str | None, session: st
             return ctx
         ctx.bind(registered.name, registered.token, issued=True)
     return ctx
+
+
+def operation_tool(op: Operation) -> Tool:
+    """The agent tool of an operation described in ``hive/ops``."""
+
+    def paths(args: Any) -> list[str]:
+        return [files.permission_path(p) for p in op.paths(args)] if op.paths else []
+
+    def handler(ctx: CallContext, args: Any) -> Any:
+        ws = ctx.workspace()
+        if op.access == "registered":  # the seed's rule: swarmmail_init comes first
+            from hive.domain.mail import require_registered
+
+            require_registered(ws, ws.require_agent(op.name))
+        return op.run(ws, args)
+
+    return Tool(op.name, op.summary, op.params, handler, paths, operation=op)
 
 
 REGISTRY: dict[str, Tool] = {}

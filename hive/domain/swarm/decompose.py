@@ -135,7 +135,8 @@ def _forced(choice: StrategyChoice, strategy: str) -> StrategyChoice:
 
 
 def decomposition_schema() -> dict[str, Any]:
-    """The JSON shape the coordinator must answer with."""
+    """The JSON shape the coordinator must answer with: the plan model's own fields
+    (``PlannedSubtask``, the model validation and epic creation use)."""
     return {
         "type": "object",
         "required": ["epic", "subtasks"],
@@ -152,17 +153,36 @@ def decomposition_schema() -> dict[str, Any]:
                 "items": {
                     "type": "object",
                     "required": ["title", "files"],
-                    "properties": {
-                        "title": {"type": "string"},
-                        "description": {"type": "string"},
-                        "files": {"type": "array", "items": {"type": "string"}},
-                        "dependencies": {"type": "array", "items": {"type": "integer"}},
-                        "estimated_complexity": {"type": "integer", "minimum": 1, "maximum": 5},
-                    },
+                    "properties": _subtask_properties(),
                 },
             },
         },
     }
+
+
+PLAN_FIELDS = (
+    "title",
+    "description",
+    "type",
+    "priority",
+    "files",
+    "dependencies",
+    "estimated_complexity",
+)
+
+
+def _subtask_properties() -> dict[str, Any]:
+    """The fields of ``PlannedSubtask`` a planner fills in, as JSON schema (no titles,
+    no defaults, ``null`` left out of optional numbers)."""
+    found = PlannedSubtask.model_json_schema()["properties"]
+    lean: dict[str, Any] = {}
+    for name in PLAN_FIELDS:
+        field = {k: v for k, v in found[name].items() if k not in ("title", "default")}
+        options = field.pop("anyOf", None)
+        if options:
+            field.update(next(o for o in options if o != {"type": "null"}))
+        lean[name] = field
+    return lean
 
 
 def _render_prompt(

@@ -31,7 +31,7 @@ from hive.domain.swarm.complete import (
     check_project,
     normalize_touched,
 )
-from hive.domain.swarm.strategies import STRATEGIES, STRATEGY_NAMES
+from hive.domain.swarm.strategies import check_strategy
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import Conflict, HiveError, InvalidInput, NotFound
 from hive.git.repo import Change, Snapshot, format_message
@@ -290,8 +290,8 @@ def swarm_record_outcome(
         raise InvalidInput("duration_ms must be >= 0")
     if error_count < 0 or retry_count < 0:
         raise InvalidInput("error_count and retry_count must be >= 0")
-    if strategy is not None and strategy not in STRATEGIES:
-        raise InvalidInput(f"unknown strategy {strategy!r}: use {', '.join(STRATEGY_NAMES)}")
+    if strategy is not None:
+        check_strategy(strategy)
     checked_criteria = _check_criteria(criteria)
     touched = normalize_touched(ws.root, files_touched or [])
 

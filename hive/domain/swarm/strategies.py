@@ -101,3 +101,12 @@ STRATEGIES: dict[str, Strategy] = {
 
 DEFAULT_STRATEGY = "feature-based"
 STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
+
+
+def check_strategy(strategy: str) -> str:
+    """``strategy`` when it names a strategy, else a clear error listing them."""
+    from hive.errors import InvalidInput
+
+    if strategy not in STRATEGIES:
+        raise InvalidInput(f"unknown strategy {strategy!r}: use {', '.join(STRATEGY_NAMES)}")
+    return strategy

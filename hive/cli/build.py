@@ -1,0 +1,304 @@
+"""CLI commands generated from operation descriptions (``hive/ops/spec.py``).
+
+Each ``Command`` of an ``Operation`` becomes a typer command: its positional
+arguments and options come from the operation's parameter model (help text from
+the field descriptions), ``--json`` prints the result model, and everything else
+is the presenter's (``hive/cli/present.py``): a table, a line, a colour. Only
+public typer APIs are used: the command is an ordinary function whose signature
+is built from the model.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import typer
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
+
+from hive.cli.common import OPTIONS, run_op, show, use_json, workspace
+from hive.ops.spec import Command, Operation, Params
+
+JSON = "json_output"
+VIEW: dict[str, Any] = {}  # the presentation options of the command being run
+KEYWORD = inspect.Parameter.KEYWORD_ONLY
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A command-line input mode beyond the operation's parameters (``create --from
+    FILE``): its own option, and a runner that takes over when it is given."""
+
+    name: str
+    flag: str
+    annotation: Any
+    run: Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Presenter:
+    """How a command shows its result to a person. ``render(result, params, ws)``;
+    ``notes(ws, result)`` runs also with ``--json`` (warnings on stderr).
+    ``views``: options that only choose how the result is shown (name -> (typer
+    annotation, default)); ``render`` finds their values in ``VIEW``.
+    ``inputs(ws, given)`` reads what a person types the way a shell means it (``-``
+    for standard input, paths relative to the current directory) before the values
+    are validated as the operation's parameters."""
+
+    render: Callable[[Any, Any, Any], None]
+    notes: Callable[[Any, Any], None] | None = None
+    inputs: Callable[[Any, dict[str, Any]], None] | None = None  # (ws, given) -> in place
+    extra: Extra | None = None
+    exit_code: Callable[[Any], int] | None = None  # what a result means (a lost CAS: 4)
+    views: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+
+
+def option_names(name: str, command: Command, info: FieldInfo) -> tuple[str, ...]:
+    dashed = "--" + name.replace("_", "-")
+    names = [dashed, *command.short.get(name, ())]
+    if info.annotation is bool and _flag_default(name, command, info) is not False:
+        # a flag that is on by default, or must be given: the short names are its "off"
+        # names (--exclusive/--shared, --success/--failure, --query-cass/--no-cass)
+        negatives = command.short.get(name, (f"--no-{name.replace('_', '-')}",))
+        return (f"{dashed}/{negatives[0]}", *(f" /{other}" for other in negatives[1:]))
+    return tuple(dict.fromkeys(names))
+
+
+def _flag_default(name: str, command: Command, info: FieldInfo) -> bool | None:
+    """A flag's default on the command line (None: the flag must be given)."""
+    if info.is_required():
+        return None
+    return bool(command.defaults.get(name, info.default))
+
+
+def _cli_type(annotation: Any) -> Any:
+    """The type a command-line value is read as (text, number, flag, repeatable)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _cli_type(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        concrete = [a for a in get_args(annotation) if a is not type(None)]
+        return _cli_type(concrete[0]) if len(concrete) == 1 else str
+    if origin is list:
+        return list[str]
+    if annotation in (bool, int, float):
+        return annotation
+    return str
+
+
+def _bounds(info: FieldInfo) -> dict[str, Any]:
+    """``min``/``max`` of an integer option, from the field's constraints."""
+    found: dict[str, Any] = {}
+    for item in info.metadata:
+        if getattr(item, "ge", None) is not None:
+            found["min"] = item.ge
+        if getattr(item, "le", None) is not None:
+            found["max"] = item.le
+    return found
+
+
+def offered(op: Operation, command: Command) -> list[str]:
+    """The fields ``command`` offers on the command line."""
+    return [
+        name
+        for name in op.params.model_fields
+        if name not in command.fixed and name not in command.hidden
+    ]
+
+
+METAVARS: dict[Any, str] = {int: "N", float: "NUMBER", str: "TEXT", list[str]: "TEXT"}
+
+
+def _choices(annotation: Any) -> list[str]:
+    """The values a ``Literal`` field takes (also inside ``X | None``)."""
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return [str(value) for value in get_args(annotation)]
+    if origin in (Union, types.UnionType, Annotated):
+        return [choice for arg in get_args(annotation) for choice in _choices(arg)]
+    return []
+
+
+def _help(info: FieldInfo, kind: Any) -> str:
+    """A field's help: its description, its choices, and whether it repeats."""
+    parts = [(info.description or "").rstrip(".")]
+    choices = _choices(info.annotation)
+    if choices:
+        parts.insert(0, "|".join(choices))
+    if kind == list[str]:
+        parts.append("(repeatable)")
+    return " ".join(part for part in parts if part)
+
+
+def _parameter(op: Operation, command: Command, presenter: Presenter, name: str) -> Any:
+    """The typer parameter of field ``name``: an argument, a flag or an option."""
+    info = op.params.model_fields[name]
+    kind: Any = str if name in op.parsers else _cli_type(info.annotation)
+    help_text = _help(info, kind)
+    required = info.is_required()
+    spec: Any
+    if name in command.arguments:
+        required = (required and name not in command.defaults) or name in command.required
+        required = required and presenter.extra is None
+        if command.many and name == command.arguments[0]:
+            kind, help_text = list[str], "one or more (one write for all)"
+        spec = typer.Argument(metavar=name.upper(), help=help_text or None, show_default=False)
+    elif kind is bool:
+        flag = typer.Option(*option_names(name, command, info), help=help_text or None)
+        default_flag = _flag_default(name, command, info)
+        return inspect.Parameter(
+            name,
+            KEYWORD,
+            default=inspect.Parameter.empty if default_flag is None else default_flag,
+            annotation=Annotated[bool, flag],
+        )
+    else:
+        shown = command.defaults.get(name, info.get_default(call_default_factory=True))
+        suffix = f" (default {shown})" if shown not in (None, "", []) else ""
+        bounds = _bounds(info) if kind in (int, float) else {}
+        spec = typer.Option(
+            *option_names(name, command, info),
+            help=(help_text + suffix).strip() or None,
+            show_default=False,
+            metavar=METAVARS.get(kind, "TEXT"),
+            min=bounds.get("min"),
+            max=bounds.get("max"),
+        )
+    annotation: Any = Annotated[kind if required else (kind | None), spec]
+    default: Any = inspect.Parameter.empty if required else None
+    return inspect.Parameter(name, KEYWORD, default=default, annotation=annotation)
+
+
+def command_function(op: Operation, command: Command, presenter: Presenter) -> Callable[..., None]:
+    """A function typer turns into ``command``: parameters from ``op.params``."""
+    parameters = [_parameter(op, command, presenter, name) for name in offered(op, command)]
+    if presenter.extra is not None:
+        parameters.append(
+            inspect.Parameter(
+                presenter.extra.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None,
+                annotation=presenter.extra.annotation,
+            )
+        )
+    for view, (annotation, default) in presenter.views.items():
+        parameters.append(inspect.Parameter(view, KEYWORD, default=default, annotation=annotation))
+    json_option = typer.Option("--json", help="Print machine-readable JSON.")
+    parameters.append(
+        inspect.Parameter(
+            JSON,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=False,
+            annotation=Annotated[bool, json_option],
+        )
+    )
+
+    def run_command(**given: Any) -> None:
+        use_json(bool(given.pop(JSON, False)))
+        VIEW.clear()
+        VIEW.update({name: given.pop(name) for name in presenter.views})
+        extra = presenter.extra
+        if extra is not None and given.get(extra.name) is not None:
+            extra.run(given)
+            return
+        if extra is not None:
+            given.pop(extra.name, None)
+            _require_arguments(command, given, extra)
+        ws = run_op(workspace)
+        if presenter.inputs is not None:
+            presenter.inputs(ws, given)
+        ids = _many(command, given)
+        params = run_op(lambda: parse_params(op, command, given))
+        result = run_op(lambda: _run(op, ws, params, ids))
+        if presenter.notes is not None:
+            presenter.notes(ws, result)
+        show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
+        code = presenter.exit_code(result) if presenter.exit_code is not None else 0
+        if code:
+            raise typer.Exit(code)
+
+    run_command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run_command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
+    run_command.__doc__ = command.help or op.help or op.summary
+    run_command.__name__ = "_".join(command.path)
+    return run_command
+
+
+def _many(command: Command, given: dict[str, Any]) -> list[str] | None:
+    """The values of a command's repeatable first argument (``hive close A B C``);
+    the parameters are validated with the first."""
+    if not command.many:
+        return None
+    first = command.arguments[0]
+    ids = list(given.get(first) or [])
+    given[first] = ids[0] if ids else None
+    return ids
+
+
+def _run(op: Operation, ws: Any, params: Params, ids: list[str] | None) -> Any:
+    """One call, or the operation's batch for several ids (one id: its result alone)."""
+    if ids is None or op.batch is None:
+        return op.run(ws, params)
+    found = op.batch(ws, params, ids)
+    return found[0] if len(ids) == 1 else found
+
+
+def _require_arguments(command: Command, given: dict[str, Any], extra: Extra) -> None:
+    from hive.cli.common import usage_error
+
+    for name in command.arguments:
+        if given.get(name) is None:
+            usage_error(f"missing {name.upper()} (or {extra.flag})")
+
+
+def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Params:
+    """Command-line values -> the operation's parameters (the same model, validated
+    without strict types: command-line values are text). Raises InvalidInput."""
+    from hive.errors import InvalidInput
+
+    model = op.params
+    data: dict[str, Any] = {}
+    for name, value in given.items():
+        if value is None:
+            continue
+        parser = op.parsers.get(name)
+        data[name] = parser(value) if parser is not None else value
+    for name, value in command.defaults.items():
+        data.setdefault(name, value)
+    data.update(command.fixed)
+    try:
+        return model.model_validate(data, strict=False)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = str(error["loc"][0]) if error["loc"] else ""
+        shown = where.upper() if where in command.arguments else "--" + where.replace("_", "-")
+        value = data.get(where)
+        raise InvalidInput(
+            f"invalid {shown} {value!r}: {error['msg']}"
+            if where in data
+            else f"missing {shown}: {error['msg']}",
+            field=where,
+        ) from None
+
+
+def add_commands(
+    apps: dict[tuple[str, ...], typer.Typer],
+    operations: list[Operation],
+    presenters: dict[str, Presenter],
+    words: set[str],
+) -> None:
+    """Register the commands whose first word is in ``words`` on their group's app
+    (in the order the operations are declared)."""
+    for op in operations:
+        for command in op.commands:
+            if command.path[0] not in words:
+                continue
+            presenter = presenters.get(command.name)
+            if presenter is None:
+                raise LookupError(f"no presenter for 'hive {command.name}'")
+            group = apps[command.path[:-1]]
+            group.command(command.path[-1])(command_function(op, command, presenter))

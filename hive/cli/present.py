@@ -1,0 +1,548 @@
+"""How the generated commands show results to a person (``hive/cli/build.py``).
+
+A presenter adds only presentation (a line, a table, a tree, warnings on stderr);
+the parameters and the result are the operation's (``hive/ops/``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from hive.cli import output
+from hive.cli.build import VIEW, Extra, Presenter
+from hive.cli.common import OPTIONS, run_op, show, usage_error, workspace
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
+    from hive.models import Cell
+    from hive.models.results import CreatedCells
+
+
+def _each(result: Any) -> list[Any]:
+    """The cells of a command given one id (a cell) or several (a list)."""
+    return result if isinstance(result, list) else [result]
+
+
+def _line(template: str) -> Presenter:
+    """A one-line confirmation per cell: ``template`` formats ``cell``."""
+
+    def render(result: Any, params: Any, ws: Workspace) -> None:
+        for cell in _each(result):
+            output.say(template.format(cell=cell))
+
+    return Presenter(render=render)
+
+
+def _resolved(ws: Workspace, given: str) -> str:
+    """The full id ``given`` names (as typed when it no longer resolves)."""
+    from hive.domain.cells import resolve_id
+    from hive.errors import HiveError
+
+    try:
+        return resolve_id(ws.cells(), given)
+    except HiveError:
+        return given
+
+
+def _show_notes(ws: Workspace, result: Any) -> None:
+    from hive.domain.damage import cell_file_problem
+
+    for cell in _each(result):
+        problem = cell_file_problem(ws, cell.id)
+        if problem is not None:
+            output.err(f"warning: {problem}")
+
+
+def _show(result: Any, params: Any, ws: Workspace) -> None:
+    for position, cell in enumerate(_each(result)):
+        if position:
+            output.say("")
+        output.cell_detail(cell)
+
+
+def _list_notes(ws: Workspace, cells: list[Cell]) -> None:
+    from hive.domain.damage import directories_in_place_of_cells, directory_message
+
+    for err in ws.cells().problems.values():
+        output.err(f"warning: {err.message}")
+    committed = set(ws.cells().problems)
+    for relative in directories_in_place_of_cells(ws):
+        if relative not in committed:
+            output.err(f"warning: {directory_message(relative)}")
+
+
+def _cell_table(cells: list[Cell], params: Any, ws: Workspace) -> None:
+    output.cell_table(cells)
+    if not params.all and len(cells) == params.limit:
+        output.err(f"showing the first {len(cells)}; more may match (--all for every one)")
+
+
+def _ready(cells: list[Cell], params: Any, ws: Workspace) -> None:
+    if not params.claim:
+        output.cell_table(cells)
+        return
+    output.say(f"claimed {cells[0].id}  {cells[0].title}" if cells else "nothing ready to claim")
+
+
+def _dep_tree(tree: Any, params: Any, ws: Workspace) -> None:
+    from rich.tree import Tree
+
+    def label(node: Any) -> str:
+        kind = f" ({node.type})" if node.type else ""
+        return output.escape(f"{node.id} [{node.status}] {node.title or ''}{kind}")
+
+    def grow(branch: Any, node: Any) -> None:
+        for child in node.depends_on:
+            grow(branch.add(label(child)), child)
+
+    root = Tree(label(tree))
+    grow(root, tree)
+    output.console().print(root)
+
+
+# ------------------------------------------------------------------ create --from
+
+
+def _input_size(path: str) -> int:
+    """Bytes to read (standard input counts as large: its size is not known)."""
+    if path == "-":
+        return sys.maxsize
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _create_from(given: dict[str, Any]) -> None:
+    """``hive create --from FILE``: every cell of FILE in one commit."""
+    from hive.domain.bulk import create_cells, read_cell_file
+    from hive.errors import InvalidInput
+
+    path = given.pop("from_file")
+    if any(value not in (None, False) for value in given.values()):
+        usage_error("--from FILE takes the cells' fields from FILE: give no TITLE or options")
+
+    def run() -> CreatedCells:
+        ws = workspace()
+        try:
+            with output.progress_bar(_input_size(path), enabled=not OPTIONS.json) as bar:
+                cells_file = read_cell_file(path, stdin=sys.stdin.buffer.read)
+                return create_cells(ws, cells_file=cells_file, progress=bar)
+        except InvalidInput as exc:
+            found = exc.details.get("problems") or []
+            for problem in found if len(found) > 1 and not OPTIONS.json else []:
+                output.err(problem["message"])  # one line each, like a compiler
+            raise
+
+    created = run_op(run)
+    commit = f" in commit {created.commit[:12]}" if created.commit else " (staged)"
+    show(created, False, lambda: output.say(f"created {created.count} cells{commit}"))
+
+
+def _create(cell: Cell, params: Any, ws: Workspace) -> None:
+    output.say(f"created {cell.id}  {cell.title}")
+
+
+FROM_FILE = Annotated[
+    str | None,
+    typer.Option(
+        "--from",
+        metavar="FILE",
+        help="Create every cell of FILE (YAML or JSON lines, - for stdin) in one commit:"
+        " a list of cells (or a mapping whose cells: is that list) with this command's"
+        " fields (also blocks, notes, design, acceptance, metadata, and key, a name other"
+        " entries refer to). A file with any problem creates nothing; each is reported"
+        " with its line. --json prints {count, ids, keys, commit}.",
+    ),
+]
+
+
+PRESENTERS: dict[str, Presenter] = {
+    "create": Presenter(
+        render=_create, extra=Extra("from_file", "--from FILE", FROM_FILE, _create_from)
+    ),
+    "show": Presenter(render=_show, notes=_show_notes),
+    "list": Presenter(render=_cell_table, notes=_list_notes),
+    "ready": Presenter(render=_ready),
+    "update": _line("updated {cell.id}  [{cell.status}] {cell.title}"),
+    "start": _line("started {cell.id}  (assignee {cell.assignee})"),
+    "close": _line("closed {cell.id}  {cell.title}"),
+    "reopen": _line("reopened {cell.id}  {cell.title}"),
+    "delete": _line("deleted {cell.id}  {cell.title}"),
+    "comment": _line("commented on {cell.id}  {cell.title}"),
+    "resolve": _line("resolved {cell.id}  {cell.title}"),
+    "dep add": Presenter(
+        render=lambda cell, params, ws: output.say(
+            f"{cell.id} now depends on {_resolved(ws, params.target)} ({params.type})"
+        )
+    ),
+    "dep remove": Presenter(
+        render=lambda cell, params, ws: output.say(
+            f"{cell.id} no longer depends on {_resolved(ws, params.target)}"
+        )
+    ),
+    "dep tree": Presenter(render=_dep_tree),
+}
+
+
+# ------------------------------------------------------------------ mail
+
+
+def _body_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
+    if given.get("body") == "-":
+        given["body"] = sys.stdin.read()
+
+
+def _inbox(headers: list[Any], params: Any, ws: Workspace) -> None:
+    out = output.console(wrap=True)
+    if not headers:
+        out.print("[dim]no messages[/dim]")
+    for header in headers:
+        flag = "" if header.read else "[bold]*[/bold]"
+        thread = f" [{header.thread_id}]" if header.thread_id else ""
+        out.print(
+            f"{flag}#{header.id} {header.importance:<7} from {header.sender}"
+            f"{output.escape(thread)}: {output.escape(header.subject)}"
+        )
+
+
+def _message(message: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    out.print(
+        f"#{message.id} from {message.sender} to {', '.join(message.to)}"
+        f"  {output.escape(f'[{message.importance}]')}"
+    )
+    out.print(f"[bold]{output.escape(message.subject)}[/bold]")
+    out.print(output.escape(message.body))
+
+
+# ------------------------------------------------------------------ reservations
+
+
+def _from_cwd(ws: Workspace, given: dict[str, Any]) -> None:
+    """Relative patterns are relative to the current directory, as in git."""
+    patterns = given.get("paths")
+    if not patterns:
+        return
+    base = os.path.realpath(os.path.abspath(OPTIONS.directory))
+    relative = os.path.relpath(base, os.path.realpath(ws.root)).replace(os.sep, "/")
+    if relative == "." or relative.startswith(".."):
+        return
+    given["paths"] = [
+        p if os.path.isabs(p.strip()) else f"{relative}/{p.strip()}" for p in patterns
+    ]
+
+
+def _release_inputs(ws: Workspace, given: dict[str, Any]) -> None:
+    if not any(given.get(name) for name in ("paths", "reservation_ids", "all", "agent")):
+        usage_error("give PATTERN..., --id ID, --all or --agent NAME")
+    _from_cwd(ws, given)
+
+
+def _reserved(result: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    for item in result.granted:
+        kind = "exclusive" if item.exclusive else "shared"
+        out.print(
+            f"reserved #{item.id} {item.path_pattern} ({kind}) until {item.expires_at:%H:%M:%S}Z"
+        )
+    for conflict in result.overridden:
+        out.print(f"[yellow]overrode {conflict.holder}'s {conflict.pattern}[/yellow]")
+
+
+def _released(result: Any, params: Any, ws: Workspace) -> None:
+    not_held = f"; not held: {', '.join(result.not_found)}" if result.not_found else ""
+    output.say(f"released {len(result.released)} reservation(s){not_held}")
+
+
+def _reservation_notes(ws: Workspace, items: list[Any]) -> None:
+    from hive.domain.reservations import reservation_problems
+
+    for problem in run_op(lambda: reservation_problems(ws)):
+        output.err(f"warning: {problem.message}; reserving and committing are blocked until fixed")
+
+
+def _reservations(items: list[Any], params: Any, ws: Workspace) -> None:
+    from rich.table import Table
+
+    from hive.domain.contest import yielded_reservations
+
+    for item in run_op(lambda: yielded_reservations(ws)):
+        if params.agent is None or item.agent == params.agent:
+            winner = item.yielded_to
+            assert winner is not None
+            output.say(
+                f"contested across clones: {item.agent}'s #{item.id}"
+                f" {item.path_pattern!r} yielded to {winner.holder}'s"
+                f" #{winner.reservation_id} {winner.pattern!r} (earliest grant wins)"
+            )
+    if not items:
+        output.console().print("[dim]no active reservations[/dim]")
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("ID", "AGENT", "PATTERN", "KIND", "CELL", "EXPIRES"):
+        wraps = column in ("AGENT", "PATTERN")  # ids, cells and times are never cut
+        table.add_column(column, no_wrap=not wraps, overflow="fold")
+    for item in items:
+        table.add_row(
+            str(item.id),
+            item.agent,
+            output.escape(item.path_pattern),
+            "exclusive" if item.exclusive else "shared",
+            item.cell or "",
+            f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z",
+        )
+    output.console().print(table)
+
+
+PRESENTERS.update(
+    {
+        "mail send": Presenter(
+            render=lambda sent, params, ws: output.say(
+                f"sent #{sent.message_id} to {', '.join(sent.recipients)}"
+            ),
+            inputs=_body_from_stdin,
+        ),
+        "mail inbox": Presenter(render=_inbox),
+        "mail read": Presenter(render=_message),
+        "mail ack": Presenter(
+            render=lambda acked, params, ws: output.say(f"acknowledged #{acked.message_id}")
+        ),
+        "reserve": Presenter(render=_reserved, inputs=_from_cwd),
+        "release": Presenter(render=_released, inputs=_release_inputs),
+        "reservations": Presenter(render=_reservations, notes=_reservation_notes),
+    }
+)
+
+
+# ------------------------------------------------------------------ history & swarm
+
+
+def _text(text: str) -> None:
+    output.console().print(output.escape(text))
+
+
+def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
+    out = output.console()
+    if params.overrides:
+        lines = [
+            f"[yellow]{item.commit[:10]}[/yellow] {item.kind:<16} {output.escape(item.detail)}"
+            for item in entries
+        ]
+        empty = "no overrides and no unregistered identities"
+    else:
+        lines = [
+            f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(entry.subject)}"
+            f"  [dim]{output.escape(entry.agent or '')}[/dim]"
+            for entry in entries
+        ]
+        empty = "no hive commits"
+    if not lines:
+        out.print(f"[dim]{empty}[/dim]")
+    for line in lines:
+        out.print(line)
+
+
+def _swarm_status(status: Any, params: Any, ws: Workspace) -> None:
+    output.console().print(
+        f"{status.epic_id} {output.escape(status.title)}: {status.completed}/{status.total}"
+        f" done ({status.percent}%), {status.in_progress} in progress,"
+        f" {status.blocked} blocked, {status.open} open"
+    )
+
+
+def _insights(report: Any, params: Any, ws: Workspace) -> None:
+    from hive.cli.swarm_cmd import render_insights
+
+    render_insights(report)
+
+
+def _review(result: Any, params: Any, ws: Workspace) -> None:
+    from hive.cli.swarm_cmd import render_review
+
+    per = VIEW.get("per") or "both"
+    if per not in ("both", "cell", "commit"):
+        usage_error(f"--per must be cell, commit or both, not {per!r}")
+    render_review(result, per=per)
+
+
+PER = Annotated[
+    str,
+    typer.Option(
+        "--per", help="cell: one diff per cell; commit: one diff per commit; both (default)."
+    ),
+]
+
+
+def _progress(result: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    out.print(f"{result.cell.id} {result.cell.status}")
+    if result.recipients:
+        out.print("told " + ", ".join(result.recipients))
+    if result.not_posted:
+        out.print(f"[yellow]not posted: {output.escape(result.not_posted)}[/yellow]")
+    if result.next_step:
+        out.print(f"next: {output.escape(result.next_step)}")
+
+
+def _prompt(result: Any, params: Any, ws: Workspace) -> None:
+    _text(result.prompt)
+
+
+def _choice(choice: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    out.print(f"[bold]{choice.strategy}[/bold] (confidence {choice.confidence:.2f})")
+    out.print(output.escape(choice.reasoning))
+    for alt in choice.alternatives:
+        out.print(f"  {alt.strategy}: {alt.score:.2f}")
+
+
+PRESENTERS.update(
+    {
+        "log": Presenter(render=_log),
+        "review": Presenter(render=_review, views={"per": (PER, "both")}),
+        "swarm init": Presenter(
+            render=lambda report, params, ws: _text(report.model_dump_json(indent=2))
+        ),
+        "swarm status": Presenter(render=_swarm_status),
+        "swarm evaluation-prompt": Presenter(render=lambda found, params, ws: _text(found.prompt)),
+        "swarm record-outcome": Presenter(
+            render=lambda outcome, params, ws: output.say(f"recorded {outcome.id}")
+        ),
+        "swarm insights": Presenter(render=_insights),
+        "swarm select-strategy": Presenter(render=_choice),
+        "swarm decompose": Presenter(render=_prompt),
+        "swarm progress": Presenter(render=_progress),
+        "swarm plan-prompt": Presenter(render=_prompt),
+        "swarm subtask-prompt": Presenter(render=_prompt),
+        "swarm spawn-subtask": Presenter(render=_prompt),
+    }
+)
+
+
+# ------------------------------------------------------------------ shared context & queue
+
+
+def _ctx_put(stored: Any, params: Any, ws: Workspace) -> None:
+    from hive.models.coordination import CtxRefused
+
+    if isinstance(stored, CtxRefused):
+        output.err(f"error: {stored.error} (now v{stored.version})")
+    else:
+        output.say(f"{params.key} = v{stored.version}")
+
+
+def _queue_next(found: Any, params: Any, ws: Workspace) -> None:
+    from hive.cli.ctx_cmd import compact, when
+
+    item = found.item
+    if item is None:
+        output.say("queue is empty")
+    else:
+        output.say(f"{item.id} {item.kind} {compact(item.payload)} until {when(item.lease_until)}")
+
+
+def _queue_status(found: Any, params: Any, ws: Workspace) -> None:
+    counts = found.counts
+    line = (
+        f"{found.length} waiting; queued {counts.queued}, claimed {counts.claimed},"
+        f" done {counts.done}; phase {found.phase}"
+    )
+    if found.front is not None:
+        line += f"; next {found.front.id} ({found.front.kind})"
+    output.say(line)
+
+
+def _compact(value: Any, limit: int = 80) -> str:
+    from hive.cli.ctx_cmd import compact
+
+    return str(compact(value, limit))
+
+
+def _when(epoch: float | None) -> str:
+    from hive.cli.ctx_cmd import when
+
+    return str(when(epoch))
+
+
+PRESENTERS.update(
+    {
+        "ctx put": Presenter(
+            render=_ctx_put, exit_code=lambda stored: 0 if getattr(stored, "ok", True) else 4
+        ),
+        "ctx get": Presenter(
+            render=lambda found, params, ws: output.say(
+                f"{_compact(found.value, 2000)}  (v{found.version})"
+            )
+        ),
+        "ctx keys": Presenter(
+            render=lambda found, params, ws: output.say("\n".join(found.keys) or "no keys")
+        ),
+        "ctx wait": Presenter(
+            render=lambda found, params, ws: output.say(
+                f"{params.key}: {'reached' if found.met else 'timed out'} ({_compact(found.value)})"
+            ),
+            exit_code=lambda found: 0 if found.met else 1,
+        ),
+        "queue add": Presenter(
+            render=lambda added, params, ws: output.say(f"queued {added.id} ({added.kind})")
+        ),
+        "queue next": Presenter(
+            render=_queue_next, exit_code=lambda found: 1 if found.item is None else 0
+        ),
+        "queue claim": Presenter(
+            render=lambda got, params, ws: output.say(
+                f"claimed {got.id} until {_when(got.lease_until)}"
+            )
+        ),
+        "queue complete": Presenter(render=lambda done, params, ws: output.say(f"{done.id} done")),
+        "queue extend": Presenter(
+            render=lambda got, params, ws: output.say(
+                f"{got.id} leased until {_when(got.lease_until)}"
+            )
+        ),
+        "queue status": Presenter(render=_queue_status),
+    }
+)
+
+
+# ------------------------------------------------------------------ blocked & stats
+
+
+def _blocked(found: list[Any], params: Any, ws: Workspace) -> None:
+    if not found:
+        output.say("nothing is blocked")
+        return
+    output.cell_table(found)
+    for cell in found:
+        waits = ", ".join(f"{ref.id} [{ref.status}]" for ref in cell.open_blockers)
+        output.say(f"{cell.id} waits on {waits}")
+
+
+def _stats(stats: Any, params: Any, ws: Workspace) -> None:
+    output.say(
+        f"{stats.total} cells: {stats.open} open ({stats.ready} ready, {stats.blocked} blocked)"
+    )
+    for name, counts in (
+        ("status", stats.by_status),
+        ("type", stats.by_type),
+        ("priority", stats.by_priority),
+        ("assignee", stats.by_assignee),
+    ):
+        shown = ", ".join(f"{key} {value}" for key, value in counts.items() if value)
+        output.say(f"  by {name:<9} {shown or '-'}")
+    lead = stats.lead_time
+    if lead.closed:
+        output.say(
+            f"  lead time    {lead.closed} closed: mean {lead.mean_hours}h,"
+            f" median {lead.median_hours}h, max {lead.max_hours}h"
+        )
+    else:
+        output.say("  lead time    no closed cells yet")
+
+
+PRESENTERS.update({"blocked": Presenter(render=_blocked), "stats": Presenter(render=_stats)})

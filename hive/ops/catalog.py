@@ -1,0 +1,3 @@
+"""Imports every module that declares operations (``hive.ops.spec.operations()``)."""
+
+from hive.ops import cells, context, coord, plan, swarm  # noqa: F401

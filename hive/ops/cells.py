@@ -1,0 +1,575 @@
+"""Cell operations: create, query (show/list), ready, update, start, close, reopen,
+delete, comment, resolve, dependencies. Each is described once; the CLI commands
+and the agent tools are generated from these descriptions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
+
+from hive.domain.limits import (
+    MAX_DEPS,
+    MAX_GLOB,
+    MAX_ID,
+    MAX_ITEMS,
+    MAX_LABELS,
+    MAX_SHORT,
+    MAX_TEXT,
+    MAX_TITLE,
+)
+from hive.errors import (
+    AlreadyClaimed,
+    AmbiguousId,
+    BlockedByDependency,
+    Conflict,
+    DependencyCycle,
+    InvalidInput,
+    NotFound,
+    NotOwner,
+    NotRegistered,
+)
+from hive.models import Cell
+from hive.models.cell import CellSummary
+from hive.models.results import BlockedCell, CellDetail, CellStats, DependencyNode
+from hive.ops.spec import Command, NoParams, Operation, Params, declare
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
+
+Short = Annotated[str, Field(max_length=MAX_SHORT)]
+Glob = Annotated[str, Field(max_length=MAX_GLOB)]
+CellType = Literal["bug", "feature", "task", "epic", "chore"]
+OVERRIDE = "someone else's: coordinators only, with a reason"
+REASON = "why (required for an override; recorded)"
+ID_HELP = "cell id (a unique prefix works)"
+VERBOSE = "whole cells (default: id, title, status, priority, type, assignee)"
+PERSON = {"verbose": True, "limit": 50}  # a person's page: a screenful of whole cells
+TYPE_SHORT = {"type": ("-t",)}
+LOOKUP = (NotFound, AmbiguousId)
+OWNED = (*LOOKUP, NotOwner, InvalidInput)
+
+
+def _priority(value: Any) -> int | None:
+    from hive.domain.cells import parse_priority
+
+    return parse_priority(value)
+
+
+PRIORITY = {"priority": _priority}
+
+
+class IdParams(Params):
+    id: str = Field(min_length=1, max_length=MAX_ID, description=ID_HELP)
+
+
+# ------------------------------------------------------------------ create
+
+
+class CreateParams(Params):
+    title: str = Field(min_length=1, max_length=MAX_TITLE, description="one-line title")
+    type: CellType = "task"
+    priority: int = Field(default=2, ge=0, le=4, description="0 most urgent")
+    description: str = Field(default="", max_length=MAX_TEXT)
+    parent: Short | None = Field(default=None, description="parent cell (the id shows it)")
+    deps: list[Short] = Field(
+        default_factory=list, max_length=MAX_DEPS, description="TYPE:ID, e.g. blocks:hv-ab12"
+    )
+    labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
+    files: list[Glob] = Field(default_factory=list, max_length=MAX_ITEMS, description="owned globs")
+    assignee: Short | None = None
+
+
+def _create(ws: Workspace, a: CreateParams) -> Cell:
+    from hive.domain.cells import create_cell
+
+    return create_cell(
+        ws,
+        title=a.title,
+        type=a.type,
+        priority=a.priority,
+        description=a.description,
+        parent=a.parent,
+        deps=a.deps,
+        labels=a.labels,
+        files=a.files,
+        assignee=a.assignee,
+    )
+
+
+# ------------------------------------------------------------------ query
+
+
+Status = Literal["open", "in_progress", "blocked", "deferred", "closed", "all"]
+
+
+class QueryParams(Params):
+    id: Short | None = Field(default=None, description="show one cell")
+    status: Short | None = Field(default=None, description="open|in_progress|blocked|closed|all")
+    type: Short | None = None
+    priority: int | None = Field(default=None, ge=0, le=4)
+    parent: Short | None = None
+    label: Short | None = None
+    assignee: Short | None = None
+    include_deleted: bool = False
+    limit: int = Field(default=20, ge=1, le=100_000)
+    all: bool = Field(default=False, description="every match (no limit)")
+    verbose: bool = Field(default=False, description=VERBOSE)
+
+
+def _page(cells: list[Cell], verbose: bool) -> list[Cell] | list[CellSummary]:
+    return cells if verbose else [CellSummary.of(cell) for cell in cells]
+
+
+def _query(ws: Workspace, a: QueryParams) -> CellDetail | list[Cell] | list[CellSummary]:
+    from hive.domain.cells import list_cells
+    from hive.domain.stats import show_cells
+
+    if a.id:
+        return show_cells(ws, cell_ids=[a.id])[0]
+    found = list_cells(
+        ws,
+        status=a.status,
+        type=a.type,
+        priority=a.priority,
+        parent=a.parent,
+        label=a.label,
+        assignee=a.assignee,
+        include_deleted=a.include_deleted,
+        limit=None if a.all else a.limit,
+    )
+    return _page(found, a.verbose)
+
+
+def _show_many(ws: Workspace, ids: list[str]) -> list[CellDetail]:
+    from hive.domain.stats import show_cells
+
+    return show_cells(ws, cell_ids=ids)
+
+
+LIST_FILTERS = frozenset(
+    {"status", "type", "priority", "parent", "label", "assignee", "include_deleted", "limit", "all"}
+    | {"verbose"}
+)
+
+
+# ------------------------------------------------------------------ ready
+
+
+class ReadyParams(Params):
+    limit: int = Field(default=10, ge=1, le=100_000)
+    all: bool = Field(default=False, description="every ready cell")
+    claim: bool = Field(default=False, description="atomically start the first")
+    verbose: bool = Field(default=False, description=VERBOSE)
+
+
+def _ready(ws: Workspace, a: ReadyParams) -> list[Cell] | list[CellSummary]:
+    from hive.domain.cells import ready
+
+    found = ready(ws, limit=None if a.all or a.claim else a.limit, claim=a.claim)
+    return _page(found, a.verbose or a.claim)
+
+
+# ------------------------------------------------------------------ update & lifecycle
+
+
+class UpdateParams(Params):
+    id: str = Field(min_length=1, max_length=MAX_ID, description=ID_HELP)
+    status: Short | None = None
+    priority: int | None = Field(default=None, ge=0, le=4)
+    type: CellType | None = None
+    title: str | None = Field(default=None, max_length=MAX_TITLE)
+    description: str | None = Field(default=None, max_length=MAX_TEXT)
+    assignee: Short | None = Field(default=None, description="'' clears")
+    append_notes: str | None = Field(default=None, max_length=MAX_TEXT)
+    add_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
+    remove_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
+    files: list[Glob] | None = Field(
+        default=None, max_length=MAX_ITEMS, description="owned globs (replaces)"
+    )
+    force: bool = Field(default=False, description=OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+
+
+def _update(ws: Workspace, a: UpdateParams) -> Cell:
+    return _update_many(ws, a, [a.id])[0]
+
+
+class StartParams(IdParams):
+    force: bool = Field(default=False, description="past open blockers (recorded)")
+    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+
+
+def _start(ws: Workspace, a: StartParams) -> Cell:
+    from hive.domain.cells import start_cell
+
+    return start_cell(ws, cell_id=a.id, force=a.force, reason=a.reason)
+
+
+def _start_many(ws: Workspace, a: StartParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import start_cells
+
+    return start_cells(ws, cell_ids=ids, force=a.force, reason=a.reason)
+
+
+def _update_many(ws: Workspace, a: UpdateParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import update_cells
+
+    return update_cells(
+        ws,
+        cell_ids=ids,
+        status=a.status,
+        priority=a.priority,
+        title=a.title,
+        description=a.description,
+        assignee=a.assignee,
+        append_notes=a.append_notes,
+        type=a.type,
+        add_labels=a.add_labels,
+        remove_labels=a.remove_labels,
+        files=a.files,
+        force=a.force,
+        reason=a.reason,
+    )
+
+
+def _close_many(ws: Workspace, a: CloseParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import close_cells
+
+    return close_cells(ws, cell_ids=ids, reason=a.reason, force=a.force)
+
+
+def _reopen_many(ws: Workspace, a: IdParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import reopen_cells
+
+    return reopen_cells(ws, cell_ids=ids)
+
+
+def _delete_many(ws: Workspace, a: DeleteParams, ids: list[str]) -> list[Cell]:
+    from hive.domain.cells import delete_cells
+
+    return delete_cells(ws, cell_ids=ids, force=a.force, reason=a.reason)
+
+
+class CloseParams(IdParams):
+    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+    force: bool = Field(default=False, description="past open blockers; " + OVERRIDE)
+
+
+def _close(ws: Workspace, a: CloseParams) -> Cell:
+    from hive.domain.cells import close_cell
+
+    return close_cell(ws, cell_id=a.id, reason=a.reason, force=a.force)
+
+
+def _reopen(ws: Workspace, a: IdParams) -> Cell:
+    from hive.domain.cells import reopen_cell
+
+    return reopen_cell(ws, cell_id=a.id)
+
+
+class DeleteParams(IdParams):
+    force: bool = Field(default=False, description="also with live subtasks; " + OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+
+
+def _delete(ws: Workspace, a: DeleteParams) -> Cell:
+    from hive.domain.cells import delete_cell
+
+    return delete_cell(ws, cell_id=a.id, force=a.force, reason=a.reason)
+
+
+class CommentParams(IdParams):
+    text: str = Field(min_length=1, max_length=MAX_TEXT, description="the comment")
+
+
+def _comment(ws: Workspace, a: CommentParams) -> Cell:
+    from hive.domain.annotate import add_comment
+
+    return add_comment(ws, cell_id=a.id, text=a.text)
+
+
+class ResolveParams(IdParams):
+    field: Short | None = Field(default=None, description="only this field's conflicts")
+    use_other: bool = Field(default=False, description="take the value the merge did not keep")
+
+
+def _resolve(ws: Workspace, a: ResolveParams) -> Cell:
+    from hive.domain.annotate import resolve_conflicts
+
+    return resolve_conflicts(ws, cell_id=a.id, field=a.field, use_other=a.use_other)
+
+
+# ------------------------------------------------------------------ dependencies
+
+
+class DepParams(IdParams):
+    action: Literal["add", "remove", "tree"] = "tree"
+    target: Short | None = Field(default=None, description="add/remove: the other cell")
+    type: Literal["blocks", "parent-child", "related", "discovered-from"] = "blocks"
+
+
+def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
+    from hive.domain.cells import add_dependency, dep_tree, remove_dependency
+
+    if a.action == "tree":
+        return dep_tree(ws, cell_id=a.id)
+    if not a.target:
+        raise InvalidInput(f"hive_dep {a.action} needs a target", field="target")
+    if a.action == "add":
+        return add_dependency(ws, cell_id=a.id, target=a.target, dep_type=a.type)
+    return remove_dependency(ws, cell_id=a.id, target=a.target)
+
+
+class BlockedParams(Params):
+    limit: int | None = Field(default=50, ge=1, le=100_000, description="null: all")
+
+
+def _blocked(ws: Workspace, a: BlockedParams) -> list[BlockedCell]:
+    from hive.domain.stats import blocked_cells
+
+    return blocked_cells(ws, limit=a.limit)
+
+
+def _stats(ws: Workspace, a: NoParams) -> CellStats:
+    from hive.domain.stats import cell_stats
+
+    return cell_stats(ws)
+
+
+def _globs(a: Any) -> list[str]:
+    return list(a.files or [])
+
+
+ID_ARG = ("id",)
+UPDATE_SHORT = {
+    "status": ("-s",),
+    "priority": ("-p",),
+    "description": ("-d",),
+    "type": ("-t",),
+    "add_labels": ("--add-label",),
+    "remove_labels": ("--remove-label",),
+}
+
+declare(
+    Operation(
+        name="hive_create",
+        summary="Create a cell (one commit).",
+        params=CreateParams,
+        result=Cell,
+        run=_create,
+        writes=True,
+        errors=(InvalidInput, NotFound, AmbiguousId, DependencyCycle),
+        paths=_globs,
+        parsers=PRIORITY,
+        commands=(
+            Command(
+                ("create",),
+                arguments=("title",),
+                short={
+                    **TYPE_SHORT,
+                    "priority": ("-p",),
+                    "description": ("-d",),
+                    "deps": ("--dep",),
+                    "labels": ("-l", "--label"),
+                },
+            ),
+        ),
+        help="Create a cell (one commit), or many with --from FILE (one commit for all).",
+    ),
+    Operation(
+        name="hive_query",
+        summary="Show one cell (id) or list cells by filters.",
+        params=QueryParams,
+        result=CellDetail | list[Cell] | list[CellSummary],
+        run=_query,
+        batch=lambda ws, a, ids: _show_many(ws, ids),
+        writes=False,
+        errors=(*LOOKUP, InvalidInput),
+        parsers=PRIORITY,
+        commands=(
+            Command(
+                ("show",),
+                arguments=ID_ARG,
+                required=frozenset({"id"}),
+                many=True,
+                hidden=LIST_FILTERS,
+                help="Show cells, with the blockers still open (partial ids work when"
+                " unambiguous).",
+            ),
+            Command(
+                ("list",),
+                hidden=frozenset({"id"}),
+                short={
+                    "status": ("-s",),
+                    **TYPE_SHORT,
+                    "priority": ("-p",),
+                    "label": ("-l",),
+                    "include_deleted": ("--deleted",),
+                    "limit": ("-n",),
+                },
+                defaults=PERSON,
+                help="List cells (open first, most urgent first; a page unless --all).",
+            ),
+        ),
+    ),
+    Operation(
+        name="hive_ready",
+        summary="Ready work, most urgent first.",
+        params=ReadyParams,
+        result=list[Cell] | list[CellSummary],
+        run=_ready,
+        writes=True,
+        access="anyone",
+        errors=(InvalidInput, NotRegistered),
+        commands=(Command(("ready",), short={"limit": ("-n",)}, defaults=PERSON),),
+        help="Cells ready to work on: open, unblocked, most urgent and oldest first.\n\n"
+        "--claim atomically starts the first (an agent must be registered).",
+    ),
+    Operation(
+        name="hive_update",
+        summary="Change fields of a cell.",
+        params=UpdateParams,
+        result=Cell,
+        run=_update,
+        writes=True,
+        access="owner",
+        errors=OWNED,
+        paths=_globs,
+        parsers=PRIORITY,
+        batch=_update_many,
+        commands=(Command(("update",), arguments=ID_ARG, short=UPDATE_SHORT, many=True),),
+        help="Change fields of cells (one commit for all; none changes if one is refused)."
+        "\n\nA cell claimed by someone else needs --force and --reason (recorded).",
+    ),
+    Operation(
+        name="hive_start",
+        summary="Claim a cell atomically.",
+        params=StartParams,
+        result=Cell,
+        run=_start,
+        batch=_start_many,
+        writes=True,
+        access="agent",
+        errors=(*LOOKUP, AlreadyClaimed, NotRegistered, BlockedByDependency),
+        commands=(Command(("start",), arguments=ID_ARG, many=True),),
+        help="Claim cells (atomic: a second claimant gets 'already claimed').\n\nA cell"
+        " with an open blocker is refused (see 'hive blocked') unless --force, which is"
+        " recorded.",
+    ),
+    Operation(
+        name="hive_close",
+        summary="Close a cell.",
+        params=CloseParams,
+        result=Cell,
+        run=_close,
+        writes=True,
+        access="owner",
+        errors=(*OWNED, BlockedByDependency),
+        batch=_close_many,
+        commands=(Command(("close",), arguments=ID_ARG, short={"reason": ("-r",)}, many=True),),
+        help="Close cells (one commit for all; none closes if one is refused).\n\nRefused"
+        " while a blocking dependency is open (a blocker closed in the same command counts"
+        " as closed). A cell claimed by someone else needs --force and --reason (recorded).",
+    ),
+    Operation(
+        name="hive_reopen",
+        summary="Reopen a closed cell.",
+        params=IdParams,
+        result=Cell,
+        run=_reopen,
+        batch=_reopen_many,
+        writes=True,
+        errors=LOOKUP,
+        commands=(Command(("reopen",), arguments=ID_ARG, many=True),),
+        help="Reopen closed cells (one commit for all).",
+    ),
+    Operation(
+        name="hive_delete",
+        summary="Delete (tombstone) a cell.",
+        params=DeleteParams,
+        result=Cell,
+        run=_delete,
+        writes=True,
+        access="owner",
+        errors=(*OWNED, Conflict),
+        batch=_delete_many,
+        commands=(Command(("delete",), arguments=ID_ARG, many=True),),
+        help="Delete cells (kept as tombstones so merges cannot resurrect them; one commit"
+        " for all, none deleted if one is refused).",
+    ),
+    Operation(
+        name="hive_comment",
+        summary="Comment on a cell.",
+        params=CommentParams,
+        result=Cell,
+        run=_comment,
+        writes=True,
+        errors=(*LOOKUP, InvalidInput),
+        commands=(Command(("comment",), arguments=("id", "text")),),
+        help="Add a comment to a cell (merges keep the comments of both sides).",
+    ),
+    Operation(
+        name="hive_resolve",
+        summary="Clear a cell's recorded merge conflicts.",
+        params=ResolveParams,
+        result=Cell,
+        run=_resolve,
+        writes=True,
+        errors=(*LOOKUP, InvalidInput),
+        commands=(Command(("resolve",), arguments=ID_ARG),),
+        help="Clear the merge conflicts recorded on a cell (see 'hive show ID').",
+    ),
+    Operation(
+        name="hive_dep",
+        summary="Add, remove or show (tree) a cell's dependencies.",
+        params=DepParams,
+        result=Cell | DependencyNode,
+        run=_dep,
+        writes=True,
+        errors=(*LOOKUP, InvalidInput, DependencyCycle),
+        commands=(
+            Command(
+                ("dep", "add"),
+                arguments=("id", "target"),
+                fixed={"action": "add"},
+                short=TYPE_SHORT,
+                help="ID depends on TARGET (cycles are refused).",
+            ),
+            Command(
+                ("dep", "remove"),
+                arguments=("id", "target"),
+                fixed={"action": "remove"},
+                hidden=frozenset({"type"}),
+                help="Remove ID's dependency on TARGET.",
+            ),
+            Command(
+                ("dep", "tree"),
+                arguments=ID_ARG,
+                fixed={"action": "tree"},
+                hidden=frozenset({"type", "target"}),
+                help="What ID depends on, recursively.",
+            ),
+        ),
+    ),
+    Operation(
+        name="hive_blocked",
+        summary="Cells waiting on open blockers, and which.",
+        params=BlockedParams,
+        result=list[BlockedCell],
+        run=_blocked,
+        writes=False,
+        commands=(Command(("blocked",), short={"limit": ("-n",)}, defaults={"limit": None}),),
+        help="Cells waiting on open blockers, and which (most urgent first).",
+    ),
+    Operation(
+        name="hive_stats",
+        summary="Cell counts by status, type, priority, assignee; lead time.",
+        params=NoParams,
+        result=CellStats,
+        run=_stats,
+        writes=False,
+        commands=(Command(("stats",)),),
+        help="Counts by status, type, priority and assignee; ready, blocked; lead time.",
+    ),
+)

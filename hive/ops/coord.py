@@ -1,0 +1,288 @@
+"""Swarm mail and file reservations, described once (CLI commands and agent tools
+are generated from these descriptions)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from hive.domain.limits import MAX_GLOB, MAX_SHORT
+from hive.errors import (
+    InvalidInput,
+    NotFound,
+    NotOwner,
+    NotRegistered,
+    PermissionDenied,
+    ReservationConflict,
+)
+from hive.models.mail import AckResult, Message, MessageHeader, SendResult
+from hive.models.reservation import ReleaseResult, Reservation, ReserveResult
+from hive.ops.spec import Command, Operation, Params, declare
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
+
+Short = Annotated[str, Field(max_length=MAX_SHORT)]
+Glob = Annotated[str, Field(max_length=MAX_GLOB)]
+MAX_INBOX = 5
+OVERRIDE = "someone else's: coordinators only, with a reason"
+REASON = "why (required for an override; recorded)"
+OVERRIDES = {"force": ("--force",)}
+
+
+# ------------------------------------------------------------------ mail
+
+
+class SendParams(Params):
+    to: list[str] = Field(default_factory=list, max_length=64, description="recipients")
+    subject: str = Field(min_length=1, max_length=200)
+    body: str = Field(default="", max_length=65_536)
+    thread_id: str | None = Field(default=None, description="cell or epic id")
+    importance: Literal["low", "normal", "high", "urgent"] = "normal"
+    ack_required: bool = False
+
+
+def _send(ws: Workspace, a: SendParams) -> SendResult:
+    from hive.domain.mail import send_message
+
+    return send_message(
+        ws,
+        to=a.to,
+        subject=a.subject,
+        body=a.body,
+        thread_id=a.thread_id,
+        importance=a.importance,
+        ack_required=a.ack_required,
+    )
+
+
+class InboxParams(Params):
+    limit: int = Field(default=MAX_INBOX, ge=1, description="capped at 5")
+    urgent_only: bool = False
+    unread_only: bool = False
+    agent: Short | None = Field(default=None, description="another's inbox: " + OVERRIDE)
+    force: bool = False
+    reason: str | None = Field(default=None, max_length=5000)
+
+    @field_validator("limit")
+    @classmethod
+    def _cap(cls, value: int) -> int:
+        return min(value, MAX_INBOX)
+
+
+def _inbox(ws: Workspace, a: InboxParams) -> list[MessageHeader]:
+    from hive.domain.mail import inbox
+
+    return inbox(
+        ws,
+        limit=a.limit,
+        urgent_only=a.urgent_only,
+        unread_only=a.unread_only,
+        agent=a.agent,
+        force=a.force,
+        reason=a.reason,
+    )
+
+
+class MessageParams(Params):
+    message_id: int = Field(ge=1)
+
+
+class ReadParams(MessageParams):
+    force: bool = Field(default=False, description=OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000)
+
+
+def _read(ws: Workspace, a: ReadParams) -> Message:
+    from hive.domain.mail import read_message
+
+    return read_message(ws, message_id=a.message_id, force=a.force, reason=a.reason)
+
+
+def _ack(ws: Workspace, a: MessageParams) -> AckResult:
+    from hive.domain.mail import ack_message
+
+    return ack_message(ws, message_id=a.message_id)
+
+
+# ------------------------------------------------------------------ reservations
+
+
+class ReserveParams(Params):
+    paths: list[Glob] = Field(min_length=1, max_length=200, description="paths or globs")
+    reason: str | None = Field(default=None, max_length=500)
+    exclusive: bool = Field(default=True, description="exclusive (write) or shared (read)")
+    ttl_seconds: int = Field(default=3600, ge=1, le=7 * 24 * 3600, description="seconds")
+    cell: str | None = Field(default=None, description="the cell this work is for")
+    force: bool = Field(default=False, description=OVERRIDE)
+
+
+def _reserve(ws: Workspace, a: ReserveParams) -> ReserveResult:
+    from hive.domain.reservations import reserve
+
+    return reserve(
+        ws,
+        paths=a.paths,
+        reason=a.reason,
+        exclusive=a.exclusive,
+        ttl_seconds=a.ttl_seconds,
+        cell=a.cell,
+        force=a.force,
+    )
+
+
+class ReleaseParams(Params):
+    paths: list[Glob] | None = Field(default=None, max_length=200)
+    reservation_ids: list[int] | None = Field(default=None, max_length=200)
+    all: bool = Field(default=False, description="all yours (also when none given)")
+    agent: Short | None = Field(default=None, description="another holder: " + OVERRIDE)
+    force: bool = False
+    reason: str | None = Field(default=None, max_length=5000)
+
+
+def _release(ws: Workspace, a: ReleaseParams) -> ReleaseResult:
+    from hive.domain.reservations import release
+
+    return release(
+        ws,
+        paths=None if a.all else a.paths or None,
+        reservation_ids=None if a.all else a.reservation_ids or None,
+        agent=a.agent,
+        force=a.force,
+        reason=a.reason,
+    )
+
+
+class ReservationsParams(Params):
+    agent: Short | None = Field(default=None, description="only this agent's")
+    include_expired: bool = False
+
+
+def _reservations(ws: Workspace, a: ReservationsParams) -> list[Reservation]:
+    from hive.domain.reservations import list_reservations
+
+    return list_reservations(ws, agent=a.agent, include_expired=a.include_expired)
+
+
+def _patterns(a: ReserveParams | ReleaseParams) -> list[str]:
+    return list(a.paths or [])
+
+
+MESSAGE_ID = ("message_id",)
+MAIL_ERRORS = (NotFound, NotOwner, NotRegistered)
+
+declare(
+    Operation(
+        name="swarmmail_send",
+        summary="Send a message; an epic thread reaches its workers.",
+        params=SendParams,
+        result=SendResult,
+        run=_send,
+        writes=True,
+        access="agent",
+        errors=(*MAIL_ERRORS, InvalidInput),
+        commands=(
+            Command(
+                ("mail", "send"),
+                arguments=("to",),
+                short={"subject": ("-s",), "body": ("-b",), "thread_id": ("--thread",)},
+            ),
+        ),
+        help="Send a message to agents (a message on an epic thread reaches its workers)."
+        "\n\nTO is optional with --thread; --body - reads the body from standard input.",
+    ),
+    Operation(
+        name="swarmmail_inbox",
+        summary="Newest messages, headers only (max 5).",
+        params=InboxParams,
+        result=list[MessageHeader],
+        run=_inbox,
+        writes=False,
+        access="agent",
+        errors=(*MAIL_ERRORS, PermissionDenied),
+        commands=(
+            Command(
+                ("mail", "inbox"),
+                short={
+                    "limit": ("-n",),
+                    "urgent_only": ("--urgent",),
+                    "unread_only": ("--unread",),
+                },
+            ),
+        ),
+        help="Newest messages first (headers only; at most 5).",
+    ),
+    Operation(
+        name="swarmmail_read_message",
+        summary="Read one message (marks it read).",
+        params=ReadParams,
+        result=Message,
+        run=_read,
+        writes=True,
+        access="owner",
+        errors=MAIL_ERRORS,
+        commands=(Command(("mail", "read"), arguments=MESSAGE_ID),),
+        help="Show one message with its body (marks it read).\n\nAnother agent's message"
+        " needs --force and --reason (coordinators and people; recorded).",
+    ),
+    Operation(
+        name="swarmmail_ack",
+        summary="Acknowledge a message.",
+        params=MessageParams,
+        result=AckResult,
+        run=_ack,
+        writes=True,
+        access="owner",
+        errors=MAIL_ERRORS,
+        commands=(Command(("mail", "ack"), arguments=MESSAGE_ID),),
+    ),
+    Operation(
+        name="swarmmail_reserve",
+        summary="Reserve files; refused if another agent holds them.",
+        params=ReserveParams,
+        result=ReserveResult,
+        run=_reserve,
+        writes=True,
+        access="registered",
+        errors=(ReservationConflict, InvalidInput, NotRegistered, PermissionDenied),
+        paths=_patterns,
+        commands=(
+            Command(
+                ("reserve",),
+                arguments=("paths",),
+                short={"exclusive": ("--shared",), "ttl_seconds": ("--ttl",)},
+                help="Reserve files before editing them (refused on conflict).\n\nRelative"
+                " patterns are relative to the current directory, as in git.",
+            ),
+        ),
+    ),
+    Operation(
+        name="swarmmail_release",
+        summary="Release reservations (none given: all yours).",
+        params=ReleaseParams,
+        result=ReleaseResult,
+        run=_release,
+        writes=True,
+        access="owner",
+        errors=(NotFound, NotOwner, NotRegistered),
+        commands=(
+            Command(
+                ("release",),
+                arguments=("paths",),
+                short={"reservation_ids": ("--id",)},
+                help="Release your reservations (given patterns/ids, or --all).",
+            ),
+        ),
+    ),
+    Operation(
+        name="swarmmail_reservations",
+        summary="Active reservations.",
+        params=ReservationsParams,
+        result=list[Reservation],
+        run=_reservations,
+        writes=False,
+        errors=(InvalidInput,),
+        commands=(Command(("reservations",), short={"include_expired": ("--expired",)}),),
+    ),
+)

@@ -1,0 +1,161 @@
+"""Planning operations described once: choosing a strategy, the planning prompt,
+and the brief of a worker on one subtask."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from hive.domain.limits import MAX_ID
+from hive.errors import AmbiguousId, Conflict, InvalidInput, NotFound, NotOwner
+from hive.models.swarm import PlanPrompt, StrategyChoice, SubtaskPrompt
+from hive.ops.spec import Command, Operation, Params, declare
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
+
+StrategyName = Literal["file-based", "feature-based", "risk-based", "research-based"]
+TASK = "the task to plan"
+LONG_TEXT = 20_000
+
+
+class SelectParams(Params):
+    task: str = Field(min_length=1, max_length=10_000, description=TASK)
+    codebase_context: str | None = Field(default=None, max_length=LONG_TEXT)
+    context: str | None = Field(default=None, max_length=LONG_TEXT)
+
+
+def _select(ws: Workspace, a: SelectParams) -> StrategyChoice:
+    from hive.domain.swarm.learning import select_strategy
+
+    return select_strategy(ws, task=a.task, context=a.context, codebase_context=a.codebase_context)
+
+
+class DecomposeParams(Params):
+    task: str = Field(min_length=1, max_length=10_000, description=TASK)
+    max_subtasks: int = Field(default=5, ge=1, le=30)
+    query_cass: bool = True
+    context: str | None = Field(default=None, max_length=LONG_TEXT)
+    cass_limit: int = Field(default=3, ge=1, le=50)
+
+
+def _decompose(ws: Workspace, a: DecomposeParams) -> PlanPrompt:
+    from hive.domain.swarm.decompose import swarm_decompose
+
+    return swarm_decompose(
+        ws,
+        task=a.task,
+        max_subtasks=a.max_subtasks,
+        context=a.context,
+        query_cass=a.query_cass,
+        cass_limit=a.cass_limit,
+    )
+
+
+class PlanParams(DecomposeParams):
+    strategy: StrategyName | Literal["auto"] = "auto"
+
+
+def _plan(ws: Workspace, a: PlanParams) -> PlanPrompt:
+    from hive.domain.swarm.decompose import swarm_plan_prompt
+
+    return swarm_plan_prompt(
+        ws,
+        task=a.task,
+        strategy=a.strategy,
+        max_subtasks=a.max_subtasks,
+        context=a.context,
+        query_cass=a.query_cass,
+        cass_limit=a.cass_limit,
+    )
+
+
+class SubtaskParams(Params):
+    agent_name: str | None = None
+    cell_id: str = Field(min_length=1, max_length=MAX_ID)
+    epic_id: str | None = None
+    subtask_title: str | None = Field(default=None, max_length=500)
+    subtask_description: str | None = Field(default=None, max_length=LONG_TEXT)
+    files: list[str] = Field(default_factory=list, max_length=1000)
+    shared_context: str | None = Field(default=None, max_length=LONG_TEXT)
+    context: str | None = Field(default=None, max_length=LONG_TEXT)
+
+
+def _subtask_prompt(ws: Workspace, a: SubtaskParams) -> SubtaskPrompt:
+    from hive.domain.swarm.prompts import swarm_subtask_prompt
+
+    return swarm_subtask_prompt(ws, **_brief_kwargs(a))
+
+
+def _spawn(ws: Workspace, a: SubtaskParams) -> SubtaskPrompt:
+    from hive.domain.swarm.prompts import swarm_spawn_subtask
+
+    return swarm_spawn_subtask(ws, **_brief_kwargs(a))
+
+
+def _brief_kwargs(a: SubtaskParams) -> dict[str, Any]:
+    return a.model_dump()
+
+
+TASK_ARG = ("task",)
+CASS = {"query_cass": ("--no-query-cass", "--no-cass")}
+BRIEF_SHORT = {"agent_name": ("--agent",), "files": ("-f",)}
+
+declare(
+    Operation(
+        name="swarm_select_strategy",
+        summary="Choose a decomposition strategy from wording and history.",
+        params=SelectParams,
+        result=StrategyChoice,
+        run=_select,
+        writes=False,
+        errors=(InvalidInput,),
+        commands=(Command(("swarm", "select-strategy"), arguments=TASK_ARG),),
+        help="Choose a decomposition strategy from the wording and similar past outcomes.",
+    ),
+    Operation(
+        name="swarm_decompose",
+        summary="Planning prompt with the strategy chosen for you.",
+        params=DecomposeParams,
+        result=PlanPrompt,
+        run=_decompose,
+        writes=False,
+        errors=(InvalidInput,),
+        commands=(Command(("swarm", "decompose"), arguments=TASK_ARG, short=CASS),),
+        help="Like plan-prompt, with the strategy chosen automatically.",
+    ),
+    Operation(
+        name="swarm_plan_prompt",
+        summary="Planning prompt (history, lessons, schema).",
+        params=PlanParams,
+        result=PlanPrompt,
+        run=_plan,
+        writes=False,
+        errors=(InvalidInput,),
+        commands=(Command(("swarm", "plan-prompt"), arguments=TASK_ARG, short=CASS),),
+        help="The planning prompt for a coordinator (strategy, history, lessons, schema).",
+    ),
+    Operation(
+        name="swarm_subtask_prompt",
+        summary="Brief for a worker on one subtask.",
+        params=SubtaskParams,
+        result=SubtaskPrompt,
+        run=_subtask_prompt,
+        writes=False,
+        errors=(NotFound, AmbiguousId),
+        commands=(Command(("swarm", "subtask-prompt"), arguments=("cell_id",), short=BRIEF_SHORT),),
+        help="The brief for a worker agent on one subtask.",
+    ),
+    Operation(
+        name="swarm_spawn_subtask",
+        summary="Prepare a worker for a subtask.",
+        params=SubtaskParams,
+        result=SubtaskPrompt,
+        run=_spawn,
+        writes=False,
+        errors=(NotFound, AmbiguousId, Conflict, NotOwner),
+        commands=(Command(("swarm", "spawn-subtask"), arguments=("cell_id",), short=BRIEF_SHORT),),
+        help="Prepare a worker for a subtask (refuses closed or someone else's work).",
+    ),
+)

@@ -1,0 +1,133 @@
+"""One description per operation.
+
+An ``Operation`` says, once, everything the surfaces need to know about one
+thing hive does: its name, what it does, its typed parameters (a pydantic model
+whose field descriptions are the help text), its typed result, the errors it
+raises, whether it writes, who may call it, and how it is spelled on the
+command line. The agent tools (``hive/tools/registry.py``: MCP, the JSON
+envelope, the schemas and docs/tools.md) and the CLI commands
+(``hive/cli/build.py``, docs/cli.md) are generated from it; a person-facing
+command adds only its presentation.
+
+This module sits between the domain and the surfaces: it imports pydantic and
+the models, never a surface (no typer, no MCP).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from hive.errors import HiveError
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
+
+Access = Literal["anyone", "agent", "registered", "owner", "coordinator"]
+"""Who may call: ``anyone`` (also an unregistered session); ``agent`` (acts as a
+proven identity); ``registered`` (an agent registered for swarm mail: agents call
+``swarmmail_init`` first); ``owner`` (the owner of what it changes, or a
+coordinator/person with ``force`` and a ``reason``); ``coordinator``."""
+
+
+class Params(BaseModel):
+    """Parameters of an operation. Agents' calls are validated strictly (unknown keys
+    refused, no coercion of ints and bools); the CLI validates the same model with
+    ``strict=False`` (command-line values are text)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class NoParams(Params):
+    pass
+
+
+@dataclass(frozen=True)
+class Command:
+    """How an operation is spelled on the command line.
+
+    ``path``: the words of the command (``("dep", "add")``); ``arguments``: the
+    fields given positionally, in order; ``short``: extra option names for a
+    field (``{"type": ("-t",)}``); ``fixed``: fields this command sets itself
+    (``{"action": "add"}`` for ``hive dep add``); ``hidden``: fields this command
+    does not offer (their defaults apply); ``defaults``: a person's defaults where
+    they differ from an agent's (a screenful rather than a context-sized page);
+    ``required``: fields this command needs that the operation does not (``hive
+    show ID``: the id of ``hive_query``); ``many``: the first argument takes one or
+    more values (``hive close A B C``), run by the operation's ``batch``;
+    ``help``: the command's help when it is
+    not the operation's (a command that shows one facet of the operation).
+    """
+
+    path: tuple[str, ...]
+    arguments: tuple[str, ...] = ()
+    short: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    hidden: frozenset[str] = frozenset()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    required: frozenset[str] = frozenset()
+    many: bool = False
+    help: str | None = None
+
+    @property
+    def name(self) -> str:
+        return " ".join(self.path)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation, described once (see the module docstring).
+
+    ``run(ws, params)`` calls the domain function and returns ``result``.
+    ``summary`` is the one-line description (the tool's description, the
+    command's short help); ``help`` the longer text for ``--help``.
+    ``paths``: the repository paths a call touches (checked against the
+    permission rules by the agent surfaces). ``commands``: its CLI commands
+    (none: the operation is for agents only, such as reading a file in the
+    sandbox). ``parsers``: command-line text -> value, per field, where a
+    person writes a value differently (``P1`` for priority 1). ``batch(ws, params,
+    ids)``: the same call for several ids, all or nothing in one write (a command
+    with ``many``); one id gives what ``run`` gives.
+    """
+
+    name: str
+    summary: str
+    params: type[Params]
+    result: Any
+    run: Callable[[Workspace, Any], Any]
+    writes: bool
+    access: Access = "anyone"
+    errors: tuple[type[HiveError], ...] = ()
+    commands: tuple[Command, ...] = ()
+    help: str = ""
+    paths: Callable[[Any], list[str]] | None = None
+    parsers: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    batch: Callable[[Workspace, Any, list[str]], list[Any]] | None = None
+
+    def call(self, ws: Workspace, params: Params) -> Any:
+        return self.run(ws, params)
+
+
+OPERATIONS: dict[str, Operation] = {}
+
+
+def declare(*operations: Operation) -> None:
+    for op in operations:
+        if op.name in OPERATIONS:
+            raise ValueError(f"operation {op.name} declared twice")
+        OPERATIONS[op.name] = op
+
+
+def operations() -> list[Operation]:
+    """Every declared operation (importing the modules that declare them)."""
+    from hive.ops import catalog  # noqa: F401  (declares the operations)
+
+    return list(OPERATIONS.values())
+
+
+def operation(name: str) -> Operation:
+    operations()
+    return OPERATIONS[name]

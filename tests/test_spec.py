@@ -1,0 +1,428 @@
+"""One description per operation: the CLI and the agent tools are generated from it,
+take the same parameters and give the same result; the layers import downward only;
+the exit-code table in docs/ is the code's."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import importlib
+import json
+import pkgutil
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import hive
+from hive.domain.workspace import Workspace
+from hive.errors import HiveError
+from hive.ops.spec import Operation, operations
+from tests.conftest import agent_env, git
+
+ROOT = Path(__file__).resolve().parent.parent
+HIVE = ROOT / "hive"
+
+
+def _cli(repo: Path, *args: str, actor: str = "alice") -> Any:
+    from hive.cli.main import app
+
+    result = CliRunner().invoke(
+        app, ["-C", str(repo), "--actor", actor, *args, "--json"], env=agent_env(repo, actor)
+    )
+    assert result.exit_code == 0, (args, result.output)
+    return json.loads(result.stdout)
+
+
+# ------------------------------------------------------------------ the registry
+
+
+def test_every_operation_is_a_tool_and_every_command_offers_its_parameters() -> None:
+    import typer
+
+    from hive.cli.build import offered
+    from hive.cli.main import app
+    from hive.tools.registry import get_tool
+
+    click_app = typer.main.get_command(app)
+    for op in operations():
+        tool = get_tool(op.name)
+        assert tool is not None and tool.args is op.params, op.name
+        assert tool.operation is op and tool.description == op.summary
+        assert op.commands, f"{op.name} has no CLI command"
+        covered: set[str] = set()
+        for command in op.commands:
+            node: Any = click_app
+            for word in command.path:
+                node = node.commands[word]  # the command exists at that path
+            cli_params = {p.name for p in node.params} - {"json_output", "help"}
+            assert set(offered(op, command)) <= cli_params, command.name
+            covered |= set(offered(op, command)) | set(command.fixed)
+        assert covered == set(op.params.model_fields), (op.name, covered)
+
+
+def test_results_are_typed_models_not_any() -> None:
+    for op in operations():
+        assert op.result is not Any and op.result is not None, op.name
+        assert "Any" not in repr(op.result), op.name
+
+
+# the same call on both surfaces; ``$ID`` is the cell made first
+SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
+    (
+        "hive_create",
+        ["create", "Both ways", "-p", "1", "--files", "src/**", "-l", "x"],
+        {"title": "Both ways", "priority": 1, "files": ["src/**"], "labels": ["x"]},
+    ),
+    ("hive_query", ["show", "$ID"], {"id": "$ID"}),
+    ("hive_query", ["list", "--status", "open"], {"status": "open", "verbose": True}),
+    ("hive_query", ["list", "--no-verbose", "-n", "20"], {}),
+    ("hive_ready", ["ready", "--limit", "5"], {"limit": 5, "verbose": True}),
+    ("hive_ready", ["ready", "--no-verbose", "-n", "10"], {}),
+    (
+        "hive_update",
+        ["update", "$ID", "--assignee", "alice", "--files", "lib/*.py"],
+        {"id": "$ID", "assignee": "alice", "files": ["lib/*.py"]},
+    ),
+    ("hive_comment", ["comment", "$ID", "looks good"], {"id": "$ID", "text": "looks good"}),
+    ("hive_dep", ["dep", "tree", "$ID"], {"id": "$ID", "action": "tree"}),
+    ("hive_close", ["close", "$ID", "--reason", "done"], {"id": "$ID", "reason": "done"}),
+    ("hive_reopen", ["reopen", "$ID"], {"id": "$ID"}),
+    (
+        "swarmmail_reserve",
+        ["reserve", "src/a.py", "--ttl", "600"],
+        {"paths": ["src/a.py"], "ttl_seconds": 600},
+    ),
+    ("swarmmail_reservations", ["reservations"], {}),
+    ("swarmmail_release", ["release", "--all"], {"all": True}),
+    (
+        "swarmmail_send",
+        ["mail", "send", "alice", "-s", "hello", "-b", "body"],
+        {"to": ["alice"], "subject": "hello", "body": "body"},
+    ),
+    ("swarmmail_inbox", ["mail", "inbox"], {}),
+    ("hive_log", ["log", "$ID", "-n", "3"], {"id": "$ID", "limit": 3}),
+    (
+        "swarm_select_strategy",
+        ["swarm", "select-strategy", "refactor the parser"],
+        {"task": "refactor the parser"},
+    ),
+    ("swarm_insights", ["swarm", "insights"], {}),
+    ("hive_review", ["review", "$ID", "--stat"], {"id": "$ID"}),
+    ("swarm_evaluation_prompt", ["swarm", "evaluation-prompt", "$ID"], {"cell_id": "$ID"}),
+    ("swarm_subtask_prompt", ["swarm", "subtask-prompt", "$ID"], {"cell_id": "$ID"}),
+    (
+        "swarm_plan_prompt",
+        ["swarm", "plan-prompt", "add a cache", "--no-cass"],
+        {"task": "add a cache", "query_cass": False},
+    ),
+    (
+        "swarm_decompose",
+        ["swarm", "decompose", "add a cache", "--no-query-cass"],
+        {"task": "add a cache", "query_cass": False},
+    ),
+    ("hive_start", ["start", "$ID"], {"id": "$ID"}),
+    (
+        "swarm_progress",
+        ["swarm", "progress", "$ID", "--status", "in_progress", "--percent", "50"],
+        {"cell_id": "$ID", "status": "in_progress", "progress_percent": 50},
+    ),
+    ("hive_delete", ["delete", "$ID", "--reason", "done"], {"id": "$ID", "reason": "done"}),
+    ("ctx_put", ["ctx", "put", "phase", "3"], {"key": "phase", "value": 3}),
+    ("ctx_put", ["ctx", "put", "note", "plain words"], {"key": "note", "value": "plain words"}),
+    ("ctx_get", ["ctx", "get", "phase"], {"key": "phase"}),
+    ("ctx_keys", ["ctx", "keys"], {}),
+    (
+        "ctx_wait",
+        ["ctx", "wait", "phase", "--at-least", "2", "--timeout", "0"],
+        {"key": "phase", "at_least": 2, "timeout_sec": 0},
+    ),
+    (
+        "coord_enqueue",
+        ["queue", "add", "review", '{"cell": 1}'],
+        {"kind": "review", "payload": {"cell": 1}},
+    ),
+    ("coord_status", ["queue", "status"], {}),
+]
+
+STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\dZ\]")  # progress notes carry the minute
+SHA = re.compile(r"\b[0-9a-f]{40}\b")  # commit ids differ with the cells' random ids
+SHARD = re.compile(r"cells/[^/]+/(?=\$ID)")  # the shard directory follows the random id
+VOLATILE = re.compile(r"(.*_at|at|commit|sha|ts|time|session|timestamp|message_id)$")
+
+
+def _stable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _stable(v)
+            for k, v in value.items()
+            if not VOLATILE.match(k)
+            and not (k == "id" and (str(v).startswith(("c-", "q-")) or "subject" in value))
+        }
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+def _same_names(value: Any, cell_id: str, repo: Path) -> str:
+    """``value`` as JSON, its cell id, cell shard, commit ids, note times and repository
+    path made generic."""
+    text = json.dumps(value).replace(cell_id, "$ID").replace(str(repo), "$REPO")
+    return STAMP.sub("[$TIME]", SHA.sub("$SHA", SHARD.sub("cells/_/", text)))
+
+
+def _fill(value: Any, cell_id: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("$ID", cell_id)
+    if isinstance(value, list):
+        return [_fill(v, cell_id) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, cell_id) for k, v in value.items()}
+    return value
+
+
+def _mcp_results(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Run ``calls`` in order through a real ``hive mcp`` over stdio."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hive.cli.main", "-C", str(repo), "mcp"],
+        env=agent_env(repo, "alice"),
+    )
+
+    async def run() -> list[Any]:
+        found: list[Any] = []
+        cell_id = ""
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for name, args in calls:
+                answer = await session.call_tool(name, _fill(args, cell_id))
+                assert not answer.is_error, (name, answer.content)
+                value = json.loads(answer.content[0].text)  # type: ignore[union-attr]
+                cell_id = cell_id or value["id"]
+                found.append(value)
+        return found
+
+    return asyncio.run(run())
+
+
+def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
+    tmp_path: Path,
+) -> None:
+    from hive.domain.setup import init_hive
+    from tests.conftest import make_repo
+
+    repos = [make_repo(tmp_path / name) for name in ("by-cli", "by-mcp")]
+    for repo in repos:
+        init_hive(Workspace(str(repo), actor="alice"), prefix="hv")
+        git(repo, "config", "hive.test", "1")
+    by_cli: list[Any] = []
+    cell_id = ""
+    for _, argv, _ in SCENARIO:
+        value = _cli(repos[0], *_fill(argv, cell_id))
+        cell_id = cell_id or value["id"]
+        by_cli.append(value)
+    by_mcp = _mcp_results(repos[1], [(name, args) for name, _, args in SCENARIO])
+    assert {name for name, _, _ in SCENARIO} >= {"hive_create", "hive_update", "hive_query"}
+    for (name, _, _), cli_value, mcp_value in zip(SCENARIO, by_cli, by_mcp, strict=True):
+        cli_ids = _same_names(cli_value, by_cli[0]["id"], repos[0])
+        mcp_ids = _same_names(mcp_value, by_mcp[0]["id"], repos[1])
+        assert _stable(json.loads(cli_ids)) == _stable(json.loads(mcp_ids)), name
+    updated = by_cli[6]
+    assert updated["assignee"] == "alice" and updated["files_owned"] == ["lib/*.py"]
+
+
+def test_cli_sets_files_owned_and_the_tool_sets_an_assignee(ws: Workspace, repo: Path) -> None:
+    from hive.tools.registry import CallContext, call_tool
+
+    created = _cli(repo, "create", "Own files", "--files", "src/a.py", "--files", "docs/**")
+    assert created["files_owned"] == ["src/a.py", "docs/**"]
+    changed = _cli(repo, "update", created["id"], "--files", "lib/**")
+    assert changed["files_owned"] == ["lib/**"]
+    ctx = CallContext(root=str(repo), agent="alice")
+    outcome = call_tool(ctx, "hive_update", {"id": created["id"], "assignee": "bob"})
+    assert outcome["result"]["assignee"] == "bob"
+    made = call_tool(ctx, "hive_create", {"title": "assigned", "assignee": "carol"})
+    assert made["result"]["assignee"] == "carol"
+
+
+# ------------------------------------------------------------------ layers
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _package(path: Path) -> str:
+    return path.relative_to(HIVE).parts[0].removesuffix(".py")
+
+
+# a package may import only these hive packages (besides itself)
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "text": set(),
+    "models": {"errors", "text"},
+    "store": {"errors", "text", "models"},
+    "git": {"errors", "text", "models", "store"},
+    "domain": {"errors", "text", "models", "store", "git"},
+    "ops": {"errors", "text", "models", "store", "git", "domain"},
+    "tools": {"errors", "text", "models", "store", "git", "domain", "ops"},
+    "serve": {"errors", "text", "models", "store", "git", "domain", "ops"},
+    "agents": {"errors", "text", "models", "store", "git", "domain", "ops", "tools"},
+}
+
+
+def test_layers_import_only_downward() -> None:
+    wrong: list[str] = []
+    for path in sorted(HIVE.rglob("*.py")):
+        package = _package(path)
+        allowed = ALLOWED.get(package)
+        if allowed is None:  # cli (the top) and the package's own entry points
+            continue
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] != "hive" or len(parts) < 2 or parts[1] in ("__version__",):
+                continue
+            target = parts[1]
+            if target != package and target not in allowed:
+                wrong.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_surface_imports_the_cli_and_no_private_apis() -> None:
+    offenders = []
+    for path in sorted(HIVE.rglob("*.py")):
+        imported = _imports(path)
+        if _package(path) not in ("cli", "__main__") and any(
+            name.startswith("hive.cli") for name in imported
+        ):
+            offenders.append(f"{path}: imports hive.cli")
+        for name in imported:  # another library's private modules (``typer._click``)
+            parts = name.split(".")
+            if parts[0] != "hive" and any(p.startswith("_") for p in parts[1:]):
+                offenders.append(f"{path}: imports the private {name}")
+    assert not offenders, offenders
+
+
+# ------------------------------------------------------------------ exit codes
+
+
+def _all_errors() -> set[type[HiveError]]:
+    for module in pkgutil.walk_packages(hive.__path__, "hive."):
+        if module.name.startswith(("hive.serve", "hive.agents", "hive.__main__")):
+            continue
+        importlib.import_module(module.name)
+    found: set[type[HiveError]] = set()
+    stack: list[type[HiveError]] = [HiveError]
+    while stack:
+        cls = stack.pop()
+        found.add(cls)
+        stack.extend(cls.__subclasses__())
+    return found
+
+
+def test_the_exit_code_table_is_the_code() -> None:
+    text = (ROOT / "docs" / "cli.md").read_text()
+    documented = {int(code) for code in re.findall(r"^\| (\d+) \| ", text, re.M)}
+    returned = {cls.exit_code for cls in _all_errors()} | {0, 2, 70, 130}
+    assert documented == returned, (sorted(documented), sorted(returned))
+
+
+@pytest.mark.parametrize("op", operations(), ids=lambda op: op.name)
+def test_every_operation_says_what_it_raises_and_writes(op: Operation) -> None:
+    assert op.summary.endswith(".") and len(op.summary) <= 80
+    assert all(issubclass(error, HiveError) for error in op.errors)
+    assert isinstance(op.writes, bool)
+    for name, info in op.params.model_fields.items():
+        assert re.fullmatch(r"[a-z_]+", name), name
+        assert info.annotation is not Any, (op.name, name)
+
+
+# ------------------------------------------------------------------ every command
+
+
+def _leaves(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    children = getattr(command, "commands", None)
+    if not children:
+        return [(path, command)]
+    found: list[tuple[tuple[str, ...], Any]] = []
+    for name, child in children.items():
+        found += _leaves(child, (*path, name))
+    return found
+
+
+# servers and commands whose output is JSON already (they take --json before or after
+# the command like every command: the entry point takes it out)
+JSON_BY_NATURE = {("mcp",), ("serve",), ("tools", "schema"), ("tools", "docs"), ("tools", "run")}
+JSON_BY_NATURE |= {("scratchpad", "read")}
+
+
+def test_every_command_takes_json_and_the_cli_has_a_version(repo: Path) -> None:
+    import typer
+
+    from hive.cli.main import app
+
+    leaves = _leaves(typer.main.get_command(app))
+    assert len(leaves) > 60
+    missing = [
+        " ".join(path)
+        for path, command in leaves
+        if path not in JSON_BY_NATURE
+        and "--json" not in {name for p in command.params for name in getattr(p, "opts", [])}
+    ]
+    assert not missing, missing
+    version = CliRunner().invoke(app, ["--version"])
+    assert version.exit_code == 0 and version.stdout == f"hive {hive.__version__}\n"
+
+
+def test_demo_takes_json() -> None:
+    from hive.cli.main import app
+
+    result = CliRunner().invoke(app, ["demo", "--help"])
+    assert result.exit_code == 0 and "--json" in result.stdout
+
+
+def test_a_generated_command_reports_bad_values_like_the_tool(ws: Workspace, repo: Path) -> None:
+    from hive.cli.main import app
+    from hive.tools.registry import CallContext, call_tool
+
+    result = CliRunner().invoke(
+        app, ["-C", str(repo), "--json", "create", "x", "-t", "story"], env=agent_env(repo, "alice")
+    )
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)
+    assert error["code"] == "invalid_input" and error["field"] == "type"
+    assert "--type" in error["error"] and "'story'" in error["error"]
+    ctx = CallContext(root=str(repo), agent="alice")
+    tool = call_tool(ctx, "hive_create", {"title": "x", "type": "story"})
+    assert tool["code"] == "invalid_arguments" and tool["field"] == "type"
+
+
+def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
+    from hive.domain.cells import create_cell
+    from hive.tools.registry import CallContext, call_tool
+
+    for n in range(12):
+        create_cell(ws, title=f"A task with a realistic title, number {n}", description="d" * 400)
+    ctx = CallContext(root=str(repo), agent="alice")
+    ready = call_tool(ctx, "hive_ready", {})["result"]
+    keys = {"id", "title", "status", "priority", "type", "assignee"}
+    assert len(ready) == 10 and set(ready[0]) == keys
+    assert len(json.dumps(ready)) <= 2048
+    listed = call_tool(ctx, "hive_query", {})["result"]
+    assert "description" not in listed[0] and len(json.dumps(listed)) <= 4096
+    whole = call_tool(ctx, "hive_ready", {"verbose": True})["result"]
+    assert whole[0]["description"] == "d" * 400
