@@ -25,15 +25,19 @@ concurrent writers, SIGKILL crash tests (``HIVE_TEST_KILL_AT`` is refused here),
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import runpy
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
+import time
+import traceback
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +61,20 @@ class _Stream(io.TextIOWrapper):
         return raw.getvalue().decode("utf-8", errors="replace")
 
 
+class Outcome(subprocess.CompletedProcess[str]):
+    """A finished command: ``returncode``, ``stdout``, ``stderr`` (as ``subprocess.run``
+    gives them); also ``exit_code`` and ``output`` (stdout, then stderr), the names of
+    typer's test runner."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.returncode
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
 def run_hive(
     argv: Sequence[str],
     *,
@@ -64,7 +82,7 @@ def run_hive(
     env: Mapping[str, str] | None = None,
     input: str | None = None,
     module: str = "hive",
-) -> subprocess.CompletedProcess[str]:
+) -> Outcome:
     """``hive *argv`` in this process; the result as ``subprocess.run`` gives it.
 
     ``module``: as ``python -m MODULE *argv`` (``hive``: the console script's entry
@@ -76,7 +94,7 @@ def run_hive(
     out, err = _Stream(), _Stream()
     with _process_state(environment, cwd, args, _Stream((input or "").encode()), out, err):
         code = _call_main(module)
-    return subprocess.CompletedProcess(["hive", *args], code, out.captured(), err.captured())
+    return Outcome(["hive", *args], code, out.captured(), err.captured())
 
 
 def _call_main(module: str) -> int:
@@ -85,6 +103,8 @@ def _call_main(module: str) -> int:
             from hive.cli.entry import main
 
             main()
+        elif module == "hive.cli.main" and hasattr(importlib.import_module(module), "run"):
+            sys.modules[module].run()  # what its ``if __name__ == "__main__":`` does
         else:
             with warnings.catch_warnings():  # "found in sys.modules": it is, and is run again
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -184,3 +204,110 @@ def _no_thread_left(before: set[threading.Thread]) -> None:
         thread.join(timeout=10)
         if thread.is_alive():
             raise AssertionError(f"the hive command left a thread running: {thread.name}")
+
+
+# ------------------------------------------------------------------ forked processes
+
+
+class Forked:
+    """A child process forked from this one (real: its own pid, memory and file
+    descriptors, running at the same time as its siblings), without a new
+    interpreter's start-up and imports. ``communicate`` as ``subprocess.Popen``'s."""
+
+    def __init__(self, pid: int, out: Path, err: Path) -> None:
+        self.pid = pid
+        self._out, self._err = out, err
+        self.returncode: int | None = None
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        self.wait(timeout)
+        out, err = self._out.read_text(errors="replace"), self._err.read_text(errors="replace")
+        for path in self._out.parent.iterdir():
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            self._out.parent.rmdir()
+        return out, err
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+            elif deadline is not None and time.monotonic() > deadline:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+                raise subprocess.TimeoutExpired(f"forked {self.pid}", timeout or 0)
+            else:
+                time.sleep(0.01)
+        return self.returncode
+
+
+def fork_call(
+    target: Callable[[], object],
+    *,
+    argv: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    input: str | None = None,
+) -> Forked:
+    """Run ``target()`` in a forked child with ``sys.argv[1:] = argv``, the environment
+    ``env`` (whole), working directory ``cwd`` and ``input`` on stdin (else empty); its
+    stdout and stderr are kept (``communicate``). Its exit code: 0, SystemExit's code,
+    or 1 with the traceback."""
+    folder = Path(tempfile.mkdtemp(prefix="hive-fork-"))
+    out, err, given = folder / "out", folder / "err", folder / "in"
+    given.write_text(input or "")
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os._exit(_child(target, list(argv), env, cwd, (given, out, err)))
+    return Forked(pid, out, err)
+
+
+def fork_hive(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+    module: str = "hive",
+) -> Forked:
+    """``hive *argv`` as a forked process (at the same time as others), as
+    ``subprocess.Popen([python, "-m", module, *argv])`` would run it."""
+    return fork_call(lambda: _call_main(module), argv=argv, env=env, input=input)
+
+
+def _child(
+    target: Callable[[], object],
+    argv: list[str],
+    env: Mapping[str, str] | None,
+    cwd: str | Path | None,
+    files: tuple[Path, Path, Path],
+) -> int:
+    code = 1
+    try:
+        for number, path in enumerate(files):
+            flags = os.O_RDONLY if number == 0 else os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            handle = os.open(path, flags, 0o600)
+            os.dup2(handle, number)
+            os.close(handle)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the child's own until it exits
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.argv = [sys.argv[0], *argv]
+        try:
+            returned = target()
+            code = returned if isinstance(returned, int) else 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+    return code

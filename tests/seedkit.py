@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
-
-from typer.testing import CliRunner
 
 from hive.tools.registry import CallContext, call_tool
 
@@ -41,29 +37,29 @@ def error(repo: Path, agent: str, name: str, args: Any = None) -> dict[str, Any]
 def cli(repo: Path, *args: str, actor: str = "alice") -> tuple[int, str]:
     """Run ``hive`` in-process as agent ``actor`` (proven by its credential);
     (exit code, stdout)."""
-    from hive.cli.main import app
     from tests.conftest import credential
+    from tests.inprocess import run_hive
 
     env = {"HIVE_AGENT": actor, "HIVE_AGENT_TOKEN": credential(repo, actor)}
-    outcome = CliRunner().invoke(app, ["-C", str(repo), "--actor", actor, *args], env=env)
-    assert outcome.exception is None or isinstance(outcome.exception, SystemExit), outcome
-    return outcome.exit_code, outcome.stdout
+    outcome = run_hive(
+        ["-C", str(repo), "--actor", actor, *args],
+        env={**os.environ, **env},
+        module="hive.cli.main",
+    )
+    assert "Traceback" not in outcome.stderr and "internal error" not in outcome.stderr, outcome
+    return outcome.returncode, outcome.stdout
 
 
 def run_workers(repo: Path, body: str, count: int, timeout: float = 240) -> list[Any]:
     """Start ``count`` processes running ``body`` (with ``repo``, ``worker`` and
     ``call_tool``/``CallContext`` in scope) at once; each prints one JSON value."""
+    from tests.inprocess import fork_call
+
     script = "import json, sys\nfrom hive.tools.registry import CallContext, call_tool\n"
     script += "repo, worker = sys.argv[1], int(sys.argv[2])\n" + textwrap.dedent(body)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", script, str(repo), str(n)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
+    code = compile(script, "<worker>", "exec")
+    procs = [  # forked: real processes at once, without an interpreter's start-up each
+        fork_call(lambda: exec(code, {"__name__": "__main__"}), argv=[str(repo), str(n)])
         for n in range(count)
     ]
     outputs = []

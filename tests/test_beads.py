@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from hive.cli.main import app
 from hive.domain.beads import export_beads, import_beads, parse_time
 from hive.domain.cells import list_cells, ready, resolve_id, show_cell, update_cell
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from tests.conftest import assert_clean, beads_export, git
+from tests.inprocess import run_hive
 
 SMALL = beads_export("issues-2025-10-19.jsonl")  # 163 records
 MEDIUM = beads_export("issues-2026-02-27.jsonl")  # 704 records
@@ -223,19 +222,18 @@ def test_reimport_skips_or_updates(ws: Workspace) -> None:
 
 
 def test_cli_import_and_export(ws: Workspace, repo: Path, tmp_path: Path) -> None:
-    runner = CliRunner()
-    result = runner.invoke(app, ["-C", str(repo), "import", "beads", str(SMALL)])
+    result = run_hive(["-C", str(repo), "import", "beads", str(SMALL)], module="hive.cli.main")
     assert result.exit_code == 0, result.output
     assert "imported 163 cells" in result.output
     target = tmp_path / "out.jsonl"
-    result = runner.invoke(app, ["-C", str(repo), "export", "beads", str(target)])
+    result = run_hive(["-C", str(repo), "export", "beads", str(target)], module="hive.cli.main")
     assert result.exit_code == 0 and "exported 163 cells" in result.output
     assert len(target.read_text().splitlines()) == 163
-    result = runner.invoke(app, ["-C", str(repo), "export", "beads"])
+    result = run_hive(["-C", str(repo), "export", "beads"], module="hive.cli.main")
     assert result.output.count("\n") == 163
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "bd-1", "title": "ok"}\n[1]\n')
-    result = runner.invoke(app, ["-C", str(repo), "import", "beads", str(bad)])
+    result = run_hive(["-C", str(repo), "import", "beads", str(bad)], module="hive.cli.main")
     assert result.exit_code == 2 and "bad.jsonl:2:" in result.output
 
 

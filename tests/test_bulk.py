@@ -4,11 +4,11 @@ references between entries, and bad input reported line by line with nothing com
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from hive.domain.bulk import create_cells, parse_cell_file, read_cell_file
 from hive.domain.cells import create_cell, list_cells, ready, show_cell
@@ -17,6 +17,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from hive.store.layout import cell_path
 from tests.conftest import assert_clean, git
+from tests.inprocess import run_hive
 
 
 def from_text(ws: Workspace, text: str, source: str = "cells.yaml", **kw: Any) -> Any:
@@ -35,12 +36,14 @@ def problems_of(ws: Workspace, text: str, source: str = "cells.yaml") -> list[st
 
 def cli(repo: Path, *args: str, stdin: str | None = None) -> Any:
     """``hive`` in-process as agent alice, proven by her credential."""
-    from hive.cli.main import app
     from tests.conftest import credential
 
     env = {"HIVE_AGENT": "alice", "HIVE_AGENT_TOKEN": credential(repo, "alice")}
-    return CliRunner().invoke(
-        app, ["-C", str(repo), "--actor", "alice", *args], input=stdin, env=env
+    return run_hive(
+        ["-C", str(repo), "--actor", "alice", *args],
+        input=stdin,
+        env={**os.environ, **env},
+        module="hive.cli.main",
     )
 
 

@@ -1,5 +1,4 @@
-"""The CLI as a user runs it on a real repository (in-process, tests/inprocess.py; the demo
-as a real `hive` process)."""
+"""The CLI as a user runs it on a real repository (in-process: tests/inprocess.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +6,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,8 +13,6 @@ import pytest
 
 from tests.conftest import agent_env, assert_clean, git
 from tests.inprocess import run_hive
-
-HIVE = [sys.executable, "-m", "hive.cli.main"]
 
 
 def hive(
@@ -159,7 +155,7 @@ def test_corrupt_cell_warns_but_list_works(hived: Path) -> None:
 
 
 def demo(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*HIVE, "demo", *args], capture_output=True, text=True, check=False)
+    return run_hive(["demo", *args], module="hive.cli.main")
 
 
 def test_demo_runs_a_real_swarm_and_keeps_the_repository(tmp_path: Path) -> None:

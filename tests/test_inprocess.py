@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import agent_env, make_repo
-from tests.inprocess import run_hive
+from tests.inprocess import fork_call, fork_hive, run_hive
 
 
 def test_output_and_exit_codes_match_a_real_process(tmp_path: Path) -> None:
@@ -68,3 +68,23 @@ def test_environment_and_stdin_are_the_commands_own(repo: Path) -> None:
 def test_kill_points_need_a_real_process(repo: Path) -> None:
     with pytest.raises(ValueError, match="subprocess"):
         run_hive(["-C", str(repo), "list"], env={"HIVE_TEST_KILL_AT": "after-reflog"})
+
+
+def test_forked_processes_are_real_and_report_like_popen(repo: Path) -> None:
+    def report() -> int:
+        print(os.getpid(), sys.argv[1:], sys.stdin.read(), os.environ.get("ONLY"), os.getcwd())
+        return 3
+
+    child = fork_call(report, argv=["a", "b"], env={"ONLY": "me"}, cwd=repo, input="piped")
+    out, err = child.communicate(timeout=60)
+    pid, *rest = out.split()
+    assert int(pid) == child.pid != os.getpid() and child.returncode == 3, err
+    assert rest == ["['a',", "'b']", "piped", "me", str(repo)]
+    assert "ONLY" not in os.environ and os.getcwd() != str(repo)
+    failed = fork_call(lambda: 1 / 0)
+    assert (
+        failed.communicate(timeout=60)[1].rstrip().endswith("ZeroDivisionError: division by zero")
+    )
+    assert failed.returncode == 1
+    hive = fork_hive(["-C", str(repo), "--json", "init"], module="hive.cli.main")
+    assert hive.wait(timeout=60) == 0 and (repo / ".hive").is_dir()

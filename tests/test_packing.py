@@ -13,7 +13,6 @@ import zlib
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from hive.domain.cells import create_cell, list_cells, ready, show_cell, update_cell
 from hive.domain.doctor import diagnose
@@ -23,6 +22,7 @@ from hive.domain.workspace import Workspace
 from hive.git import packfile, packing
 from hive.git.loose import hive_tree, read_object
 from tests.conftest import assert_clean, git
+from tests.inprocess import run_hive
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -379,16 +379,14 @@ def test_doctor_reports_the_store_and_hive_gc_fixes_it(ws: Workspace, repo: Path
     assert health.loose_objects == count_objects(repo)["count"]
     assert health.loose_size // 1024 == count_objects(repo)["size"]
     assert any("more than gc.auto=20" in w and "hive gc" in w for w in health.warnings)
-    runner = CliRunner()
-    from hive.cli.main import app
 
-    shown = runner.invoke(app, ["-C", str(repo), "doctor"])
+    shown = run_hive(["-C", str(repo), "doctor"], module="hive.cli.main")
     assert shown.exit_code == 0 and "warning" in shown.stdout and "hive gc" in shown.stdout
-    fixed = runner.invoke(app, ["-C", str(repo), "gc", "--json"])
+    fixed = run_hive(["-C", str(repo), "gc", "--json"], module="hive.cli.main")
     assert fixed.exit_code == 0, fixed.stdout
     assert '"packed"' in fixed.stdout and '"healthy": true' in fixed.stdout
     assert count_objects(repo)["count"] == 0
-    again = runner.invoke(app, ["-C", str(repo), "doctor", "--json"])
+    again = run_hive(["-C", str(repo), "doctor", "--json"], module="hive.cli.main")
     assert '"healthy": true' in again.stdout
     assert_clean(repo)
 

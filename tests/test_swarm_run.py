@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from hive.cli.main import app
 from hive.domain.cells import show_cell
 from hive.domain.epics import create_epic
 from hive.domain.outcomes import load_outcomes
@@ -210,7 +208,7 @@ def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) 
     assert outcomes[honest].scope_violations == []
     seen = {c.cell_id: c for c in review(ws, target=epic, with_patch=False).cells}
     assert seen[sneaky].scope_violations == ["README.md"]
-    cli = CliRunner().invoke(app, ["-C", str(repo), "review", sneaky, "--stat"])
+    cli = run_hive(["-C", str(repo), "review", sneaky, "--stat"], module="hive.cli.main")
     assert cli.exit_code == 0 and "outside scope: README.md" in cli.output
 
 

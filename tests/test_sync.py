@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from hive.cli.main import app
 from hive.domain.cells import (
     close_cell,
     create_cell,
@@ -28,6 +26,7 @@ from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from tests.conftest import GIT_ENV, assert_clean, git, make_repo
+from tests.inprocess import run_hive
 
 
 class Clones:
@@ -266,16 +265,17 @@ def test_plain_git_fetch_and_push_carry_hive_refs(clones: Clones) -> None:
 
 
 def test_cli_sync_and_errors(clones: Clones, tmp_path: Path) -> None:
-    runner = CliRunner()
     create_cell(clones.ws("a"), title="via cli")
-    result = runner.invoke(app, ["-C", str(clones.paths["a"]), "sync"])
+    result = run_hive(["-C", str(clones.paths["a"]), "sync"], module="hive.cli.main")
     assert result.exit_code == 0, result.output
     assert "synced with origin" in result.output
-    result = runner.invoke(app, ["-C", str(clones.paths["b"]), "sync", "origin", "--json"])
+    result = run_hive(
+        ["-C", str(clones.paths["b"]), "sync", "origin", "--json"], module="hive.cli.main"
+    )
     assert result.exit_code == 0 and '"received_cells": 1' in result.output
     lonely = make_repo(tmp_path / "lonely")
     init_hive(Workspace(str(lonely)))
-    result = runner.invoke(app, ["-C", str(lonely), "sync"])
+    result = run_hive(["-C", str(lonely), "sync"], module="hive.cli.main")
     assert result.exit_code == 8 and "origin" in result.output
     with pytest.raises(InvalidInput):
         sync(clones.ws("a"), remote="--upload-pack=evil")
@@ -377,27 +377,26 @@ def test_cli_reservations_lists_a_contested_reservation_in_both_clones(clones: C
     time.sleep(0.01)
     reserve(clones.ws("b", "bob"), paths=["src/app.py"], ttl_seconds=3600)
     clones.sync("a")
-    synced = CliRunner().invoke(app, ["-C", str(clones.paths["b"]), "sync"])
+    synced = run_hive(["-C", str(clones.paths["b"]), "sync"], module="hive.cli.main")
     assert synced.exit_code == 0, synced.output
     assert "reservation contested: bob's 'src/app.py' yields to alice's 'src/**'" in synced.output
     clones.sync("a")
     for name in ("a", "b"):
-        listed = CliRunner().invoke(app, ["-C", str(clones.paths[name]), "reservations"])
+        listed = run_hive(["-C", str(clones.paths[name]), "reservations"], module="hive.cli.main")
         assert listed.exit_code == 0, listed.output
         assert "contested across clones: bob's #" in listed.output, (name, listed.output)
         assert "yielded to alice's" in listed.output
 
 
 def test_cli_init_says_which_remotes_carry_hive_refs(clones: Clones, tmp_path: Path) -> None:
-    runner = CliRunner()
-    said = runner.invoke(app, ["-C", str(clones.paths["b"]), "init"])
+    said = run_hive(["-C", str(clones.paths["b"]), "init"], module="hive.cli.main")
     assert said.exit_code == 0, said.output
     assert "git fetch/push of origin now carry hive's refs (refs/hive/*)" in said.output
     lonely = make_repo(tmp_path / "lonely-init")
-    said = runner.invoke(app, ["-C", str(lonely), "init"])
+    said = run_hive(["-C", str(lonely), "init"], module="hive.cli.main")
     assert said.exit_code == 0 and "no git remote yet" in said.output
     git(lonely, "remote", "add", "later", str(clones.origin))
-    said = runner.invoke(app, ["-C", str(lonely), "init"])
+    said = run_hive(["-C", str(lonely), "init"], module="hive.cli.main")
     assert "git fetch/push of later now carry hive's refs" in said.output
     assert "+refs/hive/*:refs/hive-remotes/later/*" in git(
         lonely, "config", "--get-all", "remote.later.fetch"

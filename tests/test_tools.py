@@ -16,7 +16,7 @@ from hive.tools.docs import render_tools_docs
 from hive.tools.registry import CallContext, call_tool, tools
 from hive.tools.schemas import FORMATS, token_estimate
 from tests.conftest import agent_env, git
-from tests.inprocess import run_hive
+from tests.inprocess import fork_hive, run_hive
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_TOOLS = {
@@ -61,8 +61,18 @@ def hive(
     )
 
 
-def envelope(repo: Path, calls: list[dict[str, Any]], agent: str = "bob") -> dict[str, Any]:
+def envelope(
+    repo: Path, calls: list[dict[str, Any]], agent: str = "bob", *, process: bool = False
+) -> dict[str, Any]:
+    """``hive tools run`` as ``agent`` (in this process; ``process``: in a process of its own)."""
     text = "Plan:\n```json\n" + json.dumps({"tool_calls": calls}) + "\n```\nDone."
+    if process:
+        argv = ["-C", str(repo), "--actor", agent, "tools", "run", "--agent", agent]
+        child = fork_hive(argv, env=agent_env(repo, agent), input=text, module="hive.cli.main")
+        out, err = child.communicate(timeout=120)
+        assert "Traceback" not in err
+        answer: dict[str, Any] = json.loads(out)
+        return answer
     result = hive(repo, "tools", "run", "--agent", agent, stdin=text, actor=agent)
     assert "Traceback" not in result.stderr
     transcript: dict[str, Any] = json.loads(result.stdout)
@@ -204,8 +214,8 @@ def test_permissions_denied_wins_and_allowlists_restrict(ws: Workspace, repo: Pa
 def test_rate_limits_hold_across_processes(ws: Workspace, repo: Path) -> None:
     configure(repo, {"rate_limits": {"hive_ready": {"capacity": 3, "per_seconds": 3600}}})
     calls = [{"name": "hive_ready", "args": {}}] * 2
-    first = envelope(repo, calls)["results"]
-    second = envelope(repo, calls)["results"]
+    first = envelope(repo, calls, process=True)["results"]
+    second = envelope(repo, calls, process=True)["results"]
     outcomes = [("result" in r) for r in first + second]
     assert outcomes == [True, True, True, False]
     limited = second[1]

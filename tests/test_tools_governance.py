@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, git
+from tests.inprocess import fork_hive
 from tests.test_tools import configure, envelope, hive
 
 
@@ -160,28 +160,12 @@ def test_rate_limits_per_agent(ws: Workspace, repo: Path) -> None:
 def test_rate_limits_hold_under_concurrent_processes(ws: Workspace, repo: Path) -> None:
     configure(repo, {"rate_limits": {"hive_ready": {"capacity": 5, "per_seconds": 3600}}})
     text = json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}] * 3})
-    command = [
-        sys.executable,
-        "-m",
-        "hive.cli.main",
-        "-C",
-        str(repo),
-        "tools",
-        "run",
-        "--agent",
-        "bob",
+    command = ["-C", str(repo), "tools", "run", "--agent", "bob"]
+    env = agent_env(repo, "bob")
+    processes = [  # forked: real processes at once
+        fork_hive(command, env=env, input=text, module="hive.cli.main") for _ in range(4)
     ]
-    processes = [
-        subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=agent_env(repo, "bob"),
-        )
-        for _ in range(4)
-    ]
-    outputs = [p.communicate(text)[0] for p in processes]
+    outputs = [p.communicate(timeout=120)[0] for p in processes]
     results = [r for out in outputs for r in json.loads(out)["results"]]
     assert sum("result" in r for r in results) == 5
     assert sum(r.get("code") == 429 for r in results) == 7

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+import runpy
 from pathlib import Path
 
 from hive.domain.cells import create_cell, list_cells, show_cell, update_cell
@@ -15,6 +14,7 @@ from hive.domain.mail import inbox, mail_init
 from hive.domain.reservations import list_reservations
 from hive.domain.workspace import Workspace
 from tests.conftest import GIT_ENV, assert_clean, git
+from tests.inprocess import fork_call
 
 WORKER = Path(__file__).with_name("concurrent_worker.py")
 WRITERS = 8
@@ -27,12 +27,10 @@ def test_eight_concurrent_writers(ws: Workspace, repo: Path, tmp_path: Path) -> 
     mail_init(ws.for_actor("sink"), agent_name="sink")
     go = tmp_path / "go"
     env = {**os.environ, **GIT_ENV, "HIVE_LOCK_TIMEOUT": "120"}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, str(WORKER), str(repo), f"agent{n}", shared.id, str(go)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+    procs = [  # forked: real processes at once, without an interpreter's start-up each
+        fork_call(
+            lambda: runpy.run_path(str(WORKER), run_name="__main__"),
+            argv=[str(repo), f"agent{n}", shared.id, str(go)],
             env=env,
             cwd=str(Path(__file__).parents[2]),
         )

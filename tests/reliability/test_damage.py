@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from hive.cli.main import app
 from hive.domain.cells import create_cell, list_cells, ready, show_cell, update_cell
 from hive.domain.doctor import diagnose
 from hive.domain.setup import init_hive
@@ -22,8 +20,7 @@ from hive.errors import CorruptFile
 from hive.store.cells import encode_cell
 from hive.store.layout import cell_path
 from tests.conftest import git, make_repo
-
-runner = CliRunner()
+from tests.inprocess import run_hive
 
 
 def _commit_file(repo: Path, path: str, content: bytes) -> None:
@@ -82,7 +79,7 @@ def test_fuzzed_cell_files_never_crash_list_ready_or_doctor(
     report = diagnose(ws)
     assert all(problem.message for problem in report.problems)
     for command in (["list"], ["ready"], ["doctor"], ["show", "hv-fuzz01"]):
-        result = runner.invoke(app, ["-C", str(fuzz_repo), *command])
+        result = run_hive(["-C", str(fuzz_repo), *command], module="hive.cli.main")
         assert result.exit_code in (0, 1, 3, 7), result.output
         assert "Traceback" not in result.output and "internal error" not in result.output
 
@@ -118,7 +115,7 @@ def test_a_corrupted_object_is_explained_and_other_cells_stay_usable(
     assert cell_path(victim.id) in caught.value.message and "git fsck" in caught.value.message
     problems = diagnose(fresh).problems
     assert any(p.kind == "corrupt" and victim.id == p.cell for p in problems)
-    result = runner.invoke(app, ["-C", str(repo), "doctor"])
+    result = run_hive(["-C", str(repo), "doctor"], module="hive.cli.main")
     assert result.exit_code == 1 and sha[:12] in result.output
     obj.unlink()  # a missing object is explained the same way
     assert any(victim.id == p.cell for p in diagnose(Workspace(str(repo))).problems)
@@ -149,9 +146,9 @@ def test_a_directory_in_place_of_a_cell_file(ws: Workspace, repo: Path) -> None:
     _commit_file(repo, f"{cell_path(bad_id)}/inner.txt", b"not a cell\n")
     fresh = Workspace(str(repo))
     assert [c.id for c in list_cells(fresh)] == [good.id]
-    result = runner.invoke(app, ["-C", str(repo), "list"])
+    result = run_hive(["-C", str(repo), "list"], module="hive.cli.main")
     assert result.exit_code == 0 and "is a directory" in result.output
-    result = runner.invoke(app, ["-C", str(repo), "show", bad_id])
+    result = run_hive(["-C", str(repo), "show", bad_id], module="hive.cli.main")
     assert result.exit_code == 7 and "is a directory" in result.output
     assert any("is a directory" in p.message for p in diagnose(fresh).problems)
 
@@ -161,8 +158,8 @@ def test_a_directory_in_the_working_tree_in_place_of_a_cell_file(ws: Workspace, 
     full = repo / cell_path(cell.id)
     full.unlink()
     full.mkdir()
-    result = runner.invoke(app, ["-C", str(repo), "show", cell.id])
+    result = run_hive(["-C", str(repo), "show", cell.id], module="hive.cli.main")
     assert result.exit_code == 0 and "is a directory" in result.output
-    result = runner.invoke(app, ["-C", str(repo), "list"])
+    result = run_hive(["-C", str(repo), "list"], module="hive.cli.main")
     assert "is a directory" in result.output
     assert any("is a directory" in p.message for p in diagnose(Workspace(str(repo))).problems)

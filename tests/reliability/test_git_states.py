@@ -7,9 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hive.cli.main import app
 from hive.domain.cells import close_cell, create_cell, list_cells, show_cell
 from hive.domain.doctor import diagnose
 from hive.domain.mail import inbox, mail_init, send_message
@@ -18,6 +16,7 @@ from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
 from hive.errors import GitStateConflict
 from tests.conftest import assert_clean, git, make_repo
+from tests.inprocess import run_hive
 
 
 def _run_git(repo: Path, *args: str) -> int:
@@ -150,8 +149,8 @@ def test_unborn_branch_gets_a_first_commit_with_only_hive_files(tmp_path: Path) 
 def test_cli_names_the_way_out(ws: Workspace, repo: Path) -> None:
     _conflicting_branches(repo)
     assert _run_git(repo, "merge", "other") != 0
-    result = CliRunner().invoke(app, ["-C", str(repo), "create", "nope"])
+    result = run_hive(["-C", str(repo), "create", "nope"], module="hive.cli.main")
     assert result.exit_code == 4
     assert "a merge is in progress" in result.output and "git merge --abort" in result.output
-    result = CliRunner().invoke(app, ["-C", str(repo), "sync"])
+    result = run_hive(["-C", str(repo), "sync"], module="hive.cli.main")
     assert result.exit_code == 4

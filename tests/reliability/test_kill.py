@@ -33,6 +33,7 @@ from tests.conftest import git, make_repo
 from tests.reliability import kill_worker
 
 KILLS = int(os.environ.get("HIVE_KILLS", "100"))
+CHUNKS = 4  # independent repositories, KILLS // CHUNKS kills each
 # A kill between the ref update and the index update needs hive's crash recovery
 # (intent record + lock recovery, hive/git/recovery.py) to leave nothing to repair.
 pytest.importorskip("hive.git.recovery", reason="crash recovery is not in this tree yet")
@@ -124,11 +125,22 @@ def _check(repo: Path, log: Path, baseline: list[str]) -> None:
     assert probe.id in {cell.id for cell in cells}
 
 
-def test_kill_minus_nine_at_random_points(tmp_path: Path) -> None:
+def test_the_chunks_kill_every_seed_once() -> None:
+    seeds = sorted(seed for chunk in range(CHUNKS) for seed in _seeds(chunk))
+    assert seeds == list(range(KILLS))
+
+
+def _seeds(chunk: int) -> range:
+    return range(chunk, KILLS, CHUNKS)
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_kill_minus_nine_at_random_points(tmp_path: Path, chunk: int) -> None:
+    """KILLS kills in all, in CHUNKS repositories (so parallel test workers share them)."""
     repo, _ = _prepare(tmp_path)
     baseline = _user_status(repo)
     log = tmp_path / "ops.log"
-    random.seed(1234)
-    for seed in range(KILLS):
+    random.seed(1234 + chunk)
+    for seed in _seeds(chunk):
         _run_worker(repo, log, seed)
         _check(repo, log, baseline)

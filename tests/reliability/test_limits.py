@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from hive.cli.main import app
 from hive.domain.beads import import_beads
 from hive.domain.cells import create_cell
 from hive.domain.limits import MAX_GLOB, MAX_SHORT, MAX_TEXT
@@ -19,15 +17,15 @@ from hive.domain.reservations import reserve
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from hive.tools.registry import CallContext, call_tool
+from tests.inprocess import run_hive
 
-runner = CliRunner()
 LONG_GLOB = "src/" + "a" * (MAX_GLOB - 4 + 1)  # one character over
 OK_GLOB = "src/" + "a" * (MAX_GLOB - 4)
 STAMP = "2026-01-01T00:00:00Z"
 
 
 def _cli(repo: Path, *args: str) -> int:
-    return runner.invoke(app, ["-C", str(repo), *args]).exit_code
+    return run_hive(["-C", str(repo), *args], module="hive.cli.main").exit_code
 
 
 def _tool(repo: Path, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -119,5 +117,5 @@ def test_a_beads_import_applies_the_same_limits(
     with pytest.raises(InvalidInput, match=f"limits.jsonl:2: {problem}"):
         import_beads(ws, path=str(source))
     assert git(repo, "rev-parse", "HEAD") == head  # nothing committed
-    result = runner.invoke(app, ["-C", str(repo), "import", "beads", str(source)])
+    result = run_hive(["-C", str(repo), "import", "beads", str(source)], module="hive.cli.main")
     assert result.exit_code == 2 and "limits.jsonl:2:" in result.output
