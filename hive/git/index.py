@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import struct
 import time
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from hive.errors import GitError, LockTimeout
 from hive.git import killpoints
 from hive.git.owners import owner_tag
+from hive.git.sha import sha1
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -491,7 +491,7 @@ def _spliced(data: bytes | None, updates: Sequence[IndexUpdate]) -> bytes:
     body, new_offsets = _assemble(parsed, removals)
     header = _HEADER.pack(b"DIRC", parsed.version, len(new_offsets) - 1)
     content = header + body + extensions
-    checksum = hashlib.sha1(content).digest()
+    checksum = sha1(content).digest()
     _remember_offsets(checksum, new_offsets)
     return content + checksum
 

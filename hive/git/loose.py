@@ -20,7 +20,6 @@ reports. The temporary name carries the writer's owner tag, so recovery
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import zlib
@@ -29,6 +28,7 @@ from hive.git import killpoints
 from hive.git.owners import owner_tag
 from hive.git.packfile import pack_names, read_packed
 from hive.git.refs import RepoPaths
+from hive.git.sha import sha1
 
 TMP_PREFIX = "tmp_obj_hive-"
 LOOSE_COMPRESSION = 1  # git's default core.looseCompression (best speed)
@@ -160,7 +160,7 @@ def write_loose(paths: RepoPaths, kind: bytes, body: bytes, sha: str | None = No
     """
     raw = kind + b" " + str(len(body)).encode("ascii") + b"\0" + body
     if sha is None:
-        sha = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+        sha = sha1(raw, usedforsecurity=False).hexdigest()
     path = object_path(paths, sha)
     try:
         os.utime(path)

@@ -17,10 +17,11 @@ the lookup list the pack directory again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import mmap
 import os
 import zlib
+
+from hive.git.sha import sha1
 
 OBJECT_TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 OFS_DELTA = 6
@@ -205,7 +206,7 @@ def _find(pack_dir: str, raw_sha: bytes) -> tuple[bytes, bytes] | None:
 
 def _object_id(kind: bytes, body: bytes) -> bytes:
     header = kind + b" " + str(len(body)).encode("ascii") + b"\0"
-    return hashlib.sha1(header + body, usedforsecurity=False).digest()
+    return sha1(header + body, usedforsecurity=False).digest()
 
 
 # Objects that deltas were applied to, by (pack, offset): cell files are packed as

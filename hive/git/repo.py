@@ -25,7 +25,6 @@ stay staged (only hive's own index entries are replaced).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import heapq
 import os
 import stat
@@ -54,6 +53,7 @@ from hive.git.refs import (
     read_head_fast,
     ref_file,
 )
+from hive.git.sha import sha1
 from hive.git.state import check_git_state
 from hive.git.worktree import atomic_write, remove_file
 from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
@@ -244,7 +244,7 @@ class Snapshot:
             return base
         prefix = directory.rstrip("/") + "/"
         relevant = sorted((p, s or "-") for p, s in self.overlay.items() if p.startswith(prefix))
-        digest = hashlib.sha1(repr(relevant).encode(), usedforsecurity=False).hexdigest()
+        digest = sha1(repr(relevant).encode(), usedforsecurity=False).hexdigest()
         return f"{base}+{digest}"
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 from hive.git import killpoints
+from hive.git.sha import sha1
 
 FILE_MODE = 0o100644
 TMP_MARK = ".hive-tmp-"
@@ -14,7 +14,7 @@ TMP_MARK = ".hive-tmp-"
 def blob_sha_of(content: bytes) -> str:
     """The git blob id of ``content`` (SHA-1 repositories)."""
     header = f"blob {len(content)}\0".encode()
-    return hashlib.sha1(header + content, usedforsecurity=False).hexdigest()
+    return sha1(header + content, usedforsecurity=False).hexdigest()
 
 
 def file_blob_sha(path: str) -> str | None:
