@@ -7,20 +7,22 @@ small objects a hive write hashes. Bulk work (packing) keeps ``hashlib``."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from hashlib import sha1 as sha1
 
 
-def _load_sha1() -> Callable[..., Any]:
+def _load_sha1() -> Callable[..., object]:
     try:
-        return importlib.import_module("_sha1").sha1  # type: ignore[no-any-return]
+        loaded: Callable[..., object] = importlib.import_module("_sha1").sha1
     except ImportError:  # a Python built without it
         import hashlib
 
-        return hashlib.sha1
+        loaded = hashlib.sha1
+    return loaded
 
 
-if TYPE_CHECKING:
-    from hashlib import sha1 as sha1
-else:
+if not TYPE_CHECKING:
     sha1 = _load_sha1()
