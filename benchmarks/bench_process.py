@@ -55,12 +55,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import SOURCE_FILES, machine, write_docs  # noqa: E402
+from run import SOURCE_FILES, machine, synthetic_cells, write_docs  # noqa: E402
 
 import hive  # noqa: E402
-from hive.models import Cell, utc_now  # noqa: E402
 from hive.store.cells import encode_cell  # noqa: E402
-from hive.store.ids import new_root_id  # noqa: E402
 from hive.store.layout import cell_path  # noqa: E402
 
 BUILD_FORMAT = 2  # bump when the built repositories change shape
@@ -349,27 +347,12 @@ def build_repo(repo: Path, size: int, *, loose: bool = False) -> dict[str, str]:
 
 def write_cells(repo: Path, count: int) -> list[str]:
     """``count`` cell files written straight into the work tree with hive's encoder."""
-    taken: set[str] = set()
-    now = utc_now()
     ids = []
-    for number in range(count):
-        cell_id = new_root_id(PREFIX, 6, taken.__contains__)
-        taken.add(cell_id)
-        ids.append(cell_id)
-        cell = Cell(
-            id=cell_id,
-            title=f"benchmark cell {number}",
-            description=f"Synthetic cell number {number}.\nSecond line.",
-            priority=number % 5,
-            status="closed" if number % 3 == 0 else "open",
-            labels=["bench"],
-            created_at=now,
-            updated_at=now,
-            created_by=AGENT,
-        )
-        path = repo / cell_path(cell_id)
+    for cell in synthetic_cells(count, PREFIX, AGENT):
+        path = repo / cell_path(cell.id)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(encode_cell(cell))
+        ids.append(cell.id)
     return ids
 
 

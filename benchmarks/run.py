@@ -115,25 +115,32 @@ def build_repo(base: Path, cells: int) -> Path:
     return repo
 
 
-def _bulk_cells(ws: Workspace, count: int) -> None:
+def synthetic_cells(count: int, prefix: str = "bn", author: str = "bench") -> list[Cell]:
+    """``count`` benchmark cells with fresh root ids (every third closed, priorities cycling)."""
     taken: set[str] = set()
     now = utc_now()
-    changes = []
+    cells = []
     for number in range(count):
-        cell_id = new_root_id("bn", 6, taken.__contains__)
+        cell_id = new_root_id(prefix, 6, taken.__contains__)
         taken.add(cell_id)
-        cell = Cell(
-            id=cell_id,
-            title=f"benchmark cell {number}",
-            description=f"Synthetic cell number {number}.\nSecond line.",
-            priority=number % 5,
-            status="closed" if number % 3 == 0 else "open",
-            labels=["bench"],
-            created_at=now,
-            updated_at=now,
-            created_by="bench",
+        cells.append(
+            Cell(
+                id=cell_id,
+                title=f"benchmark cell {number}",
+                description=f"Synthetic cell number {number}.\nSecond line.",
+                priority=number % 5,
+                status="closed" if number % 3 == 0 else "open",
+                labels=["bench"],
+                created_at=now,
+                updated_at=now,
+                created_by=author,
+            )
         )
-        changes.append(Change(cell_path(cell_id), encode_cell(cell)))
+    return cells
+
+
+def _bulk_cells(ws: Workspace, count: int) -> None:
+    changes = [Change(cell_path(cell.id), encode_cell(cell)) for cell in synthetic_cells(count)]
 
     def plan(snap: object) -> Plan:
         return Plan(changes=changes, message=f"bench: {count} cells\n\nHive-Event: import\n")
