@@ -295,3 +295,16 @@ def test_one_workspace_serves_calls_from_several_threads(ws: Workspace) -> None:
     worker.join()
     assert len(outcome) == 2 and outcome[1] == 2, outcome
     assert len(list_cells(ws)) == 2
+
+
+def test_a_forked_child_opens_its_own_connection(tmp_path: Path) -> None:
+    """SQLite connections must not cross fork: the child gets a fresh one."""
+    index = state_index.StateIndex(str(tmp_path / "state"))
+    parent_db = index.db
+    pid = os.fork()
+    if pid == 0:  # the child: a new connection, never the parent's
+        code = 0 if index.db is not parent_db else 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert index.db is parent_db  # the parent keeps its own

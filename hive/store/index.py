@@ -37,6 +37,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -255,6 +256,24 @@ Decoder = Callable[[bytes, str], "ParsedCell | ParseProblem"]
 Progress = Callable[[int, int], None]
 
 
+_OPEN_INDEXES: weakref.WeakSet[StateIndex] = weakref.WeakSet()
+_INHERITED: list[object] = []  # connections a forked child must neither use nor close
+
+
+def _forget_connections_in_child() -> None:
+    """After ``fork``: the child starts without the parent's SQLite connections.
+
+    SQLite forbids carrying a connection across ``fork`` (both processes would
+    share its locks and cached pages: "database disk image is malformed"); closing
+    it in the child is not safe either, so it is kept, unused, until exit."""
+    for index in list(_OPEN_INDEXES):
+        _INHERITED.append(index._local)
+        index._local = threading.local()
+
+
+os.register_at_fork(after_in_child=_forget_connections_in_child)
+
+
 class StateIndex:
     """The SQLite file of one clone (``<git common dir>/hive/index.sqlite3``)."""
 
@@ -265,6 +284,7 @@ class StateIndex:
         self.notices: list[str] = []
         self._memory_db: sqlite3.Connection | None = None
         self._local = threading.local()  # one connection per thread (sqlite3's rule)
+        _OPEN_INDEXES.add(self)
 
     # ------------------------------------------------------------ connection
 
