@@ -423,7 +423,8 @@ def write(
         sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
         return 70
     if outcome.commit and outcome.tree and "cell" in written:
-        remember(session, outcome.commit, outcome.tree, written["cell"], written["content"])
+        cell_written = (written["cell"], written["content"])
+        remember(session, outcome.commit, outcome.tree, written["key"], cell_written)
     cell: dict[str, Any] = outcome.result
     if inv.json:
         sys.stdout.buffer.write(json_of(cell) + b"\n")
@@ -460,16 +461,18 @@ def report(inv: Invocation, exc: HiveError) -> int:
 
 
 def remember(
-    session: Session, commit: str, tree: str, cell: dict[str, Any], content: bytes
+    session: Session, commit: str, tree: str, base: str, written: tuple[dict[str, Any], bytes]
 ) -> None:
     """Record the new state in the state index, as ``Workspace._remember_write`` does
-    (best effort: the commit has landed; a later reader indexes what is missing)."""
+    (best effort: the commit has landed; a later reader indexes what is missing),
+    diffed against ``base``, the state the write started from."""
     import contextlib
 
     from hive.git.repo import TREE_MODE, blob_sha_of
     from hive.store.layout import HIVE_DIR
 
     repo = session.repo
+    cell, content = written
 
     def list_tree(sha: str) -> list[tuple[str, str, bool]]:
         return [
@@ -490,7 +493,7 @@ def remember(
         cells = repo.lookup_path(hive, "cells", want_tree=True) if hive else None
         index = session.index
         index.add_parsed([(blob_sha_of(content), parsed(cell))])
-        index.ensure_state(cells or EMPTY_STATE, list_tree, read_blobs, decode)
+        index.ensure_state(cells or EMPTY_STATE, list_tree, read_blobs, decode, base=base)
         index.remember_commit(commit, hive, cells)
 
 

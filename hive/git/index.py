@@ -26,12 +26,12 @@ import struct
 import time
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from hive.errors import GitError, LockTimeout
 from hive.git import killpoints
 from hive.git.owners import owner_tag
-from hive.git.sha import sha1
+from hive.git.sha import digest
+from hive.record import Frozen, Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -48,43 +48,72 @@ _SHA_SIZE = 20
 _KEPT_EXTENSIONS = (b"TREE", b"REUC")
 
 
-@dataclass(frozen=True)
-class IndexUpdate:
+class IndexUpdate(Frozen):
     """Set ``path`` to blob ``sha`` (hex, as bytes), or remove it when ``sha`` is None."""
 
-    path: str
-    sha: bytes | None
-    mode: int = 0o100644
-    stat: os.stat_result | None = None
+    _fields = ("path", "sha", "mode", "stat")
+
+    def __init__(
+        self,
+        path: str,
+        sha: bytes | None,
+        mode: int = 0o100644,
+        stat: os.stat_result | None = None,
+    ) -> None:
+        self.path = path
+        self.sha = sha
+        self.mode = mode
+        self.stat = stat
 
 
-@dataclass(frozen=True)
-class IndexEntry:
+class IndexEntry(Frozen):
     """One index entry, as much of it as hive needs (``sha`` is hex bytes)."""
 
-    path: str
-    sha: bytes
-    mode: int
-    stage: int
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    ino: int
-    dev: int
+    _fields = ("path", "sha", "mode", "stage", "size", "mtime_ns", "ctime_ns", "ino", "dev")
+
+    def __init__(
+        self,
+        path: str,
+        sha: bytes,
+        mode: int,
+        stage: int,
+        size: int,
+        mtime_ns: int,
+        ctime_ns: int,
+        ino: int,
+        dev: int,
+    ) -> None:
+        self.path = path
+        self.sha = sha
+        self.mode = mode
+        self.stage = stage
+        self.size = size
+        self.mtime_ns = mtime_ns
+        self.ctime_ns = ctime_ns
+        self.ino = ino
+        self.dev = dev
 
 
 class _Unsupported(Exception):
     """This index needs the general (slow) parser."""
 
 
-@dataclass
-class _Parsed:
+class _Parsed(Record):
     """An index file read: its bytes, version and entry offsets."""
 
-    data: bytes
-    version: int
-    offsets: list[int]  # start of each entry, plus the end of the entry table
-    names: list[bytes] | None = None
+    _fields = ("data", "version", "offsets", "names")
+
+    def __init__(
+        self,
+        data: bytes,
+        version: int,
+        offsets: list[int],
+        names: list[bytes] | None = None,
+    ) -> None:
+        self.data = data
+        self.version = version
+        self.offsets = offsets  # start of each entry, plus the end of the entry table
+        self.names = names
 
     def name_at(self, position: int) -> bytes:
         start = self.offsets[position]
@@ -491,7 +520,7 @@ def _spliced(data: bytes | None, updates: Sequence[IndexUpdate]) -> bytes:
     body, new_offsets = _assemble(parsed, removals)
     header = _HEADER.pack(b"DIRC", parsed.version, len(new_offsets) - 1)
     content = header + body + extensions
-    checksum = sha1(content).digest()
+    checksum = digest(content)
     _remember_offsets(checksum, new_offsets)
     return content + checksum
 

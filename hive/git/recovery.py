@@ -46,7 +46,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from dataclasses import dataclass, field
 
 from hive.errors import GitError, HiveError, LockTimeout
 from hive.git import killpoints
@@ -56,6 +55,7 @@ from hive.git.loose import TMP_PREFIX, read_object
 from hive.git.owners import owner_alive, owner_tag, parse_tag
 from hive.git.refs import RepoPaths, read_ref_fast, ref_file, remove_stale_ref_lock
 from hive.git.worktree import atomic_write, file_blob_sha, remove_file, temp_name
+from hive.record import Frozen, Record
 
 TWIN = "hive-index.lock"
 INTENT = "hive-intent"
@@ -75,30 +75,48 @@ def write_lock_path(paths: RepoPaths) -> str:
     return os.path.join(paths.hive_state_dir, "write.lock")
 
 
-@dataclass(frozen=True)
-class PathIntent:
+class PathIntent(Frozen):
     """One path of a write: its blob before (``old``) and after (``new``; None deletes).
 
     ``user_file``: the content is the user's own working-tree file (committed
     as it is), so recovery never rewrites it.
     """
 
-    path: str
-    old: str | None
-    new: str | None
-    mode: int = 0o100644
-    user_file: bool = False
+    _fields = ("path", "old", "new", "mode", "user_file")
+
+    def __init__(
+        self,
+        path: str,
+        old: str | None,
+        new: str | None,
+        mode: int = 0o100644,
+        user_file: bool = False,
+    ) -> None:
+        self.path = path
+        self.old = old
+        self.new = new
+        self.mode = mode
+        self.user_file = user_file
 
 
-@dataclass(frozen=True)
-class Intent:
+class Intent(Frozen):
     """What a write is about to do, recorded before the ref moves."""
 
-    ref: str | None  # None: staging mode (no commit)
-    old: str | None
-    new: str | None
-    changes: tuple[PathIntent, ...]
-    owner: str = ""
+    _fields = ("ref", "old", "new", "changes", "owner")
+
+    def __init__(
+        self,
+        ref: str | None,
+        old: str | None,
+        new: str | None,
+        changes: tuple[PathIntent, ...],
+        owner: str = "",
+    ) -> None:
+        self.ref = ref  # None: staging mode (no commit)
+        self.old = old
+        self.new = new
+        self.changes = changes
+        self.owner = owner
 
     @property
     def pid(self) -> int | None:
@@ -229,14 +247,22 @@ def recover_locked(paths: RepoPaths, *, commit_index: str | None = None) -> list
     return [message] if message else []
 
 
-@dataclass
-class _Report:
+class _Report(Record):
     """What one recovery did, for its message."""
 
-    owner: str | None
-    outcome: str = ""
-    temporaries: int = 0
-    removed: list[str] = field(default_factory=list)
+    _fields = ("owner", "outcome", "temporaries", "removed")
+
+    def __init__(
+        self,
+        owner: str | None,
+        outcome: str = "",
+        temporaries: int = 0,
+        removed: list[str] | None = None,
+    ) -> None:
+        self.owner = owner
+        self.outcome = outcome
+        self.temporaries = temporaries
+        self.removed: list[str] = [] if removed is None else removed
 
     def message(self) -> str:
         parts = [f"removed its {path}" for path in self.removed]

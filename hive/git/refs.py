@@ -13,20 +13,22 @@ import errno
 import itertools
 import os
 import time
-from dataclasses import dataclass
 
 from hive.errors import LockTimeout, NotAGitRepository
 from hive.git import killpoints
 from hive.git.owners import owner_alive, owner_tag
+from hive.record import Frozen
 
 
-@dataclass(frozen=True)
-class RepoPaths:
+class RepoPaths(Frozen):
     """Where a working tree's git data lives (a ``git worktree`` has two dirs)."""
 
-    root: str
-    git_dir: str
-    common_dir: str
+    _fields = ("root", "git_dir", "common_dir")
+
+    def __init__(self, root: str, git_dir: str, common_dir: str) -> None:
+        self.root = root
+        self.git_dir = git_dir
+        self.common_dir = common_dir
 
     @property
     def index_path(self) -> str:
@@ -100,12 +102,14 @@ def _read_gitdir_file(dotgit: str, root: str) -> str:
     return os.path.normpath(os.path.join(root, content[len("gitdir:") :].strip()))
 
 
-@dataclass(frozen=True)
-class HeadRef:
+class HeadRef(Frozen):
     """What HEAD points at: a branch (``ref``) or a detached commit (``ref`` None)."""
 
-    ref: str | None
-    commit: str | None
+    _fields = ("ref", "commit")
+
+    def __init__(self, ref: str | None, commit: str | None) -> None:
+        self.ref = ref
+        self.commit = commit
 
 
 def read_head_fast(paths: RepoPaths) -> HeadRef | None:

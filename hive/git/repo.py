@@ -31,7 +31,6 @@ import stat
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 
 from hive.errors import (
     DirtyHiveFile,
@@ -57,6 +56,7 @@ from hive.git.sha import sha1
 from hive.git.state import check_git_state
 from hive.git.worktree import atomic_write, remove_file
 from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
+from hive.record import Frozen, Record
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -90,19 +90,20 @@ BULK_OBJECTS = 256  # a write of this many blobs or more (an import) goes into o
 INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(Frozen):
     """Author/committer of a hive commit."""
 
-    name: str
-    email: str
+    _fields = ("name", "email")
+
+    def __init__(self, name: str, email: str) -> None:
+        self.name = name
+        self.email = email
 
     def as_bytes(self) -> bytes:
         return f"{self.name} <{self.email}>".encode()
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Frozen):
     """New content for one repository-relative path (``None`` deletes it).
 
     ``mode`` is the git file mode (``0o100755`` for executables). ``from_worktree``
@@ -110,31 +111,59 @@ class Change:
     committed as it is and not rewritten.
     """
 
-    path: str
-    content: bytes | None
-    mode: int = 0o100644
-    from_worktree: bool = False
+    _fields = ("path", "content", "mode", "from_worktree")
+
+    def __init__(
+        self,
+        path: str,
+        content: bytes | None,
+        mode: int = 0o100644,
+        from_worktree: bool = False,
+    ) -> None:
+        self.path = path
+        self.content = content
+        self.mode = mode
+        self.from_worktree = from_worktree
 
 
-@dataclass
-class Plan:
+class Plan(Record):
     """What a transaction wants to write, produced from a fresh snapshot."""
 
-    changes: list[Change]
-    message: str
-    result: Any = None
-    extra_parents: list[str] = field(default_factory=list)  # a merge: the other side(s)
+    _fields = ("changes", "message", "result", "extra_parents")
+
+    def __init__(
+        self,
+        changes: list[Change],
+        message: str,
+        result: Any = None,
+        extra_parents: list[str] | None = None,
+    ) -> None:
+        self.changes = changes
+        self.message = message
+        self.result = result
+        self.extra_parents: list[str] = (
+            [] if extra_parents is None else extra_parents
+        )  # a merge: the other side(s)
 
 
-@dataclass(frozen=True)
-class CommitInfo:
+class CommitInfo(Frozen):
     """One commit as hive's history features need it."""
 
-    sha: str
-    parents: tuple[str, ...]
-    author: str
-    time: int
-    message: str
+    _fields = ("sha", "parents", "author", "time", "message")
+
+    def __init__(
+        self,
+        sha: str,
+        parents: tuple[str, ...],
+        author: str,
+        time: int,
+        message: str,
+    ) -> None:
+        self.sha = sha
+        self.parents = parents
+        self.author = author
+        self.time = time
+        self.message = message
 
     @property
     def subject(self) -> str:
@@ -144,26 +173,38 @@ class CommitInfo:
         return parse_trailers(self.message)
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(Frozen):
     """One file in a commit: ``status`` is A (added), M (modified) or D (deleted)."""
 
-    path: str
-    status: str
-    additions: int
-    deletions: int
+    _fields = ("path", "status", "additions", "deletions")
+
+    def __init__(self, path: str, status: str, additions: int, deletions: int) -> None:
+        self.path = path
+        self.status = status
+        self.additions = additions
+        self.deletions = deletions
 
 
-@dataclass(frozen=True)
-class CommitDiff:
+class CommitDiff(Frozen):
     """One commit's change, file by file."""
 
-    sha: str
-    subject: str
-    author: str
-    time: int
-    files: list[FileStat]
-    patch: str
+    _fields = ("sha", "subject", "author", "time", "files", "patch")
+
+    def __init__(
+        self,
+        sha: str,
+        subject: str,
+        author: str,
+        time: int,
+        files: list[FileStat],
+        patch: str,
+    ) -> None:
+        self.sha = sha
+        self.subject = subject
+        self.author = author
+        self.time = time
+        self.files = files
+        self.patch = patch
 
 
 def _file_stats(patch: str) -> list[FileStat]:
@@ -184,29 +225,46 @@ def _file_stats(patch: str) -> list[FileStat]:
     return stats
 
 
-@dataclass(frozen=True)
-class WriteResult:
+class WriteResult(Frozen):
     """The outcome of a transaction."""
 
-    commit: str | None
-    result: Any
-    attempts: int
-    staged_only: bool = False
-    tree: str | None = None
+    _fields = ("commit", "result", "attempts", "staged_only", "tree")
+
+    def __init__(
+        self,
+        commit: str | None,
+        result: Any,
+        attempts: int,
+        staged_only: bool = False,
+        tree: str | None = None,
+    ) -> None:
+        self.commit = commit
+        self.result = result
+        self.attempts = attempts
+        self.staged_only = staged_only
+        self.tree = tree
 
 
-@dataclass
-class Snapshot:
+class Snapshot(Record):
     """A read-only view of the repository's files at one state.
 
     ``tree`` is the root tree of a commit (or of the index overlay in staging
     mode); ``files`` overrides path -> blob sha where the index differs.
     """
 
-    repo: GitRepo
-    head: HeadRef
-    tree: str | None
-    overlay: dict[str, str | None] = field(default_factory=dict)
+    _fields = ("repo", "head", "tree", "overlay")
+
+    def __init__(
+        self,
+        repo: GitRepo,
+        head: HeadRef,
+        tree: str | None,
+        overlay: dict[str, str | None] | None = None,
+    ) -> None:
+        self.repo = repo
+        self.head = head
+        self.tree = tree
+        self.overlay: dict[str, str | None] = {} if overlay is None else overlay
 
     def blob_sha(self, path: str) -> str | None:
         if path in self.overlay:

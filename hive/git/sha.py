@@ -2,7 +2,10 @@
 
 ``hashlib`` loads OpenSSL (``_hashlib``, ~2 ms of every fresh process); CPython's
 built-in ``_sha1`` imports in a fraction of that and is fast enough for the
-small objects a hive write hashes. Bulk work (packing) keeps ``hashlib``."""
+small objects a hive write hashes. Large buffers (the checksum of git's index,
+~1 MB at 10,000 cells: ~3.6 ms built-in, ~0.5 ms in OpenSSL) go through
+:func:`digest`, which loads OpenSSL only for them. Bulk work (packing) keeps
+``hashlib``."""
 
 from __future__ import annotations
 
@@ -12,6 +15,9 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from hashlib import sha1 as sha1
+
+# Above this many bytes OpenSSL's speed pays for its load (~2 ms).
+LARGE = 256 * 1024
 
 
 def _load_sha1() -> Callable[..., object]:
@@ -26,3 +32,12 @@ def _load_sha1() -> Callable[..., object]:
 
 if not TYPE_CHECKING:
     sha1 = _load_sha1()
+
+
+def digest(data: bytes) -> bytes:
+    """The SHA-1 digest of ``data`` (OpenSSL's for large buffers)."""
+    if len(data) >= LARGE:
+        import hashlib
+
+        return hashlib.sha1(data, usedforsecurity=False).digest()
+    return sha1(data).digest()

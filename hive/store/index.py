@@ -39,8 +39,8 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 
+from hive.record import Frozen, Record
 from hive.store.layout import CELLS_DIR, cell_id_from_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -99,64 +99,147 @@ _SHARDED = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedCell:
+class ParsedCell(Frozen):
     """What the index keeps of one cell file version (made by the domain layer)."""
 
-    id: str
-    status: str
-    type: str
-    priority: int
-    parent: str | None
-    assignee: str | None
-    title: str
-    labels: list[str]
-    created: float
-    deleted: bool
-    dependencies: list[tuple[str, str]]  # (type, target)
-    json: bytes
+    __slots__ = _fields = (
+        "id",
+        "status",
+        "type",
+        "priority",
+        "parent",
+        "assignee",
+        "title",
+        "labels",
+        "created",
+        "deleted",
+        "dependencies",
+        "json",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        status: str,
+        type: str,
+        priority: int,
+        parent: str | None,
+        assignee: str | None,
+        title: str,
+        labels: list[str],
+        created: float,
+        deleted: bool,
+        dependencies: list[tuple[str, str]],
+        json: bytes,
+    ) -> None:
+        self.id = id
+        self.status = status
+        self.type = type
+        self.priority = priority
+        self.parent = parent
+        self.assignee = assignee
+        self.title = title
+        self.labels = labels
+        self.created = created
+        self.deleted = deleted
+        self.dependencies = dependencies  # (type, target)
+        self.json = json
 
 
-@dataclass(slots=True)
-class Node:
+class Node(Record):
     """The facts about one cell that readiness depends on (hive/domain/readiness.py)."""
 
-    id: str
-    status: str
-    type: str
-    priority: int
-    created: float
-    parent: str | None
-    deleted: bool
-    blockers: list[str] = field(default_factory=list)
+    __slots__ = _fields = (
+        "id",
+        "status",
+        "type",
+        "priority",
+        "created",
+        "parent",
+        "deleted",
+        "blockers",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        status: str,
+        type: str,
+        priority: int,
+        created: float,
+        parent: str | None,
+        deleted: bool,
+        blockers: list[str] | None = None,
+    ) -> None:
+        self.id = id
+        self.status = status
+        self.type = type
+        self.priority = priority
+        self.created = created
+        self.parent = parent
+        self.deleted = deleted
+        self.blockers: list[str] = [] if blockers is None else blockers
 
 
-@dataclass(frozen=True, slots=True)
-class ParseProblem:
+class ParseProblem(Frozen):
     """A cell file version that does not parse: the message and its line."""
 
-    message: str
-    path: str
-    line: int | None
+    __slots__ = _fields = ("message", "path", "line")
+
+    def __init__(self, message: str, path: str, line: int | None) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(Frozen):
     """One file of a state: its path and blob, and what the blob holds."""
 
-    path: str
-    blob: str
-    id: str | None
-    status: str | None
-    type: str | None
-    priority: int | None
-    parent: str | None
-    created: float | None
-    deleted: bool
-    error: str | None
-    error_path: str | None
-    line: int | None
-    blockers: list[str]
+    __slots__ = _fields = (
+        "path",
+        "blob",
+        "id",
+        "status",
+        "type",
+        "priority",
+        "parent",
+        "created",
+        "deleted",
+        "error",
+        "error_path",
+        "line",
+        "blockers",
+    )
+
+    def __init__(
+        self,
+        path: str,
+        blob: str,
+        id: str | None,
+        status: str | None,
+        type: str | None,
+        priority: int | None,
+        parent: str | None,
+        created: float | None,
+        deleted: bool,
+        error: str | None,
+        error_path: str | None,
+        line: int | None,
+        blockers: list[str],
+    ) -> None:
+        self.path = path
+        self.blob = blob
+        self.id = id
+        self.status = status
+        self.type = type
+        self.priority = priority
+        self.parent = parent
+        self.created = created
+        self.deleted = deleted
+        self.error = error
+        self.error_path = error_path
+        self.line = line
+        self.blockers = blockers
 
 
 def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
@@ -190,34 +273,65 @@ def _directory_entry(path: str, tree: str) -> Entry:
     return _entry(path, tree, light)
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(Frozen):
     """What a listing shows of one cell, and its printed JSON."""
 
-    id: str
-    blob: str
-    priority: int
-    type: str
-    status: str
-    assignee: str | None
-    title: str
-    json: bytes
+    __slots__ = _fields = ("id", "blob", "priority", "type", "status", "assignee", "title", "json")
+
+    def __init__(
+        self,
+        id: str,
+        blob: str,
+        priority: int,
+        type: str,
+        status: str,
+        assignee: str | None,
+        title: str,
+        json: bytes,
+    ) -> None:
+        self.id = id
+        self.blob = blob
+        self.priority = priority
+        self.type = type
+        self.status = status
+        self.assignee = assignee
+        self.title = title
+        self.json = json
 
 
 _ROW = "b.id, b.blob, b.priority, b.type, b.status, b.assignee, b.title, b.json"
 
 
-@dataclass(frozen=True, slots=True)
-class ListQuery:
+class ListQuery(Frozen):
     """Filters of ``hive list`` (values already normalized)."""
 
-    status: str | None = None
-    type: str | None = None
-    priority: int | None = None
-    label: str | None = None
-    assignee: str | None = None
-    include_deleted: bool = False
-    limit: int | None = None
+    __slots__ = _fields = (
+        "status",
+        "type",
+        "priority",
+        "label",
+        "assignee",
+        "include_deleted",
+        "limit",
+    )
+
+    def __init__(
+        self,
+        status: str | None = None,
+        type: str | None = None,
+        priority: int | None = None,
+        label: str | None = None,
+        assignee: str | None = None,
+        include_deleted: bool = False,
+        limit: int | None = None,
+    ) -> None:
+        self.status = status
+        self.type = type
+        self.priority = priority
+        self.label = label
+        self.assignee = assignee
+        self.include_deleted = include_deleted
+        self.limit = limit
 
 
 def misnamed_message(path: str, expected: str, found: str | None) -> str:
@@ -254,6 +368,34 @@ BlobReader = Callable[
 ]
 Decoder = Callable[[bytes, str], "ParsedCell | ParseProblem"]
 Progress = Callable[[int, int], None]
+
+
+class Listing:
+    """One tree to store: its entries, split against its counterpart in a base state
+    (``shared``: entries the counterpart holds with the same id, copied from its
+    stored listing; ``dropped``: the counterpart's other names; ``fresh``: the rest)."""
+
+    __slots__ = ("counterpart", "dropped", "fresh", "shared", "tree")
+
+    def __init__(
+        self,
+        tree: str,
+        counterpart: str | None,
+        items: Sequence[tuple[str, str, bool]],
+        old: dict[str, tuple[str, int]],
+    ) -> None:
+        self.tree = tree
+        self.counterpart = counterpart
+        self.fresh: list[tuple[str, str, bool]] = []
+        shared: set[str] = set()
+        for item in items:
+            name, sha, is_tree = item
+            if old.get(name) == (sha, int(is_tree)):
+                shared.add(name)
+            else:
+                self.fresh.append(item)
+        self.shared = bool(shared)
+        self.dropped = [name for name in old if name not in shared]
 
 
 _OPEN_INDEXES: weakref.WeakSet[StateIndex] = weakref.WeakSet()
@@ -456,12 +598,22 @@ class StateIndex:
         read_blobs: BlobReader,
         decode: Decoder,
         progress: Progress | None = None,
+        *,
+        base: str | None = None,
     ) -> None:
         """Make ``key`` (a cells tree id) answerable: list the trees and parse the
-        blobs not indexed yet, in batches (memory stays flat however many cells)."""
+        blobs not indexed yet, in batches (memory stays flat however many cells).
+
+        ``base``, a state already stored (the one a write started from), is diffed
+        against: an entry of a new tree that its counterpart in ``base`` (the tree at
+        the same path) also holds, with the same id, is copied from that listing in
+        SQL instead of being looked up again, so a write that changed one file
+        costs a few rows, not a shard's worth of lookups."""
         if self.has_state(key):
             return
-        listings, files = self._new_trees(key, list_tree)
+        if base is not None and not self.has_state(base):
+            base = None
+        listings, files = self._new_trees(key, list_tree, base)
         missing = self._unparsed(files)
         bulk = len(missing) > BATCH and not self.memory
         if bulk:  # one checkpoint at the end, not one (two fsyncs) per 1,000 pages
@@ -475,14 +627,8 @@ class StateIndex:
             if progress is not None:
                 progress(min(start + BATCH, len(missing)), len(missing))
         with self.transaction() as db:
-            for tree, items in reversed(listings):  # children before parents
-                db.executemany(
-                    f"INSERT OR IGNORE INTO dirs(tree, name, sha, is_tree, {LIGHT}) "
-                    f"SELECT ?, ?, ?, ?, {LIGHT} FROM (SELECT ? AS wanted) "
-                    "LEFT JOIN blobs ON blobs.blob = wanted",
-                    [(tree, name, sha, int(is_tree), sha) for name, sha, is_tree in items]
-                    or [(tree, "", "", 2, "")],  # an empty tree still counts as listed
-                )
+            for listing in reversed(listings):  # children before parents
+                self._store_listing(db, listing)
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
         if bulk:
             self.db.execute("PRAGMA wal_autocheckpoint=1000")
@@ -490,27 +636,62 @@ class StateIndex:
                 self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _new_trees(
-        self, key: str, list_tree: TreeLister
-    ) -> tuple[list[tuple[str, Sequence[tuple[str, str, bool]]]], list[tuple[str, str]]]:
+        self, key: str, list_tree: TreeLister, base: str | None = None
+    ) -> tuple[list[Listing], list[tuple[str, str]]]:
         """Listings of the trees below ``key`` not stored yet (parents first), and the
-        (blob, path) of the ``.yaml`` files in them."""
-        listings: list[tuple[str, Sequence[tuple[str, str, bool]]]] = []
+        (blob, path) of the ``.yaml`` files in them that ``base`` does not hold there."""
+        listings: list[Listing] = []
         files: dict[str, str] = {}
-        pending = [(key, PREFIX)]
+        pending: list[tuple[str, str, str | None]] = [(key, PREFIX, base)]
         seen: set[str] = set()
         while pending:
-            tree, prefix = pending.pop()
+            tree, prefix, counterpart = pending.pop()
             if tree in seen or self._has_dir(tree):
                 continue
             seen.add(tree)
-            items = list_tree(tree)
-            listings.append((tree, items))
-            for name, sha, is_tree in items:
+            old = self._listing(counterpart) if counterpart is not None else {}
+            listing = Listing(tree, counterpart, list_tree(tree), old)
+            listings.append(listing)
+            for name, sha, is_tree in listing.fresh:
                 if is_tree and not name.endswith(".yaml"):  # see entries(): a problem
-                    pending.append((sha, f"{prefix}{name}/"))
+                    was = old.get(name)
+                    below = was[0] if was is not None and was[1] == 1 else None
+                    pending.append((sha, f"{prefix}{name}/", below))
                 elif name.endswith(".yaml"):
                     files.setdefault(sha, prefix + name)
         return listings, list(files.items())
+
+    def _listing(self, tree: str) -> dict[str, tuple[str, int]]:
+        """name -> (id, is_tree) of a stored tree listing (empty when not stored)."""
+        rows = self.db.execute(
+            "SELECT name, sha, is_tree FROM dirs WHERE tree = ? AND is_tree != 2", (tree,)
+        )
+        return {name: (sha, is_tree) for name, sha, is_tree in rows}
+
+    @staticmethod
+    def _store_listing(db: sqlite3.Connection, listing: Listing) -> None:
+        """Insert one tree's listing: the entries its base counterpart shares copied
+        in SQL, the others with their blob's fields."""
+        tree = listing.tree
+        if listing.shared:
+            db.execute(
+                f"INSERT OR IGNORE INTO dirs(tree, name, sha, is_tree, {LIGHT}) "
+                f"SELECT ?, name, sha, is_tree, {LIGHT} FROM dirs WHERE tree = ? AND is_tree != 2",
+                (tree, listing.counterpart),
+            )
+            db.executemany(
+                "DELETE FROM dirs WHERE tree = ? AND name = ?",
+                [(tree, name) for name in listing.dropped],
+            )
+        rows = [(tree, name, sha, int(is_tree), sha) for name, sha, is_tree in listing.fresh]
+        if not rows and not listing.shared:
+            rows = [(tree, "", "", 2, "")]  # an empty tree still counts as listed
+        db.executemany(
+            f"INSERT OR IGNORE INTO dirs(tree, name, sha, is_tree, {LIGHT}) "
+            f"SELECT ?, ?, ?, ?, {LIGHT} FROM (SELECT ? AS wanted) "
+            "LEFT JOIN blobs ON blobs.blob = wanted",
+            rows,
+        )
 
     def _has_dir(self, tree: str) -> bool:
         row = self.db.execute("SELECT 1 FROM dirs WHERE tree = ? LIMIT 1", (tree,)).fetchone()
