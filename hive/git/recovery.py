@@ -129,7 +129,7 @@ class Intent(Frozen):
 
 def write_intent(paths: RepoPaths, intent: Intent) -> None:
     """Record ``intent`` (one small file write, no fsync, as git writes refs)."""
-    import json
+    from hive.jsontext import dumps_compact
 
     document = {
         "pid": os.getpid(),
@@ -139,7 +139,7 @@ def write_intent(paths: RepoPaths, intent: Intent) -> None:
         "new": intent.new,
         "changes": [[c.path, c.old, c.new, c.mode, int(c.user_file)] for c in intent.changes],
     }
-    data = json.dumps(document, separators=(",", ":")).encode()
+    data = dumps_compact(document).encode()  # json.dumps(document, separators=(",", ":"))
     descriptor = os.open(intent_path(paths), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
         if killpoints.armed("mid-intent"):

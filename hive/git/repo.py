@@ -25,11 +25,9 @@ stay staged (only hive's own index entries are replaced).
 from __future__ import annotations
 
 import contextlib
-import heapq
 import os
 import stat
 import time
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from hive.errors import (
@@ -379,6 +377,8 @@ class GitRepo:
                 raise NotAGitRepository(f"{self.paths.root}: {exc}") from None
             if self._repo.bare:
                 raise NotAGitRepository(f"{self.paths.root}: bare repositories are not supported")
+            import weakref
+
             weakref.finalize(self, self._repo.close)  # close packs before interpreter teardown
         return self._repo
 
@@ -564,6 +564,8 @@ class GitRepo:
         self, start: str | None = None, limit: int | None = None
     ) -> Iterator[CommitInfo]:
         """Commits reachable from ``start`` (default HEAD), newest first by date."""
+        import heapq
+
         head = start or self.head().commit
         if head is None:
             return

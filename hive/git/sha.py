@@ -15,6 +15,7 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from hashlib import sha1 as sha1
+    from typing import Any
 
 # Above this many bytes OpenSSL's speed pays for its load (~2 ms).
 LARGE = 256 * 1024
@@ -35,9 +36,13 @@ if not TYPE_CHECKING:
 
 
 def digest(data: bytes) -> bytes:
-    """The SHA-1 digest of ``data`` (OpenSSL's for large buffers)."""
+    """The SHA-1 digest of ``data`` (OpenSSL's for large buffers: ``_hashlib``, which
+    ``hashlib`` wraps, without ``hashlib``'s own imports)."""
     if len(data) >= LARGE:
-        import hashlib
-
-        return hashlib.sha1(data, usedforsecurity=False).digest()
+        try:
+            openssl_sha1: Callable[..., Any] = importlib.import_module("_hashlib").openssl_sha1
+        except (ImportError, AttributeError):  # a Python built without OpenSSL
+            return sha1(data).digest()
+        found: bytes = openssl_sha1(data, usedforsecurity=False).digest()
+        return found
     return sha1(data).digest()

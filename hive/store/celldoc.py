@@ -14,9 +14,9 @@ here against the model's own encoding, byte for byte.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 
+from hive.jsontext import dumps_scalar
 from hive.store.index import ParsedCell, ParseProblem
 from hive.store.yamlio import dumps
 
@@ -271,7 +271,7 @@ def json_of(cell: dict[str, Any]) -> bytes:
     return "".join(parts).encode("utf-8")
 
 
-_scalar = json.JSONEncoder(ensure_ascii=False).encode
+_scalar = dumps_scalar  # json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _pretty(value: Any, indent: str, out: list[str]) -> None:

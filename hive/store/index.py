@@ -32,14 +32,14 @@ it without pydantic, typer or dulwich.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
-import threading
 import time
-import weakref
+from _thread import _local as thread_local  # threading.local, without importing threading
+from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from hive.jsontext import dumps_strings
 from hive.record import Frozen, Record
 from hive.store.layout import CELLS_DIR, cell_id_from_path
 
@@ -398,7 +398,7 @@ class Listing:
         self.dropped = [name for name in old if name not in shared]
 
 
-_OPEN_INDEXES: weakref.WeakSet[StateIndex] = weakref.WeakSet()
+_OPEN_INDEXES: WeakSet[StateIndex] = WeakSet()
 _INHERITED: list[object] = []  # connections a forked child must neither use nor close
 
 
@@ -410,7 +410,7 @@ def _forget_connections_in_child() -> None:
     it in the child is not safe either, so it is kept, unused, until exit."""
     for index in list(_OPEN_INDEXES):
         _INHERITED.append(index._local)
-        index._local = threading.local()
+        index._local = thread_local()
 
 
 os.register_at_fork(after_in_child=_forget_connections_in_child)
@@ -425,7 +425,7 @@ class StateIndex:
         self.path = ":memory:" if self.memory else os.path.join(state_dir, FILE_NAME)
         self.notices: list[str] = []
         self._memory_db: sqlite3.Connection | None = None
-        self._local = threading.local()  # one connection per thread (sqlite3's rule)
+        self._local = thread_local()  # one connection per thread (sqlite3's rule)
         _OPEN_INDEXES.add(self)
 
     # ------------------------------------------------------------ connection
@@ -731,7 +731,7 @@ class StateIndex:
                     None,
                     None,
                     None,
-                    json.dumps(item.labels),
+                    dumps_strings(item.labels),  # json.dumps
                     item.json,
                 )
             )

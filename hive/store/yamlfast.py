@@ -17,8 +17,9 @@ parser only accepts texts whose meaning under YAML 1.2 is unambiguous.
 
 from __future__ import annotations
 
-import json
 import re
+
+from hive.jsontext import loads_string
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -179,8 +180,7 @@ def _quoted(text: str) -> str:
         return inner
     if _QUOTED_RE.fullmatch(text) is None:
         raise _Decline
-    decoded: str = json.loads(text)
-    return decoded
+    return loads_string(text)
 
 
 def _plain(text: str) -> Any:

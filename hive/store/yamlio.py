@@ -17,12 +17,12 @@ person edited parses exactly as before, and never differently.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 
 from hive.errors import CorruptFile
+from hive.jsontext import encode_basestring
 from hive.store.yamlfast import KEY_RE, PLAIN_RE, RESERVED_WORDS, fast_loads
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -124,7 +124,7 @@ def _float(value: float) -> str:
 
 
 def _quoted(text: str) -> str:
-    encoded = json.dumps(text, ensure_ascii=False)
+    encoded = encode_basestring(text)  # json.dumps(text, ensure_ascii=False)
     return _UNPRINTABLE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
 
 
