@@ -270,18 +270,19 @@ def _package(path: Path) -> str:
     return path.relative_to(HIVE).parts[0].removesuffix(".py")
 
 
+# leaf modules (standard library only), importable from every layer
+LEAVES = {"errors", "text", "record", "jsontext"}
 # a package may import only these hive packages (besides itself)
 ALLOWED: dict[str, set[str]] = {
-    "errors": set(),
-    "text": set(),
-    "models": {"errors", "text"},
-    "store": {"errors", "text", "models"},
-    "git": {"errors", "text", "models", "store"},
-    "domain": {"errors", "text", "models", "store", "git"},
-    "ops": {"errors", "text", "models", "store", "git", "domain"},
-    "tools": {"errors", "text", "models", "store", "git", "domain", "ops"},
-    "serve": {"errors", "text", "models", "store", "git", "domain", "ops"},
-    "agents": {"errors", "text", "models", "store", "git", "domain", "ops", "tools"},
+    **{leaf: set() for leaf in LEAVES},
+    "models": LEAVES,
+    "store": LEAVES | {"models"},
+    "git": LEAVES | {"models", "store"},
+    "domain": LEAVES | {"models", "store", "git"},
+    "ops": LEAVES | {"models", "store", "git", "domain"},
+    "tools": LEAVES | {"models", "store", "git", "domain", "ops"},
+    "serve": LEAVES | {"models", "store", "git", "domain", "ops"},
+    "agents": LEAVES | {"models", "store", "git", "domain", "ops", "tools"},
 }
 
 
