@@ -226,8 +226,8 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
         )
     else:
         required = required and presenter.extra is None
-        default = None if info.is_required() else info.get_default(call_default_factory=True)
-        shown = command.defaults.get(name, default)
+        given = None if info.is_required() else info.get_default(call_default_factory=True)
+        shown = command.defaults.get(name, given)
         suffix = f" (default {shown})" if shown not in (None, "", []) else ""
         bounds = _bounds(info) if kind in (int, float) else {}
         spec = typer.Option(
