@@ -479,6 +479,8 @@ def test_plain_cells_are_exactly_what_the_model_makes(written: Cell) -> None:
     assert plain == cell.model_dump()
     assert celldoc.encode(plain) == encode_cell(cell) == stored
     assert celldoc.json_of(plain) == to_json(cell, indent=2)
+    # without pydantic_core loaded (a lean write) the JSON is printed in Python: same bytes
+    assert celldoc.printed_by_python(plain) == to_json(cell, indent=2)
     assert celldoc.parsed(plain) == parsed_cell(cell)
 
 

@@ -53,11 +53,13 @@ def read_loose(paths: RepoPaths, sha: str) -> tuple[bytes, bytes] | None:
 
 
 def read_object(paths: RepoPaths, sha: str) -> tuple[bytes, bytes] | None:
-    """(type, body) of a loose or packed object, or None when it cannot be read here."""
-    found = read_loose(paths, sha)
-    if found is None and len(sha) == 40:
+    """(type, body) of a packed or loose object, or None when it cannot be read here.
+    The packs are asked first: a lookup in their (mapped) indexes costs less than the
+    failed ``open`` of a loose path, and most objects of a clone are packed."""
+    found = None
+    if len(sha) == 40:
         found = read_packed(os.path.join(paths.common_dir, "objects"), sha)
-    return found
+    return found if found is not None else read_loose(paths, sha)
 
 
 def commit_tree(paths: RepoPaths, commit: str) -> str | None:
