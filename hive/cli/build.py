@@ -11,17 +11,22 @@ is built from the model.
 from __future__ import annotations
 
 import inspect
+import os
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import typer
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
 from hive.cli.common import OPTIONS, run_op, show, use_json, workspace
+from hive.errors import HiveError
 from hive.ops.spec import Command, Operation, Params
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
 
 JSON = "json_output"
 VIEW: dict[str, Any] = {}  # the presentation options of the command being run
@@ -47,7 +52,10 @@ class Presenter:
     annotation, default)); ``render`` finds their values in ``VIEW``.
     ``inputs(ws, given)`` reads what a person types the way a shell means it (``-``
     for standard input, paths relative to the current directory) before the values
-    are validated as the operation's parameters."""
+    are validated as the operation's parameters. ``explain(error)``: what a person
+    needs to see about a failure beyond its one line (a failed gate's output).
+    ``opens``: how the command opens the repository when not as the acting identity
+    (registration: the name asked for is the one to register)."""
 
     render: Callable[[Any, Any, Any], None]
     notes: Callable[[Any, Any], None] | None = None
@@ -55,6 +63,64 @@ class Presenter:
     extra: Extra | None = None
     exit_code: Callable[[Any], int] | None = None  # what a result means (a lost CAS: 4)
     views: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+    explain: Callable[[HiveError], None] | None = None
+    opens: Callable[[], Workspace] | None = None
+
+
+@dataclass
+class ShellCaller:
+    """The command line as an operation's caller (``hive.ops.spec.Caller``): the
+    process's workspace; a shell is never bound to an identity, each command proves
+    it with the credential in ``HIVE_AGENT_TOKEN`` (``token``); ``wanted``: the name
+    claimed with ``--actor`` / ``HIVE_AGENT``. A person's shell reaches every file."""
+
+    opened: Workspace
+    agent: str | None = None
+    token: str | None = None
+    issued: bool = False
+    wanted: str | None = None
+
+    @classmethod
+    def of(cls, opened: Workspace) -> ShellCaller:
+        token = os.environ.get("HIVE_AGENT_TOKEN") or None
+        wanted = OPTIONS.actor or os.environ.get("HIVE_AGENT") or None
+        return cls(opened, token=token, wanted=wanted)
+
+    @property
+    def root(self) -> str:
+        return self.opened.root
+
+    @property
+    def session(self) -> str | None:
+        return self.opened.session
+
+    @property
+    def context_root(self) -> str:
+        return os.getcwd()
+
+    @property
+    def session_key(self) -> str:
+        return self.opened.session
+
+    @property
+    def name(self) -> str:
+        return self.opened.actor
+
+    @property
+    def from_tool(self) -> bool:
+        return False
+
+    def workspace(self) -> Workspace:
+        return self.opened
+
+    def bind(self, agent: str, token: str | None, *, issued: bool = False) -> None:
+        self.token, self.issued = token, issued
+
+    def allows(self, tool: str) -> Callable[[str], bool]:
+        return lambda path: True
+
+    def reads_before_writes(self) -> bool:
+        return False
 
 
 def option_names(name: str, command: Command, info: FieldInfo) -> tuple[str, ...]:
@@ -137,7 +203,9 @@ def _help(info: FieldInfo, kind: Any) -> str:
 def _parameter(op: Operation, command: Command, presenter: Presenter, name: str) -> Any:
     """The typer parameter of field ``name``: an argument, a flag or an option."""
     info = op.params.model_fields[name]
-    kind: Any = str if name in op.parsers else _cli_type(info.annotation)
+    kind: Any = _cli_type(info.annotation)
+    if name in op.parsers and kind != list[str]:
+        kind = str  # the parser reads the text (``P1``)
     help_text = _help(info, kind)
     required = info.is_required()
     spec: Any
@@ -157,7 +225,9 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
             annotation=Annotated[bool, flag],
         )
     else:
-        shown = command.defaults.get(name, info.get_default(call_default_factory=True))
+        required = required and presenter.extra is None
+        given = None if info.is_required() else info.get_default(call_default_factory=True)
+        shown = command.defaults.get(name, given)
         suffix = f" (default {shown})" if shown not in (None, "", []) else ""
         bounds = _bounds(info) if kind in (int, float) else {}
         spec = typer.Option(
@@ -208,12 +278,13 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
         if extra is not None:
             given.pop(extra.name, None)
             _require_arguments(command, given, extra)
-        ws = run_op(workspace)
+        ws = run_op(presenter.opens or workspace)
         if presenter.inputs is not None:
             presenter.inputs(ws, given)
         ids = _many(command, given)
         params = run_op(lambda: parse_params(op, command, given))
-        result = run_op(lambda: _run(op, ws, params, ids))
+        caller = ShellCaller.of(ws)
+        result = run_op(lambda: _explained(presenter, lambda: _run(op, caller, params, ids)))
         if presenter.notes is not None:
             presenter.notes(ws, result)
         show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
@@ -239,12 +310,22 @@ def _many(command: Command, given: dict[str, Any]) -> list[str] | None:
     return ids
 
 
-def _run(op: Operation, ws: Any, params: Params, ids: list[str] | None) -> Any:
+def _run(op: Operation, caller: ShellCaller, params: Params, ids: list[str] | None) -> Any:
     """One call, or the operation's batch for several ids (one id: its result alone)."""
     if ids is None or op.batch is None:
-        return op.run(ws, params)
-    found = op.batch(ws, params, ids)
+        return op.call(caller, params)
+    found = op.batch(caller.workspace(), params, ids)
     return found[0] if len(ids) == 1 else found
+
+
+def _explained(presenter: Presenter, call: Callable[[], Any]) -> Any:
+    """``call()``; a failure is explained to a person before its one line."""
+    try:
+        return call()
+    except HiveError as exc:
+        if presenter.explain is not None and not OPTIONS.json:
+            presenter.explain(exc)
+        raise
 
 
 def _require_arguments(command: Command, given: dict[str, Any], extra: Extra) -> None:
@@ -301,4 +382,6 @@ def add_commands(
             if presenter is None:
                 raise LookupError(f"no presenter for 'hive {command.name}'")
             group = apps[command.path[:-1]]
-            group.command(command.path[-1])(command_function(op, command, presenter))
+            group.command(command.path[-1], hidden=command.alias)(
+                command_function(op, command, presenter)
+            )

@@ -98,6 +98,23 @@ def workspace(*, claim: bool = True) -> Workspace:
     return opened
 
 
+def read_source(source: str) -> str:
+    """The text of file ``source``, or of standard input for ``-`` (InvalidInput when
+    it cannot be read)."""
+    import sys
+
+    from hive.errors import InvalidInput
+
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        with open(source, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise InvalidInput(f"cannot read {source}: {why}") from None
+
+
 def run_op(operation: Callable[[], T]) -> T:
     """Run a domain call; HiveErrors become a one-line message and an exit code."""
     from hive.errors import HiveError

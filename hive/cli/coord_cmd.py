@@ -20,24 +20,6 @@ mail_app = typer.Typer(help="Swarm mail between agents.", no_args_is_help=True)
 hooks_app = typer.Typer(help="The git pre-commit hook.", no_args_is_help=True)
 
 
-@mail_app.command("init")
-def mail_init_cmd(
-    name: Annotated[
-        str | None, typer.Option("--name", help="Agent name (generated if omitted).")
-    ] = None,
-    task: Annotated[
-        str | None, typer.Option("--task", help="What this agent is working on.")
-    ] = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """Register as an agent (the same as 'hive agent register'; the name defaults to
-    --actor / HIVE_AGENT). Prints the credential to export as HIVE_AGENT_TOKEN;
-    with HIVE_AGENT_TOKEN already set, takes that identity back instead."""
-    from hive.cli.agent_cmd import register_and_show
-
-    register_and_show(name, task, replace=False, json_flag=json_flag)
-
-
 @mail_app.command("sync")
 def mail_sync_cmd(
     remote: Annotated[str, typer.Argument(help="Remote name or URL.")] = "origin",

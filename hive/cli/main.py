@@ -129,6 +129,7 @@ def init(
 GROUPS = {
     (): app,
     ("dep",): dep_app,
+    ("epic",): epic_app,
     ("mail",): coord_cmd.mail_app,
     ("swarm",): swarm_cmd.swarm_app,
     ("ctx",): ctx_cmd.ctx_app,
@@ -144,36 +145,7 @@ add_commands(GROUPS, operations(), PRESENTERS, {"mail"})
 # ----------------------------------------------------------------------- epics
 
 
-@epic_app.command("create")
-def epic_create(
-    title: Annotated[str, typer.Argument()],
-    subtask: Annotated[
-        list[str] | None, typer.Option("--subtask", "-s", help="Subtask title (repeatable).")
-    ] = None,
-    description: Annotated[str, typer.Option("-d", "--description")] = "",
-    priority: Annotated[str, typer.Option("-p", "--priority")] = "2",
-    json_flag: JsonFlag = False,
-) -> None:
-    """Create an epic and its subtasks in one commit."""
-    from hive.domain.epics import create_epic
-
-    use_json(json_flag)
-    cells = run_op(
-        lambda: create_epic(
-            workspace(),
-            title=title,
-            subtasks=subtask or [],
-            description=description,
-            priority=priority,
-        )
-    )
-
-    def render() -> None:
-        output.say(f"created epic {cells[0].id}  {cells[0].title}")
-        for child in cells[1:]:
-            output.say(f"  {child.id}  {child.title}")
-
-    show(cells, json_flag, render)
+add_commands(GROUPS, operations(), PRESENTERS, {"epic"})
 
 
 @epic_app.command("status")

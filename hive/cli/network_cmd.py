@@ -2,13 +2,12 @@
 memory, delegation, swarm state, synthesis and the QA harness."""
 
 import json
-import sys
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from hive.cli import output
-from hive.cli.common import JsonFlag, run_op, show, use_json, workspace
+from hive.cli.common import JsonFlag, read_source, run_op, show, use_json, workspace
 from hive.cli.ctx_cmd import compact, parse_json_arg
 
 blackboard_app = typer.Typer(
@@ -41,14 +40,7 @@ def _refuse(message: str) -> NoReturn:
 def _read_json_source(source: str) -> Any:
     from hive.errors import InvalidInput
 
-    try:
-        if source == "-":
-            text = sys.stdin.read()
-        else:
-            with open(source, encoding="utf-8") as handle:
-                text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read {source}: {exc}") from None
+    text = read_source(source)
     try:
         return json.loads(text)
     except ValueError as exc:

@@ -14,7 +14,7 @@ import typer
 
 from hive.cli import output
 from hive.cli.build import VIEW, Extra, Presenter
-from hive.cli.common import OPTIONS, run_op, show, usage_error, workspace
+from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -546,3 +546,103 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
 
 
 PRESENTERS.update({"blocked": Presenter(render=_blocked), "stats": Presenter(render=_stats)})
+
+
+# ------------------------------------------------------------------ plans, epics, completion
+
+
+def _plan_file(ws: Workspace, given: dict[str, Any]) -> None:
+    """RESPONSE is a file with the plan (``-``: standard input)."""
+    if given.get("response") is not None:
+        given["response"] = run_op(lambda: read_source(given["response"]))
+
+
+def _validation(result: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    out.print("[green]valid[/green]" if result.valid else "[red]invalid[/red]")
+    for issue in result.errors:
+        out.print(f"[red]error[/red] {output.escape(issue.message)} — {issue.hint}")
+    for issue in result.warnings:
+        out.print(f"[yellow]warning[/yellow] {output.escape(issue.message)} — {issue.hint}")
+
+
+VALIDATION = Presenter(
+    render=_validation,
+    inputs=_plan_file,
+    exit_code=lambda result: 0 if result.valid else 2,
+)
+
+
+def _epic_created(cells: list[Cell], params: Any, ws: Workspace) -> None:
+    output.say(f"created epic {cells[0].id}  {cells[0].title}")
+    for child in cells[1:]:
+        output.say(f"  {child.id}  {child.title}")
+
+
+def _epic_from_plan(given: dict[str, Any]) -> None:
+    """``hive swarm create-epic SOURCE``: the epic of a plan file, checked first."""
+    from hive.domain.swarm.decompose import create_epic_from_decomposition
+
+    source = given.pop("source")
+    if given.get("epic_title") or given.get("subtasks"):
+        usage_error("give a plan file or --epic-title/--subtask, not both")
+    ws = run_op(workspace)
+    text = run_op(lambda: read_source(source))
+    strategy = given.get("strategy")
+    cells = run_op(
+        lambda: create_epic_from_decomposition(ws, decomposition=text, strategy=strategy)
+    )
+    show(cells, False, lambda: output.cell_table(cells, title=f"epic {cells[0].id}"))
+
+
+PLAN_SOURCE = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="SOURCE",
+        help="File with the plan JSON, or '-' for stdin (or use --epic-title).",
+        show_default=False,
+    ),
+]
+
+
+def _completed(result: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    out.print(f"completed {result.cell.id} in {(result.commit or '')[:10]}")
+    if result.released:
+        out.print("released " + ", ".join(r.path_pattern for r in result.released))
+    if result.outcome.scope_violations:
+        out.print(
+            "[yellow]outside scope: " + ", ".join(result.outcome.scope_violations) + "[/yellow]"
+        )
+
+
+def _gate_failure(error: Any) -> None:
+    """A failed gate's commands and output, and the evaluation's notes, on stderr."""
+    for run in error.details.get("gate") or []:
+        output.err(f"$ {run.get('command')}\n{str(run.get('output') or '').rstrip()}")
+    notes = (error.details.get("evaluation") or {}).get("notes")
+    if notes:
+        output.err(f"evaluation notes: {notes}")
+
+
+def _registered(result: Any, params: Any, ws: Workspace) -> None:
+    if result.token is None:
+        output.say(f"you are {result.name} (credential from HIVE_AGENT_TOKEN)")
+        return
+    output.say(f"registered {result.name}; its credential is shown only now:")
+    output.say(f"export HIVE_AGENT={result.name} HIVE_AGENT_TOKEN={result.token}")
+
+
+PRESENTERS.update(
+    {
+        "mail init": Presenter(render=_registered, opens=lambda: workspace(claim=False)),
+        "swarm validate-decomposition": VALIDATION,
+        "swarm validate": VALIDATION,
+        "epic create": Presenter(render=_epic_created),
+        "swarm create-epic": Presenter(
+            render=lambda cells, params, ws: output.cell_table(cells, title=f"epic {cells[0].id}"),
+            extra=Extra("source", "SOURCE", PLAN_SOURCE, _epic_from_plan),
+        ),
+        "swarm complete": Presenter(render=_completed, explain=_gate_failure),
+    }
+)

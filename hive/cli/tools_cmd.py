@@ -15,6 +15,7 @@ from hive.cli.common import (
     OPTIONS,
     JsonFlag,
     default_session,
+    read_source,
     run_op,
     show,
     use_json,
@@ -199,7 +200,7 @@ def proposals_decide_cmd(
 
     use_json(json_flag)
     ctx = CallContext(root=run_op(lambda: workspace(claim=False)).root)
-    text = run_op(lambda: _read(source))
+    text = run_op(lambda: read_source(source))
     report = run_op(
         lambda: decide(
             ctx.root, ctx.state_dir, text, allow_write=allow_write, check=write_check(ctx)
@@ -218,16 +219,6 @@ def proposals_decide_cmd(
     if unmatched:
         output.err(f"error: no pending proposal for {', '.join(unmatched)}")
         raise typer.Exit(NotFound.exit_code)
-
-
-def _read(source: str) -> str:
-    if source == "-":
-        return sys.stdin.read()
-    try:
-        with open(source, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {source}: {exc.strerror}") from None
 
 
 def events_cmd(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from hive.models.mail import Agent
 
@@ -104,3 +104,21 @@ class AuditEntry(BaseModel):
     kind: Literal["override", "unregistered", "author-mismatch"]
     detail: str
     ref: str = "HEAD"
+
+
+class MailInit(Registration):
+    """What ``swarmmail_init`` returns: the registration under the seed's name
+    (``agent_name``); ``token`` and ``credential`` (how to act as it from a shell)
+    only when this caller was issued the credential."""
+
+    agent_name: str
+    credential: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _issued_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No ``token`` or ``credential`` keys when none was issued to this caller."""
+        shown: dict[str, Any] = handler(self)
+        for key in ("token", "credential"):
+            if shown.get(key) is None:
+                shown.pop(key, None)
+        return shown

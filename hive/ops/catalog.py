@@ -1,3 +1,3 @@
 """Imports every module that declares operations (``hive.ops.spec.operations()``)."""
 
-from hive.ops import cells, context, coord, plan, swarm  # noqa: F401
+from hive.ops import cells, context, coord, files, plan, swarm  # noqa: F401

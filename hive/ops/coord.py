@@ -3,6 +3,7 @@ are generated from these descriptions)."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, field_validator
@@ -10,15 +11,18 @@ from pydantic import Field, field_validator
 from hive.domain.limits import MAX_GLOB, MAX_SHORT
 from hive.errors import (
     InvalidInput,
+    NameTaken,
     NotFound,
     NotOwner,
     NotRegistered,
+    NotYourIdentity,
     PermissionDenied,
     ReservationConflict,
 )
+from hive.models.identity import MailInit, Registration
 from hive.models.mail import AckResult, Message, MessageHeader, SendResult
 from hive.models.reservation import ReleaseResult, Reservation, ReserveResult
-from hive.ops.spec import Command, Operation, Params, declare
+from hive.ops.spec import Caller, Command, Operation, Params, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -32,6 +36,82 @@ OVERRIDES = {"force": ("--force",)}
 
 
 # ------------------------------------------------------------------ mail
+
+
+class MailInitParams(Params):
+    project_path: str | None = Field(default=None, max_length=4096)
+    agent_name: Short | None = Field(default=None, description="generated if omitted")
+    task_description: str | None = Field(default=None, max_length=2000)
+
+
+def _mail_init(caller: Caller, a: MailInitParams) -> MailInit:
+    """Register, then act as the returned name for the rest of this session. A session
+    keeps the identity it registered: asking for another name is not_your_identity.
+    Without a session (the command line) the name is taken back with its credential
+    (``HIVE_AGENT_TOKEN``) or registered anew."""
+    from hive.domain.mail import mail_init
+
+    if a.project_path:
+        _check_project(caller.root, a.project_path)
+    if caller.agent is not None:
+        agent = _bound_again(caller, a)
+    else:
+        agent = mail_init(
+            caller.workspace(),
+            agent_name=a.agent_name or caller.wanted,
+            task_description=a.task_description,
+            session=caller.session,
+            token=caller.token,
+            from_tool=caller.from_tool,
+        )
+    if agent.token:
+        caller.bind(agent.name, agent.token, issued=True)
+    shown = agent.model_dump(exclude={"token"})
+    if not (caller.issued and caller.token):
+        return MailInit(agent_name=agent.name, **shown)
+    return MailInit(
+        agent_name=agent.name,
+        **shown,
+        token=caller.token,
+        credential=f"this session acts as {agent.name}; to act as it from a shell (hive CLI,"
+        f" git commit) export HIVE_AGENT={agent.name} HIVE_AGENT_TOKEN=<token>",
+    )
+
+
+def _bound_again(caller: Caller, a: MailInitParams) -> Registration:
+    """``swarmmail_init`` in a session already bound to an identity: that identity."""
+    from hive.domain.mail import list_agents, mail_init
+
+    assert caller.agent is not None
+    if a.agent_name and a.agent_name.strip() != caller.agent:
+        raise NotYourIdentity(
+            f"this session is {caller.agent}: its identity is fixed by its registration;"
+            f" start another session to act as {a.agent_name}",
+            agent=caller.agent,
+        )
+    try:
+        return mail_init(
+            caller.workspace(),
+            agent_name=caller.agent,
+            task_description=a.task_description,
+            session=caller.session,
+            token=caller.token,
+        )
+    except NameTaken:  # in-process code bound a name without its credential
+        known = next(x for x in list_agents(caller.workspace()) if x.name == caller.agent)
+        return Registration(**known.model_dump())
+
+
+def _check_project(root: str, project_path: str) -> None:
+    """``project_path`` must be this repository (or a directory inside it)."""
+    real_root = os.path.realpath(root)
+    given = os.path.realpath(os.path.join(root, os.path.expanduser(project_path)))
+    if given != real_root and not given.startswith(real_root + os.sep):
+        raise InvalidInput(
+            f"project_path {project_path!r} is not this repository ({root}); start the"
+            " tool server in that project instead",
+            field="project_path",
+        )
 
 
 class SendParams(Params):
@@ -173,6 +253,24 @@ MESSAGE_ID = ("message_id",)
 MAIL_ERRORS = (NotFound, NotOwner, NotRegistered)
 
 declare(
+    Operation(
+        name="swarmmail_init",
+        summary="Register as an agent (same session: same name).",
+        params=MailInitParams,
+        result=MailInit,
+        session=_mail_init,
+        writes=True,
+        errors=(NameTaken, NotYourIdentity, NotOwner, InvalidInput),
+        commands=(
+            Command(
+                ("mail", "init"),
+                short={"agent_name": ("--name",), "task_description": ("--task",)},
+            ),
+        ),
+        help="Register as an agent (the same as 'hive agent register'; the name defaults to"
+        " --actor / HIVE_AGENT). Prints the credential to export as HIVE_AGENT_TOKEN; with"
+        " HIVE_AGENT_TOKEN already set, takes that identity back instead.",
+    ),
     Operation(
         name="swarmmail_send",
         summary="Send a message; an epic thread reaches its workers.",

@@ -1,15 +1,18 @@
 """Planning operations described once: choosing a strategy, the planning prompt,
-and the brief of a worker on one subtask."""
+checking a plan, creating its epic, and the brief of a worker on one subtask."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from hive.domain.limits import MAX_ID
 from hive.errors import AmbiguousId, Conflict, InvalidInput, NotFound, NotOwner
-from hive.models.swarm import PlanPrompt, StrategyChoice, SubtaskPrompt
+from hive.models import Cell
+from hive.models.epic import PlannedSubtask
+from hive.models.swarm import PlanPrompt, StrategyChoice, SubtaskPrompt, ValidationResult
+from hive.ops.cells import PRIORITY
 from hive.ops.spec import Command, Operation, Params, declare
 
 if TYPE_CHECKING:
@@ -71,6 +74,58 @@ def _plan(ws: Workspace, a: PlanParams) -> PlanPrompt:
     )
 
 
+class ValidateParams(Params):
+    response: str | dict[str, Any] = Field(description="plan JSON (a ```json fence is fine)")
+
+
+def _validate(ws: Workspace, a: ValidateParams) -> ValidationResult:
+    from hive.domain.swarm.decompose import swarm_validate_decomposition
+
+    return swarm_validate_decomposition(None, response=a.response)
+
+
+class CreateEpicParams(Params):
+    epic_title: str = Field(min_length=1, max_length=500)
+    epic_description: str = ""
+    subtasks: list[PlannedSubtask] = Field(min_length=1, max_length=50)
+    strategy: StrategyName | Literal["auto"] | None = None
+    priority: int | None = Field(default=None, ge=0, le=4, description="the epic's (default 2)")
+
+
+def _create_epic(ws: Workspace, a: CreateEpicParams) -> list[Cell]:
+    from hive.domain.swarm.decompose import hive_create_epic
+
+    return hive_create_epic(
+        ws,
+        epic_title=a.epic_title,
+        epic_description=a.epic_description,
+        subtasks=a.subtasks,
+        strategy=a.strategy,
+        priority=a.priority,
+    )
+
+
+def _subtasks(values: Any) -> list[PlannedSubtask]:
+    """A person's subtasks: each a title, or a JSON object like ``{"title": ...,
+    "files": [...]}``."""
+    import json
+
+    found: list[PlannedSubtask] = []
+    for raw in values if isinstance(values, list) else [values]:
+        text = str(raw).strip()
+        try:
+            data = json.loads(text) if text.startswith("{") else {"title": text}
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"--subtask is not valid JSON: {exc.msg}") from None
+        try:
+            found.append(PlannedSubtask.model_validate(data))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            raise InvalidInput(f"invalid subtask {where}: {error['msg']}", field=where) from None
+    return found
+
+
 class SubtaskParams(Params):
     agent_name: str | None = None
     cell_id: str = Field(min_length=1, max_length=MAX_ID)
@@ -103,6 +158,49 @@ CASS = {"query_cass": ("--no-query-cass", "--no-cass")}
 BRIEF_SHORT = {"agent_name": ("--agent",), "files": ("-f",)}
 
 declare(
+    Operation(
+        name="swarm_validate_decomposition",
+        summary="Check a plan: schema, file conflicts, dependencies.",
+        params=ValidateParams,
+        result=ValidationResult,
+        run=_validate,
+        writes=False,
+        errors=(InvalidInput,),
+        commands=(
+            Command(("swarm", "validate-decomposition"), arguments=("response",)),
+            Command(("swarm", "validate"), arguments=("response",), alias=True),
+        ),
+        help="Check a decomposition (exits 2 when it is invalid). RESPONSE: a file with"
+        " the plan JSON, or '-' for standard input.",
+    ),
+    Operation(
+        name="hive_create_epic",
+        summary="Create an epic and its subtasks in one commit.",
+        params=CreateEpicParams,
+        result=list[Cell],
+        run=_create_epic,
+        writes=True,
+        errors=(InvalidInput, NotFound, AmbiguousId),
+        parsers={"subtasks": _subtasks, **PRIORITY},
+        commands=(
+            Command(
+                ("epic", "create"),
+                arguments=("epic_title",),
+                short={
+                    "subtasks": ("--subtask", "-s"),
+                    "epic_description": ("-d", "--description"),
+                    "priority": ("-p",),
+                },
+            ),
+            Command(
+                ("swarm", "create-epic"),
+                short={"subtasks": ("--subtask",)},
+                help="Create the epic and subtasks of a valid plan in one commit: a plan"
+                " file (SOURCE, '-' for standard input) or --epic-title and --subtask.",
+            ),
+        ),
+        help="Create an epic and its subtasks in one commit.",
+    ),
     Operation(
         name="swarm_select_strategy",
         summary="Choose a decomposition strategy from wording and history.",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,6 +31,55 @@ Access = Literal["anyone", "agent", "registered", "owner", "coordinator"]
 proven identity); ``registered`` (an agent registered for swarm mail: agents call
 ``swarmmail_init`` first); ``owner`` (the owner of what it changes, or a
 coordinator/person with ``force`` and a ``reason``); ``coordinator``."""
+
+
+class Caller(Protocol):
+    """Who calls an operation, through which surface: the agent tools' session
+    (``hive/tools/registry.py``) or the command line (``hive/cli/build.py``).
+
+    Most operations need only the caller's workspace; an operation with
+    ``session`` needs the rest: the identity the session is bound to (``agent``,
+    proven by ``token``; ``bind`` changes it), the file sandbox (``context_root``),
+    the per-session state key (``session_key``) and the permission rules that apply
+    to the caller (``allows``)."""
+
+    @property
+    def root(self) -> str: ...
+
+    @property
+    def agent(self) -> str | None: ...
+
+    @property
+    def session(self) -> str | None: ...
+
+    @property
+    def token(self) -> str | None: ...
+
+    @property
+    def issued(self) -> bool: ...
+
+    @property
+    def wanted(self) -> str | None: ...
+
+    @property
+    def context_root(self) -> str: ...
+
+    @property
+    def session_key(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def from_tool(self) -> bool: ...
+
+    def workspace(self) -> Workspace: ...
+
+    def bind(self, agent: str, token: str | None, *, issued: bool = False) -> None: ...
+
+    def allows(self, tool: str) -> Callable[[str], bool]: ...
+
+    def reads_before_writes(self) -> bool: ...
 
 
 class Params(BaseModel):
@@ -59,7 +108,8 @@ class Command:
     show ID``: the id of ``hive_query``); ``many``: the first argument takes one or
     more values (``hive close A B C``), run by the operation's ``batch``;
     ``help``: the command's help when it is
-    not the operation's (a command that shows one facet of the operation).
+    not the operation's (a command that shows one facet of the operation);
+    ``alias``: another spelling of a command, left out of the help.
     """
 
     path: tuple[str, ...]
@@ -71,6 +121,7 @@ class Command:
     required: frozenset[str] = frozenset()
     many: bool = False
     help: str | None = None
+    alias: bool = False
 
     @property
     def name(self) -> str:
@@ -81,7 +132,9 @@ class Command:
 class Operation:
     """One operation, described once (see the module docstring).
 
-    ``run(ws, params)`` calls the domain function and returns ``result``.
+    ``run(ws, params)`` calls the domain function and returns ``result``;
+    ``session(caller, params)`` replaces it for an operation that needs more of
+    its caller than the workspace (see ``Caller``).
     ``summary`` is the one-line description (the tool's description, the
     command's short help); ``help`` the longer text for ``--help``.
     ``paths``: the repository paths a call touches (checked against the
@@ -90,25 +143,36 @@ class Operation:
     sandbox). ``parsers``: command-line text -> value, per field, where a
     person writes a value differently (``P1`` for priority 1). ``batch(ws, params,
     ids)``: the same call for several ids, all or nothing in one write (a command
-    with ``many``); one id gives what ``run`` gives.
+    with ``many``); one id gives what ``run`` gives. ``dirs``: the directories a
+    call lists or searches (checked like ``paths``, for what lies below them).
     """
 
     name: str
     summary: str
     params: type[Params]
     result: Any
-    run: Callable[[Workspace, Any], Any]
     writes: bool
+    run: Callable[[Workspace, Any], Any] | None = None
+    session: Callable[[Caller, Any], Any] | None = None
     access: Access = "anyone"
     errors: tuple[type[HiveError], ...] = ()
     commands: tuple[Command, ...] = ()
     help: str = ""
     paths: Callable[[Any], list[str]] | None = None
+    dirs: Callable[[Any], list[str]] | None = None
     parsers: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     batch: Callable[[Workspace, Any, list[str]], list[Any]] | None = None
 
-    def call(self, ws: Workspace, params: Params) -> Any:
-        return self.run(ws, params)
+    def __post_init__(self) -> None:
+        if (self.run is None) == (self.session is None):
+            raise ValueError(f"operation {self.name}: give run or session, not both")
+
+    def call(self, caller: Caller, params: Params) -> Any:
+        """Run the operation for ``caller``."""
+        if self.session is not None:
+            return self.session(caller, params)
+        assert self.run is not None
+        return self.run(caller.workspace(), params)
 
 
 OPERATIONS: dict[str, Operation] = {}

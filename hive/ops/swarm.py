@@ -8,11 +8,20 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from hive.domain.limits import MAX_ID
-from hive.errors import AmbiguousId, InvalidInput, NotFound, NotOwner, NotYourIdentity
+from hive.errors import (
+    AmbiguousId,
+    Conflict,
+    GateFailed,
+    InvalidInput,
+    NotFound,
+    NotOwner,
+    NotYourIdentity,
+)
 from hive.models.identity import AuditEntry
 from hive.models.outcome import Outcome
 from hive.models.results import LogEntry
 from hive.models.swarm import (
+    CompleteResult,
     EvaluationPrompt,
     Insights,
     ProgressResult,
@@ -109,6 +118,41 @@ def _progress(ws: Workspace, a: ProgressParams) -> ProgressResult:
         message=a.message,
         files_touched=a.files_touched,
         project_key=a.project_key,
+        force=a.force,
+        reason=a.reason,
+    )
+
+
+class CompleteParams(Params):
+    project_key: str | None = Field(default=None, description="must be this repository")
+    agent_name: str | None = Field(default=None, description="must be you, if given")
+    cell_id: str = Field(min_length=1, max_length=MAX_ID)
+    summary: str = Field(min_length=1, max_length=20_000, description="what was done")
+    files_touched: list[str] = PathList
+    evaluation: str | dict[str, Any] | None = Field(
+        default=None, description='text, or {"passed": bool, "notes": ...}'
+    )
+    error_count: int = Field(default=0, ge=0)
+    retry_count: int = Field(default=0, ge=0)
+    gate: bool = Field(default=True, description="false: skip the verify commands (recorded)")
+    force: bool = Field(default=False, description=OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000)
+
+
+def _complete(ws: Workspace, a: CompleteParams) -> CompleteResult:
+    from hive.domain.swarm.complete import swarm_complete
+
+    return swarm_complete(
+        ws,
+        agent_name=a.agent_name,
+        cell_id=a.cell_id,
+        summary=a.summary,
+        project_key=a.project_key,
+        files_touched=a.files_touched,
+        evaluation=a.evaluation,
+        error_count=a.error_count,
+        retry_count=a.retry_count,
+        run_gate=a.gate,
         force=a.force,
         reason=a.reason,
     )
@@ -243,6 +287,31 @@ declare(
             ),
         ),
         help="Report progress on a subtask (updates it and posts to the epic's coordinator).",
+    ),
+    Operation(
+        name="swarm_complete",
+        summary="Close cell, release reservations, record outcome, commit files: one commit.",
+        params=CompleteParams,
+        result=CompleteResult,
+        run=_complete,
+        writes=True,
+        access="owner",
+        errors=(*LOOKUP, InvalidInput, NotOwner, NotYourIdentity, Conflict, GateFailed),
+        paths=_touched,
+        commands=(
+            Command(
+                ("swarm", "complete"),
+                arguments=CELL_ARG,
+                short={
+                    "summary": ("-s",),
+                    "files_touched": FILES_SHORT,
+                    "error_count": ("--errors",),
+                    "retry_count": ("--retries",),
+                    "agent_name": AGENT_SHORT,
+                },
+            ),
+        ),
+        help="Close a subtask, release your reservations, record the outcome: one commit.",
     ),
     Operation(
         name="swarm_record_outcome",

@@ -97,6 +97,18 @@ class CallContext:
         return self.agent or "-"
 
     @property
+    def from_tool(self) -> bool:
+        return True
+
+    def allows(self, tool: str) -> files.PathFilter:
+        """May this caller reach a file with ``tool`` (the permission rules)?"""
+        return path_filter(self, tool)
+
+    def reads_before_writes(self) -> bool:
+        """Must this caller read a file before writing it (its agent profile)?"""
+        return bool(profile_of(self).read_before_write)
+
+    @property
     def state_dir(self) -> str:
         return self.workspace().git.paths.hive_state_dir
 
@@ -140,15 +152,18 @@ def operation_tool(op: Operation) -> Tool:
     def paths(args: Any) -> list[str]:
         return [files.permission_path(p) for p in op.paths(args)] if op.paths else []
 
+    def dirs(args: Any) -> list[str]:
+        return [files.permission_path(p) for p in op.dirs(args)] if op.dirs else []
+
     def handler(ctx: CallContext, args: Any) -> Any:
-        ws = ctx.workspace()
         if op.access == "registered":  # the seed's rule: swarmmail_init comes first
             from hive.domain.mail import require_registered
 
+            ws = ctx.workspace()
             require_registered(ws, ws.require_agent(op.name))
-        return op.run(ws, args)
+        return op.call(ctx, args)
 
-    return Tool(op.name, op.summary, op.params, handler, paths, operation=op)
+    return Tool(op.name, op.summary, op.params, handler, paths, dirs, operation=op)
 
 
 REGISTRY: dict[str, Tool] = {}

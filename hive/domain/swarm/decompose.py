@@ -618,9 +618,14 @@ def _directives(text: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def create_epic_from_decomposition(
-    ws: Workspace, *, decomposition: str | dict[str, Any], strategy: str | None = None
+    ws: Workspace,
+    *,
+    decomposition: str | dict[str, Any],
+    strategy: str | None = None,
+    priority: int | None = None,
 ) -> list[Cell]:
-    """Validate, then create the epic and its subtasks in one commit."""
+    """Validate, then create the epic and its subtasks in one commit (the epic's
+    ``priority``: 2 unless given; a subtask without one takes the epic's)."""
     checked = swarm_validate_decomposition(ws, response=decomposition)
     if not checked.valid or checked.data is None:
         problems = "; ".join(
@@ -655,6 +660,7 @@ def create_epic_from_decomposition(
             }
             for s in plan.subtasks
         ],
+        priority=2 if priority is None else priority,
         metadata={"strategy": chosen},
     )
 
@@ -666,12 +672,15 @@ def hive_create_epic(
     subtasks: list[dict[str, Any]] | list[PlannedSubtask],
     epic_description: str = "",
     strategy: str | None = None,
+    priority: int | None = None,
 ) -> list[Cell]:
     """The seed's ``hive_create_epic``: ``subtasks`` may be ``validation.data.subtasks``
     as they are (type and priority included)."""
     items = [s.model_dump() if isinstance(s, PlannedSubtask) else dict(s) for s in subtasks]
     plan = {"epic": {"title": epic_title, "description": epic_description}, "subtasks": items}
-    return create_epic_from_decomposition(ws, decomposition=plan, strategy=strategy)
+    return create_epic_from_decomposition(
+        ws, decomposition=plan, strategy=strategy, priority=priority
+    )
 
 
 # ------------------------------------------------------------------ swarm_init
