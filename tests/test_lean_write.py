@@ -670,3 +670,129 @@ def probe_build(root: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", probe, str(root)], capture_output=True, text=True, check=False
     )
+
+
+# ------------------------------------------------------------------ the diffed index
+
+
+def test_a_lean_write_indexes_its_state_as_a_full_build_does(
+    base: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The listings a lean write stores (copied from its base state where the trees
+    share entries) are the rows a build from scratch stores for the same trees."""
+    root = twin(base, tmp_path, "diffed")
+    ids = base["ids"]
+    writes = [
+        ["create", "new one", "-l", "x"],
+        ["update", ids["open"], "-p", "0", "--title", "renamed"],
+        ["close", ids["freed"], "-r", "done"],
+        ["create", "second"],
+    ]
+    for args in writes:
+        assert lean_run(root, args, capsys)[0] == 0, args
+    written = index_dump(root)
+    for path in (root / ".git" / "hive").glob("index.sqlite3*"):
+        path.unlink()
+    Workspace(str(root)).cells()  # HEAD's state built from scratch by the full path
+    rebuilt = {tuple(row) for row in index_dump(root)[1]}
+    trees = {row[0] for row in rebuilt}
+    assert len(trees) > 2
+    assert {tuple(row) for row in written[1] if row[0] in trees} == rebuilt
+
+
+# ------------------------------------------------------------------ show
+
+
+@pytest.mark.parametrize("which", ["open", "claimed", "closed", "blocked", "freed", "epic", "mine"])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_show_gives_the_full_clis_output(
+    base: dict[str, Any],
+    which: str,
+    as_json: bool,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    root = base["root"]
+    args = ["show", base["ids"][which], *(["--json"] if as_json else [])]
+    code, lean_out = lean_run(root, args, capsys)
+    assert code == 0, "answered by the lean path"
+    assert full_run(root, args, capsys) == (0, lean_out)
+
+
+def test_show_defers_what_it_cannot_print_exactly(
+    base: dict[str, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = base["root"]
+    ids = base["ids"]
+    monkeypatch.delenv("COLUMNS", raising=False)
+    for args in (
+        ["show", ids["commented"]],  # comments: the model's
+        ["show", ids["open"][:5]],  # a partial id
+        ["show", ids["open"], ids["closed"]],  # several
+        ["show", "hv-nothere"],  # an error to word
+    ):
+        assert lean_run(root, args, capsys)[0] is None, args
+    monkeypatch.setenv("COLUMNS", "80")  # rich lays the text out
+    assert lean_run(root, ["show", ids["open"]], capsys)[0] is None
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_show_prints_unusual_text_as_the_full_cli(
+    base: dict[str, Any],
+    tmp_path: Path,
+    as_json: bool,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Markup-like brackets, non-ASCII text, blank lines, every text block, a deleted
+    blocker: the same bytes as rich prints them piped."""
+    from hive.domain.cells import delete_cell
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    root = twin(base, tmp_path, "texts")
+    ws = Workspace(str(root), actor="alice")
+    gone = create_cell(ws, title="to delete").id
+    shown = create_cell(
+        ws,
+        title="[bold]not bold[/bold] \\[x] — naïve 日本",
+        description="first\n\n  indented [red]\nlast\n",
+        notes="n1\nn2",
+        labels=["z", "é"],
+        files=["src/a.py", "docs/*.md"],
+        deps=[f"blocks:{gone}", f"blocks:{base['ids']['open']}", f"related:{base['ids']['freed']}"],
+        parent=base["ids"]["epic"],
+        priority=0,
+        type="bug",
+    ).id
+    delete_cell(ws, cell_id=gone)
+    for cell_id in (shown, gone):
+        args = ["show", cell_id, *(["--json"] if as_json else [])]
+        code, lean_out = lean_run(root, args, capsys)
+        assert code == 0, "answered by the lean path"
+        assert full_run(root, args, capsys) == (0, lean_out)
+
+
+def test_a_fresh_show_imports_no_heavy_module(base: dict[str, Any]) -> None:
+    probe = (
+        "import io, sys\n"
+        "from hive.cli import entry\n"
+        "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
+        "for args in (['show', sys.argv[1]], ['show', sys.argv[1], '--json']):\n"
+        "    assert entry.dispatch(entry.parse(['-C', sys.argv[2], *args])) == 0, args\n"
+        "sys.stdout = sys.__stdout__\n"
+        "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"
+        f" 'filelock', *{START_UP_COSTLY!r})\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    found = subprocess.run(
+        [sys.executable, "-c", probe, base["ids"]["blocked"], str(base["root"])],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == "[]"

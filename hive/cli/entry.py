@@ -9,7 +9,7 @@ same directory. Then:
 * ``hive create``, ``update`` and ``close`` in their common forms are written by
   ``hive/cli/lean_write.py`` (same transaction, same results, no typer/pydantic/
   dulwich), which defers to the full CLI for anything else;
-* ``hive ready`` and ``hive list`` are answered from the state index
+* ``hive ready``, ``hive list`` and ``hive show ID`` are answered from the state index
   (``hive/store/index.py``) for the state of the commit HEAD points at, read
   from git just before: the answer can never be older than HEAD. These paths
   import neither typer, pydantic, rich nor dulwich;
@@ -272,6 +272,7 @@ def _lean(module: str, name: str) -> Callable[[Invocation], int | None]:
 LEAN_COMMANDS: dict[str, Callable[[Invocation], int | None]] = {
     "ready": _lean("lean", "ready"),
     "list": _lean("lean", "list_cells"),
+    "show": _lean("lean", "show"),
     "hooks": _lean("lean", "precommit"),
     "create": _lean("lean_write", "create"),
     "update": _lean("lean_write", "update"),

@@ -1,4 +1,5 @@
-"""``hive ready`` and ``hive list`` answered from the state index, without the models.
+"""``hive ready``, ``hive list`` and ``hive show`` answered from the state index, without
+the models.
 
 Only the standard library, the state index and hive's dulwich-free git readers
 are imported. The answer is for the commit HEAD points at, read from the ref
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from hive.cli.entry import DEFAULT_PAGE, Invocation
 from hive.domain.readiness import ready_ids
@@ -30,6 +30,8 @@ from hive.store.index import (
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from hive.git.refs import RepoPaths
 
 GITLINK_MODE = 0o160000
@@ -37,12 +39,16 @@ STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
 TYPES = ("bug", "feature", "task", "epic", "chore")
 
 
-@dataclass
 class State:
-    """The state index and the key of the state HEAD points at."""
+    """The state index, the key of the state HEAD points at, and where the repository is
+    (a plain class: a dataclass costs a compile at every start-up)."""
 
-    index: StateIndex
-    key: str
+    __slots__ = ("index", "key", "paths")
+
+    def __init__(self, index: StateIndex, key: str, paths: RepoPaths) -> None:
+        self.index = index
+        self.key = key
+        self.paths = paths
 
 
 def open_state(inv: Invocation) -> State | None:
@@ -75,7 +81,7 @@ def open_state(inv: Invocation) -> State | None:
         return None
     if not index.has_state(key) and not build_state(paths, index, key):
         return None
-    return State(index=index, key=key)
+    return State(index=index, key=key, paths=paths)
 
 
 def build_state(paths: RepoPaths, index: StateIndex, key: str) -> bool:
@@ -318,6 +324,138 @@ def _terminal_width() -> int | None:
     except (ValueError, OSError):
         columns = 0
     return columns or 80
+
+
+# ------------------------------------------------------------------ show
+
+
+# Environment that makes rich lay out or colour piped output: the full CLI renders then.
+_RICH_ENV = ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "TTY_COLS")
+
+
+def show(inv: Invocation) -> int | None:
+    """``hive show ID`` for one full id, printed as the full CLI prints it: as JSON, or
+    as plain lines when the output is piped (on a terminal rich wraps and colours it,
+    so the full CLI renders). Partial ids, several ids, options, merge conflicts,
+    comments, text rich might lay out differently, a blocker whose file is not
+    readable: the full CLI."""
+    import os
+
+    if len(inv.args) != 1 or inv.args[0].startswith("-"):
+        return None
+    if not inv.json and (sys.stdout.isatty() or any(name in os.environ for name in _RICH_ENV)):
+        return None
+    given = inv.args[0]
+    if not given or given != given.strip().lower():
+        return None
+    state = open_state(inv)
+    if state is None:
+        return None
+    from hive.cli.lean_write import lookup, usable
+    from hive.git.loose import read_object
+    from hive.store.celldoc import plain_cell
+    from hive.store.layout import cell_path
+    from hive.store.yamlfast import fast_loads
+
+    found = usable(lookup(state.index, state.key, given), given)
+    if found is None or os.path.isdir(os.path.join(state.paths.root, cell_path(given))):
+        return None  # (a directory in its place: the full CLI warns)
+    blob = read_object(state.paths, found.blob)
+    if blob is None or blob[0] != b"blob":
+        return None
+    try:
+        cell = plain_cell(fast_loads(blob[1].decode("utf-8")))
+    except (UnicodeDecodeError, ValueError, HiveError):
+        return None
+    if cell is None or cell["id"] != given:
+        return None
+    blockers = _open_blockers(state, cell) if cell["status"] != "closed" else []
+    if blockers is None:
+        return None
+    if inv.json:
+        from hive.store.celldoc import json_of
+
+        detail = {**cell, "blocked_by": [ref["id"] for ref in blockers], "open_blockers": blockers}
+        sys.stdout.buffer.write(json_of(detail) + b"\n")
+    else:
+        text = _detail_text(cell, blockers)
+        if text is None:
+            return None
+        sys.stdout.write(text)
+    sys.stdout.flush()
+    return 0
+
+
+def _open_blockers(state: State, cell: dict[str, object]) -> list[dict[str, object]] | None:
+    """``blocks`` targets neither closed nor deleted, as ``CellRef``s (None: the full
+    CLI decides, for a target whose file is not readable here)."""
+    from hive.cli.lean_write import lookup, usable
+
+    refs: list[dict[str, object]] = []
+    dependencies = cell["dependencies"]
+    assert isinstance(dependencies, list)
+    for dep in dependencies:
+        if dep["type"] != "blocks":
+            continue
+        target = dep["target"]
+        found = lookup(state.index, state.key, target)
+        if not found:
+            continue  # a target that does not exist does not block
+        only = usable(found, target)
+        if only is None:
+            return None
+        if only.status != "closed" and not only.deleted:
+            ref = {"id": target, "title": only.title, "status": only.status}
+            refs.append({**ref, "assignee": only.assignee})
+    return refs
+
+
+def _detail_text(cell: dict[str, Any], blockers: list[dict[str, Any]]) -> str | None:
+    """``output.cell_detail`` as rich prints it piped (no colour, no wrapping); None
+    for text rich might print differently (control characters, tabs, ...)."""
+    rows: list[tuple[str, str]] = [
+        ("status", cell["status"] + (" (deleted)" if cell["deleted_at"] is not None else "")),
+        ("type", cell["type"]),
+        ("priority", f"P{cell['priority']}"),
+    ]
+    optional = {
+        "assignee": cell["assignee"],
+        "parent": cell["parent"],
+        "labels": ", ".join(cell["labels"]),
+        "files": ", ".join(cell["files_owned"]),
+        "depends on": ", ".join(f"{d['target']} ({d['type']})" for d in cell["dependencies"]),
+        "close reason": cell["close_reason"],
+    }
+    rows += [(key, value) for key, value in optional.items() if value]
+    for ref in blockers:
+        rows.append(("blocked by", f"{ref['id']} [{ref['status']}] {ref['title']}"))
+    rows.append(("created", f"{cell['created_at']:%Y-%m-%d %H:%M} by {cell['created_by'] or '?'}"))
+    rows.append(("updated", f"{cell['updated_at']:%Y-%m-%d %H:%M}"))
+    if cell["closed_at"]:
+        rows.append(("closed", f"{cell['closed_at']:%Y-%m-%d %H:%M}"))
+    lines = [f"{cell['id']}  {cell['title']}"]
+    lines += [f"  {key:<12} {value}" for key, value in rows]
+    blocks = [("", cell["description"])]
+    blocks += [(title + ":\n", cell[name]) for title, name in _TEXT_BLOCKS]
+    for heading, text in blocks:
+        if text:
+            lines.append("\n" + heading + text)
+    printed = "\n".join(lines) + "\n"
+    return printed if _plain_text(printed) else None
+
+
+_TEXT_BLOCKS = (
+    ("design", "design"),
+    ("acceptance criteria", "acceptance_criteria"),
+    ("notes", "notes"),
+)
+
+
+def _plain_text(text: str) -> bool:
+    """Text rich prints as it is: printable characters and line breaks, no line
+    ending in blanks (what rich does with tabs, control codes and trailing spaces
+    is its own affair)."""
+    return all(line.isprintable() and line == line.rstrip() for line in text.split("\n"))
 
 
 # ------------------------------------------------------------------ the pre-commit hook

@@ -264,6 +264,8 @@ class Found:
         deleted: bool,
         error: str | None,
         id: str | None,
+        title: str | None = None,
+        assignee: str | None = None,
     ) -> None:
         self.path = path
         self.blob = blob
@@ -271,6 +273,8 @@ class Found:
         self.deleted = deleted
         self.error = error
         self.id = id
+        self.title = title
+        self.assignee = assignee
 
 
 def lookup(index: StateIndex, key: str, cell_id: str) -> list[Found]:
@@ -279,10 +283,10 @@ def lookup(index: StateIndex, key: str, cell_id: str) -> list[Found]:
         return []
     name = cell_id + ".yaml"
     rows = index.db.execute(
-        "SELECT c.name, c.sha, c.is_tree, c.status, c.deleted, c.error, c.id FROM dirs c "
-        "WHERE c.tree = :key AND c.name = :name "
+        "SELECT c.name, c.sha, c.is_tree, c.status, c.deleted, c.error, c.id, c.title, "
+        "c.assignee FROM dirs c WHERE c.tree = :key AND c.name = :name "
         "UNION ALL SELECT c.name || '/' || s.name, s.sha, s.is_tree, s.status, s.deleted, "
-        "s.error, s.id FROM dirs c JOIN dirs s ON s.tree = c.sha "
+        "s.error, s.id, s.title, s.assignee FROM dirs c JOIN dirs s ON s.tree = c.sha "
         "WHERE c.tree = :key AND c.is_tree = 1 AND s.name = :name",
         {"key": key, "name": name},
     ).fetchall()
@@ -294,6 +298,8 @@ def lookup(index: StateIndex, key: str, cell_id: str) -> list[Found]:
             deleted=bool(row[4]),
             error="a directory" if row[2] else row[5],
             id=row[6],
+            title=row[7],
+            assignee=row[8],
         )
         for row in rows
     ]
