@@ -73,6 +73,55 @@ def test_reads_agree(repo: Path, cells: dict[str, str], args: list[str]) -> None
     assert shown.returncode == 0 and shown.stdout
 
 
+# Option forms the lean parsers must read as click does (or leave to the full CLI).
+OPTION_FORMS = [
+    (["list", "-s=open"], 2),  # a short option's value is "=open"
+    (["list", "-sopen", "-n", "1"], 0),
+    (["list", "--status=in-progress"], 0),
+    (["list", "-s", "ALL"], 2),  # "all" is taken only as written
+    (["list", "-s", "all", "-n", "1"], 0),
+    (["list", "-p", "P1"], 0),
+    (["list", "-p", "\u00b2"], 2),  # a digit int() does not read
+    (["list", "-n", "\u0661"], 2),  # not an ASCII number
+    (["list", "-n", "100001"], 2),  # above the largest page
+    (["list", "-n", "99999999999999999999"], 2),
+    (["list", "--all", "-n", "0"], 2),
+    (["list", "-n", "2", "-n", "1"], 0),
+    (["ready", "--all", "-n", "1"], 0),  # --all wins wherever it stands
+    (["ready", "-n", "1", "--all"], 0),
+    (["ready", "-n", "100001"], 2),
+    (["ready", "--limit=1", "--json"], 0),
+]
+
+
+@pytest.mark.parametrize(("args", "code"), OPTION_FORMS, ids=lambda v: str(v))
+def test_option_forms_are_read_as_the_full_cli_reads_them(
+    repo: Path, cells: dict[str, str], args: list[str], code: int
+) -> None:
+    assert both(repo, *args).returncode == code
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["create", "x", "-t", "BUG"],
+        ["create", "x", "--type=Task"],
+        ["create", "x", "-p", "\u00b2"],
+        ["create", "x", "-p=1"],
+        ["update", "{plain}", "-t", "FEATURE"],
+        ["update", "{plain}", "-p", "\u00b2"],
+    ],
+    ids=" ".join,
+)
+def test_writes_refuse_what_the_full_cli_refuses(
+    repo: Path, cells: dict[str, str], args: list[str]
+) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    refused = both(repo, *[arg.format(**cells) for arg in args])
+    assert refused.returncode == 2 and refused.stderr.startswith("error: ")
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
 def test_ids_by_prefix_ambiguous_and_unknown(repo: Path, cells: dict[str, str]) -> None:
     urgent = cells["urgent"]
     by_prefix = both(repo, "show", urgent[:5], "--json")
