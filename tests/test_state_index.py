@@ -308,3 +308,157 @@ def test_a_forked_child_opens_its_own_connection(tmp_path: Path) -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert index.db is parent_db  # the parent keeps its own
+
+
+# ------------------------------------------------------------------ a large cold build
+
+
+LARGE = 2_100  # more than the 2,000 from which a progress bar is drawn; several batches
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tracker of LARGE cells in one commit (copied by each test that uses it)."""
+    from hive.domain.bulk import create_cells
+    from hive.domain.setup import init_hive
+    from tests.conftest import make_repo
+
+    root = make_repo(tmp_path_factory.mktemp("large") / "repo")
+    ws = Workspace(str(root), actor="alice")
+    init_hive(ws, prefix="hv")
+    create_cells(ws, specs=[{"title": f"cell {n}", "priority": n % 5} for n in range(LARGE)])
+    ws.state_index.close()
+    return root
+
+
+def _copy_without_index(large: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(large, copy, symlinks=True)
+    for path in (copy / ".git" / "hive").glob(f"{state_index.FILE_NAME}*"):
+        path.unlink()
+    return copy
+
+
+def test_a_cold_build_on_a_terminal_draws_a_progress_bar(large: Path, tmp_path: Path) -> None:
+    """A corrupt index on a terminal: the notice, then a bar while every cell is indexed
+    again (a missing index is built the same way, without the notice: see below)."""
+    from tests.conftest import on_terminal
+
+    repo = _copy_without_index(large, tmp_path)
+    index_file(repo).write_bytes(b"not a database" * 1000)
+    code, seen = on_terminal([*HIVE, "-C", str(repo), "list", "-n", "1"])
+    assert code == 0 and b"indexing .hive" in seen
+    assert b"hive: rebuilt the state index" in seen and b"showing 1 of 2100 cells" in seen
+    piped = hive(repo, "list", "-n", "1")  # the index is whole now: no bar, no notice
+    assert piped.returncode == 0
+    assert piped.stderr == "showing 1 of 2100 cells (--all for every one)\n"
+
+
+def _build_progress(path: Path) -> tuple[int, int] | None:
+    """(cell versions stored, states marked built) of an index another process builds."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.05)
+        try:
+            blobs = db.execute("SELECT count(*) FROM blobs").fetchone()[0]
+            states = db.execute("SELECT count(*) FROM states").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None  # not created yet, or being created
+    return int(blobs), int(states)
+
+
+def test_a_process_killed_between_the_batches_of_a_cold_build_leaves_a_usable_index(
+    large: Path, tmp_path: Path
+) -> None:
+    """The kill lands after some batches are stored and before the state is marked
+    built (checked, not hoped for): the next command finishes the build and answers
+    in full, with no notice, from an index SQLite finds intact."""
+    repo = _copy_without_index(large, tmp_path)
+    expected = git(repo, "ls-tree", "-r", "--name-only", "HEAD", ".hive/cells").split()
+    assert len(expected) == LARGE
+    child = subprocess.Popen(
+        [*HIVE, "-C", str(repo), "list", "--json", "--all"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    found = None
+    deadline = time.monotonic() + 120
+    while child.poll() is None and time.monotonic() < deadline:
+        found = _build_progress(index_file(repo))
+        if found is not None and found[0] >= state_index.BATCH:
+            child.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.002)
+    child.wait()
+    assert child.returncode == -signal.SIGKILL, "the build ended before a batch was seen"
+    assert found is not None
+    stored, built = _build_progress(index_file(repo)) or (0, 0)
+    assert state_index.BATCH <= stored < LARGE and built == 0  # killed mid-build
+    db = sqlite3.connect(index_file(repo))
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+    listed = hive(repo, "list", "--json", "--all")
+    assert sorted(ids_of(listed)) == sorted(Path(name).stem for name in expected)
+    assert "rebuilt" not in listed.stderr
+    assert _build_progress(index_file(repo)) == (LARGE, 1)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        "dep add",
+        "dep add making a cycle",
+        "close an epic with an open subtask",
+        "close blocked",
+        "create with a blocker",
+        "create a subtask",
+        "delete",
+        "start",
+        "reopen",
+    ],
+)
+def test_checks_of_a_write_walk_the_index_not_the_cells(
+    ws: Workspace, repo: Path, write: str
+) -> None:
+    """Dependency cycles, close guards and ids are checked on the index's light facts:
+    a write decodes the cells it changes and the few its checks name, never all."""
+    from hive.domain.cells import add_dependency, close_cell, delete_cell, reopen_cell, start_cell
+    from hive.errors import HiveError
+
+    made = [create_cell(ws, title=f"c{n}") for n in range(30)]
+    first, second = made[0].id, made[1].id
+    add_dependency(ws, cell_id=first, target=second)  # first waits for second
+    epic = create_cell(ws, title="epic", type="epic").id
+    create_cell(ws, title="subtask", parent=epic)
+    close_cell(ws, cell_id=made[2].id)
+    fresh = Workspace(str(repo), actor="alice")
+    calls = {
+        "dep add": lambda: add_dependency(fresh, cell_id=made[3].id, target=made[4].id),
+        "dep add making a cycle": lambda: add_dependency(fresh, cell_id=second, target=first),
+        "close an epic with an open subtask": lambda: close_cell(fresh, cell_id=epic),
+        "close blocked": lambda: close_cell(fresh, cell_id=first),
+        "create with a blocker": lambda: create_cell(
+            fresh, title="new", deps=[f"blocks:{made[5].id}"]
+        ),
+        "create a subtask": lambda: create_cell(fresh, title="new", parent=epic),
+        "delete": lambda: delete_cell(fresh, cell_id=made[6].id),
+        "start": lambda: start_cell(fresh, cell_id=made[7].id),
+        "reopen": lambda: reopen_cell(fresh, cell_id=made[2].id),
+    }
+    refused = write in (
+        "dep add making a cycle",
+        "close an epic with an open subtask",
+        "close blocked",
+    )
+    head = git(repo, "rev-parse", "HEAD")
+    if refused:
+        with pytest.raises(HiveError):
+            calls[write]()
+        assert git(repo, "rev-parse", "HEAD") == head
+    else:
+        calls[write]()
+        assert git(repo, "rev-parse", "HEAD") != head
+    assert 1 <= fresh.cache.decoded <= 2, f"{write} decoded {fresh.cache.decoded} of 34 cells"
