@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -462,3 +463,62 @@ def test_checks_of_a_write_walk_the_index_not_the_cells(
         calls[write]()
         assert git(repo, "rev-parse", "HEAD") != head
     assert 1 <= fresh.cache.decoded <= 2, f"{write} decoded {fresh.cache.decoded} of 34 cells"
+
+
+def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> None:
+    """4 processes run ``hive create`` and ``hive update`` (the lean path, each recording
+    its state in the index) on one shared cell and new ones while a reader lists: the
+    reader never sees less than HEAD, no update is lost, and the rows the writers left
+    are those a build from scratch makes."""
+    from tests.conftest import assert_clean
+    from tests.inprocess import fork_call
+
+    shared = create_cell(ws, title="shared").id
+    hive(repo, "list")  # HEAD's state is indexed, as after any earlier command
+    environment = {**os.environ, "HIVE_AGENT": ""}
+    rounds = 3
+
+    def writer(number: int) -> None:
+        for turn in range(rounds):
+            for args in (
+                ["create", f"w{number} {turn}"],
+                ["update", shared, "--append-notes", f"w{number} {turn}"],
+            ):
+                done = run_hive(["-C", str(repo), *args], env=environment)
+                if done.returncode != 0:
+                    sys.stderr.write(done.stderr)
+                    sys.exit(1)
+
+    writers = [fork_call(lambda n=number: writer(n)) for number in range(4)]  # type: ignore[misc]
+
+    def running(forked: Any) -> bool:
+        if forked.returncode is None:
+            pid, status = os.waitpid(forked.pid, os.WNOHANG)
+            if pid:
+                forked.returncode = os.waitstatus_to_exitcode(status)
+        return forked.returncode is None
+
+    while any([running(forked) for forked in writers]):
+        head = git(repo, "rev-parse", "HEAD").strip()
+        committed = git(repo, "ls-tree", "-r", "--name-only", head, ".hive/cells").split()
+        seen = set(ids_of(hive(repo, "list", "--json", "--all")))
+        assert {Path(name).stem for name in committed} <= seen, f"older than {head}"
+    for number, forked in enumerate(writers):
+        _, err = forked.communicate()
+        assert forked.returncode == 0, f"writer {number}: {err}"
+    titles = {cell["title"] for cell in json.loads(hive(repo, "list", "--json", "--all").stdout)}
+    assert titles == {"shared"} | {f"w{n} {t}" for n in range(4) for t in range(rounds)}
+    notes = json.loads(hive(repo, "show", shared, "--json").stdout)["notes"].splitlines()
+    assert sorted(notes) == sorted(f"w{n} {t}" for n in range(4) for t in range(rounds))
+    assert_clean(repo)
+    ws.state_index.close()
+    db = sqlite3.connect(index_file(repo))
+    written = set(db.execute("SELECT * FROM dirs").fetchall())
+    db.close()
+    for path in index_file(repo).parent.glob(f"{state_index.FILE_NAME}*"):
+        path.unlink()
+    ids_of(hive(repo, "list", "--json", "--all"))  # HEAD's state built from scratch
+    db = sqlite3.connect(index_file(repo))
+    rebuilt = set(db.execute("SELECT * FROM dirs").fetchall())
+    db.close()
+    assert rebuilt <= written
