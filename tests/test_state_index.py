@@ -232,6 +232,52 @@ def test_read_commands_import_no_heavy_module(
     assert not modules & set(HEAVY), f"{args} imported {sorted(modules & set(HEAVY))}"
 
 
+# Read commands the full CLI answers: with --json none of them needs rich (a terminal's
+# tables), ruamel (YAML round trips, for writes) or the MCP SDK (``hive mcp`` only).
+FULL_READS = [
+    ["--json", "show", "{a}", "{b}"],
+    ["--json", "list", "--parent", "{a}"],
+    ["--json", "blocked"],
+    ["--json", "stats"],
+    ["--json", "dep", "tree", "{a}"],
+    ["--json", "reservations"],
+    ["--json", "doctor"],
+    ["--json", "agent", "list"],
+    ["--json", "log", "{a}"],
+]
+
+
+def test_full_cli_reads_with_json_import_no_rich_yaml_round_trip_or_mcp(
+    ws: Workspace, repo: Path
+) -> None:
+    """Measured as the issue asks, with ``python -X importtime``: every command of
+    FULL_READS in one fresh process (what they import together, each imports at most)."""
+    a, b = create_cell(ws, title="a").id, create_cell(ws, title="b").id
+    commands = [[part.format(a=a, b=b) for part in args] for args in FULL_READS]
+    probe = (
+        "import json, sys\n"
+        "from tests.inprocess import run_hive\n"
+        "for args in json.loads(sys.argv[1]):\n"
+        "    done = run_hive(args, cwd=sys.argv[2])\n"
+        "    assert done.returncode == 0, (args, done.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", probe, json.dumps(commands), str(repo)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    imported = {
+        line.rpartition("|")[2].strip().split(".")[0]
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "hive" in imported and "typer" in imported  # the full CLI did run
+    assert not imported & {"rich", "ruamel", "mcp"}, sorted(imported & {"rich", "ruamel", "mcp"})
+
+
 def test_cells_are_immutable_so_no_edit_leaks_into_other_readers(ws: Workspace) -> None:
     cell = create_cell(ws, title="fixed")
     with pytest.raises(Exception, match="frozen"):
