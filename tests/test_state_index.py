@@ -403,6 +403,23 @@ def test_a_cold_build_on_a_terminal_draws_a_progress_bar(large: Path, tmp_path: 
     assert piped.stderr == "showing 1 of 2100 cells (--all for every one)\n"
 
 
+def test_a_cold_build_streams_the_cells_in_batches(large: Path, tmp_path: Path) -> None:
+    """Memory stays flat: the cells are read, parsed and stored BATCH at a time (each
+    batch is in the database before the next is read), never all held at once."""
+    repo = _copy_without_index(large, tmp_path)
+    ws = Workspace(str(repo), actor="alice")
+    seen: list[tuple[int, int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        stored = _build_progress(index_file(repo))
+        seen.append((done, total, stored[0] if stored else -1))
+
+    ws.progress = progress
+    assert len(ws.cells().cells) == LARGE
+    steps = [*range(state_index.BATCH, LARGE, state_index.BATCH), LARGE]
+    assert seen == [(done, LARGE, done) for done in steps]
+
+
 def _build_progress(path: Path) -> tuple[int, int] | None:
     """(cell versions stored, states marked built) of an index another process builds."""
     try:
