@@ -585,3 +585,39 @@ def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> No
     rebuilt = set(db.execute("SELECT * FROM dirs").fetchall())
     db.close()
     assert rebuilt <= written
+
+
+def test_a_command_leaves_no_process_behind(ws: Workspace, repo: Path) -> None:
+    """The index is saved by the process that did the work, before it returns: no child
+    forked at exit, nothing still running in the command's process group afterwards
+    (a killed process group loses nothing)."""
+    cell = create_cell(ws, title="one").id
+    ws.state_index.close()
+    index_file(repo).unlink()  # the first command builds the index
+    commands = [
+        ["ready", "--json"],
+        ["create", "two"],
+        ["update", cell, "-p", "0"],
+        ["list", "--parent", cell],  # the full CLI
+        ["--json", "close", cell],
+    ]
+    for args in commands:
+        child = subprocess.Popen(
+            [*HIVE, "-C", str(repo), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, numbered by its pid
+            env={**os.environ, "HIVE_AGENT": ""},
+        )
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 0, (args, err)
+        left = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rpartition(")")[2].split()
+            except OSError:
+                continue  # ended meanwhile
+            if int(fields[2]) == child.pid:  # the process group
+                left.append(stat.parent.name)
+        assert left == [], f"hive {' '.join(args)} left processes {left} running"
+    assert json.loads(hive(repo, "show", cell, "--json").stdout)["status"] == "closed"
