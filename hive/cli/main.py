@@ -15,9 +15,7 @@ from hive.cli import (
     agent_cmd,
     coord_cmd,
     ctx_cmd,
-    network_cmd,
     output,
-    scratch_cmd,
     serve_cmd,
     swarm_cmd,
     sync_cmd,
@@ -134,6 +132,16 @@ GROUPS = {
     ("swarm",): swarm_cmd.swarm_app,
     ("ctx",): ctx_cmd.ctx_app,
     ("queue",): ctx_cmd.queue_app,
+}
+NETWORK_GROUPS = {  # seed 003 (hive/ops/network.py)
+    "blackboard": "The shared blackboard: entries with a TTL.",
+    "permissions": "Grants for protected resources (request_permission).",
+    "memory": "Project memory (.hive/context.yaml): goals, stack, decisions, milestones,"
+    " banned approaches.",
+    "qa": "The QA harness: score entries, compare with the last run.",
+    # seed 002 (hive/ops/agent.py)
+    "scratchpad": "The swarm's shared scratchpad (1 MB per entry, 100 MB).",
+    "todo": "Agents' todo lists (todo_write / todo_read).",
 }
 CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
 CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
@@ -265,15 +273,10 @@ app.command("events")(tools_cmd.events_cmd)
 app.add_typer(ctx_cmd.ctx_app, name="ctx")
 app.add_typer(ctx_cmd.queue_app, name="queue")
 add_commands(GROUPS, operations(), PRESENTERS, {"ctx", "queue"})
-app.add_typer(network_cmd.blackboard_app, name="blackboard")
-app.add_typer(network_cmd.permissions_app, name="permissions")
-app.add_typer(network_cmd.memory_app, name="memory")
-app.add_typer(network_cmd.qa_app, name="qa")
-app.add_typer(scratch_cmd.scratchpad_app, name="scratchpad")
-app.add_typer(scratch_cmd.todo_app, name="todo")
-app.command("delegate")(network_cmd.delegate_cmd)
-swarm_cmd.swarm_app.command("state")(network_cmd.state_cmd)
-epic_app.command("synthesize")(network_cmd.synthesize_cmd)
+for _name, _help in NETWORK_GROUPS.items():
+    GROUPS[(_name,)] = typer.Typer(help=_help, no_args_is_help=True)
+    app.add_typer(GROUPS[(_name,)], name=_name)
+add_commands(GROUPS, operations(), PRESENTERS, {*NETWORK_GROUPS, "delegate", "search"})
 app.command("sync")(sync_cmd.sync_cmd)
 app.add_typer(sync_cmd.import_app, name="import")
 app.add_typer(sync_cmd.export_app, name="export")
