@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 
-from hive.cli.entry import DEFAULT_PAGE, Invocation
+from hive.cli import DEFAULT_PAGE, Invocation
 from hive.domain.readiness import ready_ids
 from hive.errors import HiveError
 from hive.store.index import (

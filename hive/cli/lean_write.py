@@ -37,7 +37,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from hive.cli.entry import Invocation
+from hive.cli import Invocation
 from hive.errors import HiveError
 from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
 from hive.store.index import EMPTY_STATE, StateIndex
