@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import sys
 
-from hive.cli.entry import Invocation
+from hive.cli import Invocation
 from hive.cli.lean_write import (
     Defer,
     Prepared,
