@@ -126,7 +126,7 @@ def dispatch(invocation: Invocation) -> int | None:
             return 0
         return None
     handler = LEAN_COMMANDS.get(invocation.command)
-    if handler is None or _autocommit_off():
+    if handler is None or _autocommit_off() or not _text_arguments(invocation):
         return None
     import sqlite3
 
@@ -162,6 +162,17 @@ def usage() -> str:
 
 def _notice(message: str) -> None:
     sys.stderr.write(message + "\n")
+
+
+def _text_arguments(invocation: Invocation) -> bool:
+    """Every argument is text (bytes that are not UTF-8 reach Python as lone
+    surrogates, which neither SQLite nor a commit can take): else the full CLI
+    names the bad value."""
+    try:
+        "\0".join([*invocation.args, invocation.actor or ""]).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _autocommit_off() -> bool:
