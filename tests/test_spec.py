@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 import hive
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
-from hive.ops.spec import Operation, operations
+from hive.ops.spec import Operation, operation, operations
 from tests.conftest import agent_env, git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,23 +40,26 @@ def _cli(repo: Path, *args: str, actor: str = "alice") -> Any:
 # ------------------------------------------------------------------ the registry
 
 
-# for agents only: a person has a shell to list, read and search files
-AGENT_ONLY = {"fs_list", "fs_read", "search_text", "fs_write"}
-
-
-def test_every_operation_is_a_tool_and_every_command_offers_its_parameters() -> None:
+def test_every_operation_is_reachable_from_each_surface_it_names() -> None:
+    """A tool for every operation on the tool surface (and none for the others), a
+    command for every one on the CLI surface, offering all of its parameters."""
     import typer
 
     from hive.cli.build import offered
     from hive.cli.main import app
+    from hive.ops.spec import AGENT_ONLY, CLI_ONLY, EVERYWHERE
     from hive.tools.registry import get_tool
 
     click_app = typer.main.get_command(app)
     for op in operations():
+        assert op.surfaces in (EVERYWHERE, CLI_ONLY, AGENT_ONLY), op.name
         tool = get_tool(op.name)
-        assert tool is not None and tool.args is op.params, op.name
-        assert tool.operation is op and tool.description == op.summary
-        assert op.commands or op.name in AGENT_ONLY, f"{op.name} has no CLI command"
+        if op.is_tool:
+            assert tool is not None and tool.args is op.params, op.name
+            assert tool.operation is op and tool.description == op.summary
+        else:
+            assert tool is None, f"{op.name} is CLI only but is a tool"
+        assert bool(op.commands) == ("cli" in op.surfaces), op.name
         covered: set[str] = set()
         for command in op.commands:
             node: Any = click_app
@@ -66,6 +69,7 @@ def test_every_operation_is_a_tool_and_every_command_offers_its_parameters() -> 
             assert set(offered(op, command)) <= cli_params, command.name
             covered |= set(offered(op, command)) | set(command.fixed)
         assert not op.commands or covered == set(op.params.model_fields), (op.name, covered)
+    assert any(op.surfaces == CLI_ONLY for op in operations())
 
 
 def test_results_are_typed_models_not_any() -> None:
@@ -79,7 +83,16 @@ PLAN: dict[str, Any] = {
     "subtasks": [{"title": "one", "files": ["src/a.py"]}, {"title": "two", "files": ["src/b.py"]}],
 }
 
-# the same call on both surfaces; ``$ID`` is the cell made first, ``$PLAN`` a file with PLAN
+QA: dict[str, Any] = {
+    "scenarios": [
+        {"id": "a", "key": "k", "value": {"summary": "up 4%"}, "sourceAgent": "A"},
+        {"id": "b", "key": "j", "value": "TODO", "sourceAgent": "B", "minScore": 0.2},
+    ]
+}
+TODOS = [{"content": "test", "status": "completed"}, {"content": "code", "status": "pending"}]
+
+# the same call on both surfaces; ``$ID`` is the cell made first, ``$PLAN`` a file with
+# PLAN, ``$QA`` a file with QA
 SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     (
         "hive_create",
@@ -171,13 +184,72 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
         {"kind": "review", "payload": {"cell": 1}},
     ),
     ("coord_status", ["queue", "status"], {}),
+    (
+        "update_blackboard",
+        ["blackboard", "set", "task:1", '{"n": 1}'],
+        {"key": "task:1", "value": {"n": 1}},
+    ),
+    (
+        "update_blackboard",
+        ["blackboard", "set", "note", "words"],
+        {"key": "note", "value": "words"},
+    ),
+    ("read_blackboard", ["blackboard", "get", "task:1"], {"key": "task:1"}),
+    (
+        "delegate_task",
+        ["delegate", "w1", '{"instruction": "count"}', "--priority", "high"],
+        {"targetAgent": "w1", "taskPayload": {"instruction": "count"}, "priority": "high"},
+    ),
+    (
+        "query_swarm_state",
+        ["swarm", "state", "--scope", "tasks", "--agent", "w1", "--history"],
+        {"scope": "tasks", "agentFilter": ["w1"], "includeHistory": True},
+    ),
+    (
+        "spawn_parallel_agents",
+        ["epic", "spawn", "a=one", '{"agentType": "b", "taskPayload": {"n": 2}}'],
+        {
+            "tasks": [
+                {"agentType": "a", "taskPayload": {"instruction": "one"}},
+                {"agentType": "b", "taskPayload": {"n": 2}},
+            ]
+        },
+    ),
+    ("update_context", ["memory", "add", "goals", "Ship"], {"section": "goals", "add": "Ship"}),
+    (
+        "update_context",
+        ["memory", "set", "stack", "db=sqlite", "n=2"],
+        {"section": "stack", "set": {"db": "sqlite", "n": 2}},
+    ),
+    (
+        "update_context",
+        ["memory", "add", "milestones", "M1"],
+        {"section": "milestones", "add": "M1"},
+    ),
+    (
+        "update_context",
+        ["memory", "complete", "M1"],
+        {"section": "milestones", "complete": "M1"},
+    ),
+    ("inject_context", ["memory", "show"], {}),
+    ("run_qa_harness", ["qa", "run", "$QA", "--threshold", "0.5"], {**QA, "qualityThreshold": 0.5}),
+    (
+        "scratchpad_write",
+        ["scratchpad", "write", "notes/a", "hello", "--title", "T"],
+        {"file_path": "notes/a", "content": "hello", "title": "T"},
+    ),
+    ("scratchpad_read", ["scratchpad", "read", "notes/a"], {"file_path": "notes/a"}),
+    ("scratchpad_list", ["scratchpad", "list", "notes/"], {"prefix": "notes/"}),
+    ("todo_write", ["todo", "set", json.dumps(TODOS)], {"todos": TODOS}),
+    ("todo_read", ["todo", "show"], {}),
+    ("context_search", ["search", "both WAYS"], {"term": "both WAYS"}),
 ]
 
 STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\dZ\]")  # progress notes carry the minute
 SHA = re.compile(r"\b[0-9a-f]{40}\b")  # commit ids differ with the cells' random ids
 SHARD = re.compile(r"cells/[^/]+/(?=\$ID)")  # the shard directory follows the random id
 VOLATILE = re.compile(
-    r"(.*_at|at|commit|sha|ts|time|session|timestamp|message_id|duration.*|waited_sec)$"
+    r"(.*_at|at|commit|sha|ts|time|session|timestamp|message_id|duration.*|waited_sec|deadline)$"
 )
 OUTCOME_ID = re.compile(r"~[0-9a-z]{8}\b")  # an outcome's id: its cell's and a random part
 CELL_ID = re.compile(r"\bhv-[0-9a-z]{4,}(?:\.[0-9a-z]+)*\b")
@@ -235,7 +307,9 @@ def _mcp_results(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[An
             for name, args in calls:
                 answer = await session.call_tool(name, _fill(args, cell_id))
                 assert not answer.is_error, (name, answer.content)
-                value = json.loads(answer.content[0].text)  # type: ignore[union-attr]
+                text = answer.content[0].text  # type: ignore[union-attr]
+                # a text result (markdown, a file's content) is sent as the text itself
+                value = text if operation(name).result is str else json.loads(text)
                 cell_id = cell_id or value["id"]
                 found.append(value)
         return found
@@ -255,10 +329,13 @@ def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
         git(repo, "config", "hive.test", "1")
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(PLAN))
+    qa = tmp_path / "qa.json"
+    qa.write_text(json.dumps(QA))
     by_cli: list[Any] = []
     cell_id = ""
     for _, argv, _ in SCENARIO:
-        value = _cli(repos[0], *[a.replace("$PLAN", str(plan)) for a in _fill(argv, cell_id)])
+        argv = [a.replace("$PLAN", str(plan)).replace("$QA", str(qa)) for a in argv]
+        value = _cli(repos[0], *_fill(argv, cell_id))
         cell_id = cell_id or value["id"]
         by_cli.append(value)
     by_mcp = _mcp_results(repos[1], [(name, args) for name, _, args in SCENARIO])
@@ -289,7 +366,12 @@ def test_cli_sets_files_owned_and_the_tool_sets_an_assignee(ws: Workspace, repo:
 
 
 def _imports(path: Path) -> set[str]:
+    """What ``path`` imports, at the top or in a function; not what it imports only
+    for the type checker (``if TYPE_CHECKING:``)."""
     tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            node.body = []
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -317,6 +399,9 @@ ALLOWED: dict[str, set[str]] = {
     "tools": LEAVES | {"models", "store", "git", "domain", "ops"},
     "serve": LEAVES | {"models", "store", "git", "domain", "ops"},
     "agents": LEAVES | {"models", "store", "git", "domain", "ops", "tools"},
+    "cli": LEAVES | {"models", "store", "git", "domain", "ops", "tools", "serve"},
+    "__main__": {"cli"},  # python -m hive
+    "__init__": set(),  # hive/__init__.py: the version
 }
 
 
@@ -325,7 +410,8 @@ def test_layers_import_only_downward() -> None:
     for path in sorted(HIVE.rglob("*.py")):
         package = _package(path)
         allowed = ALLOWED.get(package)
-        if allowed is None:  # cli (the top) and the package's own entry points
+        if allowed is None:
+            wrong.append(f"{path.relative_to(ROOT)}: a package the layer table does not know")
             continue
         for name in _imports(path):
             parts = name.split(".")
@@ -335,6 +421,108 @@ def test_layers_import_only_downward() -> None:
             if target != package and target not in allowed:
                 wrong.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not wrong, "\n".join(wrong)
+
+
+def _module_of(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """hive's modules and the hive modules each imports (the deepest module a
+    name resolves to: ``from hive.domain import mail`` is ``hive.domain.mail``)."""
+    modules = {_module_of(path): path for path in HIVE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets: set[str] = set()
+        for name in _imports(path):
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components with more than one module (Tarjan's
+    algorithm, iterative)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for start in sorted(graph):
+        if start in order:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        order[start] = low[start] = len(order)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in order:
+                    order[target] = low[target] = len(order)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                elif target in on_stack:
+                    low[node] = min(low[node], order[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == order[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(component)
+    return found
+
+
+# Circles kept on purpose, each through one lazy import (inside a function), with why.
+KNOWN_CIRCLES: dict[frozenset[str], str] = {
+    frozenset({"hive.git.repo", "hive.git.recovery"}): (
+        "recovery reads a blob through GitRepo only when it is in an alternate object store"
+    ),
+    frozenset({"hive.store.celldoc", "hive.store.cells"}): (
+        "the lean cell parser hands what it cannot read to the model's parser"
+    ),
+    frozenset({"hive.domain.mail", "hive.domain.identity"}): (
+        "swarmmail_init (mail) registers through identity, which keeps the registry in mail"
+    ),
+}
+# packages whose catalogue still imports the modules that declare into it
+# (``operations()`` -> ``catalog`` -> ``cells`` -> ``spec``, ``tools()`` -> ``catalog``
+# -> ``registry``): being reworked (issue 12)
+CIRCLES_WITHIN = ("hive.ops.", "hive.tools.")
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert _circles(graph) == [{"a", "b", "c"}]
+
+
+def test_no_import_circles_between_modules() -> None:
+    """No two modules import each other, directly or round a longer path, at the top or
+    in a function: the tree reads downward (the known few say why)."""
+    circles = _circles(_import_graph())
+    unexpected = [
+        sorted(circle)
+        for circle in circles
+        if frozenset(circle) not in KNOWN_CIRCLES
+        and not any(all(m.startswith(p) for m in circle) for p in CIRCLES_WITHIN)
+    ]
+    assert not unexpected, unexpected
+    gone = [sorted(known) for known in KNOWN_CIRCLES if set(known) not in circles]
+    assert not gone, f"no longer circles: drop them from KNOWN_CIRCLES: {gone}"
 
 
 def test_no_surface_imports_the_cli_and_no_private_apis() -> None:
@@ -402,7 +590,6 @@ def _leaves(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, .
 # servers and commands whose output is JSON already (they take --json before or after
 # the command like every command: the entry point takes it out)
 JSON_BY_NATURE = {("mcp",), ("serve",), ("tools", "schema"), ("tools", "docs"), ("tools", "run")}
-JSON_BY_NATURE |= {("scratchpad", "read")}
 
 
 def test_every_command_takes_json_and_the_cli_has_a_version(repo: Path) -> None:

@@ -12,12 +12,11 @@ from typing import Annotated, Any
 import typer
 
 from hive.cli import (
+    DEFAULT_PAGE,
     agent_cmd,
     coord_cmd,
     ctx_cmd,
-    network_cmd,
     output,
-    scratch_cmd,
     serve_cmd,
     swarm_cmd,
     sync_cmd,
@@ -35,7 +34,6 @@ from hive.cli.common import (
     use_json,
     workspace,
 )
-from hive.cli.entry import DEFAULT_PAGE
 from hive.cli.present import PRESENTERS
 from hive.ops.spec import operations
 
@@ -134,6 +132,16 @@ GROUPS = {
     ("swarm",): swarm_cmd.swarm_app,
     ("ctx",): ctx_cmd.ctx_app,
     ("queue",): ctx_cmd.queue_app,
+}
+NETWORK_GROUPS = {  # seed 003 (hive/ops/network.py)
+    "blackboard": "The shared blackboard: entries with a TTL.",
+    "permissions": "Grants for protected resources (request_permission).",
+    "memory": "Project memory (.hive/context.yaml): goals, stack, decisions, milestones,"
+    " banned approaches.",
+    "qa": "The QA harness: score entries, compare with the last run.",
+    # seed 002 (hive/ops/agent.py)
+    "scratchpad": "The swarm's shared scratchpad (1 MB per entry, 100 MB).",
+    "todo": "Agents' todo lists (todo_write / todo_read).",
 }
 CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
 CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
@@ -265,15 +273,10 @@ app.command("events")(tools_cmd.events_cmd)
 app.add_typer(ctx_cmd.ctx_app, name="ctx")
 app.add_typer(ctx_cmd.queue_app, name="queue")
 add_commands(GROUPS, operations(), PRESENTERS, {"ctx", "queue"})
-app.add_typer(network_cmd.blackboard_app, name="blackboard")
-app.add_typer(network_cmd.permissions_app, name="permissions")
-app.add_typer(network_cmd.memory_app, name="memory")
-app.add_typer(network_cmd.qa_app, name="qa")
-app.add_typer(scratch_cmd.scratchpad_app, name="scratchpad")
-app.add_typer(scratch_cmd.todo_app, name="todo")
-app.command("delegate")(network_cmd.delegate_cmd)
-swarm_cmd.swarm_app.command("state")(network_cmd.state_cmd)
-epic_app.command("synthesize")(network_cmd.synthesize_cmd)
+for _name, _help in NETWORK_GROUPS.items():
+    GROUPS[(_name,)] = typer.Typer(help=_help, no_args_is_help=True)
+    app.add_typer(GROUPS[(_name,)], name=_name)
+add_commands(GROUPS, operations(), PRESENTERS, {*NETWORK_GROUPS, "delegate", "search"})
 app.command("sync")(sync_cmd.sync_cmd)
 app.add_typer(sync_cmd.import_app, name="import")
 app.add_typer(sync_cmd.export_app, name="export")
@@ -302,7 +305,7 @@ def focused_app(argv: list[str]) -> typer.Typer:
 
 
 def _command_name(argv: list[str]) -> str | None:
-    from hive.cli.entry import parse
+    from hive.cli import parse
 
     return parse(argv).command
 
@@ -334,7 +337,7 @@ def run(argv: list[str] | None = None) -> None:
     """The full CLI (``hive/cli/entry.py`` parses global options first and passes the
     normalized command line): no traceback ever reaches the terminal."""
     if argv is None:
-        from hive.cli.entry import parse
+        from hive.cli import parse
 
         argv = parse(sys.argv[1:]).argv()
     try:
@@ -352,7 +355,7 @@ def run(argv: list[str] | None = None) -> None:
         output.err("aborted")
         sys.exit(1)
     except KeyboardInterrupt:
-        from hive.cli.entry import interrupted
+        from hive.cli import interrupted
 
         sys.exit(interrupted(_command_name(argv)))
     except Exception as exc:  # last line of defence; HiveErrors are handled in run_op

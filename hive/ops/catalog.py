@@ -1,3 +1,12 @@
 """Imports every module that declares operations (``hive.ops.spec.operations()``)."""
 
-from hive.ops import cells, context, coord, files, plan, swarm  # noqa: F401
+from hive.ops import (  # noqa: F401
+    agent,
+    cells,
+    context,
+    coord,
+    files,
+    network,
+    plan,
+    swarm,
+)

@@ -16,6 +16,7 @@ the models, never a surface (no typer, no MCP).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -31,6 +32,17 @@ Access = Literal["anyone", "agent", "registered", "owner", "coordinator"]
 proven identity); ``registered`` (an agent registered for swarm mail: agents call
 ``swarmmail_init`` first); ``owner`` (the owner of what it changes, or a
 coordinator/person with ``force`` and a ``reason``); ``coordinator``."""
+
+Surface = Literal["cli", "tool"]
+"""Where an operation is offered: ``cli`` (its commands) and ``tool`` (an agent
+tool: MCP, the JSON envelope, docs/tools.md)."""
+EVERYWHERE: frozenset[Surface] = frozenset({"cli", "tool"})
+CLI_ONLY: frozenset[Surface] = frozenset({"cli"})
+"""For people (and coordinators at a shell), not a tool: setting up a repository,
+its hook, identities, exchanges with remotes and other trackers, maintenance. Each
+agent tool's schema costs every agent context tokens, so a tool must earn it."""
+AGENT_ONLY: frozenset[Surface] = frozenset({"tool"})
+"""For agents only: a person has a shell (to list, read and search files)."""
 
 
 class Caller(Protocol):
@@ -107,8 +119,9 @@ class Command:
     ``required``: fields this command needs that the operation does not (``hive
     show ID``: the id of ``hive_query``); ``many``: the first argument takes one or
     more values (``hive close A B C``), run by the operation's ``batch``;
-    ``help``: the command's help when it is
-    not the operation's (a command that shows one facet of the operation);
+    ``repeat``: fields given as one or more command-line words, handed to the field's
+    parser as a list (``hive memory set stack a=1 b=2``); ``help``: the command's help
+    when it is not the operation's (a command that shows one facet of the operation);
     ``alias``: another spelling of a command, left out of the help.
     """
 
@@ -120,6 +133,7 @@ class Command:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     required: frozenset[str] = frozenset()
     many: bool = False
+    repeat: frozenset[str] = frozenset()
     help: str | None = None
     alias: bool = False
 
@@ -145,6 +159,8 @@ class Operation:
     ids)``: the same call for several ids, all or nothing in one write (a command
     with ``many``); one id gives what ``run`` gives. ``dirs``: the directories a
     call lists or searches (checked like ``paths``, for what lies below them).
+    ``surfaces``: where it is offered (``CLI_ONLY``: not an agent tool;
+    ``AGENT_ONLY``: no command); it is reachable from each surface it names.
     """
 
     name: str
@@ -162,10 +178,21 @@ class Operation:
     dirs: Callable[[Any], list[str]] | None = None
     parsers: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     batch: Callable[[Workspace, Any, list[str]], list[Any]] | None = None
+    surfaces: frozenset[Surface] = EVERYWHERE
 
     def __post_init__(self) -> None:
         if (self.run is None) == (self.session is None):
             raise ValueError(f"operation {self.name}: give run or session, not both")
+        if ("cli" in self.surfaces) != bool(self.commands):
+            raise ValueError(
+                f"operation {self.name}: commands if and only if its surfaces name the cli"
+                " (an agent-only operation: surfaces=AGENT_ONLY)"
+            )
+
+    @property
+    def is_tool(self) -> bool:
+        """Is it an agent tool (MCP, the JSON envelope)?"""
+        return "tool" in self.surfaces
 
     def call(self, caller: Caller, params: Params) -> Any:
         """Run the operation for ``caller``."""
@@ -173,6 +200,18 @@ class Operation:
             return self.session(caller, params)
         assert self.run is not None
         return self.run(caller.workspace(), params)
+
+
+Progress = Callable[[str, int, int], None]
+PROGRESS: ContextVar[Progress | None] = ContextVar("hive_progress", default=None)
+"""How far a long call has got, ``(phase, done, total)`` (total 0: not known yet):
+set by a surface that shows it (the CLI's bar on a terminal), passed on to the domain
+by the operations that report it (an import, a sync)."""
+
+
+def progress() -> Progress | None:
+    """The current call's progress reporter, if its surface shows one."""
+    return PROGRESS.get()
 
 
 OPERATIONS: dict[str, Operation] = {}
