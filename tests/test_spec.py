@@ -21,42 +21,48 @@ import hive
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
 from hive.ops.spec import Operation, operations
-from tests.conftest import agent_env, git
+from tests.conftest import agent_env, credential, git, set_coordinators
 
 ROOT = Path(__file__).resolve().parent.parent
 HIVE = ROOT / "hive"
 
 
-def _cli(repo: Path, *args: str, actor: str = "alice") -> Any:
+def _cli(repo: Path, *args: str, actor: str = "alice", lines: bool = False) -> Any:
+    """The command's ``--json`` output (``lines``: a stream of JSON lines, as a list)."""
     from hive.cli.main import app
 
     result = CliRunner().invoke(
         app, ["-C", str(repo), "--actor", actor, *args, "--json"], env=agent_env(repo, actor)
     )
     assert result.exit_code == 0, (args, result.output)
+    if lines:
+        return [json.loads(line) for line in result.stdout.splitlines()]
     return json.loads(result.stdout)
 
 
 # ------------------------------------------------------------------ the registry
 
 
-# for agents only: a person has a shell to list, read and search files
-AGENT_ONLY = {"fs_list", "fs_read", "search_text", "fs_write"}
-
-
-def test_every_operation_is_a_tool_and_every_command_offers_its_parameters() -> None:
+def test_every_operation_is_reachable_from_each_surface_it_names() -> None:
+    """A tool for every operation on the tool surface (and none for the others), a
+    command for every one on the CLI surface, offering all of its parameters."""
     import typer
 
     from hive.cli.build import offered
     from hive.cli.main import app
+    from hive.ops.spec import AGENT_ONLY, CLI_ONLY, EVERYWHERE
     from hive.tools.registry import get_tool
 
     click_app = typer.main.get_command(app)
     for op in operations():
+        assert op.surfaces in (EVERYWHERE, CLI_ONLY, AGENT_ONLY), op.name
         tool = get_tool(op.name)
-        assert tool is not None and tool.args is op.params, op.name
-        assert tool.operation is op and tool.description == op.summary
-        assert op.commands or op.name in AGENT_ONLY, f"{op.name} has no CLI command"
+        if op.is_tool:
+            assert tool is not None and tool.args is op.params, op.name
+            assert tool.operation is op and tool.description == op.summary
+        else:
+            assert tool is None, f"{op.name} is CLI only but is a tool"
+        assert bool(op.commands) == ("cli" in op.surfaces), op.name
         covered: set[str] = set()
         for command in op.commands:
             node: Any = click_app
@@ -66,6 +72,7 @@ def test_every_operation_is_a_tool_and_every_command_offers_its_parameters() -> 
             assert set(offered(op, command)) <= cli_params, command.name
             covered |= set(offered(op, command)) | set(command.fixed)
         assert not op.commands or covered == set(op.params.model_fields), (op.name, covered)
+    assert any(op.surfaces == CLI_ONLY for op in operations())
 
 
 def test_results_are_typed_models_not_any() -> None:
@@ -269,6 +276,83 @@ def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
         assert _stable(json.loads(cli_ids)) == _stable(json.loads(mcp_ids)), name
     updated = by_cli[6]
     assert updated["assignee"] == "alice" and updated["files_owned"] == ["lib/*.py"]
+
+
+# operations for people only (``CLI_ONLY``): the command gives what the operation gives
+CLI_SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
+    ("hive_init", ["init"], {}),
+    ("hive_doctor", ["doctor"], {}),
+    ("agent_whoami", ["agent", "whoami"], {}),
+    ("agent_register", ["agent", "register", "bob", "--task", "t"], {"name": "bob", "task": "t"}),
+    ("agent_list", ["agent", "list"], {}),
+    ("agent_retire", ["agent", "retire", "bob", "--reason", "r"], {"name": "bob", "reason": "r"}),
+    ("hive_epic_status", ["epic", "status", "$ID"], {"id": "$ID"}),
+    ("ctx_phase", ["ctx", "phase", "2"], {"number": 2}),
+    ("ctx_list", ["ctx", "list"], {}),
+    ("ctx_delete", ["ctx", "rm", "phase"], {"key": "phase"}),
+    (
+        "coord_list",
+        ["queue", "list", "--status", "queued", "-n", "5"],
+        {"status": "queued", "limit": 5},
+    ),
+    ("proposals_list", ["proposals", "list", "--status", "pending"], {"status": "pending"}),
+    ("events", ["events", "-n", "3"], {"limit": 3}),
+    ("hooks_install", ["hooks", "install"], {}),
+    ("hooks_uninstall", ["hooks", "uninstall"], {}),
+    ("beads_export", ["export", "beads"], {}),
+]
+
+
+# the object store's counts, a fresh credential, the export's times
+OWN = {"hive_doctor": "objects", "agent_register": "token", "beads_export": "text"}
+
+
+def test_people_s_operations_give_on_the_cli_what_they_give_in_process(tmp_path: Path) -> None:
+    from hive.cli.build import ShellCaller
+    from hive.domain.epics import create_epic
+    from hive.domain.setup import init_hive
+    from hive.ops.spec import CLI_ONLY, operation
+    from tests.conftest import make_repo
+
+    repos = [make_repo(tmp_path / name) for name in ("by-cli", "in-process")]
+    epics, children = [], []
+    for repo in repos:
+        ws = Workspace(str(repo), actor="alice")
+        init_hive(ws, prefix="hv")
+        made = create_epic(ws, title="Epic", subtasks=[{"title": "one"}])
+        epics.append(made[0].id)
+        children.append(made[1].id)
+        set_coordinators(repo, ["alice"])  # retiring another's identity
+    credential(repos[1], "alice")  # registered, as the command line's alice is (agent_env)
+    assert {op.name for op in operations() if op.surfaces == CLI_ONLY} >= {
+        name for name, _, _ in CLI_SCENARIO
+    }
+    for name, argv, args in CLI_SCENARIO:
+        by_cli = _cli(repos[0], *_fill(argv, epics[0]), lines=name == "events")
+        op = operation(name)
+        caller = ShellCaller(Workspace(str(repos[1]), actor="alice"), wanted="alice")
+        value = op.call(caller, op.params.model_validate(_fill(args, epics[1])))
+        in_process = json.loads(json.dumps(_dumped(value)))
+        own = OWN.get(name)  # a value that is each repository's own
+        if own is not None:
+            assert by_cli.pop(own) and in_process.pop(own), name
+        cli_ids = _same_names(_child(by_cli, children[0]), epics[0], repos[0])
+        direct_ids = _same_names(_child(in_process, children[1]), epics[1], repos[1])
+        assert _stable(json.loads(cli_ids)) == _stable(json.loads(direct_ids)), name
+
+
+def _child(value: Any, child_id: str) -> Any:
+    return json.loads(json.dumps(value).replace(child_id, "$CHILD"))
+
+
+def _dumped(value: Any) -> Any:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list):
+        return [_dumped(item) for item in value]
+    return value
 
 
 def test_cli_sets_files_owned_and_the_tool_sets_an_assignee(ws: Workspace, repo: Path) -> None:

@@ -1,3 +1,14 @@
 """Imports every module that declares operations (``hive.ops.spec.operations()``)."""
 
-from hive.ops import cells, context, coord, files, plan, swarm  # noqa: F401
+# ruff: noqa: F401  (imported to declare their operations)
+from hive.ops import (
+    audit,
+    cells,
+    context,
+    coord,
+    files,
+    identity,
+    plan,
+    repo,
+    swarm,
+)

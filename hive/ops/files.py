@@ -11,7 +11,7 @@ from pydantic import Field
 from hive.domain import files
 from hive.errors import InvalidInput, NotFound, PermissionDenied
 from hive.models.files import FileContent, FileListing, SearchResult, WriteProposal
-from hive.ops.spec import Caller, Operation, Params, declare
+from hive.ops.spec import AGENT_ONLY, Caller, Operation, Params, declare
 
 ACCESS_ERRORS = (NotFound, InvalidInput, PermissionDenied)
 
@@ -106,6 +106,7 @@ def _dir(a: ListParams | SearchParams) -> list[str]:
 declare(
     Operation(
         name="fs_list",
+        surfaces=AGENT_ONLY,
         summary="List files in the repository.",
         params=ListParams,
         result=FileListing,
@@ -116,6 +117,7 @@ declare(
     ),
     Operation(
         name="fs_read",
+        surfaces=AGENT_ONLY,
         summary="Read a file in the repository.",
         params=ReadParams,
         result=FileContent,
@@ -126,6 +128,7 @@ declare(
     ),
     Operation(
         name="search_text",
+        surfaces=AGENT_ONLY,
         summary="Regex search across repository files.",
         params=SearchParams,
         result=SearchResult,
@@ -136,6 +139,7 @@ declare(
     ),
     Operation(
         name="fs_write",
+        surfaces=AGENT_ONLY,
         summary="Propose a file write (applied after arbiter approval).",
         params=WriteParams,
         result=WriteProposal,

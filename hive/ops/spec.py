@@ -16,6 +16,7 @@ the models, never a surface (no typer, no MCP).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -32,6 +33,17 @@ proven identity); ``registered`` (an agent registered for swarm mail: agents cal
 ``swarmmail_init`` first); ``owner`` (the owner of what it changes, or a
 coordinator/person with ``force`` and a ``reason``); ``coordinator``."""
 
+Surface = Literal["cli", "tool"]
+"""Where an operation is offered: ``cli`` (its commands) and ``tool`` (an agent
+tool: MCP, the JSON envelope, docs/tools.md)."""
+EVERYWHERE: frozenset[Surface] = frozenset({"cli", "tool"})
+CLI_ONLY: frozenset[Surface] = frozenset({"cli"})
+"""For people (and coordinators at a shell), not a tool: setting up a repository,
+its hook, identities, exchanges with remotes and other trackers, maintenance. Each
+agent tool's schema costs every agent context tokens, so a tool must earn it."""
+AGENT_ONLY: frozenset[Surface] = frozenset({"tool"})
+"""For agents only: a person has a shell (to list, read and search files)."""
+
 
 class Caller(Protocol):
     """Who calls an operation, through which surface: the agent tools' session
@@ -41,7 +53,8 @@ class Caller(Protocol):
     ``session`` needs the rest: the identity the session is bound to (``agent``,
     proven by ``token``; ``bind`` changes it), the file sandbox (``context_root``),
     the per-session state key (``session_key``) and the permission rules that apply
-    to the caller (``allows``)."""
+    to the caller (``allows``); ``tool_names``: every agent tool there is (for checks of
+    the agents' configured tool lists)."""
 
     @property
     def root(self) -> str: ...
@@ -80,6 +93,8 @@ class Caller(Protocol):
     def allows(self, tool: str) -> Callable[[str], bool]: ...
 
     def reads_before_writes(self) -> bool: ...
+
+    def tool_names(self) -> list[str]: ...
 
 
 class Params(BaseModel):
@@ -145,6 +160,8 @@ class Operation:
     ids)``: the same call for several ids, all or nothing in one write (a command
     with ``many``); one id gives what ``run`` gives. ``dirs``: the directories a
     call lists or searches (checked like ``paths``, for what lies below them).
+    ``surfaces``: where it is offered (``CLI_ONLY``: not an agent tool;
+    ``AGENT_ONLY``: no command); it is reachable from each surface it names.
     """
 
     name: str
@@ -162,10 +179,21 @@ class Operation:
     dirs: Callable[[Any], list[str]] | None = None
     parsers: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     batch: Callable[[Workspace, Any, list[str]], list[Any]] | None = None
+    surfaces: frozenset[Surface] = EVERYWHERE
 
     def __post_init__(self) -> None:
         if (self.run is None) == (self.session is None):
             raise ValueError(f"operation {self.name}: give run or session, not both")
+        if ("cli" in self.surfaces) != bool(self.commands):
+            raise ValueError(
+                f"operation {self.name}: commands if and only if its surfaces name the cli"
+                " (an agent-only operation: surfaces=AGENT_ONLY)"
+            )
+
+    @property
+    def is_tool(self) -> bool:
+        """Is it an agent tool (MCP, the JSON envelope)?"""
+        return "tool" in self.surfaces
 
     def call(self, caller: Caller, params: Params) -> Any:
         """Run the operation for ``caller``."""
@@ -173,6 +201,18 @@ class Operation:
             return self.session(caller, params)
         assert self.run is not None
         return self.run(caller.workspace(), params)
+
+
+Progress = Callable[[str, int, int], None]
+PROGRESS: ContextVar[Progress | None] = ContextVar("hive_progress", default=None)
+"""How far a long call has got, ``(phase, done, total)`` (total 0: not known yet):
+set by a surface that shows it (the CLI's bar on a terminal), passed on to the domain
+by the operations that report it (an import, a sync)."""
+
+
+def progress() -> Progress | None:
+    """The current call's progress reporter, if its surface shows one."""
+    return PROGRESS.get()
 
 
 OPERATIONS: dict[str, Operation] = {}

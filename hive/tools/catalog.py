@@ -20,11 +20,11 @@ class Args(BaseModel):
 
 
 def _operation_tools() -> list[Tool]:
-    """A tool for every operation described in ``hive/ops`` (same name, parameters and
-    result as its CLI command)."""
+    """A tool for every operation described in ``hive/ops`` that agents are offered
+    (same name, parameters and result as its CLI command)."""
     from hive.ops.spec import operations
 
-    return [operation_tool(op) for op in operations()]
+    return [operation_tool(op) for op in operations() if op.is_tool]
 
 
 def _seed_tools() -> list[Tool]:
