@@ -238,6 +238,75 @@ def test_claim_and_note_post_and_land_as_commits(
     assert git(sample.root, "status", "--porcelain") == ""
 
 
+def test_a_live_refresh_keeps_what_is_being_typed(
+    page: Any, server: BackgroundServer, sample: Sample
+) -> None:
+    """A refresh fetched before the user started typing, one that arrives while an
+    empty field has the focus, and one after the user left a field with text in it:
+    none loses the text, the focus or the caret (the note was once wiped by a fetch
+    that was in flight when typing began)."""
+    held: list[Any] = []
+
+    def hold_fragments(route: Any) -> None:
+        if route.request.headers.get("x-hive-fragment"):
+            held.append(route)  # answered when the test says so
+        else:
+            route.continue_()
+
+    def change_and_hold(title: str) -> None:
+        hive_cli(sample.root, "create", title)
+        deadline = time.monotonic() + LIVE_TIMEOUT_MS / 1000
+        while not held and time.monotonic() < deadline:
+            page.wait_for_timeout(20)
+        assert held, "the change did not start a refresh"
+
+    def release() -> None:
+        while held:
+            held.pop().continue_()
+
+    page.goto(f"{server.url}/cells/{sample.feature}")
+    wait_live(page)
+    page.route("**/cells/*", hold_fragments)
+    note = "textarea[name=text]"
+
+    # a fetch in flight, then the user types: the answer must not replace the note
+    change_and_hold("Changed before typing")
+    page.fill(note, "half a thought")
+    release()
+    page.wait_for_timeout(300)
+    assert page.input_value(note) == "half a thought"
+    assert page.evaluate("document.activeElement.name") == "text"
+
+    # the user moves out of the field, leaving the text: the refresh that follows
+    # swaps the page and carries the text over
+    refreshes = page.evaluate("Number(document.body.dataset.refreshes || 0)")
+    page.focus("input[name=reason]")
+    deadline = time.monotonic() + LIVE_TIMEOUT_MS / 1000
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    release()
+    page.wait_for_function(f"Number(document.body.dataset.refreshes || 0) > {refreshes}")
+    assert page.input_value(note) == "half a thought"
+    assert page.evaluate("document.activeElement.name") == "reason"  # the focus stays
+
+    # an empty field with the focus and a caret: the swap keeps both
+    page.fill(note, "")
+    page.fill("input[name=reason]", "")
+    page.focus(note)
+    refreshes = page.evaluate("Number(document.body.dataset.refreshes || 0)")
+    change_and_hold("Changed while a field has the focus")
+    release()
+    page.wait_for_function(f"Number(document.body.dataset.refreshes || 0) > {refreshes}")
+    assert page.evaluate("document.activeElement.name") == "text"
+    page.keyboard.type("typed on")
+    assert page.input_value(note) == "typed on"
+
+    page.unroute("**/cells/*")
+    page.click("#add-note")
+    page.wait_for_selector("#notes >> text=typed on")
+    assert page.input_value(note) == ""
+
+
 def test_close_refusal_is_shown(page: Any, server: BackgroundServer, sample: Sample) -> None:
     before = git(sample.root, "rev-parse", "HEAD")
     page.goto(f"{server.url}/cells/{sample.subtasks[1]}")

@@ -7,19 +7,59 @@
   let version = meta("hive-version");
   let busy = false, again = false;
 
-  // Someone typing in the live area (a note, a close reason) keeps their text:
-  // the swap waits until they leave the field.
+  // Someone typing in the live area (a note, a close reason) keeps their text: the
+  // swap waits while they are in a field they typed in, and whenever it happens the
+  // text typed so far, the focus and the caret are carried into the new content
+  // (a fetch in flight when they start typing, text left in a field they moved out of).
   function typing() {
     const field = document.activeElement;
     return field && live.contains(field) && /^(INPUT|TEXTAREA)$/.test(field.tagName) && field.value;
   }
 
+  // A field is known across a swap by its form (action and cell) and its name.
+  function formKey(form) {
+    const cell = form.elements.namedItem("cell_id");
+    return `${form.getAttribute("action") || ""}|${cell && "value" in cell ? cell.value : ""}`;
+  }
+  function typedFields(root) {
+    return [...root.querySelectorAll("textarea[name], input[name]")].filter(
+      (field) => field.tagName === "TEXTAREA" || /^(text|search|email|url|number)$/.test(field.type));
+  }
+  function fieldKey(field) {
+    return `${field.form ? formKey(field.form) : ""}|${field.name}`;
+  }
+  function keepTyped() {
+    const values = new Map();
+    let focus = null;
+    for (const field of typedFields(live)) {
+      if (field.value !== field.defaultValue) values.set(fieldKey(field), field.value);
+      if (field === document.activeElement) {
+        focus = { key: fieldKey(field), start: field.selectionStart, end: field.selectionEnd };
+      }
+    }
+    const sending = [...live.querySelectorAll("form.action[data-sending]")].map(formKey);
+    return () => {
+      for (const field of typedFields(live)) {
+        const key = fieldKey(field);
+        if (values.has(key)) field.value = values.get(key);
+        if (focus && focus.key === key) {
+          field.focus();
+          if (focus.start !== null) field.setSelectionRange(focus.start, focus.end);
+        }
+      }
+      for (const form of live.querySelectorAll("form.action")) {
+        if (sending.includes(formKey(form))) markSending(form, true);
+      }
+    };
+  }
+
+  function waitForField() {
+    document.activeElement.addEventListener("blur", () => refresh(), { once: true });
+  }
+
   async function refresh() {
     if (busy) { again = true; return; }
-    if (typing()) {
-      document.activeElement.addEventListener("blur", () => refresh(), { once: true });
-      return;
-    }
+    if (typing()) { waitForField(); return; }
     busy = true;
     try {
       const response = await fetch(location.pathname + location.search, {
@@ -27,7 +67,10 @@
       });
       const html = await response.text();
       version = response.headers.get("X-Hive-Version") || version;
+      if (typing()) { waitForField(); return; } // they started typing while it was fetched
+      const restore = keepTyped();
       live.innerHTML = html;
+      restore();
       document.body.dataset.version = version;
       document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
     } catch (err) {
@@ -92,8 +135,10 @@
     event.preventDefault();
     if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
     const body = new URLSearchParams(new FormData(form));
-    const button = form.querySelector("button");
-    if (button) button.disabled = true;
+    const key = formKey(form);
+    // a refresh while the POST is out replaces the form: the one on the page now
+    const current = () => [...live.querySelectorAll("form.action")].find((f) => formKey(f) === key) || form;
+    markSending(form, true);
     try {
       const response = await fetch(form.action, {
         method: "POST", body, headers: { "X-Hive-Token": meta("hive-token"), "Accept": "application/json" },
@@ -102,6 +147,7 @@
       if (response.ok) {
         say(`done: ${form.action.split("/").pop()} (commit ${String(answer.commit).slice(0, 10)})`, false);
         form.reset();
+        current().reset();
         refresh();
       } else {
         say(`error: ${answer.error}`, true);
@@ -109,9 +155,16 @@
     } catch (err) {
       say(`error: ${err}`, true);
     } finally {
-      if (button) button.disabled = false;
+      markSending(form, false);
+      markSending(current(), false);
     }
   });
+
+  function markSending(form, sending) {
+    const button = form.querySelector("button");
+    if (button) button.disabled = sending;
+    if (sending) form.dataset.sending = "1"; else delete form.dataset.sending;
+  }
 
   connect();
 })();

@@ -1,0 +1,126 @@
+"""The write path of a workspace: a plan run on the fresh state inside git's
+compare-and-swap loop, its cells encoded and committed with other files in one
+commit, and the commit message with its trailers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hive.domain.reading import StateReader, Written
+from hive.errors import InvalidInput, NotInitialized
+from hive.git.repo import (
+    Change,
+    GitRepo,
+    Identity,
+    Plan,
+    Snapshot,
+    WriteResult,
+    blob_sha_of,
+    format_message,
+)
+from hive.models import Cell, HiveConfig
+from hive.models.cell import without_control_chars
+from hive.store.cache import CellIndex
+from hive.store.cells import encode_cell
+from hive.store.layout import cell_path
+
+
+@dataclass
+class MixedPlan:
+    """What a write plan returns: cells, other file changes, and the commit subject."""
+
+    cells: list[Cell]
+    subject_id: str
+    title: str
+    result: Any = None
+    files: list[Change] = field(default_factory=list)
+    trailers: list[tuple[str, str]] = field(default_factory=list)  # e.g. Hive-Override
+    body: str = ""  # between the subject and the trailers (swarm_complete: the summary)
+
+
+@dataclass
+class Committer:
+    """Who commits and how: the author, the lock's patience, staging or committing."""
+
+    author: Identity
+    lock_timeout: float
+    stage_only: bool
+
+
+def commit_message(
+    event: str,
+    subject_id: str,
+    title: str,
+    cell_ids: Sequence[str],
+    trailers: Sequence[tuple[str, str]],
+    body: str = "",
+) -> str:
+    """``hive: EVENT ID TITLE``, the body, ``Hive-Cell`` trailers and ``trailers``."""
+    found = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(cell_ids or [subject_id])]
+    found += trailers
+    subject = without_control_chars(f"hive: {event} {subject_id} {title}")
+    text = "\n".join(without_control_chars(line) for line in body.splitlines())
+    return format_message(subject, found, text)
+
+
+def lock_timeout(config: Callable[[], HiveConfig]) -> float:
+    """Seconds to wait for the write lock: ``HIVE_LOCK_TIMEOUT``, else the config's."""
+    env = os.environ.get("HIVE_LOCK_TIMEOUT")
+    if env:
+        try:
+            return max(0.01, float(env))
+        except ValueError:
+            raise InvalidInput(
+                f"HIVE_LOCK_TIMEOUT must be a number of seconds, got {env!r}"
+            ) from None
+    try:
+        return config().lock_timeout_seconds
+    except NotInitialized:
+        return 30.0
+
+
+def _encode(cell: Cell) -> Written:
+    content = encode_cell(cell)
+    return cell_path(cell.id), blob_sha_of(content), cell, content
+
+
+def write_cells(
+    reader: StateReader,
+    plan: Callable[[Snapshot, CellIndex], MixedPlan],
+    *,
+    event: str,
+    trailers: Sequence[tuple[str, str]],
+    by: Committer,
+) -> WriteResult:
+    """Run ``plan`` on the fresh state (re-read on every retry) and store the cells and
+    files it returns in one commit; ``trailers`` name the actor and the event."""
+    last: dict[str, Any] = {}
+
+    def git_plan(snap: Snapshot) -> Plan:
+        index = reader.cells(snap)
+        wanted = plan(snap, index)
+        written = {cell.id: _encode(cell) for cell in wanted.cells}
+        last.update(base=index, written=written)
+        changes = [Change(path, content) for path, _, _, content in written.values()]
+        changes += wanted.files
+        cell_ids = [c.id for c in wanted.cells]
+        extra = [*trailers, *wanted.trailers]
+        message = commit_message(
+            event, wanted.subject_id, wanted.title, cell_ids, extra, wanted.body
+        )
+        return Plan(changes=changes, message=message, result=wanted.result)
+
+    outcome = write_files(reader.git, git_plan, by=by)
+    if outcome.commit and outcome.tree and last.get("written"):
+        reader.remember_write(outcome.commit, outcome.tree, last["base"], last["written"])
+    return outcome
+
+
+def write_files(git: GitRepo, plan: Callable[[Snapshot], Plan], *, by: Committer) -> WriteResult:
+    """Commit (or stage) the changes ``plan`` makes to the fresh state."""
+    return git.transact(
+        plan, author=by.author, lock_timeout=by.lock_timeout, stage_only=by.stage_only
+    )

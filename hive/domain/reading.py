@@ -1,0 +1,202 @@
+"""The read side of a workspace: config and cells of a state, served from this
+process's caches and the clone's state index (derived from git content, keyed by
+tree and blob ids, never the truth), and what a write records there afterwards."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+
+from hive.errors import CorruptFile, NotInitialized
+from hive.git.repo import TREE_MODE, GitRepo, Snapshot
+from hive.models import Cell, HiveConfig
+from hive.store.cache import CellCache, CellIndex, build_index, derive
+from hive.store.celldoc import parse_for_index
+from hive.store.cells import decode_cell, decode_config, parsed_cell
+from hive.store.index import EMPTY_STATE, ParseProblem, StateIndex
+from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path
+
+GITLINK_MODE = 0o160000
+
+# a written cell: (path, blob id, cell, encoded content)
+Written = tuple[str, str, Cell, bytes]
+
+
+class StateReader:
+    """Config and cells of one repository's states, cached by content."""
+
+    def __init__(self, git: GitRepo, *, persist: bool = True) -> None:
+        self.git = git
+        self.cache = CellCache()
+        # persist=False: a private in-memory index (tests of cold reads)
+        self._state_dir = git.paths.hive_state_dir if persist else ":memory:"
+        self._state_index: StateIndex | None = None
+        # called as progress(done, total) while a large state is indexed (the CLI draws a bar)
+        self.progress: Callable[[int, int], None] | None = None
+        self._config: tuple[str, HiveConfig] | None = None
+        self._key_of_commit: dict[str, str] = {}
+
+    def _not_initialized(self) -> NotInitialized:
+        return NotInitialized(f"{self.git.root} has no hive yet: run 'hive init' first")
+
+    def config(self, snap: Snapshot) -> HiveConfig:
+        sha = snap.blob_sha(CONFIG_PATH)
+        if sha is None:
+            raise self._not_initialized()
+        if self._config is not None and self._config[0] == sha:
+            return self._config[1]
+        config = decode_config(self.git.read_blob(sha), CONFIG_PATH)
+        self._config = (sha, config)
+        return config
+
+    @property
+    def state_index(self) -> StateIndex:
+        """The clone's state index (``<git common dir>/hive/index.sqlite3``)."""
+        if self._state_index is None:
+            self._state_index = StateIndex(self._state_dir)
+        return self._state_index
+
+    def notices(self) -> list[str]:
+        """Things worth telling a person (an index rebuilt), each said once."""
+        found = list(self._state_index.notices) if self._state_index is not None else []
+        if self._state_index is not None:
+            self._state_index.notices.clear()
+        return found
+
+    def head_cells(self) -> CellIndex:
+        """All cells of HEAD's commit."""
+        head = self.git.head()
+        if head.commit is None:
+            return self.cells(self.git.snapshot(staged=False))
+        try:
+            key = self._cells_key(head.commit)
+        except sqlite3.DatabaseError as exc:
+            self.state_index.reset(f"it failed while reading ({exc})")
+            key = self._cells_key(head.commit)
+        return self._index_for_key(key)
+
+    def _cells_key(self, commit: str) -> str:
+        """The state key (``.hive/cells`` tree id) of ``commit``; NotInitialized without
+        a hive. Known commits cost one lookup; others read two tree objects once."""
+        key = self._key_of_commit.get(commit)
+        if key is not None:
+            return key
+        trees = self.state_index.trees_of(commit)  # only commits with a hive are recorded
+        if trees is None:
+            root = self.git.commit_tree(commit)
+            hive = self.git.lookup_path(root, HIVE_DIR, want_tree=True)
+            if hive is None or self.git.lookup_path(hive, "config.yaml") is None:
+                raise self._not_initialized()
+            cells = self.git.lookup_path(hive, "cells", want_tree=True)
+            self.state_index.remember_commit(commit, hive, cells)
+            trees = (hive, cells)
+        cells = trees[1]
+        key = cells or EMPTY_STATE
+        self._key_of_commit[commit] = key
+        return key
+
+    def cells(self, snap: Snapshot) -> CellIndex:
+        """All cells of ``snap`` (a commit's tree, or the staged index with its overlay)."""
+        self.config(snap)
+        key = snap.dir_key(CELLS_DIR)
+        cached = self.cache.indexes.get(key)
+        if cached is not None:
+            return cached
+        if not snap.overlay:
+            return self._index_for_key(key)
+        base = self._index_for_key(key.split("+", 1)[0])
+        changes: dict[str, tuple[str, str, Cell | CorruptFile] | None] = {}
+        for path, blob in snap.overlay.items():
+            cell_id = cell_id_from_path(path)
+            if cell_id is None:
+                continue
+            changes[path] = None if blob is None else (cell_id, blob, self._parse(blob, path))
+        return self.cache.keep(derive(base, key, changes))
+
+    def _parse(self, blob: str, path: str) -> Cell | CorruptFile:
+        cached = self.cache.by_blob.get(blob)
+        if cached is not None:
+            return cached
+        try:
+            cell = decode_cell(self.git.read_blob(blob), path)
+        except CorruptFile as exc:
+            return exc
+        self.cache.remember(blob, cell)
+        return cell
+
+    def _index_for_key(self, key: str) -> CellIndex:
+        cached = self.cache.indexes.get(key)
+        if cached is not None:
+            return cached
+        try:
+            return self._read_state(key)
+        except sqlite3.DatabaseError as exc:  # derived data: never trusted when broken
+            self.state_index.reset(f"it failed while reading ({exc})")
+            return self._read_state(key)
+
+    def _read_state(self, key: str) -> CellIndex:
+        state = self.state_index
+        state.ensure_state(
+            key, self._list_tree, self._read_blobs, parse_for_index, progress=self.progress
+        )
+        index = build_index(key, state.entries(key), self._load_cells)
+        return self.cache.keep(index)
+
+    def _list_tree(self, tree: str) -> list[tuple[str, str, bool]]:
+        return [
+            (name.decode("utf-8", "surrogateescape"), sha, mode == TREE_MODE)
+            for name, (mode, sha) in self.git.tree_items(tree).items()
+            if mode != GITLINK_MODE
+        ]
+
+    def _read_blobs(
+        self, wanted: Sequence[tuple[str, str]]
+    ) -> Iterator[tuple[str, str, bytes | ParseProblem]]:
+        """Each blob's bytes, or the problem naming the file when git cannot read it."""
+        for sha, path in wanted:
+            try:
+                yield sha, path, self.git.read_blob(sha)
+            except Exception as exc:  # dulwich: zlib, checksum, missing object, ...
+                message = (
+                    f"{path}: its git object {sha[:12]} cannot be read ({type(exc).__name__});"
+                    " run 'git fsck', and restore the object from another clone or a backup"
+                )
+                yield sha, path, ParseProblem(message=message, path=path, line=None)
+
+    def _load_cells(self, blobs: list[str]) -> dict[str, Cell]:
+        """Decode cells by blob id: this process's cache first, then the state index."""
+        found: dict[str, Cell] = {}
+        missing = []
+        for blob in blobs:
+            cell = self.cache.by_blob.get(blob)
+            if cell is None:
+                missing.append(blob)
+            else:
+                found[blob] = cell
+        if missing:
+            for blob, document in self.state_index.cell_documents(missing):
+                cell = Cell.model_validate_json(document)
+                self.cache.remember(blob, cell)
+                self.cache.decoded += 1
+                found[blob] = cell
+        return found
+
+    def remember_write(
+        self, commit: str, tree: str, base: CellIndex, written: dict[str, Written]
+    ) -> None:
+        """Record the state after a write, here and in the state index, so no process
+        ever re-lists or re-parses what this one just wrote."""
+        hive = self.git.lookup_path(tree, HIVE_DIR, want_tree=True)
+        cells = self.git.lookup_path(hive, "cells", want_tree=True) if hive else None
+        key = cells or EMPTY_STATE
+        changes: dict[str, tuple[str, str, Cell | CorruptFile] | None] = {}
+        for cell_id, (path, sha, cell, _) in written.items():
+            self.cache.remember(sha, cell)
+            changes[path] = (cell_id, sha, cell)
+        index = self.cache.keep(derive(base, key, changes))
+        self._key_of_commit[commit] = key
+        state = self.state_index
+        state.add_parsed((sha, parsed_cell(cell)) for _, (_, sha, cell, _) in written.items())
+        state.ensure_state(key, self._list_tree, self._read_blobs, parse_for_index)
+        state.remember_commit(commit, hive, cells)
+        del index
