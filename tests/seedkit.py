@@ -37,17 +37,22 @@ def error(repo: Path, agent: str, name: str, args: Any = None) -> dict[str, Any]
 def cli(repo: Path, *args: str, actor: str = "alice") -> tuple[int, str]:
     """Run ``hive`` in-process as agent ``actor`` (proven by its credential);
     (exit code, stdout)."""
+    outcome = hive(repo, "--actor", actor, *args, actor=actor)
+    return outcome.returncode, outcome.stdout
+
+
+def hive(repo: Path, *args: str, actor: str = "alice", stdin: str | None = None) -> Any:
+    """Run ``hive ARGS`` in-process as agent ``actor`` (proven by its credential),
+    ``stdin`` on its standard input; the finished process (never a traceback)."""
     from tests.conftest import credential
     from tests.inprocess import run_hive
 
     env = {"HIVE_AGENT": actor, "HIVE_AGENT_TOKEN": credential(repo, actor)}
     outcome = run_hive(
-        ["-C", str(repo), "--actor", actor, *args],
-        env={**os.environ, **env},
-        module="hive.cli.main",
+        ["-C", str(repo), *args], env={**os.environ, **env}, input=stdin, module="hive.cli.main"
     )
     assert "Traceback" not in outcome.stderr and "internal error" not in outcome.stderr, outcome
-    return outcome.returncode, outcome.stdout
+    return outcome
 
 
 def run_workers(repo: Path, body: str, count: int, timeout: float = 240) -> list[Any]:

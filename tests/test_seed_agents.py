@@ -17,7 +17,7 @@ import pytest
 from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
 from tests.inprocess import run_hive
-from tests.seedkit import call, cli, configure, error, result, run_workers
+from tests.seedkit import call, cli, configure, error, hive, result, run_workers
 
 OUTSIDE = "Access denied: path is outside the context directory"
 
@@ -474,3 +474,39 @@ def test_event_log_keeps_capped_redacted_arguments(ws: Workspace, repo: Path) ->
     assert len(json.dumps(second["args"])) < 3000
     _code, out = cli(repo, "events", "-n", "2")
     assert '"file_path": "big"' in out
+
+
+# ------------------------------------------------------------------ the commands a person uses
+
+
+def test_search_scratchpad_and_todo_commands(ws: Workspace, repo: Path) -> None:
+    result(repo, "orch", "hive_create", {"title": "Design rate limiting"})
+    found = hive(repo, "search", "RATE limiting")
+    assert found.stdout == "round 1  orch (coordinator, cell): Design rate limiting\n"
+    assert "nothing matches" in hive(repo, "search", "no such words").stdout
+    as_json = json.loads(hive(repo, "search", "rate", "--json").stdout)
+    assert as_json == result(repo, "alice", "context_search", {"term": "rate"})
+
+    written = hive(repo, "scratchpad", "write", "notes/a", "-", "--title", "A", stdin="from stdin")
+    assert written.stdout == "Stored at scratchpad://notes/a (10B)\n"
+    hive(repo, "scratchpad", "write", "other/b", "b")
+    assert hive(repo, "scratchpad", "read", "notes/a").stdout == "from stdin"
+    assert json.loads(hive(repo, "scratchpad", "read", "notes/a", "--json").stdout) == "from stdin"
+    missing = hive(repo, "scratchpad", "read", "notes/none")
+    assert missing.returncode == 3 and "scratchpad://notes/none not found" in missing.stderr
+    assert hive(repo, "scratchpad", "clear", "notes/").stdout == "removed 1 entries\n"
+    assert result(repo, "x", "scratchpad_list", {})["count"] == 1
+
+    todos = [{"content": "Write the test", "status": "completed"}]
+    todos.append({"content": "Pass it", "status": "pending", "activeForm": "Passing it"})
+    assert hive(repo, "todo", "set", json.dumps(todos)).stdout == "2 todos for alice\n"
+    one_by_one = [json.dumps(todo) for todo in todos[:1]]
+    assert hive(repo, "todo", "set", *one_by_one, actor="bob").stdout == "1 todos for bob\n"
+    shown = json.loads(hive(repo, "todo", "show", "--json").stdout)
+    assert shown["todos"] == todos == result(repo, "alice", "todo_read", {})["todos"]
+    listed = hive(repo, "todo", "list").stdout
+    assert "alice: 1/2 done" in listed and "bob: 1/1 done" in listed and "[ ] Pass it" in listed
+    only = json.loads(hive(repo, "todo", "list", "--agent", "bob", "--json").stdout)
+    assert [entry["agent"] for entry in only] == ["bob"]
+    bad = hive(repo, "todo", "set", '[{"content": "x", "status": "done"}]', "--json")
+    assert bad.returncode == 2 and json.loads(bad.stdout)["code"] == "invalid_input"

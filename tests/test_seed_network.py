@@ -13,7 +13,7 @@ from typing import Any
 from hive.domain.workspace import Workspace
 from tests.conftest import assert_clean, git
 from tests.inprocess import run_hive
-from tests.seedkit import call, cli, configure, error, result, run_workers
+from tests.seedkit import call, cli, configure, error, hive, result, run_workers
 
 POLICY = {
     "default": "deny",
@@ -598,3 +598,75 @@ def test_committed_records_from_parallel_agents_are_all_kept(ws: Workspace, repo
 def _ok(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+# ------------------------------------------------------------------ the commands a person uses
+
+
+def test_blackboard_commands(ws: Workspace, repo: Path) -> None:
+    assert hive(repo, "blackboard", "set", "a:1", '{"n": 1}', "--ttl", "60").returncode == 0
+    assert hive(repo, "blackboard", "set", "b:1", "plain words").returncode == 0
+    listed = hive(repo, "blackboard", "list", "a:")
+    assert "a:1  alice until " in listed.stdout and "b:1" not in listed.stdout
+    removed = json.loads(hive(repo, "blackboard", "rm", "a:1", "--json").stdout)
+    assert removed["value"] == {"n": 1} and removed["entry"]["sourceAgent"] == "alice"
+    assert result(repo, "x", "read_blackboard", {"key": "a:1"})["exists"] is False
+    assert result(repo, "x", "read_blackboard", {"key": "b:1"})["value"] == "plain words"
+    assert "(not set)" in hive(repo, "blackboard", "get", "a:1").stdout
+    bad = hive(repo, "blackboard", "set", "k", "1", "--ttl", "-1", "--json")
+    assert bad.returncode == 2 and json.loads(bad.stdout)["field"] == "ttl"
+
+
+def test_memory_commands_are_update_context(ws: Workspace, repo: Path) -> None:
+    assert hive(repo, "memory", "add", "goals", "Ship it").stdout == "goals updated\n"
+    assert hive(repo, "memory", "add", "goals", "Ship it").stdout == "goals unchanged\n"
+    assert hive(repo, "memory", "set", "stack", "lang=python", "n=2", "gone=").returncode == 0
+    assert hive(repo, "memory", "add", "milestones", '{"name": "M1", "due": "May"}').returncode == 0
+    assert hive(repo, "memory", "complete", "M1").stdout == "milestones updated\n"
+    block = hive(repo, "memory", "show").stdout
+    assert "- Ship it" in block and "- lang: python" in block and "- n: 2" in block
+    assert "- [x] M1 (May)" in block
+    assert block.rstrip() == result(repo, "x", "inject_context", {}).rstrip()
+    bad = hive(repo, "memory", "set", "stack", "no-equals", "--json")
+    assert bad.returncode == 2 and json.loads(bad.stdout)["field"] == "set"
+    missing = hive(repo, "memory", "complete", "M9")
+    assert missing.returncode == 3 and "no milestone named 'M9'" in missing.stderr
+    wrong = hive(repo, "memory", "add", "secrets", "x")
+    assert wrong.returncode == 2 and "SECTION" in wrong.stderr
+    assert git(repo, "log", "--format=%s", "-1").strip() == "hive: context milestones (alice)"
+    assert_clean(repo)
+
+
+def test_delegation_commands(ws: Workspace, repo: Path) -> None:
+    done = hive(repo, "delegate", "w1", '{"instruction": "count rows"}', "--timeout", "60000")
+    assert done.returncode == 0 and done.stdout.startswith("delegated hv-")
+    assert "task " in hive(repo, "swarm", "state", "--agent", "w1").stdout
+    refused = hive(repo, "delegate", "w1", "not an object")
+    assert refused.returncode == 2 and "TASK_PAYLOAD" in refused.stderr
+    spawned = json.loads(
+        hive(repo, "epic", "spawn", "a=first", "b=second", "--strategy", "chain", "--json").stdout
+    )
+    assert spawned["synthesisStrategy"] == "chain" and len(spawned["tasks"]) == 2
+    assert [t["title"] for t in spawned["tasks"]] == ["first", "second"]
+    assert hive(repo, "epic", "spawn", "no type").returncode == 2
+    synthesized = hive(repo, "epic", "synthesize", spawned["epicId"])
+    assert synthesized.returncode == 0 and "chain: incomplete" in synthesized.stdout
+
+
+def test_permission_and_qa_commands(ws: Workspace, repo: Path) -> None:
+    configure(repo, permission_policy=POLICY)
+    denied = hive(repo, "permissions", "request", "PAYMENTS", "pay the invoice 42 now")
+    assert denied.returncode == 5 and "PAYMENTS: denied (never)" in denied.stdout
+    listed = json.loads(hive(repo, "permissions", "list", "--json").stdout)
+    assert [d["resourceType"] for d in listed] == ["PAYMENTS"]
+    assert hive(repo, "permissions", "list", "--live").stdout == "no permission decisions\n"
+    scenarios = [{"id": "a", "key": "k", "value": "TODO later", "sourceAgent": "A"}]
+    failed = hive(repo, "qa", "run", "-", stdin=json.dumps({"scenarios": scenarios}))
+    assert failed.returncode == 1 and "FAIL a k (A) 0.60" in failed.stdout
+    scenarios[0]["value"] = "written in full"
+    passed = hive(repo, "qa", "run", "-", "--threshold", "0.5", stdin=json.dumps(scenarios))
+    assert passed.returncode == 0 and "pass rate 100% (1/1)" in passed.stdout
+    runs = json.loads(hive(repo, "qa", "history", "-n", "1", "--json").stdout)
+    assert [(r["runId"], r["passRate"]) for r in runs] == [(2, 1.0)]
+    bad = hive(repo, "qa", "run", "-", stdin='{"scenarios": 3}')
+    assert bad.returncode == 2 and "expected a list of scenarios" in bad.stderr

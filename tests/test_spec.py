@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 import hive
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
-from hive.ops.spec import Operation, operations
+from hive.ops.spec import Operation, operation, operations
 from tests.conftest import agent_env, credential, git, set_coordinators
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +86,16 @@ PLAN: dict[str, Any] = {
     "subtasks": [{"title": "one", "files": ["src/a.py"]}, {"title": "two", "files": ["src/b.py"]}],
 }
 
-# the same call on both surfaces; ``$ID`` is the cell made first, ``$PLAN`` a file with PLAN
+QA: dict[str, Any] = {
+    "scenarios": [
+        {"id": "a", "key": "k", "value": {"summary": "up 4%"}, "sourceAgent": "A"},
+        {"id": "b", "key": "j", "value": "TODO", "sourceAgent": "B", "minScore": 0.2},
+    ]
+}
+TODOS = [{"content": "test", "status": "completed"}, {"content": "code", "status": "pending"}]
+
+# the same call on both surfaces; ``$ID`` is the cell made first, ``$PLAN`` a file with
+# PLAN, ``$QA`` a file with QA
 SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     (
         "hive_create",
@@ -178,13 +187,72 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
         {"kind": "review", "payload": {"cell": 1}},
     ),
     ("coord_status", ["queue", "status"], {}),
+    (
+        "update_blackboard",
+        ["blackboard", "set", "task:1", '{"n": 1}'],
+        {"key": "task:1", "value": {"n": 1}},
+    ),
+    (
+        "update_blackboard",
+        ["blackboard", "set", "note", "words"],
+        {"key": "note", "value": "words"},
+    ),
+    ("read_blackboard", ["blackboard", "get", "task:1"], {"key": "task:1"}),
+    (
+        "delegate_task",
+        ["delegate", "w1", '{"instruction": "count"}', "--priority", "high"],
+        {"targetAgent": "w1", "taskPayload": {"instruction": "count"}, "priority": "high"},
+    ),
+    (
+        "query_swarm_state",
+        ["swarm", "state", "--scope", "tasks", "--agent", "w1", "--history"],
+        {"scope": "tasks", "agentFilter": ["w1"], "includeHistory": True},
+    ),
+    (
+        "spawn_parallel_agents",
+        ["epic", "spawn", "a=one", '{"agentType": "b", "taskPayload": {"n": 2}}'],
+        {
+            "tasks": [
+                {"agentType": "a", "taskPayload": {"instruction": "one"}},
+                {"agentType": "b", "taskPayload": {"n": 2}},
+            ]
+        },
+    ),
+    ("update_context", ["memory", "add", "goals", "Ship"], {"section": "goals", "add": "Ship"}),
+    (
+        "update_context",
+        ["memory", "set", "stack", "db=sqlite", "n=2"],
+        {"section": "stack", "set": {"db": "sqlite", "n": 2}},
+    ),
+    (
+        "update_context",
+        ["memory", "add", "milestones", "M1"],
+        {"section": "milestones", "add": "M1"},
+    ),
+    (
+        "update_context",
+        ["memory", "complete", "M1"],
+        {"section": "milestones", "complete": "M1"},
+    ),
+    ("inject_context", ["memory", "show"], {}),
+    ("run_qa_harness", ["qa", "run", "$QA", "--threshold", "0.5"], {**QA, "qualityThreshold": 0.5}),
+    (
+        "scratchpad_write",
+        ["scratchpad", "write", "notes/a", "hello", "--title", "T"],
+        {"file_path": "notes/a", "content": "hello", "title": "T"},
+    ),
+    ("scratchpad_read", ["scratchpad", "read", "notes/a"], {"file_path": "notes/a"}),
+    ("scratchpad_list", ["scratchpad", "list", "notes/"], {"prefix": "notes/"}),
+    ("todo_write", ["todo", "set", json.dumps(TODOS)], {"todos": TODOS}),
+    ("todo_read", ["todo", "show"], {}),
+    ("context_search", ["search", "both WAYS"], {"term": "both WAYS"}),
 ]
 
 STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\dZ\]")  # progress notes carry the minute
 SHA = re.compile(r"\b[0-9a-f]{40}\b")  # commit ids differ with the cells' random ids
 SHARD = re.compile(r"cells/[^/]+/(?=\$ID)")  # the shard directory follows the random id
 VOLATILE = re.compile(
-    r"(.*_at|at|commit|sha|ts|time|session|timestamp|message_id|duration.*|waited_sec)$"
+    r"(.*_at|at|commit|sha|ts|time|session|timestamp|message_id|duration.*|waited_sec|deadline)$"
 )
 OUTCOME_ID = re.compile(r"~[0-9a-z]{8}\b")  # an outcome's id: its cell's and a random part
 CELL_ID = re.compile(r"\bhv-[0-9a-z]{4,}(?:\.[0-9a-z]+)*\b")
@@ -242,7 +310,9 @@ def _mcp_results(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[An
             for name, args in calls:
                 answer = await session.call_tool(name, _fill(args, cell_id))
                 assert not answer.is_error, (name, answer.content)
-                value = json.loads(answer.content[0].text)  # type: ignore[union-attr]
+                text = answer.content[0].text  # type: ignore[union-attr]
+                # a text result (markdown, a file's content) is sent as the text itself
+                value = text if operation(name).result is str else json.loads(text)
                 cell_id = cell_id or value["id"]
                 found.append(value)
         return found
@@ -262,10 +332,13 @@ def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
         git(repo, "config", "hive.test", "1")
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(PLAN))
+    qa = tmp_path / "qa.json"
+    qa.write_text(json.dumps(QA))
     by_cli: list[Any] = []
     cell_id = ""
     for _, argv, _ in SCENARIO:
-        value = _cli(repos[0], *[a.replace("$PLAN", str(plan)) for a in _fill(argv, cell_id)])
+        argv = [a.replace("$PLAN", str(plan)).replace("$QA", str(qa)) for a in argv]
+        value = _cli(repos[0], *_fill(argv, cell_id))
         cell_id = cell_id or value["id"]
         by_cli.append(value)
     by_mcp = _mcp_results(repos[1], [(name, args) for name, _, args in SCENARIO])
@@ -311,7 +384,7 @@ def test_people_s_operations_give_on_the_cli_what_they_give_in_process(tmp_path:
     from hive.cli.build import ShellCaller
     from hive.domain.epics import create_epic
     from hive.domain.setup import init_hive
-    from hive.ops.spec import CLI_ONLY, operation
+    from hive.ops.spec import CLI_ONLY
     from tests.conftest import make_repo
 
     repos = [make_repo(tmp_path / name) for name in ("by-cli", "in-process")]
@@ -486,7 +559,6 @@ def _leaves(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, .
 # servers and commands whose output is JSON already (they take --json before or after
 # the command like every command: the entry point takes it out)
 JSON_BY_NATURE = {("mcp",), ("serve",), ("tools", "schema"), ("tools", "docs"), ("tools", "run")}
-JSON_BY_NATURE |= {("scratchpad", "read")}
 
 
 def test_every_command_takes_json_and_the_cli_has_a_version(repo: Path) -> None:

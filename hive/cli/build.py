@@ -216,7 +216,9 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
     """The typer parameter of field ``name``: an argument, a flag or an option."""
     info = op.params.model_fields[name]
     kind: Any = _cli_type(info.annotation)
-    if name in op.parsers and kind != list[str]:
+    if name in command.repeat:
+        kind = list[str]  # words handed to the field's parser as a list
+    elif name in op.parsers and kind != list[str]:
         kind = str  # the parser reads the text (``P1``)
     help_text = _help(info, kind)
     required = info.is_required()
@@ -382,11 +384,17 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
     for name, value in command.defaults.items():
         data.setdefault(name, value)
     data.update(command.fixed)
+    # a field with an alias (the seeds' camelCase names) is validated by its alias
+    aliases = {name: info.alias for name, info in model.model_fields.items() if info.alias}
+    fields = {alias: name for name, alias in aliases.items()}
     try:
-        return model.model_validate(data, strict=False)
+        return model.model_validate(
+            {aliases.get(name, name): value for name, value in data.items()}, strict=False
+        )
     except ValidationError as exc:
         error = exc.errors()[0]
         where = str(error["loc"][0]) if error["loc"] else ""
+        where = fields.get(where, where)
         shown = where.upper() if where in command.arguments else "--" + where.replace("_", "-")
         value = data.get(where)
         raise InvalidInput(

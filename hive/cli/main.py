@@ -14,9 +14,7 @@ import typer
 from hive.cli import (
     coord_cmd,
     groups,
-    network_cmd,
     output,
-    scratch_cmd,
     serve_cmd,
     swarm_cmd,
     tools_cmd,
@@ -105,6 +103,16 @@ GROUPS = {
     ("import",): groups.import_app,
     ("export",): groups.export_app,
 }
+NETWORK_GROUPS = {  # seed 003 (hive/ops/network.py)
+    "blackboard": "The shared blackboard: entries with a TTL.",
+    "permissions": "Grants for protected resources (request_permission).",
+    "memory": "Project memory (.hive/context.yaml): goals, stack, decisions, milestones,"
+    " banned approaches.",
+    "qa": "The QA harness: score entries, compare with the last run.",
+    # seed 002 (hive/ops/agent.py)
+    "scratchpad": "The swarm's shared scratchpad (1 MB per entry, 100 MB).",
+    "todo": "Agents' todo lists (todo_write / todo_read).",
+}
 CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
 CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
 LATE_COMMANDS = {"blocked", "stats", "reserve", "release", "reservations"}
@@ -156,15 +164,10 @@ add_commands(GROUPS, operations(), PRESENTERS, {"proposals", "events"})
 app.add_typer(groups.ctx_app, name="ctx")
 app.add_typer(groups.queue_app, name="queue")
 add_commands(GROUPS, operations(), PRESENTERS, {"ctx", "queue"})
-app.add_typer(network_cmd.blackboard_app, name="blackboard")
-app.add_typer(network_cmd.permissions_app, name="permissions")
-app.add_typer(network_cmd.memory_app, name="memory")
-app.add_typer(network_cmd.qa_app, name="qa")
-app.add_typer(scratch_cmd.scratchpad_app, name="scratchpad")
-app.add_typer(scratch_cmd.todo_app, name="todo")
-app.command("delegate")(network_cmd.delegate_cmd)
-swarm_cmd.swarm_app.command("state")(network_cmd.state_cmd)
-epic_app.command("synthesize")(network_cmd.synthesize_cmd)
+for _name, _help in NETWORK_GROUPS.items():
+    GROUPS[(_name,)] = typer.Typer(help=_help, no_args_is_help=True)
+    app.add_typer(GROUPS[(_name,)], name=_name)
+add_commands(GROUPS, operations(), PRESENTERS, {*NETWORK_GROUPS, "delegate", "search"})
 app.add_typer(groups.import_app, name="import")
 app.add_typer(groups.export_app, name="export")
 add_commands(GROUPS, operations(), PRESENTERS, {"sync", "import", "export"})

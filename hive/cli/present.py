@@ -18,13 +18,25 @@ import typer
 from hive.cli import output
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
-from hive.cli.ctx_cmd import compact, when
 from hive.errors import NotFound
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
     from hive.models import Cell
     from hive.models.results import CreatedCells
+
+
+def compact(value: Any, limit: int = 80) -> str:
+    """A value as one line of JSON, cut to ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def when(epoch: float | None) -> str:
+    """A time as local date and time (``-``: none)."""
+    if epoch is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
 def _each(result: Any) -> list[Any]:
@@ -460,16 +472,6 @@ def _queue_status(found: Any, params: Any, ws: Workspace) -> None:
     output.say(line)
 
 
-def _compact(value: Any, limit: int = 80) -> str:
-
-    return str(compact(value, limit))
-
-
-def _when(epoch: float | None) -> str:
-
-    return str(when(epoch))
-
-
 PRESENTERS.update(
     {
         "ctx put": Presenter(
@@ -477,7 +479,7 @@ PRESENTERS.update(
         ),
         "ctx get": Presenter(
             render=lambda found, params, ws: output.say(
-                f"{_compact(found.value, 2000)}  (v{found.version})"
+                f"{compact(found.value, 2000)}  (v{found.version})"
             )
         ),
         "ctx keys": Presenter(
@@ -485,7 +487,7 @@ PRESENTERS.update(
         ),
         "ctx wait": Presenter(
             render=lambda found, params, ws: output.say(
-                f"{params.key}: {'reached' if found.met else 'timed out'} ({_compact(found.value)})"
+                f"{params.key}: {'reached' if found.met else 'timed out'} ({compact(found.value)})"
             ),
             exit_code=lambda found: 0 if found.met else 1,
         ),
@@ -497,13 +499,13 @@ PRESENTERS.update(
         ),
         "queue claim": Presenter(
             render=lambda got, params, ws: output.say(
-                f"claimed {got.id} until {_when(got.lease_until)}"
+                f"claimed {got.id} until {when(got.lease_until)}"
             )
         ),
         "queue complete": Presenter(render=lambda done, params, ws: output.say(f"{done.id} done")),
         "queue extend": Presenter(
             render=lambda got, params, ws: output.say(
-                f"{got.id} leased until {_when(got.lease_until)}"
+                f"{got.id} leased until {when(got.lease_until)}"
             )
         ),
         "queue status": Presenter(render=_queue_status),
@@ -931,5 +933,219 @@ PRESENTERS.update(
         "events": Presenter(
             render=_events(False), json=_events(True), views={"follow": (FOLLOW, False)}
         ),
+    }
+)
+
+
+# ------------------------------------------------------------------ seed 003: coordination
+
+
+def _bb_get(found: Any, params: Any, ws: Workspace) -> None:
+    note = " (expired)" if found.expired else "" if found.exists else " (not set)"
+    output.say(f"{compact(found.value, 2000)}{note}")
+
+
+def _bb_list(entries: dict[str, Any], params: Any, ws: Workspace) -> None:
+    if not entries:
+        output.say("blackboard is empty")
+    for key, entry in entries.items():
+        if entry is None:
+            output.say(f"{key}  (expired)")
+        else:
+            until = f" until {entry.expires_at}" if entry.expires_at else ""
+            output.say(f"{key}  {entry.source_agent}{until}  {compact(entry.value)}")
+
+
+def _permission(answer: Any, params: Any, ws: Workspace) -> None:
+    verdict = f"granted until {answer.expires_at}" if answer.granted else "denied"
+    output.say(f"{answer.resource_type}: {verdict} ({answer.reason})")
+
+
+def _decisions(found: list[Any], params: Any, ws: Workspace) -> None:
+    if not found:
+        output.say("no permission decisions")
+    for d in found:
+        verdict = "granted" if d.granted else "denied"
+        until = f" until {d.expires_at:%Y-%m-%d %H:%M}Z" if d.expires_at else ""
+        scope = f" {d.scope}" if d.scope else ""
+        output.say(
+            f"{d.id}  {d.decided_at:%Y-%m-%d %H:%M}Z  {d.agent}  {d.resource_type}"
+            f"{scope}  {verdict}{until}  — {d.justification}"
+        )
+
+
+def _swarm_state(state: Any, params: Any, ws: Workspace) -> None:
+    for a in state.agents or []:
+        output.say(f"agent {a.agent_id}: {a.status} {' '.join(a.tasks)}")
+    for t in state.tasks or []:
+        late = " EXPIRED" if t.expired else ""
+        output.say(f"task {t.task_id} [{t.status}{late}] {t.agent_id or '-'}: {t.title}")
+    for key, entry in (state.blackboard or {}).items():
+        output.say(f"blackboard {key}: {compact(entry.value) if entry else 'null (expired)'}")
+    for g in state.permissions or []:
+        output.say(f"grant {g.id}: {g.agent} {g.resource_type} until {g.expires_at}")
+
+
+def _synthesis(found: Any, params: Any, ws: Workspace) -> None:
+    states = ", ".join(f"{r.task_id} {r.state}" for r in found.subtasks)
+    output.say(f"{found.strategy}: {'complete' if found.complete else 'incomplete'} ({states})")
+    if found.complete:
+        output.say(compact(found.result, 4000))
+
+
+def _spawned(found: Any, params: Any, ws: Workspace) -> None:
+    output.say(f"created epic {found.epic_id} ({found.synthesis_strategy})")
+    for task in found.tasks:
+        output.say(f"  {task.task_id}  {task.title}")
+
+
+def _scenario_files(ws: Workspace, given: dict[str, Any]) -> None:
+    """SCENARIOS are JSON files ('-': stdin): a list, or {"scenarios": [...]}."""
+    import json
+
+    from hive.errors import InvalidInput
+
+    def read(source: str) -> list[Any]:
+        try:
+            found = json.loads(read_source(source))
+        except ValueError as exc:
+            raise InvalidInput(f"{source}: not JSON: {exc}", field="scenarios") from None
+        if isinstance(found, dict):
+            found = found.get("scenarios")
+        if not isinstance(found, list):
+            raise InvalidInput(
+                f'{source}: expected a list of scenarios (or {{"scenarios": [...]}})',
+                field="scenarios",
+            )
+        return found
+
+    sources = given.get("scenarios") or []
+    given["scenarios"] = run_op(lambda: [item for source in sources for item in read(source)])
+
+
+def _qa_run(found: Any, params: Any, ws: Workspace) -> None:
+    for r in found.results:
+        mark = "pass" if r.passed else "FAIL"
+        output.say(
+            f"{mark} {r.id} {r.key} ({r.source_agent}) {r.score:.2f}"
+            + (f" — {'; '.join(r.issues)}" if r.issues else "")
+        )
+    output.say(f"pass rate {found.pass_rate:.0%} ({found.passed}/{found.total})")
+    regressed = found.regression.get("regressed")
+    if regressed:
+        output.say(
+            f"regressed since run {found.regression['previousRunId']}: " + ", ".join(regressed)
+        )
+
+
+def _qa_history(runs: list[Any], params: Any, ws: Workspace) -> None:
+    if not runs:
+        output.say("no QA runs yet")
+    for r in runs:
+        output.say(f"run {r.run_id}  {r.ran_at}  {r.agent}  {r.pass_rate:.0%} of {r.scenarios}")
+
+
+MEMORY = Presenter(
+    render=lambda done, params, ws: output.say(
+        f"{done.section} {'updated' if done.changed else 'unchanged'}"
+    )
+)
+
+PRESENTERS.update(
+    {
+        "delegate": Presenter(
+            render=lambda done, params, ws: output.say(
+                f"delegated {done.task_id} to {done.target_agent} (deadline {done.deadline})"
+            )
+        ),
+        "swarm state": Presenter(render=_swarm_state),
+        "epic spawn": Presenter(render=_spawned),
+        "epic synthesize": Presenter(render=_synthesis),
+        "permissions request": Presenter(
+            render=_permission, exit_code=lambda answer: 0 if answer.granted else 5
+        ),
+        "permissions list": Presenter(render=_decisions),
+        "blackboard set": Presenter(
+            render=lambda done, params, ws: output.say(
+                f"{done.key} written" + (f" until {done.expires_at}" if done.expires_at else "")
+            )
+        ),
+        "blackboard get": Presenter(render=_bb_get),
+        "blackboard list": Presenter(render=_bb_list),
+        "blackboard rm": Presenter(
+            render=lambda found, params, ws: output.say(f"removed {found.key}")
+        ),
+        "memory show": Presenter(render=lambda text, params, ws: output.say(text.rstrip())),
+        "memory add": MEMORY,
+        "memory set": MEMORY,
+        "memory complete": MEMORY,
+        "qa run": Presenter(
+            render=_qa_run, inputs=_scenario_files, exit_code=lambda run: 1 if run.failed else 0
+        ),
+        "qa history": Presenter(render=_qa_history),
+    }
+)
+
+
+# ------------------------------------------------------------------ seeds 004 and 002: agents
+
+
+def _search(found: Any, params: Any, ws: Workspace) -> None:
+    matches = found.result.matches
+    if not matches:
+        output.say(f"nothing matches {params.term!r}")
+    for m in matches:
+        snippet = " ".join(m.content_snippet.split())
+        output.say(f"round {m.round_number}  {m.agent_id} ({m.agent_role}, {m.type}): {snippet}")
+
+
+def _content_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
+    if given.get("content") == "-":
+        given["content"] = sys.stdin.read()
+
+
+def _pad_list(found: Any, params: Any, ws: Workspace) -> None:
+    from hive.domain.scratchpad import human_size
+
+    output.say(f"Scratchpad contents ({found.count} entries):")
+    for e in found.entries:
+        output.say(
+            f"  {e.path} - {e.title!r} ({human_size(e.size)}) by {e.agent} {when(e.updated_at)}"
+        )
+
+
+def _raw(text: str) -> None:
+    sys.stdout.write(text)
+
+
+TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+
+
+def _todos(found: Any, params: Any, ws: Workspace) -> None:
+    lists = found if isinstance(found, list) else [found]
+    if not lists:
+        output.say("no todo lists")
+    for entry in lists:
+        output.say(f"{entry.agent}: {entry.completed}/{len(entry.todos)} done")
+        for todo in entry.todos:
+            output.say(f"  {TODO_MARKS[todo.status]} {todo.content}")
+
+
+PRESENTERS.update(
+    {
+        "search": Presenter(render=_search),
+        "scratchpad write": Presenter(
+            render=lambda done, params, ws: output.say(done.message), inputs=_content_from_stdin
+        ),
+        "scratchpad read": Presenter(render=lambda text, params, ws: _raw(text)),
+        "scratchpad list": Presenter(render=_pad_list),
+        "scratchpad clear": Presenter(
+            render=lambda done, params, ws: output.say(f"removed {done.removed} entries")
+        ),
+        "todo set": Presenter(
+            render=lambda done, params, ws: output.say(f"{len(done.todos)} todos for {done.agent}")
+        ),
+        "todo show": Presenter(render=_todos),
+        "todo list": Presenter(render=_todos),
     }
 )

@@ -1,6 +1,6 @@
 """One set of input limits for every surface (CLI, JSON envelope, MCP, library).
 
-The tool argument models (``hive/tools/catalog.py``) declare these numbers in
+The operations' parameter models (``hive/ops/``) declare these numbers in
 their schemas so agents see them, and the domain functions check them again,
 so a value refused by one surface is refused by all of them with the same
 message.

@@ -32,7 +32,7 @@ from typing import Any
 from hive.domain.context import finding_problem, state_dir
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
-from hive.models.seeds import QaRun, QaScenarioResult
+from hive.models.seeds import QaHistoryEntry, QaRun, QaScenarioResult
 from hive.store import coord_db
 
 MAX_SCENARIOS = 1000
@@ -227,19 +227,22 @@ def _store_and_compare(
     }
 
 
-def qa_history(ws: Workspace, *, limit: int = 20) -> list[dict[str, Any]]:
+def qa_history(ws: Workspace, *, limit: int = 20) -> list[QaHistoryEntry]:
     """The last runs, newest first (for ``hive qa history``)."""
     with coord_db.read(state_dir(ws)) as db:
         rows = db.execute(
             "SELECT seq, ran_at, agent, snapshot FROM qa_runs ORDER BY seq DESC LIMIT ?", (limit,)
         ).fetchall()
-    return [
-        {
-            "runId": seq,
-            "ranAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ran_at)),
-            "agent": agent,
-            "passRate": json.loads(snap)["passRate"],
-            "scenarios": len(json.loads(snap)["scenarios"]),
-        }
-        for seq, ran_at, agent, snap in rows
-    ]
+    found = []
+    for seq, ran_at, agent, snap in rows:
+        stored = json.loads(snap)
+        found.append(
+            QaHistoryEntry(
+                run_id=seq,
+                ran_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ran_at)),
+                agent=agent,
+                pass_rate=stored["passRate"],
+                scenarios=len(stored["scenarios"]),
+            )
+        )
+    return found

@@ -8,9 +8,15 @@ results are dumped by alias)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 
 class Camel(BaseModel):
@@ -172,3 +178,112 @@ class QaRun(Camel):
     contradictions: list[dict[str, Any]]
     regression: dict[str, Any]
     run_id: int = Field(alias="runId")
+
+
+class QaHistoryEntry(Camel):
+    """One past run of the QA harness (``qa_history``)."""
+
+    run_id: int = Field(alias="runId")
+    ran_at: str = Field(alias="ranAt")
+    agent: str
+    pass_rate: float = Field(alias="passRate")
+    scenarios: int
+
+
+# ------------------------------------------------------------------ seed 004: debate tools
+# (the seed's answers: ``{"status": "success", "result": {...}}``)
+
+
+class FileText(BaseModel):
+    content: str
+
+
+class FileReadAnswer(BaseModel):
+    status: Literal["success"] = "success"
+    result: FileText
+
+
+class DirEntry(BaseModel):
+    path: str  # absolute
+    type: Literal["file", "directory"]
+
+
+class DirEntries(BaseModel):
+    entries: list[DirEntry]
+
+
+class DirListing(BaseModel):
+    status: Literal["success"] = "success"
+    result: DirEntries
+
+
+class Contribution(Camel):
+    round_number: int = Field(alias="roundNumber")
+    agent_id: str = Field(alias="agentId")
+    agent_role: str = Field(alias="agentRole")  # coordinator | worker
+    type: str
+    content_snippet: str = Field(alias="contentSnippet")
+
+
+class Matches(BaseModel):
+    matches: list[Contribution]
+
+
+class ContextSearchAnswer(BaseModel):
+    status: Literal["success"] = "success"
+    result: Matches
+
+
+# ------------------------------------------------------------------ seed 002: scratchpad, todos
+
+
+class ScratchpadWritten(BaseModel):
+    path: str  # scratchpad://...
+    file_path: str
+    title: str
+    size: int
+    message: str
+
+
+class ScratchpadEntry(BaseModel):
+    path: str
+    file_path: str
+    title: str
+    size: int
+    agent: str
+    updated_at: float
+
+
+class ScratchpadListing(BaseModel):
+    entries: list[ScratchpadEntry]
+    count: int
+    total_size: int
+
+
+class ScratchpadCleared(BaseModel):
+    removed: int
+
+
+class TodoItem(Camel):
+    """One todo, as the agent wrote it (fields it left out stay out)."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    active_form: str | None = Field(default=None, alias="activeForm")
+    id: str | None = None
+    priority: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        return {key: value for key, value in dumped.items() if value is not None}
+
+
+class TodoList(BaseModel):
+    """One agent's todo list with its counts by status."""
+
+    agent: str
+    todos: list[TodoItem]
+    pending: int
+    in_progress: int
+    completed: int

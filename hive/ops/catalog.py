@@ -1,13 +1,14 @@
 """Imports every module that declares operations (``hive.ops.spec.operations()``)."""
 
-# ruff: noqa: F401  (imported to declare their operations)
-from hive.ops import (
+from hive.ops import (  # noqa: F401
+    agent,
     audit,
     cells,
     context,
     coord,
     files,
     identity,
+    network,
     plan,
     repo,
     swarm,

@@ -122,8 +122,9 @@ class Command:
     ``required``: fields this command needs that the operation does not (``hive
     show ID``: the id of ``hive_query``); ``many``: the first argument takes one or
     more values (``hive close A B C``), run by the operation's ``batch``;
-    ``help``: the command's help when it is
-    not the operation's (a command that shows one facet of the operation);
+    ``repeat``: fields given as one or more command-line words, handed to the field's
+    parser as a list (``hive memory set stack a=1 b=2``); ``help``: the command's help
+    when it is not the operation's (a command that shows one facet of the operation);
     ``alias``: another spelling of a command, left out of the help.
     """
 
@@ -135,6 +136,7 @@ class Command:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     required: frozenset[str] = frozenset()
     many: bool = False
+    repeat: frozenset[str] = frozenset()
     help: str | None = None
     alias: bool = False
 

@@ -15,10 +15,9 @@ PREAMBLE = """\
 
 # Agent tools
 
-Every tool exists once, in the registry: the operations described in `hive/ops`
-(docs/architecture.md: the same description generates the CLI commands), and
-`hive/tools/catalog.py` and the modules it registers, such as `coord_tools.py`: a
-name, a one-line description, a pydantic argument model and a handler that calls
+Every tool exists once, in the registry: one for each operation described in
+`hive/ops` (docs/architecture.md: the same description generates the CLI commands):
+a name, a one-line description, a pydantic argument model and a handler that calls
 the same library function as the CLI. List-like results (`hive_ready`, `hive_query`
 without an id) are compact by default (id, title, status, priority, type,
 assignee); `verbose: true` returns whole cells.

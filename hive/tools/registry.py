@@ -238,7 +238,11 @@ def _call(
             check_call_dirs(ctx, settings, tool.name, tool.dirs(parsed))
         check_protected(ctx, tool.name)
         governance.take_token(ctx.state_dir, settings, ctx.name, tool.name, spend=False)
-        payload = {"tool": tool.name, "agent": ctx.agent, "args": parsed.model_dump(mode="json")}
+        payload = {
+            "tool": tool.name,
+            "agent": ctx.agent,
+            "args": parsed.model_dump(mode="json", by_alias=True),
+        }
         cwd = os.path.join(ctx.root, workdir) if workdir else ctx.root
         pre_hooks = settings.pre_hooks + _agent_hooks(profile, "pre_tool_use")
         hooks += governance.run_hooks(pre_hooks, "pre_tool_use", cwd, tool.name, payload)
