@@ -513,6 +513,7 @@ def test_the_plain_reader_declines_what_the_model_would_change() -> None:
 
 def test_the_mail_state_is_saved_in_the_state_index_as_json(ws: Workspace, repo: Path) -> None:
     import hive.domain.mail as mail
+    import hive.domain.maillog as maillog
 
     for name in ("alice", "bob"):
         mail.mail_init(Workspace(str(repo), actor=name, session=f"s-{name}"), agent_name=name)
@@ -526,10 +527,10 @@ def test_the_mail_state_is_saved_in_the_state_index_as_json(ws: Workspace, repo:
     assert saved is not None
     tip = git(repo, "rev-parse", mail.MAIL_REF).strip()
     assert replayed.tip == tip
-    state = mail._state_from_json(json.loads(saved[1]))
+    state = maillog.state_from_json(json.loads(saved[1]))
     assert state is not None
-    assert mail._state_from_json(mail._state_to_json(replayed)) == replayed
-    loaded = mail._load_persisted(Workspace(str(repo), actor="bob"))
+    assert maillog.state_from_json(maillog.state_to_json(replayed)) == replayed
+    loaded = maillog.load_persisted(Workspace(str(repo), actor="bob"))
     assert loaded is not None and loaded.tip == saved[0]
     assert [m.id for m in mail.inbox(Workspace(str(repo), actor="bob"))] == [sent.message_id]
     assert not list((repo / ".git" / "hive").glob("mail.cache*"))
@@ -540,15 +541,16 @@ def test_the_mail_state_is_saved_in_the_state_index_as_json(ws: Workspace, repo:
 
 def test_a_saved_mail_state_of_another_tip_is_not_trusted(ws: Workspace, repo: Path) -> None:
     import hive.domain.mail as mail
+    import hive.domain.maillog as maillog
 
     mail.mail_init(Workspace(str(repo), actor="alice", session="s-a"), agent_name="alice")
     index = Workspace(str(repo), actor="alice").state_index
     found = index.mail_state()
     assert found is not None
     index.store_mail_state("0" * 40, found[1])  # a row whose tip does not match its state
-    assert mail._load_persisted(Workspace(str(repo), actor="alice")) is None
+    assert maillog.load_persisted(Workspace(str(repo), actor="alice")) is None
     index.store_mail_state(found[0], b"not json")
-    assert mail._load_persisted(Workspace(str(repo), actor="alice")) is None
+    assert maillog.load_persisted(Workspace(str(repo), actor="alice")) is None
     assert [a.name for a in mail.list_agents(Workspace(str(repo), actor="alice"))] == ["alice"]
 
 
