@@ -1,9 +1,10 @@
 """SHA-256 without loading OpenSSL (a leaf module: the standard library only).
 
-``hashlib`` loads OpenSSL (``_hashlib``, ~2 ms of a fresh process; with ``hmac``
-and ``secrets``, more). The few short strings a command hashes (a credential, an
-agent's name for its reservation file) go through CPython's built-in SHA-256,
-which gives the same digest."""
+``hashlib`` loads OpenSSL (``_hashlib``, ~2 ms of a fresh process). A short
+string a command hashes where nothing else needs OpenSSL (an agent's name that is
+not a plain file name, for its reservation file: ``hive reserve`` by a person
+named ``Test User``) goes through CPython's built-in SHA-256, which gives the
+same digest. (Credentials stay with ``hmac.compare_digest``, which loads it.)"""
 
 from __future__ import annotations
 

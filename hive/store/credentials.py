@@ -13,12 +13,12 @@ it is (it is replaced atomically) and keep it parsed per file version.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
-from _operator import _compare_digest as compare_digest  # hmac.compare_digest itself
 from collections.abc import Iterator
 
-from hive.digests import sha256_hex
 from hive.errors import CorruptFile, LockTimeout
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -44,7 +44,7 @@ def new_token() -> str:
 
 
 def hash_token(token: str) -> str:
-    return sha256_hex(token.strip().encode("utf-8"))
+    return hashlib.sha256(token.strip().encode("utf-8")).hexdigest()
 
 
 def empty() -> dict[str, Any]:
@@ -90,13 +90,13 @@ def name_of_token(state_dir: str, token: str) -> str | None:
     """The live identity ``token`` is the credential of, or None."""
     wanted = hash_token(token)
     for name, entry in load(state_dir)["agents"].items():
-        if compare_digest(str(entry.get("token_sha256", "")), wanted):
+        if hmac.compare_digest(str(entry.get("token_sha256", "")), wanted):
             return str(name)
     return None
 
 
 def matches(entry: dict[str, Any], token: str) -> bool:
-    return compare_digest(str(entry.get("token_sha256", "")), hash_token(token))
+    return hmac.compare_digest(str(entry.get("token_sha256", "")), hash_token(token))
 
 
 @contextlib.contextmanager
