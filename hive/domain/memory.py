@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotFound
@@ -46,7 +46,7 @@ class ProjectContext(BaseModel):
 
 class ContextUpdate(BaseModel):
     section: str
-    value: Any
+    value: JsonValue
     changed: bool
     commit: str | None = None
 
