@@ -155,6 +155,18 @@ class Synthesis(Camel):
     recorded: bool = False
 
 
+# ------------------------------------------------------------------ project memory
+
+
+class ContextUpdate(BaseModel):
+    """What ``update_context`` did: the section's value after it, and the commit."""
+
+    section: str
+    value: JsonValue
+    changed: bool
+    commit: str | None = None
+
+
 # ------------------------------------------------------------------ QA
 
 
