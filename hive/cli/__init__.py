@@ -1,0 +1,95 @@
+"""The command-line surface. Here: the command line parsed once, global options
+(``-C DIR``, ``--actor NAME``, ``--json``) taken out wherever they stand and
+resolved, for the console script (``entry.py``), the lean commands (``lean*.py``)
+and the full CLI (``main.py``) alike. Standard library only, and in the package's
+own module: every process imports it, so it costs no extra module."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+VALUED_GLOBALS = ("-C", "--actor")
+DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all
+
+
+class Invocation:
+    """A command line with its global options taken out and resolved (a plain class:
+    a dataclass costs a compile at every start-up)."""
+
+    __slots__ = ("actor", "args", "command", "directory", "json", "leading")
+
+    def __init__(self) -> None:
+        self.directory: str = "."
+        self.actor: str | None = None
+        self.json = False
+        self.command: str | None = None
+        self.args: list[str] = []
+        self.leading: list[str] = []  # non-global tokens before the command
+
+    def argv(self) -> list[str]:
+        """The normalized command line: globals first, then the command as given."""
+        front = ["-C", self.directory]
+        if self.actor is not None:
+            front += ["--actor", self.actor]
+        if self.json:
+            front.append("--json")
+        command = [self.command] if self.command is not None else []
+        return [*front, *self.leading, *command, *self.args]
+
+
+def parse(argv: list[str]) -> Invocation:
+    """Take global options out of ``argv``, wherever they stand (not after ``--``)."""
+    found = Invocation()
+    position = 0
+    while position < len(argv):
+        token = argv[position]
+        if token == "--":
+            (found.args if found.command is not None else found.leading).extend(argv[position:])
+            break
+        taken = _take_global(found, argv, position)
+        if taken:
+            position += taken
+            continue
+        if found.command is None and not token.startswith("-"):
+            found.command = token
+        elif found.command is None:
+            found.leading.append(token)
+        else:
+            found.args.append(token)
+        position += 1
+    found.directory = os.path.abspath(os.path.expanduser(found.directory))
+    return found
+
+
+def _take_global(found: Invocation, argv: list[str], position: int) -> int:
+    """How many tokens at ``position`` are a global option (recorded in ``found``)."""
+    token = argv[position]
+    if token in VALUED_GLOBALS and position + 1 < len(argv):
+        value = argv[position + 1]
+        if token == "-C":
+            found.directory = value
+        else:
+            found.actor = value
+        return 2
+    if token.startswith("--actor="):
+        found.actor = token.partition("=")[2]
+        return 1
+    if token.startswith("-C") and token[2:3] not in ("", "-"):
+        found.directory = token[2:]
+        return 1
+    if token == "--json":
+        found.json = True
+        return 1
+    return 0
+
+
+STOPPED_BY_CTRL_C = ("mcp", "serve")  # servers: Ctrl-C is how they are stopped, not a failure
+
+
+def interrupted(command: str | None) -> int:
+    """The exit code for Ctrl-C: 0 for a server asked to stop, else 130 (and a word)."""
+    if command in STOPPED_BY_CTRL_C:
+        return 0
+    sys.stderr.write("interrupted\n")
+    return 130

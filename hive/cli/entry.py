@@ -1,9 +1,9 @@
 """The ``hive`` console script: the command line parsed once, then the command run.
 
 Global options (``-C DIR``, ``--actor NAME``, ``--json``) may stand before or
-after the command; they are resolved here, once, before anything is looked
-up: ``-C`` is made absolute (``~`` expanded) and every later step sees the
-same directory. Then:
+after the command; they are resolved once (``hive/cli/__init__.py``), before
+anything is looked up: ``-C`` is made absolute (``~`` expanded) and every later
+step sees the same directory. Then:
 
 * ``hive``, ``hive --help`` and ``hive --version`` print from a table here;
 * ``hive create``, ``update`` and ``close`` in their common forms are written by
@@ -56,81 +56,8 @@ def _defer_inspect() -> None:
 _defer_inspect()
 
 from hive import __version__  # noqa: E402
-
-VALUED_GLOBALS = ("-C", "--actor")
-DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all
-
-
-class Invocation:
-    """A command line with its global options taken out and resolved (a plain class:
-    a dataclass costs a compile at every start-up)."""
-
-    __slots__ = ("actor", "args", "command", "directory", "json", "leading")
-
-    def __init__(self) -> None:
-        self.directory: str = "."
-        self.actor: str | None = None
-        self.json = False
-        self.command: str | None = None
-        self.args: list[str] = []
-        self.leading: list[str] = []  # non-global tokens before the command
-
-    def argv(self) -> list[str]:
-        """The normalized command line: globals first, then the command as given."""
-        front = ["-C", self.directory]
-        if self.actor is not None:
-            front += ["--actor", self.actor]
-        if self.json:
-            front.append("--json")
-        command = [self.command] if self.command is not None else []
-        return [*front, *self.leading, *command, *self.args]
-
-
-def parse(argv: list[str]) -> Invocation:
-    """Take global options out of ``argv``, wherever they stand (not after ``--``)."""
-    found = Invocation()
-    position = 0
-    while position < len(argv):
-        token = argv[position]
-        if token == "--":
-            (found.args if found.command is not None else found.leading).extend(argv[position:])
-            break
-        taken = _take_global(found, argv, position)
-        if taken:
-            position += taken
-            continue
-        if found.command is None and not token.startswith("-"):
-            found.command = token
-        elif found.command is None:
-            found.leading.append(token)
-        else:
-            found.args.append(token)
-        position += 1
-    found.directory = os.path.abspath(os.path.expanduser(found.directory))
-    return found
-
-
-def _take_global(found: Invocation, argv: list[str], position: int) -> int:
-    """How many tokens at ``position`` are a global option (recorded in ``found``)."""
-    token = argv[position]
-    if token in VALUED_GLOBALS and position + 1 < len(argv):
-        value = argv[position + 1]
-        if token == "-C":
-            found.directory = value
-        else:
-            found.actor = value
-        return 2
-    if token.startswith("--actor="):
-        found.actor = token.partition("=")[2]
-        return 1
-    if token.startswith("-C") and token[2:3] not in ("", "-"):
-        found.directory = token[2:]
-        return 1
-    if token == "--json":
-        found.json = True
-        return 1
-    return 0
-
+from hive.cli import DEFAULT_PAGE as DEFAULT_PAGE  # noqa: E402
+from hive.cli import Invocation, interrupted, parse  # noqa: E402
 
 _PROCESS_EXIT = False  # set by console(): this process is the command
 
@@ -166,17 +93,6 @@ def main() -> None:
     run(invocation.argv())
 
 
-STOPPED_BY_CTRL_C = ("mcp", "serve")  # servers: Ctrl-C is how they are stopped, not a failure
-
-
-def interrupted(command: str | None) -> int:
-    """The exit code for Ctrl-C: 0 for a server asked to stop, else 130 (and a word)."""
-    if command in STOPPED_BY_CTRL_C:
-        return 0
-    sys.stderr.write("interrupted\n")
-    return 130
-
-
 def _exit(code: int) -> None:
     """End a process the lean path answered: output flushed, then ``os._exit``.
 
@@ -207,7 +123,7 @@ def dispatch(invocation: Invocation) -> int | None:
             return 0
         return None
     handler = LEAN_COMMANDS.get(invocation.command)
-    if handler is None or _autocommit_off():
+    if handler is None or _autocommit_off() or not _text_arguments(invocation):
         return None
     import sqlite3
 
@@ -243,6 +159,17 @@ def usage() -> str:
 
 def _notice(message: str) -> None:
     sys.stderr.write(message + "\n")
+
+
+def _text_arguments(invocation: Invocation) -> bool:
+    """Every argument is text (bytes that are not UTF-8 reach Python as lone
+    surrogates, which neither SQLite nor a commit can take): else the full CLI
+    names the bad value."""
+    try:
+        "\0".join([*invocation.args, invocation.actor or ""]).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _autocommit_off() -> bool:

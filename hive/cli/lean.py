@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 
-from hive.cli.entry import DEFAULT_PAGE, Invocation
+from hive.cli import DEFAULT_PAGE, Invocation
 from hive.domain.readiness import ready_ids
 from hive.errors import HiveError
 from hive.store.index import (
@@ -153,12 +153,13 @@ def ready(inv: Invocation) -> int | None:
 def _ready_limit(options: list[str]) -> int | None:
     """``ready``'s --limit (a page by default): None for --all, -1 when the options are
     not all understood."""
-    limit: str | None = str(DEFAULT_PAGE)
+    limit = str(DEFAULT_PAGE)
+    every = False  # --all wins wherever it stands, as in the full CLI
     position = 0
     while position < len(options):
         token = options[position]
         if token == "--all":
-            limit = None
+            every = True
             position += 1
         elif token in ("--limit", "-n") and position + 1 < len(options):
             limit = options[position + 1]
@@ -168,9 +169,17 @@ def _ready_limit(options: list[str]) -> int | None:
             position += 1
         else:
             return -1
-    if limit is None:
-        return None
-    return int(limit) if limit.isdigit() and int(limit) >= 1 else -1
+    if not _count(limit):
+        return -1  # the full CLI words the bad value
+    return None if every else int(limit)
+
+
+MAX_LIMIT = 100_000  # the largest --limit of list and ready (QueryParams, ReadyParams)
+
+
+def _count(text: str) -> bool:
+    """A limit the full CLI takes as it is (ASCII digits, 1 to MAX_LIMIT)."""
+    return text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_LIMIT
 
 
 # ------------------------------------------------------------------ list
@@ -217,7 +226,7 @@ def list_query(options: list[str]) -> ListQuery | None:
     position = 0
     while position < len(options):
         token = options[position]
-        name, eq, inline = token.partition("=")
+        name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
         if name in _LIST_VALUED and (eq or position + 1 < len(options)):
             values[_LIST_VALUED[name]] = inline if eq else options[position + 1]
             position += 1 if eq else 2
@@ -231,9 +240,9 @@ def list_query(options: list[str]) -> ListQuery | None:
 
 def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
     status = values.get("status")
-    if status is not None:
+    if status is not None and status != "all":  # exactly "all", as cells.list_cells reads it
         status = status.strip().lower().replace("-", "_")
-        if status not in (*STATUSES, "all"):
+        if status not in STATUSES:
             return None
     kind = values.get("type")
     if kind is not None:
@@ -244,13 +253,13 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
     level = None
     if priority is not None:
         text = priority.strip().upper().removeprefix("P")
-        if not (text.isdigit() and 0 <= int(text) <= 4):
+        if not (text.isdecimal() and 0 <= int(text) <= 4):  # as cellinput.parse_priority
             return None
         level = int(text)
     limit_text = values.get("limit")
     limit: int | None = DEFAULT_PAGE
     if limit_text is not None:
-        if not limit_text.isdigit() or int(limit_text) < 1:
+        if not _count(limit_text):
             return None
         limit = int(limit_text)
     if "--all" in flags:

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from hive.cli import (
+    DEFAULT_PAGE,
     agent_cmd,
     coord_cmd,
     ctx_cmd,
@@ -33,7 +34,6 @@ from hive.cli.common import (
     use_json,
     workspace,
 )
-from hive.cli.entry import DEFAULT_PAGE
 from hive.cli.present import PRESENTERS
 from hive.ops.spec import operations
 
@@ -305,7 +305,7 @@ def focused_app(argv: list[str]) -> typer.Typer:
 
 
 def _command_name(argv: list[str]) -> str | None:
-    from hive.cli.entry import parse
+    from hive.cli import parse
 
     return parse(argv).command
 
@@ -337,7 +337,7 @@ def run(argv: list[str] | None = None) -> None:
     """The full CLI (``hive/cli/entry.py`` parses global options first and passes the
     normalized command line): no traceback ever reaches the terminal."""
     if argv is None:
-        from hive.cli.entry import parse
+        from hive.cli import parse
 
         argv = parse(sys.argv[1:]).argv()
     try:
@@ -355,7 +355,7 @@ def run(argv: list[str] | None = None) -> None:
         output.err("aborted")
         sys.exit(1)
     except KeyboardInterrupt:
-        from hive.cli.entry import interrupted
+        from hive.cli import interrupted
 
         sys.exit(interrupted(_command_name(argv)))
     except Exception as exc:  # last line of defence; HiveErrors are handled in run_op

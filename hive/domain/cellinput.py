@@ -15,7 +15,7 @@ def parse_priority(value: int | str | None, default: int | None = None) -> int |
     if value is None:
         return default
     text = str(value).strip().upper().removeprefix("P")
-    if text.isdigit() and 0 <= int(text) <= 4:
+    if text.isdecimal() and 0 <= int(text) <= 4:  # (isdigit() takes "²", int() does not)
         return int(text)
     raise InvalidInput(f"invalid priority {value!r}: use 0-4 (0 is most urgent) or P0-P4")
 

@@ -1,0 +1,211 @@
+"""The lean answers (``hive/cli/entry.py``, ``lean.py``, ``lean_write.py``) and the full
+CLI agree on what a user meets: the same output, error and exit code for ids by
+prefix, ambiguous and unknown ids, ``--json``, bytes that are not UTF-8, ``-C ~/DIR``,
+and every kind of place a command can be run from (issue 10).
+
+Both run in this process: ``run_hive(..., module="hive")`` is the console script (lean
+first), ``module="hive.cli.main"`` the full CLI alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import close_cell, create_cell
+from hive.domain.workspace import Workspace
+from tests.conftest import git, make_repo
+from tests.inprocess import run_hive
+
+NOT_UTF8 = "\udcff"  # how the byte 0xff of a command line reaches Python
+
+
+def both(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The console script's answer, checked to be the full CLI's (output, error, exit code)."""
+    environment = {**os.environ, **(env or {})}
+    lean = run_hive(args, cwd=cwd, env=environment)
+    full = run_hive(args, cwd=cwd, env=environment, module="hive.cli.main")
+    assert "Traceback" not in lean.stderr, lean.stderr
+    assert (lean.returncode, lean.stdout, lean.stderr) == (
+        full.returncode,
+        full.stdout,
+        full.stderr,
+    ), f"hive {' '.join(args)}"
+    return lean
+
+
+@pytest.fixture
+def cells(ws: Workspace) -> dict[str, str]:
+    made = {
+        "urgent": create_cell(ws, title="Urgent one", priority=0, type="bug").id,
+        "plain": create_cell(ws, title="Plain one").id,
+        "taken": create_cell(ws, title="Taken", assignee="bob", labels=["x"]).id,
+        "waiting": "",
+        "done": create_cell(ws, title="Done").id,
+    }
+    made["waiting"] = create_cell(ws, title="Waits", deps=[f"blocks:{made['plain']}"]).id
+    close_cell(ws, cell_id=made["done"], reason="finished")
+    return made
+
+
+READS = [
+    ["list"],
+    ["list", "--json"],
+    ["list", "-n", "2"],
+    ["list", "--all", "-s", "all"],
+    ["list", "-l", "x", "--json"],
+    ["ready"],
+    ["ready", "--json", "-n", "1"],
+    ["show", "{urgent}"],
+    ["show", "{waiting}", "--json"],
+    ["show", "{done}"],
+]
+
+
+@pytest.mark.parametrize("args", READS, ids=" ".join)
+def test_reads_agree(repo: Path, cells: dict[str, str], args: list[str]) -> None:
+    shown = both(repo, *[arg.format(**cells) for arg in args])
+    assert shown.returncode == 0 and shown.stdout
+
+
+# Option forms the lean parsers must read as click does (or leave to the full CLI).
+OPTION_FORMS = [
+    (["list", "-s=open"], 2),  # a short option's value is "=open"
+    (["list", "-sopen", "-n", "1"], 0),
+    (["list", "--status=in-progress"], 0),
+    (["list", "-s", "ALL"], 2),  # "all" is taken only as written
+    (["list", "-s", "all", "-n", "1"], 0),
+    (["list", "-p", "P1"], 0),
+    (["list", "-p", "\u00b2"], 2),  # a digit int() does not read
+    (["list", "-n", "\u0661"], 2),  # not an ASCII number
+    (["list", "-n", "100001"], 2),  # above the largest page
+    (["list", "-n", "99999999999999999999"], 2),
+    (["list", "--all", "-n", "0"], 2),
+    (["list", "-n", "2", "-n", "1"], 0),
+    (["ready", "--all", "-n", "1"], 0),  # --all wins wherever it stands
+    (["ready", "-n", "1", "--all"], 0),
+    (["ready", "-n", "100001"], 2),
+    (["ready", "--limit=1", "--json"], 0),
+]
+
+
+@pytest.mark.parametrize(("args", "code"), OPTION_FORMS, ids=lambda v: str(v))
+def test_option_forms_are_read_as_the_full_cli_reads_them(
+    repo: Path, cells: dict[str, str], args: list[str], code: int
+) -> None:
+    assert both(repo, *args).returncode == code
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["create", "x", "-t", "BUG"],
+        ["create", "x", "--type=Task"],
+        ["create", "x", "-p", "\u00b2"],
+        ["create", "x", "-p=1"],
+        ["update", "{plain}", "-t", "FEATURE"],
+        ["update", "{plain}", "-p", "\u00b2"],
+    ],
+    ids=" ".join,
+)
+def test_writes_refuse_what_the_full_cli_refuses(
+    repo: Path, cells: dict[str, str], args: list[str]
+) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    refused = both(repo, *[arg.format(**cells) for arg in args])
+    assert refused.returncode == 2 and refused.stderr.startswith("error: ")
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_ids_by_prefix_ambiguous_and_unknown(repo: Path, cells: dict[str, str]) -> None:
+    urgent = cells["urgent"]
+    by_prefix = both(repo, "show", urgent[:5], "--json")
+    assert json.loads(by_prefix.stdout)["id"] == urgent
+    assert json.loads(both(repo, "show", urgent.upper(), "--json").stdout)["id"] == urgent
+    ambiguous = both(repo, "show", "hv-")
+    assert ambiguous.returncode == 3 and "ambiguous" in ambiguous.stderr
+    unknown = both(repo, "--json", "show", "hv-nothere")
+    assert unknown.returncode == 3
+    assert json.loads(unknown.stdout)["code"] == "not_found"
+    for write in (["update", "hv-nothere", "-p", "1"], ["close", "hv-nothere"]):
+        assert both(repo, *write).returncode == 3
+    head = git(repo, "rev-parse", "HEAD")
+    assert both(repo, "close", "hv-").returncode == 3
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", NOT_UTF8],
+        ["show", f"hv-{NOT_UTF8}", "--json"],
+        ["list", "-l", NOT_UTF8],
+        ["list", "--assignee", NOT_UTF8, "--json"],
+        ["create", f"bad {NOT_UTF8} byte"],
+        ["create", "fine", "-d", NOT_UTF8],
+        ["update", "{plain}", "--title", NOT_UTF8],
+        ["close", "{plain}", "-r", NOT_UTF8],
+        ["--actor", NOT_UTF8, "create", "fine"],
+    ],
+    ids=lambda args: " ".join(a.replace(NOT_UTF8, "0xff") for a in args),
+)
+def test_bytes_that_are_not_utf8_are_named_not_a_traceback(
+    repo: Path, cells: dict[str, str], args: list[str]
+) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    refused = both(repo, *[arg.replace("{plain}", cells["plain"]) for arg in args])
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.startswith("error: ") and "internal error" not in refused.stderr
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing was written
+
+
+def test_a_tilde_directory_from_anywhere(repo: Path, cells: dict[str, str], tmp_path: Path) -> None:
+    home = {"HOME": str(repo.parent)}
+    answers = {
+        both(tmp_path, *args, env=home).stdout
+        for args in (
+            ["-C", f"~/{repo.name}", "ready", "--json"],
+            ["ready", "-C", f"~/{repo.name}", "--json"],
+            [f"-C~/{repo.name}", "ready", "--json"],
+            ["-C", str(repo), "ready", "--json"],
+        )
+    }
+    assert len(answers) == 1
+    missing = both(tmp_path, "-C", "~/nowhere", "list", env=home)
+    assert missing.returncode == 2 and str(repo.parent / "nowhere") in missing.stderr
+
+
+def test_every_kind_of_place(repo: Path, cells: dict[str, str], tmp_path: Path) -> None:
+    """Outside a repository, without ``hive init``, bare, a linked worktree, a
+    detached HEAD, an unborn branch: the same answer from both paths."""
+    urgent = cells["urgent"]
+    reads = (["list", "--json"], ["ready"], ["show", urgent], ["--json", "show", urgent[:5]])
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    uninitialised = make_repo(tmp_path / "plain")
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    for place, code in ((outside, 2), (uninitialised, 2), (bare, 2)):
+        for args in (*reads, ["create", "x"], ["close", urgent]):
+            refused = both(place, *args)
+            assert refused.returncode == code and refused.stderr.startswith("error: ")
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(linked), "-b", "other")
+    for args in reads:
+        assert both(linked, *args).returncode == 0
+    git(repo, "checkout", "-q", "--detach")
+    for args in reads:
+        assert both(repo, *args).returncode == 0
+    head = git(repo, "rev-parse", "HEAD")
+    detached = both(repo, "update", urgent, "-p", "1")
+    assert detached.returncode == 4 and "detached" in detached.stderr
+    git(repo, "checkout", "-q", "--orphan", "unborn")
+    for args in (*reads, ["create", "x"]):
+        unborn = both(repo, *args)
+        assert unborn.returncode == 2 and "hive init" in unborn.stderr
+    assert git(repo, "rev-parse", "--verify", "-q", head.strip()) == head
