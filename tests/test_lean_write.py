@@ -35,7 +35,8 @@ from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Comment
 from hive.store import celldoc
 from hive.store.cells import decode_cell, encode_cell, parsed_cell
 from hive.store.yamlfast import fast_loads
-from tests.conftest import agent_env, assert_clean, credential, git, make_repo
+from tests.conftest import agent_env, assert_clean, credential, git, isolated_env, make_repo
+from tests.inprocess import run_hive
 
 FIXED_NOW = datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=UTC)
 FIXED_EPOCH = 1795575845
@@ -44,11 +45,24 @@ FIXED_EPOCH = 1795575845
 # ------------------------------------------------------------------ fixtures
 
 
+@pytest.fixture(scope="module")
+def built_base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    with isolated_env(tmp_path_factory):
+        return build_base(tmp_path_factory.mktemp("built") / "base")
+
+
 @pytest.fixture
-def base(tmp_path: Path) -> dict[str, Any]:
+def base(built_base: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """A copy of ``build_base``'s repository (built once for the module), this test's own."""
+    root = tmp_path / "base"
+    shutil.copytree(built_base["root"], root, symlinks=True)
+    return {"root": root, "ids": dict(built_base["ids"])}
+
+
+def build_base(root: Path) -> dict[str, Any]:
     """A repository with a few cells: open, claimed by someone else, closed, blocked
     (by an open and by a closed cell), an epic with a child, one with comments."""
-    root = make_repo(tmp_path / "base")
+    make_repo(root)
     ws = Workspace(str(root), actor="alice")
     init_hive(ws, prefix="hv")
     ids: dict[str, str] = {}
@@ -345,7 +359,8 @@ def test_a_refusal_of_the_transaction_is_reported_like_the_full_cli(
 # ------------------------------------------------------------------ fresh processes
 
 
-def run_hive(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def hive_process(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``hive`` as a process of its own (to be killed)."""
     return subprocess.run(
         [sys.executable, "-m", "hive", "-C", str(root), *args],
         capture_output=True,
@@ -392,14 +407,14 @@ def test_a_lean_write_killed_midway_is_settled_by_the_next_command(
     (root / "work.txt").write_text("the user's staged work\n")
     git(root, "add", "work.txt")
     before = git(root, "rev-parse", "HEAD").strip()
-    killed = run_hive(root, "update", base["ids"]["open"], "-p", "0", HIVE_TEST_KILL_AT=point)
+    killed = hive_process(root, "update", base["ids"]["open"], "-p", "0", HIVE_TEST_KILL_AT=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    listed = run_hive(root, "list", "--json")
+    listed = run_hive(["-C", str(root), "list", "--json"])  # the next command
     assert listed.returncode == 0, listed.stderr
     assert "hive: recovered an interrupted write" in listed.stderr
     landed = git(root, "rev-parse", "HEAD").strip() != before
     assert landed == (point not in ("after-objects", "after-intent"))
-    shown = json.loads(run_hive(root, "show", base["ids"]["open"], "--json").stdout)
+    shown = json.loads(run_hive(["-C", str(root), "show", base["ids"]["open"], "--json"]).stdout)
     assert shown["priority"] == (0 if landed else 2)
     assert git(root, "status", "--porcelain") == "A  work.txt\n"
     git(root, "commit", "-qm", "user commit")
@@ -513,6 +528,7 @@ def test_the_plain_reader_declines_what_the_model_would_change() -> None:
 
 def test_the_mail_state_is_saved_in_the_state_index_as_json(ws: Workspace, repo: Path) -> None:
     import hive.domain.mail as mail
+    import hive.domain.maillog as maillog
 
     for name in ("alice", "bob"):
         mail.mail_init(Workspace(str(repo), actor=name, session=f"s-{name}"), agent_name=name)
@@ -526,10 +542,10 @@ def test_the_mail_state_is_saved_in_the_state_index_as_json(ws: Workspace, repo:
     assert saved is not None
     tip = git(repo, "rev-parse", mail.MAIL_REF).strip()
     assert replayed.tip == tip
-    state = mail._state_from_json(json.loads(saved[1]))
+    state = maillog.state_from_json(json.loads(saved[1]))
     assert state is not None
-    assert mail._state_from_json(mail._state_to_json(replayed)) == replayed
-    loaded = mail._load_persisted(Workspace(str(repo), actor="bob"))
+    assert maillog.state_from_json(maillog.state_to_json(replayed)) == replayed
+    loaded = maillog.load_persisted(Workspace(str(repo), actor="bob"))
     assert loaded is not None and loaded.tip == saved[0]
     assert [m.id for m in mail.inbox(Workspace(str(repo), actor="bob"))] == [sent.message_id]
     assert not list((repo / ".git" / "hive").glob("mail.cache*"))
@@ -540,15 +556,16 @@ def test_the_mail_state_is_saved_in_the_state_index_as_json(ws: Workspace, repo:
 
 def test_a_saved_mail_state_of_another_tip_is_not_trusted(ws: Workspace, repo: Path) -> None:
     import hive.domain.mail as mail
+    import hive.domain.maillog as maillog
 
     mail.mail_init(Workspace(str(repo), actor="alice", session="s-a"), agent_name="alice")
     index = Workspace(str(repo), actor="alice").state_index
     found = index.mail_state()
     assert found is not None
     index.store_mail_state("0" * 40, found[1])  # a row whose tip does not match its state
-    assert mail._load_persisted(Workspace(str(repo), actor="alice")) is None
+    assert maillog.load_persisted(Workspace(str(repo), actor="alice")) is None
     index.store_mail_state(found[0], b"not json")
-    assert mail._load_persisted(Workspace(str(repo), actor="alice")) is None
+    assert maillog.load_persisted(Workspace(str(repo), actor="alice")) is None
     assert [a.name for a in mail.list_agents(Workspace(str(repo), actor="alice"))] == ["alice"]
 
 
@@ -653,7 +670,7 @@ def test_a_fresh_clone_is_indexed_by_the_lean_process_as_by_the_full_path(
     assert built.stderr.splitlines()[-1] in ("['pydantic']", "['pydantic', 'typing']")
     Workspace(str(full_repo)).cells()
     assert index_dump(lean_repo) == index_dump(full_repo)
-    shown = run_hive(lean_repo, "list", "--json")
+    shown = run_hive(["-C", str(lean_repo), "list", "--json"])
     assert json.loads(shown.stdout) and "hv-xbroken.yaml" in shown.stderr
 
 

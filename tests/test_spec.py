@@ -21,19 +21,22 @@ import hive
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
 from hive.ops.spec import Operation, operation, operations
-from tests.conftest import agent_env, git
+from tests.conftest import agent_env, credential, git, set_coordinators
 
 ROOT = Path(__file__).resolve().parent.parent
 HIVE = ROOT / "hive"
 
 
-def _cli(repo: Path, *args: str, actor: str = "alice") -> Any:
+def _cli(repo: Path, *args: str, actor: str = "alice", lines: bool = False) -> Any:
+    """The command's ``--json`` output (``lines``: a stream of JSON lines, as a list)."""
     from hive.cli.main import app
 
     result = CliRunner().invoke(
         app, ["-C", str(repo), "--actor", actor, *args, "--json"], env=agent_env(repo, actor)
     )
     assert result.exit_code == 0, (args, result.output)
+    if lines:
+        return [json.loads(line) for line in result.stdout.splitlines()]
     return json.loads(result.stdout)
 
 
@@ -348,6 +351,83 @@ def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
     assert updated["assignee"] == "alice" and updated["files_owned"] == ["lib/*.py"]
 
 
+# operations for people only (``CLI_ONLY``): the command gives what the operation gives
+CLI_SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
+    ("hive_init", ["init"], {}),
+    ("hive_doctor", ["doctor"], {}),
+    ("agent_whoami", ["agent", "whoami"], {}),
+    ("agent_register", ["agent", "register", "bob", "--task", "t"], {"name": "bob", "task": "t"}),
+    ("agent_list", ["agent", "list"], {}),
+    ("agent_retire", ["agent", "retire", "bob", "--reason", "r"], {"name": "bob", "reason": "r"}),
+    ("hive_epic_status", ["epic", "status", "$ID"], {"id": "$ID"}),
+    ("ctx_phase", ["ctx", "phase", "2"], {"number": 2}),
+    ("ctx_list", ["ctx", "list"], {}),
+    ("ctx_delete", ["ctx", "rm", "phase"], {"key": "phase"}),
+    (
+        "coord_list",
+        ["queue", "list", "--status", "queued", "-n", "5"],
+        {"status": "queued", "limit": 5},
+    ),
+    ("proposals_list", ["proposals", "list", "--status", "pending"], {"status": "pending"}),
+    ("events", ["events", "-n", "3"], {"limit": 3}),
+    ("hooks_install", ["hooks", "install"], {}),
+    ("hooks_uninstall", ["hooks", "uninstall"], {}),
+    ("beads_export", ["export", "beads"], {}),
+]
+
+
+# the object store's counts, a fresh credential, the export's times
+OWN = {"hive_doctor": "objects", "agent_register": "token", "beads_export": "text"}
+
+
+def test_people_s_operations_give_on_the_cli_what_they_give_in_process(tmp_path: Path) -> None:
+    from hive.cli.build import ShellCaller
+    from hive.domain.epics import create_epic
+    from hive.domain.setup import init_hive
+    from hive.ops.spec import CLI_ONLY
+    from tests.conftest import make_repo
+
+    repos = [make_repo(tmp_path / name) for name in ("by-cli", "in-process")]
+    epics, children = [], []
+    for repo in repos:
+        ws = Workspace(str(repo), actor="alice")
+        init_hive(ws, prefix="hv")
+        made = create_epic(ws, title="Epic", subtasks=[{"title": "one"}])
+        epics.append(made[0].id)
+        children.append(made[1].id)
+        set_coordinators(repo, ["alice"])  # retiring another's identity
+    credential(repos[1], "alice")  # registered, as the command line's alice is (agent_env)
+    assert {op.name for op in operations() if op.surfaces == CLI_ONLY} >= {
+        name for name, _, _ in CLI_SCENARIO
+    }
+    for name, argv, args in CLI_SCENARIO:
+        by_cli = _cli(repos[0], *_fill(argv, epics[0]), lines=name == "events")
+        op = operation(name)
+        caller = ShellCaller(Workspace(str(repos[1]), actor="alice"), wanted="alice")
+        value = op.call(caller, op.params.model_validate(_fill(args, epics[1])))
+        in_process = json.loads(json.dumps(_dumped(value)))
+        own = OWN.get(name)  # a value that is each repository's own
+        if own is not None:
+            assert by_cli.pop(own) and in_process.pop(own), name
+        cli_ids = _same_names(_child(by_cli, children[0]), epics[0], repos[0])
+        direct_ids = _same_names(_child(in_process, children[1]), epics[1], repos[1])
+        assert _stable(json.loads(cli_ids)) == _stable(json.loads(direct_ids)), name
+
+
+def _child(value: Any, child_id: str) -> Any:
+    return json.loads(json.dumps(value).replace(child_id, "$CHILD"))
+
+
+def _dumped(value: Any) -> Any:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list):
+        return [_dumped(item) for item in value]
+    return value
+
+
 def test_cli_sets_files_owned_and_the_tool_sets_an_assignee(ws: Workspace, repo: Path) -> None:
     from hive.tools.registry import CallContext, call_tool
 
@@ -608,6 +688,23 @@ def test_every_command_takes_json_and_the_cli_has_a_version(repo: Path) -> None:
     assert not missing, missing
     version = CliRunner().invoke(app, ["--version"])
     assert version.exit_code == 0 and version.stdout == f"hive {hive.__version__}\n"
+
+
+# surfaces rather than operations: servers, the tools' own runner and descriptions, the
+# demo, the swarm supervisor and git's hook entry (docs/architecture.md says why)
+HAND_WRITTEN = {("mcp",), ("serve",), ("demo",), ("swarm", "run"), ("hooks", "run")}
+HAND_WRITTEN |= {("tools", "run"), ("tools", "schema"), ("tools", "list"), ("tools", "docs")}
+
+
+def test_every_command_is_generated_from_an_operation_but_the_listed_surfaces() -> None:
+    import typer
+
+    from hive.cli.main import app
+
+    generated = {command.path for op in operations() for command in op.commands}
+    leaves = {path for path, _ in _leaves(typer.main.get_command(app))}
+    assert leaves - generated == HAND_WRITTEN
+    assert generated <= leaves
 
 
 def test_demo_takes_json() -> None:

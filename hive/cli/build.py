@@ -10,10 +10,12 @@ is built from the model.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -23,7 +25,7 @@ from pydantic.fields import FieldInfo
 
 from hive.cli.common import OPTIONS, run_op, show, use_json, workspace
 from hive.errors import HiveError
-from hive.ops.spec import Command, Operation, Params
+from hive.ops.spec import PROGRESS, Command, Operation, Params, Progress
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -55,7 +57,10 @@ class Presenter:
     are validated as the operation's parameters. ``explain(error)``: what a person
     needs to see about a failure beyond its one line (a failed gate's output).
     ``opens``: how the command opens the repository when not as the acting identity
-    (registration: the name asked for is the one to register)."""
+    (registration: the name asked for is the one to register). ``progress(params)``:
+    a context giving the progress reporter of a long call (a bar on a terminal; see
+    ``hive.ops.spec.PROGRESS``). ``json(result, params, ws)``: how ``--json`` prints
+    a result that is a stream rather than one document (a log: JSON lines)."""
 
     render: Callable[[Any, Any, Any], None]
     notes: Callable[[Any, Any], None] | None = None
@@ -65,6 +70,8 @@ class Presenter:
     views: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
     explain: Callable[[HiveError], None] | None = None
     opens: Callable[[], Workspace] | None = None
+    progress: Callable[[Any], AbstractContextManager[Progress | None]] | None = None
+    json: Callable[[Any, Any, Any], None] | None = None
 
 
 @dataclass
@@ -121,6 +128,11 @@ class ShellCaller:
 
     def reads_before_writes(self) -> bool:
         return False
+
+    def tool_names(self) -> list[str]:
+        from hive.tools.registry import tools
+
+        return [tool.name for tool in tools()]
 
 
 def option_names(name: str, command: Command, info: FieldInfo) -> tuple[str, ...]:
@@ -210,12 +222,16 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
         kind = str  # the parser reads the text (``P1``)
     help_text = _help(info, kind)
     required = info.is_required()
+    given = None if required else info.get_default(call_default_factory=True)
+    shown = command.defaults.get(name, given)
+    suffix = f" (default {shown})" if shown not in (None, "", [], {}) else ""
     spec: Any
     if name in command.arguments:
         required = (required and name not in command.defaults) or name in command.required
         required = required and presenter.extra is None
         if command.many and name == command.arguments[0]:
             kind, help_text = list[str], "one or more (one write for all)"
+        help_text = (help_text + suffix).strip()
         spec = typer.Argument(metavar=name.upper(), help=help_text or None, show_default=False)
     elif kind is bool:
         flag = typer.Option(*option_names(name, command, info), help=help_text or None)
@@ -228,9 +244,6 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
         )
     else:
         required = required and presenter.extra is None
-        given = None if info.is_required() else info.get_default(call_default_factory=True)
-        shown = command.defaults.get(name, given)
-        suffix = f" (default {shown})" if shown not in (None, "", []) else ""
         bounds = _bounds(info) if kind in (int, float) else {}
         spec = typer.Option(
             *option_names(name, command, info),
@@ -286,10 +299,14 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
         ids = _many(command, given)
         params = run_op(lambda: parse_params(op, command, given))
         caller = ShellCaller.of(ws)
-        result = run_op(lambda: _explained(presenter, lambda: _run(op, caller, params, ids)))
+        with _progress(presenter, params):
+            result = run_op(lambda: _explained(presenter, lambda: _run(op, caller, params, ids)))
         if presenter.notes is not None:
             presenter.notes(ws, result)
-        show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
+        if OPTIONS.json and presenter.json is not None:
+            presenter.json(result, params, ws)
+        else:
+            show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
         code = presenter.exit_code(result) if presenter.exit_code is not None else 0
         if code:
             raise typer.Exit(code)
@@ -310,6 +327,20 @@ def _many(command: Command, given: dict[str, Any]) -> list[str] | None:
     ids = list(given.get(first) or [])
     given[first] = ids[0] if ids else None
     return ids
+
+
+@contextlib.contextmanager
+def _progress(presenter: Presenter, params: Params) -> Iterator[None]:
+    """The call reports its progress to the presenter's bar, if it has one."""
+    if presenter.progress is None:
+        yield
+        return
+    with presenter.progress(params) as report:
+        token = PROGRESS.set(report)
+        try:
+            yield
+        finally:
+            PROGRESS.reset(token)
 
 
 def _run(op: Operation, caller: ShellCaller, params: Params, ids: list[str] | None) -> Any:

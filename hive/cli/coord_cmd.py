@@ -1,69 +1,15 @@
-"""CLI for coordination: swarm mail, file reservations and the git hook."""
+"""``hive hooks run``: the entry point git's pre-commit hook calls. Hand-written on
+purpose (see docs/architecture.md): it is the hook's process boundary, with its own
+exit codes and stderr lines for git, not an operation a person or agent asks for."""
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from hive.cli import output
-from hive.cli.common import (
-    JsonFlag,
-    run_op,
-    show,
-    use_json,
-    workspace,
-)
-
-if TYPE_CHECKING:
-    pass
-
-mail_app = typer.Typer(help="Swarm mail between agents.", no_args_is_help=True)
-hooks_app = typer.Typer(help="The git pre-commit hook.", no_args_is_help=True)
+from hive.cli.common import JsonFlag, run_op, show, use_json, workspace
 
 
-@mail_app.command("sync")
-def mail_sync_cmd(
-    remote: Annotated[str, typer.Argument(help="Remote name or URL.")] = "origin",
-    json_flag: JsonFlag = False,
-) -> None:
-    """Exchange mail with a remote: fetch, merge diverged logs, push."""
-    from hive.domain.mail import sync_mail
-
-    use_json(json_flag)
-    result = run_op(lambda: sync_mail(workspace(), remote=remote))
-    notes = [f"{result.received} new message(s)"]
-    notes += ["merged"] * result.merged + ["pushed"] * result.pushed
-    line = f"synced mail with {output.escape(result.remote)}: {', '.join(notes)}"
-    show(result, json_flag, lambda: output.console().print(line))
-
-
-@hooks_app.command("install")
-def hooks_install_cmd(json_flag: JsonFlag = False) -> None:
-    """Install the pre-commit hook (keeps and chains an existing one)."""
-    from hive.domain.hooks import install_hook
-
-    use_json(json_flag)
-    result = run_op(lambda: install_hook(workspace()))
-    show(
-        result,
-        json_flag,
-        lambda: output.console().print(
-            f"{result.action}: {result.path}"
-            + (f" (chains {result.chained})" if result.chained else "")
-        ),
-    )
-
-
-@hooks_app.command("uninstall")
-def hooks_uninstall_cmd(json_flag: JsonFlag = False) -> None:
-    """Remove hive's pre-commit hook (restores a chained one)."""
-    from hive.domain.hooks import uninstall_hook
-
-    use_json(json_flag)
-    result = run_op(lambda: uninstall_hook(workspace()))
-    show(result, json_flag, lambda: output.console().print(f"{result.action}: {result.path}"))
-
-
-@hooks_app.command("run")
 def hooks_run_cmd(
     hook: Annotated[str, typer.Argument(help="Only 'pre-commit'.")],
     json_flag: JsonFlag = False,

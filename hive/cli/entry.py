@@ -9,6 +9,9 @@ step sees the same directory. Then:
 * ``hive create``, ``update`` and ``close`` in their common forms are written by
   ``hive/cli/lean_write.py`` (same transaction, same results, no typer/pydantic/
   dulwich), which defers to the full CLI for anything else;
+* ``hive reserve``, ``release`` and ``mail send`` in their common forms likewise by
+  ``hive/cli/lean_coord.py`` (the same conflict test, file format and mail log code
+  as the full path);
 * ``hive ready``, ``hive list`` and ``hive show ID`` are answered from the state index
   (``hive/store/index.py``) for the state of the commit HEAD points at, read
   from git just before: the answer can never be older than HEAD. These paths
@@ -204,4 +207,7 @@ LEAN_COMMANDS: dict[str, Callable[[Invocation], int | None]] = {
     "create": _lean("lean_write", "create"),
     "update": _lean("lean_write", "update"),
     "close": _lean("lean_write", "close"),
+    "reserve": _lean("lean_coord", "reserve"),
+    "release": _lean("lean_coord", "release"),
+    "mail": _lean("lean_coord", "mail"),
 }

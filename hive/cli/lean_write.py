@@ -45,7 +45,9 @@ from hive.store.layout import CONFIG_PATH, cell_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeVar
+
+    R = TypeVar("R")
 
     from hive.git.refs import RepoPaths
     from hive.git.repo import GitRepo, Identity, Plan, Snapshot
@@ -65,20 +67,30 @@ class Options:
         self.positional: list[str] = []
         self.values: dict[str, str] = {}
         self.lists: dict[str, list[str]] = {}
+        self.flags: set[str] = set()
 
 
 def parse_options(
-    args: list[str], valued: dict[str, str], repeated: dict[str, str]
+    args: list[str],
+    valued: dict[str, str],
+    repeated: dict[str, str],
+    flags: dict[str, str] | None = None,
 ) -> Options | None:
     """``args`` read as click would for these options; None for anything else
     (an unknown option, an attached short value, a value that looks like an option,
-    a single option given twice, ``--``)."""
+    a single option given twice, ``--``). ``flags``: options that take no value."""
     found = Options()
     position = 0
     while position < len(args):
         token = args[position]
         if not token.startswith("-"):
             found.positional.append(token)
+            position += 1
+            continue
+        if flags and token in flags:
+            if flags[token] in found.flags:
+                return None
+            found.flags.add(flags[token])
             position += 1
             continue
         name, eq, inline = token.partition("=")
@@ -187,6 +199,7 @@ def _config(data: bytes) -> dict[str, Any]:
         "id_length": found.get("id_length", 6),
         "child_id_length": found.get("child_id_length", 4),
         "lock_timeout_seconds": found.get("lock_timeout_seconds", 30.0),
+        "tools": found.get("tools"),  # tools.permissions: path rules for agents
     }
     prefix = config["prefix"]
     if not (isinstance(prefix, str) and 1 <= len(prefix) <= 12 and prefix.isascii()):
@@ -376,6 +389,51 @@ def check_owner(session: Session, cell: dict[str, Any]) -> None:
 # ------------------------------------------------------------------ writing
 
 
+class Prepared:
+    """An opened session on a branch, its HEAD snapshot, the lock timeout and the
+    author of its commits."""
+
+    def __init__(self, session: Session, snap: Snapshot, timeout: float, author: Identity) -> None:
+        self.session = session
+        self.snap = snap
+        self.timeout = timeout
+        self.author = author
+
+
+def prepare(inv: Invocation) -> Prepared | None:
+    """The repository opened for a write on its branch; None to defer."""
+    import sqlite3
+
+    try:
+        session = open_session(inv)
+        head_snap = session.repo.snapshot()
+        if head_snap.head.ref is None or head_snap.head.commit is None:
+            raise Defer("detached or unborn")
+        return Prepared(session, head_snap, session.lock_timeout(head_snap), session.identity())
+    except (Defer, HiveError, OSError, sqlite3.DatabaseError):
+        return None
+
+
+def guarded(inv: Invocation, act: Callable[[], R]) -> R | int | None:
+    """``act()`` (a transaction), with what stops it mapped as the full CLI maps it:
+    Defer (nothing written) to None, a HiveError to its report and exit code, any
+    other exception to the last line of defence (``cli/main.py run``)."""
+    import sqlite3
+
+    try:
+        return act()
+    except (Defer, sqlite3.DatabaseError):
+        return None
+    except HiveError as exc:
+        return report(inv, exc)
+    except Exception as exc:
+        if os.environ.get("HIVE_DEBUG"):
+            raise
+        name = type(exc).__name__
+        sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
+        return 70
+
+
 def write(
     inv: Invocation,
     event: str,
@@ -383,19 +441,12 @@ def write(
     render: Callable[[dict[str, Any]], str],
 ) -> int | None:
     """Run one cell write through ``GitRepo.transact``; None to defer."""
-    import sqlite3
-
     from hive.git.repo import Change, Plan
 
-    try:
-        session = open_session(inv)
-        head_snap = session.repo.snapshot()
-        if head_snap.head.ref is None or head_snap.head.commit is None:
-            raise Defer("detached or unborn")
-        timeout = session.lock_timeout(head_snap)
-        author = session.identity()
-    except (Defer, HiveError, OSError, sqlite3.DatabaseError):
+    prepared = prepare(inv)
+    if prepared is None:
         return None
+    session = prepared.session
     written: dict[str, Any] = {}
 
     def plan(snap: Snapshot) -> Plan:
@@ -416,18 +467,12 @@ def write(
             result=new,
         )
 
-    try:
-        outcome = session.repo.transact(plan, author=author, lock_timeout=timeout)
-    except (Defer, sqlite3.DatabaseError):
-        return None
-    except HiveError as exc:
-        return report(inv, exc)
-    except Exception as exc:  # as the full CLI's last line of defence (cli/main.py run)
-        if os.environ.get("HIVE_DEBUG"):
-            raise
-        name = type(exc).__name__
-        sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
-        return 70
+    outcome = guarded(
+        inv,
+        lambda: session.repo.transact(plan, author=prepared.author, lock_timeout=prepared.timeout),
+    )
+    if outcome is None or isinstance(outcome, int):
+        return outcome
     if outcome.commit and outcome.tree and "cell" in written:
         cell_written = (written["cell"], written["content"])
         remember(session, outcome.commit, outcome.tree, written["key"], cell_written)
@@ -445,12 +490,17 @@ def message(session: Session, event: str, cell: dict[str, Any]) -> str:
     from hive.git.repo import format_message
     from hive.text import CONTROL_CHARS
 
-    principal = session.principal
-    trailers = [("Hive-Cell", cell["id"]), ("Hive-Agent", principal.name), ("Hive-Event", event)]
-    if principal.kind != "agent":
-        trailers.append(("Hive-Identity", principal.kind))
     subject = CONTROL_CHARS.sub("?", f"hive: {event} {cell['id']} {cell['title']}")
-    return format_message(subject, trailers)
+    return format_message(subject, [("Hive-Cell", cell["id"]), *trailers(session, event)])
+
+
+def trailers(session: Session, event: str) -> list[tuple[str, str]]:
+    """``Workspace.trailers``: ``Hive-Agent``, ``Hive-Event`` (+ ``Hive-Identity``)."""
+    principal = session.principal
+    found = [("Hive-Agent", principal.name), ("Hive-Event", event)]
+    if principal.kind != "agent":
+        found.append(("Hive-Identity", principal.kind))
+    return found
 
 
 def report(inv: Invocation, exc: HiveError) -> int:

@@ -13,13 +13,11 @@ import typer
 
 from hive.cli import (
     DEFAULT_PAGE,
-    agent_cmd,
     coord_cmd,
-    ctx_cmd,
+    groups,
     output,
     serve_cmd,
     swarm_cmd,
-    sync_cmd,
     tools_cmd,
 )
 from hive.cli.build import add_commands
@@ -30,9 +28,7 @@ from hive.cli.common import (
     UsageError,
     is_no_args_help,
     run_op,
-    show,
     use_json,
-    workspace,
 )
 from hive.cli.present import PRESENTERS
 from hive.ops.spec import operations
@@ -50,9 +46,9 @@ dep_app = typer.Typer(help="Dependencies between cells.", no_args_is_help=True)
 epic_app = typer.Typer(help="Epics and their subtasks.", no_args_is_help=True)
 app.add_typer(dep_app, name="dep")
 app.add_typer(epic_app, name="epic")
-app.add_typer(coord_cmd.mail_app, name="mail")
-app.add_typer(coord_cmd.hooks_app, name="hooks")
-app.add_typer(agent_cmd.agent_app, name="agent")
+app.add_typer(groups.mail_app, name="mail")
+app.add_typer(groups.hooks_app, name="hooks")
+app.add_typer(groups.agent_app, name="agent")
 
 
 def _version(value: bool) -> None:
@@ -89,37 +85,6 @@ def main(
     OPTIONS.json = json_output
 
 
-# ----------------------------------------------------------------------- setup
-
-
-@app.command()
-def init(
-    prefix: Annotated[
-        str | None, typer.Option(help="Id prefix for new cells (default hv).")
-    ] = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """Create .hive/ in this git repository (safe to run again)."""
-    from hive.domain.setup import init_hive
-
-    use_json(json_flag)
-    result = run_op(lambda: init_hive(workspace(), prefix=prefix))
-    verb = "initialised" if result.created else "already initialised"
-
-    def render() -> None:
-        output.say(f"hive {verb} in {result.root} (prefix {result.prefix})")
-        output.say(f"merge driver for .hive/ files: {result.merge_driver}")
-        for remote in result.remotes:
-            output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
-        if not result.remotes:
-            output.say(
-                "no git remote yet: after 'git remote add', run 'hive init' again so that"
-                " plain git fetch/push carry hive's refs (hive sync does it too)"
-            )
-
-    show(result, json_flag, render)
-
-
 # ----------------------------------------------------------------------- cells
 # Generated from the operations' descriptions (hive/ops/cells.py); presentation in
 # hive/cli/present.py.
@@ -128,10 +93,15 @@ GROUPS = {
     (): app,
     ("dep",): dep_app,
     ("epic",): epic_app,
-    ("mail",): coord_cmd.mail_app,
+    ("mail",): groups.mail_app,
     ("swarm",): swarm_cmd.swarm_app,
-    ("ctx",): ctx_cmd.ctx_app,
-    ("queue",): ctx_cmd.queue_app,
+    ("ctx",): groups.ctx_app,
+    ("queue",): groups.queue_app,
+    ("hooks",): groups.hooks_app,
+    ("agent",): groups.agent_app,
+    ("proposals",): groups.proposals_app,
+    ("import",): groups.import_app,
+    ("export",): groups.export_app,
 }
 NETWORK_GROUPS = {  # seed 003 (hive/ops/network.py)
     "blackboard": "The shared blackboard: entries with a TTL.",
@@ -146,8 +116,10 @@ NETWORK_GROUPS = {  # seed 003 (hive/ops/network.py)
 CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
 CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
 LATE_COMMANDS = {"blocked", "stats", "reserve", "release", "reservations"}
+add_commands(GROUPS, operations(), PRESENTERS, {"init"})
 add_commands(GROUPS, operations(), PRESENTERS, CELL_COMMANDS)
-add_commands(GROUPS, operations(), PRESENTERS, {"mail"})
+add_commands(GROUPS, operations(), PRESENTERS, {"mail", "hooks", "agent"})
+groups.hooks_app.command("run")(coord_cmd.hooks_run_cmd)  # git's hook entry: not an operation
 
 
 # ----------------------------------------------------------------------- epics
@@ -156,91 +128,10 @@ add_commands(GROUPS, operations(), PRESENTERS, {"mail"})
 add_commands(GROUPS, operations(), PRESENTERS, {"epic"})
 
 
-@epic_app.command("status")
-def epic_status_cmd(
-    epic_id: Annotated[str, typer.Argument(metavar="ID")], json_flag: JsonFlag = False
-) -> None:
-    """Progress of an epic's subtasks."""
-    from hive.domain.epics import epic_status
-
-    use_json(json_flag)
-    status = run_op(lambda: epic_status(workspace(), epic_id=epic_id))
-
-    def render() -> None:
-        out = output.console()
-        out.print(
-            f"[bold]{status.epic.id}[/bold]  "
-            + output.escape(f"{status.epic.title}  [{status.epic.status}]")
-        )
-        out.print(f"  {status.closed}/{status.total} closed ({status.percent_complete}%)")
-        counts = ", ".join(f"{key} {value}" for key, value in sorted(status.by_status.items()))
-        if counts:
-            out.print(f"  {counts}")
-        if status.children:
-            output.cell_table(status.children)
-
-    show(status, json_flag, render)
-
-
 # ----------------------------------------------------------------------- history & health
 
 
-@app.command()
-def doctor(json_flag: JsonFlag = False) -> None:
-    """Find corrupt files, dangling dependencies and cycles; exit 1 if any.
-
-    Also reports the git object store (loose objects, packs) and warns, with
-    the fix, when it needs packing (warnings do not change the exit code).
-    """
-    from hive.domain.agents import agent_tool_warnings
-    from hive.domain.doctor import diagnose
-    from hive.models.results import Problem
-    from hive.tools.registry import tools
-
-    use_json(json_flag)
-    ws = workspace()
-    report = run_op(lambda: diagnose(ws))
-    report.warnings = [
-        Problem(kind="unknown-tool", message=text, path=".hive/config.yaml")
-        for text in agent_tool_warnings(ws, [tool.name for tool in tools()])
-    ]
-
-    def render() -> None:
-        out = output.console()
-        for problem in report.problems:
-            out.print(f"[red]{problem.kind}[/red]: {output.escape(problem.message)}")
-        for warning in report.warnings:
-            out.print(f"[yellow]warning {warning.kind}[/yellow]: {output.escape(warning.message)}")
-        summary = "no problems" if report.ok else f"{len(report.problems)} problem(s)"
-        out.print(f"checked {report.cells} cells: {summary}")
-        if report.objects is not None:
-            output.object_store(report.objects)
-
-    show(report, json_flag, render)
-    if not report.ok:
-        raise typer.Exit(1)
-
-
-@app.command()
-def gc(json_flag: JsonFlag = False) -> None:
-    """Pack loose objects and merge packs into one (hive also does this by itself
-    after writes, as git gc --auto would)."""
-    from hive.domain.maintenance import pack_repository
-
-    use_json(json_flag)
-    report = run_op(lambda: pack_repository(workspace()))
-
-    def render() -> None:
-        if report.skipped:
-            output.say(f"nothing done: {report.skipped}")
-        else:
-            output.say(
-                f"packed {report.packed} loose objects, merged {report.merged_packs} packs"
-                f" in {report.seconds:.2f}s"
-            )
-        output.object_store(report.store)
-
-    show(report, json_flag, render)
+add_commands(GROUPS, operations(), PRESENTERS, {"doctor", "gc"})
 
 
 @app.command()
@@ -268,18 +159,18 @@ app.add_typer(swarm_cmd.swarm_app, name="swarm")
 add_commands(GROUPS, operations(), PRESENTERS, {"swarm", "review"})
 app.add_typer(tools_cmd.tools_app, name="tools")
 app.command("mcp")(tools_cmd.mcp_cmd)
-app.add_typer(tools_cmd.proposals_app, name="proposals")
-app.command("events")(tools_cmd.events_cmd)
-app.add_typer(ctx_cmd.ctx_app, name="ctx")
-app.add_typer(ctx_cmd.queue_app, name="queue")
+app.add_typer(groups.proposals_app, name="proposals")
+add_commands(GROUPS, operations(), PRESENTERS, {"proposals", "events"})
+app.add_typer(groups.ctx_app, name="ctx")
+app.add_typer(groups.queue_app, name="queue")
 add_commands(GROUPS, operations(), PRESENTERS, {"ctx", "queue"})
 for _name, _help in NETWORK_GROUPS.items():
     GROUPS[(_name,)] = typer.Typer(help=_help, no_args_is_help=True)
     app.add_typer(GROUPS[(_name,)], name=_name)
 add_commands(GROUPS, operations(), PRESENTERS, {*NETWORK_GROUPS, "delegate", "search"})
-app.command("sync")(sync_cmd.sync_cmd)
-app.add_typer(sync_cmd.import_app, name="import")
-app.add_typer(sync_cmd.export_app, name="export")
+app.add_typer(groups.import_app, name="import")
+app.add_typer(groups.export_app, name="export")
+add_commands(GROUPS, operations(), PRESENTERS, {"sync", "import", "export"})
 app.command("serve")(serve_cmd.serve_cmd)
 
 

@@ -6,8 +6,11 @@ the parameters and the result are the operation's (``hive/ops/``).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -15,11 +18,25 @@ import typer
 from hive.cli import output
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
+from hive.errors import NotFound
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
     from hive.models import Cell
     from hive.models.results import CreatedCells
+
+
+def compact(value: Any, limit: int = 80) -> str:
+    """A value as one line of JSON, cut to ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def when(epoch: float | None) -> str:
+    """A time as local date and time (``-``: none)."""
+    if epoch is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
 def _each(result: Any) -> list[Any]:
@@ -476,8 +493,6 @@ def _ctx_put(stored: Any, params: Any, ws: Workspace) -> None:
 
 
 def _queue_next(found: Any, params: Any, ws: Workspace) -> None:
-    from hive.cli.ctx_cmd import compact, when
-
     item = found.item
     if item is None:
         output.say("queue is empty")
@@ -496,18 +511,6 @@ def _queue_status(found: Any, params: Any, ws: Workspace) -> None:
     output.say(line)
 
 
-def _compact(value: Any, limit: int = 80) -> str:
-    from hive.cli.ctx_cmd import compact
-
-    return str(compact(value, limit))
-
-
-def _when(epoch: float | None) -> str:
-    from hive.cli.ctx_cmd import when
-
-    return str(when(epoch))
-
-
 PRESENTERS.update(
     {
         "ctx put": Presenter(
@@ -515,7 +518,7 @@ PRESENTERS.update(
         ),
         "ctx get": Presenter(
             render=lambda found, params, ws: output.say(
-                f"{_compact(found.value, 2000)}  (v{found.version})"
+                f"{compact(found.value, 2000)}  (v{found.version})"
             )
         ),
         "ctx keys": Presenter(
@@ -523,7 +526,7 @@ PRESENTERS.update(
         ),
         "ctx wait": Presenter(
             render=lambda found, params, ws: output.say(
-                f"{params.key}: {'reached' if found.met else 'timed out'} ({_compact(found.value)})"
+                f"{params.key}: {'reached' if found.met else 'timed out'} ({compact(found.value)})"
             ),
             exit_code=lambda found: 0 if found.met else 1,
         ),
@@ -535,13 +538,13 @@ PRESENTERS.update(
         ),
         "queue claim": Presenter(
             render=lambda got, params, ws: output.say(
-                f"claimed {got.id} until {_when(got.lease_until)}"
+                f"claimed {got.id} until {when(got.lease_until)}"
             )
         ),
         "queue complete": Presenter(render=lambda done, params, ws: output.say(f"{done.id} done")),
         "queue extend": Presenter(
             render=lambda got, params, ws: output.say(
-                f"{got.id} leased until {_when(got.lease_until)}"
+                f"{got.id} leased until {when(got.lease_until)}"
             )
         ),
         "queue status": Presenter(render=_queue_status),
@@ -687,12 +690,298 @@ PRESENTERS.update(
 )
 
 
+# ------------------------------------------------------------------ identities
+
+
+def _identities(found: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    if not found:
+        out.print("[dim]no agents registered[/dim]")
+    for item in found:
+        state = "retired" if item.retired_at else ("live" if item.credential else "mail only")
+        role = " coordinator" if item.coordinator else ""
+        out.print(f"{item.name:<24} {state:<9}{role}  {output.escape(item.session or '')}")
+
+
+def _whoami(me: Any, params: Any, ws: Workspace) -> None:
+    output.say(f"{me.name}: {me.kind}{' (coordinator)' if me.coordinator else ''}")
+
+
+PRESENTERS.update(
+    {
+        "agent register": PRESENTERS["mail init"],
+        "agent list": Presenter(render=_identities),
+        "agent retire": Presenter(render=lambda r, params, ws: output.say(f"retired {r.name}")),
+        "agent whoami": Presenter(render=_whoami),
+    }
+)
+
+
+# ------------------------------------------------------------------ the repository
+
+
+def _initialised(result: Any, params: Any, ws: Workspace) -> None:
+    verb = "initialised" if result.created else "already initialised"
+    output.say(f"hive {verb} in {result.root} (prefix {result.prefix})")
+    output.say(f"merge driver for .hive/ files: {result.merge_driver}")
+    for remote in result.remotes:
+        output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
+    if not result.remotes:
+        output.say(
+            "no git remote yet: after 'git remote add', run 'hive init' again so that"
+            " plain git fetch/push carry hive's refs (hive sync does it too)"
+        )
+
+
+def _doctor(report: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    for problem in report.problems:
+        out.print(f"[red]{problem.kind}[/red]: {output.escape(problem.message)}")
+    for warning in report.warnings:
+        out.print(f"[yellow]warning {warning.kind}[/yellow]: {output.escape(warning.message)}")
+    summary = "no problems" if report.ok else f"{len(report.problems)} problem(s)"
+    out.print(f"checked {report.cells} cells: {summary}")
+    if report.objects is not None:
+        output.object_store(report.objects)
+
+
+def _packed(report: Any, params: Any, ws: Workspace) -> None:
+    if report.skipped:
+        output.say(f"nothing done: {report.skipped}")
+    else:
+        output.say(
+            f"packed {report.packed} loose objects, merged {report.merged_packs} packs"
+            f" in {report.seconds:.2f}s"
+        )
+    output.object_store(report.store)
+
+
+def _hook(result: Any, params: Any, ws: Workspace) -> None:
+    chained = f" (chains {result.chained})" if result.chained else ""
+    output.console().print(f"{result.action}: {result.path}{chained}")
+
+
+def _epic_status(status: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    epic = status.epic
+    out.print(f"[bold]{epic.id}[/bold]  " + output.escape(f"{epic.title}  [{epic.status}]"))
+    out.print(f"  {status.closed}/{status.total} closed ({status.percent_complete}%)")
+    counts = ", ".join(f"{key} {value}" for key, value in sorted(status.by_status.items()))
+    if counts:
+        out.print(f"  {counts}")
+    if status.children:
+        output.cell_table(status.children)
+
+
+def _bar(size: Callable[[Any], int], first: str = "reading") -> Callable[[Any], Any]:
+    """A progress bar on a terminal for a call whose input is ``size(params)`` bytes."""
+    return lambda params: output.progress_bar(size(params), enabled=not OPTIONS.json, first=first)
+
+
+def _file_size(params: Any) -> int:
+    try:
+        return os.path.getsize(params.path)
+    except OSError:
+        return 0  # the import names the problem
+
+
+def _synced(result: Any, params: Any, ws: Workspace) -> None:
+    commit = f" (commit {result.commit[:10]})" if result.commit else ""
+    output.say(
+        f"synced with {result.remote}: {result.received_cells} cell file(s) received,"
+        f" {result.sent_cells} sent, {result.mail_received} message(s) received{commit}"
+    )
+    for record in result.conflicts:
+        output.say(
+            f"  merge conflict on {record.get('cell')}: both sides changed"
+            f" {record.get('field')} (see 'hive show {record.get('cell')}')"
+        )
+    for problem in result.unresolved:
+        output.say(f"  not merged: {problem}")
+    for contest in result.contested:
+        lost, kept = contest.yielded, contest.kept
+        output.say(
+            f"  reservation contested: {lost.agent}'s {lost.path_pattern!r} yields to"
+            f" {kept.agent}'s {kept.path_pattern!r} (earliest grant wins; both told by mail)"
+        )
+
+
+def _mail_synced(result: Any, params: Any, ws: Workspace) -> None:
+    notes = [f"{result.received} new message(s)"]
+    notes += ["merged"] * result.merged + ["pushed"] * result.pushed
+    output.console().print(f"synced mail with {output.escape(result.remote)}: {', '.join(notes)}")
+
+
+def _imported(result: Any, params: Any, ws: Workspace) -> None:
+    output.say(
+        f"imported {result.imported} cells from {result.source}"
+        + (f", updated {result.updated}" if result.updated else "")
+        + (f", skipped {result.skipped} already present" if result.skipped else "")
+        + (f" (commit {result.commit[:10]})" if result.commit else "")
+    )
+    for what, counts in (("status", result.mapped_statuses), ("type", result.mapped_types)):
+        if counts:
+            listed = ", ".join(f"{name} ({n})" for name, n in sorted(counts.items()))
+            output.say(f"  beads {what} values hive lacks, mapped and recorded: {listed}")
+
+
+def _exported(result: Any, params: Any, ws: Workspace) -> None:
+    if params.path is None:  # the JSONL itself, for a pipe
+        sys.stdout.write(result.text or "")
+        sys.stdout.flush()
+        return
+    output.say(f"exported {result.records} cells to {params.path}")
+
+
+PRESENTERS.update(
+    {
+        "init": Presenter(render=_initialised),
+        "doctor": Presenter(render=_doctor, exit_code=lambda report: 0 if report.ok else 1),
+        "gc": Presenter(render=_packed),
+        "hooks install": Presenter(render=_hook),
+        "hooks uninstall": Presenter(render=_hook),
+        "epic status": Presenter(render=_epic_status),
+        "sync": Presenter(  # a sync waits on the network: always worth a bar
+            render=_synced, progress=_bar(lambda params: output.PROGRESS_FROM, "fetching")
+        ),
+        "mail sync": Presenter(render=_mail_synced),
+        "import beads": Presenter(render=_imported, progress=_bar(_file_size)),
+        "export beads": Presenter(render=_exported),
+    }
+)
+
+
+# ------------------------------------------------------------------ shared context, queue
+
+
+def _ctx_entries(entries: Any, params: Any, ws: Workspace) -> None:
+    if not entries:
+        output.say("no shared context")
+    for e in entries:
+        output.say(f"{e.key}  v{e.version}  {e.agent}  {when(e.updated_at)}  {compact(e.value)}")
+
+
+def _queue_items(items: Any, params: Any, ws: Workspace) -> None:
+    if not items:
+        output.say("no queue items")
+    for i in items:
+        holder = f" {i.claimed_by} until {when(i.lease_until)}" if i.status == "claimed" else ""
+        lapsed = " (lease expired)" if i.lease_expired else ""
+        output.say(f"{i.id}  {i.status}{holder}{lapsed}  {i.kind}  {compact(i.payload, 60)}")
+
+
+PRESENTERS.update(
+    {
+        "ctx list": Presenter(render=_ctx_entries),
+        "ctx rm": Presenter(
+            render=lambda r, params, ws: output.say(f"removed {r.key} (was v{r.version})")
+        ),
+        "ctx phase": Presenter(render=lambda r, params, ws: output.say(f"phase {r.value or 0}")),
+        "queue list": Presenter(render=_queue_items),
+    }
+)
+
+
+# ------------------------------------------------------------------ proposals, events
+
+
+def _proposals(found: Any, params: Any, ws: Workspace) -> None:
+    out = output.console()
+    if not found:
+        out.print("[dim]no proposals[/dim]")
+    for proposal in found:
+        out.print(
+            f"{proposal.id}  {proposal.status:<8} {proposal.path}"
+            f"  ({len(proposal.content.encode())} bytes, by {proposal.agent})"
+        )
+
+
+def _decisions_file(ws: Workspace, given: dict[str, Any]) -> None:
+    """DECISIONS is a file with the JSON (``-``, the default: standard input)."""
+    source = given.get("decisions") or "-"
+    given["decisions"] = run_op(lambda: read_source(source))
+
+
+def _decided(report: Any, params: Any, ws: Workspace) -> None:
+    for entry in report:
+        output.console().print(
+            f"{entry.id or '-'}  {entry.status:<20} {entry.path}  {entry.result or ''}"
+        )
+
+
+def _unmatched(report: Any) -> list[str]:
+    return [entry.path for entry in report if entry.status == "no_pending_proposal"]
+
+
+def _unmatched_note(ws: Workspace, report: Any) -> None:
+    if _unmatched(report):
+        output.err(f"error: no pending proposal for {', '.join(_unmatched(report))}")
+
+
+def _event_line(event: Any) -> str:
+    seen = event.model_dump(exclude_unset=True)
+    stamp = time.strftime("%H:%M:%S", time.gmtime(float(seen.get("ts") or 0)))
+    args = seen.get("args")
+    shown = "" if args in (None, {}) else compact(args, 120)
+    return (
+        f"{stamp}  {seen.get('agent') or '-':<14} {seen.get('tool', '-'):<28}"
+        f" {seen.get('outcome', '-'):<22} {seen.get('duration_ms') or 0:>8.1f} ms  {shown}"
+    )
+
+
+def _print_events(events: list[Any], as_json: bool) -> None:
+    for event in events:
+        if as_json:
+            sys.stdout.write(json.dumps(event.model_dump(exclude_unset=True), default=str) + "\n")
+        else:
+            sys.stdout.write(_event_line(event) + "\n")
+    sys.stdout.flush()
+
+
+def _events(as_json: bool) -> Callable[[Any, Any, Workspace], None]:
+    """The log's end, then (``--follow``) what is appended, read from where it ended
+    (a log is a stream: JSON lines with ``--json``)."""
+
+    def print_events(events: Any, params: Any, ws: Workspace) -> None:
+        from hive.domain.events import events_size, read_appended
+        from hive.ops.audit import as_events
+
+        state_dir = ws.git.paths.hive_state_dir
+        offset = events_size(state_dir)
+        _print_events(events, as_json)
+        while VIEW.get("follow"):
+            time.sleep(0.5)
+            appended, offset = read_appended(state_dir, offset)
+            _print_events(as_events(appended), as_json)
+
+    return print_events
+
+
+FOLLOW = Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events.")]
+
+PRESENTERS.update(
+    {
+        "proposals list": Presenter(render=_proposals),
+        "proposals decide": Presenter(
+            render=_decided,
+            inputs=_decisions_file,
+            notes=_unmatched_note,
+            exit_code=lambda report: NotFound.exit_code if _unmatched(report) else 0,
+            opens=lambda: workspace(claim=False),
+        ),
+        "events": Presenter(
+            render=_events(False), json=_events(True), views={"follow": (FOLLOW, False)}
+        ),
+    }
+)
+
+
 # ------------------------------------------------------------------ seed 003: coordination
 
 
 def _bb_get(found: Any, params: Any, ws: Workspace) -> None:
     note = " (expired)" if found.expired else "" if found.exists else " (not set)"
-    output.say(f"{_compact(found.value, 2000)}{note}")
+    output.say(f"{compact(found.value, 2000)}{note}")
 
 
 def _bb_list(entries: dict[str, Any], params: Any, ws: Workspace) -> None:
@@ -703,7 +992,7 @@ def _bb_list(entries: dict[str, Any], params: Any, ws: Workspace) -> None:
             output.say(f"{key}  (expired)")
         else:
             until = f" until {entry.expires_at}" if entry.expires_at else ""
-            output.say(f"{key}  {entry.source_agent}{until}  {_compact(entry.value)}")
+            output.say(f"{key}  {entry.source_agent}{until}  {compact(entry.value)}")
 
 
 def _permission(answer: Any, params: Any, ws: Workspace) -> None:
@@ -731,7 +1020,7 @@ def _swarm_state(state: Any, params: Any, ws: Workspace) -> None:
         late = " EXPIRED" if t.expired else ""
         output.say(f"task {t.task_id} [{t.status}{late}] {t.agent_id or '-'}: {t.title}")
     for key, entry in (state.blackboard or {}).items():
-        output.say(f"blackboard {key}: {_compact(entry.value) if entry else 'null (expired)'}")
+        output.say(f"blackboard {key}: {compact(entry.value) if entry else 'null (expired)'}")
     for g in state.permissions or []:
         output.say(f"grant {g.id}: {g.agent} {g.resource_type} until {g.expires_at}")
 
@@ -740,7 +1029,7 @@ def _synthesis(found: Any, params: Any, ws: Workspace) -> None:
     states = ", ".join(f"{r.task_id} {r.state}" for r in found.subtasks)
     output.say(f"{found.strategy}: {'complete' if found.complete else 'incomplete'} ({states})")
     if found.complete:
-        output.say(_compact(found.result, 4000))
+        output.say(compact(found.result, 4000))
 
 
 def _spawned(found: Any, params: Any, ws: Workspace) -> None:
@@ -860,7 +1149,7 @@ def _pad_list(found: Any, params: Any, ws: Workspace) -> None:
     output.say(f"Scratchpad contents ({found.count} entries):")
     for e in found.entries:
         output.say(
-            f"  {e.path} - {e.title!r} ({human_size(e.size)}) by {e.agent} {_when(e.updated_at)}"
+            f"  {e.path} - {e.title!r} ({human_size(e.size)}) by {e.agent} {when(e.updated_at)}"
         )
 
 

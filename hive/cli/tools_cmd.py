@@ -1,11 +1,11 @@
-"""CLI for the agent surfaces: tool schemas, the JSON envelope, the MCP server,
-write proposals and the event log."""
+"""CLI for the agent surfaces: tool schemas, the JSON envelope and the MCP server.
+Hand-written on purpose (see docs/architecture.md): they serve or describe the
+tools rather than being operations themselves."""
 
 import json
 import os
 import secrets
 import sys
-import time
 from typing import Annotated, Any
 
 import typer
@@ -15,18 +15,14 @@ from hive.cli.common import (
     OPTIONS,
     JsonFlag,
     default_session,
-    read_source,
     run_op,
-    show,
-    use_json,
     workspace,
 )
-from hive.errors import HiveError, InvalidInput, NotFound
+from hive.errors import HiveError, InvalidInput
 
 tools_app = typer.Typer(
     help="Agent tools: schemas and the JSON tool-call envelope.", no_args_is_help=True
 )
-proposals_app = typer.Typer(help="File-write proposals awaiting an arbiter.", no_args_is_help=True)
 
 ContextOption = Annotated[
     str | None,
@@ -158,107 +154,3 @@ def mcp_cmd(agent: AgentOption = None, context: ContextOption = None) -> None:
         serve_stdio(ctx)  # returns on stdin EOF, Ctrl-C or SIGTERM
     except KeyboardInterrupt:  # Ctrl-C while starting: stopped as asked, not a failure
         return
-
-
-@proposals_app.command("list")
-def proposals_list_cmd(
-    status: Annotated[str | None, typer.Option("--status", help="pending|approved|...")] = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """Queued file writes."""
-    from hive.domain.files import list_proposals
-
-    use_json(json_flag)
-    ws = workspace()
-    found = list_proposals(ws.git.paths.hive_state_dir, status)
-
-    def render() -> None:
-        out = output.console()
-        if not found:
-            out.print("[dim]no proposals[/dim]")
-        for proposal in found:
-            out.print(
-                f"{proposal.id}  {proposal.status:<8} {proposal.path}"
-                f"  ({len(proposal.content.encode())} bytes, by {proposal.agent})"
-            )
-
-    show(found, json_flag, render)
-
-
-@proposals_app.command("decide")
-def proposals_decide_cmd(
-    source: Annotated[str, typer.Argument(help="Decisions JSON file, or '-' for stdin.")] = "-",
-    allow_write: Annotated[
-        bool, typer.Option("--allow-write", help="Write approved proposals to disk.")
-    ] = False,
-    json_flag: JsonFlag = False,
-) -> None:
-    """Apply an arbiter's {"decisions": [...]} to pending proposals (exit 3 when a
-    decision names no pending proposal)."""
-    from hive.domain.files import decide
-    from hive.tools.registry import CallContext, write_check
-
-    use_json(json_flag)
-    ctx = CallContext(root=run_op(lambda: workspace(claim=False)).root)
-    text = run_op(lambda: read_source(source))
-    report = run_op(
-        lambda: decide(
-            ctx.root, ctx.state_dir, text, allow_write=allow_write, check=write_check(ctx)
-        )
-    )
-
-    def render() -> None:
-        for entry in report:
-            output.console().print(
-                f"{entry.get('id', '-')}  {entry['status']:<20} {entry['path']}"
-                f"  {entry.get('result', '')}"
-            )
-
-    show(report, json_flag, render)
-    unmatched = [entry["path"] for entry in report if entry["status"] == "no_pending_proposal"]
-    if unmatched:
-        output.err(f"error: no pending proposal for {', '.join(unmatched)}")
-        raise typer.Exit(NotFound.exit_code)
-
-
-def events_cmd(
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
-    follow: Annotated[
-        bool, typer.Option("--follow", "-f", help="Keep printing new events.")
-    ] = False,
-    json_flag: JsonFlag = False,
-) -> None:
-    """The tool-call event log (agent, tool, args digest, duration, outcome, hooks).
-    Reads only the end of the log; --follow reads only the bytes appended since."""
-    from hive.domain.governance import events_size, read_appended, read_events
-
-    use_json(json_flag or OPTIONS.json)
-    ws = workspace()
-    state_dir = ws.git.paths.hive_state_dir
-    offset = events_size(state_dir)
-    _print_events(read_events(state_dir, limit), json_flag or OPTIONS.json)
-    while follow:
-        time.sleep(0.5)
-        events, offset = read_appended(state_dir, offset)
-        _print_events(events, json_flag or OPTIONS.json)
-
-
-def _short_args(args: Any, limit: int = 120) -> str:
-    if args in (None, {}):
-        return ""
-    text = json.dumps(args, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _print_events(events: list[dict[str, Any]], as_json: bool) -> None:
-    for event in events:
-        if as_json:
-            sys.stdout.write(json.dumps(event) + "\n")
-        else:
-            stamp = time.strftime("%H:%M:%S", time.gmtime(float(event.get("ts", 0))))
-            sys.stdout.write(
-                f"{stamp}  {event.get('agent', '-'):<14} {event.get('tool', '-'):<28}"
-                f" {event.get('outcome', '-'):<22} {event.get('duration_ms', 0):>8.1f} ms"
-                f"  {_short_args(event.get('args'))}\n"
-            )
-    sys.stdout.flush()

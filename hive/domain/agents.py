@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import time
 
+from hive.domain import governance
 from hive.domain.context import current_phase, state_dir
+from hive.domain.files import WriteCheck
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, InvalidInput, NotInitialized
 from hive.models.agents_config import AgentProfile, parse_agents_config, profile_for
@@ -34,6 +36,27 @@ def profile(ws: Workspace, agent: str) -> AgentProfile:
     except NotInitialized:
         raw = None
     return profile_for(parse_agents_config(raw), agent)
+
+
+def tool_settings(ws: Workspace) -> governance.Settings:
+    """The committed ``tools:`` section of .hive/config.yaml, parsed."""
+    try:
+        raw = ws.config().extra_settings().get("tools")
+    except NotInitialized:
+        raw = None
+    return governance.parse_settings(raw)
+
+
+def write_check(ws: Workspace) -> WriteCheck:
+    """The fs_write permissions of the proposing agent, checked again when an approved
+    proposal is applied (whoever applies it)."""
+    settings = tool_settings(ws)
+
+    def check(agent: str, paths: list[str]) -> None:
+        if not profile(ws, agent).bypass_permissions:
+            governance.check_paths(settings, agent, "fs_write", paths)
+
+    return check
 
 
 def tool_list(profile: AgentProfile, known: list[str]) -> tuple[list[str] | None, list[str]]:

@@ -18,12 +18,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from hive.domain.globs import patterns_intersect
-from hive.domain.reservations import (
-    RESERVATIONS_DIR,
-    decode_file,
-    encode_file,
-    may_intersect,
-)
+from hive.domain.reservations import decode_file, encode_file
+from hive.domain.reservecore import RESERVATIONS_DIR, may_intersect
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput
 from hive.git.repo import Change, Snapshot

@@ -87,7 +87,8 @@ def audit_log(
     itself) show up here when the name they claim was never registered.
     """
     from hive.domain.identity import known_names
-    from hive.domain.mail import MAIL_REF, mail_overrides
+    from hive.domain.mail import mail_overrides
+    from hive.domain.maillog import MAIL_REF
 
     known = known_names(ws)
     found: list[AuditEntry] = []

@@ -25,14 +25,13 @@ from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
 from hive.domain.path_rules import PathPermissionDenied, check_paths, permissions_from_config
 from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
 from hive.domain.reservations import (
-    RESERVATIONS_DIR,
     active_reservations,
     decode_file,
     load_reservations,
-    may_intersect,
     misfiled,
     worktree_reservations,
 )
+from hive.domain.reservecore import RESERVATIONS_DIR, may_intersect
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, HiveError
 from hive.git.index import read_entries

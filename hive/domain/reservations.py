@@ -13,10 +13,6 @@ person may ``force`` it, with a reason, and the override is recorded.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -24,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hive.domain.globs import normalize_pattern, patterns_intersect
+from hive.domain import reservecore
 from hive.domain.ownership import (
     check_owner,
     configured_coordinators,
@@ -33,13 +29,34 @@ from hive.domain.ownership import (
     record_overrides,
 )
 from hive.domain.path_rules import pattern_only_denied, permissions_from_config
+from hive.domain.reservecore import (
+    GLOB_CHARS as GLOB_CHARS,
+)
+from hive.domain.reservecore import (
+    MAX_TTL,
+    RESERVATIONS_DIR,
+    RESERVE_TOOL,
+    conflicting,
+    entry_text,
+    file_text,
+    literal_prefix,
+    read_sequence,
+    reservation_path,
+    split_release,
+    write_sequence,
+)
+from hive.domain.reservecore import (
+    conflicts_with as conflicts_with,
+)
+from hive.domain.reservecore import (
+    may_intersect as may_intersect,
+)
 from hive.domain.workspace import Workspace, check_actor
 from hive.errors import (
     CorruptFile,
     InvalidInput,
     NotFound,
     NotOwner,
-    PathOutsideRepository,
     ReservationConflict,
 )
 from hive.git.repo import Change, Snapshot, blob_sha_of, format_message
@@ -56,45 +73,20 @@ from hive.models.reservation import (
 from hive.models.reservation import (
     Override as ReservationOverride,
 )
-from hive.store.yamlio import dumps, load_mapping
+from hive.store.yamlio import load_mapping
 
-RESERVATIONS_DIR = ".hive/reservations"
-GLOB_CHARS = re.compile(r"[*?\[{\\]")
-MAX_TTL = 7 * 24 * 3600
-RESERVE_TOOL = "swarmmail_reserve"  # whose tools.permissions rules apply to reservations
 LOADED_CACHE = "reservations.loaded"  # reservations tree key -> LoadedReservations
 PREFIX_CACHE = "reservations.prefixed"  # blob sha -> [(literal prefix, reservation)]
 BLOB_CACHE = "reservation_blobs"
-SEQUENCE_FILE = "reservation.seq"
-_PLAIN_NAME = re.compile(r"[a-z0-9_@+-][a-z0-9._@+-]*")
-MAX_PLAIN_NAME = 64
 
 
 # ------------------------------------------------------------------ storage
 
 
-def reservation_path(agent: str) -> str:
-    """Where ``agent``'s reservations live: one file per agent, never shared.
-
-    A name made only of lower-case safe characters is its own file name; any
-    other name gets a readable lower-case slug plus ``~`` and a hash of the
-    exact name (``~`` never occurs in a plain name), so two agents can never
-    share a file, not even on a case-insensitive filesystem.
-    """
-    if _PLAIN_NAME.fullmatch(agent) and len(agent) <= MAX_PLAIN_NAME:
-        return f"{RESERVATIONS_DIR}/{agent}.yaml"
-    slug = re.sub(r"[^a-z0-9._@+-]", "_", agent.lower())[:MAX_PLAIN_NAME].lstrip(".")
-    digest = hashlib.sha256(agent.encode("utf-8")).hexdigest()[:12]
-    return f"{RESERVATIONS_DIR}/{slug or 'agent'}~{digest}.yaml"
-
-
 def encode_file(data: ReservationFile) -> bytes:
     """Deterministic YAML: the agent, then one block per reservation (each block is
     encoded once per reservation object: they are never mutated, renewal copies)."""
-    if not data.reservations:
-        return dumps({"agent": data.agent, "reservations": []}).encode("utf-8")
-    blocks = "".join(_encoded_entry(item) for item in data.reservations)
-    return (dumps({"agent": data.agent}) + "reservations:\n" + blocks).encode("utf-8")
+    return file_text(data.agent, [_encoded_entry(item) for item in data.reservations])
 
 
 _ENTRY_TEXT: dict[int, tuple[Reservation, str]] = {}
@@ -104,14 +96,9 @@ def _encoded_entry(item: Reservation) -> str:
     known = _ENTRY_TEXT.get(id(item))
     if known is not None and known[0] is item:
         return known[1]
-    entry = item.model_dump(mode="json", exclude_none=True)
-    if not entry.get("forced"):
-        entry.pop("forced", None)
-    if not entry.get("overrides"):
-        entry.pop("overrides", None)
-    entry["created_at"] = _stamp(item.created_at)
-    entry["expires_at"] = _stamp(item.expires_at)
-    text = dumps({"reservations": [entry]}).split("\n", 1)[1]
+    fields = item.model_dump(mode="json", exclude_none=True)
+    fields.update(created_at=item.created_at, expires_at=item.expires_at)
+    text = entry_text(fields)
     if len(_ENTRY_TEXT) > 4096:
         _ENTRY_TEXT.clear()
     _ENTRY_TEXT[id(item)] = (item, text)
@@ -190,13 +177,7 @@ def _prefixed(ws: Workspace, sha: str, data: ReservationFile) -> list[tuple[str,
 
 def misfiled(path: str, data: ReservationFile) -> str | None:
     """Why ``data`` may not be stored at ``path`` (None when it may)."""
-    expected = reservation_path(data.agent)
-    if path != expected:
-        return f"{path}: holds agent {data.agent!r}, whose reservations belong in {expected}"
-    strangers = sorted({r.agent for r in data.reservations if r.agent != data.agent})
-    if strangers:
-        return f"{path}: holds reservations of {', '.join(strangers)}, not only {data.agent}"
-    return None
+    return reservecore.misfiled(path, data.agent, (r.agent for r in data.reservations))
 
 
 def load_all(ws: Workspace, snap: Snapshot) -> dict[str, ReservationFile]:
@@ -222,44 +203,9 @@ def active_reservations(files: dict[str, ReservationFile], now: datetime) -> lis
 
 
 def normalize_request(ws: Workspace, path: str) -> str:
-    """A reservation pattern relative to the repository root, in canonical form.
-
-    Absolute paths inside the repository are made relative; an existing
-    directory named without a glob means everything below it.
-    """
-    raw = path.strip()
-    if os.path.isabs(raw):
-        full = os.path.normpath(raw)
-        root = os.path.normpath(ws.root)
-        if full != root and not full.startswith(root + os.sep):
-            raise PathOutsideRepository(f"{path!r} is outside the repository {ws.root}")
-        raw = os.path.relpath(full, root).replace(os.sep, "/")
-        if raw == ".":
-            raw = "**"
-    pattern = normalize_pattern(raw)
-    if not GLOB_CHARS.search(pattern) and os.path.isdir(os.path.join(ws.root, pattern)):
-        pattern = f"{pattern}/**"
-    return pattern
-
-
-@functools.lru_cache(maxsize=8192)
-def literal_prefix(pattern: str) -> str:
-    match = GLOB_CHARS.search(pattern)
-    return pattern if match is None else pattern[: match.start()]
-
-
-def may_intersect(a: str, b: str) -> bool:
-    """Cheap necessary condition: the literal prefixes must be compatible."""
-    pa, pb = literal_prefix(a), literal_prefix(b)
-    return pa.startswith(pb) or pb.startswith(pa)
-
-
-def conflicts_with(requested: str, exclusive: bool, held: Reservation) -> bool:
-    if not exclusive and not held.exclusive:
-        return False
-    return may_intersect(requested, held.path_pattern) and patterns_intersect(
-        requested, held.path_pattern
-    )
+    """A reservation pattern relative to the repository root, in canonical form
+    (see :func:`hive.domain.reservecore.normalize_request`)."""
+    return reservecore.normalize_request(ws.root, path)
 
 
 # ------------------------------------------------------------------ operations
@@ -388,31 +334,13 @@ def _highest_id(files: dict[str, ReservationFile]) -> int:
     return max((r.id for data in files.values() for r in data.reservations), default=0)
 
 
-def _sequence_path(ws: Workspace) -> str:
-    return os.path.join(ws.git.paths.hive_state_dir, SEQUENCE_FILE)
-
-
 def _read_sequence(ws: Workspace) -> int:
     """The highest reservation id this clone ever granted (ids are never reused)."""
-    try:
-        with open(_sequence_path(ws), encoding="ascii") as handle:
-            return int(handle.read().strip() or 0)
-    except (OSError, ValueError):
-        return 0
+    return read_sequence(ws.git.paths.hive_state_dir)
 
 
 def _write_sequence(ws: Workspace, highest: int) -> None:
-    if highest <= _read_sequence(ws):
-        return
-    path = _sequence_path(ws)
-    temp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(temp, "w", encoding="ascii") as handle:
-            handle.write(f"{highest}\n")
-        os.replace(temp, path)
-    except OSError:
-        return
+    write_sequence(ws.git.paths.hive_state_dir, highest)
 
 
 def _grant(
@@ -475,28 +403,19 @@ def _conflicts(
     *,
     branch: str | None = None,
 ) -> list[ConflictDetail]:
-    found = []
-    for pattern in patterns:
-        prefix = literal_prefix(pattern)
-        for held_prefix, held in loaded.held:
-            if not (held_prefix.startswith(prefix) or prefix.startswith(held_prefix)):
-                continue  # cheap necessary condition first: most held patterns fail it
-            if held.agent == agent or not held.active(now):
-                continue
-            if conflicts_with(pattern, exclusive, held):
-                found.append(
-                    ConflictDetail(
-                        requested=pattern,
-                        holder=held.agent,
-                        pattern=held.path_pattern,
-                        exclusive=held.exclusive,
-                        cell=held.cell,
-                        expires_at=held.expires_at,
-                        reservation_id=held.id,
-                        branch=branch,
-                    )
-                )
-    return found
+    return [
+        ConflictDetail(
+            requested=pattern,
+            holder=held.agent,
+            pattern=held.path_pattern,
+            exclusive=held.exclusive,
+            cell=held.cell,
+            expires_at=held.expires_at,
+            reservation_id=held.id,
+            branch=branch,
+        )
+        for pattern, held in conflicting(loaded.held, agent, patterns, exclusive, now)
+    ]
 
 
 def _conflict_error(found: list[ConflictDetail]) -> ReservationConflict:
@@ -701,21 +620,6 @@ def release_for_holder(
         record_overrides(ws, forced, written.commit)
     outcome: ReleaseResult = written.result
     return outcome
-
-
-def split_release(
-    held: list[Reservation], patterns: list[str], ids: list[int]
-) -> tuple[list[Reservation], list[Reservation], list[str]]:
-    """(released, kept, requested-but-not-held) for a release request."""
-    if not patterns and not ids:
-        return list(held), [], []
-    released = [r for r in held if r.path_pattern in patterns or r.id in ids]
-    kept = [r for r in held if r not in released]
-    held_patterns = {r.path_pattern for r in held}
-    held_ids = {r.id for r in held}
-    missing = [p for p in patterns if p not in held_patterns]
-    missing += [f"#{i}" for i in ids if i not in held_ids]
-    return released, kept, missing
 
 
 def release_change(agent: str, kept: list[Reservation], ws: Workspace | None = None) -> Change:

@@ -325,6 +325,42 @@ def format_message(subject: str, trailers: Iterable[tuple[str, str]], body: str 
     return clean_subject + "\n\n" + text + "\n".join(lines) + "\n"
 
 
+def _parse_commit(sha: str, body: bytes) -> CommitInfo | None:
+    """A commit object's body as dulwich reads it (the author up to its ``>``, the
+    committer's time, the message after the first blank line), or None for anything
+    unusual (dulwich then parses it)."""
+    header, blank, message = body.partition(b"\n\n")
+    if not blank:
+        return None
+    parents: list[str] = []
+    author: bytes | None = None
+    time: int | None = None
+    for line in header.split(b"\n"):
+        if line.startswith(b"parent "):
+            parent = line[7:].decode("ascii", errors="replace")
+            if len(parent) != 40:
+                return None
+            parents.append(parent)
+        elif line.startswith(b"author "):
+            author = line[7:]
+        elif line.startswith(b"committer "):
+            value = line[10:]
+            end = value.rfind(b"> ")
+            stamp = value[end + 2 :].split(b" ")
+            if end < 0 or len(stamp) != 2 or not stamp[0].isdigit():
+                return None
+            time = int(stamp[0])
+    if author is None or time is None or author.rfind(b"> ") < 0:
+        return None
+    return CommitInfo(
+        sha=sha,
+        parents=tuple(parents),
+        author=author[: author.rfind(b"> ") + 1].decode("utf-8", errors="replace"),
+        time=time,
+        message=message.decode("utf-8", errors="replace"),
+    )
+
+
 class GitRepo:
     """A working tree plus its repository, opened lazily."""
 
@@ -575,24 +611,17 @@ class GitRepo:
         def push(sha: str) -> None:
             if sha not in seen:
                 seen.add(sha)
-                commit = self._commit(sha)
-                heapq.heappush(pending, (-commit.commit_time, sha))
+                heapq.heappush(pending, (-self.commit_info(sha).time, sha))
 
         push(head)
         count = 0
         while pending and (limit is None or count < limit):
             _, sha = heapq.heappop(pending)
-            commit = self._commit(sha)
+            info = self.commit_info(sha)
             count += 1
-            yield CommitInfo(
-                sha=sha,
-                parents=tuple(p.decode() for p in commit.parents),
-                author=commit.author.decode("utf-8", errors="replace"),
-                time=commit.commit_time,
-                message=commit.message.decode("utf-8", errors="replace"),
-            )
-            for parent in commit.parents:
-                push(parent.decode())
+            yield info
+            for parent in info.parents:
+                push(parent)
 
     def ref_value(self, ref: str) -> str | None:
         """The commit a ref points at, or None if it does not exist."""
@@ -642,19 +671,27 @@ class GitRepo:
             if sha in seen or sha in known:
                 continue
             seen.add(sha)
-            commit = self._commit(sha)
-            found.append(
-                CommitInfo(
-                    sha=sha,
-                    parents=tuple(p.decode() for p in commit.parents),
-                    author=commit.author.decode("utf-8", errors="replace"),
-                    time=commit.commit_time,
-                    message=commit.message.decode("utf-8", errors="replace"),
-                )
-            )
-            pending.extend(p.decode() for p in commit.parents)
+            info = self.commit_info(sha)
+            found.append(info)
+            pending.extend(info.parents)
         found.sort(key=lambda info: info.time)
         return _parents_first(found)
+
+    def commit_info(self, sha: str) -> CommitInfo:
+        """One commit, read by hive's own object readers (dulwich's parser only for a
+        commit they cannot read or a header they do not expect)."""
+        kind, body = self._raw(sha)
+        found = _parse_commit(sha, body) if kind == b"commit" else None
+        if found is not None:
+            return found
+        commit = self._commit(sha)
+        return CommitInfo(
+            sha=sha,
+            parents=tuple(p.decode() for p in commit.parents),
+            author=commit.author.decode("utf-8", errors="replace"),
+            time=commit.commit_time,
+            message=commit.message.decode("utf-8", errors="replace"),
+        )
 
     def append_to_ref(
         self,

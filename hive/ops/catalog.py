@@ -2,11 +2,14 @@
 
 from hive.ops import (  # noqa: F401
     agent,
+    audit,
     cells,
     context,
     coord,
     files,
+    identity,
     network,
     plan,
+    repo,
     swarm,
 )

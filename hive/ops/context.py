@@ -13,6 +13,7 @@ from hive.errors import Conflict, InvalidInput, NotFound
 from hive.models.coordination import (
     Claimed,
     Completed,
+    CtxEntry,
     CtxKeys,
     CtxPut,
     CtxRefused,
@@ -21,9 +22,10 @@ from hive.models.coordination import (
     Enqueued,
     Extended,
     QueueNext,
+    QueueRecord,
     QueueStatus,
 )
-from hive.ops.spec import Command, NoParams, Operation, Params, declare
+from hive.ops.spec import CLI_ONLY, Command, NoParams, Operation, Params, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -154,6 +156,41 @@ def _status(ws: Workspace, a: NoParams) -> QueueStatus:
     return status(ws)
 
 
+def _ctx_list(ws: Workspace, a: CtxKeysParams) -> list[CtxEntry]:
+    from hive.domain.context import ctx_entries
+
+    return ctx_entries(ws, prefix=a.prefix)
+
+
+def _ctx_delete(ws: Workspace, a: CtxKeyParams) -> CtxValue:
+    from hive.domain.context import ctx_delete
+
+    return ctx_delete(ws, key=a.key)
+
+
+class PhaseParams(Params):
+    number: int | None = Field(default=None, ge=0, description="set the phase (orchestrators)")
+
+
+def _ctx_phase(ws: Workspace, a: PhaseParams) -> CtxValue:
+    from hive.domain.context import PHASE_KEY, ctx_get, ctx_put
+
+    if a.number is not None:
+        ctx_put(ws, key=PHASE_KEY, value=a.number)
+    return ctx_get(ws, key=PHASE_KEY)
+
+
+class QueueListParams(Params):
+    status: Literal["queued", "claimed", "done"] | None = None
+    limit: int = Field(default=100, ge=1, le=10_000)
+
+
+def _queue_list(ws: Workspace, a: QueueListParams) -> list[QueueRecord]:
+    from hive.domain.queue import list_items
+
+    return list_items(ws, status=a.status, limit=a.limit)
+
+
 LEASE = {"lease_sec": ("--lease",)}
 ITEM = (NotFound, Conflict)
 
@@ -272,5 +309,51 @@ declare(
         writes=False,
         commands=(Command(("queue", "status")),),
         help="Length, front item, counts and the current phase.",
+    ),
+    # for people and orchestrators at a shell; agents have ctx_keys / ctx_get and
+    # coord_status (each tool's schema costs every agent context)
+    Operation(
+        name="ctx_list",
+        summary="Every shared-context entry with its version, writer and time.",
+        params=CtxKeysParams,
+        result=list[CtxEntry],
+        run=_ctx_list,
+        writes=False,
+        surfaces=CLI_ONLY,
+        commands=(Command(("ctx", "list"), arguments=("prefix",)),),
+    ),
+    Operation(
+        name="ctx_delete",
+        summary="Remove a shared-context key.",
+        params=CtxKeyParams,
+        result=CtxValue,
+        run=_ctx_delete,
+        writes=True,
+        errors=(InvalidInput,),
+        surfaces=CLI_ONLY,
+        commands=(Command(("ctx", "rm"), arguments=("key",)),),
+        help="Remove a key.",
+    ),
+    Operation(
+        name="ctx_phase",
+        summary="Show the current phase, or set it.",
+        params=PhaseParams,
+        result=CtxValue,
+        run=_ctx_phase,
+        writes=True,
+        surfaces=CLI_ONLY,
+        commands=(Command(("ctx", "phase"), arguments=("number",)),),
+    ),
+    Operation(
+        name="coord_list",
+        summary="Queue items oldest first, with holders and leases.",
+        params=QueueListParams,
+        result=list[QueueRecord],
+        run=_queue_list,
+        writes=False,
+        errors=(InvalidInput,),
+        surfaces=CLI_ONLY,
+        commands=(Command(("queue", "list"), short={"limit": ("-n",)}),),
+        help="Items oldest first, with holders and leases.",
     ),
 )

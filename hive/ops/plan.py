@@ -11,9 +11,10 @@ from hive.domain.limits import MAX_ID
 from hive.errors import AmbiguousId, Conflict, InvalidInput, NotFound, NotOwner
 from hive.models import Cell
 from hive.models.epic import PlannedSubtask
+from hive.models.results import EpicStatus
 from hive.models.swarm import PlanPrompt, StrategyChoice, SubtaskPrompt, ValidationResult
-from hive.ops.cells import PRIORITY
-from hive.ops.spec import Command, Operation, Params, declare
+from hive.ops.cells import LOOKUP, PRIORITY, IdParams
+from hive.ops.spec import CLI_ONLY, Command, Operation, Params, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -255,5 +256,26 @@ declare(
         errors=(NotFound, AmbiguousId, Conflict, NotOwner),
         commands=(Command(("swarm", "spawn-subtask"), arguments=("cell_id",), short=BRIEF_SHORT),),
         help="Prepare a worker for a subtask (refuses closed or someone else's work).",
+    ),
+)
+
+
+def _epic_status(ws: Workspace, a: IdParams) -> EpicStatus:
+    from hive.domain.epics import epic_status
+
+    return epic_status(ws, epic_id=a.id)
+
+
+declare(
+    Operation(
+        name="hive_epic_status",
+        summary="Progress of an epic's subtasks.",
+        params=IdParams,
+        result=EpicStatus,
+        run=_epic_status,
+        writes=False,
+        errors=(*LOOKUP, InvalidInput),
+        surfaces=CLI_ONLY,  # agents have swarm_status
+        commands=(Command(("epic", "status"), arguments=("id",)),),
     ),
 )

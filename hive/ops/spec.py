@@ -53,7 +53,8 @@ class Caller(Protocol):
     ``session`` needs the rest: the identity the session is bound to (``agent``,
     proven by ``token``; ``bind`` changes it), the file sandbox (``context_root``),
     the per-session state key (``session_key``) and the permission rules that apply
-    to the caller (``allows``)."""
+    to the caller (``allows``); ``tool_names``: every agent tool there is (for checks of
+    the agents' configured tool lists)."""
 
     @property
     def root(self) -> str: ...
@@ -92,6 +93,8 @@ class Caller(Protocol):
     def allows(self, tool: str) -> Callable[[str], bool]: ...
 
     def reads_before_writes(self) -> bool: ...
+
+    def tool_names(self) -> list[str]: ...
 
 
 class Params(BaseModel):

@@ -221,13 +221,19 @@ def _title(value: Any) -> Any:
 def _time(value: Any, *, optional: bool) -> Any:
     if value is None:
         return None if optional else _DECLINE
+    parsed = exact_time(value)
+    return _DECLINE if parsed is None else parsed
+
+
+def exact_time(value: object) -> datetime | None:
+    """A time exactly as hive writes it (UTC, ``Z``, see :func:`format_time`), else None."""
     if not isinstance(value, str) or not value.endswith("Z"):
-        return _DECLINE
+        return None
     try:
         parsed = datetime.fromisoformat(value[:-1] + "+00:00")
     except ValueError:
-        return _DECLINE
-    return parsed if format_time(parsed) == value else _DECLINE
+        return None
+    return parsed if format_time(parsed) == value else None
 
 
 def _dependencies(value: Any) -> Any:

@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from hive.domain import files, governance
-from hive.domain.agents import check_enabled, count_call, working_directory
+from hive.domain.agents import check_enabled, count_call, tool_settings, working_directory
+from hive.domain.agents import write_check as agents_write_check
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
 from hive.models.agents_config import AgentProfile
@@ -107,6 +108,9 @@ class CallContext:
     def reads_before_writes(self) -> bool:
         """Must this caller read a file before writing it (its agent profile)?"""
         return bool(profile_of(self).read_before_write)
+
+    def tool_names(self) -> list[str]:
+        return [tool.name for tool in tools()]
 
     @property
     def state_dir(self) -> str:
@@ -408,11 +412,7 @@ def nesting_depth(value: Any) -> int:
 
 def settings_for(ctx: CallContext) -> governance.Settings:
     """The committed ``tools:`` section of .hive/config.yaml, parsed."""
-    try:
-        raw = ctx.workspace().config().extra_settings().get("tools")
-    except NotInitialized:
-        raw = None
-    return governance.parse_settings(raw)
+    return tool_settings(ctx.workspace())
 
 
 def check_call_paths(
@@ -470,15 +470,7 @@ def path_filter(ctx: CallContext, tool: str) -> files.PathFilter:
 
 def write_check(ctx: CallContext) -> files.WriteCheck:
     """The fs_write permissions of the proposing agent, checked again at apply time."""
-    settings = settings_for(ctx)
-
-    def check(agent: str, paths: list[str]) -> None:
-        from hive.domain.agents import profile
-
-        if not profile(ctx.workspace(), agent).bypass_permissions:
-            governance.check_paths(settings, agent, "fs_write", paths)
-
-    return check
+    return agents_write_check(ctx.workspace())
 
 
 def _blocking(runs: list[governance.HookRun]) -> dict[str, Any] | None:

@@ -234,7 +234,7 @@ def uncommitted_in_scope(ws: Workspace, patterns: Sequence[str]) -> list[str]:
     added or deleted and not committed): what a failed worker left behind in a shared
     working tree. Looks at no more than MAX_SCANNED_FILES files."""
     from hive.domain.globs import glob_matches
-    from hive.domain.reservations import literal_prefix
+    from hive.domain.reservecore import literal_prefix
     from hive.git.repo import blob_sha_of
 
     snap = ws.snapshot()

@@ -1,0 +1,427 @@
+"""``hive reserve``, ``hive release`` and ``hive mail send`` in a fresh process, lean.
+
+The common forms of the three commands are answered here without typer,
+pydantic, rich or ruamel, through the very same transactions as the full path
+(``GitRepo.transact`` for reservations, ``GitRepo.append_to_ref`` under the mail
+lock for mail) and with the very same code where it decides something: the
+conflict test, the file format and the ids of ``hive/domain/reservecore.py``,
+the mail log of ``hive/domain/maillog.py``, the identity check of
+``hive/cli/lean_write.py`` (credentials under the common git directory) and,
+for an agent whose ``tools.permissions`` rules could deny a pattern, the path
+rules of ``hive/domain/path_rules.py`` themselves. The result is the same
+commit (tree, message, trailers), the same state index rows and the same output
+as the full CLI's.
+
+Anything else *defers* (None, before anything is written) to the full CLI, which
+words every refusal: a conflict, a pattern the path rules deny, an unknown
+recipient or sender, a reservation file the plain reader declines, another
+option (``--cell``, ``--force``, ``--id``, ``--all``, ``--agent``, ``--thread``,
+``--help``, ...), a recipient named ``coordinator``, an identity it cannot
+prove, and every situation ``lean_write`` defers.
+
+Supported forms (global options anywhere, ``--json`` included)::
+
+    hive reserve PATTERN... [--reason TEXT] [--exclusive|--shared] [--ttl N]
+    hive release PATTERN...
+    hive mail send TO... -s SUBJECT [-b BODY|-b -] [--importance LEVEL] [--ack-required]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from hive.cli import Invocation
+from hive.cli.lean_write import (
+    Defer,
+    Prepared,
+    Session,
+    guarded,
+    parse_options,
+    prepare,
+    trailers,
+)
+from hive.domain import reservecore
+from hive.domain.limits import MAX_GLOB
+from hive.errors import HiveError
+from hive.store.celldoc import printed_by_python, utc_now
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from hive.domain.reservecore import PlainFile, PlainReservation
+    from hive.git.repo import Plan, Snapshot
+
+MAX_PATTERNS = 200  # ReserveParams / ReleaseParams: paths
+MAX_REASON = 500  # ReserveParams: reason
+
+
+# ------------------------------------------------------------------ shared
+
+
+def requested(inv: Invocation, session: Session, given: list[str]) -> list[str]:
+    """The patterns of the command line as the full path has them: relative to the
+    current directory (``present._from_cwd``), checked as the parameter model checks
+    them, normalized (``reservations.normalize_request``); Defer for any error."""
+    root = session.paths.root
+    base = os.path.realpath(os.path.abspath(inv.directory))
+    relative = os.path.relpath(base, os.path.realpath(root)).replace(os.sep, "/")
+    if relative != "." and not relative.startswith(".."):
+        given = [p if os.path.isabs(p.strip()) else f"{relative}/{p.strip()}" for p in given]
+    if not given or len(given) > MAX_PATTERNS or any(len(p) > MAX_GLOB for p in given):
+        raise Defer("the parameter model refuses it")
+    try:
+        return [reservecore.normalize_request(root, path) for path in given]
+    except HiveError:
+        raise Defer("a pattern the full CLI refuses") from None
+
+
+def open_request(inv: Invocation, given: list[str]) -> tuple[Prepared, list[str]] | None:
+    """The repository opened for a write and the patterns requested (None: defer)."""
+    prepared = prepare(inv)
+    if prepared is None:
+        return None
+    try:
+        return prepared, requested(inv, prepared.session, given)
+    except Defer:
+        return None
+
+
+def read_file(session: Session, path: str, sha: str) -> PlainFile:
+    """The reservation file ``path`` (blob ``sha``) when the model certainly reads it
+    as the plain reader does and it is stored where it belongs; else Defer (the full
+    path reads it, or reports it)."""
+    try:
+        data = session.repo.read_blob(sha)
+    except Exception:
+        raise Defer("an object that cannot be read here") from None
+    found = reservecore.plain_file(data)
+    if found is None:
+        raise Defer("a reservation file the plain reader declines")
+    holders = (item.agent for item in found.reservations)
+    if reservecore.misfiled(path, found.agent, holders) is not None:
+        raise Defer("a misfiled reservation file (the full CLI reports it)")
+    return found
+
+
+def load(session: Session, snap: Snapshot) -> dict[str, PlainFile]:
+    """Every agent's reservation file at ``snap`` (``reservations.load_reservations``;
+    a file it would count as a problem defers)."""
+    files: dict[str, PlainFile] = {}
+    for path, sha in snap.listing(reservecore.RESERVATIONS_DIR).items():
+        found = read_file(session, path, sha)
+        files[found.agent] = found
+    return files
+
+
+def held(files: dict[str, PlainFile]) -> list[tuple[str, PlainReservation]]:
+    return [
+        (reservecore.literal_prefix(item.path_pattern), item)
+        for data in files.values()
+        for item in data.reservations
+    ]
+
+
+def emit(inv: Invocation, result: dict[str, Any], line: str) -> int:
+    """The result as the full CLI prints it: the result model as JSON, or ``line``."""
+    if inv.json:
+        sys.stdout.buffer.write(printed_by_python(result) + b"\n")
+    else:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+# ------------------------------------------------------------------ reserve
+
+
+RESERVE_VALUED = {"--reason": "reason", "--ttl": "ttl", "--ttl-seconds": "ttl"}
+RESERVE_FLAGS = {"--exclusive": "exclusive", "--shared": "shared"}
+
+
+def reserve(inv: Invocation) -> int | None:
+    options = parse_options(inv.args, RESERVE_VALUED, {}, RESERVE_FLAGS)
+    if options is None or not options.positional or len(options.flags) > 1:
+        return None
+    exclusive = "shared" not in options.flags
+    ttl_text = options.values.get("ttl", "3600")
+    if not (ttl_text.isascii() and ttl_text.isdigit()):
+        return None
+    ttl = int(ttl_text)
+    reason = options.values.get("reason")
+    if not 1 <= ttl <= reservecore.MAX_TTL or (reason is not None and len(reason) > MAX_REASON):
+        return None
+    opened = open_request(inv, options.positional)
+    if opened is None:
+        return None
+    prepared, given = opened
+    session = prepared.session
+    patterns = list(dict.fromkeys(given))
+    if not inv.json and any("[" in pattern for pattern in patterns):
+        return None  # rich would read it as markup: the full CLI prints it
+    agent = session.principal.name
+
+    def plan(snap: Snapshot) -> Plan:
+        from datetime import timedelta
+
+        config = session.config(snap)
+        refuse_denied(session, config, patterns)
+        now = utc_now()
+        files = load(session, snap)
+        found = list(reservecore.conflicting(held(files), agent, patterns, exclusive, now))
+        for other in other_worktrees(session, snap):
+            found += reservecore.conflicting(held(other), agent, patterns, exclusive, now)
+        if found:
+            raise Defer("a conflict: the full CLI refuses it and words it")
+        mine = [item for item in own(files, agent) if item.active(now)]
+        highest = max((r.id for data in files.values() for r in data.reservations), default=0)
+        next_id = 1 + max(highest, reservecore.read_sequence(session.paths.hive_state_dir))
+        expires = now + timedelta(seconds=ttl)
+        granted: list[PlainReservation] = []
+        renewed: list[int] = []
+        for pattern in patterns:
+            values: dict[str, Any] = {
+                "exclusive": exclusive,
+                "reason": reason,
+                "cell": None,
+                "expires_at": expires,
+                "forced": False,
+                "overrides": [],
+            }
+            existing = next((r for r in mine if r.path_pattern == pattern), None)
+            if existing is not None:
+                values["reason"] = reason if reason is not None else existing.reason
+                values["cell"] = existing.cell
+                updated = reservecore.PlainReservation({**existing.dump(), **values})
+                mine[mine.index(existing)] = updated
+                granted.append(updated)
+                renewed.append(existing.id)
+                continue
+            fresh = {"id": next_id, "agent": agent, "path_pattern": pattern, "created_at": now}
+            item = reservecore.PlainReservation({**fresh, **values, "yielded_to": None})
+            next_id += 1
+            mine.append(item)
+            granted.append(item)
+        content = reservecore.file_text(agent, [item.text() for item in mine])
+        subject = f"{agent} {', '.join(patterns)}"
+        return file_plan(session, "reserve", subject, content, (granted, renewed))
+
+    def finish(granted: list[PlainReservation], renewed: list[int]) -> int:
+        highest = max((item.id for item in granted), default=0)
+        reservecore.write_sequence(session.paths.hive_state_dir, highest)
+        result = {"granted": [i.dump() for i in granted], "renewed": renewed, "overridden": []}
+        lines = []
+        for item in granted:
+            kind = "exclusive" if item.exclusive else "shared"
+            until = f"{item.expires_at:%H:%M:%S}Z"
+            lines.append(f"reserved #{item.id} {item.path_pattern} ({kind}) until {until}")
+        return emit(inv, result, "\n".join(lines))
+
+    return commit(inv, prepared, plan, finish)
+
+
+def file_plan(
+    session: Session, event: str, subject: str, content: bytes | None, result: Any
+) -> Plan:
+    """The change of the acting agent's reservation file (None: removed), with the
+    message ``reservations._message`` writes."""
+    from hive.git.repo import Change, Plan, format_message
+
+    path = reservecore.reservation_path(session.principal.name)
+    return Plan(
+        changes=[Change(path, content)],
+        message=format_message(f"hive: {event} {subject}", trailers(session, event)),
+        result=result,
+    )
+
+
+def commit(
+    inv: Invocation, prepared: Prepared, plan: Callable[[Snapshot], Plan], finish: Any
+) -> int | None:
+    """``plan`` committed through ``GitRepo.transact``, then ``finish(*result)``; None
+    to defer, or the exit code of a refusal."""
+    outcome = guarded(
+        inv,
+        lambda: prepared.session.repo.transact(
+            plan, author=prepared.author, lock_timeout=prepared.timeout
+        ),
+    )
+    if outcome is None or isinstance(outcome, int):
+        return outcome
+    done: int = finish(*outcome.result)
+    return done
+
+
+def own(files: dict[str, PlainFile], agent: str) -> list[PlainReservation]:
+    found = files.get(agent)
+    return [] if found is None else list(found.reservations)
+
+
+def other_worktrees(session: Session, snap: Snapshot) -> list[dict[str, PlainFile]]:
+    """The reservations of every other worktree's HEAD whose commit differs from
+    ``snap``'s (``reservations.worktree_reservations``)."""
+    found = []
+    seen = {snap.head.commit}
+    for head in session.repo.other_worktree_heads():
+        if head.commit in seen:
+            continue
+        seen.add(head.commit)
+        found.append(load(session, session.repo.snapshot_at(head)))
+    return found
+
+
+def refuse_denied(session: Session, config: dict[str, Any], patterns: list[str]) -> None:
+    """``reservations._refuse_denied``, with the path rules' own code: an agent may not
+    reserve a pattern naming only files denied to it (Defer: the full CLI refuses)."""
+    tools = config.get("tools")
+    if session.principal.kind != "agent" or tools is None:
+        return  # no rules (``permissions_from_config(None)`` has none)
+    from hive.domain.path_rules import pattern_only_denied, permissions_from_config
+
+    try:
+        rules = permissions_from_config(tools)
+        for pattern in patterns:
+            pattern_only_denied(rules, session.principal.name, reservecore.RESERVE_TOOL, pattern)
+    except HiveError:
+        raise Defer("denied, or rules the full CLI words") from None
+
+
+# ------------------------------------------------------------------ release
+
+
+def release(inv: Invocation) -> int | None:
+    options = parse_options(inv.args, {}, {})
+    if options is None or not options.positional:
+        return None
+    opened = open_request(inv, options.positional)
+    if opened is None:
+        return None
+    prepared, wanted = opened
+    session = prepared.session
+    me = session.principal.name
+    path = reservecore.reservation_path(me)
+
+    def plan(snap: Snapshot) -> Plan:
+        now = utc_now()
+        sha = snap.blob_sha(path)
+        if sha is None:
+            raise Defer("nothing held: the full CLI words it")
+        mine = [item for item in read_file(session, path, sha).reservations if item.active(now)]
+        released, kept, missing = reservecore.split_release(mine, wanted, [])
+        if not released:
+            raise Defer("nothing matching held: the full CLI words it")
+        content = reservecore.file_text(me, [item.text() for item in kept]) if kept else None
+        subject = f"{me} {', '.join(r.path_pattern for r in released)}"
+        return file_plan(session, "release", subject, content, (released, missing))
+
+    def finish(released: list[PlainReservation], missing: list[str]) -> int:
+        result = {"released": [item.dump() for item in released], "not_found": missing}
+        not_held = f"; not held: {', '.join(missing)}" if missing else ""
+        return emit(inv, result, f"released {len(released)} reservation(s){not_held}")
+
+    return commit(inv, prepared, plan, finish)
+
+
+# ------------------------------------------------------------------ mail send
+
+
+SEND_VALUED = {
+    "-s": "subject",
+    "--subject": "subject",
+    "-b": "body",
+    "--body": "body",
+    "--importance": "importance",
+}
+SEND_FLAGS = {"--ack-required": "ack_required"}
+IMPORTANCE_LEVELS = ("low", "normal", "high", "urgent")  # SendParams.importance
+MAX_SUBJECT = 200
+MAX_BODY = 64 * 1024
+MAX_RECIPIENTS = 64
+
+
+class MailHost:
+    """The lean session as ``maillog``'s host (a ``Workspace`` is the full path's)."""
+
+    def __init__(self, prepared: Prepared) -> None:
+        self.git = prepared.session.repo
+        self.state_index = prepared.session.index
+        self.state: dict[str, Any] = {}
+        self.timeout = prepared.timeout
+
+    def lock_timeout(self) -> float:
+        return self.timeout
+
+
+def mail(inv: Invocation) -> int | None:
+    """``hive mail send`` (the other ``mail`` commands: the full CLI)."""
+    if inv.args[:1] != ["send"]:
+        return None
+    options = parse_options(inv.args[1:], SEND_VALUED, {}, SEND_FLAGS)
+    if options is None or "subject" not in options.values:
+        return None
+    to = options.positional
+    subject = options.values["subject"]
+    body = options.values.get("body", "")
+    importance = options.values.get("importance", "normal")
+    if importance not in IMPORTANCE_LEVELS or "coordinator" in to or not to:
+        return None
+    if body == "-":
+        return None  # standard input: read once, by the command that answers
+    if len(to) > MAX_RECIPIENTS or not subject.strip() or len(subject) > MAX_SUBJECT:
+        return None
+    if len(body) > MAX_BODY:
+        return None
+    prepared = prepare(inv)
+    if prepared is None:
+        return None
+    return send(inv, prepared, to, subject, body, importance, "ack_required" in options.flags)
+
+
+def send(
+    inv: Invocation,
+    prepared: Prepared,
+    to: list[str],
+    subject: str,
+    body: str,
+    importance: str,
+    ack_required: bool,
+) -> int | None:
+    """``mail.send_message`` without a thread or the coordinator role."""
+    from hive.domain import maillog
+    from hive.store.celldoc import format_time
+
+    host = MailHost(prepared)
+    sender = prepared.session.principal.name
+
+    def build(state: maillog.MailState) -> tuple[str, dict[str, Any], list[str]]:
+        try:
+            return maillog.message_event(
+                state,
+                sender=sender,
+                to=to,
+                subject=subject,
+                body=body,
+                thread_id=None,
+                thread_members=(),
+                importance=importance,
+                ack_required=ack_required,
+                coordinator=None,
+                at=format_time(utc_now()),
+            )
+        except HiveError:
+            raise Defer("not registered: the full CLI words it") from None
+
+    written = guarded(inv, lambda: maillog.append(host, build, author=sender))
+    if written is None or isinstance(written, int):
+        return written
+    recipients: list[str] = written[0]
+    message_id = maillog.state_of(host).id_of_commit[str(written[1])]
+    result = {
+        "message_id": message_id,
+        "thread_id": None,
+        "recipient_count": len(recipients),
+        "recipients": recipients,
+    }
+    return emit(inv, result, f"sent #{message_id} to {', '.join(recipients)}")

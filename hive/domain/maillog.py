@@ -1,0 +1,394 @@
+"""The mail log (``refs/hive/mail``) replayed, and one event appended to it.
+
+What swarm mail (``hive/domain/mail.py``) and the lean command-line path
+(``hive/cli/lean_coord.py``: a fresh ``hive mail send`` process) share: the
+replayed state (:class:`MailState`, saved as JSON in the state index), appending
+an event under the mail lock, and the event a message is sent as. It needs no
+models: a *host* is anything with the repository (``git``), the state index
+(``state_index``), a dict for this process's state (``state``) and a lock
+timeout (a ``Workspace``, or the lean path's session).
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from hive.errors import InvalidInput, NotFound
+from hive.git.repo import Identity, Plan
+from hive.store.celldoc import format_time
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, Protocol
+
+    from hive.git.repo import CommitInfo, GitRepo
+    from hive.store.index import StateIndex
+
+    class MailHost(Protocol):
+        """Where the mail log is read and appended (a ``Workspace`` is one)."""
+
+        @property
+        def git(self) -> GitRepo: ...
+
+        @property
+        def state_index(self) -> StateIndex: ...
+
+        @property
+        def state(self) -> dict[str, Any]: ...
+
+        def lock_timeout(self) -> float: ...
+
+
+MAIL_REF = "refs/hive/mail"
+STATE_VERSION = 5
+ID_HEX_DIGITS = 10
+MAX_ID_HEX_DIGITS = 13  # 52 bits: still an exact JSON number
+STATE_KEY = "mail"
+# Save the replayed state only after this many new events: a process that
+# appends one event at a time should not rewrite a 10,000-message cache each time;
+# the next process replays the few events the cache is behind.
+PERSIST_AFTER = 64
+
+
+@dataclass
+class MailState:
+    """The mail log replayed: agents, messages, who read and acked what.
+
+    Applying is order-independent (ids come from commits, inboxes are kept
+    sorted by send time, the earliest registration of a name wins), so a
+    merged log gives the same state however its commits were replayed.
+    """
+
+    version: int = STATE_VERSION
+    tip: str | None = None
+    applied: set[str] = field(default_factory=set)
+    agents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    messages: dict[int, dict[str, Any]] = field(default_factory=dict)
+    id_of_commit: dict[str, int] = field(default_factory=dict)
+    inbox: dict[str, list[int]] = field(default_factory=dict)
+    read: set[tuple[str, int]] = field(default_factory=set)
+    acked: dict[tuple[str, int], str] = field(default_factory=dict)
+    threads: dict[str, set[str]] = field(default_factory=dict)
+    keys: dict[str, int] = field(default_factory=dict)  # notice key -> message id
+    latest_at: str = ""  # the latest event time: a new event is stamped after it
+    overrides: list[dict[str, Any]] = field(default_factory=list)
+
+    def apply(self, event: dict[str, Any], commit: str) -> None:
+        kind = event.get("type")
+        stamp = event.get("at")
+        if isinstance(stamp, str) and stamp > self.latest_at:
+            self.latest_at = stamp
+        if kind == "override":
+            self.overrides.append({**event, "commit": commit})
+        elif kind == "agent_registered":
+            self._apply_agent({**event, "commit": commit})
+        elif kind == "message_sent":
+            self._apply_message(event, commit)
+        elif kind in ("message_read", "message_acked"):
+            message_id = self.id_of_commit.get(str(event.get("msg")))
+            if message_id is None:
+                return  # not a message of this log (or an event from before ids were stable)
+            key = (event["agent"], message_id)
+            self.read.add(key)
+            if kind == "message_acked":
+                self.acked[key] = min(self.acked.get(key, event["at"]), event["at"])
+
+    def _apply_agent(self, event: dict[str, Any]) -> None:
+        current = self.agents.get(event["name"])
+        if current is None or (event["at"], event["commit"]) < (current["at"], current["commit"]):
+            self.agents[event["name"]] = event
+
+    def _apply_message(self, event: dict[str, Any], commit: str) -> None:
+        key = event.get("key")
+        if key and key in self.keys:
+            kept = self.keys[key]
+            if self.messages[kept]["commit"] <= commit:
+                self.id_of_commit[commit] = kept  # a duplicate notice: one is enough
+                return
+            self._unfile(kept)
+        message_id = message_id_of(commit, self.messages)
+        if key:
+            for old_commit, number in list(self.id_of_commit.items()):
+                if number == self.keys.get(key):
+                    self.id_of_commit[old_commit] = message_id
+            self.keys[key] = message_id
+        self.id_of_commit[commit] = message_id
+        self.messages[message_id] = {**event, "id": message_id, "commit": commit}
+        for recipient in event["to"]:
+            self._file(self.inbox.setdefault(recipient, []), message_id)
+        if event.get("thread_id"):
+            self.threads.setdefault(event["thread_id"], set()).update([event["from"], *event["to"]])
+
+    def _unfile(self, message_id: int) -> None:
+        """Forget a message (a duplicate notice replaced by the one every clone keeps)."""
+        message = self.messages.pop(message_id)
+        for recipient in message["to"]:
+            box = self.inbox.get(recipient, [])
+            if message_id in box:
+                box.remove(message_id)
+
+    def _file(self, box: list[int], message_id: int) -> None:
+        """Keep ``box`` sorted by (sent at, id); appending is the common case."""
+
+        def key(number: int) -> tuple[str, int]:
+            return (self.messages[number]["at"], number)
+
+        if not box or key(box[-1]) <= key(message_id):
+            box.append(message_id)
+        else:
+            bisect.insort(box, message_id, key=key)
+
+
+def message_id_of(commit: str, taken: dict[int, Any] | None = None) -> int:
+    """The public id of the message sent by ``commit``: a number from its sha.
+
+    Only if two messages share the first 10 hex digits does the later one
+    take a longer prefix (vanishingly rare: about 1 in 20,000 at 10,000 messages).
+    """
+    for digits in range(ID_HEX_DIGITS, MAX_ID_HEX_DIGITS + 1):
+        number = int(commit[:digits], 16)
+        if number >= 1 and (taken is None or number not in taken):
+            return number
+    return int(commit[:MAX_ID_HEX_DIGITS], 16) or 1
+
+
+# ------------------------------------------------------------------ the log
+
+
+def state_of(ws: MailHost) -> MailState:
+    """The mail state at the current tip of ``refs/hive/mail`` (incremental)."""
+    state: MailState | None = ws.state.get(STATE_KEY)
+    tip = ws.git.ref_value(MAIL_REF)
+    if state is not None and state.tip == tip:
+        return state
+    saved: MailState | None = None
+    if state is None:
+        saved = load_persisted(ws)
+        state = saved or MailState()
+    if state.tip != tip:
+        applied = advance(ws, state, tip)
+        if applied < 0:  # the log was rewound or replaced: replay it from scratch
+            state = MailState()
+            applied = advance(ws, state, tip)
+        if applied >= PERSIST_AFTER or saved is None or tip is None:
+            persist(ws, state)
+    ws.state[STATE_KEY] = state
+    return state
+
+
+def advance(ws: MailHost, state: MailState, tip: str | None) -> int:
+    """Apply the commits between ``state.tip`` and ``tip``: how many there were,
+    or -1 when ``tip`` does not descend from ``state.tip`` (nothing applied)."""
+    if tip is None:
+        return -1 if state.tip is not None else 0
+    commits = ws.git.new_commits(tip, state.applied)
+    if state.tip is not None and not any(state.tip in c.parents for c in commits):
+        return -1
+    for commit in commits:
+        event = event_of(commit)
+        if event is not None:
+            state.apply(event, commit.sha)
+        state.applied.add(commit.sha)
+    state.tip = tip
+    return len(commits)
+
+
+def event_of(commit: CommitInfo) -> dict[str, Any] | None:
+    _, _, body = commit.message.partition("\n\n")
+    try:
+        event, _ = json.JSONDecoder().raw_decode(body.lstrip())  # trailers may follow
+    except json.JSONDecodeError:
+        return None
+    return event if isinstance(event, dict) and "type" in event else None
+
+
+def load_persisted(ws: MailHost) -> MailState | None:
+    """The state saved in the state index (None when missing, of another version,
+    or unreadable: saved state must never break a read)."""
+    try:
+        found = ws.state_index.mail_state()
+        if found is None:
+            return None
+        state = state_from_json(json.loads(found[1]))
+    except Exception:
+        return None
+    if state is None or state.tip != found[0]:
+        return None
+    return state
+
+
+def persist(ws: MailHost, state: MailState) -> None:
+    if state.tip is None:
+        return
+    with contextlib.suppress(Exception):  # best effort: the log in git is the truth
+        ws.state_index.store_mail_state(state.tip, json.dumps(state_to_json(state)).encode())
+
+
+def state_to_json(state: MailState) -> dict[str, Any]:
+    return {
+        "version": state.version,
+        "tip": state.tip,
+        "applied": sorted(state.applied),
+        "agents": state.agents,
+        "messages": [[number, event] for number, event in state.messages.items()],
+        "id_of_commit": state.id_of_commit,
+        "inbox": state.inbox,
+        "read": sorted(state.read),
+        "acked": [[agent, number, at] for (agent, number), at in state.acked.items()],
+        "threads": {key: sorted(names) for key, names in state.threads.items()},
+        "keys": state.keys,
+        "latest_at": state.latest_at,
+        "overrides": state.overrides,
+    }
+
+
+def state_from_json(data: dict[str, Any]) -> MailState | None:
+    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+        return None
+    return MailState(
+        version=STATE_VERSION,
+        tip=data["tip"],
+        applied=set(data["applied"]),
+        agents=data["agents"],
+        messages={int(number): event for number, event in data["messages"]},
+        id_of_commit={commit: int(number) for commit, number in data["id_of_commit"].items()},
+        inbox={name: [int(n) for n in box] for name, box in data["inbox"].items()},
+        read={(agent, int(number)) for agent, number in data["read"]},
+        acked={(agent, int(number)): at for agent, number, at in data["acked"]},
+        threads={key: set(names) for key, names in data["threads"].items()},
+        keys={key: int(number) for key, number in data["keys"].items()},
+        latest_at=data["latest_at"],
+        overrides=data["overrides"],
+    )
+
+
+def append(
+    ws: MailHost, build: Any, *, author: str, trailers: Sequence[tuple[str, str]] = ()
+) -> tuple[Any, str | None]:
+    """Append the event ``build(state)`` returns as (summary, event or None, result);
+    the result and the commit now at the tip.
+
+    Appends are serialized under the mail lock, and each event is stamped strictly
+    after the latest one in the log, so events of one log keep their order by time
+    even within one millisecond (merged logs order ties by message id).
+    """
+
+    def plan(tip: str | None) -> Plan:
+        state = state_of(ws)
+        summary, event, result = build(state)
+        if event is None:
+            return Plan(changes=[], message="", result=result)
+        event["at"] = after(event["at"], state.latest_at)
+        message = (
+            f"hive-mail: {summary}\n\n{json.dumps(event, ensure_ascii=False, sort_keys=True)}\n"
+        )
+        if trailers:
+            message += "\n" + "".join(f"{key}: {value}\n" for key, value in trailers)
+        return Plan(changes=[], message=message, result=result)
+
+    written = ws.git.append_to_ref(
+        MAIL_REF,
+        plan,
+        author=identity_of(author),
+        lock_timeout=ws.lock_timeout(),
+        lock_name="mail.lock",
+    )
+    state_of(ws)
+    return written.result, written.commit
+
+
+def after(stamp: str, latest: str) -> str:
+    """``stamp``, or one millisecond after ``latest`` when ``stamp`` is not later."""
+    if stamp > latest or not latest:
+        return stamp
+    try:
+        moment = datetime.fromisoformat(latest.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    return format_time(moment + timedelta(milliseconds=1))
+
+
+def identity_of(agent: str) -> Identity:
+    slug = "".join(ch if ch.isalnum() or ch in ".-_" else "." for ch in agent.lower())
+    return Identity(name=agent, email=f"{slug or 'agent'}@hive.local")
+
+
+def require_agent(state: MailState, name: str) -> None:
+    if name not in state.agents:
+        raise NotFound(
+            f"agent {name!r} is not registered; {how_to_register(name)}",
+            agent=name,
+        )
+
+
+def how_to_register(name: str) -> str:
+    """The next step for an agent name nobody registered yet."""
+    return (
+        f"register it with 'hive agent register {name}' (or 'hive mail init --name {name}';"
+        " swarmmail_init over MCP) and export the HIVE_AGENT_TOKEN it prints"
+    )
+
+
+COORDINATOR = "coordinator"
+
+
+def message_event(
+    state: MailState,
+    *,
+    sender: str,
+    to: Sequence[str],
+    subject: str,
+    body: str,
+    thread_id: str | None,
+    thread_members: Sequence[str],
+    importance: str,
+    ack_required: bool,
+    coordinator: str | None,
+    at: str,
+) -> tuple[str, dict[str, Any], list[str]]:
+    """The event a message is sent as (summary, event, recipients), checked against
+    ``state``: the sender and every recipient registered. ``coordinator``: who the
+    name ``coordinator`` stands for; ``thread_members``: who else a thread reaches."""
+    require_agent(state, sender)
+    recipients = list(dict.fromkeys(to))
+    if coordinator is not None and coordinator in state.agents:  # the role, not a name
+        recipients = list(
+            dict.fromkeys(coordinator if name == COORDINATOR else name for name in recipients)
+        )
+    unknown = [name for name in recipients if name not in state.agents]
+    if unknown:
+        known = ", ".join(sorted(state.agents)) or "none"
+        hint = (
+            " ('coordinator' reaches the coordinator of the epic named by thread_id)"
+            if COORDINATOR in unknown
+            else ""
+        )
+        register = "" if hint else f"; {how_to_register(unknown[0])}"
+        raise NotFound(
+            f"unknown recipient(s) {', '.join(unknown)}: not registered (registered: {known})"
+            f"{hint}{register}",
+            recipients=unknown,
+        )
+    if thread_id:
+        extra = set(state.threads.get(thread_id, set())) | set(thread_members)
+        recipients += sorted(n for n in extra if n in state.agents and n not in recipients)
+        recipients = [n for n in recipients if n != sender] or recipients
+    if not recipients:
+        raise InvalidInput("no recipients: give 'to' or a thread with participants")
+    event = {
+        "type": "message_sent",
+        "from": sender,
+        "to": recipients,
+        "subject": subject,
+        "body": body,
+        "thread_id": thread_id,
+        "importance": importance,
+        "ack_required": ack_required,
+        "at": at,
+    }
+    return f"send from {sender}: {subject[:60]}", event, recipients

@@ -1,0 +1,374 @@
+"""Reservations without the models: paths, the conflict test, the file format, ids.
+
+``hive/domain/reservations.py`` (the full path, with the pydantic models) and the
+lean command-line path (``hive/cli/lean_coord.py``, a fresh ``hive reserve`` or
+``hive release`` process) share this module, so both find exactly the same
+conflicts (pattern against pattern, both directions: :func:`conflicting`) and
+write exactly the same bytes (:func:`entry_text`, :func:`file_text`).
+
+:func:`plain_file` reads an agent's reservation file into plain objects when the
+model would certainly read it the same way (canonical YAML, exact types, times
+as hive writes them) and declines (None) anything else, which the caller then
+leaves to the full path. ``tests/test_lean_coord.py`` checks it against the
+model, byte for byte.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from datetime import datetime
+
+from hive.domain.globs import normalize_pattern, patterns_intersect
+from hive.errors import PathOutsideRepository
+from hive.store.celldoc import exact_time, format_time
+from hive.store.yamlio import dumps
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+    from typing import Any, Protocol, TypeVar
+
+    class Held(Protocol):
+        """A reservation as the conflict test reads it (the model or a plain one)."""
+
+        @property
+        def agent(self) -> str: ...
+
+        @property
+        def path_pattern(self) -> str: ...
+
+        @property
+        def exclusive(self) -> bool: ...
+
+        def active(self, now: datetime) -> bool: ...
+
+    class Numbered(Protocol):
+        @property
+        def id(self) -> int: ...
+
+        @property
+        def path_pattern(self) -> str: ...
+
+    H = TypeVar("H", bound=Held)
+    N = TypeVar("N", bound=Numbered)
+
+
+RESERVATIONS_DIR = ".hive/reservations"
+RESERVE_TOOL = "swarmmail_reserve"  # whose tools.permissions rules apply to reservations
+GLOB_CHARS = re.compile(r"[*?\[{\\]")
+MAX_TTL = 7 * 24 * 3600
+SEQUENCE_FILE = "reservation.seq"
+_PLAIN_NAME = re.compile(r"[a-z0-9_@+-][a-z0-9._@+-]*")
+MAX_PLAIN_NAME = 64
+
+
+# ------------------------------------------------------------------ paths
+
+
+def reservation_path(agent: str) -> str:
+    """Where ``agent``'s reservations live: one file per agent, never shared.
+
+    A name made only of lower-case safe characters is its own file name; any
+    other name gets a readable lower-case slug plus ``~`` and a hash of the
+    exact name (``~`` never occurs in a plain name), so two agents can never
+    share a file, not even on a case-insensitive filesystem.
+    """
+    if _PLAIN_NAME.fullmatch(agent) and len(agent) <= MAX_PLAIN_NAME:
+        return f"{RESERVATIONS_DIR}/{agent}.yaml"
+    import hashlib
+
+    slug = re.sub(r"[^a-z0-9._@+-]", "_", agent.lower())[:MAX_PLAIN_NAME].lstrip(".")
+    digest = hashlib.sha256(agent.encode("utf-8")).hexdigest()[:12]
+    return f"{RESERVATIONS_DIR}/{slug or 'agent'}~{digest}.yaml"
+
+
+def normalize_request(root: str, path: str) -> str:
+    """A reservation pattern relative to the repository root ``root``, in canonical
+    form. Absolute paths inside the repository are made relative; an existing
+    directory named without a glob means everything below it."""
+    raw = path.strip()
+    if os.path.isabs(raw):
+        full = os.path.normpath(raw)
+        base = os.path.normpath(root)
+        if full != base and not full.startswith(base + os.sep):
+            raise PathOutsideRepository(f"{path!r} is outside the repository {root}")
+        raw = os.path.relpath(full, base).replace(os.sep, "/")
+        if raw == ".":
+            raw = "**"
+    pattern = normalize_pattern(raw)
+    if not GLOB_CHARS.search(pattern) and os.path.isdir(os.path.join(root, pattern)):
+        pattern = f"{pattern}/**"
+    return pattern
+
+
+# ------------------------------------------------------------------ conflicts
+
+
+@functools.lru_cache(maxsize=8192)
+def literal_prefix(pattern: str) -> str:
+    match = GLOB_CHARS.search(pattern)
+    return pattern if match is None else pattern[: match.start()]
+
+
+def may_intersect(a: str, b: str) -> bool:
+    """Cheap necessary condition: the literal prefixes must be compatible."""
+    pa, pb = literal_prefix(a), literal_prefix(b)
+    return pa.startswith(pb) or pb.startswith(pa)
+
+
+def conflicts_with(requested: str, exclusive: bool, held: Held) -> bool:
+    if not exclusive and not held.exclusive:
+        return False
+    return may_intersect(requested, held.path_pattern) and patterns_intersect(
+        requested, held.path_pattern
+    )
+
+
+def conflicting(
+    held: Iterable[tuple[str, H]],
+    agent: str,
+    patterns: Iterable[str],
+    exclusive: bool,
+    now: datetime,
+) -> Iterator[tuple[str, H]]:
+    """(requested pattern, held reservation) for every active reservation of another
+    agent that a request by ``agent`` for ``patterns`` conflicts with; ``held``:
+    reservations with their patterns' literal prefixes."""
+    listed = list(held)
+    for pattern in patterns:
+        prefix = literal_prefix(pattern)
+        for held_prefix, item in listed:
+            if not (held_prefix.startswith(prefix) or prefix.startswith(held_prefix)):
+                continue  # cheap necessary condition first: most held patterns fail it
+            if item.agent == agent or not item.active(now):
+                continue
+            if conflicts_with(pattern, exclusive, item):
+                yield pattern, item
+
+
+def split_release(
+    held: list[N], patterns: Sequence[str], ids: Sequence[int]
+) -> tuple[list[N], list[N], list[str]]:
+    """(released, kept, requested-but-not-held) for a release request."""
+    if not patterns and not ids:
+        return list(held), [], []
+    released = [r for r in held if r.path_pattern in patterns or r.id in ids]
+    kept = [r for r in held if r not in released]
+    held_patterns = {r.path_pattern for r in held}
+    held_ids = {r.id for r in held}
+    missing = [p for p in patterns if p not in held_patterns]
+    missing += [f"#{i}" for i in ids if i not in held_ids]
+    return released, kept, missing
+
+
+# ------------------------------------------------------------------ the file
+
+
+def entry_text(fields: dict[str, Any]) -> str:
+    """One reservation's block of its agent's file. ``fields``: the reservation as
+    ``model_dump(mode="json", exclude_none=True)`` gives it, but with its two times
+    as datetimes."""
+    entry = dict(fields)
+    if not entry.get("forced"):
+        entry.pop("forced", None)
+    if not entry.get("overrides"):
+        entry.pop("overrides", None)
+    entry["created_at"] = format_time(entry["created_at"])
+    entry["expires_at"] = format_time(entry["expires_at"])
+    return dumps({"reservations": [entry]}).split("\n", 1)[1]
+
+
+def file_text(agent: str, blocks: Sequence[str]) -> bytes:
+    """An agent's reservation file: the agent, then one block per reservation."""
+    if not blocks:
+        return dumps({"agent": agent, "reservations": []}).encode("utf-8")
+    return (dumps({"agent": agent}) + "reservations:\n" + "".join(blocks)).encode("utf-8")
+
+
+def misfiled(path: str, agent: str, holders: Iterable[str]) -> str | None:
+    """Why the file of ``agent`` holding reservations of ``holders`` may not be stored
+    at ``path`` (None when it may)."""
+    expected = reservation_path(agent)
+    if path != expected:
+        return f"{path}: holds agent {agent!r}, whose reservations belong in {expected}"
+    strangers = sorted({name for name in holders if name != agent})
+    if strangers:
+        return f"{path}: holds reservations of {', '.join(strangers)}, not only {agent}"
+    return None
+
+
+# ------------------------------------------------------------------ ids
+
+
+def read_sequence(state_dir: str) -> int:
+    """The highest reservation id this clone ever granted (ids are never reused)."""
+    try:
+        with open(os.path.join(state_dir, SEQUENCE_FILE), encoding="ascii") as handle:
+            return int(handle.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def write_sequence(state_dir: str, highest: int) -> None:
+    if highest <= read_sequence(state_dir):
+        return
+    path = os.path.join(state_dir, SEQUENCE_FILE)
+    temp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(state_dir, exist_ok=True)
+        with open(temp, "w", encoding="ascii") as handle:
+            handle.write(f"{highest}\n")
+        os.replace(temp, path)
+    except OSError:
+        return
+
+
+# ------------------------------------------------------------------ plain reading
+
+
+FIELDS = (
+    "id",
+    "agent",
+    "path_pattern",
+    "exclusive",
+    "reason",
+    "cell",
+    "created_at",
+    "expires_at",
+    "forced",
+    "overrides",
+    "yielded_to",
+)
+_REQUIRED = ("id", "agent", "path_pattern", "created_at", "expires_at")
+_OVERRIDE_KEYS = {"reservation_id", "holder", "pattern"}
+
+
+class PlainReservation:
+    """A reservation as ``Reservation.model_dump()`` holds it (a plain class: a
+    dataclass costs a compile at every start-up)."""
+
+    __slots__ = FIELDS
+    id: int
+    agent: str
+    path_pattern: str
+    exclusive: bool
+    reason: str | None
+    cell: str | None
+    created_at: datetime
+    expires_at: datetime
+    forced: bool
+    overrides: list[dict[str, Any]]
+    yielded_to: dict[str, Any] | None
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        for name in FIELDS:
+            setattr(self, name, values[name])
+
+    def active(self, now: datetime) -> bool:
+        return self.expires_at > now and self.yielded_to is None
+
+    def dump(self) -> dict[str, Any]:
+        """``model_dump()``: every field, in the model's order."""
+        return {name: getattr(self, name) for name in FIELDS}
+
+    def fields(self) -> dict[str, Any]:
+        """What :func:`entry_text` takes (``model_dump(mode="json", exclude_none=True)``
+        with the times as datetimes)."""
+        return {name: value for name, value in self.dump().items() if value is not None}
+
+    def text(self) -> str:
+        return entry_text(self.fields())
+
+
+class PlainFile:
+    """An agent's reservation file read plainly: its agent and its reservations."""
+
+    __slots__ = ("agent", "reservations")
+
+    def __init__(self, agent: str, reservations: list[PlainReservation]) -> None:
+        self.agent = agent
+        self.reservations = reservations
+
+    def encode(self) -> bytes:
+        return file_text(self.agent, [item.text() for item in self.reservations])
+
+
+def plain_file(content: bytes) -> PlainFile | None:
+    """The reservation file ``content``, when the model certainly reads it as this;
+    None to leave it to the model (which may read it, or report it corrupt)."""
+    from hive.store.yamlfast import fast_loads
+
+    try:
+        mapping = fast_loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(mapping, dict) or not set(mapping) <= {"agent", "reservations"}:
+        return None
+    agent = mapping.get("agent")
+    items = mapping.get("reservations", [])
+    if not isinstance(agent, str) or not isinstance(items, list):
+        return None
+    found = []
+    for item in items:
+        plain = _plain_reservation(item)
+        if plain is None:
+            return None
+        found.append(plain)
+    return PlainFile(agent, found)
+
+
+def _plain_reservation(item: object) -> PlainReservation | None:
+    if not isinstance(item, dict) or not set(item) <= set(FIELDS):
+        return None
+    if any(name not in item for name in _REQUIRED):
+        return None
+    values = {
+        "exclusive": True,
+        "reason": None,
+        "cell": None,
+        "forced": False,
+        "overrides": [],
+        "yielded_to": None,
+        **item,
+    }
+    number = values["id"]
+    if type(number) is not int or number < 1:
+        return None
+    if not (isinstance(values["agent"], str) and isinstance(values["path_pattern"], str)):
+        return None
+    if type(values["exclusive"]) is not bool or type(values["forced"]) is not bool:
+        return None
+    texts = (values["reason"], values["cell"])
+    if any(text is not None and not isinstance(text, str) for text in texts):
+        return None
+    for name in ("created_at", "expires_at"):
+        values[name] = exact_time(values[name])
+        if values[name] is None:
+            return None
+    overrides = values["overrides"]
+    if not isinstance(overrides, list) or not all(_override(o) for o in overrides):
+        return None
+    values["overrides"] = [_ordered(o) for o in overrides]
+    yielded = values["yielded_to"]
+    if yielded is not None and not _override(yielded):
+        return None
+    values["yielded_to"] = None if yielded is None else _ordered(yielded)
+    return PlainReservation(values)
+
+
+def _ordered(value: dict[str, Any]) -> dict[str, Any]:
+    """An override's fields in the model's order."""
+    return {name: value[name] for name in ("reservation_id", "holder", "pattern")}
+
+
+def _override(value: object) -> bool:
+    if not isinstance(value, dict) or set(value) != _OVERRIDE_KEYS:
+        return False
+    number = value["reservation_id"]
+    return (
+        type(number) is int
+        and isinstance(value["holder"], str)
+        and isinstance(value["pattern"], str)
+    )

@@ -1,0 +1,588 @@
+"""The lean coordination path (``hive/cli/lean_coord.py``): ``hive reserve``, ``hive
+release`` and ``hive mail send`` in a fresh process without typer, pydantic, rich,
+ruamel or dulwich.
+
+Every answer it gives must be exactly the full CLI's: the same commit (tree,
+message, trailers, author; with the clock fixed, the same commit id), the same
+files, the same state index rows (mail state included), the same reservation id
+sequence and the same output. Everything it does not handle exactly (a conflict,
+a denied pattern, an identity it cannot prove, another option) is deferred
+(``dispatch`` returns None and nothing is written) to the full CLI, which refuses
+it as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hive.cli import entry
+from hive.domain import reservecore
+from hive.domain.mail import mail_init
+from hive.domain.reservations import decode_file, encode_file, reserve
+from hive.domain.setup import init_hive
+from hive.domain.workspace import Workspace
+from hive.models.reservation import Override, Reservation, ReservationFile
+from hive.store.yamlfast import fast_loads
+from tests.conftest import agent_env, assert_clean, credential, git, make_repo
+
+FIXED_NOW = datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=UTC)
+FIXED_EPOCH = 1795575845
+
+
+# ------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture
+def base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository where alice (exclusive ``src/a.py``) and bob (shared ``docs/**``)
+    hold reservations, the person (Test User) holds ``README.md``, ``src/old.py`` and
+    an expired one, and alice, bob and the person are registered for mail."""
+    import hive.domain.reservations as reservations
+
+    root = make_repo(tmp_path / "base")
+    for path in ("src/a.py", "src/b.py", "docs/x.md", "secrets/key.txt"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(f"{path}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "files")
+    init_hive(Workspace(str(root), actor="alice"), prefix="hv")
+    for name in ("alice", "bob"):
+        credential(root, name)  # registered (mail log) with a credential
+    mail_init(Workspace(str(root), actor="Test User"), agent_name="Test User")
+    reserve(Workspace(str(root), actor="alice"), paths=["src/a.py"], reason="editing")
+    reserve(Workspace(str(root), actor="bob"), paths=["docs/**"], exclusive=False)
+    person = Workspace(str(root))
+    with monkeypatch.context() as past:
+        past.setattr(reservations, "utc_now", lambda: FIXED_NOW - timedelta(days=30))
+        reserve(person, paths=["src/expired.py"], ttl_seconds=60)
+    reserve(person, paths=["README.md", "src/old.py"], ttl_seconds=7 * 24 * 3600)
+    return root
+
+
+@pytest.fixture
+def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One clock for both paths (so their commits are identical)."""
+    import time
+
+    import hive.cli.lean_coord
+    import hive.domain.mail
+    import hive.domain.reservations
+
+    for module in (hive.domain.reservations, hive.domain.mail, hive.cli.lean_coord):
+        monkeypatch.setattr(module, "utc_now", lambda: FIXED_NOW)
+    monkeypatch.setattr(time, "time", lambda: float(FIXED_EPOCH))
+
+
+def twin(base: Path, tmp_path: Path, name: str) -> Path:
+    copy = tmp_path / name
+    shutil.copytree(base, copy, symlinks=True)
+    return copy
+
+
+def argv(root: Path, args: list[str], where: str = "") -> list[str]:
+    return ["-C", str(root / where), *(part.replace("{root}", str(root)) for part in args)]
+
+
+def lean_run(
+    root: Path, args: list[str], capsys: pytest.CaptureFixture[str], where: str = ""
+) -> tuple[Any, str, str]:
+    code = entry.dispatch(entry.parse(argv(root, args, where)))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def full_run(
+    root: Path, args: list[str], capsys: pytest.CaptureFixture[str], where: str = ""
+) -> tuple[Any, str, str]:
+    from hive.cli.main import run
+
+    with pytest.raises(SystemExit) as stopped:
+        run(entry.parse(argv(root, args, where)).argv())
+    captured = capsys.readouterr()
+    return stopped.value.code, captured.out, captured.err
+
+
+def index_dump(root: Path) -> list[list[Any]]:
+    path = root / ".git" / "hive" / "index.sqlite3"
+    if not path.exists():
+        return []
+    db = sqlite3.connect(path)
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        found = [
+            db.execute("SELECT * FROM blobs ORDER BY blob").fetchall(),
+            db.execute("SELECT * FROM dirs ORDER BY tree, name").fetchall(),
+            db.execute("SELECT key FROM states ORDER BY key").fetchall(),
+            db.execute("SELECT * FROM commits ORDER BY commit_id").fetchall(),
+        ]
+        if "mail_state" in tables:
+            found.append(db.execute("SELECT * FROM mail_state").fetchall())
+        return found
+    finally:
+        db.close()
+
+
+def heads(root: Path) -> tuple[str, str]:
+    return git(root, "rev-parse", "HEAD"), git(root, "rev-parse", "refs/hive/mail")
+
+
+def outcome(root: Path) -> dict[str, Any]:
+    """What a write leaves: HEAD, the mail ref, the last commit of each (message,
+    author, tree), the changed files, the git index rows, the state index, the id
+    sequence."""
+    head = git(root, "rev-parse", "HEAD").strip()
+    changed = git(root, "show", "--name-only", "--format=", "HEAD").split()
+    sequence = root / ".git" / "hive" / reservecore.SEQUENCE_FILE
+    return {
+        "head": head,
+        "mail": git(root, "rev-parse", "refs/hive/mail").strip(),
+        "message": git(root, "log", "-1", "--format=%an <%ae>%n%T%n%B"),
+        "mail_message": git(root, "log", "-1", "--format=%an <%ae>%n%T%n%B", "refs/hive/mail"),
+        "files": {path: (root / path).read_bytes() for path in changed if (root / path).exists()},
+        "staged": git(root, "ls-files", "-s", "--", *changed) if changed else "",
+        "index": index_dump(root),
+        "sequence": sequence.read_text() if sequence.exists() else None,
+        "status": git(root, "status", "--porcelain"),
+    }
+
+
+# ------------------------------------------------------------------ same results
+
+
+MANY_OPTIONS = ("--ack-required", "--importance", "high", "--json")
+COMMANDS: dict[str, tuple[list[str], str]] = {
+    "reserve": (["reserve", "src/b.py"], ""),
+    "reserve-many": (
+        ["reserve", "src/b.py", "src/c*.py", "docs/x.md", "src/b.py", "--shared", "--reason", "r"],
+        "",
+    ),
+    "reserve-json": (["reserve", "src/b.py", "--ttl", "60", "--json"], ""),
+    "reserve-options-first": (["--json", "reserve", "--exclusive", "--ttl-seconds=120", "x"], ""),
+    "reserve-renew": (["reserve", "README.md", "--reason", "again", "--json"], ""),
+    "reserve-renew-keeps-reason": (["reserve", "src/old.py"], ""),
+    "reserve-directory": (["reserve", "docs", "--shared"], ""),
+    "reserve-from-subdirectory": (["reserve", "b.py", "sub/*.py"], "src"),
+    "reserve-absolute": (["reserve", "{root}/src/b.py"], ""),
+    "reserve-absolute-directory": (["reserve", "{root}/docs", "--shared", "--ttl", "5"], "src"),
+    "release": (["release", "README.md"], ""),
+    "release-json": (["release", "src/old.py", "--json"], ""),
+    "release-partly-held": (["release", "README.md", "src/nothing.py", "README.md"], ""),
+    "release-all-held": (["release", "README.md", "src/old.py"], "src/.."),
+    "release-from-subdirectory": (["release", "old.py"], "src"),
+    "mail-send": (["mail", "send", "alice", "-s", "hello", "-b", "a body\nof two lines"], ""),
+    "mail-send-many": (
+        [*("mail", "send", "alice", "bob", "alice", "--subject", "s" * 80), *MANY_OPTIONS],
+        "",
+    ),
+    "mail-send-to-self": (["--json", "mail", "send", "Test User", "-s", "note ü"], ""),
+}
+
+
+def _same(
+    args: list[str],
+    base: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    where: str = "",
+    twins: tuple[Path, Path] | None = None,
+) -> dict[str, Any]:
+    """Run ``args`` by the lean path and by the full CLI on twin copies of ``base``:
+    the same output, exit code and outcome."""
+    lean_repo, full_repo = twins or (twin(base, tmp_path, "lean"), twin(base, tmp_path, "full"))
+    code, lean_out, lean_err = lean_run(lean_repo, args, capsys, where)
+    assert code == 0, f"the lean path deferred a form it should handle: {lean_err}"
+    full = full_run(full_repo, args, capsys, where)
+    assert full == (0, lean_out, lean_err)
+    lean = outcome(lean_repo)
+    assert lean == outcome(full_repo)
+    assert lean["status"] == ""
+    assert_clean(lean_repo)
+    return lean
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_lean_and_full_paths_give_the_same_result(
+    name: str, base: Path, tmp_path: Path, frozen: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = outcome(base)
+    args, where = COMMANDS[name]
+    after = _same(args, base, tmp_path, capsys, where)
+    moved = "mail" if name.startswith("mail") else "head"
+    assert after[moved] != before[moved]
+
+
+AS_ALICE = {
+    "reserve": ["reserve", "src/b.py", "--json"],
+    "release": ["release", "src/a.py"],
+    "mail": ["mail", "send", "bob", "Test User", "-s", "from alice"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(AS_ALICE))
+def test_an_agent_with_its_credential_acts_as_itself(
+    name: str,
+    base: Path,
+    tmp_path: Path,
+    frozen: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """alice, proven by HIVE_AGENT_TOKEN: her own reservations, her name on the commit."""
+    for key, value in agent_env(base, "alice", {}).items():
+        monkeypatch.setenv(key, value)
+    after = _same(AS_ALICE[name], base, tmp_path, capsys)
+    which = "mail_message" if name == "mail" else "message"
+    assert after[which].startswith("alice <alice@hive.local>\n")
+    if name != "mail":
+        assert "Hive-Agent: alice" in after["message"]
+        assert "Hive-Identity" not in after["message"]
+
+
+def test_a_mail_state_behind_the_log_is_replayed_as_by_the_full_path(
+    base: Path, tmp_path: Path, frozen: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = sqlite3.connect(base / ".git" / "hive" / "index.sqlite3")
+    with db:
+        db.execute("DELETE FROM mail_state")
+    db.close()
+    after = _same(COMMANDS["mail-send"][0], base, tmp_path, capsys)
+    assert after["index"][-1]  # saved again, for the new tip
+
+
+def test_a_worktree_without_conflicts_is_handled(
+    base: Path, tmp_path: Path, frozen: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lean_repo, full_repo = twin(base, tmp_path, "lean"), twin(base, tmp_path, "full")
+    for repo in (lean_repo, full_repo):
+        other = tmp_path / f"other-{repo.name}"
+        git(repo, "worktree", "add", "-q", str(other), "-b", "other")
+        reserve(Workspace(str(other), actor="carol"), paths=["lib/**"])
+    _same(["reserve", "src/b.py", "lib.py"], base, tmp_path, capsys, twins=(lean_repo, full_repo))
+
+
+# ------------------------------------------------------------------ refusals
+
+
+CONFLICTS = {
+    "same-file": ["reserve", "src/a.py"],
+    "glob-over-held": ["reserve", "src/*.py"],
+    "held-in-a-brace": ["reserve", "src/{b,a}.py"],
+    "everything": ["reserve", "**"],
+    "directory": ["reserve", "src"],
+    "exclusive-over-shared": ["reserve", "docs/x.md"],
+    "class": ["reserve", "src/[a-c].py", "--json"],
+    "deep-glob": ["reserve", "**/a.py", "--shared"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFLICTS))
+def test_a_conflict_is_found_and_left_to_the_full_cli_to_refuse(
+    name: str, base: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = git(base, "rev-parse", "HEAD")
+    code, out, _ = lean_run(base, CONFLICTS[name], capsys)
+    assert (code, out) == (None, "")
+    full = full_run(base, CONFLICTS[name], capsys)
+    assert full[0] == 4
+    assert "conflicts with" in full[2] or "reservation_conflict" in full[1]
+    assert git(base, "rev-parse", "HEAD") == head
+    assert_clean(base)
+
+
+def test_a_conflict_in_another_worktree_is_found(
+    base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other"
+    git(base, "worktree", "add", "-q", str(other), "-b", "other")
+    reserve(Workspace(str(other), actor="carol"), paths=["lib/**"])
+    head = git(base, "rev-parse", "HEAD")
+    assert lean_run(base, ["reserve", "lib/x.py"], capsys)[:2] == (None, "")
+    code, _, err = full_run(base, ["reserve", "lib/x.py"], capsys)
+    assert code == 4 and "in the worktree of branch other" in err
+    assert git(base, "rev-parse", "HEAD") == head
+
+
+def test_an_agents_denied_patterns_are_checked_by_the_path_rules(
+    base: Path,
+    tmp_path: Path,
+    frozen: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from hive.store.yamlio import dumps, load_mapping
+
+    config = base / ".hive" / "config.yaml"
+    settings = load_mapping(config.read_text(), "config")
+    rules = {"alice": {"*": {"denied_paths": ["secrets/**"]}}}
+    config.write_text(dumps({**settings, "tools": {"permissions": rules}}))
+    git(base, "commit", "-qm", "rules", "--", ".hive/config.yaml")
+    for key, value in agent_env(base, "alice", {}).items():
+        monkeypatch.setenv(key, value)
+    head = git(base, "rev-parse", "HEAD")
+    assert lean_run(base, ["reserve", "secrets/key.txt"], capsys)[:2] == (None, "")
+    assert full_run(base, ["reserve", "secrets/key.txt"], capsys)[0] == 5
+    assert git(base, "rev-parse", "HEAD") == head
+    _same(["reserve", "src/b.py", "--json"], base, tmp_path, capsys)  # not denied
+
+
+def test_an_identity_it_cannot_prove_is_refused_by_the_full_cli(
+    base: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head, mail = heads(base)
+    commands = [
+        ["reserve", "src/b.py"],
+        ["release", "README.md"],
+        ["mail", "send", "bob", "-s", "x"],
+    ]
+    monkeypatch.setenv("HIVE_AGENT", "alice")  # a name claimed without its credential
+    for args in commands:
+        assert lean_run(base, args, capsys)[:2] == (None, ""), args
+        code, _, err = full_run(base, args, capsys)
+        assert code == 5 and "needs its credential" in err, args
+    monkeypatch.setenv("HIVE_AGENT_TOKEN", "not-a-credential")
+    for args in commands:
+        assert lean_run(base, args, capsys)[:2] == (None, ""), args
+        assert full_run(base, args, capsys)[0] == 5
+    monkeypatch.setenv("HIVE_AGENT_TOKEN", credential(base, "bob"))  # bob's, not alice's
+    for args in commands:
+        assert lean_run(base, args, capsys)[:2] == (None, ""), args
+        code, _, err = full_run(base, args, capsys)
+        assert code == 5 and "you are bob" in err, args
+    assert (git(base, "rev-parse", "HEAD"), git(base, "rev-parse", "refs/hive/mail")) == (
+        head,
+        mail,
+    )
+
+
+DEFERRED = {
+    "cell": ["reserve", "src/b.py", "--cell", "hv-x"],
+    "force": ["reserve", "src/a.py", "--force", "--reason", "mine now"],
+    "no-pattern": ["reserve"],
+    "ttl-zero": ["reserve", "x", "--ttl", "0"],
+    "ttl-text": ["reserve", "x", "--ttl", "soon"],
+    "ttl-too-long": ["reserve", "x", "--ttl", "604801"],
+    "both-kinds": ["reserve", "x", "--shared", "--exclusive"],
+    "markup-like": ["reserve", "src/[bc].py"],
+    "outside": ["reserve", "../elsewhere"],
+    "long-reason": ["reserve", "x", "--reason", "r" * 501],
+    "help": ["reserve", "--help"],
+    "release-nothing": ["release"],
+    "release-not-held": ["release", "src/a.py"],
+    "release-id": ["release", "--id", "1"],
+    "release-all": ["release", "--all"],
+    "release-other": ["release", "src/a.py", "--agent", "alice", "--force", "--reason", "gone"],
+    "mail-inbox": ["mail", "inbox"],
+    "mail-no-subject": ["mail", "send", "alice"],
+    "mail-blank-subject": ["mail", "send", "alice", "-s", "  "],
+    "mail-no-recipient": ["mail", "send", "-s", "x"],
+    "mail-unknown": ["mail", "send", "zed", "-s", "x"],
+    "mail-coordinator": ["mail", "send", "coordinator", "-s", "x"],
+    "mail-thread": ["mail", "send", "alice", "-s", "x", "--thread", "hv-1"],
+    "mail-stdin": ["mail", "send", "alice", "-s", "x", "-b", "-"],
+    "mail-importance": ["mail", "send", "alice", "-s", "x", "--importance", "huge"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEFERRED))
+def test_what_the_lean_path_cannot_answer_exactly_is_deferred(
+    name: str, base: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head, mail = heads(base)
+    code, out, err = lean_run(base, DEFERRED[name], capsys)
+    assert (code, out, err) == (None, "", "")
+    assert (git(base, "rev-parse", "HEAD"), git(base, "rev-parse", "refs/hive/mail")) == (
+        head,
+        mail,
+    )
+    assert_clean(base)
+
+
+def test_an_unregistered_sender_is_deferred(base: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    git(base, "config", "user.name", "Somebody Else")
+    assert lean_run(base, ["mail", "send", "alice", "-s", "x"], capsys)[:2] == (None, "")
+    code, _, err = full_run(base, ["mail", "send", "alice", "-s", "x"], capsys)
+    assert code == 3 and "is not registered" in err
+
+
+def test_reservation_files_the_plain_reader_declines_are_left_to_the_full_cli(
+    base: Path, tmp_path: Path, frozen: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = base / ".hive" / "reservations" / "zed.yaml"
+    broken.write_text("agent: zed\nreservations: [unclosed\n")
+    git(base, "add", ".hive")
+    git(base, "commit", "-qm", "a broken reservation file", "--no-verify")
+    assert lean_run(base, ["reserve", "src/b.py"], capsys)[:2] == (None, "")
+    assert full_run(base, ["reserve", "src/b.py"], capsys)[0] == 7  # corrupt: refused
+    _same(["release", "README.md"], base, tmp_path, capsys)  # reads only the holder's file
+    misfiled = base / ".hive" / "reservations" / "bob.yaml"
+    broken.unlink()
+    misfiled.rename(base / ".hive" / "reservations" / "robert.yaml")
+    git(base, "add", "-A", ".hive")
+    git(base, "commit", "-qm", "misfiled", "--no-verify")
+    assert lean_run(base, ["reserve", "src/b.py"], capsys)[:2] == (None, "")
+
+
+# ------------------------------------------------------------------ fresh processes
+
+
+def test_fresh_processes_import_no_heavy_module(base: Path) -> None:
+    probe = (
+        "import io, sys\n"
+        "from hive.cli import entry\n"
+        "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
+        "for args in (['reserve', 'src/b.py'], ['release', 'src/b.py'],"
+        " ['mail', 'send', 'alice', '-s', 'x', '--json']):\n"
+        "    assert entry.dispatch(entry.parse(['-C', sys.argv[1], *args])) == 0, args\n"
+        "sys.stdout = sys.__stdout__\n"
+        "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"
+        " 'filelock', 'typing', 'threading')\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", probe, str(base)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={key: value for key, value in os.environ.items() if not key.startswith("HIVE_")},
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_fresh_process_refuses_a_conflict_as_before(base: Path) -> None:
+    env = agent_env(base, "bob", {**os.environ})
+    found = subprocess.run(
+        [sys.executable, "-m", "hive", "-C", str(base), "--json", "reserve", "src/a.py"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    assert found.returncode == 4, found.stderr
+    assert json.loads(found.stdout)["code"] == "reservation_conflict"
+    assert found.stderr.startswith("error: src/a.py conflicts with src/a.py reserved by alice")
+
+
+# ------------------------------------------------------------------ the file format
+
+
+_name = st.text(
+    st.characters(min_codepoint=32, max_codepoint=0x2FF, blacklist_categories=("Cc", "Cs")),
+    min_size=1,
+    max_size=12,
+)
+_times = st.datetimes(
+    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
+)
+_override = st.builds(Override, reservation_id=st.integers(1, 99), holder=_name, pattern=_name)
+
+
+@st.composite
+def reservation_files(draw: st.DrawFn) -> ReservationFile:
+    agent = draw(_name)
+    items = [
+        Reservation(
+            id=draw(st.integers(1, 10**6)),
+            agent=agent,
+            path_pattern=draw(_name),
+            exclusive=draw(st.booleans()),
+            reason=draw(st.none() | st.text(max_size=20)),
+            cell=draw(st.none() | _name),
+            created_at=draw(_times),
+            expires_at=draw(_times),
+            forced=draw(st.booleans()),
+            overrides=draw(st.lists(_override, max_size=2)),
+            yielded_to=draw(st.none() | _override),
+        )
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    return ReservationFile(agent=agent, reservations=items)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(reservation_files())
+def test_plain_reservation_files_are_exactly_what_the_model_makes(written: ReservationFile) -> None:
+    stored = encode_file(written)
+    model = decode_file(stored, reservecore.reservation_path(written.agent))
+    plain = reservecore.plain_file(stored)
+    if plain is None:  # declined only where the fast YAML reader declines the text
+        assert fast_loads(stored.decode()) is None
+        return
+    assert plain.agent == model.agent
+    assert [item.dump() for item in plain.reservations] == [
+        item.model_dump() for item in model.reservations
+    ]
+    assert plain.encode() == encode_file(model) == stored
+    now = datetime.now(UTC)
+    assert [i.active(now) for i in plain.reservations] == [
+        i.active(now) for i in model.reservations
+    ]
+
+
+def test_the_plain_reader_declines_what_the_model_would_change() -> None:
+    good = {
+        "id": 1,
+        "agent": "a",
+        "path_pattern": "x",
+        "created_at": "2026-11-25T03:04:05.678Z",
+        "expires_at": "2026-11-25T04:04:05.678Z",
+    }
+    from hive.store.yamlio import dumps
+
+    def text(entry: dict[str, Any], **top: Any) -> bytes:
+        return dumps({"agent": "a", "reservations": [entry], **top}).encode()
+
+    assert reservecore.plain_file(text(good)) is not None
+    declined = [
+        {**good, "id": "1"},
+        {**good, "id": 0},
+        {**good, "exclusive": "yes"},
+        {**good, "created_at": "2026-11-25T03:04:05Z"},
+        {**good, "expires_at": "2026-11-25T04:04:05.678+00:00"},
+        {**good, "unknown": 1},
+        {**good, "overrides": [{"holder": "b"}]},
+        {key: value for key, value in good.items() if key != "path_pattern"},
+    ]
+    for item in declined:
+        assert reservecore.plain_file(text(item)) is None, item
+    assert reservecore.plain_file(text(good, extra=1)) is None
+    assert reservecore.plain_file(b"agent: a\nreservations: [x\n") is None
+
+
+# ------------------------------------------------------------------ commits without dulwich
+
+
+def test_commits_are_read_as_dulwich_reads_them(base: Path, tmp_path: Path) -> None:
+    from hive.git.repo import CommitInfo, GitRepo
+
+    other = make_repo(tmp_path / "other")
+    git(other, "commit", "-q", "--allow-empty", "-m", "no trailing newline\n\n\nbody ü")
+    git(other, "checkout", "-q", "-b", "side")
+    git(other, "commit", "-q", "--allow-empty", "-m", "side")
+    git(other, "checkout", "-q", "main")
+    git(other, "commit", "-q", "--allow-empty", "-m", "main")
+    git(other, "merge", "-q", "--no-ff", "side", "-m", "a merge")
+    for root, tips in ((base, ["HEAD", "refs/hive/mail"]), (other, ["HEAD"])):
+        repo = GitRepo.discover(str(root))
+        for tip in tips:
+            for sha in git(root, "rev-list", tip).split():
+                commit = repo._commit(sha)
+                assert repo.commit_info(sha) == CommitInfo(
+                    sha=sha,
+                    parents=tuple(p.decode() for p in commit.parents),
+                    author=commit.author.decode("utf-8", errors="replace"),
+                    time=commit.commit_time,
+                    message=commit.message.decode("utf-8", errors="replace"),
+                )
