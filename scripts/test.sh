@@ -13,4 +13,9 @@ if grep -rnE "fmt: *(skip|off)" hive tests benchmarks; then
     exit 1
 fi
 .venv/bin/mypy
+# Compiled bytecode is kept (in .venv/pycache, outside the tree) even where the shell sets
+# PYTHONDONTWRITEBYTECODE: else every test worker rewrites all test modules and every hive
+# process a test starts (git hooks, MCP servers, swarm workers) compiles hive afresh.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="$PWD/.venv/pycache"
 .venv/bin/python -m pytest -n "${HIVE_TEST_WORKERS:-auto}" --dist worksteal "$@"

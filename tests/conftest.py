@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import subprocess
@@ -27,7 +28,19 @@ GIT_ENV = {
 def _isolated_env(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = tmp_path_factory.mktemp("home")
+    _isolate(monkeypatch, tmp_path_factory.mktemp("home"))
+
+
+@contextlib.contextmanager
+def isolated_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The environment every test runs in, for a fixture shared by several tests
+    (module or session scope, set up before the per-test one)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _isolate(monkeypatch, tmp_path_factory.mktemp("home"))
+        yield
+
+
+def _isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     monkeypatch.setenv("HOME", str(home))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)

@@ -4,7 +4,9 @@ threads and outcomes spread over two weeks."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -144,6 +146,15 @@ def build_sample(path: Path, *, stale_wait: bool = True) -> Sample:
         active_reservation=active.granted[0].id,
         thread=epic.id,
         extra={"done": done.id},
+    )
+
+
+def copy_sample(sample: Sample, path: Path) -> Sample:
+    """A copy of a built ``sample`` at ``path`` (a new repository, with its own .git):
+    as good as ``build_sample(path)``, without the writes and the one-second wait."""
+    shutil.copytree(sample.root, path, symlinks=True)
+    return dataclasses.replace(
+        sample, root=path, subtasks=list(sample.subtasks), extra=dict(sample.extra)
     )
 
 

@@ -320,5 +320,6 @@ def test_a_progress_bar_on_a_terminal_only(ws: Workspace, repo: Path, tmp_path: 
     assert proc.wait(timeout=120) == 0
     assert b"3000/3000" in seen and b"\x1b[" in seen  # a bar was drawn, then cleared
     assert b"created 3000 cells in commit " in seen
-    piped = subprocess.run([*command, str(source)], capture_output=True, check=True)
-    assert piped.stderr == b"" and piped.stdout.startswith(b"created 3000 cells")
+    piped = run_hive([*command[3:], str(source)], module="hive.cli.main")  # pipes, no terminal
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stderr == "" and piped.stdout.startswith("created 3000 cells")

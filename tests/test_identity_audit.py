@@ -1,4 +1,4 @@
-"""Gaps a fresh-eyes audit of issue 11 found, tested through real processes: an
+"""Gaps a fresh-eyes audit of issue 11 found, tested through the CLI and git: an
 agent's credential cannot mint a coordinator's, identity overrides (retire,
 re-issue) are recorded in a commit and listed, and mail overrides read plainly."""
 
@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,7 @@ import pytest
 from hive.domain.hooks import install_hook
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, credential, git, set_coordinators
-
-HIVE = [sys.executable, "-m", "hive.cli.main"]
+from tests.inprocess import run_hive
 
 
 def plain_env() -> dict[str, str]:
@@ -30,12 +28,10 @@ def plain_env() -> dict[str, str]:
 def hive(
     repo: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*HIVE, "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=plain_env() if env is None else env,
+    """``hive -C repo *args`` with the environment ``env`` (a person's shell by default),
+    in this process as a separate one would run it (``tests/inprocess.py``)."""
+    return run_hive(
+        ["-C", str(repo), *args], env=plain_env() if env is None else env, module="hive.cli.main"
     )
 
 

@@ -35,7 +35,8 @@ from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Comment
 from hive.store import celldoc
 from hive.store.cells import decode_cell, encode_cell, parsed_cell
 from hive.store.yamlfast import fast_loads
-from tests.conftest import agent_env, assert_clean, credential, git, make_repo
+from tests.conftest import agent_env, assert_clean, credential, git, isolated_env, make_repo
+from tests.inprocess import run_hive
 
 FIXED_NOW = datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=UTC)
 FIXED_EPOCH = 1795575845
@@ -44,11 +45,24 @@ FIXED_EPOCH = 1795575845
 # ------------------------------------------------------------------ fixtures
 
 
+@pytest.fixture(scope="module")
+def built_base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    with isolated_env(tmp_path_factory):
+        return build_base(tmp_path_factory.mktemp("built") / "base")
+
+
 @pytest.fixture
-def base(tmp_path: Path) -> dict[str, Any]:
+def base(built_base: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """A copy of ``build_base``'s repository (built once for the module), this test's own."""
+    root = tmp_path / "base"
+    shutil.copytree(built_base["root"], root, symlinks=True)
+    return {"root": root, "ids": dict(built_base["ids"])}
+
+
+def build_base(root: Path) -> dict[str, Any]:
     """A repository with a few cells: open, claimed by someone else, closed, blocked
     (by an open and by a closed cell), an epic with a child, one with comments."""
-    root = make_repo(tmp_path / "base")
+    make_repo(root)
     ws = Workspace(str(root), actor="alice")
     init_hive(ws, prefix="hv")
     ids: dict[str, str] = {}
@@ -345,7 +359,8 @@ def test_a_refusal_of_the_transaction_is_reported_like_the_full_cli(
 # ------------------------------------------------------------------ fresh processes
 
 
-def run_hive(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def hive_process(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``hive`` as a process of its own (to be killed)."""
     return subprocess.run(
         [sys.executable, "-m", "hive", "-C", str(root), *args],
         capture_output=True,
@@ -392,14 +407,14 @@ def test_a_lean_write_killed_midway_is_settled_by_the_next_command(
     (root / "work.txt").write_text("the user's staged work\n")
     git(root, "add", "work.txt")
     before = git(root, "rev-parse", "HEAD").strip()
-    killed = run_hive(root, "update", base["ids"]["open"], "-p", "0", HIVE_TEST_KILL_AT=point)
+    killed = hive_process(root, "update", base["ids"]["open"], "-p", "0", HIVE_TEST_KILL_AT=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    listed = run_hive(root, "list", "--json")
+    listed = run_hive(["-C", str(root), "list", "--json"])  # the next command
     assert listed.returncode == 0, listed.stderr
     assert "hive: recovered an interrupted write" in listed.stderr
     landed = git(root, "rev-parse", "HEAD").strip() != before
     assert landed == (point not in ("after-objects", "after-intent"))
-    shown = json.loads(run_hive(root, "show", base["ids"]["open"], "--json").stdout)
+    shown = json.loads(run_hive(["-C", str(root), "show", base["ids"]["open"], "--json"]).stdout)
     assert shown["priority"] == (0 if landed else 2)
     assert git(root, "status", "--porcelain") == "A  work.txt\n"
     git(root, "commit", "-qm", "user commit")
@@ -655,7 +670,7 @@ def test_a_fresh_clone_is_indexed_by_the_lean_process_as_by_the_full_path(
     assert built.stderr.splitlines()[-1] in ("['pydantic']", "['pydantic', 'typing']")
     Workspace(str(full_repo)).cells()
     assert index_dump(lean_repo) == index_dump(full_repo)
-    shown = run_hive(lean_repo, "list", "--json")
+    shown = run_hive(["-C", str(lean_repo), "list", "--json"])
     assert json.loads(shown.stdout) and "hv-xbroken.yaml" in shown.stderr
 
 

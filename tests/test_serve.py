@@ -25,16 +25,22 @@ from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
 from hive.serve.app import ServeConfig, is_loopback
 from hive.serve.runner import BackgroundServer
-from tests.conftest import git, set_coordinators
+from tests.conftest import git, isolated_env, set_coordinators
 from tests.inprocess import run_hive
-from tests.serve_sample import Sample, build_sample
+from tests.serve_sample import Sample, build_sample, copy_sample
 
 HIVE = [sys.executable, "-m", "hive.cli.main"]
 
 
+@pytest.fixture(scope="module")
+def built_sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
+    with isolated_env(tmp_path_factory):
+        return build_sample(tmp_path_factory.mktemp("sample") / "repo")
+
+
 @pytest.fixture
-def sample(tmp_path: Path) -> Sample:
-    return build_sample(tmp_path / "repo")
+def sample(built_sample: Sample, tmp_path: Path) -> Sample:
+    return copy_sample(built_sample, tmp_path / "repo")
 
 
 @pytest.fixture

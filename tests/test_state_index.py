@@ -403,6 +403,23 @@ def test_a_cold_build_on_a_terminal_draws_a_progress_bar(large: Path, tmp_path: 
     assert piped.stderr == "showing 1 of 2100 cells (--all for every one)\n"
 
 
+def test_a_cold_build_streams_the_cells_in_batches(large: Path, tmp_path: Path) -> None:
+    """Memory stays flat: the cells are read, parsed and stored BATCH at a time (each
+    batch is in the database before the next is read), never all held at once."""
+    repo = _copy_without_index(large, tmp_path)
+    ws = Workspace(str(repo), actor="alice")
+    seen: list[tuple[int, int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        stored = _build_progress(index_file(repo))
+        seen.append((done, total, stored[0] if stored else -1))
+
+    ws.progress = progress
+    assert len(ws.cells().cells) == LARGE
+    steps = [*range(state_index.BATCH, LARGE, state_index.BATCH), LARGE]
+    assert seen == [(done, LARGE, done) for done in steps]
+
+
 def _build_progress(path: Path) -> tuple[int, int] | None:
     """(cell versions stored, states marked built) of an index another process builds."""
     try:
@@ -568,3 +585,39 @@ def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> No
     rebuilt = set(db.execute("SELECT * FROM dirs").fetchall())
     db.close()
     assert rebuilt <= written
+
+
+def test_a_command_leaves_no_process_behind(ws: Workspace, repo: Path) -> None:
+    """The index is saved by the process that did the work, before it returns: no child
+    forked at exit, nothing still running in the command's process group afterwards
+    (a killed process group loses nothing)."""
+    cell = create_cell(ws, title="one").id
+    ws.state_index.close()
+    index_file(repo).unlink()  # the first command builds the index
+    commands = [
+        ["ready", "--json"],
+        ["create", "two"],
+        ["update", cell, "-p", "0"],
+        ["list", "--parent", cell],  # the full CLI
+        ["--json", "close", cell],
+    ]
+    for args in commands:
+        child = subprocess.Popen(
+            [*HIVE, "-C", str(repo), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, numbered by its pid
+            env={**os.environ, "HIVE_AGENT": ""},
+        )
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 0, (args, err)
+        left = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rpartition(")")[2].split()
+            except OSError:
+                continue  # ended meanwhile
+            if int(fields[2]) == child.pid:  # the process group
+                left.append(stat.parent.name)
+        assert left == [], f"hive {' '.join(args)} left processes {left} running"
+    assert json.loads(hive(repo, "show", cell, "--json").stdout)["status"] == "closed"

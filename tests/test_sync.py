@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from tests.conftest import GIT_ENV, assert_clean, git, make_repo
-from tests.inprocess import run_hive
+from tests.inprocess import fork_hive, run_hive
 
 
 class Clones:
@@ -285,18 +284,11 @@ def test_cli_sync_and_errors(clones: Clones, tmp_path: Path) -> None:
 def test_sync_between_processes(clones: Clones) -> None:
     """Two real ``hive sync`` processes at once (one in each clone): both succeed."""
     import os
-    import sys
 
     cells = {name: create_cell(clones.ws(name), title=f"proc {name}").id for name in ("a", "b")}
     env = {**os.environ, **GIT_ENV}
     procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "hive.cli.main", "-C", str(clones.paths[name]), "sync"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
+        fork_hive(["-C", str(clones.paths[name]), "sync"], env=env, module="hive.cli.main")
         for name in ("a", "b")
     ]
     for proc in procs:
@@ -368,8 +360,9 @@ def test_progress_is_shown_on_a_terminal_only(clones: Clones) -> None:
         b"fetching" in seen and b"3/3" in seen and b"\x1b[" in seen
     )  # a bar was drawn, then cleared
     assert b"synced with origin" in seen
-    piped = subprocess.run(command, capture_output=True, check=True)
-    assert piped.stderr == b"" and piped.stdout.startswith(b"synced with origin")
+    piped = run_hive(command[3:], module="hive.cli.main")  # stdout and stderr are pipes
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stderr == "" and piped.stdout.startswith("synced with origin")
 
 
 def test_cli_reservations_lists_a_contested_reservation_in_both_clones(clones: Clones) -> None:
