@@ -6,18 +6,11 @@ import os
 import stat
 import sys
 
-from pydantic import BaseModel
-
 from hive.domain.workspace import Workspace
+from hive.models.results import HookResult
 
 MARKER = "# installed by hive"
 CHAINED_SUFFIX = ".hive-chained"
-
-
-class HookResult(BaseModel):
-    path: str
-    action: str
-    chained: str | None = None
 
 
 def hooks_dir(ws: Workspace) -> str:

@@ -25,6 +25,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotFound
 from hive.git.repo import Change, Snapshot, format_message
 from hive.models.cell import utc_now
+from hive.models.seeds import ContextUpdate
 from hive.store.yamlio import dumps, load_mapping
 
 CONTEXT_PATH = ".hive/context.yaml"
@@ -42,13 +43,6 @@ class ProjectContext(BaseModel):
     decisions: list[dict[str, Any]] = Field(default_factory=list)
     milestones: list[dict[str, Any]] = Field(default_factory=list)
     banned: list[str] = Field(default_factory=list)
-
-
-class ContextUpdate(BaseModel):
-    section: str
-    value: Any
-    changed: bool
-    commit: str | None = None
 
 
 def decode_context(content: bytes, path: str = CONTEXT_PATH) -> ProjectContext:

@@ -10,6 +10,14 @@ from hive.models.cell import Cell
 from hive.models.reservation import Contest
 
 
+class HookResult(BaseModel):
+    """What ``hive hooks install/uninstall`` did to the pre-commit hook."""
+
+    path: str
+    action: str
+    chained: str | None = None
+
+
 class InitResult(BaseModel):
     root: str
     prefix: str

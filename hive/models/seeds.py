@@ -14,6 +14,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     SerializerFunctionWrapHandler,
     model_serializer,
 )
@@ -28,7 +29,7 @@ class Camel(BaseModel):
 
 class BlackboardEntry(Camel):
     key: str
-    value: Any = None
+    value: JsonValue = None
     source_agent: str = Field(alias="sourceAgent")
     timestamp: str
     ttl: float | None = None
@@ -38,7 +39,7 @@ class BlackboardEntry(Camel):
 class BlackboardWrite(Camel):
     success: bool = True
     key: str
-    previous_value: Any = Field(default=None, alias="previousValue")
+    previous_value: JsonValue = Field(default=None, alias="previousValue")
     source_agent: str = Field(alias="sourceAgent")
     ttl: float | None = None
     expires_at: str | None = Field(default=None, alias="expiresAt")
@@ -48,7 +49,7 @@ class BlackboardRead(Camel):
     """``value`` is null for a missing or expired entry."""
 
     key: str
-    value: Any = None
+    value: JsonValue = None
     exists: bool
     expired: bool = False
     entry: BlackboardEntry | None = None
@@ -128,7 +129,7 @@ class SwarmState(Camel):
     expired_tasks: list[str] | None = Field(default=None, alias="expiredTasks")
     blackboard: dict[str, BlackboardEntry | None] | None = None
     permissions: list[PermissionDecision] | None = None
-    history: dict[str, Any] | None = None
+    history: dict[str, JsonValue] | None = None
 
 
 class Spawned(Camel):
@@ -141,17 +142,29 @@ class SubtaskResult(Camel):
     task_id: str = Field(alias="taskId")
     agent_type: str | None = Field(default=None, alias="agentType")
     state: str  # succeeded | failed | pending
-    result: Any = None
+    result: JsonValue = None
 
 
 class Synthesis(Camel):
     epic_id: str = Field(alias="epicId")
     strategy: str
     complete: bool
-    result: Any = None
-    details: dict[str, Any] = Field(default_factory=dict)
+    result: JsonValue = None
+    details: dict[str, JsonValue] = Field(default_factory=dict)
     subtasks: list[SubtaskResult]
     recorded: bool = False
+
+
+# ------------------------------------------------------------------ project memory
+
+
+class ContextUpdate(BaseModel):
+    """What ``update_context`` did: the section's value after it, and the commit."""
+
+    section: str
+    value: JsonValue
+    changed: bool
+    commit: str | None = None
 
 
 # ------------------------------------------------------------------ QA
@@ -175,8 +188,8 @@ class QaRun(Camel):
     pass_rate: float = Field(alias="passRate")
     quality_threshold: float = Field(alias="qualityThreshold")
     results: list[QaScenarioResult]
-    contradictions: list[dict[str, Any]]
-    regression: dict[str, Any]
+    contradictions: list[dict[str, JsonValue]]
+    regression: dict[str, JsonValue]
     run_id: int = Field(alias="runId")
 
 

@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from hive.domain.debate import ContextAccessDenied
-from hive.domain.path_rules import PathPermissionDenied
 from hive.errors import InvalidInput, NotFound, PermissionDenied
 from hive.models.seeds import (
     ContextSearchAnswer,
@@ -39,7 +37,7 @@ if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
 PadPath = Annotated[str, Field(max_length=500, description="e.g. analysis/report")]
-FILE_ERRORS = (NotFound, InvalidInput, ContextAccessDenied, PermissionDenied)
+FILE_ERRORS = (NotFound, InvalidInput, PermissionDenied)  # access_denied: outside the context
 
 
 # ------------------------------------------------------------------ seed 004
@@ -70,6 +68,7 @@ def _repo_relative(caller: Caller, full: str) -> str | None:
 def _file_read(caller: Caller, a: PathParams) -> FileReadAnswer:
     from hive.domain.agents import record_read
     from hive.domain.debate import file_read, resolve_in_context
+    from hive.domain.path_rules import PathPermissionDenied
 
     full = resolve_in_context(caller.context_root, a.path)
     relative = _repo_relative(caller, full)

@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, JsonValue
 
-from hive.domain.memory import ContextUpdate
-from hive.domain.permissions import AuthRequired
-from hive.errors import CorruptFile, InvalidInput, NotFound
+from hive.errors import CorruptFile, InvalidInput, NotFound, PermissionDenied
 from hive.models.seeds import (
     BlackboardEntry,
     BlackboardRead,
     BlackboardWrite,
+    ContextUpdate,
     Delegated,
     PermissionAnswer,
     PermissionDecision,
@@ -286,7 +285,7 @@ declare(
         run=_delegate,
         writes=True,
         access="agent",
-        errors=(InvalidInput, AuthRequired),
+        errors=(InvalidInput, PermissionDenied),  # auth_required: requiresAuth without a grant
         parsers={"task_payload": json_or_text},
         commands=(Command(("delegate",), arguments=("target_agent", "task_payload")),),
         help="Delegate a task to an agent: a cell assigned to it with a deadline"

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from hive.domain.hooks import HookResult
 from hive.errors import (
     CorruptFile,
     GitError,
@@ -25,6 +24,7 @@ from hive.models.results import (
     BeadsExportResult,
     BeadsImportResult,
     DoctorReport,
+    HookResult,
     InitResult,
     PackReport,
     Problem,
