@@ -437,28 +437,47 @@ def test_reservation_files_the_plain_reader_declines_are_left_to_the_full_cli(
 # ------------------------------------------------------------------ fresh processes
 
 
-def test_fresh_processes_import_no_heavy_module(base: Path) -> None:
-    probe = (
-        "import io, sys\n"
-        "from hive.cli import entry\n"
-        "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
-        "for args in (['reserve', 'src/b.py'], ['release', 'src/b.py'],"
-        " ['mail', 'send', 'alice', '-s', 'x', '--json']):\n"
-        "    assert entry.dispatch(entry.parse(['-C', sys.argv[1], *args])) == 0, args\n"
-        "sys.stdout = sys.__stdout__\n"
-        "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"
-        " 'filelock', 'typing', 'threading')\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
-    )
+PROBE = (
+    "import io, sys\n"
+    "from hive.cli import entry\n"
+    "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
+    "for args in (['reserve', 'src/b.py'], ['release', 'src/b.py'],"
+    " ['mail', 'send', 'bob', '-s', 'x', '--json']):\n"
+    "    assert entry.dispatch(entry.parse(['-C', sys.argv[1], *args])) == 0, args\n"
+    "sys.stdout = sys.__stdout__\n"
+    "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"
+    " 'filelock', 'typing', 'threading', 'secrets', *sys.argv[2:])\n"
+    "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
+)
+
+
+@pytest.mark.parametrize("who", ["person", "agent"])
+def test_fresh_processes_import_no_heavy_module(base: Path, who: str) -> None:
+    """Not the models; a person's process not OpenSSL either (a name that is not a
+    plain file name, ``Test User``, is hashed by the built-in SHA-256; an agent's
+    credential is checked with ``hmac.compare_digest``, which loads it)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+    openssl = ["hashlib", "hmac", "_hashlib"]
+    if who == "agent":
+        env, openssl = agent_env(base, "alice", env), []
     found = subprocess.run(
-        [sys.executable, "-c", probe, str(base)],
+        [sys.executable, "-c", PROBE, str(base), *openssl],
         capture_output=True,
         text=True,
         check=False,
-        env={key: value for key, value in os.environ.items() if not key.startswith("HIVE_")},
+        env=env,
     )
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines()[-1] == "[]"
+
+
+def test_the_built_in_sha256_is_hashlibs() -> None:
+    import hashlib
+
+    from hive.digests import sha256_hex
+
+    for data in (b"", b"Test User", "ünï".encode(), bytes(range(256)) * 300):
+        assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
 
 
 def test_a_fresh_process_refuses_a_conflict_as_before(base: Path) -> None:

@@ -484,7 +484,7 @@ def _package(path: Path) -> str:
 
 
 # leaf modules (standard library only), importable from every layer
-LEAVES = {"errors", "text", "record", "jsontext"}
+LEAVES = {"errors", "text", "record", "jsontext", "digests"}
 # a package may import only these hive packages (besides itself)
 ALLOWED: dict[str, set[str]] = {
     **{leaf: set() for leaf in LEAVES},

@@ -20,6 +20,7 @@ import os
 import re
 from datetime import datetime
 
+from hive.digests import sha256_hex
 from hive.domain.globs import normalize_pattern, patterns_intersect
 from hive.errors import PathOutsideRepository
 from hive.store.celldoc import exact_time, format_time
@@ -77,10 +78,8 @@ def reservation_path(agent: str) -> str:
     """
     if _PLAIN_NAME.fullmatch(agent) and len(agent) <= MAX_PLAIN_NAME:
         return f"{RESERVATIONS_DIR}/{agent}.yaml"
-    import hashlib
-
     slug = re.sub(r"[^a-z0-9._@+-]", "_", agent.lower())[:MAX_PLAIN_NAME].lstrip(".")
-    digest = hashlib.sha256(agent.encode("utf-8")).hexdigest()[:12]
+    digest = sha256_hex(agent.encode("utf-8"))[:12]
     return f"{RESERVATIONS_DIR}/{slug or 'agent'}~{digest}.yaml"
 
 

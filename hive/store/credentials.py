@@ -17,7 +17,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 from collections.abc import Iterator
 
 from hive.errors import CorruptFile, LockTimeout
@@ -39,6 +38,8 @@ def path_of(state_dir: str) -> str:
 
 
 def new_token() -> str:
+    import secrets
+
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 

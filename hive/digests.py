@@ -1,0 +1,37 @@
+"""SHA-256 without loading OpenSSL (a leaf module: the standard library only).
+
+``hashlib`` loads OpenSSL (``_hashlib``, ~2 ms of a fresh process). A short
+string a command hashes where nothing else needs OpenSSL (an agent's name that is
+not a plain file name, for its reservation file: ``hive reserve`` by a person
+named ``Test User``) goes through CPython's built-in SHA-256, which gives the
+same digest. (Credentials stay with ``hmac.compare_digest``, which loads it.)"""
+
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_SHA256: list[Callable[[bytes], object]] = []
+
+
+def sha256_hex(data: bytes) -> str:
+    """The hex SHA-256 digest of ``data`` (``hashlib.sha256(data).hexdigest()``)."""
+    if not _SHA256:
+        _SHA256.append(_load())
+    hexdigest: str = _SHA256[0](data).hexdigest()  # type: ignore[attr-defined]
+    return hexdigest
+
+
+def _load() -> Callable[[bytes], object]:
+    for name in ("_sha2", "_sha256"):  # _sha2 from Python 3.12 on
+        try:
+            found: Callable[[bytes], object] = importlib.import_module(name).sha256
+        except (ImportError, AttributeError):
+            continue
+        return found
+    import hashlib
+
+    return hashlib.sha256
