@@ -251,8 +251,9 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
 STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\dZ\]")  # progress notes carry the minute
 SHA = re.compile(r"\b[0-9a-f]{40}\b")  # commit ids differ with the cells' random ids
 SHARD = re.compile(r"cells/[^/]+/(?=\$ID)")  # the shard directory follows the random id
-VOLATILE = re.compile(
-    r"(.*_at|at|commit|sha|ts|time|session|timestamp|message_id|duration.*|waited_sec|deadline)$"
+VOLATILE = re.compile(  # times (also the seeds' camelCase ``ranAt``), commits, sessions
+    r"(.*_at|.*At|at|commit|sha|ts|time|session|timestamp|message_id|duration.*|waited_sec"
+    r"|deadline)$"
 )
 OUTCOME_ID = re.compile(r"~[0-9a-z]{8}\b")  # an outcome's id: its cell's and a random part
 CELL_ID = re.compile(r"\bhv-[0-9a-z]{4,}(?:\.[0-9a-z]+)*\b")
