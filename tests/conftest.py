@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -82,17 +83,44 @@ def make_repo(path: Path, *, commit: bool = True) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def plain_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What ``repo`` copies: made once per test process."""
+    with isolated_env(tmp_path_factory):
+        return make_repo(tmp_path_factory.mktemp("template") / "repo")
+
+
+@pytest.fixture(scope="session")
+def hive_template(tmp_path_factory: pytest.TempPathFactory, plain_template: Path) -> Path:
+    """What ``repo`` copies for a test that uses ``ws``: hive initialised (prefix hv)."""
+    with isolated_env(tmp_path_factory):
+        root = copy_repo(plain_template, tmp_path_factory.mktemp("template") / "repo")
+        init_hive(Workspace(str(root), actor="alice"), prefix="hv")
+        return root
+
+
+def copy_repo(template: Path, path: Path) -> Path:
+    """A copy of the repository ``template`` at ``path`` (working tree and .git): a
+    repository of its own, as it would be had it been made there."""
+    shutil.copytree(template, path, symlinks=True)
+    return path
+
+
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A git repository with one commit and no hive yet."""
-    return make_repo(tmp_path / "repo")
+def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A git repository with one commit and no hive yet; for a test that uses ``ws``, hive
+    initialised in it as well. Each test gets a copy of one made once (``make_repo``,
+    ``init_hive``), which is cheaper than making it again."""
+    template = "hive_template" if "ws" in request.fixturenames else "plain_template"
+    return copy_repo(request.getfixturevalue(template), tmp_path / "repo")
 
 
 @pytest.fixture
 def ws(repo: Path) -> Iterator[Workspace]:
     """An initialised hive, acting as 'alice'."""
     workspace = Workspace(str(repo), actor="alice")
-    init_hive(workspace, prefix="hv")
+    if not (repo / ".hive").exists():  # not a copy of the hive template
+        init_hive(workspace, prefix="hv")
     yield workspace
 
 

@@ -228,6 +228,14 @@ class Forked:
             self._out.parent.rmdir()
         return out, err
 
+    def poll(self) -> int | None:
+        """Its exit code once it has ended, else None (as ``subprocess.Popen.poll``)."""
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.returncode is None:

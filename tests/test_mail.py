@@ -24,7 +24,7 @@ from hive.domain.mail import (
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NameTaken, NotFound, NotYourIdentity, PermissionDenied
 from tests.conftest import assert_clean, credential, git
-from tests.inprocess import run_hive
+from tests.inprocess import fork_hive, run_hive
 
 
 def agent(repo: Path, name: str, session: str | None = None) -> Workspace:
@@ -301,44 +301,17 @@ def test_epic_thread_reaches_descendants_and_reservation_holders(ws: Workspace, 
     assert sorted(sent.recipients) == ["w1", "w2", "w3", "w4"]
 
 
-def _cli_init(repo: str, queue: multiprocessing.Queue[str]) -> None:
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hive.cli.main",
-            "-C",
-            repo,
-            "--json",
-            "mail",
-            "init",
-            "--name",
-            "Same",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
-    answer = json.loads(done.stdout)
-    queue.put(answer.get("name") or answer["code"])
-
-
 def test_cli_registration_races_and_takes_a_name_back_by_credential(
     ws: Workspace, repo: Path
 ) -> None:
-    context = multiprocessing.get_context("fork")
-    queue: multiprocessing.Queue[str] = context.Queue()
-    procs = [context.Process(target=_cli_init, args=(str(repo), queue)) for _ in range(2)]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(60)
-    assert sorted(queue.get(timeout=5) for _ in procs) == ["Same", "name_taken"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    command = ["-C", str(repo), "--json", "mail", "init", "--name", "Same"]
+    racers = [fork_hive(command, env=env, module="hive.cli.main") for _ in range(2)]
+    answers = [json.loads(racer.communicate(timeout=60)[0]) for racer in racers]
+    assert sorted(answer.get("name") or answer["code"] for answer in answers) == [
+        "Same",
+        "name_taken",
+    ]
     first = _hive(repo, None, "--json", "mail", "init")
     second = _hive(repo, None, "--json", "mail", "init")
     named = json.loads(first.stdout)["name"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ from hive.domain.workspace import Workspace
 from hive.models import Cell
 from hive.store import index as state_index
 from tests.conftest import git
-from tests.inprocess import run_hive
+from tests.inprocess import fork_call, run_hive
 
 HIVE = [sys.executable, "-m", "hive"]
 HEAVY = ("typer", "click", "pydantic", "rich", "dulwich", "ruamel", "mcp")
@@ -160,24 +161,7 @@ def test_killing_a_process_while_it_builds_the_index_leaves_a_usable_index(
 
 def test_readers_never_see_a_state_older_than_head(ws: Workspace, repo: Path) -> None:
     create_cell(ws, title="start")
-    writers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "import sys\n"
-                "from hive.domain.workspace import Workspace\n"
-                "from hive.domain.cells import create_cell\n"
-                "ws = Workspace(sys.argv[1], actor='w' + sys.argv[2])\n"
-                "for n in range(6):\n"
-                "    create_cell(ws, title=f'w{sys.argv[2]} {n}')\n",
-                str(repo),
-                str(number),
-            ],
-            stderr=subprocess.PIPE,
-        )
-        for number in range(4)
-    ]
+    writers = [fork_call(functools.partial(_six_cells, repo, number)) for number in range(4)]
     checked = 0
     while any(writer.poll() is None for writer in writers) or checked < 3:
         head = git(repo, "rev-parse", "HEAD").strip()
@@ -188,8 +172,15 @@ def test_readers_never_see_a_state_older_than_head(ws: Workspace, repo: Path) ->
         checked += 1
         time.sleep(0.05)  # an in-process reader is quick: leave the writers the CPU
     for writer in writers:
-        assert writer.wait() == 0, writer.stderr.read() if writer.stderr else ""
+        assert writer.wait(timeout=120) == 0, writer.communicate()[1]
     assert len(ids_of(hive(repo, "list", "--json", "--all"))) == 25
+
+
+def _six_cells(repo: Path, number: int) -> None:
+    """A writer process: six cells, one commit each."""
+    ws = Workspace(str(repo), actor=f"w{number}")
+    for n in range(6):
+        create_cell(ws, title=f"w{number} {n}")
 
 
 def _modules_after(repo: Path, *args: str) -> tuple[set[str], str]:

@@ -16,6 +16,7 @@ from hive.domain.workspace import Workspace
 from hive.tools.envelope import MAX_ENVELOPE, parse_envelope
 from hive.tools.registry import CallContext, call_tool
 from tests.conftest import git
+from tests.inprocess import fork_hive
 from tests.test_tools import envelope, hive
 
 
@@ -175,29 +176,9 @@ def test_decide_reject_unknown_paths_and_applies_once(ws: Workspace, repo: Path)
     missing = hive(repo, "proposals", "decide", "-", stdin=unknown)
     assert missing.returncode == 3 and "no pending proposal for zz.txt" in missing.stderr
     approve = json.dumps({"decisions": [{"path": "a.txt", "action": "approve"}]})
-    command = [
-        sys.executable,
-        "-m",
-        "hive.cli.main",
-        "-C",
-        str(repo),
-        "--json",
-        "proposals",
-        "decide",
-        "-",
-        "--allow-write",
-    ]
-    racers = [
-        subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    outputs = [r.communicate(approve)[0] for r in racers]
+    command = ["-C", str(repo), "--json", "proposals", "decide", "-", "--allow-write"]
+    racers = [fork_hive(command, input=approve, module="hive.cli.main") for _ in range(2)]
+    outputs = [r.communicate(timeout=120)[0] for r in racers]
     statuses = [e["status"] for out in outputs if out.strip() for e in json.loads(out)]
     assert statuses.count("applied") == 1
     assert (repo / "a.txt").read_text() == "A" and not (repo / "b.txt").exists()

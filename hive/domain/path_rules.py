@@ -56,7 +56,7 @@ def check_paths(permissions: Permissions, agent: str, tool: str, paths: list[str
     """Raise PathPermissionDenied for the first path ``agent`` may not touch with ``tool``."""
     rules = scopes(permissions, agent, tool)
     for path in paths if rules else []:
-        _check(rules, tool, path, path, denies=_touches, allows=_inside)
+        _check(rules, path, path, TOOL_WORDING, denies=_touches, allows=_inside, tool=tool)
 
 
 def check_directories(
@@ -69,17 +69,33 @@ def check_directories(
     for given in directories if rules else []:
         inside = _everything_in(given)
         shown = "./" if inside == "**" else inside[:-2]
-        _check(rules, tool, shown, inside, denies=_inside, allows=patterns_intersect)
+        _check(
+            rules, shown, inside, TOOL_WORDING, denies=_inside, allows=patterns_intersect, tool=tool
+        )
+
+
+# how a refusal reads: (denied by a rule, not in the allowlist in force); the fields
+# are the scope's ``name``, the deny pattern ``hit``, the ``allowed`` patterns, ``shown``
+# (what was asked for) and the caller's own
+TOOL_WORDING = (
+    "{tool} may not touch {shown}: denied by tools.permissions.{name}.denied_paths {hit!r}",
+    "{tool} may not touch {shown}: not in tools.permissions.{name}.allowed_paths ({allowed})",
+)
+PATTERN_WORDING = (
+    "{shown} names only files denied to {agent} by tools.permissions.{name}.denied_paths {hit!r}",
+    "{shown} names no file {agent} may touch: tools.permissions.{name}.allowed_paths is {allowed}",
+)
 
 
 def _check(
     rules: list[Scope],
-    tool: str,
     shown: str,
     probe: str,
+    wording: tuple[str, str],
     *,
     denies: Callable[[str, str], bool],
     allows: Callable[[str, str], bool],
+    **fields: str,
 ) -> None:
     """Refuse ``probe`` (reported as ``shown``) when a deny rule ``denies`` it, or the
     most specific allowlist has no pattern that ``allows`` it."""
@@ -87,8 +103,7 @@ def _check(
         hit = next((p for p in rule["denied_paths"] if denies(p, probe)), None)
         if hit is not None:
             raise PathPermissionDenied(
-                f"{tool} may not touch {shown}: denied by tools.permissions.{name}"
-                f".denied_paths {hit!r}",
+                wording[0].format(name=name, hit=hit, shown=shown, **fields),
                 path=shown,
                 rule=f"{name}.denied_paths: {hit}",
             )
@@ -96,8 +111,7 @@ def _check(
     if allowlist is not None and not any(allows(p, probe) for p in allowlist[1]):
         name, allowed = allowlist
         raise PathPermissionDenied(
-            f"{tool} may not touch {shown}: not in tools.permissions.{name}.allowed_paths"
-            f" ({', '.join(allowed)})",
+            wording[1].format(name=name, allowed=", ".join(allowed), shown=shown, **fields),
             path=shown,
             rule=f"{name}.allowed_paths",
         )
@@ -121,24 +135,13 @@ def pattern_only_denied(permissions: Permissions, agent: str, tool: str, pattern
     if not rules:
         return
     samples = sample_paths(pattern)
-    for name, rule in rules:
-        for denied in rule["denied_paths"]:
-            if samples and all(glob_matches(denied, path) for path in samples):
-                raise PathPermissionDenied(
-                    f"{pattern} names only files denied to {agent} by"
-                    f" tools.permissions.{name}.denied_paths {denied!r}",
-                    path=pattern,
-                    rule=f"{name}.denied_paths: {denied}",
-                )
-    allowlist = _allowlist(rules)
-    if allowlist is not None and not any(_touches(p, pattern) for p in allowlist[1]):
-        name, allowed = allowlist
-        raise PathPermissionDenied(
-            f"{pattern} names no file {agent} may touch: tools.permissions.{name}.allowed_paths"
-            f" is {', '.join(allowed)}",
-            path=pattern,
-            rule=f"{name}.allowed_paths",
-        )
+
+    def names_only(denied: str, _: str) -> bool:
+        return bool(samples) and all(glob_matches(denied, path) for path in samples)
+
+    _check(
+        rules, pattern, pattern, PATTERN_WORDING, denies=names_only, allows=_touches, agent=agent
+    )
 
 
 def _allowlist(rules: list[Scope]) -> tuple[str, list[str]] | None:

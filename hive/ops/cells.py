@@ -4,17 +4,15 @@ and the agent tools are generated from these descriptions."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from hive.domain.limits import (
     MAX_DEPS,
-    MAX_GLOB,
     MAX_ID,
     MAX_ITEMS,
     MAX_LABELS,
-    MAX_SHORT,
     MAX_TEXT,
     MAX_TITLE,
 )
@@ -32,16 +30,22 @@ from hive.errors import (
 from hive.models import Cell
 from hive.models.cell import CellSummary
 from hive.models.results import BlockedCell, CellDetail, CellStats, DependencyNode
-from hive.ops.spec import Command, NoParams, Operation, Params, declare
+from hive.ops.spec import (
+    OVERRIDE,
+    REASON,
+    Command,
+    Glob,
+    NoParams,
+    Operation,
+    Params,
+    Short,
+    declare,
+)
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
-Short = Annotated[str, Field(max_length=MAX_SHORT)]
-Glob = Annotated[str, Field(max_length=MAX_GLOB)]
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
-OVERRIDE = "someone else's: coordinators only, with a reason"
-REASON = "why (required for an override; recorded)"
 ID_HELP = "cell id (a unique prefix works)"
 VERBOSE = "whole cells (default: id, title, status, priority, type, assignee)"
 PERSON = {"verbose": True, "limit": 50}  # a person's page: a screenful of whole cells

@@ -4,11 +4,10 @@ are generated from these descriptions)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
-from hive.domain.limits import MAX_GLOB, MAX_SHORT
 from hive.errors import (
     InvalidInput,
     NameTaken,
@@ -22,16 +21,12 @@ from hive.errors import (
 from hive.models.identity import MailInit, Registration
 from hive.models.mail import AckResult, Message, MessageHeader, SendResult
 from hive.models.reservation import ReleaseResult, Reservation, ReserveResult
-from hive.ops.spec import Caller, Command, Operation, Params, declare
+from hive.ops.spec import OVERRIDE, Caller, Command, Glob, Operation, Params, Short, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
-Short = Annotated[str, Field(max_length=MAX_SHORT)]
-Glob = Annotated[str, Field(max_length=MAX_GLOB)]
 MAX_INBOX = 5
-OVERRIDE = "someone else's: coordinators only, with a reason"
-REASON = "why (required for an override; recorded)"
 OVERRIDES = {"force": ("--force",)}
 
 

@@ -11,12 +11,10 @@ from pydantic import Field
 from hive.domain.limits import MAX_SHORT
 from hive.errors import InvalidInput, NameTaken, NotFound, NotOwner, NotYourIdentity
 from hive.models.identity import IdentityInfo, Registration, RetireResult, WhoAmI
-from hive.ops.spec import CLI_ONLY, Caller, Command, NoParams, Operation, Params, declare
+from hive.ops.spec import CLI_ONLY, REASON, Caller, Command, NoParams, Operation, Params, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
-
-REASON = "why (required for an override; recorded)"
 
 
 class RegisterParams(Params):

@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from hive.domain.limits import MAX_GLOB, MAX_SHORT
 from hive.errors import HiveError
 
 if TYPE_CHECKING:
@@ -107,6 +108,13 @@ class Params(BaseModel):
 
 class NoParams(Params):
     pass
+
+
+# field types and help shared by the operations' parameters
+Short = Annotated[str, Field(max_length=MAX_SHORT)]
+Glob = Annotated[str, Field(max_length=MAX_GLOB)]
+OVERRIDE = "someone else's: coordinators only, with a reason"
+REASON = "why (required for an override; recorded)"
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from hive.models.swarm import (
     SwarmInit,
     SwarmStatus,
 )
-from hive.ops.spec import Command, NoParams, Operation, Params, declare
+from hive.ops.spec import OVERRIDE, Command, NoParams, Operation, Params, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -49,7 +49,6 @@ PathList: Any = Field(default_factory=list, max_length=1000, description="files 
 LOOKUP = (NotFound, AmbiguousId)
 FILES_SHORT = ("--file", "-f")
 AGENT_SHORT = ("--agent",)
-OVERRIDE = "someone else's: coordinators only, with a reason"
 
 
 def _touched(a: Any) -> list[str]:

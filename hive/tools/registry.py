@@ -21,7 +21,7 @@ from hive.domain.agents import write_check as agents_write_check
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
 from hive.models.agents_config import AgentProfile
-from hive.ops.spec import Operation
+from hive.ops.spec import Operation, operations
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
@@ -170,25 +170,24 @@ def operation_tool(op: Operation) -> Tool:
     return Tool(op.name, op.summary, op.params, handler, paths, dirs, operation=op)
 
 
-REGISTRY: dict[str, Tool] = {}
+_REGISTRY: dict[str, Tool] = {}
 
 
-def register(tool: Tool) -> Tool:
-    if tool.name in REGISTRY:
-        raise ValueError(f"tool {tool.name} registered twice")
-    REGISTRY[tool.name] = tool
-    return tool
+def _registry() -> dict[str, Tool]:
+    """Every agent tool by name: one for each operation described in ``hive/ops`` that
+    agents are offered (same name, parameters and result as its CLI command), made on
+    first use. Descriptions are deliberately terse: agents pay for schemas in tokens."""
+    if not _REGISTRY:
+        _REGISTRY.update({op.name: operation_tool(op) for op in operations() if op.is_tool})
+    return _REGISTRY
 
 
 def tools() -> list[Tool]:
-    from hive.tools import catalog  # noqa: F401  (registers the tools)
-
-    return list(REGISTRY.values())
+    return list(_registry().values())
 
 
 def get_tool(name: str) -> Tool | None:
-    tools()
-    return REGISTRY.get(name)
+    return _registry().get(name)
 
 
 # ------------------------------------------------------------------ calling
@@ -223,13 +222,13 @@ def _call(
         return exc.to_dict()
     tool = get_tool(name) if isinstance(name, str) else None
     if tool is None:
-        known = ", ".join(sorted(REGISTRY))
+        known = ", ".join(sorted(_registry()))
         return {"error": f"unknown tool {name!r}; known tools: {known}", "code": "unknown_tool"}
     parsed = _validate(tool, args)
     if isinstance(parsed, dict):
         return parsed
     try:
-        check_enabled(profile, ctx.name, tool.name, list(REGISTRY))
+        check_enabled(profile, ctx.name, tool.name, list(_registry()))
         settings = settings_for(ctx)
         workdir = working_directory(ctx.workspace(), profile, ctx.name)
         parsed = _rebased(ctx, workdir, tool.name, parsed)
