@@ -339,6 +339,26 @@ def test_readers_never_miss_an_object_while_writers_pack(ws: Workspace, repo: Pa
     assert_clean(repo)
 
 
+def test_an_object_packed_after_the_reader_listed_the_packs_is_found(
+    ws: Workspace, repo: Path
+) -> None:
+    """The reader's window: it lists the packs (none has the object), a packer (here git)
+    packs the loose objects and deletes them, then the reader looks in the loose store.
+    The pack directory's mtime is set back to the one the reader saw, as when both
+    changes fall in one timestamp tick, so only a rescan on the miss finds the object."""
+    git(repo, "config", "gc.auto", "0")
+    create_cell(ws, title="packed under the reader")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    objects = repo / ".git" / "objects"
+    (objects / "pack").mkdir(exist_ok=True)
+    assert packfile.read_packed(str(objects), head) is None  # the packs are listed
+    seen = os.stat(objects / "pack")
+    git(repo, "repack", "-d", "-q")  # packs the loose objects and deletes them
+    assert not (objects / head[:2] / head[2:]).exists()
+    os.utime(objects / "pack", ns=(seen.st_atime_ns, seen.st_mtime_ns))
+    assert hive_tree(ws.git.paths, head) == git(repo, "rev-parse", "HEAD:.hive").strip()
+
+
 def _packing_writer(repo: str, worker: int, count: int) -> None:
     ws = Workspace(repo, actor=f"agent{worker}", persist_cache=False)
     for number in range(count):

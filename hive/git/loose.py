@@ -4,10 +4,11 @@ A fresh CLI process that only needs to know *which* ``.hive`` tree HEAD has
 (to find a cached answer) would otherwise pay for importing dulwich. hive
 writes its commits and trees as loose objects, so the path from HEAD's commit
 to ``.hive`` is usually three small zlib files; once hive (or git) has packed
-them they are read from the pack (``hive/git/packfile.py``). Loose objects are
-looked up first and packs second: an object is only ever removed from the loose
-store after the pack holding it is in place, so this order never misses one.
-Anything else (alternates, a malformed object) returns ``None`` and the caller
+them they are read from the pack (``hive/git/packfile.py``). Packs are looked up
+first and the loose store second; a packer may move a loose object into a new
+pack between the two looks (the pack lands before the loose file goes), so a
+miss lists the pack directory afresh and looks in the packs once more, as git
+does. Anything else (alternates, a malformed object) returns ``None`` and the caller
 takes the ordinary path.
 
 Writing (``write_loose``) follows git: the compressed object goes to a
@@ -56,10 +57,15 @@ def read_object(paths: RepoPaths, sha: str) -> tuple[bytes, bytes] | None:
     """(type, body) of a packed or loose object, or None when it cannot be read here.
     The packs are asked first: a lookup in their (mapped) indexes costs less than the
     failed ``open`` of a loose path, and most objects of a clone are packed."""
-    found = None
-    if len(sha) == 40:
-        found = read_packed(os.path.join(paths.common_dir, "objects"), sha)
-    return found if found is not None else read_loose(paths, sha)
+    if len(sha) != 40:
+        return None
+    objects = os.path.join(paths.common_dir, "objects")
+    found = read_packed(objects, sha)
+    if found is None:
+        found = read_loose(paths, sha)
+    if found is None:  # packed (and its loose file deleted) since the packs were listed
+        found = read_packed(objects, sha, rescan=True)
+    return found
 
 
 def commit_tree(paths: RepoPaths, commit: str) -> str | None:

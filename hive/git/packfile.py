@@ -163,9 +163,11 @@ def _index(base: str) -> PackIndex:
     return found
 
 
-def read_packed(objects_dir: str, sha: str) -> tuple[bytes, bytes] | None:
+def read_packed(objects_dir: str, sha: str, *, rescan: bool = False) -> tuple[bytes, bytes] | None:
     """(type, body) of the packed object ``sha`` (hex), or None when no pack here has it
-    (or a pack is in a form this reader does not handle)."""
+    (or a pack is in a form this reader does not handle). ``rescan`` lists the pack
+    directory even when its mtime is the one last seen (a pack added within the same
+    timestamp tick leaves the mtime unchanged)."""
     try:
         raw_sha = bytes.fromhex(sha)
     except ValueError:
@@ -173,6 +175,8 @@ def read_packed(objects_dir: str, sha: str) -> tuple[bytes, bytes] | None:
     if len(raw_sha) != 20:
         return None
     pack_dir = os.path.join(objects_dir, "pack")
+    if rescan:
+        _NAMES.pop(pack_dir, None)
     for _attempt in range(3):
         try:
             return _find(pack_dir, raw_sha)
