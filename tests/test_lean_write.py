@@ -10,6 +10,7 @@ nothing is written) to the full CLI.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -18,6 +19,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -375,7 +377,26 @@ def hive_process(root: Path, *args: str, **env: str) -> subprocess.CompletedProc
 START_UP_COSTLY = ("dataclasses", "typing", "json", "threading", "heapq", "hashlib", "weakref")
 
 
-def test_a_fresh_write_imports_no_heavy_module(base: dict[str, Any]) -> None:
+def add_sample_objects(root: Path, count: int) -> None:
+    """Put ``count`` unreferenced loose blobs into ``objects/17``, git's sample directory
+    for ``gc --auto`` (the objects of any write land there by chance)."""
+    sample = root / ".git" / "objects" / "17"
+    sample.mkdir(exist_ok=True)
+    for number in itertools.count():
+        if count == 0:
+            return
+        raw = b"blob %d\0sample %d\n" % (len(b"sample %d\n" % number), number)
+        sha = hashlib.sha1(raw).hexdigest()
+        if sha.startswith("17") and not (sample / sha[2:]).exists():
+            (sample / sha[2:]).write_bytes(zlib.compress(raw))
+            count -= 1
+
+
+@pytest.mark.parametrize("in_sample", [0, 20])
+def test_a_fresh_write_imports_no_heavy_module(base: dict[str, Any], in_sample: int) -> None:
+    """Also when ``objects/17`` holds loose objects, below ``gc.auto``'s threshold (27
+    there): deciding that no packing is due imports nothing."""
+    add_sample_objects(base["root"], in_sample)
     probe = (
         "import sys\n"
         "from hive.cli import entry\n"
@@ -394,6 +415,7 @@ def test_a_fresh_write_imports_no_heavy_module(base: dict[str, Any]) -> None:
     )
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines()[-1] == "[]"
+    assert git(base["root"], "count-objects", "-v").count("packs: 0") == 1  # nothing packed
 
 
 KILL_POINTS = ["after-objects", "after-intent", "after-reflog", "worktree-tmp", "index-written"]

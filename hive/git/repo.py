@@ -856,13 +856,14 @@ class GitRepo:
 
     def pack_if_needed(self) -> None:
         """Pack loose objects when there are too many (``hive/git/packing.py``)."""
-        from hive.git.loose import nothing_to_pack
+        from hive.git.loose import nothing_to_pack, packing_may_be_due
 
-        if nothing_to_pack(os.path.join(self.paths.common_dir, "objects")):
+        objects = os.path.join(self.paths.common_dir, "objects")
+        if nothing_to_pack(objects):
             return
-        auto = (self.config_value("gc", "auto") or "").strip()
-        if auto.lstrip("-").isdigit() and int(auto) <= 0:
-            return  # gc.auto=0 (or negative) turns packing off: nothing to import
+        auto, limit = self.config_value("gc", "auto"), self.config_value("gc", "autoPackLimit")
+        if not packing_may_be_due(objects, auto, limit):
+            return  # below git's thresholds, or gc.auto=0: nothing to import
         from hive.git.packing import auto_pack
 
         auto_pack(self)
