@@ -251,8 +251,9 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
 STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\dZ\]")  # progress notes carry the minute
 SHA = re.compile(r"\b[0-9a-f]{40}\b")  # commit ids differ with the cells' random ids
 SHARD = re.compile(r"cells/[^/]+/(?=\$ID)")  # the shard directory follows the random id
-VOLATILE = re.compile(
-    r"(.*_at|at|commit|sha|ts|time|session|timestamp|message_id|duration.*|waited_sec|deadline)$"
+VOLATILE = re.compile(  # times (also the seeds' camelCase ``ranAt``), commits, sessions
+    r"(.*_at|.*At|at|commit|sha|ts|time|session|timestamp|message_id|duration.*|waited_sec"
+    r"|deadline)$"
 )
 OUTCOME_ID = re.compile(r"~[0-9a-z]{8}\b")  # an outcome's id: its cell's and a random part
 CELL_ID = re.compile(r"\bhv-[0-9a-z]{4,}(?:\.[0-9a-z]+)*\b")
@@ -373,6 +374,12 @@ CLI_SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     ("hooks_install", ["hooks", "install"], {}),
     ("hooks_uninstall", ["hooks", "uninstall"], {}),
     ("beads_export", ["export", "beads"], {}),
+    ("list_blackboard", ["blackboard", "list", "task:"], {"prefix": "task:"}),
+    ("delete_blackboard", ["blackboard", "rm", "task:1"], {"key": "task:1"}),
+    ("list_permissions", ["permissions", "list", "--live"], {"live": True}),
+    ("qa_history", ["qa", "history", "-n", "5"], {"limit": 5}),
+    ("todo_lists", ["todo", "list", "--agent", "alice"], {"agent": "alice"}),
+    ("scratchpad_clear", ["scratchpad", "clear", "notes/"], {"prefix": "notes/"}),
 ]
 
 
@@ -396,6 +403,7 @@ def test_people_s_operations_give_on_the_cli_what_they_give_in_process(tmp_path:
         epics.append(made[0].id)
         children.append(made[1].id)
         set_coordinators(repo, ["alice"])  # retiring another's identity
+        _seed_state(ws)
     credential(repos[1], "alice")  # registered, as the command line's alice is (agent_env)
     assert {op.name for op in operations() if op.surfaces == CLI_ONLY} >= {
         name for name, _, _ in CLI_SCENARIO
@@ -414,18 +422,28 @@ def test_people_s_operations_give_on_the_cli_what_they_give_in_process(tmp_path:
         assert _stable(json.loads(cli_ids)) == _stable(json.loads(direct_ids)), name
 
 
+def _seed_state(ws: Workspace) -> None:
+    """Something for the people's blackboard, QA, todo and scratchpad commands."""
+    from hive.domain.blackboard import update_blackboard
+    from hive.domain.qa import run_qa_harness
+    from hive.domain.scratchpad import scratchpad_write, todo_write
+
+    update_blackboard(ws, key="task:1", value={"n": 1})
+    update_blackboard(ws, key="other", value="x", ttl=600)
+    run_qa_harness(ws, scenarios=QA["scenarios"])
+    todo_write(ws, todos=TODOS)
+    scratchpad_write(ws, file_path="notes/a", content="a")
+
+
 def _child(value: Any, child_id: str) -> Any:
     return json.loads(json.dumps(value).replace(child_id, "$CHILD"))
 
 
 def _dumped(value: Any) -> Any:
-    from pydantic import BaseModel
+    """``value`` as the surfaces print it (models by alias: the seeds' camelCase)."""
+    from pydantic_core import to_jsonable_python
 
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, list):
-        return [_dumped(item) for item in value]
-    return value
+    return to_jsonable_python(value, by_alias=True)
 
 
 def test_cli_sets_files_owned_and_the_tool_sets_an_assignee(ws: Workspace, repo: Path) -> None:
