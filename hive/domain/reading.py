@@ -7,13 +7,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
-from hive.errors import CorruptFile, NotInitialized
+from hive.errors import CorruptFile, LockTimeout, NotInitialized
 from hive.git.repo import TREE_MODE, GitRepo, Snapshot
 from hive.models import Cell, HiveConfig
 from hive.store.cache import CellCache, CellIndex, build_index, derive
 from hive.store.celldoc import parse_for_index
 from hive.store.cells import decode_cell, decode_config, parsed_cell
-from hive.store.index import EMPTY_STATE, ParseProblem, StateIndex
+from hive.store.index import BUSY_TIMEOUT_MS, EMPTY_STATE, ParseProblem, StateIndex
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path
 
 GITLINK_MODE = 0o160000
@@ -71,7 +71,7 @@ class StateReader:
         try:
             key = self._cells_key(head.commit)
         except sqlite3.DatabaseError as exc:
-            self.state_index.reset(f"it failed while reading ({exc})")
+            self._recover(exc)
             key = self._cells_key(head.commit)
         return self._index_for_key(key)
 
@@ -131,8 +131,16 @@ class StateReader:
         try:
             return self._read_state(key)
         except sqlite3.DatabaseError as exc:  # derived data: never trusted when broken
-            self.state_index.reset(f"it failed while reading ({exc})")
+            self._recover(exc)
             return self._read_state(key)
+
+    def _recover(self, exc: sqlite3.DatabaseError) -> None:
+        """Rebuild a broken state index; a busy one is a lock timeout, not damage."""
+        if not self.state_index.recover(exc):
+            raise LockTimeout(
+                f"the state index ({self.state_index.path}) stayed busy: another hive "
+                f"process held it for {BUSY_TIMEOUT_MS // 1000} s ({exc}); try again"
+            ) from exc
 
     def _read_state(self, key: str) -> CellIndex:
         state = self.state_index

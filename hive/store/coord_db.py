@@ -97,6 +97,21 @@ CREATE TABLE IF NOT EXISTS qa_runs (
 _local = threading.local()
 
 
+def _close_before_fork() -> None:
+    """Before ``fork``: close this thread's connections, so that a forked child's own
+    connections take the files' real locks (see ``hive.store.index``: a child sharing
+    SQLite's per-file state with an inherited connection loses its writes)."""
+    cache: dict[tuple[int, str], sqlite3.Connection] = _local.__dict__.get("conns", {})
+    for key, conn in list(cache.items()):
+        if not conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+            del cache[key]
+
+
+os.register_at_fork(before=_close_before_fork)
+
+
 def db_path(state_dir: str) -> str:
     return os.path.join(state_dir, DB_FILE)
 

@@ -55,6 +55,21 @@ SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
 BATCH = 500  # cell files parsed and inserted per transaction in a cold build
 BUSY_TIMEOUT_MS = 30_000
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for an error that says another process holds the file for now (busy,
+    locked), not that the file is broken: waited out or retried, never "repaired" by
+    a rebuild (which would pull the file from under the processes using it)."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _BUSY_CODES:
+        return True
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
 
 _LIGHT = """
     id TEXT, status TEXT, type TEXT, priority INTEGER, parent TEXT, assignee TEXT,
@@ -404,18 +419,33 @@ _OPEN_INDEXES: WeakSet[StateIndex] = WeakSet()
 _INHERITED: list[object] = []  # connections a forked child must neither use nor close
 
 
-def _forget_connections_in_child() -> None:
-    """After ``fork``: the child starts without the parent's SQLite connections.
+def _close_connections_before_fork() -> None:
+    """Before ``fork``: close the forking thread's connections (reopened on next use).
 
-    SQLite forbids carrying a connection across ``fork`` (both processes would
-    share its locks and cached pages: "database disk image is malformed"); closing
-    it in the child is not safe either, so it is kept, unused, until exit."""
+    A child must not share SQLite's per-file state with its parent. A connection the
+    child opens to a file its inherited (unused) connection also has open joins that
+    connection's in-process lock records, so it never takes the file's real locks: a
+    third process then believes itself the last user, checkpoints and deletes the WAL,
+    and the child's later writes go to a deleted file (lost, then "database disk image
+    is malformed"). With no connection open at the fork, the child starts clean."""
+    for index in list(_OPEN_INDEXES):
+        db = index._db
+        if db is not None and not index.memory and not db.in_transaction:
+            index.close()
+
+
+def _forget_connections_in_child() -> None:
+    """After ``fork``: the child starts without the parent's remaining SQLite
+    connections (another thread's, or one inside a transaction), which it must
+    neither use nor close; they are kept, unused, until exit."""
     for index in list(_OPEN_INDEXES):
         _INHERITED.append(index._local)
         index._local = _thread._local()
 
 
-os.register_at_fork(after_in_child=_forget_connections_in_child)
+os.register_at_fork(
+    before=_close_connections_before_fork, after_in_child=_forget_connections_in_child
+)
 
 
 class StateIndex:
@@ -427,6 +457,7 @@ class StateIndex:
         self.path = ":memory:" if self.memory else os.path.join(state_dir, FILE_NAME)
         self.notices: list[str] = []
         self._memory_db: sqlite3.Connection | None = None
+        self._found_built = False  # the last _recreate_tables found it rebuilt by another
         # threading.local is _thread._local (threading itself costs ~0.4 ms to import)
         self._local = _thread._local()  # one connection per thread (sqlite3's rule)
         _OPEN_INDEXES.add(self)
@@ -477,6 +508,8 @@ class StateIndex:
             db.close()
             return self._rebuild("it was made for another schema")
         except sqlite3.DatabaseError as exc:
+            if is_transient(exc):
+                raise
             return self._rebuild(f"it could not be read ({exc})")
 
     @staticmethod
@@ -490,7 +523,16 @@ class StateIndex:
     def reset(self, why: str) -> None:
         """Start over after the file failed mid-use (corrupt pages, a foreign file)."""
         self.close()
-        self._db = self._rebuild(why)
+        self._db = self._rebuild(why, broken=True)
+
+    def recover(self, exc: sqlite3.DatabaseError) -> bool:
+        """After ``exc`` failed a read: rebuild a broken file and say True; say False for
+        a transient error (another process held the file past the busy timeout), which
+        a rebuild must not "repair"."""
+        if is_transient(exc):
+            return False
+        self.reset(f"it failed while reading ({exc})")
+        return True
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(
@@ -516,10 +558,13 @@ class StateIndex:
             raise
         return None if row is None else str(row[0])
 
-    def _rebuild(self, why: str) -> sqlite3.Connection:
+    def _rebuild(self, why: str, *, broken: bool = False) -> sqlite3.Connection:
         """A fresh, empty index in place of an unusable one (it is only ever derived)."""
         existed = os.path.exists(self.path) and os.path.getsize(self.path) > 0
-        db = self._recreate_tables() if existed else None
+        # Tables are recreated in place, in one exclusive transaction, so that processes
+        # building the index at the same moment queue instead of unlinking each other's
+        # files; only a file SQLite cannot read at all is removed and made anew.
+        db = self._recreate_tables(broken=broken)
         if db is None:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):
@@ -527,20 +572,26 @@ class StateIndex:
             db = self._recreate_tables()
             if db is None:
                 raise sqlite3.DatabaseError(f"cannot create the state index at {self.path}")
-        if existed:
+        if existed and not self._found_built:
             notice = f"hive: rebuilt the state index ({self.path}): {why}"
             self.notices.append(notice)
             if NOTICE_SINK is not None:
                 NOTICE_SINK(notice)
         return db
 
-    def _recreate_tables(self) -> sqlite3.Connection | None:
+    def _recreate_tables(self, *, broken: bool = False) -> sqlite3.Connection | None:
+        """Empty tables of this schema in one exclusive transaction; None when SQLite
+        cannot use the file at all. A file another process has just rebuilt is kept,
+        unless it is ``broken`` (it failed mid-use: its meta row may still read well)."""
+        self._found_built = False
+        db: sqlite3.Connection | None = None
         try:
             db = self._connect()
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("BEGIN EXCLUSIVE")
-            if self._schema(db) == SCHEMA:  # another process rebuilt it meanwhile
+            self._found_built = not broken and self._schema(db) == SCHEMA
+            if self._found_built:  # another process rebuilt it meanwhile
                 db.execute("COMMIT")
                 return db
             tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master")]
@@ -554,7 +605,12 @@ class StateIndex:
             db.execute("INSERT INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA,))
             db.execute("COMMIT")
             return db
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    db.close()  # rolls back what the transaction did
+            if is_transient(exc):  # in use by another process, not broken: never unlink
+                raise
             return None
 
     @contextlib.contextmanager

@@ -1,0 +1,110 @@
+"""SQLite files across fork: a forked child's writes are never lost.
+
+A child that opens its own connection to a file its parent still has open (an
+inherited, unused connection) shares SQLite's in-process lock records with it and so
+never takes the file's real locks. When the parent then closes its connection and a
+third process opens and closes the file, that process believes itself the last user:
+it checkpoints and deletes the WAL, and the child's later writes go to a deleted file.
+hive closes the forking thread's connections before a fork, so the child starts
+clean. Both of hive's SQLite files are checked: the state index and coord.sqlite3."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from hive.store import coord_db
+from hive.store import index as state_index
+
+
+def _open_and_close(path: Path) -> None:
+    """A third process that uses the file briefly (as any hive command does)."""
+    code = f"import sqlite3; c = sqlite3.connect({str(path)!r}); c.execute('SELECT 1'); c.close()"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _fork_writer(first: Callable[[], None], second: Callable[[], None]) -> tuple[int, int, int]:
+    """Fork a child that calls ``first``, waits for the parent's go, then ``second``;
+    returns (pid, the pipe end the parent reads 'first done' from, the go end)."""
+    done_r, done_w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            first()
+            os.write(done_w, b"1")
+            os.read(go_r, 1)
+            second()
+            code = 0
+        finally:
+            os._exit(code)
+    return pid, done_r, go_w
+
+
+def _finish(pid: int, done_r: int, go_w: int, between: Callable[[], None]) -> None:
+    assert os.read(done_r, 1) == b"1"
+    between()
+    os.write(go_w, b"1")
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_forked_childs_state_index_writes_survive_its_parent_closing(tmp_path: Path) -> None:
+    state = str(tmp_path / "state")
+    index = state_index.StateIndex(state)
+    index.remember_commit("a" * 40, None, None)  # the parent has the file open
+
+    child: list[state_index.StateIndex] = []  # one index for both writes, as a Workspace
+
+    def write(commit: str) -> Callable[[], None]:
+        def run() -> None:
+            if not child:
+                child.append(state_index.StateIndex(state))
+            child[0].remember_commit(commit, None, None)
+
+        return run
+
+    pid, done_r, go_w = _fork_writer(write("b" * 40), write("c" * 40))
+
+    def parent_leaves() -> None:
+        index.close()
+        _open_and_close(Path(index.path))
+
+    _finish(pid, done_r, go_w, parent_leaves)
+    fresh = sqlite3.connect(index.path)
+    commits = sorted(row[0][0] for row in fresh.execute("SELECT commit_id FROM commits"))
+    assert commits == ["a", "b", "c"]
+    assert fresh.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    fresh.close()
+
+
+def test_a_forked_childs_coordination_writes_survive_its_parent_closing(tmp_path: Path) -> None:
+    state = str(tmp_path / "state")
+
+    def add(agent: str) -> Callable[[], None]:
+        def run() -> None:
+            with coord_db.write(state) as conn:
+                conn.execute(
+                    "INSERT INTO todos(agent, todos, updated_at) VALUES (?, '[]', 1)", (agent,)
+                )
+
+        return run
+
+    add("parent")()  # the parent has the file open
+    parent_conn = coord_db.connection(state)
+    pid, done_r, go_w = _fork_writer(add("child-1"), add("child-2"))
+
+    def parent_leaves() -> None:
+        parent_conn.close()
+        _open_and_close(Path(coord_db.db_path(state)))
+
+    _finish(pid, done_r, go_w, parent_leaves)
+    fresh = sqlite3.connect(coord_db.db_path(state))
+    agents = sorted(row[0] for row in fresh.execute("SELECT agent FROM todos"))
+    assert agents == ["child-1", "child-2", "parent"]
+    fresh.close()
