@@ -149,6 +149,43 @@ def nothing_to_pack(objects: str) -> bool:
     return loose_in_17(objects) <= 1 and len(pack_names(os.path.join(objects, "pack"))) <= 1
 
 
+# git's defaults for gc.auto and gc.autoPackLimit. Deciding whether to pack needs only
+# these and a few directory listings, so it is made here (``GitRepo.pack_if_needed``)
+# without importing the packer (``hive/git/packing.py``).
+DEFAULT_GC_AUTO = 6700
+DEFAULT_PACK_LIMIT = 50
+
+
+def too_many_loose(objects: str, auto: int) -> bool:
+    """git's ``too_many_loose_objects``: more than ceil(auto/256) objects in ``objects/17``."""
+    if auto <= 0:
+        return False
+    return loose_in_17(objects) > (auto + 255) // 256
+
+
+def local_packs(objects: str) -> list[str]:
+    """Base paths of the packs git counts for ``gc.autoPackLimit`` (no ``.keep``)."""
+    return [base for base in pack_names(os.path.join(objects, "pack")) if not _kept(base)]
+
+
+def _kept(base: str) -> bool:
+    return os.path.exists(base + ".keep")
+
+
+def parse_git_int(value: str | None, default: int) -> int:
+    """A git config integer (``6700``, ``7k``, ``1m``, ``-1``); ``default`` when unset/bad."""
+    if value is None:
+        return default
+    text = value.strip().lower()
+    scale = {"k": 1024, "m": 1024**2, "g": 1024**3}.get(text[-1:], 1)
+    if scale != 1:
+        text = text[:-1]
+    try:
+        return int(text) * scale
+    except ValueError:
+        return default
+
+
 def object_path(paths: RepoPaths, sha: str) -> str:
     return os.path.join(paths.common_dir, "objects", sha[:2], sha[2:])
 

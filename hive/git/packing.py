@@ -42,17 +42,31 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from hive.git.loose import _is_loose_name, loose_in_17, nothing_to_pack
+from hive.git.loose import (
+    DEFAULT_GC_AUTO,
+    DEFAULT_PACK_LIMIT,
+    _is_loose_name,
+    local_packs,
+    loose_in_17,
+    nothing_to_pack,
+    parse_git_int,
+    too_many_loose,
+)
 from hive.git.packfile import pack_names, read_packed
 
-__all__ = ["loose_in_17"]
+__all__ = [
+    "DEFAULT_GC_AUTO",
+    "DEFAULT_PACK_LIMIT",
+    "local_packs",
+    "loose_in_17",
+    "parse_git_int",
+    "too_many_loose",
+]
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from hive.git.repo import GitRepo
 
-DEFAULT_GC_AUTO = 6700
-DEFAULT_PACK_LIMIT = 50
 MAX_DEPTH = 50
 UNLINK_THREADS = 16
 GIT_GC_PID_FRESH = 12 * 3600  # git ignores a gc.pid older than this
@@ -100,36 +114,6 @@ def objects_dir(repo: GitRepo) -> str:
     return os.path.join(repo.paths.common_dir, "objects")
 
 
-def too_many_loose(objects: str, auto: int) -> bool:
-    """git's ``too_many_loose_objects``: more than ceil(auto/256) objects in ``objects/17``."""
-    if auto <= 0:
-        return False
-    return loose_in_17(objects) > (auto + 255) // 256
-
-
-def local_packs(objects: str) -> list[str]:
-    """Base paths of the packs git counts for ``gc.autoPackLimit`` (no ``.keep``)."""
-    return [base for base in pack_names(os.path.join(objects, "pack")) if not _kept(base)]
-
-
-def _kept(base: str) -> bool:
-    return os.path.exists(base + ".keep")
-
-
-def parse_git_int(value: str | None, default: int) -> int:
-    """A git config integer (``6700``, ``7k``, ``1m``, ``-1``); ``default`` when unset/bad."""
-    if value is None:
-        return default
-    text = value.strip().lower()
-    scale = {"k": 1024, "m": 1024**2, "g": 1024**3}.get(text[-1:], 1)
-    if scale != 1:
-        text = text[:-1]
-    try:
-        return int(text) * scale
-    except ValueError:
-        return default
-
-
 def gc_config(repo: GitRepo) -> GcConfig:
     return GcConfig(
         auto=parse_git_int(repo.config_value("gc", "auto"), DEFAULT_GC_AUTO),
@@ -161,7 +145,7 @@ def store_stats(repo: GitRepo) -> StoreStats:
         loose_objects=loose,
         loose_bytes=loose_bytes,
         packs=len(packs),
-        kept_packs=sum(1 for base in packs if _kept(base)),
+        kept_packs=sum(1 for base in packs if os.path.exists(base + ".keep")),
         pack_bytes=sum(_disk_usage(base + ".pack") + _disk_usage(base + ".idx") for base in packs),
         garbage=sorted(garbage),
         estimate=loose_in_17(objects) * 256,
