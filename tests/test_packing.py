@@ -141,6 +141,25 @@ def test_packing_starts_just_past_the_threshold(ws: Workspace, repo: Path) -> No
     assert count_objects(repo)["packs"] == 1 and count_objects(repo)["count"] == 0
 
 
+def test_a_write_below_the_thresholds_does_not_load_the_packer(ws: Workspace, repo: Path) -> None:
+    """Whether to pack is decided before the packer is imported (its imports are a
+    fresh write's largest), so only a write that will pack pays for them."""
+    fill_sample_directory(repo, 5)  # some loose objects in git's sample directory
+    probe = (
+        "import sys\n"
+        "from hive.cli import entry\n"
+        "assert entry.dispatch(entry.parse(['-C', sys.argv[1], 'create', 'probe'])) == 0\n"
+        "print('hive.git.packing' in sys.modules, 'dataclasses' in sys.modules)\n"
+    )
+    ws.cells()  # HEAD's state is indexed: the lean path writes
+    found = subprocess.run(
+        [sys.executable, "-c", probe, str(repo)], capture_output=True, text=True, check=False
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.split()[-2:] == ["False", "False"]
+    assert count_objects(repo)["packs"] == 0
+
+
 def test_too_many_packs_are_merged(ws: Workspace, repo: Path) -> None:
     for number in range(4):
         create_cell(ws, title=f"pack {number}")

@@ -135,6 +135,33 @@ def test_a_broken_index_is_rebuilt_with_a_message_never_trusted(
     assert ids_of(again) == expected and again.stderr == ""
 
 
+def test_an_index_that_cannot_be_written_is_kept_in_memory_with_a_notice(
+    ws: Workspace, repo: Path
+) -> None:
+    """A directory where the file should be (as a read-only repository would): every
+    command still answers and writes, indexing in memory, and says so once."""
+    first = create_cell(ws, title="first", priority=0).id
+    ws.state_index.close()
+    for path in index_file(repo).parent.glob(f"{state_index.FILE_NAME}*"):
+        path.unlink()
+    index_file(repo).mkdir()
+    notice = f"hive: the state index is kept in memory for this command: {index_file(repo)}"
+    for args in (
+        ["ready", "--json"],
+        ["list"],
+        ["create", "second"],
+        ["update", first, "-p", "1"],
+        ["show", first, "--json"],
+    ):
+        done = hive(repo, *args, env={"HIVE_AGENT": ""})  # a person writes as themselves
+        assert done.returncode == 0, (args, done.stderr)
+        assert done.stderr.count(notice) == 1 and "internal error" not in done.stderr, args
+    assert json.loads(done.stdout)["priority"] == 1
+    assert len(ids_of(hive(repo, "list", "--json"))) == 2
+    index_file(repo).rmdir()
+    assert hive(repo, "list", "--json").stderr == ""  # a file again
+
+
 def test_killing_a_process_while_it_builds_the_index_leaves_a_usable_index(
     ws: Workspace, repo: Path
 ) -> None:

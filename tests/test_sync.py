@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from hive.domain.setup import init_hive
 from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
-from tests.conftest import GIT_ENV, assert_clean, git, make_repo
+from tests.conftest import GIT_ENV, assert_clean, copy_repo, git, isolated_env, make_repo
 from tests.inprocess import fork_hive, run_hive
 
 
@@ -60,10 +61,24 @@ class Clones:
         return git(self.paths[name], "ls-tree", "-r", "HEAD", ".hive")
 
 
+@pytest.fixture(scope="module")
+def built_clones(tmp_path_factory: pytest.TempPathFactory) -> Clones:
+    with isolated_env(tmp_path_factory):
+        made = Clones(tmp_path_factory.mktemp("clones"))
+        made.clone("b")
+        return made
+
+
 @pytest.fixture
-def clones(tmp_path: Path) -> Clones:
-    made = Clones(tmp_path)
-    made.clone("b")
+def clones(built_clones: Clones, tmp_path: Path) -> Clones:
+    """``origin`` and clones ``a`` and ``b``: a copy of ones made once for the module,
+    the clones' remote pointed at the copied ``origin``."""
+    made = object.__new__(Clones)
+    made.root, made.origin, made.paths = tmp_path, tmp_path / "origin.git", {}
+    shutil.copytree(built_clones.origin, made.origin, symlinks=True)
+    for name, path in built_clones.paths.items():
+        made.paths[name] = copy_repo(path, tmp_path / name)
+        git(made.paths[name], "remote", "set-url", "origin", str(made.origin))
     return made
 
 

@@ -77,7 +77,14 @@ def main() -> None:
     """The command line of ``sys.argv`` (exits with its code)."""
     from hive.store import index
 
-    index.NOTICE_SINK = _notice
+    said: set[str] = set()
+
+    def notice(message: str) -> None:  # each once (a lean answer may defer to the full CLI)
+        if message not in said:
+            said.add(message)
+            sys.stderr.write(message + "\n")
+
+    index.NOTICE_SINK = notice
     invocation = parse(sys.argv[1:])
     try:
         code = dispatch(invocation)
@@ -158,10 +165,6 @@ def usage() -> str:
         "Run 'hive COMMAND --help' for a command's options.",
     ]
     return "\n".join(lines) + "\n"
-
-
-def _notice(message: str) -> None:
-    sys.stderr.write(message + "\n")
 
 
 def _text_arguments(invocation: Invocation) -> bool:

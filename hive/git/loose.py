@@ -155,8 +155,27 @@ def nothing_to_pack(objects: str) -> bool:
     return loose_in_17(objects) <= 1 and len(pack_names(os.path.join(objects, "pack"))) <= 1
 
 
+# git's defaults for gc.auto and gc.autoPackLimit. Deciding whether to pack needs only
+# these and a few directory listings, so it is made here (``GitRepo.pack_if_needed``)
+# without importing the packer (``hive/git/packing.py``).
 DEFAULT_GC_AUTO = 6700
 DEFAULT_PACK_LIMIT = 50
+
+
+def too_many_loose(objects: str, auto: int) -> bool:
+    """git's ``too_many_loose_objects``: more than ceil(auto/256) objects in ``objects/17``."""
+    if auto <= 0:
+        return False
+    return loose_in_17(objects) > (auto + 255) // 256
+
+
+def local_packs(objects: str) -> list[str]:
+    """Base paths of the packs git counts for ``gc.autoPackLimit`` (no ``.keep``)."""
+    return [base for base in pack_names(os.path.join(objects, "pack")) if not _kept(base)]
+
+
+def _kept(base: str) -> bool:
+    return os.path.exists(base + ".keep")
 
 
 def parse_git_int(value: str | None, default: int) -> int:
@@ -171,25 +190,6 @@ def parse_git_int(value: str | None, default: int) -> int:
         return int(text) * scale
     except ValueError:
         return default
-
-
-def too_many_loose(objects: str, auto: int) -> bool:
-    """git's ``too_many_loose_objects``: more than ceil(auto/256) objects in ``objects/17``."""
-    if auto <= 0:
-        return False
-    return loose_in_17(objects) > (auto + 255) // 256
-
-
-def packing_may_be_due(objects: str, auto: str | None, pack_limit: str | None) -> bool:
-    """False when ``gc --auto`` would not pack (``gc.auto`` and ``gc.autoPackLimit`` as
-    configured), decided without importing ``packing``; True may still mean nothing to
-    do (``packing.auto_pack`` decides exactly, e.g. leaving out ``.keep`` packs)."""
-    gc_auto = parse_git_int(auto, DEFAULT_GC_AUTO)
-    if gc_auto <= 0:
-        return False
-    limit = parse_git_int(pack_limit, DEFAULT_PACK_LIMIT)
-    many_packs = 0 < limit < len(pack_names(os.path.join(objects, "pack")))
-    return many_packs or too_many_loose(objects, gc_auto)
 
 
 def object_path(paths: RepoPaths, sha: str) -> str:

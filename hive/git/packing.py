@@ -46,6 +46,7 @@ from hive.git.loose import (
     DEFAULT_GC_AUTO,
     DEFAULT_PACK_LIMIT,
     _is_loose_name,
+    local_packs,
     loose_in_17,
     nothing_to_pack,
     parse_git_int,
@@ -56,6 +57,7 @@ from hive.git.packfile import pack_names, read_packed
 __all__ = [
     "DEFAULT_GC_AUTO",
     "DEFAULT_PACK_LIMIT",
+    "local_packs",
     "loose_in_17",
     "parse_git_int",
     "too_many_loose",
@@ -112,15 +114,6 @@ def objects_dir(repo: GitRepo) -> str:
     return os.path.join(repo.paths.common_dir, "objects")
 
 
-def local_packs(objects: str) -> list[str]:
-    """Base paths of the packs git counts for ``gc.autoPackLimit`` (no ``.keep``)."""
-    return [base for base in pack_names(os.path.join(objects, "pack")) if not _kept(base)]
-
-
-def _kept(base: str) -> bool:
-    return os.path.exists(base + ".keep")
-
-
 def gc_config(repo: GitRepo) -> GcConfig:
     return GcConfig(
         auto=parse_git_int(repo.config_value("gc", "auto"), DEFAULT_GC_AUTO),
@@ -152,7 +145,7 @@ def store_stats(repo: GitRepo) -> StoreStats:
         loose_objects=loose,
         loose_bytes=loose_bytes,
         packs=len(packs),
-        kept_packs=sum(1 for base in packs if _kept(base)),
+        kept_packs=sum(1 for base in packs if os.path.exists(base + ".keep")),
         pack_bytes=sum(_disk_usage(base + ".pack") + _disk_usage(base + ".idx") for base in packs),
         garbage=sorted(garbage),
         estimate=loose_in_17(objects) * 256,

@@ -856,14 +856,21 @@ class GitRepo:
 
     def pack_if_needed(self) -> None:
         """Pack loose objects when there are too many (``hive/git/packing.py``)."""
-        from hive.git.loose import nothing_to_pack, packing_may_be_due
+        from hive.git import loose
 
         objects = os.path.join(self.paths.common_dir, "objects")
-        if nothing_to_pack(objects):
+        if loose.nothing_to_pack(objects):
             return
-        auto, limit = self.config_value("gc", "auto"), self.config_value("gc", "autoPackLimit")
-        if not packing_may_be_due(objects, auto, limit):
-            return  # below git's thresholds, or gc.auto=0: nothing to import
+        # git's thresholds, decided here: the packer (and what it imports) is loaded
+        # only when it will pack (gc.auto=0 or negative turns packing off)
+        auto = loose.parse_git_int(self.config_value("gc", "auto"), loose.DEFAULT_GC_AUTO)
+        limit_text = self.config_value("gc", "autoPackLimit")
+        limit = loose.parse_git_int(limit_text, loose.DEFAULT_PACK_LIMIT)
+        if auto <= 0:
+            return
+        many_packs = 0 < limit < len(loose.local_packs(objects))
+        if not many_packs and not loose.too_many_loose(objects, auto):
+            return
         from hive.git.packing import auto_pack
 
         auto_pack(self)

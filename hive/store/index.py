@@ -499,7 +499,10 @@ class StateIndex:
             db = self._recreate_tables()
             assert db is not None
             return db
-        os.makedirs(self.state_dir, exist_ok=True)
+        try:
+            os.makedirs(self.state_dir, exist_ok=True)
+        except OSError as exc:
+            return self._in_memory(f"{self.state_dir} cannot be made ({exc.strerror})")
         try:
             db = self._connect()
             if self._schema(db) == SCHEMA:
@@ -571,13 +574,27 @@ class StateIndex:
                     os.unlink(self.path + suffix)
             db = self._recreate_tables()
             if db is None:
-                raise sqlite3.DatabaseError(f"cannot create the state index at {self.path}")
+                return self._in_memory(f"{self.path} cannot be written")
         if existed and not self._found_built:
-            notice = f"hive: rebuilt the state index ({self.path}): {why}"
-            self.notices.append(notice)
-            if NOTICE_SINK is not None:
-                NOTICE_SINK(notice)
+            self._notify(f"hive: rebuilt the state index ({self.path}): {why}")
         return db
+
+    def _in_memory(self, why: str) -> sqlite3.Connection:
+        """An index in memory, for this process only, where the file cannot be made or
+        written (a read-only repository, a directory in its place): commands still
+        answer, each building what it needs."""
+        self._notify(f"hive: the state index is kept in memory for this command: {why}")
+        self.memory = True
+        self.path = ":memory:"
+        db = self._recreate_tables()
+        if db is None:  # pragma: no cover - SQLite without memory
+            raise sqlite3.DatabaseError("cannot create a state index in memory")
+        return db
+
+    def _notify(self, notice: str) -> None:
+        self.notices.append(notice)
+        if NOTICE_SINK is not None:
+            NOTICE_SINK(notice)
 
     def _recreate_tables(self, *, broken: bool = False) -> sqlite3.Connection | None:
         """Empty tables of this schema in one exclusive transaction; None when SQLite
