@@ -64,11 +64,7 @@ def is_transient(exc: BaseException) -> bool:
     a rebuild (which would pull the file from under the processes using it)."""
     if not isinstance(exc, sqlite3.OperationalError):
         return False
-    code = getattr(exc, "sqlite_errorcode", None)
-    if isinstance(code, int) and code & 0xFF in _BUSY_CODES:
-        return True
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
+    return exc.sqlite_errorcode & 0xFF in _BUSY_CODES  # the primary code of an extended one
 
 
 _LIGHT = """
@@ -457,7 +453,6 @@ class StateIndex:
         self.path = ":memory:" if self.memory else os.path.join(state_dir, FILE_NAME)
         self.notices: list[str] = []
         self._memory_db: sqlite3.Connection | None = None
-        self._found_built = False  # the last _recreate_tables found it rebuilt by another
         # threading.local is _thread._local (threading itself costs ~0.4 ms to import)
         self._local = _thread._local()  # one connection per thread (sqlite3's rule)
         _OPEN_INDEXES.add(self)
@@ -496,9 +491,9 @@ class StateIndex:
 
     def _open(self) -> sqlite3.Connection:
         if self.memory:
-            db = self._recreate_tables()
-            assert db is not None
-            return db
+            made = self._recreate_tables()
+            assert made is not None
+            return made[0]
         try:
             os.makedirs(self.state_dir, exist_ok=True)
         except OSError as exc:
@@ -567,15 +562,16 @@ class StateIndex:
         # Tables are recreated in place, in one exclusive transaction, so that processes
         # building the index at the same moment queue instead of unlinking each other's
         # files; only a file SQLite cannot read at all is removed and made anew.
-        db = self._recreate_tables(broken=broken)
-        if db is None:
+        made = self._recreate_tables(broken=broken)
+        if made is None:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):
                     os.unlink(self.path + suffix)
-            db = self._recreate_tables()
-            if db is None:
+            made = self._recreate_tables()
+            if made is None:
                 return self._in_memory(f"{self.path} cannot be written")
-        if existed and not self._found_built:
+        db, emptied = made
+        if existed and emptied:
             self._notify(f"hive: rebuilt the state index ({self.path}): {why}")
         return db
 
@@ -586,31 +582,30 @@ class StateIndex:
         self._notify(f"hive: the state index is kept in memory for this command: {why}")
         self.memory = True
         self.path = ":memory:"
-        db = self._recreate_tables()
-        if db is None:  # pragma: no cover - SQLite without memory
+        made = self._recreate_tables()
+        if made is None:  # pragma: no cover - SQLite without memory
             raise sqlite3.DatabaseError("cannot create a state index in memory")
-        return db
+        return made[0]
 
     def _notify(self, notice: str) -> None:
         self.notices.append(notice)
         if NOTICE_SINK is not None:
             NOTICE_SINK(notice)
 
-    def _recreate_tables(self, *, broken: bool = False) -> sqlite3.Connection | None:
-        """Empty tables of this schema in one exclusive transaction; None when SQLite
-        cannot use the file at all. A file another process has just rebuilt is kept,
-        unless it is ``broken`` (it failed mid-use: its meta row may still read well)."""
-        self._found_built = False
+    def _recreate_tables(self, *, broken: bool = False) -> tuple[sqlite3.Connection, bool] | None:
+        """Empty tables of this schema in one exclusive transaction: the connection and
+        whether it emptied them; None when SQLite cannot use the file at all. A file
+        another process has just rebuilt is kept (False), unless it is ``broken`` (it
+        failed mid-use: its meta row may still read well)."""
         db: sqlite3.Connection | None = None
         try:
             db = self._connect()
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("BEGIN EXCLUSIVE")
-            self._found_built = not broken and self._schema(db) == SCHEMA
-            if self._found_built:  # another process rebuilt it meanwhile
+            if not broken and self._schema(db) == SCHEMA:  # another process rebuilt it
                 db.execute("COMMIT")
-                return db
+                return db, False
             tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master")]
             kinds = dict(db.execute("SELECT name, type FROM sqlite_master").fetchall())
             for name in tables:
@@ -621,7 +616,7 @@ class StateIndex:
                     db.execute(statement)
             db.execute("INSERT INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA,))
             db.execute("COMMIT")
-            return db
+            return db, True
         except sqlite3.DatabaseError as exc:
             if db is not None:
                 with contextlib.suppress(sqlite3.Error):
