@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterator
 
 from hive.errors import CorruptFile, LockTimeout
+from hive.store.sqlerrors import is_transient
 
 DB_FILE = "coord.sqlite3"
 BUSY_TIMEOUT_MS = 30_000
@@ -148,9 +149,9 @@ def _open(state_dir: str) -> sqlite3.Connection:
 
 def _translated(path: str, exc: sqlite3.DatabaseError) -> Exception:
     """A lock held too long, a damaged file, or (anything else) the error itself."""
-    text = str(exc).lower()
-    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+    if is_transient(exc):
         return LockTimeout(f"the coordination store {path} stayed locked")
+    text = str(exc).lower()
     if "not a database" in text or "malformed" in text or "corrupt" in text:
         return CorruptFile(
             f"the coordination store {path} cannot be used ({exc}); move it aside to start"

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from hive.jsontext import dumps_strings
 from hive.record import Frozen, Record
 from hive.store.layout import CELLS_DIR, cell_id_from_path
+from hive.store.sqlerrors import is_transient
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -55,17 +56,6 @@ SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
 BATCH = 500  # cell files parsed and inserted per transaction in a cold build
 BUSY_TIMEOUT_MS = 30_000
-_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes)
-
-
-def is_transient(exc: BaseException) -> bool:
-    """True for an error that says another process holds the file for now (busy,
-    locked), not that the file is broken: waited out or retried, never "repaired" by
-    a rebuild (which would pull the file from under the processes using it)."""
-    if not isinstance(exc, sqlite3.OperationalError):
-        return False
-    return exc.sqlite_errorcode & 0xFF in _BUSY_CODES  # the primary code of an extended one
-
 
 _LIGHT = """
     id TEXT, status TEXT, type TEXT, priority INTEGER, parent TEXT, assignee TEXT,
