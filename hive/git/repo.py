@@ -606,18 +606,18 @@ class GitRepo:
         if head is None:
             return
         seen: set[str] = set()
-        pending: list[tuple[int, str]] = []
+        pending: list[tuple[int, str, CommitInfo]] = []  # the sha breaks ties
 
         def push(sha: str) -> None:
             if sha not in seen:
                 seen.add(sha)
-                heapq.heappush(pending, (-self.commit_info(sha).time, sha))
+                info = self.commit_info(sha)  # read once, kept until yielded
+                heapq.heappush(pending, (-info.time, sha, info))
 
         push(head)
         count = 0
         while pending and (limit is None or count < limit):
-            _, sha = heapq.heappop(pending)
-            info = self.commit_info(sha)
+            _, _, info = heapq.heappop(pending)
             count += 1
             yield info
             for parent in info.parents:
