@@ -21,6 +21,7 @@ from hive.domain.cells import (
     start_cell,
     update_cell,
 )
+from hive.domain.commits import commit_message
 from hive.domain.epics import create_epic, epic_status
 from hive.domain.history import cell_log
 from hive.domain.workspace import Workspace
@@ -373,7 +374,7 @@ def test_commit_subjects_never_carry_control_characters(ws: Workspace, repo: Pat
     path.write_text(path.read_text().replace("title: legacy", 'title: "old \\e[31m title"'))
     git(repo, "commit", "-qam", "a title written by an older hive")
     assert show_cell(ws, cell_id=cell.id).title == "old \x1b[31m title"
-    message = ws.message("update", cell.id, "old \x1b[31m title", [cell.id])
+    message = commit_message("update", cell.id, "old \x1b[31m title", [cell.id], [])
     assert message.splitlines()[0] == f"hive: update {cell.id} old ?[31m title"
     update_cell(ws, cell_id=cell.id, title="clean again")
     assert git(repo, "log", "-1", "--format=%s") == f"hive: update {cell.id} clean again\n"

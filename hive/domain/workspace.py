@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from hive.domain import commits, principal
@@ -200,18 +200,6 @@ class Workspace:
             return Plan(changes=changes, message=message, result=result)
 
         return commits.write_files(self.git, git_plan, by=self._committer())
-
-    def message(
-        self,
-        event: str,
-        subject_id: str,
-        title: str,
-        cell_ids: list[str],
-        extra: Sequence[tuple[str, str]] = (),
-        body: str = "",
-    ) -> str:
-        trailers = [*self.trailers(event), *extra]
-        return commits.commit_message(event, subject_id, title, cell_ids, trailers, body)
 
     def lock_timeout(self) -> float:
         return commits.lock_timeout(self.config)
