@@ -58,11 +58,10 @@ class PathParams(Params):
 
 
 def _repo_relative(caller: Caller, full: str) -> str | None:
-    """``full`` relative to the repository, or None when it is outside it."""
-    root = os.path.realpath(caller.root)
-    if full != root and not full.startswith(root + os.sep):
-        return None
-    return os.path.relpath(full, root).replace(os.sep, "/")
+    """``full`` (a real path) relative to the repository, or None when outside it."""
+    from hive.domain.files import real_relative
+
+    return real_relative(caller.root, full)
 
 
 def _file_read(caller: Caller, a: PathParams) -> FileReadAnswer:
