@@ -129,11 +129,6 @@ class ShellCaller:
     def reads_before_writes(self) -> bool:
         return False
 
-    def tool_names(self) -> list[str]:
-        from hive.tools.registry import tools
-
-        return [tool.name for tool in tools()]
-
 
 def option_names(name: str, command: Command, info: FieldInfo) -> tuple[str, ...]:
     dashed = "--" + name.replace("_", "-")

@@ -30,7 +30,17 @@ from hive.models.results import (
     Problem,
     SyncResult,
 )
-from hive.ops.spec import CLI_ONLY, Caller, Command, NoParams, Operation, Params, declare, progress
+from hive.ops.spec import (
+    CLI_ONLY,
+    Caller,
+    Command,
+    NoParams,
+    Operation,
+    Params,
+    declare,
+    progress,
+    tool_names,
+)
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -61,7 +71,7 @@ def _doctor(caller: Caller, a: NoParams) -> DoctorReport:
     report = diagnose(ws)
     report.warnings = [
         Problem(kind="unknown-tool", message=text, path=".hive/config.yaml")
-        for text in agent_tool_warnings(ws, caller.tool_names())
+        for text in agent_tool_warnings(ws, tool_names())
     ]
     return report
 

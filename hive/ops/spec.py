@@ -54,8 +54,7 @@ class Caller(Protocol):
     ``session`` needs the rest: the identity the session is bound to (``agent``,
     proven by ``token``; ``bind`` changes it), the file sandbox (``context_root``),
     the per-session state key (``session_key``) and the permission rules that apply
-    to the caller (``allows``); ``tool_names``: every agent tool there is (for checks of
-    the agents' configured tool lists)."""
+    to the caller (``allows``)."""
 
     @property
     def root(self) -> str: ...
@@ -94,8 +93,6 @@ class Caller(Protocol):
     def allows(self, tool: str) -> Callable[[str], bool]: ...
 
     def reads_before_writes(self) -> bool: ...
-
-    def tool_names(self) -> list[str]: ...
 
 
 class Params(BaseModel):
@@ -240,6 +237,11 @@ def operations() -> list[Operation]:
     from hive.ops import catalog  # noqa: F401  (declares the operations)
 
     return list(OPERATIONS.values())
+
+
+def tool_names() -> list[str]:
+    """The name of every agent tool (the operations offered to agents)."""
+    return [op.name for op in operations() if op.is_tool]
 
 
 def operation(name: str) -> Operation:

@@ -109,9 +109,6 @@ class CallContext:
         """Must this caller read a file before writing it (its agent profile)?"""
         return bool(profile_of(self).read_before_write)
 
-    def tool_names(self) -> list[str]:
-        return [tool.name for tool in tools()]
-
     @property
     def state_dir(self) -> str:
         return self.workspace().git.paths.hive_state_dir
