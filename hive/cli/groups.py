@@ -16,3 +16,15 @@ queue_app = group("The coordinator queue: work items with leases.")
 proposals_app = group("File-write proposals awaiting an arbiter.")
 import_app = group("Import another tracker's data.")
 export_app = group("Export cells for another tracker.")
+# seed 003 (hive/ops/network.py) and seed 002 (hive/ops/agent.py)
+SEED_GROUPS = {
+    "blackboard": group("The shared blackboard: entries with a TTL."),
+    "permissions": group("Grants for protected resources (request_permission)."),
+    "memory": group(
+        "Project memory (.hive/context.yaml): goals, stack, decisions, milestones,"
+        " banned approaches."
+    ),
+    "qa": group("The QA harness: score entries, compare with the last run."),
+    "scratchpad": group("The swarm's shared scratchpad (1 MB per entry, 100 MB)."),
+    "todo": group("Agents' todo lists (todo_write / todo_read)."),
+}

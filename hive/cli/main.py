@@ -103,16 +103,6 @@ GROUPS = {
     ("import",): groups.import_app,
     ("export",): groups.export_app,
 }
-NETWORK_GROUPS = {  # seed 003 (hive/ops/network.py)
-    "blackboard": "The shared blackboard: entries with a TTL.",
-    "permissions": "Grants for protected resources (request_permission).",
-    "memory": "Project memory (.hive/context.yaml): goals, stack, decisions, milestones,"
-    " banned approaches.",
-    "qa": "The QA harness: score entries, compare with the last run.",
-    # seed 002 (hive/ops/agent.py)
-    "scratchpad": "The swarm's shared scratchpad (1 MB per entry, 100 MB).",
-    "todo": "Agents' todo lists (todo_write / todo_read).",
-}
 CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
 CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
 LATE_COMMANDS = {"blocked", "stats", "reserve", "release", "reservations"}
@@ -164,10 +154,10 @@ add_commands(GROUPS, operations(), PRESENTERS, {"proposals", "events"})
 app.add_typer(groups.ctx_app, name="ctx")
 app.add_typer(groups.queue_app, name="queue")
 add_commands(GROUPS, operations(), PRESENTERS, {"ctx", "queue"})
-for _name, _help in NETWORK_GROUPS.items():
-    GROUPS[(_name,)] = typer.Typer(help=_help, no_args_is_help=True)
-    app.add_typer(GROUPS[(_name,)], name=_name)
-add_commands(GROUPS, operations(), PRESENTERS, {*NETWORK_GROUPS, "delegate", "search"})
+for _name, _group in groups.SEED_GROUPS.items():
+    GROUPS[(_name,)] = _group
+    app.add_typer(_group, name=_name)
+add_commands(GROUPS, operations(), PRESENTERS, {*groups.SEED_GROUPS, "delegate", "search"})
 app.add_typer(groups.import_app, name="import")
 app.add_typer(groups.export_app, name="export")
 add_commands(GROUPS, operations(), PRESENTERS, {"sync", "import", "export"})
