@@ -393,3 +393,14 @@ def test_messages_sent_within_one_millisecond_keep_their_order(
     assert stamps == sorted(set(stamps))  # strictly later than the log tip, each time
     fresh = Workspace(str(repo), actor="bob", persist_cache=False)  # replayed from git
     assert [h.subject for h in inbox(fresh)] == ["n4", "n3", "n2", "n1", "n0"]
+
+
+def test_the_lean_importance_levels_are_the_models() -> None:
+    """maillog repeats the levels (hive.models.mail loads pydantic): kept equal."""
+    from typing import get_args
+
+    from hive.domain import maillog
+    from hive.models import mail as mail_models
+
+    assert get_args(mail_models.Importance) == maillog.IMPORTANCE_LEVELS
+    assert maillog.IMPORTANCE_LEVELS == mail_models.IMPORTANCE_LEVELS

@@ -41,7 +41,7 @@ from hive.cli.lean_write import (
     prepare,
     trailers,
 )
-from hive.domain import reservecore
+from hive.domain import maillog, reservecore
 from hive.domain.limits import MAX_GLOB
 from hive.errors import HiveError
 from hive.store.celldoc import printed_by_python, utc_now
@@ -335,10 +335,6 @@ SEND_VALUED = {
     "--importance": "importance",
 }
 SEND_FLAGS = {"--ack-required": "ack_required"}
-IMPORTANCE_LEVELS = ("low", "normal", "high", "urgent")  # SendParams.importance
-MAX_SUBJECT = 200
-MAX_BODY = 64 * 1024
-MAX_RECIPIENTS = 64
 
 
 class MailHost:
@@ -365,14 +361,14 @@ def mail(inv: Invocation) -> int | None:
     subject = options.values["subject"]
     body = options.values.get("body", "")
     importance = options.values.get("importance", "normal")
-    if importance not in IMPORTANCE_LEVELS or "coordinator" in to or not to:
+    if "coordinator" in to or not to:
         return None
     if body == "-":
         return None  # standard input: read once, by the command that answers
-    if len(to) > MAX_RECIPIENTS or not subject.strip() or len(subject) > MAX_SUBJECT:
-        return None
-    if len(body) > MAX_BODY:
-        return None
+    try:
+        maillog.check_message(to, subject, body, importance)
+    except HiveError:
+        return None  # the full CLI reports it
     prepared = prepare(inv)
     if prepared is None:
         return None

@@ -30,7 +30,10 @@ from typing import Any
 from hive.domain.maillog import (
     COORDINATOR,
     MAIL_REF,
+    MAX_BODY,
+    MAX_SUBJECT,
     MailState,
+    check_message,
     message_event,
 )
 from hive.domain.maillog import append as _append
@@ -38,7 +41,7 @@ from hive.domain.maillog import identity_of as _identity
 from hive.domain.maillog import require_agent as _require_agent
 from hive.domain.maillog import state_of as _state
 from hive.domain.workspace import Workspace
-from hive.errors import GitError, HiveError, InvalidInput, NotFound, NotOwner, NotRegistered
+from hive.errors import GitError, HiveError, NotFound, NotOwner, NotRegistered
 from hive.git.remote import check_remote, fetch_ref, push_ref, remote_ref, tracking_ref
 from hive.models import utc_now
 from hive.models.identity import Override, Registration
@@ -57,9 +60,6 @@ from hive.store.cells import format_time
 NOTICE_SENDER = "hive"
 SYNC_ATTEMPTS = 5
 INBOX_CAP = 5
-MAX_BODY = 64 * 1024
-MAX_SUBJECT = 200
-MAX_RECIPIENTS = 64
 ADJECTIVES = (
     "Blue",
     "Red",
@@ -238,7 +238,7 @@ def send_message(
     as that cell's full id.
     """
     sender = ws.require_agent("sending mail")
-    _check_message(to, subject, body, importance)
+    check_message(to, subject, body, importance)
     coordinator = coordinator_of(ws, thread_id, sender) if COORDINATOR in to else None
     thread_members: list[str] = []
     if thread_id:
@@ -270,19 +270,6 @@ def send_message(
     result: SendResult = sent
     result.message_id = _state(ws).id_of_commit[str(commit)]
     return result
-
-
-def _check_message(to: list[str], subject: str, body: str, importance: str) -> None:
-    if importance not in IMPORTANCE_LEVELS:
-        raise InvalidInput(f"invalid importance {importance!r}: use {', '.join(IMPORTANCE_LEVELS)}")
-    if not subject.strip():
-        raise InvalidInput("subject must not be empty")
-    if len(subject) > MAX_SUBJECT:
-        raise InvalidInput(f"subject is too long ({len(subject)} > {MAX_SUBJECT} characters)")
-    if len(body) > MAX_BODY:
-        raise InvalidInput(f"body is too long ({len(body)} > {MAX_BODY} characters)")
-    if len(to) > MAX_RECIPIENTS:
-        raise InvalidInput(f"too many recipients ({len(to)} > {MAX_RECIPIENTS})")
 
 
 def _family_root(given: str, known: Iterable[str]) -> str:

@@ -44,6 +44,29 @@ if TYPE_CHECKING:
         def lock_timeout(self) -> float: ...
 
 
+# What one message may hold (shared by the full path, hive/domain/mail.py, and the lean
+# one, hive/cli/lean_coord.py). The levels are those of hive.models.mail.Importance,
+# repeated here because that module loads pydantic (a test keeps them equal).
+IMPORTANCE_LEVELS: tuple[str, ...] = ("low", "normal", "high", "urgent")
+MAX_BODY = 64 * 1024
+MAX_SUBJECT = 200
+MAX_RECIPIENTS = 64
+
+
+def check_message(to: list[str], subject: str, body: str, importance: str) -> None:
+    """InvalidInput naming the first limit a message breaks."""
+    if importance not in IMPORTANCE_LEVELS:
+        raise InvalidInput(f"invalid importance {importance!r}: use {', '.join(IMPORTANCE_LEVELS)}")
+    if not subject.strip():
+        raise InvalidInput("subject must not be empty")
+    if len(subject) > MAX_SUBJECT:
+        raise InvalidInput(f"subject is too long ({len(subject)} > {MAX_SUBJECT} characters)")
+    if len(body) > MAX_BODY:
+        raise InvalidInput(f"body is too long ({len(body)} > {MAX_BODY} characters)")
+    if len(to) > MAX_RECIPIENTS:
+        raise InvalidInput(f"too many recipients ({len(to)} > {MAX_RECIPIENTS})")
+
+
 MAIL_REF = "refs/hive/mail"
 STATE_VERSION = 5
 ID_HEX_DIGITS = 10
