@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 import hive
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
-from hive.ops.spec import Operation, operation, operations
+from hive.ops.catalog import operation, operations
+from hive.ops.spec import Operation
 from tests.conftest import agent_env, credential, git, set_coordinators
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -585,23 +586,6 @@ def _circles(graph: dict[str, set[str]]) -> list[set[str]]:
     return found
 
 
-# Circles kept on purpose, each through one lazy import (inside a function), with why.
-KNOWN_CIRCLES: dict[frozenset[str], str] = {
-    frozenset({"hive.git.repo", "hive.git.recovery"}): (
-        "recovery reads a blob through GitRepo only when it is in an alternate object store"
-    ),
-    frozenset({"hive.store.celldoc", "hive.store.cells"}): (
-        "the lean cell parser hands what it cannot read to the model's parser"
-    ),
-    frozenset({"hive.domain.mail", "hive.domain.identity"}): (
-        "swarmmail_init (mail) registers through identity, which keeps the registry in mail"
-    ),
-}
-# packages whose catalogue still imports the modules that declare into it
-# (``operations()`` -> ``catalog`` -> ``cells`` -> ``spec``): being reworked (issue 12)
-CIRCLES_WITHIN = ("hive.ops.",)
-
-
 def test_the_circle_finder_finds_circles() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
     assert _circles(graph) == [{"a", "b", "c"}]
@@ -609,17 +593,9 @@ def test_the_circle_finder_finds_circles() -> None:
 
 def test_no_import_circles_between_modules() -> None:
     """No two modules import each other, directly or round a longer path, at the top or
-    in a function: the tree reads downward (the known few say why)."""
-    circles = _circles(_import_graph())
-    unexpected = [
-        sorted(circle)
-        for circle in circles
-        if frozenset(circle) not in KNOWN_CIRCLES
-        and not any(all(m.startswith(p) for m in circle) for p in CIRCLES_WITHIN)
-    ]
-    assert not unexpected, unexpected
-    gone = [sorted(known) for known in KNOWN_CIRCLES if set(known) not in circles]
-    assert not gone, f"no longer circles: drop them from KNOWN_CIRCLES: {gone}"
+    in a function: the tree reads downward."""
+    circles = [sorted(circle) for circle in _circles(_import_graph())]
+    assert not circles, circles
 
 
 def test_no_surface_imports_the_cli_and_no_private_apis() -> None:
@@ -770,7 +746,7 @@ def test_describing_the_operations_opens_no_repository_code() -> None:
     import subprocess
 
     probe = (
-        "import sys\nfrom hive.ops.spec import operations\nassert len(operations()) > 60\n"
+        "import sys\nfrom hive.ops.catalog import operations\nassert len(operations()) > 60\n"
         "print(sorted(m for m in sys.modules if m.startswith(('hive.domain.workspace',"
         " 'hive.domain.reading', 'hive.domain.commits', 'hive.git', 'hive.store', 'dulwich'))))"
     )

@@ -50,7 +50,7 @@ from hive.git.refs import (
     read_head_fast,
     ref_file,
 )
-from hive.git.sha import sha1
+from hive.git.sha import object_id, sha1
 from hive.git.state import check_git_state
 from hive.git.worktree import atomic_write, remove_file
 from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
@@ -60,19 +60,12 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see 
 if TYPE_CHECKING:
     from typing import Any
 
-    from dulwich.objects import Commit, ObjectID
+    from dulwich.objects import Commit
     from dulwich.refs import Ref
     from dulwich.repo import Repo
 
     from hive.git.flock import Held
     from hive.git.recovery import PathIntent
-
-
-def _oid(sha: str) -> ObjectID:
-    """A hex sha as dulwich's ObjectID (bytes at runtime)."""
-    from typing import cast
-
-    return cast("ObjectID", sha.encode("ascii"))
 
 
 def _ref(name: str) -> Ref:
@@ -461,9 +454,9 @@ class GitRepo:
         look rescans the pack directory)."""
         store = self.dulwich.object_store
         try:
-            return store[_oid(sha)]
+            return store[object_id(sha)]
         except KeyError:
-            return store[_oid(sha)]
+            return store[object_id(sha)]
 
     def _raw(self, sha: str) -> tuple[bytes, bytes]:
         """(type, body) of an object: hive's own loose and pack readers (no dulwich

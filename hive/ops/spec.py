@@ -223,6 +223,8 @@ def progress() -> Progress | None:
 
 
 OPERATIONS: dict[str, Operation] = {}
+"""Every declared operation by name: complete once ``hive.ops.catalog`` (which imports
+the modules that declare them, and the surfaces' way to them) has been imported."""
 
 
 def declare(*operations: Operation) -> None:
@@ -232,18 +234,8 @@ def declare(*operations: Operation) -> None:
         OPERATIONS[op.name] = op
 
 
-def operations() -> list[Operation]:
-    """Every declared operation (importing the modules that declare them)."""
-    from hive.ops import catalog  # noqa: F401  (declares the operations)
-
-    return list(OPERATIONS.values())
-
-
-def tool_names() -> list[str]:
-    """The name of every agent tool (the operations offered to agents)."""
-    return [op.name for op in operations() if op.is_tool]
-
-
-def operation(name: str) -> Operation:
-    operations()
-    return OPERATIONS[name]
+def declared_tool_names() -> list[str]:
+    """The name of every agent tool among the declared operations, for an operation
+    that is itself reached through the catalogue (``hive doctor``): this module
+    imports no module that declares operations (they import it)."""
+    return [op.name for op in OPERATIONS.values() if op.is_tool]

@@ -21,7 +21,8 @@ from hive.domain.agents import write_check as agents_write_check
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
 from hive.models.agents_config import AgentProfile
-from hive.ops.spec import Operation, operations
+from hive.ops.catalog import operations
+from hive.ops.spec import Operation
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
