@@ -207,7 +207,12 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     (
         "query_swarm_state",
         ["swarm", "state", "--scope", "tasks", "--agent", "w1", "--history"],
-        {"scope": "tasks", "agentFilter": ["w1"], "includeHistory": True},
+        {"scope": "tasks", "agentFilter": ["w1"], "includeHistory": True, "verbose": True},
+    ),
+    (
+        "query_swarm_state",
+        ["swarm", "state", "--no-verbose", "--scope", "tasks"],
+        {"scope": "tasks"},
     ),
     (
         "spawn_parallel_agents",
@@ -246,7 +251,12 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     ("scratchpad_list", ["scratchpad", "list", "notes/"], {"prefix": "notes/"}),
     ("todo_write", ["todo", "set", json.dumps(TODOS)], {"todos": TODOS}),
     ("todo_read", ["todo", "show"], {}),
-    ("context_search", ["search", "both WAYS"], {"term": "both WAYS"}),
+    (
+        "context_search",
+        ["search", "both WAYS"],
+        {"term": "both WAYS", "verbose": True, "limit": 50},
+    ),
+    ("context_search", ["search", "both", "--no-verbose", "-n", "10"], {"term": "both"}),
 ]
 
 STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\dZ\]")  # progress notes carry the minute
@@ -738,6 +748,75 @@ def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> 
     assert "description" not in listed[0] and len(json.dumps(listed)) <= 4096
     whole = call_tool(ctx, "hive_ready", {"verbose": True})["result"]
     assert whole[0]["description"] == "d" * 400
+
+
+def test_the_seed_list_tools_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
+    """query_swarm_state and context_search answer a page of summaries by default (their
+    seed parameters unchanged); ``verbose`` gives the whole records."""
+    from hive.domain.cells import create_cell
+    from hive.tools.registry import CallContext, call_tool
+
+    for n in range(30):
+        create_cell(ws, title=f"Delegated task number {n} about caching", description="d" * 400)
+    ctx = CallContext(root=str(repo), agent="alice")
+    call_tool(ctx, "delegate_task", {"targetAgent": "bob", "taskPayload": {"instruction": "x"}})
+    call_tool(ctx, "update_blackboard", {"key": "plan", "value": "cache first"})
+    state = call_tool(ctx, "query_swarm_state", {})["result"]
+    assert set(state["tasks"][0]) == {"taskId", "title", "status", "priority", "agentId"}
+    assert set(state["agents"][0]) == {"agentId", "status", "tasks"}
+    assert state["blackboard"]["plan"] == {"value": "cache first", "sourceAgent": "alice"}
+    whole = call_tool(ctx, "query_swarm_state", {"verbose": True})["result"]
+    assert "deadline" in whole["tasks"][0] and "timestamp" in whole["blackboard"]["plan"]
+    assert len(json.dumps(state)) < len(json.dumps(whole))
+    found = call_tool(ctx, "context_search", {"term": "caching"})["result"]["result"]
+    assert len(found["matches"]) == 10 and found["total"] == 30
+    assert len(json.dumps(found)) <= 2400  # 30 whole matches: ~9 kB
+    more = call_tool(ctx, "context_search", {"term": "caching", "limit": 40, "verbose": True})
+    assert len(more["result"]["result"]["matches"]) == 30
+
+
+def test_a_page_of_cells_carries_how_many_match(ws: Workspace, repo: Path) -> None:
+    """``hive list`` tells what its page leaves out from the one query it ran."""
+    from hive.cli.build import ShellCaller
+    from hive.cli.main import app
+    from hive.domain.cells import create_cell
+    from hive.ops.cells import QueryParams
+
+    for n in range(5):
+        create_cell(ws, title=f"cell {n}")
+    page = operation("hive_query").call(ShellCaller.of(ws), QueryParams(limit=2))
+    assert len(page) == 2 and page.total == 5
+    whole = operation("hive_query").call(ShellCaller.of(ws), QueryParams(all=True))
+    assert len(whole) == 5 and whole.total == 5
+    shown = CliRunner().invoke(app, ["-C", str(repo), "list", "-n", "2"])
+    assert shown.exit_code == 0, shown.output
+    assert "showing 2 of 5 cells (--all for every one)" in shown.stderr
+    every = CliRunner().invoke(app, ["-C", str(repo), "list", "--all"])
+    assert every.exit_code == 0 and "showing" not in every.stderr
+
+
+def test_the_path_parameters_are_marked_in_the_descriptions() -> None:
+    """Which parameter holds a path an agent gives relative to its working directory is
+    said by the operation (``PathParam``), not by a table of tool names in a surface."""
+    from hive.ops.spec import path_parameter
+    from hive.tools import registry
+
+    marked = {
+        op.name: (found[0], found[1].in_context)
+        for op in operations()
+        if (found := path_parameter(op.params)) is not None
+    }
+    assert marked == {
+        "fs_list": ("dir", False),
+        "search_text": ("dir", False),
+        "fs_read": ("path", False),
+        "fs_write": ("path", False),
+        "file_read": ("path", True),
+        "list_files": ("path", True),
+    }
+    assert not hasattr(registry, "_PATH_ARGS")
+    schema = json.dumps(operation("fs_read").params.model_json_schema())
+    assert "in_context" not in schema and "PathParam" not in schema
 
 
 def test_describing_the_operations_opens_no_repository_code() -> None:

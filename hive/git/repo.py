@@ -40,7 +40,7 @@ from hive.errors import (
 )
 from hive.git import killpoints
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, read_entries
-from hive.git.loose import read_object, write_loose
+from hive.git.loose import parse_commit, read_object, write_loose
 from hive.git.refs import (
     HeadRef,
     RepoPaths,
@@ -316,42 +316,6 @@ def format_message(subject: str, trailers: Iterable[tuple[str, str]], body: str 
     paragraphs = [p.strip() for p in body.replace("\r\n", "\n").split("\n\n") if p.strip()]
     text = "".join(paragraph + "\n\n" for paragraph in paragraphs)
     return clean_subject + "\n\n" + text + "\n".join(lines) + "\n"
-
-
-def _parse_commit(sha: str, body: bytes) -> CommitInfo | None:
-    """A commit object's body as dulwich reads it (the author up to its ``>``, the
-    committer's time, the message after the first blank line), or None for anything
-    unusual (dulwich then parses it)."""
-    header, blank, message = body.partition(b"\n\n")
-    if not blank:
-        return None
-    parents: list[str] = []
-    author: bytes | None = None
-    time: int | None = None
-    for line in header.split(b"\n"):
-        if line.startswith(b"parent "):
-            parent = line[7:].decode("ascii", errors="replace")
-            if len(parent) != 40:
-                return None
-            parents.append(parent)
-        elif line.startswith(b"author "):
-            author = line[7:]
-        elif line.startswith(b"committer "):
-            value = line[10:]
-            end = value.rfind(b"> ")
-            stamp = value[end + 2 :].split(b" ")
-            if end < 0 or len(stamp) != 2 or not stamp[0].isdigit():
-                return None
-            time = int(stamp[0])
-    if author is None or time is None or author.rfind(b"> ") < 0:
-        return None
-    return CommitInfo(
-        sha=sha,
-        parents=tuple(parents),
-        author=author[: author.rfind(b"> ") + 1].decode("utf-8", errors="replace"),
-        time=time,
-        message=message.decode("utf-8", errors="replace"),
-    )
 
 
 class GitRepo:
@@ -674,9 +638,15 @@ class GitRepo:
         """One commit, read by hive's own object readers (dulwich's parser only for a
         commit they cannot read or a header they do not expect)."""
         kind, body = self._raw(sha)
-        found = _parse_commit(sha, body) if kind == b"commit" else None
+        found = parse_commit(body) if kind == b"commit" else None
         if found is not None:
-            return found
+            return CommitInfo(
+                sha=sha,
+                parents=found.parents,
+                author=found.author,
+                time=found.time,
+                message=found.message.decode("utf-8", errors="replace"),
+            )
         commit = self._commit(sha)
         return CommitInfo(
             sha=sha,
@@ -848,25 +818,16 @@ class GitRepo:
         return _WriteLock(path, timeout, after=self.pack_if_needed)
 
     def pack_if_needed(self) -> None:
-        """Pack loose objects when there are too many (``hive/git/packing.py``)."""
-        from hive.git import loose
+        """Pack loose objects when there are too many (``hive/git/packing.py``): decided
+        first (``loose.pack_wanted``), so the packer is loaded only when it will pack."""
+        from hive.git.loose import pack_wanted
 
-        objects = os.path.join(self.paths.common_dir, "objects")
-        if loose.nothing_to_pack(objects):
-            return
-        # git's thresholds, decided here: the packer (and what it imports) is loaded
-        # only when it will pack (gc.auto=0 or negative turns packing off)
-        auto = loose.parse_git_int(self.config_value("gc", "auto"), loose.DEFAULT_GC_AUTO)
-        limit_text = self.config_value("gc", "autoPackLimit")
-        limit = loose.parse_git_int(limit_text, loose.DEFAULT_PACK_LIMIT)
-        if auto <= 0:
-            return
-        many_packs = 0 < limit < len(loose.local_packs(objects))
-        if not many_packs and not loose.too_many_loose(objects, auto):
+        wanted = pack_wanted(self)
+        if wanted is None:
             return
         from hive.git.packing import auto_pack
 
-        auto_pack(self)
+        auto_pack(self, merge_packs=wanted[0], pack_limit=wanted[1])
 
     def _index_lock(self, timeout: float) -> IndexLock:
         """git's index.lock, taken through hive's twin (see hive/git/recovery.py)."""

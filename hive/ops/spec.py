@@ -115,6 +115,30 @@ REASON = "why (required for an override; recorded)"
 
 
 @dataclass(frozen=True)
+class PathParam:
+    """Marks the parameter that holds a path (``Annotated[str, Field(...), REPO_PATH]``;
+    not part of the schema an agent is sent): an agent with a working directory
+    (``agents:`` in .hive/config.yaml) gives it relative to that directory, and the
+    agent surfaces rebase it. ``in_context``: a path in the context directory
+    (``file_read``, ``list_files``), handed on absolute."""
+
+    in_context: bool = False
+
+
+REPO_PATH = PathParam()
+CONTEXT_PATH = PathParam(in_context=True)
+
+
+def path_parameter(params: type[Params]) -> tuple[str, PathParam] | None:
+    """The parameter of ``params`` marked as holding a path, with its marker."""
+    for name, info in params.model_fields.items():
+        for marker in info.metadata:
+            if isinstance(marker, PathParam):
+                return name, marker
+    return None
+
+
+@dataclass(frozen=True)
 class Command:
     """How an operation is spelled on the command line.
 
