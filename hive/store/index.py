@@ -490,10 +490,13 @@ class StateIndex:
             return self._in_memory(f"{self.state_dir} cannot be made ({exc.strerror})")
         try:
             db = self._connect()
-            if self._schema(db) == SCHEMA:
+            found = self._schema(db)
+            if found == SCHEMA:
                 self._ensure_subtrees(db)
                 return db
             db.close()
+            if found is None:
+                return self._rebuild("it holds no hive index (a damaged or foreign file)")
             return self._rebuild("it was made for another schema")
         except sqlite3.DatabaseError as exc:
             if is_transient(exc):
