@@ -272,7 +272,7 @@ def test_read_commands_import_no_heavy_module(
 # tables), ruamel (YAML round trips, for writes) or the MCP SDK (``hive mcp`` only).
 FULL_READS = [
     ["--json", "show", "{a}", "{b}"],
-    ["--json", "list", "--parent", "{a}"],
+    ["--json", "list", "--parent", "{a_part}"],
     ["--json", "blocked"],
     ["--json", "stats"],
     ["--json", "dep", "tree", "{a}"],
@@ -289,7 +289,7 @@ def test_full_cli_reads_with_json_import_no_rich_yaml_round_trip_or_mcp(
     """Measured as the issue asks, with ``python -X importtime``: every command of
     FULL_READS in one fresh process (what they import together, each imports at most)."""
     a, b = create_cell(ws, title="a").id, create_cell(ws, title="b").id
-    commands = [[part.format(a=a, b=b) for part in args] for args in FULL_READS]
+    commands = [[part.format(a=a, b=b, a_part=a[:-1]) for part in args] for args in FULL_READS]
     probe = (
         "import json, sys\n"
         "from tests.inprocess import run_hive\n"
@@ -634,7 +634,7 @@ def test_a_command_leaves_no_process_behind(ws: Workspace, repo: Path) -> None:
         ["ready", "--json"],
         ["create", "two"],
         ["update", cell, "-p", "0"],
-        ["list", "--parent", cell],  # the full CLI
+        ["list", "--parent", cell[:-1]],  # the full CLI (resolves a partial id)
         ["--json", "close", cell],
     ]
     for args in commands:

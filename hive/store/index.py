@@ -312,6 +312,7 @@ class ListQuery(Frozen):
         "status",
         "type",
         "priority",
+        "parent",
         "label",
         "assignee",
         "include_deleted",
@@ -323,6 +324,7 @@ class ListQuery(Frozen):
         status: str | None = None,
         type: str | None = None,
         priority: int | None = None,
+        parent: str | None = None,
         label: str | None = None,
         assignee: str | None = None,
         include_deleted: bool = False,
@@ -331,6 +333,7 @@ class ListQuery(Frozen):
         self.status = status
         self.type = type
         self.priority = priority
+        self.parent = parent
         self.label = label
         self.assignee = assignee
         self.include_deleted = include_deleted
@@ -883,7 +886,7 @@ class StateIndex:
             return None
         where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
         params: dict[str, object] = {"key": key}
-        for column in ("status", "type", "priority", "assignee"):
+        for column in ("status", "type", "priority", "parent", "assignee"):
             value = getattr(query, column)
             if value is not None:
                 where.append(f"s.{column} = :{column}")
