@@ -312,6 +312,7 @@ class ListQuery(Frozen):
         "status",
         "type",
         "priority",
+        "parent",
         "label",
         "assignee",
         "include_deleted",
@@ -323,6 +324,7 @@ class ListQuery(Frozen):
         status: str | None = None,
         type: str | None = None,
         priority: int | None = None,
+        parent: str | None = None,
         label: str | None = None,
         assignee: str | None = None,
         include_deleted: bool = False,
@@ -331,6 +333,7 @@ class ListQuery(Frozen):
         self.status = status
         self.type = type
         self.priority = priority
+        self.parent = parent
         self.label = label
         self.assignee = assignee
         self.include_deleted = include_deleted
@@ -490,10 +493,13 @@ class StateIndex:
             return self._in_memory(f"{self.state_dir} cannot be made ({exc.strerror})")
         try:
             db = self._connect()
-            if self._schema(db) == SCHEMA:
+            found = self._schema(db)
+            if found == SCHEMA:
                 self._ensure_subtrees(db)
                 return db
             db.close()
+            if found is None:
+                return self._rebuild("it holds no hive index (a damaged or foreign file)")
             return self._rebuild("it was made for another schema")
         except sqlite3.DatabaseError as exc:
             if is_transient(exc):
@@ -880,7 +886,7 @@ class StateIndex:
             return None
         where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
         params: dict[str, object] = {"key": key}
-        for column in ("status", "type", "priority", "assignee"):
+        for column in ("status", "type", "priority", "parent", "assignee"):
             value = getattr(query, column)
             if value is not None:
                 where.append(f"s.{column} = :{column}")
