@@ -487,20 +487,13 @@ def write(
 
 def message(session: Session, event: str, cell: dict[str, Any]) -> str:
     """``Workspace.message`` for one cell."""
+    from hive.domain.actors import event_trailers
     from hive.git.repo import format_message
     from hive.text import CONTROL_CHARS
 
     subject = CONTROL_CHARS.sub("?", f"hive: {event} {cell['id']} {cell['title']}")
-    return format_message(subject, [("Hive-Cell", cell["id"]), *trailers(session, event)])
-
-
-def trailers(session: Session, event: str) -> list[tuple[str, str]]:
-    """``Workspace.trailers``: ``Hive-Agent``, ``Hive-Event`` (+ ``Hive-Identity``)."""
-    principal = session.principal
-    found = [("Hive-Agent", principal.name), ("Hive-Event", event)]
-    if principal.kind != "agent":
-        found.append(("Hive-Identity", principal.kind))
-    return found
+    trailers = event_trailers(session.principal, event)
+    return format_message(subject, [("Hive-Cell", cell["id"]), *trailers])
 
 
 def report(inv: Invocation, exc: HiveError) -> int:
