@@ -402,7 +402,7 @@ class Prepared:
 
 def prepare(inv: Invocation) -> Prepared | None:
     """The repository opened for a write on its branch; None to defer."""
-    import sqlite3
+    from hive.store.sqlerrors import sqlite3
 
     try:
         session = open_session(inv)
@@ -418,7 +418,7 @@ def guarded(inv: Invocation, act: Callable[[], R]) -> R | int | None:
     """``act()`` (a transaction), with what stops it mapped as the full CLI maps it:
     Defer (nothing written) to None, a HiveError to its report and exit code, any
     other exception to the last line of defence (``cli/main.py run``)."""
-    import sqlite3
+    from hive.store.sqlerrors import sqlite3
 
     try:
         return act()
