@@ -291,6 +291,9 @@ def test_cli_sync_and_errors(clones: Clones, tmp_path: Path) -> None:
     init_hive(Workspace(str(lonely)))
     result = run_hive(["-C", str(lonely), "sync"], module="hive.cli.main")
     assert result.exit_code == 8 and "origin" in result.output
+    result = run_hive(["-C", str(clones.paths["a"]), "sync", "nowhere"], module="hive.cli.main")
+    assert result.exit_code == 8
+    assert "from nowhere: 'nowhere' does not appear to be a git repository" in result.output
     with pytest.raises(InvalidInput):
         sync(clones.ws("a"), remote="--upload-pack=evil")
     assert git(clones.paths["a"], "rev-parse", STATE_REF).strip()

@@ -7,7 +7,7 @@ files just before. When the index does not know that commit's state yet (a
 ``git pull`` brought new cells, the index was dropped), it is indexed here, with
 the same rows the full path stores (:func:`build_state`); on a terminal, when an
 object cannot be read here, or when an option needs the models (``--parent``
-resolves partial ids), None sends the command to the full CLI, which indexes
+with a partial id), None sends the command to the full CLI, which indexes
 the state (with a progress bar on a terminal) and answers.
 """
 
@@ -190,7 +190,7 @@ def list_cells(inv: Invocation) -> int | None:
     if query is None:
         return None
     state = open_state(inv)
-    if state is None:
+    if state is None or not _known_parent(state, query.parent):
         return None
     found = state.index.list_rows(state.key, query)
     if found is None:
@@ -203,6 +203,16 @@ def list_cells(inv: Invocation) -> int | None:
     return 0
 
 
+def _known_parent(state: State, parent: str | None) -> bool:
+    """``--parent`` names a cell of this state by its full id (a partial id, or one that
+    matches nothing, goes to the full CLI, which resolves or explains it)."""
+    if parent is None:
+        return True
+    from hive.cli.lean_write import lookup, usable
+
+    return usable(lookup(state.index, state.key, parent), parent) is not None
+
+
 _LIST_VALUED = {
     "-s": "status",
     "--status": "status",
@@ -213,6 +223,7 @@ _LIST_VALUED = {
     "-l": "label",
     "--label": "label",
     "--assignee": "assignee",
+    "--parent": "parent",
     "--limit": "limit",
     "-n": "limit",
 }
@@ -264,10 +275,14 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
         limit = int(limit_text)
     if "--all" in flags:
         limit = None
+    parent = values.get("parent")
+    if parent is not None and (not parent or parent != parent.strip().lower()):
+        return None
     return ListQuery(
         status=None if status == "all" else status,
         type=kind,
         priority=level,
+        parent=parent,
         label=values.get("label"),
         assignee=values.get("assignee"),
         include_deleted="--deleted" in flags,

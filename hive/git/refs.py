@@ -48,7 +48,8 @@ def discover(start: str) -> RepoPaths:
     """Find the working tree containing ``start``; raise NotAGitRepository otherwise."""
     here = os.path.abspath(os.path.expanduser(start))
     if not os.path.isdir(here):
-        raise NotAGitRepository(f"{start}: no such directory")
+        what = "is a file, not a directory" if os.path.exists(here) else "no such directory"
+        raise NotAGitRepository(f"{start}: {what}")
     probe = here
     while True:
         dotgit = os.path.join(probe, ".git")

@@ -317,6 +317,7 @@ class ListQuery(Frozen):
         "status",
         "type",
         "priority",
+        "parent",
         "label",
         "assignee",
         "include_deleted",
@@ -328,6 +329,7 @@ class ListQuery(Frozen):
         status: str | None = None,
         type: str | None = None,
         priority: int | None = None,
+        parent: str | None = None,
         label: str | None = None,
         assignee: str | None = None,
         include_deleted: bool = False,
@@ -336,6 +338,7 @@ class ListQuery(Frozen):
         self.status = status
         self.type = type
         self.priority = priority
+        self.parent = parent
         self.label = label
         self.assignee = assignee
         self.include_deleted = include_deleted
@@ -509,10 +512,13 @@ class StateIndex:
             return self._in_memory(f"{self.state_dir} cannot be made ({exc.strerror})")
         try:
             db = self._connect()
-            if self._schema(db) == SCHEMA:
+            found = self._schema(db)
+            if found == SCHEMA:
                 self._ensure_subtrees(db)
                 return db
             db.close()
+            if found is None:
+                return self._rebuild("it holds no hive index (a damaged or foreign file)")
             return self._rebuild("it was made for another schema")
         except sqlite3.DatabaseError as exc:
             if is_transient(exc):
@@ -890,7 +896,7 @@ class StateIndex:
             return None
         where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
         params: dict[str, object] = {"key": key}
-        for column in ("status", "type", "priority", "assignee"):
+        for column in ("status", "type", "priority", "parent", "assignee"):
             value = getattr(query, column)
             if value is not None:
                 where.append(f"s.{column} = :{column}")
