@@ -230,7 +230,7 @@ def _six_cells(repo: Path, number: int) -> None:
 
 def _modules_after(repo: Path, *args: str) -> tuple[set[str], str]:
     code = (
-        "import io, sys, contextlib\n"
+        "import io, sys\n"
         "from hive.cli.entry import parse, dispatch\n"
         "out = io.StringIO()\n"
         "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
@@ -266,6 +266,15 @@ def test_read_commands_import_no_heavy_module(
     modules, code = _modules_after(repo, *args)
     assert code == "0", "answered without the full CLI"
     assert not modules & set(HEAVY), f"{args} imported {sorted(modules & set(HEAVY))}"
+    costly = modules & set(READ_START_UP_COSTLY)
+    assert not costly, f"{args} imported {sorted(costly)}"
+
+
+# Standard library modules a lean read does without (each costs a fresh process
+# 0.5-4 ms with what it imports): ``re`` (with enum and the regex compiler),
+# ``contextlib``, ``datetime`` and ``sqlite3`` (the package: its dbapi2 imports
+# datetime; the index uses the C module ``_sqlite3``), ``importlib``/``warnings``.
+READ_START_UP_COSTLY = ("re", "contextlib", "datetime", "sqlite3", "importlib", "warnings")
 
 
 # Read commands the full CLI answers: with --json none of them needs rich (a terminal's

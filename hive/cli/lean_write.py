@@ -402,7 +402,7 @@ class Prepared:
 
 def prepare(inv: Invocation) -> Prepared | None:
     """The repository opened for a write on its branch; None to defer."""
-    import sqlite3
+    from hive.store.sqlerrors import sqlite3
 
     try:
         session = open_session(inv)
@@ -418,7 +418,7 @@ def guarded(inv: Invocation, act: Callable[[], R]) -> R | int | None:
     """``act()`` (a transaction), with what stops it mapped as the full CLI maps it:
     Defer (nothing written) to None, a HiveError to its report and exit code, any
     other exception to the last line of defence (``cli/main.py run``)."""
-    import sqlite3
+    from hive.store.sqlerrors import sqlite3
 
     try:
         return act()
@@ -487,20 +487,13 @@ def write(
 
 def message(session: Session, event: str, cell: dict[str, Any]) -> str:
     """``Workspace.message`` for one cell."""
+    from hive.domain.actors import event_trailers
     from hive.git.repo import format_message
     from hive.text import CONTROL_CHARS
 
     subject = CONTROL_CHARS.sub("?", f"hive: {event} {cell['id']} {cell['title']}")
-    return format_message(subject, [("Hive-Cell", cell["id"]), *trailers(session, event)])
-
-
-def trailers(session: Session, event: str) -> list[tuple[str, str]]:
-    """``Workspace.trailers``: ``Hive-Agent``, ``Hive-Event`` (+ ``Hive-Identity``)."""
-    principal = session.principal
-    found = [("Hive-Agent", principal.name), ("Hive-Event", event)]
-    if principal.kind != "agent":
-        found.append(("Hive-Identity", principal.kind))
-    return found
+    trailers = event_trailers(session.principal, event)
+    return format_message(subject, [("Hive-Cell", cell["id"]), *trailers])
 
 
 def report(inv: Invocation, exc: HiveError) -> int:

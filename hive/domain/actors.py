@@ -7,6 +7,20 @@ import re
 
 from hive.errors import InvalidInput
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Acting(Protocol):
+        """Who acts, as a commit names it (the model's ``Principal`` or the lean one)."""
+
+        @property
+        def name(self) -> str: ...
+
+        @property
+        def kind(self) -> str: ...
+
+
 _ACTOR_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
 
 
@@ -30,3 +44,12 @@ def os_user() -> str | None:
         return getpass.getuser()
     except (KeyError, OSError):
         return None
+
+
+def event_trailers(principal: Acting, event: str) -> list[tuple[str, str]]:
+    """``Hive-Agent`` and ``Hive-Event`` (+ ``Hive-Identity`` for non-agents): the
+    trailers of every commit ``principal`` makes, on the full and the lean path."""
+    found = [("Hive-Agent", principal.name), ("Hive-Event", event)]
+    if principal.kind != "agent":
+        found.append(("Hive-Identity", principal.kind))
+    return found

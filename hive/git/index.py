@@ -19,7 +19,6 @@ required extensions of split or sparse indexes fall back to dulwich's parser.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import struct
@@ -31,7 +30,7 @@ from hive.errors import GitError, LockTimeout
 from hive.git import killpoints
 from hive.git.owners import owner_tag
 from hive.git.sha import digest
-from hive.record import Frozen, Record
+from hive.record import Frozen, Record, suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -495,7 +494,7 @@ def lock_owned_by_twin(lock_path: str, twin: str) -> bool:
 
 
 def _unlink_quietly(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    with suppress(FileNotFoundError):
         os.unlink(path)
 
 

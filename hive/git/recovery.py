@@ -43,7 +43,6 @@ Each recovery yields one line for the user (surfaces print it on stderr).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
@@ -56,7 +55,7 @@ from hive.git.owners import owner_alive, owner_tag, parse_tag
 from hive.git.refs import RepoPaths, read_ref_fast, ref_file, remove_stale_ref_lock
 from hive.git.sha import object_id
 from hive.git.worktree import atomic_write, file_blob_sha, remove_file, temp_name
-from hive.record import Frozen, Record
+from hive.record import Frozen, Record, suppress
 
 TWIN = "hive-index.lock"
 INTENT = "hive-intent"
@@ -153,7 +152,7 @@ def write_intent(paths: RepoPaths, intent: Intent) -> None:
 
 
 def clear_intent(paths: RepoPaths) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    with suppress(FileNotFoundError):
         os.unlink(intent_path(paths))
 
 
@@ -242,7 +241,7 @@ def recover_locked(paths: RepoPaths, *, commit_index: str | None = None) -> list
     if intent is not None:
         finished = _resolve(paths, intent, commit_index, report)
     if finished:
-        with contextlib.suppress(FileNotFoundError):
+        with suppress(FileNotFoundError):
             os.unlink(twin)
     message = report.message()
     return [message] if message else []

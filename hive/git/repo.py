@@ -24,7 +24,6 @@ stay staged (only hive's own index entries are replaced).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import time
@@ -54,7 +53,7 @@ from hive.git.sha import object_id, sha1
 from hive.git.state import check_git_state
 from hive.git.worktree import atomic_write, remove_file
 from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
-from hive.record import Frozen, Record
+from hive.record import Frozen, Record, suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -937,7 +936,7 @@ class GitRepo:
     def _roll_back(self, snap: Snapshot, commit: str, changes: list[Change]) -> None:
         ref = snap.head.ref or "HEAD"
         if snap.head.commit is None:
-            with contextlib.suppress(OSError):
+            with suppress(OSError):
                 os.unlink(ref_file(self.paths, ref))  # the branch was born by this write
         else:
             compare_and_swap(
@@ -954,7 +953,7 @@ class GitRepo:
                 continue  # the user's own file: hive never wrote it, so never touches it
             full = os.path.join(self.paths.root, change.path)
             old = snap.read(change.path)
-            with contextlib.suppress(OSError):
+            with suppress(OSError):
                 if old is None:
                     remove_file(full, self.paths.root)
                 else:

@@ -32,21 +32,26 @@ it without pydantic, typer or dulwich.
 from __future__ import annotations
 
 import _thread
-import contextlib
 import os
-import sqlite3
 import time
 from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from hive.jsontext import dumps_strings
-from hive.record import Frozen, Record
+from hive.record import Frozen, Record, suppress
 from hive.store.layout import CELLS_DIR, cell_id_from_path
-from hive.store.sqlerrors import is_transient
+from hive.store.sqlerrors import is_transient, sqlite3
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any, TypeAlias
+
+    TreeLister: TypeAlias = Callable[[str], Sequence[tuple[str, str, bool]]]  # (name, sha, is_tree)
+    BlobReader: TypeAlias = Callable[
+        [Sequence[tuple[str, str]]], Iterator[tuple[str, str, "bytes | ParseProblem"]]
+    ]
+    Decoder: TypeAlias = Callable[[bytes, str], "ParsedCell | ParseProblem"]
+    Progress: TypeAlias = Callable[[int, int], None]
 
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
@@ -368,14 +373,6 @@ def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
     return nodes, unreadable
 
 
-TreeLister = Callable[[str], Sequence[tuple[str, str, bool]]]  # tree -> (name, sha, is_tree)
-BlobReader = Callable[
-    [Sequence[tuple[str, str]]], Iterator[tuple[str, str, "bytes | ParseProblem"]]
-]
-Decoder = Callable[[bytes, str], "ParsedCell | ParseProblem"]
-Progress = Callable[[int, int], None]
-
-
 class Listing:
     """One tree to store: its entries, split against its counterpart in a base state
     (``shared``: entries the counterpart holds with the same id, copied from its
@@ -437,6 +434,28 @@ os.register_at_fork(
 )
 
 
+class Transaction:
+    """``with index.transaction() as db:``: ``BEGIN IMMEDIATE`` on entering, ``COMMIT``
+    when the block ends, ``ROLLBACK`` when it raises (a class: ``contextlib`` is not
+    imported by a fresh process)."""
+
+    __slots__ = ("db",)
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, kind: type[BaseException] | None, value: object, trace: object) -> None:
+        if kind is None:
+            self.db.execute("COMMIT")
+            return
+        with suppress(sqlite3.Error):
+            self.db.execute("ROLLBACK")
+
+
 class StateIndex:
     """The SQLite file of one clone (``<git common dir>/hive/index.sqlite3``)."""
 
@@ -478,7 +497,7 @@ class StateIndex:
         """Close this thread's connection (others close with their threads)."""
         db = self._db
         if db is not None:
-            with contextlib.suppress(sqlite3.Error):
+            with suppress(sqlite3.Error):
                 db.close()
             self._db = None
 
@@ -561,7 +580,7 @@ class StateIndex:
         made = self._recreate_tables(broken=broken)
         if made is None:
             for suffix in ("", "-wal", "-shm", "-journal"):
-                with contextlib.suppress(OSError):
+                with suppress(OSError):
                     os.unlink(self.path + suffix)
             made = self._recreate_tables()
             if made is None:
@@ -615,24 +634,15 @@ class StateIndex:
             return db, True
         except sqlite3.DatabaseError as exc:
             if db is not None:
-                with contextlib.suppress(sqlite3.Error):
+                with suppress(sqlite3.Error):
                     db.close()  # rolls back what the transaction did
             if is_transient(exc):  # in use by another process, not broken: never unlink
                 raise
             return None
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Transaction:
         """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on)."""
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        return Transaction(self.db)
 
     # ------------------------------------------------------------ commits
 
@@ -684,7 +694,7 @@ class StateIndex:
         missing = self._unparsed(files)
         bulk = len(missing) > BATCH and not self.memory
         if bulk:  # the Rust JSON encoder: see celldoc.json_of
-            with contextlib.suppress(ImportError):
+            with suppress(ImportError):
                 import pydantic_core  # noqa: F401
         if bulk:  # one checkpoint at the end, not one (two fsyncs) per 1,000 pages
             self.db.execute("PRAGMA wal_autocheckpoint=0")
@@ -702,7 +712,7 @@ class StateIndex:
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
         if bulk:
             self.db.execute("PRAGMA wal_autocheckpoint=1000")
-            with contextlib.suppress(sqlite3.OperationalError):  # busy readers: later
+            with suppress(sqlite3.OperationalError):  # busy readers: later
                 self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _new_trees(
