@@ -18,7 +18,8 @@ from hive.domain.cells import (
     update_cell,
 )
 from hive.domain.contest import yielded_reservations
-from hive.domain.mail import inbox, mail_init, send_message
+from hive.domain.identity import mail_init
+from hive.domain.mail import inbox, send_message
 from hive.domain.precommit import check_staged
 from hive.domain.reservations import list_reservations, reserve
 from hive.domain.setup import init_hive

@@ -93,7 +93,7 @@ def build_state(paths: RepoPaths, index: StateIndex, key: str) -> bool:
         return False
     from hive.git.loose import read_object
     from hive.git.repo import TREE_MODE, GitRepo
-    from hive.store.celldoc import parse_for_index
+    from hive.store.cellrows import parse_for_index
 
     repo = GitRepo(paths, recover=False)
 

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from hashlib import sha1 as sha1
     from typing import Any
 
+    from dulwich.objects import ObjectID
+
 # Above this many bytes OpenSSL's speed pays for its load (~2 ms).
 LARGE = 256 * 1024
 
@@ -45,3 +47,8 @@ def digest(data: bytes) -> bytes:
         found: bytes = openssl_sha1(data, usedforsecurity=False).digest()
         return found
     return sha1(data).digest()
+
+
+def object_id(sha: str) -> ObjectID:
+    """A hex sha as dulwich's ObjectID (bytes at run time)."""
+    return sha.encode("ascii")  # type: ignore[return-value]

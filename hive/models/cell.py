@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -151,6 +152,18 @@ class Cell(BaseModel):
     def blockers(self) -> list[str]:
         """Targets of this cell's ``blocks`` dependencies."""
         return [dep.target for dep in self.dependencies if dep.type == "blocks"]
+
+
+_Item = TypeVar("_Item")
+
+
+class Page(list[_Item]):
+    """One page of a longer list: its items (it is the list, as a surface shows it),
+    and ``total``, how many match in all (a person is told what the page leaves out)."""
+
+    def __init__(self, items: Iterable[_Item] = (), *, total: int | None = None) -> None:
+        super().__init__(items)
+        self.total = len(self) if total is None else total
 
 
 class CellSummary(BaseModel):
