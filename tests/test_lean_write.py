@@ -374,7 +374,10 @@ def hive_process(root: Path, *args: str, **env: str) -> subprocess.CompletedProc
 
 # Standard modules whose import is a sizeable share of a ~40 ms write (compiled
 # dataclass methods, json's patterns, ...): the lean write path does without them.
-START_UP_COSTLY = ("dataclasses", "typing", "json", "threading", "heapq", "hashlib", "weakref")
+START_UP_COSTLY = (
+    *("dataclasses", "typing", "json", "threading", "heapq", "hashlib", "weakref"),
+    *("re", "contextlib", "sqlite3", "importlib", "warnings"),  # sqlite3: the package
+)
 
 
 def add_sample_objects(root: Path, count: int) -> None:

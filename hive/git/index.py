@@ -24,7 +24,6 @@ import os
 import struct
 import time
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
 
 from hive.errors import GitError, LockTimeout
 from hive.git import killpoints
@@ -34,6 +33,7 @@ from hive.record import Frozen, Record, suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
 _HEADER = struct.Struct(">4sLL")
@@ -143,8 +143,9 @@ class _Parsed(Record):
         return self.offsets[-1]
 
 
-class _LazyNames(Sequence[bytes]):
-    """A sequence view of entry names for ``bisect`` (decodes only what it touches)."""
+class _LazyNames:
+    """A sequence view of entry names for ``bisect`` (decodes only what it touches;
+    ``bisect`` needs only ``len`` and indexing)."""
 
     def __init__(self, parsed: _Parsed) -> None:
         self._parsed = parsed

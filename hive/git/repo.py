@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from hive.errors import (
     DirtyHiveFile,
@@ -57,6 +56,7 @@ from hive.record import Frozen, Record, suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any
 
     from dulwich.objects import Commit

@@ -8,7 +8,7 @@ from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hive.text import CONTROL_CHARS
+from hive.text import first_control, without_control
 
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
 Status = Literal["open", "in_progress", "blocked", "deferred", "closed"]
@@ -27,16 +27,14 @@ def utc_now() -> datetime:
 
 def without_control_chars(text: str) -> str:
     """``text`` with each control character shown as ``?`` (for commit subjects)."""
-    return CONTROL_CHARS.sub("?", text)
+    return without_control(text)
 
 
 def check_title(title: str) -> None:
     """Refuse titles that would inject terminal escapes or break one-line output."""
-    found = CONTROL_CHARS.search(title)
+    found = first_control(title)
     if found is not None:
-        raise ValueError(
-            f"title must not contain control characters (found U+{ord(found.group()):04X})"
-        )
+        raise ValueError(f"title must not contain control characters (found U+{ord(found):04X})")
 
 
 def first_error(exc: ValidationError) -> tuple[str, str]:
