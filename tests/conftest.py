@@ -87,7 +87,10 @@ def make_repo(path: Path, *, commit: bool = True) -> Path:
 def plain_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What ``repo`` copies: made once per test process."""
     with isolated_env(tmp_path_factory):
-        return make_repo(tmp_path_factory.mktemp("template") / "repo")
+        root = make_repo(tmp_path_factory.mktemp("template") / "repo")
+    for sample in (root / ".git" / "hooks").glob("*.sample"):  # inert; a third of a copy's files
+        sample.unlink()
+    return root
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ the exit-code table in docs/ is the code's."""
 from __future__ import annotations
 
 import ast
+import functools
 import asyncio
 import importlib
 import json
@@ -463,9 +464,10 @@ def test_cli_sets_files_owned_and_the_tool_sets_an_assignee(ws: Workspace, repo:
 # ------------------------------------------------------------------ layers
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
     """What ``path`` imports, at the top or in a function; not what it imports only
-    for the type checker (``if TYPE_CHECKING:``)."""
+    for the type checker (``if TYPE_CHECKING:``). Parsed once per test process."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
@@ -477,7 +479,7 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found |= {f"{node.module}.{alias.name}" for alias in node.names}
-    return found
+    return frozenset(found)
 
 
 def _package(path: Path) -> str:
