@@ -5,8 +5,8 @@ the exit-code table in docs/ is the code's."""
 from __future__ import annotations
 
 import ast
-import functools
 import asyncio
+import functools
 import importlib
 import json
 import pkgutil
