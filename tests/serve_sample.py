@@ -15,7 +15,8 @@ from pathlib import Path
 
 from hive.domain.cells import close_cell, create_cell, start_cell, update_cell
 from hive.domain.epics import create_epic
-from hive.domain.mail import mail_init, send_message
+from hive.domain.identity import mail_init
+from hive.domain.mail import send_message
 from hive.domain.outcomes import new_outcome_id, outcome_change
 from hive.domain.reservations import reserve
 from hive.domain.setup import init_hive

@@ -27,7 +27,8 @@ import pytest
 
 from hive.domain.cells import close_cell, create_cell, update_cell
 from hive.domain.hooks import install_hook
-from hive.domain.mail import mail_init, send_message
+from hive.domain.identity import mail_init
+from hive.domain.mail import send_message
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
 from hive.errors import LockTimeout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -60,6 +61,11 @@ def test_not_a_repository_and_not_initialised(tmp_path: Path, repo: Path) -> Non
         Workspace(str(tmp_path / "plain"))
     with pytest.raises(NotInitialized, match="hive init"):
         list_cells(Workspace(str(repo)))
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(NotAGitRepository, match="afile: is a file, not a directory"):
+        Workspace(str(tmp_path / "afile"))
+    with pytest.raises(NotAGitRepository, match="missing: no such directory"):
+        Workspace(str(tmp_path / "missing"))
 
 
 def test_detached_head_commits_on_head_when_allowed(
@@ -177,6 +183,24 @@ def test_lock_held_too_long_is_a_clear_error(
         release.set()
         thread.join()
     assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_state_directory_that_is_a_file_is_named_not_blamed_on_a_lock(repo: Path) -> None:
+    """``.git/hive`` a file: the write fails at once saying so (not "another hive process
+    held the lock"), on the lean and the full path; nothing is committed."""
+    from tests.inprocess import run_hive
+
+    head = git(repo, "rev-parse", "HEAD")
+    state = repo / ".git" / "hive"
+    shutil.rmtree(state, ignore_errors=True)
+    state.write_text("not a directory")
+    for module in ("hive", "hive.cli.main"):
+        result = run_hive(["create", "blocked write"], cwd=repo, module=module)
+        assert result.returncode == 8, result.stderr
+        assert f"{state} is not a directory" in result.stderr
+        assert "another hive process" not in result.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert state.read_text() == "not a directory"
 
 
 def _writer(repo: str, worker: int, count: int) -> None:

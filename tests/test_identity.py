@@ -15,8 +15,8 @@ from hive.domain.doctor import diagnose
 from hive.domain.events import read_events
 from hive.domain.history import audit_log
 from hive.domain.hooks import install_hook
-from hive.domain.identity import issue_credential, register_agent, retire_agent, whoami
-from hive.domain.mail import inbox, mail_init, read_message, send_message
+from hive.domain.identity import issue_credential, mail_init, register_agent, retire_agent, whoami
+from hive.domain.mail import inbox, read_message, send_message
 from hive.domain.reservations import list_reservations, release, reserve
 from hive.domain.swarm.complete import swarm_complete
 from hive.domain.swarm.progress import swarm_progress

@@ -14,8 +14,8 @@ import anyio
 import pytest
 
 from hive.domain.cells import create_cell, start_cell
-from hive.domain.identity import issue_credential
-from hive.domain.mail import mail_init, send_message
+from hive.domain.identity import issue_credential, mail_init
+from hive.domain.mail import send_message
 from hive.domain.reservations import reserve
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, assert_clean, git

@@ -49,6 +49,8 @@ def cells(ws: Workspace) -> dict[str, str]:
         "done": create_cell(ws, title="Done").id,
     }
     made["waiting"] = create_cell(ws, title="Waits", deps=[f"blocks:{made['plain']}"]).id
+    made["child"] = create_cell(ws, title="Child", parent=made["urgent"]).id
+    made["part"] = made["urgent"][:-2]  # a partial id: the full CLI resolves it
     close_cell(ws, cell_id=made["done"], reason="finished")
     return made
 
@@ -59,6 +61,11 @@ READS = [
     ["list", "-n", "2"],
     ["list", "--all", "-s", "all"],
     ["list", "-l", "x", "--json"],
+    ["list", "--parent", "{urgent}"],
+    ["list", "--parent={urgent}", "--json", "-s", "all"],
+    ["list", "--parent", "{part}"],
+    ["list", "--parent", "{plain}", "--json"],
+    ["list", "--parent", "{plain}"],
     ["ready"],
     ["ready", "--json", "-n", "1"],
     ["show", "{urgent}"],
@@ -87,6 +94,9 @@ OPTION_FORMS = [
     (["list", "-n", "99999999999999999999"], 2),
     (["list", "--all", "-n", "0"], 2),
     (["list", "-n", "2", "-n", "1"], 0),
+    (["list", "--parent", "hv-nothing"], 3),
+    (["list", "--parent", ""], 0),  # no filter, as the full CLI reads it
+    (["list", "--parent", " "], 2),
     (["ready", "--all", "-n", "1"], 0),  # --all wins wherever it stands
     (["ready", "-n", "1", "--all"], 0),
     (["ready", "-n", "100001"], 2),
@@ -184,7 +194,7 @@ def test_every_kind_of_place(repo: Path, cells: dict[str, str], tmp_path: Path) 
     """Outside a repository, without ``hive init``, bare, a linked worktree, a
     detached HEAD, an unborn branch: the same answer from both paths."""
     urgent = cells["urgent"]
-    reads = (["list", "--json"], ["ready"], ["show", urgent], ["--json", "show", urgent[:5]])
+    reads = (["list", "--json"], ["ready"], ["show", urgent], ["--json", "show", urgent[:-1]])
     outside = tmp_path / "outside"
     outside.mkdir()
     uninitialised = make_repo(tmp_path / "plain")

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from hive.cli import entry
 from hive.domain import reservecore
-from hive.domain.mail import mail_init
+from hive.domain.identity import mail_init
 from hive.domain.reservations import decode_file, encode_file, reserve
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace

@@ -374,7 +374,10 @@ def hive_process(root: Path, *args: str, **env: str) -> subprocess.CompletedProc
 
 # Standard modules whose import is a sizeable share of a ~40 ms write (compiled
 # dataclass methods, json's patterns, ...): the lean write path does without them.
-START_UP_COSTLY = ("dataclasses", "typing", "json", "threading", "heapq", "hashlib", "weakref")
+START_UP_COSTLY = (
+    *("dataclasses", "typing", "json", "threading", "heapq", "hashlib", "weakref"),
+    *("re", "contextlib", "sqlite3", "importlib", "warnings"),  # sqlite3: the package
+)
 
 
 def add_sample_objects(root: Path, count: int) -> None:
@@ -549,11 +552,12 @@ def test_the_plain_reader_declines_what_the_model_would_change() -> None:
 
 
 def test_the_mail_state_is_saved_in_the_state_index_as_json(ws: Workspace, repo: Path) -> None:
+    import hive.domain.identity as identity
     import hive.domain.mail as mail
     import hive.domain.maillog as maillog
 
     for name in ("alice", "bob"):
-        mail.mail_init(Workspace(str(repo), actor=name, session=f"s-{name}"), agent_name=name)
+        identity.mail_init(Workspace(str(repo), actor=name, session=f"s-{name}"), agent_name=name)
     sender = Workspace(str(repo), actor="alice")
     sent = mail.send_message(sender, to=["bob"], subject="s", body="b", thread_id="t1")
     reader = Workspace(str(repo), actor="bob")
@@ -577,10 +581,11 @@ def test_the_mail_state_is_saved_in_the_state_index_as_json(ws: Workspace, repo:
 
 
 def test_a_saved_mail_state_of_another_tip_is_not_trusted(ws: Workspace, repo: Path) -> None:
+    import hive.domain.identity as identity
     import hive.domain.mail as mail
     import hive.domain.maillog as maillog
 
-    mail.mail_init(Workspace(str(repo), actor="alice", session="s-a"), agent_name="alice")
+    identity.mail_init(Workspace(str(repo), actor="alice", session="s-a"), agent_name="alice")
     index = Workspace(str(repo), actor="alice").state_index
     found = index.mail_state()
     assert found is not None

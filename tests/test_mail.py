@@ -12,12 +12,12 @@ import pytest
 
 from hive.domain.cells import start_cell
 from hive.domain.epics import create_epic
+from hive.domain.identity import mail_init
 from hive.domain.mail import (
     MAIL_REF,
     ack_message,
     inbox,
     list_agents,
-    mail_init,
     read_message,
     send_message,
 )

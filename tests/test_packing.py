@@ -20,7 +20,7 @@ from hive.domain.history import cell_log
 from hive.domain.maintenance import object_store_health, pack_repository
 from hive.domain.workspace import Workspace
 from hive.git import packfile, packing
-from hive.git.loose import hive_tree, read_object
+from hive.git.loose import hive_tree, pack_wanted, parse_commit, read_object
 from tests.conftest import assert_clean, git
 from tests.inprocess import run_hive
 
@@ -139,6 +139,51 @@ def test_packing_starts_just_past_the_threshold(ws: Workspace, repo: Path) -> No
     loose_object(repo, "17", "one more")
     ws.git.pack_if_needed()
     assert count_objects(repo)["packs"] == 1 and count_objects(repo)["count"] == 0
+
+
+def test_one_decision_whether_to_pack(ws: Workspace, repo: Path) -> None:
+    """``pack_wanted`` decides for the write path and the packer alike: nothing, pack the
+    loose objects, or merge the packs too (with the limit git config gives)."""
+    objects = str(repo / ".git" / "objects")
+    fill_sample_directory(repo, 27 - packing.loose_in_17(objects))
+    assert pack_wanted(ws.git) is None  # 27 is not more than ceil(6700 / 256)
+    loose_object(repo, "17", "one more")
+    assert pack_wanted(ws.git) == (False, 50)
+    git(repo, "config", "gc.auto", "0")
+    assert pack_wanted(ws.git) is None
+    git(repo, "config", "--unset", "gc.auto")
+    for number in range(3):
+        create_cell(ws, title=f"pack {number}")
+        git(repo, "repack", "-d", "-q")
+    git(repo, "config", "gc.autoPackLimit", "2")
+    assert pack_wanted(ws.git) == (True, 2)
+    ws.git.pack_if_needed()
+    assert count_objects(repo)["packs"] == 1 and pack_wanted(ws.git) is None
+
+
+def test_one_commit_parser_reads_commits_as_git_does(ws: Workspace, repo: Path) -> None:
+    """``loose.parse_commit`` serves history (``GitRepo.commit_info``) and the packer's
+    delta planning: tree, parents, author and time as git reports them."""
+    create_cell(ws, title="by hive")
+    git(repo, "checkout", "-q", "-b", "side")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "side\n\nbody ü")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "side", "-m", "a merge")
+    for sha in git(repo, "rev-list", "HEAD").split():
+        found = read_object(ws.git.paths, sha)
+        assert found is not None and found[0] == b"commit"
+        fields = parse_commit(found[1])
+        assert fields is not None
+        shown = git(repo, "show", "-s", "--format=%T|%P|%an <%ae>|%ct|%B", sha)
+        tree, parents, author, when, message = shown.split("|", 4)
+        assert (fields.tree, fields.parents) == (tree, tuple(parents.split()))
+        assert (fields.author, fields.time) == (author, int(when))
+        assert fields.message.decode().rstrip("\n") == message.rstrip("\n")
+        first = fields.parents[0] if fields.parents else None
+        assert packing._commit_fields(found[1]) == (tree, first, int(when))
+        assert ws.git.commit_info(sha).parents == fields.parents
+    assert parse_commit(b"tree " + b"0" * 40 + b"\nparent abc\n\nmessage") is None
+    assert parse_commit(b"no header at all") is None
 
 
 def test_a_write_below_the_thresholds_does_not_load_the_packer(ws: Workspace, repo: Path) -> None:

@@ -161,7 +161,8 @@ def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
     assert "message" not in {m["type"] for m in others} and len(others) == len(matches) - 1
     assert all(len(m["contentSnippet"]) <= 200 for m in matches)
     assert result(repo, "x", "context_search", {"term": "no such words"})["result"] == {
-        "matches": []
+        "matches": [],
+        "total": 0,
     }
     assert first["id"]
     for args in ({}, {"term": ""}, {"term": 3}, {"term": "x" * 1000}):
@@ -169,10 +170,13 @@ def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
 
 
 def test_context_search_snippets_show_the_match(ws: Workspace, repo: Path) -> None:
-    long = "filler " * 100 + "the needle is here"
+    long = "filler " * 100 + "the needle is here, and after it more words " * 5
     result(repo, "A", "hive_create", {"title": "Long", "description": long})
     match = result(repo, "A", "context_search", {"term": "NEEDLE"})["result"]["matches"][0]
-    assert "needle" in match["contentSnippet"] and len(match["contentSnippet"]) <= 200
+    assert "needle" in match["contentSnippet"] and len(match["contentSnippet"]) <= 100
+    args = {"term": "NEEDLE", "verbose": True}
+    match = result(repo, "A", "context_search", args)["result"]["matches"][0]
+    assert "needle" in match["contentSnippet"] and 100 < len(match["contentSnippet"]) <= 200
 
 
 # ------------------------------------------------------------------ seed 004: agent tools

@@ -272,7 +272,7 @@ def test_an_expired_delegation_is_reported(ws: Workspace, repo: Path) -> None:
     verbose = result(repo, "x", "hive_ready", {"verbose": True})
     via_tool = {c["id"]: c["metadata"].get("expired") for c in verbose}
     assert via_tool[late["taskId"]] is True
-    state = result(repo, "x", "query_swarm_state", {"scope": "tasks"})
+    state = result(repo, "x", "query_swarm_state", {"scope": "tasks", "verbose": True})
     assert state["expiredTasks"] == [late["taskId"]]
     by_id = {t["taskId"]: t for t in state["tasks"]}
     assert by_id[late["taskId"]]["expired"] and not by_id[fine["taskId"]]["expired"]
@@ -287,7 +287,7 @@ def test_query_swarm_state_scopes_and_filters(ws: Workspace, repo: Path) -> None
     one = result(repo, "orch", "delegate_task", {"targetAgent": "w1", "taskPayload": {"a": 1}})
     result(repo, "orch", "delegate_task", {"targetAgent": "w2", "taskPayload": {"b": 2}})
     result(repo, "w1", "hive_start", {"id": one["taskId"]})
-    full = result(repo, "x", "query_swarm_state", {})
+    full = result(repo, "x", "query_swarm_state", {"verbose": True})
     assert {"timestamp", "agents", "tasks", "blackboard", "permissions"} <= set(full)
     agents = {a["agentId"]: a for a in full["agents"]}
     assert agents["w1"]["status"] == "busy" and agents["w1"]["registered"] is True

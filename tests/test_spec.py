@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 import hive
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
-from hive.ops.spec import Operation, operation, operations
+from hive.ops.catalog import operation, operations
+from hive.ops.spec import Operation
 from tests.conftest import agent_env, credential, git, set_coordinators
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,7 +208,12 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     (
         "query_swarm_state",
         ["swarm", "state", "--scope", "tasks", "--agent", "w1", "--history"],
-        {"scope": "tasks", "agentFilter": ["w1"], "includeHistory": True},
+        {"scope": "tasks", "agentFilter": ["w1"], "includeHistory": True, "verbose": True},
+    ),
+    (
+        "query_swarm_state",
+        ["swarm", "state", "--no-verbose", "--scope", "tasks"],
+        {"scope": "tasks"},
     ),
     (
         "spawn_parallel_agents",
@@ -246,7 +252,12 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     ("scratchpad_list", ["scratchpad", "list", "notes/"], {"prefix": "notes/"}),
     ("todo_write", ["todo", "set", json.dumps(TODOS)], {"todos": TODOS}),
     ("todo_read", ["todo", "show"], {}),
-    ("context_search", ["search", "both WAYS"], {"term": "both WAYS"}),
+    (
+        "context_search",
+        ["search", "both WAYS"],
+        {"term": "both WAYS", "verbose": True, "limit": 50},
+    ),
+    ("context_search", ["search", "both", "--no-verbose", "-n", "10"], {"term": "both"}),
 ]
 
 STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\dZ\]")  # progress notes carry the minute
@@ -587,23 +598,6 @@ def _circles(graph: dict[str, set[str]]) -> list[set[str]]:
     return found
 
 
-# Circles kept on purpose, each through one lazy import (inside a function), with why.
-KNOWN_CIRCLES: dict[frozenset[str], str] = {
-    frozenset({"hive.git.repo", "hive.git.recovery"}): (
-        "recovery reads a blob through GitRepo only when it is in an alternate object store"
-    ),
-    frozenset({"hive.store.celldoc", "hive.store.cells"}): (
-        "the lean cell parser hands what it cannot read to the model's parser"
-    ),
-    frozenset({"hive.domain.mail", "hive.domain.identity"}): (
-        "swarmmail_init (mail) registers through identity, which keeps the registry in mail"
-    ),
-}
-# packages whose catalogue still imports the modules that declare into it
-# (``operations()`` -> ``catalog`` -> ``cells`` -> ``spec``): being reworked (issue 12)
-CIRCLES_WITHIN = ("hive.ops.",)
-
-
 def test_the_circle_finder_finds_circles() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
     assert _circles(graph) == [{"a", "b", "c"}]
@@ -611,17 +605,9 @@ def test_the_circle_finder_finds_circles() -> None:
 
 def test_no_import_circles_between_modules() -> None:
     """No two modules import each other, directly or round a longer path, at the top or
-    in a function: the tree reads downward (the known few say why)."""
-    circles = _circles(_import_graph())
-    unexpected = [
-        sorted(circle)
-        for circle in circles
-        if frozenset(circle) not in KNOWN_CIRCLES
-        and not any(all(m.startswith(p) for m in circle) for p in CIRCLES_WITHIN)
-    ]
-    assert not unexpected, unexpected
-    gone = [sorted(known) for known in KNOWN_CIRCLES if set(known) not in circles]
-    assert not gone, f"no longer circles: drop them from KNOWN_CIRCLES: {gone}"
+    in a function: the tree reads downward."""
+    circles = [sorted(circle) for circle in _circles(_import_graph())]
+    assert not circles, circles
 
 
 def test_no_surface_imports_the_cli_and_no_private_apis() -> None:
@@ -766,13 +752,82 @@ def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> 
     assert whole[0]["description"] == "d" * 400
 
 
+def test_the_seed_list_tools_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
+    """query_swarm_state and context_search answer a page of summaries by default (their
+    seed parameters unchanged); ``verbose`` gives the whole records."""
+    from hive.domain.cells import create_cell
+    from hive.tools.registry import CallContext, call_tool
+
+    for n in range(30):
+        create_cell(ws, title=f"Delegated task number {n} about caching", description="d" * 400)
+    ctx = CallContext(root=str(repo), agent="alice")
+    call_tool(ctx, "delegate_task", {"targetAgent": "bob", "taskPayload": {"instruction": "x"}})
+    call_tool(ctx, "update_blackboard", {"key": "plan", "value": "cache first"})
+    state = call_tool(ctx, "query_swarm_state", {})["result"]
+    assert set(state["tasks"][0]) == {"taskId", "title", "status", "priority", "agentId"}
+    assert set(state["agents"][0]) == {"agentId", "status", "tasks"}
+    assert state["blackboard"]["plan"] == {"value": "cache first", "sourceAgent": "alice"}
+    whole = call_tool(ctx, "query_swarm_state", {"verbose": True})["result"]
+    assert "deadline" in whole["tasks"][0] and "timestamp" in whole["blackboard"]["plan"]
+    assert len(json.dumps(state)) < len(json.dumps(whole))
+    found = call_tool(ctx, "context_search", {"term": "caching"})["result"]["result"]
+    assert len(found["matches"]) == 10 and found["total"] == 30
+    assert len(json.dumps(found)) <= 2400  # 30 whole matches: ~9 kB
+    more = call_tool(ctx, "context_search", {"term": "caching", "limit": 40, "verbose": True})
+    assert len(more["result"]["result"]["matches"]) == 30
+
+
+def test_a_page_of_cells_carries_how_many_match(ws: Workspace, repo: Path) -> None:
+    """``hive list`` tells what its page leaves out from the one query it ran."""
+    from hive.cli.build import ShellCaller
+    from hive.cli.main import app
+    from hive.domain.cells import create_cell
+    from hive.ops.cells import QueryParams
+
+    for n in range(5):
+        create_cell(ws, title=f"cell {n}")
+    page = operation("hive_query").call(ShellCaller.of(ws), QueryParams(limit=2))
+    assert len(page) == 2 and page.total == 5
+    whole = operation("hive_query").call(ShellCaller.of(ws), QueryParams(all=True))
+    assert len(whole) == 5 and whole.total == 5
+    shown = CliRunner().invoke(app, ["-C", str(repo), "list", "-n", "2"])
+    assert shown.exit_code == 0, shown.output
+    assert "showing 2 of 5 cells (--all for every one)" in shown.stderr
+    every = CliRunner().invoke(app, ["-C", str(repo), "list", "--all"])
+    assert every.exit_code == 0 and "showing" not in every.stderr
+
+
+def test_the_path_parameters_are_marked_in_the_descriptions() -> None:
+    """Which parameter holds a path an agent gives relative to its working directory is
+    said by the operation (``PathParam``), not by a table of tool names in a surface."""
+    from hive.ops.spec import path_parameter
+    from hive.tools import registry
+
+    marked = {
+        op.name: (found[0], found[1].in_context)
+        for op in operations()
+        if (found := path_parameter(op.params)) is not None
+    }
+    assert marked == {
+        "fs_list": ("dir", False),
+        "search_text": ("dir", False),
+        "fs_read": ("path", False),
+        "fs_write": ("path", False),
+        "file_read": ("path", True),
+        "list_files": ("path", True),
+    }
+    assert not hasattr(registry, "_PATH_ARGS")
+    schema = json.dumps(operation("fs_read").params.model_json_schema())
+    assert "in_context" not in schema and "PathParam" not in schema
+
+
 def test_describing_the_operations_opens_no_repository_code() -> None:
     """Every command's start-up imports the operations' descriptions: they import the
     domain's functions only when called (the workspace, git and the store cost ~0.1 s)."""
     import subprocess
 
     probe = (
-        "import sys\nfrom hive.ops.spec import operations\nassert len(operations()) > 60\n"
+        "import sys\nfrom hive.ops.catalog import operations\nassert len(operations()) > 60\n"
         "print(sorted(m for m in sys.modules if m.startswith(('hive.domain.workspace',"
         " 'hive.domain.reading', 'hive.domain.commits', 'hive.git', 'hive.store', 'dulwich'))))"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from hive.errors import CorruptFile
 from hive.models import Cell
 from hive.store.cells import decode_cell, encode_cell
-from hive.store.ids import new_child_id, new_root_id, parent_from_id
+from hive.store.ids import is_valid_id, new_child_id, new_root_id, parent_from_id
 from hive.store.layout import cell_id_from_path, cell_path
 from hive.store.yamlio import dumps, loads
 
@@ -137,3 +138,37 @@ def test_an_empty_or_undecodable_file_names_a_line() -> None:
         decode_cell(b"", "x.yaml")
     with pytest.raises(CorruptFile, match=r"^x\.yaml:2: not valid UTF-8"):
         decode_cell(b"id: a\ntitle: \xff\n", "x.yaml")
+
+
+# The id grammar as a regular expression (what ``is_valid_id`` decides without ``re``).
+ID_RE = re.compile(r"^[a-z0-9_]+(?:-[a-z0-9_]+)+(\.[a-z0-9_]+)*$")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="ab9_-.\nZé \t", max_size=14))
+def test_id_validity_is_the_regular_expressions(text: str) -> None:
+    assert is_valid_id(text) == bool(ID_RE.match(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hv-abc",
+        "hv-abc.x1.y2",
+        "bd-wisp-0385z",
+        "hv-abc\n",
+        "hv-abc\n\n",
+        "hv",
+        "-a",
+        "a-",
+        "a--b",
+        "a-b.",
+        "a-b..c",
+        "A-b",
+        "",
+        "hv-ab c",
+        "hv-é",
+    ],
+)
+def test_id_validity_at_the_edges(text: str) -> None:
+    assert is_valid_id(text) == bool(ID_RE.match(text))

@@ -9,7 +9,8 @@ import pytest
 
 from hive.domain.cells import show_cell, start_cell
 from hive.domain.epics import create_epic
-from hive.domain.mail import inbox, mail_init
+from hive.domain.identity import mail_init
+from hive.domain.mail import inbox
 from hive.domain.outcomes import load_outcomes
 from hive.domain.reservations import list_reservations, reserve
 from hive.domain.setup import init_hive

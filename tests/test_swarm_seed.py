@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hive.domain.cells import show_cell
-from hive.domain.mail import mail_init
+from hive.domain.identity import mail_init
 from hive.domain.outcomes import load_outcomes
 from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool

@@ -18,7 +18,8 @@ from hive.domain.cells import (
     update_cell,
 )
 from hive.domain.contest import yielded_reservations
-from hive.domain.mail import inbox, mail_init, send_message
+from hive.domain.identity import mail_init
+from hive.domain.mail import inbox, send_message
 from hive.domain.precommit import check_staged
 from hive.domain.reservations import list_reservations, reserve
 from hive.domain.setup import init_hive
@@ -291,6 +292,9 @@ def test_cli_sync_and_errors(clones: Clones, tmp_path: Path) -> None:
     init_hive(Workspace(str(lonely)))
     result = run_hive(["-C", str(lonely), "sync"], module="hive.cli.main")
     assert result.exit_code == 8 and "origin" in result.output
+    result = run_hive(["-C", str(clones.paths["a"]), "sync", "nowhere"], module="hive.cli.main")
+    assert result.exit_code == 8
+    assert "from nowhere: 'nowhere' does not appear to be a git repository" in result.output
     with pytest.raises(InvalidInput):
         sync(clones.ws("a"), remote="--upload-pack=evil")
     assert git(clones.paths["a"], "rev-parse", STATE_REF).strip()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -14,11 +15,16 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from hive.domain import actors
 from hive.errors import CorruptFile
+from hive.git import configfile
+from hive.jsontext import encode_basestring
 from hive.models import DEPENDENCY_TYPES, Cell
+from hive.store import yamlfast, yamlio
 from hive.store.cells import decode_cell, encode_cell
 from hive.store.yamlfast import fast_loads
 from hive.store.yamlio import YamlError, dumps, loads, ruamel_loads
+from hive.text import first_control, without_control
 
 TRICKY = [
     "yes",
@@ -379,3 +385,91 @@ def test_reading_a_cell_does_not_import_ruamel() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------------ without re
+# The reader, the emitter, the text rules, agent names and the git config reader decide
+# with string methods what these regular expressions decide (they were the code): a
+# fresh process does not import ``re``. Each is compared with its expression here.
+
+PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+(),'-]+)*$")
+KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+ENTRY = re.compile(r'(?:([A-Za-z_][A-Za-z0-9_.-]*+)|("(?:[^"\\]|\\.)*+")):(?: (.+))?')
+QUOTED = re.compile(r'"(?:[^"\\]++|\\["\\bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})*+"')
+INT = re.compile(r"0|-?[1-9][0-9]*")
+FLOAT = re.compile(r"-?[0-9]+(?:\.[0-9]+(?:e[-+][0-9]+)?|e[-+][0-9]+)")
+BLANK_LINE = re.compile(r"^ +$", re.MULTILINE)
+UNUSUAL_ASCII = re.compile("[^\n\x20-\x7e]")
+UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+ACTOR = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
+SECTION = re.compile(r"\[([A-Za-z0-9-]+)(\s+\"[^\"\\]*\")?\]")
+CONFIG_KEY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)\s*(=(.*))?")
+
+SYNTAX = st.text(alphabet="aZ_/09.@+-(),' :\"\\ubdD8fnrte\n\t\x7f\x85é\u2028#[]=", max_size=16)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(SYNTAX, st.integers(min_value=0, max_value=3))
+def test_the_readers_tests_are_their_regular_expressions(text: str, start: int) -> None:
+    assert yamlfast.is_plain(text) == bool(PLAIN.fullmatch(text))
+    assert yamlfast.is_key(text) == bool(KEY.fullmatch(text))
+    found = ENTRY.fullmatch(text, start) if "\n" not in text else None
+    if "\n" not in text:  # a line
+        ours = yamlfast._entry(text, start)
+        expected = None
+        if found is not None:
+            end = found.end(2 if found.group(1) is None else 1)
+            expected = (*found.groups(), end)
+        assert ours == expected
+    assert yamlfast._json_escapes_only(text) == bool(QUOTED.fullmatch(f'"{text}"'))
+    assert yamlfast._is_int(text) == bool(INT.fullmatch(text))
+    assert yamlfast._is_float(text) == bool(FLOAT.fullmatch(text))
+    if text.isascii():
+        assert yamlfast._has_unusual_char(text) == bool(UNUSUAL_ASCII.search(text))
+    lines = text + "\n"
+    assert yamlfast._has_blank_line(lines) == bool(BLANK_LINE.search(lines))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(SYNTAX)
+def test_the_emitters_quoting_is_its_regular_expressions(text: str) -> None:
+    encoded = encode_basestring(text)
+    expected = UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+    assert yamlio._quoted(text) == expected
+    assert yamlio._has_unprintable(text) == bool(UNPRINTABLE.search(text))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="aZ9_.@+- \t\n\x00\x1b\x7f\x85é²\u2028\u00a0İ", max_size=70))
+def test_text_rules_and_agent_names_are_their_regular_expressions(text: str) -> None:
+    first = CONTROL.search(text)
+    assert first_control(text) == (first.group() if first else None)
+    allowed = frozenset("\t\n\r")
+    kept = next((m.group() for m in CONTROL.finditer(text) if m.group() not in allowed), None)
+    assert first_control(text, allowed) == kept
+    assert without_control(text) == CONTROL.sub("?", text)
+    stripped = text.strip()
+    assert actors._actor_name_ok(stripped) == bool(ACTOR.match(stripped))
+    expected_slug = re.sub(r"[^a-z0-9.+-]+", ".", text.lower()).strip(".") or "agent"
+    assert actors.slug(text) == expected_slug
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet='aZ1-_ \t"\\[]=x\u00a0.#', max_size=14))
+def test_the_git_config_reader_is_its_regular_expressions(text: str) -> None:
+    line = "[" + text
+    found = SECTION.fullmatch(line)
+    try:
+        section: str | None = configfile._section(line, "config")
+    except configfile.Unsure:
+        section = None
+    if found is None or found.group(1).lower() in ("include", "includeif"):
+        assert section is None
+    else:
+        assert section == ("" if found.group(2) else found.group(1).lower())
+    key = text.strip()
+    if key and key[0] not in "#;[":
+        matched = CONFIG_KEY.fullmatch(key)
+        expected = None if matched is None else (matched.group(1), matched.group(3))
+        assert configfile._key_line(key) == expected

@@ -23,7 +23,7 @@ from typing import Any
 from hive.cli import output
 from hive.domain.cells import list_cells
 from hive.domain.hooks import install_hook
-from hive.domain.mail import mail_init
+from hive.domain.identity import mail_init
 from hive.domain.setup import init_hive
 from hive.domain.swarm.decompose import (
     hive_create_epic,

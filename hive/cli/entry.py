@@ -23,10 +23,12 @@ step sees the same directory. Then:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Callable
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def _defer_inspect() -> None:
@@ -61,6 +63,7 @@ _defer_inspect()
 from hive import __version__  # noqa: E402
 from hive.cli import DEFAULT_PAGE as DEFAULT_PAGE  # noqa: E402
 from hive.cli import Invocation, interrupted, parse  # noqa: E402
+from hive.record import suppress  # noqa: E402
 
 _PROCESS_EXIT = False  # set by console(): this process is the command
 
@@ -89,7 +92,7 @@ def main() -> None:
     try:
         code = dispatch(invocation)
     except BrokenPipeError:  # `hive list | head`: the reader went away
-        with contextlib.suppress(OSError):
+        with suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
     except KeyboardInterrupt:
@@ -135,7 +138,7 @@ def dispatch(invocation: Invocation) -> int | None:
     handler = LEAN_COMMANDS.get(invocation.command)
     if handler is None or _autocommit_off() or not _text_arguments(invocation):
         return None
-    import sqlite3
+    from hive.store.sqlerrors import sqlite3
 
     try:
         return handler(invocation)
@@ -192,11 +195,9 @@ def _lean(module: str, name: str) -> Callable[[Invocation], int | None]:
     """``name`` of ``hive/cli/<module>.py``, imported only when that command runs."""
 
     def run(inv: Invocation) -> int | None:
-        import importlib
-
-        handler: Callable[[Invocation], int | None] = getattr(
-            importlib.import_module(f"hive.cli.{module}"), name
-        )
+        qualified = f"hive.cli.{module}"
+        __import__(qualified)  # not importlib: it imports warnings, for nothing here
+        handler: Callable[[Invocation], int | None] = getattr(sys.modules[qualified], name)
         return handler(inv)
 
     return run

@@ -39,7 +39,6 @@ from hive.cli.lean_write import (
     guarded,
     parse_options,
     prepare,
-    trailers,
 )
 from hive.domain import maillog, reservecore
 from hive.domain.limits import MAX_GLOB
@@ -164,46 +163,35 @@ def reserve(inv: Invocation) -> int | None:
     agent = session.principal.name
 
     def plan(snap: Snapshot) -> Plan:
-        from datetime import timedelta
-
         config = session.config(snap)
         refuse_denied(session, config, patterns)
         now = utc_now()
         files = load(session, snap)
         found = list(reservecore.conflicting(held(files), agent, patterns, exclusive, now))
-        for other in other_worktrees(session, snap):
-            found += reservecore.conflicting(held(other), agent, patterns, exclusive, now)
+        for _, other in reservecore.other_worktree_snapshots(session.repo, snap):
+            found += reservecore.conflicting(
+                held(load(session, other)), agent, patterns, exclusive, now
+            )
         if found:
             raise Defer("a conflict: the full CLI refuses it and words it")
         mine = [item for item in own(files, agent) if item.active(now)]
-        highest = max((r.id for data in files.values() for r in data.reservations), default=0)
-        next_id = 1 + max(highest, reservecore.read_sequence(session.paths.hive_state_dir))
-        expires = now + timedelta(seconds=ttl)
-        granted: list[PlainReservation] = []
-        renewed: list[int] = []
-        for pattern in patterns:
-            values: dict[str, Any] = {
-                "exclusive": exclusive,
-                "reason": reason,
-                "cell": None,
-                "expires_at": expires,
-                "forced": False,
-                "overrides": [],
-            }
-            existing = next((r for r in mine if r.path_pattern == pattern), None)
-            if existing is not None:
-                values["reason"] = reason if reason is not None else existing.reason
-                values["cell"] = existing.cell
-                updated = reservecore.PlainReservation({**existing.dump(), **values})
-                mine[mine.index(existing)] = updated
-                granted.append(updated)
-                renewed.append(existing.id)
-                continue
-            fresh = {"id": next_id, "agent": agent, "path_pattern": pattern, "created_at": now}
-            item = reservecore.PlainReservation({**fresh, **values, "yielded_to": None})
-            next_id += 1
-            mine.append(item)
-            granted.append(item)
+        every = (item for data in files.values() for item in data.reservations)
+        granted, renewed = reservecore.grant(
+            mine,
+            patterns,
+            agent=agent,
+            exclusive=exclusive,
+            reason=reason,
+            cell=None,
+            now=now,
+            ttl_seconds=ttl,
+            first_id=reservecore.next_id(every, session.paths.hive_state_dir),
+            overrides=lambda pattern: [],
+            renew=lambda existing, values: reservecore.PlainReservation(
+                {**existing.dump(), **values}
+            ),
+            create=lambda fields: reservecore.PlainReservation({**fields, "yielded_to": None}),
+        )
         content = reservecore.file_text(agent, [item.text() for item in mine])
         subject = f"{agent} {', '.join(patterns)}"
         return file_plan(session, "reserve", subject, content, (granted, renewed))
@@ -227,12 +215,14 @@ def file_plan(
 ) -> Plan:
     """The change of the acting agent's reservation file (None: removed), with the
     message ``reservations._message`` writes."""
+    from hive.domain.actors import event_trailers
     from hive.git.repo import Change, Plan, format_message
 
     path = reservecore.reservation_path(session.principal.name)
+    trailers = event_trailers(session.principal, event)
     return Plan(
         changes=[Change(path, content)],
-        message=format_message(f"hive: {event} {subject}", trailers(session, event)),
+        message=format_message(f"hive: {event} {subject}", trailers),
         result=result,
     )
 
@@ -257,19 +247,6 @@ def commit(
 def own(files: dict[str, PlainFile], agent: str) -> list[PlainReservation]:
     found = files.get(agent)
     return [] if found is None else list(found.reservations)
-
-
-def other_worktrees(session: Session, snap: Snapshot) -> list[dict[str, PlainFile]]:
-    """The reservations of every other worktree's HEAD whose commit differs from
-    ``snap``'s (``reservations.worktree_reservations``)."""
-    found = []
-    seen = {snap.head.commit}
-    for head in session.repo.other_worktree_heads():
-        if head.commit in seen:
-            continue
-        seen.add(head.commit)
-        found.append(load(session, session.repo.snapshot_at(head)))
-    return found
 
 
 def refuse_denied(session: Session, config: dict[str, Any], patterns: list[str]) -> None:

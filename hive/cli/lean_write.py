@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 from hive.cli import Invocation
 from hive.errors import HiveError
@@ -45,6 +44,7 @@ from hive.store.layout import CONFIG_PATH, cell_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, TypeVar
 
     R = TypeVar("R")
@@ -362,10 +362,10 @@ def refuse_open_blockers(session: Session, key: str, cell: dict[str, Any]) -> No
 def checked_title(title: str) -> str:
     """The title as the model stores it (stripped), when the model and
     ``check_title`` accept it."""
-    from hive.text import CONTROL_CHARS
+    from hive.text import first_control
 
     stripped = title.strip()
-    if len(title) > 500 or not stripped or "\n" in stripped or CONTROL_CHARS.search(stripped):
+    if len(title) > 500 or not stripped or "\n" in stripped or first_control(stripped):
         raise Defer("title")
     return stripped
 
@@ -402,7 +402,7 @@ class Prepared:
 
 def prepare(inv: Invocation) -> Prepared | None:
     """The repository opened for a write on its branch; None to defer."""
-    import sqlite3
+    from hive.store.sqlerrors import sqlite3
 
     try:
         session = open_session(inv)
@@ -418,7 +418,7 @@ def guarded(inv: Invocation, act: Callable[[], R]) -> R | int | None:
     """``act()`` (a transaction), with what stops it mapped as the full CLI maps it:
     Defer (nothing written) to None, a HiveError to its report and exit code, any
     other exception to the last line of defence (``cli/main.py run``)."""
-    import sqlite3
+    from hive.store.sqlerrors import sqlite3
 
     try:
         return act()
@@ -487,20 +487,13 @@ def write(
 
 def message(session: Session, event: str, cell: dict[str, Any]) -> str:
     """``Workspace.message`` for one cell."""
+    from hive.domain.actors import event_trailers
     from hive.git.repo import format_message
-    from hive.text import CONTROL_CHARS
+    from hive.text import without_control
 
-    subject = CONTROL_CHARS.sub("?", f"hive: {event} {cell['id']} {cell['title']}")
-    return format_message(subject, [("Hive-Cell", cell["id"]), *trailers(session, event)])
-
-
-def trailers(session: Session, event: str) -> list[tuple[str, str]]:
-    """``Workspace.trailers``: ``Hive-Agent``, ``Hive-Event`` (+ ``Hive-Identity``)."""
-    principal = session.principal
-    found = [("Hive-Agent", principal.name), ("Hive-Event", event)]
-    if principal.kind != "agent":
-        found.append(("Hive-Identity", principal.kind))
-    return found
+    subject = without_control(f"hive: {event} {cell['id']} {cell['title']}")
+    trailers = event_trailers(session.principal, event)
+    return format_message(subject, [("Hive-Cell", cell["id"]), *trailers])
 
 
 def report(inv: Invocation, exc: HiveError) -> int:
@@ -522,9 +515,8 @@ def remember(
     """Record the new state in the state index, as ``Workspace._remember_write`` does
     (best effort: the commit has landed; a later reader indexes what is missing),
     diffed against ``base``, the state the write started from."""
-    import contextlib
-
     from hive.git.repo import TREE_MODE, blob_sha_of
+    from hive.record import suppress
     from hive.store.layout import HIVE_DIR
 
     repo = session.repo
@@ -544,7 +536,7 @@ def remember(
     def decode(data: bytes, path: str) -> Any:
         raise Defer("a blob the index does not know")  # aborts the recording only
 
-    with contextlib.suppress(Exception):
+    with suppress(Exception):
         hive = repo.lookup_path(tree, HIVE_DIR, want_tree=True)
         cells = repo.lookup_path(hive, "cells", want_tree=True) if hive else None
         index = session.index

@@ -31,7 +31,7 @@ from hive.cli.common import (
     use_json,
 )
 from hive.cli.present import PRESENTERS
-from hive.ops.spec import operations
+from hive.ops.catalog import operations
 
 PAGE = DEFAULT_PAGE
 

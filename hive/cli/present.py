@@ -23,6 +23,7 @@ from hive.errors import NotFound
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
     from hive.models import Cell
+    from hive.models.cell import Page
     from hive.models.results import CreatedCells
 
 
@@ -115,26 +116,10 @@ def _page_table(cells: list[Cell]) -> None:
     sys.stdout.flush()
 
 
-def _cell_table(cells: list[Cell], params: Any, ws: Workspace) -> None:
+def _cell_table(cells: Page[Cell], params: Any, ws: Workspace) -> None:
     _page_table(cells)
-    if params.all or len(cells) < params.limit:
-        return
-    from hive.domain.cells import list_cells
-
-    total = len(
-        list_cells(
-            ws,
-            status=params.status,
-            type=params.type,
-            priority=params.priority,
-            parent=params.parent,
-            label=params.label,
-            assignee=params.assignee,
-            include_deleted=params.include_deleted,
-        )
-    )
-    if total > len(cells):  # worded as the lean path words it (hive/cli/lean.py _emit)
-        output.err(f"showing {len(cells)} of {total} cells (--all for every one)")
+    if cells.total > len(cells):  # worded as the lean path words it (hive/cli/lean.py _emit)
+        output.err(f"showing {len(cells)} of {cells.total} cells (--all for every one)")
 
 
 def _ready(cells: list[Cell], params: Any, ws: Workspace) -> None:
@@ -1136,6 +1121,8 @@ def _search(found: Any, params: Any, ws: Workspace) -> None:
     for m in matches:
         snippet = " ".join(m.content_snippet.split())
         output.say(f"round {m.round_number}  {m.agent_id} ({m.agent_role}, {m.type}): {snippet}")
+    if found.result.total > len(matches):
+        output.err(f"showing {len(matches)} of {found.result.total} matches (--limit for more)")
 
 
 def _content_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:

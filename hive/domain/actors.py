@@ -3,16 +3,37 @@ the lean write path of a fresh process can use them: ``hive/cli/lean_write.py``)
 
 from __future__ import annotations
 
-import re
-
 from hive.errors import InvalidInput
 
-_ACTOR_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Acting(Protocol):
+        """Who acts, as a commit names it (the model's ``Principal`` or the lean one)."""
+
+        @property
+        def name(self) -> str: ...
+
+        @property
+        def kind(self) -> str: ...
+
+
+_ACTOR_MARKS = frozenset(".@+-_")  # beside letters and digits (``\\w``); a space inside
+_SLUG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.+-")
+
+
+def _actor_name_ok(name: str) -> bool:
+    """``^[\\w.@+-][\\w .@+-]{0,63}$`` (``\\w``: ``str.isalnum`` or ``_``), without ``re``
+    (stripped names only: no line feed for ``$`` to stand before)."""
+    if not 1 <= len(name) <= 64 or name[0] == " ":
+        return False
+    return all(char.isalnum() or char in _ACTOR_MARKS or char == " " for char in name)
 
 
 def check_actor(name: str) -> str:
     cleaned = name.strip()
-    if not _ACTOR_RE.match(cleaned):
+    if not _actor_name_ok(cleaned):
         raise InvalidInput(
             f"invalid agent name {name!r}: use letters, digits, spaces and . _ @ + - (max 64)"
         )
@@ -20,7 +41,15 @@ def check_actor(name: str) -> str:
 
 
 def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9.+-]+", ".", name.lower()).strip(".") or "agent"
+    """``name`` lower-cased, each run of characters other than ``a-z0-9.+-`` made one
+    dot, without dots at either end (``re.sub(r"[^a-z0-9.+-]+", ".", ...)``)."""
+    out: list[str] = []
+    for char in name.lower():
+        if char in _SLUG_CHARS:
+            out.append(char)
+        elif not out or out[-1] != "\0":
+            out.append("\0")  # one mark per run (NUL is never a slug character)
+    return "".join(out).replace("\0", ".").strip(".") or "agent"
 
 
 def os_user() -> str | None:
@@ -30,3 +59,12 @@ def os_user() -> str | None:
         return getpass.getuser()
     except (KeyError, OSError):
         return None
+
+
+def event_trailers(principal: Acting, event: str) -> list[tuple[str, str]]:
+    """``Hive-Agent`` and ``Hive-Event`` (+ ``Hive-Identity`` for non-agents): the
+    trailers of every commit ``principal`` makes, on the full and the lean path."""
+    found = [("Hive-Agent", principal.name), ("Hive-Event", event)]
+    if principal.kind != "agent":
+        found.append(("Hive-Identity", principal.kind))
+    return found

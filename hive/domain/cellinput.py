@@ -3,11 +3,13 @@ only: the lean write path of a fresh process uses it too, ``hive/cli/lean_write.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from hive.domain.limits import MAX_GLOB, MAX_SHORT, check_short
 from hive.errors import InvalidInput
 from hive.store.celldoc import CELL_TYPES, DEPENDENCY_TYPES, STATUSES
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 def parse_priority(value: int | str | None, default: int | None = None) -> int | None:

@@ -49,7 +49,7 @@ from hive.errors import (
 )
 from hive.git.repo import Snapshot
 from hive.models import Cell, Dependency, utc_now
-from hive.models.cell import check_title, first_error
+from hive.models.cell import Page, check_title, first_error
 from hive.models.results import DependencyNode
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
@@ -160,8 +160,9 @@ def list_cells(
     assignee: str | None = None,
     include_deleted: bool = False,
     limit: int | None = None,
-) -> list[Cell]:
-    """Cells matching every filter given, most urgent first."""
+) -> Page[Cell]:
+    """Cells matching every filter given, most urgent first: the first ``limit``, and
+    how many match in all (``total``)."""
     index = ws.cells()
     wanted_status = parse_status(status) if status != "all" else None
     wanted_type = parse_type(type)
@@ -179,7 +180,7 @@ def list_cells(
         and (assignee is None or cell.assignee == assignee)
     ]
     found.sort(key=lambda c: (c.is_closed, c.priority, c.created_at, c.id))
-    return found[:limit] if limit is not None else found
+    return Page(found[:limit] if limit is not None else found, total=len(found))
 
 
 def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> list[Cell]:

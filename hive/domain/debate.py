@@ -137,13 +137,17 @@ def _rounds(index: CellIndex) -> dict[str, tuple[int, str]]:
     return found
 
 
-def _snippet(content: str, at: int, length: int) -> str:
-    start = 0 if at + length <= SNIPPET else max(0, at - 60)
-    return content[start : start + SNIPPET]
+def _snippet(content: str, at: int, length: int, size: int) -> str:
+    start = 0 if at + length <= size else max(0, at - size * 3 // 10)
+    return content[start : start + size]
 
 
-def context_search(ws: Workspace, *, term: str) -> dict[str, Any]:
-    """Contributions containing ``term`` (case-insensitive), oldest round first."""
+def context_search(
+    ws: Workspace, *, term: str, limit: int = MAX_MATCHES, snippet: int = SNIPPET
+) -> dict[str, Any]:
+    """Contributions containing ``term`` (case-insensitive), oldest round first: the
+    first ``limit`` (at most ``MAX_MATCHES``), each with ``snippet`` characters around
+    the match, and how many there are in all (``total``)."""
     if not isinstance(term, str) or not term.strip():
         raise _error(InvalidInput, "Invalid arguments: term must be a non-empty string")
     needle = term.lower()
@@ -166,7 +170,7 @@ def context_search(ws: Workspace, *, term: str) -> dict[str, Any]:
                     "agentId": agent,
                     "agentRole": role,
                     "type": kind,
-                    "contentSnippet": _snippet(content, at, len(needle)),
+                    "contentSnippet": _snippet(content, at, len(needle), snippet),
                 },
             )
         )
@@ -185,7 +189,8 @@ def context_search(ws: Workspace, *, term: str) -> dict[str, Any]:
             outcome.recorded_at.isoformat(),
         )
     found.sort(key=lambda item: (item[0], item[1]))
-    return {"status": "success", "result": {"matches": [m for *_, m in found[:MAX_MATCHES]]}}
+    shown = [m for *_, m in found[: min(limit, MAX_MATCHES)]]
+    return {"status": "success", "result": {"matches": shown, "total": len(found)}}
 
 
 def _cell_contributions(cell: Cell, consider: Any) -> None:

@@ -104,6 +104,32 @@ def register_agent(
     return _registration(ws, wanted, entry, token=issued, reattached=False)
 
 
+def mail_init(
+    ws: Workspace,
+    *,
+    agent_name: str | None = None,
+    task_description: str | None = None,
+    session: str | None = None,
+    token: str | None = None,
+    from_tool: bool = False,
+) -> Registration:
+    """Register an agent (``swarmmail_init``): see :func:`register_agent`.
+
+    A free name is registered and issued a credential; a registered name is
+    taken back only with its credential (``token``); without it the name is
+    refused (``name_taken``), saying who holds it. Without a name an
+    adjective+noun name is generated.
+    """
+    return register_agent(
+        ws,
+        name=agent_name,
+        task=task_description,
+        session=session,
+        token=token,
+        from_tool=from_tool,
+    )
+
+
 def issue_credential(
     ws: Workspace, *, name: str, task: str | None = None, replace: bool = False
 ) -> Credential:

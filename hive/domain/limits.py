@@ -9,7 +9,7 @@ message.
 from __future__ import annotations
 
 from hive.errors import InvalidInput
-from hive.text import CONTROL_CHARS
+from hive.text import first_control
 
 MAX_TITLE = 500
 MAX_TEXT = 20_000  # description, notes, design, acceptance criteria, comments
@@ -28,11 +28,9 @@ def check_text(value: str, what: str, limit: int = MAX_TEXT) -> str:
     other than tab and line breaks."""
     if len(value) > limit:
         raise InvalidInput(f"{what} is too long: {len(value)} characters (at most {limit})")
-    for found in CONTROL_CHARS.finditer(value):
-        if found.group() not in _TEXT_ALLOWED:
-            raise InvalidInput(
-                f"{what} must not contain control characters (found U+{ord(found.group()):04X})"
-            )
+    found = first_control(value, _TEXT_ALLOWED)
+    if found is not None:
+        raise InvalidInput(f"{what} must not contain control characters (found U+{ord(found):04X})")
     return value
 
 
@@ -40,10 +38,10 @@ def check_short(value: str, what: str, limit: int = MAX_SHORT) -> str:
     """A one-line value (label, name, glob): no control characters or line breaks."""
     if len(value) > limit:
         raise InvalidInput(f"{what} is too long: {len(value)} characters (at most {limit})")
-    found = CONTROL_CHARS.search(value)
+    found = first_control(value)
     if found is not None:
         raise InvalidInput(
-            f"{what} must be one line without control characters (found U+{ord(found.group()):04X})"
+            f"{what} must be one line without control characters (found U+{ord(found):04X})"
         )
     return value
 

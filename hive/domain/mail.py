@@ -44,7 +44,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import GitError, HiveError, NotFound, NotOwner, NotRegistered
 from hive.git.remote import check_remote, fetch_ref, push_ref, remote_ref, tracking_ref
 from hive.models import utc_now
-from hive.models.identity import Override, Registration
+from hive.models.identity import Override
 from hive.models.mail import (
     IMPORTANCE_LEVELS,
     AckResult,
@@ -102,34 +102,6 @@ NOUNS = (
 
 
 # ------------------------------------------------------------------ agents
-
-
-def mail_init(
-    ws: Workspace,
-    *,
-    agent_name: str | None = None,
-    task_description: str | None = None,
-    session: str | None = None,
-    token: str | None = None,
-    from_tool: bool = False,
-) -> Registration:
-    """Register an agent (``swarmmail_init``): see :func:`hive.domain.identity.register_agent`.
-
-    A free name is registered and issued a credential; a registered name is
-    taken back only with its credential (``token``); without it the name is
-    refused (``name_taken``), saying who holds it. Without a name an
-    adjective+noun name is generated.
-    """
-    from hive.domain.identity import register_agent
-
-    return register_agent(
-        ws,
-        name=agent_name,
-        task=task_description,
-        session=session,
-        token=token,
-        from_tool=from_tool,
-    )
 
 
 def mail_overrides(ws: Workspace) -> list[dict[str, Any]]:

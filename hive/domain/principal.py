@@ -66,11 +66,3 @@ def commit_identity(git: GitRepo, principal: Principal) -> Identity:
     if principal.kind == "person" and configured is not None:
         return configured
     return Identity(name=principal.name, email=f"{slug(principal.name)}@hive.local")
-
-
-def event_trailers(principal: Principal, event: str) -> list[tuple[str, str]]:
-    """``Hive-Agent`` and ``Hive-Event`` (+ ``Hive-Identity`` for non-agents)."""
-    found = [("Hive-Agent", principal.name), ("Hive-Event", event)]
-    if principal.kind != "agent":
-        found.append(("Hive-Identity", principal.kind))
-    return found

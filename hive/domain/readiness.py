@@ -11,9 +11,11 @@ then id.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-
 from hive.store.index import Node
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
 
 
 def open_blockers(node: Node, nodes: Mapping[str, Node], unreadable: Collection[str]) -> list[str]:

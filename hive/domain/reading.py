@@ -11,7 +11,7 @@ from hive.errors import CorruptFile, LockTimeout, NotInitialized
 from hive.git.repo import TREE_MODE, GitRepo, Snapshot
 from hive.models import Cell, HiveConfig
 from hive.store.cache import CellCache, CellIndex, build_index, derive
-from hive.store.celldoc import parse_for_index
+from hive.store.cellrows import parse_for_index
 from hive.store.cells import decode_cell, decode_config, parsed_cell
 from hive.store.index import BUSY_TIMEOUT_MS, EMPTY_STATE, ParseProblem, StateIndex
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -40,7 +40,6 @@ from hive.domain.reservecore import (
     entry_text,
     file_text,
     literal_prefix,
-    read_sequence,
     reservation_path,
     split_release,
     write_sequence,
@@ -258,9 +257,22 @@ def reserve(
         overrides = _overrides(ws, snap, found, reason) if found else []
         forced[:] = overrides
         mine = _pruned(files.get(agent), agent, now)
-        first_id = 1 + max(_highest_id(files), _read_sequence(ws))
-        request = _Request(patterns, exclusive, reason, cell_id, ttl_seconds)
-        result = _grant(mine, request, now, first_id, found)
+        held = (r for data in files.values() for r in data.reservations)
+        granted, renewed = reservecore.grant(
+            mine.reservations,
+            patterns,
+            agent=agent,
+            exclusive=exclusive,
+            reason=reason,
+            cell=cell_id,
+            now=now,
+            ttl_seconds=ttl_seconds,
+            first_id=reservecore.next_id(held, ws.git.paths.hive_state_dir),
+            overrides=lambda pattern: _overridden(found, pattern),
+            renew=lambda existing, values: existing.model_copy(update=values),
+            create=lambda fields: Reservation(**fields),
+        )
+        result = ReserveResult(granted=granted, renewed=renewed, overridden=found)
         change = file_change(ws, mine)
         verb = "force-reserve" if force and found else "reserve"
         message = _message(ws, verb, f"{agent} {', '.join(patterns)}", cell_id, found, overrides)
@@ -276,18 +288,11 @@ def reserve(
 
 def worktree_reservations(ws: Workspace, snap: Snapshot) -> list[tuple[str, LoadedReservations]]:
     """(branch, reservations) of every other worktree's HEAD, when it differs from
-    ``snap``'s commit. Read under the repository-wide write lock by ``reserve``, so a
-    grant in one worktree is seen by the next request in any other."""
-    found: list[tuple[str, LoadedReservations]] = []
-    seen = {snap.head.commit}
-    for head in ws.git.other_worktree_heads():
-        if head.commit in seen:
-            continue
-        seen.add(head.commit)
-        other = ws.git.snapshot_at(head)
-        branch = (head.ref or "").removeprefix("refs/heads/") or (head.commit or "")[:10]
-        found.append((branch, load_reservations(ws, other)))
-    return found
+    ``snap``'s commit (:func:`hive.domain.reservecore.other_worktree_snapshots`)."""
+    return [
+        (branch, load_reservations(ws, other))
+        for branch, other in reservecore.other_worktree_snapshots(ws.git, snap)
+    ]
 
 
 def _refuse_denied(ws: Workspace, config: Any, agent: str, patterns: list[str]) -> None:
@@ -321,69 +326,17 @@ def _overrides(
     return overrides
 
 
-@dataclass(frozen=True)
-class _Request:
-    patterns: list[str]
-    exclusive: bool
-    reason: str | None
-    cell: str | None
-    ttl_seconds: int
-
-
-def _highest_id(files: dict[str, ReservationFile]) -> int:
-    return max((r.id for data in files.values() for r in data.reservations), default=0)
-
-
-def _read_sequence(ws: Workspace) -> int:
-    """The highest reservation id this clone ever granted (ids are never reused)."""
-    return read_sequence(ws.git.paths.hive_state_dir)
-
-
 def _write_sequence(ws: Workspace, highest: int) -> None:
     write_sequence(ws.git.paths.hive_state_dir, highest)
 
 
-def _grant(
-    mine: ReservationFile,
-    request: _Request,
-    now: datetime,
-    next_id: int,
-    found: list[ConflictDetail],
-) -> ReserveResult:
-    """Add or renew ``mine``'s entries; a renewal keeps the reason and cell not given again."""
-    expires = now + timedelta(seconds=request.ttl_seconds)
-    granted: list[Reservation] = []
-    renewed: list[int] = []
-    for pattern in request.patterns:
-        existing = next((r for r in mine.reservations if r.path_pattern == pattern), None)
-        overrides = [
-            ReservationOverride(reservation_id=c.reservation_id, holder=c.holder, pattern=c.pattern)
-            for c in found
-            if c.requested == pattern
-        ]
-        values: dict[str, Any] = {
-            "exclusive": request.exclusive,
-            "reason": request.reason,
-            "cell": request.cell,
-            "expires_at": expires,
-            "forced": bool(overrides),
-            "overrides": overrides,
-        }
-        if existing is not None:
-            values["reason"] = request.reason if request.reason is not None else existing.reason
-            values["cell"] = request.cell if request.cell is not None else existing.cell
-            updated = existing.model_copy(update=values)
-            mine.reservations[mine.reservations.index(existing)] = updated
-            granted.append(updated)
-            renewed.append(existing.id)
-            continue
-        item = Reservation(
-            id=next_id, agent=mine.agent, path_pattern=pattern, created_at=now, **values
-        )
-        next_id += 1
-        mine.reservations.append(item)
-        granted.append(item)
-    return ReserveResult(granted=granted, renewed=renewed, overridden=found)
+def _overridden(found: list[ConflictDetail], pattern: str) -> list[ReservationOverride]:
+    """What a forced grant of ``pattern`` overrides (recorded in its reservation)."""
+    return [
+        ReservationOverride(reservation_id=c.reservation_id, holder=c.holder, pattern=c.pattern)
+        for c in found
+        if c.requested == pattern
+    ]
 
 
 def _pruned(data: ReservationFile | None, agent: str, now: datetime) -> ReservationFile:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from hive.digests import sha256_hex
 from hive.domain.globs import normalize_pattern, patterns_intersect
@@ -28,7 +28,7 @@ from hive.store.yamlio import dumps
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any, Protocol, TypeVar
 
     class Held(Protocol):
@@ -52,8 +52,20 @@ if TYPE_CHECKING:
         @property
         def path_pattern(self) -> str: ...
 
+    class Granted(Numbered, Protocol):
+        """A reservation as :func:`grant` renews it (the model or a plain one)."""
+
+        @property
+        def reason(self) -> str | None: ...
+
+        @property
+        def cell(self) -> str | None: ...
+
     H = TypeVar("H", bound=Held)
     N = TypeVar("N", bound=Numbered)
+    G = TypeVar("G", bound=Granted)
+
+    from hive.git.repo import GitRepo, Snapshot
 
 
 RESERVATIONS_DIR = ".hive/reservations"
@@ -160,6 +172,82 @@ def split_release(
     missing = [p for p in patterns if p not in held_patterns]
     missing += [f"#{i}" for i in ids if i not in held_ids]
     return released, kept, missing
+
+
+def other_worktree_snapshots(git: GitRepo, snap: Snapshot) -> Iterator[tuple[str, Snapshot]]:
+    """(branch, snapshot) of every other worktree's HEAD whose commit differs from
+    ``snap``'s (and from every one already given): where else reservations are held.
+    Read under the repository-wide write lock by a reserve, so a grant in one
+    worktree is seen by the next request in any other."""
+    seen = {snap.head.commit}
+    for head in git.other_worktree_heads():
+        if head.commit in seen:
+            continue
+        seen.add(head.commit)
+        branch = (head.ref or "").removeprefix("refs/heads/") or (head.commit or "")[:10]
+        yield branch, git.snapshot_at(head)
+
+
+# ------------------------------------------------------------------ granting
+
+
+def next_id(held: Iterable[Numbered], state_dir: str) -> int:
+    """The id of the next reservation: above every one held and every one this clone
+    ever granted (ids are never reused)."""
+    highest = max((item.id for item in held), default=0)
+    return 1 + max(highest, read_sequence(state_dir))
+
+
+def grant(
+    mine: list[G],
+    patterns: Sequence[str],
+    *,
+    agent: str,
+    exclusive: bool,
+    reason: str | None,
+    cell: str | None,
+    now: datetime,
+    ttl_seconds: int,
+    first_id: int,
+    overrides: Callable[[str], list[Any]],
+    renew: Callable[[G, dict[str, Any]], G],
+    create: Callable[[dict[str, Any]], G],
+) -> tuple[list[G], list[int]]:
+    """Add or renew ``agent``'s entries for ``patterns`` in ``mine`` (its active
+    reservations, changed in place): (granted, ids renewed). A renewal keeps the
+    reason and cell not given again; a new entry takes the next id from
+    ``first_id``. ``overrides(pattern)``: what a forced grant of the pattern
+    overrode; ``renew(existing, values)`` and ``create(fields)`` make the
+    reservation objects (models on the full path, plain ones on the lean path)."""
+    expires = now + timedelta(seconds=ttl_seconds)
+    granted: list[G] = []
+    renewed: list[int] = []
+    number = first_id
+    for pattern in patterns:
+        existing = next((r for r in mine if r.path_pattern == pattern), None)
+        overridden = overrides(pattern)
+        values: dict[str, Any] = {
+            "exclusive": exclusive,
+            "reason": reason,
+            "cell": cell,
+            "expires_at": expires,
+            "forced": bool(overridden),
+            "overrides": overridden,
+        }
+        if existing is not None:
+            values["reason"] = reason if reason is not None else existing.reason
+            values["cell"] = cell if cell is not None else existing.cell
+            updated = renew(existing, values)
+            mine[mine.index(existing)] = updated
+            granted.append(updated)
+            renewed.append(existing.id)
+            continue
+        fields = {"id": number, "agent": agent, "path_pattern": pattern, "created_at": now}
+        item = create({**fields, **values})
+        number += 1
+        mine.append(item)
+        granted.append(item)
+    return granted, renewed
 
 
 # ------------------------------------------------------------------ the file

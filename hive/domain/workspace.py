@@ -19,6 +19,7 @@ from typing import Any
 
 from hive.domain import commits, principal
 from hive.domain.actors import check_actor as check_actor
+from hive.domain.actors import event_trailers
 from hive.domain.commits import Committer
 from hive.domain.commits import MixedPlan as MixedPlan
 from hive.domain.reading import StateReader
@@ -112,7 +113,7 @@ class Workspace:
 
     def trailers(self, event: str) -> list[tuple[str, str]]:
         """``Hive-Agent`` and ``Hive-Event`` (+ ``Hive-Identity`` for non-agents)."""
-        return principal.event_trailers(self.principal, event)
+        return event_trailers(self.principal, event)
 
     def for_actor(self, name: str) -> Workspace:
         """This workspace acting as ``name`` (sharing its caches and git handle)."""

@@ -15,12 +15,13 @@ lines whose value has no quote, backslash or comment are read; anything else
 from __future__ import annotations
 
 import os
-import re
 
 from hive.git.refs import RepoPaths
 
-_SECTION = re.compile(r"\[([A-Za-z0-9-]+)(\s+\"[^\"\\]*\")?\]")
-_KEY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)\s*(=(.*))?")
+# Section and key names (``[A-Za-z0-9-]``, a key starting with a letter), read with
+# string methods: a fresh write process does not import ``re`` for its config.
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_NAME_CHARS = _LETTERS | frozenset("0123456789-")
 _DOUBT = object()  # a value this reader cannot read for sure
 
 
@@ -79,23 +80,51 @@ def _read(path: str) -> dict[tuple[str, str], object] | None:
         if line[0] == "[":
             section = _section(line, path)
             continue
-        found = _KEY.fullmatch(line)
+        found = _key_line(line)
         if found is None or section is None or "\\" in line:
             raise Unsure(path)
         if section == "":
             continue  # a section with a subsection: never asked for here
-        value = found.group(3)
+        key, value = found
         plain = value is not None and not any(mark in value for mark in '"\\#;')
-        values[(section, found.group(1).lower())] = value.strip() if plain else _DOUBT
+        values[(section, key.lower())] = value.strip() if value is not None and plain else _DOUBT
     return values
+
+
+def _name_end(text: str, start: int) -> int:
+    """Where the run of name characters starting at ``start`` ends."""
+    end = start
+    while end < len(text) and text[end] in _NAME_CHARS:
+        end += 1
+    return end
+
+
+def _key_line(line: str) -> tuple[str, str | None] | None:
+    """(key, value after ``=`` or None) of ``key``, ``key = value`` or ``key=``: what
+    ``([A-Za-z][A-Za-z0-9-]*)\\s*(=(.*))?`` matches in full; None for anything else."""
+    if not line or line[0] not in _LETTERS:
+        return None
+    end = _name_end(line, 1)
+    rest = line[end:].lstrip()
+    if not rest:
+        return line[:end], None
+    if rest[0] != "=":
+        return None
+    return line[:end], rest[1:]
 
 
 def _section(line: str, path: str) -> str:
     """The lower-cased name of a plain section, "" for one with a subsection."""
-    found = _SECTION.fullmatch(line)
-    if found is None:
+    end = _name_end(line, 1)
+    if end == 1 or not line.endswith("]"):
         raise Unsure(path)
-    name = found.group(1).lower()
+    subsection = line[end:-1]  # "" or whitespace, then a quoted name without \\ or "
+    if subsection:
+        quoted = subsection.lstrip()
+        plain = len(quoted) >= 2 and quoted[0] == quoted[-1] == '"'
+        if not (subsection[0].isspace() and plain) or any(c in quoted[1:-1] for c in '"\\'):
+            raise Unsure(path)
+    name = line[1:end].lower()
     if name in ("include", "includeif"):
         raise Unsure(path)
-    return "" if found.group(2) else name
+    return "" if subsection else name

@@ -4,8 +4,11 @@ process dies), the same lock ``filelock`` takes on Unix, without importing it
 
 from __future__ import annotations
 
+import errno
 import os
 import time
+
+from hive.errors import GitError
 
 
 class Held:
@@ -19,7 +22,8 @@ class Held:
 
 
 def try_lock(path: str, wait: float) -> Held | None:
-    """hive's write lock within ``wait`` seconds (0: one attempt), or None."""
+    """hive's write lock within ``wait`` seconds (0: one attempt), or None when another
+    process holds it; ``GitError`` when the lock file cannot be opened at all."""
     try:
         import fcntl
     except ImportError:  # Windows: the same lock through filelock
@@ -27,8 +31,8 @@ def try_lock(path: str, wait: float) -> Held | None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError:
-        return None
+    except OSError as error:
+        raise _unopenable(path, error) from None
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -39,6 +43,19 @@ def try_lock(path: str, wait: float) -> Held | None:
                 os.close(descriptor)
                 return None
             time.sleep(0.005)
+
+
+def _unopenable(path: str, error: OSError) -> GitError:
+    """Why hive's lock file cannot be made, naming the part of the path at fault."""
+    folder = os.path.dirname(path)
+    if error.errno in (errno.ENOTDIR, errno.EEXIST) or (
+        os.path.lexists(folder) and not os.path.isdir(folder)
+    ):
+        return GitError(
+            f"{folder} is not a directory: hive keeps its lock and state there; "
+            "move that file away and run the command again"
+        )
+    return GitError(f"cannot open hive's lock file {path}: {error.strerror or error}")
 
 
 def _try_filelock(path: str, wait: float) -> Held | None:

@@ -19,22 +19,21 @@ required extensions of split or sparse indexes fall back to dulwich's parser.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import struct
 import time
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
 
 from hive.errors import GitError, LockTimeout
 from hive.git import killpoints
 from hive.git.owners import owner_tag
 from hive.git.sha import digest
-from hive.record import Frozen, Record
+from hive.record import Frozen, Record, suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
 _HEADER = struct.Struct(">4sLL")
@@ -144,8 +143,9 @@ class _Parsed(Record):
         return self.offsets[-1]
 
 
-class _LazyNames(Sequence[bytes]):
-    """A sequence view of entry names for ``bisect`` (decodes only what it touches)."""
+class _LazyNames:
+    """A sequence view of entry names for ``bisect`` (decodes only what it touches;
+    ``bisect`` needs only ``len`` and indexing)."""
 
     def __init__(self, parsed: _Parsed) -> None:
         self._parsed = parsed
@@ -495,7 +495,7 @@ def lock_owned_by_twin(lock_path: str, twin: str) -> bool:
 
 
 def _unlink_quietly(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    with suppress(FileNotFoundError):
         os.unlink(path)
 
 

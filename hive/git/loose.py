@@ -30,6 +30,11 @@ from hive.git.owners import owner_tag
 from hive.git.packfile import pack_names, read_packed
 from hive.git.refs import RepoPaths
 from hive.git.sha import sha1
+from hive.record import Frozen
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from hive.git.repo import GitRepo
 
 TMP_PREFIX = "tmp_obj_hive-"
 LOOSE_COMPRESSION = 1  # git's default core.looseCompression (best speed)
@@ -66,6 +71,53 @@ def read_object(paths: RepoPaths, sha: str) -> tuple[bytes, bytes] | None:
     if found is None:  # packed (and its loose file deleted) since the packs were listed
         found = read_packed(objects, sha, rescan=True)
     return found
+
+
+class CommitFields(Frozen):
+    """A commit object's header and message, as :func:`parse_commit` reads them."""
+
+    _fields = ("tree", "parents", "author", "time", "message")
+
+    def __init__(
+        self, tree: str, parents: tuple[str, ...], author: str, time: int, message: bytes
+    ) -> None:
+        self.tree = tree
+        self.parents = parents
+        self.author = author  # name <email>, as dulwich reads it (up to its ``>``)
+        self.time = time  # the committer's
+        self.message = message
+
+
+def parse_commit(body: bytes) -> CommitFields | None:
+    """A commit object's body as dulwich reads it (the tree, the parents, the author up
+    to its ``>``, the committer's time, the message after the first blank line), or
+    None for anything unusual (the caller then asks dulwich, or does without)."""
+    header, blank, message = body.partition(b"\n\n")
+    if not blank or not header.startswith(b"tree "):
+        return None
+    tree = header[5:45].decode("ascii", errors="replace")
+    parents: list[str] = []
+    author: bytes | None = None
+    time: int | None = None
+    for line in header.split(b"\n")[1:]:
+        if line.startswith(b"parent "):
+            parent = line[7:].decode("ascii", errors="replace")
+            if len(parent) != 40:
+                return None
+            parents.append(parent)
+        elif line.startswith(b"author "):
+            author = line[7:]
+        elif line.startswith(b"committer "):
+            value = line[10:]
+            end = value.rfind(b"> ")
+            stamp = value[end + 2 :].split(b" ")
+            if end < 0 or len(stamp) != 2 or not stamp[0].isdigit():
+                return None
+            time = int(stamp[0])
+    if len(tree) != 40 or author is None or time is None or author.rfind(b"> ") < 0:
+        return None
+    name = author[: author.rfind(b"> ") + 1].decode("utf-8", errors="replace")
+    return CommitFields(tree, tuple(parents), name, time, message)
 
 
 def commit_tree(paths: RepoPaths, commit: str) -> str | None:
@@ -156,8 +208,8 @@ def nothing_to_pack(objects: str) -> bool:
 
 
 # git's defaults for gc.auto and gc.autoPackLimit. Deciding whether to pack needs only
-# these and a few directory listings, so it is made here (``GitRepo.pack_if_needed``)
-# without importing the packer (``hive/git/packing.py``).
+# these and a few directory listings, so it is made here (``pack_wanted``) without
+# importing the packer (``hive/git/packing.py``).
 DEFAULT_GC_AUTO = 6700
 DEFAULT_PACK_LIMIT = 50
 
@@ -176,6 +228,33 @@ def local_packs(objects: str) -> list[str]:
 
 def _kept(base: str) -> bool:
     return os.path.exists(base + ".keep")
+
+
+def gc_settings(repo: GitRepo) -> tuple[int, int]:
+    """``gc.auto`` and ``gc.autoPackLimit`` from git config (git's defaults when unset;
+    0 or less: off)."""
+    return (
+        parse_git_int(repo.config_value("gc", "auto"), DEFAULT_GC_AUTO),
+        parse_git_int(repo.config_value("gc", "autoPackLimit"), DEFAULT_PACK_LIMIT),
+    )
+
+
+def pack_wanted(repo: GitRepo) -> tuple[bool, int] | None:
+    """Whether a write should be followed by packing, as ``git gc --auto`` decides: None
+    (the common case, two directory listings and no config read), else ``(merge_packs,
+    pack_limit)``: whether there are more than ``gc.autoPackLimit`` packs to merge too.
+    Decided without importing the packer (``hive/git/packing.py``), which only a write
+    that will pack loads."""
+    objects = os.path.join(repo.paths.common_dir, "objects")
+    if nothing_to_pack(objects):
+        return None
+    auto, limit = gc_settings(repo)
+    if auto <= 0:
+        return None
+    many_packs = 0 < limit < len(local_packs(objects))
+    if not many_packs and not too_many_loose(objects, auto):
+        return None
+    return many_packs, limit
 
 
 def parse_git_int(value: str | None, default: int) -> int:

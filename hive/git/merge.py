@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from hive.errors import GitError, InvalidInput
-from hive.git.repo import Change, GitRepo, _oid, _ref
+from hive.git.repo import Change, GitRepo, _ref
+from hive.git.sha import object_id
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
@@ -46,7 +47,7 @@ def merge_commits(repo: GitRepo, ours: str, theirs: str) -> MergeResult:
     if repo.is_ancestor(theirs, ours):
         return MergeResult(ours, theirs, theirs, repo.commit_tree(ours), up_to_date=True)
     store = repo.dulwich.object_store
-    bases = find_merge_base(repo.dulwich, [_oid(ours), _oid(theirs)])
+    bases = find_merge_base(repo.dulwich, [object_id(ours), object_id(theirs)])
     base = bases[0].decode() if bases else None
     try:
         tree, conflicts = three_way_merge(
@@ -65,7 +66,7 @@ def merge_commits(repo: GitRepo, ours: str, theirs: str) -> MergeResult:
 
 
 def _commit(repo: GitRepo, sha: str) -> Commit:
-    found: Any = repo.dulwich.object_store[_oid(sha)]
+    found: Any = repo.dulwich.object_store[object_id(sha)]
     return cast("Commit", found)
 
 
@@ -76,7 +77,7 @@ def _changes(repo: GitRepo, old_tree: str, new_tree: str) -> tuple[list[str], li
     store = repo.dulwich.object_store
     refused: list[str] = []
     changes: list[Change] = []
-    for item in tree_changes(store, _oid(old_tree), _oid(new_tree)):
+    for item in tree_changes(store, object_id(old_tree), object_id(new_tree)):
         old, new = item.old, item.new
         if new is not None and new.path is not None and new.sha is not None:
             path = new.path.decode("utf-8", errors="replace")
@@ -102,7 +103,7 @@ def add_worktree(repo: GitRepo, path: str, *, branch: str, commit: str) -> None:
     ref = f"refs/heads/{branch}"
     if repo.ref_value(ref) is not None:
         raise InvalidInput(f"branch {branch} already exists")
-    repo.dulwich.refs[_ref(ref)] = _oid(commit)
+    repo.dulwich.refs[_ref(ref)] = object_id(commit)
     try:
         dulwich_add(repo.dulwich, path, branch=branch.encode())
     except (ValueError, OSError) as exc:

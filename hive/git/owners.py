@@ -8,8 +8,9 @@ start time, so a recycled process id is not mistaken for the writer that died.
 
 from __future__ import annotations
 
-import contextlib
 import os
+
+from hive.record import suppress
 
 _TAGS: dict[int, str] = {}
 
@@ -54,7 +55,7 @@ def owner_alive(tag: str) -> bool:
 
 def _start_time(pid: int) -> int | None:
     """The start time of a running process from ``/proc`` (None: gone, a zombie, or no /proc)."""
-    with contextlib.suppress(OSError, ValueError, IndexError):
+    with suppress(OSError, ValueError, IndexError):
         with open(f"/proc/{pid}/stat", "rb") as handle:
             fields = handle.read().rsplit(b")", 1)[1].split()
         if fields[0] in (b"Z", b"X"):

@@ -16,12 +16,12 @@ the lookup list the pack directory again.
 
 from __future__ import annotations
 
-import contextlib
 import mmap
 import os
 import zlib
 
 from hive.git.sha import sha1
+from hive.record import suppress
 
 OBJECT_TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 OFS_DELTA = 6
@@ -93,7 +93,7 @@ class PackIndex:
         return [self._map[start + 20 * n : start + 20 * n + 20] for n in range(self.count)]
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
+        with suppress(Exception):
             self._map.close()
 
 
@@ -144,7 +144,7 @@ def _pack(base: str) -> mmap.mmap:
         if len(_PACKS) > 64:
             _BASES.clear()
             for stale in _PACKS.values():
-                with contextlib.suppress(Exception):
+                with suppress(Exception):
                     stale.close()
             _PACKS.clear()
         _PACKS[base] = found
@@ -191,7 +191,7 @@ def _forget_missing() -> None:
     _NAMES.clear()
     _BASES.clear()
     for base in [base for base in _PACKS if not os.path.exists(base + ".pack")]:
-        with contextlib.suppress(Exception):
+        with suppress(Exception):
             _PACKS.pop(base).close()
     for base in [base for base in _INDEXES if not os.path.exists(base + ".idx")]:
         _INDEXES.pop(base).close()

@@ -2,11 +2,11 @@
 
 Every hive write adds a few loose objects (a blob per changed file, the trees
 on its path, a commit). Left alone, a busy swarm leaves tens of thousands of
-small files under ``.git/objects``. After each write, :func:`auto_pack` makes
+small files under ``.git/objects``. After each write, ``loose.pack_wanted`` makes
 git's own cheap estimate (``too_many_loose_objects``: the entries of
 ``objects/17`` times 256, compared with ``gc.auto``, default 6,700; ``gc.auto=0``
-turns it off) and, when there are too many, packs the loose objects into one
-pack in the writing process itself. When there are more than
+turns it off) and, when there are too many, :func:`auto_pack` packs the loose
+objects into one pack in the writing process itself. When there are more than
 ``gc.autoPackLimit`` packs (default 50) it also merges them into one, as
 ``git gc --auto`` (``git repack -d -l -A``) does.
 
@@ -47,9 +47,10 @@ from hive.git.loose import (
     DEFAULT_PACK_LIMIT,
     _is_loose_name,
     _kept,
+    gc_settings,
     local_packs,
     loose_in_17,
-    nothing_to_pack,
+    parse_commit,
     parse_git_int,
     too_many_loose,
 )
@@ -116,10 +117,8 @@ def objects_dir(repo: GitRepo) -> str:
 
 
 def gc_config(repo: GitRepo) -> GcConfig:
-    return GcConfig(
-        auto=parse_git_int(repo.config_value("gc", "auto"), DEFAULT_GC_AUTO),
-        pack_limit=parse_git_int(repo.config_value("gc", "autoPackLimit"), DEFAULT_PACK_LIMIT),
-    )
+    auto, pack_limit = gc_settings(repo)
+    return GcConfig(auto=auto, pack_limit=pack_limit)
 
 
 def store_stats(repo: GitRepo) -> StoreStats:
@@ -179,24 +178,15 @@ def _disk_usage(path: str) -> int:
 # ----------------------------------------------------------------- deciding
 
 
-def auto_pack(repo: GitRepo) -> PackOutcome | None:
-    """After a write: pack when git's ``gc --auto`` would (None when nothing to do).
+def auto_pack(repo: GitRepo, *, merge_packs: bool, pack_limit: int) -> PackOutcome | None:
+    """After a write that ``loose.pack_wanted`` says should pack: pack (None when it
+    failed).
 
-    The common case costs two directory listings. Never raises: a failure is
-    written to ``<common dir>/hive/gc.log`` (``hive doctor`` shows it) and the
-    write that triggered it has already landed.
+    Never raises: a failure is written to ``<common dir>/hive/gc.log`` (``hive doctor``
+    shows it) and the write that triggered it has already landed.
     """
-    objects = objects_dir(repo)
-    if nothing_to_pack(objects):
-        return None
     try:
-        config = gc_config(repo)
-        if config.auto <= 0:
-            return None
-        many_packs = 0 < config.pack_limit < len(local_packs(objects))
-        if not many_packs and not too_many_loose(objects, config.auto):
-            return None
-        outcome = pack_objects(repo, merge_packs=many_packs, pack_limit=config.pack_limit)
+        outcome = pack_objects(repo, merge_packs=merge_packs, pack_limit=pack_limit)
     except Exception as exc:  # a failed pack never fails the write that triggered it
         _log_failure(repo, exc)
         return None
@@ -365,19 +355,12 @@ def _parse_records(records: set[bytes] | frozenset[bytes]) -> dict[bytes, tuple[
 
 
 def _commit_fields(body: bytes) -> tuple[str | None, str | None, int]:
-    """(tree, first parent, committer time) of a commit body."""
-    tree = parent = None
-    when = 0
-    for line in body.split(b"\n\n", 1)[0].split(b"\n"):
-        if line.startswith(b"tree ") and tree is None:
-            tree = line[5:45].decode("ascii")
-        elif line.startswith(b"parent ") and parent is None:
-            parent = line[7:47].decode("ascii")
-        elif line.startswith(b"committer "):
-            parts = line.rsplit(b" ", 2)
-            if len(parts) == 3 and parts[1].isdigit():
-                when = int(parts[1])
-    return tree, parent, when
+    """(tree, first parent, committer time) of a commit body (``loose.parse_commit``;
+    nothing for a commit it cannot read: no delta base from it)."""
+    found = parse_commit(body)
+    if found is None:
+        return None, None, 0
+    return found.tree, found.parents[0] if found.parents else None, found.time
 
 
 def _children_first(

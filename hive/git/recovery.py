@@ -43,7 +43,6 @@ Each recovery yields one line for the user (surfaces print it on stderr).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
@@ -54,8 +53,9 @@ from hive.git.index import IndexEntry, IndexLock, IndexUpdate, lock_owned_by_twi
 from hive.git.loose import TMP_PREFIX, read_object
 from hive.git.owners import owner_alive, owner_tag, parse_tag
 from hive.git.refs import RepoPaths, read_ref_fast, ref_file, remove_stale_ref_lock
+from hive.git.sha import object_id
 from hive.git.worktree import atomic_write, file_blob_sha, remove_file, temp_name
-from hive.record import Frozen, Record
+from hive.record import Frozen, Record, suppress
 
 TWIN = "hive-index.lock"
 INTENT = "hive-intent"
@@ -152,7 +152,7 @@ def write_intent(paths: RepoPaths, intent: Intent) -> None:
 
 
 def clear_intent(paths: RepoPaths) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    with suppress(FileNotFoundError):
         os.unlink(intent_path(paths))
 
 
@@ -241,7 +241,7 @@ def recover_locked(paths: RepoPaths, *, commit_index: str | None = None) -> list
     if intent is not None:
         finished = _resolve(paths, intent, commit_index, report)
     if finished:
-        with contextlib.suppress(FileNotFoundError):
+        with suppress(FileNotFoundError):
             os.unlink(twin)
     message = report.message()
     return [message] if message else []
@@ -436,13 +436,18 @@ def _blob(paths: RepoPaths, sha: str) -> bytes:
     found = read_object(paths, sha)  # loose or packed
     if found is not None and found[0] == b"blob":
         return found[1]
-    from hive.git.repo import GitRepo  # anything else (alternates): dulwich reads it
+    from dulwich.repo import Repo  # anything else (alternates): dulwich reads it
 
-    repo = GitRepo(paths, recover=False)
+    repo = Repo(paths.root)
     try:
-        return repo.read_blob(sha)
+        obj = repo.object_store[object_id(sha)]
+    except KeyError:
+        raise GitError(f"blob {sha} is missing") from None
     finally:
         repo.close()
+    if obj.type_name != b"blob":
+        raise GitError(f"{sha} is not a blob")
+    return bytes(obj.as_raw_string())
 
 
 def _remove_temporaries(paths: RepoPaths, intent: Intent | None, owner: str | None) -> int:

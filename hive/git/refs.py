@@ -8,7 +8,6 @@ caller falls back to dulwich.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import itertools
 import os
@@ -17,7 +16,7 @@ import time
 from hive.errors import LockTimeout, NotAGitRepository
 from hive.git import killpoints
 from hive.git.owners import owner_alive, owner_tag
-from hive.record import Frozen
+from hive.record import Frozen, suppress
 
 
 class RepoPaths(Frozen):
@@ -49,7 +48,8 @@ def discover(start: str) -> RepoPaths:
     """Find the working tree containing ``start``; raise NotAGitRepository otherwise."""
     here = os.path.abspath(os.path.expanduser(start))
     if not os.path.isdir(here):
-        raise NotAGitRepository(f"{start}: no such directory")
+        what = "is a file, not a directory" if os.path.exists(here) else "no such directory"
+        raise NotAGitRepository(f"{start}: {what}")
     probe = here
     while True:
         dotgit = os.path.join(probe, ".git")
@@ -131,7 +131,7 @@ def other_worktree_heads(paths: RepoPaths) -> list[HeadRef]:
     main one (``<common>/HEAD``, unless the repository is bare) and each linked one
     (``<common>/worktrees/*/HEAD``). Unreadable entries are skipped."""
     dirs = [paths.common_dir]
-    with contextlib.suppress(OSError):
+    with suppress(OSError):
         base = os.path.join(paths.common_dir, "worktrees")
         dirs += [os.path.join(base, name) for name in sorted(os.listdir(base))]
     found: list[HeadRef] = []
@@ -310,7 +310,7 @@ def remove_stale_ref_lock(lock: str) -> bool:
         if owner_alive(tag):
             continue
         twin = os.path.join(directory, entry)
-        with contextlib.suppress(OSError):
+        with suppress(OSError):
             if os.path.samefile(twin, lock):
                 os.unlink(lock)
                 removed = True
@@ -319,7 +319,7 @@ def remove_stale_ref_lock(lock: str) -> bool:
 
 
 def _unlink_quietly(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    with suppress(FileNotFoundError):
         os.unlink(path)
 
 
@@ -339,7 +339,7 @@ def _log_ref_update(
     if ref != "HEAD" and read_symbolic_head(paths) == ref:
         logs.append(os.path.join(paths.git_dir, "logs", "HEAD"))
     for log in logs:
-        with contextlib.suppress(OSError):
+        with suppress(OSError):
             os.makedirs(os.path.dirname(log), exist_ok=True)
             with open(log, "ab") as handle:
                 handle.write(line)

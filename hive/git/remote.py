@@ -39,9 +39,18 @@ def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _failure(result: subprocess.CompletedProcess[str], what: str) -> GitError:
-    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-    detail = lines[-1] if lines else f"exit code {result.returncode}"
-    return GitError(f"{what}: {detail}")
+    return GitError(f"{what}: {_git_reason(result)}")
+
+
+def _git_reason(result: subprocess.CompletedProcess[str]) -> str:
+    """git's own reason for a failure: its first ``fatal:``/``error:`` line (the lines after
+    it are advice such as "Please make sure you have the correct access rights")."""
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    for line in lines:
+        for prefix in ("fatal:", "error:"):
+            if line.startswith(prefix):
+                return line[len(prefix) :].strip()
+    return lines[-1] if lines else f"exit code {result.returncode}"
 
 
 def remote_ref(root: str, remote: str, ref: str) -> str | None:

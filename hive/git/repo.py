@@ -24,11 +24,9 @@ stay staged (only hive's own index entries are replaced).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from hive.errors import (
     DirtyHiveFile,
@@ -40,7 +38,7 @@ from hive.errors import (
 )
 from hive.git import killpoints
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, read_entries
-from hive.git.loose import read_object, write_loose
+from hive.git.loose import parse_commit, read_object, write_loose
 from hive.git.refs import (
     HeadRef,
     RepoPaths,
@@ -50,29 +48,23 @@ from hive.git.refs import (
     read_head_fast,
     ref_file,
 )
-from hive.git.sha import sha1
+from hive.git.sha import object_id, sha1
 from hive.git.state import check_git_state
 from hive.git.worktree import atomic_write, remove_file
 from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
-from hive.record import Frozen, Record
+from hive.record import Frozen, Record, suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any
 
-    from dulwich.objects import Commit, ObjectID
+    from dulwich.objects import Commit
     from dulwich.refs import Ref
     from dulwich.repo import Repo
 
     from hive.git.flock import Held
     from hive.git.recovery import PathIntent
-
-
-def _oid(sha: str) -> ObjectID:
-    """A hex sha as dulwich's ObjectID (bytes at runtime)."""
-    from typing import cast
-
-    return cast("ObjectID", sha.encode("ascii"))
 
 
 def _ref(name: str) -> Ref:
@@ -325,42 +317,6 @@ def format_message(subject: str, trailers: Iterable[tuple[str, str]], body: str 
     return clean_subject + "\n\n" + text + "\n".join(lines) + "\n"
 
 
-def _parse_commit(sha: str, body: bytes) -> CommitInfo | None:
-    """A commit object's body as dulwich reads it (the author up to its ``>``, the
-    committer's time, the message after the first blank line), or None for anything
-    unusual (dulwich then parses it)."""
-    header, blank, message = body.partition(b"\n\n")
-    if not blank:
-        return None
-    parents: list[str] = []
-    author: bytes | None = None
-    time: int | None = None
-    for line in header.split(b"\n"):
-        if line.startswith(b"parent "):
-            parent = line[7:].decode("ascii", errors="replace")
-            if len(parent) != 40:
-                return None
-            parents.append(parent)
-        elif line.startswith(b"author "):
-            author = line[7:]
-        elif line.startswith(b"committer "):
-            value = line[10:]
-            end = value.rfind(b"> ")
-            stamp = value[end + 2 :].split(b" ")
-            if end < 0 or len(stamp) != 2 or not stamp[0].isdigit():
-                return None
-            time = int(stamp[0])
-    if author is None or time is None or author.rfind(b"> ") < 0:
-        return None
-    return CommitInfo(
-        sha=sha,
-        parents=tuple(parents),
-        author=author[: author.rfind(b"> ") + 1].decode("utf-8", errors="replace"),
-        time=time,
-        message=message.decode("utf-8", errors="replace"),
-    )
-
-
 class GitRepo:
     """A working tree plus its repository, opened lazily."""
 
@@ -461,9 +417,9 @@ class GitRepo:
         look rescans the pack directory)."""
         store = self.dulwich.object_store
         try:
-            return store[_oid(sha)]
+            return store[object_id(sha)]
         except KeyError:
-            return store[_oid(sha)]
+            return store[object_id(sha)]
 
     def _raw(self, sha: str) -> tuple[bytes, bytes]:
         """(type, body) of an object: hive's own loose and pack readers (no dulwich
@@ -681,9 +637,15 @@ class GitRepo:
         """One commit, read by hive's own object readers (dulwich's parser only for a
         commit they cannot read or a header they do not expect)."""
         kind, body = self._raw(sha)
-        found = _parse_commit(sha, body) if kind == b"commit" else None
+        found = parse_commit(body) if kind == b"commit" else None
         if found is not None:
-            return found
+            return CommitInfo(
+                sha=sha,
+                parents=found.parents,
+                author=found.author,
+                time=found.time,
+                message=found.message.decode("utf-8", errors="replace"),
+            )
         commit = self._commit(sha)
         return CommitInfo(
             sha=sha,
@@ -855,25 +817,16 @@ class GitRepo:
         return _WriteLock(path, timeout, after=self.pack_if_needed)
 
     def pack_if_needed(self) -> None:
-        """Pack loose objects when there are too many (``hive/git/packing.py``)."""
-        from hive.git import loose
+        """Pack loose objects when there are too many (``hive/git/packing.py``): decided
+        first (``loose.pack_wanted``), so the packer is loaded only when it will pack."""
+        from hive.git.loose import pack_wanted
 
-        objects = os.path.join(self.paths.common_dir, "objects")
-        if loose.nothing_to_pack(objects):
-            return
-        # git's thresholds, decided here: the packer (and what it imports) is loaded
-        # only when it will pack (gc.auto=0 or negative turns packing off)
-        auto = loose.parse_git_int(self.config_value("gc", "auto"), loose.DEFAULT_GC_AUTO)
-        limit_text = self.config_value("gc", "autoPackLimit")
-        limit = loose.parse_git_int(limit_text, loose.DEFAULT_PACK_LIMIT)
-        if auto <= 0:
-            return
-        many_packs = 0 < limit < len(loose.local_packs(objects))
-        if not many_packs and not loose.too_many_loose(objects, auto):
+        wanted = pack_wanted(self)
+        if wanted is None:
             return
         from hive.git.packing import auto_pack
 
-        auto_pack(self)
+        auto_pack(self, merge_packs=wanted[0], pack_limit=wanted[1])
 
     def _index_lock(self, timeout: float) -> IndexLock:
         """git's index.lock, taken through hive's twin (see hive/git/recovery.py)."""
@@ -983,7 +936,7 @@ class GitRepo:
     def _roll_back(self, snap: Snapshot, commit: str, changes: list[Change]) -> None:
         ref = snap.head.ref or "HEAD"
         if snap.head.commit is None:
-            with contextlib.suppress(OSError):
+            with suppress(OSError):
                 os.unlink(ref_file(self.paths, ref))  # the branch was born by this write
         else:
             compare_and_swap(
@@ -1000,7 +953,7 @@ class GitRepo:
                 continue  # the user's own file: hive never wrote it, so never touches it
             full = os.path.join(self.paths.root, change.path)
             old = snap.read(change.path)
-            with contextlib.suppress(OSError):
+            with suppress(OSError):
                 if old is None:
                     remove_file(full, self.paths.root)
                 else:

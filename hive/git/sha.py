@@ -5,11 +5,10 @@ built-in ``_sha1`` imports in a fraction of that and is fast enough for the
 small objects a hive write hashes. Large buffers (the checksum of git's index,
 ~1 MB at 10,000 cells: ~3.6 ms built-in, ~0.5 ms in OpenSSL) go through
 :func:`digest`, which loads OpenSSL only for them. Bulk work (packing) keeps
-``hashlib``."""
+``hashlib``. Both modules are loaded with ``__import__`` (typed here as what they
+hold), not ``importlib``, which would import ``warnings`` too."""
 
 from __future__ import annotations
-
-import importlib
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -17,13 +16,15 @@ if TYPE_CHECKING:
     from hashlib import sha1 as sha1
     from typing import Any
 
+    from dulwich.objects import ObjectID
+
 # Above this many bytes OpenSSL's speed pays for its load (~2 ms).
 LARGE = 256 * 1024
 
 
 def _load_sha1() -> Callable[..., object]:
     try:
-        loaded: Callable[..., object] = importlib.import_module("_sha1").sha1
+        loaded: Callable[..., object] = __import__("_sha1").sha1
     except ImportError:  # a Python built without it
         import hashlib
 
@@ -40,9 +41,14 @@ def digest(data: bytes) -> bytes:
     ``hashlib`` wraps, without ``hashlib``'s own imports)."""
     if len(data) >= LARGE:
         try:
-            openssl_sha1: Callable[..., Any] = importlib.import_module("_hashlib").openssl_sha1
+            openssl_sha1: Callable[..., Any] = __import__("_hashlib").openssl_sha1
         except (ImportError, AttributeError):  # a Python built without OpenSSL
             return sha1(data).digest()
         found: bytes = openssl_sha1(data, usedforsecurity=False).digest()
         return found
     return sha1(data).digest()
+
+
+def object_id(sha: str) -> ObjectID:
+    """A hex sha as dulwich's ObjectID (bytes at run time)."""
+    return sha.encode("ascii")  # type: ignore[return-value]

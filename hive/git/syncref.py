@@ -7,19 +7,16 @@ tips as parents, so the merge base of two states is always known.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from hive.git.refs import HeadRef
 from hive.git.repo import TREE_MODE, GitRepo, Identity
+from hive.git.sha import object_id
 
 if TYPE_CHECKING:
-    from dulwich.objects import ObjectID
+    pass
 
 HIVE_DIR = ".hive"
-
-
-def _oid(sha: str) -> ObjectID:
-    return cast("ObjectID", sha.encode("ascii"))
 
 
 def hive_tree(repo: GitRepo, commit: str | None) -> str | None:
@@ -37,7 +34,7 @@ def merge_base(repo: GitRepo, a: str | None, b: str | None) -> str | None:
         return a
     from dulwich.graph import find_merge_base
 
-    found = find_merge_base(repo.dulwich, [_oid(a), _oid(b)])
+    found = find_merge_base(repo.dulwich, [object_id(a), object_id(b)])
     return found[0].decode() if found else None
 
 
@@ -49,7 +46,7 @@ def state_commit(
 
     tree = Tree()
     if hive is not None:
-        tree.add(HIVE_DIR.encode(), TREE_MODE, _oid(hive))
+        tree.add(HIVE_DIR.encode(), TREE_MODE, object_id(hive))
     unique = list(dict.fromkeys(parents))
     return repo.write_commit(repo.store_object(tree), unique, message, author)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hive.text import CONTROL_CHARS
+from hive.text import first_control, without_control
 
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
 Status = Literal["open", "in_progress", "blocked", "deferred", "closed"]
@@ -26,16 +27,14 @@ def utc_now() -> datetime:
 
 def without_control_chars(text: str) -> str:
     """``text`` with each control character shown as ``?`` (for commit subjects)."""
-    return CONTROL_CHARS.sub("?", text)
+    return without_control(text)
 
 
 def check_title(title: str) -> None:
     """Refuse titles that would inject terminal escapes or break one-line output."""
-    found = CONTROL_CHARS.search(title)
+    found = first_control(title)
     if found is not None:
-        raise ValueError(
-            f"title must not contain control characters (found U+{ord(found.group()):04X})"
-        )
+        raise ValueError(f"title must not contain control characters (found U+{ord(found):04X})")
 
 
 def first_error(exc: ValidationError) -> tuple[str, str]:
@@ -153,6 +152,18 @@ class Cell(BaseModel):
     def blockers(self) -> list[str]:
         """Targets of this cell's ``blocks`` dependencies."""
         return [dep.target for dep in self.dependencies if dep.type == "blocks"]
+
+
+_Item = TypeVar("_Item")
+
+
+class Page(list[_Item]):
+    """One page of a longer list: its items (it is the list, as a surface shows it),
+    and ``total``, how many match in all (a person is told what the page leaves out)."""
+
+    def __init__(self, items: Iterable[_Item] = (), *, total: int | None = None) -> None:
+        super().__init__(items)
+        self.total = len(self) if total is None else total
 
 
 class CellSummary(BaseModel):

@@ -8,7 +8,7 @@ results are dumped by alias)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -122,14 +122,77 @@ class AgentInfo(Camel):
     tasks: list[str] = Field(default_factory=list)
 
 
+class TaskSummary(Camel):
+    """A task in an agent's default (compact) swarm state; ``verbose`` gives ``TaskInfo``."""
+
+    task_id: str = Field(alias="taskId")
+    title: str
+    status: str
+    priority: str
+    agent_id: str | None = Field(default=None, alias="agentId")
+
+
+class AgentSummary(Camel):
+    """An agent in the compact swarm state (``verbose``: ``AgentInfo``)."""
+
+    agent_id: str = Field(alias="agentId")
+    status: str
+    tasks: list[str] = Field(default_factory=list)
+
+
+class BlackboardValue(Camel):
+    """A blackboard entry in the compact swarm state (``verbose``: ``BlackboardEntry``)."""
+
+    value: JsonValue = None
+    source_agent: str = Field(alias="sourceAgent")
+
+
+class GrantSummary(Camel):
+    """A live grant in the compact swarm state (``verbose``: ``PermissionDecision``)."""
+
+    id: str
+    agent: str
+    resource_type: str = Field(alias="resourceType")
+    scope: str | None = None
+    expires_at: datetime | None = Field(default=None, alias="expiresAt")
+
+
 class SwarmState(Camel):
+    """The swarm's state: whole records with ``verbose``, else each in its summary."""
+
     timestamp: str
-    agents: list[AgentInfo] | None = None
-    tasks: list[TaskInfo] | None = None
+    agents: list[AgentInfo] | list[AgentSummary] | None = None
+    tasks: list[TaskInfo] | list[TaskSummary] | None = None
     expired_tasks: list[str] | None = Field(default=None, alias="expiredTasks")
-    blackboard: dict[str, BlackboardEntry | None] | None = None
-    permissions: list[PermissionDecision] | None = None
+    blackboard: dict[str, BlackboardEntry | None] | dict[str, BlackboardValue | None] | None = None
+    permissions: list[PermissionDecision] | list[GrantSummary] | None = None
     history: dict[str, JsonValue] | None = None
+
+    def summary(self) -> SwarmState:
+        """The compact state an agent gets by default (each record in its summary)."""
+        board = self.blackboard
+        return self.model_copy(
+            update={
+                "agents": _each(self.agents, AgentSummary),
+                "tasks": _each(self.tasks, TaskSummary),
+                "permissions": _each(self.permissions, GrantSummary),
+                "blackboard": None
+                if board is None
+                else {key: e and _summary(BlackboardValue, e) for key, e in board.items()},
+            }
+        )
+
+
+_Summary = TypeVar("_Summary", bound=BaseModel)
+
+
+def _summary(kind: type[_Summary], record: BaseModel) -> _Summary:
+    """``record``'s fields that ``kind`` has (a whole record or a summary already)."""
+    return kind.model_validate(record, from_attributes=True)
+
+
+def _each(items: list[Any] | None, kind: type[BaseModel]) -> list[Any] | None:
+    return None if items is None else [_summary(kind, item) for item in items]
 
 
 class Spawned(Camel):
@@ -240,6 +303,7 @@ class Contribution(Camel):
 
 class Matches(BaseModel):
     matches: list[Contribution]
+    total: int = 0  # matches in all (``matches`` holds the first ``limit``)
 
 
 class ContextSearchAnswer(BaseModel):

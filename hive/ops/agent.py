@@ -25,6 +25,7 @@ from hive.ops.context import json_or_text
 from hive.ops.spec import (
     AGENT_ONLY,
     CLI_ONLY,
+    CONTEXT_PATH,
     Caller,
     Command,
     NoParams,
@@ -45,16 +46,19 @@ FILE_ERRORS = (NotFound, InvalidInput, PermissionDenied)  # access_denied: outsi
 
 class SearchParams(Params):
     term: str = Field(min_length=1, max_length=500)
+    limit: int = Field(default=10, ge=1, le=100, description="matches shown (total: all)")
+    verbose: bool = Field(default=False, description="200-character snippets (default 100)")
 
 
 def _context_search(ws: Workspace, a: SearchParams) -> ContextSearchAnswer:
-    from hive.domain.debate import context_search
+    from hive.domain.debate import SNIPPET, context_search
 
-    return ContextSearchAnswer.model_validate(context_search(ws, term=a.term))
+    found = context_search(ws, term=a.term, limit=a.limit, snippet=SNIPPET if a.verbose else 100)
+    return ContextSearchAnswer.model_validate(found)
 
 
 class PathParams(Params):
-    path: str = Field(min_length=1, max_length=4096)
+    path: Annotated[str, Field(min_length=1, max_length=4096), CONTEXT_PATH]
 
 
 def _repo_relative(caller: Caller, full: str) -> str | None:
@@ -205,7 +209,14 @@ declare(
         run=_context_search,
         writes=False,
         errors=(InvalidInput,),
-        commands=(Command(("search",), arguments=("term",)),),
+        commands=(
+            Command(
+                ("search",),
+                arguments=("term",),
+                short={"limit": ("-n",)},
+                defaults={"verbose": True, "limit": 50},
+            ),
+        ),
         help="Search hive's history (cells, notes, mail you may read, outcomes) for TERM"
         " (case-insensitive), oldest round first.",
     ),

@@ -28,7 +28,7 @@ from hive.errors import (
     NotRegistered,
 )
 from hive.models import Cell
-from hive.models.cell import CellSummary
+from hive.models.cell import CellSummary, Page
 from hive.models.results import BlockedCell, CellDetail, CellStats, DependencyNode
 from hive.ops.spec import (
     OVERRIDE,
@@ -121,11 +121,15 @@ class QueryParams(Params):
     verbose: bool = Field(default=False, description=VERBOSE)
 
 
-def _page(cells: list[Cell], verbose: bool) -> list[Cell] | list[CellSummary]:
-    return cells if verbose else [CellSummary.of(cell) for cell in cells]
+def _page(cells: list[Cell], verbose: bool) -> Page[Cell] | Page[CellSummary]:
+    """The page as asked for (summaries unless ``verbose``), keeping its ``total``."""
+    total = cells.total if isinstance(cells, Page) else None
+    if verbose:
+        return Page(cells, total=total)
+    return Page((CellSummary.of(cell) for cell in cells), total=total)
 
 
-def _query(ws: Workspace, a: QueryParams) -> CellDetail | list[Cell] | list[CellSummary]:
+def _query(ws: Workspace, a: QueryParams) -> CellDetail | Page[Cell] | Page[CellSummary]:
     from hive.domain.cells import list_cells
     from hive.domain.stats import show_cells
 
@@ -167,7 +171,7 @@ class ReadyParams(Params):
     verbose: bool = Field(default=False, description=VERBOSE)
 
 
-def _ready(ws: Workspace, a: ReadyParams) -> list[Cell] | list[CellSummary]:
+def _ready(ws: Workspace, a: ReadyParams) -> Page[Cell] | Page[CellSummary]:
     from hive.domain.cells import ready
 
     found = ready(ws, limit=None if a.all or a.claim else a.limit, claim=a.claim)

@@ -44,7 +44,7 @@ def _mail_init(caller: Caller, a: MailInitParams) -> MailInit:
     keeps the identity it registered: asking for another name is not_your_identity.
     Without a session (the command line) the name is taken back with its credential
     (``HIVE_AGENT_TOKEN``) or registered anew."""
-    from hive.domain.mail import mail_init
+    from hive.domain.identity import mail_init
 
     if a.project_path:
         _check_project(caller.root, a.project_path)
@@ -75,7 +75,8 @@ def _mail_init(caller: Caller, a: MailInitParams) -> MailInit:
 
 def _bound_again(caller: Caller, a: MailInitParams) -> Registration:
     """``swarmmail_init`` in a session already bound to an identity: that identity."""
-    from hive.domain.mail import list_agents, mail_init
+    from hive.domain.identity import mail_init
+    from hive.domain.mail import list_agents
 
     assert caller.agent is not None
     if a.agent_name and a.agent_name.strip() != caller.agent:

@@ -5,36 +5,39 @@ For agents only (a person has a shell), so no CLI commands."""
 from __future__ import annotations
 
 import os
+from typing import Annotated
 
 from pydantic import Field
 
 from hive.domain import files
 from hive.errors import InvalidInput, NotFound, PermissionDenied
 from hive.models.files import FileContent, FileListing, SearchResult, WriteProposal
-from hive.ops.spec import AGENT_ONLY, Caller, Operation, Params, declare
+from hive.ops.spec import AGENT_ONLY, REPO_PATH, Caller, Operation, Params, declare
 
 ACCESS_ERRORS = (NotFound, InvalidInput, PermissionDenied)
+Dir = Annotated[str, Field(max_length=4096), REPO_PATH]
+FilePath = Annotated[str, Field(min_length=1, max_length=4096), REPO_PATH]
 
 
 class ListParams(Params):
-    dir: str = Field(default=".", max_length=4096)
+    dir: Dir = "."
     pattern: str | None = Field(default=None, max_length=1000, description="glob, or regex:...")
     max_results: int = Field(default=200, ge=1, le=5000)
 
 
 class ReadParams(Params):
-    path: str = Field(min_length=1, max_length=4096)
+    path: FilePath
     max_bytes: int = Field(default=50_000, ge=1, le=files.MAX_READ)
 
 
 class SearchParams(Params):
     pattern: str = Field(min_length=1, max_length=1000, description="regex")
-    dir: str = Field(default=".", max_length=4096)
+    dir: Dir = "."
     max_matches: int = Field(default=200, ge=1, le=5000)
 
 
 class WriteParams(Params):
-    path: str = Field(min_length=1, max_length=4096)
+    path: FilePath
     content: str = Field(max_length=files.MAX_WRITE)
     create_dirs: bool = True
 

@@ -75,14 +75,19 @@ class StateParams(Params):
         default=None, alias="agentFilter", max_length=200, description="only these agents"
     )
     include_history: bool = Field(default=False, alias="includeHistory")
+    verbose: bool = Field(
+        default=False,
+        description="whole records (default: tasks as id, title, status, priority, agent)",
+    )
 
 
 def _state(ws: Workspace, a: StateParams) -> SwarmState:
     from hive.domain.delegation import query_swarm_state
 
-    return query_swarm_state(
+    state = query_swarm_state(
         ws, scope=a.scope, agent_filter=a.agent_filter, include_history=a.include_history
     )
+    return state if a.verbose else state.summary()
 
 
 class ParallelTask(Params):
@@ -303,6 +308,7 @@ declare(
             Command(
                 ("swarm", "state"),
                 short={"agent_filter": ("--agent",), "include_history": ("--history",)},
+                defaults={"verbose": True},
             ),
         ),
         help="The swarm's agents, tasks (expired ones flagged), blackboard and grants.",

@@ -38,8 +38,8 @@ from hive.ops.spec import (
     Operation,
     Params,
     declare,
+    declared_tool_names,
     progress,
-    tool_names,
 )
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def _doctor(caller: Caller, a: NoParams) -> DoctorReport:
     report = diagnose(ws)
     report.warnings = [
         Problem(kind="unknown-tool", message=text, path=".hive/config.yaml")
-        for text in agent_tool_warnings(ws, tool_names())
+        for text in agent_tool_warnings(ws, declared_tool_names())
     ]
     return report
 

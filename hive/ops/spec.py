@@ -115,6 +115,30 @@ REASON = "why (required for an override; recorded)"
 
 
 @dataclass(frozen=True)
+class PathParam:
+    """Marks the parameter that holds a path (``Annotated[str, Field(...), REPO_PATH]``;
+    not part of the schema an agent is sent): an agent with a working directory
+    (``agents:`` in .hive/config.yaml) gives it relative to that directory, and the
+    agent surfaces rebase it. ``in_context``: a path in the context directory
+    (``file_read``, ``list_files``), handed on absolute."""
+
+    in_context: bool = False
+
+
+REPO_PATH = PathParam()
+CONTEXT_PATH = PathParam(in_context=True)
+
+
+def path_parameter(params: type[Params]) -> tuple[str, PathParam] | None:
+    """The parameter of ``params`` marked as holding a path, with its marker."""
+    for name, info in params.model_fields.items():
+        for marker in info.metadata:
+            if isinstance(marker, PathParam):
+                return name, marker
+    return None
+
+
+@dataclass(frozen=True)
 class Command:
     """How an operation is spelled on the command line.
 
@@ -223,6 +247,8 @@ def progress() -> Progress | None:
 
 
 OPERATIONS: dict[str, Operation] = {}
+"""Every declared operation by name: complete once ``hive.ops.catalog`` (which imports
+the modules that declare them, and the surfaces' way to them) has been imported."""
 
 
 def declare(*operations: Operation) -> None:
@@ -232,18 +258,8 @@ def declare(*operations: Operation) -> None:
         OPERATIONS[op.name] = op
 
 
-def operations() -> list[Operation]:
-    """Every declared operation (importing the modules that declare them)."""
-    from hive.ops import catalog  # noqa: F401  (declares the operations)
-
-    return list(OPERATIONS.values())
-
-
-def tool_names() -> list[str]:
-    """The name of every agent tool (the operations offered to agents)."""
-    return [op.name for op in operations() if op.is_tool]
-
-
-def operation(name: str) -> Operation:
-    operations()
-    return OPERATIONS[name]
+def declared_tool_names() -> list[str]:
+    """The name of every agent tool among the declared operations, for an operation
+    that is itself reached through the catalogue (``hive doctor``): this module
+    imports no module that declares operations (they import it)."""
+    return [op.name for op in OPERATIONS.values() if op.is_tool]

@@ -18,7 +18,7 @@ import sys
 from datetime import UTC, datetime
 
 from hive.jsontext import dumps_scalar
-from hive.store.index import ParsedCell, ParseProblem
+from hive.store.index import ParsedCell
 from hive.store.yamlio import dumps
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -326,24 +326,6 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, list):
         return [_json_value(item) for item in value]
     return value
-
-
-def parse_for_index(data: bytes, path: str) -> ParsedCell | ParseProblem:
-    """What the state index keeps of a cell file version: read here when the plain
-    reader is sure (canonical YAML, a cell the model would keep as it is), else by
-    the model (``store/cells.py:parse_for_index``, which imports pydantic): the
-    same rows either way, much faster for the files hive writes."""
-    from hive.store.yamlfast import fast_loads
-
-    try:
-        cell = plain_cell(fast_loads(data.decode("utf-8")))
-    except Exception:  # anything unusual: the model decides, and words the problem
-        cell = None
-    if cell is not None:
-        return parsed(cell)
-    from hive.store.cells import parse_for_index as parse_with_model
-
-    return parse_with_model(data, path)
 
 
 def parsed(cell: dict[str, Any]) -> ParsedCell:

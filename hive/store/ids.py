@@ -18,17 +18,17 @@ collided across clones). Raise ``id_length``/``child_id_length`` in
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable
 
 from hive.errors import InvalidInput
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # Crockford-style base32 without the confusable i, l, o, u.
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
-_SEGMENT = r"[a-z0-9_]+"
-# hive makes ``<prefix>-<hash>``; ids kept from other trackers (beads) may carry more
-# hyphenated words: ``bd-wisp-0385z``, ``bd-beads-crew-dave``.
-ID_RE = re.compile(rf"^[a-z0-9_]+(?:-{_SEGMENT})+(\.{_SEGMENT})*$")
+# The characters of an id's words: ``[a-z0-9_]``.
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def random_part(length: int) -> str:
@@ -55,7 +55,17 @@ def _fresh(make: Callable[[int], str], length: int, exists: Callable[[str], bool
 
 
 def is_valid_id(cell_id: str) -> bool:
-    return bool(ID_RE.match(cell_id))
+    """``<word>-<word>[-<word>...][.<word>...]``, words of ``[a-z0-9_]``: hive makes
+    ``<prefix>-<hash>``; ids kept from other trackers (beads) may carry more hyphenated
+    words (``bd-wisp-0385z``, ``bd-beads-crew-dave``). As the regular expression
+    ``^[a-z0-9_]+(?:-[a-z0-9_]+)+(\\.[a-z0-9_]+)*$`` matches (one trailing line feed
+    allowed, as its ``$`` allows), without importing ``re`` in every process."""
+    text = cell_id[:-1] if cell_id.endswith("\n") else cell_id
+    root, *children = text.split(".")
+    words = root.split("-")
+    if len(words) < 2:
+        return False
+    return all(word and _WORD_CHARS.issuperset(word) for word in (*words, *children))
 
 
 def check_id(cell_id: str) -> str:

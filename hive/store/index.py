@@ -32,21 +32,26 @@ it without pydantic, typer or dulwich.
 from __future__ import annotations
 
 import _thread
-import contextlib
 import os
-import sqlite3
 import time
 from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from hive.jsontext import dumps_strings
-from hive.record import Frozen, Record
+from hive.record import Frozen, Record, suppress
 from hive.store.layout import CELLS_DIR, cell_id_from_path
-from hive.store.sqlerrors import is_transient
+from hive.store.sqlerrors import is_transient, sqlite3
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any, TypeAlias
+
+    TreeLister: TypeAlias = Callable[[str], Sequence[tuple[str, str, bool]]]  # (name, sha, is_tree)
+    BlobReader: TypeAlias = Callable[
+        [Sequence[tuple[str, str]]], Iterator[tuple[str, str, "bytes | ParseProblem"]]
+    ]
+    Decoder: TypeAlias = Callable[[bytes, str], "ParsedCell | ParseProblem"]
+    Progress: TypeAlias = Callable[[int, int], None]
 
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
@@ -312,6 +317,7 @@ class ListQuery(Frozen):
         "status",
         "type",
         "priority",
+        "parent",
         "label",
         "assignee",
         "include_deleted",
@@ -323,6 +329,7 @@ class ListQuery(Frozen):
         status: str | None = None,
         type: str | None = None,
         priority: int | None = None,
+        parent: str | None = None,
         label: str | None = None,
         assignee: str | None = None,
         include_deleted: bool = False,
@@ -331,6 +338,7 @@ class ListQuery(Frozen):
         self.status = status
         self.type = type
         self.priority = priority
+        self.parent = parent
         self.label = label
         self.assignee = assignee
         self.include_deleted = include_deleted
@@ -363,14 +371,6 @@ def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
             blockers=entry.blockers,
         )
     return nodes, unreadable
-
-
-TreeLister = Callable[[str], Sequence[tuple[str, str, bool]]]  # tree -> (name, sha, is_tree)
-BlobReader = Callable[
-    [Sequence[tuple[str, str]]], Iterator[tuple[str, str, "bytes | ParseProblem"]]
-]
-Decoder = Callable[[bytes, str], "ParsedCell | ParseProblem"]
-Progress = Callable[[int, int], None]
 
 
 class Listing:
@@ -434,6 +434,28 @@ os.register_at_fork(
 )
 
 
+class Transaction:
+    """``with index.transaction() as db:``: ``BEGIN IMMEDIATE`` on entering, ``COMMIT``
+    when the block ends, ``ROLLBACK`` when it raises (a class: ``contextlib`` is not
+    imported by a fresh process)."""
+
+    __slots__ = ("db",)
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, kind: type[BaseException] | None, value: object, trace: object) -> None:
+        if kind is None:
+            self.db.execute("COMMIT")
+            return
+        with suppress(sqlite3.Error):
+            self.db.execute("ROLLBACK")
+
+
 class StateIndex:
     """The SQLite file of one clone (``<git common dir>/hive/index.sqlite3``)."""
 
@@ -475,7 +497,7 @@ class StateIndex:
         """Close this thread's connection (others close with their threads)."""
         db = self._db
         if db is not None:
-            with contextlib.suppress(sqlite3.Error):
+            with suppress(sqlite3.Error):
                 db.close()
             self._db = None
 
@@ -490,10 +512,13 @@ class StateIndex:
             return self._in_memory(f"{self.state_dir} cannot be made ({exc.strerror})")
         try:
             db = self._connect()
-            if self._schema(db) == SCHEMA:
+            found = self._schema(db)
+            if found == SCHEMA:
                 self._ensure_subtrees(db)
                 return db
             db.close()
+            if found is None:
+                return self._rebuild("it holds no hive index (a damaged or foreign file)")
             return self._rebuild("it was made for another schema")
         except sqlite3.DatabaseError as exc:
             if is_transient(exc):
@@ -555,7 +580,7 @@ class StateIndex:
         made = self._recreate_tables(broken=broken)
         if made is None:
             for suffix in ("", "-wal", "-shm", "-journal"):
-                with contextlib.suppress(OSError):
+                with suppress(OSError):
                     os.unlink(self.path + suffix)
             made = self._recreate_tables()
             if made is None:
@@ -609,24 +634,15 @@ class StateIndex:
             return db, True
         except sqlite3.DatabaseError as exc:
             if db is not None:
-                with contextlib.suppress(sqlite3.Error):
+                with suppress(sqlite3.Error):
                     db.close()  # rolls back what the transaction did
             if is_transient(exc):  # in use by another process, not broken: never unlink
                 raise
             return None
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Transaction:
         """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on)."""
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        return Transaction(self.db)
 
     # ------------------------------------------------------------ commits
 
@@ -678,7 +694,7 @@ class StateIndex:
         missing = self._unparsed(files)
         bulk = len(missing) > BATCH and not self.memory
         if bulk:  # the Rust JSON encoder: see celldoc.json_of
-            with contextlib.suppress(ImportError):
+            with suppress(ImportError):
                 import pydantic_core  # noqa: F401
         if bulk:  # one checkpoint at the end, not one (two fsyncs) per 1,000 pages
             self.db.execute("PRAGMA wal_autocheckpoint=0")
@@ -696,7 +712,7 @@ class StateIndex:
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
         if bulk:
             self.db.execute("PRAGMA wal_autocheckpoint=1000")
-            with contextlib.suppress(sqlite3.OperationalError):  # busy readers: later
+            with suppress(sqlite3.OperationalError):  # busy readers: later
                 self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _new_trees(
@@ -880,7 +896,7 @@ class StateIndex:
             return None
         where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
         params: dict[str, object] = {"key": key}
-        for column in ("status", "type", "priority", "assignee"):
+        for column in ("status", "type", "priority", "parent", "assignee"):
             value = getattr(query, column)
             if value is not None:
                 where.append(f"s.{column} = :{column}")

@@ -5,7 +5,7 @@ in plain or double-quoted (JSON-escaped) form, block sequences (``- item``,
 ``- key: value`` items, ``-`` followed by a nested sequence), plain scalars of
 the few shapes the emitter writes (``null``, ``true``, ``false``, decimal
 integers, ``repr`` floats, ``.inf``/``-.inf``/``.nan`` and words matching
-:data:`PLAIN_RE`), double-quoted scalars on one line, ``[]``, ``{}`` and
+:func:`is_plain`), double-quoted scalars on one line, ``[]``, ``{}`` and
 literal blocks (``|``, ``|-``, ``|+``) indented two spaces deeper than their
 key. It returns ``None`` (declines) at the first thing it does not fully
 understand: a comment, a blank line outside a literal block, other
@@ -17,19 +17,25 @@ parser only accepts texts whose meaning under YAML 1.2 is unambiguous.
 
 from __future__ import annotations
 
-import re
-
 from hive.jsontext import loads_string
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from typing import Any
 
-
-# A plain (unquoted) scalar the emitter writes and YAML reads back as that string.
-PLAIN_RE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+(),'-]+)*$")
-# A plain mapping key.
-KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+# The scalars, keys and lines below are recognized with string methods, not ``re``:
+# every fresh write process reads YAML, and ``re`` with its compiler costs ~2-4 ms of
+# start-up. Each function states the regular expression it decides exactly
+# (``tests/test_yamlfast.py`` compares them on generated text).
+_ASCII_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_DIGITS = frozenset("0123456789")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_KEY_FIRST = frozenset(_ASCII_LETTERS + "_")
+_KEY_CHARS = frozenset(_ASCII_LETTERS + "0123456789_.-")
+_PLAIN_FIRST = frozenset(_ASCII_LETTERS + "_/")
+_PLAIN_CHARS = frozenset(_ASCII_LETTERS + "0123456789_./@+-")
+_PLAIN_LATER = frozenset(_ASCII_LETTERS + "0123456789_./@+(),'-")
+_ESCAPES = frozenset('"\\bfnrt')
 # Plain words some YAML version reads as a boolean, null or number: always quoted.
 RESERVED_WORDS = frozenset(
     {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf", "~"}
@@ -40,17 +46,6 @@ RESERVED_WORDS = frozenset(
 _UNUSUAL_CHAR = (
     "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
-# The same test for ASCII text (almost every file): compiling the class above costs
-# ~5 ms, so it is compiled only when a text has non-ASCII characters.
-_UNUSUAL_ASCII_RE = re.compile("[^\n\x20-\x7e]")
-_BLANK_LINE_RE = re.compile(r"^ +$", re.MULTILINE)
-# ``key:`` or ``key: value`` (the caller matches from the line's indentation).
-_ENTRY_RE = re.compile(r'(?:([A-Za-z_][A-Za-z0-9_.-]*+)|("(?:[^"\\]|\\.)*+")):(?: (.+))?')
-# A double-quoted scalar using only the escapes ``json.dumps`` writes. The
-# quantifiers are possessive: a text that does not match fails in linear time.
-_QUOTED_RE = re.compile(r'"(?:[^"\\]++|\\["\\bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})*+"')
-_INT_RE = re.compile(r"0|-?[1-9][0-9]*")
-_FLOAT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+(?:e[-+][0-9]+)?|e[-+][0-9]+)")
 _CONSTANTS: dict[str, Any] = {
     "null": None,
     "true": True,
@@ -64,10 +59,78 @@ _MAX_KEY = 1000
 _INDENT = 2
 
 
+def is_plain(text: str) -> bool:
+    """A plain (unquoted) scalar the emitter writes and YAML reads back as that
+    string: ``^[A-Za-z_/][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+(),'-]+)*$`` in full."""
+    if not text or text[0] not in _PLAIN_FIRST:
+        return False
+    first, *later = text.split(" ")
+    return _PLAIN_CHARS.issuperset(first) and all(
+        word and _PLAIN_LATER.issuperset(word) for word in later
+    )
+
+
+def is_key(text: str) -> bool:
+    """A plain mapping key: ``^[A-Za-z_][A-Za-z0-9_.-]*$`` in full."""
+    return bool(text) and text[0] in _KEY_FIRST and _KEY_CHARS.issuperset(text)
+
+
 def _has_unusual_char(text: str) -> bool:
-    if text.isascii():
-        return _UNUSUAL_ASCII_RE.search(text) is not None
-    return re.search(_UNUSUAL_CHAR, text) is not None  # compiled once, by re's cache
+    if text.isascii():  # ``[^\n\x20-\x7e]``: printable ASCII is exactly 0x20-0x7e
+        return not text.replace("\n", "").isprintable()
+    import re  # rare: non-ASCII text (its class compiles once, in re's cache)
+
+    return re.search(_UNUSUAL_CHAR, text) is not None
+
+
+def _has_blank_line(text: str) -> bool:
+    """A line of spaces only (``^ +$``, multi-line), in a text ending with a line feed."""
+    if " \n" not in text:  # every such line ends in a space before its line feed
+        return False
+    return any(line and not line.strip(" ") for line in text.split("\n"))
+
+
+def _entry(line: str, start: int) -> tuple[str | None, str | None, str | None, int] | None:
+    """(plain key, quoted key, value, end of the key) of ``line[start:]`` when it is
+    ``key:`` or ``key: value``: what
+    ``(?:([A-Za-z_][A-Za-z0-9_.-]*+)|("(?:[^"\\\\]|\\\\.)*+")):(?: (.+))?`` matches in full
+    from ``start``; None otherwise."""
+    if start >= len(line):
+        return None
+    first = line[start]
+    if first in _KEY_FIRST:
+        colon = line.find(":", start)
+        if colon < 0 or not _KEY_CHARS.issuperset(line[start + 1 : colon]):
+            return None
+        plain: str | None = line[start:colon]
+        quoted = None
+    elif first == '"':
+        colon = _closing_quote(line, start) + 1
+        if colon <= 0 or colon >= len(line) or line[colon] != ":":
+            return None
+        plain, quoted = None, line[start:colon]
+    else:
+        return None
+    after = line[colon + 1 :]
+    if not after:
+        return plain, quoted, None, colon
+    if after[0] != " " or len(after) < 2:
+        return None
+    return plain, quoted, after[1:], colon
+
+
+def _closing_quote(line: str, start: int) -> int:
+    """The index of the quote that closes the one at ``start`` (a backslash escaping
+    any one character), -1 when none does."""
+    position = start + 1
+    while True:
+        quote = line.find('"', position)
+        backslash = line.find("\\", position, quote if quote >= 0 else len(line))
+        if backslash < 0:
+            return quote
+        if backslash + 1 >= len(line):
+            return -1
+        position = backslash + 2
 
 
 class _Decline(Exception):
@@ -76,7 +139,7 @@ class _Decline(Exception):
 
 def fast_loads(text: str) -> dict[str, Any] | None:
     """The mapping ``text`` holds, or ``None`` when it is not in canonical form."""
-    if not text.endswith("\n") or _has_unusual_char(text) or _BLANK_LINE_RE.search(text):
+    if not text.endswith("\n") or _has_unusual_char(text) or _has_blank_line(text):
         return None
     lines = text[:-1].split("\n")
     try:
@@ -91,21 +154,20 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
     result: dict[str, Any] = {}
     pad = " " * indent
     count = len(lines)
-    match_entry = _ENTRY_RE.fullmatch
     while i < count:
         line = lines[i]
         if not line.startswith(pad):
             if not line:
                 raise _Decline
             break  # a shallower line: the parent continues there
-        match = match_entry(line, indent)
+        match = _entry(line, indent)
         if match is None:
             raise _Decline
-        plain, quoted, value = match.groups()
-        key = plain if plain is not None else _quoted(quoted)
+        plain, quoted, value, end = match
+        key = plain if plain is not None else _quoted(quoted or "")
         if plain is not None and plain.lower() in RESERVED_WORDS:
             raise _Decline
-        if key in result or match.end(2 if plain is None else 1) - indent > _MAX_KEY:
+        if key in result or end - indent > _MAX_KEY:
             raise _Decline
         if value is None:
             result[key], i = _block(lines, i + 1, indent + _INDENT)
@@ -142,7 +204,7 @@ def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
             item, i = _block(lines, i + 1, indent + _INDENT)
         elif rest[:2] == "- ":
             body = rest[2:]
-            if _ENTRY_RE.fullmatch(body):
+            if _entry(body, 0) is not None:
                 # ``- key: value``: a mapping whose first key sits after the dash.
                 lines[i] = pad + "  " + body
                 item, i = _mapping(lines, i, indent + _INDENT)
@@ -178,20 +240,67 @@ def _quoted(text: str) -> str:
         if '"' in inner:
             raise _Decline
         return inner
-    if _QUOTED_RE.fullmatch(text) is None:
+    if not _json_escapes_only(inner):
         raise _Decline
     return loads_string(text)
 
 
+def _json_escapes_only(inner: str) -> bool:
+    """The inside of a double-quoted scalar uses only the escapes ``json.dumps`` writes
+    and no bare quote: ``(?:[^"\\\\]++|\\\\["\\\\bfnrt]|\\\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})*+``
+    in full."""
+    position = 0
+    while True:
+        backslash = inner.find("\\", position)
+        if '"' in inner[position : backslash if backslash >= 0 else len(inner)]:
+            return False
+        if backslash < 0:
+            return True
+        mark = inner[backslash + 1 : backslash + 2]
+        if mark and mark in _ESCAPES:
+            position = backslash + 2
+            continue
+        digits = inner[backslash + 2 : backslash + 6]
+        if mark != "u" or len(digits) < 4 or not _HEX.issuperset(digits):
+            return False
+        if digits[0] in "dD" and digits[1] in "89abcdefABCDEF":
+            return False  # a surrogate
+        position = backslash + 6
+
+
+def _is_int(text: str) -> bool:
+    """``0|-?[1-9][0-9]*`` in full."""
+    digits = text[1:] if text[:1] == "-" else text
+    if text == "0":
+        return True
+    return bool(digits) and digits[0] != "0" and _DIGITS.issuperset(digits)
+
+
+def _is_float(text: str) -> bool:
+    """``-?[0-9]+(?:\\.[0-9]+(?:e[-+][0-9]+)?|e[-+][0-9]+)`` in full."""
+    number = text[1:] if text[:1] == "-" else text
+    mantissa, e, exponent = number.partition("e")
+    if e and not (exponent[:1] in ("-", "+") and _digits(exponent[1:])):
+        return False
+    whole, dot, fraction = mantissa.partition(".")
+    if not _digits(whole):
+        return False
+    return _digits(fraction) if dot else bool(e)
+
+
+def _digits(text: str) -> bool:
+    return bool(text) and _DIGITS.issuperset(text)
+
+
 def _plain(text: str) -> Any:
-    if PLAIN_RE.fullmatch(text) and text.lower() not in RESERVED_WORDS:
+    if is_plain(text) and text.lower() not in RESERVED_WORDS:
         return text
     if text in _CONSTANTS:
         return _CONSTANTS[text]
     try:
-        if _INT_RE.fullmatch(text):
+        if _is_int(text):
             return int(text)
-        if _FLOAT_RE.fullmatch(text):
+        if _is_float(text):
             return float(text)
     except ValueError:  # more digits than int() converts
         raise _Decline from None

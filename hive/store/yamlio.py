@@ -18,21 +18,20 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Mapping, Sequence
 
 from hive.errors import CorruptFile
 from hive.jsontext import encode_basestring
-from hive.store.yamlfast import KEY_RE, PLAIN_RE, RESERVED_WORDS, fast_loads
+from hive.store.yamlfast import RESERVED_WORDS, fast_loads, is_key, is_plain
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from typing import Any
 
 # Characters written as escapes: YAML refuses them raw or reads them as line breaks.
-_UNPRINTABLE_RE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
-)
+# Compiled (with ``re``) only for text that is not ASCII; ASCII text is checked with
+# ``str.isprintable`` (its only such characters: 0x00-0x08, 0x0b-0x1f and 0x7f).
+_UNPRINTABLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
 INDENT = "  "
 
 
@@ -94,7 +93,7 @@ def _emit_sequence(items: Sequence[Any], depth: int, lines: list[str]) -> None:
 
 def _key(key: Any) -> str:
     text = str(key)
-    if KEY_RE.fullmatch(text) and text.lower() not in RESERVED_WORDS:
+    if is_key(text) and text.lower() not in RESERVED_WORDS:
         return text
     return _quoted(text)
 
@@ -109,7 +108,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, float):
         return _float(value)
     text = str(value)
-    if PLAIN_RE.fullmatch(text) and text.lower() not in RESERVED_WORDS:
+    if is_plain(text) and text.lower() not in RESERVED_WORDS:
         return text
     return _quoted(text)
 
@@ -125,12 +124,24 @@ def _float(value: float) -> str:
 
 def _quoted(text: str) -> str:
     encoded = encode_basestring(text)  # json.dumps(text, ensure_ascii=False)
-    return _UNPRINTABLE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+    if encoded.isascii() and "\x7f" not in encoded:
+        return encoded  # JSON escaped the rest of ASCII's unprintable characters
+    import re
+
+    return re.sub(_UNPRINTABLE, lambda m: f"\\u{ord(m.group()):04x}", encoded)
+
+
+def _has_unprintable(text: str) -> bool:
+    if text.isascii():
+        return not text.replace("\n", "").replace("\t", "").isprintable()
+    import re
+
+    return re.search(_UNPRINTABLE, text) is not None
 
 
 def _literal_ok(text: str) -> bool:
     """Whether ``text`` survives a literal block scalar unchanged."""
-    if "\n" not in text or _UNPRINTABLE_RE.search(text) or "\r" in text or "\t" in text:
+    if "\n" not in text or _has_unprintable(text) or "\r" in text or "\t" in text:
         return False
     body = text.rstrip("\n")
     first = body.lstrip("\n")

@@ -18,9 +18,12 @@ PREAMBLE = """\
 Every tool exists once, in the registry: one for each operation described in
 `hive/ops` (docs/architecture.md: the same description generates the CLI commands):
 a name, a one-line description, a pydantic argument model and a handler that calls
-the same library function as the CLI. List-like results (`hive_ready`, `hive_query`
-without an id) are compact by default (id, title, status, priority, type,
-assignee); `verbose: true` returns whole cells.
+the same library function as the CLI. List-like results are compact by default:
+`hive_ready` and `hive_query` without an id give a page of id, title, status,
+priority, type and assignee; `query_swarm_state` gives each task, agent, blackboard
+entry and grant in its summary; `context_search` the first 10 matches (`limit`, and
+`total` of them all) with 100-character snippets; `verbose: true` returns whole
+records (the seed's 200-character snippets).
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 

@@ -21,7 +21,8 @@ from hive.domain.agents import write_check as agents_write_check
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
 from hive.models.agents_config import AgentProfile
-from hive.ops.spec import Operation, operations
+from hive.ops.catalog import operations
+from hive.ops.spec import Operation, path_parameter
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
@@ -228,7 +229,7 @@ def _call(
         check_enabled(profile, ctx.name, tool.name, list(_registry()))
         settings = settings_for(ctx)
         workdir = working_directory(ctx.workspace(), profile, ctx.name)
-        parsed = _rebased(ctx, workdir, tool.name, parsed)
+        parsed = _rebased(ctx, workdir, tool, parsed)
         if not profile.bypass_permissions:
             check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
             check_call_dirs(ctx, settings, tool.name, tool.dirs(parsed))
@@ -299,23 +300,14 @@ def _agent_hooks(profile: AgentProfile, phase: str) -> list[governance.Hook]:
     return governance.hooks_of(getattr(profile.hooks, phase), phase)
 
 
-# tool -> (argument holding a path, resolved to an absolute path?)
-_PATH_ARGS = {
-    "fs_list": ("dir", False),
-    "search_text": ("dir", False),
-    "fs_read": ("path", False),
-    "fs_write": ("path", False),
-    "file_read": ("path", True),
-    "list_files": ("path", True),
-}
-
-
-def _rebased(ctx: CallContext, workdir: str | None, tool: str, parsed: BaseModel) -> BaseModel:
-    """Relative paths of an agent with a working directory are relative to it."""
-    spec = _PATH_ARGS.get(tool)
-    if workdir is None or spec is None:
+def _rebased(ctx: CallContext, workdir: str | None, tool: Tool, parsed: BaseModel) -> BaseModel:
+    """Relative paths of an agent with a working directory are relative to it (the
+    parameter its operation marks as a path: ``hive.ops.spec.PathParam``)."""
+    marked = path_parameter(tool.operation.params) if tool.operation else None
+    if workdir is None or marked is None:
         return parsed
-    name, absolute = spec
+    name, marker = marked
+    absolute = marker.in_context
     value = getattr(parsed, name)
     if absolute and ctx.context_root != ctx.root:
         return parsed

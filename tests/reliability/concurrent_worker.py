@@ -18,7 +18,8 @@ ROUNDS = 4
 def main() -> None:
     repo, agent, shared, go = sys.argv[1:5]
     from hive.domain.cells import create_cell, ready, update_cell
-    from hive.domain.mail import mail_init, send_message
+    from hive.domain.identity import mail_init
+    from hive.domain.mail import send_message
     from hive.domain.reservations import reserve
     from hive.domain.swarm.complete import swarm_complete
     from hive.domain.workspace import Workspace

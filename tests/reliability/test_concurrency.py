@@ -10,7 +10,8 @@ import runpy
 from pathlib import Path
 
 from hive.domain.cells import create_cell, list_cells, show_cell, update_cell
-from hive.domain.mail import inbox, mail_init
+from hive.domain.identity import mail_init
+from hive.domain.mail import inbox
 from hive.domain.reservations import list_reservations
 from hive.domain.workspace import Workspace
 from tests.conftest import GIT_ENV, assert_clean, git

@@ -10,7 +10,8 @@ import pytest
 
 from hive.domain.cells import close_cell, create_cell, list_cells, show_cell
 from hive.domain.doctor import diagnose
-from hive.domain.mail import inbox, mail_init, send_message
+from hive.domain.identity import mail_init
+from hive.domain.mail import inbox, send_message
 from hive.domain.reservations import reserve
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
