@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import functools
 import importlib
 import json
 import pkgutil
@@ -474,9 +475,10 @@ def test_cli_sets_files_owned_and_the_tool_sets_an_assignee(ws: Workspace, repo:
 # ------------------------------------------------------------------ layers
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
     """What ``path`` imports, at the top or in a function; not what it imports only
-    for the type checker (``if TYPE_CHECKING:``)."""
+    for the type checker (``if TYPE_CHECKING:``). Parsed once per test process."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
@@ -488,7 +490,7 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found |= {f"{node.module}.{alias.name}" for alias in node.names}
-    return found
+    return frozenset(found)
 
 
 def _package(path: Path) -> str:
