@@ -93,7 +93,10 @@ def test_blocked_show_start_and_stats(hived: Path) -> None:
     assert [item["id"] for item in blocked] == [waiting]
     assert blocked[0]["blocked_by"] == [blocker]
     assert blocked[0]["open_blockers"][0]["title"] == "Design the schema"
-    assert f"{waiting} waits on {blocker} [open]" in ok(hive(hived, "blocked"))
+    shown_blocked = ok(hive(hived, "blocked"))
+    assert f"{waiting} waits on {blocker} [open]" in shown_blocked
+    row = next(line for line in shown_blocked.splitlines() if line.startswith(waiting))
+    assert row.split()[:5] == [waiting, "P2", "task", "open", "-"], row  # as in hive list
 
     shown = ok(hive(hived, "show", waiting))
     assert "blocked by" in shown and blocker in shown
