@@ -87,7 +87,10 @@ def make_repo(path: Path, *, commit: bool = True) -> Path:
 def plain_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What ``repo`` copies: made once per test process."""
     with isolated_env(tmp_path_factory):
-        return make_repo(tmp_path_factory.mktemp("template") / "repo")
+        root = make_repo(tmp_path_factory.mktemp("template") / "repo")
+    for sample in (root / ".git" / "hooks").glob("*.sample"):  # inert; a third of a copy's files
+        sample.unlink()
+    return root
 
 
 @pytest.fixture(scope="session")
@@ -101,8 +104,12 @@ def hive_template(tmp_path_factory: pytest.TempPathFactory, plain_template: Path
 
 def copy_repo(template: Path, path: Path) -> Path:
     """A copy of the repository ``template`` at ``path`` (working tree and .git): a
-    repository of its own, as it would be had it been made there."""
+    repository of its own, as it would be had it been made there (credentials issued
+    in the template by ``credential`` are known for the copy too)."""
     shutil.copytree(template, path, symlinks=True)
+    for (root, name), token in list(_TOKENS.items()):
+        if root == str(template):
+            _TOKENS[(str(path), name)] = token
     return path
 
 

@@ -126,6 +126,12 @@ def test_blocked_show_start_and_stats(hived: Path) -> None:
     assert "3 cells: 2 open" in text and "lead time" in text
 
 
+def test_stats_and_doctor_count_one_cell_in_the_singular(hived: Path) -> None:
+    ok(hive(hived, "create", "only one"))
+    assert ok(hive(hived, "stats")).startswith("1 cell: 1 open")
+    assert "checked 1 cell:" in ok(hive(hived, "doctor"))
+
+
 # ------------------------------------------------------------------ several ids
 
 

@@ -35,7 +35,15 @@ from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
 from hive.models.reservation import Override, Reservation, ReservationFile
 from hive.store.yamlfast import fast_loads
-from tests.conftest import agent_env, assert_clean, credential, git, make_repo
+from tests.conftest import (
+    agent_env,
+    assert_clean,
+    copy_repo,
+    credential,
+    git,
+    isolated_env,
+    make_repo,
+)
 
 FIXED_NOW = datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=UTC)
 FIXED_EPOCH = 1795575845
@@ -44,31 +52,39 @@ FIXED_EPOCH = 1795575845
 # ------------------------------------------------------------------ fixtures
 
 
-@pytest.fixture
-def base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository where alice (exclusive ``src/a.py``) and bob (shared ``docs/**``)
-    hold reservations, the person (Test User) holds ``README.md``, ``src/old.py`` and
-    an expired one, and alice, bob and the person are registered for mail."""
+@pytest.fixture(scope="module")
+def base_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What ``base`` copies: made once per module."""
     import hive.domain.reservations as reservations
 
-    root = make_repo(tmp_path / "base")
-    for path in ("src/a.py", "src/b.py", "docs/x.md", "secrets/key.txt"):
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(f"{path}\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "files")
-    init_hive(Workspace(str(root), actor="alice"), prefix="hv")
-    for name in ("alice", "bob"):
-        credential(root, name)  # registered (mail log) with a credential
-    mail_init(Workspace(str(root), actor="Test User"), agent_name="Test User")
-    reserve(Workspace(str(root), actor="alice"), paths=["src/a.py"], reason="editing")
-    reserve(Workspace(str(root), actor="bob"), paths=["docs/**"], exclusive=False)
-    person = Workspace(str(root))
-    with monkeypatch.context() as past:
-        past.setattr(reservations, "utc_now", lambda: FIXED_NOW - timedelta(days=30))
-        reserve(person, paths=["src/expired.py"], ttl_seconds=60)
-    reserve(person, paths=["README.md", "src/old.py"], ttl_seconds=7 * 24 * 3600)
+    with isolated_env(tmp_path_factory), pytest.MonkeyPatch.context() as monkeypatch:
+        root = make_repo(tmp_path_factory.mktemp("template") / "base")
+        for path in ("src/a.py", "src/b.py", "docs/x.md", "secrets/key.txt"):
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(f"{path}\n")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "files")
+        init_hive(Workspace(str(root), actor="alice"), prefix="hv")
+        for name in ("alice", "bob"):
+            credential(root, name)  # registered (mail log) with a credential
+        mail_init(Workspace(str(root), actor="Test User"), agent_name="Test User")
+        reserve(Workspace(str(root), actor="alice"), paths=["src/a.py"], reason="editing")
+        reserve(Workspace(str(root), actor="bob"), paths=["docs/**"], exclusive=False)
+        person = Workspace(str(root))
+        with monkeypatch.context() as past:
+            past.setattr(reservations, "utc_now", lambda: FIXED_NOW - timedelta(days=30))
+            reserve(person, paths=["src/expired.py"], ttl_seconds=60)
+        reserve(person, paths=["README.md", "src/old.py"], ttl_seconds=7 * 24 * 3600)
     return root
+
+
+@pytest.fixture
+def base(base_template: Path, tmp_path: Path) -> Path:
+    """A repository where alice (exclusive ``src/a.py``) and bob (shared ``docs/**``)
+    hold reservations, the person (Test User) holds ``README.md``, ``src/old.py`` and
+    an expired one, and alice, bob and the person are registered for mail (a copy of
+    one made once per module)."""
+    return copy_repo(base_template, tmp_path / "base")
 
 
 @pytest.fixture

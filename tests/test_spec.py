@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import functools
 import importlib
 import json
 import pkgutil
@@ -474,9 +475,10 @@ def test_cli_sets_files_owned_and_the_tool_sets_an_assignee(ws: Workspace, repo:
 # ------------------------------------------------------------------ layers
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
     """What ``path`` imports, at the top or in a function; not what it imports only
-    for the type checker (``if TYPE_CHECKING:``)."""
+    for the type checker (``if TYPE_CHECKING:``). Parsed once per test process."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
@@ -488,7 +490,7 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found |= {f"{node.module}.{alias.name}" for alias in node.names}
-    return found
+    return frozenset(found)
 
 
 def _package(path: Path) -> str:
@@ -753,6 +755,7 @@ def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> 
 def test_the_seed_list_tools_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
     """query_swarm_state and context_search answer a page of summaries by default (their
     seed parameters unchanged); ``verbose`` gives the whole records."""
+    from hive.cli.main import app
     from hive.domain.cells import create_cell
     from hive.tools.registry import CallContext, call_tool
 
@@ -773,6 +776,12 @@ def test_the_seed_list_tools_are_compact_for_agents(ws: Workspace, repo: Path) -
     assert len(json.dumps(found)) <= 2400  # 30 whole matches: ~9 kB
     more = call_tool(ctx, "context_search", {"term": "caching", "limit": 40, "verbose": True})
     assert len(more["result"]["result"]["matches"]) == 30
+    for given in ([], ["--no-verbose"]):  # a person reads either shape
+        shown = CliRunner().invoke(app, ["-C", str(repo), "swarm", "state", *given])
+        assert shown.exit_code == 0 and "task " in shown.stdout, shown.output
+        shown = CliRunner().invoke(app, ["-C", str(repo), "search", "caching", *given, "-n", "9"])
+        assert shown.exit_code == 0 and "round 1" in shown.stdout, shown.output
+        assert "showing 9 of 30 matches (--limit for more)" in shown.stderr
 
 
 def test_a_page_of_cells_carries_how_many_match(ws: Workspace, repo: Path) -> None:

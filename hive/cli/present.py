@@ -552,7 +552,8 @@ def _blocked(found: list[Any], params: Any, ws: Workspace) -> None:
 
 def _stats(stats: Any, params: Any, ws: Workspace) -> None:
     output.say(
-        f"{stats.total} cells: {stats.open} open ({stats.ready} ready, {stats.blocked} blocked)"
+        f"{_count(stats.total, 'cell')}: {stats.open} open"
+        f" ({stats.ready} ready, {stats.blocked} blocked)"
     )
     for name, counts in (
         ("status", stats.by_status),
@@ -570,6 +571,11 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         )
     else:
         output.say("  lead time    no closed cells yet")
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 cell``, ``2 cells``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 PRESENTERS.update({"blocked": Presenter(render=_blocked), "stats": Presenter(render=_stats)})
@@ -725,7 +731,7 @@ def _doctor(report: Any, params: Any, ws: Workspace) -> None:
     for warning in report.warnings:
         out.print(f"[yellow]warning {warning.kind}[/yellow]: {output.escape(warning.message)}")
     summary = "no problems" if report.ok else f"{len(report.problems)} problem(s)"
-    out.print(f"checked {report.cells} cells: {summary}")
+    out.print(f"checked {_count(report.cells, 'cell')}: {summary}")
     if report.objects is not None:
         output.object_store(report.objects)
 
@@ -1001,8 +1007,9 @@ def _decisions(found: list[Any], params: Any, ws: Workspace) -> None:
 def _swarm_state(state: Any, params: Any, ws: Workspace) -> None:
     for a in state.agents or []:
         output.say(f"agent {a.agent_id}: {a.status} {' '.join(a.tasks)}")
+    expired = set(state.expired_tasks or [])  # whole tasks and their summaries alike
     for t in state.tasks or []:
-        late = " EXPIRED" if t.expired else ""
+        late = " EXPIRED" if t.task_id in expired else ""
         output.say(f"task {t.task_id} [{t.status}{late}] {t.agent_id or '-'}: {t.title}")
     for key, entry in (state.blackboard or {}).items():
         output.say(f"blackboard {key}: {compact(entry.value) if entry else 'null (expired)'}")
