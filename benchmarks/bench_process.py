@@ -501,7 +501,8 @@ def measure_in_process(bench: Bench) -> list[Row]:
     """The library calls the MCP server makes, timed in this process, paired with git."""
     from hive.domain.cells import create_cell, start_cell
     from hive.domain.epics import create_epic
-    from hive.domain.mail import mail_init, send_message
+    from hive.domain.identity import mail_init
+    from hive.domain.mail import send_message
     from hive.domain.reservations import release, reserve
     from hive.domain.swarm.complete import swarm_complete
     from hive.domain.workspace import Workspace

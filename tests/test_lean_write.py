@@ -651,6 +651,30 @@ def test_git_config_values_are_dulwichs(name: str, repo: Path) -> None:
         assert opened.config_value(section, key) == expected
 
 
+def test_a_git_config_file_changed_after_it_was_read_is_read_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsed files are kept by their stat: a change of the same size, with its
+    modification time set back, still shows (the change time moved); a file changed
+    less than a second before it was read is not kept at all."""
+    from hive.git import configfile
+    from hive.git.refs import discover
+
+    paths = discover(str(repo))
+    config = repo / ".git" / "config"
+    original = config.read_text()
+    config.write_text(original + "[user]\n\tname = alice\n")
+    assert configfile.config_value(paths, "user", "name") == "alice"
+    assert str(config) not in configfile._READ  # changed just now: not kept
+    monkeypatch.setattr(configfile, "_SETTLED_NS", -(10**12))  # everything counts as settled
+    assert configfile.config_value(paths, "user", "name") == "alice"
+    assert str(config) in configfile._READ
+    settled = config.stat().st_mtime_ns
+    config.write_text(original + "[user]\n\tname = bobby\n")  # the same size
+    os.utime(config, ns=(settled, settled))
+    assert configfile.config_value(paths, "user", "name") == "bobby"
+
+
 # ------------------------------------------------------------------ the cold build
 
 

@@ -755,6 +755,7 @@ def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> 
 def test_the_seed_list_tools_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
     """query_swarm_state and context_search answer a page of summaries by default (their
     seed parameters unchanged); ``verbose`` gives the whole records."""
+    from hive.cli.main import app
     from hive.domain.cells import create_cell
     from hive.tools.registry import CallContext, call_tool
 
@@ -775,6 +776,12 @@ def test_the_seed_list_tools_are_compact_for_agents(ws: Workspace, repo: Path) -
     assert len(json.dumps(found)) <= 2400  # 30 whole matches: ~9 kB
     more = call_tool(ctx, "context_search", {"term": "caching", "limit": 40, "verbose": True})
     assert len(more["result"]["result"]["matches"]) == 30
+    for given in ([], ["--no-verbose"]):  # a person reads either shape
+        shown = CliRunner().invoke(app, ["-C", str(repo), "swarm", "state", *given])
+        assert shown.exit_code == 0 and "task " in shown.stdout, shown.output
+        shown = CliRunner().invoke(app, ["-C", str(repo), "search", "caching", *given, "-n", "9"])
+        assert shown.exit_code == 0 and "round 1" in shown.stdout, shown.output
+        assert "showing 9 of 30 matches (--limit for more)" in shown.stderr
 
 
 def test_a_page_of_cells_carries_how_many_match(ws: Workspace, repo: Path) -> None:

@@ -1007,8 +1007,9 @@ def _decisions(found: list[Any], params: Any, ws: Workspace) -> None:
 def _swarm_state(state: Any, params: Any, ws: Workspace) -> None:
     for a in state.agents or []:
         output.say(f"agent {a.agent_id}: {a.status} {' '.join(a.tasks)}")
+    expired = set(state.expired_tasks or [])  # whole tasks and their summaries alike
     for t in state.tasks or []:
-        late = " EXPIRED" if t.expired else ""
+        late = " EXPIRED" if t.task_id in expired else ""
         output.say(f"task {t.task_id} [{t.status}{late}] {t.agent_id or '-'}: {t.title}")
     for key, entry in (state.blackboard or {}).items():
         output.say(f"blackboard {key}: {compact(entry.value) if entry else 'null (expired)'}")

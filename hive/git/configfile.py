@@ -15,6 +15,7 @@ lines whose value has no quote, backslash or comment are read; anything else
 from __future__ import annotations
 
 import os
+import time
 
 from hive.git.refs import RepoPaths
 
@@ -62,8 +63,39 @@ def config_files(paths: RepoPaths) -> list[str]:
     return files
 
 
+# Files read, by path: (stat signature, values). A file is read again when its stat
+# signature changes; one changed less than a second before it was read is not kept
+# (a second change in the same clock tick, same size, would not show in the stat).
+_READ: dict[str, tuple[tuple[int, int, int, int], dict[tuple[str, str], object]]] = {}
+_SETTLED_NS = 1_000_000_000
+
+
 def _read(path: str) -> dict[tuple[str, str], object] | None:
-    """(section, key) -> last value of one file (None when it does not exist)."""
+    """(section, key) -> last value of one file (None when it does not exist). A file
+    not changed since this process read it is not parsed again (each command asks for
+    several keys, a long-lived process for many)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Unsure(path) from exc
+    signature = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+    known = _READ.get(path)
+    if known is not None and known[0] == signature:
+        return known[1]
+    values = _parse(path)
+    if (
+        values is not None
+        and time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _SETTLED_NS
+    ):
+        if len(_READ) >= 64:  # many repositories in one process (a test suite)
+            _READ.clear()
+        _READ[path] = (signature, values)
+    return values
+
+
+def _parse(path: str) -> dict[tuple[str, str], object] | None:
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8")

@@ -7,8 +7,9 @@ cells. This module splices the changed entries into the raw bytes instead:
 * one cheap pass collects the offset of every entry (names are not decoded),
 * entries are found by binary search on their raw path bytes (git sorts by
   ``memcmp`` of the path, then by stage),
-* the new file is the untouched byte runs plus the new entries, written under
-  git's own ``index.lock`` protocol so a concurrent ``git add`` never interleaves.
+* the new file is the untouched byte runs (views of the old file, never copied)
+  plus the new entries, hashed and written piece by piece under git's own
+  ``index.lock`` protocol so a concurrent ``git add`` never interleaves.
 
 Versions 2 and 3 are handled here. Extensions: the cache tree (``TREE``) is kept
 with the changed directories invalidated, resolve-undo (``REUC``) is kept, every
@@ -28,12 +29,12 @@ from bisect import bisect_left
 from hive.errors import GitError, LockTimeout
 from hive.git import killpoints
 from hive.git.owners import owner_tag
-from hive.git.sha import digest
+from hive.git.sha import hasher as sha_hasher
 from hive.record import Frozen, Record, suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
 _HEADER = struct.Struct(">4sLL")
@@ -166,7 +167,7 @@ def _parse(data: bytes) -> _Parsed:
     if version not in (2, 3):
         raise _Unsupported(f"index version {version}")
     checksum = data[-_SHA_SIZE:]
-    offsets = _OFFSETS.get(checksum)
+    offsets = _known_offsets(checksum)
     if offsets is None or len(offsets) != count + 1:
         offsets = _entry_offsets(data, count)
         _remember_offsets(checksum, offsets)
@@ -175,15 +176,27 @@ def _parse(data: bytes) -> _Parsed:
 
 # Entry offsets by the index's trailing checksum (which names its content): a
 # process that reads the index it just wrote, or reads it twice, walks it once.
-_OFFSETS: dict[bytes, list[int]] = {}
+# The offsets of an index hive wrote are kept as the function that computes them
+# from the old ones: a fresh process, which never reads its index again, skips it.
+_OFFSETS: dict[bytes, list[int] | Callable[[], list[int]]] = {}
 
 
-def _remember_offsets(checksum: bytes, offsets: list[int]) -> None:
+def _remember_offsets(checksum: bytes, offsets: list[int] | Callable[[], list[int]]) -> None:
     if checksum == b"\0" * _SHA_SIZE:
         return  # index.skipHash: no checksum to key on
     if len(_OFFSETS) >= 4:
         _OFFSETS.pop(next(iter(_OFFSETS)))
     _OFFSETS[checksum] = offsets
+
+
+def _known_offsets(checksum: bytes) -> list[int] | None:
+    """The entry offsets of the index whose checksum is ``checksum``, when known."""
+    found = _OFFSETS.get(checksum)
+    if found is None or isinstance(found, list):
+        return found
+    offsets = found()
+    _OFFSETS[checksum] = offsets
+    return offsets
 
 
 def _entry_offsets(data: bytes, count: int) -> list[int]:
@@ -358,14 +371,15 @@ class IndexLock:
             self._release_lock()
             return
         if self._fast:
-            content = _spliced(self._data, updates)
+            pieces = _spliced(self._data, updates)
         else:
-            content = _slow_content(self.index_path, updates)
+            pieces = [_slow_content(self.index_path, updates)]
         descriptor, self._descriptor = self._descriptor, -1
         try:
             os.ftruncate(descriptor, 0)
             os.lseek(descriptor, 0, os.SEEK_SET)
-            _write_all(descriptor, content)
+            for piece in pieces:
+                _write_all(descriptor, piece)
         except BaseException:
             os.close(descriptor)
             _unlink_quietly(self.lock_path)
@@ -388,7 +402,7 @@ class IndexLock:
             _unlink_quietly(self.lock_path)
 
 
-def _write_all(descriptor: int, data: bytes) -> None:
+def _write_all(descriptor: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(descriptor, view) :]
@@ -499,7 +513,10 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
 
 
-def _spliced(data: bytes | None, updates: Sequence[IndexUpdate]) -> bytes:
+def _spliced(data: bytes | None, updates: Sequence[IndexUpdate]) -> list[bytes | memoryview]:
+    """The updated index file as pieces to write in order: the unchanged runs of
+    entries are views of ``data`` (a 10,000-cell index is ~1 MB: no piece is copied,
+    the checksum is computed over the pieces), the checksum last."""
     if data is None:
         parsed = _Parsed(data=_HEADER.pack(b"DIRC", 2, 0), version=2, offsets=[_HEADER.size])
         extensions = b""
@@ -516,44 +533,57 @@ def _spliced(data: bytes | None, updates: Sequence[IndexUpdate]) -> bytes:
             continue
         removals.append((low, high, replacement))
     if not removals and data is not None:
-        return data
-    body, new_offsets = _assemble(parsed, removals)
-    header = _HEADER.pack(b"DIRC", parsed.version, len(new_offsets) - 1)
-    content = header + body + extensions
-    checksum = digest(content)
-    _remember_offsets(checksum, new_offsets)
-    return content + checksum
+        return [data]
+    body, count = _assemble(parsed, removals)
+    pieces = [_HEADER.pack(b"DIRC", parsed.version, count), *body, extensions]
+    hasher = sha_hasher(sum(len(piece) for piece in pieces))
+    for piece in pieces:
+        hasher.update(piece)
+    checksum: bytes = hasher.digest()
+    old_offsets = parsed.offsets
+    _remember_offsets(checksum, lambda: _new_offsets(old_offsets, removals))
+    return [*pieces, checksum]
 
 
-def _assemble(parsed: _Parsed, edits: list[tuple[int, int, bytes]]) -> tuple[bytes, list[int]]:
-    """The new entry table and the offsets of its entries (plus its end)."""
-    pieces: list[bytes] = []
+def _assemble(
+    parsed: _Parsed, edits: list[tuple[int, int, bytes]]
+) -> tuple[list[bytes | memoryview], int]:
+    """The new entry table as pieces (views of the unchanged runs, the new entries),
+    and how many entries it holds."""
+    view = memoryview(parsed.data)
     offsets = parsed.offsets
-    new_offsets: list[int] = []
+    pieces: list[bytes | memoryview] = []
+    count = 0
     cursor = 0
-    position = _HEADER.size  # where the next piece starts in the new file
     for low, high, replacement in edits:
-        _copy_run(parsed, cursor, low, position, pieces, new_offsets)
+        pieces.append(view[offsets[cursor] : offsets[low]])
+        count += low - cursor
+        if replacement:
+            pieces.append(replacement)
+            count += 1
+        cursor = high
+    pieces.append(view[offsets[cursor] : offsets[-1]])
+    count += len(offsets) - 1 - cursor
+    return pieces, count
+
+
+def _new_offsets(offsets: list[int], edits: list[tuple[int, int, bytes]]) -> list[int]:
+    """Where the entries of the table :func:`_assemble` made start (plus its end)."""
+    found: list[int] = []
+    position = _HEADER.size  # where the next piece starts in the new file
+    cursor = 0
+    for low, high, replacement in edits:
+        delta = position - offsets[cursor]
+        found.extend([offset + delta for offset in offsets[cursor:low]])
         position += offsets[low] - offsets[cursor]
         if replacement:
-            new_offsets.append(position)
-            pieces.append(replacement)
+            found.append(position)
             position += len(replacement)
         cursor = high
-    _copy_run(parsed, cursor, len(offsets) - 1, position, pieces, new_offsets)
-    position += offsets[-1] - offsets[cursor]
-    new_offsets.append(position)
-    return b"".join(pieces), new_offsets
-
-
-def _copy_run(
-    parsed: _Parsed, first: int, stop: int, position: int, pieces: list[bytes], out: list[int]
-) -> None:
-    """Copy entries ``first``..``stop`` unchanged, recording where they land."""
-    offsets = parsed.offsets
-    pieces.append(parsed.data[offsets[first] : offsets[stop]])
-    delta = position - offsets[first]
-    out.extend([offset + delta for offset in offsets[first:stop]])
+    delta = position - offsets[cursor]
+    found.extend([offset + delta for offset in offsets[cursor:-1]])
+    found.append(position + offsets[-1] - offsets[cursor])
+    return found
 
 
 def _encode_entry(name: bytes, update: IndexUpdate) -> bytes:

@@ -4,7 +4,7 @@
 built-in ``_sha1`` imports in a fraction of that and is fast enough for the
 small objects a hive write hashes. Large buffers (the checksum of git's index,
 ~1 MB at 10,000 cells: ~3.6 ms built-in, ~0.5 ms in OpenSSL) go through
-:func:`digest`, which loads OpenSSL only for them. Bulk work (packing) keeps
+:func:`hasher`, which loads OpenSSL only for them. Bulk work (packing) keeps
 ``hashlib``. Both modules are loaded with ``__import__`` (typed here as what they
 hold), not ``importlib``, which would import ``warnings`` too."""
 
@@ -36,17 +36,16 @@ if not TYPE_CHECKING:
     sha1 = _load_sha1()
 
 
-def digest(data: bytes) -> bytes:
-    """The SHA-1 digest of ``data`` (OpenSSL's for large buffers: ``_hashlib``, which
-    ``hashlib`` wraps, without ``hashlib``'s own imports)."""
-    if len(data) >= LARGE:
+def hasher(size: int) -> Any:
+    """An incremental SHA-1 for ``size`` bytes in all: OpenSSL's for large inputs
+    (``_hashlib``, which ``hashlib`` wraps, without ``hashlib``'s own imports)."""
+    if size >= LARGE:
         try:
             openssl_sha1: Callable[..., Any] = __import__("_hashlib").openssl_sha1
         except (ImportError, AttributeError):  # a Python built without OpenSSL
-            return sha1(data).digest()
-        found: bytes = openssl_sha1(data, usedforsecurity=False).digest()
-        return found
-    return sha1(data).digest()
+            return sha1()
+        return openssl_sha1(usedforsecurity=False)
+    return sha1()
 
 
 def object_id(sha: str) -> ObjectID:

@@ -46,7 +46,7 @@ FILE_ERRORS = (NotFound, InvalidInput, PermissionDenied)  # access_denied: outsi
 
 class SearchParams(Params):
     term: str = Field(min_length=1, max_length=500)
-    limit: int = Field(default=10, ge=1, le=100, description="matches shown (total: all)")
+    limit: int = Field(default=10, ge=1, le=100)
     verbose: bool = Field(default=False, description="200-character snippets (default 100)")
 
 

@@ -75,10 +75,7 @@ class StateParams(Params):
         default=None, alias="agentFilter", max_length=200, description="only these agents"
     )
     include_history: bool = Field(default=False, alias="includeHistory")
-    verbose: bool = Field(
-        default=False,
-        description="whole records (default: tasks as id, title, status, priority, agent)",
-    )
+    verbose: bool = Field(default=False, description="whole records (default: summaries)")
 
 
 def _state(ws: Workspace, a: StateParams) -> SwarmState:
