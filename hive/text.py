@@ -28,3 +28,17 @@ def without_control(text: str) -> str:
     if (text.isascii() and text.isprintable()) or CONTROL_CHARS.isdisjoint(text):
         return text
     return "".join("?" if char in CONTROL_CHARS else char for char in text)
+
+
+# Characters a POSIX shell takes literally in a word (shlex's own set; shlex imports re).
+_SHELL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one shell word, for the commands messages tell a user to run: as is
+    when the shell takes it literally, else quoted (``Jane Doe`` -> ``"Jane Doe"``)."""
+    if text and _SHELL_SAFE.issuperset(text):
+        return text
+    if not any(char in '"$`\\!' for char in text):
+        return f'"{text}"'
+    return "'" + text.replace("'", "'\"'\"'") + "'"

@@ -93,7 +93,10 @@ def test_blocked_show_start_and_stats(hived: Path) -> None:
     assert [item["id"] for item in blocked] == [waiting]
     assert blocked[0]["blocked_by"] == [blocker]
     assert blocked[0]["open_blockers"][0]["title"] == "Design the schema"
-    assert f"{waiting} waits on {blocker} [open]" in ok(hive(hived, "blocked"))
+    shown_blocked = ok(hive(hived, "blocked"))
+    assert f"{waiting} waits on {blocker} [open]" in shown_blocked
+    row = next(line for line in shown_blocked.splitlines() if line.startswith(waiting))
+    assert row.split()[:5] == [waiting, "P2", "task", "open", "-"], row  # as in hive list
 
     shown = ok(hive(hived, "show", waiting))
     assert "blocked by" in shown and blocker in shown
@@ -211,6 +214,27 @@ def test_mail_to_an_unregistered_recipient_says_how_to_register(hived: Path) -> 
     assert "unknown recipient(s) Nobody: not registered" in refused.stderr
     assert "hive agent register Nobody" in refused.stderr and "HIVE_AGENT_TOKEN" in refused.stderr
     assert git(hived, "rev-parse", "refs/hive/mail", check=False) == before
+
+
+def test_the_commands_messages_suggest_work_for_a_name_with_spaces(hived: Path) -> None:
+    """git's user.name is often "Jane Doe": a suggested command is pasted as it is shown."""
+    import shlex
+
+    sender = agent_env(hived, "BlueLake")
+    refused = hive(hived, "mail", "send", "Jane Doe", "-s", "hello", env=sender)
+    assert refused.exit_code == 3
+    suggested = refused.stderr.split("register it with '")[1].split("'")[0]
+    assert shlex.split(suggested) == ["hive", "agent", "register", "Jane Doe"], suggested
+    registered = ok(hive(hived, *shlex.split(suggested)[1:]))
+    export = registered.splitlines()[-1]
+    words = shlex.split(export)
+    assert words[:2] == ["export", "HIVE_AGENT=Jane Doe"], export
+    token = words[2].removeprefix("HIVE_AGENT_TOKEN=")
+    env = {"HIVE_AGENT": "Jane Doe", "HIVE_AGENT_TOKEN": token}
+    ok(hive(hived, "mail", "send", "BlueLake", "-s", "hi", env=env))
+    taken = hive(hived, "agent", "register", "Jane Doe")
+    retire = taken.stderr.split("retire it ('")[1].split("'")[0]
+    assert shlex.split(retire) == ["hive", "agent", "retire", "Jane Doe"], taken.stderr
 
 
 def test_init_where_hive_is_a_file_says_so(repo: Path) -> None:

@@ -141,6 +141,29 @@ def test_envelope_runs_calls_in_order_with_structured_errors(ws: Workspace, repo
     assert git(repo, "log", "-1", "--format=%s").startswith(f"hive: create {created['id']}")
 
 
+def test_a_call_with_arguments_under_another_key_is_refused_not_run_without_them(
+    ws: Workspace, repo: Path
+) -> None:
+    """OpenAI's tool calls say ``arguments``, Anthropic's ``input``: run without them,
+    ``hive_ready {"claim": true}`` would list instead of claiming and say nothing."""
+    from hive.domain.cells import create_cell
+
+    create_cell(ws, title="ready work")
+    before = git(repo, "rev-parse", "HEAD")
+    transcript = envelope(
+        repo,
+        [
+            {"name": "hive_ready", "arguments": {"claim": True}},
+            {"name": "hive_create", "input": {"title": "from an agent"}},
+        ],
+    )
+    for result in transcript["results"]:
+        assert result["code"] == "invalid_call" and "result" not in result, result
+    assert "'arguments'" in transcript["results"][0]["error"]
+    assert '"args"' in transcript["results"][1]["error"]
+    assert git(repo, "rev-parse", "HEAD") == before  # nothing claimed, nothing created
+
+
 def test_malformed_envelopes(ws: Workspace, repo: Path) -> None:
     for text in ("{not json", "no json here at all", '{"tool_calls": "nope"}'):
         result = hive(repo, "tools", "run", stdin=text)

@@ -18,9 +18,10 @@ PREAMBLE = """\
 
 Global options: `hive -C DIR --actor NAME --json <command>`; they may also
 follow the command (`hive ready --claim --actor zed`), except after `--`.
-Every command accepts `--json` (machine-readable output on stdout). The actor
-(author of the commit and owner of claims and reservations) is `--actor`, else
-`$HIVE_AGENT`, else git's `user.name`.
+Every command accepts `--json` (machine-readable output on stdout: one JSON
+document, or JSON lines, one object per event, from the commands that report as
+they go: `demo`, `swarm run`). The actor (author of the commit and owner of claims
+and reservations) is `--actor`, else `$HIVE_AGENT`, else git's `user.name`.
 
 Errors are one line on stderr (`error: ...`) and a non-zero exit code; with
 `--json` the error is also printed as `{"error": ..., "code": ...}` on stdout.

@@ -134,7 +134,9 @@ def demo(
     ] = None,
     json_flag: JsonFlag = False,
 ) -> None:
-    """Run a real swarm of example agents in a scratch repository and show the result."""
+    """Run a real swarm of example agents in a scratch repository and show the result.
+
+    With --json: JSON lines, one {"event": ...} object per step, as 'hive swarm run --json'."""
     from hive.cli.demo import run_demo
 
     use_json(json_flag)

@@ -137,7 +137,7 @@ def cell_table(cells: Sequence[Any], *, title: str | None = None) -> None:
             f"P{cell.priority}",
             cell.type,
             f"[{style}]{cell.status}[/{style}]",
-            escape(cell.assignee or ""),
+            escape(cell.assignee or "-"),
             ("[red](expired)[/red] " if getattr(cell, "metadata", {}).get("expired") else "")
             + escape(cell.title),
         )

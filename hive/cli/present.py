@@ -19,6 +19,7 @@ from hive.cli import output
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
 from hive.errors import NotFound
+from hive.text import shell_word
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -663,7 +664,7 @@ def _registered(result: Any, params: Any, ws: Workspace) -> None:
         output.say(f"you are {result.name} (credential from HIVE_AGENT_TOKEN)")
         return
     output.say(f"registered {result.name}; its credential is shown only now:")
-    output.say(f"export HIVE_AGENT={result.name} HIVE_AGENT_TOKEN={result.token}")
+    output.say(f"export HIVE_AGENT={shell_word(result.name)} HIVE_AGENT_TOKEN={result.token}")
 
 
 PRESENTERS.update(

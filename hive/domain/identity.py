@@ -36,6 +36,7 @@ from hive.models.identity import (
 )
 from hive.store import credentials
 from hive.store.cells import format_time
+from hive.text import shell_word
 
 
 def register_agent(
@@ -85,7 +86,7 @@ def register_agent(
         if wanted in configured_coordinators(ws) and (from_tool or _role(ws) is None):
             raise NotOwner(
                 f"{wanted} is a coordinator (.hive/config.yaml); its credential is issued"
-                f" by a person or another coordinator: 'hive agent register {wanted}'",
+                f" by a person or another coordinator: 'hive agent register {shell_word(wanted)}'",
                 agent=wanted,
             )
         issued = credentials.new_token()
@@ -249,7 +250,7 @@ def _taken(name: str, entry: dict[str, Any]) -> NameTaken:
     return NameTaken(
         f"{name} is registered (session {entry.get('session') or '?'}, since {since}{by});"
         f" prove it is you with its credential (HIVE_AGENT_TOKEN), choose another name, or"
-        f" have a coordinator or person retire it ('hive agent retire {name}')",
+        f" have a coordinator or person retire it ('hive agent retire {shell_word(name)}')",
         agent=name,
         holder=entry.get("session"),
     )

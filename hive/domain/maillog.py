@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from hive.errors import InvalidInput, NotFound
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
+from hive.text import shell_word
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -352,7 +353,8 @@ def require_agent(state: MailState, name: str) -> None:
 def how_to_register(name: str) -> str:
     """The next step for an agent name nobody registered yet."""
     return (
-        f"register it with 'hive agent register {name}' (or 'hive mail init --name {name}';"
+        f"register it with 'hive agent register {shell_word(name)}' (or 'hive mail init --name"
+        f" {shell_word(name)}';"
         " swarmmail_init over MCP) and export the HIVE_AGENT_TOKEN it prints"
     )
 

@@ -12,6 +12,7 @@ from hive.errors import NotRegistered, NotYourIdentity
 from hive.git.repo import GitRepo, Identity
 from hive.models.identity import Principal
 from hive.store import credentials
+from hive.text import shell_word
 
 
 def person_name(git: GitRepo) -> str:
@@ -42,7 +43,7 @@ def resolve_principal(git: GitRepo, *, token: str | None, claim: str | None) -> 
     if claim and check_actor(claim) != person:
         raise NotYourIdentity(
             f"acting as {claim} needs its credential: set HIVE_AGENT_TOKEN (issued by"
-            f" 'hive agent register {claim}'); without one you act as yourself"
+            f" 'hive agent register {shell_word(claim)}'); without one you act as yourself"
             f" ({person}): unset HIVE_AGENT / --actor",
             claimed=claim,
         )

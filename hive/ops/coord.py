@@ -22,6 +22,7 @@ from hive.models.identity import MailInit, Registration
 from hive.models.mail import AckResult, Message, MessageHeader, SendResult
 from hive.models.reservation import ReleaseResult, Reservation, ReserveResult
 from hive.ops.spec import OVERRIDE, Caller, Command, Glob, Operation, Params, Short, declare
+from hive.text import shell_word
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -69,7 +70,7 @@ def _mail_init(caller: Caller, a: MailInitParams) -> MailInit:
         **shown,
         token=caller.token,
         credential=f"this session acts as {agent.name}; to act as it from a shell (hive CLI,"
-        f" git commit) export HIVE_AGENT={agent.name} HIVE_AGENT_TOKEN=<token>",
+        f" git commit) export HIVE_AGENT={shell_word(agent.name)} HIVE_AGENT_TOKEN=<token>",
     )
 
 

@@ -30,7 +30,8 @@ generated from the registry:
 - `hive mcp` — an MCP server over stdio (official `mcp` SDK);
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (alone or in a ```json fence among other text), runs the calls in order and
-  prints a JSON transcript;
+  prints a JSON transcript; a call with another key (`arguments`, `input`) is refused
+  (`invalid_call`), never run without its arguments;
 - `hive tools schema --format mcp|openai|anthropic` — the schemas for other runtimes.
 
 Every call goes through the same path: argument validation (unknown keys refused,

@@ -95,6 +95,22 @@ def _loads(text: str) -> Any:
         return _NOTHING
 
 
+CALL_KEYS = ("name", "args")
+
+
+def _call_problem(call: Any) -> str | None:
+    """Why ``call`` is not a ``{"name": ..., "args": {...}}`` object, None when it is. A key
+    of another shape (``arguments``, ``input``) is refused, not ignored: the call would
+    run without its arguments."""
+    form = 'each tool call must be {"name": "...", "args": {...}}'
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return form
+    unknown = [key for key in call if key not in CALL_KEYS]
+    if unknown:
+        return f"unknown key(s) {', '.join(map(repr, unknown))} in a tool call: {form}"
+    return None
+
+
 def run_envelope(ctx: CallContext, text: str) -> dict[str, Any]:
     """Execute every call in order; the transcript has one entry per call."""
     try:
@@ -103,14 +119,9 @@ def run_envelope(ctx: CallContext, text: str) -> dict[str, Any]:
         return {"agent": ctx.agent, "error": exc.message, "code": "invalid_envelope", "results": []}
     results = []
     for number, call in enumerate(calls):
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-            results.append(
-                {
-                    "index": number,
-                    "error": 'each tool call must be {"name": "...", "args": {...}}',
-                    "code": "invalid_call",
-                }
-            )
+        problem = _call_problem(call)
+        if problem:
+            results.append({"index": number, "error": problem, "code": "invalid_call"})
             continue
         outcome = call_tool(ctx, call["name"], call.get("args", {}))
         results.append({"index": number, "name": call["name"], **outcome})
