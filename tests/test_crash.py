@@ -37,7 +37,7 @@ from hive.git.owners import owner_alive, owner_tag
 from hive.git.recovery import INTENT, TWIN, Intent, clear_intent, write_intent
 from hive.git.repo import Change, GitRepo, Identity, Plan, Snapshot
 from hive.store.layout import cell_path
-from tests.conftest import git, make_repo
+from tests.conftest import copy_repo, git, isolated_env, make_repo
 from tests.inprocess import run_hive
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and SIGKILL")
@@ -194,20 +194,28 @@ def debris(root: Path) -> list[str]:
     return found
 
 
+@pytest.fixture(scope="module")
+def scene_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What ``scene`` copies: made once per module."""
+    with isolated_env(tmp_path_factory):
+        root = make_repo(tmp_path_factory.mktemp("template") / "repo")
+        (root / "user").mkdir()
+        (root / STAGED_FILE).write_text("base\n")
+        (root / UNSTAGED_FILE).write_text("base\n")
+        git(root, "add", "user")
+        git(root, "commit", "-q", "-m", "user files")
+        init_hive(Workspace(str(root), actor="alice"), prefix="hv")
+        next_state(GitRepo.discover(str(root)))  # state 0
+        (root / UNSTAGED_FILE).write_text("unstaged work\n")
+        Scene(root).stage_user_work()
+    return root
+
+
 @pytest.fixture
-def scene(tmp_path: Path) -> Iterator[Scene]:
-    root = make_repo(tmp_path / "repo")
-    (root / "user").mkdir()
-    (root / STAGED_FILE).write_text("base\n")
-    (root / UNSTAGED_FILE).write_text("base\n")
-    git(root, "add", "user")
-    git(root, "commit", "-q", "-m", "user files")
-    init_hive(Workspace(str(root), actor="alice"), prefix="hv")
-    next_state(GitRepo.discover(str(root)))  # state 0
-    (root / UNSTAGED_FILE).write_text("unstaged work\n")
-    current = Scene(root)
-    current.stage_user_work()
-    yield current
+def scene(scene_template: Path, tmp_path: Path) -> Iterator[Scene]:
+    """Crash state 0 committed by hive, the user's work staged and unstaged (a copy of
+    one made once per module)."""
+    yield Scene(copy_repo(scene_template, tmp_path / "repo"))
 
 
 def check_state_whole(scene: Scene, number: int) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from hive.domain.cells import close_cell, create_cell
 from hive.domain.workspace import Workspace
-from tests.conftest import git, make_repo
+from tests.conftest import copy_repo, git, isolated_env, make_repo
 from tests.inprocess import run_hive
 
 NOT_UTF8 = "\udcff"  # how the byte 0xff of a command line reaches Python
@@ -39,20 +39,39 @@ def both(
     return lean
 
 
+@pytest.fixture(scope="module")
+def made(
+    tmp_path_factory: pytest.TempPathFactory, hive_template: Path
+) -> tuple[Path, dict[str, str]]:
+    """A hive with the cells below and their ids, made once per module."""
+    with isolated_env(tmp_path_factory):
+        root = copy_repo(hive_template, tmp_path_factory.mktemp("template") / "repo")
+        ws = Workspace(str(root), actor="alice")
+        ids = {
+            "urgent": create_cell(ws, title="Urgent one", priority=0, type="bug").id,
+            "plain": create_cell(ws, title="Plain one").id,
+            "taken": create_cell(ws, title="Taken", assignee="bob", labels=["x"]).id,
+            "waiting": "",
+            "done": create_cell(ws, title="Done").id,
+        }
+        ids["waiting"] = create_cell(ws, title="Waits", deps=[f"blocks:{ids['plain']}"]).id
+        ids["child"] = create_cell(ws, title="Child", parent=ids["urgent"]).id
+        ids["part"] = ids["urgent"][:-2]  # a partial id: the full CLI resolves it
+        close_cell(ws, cell_id=ids["done"], reason="finished")
+    return root, ids
+
+
 @pytest.fixture
-def cells(ws: Workspace) -> dict[str, str]:
-    made = {
-        "urgent": create_cell(ws, title="Urgent one", priority=0, type="bug").id,
-        "plain": create_cell(ws, title="Plain one").id,
-        "taken": create_cell(ws, title="Taken", assignee="bob", labels=["x"]).id,
-        "waiting": "",
-        "done": create_cell(ws, title="Done").id,
-    }
-    made["waiting"] = create_cell(ws, title="Waits", deps=[f"blocks:{made['plain']}"]).id
-    made["child"] = create_cell(ws, title="Child", parent=made["urgent"]).id
-    made["part"] = made["urgent"][:-2]  # a partial id: the full CLI resolves it
-    close_cell(ws, cell_id=made["done"], reason="finished")
-    return made
+def repo(made: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
+    """A copy of ``made``'s repository."""
+    return copy_repo(made[0], tmp_path / "repo")
+
+
+@pytest.fixture
+def cells(made: tuple[Path, dict[str, str]], repo: Path) -> dict[str, str]:
+    """The ids of the cells in ``repo``: urgent, plain, taken (by bob), waiting (blocked
+    by plain), done (closed), child (of urgent), part (urgent's id less two letters)."""
+    return dict(made[1])
 
 
 READS = [
