@@ -8,8 +8,6 @@ same digest. (Credentials stay with ``hmac.compare_digest``, which loads it.)"""
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,7 +26,7 @@ def sha256_hex(data: bytes) -> str:
 def _load() -> Callable[[bytes], object]:
     for name in ("_sha2", "_sha256"):  # _sha2 from Python 3.12 on
         try:
-            found: Callable[[bytes], object] = importlib.import_module(name).sha256
+            found: Callable[[bytes], object] = __import__(name).sha256
         except (ImportError, AttributeError):
             continue
         return found

@@ -40,7 +40,7 @@ from hive.cli.lean_write import (
     parse_options,
     prepare,
 )
-from hive.domain import maillog, reservecore
+from hive.domain import reservecore
 from hive.domain.limits import MAX_GLOB
 from hive.errors import HiveError
 from hive.store.celldoc import printed_by_python, utc_now
@@ -342,6 +342,8 @@ def mail(inv: Invocation) -> int | None:
         return None
     if body == "-":
         return None  # standard input: read once, by the command that answers
+    from hive.domain import maillog
+
     try:
         maillog.check_message(to, subject, body, importance)
     except HiveError:

@@ -24,10 +24,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from hive.domain.limits import MAX_GLOB
 from hive.errors import InvalidInput, PathOutsideRepository
+from hive.record import Frozen
 
 # Work bounds: a pattern expands to at most 64 brace alternatives, and two patterns
 # are compared by at most 1,024 alternative pairs, so one check stays in the
@@ -45,12 +45,16 @@ MAX_CHAR = 0x10FFFF
 # ------------------------------------------------------------------ character sets
 
 
-@dataclass(frozen=True)
-class CharSet:
-    """A set of characters (never containing ``/``): ranges, possibly negated."""
+class CharSet(Frozen):
+    """A set of characters (never containing ``/``): ranges, possibly negated (a plain
+    class: ``dataclasses`` is not imported by a fresh ``hive reserve``)."""
 
-    ranges: tuple[tuple[int, int], ...]
-    negated: bool = False
+    __slots__ = ("negated", "ranges")
+    _fields = ("ranges", "negated")
+
+    def __init__(self, ranges: tuple[tuple[int, int], ...], negated: bool = False) -> None:
+        self.ranges = ranges
+        self.negated = negated
 
     def contains(self, char: int) -> bool:
         if char == SLASH:
@@ -118,12 +122,15 @@ def _rank(char: int) -> int:
 # ------------------------------------------------------------------ parsing
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(Frozen):
     """One element of a segment: ``*`` (star) or a single character from ``chars``."""
 
-    star: bool = False
-    chars: CharSet = ANY
+    __slots__ = ("chars", "star")
+    _fields = ("star", "chars")
+
+    def __init__(self, star: bool = False, chars: CharSet = ANY) -> None:
+        self.star = star
+        self.chars = chars
 
 
 Segment = tuple[Token, ...] | None  # None stands for a whole-segment ``**``
