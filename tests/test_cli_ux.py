@@ -247,6 +247,22 @@ def test_init_where_hive_is_a_file_says_so(repo: Path) -> None:
     assert json.loads(as_json.stdout)["code"] == "invalid_input"
 
 
+def test_a_tilde_in_a_file_option_is_the_home_directory(
+    hived: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bash leaves ``--from=~/cells.yaml`` (and a quoted ``~``) for the program to expand."""
+    from hive.cli.demo import _scratch_dir
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "cells.yaml").write_text("- title: from my home directory\n")
+    monkeypatch.setenv("HOME", str(home))
+    created = data(hive(hived, "create", "--from=~/cells.yaml", "--json"))
+    assert created["count"] == 1
+    assert "from my home directory" in ok(hive(hived, "list"))
+    assert _scratch_dir("~/demo") == str(home / "demo") and (home / "demo").is_dir()
+
+
 def test_a_malformed_verify_entry_names_its_line(hived: Path) -> None:
     from hive.domain.swarm.complete import verify_settings
     from hive.domain.workspace import Workspace

@@ -752,6 +752,23 @@ def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> 
     assert whole[0]["description"] == "d" * 400
 
 
+def test_reservations_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
+    from hive.tools.registry import CallContext, call_tool
+
+    ctx = CallContext(root=str(repo), agent="alice")
+    call_tool(ctx, "swarmmail_init", {"agent_name": "alice"})
+    paths = [f"src/module_{n}/**" for n in range(10)]
+    reason = "a reason long enough to matter when an agent lists every reservation " * 2
+    granted = call_tool(ctx, "swarmmail_reserve", {"paths": paths, "reason": reason})
+    assert len(granted["result"]["granted"]) == 10, granted
+    listed = call_tool(ctx, "swarmmail_reservations", {})["result"]
+    keys = {"id", "agent", "path_pattern", "exclusive", "cell", "expires_at"}
+    assert len(listed) == 10 and all(set(item) == keys for item in listed), listed[0]
+    assert len(json.dumps(listed)) <= 1600
+    whole = call_tool(ctx, "swarmmail_reservations", {"verbose": True})["result"]
+    assert whole[0]["reason"] == reason and "created_at" in whole[0]
+
+
 def test_the_seed_list_tools_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
     """query_swarm_state and context_search answer a page of summaries by default (their
     seed parameters unchanged); ``verbose`` gives the whole records."""

@@ -666,3 +666,22 @@ def test_a_command_leaves_no_process_behind(ws: Workspace, repo: Path) -> None:
                 left.append(stat.parent.name)
         assert left == [], f"hive {' '.join(args)} left processes {left} running"
     assert json.loads(hive(repo, "show", cell, "--json").stdout)["status"] == "closed"
+
+
+def test_one_transaction_commits_its_writes_together_or_not_at_all(tmp_path: Path) -> None:
+    """A lean write records its new state (parsed cell, listings, commit) in one
+    transaction: nothing of it is seen before the end, and an error undoes all of it."""
+    index = state_index.StateIndex(str(tmp_path / "state"))
+    first, second = "a" * 40, "d" * 40
+    with pytest.raises(RuntimeError), index.one_transaction():
+        index.remember_commit(first, "b" * 40, "c" * 40)
+        raise RuntimeError("midway")
+    assert index.trees_of(first) is None
+    with index.one_transaction():
+        index.remember_commit(first, "b" * 40, "c" * 40)
+        index.remember_commit(second, None, None)
+        other = sqlite3.connect(index.path)  # another reader sees nothing yet
+        assert other.execute("SELECT COUNT(*) FROM commits").fetchone()[0] == 0
+        other.close()
+    assert index.trees_of(first) == ("b" * 40, "c" * 40)
+    assert index.trees_of(second) == (None, None)

@@ -99,8 +99,8 @@ def workspace(*, claim: bool = True) -> Workspace:
 
 
 def read_source(source: str) -> str:
-    """The text of file ``source``, or of standard input for ``-`` (InvalidInput when
-    it cannot be read)."""
+    """The text of file ``source`` (``~`` expanded: the shell leaves ``--from=~/x``
+    alone), or of standard input for ``-`` (InvalidInput when it cannot be read)."""
     import sys
 
     from hive.errors import InvalidInput
@@ -108,7 +108,7 @@ def read_source(source: str) -> str:
     if source == "-":
         return sys.stdin.read()
     try:
-        with open(source, encoding="utf-8") as handle:
+        with open(os.path.expanduser(source), encoding="utf-8") as handle:
             return handle.read()
     except (OSError, UnicodeDecodeError) as exc:
         why = getattr(exc, "strerror", None) or str(exc)

@@ -235,7 +235,7 @@ def _scratch_dir(directory: str | None) -> str:
     """A new temporary directory, or ``directory`` if it is new or empty."""
     if directory is None:
         return tempfile.mkdtemp(prefix="hive-demo-")
-    root = os.path.abspath(directory)
+    root = os.path.abspath(os.path.expanduser(directory))
     if os.path.exists(root) and (not os.path.isdir(root) or os.listdir(root)):
         raise InvalidInput(f"--keep {directory}: not an empty directory; give a new or empty one")
     try:

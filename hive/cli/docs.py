@@ -17,7 +17,9 @@ PREAMBLE = """\
 # CLI reference
 
 Global options: `hive -C DIR --actor NAME --json <command>`; they may also
-follow the command (`hive ready --claim --actor zed`), except after `--`.
+follow the command (`hive ready --claim --actor zed`), except after `--`. A `~` in
+a path is your home directory, also where the shell leaves it (`-C '~/app'`,
+`--from=~/cells.yaml`).
 Every command accepts `--json` (machine-readable output on stdout: one JSON
 document, or JSON lines, one object per event, from the commands that report as
 they go: `demo`, `swarm run`). The actor (author of the commit and owner of claims

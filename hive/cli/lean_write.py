@@ -540,9 +540,10 @@ def remember(
         hive = repo.lookup_path(tree, HIVE_DIR, want_tree=True)
         cells = repo.lookup_path(hive, "cells", want_tree=True) if hive else None
         index = session.index
-        index.add_parsed([(blob_sha_of(content), parsed(cell))])
-        index.ensure_state(cells or EMPTY_STATE, list_tree, read_blobs, decode, base=base)
-        index.remember_commit(commit, hive, cells)
+        with index.one_transaction():
+            index.add_parsed([(blob_sha_of(content), parsed(cell))])
+            index.ensure_state(cells or EMPTY_STATE, list_tree, read_blobs, decode, base=base)
+            index.remember_commit(commit, hive, cells)
 
 
 def exact_type(options: Options) -> bool:

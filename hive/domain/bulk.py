@@ -155,13 +155,14 @@ def _node_line(node: Any, key: str | None, item: int | None) -> int:
 
 
 def read_cell_file(path: str, *, stdin: Callable[[], bytes] | None = None) -> CellFile:
-    """Read and parse ``path`` (``-``: standard input, via ``stdin``)."""
+    """Read and parse ``path`` (``-``: standard input, via ``stdin``; ``~``: the home
+    directory, which the shell leaves alone in ``--from=~/cells.yaml``)."""
     source = "<stdin>" if path == "-" else path
     try:
         if path == "-":
             raw = stdin() if stdin is not None else b""
         else:
-            with open(path, "rb") as handle:
+            with open(os.path.expanduser(path), "rb") as handle:
                 raw = handle.read()
     except OSError as exc:
         raise InvalidInput(f"cannot read {source}: {exc.strerror or exc}") from None

@@ -36,6 +36,22 @@ class Reservation(BaseModel):
         return self.expires_at > now and self.yielded_to is None
 
 
+class ReservationSummary(BaseModel):
+    """A reservation in a list, as an agent gets it by default (the whole record with
+    ``verbose``): who holds which pattern, for which cell, until when."""
+
+    id: int
+    agent: str
+    path_pattern: str
+    exclusive: bool
+    cell: str | None = None
+    expires_at: datetime
+
+    @classmethod
+    def of(cls, item: Reservation) -> ReservationSummary:
+        return cls.model_validate({name: getattr(item, name) for name in cls.model_fields})
+
+
 class ReservationFile(BaseModel):
     """``.hive/reservations/<agent>.yaml``: one agent's reservations."""
 

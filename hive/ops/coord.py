@@ -20,7 +20,12 @@ from hive.errors import (
 )
 from hive.models.identity import MailInit, Registration
 from hive.models.mail import AckResult, Message, MessageHeader, SendResult
-from hive.models.reservation import ReleaseResult, Reservation, ReserveResult
+from hive.models.reservation import (
+    ReleaseResult,
+    Reservation,
+    ReservationSummary,
+    ReserveResult,
+)
 from hive.ops.spec import OVERRIDE, Caller, Command, Glob, Operation, Params, Short, declare
 from hive.text import shell_word
 
@@ -234,12 +239,16 @@ def _release(ws: Workspace, a: ReleaseParams) -> ReleaseResult:
 class ReservationsParams(Params):
     agent: Short | None = Field(default=None, description="only this agent's")
     include_expired: bool = False
+    verbose: bool = Field(default=False, description="whole records (reason, created_at, ...)")
 
 
-def _reservations(ws: Workspace, a: ReservationsParams) -> list[Reservation]:
+def _reservations(
+    ws: Workspace, a: ReservationsParams
+) -> list[Reservation] | list[ReservationSummary]:
     from hive.domain.reservations import list_reservations
 
-    return list_reservations(ws, agent=a.agent, include_expired=a.include_expired)
+    found = list_reservations(ws, agent=a.agent, include_expired=a.include_expired)
+    return found if a.verbose else [ReservationSummary.of(item) for item in found]
 
 
 def _patterns(a: ReserveParams | ReleaseParams) -> list[str]:
@@ -374,7 +383,7 @@ declare(
         name="swarmmail_reservations",
         summary="Active reservations.",
         params=ReservationsParams,
-        result=list[Reservation],
+        result=list[Reservation] | list[ReservationSummary],
         run=_reservations,
         writes=False,
         errors=(InvalidInput,),

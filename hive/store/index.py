@@ -437,23 +437,52 @@ os.register_at_fork(
 class Transaction:
     """``with index.transaction() as db:``: ``BEGIN IMMEDIATE`` on entering, ``COMMIT``
     when the block ends, ``ROLLBACK`` when it raises (a class: ``contextlib`` is not
-    imported by a fresh process)."""
+    imported by a fresh process). ``joined``: a part of the enclosing transaction of
+    :meth:`StateIndex.one_transaction`, which commits or rolls back the whole."""
 
-    __slots__ = ("db",)
+    __slots__ = ("db", "joined")
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, *, joined: bool = False) -> None:
         self.db = db
+        self.joined = joined
 
     def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
+        if not self.joined:
+            self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
     def __exit__(self, kind: type[BaseException] | None, value: object, trace: object) -> None:
+        if self.joined:
+            return
         if kind is None:
             self.db.execute("COMMIT")
             return
         with suppress(sqlite3.Error):
             self.db.execute("ROLLBACK")
+
+
+class OneTransaction:
+    """``with index.one_transaction():``: the writes of the block (each method's own
+    transaction) are one transaction of this thread's connection: one WAL commit."""
+
+    __slots__ = ("index", "outer")
+
+    def __init__(self, index: StateIndex) -> None:
+        self.index = index
+        self.outer: Transaction | None = None
+
+    def __enter__(self) -> None:
+        if getattr(self.index._local, "joined", False):
+            return  # already inside one
+        self.outer = Transaction(self.index.db)
+        self.outer.__enter__()
+        self.index._local.joined = True
+
+    def __exit__(self, kind: type[BaseException] | None, value: object, trace: object) -> None:
+        if self.outer is None:
+            return
+        self.index._local.joined = False
+        self.outer.__exit__(kind, value, trace)
 
 
 class StateIndex:
@@ -641,8 +670,14 @@ class StateIndex:
             return None
 
     def transaction(self) -> Transaction:
-        """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on)."""
-        return Transaction(self.db)
+        """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on), or
+        a part of the enclosing :meth:`one_transaction`."""
+        return Transaction(self.db, joined=getattr(self._local, "joined", False))
+
+    def one_transaction(self) -> OneTransaction:
+        """The writes of a ``with`` block as one transaction (a write recording its new
+        state: the parsed cell, the listings, the commit, in one WAL commit)."""
+        return OneTransaction(self)
 
     # ------------------------------------------------------------ commits
 
