@@ -29,6 +29,7 @@ import importlib
 import io
 import os
 import runpy
+import shutil
 import signal
 import subprocess
 import sys
@@ -227,6 +228,12 @@ class Forked:
         with contextlib.suppress(OSError):
             self._out.parent.rmdir()
         return out, err
+
+    def __del__(self) -> None:
+        """Its output files go with it once it has ended (a test that only waits for it
+        would otherwise leave them in TMPDIR)."""
+        if self.returncode is not None:
+            shutil.rmtree(self._out.parent, ignore_errors=True)
 
     def poll(self) -> int | None:
         """Its exit code once it has ended, else None (as ``subprocess.Popen.poll``)."""
