@@ -247,6 +247,23 @@ def test_init_where_hive_is_a_file_says_so(repo: Path) -> None:
     assert json.loads(as_json.stdout)["code"] == "invalid_input"
 
 
+def test_a_verify_entry_that_is_not_a_mapping_says_what_it_takes(hived: Path) -> None:
+    from hive.domain.swarm.complete import verify_settings
+    from hive.domain.workspace import Workspace
+    from hive.errors import InvalidInput
+
+    config = hived / ".hive" / "config.yaml"
+    lines = config.read_text().splitlines()
+    config.write_text("\n".join([*lines, "verify: [pytest -q]"]) + "\n")
+    git(hived, "commit", "-qam", "verify", "--no-verify")
+    with pytest.raises(InvalidInput) as caught:
+        verify_settings(Workspace(str(hived), actor="alice"))
+    message = caught.value.message
+    assert message.startswith(f".hive/config.yaml:{len(lines) + 1}: invalid verify: "), message
+    assert "a mapping is expected, not list" in message and "VerifySettings" not in message
+    assert "verify: takes commands:" in message
+
+
 def test_a_tilde_in_a_file_option_is_the_home_directory(
     hived: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

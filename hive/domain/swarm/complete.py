@@ -366,6 +366,8 @@ def verify_settings(ws: Workspace) -> VerifySettings:
         return VerifySettings.model_validate({} if raw is None else raw)
     except ValidationError as exc:
         _, why = first_error(exc)
+        if not isinstance(raw, dict):  # not pydantic's "... or instance of VerifySettings"
+            why = f"a mapping is expected, not {type(raw).__name__}"
         loc = ["verify", *exc.errors()[0]["loc"]]
         sha = ws.snapshot().blob_sha(CONFIG_PATH)
         text = ws.git.read_blob(sha).decode("utf-8", "replace") if sha else ""
