@@ -82,6 +82,28 @@ def test_the_lean_list_and_ready_fit_80_columns(
         assert all(cell_id in shown for cell_id in ids) and "…" in shown
 
 
+def test_the_lean_list_counts_wide_characters_as_two_columns(
+    hived: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import unicodedata
+
+    def columns(line: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in line)
+
+    wide = create(hived, "日本語のタイトルはとても長いのでこの行は八十桁に収まりません" * 2)
+    named = create(hived, "Short", "--assignee", "山田太郎")
+    monkeypatch.setenv("COLUMNS", "80")
+    assert entry.dispatch(entry.parse(["-C", str(hived), "list"])) == 0  # the lean path
+    shown = capsys.readouterr().out
+    assert all(columns(line) <= 80 for line in shown.splitlines()), shown
+    assert wide in shown and named in shown and "…" in shown and "山田太郎" in shown
+    starts = {columns(line.split("TITLE")[0]) for line in shown.splitlines() if "TITLE" in line}
+    rows = [line for line in shown.splitlines() if line.startswith((wide, named))]
+    assert {
+        columns(row[: row.index("Short" if named in row else "日本")]) for row in rows
+    } == starts
+
+
 # ------------------------------------------------------------------ blocked work is visible
 
 

@@ -312,7 +312,7 @@ def table(rows: Sequence[Row], width: int | None = None) -> str:
     cells = [
         (row.id, f"P{row.priority}", row.type, row.status, row.assignee or "-") for row in rows
     ]
-    widths = [max(len(header[i]), *(len(c[i]) for c in cells)) for i in range(len(header))]
+    widths = [max(len(header[i]), *(_width(c[i]) for c in cells)) for i in range(len(header))]
     widths[4] = min(widths[4], 16)
     lead = sum(widths) + 2 * len(widths)
     room = None if columns is None else max(columns - lead, 12)
@@ -323,15 +323,42 @@ def table(rows: Sequence[Row], width: int | None = None) -> str:
 
 
 def _line(fields: Sequence[str], widths: Sequence[int], title: str) -> str:
-    parts = [_fit(field, width).ljust(width) for field, width in zip(fields, widths, strict=True)]
+    parts = [_pad(_fit(field, width), width) for field, width in zip(fields, widths, strict=True)]
     parts[0] = fields[0].ljust(widths[0])  # ids are never cut
     return "  ".join([*parts, title]).rstrip()
 
 
 def _fit(text: str, room: int | None) -> str:
-    if room is None or len(text) <= room:
+    """``text`` cut to ``room`` terminal columns with an ellipsis (a wide character,
+    e.g. CJK, takes two columns)."""
+    if room is None or _width(text) <= room:
         return text
-    return text[: max(room - 1, 0)] + "…"
+    if text.isascii():
+        return text[: max(room - 1, 0)] + "…"
+    kept, used = [], 0
+    for char in text:
+        used += _width(char)
+        if used > room - 1:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
+
+
+def _width(text: str) -> int:
+    """Terminal columns of ``text``: wide and full-width characters take two, combining
+    marks none (unicodedata only for text that is not ASCII: start-up time)."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1
+        for char in text
+    )
 
 
 def _terminal_width() -> int | None:
