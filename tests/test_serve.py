@@ -406,6 +406,25 @@ def test_serve_refuses_other_hosts_without_the_flag(sample: Sample) -> None:
     assert done.returncode == 2
     assert "refusing to listen on 0.0.0.0" in done.stderr and "--allow-remote" in done.stderr
     assert "Traceback" not in done.stderr
+    as_json = run_hive(
+        ["-C", str(sample.root), "serve", "--host", "0.0.0.0", "--port", "0", "--json"],
+        module="hive.cli.main",
+    )
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["code"] == "invalid_input"
+
+
+def test_serve_json_prints_its_address_on_one_line(sample: Sample) -> None:
+    process = _serve(sample.root, "--json")
+    try:
+        assert process.stdout is not None
+        started = json.loads(process.stdout.readline())
+        assert started["url"] == f"http://127.0.0.1:{started['port']}/"
+        assert started["write"] is False and started["actor"] is None
+        assert request(started["url"])[0] == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
 
 
 def test_serve_outside_a_hive_is_a_clear_error(tmp_path: Path) -> None:

@@ -677,6 +677,17 @@ def _leaves(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, .
 JSON_BY_NATURE = {("mcp",), ("serve",), ("tools", "schema"), ("tools", "docs"), ("tools", "run")}
 
 
+def test_the_commands_json_by_nature_take_json_too(repo: Path) -> None:
+    """What the entry point does with --json after them (the options take it out)."""
+    from tests.inprocess import run_hive
+
+    docs = run_hive(["-C", str(repo), "tools", "docs", "--json"])
+    assert docs.returncode == 0 and json.loads(docs.stdout)["markdown"].startswith("<!--")
+    for command in (["tools", "schema"], ["tools", "list"]):
+        shown = run_hive(["-C", str(repo), *command, "--json"])
+        assert shown.returncode == 0 and isinstance(json.loads(shown.stdout), list), command
+
+
 def test_every_command_takes_json_and_the_cli_has_a_version(repo: Path) -> None:
     import typer
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
 from hive.cli import output
 from hive.cli.common import OPTIONS, run_op
+from hive.errors import InvalidInput
 
 DEFAULT_PORT = 8700
 
@@ -42,11 +44,10 @@ def serve_cmd(
 
     loopback = is_loopback(host)
     if not loopback and not allow_remote:
-        output.err(
-            f"error: refusing to listen on {host}: not a loopback address, so other machines"
+        _refuse(
+            f"refusing to listen on {host}: not a loopback address, so other machines"
             " could read this hive; pass --allow-remote to do it anyway"
         )
-        raise typer.Exit(2)
     config = ServeConfig(
         root=OPTIONS.directory,
         actor=OPTIONS.actor,
@@ -64,7 +65,13 @@ def serve_cmd(
         )
     mode = f"read-write as {app.state.hub.actor}" if allow_write else "read-only"
     shown = f"[{host}]" if ":" in host else host
-    output.say(f"hive serve: http://{shown}:{bound}/ ({mode}); Ctrl-C stops it")
+    url = f"http://{shown}:{bound}/"
+    if OPTIONS.json:  # one line, for a script to read the address from
+        actor = app.state.hub.actor if allow_write else None
+        started = {"url": url, "host": host, "port": bound, "write": allow_write, "actor": actor}
+        sys.stdout.write(json.dumps(started) + "\n")
+    else:
+        output.say(f"hive serve: {url} ({mode}); Ctrl-C stops it")
     sys.stdout.flush()
     from hive.serve.runner import server_for
 
@@ -77,5 +84,14 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         return listen(host, port)
     except OSError as exc:
-        output.err(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}")
-        raise typer.Exit(2) from None
+        _refuse(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+def _refuse(message: str) -> NoReturn:
+    """Stop with ``message`` (exit 2; with --json also as {"error", "code"} on stdout)."""
+
+    def refuse() -> NoReturn:
+        raise InvalidInput(message)
+
+    run_op(refuse)
+    raise AssertionError("unreachable")  # run_op exits on the error

@@ -92,9 +92,12 @@ def list_cmd(
 
 @tools_app.command("docs")
 def docs_cmd() -> None:
-    """Print docs/tools.md as generated from the registry."""
+    """Print docs/tools.md as generated from the registry (--json: {"markdown": ...})."""
     from hive.tools.docs import render_tools_docs
 
+    if OPTIONS.json:
+        _dump({"markdown": render_tools_docs()})
+        return
     sys.stdout.write(render_tools_docs())
 
 
