@@ -871,3 +871,29 @@ def test_describing_the_operations_opens_no_repository_code() -> None:
     )
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == "[]", found.stdout
+
+
+def test_models_are_built_on_first_use_not_at_import() -> None:
+    """Importing the full CLI (every operation's parameter and result model) builds no
+    pydantic validator: each model is a HiveModel (``defer_build``), built when a
+    command first uses it."""
+    import subprocess
+
+    probe = (
+        "import hive.cli.main\n"
+        "from pydantic import BaseModel\n"
+        "from hive.models.base import HiveModel\n"
+        "def subclasses(kind):\n"
+        "    for sub in kind.__subclasses__():\n"
+        "        yield sub\n"
+        "        yield from subclasses(sub)\n"
+        "ours = {c for c in subclasses(BaseModel) if c.__module__.startswith('hive.')}\n"
+        "eager = sorted(c.__qualname__ for c in ours if not issubclass(c, HiveModel))\n"
+        "built = sorted(c.__qualname__ for c in ours if c.__pydantic_complete__\n"
+        "               and type(c.__pydantic_validator__).__name__ != 'MockValSer')\n"
+        "print(len(ours), eager, built)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    count, eager, built = done.stdout.split(" ", 2)
+    assert int(count) > 100, done.stdout
+    assert (eager, built.strip()) == ("[]", "[]"), done.stdout

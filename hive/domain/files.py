@@ -19,10 +19,11 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from hive.domain.globs import glob_matches, normalize_pattern
 from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PathOutsideRepository
+from hive.models.base import HiveModel
 
 PROPOSALS_DIR = "proposals"
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
@@ -213,7 +214,7 @@ def _run_search_child(job: dict[str, Any], seconds: float) -> tuple[str, bool]:
 # ------------------------------------------------------------------ proposals
 
 
-class Proposal(BaseModel):
+class Proposal(HiveModel):
     id: str
     path: str
     content: str
@@ -226,7 +227,7 @@ class Proposal(BaseModel):
     result: str = ""
 
 
-class Decision(BaseModel):
+class Decision(HiveModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     path: str
@@ -234,7 +235,7 @@ class Decision(BaseModel):
     notes: str = ""
 
 
-class Decisions(BaseModel):
+class Decisions(HiveModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     decisions: list[Decision] = Field(min_length=1)

@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotFound
 from hive.git.repo import Change, Snapshot, format_message
+from hive.models.base import HiveModel
 from hive.models.cell import utc_now
 from hive.models.seeds import ContextUpdate
 from hive.store.yamlio import dumps, load_mapping
@@ -34,7 +35,7 @@ MAX_ITEM_BYTES = 20_000
 MAX_FILE_BYTES = 1_000_000
 
 
-class ProjectContext(BaseModel):
+class ProjectContext(HiveModel):
     model_config = ConfigDict(extra="forbid")
 
     project: dict[str, Any] = Field(default_factory=dict)

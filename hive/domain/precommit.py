@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from hive.domain.globs import glob_matches
 from hive.domain.memory import CONTEXT_PATH, decode_context
@@ -37,6 +37,7 @@ from hive.errors import CorruptFile, HiveError
 from hive.git.index import read_entries
 from hive.git.repo import Snapshot
 from hive.models import utc_now
+from hive.models.base import HiveModel
 from hive.models.reservation import Reservation
 from hive.store import credentials
 from hive.store.cells import decode_cell, decode_config
@@ -46,7 +47,7 @@ SYMLINK_MODE = 0o120000
 RECOVERY_WAIT = 10.0  # seconds the hook waits for a live hive writer before settling its intent
 
 
-class Violation(BaseModel):
+class Violation(HiveModel):
     path: str
     kind: str
     message: str
@@ -54,7 +55,7 @@ class Violation(BaseModel):
     cell: str | None = None
 
 
-class PrecommitReport(BaseModel):
+class PrecommitReport(HiveModel):
     committer: str | None
     committer_kind: str = "person"  # agent (proven by credential) or person
     note: str | None = None  # e.g. HIVE_AGENT set without a credential

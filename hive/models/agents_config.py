@@ -20,22 +20,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, ConfigDict, Field, ValidationError, field_validator
 
 from hive.errors import InvalidInput
+from hive.models.base import HiveModel
 from hive.models.tools_config import HookLists
 
 DEFAULT_TOOL_CALL_LIMIT = 10
 ALL_AGENTS = "*"
 
 
-class ToolRef(BaseModel):
+class ToolRef(HiveModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1)
 
 
-class AgentProfile(BaseModel):
+class AgentProfile(HiveModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     tools: list[ToolRef] | None = None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from hive.models.base import HiveModel
 
 
-class Event(BaseModel):
+class Event(HiveModel):
     """One line of the event log (``hive/domain/events.py``): a tool call (agent,
     tool, args digest, duration, outcome, hook runs) or an ownership override
     (``event: override``). Lines differ in their keys: every key is kept as written
@@ -20,7 +22,7 @@ class Event(BaseModel):
     duration_ms: float | None = None
 
 
-class Decided(BaseModel):
+class Decided(HiveModel):
     """What an arbiter's decision did to a proposal (``no_pending_proposal``: it
     named none)."""
 

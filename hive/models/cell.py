@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
+from hive.models.base import HiveModel
 from hive.text import first_control, without_control
 
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
@@ -55,7 +56,7 @@ def _as_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
-class Dependency(BaseModel):
+class Dependency(HiveModel):
     """An edge from the owning cell to ``target``.
 
     ``blocks``: the target must be closed before the owning cell is ready.
@@ -67,7 +68,7 @@ class Dependency(BaseModel):
     target: str = Field(min_length=1)
 
 
-class Comment(BaseModel):
+class Comment(HiveModel):
     """A comment on a cell. Comments are only ever added, and a merge keeps the
     comments of both sides (identified by ``id``)."""
 
@@ -84,7 +85,7 @@ class Comment(BaseModel):
         return _as_utc(value)
 
 
-class MergeConflict(BaseModel):
+class MergeConflict(HiveModel):
     """A field both sides of a merge changed differently: the merge rules kept one
     value (``kept``) and this records the other, so nothing is lost silently.
     ``hive doctor`` reports it, ``hive show`` displays it, ``hive resolve`` clears it."""
@@ -96,7 +97,7 @@ class MergeConflict(BaseModel):
     other: Any = None
 
 
-class Cell(BaseModel):
+class Cell(HiveModel):
     """One unit of tracked work. An epic is a cell of type ``epic``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -166,7 +167,7 @@ class Page(list[_Item]):
         self.total = len(self) if total is None else total
 
 
-class CellSummary(BaseModel):
+class CellSummary(HiveModel):
     """A cell in a page of results, as an agent gets it by default (details with
     ``verbose``): what it needs to choose, at about a tenth of the bytes."""
 

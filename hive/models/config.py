@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from hive.models.base import HiveModel
 
 
-class HiveConfig(BaseModel):
+class HiveConfig(HiveModel):
     """Settings shared by everyone working in a repository."""
 
     model_config = ConfigDict(extra="allow")
@@ -40,7 +42,7 @@ class HiveConfig(BaseModel):
         return dict(self.model_extra or {})
 
 
-class VerifySettings(BaseModel):
+class VerifySettings(HiveModel):
     """``verify:`` in ``.hive/config.yaml``: the gate ``swarm_complete`` runs first."""
 
     model_config = ConfigDict(extra="forbid", strict=True)

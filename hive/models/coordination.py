@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from hive.models.base import HiveModel
 
 
-class CtxPut(BaseModel):
+class CtxPut(HiveModel):
     """A stored value: ``{ok: true, key, version}``."""
 
     ok: Literal[True] = True
@@ -15,7 +17,7 @@ class CtxPut(BaseModel):
     version: int
 
 
-class CtxRefused(BaseModel):
+class CtxRefused(HiveModel):
     """A lost compare-and-swap: ``{ok: false, error, version}`` with the version now
     stored (``error``: ``version_mismatch``, or ``exists`` for ``if_absent``)."""
 
@@ -24,17 +26,17 @@ class CtxRefused(BaseModel):
     version: int
 
 
-class CtxValue(BaseModel):
+class CtxValue(HiveModel):
     key: str
     value: Any = None
     version: int = 0  # 0: the key is not set
 
 
-class CtxKeys(BaseModel):
+class CtxKeys(HiveModel):
     keys: list[str]
 
 
-class CtxWait(BaseModel):
+class CtxWait(HiveModel):
     key: str
     value: Any = None
     version: int = 0
@@ -42,7 +44,7 @@ class CtxWait(BaseModel):
     waited_sec: float
 
 
-class CtxEntry(BaseModel):
+class CtxEntry(HiveModel):
     key: str
     value: Any = None
     version: int
@@ -50,7 +52,7 @@ class CtxEntry(BaseModel):
     updated_at: float
 
 
-class QueueItem(BaseModel):
+class QueueItem(HiveModel):
     """What ``coord_next`` hands out."""
 
     id: str
@@ -60,54 +62,54 @@ class QueueItem(BaseModel):
     claimed_by: str | None = None
 
 
-class QueueNext(BaseModel):
+class QueueNext(HiveModel):
     item: QueueItem | None
 
 
-class Enqueued(BaseModel):
+class Enqueued(HiveModel):
     enqueued: Literal[True] = True
     id: str
     kind: str
 
 
-class Claimed(BaseModel):
+class Claimed(HiveModel):
     id: str
     kind: str
     lease_until: float
     claimed_by: str
 
 
-class Completed(BaseModel):
+class Completed(HiveModel):
     id: str
     status: Literal["done"] = "done"
 
 
-class Extended(BaseModel):
+class Extended(HiveModel):
     id: str
     lease_until: float
 
 
-class QueueFront(BaseModel):
+class QueueFront(HiveModel):
     id: str
     kind: str
     payload: Any = None
     status: str
 
 
-class QueueCounts(BaseModel):
+class QueueCounts(HiveModel):
     queued: int = 0
     claimed: int = 0
     done: int = 0
 
 
-class QueueStatus(BaseModel):
+class QueueStatus(HiveModel):
     length: int
     front: QueueFront | None
     counts: QueueCounts
     phase: int
 
 
-class QueueRecord(BaseModel):
+class QueueRecord(HiveModel):
     """One item as people inspect it (``hive queue list``)."""
 
     id: str

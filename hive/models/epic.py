@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from hive.models.base import HiveModel
 from hive.models.cell import CellType
 
 
-class PlannedSubtask(BaseModel):
+class PlannedSubtask(HiveModel):
     """One planned subtask; ``dependencies`` are indexes of sibling subtasks it waits for.
     Keys a planner adds beyond these are ignored."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from hive.models.base import HiveModel
 
 
-class FileListing(BaseModel):
+class FileListing(HiveModel):
     """``fs_list``: repository-relative paths, at most ``max_results``."""
 
     files: list[str]
@@ -13,7 +13,7 @@ class FileListing(BaseModel):
     truncated: bool
 
 
-class FileContent(BaseModel):
+class FileContent(HiveModel):
     """``fs_read``: the text of one file (``truncated`` when longer than asked)."""
 
     path: str
@@ -22,13 +22,13 @@ class FileContent(BaseModel):
     content: str
 
 
-class SearchMatch(BaseModel):
+class SearchMatch(HiveModel):
     file: str
     line: int
     text: str
 
 
-class SearchResult(BaseModel):
+class SearchResult(HiveModel):
     """``search_text``: matching lines; ``timed_out``: the search was stopped."""
 
     matches: list[SearchMatch]
@@ -36,7 +36,7 @@ class SearchResult(BaseModel):
     timed_out: bool = False
 
 
-class WriteProposal(BaseModel):
+class WriteProposal(HiveModel):
     """``fs_write``: the write waits for an arbiter (nothing is written yet)."""
 
     queued: bool

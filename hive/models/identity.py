@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from hive.models.base import HiveModel
 from hive.models.mail import Agent
 
 PrincipalKind = Literal["agent", "person", "unregistered"]
@@ -40,7 +41,7 @@ class Registration(Agent):
     reattached: bool = False
 
 
-class Credential(BaseModel):
+class Credential(HiveModel):
     """A freshly issued credential (for runners: pass it as ``HIVE_AGENT_TOKEN``)."""
 
     name: str
@@ -48,7 +49,7 @@ class Credential(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
 
 
-class IdentityInfo(BaseModel):
+class IdentityInfo(HiveModel):
     """One identity known to this repository (``hive agent list``)."""
 
     name: str
@@ -62,7 +63,7 @@ class IdentityInfo(BaseModel):
     retired_by: str | None = None
 
 
-class WhoAmI(BaseModel):
+class WhoAmI(HiveModel):
     name: str
     kind: PrincipalKind
     coordinator: bool = False
@@ -70,14 +71,14 @@ class WhoAmI(BaseModel):
     may_override: bool = False
 
 
-class RetireResult(BaseModel):
+class RetireResult(HiveModel):
     name: str
     retired_by: str
     reason: str
     retired_at: datetime
 
 
-class Override(BaseModel):
+class Override(HiveModel):
     """An ownership rule set aside by a coordinator or a person, with their reason."""
 
     by: str
@@ -93,7 +94,7 @@ class Override(BaseModel):
         return " ".join(text.split())[:500]
 
 
-class AuditEntry(BaseModel):
+class AuditEntry(HiveModel):
     """A hive commit (or mail event) ``hive log --overrides`` reports."""
 
     commit: str

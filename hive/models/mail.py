@@ -5,13 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from hive.models.base import HiveModel
 
 Importance = Literal["low", "normal", "high", "urgent"]
 IMPORTANCE_LEVELS: tuple[str, ...] = ("low", "normal", "high", "urgent")
 
 
-class Agent(BaseModel):
+class Agent(HiveModel):
     """A registered agent identity."""
 
     name: str
@@ -21,7 +23,7 @@ class Agent(BaseModel):
     session: str
 
 
-class MessageHeader(BaseModel):
+class MessageHeader(HiveModel):
     """What an inbox shows: everything but the body."""
 
     id: int
@@ -40,20 +42,20 @@ class Message(MessageHeader):
     body: str
 
 
-class SendResult(BaseModel):
+class SendResult(HiveModel):
     message_id: int
     thread_id: str | None
     recipient_count: int
     recipients: list[str]
 
 
-class AckResult(BaseModel):
+class AckResult(HiveModel):
     message_id: int
     agent: str
     acked_at: datetime
 
 
-class MailSyncResult(BaseModel):
+class MailSyncResult(HiveModel):
     """What ``hive mail sync`` did."""
 
     remote: str

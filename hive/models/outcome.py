@@ -5,13 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from hive.models.base import HiveModel
 
 OutcomeSource = Literal["swarm_complete", "record_outcome", "swarm_progress", "swarm_run"]
 GateState = Literal["passed", "skipped", "none"]
 
 
-class Outcome(BaseModel):
+class Outcome(HiveModel):
     """One finished (or failed) subtask, as evidence for future decompositions."""
 
     id: str  # "<cell id>~<8 random base32 chars>": never collides across clones

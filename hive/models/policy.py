@@ -16,15 +16,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from hive.errors import InvalidInput
+from hive.models.base import HiveModel
 
 RESOURCES = ("DATABASE", "PAYMENTS", "EMAIL", "FILE_EXPORT")
 Resource = Literal["DATABASE", "PAYMENTS", "EMAIL", "FILE_EXPORT"]
 
 
-class _Strict(BaseModel):
+class _Strict(HiveModel):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from hive.models.base import HiveModel
 
 
-class Override(BaseModel):
+class Override(HiveModel):
     """Another agent's reservation that a coordinator's ``force`` overrode."""
 
     reservation_id: int
@@ -15,7 +17,7 @@ class Override(BaseModel):
     pattern: str
 
 
-class Reservation(BaseModel):
+class Reservation(HiveModel):
     """One reserved glob pattern held by one agent."""
 
     id: int = Field(ge=1)
@@ -36,7 +38,7 @@ class Reservation(BaseModel):
         return self.expires_at > now and self.yielded_to is None
 
 
-class ReservationSummary(BaseModel):
+class ReservationSummary(HiveModel):
     """A reservation in a list, as an agent gets it by default (the whole record with
     ``verbose``): who holds which pattern, for which cell, until when."""
 
@@ -52,14 +54,14 @@ class ReservationSummary(BaseModel):
         return cls.model_validate({name: getattr(item, name) for name in cls.model_fields})
 
 
-class ReservationFile(BaseModel):
+class ReservationFile(HiveModel):
     """``.hive/reservations/<agent>.yaml``: one agent's reservations."""
 
     agent: str
     reservations: list[Reservation] = Field(default_factory=list)
 
 
-class ConflictDetail(BaseModel):
+class ConflictDetail(HiveModel):
     requested: str
     holder: str
     pattern: str
@@ -70,25 +72,25 @@ class ConflictDetail(BaseModel):
     branch: str | None = None  # held in another worktree (on this branch)
 
 
-class ReserveResult(BaseModel):
+class ReserveResult(HiveModel):
     granted: list[Reservation]
     renewed: list[int] = Field(default_factory=list)
     overridden: list[ConflictDetail] = Field(default_factory=list)
 
 
-class ReservationProblem(BaseModel):
+class ReservationProblem(HiveModel):
     """A reservation file that cannot be trusted (its reservations cannot be enforced)."""
 
     path: str
     message: str
 
 
-class ReleaseResult(BaseModel):
+class ReleaseResult(HiveModel):
     released: list[Reservation]
     not_found: list[str] = Field(default_factory=list)
 
 
-class Contest(BaseModel):
+class Contest(HiveModel):
     """Overlapping exclusive reservations of two agents, granted in different clones:
     the earliest grant is ``kept``, the other ``yielded`` (see hive.domain.contest)."""
 

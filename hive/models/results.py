@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import Field, computed_field
 
+from hive.models.base import HiveModel
 from hive.models.cell import Cell
 from hive.models.reservation import Contest
 
 
-class HookResult(BaseModel):
+class HookResult(HiveModel):
     """What ``hive hooks install/uninstall`` did to the pre-commit hook."""
 
     path: str
@@ -18,7 +19,7 @@ class HookResult(BaseModel):
     chained: str | None = None
 
 
-class InitResult(BaseModel):
+class InitResult(HiveModel):
     root: str
     prefix: str
     created: bool
@@ -27,7 +28,7 @@ class InitResult(BaseModel):
     remotes: list[str] = Field(default_factory=list)
 
 
-class EpicStatus(BaseModel):
+class EpicStatus(HiveModel):
     epic: Cell
     total: int
     by_status: dict[str, int]
@@ -38,7 +39,7 @@ class EpicStatus(BaseModel):
     children: list[Cell] = Field(default_factory=list)
 
 
-class LogEntry(BaseModel):
+class LogEntry(HiveModel):
     commit: str
     time: int
     author: str
@@ -48,14 +49,14 @@ class LogEntry(BaseModel):
     event: str | None = None
 
 
-class Problem(BaseModel):
+class Problem(HiveModel):
     kind: str
     message: str
     path: str | None = None
     cell: str | None = None
 
 
-class ObjectStoreHealth(BaseModel):
+class ObjectStoreHealth(HiveModel):
     """The git object store: loose objects (what hive writes) and packs.
 
     Sizes are disk usage in bytes, as ``git count-objects -v`` reports them
@@ -82,7 +83,7 @@ class ObjectStoreHealth(BaseModel):
         return not self.warnings
 
 
-class PackReport(BaseModel):
+class PackReport(HiveModel):
     """What ``hive gc`` did: loose objects packed, packs merged, and the store after."""
 
     packed: int
@@ -94,7 +95,7 @@ class PackReport(BaseModel):
     store: ObjectStoreHealth
 
 
-class DoctorReport(BaseModel):
+class DoctorReport(HiveModel):
     cells: int
     problems: list[Problem] = Field(default_factory=list)
     # Worth a look, but not broken: overrides, commits naming unregistered identities,
@@ -107,7 +108,7 @@ class DoctorReport(BaseModel):
         return not self.problems
 
 
-class DependencyNode(BaseModel):
+class DependencyNode(HiveModel):
     id: str
     type: str | None = None
     title: str | None = None
@@ -119,7 +120,7 @@ class DependencyNode(BaseModel):
         return cls.model_validate(tree)
 
 
-class CreatedCells(BaseModel):
+class CreatedCells(HiveModel):
     """What bulk creation made: the new ids in input order, and the id of each key."""
 
     count: int
@@ -128,7 +129,7 @@ class CreatedCells(BaseModel):
     commit: str | None = None
 
 
-class BeadsImportResult(BaseModel):
+class BeadsImportResult(HiveModel):
     """What ``hive import beads`` did: counts, the commit, and what was mapped."""
 
     source: str
@@ -141,13 +142,13 @@ class BeadsImportResult(BaseModel):
     mapped_types: dict[str, int] = Field(default_factory=dict)
 
 
-class BeadsExportResult(BaseModel):
+class BeadsExportResult(HiveModel):
     path: str | None
     records: int
     text: str | None = None
 
 
-class SyncResult(BaseModel):
+class SyncResult(HiveModel):
     """What ``hive sync`` did."""
 
     remote: str
@@ -162,7 +163,7 @@ class SyncResult(BaseModel):
     contested: list[Contest] = Field(default_factory=list)
 
 
-class CellRef(BaseModel):
+class CellRef(HiveModel):
     """Another cell named in a result: enough to recognise it."""
 
     id: str
@@ -171,7 +172,7 @@ class CellRef(BaseModel):
     assignee: str | None = None
 
 
-class BlockedCell(BaseModel):
+class BlockedCell(HiveModel):
     """A cell waiting on open blockers (``hive blocked``): which ones, and their state."""
 
     id: str
@@ -185,7 +186,7 @@ class BlockedCell(BaseModel):
     open_blockers: list[CellRef] = Field(default_factory=list)
 
 
-class LeadTime(BaseModel):
+class LeadTime(HiveModel):
     """Hours from creation to close, over the closed cells."""
 
     closed: int = 0
@@ -194,7 +195,7 @@ class LeadTime(BaseModel):
     max_hours: float | None = None
 
 
-class CellStats(BaseModel):
+class CellStats(HiveModel):
     """Counts of the live (not deleted) cells (``hive stats``)."""
 
     total: int

@@ -19,8 +19,10 @@ from pydantic import (
     model_serializer,
 )
 
+from hive.models.base import HiveModel
 
-class Camel(BaseModel):
+
+class Camel(HiveModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
@@ -221,7 +223,7 @@ class Synthesis(Camel):
 # ------------------------------------------------------------------ project memory
 
 
-class ContextUpdate(BaseModel):
+class ContextUpdate(HiveModel):
     """What ``update_context`` did: the section's value after it, and the commit."""
 
     section: str
@@ -270,25 +272,25 @@ class QaHistoryEntry(Camel):
 # (the seed's answers: ``{"status": "success", "result": {...}}``)
 
 
-class FileText(BaseModel):
+class FileText(HiveModel):
     content: str
 
 
-class FileReadAnswer(BaseModel):
+class FileReadAnswer(HiveModel):
     status: Literal["success"] = "success"
     result: FileText
 
 
-class DirEntry(BaseModel):
+class DirEntry(HiveModel):
     path: str  # absolute
     type: Literal["file", "directory"]
 
 
-class DirEntries(BaseModel):
+class DirEntries(HiveModel):
     entries: list[DirEntry]
 
 
-class DirListing(BaseModel):
+class DirListing(HiveModel):
     status: Literal["success"] = "success"
     result: DirEntries
 
@@ -301,12 +303,12 @@ class Contribution(Camel):
     content_snippet: str = Field(alias="contentSnippet")
 
 
-class Matches(BaseModel):
+class Matches(HiveModel):
     matches: list[Contribution]
     total: int = 0  # matches in all (``matches`` holds the first ``limit``)
 
 
-class ContextSearchAnswer(BaseModel):
+class ContextSearchAnswer(HiveModel):
     status: Literal["success"] = "success"
     result: Matches
 
@@ -314,7 +316,7 @@ class ContextSearchAnswer(BaseModel):
 # ------------------------------------------------------------------ seed 002: scratchpad, todos
 
 
-class ScratchpadWritten(BaseModel):
+class ScratchpadWritten(HiveModel):
     path: str  # scratchpad://...
     file_path: str
     title: str
@@ -322,7 +324,7 @@ class ScratchpadWritten(BaseModel):
     message: str
 
 
-class ScratchpadEntry(BaseModel):
+class ScratchpadEntry(HiveModel):
     path: str
     file_path: str
     title: str
@@ -331,13 +333,13 @@ class ScratchpadEntry(BaseModel):
     updated_at: float
 
 
-class ScratchpadListing(BaseModel):
+class ScratchpadListing(HiveModel):
     entries: list[ScratchpadEntry]
     count: int
     total_size: int
 
 
-class ScratchpadCleared(BaseModel):
+class ScratchpadCleared(HiveModel):
     removed: int
 
 
@@ -356,7 +358,7 @@ class TodoItem(Camel):
         return {key: value for key, value in dumped.items() if value is not None}
 
 
-class TodoList(BaseModel):
+class TodoList(HiveModel):
     """One agent's todo list with its counts by status."""
 
     agent: str

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import Field, computed_field
 
+from hive.models.base import HiveModel
 from hive.models.cell import Cell
 from hive.models.epic import PlannedSubtask as PlannedSubtask  # the one plan model
 from hive.models.outcome import Outcome
 from hive.models.reservation import Reservation
 
 
-class GateRun(BaseModel):
+class GateRun(HiveModel):
     """One verification command run by ``swarm_complete``."""
 
     command: str
@@ -21,7 +22,7 @@ class GateRun(BaseModel):
     seconds: float = 0.0
 
 
-class CompleteResult(BaseModel):
+class CompleteResult(HiveModel):
     cell: Cell
     commit: str | None
     released: list[Reservation] = Field(default_factory=list)
@@ -30,7 +31,7 @@ class CompleteResult(BaseModel):
     gate: list[GateRun] = Field(default_factory=list)
 
 
-class SwarmStatus(BaseModel):
+class SwarmStatus(HiveModel):
     epic_id: str
     title: str
     total: int
@@ -43,7 +44,7 @@ class SwarmStatus(BaseModel):
     agents: dict[str, str] = Field(default_factory=dict)  # cell id -> assignee
 
 
-class ProgressResult(BaseModel):
+class ProgressResult(HiveModel):
     cell: Cell
     status: str = ""  # the reported status (completed/failed map to in_progress/blocked)
     percent: int | None = None
@@ -55,7 +56,7 @@ class ProgressResult(BaseModel):
     next_step: str | None = None  # status "completed": what the agent must still do
 
 
-class StrategyScore(BaseModel):
+class StrategyScore(HiveModel):
     strategy: str
     score: float
     prior: float
@@ -63,7 +64,7 @@ class StrategyScore(BaseModel):
     weight: float
 
 
-class Precedent(BaseModel):
+class Precedent(HiveModel):
     cell_id: str
     title: str
     strategy: str | None
@@ -72,7 +73,7 @@ class Precedent(BaseModel):
     age_days: float
 
 
-class StrategyChoice(BaseModel):
+class StrategyChoice(HiveModel):
     strategy: str
     confidence: float
     reasoning: str
@@ -88,7 +89,7 @@ class StrategyChoice(BaseModel):
     precedents: list[Precedent] = Field(default_factory=list)
 
 
-class Decomposition(BaseModel):
+class Decomposition(HiveModel):
     """The plan: ``{"epic": {"title", "description"}, "subtasks": [...], "strategy"}``."""
 
     epic: dict[str, Any]
@@ -96,20 +97,20 @@ class Decomposition(BaseModel):
     strategy: str | None = None
 
 
-class ValidationIssue(BaseModel):
+class ValidationIssue(HiveModel):
     message: str
     hint: str = ""
     path: str = ""  # where in the JSON: "subtasks[2].files"
 
 
-class ValidationResult(BaseModel):
+class ValidationResult(HiveModel):
     valid: bool
     errors: list[ValidationIssue] = Field(default_factory=list)
     warnings: list[ValidationIssue] = Field(default_factory=list)
     data: Decomposition | None = None
 
 
-class PlanPrompt(BaseModel):
+class PlanPrompt(HiveModel):
     prompt: str
     strategy: StrategyChoice
     response_schema: dict[str, Any]
@@ -118,13 +119,13 @@ class PlanPrompt(BaseModel):
     cass: str = "unavailable"  # "ok", "no hits", "unavailable", "failed: ..."
 
 
-class EvaluationPrompt(BaseModel):
+class EvaluationPrompt(HiveModel):
     """The self-review checklist whose JSON answer goes to swarm_complete."""
 
     prompt: str
 
 
-class SubtaskPrompt(BaseModel):
+class SubtaskPrompt(HiveModel):
     cell_id: str
     epic_id: str | None
     agent_name: str | None
@@ -132,7 +133,7 @@ class SubtaskPrompt(BaseModel):
     files: list[str] = Field(default_factory=list)
 
 
-class PatternStat(BaseModel):
+class PatternStat(HiveModel):
     strategy: str
     kind: str
     maturity: str  # candidate | established | proven | deprecated
@@ -141,7 +142,7 @@ class PatternStat(BaseModel):
     score: float
 
 
-class StrategyInsight(BaseModel):
+class StrategyInsight(HiveModel):
     strategy: str
     total: int
     successes: int
@@ -150,13 +151,13 @@ class StrategyInsight(BaseModel):
     by_month: dict[str, dict[str, float]] = Field(default_factory=dict)
 
 
-class Insights(BaseModel):
+class Insights(HiveModel):
     strategies: list[StrategyInsight]
     patterns: list[PatternStat]
     anti_patterns: list[str]
 
 
-class SwarmInit(BaseModel):
+class SwarmInit(HiveModel):
     project_path: str
     hive_available: bool
     swarmmail_available: bool
@@ -167,14 +168,14 @@ class SwarmInit(BaseModel):
     strategies: list[str] = Field(default_factory=list)
 
 
-class ReviewFile(BaseModel):
+class ReviewFile(HiveModel):
     path: str
     status: str
     additions: int
     deletions: int
 
 
-class ReviewCommit(BaseModel):
+class ReviewCommit(HiveModel):
     sha: str
     subject: str
     author: str
@@ -185,7 +186,7 @@ class ReviewCommit(BaseModel):
     patch: str = ""
 
 
-class CellReview(BaseModel):
+class CellReview(HiveModel):
     cell_id: str
     title: str
     status: str
@@ -200,7 +201,7 @@ class CellReview(BaseModel):
     patch: str = ""  # one diff for the cell: its files, before its first commit -> after its last
 
 
-class Review(BaseModel):
+class Review(HiveModel):
     target: str
     title: str
     is_epic: bool

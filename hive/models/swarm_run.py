@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from hive.models.base import HiveModel
 from hive.models.cell import utc_now
 
 Isolation = Literal["reservation", "worktree"]
@@ -29,7 +30,7 @@ EventKind = Literal[
 ]
 
 
-class SubtaskState(BaseModel):
+class SubtaskState(HiveModel):
     """One subtask as the runner sees it."""
 
     id: str
@@ -39,7 +40,7 @@ class SubtaskState(BaseModel):
     blockers: list[str] = Field(default_factory=list)  # open "blocks" targets
 
 
-class SwarmEvent(BaseModel):
+class SwarmEvent(HiveModel):
     """One thing that happened during a run (``--json`` prints one per line)."""
 
     event: EventKind
@@ -66,7 +67,7 @@ class SwarmEvent(BaseModel):
     totals: dict[str, int] | None = None
 
 
-class WorkerRun(BaseModel):
+class WorkerRun(HiveModel):
     """One worker process and what became of its subtask."""
 
     cell_id: str
@@ -80,7 +81,7 @@ class WorkerRun(BaseModel):
     branch: str | None = None
 
 
-class SwarmRunResult(BaseModel):
+class SwarmRunResult(HiveModel):
     """How a run ended. ``remaining`` subtasks are neither closed nor blocked (waiting
     for blocked work, or not started because the run was interrupted)."""
 

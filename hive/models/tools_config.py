@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, ConfigDict, Field, ValidationError
 
 from hive.errors import InvalidInput
+from hive.models.base import HiveModel
 
 DEFAULT_HOOK_TIMEOUT = 10.0
 
 
-class _Strict(BaseModel):
+class _Strict(HiveModel):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from hive.models.base import HiveModel
 from hive.models.cell import Cell
 from hive.models.mail import Importance
 from hive.models.reservation import Reservation, ReservationProblem
@@ -13,7 +14,7 @@ from hive.models.results import EpicStatus, LogEntry
 from hive.models.swarm import Review
 
 
-class BoardFilters(BaseModel):
+class BoardFilters(HiveModel):
     """The filters of a board request; ``None`` means "any"."""
 
     status: str | None = None
@@ -26,7 +27,7 @@ class BoardFilters(BaseModel):
     per_page: int = 50
 
 
-class BoardColumn(BaseModel):
+class BoardColumn(HiveModel):
     """One status column: how many cells match and the page of them shown."""
 
     status: str
@@ -36,7 +37,7 @@ class BoardColumn(BaseModel):
     cells: list[Cell]
 
 
-class BoardPage(BaseModel):
+class BoardPage(HiveModel):
     filters: BoardFilters
     total: int
     columns: list[BoardColumn]
@@ -44,14 +45,14 @@ class BoardPage(BaseModel):
     labels: list[str] = Field(default_factory=list)
 
 
-class EpicSummary(BaseModel):
+class EpicSummary(HiveModel):
     epic: Cell
     total: int
     closed: int
     percent_complete: int
 
 
-class Edge(BaseModel):
+class Edge(HiveModel):
     """``source`` waits for ``target`` (a ``blocks`` dependency) or relates to it."""
 
     source: str
@@ -59,13 +60,13 @@ class Edge(BaseModel):
     type: str
 
 
-class EpicView(BaseModel):
+class EpicView(HiveModel):
     status: EpicStatus
     edges: list[Edge]
     outside: list[Cell] = Field(default_factory=list)  # blockers that are not subtasks
 
 
-class HeldReservation(BaseModel):
+class HeldReservation(HiveModel):
     """A reservation as a supervisor sees it: expired or stale ones are marked."""
 
     reservation: Reservation
@@ -74,18 +75,18 @@ class HeldReservation(BaseModel):
     stale: str | None = None  # why it looks stale (expired, cell closed), None if it does not
 
 
-class AgentReservations(BaseModel):
+class AgentReservations(HiveModel):
     agent: str
     reservations: list[HeldReservation]
 
 
-class ReservationsView(BaseModel):
+class ReservationsView(HiveModel):
     now: datetime
     agents: list[AgentReservations]
     problems: list[ReservationProblem] = Field(default_factory=list)
 
 
-class MailThread(BaseModel):
+class MailThread(HiveModel):
     """A conversation: every message with one thread id (a message without one is alone)."""
 
     key: str
@@ -97,7 +98,7 @@ class MailThread(BaseModel):
     importance: Importance = "normal"
 
 
-class ThreadMessage(BaseModel):
+class ThreadMessage(HiveModel):
     id: int
     sender: str
     to: list[str]
@@ -111,13 +112,13 @@ class ThreadMessage(BaseModel):
     acked_by: list[str] = Field(default_factory=list)
 
 
-class ThreadView(BaseModel):
+class ThreadView(HiveModel):
     key: str
     thread_id: str | None
     messages: list[ThreadMessage]
 
 
-class CellView(BaseModel):
+class CellView(HiveModel):
     cell: Cell
     history: list[LogEntry]
     review: Review
@@ -126,7 +127,7 @@ class CellView(BaseModel):
     reservations: list[Reservation] = Field(default_factory=list)
 
 
-class OutcomePoint(BaseModel):
+class OutcomePoint(HiveModel):
     """Outcomes of one strategy recorded in one time bucket."""
 
     start: datetime
@@ -137,7 +138,7 @@ class OutcomePoint(BaseModel):
     median_duration: float
 
 
-class StrategySeries(BaseModel):
+class StrategySeries(HiveModel):
     strategy: str
     total: int
     successes: int
@@ -145,7 +146,7 @@ class StrategySeries(BaseModel):
     points: list[OutcomePoint]
 
 
-class OutcomeStats(BaseModel):
+class OutcomeStats(HiveModel):
     bucket: str  # day, week or month
     total: int
     strategies: list[StrategySeries]

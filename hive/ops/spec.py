@@ -20,10 +20,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from hive.domain.limits import MAX_GLOB, MAX_SHORT
 from hive.errors import HiveError
+from hive.models.base import HiveModel
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -95,7 +96,7 @@ class Caller(Protocol):
     def reads_before_writes(self) -> bool: ...
 
 
-class Params(BaseModel):
+class Params(HiveModel):
     """Parameters of an operation. Agents' calls are validated strictly (unknown keys
     refused, no coercion of ints and bools); the CLI validates the same model with
     ``strict=False`` (command-line values are text)."""
