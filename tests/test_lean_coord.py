@@ -621,3 +621,25 @@ def test_commits_are_read_as_dulwich_reads_them(base: Path, tmp_path: Path) -> N
                     time=commit.commit_time,
                     message=commit.message.decode("utf-8", errors="replace"),
                 )
+
+
+def test_the_id_sequence_is_written_in_place_and_reads_the_old_format(tmp_path: Path) -> None:
+    """The highest id ever granted: an old-format file (``7\\n``) is read, a higher
+    number overwrites it in place (same inode, no rename), a lower one changes nothing."""
+    state = tmp_path / "hive"
+    state.mkdir()
+    path = state / reservecore.SEQUENCE_FILE
+    path.write_text("7\n")
+    inode = path.stat().st_ino
+    assert reservecore.read_sequence(str(state)) == 7
+    reservecore.write_sequence(str(state), 12)
+    assert reservecore.read_sequence(str(state)) == 12
+    assert path.stat().st_ino == inode and len(path.read_bytes()) == reservecore.SEQUENCE_WIDTH + 1
+    reservecore.write_sequence(str(state), 3)
+    assert reservecore.read_sequence(str(state)) == 12
+    reservecore.write_sequence(str(state), 10**19)
+    assert reservecore.read_sequence(str(state)) == 10**19
+    assert reservecore.next_id([], str(state)) == 10**19 + 1
+    fresh = tmp_path / "fresh"
+    reservecore.write_sequence(str(fresh), 5)
+    assert reservecore.read_sequence(str(fresh)) == 5

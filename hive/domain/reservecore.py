@@ -73,6 +73,7 @@ RESERVE_TOOL = "swarmmail_reserve"  # whose tools.permissions rules apply to res
 GLOB_CHARS = re.compile(r"[*?\[{\\]")
 MAX_TTL = 7 * 24 * 3600
 SEQUENCE_FILE = "reservation.seq"
+SEQUENCE_WIDTH = 20  # digits: every id fits, so a new number always covers the old one
 _PLAIN_NAME = re.compile(r"[a-z0-9_@+-][a-z0-9._@+-]*")
 MAX_PLAIN_NAME = 64
 
@@ -299,17 +300,23 @@ def read_sequence(state_dir: str) -> int:
 
 
 def write_sequence(state_dir: str, highest: int) -> None:
+    """Record ``highest`` (called under hive's write lock). The number is written in
+    place, fixed-width, into the one sector at the start of the file: replacing the
+    file by a rename made ext4 allocate and flush it at once (~3 ms per reserve)."""
     if highest <= read_sequence(state_dir):
         return
     path = os.path.join(state_dir, SEQUENCE_FILE)
-    temp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(state_dir, exist_ok=True)
-        with open(temp, "w", encoding="ascii") as handle:
-            handle.write(f"{highest}\n")
-        os.replace(temp, path)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError:
         return
+    try:
+        os.pwrite(descriptor, f"{highest:0{SEQUENCE_WIDTH}d}\n".encode("ascii"), 0)
+    except OSError:
+        return
+    finally:
+        os.close(descriptor)
 
 
 # ------------------------------------------------------------------ plain reading
