@@ -164,6 +164,23 @@ def test_a_call_with_arguments_under_another_key_is_refused_not_run_without_them
     assert git(repo, "rev-parse", "HEAD") == before  # nothing claimed, nothing created
 
 
+def test_a_name_the_session_cannot_prove_is_a_warning_in_the_transcript(
+    ws: Workspace, repo: Path
+) -> None:
+    """``tools run --agent NAME`` for a name registered elsewhere runs unbound: the
+    transcript says why, not only ``"agent": null``."""
+    agent_env(repo, "bob")  # bob is registered, with a credential this process lacks
+    person = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    text = json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}]})
+    argv = ["-C", str(repo), "tools", "run", "--agent", "bob"]
+    result = run_hive(argv, input=text, env=person, module="hive.cli.main")
+    transcript = json.loads(result.stdout)
+    assert transcript["agent"] is None and "result" in transcript["results"][0]
+    assert "cannot prove" in transcript["warnings"][0] and "bob" in transcript["warnings"][0]
+    proven = hive(repo, "tools", "run", "--agent", "bob", stdin=text)
+    assert "warnings" not in json.loads(proven.stdout)
+
+
 def test_malformed_envelopes(ws: Workspace, repo: Path) -> None:
     for text in ("{not json", "no json here at all", '{"tool_calls": "nope"}'):
         result = hive(repo, "tools", "run", stdin=text)

@@ -131,6 +131,8 @@ def run_cmd(
     ctx = run_op(lambda: _context(agent))
     ctx.context_dir = _context_dir(context)
     transcript = run_envelope(ctx, sys.stdin.read())
+    if ctx.bind_error is not None:  # "agent": null says nothing of why
+        transcript["warnings"] = [ctx.bind_error.message, *transcript.get("warnings", [])]
     if allow_write:
         try:
             transcript["applied"] = apply_approved(ctx.root, ctx.state_dir, write_check(ctx))
@@ -154,6 +156,8 @@ def mcp_cmd(agent: AgentOption = None, context: ContextOption = None) -> None:
         ctx.context_dir = _context_dir(context)
         for warning in run_op(lambda: agent_tools(ctx))[1]:
             output.err(f"warning: {ctx.agent}: {warning}")
+        if ctx.bind_error is not None:
+            output.err(f"warning: {ctx.bind_error.message}")
         serve_stdio(ctx)  # returns on stdin EOF, Ctrl-C or SIGTERM
     except KeyboardInterrupt:  # Ctrl-C while starting: stopped as asked, not a failure
         return

@@ -33,7 +33,9 @@ generated from the registry:
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (alone or in a ```json fence among other text), runs the calls in order and
   prints a JSON transcript; a call with another key (`arguments`, `input`) is refused
-  (`invalid_call`), never run without its arguments;
+  (`invalid_call`), never run without its arguments; `warnings` says why a session
+  named by `--agent` is unbound (`"agent": null`: a name registered elsewhere, which
+  needs its `HIVE_AGENT_TOKEN`);
 - `hive tools schema --format mcp|openai|anthropic` — the schemas for other runtimes.
 
 Every call goes through the same path: argument validation (unknown keys refused,
