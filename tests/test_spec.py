@@ -897,3 +897,23 @@ def test_models_are_built_on_first_use_not_at_import() -> None:
     count, eager, built = done.stdout.split(" ", 2)
     assert int(count) > 100, done.stdout
     assert (eager, built.strip()) == ("[]", "[]"), done.stdout
+
+
+def test_every_commands_help_fits_80_columns_with_whole_option_names() -> None:
+    """``hive X --help`` in an 80-column terminal: no line wider, and every option name
+    and alias printed whole (a table cut ``--files-touched,--fi…``)."""
+    import typer
+
+    from hive.cli.main import app
+
+    runner = CliRunner()
+    for path, command in _leaves(typer.main.get_command(app)):
+        shown = runner.invoke(app, [*path, "--help"], terminal_width=80, env={"COLUMNS": "80"})
+        assert shown.exit_code == 0, (path, shown.output)
+        wide = [line for line in shown.output.splitlines() if len(line) > 80]
+        assert not wide, (path, wide)
+        assert "…" not in shown.output, (path, shown.output)
+        for param in command.params:
+            for name in [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]:
+                if name.startswith("-") and not getattr(param, "hidden", False):
+                    assert name in shown.output, (path, name, shown.output)

@@ -5,7 +5,7 @@ import typer
 
 
 def group(text: str) -> typer.Typer:
-    return typer.Typer(help=text, no_args_is_help=True)
+    return typer.Typer(rich_markup_mode=None, help=text, no_args_is_help=True)
 
 
 mail_app = group("Swarm mail between agents.")

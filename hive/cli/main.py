@@ -36,14 +36,19 @@ from hive.ops.catalog import operations
 PAGE = DEFAULT_PAGE
 
 app = typer.Typer(
+    rich_markup_mode=None,
     name="hive",
     help="Git-backed issue tracking and coordination for swarms of coding agents.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-dep_app = typer.Typer(help="Dependencies between cells.", no_args_is_help=True)
-epic_app = typer.Typer(help="Epics and their subtasks.", no_args_is_help=True)
+dep_app = typer.Typer(
+    rich_markup_mode=None, help="Dependencies between cells.", no_args_is_help=True
+)
+epic_app = typer.Typer(
+    rich_markup_mode=None, help="Epics and their subtasks.", no_args_is_help=True
+)
 app.add_typer(dep_app, name="dep")
 app.add_typer(epic_app, name="epic")
 app.add_typer(groups.mail_app, name="mail")
@@ -179,7 +184,9 @@ def focused_app(argv: list[str]) -> typer.Typer:
     groups = [g for g in app.registered_groups if g.name == name]
     if not commands and not groups:
         return app
-    focused = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    focused = typer.Typer(
+        rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False
+    )
     focused.info = app.info
     focused.registered_callback = app.registered_callback
     focused.registered_commands = commands

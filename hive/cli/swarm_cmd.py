@@ -12,6 +12,7 @@ from hive.cli.common import JsonFlag, run_op, use_json, workspace
 T = TypeVar("T")
 
 swarm_app = typer.Typer(
+    rich_markup_mode=None,
     help="Decompose work, brief and complete subtasks, learn from outcomes.",
     no_args_is_help=True,
 )

@@ -21,7 +21,9 @@ from hive.cli.common import (
 from hive.errors import HiveError, InvalidInput
 
 tools_app = typer.Typer(
-    help="Agent tools: schemas and the JSON tool-call envelope.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Agent tools: schemas and the JSON tool-call envelope.",
+    no_args_is_help=True,
 )
 
 ContextOption = Annotated[
