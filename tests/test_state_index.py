@@ -573,6 +573,22 @@ def test_checks_of_a_write_walk_the_index_not_the_cells(
     assert 1 <= fresh.cache.decoded <= 2, f"{write} decoded {fresh.cache.decoded} of 34 cells"
 
 
+def _index_facts(repo: Path, head: str, missing: set[str], stderr: str) -> str:
+    """What the state index holds for ``head`` (for a reader that missed cells)."""
+    cells = git(repo, "rev-parse", f"{head}:.hive/cells").strip()
+    db = sqlite3.connect(index_file(repo))
+    try:
+        commit = db.execute("SELECT * FROM commits WHERE commit_id = ?", (head,)).fetchall()
+        state = db.execute("SELECT * FROM states WHERE key = ?", (cells,)).fetchall()
+        rows = db.execute("SELECT count(*) FROM dirs WHERE tree = ?", (cells,)).fetchone()
+    finally:
+        db.close()
+    return (
+        f"older than {head}: missing {sorted(missing)}; index: commit {commit}, "
+        f"state of {cells} {state}, its dirs rows {rows}; reader's stderr {stderr!r}"
+    )
+
+
 def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> None:
     """4 processes run ``hive create`` and ``hive update`` (the lean path, each recording
     its state in the index) on one shared cell and new ones while a reader lists: the
@@ -583,7 +599,7 @@ def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> No
 
     shared = create_cell(ws, title="shared").id
     hive(repo, "list")  # HEAD's state is indexed, as after any earlier command
-    environment = {**os.environ, "HIVE_AGENT": ""}
+    environment = {**os.environ, "HIVE_AGENT": "", "HIVE_DEBUG": "1"}  # a traceback if one fails
     rounds = 3
 
     def writer(number: int) -> None:
@@ -609,8 +625,10 @@ def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> No
     while any([running(forked) for forked in writers]):
         head = git(repo, "rev-parse", "HEAD").strip()
         committed = git(repo, "ls-tree", "-r", "--name-only", head, ".hive/cells").split()
-        seen = set(ids_of(hive(repo, "list", "--json", "--all")))
-        assert {Path(name).stem for name in committed} <= seen, f"older than {head}"
+        listed = hive(repo, "list", "--json", "--all")
+        seen = set(ids_of(listed))
+        missing = {Path(name).stem for name in committed} - seen
+        assert not missing, _index_facts(repo, head, missing, listed.stderr)
     for number, forked in enumerate(writers):
         _, err = forked.communicate()
         assert forked.returncode == 0, f"writer {number}: {err}"
