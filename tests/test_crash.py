@@ -199,6 +199,9 @@ def scene_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What ``scene`` copies: made once per module."""
     with isolated_env(tmp_path_factory):
         root = make_repo(tmp_path_factory.mktemp("template") / "repo")
+        # git's own auto gc (the user's commits between kills) runs inside `git commit`,
+        # not detached: a background gc's .git/gc.log.lock is not a dead hive's debris
+        git(root, "config", "gc.autoDetach", "false")
         (root / "user").mkdir()
         (root / STAGED_FILE).write_text("base\n")
         (root / UNSTAGED_FILE).write_text("base\n")
