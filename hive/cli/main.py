@@ -233,8 +233,10 @@ def run(argv: list[str] | None = None) -> None:
     try:
         command = typer.main.get_command(focused_app(argv))
         code = command.main(args=argv, prog_name="hive", standalone_mode=False)
-        if code == 130:
-            output.err("interrupted")  # Ctrl-C (typer turns it into exit code 130)
+        if code == 130:  # Ctrl-C (typer turns it into exit code 130): 0 for a server
+            from hive.cli import interrupted
+
+            sys.exit(interrupted(_command_name(argv)))
         sys.exit(code if isinstance(code, int) else 0)
     except UsageError as exc:
         sys.exit(_usage_error(exc, argv))
