@@ -18,18 +18,21 @@ _SHA256: list[Callable[[bytes], object]] = []
 def sha256_hex(data: bytes) -> str:
     """The hex SHA-256 digest of ``data`` (``hashlib.sha256(data).hexdigest()``)."""
     if not _SHA256:
-        _SHA256.append(_load())
+        _SHA256.append(builtin_hash(("_sha2", "_sha256"), "sha256"))  # _sha2 from 3.12 on
     hexdigest: str = _SHA256[0](data).hexdigest()  # type: ignore[attr-defined]
     return hexdigest
 
 
-def _load() -> Callable[[bytes], object]:
-    for name in ("_sha2", "_sha256"):  # _sha2 from Python 3.12 on
+def builtin_hash(modules: tuple[str, ...], name: str) -> Callable[..., object]:
+    """The constructor ``name`` of the first of CPython's built-in hash ``modules`` this
+    Python has (no OpenSSL), else ``hashlib``'s (a Python built without them)."""
+    for module in modules:
         try:
-            found: Callable[[bytes], object] = __import__(name).sha256
+            found: Callable[..., object] = getattr(__import__(module), name)
         except (ImportError, AttributeError):
             continue
         return found
     import hashlib
 
-    return hashlib.sha256
+    fallback: Callable[..., object] = getattr(hashlib, name)
+    return fallback

@@ -10,6 +10,8 @@ hold), not ``importlib``, which would import ``warnings`` too."""
 
 from __future__ import annotations
 
+from hive.digests import builtin_hash
+
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,18 +24,8 @@ if TYPE_CHECKING:
 LARGE = 256 * 1024
 
 
-def _load_sha1() -> Callable[..., object]:
-    try:
-        loaded: Callable[..., object] = __import__("_sha1").sha1
-    except ImportError:  # a Python built without it
-        import hashlib
-
-        loaded = hashlib.sha1
-    return loaded
-
-
 if not TYPE_CHECKING:
-    sha1 = _load_sha1()
+    sha1 = builtin_hash(("_sha1",), "sha1")
 
 
 def hasher(size: int) -> Any:
