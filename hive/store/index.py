@@ -60,6 +60,10 @@ MODEL_FINGERPRINT = "5828bc27bd4a3a23"
 SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
 BATCH = 500  # cell files parsed and inserted per transaction in a cold build
+# A state indexed while other processes rebuild the file (each found it damaged) is
+# indexed again from the start; after this many rebuilds the caller is told to retry.
+REBUILT_RETRIES = 3
+SQLITE_BUSY = 5
 BUSY_TIMEOUT_MS = 30_000
 
 _LIGHT = """
@@ -659,6 +663,9 @@ class StateIndex:
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA,))
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES ('generation', ?)", (os.urandom(8).hex(),)
+            )
             db.execute("COMMIT")
             return db, True
         except sqlite3.DatabaseError as exc:
@@ -721,10 +728,36 @@ class StateIndex:
         the same path) also holds, with the same id, is copied from that listing in
         SQL instead of being looked up again, so a write that changed one file
         costs a few rows, not a shard's worth of lookups."""
-        if self.has_state(key):
-            return
-        if base is not None and not self.has_state(base):
-            base = None
+        for _attempt in range(REBUILT_RETRIES):
+            if self.has_state(key):
+                return
+            generation = self._generation()
+            if base is not None and not self.has_state(base):
+                base = None
+            listings, bulk = self._parse_new(key, list_tree, read_blobs, decode, progress, base)
+            if self._store_state(key, listings, generation):
+                if bulk:
+                    with suppress(sqlite3.OperationalError):  # busy readers: later
+                        self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                return
+        busy = sqlite3.OperationalError(
+            f"the state index was rebuilt {REBUILT_RETRIES} times while {key} was indexed"
+        )
+        busy.sqlite_errorcode = SQLITE_BUSY  # transient: the caller is told to try again
+        raise busy
+
+    def _parse_new(
+        self,
+        key: str,
+        list_tree: TreeLister,
+        read_blobs: BlobReader,
+        decode: Decoder,
+        progress: Progress | None,
+        base: str | None,
+    ) -> tuple[list[Listing], bool]:
+        """The listings of ``key``'s trees not stored yet, with every cell file they
+        hold that is not parsed yet parsed and stored (in batches), and whether that
+        was a bulk build."""
         listings, files = self._new_trees(key, list_tree, base)
         missing = self._unparsed(files)
         bulk = len(missing) > BATCH and not self.memory
@@ -741,14 +774,26 @@ class StateIndex:
             )
             if progress is not None:
                 progress(min(start + BATCH, len(missing)), len(missing))
+        if bulk:
+            self.db.execute("PRAGMA wal_autocheckpoint=1000")
+        return listings, bulk
+
+    def _store_state(self, key: str, listings: list[Listing], generation: str | None) -> bool:
+        """Store the listings and mark ``key`` indexed, in one transaction; False (and
+        nothing stored) when another process rebuilt the index since ``generation``
+        was read: the parsed cells and base listings these rows lean on are gone."""
         with self.transaction() as db:
+            if self._generation() != generation:
+                return False
             for listing in reversed(listings):  # children before parents
                 self._store_listing(db, listing)
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
-        if bulk:
-            self.db.execute("PRAGMA wal_autocheckpoint=1000")
-            with suppress(sqlite3.OperationalError):  # busy readers: later
-                self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        return True
+
+    def _generation(self) -> str | None:
+        """The token a rebuild of the file sets anew (None in a file made before it)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return None if row is None else str(row[0])
 
     def _new_trees(
         self, key: str, list_tree: TreeLister, base: str | None = None
