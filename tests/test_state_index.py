@@ -802,3 +802,34 @@ def test_a_rebuild_by_another_process_midway_never_records_a_partial_state(
     assert rebuilds and index.has_state(key)
     index.close()
     other.close()
+
+
+def test_readers_never_answer_from_a_state_a_rebuild_dropped(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A rebuild by another process between "this state is stored" and the queries
+    that read it: the lean queries say "not stored" (the command is left to the full
+    path) instead of an empty list, no empty ready list is recorded for the state,
+    and a workspace whose state was read before the rebuild still decodes its cells
+    (from git, where the index lost them)."""
+    made = [create_cell(ws, title=f"cell {n}").id for n in range(3)]
+    key = git(repo, "rev-parse", "HEAD:.hive/cells").strip()
+    before = ws.cells()  # the state is read; its cells are decoded on use
+    folder = str(index_file(repo).parent)
+    index, other = state_index.StateIndex(folder), state_index.StateIndex(folder)
+    assert index.has_state(key) and len(index.list_rows(key, state_index.ListQuery())[0]) == 3
+    other.reset("damaged, as another process found it")
+    assert index.list_rows(key, state_index.ListQuery()) is None
+    assert index.stored_entries(key) is None and index.entries(key) == []
+    index.store_ready(key, [])  # a ready list computed from the dropped state
+    assert index.ready(key) is None
+    assert sorted(before.cells[cell_id].title for cell_id in made) == [
+        "cell 0",
+        "cell 1",
+        "cell 2",
+    ]
+    listed = hive(repo, "list", "--json", "--all")
+    assert sorted(ids_of(listed)) == sorted(made)
+    assert json.loads(hive(repo, "ready", "--json").stdout)[0]["id"] in made
+    index.close()
+    other.close()

@@ -489,6 +489,28 @@ class OneTransaction:
         self.outer.__exit__(kind, value, trace)
 
 
+class ReadSnapshot:
+    """``with ReadSnapshot(db):``: the block's queries read one snapshot of the file
+    (a deferred transaction; inside a transaction already, that one's), so a rebuild
+    by another process is seen wholly or not at all."""
+
+    __slots__ = ("db", "own")
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.own = not db.in_transaction
+
+    def __enter__(self) -> sqlite3.Connection:
+        if self.own:
+            self.db.execute("BEGIN")
+        return self.db
+
+    def __exit__(self, kind: type[BaseException] | None, value: object, trace: object) -> None:
+        if self.own:
+            with suppress(sqlite3.Error):
+                self.db.execute("COMMIT")
+
+
 class StateIndex:
     """The SQLite file of one clone (``<git common dir>/hive/index.sqlite3``)."""
 
@@ -905,7 +927,19 @@ class StateIndex:
             )
 
     def entries(self, key: str) -> list[Entry]:
-        """Every file of state ``key`` with what its blob holds (paths from the root)."""
+        """Every file of state ``key`` with what its blob holds (paths from the root);
+        none when the state is not stored (see :meth:`stored_entries`)."""
+        return self.stored_entries(key) or []
+
+    def stored_entries(self, key: str) -> list[Entry] | None:
+        """:meth:`entries` read in one snapshot, or None when ``key`` is not stored
+        (another process rebuilt the file since it was)."""
+        with ReadSnapshot(self.db):
+            if not self.has_state(key):
+                return None
+            return self._entries(key)
+
+    def _entries(self, key: str) -> list[Entry]:
         found: list[Entry] = []
         if key == EMPTY_STATE:
             return found
@@ -943,15 +977,15 @@ class StateIndex:
     # ------------------------------------------------------------ ready lists
 
     def ready(self, key: str, limit: int | None = None) -> list[Row] | None:
-        """The ready cells of ``key`` in order, when computed."""
-        db = self.db
-        if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone() is None:
-            return None
-        rows = db.execute(
-            f"SELECT {_ROW} FROM ready r JOIN blobs b ON b.blob = r.blob "
-            "WHERE r.key = ? ORDER BY r.rank LIMIT ?",
-            (key, -1 if limit is None else limit),
-        ).fetchall()
+        """The ready cells of ``key`` in order, when computed (read in one snapshot)."""
+        with ReadSnapshot(self.db) as db:
+            if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone() is None:
+                return None
+            rows = db.execute(
+                f"SELECT {_ROW} FROM ready r JOIN blobs b ON b.blob = r.blob "
+                "WHERE r.key = ? ORDER BY r.rank LIMIT ?",
+                (key, -1 if limit is None else limit),
+            ).fetchall()
         return [Row(*row) for row in rows]
 
     def is_sharded(self, key: str) -> bool:
@@ -969,11 +1003,16 @@ class StateIndex:
 
     def list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int] | None:
         """A page of the cells of ``key`` matching ``query`` (open first, most urgent
-        first, then oldest), and how many match in all; None unless sharded."""
+        first, then oldest), and how many match in all (read in one snapshot); None
+        unless sharded, or when the state is not stored (a rebuild by another process)."""
         if key == EMPTY_STATE:
             return [], 0
-        if not self.is_sharded(key):
-            return None
+        with ReadSnapshot(self.db):
+            if not self.has_state(key) or not self.is_sharded(key):
+                return None
+            return self._list_rows(key, query)
+
+    def _list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int]:
         where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
         params: dict[str, object] = {"key": key}
         for column in ("status", "type", "priority", "parent", "assignee"):
@@ -1034,9 +1073,12 @@ class StateIndex:
         return int(row[0])
 
     def store_ready(self, key: str, ready: Sequence[tuple[str, str]]) -> None:
-        """Record the ready list (id, blob) of state ``key``."""
+        """Record the ready list (id, blob) of state ``key`` (not when the state is no
+        longer stored: the list was read from a state a rebuild has since dropped)."""
         with self.transaction() as db:
             if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone():
+                return
+            if not self.has_state(key):
                 return
             db.executemany(
                 "INSERT OR REPLACE INTO ready(key, rank, id, blob) VALUES (?, ?, ?, ?)",
