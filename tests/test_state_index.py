@@ -664,6 +664,7 @@ def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> No
         head = git(repo, "rev-parse", "HEAD").strip()
         committed = git(repo, "ls-tree", "-r", "--name-only", head, ".hive/cells").split()
         listed = hive(repo, "list", "--json", "--all")
+        assert listed.stderr == "", listed.stderr  # nothing rebuilt, nothing warned
         seen = set(ids_of(listed))
         missing = {Path(name).stem for name in committed} - seen
         assert not missing, (
