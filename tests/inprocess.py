@@ -94,12 +94,11 @@ def run_hive(
     args = [str(arg) for arg in argv]
     out, err = _Stream(), _Stream()
     with _process_state(environment, cwd, args, _Stream((input or "").encode()), out, err):
-        code = call_main(module)
+        code = _call_main(module)
     return Outcome(["hive", *args], code, out.captured(), err.captured())
 
 
-def call_main(module: str) -> int:
-    """``python -m MODULE`` with ``sys.argv`` as it is: the exit code (SystemExit's)."""
+def _call_main(module: str) -> int:
     try:
         if module == "hive":
             from hive.cli.entry import main
@@ -289,7 +288,7 @@ def fork_hive(
 ) -> Forked:
     """``hive *argv`` as a forked process (at the same time as others), as
     ``subprocess.Popen([python, "-m", module, *argv])`` would run it."""
-    return fork_call(lambda: call_main(module), argv=argv, env=env, input=input)
+    return fork_call(lambda: _call_main(module), argv=argv, env=env, input=input)
 
 
 def fork_on_terminal(argv: Sequence[str], *, module: str = "hive.cli.main") -> tuple[int, bytes]:

@@ -137,7 +137,7 @@ def _receive(connection: socket.socket) -> tuple[dict[str, object], list[int]]:
 def _run_child(connection: socket.socket, request: dict[str, object], fds: list[int]) -> int:
     """In the forked child: become ``python -m hive.cli.main ARGS`` on the launcher's
     descriptors; report the pid, then the exit code."""
-    from tests.inprocess import call_main
+    from tests.inprocess import _call_main
 
     for number, fd in enumerate(fds):
         os.dup2(fd, number)
@@ -155,7 +155,7 @@ def _run_child(connection: socket.socket, request: dict[str, object], fds: list[
     connection.sendall(f"{os.getpid()}\n".encode())
     code = 1
     try:
-        code = call_main("hive.cli.main")
+        code = _call_main("hive.cli.main")
     finally:
         with contextlib.suppress(OSError):
             sys.stdout.flush()
