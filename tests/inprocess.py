@@ -286,16 +286,47 @@ def fork_hive(
     return fork_call(lambda: _call_main(module), argv=argv, env=env, input=input)
 
 
+def fork_on_terminal(argv: Sequence[str], *, module: str = "hive.cli.main") -> tuple[int, bytes]:
+    """``hive *argv`` as a forked process whose stdout and stderr are a pseudo-terminal
+    (stdin empty), as ``tests.conftest.on_terminal`` runs ``python -m MODULE *argv``:
+    (exit code, everything it wrote to the terminal)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(leader)
+        files = (Path(os.devnull), follower, follower)
+        os._exit(_child(lambda: _call_main(module), [str(a) for a in argv], None, None, files))
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), seen
+
+
 def _child(
     target: Callable[[], object],
     argv: list[str],
     env: Mapping[str, str] | None,
     cwd: str | Path | None,
-    files: tuple[Path, Path, Path],
+    files: tuple[Path | int, Path | int, Path | int],
 ) -> int:
+    """The forked child: ``files`` (paths, or descriptors to take over) become its
+    stdin, stdout and stderr."""
     code = 1
     try:
         for number, path in enumerate(files):
+            if isinstance(path, int):
+                os.dup2(path, number)
+                continue
             flags = os.O_RDONLY if number == 0 else os.O_WRONLY | os.O_CREAT | os.O_TRUNC
             handle = os.open(path, flags, 0o600)
             os.dup2(handle, number)

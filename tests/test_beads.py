@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,8 @@ from hive.domain.beads import export_beads, import_beads, parse_time
 from hive.domain.cells import list_cells, ready, resolve_id, show_cell, update_cell
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
-from tests.conftest import assert_clean, beads_export, git
-from tests.inprocess import run_hive
+from tests.conftest import assert_clean, beads_export, copy_repo, git, isolated_env
+from tests.inprocess import fork_on_terminal, run_hive
 
 SMALL = beads_export("issues-2025-10-19.jsonl")  # 163 records
 MEDIUM = beads_export("issues-2026-02-27.jsonl")  # 704 records
@@ -75,9 +76,39 @@ def test_import_of_3003_records_is_one_commit_and_fast(ws: Workspace, repo: Path
     assert {c.id for c in ready(fresh)} == beads_ready(records(LARGE))
 
 
+@pytest.fixture(scope="module")
+def import_templates(
+    tmp_path_factory: pytest.TempPathFactory, hive_template: Path
+) -> Callable[[Path], Path]:
+    """A repository with ``path`` imported (by alice), made once per module: what
+    ``imported`` copies for the tests that only read the result of an import."""
+    made: dict[Path, Path] = {}
+
+    def template(path: Path) -> Path:
+        if path not in made:
+            with isolated_env(tmp_path_factory):
+                root = copy_repo(hive_template, tmp_path_factory.mktemp("imported") / "repo")
+                import_beads(Workspace(str(root), actor="alice"), path=str(path))
+            made[path] = root
+        return made[path]
+
+    return template
+
+
+@pytest.fixture
+def imported(
+    import_templates: Callable[[Path], Path], tmp_path: Path
+) -> Callable[[Path], Workspace]:
+    """``imported(path)``: alice's workspace in a copy of a repository with ``path``
+    imported into a fresh hive."""
+    return lambda path: Workspace(
+        str(copy_repo(import_templates(path), tmp_path / "repo")), actor="alice"
+    )
+
+
 @pytest.mark.parametrize("path", [SMALL, MEDIUM], ids=["163", "704"])
-def test_ready_agrees_with_beads(ws: Workspace, path: Path) -> None:
-    import_beads(ws, path=str(path))
+def test_ready_agrees_with_beads(imported: Callable[[Path], Workspace], path: Path) -> None:
+    ws = imported(path)
     rows = records(path)
     expected = beads_ready(rows)
     got = {cell.id for cell in ready(Workspace(ws.root))}
@@ -97,8 +128,10 @@ def test_ready_agrees_with_beads(ws: Workspace, path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", EXPORTS, ids=["163", "704", "3003"])
-def test_export_of_import_gives_back_every_field(ws: Workspace, path: Path) -> None:
-    import_beads(ws, path=str(path))
+def test_export_of_import_gives_back_every_field(
+    imported: Callable[[Path], Workspace], path: Path
+) -> None:
+    ws = imported(path)
     exported = export_beads(Workspace(ws.root))
     assert exported.text is not None
     back = {row["id"]: row for row in map(json.loads, exported.text.splitlines())}
@@ -111,8 +144,8 @@ def test_export_of_import_gives_back_every_field(ws: Workspace, path: Path) -> N
             assert comparable(key, again[key]) == comparable(key, value), (row["id"], key)
 
 
-def test_ids_are_kept_and_resolve(ws: Workspace) -> None:
-    import_beads(ws, path=str(LARGE))
+def test_ids_are_kept_and_resolve(imported: Callable[[Path], Workspace]) -> None:
+    ws = imported(LARGE)
     index = Workspace(ws.root).cells()
     assert resolve_id(index, "bd-0088") == "bd-0088"
     assert resolve_id(index, "bd-1dez.1") == "bd-1dez.1"
@@ -238,12 +271,8 @@ def test_cli_import_and_export(ws: Workspace, repo: Path, tmp_path: Path) -> Non
 
 
 def test_import_shows_a_progress_bar_on_a_terminal(ws: Workspace, repo: Path) -> None:
-    import sys
-
-    from tests.conftest import on_terminal
-
-    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "import", "beads"]
-    code, seen = on_terminal([*command, str(SMALL)])
+    command = ["-C", str(repo), "import", "beads", str(SMALL)]
+    code, seen = fork_on_terminal(command)  # a process of its own on a pseudo-terminal
     assert code == 0, seen
     assert b"reading" in seen and b"163/163" in seen and b"\x1b[" in seen
     assert b"imported 163 cells" in seen

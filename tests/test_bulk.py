@@ -17,7 +17,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from hive.store.layout import cell_path
 from tests.conftest import assert_clean, git
-from tests.inprocess import run_hive
+from tests.inprocess import fork_on_terminal, run_hive
 
 
 def from_text(ws: Workspace, text: str, source: str = "cells.yaml", **kw: Any) -> Any:
@@ -297,29 +297,13 @@ def test_cli_bad_input(ws: Workspace, repo: Path, tmp_path: Path) -> None:
 
 def test_a_progress_bar_on_a_terminal_only(ws: Workspace, repo: Path, tmp_path: Path) -> None:
     """The process boundary is the point here: stdout a terminal (a pty) or a pipe."""
-    import os
-    import pty
-    import subprocess
-    import sys
-
     source = tmp_path / "big.jsonl"
     source.write_text("".join(json.dumps({"title": f"imported {n}"}) + "\n" for n in range(3000)))
-    command = [sys.executable, "-m", "hive.cli.main", "-C", str(repo), "create", "--from"]
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([*command, str(source)], stdout=follower, stderr=follower)
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    assert proc.wait(timeout=120) == 0
+    command = ["-C", str(repo), "create", "--from"]
+    code, seen = fork_on_terminal([*command, str(source)])  # a process of its own on a pty
+    assert code == 0, seen
     assert b"3000/3000" in seen and b"\x1b[" in seen  # a bar was drawn, then cleared
     assert b"created 3000 cells in commit " in seen
-    piped = run_hive([*command[3:], str(source)], module="hive.cli.main")  # pipes, no terminal
+    piped = run_hive([*command, str(source)], module="hive.cli.main")  # pipes, no terminal
     assert piped.returncode == 0, piped.stderr
     assert piped.stderr == "" and piped.stdout.startswith("created 3000 cells")

@@ -38,7 +38,7 @@ from hive.git.recovery import INTENT, TWIN, Intent, clear_intent, write_intent
 from hive.git.repo import Change, GitRepo, Identity, Plan, Snapshot
 from hive.store.layout import cell_path
 from tests.conftest import copy_repo, git, isolated_env, make_repo
-from tests.inprocess import run_hive
+from tests.inprocess import fork_hive, run_hive
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and SIGKILL")
 
@@ -414,17 +414,13 @@ def test_writes_killed_at_random_moments(scene: Scene) -> None:
 
 
 def hive_cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """A hive command: a real process when it is to be killed, else in this process."""
+    """A hive command: a real (forked) process when it is to be killed, else in this one."""
     argv = ["-C", str(root), *args]
     if "HIVE_TEST_KILL_AT" not in env:
         return run_hive(argv, env={**os.environ, **env}, module="hive.cli.main")
-    return subprocess.run(
-        [sys.executable, "-m", "hive.cli.main", *argv],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, **env},
-    )
+    process = fork_hive(argv, env={**os.environ, **env}, module="hive.cli.main")
+    out, err = process.communicate(timeout=120)
+    return subprocess.CompletedProcess(argv, process.wait(), out, err)
 
 
 def test_the_next_cli_command_recovers_and_says_so(scene: Scene) -> None:

@@ -27,7 +27,7 @@ from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from tests.conftest import GIT_ENV, assert_clean, copy_repo, git, isolated_env, make_repo
-from tests.inprocess import fork_hive, run_hive
+from tests.inprocess import fork_hive, fork_on_terminal, run_hive
 
 
 class Clones:
@@ -367,19 +367,15 @@ def test_the_project_context_log_merges_across_clones(clones: Clones) -> None:
 
 def test_progress_is_shown_on_a_terminal_only(clones: Clones) -> None:
     """The process boundary is the point: stdout and stderr a terminal, or pipes."""
-    import sys
-
-    from tests.conftest import on_terminal
-
     create_cell(clones.ws("a"), title="shown")
-    command = [sys.executable, "-m", "hive.cli.main", "-C", str(clones.paths["a"]), "sync"]
-    code, seen = on_terminal(command)
+    command = ["-C", str(clones.paths["a"]), "sync"]
+    code, seen = fork_on_terminal(command)  # a process of its own on a pseudo-terminal
     assert code == 0, seen
     assert (
         b"fetching" in seen and b"3/3" in seen and b"\x1b[" in seen
     )  # a bar was drawn, then cleared
     assert b"synced with origin" in seen
-    piped = run_hive(command[3:], module="hive.cli.main")  # stdout and stderr are pipes
+    piped = run_hive(command, module="hive.cli.main")  # stdout and stderr are pipes
     assert piped.returncode == 0, piped.stderr
     assert piped.stderr == "" and piped.stdout.startswith("synced with origin")
 
