@@ -409,6 +409,16 @@ _OPEN_INDEXES: WeakSet[StateIndex] = WeakSet()
 _INHERITED: list[object] = []  # connections a forked child must neither use nor close
 
 
+class FileConnection(sqlite3.Connection):
+    """A connection to the index file that the before-fork hook can find even when its
+    index is gone (a plain ``sqlite3.Connection`` cannot be weakly referenced)."""
+
+
+# Every open connection to an index file, also those whose StateIndex was collected
+# while they were not (kept alive by a reference cycle until the cyclic collector runs).
+_FILE_CONNECTIONS: WeakSet[FileConnection] = WeakSet()
+
+
 def _close_connections_before_fork() -> None:
     """Before ``fork``: close the forking thread's connections (reopened on next use).
 
@@ -422,6 +432,10 @@ def _close_connections_before_fork() -> None:
         db = index._db
         if db is not None and not index.memory and not db.in_transaction:
             index.close()
+    for orphan in list(_FILE_CONNECTIONS):  # their index is gone: nothing will use them
+        with suppress(sqlite3.Error):  # ProgrammingError: another thread's
+            if not orphan.in_transaction:
+                orphan.close()
 
 
 def _forget_connections_in_child() -> None:
@@ -608,7 +622,10 @@ class StateIndex:
             timeout=BUSY_TIMEOUT_MS / 1000,
             isolation_level=None,
             check_same_thread=not self.memory,  # a memory index is one process's own
+            factory=FileConnection,
         )
+        if not self.memory:
+            _FILE_CONNECTIONS.add(db)
         db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         # Derived data: a commit need not reach the disk before the process goes on (WAL
         # stays consistent; a transaction lost to a power cut is recomputed from git).
