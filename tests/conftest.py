@@ -10,11 +10,33 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
+
+
+def _build_click_commands_once() -> None:
+    """typer's test runner (``CliRunner.invoke``) builds an app's whole click command
+    tree on every call (~50 ms for hive's); the tree of an app is the same each time
+    (every command is registered at import), so it is built once per app."""
+    import typer.main
+    import typer.testing
+
+    built: dict[int, tuple[typer.Typer, Any]] = {}
+
+    def get_command(app: typer.Typer) -> Any:
+        known = built.get(id(app))
+        if known is None or known[0] is not app:
+            known = built[id(app)] = (app, typer.main.get_command(app))
+        return known[1]
+
+    typer.testing._get_command = get_command  # type: ignore[attr-defined,assignment]
+
+
+_build_click_commands_once()
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test User",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from hive.domain.reservations import reserve
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, assert_clean, git
 from tests.inprocess import run_hive
+from tests.mcpfork import mcp_server
 
 
 def state(repo: Path) -> tuple[str, str, dict[str, str]]:
@@ -56,16 +56,10 @@ def world(ws: Workspace, repo: Path) -> dict[str, Any]:
 
 
 def _server(repo: Path, *args: str, token: str | None = None) -> Any:
-    from mcp.client.stdio import StdioServerParameters
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
     if token:
         env["HIVE_AGENT_TOKEN"] = token
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "hive.cli.main", "-C", str(repo), "mcp", *args],
-        env=env,
-    )
+    return mcp_server(["-C", str(repo), "mcp", *args], env=env)
 
 
 def _answer(result: Any) -> dict[str, Any]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
 from tests.inprocess import run_hive
+from tests.mcpfork import mcp_server
 from tests.seedkit import call, cli, configure, error, hive, result, run_workers
 
 OUTSIDE = "Access denied: path is outside the context directory"
@@ -203,14 +203,10 @@ def test_per_agent_tool_lists(ws: Workspace, repo: Path) -> None:
 
 def test_mcp_lists_only_the_agents_tools(ws: Workspace, repo: Path) -> None:
     from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import stdio_client
 
     configure(repo, agents={"debater": {"tools": ["list_files", "file_read", "bogus"]}})
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "hive.cli.main", "-C", str(repo), "mcp", "--agent", "debater"],
-        env={**os.environ},
-    )
+    params = mcp_server(["-C", str(repo), "mcp", "--agent", "debater"], env={**os.environ})
 
     async def scenario() -> tuple[set[str], Any, Any]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

@@ -41,7 +41,7 @@ pytestmark = pytest.mark.skipif(
     " (scripts/setup.sh does as root), or set HIVE_CHROMIUM",
 )
 
-HIVE = [sys.executable, "-m", "hive.cli.main"]
+HIVE = [sys.executable, "-m", "hive"]  # the console script: lean create, close, mail send
 LIVE_TIMEOUT_MS = 3000  # "within about a second", with room for a loaded machine
 
 

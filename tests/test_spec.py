@@ -24,6 +24,7 @@ from hive.errors import HiveError
 from hive.ops.catalog import operation, operations
 from hive.ops.spec import Operation
 from tests.conftest import agent_env, credential, git, set_coordinators
+from tests.mcpfork import mcp_server
 
 ROOT = Path(__file__).resolve().parent.parent
 HIVE = ROOT / "hive"
@@ -307,13 +308,9 @@ def _fill(value: Any, cell_id: str) -> Any:
 def _mcp_results(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """Run ``calls`` in order through a real ``hive mcp`` over stdio."""
     from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "hive.cli.main", "-C", str(repo), "mcp"],
-        env=agent_env(repo, "alice"),
-    )
+    params = mcp_server(["-C", str(repo), "mcp"], env=agent_env(repo, "alice"))
 
     async def run() -> list[Any]:
         found: list[Any] = []

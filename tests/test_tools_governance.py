@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, git
 from tests.inprocess import fork_hive
+from tests.mcpfork import mcp_server
 from tests.test_tools import configure, envelope, hive
 
 
@@ -207,7 +207,7 @@ def test_hostile_input_through_mcp(ws: Workspace, repo: Path, tmp_path: Path) ->
 
     import anyio
     from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import stdio_client
 
     configure(
         repo,
@@ -220,11 +220,7 @@ def test_hostile_input_through_mcp(ws: Workspace, repo: Path, tmp_path: Path) ->
     )
     (tmp_path / "outside.txt").write_text("outside")
     os.symlink(tmp_path / "outside.txt", repo / "escape.txt")
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "hive.cli.main", "-C", str(repo), "--actor", "m", "mcp"],
-        env={**os.environ},
-    )
+    params = mcp_server(["-C", str(repo), "--actor", "m", "mcp"], env={**os.environ})
     calls = [
         ("hive_create", {"title": "x" * 3_000_000}),
         ("fs_read", {"path": "../outside.txt"}),

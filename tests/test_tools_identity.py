@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +13,15 @@ import anyio
 from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
 from tests.inprocess import run_hive
+from tests.mcpfork import mcp_server
 from tests.test_tools import envelope
 
 GENERATED = re.compile(r"^[A-Z][a-z]+[A-Z][a-z]+$")
 
 
 def _server(repo: Path, *extra: str) -> Any:
-    from mcp.client.stdio import StdioServerParameters
-
     env = {k: v for k, v in os.environ.items() if k not in ("HIVE_AGENT", "HIVE_SESSION")}
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "hive.cli.main", "-C", str(repo), *extra, "mcp"],
-        env=env,
-    )
+    return mcp_server(["-C", str(repo), *extra, "mcp"], env=env)
 
 
 def test_two_mcp_servers_never_share_an_identity(ws: Workspace, repo: Path) -> None:

@@ -1,0 +1,196 @@
+"""``hive mcp`` servers for the tests, forked from one warm process instead of each
+starting a new interpreter (which spends ~1.5 s CPU importing the MCP SDK, pydantic
+and hive before it serves).
+
+``mcp_server(args, env=...)`` gives the ``StdioServerParameters`` the official MCP
+client (``mcp.client.stdio.stdio_client``) spawns, and ``mcp_command(args)`` the
+command line for a test that drives the pipes itself. The command is this file run
+as a tiny launcher (``python -I -S``: the standard library only, ~10 ms): it hands
+its standard input, output and error, its environment, working directory and the
+``hive`` arguments over a Unix socket to the fork server, a process of this test
+session that has imported what ``hive mcp`` imports. The fork server forks a child
+that takes those three descriptors as its own 0, 1 and 2 and runs the full CLI
+(``python -m hive.cli.main ARGS``, as ``tests/inprocess.py`` runs it). So each
+server is a real process of its own (its own pid, session and state) speaking MCP
+over real pipes with the client; the launcher forwards SIGINT, SIGTERM and SIGHUP
+to it and exits with its exit code. Start-up and stopping of a freshly executed
+``hive mcp`` are tested with real ``hive`` processes (tests/test_mcp_stop.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+WARM = ("hive.cli.main", "hive.tools.mcp_server", "hive.tools.registry", "hive.tools.schemas")
+
+
+# ------------------------------------------------------------------ in the test process
+
+_SERVER: dict[str, object] = {}
+
+
+def _socket_path() -> str:
+    """The fork server's socket, started on first use (one per test process)."""
+    import atexit
+    import subprocess
+    import tempfile
+
+    path = _SERVER.get("path")
+    process = _SERVER.get("process")
+    if isinstance(path, str) and isinstance(process, subprocess.Popen) and process.poll() is None:
+        return path
+    folder = tempfile.mkdtemp(prefix="hive-mcpfork-")
+    path = os.path.join(folder, "socket")
+    started = subprocess.Popen(
+        [sys.executable, "-m", "tests.mcpfork", "--serve", path],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+    )
+    assert started.stdout is not None
+    ready = started.stdout.readline()
+    if ready.strip() != b"ready":
+        started.kill()
+        raise RuntimeError(f"the MCP fork server did not start: {ready!r}")
+    _SERVER.update(path=path, process=started)
+
+    def stop() -> None:
+        started.terminate()
+        started.wait(timeout=10)
+        for name in os.listdir(folder):
+            os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
+
+    atexit.register(stop)
+    return path
+
+
+def mcp_command(args: list[str]) -> list[str]:
+    """The command line of a ``hive mcp`` server: ``args`` are hive's (``-C REPO mcp
+    ...``), as after ``python -m hive.cli.main``."""
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), _socket_path(), *args]
+
+
+def mcp_server(args: list[str], *, env: dict[str, str] | None = None) -> object:
+    """``StdioServerParameters`` for the official MCP client: ``hive ARGS`` served
+    by a forked process (``env``: its environment, as the client merges it)."""
+    from mcp.client.stdio import StdioServerParameters
+
+    command, *rest = mcp_command(args)
+    return StdioServerParameters(command=command, args=rest, env=env)
+
+
+# ------------------------------------------------------------------ the fork server
+
+
+def serve(path: str) -> None:
+    """Accept launch requests on ``path`` until terminated; fork a server for each."""
+    import importlib
+
+    for name in WARM:
+        importlib.import_module(name)
+
+    def reap(signum: int, frame: object) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if not pid:
+                return
+
+    signal.signal(signal.SIGCHLD, reap)  # reaped (their CPU time counts as children's)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(16)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while True:
+        connection, _ = listener.accept()
+        with connection:
+            request, fds = _receive(connection)
+            if os.fork() == 0:  # pragma: no cover - the child
+                listener.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os._exit(_run_child(connection, request, fds))
+            for fd in fds:
+                os.close(fd)
+
+
+def _receive(connection: socket.socket) -> tuple[dict[str, object], list[int]]:
+    data, fds, _, _ = socket.recv_fds(connection, 1 << 16, 3)
+    while not data.endswith(b"\n"):
+        more = connection.recv(1 << 16)
+        if not more:
+            break
+        data += more
+    return json.loads(data), fds
+
+
+def _run_child(connection: socket.socket, request: dict[str, object], fds: list[int]) -> int:
+    """In the forked child: become ``python -m hive.cli.main ARGS`` on the launcher's
+    descriptors; report the pid, then the exit code."""
+    from tests.inprocess import _call_main
+
+    for number, fd in enumerate(fds):
+        os.dup2(fd, number)
+        os.close(fd)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the child's own until it exits
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+    env = request["env"]
+    args = request["args"]
+    assert isinstance(env, dict) and isinstance(args, list)
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(str(request["cwd"]))
+    sys.argv = ["hive", *args]
+    connection.sendall(f"{os.getpid()}\n".encode())
+    code = 1
+    try:
+        code = _call_main("hive.cli.main")
+    finally:
+        with contextlib.suppress(OSError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        with contextlib.suppress(OSError):
+            connection.sendall(f"{code}\n".encode())
+    return code
+
+
+# ------------------------------------------------------------------ the launcher
+
+
+def launch(path: str, args: list[str]) -> int:
+    """Hand this process's stdio to a forked ``hive ARGS``; its exit code."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(path)
+    request = {"args": args, "env": dict(os.environ), "cwd": os.getcwd()}
+    socket.send_fds(connection, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
+    quiet = os.open(os.devnull, os.O_RDWR)
+    for number in (0, 1, 2):  # the pipes are the server's now: EOF reaches each side
+        os.dup2(quiet, number)
+    replies = connection.makefile("rb")
+    pid = int(replies.readline())
+
+    def forward(signum: int, frame: object) -> None:
+        os.kill(pid, signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    code = replies.readline().strip()
+    return int(code) if code else 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--serve":
+        serve(sys.argv[2])
+    else:
+        sys.exit(launch(sys.argv[1], sys.argv[2:]))
