@@ -9,8 +9,8 @@ as a tiny launcher (``python -I -S``: the standard library only, ~10 ms): it han
 its standard input, output and error, its environment, working directory and the
 ``hive`` arguments over a Unix socket to the fork server, a process of this test
 session that has imported what ``hive mcp`` imports. The fork server forks a child
-that takes those three descriptors as its own 0, 1 and 2 and runs the full CLI
-(``python -m hive.cli.main ARGS``, as ``tests/inprocess.py`` runs it). So each
+that takes those three descriptors as its own 0, 1 and 2 and runs ``hive ARGS``
+(the console script's entry point, as ``tests/inprocess.py`` runs it). So each
 server is a real process of its own (its own pid, session and state) speaking MCP
 over real pipes with the client; the launcher forwards SIGINT, SIGTERM and SIGHUP
 to it and exits with its exit code. Start-up and stopping of a freshly executed
@@ -28,7 +28,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-WARM = ("hive.cli.main", "hive.tools.mcp_server", "hive.tools.registry", "hive.tools.schemas")
+WARM = ("hive.cli.entry", "hive.cli.mcp_start", "hive.cli.main", "hive.tools.mcp_server")
 
 
 # ------------------------------------------------------------------ in the test process
@@ -74,7 +74,7 @@ def _socket_path() -> str:
 
 def mcp_command(args: list[str]) -> list[str]:
     """The command line of a ``hive mcp`` server: ``args`` are hive's (``-C REPO mcp
-    ...``), as after ``python -m hive.cli.main``."""
+    ...``)."""
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), _socket_path(), *args]
 
 
@@ -135,8 +135,8 @@ def _receive(connection: socket.socket) -> tuple[dict[str, object], list[int]]:
 
 
 def _run_child(connection: socket.socket, request: dict[str, object], fds: list[int]) -> int:
-    """In the forked child: become ``python -m hive.cli.main ARGS`` on the launcher's
-    descriptors; report the pid, then the exit code."""
+    """In the forked child: become ``hive ARGS`` on the launcher's descriptors; report
+    the pid, then the exit code."""
     from tests.inprocess import _call_main
 
     for number, fd in enumerate(fds):
@@ -155,7 +155,7 @@ def _run_child(connection: socket.socket, request: dict[str, object], fds: list[
     connection.sendall(f"{os.getpid()}\n".encode())
     code = 1
     try:
-        code = _call_main("hive.cli.main")
+        code = _call_main("hive")
     finally:
         with contextlib.suppress(OSError):
             sys.stdout.flush()
