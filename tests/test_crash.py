@@ -221,11 +221,20 @@ def scene(scene_template: Path, tmp_path: Path) -> Iterator[Scene]:
     yield Scene(copy_repo(scene_template, tmp_path / "repo"))
 
 
+def whole_state(scene: Scene) -> int:
+    """The state HEAD holds, checked to be whole: shared.txt says v<number> and the crash
+    files are exactly it and n<number>.txt (one ``git show`` of the file and the folder)."""
+    shown = scene.git("show", f"HEAD:{SHARED}", f"HEAD:{CRASH_DIR}/")
+    content, folder, listing = shown.partition(f"tree HEAD:{CRASH_DIR}/\n\n")
+    assert folder, shown
+    number = int(content.split()[0][1:])
+    assert sorted(listing.split()) == sorted(["shared.txt", f"n{number}.txt"])
+    return number
+
+
 def check_state_whole(scene: Scene, number: int) -> None:
     """HEAD holds exactly state ``number`` of the crash files."""
-    names = scene.git("ls-tree", "--name-only", "HEAD", f"{CRASH_DIR}/").split()
-    assert sorted(names) == sorted([SHARED, f"{CRASH_DIR}/n{number}.txt"])
-    assert scene.head_state() == number
+    assert whole_state(scene) == number
 
 
 # ----------------------------------------------------------------- named points
@@ -261,9 +270,9 @@ def test_every_point_is_listed_and_exercised() -> None:
 
 
 def test_a_write_killed_at_each_point_is_finished_or_undone(scene: Scene) -> None:
+    before = scene.head_state()  # then carried: the user's commits never change it
     for repeat in range(2):
         for point in COMMIT_POINTS:
-            before = scene.head_state()
             assert run_killed(scene.root, point, write_state), f"{point} was never reached"
             notes = scene.next_command()
             committed = point.partition("@")[0] in AFTER_COMMIT_POINT
@@ -272,11 +281,13 @@ def test_a_write_killed_at_each_point_is_finished_or_undone(scene: Scene) -> Non
             else:
                 assert len(notes) == 1 and notes[0].startswith("recovered an interrupted write")
                 assert ("finished commit" in notes[0]) == committed, (point, notes)
-            check_state_whole(scene, before + 1 if committed else before)
+            before += committed
+            check_state_whole(scene, before)
             scene.check()
             if repeat == 0:  # the next hive write works at once (it failed with exit 6)
                 next_state(GitRepo.discover(str(scene.root)))
-                check_state_whole(scene, scene.head_state())
+                before += 1
+                check_state_whole(scene, before)
             scene.commit_unrelated()
     assert scene.recovered == 2 * (len(COMMIT_POINTS) - len(QUIET_POINTS))
 
@@ -382,8 +393,8 @@ RANDOM_KILLS = 48
 
 def test_writes_killed_at_random_moments(scene: Scene) -> None:
     chance = random.Random(8)
+    before = scene.head_state()  # then carried: the user's commits never change it
     for _ in range(RANDOM_KILLS):
-        before = scene.head_state()
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child: write until killed
@@ -402,8 +413,9 @@ def test_writes_killed_at_random_moments(scene: Scene) -> None:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         scene.next_command()
-        check_state_whole(scene, scene.head_state())
-        assert scene.head_state() >= before
+        now = whole_state(scene)
+        assert now >= before
+        before = now
         scene.check()
         scene.commit_unrelated()
     print(f"{scene.recovered} of {RANDOM_KILLS} random kills left a write to finish or undo")

@@ -7,7 +7,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import textwrap
 import time
 import zlib
 from pathlib import Path
@@ -22,7 +21,7 @@ from hive.domain.workspace import Workspace
 from hive.git import packfile, packing
 from hive.git.loose import hive_tree, pack_wanted, parse_commit, read_object
 from tests.conftest import assert_clean, git
-from tests.inprocess import run_hive
+from tests.inprocess import fork_call, run_hive
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -350,15 +349,17 @@ def test_a_failed_packing_never_fails_the_write_and_is_reported(
 
 # ----------------------------------------------------------------- concurrency
 
-READER = textwrap.dedent(
-    """
-    import sys, time
+PACKING_SECONDS = 5  # the writer writes and packs this long, while the readers read
+
+
+def _reader(repo_dir: str, started: int, stop: Path) -> None:
+    """Read every cell file at HEAD, through a kept and a fresh repository, over and
+    over until ``stop`` exists; one byte on ``started`` after the first round."""
     from hive.git.repo import GitRepo
-    from hive.git.loose import hive_tree
-    repo_dir, until = sys.argv[1], float(sys.argv[2])
+
     kept = GitRepo.discover(repo_dir)
     rounds = 0
-    while time.time() < until:
+    while rounds == 0 or not stop.exists():
         for repo in (kept, GitRepo.discover(repo_dir)):
             head = repo.head().commit
             tree = repo.commit_tree(head)
@@ -367,34 +368,34 @@ READER = textwrap.dedent(
             for path, sha in files.items():
                 assert repo.read_blob(sha).startswith(b"id: "), path
             assert hive_tree(repo.paths, head) == repo.lookup_path(tree, ".hive", want_tree=True)
+        if rounds == 0:
+            os.write(started, b"!")
         rounds += 1
     print(rounds)
-    """
-)
 
 
-def test_readers_never_miss_an_object_while_writers_pack(ws: Workspace, repo: Path) -> None:
+def test_readers_never_miss_an_object_while_writers_pack(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
     git(repo, "config", "gc.auto", "0")  # this test packs by itself, as often as it can
     for number in range(10):
         create_cell(ws, title=f"seed {number}")
-    until = time.time() + 6
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    readers = [
-        subprocess.Popen(
-            [sys.executable, "-c", READER, str(repo), str(until)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for _ in range(2)
+    stop = tmp_path / "stop"
+    started, reading = os.pipe()
+    readers = [  # forked: processes of their own, reading while this one writes and packs
+        fork_call(lambda: _reader(str(repo), reading, stop)) for _ in range(2)
     ]
+    os.close(reading)
+    assert len(os.read(started, 1)) == 1 and len(os.read(started, 1)) == 1  # both read
+    os.close(started)
     packs = 0
-    while time.time() < until - 1:
+    until = time.monotonic() + PACKING_SECONDS
+    while time.monotonic() < until:
         for number in range(3):
             create_cell(ws, title=f"more {packs} {number}")
         report = pack_repository(ws)
         packs += report.packed > 0
+    stop.write_text("")  # the readers end with the writer
     for reader in readers:
         out, err = reader.communicate(timeout=60)
         assert reader.returncode == 0, err

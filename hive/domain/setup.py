@@ -110,7 +110,8 @@ def _routed(ws: Workspace) -> bool:
     """Whether git sends cell and reservation files to the ``hive`` merge driver."""
     if not git_available():
         return False
-    return all(check_attribute(ws.root, path, "merge") == "hive" for path in SAMPLE_PATHS)
+    drivers = check_attribute(ws.root, SAMPLE_PATHS, "merge")
+    return all(drivers.get(path) == "hive" for path in SAMPLE_PATHS)
 
 
 def driver_command() -> str:

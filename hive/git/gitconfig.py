@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+from collections.abc import Sequence
 
 from hive.errors import GitError
 from hive.git.remote import run_git
@@ -67,12 +68,17 @@ def remotes(root: str) -> list[str]:
     return names
 
 
-def check_attribute(root: str, path: str, attribute: str) -> str | None:
-    """The value git gives ``attribute`` for ``path`` (any attributes file), or None."""
-    if not git_available():
-        return None
-    result = run_git(root, "check-attr", attribute, "--", path)
+def check_attribute(root: str, paths: Sequence[str], attribute: str) -> dict[str, str | None]:
+    """The value git gives ``attribute`` for each of ``paths`` (any attributes file), or
+    None; one ``git check-attr`` for all of them ({} when git fails or is missing)."""
+    if not git_available() or not paths:
+        return {}
+    result = run_git(root, "check-attr", "-z", attribute, "--", *paths)
     if result.returncode != 0:
-        return None
-    value = result.stdout.strip().rsplit(": ", 1)[-1]
-    return None if value in ("unspecified", "unset", "") else value
+        return {}
+    fields = result.stdout.split("\0")
+    values: dict[str, str | None] = {}
+    for start in range(0, len(fields) - 2, 3):  # path, attribute, value; a NUL after each
+        path, value = fields[start], fields[start + 2]
+        values[path] = None if value in ("unspecified", "unset", "") else value
+    return values

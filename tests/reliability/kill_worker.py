@@ -11,18 +11,20 @@ import os
 import random
 import sys
 
+# Imported here, once, by the test process: a writer forked from it starts writing at
+# once instead of importing these anew before each kill.
+from hive.domain.cells import close_cell, create_cell, list_cells, update_cell
+from hive.domain.reservations import release, reserve
+from hive.domain.swarm.complete import swarm_complete
+from hive.domain.sync import sync
+from hive.domain.workspace import Workspace
+
 
 def main() -> None:
     run(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4])
 
 
 def run(repo: str, log_path: str, seed: int, remote: str) -> None:
-    from hive.domain.cells import close_cell, create_cell, list_cells, update_cell
-    from hive.domain.reservations import release, reserve
-    from hive.domain.swarm.complete import swarm_complete
-    from hive.domain.sync import sync
-    from hive.domain.workspace import Workspace
-
     rng = random.Random(seed)
     ws = Workspace(repo, actor="killer")
     log = open(log_path, "a", buffering=1)  # noqa: SIM115 - line-buffered, lives until killed
