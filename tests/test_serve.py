@@ -24,21 +24,10 @@ from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
 from hive.serve.app import ServeConfig, is_loopback
 from hive.serve.runner import BackgroundServer
-from tests.conftest import git, isolated_env, set_coordinators
+from tests.conftest import git, set_coordinators
 from tests.hivefork import hive_command
 from tests.inprocess import run_hive
-from tests.serve_sample import Sample, build_sample, copy_sample
-
-
-@pytest.fixture(scope="module")
-def built_sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
-    with isolated_env(tmp_path_factory):
-        return build_sample(tmp_path_factory.mktemp("sample") / "repo")
-
-
-@pytest.fixture
-def sample(built_sample: Sample, tmp_path: Path) -> Sample:
-    return copy_sample(built_sample, tmp_path / "repo")
+from tests.serve_sample import Sample
 
 
 @pytest.fixture

@@ -354,7 +354,7 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "hive.cli.main", "-C", str(repo), "--actor", "mcp-agent", "mcp"],
+        args=["-m", "hive", "-C", str(repo), "--actor", "mcp-agent", "mcp"],  # as agents run it
         env={**os.environ},
     )
 
