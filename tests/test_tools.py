@@ -417,6 +417,8 @@ def test_mcp_starts_without_the_full_cli_and_refuses_alike(ws: Workspace, repo: 
         "except SystemExit as exc:\n"
         "    code = exc.code\n"
         "print(code, sorted(m for m in ('hive.cli.main', 'typer', 'rich') if m in sys.modules))\n"
+        "sys.stdout.flush()\n"
+        "import os; os._exit(0)  # as the console script ends (no interpreter teardown)\n"
     )
     served = subprocess.run(
         [sys.executable, "-c", probe, str(repo)],
