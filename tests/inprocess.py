@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hive.domain.swarm.forked import ForkedWorker
+
 SIGNALS = tuple(
     getattr(signal, name)
     for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGALRM", "SIGCHLD", "SIGUSR1")
@@ -210,15 +212,15 @@ def _no_thread_left(before: set[threading.Thread]) -> None:
 # ------------------------------------------------------------------ forked processes
 
 
-class Forked:
+class Forked(ForkedWorker):
     """A child process forked from this one (real: its own pid, memory and file
     descriptors, running at the same time as its siblings), without a new
-    interpreter's start-up and imports. ``communicate`` as ``subprocess.Popen``'s."""
+    interpreter's start-up and imports. ``communicate`` as ``subprocess.Popen``'s;
+    ``poll`` as a worker forked by ``hive swarm run``."""
 
     def __init__(self, pid: int, out: Path, err: Path) -> None:
-        self.pid = pid
+        super().__init__(pid, [f"forked {pid}"])
         self._out, self._err = out, err
-        self.returncode: int | None = None
 
     def communicate(self, timeout: float | None = None) -> tuple[str, str]:
         self.wait(timeout)
@@ -235,15 +237,8 @@ class Forked:
         if self.returncode is not None:
             shutil.rmtree(self._out.parent, ignore_errors=True)
 
-    def poll(self) -> int | None:
-        """Its exit code once it has ended, else None (as ``subprocess.Popen.poll``)."""
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
     def wait(self, timeout: float | None = None) -> int:
+        """As ``ForkedWorker.wait``, but a child still running at the timeout is killed."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.returncode is None:
             pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)

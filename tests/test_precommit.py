@@ -59,6 +59,35 @@ def test_commit_all_validates_hive_files(ws: Workspace, repo: Path) -> None:
     assert "invalid field 'priority'" in _refused(repo, hive_env(repo, "alice"), "-a")
 
 
+def test_the_full_check_runs_without_the_full_cli(ws: Workspace, repo: Path) -> None:
+    """An agent's commit (or one a reservation may block) is checked in the hook's own
+    process without typer, click or rich (the full CLI was most of the hook's time)."""
+    _tracked(repo, "src/a.py")
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    (repo / "src/a.py").write_text("changed\n")
+    git(repo, "add", "src/a.py")
+    probe = (
+        "import sys\n"
+        "from hive.cli import entry\n"
+        "sys.argv = ['hive', '-C', sys.argv[1], 'hooks', 'run', 'pre-commit']\n"
+        "try:\n"
+        "    entry.main()\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'click', 'rich'}))\n"
+    )
+    for name, code in (("bob", 1), ("alice", 0)):
+        found = subprocess.run(
+            [sys.executable, "-c", probe, str(repo)],
+            capture_output=True,
+            text=True,
+            env=hive_env(repo, name),
+            check=False,
+        )
+        assert found.stdout == f"{code} []\n", found.stderr
+        assert ("src/a.py is reserved by alice" in found.stderr) == (name == "bob")
+
+
 def test_no_verify_skips_the_hook(ws: Workspace, repo: Path) -> None:
     _tracked(repo, "src/a.py")
     install_hook(ws)

@@ -631,3 +631,70 @@ def test_a_failed_worker_in_a_worktree_keeps_its_branch_without_reservations(
     assert list_reservations(Workspace(blocked.worktree)) == []  # released on the branch too
     assert show_cell(ws, cell_id=cell).status == "blocked"
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_hives_own_agents_on_this_interpreter_are_forked_others_go_to_the_shell() -> None:
+    from hive.domain.swarm.forked import forkable
+
+    env = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin"])}
+    python = shlex.quote(sys.executable)
+    assert forkable(f"{python} -m hive.agents.example  --pace 0.3 '/a b/p.md'", env) == (
+        "hive.agents.example",
+        ["--pace", "0.3", "/a b/p.md"],
+    )
+    name = os.path.basename(sys.executable)
+    assert forkable(f"{name} -m hive.agents.example x", env) == ("hive.agents.example", ["x"])
+    for command in (
+        f"{python} -m hive.agents.example x; rm -f y",  # shell syntax
+        f"{python} -m hive.agents.example $HOME",
+        f"{python} -m hive.agents.example x > out",
+        f"{python} -m hive.agents.example 'it'\"'\"'s.md'",  # a quote inside: left to sh
+        f"{python} -u -m hive.agents.example x",  # interpreter options
+        f"{python} -m hive.cli.main ready",  # not an agent of hive's
+        "/usr/bin/python3 -m hive.agents.example x",  # another interpreter
+        "sh work.sh x",
+    ):
+        assert forkable(command, env) is None, command
+
+
+def test_a_forked_worker_is_a_process_of_its_own(tmp_path: Path) -> None:
+    from hive.domain.swarm.forked import start_forked
+
+    held = open(tmp_path / "runner.lock", "w")  # noqa: SIM115 - a file the runner holds open
+    report, log = tmp_path / "seen.json", tmp_path / "worker.log"
+    work = tmp_path / "work"
+    work.mkdir()
+    with open(log, "ab") as handle:
+        worker = start_forked(
+            "tests.swarm_probe",
+            [str(report)],
+            cwd=str(work),
+            env={**os.environ, "HIVE_CELL": "hv-x.y"},
+            log_fd=handle.fileno(),
+        )
+    assert worker is not None and worker.wait(timeout=30) == 7
+    seen = json.loads(report.read_text())
+    assert seen["pid"] == worker.pid != os.getpid()
+    assert seen["pgid"] == seen["sid"] == worker.pid  # its own session and process group
+    assert seen["cwd"] == str(work) and seen["cell"] == "hv-x.y" and seen["argv"] == [str(report)]
+    assert seen["sigterm_default"]
+    assert seen["fds"]["0"] == os.devnull and seen["fds"]["1"] == seen["fds"]["2"] == str(log)
+    assert str(tmp_path / "runner.lock") not in seen["fds"].values()  # nothing of the runner's
+    assert log.read_text() == "probe ran\n"
+    held.close()
+    with open(log, "ab") as handle:
+        hanging = start_forked(
+            "tests.swarm_probe",
+            [str(report), "--hang"],
+            cwd=str(work),
+            env=dict(os.environ),
+            log_fd=handle.fileno(),
+        )
+    assert hanging is not None
+    deadline = time.monotonic() + 30
+    while json.loads(report.read_text()).get("pid") != hanging.pid:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.killpg(hanging.pid, signal.SIGTERM)
+    assert hanging.wait(timeout=30) == -signal.SIGTERM
+    assert start_forked("tests.no_such_module", [], cwd=str(work), env={}, log_fd=1) is None

@@ -85,6 +85,13 @@ class Agent:
         return run_envelope(self._context, envelope)
 
 
+def preload() -> None:
+    """What a worker forked by ``hive swarm run`` should find imported already
+    (``hive/domain/swarm/forked.py``): the in-process tool envelope."""
+    import hive.tools.envelope
+    import hive.tools.registry  # noqa: F401
+
+
 def main(argv: list[str] | None = None) -> int:
     options = _parse(argv)
     missing = [

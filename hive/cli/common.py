@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -12,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 import typer
 
 from hive.cli import output
+from hive.cli.opening import default_session as default_session
+from hive.cli.opening import open_workspace
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -63,39 +63,11 @@ ReasonOption = Annotated[
 ]
 
 
-def default_session() -> str:
-    """The CLI's mail session: ``HIVE_SESSION`` when exported, else this process only.
-
-    The session is only recorded (who registered a name, from where); identity
-    across commands is proven by the credential in ``HIVE_AGENT_TOKEN``.
-    """
-    explicit = os.environ.get("HIVE_SESSION")
-    if explicit:
-        return explicit
-    return f"cli:{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
-
-
 def workspace(*, claim: bool = True) -> Workspace:
-    """The repository, acting as whoever this process proves to be: the agent whose
-    credential is in ``HIVE_AGENT_TOKEN``, else the person of the git identity. A
-    name claimed with ``--actor`` / ``HIVE_AGENT`` must match (``not_your_identity``
-    otherwise, when the command acts). ``claim=False``: registration commands, where
+    """The repository of ``-C`` (see :func:`hive.cli.opening.open_workspace`), as
+    whoever this process proves to be; ``claim=False``: registration commands, where
     the name asked for is the one to register, not who is acting."""
-    from hive.domain.workspace import Workspace
-
-    if claim:
-        opened = Workspace(OPTIONS.directory, claim=OPTIONS.actor, session=default_session())
-    else:
-        opened = Workspace(
-            OPTIONS.directory,
-            from_env=False,
-            token=os.environ.get("HIVE_AGENT_TOKEN") or None,
-            session=default_session(),
-        )
-    for line in opened.git.recovered:  # a write a killed hive process left, now settled
-        output.err(f"hive: {line}")
-    output.attach_progress(opened)
-    return opened
+    return open_workspace(OPTIONS.directory, OPTIONS.actor, claim=claim)
 
 
 def read_source(source: str) -> str:

@@ -100,6 +100,10 @@ def main() -> None:
         code = 0
     except KeyboardInterrupt:
         code = interrupted(invocation.command)
+    if code is None and invocation.command == "hooks":
+        from hive.cli.hookrun import hook
+
+        code = hook(invocation)  # what the quick check could not decide, without the full CLI
     if code is not None:
         _exit(code)
     try:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hive.domain.limits import MAX_GLOB
 from hive.errors import InvalidInput, PathOutsideRepository
@@ -40,6 +40,12 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 SLASH = ord("/")
 MAX_CHAR = 0x10FFFF
+TYPE_CHECKING = False  # typing is not imported by a fresh hive process
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    E = TypeVar("E")
+    Item = TypeVar("Item")
 
 
 # ------------------------------------------------------------------ character sets
@@ -59,8 +65,10 @@ class CharSet(Frozen):
     def contains(self, char: int) -> bool:
         if char == SLASH:
             return False
-        inside = any(lo <= char <= hi for lo, hi in self.ranges)
-        return inside != self.negated
+        for lo, hi in self.ranges:
+            if lo <= char <= hi:
+                return not self.negated
+        return self.negated
 
 
 ANY = CharSet(ranges=(), negated=True)
@@ -428,30 +436,47 @@ def _squash_globstars(segments: list[Segment]) -> list[Segment]:
     return squashed
 
 
-def _segment_matches(tokens: tuple[Token, ...], name: str) -> bool:
-    @functools.cache
-    def step(p: int, q: int) -> bool:
-        if p == len(tokens):
-            return q == len(name)
-        token = tokens[p]
-        if token.star:
-            return step(p + 1, q) or (q < len(name) and step(p, q + 1))
-        return q < len(name) and token.chars.contains(ord(name[q])) and step(p + 1, q + 1)
+def _wildcard_match(
+    pattern: Sequence[E], items: Sequence[Item], star: E, one: Callable[[E, Item], bool]
+) -> bool:
+    """Whether ``items`` match ``pattern``, whose elements are ``star`` (any number of
+    items) or take exactly one item (when ``one`` says so). As every other element takes
+    exactly one item, the classic two-pointer search decides it without exploring other
+    splits: on a mismatch, the latest star takes one item more."""
+    p = q = 0
+    latest = -1  # the latest star's index in pattern, and where its items end
+    resume = 0
+    count, length = len(pattern), len(items)
+    while q < length:
+        if p < count:
+            element = pattern[p]
+            if element is star:
+                latest, resume, p = p, q, p + 1
+                continue
+            if one(element, items[q]):
+                p, q = p + 1, q + 1
+                continue
+        if latest < 0:
+            return False
+        resume += 1
+        p, q = latest + 1, resume
+    while p < count and pattern[p] is star:
+        p += 1
+    return p == count
 
-    return step(0, 0)
+
+def _char_matches(token: Token, char: str) -> bool:
+    return token.chars.contains(ord(char))
+
+
+def _name_matches(segment: Segment, name: str) -> bool:
+    return segment is not None and _wildcard_match(segment, name, STAR, _char_matches)
 
 
 def _path_matches(segments: tuple[Segment, ...], names: list[str]) -> bool:
-    @functools.cache
-    def step(i: int, j: int) -> bool:
-        if i == len(segments):
-            return j == len(names)
-        segment = segments[i]
-        if segment is None:
-            return step(i + 1, j) or (j < len(names) and step(i, j + 1))
-        return j < len(names) and _segment_matches(segment, names[j]) and step(i + 1, j + 1)
-
-    return step(0, 0)
+    """Whether ``names`` match ``segments`` (a ``**`` segment takes any number of names;
+    a segment's ``*`` any number of characters)."""
+    return _wildcard_match(segments, names, None, _name_matches)
 
 
 def glob_matches(pattern: str, path: str) -> bool:

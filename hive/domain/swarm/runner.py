@@ -4,7 +4,9 @@ For every ready subtask (its blockers closed), up to ``workers`` at once, the
 runner registers an agent, claims the subtask for it (the worker's log linked
 from the cell), writes the subtask's brief (``swarm_subtask_prompt``) to a
 file and starts the agent command in its own process group with the agent's
-identity in its environment (:func:`worker_environment`). With ``worktree``
+identity in its environment (:func:`worker_environment`); one of hive's own
+Python agents on this interpreter is forked instead of started by the shell
+(``forked.py``: the same kind of process, without a new interpreter). With ``worktree``
 isolation each worker gets its own git worktree and branch, merged back when
 it completes; with ``reservation`` isolation all workers share the working
 tree and keep out of each other's files by reserving them.
@@ -54,6 +56,7 @@ from hive.domain.swarm.dispatch import (
     run_info,
     uncommitted_in_scope,
 )
+from hive.domain.swarm.forked import ForkedWorker, forkable, start_forked
 from hive.domain.swarm.prompts import swarm_subtask_prompt
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, HiveError, InvalidInput
@@ -168,7 +171,7 @@ class _Worker:
     """A running worker process."""
 
     job: _Job
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | ForkedWorker
     log_handle: IO[bytes]
     started: float
     prompt_file: str
@@ -479,17 +482,23 @@ class _Runner:
         handle = open(log, "ab")  # noqa: SIM115  (closed when the worker is settled)
         handle.write(f"$ {command}\n".encode())
         handle.flush()
+        direct = forkable(command, env)
         try:
-            process = subprocess.Popen(
-                command,
-                shell=True,
-                cwd=project,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            process: subprocess.Popen[bytes] | ForkedWorker | None = None
+            if direct is not None:
+                module, args = direct
+                process = start_forked(module, args, cwd=project, env=env, log_fd=handle.fileno())
+            if process is None:
+                process = subprocess.Popen(
+                    command,
+                    shell=True,
+                    cwd=project,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=handle,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
         except OSError:
             handle.close()
             raise

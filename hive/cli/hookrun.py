@@ -1,0 +1,49 @@
+"""``hive hooks run pre-commit``'s full check (``hive.domain.precommit``) and how its
+verdict is shown: the typer command (``cli/coord_cmd.py``) and the hook's own process
+(``cli/entry.py``, when the quick check of ``cli/lean.py`` cannot decide) both run it,
+the latter without loading the full CLI (typer and every command: most of a hook
+process's time)."""
+
+from __future__ import annotations
+
+from hive.cli import output
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from hive.cli import Invocation
+    from hive.domain.precommit import PrecommitReport
+
+
+def hook(inv: Invocation) -> int | None:
+    """``hive hooks run pre-commit`` (no other option) in this process: the exit code,
+    or None for the full CLI (anything else, or a state index it must rebuild)."""
+    if inv.args != ["run", "pre-commit"] or inv.json or inv.leading:
+        return None
+    from hive.cli.lean_write import guarded
+
+    return guarded(inv, lambda: verdict(check(inv.directory), as_json=False))
+
+
+def check(directory: str) -> PrecommitReport:
+    """What would block the commit being made in ``directory`` (HiveError when the
+    repository cannot be read)."""
+    from hive.cli.opening import open_workspace
+    from hive.domain.precommit import check_staged
+
+    return check_staged(open_workspace(directory, None, claim=False))
+
+
+def verdict(report: PrecommitReport, as_json: bool) -> int:
+    """Show ``report`` (on stderr for git, or as JSON); the hook's exit code."""
+    for line in report.recovered:
+        output.err(f"hive: {line}")
+    if as_json:
+        output.emit_json(report)
+    else:
+        if report.note and report.violations:
+            output.err(f"hive: note: {report.note}")
+        for violation in report.violations:
+            output.err(f"hive: {violation.message}")
+        if report.violations:
+            output.err("hive: commit blocked (HIVE_BYPASS=1 or --no-verify to skip)")
+    return 0 if report.ok else 1
