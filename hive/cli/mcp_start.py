@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 from hive.cli import Invocation
-from hive.cli.output import attach_progress, emit_json, err
+from hive.cli.opening import open_workspace
+from hive.cli.output import emit_json, err
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -80,14 +81,10 @@ def open_session(directory: str, wanted: str | None, session: str) -> CallContex
     """The calling agent: proven by the credential in $HIVE_AGENT_TOKEN, else registered
     now under ``wanted`` (a name held by someone else leaves the session unbound, and
     calls that act say why), else unbound until swarmmail_init."""
-    from hive.domain.workspace import Workspace
     from hive.tools.registry import open_context
 
+    opened = open_workspace(directory, None, claim=False)
     token = os.environ.get("HIVE_AGENT_TOKEN") or None
-    opened = Workspace(directory, from_env=False, token=token, session=session)
-    for line in opened.git.recovered:  # a write a killed hive process left, now settled
-        err(f"hive: {line}")
-    attach_progress(opened)
     return open_context(opened.root, agent=wanted or None, token=token, session=session)
 
 
