@@ -50,6 +50,52 @@ GIT_ENV = {
 }
 
 
+# ----------------------------------------------------------- order of the test modules
+# pytest-xdist (scripts/test.sh: --dist worksteal) hands each worker a contiguous share of
+# the collection and lets an idle worker take the back half of another's queue: run in
+# collection order, a run ends with whatever the last modules hold (property tests of
+# seconds each) on one worker while the other waits. So modules run slowest first, by
+# the seconds each took when it last ran here (pytest's cache, read once by the process
+# that starts the workers and handed to them: every worker must collect the same order);
+# a module stays whole (its fixtures are made once) and one not measured yet runs after.
+MODULE_SECONDS = "hive/module-seconds"
+_measured: dict[str, float] = {}
+_known: list[dict[str, float]] = []
+
+
+def _module_seconds(config: pytest.Config) -> dict[str, float]:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return dict(workerinput.get(MODULE_SECONDS, {}))
+    if not _known:
+        cache = getattr(config, "cache", None)
+        _known.append(cache.get(MODULE_SECONDS, {}) if cache is not None else {})
+    return _known[0]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:  # pytest-xdist: a worker is being started
+    node.workerinput[MODULE_SECONDS] = _module_seconds(node.config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    known = _module_seconds(config)
+    if known:
+        items.sort(key=lambda item: -known.get(item.nodeid.split("::")[0], 0.0))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    module = report.nodeid.split("::")[0]
+    _measured[module] = _measured.get(module, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    cache = getattr(session.config, "cache", None)
+    if cache is None or hasattr(session.config, "workerinput") or not _measured:
+        return  # a worker: the process that started it sees every report and keeps them
+    cache.set(MODULE_SECONDS, {**cache.get(MODULE_SECONDS, {}), **_measured})
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

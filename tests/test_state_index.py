@@ -399,7 +399,8 @@ def test_a_forked_child_opens_its_own_connection(tmp_path: Path) -> None:
         os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert index.db.execute("SELECT count(*) FROM meta").fetchone()[0] == 1  # still works
+    schema = index.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    assert schema == (state_index.SCHEMA,)  # still works
 
 
 # ------------------------------------------------------------------ a large cold build
@@ -589,6 +590,43 @@ def _index_facts(repo: Path, head: str, missing: set[str], stderr: str) -> str:
     )
 
 
+def _index_disagreements(repo: Path) -> list[str]:
+    """Where the state index disagrees with git: a commit mapped to other trees than
+    its own, or a stored listing of a tree that is not that tree's entries."""
+    db = sqlite3.connect(index_file(repo))
+    try:
+        commits = db.execute("SELECT commit_id, hive, cells FROM commits").fetchall()
+        listed: dict[str, set[tuple[str, str, int]]] = {}
+        for tree, name, sha, is_tree in db.execute("SELECT tree, name, sha, is_tree FROM dirs"):
+            listed.setdefault(tree, set())
+            if is_tree != 2:  # the row an empty tree is listed by
+                listed[tree].add((name, sha, is_tree))
+        states = [key for (key,) in db.execute("SELECT key FROM states")]
+    finally:
+        db.close()
+    wrong: list[str] = []
+    for commit, hive_tree, cells in commits:
+        found = [
+            git(repo, "rev-parse", "-q", "--verify", f"{commit}:{path}", check=False).strip()
+            or None
+            for path in (".hive", ".hive/cells")
+        ]
+        if [hive_tree, cells] != found:
+            wrong.append(f"commit {commit} mapped to {hive_tree}, {cells}; git: {found}")
+    for tree, entries in listed.items():
+        lines = git(repo, "ls-tree", tree).splitlines()
+        truth = set()
+        for line in lines:
+            meta, name = line.split("\t", 1)
+            _mode, kind, sha = meta.split()
+            if kind != "commit":
+                truth.add((name, sha, int(kind == "tree")))
+        if entries != truth:
+            wrong.append(f"tree {tree}: index {sorted(entries ^ truth)} differs from git")
+    wrong.extend(f"state {key} has no listing" for key in states if key not in listed)
+    return wrong
+
+
 def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> None:
     """4 processes run ``hive create`` and ``hive update`` (the lean path, each recording
     its state in the index) on one shared cell and new ones while a reader lists: the
@@ -609,8 +647,8 @@ def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> No
                 ["update", shared, "--append-notes", f"w{number} {turn}"],
             ):
                 done = run_hive(["-C", str(repo), *args], env=environment)
+                sys.stderr.write(done.stderr)  # notices (an index rebuilt) too
                 if done.returncode != 0:
-                    sys.stderr.write(done.stderr)
                     sys.exit(1)
 
     writers = [fork_call(lambda n=number: writer(n)) for number in range(4)]  # type: ignore[misc]
@@ -626,12 +664,18 @@ def test_fresh_cli_writers_and_a_reader_at_once(ws: Workspace, repo: Path) -> No
         head = git(repo, "rev-parse", "HEAD").strip()
         committed = git(repo, "ls-tree", "-r", "--name-only", head, ".hive/cells").split()
         listed = hive(repo, "list", "--json", "--all")
+        assert listed.stderr == "", listed.stderr  # nothing rebuilt, nothing warned
         seen = set(ids_of(listed))
         missing = {Path(name).stem for name in committed} - seen
-        assert not missing, _index_facts(repo, head, missing, listed.stderr)
-    for number, forked in enumerate(writers):
-        _, err = forked.communicate()
-        assert forked.returncode == 0, f"writer {number}: {err}"
+        assert not missing, (
+            _index_facts(repo, head, missing, listed.stderr),
+            _index_disagreements(repo),
+        )
+    said = {number: forked.communicate()[1] for number, forked in enumerate(writers)}
+    for forked in writers:
+        assert forked.returncode == 0, (said, _index_disagreements(repo))
+    assert not any(said.values()), said
+    assert _index_disagreements(repo) == []
     titles = {cell["title"] for cell in json.loads(hive(repo, "list", "--json", "--all").stdout)}
     assert titles == {"shared"} | {f"w{n} {t}" for n in range(4) for t in range(rounds)}
     notes = json.loads(hive(repo, "show", shared, "--json").stdout)["notes"].splitlines()
@@ -703,3 +747,90 @@ def test_one_transaction_commits_its_writes_together_or_not_at_all(tmp_path: Pat
         other.close()
     assert index.trees_of(first) == ("b" * 40, "c" * 40)
     assert index.trees_of(second) == (None, None)
+
+
+def _git_tree_lister(repo: Path) -> Any:
+    def list_tree(tree: str) -> list[tuple[str, str, bool]]:
+        listing = []
+        for line in git(repo, "ls-tree", tree).splitlines():
+            meta, name = line.split("\t", 1)
+            _, kind, sha = meta.split()
+            listing.append((name, sha, kind == "tree"))
+        return listing
+
+    return list_tree
+
+
+@pytest.mark.parametrize("diffed", [False, True], ids=["from-scratch", "diffed-with-base"])
+def test_a_rebuild_by_another_process_midway_never_records_a_partial_state(
+    ws: Workspace, repo: Path, tmp_path: Path, diffed: bool
+) -> None:
+    """Another process rebuilds the index (it found the file damaged) while this one
+    indexes a state: what this one records is the whole state, never listings that
+    point at parsed cells (or a base listing) the rebuild dropped."""
+    from hive.store.cellrows import parse_for_index
+
+    made = [create_cell(ws, title=f"cell {n}").id for n in range(3)]
+    base = git(repo, "rev-parse", "HEAD:.hive/cells").strip()
+    update_cell(ws, cell_id=made[0], title="changed")
+    key = git(repo, "rev-parse", "HEAD:.hive/cells").strip()
+    list_tree = _git_tree_lister(repo)
+
+    def read_all(wanted: Any) -> Any:
+        for sha, path in wanted:
+            body = subprocess.run(
+                ["git", "-C", str(repo), "cat-file", "blob", sha], capture_output=True, check=True
+            ).stdout
+            yield sha, path, body
+
+    folder = str(tmp_path / "state")
+    index, other = state_index.StateIndex(folder), state_index.StateIndex(folder)
+    index.ensure_state(base, list_tree, read_all, parse_for_index)  # parsed before
+    rebuilds: list[str] = []
+
+    def read_rebuilding(wanted: Any) -> Any:
+        if not rebuilds:  # once, after this process was told which cells are parsed
+            other.reset("damaged, as another process found it")
+            rebuilds.append(other.notices[-1])
+        yield from read_all(wanted)
+
+    index.ensure_state(
+        key, list_tree, read_rebuilding, parse_for_index, base=base if diffed else None
+    )
+    entries = index.entries(key)
+    assert sorted(entry.id or "" for entry in entries) == sorted(made)
+    assert all(entry.error is None for entry in entries)
+    assert rebuilds and index.has_state(key)
+    index.close()
+    other.close()
+
+
+def test_readers_never_answer_from_a_state_a_rebuild_dropped(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A rebuild by another process between "this state is stored" and the queries
+    that read it: the lean queries say "not stored" (the command is left to the full
+    path) instead of an empty list, no empty ready list is recorded for the state,
+    and a workspace whose state was read before the rebuild still decodes its cells
+    (from git, where the index lost them)."""
+    made = [create_cell(ws, title=f"cell {n}").id for n in range(3)]
+    key = git(repo, "rev-parse", "HEAD:.hive/cells").strip()
+    before = ws.cells()  # the state is read; its cells are decoded on use
+    folder = str(index_file(repo).parent)
+    index, other = state_index.StateIndex(folder), state_index.StateIndex(folder)
+    assert index.has_state(key) and len(index.list_rows(key, state_index.ListQuery())[0]) == 3
+    other.reset("damaged, as another process found it")
+    assert index.list_rows(key, state_index.ListQuery()) is None
+    assert index.stored_entries(key) is None and index.entries(key) == []
+    index.store_ready(key, [])  # a ready list computed from the dropped state
+    assert index.ready(key) is None
+    assert sorted(before.cells[cell_id].title for cell_id in made) == [
+        "cell 0",
+        "cell 1",
+        "cell 2",
+    ]
+    listed = hive(repo, "list", "--json", "--all")
+    assert sorted(ids_of(listed)) == sorted(made)
+    assert json.loads(hive(repo, "ready", "--json").stdout)[0]["id"] in made
+    index.close()
+    other.close()

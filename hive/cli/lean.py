@@ -137,13 +137,16 @@ def ready(inv: Invocation) -> int | None:
         return None
     rows = state.index.ready(state.key, None if limit is None else limit)
     if rows is None:
-        entries = state.index.entries(state.key)
+        entries = state.index.stored_entries(state.key)
+        if entries is None:
+            return None  # the file was rebuilt meanwhile: the full CLI indexes it again
         nodes, unreadable = nodes_of(entries)
         blob_of = {entry.id: entry.blob for entry in entries if entry.id in nodes}
         ranked = [(cell_id, blob_of[cell_id]) for cell_id in ready_ids(nodes, unreadable)]
         state.index.store_ready(state.key, ranked)
         rows = state.index.ready(state.key, limit)
-        assert rows is not None
+        if rows is None:
+            return None  # as above
     if any(b'"deadline"' in row.json for row in rows):
         return None  # a deadline may have passed: the full CLI flags expired cells
     _emit(inv, rows, total=None)

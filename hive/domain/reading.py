@@ -13,7 +13,13 @@ from hive.models import Cell, HiveConfig
 from hive.store.cache import CellCache, CellIndex, build_index, derive
 from hive.store.cellrows import parse_for_index
 from hive.store.cells import decode_cell, decode_config, parsed_cell
-from hive.store.index import BUSY_TIMEOUT_MS, EMPTY_STATE, ParseProblem, StateIndex
+from hive.store.index import (
+    BUSY_TIMEOUT_MS,
+    EMPTY_STATE,
+    REBUILT_RETRIES,
+    ParseProblem,
+    StateIndex,
+)
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path
 
 GITLINK_MODE = 0o160000
@@ -144,11 +150,17 @@ class StateReader:
 
     def _read_state(self, key: str) -> CellIndex:
         state = self.state_index
-        state.ensure_state(
-            key, self._list_tree, self._read_blobs, parse_for_index, progress=self.progress
+        for _attempt in range(REBUILT_RETRIES):
+            state.ensure_state(
+                key, self._list_tree, self._read_blobs, parse_for_index, progress=self.progress
+            )
+            entries = state.stored_entries(key)
+            if entries is not None:  # else another process rebuilt the file meanwhile
+                return self.cache.keep(build_index(key, entries, self._load_cells))
+        raise LockTimeout(
+            f"the state index ({state.path}) was rebuilt by other processes "
+            f"{REBUILT_RETRIES} times while this one read it; try again"
         )
-        index = build_index(key, state.entries(key), self._load_cells)
-        return self.cache.keep(index)
 
     def _list_tree(self, tree: str) -> list[tuple[str, str, bool]]:
         return [
@@ -184,6 +196,12 @@ class StateReader:
         if missing:
             for blob, document in self.state_index.cell_documents(missing):
                 cell = Cell.model_validate_json(document)
+                self.cache.remember(blob, cell)
+                self.cache.decoded += 1
+                found[blob] = cell
+        for blob in missing:
+            if blob not in found:  # dropped by a rebuild since the state was read: git has it
+                cell = decode_cell(self.git.read_blob(blob), f"{CELLS_DIR}/(blob {blob})")
                 self.cache.remember(blob, cell)
                 self.cache.decoded += 1
                 found[blob] = cell

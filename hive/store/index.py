@@ -60,6 +60,10 @@ MODEL_FINGERPRINT = "5828bc27bd4a3a23"
 SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
 BATCH = 500  # cell files parsed and inserted per transaction in a cold build
+# A state indexed while other processes rebuild the file (each found it damaged) is
+# indexed again from the start; after this many rebuilds the caller is told to retry.
+REBUILT_RETRIES = 3
+SQLITE_BUSY = 5
 BUSY_TIMEOUT_MS = 30_000
 
 _LIGHT = """
@@ -485,6 +489,28 @@ class OneTransaction:
         self.outer.__exit__(kind, value, trace)
 
 
+class ReadSnapshot:
+    """``with ReadSnapshot(db):``: the block's queries read one snapshot of the file
+    (a deferred transaction; inside a transaction already, that one's), so a rebuild
+    by another process is seen wholly or not at all."""
+
+    __slots__ = ("db", "own")
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.own = not db.in_transaction
+
+    def __enter__(self) -> sqlite3.Connection:
+        if self.own:
+            self.db.execute("BEGIN")
+        return self.db
+
+    def __exit__(self, kind: type[BaseException] | None, value: object, trace: object) -> None:
+        if self.own:
+            with suppress(sqlite3.Error):
+                self.db.execute("COMMIT")
+
+
 class StateIndex:
     """The SQLite file of one clone (``<git common dir>/hive/index.sqlite3``)."""
 
@@ -659,6 +685,9 @@ class StateIndex:
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA,))
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES ('generation', ?)", (os.urandom(8).hex(),)
+            )
             db.execute("COMMIT")
             return db, True
         except sqlite3.DatabaseError as exc:
@@ -721,10 +750,36 @@ class StateIndex:
         the same path) also holds, with the same id, is copied from that listing in
         SQL instead of being looked up again, so a write that changed one file
         costs a few rows, not a shard's worth of lookups."""
-        if self.has_state(key):
-            return
-        if base is not None and not self.has_state(base):
-            base = None
+        for _attempt in range(REBUILT_RETRIES):
+            if self.has_state(key):
+                return
+            generation = self._generation()
+            if base is not None and not self.has_state(base):
+                base = None
+            listings, bulk = self._parse_new(key, list_tree, read_blobs, decode, progress, base)
+            if self._store_state(key, listings, generation):
+                if bulk:
+                    with suppress(sqlite3.OperationalError):  # busy readers: later
+                        self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                return
+        busy = sqlite3.OperationalError(
+            f"the state index was rebuilt {REBUILT_RETRIES} times while {key} was indexed"
+        )
+        busy.sqlite_errorcode = SQLITE_BUSY  # transient: the caller is told to try again
+        raise busy
+
+    def _parse_new(
+        self,
+        key: str,
+        list_tree: TreeLister,
+        read_blobs: BlobReader,
+        decode: Decoder,
+        progress: Progress | None,
+        base: str | None,
+    ) -> tuple[list[Listing], bool]:
+        """The listings of ``key``'s trees not stored yet, with every cell file they
+        hold that is not parsed yet parsed and stored (in batches), and whether that
+        was a bulk build."""
         listings, files = self._new_trees(key, list_tree, base)
         missing = self._unparsed(files)
         bulk = len(missing) > BATCH and not self.memory
@@ -741,14 +796,26 @@ class StateIndex:
             )
             if progress is not None:
                 progress(min(start + BATCH, len(missing)), len(missing))
+        if bulk:
+            self.db.execute("PRAGMA wal_autocheckpoint=1000")
+        return listings, bulk
+
+    def _store_state(self, key: str, listings: list[Listing], generation: str | None) -> bool:
+        """Store the listings and mark ``key`` indexed, in one transaction; False (and
+        nothing stored) when another process rebuilt the index since ``generation``
+        was read: the parsed cells and base listings these rows lean on are gone."""
         with self.transaction() as db:
+            if self._generation() != generation:
+                return False
             for listing in reversed(listings):  # children before parents
                 self._store_listing(db, listing)
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
-        if bulk:
-            self.db.execute("PRAGMA wal_autocheckpoint=1000")
-            with suppress(sqlite3.OperationalError):  # busy readers: later
-                self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        return True
+
+    def _generation(self) -> str | None:
+        """The token a rebuild of the file sets anew (None in a file made before it)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return None if row is None else str(row[0])
 
     def _new_trees(
         self, key: str, list_tree: TreeLister, base: str | None = None
@@ -860,7 +927,19 @@ class StateIndex:
             )
 
     def entries(self, key: str) -> list[Entry]:
-        """Every file of state ``key`` with what its blob holds (paths from the root)."""
+        """Every file of state ``key`` with what its blob holds (paths from the root);
+        none when the state is not stored (see :meth:`stored_entries`)."""
+        return self.stored_entries(key) or []
+
+    def stored_entries(self, key: str) -> list[Entry] | None:
+        """:meth:`entries` read in one snapshot, or None when ``key`` is not stored
+        (another process rebuilt the file since it was)."""
+        with ReadSnapshot(self.db):
+            if not self.has_state(key):
+                return None
+            return self._entries(key)
+
+    def _entries(self, key: str) -> list[Entry]:
         found: list[Entry] = []
         if key == EMPTY_STATE:
             return found
@@ -898,15 +977,15 @@ class StateIndex:
     # ------------------------------------------------------------ ready lists
 
     def ready(self, key: str, limit: int | None = None) -> list[Row] | None:
-        """The ready cells of ``key`` in order, when computed."""
-        db = self.db
-        if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone() is None:
-            return None
-        rows = db.execute(
-            f"SELECT {_ROW} FROM ready r JOIN blobs b ON b.blob = r.blob "
-            "WHERE r.key = ? ORDER BY r.rank LIMIT ?",
-            (key, -1 if limit is None else limit),
-        ).fetchall()
+        """The ready cells of ``key`` in order, when computed (read in one snapshot)."""
+        with ReadSnapshot(self.db) as db:
+            if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone() is None:
+                return None
+            rows = db.execute(
+                f"SELECT {_ROW} FROM ready r JOIN blobs b ON b.blob = r.blob "
+                "WHERE r.key = ? ORDER BY r.rank LIMIT ?",
+                (key, -1 if limit is None else limit),
+            ).fetchall()
         return [Row(*row) for row in rows]
 
     def is_sharded(self, key: str) -> bool:
@@ -924,11 +1003,16 @@ class StateIndex:
 
     def list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int] | None:
         """A page of the cells of ``key`` matching ``query`` (open first, most urgent
-        first, then oldest), and how many match in all; None unless sharded."""
+        first, then oldest), and how many match in all (read in one snapshot); None
+        unless sharded, or when the state is not stored (a rebuild by another process)."""
         if key == EMPTY_STATE:
             return [], 0
-        if not self.is_sharded(key):
-            return None
+        with ReadSnapshot(self.db):
+            if not self.has_state(key) or not self.is_sharded(key):
+                return None
+            return self._list_rows(key, query)
+
+    def _list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int]:
         where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
         params: dict[str, object] = {"key": key}
         for column in ("status", "type", "priority", "parent", "assignee"):
@@ -989,9 +1073,12 @@ class StateIndex:
         return int(row[0])
 
     def store_ready(self, key: str, ready: Sequence[tuple[str, str]]) -> None:
-        """Record the ready list (id, blob) of state ``key``."""
+        """Record the ready list (id, blob) of state ``key`` (not when the state is no
+        longer stored: the list was read from a state a rebuild has since dropped)."""
         with self.transaction() as db:
             if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone():
+                return
+            if not self.has_state(key):
                 return
             db.executemany(
                 "INSERT OR REPLACE INTO ready(key, rank, id, blob) VALUES (?, ?, ?, ?)",
