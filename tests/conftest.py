@@ -10,12 +10,15 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
+
+if TYPE_CHECKING:
+    from tests.serve_sample import Sample
 
 
 def _build_click_commands_once() -> None:
@@ -168,6 +171,24 @@ def hive_template(tmp_path_factory: pytest.TempPathFactory, plain_template: Path
         root = copy_repo(plain_template, tmp_path_factory.mktemp("template") / "repo")
         init_hive(Workspace(str(root), actor="alice"), prefix="hv")
         return root
+
+
+@pytest.fixture(scope="session")
+def built_sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
+    """The web views' sample hive (``tests/serve_sample.py``: its expired reservation
+    takes a second), built once per test process; ``sample`` copies it."""
+    from tests.serve_sample import build_sample
+
+    with isolated_env(tmp_path_factory):
+        return build_sample(tmp_path_factory.mktemp("sample") / "repo")
+
+
+@pytest.fixture
+def sample(built_sample: Sample, tmp_path: Path) -> Sample:
+    """A copy of the sample hive, a repository of its own for the test."""
+    from tests.serve_sample import copy_sample
+
+    return copy_sample(built_sample, tmp_path / "repo")
 
 
 def copy_repo(template: Path, path: Path) -> Path:
