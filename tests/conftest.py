@@ -10,12 +10,15 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
+
+if TYPE_CHECKING:
+    from tests.serve_sample import Sample
 
 
 def _build_click_commands_once() -> None:
@@ -45,6 +48,52 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "test@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
+
+
+# ----------------------------------------------------------- order of the test modules
+# pytest-xdist (scripts/test.sh: --dist worksteal) hands each worker a contiguous share of
+# the collection and lets an idle worker take the back half of another's queue: run in
+# collection order, a run ends with whatever the last modules hold (property tests of
+# seconds each) on one worker while the other waits. So modules run slowest first, by
+# the seconds each took when it last ran here (pytest's cache, read once by the process
+# that starts the workers and handed to them: every worker must collect the same order);
+# a module stays whole (its fixtures are made once) and one not measured yet runs after.
+MODULE_SECONDS = "hive/module-seconds"
+_measured: dict[str, float] = {}
+_known: list[dict[str, float]] = []
+
+
+def _module_seconds(config: pytest.Config) -> dict[str, float]:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return dict(workerinput.get(MODULE_SECONDS, {}))
+    if not _known:
+        cache = getattr(config, "cache", None)
+        _known.append(cache.get(MODULE_SECONDS, {}) if cache is not None else {})
+    return _known[0]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:  # pytest-xdist: a worker is being started
+    node.workerinput[MODULE_SECONDS] = _module_seconds(node.config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    known = _module_seconds(config)
+    if known:
+        items.sort(key=lambda item: -known.get(item.nodeid.split("::")[0], 0.0))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    module = report.nodeid.split("::")[0]
+    _measured[module] = _measured.get(module, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    cache = getattr(session.config, "cache", None)
+    if cache is None or hasattr(session.config, "workerinput") or not _measured:
+        return  # a worker: the process that started it sees every report and keeps them
+    cache.set(MODULE_SECONDS, {**cache.get(MODULE_SECONDS, {}), **_measured})
 
 
 @pytest.fixture(autouse=True)
@@ -122,6 +171,24 @@ def hive_template(tmp_path_factory: pytest.TempPathFactory, plain_template: Path
         root = copy_repo(plain_template, tmp_path_factory.mktemp("template") / "repo")
         init_hive(Workspace(str(root), actor="alice"), prefix="hv")
         return root
+
+
+@pytest.fixture(scope="session")
+def built_sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
+    """The web views' sample hive (``tests/serve_sample.py``: its expired reservation
+    takes a second), built once per test process; ``sample`` copies it."""
+    from tests.serve_sample import build_sample
+
+    with isolated_env(tmp_path_factory):
+        return build_sample(tmp_path_factory.mktemp("sample") / "repo")
+
+
+@pytest.fixture
+def sample(built_sample: Sample, tmp_path: Path) -> Sample:
+    """A copy of the sample hive, a repository of its own for the test."""
+    from tests.serve_sample import copy_sample
+
+    return copy_sample(built_sample, tmp_path / "repo")
 
 
 def copy_repo(template: Path, path: Path) -> Path:

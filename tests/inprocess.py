@@ -231,6 +231,13 @@ class Forked(ForkedWorker):
             self._out.parent.rmdir()
         return out, err
 
+    def stdout_so_far(self) -> str:
+        """What it has written to stdout until now (it may still be running)."""
+        try:
+            return self._out.read_text(errors="replace")
+        except FileNotFoundError:  # not opened by the child yet
+            return ""
+
     def __del__(self) -> None:
         """Its output files go with it once it has ended (a test that only waits for it
         would otherwise leave them in TMPDIR)."""

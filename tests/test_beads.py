@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,41 +56,39 @@ def comparable(key: str, value: Any) -> Any:
     return value
 
 
-def test_import_of_3003_records_is_one_commit_and_fast(ws: Workspace, repo: Path) -> None:
-    before = int(git(repo, "rev-list", "--count", "HEAD"))
-    phases: list[str] = []
-    started = time.perf_counter()
-    result = import_beads(
-        ws, path=str(LARGE), progress=lambda phase, done, total: phases.append(phase)
-    )
-    elapsed = time.perf_counter() - started
-    assert (result.records, result.imported) == (3003, 3003)
-    assert int(git(repo, "rev-list", "--count", "HEAD")) == before + 1
-    assert git(repo, "log", "-1", "--format=%s").startswith("hive: import")
-    assert {"reading", "committing"} <= set(phases)
-    assert result.mapped_statuses == {"tombstone": 346, "hooked": 28}
-    assert result.mapped_types["event"] == 642
-    assert elapsed < 30, f"import took {elapsed:.1f}s"  # a few seconds on an idle machine
-    assert_clean(repo)
-    fresh = Workspace(str(repo))
-    assert len(list_cells(fresh, status="all", include_deleted=True)) == 3003
-    assert {c.id for c in ready(fresh)} == beads_ready(records(LARGE))
+@dataclass
+class Import:
+    """A repository ``import_beads`` wrote (kept as a template), and how it went."""
+
+    root: Path
+    result: Any
+    commits_before: int
+    phases: list[str]
+    seconds: float
 
 
 @pytest.fixture(scope="module")
 def import_templates(
     tmp_path_factory: pytest.TempPathFactory, hive_template: Path
-) -> Callable[[Path], Path]:
-    """A repository with ``path`` imported (by alice), made once per module: what
-    ``imported`` copies for the tests that only read the result of an import."""
-    made: dict[Path, Path] = {}
+) -> Callable[[Path], Import]:
+    """``path`` imported (by alice) into a fresh hive, once per module: what the tests of
+    an import check, in copies (``imported``)."""
+    made: dict[Path, Import] = {}
 
-    def template(path: Path) -> Path:
+    def template(path: Path) -> Import:
         if path not in made:
             with isolated_env(tmp_path_factory):
                 root = copy_repo(hive_template, tmp_path_factory.mktemp("imported") / "repo")
-                import_beads(Workspace(str(root), actor="alice"), path=str(path))
-            made[path] = root
+                before = int(git(root, "rev-list", "--count", "HEAD"))
+                phases: list[str] = []
+                started = time.perf_counter()
+                result = import_beads(
+                    Workspace(str(root), actor="alice"),
+                    path=str(path),
+                    progress=lambda phase, done, total: phases.append(phase),
+                )
+                seconds = time.perf_counter() - started
+            made[path] = Import(root, result, before, phases, seconds)
         return made[path]
 
     return template
@@ -97,13 +96,32 @@ def import_templates(
 
 @pytest.fixture
 def imported(
-    import_templates: Callable[[Path], Path], tmp_path: Path
+    import_templates: Callable[[Path], Import], tmp_path: Path
 ) -> Callable[[Path], Workspace]:
     """``imported(path)``: alice's workspace in a copy of a repository with ``path``
     imported into a fresh hive."""
     return lambda path: Workspace(
-        str(copy_repo(import_templates(path), tmp_path / "repo")), actor="alice"
+        str(copy_repo(import_templates(path).root, tmp_path / "repo")), actor="alice"
     )
+
+
+def test_import_of_3003_records_is_one_commit_and_fast(
+    import_templates: Callable[[Path], Import], imported: Callable[[Path], Workspace]
+) -> None:
+    made = import_templates(LARGE)
+    repo = Path(imported(LARGE).root)  # a copy: the import's repository stays as it was
+    result = made.result
+    assert (result.records, result.imported) == (3003, 3003)
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == made.commits_before + 1
+    assert git(repo, "log", "-1", "--format=%s").startswith("hive: import")
+    assert {"reading", "committing"} <= set(made.phases)
+    assert result.mapped_statuses == {"tombstone": 346, "hooked": 28}
+    assert result.mapped_types["event"] == 642
+    assert made.seconds < 30, f"import took {made.seconds:.1f}s"  # a few s on an idle machine
+    assert_clean(repo)
+    fresh = Workspace(str(repo))
+    assert len(list_cells(fresh, status="all", include_deleted=True)) == 3003
+    assert {c.id for c in ready(fresh)} == beads_ready(records(LARGE))
 
 
 @pytest.mark.parametrize("path", [SMALL, MEDIUM], ids=["163", "704"])

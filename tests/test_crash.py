@@ -32,6 +32,7 @@ from hive.domain.mail import send_message
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
 from hive.errors import LockTimeout
+from hive.git import recovery
 from hive.git.killpoints import POINTS
 from hive.git.owners import owner_alive, owner_tag
 from hive.git.recovery import INTENT, TWIN, Intent, clear_intent, write_intent
@@ -498,7 +499,11 @@ def test_the_pre_commit_hook_finishes_the_write_before_git_commits(scene: Scene,
 # ----------------------------------------------------------------- locks of others
 
 
-def test_a_lock_a_live_git_process_holds_is_never_removed(scene: Scene) -> None:
+def test_a_lock_a_live_git_process_holds_is_never_removed(
+    scene: Scene, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # how long recovery waits for git's lock before it gives up is not the point here
+    monkeypatch.setattr(recovery, "RECOVERY_INDEX_WAIT", 0.1)
     assert run_killed(scene.root, "after-reflog", write_state)
     lock = scene.root / ".git" / "index.lock"
     os.remove(lock)

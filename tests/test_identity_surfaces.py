@@ -18,8 +18,8 @@ from hive.domain.mail import send_message
 from hive.domain.reservations import reserve
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, assert_clean, git
+from tests.hivefork import mcp_server
 from tests.inprocess import run_hive
-from tests.mcpfork import mcp_server
 
 
 def state(repo: Path) -> tuple[str, str, dict[str, str]]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hive.errors import LockTimeout
 from hive.git.index import IndexUpdate, lookup_entries, read_entries, update_index
-from tests.conftest import git, make_repo
+from tests.conftest import copy_repo, git, make_repo
 
 
 def blob(repo: Path, path: str, text: str) -> IndexUpdate:
@@ -156,9 +156,12 @@ NAMES = st.sampled_from(
     edits=st.lists(st.tuples(NAMES, st.booleans()), max_size=6),
 )
 def test_random_edits_agree_with_git(
-    tmp_path_factory: pytest.TempPathFactory, start: set[str], edits: list[tuple[str, bool]]
+    tmp_path_factory: pytest.TempPathFactory,
+    plain_template: Path,
+    start: set[str],
+    edits: list[tuple[str, bool]],
 ) -> None:
-    repo = make_repo(tmp_path_factory.mktemp("prop") / "repo")
+    repo = copy_repo(plain_template, tmp_path_factory.mktemp("prop") / "repo")
     expected: set[str] = {"README.md"}
     for name in sorted(start):
         if _clashes(name, expected):

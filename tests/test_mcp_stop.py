@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import agent_env
 
-HIVE = [sys.executable, "-c", "from hive.cli.entry import main; main()"]
+HIVE = [sys.executable, "-m", "hive"]  # the console script's entry point (console)
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

@@ -107,15 +107,22 @@ def test_staged_reservations_are_enforced_without_autocommit(ws: Workspace, repo
     assert "reserved by alice" in _refused(repo, hive_env(repo, "bob"))
 
 
-def test_expired_and_shared_reservations_never_block(ws: Workspace, repo: Path) -> None:
-    import time
+def test_expired_and_shared_reservations_never_block(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import timedelta
+
+    import hive.domain.reservations as reservations
+    from hive.models import utc_now
 
     _tracked(repo, "src/a.py")
     _tracked(repo, "docs/a.md")
     install_hook(ws)
-    reserve(agent(repo, "alice"), paths=["src/**"], ttl_seconds=1)
     reserve(agent(repo, "carol"), paths=["docs/**"], exclusive=False)
-    time.sleep(1.2)
+    with monkeypatch.context() as past:  # made a minute ago for a second: expired now
+        past.setattr(reservations, "utc_now", lambda: utc_now() - timedelta(minutes=1))
+        reserve(agent(repo, "alice"), paths=["src/**"], ttl_seconds=1)
+    assert "src/**" in git(repo, "show", "HEAD:.hive/reservations/alice.yaml")  # still there
     (repo / "src/a.py").write_text("b\n")
     (repo / "docs/a.md").write_text("b\n")
     assert commit(repo, hive_env(repo, "bob"), "-a").returncode == 0

@@ -15,8 +15,8 @@ import pytest
 
 from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
+from tests.hivefork import mcp_server
 from tests.inprocess import run_hive
-from tests.mcpfork import mcp_server
 from tests.seedkit import call, cli, configure, error, hive, result, run_workers
 
 OUTSIDE = "Access denied: path is outside the context directory"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -25,22 +24,10 @@ from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
 from hive.serve.app import ServeConfig, is_loopback
 from hive.serve.runner import BackgroundServer
-from tests.conftest import git, isolated_env, set_coordinators
+from tests.conftest import git, set_coordinators
+from tests.hivefork import hive_command
 from tests.inprocess import run_hive
-from tests.serve_sample import Sample, build_sample, copy_sample
-
-HIVE = [sys.executable, "-m", "hive.cli.main"]
-
-
-@pytest.fixture(scope="module")
-def built_sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
-    with isolated_env(tmp_path_factory):
-        return build_sample(tmp_path_factory.mktemp("sample") / "repo")
-
-
-@pytest.fixture
-def sample(built_sample: Sample, tmp_path: Path) -> Sample:
-    return copy_sample(built_sample, tmp_path / "repo")
+from tests.serve_sample import Sample
 
 
 @pytest.fixture
@@ -434,7 +421,7 @@ def test_serve_outside_a_hive_is_a_clear_error(tmp_path: Path) -> None:
 
 def _serve(root: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [*HIVE, "-C", str(root), "serve", "--port", "0", *args],
+        hive_command(["-C", str(root), "serve", "--port", "0", *args]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

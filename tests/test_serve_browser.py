@@ -21,12 +21,10 @@ from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
 from hive.serve.app import ServeConfig
 from hive.serve.runner import BackgroundServer
-from tests.conftest import agent_env, git, isolated_env, make_repo
+from tests.conftest import agent_env, git, make_repo
 from tests.serve_sample import (
     Sample,
-    build_sample,
     bulk_cells,
-    copy_sample,
     find_chromium,
     launch_args,
 )
@@ -51,17 +49,6 @@ def browser() -> Iterator[Any]:
         launched = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         yield launched
         launched.close()
-
-
-@pytest.fixture(scope="module")
-def built_sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
-    with isolated_env(tmp_path_factory):
-        return build_sample(tmp_path_factory.mktemp("sample") / "repo")
-
-
-@pytest.fixture
-def sample(built_sample: Sample, tmp_path: Path) -> Sample:
-    return copy_sample(built_sample, tmp_path / "repo")
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from hive.errors import HiveError
 from hive.ops.catalog import operation, operations
 from hive.ops.spec import Operation
 from tests.conftest import agent_env, credential, git, set_coordinators
-from tests.mcpfork import mcp_server
+from tests.hivefork import mcp_server
 
 ROOT = Path(__file__).resolve().parent.parent
 HIVE = ROOT / "hive"

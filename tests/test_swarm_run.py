@@ -26,11 +26,10 @@ from hive.errors import Conflict, InvalidInput
 from hive.models.swarm_run import SwarmEvent, SwarmRunResult
 from hive.store.credentials import name_of_token
 from tests.conftest import assert_clean, git
-from tests.inprocess import run_hive
+from tests.inprocess import Forked, fork_hive, run_hive
 
 PYTHON = shlex.quote(sys.executable)
 AGENT = f"{PYTHON} -m hive.agents.example {{prompt_file}}"
-HIVE = [sys.executable, "-m", "hive.cli.main"]
 
 
 def agent_cmd(extra: str = "", *, special: dict[str, str] | None = None) -> str:
@@ -388,38 +387,27 @@ def test_json_events_and_exit_codes_through_the_cli(ws: Workspace, repo: Path) -
     assert plain.returncode == 1 and f"blocked {bad_cell}: worker" in plain.stdout
 
 
-def _start_runner(repo: Path, epic: str, command: str, workers: int) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            *HIVE,
-            "-C",
-            str(repo),
-            "swarm",
-            "run",
-            epic,
-            "--agent-cmd",
-            command,
-            "--workers",
-            str(workers),
-            "--json",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _start_runner(repo: Path, epic: str, command: str, workers: int) -> Forked:
+    """``hive swarm run --json`` as a process of its own, forked from this one (the CLI's
+    imports are here already)."""
+    argv = ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", command]
+    return fork_hive([*argv, "--workers", str(workers), "--json"], module="hive.cli.main")
 
 
-def _wait_for_starts(runner: subprocess.Popen[str], count: int) -> list[dict[str, Any]]:
+def _wait_for_starts(runner: Forked, count: int) -> list[dict[str, Any]]:
     """Events up to the ``count``-th worker_started (read from the runner's stdout)."""
-    seen: list[dict[str, Any]] = []
-    assert runner.stdout is not None
     deadline = time.monotonic() + 60
-    while sum(e["event"] == "worker_started" for e in seen) < count:
+    while True:
+        seen = [
+            json.loads(line)
+            for line in runner.stdout_so_far().splitlines(keepends=True)
+            if line.endswith("\n")
+        ]
+        if sum(e["event"] == "worker_started" for e in seen) >= count:
+            return seen
+        assert runner.poll() is None, runner.communicate()
         assert time.monotonic() < deadline
-        line = runner.stdout.readline()
-        assert line, runner.stderr.read() if runner.stderr else "runner ended"
-        seen.append(json.loads(line))
-    return seen
+        time.sleep(0.02)
 
 
 def _alive(pid: int) -> bool:
@@ -439,11 +427,11 @@ def _alive(pid: int) -> bool:
 def test_ctrl_c_stops_the_workers_and_a_second_run_resumes(ws: Workspace, repo: Path) -> None:
     epic, *subtasks = make_epic(ws, files(4))
     runner = _start_runner(repo, epic, agent_cmd("--pace 3"), 2)
-    seen = _wait_for_starts(runner, 2)
-    runner.send_signal(signal.SIGINT)
+    _wait_for_starts(runner, 2)
+    os.kill(runner.pid, signal.SIGINT)
     out, err = runner.communicate(timeout=60)
     assert runner.returncode == 130, err
-    events = seen + [json.loads(line) for line in out.splitlines()]
+    events = [json.loads(line) for line in out.splitlines()]
     kinds = [e["event"] for e in events]
     assert "interrupted" in kinds and kinds.count("requeued") == 2 and kinds[-1] == "run_finished"
     pids = [e["pid"] for e in events if e["event"] == "worker_started"]
@@ -466,8 +454,9 @@ def test_a_killed_runner_is_recovered_by_the_next_run(ws: Workspace, repo: Path)
     epic, *subtasks = make_epic(ws, files(2))
     runner = _start_runner(repo, epic, agent_cmd("--pace 5"), 2)
     seen = _wait_for_starts(runner, 2)
-    runner.kill()  # no chance to clean up: the workers live on in their own groups
+    os.kill(runner.pid, signal.SIGKILL)  # no chance to clean up: the workers live on
     runner.communicate(timeout=30)
+    assert runner.returncode == -signal.SIGKILL
     pids = [e["pid"] for e in seen if e["event"] == "worker_started"]
     assert all(show_cell(ws, cell_id=cell).status == "in_progress" for cell in subtasks)
     result, events = run(ws, epic, workers=2)
@@ -511,12 +500,12 @@ def assert_fsck(repo: Path) -> None:
 
 
 def test_a_shell_script_agent_using_the_hive_cli(ws: Workspace, repo: Path) -> None:
-    """The script from docs/agents.md: identity from the environment the runner sets."""
+    """The script from docs/agents.md: identity from the environment the runner sets
+    (``hive`` is the console script of this environment: the runner puts it on PATH)."""
     epic, cell = make_epic(ws, [{"title": "Do A", "files": ["src/feature/**"]}])
     script = repo.parent / "work.sh"
     script.write_text(
         "set -e\n"
-        f'hive() {{ {PYTHON} -m hive.cli.main "$@"; }}\n'
         'hive mail init --task "$HIVE_CELL"\n'
         "hive reserve 'src/feature/**' --cell \"$HIVE_CELL\" --reason 'my subtask'\n"
         "mkdir -p src/feature && echo 'x = 1' > src/feature/a.py\n"

@@ -411,6 +411,29 @@ def test_cli_init_says_which_remotes_carry_hive_refs(clones: Clones, tmp_path: P
     )
 
 
+def test_one_read_of_git_config_answers_as_git_does(tmp_path: Path) -> None:
+    """``GitConfig`` (one ``git config --list`` for init and sync) gives what ``git config
+    --get-all`` gives: case rules of keys, valueless keys, values it added itself."""
+    from hive.git.gitconfig import GitConfig, get_all
+
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "Up", "/elsewhere")
+    git(repo, "config", "--add", "remote.Up.push", "HEAD")
+    (repo / ".git" / "config").write_text(
+        (repo / ".git" / "config").read_text() + "[Hive]\n\tFlag\n\tEmpty =\n"
+    )
+    config = GitConfig(str(repo))
+    assert config.remotes() == ["Up"]
+    for key in ("remote.Up.push", "REMOTE.Up.PUSH", "remote.up.push", "hive.flag", "hive.empty"):
+        assert config.get_all(key) == get_all(str(repo), key), key
+    assert config.add_value("remote.Up.push", "refs/hive/*:refs/hive/*")
+    assert not config.add_value("Remote.Up.Push", "HEAD")
+    assert config.get_all("remote.Up.push") == get_all(str(repo), "remote.Up.push")
+    assert config.get_all("remote.Up.push") == ["HEAD", "refs/hive/*:refs/hive/*"]
+    assert config.set_value("hive.flag", "on") and not config.set_value("hive.flag", "on")
+    assert get_all(str(repo), "hive.flag") == ["on"]
+
+
 def test_a_fresh_clone_with_an_older_copy_takes_the_newer_state_without_conflicts(
     clones: Clones,
 ) -> None:

@@ -354,7 +354,7 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "hive.cli.main", "-C", str(repo), "--actor", "mcp-agent", "mcp"],
+        args=["-m", "hive", "-C", str(repo), "--actor", "mcp-agent", "mcp"],  # as agents run it
         env={**os.environ},
     )
 
@@ -402,3 +402,45 @@ async def _saved_for_head(repo: Path) -> bool:
     finally:
         db.close()
     return known == (cells,) and built is not None
+
+
+def test_mcp_starts_without_the_full_cli_and_refuses_alike(ws: Workspace, repo: Path) -> None:
+    """``hive mcp`` from the console script serves without the full CLI (typer and its
+    command tree: a third of a start); a refusal before serving reads the same
+    on both paths, and any other form (``--help``, a typo) is the full CLI's."""
+    probe = (
+        "import sys\n"
+        "from hive.cli.entry import main\n"
+        "sys.argv = ['hive', '-C', sys.argv[1], 'mcp', '--agent=probe', '--context', '.']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "print(code, sorted(m for m in ('hive.cli.main', 'typer', 'rich') if m in sys.modules))\n"
+        "sys.stdout.flush()\n"
+        "import os; os._exit(0)  # as the console script ends (no interpreter teardown)\n"
+    )
+    served = subprocess.run(
+        [sys.executable, "-c", probe, str(repo)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert served.stdout.strip().splitlines()[-1] == "0 []", served.stdout + served.stderr
+    assert "Traceback" not in served.stderr
+    for args in (["mcp", "--context", "nope"], ["--json", "mcp", "--context=nope"]):
+        lean = run_hive(["-C", str(repo), *args])
+        full = run_hive(["-C", str(repo), *args], module="hive.cli.main")
+        assert (lean.returncode, lean.stdout, lean.stderr) == (
+            full.returncode,
+            full.stdout,
+            full.stderr,
+        )
+        assert lean.returncode == 2 and lean.stderr == "error: --context nope: not a directory\n"
+    assert json.loads(lean.stdout)["code"] == "invalid_input"
+    for args in (["mcp", "--help"], ["mcp", "--agent", "a", "--agent", "b", "--help"]):
+        helped = run_hive(["-C", str(repo), *args])
+        assert helped.returncode == 0 and "Usage: hive mcp" in helped.stdout
+    typo = run_hive(["-C", str(repo), "mcp", "--agnet", "x"])
+    assert typo.returncode == 2 and "No such option: --agnet" in typo.stderr

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, git
+from tests.hivefork import mcp_server
 from tests.inprocess import fork_hive
-from tests.mcpfork import mcp_server
 from tests.test_tools import configure, envelope, hive
 
 

@@ -12,8 +12,8 @@ import anyio
 
 from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
+from tests.hivefork import mcp_server
 from tests.inprocess import run_hive
-from tests.mcpfork import mcp_server
 from tests.test_tools import envelope
 
 GENERATED = re.compile(r"^[A-Z][a-z]+[A-Z][a-z]+$")

@@ -16,8 +16,8 @@ from hive.domain.workspace import Workspace
 from hive.tools.envelope import MAX_ENVELOPE, parse_envelope
 from hive.tools.registry import CallContext, call_tool
 from tests.conftest import git
+from tests.hivefork import hive_command
 from tests.inprocess import fork_hive
-from tests.mcpfork import mcp_command
 from tests.test_tools import envelope, hive
 
 
@@ -207,7 +207,7 @@ def _exchange(repo: Path, lines: list[str], *, last_id: int) -> list[dict[str, A
     """Send raw lines to ``hive mcp`` and read replies until the one for ``last_id``
     (stdin stays open until then: at end of input the server may stop mid-request)."""
     server = subprocess.Popen(
-        mcp_command(["-C", str(repo), "--actor", "raw", "mcp"]),
+        hive_command(["-C", str(repo), "--actor", "raw", "mcp"]),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -12,6 +12,9 @@ step sees the same directory. Then:
 * ``hive reserve``, ``release`` and ``mail send`` in their common forms likewise by
   ``hive/cli/lean_coord.py`` (the same conflict test, file format and mail log code
   as the full path);
+* ``hive mcp`` with ``--agent`` / ``--context`` or neither starts the MCP server
+  without the full CLI (``hive/cli/mcp_start.py``, the code the full CLI's
+  ``hive mcp`` runs too);
 * ``hive ready``, ``hive list`` and ``hive show ID`` are answered from the state index
   (``hive/store/index.py``) for the state of the commit HEAD points at, read
   from git just before: the answer can never be older than HEAD. These paths
@@ -218,4 +221,5 @@ LEAN_COMMANDS: dict[str, Callable[[Invocation], int | None]] = {
     "reserve": _lean("lean_coord", "reserve"),
     "release": _lean("lean_coord", "release"),
     "mail": _lean("lean_coord", "mail"),
+    "mcp": _lean("mcp_start", "lean"),
 }

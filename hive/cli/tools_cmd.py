@@ -4,7 +4,6 @@ tools rather than being operations themselves."""
 
 import json
 import os
-import secrets
 import sys
 from typing import Annotated, Any
 
@@ -18,7 +17,7 @@ from hive.cli.common import (
     run_op,
     workspace,
 )
-from hive.errors import HiveError, InvalidInput
+from hive.errors import HiveError
 
 tools_app = typer.Typer(
     rich_markup_mode=None,
@@ -38,16 +37,12 @@ AgentOption = Annotated[
 ]
 
 
-def _context(agent: str | None, session: str | None = None) -> Any:
-    """The calling agent: proven by the credential in $HIVE_AGENT_TOKEN, else registered
-    now under --agent / --actor / $HIVE_AGENT (a name held by someone else leaves the
-    session unbound, and calls that act say why), else unbound until swarmmail_init."""
-    from hive.tools.registry import open_context
+def _context(agent: str | None) -> Any:
+    """The calling agent (see ``mcp_start.open_session``)."""
+    from hive.cli.mcp_start import open_session
 
-    ws = workspace(claim=False)
-    wanted = agent or OPTIONS.actor or os.environ.get("HIVE_AGENT") or None
-    token = os.environ.get("HIVE_AGENT_TOKEN") or None
-    return open_context(ws.root, agent=wanted, token=token, session=session or default_session())
+    wanted = agent or OPTIONS.actor or os.environ.get("HIVE_AGENT")
+    return open_session(OPTIONS.directory, wanted, default_session())
 
 
 def _dump(value: Any) -> None:
@@ -105,16 +100,9 @@ def docs_cmd() -> None:
 
 def _context_dir(given: str | None) -> str | None:
     """``--context DIR``: an existing directory, as a real absolute path."""
-    if given is None:
-        return None
+    from hive.cli.mcp_start import context_dir
 
-    def check() -> str:
-        real = os.path.realpath(os.path.join(OPTIONS.directory, os.path.expanduser(given)))
-        if not os.path.isdir(real):
-            raise InvalidInput(f"--context {given}: not a directory")
-        return real
-
-    return run_op(check)
+    return run_op(lambda: context_dir(OPTIONS.directory, given))
 
 
 @tools_app.command("run")
@@ -149,17 +137,8 @@ def run_cmd(
 def mcp_cmd(agent: AgentOption = None, context: ContextOption = None) -> None:
     """Serve every tool over MCP on stdin/stdout (for agent runtimes). Each server
     process has its own session, so two servers never share a mail identity."""
-    try:
-        from hive.tools.mcp_server import serve_stdio
-        from hive.tools.registry import agent_tools
+    from hive.cli.mcp_start import serve
 
-        session = f"mcp:{os.getpid()}:{secrets.token_hex(4)}"
-        ctx = run_op(lambda: _context(agent, session))
-        ctx.context_dir = _context_dir(context)
-        for warning in run_op(lambda: agent_tools(ctx))[1]:
-            output.err(f"warning: {ctx.agent}: {warning}")
-        if ctx.bind_error is not None:
-            output.err(f"warning: {ctx.bind_error.message}")
-        serve_stdio(ctx)  # returns on stdin EOF, Ctrl-C or SIGTERM
-    except KeyboardInterrupt:  # Ctrl-C while starting: stopped as asked, not a failure
-        return
+    code = serve(OPTIONS.directory, OPTIONS.actor, OPTIONS.json, agent, context)
+    if code:
+        raise typer.Exit(code)

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
-from hive.git.gitconfig import check_attribute, get_all, git_available, set_value
+from hive.git.gitconfig import GitConfig, check_attribute, get_all, git_available
 from hive.git.repo import Change, Snapshot, format_message
 from hive.models import HiveConfig
 from hive.models.cell import first_error
@@ -61,13 +61,14 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
     existing = ws.config()
     from hive.domain.sync import configure_remotes
 
+    git_config = GitConfig(ws.root) if git_available() else None  # read once for both
     return InitResult(
         root=ws.root,
         prefix=existing.prefix,
         created=bool(written.result),
         commit=written.commit if written.result else None,
-        merge_driver=install_merge_driver(ws),
-        remotes=configure_remotes(ws),
+        merge_driver=install_merge_driver(ws, git_config),
+        remotes=configure_remotes(ws, config=git_config),
     )
 
 
@@ -119,12 +120,13 @@ def driver_command() -> str:
     return f"{shlex.quote(sys.executable)} -m {DRIVER_MODULE} %O %A %B %P"
 
 
-def install_merge_driver(ws: Workspace) -> str:
+def install_merge_driver(ws: Workspace, config: GitConfig | None = None) -> str:
     """Configure ``merge.hive.driver`` in this clone: installed, unchanged, or why not."""
     if not git_available():
         return "skipped: no git program found (nothing to configure)"
-    changed = set_value(ws.root, DRIVER_KEY, driver_command())
-    set_value(ws.root, DRIVER_NAME_KEY, "hive field-level merge of .hive/ files")
+    config = config or GitConfig(ws.root)
+    changed = config.set_value(DRIVER_KEY, driver_command())
+    config.set_value(DRIVER_NAME_KEY, "hive field-level merge of .hive/ files")
     return "installed" if changed else "unchanged"
 
 

@@ -38,7 +38,7 @@ from hive.domain.contest import settle_contests
 from hive.domain.merge import is_mergeable_path, merge_file
 from hive.domain.workspace import Workspace
 from hive.errors import GitError
-from hive.git.gitconfig import add_value, get_all, git_available, remotes
+from hive.git.gitconfig import GitConfig, git_available
 from hive.git.remote import check_remote, fetch_refs, push_refs, tracking_ref
 from hive.git.repo import Change, Plan, Snapshot, format_message
 from hive.git.state import check_git_state
@@ -60,7 +60,9 @@ def fetch_refspec(remote: str) -> str:
     return f"+{HIVE_REFS}:{tracking_ref(remote, '*')}"
 
 
-def configure_remotes(ws: Workspace, only: str | None = None) -> list[str]:
+def configure_remotes(
+    ws: Workspace, only: str | None = None, config: GitConfig | None = None
+) -> list[str]:
     """Make plain ``git fetch``/``git push`` of each remote carry ``refs/hive/*``.
 
     fetch: ``+refs/hive/*:refs/hive-remotes/<remote>/*`` (tracking refs, never
@@ -70,14 +72,16 @@ def configure_remotes(ws: Workspace, only: str | None = None) -> list[str]:
     """
     if not git_available():
         return []
-    names = [only] if only else remotes(ws.root)
+    config = config or GitConfig(ws.root)  # one read of git's config for all the remotes
+    names = [only] if only else config.remotes()
     for name in names:
-        add_value(ws.root, f"remote.{name}.fetch", fetch_refspec(name))
+        config.add_value(f"remote.{name}.fetch", fetch_refspec(name))
         push_key = f"remote.{name}.push"
-        if PUSH_REFSPEC not in get_all(ws.root, push_key):
-            if not get_all(ws.root, push_key):
-                add_value(ws.root, push_key, "HEAD")
-            add_value(ws.root, push_key, PUSH_REFSPEC)
+        pushed = config.get_all(push_key)
+        if PUSH_REFSPEC not in pushed:
+            if not pushed:
+                config.add_value(push_key, "HEAD")
+            config.add_value(push_key, PUSH_REFSPEC)
     return names
 
 
@@ -88,8 +92,9 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
         raise GitError("hive sync needs the git program (it talks to remotes through it)")
     ws.config()  # an initialised hive
     check_git_state(ws.git.paths, ws.git.head())  # before talking to the remote
-    if name in remotes(ws.root):
-        configure_remotes(ws, only=name)
+    config = GitConfig(ws.root)
+    if name in config.remotes():
+        configure_remotes(ws, only=name, config=config)
     report = progress or (lambda phase, done, total: None)
     totals: dict[str, Any] = {"received": 0, "conflicts": [], "unresolved": [], "contested": []}
     commit: str | None = None

@@ -36,36 +36,70 @@ def get_all(root: str, key: str) -> list[str]:
     return [line for line in result.stdout.splitlines() if line]
 
 
-def set_value(root: str, key: str, value: str) -> bool:
-    """Set ``key`` in the repository's config; False when it already had that value."""
-    if get_all(root, key) == [value]:
-        return False
-    result = _git_config(root, "--local", "--replace-all", key, value)
-    if result.returncode != 0:
-        raise GitError(f"cannot set git config {key}: {result.stderr.strip()}")
-    return True
+def _canonical(key: str) -> str:
+    """``key`` as ``git config --list`` names it: section and variable lower-cased, a
+    subsection (``remote.<name>.url``) as it is."""
+    section, _, rest = key.partition(".")
+    subsection, dot, variable = rest.rpartition(".")
+    return f"{section.lower()}.{subsection}{dot}{variable.lower()}"
 
 
-def add_value(root: str, key: str, value: str) -> bool:
-    """Add ``value`` to the multi-valued ``key`` unless present; True when added."""
-    if value in get_all(root, key):
-        return False
-    result = _git_config(root, "--local", "--add", key, value)
-    if result.returncode != 0:
-        raise GitError(f"cannot set git config {key}: {result.stderr.strip()}")
-    return True
+class GitConfig:
+    """The repository's effective git config, read with one ``git config --list``, for a
+    command that asks for several keys and sets a few. A value added through it is added
+    here too (the repository's file is read last); a key replaced is asked of git again
+    (what other scopes give it is git's to combine)."""
 
+    def __init__(self, root: str) -> None:
+        self.root = root
+        result = _git_config(root, "--list", "-z")
+        if result.returncode != 0:
+            raise GitError(f"git config --list: {result.stderr.strip()}")
+        self._values: dict[str, list[str]] = {}
+        for entry in result.stdout.split("\0"):
+            key, newline, value = entry.partition("\n")
+            if key:  # a key without "=" has no value (and no newline)
+                self._values.setdefault(key, []).extend([value] if newline else [])
+        self._changed: set[str] = set()
 
-def remotes(root: str) -> list[str]:
-    """Names of the configured remotes."""
-    if not git_available():
-        return []
-    result = _git_config(root, "--get-regexp", r"^remote\..*\.url$")
-    names = []
-    for line in result.stdout.splitlines():
-        key = line.split(" ", 1)[0]
-        names.append(key[len("remote.") : -len(".url")])
-    return names
+    def get_all(self, key: str) -> list[str]:
+        """Every value of ``key`` ([] when unset)."""
+        name = _canonical(key)
+        if name in self._changed:
+            return get_all(self.root, key)
+        return [value for value in self._values.get(name, []) if value]
+
+    def set_value(self, key: str, value: str) -> bool:
+        """Set ``key`` in the repository's config; False when it already had that value."""
+        if self.get_all(key) == [value]:
+            return False
+        self._write(key, "--replace-all", value)
+        return True
+
+    def add_value(self, key: str, value: str) -> bool:
+        """Add ``value`` to the multi-valued ``key`` unless present; True when added."""
+        if value in self.get_all(key):
+            return False
+        self._write(key, "--add", value)
+        return True
+
+    def remotes(self) -> list[str]:
+        """Names of the configured remotes."""
+        return [
+            key[len("remote.") : -len(".url")]
+            for key in self._values
+            if key.startswith("remote.") and key.endswith(".url") and key.count(".") >= 2
+        ]
+
+    def _write(self, key: str, how: str, value: str) -> None:
+        result = _git_config(self.root, "--local", how, key, value)
+        name = _canonical(key)
+        if result.returncode == 0 and how == "--add":  # the local file is read last
+            self._values.setdefault(name, []).append(value)
+        else:
+            self._changed.add(name)
+        if result.returncode != 0:
+            raise GitError(f"cannot set git config {key}: {result.stderr.strip()}")
 
 
 def check_attribute(root: str, paths: Sequence[str], attribute: str) -> dict[str, str | None]:

@@ -63,6 +63,7 @@ def fuzz_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = Workspace(str(repo), actor="fuzz")
     init_hive(ws)
     create_cell(ws, title="good one")
+    _commit_file(repo, cell_path("hv-fuzz01"), b"")  # tracked: each example is one commit
     return repo
 
 
@@ -71,7 +72,18 @@ def fuzz_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_fuzzed_cell_files_never_crash_list_ready_or_doctor(
     fuzz_repo: Path, content: bytes
 ) -> None:
-    _commit_file(fuzz_repo, cell_path("hv-fuzz01"), content)
+    (fuzz_repo / cell_path("hv-fuzz01")).write_bytes(content)
+    git(
+        fuzz_repo,
+        "commit",
+        "-q",
+        "--no-verify",
+        "--allow-empty",
+        "-m",
+        "fuzz",
+        "--",
+        cell_path("hv-fuzz01"),
+    )
     ws = Workspace(str(fuzz_repo), actor="fuzz")
     titles = {c.title for c in list_cells(ws, status="all")}
     assert "good one" in titles  # one bad file never hides the others

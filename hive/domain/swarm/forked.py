@@ -102,14 +102,17 @@ def start_forked(
     if not callable(main):
         return None
     ready_r, ready_w = os.pipe()
-    gc.freeze()  # the child leaves the runner's objects alone: fewer pages copied
+    freeze = gc.get_freeze_count() == 0  # (a process that froze its objects keeps them so)
+    if freeze:
+        gc.freeze()  # the child's collector leaves the runner's objects alone: fewer copies
     try:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             os.close(ready_r)
             _child(module, main, args, cwd, env, log_fd, ready_w)
     finally:
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
     os.close(ready_w)
     try:
         os.read(ready_r, 1)  # its own session exists: its group can be signalled

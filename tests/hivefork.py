@@ -1,20 +1,23 @@
-"""``hive mcp`` servers for the tests, forked from one warm process instead of each
-starting a new interpreter (which spends ~1.5 s CPU importing the MCP SDK, pydantic
-and hive before it serves).
+"""``hive`` server processes for the tests (``hive mcp``, ``hive serve``), forked from
+one warm process instead of each starting a new interpreter (which spends ~1.5 s of
+CPU importing the MCP SDK, pydantic and hive before ``hive mcp`` serves, ~0.5 s
+before ``hive serve`` does).
 
-``mcp_server(args, env=...)`` gives the ``StdioServerParameters`` the official MCP
-client (``mcp.client.stdio.stdio_client``) spawns, and ``mcp_command(args)`` the
-command line for a test that drives the pipes itself. The command is this file run
-as a tiny launcher (``python -I -S``: the standard library only, ~10 ms): it hands
-its standard input, output and error, its environment, working directory and the
-``hive`` arguments over a Unix socket to the fork server, a process of this test
-session that has imported what ``hive mcp`` imports. The fork server forks a child
-that takes those three descriptors as its own 0, 1 and 2 and runs the full CLI
-(``python -m hive.cli.main ARGS``, as ``tests/inprocess.py`` runs it). So each
-server is a real process of its own (its own pid, session and state) speaking MCP
-over real pipes with the client; the launcher forwards SIGINT, SIGTERM and SIGHUP
-to it and exits with its exit code. Start-up and stopping of a freshly executed
-``hive mcp`` are tested with real ``hive`` processes (tests/test_mcp_stop.py).
+``hive_command(args)`` is the command line of ``hive ARGS`` for a test that starts
+the process itself (``subprocess.Popen``), ``mcp_server(args, env=...)`` the
+``StdioServerParameters`` the official MCP client (``mcp.client.stdio.stdio_client``)
+spawns. The command is this file run as a tiny launcher (``python -I -S``: the
+standard library only, ~10 ms): it hands its standard input, output and error, its
+environment, working directory and the ``hive`` arguments over a Unix socket to the
+fork server, a process of this test session that has imported what the servers
+import. The fork server forks a child that takes those three descriptors as its own
+0, 1 and 2 and runs ``hive ARGS`` (the console script's entry point, as
+``tests/inprocess.py`` runs it; stderr line-buffered, stdout too when
+``PYTHONUNBUFFERED`` is set, as in a new interpreter). So each server is a real
+process of its own (its own pid, session and state) on real pipes; the launcher
+forwards SIGINT, SIGTERM and SIGHUP to it and exits with its exit code. Start-up
+and stopping of a freshly executed ``hive mcp`` are tested with real ``hive``
+processes (tests/test_mcp_stop.py, the end-to-end test of tests/test_tools.py).
 """
 
 from __future__ import annotations
@@ -28,7 +31,13 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-WARM = ("hive.cli.main", "hive.tools.mcp_server", "hive.tools.registry", "hive.tools.schemas")
+WARM = (
+    "hive.cli.entry",
+    "hive.cli.mcp_start",
+    "hive.cli.main",
+    "hive.tools.mcp_server",
+    "hive.serve.runner",
+)
 
 
 # ------------------------------------------------------------------ in the test process
@@ -46,10 +55,10 @@ def _socket_path() -> str:
     process = _SERVER.get("process")
     if isinstance(path, str) and isinstance(process, subprocess.Popen) and process.poll() is None:
         return path
-    folder = tempfile.mkdtemp(prefix="hive-mcpfork-")
+    folder = tempfile.mkdtemp(prefix="hive-fork-")
     path = os.path.join(folder, "socket")
     started = subprocess.Popen(
-        [sys.executable, "-m", "tests.mcpfork", "--serve", path],
+        [sys.executable, "-m", "tests.hivefork", "--serve", path],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -58,7 +67,7 @@ def _socket_path() -> str:
     ready = started.stdout.readline()
     if ready.strip() != b"ready":
         started.kill()
-        raise RuntimeError(f"the MCP fork server did not start: {ready!r}")
+        raise RuntimeError(f"the fork server did not start: {ready!r}")
     _SERVER.update(path=path, process=started)
 
     def stop() -> None:
@@ -72,9 +81,8 @@ def _socket_path() -> str:
     return path
 
 
-def mcp_command(args: list[str]) -> list[str]:
-    """The command line of a ``hive mcp`` server: ``args`` are hive's (``-C REPO mcp
-    ...``), as after ``python -m hive.cli.main``."""
+def hive_command(args: list[str]) -> list[str]:
+    """The command line of ``hive ARGS`` (e.g. ``-C REPO mcp``), a forked process."""
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), _socket_path(), *args]
 
 
@@ -83,7 +91,7 @@ def mcp_server(args: list[str], *, env: dict[str, str] | None = None) -> object:
     by a forked process (``env``: its environment, as the client merges it)."""
     from mcp.client.stdio import StdioServerParameters
 
-    command, *rest = mcp_command(args)
+    command, *rest = hive_command(args)
     return StdioServerParameters(command=command, args=rest, env=env)
 
 
@@ -135,19 +143,20 @@ def _receive(connection: socket.socket) -> tuple[dict[str, object], list[int]]:
 
 
 def _run_child(connection: socket.socket, request: dict[str, object], fds: list[int]) -> int:
-    """In the forked child: become ``python -m hive.cli.main ARGS`` on the launcher's
-    descriptors; report the pid, then the exit code."""
+    """In the forked child: become ``hive ARGS`` on the launcher's descriptors; report
+    the pid, then the exit code."""
     from tests.inprocess import _call_main
 
     for number, fd in enumerate(fds):
         os.dup2(fd, number)
         os.close(fd)
-    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the child's own until it exits
-    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
     env = request["env"]
     args = request["args"]
     assert isinstance(env, dict) and isinstance(args, list)
+    stdout_buffering = 1 if env.get("PYTHONUNBUFFERED") else -1
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the child's own until it exits
+    sys.stdout = open(1, "w", buffering=stdout_buffering, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
     os.environ.clear()
     os.environ.update(env)
     os.chdir(str(request["cwd"]))
@@ -155,7 +164,7 @@ def _run_child(connection: socket.socket, request: dict[str, object], fds: list[
     connection.sendall(f"{os.getpid()}\n".encode())
     code = 1
     try:
-        code = _call_main("hive.cli.main")
+        code = _call_main("hive")
     finally:
         with contextlib.suppress(OSError):
             sys.stdout.flush()

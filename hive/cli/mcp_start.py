@@ -1,0 +1,113 @@
+"""``hive mcp``: the MCP server (``hive/tools/mcp_server.py``) started for a repository.
+
+Without typer or click: the console script (``entry.py``) starts it directly for the
+common form ``hive mcp [--agent NAME] [--context DIR]``, so an agent runtime's server
+does not build the full CLI's command tree first (~0.25 s of a ~1.2 s start); the
+full CLI's ``hive mcp`` (``tools_cmd.mcp_cmd``), which takes every other form
+(``--help``, a mistyped option), calls the same :func:`serve`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hive.cli import Invocation
+from hive.cli.opening import open_workspace
+from hive.cli.output import emit_json, err
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from hive.errors import HiveError
+    from hive.tools.registry import CallContext
+
+OPTIONS = ("--agent", "--context")
+
+
+def lean(inv: Invocation) -> int | None:
+    """``hive mcp`` from the console script: None (the full CLI) for any other form."""
+    given = _options(inv.args)
+    if given is None:
+        return None
+    return serve(inv.directory, inv.actor, inv.json, given.get("--agent"), given.get("--context"))
+
+
+def _options(args: list[str]) -> dict[str, str] | None:
+    """``--agent NAME`` / ``--context DIR`` (or ``--option=VALUE``), each at most once."""
+    found: dict[str, str] = {}
+    position = 0
+    while position < len(args):
+        name, equals, value = args[position].partition("=")
+        if name not in OPTIONS or name in found:
+            return None
+        if not equals:
+            if position + 1 >= len(args):
+                return None
+            position += 1
+            value = args[position]
+        found[name] = value
+        position += 1
+    return found
+
+
+def serve(
+    directory: str, actor: str | None, json_output: bool, agent: str | None, context: str | None
+) -> int:
+    """Serve every tool over MCP on stdin/stdout until stdin ends, Ctrl-C or SIGTERM
+    (exit code 0); a refusal before serving is one line on stderr (and JSON on
+    stdout with ``--json``) and its exit code."""
+    from hive.errors import HiveError
+
+    try:
+        from hive.tools.mcp_server import serve_stdio
+
+        session = f"mcp:{os.getpid()}:{os.urandom(4).hex()}"
+        try:
+            ctx = open_session(directory, agent or actor or os.environ.get("HIVE_AGENT"), session)
+            ctx.context_dir = context_dir(directory, context)
+            warnings = _tool_warnings(ctx)
+        except HiveError as exc:
+            return _refused(exc, json_output)
+        for warning in warnings:
+            err(f"warning: {ctx.agent}: {warning}")
+        if ctx.bind_error is not None:
+            err(f"warning: {ctx.bind_error.message}")
+        serve_stdio(ctx)  # returns on stdin EOF, Ctrl-C or SIGTERM
+    except KeyboardInterrupt:  # Ctrl-C while starting: stopped as asked, not a failure
+        return 0
+    return 0
+
+
+def open_session(directory: str, wanted: str | None, session: str) -> CallContext:
+    """The calling agent: proven by the credential in $HIVE_AGENT_TOKEN, else registered
+    now under ``wanted`` (a name held by someone else leaves the session unbound, and
+    calls that act say why), else unbound until swarmmail_init."""
+    from hive.tools.registry import open_context
+
+    opened = open_workspace(directory, None, claim=False)
+    token = os.environ.get("HIVE_AGENT_TOKEN") or None
+    return open_context(opened.root, agent=wanted or None, token=token, session=session)
+
+
+def context_dir(directory: str, given: str | None) -> str | None:
+    """``--context DIR``: an existing directory, as a real absolute path."""
+    from hive.errors import InvalidInput
+
+    if given is None:
+        return None
+    real = os.path.realpath(os.path.join(directory, os.path.expanduser(given)))
+    if not os.path.isdir(real):
+        raise InvalidInput(f"--context {given}: not a directory")
+    return real
+
+
+def _tool_warnings(ctx: CallContext) -> list[str]:
+    from hive.tools.registry import agent_tools
+
+    return agent_tools(ctx)[1]
+
+
+def _refused(exc: HiveError, json_output: bool) -> int:
+    if json_output:
+        emit_json(exc.to_dict())
+    err(f"error: {exc.message}")
+    return exc.exit_code
