@@ -16,10 +16,10 @@ the lookup list the pack directory again.
 
 from __future__ import annotations
 
+import _thread  # loaded by every interpreter (threading is not: lean paths avoid it)
 import itertools
 import mmap
 import os
-import threading
 import zlib
 from collections import OrderedDict
 
@@ -230,7 +230,7 @@ _BASES: OrderedDict[tuple[int, int], tuple[bytes, bytes]] = OrderedDict()
 _BASES_LIMIT = 64 * 1024 * 1024
 _BASES_SIZE = [0]  # the bytes held in _BASES
 DELTAS_APPLIED = [0]  # deltas applied by this process (a measure, read by tests)
-_BASES_LOCK = threading.Lock()  # threads (hive serve) share the cache: no torn LRU
+_BASES_LOCK = _thread.allocate_lock()  # threads (hive serve) share the cache: no torn LRU
 
 
 def _read_at(pack: mmap.mmap, serial: int, offset: int, pack_dir: str) -> tuple[bytes, bytes]:
