@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from hive.cli import Invocation
+from hive.cli import Invocation, internal_error
 from hive.cli.mcp_start import context_dir, open_session, options, refused
 
 VALUED = ("--agent", "--context")
@@ -38,12 +38,8 @@ def lean(inv: Invocation) -> int | None:
             "--allow-write" in given,
             given.get("--context"),
         )
-    except Exception as exc:  # as the full CLI's last line of defence (cli/main.py run)
-        if os.environ.get("HIVE_DEBUG"):
-            raise
-        name = type(exc).__name__
-        sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
-        return 70
+    except Exception as exc:
+        return internal_error(exc)
 
 
 def run_calls(
