@@ -148,12 +148,13 @@ def test_blocked_show_start_and_stats(hived: Path) -> None:
     assert stats["by_assignee"]["Test User"] == 1
     assert stats["lead_time"]["closed"] == 1 and stats["lead_time"]["mean_hours"] >= 0
     text = ok(hive(hived, "stats"))
-    assert "3 cells: 2 open" in text and "lead time" in text
+    assert "3 cells: 2 not closed (" in text and "lead time" in text
+    assert "by status    open 1, in_progress 1, closed 1" in text  # the headline's 2, split
 
 
 def test_stats_and_doctor_count_one_cell_in_the_singular(hived: Path) -> None:
     ok(hive(hived, "create", "only one"))
-    assert ok(hive(hived, "stats")).startswith("1 cell: 1 open")
+    assert ok(hive(hived, "stats")).startswith("1 cell: 1 not closed")
     assert "checked 1 cell:" in ok(hive(hived, "doctor"))
 
 

@@ -253,24 +253,32 @@ def test_packs_made_by_hive_are_valid_for_git(ws: Workspace, repo: Path) -> None
         assert found is not None and found[0].decode() == kind and len(found[1]) == int(size)
 
 
+def git_objects(repo: Path) -> list[tuple[str, str, bytes]]:
+    """(id, type, content) of every object, as git reads it: one process."""
+    batch = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    found = []
+    position = 0
+    while position < len(batch):
+        header_end = batch.index(b"\n", position)
+        sha, kind, size = batch[position:header_end].decode().split()
+        found.append((sha, kind, batch[header_end + 1 : header_end + 1 + int(size)]))
+        position = header_end + 1 + int(size) + 1  # the content, then a newline
+    return found
+
+
 def test_the_pack_reader_resolves_gits_own_deep_deltas(ws: Workspace, repo: Path) -> None:
     ids = [create_cell(ws, title=f"cell {n}").id for n in range(5)]
     for number in range(30):
         update_cell(ws, cell_id=ids[number % 5], append_notes=f"note {number}")
     git(repo, "repack", "-a", "-d", "-f", "-q", "--depth=50", "--window=50")
     assert count_objects(repo)["count"] == 0
-    batch = subprocess.run(  # every object with its content, as git reads it: one process
-        ["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch"],
-        capture_output=True,
-        check=True,
-    ).stdout
     objects = str(repo / ".git" / "objects")
-    position = checked = 0
-    while position < len(batch):
-        header_end = batch.index(b"\n", position)
-        sha, kind, size = batch[position:header_end].decode().split()
-        body = batch[header_end + 1 : header_end + 1 + int(size)]
-        position = header_end + 1 + int(size) + 1  # the content, then a newline
+    checked = 0
+    for sha, kind, body in git_objects(repo):
         found = packfile.read_packed(objects, sha)
         assert found is not None and found[0].decode() == kind
         assert found[1] == body
@@ -279,6 +287,72 @@ def test_the_pack_reader_resolves_gits_own_deep_deltas(ws: Workspace, repo: Path
     assert packfile.read_packed(objects, "0" * 40) is None
     assert read_object(ws.git.paths, "0" * 40) is None
     all_cells_readable(ws, 5)
+
+
+def fast_import_cells(repo: Path, count: int) -> None:
+    """``count`` similar cell-like files in one commit, written by ``git fast-import``:
+    it stores each blob as a delta against the one before, in chains 50 deep. The
+    repository's first objects are packed first: every object is in a pack."""
+    git(repo, "repack", "-a", "-d", "-q")
+    stream = [b"commit refs/heads/bulk\ncommitter t <t@t> 0 +0000\ndata 5\nbulk\n"]
+    for number in range(count):
+        body = (f"id: hv-{number:05}\ntitle: bulk cell {number}\n" + "text\n" * 40).encode()
+        stream.append(b"M 100644 inline cells/%05d.yaml\ndata %d\n%s\n" % (number, len(body), body))
+    subprocess.run(
+        ["git", "-C", str(repo), "fast-import", "--quiet"], input=b"".join(stream), check=True
+    )
+
+
+def deltified_objects(repo: Path) -> tuple[int, int]:
+    """How many objects of the repository's packs git stores as deltas; the longest chain."""
+    count = deepest = 0
+    for index in (repo / ".git" / "objects" / "pack").glob("*.idx"):
+        for line in git(repo, "verify-pack", "-v", str(index)).splitlines():
+            count += len(line.split()) == 7  # id type size size-in-pack offset depth base-id
+            if line.startswith("chain length = "):
+                deepest = max(deepest, int(line.split()[3].rstrip(":")))
+    return count, deepest
+
+
+def read_every_object(repo: Path) -> int:
+    """Read every object with the pack reader (in id order, as git lists them), check
+    it against git's own reading; the number of deltas applied."""
+    objects = str(repo / ".git" / "objects")
+    before = packfile.DELTAS_APPLIED[0]
+    for sha, kind, body in git_objects(repo):
+        found = packfile.read_packed(objects, sha)
+        assert found == (kind.encode(), body)
+    return packfile.DELTAS_APPLIED[0] - before
+
+
+def test_reading_a_deep_delta_pack_applies_each_delta_about_once(repo: Path) -> None:
+    fast_import_cells(repo, 600)
+    git(repo, "prune-packed")
+    deltified, deepest = deltified_objects(repo)
+    assert deltified > 500 and deepest == 50
+    # each deltified object needs its delta once; chains are not resolved again and again
+    # (reading in id order visits the chains in no order: 3,700 deltas before the fix)
+    applied = read_every_object(repo)
+    assert deltified <= applied <= deltified + deltified // 20
+    assert read_every_object(repo) == 0  # read again: every object is remembered
+    # a repack replaces the pack (other offsets): nothing remembered is returned for it
+    git(repo, "repack", "-a", "-d", "-f", "-q", "--depth=50", "--window=250")
+    deltified, deepest = deltified_objects(repo)
+    assert deltified > 500  # git picks other bases: chains are short now
+    assert deltified <= read_every_object(repo) <= deltified + deltified // 20
+
+
+def test_the_delta_base_cache_is_bounded_by_bytes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast_import_cells(repo, 300)
+    limit = 20_000  # about 70 of these objects
+    monkeypatch.setattr(packfile, "_BASES_LIMIT", limit)
+    packfile._forget_bases()
+    assert read_every_object(repo) > deltified_objects(repo)[0]  # too small: chains again
+    held = sum(len(body) for _kind, body in packfile._BASES.values())
+    assert held == packfile._BASES_SIZE[0] and limit // 2 < held <= limit
+    packfile._forget_bases()
 
 
 def test_corrupt_loose_objects_are_never_packed_or_deleted(ws: Workspace, repo: Path) -> None:

@@ -553,7 +553,7 @@ def _blocked(found: list[Any], params: Any, ws: Workspace) -> None:
 
 def _stats(stats: Any, params: Any, ws: Workspace) -> None:
     output.say(
-        f"{_count(stats.total, 'cell')}: {stats.open} open"
+        f"{_count(stats.total, 'cell')}: {stats.open} not closed"
         f" ({stats.ready} ready, {stats.blocked} blocked)"
     )
     for name, counts in (

@@ -16,9 +16,11 @@ the lookup list the pack directory again.
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 import zlib
+from collections import OrderedDict
 
 from hive.git.sha import sha1
 from hive.record import suppress
@@ -132,18 +134,22 @@ def _current_packs(pack_dir: str) -> list[str]:
 
 
 # Packs mapped into memory, like their indexes: reading an object is no system call
-# (a pack never changes; one deleted by a repack stays readable while mapped).
-_PACKS: dict[str, mmap.mmap] = {}
+# (a pack never changes; one deleted by a repack stays readable while mapped). Each
+# mapping gets a serial number that is never reused: the delta base cache is keyed
+# by it, so an entry can never be returned for another pack (a pack re-mapped after
+# a repack, even under the same name, gets a new serial).
+_PACKS: dict[str, tuple[mmap.mmap, int]] = {}
+_SERIALS = itertools.count()
 
 
-def _pack(base: str) -> mmap.mmap:
+def _pack(base: str) -> tuple[mmap.mmap, int]:
     found = _PACKS.get(base)
     if found is None:
         with open(base + ".pack", "rb") as handle:
-            found = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            found = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ), next(_SERIALS)
         if len(_PACKS) > 64:
-            _BASES.clear()
-            for stale in _PACKS.values():
+            _forget_bases()
+            for stale, _serial in _PACKS.values():
                 with suppress(Exception):
                     stale.close()
             _PACKS.clear()
@@ -189,10 +195,10 @@ def read_packed(objects_dir: str, sha: str, *, rescan: bool = False) -> tuple[by
 
 def _forget_missing() -> None:
     _NAMES.clear()
-    _BASES.clear()
+    _forget_bases()
     for base in [base for base in _PACKS if not os.path.exists(base + ".pack")]:
         with suppress(Exception):
-            _PACKS.pop(base).close()
+            _PACKS.pop(base)[0].close()
     for base in [base for base in _INDEXES if not os.path.exists(base + ".idx")]:
         _INDEXES.pop(base).close()
 
@@ -201,7 +207,7 @@ def _find(pack_dir: str, raw_sha: bytes) -> tuple[bytes, bytes] | None:
     for base in _current_packs(pack_dir):
         offset = _index(base).offset(raw_sha)
         if offset is not None:
-            kind, body = _read_at(_pack(base), offset, pack_dir)
+            kind, body = _read_at(*_pack(base), offset, pack_dir)
             if _object_id(kind, body) != raw_sha:
                 raise PackError(f"{base}.pack: object {raw_sha.hex()} does not match its id")
             return kind, body
@@ -213,29 +219,36 @@ def _object_id(kind: bytes, body: bytes) -> bytes:
     return sha1(header + body, usedforsecurity=False).digest()
 
 
-# Objects that deltas were applied to, by (pack, offset): cell files are packed as
-# chains of deltas against shared bases, so reading many objects resolves each base
-# once instead of once per object that needs it. Bounded; a pack never changes.
-_BASES: dict[tuple[int, int], tuple[bytes, bytes]] = {}
-_BASES_LIMIT = 512
+# Objects that deltas were applied to, by (pack serial, offset), least recently used
+# first: git writes chains up to 50 deltas deep (and hive writes cell files as deltas
+# against shared bases), so reading many objects must resolve each base once, not once
+# per object that needs it. Bounded by bytes, like git's own delta base cache
+# (core.deltaBaseCacheLimit, 96 MiB): an entry-count bound that is too small for
+# thousands of chains resolves the same chains again and again.
+_BASES: OrderedDict[tuple[int, int], tuple[bytes, bytes]] = OrderedDict()
+_BASES_LIMIT = 64 * 1024 * 1024
+_BASES_SIZE = [0]  # the bytes held in _BASES
+DELTAS_APPLIED = [0]  # deltas applied by this process (a measure, read by tests)
 
 
-def _read_at(pack: mmap.mmap, offset: int, pack_dir: str) -> tuple[bytes, bytes]:
+def _read_at(pack: mmap.mmap, serial: int, offset: int, pack_dir: str) -> tuple[bytes, bytes]:
     """The object at ``offset``, with its delta chain resolved (every object of the
-    chain is remembered, so objects sharing it are not resolved again)."""
+    chain is remembered, so objects sharing it are not resolved again: reading every
+    object of a pack applies about one delta per deltified object)."""
     deltas: list[tuple[int, bytes]] = []  # (position, delta), object first
     position = offset
     for _ in range(MAX_DELTA_CHAIN):
-        cached = _BASES.get((id(pack), position))
+        cached = _BASES.get((serial, position))
         if cached is not None:
-            return cached[0], _resolved(pack, cached[0], cached[1], deltas)
+            _BASES.move_to_end((serial, position))
+            return cached[0], _resolved(serial, cached[0], cached[1], deltas)
         type_num, data_start, base = _entry_header(pack, position)
         data = _inflate(pack, data_start)
         if type_num in OBJECT_TYPES:
             kind = OBJECT_TYPES[type_num]
             if deltas:
-                _remember_base(pack, position, kind, data)
-            return kind, _resolved(pack, kind, data, deltas)
+                _remember_base(serial, position, kind, data)
+            return kind, _resolved(serial, kind, data, deltas)
         deltas.append((position, data))
         if isinstance(base, int):
             position = base
@@ -243,24 +256,41 @@ def _read_at(pack: mmap.mmap, offset: int, pack_dir: str) -> tuple[bytes, bytes]
             found = _find(pack_dir, base)
             if found is None:
                 raise PackError(f"delta base {base.hex()} is missing")
-            return found[0], _resolved(pack, found[0], found[1], deltas)
+            return found[0], _resolved(serial, found[0], found[1], deltas)
         else:
             raise PackError(f"unknown pack entry type {type_num}")
     raise PackError("delta chain too long")
 
 
-def _resolved(pack: mmap.mmap, kind: bytes, body: bytes, deltas: list[tuple[int, bytes]]) -> bytes:
-    for number, (position, delta) in enumerate(reversed(deltas)):
+def _resolved(serial: int, kind: bytes, body: bytes, deltas: list[tuple[int, bytes]]) -> bytes:
+    # Every object of the chain is kept, the one asked for too: git's packs order
+    # chains either way (fast-import deltas each blob against the one before it), so
+    # the next object read is often this one's delta.
+    for position, delta in reversed(deltas):
         body = apply_delta(body, delta)
-        if number < len(deltas) - 1:  # a base of the object asked for: keep it
-            _remember_base(pack, position, kind, body)
+        DELTAS_APPLIED[0] += 1
+        _remember_base(serial, position, kind, body)
     return body
 
 
-def _remember_base(pack: mmap.mmap, position: int, kind: bytes, body: bytes) -> None:
-    if len(_BASES) >= _BASES_LIMIT:
-        _BASES.clear()
-    _BASES[(id(pack), position)] = (kind, body)
+def _remember_base(serial: int, position: int, kind: bytes, body: bytes) -> None:
+    size = len(body)
+    if size > _BASES_LIMIT // 4:
+        return
+    key = (serial, position)
+    previous = _BASES.pop(key, None)
+    if previous is not None:
+        _BASES_SIZE[0] -= len(previous[1])
+    while _BASES and _BASES_SIZE[0] + size > _BASES_LIMIT:
+        _BASES_SIZE[0] -= len(_BASES.popitem(last=False)[1][1])
+    _BASES[key] = (kind, body)
+    _BASES_SIZE[0] += size
+
+
+def _forget_bases() -> None:
+    _BASES.clear()
+    _BASES_SIZE[0] = 0
+    _BASES_SIZE[0] = 0
 
 
 def _entry_header(pack: mmap.mmap, position: int) -> tuple[int, int, int | bytes | None]:
