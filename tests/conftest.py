@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -58,7 +59,11 @@ GIT_ENV = {
 # the seconds each took when it last ran here (pytest's cache, read once by the process
 # that starts the workers and handed to them: every worker must collect the same order);
 # a module stays whole (its fixtures are made once) and one not measured yet runs after.
+# A fresh clone (CI) has no cache: it orders by tests/module_seconds.json, the seconds of
+# a whole run kept in the repository (refresh it now and then from
+# .pytest_cache/v/hive/module-seconds; a stale figure only costs a worse order).
 MODULE_SECONDS = "hive/module-seconds"
+KEPT_SECONDS = Path(__file__).with_name("module_seconds.json")
 _measured: dict[str, float] = {}
 _known: list[dict[str, float]] = []
 
@@ -69,7 +74,8 @@ def _module_seconds(config: pytest.Config) -> dict[str, float]:
         return dict(workerinput.get(MODULE_SECONDS, {}))
     if not _known:
         cache = getattr(config, "cache", None)
-        _known.append(cache.get(MODULE_SECONDS, {}) if cache is not None else {})
+        cached = cache.get(MODULE_SECONDS, {}) if cache is not None else {}
+        _known.append(cached or json.loads(KEPT_SECONDS.read_text(encoding="utf-8")))
     return _known[0]
 
 

@@ -93,3 +93,13 @@ def interrupted(command: str | None) -> int:
         return 0
     sys.stderr.write("interrupted\n")
     return 130
+
+
+def internal_error(exc: Exception) -> int:
+    """The last line of defence of a lean command, as the full CLI's (``cli/main.py
+    run``): one line and exit code 70; raised again (a traceback) with HIVE_DEBUG set."""
+    if os.environ.get("HIVE_DEBUG"):
+        raise exc
+    name = type(exc).__name__
+    sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
+    return 70

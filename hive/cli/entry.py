@@ -15,6 +15,9 @@ step sees the same directory. Then:
 * ``hive mcp`` with ``--agent`` / ``--context`` or neither starts the MCP server
   without the full CLI (``hive/cli/mcp_start.py``, the code the full CLI's
   ``hive mcp`` runs too);
+* ``hive tools run`` with ``--agent`` / ``--context`` / ``--allow-write`` or none
+  runs the JSON tool-call envelope without the full CLI (``hive/cli/tools_start.py``,
+  the code the full CLI's ``hive tools run`` runs too);
 * ``hive ready``, ``hive list`` and ``hive show ID`` are answered from the state index
   (``hive/store/index.py``) for the state of the commit HEAD points at, read
   from git just before: the answer can never be older than HEAD. These paths
@@ -222,4 +225,5 @@ LEAN_COMMANDS: dict[str, Callable[[Invocation], int | None]] = {
     "release": _lean("lean_coord", "release"),
     "mail": _lean("lean_coord", "mail"),
     "mcp": _lean("mcp_start", "lean"),
+    "tools": _lean("tools_start", "lean"),
 }

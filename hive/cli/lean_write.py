@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import sys
 
-from hive.cli import Invocation
+from hive.cli import Invocation, internal_error
 from hive.errors import HiveError
 from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
 from hive.store.index import EMPTY_STATE, StateIndex
@@ -427,11 +427,7 @@ def guarded(inv: Invocation, act: Callable[[], R]) -> R | int | None:
     except HiveError as exc:
         return report(inv, exc)
     except Exception as exc:
-        if os.environ.get("HIVE_DEBUG"):
-            raise
-        name = type(exc).__name__
-        sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
-        return 70
+        return internal_error(exc)
 
 
 def write(

@@ -25,19 +25,27 @@ OPTIONS = ("--agent", "--context")
 
 def lean(inv: Invocation) -> int | None:
     """``hive mcp`` from the console script: None (the full CLI) for any other form."""
-    given = _options(inv.args)
+    given = options(inv.args, OPTIONS)
     if given is None:
         return None
     return serve(inv.directory, inv.actor, inv.json, given.get("--agent"), given.get("--context"))
 
 
-def _options(args: list[str]) -> dict[str, str] | None:
-    """``--agent NAME`` / ``--context DIR`` (or ``--option=VALUE``), each at most once."""
+def options(
+    args: list[str], valued: tuple[str, ...], flags: tuple[str, ...] = ()
+) -> dict[str, str] | None:
+    """The options of a lean command line: ``valued`` ones as ``--option VALUE`` or
+    ``--option=VALUE``, ``flags`` bare (mapped to ""), each at most once; None for
+    anything else (the full CLI reports it, or shows the help)."""
     found: dict[str, str] = {}
     position = 0
     while position < len(args):
+        if args[position] in flags and args[position] not in found:
+            found[args[position]] = ""
+            position += 1
+            continue
         name, equals, value = args[position].partition("=")
-        if name not in OPTIONS or name in found:
+        if name not in valued or name in found:
             return None
         if not equals:
             if position + 1 >= len(args):
@@ -66,7 +74,7 @@ def serve(
             ctx.context_dir = context_dir(directory, context)
             warnings = _tool_warnings(ctx)
         except HiveError as exc:
-            return _refused(exc, json_output)
+            return refused(exc, json_output)
         for warning in warnings:
             err(f"warning: {ctx.agent}: {warning}")
         if ctx.bind_error is not None:
@@ -106,7 +114,7 @@ def _tool_warnings(ctx: CallContext) -> list[str]:
     return agent_tools(ctx)[1]
 
 
-def _refused(exc: HiveError, json_output: bool) -> int:
+def refused(exc: HiveError, json_output: bool) -> int:
     if json_output:
         emit_json(exc.to_dict())
     err(f"error: {exc.message}")

@@ -3,21 +3,13 @@ Hand-written on purpose (see docs/architecture.md): they serve or describe the
 tools rather than being operations themselves."""
 
 import json
-import os
 import sys
 from typing import Annotated, Any
 
 import typer
 
 from hive.cli import output
-from hive.cli.common import (
-    OPTIONS,
-    JsonFlag,
-    default_session,
-    run_op,
-    workspace,
-)
-from hive.errors import HiveError
+from hive.cli.common import OPTIONS, JsonFlag, run_op, workspace
 
 tools_app = typer.Typer(
     rich_markup_mode=None,
@@ -35,14 +27,6 @@ ContextOption = Annotated[
 AgentOption = Annotated[
     str | None, typer.Option("--agent", help="Calling agent (default: --actor / $HIVE_AGENT).")
 ]
-
-
-def _context(agent: str | None) -> Any:
-    """The calling agent (see ``mcp_start.open_session``)."""
-    from hive.cli.mcp_start import open_session
-
-    wanted = agent or OPTIONS.actor or os.environ.get("HIVE_AGENT")
-    return open_session(OPTIONS.directory, wanted, default_session())
 
 
 def _dump(value: Any) -> None:
@@ -98,13 +82,6 @@ def docs_cmd() -> None:
     sys.stdout.write(render_tools_docs())
 
 
-def _context_dir(given: str | None) -> str | None:
-    """``--context DIR``: an existing directory, as a real absolute path."""
-    from hive.cli.mcp_start import context_dir
-
-    return run_op(lambda: context_dir(OPTIONS.directory, given))
-
-
 @tools_app.command("run")
 def run_cmd(
     agent: AgentOption = None,
@@ -114,24 +91,11 @@ def run_cmd(
     context: ContextOption = None,
 ) -> None:
     """Run the tool calls of a JSON envelope read from stdin; print the transcript."""
-    from hive.domain.files import apply_approved
-    from hive.tools.envelope import run_envelope
-    from hive.tools.registry import write_check
+    from hive.cli.tools_start import run_calls
 
-    ctx = run_op(lambda: _context(agent))
-    ctx.context_dir = _context_dir(context)
-    transcript = run_envelope(ctx, sys.stdin.read())
-    if ctx.bind_error is not None:  # "agent": null says nothing of why
-        transcript["warnings"] = [ctx.bind_error.message, *transcript.get("warnings", [])]
-    if allow_write:
-        try:
-            transcript["applied"] = apply_approved(ctx.root, ctx.state_dir, write_check(ctx))
-        except HiveError as exc:  # the transcript is still printed
-            transcript["applied"] = []
-            transcript["apply_error"] = exc.to_dict()
-    _dump(transcript)
-    if "error" in transcript:
-        raise typer.Exit(2)
+    code = run_calls(OPTIONS.directory, OPTIONS.actor, OPTIONS.json, agent, allow_write, context)
+    if code:
+        raise typer.Exit(code)
 
 
 def mcp_cmd(agent: AgentOption = None, context: ContextOption = None) -> None:

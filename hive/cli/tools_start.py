@@ -1,0 +1,80 @@
+"""``hive tools run``: the JSON tool-call envelope read from stdin, its transcript
+printed on stdout.
+
+Without typer or click: the console script (``entry.py``) runs it directly for the
+common form ``hive tools run [--agent NAME] [--context DIR] [--allow-write]``, so an
+agent calling a tool through the shell does not build the full CLI's command tree
+first; the full CLI's ``hive tools run`` (``tools_cmd.run_cmd``), which takes every
+other form (``--help``, a mistyped option), calls the same :func:`run_calls`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from hive.cli import Invocation, internal_error
+from hive.cli.mcp_start import context_dir, open_session, options, refused
+
+VALUED = ("--agent", "--context")
+FLAGS = ("--allow-write",)
+
+
+def lean(inv: Invocation) -> int | None:
+    """``hive tools run`` from the console script: None (the full CLI) for any other
+    form or subcommand."""
+    if inv.args[:1] != ["run"]:
+        return None
+    given = options(inv.args[1:], VALUED, FLAGS)
+    if given is None:
+        return None
+    try:
+        return run_calls(
+            inv.directory,
+            inv.actor,
+            inv.json,
+            given.get("--agent"),
+            "--allow-write" in given,
+            given.get("--context"),
+        )
+    except Exception as exc:
+        return internal_error(exc)
+
+
+def run_calls(
+    directory: str,
+    actor: str | None,
+    json_output: bool,
+    agent: str | None,
+    allow_write: bool,
+    context: str | None,
+) -> int:
+    """Run the tool calls of the envelope on stdin and print the transcript (exit code
+    2 when it holds an error); a refusal before running is one line on stderr (and
+    JSON on stdout with ``--json``) and its exit code."""
+    from hive.cli.opening import default_session
+    from hive.errors import HiveError
+
+    try:
+        wanted = agent or actor or os.environ.get("HIVE_AGENT")
+        ctx = open_session(directory, wanted, default_session())
+        ctx.context_dir = context_dir(directory, context)
+    except HiveError as exc:
+        return refused(exc, json_output)
+    from hive.tools.envelope import run_envelope
+
+    transcript = run_envelope(ctx, sys.stdin.read())
+    if ctx.bind_error is not None:  # "agent": null says nothing of why
+        transcript["warnings"] = [ctx.bind_error.message, *transcript.get("warnings", [])]
+    if allow_write:
+        from hive.domain.files import apply_approved
+        from hive.tools.registry import write_check
+
+        try:
+            transcript["applied"] = apply_approved(ctx.root, ctx.state_dir, write_check(ctx))
+        except HiveError as exc:  # the transcript is still printed
+            transcript["applied"] = []
+            transcript["apply_error"] = exc.to_dict()
+    sys.stdout.write(json.dumps(transcript, indent=2, ensure_ascii=False, default=str) + "\n")
+    return 2 if "error" in transcript else 0

@@ -1,0 +1,104 @@
+"""``hive tools run`` from the console script runs without the full CLI
+(``hive/cli/tools_start.py``) and answers exactly as the full CLI's command does."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import create_cell
+from hive.domain.workspace import Workspace
+from tests.inprocess import run_hive
+
+CALLS = {
+    "success": '{"tool_calls": [{"name": "hive_ready", "args": {}}]}',
+    "tool error": '{"tool_calls": [{"name": "hive_close", "args": {"id": 7}}]}',
+    "malformed": '{"tool_calls": [{"name": ',
+    "unknown tool": '{"tool_calls": [{"name": "hive_nope", "args": {}}]}',
+}
+FORMS = [
+    ["tools", "run"],
+    ["tools", "run", "--agent", "alice"],
+    ["--json", "tools", "run", "--agent=alice", "--context", ".", "--allow-write"],
+]
+
+
+def _both(repo: Path, args: list[str], text: str) -> tuple[int, str, str]:
+    """The lean and the full CLI's answer, each from the same repository as it was
+    before (a call may register an agent), asserted equal; the answer."""
+    before = repo.with_name(repo.name + ".before")
+    shutil.copytree(repo, before, symlinks=True)
+    lean = run_hive(["-C", str(repo), *args], input=text)
+    shutil.rmtree(repo)
+    before.rename(repo)
+    full = run_hive(["-C", str(repo), *args], input=text, module="hive.cli.main")
+    assert (lean.returncode, lean.stdout, lean.stderr) == (
+        full.returncode,
+        full.stdout,
+        full.stderr,
+    )
+    assert "Traceback" not in lean.stderr
+    return lean.returncode, lean.stdout, lean.stderr
+
+
+@pytest.mark.parametrize("form", FORMS, ids=["bare", "agent", "all-options"])
+def test_lean_and_full_answer_alike(ws: Workspace, repo: Path, form: list[str]) -> None:
+    create_cell(ws, title="one")
+    code, out, _ = _both(repo, form, CALLS["success"])
+    assert code == 0 and [c["title"] for c in json.loads(out)["results"][0]["result"]] == ["one"]
+    code, out, _ = _both(repo, form, CALLS["tool error"])
+    assert code == 0 and json.loads(out)["results"][0]["code"] == "invalid_arguments"
+    code, out, _ = _both(repo, form, CALLS["malformed"])
+    assert code == 2 and json.loads(out)["code"] == "invalid_envelope"
+    code, out, _ = _both(repo, form, CALLS["unknown tool"])
+    assert code == 0 and json.loads(out)["results"][0]["code"] == "unknown_tool"
+
+
+def test_refusals_before_running_read_alike(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    code, out, err = _both(repo, ["--json", "tools", "run", "--context=nope"], CALLS["success"])
+    assert code == 2 and err == "error: --context nope: not a directory\n"
+    assert json.loads(out)["code"] == "invalid_input"
+    code, out, err = _both(tmp_path, ["tools", "run"], CALLS["success"])
+    assert code != 0 and out == "" and err.startswith("error: ")
+
+
+def test_other_forms_go_to_the_full_cli(ws: Workspace, repo: Path) -> None:
+    helped = run_hive(["-C", str(repo), "tools", "run", "--help"])
+    assert helped.returncode == 0 and "Usage: hive tools run" in helped.stdout
+    typo = run_hive(["-C", str(repo), "tools", "run", "--agnet", "x"], input=CALLS["success"])
+    assert typo.returncode == 2 and "No such option: --agnet" in typo.stderr
+    twice = ["tools", "run", "--agent", "a", "--agent", "alice"]
+    code, out, _ = _both(repo, twice, CALLS["success"])  # click: the last one counts
+    assert code == 0 and json.loads(out)["agent"] == "alice"
+    listed = run_hive(["-C", str(repo), "--json", "tools", "list"])
+    assert listed.returncode == 0 and "hive_ready" in {t["name"] for t in json.loads(listed.stdout)}
+
+
+def test_the_lean_path_imports_neither_typer_click_nor_rich(ws: Workspace, repo: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from hive.cli.entry import main\n"
+        "sys.argv = ['hive', '-C', sys.argv[1], 'tools', 'run', '--agent', 'alice']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "loaded = ('hive.cli.main', 'typer', 'click', 'rich')\n"
+        "print(code, sorted(m for m in loaded if m in sys.modules))\n"
+        "sys.stdout.flush()\n"
+        "import os; os._exit(0)  # as the console script ends (no interpreter teardown)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", probe, str(repo)],
+        input=CALLS["success"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.stdout.strip().splitlines()[-1] == "0 []", ran.stdout + ran.stderr
+    assert json.loads(ran.stdout[: ran.stdout.rindex("}") + 1])["agent"] == "alice"
