@@ -68,7 +68,7 @@ _defer_inspect()
 
 from hive import __version__  # noqa: E402
 from hive.cli import DEFAULT_PAGE as DEFAULT_PAGE  # noqa: E402
-from hive.cli import Invocation, interrupted, parse  # noqa: E402
+from hive.cli import Invocation, internal_error, interrupted, parse  # noqa: E402
 from hive.record import suppress  # noqa: E402
 
 _PROCESS_EXIT = False  # set by console(): this process is the command
@@ -95,18 +95,7 @@ def main() -> None:
 
     index.NOTICE_SINK = notice
     invocation = parse(sys.argv[1:])
-    try:
-        code = dispatch(invocation)
-    except BrokenPipeError:  # `hive list | head`: the reader went away
-        with suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 0
-    except KeyboardInterrupt:
-        code = interrupted(invocation.command)
-    if code is None and invocation.command == "hooks":
-        from hive.cli.hookrun import hook
-
-        code = hook(invocation)  # what the quick check could not decide, without the full CLI
+    code = answer(invocation)
     if code is not None:
         _exit(code)
     try:
@@ -114,6 +103,26 @@ def main() -> None:
     except KeyboardInterrupt:  # Ctrl-C while starting up
         sys.exit(interrupted(invocation.command))
     run(invocation.argv())
+
+
+def answer(invocation: Invocation) -> int | None:
+    """The lean answer's exit code, or None for the full CLI; what stops a lean answer
+    is worded as the full CLI words it (``cli/main.py run``): never a traceback."""
+    try:
+        code = dispatch(invocation)
+        if code is None and invocation.command == "hooks" and not invocation.leading:
+            from hive.cli.hookrun import hook
+
+            code = hook(invocation)  # what the quick check could not decide
+        return code
+    except BrokenPipeError:  # `hive list | head`: the reader went away
+        with suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return interrupted(invocation.command)
+    except Exception as exc:  # the last line of defence, as the full CLI's
+        return internal_error(exc)
 
 
 def _exit(code: int) -> None:
@@ -146,7 +155,9 @@ def dispatch(invocation: Invocation) -> int | None:
             return 0
         return None
     handler = LEAN_COMMANDS.get(invocation.command)
-    if handler is None or _autocommit_off() or not _text_arguments(invocation):
+    if handler is None or invocation.leading or _autocommit_off():
+        return None  # leading tokens (``hive --version list``): the full CLI's to judge
+    if not _text_arguments(invocation):
         return None
     from hive.store.sqlerrors import sqlite3
 
