@@ -20,9 +20,11 @@ module outside ``hive.agents``), and every command on a system without
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import importlib
+import io
 import os
 import re
 import shlex
@@ -30,6 +32,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -41,7 +44,9 @@ AGENT_MODULE = re.compile(r"hive\.agents\.[a-z_][a-z0-9_]*")
 # single-quoted text (what shlex.quote writes), separated by blanks
 _WORD = r"(?:[A-Za-z0-9_./:=@%+,-]|'[^']*')+"
 _PLAIN_COMMAND = re.compile(rf"[ \t]*{_WORD}(?:[ \t]+{_WORD})*[ \t]*")
-_DEFAULT_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGCHLD", "SIGALRM", "SIGUSR1", "SIGUSR2")
+# held back from the moment of the fork until the child has its own handlers (a Ctrl-C
+# in between would run the runner's code in the child)
+_HELD_AT_FORK = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 def forkable(command: str, env: Mapping[str, str]) -> tuple[str, list[str]] | None:
@@ -57,8 +62,8 @@ def forkable(command: str, env: Mapping[str, str]) -> tuple[str, list[str]] | No
     program = words[0]
     if "/" not in program:
         program = shutil.which(program, path=env.get("PATH", os.defpath)) or ""
-    if os.path.abspath(program) != sys.executable:
-        return None
+    if not os.path.isabs(program) or program != sys.executable:
+        return None  # a relative name resolves against the worker's folder: the shell's
     return words[2], words[3:]
 
 
@@ -73,7 +78,11 @@ class ForkedWorker:
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by the system (SIGCHLD ignored): as Popen
+                self.returncode = 0
+                return 0
             if pid:
                 self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
@@ -105,12 +114,21 @@ def start_forked(
     freeze = gc.get_freeze_count() == 0  # (a process that froze its objects keeps them so)
     if freeze:
         gc.freeze()  # the child's collector leaves the runner's objects alone: fewer copies
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_AT_FORK)
     try:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
-            os.close(ready_r)
-            _child(module, main, args, cwd, env, log_fd, ready_w)
+            try:
+                os.close(ready_r)
+                _child(module, main, args, cwd, env, log_fd, ready_w)
+            finally:
+                os._exit(1)
+    except OSError:
+        os.close(ready_r)
+        os.close(ready_w)
+        raise
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if freeze:
             gc.unfreeze()
     os.close(ready_w)
@@ -141,37 +159,78 @@ def _child(
 ) -> NoReturn:  # pragma: no cover - runs in the forked child
     code = 1
     try:
+        atexit._clear()  # the runner's exit handlers are not the worker's
         os.setsid()
         _own_files(log_fd, ready_fd)
         _default_signals()
         os.chdir(cwd)
         os.environ.clear()
         os.environ.update(env)
-        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
-        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-        sys.stderr = open(  # noqa: SIM115
-            2, "w", encoding="utf-8", errors="backslashreplace", closefd=False
-        )
+        os.environ["PWD"] = cwd  # as the shell that would have started it sets it
+        _new_streams(unbuffered=bool(env.get("PYTHONUNBUFFERED")))
         sys.argv = [str(getattr(module, "__file__", module.__name__)), *args]
         try:
-            returned = main(list(args))
-            code = returned if isinstance(returned, int) else 0
+            code = _exit_code(main(list(args)))
         except SystemExit as exc:
-            if exc.code is None or isinstance(exc.code, int):
-                code = exc.code or 0
-            else:
-                print(exc.code, file=sys.stderr)
-                code = 1
+            code = _exit_code(exc.code)
         except KeyboardInterrupt:
-            code = 128 + signal.SIGINT
+            traceback.print_exc()
+            _flush()
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)  # dies by SIGINT, as the interpreter would
         except BaseException:
             traceback.print_exc()
             code = 1
+        _interpreter_exit()
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
+        _flush()
         os._exit(code)
+
+
+def _exit_code(value: object) -> int:
+    """The exit code ``sys.exit(value)`` gives: None 0, an int itself, else printed and 1."""
+    if value is None or isinstance(value, int):
+        return value or 0
+    print(value, file=sys.stderr)
+    return 1
+
+
+def _new_streams(*, unbuffered: bool) -> None:
+    """stdin, stdout and stderr as a new interpreter makes them: stderr line-buffered,
+    both unbuffered with PYTHONUNBUFFERED."""
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout = _text_stream(1, unbuffered=unbuffered, line_buffering=False, errors="strict")
+    sys.stderr = _text_stream(
+        2, unbuffered=unbuffered, line_buffering=True, errors="backslashreplace"
+    )
+
+
+def _text_stream(
+    descriptor: int, *, unbuffered: bool, line_buffering: bool, errors: str
+) -> io.TextIOWrapper:
+    raw = open(descriptor, "wb", buffering=0 if unbuffered else -1, closefd=False)  # noqa: SIM115
+    return io.TextIOWrapper(
+        raw,
+        encoding="utf-8",
+        errors=errors,
+        line_buffering=line_buffering,
+        write_through=unbuffered,
+    )
+
+
+def _interpreter_exit() -> None:
+    """What a new interpreter does when its main module returns: wait for its other
+    threads that are not daemons, then run its exit handlers."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
 
 
 def _own_files(log_fd: int, ready_fd: int) -> None:
@@ -192,12 +251,16 @@ def _own_files(log_fd: int, ready_fd: int) -> None:
 
 
 def _default_signals() -> None:
-    """The handlers a new interpreter starts with, not the runner's."""
+    """The handlers a new interpreter starts with, not the runner's: every signal the
+    runner handles in Python back to its default, one it ignores still ignored (as
+    across ``exec``), then Python's own: SIGINT raises KeyboardInterrupt (unless
+    ignored), SIGPIPE ignored."""
     signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in signal.valid_signals():
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL, SIGSTOP, ...
+            if callable(signal.getsignal(signum)):
+                signal.signal(signum, signal.SIG_DFL)
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    for name in _DEFAULT_SIGNALS:
-        signum = getattr(signal, name, None)
-        if signum is not None:
-            signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
