@@ -107,12 +107,15 @@ def test_the_lean_path_imports_neither_typer_click_rich_nor_every_operation(
 
 
 def test_the_tool_index_names_each_tools_declaring_module() -> None:
-    """``hive/ops/toolindex.py``: every agent tool, each mapped to the module whose
-    import alone declares it (checked in a fresh process per module)."""
-    from hive.ops.catalog import tool_names
+    """``hive/ops/toolindex.py``: every agent tool, in the catalogue's order, each
+    mapped to the module whose import alone declares it (fresh processes)."""
     from hive.ops.toolindex import TOOL_MODULES
 
-    assert sorted(TOOL_MODULES) == sorted(tool_names())
+    catalogue = "from hive.ops.catalog import tool_names\nprint(*tool_names())\n"
+    listed = subprocess.run(
+        [sys.executable, "-c", catalogue], capture_output=True, text=True, check=True
+    )
+    assert list(TOOL_MODULES) == listed.stdout.split()  # the registry lists in this order
     for module in sorted(set(TOOL_MODULES.values())):
         probe = (
             f"import hive.ops.{module}\n"
@@ -124,3 +127,18 @@ def test_the_tool_index_names_each_tools_declaring_module() -> None:
         )
         declared = set(ran.stdout.split())
         assert {n for n, m in TOOL_MODULES.items() if m == module} <= declared, module
+
+
+def test_a_tool_made_alone_is_the_registrys_and_the_order_stays() -> None:
+    """A tool made before the registry (one module imported) is the one the registry
+    then lists, and the registry lists in the catalogue's order all the same."""
+    probe = (
+        "from hive.tools.registry import get_tool, tools\n"
+        "from hive.ops.toolindex import TOOL_MODULES\n"
+        "alone = get_tool('swarm_status')\n"
+        "import sys; assert 'hive.ops.catalog' not in sys.modules\n"
+        "listed = tools()\n"
+        "print([t.name for t in listed] == list(TOOL_MODULES), alone in listed)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert ran.stdout.split() == ["True", "True"]

@@ -177,10 +177,11 @@ def _registry() -> dict[str, Tool]:
     agents are offered (same name, parameters and result as its CLI command), made on
     first use. Descriptions are deliberately terse: agents pay for schemas in tokens."""
     if not _REGISTRY:
-        from hive.ops.catalog import operations
+        import hive.ops.catalog  # noqa: F401  (every operation declared)
 
+        # in the index's order (the catalogue's), whatever get_tool imported first
         _REGISTRY.update(
-            {op.name: _MADE.get(op.name) or operation_tool(op) for op in operations() if op.is_tool}
+            {name: _MADE.get(name) or operation_tool(OPERATIONS[name]) for name in TOOL_MODULES}
         )
     return _REGISTRY
 
