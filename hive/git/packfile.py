@@ -16,6 +16,7 @@ the lookup list the pack directory again.
 
 from __future__ import annotations
 
+import _thread  # loaded by every interpreter (threading is not: lean paths avoid it)
 import itertools
 import mmap
 import os
@@ -229,6 +230,7 @@ _BASES: OrderedDict[tuple[int, int], tuple[bytes, bytes]] = OrderedDict()
 _BASES_LIMIT = 64 * 1024 * 1024
 _BASES_SIZE = [0]  # the bytes held in _BASES
 DELTAS_APPLIED = [0]  # deltas applied by this process (a measure, read by tests)
+_BASES_LOCK = _thread.allocate_lock()  # threads (hive serve) share the cache: no torn LRU
 
 
 def _read_at(pack: mmap.mmap, serial: int, offset: int, pack_dir: str) -> tuple[bytes, bytes]:
@@ -238,9 +240,11 @@ def _read_at(pack: mmap.mmap, serial: int, offset: int, pack_dir: str) -> tuple[
     deltas: list[tuple[int, bytes]] = []  # (position, delta), object first
     position = offset
     for _ in range(MAX_DELTA_CHAIN):
-        cached = _BASES.get((serial, position))
+        with _BASES_LOCK:
+            cached = _BASES.get((serial, position))
+            if cached is not None:
+                _BASES.move_to_end((serial, position))
         if cached is not None:
-            _BASES.move_to_end((serial, position))
             return cached[0], _resolved(serial, cached[0], cached[1], deltas)
         type_num, data_start, base = _entry_header(pack, position)
         data = _inflate(pack, data_start)
@@ -278,19 +282,20 @@ def _remember_base(serial: int, position: int, kind: bytes, body: bytes) -> None
     if size > _BASES_LIMIT // 4:
         return
     key = (serial, position)
-    previous = _BASES.pop(key, None)
-    if previous is not None:
-        _BASES_SIZE[0] -= len(previous[1])
-    while _BASES and _BASES_SIZE[0] + size > _BASES_LIMIT:
-        _BASES_SIZE[0] -= len(_BASES.popitem(last=False)[1][1])
-    _BASES[key] = (kind, body)
-    _BASES_SIZE[0] += size
+    with _BASES_LOCK:
+        previous = _BASES.pop(key, None)
+        if previous is not None:
+            _BASES_SIZE[0] -= len(previous[1])
+        while _BASES and _BASES_SIZE[0] + size > _BASES_LIMIT:
+            _BASES_SIZE[0] -= len(_BASES.popitem(last=False)[1][1])
+        _BASES[key] = (kind, body)
+        _BASES_SIZE[0] += size
 
 
 def _forget_bases() -> None:
-    _BASES.clear()
-    _BASES_SIZE[0] = 0
-    _BASES_SIZE[0] = 0
+    with _BASES_LOCK:
+        _BASES.clear()
+        _BASES_SIZE[0] = 0
 
 
 def _entry_header(pack: mmap.mmap, position: int) -> tuple[int, int, int | bytes | None]:
