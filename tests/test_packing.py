@@ -599,3 +599,37 @@ def test_the_lean_paths_read_packed_objects_without_dulwich(
     modules, code = _modules_after(repo, *args)
     assert code == "0", "answered without the full CLI"
     assert not modules & set(HEAVY), f"{args} imported {sorted(modules & set(HEAVY))}"
+
+
+def test_threads_reading_one_pack_at_once_each_get_every_object(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The web board's threads read the same mapped pack at once: each read takes its
+    own slices of the map (no shared file position), so every object reads whole in
+    every thread (a read garbled by another thread's seek failed its id check)."""
+    import threading
+
+    fast_import_cells(repo, 300)
+    git(repo, "prune-packed")
+    objects = str(repo / ".git" / "objects")
+    expected = [(sha, (kind.encode(), body)) for sha, kind, body in git_objects(repo)]
+    wrong: list[str] = []
+    monkeypatch.setattr(packfile, "_BASES_LIMIT", 0)  # every read inflates its whole chain
+
+    def reader() -> None:
+        for _round in range(2):
+            wrong.extend(
+                sha for sha, found in expected if packfile.read_packed(objects, sha) != found
+            )
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns as often as they can
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert wrong == []

@@ -300,8 +300,7 @@ def _forget_bases() -> None:
 
 def _entry_header(pack: mmap.mmap, position: int) -> tuple[int, int, int | bytes | None]:
     """(type, where the zlib data starts, delta base offset or id) of one pack entry."""
-    pack.seek(position)
-    head = pack.read(32)
+    head = pack[position : position + 32]  # a slice, not seek/read: threads share the map
     byte = head[0]
     type_num = (byte >> 4) & 7
     cursor = 1
@@ -325,13 +324,16 @@ def _entry_header(pack: mmap.mmap, position: int) -> tuple[int, int, int | bytes
 
 
 def _inflate(pack: mmap.mmap, start: int) -> bytes:
-    pack.seek(start)
+    """The zlib stream at ``start``, read by slices (no shared file position: the web
+    board's threads read the same map at once)."""
     inflater = zlib.decompressobj()
     parts: list[bytes] = []
+    cursor = start
     while not inflater.eof:
-        chunk = pack.read(_READ_CHUNK)
+        chunk = pack[cursor : cursor + _READ_CHUNK]
         if not chunk:
             raise PackError("truncated pack entry")
+        cursor += len(chunk)
         parts.append(inflater.decompress(chunk))
     return b"".join(parts)
 
