@@ -79,7 +79,9 @@ def test_other_forms_go_to_the_full_cli(ws: Workspace, repo: Path) -> None:
     assert listed.returncode == 0 and "hive_ready" in {t["name"] for t in json.loads(listed.stdout)}
 
 
-def test_the_lean_path_imports_neither_typer_click_nor_rich(ws: Workspace, repo: Path) -> None:
+def test_the_lean_path_imports_neither_typer_click_rich_nor_every_operation(
+    ws: Workspace, repo: Path
+) -> None:
     probe = (
         "import sys\n"
         "from hive.cli.entry import main\n"
@@ -88,7 +90,7 @@ def test_the_lean_path_imports_neither_typer_click_nor_rich(ws: Workspace, repo:
         "    main()\n"
         "except SystemExit as exc:\n"
         "    code = exc.code\n"
-        "loaded = ('hive.cli.main', 'typer', 'click', 'rich')\n"
+        "loaded = ('hive.cli.main', 'typer', 'click', 'rich', 'hive.ops.catalog')\n"
         "print(code, sorted(m for m in loaded if m in sys.modules))\n"
         "sys.stdout.flush()\n"
         "import os; os._exit(0)  # as the console script ends (no interpreter teardown)\n"
@@ -102,3 +104,41 @@ def test_the_lean_path_imports_neither_typer_click_nor_rich(ws: Workspace, repo:
     )
     assert ran.stdout.strip().splitlines()[-1] == "0 []", ran.stdout + ran.stderr
     assert json.loads(ran.stdout[: ran.stdout.rindex("}") + 1])["agent"] == "alice"
+
+
+def test_the_tool_index_names_each_tools_declaring_module() -> None:
+    """``hive/ops/toolindex.py``: every agent tool, in the catalogue's order, each
+    mapped to the module whose import alone declares it (fresh processes)."""
+    from hive.ops.toolindex import TOOL_MODULES
+
+    catalogue = "from hive.ops.catalog import tool_names\nprint(*tool_names())\n"
+    listed = subprocess.run(
+        [sys.executable, "-c", catalogue], capture_output=True, text=True, check=True
+    )
+    assert list(TOOL_MODULES) == listed.stdout.split()  # the registry lists in this order
+    for module in sorted(set(TOOL_MODULES.values())):
+        probe = (
+            f"import hive.ops.{module}\n"
+            "from hive.ops.spec import OPERATIONS\n"
+            "print(*(n for n, op in OPERATIONS.items() if op.is_tool))\n"
+        )
+        ran = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        )
+        declared = set(ran.stdout.split())
+        assert {n for n, m in TOOL_MODULES.items() if m == module} <= declared, module
+
+
+def test_a_tool_made_alone_is_the_registrys_and_the_order_stays() -> None:
+    """A tool made before the registry (one module imported) is the one the registry
+    then lists, and the registry lists in the catalogue's order all the same."""
+    probe = (
+        "from hive.tools.registry import get_tool, tools\n"
+        "from hive.ops.toolindex import TOOL_MODULES\n"
+        "alone = get_tool('swarm_status')\n"
+        "import sys; assert 'hive.ops.catalog' not in sys.modules\n"
+        "listed = tools()\n"
+        "print([t.name for t in listed] == list(TOOL_MODULES), alone in listed)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert ran.stdout.split() == ["True", "True"]

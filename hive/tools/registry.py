@@ -21,8 +21,8 @@ from hive.domain.agents import write_check as agents_write_check
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
 from hive.models.agents_config import AgentProfile
-from hive.ops.catalog import operations
-from hive.ops.spec import Operation, path_parameter
+from hive.ops.spec import OPERATIONS, Operation, path_parameter
+from hive.ops.toolindex import TOOL_MODULES
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
@@ -169,6 +169,7 @@ def operation_tool(op: Operation) -> Tool:
 
 
 _REGISTRY: dict[str, Tool] = {}
+_MADE: dict[str, Tool] = {}  # tools made one by one (get_tool) before the registry was
 
 
 def _registry() -> dict[str, Tool]:
@@ -176,7 +177,12 @@ def _registry() -> dict[str, Tool]:
     agents are offered (same name, parameters and result as its CLI command), made on
     first use. Descriptions are deliberately terse: agents pay for schemas in tokens."""
     if not _REGISTRY:
-        _REGISTRY.update({op.name: operation_tool(op) for op in operations() if op.is_tool})
+        import hive.ops.catalog  # noqa: F401  (every operation declared)
+
+        # in the index's order (the catalogue's), whatever get_tool imported first
+        _REGISTRY.update(
+            {name: _MADE.get(name) or operation_tool(OPERATIONS[name]) for name in TOOL_MODULES}
+        )
     return _REGISTRY
 
 
@@ -185,7 +191,15 @@ def tools() -> list[Tool]:
 
 
 def get_tool(name: str) -> Tool | None:
-    return _registry().get(name)
+    """The tool ``name``; before the whole registry is needed, made from the one
+    operation module that declares it (``hive/ops/toolindex.py``)."""
+    if _REGISTRY or name not in TOOL_MODULES:
+        return _registry().get(name)
+    made = _MADE.get(name)
+    if made is None:
+        __import__(f"hive.ops.{TOOL_MODULES[name]}")
+        made = _MADE[name] = operation_tool(OPERATIONS[name])
+    return made
 
 
 # ------------------------------------------------------------------ calling
@@ -226,7 +240,7 @@ def _call(
     if isinstance(parsed, dict):
         return parsed
     try:
-        check_enabled(profile, ctx.name, tool.name, list(_registry()))
+        check_enabled(profile, ctx.name, tool.name, list(TOOL_MODULES))
         settings = settings_for(ctx)
         workdir = working_directory(ctx.workspace(), profile, ctx.name)
         parsed = _rebased(ctx, workdir, tool, parsed)
