@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Set up a virtualenv (if needed) and run every check CI runs: ruff (lint and format), mypy,
 # docs drift, pytest.
-# pytest runs in parallel (pytest-xdist, one worker per CPU; HIVE_TEST_WORKERS=N to choose,
-# 0 for one process; HIVE_TEST_TMPDIR: see below); extra arguments go to pytest.
+# pytest runs in parallel (pytest-xdist, one worker per CPU and one more: many tests wait on
+# processes they start, and a third worker on 2 cores took the suite from 117 s to 94 s;
+# HIVE_TEST_WORKERS=N to choose, 0 for one process; HIVE_TEST_TMPDIR: see below); extra
+# arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev
@@ -40,4 +42,5 @@ if [ -n "${HIVE_TEST_TMPDIR:-}" ]; then
     export TMPDIR="$HIVE_TEST_TMPDIR"
     extra=(-o tmp_path_retention_policy=failed)
 fi
-.venv/bin/python -m pytest -n "${HIVE_TEST_WORKERS:-auto}" --dist worksteal ${extra[@]+"${extra[@]}"} "$@"
+workers="${HIVE_TEST_WORKERS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}"
+.venv/bin/python -m pytest -n "$workers" --dist worksteal ${extra[@]+"${extra[@]}"} "$@"
