@@ -300,17 +300,10 @@ def on_terminal(command: list[str], *, timeout: float = 120) -> tuple[int, bytes
     """Run ``command`` with stdout and stderr on a pseudo-terminal: (exit code, output)."""
     import pty
 
+    from tests.inprocess import read_terminal
+
     leader, follower = pty.openpty()
     proc = subprocess.Popen(command, stdout=follower, stderr=follower)
     os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed: the process is done
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(leader)
+    seen = read_terminal(leader)
     return proc.wait(timeout=timeout), seen

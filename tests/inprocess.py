@@ -306,6 +306,13 @@ def fork_on_terminal(argv: Sequence[str], *, module: str = "hive.cli.main") -> t
         files = (Path(os.devnull), follower, follower)
         os._exit(_child(lambda: _call_main(module), [str(a) for a in argv], None, None, files))
     os.close(follower)
+    seen = read_terminal(leader)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), seen
+
+
+def read_terminal(leader: int) -> bytes:
+    """Everything written to a pseudo-terminal until its last writer closes it (then
+    ``leader`` is closed)."""
     seen = b""
     while True:
         try:
@@ -316,7 +323,35 @@ def fork_on_terminal(argv: Sequence[str], *, module: str = "hive.cli.main") -> t
             break
         seen += chunk
     os.close(leader)
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), seen
+    return seen
+
+
+def console_probe(
+    repo: Path, args: Sequence[str], watched: Sequence[str], *, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``hive -C REPO *args`` through the console script's entry point in a new
+    interpreter, ended as the console script ends it (no teardown); its last stdout
+    line is ``CODE [the modules of watched it loaded]``."""
+    probe = (
+        "import sys\n"
+        "from hive.cli.entry import main\n"
+        f"sys.argv = ['hive', '-C', sys.argv[1], *{list(args)!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        f"print(code, sorted(m for m in {tuple(watched)!r} if m in sys.modules))\n"
+        "sys.stdout.flush()\n"
+        "import os; os._exit(0)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", probe, str(repo)],
+        input=input,
+        stdin=subprocess.DEVNULL if input is None else None,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def _child(

@@ -54,12 +54,11 @@ def _finish(pid: int, done_r: int, go_w: int, between: Callable[[], None]) -> No
     assert os.waitstatus_to_exitcode(status) == 0
 
 
-def test_a_forked_childs_state_index_writes_survive_its_parent_closing(tmp_path: Path) -> None:
-    state = str(tmp_path / "state")
-    index = state_index.StateIndex(state)
-    index.remember_commit("a" * 40, None, None)  # the parent has the file open
-
-    child: list[state_index.StateIndex] = []  # one index for both writes, as a Workspace
+def _child_index_writes_survive(state: str, parent_leaves: Callable[[], None]) -> None:
+    """A forked child writes commit b, then (after ``parent_leaves``) commit c to the
+    index in ``state`` through one StateIndex, as a Workspace would: the file then
+    holds a, b and c, and is sound."""
+    child: list[state_index.StateIndex] = []
 
     def write(commit: str) -> Callable[[], None]:
         def run() -> None:
@@ -70,17 +69,24 @@ def test_a_forked_childs_state_index_writes_survive_its_parent_closing(tmp_path:
         return run
 
     pid, done_r, go_w = _fork_writer(write("b" * 40), write("c" * 40))
+    _finish(pid, done_r, go_w, parent_leaves)
+    fresh = sqlite3.connect(os.path.join(state, state_index.FILE_NAME))
+    commits = sorted(row[0][0] for row in fresh.execute("SELECT commit_id FROM commits"))
+    assert commits == ["a", "b", "c"]
+    assert fresh.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    fresh.close()
+
+
+def test_a_forked_childs_state_index_writes_survive_its_parent_closing(tmp_path: Path) -> None:
+    state = str(tmp_path / "state")
+    index = state_index.StateIndex(state)
+    index.remember_commit("a" * 40, None, None)  # the parent has the file open
 
     def parent_leaves() -> None:
         index.close()
         _open_and_close(Path(index.path))
 
-    _finish(pid, done_r, go_w, parent_leaves)
-    fresh = sqlite3.connect(index.path)
-    commits = sorted(row[0][0] for row in fresh.execute("SELECT commit_id FROM commits"))
-    assert commits == ["a", "b", "c"]
-    assert fresh.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    fresh.close()
+    _child_index_writes_survive(state, parent_leaves)
 
 
 def test_a_connection_that_outlived_its_index_is_closed_before_a_fork_too(tmp_path: Path) -> None:
@@ -95,28 +101,11 @@ def test_a_connection_that_outlived_its_index_is_closed_before_a_fork_too(tmp_pa
     path = Path(index.path)
     del index
 
-    child: list[state_index.StateIndex] = []
-
-    def write(commit: str) -> Callable[[], None]:
-        def run() -> None:
-            if not child:
-                child.append(state_index.StateIndex(state))
-            child[0].remember_commit(commit, None, None)
-
-        return run
-
-    pid, done_r, go_w = _fork_writer(write("b" * 40), write("c" * 40))
-
     def parent_leaves() -> None:
         kept[0].close()  # later, as the cyclic collector would (closing twice is harmless)
         _open_and_close(path)
 
-    _finish(pid, done_r, go_w, parent_leaves)
-    fresh = sqlite3.connect(path)
-    commits = sorted(row[0][0] for row in fresh.execute("SELECT commit_id FROM commits"))
-    assert commits == ["a", "b", "c"]
-    assert fresh.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    fresh.close()
+    _child_index_writes_survive(state, parent_leaves)
 
 
 def test_a_forked_childs_coordination_writes_survive_its_parent_closing(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from hive.tools.docs import render_tools_docs
 from hive.tools.registry import CallContext, call_tool, tools
 from hive.tools.schemas import FORMATS, token_estimate
 from tests.conftest import agent_env, git
-from tests.inprocess import fork_hive, run_hive
+from tests.inprocess import console_probe, fork_hive, run_hive
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_TOOLS = {
@@ -408,24 +408,8 @@ def test_mcp_starts_without_the_full_cli_and_refuses_alike(ws: Workspace, repo: 
     """``hive mcp`` from the console script serves without the full CLI (typer and its
     command tree: a third of a start); a refusal before serving reads the same
     on both paths, and any other form (``--help``, a typo) is the full CLI's."""
-    probe = (
-        "import sys\n"
-        "from hive.cli.entry import main\n"
-        "sys.argv = ['hive', '-C', sys.argv[1], 'mcp', '--agent=probe', '--context', '.']\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as exc:\n"
-        "    code = exc.code\n"
-        "print(code, sorted(m for m in ('hive.cli.main', 'typer', 'rich') if m in sys.modules))\n"
-        "sys.stdout.flush()\n"
-        "import os; os._exit(0)  # as the console script ends (no interpreter teardown)\n"
-    )
-    served = subprocess.run(
-        [sys.executable, "-c", probe, str(repo)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        check=False,
+    served = console_probe(
+        repo, ["mcp", "--agent=probe", "--context", "."], ("hive.cli.main", "typer", "rich")
     )
     assert served.stdout.strip().splitlines()[-1] == "0 []", served.stdout + served.stderr
     assert "Traceback" not in served.stderr

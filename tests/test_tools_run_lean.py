@@ -13,7 +13,7 @@ import pytest
 
 from hive.domain.cells import create_cell
 from hive.domain.workspace import Workspace
-from tests.inprocess import run_hive
+from tests.inprocess import console_probe, run_hive
 
 CALLS = {
     "success": '{"tool_calls": [{"name": "hive_ready", "args": {}}]}',
@@ -82,26 +82,8 @@ def test_other_forms_go_to_the_full_cli(ws: Workspace, repo: Path) -> None:
 def test_the_lean_path_imports_neither_typer_click_rich_nor_every_operation(
     ws: Workspace, repo: Path
 ) -> None:
-    probe = (
-        "import sys\n"
-        "from hive.cli.entry import main\n"
-        "sys.argv = ['hive', '-C', sys.argv[1], 'tools', 'run', '--agent', 'alice']\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as exc:\n"
-        "    code = exc.code\n"
-        "loaded = ('hive.cli.main', 'typer', 'click', 'rich', 'hive.ops.catalog')\n"
-        "print(code, sorted(m for m in loaded if m in sys.modules))\n"
-        "sys.stdout.flush()\n"
-        "import os; os._exit(0)  # as the console script ends (no interpreter teardown)\n"
-    )
-    ran = subprocess.run(
-        [sys.executable, "-c", probe, str(repo)],
-        input=CALLS["success"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    loaded = ("hive.cli.main", "typer", "click", "rich", "hive.ops.catalog")
+    ran = console_probe(repo, ["tools", "run", "--agent", "alice"], loaded, input=CALLS["success"])
     assert ran.stdout.strip().splitlines()[-1] == "0 []", ran.stdout + ran.stderr
     assert json.loads(ran.stdout[: ran.stdout.rindex("}") + 1])["agent"] == "alice"
 

@@ -110,7 +110,7 @@ def answer(invocation: Invocation) -> int | None:
     is worded as the full CLI words it (``cli/main.py run``): never a traceback."""
     try:
         code = dispatch(invocation)
-        if code is None and invocation.command == "hooks" and not invocation.leading:
+        if code is None and invocation.command == "hooks":
             from hive.cli.hookrun import hook
 
             code = hook(invocation)  # what the quick check could not decide
