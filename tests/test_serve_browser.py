@@ -100,6 +100,8 @@ def test_every_view_renders(page: Any, server: BackgroundServer, sample: Sample)
     page.click("nav >> text=Epics")
     page.wait_for_url("**/epics")
     page.click(f"a[href='/epics/{sample.epic}']")
+    page.wait_for_url(f"**/epics/{sample.epic}")
+    page.wait_for_selector("svg.graph .node")
     assert page.locator("svg.graph .node").count() == 5
     assert page.locator("svg.graph path.edge").count() == 5
     assert page.text_content("#percent") == "0%"
