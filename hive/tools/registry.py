@@ -9,7 +9,7 @@ import json
 import os
 import posixpath
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,6 +200,19 @@ def get_tool(name: str) -> Tool | None:
         __import__(f"hive.ops.{TOOL_MODULES[name]}")
         made = _MADE[name] = operation_tool(OPERATIONS[name])
     return made
+
+
+def prepare(names: Iterable[str]) -> None:
+    """Load in this process what a call of each of these tools would load on first use:
+    its operation module, the modules every call consults, and the validators of every
+    model loaded (``hive/models/base.py``). For a process that forks workers calling them
+    (an agent's ``preload``, ``hive/domain/swarm/forked.py``): done once, not per worker."""
+    from hive.domain import permissions  # noqa: F401  (check_protected, every call)
+    from hive.models.base import build_loaded_models
+
+    for name in names:
+        get_tool(name)
+    build_loaded_models()
 
 
 # ------------------------------------------------------------------ calling
