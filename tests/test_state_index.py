@@ -358,10 +358,8 @@ def test_a_write_records_its_state_in_one_transaction_diffed_against_its_base(
     looked_up = [s for s in statements if s.startswith("SELECT 1 FROM dirs WHERE tree")]
     assert len(looked_up) <= 3 * 3  # per write: the cells tree and the one shard changed
     assert _index_disagreements(repo) == []
-    fresh = Workspace(str(repo), actor="bob")
-    assert {c.id for c in list_cells(fresh, status="all")} == {c.id for c in cells} - {
-        cells[9].id
-    }
+    listed = {c.id for c in list_cells(Workspace(str(repo), actor="bob"), status="all")}
+    assert listed == {c.id for c in cells} - {cells[9].id}
 
 
 def test_list_and_ready_show_a_page_unless_all(ws: Workspace, repo: Path) -> None:
