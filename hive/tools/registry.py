@@ -305,13 +305,19 @@ def check_credential(ctx: CallContext) -> None:
 def agent_tools(ctx: CallContext) -> tuple[list[Tool], list[str]]:
     """The tools ``ctx.agent`` may call (its ``tools`` list in ``agents:``, else all)
     and warnings for unknown names in that list (they are skipped)."""
-    from hive.domain.agents import tool_list
-
     everything = tools()
-    allowed, warnings = tool_list(profile_of(ctx), [t.name for t in everything])
+    allowed, warnings = agent_tool_names(ctx)
     if allowed is None:
         return everything, warnings
     return [t for t in everything if t.name in allowed], warnings
+
+
+def agent_tool_names(ctx: CallContext) -> tuple[list[str] | None, list[str]]:
+    """What :func:`agent_tools` says, by name (None: every tool), without making the
+    tools (which imports every operation module)."""
+    from hive.domain.agents import tool_list
+
+    return tool_list(profile_of(ctx), list(TOOL_MODULES))
 
 
 def profile_of(ctx: CallContext) -> AgentProfile:
