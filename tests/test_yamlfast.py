@@ -301,17 +301,27 @@ def test_yamlish_texts_are_declined_or_read_as_ruamel_reads_them(lines: list[str
     assert_declines_or_agrees("\n".join(lines) + "\n")
 
 
-@settings(max_examples=400 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(top_level, st.data())
-def test_edited_canonical_texts_are_declined_or_read_as_ruamel_reads_them(
-    doc: dict[str, Any], data: st.DataObject
-) -> None:
-    text = dumps(doc)
-    for _ in range(data.draw(st.integers(1, 3))):
-        at = data.draw(st.integers(0, len(text)))
-        cut = data.draw(st.integers(0, 3))
-        insert = data.draw(st.one_of(st.just(""), yaml_fragments, st.sampled_from(["\n", "\n  "])))
+edit_counts = st.integers(1, 3)
+cuts = st.integers(0, 3)
+inserts = st.one_of(st.just(""), yaml_fragments, st.sampled_from(["\n", "\n  "]))
+
+
+@st.composite
+def edited_canonical_texts(draw: st.DrawFn) -> str:
+    """A canonical document's text with one to three cuts and insertions at drawn places
+    (one example argument: a test's ``data.draw`` costs more than a draw here)."""
+    text = dumps(draw(top_level))
+    for _ in range(draw(edit_counts)):
+        at = draw(st.integers(0, len(text)))
+        cut = draw(cuts)
+        insert = draw(inserts)
         text = text[:at] + insert + text[at + cut :]
+    return text
+
+
+@settings(max_examples=400 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edited_canonical_texts())
+def test_edited_canonical_texts_are_declined_or_read_as_ruamel_reads_them(text: str) -> None:
     assert_declines_or_agrees(text)
 
 
