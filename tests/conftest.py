@@ -17,6 +17,7 @@ import pytest
 
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
+from tests import hivefork
 
 if TYPE_CHECKING:
     from tests.serve_sample import Sample
@@ -82,6 +83,37 @@ def _module_seconds(config: pytest.Config) -> dict[str, float]:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:  # pytest-xdist: a worker is being started
     node.workerinput[MODULE_SECONDS] = _module_seconds(node.config)
+    node.workerinput[FORK_SERVER] = _shared_fork_server(node.config)
+
+
+# ----------------------------------------------------------------- one fork server
+# tests/hivefork.py forks ``hive mcp`` and ``hive serve`` processes from a warm process
+# (which imports for about a second of CPU). Under pytest-xdist the process that starts
+# the workers starts one for all of them, when the tests it runs use it (a module that
+# imports tests.hivefork), and stops it at its end; a process of its own starts its own.
+FORK_SERVER = "hive/fork-server"
+_fork_server: list[str | None] = []
+
+
+def _shared_fork_server(config: pytest.Config) -> str | None:
+    if not _fork_server:
+        _fork_server.append(hivefork.start_server() if _uses_fork_server(config) else None)
+    return _fork_server[0]
+
+
+def _uses_fork_server(config: pytest.Config) -> bool:
+    for arg in config.args:
+        path = config.invocation_params.dir / arg.split("::")[0]
+        for module in path.rglob("test_*.py") if path.is_dir() else [path]:
+            if module.suffix == ".py" and "tests.hivefork import" in module.read_text("utf-8"):
+                return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    shared = getattr(config, "workerinput", {}).get(FORK_SERVER)
+    if shared:
+        hivefork.share_server(shared)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
