@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from hive.domain.cells import create_cell, list_cells, ready, update_cell
+from hive.domain.cells import close_cell, create_cell, delete_cell, list_cells, ready, update_cell
 from hive.domain.workspace import Workspace
 from hive.models import Cell
 from hive.store import index as state_index
@@ -336,6 +336,30 @@ def test_a_write_reads_only_what_it_needs(ws: Workspace, repo: Path) -> None:
     update_cell(fresh, cell_id=cells[3].id, priority=0)
     assert fresh.cache.decoded <= 2  # the cell itself (and nothing else) was decoded
     assert ready(fresh, limit=1)[0].id == cells[3].id
+
+
+def test_a_write_records_its_state_in_one_transaction_diffed_against_its_base(
+    ws: Workspace, repo: Path
+) -> None:
+    """An in-process write records the parsed cell, the new listings and the commit in one
+    WAL commit (as a lean write does); its listings are copied from the state it started
+    from, so the shards it did not touch are not looked up one by one."""
+    cells = [create_cell(ws, title=f"c{n}") for n in range(40)]
+    db = ws.state_index.db
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    try:
+        update_cell(ws, cell_id=cells[7].id, priority=0)
+        close_cell(ws, cell_id=cells[8].id, reason="done")
+        delete_cell(ws, cell_id=cells[9].id)
+    finally:
+        db.set_trace_callback(None)
+    assert sum(statement == "COMMIT" for statement in statements) == 3  # one per write
+    looked_up = [s for s in statements if s.startswith("SELECT 1 FROM dirs WHERE tree")]
+    assert len(looked_up) <= 3 * 3  # per write: the cells tree and the one shard changed
+    assert _index_disagreements(repo) == []
+    listed = {c.id for c in list_cells(Workspace(str(repo), actor="bob"), status="all")}
+    assert listed == {c.id for c in cells} - {cells[9].id}
 
 
 def test_list_and_ready_show_a_page_unless_all(ws: Workspace, repo: Path) -> None:

@@ -687,3 +687,53 @@ def test_a_forked_worker_is_a_process_of_its_own(tmp_path: Path) -> None:
     os.killpg(hanging.pid, signal.SIGTERM)
     assert hanging.wait(timeout=30) == -signal.SIGTERM
     assert start_forked("tests.no_such_module", [], cwd=str(work), env={}, log_fd=1) is None
+
+
+PREPARED_PROBE = """
+import json, sys
+import hive.agents.example as example
+from hive.domain.swarm.runner import run_swarm
+from hive.domain.workspace import Workspace
+from hive.models.base import HiveModel
+
+REPORT = sys.argv[3]  # (a forked worker's sys.argv is its own)
+
+def unbuilt():
+    pending, found = [HiveModel], set()
+    while pending:
+        for model in pending.pop().__subclasses__():
+            pending.append(model)
+            if not model.__pydantic_complete__:
+                found.add(f"{model.__module__}.{model.__qualname__}")
+    return found
+
+def main(argv):
+    modules, models = set(sys.modules), unbuilt()
+    try:
+        return work(argv)
+    finally:
+        with open(REPORT, "w") as report:
+            json.dump({"modules": sorted(set(sys.modules) - modules),
+                       "built": sorted(models - unbuilt())}, report)
+
+example.preload()  # what the runner does before its first fork
+work, example.main = example.main, main
+result = run_swarm(Workspace(sys.argv[1]), epic_id=sys.argv[2], agent_cmd=sys.argv[4])
+sys.exit(0 if result.finished else 1)
+"""
+
+
+def test_a_forked_example_worker_finds_its_modules_and_models_ready(
+    ws: Workspace, repo: Path
+) -> None:
+    """The runner's ``preload`` of the example agent imports what its tool calls import
+    and builds the models they use, once, so that no forked worker does it again."""
+    epic, cell = make_epic(ws, [{"title": "Ready", "files": ["src/ready.py"]}])
+    report = repo.parent / "worker.json"
+    probe = [sys.executable, "-c", PREPARED_PROBE, str(repo), epic, str(report), AGENT]
+    done = subprocess.run(probe, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert show_cell(ws, cell_id=cell).status == "closed"
+    seen = json.loads(report.read_text())
+    assert [name for name in seen["modules"] if name.startswith("hive")] == []
+    assert seen["built"] == []

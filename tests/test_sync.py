@@ -27,7 +27,7 @@ from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from tests.conftest import GIT_ENV, assert_clean, copy_repo, git, isolated_env, make_repo
-from tests.inprocess import fork_hive, fork_on_terminal, run_hive
+from tests.inprocess import fork_call, fork_hive, fork_on_terminal, run_hive
 
 
 class Clones:
@@ -316,6 +316,31 @@ def test_sync_between_processes(clones: Clones) -> None:
     converge(clones, "a", "b")
     ids = {c.id for c in list_cells(clones.ws("a"))}
     assert set(cells.values()) <= ids
+
+
+def test_a_fetch_that_finds_its_ref_locked_by_another_fetch_is_tried_again(
+    clones: Clones, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two syncs in one clone at once (agents of one repository, or the `git fetch` of a
+    killed hive process that ran on): one fetch finds the tracking ref locked by the other
+    (git: "cannot lock ref"). The sync fetches again; it failed before."""
+    cell = create_cell(clones.ws("b"), title="from b")
+    clones.sync("b")  # origin moved: a's fetch has a tracking ref to update
+    lock = clones.paths["a"] / ".git" / "refs" / "hive-remotes" / "origin" / "state.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")  # the other fetch, updating the ref
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    syncing = fork_call(lambda: clones.sync("a"))
+    deadline = time.monotonic() + 60
+    while (trace.read_text() if trace.exists() else "").count("built-in: git fetch") < 2:
+        assert syncing.poll() is None, syncing.communicate()[1]  # gave up at the first
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    lock.unlink()  # the other fetch is done
+    _, err = syncing.communicate(timeout=60)
+    assert syncing.returncode == 0, err
+    assert cell.id in {c.id for c in list_cells(clones.ws("a"))}
 
 
 def test_a_release_on_one_clone_reaches_the_other(clones: Clones) -> None:

@@ -406,11 +406,11 @@ async def _saved_for_head(repo: Path) -> bool:
 
 def test_mcp_starts_without_the_full_cli_and_refuses_alike(ws: Workspace, repo: Path) -> None:
     """``hive mcp`` from the console script serves without the full CLI (typer and its
-    command tree: a third of a start); a refusal before serving reads the same
-    on both paths, and any other form (``--help``, a typo) is the full CLI's."""
-    served = console_probe(
-        repo, ["mcp", "--agent=probe", "--context", "."], ("hive.cli.main", "typer", "rich")
-    )
+    command tree: a third of a start), and makes the tool list (every operation module,
+    every schema) only when a client asks for it; a refusal before serving reads the
+    same on both paths, and any other form (``--help``, a typo) is the full CLI's."""
+    watched = ("hive.cli.main", "typer", "rich", "hive.ops.catalog")
+    served = console_probe(repo, ["mcp", "--agent=probe", "--context", "."], watched)
     assert served.stdout.strip().splitlines()[-1] == "0 []", served.stdout + served.stderr
     assert "Traceback" not in served.stderr
     for args in (["mcp", "--context", "nope"], ["--json", "mcp", "--context=nope"]):

@@ -19,6 +19,7 @@ with code 1 before completing; ``--pace S`` waits S seconds between steps.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -85,11 +86,33 @@ class Agent:
         return run_envelope(self._context, envelope)
 
 
+TOOLS = (
+    "swarmmail_init",
+    "hive_query",
+    "swarmmail_reserve",
+    "hive_start",
+    "swarm_progress",
+    "swarm_complete",
+)
+"""The tools :func:`work` calls."""
+
+
 def preload() -> None:
-    """What a worker forked by ``hive swarm run`` should find imported already
-    (``hive/domain/swarm/forked.py``): the in-process tool envelope."""
-    import hive.tools.envelope
-    import hive.tools.registry  # noqa: F401
+    """What a worker forked by ``hive swarm run`` should find ready
+    (``hive/domain/swarm/forked.py``), made once in the runner instead of in every worker:
+    the in-process tool envelope, the modules the calls of :data:`TOOLS` load on first use,
+    their models' validators, and the command-line parser."""
+    import hive.domain.cells
+    import hive.domain.identity
+    import hive.domain.reservations
+    import hive.domain.stats
+    import hive.domain.swarm.complete
+    import hive.domain.swarm.progress
+    import hive.tools.envelope  # noqa: F401
+    from hive.tools.registry import prepare
+
+    prepare(TOOLS)
+    _parser()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,6 +141,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
+    return _parser().parse_args(argv)
+
+
+@functools.cache
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m hive.agents.example",
         description=__doc__,
@@ -139,7 +167,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--fail", action="store_true", help="exit 1 instead of completing")
     parser.add_argument("--pace", type=float, default=0.0, help="seconds to wait between steps")
-    return parser.parse_args(argv)
+    return parser
 
 
 def work(agent: Agent, options: argparse.Namespace) -> int:

@@ -109,9 +109,9 @@ def context_dir(directory: str, given: str | None) -> str | None:
 
 
 def _tool_warnings(ctx: CallContext) -> list[str]:
-    from hive.tools.registry import agent_tools
+    from hive.tools.registry import agent_tool_names
 
-    return agent_tools(ctx)[1]
+    return agent_tool_names(ctx)[1]
 
 
 def refused(exc: HiveError, json_output: bool) -> int:

@@ -222,7 +222,21 @@ class StateReader:
         index = self.cache.keep(derive(base, key, changes))
         self._key_of_commit[commit] = key
         state = self.state_index
-        state.add_parsed((sha, parsed_cell(cell)) for _, (_, sha, cell, _) in written.items())
-        state.ensure_state(key, self._list_tree, self._read_blobs, parse_for_index)
-        state.remember_commit(commit, hive, cells)
+
+        # One WAL commit for the parsed cells, the listings (diffed against the state the
+        # write started from: a few rows) and the commit, as a lean write records them;
+        # separate ones when that state is gone (another process rebuilt the file), so a
+        # whole cold build never holds the index's write lock at once.
+        def record() -> None:
+            state.add_parsed((sha, parsed_cell(cell)) for _, (_, sha, cell, _) in written.items())
+            state.ensure_state(
+                key, self._list_tree, self._read_blobs, parse_for_index, base=base.key
+            )
+            state.remember_commit(commit, hive, cells)
+
+        if state.has_state(base.key):
+            with state.one_transaction():
+                record()
+        else:
+            record()
         del index

@@ -10,10 +10,14 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
+import time
 
 from hive.errors import GitError, InvalidInput
 
 FETCH_TIMEOUT = 120
+# A fetch that lost a race for one of its local refs to another fetch in this clone (two
+# syncs at once, or the `git fetch` of a killed hive process that ran on): tried again.
+FETCH_RACE_ATTEMPTS = 8
 
 
 def check_remote(remote: str) -> str:
@@ -67,9 +71,7 @@ def remote_ref(root: str, remote: str, ref: str) -> str | None:
 
 def fetch_ref(root: str, remote: str, ref: str, into: str) -> None:
     """Fetch ``remote``'s ``ref`` into the local ref ``into`` (overwritten)."""
-    result = run_git(root, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{into}")
-    if result.returncode != 0:
-        raise _failure(result, f"cannot fetch {ref} from {remote}")
+    _fetch(root, remote, f"+{ref}:{into}", f"cannot fetch {ref} from {remote}")
 
 
 def push_ref(root: str, remote: str, ref: str) -> bool:
@@ -100,9 +102,21 @@ def tracking_ref(remote: str, name: str) -> str:
 def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:
     """Fetch every remote ref matching ``pattern`` (``refs/hive/*``) into ``into``
     (``refs/hive-remotes/origin/*``), forced: these are tracking refs."""
-    result = run_git(root, "fetch", "--quiet", "--no-tags", remote, f"+{pattern}:{into}")
-    if result.returncode != 0:
-        raise _failure(result, f"cannot fetch hive's refs from {remote}")
+    _fetch(root, remote, f"+{pattern}:{into}", f"cannot fetch hive's refs from {remote}")
+
+
+def _fetch(root: str, remote: str, refspec: str, what: str) -> None:
+    """``git fetch`` of ``refspec``; tried again when it lost the race for a local ref
+    to a fetch running at the same time in this clone (git: "cannot lock ref ...: is at
+    X but expected Y", or its ``.lock`` exists): the refs are tracking refs, forced, so
+    the next fetch simply sets them again."""
+    for attempt in range(1, FETCH_RACE_ATTEMPTS + 1):
+        result = run_git(root, "fetch", "--quiet", "--no-tags", remote, refspec)
+        if result.returncode == 0:
+            return
+        if "cannot lock ref" not in result.stderr or attempt == FETCH_RACE_ATTEMPTS:
+            raise _failure(result, what)
+        time.sleep(0.01 * attempt)
 
 
 def push_refs(root: str, remote: str, refs: list[str]) -> list[str]:

@@ -11,6 +11,7 @@ instead: ``-32700`` (parse error, also for JSON nested too deeply) or ``-32600``
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -35,20 +36,24 @@ INSTRUCTIONS = (
 
 
 def build_server(ctx: CallContext) -> Server[Any]:
-    listed = {
-        tool.name: types.Tool(
-            name=tool.name, description=tool.description, input_schema=input_schema(tool)
-        )
-        for tool in tools()
-    }
+    @functools.cache
+    def listed() -> dict[str, types.Tool]:
+        """Every tool as MCP lists it: made on the first ``tools/list``, not at start-up
+        (it imports every operation module and builds each one's schema)."""
+        return {
+            tool.name: types.Tool(
+                name=tool.name, description=tool.description, input_schema=input_schema(tool)
+            )
+            for tool in tools()
+        }
 
     def offered() -> list[types.Tool]:
         """The bound agent's tools (its ``tools`` list in ``agents:``), else every tool."""
         try:
             allowed, _ = agent_tools(ctx)
         except HiveError:
-            return list(listed.values())
-        return [listed[tool.name] for tool in allowed]
+            return list(listed().values())
+        return [listed()[tool.name] for tool in allowed]
 
     async def on_list_tools(
         request: Any, params: types.PaginatedRequestParams | None

@@ -9,7 +9,7 @@ import json
 import os
 import posixpath
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,6 +202,19 @@ def get_tool(name: str) -> Tool | None:
     return made
 
 
+def prepare(names: Iterable[str]) -> None:
+    """Load in this process what a call of each of these tools would load on first use:
+    its operation module, the modules every call consults, and the validators of every
+    model loaded (``hive/models/base.py``). For a process that forks workers calling them
+    (an agent's ``preload``, ``hive/domain/swarm/forked.py``): done once, not per worker."""
+    from hive.domain import permissions  # noqa: F401  (check_protected, every call)
+    from hive.models.base import build_loaded_models
+
+    for name in names:
+        get_tool(name)
+    build_loaded_models()
+
+
 # ------------------------------------------------------------------ calling
 
 
@@ -292,13 +305,19 @@ def check_credential(ctx: CallContext) -> None:
 def agent_tools(ctx: CallContext) -> tuple[list[Tool], list[str]]:
     """The tools ``ctx.agent`` may call (its ``tools`` list in ``agents:``, else all)
     and warnings for unknown names in that list (they are skipped)."""
-    from hive.domain.agents import tool_list
-
     everything = tools()
-    allowed, warnings = tool_list(profile_of(ctx), [t.name for t in everything])
+    allowed, warnings = agent_tool_names(ctx)
     if allowed is None:
         return everything, warnings
     return [t for t in everything if t.name in allowed], warnings
+
+
+def agent_tool_names(ctx: CallContext) -> tuple[list[str] | None, list[str]]:
+    """What :func:`agent_tools` says, by name (None: every tool), without making the
+    tools (which imports every operation module)."""
+    from hive.domain.agents import tool_list
+
+    return tool_list(profile_of(ctx), list(TOOL_MODULES))
 
 
 def profile_of(ctx: CallContext) -> AgentProfile:
