@@ -524,24 +524,33 @@ _times = st.datetimes(
 _override = st.builds(Override, reservation_id=st.integers(1, 99), holder=_name, pattern=_name)
 
 
+# Built once: a strategy built per example is validated again per example.
+_ids = st.integers(1, 10**6)
+_reasons = st.none() | st.text(max_size=20)
+_cells = st.none() | _name
+_overrides = st.lists(_override, max_size=2)
+_yielded = st.none() | _override
+_counts = st.integers(0, 3)
+
+
 @st.composite
 def reservation_files(draw: st.DrawFn) -> ReservationFile:
     agent = draw(_name)
     items = [
         Reservation(
-            id=draw(st.integers(1, 10**6)),
+            id=draw(_ids),
             agent=agent,
             path_pattern=draw(_name),
             exclusive=draw(st.booleans()),
-            reason=draw(st.none() | st.text(max_size=20)),
-            cell=draw(st.none() | _name),
+            reason=draw(_reasons),
+            cell=draw(_cells),
             created_at=draw(_times),
             expires_at=draw(_times),
             forced=draw(st.booleans()),
-            overrides=draw(st.lists(_override, max_size=2)),
-            yielded_to=draw(st.none() | _override),
+            overrides=draw(_overrides),
+            yielded_to=draw(_yielded),
         )
-        for _ in range(draw(st.integers(0, 3)))
+        for _ in range(draw(_counts))
     ]
     return ReservationFile(agent=agent, reservations=items)
 

@@ -476,40 +476,54 @@ _json_plain = st.recursive(
 )
 
 
+# The strategies a cell is drawn from, built once: a strategy built per example is
+# validated again per example (about a quarter of this test's time).
+_titles = (
+    st.text(st.characters(min_codepoint=32, blacklist_categories=("Cs", "Cc")), min_size=1)
+    .map(lambda text: text.replace("\u2028", "").replace("\u2029", "").strip()[:300])
+    .filter(bool)
+)
+_cell_ids = st.sampled_from(["hv-abc123", "hv-abc123.x1y2", "bd-wisp-0385z"])
+_types = st.sampled_from(CELL_TYPES)
+_statuses = st.sampled_from(STATUSES)
+_priorities = st.integers(0, 4)
+_labels = st.lists(_short, max_size=3)
+_assignees = st.none() | _short
+_parents = st.none() | st.just("hv-abc999")
+_dependencies = st.lists(st.tuples(st.sampled_from(DEPENDENCY_TYPES), _short), max_size=3)
+_files_owned = st.lists(_short, max_size=2)
+_created_by = st.sampled_from(["", "alice"])
+_optional_times = st.none() | _times
+_optional_exact_times = st.none() | _exact_times
+_optional_texts = st.none() | _text
+_metadata = st.dictionaries(_short, _json_plain, max_size=3)
+
+
 @st.composite
 def cells(draw: st.DrawFn) -> Cell:
-    title = draw(
-        st.text(st.characters(min_codepoint=32, blacklist_categories=("Cs", "Cc")), min_size=1)
-        .map(lambda text: text.replace("\u2028", "").replace("\u2029", "").strip()[:300])
-        .filter(bool)
-    )
+    title = draw(_titles)
     return Cell(
-        id=draw(st.sampled_from(["hv-abc123", "hv-abc123.x1y2", "bd-wisp-0385z"])),
+        id=draw(_cell_ids),
         title=title,
         description=draw(_text),
-        type=draw(st.sampled_from(CELL_TYPES)),
-        status=draw(st.sampled_from(STATUSES)),
-        priority=draw(st.integers(0, 4)),
-        labels=draw(st.lists(_short, max_size=3)),
-        assignee=draw(st.none() | _short),
-        parent=draw(st.none() | st.just("hv-abc999")),
-        dependencies=[
-            {"type": kind, "target": target}
-            for kind, target in draw(
-                st.lists(st.tuples(st.sampled_from(DEPENDENCY_TYPES), _short), max_size=3)
-            )
-        ],
-        files_owned=draw(st.lists(_short, max_size=2)),
+        type=draw(_types),
+        status=draw(_statuses),
+        priority=draw(_priorities),
+        labels=draw(_labels),
+        assignee=draw(_assignees),
+        parent=draw(_parents),
+        dependencies=[{"type": kind, "target": target} for kind, target in draw(_dependencies)],
+        files_owned=draw(_files_owned),
         design=draw(_text),
         notes=draw(_text),
         created_at=draw(_exact_times),
-        created_by=draw(st.sampled_from(["", "alice"])),
+        created_by=draw(_created_by),
         updated_at=draw(_times),
-        started_at=draw(st.none() | _times),
-        closed_at=draw(st.none() | _exact_times),
-        close_reason=draw(st.none() | _text),
-        deleted_at=draw(st.none() | _times),
-        metadata=draw(st.dictionaries(_short, _json_plain, max_size=3)),
+        started_at=draw(_optional_times),
+        closed_at=draw(_optional_exact_times),
+        close_reason=draw(_optional_texts),
+        deleted_at=draw(_optional_times),
+        metadata=draw(_metadata),
     )
 
 

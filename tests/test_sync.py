@@ -343,6 +343,29 @@ def test_a_fetch_that_finds_its_ref_locked_by_another_fetch_is_tried_again(
     assert cell.id in {c.id for c in list_cells(clones.ws("a"))}
 
 
+def test_a_sync_with_nothing_to_send_makes_no_push(
+    clones: Clones, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refs the fetch found on the remote are not pushed back (one round trip, not
+    two); a remote that lost hive's refs gets them again from the next sync."""
+    create_cell(clones.ws("a"), title="sent once")
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    converge(clones, "a", "b")
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    result = clones.sync("a")
+    assert (result.sent_cells, result.received_cells) == (0, 0)
+    assert "built-in: git fetch" in trace.read_text()
+    assert "built-in: git push" not in trace.read_text()
+    monkeypatch.delenv("GIT_TRACE")
+    git(clones.origin, "update-ref", "-d", STATE_REF)
+    git(clones.origin, "update-ref", "-d", "refs/hive/mail")
+    clones.sync("a")
+    for ref in (STATE_REF, "refs/hive/mail"):
+        theirs = git(clones.origin, "rev-parse", ref).strip()
+        assert theirs == git(clones.paths["a"], "rev-parse", ref).strip()
+
+
 def test_a_release_on_one_clone_reaches_the_other(clones: Clones) -> None:
     from hive.domain.reservations import release
 

@@ -112,7 +112,9 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
         if not merged["recorded"]:
             continue  # another sync in this clone moved refs/hive/state meanwhile: again
         report("pushing", 2, 3)
-        rejected = push_refs(ws.root, name, [r for r in (STATE_REF, MAIL_REF) if _exists(ws, r)])
+        rejected = push_refs(
+            ws.root, name, [r for r in (STATE_REF, MAIL_REF) if _ahead(ws, name, r)]
+        )
         if not rejected:
             report("done", 3, 3)
             return SyncResult(
@@ -132,8 +134,14 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
     )
 
 
-def _exists(ws: Workspace, ref: str) -> bool:
-    return ws.git.ref_value(ref) is not None
+def _ahead(ws: Workspace, remote: str, ref: str) -> bool:
+    """Whether ``ref`` has something ``remote`` lacks: it exists here and differs from
+    what this attempt's fetch found there (the tracking refs mirror the remote's: the
+    fetch prunes them), so a sync with nothing to send makes no push."""
+    local = ws.git.ref_value(ref)
+    return local is not None and local != ws.git.ref_value(
+        tracking_ref(remote, ref.removeprefix("refs/hive/"))
+    )
 
 
 # ------------------------------------------------------------------ cells and files

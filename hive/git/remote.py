@@ -101,17 +101,19 @@ def tracking_ref(remote: str, name: str) -> str:
 
 def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:
     """Fetch every remote ref matching ``pattern`` (``refs/hive/*``) into ``into``
-    (``refs/hive-remotes/origin/*``), forced: these are tracking refs."""
-    _fetch(root, remote, f"+{pattern}:{into}", f"cannot fetch hive's refs from {remote}")
+    (``refs/hive-remotes/origin/*``), forced and pruned: these are tracking refs, a
+    mirror of what the remote holds (one it no longer has goes here too)."""
+    refspec = f"+{pattern}:{into}"
+    _fetch(root, remote, refspec, f"cannot fetch hive's refs from {remote}", "--prune")
 
 
-def _fetch(root: str, remote: str, refspec: str, what: str) -> None:
+def _fetch(root: str, remote: str, refspec: str, what: str, *options: str) -> None:
     """``git fetch`` of ``refspec``; tried again when it lost the race for a local ref
     to a fetch running at the same time in this clone (git: "cannot lock ref ...: is at
     X but expected Y", or its ``.lock`` exists): the refs are tracking refs, forced, so
     the next fetch simply sets them again."""
     for attempt in range(1, FETCH_RACE_ATTEMPTS + 1):
-        result = run_git(root, "fetch", "--quiet", "--no-tags", remote, refspec)
+        result = run_git(root, "fetch", "--quiet", "--no-tags", *options, remote, refspec)
         if result.returncode == 0:
             return
         if "cannot lock ref" not in result.stderr or attempt == FETCH_RACE_ATTEMPTS:

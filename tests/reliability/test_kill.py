@@ -33,7 +33,11 @@ from tests.conftest import git, make_repo
 from tests.reliability import kill_worker
 
 KILLS = int(os.environ.get("HIVE_KILLS", "100"))
-CHUNKS = 4  # independent repositories, KILLS // CHUNKS kills each
+# Independent repositories, KILLS // CHUNKS kills each. Each check's `git fsck` reads every
+# loose object the repository holds, so its cost grows with the kills the repository has
+# seen: 10 repositories of 10 kills cost ~1.6 s CPU less than 4 of 25 (same kills, windows
+# and checks), and parallel test workers share them more evenly.
+CHUNKS = 10
 # A kill between the ref update and the index update needs hive's crash recovery
 # (intent record + lock recovery, hive/git/recovery.py) to leave nothing to repair.
 pytest.importorskip("hive.git.recovery", reason="crash recovery is not in this tree yet")

@@ -86,26 +86,35 @@ comments = st.lists(
 )
 
 
+# Built once: a strategy built per example is validated again per example.
+statuses = st.sampled_from(["open", "in_progress", "blocked", "deferred", "closed"])
+priorities = st.integers(0, 4)
+assignees = st.none() | st.sampled_from(["alice", "bob"])
+optional_times = st.none() | times
+metadata = st.dictionaries(st.sampled_from(["k", "j"]), st.integers(0, 3), max_size=2)
+later = st.integers(0, 10**5)
+
+
 @st.composite
 def cells(draw: st.DrawFn) -> Cell:
     created = draw(times)
-    status = draw(st.sampled_from(["open", "in_progress", "blocked", "deferred", "closed"]))
+    status = draw(statuses)
     return Cell(
         id="hv-abc123",
         title=draw(one_line),
         description=draw(text),
         notes=draw(text),
         status=status,
-        priority=draw(st.integers(0, 4)),
+        priority=draw(priorities),
         labels=draw(labels),
         dependencies=draw(deps),
         comments=draw(comments),
-        assignee=draw(st.none() | st.sampled_from(["alice", "bob"])),
+        assignee=draw(assignees),
         created_at=created,
-        updated_at=created + timedelta(seconds=draw(st.integers(0, 10**5))),
+        updated_at=created + timedelta(seconds=draw(later)),
         closed_at=created if status == "closed" else None,
-        deleted_at=draw(st.none() | times),
-        metadata=draw(st.dictionaries(st.sampled_from(["k", "j"]), st.integers(0, 3), max_size=2)),
+        deleted_at=draw(optional_times),
+        metadata=draw(metadata),
     )
 
 
