@@ -158,31 +158,34 @@ def _module_seconds(config: pytest.Config) -> dict[str, float]:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:  # pytest-xdist: a worker is being started
     node.workerinput[MODULE_SECONDS] = _module_seconds(node.config)
-    node.workerinput[FORK_SERVER] = _shared_fork_server(node.config)
+    node.workerinput[FORK_SERVER] = _fork_server_path()
 
 
 # ----------------------------------------------------------------- one fork server
 # tests/hivefork.py forks ``hive mcp`` and ``hive serve`` processes from a warm process
 # (which imports for about a second of CPU). Under pytest-xdist the process that starts
-# the workers starts one for all of them, when the tests it runs use it (a module that
-# imports tests.hivefork), and stops it at its end; a process of its own starts its own.
+# the workers starts one for all of them once a worker has collected a test of a module
+# that uses it (its text names hivefork), and stops it at its end; a worker waits for
+# its socket when it first needs it. A process of its own starts its own.
 FORK_SERVER = "hive/fork-server"
-_fork_server: list[str | None] = []
+_fork_server: dict[str, str] = {}
 
 
-def _shared_fork_server(config: pytest.Config) -> str | None:
-    if not _fork_server:
-        _fork_server.append(hivefork.start_server() if _uses_fork_server(config) else None)
-    return _fork_server[0]
+def _fork_server_path() -> str:
+    if "path" not in _fork_server:
+        _fork_server["path"] = hivefork.server_path()
+    return _fork_server["path"]
 
 
-def _uses_fork_server(config: pytest.Config) -> bool:
-    for arg in config.args:
-        path = config.invocation_params.dir / arg.split("::")[0]
-        for module in path.rglob("test_*.py") if path.is_dir() else [path]:
-            if module.suffix == ".py" and "tests.hivefork import" in module.read_text("utf-8"):
-                return True
-    return False
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    if "started" not in _fork_server and _use_fork_server(node.config, ids):
+        _fork_server["started"] = hivefork.start_server(_fork_server_path())
+
+
+def _use_fork_server(config: pytest.Config, ids: list[str]) -> bool:
+    modules = {nodeid.split("::")[0] for nodeid in ids}
+    return any("hivefork" in (config.rootpath / name).read_text("utf-8") for name in modules)
 
 
 def pytest_configure(config: pytest.Config) -> None:

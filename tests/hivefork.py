@@ -47,15 +47,25 @@ WARM = (
 _SERVER: dict[str, object] = {}
 
 
-def start_server() -> str:
-    """Start a fork server, stopped when this process exits; the path of its socket,
-    which exists once the server accepts (it imports for about a second first)."""
+def server_path() -> str:
+    """Where a fork server's socket goes: a new folder, removed when this process exits."""
     import atexit
-    import subprocess
+    import shutil
     import tempfile
 
     folder = tempfile.mkdtemp(prefix="hive-fork-")
-    path = os.path.join(folder, "socket")
+    atexit.register(shutil.rmtree, folder, True)  # after the server stops (atexit: LIFO)
+    return os.path.join(folder, "socket")
+
+
+def start_server(path: str | None = None) -> str:
+    """Start a fork server at ``path`` (a new one when None), stopped when this process
+    exits; the path of its socket, which exists once the server accepts (it imports
+    for about a second first)."""
+    import atexit
+    import subprocess
+
+    path = path or server_path()
     started = subprocess.Popen(
         [sys.executable, "-m", "tests.hivefork", "--serve", path],
         cwd=ROOT,
@@ -66,9 +76,6 @@ def start_server() -> str:
     def stop() -> None:
         started.terminate()
         started.wait(timeout=10)
-        for name in os.listdir(folder):
-            os.unlink(os.path.join(folder, name))
-        os.rmdir(folder)
 
     atexit.register(stop)
     return path
@@ -96,7 +103,8 @@ def _socket_path() -> str:
     while not os.path.exists(path):
         running = not isinstance(process, subprocess.Popen) or process.poll() is None
         if not running or time.monotonic() > deadline:
-            raise RuntimeError(f"the fork server did not start ({path})")
+            shared = "" if process else " (tests/conftest.py starts it for a module naming it)"
+            raise RuntimeError(f"the fork server did not start ({path}){shared}")
         time.sleep(0.01)
     return path
 
