@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import time
 from pathlib import Path
@@ -505,3 +506,95 @@ def test_a_fresh_clone_with_an_older_copy_takes_the_newer_state_without_conflict
     assert (kept.title, kept.labels, kept.conflicts) == ("v3", ["keep", "new"], [])
     assert_clean(fresh)
     assert_clean(late)
+
+
+def test_syncs_in_one_clone_take_turns_while_another_clone_pushes(
+    clones: Clones, tmp_path: Path
+) -> None:
+    """Agents syncing one checkout at once used to give up ("kept moving", 8 tries): each
+    fetched and merged, then found refs/hive/state moved by another. Now they take turns
+    (the sync lock): no two overlap, every one succeeds while another clone pushes, and
+    every cell arrives on both sides."""
+    spans = tmp_path / "spans"
+
+    def timed_sync() -> None:
+        began: list[float] = []
+
+        def note(phase: str, done: int, total: int) -> None:
+            began.append(time.monotonic())
+            if phase == "done":  # still inside the lock
+                with spans.open("a") as handle:
+                    handle.write(f"{began[0]} {began[-1]}\n")
+
+        clones.sync("a", progress=note)
+
+    made: dict[str, list[str]] = {"a": [], "b": []}
+    for round_ in range(3):
+        for name in ("a", "b"):
+            made[name].append(create_cell(clones.ws(name), title=f"{name} {round_}").id)
+        syncing = [fork_call(timed_sync) for _ in range(4)]
+        clones.sync("b")  # meanwhile, the other clone pushes
+        for proc in syncing:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+        on_origin = git(clones.origin, "ls-tree", "-r", "--name-only", STATE_REF)
+        assert all(cid in on_origin for cid in made["a"] + made["b"][:round_])
+    turns = sorted(tuple(map(float, line.split())) for line in spans.read_text().splitlines())
+    assert len(turns) == 12
+    assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(turns))
+    clones.sync("a")
+    clones.sync("b")
+    everything = set(made["a"] + made["b"])
+    for name in ("a", "b"):
+        files = clones.hive_files(name)
+        assert all(cid in files for cid in everything)
+        assert everything <= {c.id for c in list_cells(clones.ws(name))}
+        assert_clean(clones.paths[name])
+
+
+def test_a_sync_killed_holding_the_sync_lock_does_not_block_the_next(
+    clones: Clones, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a sync holds the lock another waits HIVE_LOCK_TIMEOUT, then says so (exit 6,
+    no traceback); once the holder is killed (SIGKILL) the next sync runs at once."""
+    import os
+    import signal
+
+    cell = create_cell(clones.ws("b"), title="from b")
+    clones.sync("b")
+    holding = tmp_path / "holding"
+
+    def hang(phase: str, done: int, total: int) -> None:
+        if phase == "merging":
+            holding.write_text("fetched")
+            time.sleep(120)
+
+    stuck = fork_call(lambda: clones.sync("a", progress=hang))
+    try:
+        deadline = time.monotonic() + 60
+        while not holding.exists():
+            assert stuck.poll() is None, stuck.communicate()[1]
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        impatient = {**os.environ, "HIVE_LOCK_TIMEOUT": "0.2"}
+        for command in (["sync"], ["mail", "sync"]):
+            result = run_hive(["-C", str(clones.paths["a"]), *command], env=impatient)
+            assert result.exit_code == 6, result.output
+            assert "another hive sync held this repository's sync lock for more than 0.2s" in (
+                result.output
+            )
+            assert "Traceback" not in result.output
+    finally:
+        os.kill(stuck.pid, signal.SIGKILL)
+        stuck.wait(60)
+    assert stuck.returncode == -signal.SIGKILL
+    monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "5")
+    started = time.monotonic()
+    result = clones.sync("a")
+    assert time.monotonic() - started < 5
+    assert result.received_cells == 1
+    assert cell.id in {c.id for c in list_cells(clones.ws("a"))}
+    assert git(clones.paths["a"], "rev-parse", STATE_REF) == git(
+        clones.origin, "rev-parse", STATE_REF
+    )
+    assert_clean(clones.paths["a"])

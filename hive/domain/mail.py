@@ -508,6 +508,11 @@ def sync_mail(ws: Workspace, *, remote: str = "origin") -> MailSyncResult:
     no event is lost), then push the result (never forced; retried when the
     remote moved meanwhile). ``hive sync`` does the same for all hive refs."""
     name = check_remote(remote)
+    with ws.git.sync_lock(ws.lock_timeout()):  # takes turns with hive sync (hive/domain/sync.py)
+        return _sync_mail_locked(ws, name)
+
+
+def _sync_mail_locked(ws: Workspace, name: str) -> MailSyncResult:
     tracking = tracking_ref(name, "mail")
     merged = False
     received = 0

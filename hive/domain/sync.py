@@ -9,8 +9,11 @@ What travels is hive's own refs, never your branch or your other files:
   "changed there";
 * ``refs/hive/mail``: the swarm mail log (see :mod:`hive.domain.mail`).
 
-A sync, in one loop (retried from the fetch when the push is rejected because
-another clone pushed first; never forced):
+Syncs in one repository take turns (``GitRepo.sync_lock``, held across the
+whole loop; writes never take it): two at once would each fetch and merge, then
+find ``refs/hive/state`` moved by the other, again and again. A sync, in one
+loop (retried from the fetch when the push is rejected because another clone
+pushed first; never forced):
 
 1. fetch the remote's ``refs/hive/*`` into ``refs/hive-remotes/<remote>/*``;
 2. merge the remote state into this branch's ``.hive/``: the three-way merge
@@ -92,6 +95,11 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
         raise GitError("hive sync needs the git program (it talks to remotes through it)")
     ws.config()  # an initialised hive
     check_git_state(ws.git.paths, ws.git.head())  # before talking to the remote
+    with ws.git.sync_lock(ws.lock_timeout()):  # syncs in one repository take turns
+        return _sync_locked(ws, name, progress)
+
+
+def _sync_locked(ws: Workspace, name: str, progress: Progress | None) -> SyncResult:
     config = GitConfig(ws.root)
     if name in config.remotes():
         configure_remotes(ws, only=name, config=config)
@@ -110,7 +118,7 @@ def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = N
         totals["mail"] = totals.get("mail", 0) + _merge_mail(ws, name)
         _notify(ws, merged["contested"])
         if not merged["recorded"]:
-            continue  # another sync in this clone moved refs/hive/state meanwhile: again
+            continue  # something else moved refs/hive/state meanwhile (not a sync: they take turns)
         report("pushing", 2, 3)
         rejected = push_refs(
             ws.root, name, [r for r in (STATE_REF, MAIL_REF) if _ahead(ws, name, r)]

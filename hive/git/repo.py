@@ -816,6 +816,16 @@ class GitRepo:
         path = os.path.join(self.paths.hive_state_dir, name)
         return _WriteLock(path, timeout, after=self.pack_if_needed)
 
+    def sync_lock(self, timeout: float) -> _WriteLock:
+        """The lock that makes the syncs of one repository (all its worktrees) take
+        turns: held across a whole ``hive sync`` (fetch, merge, push), taken before any
+        write lock and never by a write, so the two cannot deadlock. An OS lock, like
+        the write lock: a killed sync leaves nothing held."""
+        path = os.path.join(self.paths.hive_state_dir, "sync.lock")
+        return _WriteLock(
+            path, timeout, holder="another hive sync held this repository's sync lock"
+        )
+
     def pack_if_needed(self) -> None:
         """Pack loose objects when there are too many (``hive/git/packing.py``): decided
         first (``loose.pack_wanted``), so the packer is loaded only when it will pack."""
@@ -1213,9 +1223,16 @@ def _local_utc_offset(timestamp: int) -> int:
 class _WriteLock:
     """hive's inter-process write lock (released by the OS if a process dies)."""
 
-    def __init__(self, path: str, timeout: float, after: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        timeout: float,
+        after: Callable[[], None] | None = None,
+        holder: str = "another hive process held the repository lock",
+    ) -> None:
         self.path = path
         self.timeout = timeout
+        self.holder = holder
         self.after = after  # called once the lock is released after a successful block
         self._held: Held | None = None
 
@@ -1225,7 +1242,7 @@ class _WriteLock:
         self._held = try_lock(self.path, self.timeout)
         if self._held is None:
             raise LockTimeout(
-                f"another hive process held the repository lock for more than {self.timeout:g}s "
+                f"{self.holder} for more than {self.timeout:g}s "
                 f"({self.path}); try again, or raise lock_timeout_seconds in .hive/config.yaml"
             )
         return self
