@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
+from tests import hivefork
 
 if TYPE_CHECKING:
     from tests.serve_sample import Sample
@@ -41,6 +43,80 @@ def _build_click_commands_once() -> None:
 
 
 _build_click_commands_once()
+
+# ----------------------------------------------------------------- how the suite runs
+# `pytest` alone (no paths, -k, -m or --lf: the whole suite) runs as scripts/test.sh
+# runs it: in parallel (pytest-xdist, `-n auto --dist worksteal`: one worker per CPU and
+# one more, as the tests wait on the processes they start; HIVE_TEST_WORKERS=N to
+# choose, 0 for one process). Every run keeps compiled bytecode (in .venv/pycache, even
+# where PYTHONDONTWRITEBYTECODE is set: else every worker compiles the test modules and
+# every Python process a test starts compiles hive afresh) and puts the temporary
+# directories (tmp_path, TMPDIR of the processes the tests start) on a RAM file system
+# when there is one (see _tests_tmpdir).
+TESTS_TMPDIR_FREE = 4 << 30
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    if os.environ.get("HIVE_TEST_WORKERS"):
+        return int(os.environ["HIVE_TEST_WORKERS"])
+    return len(os.sched_getaffinity(0)) + 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    option = config.option
+    if (
+        not hasattr(config, "workerinput")  # not a worker (it is told -n None)
+        and "PYTEST_XDIST_WORKER" not in os.environ
+        and getattr(option, "numprocesses", "") is None  # pytest-xdist is there, no -n given
+        and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and not (option.keyword or option.markexpr or option.collectonly or option.usepdb)
+        and not getattr(option, "lf", False)
+    ):
+        option.numprocesses = "auto"
+        if option.dist == "no":
+            option.dist = "worksteal"
+
+
+def _prepare_environment() -> None:
+    """Bytecode kept and the temporary directories chosen, for this process and every
+    one it starts (pytest-xdist's workers inherit them)."""
+    venv = Path(__file__).resolve().parents[1] / ".venv"
+    if "PYTHONPYCACHEPREFIX" not in os.environ and venv.is_dir():
+        os.environ["PYTHONPYCACHEPREFIX"] = str(venv / "pycache")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+    if sys.pycache_prefix is None and os.environ.get("PYTHONPYCACHEPREFIX"):
+        sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]  # the test modules' too
+    chosen = _tests_tmpdir()
+    if chosen:
+        os.makedirs(chosen, exist_ok=True)
+        os.environ["TMPDIR"] = chosen
+        tempfile.tempdir = None  # read again
+
+
+def _tests_tmpdir() -> str | None:
+    """HIVE_TEST_TMPDIR if set (empty: TMPDIR as it is); else /dev/shm/hive-tests-UID
+    when /dev/shm is a tmpfs with 4 GiB free, mounted where a script may be executed
+    (git runs the hooks the tests install). On a disk the tests' many small files,
+    fsyncs and deletions wait behind other disk traffic (the whole suite: 347 s wall
+    there, 214 s on tmpfs, for the same CPU, on two shared cores)."""
+    if "HIVE_TEST_TMPDIR" in os.environ:
+        return os.environ["HIVE_TEST_TMPDIR"] or None
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+        free = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    for line in mounts:
+        _, where, kind, options, *_ = line.split()
+        if where == "/dev/shm":
+            usable = kind == "tmpfs" and "noexec" not in options.split(",")
+            if usable and free.f_bavail * free.f_frsize > TESTS_TMPDIR_FREE:
+                return f"/dev/shm/hive-tests-{os.getuid()}"
+    return None
+
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test User",
@@ -82,6 +158,42 @@ def _module_seconds(config: pytest.Config) -> dict[str, float]:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:  # pytest-xdist: a worker is being started
     node.workerinput[MODULE_SECONDS] = _module_seconds(node.config)
+    node.workerinput[FORK_SERVER] = _fork_server_path()
+
+
+# ----------------------------------------------------------------- one fork server
+# tests/hivefork.py forks ``hive mcp`` and ``hive serve`` processes from a warm process
+# (which imports for about a second of CPU). Under pytest-xdist the process that starts
+# the workers starts one for all of them once a worker has collected a test of a module
+# that uses it (its text names hivefork), and stops it at its end; a worker waits for
+# its socket when it first needs it. A process of its own starts its own.
+FORK_SERVER = "hive/fork-server"
+_fork_server: dict[str, str] = {}
+
+
+def _fork_server_path() -> str:
+    if "path" not in _fork_server:
+        _fork_server["path"] = hivefork.server_path()
+    return _fork_server["path"]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    if "started" not in _fork_server and _use_fork_server(node.config, ids):
+        _fork_server["started"] = hivefork.start_server(_fork_server_path())
+
+
+def _use_fork_server(config: pytest.Config, ids: list[str]) -> bool:
+    modules = {nodeid.split("::")[0] for nodeid in ids}
+    return any("hivefork" in (config.rootpath / name).read_text("utf-8") for name in modules)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        _prepare_environment()
+    elif workerinput.get(FORK_SERVER):
+        hivefork.share_server(workerinput[FORK_SERVER])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

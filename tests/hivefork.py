@@ -10,10 +10,12 @@ spawns. The command is this file run as a tiny launcher (``python -I -S``: the
 standard library only, ~10 ms): it hands its standard input, output and error, its
 environment, working directory and the ``hive`` arguments over a Unix socket to the
 fork server, a process of this test session that has imported what the servers
-import. The fork server forks a child that takes those three descriptors as its own
-0, 1 and 2 and runs ``hive ARGS`` (the console script's entry point, as
-``tests/inprocess.py`` runs it; stderr line-buffered, stdout too when
-``PYTHONUNBUFFERED`` is set, as in a new interpreter). So each server is a real
+import (one per test process; under pytest-xdist one for all the workers, started
+by the process that starts them: tests/conftest.py). The fork server forks a
+child that takes those three descriptors as its own 0, 1 and 2 and runs ``hive
+ARGS`` (the console script's entry point, as ``tests/inprocess.py`` runs it; stderr
+line-buffered, stdout too when ``PYTHONUNBUFFERED`` is set, as in a new
+interpreter). So each server is a real
 process of its own (its own pid, session and state) on real pipes; the launcher
 forwards SIGINT, SIGTERM and SIGHUP to it and exits with its exit code. Start-up
 and stopping of a freshly executed ``hive mcp`` are tested with real ``hive``
@@ -45,39 +47,65 @@ WARM = (
 _SERVER: dict[str, object] = {}
 
 
-def _socket_path() -> str:
-    """The fork server's socket, started on first use (one per test process)."""
+def server_path() -> str:
+    """Where a fork server's socket goes: a new folder, removed when this process exits."""
     import atexit
-    import subprocess
+    import shutil
     import tempfile
 
-    path = _SERVER.get("path")
-    process = _SERVER.get("process")
-    if isinstance(path, str) and isinstance(process, subprocess.Popen) and process.poll() is None:
-        return path
     folder = tempfile.mkdtemp(prefix="hive-fork-")
-    path = os.path.join(folder, "socket")
+    atexit.register(shutil.rmtree, folder, True)  # after the server stops (atexit: LIFO)
+    return os.path.join(folder, "socket")
+
+
+def start_server(path: str | None = None) -> str:
+    """Start a fork server at ``path`` (a new one when None), stopped when this process
+    exits; the path of its socket, which exists once the server accepts (it imports
+    for about a second first)."""
+    import atexit
+    import subprocess
+
+    path = path or server_path()
     started = subprocess.Popen(
         [sys.executable, "-m", "tests.hivefork", "--serve", path],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
     )
-    assert started.stdout is not None
-    ready = started.stdout.readline()
-    if ready.strip() != b"ready":
-        started.kill()
-        raise RuntimeError(f"the fork server did not start: {ready!r}")
     _SERVER.update(path=path, process=started)
 
     def stop() -> None:
         started.terminate()
         started.wait(timeout=10)
-        for name in os.listdir(folder):
-            os.unlink(os.path.join(folder, name))
-        os.rmdir(folder)
 
     atexit.register(stop)
+    return path
+
+
+def share_server(path: str) -> None:
+    """Use the fork server at ``path``, started by another process of the test session
+    (conftest: the process that starts pytest-xdist's workers starts one for all)."""
+    _SERVER.update(path=path, process=None)
+
+
+def _socket_path() -> str:
+    """The fork server's socket: a shared one, else this process's, started on first
+    use."""
+    import subprocess
+    import time
+
+    path = _SERVER.get("path")
+    process = _SERVER.get("process")
+    if not isinstance(path, str) or (
+        isinstance(process, subprocess.Popen) and process.poll() is not None
+    ):
+        path, process = start_server(), _SERVER["process"]
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path):
+        running = not isinstance(process, subprocess.Popen) or process.poll() is None
+        if not running or time.monotonic() > deadline:
+            shared = "" if process else " (tests/conftest.py starts it for a module naming it)"
+            raise RuntimeError(f"the fork server did not start ({path}){shared}")
+        time.sleep(0.01)
     return path
 
 
@@ -116,10 +144,9 @@ def serve(path: str) -> None:
 
     signal.signal(signal.SIGCHLD, reap)  # reaped (their CPU time counts as children's)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(16)
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
+    listener.bind(f"{path}.new")
+    listener.listen(64)
+    os.rename(f"{path}.new", path)  # there once it accepts
     while True:
         connection, _ = listener.accept()
         with connection:

@@ -4,14 +4,17 @@ threads and outcomes spread over two weeks."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hive.domain.cells import close_cell, create_cell, start_cell, update_cell
 from hive.domain.epics import create_epic
@@ -21,12 +24,14 @@ from hive.domain.outcomes import new_outcome_id, outcome_change
 from hive.domain.reservations import reserve
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
-from hive.git.repo import Change
 from hive.models import Cell, utc_now
 from hive.models.outcome import Outcome
 from hive.store.cells import encode_cell
 from hive.store.ids import new_root_id
 from hive.store.layout import cell_path
+
+if TYPE_CHECKING:
+    from hive.serve.runner import BackgroundServer
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test User",
@@ -50,15 +55,15 @@ class Sample:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-def git(repo: Path, *args: str) -> str:
+def git(repo: Path, *args: str, input: bytes = b"") -> str:
     done = subprocess.run(
         ["git", "-C", str(repo), *args],
+        input=input,
         capture_output=True,
-        text=True,
         check=True,
         env={**os.environ, **GIT_ENV},
     )
-    return done.stdout
+    return done.stdout.decode()
 
 
 def new_repo(path: Path) -> Path:
@@ -150,6 +155,19 @@ def build_sample(path: Path, *, stale_wait: bool = True) -> Sample:
     )
 
 
+@contextlib.contextmanager
+def serving(root: Path, *, allow_write: bool = False) -> Iterator[BackgroundServer]:
+    """``hive serve`` of ``root`` (acting person: Test User) on loopback, in a thread of
+    this process. The server's modules (uvicorn, starlette, jinja2) are imported here,
+    by the test process that serves, not by every one that collects the tests."""
+    from hive.serve.app import ServeConfig
+    from hive.serve.runner import BackgroundServer
+
+    config = ServeConfig(root=str(root), actor="Test User", allow_write=allow_write)
+    with BackgroundServer(config) as running:
+        yield running
+
+
 def copy_sample(sample: Sample, path: Path) -> Sample:
     """A copy of a built ``sample`` at ``path`` (a new repository, with its own .git):
     as good as ``build_sample(path)``, without the writes and the one-second wait."""
@@ -189,10 +207,14 @@ def _outcomes(ws: Workspace, epic_id: str) -> None:
 
 
 def bulk_cells(ws: Workspace, count: int, prefix: str = "hv") -> list[str]:
-    """``count`` cells in one commit, written directly (as the benchmarks do)."""
+    """``count`` cells (encoded by hive) in one commit on the current branch, written by
+    git itself, as a merge or a pull brings them: ``git fast-import`` stores the blobs
+    (one pack); ``update-index``, ``write-tree``, ``commit-tree`` and ``checkout-index``
+    commit and check them out, the working tree clean after (less than half the CPU
+    time of hive's own bulk write, which tests/test_bulk.py tests)."""
     taken: set[str] = set()
     now = utc_now()
-    changes = []
+    documents = []
     statuses = ("open", "in_progress", "blocked", "deferred", "closed")
     for number in range(count):
         cell_id = new_root_id(prefix, 6, taken.__contains__)
@@ -210,10 +232,31 @@ def bulk_cells(ws: Workspace, count: int, prefix: str = "hv") -> list[str]:
             updated_at=now,
             created_by="bulk",
         )
-        changes.append(Change(cell_path(cell_id), encode_cell(cell)))
-    message = f"bulk: {count} cells\n\nHive-Event: import\n"
-    ws.write_files(lambda snap: (changes, message, None))
+        documents.append((cell_path(cell_id), encode_cell(cell)))
+    _git_commit_files(Path(ws.root), documents, f"bulk: {count} cells\n\nHive-Event: import\n")
     return sorted(taken)
+
+
+def _git_commit_files(root: Path, documents: list[tuple[str, bytes]], message: str) -> None:
+    """Commit ``documents`` (path, content) on top of HEAD with git's plumbing, and
+    check them out."""
+    marks = root / ".git" / "bulk-marks"
+    stream = b"".join(
+        b"blob\nmark :%d\ndata %d\n%s\n" % (number, len(data), data)
+        for number, (_, data) in enumerate(documents, 1)
+    )
+    git(root, "fast-import", "--quiet", f"--export-marks={marks}", input=stream)
+    blobs = dict(line.split() for line in marks.read_text().splitlines())
+    marks.unlink()
+    listing = "".join(
+        f"100644 {blobs[f':{number}']}\t{path}\n" for number, (path, _) in enumerate(documents, 1)
+    )
+    git(root, "update-index", "--add", "--index-info", input=listing.encode())
+    tree = git(root, "write-tree").strip()
+    commit = git(root, "commit-tree", tree, "-p", "HEAD", input=message.encode()).strip()
+    git(root, "update-ref", "-m", "bulk cells", "HEAD", commit)
+    git(root, "checkout-index", "--all", "--force")
+    git(root, "update-index", "-q", "--refresh")
 
 
 CHROMIUM_ARGS = [

@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,12 +22,13 @@ from hive.domain.mail import inbox, list_threads, send_message, thread_view
 from hive.domain.reservations import list_reservations, release_for_holder
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
-from hive.serve.app import ServeConfig, is_loopback
-from hive.serve.runner import BackgroundServer
 from tests.conftest import git, set_coordinators
 from tests.hivefork import hive_command
 from tests.inprocess import run_hive
-from tests.serve_sample import Sample
+from tests.serve_sample import Sample, serving
+
+if TYPE_CHECKING:
+    from hive.serve.runner import BackgroundServer
 
 
 @pytest.fixture
@@ -210,6 +211,8 @@ def test_state_token_moves_with_commits_and_mail(ws: Workspace, sample: Sample) 
 
 
 def test_is_loopback() -> None:
+    from hive.serve.app import is_loopback
+
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
     assert is_loopback("[::1]") and is_loopback("127.0.0.2")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")
@@ -221,8 +224,7 @@ def test_is_loopback() -> None:
 
 @pytest.fixture
 def server(sample: Sample) -> Iterator[BackgroundServer]:
-    config = ServeConfig(root=str(sample.root), actor="Test User", allow_write=True)
-    with BackgroundServer(config) as running:
+    with serving(sample.root, allow_write=True) as running:
         yield running
 
 
@@ -335,6 +337,9 @@ def test_release_action_releases_another_agents_reservation(
 
 
 def test_read_only_server_refuses_actions(sample: Sample) -> None:
+    from hive.serve.app import ServeConfig
+    from hive.serve.runner import BackgroundServer
+
     config = ServeConfig(root=str(sample.root), actor="Test User")
     with BackgroundServer(config) as running:
         body = request(running.url + "/")[2]

@@ -7,37 +7,43 @@ installed, or no Chromium on this machine (scripts/setup.sh installs Debian's
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
-from hive.serve.app import ServeConfig
-from hive.serve.runner import BackgroundServer
 from tests.conftest import agent_env, git, make_repo
 from tests.serve_sample import (
     Sample,
     bulk_cells,
     find_chromium,
     launch_args,
+    serving,
 )
 
-playwright_api = pytest.importorskip(
-    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[dev]')"
-)
+if TYPE_CHECKING:
+    from hive.serve.runner import BackgroundServer
+
 CHROMIUM = find_chromium()
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="no Chromium found (/usr/bin/chromium): apt-get install -y chromium"
-    " (scripts/setup.sh does as root), or set HIVE_CHROMIUM",
-)
+pytestmark = [  # Playwright is imported by the test process that drives the browser
+    pytest.mark.skipif(
+        importlib.util.find_spec("playwright") is None,
+        reason="Playwright is not installed (pip install -e '.[dev]')",
+    ),
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="no Chromium found (/usr/bin/chromium): apt-get install -y chromium"
+        " (scripts/setup.sh does as root), or set HIVE_CHROMIUM",
+    ),
+]
 
 HIVE = [sys.executable, "-m", "hive"]  # the console script: lean create, close, mail send
 LIVE_TIMEOUT_MS = 3000  # "within about a second", with room for a loaded machine
@@ -45,7 +51,9 @@ LIVE_TIMEOUT_MS = 3000  # "within about a second", with room for a loaded machin
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as pw:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         yield launched
         launched.close()
@@ -53,8 +61,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def server(sample: Sample) -> Iterator[BackgroundServer]:
-    config = ServeConfig(root=str(sample.root), actor="Test User", allow_write=True)
-    with BackgroundServer(config) as running:
+    with serving(sample.root, allow_write=True) as running:
         yield running
 
 
@@ -361,8 +368,7 @@ def test_board_with_10000_cells_loads_its_first_page_fast(page: Any, tmp_path: P
     ws = Workspace(str(root), actor="bulk")
     init_hive(ws, prefix="hv")
     bulk_cells(ws, 10_000)
-    config = ServeConfig(root=str(root), actor="Test User")
-    with BackgroundServer(config) as running:
+    with serving(root) as running:
         times = []
         for _ in range(3):
             started = time.monotonic()

@@ -344,7 +344,7 @@ def test_a_write_records_its_state_in_one_transaction_diffed_against_its_base(
     """An in-process write records the parsed cell, the new listings and the commit in one
     WAL commit (as a lean write does); its listings are copied from the state it started
     from, so the shards it did not touch are not looked up one by one."""
-    cells = [create_cell(ws, title=f"c{n}") for n in range(40)]
+    cells = [create_cell(ws, title=f"c{n}") for n in range(16)]  # in ~12 shards
     db = ws.state_index.db
     statements: list[str] = []
     db.set_trace_callback(statements.append)

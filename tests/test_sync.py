@@ -350,7 +350,7 @@ def test_a_sync_with_nothing_to_send_makes_no_push(
     two); a remote that lost hive's refs gets them again from the next sync."""
     create_cell(clones.ws("a"), title="sent once")
     mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
-    converge(clones, "a", "b")
+    clones.sync("a")  # sends both refs
     trace = tmp_path / "trace"
     monkeypatch.setenv("GIT_TRACE", str(trace))
     result = clones.sync("a")

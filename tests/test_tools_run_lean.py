@@ -90,24 +90,47 @@ def test_the_lean_path_imports_neither_typer_click_rich_nor_every_operation(
 
 def test_the_tool_index_names_each_tools_declaring_module() -> None:
     """``hive/ops/toolindex.py``: every agent tool, in the catalogue's order, each
-    mapped to the module whose import alone declares it (fresh processes)."""
+    mapped to the module whose import alone declares it (a fresh process that has
+    imported no operation module forks one child per module, which imports that
+    module only; then the catalogue)."""
     from hive.ops.toolindex import TOOL_MODULES
 
-    catalogue = "from hive.ops.catalog import tool_names\nprint(*tool_names())\n"
-    listed = subprocess.run(
-        [sys.executable, "-c", catalogue], capture_output=True, text=True, check=True
+    probe = (
+        "import json, os, sys\n"
+        "from hive.ops.spec import OPERATIONS\n"
+        "assert not [m for m in sys.modules if m.startswith('hive.ops.')"
+        " and m not in ('hive.ops.spec', 'hive.ops.toolindex')], sorted(sys.modules)\n"
+        "declared = {}\n"
+        "for module in sys.argv[1:]:\n"
+        "    read, write = os.pipe()\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:  # the child: this one module imported, what it declares\n"
+        "        code = 1\n"
+        "        try:\n"
+        "            __import__('hive.ops.' + module)\n"
+        "            names = (n for n, op in OPERATIONS.items() if op.is_tool)\n"
+        "            os.write(write, ' '.join(names).encode())\n"
+        "            code = 0\n"
+        "        except BaseException:\n"
+        "            import traceback; traceback.print_exc(); sys.stderr.flush()\n"
+        "        finally:\n"
+        "            os._exit(code)\n"
+        "    os.close(write)\n"
+        "    with os.fdopen(read) as pipe:\n"
+        "        declared[module] = pipe.read().split()\n"
+        "    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0, module\n"
+        "from hive.ops.catalog import tool_names\n"
+        "print(json.dumps({'catalogue': tool_names(), 'declared': declared}))\n"
     )
-    assert list(TOOL_MODULES) == listed.stdout.split()  # the registry lists in this order
-    for module in sorted(set(TOOL_MODULES.values())):
-        probe = (
-            f"import hive.ops.{module}\n"
-            "from hive.ops.spec import OPERATIONS\n"
-            "print(*(n for n, op in OPERATIONS.items() if op.is_tool))\n"
-        )
-        ran = subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-        )
-        declared = set(ran.stdout.split())
+    modules = sorted(set(TOOL_MODULES.values()))
+    ran = subprocess.run(
+        [sys.executable, "-c", probe, *modules], capture_output=True, text=True, check=True
+    )
+    found = json.loads(ran.stdout)
+    assert list(TOOL_MODULES) == found["catalogue"]  # the registry lists in this order
+    assert sorted(found["declared"]) == modules
+    for module in modules:
+        declared = set(found["declared"][module])
         assert {n for n, m in TOOL_MODULES.items() if m == module} <= declared, module
 
 
