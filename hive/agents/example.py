@@ -101,7 +101,7 @@ def preload() -> None:
     """What a worker forked by ``hive swarm run`` should find ready
     (``hive/domain/swarm/forked.py``), made once in the runner instead of in every worker:
     the in-process tool envelope, the modules the calls of :data:`TOOLS` load on first use,
-    their models' validators, and the command-line parser."""
+    the validators of the models they use, and the command-line parser."""
     import hive.domain.cells
     import hive.domain.identity
     import hive.domain.reservations
@@ -109,9 +109,13 @@ def preload() -> None:
     import hive.domain.swarm.complete
     import hive.domain.swarm.progress
     import hive.tools.envelope  # noqa: F401
+    from hive.models.config import VerifySettings
+    from hive.models.mail import SendResult
+    from hive.models.outcome import Outcome
+    from hive.models.reservation import Reservation, ReservationFile
     from hive.tools.registry import prepare
 
-    prepare(TOOLS)
+    prepare(TOOLS, (VerifySettings, SendResult, Outcome, Reservation, ReservationFile))
     _parser()
 
 

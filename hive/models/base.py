@@ -6,6 +6,9 @@ declare, and building all of them cost every full-CLI process ~140 ms of start-u
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any, get_args
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -15,20 +18,17 @@ class HiveModel(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
-def build_loaded_models() -> int:
-    """Build now the validator and serializer of every model loaded so far that is not built
-    yet; how many were built. For a process about to fork workers that use them (``hive
-    swarm run``): built once here, the workers inherit them, instead of each building its
-    own on first use."""
-    built = 0
-    pending: list[type[HiveModel]] = [HiveModel]
-    seen: set[type[HiveModel]] = set()
-    while pending:
-        for model in pending.pop().__subclasses__():
-            if model in seen:
-                continue
-            seen.add(model)
-            pending.append(model)
-            if not model.__pydantic_complete__ and model.model_rebuild(raise_errors=False):
-                built += 1
-    return built
+def build_models(models: Iterable[type[BaseModel]]) -> None:
+    """Build now the validator and serializer of each of ``models`` not built yet. For a
+    process about to fork workers that use them (``hive swarm run``): built once here,
+    the workers inherit them, instead of each building its own on first use."""
+    for model in models:
+        if not model.__pydantic_complete__:
+            model.model_rebuild(raise_errors=False)
+
+
+def models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models an annotation names (``CellDetail | list[Cell]``: both)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for argument in get_args(annotation) for model in models_in(argument)]

@@ -202,17 +202,25 @@ def get_tool(name: str) -> Tool | None:
     return made
 
 
-def prepare(names: Iterable[str]) -> None:
+def prepare(names: Iterable[str], models: Iterable[type[BaseModel]] = ()) -> None:
     """Load in this process what a call of each of these tools would load on first use:
-    its operation module, the modules every call consults, and the validators of every
-    model loaded (``hive/models/base.py``). For a process that forks workers calling them
-    (an agent's ``preload``, ``hive/domain/swarm/forked.py``): done once, not per worker."""
+    its operation module, the modules every call consults, and the validators of the
+    models every call uses, of the tool's parameters and result, and of ``models``
+    (``hive/models/base.py``). For a process that forks workers calling them (an
+    agent's ``preload``, ``hive/domain/swarm/forked.py``): done once, not per worker."""
     from hive.domain import permissions  # noqa: F401  (check_protected, every call)
-    from hive.models.base import build_loaded_models
+    from hive.models.base import build_models, models_in
+    from hive.models.policy import PermissionPolicy
+    from hive.models.tools_config import EventsConfig, HookLists, ToolsConfig
 
+    used: list[type[BaseModel]] = [AgentProfile, PermissionPolicy, ToolsConfig, HookLists]
+    used += [EventsConfig, *models]
     for name in names:
-        get_tool(name)
-    build_loaded_models()
+        tool = get_tool(name)
+        if tool is not None:
+            used.append(tool.args)
+            used += models_in(tool.operation.result) if tool.operation else []
+    build_models(used)
 
 
 # ------------------------------------------------------------------ calling

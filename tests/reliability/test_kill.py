@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -29,7 +30,7 @@ from hive.domain.cells import create_cell, list_cells
 from hive.domain.reservations import list_reservations
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
-from tests.conftest import git, make_repo
+from tests.conftest import copy_repo, git, isolated_env, make_repo
 from tests.reliability import kill_worker
 
 KILLS = int(os.environ.get("HIVE_KILLS", "100"))
@@ -60,6 +61,24 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path]:
     git(repo, "add", "staged.txt")
     (repo / "README.md").write_text(UNSTAGED)
     return repo, origin
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What each chunk copies (``origin.git`` and ``repo``): made once per module."""
+    with isolated_env(tmp_path_factory):
+        root = tmp_path_factory.mktemp("prepared")
+        _prepare(root)
+    return root
+
+
+def _copy_prepared(prepared: Path, tmp_path: Path) -> Path:
+    """A chunk's own ``origin.git`` and ``repo``, copies of the prepared ones."""
+    origin = tmp_path / "origin.git"
+    shutil.copytree(prepared / "origin.git", origin, symlinks=True)
+    repo = copy_repo(prepared / "repo", tmp_path / "repo")
+    git(repo, "remote", "set-url", "origin", str(origin))
+    return repo
 
 
 def _user_status(repo: Path) -> list[str]:
@@ -139,9 +158,9 @@ def _seeds(chunk: int) -> range:
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
-def test_kill_minus_nine_at_random_points(tmp_path: Path, chunk: int) -> None:
+def test_kill_minus_nine_at_random_points(prepared: Path, tmp_path: Path, chunk: int) -> None:
     """KILLS kills in all, in CHUNKS repositories (so parallel test workers share them)."""
-    repo, _ = _prepare(tmp_path)
+    repo = _copy_prepared(prepared, tmp_path)
     baseline = _user_status(repo)
     log = tmp_path / "ops.log"
     random.seed(1234 + chunk)
