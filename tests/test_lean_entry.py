@@ -30,6 +30,29 @@ def test_an_unexpected_error_of_a_lean_start_is_one_line_and_exit_70(
         run_hive(["-C", str(repo), "mcp"], env={"HIVE_AGENT": "", "HIVE_DEBUG": "1"})
 
 
+def test_an_unexpected_error_of_the_full_cli_is_worded_alike(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hive.cli import main
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied", "/somewhere")
+
+    monkeypatch.setattr(main, "focused_app", broken)  # a fault where the command is built
+    done = run_hive(["-C", str(repo), "stats"], env={"HIVE_AGENT": ""}, module="hive.cli.main")
+    assert done.returncode == 70, done.stderr
+    assert done.stderr == (
+        "internal error: PermissionError: [Errno 13] Permission denied: '/somewhere'"
+        " (set HIVE_DEBUG=1 for details)\n"
+    )
+    with pytest.raises(PermissionError):
+        run_hive(
+            ["-C", str(repo), "stats"],
+            env={"HIVE_AGENT": "", "HIVE_DEBUG": "1"},
+            module="hive.cli.main",
+        )
+
+
 def test_ctrl_c_in_the_hooks_full_check_is_interrupted_not_a_traceback(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,7 +5,6 @@ returned model (a table/text for people, ``--json`` for programs). Errors are
 ``HiveError``s rendered as one line on stderr with the class's exit code.
 """
 
-import os
 import sys
 from typing import Annotated, Any
 
@@ -15,6 +14,7 @@ from hive.cli import (
     DEFAULT_PAGE,
     coord_cmd,
     groups,
+    internal_error,
     output,
     serve_cmd,
     swarm_cmd,
@@ -251,10 +251,7 @@ def run(argv: list[str] | None = None) -> None:
 
         sys.exit(interrupted(_command_name(argv)))
     except Exception as exc:  # last line of defence; HiveErrors are handled in run_op
-        if os.environ.get("HIVE_DEBUG"):
-            raise
-        output.err(f"internal error: {type(exc).__name__}: {exc} (set HIVE_DEBUG=1 for details)")
-        sys.exit(70)
+        sys.exit(internal_error(exc))
 
 
 if __name__ == "__main__":
