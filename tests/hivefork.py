@@ -1,7 +1,8 @@
-"""``hive`` server processes for the tests (``hive mcp``, ``hive serve``), forked from
-one warm process instead of each starting a new interpreter (which spends ~1.5 s of
-CPU importing the MCP SDK, pydantic and hive before ``hive mcp`` serves, ~0.5 s
-before ``hive serve`` does).
+"""``hive`` processes for the tests (``hive mcp``, ``hive serve``, the commands the
+browser tests run beside the page), forked from one warm process instead of each
+starting a new interpreter (which spends ~1.5 s of CPU importing the MCP SDK,
+pydantic and hive before ``hive mcp`` serves, ~0.5 s before ``hive serve`` does,
+~0.35 s before a command the lean entry point leaves to the full CLI runs).
 
 ``hive_command(args)`` is the command line of ``hive ARGS`` for a test that starts
 the process itself (``subprocess.Popen``), ``mcp_server(args, env=...)`` the

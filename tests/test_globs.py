@@ -115,8 +115,9 @@ def test_matching_agrees_with_wcmatch(pattern: str | None) -> None:
     if pattern is None:
         return
     reference = wc.compile(pattern, flags=WC_FLAGS)  # what wc.globmatch compiles per call
-    for path in PATHS:
-        assert glob_matches(pattern, path) == reference.match(path), path
+    # every path that disagrees (one assertion: a rewritten assert per path cost a third)
+    disagree = [path for path in PATHS if glob_matches(pattern, path) != reference.match(path)]
+    assert disagree == []
 
 
 @settings(max_examples=400, deadline=None)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, git, make_repo
+from tests.hivefork import hive_command
 from tests.serve_sample import (
     Sample,
     bulk_cells,
@@ -45,7 +45,6 @@ pytestmark = [  # Playwright is imported by the test process that drives the bro
     ),
 ]
 
-HIVE = [sys.executable, "-m", "hive"]  # the console script: lean create, close, mail send
 LIVE_TIMEOUT_MS = 3000  # "within about a second", with room for a loaded machine
 
 
@@ -75,13 +74,14 @@ def page(browser: Any) -> Iterator[Any]:
 
 
 def hive_cli(root: Path, *args: str) -> str:
-    """Run hive; ``--actor NAME`` acts as that agent, proven by its credential."""
+    """Run hive, a process of its own (the console script's entry point, forked from a
+    warm process: tests/hivefork.py); ``--actor NAME`` acts as that agent, proven by
+    its credential."""
     env = None
     if "--actor" in args:
         env = agent_env(root, args[args.index("--actor") + 1])
-    done = subprocess.run(
-        [*HIVE, "-C", str(root), *args], capture_output=True, text=True, check=True, env=env
-    )
+    command = hive_command(["-C", str(root), *args])
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     return done.stdout
 
 
