@@ -133,3 +133,48 @@ def test_a_forked_childs_coordination_writes_survive_its_parent_closing(tmp_path
     agents = sorted(row[0] for row in fresh.execute("SELECT agent FROM todos"))
     assert agents == ["child-1", "child-2", "parent"]
     fresh.close()
+
+
+_FIRST_OPENS = """
+import os, sys, tempfile
+from hive.store import coord_db, index as state_index
+
+def coord(folder):
+    with coord_db.write(folder) as conn:
+        conn.execute("SELECT 1")
+
+def index(folder):
+    with state_index.StateIndex(folder).transaction():
+        pass
+
+failed = []
+for opener in (coord, index):
+    for _ in range(int(sys.argv[1])):
+        folder = tempfile.mkdtemp(dir=sys.argv[2])
+        children = []
+        for _ in range(8):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    opener(folder)
+                except Exception as exc:
+                    os.write(2, f"{opener.__name__}: {type(exc).__name__}: {exc}\\n".encode())
+                    os._exit(1)
+                os._exit(0)
+            children.append(pid)
+        failed += [pid for pid in children if os.waitpid(pid, 0)[1]]
+print(len(failed))
+"""
+
+
+def test_processes_opening_a_new_file_at_once_all_succeed(tmp_path: Path) -> None:
+    """SQLite answers "database is locked" at once, without its busy timeout, to one of
+    several processes switching a new file to WAL at the same moment: each waits its
+    turn (8 processes x 40 new files, for each store; a small process forks them)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_OPENS, "40", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "0\n", "")

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 
 from hive.errors import CorruptFile, LockTimeout
-from hive.store.sqlerrors import is_transient
+from hive.store.sqlerrors import is_transient, use_wal
 
 DB_FILE = "coord.sqlite3"
 BUSY_TIMEOUT_MS = 30_000
@@ -134,7 +134,7 @@ def _open(state_dir: str) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        use_wal(conn, BUSY_TIMEOUT_MS / 1000)
         conn.execute("PRAGMA synchronous = NORMAL")
         if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             with _immediate(conn):

@@ -39,7 +39,7 @@ from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
 from hive.jsontext import dumps_strings
 from hive.record import Frozen, Record, suppress
 from hive.store.layout import CELLS_DIR, cell_id_from_path
-from hive.store.sqlerrors import is_transient, sqlite3
+from hive.store.sqlerrors import is_transient, sqlite3, use_wal
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -687,7 +687,7 @@ class StateIndex:
         db: sqlite3.Connection | None = None
         try:
             db = self._connect()
-            db.execute("PRAGMA journal_mode=WAL")
+            use_wal(db, BUSY_TIMEOUT_MS / 1000)
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("BEGIN EXCLUSIVE")
             if not broken and self._schema(db) == SCHEMA:  # another process rebuilt it

@@ -9,12 +9,14 @@ exception classes) without ``sqlite3.dbapi2``'s own imports (``datetime``,
 
 from __future__ import annotations
 
+import time
+
 try:
     import _sqlite3 as sqlite3
 except ImportError:  # an implementation without the C module
     import sqlite3  # type: ignore[no-redef]
 
-__all__ = ["is_transient", "sqlite3"]
+__all__ = ["is_transient", "sqlite3", "use_wal"]
 
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (and their extended codes)
 
@@ -26,3 +28,22 @@ def is_transient(exc: BaseException) -> bool:
     if not isinstance(exc, sqlite3.OperationalError):
         return False
     return exc.sqlite_errorcode & 0xFF in _BUSY_CODES  # the primary code of an extended one
+
+
+def use_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Put ``conn``'s file in WAL mode (kept in the file: a no-op once any process did it).
+
+    On a new file that other processes open at the same moment SQLite answers "database
+    is locked" at once, without waiting its busy timeout: tried again (backing off) until
+    ``timeout`` seconds have passed; the last error is raised then."""
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_transient(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
