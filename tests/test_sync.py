@@ -367,6 +367,31 @@ def test_a_sync_with_nothing_to_send_makes_no_push(
         assert theirs == git(clones.paths["a"], "rev-parse", ref).strip()
 
 
+def test_a_push_url_elsewhere_gets_every_hive_ref(clones: Clones, tmp_path: Path) -> None:
+    """Fetching from one repository and pushing to another (a fork): what the fetch
+    found says nothing of the push destination, so a sync with nothing new of its own
+    still sends hive's refs there."""
+    create_cell(clones.ws("a"), title="made upstream")
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    clones.sync("a")
+    fork = tmp_path / "fork.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(fork))
+    git(clones.paths["b"], "remote", "set-url", "--push", "origin", str(fork))
+    clones.sync("b")
+    for ref in (STATE_REF, "refs/hive/mail"):
+        assert git(fork, "rev-parse", ref).strip() == git(clones.origin, "rev-parse", ref).strip()
+
+
+def test_mail_sync_does_not_need_a_readable_config(clones: Clones) -> None:
+    """A broken committed .hive/config.yaml is refused by the commands that read it, not
+    by mail sync (it takes the sync lock with the default timeout)."""
+    (clones.paths["a"] / ".hive" / "config.yaml").write_text("version: [1\n")
+    git(clones.paths["a"], "commit", "-qam", "a broken config")
+    done = run_hive(["-C", str(clones.paths["a"]), "mail", "sync"])
+    assert done.returncode == 0, done.stderr
+    assert "synced mail with origin" in done.stdout
+
+
 def test_a_release_on_one_clone_reaches_the_other(clones: Clones) -> None:
     from hive.domain.reservations import release
 

@@ -66,6 +66,9 @@ def commit_message(
     return format_message(subject, found, text)
 
 
+DEFAULT_LOCK_TIMEOUT = 30.0  # seconds, where no config says otherwise
+
+
 def lock_timeout(config: Callable[[], HiveConfig]) -> float:
     """Seconds to wait for the write lock: ``HIVE_LOCK_TIMEOUT``, else the config's."""
     env = os.environ.get("HIVE_LOCK_TIMEOUT")
@@ -79,7 +82,7 @@ def lock_timeout(config: Callable[[], HiveConfig]) -> float:
     try:
         return config().lock_timeout_seconds
     except NotInitialized:
-        return 30.0
+        return DEFAULT_LOCK_TIMEOUT
 
 
 def _encode(cell: Cell) -> Written:

@@ -22,11 +22,13 @@ descend from the saved one (a forced fetch) is replayed from scratch.
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from hive.domain.commits import DEFAULT_LOCK_TIMEOUT
 from hive.domain.maillog import (
     COORDINATOR,
     MAIL_REF,
@@ -508,8 +510,19 @@ def sync_mail(ws: Workspace, *, remote: str = "origin") -> MailSyncResult:
     no event is lost), then push the result (never forced; retried when the
     remote moved meanwhile). ``hive sync`` does the same for all hive refs."""
     name = check_remote(remote)
-    with ws.git.sync_lock(ws.lock_timeout()):  # takes turns with hive sync (hive/domain/sync.py)
+    with ws.git.sync_lock(_lock_timeout(ws)):  # takes turns with hive sync (hive/domain/sync.py)
         return _sync_mail_locked(ws, name)
+
+
+def _lock_timeout(ws: Workspace) -> float:
+    """The write lock's timeout; its default where the config cannot be read (mail does
+    not need a readable config: a broken one is not mail's to refuse)."""
+    try:
+        return ws.lock_timeout()
+    except HiveError:
+        if os.environ.get("HIVE_LOCK_TIMEOUT"):
+            raise  # a bad HIVE_LOCK_TIMEOUT is the caller's to fix
+        return DEFAULT_LOCK_TIMEOUT
 
 
 def _sync_mail_locked(ws: Workspace, name: str) -> MailSyncResult:

@@ -104,6 +104,9 @@ def _sync_locked(ws: Workspace, name: str, progress: Progress | None) -> SyncRes
     if name in config.remotes():
         configure_remotes(ws, only=name, config=config)
     report = progress or (lambda phase, done, total: None)
+    # Pushing elsewhere than the fetch reads (a fork): the tracking refs say nothing of
+    # what the push destination has, so every hive ref is pushed.
+    everything = config.pushes_elsewhere(name)
     totals: dict[str, Any] = {"received": 0, "conflicts": [], "unresolved": [], "contested": []}
     commit: str | None = None
     for attempt in range(1, SYNC_ATTEMPTS + 1):
@@ -120,9 +123,8 @@ def _sync_locked(ws: Workspace, name: str, progress: Progress | None) -> SyncRes
         if not merged["recorded"]:
             continue  # something else moved refs/hive/state meanwhile (not a sync: they take turns)
         report("pushing", 2, 3)
-        rejected = push_refs(
-            ws.root, name, [r for r in (STATE_REF, MAIL_REF) if _ahead(ws, name, r)]
-        )
+        refs = [r for r in (STATE_REF, MAIL_REF) if everything or _ahead(ws, name, r)]
+        rejected = push_refs(ws.root, name, [r for r in refs if ws.git.ref_value(r)])
         if not rejected:
             report("done", 3, 3)
             return SyncResult(

@@ -91,6 +91,14 @@ class GitConfig:
             if key.startswith("remote.") and key.endswith(".url") and key.count(".") >= 2
         ]
 
+    def pushes_elsewhere(self, remote: str) -> bool:
+        """Whether a push to ``remote`` may go somewhere its fetch does not read from: a
+        ``remote.<name>.pushurl`` or any ``url.<base>.pushInsteadOf`` is configured."""
+        if self.get_all(f"remote.{remote}.pushurl"):
+            return True
+        rewrites = (key for key in self._values if key.startswith("url."))
+        return any(key.endswith(".pushinsteadof") for key in rewrites)
+
     def _write(self, key: str, how: str, value: str) -> None:
         result = _git_config(self.root, "--local", how, key, value)
         name = _canonical(key)
