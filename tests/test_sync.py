@@ -384,12 +384,16 @@ def test_a_push_url_elsewhere_gets_every_hive_ref(clones: Clones, tmp_path: Path
 
 def test_mail_sync_does_not_need_a_readable_config(clones: Clones) -> None:
     """A broken committed .hive/config.yaml is refused by the commands that read it, not
-    by mail sync (it takes the sync lock with the default timeout)."""
-    (clones.paths["a"] / ".hive" / "config.yaml").write_text("version: [1\n")
-    git(clones.paths["a"], "commit", "-qam", "a broken config")
-    done = run_hive(["-C", str(clones.paths["a"]), "mail", "sync"])
+    by mail sync (the sync lock and the join of the remote's log wait the default time)."""
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    clones.sync("a")  # the remote has a mail log: b's mail sync joins it
+    (clones.paths["b"] / ".hive" / "config.yaml").write_text("version: [1\n")
+    git(clones.paths["b"], "commit", "-qam", "a broken config")
+    done = run_hive(["-C", str(clones.paths["b"]), "mail", "sync"])
     assert done.returncode == 0, done.stderr
     assert "synced mail with origin" in done.stdout
+    mail = "refs/hive/mail"
+    assert git(clones.paths["b"], "rev-parse", mail) == git(clones.origin, "rev-parse", mail)
 
 
 def test_a_release_on_one_clone_reaches_the_other(clones: Clones) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hive.domain.reading import StateReader, Written
-from hive.errors import InvalidInput, NotInitialized
+from hive.errors import HiveError, InvalidInput, NotInitialized
 from hive.git.repo import (
     Change,
     GitRepo,
@@ -69,8 +69,10 @@ def commit_message(
 DEFAULT_LOCK_TIMEOUT = 30.0  # seconds, where no config says otherwise
 
 
-def lock_timeout(config: Callable[[], HiveConfig]) -> float:
-    """Seconds to wait for the write lock: ``HIVE_LOCK_TIMEOUT``, else the config's."""
+def lock_timeout(config: Callable[[], HiveConfig], *, config_optional: bool = False) -> float:
+    """Seconds to wait for the write lock: ``HIVE_LOCK_TIMEOUT``, else the config's.
+    ``config_optional``: the default where the config cannot be read (for a command
+    that needs nothing else from it; a bad ``HIVE_LOCK_TIMEOUT`` is still refused)."""
     env = os.environ.get("HIVE_LOCK_TIMEOUT")
     if env:
         try:
@@ -83,6 +85,10 @@ def lock_timeout(config: Callable[[], HiveConfig]) -> float:
         return config().lock_timeout_seconds
     except NotInitialized:
         return DEFAULT_LOCK_TIMEOUT
+    except HiveError:
+        if config_optional:
+            return DEFAULT_LOCK_TIMEOUT
+        raise
 
 
 def _encode(cell: Cell) -> Written:

@@ -22,13 +22,11 @@ descend from the saved one (a forced fetch) is replayed from scratch.
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from hive.domain.commits import DEFAULT_LOCK_TIMEOUT
 from hive.domain.maillog import (
     COORDINATOR,
     MAIL_REF,
@@ -510,22 +508,13 @@ def sync_mail(ws: Workspace, *, remote: str = "origin") -> MailSyncResult:
     no event is lost), then push the result (never forced; retried when the
     remote moved meanwhile). ``hive sync`` does the same for all hive refs."""
     name = check_remote(remote)
-    with ws.git.sync_lock(_lock_timeout(ws)):  # takes turns with hive sync (hive/domain/sync.py)
-        return _sync_mail_locked(ws, name)
+    # Mail needs nothing from the config: a broken one is not mail sync's to refuse.
+    timeout = ws.lock_timeout(config_optional=True)
+    with ws.git.sync_lock(timeout):  # takes turns with hive sync (hive/domain/sync.py)
+        return _sync_mail_locked(ws, name, timeout)
 
 
-def _lock_timeout(ws: Workspace) -> float:
-    """The write lock's timeout; its default where the config cannot be read (mail does
-    not need a readable config: a broken one is not mail's to refuse)."""
-    try:
-        return ws.lock_timeout()
-    except HiveError:
-        if os.environ.get("HIVE_LOCK_TIMEOUT"):
-            raise  # a bad HIVE_LOCK_TIMEOUT is the caller's to fix
-        return DEFAULT_LOCK_TIMEOUT
-
-
-def _sync_mail_locked(ws: Workspace, name: str) -> MailSyncResult:
+def _sync_mail_locked(ws: Workspace, name: str, timeout: float) -> MailSyncResult:
     tracking = tracking_ref(name, "mail")
     merged = False
     received = 0
@@ -534,7 +523,7 @@ def _sync_mail_locked(ws: Workspace, name: str) -> MailSyncResult:
         if theirs is not None:
             fetch_ref(ws.root, name, MAIL_REF, tracking)
             local = ws.git.ref_value(MAIL_REF)
-            received += join_mail_log(ws, theirs, name)
+            received += join_mail_log(ws, theirs, name, timeout)
             tip = ws.git.ref_value(MAIL_REF)
             merged = merged or (local is not None and tip not in (local, theirs))
         local = ws.git.ref_value(MAIL_REF)
@@ -549,16 +538,19 @@ def _sync_mail_locked(ws: Workspace, name: str) -> MailSyncResult:
     raise GitError(f"{name}'s {MAIL_REF} kept moving while syncing; try again")
 
 
-def join_mail_log(ws: Workspace, theirs: str, remote: str) -> int:
+def join_mail_log(
+    ws: Workspace, theirs: str, remote: str, lock_timeout: float | None = None
+) -> int:
     """Join the fetched log ``theirs`` into ``refs/hive/mail`` (fast-forward or a merge
-    commit; no event lost, none twice); how many messages arrived."""
+    commit; no event lost, none twice); how many messages arrived. ``lock_timeout``:
+    the write lock's wait (default: the workspace's)."""
     known = set(_state(ws).messages)
     ws.git.merge_into_ref(
         MAIL_REF,
         theirs,
         message=f"hive-mail: merge {MAIL_REF} from {remote}\n",
         author=_identity(ws.actor),
-        lock_timeout=ws.lock_timeout(),
+        lock_timeout=ws.lock_timeout() if lock_timeout is None else lock_timeout,
         lock_name="mail.lock",
     )
     return len(set(_state(ws).messages) - known)

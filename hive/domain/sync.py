@@ -123,8 +123,8 @@ def _sync_locked(ws: Workspace, name: str, progress: Progress | None) -> SyncRes
         if not merged["recorded"]:
             continue  # something else moved refs/hive/state meanwhile (not a sync: they take turns)
         report("pushing", 2, 3)
-        refs = [r for r in (STATE_REF, MAIL_REF) if everything or _ahead(ws, name, r)]
-        rejected = push_refs(ws.root, name, [r for r in refs if ws.git.ref_value(r)])
+        refs = [r for r in (STATE_REF, MAIL_REF) if _to_push(ws, name, r, everything)]
+        rejected = push_refs(ws.root, name, refs)
         if not rejected:
             report("done", 3, 3)
             return SyncResult(
@@ -144,14 +144,14 @@ def _sync_locked(ws: Workspace, name: str, progress: Progress | None) -> SyncRes
     )
 
 
-def _ahead(ws: Workspace, remote: str, ref: str) -> bool:
-    """Whether ``ref`` has something ``remote`` lacks: it exists here and differs from
-    what this attempt's fetch found there (the tracking refs mirror the remote's: the
-    fetch prunes them), so a sync with nothing to send makes no push."""
+def _to_push(ws: Workspace, remote: str, ref: str, everything: bool) -> bool:
+    """Whether to push ``ref``: it exists here and (unless ``everything``) differs from
+    what this attempt's fetch found on ``remote`` (the tracking refs mirror the remote's:
+    the fetch prunes them), so a sync with nothing to send makes no push."""
     local = ws.git.ref_value(ref)
-    return local is not None and local != ws.git.ref_value(
-        tracking_ref(remote, ref.removeprefix("refs/hive/"))
-    )
+    if local is None or everything:
+        return local is not None
+    return local != ws.git.ref_value(tracking_ref(remote, ref.removeprefix("refs/hive/")))
 
 
 # ------------------------------------------------------------------ cells and files

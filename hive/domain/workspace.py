@@ -202,5 +202,5 @@ class Workspace:
 
         return commits.write_files(self.git, git_plan, by=self._committer())
 
-    def lock_timeout(self) -> float:
-        return commits.lock_timeout(self.config)
+    def lock_timeout(self, *, config_optional: bool = False) -> float:
+        return commits.lock_timeout(self.config, config_optional=config_optional)
