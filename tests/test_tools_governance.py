@@ -51,6 +51,43 @@ def test_bad_config_types_name_the_key(ws: Workspace, repo: Path) -> None:
         assert result["code"] == "invalid_input" and key in result["error"], result
 
 
+def _config_with(repo: Path, base: str, section: str) -> int:
+    """Commit the config ``base`` + ``section`` (YAML text); the line the section starts on."""
+    (repo / ".hive" / "config.yaml").write_text(base + section)
+    git(repo, "commit", "-qam", "config section")
+    return base.count("\n") + 1
+
+
+def test_bad_config_sections_name_their_line(ws: Workspace, repo: Path) -> None:
+    """A bad ``tools:``, ``agents:`` or ``permission_policy:`` entry is refused with the
+    line it is on, as a bad ``verify:`` entry is: by tool calls, by doctor, by a reserve."""
+    base = (repo / ".hive" / "config.yaml").read_text()
+    start = _config_with(repo, base, "tools:\n  rate_limits:\n    fs_read:\n      capacity: abc\n")
+    result = envelope(repo, [{"name": "hive_ready", "args": {}}])["results"][0]
+    assert result["code"] == "invalid_input", result
+    assert result["error"].startswith(
+        f".hive/config.yaml:{start + 3}: tools.rate_limits.fs_read.capacity: "
+    ), result
+    assert result["line"] == start + 3 and result["path"] == ".hive/config.yaml"
+    doctor = hive(repo, "doctor")
+    assert doctor.returncode == 1
+    assert f".hive/config.yaml:{start + 3}: tools.rate_limits.fs_read.capacity" in doctor.stdout
+
+    section = "tools:\n  permissions:\n    '*':\n      '*':\n        denied_paths: ['/etc/**']\n"
+    start = _config_with(repo, base, section)
+    reserve = hive(repo, "reserve", "src/**")
+    assert reserve.returncode == 2, reserve.stderr
+    assert f".hive/config.yaml:{start + 4}: tools.permissions.*.*.denied_paths" in reserve.stderr
+
+    start = _config_with(repo, base, "agents:\n  alice:\n    tool_call_limit: many\n")
+    result = envelope(repo, [{"name": "hive_ready", "args": {}}], agent="alice")["results"][0]
+    assert f".hive/config.yaml:{start + 2}: agents.alice.tool_call_limit: " in result["error"]
+
+    start = _config_with(repo, base, "permission_policy:\n  default: maybe\n")
+    doctor = hive(repo, "doctor")
+    assert f".hive/config.yaml:{start + 1}: permission_policy.default: " in doctor.stdout
+
+
 def test_hook_timeout_key_is_accepted(ws: Workspace, repo: Path) -> None:
     configure(
         repo,

@@ -10,6 +10,7 @@ import os
 import time
 
 from hive.domain import governance
+from hive.domain.config_sections import parsed_section
 from hive.domain.context import current_phase, state_dir
 from hive.domain.files import WriteCheck
 from hive.domain.workspace import Workspace
@@ -31,20 +32,12 @@ class ReadBeforeWrite(Conflict):
 
 
 def profile(ws: Workspace, agent: str) -> AgentProfile:
-    try:
-        raw = ws.config().extra_settings().get("agents")
-    except NotInitialized:
-        raw = None
-    return profile_for(parse_agents_config(raw), agent)
+    return profile_for(parsed_section(ws, "agents", parse_agents_config), agent)
 
 
 def tool_settings(ws: Workspace) -> governance.Settings:
     """The committed ``tools:`` section of .hive/config.yaml, parsed."""
-    try:
-        raw = ws.config().extra_settings().get("tools")
-    except NotInitialized:
-        raw = None
-    return governance.parse_settings(raw)
+    return parsed_section(ws, "tools", governance.parse_settings)
 
 
 def write_check(ws: Workspace) -> WriteCheck:

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from hive.domain.config_sections import with_line
 from hive.domain.graph import find_cycles
 from hive.domain.maintenance import object_store_health
 from hive.domain.setup import merge_setup_problems
@@ -163,7 +164,8 @@ def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
         try:
             parse(settings.get(key))
         except InvalidInput as exc:
-            problems.append(Problem(kind="config", message=exc.message, path=CONFIG_PATH))
+            located = with_line(ws, exc, snap)
+            problems.append(Problem(kind="config", message=located.message, path=CONFIG_PATH))
     return problems
 
 

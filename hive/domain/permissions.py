@@ -21,8 +21,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hive.domain.config_sections import parsed_section
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile, InvalidInput, NotInitialized, PermissionDenied
+from hive.errors import CorruptFile, InvalidInput, PermissionDenied
 from hive.git.repo import Change, Snapshot, format_message
 from hive.models.cell import utc_now
 from hive.models.policy import RESOURCES, PermissionPolicy, PolicyRule, parse_policy
@@ -46,11 +47,7 @@ def decision_path(decision_id: str) -> str:
 
 
 def policy(ws: Workspace, snap: Snapshot | None = None) -> PermissionPolicy:
-    try:
-        raw = ws.config(snap).extra_settings().get("permission_policy")
-    except NotInitialized:
-        raw = None
-    return parse_policy(raw)
+    return parsed_section(ws, "permission_policy", parse_policy, snap)
 
 
 def encode_decision(decision: PermissionDecision) -> bytes:

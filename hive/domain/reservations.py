@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hive.domain import reservecore
+from hive.domain.config_sections import parsed_section
 from hive.domain.ownership import (
     check_owner,
     configured_coordinators,
@@ -238,10 +239,10 @@ def reserve(
     forced: list[Override] = []
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
-        config = ws.config(snap)  # reservations are only enforced in an initialised hive
+        ws.config(snap)  # reservations are only enforced in an initialised hive
         if force:
             _require_override_role(ws, snap, agent)
-        _refuse_denied(ws, config, agent, patterns)
+        _refuse_denied(ws, snap, agent, patterns)
         now = utc_now()
         loaded = load_reservations(ws, snap)
         others = worktree_reservations(ws, snap)
@@ -295,12 +296,12 @@ def worktree_reservations(ws: Workspace, snap: Snapshot) -> list[tuple[str, Load
     ]
 
 
-def _refuse_denied(ws: Workspace, config: Any, agent: str, patterns: list[str]) -> None:
+def _refuse_denied(ws: Workspace, snap: Snapshot, agent: str, patterns: list[str]) -> None:
     """An agent may not reserve a pattern naming only files denied to it (a pattern that
     merely could contain denied files is fine: those stay denied file by file)."""
     if ws.principal.kind != "agent":
         return
-    rules = permissions_from_config(config.extra_settings().get("tools"))
+    rules = parsed_section(ws, "tools", permissions_from_config, snap)
     for pattern in patterns:
         pattern_only_denied(rules, agent, RESERVE_TOOL, pattern)
 

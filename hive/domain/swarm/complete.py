@@ -357,9 +357,9 @@ def verify_settings(ws: Workspace) -> VerifySettings:
     its line (``.hive/config.yaml:7: invalid verify.commands.0: ...``)."""
     from pydantic import ValidationError
 
+    from hive.domain.config_sections import config_line
     from hive.models.cell import first_error
     from hive.store.layout import CONFIG_PATH
-    from hive.store.yamlio import line_of
 
     raw = ws.config().extra_settings().get("verify")
     try:
@@ -368,11 +368,9 @@ def verify_settings(ws: Workspace) -> VerifySettings:
         _, why = first_error(exc)
         if not isinstance(raw, dict):  # not pydantic's "... or instance of VerifySettings"
             why = f"a mapping is expected, not {type(raw).__name__}"
-        loc = ["verify", *exc.errors()[0]["loc"]]
-        sha = ws.snapshot().blob_sha(CONFIG_PATH)
-        text = ws.git.read_blob(sha).decode("utf-8", "replace") if sha else ""
-        line = line_of(text, loc)
-        field = ".".join(str(part) for part in loc)
+        loc = ["verify", *(str(part) for part in exc.errors()[0]["loc"])]
+        line = config_line(ws, loc)
+        field = ".".join(loc)
         raise InvalidInput(
             f"{CONFIG_PATH}:{line}: invalid {field}: {why}; {VERIFY_FORM}",
             path=CONFIG_PATH,

@@ -1,0 +1,59 @@
+"""Sections of ``.hive/config.yaml`` beyond the core settings (``tools:``, ``agents:``,
+``permission_policy:``), parsed: a bad one is an InvalidInput naming its line, as a bad
+``verify:`` entry or a bad core setting does (``.hive/config.yaml:7: tools.alice: ...``).
+
+The parsers themselves (``hive.models``) see only the parsed YAML; the line is found
+here, on the error path only, in the committed text the section came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from hive.domain.workspace import Workspace
+from hive.errors import InvalidInput, NotInitialized
+from hive.git.repo import Snapshot
+from hive.store.layout import CONFIG_PATH
+
+Parsed = TypeVar("Parsed")
+
+
+def parsed_section(
+    ws: Workspace, key: str, parse: Callable[[object], Parsed], snap: Snapshot | None = None
+) -> Parsed:
+    """``parse`` of the section ``key`` (``None`` where there is no hive or no section)."""
+    try:
+        raw = ws.config(snap).extra_settings().get(key)
+    except NotInitialized:
+        raw = None
+    try:
+        return parse(raw)
+    except InvalidInput as exc:
+        raise with_line(ws, exc, snap) from None
+
+
+def with_line(ws: Workspace, exc: InvalidInput, snap: Snapshot | None = None) -> InvalidInput:
+    """``exc`` (a message ``.hive/config.yaml: KEY: ...`` with a ``key`` detail) naming the
+    line of KEY in the config file; ``exc`` itself where it names no key."""
+    key = exc.details.get("key")
+    prefix = f"{CONFIG_PATH}: "
+    if not isinstance(key, str) or not exc.message.startswith(prefix):
+        return exc
+    line = config_line(ws, key.split("."), snap)
+    located = type(exc)(
+        f"{CONFIG_PATH}:{line}: {exc.message.removeprefix(prefix)}",
+        **{**exc.details, "path": CONFIG_PATH, "line": line},
+    )
+    return located
+
+
+def config_line(ws: Workspace, loc: list[str], snap: Snapshot | None = None) -> int:
+    """The line of the key (or list item) at ``loc`` in the config file of ``snap``; the
+    line of the deepest part of it that exists (1 where none does)."""
+    from hive.store.yamlio import line_of
+
+    sha = (snap or ws.snapshot()).blob_sha(CONFIG_PATH)
+    text = ws.git.read_blob(sha).decode("utf-8", "replace") if sha else ""
+    parts: list[str | int] = [int(part) if part.isdigit() else part for part in loc]
+    return line_of(text, parts)
