@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -299,6 +301,28 @@ def test_cli_sync_and_errors(clones: Clones, tmp_path: Path) -> None:
     with pytest.raises(InvalidInput):
         sync(clones.ws("a"), remote="--upload-pack=evil")
     assert git(clones.paths["a"], "rev-parse", STATE_REF).strip()
+
+
+def test_git_is_read_in_english_whatever_the_users_language(
+    clones: Clones, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hive reads git's messages (a failure's reason, a fetch racing another): git speaks
+    the user's language unless told otherwise, so hive runs it with LC_ALL=C."""
+    german = subprocess.run(
+        ["git", "checkout", "nowhere"],
+        cwd=clones.paths["a"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LANGUAGE": "de", "LANG": "C.UTF-8"},
+        check=False,
+    )
+    if "Fehler" not in german.stderr:
+        pytest.skip("this git has no German messages")
+    monkeypatch.setenv("LANGUAGE", "de")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    result = run_hive(["-C", str(clones.paths["a"]), "sync", "nowhere"], module="hive.cli.main")
+    assert result.exit_code == 8
+    assert "from nowhere: 'nowhere' does not appear to be a git repository" in result.output
 
 
 def test_sync_between_processes(clones: Clones) -> None:

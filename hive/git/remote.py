@@ -8,6 +8,7 @@ a push, so a remote that moved meanwhile is fetched and merged again.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 import time
@@ -29,7 +30,10 @@ def check_remote(remote: str) -> str:
 
 
 def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real ``git`` run in ``root`` (output captured; a missing git is a GitError)."""
+    """The real ``git`` run in ``root`` (output captured; a missing git is a GitError).
+
+    In English (``LC_ALL=C``): its messages are read (a failure's reason, a fetch racing
+    another), and git speaks the user's language otherwise (``LANGUAGE=de``: "Fehler:")."""
     try:
         return subprocess.run(
             ["git", "-C", root, *args],
@@ -37,6 +41,7 @@ def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
             text=True,
             check=False,
             timeout=FETCH_TIMEOUT,
+            env={**os.environ, "LC_ALL": "C"},
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git {args[0]} failed: {exc}") from None
