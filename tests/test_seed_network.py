@@ -308,6 +308,35 @@ def test_query_swarm_state_scopes_and_filters(ws: Workspace, repo: Path) -> None
     assert "agent w1: available" in out
 
 
+def test_query_swarm_state_is_a_page_of_each_list(ws: Workspace, repo: Path) -> None:
+    """At most ``limit`` of each list (default 500: an agent pays for every byte);
+    ``truncated`` gives the whole count of each list that was cut; ``limit: null``: all."""
+    from hive.domain.blackboard import update_blackboard
+    from hive.domain.delegation import delegate_task
+
+    boss = Workspace(str(repo), actor="orch")
+    for number in range(5):
+        delegate_task(boss, target_agent=f"w{number % 3}", task_payload={"n": number})
+    writer = Workspace(str(repo), actor="w0")
+    for number in range(501):
+        update_blackboard(writer, key=f"k{number:03}", value=number)
+    state = result(repo, "x", "query_swarm_state", {})
+    assert len(state["blackboard"]) == 500 and state["truncated"] == {"blackboard": 501}
+    assert len(state["tasks"]) == 5 and len(state["agents"]) == 3
+    small = result(repo, "x", "query_swarm_state", {"limit": 2})
+    assert small["truncated"] == {"agents": 3, "tasks": 5, "blackboard": 501}
+    assert [a["agentId"] for a in small["agents"]] == ["w0", "w1"]
+    assert list(small["blackboard"]) == ["k000", "k001"]
+    whole = result(repo, "x", "query_swarm_state", {"limit": None})
+    assert len(whole["blackboard"]) == 501 and whole["truncated"] is None
+    assert error(repo, "x", "query_swarm_state", {"limit": 0})["code"] == "invalid_arguments"
+    code, out = cli(repo, "swarm", "state", "--scope", "tasks", "--limit", "2")
+    assert code == 0 and "(tasks: the first 2 of 5; --limit N for more)" in out
+    assert out.count("\ntask ") + out.startswith("task ") == 2, out
+    code, out = cli(repo, "swarm", "state", "--scope", "permissions")
+    assert code == 0 and "nothing in scope permissions" in out
+
+
 # ------------------------------------------------------------------ parallel agents
 
 

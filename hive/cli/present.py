@@ -1016,6 +1016,23 @@ def _swarm_state(state: Any, params: Any, ws: Workspace) -> None:
         output.say(f"blackboard {key}: {compact(entry.value) if entry else 'null (expired)'}")
     for g in state.permissions or []:
         output.say(f"grant {g.id}: {g.agent} {g.resource_type} until {g.expires_at}")
+    _swarm_history(state.history)
+    if not (state.agents or state.tasks or state.blackboard or state.permissions):
+        output.say(f"nothing in scope {params.scope}: no agents, tasks, entries or grants")
+    for name, total in (state.truncated or {}).items():
+        output.say(f"({name}: the first {params.limit} of {total}; --limit N for more)")
+
+
+def _swarm_history(history: dict[str, Any] | None) -> None:
+    """``--include-history``: the latest closed tasks and permission decisions."""
+    for task in (history or {}).get("tasks") or []:
+        output.say(f"done {task['taskId']} {task.get('agentId') or '-'}: {task['title']}")
+    for decision in (history or {}).get("permissions") or []:
+        verdict = "granted" if decision.get("granted") else "denied"
+        output.say(
+            f"decision {decision['id']}: {decision['agent']} {decision['resourceType']}"
+            f" {verdict} — {decision.get('reason', '')}"
+        )
 
 
 def _synthesis(found: Any, params: Any, ws: Workspace) -> None:

@@ -175,9 +175,12 @@ def query_swarm_state(
     scope: str = "all",
     agent_filter: Sequence[str] | None = None,
     include_history: bool = False,
+    limit: int | None = None,
 ) -> SwarmState:
     """Agents, open tasks (expired ones flagged), the blackboard (expired entries are
-    null) and live permission grants; ``agentFilter`` narrows each to those agents."""
+    null) and live permission grants; ``agentFilter`` narrows each to those agents.
+    ``limit``: at most that many of each list (the first by priority, name or key);
+    ``truncated`` gives the whole count of each list that was cut."""
     if scope not in SCOPES:
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}", field="scope")
     agents = list(agent_filter or [])
@@ -200,6 +203,28 @@ def query_swarm_state(
         state.permissions = [g for g in grants if not agents or g.agent in agents]
     if include_history:
         state.history = _history(ws, tasks, agents, now)
+    return _cut(state, limit)
+
+
+def _cut(state: SwarmState, limit: int | None) -> SwarmState:
+    """``state`` with each list at most ``limit`` long (``truncated``: the whole counts)."""
+    if limit is None:
+        return state
+    totals: dict[str, int] = {}
+    for name in ("agents", "tasks", "expired_tasks", "permissions"):
+        items = getattr(state, name)
+        if items is not None and len(items) > limit:
+            totals[name] = len(items)
+            setattr(state, name, items[:limit])
+    board = state.blackboard
+    if board is not None and len(board) > limit:
+        totals["blackboard"] = len(board)
+        for key in list(board)[limit:]:
+            del board[key]
+    if totals:
+        state.truncated = {
+            SwarmState.model_fields[name].alias or name: n for name, n in totals.items()
+        }
     return state
 
 

@@ -169,6 +169,9 @@ class SwarmState(Camel):
     blackboard: dict[str, BlackboardEntry | None] | dict[str, BlackboardValue | None] | None = None
     permissions: list[PermissionDecision] | list[GrantSummary] | None = None
     history: dict[str, JsonValue] | None = None
+    truncated: dict[str, int] | None = Field(
+        default=None, description="the whole count of each list that limit cut"
+    )
 
     def summary(self) -> SwarmState:
         """The compact state an agent gets by default (each record in its summary)."""

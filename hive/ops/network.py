@@ -69,6 +69,9 @@ def _delegate(ws: Workspace, a: DelegateParams) -> Delegated:
     )
 
 
+STATE_LIMIT = 500  # of each list: bounded (a task summary is ~150 bytes), whole in a usual swarm
+
+
 class StateParams(Params):
     scope: Literal["all", "agents", "tasks", "blackboard", "permissions"] = "all"
     agent_filter: list[Name] | None = Field(
@@ -76,13 +79,23 @@ class StateParams(Params):
     )
     include_history: bool = Field(default=False, alias="includeHistory")
     verbose: bool = Field(default=False, description="whole records (default: summaries)")
+    limit: int | None = Field(
+        default=STATE_LIMIT,
+        ge=1,
+        le=100_000,
+        description="at most this many of each list (null: all)",
+    )
 
 
 def _state(ws: Workspace, a: StateParams) -> SwarmState:
     from hive.domain.delegation import query_swarm_state
 
     state = query_swarm_state(
-        ws, scope=a.scope, agent_filter=a.agent_filter, include_history=a.include_history
+        ws,
+        scope=a.scope,
+        agent_filter=a.agent_filter,
+        include_history=a.include_history,
+        limit=a.limit,
     )
     return state if a.verbose else state.summary()
 

@@ -91,7 +91,9 @@ the session's identity. `project_path`, if given, must be this repository.
 The `tools:` section is read from the **committed** `.hive/config.yaml` (like the
 rest of the config): commit an edit before it takes effect. It is parsed strictly:
 an unknown key or a wrong type makes every tool call fail with `invalid_input`
-naming the key (never fail open), and `hive doctor` reports it.
+naming the line and the key (`.hive/config.yaml:9: tools.rate_limits.fs_read.capacity:
+...`; never fail open), and `hive doctor` reports it. The `agents:` and
+`permission_policy:` sections are checked the same way.
 
 ```yaml
 tools:
