@@ -331,8 +331,11 @@ def test_query_swarm_state_is_a_page_of_each_list(ws: Workspace, repo: Path) -> 
     assert len(whole["blackboard"]) == 501 and whole["truncated"] is None
     assert error(repo, "x", "query_swarm_state", {"limit": 0})["code"] == "invalid_arguments"
     code, out = cli(repo, "swarm", "state", "--scope", "tasks", "--limit", "2")
-    assert code == 0 and "(tasks: the first 2 of 5; --limit N for more)" in out
+    assert code == 0 and "(tasks: the first 2 of 5; --limit all for every one)" in out
     assert out.count("\ntask ") + out.startswith("task ") == 2, out
+    code, out = cli(repo, "swarm", "state", "--scope", "tasks", "--limit", "all")
+    assert code == 0 and out.count("\ntask ") + out.startswith("task ") == 5, out
+    assert "first" not in out
     code, out = cli(repo, "swarm", "state", "--scope", "permissions")
     assert code == 0 and "nothing in scope permissions" in out
 

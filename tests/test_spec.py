@@ -743,6 +743,36 @@ def test_a_generated_command_reports_bad_values_like_the_tool(ws: Workspace, rep
     assert tool["code"] == "invalid_arguments" and tool["field"] == "type"
 
 
+def test_a_limit_whose_null_means_all_takes_all_on_the_command_line() -> None:
+    """A tool's ``limit: null`` (no limit) is ``--limit all`` on the command line: every
+    such count of every command reads ``N`` or ``all`` and says so in its help."""
+    from hive.cli.build import offered, parse_params, unlimited
+    from hive.errors import InvalidInput
+
+    found = []
+    for op in operations():
+        for command in op.commands:
+            for name in offered(op, command):
+                info = op.params.model_fields[name]
+                if not unlimited(info):
+                    continue
+                found.append(f"{op.name}.{name}")
+                given = {field: None for field in offered(op, command)}
+                need = {f: "x" for f, i in op.params.model_fields.items() if i.is_required()}
+                params = parse_params(op, command, {**given, **need, name: "all"})
+                assert getattr(params, name) is None, (op.name, name)
+                params = parse_params(op, command, {**given, **need, name: "7"})
+                assert getattr(params, name) == 7
+                with pytest.raises(InvalidInput, match=f"--{name.replace('_', '-')}"):
+                    parse_params(op, command, {**given, **need, name: "many"})
+    assert {"query_swarm_state.limit", "hive_blocked.limit"} <= set(found), found
+    runner = CliRunner()
+    from hive.cli.main import app
+
+    shown = runner.invoke(app, ["swarm", "state", "--help"], env={"COLUMNS": "80"}).output
+    assert "--limit N|all" in shown and "all: no limit" in shown
+
+
 def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
     from hive.domain.cells import create_cell
     from hive.tools.registry import CallContext, call_tool

@@ -196,9 +196,23 @@ def _choices(annotation: Any) -> list[str]:
     return []
 
 
+def unlimited(info: FieldInfo) -> bool:
+    """A count whose null means "no limit" (``limit: int | None = 50``): on the command
+    line it reads ``N`` or ``all``."""
+    kinds = set(get_args(info.annotation))
+    return kinds == {int, type(None)} and isinstance(info.default, int)
+
+
+NO_LIMIT = "all"
+
+
 def _help(info: FieldInfo, kind: Any) -> str:
     """A field's help: its description, its choices, and whether it repeats."""
-    parts = [(info.description or "").rstrip(".")]
+    description = (info.description or "").rstrip(".")
+    if unlimited(info):
+        description = description.replace("null: all", "").strip(" ()")
+        description = f"{description} ({NO_LIMIT}: no limit)".strip()
+    parts = [description]
     choices = _choices(info.annotation)
     if choices:
         parts.insert(0, "|".join(choices))
@@ -215,6 +229,8 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
         kind = list[str]  # words handed to the field's parser as a list
     elif name in op.parsers and kind != list[str]:
         kind = str  # the parser reads the text (``P1``)
+    elif unlimited(info):
+        kind = str  # ``N`` or ``all`` (parse_params)
     help_text = _help(info, kind)
     required = info.is_required()
     given = None if required else info.get_default(call_default_factory=True)
@@ -244,7 +260,7 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
             *option_names(name, command, info),
             help=(help_text + suffix).strip() or None,
             show_default=False,
-            metavar=METAVARS.get(kind, "TEXT"),
+            metavar=f"N|{NO_LIMIT}" if unlimited(info) else METAVARS.get(kind, "TEXT"),
             min=bounds.get("min"),
             max=bounds.get("max"),
         )
@@ -375,6 +391,10 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
         if value is None:
             continue
         parser = op.parsers.get(name)
+        info = model.model_fields.get(name)
+        if info is not None and unlimited(info) and str(value).lower() == NO_LIMIT:
+            data[name] = None
+            continue
         data[name] = parser(value) if parser is not None else value
     for name, value in command.defaults.items():
         data.setdefault(name, value)

@@ -1020,7 +1020,8 @@ def _swarm_state(state: Any, params: Any, ws: Workspace) -> None:
     if not (state.agents or state.tasks or state.blackboard or state.permissions):
         output.say(f"nothing in scope {params.scope}: no agents, tasks, entries or grants")
     for name, total in (state.truncated or {}).items():
-        output.say(f"({name}: the first {params.limit} of {total}; --limit N for more)")
+        if name != "expiredTasks":  # the tasks shown are flagged
+            output.say(f"({name}: the first {params.limit} of {total}; --limit all for every one)")
 
 
 def _swarm_history(history: dict[str, Any] | None) -> None:
