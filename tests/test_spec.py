@@ -770,7 +770,7 @@ def test_a_limit_whose_null_means_all_takes_all_on_the_command_line() -> None:
     from hive.cli.main import app
 
     shown = runner.invoke(app, ["swarm", "state", "--help"], env={"COLUMNS": "80"}).output
-    assert "--limit N|all" in shown and "all: no limit" in shown
+    assert "--limit N|all" in shown and "(or all)" in shown
 
 
 def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> None:

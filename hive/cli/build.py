@@ -211,7 +211,8 @@ def _help(info: FieldInfo, kind: Any) -> str:
     description = (info.description or "").rstrip(".")
     if unlimited(info):
         description = description.replace("null: all", "").strip(" ()")
-        description = f"{description} ({NO_LIMIT}: no limit)".strip()
+        alone = f"how many, or {NO_LIMIT}"
+        description = f"{description} (or {NO_LIMIT})" if description else alone
     parts = [description]
     choices = _choices(info.annotation)
     if choices:
@@ -235,6 +236,8 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
     required = info.is_required()
     given = None if required else info.get_default(call_default_factory=True)
     shown = command.defaults.get(name, given)
+    if shown is None and unlimited(info):
+        shown = NO_LIMIT
     suffix = f" (default {shown})" if shown not in (None, "", [], {}) else ""
     spec: Any
     if name in command.arguments:
