@@ -287,6 +287,52 @@ def test_reservations_that_could_contain_denied_files_are_granted(
     assert read["code"] == "permission_denied"
 
 
+def test_an_agents_commit_is_refused_while_its_rules_cannot_be_read(
+    ws: Workspace, repo: Path
+) -> None:
+    """A broken ``tools:`` section fails the agent's commits closed, as it fails its tool
+    calls: the hook cannot tell which files the rules deny. A person commits as before,
+    and a commit of hive's files alone (the mend) is not refused for it."""
+    config = repo / ".hive" / "config.yaml"
+    good = config.read_text()
+    config.write_text(good + "tools:\n  permissions:\n    '*':\n      '*': {denied: [x]}\n")
+    git(repo, "commit", "-qm", "broken rules", "--", ".hive/config.yaml")
+    install_hook(ws)
+    (repo / "notes.txt").write_text("x\n")
+    git(repo, "add", "notes.txt")
+    env = agent_env(repo, "bob")
+
+    def commit(*args: str, env: dict[str, str] | None = env) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "-C", str(repo), "commit", "-qm", "x", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    refused = commit()
+    assert refused.returncode != 0, refused.stderr
+    assert "cannot check bob's tools.permissions rules" in refused.stderr
+    assert ".hive/config.yaml:" in refused.stderr and "tools.permissions.*.*.denied" in (
+        refused.stderr
+    )
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["notes.txt"]
+    person = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+    assert commit(env=person).returncode == 0
+    (repo / "notes.txt").write_text("y\n")
+    git(repo, "add", "notes.txt")
+    assert commit().returncode != 0
+    git(repo, "reset", "-q", "notes.txt")
+    config.write_text(good)
+    git(repo, "add", ".hive/config.yaml")
+    mended = commit()
+    assert mended.returncode == 0, mended.stderr
+    git(repo, "add", "notes.txt")
+    assert commit().returncode == 0
+    assert "notes.txt" in git(repo, "show", "--name-only", "HEAD")
+
+
 # ------------------------------------------------------------------ symlinks
 
 

@@ -33,7 +33,7 @@ from hive.domain.reservations import (
 )
 from hive.domain.reservecore import RESERVATIONS_DIR, may_intersect
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile, HiveError
+from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
 from hive.git.repo import Snapshot
 from hive.models import utc_now
@@ -219,8 +219,8 @@ def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Vi
     try:
         config = ws.config(state.snapshot)
         rules = permissions_from_config(config.extra_settings().get("tools"))
-    except HiveError:
-        return []  # a broken config is reported by the hive-file validation and doctor
+    except HiveError as exc:
+        return _unchecked(ws, state, agent, exc)
     found = []
     for path in state.paths:
         if path.startswith(HIVE_DIR + "/"):
@@ -230,6 +230,22 @@ def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Vi
         except PathPermissionDenied as exc:
             found.append(Violation(path=path, kind="denied", message=exc.message))
     return found
+
+
+def _unchecked(ws: Workspace, state: StagedState, agent: str, exc: HiveError) -> list[Violation]:
+    """The agent's rules cannot be read (a broken config): its commit of files is refused,
+    as its tool calls are (never fail open); a commit of hive's files alone may mend it."""
+    from hive.domain.config_sections import with_line
+
+    if not any(not path.startswith(HIVE_DIR + "/") for path in state.paths):
+        return []
+    if isinstance(exc, InvalidInput):
+        exc = with_line(ws, exc, state.snapshot)
+    message = (
+        f"cannot check {agent}'s tools.permissions rules, so its commit is refused:"
+        f" {exc.message} (mend {CONFIG_PATH}; hive doctor)"
+    )
+    return [Violation(path=CONFIG_PATH, kind="denied", message=message)]
 
 
 def _overridden(mine: list[Reservation], item: Reservation, path: str) -> bool:
