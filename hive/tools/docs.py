@@ -46,7 +46,9 @@ permissions, the rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` 
 `invalid_arguments` with `field`, `permission_denied` with `path` and `rule`,
 `rate_limited` with code 429, `hook_blocked`, `hook_failed`, `invalid_input` for a
 bad `tools:` config, or a domain code such as `reservation_conflict`). Nothing ever
-returns a traceback.
+returns a traceback. An unknown argument's error names the one meant (`ttlSeconds`:
+did you mean `ttl_seconds`?) and the tool's arguments; a null for an optional
+argument says to leave it out.
 
 ## Identity
 
