@@ -24,7 +24,6 @@ from pydantic import ConfigDict, Field, ValidationError
 from hive.domain.globs import glob_matches, normalize_pattern
 from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PathOutsideRepository
 from hive.models.base import HiveModel
-from hive.store.layout import HIVE_DIR
 
 PROPOSALS_DIR = "proposals"
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
@@ -85,6 +84,8 @@ def fs_list(
     the repository (or into .git) are left out, symlinked directories not entered.
     ``.hive/`` (hive's own records, which agents reach through the hive_* tools) is
     listed only when ``dir`` is in it: thousands of cells would crowd out the code."""
+    from hive.store.layout import HIVE_DIR  # not at import: ops describe tools without it
+
     base, relative = resolve(root, dir)
     if not os.path.isdir(base):
         raise NotFound(f"no directory {dir!r}")
