@@ -141,6 +141,8 @@ returned as `warnings`); 2 blocks a pre hook (`hook_blocked`, stderr returned) o
 returns stderr as `hook_feedback` from a post hook. Any other exit code, a signal,
 a missing command (127) or a timeout is a failed hook: a pre hook fails closed
 (`hook_failed`, the call does not run), a post hook's failure becomes a warning.
+Over MCP a success's `warnings` and `hook_feedback` follow the result as a second
+text block (`{"warnings": [...]}`); in the envelope they are keys of the call's entry.
 
 Event log: `<git common dir>/hive/events.jsonl`, outside the working tree; one line
 per call with agent, session, tool, args (redacted, capped) and their digest,
