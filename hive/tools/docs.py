@@ -29,7 +29,8 @@ records (the seed's 200-character snippets).
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 
-- `hive mcp` — an MCP server over stdio (official `mcp` SDK);
+- `hive mcp` — an MCP server over stdio (official `mcp` SDK); it stops (exit 0) when
+  stdin ends (after the calls under way) and at once on Ctrl-C or SIGTERM;
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (alone or in a ```json fence among other text), runs the calls in order and
   prints a JSON transcript; a call with another key (`arguments`, `input`) is refused

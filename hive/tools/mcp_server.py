@@ -101,19 +101,23 @@ def build_server(ctx: CallContext) -> Server[Any]:
 
 def serve_stdio(ctx: CallContext) -> None:
     """Serve until the client closes stdin, or Ctrl-C / SIGTERM asks the server to stop:
-    each is a clean stop (no traceback; the CLI exits 0)."""
+    each is a clean stop (no traceback; the CLI exits 0). A signal stops it at once,
+    also during a call (a write cut short is completed by the next hive command, as
+    after a kill): left to asyncio, Ctrl-C only cancelled the call, and the server
+    went on serving."""
     import signal
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
         _serve(ctx)
     except KeyboardInterrupt:
         return
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _serve(ctx: CallContext) -> None:
