@@ -272,6 +272,40 @@ def test_error_pages_say_what_is_wrong(server: BackgroundServer) -> None:
     assert status == 400 and "page must be a whole number" in body
 
 
+def test_cell_page_shows_what_hive_show_shows(server: BackgroundServer, sample: Sample) -> None:
+    """Design, acceptance criteria, comments and recorded merge conflicts are on the
+    cell page (as 'hive show' prints them), the people's text escaped."""
+    from hive.domain.annotate import add_comment
+    from hive.domain.cells import show_cell
+    from hive.models.cell import MergeConflict
+    from hive.store.cells import encode_cell
+    from hive.store.layout import cell_path
+
+    ws = Workspace(str(sample.root), actor="Test User")
+    add_comment(ws, cell_id=sample.chore, text="<b>pin</b> the versions")
+    cell = show_cell(ws, cell_id=sample.chore).model_copy(
+        update={
+            "design": "use <table> & pip-tools",
+            "acceptance_criteria": "CI green on **3.11**",
+            "conflicts": [MergeConflict(field="priority", kept=3, other=1)],
+        }
+    )
+    (sample.root / cell_path(cell.id)).write_bytes(encode_cell(cell))  # as a merge leaves it
+    git(sample.root, "commit", "-q", "-am", "merge with a conflict")
+    status, _, body = request(f"{server.url}/cells/{sample.chore}")
+    assert status == 200
+    for text in (
+        "use &lt;table&gt; &amp; pip-tools",
+        "CI green on **3.11**",
+        "&lt;b&gt;pin&lt;/b&gt; the versions",
+        'id="conflicts"',
+        "priority: kept <b>3</b>, other <b>1</b>",
+        f"hive resolve {sample.chore}",
+    ):
+        assert text in body, text
+    assert "<b>pin</b>" not in body
+
+
 def _token(server: BackgroundServer) -> str:
     body = request(server.url + "/")[2]
     return body.split('name="hive-token" content="', 1)[1].split('"', 1)[0]
