@@ -134,6 +134,11 @@ def test_every_view_renders(page: Any, server: BackgroundServer, sample: Sample)
     assert page.locator("svg.chart-duration polyline").count() == 3
     assert page.locator("svg.chart-success circle").count() > 10
 
+    page.set_viewport_size({"width": 390, "height": 800})  # a phone: nothing wider than it
+    for path in ("/epics", f"/epics/{sample.epic}", f"/cells/{sample.subtasks[0]}"):
+        page.goto(server.url + path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+
 
 # ------------------------------------------------------------------ filters
 
