@@ -392,3 +392,7 @@ def test_board_with_10000_cells_loads_its_first_page_fast(page: Any, tmp_path: P
         page.wait_for_function("document.querySelector('#total').textContent === '10000'")
         page.click(".column[data-status=open] .pager a.next")
         page.wait_for_selector(".column[data-status=open] .pager >> text=page 2 of 40")
+        assert page.input_value("select[name=status]") == "open"  # the filters say so
+        page.go_back()
+        page.wait_for_function("document.querySelectorAll('.column').length === 5")
+        assert page.input_value("select[name=status]") == ""
