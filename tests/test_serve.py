@@ -270,6 +270,15 @@ def test_error_pages_say_what_is_wrong(server: BackgroundServer) -> None:
     assert status == 400 and "invalid priority" in body
     status, _, body = request(server.url + "/?page=x")
     assert status == 400 and "page must be a whole number" in body
+    status, _, body = request(server.url + "/cells/")  # no route: the error page, not text
+    assert status == 404 and body.startswith("<!doctype html>") and "no page /cells/" in body
+    status, headers, body = request(server.url + "/api/actions/claim")  # a GET
+    assert status == 405 and json.loads(body)["code"] == "invalid_input"
+    assert headers["Allow"] == "POST"
+    page = request(server.url + "/")[2]  # the icon is there (no 404 in the console)
+    icon = page.split('<link rel="icon" href="', 1)[1].split('"', 1)[0]
+    status, headers, body = request(server.url + icon)
+    assert status == 200 and body.startswith("<svg")
 
 
 def test_cell_page_shows_what_hive_show_shows(server: BackgroundServer, sample: Sample) -> None:

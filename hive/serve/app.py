@@ -28,6 +28,7 @@ from urllib.parse import urlencode, urlsplit
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import BaseModel
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
@@ -42,7 +43,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hive.domain import views
 from hive.domain.workspace import Workspace
-from hive.errors import HiveError, InvalidInput, PermissionDenied
+from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
 from hive.models import CELL_TYPES, STATUSES
 from hive.serve import svg
 from hive.serve.watch import Watcher
@@ -397,6 +398,24 @@ def create_app(config: ServeConfig) -> Starlette:
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
 
+    async def no_route(request: Request, exc: Exception) -> Response:
+        """A path or method no route serves: the error page (JSON under /api/)."""
+        path = request.url.path
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        if status == 405:
+            error: HiveError = InvalidInput(f"{request.method} is not allowed on {path}")
+        else:
+            error = NotFound(f"no page {path}: the board is at /")
+        headers = exc.headers if isinstance(exc, HTTPException) else None  # 405: Allow
+        if path.startswith("/api/"):
+            return JSONResponse(error.to_dict(), status_code=status, headers=headers)
+        if path.startswith("/static/"):
+            return Response(error.message, status, headers, media_type="text/plain")
+        response = pages.error(request, error, section="")
+        response.status_code = status
+        response.headers.update(headers or {})
+        return response
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await hub.call(_warm)
@@ -421,7 +440,9 @@ def create_app(config: ServeConfig) -> Starlette:
         Route("/api/{view}", api),
         Mount("/static", StaticFiles(directory=str(static)), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={404: no_route, 405: no_route}
+    )
     app.state.hub = hub
     app.state.watcher = watcher
     guarded: Any = HostGuard(app, config.allowed_hosts)
