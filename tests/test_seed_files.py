@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from hive.domain import files
 from hive.domain.workspace import Workspace
 from tests.seedkit import configure, error, result
 
@@ -23,6 +26,35 @@ def test_fs_list_accepts_regex_patterns(ws: Workspace, repo: Path) -> None:
     assert "src/sub/b.txt" in globbed["files"] and "src/c.py" not in globbed["files"]
     bad = error(repo, "A", "fs_list", {"pattern": "regex:(unclosed"})
     assert bad["code"] == "invalid_input" and "invalid regex" in bad["error"]
+
+
+def test_hive_records_do_not_crowd_out_the_code(ws: Workspace, repo: Path) -> None:
+    """fs_list and search_text leave .hive/ out unless dir is in it: with many cells the
+    first page of a listing was hive's records and no source file."""
+    _tree(repo)
+    for number in range(30):
+        result(repo, "A", "hive_create", {"title": f"cell {number} mentions src"})
+    listed = result(repo, "A", "fs_list", {"max_results": 10})
+    assert "src/c.py" in listed["files"] and "lib/d.py" in listed["files"]
+    assert not [f for f in listed["files"] if f.startswith(".hive/")]
+    found = result(repo, "A", "search_text", {"pattern": "src"})["matches"]
+    assert found and {m["file"] for m in found} == {"src/c.py", "src/sub/a.py", "src/sub/b.txt"}
+    cells = result(repo, "A", "fs_list", {"dir": ".hive/cells"})
+    assert cells["count"] == 30 and cells["files"][0].startswith(".hive/cells/")
+    assert (
+        len(result(repo, "A", "search_text", {"pattern": "mentions", "dir": ".hive"})["matches"])
+        == 30
+    )
+
+
+def test_search_says_when_files_were_left_unsearched(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(repo)
+    monkeypatch.setattr(files, "MAX_SEARCH_FILES", 2)  # of the 5 files, 2 are searched
+    cut = result(repo, "A", "search_text", {"pattern": "d"})
+    assert cut["truncated"] is True and not cut.get("timed_out")
+    assert result(repo, "A", "search_text", {"pattern": "d", "dir": "lib"})["truncated"] is False
 
 
 def test_listing_a_directory_above_an_allowed_pattern(ws: Workspace, repo: Path) -> None:

@@ -24,9 +24,10 @@ from hive.errors import (
     NotFound,
     PathOutsideRepository,
     PermissionDenied,
+    ReservationConflict,
 )
 from hive.store.yamlio import dumps
-from tests.conftest import assert_clean, git
+from tests.conftest import assert_clean, git, set_coordinators
 
 
 def head(repo: Path) -> str:
@@ -155,6 +156,43 @@ def test_failures_change_nothing(ws: Workspace, repo: Path) -> None:
         swarm_complete(ws.for_actor("alice"), agent_name="alice", cell_id=login_id, summary="done")
     assert head(repo) == before
     assert git(repo, "status", "--porcelain", ".hive") == ""
+
+
+def test_files_another_agent_reserved_are_not_committed(ws: Workspace, repo: Path) -> None:
+    """swarm_complete commits touched files as the pre-commit hook would let a git
+    commit: not a file under another agent's exclusive reservation (nothing changes)."""
+    _, session_id, _ = epic_with_work(ws)
+    bob, carol = ws.for_actor("bob"), ws.for_actor("carol")
+    start_cell(bob, cell_id=session_id)
+    reserve(bob, paths=["src/session/**"], cell=session_id)
+    reserve(carol, paths=["docs/**"], reason="carol's docs")
+    (repo / "src/session").mkdir(parents=True)
+    (repo / "src/session/store.py").write_text("STORE = {}\n")
+    (repo / "docs").mkdir()
+    (repo / "docs/api.md").write_text("bob was here\n")
+    before = head(repo)
+    touched = ["src/session/store.py", "docs/api.md"]
+    with pytest.raises(ReservationConflict, match=r"docs/api\.md is reserved by carol") as caught:
+        swarm_complete(bob, cell_id=session_id, summary="done", files_touched=touched)
+    assert caught.value.details["field"] == "files_touched"
+    assert [(c["requested"], c["holder"]) for c in caught.value.details["conflicts"]] == [
+        ("docs/api.md", "carol")
+    ]
+    assert head(repo) == before
+    assert show_cell(ws, cell_id=session_id).status == "in_progress"
+    assert {r.agent for r in list_reservations(ws)} == {"bob", "carol"}
+    # a coordinator may commit them with force and a reason, recorded as an override
+    set_coordinators(repo, ["lead"])
+    lead = ws.for_actor("lead")
+    with pytest.raises(PermissionDenied, match="carol"):
+        swarm_complete(bob, cell_id=session_id, summary="done", files_touched=touched, force=True)
+    result = swarm_complete(
+        lead, cell_id=session_id, summary="done", files_touched=touched, force=True, reason="merge"
+    )
+    assert result.files_committed == touched
+    message = git(repo, "log", "-1", "--format=%B")
+    assert "commit the files reserved" in message and "of carol: merge" in message
+    assert git(repo, "show", "HEAD:docs/api.md") == "bob was here\n"
 
 
 def test_completing_twice_is_refused(ws: Workspace) -> None:

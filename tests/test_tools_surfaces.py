@@ -65,6 +65,27 @@ def test_strict_types_and_bounded_lists(ws: Workspace, repo: Path) -> None:
     assert union["field"] == "response"
 
 
+def test_a_misnamed_or_null_argument_says_what_to_send(ws: Workspace, repo: Path) -> None:
+    """An LLM's camelCase, near-miss and null arguments get the name it meant (or the
+    way out), not only pydantic's verdict; the field stays the one sent."""
+    ctx = CallContext(root=str(repo), agent="bob")
+    camel = call_tool(ctx, "swarmmail_reserve", {"paths": ["a"], "ttlSeconds": 60})
+    assert camel["field"] == "ttlSeconds" and "did you mean 'ttl_seconds'?" in camel["error"]
+    assert "its arguments: paths, reason, exclusive, ttl_seconds" in camel["error"]
+    near = call_tool(ctx, "hive_update", {"id": "x", "labels": ["l"]})
+    assert "did you mean 'add_labels'?" in near["error"]
+    alias = call_tool(ctx, "delegate_task", {"targetAgent": "a", "taskPayload": {}, "time_out": 5})
+    assert "did you mean 'timeout'?" in alias["error"]
+    unrelated = call_tool(ctx, "swarmmail_send", {"to": ["a"], "subject": "s", "message": "m"})
+    assert "did you mean" not in unrelated["error"] and "body" in unrelated["error"]
+    missing = call_tool(ctx, "swarm_complete", {"cellId": "hv-1", "summary": "done"})
+    assert missing["field"] == "cell_id" and "(given as 'cellId')" in missing["error"]
+    null = call_tool(ctx, "hive_create", {"title": "t", "description": None})
+    assert null["field"] == "description" and "leave the argument out" in null["error"]
+    wrong = call_tool(ctx, "hive_create", {"title": "t", "priority": "1"})
+    assert wrong["error"].endswith("Input should be a valid integer")
+
+
 def test_deep_nesting_is_a_structured_error_everywhere(ws: Workspace, repo: Path) -> None:
     ctx = CallContext(root=str(repo), agent="bob")
     deep: Any = []

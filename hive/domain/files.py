@@ -81,14 +81,19 @@ def fs_list(
     allow: PathFilter | None = None,
 ) -> dict[str, Any]:
     """Files under ``dir`` that match ``pattern`` and ``allow``; symlinks leading out of
-    the repository (or into .git) are left out, symlinked directories not entered."""
-    base, _ = resolve(root, dir)
+    the repository (or into .git) are left out, symlinked directories not entered.
+    ``.hive/`` (hive's own records, which agents reach through the hive_* tools) is
+    listed only when ``dir`` is in it: thousands of cells would crowd out the code."""
+    from hive.store.layout import HIVE_DIR  # not at import: ops describe tools without it
+
+    base, relative = resolve(root, dir)
     if not os.path.isdir(base):
         raise NotFound(f"no directory {dir!r}")
     matcher = _matcher(pattern)
+    skipped = SKIPPED_DIRS if relative.split("/")[0] == HIVE_DIR else SKIPPED_DIRS | {HIVE_DIR}
     files: list[str] = []
     for current, dirs, names in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        dirs[:] = sorted(d for d in dirs if d not in skipped)
         for name in sorted(names):
             path = os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
             if not matcher(path) or not _reachable(root, path):
@@ -174,11 +179,11 @@ def search_text(
         re.compile(pattern)
     except re.error as exc:
         raise InvalidInput(f"invalid regex {pattern!r}: {exc}") from None
-    listing = fs_list(root, dir=dir, max_results=MAX_SEARCH_FILES, allow=allow)["files"]
+    listed = fs_list(root, dir=dir, max_results=MAX_SEARCH_FILES, allow=allow)
     job = {
         "pattern": pattern,
         "root": root,
-        "files": listing,
+        "files": listed["files"],
         "max_read": MAX_READ,
         "max_line": MAX_SEARCH_LINE,
     }
@@ -189,7 +194,8 @@ def search_text(
             matches.append(json.loads(line))
         if len(matches) >= max_matches:
             return {"matches": matches, "truncated": True}
-    result: dict[str, Any] = {"matches": matches, "truncated": timed_out}
+    # files past MAX_SEARCH_FILES were not searched: say so (a narrower dir searches them)
+    result: dict[str, Any] = {"matches": matches, "truncated": timed_out or listed["truncated"]}
     if timed_out:
         result["timed_out"] = True
     return result

@@ -19,19 +19,12 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from hive.domain.globs import glob_matches
 from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
 from hive.domain.path_rules import PathPermissionDenied, check_paths, permissions_from_config
 from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
-from hive.domain.reservations import (
-    active_reservations,
-    decode_file,
-    load_reservations,
-    misfiled,
-    worktree_reservations,
-)
-from hive.domain.reservecore import RESERVATIONS_DIR, may_intersect
+from hive.domain.reservations import decode_file, files_held_by_others, misfiled
+from hive.domain.reservecore import RESERVATIONS_DIR
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
@@ -187,31 +180,13 @@ def _reservation_violations(
     """Staged paths under another agent's exclusive reservation (as staged here, and
     on every other worktree's branch), and reservation files that cannot be trusted
     (they would hide reservations)."""
-    loaded = load_reservations(ws, state.snapshot)
+    held = files_held_by_others(ws, state.snapshot, agent, state.paths, utc_now())
     found = [
         Violation(path=problem.path, kind="untrusted-reservations", message=problem.message)
-        for problem in loaded.problems
+        for problem in held.problems
         if problem.path not in state.paths  # staged ones are reported by the validation
     ]
-    now = utc_now()
-    held = active_reservations(loaded.files, now)
-    for _, other in worktree_reservations(ws, state.snapshot):
-        held += active_reservations(other.files, now)
-    mine = [r for r in held if r.agent == agent]
-    blocking = [r for r in held if r.exclusive and r.agent != agent]
-    for path in state.paths:
-        if path.startswith(HIVE_DIR + "/"):
-            continue
-        for item in blocking:
-            if not (
-                may_intersect(path, item.path_pattern) and glob_matches(item.path_pattern, path)
-            ):
-                continue
-            if _overridden(mine, item, path):
-                continue
-            found.append(_reserved_violation(path, item, agent, kind))
-            break
-    return found
+    return found + [_reserved_violation(path, item, agent, kind) for path, item in held.blocked]
 
 
 def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
@@ -246,17 +221,6 @@ def _unchecked(ws: Workspace, state: StagedState, agent: str, exc: HiveError) ->
         f" {exc.message} (mend {CONFIG_PATH}; hive doctor)"
     )
     return [Violation(path=CONFIG_PATH, kind="denied", message=message)]
-
-
-def _overridden(mine: list[Reservation], item: Reservation, path: str) -> bool:
-    """True when the committer force-reserved ``path`` over ``item`` (a coordinator)."""
-    return any(
-        override.holder == item.agent
-        and override.reservation_id == item.id
-        and glob_matches(own.path_pattern, path)
-        for own in mine
-        for override in own.overrides
-    )
 
 
 def _reserved_violation(path: str, item: Reservation, agent: str, kind: str) -> Violation:

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from hive.domain import reservecore
 from hive.domain.config_sections import parsed_section
+from hive.domain.globs import glob_matches
 from hive.domain.ownership import (
     check_owner,
     configured_coordinators,
@@ -73,6 +74,7 @@ from hive.models.reservation import (
 from hive.models.reservation import (
     Override as ReservationOverride,
 )
+from hive.store.layout import HIVE_DIR
 from hive.store.yamlio import load_mapping
 
 LOADED_CACHE = "reservations.loaded"  # reservations tree key -> LoadedReservations
@@ -296,6 +298,53 @@ def worktree_reservations(ws: Workspace, snap: Snapshot) -> list[tuple[str, Load
     ]
 
 
+@dataclass
+class HeldFiles:
+    """Files another agent's exclusive reservation keeps from a commit by ``agent``."""
+
+    blocked: list[tuple[str, Reservation]]  # (file, the other agent's reservation)
+    problems: list[ReservationProblem]  # this branch's reservation files not to be trusted
+
+
+def files_held_by_others(
+    ws: Workspace, snap: Snapshot, agent: str, paths: Iterable[str], now: datetime
+) -> HeldFiles:
+    """Which of ``paths`` (files about to be committed for ``agent``) fall under another
+    agent's active exclusive reservation, on this branch or on any other worktree's,
+    unless ``agent`` force-reserved them over it: what the pre-commit hook refuses in a
+    ``git commit``, and ``swarm_complete`` in the files it commits."""
+    loaded = load_reservations(ws, snap)
+    held = active_reservations(loaded.files, now)
+    for _, other in worktree_reservations(ws, snap):
+        held += active_reservations(other.files, now)
+    mine = [r for r in held if r.agent == agent]
+    blocking = [r for r in held if r.exclusive and r.agent != agent]
+    blocked: list[tuple[str, Reservation]] = []
+    for path in paths:
+        if path.startswith(HIVE_DIR + "/"):
+            continue
+        for item in blocking:
+            if not (
+                may_intersect(path, item.path_pattern) and glob_matches(item.path_pattern, path)
+            ):
+                continue
+            if not _forced_over(mine, item, path):
+                blocked.append((path, item))
+                break
+    return HeldFiles(blocked=blocked, problems=list(loaded.problems))
+
+
+def _forced_over(mine: list[Reservation], item: Reservation, path: str) -> bool:
+    """True when the committer force-reserved ``path`` over ``item`` (a coordinator)."""
+    return any(
+        override.holder == item.agent
+        and override.reservation_id == item.id
+        and glob_matches(own.path_pattern, path)
+        for own in mine
+        for override in own.overrides
+    )
+
+
 def _refuse_denied(ws: Workspace, snap: Snapshot, agent: str, patterns: list[str]) -> None:
     """An agent may not reserve a pattern naming only files denied to it (a pattern that
     merely could contain denied files is fine: those stay denied file by file)."""
@@ -358,18 +407,23 @@ def _conflicts(
     branch: str | None = None,
 ) -> list[ConflictDetail]:
     return [
-        ConflictDetail(
-            requested=pattern,
-            holder=held.agent,
-            pattern=held.path_pattern,
-            exclusive=held.exclusive,
-            cell=held.cell,
-            expires_at=held.expires_at,
-            reservation_id=held.id,
-            branch=branch,
-        )
+        conflict_detail(pattern, held, branch)
         for pattern, held in conflicting(loaded.held, agent, patterns, exclusive, now)
     ]
+
+
+def conflict_detail(requested: str, held: Reservation, branch: str | None = None) -> ConflictDetail:
+    """What a conflict with ``held`` over ``requested`` (a pattern or a file) reports."""
+    return ConflictDetail(
+        requested=requested,
+        holder=held.agent,
+        pattern=held.path_pattern,
+        exclusive=held.exclusive,
+        cell=held.cell,
+        expires_at=held.expires_at,
+        reservation_id=held.id,
+        branch=branch,
+    )
 
 
 def _conflict_error(found: list[ConflictDetail]) -> ReservationConflict:

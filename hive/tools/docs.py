@@ -46,7 +46,9 @@ permissions, the rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` 
 `invalid_arguments` with `field`, `permission_denied` with `path` and `rule`,
 `rate_limited` with code 429, `hook_blocked`, `hook_failed`, `invalid_input` for a
 bad `tools:` config, or a domain code such as `reservation_conflict`). Nothing ever
-returns a traceback.
+returns a traceback. An unknown argument's error names the one meant (`ttlSeconds`:
+did you mean `ttl_seconds`?) and the tool's arguments; a null for an optional
+argument says to leave it out.
 
 ## Identity
 
@@ -151,7 +153,9 @@ the file and `--follow` only the bytes appended since.
 
 File tools: `search_text` runs in a child process stopped after 10 s (the matches
 found so far are returned with `timed_out`), and matches each line on its first
-4,000 characters, so a catastrophic regex cannot hang a server.
+4,000 characters, so a catastrophic regex cannot hang a server; it searches at most
+20,000 files (`truncated` when there were more: give a narrower `dir`). `fs_list` and
+`search_text` leave out `.hive/` (the hive_* tools read it) unless `dir` is in it.
 
 Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`
 or `.hive/` is refused. It queues a proposal (`hive proposals list`); an arbiter

@@ -393,10 +393,43 @@ def _validate(tool: Tool, args: Any) -> BaseModel | dict[str, Any]:
         error = exc.errors()[0]
         where = field_path(args, error["loc"]) or "args"
         return {
-            "error": f"{tool.name}: invalid argument {where!r}: {error['msg']}",
+            "error": f"{tool.name}: invalid argument {where!r}: {error['msg']}"
+            + argument_hint(tool.args, args, where, error),
             "code": "invalid_arguments",
             "field": where,
         }
+
+
+def argument_hint(model: type[BaseModel], args: dict[str, Any], where: str, error: Any) -> str:
+    """The next step for a top-level argument an LLM got wrong: the name it meant
+    (``ttlSeconds``, ``time_out``, ``labels``), or leaving out a null."""
+    known = [f.alias or name for name, f in model.model_fields.items()]
+    if error["type"] == "extra_forbidden" and where in args:
+        meant = _closest(where, known)
+        named = f"did you mean {meant!r}? " if meant else ""
+        return f"; {named}its arguments: {', '.join(known)}"
+    if error["type"] == "missing":
+        given = [key for key in args if key not in known and _closest(key, [where])]
+        return f" (given as {given[0]!r})" if given else ""
+    field = next((f for name, f in model.model_fields.items() if where in (name, f.alias)), None)
+    if where in args and args[where] is None and field is not None and not field.is_required():
+        return "; null is not accepted: leave the argument out for its default"
+    return ""
+
+
+def _closest(name: str, known: list[str]) -> str | None:
+    """The known argument ``name`` means: the same but for case, ``_`` and ``-``, else the
+    closest spelling."""
+    import difflib
+
+    def plain(text: str) -> str:
+        return text.lower().replace("_", "").replace("-", "")
+
+    same = [k for k in known if plain(k) == plain(name)]
+    if same:
+        return same[0]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 _TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "none", "function-after"}

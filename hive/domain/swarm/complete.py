@@ -24,7 +24,13 @@ from hive.domain.graph import open_blockers
 from hive.domain.outcomes import new_outcome_id, outcome_change
 from hive.domain.ownership import OwnerGuard, check_owner, record_overrides
 from hive.domain.process import run_killable
-from hive.domain.reservations import load_all, release_change
+from hive.domain.reservations import (
+    conflict_detail,
+    files_held_by_others,
+    load_all,
+    problems_error,
+    release_change,
+)
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import (
     BlockedByDependency,
@@ -34,6 +40,7 @@ from hive.errors import (
     NotFound,
     NotYourIdentity,
     PathOutsideRepository,
+    ReservationConflict,
 )
 from hive.git.repo import Change, Snapshot
 from hive.models import Cell, utc_now
@@ -107,6 +114,7 @@ def swarm_complete(
             )
         _refuse_unknown_deletions(snap, file_changes)
         now = utc_now()
+        _refuse_reserved(agent_ws, snap, agent, touched, guard, now)
         released, kept = _reservations_to_release(agent_ws, snap, agent, current.id, now)
         closed = _closed(current, summary, now)
         outcome = build_outcome(
@@ -244,6 +252,49 @@ def _check_completable(cell: Cell) -> None:
         raise Conflict(f"{cell.id} is already closed", id=cell.id)
     if cell.type == "epic":
         raise InvalidInput(f"{cell.id} is an epic; complete its subtasks instead", id=cell.id)
+
+
+def _refuse_reserved(
+    ws: Workspace,
+    snap: Snapshot,
+    agent: str,
+    touched: list[str],
+    guard: OwnerGuard,
+    now: datetime,
+) -> None:
+    """The touched files hive is to commit may not be under another agent's exclusive
+    reservation (the pre-commit hook's rule for a ``git commit``); with ``force`` a
+    coordinator or a person commits them anyway, recorded as an override."""
+    if not touched:
+        return
+    held = files_held_by_others(ws, snap, agent, touched, now)
+    if held.problems:
+        raise problems_error(held.problems)
+    if not held.blocked:
+        return
+    if guard.force:
+        for _, item in held.blocked:
+            guard.check(
+                owner=item.agent,
+                action="commit the files reserved",
+                target=f"#{item.id} {item.path_pattern}",
+                what="held by",
+            )
+        return
+    parts = [
+        f"{path} is reserved by {item.agent}"
+        + (f" for {item.cell}" if item.cell else "")
+        + f" ({item.path_pattern}) until {item.expires_at:%Y-%m-%d %H:%M:%S}Z"
+        for path, item in held.blocked
+    ]
+    raise ReservationConflict(
+        "; ".join(parts) + f": {agent} may not commit it, so nothing was changed. Leave it out"
+        " of files_touched, or ask its holder to release it (swarmmail_send) and complete again",
+        field="files_touched",
+        conflicts=[
+            conflict_detail(path, item).model_dump(mode="json") for path, item in held.blocked
+        ],
+    )
 
 
 # ------------------------------------------------------------------ touched files
