@@ -364,6 +364,14 @@ def test_form_actions_without_script_redirect_back(
         form=True,
     )
     assert status == 409 and "open subtasks" in json.loads(body)["error"]
+    status, _, body = request(  # the same without script: a page that says so, and the way back
+        server.url + "/api/actions/close",
+        data={"cell_id": sample.epic, "token": _token(server)},
+        headers={"Accept": "text/html", "Referer": page},
+        form=True,
+    )
+    assert status == 409 and body.startswith("<!doctype html>") and "open subtasks" in body
+    assert f'<a href="/cells/{sample.chore}">back to the page</a>' in body
 
 
 def test_release_action_releases_another_agents_reservation(

@@ -209,11 +209,18 @@ class Pages:
             return self.error(request, exc, section=section)
         return self._html(request, template, {**data}, version=version, section=section)
 
-    def error(self, request: Request, exc: HiveError, *, section: str) -> Response:
+    def error(
+        self,
+        request: Request,
+        exc: HiveError,
+        *,
+        section: str,
+        heading: str = "Not shown",
+        back: str | None = None,
+    ) -> Response:
         status = _http_status(exc)
-        return self._html(
-            request, "error.html", {"error": exc}, version="", section=section, status=status
-        )
+        data = {"error": exc, "heading": heading, "back": back}
+        return self._html(request, "error.html", data, version="", section=section, status=status)
 
     def _html(
         self,
@@ -311,7 +318,7 @@ def create_app(config: ServeConfig) -> Starlette:
     hub.ws.config()  # NotInitialized now, not on the first request
     watcher = Watcher(hub.token_now, interval=config.poll_seconds)
     pages = Pages(hub, watcher)
-    actions = Actions(hub)
+    actions = Actions(hub, pages)
 
     async def board_page(request: Request) -> Response:
         try:
@@ -503,8 +510,9 @@ async def _event_stream(request: Request, watcher: Watcher) -> AsyncIterator[str
 class Actions:
     """POST /api/actions/{claim,close,note,release}: one hive commit each."""
 
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, pages: Pages) -> None:
         self.hub = hub
+        self.pages = pages
 
     async def post(self, request: Request) -> Response:
         config = self.hub.config
@@ -515,8 +523,9 @@ class Actions:
             operation = _action(request.path_params["action"], fields)
             result = await self.hub.call(operation)
         except HiveError as exc:
-            if wants_html:
-                return HTMLResponse(f"<p>error: {_escape(exc.message)}</p>", _http_status(exc))
+            if wants_html:  # a plain form post: the error page, with the way back
+                back = _same_origin_referer(request)
+                return self.pages.error(request, exc, section="", heading="Not done", back=back)
             return _error_json(exc)
         if wants_html:  # a plain form post (no script): back to the page it came from
             return RedirectResponse(_same_origin_referer(request) or "/", status_code=303)
@@ -525,12 +534,6 @@ class Actions:
         return JSONResponse(
             {"ok": True, "commit": head, "actor": self.hub.actor, "result": payload}
         )
-
-
-def _escape(text: str) -> str:
-    from markupsafe import escape
-
-    return str(escape(text))
 
 
 async def _fields(request: Request) -> dict[str, str]:
