@@ -270,6 +270,49 @@ def test_error_pages_say_what_is_wrong(server: BackgroundServer) -> None:
     assert status == 400 and "invalid priority" in body
     status, _, body = request(server.url + "/?page=x")
     assert status == 400 and "page must be a whole number" in body
+    status, _, body = request(server.url + "/cells/")  # no route: the error page, not text
+    assert status == 404 and body.startswith("<!doctype html>") and "no page /cells/" in body
+    status, headers, body = request(server.url + "/api/actions/claim")  # a GET
+    assert status == 405 and json.loads(body)["code"] == "invalid_input"
+    assert headers["Allow"] == "POST"
+    page = request(server.url + "/")[2]  # the icon is there (no 404 in the console)
+    icon = page.split('<link rel="icon" href="', 1)[1].split('"', 1)[0]
+    status, headers, body = request(server.url + icon)
+    assert status == 200 and body.startswith("<svg")
+
+
+def test_cell_page_shows_what_hive_show_shows(server: BackgroundServer, sample: Sample) -> None:
+    """Design, acceptance criteria, comments and recorded merge conflicts are on the
+    cell page (as 'hive show' prints them), the people's text escaped."""
+    from hive.domain.annotate import add_comment
+    from hive.domain.cells import show_cell
+    from hive.models.cell import MergeConflict
+    from hive.store.cells import encode_cell
+    from hive.store.layout import cell_path
+
+    ws = Workspace(str(sample.root), actor="Test User")
+    add_comment(ws, cell_id=sample.chore, text="<b>pin</b> the versions")
+    cell = show_cell(ws, cell_id=sample.chore).model_copy(
+        update={
+            "design": "use <table> & pip-tools",
+            "acceptance_criteria": "CI green on **3.11**",
+            "conflicts": [MergeConflict(field="priority", kept=3, other=1)],
+        }
+    )
+    (sample.root / cell_path(cell.id)).write_bytes(encode_cell(cell))  # as a merge leaves it
+    git(sample.root, "commit", "-q", "-am", "merge with a conflict")
+    status, _, body = request(f"{server.url}/cells/{sample.chore}")
+    assert status == 200
+    for text in (
+        "use &lt;table&gt; &amp; pip-tools",
+        "CI green on **3.11**",
+        "&lt;b&gt;pin&lt;/b&gt; the versions",
+        'id="conflicts"',
+        "priority: kept <b>3</b>, other <b>1</b>",
+        f"hive resolve {sample.chore}",
+    ):
+        assert text in body, text
+    assert "<b>pin</b>" not in body
 
 
 def _token(server: BackgroundServer) -> str:
@@ -321,6 +364,14 @@ def test_form_actions_without_script_redirect_back(
         form=True,
     )
     assert status == 409 and "open subtasks" in json.loads(body)["error"]
+    status, _, body = request(  # the same without script: a page that says so, and the way back
+        server.url + "/api/actions/close",
+        data={"cell_id": sample.epic, "token": _token(server)},
+        headers={"Accept": "text/html", "Referer": page},
+        form=True,
+    )
+    assert status == 409 and body.startswith("<!doctype html>") and "open subtasks" in body
+    assert f'<a href="/cells/{sample.chore}">back to the page</a>' in body
 
 
 def test_release_action_releases_another_agents_reservation(

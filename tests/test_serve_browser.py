@@ -134,6 +134,11 @@ def test_every_view_renders(page: Any, server: BackgroundServer, sample: Sample)
     assert page.locator("svg.chart-duration polyline").count() == 3
     assert page.locator("svg.chart-success circle").count() > 10
 
+    page.set_viewport_size({"width": 390, "height": 800})  # a phone: nothing wider than it
+    for path in ("/epics", f"/epics/{sample.epic}", f"/cells/{sample.subtasks[0]}"):
+        page.goto(server.url + path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+
 
 # ------------------------------------------------------------------ filters
 
@@ -387,3 +392,7 @@ def test_board_with_10000_cells_loads_its_first_page_fast(page: Any, tmp_path: P
         page.wait_for_function("document.querySelector('#total').textContent === '10000'")
         page.click(".column[data-status=open] .pager a.next")
         page.wait_for_selector(".column[data-status=open] .pager >> text=page 2 of 40")
+        assert page.input_value("select[name=status]") == "open"  # the filters say so
+        page.go_back()
+        page.wait_for_function("document.querySelectorAll('.column').length === 5")
+        assert page.input_value("select[name=status]") == ""

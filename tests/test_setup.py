@@ -8,6 +8,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,9 @@ def test_a_built_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> No
         pytest.skip("building a wheel needs setuptools from the package index (offline?)")
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("hive-*.whl")
+    packed = set(zipfile.ZipFile(wheel).namelist())
+    for asset in [*ROOT.glob("hive/serve/static/*"), *ROOT.glob("hive/serve/templates/*")]:
+        assert asset.relative_to(ROOT).as_posix() in packed  # hive serve's pages and files
     venv = tmp_path / "fresh"
     assert run(sys.executable, "-m", "venv", "--without-pip", str(venv)).returncode == 0
     python = venv / "bin" / "python"

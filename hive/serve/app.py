@@ -28,6 +28,7 @@ from urllib.parse import urlencode, urlsplit
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import BaseModel
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
@@ -42,7 +43,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hive.domain import views
 from hive.domain.workspace import Workspace
-from hive.errors import HiveError, InvalidInput, PermissionDenied
+from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
 from hive.models import CELL_TYPES, STATUSES
 from hive.serve import svg
 from hive.serve.watch import Watcher
@@ -208,11 +209,18 @@ class Pages:
             return self.error(request, exc, section=section)
         return self._html(request, template, {**data}, version=version, section=section)
 
-    def error(self, request: Request, exc: HiveError, *, section: str) -> Response:
+    def error(
+        self,
+        request: Request,
+        exc: HiveError,
+        *,
+        section: str,
+        heading: str = "Not shown",
+        back: str | None = None,
+    ) -> Response:
         status = _http_status(exc)
-        return self._html(
-            request, "error.html", {"error": exc}, version="", section=section, status=status
-        )
+        data = {"error": exc, "heading": heading, "back": back}
+        return self._html(request, "error.html", data, version="", section=section, status=status)
 
     def _html(
         self,
@@ -310,7 +318,7 @@ def create_app(config: ServeConfig) -> Starlette:
     hub.ws.config()  # NotInitialized now, not on the first request
     watcher = Watcher(hub.token_now, interval=config.poll_seconds)
     pages = Pages(hub, watcher)
-    actions = Actions(hub)
+    actions = Actions(hub, pages)
 
     async def board_page(request: Request) -> Response:
         try:
@@ -397,6 +405,24 @@ def create_app(config: ServeConfig) -> Starlette:
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
 
+    async def no_route(request: Request, exc: Exception) -> Response:
+        """A path or method no route serves: the error page (JSON under /api/)."""
+        path = request.url.path
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        if status == 405:
+            error: HiveError = InvalidInput(f"{request.method} is not allowed on {path}")
+        else:
+            error = NotFound(f"no page {path}: the board is at /")
+        headers = exc.headers if isinstance(exc, HTTPException) else None  # 405: Allow
+        if path.startswith("/api/"):
+            return JSONResponse(error.to_dict(), status_code=status, headers=headers)
+        if path.startswith("/static/"):
+            return Response(error.message, status, headers, media_type="text/plain")
+        response = pages.error(request, error, section="")
+        response.status_code = status
+        response.headers.update(headers or {})
+        return response
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await hub.call(_warm)
@@ -421,7 +447,9 @@ def create_app(config: ServeConfig) -> Starlette:
         Route("/api/{view}", api),
         Mount("/static", StaticFiles(directory=str(static)), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={404: no_route, 405: no_route}
+    )
     app.state.hub = hub
     app.state.watcher = watcher
     guarded: Any = HostGuard(app, config.allowed_hosts)
@@ -482,8 +510,9 @@ async def _event_stream(request: Request, watcher: Watcher) -> AsyncIterator[str
 class Actions:
     """POST /api/actions/{claim,close,note,release}: one hive commit each."""
 
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, pages: Pages) -> None:
         self.hub = hub
+        self.pages = pages
 
     async def post(self, request: Request) -> Response:
         config = self.hub.config
@@ -494,8 +523,9 @@ class Actions:
             operation = _action(request.path_params["action"], fields)
             result = await self.hub.call(operation)
         except HiveError as exc:
-            if wants_html:
-                return HTMLResponse(f"<p>error: {_escape(exc.message)}</p>", _http_status(exc))
+            if wants_html:  # a plain form post: the error page, with the way back
+                back = _same_origin_referer(request)
+                return self.pages.error(request, exc, section="", heading="Not done", back=back)
             return _error_json(exc)
         if wants_html:  # a plain form post (no script): back to the page it came from
             return RedirectResponse(_same_origin_referer(request) or "/", status_code=303)
@@ -504,12 +534,6 @@ class Actions:
         return JSONResponse(
             {"ok": True, "commit": head, "actor": self.hub.actor, "result": payload}
         )
-
-
-def _escape(text: str) -> str:
-    from markupsafe import escape
-
-    return str(escape(text))
 
 
 async def _fields(request: Request) -> dict[str, str]:

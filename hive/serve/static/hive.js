@@ -110,15 +110,25 @@
     filters.addEventListener("submit", (event) => { event.preventDefault(); apply(); });
   }
 
+  // The filter fields show the URL's query (a pager link or going back changes it).
+  function showQuery() {
+    if (!filters) return;
+    const params = new URLSearchParams(location.search);
+    for (const field of filters.elements) {
+      if (field.name && field !== document.activeElement) field.value = params.get(field.name) || "";
+    }
+  }
+
   // Pagination inside the live area: fetch in place.
   live.addEventListener("click", (event) => {
     const link = event.target.closest(".pager a");
     if (!link) return;
     event.preventDefault();
     history.pushState(null, "", link.getAttribute("href"));
+    showQuery();
     refresh();
   });
-  window.addEventListener("popstate", refresh);
+  window.addEventListener("popstate", () => { showQuery(); refresh(); });
 
   // Actions: POST with the server's token; the change then arrives like any other.
   const flash = document.getElementById("flash");
