@@ -493,3 +493,20 @@ def test_deleting_a_parent_with_its_subtasks_needs_no_force(hived: Path) -> None
     assert alone.exit_code == 4 and "has subtasks" in alone.stderr
     deleted = data(hive(hived, "delete", parent, child, "--json"))
     assert [cell["id"] for cell in deleted] == [parent, child]
+
+
+def test_numbers_are_taken_as_hive_prints_them(hived: Path) -> None:
+    """hive prints '#12' for a message or a reservation; pasting that was an error."""
+    sender, reader = agent_env(hived, "BlueLake"), agent_env(hived, "GreenCastle")
+    sent = ok(hive(hived, "mail", "send", "GreenCastle", "-s", "hello", "-b", "hi", env=sender))
+    number = sent.split()[1]
+    assert number.startswith("#")
+    assert f"{number} from BlueLake" in ok(hive(hived, "mail", "read", number, env=reader))
+    assert ok(hive(hived, "mail", "ack", number, env=reader)).startswith(f"acknowledged {number}")
+    reserved = ok(hive(hived, "reserve", "docs/a.md", env=sender))
+    mark = reserved.split()[1]
+    assert mark.startswith("#")
+    assert "released 1 reservation(s)" in ok(hive(hived, "release", "--id", mark, env=sender))
+    assert data(hive(hived, "reservations", "--json")) == []
+    bad = hive(hived, "mail", "read", "#x", env=reader)
+    assert bad.exit_code == 2 and "invalid MESSAGE_ID" in bad.stderr
