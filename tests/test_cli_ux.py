@@ -510,3 +510,14 @@ def test_numbers_are_taken_as_hive_prints_them(hived: Path) -> None:
     assert data(hive(hived, "reservations", "--json")) == []
     bad = hive(hived, "mail", "read", "#x", env=reader)
     assert bad.exit_code == 2 and "invalid MESSAGE_ID" in bad.stderr
+
+
+def test_init_says_when_it_does_not_apply_a_prefix(hived: Path) -> None:
+    """A second 'hive init --prefix ab' kept prefix hv without a word (exit 0)."""
+    again = hive(hived, "init", "--prefix", "ab")
+    assert again.exit_code == 0
+    assert "--prefix ab was not applied: this hive's prefix is hv" in again.stderr
+    assert "prefix: ab' in .hive/config.yaml and commit it" in again.stderr
+    assert "not applied" not in hive(hived, "init", "--prefix", "hv").stderr
+    assert "not applied" not in hive(hived, "init").stderr
+    assert create(hived, "still hv").startswith("hv-")
