@@ -521,3 +521,21 @@ def test_init_says_when_it_does_not_apply_a_prefix(hived: Path) -> None:
     assert "not applied" not in hive(hived, "init", "--prefix", "hv").stderr
     assert "not applied" not in hive(hived, "init").stderr
     assert create(hived, "still hv").startswith("hv-")
+
+
+def test_help_gives_the_command_s_defaults_not_an_agent_s() -> None:
+    """'hive list --help' said 'whole cells (default: id, title, ...)  [default: verbose]'
+    and 'hive release --help' said --all applies 'also when none given' (it is refused)."""
+    import re
+
+    from hive.cli.docs import render_cli_docs
+
+    docs = render_cli_docs()
+    flags = [line for line in docs.splitlines() if re.match(r"\* `--[\w-]+ / --", line)]
+    assert flags
+    contradicted = [line for line in flags if "(default" in line and "[default:" in line]
+    assert contradicted == []
+    assert "* `--verbose / --no-verbose`: whole cells  [default: verbose]" in docs
+    assert "also when none given" not in docs
+    runner = CliRunner()
+    assert "also when none given" not in runner.invoke(app, ["release", "--help"]).stdout

@@ -388,6 +388,7 @@ declare(
                 arguments=("paths",),
                 short={"reservation_ids": ("--id",)},
                 help="Release your reservations (given patterns/ids, or --all).",
+                helps={"all": "all yours"},
             ),
         ),
         parsers={"reservation_ids": numbered},
