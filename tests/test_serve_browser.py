@@ -200,8 +200,16 @@ def test_cli_change_appears_live(page: Any, server: BackgroundServer, sample: Sa
 
     page.goto(f"{server.url}/cells/{sample.bug}")
     wait_live(page)
+    shas = page.eval_on_selector_all("details.commit", "ds => ds.map(d => d.dataset.key)")
+    page.click(f"details[data-key='{shas[0]}'] summary")  # the reviewer closes the newest
+    page.click(f"details[data-key='{shas[1]}'] summary")  # and opens an older diff
     hive_cli(sample.root, "--actor", "RedStone", "close", sample.bug, "--reason", "fixed")
     page.wait_for_selector("h1 .status-closed", timeout=LIVE_TIMEOUT_MS)
+    opened = page.eval_on_selector_all(
+        "details.commit", "ds => ds.map(d => [d.dataset.key, d.open])"
+    )
+    assert opened[0][1] and opened[0][0] not in shas  # the new commit, open as the newest
+    assert dict(opened)[shas[0]] is False and dict(opened)[shas[1]] is True  # as they were
 
 
 def test_mail_appears_live(page: Any, server: BackgroundServer, sample: Sample) -> None:

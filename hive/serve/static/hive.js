@@ -38,7 +38,12 @@
       }
     }
     const sending = [...live.querySelectorAll("form.action[data-sending]")].map(formKey);
+    // the diffs someone opened or closed stay so (a commit anywhere refreshes the page)
+    const opened = new Map([...live.querySelectorAll("details[data-key]")].map((d) => [d.dataset.key, d.open]));
     return () => {
+      for (const details of live.querySelectorAll("details[data-key]")) {
+        if (opened.has(details.dataset.key)) details.open = opened.get(details.dataset.key);
+      }
       for (const field of typedFields(live)) {
         const key = fieldKey(field);
         if (values.has(key)) field.value = values.get(key);
