@@ -349,6 +349,23 @@ def test_coordinator_releases_a_stale_reservation(
     assert "Hive-Agent: Test User" in log
 
 
+def test_an_open_page_shows_a_reservation_expire_without_a_commit(
+    page: Any, sample: Sample
+) -> None:
+    """Time moves without commits: the reservations page says so on its own."""
+    from hive.domain.reservations import reserve
+
+    ws = Workspace(str(sample.root), actor="coordinator")
+    with serving(sample.root, clock_seconds=0.5) as running:
+        page.goto(running.url + "/reservations")
+        wait_live(page)
+        held = reserve(ws.for_actor("BlueLake"), paths=["lib/**"], ttl_seconds=4).granted[0]
+        head = git(sample.root, "rev-parse", "HEAD")
+        page.wait_for_selector(f"tr[data-id='{held.id}']:not(.stale)")  # live, then active
+        page.wait_for_selector(f"tr.stale[data-id='{held.id}']", timeout=10000)
+    assert git(sample.root, "rev-parse", "HEAD") == head  # nothing committed meanwhile
+
+
 def test_request_without_token_is_refused(
     page: Any, server: BackgroundServer, sample: Sample
 ) -> None:

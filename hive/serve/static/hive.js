@@ -181,5 +181,10 @@
     if (sending) form.dataset.sending = "1"; else delete form.dataset.sending;
   }
 
+  // Time moves without commits: a reservation expires, "2m ago" gets older. A page
+  // on screen re-renders now and then (the server's clock_seconds) to say so.
+  const clock = Number(document.body.dataset.clock) * 1000;
+  if (clock > 0) setInterval(() => { if (!document.hidden) refresh(); }, clock);
+
   connect();
 })();
