@@ -68,3 +68,30 @@ def test_mcp_stops_cleanly_on_ctrl_c(ws: object, repo: Path, when: str) -> None:
     _, err = server.communicate(timeout=30)
     assert server.returncode == 0, err.decode()
     assert b"Traceback" not in err and b"internal error" not in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_mcp_stops_at_once_on_a_signal_during_a_call(ws: object, repo: Path, signum: int) -> None:
+    """A signal while a call runs (here a ctx_wait of a minute) stops the server at once;
+    Ctrl-C only cancelled the call and the server went on serving (a hang)."""
+    server = start(repo)
+    initialized(server)
+    assert server.stdin is not None
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "ctx_wait", "arguments": {"key": "never", "timeout_sec": 60}},
+    }
+    server.stdin.write((json.dumps(call) + "\n").encode())
+    server.stdin.flush()
+    time.sleep(1.0)  # the call is running
+    started = time.monotonic()
+    server.send_signal(signum)
+    try:
+        _, err = server.communicate(timeout=20)
+    finally:
+        server.kill()
+    assert server.returncode == 0, err.decode()
+    assert time.monotonic() - started < 10
+    assert b"Traceback" not in err

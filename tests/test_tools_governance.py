@@ -292,3 +292,47 @@ def test_hostile_input_through_mcp(ws: Workspace, repo: Path, tmp_path: Path) ->
         "ok",
     ]
     assert codes[5] == 429 and codes[6] == "not_found"
+
+
+def test_hook_warnings_and_feedback_reach_an_mcp_client(ws: Workspace, repo: Path) -> None:
+    """A success's hook notes (exit 1: warnings; a post hook's exit 2: hook_feedback)
+    reach the model over MCP as they do in the envelope: they were dropped there."""
+    import os
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    configure(
+        repo,
+        {
+            "hooks": {
+                "pre_tool_use": [{"matcher": "hive_create", "command": "echo mind >&2; exit 1"}],
+                "post_tool_use": [{"matcher": "hive_ready", "command": "echo recheck >&2; exit 2"}],
+            }
+        },
+    )
+    params = mcp_server(["-C", str(repo), "--actor", "m", "mcp"], env={**os.environ})
+
+    async def scenario() -> list[list[str]]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            texts = []
+            for name, args in [
+                ("hive_create", {"title": "t"}),
+                ("hive_ready", {}),
+                ("hive_stats", {}),
+            ]:
+                reply = await session.call_tool(name, args)
+                assert not reply.is_error
+                texts.append([block.text for block in reply.content])  # type: ignore[union-attr]
+            return texts
+
+    created, ready, stats = anyio.run(scenario)
+    assert json.loads(created[0])["title"] == "t"
+    assert json.loads(created[1]) == {"warnings": ["mind"]}
+    assert json.loads(ready[0])[0]["title"] == "t"
+    assert json.loads(ready[1]) == {"hook_feedback": ["recheck"]}
+    assert len(stats) == 1  # no hook, no second block
+    transcript = envelope(repo, [{"name": "hive_ready", "args": {}}], agent="m")
+    assert transcript["results"][0]["hook_feedback"] == ["recheck"]

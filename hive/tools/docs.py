@@ -29,7 +29,8 @@ records (the seed's 200-character snippets).
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 
-- `hive mcp` — an MCP server over stdio (official `mcp` SDK);
+- `hive mcp` — an MCP server over stdio (official `mcp` SDK); it stops (exit 0) when
+  stdin ends (after the calls under way) and at once on Ctrl-C or SIGTERM;
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (alone or in a ```json fence among other text), runs the calls in order and
   prints a JSON transcript; a call with another key (`arguments`, `input`) is refused
@@ -141,6 +142,8 @@ returned as `warnings`); 2 blocks a pre hook (`hook_blocked`, stderr returned) o
 returns stderr as `hook_feedback` from a post hook. Any other exit code, a signal,
 a missing command (127) or a timeout is a failed hook: a pre hook fails closed
 (`hook_failed`, the call does not run), a post hook's failure becomes a warning.
+Over MCP a success's `warnings` and `hook_feedback` follow the result as a second
+text block (`{"warnings": [...]}`); in the envelope they are keys of the call's entry.
 
 Event log: `<git common dir>/hive/events.jsonl`, outside the working tree; one line
 per call with agent, session, tool, args (redacted, capped) and their digest,

@@ -2,7 +2,8 @@
 
 Tool results are JSON text (plus structured content); domain errors come back as
 results with ``isError`` set, so the model sees the message and can correct
-itself. Calls run in a worker thread: hive's operations do blocking file I/O.
+itself. Hooks' ``warnings`` and ``hook_feedback`` on a success follow the result as
+a second text block. Calls run in a worker thread: hive's operations do blocking file I/O.
 
 The SDK drops a line it cannot parse without answering; ``serve_stdio`` answers it
 instead: ``-32700`` (parse error, also for JSON nested too deeply) or ``-32600``
@@ -33,6 +34,9 @@ INSTRUCTIONS = (
     "orchestration. Start with swarmmail_init, then hive_ready / swarm_subtask_prompt; "
     "reserve files before editing; finish with swarm_complete."
 )
+
+
+NOTES = ("warnings", "hook_feedback")  # a call's notes besides its result (registry)
 
 
 def build_server(ctx: CallContext) -> Server[Any]:
@@ -75,8 +79,13 @@ def build_server(ctx: CallContext) -> Server[Any]:
             else json.dumps(payload, ensure_ascii=False, default=str)
         )
         structured = payload if isinstance(payload, dict) else {"result": payload}
+        content = [types.TextContent(text=text)]
+        # hooks' warnings and feedback ride beside a result (inside an error already)
+        notes = {} if failed else {key: outcome[key] for key in NOTES if key in outcome}
+        if notes:
+            content.append(types.TextContent(text=json.dumps(notes, ensure_ascii=False)))
         return types.CallToolResult(
-            content=[types.TextContent(text=text)],
+            content=content,
             structured_content=structured,
             is_error=failed,
         )
@@ -92,19 +101,23 @@ def build_server(ctx: CallContext) -> Server[Any]:
 
 def serve_stdio(ctx: CallContext) -> None:
     """Serve until the client closes stdin, or Ctrl-C / SIGTERM asks the server to stop:
-    each is a clean stop (no traceback; the CLI exits 0)."""
+    each is a clean stop (no traceback; the CLI exits 0). A signal stops it at once,
+    also during a call (a write cut short is completed by the next hive command, as
+    after a kill): left to asyncio, Ctrl-C only cancelled the call, and the server
+    went on serving."""
     import signal
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
         _serve(ctx)
     except KeyboardInterrupt:
         return
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _serve(ctx: CallContext) -> None:
