@@ -188,6 +188,29 @@ def test_every_problem_is_reported_with_its_line(ws: Workspace) -> None:
     assert list_cells(ws) == []
 
 
+def test_bad_titles_are_problems_with_their_line(ws: Workspace, repo: Path) -> None:
+    """A title with a control character was an internal error (exit 70); a blank one was
+    reported only once every other problem was fixed."""
+    found = problems_of(
+        ws,
+        '- title: "two\\nlines"\n- title: "tab\\there"\n- title: ""\n- title: "  "\n'
+        "- title: fine\n  priority: 9\n",
+    )
+    assert found == [
+        "cells.yaml:1: invalid title: title must not contain control characters (found U+000A)",
+        "cells.yaml:2: invalid title: title must not contain control characters (found U+0009)",
+        "cells.yaml:3: invalid title: title must not be blank",
+        "cells.yaml:4: invalid title: title must not be blank",
+        "cells.yaml:6: invalid priority 9: use 0-4 (0 is most urgent) or P0-P4",
+    ]
+    source = repo.parent / "titles.yaml"
+    source.write_text('- title: "a\\nb"\n')
+    shown = cli(repo, "create", "--from", str(source))
+    assert shown.exit_code == 2, shown.output
+    assert "titles.yaml:1: invalid title" in shown.output and "internal error" not in shown.output
+    assert list_cells(ws) == []
+
+
 def test_json_lines_problems_name_the_record(ws: Workspace) -> None:
     found = problems_of(
         ws,

@@ -327,6 +327,59 @@ def test_a_malformed_verify_entry_names_its_line(hived: Path) -> None:
     assert f".hive/config.yaml:{len(lines) + 2}: invalid verify.timeout_seconds" in doctor.stdout
 
 
+def test_a_broken_committed_config_says_hive_reads_the_committed_file(hived: Path) -> None:
+    """Fixed on disk but not committed, the error still named line 1 of a file that looked
+    fine; doctor stopped with exit 7 instead of reporting, and said nothing of edits on disk."""
+    config = hived / ".hive" / "config.yaml"
+    good = config.read_text()
+    config.write_text("prefix: [oops\n")
+    git(hived, "commit", "-qam", "broken", "--no-verify")
+    refused = hive(hived, "create", "x")
+    assert refused.exit_code == 7
+    assert "fix it, then commit it: git commit .hive/config.yaml" in refused.stderr
+    config.write_text(good)  # fixed on disk only
+    refused = hive(hived, "create", "x")
+    assert refused.exit_code == 7
+    assert "in the committed file, which is the one hive reads" in refused.stderr
+    assert "git commit .hive/config.yaml" in refused.stderr
+    doctor = hive(hived, "doctor")
+    assert doctor.exit_code == 1, doctor.output
+    assert "corrupt: .hive/config.yaml:1: malformed YAML" in doctor.stdout
+    git(hived, "commit", "-qam", "fixed", "--no-verify")
+    create(hived, "works again")
+
+
+def test_doctor_checks_config_edits_not_yet_committed(hived: Path) -> None:
+    config = hived / ".hive" / "config.yaml"
+    good = config.read_text()
+    config.write_text(good.replace("prefix: hv", "prefix: ab"))
+    doctor = hive(hived, "doctor", "--json")
+    assert doctor.exit_code == 0, doctor.output
+    report = json.loads(doctor.stdout)
+    assert [w["kind"] for w in report["warnings"]] == ["config-uncommitted"]
+    assert "take effect once committed" in report["warnings"][0]["message"]
+    assert create(hived, "still the committed prefix").startswith("hv-")
+    config.write_text(good + "lock_timeout_seconds: [\n")
+    doctor = hive(hived, "doctor")
+    assert doctor.exit_code == 1
+    assert "corrupt-uncommitted: .hive/config.yaml:" in doctor.stdout
+
+
+def test_doctor_shows_the_warnings_it_finds(hived: Path) -> None:
+    """The command replaced the report's warnings (hand edits, overrides, unregistered
+    identities) with its own list of unknown tools: a person never saw them."""
+    cell_id = create(hived, "edited by hand")
+    from hive.store.layout import cell_path
+
+    path = hived / cell_path(cell_id)
+    path.write_text(path.read_text().replace("edited by hand", "edited"))
+    git(hived, "commit", "-qam", "by hand", "--no-verify")
+    shown = ok(hive(hived, "doctor"))
+    assert "warning hand-edit:" in shown and "(by hand)" in shown
+    report = data(hive(hived, "doctor", "--json"))
+    assert [w["kind"] for w in report["warnings"]] == ["hand-edit"]
+
+
 def test_a_tilde_in_paths_is_the_home_directory(
     hived: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

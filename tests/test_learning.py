@@ -224,6 +224,37 @@ def test_validation_errors_name_the_problem() -> None:
     assert "epic.title" in check({"epic": {}, "subtasks": [{"title": "a"}]})[0]
 
 
+def test_titles_creation_refuses_are_invalid_plans(ws: Workspace) -> None:
+    """validate said "valid" to titles that creating the epic then refused."""
+    bad = {
+        "epic": {"title": "two\nlines"},
+        "subtasks": [
+            {"title": "tab\there", "files": ["a"]},
+            {"title": "  ", "files": ["b"]},
+        ],
+    }
+    result = swarm_validate_decomposition(ws, response=bad)
+    assert not result.valid
+    assert [(e.path, e.message) for e in result.errors] == [
+        ("epic.title", "epic.title: title must not contain control characters (found U+000A)"),
+        (
+            "subtasks[0].title",
+            "subtasks[0].title: title must not contain control characters (found U+0009)",
+        ),
+        ("subtasks[1].title", "subtasks[1].title is blank"),
+    ]
+    long = {"epic": {"title": "x" * 501}, "subtasks": [{"title": "a", "files": ["a"]}]}
+    assert [e.message for e in swarm_validate_decomposition(ws, response=long).errors] == [
+        "epic.title is longer than 500 characters"
+    ]
+    for plan in (bad, long):
+        with pytest.raises(InvalidInput):
+            create_epic_from_decomposition(ws, decomposition=json.dumps(plan))
+    fine = {"epic": {"title": " Epic "}, "subtasks": [{"title": "x" * 500, "files": ["a"]}]}
+    assert swarm_validate_decomposition(ws, response=fine).valid
+    assert len(create_epic_from_decomposition(ws, decomposition=json.dumps(fine))) == 2
+
+
 def test_contradictions_are_warnings() -> None:
     plan = {
         "epic": {"title": "x"},

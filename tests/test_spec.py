@@ -262,7 +262,8 @@ SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
 ]
 
 STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\dZ\]")  # progress notes carry the minute
-SHA = re.compile(r"\b[0-9a-f]{40}\b")  # commit ids differ with the cells' random ids
+# commit ids differ with the cells' random ids (also a message opening with an abbreviated one)
+SHA = re.compile(r"\b[0-9a-f]{40}\b|(?<=\")[0-9a-f]{10}(?= )")
 SHARD = re.compile(r"cells/[^/]+/(?=\$ID)")  # the shard directory follows the random id
 VOLATILE = re.compile(  # times (also the seeds' camelCase ``ranAt``), commits, sessions
     r"(.*_at|.*At|at|commit|sha|ts|time|session|timestamp|message_id|duration.*|waited_sec"

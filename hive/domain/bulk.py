@@ -378,7 +378,12 @@ def _check_field(spec: Spec, name: str, value: Any) -> None:
         spec.key = key
     elif name == "title":
         title = _text(value, "title", required=True)
-        check_title(title)
+        try:
+            check_title(title.strip())
+        except ValueError as exc:
+            raise InvalidInput(f"invalid title: {exc}") from None
+        if not title.strip():
+            raise InvalidInput("invalid title: title must not be blank")
         fields["title"] = title
     elif name in ("description", "notes", "design", "acceptance_criteria"):
         fields[name] = check_text(_text(value, name), name.replace("_", " "))

@@ -9,6 +9,7 @@ from typing import Any
 from hive.domain.config_sections import with_line
 from hive.domain.graph import find_cycles
 from hive.domain.maintenance import object_store_health
+from hive.domain.reading import COMMIT_CONFIG, committed_config_note
 from hive.domain.setup import merge_setup_problems
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotInitialized
@@ -35,11 +36,14 @@ def diagnose(ws: Workspace) -> DoctorReport:
     if config_sha is None:
         raise NotInitialized(f"{ws.root} has no hive yet: run 'hive init' first")
     problems: list[Problem] = []
+    edited, edit_warnings = _config_edits(ws, config_sha)
     try:
         decode_config(ws.git.read_blob(config_sha), CONFIG_PATH)
     except CorruptFile as exc:
-        problems.append(Problem(kind="corrupt", message=exc.message, path=CONFIG_PATH))
-        return DoctorReport(cells=0, problems=problems)
+        message = exc.message + committed_config_note(ws.root, config_sha)
+        problems.append(Problem(kind="corrupt", message=message, path=CONFIG_PATH))
+        return DoctorReport(cells=0, problems=problems + edited)
+    problems += edited
     index = ws.cells(snap)
     problems += _file_problems(index)
     problems += _object_problems(ws, index)
@@ -57,9 +61,32 @@ def diagnose(ws: Workspace) -> DoctorReport:
     return DoctorReport(
         cells=len(index.cells),
         problems=problems,
-        warnings=_identity_warnings(ws),
+        warnings=edit_warnings + _identity_warnings(ws),
         objects=object_store_health(ws),
     )
+
+
+def _config_edits(ws: Workspace, committed: str) -> tuple[list[Problem], list[Problem]]:
+    """(problems, warnings) of a ``.hive/config.yaml`` edited on disk and not committed:
+    hive reads the committed file, so such edits do nothing until they are committed."""
+    path = os.path.join(ws.root, CONFIG_PATH)
+    try:
+        with open(path, "rb") as handle:
+            content = handle.read()
+    except OSError:
+        return [], []
+    if blob_sha_of(content) == committed:
+        return [], []
+    try:
+        decode_config(content, CONFIG_PATH)
+    except CorruptFile as exc:
+        message = f"{exc.message} (uncommitted edits: fix them before you commit them)"
+        return [Problem(kind="corrupt-uncommitted", message=message, path=CONFIG_PATH)], []
+    message = (
+        f"{CONFIG_PATH} has uncommitted edits: hive reads the committed file, so they take"
+        f" effect once committed ({COMMIT_CONFIG})"
+    )
+    return [], [Problem(kind="config-uncommitted", message=message, path=CONFIG_PATH)]
 
 
 def _verify_problems(ws: Workspace) -> list[Problem]:

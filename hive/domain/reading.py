@@ -4,11 +4,13 @@ tree and blob ids, never the truth), and what a write records there afterwards."
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
 from hive.errors import CorruptFile, LockTimeout, NotInitialized
 from hive.git.repo import TREE_MODE, GitRepo, Snapshot
+from hive.git.worktree import file_blob_sha
 from hive.models import Cell, HiveConfig
 from hive.store.cache import CellCache, CellIndex, build_index, derive
 from hive.store.cellrows import parse_for_index
@@ -26,6 +28,24 @@ GITLINK_MODE = 0o160000
 
 # a written cell: (path, blob id, cell, encoded content)
 Written = tuple[str, str, Cell, bytes]
+
+
+COMMIT_CONFIG = f"git commit {CONFIG_PATH}"
+
+
+def committed_config_note(root: str, committed: str) -> str:
+    """The next step for a committed ``.hive/config.yaml`` that does not load: hive
+    reads the committed file, so a fix made on disk counts only once committed."""
+    try:
+        on_disk = file_blob_sha(os.path.join(root, CONFIG_PATH))
+    except OSError:
+        on_disk = None
+    if on_disk is not None and on_disk != committed:
+        return (
+            " (in the committed file, which is the one hive reads: your edits on disk"
+            f" take effect once committed: {COMMIT_CONFIG})"
+        )
+    return f" (fix it, then commit it: {COMMIT_CONFIG})"
 
 
 class StateReader:
@@ -51,7 +71,11 @@ class StateReader:
             raise self._not_initialized()
         if self._config is not None and self._config[0] == sha:
             return self._config[1]
-        config = decode_config(self.git.read_blob(sha), CONFIG_PATH)
+        try:
+            config = decode_config(self.git.read_blob(sha), CONFIG_PATH)
+        except CorruptFile as exc:
+            note = committed_config_note(self.git.root, sha)
+            raise CorruptFile(exc.message + note, **exc.details) from None
         self._config = (sha, config)
         return config
 

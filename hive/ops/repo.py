@@ -63,15 +63,19 @@ def _init(ws: Workspace, a: InitParams) -> InitResult:
 
 def _doctor(caller: Caller, a: NoParams) -> DoctorReport:
     """The report, with a warning for each tool an agent's ``tools:`` list names that
-    does not exist."""
+    does not exist (when the config loads: else the report says why it does not)."""
     from hive.domain.agents import agent_tool_warnings
     from hive.domain.doctor import diagnose
+    from hive.errors import CorruptFile
 
     ws = caller.workspace()
     report = diagnose(ws)
-    report.warnings = [
-        Problem(kind="unknown-tool", message=text, path=".hive/config.yaml")
-        for text in agent_tool_warnings(ws, declared_tool_names())
+    try:
+        unknown = agent_tool_warnings(ws, declared_tool_names())
+    except CorruptFile:
+        unknown = []  # the config does not load: a problem of the report already
+    report.warnings += [
+        Problem(kind="unknown-tool", message=text, path=".hive/config.yaml") for text in unknown
     ]
     return report
 

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from hive.domain.epics import create_epic
 from hive.domain.globs import intersection_witness, normalize_pattern
+from hive.domain.limits import MAX_TITLE
 from hive.domain.outcomes import load_outcomes
 from hive.domain.process import run_killable
 from hive.domain.swarm.learning import (
@@ -25,6 +26,7 @@ from hive.domain.swarm.strategies import STRATEGIES, STRATEGY_NAMES
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput, NotInitialized
 from hive.models import Cell
+from hive.models.cell import check_title
 from hive.models.outcome import Outcome
 from hive.models.swarm import (
     Decomposition,
@@ -436,6 +438,8 @@ def _schema_issue(error: Any) -> ValidationIssue:
 
 
 def _check_epic(plan: Decomposition, errors: list[ValidationIssue]) -> None:
+    """The epic's title and the subtasks' titles, by the rules a cell's title follows
+    (one line, no control characters), so a valid plan is one creation accepts."""
     title = plan.epic.get("title")
     if not isinstance(title, str) or not title.strip():
         errors.append(
@@ -445,6 +449,24 @@ def _check_epic(plan: Decomposition, errors: list[ValidationIssue]) -> None:
                 path="epic.title",
             )
         )
+    titles = [("epic.title", title)] + [
+        (f"subtasks[{number}].title", subtask.title) for number, subtask in enumerate(plan.subtasks)
+    ]
+    for path, text in titles:
+        if not isinstance(text, str) or not text.strip():
+            if path != "epic.title":
+                errors.append(ValidationIssue(message=f"{path} is blank", hint=_TITLE, path=path))
+            continue
+        try:
+            check_title(text.strip())
+        except ValueError as exc:
+            errors.append(ValidationIssue(message=f"{path}: {exc}", hint=_TITLE, path=path))
+        if len(text.strip()) > MAX_TITLE:
+            message = f"{path} is longer than {MAX_TITLE} characters"
+            errors.append(ValidationIssue(message=message, hint=_TITLE, path=path))
+
+
+_TITLE = f"a title is one line of text (at most {MAX_TITLE} characters) without control characters"
 
 
 def _check_files(
