@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from hive.domain.workspace import Workspace
+from tests.conftest import set_coordinators
 from tests.seedkit import call, cli, error, result, run_workers
 
 FINDING = {
@@ -229,3 +230,36 @@ def test_ctx_cli(ws: Workspace, repo: Path) -> None:
     assert out.split() == ["Gemini.x"]
     code, _ = cli(repo, "ctx", "rm", "Gemini.x")
     assert code == 0 and result(repo, "A", "ctx_get", {"key": "Gemini.x"})["version"] == 0
+
+
+def test_an_agent_writes_only_its_own_phase_and_findings(ws: Workspace, repo: Path) -> None:
+    """phase_ready.<Agent> and <Agent>.task findings name the agent that writes them: one
+    agent could set another's barrier (or overwrite its findings) and the orchestrator
+    moved on for it."""
+    from hive.domain.identity import register_agent
+
+    register_agent(ws, name="B")
+    assert result(repo, "B", "ctx_put", {"key": "phase_ready.B", "value": 1})["ok"]
+    forged = error(repo, "A", "ctx_put", {"key": "phase_ready.B", "value": 3})
+    assert forged["code"] == "not_owner" and forged["owner"] == "B"
+    assert "write your own: phase_ready.A" in forged["error"]
+    assert result(repo, "orch", "ctx_get", {"key": "phase_ready.B"})["value"] == 1
+    # the object form: each agent changes only its own entry
+    assert result(repo, "B", "ctx_put", {"key": "phase_ready", "value": {"B": 1}})["ok"]
+    assert result(repo, "A", "ctx_put", {"key": "phase_ready", "value": {"B": 1, "A": 2}})["ok"]
+    for value in ({"B": 5, "A": 2}, {"A": 3}):
+        refused = error(repo, "A", "ctx_put", {"key": "phase_ready", "value": value})
+        assert refused["code"] == "not_owner" and refused["owner"] == "B"
+    # findings: B's key, whatever the value, while B is registered; any finding named B
+    finding = {**FINDING, "agent": "B", "task": "review"}
+    assert result(repo, "B", "ctx_put", {"key": "B.review", "value": finding})["ok"]
+    for key, value in (
+        ("B.review", "junk"),
+        ("B.review", finding),
+        ("C.x", {**finding, "agent": "C", "task": "x"}),
+    ):
+        assert error(repo, "A", "ctx_put", {"key": key, "value": value})["code"] == "not_owner"
+    assert result(repo, "A", "ctx_put", {"key": "Cfg.db", "value": {"host": "h"}})["ok"]
+    assert result(repo, "orch", "ctx_get", {"key": "B.review"})["value"] == finding
+    set_coordinators(repo, ["orch"])  # a coordinator may write any
+    assert result(repo, "orch", "ctx_put", {"key": "phase_ready.B", "value": 0})["ok"]

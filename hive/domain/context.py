@@ -24,9 +24,9 @@ from datetime import datetime
 from typing import Any
 
 from hive.domain.workspace import Workspace
-from hive.errors import InvalidInput
+from hive.errors import InvalidInput, NotOwner
 from hive.models.coordination import CtxEntry, CtxKeys, CtxPut, CtxRefused, CtxValue, CtxWait
-from hive.store import coord_db
+from hive.store import coord_db, credentials
 
 MODES = ("set", "if_absent", "if_version")
 MAX_KEY = 256
@@ -116,6 +116,50 @@ def finding_problem(key: str, value: Any) -> str | None:
     return None
 
 
+def check_writer(ws: Workspace, key: str, value: Any, previous: Any) -> None:
+    """A value naming an agent is that agent's to write: ``phase_ready.<Agent>`` (and its
+    entry in a ``phase_ready`` object) and the findings ``<Agent>.task`` of a registered
+    agent, or holding a finding. Another agent is refused (``not_owner``), so a barrier
+    or a finding says what that agent did; people and coordinators may write any."""
+    named = set(_named_agents(ws, key, value, previous)) - {ws.actor}
+    if not named:
+        return
+    from hive.domain.ownership import override_role
+
+    if override_role(ws) is not None:
+        return
+    owner = sorted(named)[0]
+    raise NotOwner(
+        f"{key} holds {owner}'s {'phase' if key.startswith(READY_KEY) else 'findings'}: only"
+        f" {owner} writes it, {ws.actor} may not (write your own: {_own_key(key, ws.actor)})",
+        owner=owner,
+        field="key",
+    )
+
+
+def _named_agents(ws: Workspace, key: str, value: Any, previous: Any) -> list[str]:
+    if key.startswith(READY_KEY + "."):
+        return [key[len(READY_KEY) + 1 :]]
+    if key == READY_KEY:
+        old = previous if isinstance(previous, dict) else {}
+        new = value if isinstance(value, dict) else {}
+        return [name for name in {*old, *new} if old.get(name) != new.get(name)]
+    shape = _FINDING_KEY.match(key)
+    if shape is None:
+        return []
+    agent = shape.group(1)
+    finding = isinstance(value, dict) and bool({"ok", "task", "agent", "ts"} & set(value))
+    if finding or agent in credentials.load(state_dir(ws))["agents"]:
+        return [agent]
+    return []
+
+
+def _own_key(key: str, agent: str) -> str:
+    if key.startswith(READY_KEY):
+        return f"{READY_KEY}.{agent}"
+    return f"{agent}.{key.split('.', 1)[1]}"
+
+
 def is_iso8601(text: str) -> bool:
     try:
         datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
@@ -145,8 +189,9 @@ def ctx_put(
     check_convention(key, value)
     text = encode_value(value)
     with coord_db.write(state_dir(ws)) as db:
-        row = db.execute("SELECT version FROM ctx WHERE key = ?", (key,)).fetchone()
+        row = db.execute("SELECT version, value FROM ctx WHERE key = ?", (key,)).fetchone()
         current = row[0] if row else 0
+        check_writer(ws, key, value, json.loads(row[1]) if row else None)
         if mode == "if_absent" and current:
             return CtxRefused(error="exists", version=current)
         if mode == "if_version" and current != expected_version:

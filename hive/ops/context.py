@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, JsonValue
 
-from hive.errors import Conflict, InvalidInput, NotFound
+from hive.errors import Conflict, InvalidInput, NotFound, NotOwner
 from hive.models.coordination import (
     Claimed,
     Completed,
@@ -202,7 +202,7 @@ declare(
         result=CtxPut | CtxRefused,
         run=_ctx_put,
         writes=True,
-        errors=(InvalidInput,),
+        errors=(InvalidInput, NotOwner),
         parsers={"value": json_or_text},
         commands=(Command(("ctx", "put"), arguments=("key", "value")),),
         help="Store a value; exits 4 when a compare-and-swap (if_absent/if_version) loses.",
