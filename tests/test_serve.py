@@ -329,6 +329,8 @@ def test_board_says_which_cell_file_it_cannot_read(
     assert f"its file cannot be read: {broken}:1: malformed YAML" in body
     board = json.loads(request(server.url + "/api/board")[2])
     assert [p.split(":", 1)[0] for p in board["problems"]] == [broken]
+    status, _, body = request(f"{server.url}/cells/{sample.chore}")  # not a server error
+    assert status == 409 and 'data-code="corrupt_file"' in body and broken in body
 
 
 def _token(server: BackgroundServer) -> str:

@@ -61,6 +61,7 @@ STATUS_OF_CODE = {
     "permission_denied": 403,
     "lock_timeout": 503,
     "not_initialized": 409,
+    "corrupt_file": 409,  # the hive's data, not the server, is what went wrong
 }
 
 
