@@ -333,6 +333,17 @@ def test_board_says_which_cell_file_it_cannot_read(
     assert status == 409 and 'data-code="corrupt_file"' in body and broken in body
 
 
+def test_mail_thread_links_to_its_cell_only_when_there_is_one(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    coordinator = Workspace(str(sample.root), actor="coordinator")
+    send_message(coordinator, to=["BlueLake"], subject="Plan", body="-", thread_id="release-v2")
+    body = request(server.url + "/mail?thread=release-v2")[2]
+    assert "thread release-v2</h2>" in body and 'href="/cells/release-v2"' not in body
+    body = request(f"{server.url}/mail?thread={sample.thread}")[2]
+    assert f'thread <a href="/cells/{sample.thread}">{sample.thread}</a>' in body
+
+
 def _token(server: BackgroundServer) -> str:
     body = request(server.url + "/")[2]
     return body.split('name="hive-token" content="', 1)[1].split('"', 1)[0]
