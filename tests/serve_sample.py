@@ -156,14 +156,18 @@ def build_sample(path: Path, *, stale_wait: bool = True) -> Sample:
 
 
 @contextlib.contextmanager
-def serving(root: Path, *, allow_write: bool = False) -> Iterator[BackgroundServer]:
+def serving(
+    root: Path, *, allow_write: bool = False, clock_seconds: float = 30.0
+) -> Iterator[BackgroundServer]:
     """``hive serve`` of ``root`` (acting person: Test User) on loopback, in a thread of
     this process. The server's modules (uvicorn, starlette, jinja2) are imported here,
     by the test process that serves, not by every one that collects the tests."""
     from hive.serve.app import ServeConfig
     from hive.serve.runner import BackgroundServer
 
-    config = ServeConfig(root=str(root), actor="Test User", allow_write=allow_write)
+    config = ServeConfig(
+        root=str(root), actor="Test User", allow_write=allow_write, clock_seconds=clock_seconds
+    )
     with BackgroundServer(config) as running:
         yield running
 

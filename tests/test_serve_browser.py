@@ -200,8 +200,16 @@ def test_cli_change_appears_live(page: Any, server: BackgroundServer, sample: Sa
 
     page.goto(f"{server.url}/cells/{sample.bug}")
     wait_live(page)
+    shas = page.eval_on_selector_all("details.commit", "ds => ds.map(d => d.dataset.key)")
+    page.click(f"details[data-key='{shas[0]}'] summary")  # the reviewer closes the newest
+    page.click(f"details[data-key='{shas[1]}'] summary")  # and opens an older diff
     hive_cli(sample.root, "--actor", "RedStone", "close", sample.bug, "--reason", "fixed")
     page.wait_for_selector("h1 .status-closed", timeout=LIVE_TIMEOUT_MS)
+    opened = page.eval_on_selector_all(
+        "details.commit", "ds => ds.map(d => [d.dataset.key, d.open])"
+    )
+    assert opened[0][1] and opened[0][0] not in shas  # the new commit, open as the newest
+    assert dict(opened)[shas[0]] is False and dict(opened)[shas[1]] is True  # as they were
 
 
 def test_mail_appears_live(page: Any, server: BackgroundServer, sample: Sample) -> None:
@@ -339,6 +347,23 @@ def test_coordinator_releases_a_stale_reservation(
     log = git(sample.root, "log", "-1", "--format=%B")
     assert f"Hive-Released: GreenField #{sample.stale_reservation} docs/**" in log
     assert "Hive-Agent: Test User" in log
+
+
+def test_an_open_page_shows_a_reservation_expire_without_a_commit(
+    page: Any, sample: Sample
+) -> None:
+    """Time moves without commits: the reservations page says so on its own."""
+    from hive.domain.reservations import reserve
+
+    ws = Workspace(str(sample.root), actor="coordinator")
+    with serving(sample.root, clock_seconds=0.5) as running:
+        page.goto(running.url + "/reservations")
+        wait_live(page)
+        held = reserve(ws.for_actor("BlueLake"), paths=["lib/**"], ttl_seconds=4).granted[0]
+        head = git(sample.root, "rev-parse", "HEAD")
+        page.wait_for_selector(f"tr[data-id='{held.id}']:not(.stale)")  # live, then active
+        page.wait_for_selector(f"tr.stale[data-id='{held.id}']", timeout=10000)
+    assert git(sample.root, "rev-parse", "HEAD") == head  # nothing committed meanwhile
 
 
 def test_request_without_token_is_refused(

@@ -74,6 +74,7 @@ class ServeConfig:
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     allowed_hosts: tuple[str, ...] | None = LOOPBACK_NAMES  # None: any Host header
     poll_seconds: float = 0.25
+    clock_seconds: float = 30.0  # open pages re-render this often: expiries, "5m ago"
 
 
 def is_loopback(host: str) -> bool:
@@ -244,6 +245,7 @@ class Pages:
             "token": config.token if config.allow_write else "",
             "query": _query_helper(request),
             "path": request.url.path,
+            "clock_seconds": config.clock_seconds,
         }
         body = self.env.get_template(template).render(context)
         headers = {"X-Hive-Version": version, "Cache-Control": "no-store"}

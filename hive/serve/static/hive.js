@@ -38,7 +38,12 @@
       }
     }
     const sending = [...live.querySelectorAll("form.action[data-sending]")].map(formKey);
+    // the diffs someone opened or closed stay so (a commit anywhere refreshes the page)
+    const opened = new Map([...live.querySelectorAll("details[data-key]")].map((d) => [d.dataset.key, d.open]));
     return () => {
+      for (const details of live.querySelectorAll("details[data-key]")) {
+        if (opened.has(details.dataset.key)) details.open = opened.get(details.dataset.key);
+      }
       for (const field of typedFields(live)) {
         const key = fieldKey(field);
         if (values.has(key)) field.value = values.get(key);
@@ -175,6 +180,11 @@
     if (button) button.disabled = sending;
     if (sending) form.dataset.sending = "1"; else delete form.dataset.sending;
   }
+
+  // Time moves without commits: a reservation expires, "2m ago" gets older. A page
+  // on screen re-renders now and then (the server's clock_seconds) to say so.
+  const clock = Number(document.body.dataset.clock) * 1000;
+  if (clock > 0) setInterval(() => { if (!document.hidden) refresh(); }, clock);
 
   connect();
 })();
