@@ -493,3 +493,49 @@ def test_deleting_a_parent_with_its_subtasks_needs_no_force(hived: Path) -> None
     assert alone.exit_code == 4 and "has subtasks" in alone.stderr
     deleted = data(hive(hived, "delete", parent, child, "--json"))
     assert [cell["id"] for cell in deleted] == [parent, child]
+
+
+def test_numbers_are_taken_as_hive_prints_them(hived: Path) -> None:
+    """hive prints '#12' for a message or a reservation; pasting that was an error."""
+    sender, reader = agent_env(hived, "BlueLake"), agent_env(hived, "GreenCastle")
+    sent = ok(hive(hived, "mail", "send", "GreenCastle", "-s", "hello", "-b", "hi", env=sender))
+    number = sent.split()[1]
+    assert number.startswith("#")
+    assert f"{number} from BlueLake" in ok(hive(hived, "mail", "read", number, env=reader))
+    assert ok(hive(hived, "mail", "ack", number, env=reader)).startswith(f"acknowledged {number}")
+    reserved = ok(hive(hived, "reserve", "docs/a.md", env=sender))
+    mark = reserved.split()[1]
+    assert mark.startswith("#")
+    assert "released 1 reservation(s)" in ok(hive(hived, "release", "--id", mark, env=sender))
+    assert data(hive(hived, "reservations", "--json")) == []
+    bad = hive(hived, "mail", "read", "#x", env=reader)
+    assert bad.exit_code == 2 and "invalid MESSAGE_ID" in bad.stderr
+
+
+def test_init_says_when_it_does_not_apply_a_prefix(hived: Path) -> None:
+    """A second 'hive init --prefix ab' kept prefix hv without a word (exit 0)."""
+    again = hive(hived, "init", "--prefix", "ab")
+    assert again.exit_code == 0
+    assert "--prefix ab was not applied: this hive's prefix is hv" in again.stderr
+    assert "prefix: ab' in .hive/config.yaml and commit it" in again.stderr
+    assert "not applied" not in hive(hived, "init", "--prefix", "hv").stderr
+    assert "not applied" not in hive(hived, "init").stderr
+    assert create(hived, "still hv").startswith("hv-")
+
+
+def test_help_gives_the_command_s_defaults_not_an_agent_s() -> None:
+    """'hive list --help' said 'whole cells (default: id, title, ...)  [default: verbose]'
+    and 'hive release --help' said --all applies 'also when none given' (it is refused)."""
+    import re
+
+    from hive.cli.docs import render_cli_docs
+
+    docs = render_cli_docs()
+    flags = [line for line in docs.splitlines() if re.match(r"\* `--[\w-]+ / --", line)]
+    assert flags
+    contradicted = [line for line in flags if "(default" in line and "[default:" in line]
+    assert contradicted == []
+    assert "* `--verbose / --no-verbose`: whole cells  [default: verbose]" in docs
+    assert "also when none given" not in docs
+    runner = CliRunner()
+    assert "also when none given" not in runner.invoke(app, ["release", "--help"]).stdout

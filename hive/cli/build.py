@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import re
 import types
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -222,6 +223,10 @@ def _help(info: FieldInfo, kind: Any) -> str:
     return " ".join(part for part in parts if part)
 
 
+# "(default: summaries)" in a field's description: an agent's default
+_AGENT_DEFAULT = re.compile(r"\s*\(default\b[^)]*\)")
+
+
 def _parameter(op: Operation, command: Command, presenter: Presenter, name: str) -> Any:
     """The typer parameter of field ``name``: an argument, a flag or an option."""
     info = op.params.model_fields[name]
@@ -232,7 +237,7 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
         kind = str  # the parser reads the text (``P1``)
     elif unlimited(info):
         kind = str  # ``N`` or ``all`` (parse_params)
-    help_text = _help(info, kind)
+    help_text = command.helps.get(name) or _help(info, kind)
     required = info.is_required()
     given = None if required else info.get_default(call_default_factory=True)
     shown = command.defaults.get(name, given)
@@ -248,8 +253,10 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
         help_text = (help_text + suffix).strip()
         spec = typer.Argument(metavar=name.upper(), help=help_text or None, show_default=False)
     elif kind is bool:
-        flag = typer.Option(*option_names(name, command, info), help=help_text or None)
         default_flag = _flag_default(name, command, info)
+        if name in command.defaults and default_flag != info.default:
+            help_text = _AGENT_DEFAULT.sub("", help_text)  # the agent's default, not this one
+        flag = typer.Option(*option_names(name, command, info), help=help_text or None)
         return inspect.Parameter(
             name,
             KEYWORD,

@@ -715,6 +715,12 @@ PRESENTERS.update(
 def _initialised(result: Any, params: Any, ws: Workspace) -> None:
     verb = "initialised" if result.created else "already initialised"
     output.say(f"hive {verb} in {result.root} (prefix {result.prefix})")
+    if params.prefix and params.prefix != result.prefix:
+        output.err(
+            f"note: --prefix {params.prefix} was not applied: this hive's prefix is"
+            f" {result.prefix}; for new cells to use {params.prefix}, set 'prefix:"
+            f" {params.prefix}' in .hive/config.yaml and commit it"
+        )
     output.say(f"merge driver for .hive/ files: {result.merge_driver}")
     for remote in result.remotes:
         output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")

@@ -256,6 +256,16 @@ def _patterns(a: ReserveParams | ReleaseParams) -> list[str]:
 
 
 MESSAGE_ID = ("message_id",)
+
+
+def numbered(given: str | list[str]) -> str | list[str]:
+    """A message or reservation number as hive prints it (``#12``) or bare (``12``)."""
+    if isinstance(given, list):
+        return [str(item).strip().removeprefix("#") for item in given]
+    return str(given).strip().removeprefix("#")
+
+
+NUMBERED = {"message_id": numbered}
 MAIL_ERRORS = (NotFound, NotOwner, NotRegistered)
 
 declare(
@@ -327,6 +337,7 @@ declare(
         access="owner",
         errors=MAIL_ERRORS,
         commands=(Command(("mail", "read"), arguments=MESSAGE_ID),),
+        parsers=NUMBERED,
         help="Show one message with its body (marks it read).\n\nAnother agent's message"
         " needs --force and --reason (coordinators and people; recorded).",
     ),
@@ -340,6 +351,7 @@ declare(
         access="owner",
         errors=MAIL_ERRORS,
         commands=(Command(("mail", "ack"), arguments=MESSAGE_ID),),
+        parsers=NUMBERED,
     ),
     Operation(
         name="swarmmail_reserve",
@@ -376,8 +388,10 @@ declare(
                 arguments=("paths",),
                 short={"reservation_ids": ("--id",)},
                 help="Release your reservations (given patterns/ids, or --all).",
+                helps={"all": "all yours"},
             ),
         ),
+        parsers={"reservation_ids": numbered},
     ),
     Operation(
         name="swarmmail_reservations",

@@ -155,7 +155,8 @@ class Command:
     ``repeat``: fields given as one or more command-line words, handed to the field's
     parser as a list (``hive memory set stack a=1 b=2``); ``help``: the command's help
     when it is not the operation's (a command that shows one facet of the operation);
-    ``alias``: another spelling of a command, left out of the help.
+    ``alias``: another spelling of a command, left out of the help; ``helps``: a
+    field's help where the operation's description is not true of this command.
     """
 
     path: tuple[str, ...]
@@ -169,6 +170,7 @@ class Command:
     repeat: frozenset[str] = frozenset()
     help: str | None = None
     alias: bool = False
+    helps: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
