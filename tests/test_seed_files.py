@@ -92,3 +92,20 @@ def test_all_tool_schemas_fit_in_8000_tokens(ws: Workspace, repo: Path) -> None:
         code, out = cli(repo, "tools", "schema", "--format", format)
         assert code == 0
         assert len(out) / 4 < 8000, (format, len(out) / 4)
+
+
+def test_search_reads_large_files_and_long_lines(ws: Workspace, repo: Path) -> None:
+    """search_text searches a file over 1 MB (a lock file, generated code) line by line; it
+    skipped it and said nothing. A line's match counts on its first 4,000 characters, and
+    the lines after a long one keep their numbers."""
+    lock = "\n".join(f'"dep-{n}": "1.0.{n}",' for n in range(60_000)) + '\n"needle": "2.0",\n'
+    assert len(lock) > files.MAX_READ
+    (repo / "package-lock.json").write_text(lock)
+    (repo / "long.txt").write_text("a" * 10_000 + "needle\n" + "b" * 3_000 + "needle\nneedle\n")
+    found = result(repo, "A", "search_text", {"pattern": "needle"})
+    assert [(m["file"], m["line"]) for m in found["matches"]] == [
+        ("long.txt", 2),
+        ("long.txt", 3),
+        ("package-lock.json", 60_001),
+    ]
+    assert found["truncated"] is False

@@ -297,3 +297,18 @@ def test_evaluation_string_holding_json_is_parsed(
     )
     assert refused["code"] == "gate_failed"
     assert show_cell(Workspace(str(repo)), cell_id=cells["bd-123.1"]).status == "open"
+
+
+def test_swarm_init_names_the_calling_agent(ws: Workspace, repo: Path) -> None:
+    """An agent registered by another session ('hive agent register', a restarted server)
+    is the caller swarm_init reports: it said agent null. A wrong project_key's error
+    names its field."""
+    from hive.domain.identity import register_agent
+
+    register_agent(ws, name="BlueLake")
+    bound = CallContext(root=str(repo), agent="BlueLake", session="mcp:other")
+    assert call_tool(bound, "swarm_init", {})["result"]["agent"] == "BlueLake"
+    assert call_tool(CallContext(root=str(repo)), "swarm_init", {})["result"]["agent"] is None
+    cell = call_tool(bound, "hive_create", {"title": "t"})["result"]["id"]
+    refused = call_tool(bound, "swarm_status", {"epic_id": cell, "project_key": "/"})
+    assert refused["field"] == "project_key" and "not this repository" in refused["error"]

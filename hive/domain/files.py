@@ -149,18 +149,26 @@ _SEARCH_CHILD = r"""
 import json, os, re, sys
 job = json.load(sys.stdin)
 compiled = re.compile(job["pattern"])
+limit = job["max_line"]
 for path in job["files"]:
     full = os.path.join(job["root"], path)
     try:
-        if os.path.getsize(full) > job["max_read"]:
-            continue
-        with open(full, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
+        with open(full, encoding="utf-8", newline=None) as handle:
+            number = 0
+            while True:
+                line = handle.readline(limit)  # a line's first characters, memory bounded
+                if not line:
+                    break
+                number += 1
+                rest = line
+                while rest and not rest.endswith("\n"):
+                    rest = handle.readline(65536)  # the rest of a long line: not matched
+                text = line.rstrip("\n")
+                if compiled.search(text):
+                    found = {"file": path, "line": number, "text": text[:500]}
+                    print(json.dumps(found), flush=True)
     except (OSError, UnicodeDecodeError):
         continue
-    for number, line in enumerate(lines, start=1):
-        if compiled.search(line[: job["max_line"]]):
-            print(json.dumps({"file": path, "line": number, "text": line[:500]}), flush=True)
 """
 
 
@@ -173,8 +181,9 @@ def search_text(
     allow: PathFilter | None = None,
     seconds: float = SEARCH_SECONDS,
 ) -> dict[str, Any]:
-    """Regex search over the files ``fs_list`` would show; lines are matched on their
-    first MAX_SEARCH_LINE characters, and the whole search stops after ``seconds``."""
+    """Regex search over the files ``fs_list`` would show, however large (read line by
+    line: a file over MAX_READ was skipped, and said nothing); lines are matched on
+    their first MAX_SEARCH_LINE characters, and the whole search stops after ``seconds``."""
     try:
         re.compile(pattern)
     except re.error as exc:
@@ -184,7 +193,6 @@ def search_text(
         "pattern": pattern,
         "root": root,
         "files": listed["files"],
-        "max_read": MAX_READ,
         "max_line": MAX_SEARCH_LINE,
     }
     output, timed_out = _run_search_child(job, seconds)

@@ -189,7 +189,9 @@ def check_project(ws: Workspace, project_key: str | None) -> None:
     given = os.path.realpath(path)
     root = os.path.realpath(ws.root)
     if given != root and not given.startswith(root + os.sep):
-        raise InvalidInput(f"project_key {project_key!r} is not this repository ({ws.root})")
+        raise InvalidInput(
+            f"project_key {project_key!r} is not this repository ({ws.root})", field="project_key"
+        )
 
 
 def _check_summary(summary: str) -> str:

@@ -709,7 +709,8 @@ def hive_create_epic(
 
 
 def swarm_init(ws: Workspace, *, project_path: str | None = None) -> SwarmInit:
-    """What this repository offers a swarm: hive, mail, cass, outcomes so far."""
+    """What this repository offers a swarm: hive, mail, cass, outcomes so far;
+    ``agent`` is the caller's identity when it acts as a registered agent."""
     from hive.domain.mail import list_agents
 
     try:
@@ -724,6 +725,8 @@ def swarm_init(ws: Workspace, *, project_path: str | None = None) -> SwarmInit:
         agents, mail = [], False
     outcomes = len(load_outcomes(ws)) if available else 0
     mine = next((a.name for a in agents if a.session == ws.session), None)
+    if ws.principal.kind == "agent" and any(a.name == ws.actor for a in agents):
+        mine = ws.actor  # registered earlier, by another session or 'hive agent register'
     return SwarmInit(
         project_path=project_path or ws.root,
         hive_available=available,
