@@ -19,7 +19,7 @@ from hive.cli import output
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
 from hive.errors import NotFound
-from hive.text import shell_word
+from hive.text import counted, shell_word
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -182,7 +182,7 @@ def _create_from(given: dict[str, Any]) -> None:
 
     created = run_op(run)
     commit = f" in commit {created.commit[:12]}" if created.commit else " (staged)"
-    show(created, False, lambda: output.say(f"created {created.count} cells{commit}"))
+    show(created, False, lambda: output.say(f"created {counted(created.count, 'cell')}{commit}"))
 
 
 def _create(cell: Cell, params: Any, ws: Workspace) -> None:
@@ -553,7 +553,7 @@ def _blocked(found: list[Any], params: Any, ws: Workspace) -> None:
 
 def _stats(stats: Any, params: Any, ws: Workspace) -> None:
     output.say(
-        f"{_count(stats.total, 'cell')}: {stats.open} not closed"
+        f"{counted(stats.total, 'cell')}: {stats.open} not closed"
         f" ({stats.ready} ready, {stats.blocked} blocked)"
     )
     for name, counts in (
@@ -572,11 +572,6 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         )
     else:
         output.say("  lead time    no closed cells yet")
-
-
-def _count(number: int, noun: str) -> str:
-    """``1 cell``, ``2 cells``."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 PRESENTERS.update({"blocked": Presenter(render=_blocked), "stats": Presenter(render=_stats)})
@@ -738,7 +733,7 @@ def _doctor(report: Any, params: Any, ws: Workspace) -> None:
     for warning in report.warnings:
         out.print(f"[yellow]warning {warning.kind}[/yellow]: {output.escape(warning.message)}")
     summary = "no problems" if report.ok else f"{len(report.problems)} problem(s)"
-    out.print(f"checked {_count(report.cells, 'cell')}: {summary}")
+    out.print(f"checked {counted(report.cells, 'cell')}: {summary}")
     if report.objects is not None:
         output.object_store(report.objects)
 
@@ -812,7 +807,7 @@ def _mail_synced(result: Any, params: Any, ws: Workspace) -> None:
 
 def _imported(result: Any, params: Any, ws: Workspace) -> None:
     output.say(
-        f"imported {result.imported} cells from {result.source}"
+        f"imported {counted(result.imported, 'cell')} from {result.source}"
         + (f", updated {result.updated}" if result.updated else "")
         + (f", skipped {result.skipped} already present" if result.skipped else "")
         + (f" (commit {result.commit[:10]})" if result.commit else "")
