@@ -539,3 +539,14 @@ def test_help_gives_the_command_s_defaults_not_an_agent_s() -> None:
     assert "also when none given" not in docs
     runner = CliRunner()
     assert "also when none given" not in runner.invoke(app, ["release", "--help"]).stdout
+
+
+def test_an_overlong_value_is_not_echoed_whole(hived: Path) -> None:
+    """A 3,000-character title filled the terminal with its own error message."""
+    refused = hive(hived, "create", "ü" * 3000)
+    assert refused.exit_code == 2
+    line = refused.stderr.strip()
+    assert len(line) < 200, line
+    assert "(3000 characters): String should have at most 500 characters" in line
+    short = hive(hived, "create", "x", "-t", "story")
+    assert "invalid --type 'story'" in short.stderr
