@@ -550,3 +550,21 @@ def test_an_overlong_value_is_not_echoed_whole(hived: Path) -> None:
     assert "(3000 characters): String should have at most 500 characters" in line
     short = hive(hived, "create", "x", "-t", "story")
     assert "invalid --type 'story'" in short.stderr
+
+
+def test_blocked_and_epic_status_print_the_table_list_prints(hived: Path) -> None:
+    """They padded every row to the longest title (trailing blanks), with a second table
+    renderer beside the one 'hive list' uses."""
+    epic = data(
+        hive(hived, "epic", "create", "Epic", "-s", "a much longer subtask", "-s", "b", "--json")
+    )
+    first, second = (cell["id"] for cell in epic[1:])
+    ok(hive(hived, "dep", "add", second, first))
+    status = ok(hive(hived, "epic", "status", epic[0]["id"]))
+    blocked = ok(hive(hived, "blocked"))
+    listed = ok(hive(hived, "list", "--parent", epic[0]["id"]))
+    for shown in (status, blocked):
+        assert all(line == line.rstrip() for line in shown.splitlines()), repr(shown)
+    table = listed.splitlines()
+    assert table[0] in status.splitlines() and table[0] in blocked.splitlines()
+    assert all(row in status.splitlines() for row in table[1:])

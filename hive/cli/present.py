@@ -94,38 +94,15 @@ def _list_notes(ws: Workspace, cells: list[Cell]) -> None:
             output.err(f"warning: {directory_message(relative)}")
 
 
-def _page_table(cells: list[Cell]) -> None:
-    """``list`` and ``ready`` as the lean path prints them (``hive/cli/lean.py``), so
-    the table is the same whichever path answers."""
-    from hive.cli.lean import table
-    from hive.store.index import Row
-
-    rows = [
-        Row(
-            id=cell.id,
-            blob="",
-            priority=cell.priority,
-            type=cell.type,
-            status=cell.status,
-            assignee=cell.assignee,
-            title=("(expired) " if cell.metadata.get("expired") else "") + cell.title,
-            json=b"",
-        )
-        for cell in cells
-    ]
-    sys.stdout.write(table(rows))
-    sys.stdout.flush()
-
-
 def _cell_table(cells: Page[Cell], params: Any, ws: Workspace) -> None:
-    _page_table(cells)
+    output.cell_table(cells)
     if cells.total > len(cells):  # worded as the lean path words it (hive/cli/lean.py _emit)
         output.err(f"showing {len(cells)} of {cells.total} cells (--all for every one)")
 
 
 def _ready(cells: list[Cell], params: Any, ws: Workspace) -> None:
     if not params.claim:
-        _page_table(cells)
+        output.cell_table(cells)
         return
     output.say(f"claimed {cells[0].id}  {cells[0].title}" if cells else "nothing ready to claim")
 
