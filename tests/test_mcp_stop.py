@@ -95,3 +95,29 @@ def test_mcp_stops_at_once_on_a_signal_during_a_call(ws: object, repo: Path, sig
     assert server.returncode == 0, err.decode()
     assert time.monotonic() - started < 10
     assert b"Traceback" not in err
+
+
+def test_mcp_stops_cleanly_when_the_client_stops_reading(ws: object, repo: Path) -> None:
+    """A client that closes its end of stdout (it went away) ends the session like stdin
+    EOF: exit 0 and nothing on stderr; it was exit 70 and 'internal error:
+    ExceptionGroup' when the server wrote an answer into the broken pipe."""
+    server = start(repo)
+    initialized(server)
+    assert server.stdin is not None and server.stdout is not None
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "ctx_wait", "arguments": {"key": "never", "timeout_sec": 1}},
+    }
+    server.stdin.write((json.dumps(call) + "\n").encode())
+    server.stdin.flush()
+    server.stdout.close()  # the answer, in a second, goes into a broken pipe
+    time.sleep(2.5)
+    server.stdin.close()
+    try:
+        assert server.wait(timeout=20) == 0
+    finally:
+        server.kill()
+    assert server.stderr is not None
+    assert server.stderr.read() == b""
