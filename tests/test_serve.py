@@ -315,6 +315,35 @@ def test_cell_page_shows_what_hive_show_shows(server: BackgroundServer, sample: 
     assert "<b>pin</b>" not in body
 
 
+def test_board_says_which_cell_file_it_cannot_read(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """A corrupt cell file is not silently missing from the board (hive list warns)."""
+    from hive.store.layout import cell_path
+
+    broken = cell_path(sample.chore)
+    (sample.root / broken).write_text("id: [unclosed\n")
+    git(sample.root, "commit", "-q", "--no-verify", "-am", "a bad merge")
+    status, _, body = request(server.url + "/")
+    assert status == 200 and 'id="total">9<' in body and "Export board as CSV" in body
+    assert f"its file cannot be read: {broken}:1: malformed YAML" in body
+    board = json.loads(request(server.url + "/api/board")[2])
+    assert [p.split(":", 1)[0] for p in board["problems"]] == [broken]
+    status, _, body = request(f"{server.url}/cells/{sample.chore}")  # not a server error
+    assert status == 409 and 'data-code="corrupt_file"' in body and broken in body
+
+
+def test_mail_thread_links_to_its_cell_only_when_there_is_one(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    coordinator = Workspace(str(sample.root), actor="coordinator")
+    send_message(coordinator, to=["BlueLake"], subject="Plan", body="-", thread_id="release-v2")
+    body = request(server.url + "/mail?thread=release-v2")[2]
+    assert "thread release-v2</h2>" in body and 'href="/cells/release-v2"' not in body
+    body = request(f"{server.url}/mail?thread={sample.thread}")[2]
+    assert f'thread <a href="/cells/{sample.thread}">{sample.thread}</a>' in body
+
+
 def _token(server: BackgroundServer) -> str:
     body = request(server.url + "/")[2]
     return body.split('name="hive-token" content="', 1)[1].split('"', 1)[0]

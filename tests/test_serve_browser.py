@@ -193,9 +193,11 @@ def test_cli_change_appears_live(page: Any, server: BackgroundServer, sample: Sa
     wait_live(page)
     page.evaluate("window.__kept = 'not reloaded'")
     started = time.monotonic()
-    hive_cli(sample.root, "create", "Appears without reload", "-t", "bug")
+    hive_cli(sample.root, "create", "Appears without reload", "-t", "bug", "-l", "fresh")
     page.wait_for_selector(".card >> text=Appears without reload", timeout=LIVE_TIMEOUT_MS)
     assert time.monotonic() - started < LIVE_TIMEOUT_MS / 1000
+    labels = page.eval_on_selector_all("select[name=label] option", "os => os.map(o => o.value)")
+    assert "fresh" in labels  # the filter lists follow too
     assert page.evaluate("window.__kept") == "not reloaded"
 
     page.goto(f"{server.url}/cells/{sample.bug}")

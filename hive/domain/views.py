@@ -136,6 +136,7 @@ def board(
         columns=columns,
         assignees=sorted({c.assignee for c in everything if c.assignee}),
         labels=sorted({label for c in everything for label in c.labels}),
+        problems=sorted(err.message for err in ws.cells().problems.values()),
     )
 
 

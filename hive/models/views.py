@@ -43,6 +43,7 @@ class BoardPage(HiveModel):
     columns: list[BoardColumn]
     assignees: list[str] = Field(default_factory=list)  # every assignee, for the filter list
     labels: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)  # cell files that could not be read
 
 
 class EpicSummary(HiveModel):

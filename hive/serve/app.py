@@ -61,6 +61,7 @@ STATUS_OF_CODE = {
     "permission_denied": 403,
     "lock_timeout": 503,
     "not_initialized": 409,
+    "corrupt_file": 409,  # the hive's data, not the server, is what went wrong
 }
 
 
@@ -374,7 +375,8 @@ def create_app(config: ServeConfig) -> Starlette:
             threads = list_threads(ws, limit=500)
             chosen = key or (threads[0].key if threads else None)
             shown = thread_view(ws, key=chosen) if chosen else None
-            return {"threads": threads, "thread": shown, "chosen": chosen}
+            linked = _cell_named(ws, shown.thread_id) if shown and shown.thread_id else None
+            return {"threads": threads, "thread": shown, "chosen": chosen, "cell": linked}
 
         return await pages.render(request, "mail.html", build, section="mail")
 
@@ -456,6 +458,16 @@ def create_app(config: ServeConfig) -> Starlette:
     app.state.watcher = watcher
     guarded: Any = HostGuard(app, config.allowed_hosts)
     return guarded  # type: ignore[no-any-return]
+
+
+def _cell_named(ws: Workspace, name: str) -> str | None:
+    """``name`` when it is a cell's id (a mail thread about that cell), else None."""
+    from hive.domain.cells import show_cell
+
+    try:
+        return name if show_cell(ws, cell_id=name).id == name else None
+    except HiveError:
+        return None
 
 
 def _warm(ws: Workspace) -> None:

@@ -76,6 +76,7 @@
       const restore = keepTyped();
       live.innerHTML = html;
       restore();
+      showFacets();
       document.body.dataset.version = version;
       document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
     } catch (err) {
@@ -121,6 +122,20 @@
     const params = new URLSearchParams(location.search);
     for (const field of filters.elements) {
       if (field.name && field !== document.activeElement) field.value = params.get(field.name) || "";
+    }
+  }
+
+  // The assignee and label lists follow the hive (an agent who just joined is listed).
+  function showFacets() {
+    const facets = document.getElementById("facets");
+    if (!filters || !facets) return;
+    for (const name of ["assignee", "label"]) {
+      const select = filters.elements.namedItem(name);
+      const chosen = select.value;
+      const values = JSON.parse(facets.dataset[name]);
+      if (chosen && !values.includes(chosen)) values.push(chosen);
+      select.replaceChildren(select.options[0], ...values.map((value) => new Option(value, value)));
+      select.value = chosen;
     }
   }
 
