@@ -339,3 +339,32 @@ def test_the_quick_help_names_every_command_of_the_full_cli() -> None:
 
     current = (Path(__file__).resolve().parent.parent / "hive/cli/commands.py").read_text()
     assert current == render_command_table(), "stale: run scripts/gen_cli_docs.sh"
+
+
+def test_a_reader_that_goes_away_is_not_a_failure(hived: Path) -> None:
+    """`hive show A B C | head -1` exited 1 (rich and click's way with a closed pipe),
+    where `hive list | head -1` exits 0: a `set -o pipefail` script failed on it."""
+    import sys
+
+    lines = [json.dumps({"title": f"cell {n}", "description": "x" * 4000}) for n in range(60)]
+    source = hived.parent / "many.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    created = as_json(hive(hived, "create", "--from", str(source), "--json"))
+    assert isinstance(created, dict)
+    ids = created["ids"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    for extra in ([], ["--json"]):  # 60 x 4 kB: more than a pipe holds
+        reader = subprocess.Popen(
+            [sys.executable, "-m", "hive", "-C", str(hived), "show", *ids, *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        assert reader.stdout is not None and reader.stderr is not None
+        assert reader.stdout.readline()
+        reader.stdout.close()  # the reader goes away
+        code = reader.wait(timeout=60)
+        error = reader.stderr.read().decode()
+        reader.stderr.close()
+        assert code == 0, error
+        assert error == ""

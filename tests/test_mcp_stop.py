@@ -70,6 +70,16 @@ def test_mcp_stops_cleanly_on_ctrl_c(ws: object, repo: Path, when: str) -> None:
     assert b"Traceback" not in err and b"internal error" not in err
 
 
+def wait_in_a_call(server: subprocess.Popen[bytes], seconds: int) -> None:
+    """Send a call that runs for ``seconds`` (a ctx_wait for a key nobody sets)."""
+    assert server.stdin is not None
+    arguments = {"key": "never", "timeout_sec": seconds}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {}}
+    call["params"] = {"name": "ctx_wait", "arguments": arguments}
+    server.stdin.write((json.dumps(call) + "\n").encode())
+    server.stdin.flush()
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_mcp_stops_at_once_on_a_signal_during_a_call(ws: object, repo: Path, signum: int) -> None:
     """A signal while a call runs (here a ctx_wait of a minute) stops the server at once;
@@ -77,14 +87,7 @@ def test_mcp_stops_at_once_on_a_signal_during_a_call(ws: object, repo: Path, sig
     server = start(repo)
     initialized(server)
     assert server.stdin is not None
-    call = {
-        "jsonrpc": "2.0",
-        "id": 2,
-        "method": "tools/call",
-        "params": {"name": "ctx_wait", "arguments": {"key": "never", "timeout_sec": 60}},
-    }
-    server.stdin.write((json.dumps(call) + "\n").encode())
-    server.stdin.flush()
+    wait_in_a_call(server, seconds=60)
     time.sleep(1.0)  # the call is running
     started = time.monotonic()
     server.send_signal(signum)
@@ -95,3 +98,22 @@ def test_mcp_stops_at_once_on_a_signal_during_a_call(ws: object, repo: Path, sig
     assert server.returncode == 0, err.decode()
     assert time.monotonic() - started < 10
     assert b"Traceback" not in err
+
+
+def test_mcp_stops_cleanly_when_the_client_stops_reading(ws: object, repo: Path) -> None:
+    """A client that closes its end of stdout (it went away) ends the session like stdin
+    EOF: exit 0 and nothing on stderr; it was exit 70 and 'internal error:
+    ExceptionGroup' when the server wrote an answer into the broken pipe."""
+    server = start(repo)
+    initialized(server)
+    assert server.stdin is not None and server.stdout is not None
+    wait_in_a_call(server, seconds=1)
+    server.stdout.close()  # the answer, in a second, goes into a broken pipe
+    time.sleep(2.5)
+    server.stdin.close()
+    try:
+        assert server.wait(timeout=20) == 0
+    finally:
+        server.kill()
+    assert server.stderr is not None
+    assert server.stderr.read() == b""

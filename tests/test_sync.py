@@ -303,6 +303,25 @@ def test_cli_sync_and_errors(clones: Clones, tmp_path: Path) -> None:
     assert git(clones.paths["a"], "rev-parse", STATE_REF).strip()
 
 
+def test_a_remote_that_is_not_there_names_the_next_step(clones: Clones, tmp_path: Path) -> None:
+    """'origin' does not appear to be a git repository was all a new clone without a
+    remote was told, and a mistyped remote name got no list of the real ones."""
+    lonely = make_repo(tmp_path / "lonely")
+    init_hive(Workspace(str(lonely)))
+    for command in (["sync"], ["mail", "sync"]):
+        result = run_hive(["-C", str(lonely), *command], module="hive.cli.main")
+        assert result.exit_code == 8, result.output
+        assert "this clone has no remote yet: add one with 'git remote add origin URL'" in (
+            result.stderr
+        )
+        result = run_hive(["-C", str(clones.paths["a"]), *command, "nowhere"])
+        assert result.exit_code == 8
+        assert "this clone's remotes: origin (or give a URL)" in result.stderr
+    missing = str(tmp_path / "missing.git")
+    result = run_hive(["-C", str(clones.paths["a"]), "sync", missing])
+    assert result.exit_code == 8 and "remotes" not in result.stderr
+
+
 def test_git_is_read_in_english_whatever_the_users_language(
     clones: Clones, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -95,6 +95,15 @@ def interrupted(command: str | None) -> int:
     return 130
 
 
+def reader_gone() -> None:
+    """The reader of standard output went away (``hive show A B C | head -1``): the rest
+    of the output is dropped, and the command ends as it would have (not exit 1)."""
+    from hive.record import suppress  # not contextlib: a lean command's start-up
+
+    with suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def internal_error(exc: Exception) -> int:
     """The last line of defence of a lean command, as the full CLI's (``cli/main.py
     run``): one line and exit code 70; raised again (a traceback) with HIVE_DEBUG set."""

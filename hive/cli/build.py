@@ -14,6 +14,7 @@ import contextlib
 import inspect
 import os
 import re
+import sys
 import types
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -24,6 +25,7 @@ import typer
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
+from hive.cli import reader_gone
 from hive.cli.common import OPTIONS, run_op, show, use_json, workspace
 from hive.errors import HiveError
 from hive.ops.spec import PROGRESS, Command, Operation, Params, Progress
@@ -324,10 +326,14 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
             result = run_op(lambda: _explained(presenter, lambda: _run(op, caller, params, ids)))
         if presenter.notes is not None:
             presenter.notes(ws, result)
-        if OPTIONS.json and presenter.json is not None:
-            presenter.json(result, params, ws)
-        else:
-            show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
+        try:
+            if OPTIONS.json and presenter.json is not None:
+                presenter.json(result, params, ws)
+            else:
+                show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            reader_gone()
         code = presenter.exit_code(result) if presenter.exit_code is not None else 0
         if code:
             raise typer.Exit(code)

@@ -68,8 +68,7 @@ _defer_inspect()
 
 from hive import __version__  # noqa: E402
 from hive.cli import DEFAULT_PAGE as DEFAULT_PAGE  # noqa: E402
-from hive.cli import Invocation, internal_error, interrupted, parse  # noqa: E402
-from hive.record import suppress  # noqa: E402
+from hive.cli import Invocation, internal_error, interrupted, parse, reader_gone  # noqa: E402
 
 _PROCESS_EXIT = False  # set by console(): this process is the command
 
@@ -116,8 +115,7 @@ def answer(invocation: Invocation) -> int | None:
             code = hook(invocation)  # what the quick check could not decide
         return code
     except BrokenPipeError:  # `hive list | head`: the reader went away
-        with suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        reader_gone()
         return 0
     except KeyboardInterrupt:
         return interrupted(invocation.command)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -53,17 +54,30 @@ def columns() -> int | None:
     return None
 
 
+@functools.cache
+def _console_class() -> Any:
+    """rich's Console, but a reader that went away (``| head``) is the caller's to handle
+    (``hive.cli.reader_gone``): rich's own way ends the process with exit code 1."""
+    from rich.console import Console
+
+    class Output(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return Output
+
+
 def console(*, wrap: bool = False) -> Any:
     """A console as wide as the output (see ``columns``). Tables are laid out to fit it;
     text lines are wrapped at words only with ``wrap`` (titles, descriptions, message
     subjects), never otherwise: a command or credential printed for copying stays one
     line."""
-    from rich.console import Console
-
+    output = _console_class()
     width = columns()
     if width is None:  # piped: not wrapped, tables keep one row per line
-        return Console(highlight=False, soft_wrap=True, width=1000, emoji=False)
-    return Console(highlight=False, soft_wrap=not wrap, width=width, emoji=False)
+        return output(highlight=False, soft_wrap=True, width=1000, emoji=False)
+    return output(highlight=False, soft_wrap=not wrap, width=width, emoji=False)
 
 
 def say(text: str) -> None:

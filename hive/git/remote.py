@@ -47,8 +47,25 @@ def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
         raise GitError(f"git {args[0]} failed: {exc}") from None
 
 
-def _failure(result: subprocess.CompletedProcess[str], what: str) -> GitError:
-    return GitError(f"{what}: {_git_reason(result)}")
+def _failure(
+    result: subprocess.CompletedProcess[str], what: str, root: str = "", remote: str = ""
+) -> GitError:
+    reason = _git_reason(result)
+    if remote and "does not appear to be a git repository" in reason:
+        reason += _remote_hint(root, remote)
+    return GitError(f"{what}: {reason}")
+
+
+def _remote_hint(root: str, remote: str) -> str:
+    """The next step when ``remote`` names no remote of this clone (a URL or a path:
+    git's own reason says enough)."""
+    if not _REMOTE_NAME.fullmatch(remote) or os.path.exists(os.path.join(root, remote)):
+        return ""
+    listed = run_git(root, "remote")
+    names = listed.stdout.split() if listed.returncode == 0 else []
+    if not names:
+        return f"; this clone has no remote yet: add one with 'git remote add {remote} URL'"
+    return f"; this clone's remotes: {', '.join(names)} (or give a URL)"
 
 
 def _git_reason(result: subprocess.CompletedProcess[str]) -> str:
@@ -66,7 +83,7 @@ def remote_ref(root: str, remote: str, ref: str) -> str | None:
     """The commit ``ref`` points at on ``remote`` (None when it has no such ref)."""
     result = run_git(root, "ls-remote", "--refs", remote, ref)
     if result.returncode != 0:
-        raise _failure(result, f"cannot read {remote}")
+        raise _failure(result, f"cannot read {remote}", root, remote)
     for line in result.stdout.splitlines():
         sha, _, name = line.partition("\t")
         if name == ref:
@@ -122,7 +139,7 @@ def _fetch(root: str, remote: str, refspec: str, what: str, *options: str) -> No
         if result.returncode == 0:
             return
         if "cannot lock ref" not in result.stderr or attempt == FETCH_RACE_ATTEMPTS:
-            raise _failure(result, what)
+            raise _failure(result, what, root, remote)
         time.sleep(0.01 * attempt)
 
 

@@ -30,7 +30,8 @@ records (the seed's 200-character snippets).
 generated from the registry:
 
 - `hive mcp` — an MCP server over stdio (official `mcp` SDK); it stops (exit 0) when
-  stdin ends (after the calls under way) and at once on Ctrl-C or SIGTERM;
+  stdin ends (after the calls under way) or the client stops reading, and at once on
+  Ctrl-C or SIGTERM;
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (alone or in a ```json fence among other text), runs the calls in order and
   prints a JSON transcript; a call with another key (`arguments`, `input`) is refused

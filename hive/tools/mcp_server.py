@@ -12,6 +12,7 @@ instead: ``-32700`` (parse error, also for JSON nested too deeply) or ``-32600``
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -100,11 +101,11 @@ def build_server(ctx: CallContext) -> Server[Any]:
 
 
 def serve_stdio(ctx: CallContext) -> None:
-    """Serve until the client closes stdin, or Ctrl-C / SIGTERM asks the server to stop:
-    each is a clean stop (no traceback; the CLI exits 0). A signal stops it at once,
-    also during a call (a write cut short is completed by the next hive command, as
-    after a kill): left to asyncio, Ctrl-C only cancelled the call, and the server
-    went on serving."""
+    """Serve until the client closes stdin (or stops reading stdout), or Ctrl-C / SIGTERM
+    asks the server to stop: each is a clean stop (no traceback; the CLI exits 0). A
+    signal stops it at once, also during a call (a write cut short is completed by the
+    next hive command, as after a kill): left to asyncio, Ctrl-C only cancelled the
+    call, and the server went on serving."""
     import signal
 
     def stop(signum: int, frame: object) -> None:
@@ -115,9 +116,31 @@ def serve_stdio(ctx: CallContext) -> None:
         _serve(ctx)
     except KeyboardInterrupt:
         return
+    except BaseException as exc:
+        if not client_gone(exc):
+            raise
+        _quiet_stdout()  # nobody reads it: no second error when Python flushes it at exit
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def client_gone(exc: BaseException) -> bool:
+    """The client closed its end of the pipes (every error in ``exc`` says so): the
+    session is over, as at stdin EOF."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(client_gone(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError | ConnectionResetError)
+
+
+def _quiet_stdout() -> None:
+    import os
+    import sys
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _serve(ctx: CallContext) -> None:
