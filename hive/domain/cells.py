@@ -166,7 +166,8 @@ def list_cells(
     """Cells matching every filter given, most urgent first: the first ``limit``, and
     how many match in all (``total``)."""
     index = ws.cells()
-    wanted_status = parse_status(status) if status != "all" else None
+    wanted_status = parse_status(status, also=("all",))
+    wanted_status = None if wanted_status == "all" else wanted_status
     wanted_type = parse_type(type)
     wanted_priority = parse_priority(priority)
     wanted_parent = resolve_id(index, parent) if parent else None
