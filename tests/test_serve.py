@@ -344,6 +344,20 @@ def test_mail_thread_links_to_its_cell_only_when_there_is_one(
     assert f'thread <a href="/cells/{sample.thread}">{sample.thread}</a>' in body
 
 
+def test_epic_graph_marks_blockers_that_are_not_subtasks(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    from hive.domain.cells import add_dependency
+
+    ws = Workspace(str(sample.root), actor="Test User")
+    add_dependency(ws, cell_id=sample.subtasks[3], target=sample.feature)
+    body = request(f"{server.url}/epics/{sample.epic}")[2]
+    assert f'class="node outside" data-id="{sample.feature}"' in body
+    assert "Export board as CSV (not a subtask of this epic)" in body
+    for subtask in sample.subtasks:
+        assert f'class="node" data-id="{subtask}"' in body
+
+
 def _token(server: BackgroundServer) -> str:
     body = request(server.url + "/")[2]
     return body.split('name="hive-token" content="', 1)[1].split('"', 1)[0]
