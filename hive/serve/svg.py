@@ -106,6 +106,13 @@ def _edge(edge: Edge, where: dict[str, tuple[int, int]]) -> str:
     elif x2 - x1 > GAP_X * 1.5 and abs(y2 - y1) < NODE_H:  # skips a column: arc over it
         lift = min(y1, y2) - (NODE_H / 2 + 10) / 0.75  # the curve peaks 3/4 of the way up
         path = f"M{x1},{y1} C{x1 + GAP_X},{lift} {x2 - GAP_X},{lift} {x2},{y2}"
+    elif x2 - x1 > GAP_X * 1.5:  # skips a column between rows: along the gap above the
+        lane = min(ty, sy) - GAP_Y / 2  # higher box, not through the boxes in between
+        a, b = x1 + GAP_X / 2, x2 - GAP_X / 2
+        path = (
+            f"M{x1},{y1} C{a},{y1} {a},{lane} {x1 + GAP_X},{lane} L{x2 - GAP_X},{lane} "
+            f"C{b},{lane} {b},{y2} {x2},{y2}"
+        )
     else:
         middle = (x1 + x2) / 2
         path = f"M{x1},{y1} C{middle},{y1} {middle},{y2} {x2},{y2}"
