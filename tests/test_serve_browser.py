@@ -214,6 +214,31 @@ def test_cli_change_appears_live(page: Any, server: BackgroundServer, sample: Sa
     assert dict(opened)[shas[0]] is False and dict(opened)[shas[1]] is True  # as they were
 
 
+def test_many_tabs_share_one_event_stream(
+    browser: Any, server: BackgroundServer, sample: Sample
+) -> None:
+    """A browser opens six connections to a server at most: with a stream per tab, a
+    seventh tab never loaded. The tabs share one stream, also when its tab closes."""
+    context = browser.new_context()
+    try:
+        tabs = []
+        for _ in range(7):  # one more than the browser's connections to a server
+            tab = context.new_page()
+            tab.set_default_timeout(LIVE_TIMEOUT_MS * 2)
+            tab.goto(server.url + "/")
+            wait_live(tab)
+            tabs.append(tab)
+        hive_cli(sample.root, "create", "Seen in every tab")
+        for tab in tabs:
+            tab.wait_for_selector(".card >> text=Seen in every tab")
+        tabs.pop(0).close()  # the tab that listened: another one takes over
+        hive_cli(sample.root, "create", "Seen after the first tab closed")
+        for tab in tabs:
+            tab.wait_for_selector(".card >> text=Seen after the first tab closed")
+    finally:
+        context.close()
+
+
 def test_mail_appears_live(page: Any, server: BackgroundServer, sample: Sample) -> None:
     page.goto(f"{server.url}/mail?thread={sample.thread}")
     wait_live(page)

@@ -87,13 +87,38 @@
     }
   }
 
-  function connect() {
+  function showLive(on) {
+    dot.classList.toggle("off", !on);
+    document.body.dataset.live = on ? "1" : "0";
+  }
+  function heard(token) {
+    if (token && token !== version) { version = token; refresh(); }
+  }
+  function listen(tell) {
     const source = new EventSource("/events");
-    source.addEventListener("open", () => { dot.classList.remove("off"); document.body.dataset.live = "1"; });
-    source.addEventListener("error", () => { dot.classList.add("off"); document.body.dataset.live = "0"; });
-    source.addEventListener("version", (event) => {
-      if (event.data && event.data !== version) { version = event.data; refresh(); }
-    });
+    source.addEventListener("open", () => { showLive(true); tell({ live: true }); });
+    source.addEventListener("error", () => { showLive(false); tell({ live: false }); });
+    source.addEventListener("version", (event) => { heard(event.data); tell({ live: true, token: event.data }); });
+  }
+
+  // One event stream per browser, not per tab: a browser opens at most six
+  // connections to a server, so six open tabs, each holding a stream, left a
+  // seventh tab loading forever. The tab holding the lock listens and tells the
+  // others; when it closes, another one takes over.
+  function connect() {
+    if (!(navigator.locks && window.BroadcastChannel)) { listen(() => {}); return; }
+    const channel = new BroadcastChannel("hive-events");
+    let last = null; // what this tab, while it listens, last told the others
+    channel.onmessage = (event) => {
+      const said = event.data;
+      if (said.hello) { if (last) channel.postMessage(last); return; }
+      showLive(said.live);
+      if (said.token) heard(said.token);
+    };
+    channel.postMessage({ hello: true });
+    navigator.locks.request("hive-events", () => new Promise(() => {
+      listen((said) => { last = { live: said.live, token: said.token || (last && last.token) }; channel.postMessage(last); });
+    }));
   }
 
   // Filters: apply as you type or pick, keeping the URL shareable.
