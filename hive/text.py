@@ -42,3 +42,8 @@ def shell_word(text: str) -> str:
     if not any(char in '"$`\\!' for char in text):
         return f'"{text}"'
     return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 cell``, ``2 cells`` (``noun`` takes an ``s``)."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

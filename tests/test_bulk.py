@@ -330,3 +330,17 @@ def test_a_progress_bar_on_a_terminal_only(ws: Workspace, repo: Path, tmp_path: 
     piped = run_hive([*command, str(source)], module="hive.cli.main")  # pipes, no terminal
     assert piped.returncode == 0, piped.stderr
     assert piped.stderr == "" and piped.stdout.startswith("created 3000 cells")
+
+
+def test_one_cell_is_one_cell(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    """'created 1 cells', 'hive: create 1 cells from one.yaml', '1 problem in 1 entries'."""
+    source = tmp_path / "one.yaml"
+    source.write_text("- title: only\n")
+    shown = cli(repo, "create", "--from", str(source))
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith("created 1 cell in commit ")
+    assert git(repo, "log", "-1", "--format=%s").strip() == "hive: create 1 cell from one.yaml"
+    source.write_text("- title: bad\n  priority: 9\n")
+    failed = cli(repo, "create", "--from", str(source))
+    assert failed.exit_code == 2
+    assert "one.yaml: 1 problem in 1 entry, nothing was created" in failed.stderr

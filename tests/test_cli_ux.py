@@ -539,3 +539,32 @@ def test_help_gives_the_command_s_defaults_not_an_agent_s() -> None:
     assert "also when none given" not in docs
     runner = CliRunner()
     assert "also when none given" not in runner.invoke(app, ["release", "--help"]).stdout
+
+
+def test_an_overlong_value_is_not_echoed_whole(hived: Path) -> None:
+    """A 3,000-character title filled the terminal with its own error message."""
+    refused = hive(hived, "create", "ü" * 3000)
+    assert refused.exit_code == 2
+    line = refused.stderr.strip()
+    assert len(line) < 200, line
+    assert "(3000 characters): String should have at most 500 characters" in line
+    short = hive(hived, "create", "x", "-t", "story")
+    assert "invalid --type 'story'" in short.stderr
+
+
+def test_blocked_and_epic_status_print_the_table_list_prints(hived: Path) -> None:
+    """They padded every row to the longest title (trailing blanks), with a second table
+    renderer beside the one 'hive list' uses."""
+    epic = data(
+        hive(hived, "epic", "create", "Epic", "-s", "a much longer subtask", "-s", "b", "--json")
+    )
+    first, second = (cell["id"] for cell in epic[1:])
+    ok(hive(hived, "dep", "add", second, first))
+    status = ok(hive(hived, "epic", "status", epic[0]["id"]))
+    blocked = ok(hive(hived, "blocked"))
+    listed = ok(hive(hived, "list", "--parent", epic[0]["id"]))
+    for shown in (status, blocked):
+        assert all(line == line.rstrip() for line in shown.splitlines()), repr(shown)
+    table = listed.splitlines()
+    assert table[0] in status.splitlines() and table[0] in blocked.splitlines()
+    assert all(row in status.splitlines() for row in table[1:])

@@ -429,11 +429,17 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
         shown = where.upper() if where in command.arguments else "--" + where.replace("_", "-")
         value = data.get(where)
         raise InvalidInput(
-            f"invalid {shown} {value!r}: {error['msg']}"
+            f"invalid {shown} {_quoted(value)}: {error['msg']}"
             if where in data
             else f"missing {shown}: {error['msg']}",
             field=where,
         ) from None
+
+
+def _quoted(value: Any, limit: int = 60) -> str:
+    """A value as an error quotes it: a 3,000-character title is not echoed whole."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(str(value))} characters)"
 
 
 def add_commands(

@@ -121,41 +121,30 @@ def attach_progress(ws: Any) -> None:
 
 
 def cell_table(cells: Sequence[Any], *, title: str | None = None) -> None:
-    """Cells (or rows with their id, priority, type, status, assignee and title) as a
-    table that fits the terminal: ids whole, long titles and names cut."""
-    from rich.table import Table
+    """Cells (or rows with their id, priority, type, status, assignee and title) as the
+    table ``hive list`` prints (``hive.cli.lean.table``): fits the terminal, ids whole,
+    long titles and names cut."""
+    from hive.cli.lean import table
+    from hive.store.index import Row
 
-    out = console()
-    if not cells:
-        out.print("[dim]no cells[/dim]")
-        return
-    table = Table(title=title, box=None, pad_edge=False, header_style="bold")
-    fixed = {
-        "ID": max(len(cell.id) for cell in cells),  # ids are never cut
-        "P": 2,
-        "TYPE": max(4, *(len(cell.type) for cell in cells)),
-        "STATUS": max(6, *(len(cell.status) for cell in cells)),
-        "ASSIGNEE": min(16, max(8, *(len(cell.assignee or "") for cell in cells))),
-    }
-    for column, width in fixed.items():
-        table.add_column(
-            column, no_wrap=True, overflow="ellipsis", min_width=width, max_width=width
+    rows = [
+        Row(
+            id=cell.id,
+            blob="",
+            priority=cell.priority,
+            type=cell.type,
+            status=cell.status,
+            assignee=cell.assignee,
+            title=("(expired) " if getattr(cell, "metadata", {}).get("expired") else "")
+            + cell.title,
+            json=b"",
         )
-    total = columns()
-    room = None if total is None else max(total - sum(fixed.values()) - 2 * len(fixed), 12)
-    table.add_column("TITLE", no_wrap=True, overflow="ellipsis", max_width=room)
-    for cell in cells:
-        style = STATUS_STYLE.get(cell.status, "white")
-        table.add_row(
-            cell.id,
-            f"P{cell.priority}",
-            cell.type,
-            f"[{style}]{cell.status}[/{style}]",
-            escape(cell.assignee or "-"),
-            ("[red](expired)[/red] " if getattr(cell, "metadata", {}).get("expired") else "")
-            + escape(cell.title),
-        )
-    out.print(table)
+        for cell in cells
+    ]
+    if title and rows:
+        sys.stdout.write(title + "\n")
+    sys.stdout.write(table(rows))
+    sys.stdout.flush()
 
 
 def cell_detail(cell: Cell) -> None:

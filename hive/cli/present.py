@@ -19,7 +19,7 @@ from hive.cli import output
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
 from hive.errors import NotFound
-from hive.text import shell_word
+from hive.text import counted, shell_word
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -94,38 +94,15 @@ def _list_notes(ws: Workspace, cells: list[Cell]) -> None:
             output.err(f"warning: {directory_message(relative)}")
 
 
-def _page_table(cells: list[Cell]) -> None:
-    """``list`` and ``ready`` as the lean path prints them (``hive/cli/lean.py``), so
-    the table is the same whichever path answers."""
-    from hive.cli.lean import table
-    from hive.store.index import Row
-
-    rows = [
-        Row(
-            id=cell.id,
-            blob="",
-            priority=cell.priority,
-            type=cell.type,
-            status=cell.status,
-            assignee=cell.assignee,
-            title=("(expired) " if cell.metadata.get("expired") else "") + cell.title,
-            json=b"",
-        )
-        for cell in cells
-    ]
-    sys.stdout.write(table(rows))
-    sys.stdout.flush()
-
-
 def _cell_table(cells: Page[Cell], params: Any, ws: Workspace) -> None:
-    _page_table(cells)
+    output.cell_table(cells)
     if cells.total > len(cells):  # worded as the lean path words it (hive/cli/lean.py _emit)
         output.err(f"showing {len(cells)} of {cells.total} cells (--all for every one)")
 
 
 def _ready(cells: list[Cell], params: Any, ws: Workspace) -> None:
     if not params.claim:
-        _page_table(cells)
+        output.cell_table(cells)
         return
     output.say(f"claimed {cells[0].id}  {cells[0].title}" if cells else "nothing ready to claim")
 
@@ -182,7 +159,7 @@ def _create_from(given: dict[str, Any]) -> None:
 
     created = run_op(run)
     commit = f" in commit {created.commit[:12]}" if created.commit else " (staged)"
-    show(created, False, lambda: output.say(f"created {created.count} cells{commit}"))
+    show(created, False, lambda: output.say(f"created {counted(created.count, 'cell')}{commit}"))
 
 
 def _create(cell: Cell, params: Any, ws: Workspace) -> None:
@@ -553,7 +530,7 @@ def _blocked(found: list[Any], params: Any, ws: Workspace) -> None:
 
 def _stats(stats: Any, params: Any, ws: Workspace) -> None:
     output.say(
-        f"{_count(stats.total, 'cell')}: {stats.open} not closed"
+        f"{counted(stats.total, 'cell')}: {stats.open} not closed"
         f" ({stats.ready} ready, {stats.blocked} blocked)"
     )
     for name, counts in (
@@ -572,11 +549,6 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         )
     else:
         output.say("  lead time    no closed cells yet")
-
-
-def _count(number: int, noun: str) -> str:
-    """``1 cell``, ``2 cells``."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 PRESENTERS.update({"blocked": Presenter(render=_blocked), "stats": Presenter(render=_stats)})
@@ -738,7 +710,7 @@ def _doctor(report: Any, params: Any, ws: Workspace) -> None:
     for warning in report.warnings:
         out.print(f"[yellow]warning {warning.kind}[/yellow]: {output.escape(warning.message)}")
     summary = "no problems" if report.ok else f"{len(report.problems)} problem(s)"
-    out.print(f"checked {_count(report.cells, 'cell')}: {summary}")
+    out.print(f"checked {counted(report.cells, 'cell')}: {summary}")
     if report.objects is not None:
         output.object_store(report.objects)
 
@@ -812,7 +784,7 @@ def _mail_synced(result: Any, params: Any, ws: Workspace) -> None:
 
 def _imported(result: Any, params: Any, ws: Workspace) -> None:
     output.say(
-        f"imported {result.imported} cells from {result.source}"
+        f"imported {counted(result.imported, 'cell')} from {result.source}"
         + (f", updated {result.updated}" if result.updated else "")
         + (f", skipped {result.skipped} already present" if result.skipped else "")
         + (f" (commit {result.commit[:10]})" if result.commit else "")

@@ -49,6 +49,7 @@ from hive.models.cell import first_error
 from hive.models.results import BeadsExportResult, BeadsImportResult
 from hive.store.cache import CellIndex
 from hive.store.ids import is_valid_id, parent_from_id
+from hive.text import counted
 
 Progress = Callable[[str, int, int], None]
 BEADS_KEY = "beads"
@@ -492,7 +493,7 @@ def import_beads(
             "updated": len(replaced) if update else 0,
             "skipped": len(cells) - len(fresh) - (len(replaced) if update else 0),
         }
-        title = f"{len(wanted)} cells from {name}"
+        title = f"{counted(len(wanted), 'cell')} from {name}"
         subject = wanted[0].id if len(wanted) == 1 else "beads"
         return MixedPlan(cells=wanted, subject_id=subject, title=title, result=result)
 

@@ -56,6 +56,7 @@ from hive.models.cell import check_title, first_error
 from hive.models.results import CreatedCells
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
+from hive.text import counted
 
 # Each field an entry may have, and what it means (also the documentation's list).
 FIELDS: dict[str, str] = {
@@ -307,11 +308,12 @@ class Problems:
 
 def _invalid(source: str, problems: list[dict[str, Any]], total: int) -> InvalidInput:
     """One line naming the first problem; ``problems`` lists them all (file:line: ...)."""
-    count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+    count = counted(len(problems), "problem")
+    entries = "1 entry" if total == 1 else f"{total} entries"
     first = problems[0]["message"]
     lead = "" if len(problems) == 1 else "first: "
     return InvalidInput(
-        f"{source}: {count} in {total} entries, nothing was created; {lead}{first}",
+        f"{source}: {count} in {entries}, nothing was created; {lead}{first}",
         problems=problems,
     )
 
@@ -482,7 +484,7 @@ def create_cells(
         ids = [cell.id for cell in cells]
         keys = {spec.key: cell.id for spec, cell in zip(checked, cells, strict=True) if spec.key}
         result = CreatedCells(count=len(cells), ids=ids, keys=keys)
-        return cells, f"{len(cells)} cells", f"from {os.path.basename(parsed.source)}", result
+        return cells, counted(len(cells), "cell"), f"from {os.path.basename(parsed.source)}", result
 
     outcome = ws.write(plan, event="create")
     created: CreatedCells = outcome.result
