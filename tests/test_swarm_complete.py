@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hive.domain.cells import show_cell, start_cell
+from hive.domain.cells import show_cell, start_cell, update_cell
 from hive.domain.epics import create_epic
 from hive.domain.identity import mail_init
 from hive.domain.mail import inbox
@@ -230,6 +230,23 @@ def test_gate_failure_and_timeout_leave_everything_as_it_was(ws: Workspace, repo
         ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="x"
     )
     assert done.gate[0].exit_code == 0 and done.outcome.gate == "passed"
+
+
+def test_work_started_by_progress_or_update_has_a_start(ws: Workspace, repo: Path) -> None:
+    """swarm_progress(in_progress) claims an open cell and hive_update --status in_progress
+    starts one: each sets started_at as hive_start does (it stayed null, and the outcome
+    timed the work from the cell's creation)."""
+    _, session_id, login_id = epic_with_work(ws)
+    bob = ws.for_actor("bob")
+    reported = swarm_progress(bob, cell_id=session_id, status="in_progress", progress_percent=5)
+    started = reported.cell.started_at
+    assert reported.cell.assignee == "bob" and started is not None
+    swarm_progress(bob, cell_id=session_id, status="blocked", message="waiting")
+    again = swarm_progress(bob, cell_id=session_id, status="in_progress")
+    assert again.cell.started_at == started  # the first start stays
+    assert update_cell(ws, cell_id=login_id, status="in_progress").started_at is not None
+    done = swarm_complete(bob, cell_id=session_id, summary="done")
+    assert done.outcome.duration_seconds is not None and done.outcome.duration_seconds < 60
 
 
 def test_progress_posts_to_the_epic_thread_and_status_counts(ws: Workspace, repo: Path) -> None:

@@ -672,6 +672,8 @@ def update(inv: Invocation) -> int | None:
             updates["status"] = new_status
             if is_closed and new_status != "closed":
                 updates.update(closed_at=None, close_reason=None)
+            if new_status == "in_progress" and cell.get("started_at") is None:
+                updates["started_at"] = utc_now()  # as the domain's update_cell
         if new_priority is not None:
             updates["priority"] = new_priority
         if title is not None:

@@ -478,6 +478,8 @@ def update_cells(
             updates["status"] = new_status
             if cell.is_closed and new_status != "closed":
                 updates.update(closed_at=None, close_reason=None)
+            if new_status == "in_progress" and cell.started_at is None:
+                updates["started_at"] = utc_now()  # as hive_start: outcomes time from it
         if new_priority is not None:
             updates["priority"] = new_priority
         if title is not None:
