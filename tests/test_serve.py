@@ -126,6 +126,75 @@ def test_epic_view_has_progress_and_dependency_edges(ws: Workspace, sample: Samp
     assert [(e.epic.id, e.total) for e in epics] == [(sample.epic, 5)]
 
 
+def _path_points(d: str, steps: int = 40) -> list[tuple[float, float]]:
+    """Points along an SVG path of M, L and C (cubic) commands."""
+    import re
+
+    tokens = re.findall(r"[MLC]|-?[\d.]+,-?[\d.]+", d)
+    points: list[tuple[float, float]] = []
+    here = (0.0, 0.0)
+    i = 0
+    while i < len(tokens):
+        command, i = tokens[i], i + 1
+        count = 3 if command == "C" else 1
+        xy = [tuple(map(float, t.split(","))) for t in tokens[i : i + count]]
+        i += count
+        if command == "C":
+            (ax, ay), (bx, by), (cx, cy) = xy
+            for n in range(steps + 1):
+                t = n / steps
+                u = 1 - t
+                points.append(
+                    (
+                        u**3 * here[0] + 3 * u * u * t * ax + 3 * u * t * t * bx + t**3 * cx,
+                        u**3 * here[1] + 3 * u * u * t * ay + 3 * u * t * t * by + t**3 * cy,
+                    )
+                )
+        elif command == "L":
+            points += [
+                (
+                    here[0] + (xy[0][0] - here[0]) * n / steps,
+                    here[1] + (xy[0][1] - here[1]) * n / steps,
+                )
+                for n in range(steps + 1)
+            ]
+        here = (xy[-1][0], xy[-1][1])
+    return points
+
+
+def test_epic_graph_arrows_go_around_the_boxes_they_skip() -> None:
+    """An arrow from a box to one two columns on, in another row, does not run
+    through the box in the middle column (it looked like an arrow into that box)."""
+    import re
+
+    from hive.models import Cell, utc_now
+    from hive.models.views import Edge
+    from hive.serve import svg
+
+    now = utc_now()
+    cells = [
+        Cell(id=f"hv-{name}", title=name, created_at=now, updated_at=now)
+        for name in ("aaaa", "bbbb", "cccc", "dddd")
+    ]
+    edges = [  # a -> b -> c, and d (second row of the first column) -> c
+        Edge(source="hv-bbbb", target="hv-aaaa", type="blocks"),
+        Edge(source="hv-cccc", target="hv-bbbb", type="blocks"),
+        Edge(source="hv-cccc", target="hv-dddd", type="blocks"),
+    ]
+    drawn = str(svg.dependency_graph(cells, edges))
+    box = re.search(r'data-id="hv-bbbb"><rect x="(\d+)" y="(\d+)"', drawn)
+    assert box is not None
+    left, top = int(box[1]), int(box[2])
+    skip = re.search(r'd="([^"]+)"[^>]*data-source="hv-cccc" data-target="hv-dddd"', drawn)
+    assert skip is not None
+    inside = [
+        (x, y)
+        for x, y in _path_points(skip[1])
+        if left < x < left + svg.NODE_W and top < y < top + svg.NODE_H
+    ]
+    assert inside == []
+
+
 def test_reservations_view_groups_by_agent_and_marks_stale(ws: Workspace, sample: Sample) -> None:
     view = views.reservations_view(ws)
     by_agent = {group.agent: group.reservations for group in view.agents}
@@ -342,6 +411,20 @@ def test_mail_thread_links_to_its_cell_only_when_there_is_one(
     assert "thread release-v2</h2>" in body and 'href="/cells/release-v2"' not in body
     body = request(f"{server.url}/mail?thread={sample.thread}")[2]
     assert f'thread <a href="/cells/{sample.thread}">{sample.thread}</a>' in body
+
+
+def test_epic_graph_marks_blockers_that_are_not_subtasks(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    from hive.domain.cells import add_dependency
+
+    ws = Workspace(str(sample.root), actor="Test User")
+    add_dependency(ws, cell_id=sample.subtasks[3], target=sample.feature)
+    body = request(f"{server.url}/epics/{sample.epic}")[2]
+    assert f'class="node outside" data-id="{sample.feature}"' in body
+    assert "Export board as CSV (not a subtask of this epic)" in body
+    for subtask in sample.subtasks:
+        assert f'class="node" data-id="{subtask}"' in body
 
 
 def _token(server: BackgroundServer) -> str:

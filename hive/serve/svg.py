@@ -58,9 +58,14 @@ def layers(cells: Sequence[Cell], edges: Sequence[Edge]) -> dict[str, int]:
     return depth
 
 
-def dependency_graph(cells: Sequence[Cell], edges: Sequence[Edge]) -> Markup:
+def dependency_graph(
+    cells: Sequence[Cell], edges: Sequence[Edge], outside: Sequence[Cell] = ()
+) -> Markup:
     """Subtasks as boxes in columns (a box waits for the boxes left of it), arrows
-    from what blocks to what waits; each box links to its cell page."""
+    from what blocks to what waits; each box links to its cell page. ``outside``:
+    blockers that are not subtasks, drawn dashed and labelled as such."""
+    cells = [*cells, *outside]
+    others = {cell.id for cell in outside}
     if not cells:
         return Markup('<p class="muted">no subtasks</p>')
     if len(cells) > MAX_NODES:
@@ -84,7 +89,7 @@ def dependency_graph(cells: Sequence[Cell], edges: Sequence[Edge]) -> Markup:
         'fill="#64748b"/></marker></defs>',
     ]
     parts += [_edge(edge, where) for edge in edges if edge.source in where and edge.target in where]
-    parts += [_node(cell, *where[cell.id]) for cell in cells]
+    parts += [_node(cell, *where[cell.id], outside=cell.id in others) for cell in cells]
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -101,6 +106,13 @@ def _edge(edge: Edge, where: dict[str, tuple[int, int]]) -> str:
     elif x2 - x1 > GAP_X * 1.5 and abs(y2 - y1) < NODE_H:  # skips a column: arc over it
         lift = min(y1, y2) - (NODE_H / 2 + 10) / 0.75  # the curve peaks 3/4 of the way up
         path = f"M{x1},{y1} C{x1 + GAP_X},{lift} {x2 - GAP_X},{lift} {x2},{y2}"
+    elif x2 - x1 > GAP_X * 1.5:  # skips a column between rows: along the gap above the
+        lane = min(ty, sy) - GAP_Y / 2  # higher box, not through the boxes in between
+        a, b = x1 + GAP_X / 2, x2 - GAP_X / 2
+        path = (
+            f"M{x1},{y1} C{a},{y1} {a},{lane} {x1 + GAP_X},{lane} L{x2 - GAP_X},{lane} "
+            f"C{b},{lane} {b},{y2} {x2},{y2}"
+        )
     else:
         middle = (x1 + x2) / 2
         path = f"M{x1},{y1} C{middle},{y1} {middle},{y2} {x2},{y2}"
@@ -113,15 +125,17 @@ def _edge(edge: Edge, where: dict[str, tuple[int, int]]) -> str:
     )
 
 
-def _node(cell: Cell, x: int, y: int) -> str:
+def _node(cell: Cell, x: int, y: int, *, outside: bool = False) -> str:
+    kind = "node outside" if outside else "node"
+    tip = f"{cell.title} (not a subtask of this epic)" if outside else cell.title
     return (
-        f'<a href="/cells/{_attr(cell.id)}" class="node" data-id="{_attr(cell.id)}">'
+        f'<a href="/cells/{_attr(cell.id)}" class="{kind}" data-id="{_attr(cell.id)}">'
         f'<rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="6" '
         f'class="status-{_attr(cell.status)}"/>'
         f'<text x="{x + 8}" y="{y + 17}" class="node-id">{_attr(cell.id)} · '
         f"{_attr(cell.status.replace('_', ' '))}</text>"
         f'<text x="{x + 8}" y="{y + 35}" class="node-title">{_attr(_clip(cell.title, 26))}'
-        f"</text><title>{_attr(cell.title)}</title></a>"
+        f"</text><title>{_attr(tip)}</title></a>"
     )
 
 
