@@ -222,6 +222,17 @@ def test_mcp_lists_only_the_agents_tools(ws: Workspace, repo: Path) -> None:
     assert denied.is_error and json.loads(denied.content[0].text)["error"] == OUTSIDE
 
 
+def test_tool_schemas_for_an_agent_are_the_tools_mcp_lists_it(ws: Workspace, repo: Path) -> None:
+    """A runtime that builds an agent's tool list from 'hive tools schema' offers what
+    'hive mcp' lists to that agent (--agent): it offered every tool, most refused."""
+    configure(repo, agents={"debater": {"tools": ["list_files", "file_read", "bogus"]}})
+    for format, name in (("openai", lambda t: t["function"]["name"]), ("mcp", lambda t: t["name"])):
+        code, out = cli(repo, "tools", "schema", "--format", format, "--agent", "debater")
+        assert code == 0 and [name(t) for t in json.loads(out)] == ["file_read", "list_files"]
+    code, out = cli(repo, "tools", "schema", "--format", "anthropic")
+    assert code == 0 and len(json.loads(out)) > 60  # without --agent: every tool
+
+
 def test_tool_call_limit_per_phase_counts_failures(ws: Workspace, repo: Path) -> None:
     configure(
         repo,

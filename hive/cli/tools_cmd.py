@@ -4,12 +4,15 @@ tools rather than being operations themselves."""
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from hive.cli import output
 from hive.cli.common import OPTIONS, JsonFlag, run_op, workspace
+
+if TYPE_CHECKING:
+    from hive.tools.registry import Tool
 
 tools_app = typer.Typer(
     rich_markup_mode=None,
@@ -33,37 +36,49 @@ def _dump(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+OnlyAgentOption = Annotated[
+    str | None, typer.Option("--agent", help="Only the tools this agent may call.")
+]
+
+
 @tools_app.command("schema")
 def schema_cmd(
     format: Annotated[str, typer.Option("--format", help="mcp|openai|anthropic")] = "mcp",
+    agent: OnlyAgentOption = None,
 ) -> None:
     """Print every tool's schema for an agent runtime (compact JSON: agents pay for
-    every character)."""
+    every character); with --agent only its tools, as hive mcp lists them to it."""
     from hive.tools.schemas import render
 
-    rendered = run_op(lambda: render(format))
+    listed = _agent_tools(agent)
+    rendered = run_op(lambda: render(format, listed))
     sys.stdout.write(json.dumps(rendered, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
-@tools_app.command("list")
-def list_cmd(
-    agent: Annotated[
-        str | None, typer.Option("--agent", help="Only the tools this agent may call.")
-    ] = None,
-    json_flag: JsonFlag = False,
-) -> None:
-    """Tool names and descriptions (with --agent: its tools list from agents: in the
-    config; unknown names are warned about and skipped)."""
-    from hive.tools.registry import CallContext, agent_tools, tools
+def _agent_tools(agent: str | None) -> "list[Tool] | None":
+    """The tools ``agent`` may call (its tools list in agents: of the config; unknown
+    names are warned about and skipped); None without an agent: every tool."""
+    from hive.tools.registry import CallContext, agent_tools
 
-    warnings: list[str] = []
-    listed = tools()
-    if agent:
-        ctx = CallContext(root=workspace().root, agent=agent)
-        listed, warnings = run_op(lambda: agent_tools(ctx))
-    entries = [{"name": t.name, "description": t.description} for t in listed]
+    if not agent:
+        return None
+    ctx = CallContext(root=workspace().root, agent=agent)
+    listed, warnings = run_op(lambda: agent_tools(ctx))
     for warning in warnings:
         output.err(f"warning: {agent}: {warning}")
+    return listed
+
+
+@tools_app.command("list")
+def list_cmd(agent: OnlyAgentOption = None, json_flag: JsonFlag = False) -> None:
+    """Tool names and descriptions (with --agent: its tools list from agents: in the
+    config; unknown names are warned about and skipped)."""
+    from hive.tools.registry import tools
+
+    listed = _agent_tools(agent)
+    if listed is None:
+        listed = tools()
+    entries = [{"name": t.name, "description": t.description} for t in listed]
     if json_flag or OPTIONS.json:
         _dump(entries)
         return

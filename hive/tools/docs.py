@@ -38,7 +38,9 @@ generated from the registry:
   (`invalid_call`), never run without its arguments; `warnings` says why a session
   named by `--agent` is unbound (`"agent": null`: a name registered elsewhere, which
   needs its `HIVE_AGENT_TOKEN`);
-- `hive tools schema --format mcp|openai|anthropic` — the schemas for other runtimes.
+- `hive tools schema --format mcp|openai|anthropic [--agent NAME]` — the schemas for
+  other runtimes (with `--agent`, only the tools that agent may call, as `hive mcp`
+  lists them to it).
 
 Every call goes through the same path: argument validation (unknown keys refused,
 no coercion of ints and bools, at most 32 levels of nesting and 2 MB), path

@@ -54,13 +54,14 @@ def _lean(node: Any) -> Any:
     }
 
 
-def render(format: str) -> list[dict[str, Any]]:
+def render(format: str, only: list[Tool] | None = None) -> list[dict[str, Any]]:
+    """Every tool's schema (``only``: those tools) in ``format``."""
     if format not in FORMATS:
         from hive.errors import InvalidInput
 
         raise InvalidInput(f"unknown schema format {format!r}: use {', '.join(FORMATS)}")
     rendered = []
-    for tool in tools():
+    for tool in tools() if only is None else only:
         schema = input_schema(tool)
         if format == "mcp":
             rendered.append(
