@@ -568,3 +568,35 @@ def test_blocked_and_epic_status_print_the_table_list_prints(hived: Path) -> Non
     table = listed.splitlines()
     assert table[0] in status.splitlines() and table[0] in blocked.splitlines()
     assert all(row in status.splitlines() for row in table[1:])
+
+
+def test_a_broken_cell_s_error_says_how_to_mend_it(hived: Path) -> None:
+    from hive.store.layout import cell_path
+
+    cell_id = create(hived, "to break")
+    path = hived / cell_path(cell_id)
+    good = path.read_text()
+    path.write_text(good + "title: [broken\n")
+    git(hived, "commit", "-qam", "broken by hand", "--no-verify")
+    for command in (["show", cell_id], ["close", cell_id], ["delete", cell_id]):
+        refused = hive(hived, *command)
+        assert refused.exit_code == 7
+        assert f"fix it and commit it, git commit {cell_path(cell_id)}" in refused.stderr
+    path.write_text(good)
+    git(hived, "commit", "-qam", "mended", "--no-verify")
+    ok(hive(hived, "close", cell_id))
+
+
+def test_list_status_all_and_deferred_are_named_where_a_status_is_refused(hived: Path) -> None:
+    """'-s bogus' said 'use one of open, in_progress, blocked, deferred, closed' without
+    'all', which -s takes; the help named all but not deferred."""
+    refused = hive(hived, "list", "-s", "bogus")
+    assert refused.exit_code == 2
+    assert "use one of open, in_progress, blocked, deferred, closed, all" in refused.stderr
+    closed = create(hived, "closed one")
+    ok(hive(hived, "close", closed))
+    assert closed in ok(hive(hived, "list", "-s", "all"))
+    assert closed not in ok(hive(hived, "list", "-s", "deferred"))
+    assert "open|in_progress|blocked|deferred|closed|all" in ok(hive(hived, "list", "--help"))
+    updated = hive(hived, "update", closed, "-s", "all")
+    assert updated.exit_code == 2 and "closed, all" not in updated.stderr

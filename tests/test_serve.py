@@ -22,7 +22,7 @@ from hive.domain.mail import inbox, list_threads, send_message, thread_view
 from hive.domain.reservations import list_reservations, release_for_holder
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
-from tests.conftest import git, set_coordinators
+from tests.conftest import git, make_repo, set_coordinators
 from tests.hivefork import hive_command
 from tests.inprocess import run_hive
 from tests.serve_sample import Sample, serving
@@ -425,6 +425,22 @@ def test_epic_graph_marks_blockers_that_are_not_subtasks(
     assert "Export board as CSV (not a subtask of this epic)" in body
     for subtask in sample.subtasks:
         assert f'class="node" data-id="{subtask}"' in body
+
+
+def test_an_empty_hive_says_what_to_do(tmp_path: Path) -> None:
+    from hive.domain.setup import init_hive
+
+    root = make_repo(tmp_path / "empty")
+    init_hive(Workspace(str(root), actor="Test User"), prefix="hv")
+    with serving(root) as running:
+        board = request(running.url + "/")[2]
+        assert 'id="nothing"' in board and "hive create TITLE" in board
+        filtered = request(running.url + "/?type=bug&q=x")[2]
+        assert "No cell matches these filters" in filtered
+        epics = request(running.url + "/epics")[2]
+        assert "no epics yet" in epics and "<table" not in epics
+        outcomes = request(running.url + "/outcomes")[2]
+        assert "no outcomes recorded yet" in outcomes and "<table" not in outcomes
 
 
 def _token(server: BackgroundServer) -> str:

@@ -22,12 +22,15 @@ def parse_priority(value: int | str | None, default: int | None = None) -> int |
     raise InvalidInput(f"invalid priority {value!r}: use 0-4 (0 is most urgent) or P0-P4")
 
 
-def parse_status(value: str | None) -> str | None:
-    if value is None:
-        return None
+def parse_status(value: str | None, *, also: tuple[str, ...] = ()) -> str | None:
+    """A status as typed (``In-Progress``); ``also``: other words the caller takes, as
+    written (``all``)."""
+    if value is None or value in also:
+        return value
     normal = value.strip().lower().replace("-", "_")
     if normal not in STATUSES:
-        raise InvalidInput(f"invalid status {value!r}: use one of {', '.join(STATUSES)}")
+        choices = ", ".join([*STATUSES, *also])
+        raise InvalidInput(f"invalid status {value!r}: use one of {choices}")
     return normal
 
 

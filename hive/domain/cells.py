@@ -135,7 +135,9 @@ def get_cell(index: CellIndex, given: str, *, allow_deleted: bool = False) -> Ce
             None,
         )
         if problem is not None:
-            raise CorruptFile(problem.message, path=problem.details.get("path"))
+            path = problem.details.get("path")
+            fix = f" (hive reads the committed file: fix it and commit it, git commit {path})"
+            raise CorruptFile(problem.message + fix, path=path)
         raise NotFound(f"no cell {cell_id}", id=cell_id)
     if cell.is_deleted and not allow_deleted:
         raise NotFound(f"cell {cell_id} was deleted", id=cell_id)
@@ -164,7 +166,8 @@ def list_cells(
     """Cells matching every filter given, most urgent first: the first ``limit``, and
     how many match in all (``total``)."""
     index = ws.cells()
-    wanted_status = parse_status(status) if status != "all" else None
+    wanted_status = parse_status(status, also=("all",))
+    wanted_status = None if wanted_status == "all" else wanted_status
     wanted_type = parse_type(type)
     wanted_priority = parse_priority(priority)
     wanted_parent = resolve_id(index, parent) if parent else None

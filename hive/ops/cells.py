@@ -109,7 +109,9 @@ Status = Literal["open", "in_progress", "blocked", "deferred", "closed", "all"]
 
 class QueryParams(Params):
     id: Short | None = Field(default=None, description="show one cell")
-    status: Short | None = Field(default=None, description="open|in_progress|blocked|closed|all")
+    status: Short | None = Field(
+        default=None, description="open|in_progress|blocked|deferred|closed|all"
+    )
     type: Short | None = None
     priority: int | None = Field(default=None, ge=0, le=4)
     parent: Short | None = None
