@@ -282,6 +282,25 @@ def test_an_expired_delegation_is_reported(ws: Workspace, repo: Path) -> None:
     assert result(repo, "x", "query_swarm_state", {"scope": "tasks"})["expiredTasks"] == []
 
 
+def test_a_retired_agent_is_not_offered_as_available(ws: Workspace, repo: Path) -> None:
+    """query_swarm_state listed an identity retired here as an available agent (a
+    coordinator delegated to nobody); with open work it stays, as unregistered."""
+    from hive.domain.identity import register_agent, retire_agent
+
+    for name in ("gone", "kept"):
+        register_agent(ws, name=name)
+    retire_agent(ws.for_actor("gone"), name="gone")
+    names = {a["agentId"] for a in result(repo, "x", "query_swarm_state", {})["agents"]}
+    assert "kept" in names and "gone" not in names
+    result(repo, "orch", "delegate_task", {"targetAgent": "gone", "taskPayload": {"a": 1}})
+    state = result(repo, "x", "query_swarm_state", {"scope": "agents", "verbose": True})
+    gone = next(a for a in state["agents"] if a["agentId"] == "gone")
+    assert gone["registered"] is False and gone["tasks"]
+    register_agent(ws, name="gone")  # registered afresh: an agent again
+    state = result(repo, "x", "query_swarm_state", {"scope": "agents", "verbose": True})
+    assert next(a for a in state["agents"] if a["agentId"] == "gone")["registered"] is True
+
+
 def test_query_swarm_state_scopes_and_filters(ws: Workspace, repo: Path) -> None:
     result(repo, "w1", "swarmmail_init", {"agent_name": "w1", "task_description": "analysis"})
     one = result(repo, "orch", "delegate_task", {"targetAgent": "w1", "taskPayload": {"a": 1}})

@@ -230,8 +230,12 @@ def _cut(state: SwarmState, limit: int | None) -> SwarmState:
 
 def _agents(ws: Workspace, tasks: list[Cell], wanted: list[str]) -> list[AgentInfo]:
     from hive.domain.mail import list_agents
+    from hive.store import credentials
 
-    registered = {a.name: a for a in list_agents(ws)}
+    # an identity retired here (and not registered again) is no agent to hand work to
+    store = credentials.load(ws.git.paths.hive_state_dir)
+    retired = {str(e.get("name")) for e in store["retired"]} - set(store["agents"])
+    registered = {a.name: a for a in list_agents(ws) if a.name not in retired}
     names = set(registered) | {c.assignee for c in tasks if c.assignee and not c.is_closed}
     found = []
     for name in sorted(n for n in names if not wanted or n in wanted):
