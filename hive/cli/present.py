@@ -147,6 +147,8 @@ def _create_from(given: dict[str, Any]) -> None:
 
     def run() -> CreatedCells:
         ws = workspace()
+        if path == "-" and sys.stdin.isatty():  # else a person sees nothing happen
+            output.err("reading cells from standard input (YAML or JSON lines; Ctrl-D ends)")
         try:
             with output.progress_bar(_input_size(path), enabled=not OPTIONS.json) as bar:
                 cells_file = read_cell_file(path, stdin=sys.stdin.buffer.read)
