@@ -600,3 +600,22 @@ def test_list_status_all_and_deferred_are_named_where_a_status_is_refused(hived:
     assert "open|in_progress|blocked|deferred|closed|all" in ok(hive(hived, "list", "--help"))
     updated = hive(hived, "update", closed, "-s", "all")
     assert updated.exit_code == 2 and "closed, all" not in updated.stderr
+
+
+def test_reservations_fit_a_narrow_terminal_with_patterns_whole(hived: Path) -> None:
+    """At 60 columns the heading read 'PATTER' over 'N' and a pattern was folded into a
+    column a few characters wide; at 40 the agent and pattern columns were dropped."""
+    env = agent_env(hived, "BlueLake")
+    pattern = "lib/very/long/path/to/some/module/**"
+    ok(hive(hived, "reserve", pattern, env=env))
+    for columns in (40, 60, 80):
+        shown = ok(hive(hived, "reservations", env={"COLUMNS": str(columns)})).splitlines()
+        assert shown[0].split() == ["ID", "AGENT", "KIND", "CELL", "EXPIRES", "PATTERN"]
+        assert "BlueLake" in shown[1] and "exclusive" in shown[1]
+        start = shown[0].index("PATTERN")
+        assert "".join(line[start:] for line in shown[1:]) == pattern
+        assert all(line == line.rstrip() for line in shown)
+        if columns >= 80:
+            assert all(len(line) <= columns for line in shown), shown
+    piped = ok(hive(hived, "reservations")).splitlines()
+    assert len(piped) == 2 and piped[1].endswith(pattern)

@@ -286,8 +286,6 @@ def _reservation_notes(ws: Workspace, items: list[Any]) -> None:
 
 
 def _reservations(items: list[Any], params: Any, ws: Workspace) -> None:
-    from rich.table import Table
-
     from hive.domain.contest import yielded_reservations
 
     for item in run_op(lambda: yielded_reservations(ws)):
@@ -300,22 +298,48 @@ def _reservations(items: list[Any], params: Any, ws: Workspace) -> None:
                 f" #{winner.reservation_id} {winner.pattern!r} (earliest grant wins)"
             )
     if not items:
-        output.console().print("[dim]no active reservations[/dim]")
+        output.say("no active reservations")
         return
-    table = Table(box=None, header_style="bold")
-    for column in ("ID", "AGENT", "PATTERN", "KIND", "CELL", "EXPIRES"):
-        wraps = column in ("AGENT", "PATTERN")  # ids, cells and times are never cut
-        table.add_column(column, no_wrap=not wraps, overflow="fold")
-    for item in items:
-        table.add_row(
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in _reservation_lines(items)))
+    sys.stdout.flush()
+
+
+RESERVATION_COLUMNS = ("ID", "AGENT", "KIND", "CELL", "EXPIRES")
+
+
+def _reservation_lines(items: list[Any]) -> list[str]:
+    """The table of ``hive reservations``, as wide as the terminal: ids, cells and times
+    whole, long agent names cut, the pattern last and never cut (folded onto the next
+    lines under itself when it does not fit)."""
+    rows = [
+        (
             str(item.id),
             item.agent,
-            output.escape(item.path_pattern),
             "exclusive" if item.exclusive else "shared",
-            item.cell or "",
+            item.cell or "-",
             f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z",
         )
-    output.console().print(table)
+        for item in items
+    ]
+    widths = [
+        max(len(name), *(len(row[n]) for row in rows)) for n, name in enumerate(RESERVATION_COLUMNS)
+    ]
+    widths[1] = min(widths[1], 16)
+    lead = sum(widths) + 2 * len(widths)
+    width = output.columns()
+    room = None if width is None else max(width - lead, 12)
+    patterns = ["PATTERN", *(item.path_pattern for item in items)]
+    lines = []
+    for fields, pattern in zip([RESERVATION_COLUMNS, *rows], patterns, strict=True):
+        cells = [
+            (text if len(text) <= size else text[: size - 1] + "…").ljust(size)
+            for text, size in zip(fields, widths, strict=True)
+        ]
+        step = room or len(pattern) or 1
+        pieces = [pattern[start : start + step] for start in range(0, len(pattern), step)]
+        lines.append("  ".join([*cells, pieces[0] if pieces else ""]))
+        lines += [" " * lead + piece for piece in pieces[1:]]
+    return lines
 
 
 PRESENTERS.update(
