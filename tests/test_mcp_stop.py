@@ -117,3 +117,25 @@ def test_mcp_stops_cleanly_when_the_client_stops_reading(ws: object, repo: Path)
         server.kill()
     assert server.stderr is not None
     assert server.stderr.read() == b""
+
+
+def test_ctrl_c_while_starting_up_is_held_until_the_imports_are_done() -> None:
+    """A KeyboardInterrupt raised inside an import of a compiled module (pydantic-core's)
+    ends in a Rust panic's traceback, and one in any import in a traceback: the console
+    script and ``hive mcp`` hold Ctrl-C (and the server SIGTERM) over their imports and
+    end as asked once they are done (``hive mcp``: exit 0; a command: 130)."""
+    from hive.cli import HeldInterrupts
+
+    before = signal.getsignal(signal.SIGINT)
+    with HeldInterrupts(terminate=True) as held:
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.01)  # delivered: the interpreter runs handlers between bytecodes
+    assert held.caught == [signal.SIGINT, signal.SIGTERM]
+    assert signal.getsignal(signal.SIGINT) is before
+    with HeldInterrupts() as held:
+        pass
+    assert held.caught == []
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)

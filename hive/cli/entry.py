@@ -68,7 +68,14 @@ _defer_inspect()
 
 from hive import __version__  # noqa: E402
 from hive.cli import DEFAULT_PAGE as DEFAULT_PAGE  # noqa: E402
-from hive.cli import Invocation, internal_error, interrupted, parse, reader_gone  # noqa: E402
+from hive.cli import (  # noqa: E402
+    HeldInterrupts,
+    Invocation,
+    internal_error,
+    interrupted,
+    parse,
+    reader_gone,
+)
 
 _PROCESS_EXIT = False  # set by console(): this process is the command
 
@@ -83,7 +90,10 @@ def console() -> None:
 
 def main() -> None:
     """The command line of ``sys.argv`` (exits with its code)."""
-    from hive.store import index
+    with HeldInterrupts() as held:
+        from hive.store import index
+    if held.caught:
+        sys.exit(interrupted(parse(sys.argv[1:]).command))
 
     said: set[str] = set()
 
@@ -97,9 +107,9 @@ def main() -> None:
     code = answer(invocation)
     if code is not None:
         _exit(code)
-    try:
+    with HeldInterrupts() as held:  # Ctrl-C while the full CLI is imported
         from hive.cli.main import run
-    except KeyboardInterrupt:  # Ctrl-C while starting up
+    if held.caught:
         sys.exit(interrupted(invocation.command))
     run(invocation.argv())
 

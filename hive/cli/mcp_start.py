@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from hive.cli import Invocation
+from hive.cli import HeldInterrupts, Invocation
 from hive.cli.opening import open_workspace
 from hive.cli.output import emit_json, err
 
@@ -66,8 +66,11 @@ def serve(
     from hive.errors import HiveError
 
     try:
-        from hive.tools.mcp_server import serve_stdio
-
+        with HeldInterrupts(terminate=True) as held:  # the imports: see HeldInterrupts
+            import hive.tools.registry  # noqa: F401  (pydantic-core, the models)
+            from hive.tools.mcp_server import serve_stdio
+        if held.caught:
+            return 0  # stopped while starting, as asked
         session = f"mcp:{os.getpid()}:{os.urandom(4).hex()}"
         try:
             ctx = open_session(directory, agent or actor or os.environ.get("HIVE_AGENT"), session)
