@@ -619,3 +619,12 @@ def test_reservations_fit_a_narrow_terminal_with_patterns_whole(hived: Path) -> 
             assert all(len(line) <= columns for line in shown), shown
     piped = ok(hive(hived, "reservations")).splitlines()
     assert len(piped) == 2 and piped[1].endswith(pattern)
+
+
+def test_event_lines_end_without_blanks(hived: Path) -> None:
+    """An event without arguments (a person's override) ended in two blanks."""
+    cell_id = create(hived, "claimed")
+    ok(hive(hived, "start", cell_id, env=agent_env(hived, "BlueLake")))
+    ok(hive(hived, "close", cell_id, "--force", "--reason", "done by hand"))
+    shown = ok(hive(hived, "events", "-n", "50")).splitlines()
+    assert shown and all(line == line.rstrip() for line in shown), shown

@@ -922,7 +922,7 @@ def _event_line(event: Any) -> str:
     return (
         f"{stamp}  {seen.get('agent') or '-':<14} {seen.get('tool', '-'):<28}"
         f" {seen.get('outcome', '-'):<22} {seen.get('duration_ms') or 0:>8.1f} ms  {shown}"
-    )
+    ).rstrip()  # no blanks at the end of a call without arguments
 
 
 def _print_events(events: list[Any], as_json: bool) -> None:
