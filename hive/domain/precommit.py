@@ -23,7 +23,7 @@ from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
 from hive.domain.path_rules import PathPermissionDenied, check_paths, permissions_from_config
 from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
-from hive.domain.reservations import decode_file, files_held_by_others, misfiled
+from hive.domain.reservations import decode_file, files_held_by_others, held_message, misfiled
 from hive.domain.reservecore import RESERVATIONS_DIR
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, HiveError, InvalidInput
@@ -226,16 +226,12 @@ def _unchecked(ws: Workspace, state: StagedState, agent: str, exc: HiveError) ->
 def _reserved_violation(path: str, item: Reservation, agent: str, kind: str) -> Violation:
     who = agent if kind == "agent" else f"{agent} (a person: agents prove who they are with"
     who += "" if kind == "agent" else " HIVE_AGENT_TOKEN)"
-    cell = f" for {item.cell}" if item.cell else ""
     return Violation(
         path=path,
         kind="reserved",
         holder=item.agent,
         cell=item.cell,
-        message=(
-            f"{path} is reserved by {item.agent}{cell} ({item.path_pattern}) until "
-            f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z; {who} may not commit it"
-        ),
+        message=f"{held_message(path, item)}; {who} may not commit it",
     )
 
 

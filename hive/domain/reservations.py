@@ -306,6 +306,16 @@ class HeldFiles:
     problems: list[ReservationProblem]  # this branch's reservation files not to be trusted
 
 
+def held_message(path: str, item: Reservation) -> str:
+    """How a file under another agent's reservation is named to whoever commits it (the
+    pre-commit hook, ``swarm_complete``)."""
+    cell = f" for {item.cell}" if item.cell else ""
+    return (
+        f"{path} is reserved by {item.agent}{cell} ({item.path_pattern}) until "
+        f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z"
+    )
+
+
 def files_held_by_others(
     ws: Workspace, snap: Snapshot, agent: str, paths: Iterable[str], now: datetime
 ) -> HeldFiles:

@@ -27,6 +27,7 @@ from hive.domain.process import run_killable
 from hive.domain.reservations import (
     conflict_detail,
     files_held_by_others,
+    held_message,
     load_all,
     problems_error,
     release_change,
@@ -283,12 +284,7 @@ def _refuse_reserved(
                 what="held by",
             )
         return
-    parts = [
-        f"{path} is reserved by {item.agent}"
-        + (f" for {item.cell}" if item.cell else "")
-        + f" ({item.path_pattern}) until {item.expires_at:%Y-%m-%d %H:%M:%S}Z"
-        for path, item in held.blocked
-    ]
+    parts = [held_message(path, item) for path, item in held.blocked]
     raise ReservationConflict(
         "; ".join(parts) + f": {agent} may not commit it, so nothing was changed. Leave it out"
         " of files_touched, or ask its holder to release it (swarmmail_send) and complete again",
