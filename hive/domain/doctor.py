@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from hive.domain.config_sections import with_line
+from hive.domain.config_sections import parsed_section
 from hive.domain.graph import find_cycles
 from hive.domain.maintenance import object_store_health
 from hive.domain.reading import COMMIT_CONFIG, committed_config_note
@@ -180,7 +180,6 @@ def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     from hive.models.agents_config import parse_agents_config
     from hive.models.policy import parse_policy
 
-    settings = ws.config(snap).extra_settings()
     problems = []
     parsers: list[tuple[Callable[[Any], Any], str]] = [
         (parse_tools_config, "tools"),
@@ -189,10 +188,9 @@ def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     ]
     for parse, key in parsers:
         try:
-            parse(settings.get(key))
-        except InvalidInput as exc:
-            located = with_line(ws, exc, snap)
-            problems.append(Problem(kind="config", message=located.message, path=CONFIG_PATH))
+            parsed_section(ws, key, parse, snap)
+        except InvalidInput as exc:  # named with its line
+            problems.append(Problem(kind="config", message=exc.message, path=CONFIG_PATH))
     return problems
 
 
