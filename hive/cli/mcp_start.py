@@ -66,9 +66,8 @@ def serve(
     from hive.errors import HiveError
 
     try:
-        with HeldInterrupts(terminate=True) as held:  # the imports: see HeldInterrupts
-            import hive.tools.registry  # noqa: F401  (pydantic-core, the models)
-            from hive.tools.mcp_server import serve_stdio
+        with HeldInterrupts(terminate=True) as held:  # the imports (pydantic-core, mcp, the
+            from hive.tools.mcp_server import serve_stdio  # tools): see HeldInterrupts
         if held.caught:
             return 0  # stopped while starting, as asked
         session = f"mcp:{os.getpid()}:{os.urandom(4).hex()}"

@@ -12,6 +12,7 @@ instead: ``-32700`` (parse error, also for JSON nested too deeply) or ``-32600``
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
@@ -147,6 +148,7 @@ def _serve(ctx: CallContext) -> None:
     server = build_server(ctx)
 
     async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(_unless_stopped)
         async with stdio_server() as (raw_read, write_stream):
             checked_writer, checked_read = anyio.create_memory_object_stream[
                 SessionMessage | Exception
@@ -165,6 +167,14 @@ def _serve(ctx: CallContext) -> None:
                 await server.run(checked_read, write_stream, server.create_initialization_options())
 
     anyio.run(main)
+
+
+def _unless_stopped(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The event loop's report of an error no task handled, except the KeyboardInterrupt
+    ``serve_stdio`` raises to stop: a task it ended was reported at shutdown as
+    "unhandled exception during asyncio.run() shutdown", with its traceback."""
+    if not isinstance(context.get("exception"), KeyboardInterrupt):
+        loop.default_exception_handler(context)
 
 
 _ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")')
