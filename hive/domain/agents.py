@@ -14,7 +14,7 @@ from hive.domain.config_sections import parsed_section
 from hive.domain.context import current_phase, state_dir
 from hive.domain.files import WriteCheck
 from hive.domain.workspace import Workspace
-from hive.errors import Conflict, InvalidInput, NotInitialized
+from hive.errors import Conflict, InvalidInput
 from hive.models.agents_config import AgentProfile, parse_agents_config, profile_for
 from hive.store import coord_db
 
@@ -160,9 +160,8 @@ def check_read_before_write(
 def agent_tool_warnings(ws: Workspace, known: list[str]) -> list[str]:
     """Unknown tool names in agents' tools lists (``hive doctor`` warns about them)."""
     try:
-        raw = ws.config().extra_settings().get("agents")
-        profiles = parse_agents_config(raw)
-    except (NotInitialized, InvalidInput):
+        profiles = parsed_section(ws, "agents", parse_agents_config)
+    except InvalidInput:
         return []  # a bad section is reported as a problem
     return [
         f"agents.{name}: {warning}"
