@@ -232,18 +232,19 @@ _AGENT_DEFAULT = re.compile(r"\s*\(default\b[^)]*\)")
 def _parameter(op: Operation, command: Command, presenter: Presenter, name: str) -> Any:
     """The typer parameter of field ``name``: an argument, a flag or an option."""
     info = op.params.model_fields[name]
+    no_limit = unlimited(info)  # N or all
     kind: Any = _cli_type(info.annotation)
     if name in command.repeat:
         kind = list[str]  # words handed to the field's parser as a list
     elif name in op.parsers and kind != list[str]:
         kind = str  # the parser reads the text (``P1``)
-    elif unlimited(info):
+    elif no_limit:
         kind = str  # ``N`` or ``all`` (parse_params)
     help_text = command.helps.get(name) or _help(info, kind)
     required = info.is_required()
     given = None if required else info.get_default(call_default_factory=True)
     shown = command.defaults.get(name, given)
-    if shown is None and unlimited(info):
+    if shown is None and no_limit:
         shown = NO_LIMIT
     suffix = f" (default {shown})" if shown not in (None, "", [], {}) else ""
     spec: Any
@@ -272,7 +273,7 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
             *option_names(name, command, info),
             help=(help_text + suffix).strip() or None,
             show_default=False,
-            metavar=f"N|{NO_LIMIT}" if unlimited(info) else METAVARS.get(kind, "TEXT"),
+            metavar=f"N|{NO_LIMIT}" if no_limit else METAVARS.get(kind, "TEXT"),
             min=bounds.get("min"),
             max=bounds.get("max"),
         )
