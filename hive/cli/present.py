@@ -100,9 +100,11 @@ def _cell_table(cells: Page[Cell], params: Any, ws: Workspace) -> None:
         output.err(f"showing {len(cells)} of {cells.total} cells (--all for every one)")
 
 
-def _ready(cells: list[Cell], params: Any, ws: Workspace) -> None:
+def _ready(cells: Page[Cell], params: Any, ws: Workspace) -> None:
     if not params.claim:
         output.cell_table(cells)
+        if cells.total > len(cells):  # worded as the lean path words it (lean.py _emit)
+            output.err(f"showing {len(cells)} of {cells.total} ready cells (--all for every one)")
         return
     output.say(f"claimed {cells[0].id}  {cells[0].title}" if cells else "nothing ready to claim")
 
