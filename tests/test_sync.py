@@ -740,3 +740,21 @@ def test_a_sync_from_a_branch_with_older_cells_does_not_undo_newer_state(
         assert (merged.title, merged.priority) == ("v2", 1), name
         assert list_reservations(clones.ws(name)) == [], name
     assert_clean(a)
+
+
+def test_a_git_revert_of_a_synced_hive_commit_is_sent_by_the_next_sync(clones: Clones) -> None:
+    """Unlike a branch that is merely behind, a branch that had the newer version and
+    reverted it chose the older one: the next sync sends it."""
+    a = clones.paths["a"]
+    cell = create_cell(clones.ws("a"), title="v1")
+    clones.sync("a")  # the state has v1 in its history
+    update_cell(clones.ws("a"), cell_id=cell.id, title="v2")
+    clones.sync("a")
+    clones.sync("b")
+    assert git(a, "log", "-1", "--format=%s").startswith("hive: update")  # no sync commit
+    git(a, "revert", "--no-edit", "HEAD")
+    assert show_cell(clones.ws("a"), cell_id=cell.id).title == "v1"
+    clones.sync("a")
+    clones.sync("b")
+    for name in ("a", "b"):
+        assert show_cell(clones.ws(name), cell_id=cell.id).title == "v1", name
