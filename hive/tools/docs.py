@@ -43,7 +43,7 @@ generated from the registry:
   lists them to it).
 
 Every call goes through the same path: argument validation (unknown keys refused,
-no coercion of ints and bools, at most 32 levels of nesting and 2 MB), path
+no coercion of ints and bools, at most 32 levels of nesting and 2 MB of UTF-8 JSON), path
 permissions, the rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` hooks
 (also after a domain error), and one line in the event log. A success is
 `{"result": ...}`; a failure is `{"error": "...", "code": "..."}` (`unknown_tool`,
