@@ -57,6 +57,19 @@ def test_search_says_when_files_were_left_unsearched(
     assert result(repo, "A", "search_text", {"pattern": "d", "dir": "lib"})["truncated"] is False
 
 
+def test_search_skips_a_named_pipe(ws: Workspace, repo: Path) -> None:
+    """search_text opened every listed path: a named pipe in the repository blocked the
+    search until its 10 s deadline, and the files after it were never searched."""
+    import os
+
+    _tree(repo)
+    os.mkfifo(repo / "lib/a_pipe")  # listed before lib/d.py
+    found = result(repo, "A", "search_text", {"pattern": "d\\.py", "dir": "lib"})
+    assert found["matches"] == [{"file": "lib/d.py", "line": 1, "text": "lib/d.py"}]
+    assert found["truncated"] is False and found["timed_out"] is False
+    assert error(repo, "A", "fs_read", {"path": "lib/a_pipe"})["code"] == "not_found"
+
+
 def test_listing_a_directory_above_an_allowed_pattern(ws: Workspace, repo: Path) -> None:
     _tree(repo)
     configure(

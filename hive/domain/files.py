@@ -146,14 +146,18 @@ def fs_read(root: str, *, path: str, max_bytes: int = 50_000) -> dict[str, Any]:
 # can be stopped: it prints one JSON match per line; at the deadline it is killed
 # and the matches printed so far are returned with "timed_out": true.
 _SEARCH_CHILD = r"""
-import json, os, re, sys
+import json, os, re, stat, sys
 job = json.load(sys.stdin)
 compiled = re.compile(job["pattern"])
 limit = job["max_line"]
 for path in job["files"]:
     full = os.path.join(job["root"], path)
     try:
-        with open(full, encoding="utf-8", newline=None) as handle:
+        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a named pipe: never waited on
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            continue
+        with open(fd, encoding="utf-8", newline=None) as handle:
             number = 0
             while True:
                 line = handle.readline(limit)  # a line's first characters, memory bounded

@@ -160,9 +160,10 @@ the file and `--follow` only the bytes appended since.
 File tools: `search_text` runs in a child process stopped after 10 s (the matches
 found so far are returned with `timed_out`), and matches each line on its first
 4,000 characters, so a catastrophic regex cannot hang a server; it reads files of any
-size line by line and searches at most 20,000 files (`truncated` when there were more:
-give a narrower `dir`). `fs_list` and `search_text` leave out `.hive/` (the hive_*
-tools read it) unless `dir` is in it.
+size line by line (regular files only: a named pipe is skipped, never waited on) and
+searches at most 20,000 files (`truncated` when there were more: give a narrower
+`dir`). `fs_list` and `search_text` leave out `.hive/` (the hive_* tools read it)
+unless `dir` is in it.
 
 Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`
 or `.hive/` is refused. It queues a proposal (`hive proposals list`); an arbiter
