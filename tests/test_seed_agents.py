@@ -17,7 +17,16 @@ from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
 from tests.hivefork import mcp_server
 from tests.inprocess import run_hive
-from tests.seedkit import call, cli, configure, error, hive, result, run_workers
+from tests.seedkit import (
+    call,
+    call_beside_a_pipe,
+    cli,
+    configure,
+    error,
+    hive,
+    result,
+    run_workers,
+)
 
 OUTSIDE = "Access denied: path is outside the context directory"
 
@@ -69,20 +78,8 @@ def test_file_read_in_the_context_directory(ws: Workspace, repo: Path, tmp_path:
 def test_file_read_of_a_fifo_answers_instead_of_hanging(ws: Workspace, repo: Path) -> None:
     """file_read opened whatever the path named: a named pipe in the context directory
     blocked the call (and its server thread) until some process wrote to it."""
-    import threading
-
     os.mkfifo(repo / "pipe")
-    answers: list[dict[str, Any]] = []
-    reader = threading.Thread(
-        target=lambda: answers.append(call(repo, "A", "file_read", {"path": "pipe"})),
-        daemon=True,
-    )
-    reader.start()
-    reader.join(timeout=20)
-    if reader.is_alive():  # release the blocked reader before failing
-        os.close(os.open(repo / "pipe", os.O_WRONLY | os.O_NONBLOCK))
-        reader.join(timeout=5)
-    assert answers and answers[0] == {
+    assert call_beside_a_pipe(repo / "pipe", repo, "file_read", {"path": "pipe"}) == {
         "error": f"Path is not a regular file: {repo / 'pipe'}",
         "code": "invalid_input",
         "status": "error",

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import subprocess
 import sys
 import time
@@ -268,6 +269,8 @@ def propose_write(
         raise InvalidInput(f"fs_write needs a file path, not the directory {path!r}")
     if relative.split("/")[0] == ".hive":
         raise InvalidInput("fs_write does not write .hive/: use the hive_* tools")
+    if os.path.exists(full) and not os.path.isfile(full):  # a pipe: never opened, waited on
+        raise InvalidInput(f"fs_write writes regular files only: {path!r} is not one")
     if len(content.encode("utf-8")) > MAX_WRITE:
         raise InvalidInput(f"content is larger than {MAX_WRITE} bytes")
     proposal = Proposal(
@@ -284,8 +287,11 @@ def propose_write(
 
 
 def _digest(full: str) -> str:
+    """The file's SHA-256; "absent", or "" for what is not a regular file (not read)."""
     try:
-        with open(full, "rb") as handle:
+        with open(os.open(full, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return ""
             return hashlib.sha256(handle.read()).hexdigest()
     except FileNotFoundError:
         return "absent"

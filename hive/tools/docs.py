@@ -165,9 +165,9 @@ searches at most 20,000 files (`truncated` when there were more: give a narrower
 `dir`). `fs_list` and `search_text` leave out `.hive/` (the hive_* tools read it)
 unless `dir` is in it.
 
-Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`
-or `.hive/` is refused. It queues a proposal (`hive proposals list`); an arbiter
-answers with strict JSON
+Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`,
+`.hive/` or what is not a regular file (a named pipe) is refused. It queues a
+proposal (`hive proposals list`); an arbiter answers with strict JSON
 `{"decisions": [{"path": ..., "action": "approve"|"reject", "notes": ...}]}`
 (`hive proposals decide FILE|-`; exit 3 when a decision names no pending
 proposal), and approved writes are applied only with `--allow-write`, under a lock
