@@ -20,7 +20,8 @@ Every tool exists once, in the registry: one for each operation described in
 a name, a one-line description, a pydantic argument model and a handler that calls
 the same library function as the CLI. List-like results are compact by default:
 `hive_ready` and `hive_query` without an id give a page of id, title, status,
-priority, type and assignee; `swarmmail_reservations` the id, agent, pattern,
+priority, type and assignee (and `expired: true` on a ready delegated task past its
+deadline); `swarmmail_reservations` the id, agent, pattern,
 exclusive, cell and expiry of each; `swarmmail_inbox` message headers only (at most 5);
 `query_swarm_state` gives each task, agent, blackboard
 entry and grant in its summary; `context_search` the first 10 matches (`limit`, and
