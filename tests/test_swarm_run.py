@@ -385,6 +385,18 @@ def test_json_events_and_exit_codes_through_the_cli(ws: Workspace, repo: Path) -
         ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", command], module="hive.cli.main"
     )
     assert plain.returncode == 1 and f"blocked {bad_cell}: worker" in plain.stdout
+    # the retry the run suggests works as printed (the cell is still its worker's)
+    hint = next(line for line in plain.stdout.splitlines() if "hive update" in line)
+    retry = shlex.split(hint[hint.index("hive update") :].split(" # ")[0])
+    assert retry[:2] == ["hive", "update"] and bad_cell in retry
+    reopened = run_hive(["-C", str(repo), *retry[1:]], module="hive.cli.main")
+    assert reopened.returncode == 0, reopened.stderr
+    assert show_cell(ws, cell_id=bad_cell).status == "open"
+    again = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT], module="hive.cli.main"
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert show_cell(ws, cell_id=bad_cell).status == "closed"
 
 
 def _start_runner(repo: Path, epic: str, command: str, workers: int) -> Forked:

@@ -216,7 +216,10 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
     for cell, reason in result.blocked.items():
         lines.append(f"  blocked {cell}: {reason}")
     if result.blocked:
-        lines.append("  (fix the cause, then 'hive update ID --status open' and run again)")
+        # The cells are still their workers' (claimed): reopening them is an override.
+        ids = " ".join(result.blocked)
+        lines.append("  to retry, fix the cause, reopen and run the same command again:")
+        lines.append(f"    hive update {ids} --status open --force --reason 'retry'")
     if result.remaining and not result.interrupted:
         lines.append(f"  waiting on blocked work: {', '.join(result.remaining)}")
     return lines
