@@ -88,6 +88,76 @@ def test_bad_config_sections_name_their_line(ws: Workspace, repo: Path) -> None:
     assert f".hive/config.yaml:{start + 1}: permission_policy.default: " in doctor.stdout
 
 
+def test_doctor_reports_what_fails_every_tool_call(ws: Workspace, repo: Path) -> None:
+    """A hook matcher that is not a regular expression, or a path rule that is not a
+    glob, fails every tool call; doctor says so, with the line (it said "no problems").
+    An agent's own hooks are named under agents:, not tools:."""
+    base = (repo / ".hive" / "config.yaml").read_text()
+    for section, line, key in (
+        (
+            "tools:\n  hooks:\n    pre_tool_use:\n      - {matcher: '(', command: 'true'}\n",
+            4,
+            "tools.hooks.pre_tool_use.0.matcher",
+        ),
+        (
+            "tools:\n  permissions:\n    '*':\n      '*':\n        denied_paths: ['[ab']\n",
+            5,
+            "tools.permissions.*.*.denied_paths",
+        ),
+        (
+            "agents:\n  alice:\n    hooks:\n      post_tool_use:\n"
+            "        - {matcher: 'fs_(', command: 'true'}\n",
+            5,
+            "agents.alice.hooks.post_tool_use.0.matcher",
+        ),
+    ):
+        start = _config_with(repo, base, section)
+        where = f".hive/config.yaml:{start + line - 1}: {key}"
+        result = envelope(repo, [{"name": "hive_ready", "args": {}}], agent="alice")
+        assert result["results"][0]["code"] == "invalid_input", result
+        assert result["results"][0]["error"].startswith(where), result
+        doctor = hive(repo, "doctor")
+        assert doctor.returncode == 1, doctor.stdout
+        assert where in doctor.stdout, doctor.stdout
+
+
+def test_doctor_warns_of_tool_names_no_tool_has(ws: Workspace, repo: Path) -> None:
+    """A deny rule, a limit or a hook written for a misspelt tool never applies, silently
+    (fail open): doctor names each, with the tool meant."""
+    configure(
+        repo,
+        {
+            "permissions": {
+                "*": {
+                    "fs_raed": {"denied_paths": [".env"]},
+                    "git_commit": {"denied_paths": ["x"]},
+                    "*": {"denied_paths": ["y"]},
+                }
+            },
+            "rate_limits": {"default": {"capacity": 9}, "hive_redy": {"capacity": 9}},
+            "agent_rate_limits": {"bob": {"swarm_complet": {"capacity": 9}}},
+            "hooks": {
+                "pre_tool_use": [
+                    {"matcher": "hive_create", "command": "true"},
+                    {"matcher": "fs_", "command": "true"},
+                ]
+            },
+        },
+    )
+    report = json.loads(hive(repo, "--json", "doctor").stdout)
+    messages = [w["message"] for w in report["warnings"] if w["kind"] == "unknown-tool"]
+    assert messages == [
+        "tools.permissions.*.fs_raed: no tool is called 'fs_raed' (did you mean 'fs_read'?):"
+        " these rules never apply",
+        "tools.rate_limits.hive_redy: no tool is called 'hive_redy' (did you mean"
+        " 'hive_ready'?): this limit never applies",
+        "tools.agent_rate_limits.bob.swarm_complet: no tool is called 'swarm_complet' (did you"
+        " mean 'swarm_complete'?): this limit never applies",
+        "tools.hooks.pre_tool_use.1.matcher: 'fs_' matches no tool name (the whole name must"
+        " match): this hook never runs",
+    ], report["warnings"]
+
+
 def test_hook_timeout_key_is_accepted(ws: Workspace, repo: Path) -> None:
     configure(
         repo,

@@ -96,10 +96,14 @@ the session's identity. `project_path`, if given, must be this repository.
 
 The `tools:` section is read from the **committed** `.hive/config.yaml` (like the
 rest of the config): commit an edit before it takes effect. It is parsed strictly:
-an unknown key or a wrong type makes every tool call fail with `invalid_input`
+an unknown key, a wrong type, a hook `matcher` that is not a regular expression or a
+path rule that is not a glob makes every tool call fail with `invalid_input`
 naming the line and the key (`.hive/config.yaml:9: tools.rate_limits.fs_read.capacity:
 ...`; never fail open), and `hive doctor` reports it. The `agents:` and
-`permission_policy:` sections are checked the same way.
+`permission_policy:` sections are checked the same way. A tool name no tool has
+(`fs_raed` under `permissions:`, `rate_limits:` or `agent_rate_limits:`: its rules
+would never apply) and a hook matcher that matches no tool name are `hive doctor`
+warnings (`unknown-tool`, with the name meant).
 
 ```yaml
 tools:
