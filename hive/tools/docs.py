@@ -37,7 +37,9 @@ generated from the registry:
   prints a JSON transcript; a call with another key (`arguments`, `input`) is refused
   (`invalid_call`), never run without its arguments; `warnings` says why a session
   named by `--agent` is unbound (`"agent": null`: a name registered elsewhere, which
-  needs its `HIVE_AGENT_TOKEN`);
+  needs its `HIVE_AGENT_TOKEN`); when `--agent NAME` registers NAME for this envelope,
+  `credential` gives its token once (`export HIVE_AGENT=NAME HIVE_AGENT_TOKEN=...`
+  lets later envelopes act as NAME);
 - `hive tools schema --format mcp|openai|anthropic [--agent NAME]` — the schemas for
   other runtimes (with `--agent`, only the tools that agent may call, as `hive mcp`
   lists them to it).
