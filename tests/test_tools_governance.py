@@ -173,6 +173,49 @@ def test_hook_timeout_key_is_accepted(ws: Workspace, repo: Path) -> None:
     assert time.monotonic() - started < 8
 
 
+def test_a_hook_that_leaves_a_background_process_is_judged_by_its_exit(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A hook that starts something in the background (``notify &``) and exits at once
+    is done when it exits: its exit code decides, its output is kept, and what it left
+    holding the output pipe is stopped. It used to be reported as timed out (the call
+    blocked, after the whole timeout) because the pipe stayed open."""
+    pid_file = tmp_path / "background.pid"
+    configure(
+        repo,
+        {
+            "hooks": {
+                "pre_tool_use": [
+                    {
+                        "matcher": "fs_list",
+                        "command": f"sleep 20 & echo $! > {pid_file}; echo started; exit 1",
+                        "timeout": 15,
+                    }
+                ]
+            }
+        },
+    )
+    started = time.monotonic()
+    result = envelope(repo, [{"name": "fs_list", "args": {}}])["results"][0]
+    assert time.monotonic() - started < 10, result
+    assert "result" in result and "code" not in result, result  # exit 1: a warning
+    run = [e for e in _events(repo) if e["tool"] == "fs_list"][-1]["hooks"][0]
+    assert run["exit_code"] == 1 and not run["timed_out"] and run["stdout"] == "started\n"
+    stat = Path(f"/proc/{int(pid_file.read_text())}/stat")
+    deadline = time.monotonic() + 5
+    while _running(stat) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(stat)
+
+
+def _running(stat: Path) -> bool:
+    """Is the process of /proc/PID/stat alive (killed and not yet reaped: a zombie)?"""
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 def test_the_most_specific_allowlist_wins_and_deny_lists_add_up(ws: Workspace, repo: Path) -> None:
     configure(
         repo,

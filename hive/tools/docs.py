@@ -145,7 +145,9 @@ spends no token.
 
 Hooks: `matcher` is a regular expression that must match the *whole* tool name
 (`hive_create` does not fire on `hive_create_epic`; use `hive_create.*`).
-`timeout` (alias `timeout_seconds`, default 10) kills the hook's process group.
+`timeout` (alias `timeout_seconds`, default 10) kills the hook's process group. A hook
+is done when its command exits (its exit code decides); what it left in the background
+still holding its output (`notify &`) is killed with the group.
 Exit codes: 0 continues (stdout goes only to the event log); 1 warns (stderr is
 returned as `warnings`); 2 blocks a pre hook (`hook_blocked`, stderr returned) or
 returns stderr as `hook_feedback` from a post hook. Any other exit code, a signal,
