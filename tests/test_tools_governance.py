@@ -51,6 +51,16 @@ def test_bad_config_types_name_the_key(ws: Workspace, repo: Path) -> None:
         assert result["code"] == "invalid_input" and key in result["error"], result
 
 
+def test_a_bucket_too_small_for_one_call_is_refused_as_config(ws: Workspace, repo: Path) -> None:
+    """``capacity: 0.5`` never holds a whole token: every call was refused for good as
+    ``rate_limited`` (with a ``reset_sec`` that never came). It is a config error."""
+    configure(repo, {"rate_limits": {"hive_stats": {"capacity": 0.5, "per_seconds": 1}}})
+    result = envelope(repo, [{"name": "hive_stats", "args": {}}])["results"][0]
+    assert result["code"] == "invalid_input", result
+    assert "tools.rate_limits.hive_stats.capacity" in result["error"], result
+    assert hive(repo, "doctor").returncode == 1
+
+
 def _config_with(repo: Path, base: str, section: str) -> int:
     """Commit the config ``base`` + ``section`` (YAML text); the line the section starts on."""
     (repo / ".hive" / "config.yaml").write_text(base + section)

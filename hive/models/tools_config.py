@@ -29,7 +29,7 @@ class PathRules(_Strict):
 
 
 class RateLimit(_Strict):
-    capacity: float = Field(default=60, gt=0)
+    capacity: float = Field(default=60, ge=1)  # below 1 no call could ever spend a token
     per_seconds: float = Field(default=60, gt=0)
 
 

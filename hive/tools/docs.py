@@ -142,7 +142,8 @@ its credential) for the pseudo-tool `git_commit` (so `"*"` tool rules apply too)
 
 Rate limits: the bucket is the first of agent+tool, agent `default`, tool,
 `default`. A call refused before running (invalid, denied, blocked by a hook)
-spends no token.
+spends no token. A bucket holds `capacity` calls (at least 1) and refills at
+`capacity / per_seconds` calls a second.
 
 Hooks: `matcher` is a regular expression that must match the *whole* tool name
 (`hive_create` does not fire on `hive_create_epic`; use `hive_create.*`).
