@@ -826,3 +826,28 @@ def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
     second = next(e for e in more if e.event == "worker_started")
     assert second.branch != started.branch
     assert "my real work" in git(repo, "log", "--format=%s", started.branch)
+
+
+def test_the_summary_says_what_each_unrun_subtask_waits_for(ws: Workspace, repo: Path) -> None:
+    from hive.domain.cells import add_dependency, create_cell
+
+    outside = create_cell(ws, title="Outside prerequisite").id
+    epic, waits, after, fails = make_epic(
+        ws,
+        [
+            {"title": "Waits outside", "files": ["src/w.py"]},
+            {"title": "After failure", "files": ["src/a.py"], "dependencies": [2]},
+            {"title": "Fails", "files": ["src/f.py"]},
+        ],
+    )
+    add_dependency(ws, cell_id=waits, target=outside)
+    command = agent_cmd(special={fails: "exit 3"})
+    done = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", command], module="hive.cli.main"
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"{waits} waits for {outside} (open)" in done.stdout
+    assert f"{after} waits for {fails} (blocked)" in done.stdout
+    assert "waiting on blocked work" not in done.stdout  # the old line said so of both
+    result, _ = run(ws, epic, command)
+    assert result.waiting == {waits: [outside], after: [fails]}
