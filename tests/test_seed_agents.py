@@ -330,6 +330,20 @@ def test_scratchpad_write_read_list(ws: Workspace, repo: Path) -> None:
     assert out == "o"
 
 
+def test_scratchpad_list_gives_each_entrys_created_at(ws: Workspace, repo: Path) -> None:
+    """Seed 002 lists entries as {path, title, size, created_at}: the listing had only
+    updated_at, so a reader of the seed's field found nothing."""
+    import time
+
+    before = time.time()
+    result(repo, "A", "scratchpad_write", {"file_path": "r", "content": "v1", "title": "T"})
+    time.sleep(0.05)
+    result(repo, "B", "scratchpad_write", {"file_path": "r", "content": "v2", "title": "T"})
+    (entry,) = result(repo, "C", "scratchpad_list", {})["entries"]
+    assert before - 0.01 <= entry["created_at"] < entry["updated_at"] <= time.time()
+    assert entry["updated_at"] - entry["created_at"] >= 0.04  # the first write's time, kept
+
+
 def test_scratchpad_limits(ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from hive.domain import scratchpad
 

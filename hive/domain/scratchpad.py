@@ -98,10 +98,11 @@ def scratchpad_read(ws: Workspace, *, file_path: str) -> str:
 
 
 def scratchpad_list(ws: Workspace, *, prefix: str | None = None) -> dict[str, Any]:
-    """Entries (under ``prefix``) with title, size, writer and time; no content."""
+    """Entries (under ``prefix``) with title, size, last writer, when first written
+    (``created_at``, the seed's) and last written; no content."""
     with coord_db.read(state_dir(ws)) as db:
         rows = db.execute(
-            "SELECT path, title, size, agent, updated_at FROM scratchpad ORDER BY path"
+            "SELECT path, title, size, agent, created_at, updated_at FROM scratchpad ORDER BY path"
         ).fetchall()
     wanted = (prefix or "").removeprefix("scratchpad://")
     entries = [
@@ -111,9 +112,10 @@ def scratchpad_list(ws: Workspace, *, prefix: str | None = None) -> dict[str, An
             "title": title,
             "size": size,
             "agent": agent,
+            "created_at": round(created, 3),
             "updated_at": round(updated, 3),
         }
-        for path, title, size, agent, updated in rows
+        for path, title, size, agent, created, updated in rows
         if path.startswith(wanted)
     ]
     return {
