@@ -189,6 +189,32 @@ def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
         assert error(repo, "x", "context_search", args)["code"] == "invalid_arguments"
 
 
+def test_context_search_finds_comments_design_and_acceptance(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A cell's comments (the discussion on it), design and acceptance criteria were
+    not searched: only its title, description, notes and close reason."""
+    cell = result(repo, "orch", "hive_create", {"title": "Cache"})
+    result(repo, "critic", "hive_comment", {"id": cell["id"], "text": "The flux CAPACITOR leaks"})
+    lines = tmp_path / "cells.jsonl"
+    lines.write_text(
+        json.dumps({"title": "Filter", "design": "a bloom filter", "acceptance": "p99 < 5 ms"})
+    )
+    assert cli(repo, "create", "--from", str(lines), actor="orch")[0] == 0
+    (said,) = result(repo, "x", "context_search", {"term": "capacitor"})["result"]["matches"]
+    assert said == {
+        "roundNumber": 1,
+        "agentId": "critic",
+        "agentRole": "worker",
+        "type": "comment",
+        "contentSnippet": "The flux CAPACITOR leaks",
+    }
+    for term in ("BLOOM", "p99"):
+        (found,) = result(repo, "x", "context_search", {"term": term})["result"]["matches"]
+        assert (found["roundNumber"], found["type"], found["agentId"]) == (2, "cell", "orch")
+        assert term.lower() in found["contentSnippet"].lower()
+
+
 def test_context_search_snippets_show_the_match(ws: Workspace, repo: Path) -> None:
     long = "filler " * 100 + "the needle is here, and after it more words " * 5
     result(repo, "A", "hive_create", {"title": "Long", "description": long})
