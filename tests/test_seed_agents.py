@@ -452,6 +452,19 @@ def test_todo_lists_per_agent(ws: Workspace, repo: Path) -> None:
 # ------------------------------------------------------------------ seed 002: agent profiles
 
 
+def test_todos_with_terminal_escapes_are_refused(ws: Workspace, repo: Path) -> None:
+    """A todo's text was printed raw by hive todo list: an agent's escape sequence
+    rewrote the terminal of the person reading every agent's list."""
+    result(repo, "A", "todo_write", {"todos": [{"content": "keep", "status": "pending"}]})
+    for todo in (
+        {"content": "red \x1b[31mALERT", "status": "pending"},
+        {"content": "fine", "status": "pending", "activeForm": "doing \x1b[2J"},
+    ):
+        refused = error(repo, "A", "todo_write", {"todos": [todo]})
+        assert refused["code"] == "invalid_input" and "U+001B" in refused["error"], todo
+    assert [t["content"] for t in result(repo, "A", "todo_read", {})["todos"]] == ["keep"]
+
+
 def test_read_before_write(ws: Workspace, repo: Path) -> None:
     configure(repo, agents={"careful": {"read_before_write": True}})
     (repo / "notes.md").write_text("old\n")

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from hive.domain.context import state_dir
+from hive.domain.limits import check_text
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound
 from hive.store import coord_db
@@ -154,6 +155,9 @@ def _check_todos(todos: Any) -> list[dict[str, Any]]:
             raise InvalidInput(
                 f"{where}.status must be one of {', '.join(TODO_STATUSES)}", field=where
             )
+        for key in ("content", "activeForm"):  # printed by hive todo list: no escapes
+            if isinstance(todo.get(key), str):
+                check_text(todo[key], f"{where}.{key}", limit=MAX_TODO_TEXT)
         checked.append({key: value for key, value in todo.items() if value is not None})
     return checked
 
