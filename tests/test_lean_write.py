@@ -239,6 +239,9 @@ def test_lean_and_full_paths_give_the_same_result(
     assert lean["status"] == ""
     if name != "update-nothing":
         assert lean["head"] != git(base["root"], "rev-parse", "HEAD").strip()
+    else:  # no commit, and it says so
+        assert lean["head"] == git(base["root"], "rev-parse", "HEAD").strip()
+        assert "nothing to update in " in lean_out and "updated" not in lean_out
     assert_clean(lean_repo)
 
 

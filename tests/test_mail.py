@@ -53,6 +53,29 @@ def test_init_generates_names_and_reinit_needs_the_credential(ws: Workspace, rep
     assert "BlueLake" not in git(repo, "ls-files")  # and nothing of it is committed
 
 
+def test_reattaching_with_a_new_task_description_makes_it_the_current_task(repo: Path) -> None:
+    first = mail_init(
+        Workspace(str(repo), session="s1"), agent_name="BlueLake", task_description="hv-1"
+    )
+    log = git(repo, "rev-list", "--count", MAIL_REF)
+    same = mail_init(Workspace(str(repo), session="s2"), token=first.token, task_description="hv-1")
+    assert same.task_description == "hv-1"
+    assert git(repo, "rev-list", "--count", MAIL_REF) == log  # nothing new to record
+    moved = mail_init(
+        Workspace(str(repo), session="s3"), token=first.token, task_description="hv-2"
+    )
+    assert moved.reattached and moved.task_description == "hv-2"
+    assert int(git(repo, "rev-list", "--count", MAIL_REF)) == int(log) + 1
+    event = json.loads(git(repo, "log", "-1", "--format=%b", MAIL_REF).split("\n\n")[0])
+    assert (event["type"], event["name"], event["task"]) == ("agent_task", "BlueLake", "hv-2")
+    kept = mail_init(Workspace(str(repo), session="s4"), token=first.token)  # no task: kept
+    assert kept.task_description == "hv-2"
+    fresh = Workspace(str(repo), actor="reader")  # another process replays the log
+    assert [a.task_description for a in list_agents(fresh) if a.name == "BlueLake"] == ["hv-2"]
+    listed = run_hive(["-C", str(repo), "agent", "list", "--json"])
+    assert [a["task"] for a in json.loads(listed.stdout) if a["name"] == "BlueLake"] == ["hv-2"]
+
+
 def _register(repo: str, session: str, queue: multiprocessing.Queue[str]) -> None:
     try:
         queue.put(mail_init(Workspace(repo, session=session), agent_name="SameName").name)

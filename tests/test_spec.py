@@ -845,7 +845,7 @@ def test_a_page_of_cells_carries_how_many_match(ws: Workspace, repo: Path) -> No
     from hive.cli.build import ShellCaller
     from hive.cli.main import app
     from hive.domain.cells import create_cell
-    from hive.ops.cells import QueryParams
+    from hive.ops.cells import QueryParams, ReadyParams
 
     for n in range(5):
         create_cell(ws, title=f"cell {n}")
@@ -858,6 +858,10 @@ def test_a_page_of_cells_carries_how_many_match(ws: Workspace, repo: Path) -> No
     assert "showing 2 of 5 cells (--all for every one)" in shown.stderr
     every = CliRunner().invoke(app, ["-C", str(repo), "list", "--all"])
     assert every.exit_code == 0 and "showing" not in every.stderr
+    ready = CliRunner().invoke(app, ["-C", str(repo), "ready", "-n", "2"])
+    assert ready.exit_code == 0, ready.output
+    assert "showing 2 of 5 ready cells (--all for every one)" in ready.stderr
+    assert operation("hive_ready").call(ShellCaller.of(ws), ReadyParams(limit=2)).total == 5
 
 
 def test_the_path_parameters_are_marked_in_the_descriptions() -> None:

@@ -372,6 +372,11 @@ def test_list_and_ready_show_a_page_unless_all(ws: Workspace, repo: Path) -> Non
     human = hive(repo, "list", env={"COLUMNS": "80"})
     assert "showing 50 of 55" in human.stderr
     assert all(len(line) <= 80 for line in human.stdout.splitlines())
+    for _ in range(2):  # the ready list computed, then read back from the index
+        ready = hive(repo, "ready", "-n", "3")
+        assert ready.stderr == "showing 3 of 55 ready cells (--all for every one)\n"
+    assert hive(repo, "ready", "--all").stderr == ""
+    assert hive(repo, "ready", "-n", "55").stderr == ""
 
 
 def test_the_quick_hook_leaves_any_possible_violation_to_the_full_check(

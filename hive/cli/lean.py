@@ -135,8 +135,8 @@ def ready(inv: Invocation) -> int | None:
     state = open_state(inv)
     if state is None:
         return None
-    rows = state.index.ready(state.key, None if limit is None else limit)
-    if rows is None:
+    found = state.index.ready(state.key, None if limit is None else limit)
+    if found is None:
         entries = state.index.stored_entries(state.key)
         if entries is None:
             return None  # the file was rebuilt meanwhile: the full CLI indexes it again
@@ -144,12 +144,13 @@ def ready(inv: Invocation) -> int | None:
         blob_of = {entry.id: entry.blob for entry in entries if entry.id in nodes}
         ranked = [(cell_id, blob_of[cell_id]) for cell_id in ready_ids(nodes, unreadable)]
         state.index.store_ready(state.key, ranked)
-        rows = state.index.ready(state.key, limit)
-        if rows is None:
+        found = state.index.ready(state.key, limit)
+        if found is None:
             return None  # as above
+    rows, total = found
     if any(b'"deadline"' in row.json for row in rows):
         return None  # a deadline may have passed: the full CLI flags expired cells
-    _emit(inv, rows, total=None)
+    _emit(inv, rows, total=total, what="ready cells")
     return 0
 
 
@@ -296,13 +297,13 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
 # ------------------------------------------------------------------ output
 
 
-def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None) -> None:
+def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str = "cells") -> None:
     if inv.json:
         sys.stdout.buffer.write(render_json_list([row.json for row in rows]))
     else:
         sys.stdout.write(table(rows))
         if total is not None and total > len(rows):
-            sys.stderr.write(f"showing {len(rows)} of {total} cells (--all for every one)\n")
+            sys.stderr.write(f"showing {len(rows)} of {total} {what} (--all for every one)\n")
     sys.stdout.flush()
 
 

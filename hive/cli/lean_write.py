@@ -697,11 +697,12 @@ def update(inv: Invocation) -> int | None:
             return closing_of(session, key, updated, reason=None), True
         return updated, bool(updates)
 
+    done = "nothing to update in" if not values and not options.lists else "updated"
     return write(
         inv,
         "close" if closing else "update",
         change,
-        lambda cell: f"updated {cell['id']}  [{cell['status']}] {cell['title']}",
+        lambda cell: f"{done} {cell['id']}  [{cell['status']}] {cell['title']}",
     )
 
 

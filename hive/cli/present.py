@@ -100,9 +100,20 @@ def _cell_table(cells: Page[Cell], params: Any, ws: Workspace) -> None:
         output.err(f"showing {len(cells)} of {cells.total} cells (--all for every one)")
 
 
-def _ready(cells: list[Cell], params: Any, ws: Workspace) -> None:
+def _updated(result: Any, params: Any, ws: Workspace) -> None:
+    """``updated ...`` per cell; ``nothing to update in ...`` when no change was asked
+    (worded as the lean path words it: hive/cli/lean_write.py update)."""
+    asked = params.model_dump(exclude_defaults=True).keys() - {"id", "ids", "force", "reason"}
+    done = "updated" if asked else "nothing to update in"
+    for cell in _each(result):
+        output.say(f"{done} {cell.id}  [{cell.status}] {cell.title}")
+
+
+def _ready(cells: Page[Cell], params: Any, ws: Workspace) -> None:
     if not params.claim:
         output.cell_table(cells)
+        if cells.total > len(cells):  # worded as the lean path words it (lean.py _emit)
+            output.err(f"showing {len(cells)} of {cells.total} ready cells (--all for every one)")
         return
     output.say(f"claimed {cells[0].id}  {cells[0].title}" if cells else "nothing ready to claim")
 
@@ -189,7 +200,7 @@ PRESENTERS: dict[str, Presenter] = {
     "show": Presenter(render=_show, notes=_show_notes),
     "list": Presenter(render=_cell_table, notes=_list_notes),
     "ready": Presenter(render=_ready),
-    "update": _line("updated {cell.id}  [{cell.status}] {cell.title}"),
+    "update": Presenter(render=_updated),
     "start": _line("started {cell.id}  (assignee {cell.assignee})"),
     "close": _line("closed {cell.id}  {cell.title}"),
     "reopen": _line("reopened {cell.id}  {cell.title}"),

@@ -24,6 +24,7 @@ from hive.domain.graph import (
     dependency_tree,
     has_open_children,
     open_blockers,
+    ready_cell_ids,
     ready_cells,
     refuse_cycle,
     refuse_new_cell_cycle,
@@ -194,7 +195,8 @@ def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> li
     if limit is not None and limit < 1:
         raise InvalidInput(f"limit must be at least 1, got {limit}")
     if not claim:
-        return flag_expired(ready_cells(ws.cells(), limit))
+        index = ws.cells()
+        return Page(flag_expired(ready_cells(index, limit)), total=len(ready_cell_ids(index)))
 
     actor = ws.require_agent("claiming a cell")
 

@@ -76,7 +76,11 @@ def register_agent(
             if not credentials.matches(entry, token):
                 raise NotYourIdentity(f"the credential given is not {wanted}'s", agent=wanted)
             entry["session"] = owner
+            if task is not None:
+                entry["task"] = task
             credentials.save(state_dir, store)
+            if task is not None:
+                mail.declare_task(ws, name=wanted, task=task)
             return _registration(ws, wanted, entry, token=None, reattached=True)
         override = None
         if entry is not None:

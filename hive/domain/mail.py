@@ -132,7 +132,7 @@ def append_registration(ws: Workspace, *, name: str, session: str, task: str | N
     def build(state: MailState) -> tuple[str, dict[str, Any] | None, Agent]:
         existing = state.agents.get(name)
         if existing is not None:
-            return "", None, _agent(existing)
+            return "", None, _agent(existing, state.task_of(name))
         event = {
             "type": "agent_registered",
             "name": name,
@@ -145,6 +145,19 @@ def append_registration(ws: Workspace, *, name: str, session: str, task: str | N
 
     result: Agent = _append(ws, build, author=name)[0]
     return result
+
+
+def declare_task(ws: Workspace, *, name: str, task: str) -> None:
+    """Record ``task`` as registered agent ``name``'s current task (a ``swarmmail_init``
+    that re-attaches with a new task description); nothing when it is already."""
+
+    def build(state: MailState) -> tuple[str, dict[str, Any] | None, None]:
+        if name in state.agents and state.task_of(name) == task:
+            return "", None, None
+        event = {"type": "agent_task", "name": name, "task": task, "at": format_time(utc_now())}
+        return f"task of {name}", event, None
+
+    _append(ws, build, author=name)
 
 
 def generated_name(taken: set[str]) -> str:
@@ -161,11 +174,11 @@ def generated_name(taken: set[str]) -> str:
     return f"{base}{number}"
 
 
-def _agent(event: dict[str, Any]) -> Agent:
+def _agent(event: dict[str, Any], task: str | None = None) -> Agent:
     return Agent(
         name=event["name"],
         project_key=event.get("project") or "",
-        task_description=event.get("task"),
+        task_description=task if task is not None else event.get("task"),
         registered_at=datetime.fromisoformat(event["at"].replace("Z", "+00:00")),
         session=event["session"],
     )
@@ -178,7 +191,8 @@ def all_messages(ws: Workspace) -> list[dict[str, Any]]:
 
 
 def list_agents(ws: Workspace) -> list[Agent]:
-    return [_agent(event) for event in _state(ws).agents.values()]
+    state = _state(ws)
+    return [_agent(event, state.task_of(name)) for name, event in state.agents.items()]
 
 
 def require_registered(ws: Workspace, name: str) -> None:

@@ -86,7 +86,7 @@ def check_message(
 
 
 MAIL_REF = "refs/hive/mail"
-STATE_VERSION = 5
+STATE_VERSION = 6
 ID_HEX_DIGITS = 10
 MAX_ID_HEX_DIGITS = 13  # 52 bits: still an exact JSON number
 STATE_KEY = "mail"
@@ -118,6 +118,7 @@ class MailState:
     keys: dict[str, int] = field(default_factory=dict)  # notice key -> message id
     latest_at: str = ""  # the latest event time: a new event is stamped after it
     overrides: list[dict[str, Any]] = field(default_factory=list)
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> latest agent_task
 
     def apply(self, event: dict[str, Any], commit: str) -> None:
         kind = event.get("type")
@@ -128,6 +129,8 @@ class MailState:
             self.overrides.append({**event, "commit": commit})
         elif kind == "agent_registered":
             self._apply_agent({**event, "commit": commit})
+        elif kind == "agent_task":
+            self._apply_task({**event, "commit": commit})
         elif kind == "message_sent":
             self._apply_message(event, commit)
         elif kind in ("message_read", "message_acked"):
@@ -143,6 +146,21 @@ class MailState:
         current = self.agents.get(event["name"])
         if current is None or (event["at"], event["commit"]) < (current["at"], current["commit"]):
             self.agents[event["name"]] = event
+
+    def _apply_task(self, event: dict[str, Any]) -> None:
+        """The latest task an agent declared (a re-attaching ``swarmmail_init``) wins."""
+        current = self.tasks.get(event["name"])
+        if current is None or (event["at"], event["commit"]) > (current["at"], current["commit"]):
+            self.tasks[event["name"]] = event
+
+    def task_of(self, name: str) -> str | None:
+        """``name``'s current task: the latest declared, else the one it registered with."""
+        declared = self.tasks.get(name)
+        if declared is not None:
+            task: str | None = declared.get("task")
+            return task
+        registered = self.agents.get(name)
+        return registered.get("task") if registered is not None else None
 
     def _apply_message(self, event: dict[str, Any], commit: str) -> None:
         key = event.get("key")
@@ -292,6 +310,7 @@ def state_to_json(state: MailState) -> dict[str, Any]:
         "keys": state.keys,
         "latest_at": state.latest_at,
         "overrides": state.overrides,
+        "tasks": state.tasks,
     }
 
 
@@ -312,6 +331,7 @@ def state_from_json(data: dict[str, Any]) -> MailState | None:
         keys={key: int(number) for key, number in data["keys"].items()},
         latest_at=data["latest_at"],
         overrides=data["overrides"],
+        tasks=data["tasks"],
     )
 
 

@@ -42,7 +42,9 @@ OVERRIDES = {"force": ("--force",)}
 class MailInitParams(Params):
     project_path: str | None = Field(default=None, max_length=4096)
     agent_name: Short | None = Field(default=None, description="generated if omitted")
-    task_description: str | None = Field(default=None, max_length=2000)
+    task_description: str | None = Field(
+        default=None, max_length=2000, description="your current task (replaces the last one)"
+    )
 
 
 def _mail_init(caller: Caller, a: MailInitParams) -> MailInit:

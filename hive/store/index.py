@@ -993,8 +993,9 @@ class StateIndex:
 
     # ------------------------------------------------------------ ready lists
 
-    def ready(self, key: str, limit: int | None = None) -> list[Row] | None:
-        """The ready cells of ``key`` in order, when computed (read in one snapshot)."""
+    def ready(self, key: str, limit: int | None = None) -> tuple[list[Row], int] | None:
+        """The ready cells of ``key`` in order and how many there are in all, when
+        computed (read in one snapshot)."""
         with ReadSnapshot(self.db) as db:
             if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone() is None:
                 return None
@@ -1003,7 +1004,11 @@ class StateIndex:
                 "WHERE r.key = ? ORDER BY r.rank LIMIT ?",
                 (key, -1 if limit is None else limit),
             ).fetchall()
-        return [Row(*row) for row in rows]
+            total = len(rows)
+            if limit is not None and total == limit:
+                counted = db.execute("SELECT count(*) FROM ready WHERE key = ?", (key,))
+                total = int(counted.fetchone()[0])
+        return [Row(*row) for row in rows], total
 
     def is_sharded(self, key: str) -> bool:
         """Whether every file of ``key`` sits one level below ``.hive/cells`` (as hive
