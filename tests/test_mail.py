@@ -76,6 +76,21 @@ def test_reattaching_with_a_new_task_description_makes_it_the_current_task(repo:
     assert [a["task"] for a in json.loads(listed.stdout) if a["name"] == "BlueLake"] == ["hv-2"]
 
 
+def test_coordinator_lookup_ends_on_a_cycle_of_parents(ws: Workspace, repo: Path) -> None:
+    """Hand-edited files can make two cells each other's parent: the climb to the epic
+    stops there (it looped for ever) and 'coordinator' is unknown, as without an epic."""
+    from hive.domain.cells import create_cell
+
+    zed = agent(repo, "zed")
+    first = create_cell(ws, title="first", assignee="zed")
+    second = create_cell(ws, title="second", parent=first.id)
+    path = repo / git(repo, "ls-files", f"*{first.id}.yaml").strip()
+    path.write_text(path.read_text() + f"parent: {second.id}\n")
+    git(repo, "commit", "-qam", "a cycle, by hand")
+    with pytest.raises(NotFound, match="unknown recipient"):
+        send_message(zed, to=["coordinator"], subject="who leads?", body="")
+
+
 def _register(repo: str, session: str, queue: multiprocessing.Queue[str]) -> None:
     try:
         queue.put(mail_init(Workspace(repo, session=session), agent_name="SameName").name)

@@ -17,7 +17,16 @@ from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
 from tests.hivefork import mcp_server
 from tests.inprocess import run_hive
-from tests.seedkit import call, cli, configure, error, hive, result, run_workers
+from tests.seedkit import (
+    call,
+    call_beside_a_pipe,
+    cli,
+    configure,
+    error,
+    hive,
+    result,
+    run_workers,
+)
 
 OUTSIDE = "Access denied: path is outside the context directory"
 
@@ -64,6 +73,17 @@ def test_file_read_in_the_context_directory(ws: Workspace, repo: Path, tmp_path:
     assert "directory" in error(repo, "A", "file_read", {"path": "docs"})["error"]
     for args in ({}, {"path": 5}, {"path": ""}, {"path": "x" * 5000}, {"path": "a", "b": 1}):
         assert error(repo, "A", "file_read", args)["code"] == "invalid_arguments", args
+
+
+def test_file_read_of_a_fifo_answers_instead_of_hanging(ws: Workspace, repo: Path) -> None:
+    """file_read opened whatever the path named: a named pipe in the context directory
+    blocked the call (and its server thread) until some process wrote to it."""
+    os.mkfifo(repo / "pipe")
+    assert call_beside_a_pipe(repo / "pipe", repo, "file_read", {"path": "pipe"}) == {
+        "error": f"Path is not a regular file: {repo / 'pipe'}",
+        "code": "invalid_input",
+        "status": "error",
+    }
 
 
 def test_list_files_in_the_context_directory(ws: Workspace, repo: Path, tmp_path: Path) -> None:
@@ -327,6 +347,21 @@ def test_scratchpad_limits(ws: Workspace, repo: Path, monkeypatch: pytest.Monkey
     result(repo, "A", "scratchpad_write", {"file_path": "f1", "content": "y" * 900_000})
     _code, out = cli(repo, "scratchpad", "clear")
     assert "removed 2 entries" in out
+
+
+def test_a_non_ascii_entry_within_one_megabyte_is_stored(ws: Workspace, repo: Path) -> None:
+    """The 2 MB cap on a call's arguments counted each non-ASCII character as its
+    six-character JSON escape, so 1 MB of accented text (0.5 M characters) was refused
+    as 3 MB of arguments before the scratchpad's own 1 MB limit was even asked."""
+    text = "é" * 499_999  # 999,998 bytes of UTF-8
+    stored = result(repo, "A", "scratchpad_write", {"file_path": "fr", "content": text})
+    assert stored["size"] == 999_998
+    assert result(repo, "B", "scratchpad_read", {"file_path": "fr"}) == text
+    over = error(repo, "A", "scratchpad_write", {"file_path": "fr2", "content": text + "éé"})
+    assert over["error"].startswith("Content exceeds maximum size (1.0MB)")
+    # The cap itself is on bytes of UTF-8 JSON, whatever the characters.
+    huge = error(repo, "A", "scratchpad_write", {"file_path": "x", "content": "é" * 1_000_001})
+    assert huge["code"] == "invalid_arguments" and "too large" in huge["error"]
 
 
 def test_scratchpad_writers_in_parallel(ws: Workspace, repo: Path) -> None:

@@ -282,6 +282,21 @@ def test_an_expired_delegation_is_reported(ws: Workspace, repo: Path) -> None:
     assert result(repo, "x", "query_swarm_state", {"scope": "tasks"})["expiredTasks"] == []
 
 
+def test_the_compact_ready_list_flags_an_expired_delegation(ws: Workspace, repo: Path) -> None:
+    """An agent's default ready list (summaries) did not say that a delegated task's
+    deadline had passed: only the verbose records and the CLI's table did."""
+    late = result(
+        repo, "orch", "delegate_task", {"targetAgent": "w1", "taskPayload": {"a": 1}, "timeout": 1}
+    )
+    fine = result(repo, "orch", "delegate_task", {"targetAgent": "w2", "taskPayload": {"b": 2}})
+    plain = result(repo, "x", "hive_create", {"title": "no deadline"})
+    time.sleep(0.05)
+    rows = {row["id"]: row for row in result(repo, "x", "hive_ready", {})}
+    assert rows[late["taskId"]]["expired"] is True
+    assert "expired" not in rows[fine["taskId"]] and "expired" not in rows[plain["id"]]
+    assert set(rows[plain["id"]]) == {"id", "title", "status", "priority", "type", "assignee"}
+
+
 def test_a_retired_agent_is_not_offered_as_available(ws: Workspace, repo: Path) -> None:
     """query_swarm_state listed an identity retired here as an available agent (a
     coordinator delegated to nobody); with open work it stays, as unregistered."""

@@ -670,3 +670,47 @@ def test_a_sync_killed_holding_the_sync_lock_does_not_block_the_next(
         clones.origin, "rev-parse", STATE_REF
     )
     assert_clean(clones.paths["a"])
+
+
+@pytest.mark.parametrize("how", ["merge", "rebase"])
+def test_git_pull_of_a_cell_that_came_by_sync_merges_against_the_synced_version(
+    clones: Clones, how: str
+) -> None:
+    """A cell created in one clone reaches the other by ``hive sync`` (a sync commit on
+    each branch, not a shared one), so git's merge base of the two branches predates the
+    cell. A later ``git pull`` must still merge against the version both clones had:
+    a label removed in one clone stays removed and nothing is a conflict."""
+    a, b = clones.paths["a"], clones.paths["b"]
+    cell = create_cell(clones.ws("a"), title="Shared", labels=["keep", "drop"])
+    clones.sync("a")
+    clones.sync("b")
+    update_cell(clones.ws("b"), cell_id=cell.id, remove_labels=["drop"])
+    update_cell(clones.ws("a"), cell_id=cell.id, priority=1, title="Renamed in a")
+    git(a, "push", "-q", "origin", "main")
+    git(b, "pull", "-q", f"--{'no-' if how == 'merge' else ''}rebase", "origin", "main")
+    pulled = show_cell(clones.ws("b"), cell_id=cell.id)
+    assert (pulled.labels, pulled.priority, pulled.title) == (["keep"], 1, "Renamed in a")
+    assert pulled.conflicts == []
+    assert_clean(b)
+
+
+def test_a_sync_after_a_git_pull_merges_against_the_version_both_clones_had(
+    clones: Clones,
+) -> None:
+    """The reverse way round: the cell reached ``b`` by ``git pull`` (so the state ``b``
+    last agreed on does not have it) and both clones edited it. The version ``a``
+    recorded at its sync and ``b`` pulled is the base: a label removed in ``a`` stays
+    removed, ``b``'s title stays, and nothing is a conflict."""
+    a, b = clones.paths["a"], clones.paths["b"]
+    clones.sync("b")
+    cell = create_cell(clones.ws("a"), title="Shared", labels=["keep", "drop"])
+    clones.sync("a")
+    git(a, "push", "-q", "origin", "main")
+    git(b, "pull", "-q", "--no-rebase", "origin", "main")
+    update_cell(clones.ws("a"), cell_id=cell.id, remove_labels=["drop"], priority=1)
+    update_cell(clones.ws("b"), cell_id=cell.id, title="Renamed in b")
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        merged = show_cell(clones.ws(name), cell_id=cell.id)
+        assert (merged.labels, merged.priority, merged.title) == (["keep"], 1, "Renamed in b")
+        assert merged.conflicts == []

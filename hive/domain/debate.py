@@ -26,6 +26,7 @@ real path is outside it; entries leading outside are left out of listings.
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 from hive.domain.workspace import Workspace
@@ -79,14 +80,17 @@ def file_read(context_dir: str, *, path: str) -> dict[str, Any]:
         raise _error(NotFound, f"File not found: {full}")
     if os.path.isdir(full):
         raise _error(InvalidInput, f"Path is a directory, not a file: {full}")
-    size = os.path.getsize(full)
-    if size > MAX_READ_BYTES:
-        raise _error(
-            InvalidInput, f"File is too large to read: {full} ({size} bytes > {MAX_READ_BYTES})"
-        )
-    try:
-        with open(full, "rb") as handle:
-            content = handle.read().decode("utf-8", errors="replace")
+    try:  # never blocks: a named pipe or a device is refused once open, not read
+        with os.fdopen(os.open(full, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise _error(InvalidInput, f"Path is not a regular file: {full}")
+            if info.st_size > MAX_READ_BYTES:
+                raise _error(
+                    InvalidInput,
+                    f"File is too large to read: {full} ({info.st_size} bytes > {MAX_READ_BYTES})",
+                )
+            content = handle.read(MAX_READ_BYTES).decode("utf-8", errors="replace")
     except PermissionError:
         raise _error(PermissionDenied, f"Permission denied: {full}") from None
     except OSError as exc:

@@ -24,7 +24,7 @@ from hive.text import first_control, shell_word, without_control
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any, Protocol
 
     from hive.git.repo import CommitInfo, GitRepo
@@ -43,6 +43,14 @@ if TYPE_CHECKING:
         def state(self) -> dict[str, Any]: ...
 
         def lock_timeout(self) -> float: ...
+
+    class HeldBy(Protocol):
+        """A reservation as far as a thread needs it (``Reservation``, ``PlainReservation``)."""
+
+        agent: str
+        cell: str | None
+
+        def active(self, now: datetime) -> bool: ...
 
 
 # What one message may hold (shared by the full path, hive/domain/mail.py, and the lean
@@ -461,3 +469,89 @@ def message_event(
         "at": at,
     }
     return f"send from {sender}: {subject[:60]}", event, recipients
+
+
+# ------------------------------------------------------------------ threads and epics
+# Who a thread reaches and who ``coordinator`` stands for, over plain facts of the
+# cells, so the full path (hive/domain/mail.py, over a CellIndex) and the lean one
+# (hive/cli/lean_coord.py, over the state index's rows) decide it with the same code.
+
+
+def family_root(given: str, known: Iterable[str]) -> str:
+    """``given``, or the one cell it is a prefix of whose descendants are all the
+    other matches (``hv-ab`` names epic ``hv-abc`` even though ``hv-abc.1`` exists)."""
+    wanted = given.strip().lower()
+    matches = sorted(
+        (c for c in known if c.startswith(wanted) or c.partition("-")[2].startswith(wanted)),
+        key=len,
+    )
+    if len(matches) > 1 and all(m.startswith(matches[0] + ".") for m in matches[1:]):
+        return matches[0]
+    return given
+
+
+def epic_members(
+    epic_id: str,
+    children_of: Callable[[str], Sequence[str]],
+    worker_of: Callable[[str], str | None],
+    reservations: Iterable[HeldBy],
+    now: datetime,
+) -> list[str]:
+    """Everyone working in epic ``epic_id``: the workers (``worker_of``: the assignee
+    of an open cell) of its descendants and the holders of active reservations made
+    for any cell of the epic."""
+    family = {epic_id}
+    pending = [epic_id]
+    workers: list[str] = []
+    while pending:
+        for child_id in children_of(pending.pop()):
+            family.add(child_id)
+            pending.append(child_id)
+            worker = worker_of(child_id)
+            if worker:
+                workers.append(worker)
+    holders = [r.agent for r in reservations if r.cell in family and r.active(now)]
+    return list(dict.fromkeys(workers + holders))
+
+
+def epic_above(
+    cell_id: str | None,
+    type_of: Callable[[str], str | None],
+    parent_of: Callable[[str], str | None],
+) -> str | None:
+    """The epic ``cell_id`` is (or is under, climbing parents that exist), or None.
+    ``type_of``: a cell's type, None for no such cell."""
+    seen: set[str] = set()
+    while cell_id is not None and type_of(cell_id) not in (None, "epic"):
+        seen.add(cell_id)
+        parent = parent_of(cell_id)
+        if parent is None or parent in seen or type_of(parent) is None:
+            break  # no parent, or a cycle of parents (hand-edited files)
+        cell_id = parent
+    return cell_id if cell_id is not None and type_of(cell_id) == "epic" else None
+
+
+def first_open_work(
+    sender: str, cells: Iterable[tuple[str, str, str | None, str | None]]
+) -> str | None:
+    """The cell a sender without a thread is working on: of ``cells`` (id, status,
+    assignee, parent), the first open one assigned to ``sender`` under a parent, one in
+    progress first."""
+    mine = sorted(
+        (
+            (status != "in_progress", cell_id)
+            for cell_id, status, assignee, parent in cells
+            if assignee == sender and status != "closed" and parent
+        ),
+        key=lambda pair: pair[0],
+    )
+    return mine[0][1] if mine else None
+
+
+def coordinator_named(
+    metadata: dict[str, Any], assignee: str | None, created_by: str | None
+) -> str | None:
+    """Who coordinates an epic: its ``metadata.coordinator``, else its assignee, else
+    whoever created it."""
+    named = metadata.get("coordinator")
+    return str(named) if named else assignee or created_by or None

@@ -65,6 +65,25 @@ def merge_commits(repo: GitRepo, ours: str, theirs: str) -> MergeResult:
     return MergeResult(ours, theirs, base, merged, changes=changes)
 
 
+def branch_changes(repo: GitRepo, ours: str, theirs: str) -> list[str]:
+    """The paths commit ``theirs`` changed since its merge base with ``ours``: what
+    merging it would bring in (empty when ``theirs`` is already part of ``ours``)."""
+    from dulwich.diff_tree import tree_changes
+    from dulwich.graph import find_merge_base
+
+    if repo.is_ancestor(theirs, ours):
+        return []
+    bases = find_merge_base(repo.dulwich, [object_id(ours), object_id(theirs)])
+    base_tree = object_id(repo.commit_tree(bases[0].decode())) if bases else None
+    paths: set[str] = set()
+    store = repo.dulwich.object_store
+    for item in tree_changes(store, base_tree, object_id(repo.commit_tree(theirs))):
+        for side in (item.old, item.new):
+            if side is not None and side.path is not None:
+                paths.add(side.path.decode("utf-8", errors="replace"))
+    return sorted(paths)
+
+
 def _commit(repo: GitRepo, sha: str) -> Commit:
     found: Any = repo.dulwich.object_store[object_id(sha)]
     return cast("Commit", found)
@@ -109,6 +128,24 @@ def add_worktree(repo: GitRepo, path: str, *, branch: str, commit: str) -> None:
     except (ValueError, OSError) as exc:
         delete_branch(repo, branch)
         raise GitError(f"cannot create a worktree at {path}: {exc}") from None
+
+
+def worktree_changes(path: str) -> list[str]:
+    """Paths in the worktree at ``path`` that its HEAD commit does not have: staged,
+    changed, deleted or new files (those git ignores are not counted); empty when
+    ``path`` is gone. GitError when the state cannot be read."""
+    from dulwich import porcelain
+
+    if not os.path.isdir(path):
+        return []
+    try:
+        status = porcelain.status(path, untracked_files="all")
+    except Exception as exc:  # any failure: the caller keeps the worktree
+        raise GitError(f"cannot read the state of worktree {path}: {exc}") from None
+    found: set[bytes | str] = set(status.unstaged) | set(status.untracked)
+    for paths in status.staged.values():
+        found.update(paths)
+    return sorted(p.decode("utf-8", errors="replace") if isinstance(p, bytes) else p for p in found)
 
 
 def remove_worktree(repo: GitRepo, path: str) -> None:

@@ -20,7 +20,8 @@ Every tool exists once, in the registry: one for each operation described in
 a name, a one-line description, a pydantic argument model and a handler that calls
 the same library function as the CLI. List-like results are compact by default:
 `hive_ready` and `hive_query` without an id give a page of id, title, status,
-priority, type and assignee; `swarmmail_reservations` the id, agent, pattern,
+priority, type and assignee (and `expired: true` on a ready delegated task past its
+deadline); `swarmmail_reservations` the id, agent, pattern,
 exclusive, cell and expiry of each; `swarmmail_inbox` message headers only (at most 5);
 `query_swarm_state` gives each task, agent, blackboard
 entry and grant in its summary; `context_search` the first 10 matches (`limit`, and
@@ -43,7 +44,7 @@ generated from the registry:
   lists them to it).
 
 Every call goes through the same path: argument validation (unknown keys refused,
-no coercion of ints and bools, at most 32 levels of nesting and 2 MB), path
+no coercion of ints and bools, at most 32 levels of nesting and 2 MB of UTF-8 JSON), path
 permissions, the rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` hooks
 (also after a domain error), and one line in the event log. A success is
 `{"result": ...}`; a failure is `{"error": "...", "code": "..."}` (`unknown_tool`,
@@ -160,13 +161,14 @@ the file and `--follow` only the bytes appended since.
 File tools: `search_text` runs in a child process stopped after 10 s (the matches
 found so far are returned with `timed_out`), and matches each line on its first
 4,000 characters, so a catastrophic regex cannot hang a server; it reads files of any
-size line by line and searches at most 20,000 files (`truncated` when there were more:
-give a narrower `dir`). `fs_list` and `search_text` leave out `.hive/` (the hive_*
-tools read it) unless `dir` is in it.
+size line by line (regular files only: a named pipe is skipped, never waited on) and
+searches at most 20,000 files (`truncated` when there were more: give a narrower
+`dir`). `fs_list` and `search_text` leave out `.hive/` (the hive_* tools read it)
+unless `dir` is in it.
 
-Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`
-or `.hive/` is refused. It queues a proposal (`hive proposals list`); an arbiter
-answers with strict JSON
+Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`,
+`.hive/` or what is not a regular file (a named pipe) is refused. It queues a
+proposal (`hive proposals list`); an arbiter answers with strict JSON
 `{"decisions": [{"path": ..., "action": "approve"|"reject", "notes": ...}]}`
 (`hive proposals decide FILE|-`; exit 3 when a decision names no pending
 proposal), and approved writes are applied only with `--allow-write`, under a lock
