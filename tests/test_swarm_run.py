@@ -826,3 +826,57 @@ def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
     second = next(e for e in more if e.event == "worker_started")
     assert second.branch != started.branch
     assert "my real work" in git(repo, "log", "--format=%s", started.branch)
+
+
+def test_the_summary_says_what_each_unrun_subtask_waits_for(ws: Workspace, repo: Path) -> None:
+    from hive.domain.cells import add_dependency, create_cell
+
+    outside = create_cell(ws, title="Outside prerequisite").id
+    epic, waits, after, fails = make_epic(
+        ws,
+        [
+            {"title": "Waits outside", "files": ["src/w.py"]},
+            {"title": "After failure", "files": ["src/a.py"], "dependencies": [2]},
+            {"title": "Fails", "files": ["src/f.py"]},
+        ],
+    )
+    add_dependency(ws, cell_id=waits, target=outside)
+    command = agent_cmd(special={fails: "exit 3"})
+    done = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", command], module="hive.cli.main"
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"{waits} waits for {outside} (open)" in done.stdout
+    assert f"{after} waits for {fails} (blocked)" in done.stdout
+    assert "waiting on blocked work" not in done.stdout  # the old line said so of both
+    result, _ = run(ws, epic, command)
+    assert result.waiting == {waits: [outside], after: [fails]}
+
+
+def test_hive_files_changed_on_both_sides_merge_field_by_field(ws: Workspace, repo: Path) -> None:
+    # While a worker works in its worktree, someone comments on its subtask on the
+    # current branch: both sides changed the cell's file. The merge keeps both (hive's
+    # field merge), where a text merge conflicted and blocked finished work.
+    from hive.domain.annotate import add_comment
+
+    epic, cell = make_epic(ws, [{"title": "Slow work", "files": ["src/slow.py"]}])
+    meddled: list[str] = []
+
+    def meddle(event: SwarmEvent) -> None:
+        if event.event == "worker_started":
+            add_comment(Workspace(str(repo), actor="bob"), cell_id=cell, text="mind the docs")
+            meddled.append(cell)
+
+    result = run_swarm(
+        ws, epic_id=epic, agent_cmd=agent_cmd("--pace 0.3"), isolation="worktree", on_event=meddle
+    )
+    assert meddled == [cell] and result.finished, result.blocked
+    stored = show_cell(ws, cell_id=cell)
+    assert stored.status == "closed" and [c.text for c in stored.comments] == ["mind the docs"]
+    assert stored.conflicts == []
+    assert "def slow_work" in (repo / "src/slow.py").read_text()
+    assert "<<<<<<<" not in git(
+        repo, "show", f"HEAD:{git(repo, 'ls-files', f'*{cell}.yaml').strip()}"
+    )
+    assert git(repo, "rev-list", "--merges", "--count", "HEAD").strip() == "1"
+    assert_clean(repo)

@@ -220,6 +220,11 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
         ids = " ".join(result.blocked)
         lines.append("  to retry, fix the cause, reopen and run the same command again:")
         lines.append(f"    hive update {ids} --status open --force --reason 'retry'")
-    if result.remaining and not result.interrupted:
-        lines.append(f"  waiting on blocked work: {', '.join(result.remaining)}")
+    if not result.interrupted:
+        for cell, blockers in result.waiting.items():
+            needs = ", ".join(f"{b} ({result.blocker_status.get(b, 'open')})" for b in blockers)
+            lines.append(f"  not run: {cell} waits for {needs}")
+        others = [cell for cell in result.remaining if cell not in result.waiting]
+        if others:  # e.g. claimed by someone outside the run
+            lines.append(f"  not run: {', '.join(others)} (see 'hive show ID')")
     return lines

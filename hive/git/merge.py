@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,10 +38,21 @@ class MergeResult:
     up_to_date: bool = False  # theirs is already part of ours
 
 
-def merge_commits(repo: GitRepo, ours: str, theirs: str) -> MergeResult:
+Resolver = Callable[[str, bytes | None, bytes | None, bytes | None], bytes | None]
+
+
+def merge_commits(
+    repo: GitRepo, ours: str, theirs: str, *, resolve: Resolver | None = None
+) -> MergeResult:
     """Merge commit ``theirs`` into ``ours``: the merged tree and the file changes that
     turn ``ours``'s tree into it, or the conflicting paths. Nothing is written but
-    objects."""
+    objects.
+
+    ``resolve(path, base, ours, theirs)`` (each the file's content, None where that
+    side lacks it) may settle a path the text merge could not: the content to use,
+    or None to leave it a conflict. ``tree`` is then the text merge's, and only
+    ``changes`` carry the resolved contents.
+    """
     from dulwich.graph import find_merge_base
     from dulwich.merge import three_way_merge
 
@@ -56,13 +68,35 @@ def merge_commits(repo: GitRepo, ours: str, theirs: str) -> MergeResult:
     except ImportError as exc:  # merge3 missing: an installation problem, said plainly
         raise GitError(f"cannot merge: {exc}") from None
     names = sorted(path.decode("utf-8", errors="replace") for path in conflicts)
+    resolved: dict[str, bytes] = {}
+    if names and resolve is not None:
+        sides = [repo.commit_tree(c) if c else None for c in (base, ours, theirs)]
+        for name in names:
+            content = resolve(name, *(_file_at(repo, side, name) for side in sides))
+            if content is not None:
+                resolved[name] = content
+        names = [name for name in names if name not in resolved]
     if names:
         return MergeResult(ours, theirs, base, None, conflicts=names)
     merged = repo.store_object(tree)
-    unmergeable, changes = _changes(repo, repo.commit_tree(ours), merged)
+    ours_tree = repo.commit_tree(ours)
+    unmergeable, changes = _changes(repo, ours_tree, merged)
     if unmergeable:
         return MergeResult(ours, theirs, base, None, conflicts=unmergeable)
+    if resolved:
+        changes = [change for change in changes if change.path not in resolved]
+        changes += [
+            Change(path, content)
+            for path, content in sorted(resolved.items())
+            if content != _file_at(repo, ours_tree, path)
+        ]
     return MergeResult(ours, theirs, base, merged, changes=changes)
+
+
+def _file_at(repo: GitRepo, tree: str | None, path: str) -> bytes | None:
+    """The content of ``path`` in ``tree`` (None when either is missing)."""
+    sha = repo.lookup_path(tree, path) if tree is not None else None
+    return repo.read_blob(sha) if sha is not None else None
 
 
 def branch_changes(repo: GitRepo, ours: str, theirs: str) -> list[str]:

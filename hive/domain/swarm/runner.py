@@ -957,6 +957,13 @@ class _Runner:
             remaining=[c.id for c in subtasks if not c.is_closed and c.status != "blocked"],
             runs=self.runs,
         )
+        for cell_id in result.remaining:
+            blockers = open_blockers(index.cells[cell_id], index)
+            if blockers:
+                result.waiting[cell_id] = blockers
+            for blocker in blockers:
+                found = index.cells.get(blocker)
+                result.blocker_status[blocker] = found.status if found else "missing"
         self._event(
             "run_finished",
             title=self.epic.title,
