@@ -413,6 +413,22 @@ def test_cli_thread_without_recipients_limits_and_errors(ws: Workspace, repo: Pa
     assert foreign.returncode == 5 and "Traceback" not in foreign.stderr
 
 
+def test_terminal_escapes_in_a_message_are_refused(ws: Workspace, repo: Path) -> None:
+    """A subject or body with an escape sequence was sent as given, and hive mail
+    inbox / read printed it raw to the recipient's terminal."""
+    for name in ("alice", "carol"):
+        _hive(repo, name, "mail", "init")
+    alice = Workspace(str(repo), actor="alice", session="s-alice")
+    for subject, body in (("red \x1b[31m", "b"), ("two\nlines", "b"), ("s", "clear \x1b[2J")):
+        with pytest.raises(InvalidInput, match="control characters"):
+            send_message(alice, to=["carol"], subject=subject, body=body)
+        sent = _hive(repo, "alice", "mail", "send", "carol", "-s", subject, "-b", body)
+        assert sent.returncode == 2 and "control characters" in sent.stderr, sent
+    fine = _hive(repo, "alice", "mail", "send", "carol", "-s", "s", "-b", "a\n\tb")
+    assert fine.returncode == 0, fine.stderr
+    assert len(json.loads(_hive(repo, "carol", "--json", "mail", "inbox").stdout)) == 1
+
+
 def test_messages_sent_within_one_millisecond_keep_their_order(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
