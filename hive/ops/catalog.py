@@ -17,7 +17,10 @@ from hive.ops import (
 )
 from hive.ops.spec import DECLARED_IN, OPERATIONS, Operation
 
-DECLARING = (agent, audit, cells, context, coord, files, identity, network, plan, repo, swarm)
+# The order operations are listed in (help, docs, the tool list): module by module, as
+# a process that imports this catalogue first declares them (``agent`` imports
+# ``context``), whatever another process happened to import before.
+DECLARING = (context, agent, audit, cells, coord, files, identity, network, plan, repo, swarm)
 _RANK = {module.__name__: rank for rank, module in enumerate(DECLARING)}
 
 
