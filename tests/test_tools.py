@@ -181,6 +181,37 @@ def test_a_name_the_session_cannot_prove_is_a_warning_in_the_transcript(
     assert "warnings" not in json.loads(proven.stdout)
 
 
+def test_an_envelope_that_registers_its_agent_shows_the_credential_once(
+    ws: Workspace, repo: Path
+) -> None:
+    """``tools run --agent NAME`` for a new NAME registers it with a credential that lives
+    only as long as the process: the transcript gives it (as swarmmail_init does), so a
+    later envelope can act as NAME (its rate limits and ownership); without it the name
+    was taken for good and every later ``--agent NAME`` ran unbound."""
+    person = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    text = json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}]})
+    argv = ["-C", str(repo), "tools", "run", "--agent", "Fresh"]
+    first = json.loads(run_hive(argv, input=text, env=person, module="hive.cli.main").stdout)
+    assert first["agent"] == "Fresh", first
+    credential = first["credential"]
+    assert credential["agent"] == "Fresh" and credential["token"].startswith("hive_")
+    assert "HIVE_AGENT_TOKEN" in credential["note"]
+    again = run_hive(
+        argv,
+        input=text,
+        env={**person, "HIVE_AGENT": "Fresh", "HIVE_AGENT_TOKEN": credential["token"]},
+        module="hive.cli.main",
+    )
+    second = json.loads(again.stdout)
+    assert second["agent"] == "Fresh" and "warnings" not in second, second
+    assert "credential" not in second  # proven, not issued: nothing to show
+    shown = json.dumps({"tool_calls": [{"name": "swarmmail_init", "args": {}}]})
+    argv = ["-C", str(repo), "tools", "run", "--agent", "Other"]
+    third = json.loads(run_hive(argv, input=shown, env=person, module="hive.cli.main").stdout)
+    assert third["results"][0]["result"]["token"].startswith("hive_")
+    assert "credential" not in third  # swarmmail_init's result gave it already
+
+
 def test_malformed_envelopes(ws: Workspace, repo: Path) -> None:
     for text in ("{not json", "no json here at all", '{"tool_calls": "nope"}'):
         result = hive(repo, "tools", "run", stdin=text)

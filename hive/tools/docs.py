@@ -38,7 +38,9 @@ generated from the registry:
   prints a JSON transcript; a call with another key (`arguments`, `input`) is refused
   (`invalid_call`), never run without its arguments; `warnings` says why a session
   named by `--agent` is unbound (`"agent": null`: a name registered elsewhere, which
-  needs its `HIVE_AGENT_TOKEN`);
+  needs its `HIVE_AGENT_TOKEN`); when `--agent NAME` registers NAME for this envelope,
+  `credential` gives its token once (`export HIVE_AGENT=NAME HIVE_AGENT_TOKEN=...`
+  lets later envelopes act as NAME);
 - `hive tools schema --format mcp|openai|anthropic [--agent NAME]` — the schemas for
   other runtimes (with `--agent`, only the tools that agent may call, as `hive mcp`
   lists them to it).
@@ -97,10 +99,14 @@ the session's identity. `project_path`, if given, must be this repository.
 
 The `tools:` section is read from the **committed** `.hive/config.yaml` (like the
 rest of the config): commit an edit before it takes effect. It is parsed strictly:
-an unknown key or a wrong type makes every tool call fail with `invalid_input`
+an unknown key, a wrong type, a hook `matcher` that is not a regular expression or a
+path rule that is not a glob makes every tool call fail with `invalid_input`
 naming the line and the key (`.hive/config.yaml:9: tools.rate_limits.fs_read.capacity:
 ...`; never fail open), and `hive doctor` reports it. The `agents:` and
-`permission_policy:` sections are checked the same way.
+`permission_policy:` sections are checked the same way. A tool name no tool has
+(`fs_raed` under `permissions:`, `rate_limits:` or `agent_rate_limits:`: its rules
+would never apply) and a hook matcher that matches no tool name are `hive doctor`
+warnings (`unknown-tool`, with the name meant).
 
 ```yaml
 tools:
@@ -136,11 +142,14 @@ its credential) for the pseudo-tool `git_commit` (so `"*"` tool rules apply too)
 
 Rate limits: the bucket is the first of agent+tool, agent `default`, tool,
 `default`. A call refused before running (invalid, denied, blocked by a hook)
-spends no token.
+spends no token. A bucket holds `capacity` calls (at least 1) and refills at
+`capacity / per_seconds` calls a second.
 
 Hooks: `matcher` is a regular expression that must match the *whole* tool name
 (`hive_create` does not fire on `hive_create_epic`; use `hive_create.*`).
-`timeout` (alias `timeout_seconds`, default 10) kills the hook's process group.
+`timeout` (alias `timeout_seconds`, default 10) kills the hook's process group. A hook
+is done when its command exits (its exit code decides); what it left in the background
+still holding its output (`notify &`) is killed with the group.
 Exit codes: 0 continues (stdout goes only to the event log); 1 warns (stderr is
 returned as `warnings`); 2 blocks a pre hook (`hook_blocked`, stderr returned) or
 returns stderr as `hook_feedback` from a post hook. Any other exit code, a signal,
