@@ -903,3 +903,21 @@ def test_a_failed_worktree_worker_s_files_and_scope_violations_are_in_its_outcom
     seen = review(ws, target=cell, with_patch=False).cells[0]
     assert "README.md" in seen.scope_violations
     assert_clean(repo)
+
+
+def test_a_merge_commit_is_the_runner_s_naming_the_worker(ws: Workspace, repo: Path) -> None:
+    # Like a block or a requeue, the merge is written by the runner: its author and
+    # Hive-Agent agree (hive doctor / the audit log flag a mismatch), Hive-Worker
+    # names the worker whose branch it merges.
+    from hive.domain.history import audit_log
+
+    epic, cell = make_epic(ws, [{"title": "Merged", "files": ["src/m.py"]}])
+    result, events = run(ws, epic, isolation="worktree")
+    assert result.finished
+    worker = next(e.agent for e in events if e.event == "worker_started")
+    merge = git(repo, "log", "-1", "--merges", "--format=%H").strip()
+    message = git(repo, "show", "-s", "--format=%an%n%B", merge)
+    assert message.startswith("alice\n") and "Hive-Agent: alice" in message
+    assert f"Hive-Worker: {worker}" in message and f"Hive-Merge: {cell}" in message
+    flagged = [e for e in audit_log(ws) if e.commit == merge]
+    assert [e for e in flagged if e.kind == "author-mismatch"] == []
