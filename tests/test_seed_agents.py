@@ -189,6 +189,32 @@ def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
         assert error(repo, "x", "context_search", args)["code"] == "invalid_arguments"
 
 
+def test_context_search_finds_comments_design_and_acceptance(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A cell's comments (the discussion on it), design and acceptance criteria were
+    not searched: only its title, description, notes and close reason."""
+    cell = result(repo, "orch", "hive_create", {"title": "Cache"})
+    result(repo, "critic", "hive_comment", {"id": cell["id"], "text": "The flux CAPACITOR leaks"})
+    lines = tmp_path / "cells.jsonl"
+    lines.write_text(
+        json.dumps({"title": "Filter", "design": "a bloom filter", "acceptance": "p99 < 5 ms"})
+    )
+    assert cli(repo, "create", "--from", str(lines), actor="orch")[0] == 0
+    (said,) = result(repo, "x", "context_search", {"term": "capacitor"})["result"]["matches"]
+    assert said == {
+        "roundNumber": 1,
+        "agentId": "critic",
+        "agentRole": "worker",
+        "type": "comment",
+        "contentSnippet": "The flux CAPACITOR leaks",
+    }
+    for term in ("BLOOM", "p99"):
+        (found,) = result(repo, "x", "context_search", {"term": term})["result"]["matches"]
+        assert (found["roundNumber"], found["type"], found["agentId"]) == (2, "cell", "orch")
+        assert term.lower() in found["contentSnippet"].lower()
+
+
 def test_context_search_snippets_show_the_match(ws: Workspace, repo: Path) -> None:
     long = "filler " * 100 + "the needle is here, and after it more words " * 5
     result(repo, "A", "hive_create", {"title": "Long", "description": long})
@@ -330,6 +356,20 @@ def test_scratchpad_write_read_list(ws: Workspace, repo: Path) -> None:
     assert out == "o"
 
 
+def test_scratchpad_list_gives_each_entrys_created_at(ws: Workspace, repo: Path) -> None:
+    """Seed 002 lists entries as {path, title, size, created_at}: the listing had only
+    updated_at, so a reader of the seed's field found nothing."""
+    import time
+
+    before = time.time()
+    result(repo, "A", "scratchpad_write", {"file_path": "r", "content": "v1", "title": "T"})
+    time.sleep(0.05)
+    result(repo, "B", "scratchpad_write", {"file_path": "r", "content": "v2", "title": "T"})
+    (entry,) = result(repo, "C", "scratchpad_list", {})["entries"]
+    assert before - 0.01 <= entry["created_at"] < entry["updated_at"] <= time.time()
+    assert entry["updated_at"] - entry["created_at"] >= 0.04  # the first write's time, kept
+
+
 def test_scratchpad_limits(ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from hive.domain import scratchpad
 
@@ -410,6 +450,19 @@ def test_todo_lists_per_agent(ws: Workspace, repo: Path) -> None:
 
 
 # ------------------------------------------------------------------ seed 002: agent profiles
+
+
+def test_todos_with_terminal_escapes_are_refused(ws: Workspace, repo: Path) -> None:
+    """A todo's text was printed raw by hive todo list: an agent's escape sequence
+    rewrote the terminal of the person reading every agent's list."""
+    result(repo, "A", "todo_write", {"todos": [{"content": "keep", "status": "pending"}]})
+    for todo in (
+        {"content": "red \x1b[31mALERT", "status": "pending"},
+        {"content": "fine", "status": "pending", "activeForm": "doing \x1b[2J"},
+    ):
+        refused = error(repo, "A", "todo_write", {"todos": [todo]})
+        assert refused["code"] == "invalid_input" and "U+001B" in refused["error"], todo
+    assert [t["content"] for t in result(repo, "A", "todo_read", {})["todos"]] == ["keep"]
 
 
 def test_read_before_write(ws: Workspace, repo: Path) -> None:

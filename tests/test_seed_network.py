@@ -210,6 +210,41 @@ def test_permission_hostile_input_and_bad_policy(ws: Workspace, repo: Path) -> N
     assert "permission_policy.default" in out
 
 
+def test_terminal_escapes_are_refused_in_what_people_read(ws: Workspace, repo: Path) -> None:
+    """A justification, a scope or a project-memory entry with control characters was
+    committed as given and printed raw by hive permissions list / hive memory show
+    (an escape sequence rewrote the reader's terminal; the scope went into the
+    commit subject)."""
+    configure(repo, permission_policy={"default": "grant"})
+    esc = "\x1b[2J"
+    for args in (
+        {"resourceType": "EMAIL", "justification": f"mail the report {esc}"},
+        {"resourceType": "EMAIL", "justification": "mail the weekly report", "scope": f"a{esc}"},
+        {"resourceType": "EMAIL", "justification": "mail the weekly report", "scope": "a\nb"},
+    ):
+        refused = error(repo, "A", "request_permission", args)
+        assert refused["code"] == "invalid_input", args
+        assert "U+001B" in refused["error"] or "U+000A" in refused["error"], args
+    for args in (
+        {"section": "goals", "add": f"ship {esc}"},
+        {"section": "decisions", "add": {"decision": "d", "why": [f"x{esc}"]}},
+        {"section": "stack", "set": {f"db{esc}": "sqlite"}},
+        {"section": "milestones", "complete": f"M1{esc}"},
+    ):
+        refused = error(repo, "A", "update_context", args)
+        assert refused["code"] == "invalid_input" and "U+001B" in refused["error"], args
+    assert not (repo / ".hive" / "context.yaml").exists()
+    # text over several lines stays allowed
+    granted = result(
+        repo,
+        "A",
+        "request_permission",
+        {"resourceType": "EMAIL", "justification": "mail the report\n\tto the team"},
+    )
+    assert granted["granted"] is True
+    assert result(repo, "A", "update_context", {"section": "goals", "add": "a\nb"})["changed"]
+
+
 # ------------------------------------------------------------------ delegation
 
 

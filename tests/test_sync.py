@@ -24,7 +24,7 @@ from hive.domain.contest import yielded_reservations
 from hive.domain.identity import mail_init
 from hive.domain.mail import inbox, send_message
 from hive.domain.precommit import check_staged
-from hive.domain.reservations import list_reservations, reserve
+from hive.domain.reservations import list_reservations, release, reserve
 from hive.domain.setup import init_hive
 from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
@@ -714,3 +714,47 @@ def test_a_sync_after_a_git_pull_merges_against_the_version_both_clones_had(
         merged = show_cell(clones.ws(name), cell_id=cell.id)
         assert (merged.labels, merged.priority, merged.title) == (["keep"], 1, "Renamed in b")
         assert merged.conflicts == []
+
+
+def test_a_sync_from_a_branch_with_older_cells_does_not_undo_newer_state(
+    clones: Clones,
+) -> None:
+    """A clone syncs on a feature branch, then switches back to a branch whose cells
+    are older and syncs again: the older copies are stale, not edits. They must not
+    be pushed over the newer state (every other clone would take them)."""
+    a = clones.paths["a"]
+    cell = create_cell(clones.ws("a"), title="v1", priority=3)
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    reserve(clones.ws("a", "Alpha"), paths=["docs/**"])
+    clones.sync("a")
+    git(a, "checkout", "-q", "-b", "feature")
+    update_cell(clones.ws("a"), cell_id=cell.id, title="v2", priority=1)
+    release(clones.ws("a", "Alpha"))
+    clones.sync("a")
+    clones.sync("b")
+    git(a, "checkout", "-q", "main")
+    clones.sync("a")
+    clones.sync("b")
+    for name in ("a", "b"):
+        merged = show_cell(clones.ws(name), cell_id=cell.id)
+        assert (merged.title, merged.priority) == ("v2", 1), name
+        assert list_reservations(clones.ws(name)) == [], name
+    assert_clean(a)
+
+
+def test_a_git_revert_of_a_synced_hive_commit_is_sent_by_the_next_sync(clones: Clones) -> None:
+    """Unlike a branch that is merely behind, a branch that had the newer version and
+    reverted it chose the older one: the next sync sends it."""
+    a = clones.paths["a"]
+    cell = create_cell(clones.ws("a"), title="v1")
+    clones.sync("a")  # the state has v1 in its history
+    update_cell(clones.ws("a"), cell_id=cell.id, title="v2")
+    clones.sync("a")
+    clones.sync("b")
+    assert git(a, "log", "-1", "--format=%s").startswith("hive: update")  # no sync commit
+    git(a, "revert", "--no-edit", "HEAD")
+    assert show_cell(clones.ws("a"), cell_id=cell.id).title == "v1"
+    clones.sync("a")
+    clones.sync("b")
+    for name in ("a", "b"):
+        assert show_cell(clones.ws(name), cell_id=cell.id).title == "v1", name

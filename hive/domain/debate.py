@@ -11,7 +11,8 @@ time, so ``roundNumber`` says which piece of work a contribution belongs to and
 how early it came. A cell's contributions belong to its top-level ancestor's round,
 a message to the round of the cell its thread names (0 when it names none), an
 outcome to its cell's round. ``type`` is what the contribution is in hive:
-``cell`` (title and description), ``notes``, ``close_reason``, ``message``
+``cell`` (title, description, design and acceptance criteria), ``notes``,
+``comment`` (its author's), ``close_reason``, ``message``
 (subject and body) or ``outcome`` (the completion summary). ``agentRole`` is
 ``coordinator`` for the agent that created the round's top-level cell and
 ``worker`` for everyone else.
@@ -201,7 +202,8 @@ def _cell_contributions(cell: Cell, consider: Any) -> None:
     if cell.is_deleted:
         return
     when = cell.created_at.isoformat()
-    consider(f"{cell.title}\n{cell.description}".strip(), cell.id, cell.created_by, "cell", when)
+    texts = (cell.title, cell.description, cell.design, cell.acceptance_criteria)
+    consider("\n".join(t for t in texts if t).strip(), cell.id, cell.created_by, "cell", when)
     if cell.notes:
         consider(
             cell.notes,
@@ -210,6 +212,8 @@ def _cell_contributions(cell: Cell, consider: Any) -> None:
             "notes",
             cell.updated_at.isoformat(),
         )
+    for comment in cell.comments:
+        consider(comment.text, cell.id, comment.author, "comment", comment.created_at.isoformat())
     if cell.close_reason:
         closed = (cell.closed_at or cell.updated_at).isoformat()
         consider(

@@ -228,7 +228,7 @@ def send_message(
     as that cell's full id.
     """
     sender = ws.require_agent("sending mail")
-    check_message(to, subject, body, importance)
+    check_message(to, subject, body, importance, thread_id)
     coordinator = coordinator_of(ws, thread_id, sender) if COORDINATOR in to else None
     thread_members: list[str] = []
     if thread_id:

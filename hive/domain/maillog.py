@@ -17,10 +17,11 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from hive.domain.limits import check_short, check_text
 from hive.errors import InvalidInput, NotFound
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
-from hive.text import shell_word
+from hive.text import first_control, shell_word, without_control
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -62,8 +63,16 @@ MAX_SUBJECT = 200
 MAX_RECIPIENTS = 64
 
 
-def check_message(to: list[str], subject: str, body: str, importance: str) -> None:
-    """InvalidInput naming the first limit a message breaks."""
+# Control characters a body may keep (tab and line breaks); a subject or thread id is one line.
+BODY_ALLOWED = frozenset("\t\n\r")
+
+
+def check_message(
+    to: list[str], subject: str, body: str, importance: str, thread_id: str | None = None
+) -> None:
+    """InvalidInput naming the first limit a message breaks. Control characters would
+    reach the recipient's terminal (``hive mail inbox``/``read``), and a subject is
+    also the summary line of the message's commit in the mail log."""
     if importance not in IMPORTANCE_LEVELS:
         raise InvalidInput(f"invalid importance {importance!r}: use {', '.join(IMPORTANCE_LEVELS)}")
     if not subject.strip():
@@ -72,8 +81,20 @@ def check_message(to: list[str], subject: str, body: str, importance: str) -> No
         raise InvalidInput(f"subject is too long ({len(subject)} > {MAX_SUBJECT} characters)")
     if len(body) > MAX_BODY:
         raise InvalidInput(f"body is too long ({len(body)} > {MAX_BODY} characters)")
+    # printed to the recipient's terminal by hive mail inbox / read: no escape sequences
+    check_short(subject, "subject", MAX_SUBJECT)
+    check_text(body, "body", MAX_BODY)
     if len(to) > MAX_RECIPIENTS:
         raise InvalidInput(f"too many recipients ({len(to)} > {MAX_RECIPIENTS})")
+    for what, text, allowed in (
+        ("subject", subject, frozenset[str]()),
+        ("thread_id", thread_id or "", frozenset[str]()),
+        ("body", body, BODY_ALLOWED),
+    ):
+        found = first_control(text, allowed)
+        if found is not None:
+            kind = "control characters" if allowed else "line breaks or control characters"
+            raise InvalidInput(f"{what} must not contain {kind} (found U+{ord(found):04X})")
 
 
 MAIL_REF = "refs/hive/mail"
@@ -249,12 +270,19 @@ def advance(ws: MailHost, state: MailState, tip: str | None) -> int:
 
 
 def event_of(commit: CommitInfo) -> dict[str, Any] | None:
+    """The event a mail-log commit carries: the JSON paragraph after its summary line
+    (trailers may follow). A summary that spans paragraphs (a subject with a blank line,
+    from before subjects were checked) is skipped, so its message is not lost."""
+    decoder = json.JSONDecoder()
     _, _, body = commit.message.partition("\n\n")
-    try:
-        event, _ = json.JSONDecoder().raw_decode(body.lstrip())  # trailers may follow
-    except json.JSONDecodeError:
-        return None
-    return event if isinstance(event, dict) and "type" in event else None
+    while body:
+        try:
+            event, _ = decoder.raw_decode(body.lstrip())
+        except json.JSONDecodeError:
+            _, _, body = body.partition("\n\n")
+            continue
+        return event if isinstance(event, dict) and "type" in event else None
+    return None
 
 
 def load_persisted(ws: MailHost) -> MailState | None:
@@ -336,9 +364,9 @@ def append(
         if event is None:
             return Plan(changes=[], message="", result=result)
         event["at"] = after(event["at"], state.latest_at)
-        message = (
-            f"hive-mail: {summary}\n\n{json.dumps(event, ensure_ascii=False, sort_keys=True)}\n"
-        )
+        line = without_control(summary)  # one line, whatever the summary quotes
+        text = json.dumps(event, ensure_ascii=False, sort_keys=True)
+        message = f"hive-mail: {line}\n\n{text}\n"
         if trailers:
             message += "\n" + "".join(f"{key}: {value}\n" for key, value in trailers)
         return Plan(changes=[], message=message, result=result)

@@ -142,15 +142,18 @@ def merge_in_repository(
     reached both branches by ``hive sync`` (a sync commit on each, not a shared one)
     is missing there, or older than the version both clones had, and a three-way
     merge against it would bring back what one side removed. ``ours`` is HEAD's
-    version (in a merge, rebase or cherry-pick; checked, else plain
-    :func:`merge_file`). A version one side already had is older than that side's
-    own, so the newer one is taken as it is; otherwise, when the other side's commit
-    is known (``their_commits``: git names the branch being merged in its
-    environment), the base is the newest version both histories hold.
+    version (checked, else plain :func:`merge_file`). In a merge (``their_commits``:
+    git names the commits being merged in its environment), or when git has no base
+    at all (both sides added the file, as in a rebase of a sync commit), a version
+    one side already had is older than that side's own, so the newer one is taken
+    as it is; otherwise, in a merge, the base is the newest version both histories
+    hold. A cherry-pick, revert or rebase step with a base keeps git's base.
     """
     if ours == theirs or (base is not None and base in (ours, theirs)):
         return merge_file(path, base, ours, theirs)
-    if not is_mergeable_path(path):
+    if not is_mergeable_path(path) or (base is not None and not their_commits):
+        # A cherry-pick, revert or rebase step: git's base is the picked commit's
+        # parent, the right one (a revert's "theirs" is older on purpose).
         return merge_file(path, base, ours, theirs)
     from hive.git.syncref import path_versions
     from hive.git.worktree import blob_sha_of

@@ -276,11 +276,22 @@ def _merged_changes(
     received = 0
     for path in sorted(set(ours) | set(theirs)):
         mine, other, original = ours.get(path), theirs.get(path), base.get(path)
-        if other is None and mine == original and not path.startswith(CELLS_DIR + "/"):
+        # This branch holds a version older than the state and never had the newer one
+        # (it was synced on another branch since, or reset): a stale copy, never an
+        # edit to send. A branch that had the newer one and went back (git revert)
+        # chose the older one.
+        stale = (
+            mine is not None
+            and mine not in (original, other)
+            and (other is None or other == original)
+            and had.had("theirs", mine)
+            and (other is None or not had.had("ours", other))
+        )
+        if other is None and (mine == original or stale) and not path.startswith(CELLS_DIR + "/"):
             changes.append(Change(path, None))  # they removed it (all released), we kept it
             received += 1
             continue
-        if mine == other or other is None or other == original:
+        if mine == other or other is None or (other == original and not stale):
             continue  # nothing new there (cell files are never removed: tombstones are)
         if mine is None:  # new there, or changed there after we removed it
             changes.append(Change(path, read(other)))
