@@ -920,9 +920,24 @@ def _unmatched(report: Any) -> list[str]:
     return [entry.path for entry in report if entry.status == "no_pending_proposal"]
 
 
+def _failed(report: Any) -> list[Any]:
+    """Approved writes that could not be applied (changed since, denied now, ...)."""
+    return [entry for entry in report if entry.status == "failed"]
+
+
 def _unmatched_note(ws: Workspace, report: Any) -> None:
     if _unmatched(report):
         output.err(f"error: no pending proposal for {', '.join(_unmatched(report))}")
+    for entry in _failed(report):
+        output.err(f"error: could not apply {entry.path}: {entry.result}")
+
+
+def _decide_exit_code(report: Any) -> int:
+    """3 when a decision names no pending proposal, 1 when an approved write could
+    not be applied, else 0 (the report lists every decision either way)."""
+    if _unmatched(report):
+        return NotFound.exit_code
+    return 1 if _failed(report) else 0
 
 
 def _event_line(event: Any) -> str:
@@ -973,7 +988,7 @@ PRESENTERS.update(
             render=_decided,
             inputs=_decisions_file,
             notes=_unmatched_note,
-            exit_code=lambda report: NotFound.exit_code if _unmatched(report) else 0,
+            exit_code=_decide_exit_code,
             opens=lambda: workspace(claim=False),
         ),
         "events": Presenter(

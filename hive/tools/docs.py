@@ -180,11 +180,11 @@ Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing 
 proposal (`hive proposals list`); an arbiter answers with strict JSON
 `{"decisions": [{"path": ..., "action": "approve"|"reject", "notes": ...}]}`
 (`hive proposals decide FILE|-`; exit 3 when a decision names no pending
-proposal), and approved writes are applied only with `--allow-write`, under a lock
-(one proposal is never applied twice). At apply time the target is resolved and
-permission-checked again for the proposing agent, and a file changed since the
-proposal is refused. The temporary file is written next to the target and removed
-on failure.
+proposal, 1 when an approved write could not be applied), and approved writes are
+applied only with `--allow-write`, under a lock (one proposal is never applied
+twice). At apply time the target is resolved and permission-checked again for the
+proposing agent, and a file changed since the proposal is refused. The temporary
+file is written next to the target and removed on failure.
 
 Shared state: `ctx_*` (shared context with versions) and `coord_*` (the coordinator
 queue with leases) live in the local coordination store,
