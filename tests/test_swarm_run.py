@@ -880,3 +880,44 @@ def test_hive_files_changed_on_both_sides_merge_field_by_field(ws: Workspace, re
     )
     assert git(repo, "rev-list", "--merges", "--count", "HEAD").strip() == "1"
     assert_clean(repo)
+
+
+def test_a_failed_worktree_worker_s_files_and_scope_violations_are_in_its_outcome(
+    ws: Workspace, repo: Path
+) -> None:
+    # In its own worktree everything a worker changed is its own: what it committed on
+    # its branch and what it left uncommitted go into the failure outcome, and a file
+    # outside its subtask's files is a scope violation there and in hive review.
+    epic, cell = make_epic(ws, [{"title": "Strays", "files": ["src/own.py"]}])
+    command = (
+        "mkdir -p src && echo 'OWN = 1' > src/own.py && git add src/own.py"
+        " && git -c user.name=w -c user.email=w@example.com commit -qm 'own work'"
+        " && echo 'stray' >> README.md && exit 1"
+    )
+    result, _ = run(ws, epic, command, isolation="worktree")
+    assert cell in result.blocked
+    outcome = next(o for o in load_outcomes(ws) if o.cell_id == cell)
+    assert not outcome.success
+    assert outcome.files_touched == ["README.md", "src/own.py"]
+    assert outcome.scope_violations == ["README.md"]
+    seen = review(ws, target=cell, with_patch=False).cells[0]
+    assert "README.md" in seen.scope_violations
+    assert_clean(repo)
+
+
+def test_a_merge_commit_is_the_runner_s_naming_the_worker(ws: Workspace, repo: Path) -> None:
+    # Like a block or a requeue, the merge is written by the runner: its author and
+    # Hive-Agent agree (hive doctor / the audit log flag a mismatch), Hive-Worker
+    # names the worker whose branch it merges.
+    from hive.domain.history import audit_log
+
+    epic, cell = make_epic(ws, [{"title": "Merged", "files": ["src/m.py"]}])
+    result, events = run(ws, epic, isolation="worktree")
+    assert result.finished
+    worker = next(e.agent for e in events if e.event == "worker_started")
+    merge = git(repo, "log", "-1", "--merges", "--format=%H").strip()
+    message = git(repo, "show", "-s", "--format=%an%n%B", merge)
+    assert message.startswith("alice\n") and "Hive-Agent: alice" in message
+    assert f"Hive-Worker: {worker}" in message and f"Hive-Merge: {cell}" in message
+    flagged = [e for e in audit_log(ws) if e.commit == merge]
+    assert [e for e in flagged if e.kind == "author-mismatch"] == []

@@ -80,9 +80,11 @@ def read_source(source: str, what: str = "the input") -> str:
     from hive.errors import InvalidInput
 
     if source == "-":
+        from hive.cli import stdin_text
+
         if sys.stdin.isatty():
             output.err(f"reading {what} from standard input (Ctrl-D ends)")
-        return sys.stdin.read()
+        return stdin_text()
     try:
         with open(os.path.expanduser(source), encoding="utf-8") as handle:
             return handle.read()

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from hive.cli import Invocation, internal_error
+from hive.cli import Invocation, internal_error, stdin_text
 from hive.cli.mcp_start import context_dir, open_session, options, refused
 from hive.cli.output import err
 
@@ -73,7 +73,11 @@ def run_calls(
 
     if sys.stdin.isatty():  # else a person sees nothing happen
         err('reading a tool-call envelope {"tool_calls": [...]} from standard input (Ctrl-D ends)')
-    transcript = run_envelope(ctx, sys.stdin.read())
+    try:
+        text = stdin_text()
+    except HiveError as exc:
+        return refused(exc, json_output)
+    transcript = run_envelope(ctx, text)
     if ctx.bind_error is not None:  # "agent": null says nothing of why
         transcript["warnings"] = [ctx.bind_error.message, *transcript.get("warnings", [])]
     credential = issued_credential(ctx, transcript)

@@ -286,7 +286,8 @@ def _merge_hive_file(
 
 def merge_subtask(ws: Workspace, *, cell_id: str, branch: str, agent: str) -> MergeResult:
     """Merge ``branch`` into the current branch in one commit (the working tree and
-    index follow, as for every hive write). ``.hive/`` files both sides changed are
+    index follow, as for every hive write), the runner's (author and ``Hive-Agent``)
+    naming the worker (``Hive-Worker``). ``.hive/`` files both sides changed are
     merged field by field. With other conflicts nothing is written and the result
     lists them."""
     ref = f"refs/heads/{branch}"
@@ -300,7 +301,7 @@ def merge_subtask(ws: Workspace, *, cell_id: str, branch: str, agent: str) -> Me
             return Plan(changes=[], message="", result=merged)
         message = format_message(
             f"hive: merge {branch} ({cell_id})",
-            [("Hive-Merge", cell_id), ("Hive-Agent", agent), ("Hive-Event", "merge")],
+            [("Hive-Merge", cell_id), *ws.trailers("merge"), *_worker(agent)],
         )
         return Plan(changes=merged.changes, message=message, result=merged, extra_parents=[theirs])
 

@@ -86,6 +86,7 @@ DEFAULT_TIMEOUT = 1800.0
 STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 OBSERVE_EVERY = 0.5  # seconds between looks at cells, reservations and mail
 PLACEHOLDERS = ("prompt_file", "cell", "agent", "epic", "project")
+UNCHECKED = "(not checked: "  # a worktree whose state could not be read
 
 EventSink = Callable[[SwarmEvent], None]
 
@@ -683,7 +684,7 @@ class _Runner:
                 found += branch_changes(self.ws.git, head, tip)
             found += worktree_changes(job.worktree)
         except HiveError as exc:
-            return [f"(not checked: {exc.message})"]
+            return [f"{UNCHECKED}{exc.message})"]
         return sorted(p for p in set(found) if not p.startswith(HIVE_DIR + "/"))
 
     def _drop_worktree(self, job: _Job) -> None:
@@ -704,6 +705,9 @@ class _Runner:
     ) -> None:
         left: list[str] = []
         if job.worktree is not None:
+            # all its worktree holds is the worker's own: what it touched, for the outcome
+            kept = self._kept_work(job, merged=False)
+            left = [path for path in kept if not path.startswith(UNCHECKED)]
             self._release_on_branch(job)
         if job.worktree is not None and files is None:
             reason += f" (worktree {job.worktree} on branch {job.branch} kept)"
