@@ -765,6 +765,8 @@ def _packed(report: Any, params: Any, ws: Workspace) -> None:
 
 def _hook(result: Any, params: Any, ws: Workspace) -> None:
     chained = f" (chains {result.chained})" if result.chained else ""
+    if result.action == "restored":
+        chained = " (your own hook, which hive had chained)"
     output.console().print(f"{result.action}: {result.path}{chained}")
 
 
