@@ -426,6 +426,10 @@ def measure_writes(bench: Bench) -> list[Row]:
         ("`hive reserve PATTERN` (as an agent)", lambda n: ["reserve", pattern.format(n)]),
         ("`hive release PATTERN`", lambda n: ["release", pattern.format(n)]),
         ("`hive mail send`", lambda n: ["mail", "send", PEER, "-s", "bench", "-b", "hello"]),
+        (
+            "`hive mail send --thread ID`",
+            lambda n: ["mail", "send", PEER, "-s", "bench", "--thread", created[0]],
+        ),
     ]
     bench.hive_run("mail", "init")
     bench.hive_run("mail", "init", agent=PEER)

@@ -87,3 +87,22 @@ def configure(repo: Path, **sections: Any) -> None:
     path.write_text(dumps(dict(config)))
     git(repo, "add", ".hive/config.yaml")
     git(repo, "commit", "-qm", "configure")
+
+
+def call_beside_a_pipe(pipe: Path, repo: Path, name: str, args: Any) -> dict[str, Any] | None:
+    """One tool call as agent A, in a thread given 20 s: its answer, or None when it
+    was still waiting on the named pipe ``pipe`` (opened then for writing, so that the
+    blocked call ends and the test can fail rather than hang)."""
+    import threading
+
+    answers: list[dict[str, Any]] = []
+    caller = threading.Thread(
+        target=lambda: answers.append(call(repo, "A", name, args)), daemon=True
+    )
+    caller.start()
+    caller.join(timeout=20)
+    if caller.is_alive():
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        caller.join(timeout=5)
+        return None
+    return answers[0]

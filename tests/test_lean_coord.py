@@ -288,6 +288,104 @@ def test_a_worktree_without_conflicts_is_handled(
     _same(["reserve", "src/b.py", "lib.py"], base, tmp_path, capsys, twins=(lean_repo, full_repo))
 
 
+# ------------------------------------------------------------------ threads
+
+
+@pytest.fixture
+def threaded(base: Path) -> dict[str, str]:
+    """``base`` with an epic (created by alice, coordinated by bob as its metadata says)
+    whose open subtask is assigned to bob, a closed one to alice, one to carol (not
+    registered for mail), the person holding a reservation made for the epic's open
+    subtask, and bob's cell in progress under another epic of alice's; the ids."""
+    from hive.domain.cells import close_cell, create_cell, update_cell
+
+    alice = Workspace(str(base), actor="alice")
+    epic = create_cell(alice, title="auth", type="epic", metadata={"coordinator": "bob"})
+    other = create_cell(alice, title="no epic", type="epic")
+    open_task = create_cell(alice, title="login", parent=epic.id, assignee="bob")
+    done = create_cell(alice, title="schema", parent=epic.id, assignee="alice")
+    close_cell(alice, cell_id=done.id)
+    carol = create_cell(alice, title="docs", parent=open_task.id)
+    update_cell(alice, cell_id=carol.id, assignee="carol")
+    plain = create_cell(alice, title="plain", parent=other.id)
+    bob = Workspace(str(base), actor="bob")
+    update_cell(bob, cell_id=plain.id, status="in_progress", assignee="bob")
+    reserve(Workspace(str(base)), paths=["src/login.py"], cell=open_task.id)
+    return {"epic": epic.id, "task": open_task.id, "plain": plain.id, "other": other.id}
+
+
+THREADS: dict[str, tuple[list[str], str]] = {
+    "epic-thread-reaches-its-workers": (["mail", "send", "-s", "all", "--thread", "{epic}"], ""),
+    "epic-thread-and-to": (["mail", "send", "alice", "-s", "x", "--thread={epic}", "--json"], ""),
+    "epic-thread-as-alice": (["mail", "send", "-s", "x", "--thread", "{epic}"], "alice"),
+    "cell-thread": (["mail", "send", "alice", "-s", "x", "--thread", "{task}"], ""),
+    "coordinator-of-the-thread": (
+        ["mail", "send", "coordinator", "-s", "x", "--thread", "{task}"],
+        "",
+    ),
+    "coordinator-by-created-by": (
+        ["mail", "send", "coordinator", "-s", "x", "--thread", "{plain}"],
+        "",
+    ),
+    "coordinator-of-my-work": (
+        ["mail", "send", "coordinator", "alice", "-s", "x", "--json"],
+        "bob",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(THREADS))
+def test_threads_and_the_coordinator_are_found_as_by_the_full_path(
+    name: str,
+    base: Path,
+    threaded: dict[str, str],
+    tmp_path: Path,
+    frozen: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args, who = THREADS[name]
+    if who:
+        for key, value in agent_env(base, who, {}).items():
+            monkeypatch.setenv(key, value)
+    after = _same([part.format(**threaded) for part in args], base, tmp_path, capsys)
+    event = json.loads(after["mail_message"].split("\n\n", 1)[1].split("\n\n")[0])
+    expected = {
+        "epic-thread-reaches-its-workers": ["bob"],  # not alice (closed), not the sender
+        "epic-thread-and-to": ["alice", "bob"],
+        "epic-thread-as-alice": ["Test User", "bob"],  # the holder of a reservation for it
+        "cell-thread": ["alice"],
+        "coordinator-of-the-thread": ["bob"],  # metadata.coordinator of the task's epic
+        "coordinator-by-created-by": ["alice"],  # the epic has no coordinator: its creator
+        "coordinator-of-my-work": ["alice"],  # bob's open work is under alice's other epic
+    }[name]
+    assert event["to"] == expected
+
+
+PLAIN_THREADS = {
+    "a-prefix": ["mail", "send", "alice", "-s", "x", "--thread", "{short}"],
+    "not-a-cell": ["mail", "send", "alice", "-s", "x", "--thread", "design"],
+    "upper-case": ["mail", "send", "alice", "-s", "x", "--thread", "{upper}"],
+    "no-epic-for-coordinator": ["mail", "send", "coordinator", "-s", "x"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_THREADS))
+def test_a_thread_the_rows_cannot_answer_is_left_to_the_full_cli(
+    name: str, base: Path, threaded: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = {"short": threaded["epic"][:6], "upper": threaded["epic"].upper()}
+    args = [part.format(**ids) for part in PLAIN_THREADS[name]]
+    mail = git(base, "rev-parse", "refs/hive/mail")
+    assert lean_run(base, args, capsys)[:2] == (None, "")
+    assert git(base, "rev-parse", "refs/hive/mail") == mail  # nothing written
+    code, out, err = full_run(base, args, capsys)
+    if name == "no-epic-for-coordinator":
+        assert code == 3 and "unknown recipient(s) coordinator" in err
+    else:
+        assert code == 0 and out.startswith("sent #")
+
+
 # ------------------------------------------------------------------ refusals
 
 

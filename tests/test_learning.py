@@ -108,6 +108,14 @@ def test_maturity_and_anti_patterns() -> None:
     assert maturity(Tally(successes=9, failures=1)) == "proven"
     assert maturity(Tally(successes=0.5, failures=3)) == "deprecated"
     failures = [outcome("Fix login crash", "file-based", False) for _ in range(3)]
+    # three recent outcomes count as three (decay leaves 2.98): the thresholds are met
+    from hive.domain.swarm.learning import pattern_stats
+
+    successes = [outcome("Add export", "feature-based", True) for _ in range(3)]
+    stats = {(p.strategy, p.maturity) for p in pattern_stats(failures + successes)}
+    assert stats == {("file-based", "deprecated"), ("feature-based", "established")}
+    proven = [outcome("Add export", "feature-based", True, 0.5) for _ in range(8)]
+    assert [p.maturity for p in pattern_stats(proven)] == ["proven"]
     lessons = anti_patterns(failures)
     assert lessons and lessons[0].startswith("Avoid file-based for bugfix tasks")
 

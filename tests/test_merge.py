@@ -443,3 +443,20 @@ def test_cli_show_doctor_and_resolve_a_conflict_the_rules_could_not_settle(
     assert "merge conflicts" not in cli("show", target.id).output
     assert cli("doctor").exit_code == 0
     assert_clean(repo)
+
+
+def test_git_revert_of_an_older_hive_commit_goes_through_the_driver(
+    ws: Workspace, repo: Path
+) -> None:
+    """A revert's "theirs" is the reverted commit's parent: an older version this branch
+    had, on purpose. The driver merges it against git's base (field by field), so the
+    title comes back and the later priority change stays."""
+    made = create_cell(ws, title="First title")
+    update_cell(ws, cell_id=made.id, title="Second title")
+    renamed = git(repo, "rev-parse", "HEAD").strip()
+    update_cell(ws, cell_id=made.id, priority=0)
+    git(repo, "revert", "--no-edit", renamed)
+    reverted = show_cell(Workspace(str(repo)), cell_id=made.id)
+    assert (reverted.title, reverted.priority) == ("First title", 0)
+    assert reverted.conflicts == []
+    assert_clean(repo)

@@ -17,7 +17,16 @@ from hive.domain.workspace import Workspace
 from hive.tools.registry import CallContext, call_tool
 from tests.hivefork import mcp_server
 from tests.inprocess import run_hive
-from tests.seedkit import call, cli, configure, error, hive, result, run_workers
+from tests.seedkit import (
+    call,
+    call_beside_a_pipe,
+    cli,
+    configure,
+    error,
+    hive,
+    result,
+    run_workers,
+)
 
 OUTSIDE = "Access denied: path is outside the context directory"
 
@@ -64,6 +73,17 @@ def test_file_read_in_the_context_directory(ws: Workspace, repo: Path, tmp_path:
     assert "directory" in error(repo, "A", "file_read", {"path": "docs"})["error"]
     for args in ({}, {"path": 5}, {"path": ""}, {"path": "x" * 5000}, {"path": "a", "b": 1}):
         assert error(repo, "A", "file_read", args)["code"] == "invalid_arguments", args
+
+
+def test_file_read_of_a_fifo_answers_instead_of_hanging(ws: Workspace, repo: Path) -> None:
+    """file_read opened whatever the path named: a named pipe in the context directory
+    blocked the call (and its server thread) until some process wrote to it."""
+    os.mkfifo(repo / "pipe")
+    assert call_beside_a_pipe(repo / "pipe", repo, "file_read", {"path": "pipe"}) == {
+        "error": f"Path is not a regular file: {repo / 'pipe'}",
+        "code": "invalid_input",
+        "status": "error",
+    }
 
 
 def test_list_files_in_the_context_directory(ws: Workspace, repo: Path, tmp_path: Path) -> None:
@@ -167,6 +187,32 @@ def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
     assert first["id"]
     for args in ({}, {"term": ""}, {"term": 3}, {"term": "x" * 1000}):
         assert error(repo, "x", "context_search", args)["code"] == "invalid_arguments"
+
+
+def test_context_search_finds_comments_design_and_acceptance(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A cell's comments (the discussion on it), design and acceptance criteria were
+    not searched: only its title, description, notes and close reason."""
+    cell = result(repo, "orch", "hive_create", {"title": "Cache"})
+    result(repo, "critic", "hive_comment", {"id": cell["id"], "text": "The flux CAPACITOR leaks"})
+    lines = tmp_path / "cells.jsonl"
+    lines.write_text(
+        json.dumps({"title": "Filter", "design": "a bloom filter", "acceptance": "p99 < 5 ms"})
+    )
+    assert cli(repo, "create", "--from", str(lines), actor="orch")[0] == 0
+    (said,) = result(repo, "x", "context_search", {"term": "capacitor"})["result"]["matches"]
+    assert said == {
+        "roundNumber": 1,
+        "agentId": "critic",
+        "agentRole": "worker",
+        "type": "comment",
+        "contentSnippet": "The flux CAPACITOR leaks",
+    }
+    for term in ("BLOOM", "p99"):
+        (found,) = result(repo, "x", "context_search", {"term": term})["result"]["matches"]
+        assert (found["roundNumber"], found["type"], found["agentId"]) == (2, "cell", "orch")
+        assert term.lower() in found["contentSnippet"].lower()
 
 
 def test_context_search_snippets_show_the_match(ws: Workspace, repo: Path) -> None:
@@ -310,6 +356,20 @@ def test_scratchpad_write_read_list(ws: Workspace, repo: Path) -> None:
     assert out == "o"
 
 
+def test_scratchpad_list_gives_each_entrys_created_at(ws: Workspace, repo: Path) -> None:
+    """Seed 002 lists entries as {path, title, size, created_at}: the listing had only
+    updated_at, so a reader of the seed's field found nothing."""
+    import time
+
+    before = time.time()
+    result(repo, "A", "scratchpad_write", {"file_path": "r", "content": "v1", "title": "T"})
+    time.sleep(0.05)
+    result(repo, "B", "scratchpad_write", {"file_path": "r", "content": "v2", "title": "T"})
+    (entry,) = result(repo, "C", "scratchpad_list", {})["entries"]
+    assert before - 0.01 <= entry["created_at"] < entry["updated_at"] <= time.time()
+    assert entry["updated_at"] - entry["created_at"] >= 0.04  # the first write's time, kept
+
+
 def test_scratchpad_limits(ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from hive.domain import scratchpad
 
@@ -327,6 +387,21 @@ def test_scratchpad_limits(ws: Workspace, repo: Path, monkeypatch: pytest.Monkey
     result(repo, "A", "scratchpad_write", {"file_path": "f1", "content": "y" * 900_000})
     _code, out = cli(repo, "scratchpad", "clear")
     assert "removed 2 entries" in out
+
+
+def test_a_non_ascii_entry_within_one_megabyte_is_stored(ws: Workspace, repo: Path) -> None:
+    """The 2 MB cap on a call's arguments counted each non-ASCII character as its
+    six-character JSON escape, so 1 MB of accented text (0.5 M characters) was refused
+    as 3 MB of arguments before the scratchpad's own 1 MB limit was even asked."""
+    text = "é" * 499_999  # 999,998 bytes of UTF-8
+    stored = result(repo, "A", "scratchpad_write", {"file_path": "fr", "content": text})
+    assert stored["size"] == 999_998
+    assert result(repo, "B", "scratchpad_read", {"file_path": "fr"}) == text
+    over = error(repo, "A", "scratchpad_write", {"file_path": "fr2", "content": text + "éé"})
+    assert over["error"].startswith("Content exceeds maximum size (1.0MB)")
+    # The cap itself is on bytes of UTF-8 JSON, whatever the characters.
+    huge = error(repo, "A", "scratchpad_write", {"file_path": "x", "content": "é" * 1_000_001})
+    assert huge["code"] == "invalid_arguments" and "too large" in huge["error"]
 
 
 def test_scratchpad_writers_in_parallel(ws: Workspace, repo: Path) -> None:
@@ -375,6 +450,19 @@ def test_todo_lists_per_agent(ws: Workspace, repo: Path) -> None:
 
 
 # ------------------------------------------------------------------ seed 002: agent profiles
+
+
+def test_todos_with_terminal_escapes_are_refused(ws: Workspace, repo: Path) -> None:
+    """A todo's text was printed raw by hive todo list: an agent's escape sequence
+    rewrote the terminal of the person reading every agent's list."""
+    result(repo, "A", "todo_write", {"todos": [{"content": "keep", "status": "pending"}]})
+    for todo in (
+        {"content": "red \x1b[31mALERT", "status": "pending"},
+        {"content": "fine", "status": "pending", "activeForm": "doing \x1b[2J"},
+    ):
+        refused = error(repo, "A", "todo_write", {"todos": [todo]})
+        assert refused["code"] == "invalid_input" and "U+001B" in refused["error"], todo
+    assert [t["content"] for t in result(repo, "A", "todo_read", {})["todos"]] == ["keep"]
 
 
 def test_read_before_write(ws: Workspace, repo: Path) -> None:

@@ -3,13 +3,14 @@ allowlist (seed 000); file_read / list_files in the context directory (seed 004)
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from hive.domain import files
 from hive.domain.workspace import Workspace
-from tests.seedkit import configure, error, result
+from tests.seedkit import call_beside_a_pipe, configure, error, result
 
 
 def _tree(repo: Path) -> None:
@@ -55,6 +56,30 @@ def test_search_says_when_files_were_left_unsearched(
     cut = result(repo, "A", "search_text", {"pattern": "d"})
     assert cut["truncated"] is True and not cut.get("timed_out")
     assert result(repo, "A", "search_text", {"pattern": "d", "dir": "lib"})["truncated"] is False
+
+
+def test_search_skips_a_named_pipe(ws: Workspace, repo: Path) -> None:
+    """search_text opened every listed path: a named pipe in the repository blocked the
+    search until its 10 s deadline, and the files after it were never searched."""
+    _tree(repo)
+    os.mkfifo(repo / "lib/a_pipe")  # listed before lib/d.py
+    found = result(repo, "A", "search_text", {"pattern": "d\\.py", "dir": "lib"})
+    assert found["matches"] == [{"file": "lib/d.py", "line": 1, "text": "lib/d.py"}]
+    assert found["truncated"] is False and found["timed_out"] is False
+    assert error(repo, "A", "fs_read", {"path": "lib/a_pipe"})["code"] == "not_found"
+
+
+def test_a_write_proposal_for_a_named_pipe_is_refused(ws: Workspace, repo: Path) -> None:
+    """fs_write read the current file to record what the proposal was made against:
+    for a named pipe that read blocked the call until something wrote to the pipe."""
+    os.mkfifo(repo / "a_pipe")
+    refused = call_beside_a_pipe(
+        repo / "a_pipe", repo, "fs_write", {"path": "a_pipe", "content": "x"}
+    )
+    assert refused == {
+        "error": "fs_write writes regular files only: 'a_pipe' is not one",
+        "code": "invalid_input",
+    }
 
 
 def test_listing_a_directory_above_an_allowed_pattern(ws: Workspace, repo: Path) -> None:

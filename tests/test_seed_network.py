@@ -210,6 +210,41 @@ def test_permission_hostile_input_and_bad_policy(ws: Workspace, repo: Path) -> N
     assert "permission_policy.default" in out
 
 
+def test_terminal_escapes_are_refused_in_what_people_read(ws: Workspace, repo: Path) -> None:
+    """A justification, a scope or a project-memory entry with control characters was
+    committed as given and printed raw by hive permissions list / hive memory show
+    (an escape sequence rewrote the reader's terminal; the scope went into the
+    commit subject)."""
+    configure(repo, permission_policy={"default": "grant"})
+    esc = "\x1b[2J"
+    for args in (
+        {"resourceType": "EMAIL", "justification": f"mail the report {esc}"},
+        {"resourceType": "EMAIL", "justification": "mail the weekly report", "scope": f"a{esc}"},
+        {"resourceType": "EMAIL", "justification": "mail the weekly report", "scope": "a\nb"},
+    ):
+        refused = error(repo, "A", "request_permission", args)
+        assert refused["code"] == "invalid_input", args
+        assert "U+001B" in refused["error"] or "U+000A" in refused["error"], args
+    for args in (
+        {"section": "goals", "add": f"ship {esc}"},
+        {"section": "decisions", "add": {"decision": "d", "why": [f"x{esc}"]}},
+        {"section": "stack", "set": {f"db{esc}": "sqlite"}},
+        {"section": "milestones", "complete": f"M1{esc}"},
+    ):
+        refused = error(repo, "A", "update_context", args)
+        assert refused["code"] == "invalid_input" and "U+001B" in refused["error"], args
+    assert not (repo / ".hive" / "context.yaml").exists()
+    # text over several lines stays allowed
+    granted = result(
+        repo,
+        "A",
+        "request_permission",
+        {"resourceType": "EMAIL", "justification": "mail the report\n\tto the team"},
+    )
+    assert granted["granted"] is True
+    assert result(repo, "A", "update_context", {"section": "goals", "add": "a\nb"})["changed"]
+
+
 # ------------------------------------------------------------------ delegation
 
 
@@ -280,6 +315,21 @@ def test_an_expired_delegation_is_reported(ws: Workspace, repo: Path) -> None:
     assert "(expired) quick" in out
     result(repo, "w1", "hive_close", {"id": late["taskId"], "reason": "done late"})
     assert result(repo, "x", "query_swarm_state", {"scope": "tasks"})["expiredTasks"] == []
+
+
+def test_the_compact_ready_list_flags_an_expired_delegation(ws: Workspace, repo: Path) -> None:
+    """An agent's default ready list (summaries) did not say that a delegated task's
+    deadline had passed: only the verbose records and the CLI's table did."""
+    late = result(
+        repo, "orch", "delegate_task", {"targetAgent": "w1", "taskPayload": {"a": 1}, "timeout": 1}
+    )
+    fine = result(repo, "orch", "delegate_task", {"targetAgent": "w2", "taskPayload": {"b": 2}})
+    plain = result(repo, "x", "hive_create", {"title": "no deadline"})
+    time.sleep(0.05)
+    rows = {row["id"]: row for row in result(repo, "x", "hive_ready", {})}
+    assert rows[late["taskId"]]["expired"] is True
+    assert "expired" not in rows[fine["taskId"]] and "expired" not in rows[plain["id"]]
+    assert set(rows[plain["id"]]) == {"id", "title", "status", "priority", "type", "assignee"}
 
 
 def test_a_retired_agent_is_not_offered_as_available(ws: Workspace, repo: Path) -> None:

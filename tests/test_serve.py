@@ -598,6 +598,47 @@ def test_serve_json_prints_its_address_on_one_line(sample: Sample) -> None:
         process.wait(timeout=20)
 
 
+def test_serve_acts_only_as_an_identity_it_can_prove(sample: Sample) -> None:
+    """``--actor NAME`` made the board act as agent NAME without its credential: its
+    claims and commits were NAME's. A name alone is refused, as for every command."""
+    from hive.domain.identity import issue_credential
+
+    quill = issue_credential(Workspace(str(sample.root), from_env=False), name="Quill")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    serve = ["serve", "--allow-write", "--port", "0"]
+    head = git(sample.root, "rev-parse", "HEAD")
+    for args, env in (
+        (["--actor", "Quill"], clean),
+        ([], {**clean, "HIVE_AGENT": "Quill"}),
+    ):
+        try:  # a server that starts serves until stopped: a subprocess, with a limit
+            refused = subprocess.run(
+                hive_command(["-C", str(sample.root), *args, *serve]),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        except subprocess.TimeoutExpired as served:
+            pytest.fail(f"served as Quill without its credential: {served.stdout!r}")
+        assert refused.returncode == 5, (args, refused.stdout, refused.stderr)
+        assert "acting as Quill needs its credential" in refused.stderr
+    assert git(sample.root, "rev-parse", "HEAD") == head
+    process = subprocess.Popen(
+        hive_command(["-C", str(sample.root), "--actor", "Quill", *serve, "--json"]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**clean, "PYTHONUNBUFFERED": "1", "HIVE_AGENT_TOKEN": quill.token},
+    )
+    try:
+        assert process.stdout is not None
+        assert json.loads(process.stdout.readline())["actor"] == "Quill"  # proven
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
 def test_serve_outside_a_hive_is_a_clear_error(tmp_path: Path) -> None:
     done = run_hive(["-C", str(tmp_path), "serve", "--port", "0"], module="hive.cli.main")
     assert done.returncode == 2 and "not inside a git repository" in done.stderr

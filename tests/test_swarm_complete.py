@@ -195,6 +195,35 @@ def test_files_another_agent_reserved_are_not_committed(ws: Workspace, repo: Pat
     assert git(repo, "show", "HEAD:docs/api.md") == "bob was here\n"
 
 
+def test_a_forced_completion_releases_the_owners_reservations_for_the_cell(
+    ws: Workspace, repo: Path
+) -> None:
+    """A coordinator completing a crashed worker's cell released the coordinator's own
+    reservations (all of them) and left the worker's reservations for the cell held."""
+    _, session_id, _ = epic_with_work(ws)
+    set_coordinators(repo, ["lead"])
+    bob, lead = ws.for_actor("bob"), ws.for_actor("lead")
+    start_cell(bob, cell_id=session_id)
+    reserve(bob, paths=["src/session/**"], cell=session_id)
+    reserve(bob, paths=["docs/**"])  # not for this cell: bob may still be using it
+    reserve(lead, paths=["tools/**"])
+    before = head(repo)
+    result = swarm_complete(
+        lead, cell_id=session_id, summary="finished for bob", force=True, reason="bob crashed"
+    )
+    assert [r.path_pattern for r in result.released] == ["src/session/**"]
+    assert [r.path_pattern for r in list_reservations(ws, agent="lead")] == ["tools/**"]
+    assert [r.path_pattern for r in list_reservations(ws, agent="bob")] == ["docs/**"]
+    assert git(repo, "rev-list", "--count", f"{before}..HEAD").strip() == "1"
+    changed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert ".hive/reservations/bob.yaml" in changed
+    assert ".hive/reservations/lead.yaml" not in changed
+    message = git(repo, "log", "-1", "--format=%B")
+    assert "Hive-Override: lead (coordinator) complete" in message and "Hive-Agent: lead" in message
+    reserved = load_outcomes(ws)[-1].files_reserved  # the worker's, not the caller's
+    assert "src/session/**" in reserved and "tools/**" not in reserved
+
+
 def test_completing_twice_is_refused(ws: Workspace) -> None:
     _, session_id, _ = epic_with_work(ws)
     swarm_complete(ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="done")

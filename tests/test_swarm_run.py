@@ -385,6 +385,18 @@ def test_json_events_and_exit_codes_through_the_cli(ws: Workspace, repo: Path) -
         ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", command], module="hive.cli.main"
     )
     assert plain.returncode == 1 and f"blocked {bad_cell}: worker" in plain.stdout
+    # the retry the run suggests works as printed (the cell is still its worker's)
+    hint = next(line for line in plain.stdout.splitlines() if "hive update" in line)
+    retry = shlex.split(hint[hint.index("hive update") :].split(" # ")[0])
+    assert retry[:2] == ["hive", "update"] and bad_cell in retry
+    reopened = run_hive(["-C", str(repo), *retry[1:]], module="hive.cli.main")
+    assert reopened.returncode == 0, reopened.stderr
+    assert show_cell(ws, cell_id=bad_cell).status == "open"
+    again = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT], module="hive.cli.main"
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert show_cell(ws, cell_id=bad_cell).status == "closed"
 
 
 def _start_runner(repo: Path, epic: str, command: str, workers: int) -> Forked:
@@ -737,3 +749,175 @@ def test_a_forked_example_worker_finds_its_modules_and_models_ready(
     seen = json.loads(report.read_text())
     assert [name for name in seen["modules"] if name.startswith("hive")] == []
     assert seen["built"] == []
+
+
+def test_a_completed_worktree_with_uncommitted_work_is_kept(ws: Workspace, repo: Path) -> None:
+    # The worker completes (its subtask's file merged) but leaves a file it never
+    # committed in its worktree: that file exists nowhere else, so the worktree stays.
+    epic, cell = make_epic(ws, [{"title": "Leaves notes", "files": ["src/notes.py"]}])
+    command = f"{AGENT} && echo 'the only copy' > findings.txt"
+    result, events = run(ws, epic, command, isolation="worktree")
+    assert result.finished and result.completed == [cell]
+    assert "def leaves_notes" in (repo / "src/notes.py").read_text()  # merged
+    done = next(e for e in events if e.event == "completed")
+    assert done.worktree and done.reason and "findings.txt" in done.reason
+    assert done.worktree in done.reason
+    assert (Path(done.worktree) / "findings.txt").read_text() == "the only copy\n"
+    assert done.worktree in git(repo, "worktree", "list")
+    assert result.runs[0].reason == done.reason and result.runs[0].worktree == done.worktree
+    assert_clean(repo)
+    # with nothing left behind, a completed worktree is still removed (the usual case)
+    epic2, _ = make_epic(ws, [{"title": "Tidy", "files": ["src/tidy.py"]}])
+    result2, events2 = run(ws, epic2, isolation="worktree")
+    tidy = next(e for e in events2 if e.event == "completed")
+    assert result2.finished and tidy.reason is None
+    assert tidy.worktree is None or not os.path.exists(tidy.worktree)
+    assert git(repo, "worktree", "list").count("\n") == 2  # the repository and the kept one
+
+
+def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
+    ws: Workspace, repo: Path
+) -> None:
+    # Stopped mid-work after committing on its branch and editing another file: the
+    # subtask is requeued, but its branch and worktree stay (nothing of it is lost).
+    epic, cell = make_epic(ws, [{"title": "Slow", "files": ["src/slow.py"]}])
+    marker = repo.parent / "committed"
+    command = (
+        "mkdir -p src && echo 'WORK = 1' > src/slow.py && git add src/slow.py"
+        " && git -c user.name=w -c user.email=w@example.com commit -qm 'my real work'"
+        f" && echo 'DRAFT = 1' > src/draft.py && touch {shlex.quote(str(marker))} && sleep 60"
+    )
+    stop = threading.Event()
+
+    def stop_when_committed() -> None:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stop.set()
+
+    watcher = threading.Thread(target=stop_when_committed)
+    watcher.start()
+    events: list[SwarmEvent] = []
+    result = run_swarm(
+        ws,
+        epic_id=epic,
+        agent_cmd=command,
+        isolation="worktree",
+        on_event=events.append,
+        stop=stop,
+        grace=1.0,
+    )
+    watcher.join()
+    assert result.interrupted and result.remaining == [cell]
+    started = next(e for e in events if e.event == "worker_started")
+    requeued = next(e for e in events if e.event == "requeued")
+    assert started.worktree and started.branch and requeued.reason
+    for name in (started.worktree, started.branch, "src/slow.py", "src/draft.py"):
+        assert name in requeued.reason
+    assert "my real work" in git(repo, "log", "--format=%s", started.branch)
+    assert (Path(started.worktree) / "src/draft.py").read_text() == "DRAFT = 1\n"
+    stored = show_cell(ws, cell_id=cell)
+    assert stored.status == "open" and started.worktree in stored.notes
+    assert list_reservations(ws) == []
+    assert_clean(repo)
+    # running again resumes in a new worktree; the kept branch is left alone
+    again, more = run(ws, epic, isolation="worktree")
+    assert again.finished
+    second = next(e for e in more if e.event == "worker_started")
+    assert second.branch != started.branch
+    assert "my real work" in git(repo, "log", "--format=%s", started.branch)
+
+
+def test_the_summary_says_what_each_unrun_subtask_waits_for(ws: Workspace, repo: Path) -> None:
+    from hive.domain.cells import add_dependency, create_cell
+
+    outside = create_cell(ws, title="Outside prerequisite").id
+    epic, waits, after, fails = make_epic(
+        ws,
+        [
+            {"title": "Waits outside", "files": ["src/w.py"]},
+            {"title": "After failure", "files": ["src/a.py"], "dependencies": [2]},
+            {"title": "Fails", "files": ["src/f.py"]},
+        ],
+    )
+    add_dependency(ws, cell_id=waits, target=outside)
+    command = agent_cmd(special={fails: "exit 3"})
+    done = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", command], module="hive.cli.main"
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"{waits} waits for {outside} (open)" in done.stdout
+    assert f"{after} waits for {fails} (blocked)" in done.stdout
+    assert "waiting on blocked work" not in done.stdout  # the old line said so of both
+    result, _ = run(ws, epic, command)
+    assert result.waiting == {waits: [outside], after: [fails]}
+
+
+def test_hive_files_changed_on_both_sides_merge_field_by_field(ws: Workspace, repo: Path) -> None:
+    # While a worker works in its worktree, someone comments on its subtask on the
+    # current branch: both sides changed the cell's file. The merge keeps both (hive's
+    # field merge), where a text merge conflicted and blocked finished work.
+    from hive.domain.annotate import add_comment
+
+    epic, cell = make_epic(ws, [{"title": "Slow work", "files": ["src/slow.py"]}])
+    meddled: list[str] = []
+
+    def meddle(event: SwarmEvent) -> None:
+        if event.event == "worker_started":
+            add_comment(Workspace(str(repo), actor="bob"), cell_id=cell, text="mind the docs")
+            meddled.append(cell)
+
+    result = run_swarm(
+        ws, epic_id=epic, agent_cmd=agent_cmd("--pace 0.3"), isolation="worktree", on_event=meddle
+    )
+    assert meddled == [cell] and result.finished, result.blocked
+    stored = show_cell(ws, cell_id=cell)
+    assert stored.status == "closed" and [c.text for c in stored.comments] == ["mind the docs"]
+    assert stored.conflicts == []
+    assert "def slow_work" in (repo / "src/slow.py").read_text()
+    assert "<<<<<<<" not in git(
+        repo, "show", f"HEAD:{git(repo, 'ls-files', f'*{cell}.yaml').strip()}"
+    )
+    assert git(repo, "rev-list", "--merges", "--count", "HEAD").strip() == "1"
+    assert_clean(repo)
+
+
+def test_a_failed_worktree_worker_s_files_and_scope_violations_are_in_its_outcome(
+    ws: Workspace, repo: Path
+) -> None:
+    # In its own worktree everything a worker changed is its own: what it committed on
+    # its branch and what it left uncommitted go into the failure outcome, and a file
+    # outside its subtask's files is a scope violation there and in hive review.
+    epic, cell = make_epic(ws, [{"title": "Strays", "files": ["src/own.py"]}])
+    command = (
+        "mkdir -p src && echo 'OWN = 1' > src/own.py && git add src/own.py"
+        " && git -c user.name=w -c user.email=w@example.com commit -qm 'own work'"
+        " && echo 'stray' >> README.md && exit 1"
+    )
+    result, _ = run(ws, epic, command, isolation="worktree")
+    assert cell in result.blocked
+    outcome = next(o for o in load_outcomes(ws) if o.cell_id == cell)
+    assert not outcome.success
+    assert outcome.files_touched == ["README.md", "src/own.py"]
+    assert outcome.scope_violations == ["README.md"]
+    seen = review(ws, target=cell, with_patch=False).cells[0]
+    assert "README.md" in seen.scope_violations
+    assert_clean(repo)
+
+
+def test_a_merge_commit_is_the_runner_s_naming_the_worker(ws: Workspace, repo: Path) -> None:
+    # Like a block or a requeue, the merge is written by the runner: its author and
+    # Hive-Agent agree (hive doctor / the audit log flag a mismatch), Hive-Worker
+    # names the worker whose branch it merges.
+    from hive.domain.history import audit_log
+
+    epic, cell = make_epic(ws, [{"title": "Merged", "files": ["src/m.py"]}])
+    result, events = run(ws, epic, isolation="worktree")
+    assert result.finished
+    worker = next(e.agent for e in events if e.event == "worker_started")
+    merge = git(repo, "log", "-1", "--merges", "--format=%H").strip()
+    message = git(repo, "show", "-s", "--format=%an%n%B", merge)
+    assert message.startswith("alice\n") and "Hive-Agent: alice" in message
+    assert f"Hive-Worker: {worker}" in message and f"Hive-Merge: {cell}" in message
+    flagged = [e for e in audit_log(ws) if e.commit == merge]
+    assert [e for e in flagged if e.kind == "author-mismatch"] == []

@@ -24,7 +24,7 @@ from hive.domain.contest import yielded_reservations
 from hive.domain.identity import mail_init
 from hive.domain.mail import inbox, send_message
 from hive.domain.precommit import check_staged
-from hive.domain.reservations import list_reservations, reserve
+from hive.domain.reservations import list_reservations, release, reserve
 from hive.domain.setup import init_hive
 from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
@@ -670,3 +670,118 @@ def test_a_sync_killed_holding_the_sync_lock_does_not_block_the_next(
         clones.origin, "rev-parse", STATE_REF
     )
     assert_clean(clones.paths["a"])
+
+
+@pytest.mark.parametrize("how", ["merge", "rebase"])
+def test_git_pull_of_a_cell_that_came_by_sync_merges_against_the_synced_version(
+    clones: Clones, how: str
+) -> None:
+    """A cell created in one clone reaches the other by ``hive sync`` (a sync commit on
+    each branch, not a shared one), so git's merge base of the two branches predates the
+    cell. A later ``git pull`` must still merge against the version both clones had:
+    a label removed in one clone stays removed and nothing is a conflict."""
+    a, b = clones.paths["a"], clones.paths["b"]
+    cell = create_cell(clones.ws("a"), title="Shared", labels=["keep", "drop"])
+    clones.sync("a")
+    clones.sync("b")
+    update_cell(clones.ws("b"), cell_id=cell.id, remove_labels=["drop"])
+    update_cell(clones.ws("a"), cell_id=cell.id, priority=1, title="Renamed in a")
+    git(a, "push", "-q", "origin", "main")
+    git(b, "pull", "-q", f"--{'no-' if how == 'merge' else ''}rebase", "origin", "main")
+    pulled = show_cell(clones.ws("b"), cell_id=cell.id)
+    assert (pulled.labels, pulled.priority, pulled.title) == (["keep"], 1, "Renamed in a")
+    assert pulled.conflicts == []
+    assert_clean(b)
+
+
+def test_a_sync_after_a_git_pull_merges_against_the_version_both_clones_had(
+    clones: Clones,
+) -> None:
+    """The reverse way round: the cell reached ``b`` by ``git pull`` (so the state ``b``
+    last agreed on does not have it) and both clones edited it. The version ``a``
+    recorded at its sync and ``b`` pulled is the base: a label removed in ``a`` stays
+    removed, ``b``'s title stays, and nothing is a conflict."""
+    a, b = clones.paths["a"], clones.paths["b"]
+    clones.sync("b")
+    cell = create_cell(clones.ws("a"), title="Shared", labels=["keep", "drop"])
+    clones.sync("a")
+    git(a, "push", "-q", "origin", "main")
+    git(b, "pull", "-q", "--no-rebase", "origin", "main")
+    update_cell(clones.ws("a"), cell_id=cell.id, remove_labels=["drop"], priority=1)
+    update_cell(clones.ws("b"), cell_id=cell.id, title="Renamed in b")
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        merged = show_cell(clones.ws(name), cell_id=cell.id)
+        assert (merged.labels, merged.priority, merged.title) == (["keep"], 1, "Renamed in b")
+        assert merged.conflicts == []
+
+
+def test_a_sync_from_a_branch_with_older_cells_does_not_undo_newer_state(
+    clones: Clones,
+) -> None:
+    """A clone syncs on a feature branch, then switches back to a branch whose cells
+    are older and syncs again: the older copies are stale, not edits. They must not
+    be pushed over the newer state (every other clone would take them)."""
+    a = clones.paths["a"]
+    cell = create_cell(clones.ws("a"), title="v1", priority=3)
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    reserve(clones.ws("a", "Alpha"), paths=["docs/**"])
+    clones.sync("a")
+    git(a, "checkout", "-q", "-b", "feature")
+    update_cell(clones.ws("a"), cell_id=cell.id, title="v2", priority=1)
+    release(clones.ws("a", "Alpha"))
+    clones.sync("a")
+    clones.sync("b")
+    git(a, "checkout", "-q", "main")
+    clones.sync("a")
+    clones.sync("b")
+    for name in ("a", "b"):
+        merged = show_cell(clones.ws(name), cell_id=cell.id)
+        assert (merged.title, merged.priority) == ("v2", 1), name
+        assert list_reservations(clones.ws(name)) == [], name
+    assert_clean(a)
+
+
+def test_a_git_revert_of_a_synced_hive_commit_is_sent_by_the_next_sync(clones: Clones) -> None:
+    """Unlike a branch that is merely behind, a branch that had the newer version and
+    reverted it chose the older one: the next sync sends it."""
+    a = clones.paths["a"]
+    cell = create_cell(clones.ws("a"), title="v1")
+    clones.sync("a")  # the state has v1 in its history
+    update_cell(clones.ws("a"), cell_id=cell.id, title="v2")
+    clones.sync("a")
+    clones.sync("b")
+    assert git(a, "log", "-1", "--format=%s").startswith("hive: update")  # no sync commit
+    git(a, "revert", "--no-edit", "HEAD")
+    assert show_cell(clones.ws("a"), cell_id=cell.id).title == "v1"
+    clones.sync("a")
+    clones.sync("b")
+    for name in ("a", "b"):
+        assert show_cell(clones.ws(name), cell_id=cell.id).title == "v1", name
+
+
+def test_a_remote_that_refuses_hive_refs_is_named_at_once_not_retried(clones: Clones) -> None:
+    """A push the remote refuses (a hook, a permission) is not a race another clone
+    won: trying again cannot help. The sync stops at the first refusal with the
+    remote's reason, and so does mail sync."""
+    from hive.domain.mail import sync_mail
+    from hive.errors import GitError
+
+    hook = clones.origin / "hooks" / "pre-receive"
+    tries = clones.root / "tries"
+    hook.write_text(f'#!/bin/sh\necho x >> "{tries}"\necho "denied by policy" >&2\nexit 1\n')
+    hook.chmod(0o755)
+    create_cell(clones.ws("a"), title="refused")
+    with pytest.raises(GitError) as caught:
+        clones.sync("a")
+    assert "refs/hive/state" in caught.value.message
+    assert "pre-receive hook declined" in caught.value.message
+    assert "denied by policy" in caught.value.message
+    assert tries.read_text().count("x") == 1
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    with pytest.raises(GitError) as caught:
+        sync_mail(clones.ws("a"), remote="origin")
+    assert "denied by policy" in caught.value.message
+    result = run_hive(["-C", str(clones.paths["a"]), "sync"], module="hive.cli.main")
+    assert result.exit_code == 8 and "denied by policy" in result.output
+    assert "Traceback" not in result.output

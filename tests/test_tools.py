@@ -181,11 +181,78 @@ def test_a_name_the_session_cannot_prove_is_a_warning_in_the_transcript(
     assert "warnings" not in json.loads(proven.stdout)
 
 
+def test_an_envelope_that_registers_its_agent_shows_the_credential_once(
+    ws: Workspace, repo: Path
+) -> None:
+    """``tools run --agent NAME`` for a new NAME registers it with a credential that lives
+    only as long as the process: the transcript gives it (as swarmmail_init does), so a
+    later envelope can act as NAME (its rate limits and ownership); without it the name
+    was taken for good and every later ``--agent NAME`` ran unbound."""
+    person = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    text = json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}]})
+    argv = ["-C", str(repo), "tools", "run", "--agent", "Fresh"]
+    first = json.loads(run_hive(argv, input=text, env=person, module="hive.cli.main").stdout)
+    assert first["agent"] == "Fresh", first
+    credential = first["credential"]
+    assert credential["agent"] == "Fresh" and credential["token"].startswith("hive_")
+    assert "HIVE_AGENT_TOKEN" in credential["note"]
+    again = run_hive(
+        argv,
+        input=text,
+        env={**person, "HIVE_AGENT": "Fresh", "HIVE_AGENT_TOKEN": credential["token"]},
+        module="hive.cli.main",
+    )
+    second = json.loads(again.stdout)
+    assert second["agent"] == "Fresh" and "warnings" not in second, second
+    assert "credential" not in second  # proven, not issued: nothing to show
+    shown = json.dumps({"tool_calls": [{"name": "swarmmail_init", "args": {}}]})
+    argv = ["-C", str(repo), "tools", "run", "--agent", "Other"]
+    third = json.loads(run_hive(argv, input=shown, env=person, module="hive.cli.main").stdout)
+    assert third["results"][0]["result"]["token"].startswith("hive_")
+    assert "credential" not in third  # swarmmail_init's result gave it already
+
+
 def test_malformed_envelopes(ws: Workspace, repo: Path) -> None:
     for text in ("{not json", "no json here at all", '{"tool_calls": "nope"}'):
         result = hive(repo, "tools", "run", stdin=text)
         assert result.returncode == 2 and "Traceback" not in result.stderr
         assert json.loads(result.stdout)["code"] == "invalid_envelope"
+
+
+def test_text_that_is_not_unicode_is_refused_not_an_internal_error(
+    ws: Workspace, repo: Path
+) -> None:
+    """A lone surrogate (a JSON escape such as \\udcff, or bytes that are not UTF-8 on
+    standard input) crashed the event log's size count: the envelope ended with an
+    internal error and printed no transcript, though the calls before it had run;
+    hive scratchpad write - failed the same way."""
+    ctx = CallContext(root=str(repo), agent="carol")
+    for args in ({"key": "\udcff"}, {"key": "k", "value": ["\ud800"]}):
+        refused = call_tool(ctx, "ctx_put", {"value": 1, **args})
+        assert refused["code"] == "invalid_arguments" and "surrogate" in refused["error"]
+    text = '{"tool_calls": [{"name": "ctx_put", "args": {"key": "a", "value": 1}},'
+    text += ' {"name": "ctx_get", "args": {"key": "\\udcff"}}]}'
+    ran = hive(repo, "tools", "run", stdin=text)
+    assert ran.returncode == 0 and "internal error" not in ran.stderr, ran.stderr
+    first, second = json.loads(ran.stdout)["results"]
+    assert first["result"]["ok"] is True and second["code"] == "invalid_arguments"
+    env = agent_env(repo, "bob")
+    for argv, data in (
+        (["tools", "run"], b'{"tool_calls": [{"name": "ctx_get", "args": {"key": "\xff"}}]}'),
+        (["scratchpad", "write", "notes", "-"], b"caf\xe9"),
+        (["mail", "send", "bob", "-s", "hi", "-b", "-"], b"caf\xe9"),
+        (["proposals", "decide", "-"], b"\xff"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "hive", "-C", str(repo), *argv],
+            input=data,
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
+        stderr = done.stderr.decode()
+        assert done.returncode == 2 and "not UTF-8 text" in stderr, (argv, stderr)
+        assert "internal error" not in stderr and "Traceback" not in stderr
 
 
 def test_file_tools_are_sandboxed(ws: Workspace, repo: Path, tmp_path: Path) -> None:

@@ -51,6 +51,16 @@ def test_bad_config_types_name_the_key(ws: Workspace, repo: Path) -> None:
         assert result["code"] == "invalid_input" and key in result["error"], result
 
 
+def test_a_bucket_too_small_for_one_call_is_refused_as_config(ws: Workspace, repo: Path) -> None:
+    """``capacity: 0.5`` never holds a whole token: every call was refused for good as
+    ``rate_limited`` (with a ``reset_sec`` that never came). It is a config error."""
+    configure(repo, {"rate_limits": {"hive_stats": {"capacity": 0.5, "per_seconds": 1}}})
+    result = envelope(repo, [{"name": "hive_stats", "args": {}}])["results"][0]
+    assert result["code"] == "invalid_input", result
+    assert "tools.rate_limits.hive_stats.capacity" in result["error"], result
+    assert hive(repo, "doctor").returncode == 1
+
+
 def _config_with(repo: Path, base: str, section: str) -> int:
     """Commit the config ``base`` + ``section`` (YAML text); the line the section starts on."""
     (repo / ".hive" / "config.yaml").write_text(base + section)
@@ -88,6 +98,76 @@ def test_bad_config_sections_name_their_line(ws: Workspace, repo: Path) -> None:
     assert f".hive/config.yaml:{start + 1}: permission_policy.default: " in doctor.stdout
 
 
+def test_doctor_reports_what_fails_every_tool_call(ws: Workspace, repo: Path) -> None:
+    """A hook matcher that is not a regular expression, or a path rule that is not a
+    glob, fails every tool call; doctor says so, with the line (it said "no problems").
+    An agent's own hooks are named under agents:, not tools:."""
+    base = (repo / ".hive" / "config.yaml").read_text()
+    for section, line, key in (
+        (
+            "tools:\n  hooks:\n    pre_tool_use:\n      - {matcher: '(', command: 'true'}\n",
+            4,
+            "tools.hooks.pre_tool_use.0.matcher",
+        ),
+        (
+            "tools:\n  permissions:\n    '*':\n      '*':\n        denied_paths: ['[ab']\n",
+            5,
+            "tools.permissions.*.*.denied_paths",
+        ),
+        (
+            "agents:\n  alice:\n    hooks:\n      post_tool_use:\n"
+            "        - {matcher: 'fs_(', command: 'true'}\n",
+            5,
+            "agents.alice.hooks.post_tool_use.0.matcher",
+        ),
+    ):
+        start = _config_with(repo, base, section)
+        where = f".hive/config.yaml:{start + line - 1}: {key}"
+        result = envelope(repo, [{"name": "hive_ready", "args": {}}], agent="alice")
+        assert result["results"][0]["code"] == "invalid_input", result
+        assert result["results"][0]["error"].startswith(where), result
+        doctor = hive(repo, "doctor")
+        assert doctor.returncode == 1, doctor.stdout
+        assert where in doctor.stdout, doctor.stdout
+
+
+def test_doctor_warns_of_tool_names_no_tool_has(ws: Workspace, repo: Path) -> None:
+    """A deny rule, a limit or a hook written for a misspelt tool never applies, silently
+    (fail open): doctor names each, with the tool meant."""
+    configure(
+        repo,
+        {
+            "permissions": {
+                "*": {
+                    "fs_raed": {"denied_paths": [".env"]},
+                    "git_commit": {"denied_paths": ["x"]},
+                    "*": {"denied_paths": ["y"]},
+                }
+            },
+            "rate_limits": {"default": {"capacity": 9}, "hive_redy": {"capacity": 9}},
+            "agent_rate_limits": {"bob": {"swarm_complet": {"capacity": 9}}},
+            "hooks": {
+                "pre_tool_use": [
+                    {"matcher": "hive_create", "command": "true"},
+                    {"matcher": "fs_", "command": "true"},
+                ]
+            },
+        },
+    )
+    report = json.loads(hive(repo, "--json", "doctor").stdout)
+    messages = [w["message"] for w in report["warnings"] if w["kind"] == "unknown-tool"]
+    assert messages == [
+        "tools.permissions.*.fs_raed: no tool is called 'fs_raed' (did you mean 'fs_read'?):"
+        " these rules never apply",
+        "tools.rate_limits.hive_redy: no tool is called 'hive_redy' (did you mean"
+        " 'hive_ready'?): this limit never applies",
+        "tools.agent_rate_limits.bob.swarm_complet: no tool is called 'swarm_complet' (did you"
+        " mean 'swarm_complete'?): this limit never applies",
+        "tools.hooks.pre_tool_use.1.matcher: 'fs_' matches no tool name (the whole name must"
+        " match): this hook never runs",
+    ], report["warnings"]
+
+
 def test_hook_timeout_key_is_accepted(ws: Workspace, repo: Path) -> None:
     configure(
         repo,
@@ -101,6 +181,49 @@ def test_hook_timeout_key_is_accepted(ws: Workspace, repo: Path) -> None:
     result = envelope(repo, [{"name": "fs_list", "args": {}}])["results"][0]
     assert result["code"] == "hook_failed" and "timed out after 0.5s" in result["error"]
     assert time.monotonic() - started < 8
+
+
+def test_a_hook_that_leaves_a_background_process_is_judged_by_its_exit(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A hook that starts something in the background (``notify &``) and exits at once
+    is done when it exits: its exit code decides, its output is kept, and what it left
+    holding the output pipe is stopped. It used to be reported as timed out (the call
+    blocked, after the whole timeout) because the pipe stayed open."""
+    pid_file = tmp_path / "background.pid"
+    configure(
+        repo,
+        {
+            "hooks": {
+                "pre_tool_use": [
+                    {
+                        "matcher": "fs_list",
+                        "command": f"sleep 20 & echo $! > {pid_file}; echo started; exit 1",
+                        "timeout": 15,
+                    }
+                ]
+            }
+        },
+    )
+    started = time.monotonic()
+    result = envelope(repo, [{"name": "fs_list", "args": {}}])["results"][0]
+    assert time.monotonic() - started < 10, result
+    assert "result" in result and "code" not in result, result  # exit 1: a warning
+    run = [e for e in _events(repo) if e["tool"] == "fs_list"][-1]["hooks"][0]
+    assert run["exit_code"] == 1 and not run["timed_out"] and run["stdout"] == "started\n"
+    stat = Path(f"/proc/{int(pid_file.read_text())}/stat")
+    deadline = time.monotonic() + 5
+    while _running(stat) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(stat)
+
+
+def _running(stat: Path) -> bool:
+    """Is the process of /proc/PID/stat alive (killed and not yet reaped: a zombie)?"""
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def test_the_most_specific_allowlist_wins_and_deny_lists_add_up(ws: Workspace, repo: Path) -> None:

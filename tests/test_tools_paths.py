@@ -164,6 +164,35 @@ def test_write_refused_when_the_file_changed_since_the_proposal(ws: Workspace, r
     assert (repo / "README.md").read_text() == "edited by a human\n"
 
 
+def test_a_write_that_could_not_be_applied_is_an_error_of_decide(ws: Workspace, repo: Path) -> None:
+    """``proposals decide --allow-write`` that applies one write and fails another
+    reports both and exits non-zero with a line naming the failure (it exited 0, so a
+    script saw success); the write it could apply is applied."""
+    envelope(
+        repo,
+        [
+            {"name": "fs_write", "args": {"path": "README.md", "content": "new"}},
+            {"name": "fs_write", "args": {"path": "notes.md", "content": "notes\n"}},
+        ],
+    )
+    (repo / "README.md").write_text("edited by a human\n")
+    decision = {
+        "decisions": [
+            {"path": "README.md", "action": "approve", "notes": ""},
+            {"path": "notes.md", "action": "approve", "notes": ""},
+        ]
+    }
+    result = hive(repo, "proposals", "decide", "-", "--allow-write", stdin=json.dumps(decision))
+    assert result.returncode == 1, result
+    assert result.stderr == (
+        "error: could not apply README.md: README.md changed since the write was proposed;"
+        " propose again\n"
+    )
+    assert "applied" in result.stdout and "failed" in result.stdout
+    assert (repo / "notes.md").read_text() == "notes\n"
+    assert (repo / "README.md").read_text() == "edited by a human\n"
+
+
 def test_catastrophic_regex_is_stopped_by_the_time_budget(ws: Workspace, repo: Path) -> None:
     from hive.domain.files import search_text
 

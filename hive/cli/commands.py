@@ -26,7 +26,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("review", "An agent's work as diffs: every commit carrying the cell's Hive-Cell..."),
     ("mcp", "Serve every tool over MCP on stdin/stdout (for agent runtimes)."),
     ("events", "The tool-call event log (agent, tool, args digest, duration, outcome,..."),
-    ("search", "Search hive's history (cells, notes, mail you may read, outcomes) for..."),
+    ("search", "Search hive's history (cells, comments, notes, mail you may read,..."),
     ("delegate", "Delegate a task to an agent: a cell assigned to it with a deadline..."),
     ("sync", "Exchange hive's cells, reservations and mail with REMOTE: fetch,..."),
     ("serve", "Serve a live web board of this hive (read-only unless --allow-write)."),

@@ -23,7 +23,9 @@ a path is your home directory, also where the shell leaves it (`-C '~/app'`,
 Every command accepts `--json` (machine-readable output on stdout: one JSON
 document, or JSON lines, one object per event, from the commands that report as
 they go: `demo`, `swarm run`). The actor (author of the commit and owner of claims
-and reservations) is `--actor`, else `$HIVE_AGENT`, else git's `user.name`.
+and reservations) is the agent whose credential is in `$HIVE_AGENT_TOKEN`, else
+the person of git's `user.name`. `--actor` (else `$HIVE_AGENT`) names who you
+claim to be and must match: a name alone proves nothing (see security.md).
 
 Errors are one line on stderr (`error: ...`) and a non-zero exit code; with
 `--json` the error is also printed as `{"error": ..., "code": ...}` on stdout.
@@ -59,9 +61,11 @@ names with `…`, and `hive show` wraps long text. `$COLUMNS` sets the width
 (also when piped); piped output without it is never cut, so `grep` sees whole
 lines.
 
-Environment: `HIVE_AGENT` (actor), `HIVE_AUTOCOMMIT=0` (stage hive changes
-for your next commit instead of committing), `HIVE_LOCK_TIMEOUT` (seconds),
-`HIVE_SESSION` (identity owner for `mail init`), `HIVE_BYPASS=1` (skip the
+Environment: `HIVE_AGENT_TOKEN` (an agent's credential, printed by `hive agent
+register`), `HIVE_AGENT` (the agent you claim to be), `HIVE_AUTOCOMMIT=0` (stage
+hive changes for your next commit instead of committing), `HIVE_LOCK_TIMEOUT`
+(seconds), `HIVE_SESSION` (a label recorded with a registration),
+`HIVE_ALLOW_DETACHED=1` (write on a detached HEAD), `HIVE_BYPASS=1` (skip the
 pre-commit hook), `HIVE_DEBUG=1` (show tracebacks of internal errors).
 
 A write killed part-way (a CI timeout, an agent runtime killing its tools) is

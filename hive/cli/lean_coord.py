@@ -15,15 +15,17 @@ as the full CLI's.
 Anything else *defers* (None, before anything is written) to the full CLI, which
 words every refusal: a conflict, a pattern the path rules deny, an unknown
 recipient or sender, a reservation file the plain reader declines, another
-option (``--cell``, ``--force``, ``--id``, ``--all``, ``--agent``, ``--thread``,
-``--help``, ...), a recipient named ``coordinator``, an identity it cannot
-prove, and every situation ``lean_write`` defers.
+option (``--cell``, ``--force``, ``--id``, ``--all``, ``--agent``, ``--help``,
+...), a ``--thread`` that is not a live cell's full id, ``coordinator`` with no
+epic behind it, an identity it cannot prove, and every situation ``lean_write``
+defers.
 
 Supported forms (global options anywhere, ``--json`` included)::
 
     hive reserve PATTERN... [--reason TEXT] [--exclusive|--shared] [--ttl N]
     hive release PATTERN...
-    hive mail send TO... -s SUBJECT [-b BODY|-b -] [--importance LEVEL] [--ack-required]
+    hive mail send TO... -s SUBJECT [-b BODY] [--importance LEVEL] [--ack-required]
+                   [--thread CELL_ID]
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
 
     from hive.domain.reservecore import PlainFile, PlainReservation
     from hive.git.repo import Plan, Snapshot
+    from hive.store.index import Entry
 
 MAX_PATTERNS = 200  # ReserveParams / ReleaseParams: paths
 MAX_REASON = 500  # ReserveParams: reason
@@ -310,6 +313,7 @@ SEND_VALUED = {
     "-b": "body",
     "--body": "body",
     "--importance": "importance",
+    "--thread": "thread",
 }
 SEND_FLAGS = {"--ack-required": "ack_required"}
 
@@ -338,7 +342,8 @@ def mail(inv: Invocation) -> int | None:
     subject = options.values["subject"]
     body = options.values.get("body", "")
     importance = options.values.get("importance", "normal")
-    if "coordinator" in to or not to:
+    thread = options.values.get("thread")
+    if not to and thread is None:
         return None
     if body == "-":
         return None  # standard input: read once, by the command that answers
@@ -351,19 +356,120 @@ def mail(inv: Invocation) -> int | None:
     prepared = prepare(inv)
     if prepared is None:
         return None
-    return send(inv, prepared, to, subject, body, importance, "ack_required" in options.flags)
+    try:
+        addressed = Addressed(prepared, thread, maillog.COORDINATOR in to)
+    except (Defer, HiveError):
+        return None
+    return send(inv, prepared, addressed, to, subject, body, importance, options.flags)
+
+
+class Addressed:
+    """What a message's thread and the name ``coordinator`` stand for at HEAD
+    (``mail.send_message``'s ``_thread_of`` and ``coordinator_of``, over the state
+    index's rows): a thread must name a live cell by its full id, and anything the
+    rows cannot certainly answer defers (the full CLI answers it)."""
+
+    def __init__(self, prepared: Prepared, thread: str | None, coordinator: bool) -> None:
+        self.thread_id = thread
+        self.members: list[str] = []
+        self.coordinator: str | None = None
+        if thread is None and not coordinator:
+            return
+        from hive.store.index import nodes_of
+        from hive.store.layout import cell_id_from_path
+
+        session, snap = prepared.session, prepared.snap
+        if snap.head.commit is None:
+            raise Defer("unborn")
+        entries = session.index.stored_entries(session.key_of(snap.head.commit))
+        if entries is None:
+            raise Defer("the state was rebuilt meanwhile")
+        self.nodes, unreadable = nodes_of(entries)
+        self.found: dict[str, Entry] = {}
+        for entry in entries:
+            if entry.error is None and entry.id and entry.id == cell_id_from_path(entry.path):
+                if entry.id in self.found:
+                    raise Defer("two files for one cell (the full CLI reports it)")
+                self.found[entry.id] = entry
+        if thread is not None:
+            self._thread(prepared, thread, unreadable)
+        if coordinator:
+            self._coordinator(prepared, thread)
+
+    def _thread(self, prepared: Prepared, thread: str, unreadable: set[str]) -> None:
+        from hive.domain import maillog
+
+        node = self.nodes.get(thread)
+        if thread != thread.strip().lower() or node is None or node.deleted:
+            raise Defer("not a live cell's full id (a plain thread, a prefix, deleted)")
+        if thread in unreadable:
+            raise Defer("an unreadable file for it too")
+        if node.type != "epic":
+            return
+        children: dict[str, list[str]] = {}
+        for child in self.nodes.values():
+            if child.parent is not None:
+                children.setdefault(child.parent, []).append(child.id)
+
+        def worker_of(cell_id: str) -> str | None:
+            closed = self.nodes[cell_id].status == "closed"
+            return None if closed else self.found[cell_id].assignee
+
+        held = [item for _, item in held_by(prepared)]
+        self.members = maillog.epic_members(
+            thread, lambda cell_id: children.get(cell_id, []), worker_of, held, utc_now()
+        )
+
+    def _coordinator(self, prepared: Prepared, thread: str | None) -> None:
+        from hive.domain import maillog
+        from hive.store.celldoc import plain_cell
+        from hive.store.yamlfast import fast_loads
+
+        start = thread
+        if start is None:
+            sender = prepared.session.principal.name
+            start = maillog.first_open_work(
+                sender,
+                (
+                    (cell_id, node.status, self.found[cell_id].assignee, node.parent)
+                    for cell_id, node in self.nodes.items()
+                ),
+            )
+        epic_id = maillog.epic_above(
+            start,
+            lambda cell_id: node.type if (node := self.nodes.get(cell_id)) else None,
+            lambda cell_id: self.nodes[cell_id].parent,
+        )
+        if epic_id is None:
+            return
+        try:
+            text = prepared.session.repo.read_blob(self.found[epic_id].blob).decode("utf-8")
+            epic = plain_cell(fast_loads(text))
+        except (UnicodeDecodeError, ValueError, HiveError):
+            raise Defer("an epic the plain reader cannot read") from None
+        if epic is None or epic["id"] != epic_id:
+            raise Defer("an epic the plain reader declines")
+        self.coordinator = maillog.coordinator_named(
+            epic["metadata"], epic["assignee"], epic["created_by"]
+        )
+
+
+def held_by(prepared: Prepared) -> list[tuple[str, PlainReservation]]:
+    """Every reservation at HEAD (``reservations.list_reservations``' files)."""
+    return held(load(prepared.session, prepared.snap))
 
 
 def send(
     inv: Invocation,
     prepared: Prepared,
+    addressed: Addressed,
     to: list[str],
     subject: str,
     body: str,
     importance: str,
-    ack_required: bool,
+    flags: set[str],
 ) -> int | None:
-    """``mail.send_message`` without a thread or the coordinator role."""
+    """``mail.send_message``."""
     from hive.domain import maillog
     from hive.store.celldoc import format_time
 
@@ -378,11 +484,11 @@ def send(
                 to=to,
                 subject=subject,
                 body=body,
-                thread_id=None,
-                thread_members=(),
+                thread_id=addressed.thread_id,
+                thread_members=addressed.members,
                 importance=importance,
-                ack_required=ack_required,
-                coordinator=None,
+                ack_required="ack_required" in flags,
+                coordinator=addressed.coordinator,
                 at=format_time(utc_now()),
             )
         except HiveError:
@@ -395,7 +501,7 @@ def send(
     message_id = maillog.state_of(host).id_of_commit[str(written[1])]
     result = {
         "message_id": message_id,
-        "thread_id": None,
+        "thread_id": addressed.thread_id,
         "recipient_count": len(recipients),
         "recipients": recipients,
     }

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hive.domain.merge import MergeOutcome
 
 
 def _read(path: str) -> bytes | None:
@@ -21,15 +25,47 @@ def _read(path: str) -> bytes | None:
         return None
 
 
+def _their_commits() -> list[str]:
+    """The commits being merged in: ``git merge`` names each in its environment
+    (``GITHEAD_<sha>=<name>``); a rebase or cherry-pick does not."""
+    prefix = "GITHEAD_"
+    names = [key[len(prefix) :] for key in os.environ if key.startswith(prefix)]
+    return [sha for sha in names if len(sha) == 40 and all(c in _HEX for c in sha)]
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _merge(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None) -> MergeOutcome:
+    """The merge of one file, against the best base the two histories give (git runs
+    the driver in the top directory of the working tree)."""
+    from hive.domain.merge import merge_file, merge_in_repository
+    from hive.errors import HiveError
+
+    if ours is None or theirs is None:
+        return merge_file(path, base, ours, theirs)
+    try:
+        from hive.git.refs import discover
+        from hive.git.repo import GitRepo
+
+        repo = GitRepo(discover(os.getcwd()), recover=False)  # never write during git's merge
+        try:
+            return merge_in_repository(
+                repo, path, base, ours, theirs, their_commits=_their_commits()
+            )
+        finally:
+            repo.close()
+    except (HiveError, OSError, KeyError, ValueError):  # history unreadable: git's base
+        return merge_file(path, base, ours, theirs)
+
+
 def run(argv: list[str]) -> int:
     if len(argv) != 4:
         sys.stderr.write("usage: python -m hive.cli.merge_driver BASE OURS THEIRS PATH\n")
         return 2
     base_file, ours_file, theirs_file, path = argv
-    from hive.domain.merge import merge_file
-
     ours = _read(ours_file)
-    outcome = merge_file(path, _read(base_file), ours, _read(theirs_file))
+    outcome = _merge(path, _read(base_file), ours, _read(theirs_file))
     if outcome.content != ours:
         temp = f"{ours_file}.hive-merge-{os.getpid()}"
         with open(temp, "wb") as handle:

@@ -28,7 +28,7 @@ def serve_cmd(
         typer.Option(
             "--allow-write",
             help="Allow claim, close, note and coordinator release from the page"
-            " (each a hive commit as --actor / git user.name).",
+            " (each a hive commit as you: HIVE_AGENT_TOKEN's agent, else git user.name).",
         ),
     ] = False,
     allow_remote: Annotated[

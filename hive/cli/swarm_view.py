@@ -58,7 +58,8 @@ def describe(event: SwarmEvent) -> str | None:
     if kind == "completed":
         spent = f" in {event.seconds:.1f}s" if event.seconds else ""
         merged = f", merged {event.branch}" if event.branch else ""
-        return f"completed {cell}{title} by {event.agent}{spent}{merged}"
+        kept = f"; {event.reason}" if event.reason else ""
+        return f"completed {cell}{title} by {event.agent}{spent}{merged}{kept}"
     if kind in ("blocked", "requeued", "skipped", "resumed"):
         log = f" (log: {event.log})" if event.log and kind == "blocked" else ""
         return f"{kind:<9} {cell}: {event.reason}{log}"
@@ -138,6 +139,8 @@ class LiveView:
         elif kind == "completed":
             self.workers.pop(cell, None)
             self._set(cell, status="closed", info=f"{event.seconds or 0:.1f}s")
+            if event.reason:  # a worktree kept for what its worker left uncommitted
+                self.notes.append(describe(event) or "")
         elif kind in ("blocked", "requeued", "skipped"):
             self.workers.pop(cell, None)
             status = {"blocked": "blocked", "requeued": "open"}.get(kind)
@@ -213,7 +216,15 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
     for cell, reason in result.blocked.items():
         lines.append(f"  blocked {cell}: {reason}")
     if result.blocked:
-        lines.append("  (fix the cause, then 'hive update ID --status open' and run again)")
-    if result.remaining and not result.interrupted:
-        lines.append(f"  waiting on blocked work: {', '.join(result.remaining)}")
+        # The cells are still their workers' (claimed): reopening them is an override.
+        ids = " ".join(result.blocked)
+        lines.append("  to retry, fix the cause, reopen and run the same command again:")
+        lines.append(f"    hive update {ids} --status open --force --reason 'retry'")
+    if not result.interrupted:
+        for cell, blockers in result.waiting.items():
+            needs = ", ".join(f"{b} ({result.blocker_status.get(b, 'open')})" for b in blockers)
+            lines.append(f"  not run: {cell} waits for {needs}")
+        others = [cell for cell in result.remaining if cell not in result.waiting]
+        if others:  # e.g. claimed by someone outside the run
+            lines.append(f"  not run: {', '.join(others)} (see 'hive show ID')")
     return lines

@@ -14,8 +14,15 @@ import json
 import os
 import sys
 
-from hive.cli import Invocation, internal_error
+from hive.cli import Invocation, internal_error, stdin_text
 from hive.cli.mcp_start import context_dir, open_session, options, refused
+from hive.cli.output import err
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from hive.tools.registry import CallContext
 
 VALUED = ("--agent", "--context")
 FLAGS = ("--allow-write",)
@@ -64,9 +71,18 @@ def run_calls(
         return refused(exc, json_output)
     from hive.tools.envelope import run_envelope
 
-    transcript = run_envelope(ctx, sys.stdin.read())
+    if sys.stdin.isatty():  # else a person sees nothing happen
+        err('reading a tool-call envelope {"tool_calls": [...]} from standard input (Ctrl-D ends)')
+    try:
+        text = stdin_text()
+    except HiveError as exc:
+        return refused(exc, json_output)
+    transcript = run_envelope(ctx, text)
     if ctx.bind_error is not None:  # "agent": null says nothing of why
         transcript["warnings"] = [ctx.bind_error.message, *transcript.get("warnings", [])]
+    credential = issued_credential(ctx, transcript)
+    if credential is not None:
+        transcript["credential"] = credential
     if allow_write:
         from hive.domain.files import apply_approved
         from hive.tools.registry import write_check
@@ -78,3 +94,22 @@ def run_calls(
             transcript["apply_error"] = exc.to_dict()
     sys.stdout.write(json.dumps(transcript, indent=2, ensure_ascii=False, default=str) + "\n")
     return 2 if "error" in transcript else 0
+
+
+def issued_credential(ctx: CallContext, transcript: dict[str, Any]) -> dict[str, str] | None:
+    """The credential this envelope's session was issued (``--agent NAME`` registering
+    NAME now), unless a result (swarmmail_init) showed it already: it dies with this
+    process, and without it no later envelope could act as NAME."""
+    if not (ctx.issued and ctx.token and ctx.agent):
+        return None
+    if ctx.token in json.dumps(transcript.get("results", []), default=str):
+        return None
+    from hive.text import shell_word
+
+    return {
+        "agent": ctx.agent,
+        "token": ctx.token,
+        "note": f"{ctx.agent} was registered for this envelope and its credential is shown"
+        f" only now; to run later envelopes (and hive, git commit) as it: export"
+        f" HIVE_AGENT={shell_word(ctx.agent)} HIVE_AGENT_TOKEN=<token>",
+    }

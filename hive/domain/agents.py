@@ -168,3 +168,49 @@ def agent_tool_warnings(ws: Workspace, known: list[str]) -> list[str]:
         for name, entry in profiles.items()
         for warning in tool_list(entry, known)[1]
     ]
+
+
+def tools_config_warnings(ws: Workspace, known: list[str]) -> list[str]:
+    """Names in the ``tools:`` section that no tool has (a misspelt ``fs_raed``: its
+    deny rule or limit would never apply, silently) and hook matchers that match no
+    tool (``hive doctor`` warns about them)."""
+    from difflib import get_close_matches
+
+    from hive.domain.precommit import COMMIT_TOOL
+
+    try:
+        settings = tool_settings(ws)
+    except InvalidInput:
+        return []  # a bad section is reported as a problem
+    tools = set(known)
+
+    def unknown(key: str, tool: str, extra: set[str], what: str) -> list[str]:
+        if tool in tools or tool in extra:
+            return []
+        near = get_close_matches(tool, sorted(tools | extra), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        return [f"{key}: no tool is called {tool!r}{hint}: {what}"]
+
+    warnings = []
+    for agent, rules in settings.permissions.items():
+        for tool in rules:
+            key = f"tools.permissions.{agent}.{tool}"
+            warnings += unknown(key, tool, {"*", COMMIT_TOOL}, "these rules never apply")
+    for tool in settings.rate_limits:
+        key = f"tools.rate_limits.{tool}"
+        warnings += unknown(key, tool, {"default"}, "this limit never applies")
+    for agent, limits in settings.agent_rate_limits.items():
+        for tool in limits:
+            key = f"tools.agent_rate_limits.{agent}.{tool}"
+            warnings += unknown(key, tool, {"default"}, "this limit never applies")
+    for phase, hooks in (
+        ("pre_tool_use", settings.pre_hooks),
+        ("post_tool_use", settings.post_hooks),
+    ):
+        for number, hook in enumerate(hooks):
+            if not any(hook.matcher.fullmatch(tool) for tool in tools):
+                warnings.append(
+                    f"tools.hooks.{phase}.{number}.matcher: {hook.matcher.pattern!r} matches"
+                    " no tool name (the whole name must match): this hook never runs"
+                )
+    return warnings

@@ -11,7 +11,8 @@ time, so ``roundNumber`` says which piece of work a contribution belongs to and
 how early it came. A cell's contributions belong to its top-level ancestor's round,
 a message to the round of the cell its thread names (0 when it names none), an
 outcome to its cell's round. ``type`` is what the contribution is in hive:
-``cell`` (title and description), ``notes``, ``close_reason``, ``message``
+``cell`` (title, description, design and acceptance criteria), ``notes``,
+``comment`` (its author's), ``close_reason``, ``message``
 (subject and body) or ``outcome`` (the completion summary). ``agentRole`` is
 ``coordinator`` for the agent that created the round's top-level cell and
 ``worker`` for everyone else.
@@ -26,6 +27,7 @@ real path is outside it; entries leading outside are left out of listings.
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 from hive.domain.workspace import Workspace
@@ -79,14 +81,17 @@ def file_read(context_dir: str, *, path: str) -> dict[str, Any]:
         raise _error(NotFound, f"File not found: {full}")
     if os.path.isdir(full):
         raise _error(InvalidInput, f"Path is a directory, not a file: {full}")
-    size = os.path.getsize(full)
-    if size > MAX_READ_BYTES:
-        raise _error(
-            InvalidInput, f"File is too large to read: {full} ({size} bytes > {MAX_READ_BYTES})"
-        )
-    try:
-        with open(full, "rb") as handle:
-            content = handle.read().decode("utf-8", errors="replace")
+    try:  # never blocks: a named pipe or a device is refused once open, not read
+        with os.fdopen(os.open(full, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise _error(InvalidInput, f"Path is not a regular file: {full}")
+            if info.st_size > MAX_READ_BYTES:
+                raise _error(
+                    InvalidInput,
+                    f"File is too large to read: {full} ({info.st_size} bytes > {MAX_READ_BYTES})",
+                )
+            content = handle.read(MAX_READ_BYTES).decode("utf-8", errors="replace")
     except PermissionError:
         raise _error(PermissionDenied, f"Permission denied: {full}") from None
     except OSError as exc:
@@ -197,7 +202,8 @@ def _cell_contributions(cell: Cell, consider: Any) -> None:
     if cell.is_deleted:
         return
     when = cell.created_at.isoformat()
-    consider(f"{cell.title}\n{cell.description}".strip(), cell.id, cell.created_by, "cell", when)
+    texts = (cell.title, cell.description, cell.design, cell.acceptance_criteria)
+    consider("\n".join(t for t in texts if t).strip(), cell.id, cell.created_by, "cell", when)
     if cell.notes:
         consider(
             cell.notes,
@@ -206,6 +212,8 @@ def _cell_contributions(cell: Cell, consider: Any) -> None:
             "notes",
             cell.updated_at.isoformat(),
         )
+    for comment in cell.comments:
+        consider(comment.text, cell.id, comment.author, "comment", comment.created_at.isoformat())
     if cell.close_reason:
         closed = (cell.closed_at or cell.updated_at).isoformat()
         consider(

@@ -15,7 +15,6 @@ from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotInitialized
 from hive.git.repo import Snapshot, blob_sha_of
 from hive.models.results import DoctorReport, Problem
-from hive.models.tools_config import parse_tools_config
 from hive.store.cache import CellIndex
 from hive.store.cells import decode_cell, decode_config
 from hive.store.ids import is_valid_id, parent_from_id
@@ -176,13 +175,14 @@ def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
 
 def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     """A bad ``tools:`` (or ``permission_policy:``) section fails agent tool calls:
-    report it here too."""
+    report it here too (``tools:`` as the calls parse it, path rules' globs included)."""
+    from hive.domain.governance import parse_settings
     from hive.models.agents_config import parse_agents_config
     from hive.models.policy import parse_policy
 
     problems = []
     parsers: list[tuple[Callable[[Any], Any], str]] = [
-        (parse_tools_config, "tools"),
+        (parse_settings, "tools"),
         (parse_policy, "permission_policy"),
         (parse_agents_config, "agents"),
     ]

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import subprocess
 import sys
 import time
@@ -146,14 +147,18 @@ def fs_read(root: str, *, path: str, max_bytes: int = 50_000) -> dict[str, Any]:
 # can be stopped: it prints one JSON match per line; at the deadline it is killed
 # and the matches printed so far are returned with "timed_out": true.
 _SEARCH_CHILD = r"""
-import json, os, re, sys
+import json, os, re, stat, sys
 job = json.load(sys.stdin)
 compiled = re.compile(job["pattern"])
 limit = job["max_line"]
 for path in job["files"]:
     full = os.path.join(job["root"], path)
     try:
-        with open(full, encoding="utf-8", newline=None) as handle:
+        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a named pipe: never waited on
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            continue
+        with open(fd, encoding="utf-8", newline=None) as handle:
             number = 0
             while True:
                 line = handle.readline(limit)  # a line's first characters, memory bounded
@@ -264,6 +269,8 @@ def propose_write(
         raise InvalidInput(f"fs_write needs a file path, not the directory {path!r}")
     if relative.split("/")[0] == ".hive":
         raise InvalidInput("fs_write does not write .hive/: use the hive_* tools")
+    if os.path.exists(full) and not os.path.isfile(full):  # a pipe: never opened, waited on
+        raise InvalidInput(f"fs_write writes regular files only: {path!r} is not one")
     if len(content.encode("utf-8")) > MAX_WRITE:
         raise InvalidInput(f"content is larger than {MAX_WRITE} bytes")
     proposal = Proposal(
@@ -280,8 +287,11 @@ def propose_write(
 
 
 def _digest(full: str) -> str:
+    """The file's SHA-256; "absent", or "" for what is not a regular file (not read)."""
     try:
-        with open(full, "rb") as handle:
+        with open(os.open(full, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return ""
             return hashlib.sha256(handle.read()).hexdigest()
     except FileNotFoundError:
         return "absent"

@@ -23,7 +23,6 @@ descend from the saved one (a forced fetch) is replayed from scratch.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +33,11 @@ from hive.domain.maillog import (
     MAX_SUBJECT,
     MailState,
     check_message,
+    coordinator_named,
+    epic_above,
+    epic_members,
+    family_root,
+    first_open_work,
     message_event,
 )
 from hive.domain.maillog import append as _append
@@ -224,7 +228,7 @@ def send_message(
     as that cell's full id.
     """
     sender = ws.require_agent("sending mail")
-    check_message(to, subject, body, importance)
+    check_message(to, subject, body, importance, thread_id)
     coordinator = coordinator_of(ws, thread_id, sender) if COORDINATOR in to else None
     thread_members: list[str] = []
     if thread_id:
@@ -258,19 +262,6 @@ def send_message(
     return result
 
 
-def _family_root(given: str, known: Iterable[str]) -> str:
-    """``given``, or the one cell it is a prefix of whose descendants are all the
-    other matches (``hv-ab`` names epic ``hv-abc`` even though ``hv-abc.1`` exists)."""
-    wanted = given.strip().lower()
-    matches = sorted(
-        (c for c in known if c.startswith(wanted) or c.partition("-")[2].startswith(wanted)),
-        key=len,
-    )
-    if len(matches) > 1 and all(m.startswith(matches[0] + ".") for m in matches[1:]):
-        return matches[0]
-    return given
-
-
 def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | None:
     """Who coordinates the epic a message is about: the epic of ``thread_id`` (a cell or
     epic id), else of the sender's open work; its ``metadata.coordinator``, else its
@@ -281,28 +272,29 @@ def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | N
         index = ws.cells()
     except HiveError:
         return None
-    cell: Any = None
+    start: str | None
     if thread_id:
         try:
-            cell = get_cell(index, _family_root(thread_id, index.known_ids()))
+            start = get_cell(index, family_root(thread_id, index.known_ids())).id
         except HiveError:
             return None
     else:
-        mine = sorted(
-            (
-                c
-                for c in index.cells.values()
-                if c.assignee == sender and not c.is_closed and c.parent
-            ),
-            key=lambda c: c.status != "in_progress",
+        start = first_open_work(
+            sender, ((c.id, c.status, c.assignee, c.parent) for c in index.cells.values())
         )
-        cell = mine[0] if mine else None
-    while cell is not None and cell.type != "epic" and cell.parent in index.cells:
-        cell = index.cells[cell.parent]
-    if cell is None or cell.type != "epic":
+
+    def type_of(cell_id: str) -> str | None:
+        cell = index.cells.get(cell_id)
+        return None if cell is None else cell.type
+
+    def parent_of(cell_id: str) -> str | None:
+        return index.cells[cell_id].parent
+
+    epic_id = epic_above(start, type_of, parent_of)
+    if epic_id is None:
         return None
-    named = cell.metadata.get("coordinator")
-    return str(named) if named else cell.assignee or cell.created_by or None
+    epic = index.cells[epic_id]
+    return coordinator_named(epic.metadata, epic.assignee, epic.created_by)
 
 
 def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:
@@ -314,26 +306,21 @@ def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:
 
     try:
         index = ws.cells()
-        cell = get_cell(index, _family_root(thread_id, index.known_ids()))
+        cell = get_cell(index, family_root(thread_id, index.known_ids()))
     except HiveError:  # not a cell (or no hive here): threads are plain strings
         return thread_id, []
     if cell.type != "epic":
         return cell.id, []
-    family = {cell.id}
-    pending = [cell.id]
-    workers: list[str] = []
-    while pending:
-        for child_id in index.children_of(pending.pop()):
-            child = index.cells[child_id]
-            family.add(child_id)
-            pending.append(child_id)
-            if child.assignee and not child.is_closed:
-                workers.append(child.assignee)
+
+    def worker_of(cell_id: str) -> str | None:
+        child = index.cells[cell_id]
+        return None if child.is_closed else child.assignee
+
     try:
-        holders = [r.agent for r in list_reservations(ws) if r.cell in family]
+        held = list_reservations(ws)
     except HiveError:
-        holders = []
-    return cell.id, list(dict.fromkeys(workers + holders))
+        held = []
+    return cell.id, epic_members(cell.id, index.children_of, worker_of, held, utc_now())
 
 
 def inbox(

@@ -17,14 +17,15 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from hive.domain.limits import check_short, check_text
 from hive.errors import InvalidInput, NotFound
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
-from hive.text import shell_word
+from hive.text import first_control, shell_word, without_control
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any, Protocol
 
     from hive.git.repo import CommitInfo, GitRepo
@@ -44,6 +45,14 @@ if TYPE_CHECKING:
 
         def lock_timeout(self) -> float: ...
 
+    class HeldBy(Protocol):
+        """A reservation as far as a thread needs it (``Reservation``, ``PlainReservation``)."""
+
+        agent: str
+        cell: str | None
+
+        def active(self, now: datetime) -> bool: ...
+
 
 # What one message may hold (shared by the full path, hive/domain/mail.py, and the lean
 # one, hive/cli/lean_coord.py). The levels are those of hive.models.mail.Importance,
@@ -54,8 +63,16 @@ MAX_SUBJECT = 200
 MAX_RECIPIENTS = 64
 
 
-def check_message(to: list[str], subject: str, body: str, importance: str) -> None:
-    """InvalidInput naming the first limit a message breaks."""
+# Control characters a body may keep (tab and line breaks); a subject or thread id is one line.
+BODY_ALLOWED = frozenset("\t\n\r")
+
+
+def check_message(
+    to: list[str], subject: str, body: str, importance: str, thread_id: str | None = None
+) -> None:
+    """InvalidInput naming the first limit a message breaks. Control characters would
+    reach the recipient's terminal (``hive mail inbox``/``read``), and a subject is
+    also the summary line of the message's commit in the mail log."""
     if importance not in IMPORTANCE_LEVELS:
         raise InvalidInput(f"invalid importance {importance!r}: use {', '.join(IMPORTANCE_LEVELS)}")
     if not subject.strip():
@@ -64,8 +81,20 @@ def check_message(to: list[str], subject: str, body: str, importance: str) -> No
         raise InvalidInput(f"subject is too long ({len(subject)} > {MAX_SUBJECT} characters)")
     if len(body) > MAX_BODY:
         raise InvalidInput(f"body is too long ({len(body)} > {MAX_BODY} characters)")
+    # printed to the recipient's terminal by hive mail inbox / read: no escape sequences
+    check_short(subject, "subject", MAX_SUBJECT)
+    check_text(body, "body", MAX_BODY)
     if len(to) > MAX_RECIPIENTS:
         raise InvalidInput(f"too many recipients ({len(to)} > {MAX_RECIPIENTS})")
+    for what, text, allowed in (
+        ("subject", subject, frozenset[str]()),
+        ("thread_id", thread_id or "", frozenset[str]()),
+        ("body", body, BODY_ALLOWED),
+    ):
+        found = first_control(text, allowed)
+        if found is not None:
+            kind = "control characters" if allowed else "line breaks or control characters"
+            raise InvalidInput(f"{what} must not contain {kind} (found U+{ord(found):04X})")
 
 
 MAIL_REF = "refs/hive/mail"
@@ -241,12 +270,19 @@ def advance(ws: MailHost, state: MailState, tip: str | None) -> int:
 
 
 def event_of(commit: CommitInfo) -> dict[str, Any] | None:
+    """The event a mail-log commit carries: the JSON paragraph after its summary line
+    (trailers may follow). A summary that spans paragraphs (a subject with a blank line,
+    from before subjects were checked) is skipped, so its message is not lost."""
+    decoder = json.JSONDecoder()
     _, _, body = commit.message.partition("\n\n")
-    try:
-        event, _ = json.JSONDecoder().raw_decode(body.lstrip())  # trailers may follow
-    except json.JSONDecodeError:
-        return None
-    return event if isinstance(event, dict) and "type" in event else None
+    while body:
+        try:
+            event, _ = decoder.raw_decode(body.lstrip())
+        except json.JSONDecodeError:
+            _, _, body = body.partition("\n\n")
+            continue
+        return event if isinstance(event, dict) and "type" in event else None
+    return None
 
 
 def load_persisted(ws: MailHost) -> MailState | None:
@@ -328,9 +364,9 @@ def append(
         if event is None:
             return Plan(changes=[], message="", result=result)
         event["at"] = after(event["at"], state.latest_at)
-        message = (
-            f"hive-mail: {summary}\n\n{json.dumps(event, ensure_ascii=False, sort_keys=True)}\n"
-        )
+        line = without_control(summary)  # one line, whatever the summary quotes
+        text = json.dumps(event, ensure_ascii=False, sort_keys=True)
+        message = f"hive-mail: {line}\n\n{text}\n"
         if trailers:
             message += "\n" + "".join(f"{key}: {value}\n" for key, value in trailers)
         return Plan(changes=[], message=message, result=result)
@@ -437,3 +473,89 @@ def message_event(
         "at": at,
     }
     return f"send from {sender}: {subject[:60]}", event, recipients
+
+
+# ------------------------------------------------------------------ threads and epics
+# Who a thread reaches and who ``coordinator`` stands for, over plain facts of the
+# cells, so the full path (hive/domain/mail.py, over a CellIndex) and the lean one
+# (hive/cli/lean_coord.py, over the state index's rows) decide it with the same code.
+
+
+def family_root(given: str, known: Iterable[str]) -> str:
+    """``given``, or the one cell it is a prefix of whose descendants are all the
+    other matches (``hv-ab`` names epic ``hv-abc`` even though ``hv-abc.1`` exists)."""
+    wanted = given.strip().lower()
+    matches = sorted(
+        (c for c in known if c.startswith(wanted) or c.partition("-")[2].startswith(wanted)),
+        key=len,
+    )
+    if len(matches) > 1 and all(m.startswith(matches[0] + ".") for m in matches[1:]):
+        return matches[0]
+    return given
+
+
+def epic_members(
+    epic_id: str,
+    children_of: Callable[[str], Sequence[str]],
+    worker_of: Callable[[str], str | None],
+    reservations: Iterable[HeldBy],
+    now: datetime,
+) -> list[str]:
+    """Everyone working in epic ``epic_id``: the workers (``worker_of``: the assignee
+    of an open cell) of its descendants and the holders of active reservations made
+    for any cell of the epic."""
+    family = {epic_id}
+    pending = [epic_id]
+    workers: list[str] = []
+    while pending:
+        for child_id in children_of(pending.pop()):
+            family.add(child_id)
+            pending.append(child_id)
+            worker = worker_of(child_id)
+            if worker:
+                workers.append(worker)
+    holders = [r.agent for r in reservations if r.cell in family and r.active(now)]
+    return list(dict.fromkeys(workers + holders))
+
+
+def epic_above(
+    cell_id: str | None,
+    type_of: Callable[[str], str | None],
+    parent_of: Callable[[str], str | None],
+) -> str | None:
+    """The epic ``cell_id`` is (or is under, climbing parents that exist), or None.
+    ``type_of``: a cell's type, None for no such cell."""
+    seen: set[str] = set()
+    while cell_id is not None and type_of(cell_id) not in (None, "epic"):
+        seen.add(cell_id)
+        parent = parent_of(cell_id)
+        if parent is None or parent in seen or type_of(parent) is None:
+            break  # no parent, or a cycle of parents (hand-edited files)
+        cell_id = parent
+    return cell_id if cell_id is not None and type_of(cell_id) == "epic" else None
+
+
+def first_open_work(
+    sender: str, cells: Iterable[tuple[str, str, str | None, str | None]]
+) -> str | None:
+    """The cell a sender without a thread is working on: of ``cells`` (id, status,
+    assignee, parent), the first open one assigned to ``sender`` under a parent, one in
+    progress first."""
+    mine = sorted(
+        (
+            (status != "in_progress", cell_id)
+            for cell_id, status, assignee, parent in cells
+            if assignee == sender and status != "closed" and parent
+        ),
+        key=lambda pair: pair[0],
+    )
+    return mine[0][1] if mine else None
+
+
+def coordinator_named(
+    metadata: dict[str, Any], assignee: str | None, created_by: str | None
+) -> str | None:
+    """Who coordinates an epic: its ``metadata.coordinator``, else its assignee, else
+    whoever created it."""
+    named = metadata.get("coordinator")
+    return str(named) if named else assignee or created_by or None

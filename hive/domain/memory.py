@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError
 
+from hive.domain.limits import check_text
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, NotFound
 from hive.git.repo import Change, Snapshot, format_message
@@ -112,6 +113,7 @@ def apply_update(
     ]
     if len(given) != 1:
         raise InvalidInput("update_context needs exactly one of add, set or complete")
+    _printable(add if given[0] == "add" else set_ if given[0] == "set" else complete, given[0])
     allowed = {
         "decisions": "add",
         "goals": "add",
@@ -150,6 +152,22 @@ def apply_update(
             else:
                 target[key] = value
     return updated
+
+
+def _printable(value: Any, what: str) -> None:
+    """Every string in ``value`` (keys too) is text a person may print: no control
+    characters but tab and line breaks (an escape sequence would reach the terminal of
+    whoever runs ``hive memory show``, and every worker prompt)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            check_text(item, f"update_context {what}", limit=MAX_FILE_BYTES)
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
 
 
 def _complete(context: ProjectContext, name: str) -> None:

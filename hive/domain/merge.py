@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -56,7 +56,11 @@ from hive.models import Cell, Comment, Dependency, MergeConflict
 from hive.store.cells import decode_cell, encode_cell
 from hive.store.layout import CELLS_DIR, cell_id_from_path
 
+if TYPE_CHECKING:
+    from hive.git.repo import GitRepo
+
 TOMBSTONE_TTL = timedelta(days=30)
+HISTORY_LIMIT = 2000  # commits searched for the versions of a file a side already had
 RESERVATIONS_DIR = ".hive/reservations"
 CONTEXT_PATH = ".hive/context.yaml"
 MAX_KEPT_TEXT = 64 * 1024  # a broken side's text kept in a conflict record
@@ -121,6 +125,57 @@ def merge_file(
     if path == CONTEXT_PATH:
         return merge_context_files(path, base, ours, theirs)
     return MergeOutcome(content=ours, clean=False, message=f"{path}: both sides changed it")
+
+
+def merge_in_repository(
+    repo: GitRepo,
+    path: str,
+    base: bytes | None,
+    ours: bytes,
+    theirs: bytes,
+    *,
+    their_commits: Sequence[str] = (),
+) -> MergeOutcome:
+    """:func:`merge_file` for git's merge driver, with what the two histories know.
+
+    git's ``base`` is the file at the merge base of the two *branches*. A cell that
+    reached both branches by ``hive sync`` (a sync commit on each, not a shared one)
+    is missing there, or older than the version both clones had, and a three-way
+    merge against it would bring back what one side removed. ``ours`` is HEAD's
+    version (checked, else plain :func:`merge_file`). In a merge (``their_commits``:
+    git names the commits being merged in its environment), or when git has no base
+    at all (both sides added the file, as in a rebase of a sync commit), a version
+    one side already had is older than that side's own, so the newer one is taken
+    as it is; otherwise, in a merge, the base is the newest version both histories
+    hold. A cherry-pick, revert or rebase step with a base keeps git's base.
+    """
+    if ours == theirs or (base is not None and base in (ours, theirs)):
+        return merge_file(path, base, ours, theirs)
+    if not is_mergeable_path(path) or (base is not None and not their_commits):
+        # A cherry-pick, revert or rebase step: git's base is the picked commit's
+        # parent, the right one (a revert's "theirs" is older on purpose).
+        return merge_file(path, base, ours, theirs)
+    from hive.git.syncref import path_versions
+    from hive.git.worktree import blob_sha_of
+
+    head = repo.head().commit
+    ours_sha, theirs_sha = blob_sha_of(ours), blob_sha_of(theirs)
+    if head is None or repo.lookup_path(repo.commit_tree(head), path) != ours_sha:
+        return merge_file(path, base, ours, theirs)
+    ours_had = path_versions(repo, head, path, limit=HISTORY_LIMIT)
+    if theirs_sha in ours_had:
+        return MergeOutcome(content=ours)  # theirs is a version this side already had
+    for commit in their_commits:
+        if repo.lookup_path(repo.commit_tree(commit), path) != theirs_sha:
+            continue
+        theirs_had = set(path_versions(repo, commit, path, limit=HISTORY_LIMIT))
+        if ours_sha in theirs_had:
+            return MergeOutcome(content=theirs)  # ours is a version they already had
+        common = next((sha for sha in ours_had if sha in theirs_had), None)
+        if common is not None:
+            base = repo.read_blob(common)
+        break
+    return merge_file(path, base, ours, theirs)
 
 
 # ------------------------------------------------------------------ cells

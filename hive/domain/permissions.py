@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hive.domain.config_sections import parsed_section
+from hive.domain.limits import check_short, check_text
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, PermissionDenied
 from hive.git.repo import Change, Snapshot, format_message
@@ -115,6 +116,10 @@ def request_permission(
         raise InvalidInput(
             f"justification must be 1-{MAX_JUSTIFICATION} characters", field="justification"
         )
+    # people read both (hive permissions list); the scope is in the commit subject too
+    check_text(justification, "justification", limit=MAX_JUSTIFICATION)
+    if scope is not None:
+        check_short(scope, "scope")
     agent = ws.actor
     decision_id = "pm-" + "".join(secrets.choice(_ALPHABET) for _ in range(10))
 

@@ -6,7 +6,13 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 from dataclasses import dataclass
+from typing import IO
+
+# After the command exits, how long its output may still take to reach EOF: longer
+# means something it left in the background holds the pipe (``notify &``).
+OUTPUT_GRACE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -29,8 +35,10 @@ def run_killable(
 ) -> CommandRun:
     """Run ``command`` (a shell string or an argv list) in its own process group.
 
-    On timeout the whole group is killed, so grandchildren (``sleep`` in a
-    script) do not outlive the call. Raises ``OSError`` when it cannot start.
+    The command is done when it exits: its exit code counts, and what it left
+    running that still holds its output (``sleep 60 &``) is killed with the group,
+    as everything is on timeout, so grandchildren do not outlive the call.
+    Raises ``OSError`` when it cannot start.
     """
     process = subprocess.Popen(
         command,
@@ -42,12 +50,51 @@ def run_killable(
         env=env,
         start_new_session=True,
     )
+    chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+    workers = [_reader(process.stdout, chunks["stdout"])]
+    if process.stderr is not None:
+        workers.append(_reader(process.stderr, chunks["stderr"]))
+    if process.stdin is not None:
+        workers.append(_writer(process.stdin, stdin_data or b""))
+    code: int | None
     try:
-        out, err = process.communicate(stdin_data, timeout=timeout)
-        code: int | None = process.returncode
+        code = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
         code = None
-    return CommandRun(exit_code=code, stdout=out or b"", stderr=err or b"")
+    if code is not None:
+        for worker in workers:
+            worker.join(OUTPUT_GRACE_SECONDS)
+    if code is None or any(worker.is_alive() for worker in workers):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    for worker in workers:  # bounded: a process that left the group may hold a pipe still
+        worker.join(OUTPUT_GRACE_SECONDS)
+    return CommandRun(
+        exit_code=code, stdout=b"".join(chunks["stdout"]), stderr=b"".join(chunks["stderr"])
+    )
+
+
+def _reader(stream: IO[bytes] | None, into: list[bytes]) -> threading.Thread:
+    assert stream is not None
+
+    def read() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := os.read(stream.fileno(), 65536):
+                into.append(chunk)
+        with contextlib.suppress(OSError):
+            stream.close()
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+def _writer(stream: IO[bytes], data: bytes) -> threading.Thread:
+    def write() -> None:
+        with contextlib.suppress(BrokenPipeError, OSError), stream:
+            stream.write(data)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread

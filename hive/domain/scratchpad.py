@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from hive.domain.context import state_dir
+from hive.domain.limits import check_text
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound
 from hive.store import coord_db
@@ -98,10 +99,11 @@ def scratchpad_read(ws: Workspace, *, file_path: str) -> str:
 
 
 def scratchpad_list(ws: Workspace, *, prefix: str | None = None) -> dict[str, Any]:
-    """Entries (under ``prefix``) with title, size, writer and time; no content."""
+    """Entries (under ``prefix``) with title, size, last writer, when first written
+    (``created_at``, the seed's) and last written; no content."""
     with coord_db.read(state_dir(ws)) as db:
         rows = db.execute(
-            "SELECT path, title, size, agent, updated_at FROM scratchpad ORDER BY path"
+            "SELECT path, title, size, agent, created_at, updated_at FROM scratchpad ORDER BY path"
         ).fetchall()
     wanted = (prefix or "").removeprefix("scratchpad://")
     entries = [
@@ -111,9 +113,10 @@ def scratchpad_list(ws: Workspace, *, prefix: str | None = None) -> dict[str, An
             "title": title,
             "size": size,
             "agent": agent,
+            "created_at": round(created, 3),
             "updated_at": round(updated, 3),
         }
-        for path, title, size, agent, updated in rows
+        for path, title, size, agent, created, updated in rows
         if path.startswith(wanted)
     ]
     return {
@@ -152,6 +155,9 @@ def _check_todos(todos: Any) -> list[dict[str, Any]]:
             raise InvalidInput(
                 f"{where}.status must be one of {', '.join(TODO_STATUSES)}", field=where
             )
+        for key in ("content", "activeForm"):  # printed by hive todo list: no escapes
+            if isinstance(todo.get(key), str):
+                check_text(todo[key], f"{where}.{key}", limit=MAX_TODO_TEXT)
         checked.append({key: value for key, value in todo.items() if value is not None})
     return checked
 

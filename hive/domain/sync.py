@@ -38,14 +38,21 @@ from collections.abc import Callable
 from typing import Any
 
 from hive.domain.contest import settle_contests
-from hive.domain.merge import is_mergeable_path, merge_file
+from hive.domain.merge import HISTORY_LIMIT, is_mergeable_path, merge_file
 from hive.domain.workspace import Workspace
 from hive.errors import GitError
 from hive.git.gitconfig import GitConfig, git_available
 from hive.git.remote import check_remote, fetch_refs, push_refs, tracking_ref
 from hive.git.repo import Change, Plan, Snapshot, format_message
 from hive.git.state import check_git_state
-from hive.git.syncref import history_blobs, hive_tree, merge_base, move_ref, state_commit
+from hive.git.syncref import (
+    history_blobs,
+    hive_tree,
+    merge_base,
+    move_ref,
+    path_versions,
+    state_commit,
+)
 from hive.models.reservation import Contest
 from hive.models.results import SyncResult
 from hive.store.layout import CELLS_DIR, HIVE_DIR, cell_id_from_path
@@ -56,7 +63,6 @@ MAIL_REF = "refs/hive/mail"
 HIVE_REFS = "refs/hive/*"
 PUSH_REFSPEC = f"{HIVE_REFS}:{HIVE_REFS}"
 SYNC_ATTEMPTS = 8
-HISTORY_LIMIT = 2000  # commits searched for the versions a side already had
 
 
 def fetch_refspec(remote: str) -> str:
@@ -246,6 +252,13 @@ class _History:
             self._blobs[side] = history_blobs(self._git, tip, limit=HISTORY_LIMIT)
         return blob in self._blobs[side]
 
+    def common(self, path: str) -> str | None:
+        """The newest version of ``path`` in this clone's history that the other side
+        also had: the base for a file the last agreed state does not hold (it reached
+        a branch by ``git pull``, then both sides changed it)."""
+        versions = path_versions(self._git, self._tips["ours"], path, limit=HISTORY_LIMIT)
+        return next((blob for blob in versions if self.had("theirs", blob)), None)
+
 
 def _merged_changes(
     ws: Workspace,
@@ -263,11 +276,22 @@ def _merged_changes(
     received = 0
     for path in sorted(set(ours) | set(theirs)):
         mine, other, original = ours.get(path), theirs.get(path), base.get(path)
-        if other is None and mine == original and not path.startswith(CELLS_DIR + "/"):
+        # This branch holds a version older than the state and never had the newer one
+        # (it was synced on another branch since, or reset): a stale copy, never an
+        # edit to send. A branch that had the newer one and went back (git revert)
+        # chose the older one.
+        stale = (
+            mine is not None
+            and mine not in (original, other)
+            and (other is None or other == original)
+            and had.had("theirs", mine)
+            and (other is None or not had.had("ours", other))
+        )
+        if other is None and (mine == original or stale) and not path.startswith(CELLS_DIR + "/"):
             changes.append(Change(path, None))  # they removed it (all released), we kept it
             received += 1
             continue
-        if mine == other or other is None or other == original:
+        if mine == other or other is None or (other == original and not stale):
             continue  # nothing new there (cell files are never removed: tombstones are)
         if mine is None:  # new there, or changed there after we removed it
             changes.append(Change(path, read(other)))
@@ -282,6 +306,7 @@ def _merged_changes(
         if not is_mergeable_path(path):
             unresolved.append(f"{path}: changed on both sides; kept this clone's version")
             continue
+        original = original or had.common(path)
         outcome = merge_file(path, read(original) if original else None, read(mine), read(other))
         if not outcome.clean:
             unresolved.append(outcome.message or f"{path}: could not merge")

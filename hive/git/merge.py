@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,10 +38,21 @@ class MergeResult:
     up_to_date: bool = False  # theirs is already part of ours
 
 
-def merge_commits(repo: GitRepo, ours: str, theirs: str) -> MergeResult:
+Resolver = Callable[[str, bytes | None, bytes | None, bytes | None], bytes | None]
+
+
+def merge_commits(
+    repo: GitRepo, ours: str, theirs: str, *, resolve: Resolver | None = None
+) -> MergeResult:
     """Merge commit ``theirs`` into ``ours``: the merged tree and the file changes that
     turn ``ours``'s tree into it, or the conflicting paths. Nothing is written but
-    objects."""
+    objects.
+
+    ``resolve(path, base, ours, theirs)`` (each the file's content, None where that
+    side lacks it) may settle a path the text merge could not: the content to use,
+    or None to leave it a conflict. ``tree`` is then the text merge's, and only
+    ``changes`` carry the resolved contents.
+    """
     from dulwich.graph import find_merge_base
     from dulwich.merge import three_way_merge
 
@@ -56,13 +68,54 @@ def merge_commits(repo: GitRepo, ours: str, theirs: str) -> MergeResult:
     except ImportError as exc:  # merge3 missing: an installation problem, said plainly
         raise GitError(f"cannot merge: {exc}") from None
     names = sorted(path.decode("utf-8", errors="replace") for path in conflicts)
+    resolved: dict[str, bytes] = {}
+    if names and resolve is not None:
+        sides = [repo.commit_tree(c) if c else None for c in (base, ours, theirs)]
+        for name in names:
+            content = resolve(name, *(_file_at(repo, side, name) for side in sides))
+            if content is not None:
+                resolved[name] = content
+        names = [name for name in names if name not in resolved]
     if names:
         return MergeResult(ours, theirs, base, None, conflicts=names)
     merged = repo.store_object(tree)
-    unmergeable, changes = _changes(repo, repo.commit_tree(ours), merged)
+    ours_tree = repo.commit_tree(ours)
+    unmergeable, changes = _changes(repo, ours_tree, merged)
     if unmergeable:
         return MergeResult(ours, theirs, base, None, conflicts=unmergeable)
+    if resolved:
+        changes = [change for change in changes if change.path not in resolved]
+        changes += [
+            Change(path, content)
+            for path, content in sorted(resolved.items())
+            if content != _file_at(repo, ours_tree, path)
+        ]
     return MergeResult(ours, theirs, base, merged, changes=changes)
+
+
+def _file_at(repo: GitRepo, tree: str | None, path: str) -> bytes | None:
+    """The content of ``path`` in ``tree`` (None when either is missing)."""
+    sha = repo.lookup_path(tree, path) if tree is not None else None
+    return repo.read_blob(sha) if sha is not None else None
+
+
+def branch_changes(repo: GitRepo, ours: str, theirs: str) -> list[str]:
+    """The paths commit ``theirs`` changed since its merge base with ``ours``: what
+    merging it would bring in (empty when ``theirs`` is already part of ``ours``)."""
+    from dulwich.diff_tree import tree_changes
+    from dulwich.graph import find_merge_base
+
+    if repo.is_ancestor(theirs, ours):
+        return []
+    bases = find_merge_base(repo.dulwich, [object_id(ours), object_id(theirs)])
+    base_tree = object_id(repo.commit_tree(bases[0].decode())) if bases else None
+    paths: set[str] = set()
+    store = repo.dulwich.object_store
+    for item in tree_changes(store, base_tree, object_id(repo.commit_tree(theirs))):
+        for side in (item.old, item.new):
+            if side is not None and side.path is not None:
+                paths.add(side.path.decode("utf-8", errors="replace"))
+    return sorted(paths)
 
 
 def _commit(repo: GitRepo, sha: str) -> Commit:
@@ -109,6 +162,24 @@ def add_worktree(repo: GitRepo, path: str, *, branch: str, commit: str) -> None:
     except (ValueError, OSError) as exc:
         delete_branch(repo, branch)
         raise GitError(f"cannot create a worktree at {path}: {exc}") from None
+
+
+def worktree_changes(path: str) -> list[str]:
+    """Paths in the worktree at ``path`` that its HEAD commit does not have: staged,
+    changed, deleted or new files (those git ignores are not counted); empty when
+    ``path`` is gone. GitError when the state cannot be read."""
+    from dulwich import porcelain
+
+    if not os.path.isdir(path):
+        return []
+    try:
+        status = porcelain.status(path, untracked_files="all")
+    except Exception as exc:  # any failure: the caller keeps the worktree
+        raise GitError(f"cannot read the state of worktree {path}: {exc}") from None
+    found: set[bytes | str] = set(status.unstaged) | set(status.untracked)
+    for paths in status.staged.values():
+        found.update(paths)
+    return sorted(p.decode("utf-8", errors="replace") if isinstance(p, bytes) else p for p in found)
 
 
 def remove_worktree(repo: GitRepo, path: str) -> None:

@@ -81,3 +81,23 @@ def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:
                 else:
                     found.add(sha)
     return found
+
+
+def path_versions(repo: GitRepo, tip: str | None, path: str, *, limit: int) -> list[str]:
+    """The blob ids ``path`` (below ``.hive``) had in ``tip`` and its ancestors (the
+    newest ``limit`` commits by date), newest first, each once. Commits that left
+    ``.hive`` as it was are skipped after one tree read."""
+    found: dict[str, None] = {}  # an ordered set
+    if tip is None:
+        return []
+    inner = path.removeprefix(HIVE_DIR + "/")
+    seen_trees: set[str] = set()
+    for info in repo.iter_commits(tip, limit=limit):
+        tree = hive_tree(repo, info.sha)
+        if tree is None or tree in seen_trees:
+            continue
+        seen_trees.add(tree)
+        blob = repo.lookup_path(tree, inner)
+        if blob is not None:
+            found.setdefault(blob)
+    return list(found)

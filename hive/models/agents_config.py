@@ -24,6 +24,7 @@ from pydantic import AliasChoices, ConfigDict, Field, ValidationError, field_val
 
 from hive.errors import InvalidInput
 from hive.models.base import HiveModel
+from hive.models.cell import first_error
 from hive.models.tools_config import HookLists
 
 DEFAULT_TOOL_CALL_LIMIT = 10
@@ -78,9 +79,9 @@ def parse_agents_config(raw: Any) -> dict[str, AgentProfile]:
         try:
             profiles[str(name)] = AgentProfile.model_validate(entry or {})
         except ValidationError as exc:
-            error = exc.errors()[0]
-            key = ".".join(["agents", str(name), *(str(part) for part in error["loc"])])
-            raise InvalidInput(f".hive/config.yaml: {key}: {error['msg']}", key=key) from None
+            where, message = first_error(exc)
+            key = ".".join(part for part in ("agents", str(name), where) if part)
+            raise InvalidInput(f".hive/config.yaml: {key}: {message}", key=key) from None
     return profiles
 
 

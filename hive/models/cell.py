@@ -6,7 +6,14 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar, get_args
 
-from pydantic import ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 
 from hive.models.base import HiveModel
 from hive.text import first_control, without_control
@@ -177,6 +184,9 @@ class CellSummary(HiveModel):
     priority: int
     type: CellType
     assignee: str | None = None
+    expired: Literal[True] | None = Field(
+        default=None, description="a delegated task past its deadline (absent otherwise)"
+    )
 
     @classmethod
     def of(cls, cell: Cell) -> CellSummary:
@@ -187,4 +197,13 @@ class CellSummary(HiveModel):
             priority=cell.priority,
             type=cell.type,
             assignee=cell.assignee,
+            expired=True if cell.metadata.get("expired") is True else None,
         )
+
+    @model_serializer(mode="wrap")
+    def _flagged_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No ``expired`` key unless the deadline passed (the summary stays small)."""
+        shown: dict[str, Any] = handler(self)
+        if shown.get("expired") is None:
+            shown.pop("expired", None)
+        return shown

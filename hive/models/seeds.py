@@ -333,6 +333,7 @@ class ScratchpadEntry(HiveModel):
     title: str
     size: int
     agent: str
+    created_at: float
     updated_at: float
 
 

@@ -93,6 +93,8 @@ class SwarmRunResult(HiveModel):
     completed: list[str] = Field(default_factory=list)  # closed subtasks of the epic
     blocked: dict[str, str] = Field(default_factory=dict)  # subtask -> reason
     remaining: list[str] = Field(default_factory=list)
+    waiting: dict[str, list[str]] = Field(default_factory=dict)  # remaining -> open blockers
+    blocker_status: dict[str, str] = Field(default_factory=dict)  # each of those -> its status
     runs: list[WorkerRun] = Field(default_factory=list)
 
     @property

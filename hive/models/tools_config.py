@@ -7,12 +7,14 @@ parsed models; ``hive doctor`` reports the same error.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import AliasChoices, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, ConfigDict, Field, ValidationError, field_validator
 
 from hive.errors import InvalidInput
 from hive.models.base import HiveModel
+from hive.models.cell import first_error
 
 DEFAULT_HOOK_TIMEOUT = 10.0
 
@@ -27,7 +29,7 @@ class PathRules(_Strict):
 
 
 class RateLimit(_Strict):
-    capacity: float = Field(default=60, gt=0)
+    capacity: float = Field(default=60, ge=1)  # below 1 no call could ever spend a token
     per_seconds: float = Field(default=60, gt=0)
 
 
@@ -41,6 +43,17 @@ class HookSpec(_Strict):
         le=3600,
         validation_alias=AliasChoices("timeout_seconds", "timeout"),
     )
+
+    @field_validator("matcher")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        """A matcher that is no regular expression is refused with the section (every
+        call through it would fail), so ``hive doctor`` reports it too."""
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        return value
 
 
 class HookLists(_Strict):
@@ -88,9 +101,9 @@ def parse_tools_config(raw: Any) -> ToolsConfig:
     try:
         return ToolsConfig.model_validate(_none_as_empty(raw))
     except ValidationError as exc:
-        error = exc.errors()[0]
-        key = ".".join(["tools", *(str(part) for part in error["loc"])])
-        raise InvalidInput(f".hive/config.yaml: {key}: {error['msg']}", key=key) from None
+        where, message = first_error(exc)
+        key = ".".join(part for part in ("tools", where) if part)
+        raise InvalidInput(f".hive/config.yaml: {key}: {message}", key=key) from None
 
 
 def _none_as_empty(raw: dict[str, Any]) -> dict[str, Any]:

@@ -203,7 +203,7 @@ PAD_ERRORS = (InvalidInput,)
 declare(
     Operation(
         name="context_search",
-        summary="Search hive's history (cells, notes, mail, outcomes).",
+        summary="Search hive's history (cells, comments, notes, mail, outcomes).",
         params=SearchParams,
         result=ContextSearchAnswer,
         run=_context_search,
@@ -217,8 +217,8 @@ declare(
                 defaults={"verbose": True, "limit": 50},
             ),
         ),
-        help="Search hive's history (cells, notes, mail you may read, outcomes) for TERM"
-        " (case-insensitive), oldest round first.",
+        help="Search hive's history (cells, comments, notes, mail you may read, outcomes) for"
+        " TERM (case-insensitive), oldest round first.",
     ),
     Operation(
         name="file_read",

@@ -100,8 +100,8 @@ declare(
             Command(("proposals", "decide"), arguments=("decisions",), defaults={"decisions": "-"}),
         ),
         help='Apply an arbiter\'s {"decisions": [...]} to pending proposals (exit 3 when a'
-        " decision names no pending proposal).\n\nDECISIONS is a file with the JSON, or '-'"
-        " for standard input.",
+        " decision names no pending proposal, 1 when an approved write could not be"
+        " applied).\n\nDECISIONS is a file with the JSON, or '-' for standard input.",
     ),
     Operation(
         name="events",

@@ -62,16 +62,18 @@ def _init(ws: Workspace, a: InitParams) -> InitResult:
 
 
 def _doctor(caller: Caller, a: NoParams) -> DoctorReport:
-    """The report, with a warning for each tool an agent's ``tools:`` list names that
-    does not exist (when the config loads: else the report says why it does not)."""
-    from hive.domain.agents import agent_tool_warnings
+    """The report, with a warning for each tool an agent's ``tools:`` list or the
+    ``tools:`` section names that does not exist (when the config loads: else the
+    report says why it does not)."""
+    from hive.domain.agents import agent_tool_warnings, tools_config_warnings
     from hive.domain.doctor import diagnose
     from hive.errors import CorruptFile
 
     ws = caller.workspace()
     report = diagnose(ws)
     try:
-        unknown = agent_tool_warnings(ws, declared_tool_names())
+        known = declared_tool_names()
+        unknown = agent_tool_warnings(ws, known) + tools_config_warnings(ws, known)
     except CorruptFile:
         unknown = []  # the config does not load: a problem of the report already
     report.warnings += [
@@ -115,7 +117,9 @@ def _mail_sync(ws: Workspace, a: RemoteParams) -> MailSyncResult:
 
 
 class ImportParams(Params):
-    path: str = Field(min_length=1, max_length=4096, description="a beads JSONL export")
+    path: str = Field(
+        min_length=1, max_length=4096, description="a beads JSONL export (or .jsonl.gz)"
+    )
     update: bool = Field(default=False, description="replace cells whose ids already exist")
 
 

@@ -70,7 +70,7 @@ class ServeConfig:
     """How the server was started."""
 
     root: str = "."
-    actor: str | None = None
+    actor: str | None = None  # the name claimed (--actor): proven as every command proves it
     allow_write: bool = False
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     allowed_hosts: tuple[str, ...] | None = LOOPBACK_NAMES  # None: any Host header
@@ -94,8 +94,10 @@ class Hub:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
+        # Who acts: the agent of HIVE_AGENT_TOKEN, else the person of the git identity;
+        # a name claimed (--actor, HIVE_AGENT) must be theirs (not_your_identity).
         self.ws = Workspace(
-            config.root, actor=config.actor, session=f"serve:{secrets.token_hex(4)}"
+            config.root, claim=config.actor, session=f"serve:{secrets.token_hex(4)}"
         )
         self.actor = self.ws.actor
         self._lock = threading.Lock()

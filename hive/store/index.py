@@ -221,6 +221,7 @@ class Entry(Frozen):
         "error_path",
         "line",
         "blockers",
+        "assignee",
     )
 
     def __init__(
@@ -238,6 +239,7 @@ class Entry(Frozen):
         error_path: str | None,
         line: int | None,
         blockers: list[str],
+        assignee: str | None = None,
     ) -> None:
         self.path = path
         self.blob = blob
@@ -252,11 +254,12 @@ class Entry(Frozen):
         self.error_path = error_path
         self.line = line
         self.blockers = blockers
+        self.assignee = assignee
 
 
 def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
     """An Entry from the light columns (in :data:`LIGHT` order)."""
-    cell_id, status, kind, priority, parent, _, _, created, deleted, blockers = light[:10]
+    cell_id, status, kind, priority, parent, assignee, _, created, deleted, blockers = light[:10]
     error, error_path, line = light[10:13]
     return Entry(
         path=path,
@@ -272,6 +275,7 @@ def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
         error_path=error_path,
         line=line,
         blockers=str(blockers).split("\n") if blockers else [],
+        assignee=assignee,
     )
 
 

@@ -20,7 +20,8 @@ Every tool exists once, in the registry: one for each operation described in
 a name, a one-line description, a pydantic argument model and a handler that calls
 the same library function as the CLI. List-like results are compact by default:
 `hive_ready` and `hive_query` without an id give a page of id, title, status,
-priority, type and assignee; `swarmmail_reservations` the id, agent, pattern,
+priority, type and assignee (and `expired: true` on a ready delegated task past its
+deadline); `swarmmail_reservations` the id, agent, pattern,
 exclusive, cell and expiry of each; `swarmmail_inbox` message headers only (at most 5);
 `query_swarm_state` gives each task, agent, blackboard
 entry and grant in its summary; `context_search` the first 10 matches (`limit`, and
@@ -33,17 +34,21 @@ generated from the registry:
   stdin ends (after the calls under way) or the client stops reading, and at once on
   Ctrl-C or SIGTERM;
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
-  on stdin (alone or in a ```json fence among other text), runs the calls in order and
-  prints a JSON transcript; a call with another key (`arguments`, `input`) is refused
-  (`invalid_call`), never run without its arguments; `warnings` says why a session
+  on stdin (UTF-8: other bytes are refused, exit 2; alone or in a ```json fence among
+  other text), runs the calls in order and prints a JSON transcript; a call with
+  another key (`arguments`, `input`) is refused (`invalid_call`), never run without
+  its arguments; `warnings` says why a session
   named by `--agent` is unbound (`"agent": null`: a name registered elsewhere, which
-  needs its `HIVE_AGENT_TOKEN`);
+  needs its `HIVE_AGENT_TOKEN`); when `--agent NAME` registers NAME for this envelope,
+  `credential` gives its token once (`export HIVE_AGENT=NAME HIVE_AGENT_TOKEN=...`
+  lets later envelopes act as NAME);
 - `hive tools schema --format mcp|openai|anthropic [--agent NAME]` — the schemas for
   other runtimes (with `--agent`, only the tools that agent may call, as `hive mcp`
   lists them to it).
 
 Every call goes through the same path: argument validation (unknown keys refused,
-no coercion of ints and bools, at most 32 levels of nesting and 2 MB), path
+no coercion of ints and bools, at most 32 levels of nesting and 2 MB of UTF-8 JSON,
+no lone surrogates such as a `\\udcff` escape), path
 permissions, the rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` hooks
 (also after a domain error), and one line in the event log. A success is
 `{"result": ...}`; a failure is `{"error": "...", "code": "..."}` (`unknown_tool`,
@@ -96,10 +101,14 @@ the session's identity. `project_path`, if given, must be this repository.
 
 The `tools:` section is read from the **committed** `.hive/config.yaml` (like the
 rest of the config): commit an edit before it takes effect. It is parsed strictly:
-an unknown key or a wrong type makes every tool call fail with `invalid_input`
+an unknown key, a wrong type, a hook `matcher` that is not a regular expression or a
+path rule that is not a glob makes every tool call fail with `invalid_input`
 naming the line and the key (`.hive/config.yaml:9: tools.rate_limits.fs_read.capacity:
 ...`; never fail open), and `hive doctor` reports it. The `agents:` and
-`permission_policy:` sections are checked the same way.
+`permission_policy:` sections are checked the same way. A tool name no tool has
+(`fs_raed` under `permissions:`, `rate_limits:` or `agent_rate_limits:`: its rules
+would never apply) and a hook matcher that matches no tool name are `hive doctor`
+warnings (`unknown-tool`, with the name meant).
 
 ```yaml
 tools:
@@ -135,11 +144,14 @@ its credential) for the pseudo-tool `git_commit` (so `"*"` tool rules apply too)
 
 Rate limits: the bucket is the first of agent+tool, agent `default`, tool,
 `default`. A call refused before running (invalid, denied, blocked by a hook)
-spends no token.
+spends no token. A bucket holds `capacity` calls (at least 1) and refills at
+`capacity / per_seconds` calls a second.
 
 Hooks: `matcher` is a regular expression that must match the *whole* tool name
 (`hive_create` does not fire on `hive_create_epic`; use `hive_create.*`).
-`timeout` (alias `timeout_seconds`, default 10) kills the hook's process group.
+`timeout` (alias `timeout_seconds`, default 10) kills the hook's process group. A hook
+is done when its command exits (its exit code decides); what it left in the background
+still holding its output (`notify &`) is killed with the group.
 Exit codes: 0 continues (stdout goes only to the event log); 1 warns (stderr is
 returned as `warnings`); 2 blocks a pre hook (`hook_blocked`, stderr returned) or
 returns stderr as `hook_feedback` from a post hook. Any other exit code, a signal,
@@ -160,20 +172,21 @@ the file and `--follow` only the bytes appended since.
 File tools: `search_text` runs in a child process stopped after 10 s (the matches
 found so far are returned with `timed_out`), and matches each line on its first
 4,000 characters, so a catastrophic regex cannot hang a server; it reads files of any
-size line by line and searches at most 20,000 files (`truncated` when there were more:
-give a narrower `dir`). `fs_list` and `search_text` leave out `.hive/` (the hive_*
-tools read it) unless `dir` is in it.
+size line by line (regular files only: a named pipe is skipped, never waited on) and
+searches at most 20,000 files (`truncated` when there were more: give a narrower
+`dir`). `fs_list` and `search_text` leave out `.hive/` (the hive_* tools read it)
+unless `dir` is in it.
 
-Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`
-or `.hive/` is refused. It queues a proposal (`hive proposals list`); an arbiter
-answers with strict JSON
+Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`,
+`.hive/` or what is not a regular file (a named pipe) is refused. It queues a
+proposal (`hive proposals list`); an arbiter answers with strict JSON
 `{"decisions": [{"path": ..., "action": "approve"|"reject", "notes": ...}]}`
 (`hive proposals decide FILE|-`; exit 3 when a decision names no pending
-proposal), and approved writes are applied only with `--allow-write`, under a lock
-(one proposal is never applied twice). At apply time the target is resolved and
-permission-checked again for the proposing agent, and a file changed since the
-proposal is refused. The temporary file is written next to the target and removed
-on failure.
+proposal, 1 when an approved write could not be applied), and approved writes are
+applied only with `--allow-write`, under a lock (one proposal is never applied
+twice). At apply time the target is resolved and permission-checked again for the
+proposing agent, and a file changed since the proposal is refused. The temporary
+file is written next to the target and removed on failure.
 
 Shared state: `ctx_*` (shared context with versions) and `coord_*` (the coordinator
 queue with leases) live in the local coordination store,

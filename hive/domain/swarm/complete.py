@@ -116,7 +116,12 @@ def swarm_complete(
         _refuse_unknown_deletions(snap, file_changes)
         now = utc_now()
         _refuse_reserved(agent_ws, snap, agent, touched, guard, now)
-        released, kept = _reservations_to_release(agent_ws, snap, agent, current.id, now)
+        # Completing someone else's cell (an override) releases what its assignee
+        # reserved for it, not the caller's own reservations.
+        worker = current.assignee if current.assignee and current.assignee != agent else agent
+        released, kept = _reservations_to_release(
+            agent_ws, snap, worker, current.id, now, only_this_cell=worker != agent
+        )
         closed = _closed(current, summary, now)
         outcome = build_outcome(
             index,
@@ -133,7 +138,7 @@ def swarm_complete(
         )
         files = [outcome_change(outcome), *file_changes]
         if released:
-            files.append(release_change(agent, kept, agent_ws))
+            files.append(release_change(worker, kept, agent_ws))
         result = CompleteResult(
             cell=closed,
             commit=None,
@@ -445,14 +450,23 @@ def _run_command(root: str, command: str, timeout: float) -> GateRun:
 
 
 def _reservations_to_release(
-    ws: Workspace, snap: Snapshot, agent: str, cell_id: str, now: datetime
+    ws: Workspace,
+    snap: Snapshot,
+    agent: str,
+    cell_id: str,
+    now: datetime,
+    *,
+    only_this_cell: bool = False,
 ) -> tuple[list[Reservation], list[Reservation]]:
-    """(released, kept): everything of the agent's except reservations for other cells."""
+    """(released, kept): everything of the agent's except reservations for other cells
+    (``only_this_cell``: only those made for ``cell_id``, when someone else completes
+    the agent's cell and the agent may still be using the rest)."""
     mine = load_all(ws, snap).get(agent)
     if mine is None:
         return [], []
     active = [r for r in mine.reservations if r.active(now)]
-    released = [r for r in active if r.cell in (None, cell_id)]
+    wanted = (cell_id,) if only_this_cell else (None, cell_id)
+    released = [r for r in active if r.cell in wanted]
     kept = [r for r in active if r not in released]
     if not released and len(active) != len(mine.reservations):
         return [], kept  # only expired ones: nothing to release, leave the file alone

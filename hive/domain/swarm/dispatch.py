@@ -270,22 +270,38 @@ def uncommitted_in_scope(ws: Workspace, patterns: Sequence[str]) -> list[str]:
     return sorted(found)
 
 
+def _merge_hive_file(
+    path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None
+) -> bytes | None:
+    """A ``.hive/`` file both sides changed, merged field by field as git's merge driver
+    does (a cell commented on the current branch and closed on the worker's keeps
+    both); None for other files, and for a hive file no side of which parses."""
+    from hive.domain.merge import is_mergeable_path, merge_file
+
+    if not is_mergeable_path(path):
+        return None
+    merged = merge_file(path, base, ours, theirs)
+    return merged.content if merged.clean else None
+
+
 def merge_subtask(ws: Workspace, *, cell_id: str, branch: str, agent: str) -> MergeResult:
     """Merge ``branch`` into the current branch in one commit (the working tree and
-    index follow, as for every hive write). With conflicts nothing is written and
-    the result lists them."""
+    index follow, as for every hive write), the runner's (author and ``Hive-Agent``)
+    naming the worker (``Hive-Worker``). ``.hive/`` files both sides changed are
+    merged field by field. With other conflicts nothing is written and the result
+    lists them."""
     ref = f"refs/heads/{branch}"
 
     def plan(snap: Snapshot) -> Plan:
         theirs = ws.git.ref_value(ref)
         if theirs is None or snap.head.commit is None:
             raise Conflict(f"branch {branch} (or the current branch) has no commits to merge")
-        merged = merge_commits(ws.git, snap.head.commit, theirs)
+        merged = merge_commits(ws.git, snap.head.commit, theirs, resolve=_merge_hive_file)
         if merged.conflicts or merged.up_to_date:
             return Plan(changes=[], message="", result=merged)
         message = format_message(
             f"hive: merge {branch} ({cell_id})",
-            [("Hive-Merge", cell_id), ("Hive-Agent", agent), ("Hive-Event", "merge")],
+            [("Hive-Merge", cell_id), *ws.trailers("merge"), *_worker(agent)],
         )
         return Plan(changes=merged.changes, message=message, result=merged, extra_parents=[theirs])
 

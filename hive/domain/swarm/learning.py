@@ -136,12 +136,17 @@ class Tally:
 
 
 def maturity(tally: Tally) -> str:
-    """candidate -> established -> proven; deprecated when it keeps failing."""
-    if tally.total >= 3 and tally.rate < 0.3:
+    """candidate -> established -> proven; deprecated when it keeps failing.
+
+    The amount of evidence is counted as it is shown, to one decimal: three recent
+    outcomes are 3.0 observations, not the 2.98 their decay leaves.
+    """
+    total = round(tally.total, 1)
+    if total >= 3 and tally.rate < 0.3:
         return "deprecated"
-    if tally.total >= 8 and tally.rate >= 0.8:
+    if total >= 8 and tally.rate >= 0.8:
         return "proven"
-    if tally.total >= 3 and tally.rate >= 0.6:
+    if total >= 3 and tally.rate >= 0.6:
         return "established"
     return "candidate"
 

@@ -60,7 +60,13 @@ from hive.domain.swarm.forked import ForkedWorker, forkable, start_forked
 from hive.domain.swarm.prompts import swarm_subtask_prompt
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, HiveError, InvalidInput
-from hive.git.merge import add_worktree, delete_branch, remove_worktree
+from hive.git.merge import (
+    add_worktree,
+    branch_changes,
+    delete_branch,
+    remove_worktree,
+    worktree_changes,
+)
 from hive.git.refs import HeadRef
 from hive.git.repo import Snapshot
 from hive.models import Cell
@@ -72,6 +78,7 @@ from hive.models.swarm_run import (
     WorkerRun,
 )
 from hive.store.cache import CellIndex
+from hive.store.layout import HIVE_DIR
 
 DEFAULT_WORKERS = 3
 MAX_WORKERS = 64
@@ -79,6 +86,7 @@ DEFAULT_TIMEOUT = 1800.0
 STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 OBSERVE_EVERY = 0.5  # seconds between looks at cells, reservations and mail
 PLACEHOLDERS = ("prompt_file", "cell", "agent", "epic", "project")
+UNCHECKED = "(not checked: "  # a worktree whose state could not be read
 
 EventSink = Callable[[SwarmEvent], None]
 
@@ -603,10 +611,19 @@ class _Runner:
 
     def _complete(self, job: _Job, code: int | None, seconds: float) -> None:
         commit = None
+        kept = None
         if job.branch is not None:
             commit = self._merge(job, code, seconds)
             if commit is None:
                 return
+            left = self._kept_work(job, merged=True)
+            if left:
+                kept = (
+                    f"uncommitted changes left in its worktree {job.worktree} (kept, on branch"
+                    f" {job.branch}): {', '.join(left)}"
+                )
+            else:
+                self._drop_worktree(job)
         self.runs.append(
             WorkerRun(
                 cell_id=job.cell_id,
@@ -615,6 +632,8 @@ class _Runner:
                 exit_code=code,
                 seconds=seconds,
                 log=job.log,
+                reason=kept,
+                worktree=job.worktree,
                 branch=job.branch,
             )
         )
@@ -626,8 +645,10 @@ class _Runner:
             agent=job.agent,
             commit=commit,
             seconds=seconds,
+            worktree=job.worktree,
             branch=job.branch,
             log=job.log,
+            reason=kept,
         )
 
     def _merge(self, job: _Job, code: int | None, seconds: float) -> str | None:
@@ -647,8 +668,24 @@ class _Runner:
             )
             self._block(job, reason, exit_code=code, seconds=seconds, files=merged.conflicts)
             return None
-        self._drop_worktree(job)
         return self.ws.git.head().commit or ""
+
+    def _kept_work(self, job: _Job, *, merged: bool) -> list[str]:
+        """What only the job's worktree holds (outside .hive/): files it changed without
+        committing and, unless its branch was merged, the files its branch changed. A
+        worktree whose state cannot be read is taken to hold work."""
+        if job.worktree is None:
+            return []
+        found: list[str] = []
+        try:
+            tip = self.ws.git.ref_value(f"refs/heads/{job.branch}") if job.branch else None
+            head = self.ws.git.head().commit
+            if not merged and tip is not None and head is not None:
+                found += branch_changes(self.ws.git, head, tip)
+            found += worktree_changes(job.worktree)
+        except HiveError as exc:
+            return [f"{UNCHECKED}{exc.message})"]
+        return sorted(p for p in set(found) if not p.startswith(HIVE_DIR + "/"))
 
     def _drop_worktree(self, job: _Job) -> None:
         if job.worktree is not None:
@@ -668,6 +705,9 @@ class _Runner:
     ) -> None:
         left: list[str] = []
         if job.worktree is not None:
+            # all its worktree holds is the worker's own: what it touched, for the outcome
+            kept = self._kept_work(job, merged=False)
+            left = [path for path in kept if not path.startswith(UNCHECKED)]
             self._release_on_branch(job)
         if job.worktree is not None and files is None:
             reason += f" (worktree {job.worktree} on branch {job.branch} kept)"
@@ -741,10 +781,25 @@ class _Runner:
         cell = self.ws.cells().cells.get(cell_id)
         return cell is not None and cell.status == "blocked"
 
-    def _requeue(self, job: _Job, reason: str, code: int | None, seconds: float) -> None:
+    def _requeue_job(self, job: _Job, reason: str) -> tuple[bool, str]:
+        """Put the job's subtask back to open: (whether the cell changed, the reason).
+        A worktree holding work (commits on its branch, uncommitted changes) is kept,
+        its reservations released there, and named in the reason; others are removed."""
+        left = self._kept_work(job, merged=False)
+        if left:
+            reason += (
+                f"; its work is kept in worktree {job.worktree} on branch {job.branch}:"
+                f" {', '.join(left)}"
+            )
+            self._release_on_branch(job)
         settled = requeue_subtask(self.ws, cell_id=job.cell_id, agent=job.agent, reason=reason)
-        self._drop_worktree(job)
-        if not settled.changed:  # closed meanwhile after all
+        if not left:
+            self._drop_worktree(job)
+        return settled.changed, reason
+
+    def _requeue(self, job: _Job, reason: str, code: int | None, seconds: float) -> None:
+        changed, reason = self._requeue_job(job, reason)
+        if not changed:  # closed meanwhile after all
             self._complete(_Job(job.cell_id, job.agent, job.log), code, seconds)
             return
         self.runs.append(
@@ -801,10 +856,10 @@ class _Runner:
                 )
                 self._complete(job, None, 0.0)
                 continue
-            reason = "the run that started it stopped before it finished"
-            settled = requeue_subtask(self.ws, cell_id=cell.id, agent=agent, reason=reason)
-            self._drop_worktree(job)
-            if settled.changed:
+            changed, reason = self._requeue_job(
+                job, "the run that started it stopped before it finished"
+            )
+            if changed:
                 self._event("resumed", cell_id=cell.id, agent=agent, reason=f"requeued: {reason}")
 
     def _stop_leftover_workers(self) -> None:
@@ -906,6 +961,13 @@ class _Runner:
             remaining=[c.id for c in subtasks if not c.is_closed and c.status != "blocked"],
             runs=self.runs,
         )
+        for cell_id in result.remaining:
+            blockers = open_blockers(index.cells[cell_id], index)
+            if blockers:
+                result.waiting[cell_id] = blockers
+            for blocker in blockers:
+                found = index.cells.get(blocker)
+                result.blocker_status[blocker] = found.status if found else "missing"
         self._event(
             "run_finished",
             title=self.epic.title,
