@@ -795,9 +795,11 @@ def test_a_sync_from_a_branch_that_never_had_a_file_brings_it_and_loses_nothing(
     reservation file, not record a state without them: the next sync of another
     clone took a reservation file missing from the state as released."""
     a = clones.paths["a"]
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    reserve(clones.ws("a", "Alpha"), paths=["src/**"])
+    release(clones.ws("a", "Alpha"))  # the branch had a file for Alpha once, then none
     git(a, "branch", "older")
     cell = create_cell(clones.ws("a"), title="made on main")
-    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
     reserve(clones.ws("a", "Alpha"), paths=["docs/**"])
     clones.sync("a")
     clones.sync("b")

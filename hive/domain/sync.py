@@ -252,10 +252,6 @@ class _History:
             self._blobs[side] = history_blobs(self._git, tip, limit=HISTORY_LIMIT)
         return blob in self._blobs[side]
 
-    def path_seen(self, path: str) -> bool:
-        """Whether this clone's branch ever had ``path`` (removed since, if not now)."""
-        return bool(path_versions(self._git, self._tips["ours"], path, limit=HISTORY_LIMIT))
-
     def common(self, path: str) -> str | None:
         """The newest version of ``path`` in this clone's history that the other side
         also had: the base for a file the last agreed state does not hold (it reached
@@ -295,13 +291,14 @@ def _merged_changes(
             changes.append(Change(path, None))  # they removed it (all released), we kept it
             received += 1
             continue
-        # A file the state has and this branch never had (a worktree or a branch made
-        # before it): not removed here (cell files never are), just never brought.
+        # A file the state has and this branch never had in that version (a worktree or
+        # a branch made before it): not removed here (cell files never are; a branch
+        # that removed it had the version), just never brought.
         missing = (
             mine is None
             and other is not None
             and other == original
-            and (path.startswith(CELLS_DIR + "/") or not had.path_seen(path))
+            and (path.startswith(CELLS_DIR + "/") or not had.had("ours", other))
         )
         if mine == other or other is None or (other == original and not (stale or missing)):
             continue  # nothing new there (cell files are never removed: tombstones are)
