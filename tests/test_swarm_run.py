@@ -951,3 +951,29 @@ def test_a_subtask_deleted_while_its_worker_ran_is_not_reported_completed(
     assert [r.result for r in result.runs] == ["deleted"] and result.completed == []
     assert result.finished
     assert_clean(repo)
+
+
+def test_a_worker_that_reports_blocked_and_exits_gets_a_failure_outcome(
+    ws: Workspace, repo: Path
+) -> None:
+    # swarm_progress(status="failed") records the failure outcome itself; "blocked" does
+    # not, so the runner must still record one when that worker exits without finishing.
+    epic, stuck, failed = make_epic(
+        ws,
+        [{"title": "Stuck", "files": ["src/s.py"]}, {"title": "Failed", "files": ["src/f.py"]}],
+    )
+    report = 'hive swarm progress "$HIVE_CELL" --status {} -m "{}"'
+    command = agent_cmd(
+        special={
+            stuck: report.format("blocked", "waiting on the API team") + "; exit 0",
+            failed: report.format("failed", "the tests cannot pass") + "; exit 1",
+        }
+    )
+    result, _ = run(ws, epic, command, workers=2)
+    assert set(result.blocked) == {stuck, failed}
+    outcomes = load_outcomes(ws)
+    mine = [o for o in outcomes if o.cell_id == stuck]
+    assert len(mine) == 1 and not mine[0].success and mine[0].source == "swarm_run"
+    theirs = [o for o in outcomes if o.cell_id == failed]
+    assert len(theirs) == 1 and not theirs[0].success and theirs[0].source == "swarm_progress"
+    assert_clean(repo)

@@ -47,6 +47,7 @@ from hive.domain.cells import get_cell
 from hive.domain.graph import open_blockers, ready_cells
 from hive.domain.identity import issue_credential, register_agent
 from hive.domain.mail import append_registration, thread_messages
+from hive.domain.outcomes import load_outcomes
 from hive.domain.reservations import list_reservations, release
 from hive.domain.swarm.dispatch import (
     block_subtask,
@@ -786,10 +787,19 @@ class _Runner:
             return []
 
     def _reported_failure(self, cell_id: str) -> bool:
-        """The worker itself reported failure (swarm_progress failed already recorded
-        an outcome and blocked the cell)."""
+        """The worker itself reported failure: swarm_progress(status="failed") blocked
+        the cell and recorded a failure outcome since it was claimed (status
+        "blocked" alone records none)."""
         cell = self.ws.cells().cells.get(cell_id)
-        return cell is not None and cell.status == "blocked"
+        if cell is None or cell.status != "blocked":
+            return False
+        return any(
+            outcome.cell_id == cell_id
+            and outcome.source == "swarm_progress"
+            and not outcome.success
+            and (cell.started_at is None or outcome.recorded_at >= cell.started_at)
+            for outcome in load_outcomes(self.ws)
+        )
 
     def _requeue_job(self, job: _Job, reason: str) -> tuple[bool, str]:
         """Put the job's subtask back to open: (whether the cell changed, the reason).
