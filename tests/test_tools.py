@@ -219,6 +219,42 @@ def test_malformed_envelopes(ws: Workspace, repo: Path) -> None:
         assert json.loads(result.stdout)["code"] == "invalid_envelope"
 
 
+def test_text_that_is_not_unicode_is_refused_not_an_internal_error(
+    ws: Workspace, repo: Path
+) -> None:
+    """A lone surrogate (a JSON escape such as \\udcff, or bytes that are not UTF-8 on
+    standard input) crashed the event log's size count: the envelope ended with an
+    internal error and printed no transcript, though the calls before it had run;
+    hive scratchpad write - failed the same way."""
+    ctx = CallContext(root=str(repo), agent="carol")
+    for args in ({"key": "\udcff"}, {"key": "k", "value": ["\ud800"]}):
+        refused = call_tool(ctx, "ctx_put", {"value": 1, **args})
+        assert refused["code"] == "invalid_arguments" and "surrogate" in refused["error"]
+    text = '{"tool_calls": [{"name": "ctx_put", "args": {"key": "a", "value": 1}},'
+    text += ' {"name": "ctx_get", "args": {"key": "\\udcff"}}]}'
+    ran = hive(repo, "tools", "run", stdin=text)
+    assert ran.returncode == 0 and "internal error" not in ran.stderr, ran.stderr
+    first, second = json.loads(ran.stdout)["results"]
+    assert first["result"]["ok"] is True and second["code"] == "invalid_arguments"
+    env = agent_env(repo, "bob")
+    for argv, data in (
+        (["tools", "run"], b'{"tool_calls": [{"name": "ctx_get", "args": {"key": "\xff"}}]}'),
+        (["scratchpad", "write", "notes", "-"], b"caf\xe9"),
+        (["mail", "send", "bob", "-s", "hi", "-b", "-"], b"caf\xe9"),
+        (["proposals", "decide", "-"], b"\xff"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "hive", "-C", str(repo), *argv],
+            input=data,
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
+        stderr = done.stderr.decode()
+        assert done.returncode == 2 and "not UTF-8 text" in stderr, (argv, stderr)
+        assert "internal error" not in stderr and "Traceback" not in stderr
+
+
 def test_file_tools_are_sandboxed(ws: Workspace, repo: Path, tmp_path: Path) -> None:
     (repo / "src").mkdir()
     (repo / "src/app.py").write_text("def main():\n    return 42\n")

@@ -143,3 +143,16 @@ def internal_error(exc: Exception) -> int:
     name = type(exc).__name__
     sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
     return 70
+
+
+def stdin_text() -> str:
+    """Standard input as UTF-8 text (InvalidInput naming the first byte that is not:
+    decoded as the console's text stream does, such bytes became lone surrogates, which
+    no store and no JSON encoder takes)."""
+    from hive.errors import InvalidInput
+
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"standard input: not UTF-8 text (byte {exc.start + 1})") from None

@@ -319,7 +319,8 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
             _require_arguments(command, given, extra)
         ws = run_op(presenter.opens or workspace)
         if presenter.inputs is not None:
-            presenter.inputs(ws, given)
+            inputs = presenter.inputs
+            run_op(lambda: inputs(ws, given))  # standard input that is not text: refused
         ids = _many(command, given)
         params = run_op(lambda: parse_params(op, command, given))
         caller = ShellCaller.of(ws)

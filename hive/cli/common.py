@@ -73,12 +73,12 @@ def workspace(*, claim: bool = True) -> Workspace:
 def read_source(source: str) -> str:
     """The text of file ``source`` (``~`` expanded: the shell leaves ``--from=~/x``
     alone), or of standard input for ``-`` (InvalidInput when it cannot be read)."""
-    import sys
-
     from hive.errors import InvalidInput
 
     if source == "-":
-        return sys.stdin.read()
+        from hive.cli import stdin_text
+
+        return stdin_text()
     try:
         with open(os.path.expanduser(source), encoding="utf-8") as handle:
             return handle.read()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hive.cli import output
+from hive.cli import output, stdin_text
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
 from hive.errors import NotFound
@@ -226,7 +226,7 @@ PRESENTERS: dict[str, Presenter] = {
 
 def _body_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
     if given.get("body") == "-":
-        given["body"] = sys.stdin.read()
+        given["body"] = stdin_text()
 
 
 def _inbox(headers: list[Any], params: Any, ws: Workspace) -> None:
@@ -1183,7 +1183,7 @@ def _search(found: Any, params: Any, ws: Workspace) -> None:
 
 def _content_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
     if given.get("content") == "-":
-        given["content"] = sys.stdin.read()
+        given["content"] = stdin_text()
 
 
 def _pad_list(found: Any, params: Any, ws: Workspace) -> None:

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from hive.cli import Invocation, internal_error
+from hive.cli import Invocation, internal_error, stdin_text
 from hive.cli.mcp_start import context_dir, open_session, options, refused
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -70,7 +70,11 @@ def run_calls(
         return refused(exc, json_output)
     from hive.tools.envelope import run_envelope
 
-    transcript = run_envelope(ctx, sys.stdin.read())
+    try:
+        text = stdin_text()
+    except HiveError as exc:
+        return refused(exc, json_output)
+    transcript = run_envelope(ctx, text)
     if ctx.bind_error is not None:  # "agent": null says nothing of why
         transcript["warnings"] = [ctx.bind_error.message, *transcript.get("warnings", [])]
     credential = issued_credential(ctx, transcript)

@@ -310,10 +310,11 @@ def logged_args(args: Any, settings: Settings) -> Any:
     (beyond it only a cut JSON text is kept)."""
     cleaned = _redacted(args, settings.redact, 0)
     text = json.dumps(cleaned, default=str, ensure_ascii=False, separators=(",", ":"))
-    if len(text.encode("utf-8")) <= settings.max_args_bytes:
+    data = text.encode("utf-8", "surrogatepass")  # a refused call's lone surrogate too
+    if len(data) <= settings.max_args_bytes:
         return cleaned
-    cut = text.encode("utf-8")[: settings.max_args_bytes].decode("utf-8", "ignore")
-    return {"_truncated": cut, "_bytes": len(text.encode("utf-8"))}
+    cut = data[: settings.max_args_bytes].decode("utf-8", "ignore")
+    return {"_truncated": cut, "_bytes": len(data)}
 
 
 def _redacted(value: Any, words: tuple[str, ...], depth: int) -> Any:

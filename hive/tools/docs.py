@@ -34,9 +34,10 @@ generated from the registry:
   stdin ends (after the calls under way) or the client stops reading, and at once on
   Ctrl-C or SIGTERM;
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
-  on stdin (alone or in a ```json fence among other text), runs the calls in order and
-  prints a JSON transcript; a call with another key (`arguments`, `input`) is refused
-  (`invalid_call`), never run without its arguments; `warnings` says why a session
+  on stdin (UTF-8: other bytes are refused, exit 2; alone or in a ```json fence among
+  other text), runs the calls in order and prints a JSON transcript; a call with
+  another key (`arguments`, `input`) is refused (`invalid_call`), never run without
+  its arguments; `warnings` says why a session
   named by `--agent` is unbound (`"agent": null`: a name registered elsewhere, which
   needs its `HIVE_AGENT_TOKEN`); when `--agent NAME` registers NAME for this envelope,
   `credential` gives its token once (`export HIVE_AGENT=NAME HIVE_AGENT_TOKEN=...`
@@ -46,7 +47,8 @@ generated from the registry:
   lists them to it).
 
 Every call goes through the same path: argument validation (unknown keys refused,
-no coercion of ints and bools, at most 32 levels of nesting and 2 MB of UTF-8 JSON), path
+no coercion of ints and bools, at most 32 levels of nesting and 2 MB of UTF-8 JSON,
+no lone surrogates such as a `\\udcff` escape), path
 permissions, the rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` hooks
 (also after a domain error), and one line in the event log. A success is
 `{"result": ...}`; a failure is `{"error": "...", "code": "..."}` (`unknown_tool`,

@@ -383,7 +383,14 @@ def _validate(tool: Tool, args: Any) -> BaseModel | dict[str, Any]:
         }
     # Bytes of UTF-8, as the call arrived: not its \uXXXX escapes (6 bytes a character).
     text = json.dumps(args, default=str, ensure_ascii=False)
-    size = len(text.encode("utf-8", "surrogatepass"))
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:  # JSON may escape one; no store or file takes it
+        return {
+            "error": f"{tool.name}: arguments hold a lone surrogate"
+            f" (U+{ord(text[exc.start]):04X}), which is not text",
+            "code": "invalid_arguments",
+        }
     if size > MAX_ARGS_BYTES:
         return {
             "error": f"{tool.name}: arguments are too large ({size} bytes > {MAX_ARGS_BYTES})",
