@@ -225,8 +225,11 @@ def test_hook_install_is_idempotent_chains_and_honours_hooks_path(
     git(repo, "add", "f.txt")
     assert commit(repo, hive_env(repo, "alice")).returncode == 0
     assert marker.exists()
-    assert uninstall_hook(ws).action == "restored"
+    said = run_hive(["-C", str(repo), "hooks", "uninstall"], module="hive.cli.main")
+    assert said.returncode == 0  # it said "restored: X (chains X)": chaining itself
+    assert said.stdout == f"restored: {existing} (your own hook, which hive had chained)\n"
     assert existing.read_text().startswith("#!/bin/sh\ntouch")
+    assert install_hook(ws).action == "installed" and uninstall_hook(ws).action == "restored"
 
 
 def test_cli_reserve_release_and_hook_run(ws: Workspace, repo: Path) -> None:

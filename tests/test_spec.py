@@ -949,3 +949,27 @@ def test_every_commands_help_fits_80_columns_with_whole_option_names() -> None:
             for name in [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]:
                 if name.startswith("-") and not getattr(param, "hidden", False):
                     assert name in shown.output, (path, name, shown.output)
+
+
+def test_the_operations_are_in_one_order_whatever_was_imported_first() -> None:
+    """The catalogue's order (CLI help, docs/cli.md, the MCP tool list) was the order in
+    which the declaring modules happened to be imported: a process that ran a swarm
+    before rendering the CLI reference listed 'blocked' and 'stats' elsewhere."""
+    import subprocess
+
+    program = (
+        "import importlib, sys\n"
+        "for name in sys.argv[1:]: importlib.import_module(name)\n"
+        "from hive.ops.catalog import operations\n"
+        "print(' '.join(op.name for op in operations()))\n"
+    )
+    orders = {
+        subprocess.run(
+            [sys.executable, "-c", program, *first],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for first in ([], ["hive.ops.swarm"], ["hive.ops.coord", "hive.ops.files"])
+    }
+    assert len(orders) == 1, orders

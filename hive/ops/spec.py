@@ -254,11 +254,20 @@ OPERATIONS: dict[str, Operation] = {}
 the modules that declare them, and the surfaces' way to them) has been imported."""
 
 
+DECLARED_IN: dict[str, str] = {}
+"""The module that declared each operation (by name): the catalogue orders operations
+by its list of declaring modules, not by which of them happened to be imported first."""
+
+
 def declare(*operations: Operation) -> None:
+    import sys
+
+    module = str(sys._getframe(1).f_globals.get("__name__", ""))
     for op in operations:
         if op.name in OPERATIONS:
             raise ValueError(f"operation {op.name} declared twice")
         OPERATIONS[op.name] = op
+        DECLARED_IN[op.name] = module
 
 
 def declared_tool_names() -> list[str]:
