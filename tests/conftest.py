@@ -431,3 +431,32 @@ def on_terminal(command: list[str], *, timeout: float = 120) -> tuple[int, bytes
     os.close(follower)
     seen = read_terminal(leader)
     return proc.wait(timeout=timeout), seen
+
+
+def at_a_terminal(repo: Path, args: list[str], typed: bytes) -> tuple[str, str, int]:
+    """``hive ARGS`` with a terminal on standard input: (the first line it said on
+    stderr before reading, its stdout, its exit code) after ``typed`` and Ctrl-D."""
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hive", "-C", str(repo), *args],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(follower)
+    assert process.stderr is not None
+    if not select.select([process.stderr], [], [], 30)[0]:  # it waits without a word
+        process.kill()
+        process.wait()
+        os.close(leader)
+        raise AssertionError(f"hive {' '.join(args)}: nothing said before reading the terminal")
+    said = process.stderr.readline().decode()
+    os.write(leader, typed + b"\n\x04")
+    out, _ = process.communicate(timeout=60)
+    os.close(leader)
+    return said, out.decode(), process.returncode

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import agent_env, assert_clean, git
+from tests.conftest import agent_env, assert_clean, at_a_terminal, git
 from tests.inprocess import run_hive
 
 
@@ -372,32 +372,11 @@ def test_a_reader_that_goes_away_is_not_a_failure(hived: Path) -> None:
 
 def test_create_from_a_terminal_says_it_reads_standard_input(hived: Path) -> None:
     """'hive create --from -' typed at a terminal waited without a word."""
-    import pty
-    import select
-    import sys
-
-    leader, follower = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
-    typed = subprocess.Popen(
-        [sys.executable, "-m", "hive", "-C", str(hived), "create", "--from", "-"],
-        stdin=follower,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
+    said, out, code = at_a_terminal(
+        hived, ["create", "--from", "-"], b"- title: typed at a terminal"
     )
-    os.close(follower)
-    assert typed.stderr is not None
-    if not select.select([typed.stderr], [], [], 30)[0]:  # it waits without a word
-        typed.kill()
-        typed.wait()
-        os.close(leader)
-        pytest.fail("nothing was said before reading the terminal")
-    said = typed.stderr.readline().decode()
     assert said.startswith("reading cells from standard input"), said
-    os.write(leader, b"- title: typed at a terminal\n\x04")
-    out, _ = typed.communicate(timeout=60)
-    os.close(leader)
-    assert typed.returncode == 0 and out.decode().startswith("created 1 cell"), out
+    assert code == 0 and out.startswith("created 1 cell"), out
     assert "typed at a terminal" in ok(hive(hived, "list", actor=None))
     piped = run_hive(["-C", str(hived), "create", "--from", "-"], input="- title: piped\n")
     assert piped.exit_code == 0 and "reading cells" not in piped.stderr

@@ -15,7 +15,7 @@ from hive.domain import governance
 from hive.domain.workspace import Workspace
 from hive.tools.envelope import MAX_ENVELOPE, parse_envelope
 from hive.tools.registry import CallContext, call_tool
-from tests.conftest import git
+from tests.conftest import at_a_terminal, git
 from tests.hivefork import hive_command
 from tests.inprocess import fork_hive
 from tests.test_tools import envelope, hive
@@ -181,6 +181,44 @@ def test_events_tail_follow_and_rotation(ws: Workspace, repo: Path) -> None:
     assert os.path.getsize(os.path.join(state, "events.jsonl")) <= 2200
     assert os.path.exists(os.path.join(state, "events.jsonl.1"))
     assert governance.read_events(state, 1)[0]["n"] == 49
+
+
+def test_events_show_lines_hive_did_not_write(ws: Workspace, repo: Path) -> None:
+    """A log line with other types than hive writes (by hand, by another program) is
+    shown as written, in both forms: ``hive events`` ended in an internal error
+    (exit 70) and pydantic's serializer warnings on stderr."""
+    envelope(repo, [{"name": "hive_ready", "args": {}}])
+    with open(repo / ".git" / "hive" / "events.jsonl", "a") as log:
+        log.write('{"ts": "yesterday", "tool": 5, "duration_ms": "slow", "agent": ["a"]}\n')
+        log.write('{"ts": 1e300, "tool": "hive_ready", "outcome": "ok"}\n')
+    table = hive(repo, "events", "-n", "3")
+    assert table.returncode == 0 and table.stderr == "", table
+    lines = table.stdout.splitlines()
+    assert len(lines) == 3 and "hive_ready" in lines[0], lines
+    assert lines[1].startswith("--:--:--  ['a']") and " 5 " in lines[1], lines
+    assert lines[2].startswith("--:--:--  -") and "hive_ready" in lines[2], lines
+    as_json = hive(repo, "events", "--json", "-n", "2")
+    assert as_json.returncode == 0 and as_json.stderr == "", as_json
+    assert json.loads(as_json.stdout.splitlines()[0]) == {
+        "ts": "yesterday",
+        "tool": 5,
+        "duration_ms": "slow",
+        "agent": ["a"],
+    }
+
+
+def test_reading_a_terminal_says_so(ws: Workspace, repo: Path) -> None:
+    """``hive tools run`` and ``hive proposals decide`` read standard input; at a
+    terminal they waited without a word (``hive create --from -`` says it reads)."""
+    said, out, code = at_a_terminal(
+        repo, ["tools", "run"], b'{"tool_calls": [{"name": "hive_ready", "args": {}}]}'
+    )
+    assert said.startswith("reading a tool-call envelope"), said
+    assert code == 0 and json.loads(out)["results"][0]["name"] == "hive_ready"
+    decision = b'{"decisions": [{"path": "x.md", "action": "reject"}]}'
+    said, out, code = at_a_terminal(repo, ["proposals", "decide"], decision)
+    assert said.startswith("reading the decisions from standard input (Ctrl-D ends)"), said
+    assert code == 3 and "no_pending_proposal" in out, out  # it read what was typed
 
 
 def test_decide_reject_unknown_paths_and_applies_once(ws: Workspace, repo: Path) -> None:

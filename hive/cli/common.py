@@ -70,14 +70,20 @@ def workspace(*, claim: bool = True) -> Workspace:
     return open_workspace(OPTIONS.directory, OPTIONS.actor, claim=claim)
 
 
-def read_source(source: str) -> str:
+def read_source(source: str, what: str = "the input") -> str:
     """The text of file ``source`` (``~`` expanded: the shell leaves ``--from=~/x``
-    alone), or of standard input for ``-`` (InvalidInput when it cannot be read)."""
+    alone), or of standard input for ``-`` (InvalidInput when it cannot be read); at a
+    terminal, ``-`` first says it is reading ``what`` (else a person sees nothing
+    happen)."""
+    import sys
+
     from hive.errors import InvalidInput
 
     if source == "-":
         from hive.cli import stdin_text
 
+        if sys.stdin.isatty():
+            output.err(f"reading {what} from standard input (Ctrl-D ends)")
         return stdin_text()
     try:
         with open(os.path.expanduser(source), encoding="utf-8") as handle:

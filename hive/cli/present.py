@@ -597,7 +597,7 @@ PRESENTERS.update({"blocked": Presenter(render=_blocked), "stats": Presenter(ren
 def _plan_file(ws: Workspace, given: dict[str, Any]) -> None:
     """RESPONSE is a file with the plan (``-``: standard input)."""
     if given.get("response") is not None:
-        given["response"] = run_op(lambda: read_source(given["response"]))
+        given["response"] = run_op(lambda: read_source(given["response"], "the plan"))
 
 
 def _validation(result: Any, params: Any, ws: Workspace) -> None:
@@ -630,7 +630,7 @@ def _epic_from_plan(given: dict[str, Any]) -> None:
     if given.get("epic_title") or given.get("subtasks"):
         usage_error("give a plan file or --epic-title/--subtask, not both")
     ws = run_op(workspace)
-    text = run_op(lambda: read_source(source))
+    text = run_op(lambda: read_source(source, "the plan"))
     strategy = given.get("strategy")
     cells = run_op(
         lambda: create_epic_from_decomposition(ws, decomposition=text, strategy=strategy)
@@ -908,7 +908,7 @@ def _proposals(found: Any, params: Any, ws: Workspace) -> None:
 def _decisions_file(ws: Workspace, given: dict[str, Any]) -> None:
     """DECISIONS is a file with the JSON (``-``, the default: standard input)."""
     source = given.get("decisions") or "-"
-    given["decisions"] = run_op(lambda: read_source(source))
+    given["decisions"] = run_op(lambda: read_source(source, "the decisions"))
 
 
 def _decided(report: Any, params: Any, ws: Workspace) -> None:
@@ -943,20 +943,33 @@ def _decide_exit_code(report: Any) -> int:
 
 
 def _event_line(event: Any) -> str:
-    seen = event.model_dump(exclude_unset=True)
-    stamp = time.strftime("%H:%M:%S", time.gmtime(float(seen.get("ts") or 0)))
+    seen = _as_logged(event)
+    ts, duration = (seen.get(key) for key in ("ts", "duration_ms"))
+    stamp = (
+        time.strftime("%H:%M:%S", time.gmtime(ts))
+        if isinstance(ts, int | float) and 0 <= ts < 1e11
+        else "--:--:--"  # a line written by hand or by something else than hive
+    )
+    milliseconds = duration if isinstance(duration, int | float) else 0
     args = seen.get("args")
     shown = "" if args in (None, {}) else compact(args, 120)
     return (
-        f"{stamp}  {seen.get('agent') or '-':<14} {seen.get('tool', '-'):<28}"
-        f" {seen.get('outcome', '-'):<22} {seen.get('duration_ms') or 0:>8.1f} ms  {shown}"
+        f"{stamp}  {seen.get('agent') or '-'!s:<14} {seen.get('tool', '-')!s:<28}"
+        f" {seen.get('outcome', '-')!s:<22} {milliseconds:>8.1f} ms  {shown}"
     ).rstrip()  # no blanks at the end of a call without arguments
+
+
+def _as_logged(event: Any) -> dict[str, Any]:
+    """The event's line as written (a line whose known keys have other types than hive
+    writes is kept as it is: no serializer warnings)."""
+    logged: dict[str, Any] = event.model_dump(exclude_unset=True, warnings=False)
+    return logged
 
 
 def _print_events(events: list[Any], as_json: bool) -> None:
     for event in events:
         if as_json:
-            sys.stdout.write(json.dumps(event.model_dump(exclude_unset=True), default=str) + "\n")
+            sys.stdout.write(json.dumps(_as_logged(event), default=str) + "\n")
         else:
             sys.stdout.write(_event_line(event) + "\n")
     sys.stdout.flush()
@@ -1089,7 +1102,7 @@ def _scenario_files(ws: Workspace, given: dict[str, Any]) -> None:
 
     def read(source: str) -> list[Any]:
         try:
-            found = json.loads(read_source(source))
+            found = json.loads(read_source(source, "the scenarios"))
         except ValueError as exc:
             raise InvalidInput(f"{source}: not JSON: {exc}", field="scenarios") from None
         if isinstance(found, dict):

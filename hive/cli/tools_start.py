@@ -16,6 +16,7 @@ import sys
 
 from hive.cli import Invocation, internal_error, stdin_text
 from hive.cli.mcp_start import context_dir, open_session, options, refused
+from hive.cli.output import err
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ def run_calls(
         return refused(exc, json_output)
     from hive.tools.envelope import run_envelope
 
+    if sys.stdin.isatty():  # else a person sees nothing happen
+        err('reading a tool-call envelope {"tool_calls": [...]} from standard input (Ctrl-D ends)')
     try:
         text = stdin_text()
     except HiveError as exc:
