@@ -294,3 +294,31 @@ def test_import_shows_a_progress_bar_on_a_terminal(ws: Workspace, repo: Path) ->
     assert code == 0, seen
     assert b"reading" in seen and b"163/163" in seen and b"\x1b[" in seen
     assert b"imported 163 cells" in seen
+
+
+def test_a_gzipped_export_imports_and_a_broken_one_is_named(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """docs/from-beads.md points at the exports in tests/data/beads/, which are gzipped:
+    ``hive import beads issues.jsonl.gz`` reads them as they are (it said "not valid
+    UTF-8" for each of 163 lines). A truncated or broken one is one clear error."""
+    import gzip
+
+    packed = Path(__file__).parent / "data" / "beads" / "issues-2025-10-19.jsonl.gz"
+    head = git(repo, "rev-parse", "HEAD")
+    truncated = tmp_path / "cut.jsonl.gz"
+    truncated.write_bytes(packed.read_bytes()[:200])
+    with pytest.raises(InvalidInput, match="truncated"):
+        import_beads(ws, path=str(truncated))
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(b"\x1f\x8b" + b"not really gzip")
+    with pytest.raises(InvalidInput, match="cannot be unpacked"):
+        import_beads(ws, path=str(broken))
+    assert git(repo, "rev-parse", "HEAD") == head
+    result = run_hive(["-C", str(repo), "import", "beads", str(packed)], module="hive.cli.main")
+    assert result.exit_code == 0, result.output
+    assert "imported 163 cells" in result.output
+    ids = {row["id"] for row in records(SMALL)}
+    listed = list_cells(Workspace(str(repo)), status="all", include_deleted=True)
+    assert {cell.id for cell in listed} == ids
+    assert len(gzip.decompress(packed.read_bytes()).splitlines()) == 163

@@ -758,3 +758,30 @@ def test_a_git_revert_of_a_synced_hive_commit_is_sent_by_the_next_sync(clones: C
     clones.sync("b")
     for name in ("a", "b"):
         assert show_cell(clones.ws(name), cell_id=cell.id).title == "v1", name
+
+
+def test_a_remote_that_refuses_hive_refs_is_named_at_once_not_retried(clones: Clones) -> None:
+    """A push the remote refuses (a hook, a permission) is not a race another clone
+    won: trying again cannot help. The sync stops at the first refusal with the
+    remote's reason, and so does mail sync."""
+    from hive.domain.mail import sync_mail
+    from hive.errors import GitError
+
+    hook = clones.origin / "hooks" / "pre-receive"
+    tries = clones.root / "tries"
+    hook.write_text(f'#!/bin/sh\necho x >> "{tries}"\necho "denied by policy" >&2\nexit 1\n')
+    hook.chmod(0o755)
+    create_cell(clones.ws("a"), title="refused")
+    with pytest.raises(GitError) as caught:
+        clones.sync("a")
+    assert "refs/hive/state" in caught.value.message
+    assert "pre-receive hook declined" in caught.value.message
+    assert "denied by policy" in caught.value.message
+    assert tries.read_text().count("x") == 1
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    with pytest.raises(GitError) as caught:
+        sync_mail(clones.ws("a"), remote="origin")
+    assert "denied by policy" in caught.value.message
+    result = run_hive(["-C", str(clones.paths["a"]), "sync"], module="hive.cli.main")
+    assert result.exit_code == 8 and "denied by policy" in result.output
+    assert "Traceback" not in result.output

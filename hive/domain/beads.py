@@ -57,6 +57,7 @@ HIVE_KEY = "hive"
 STATUS_MAP = {"tombstone": "closed", "hooked": "in_progress", "pinned": "deferred"}
 MAX_ERRORS_SHOWN = 10
 MAX_FILE_BYTES = 512 * 1024 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
 # beads fields hive stores in fields of its own (everything else is kept verbatim)
 MAPPED = frozenset(
     {
@@ -527,13 +528,30 @@ def _read_file(path: str) -> bytes:
         if os.path.getsize(path) > MAX_FILE_BYTES:
             raise InvalidInput(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB")
         with open(path, "rb") as handle:
-            return handle.read()
+            data = handle.read()
     except FileNotFoundError:
         raise NotFound(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InvalidInput(f"{path}: is a directory, not a JSONL file") from None
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot read it ({exc.strerror})") from None
+    return _gunzip(data, path) if data.startswith(GZIP_MAGIC) else data
+
+
+def _gunzip(data: bytes, path: str) -> bytes:
+    """A gzipped export (``issues.jsonl.gz``), unpacked up to the same size limit."""
+    import zlib
+
+    unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip framing
+    try:
+        text = unpacker.decompress(data, MAX_FILE_BYTES + 1)
+    except zlib.error as exc:
+        raise InvalidInput(f"{path}: looks gzipped but cannot be unpacked ({exc})") from None
+    if len(text) > MAX_FILE_BYTES:
+        raise InvalidInput(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB unpacked")
+    if not unpacker.eof:
+        raise InvalidInput(f"{path}: the gzipped file is truncated")
+    return text
 
 
 def _convert(

@@ -99,12 +99,7 @@ def fetch_ref(root: str, remote: str, ref: str, into: str) -> None:
 def push_ref(root: str, remote: str, ref: str) -> bool:
     """Push ``ref`` to the same name on ``remote``; False when the remote moved (not a
     fast-forward), so the caller fetches and merges again."""
-    result = run_git(root, "push", "--quiet", "--porcelain", remote, f"{ref}:{ref}")
-    if result.returncode == 0:
-        return True
-    if "[rejected]" in result.stdout or "non-fast-forward" in result.stderr + result.stdout:
-        return False
-    raise _failure(result, f"cannot push {ref} to {remote}")
+    return not push_refs(root, remote, [ref])
 
 
 TRACKING_PREFIX = "refs/hive-remotes"
@@ -143,17 +138,36 @@ def _fetch(root: str, remote: str, refspec: str, what: str, *options: str) -> No
         time.sleep(0.01 * attempt)
 
 
+# A "[remote rejected]" that is a race with another push (the remote could not lock
+# or update the ref just then), not a refusal.
+_LOST_RACE = re.compile(r"failed to update ref|failed to lock|cannot lock")
+
+
 def push_refs(root: str, remote: str, refs: list[str]) -> list[str]:
     """Push each ref to the same name on ``remote`` (never forced); the refs the remote
     rejected because it moved (the caller fetches and merges again)."""
     if not refs:
         return []
     result = run_git(root, "push", "--porcelain", remote, *(f"{ref}:{ref}" for ref in refs))
-    rejected = [
-        line.split("\t")[1].split(":", 1)[0]
-        for line in result.stdout.splitlines()
-        if line.startswith("!\t")
-    ]
+    rejected: list[str] = []
+    refused: list[str] = []
+    for line in result.stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or parts[0] != "!":
+            continue
+        ref, summary = parts[1].split(":", 1)[0], parts[2].strip()
+        if summary.startswith("[rejected]") or _LOST_RACE.search(summary):
+            rejected.append(ref)  # the remote moved, or another push held its ref: again
+        else:  # "[remote rejected] (pre-receive hook declined)": trying again cannot help
+            refused.append(f"{ref}: {summary.strip('[]').replace('] (', ' (')}")
+    if refused:
+        said = [
+            line.removeprefix("remote:").strip()
+            for line in result.stderr.splitlines()
+            if line.startswith("remote:") and line.removeprefix("remote:").strip()
+        ]
+        reason = "; ".join(refused) + (f" (the remote said: {' / '.join(said)})" if said else "")
+        raise GitError(f"{remote} refused hive's refs: {reason}")
     if result.returncode != 0 and not rejected:
         raise _failure(result, f"cannot push hive's refs to {remote}")
     return rejected

@@ -117,7 +117,9 @@ def _mail_sync(ws: Workspace, a: RemoteParams) -> MailSyncResult:
 
 
 class ImportParams(Params):
-    path: str = Field(min_length=1, max_length=4096, description="a beads JSONL export")
+    path: str = Field(
+        min_length=1, max_length=4096, description="a beads JSONL export (or .jsonl.gz)"
+    )
     update: bool = Field(default=False, description="replace cells whose ids already exist")
 
 
