@@ -175,7 +175,8 @@ found so far are returned with `timed_out`), and matches each line on its first
 size line by line (regular files only: a named pipe is skipped, never waited on) and
 searches at most 20,000 files (`truncated` when there were more: give a narrower
 `dir`). `fs_list` and `search_text` leave out `.hive/` (the hive_* tools read it)
-unless `dir` is in it.
+unless `dir` is in it. A file name whose bytes are not UTF-8 is shown with them
+escaped (`bad\\xffname.txt`) on every surface.
 
 Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`,
 `.hive/` or what is not a regular file (a named pipe) is refused. It queues a
