@@ -47,3 +47,25 @@ def shell_word(text: str) -> str:
 def counted(number: int, noun: str) -> str:
     """``1 cell``, ``2 cells`` (``noun`` takes an ``s``)."""
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def utf8_clean(value: object) -> object:
+    """``value`` (JSON-like: dicts, lists, strings) with every string that is not
+    Unicode text written with backslash escapes: a file name whose bytes are not UTF-8
+    reaches Python as lone surrogates (``bad\\udcffname``), which no UTF-8 encoder
+    takes; it is shown as ``bad\\xffname``. Other values are returned as they are."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                raw = value.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a surrogate no byte stands for
+                return value.encode("utf-8", "backslashreplace").decode("utf-8")
+            return raw.decode("utf-8", "backslashreplace")
+        return value
+    if isinstance(value, dict):
+        return {utf8_clean(key): utf8_clean(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [utf8_clean(item) for item in value]
+    return value

@@ -95,6 +95,41 @@ def test_only_the_assignee_changes_a_claimed_cell(ws: Workspace, repo: Path, cla
     assert close_cell(agent(repo, "BlueLake"), cell_id=claimed).status == "closed"
 
 
+def test_the_dependencies_of_a_claimed_cell_are_its_assignees(
+    ws: Workspace, repo: Path, claimed: str
+) -> None:
+    """Another agent could add a blocker to a claimed cell (its assignee could then
+    neither close nor complete it) or remove one, though every other field is refused."""
+    from hive.domain.cells import add_dependency, remove_dependency
+
+    blocker = create_cell(ws, title="schema first").id
+    mine = create_cell(ws, title="Mallory's work").id
+    start_cell(agent(repo, "Mallory"), cell_id=mine)
+    mallory = agent(repo, "Mallory")
+    before = state(repo)
+    with pytest.raises(NotOwner, match="only BlueLake may change the dependencies of it"):
+        add_dependency(mallory, cell_id=claimed, target=blocker)
+    refused = run_hive(
+        ["-C", str(repo), "--json", "dep", "add", claimed, blocker],
+        env=agent_env(repo, "Mallory"),
+        module="hive.cli.main",
+    )
+    assert refused.returncode == 5 and json.loads(refused.stdout)["code"] == "not_owner"
+    assert state(repo) == before
+    # her own cell may wait for his; his assignee and people change his
+    assert add_dependency(mallory, cell_id=mine, target=claimed).dependencies
+    assert add_dependency(agent(repo, "BlueLake"), cell_id=claimed, target=blocker).dependencies
+    with pytest.raises(NotOwner):
+        remove_dependency(mallory, cell_id=claimed, target=blocker)
+    with pytest.raises(InvalidInput, match="needs a reason"):
+        remove_dependency(person(repo), cell_id=claimed, target=blocker, force=True)
+    done = remove_dependency(person(repo), cell_id=claimed, target=blocker, force=True, reason="r")
+    assert done.dependencies == []
+    assert "Hive-Override: Test User (person) change the dependencies of" in git(
+        repo, "log", "-1", "--format=%B"
+    )
+
+
 def test_a_field_naming_the_caller_must_be_the_caller(
     ws: Workspace, repo: Path, claimed: str
 ) -> None:

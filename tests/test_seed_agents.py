@@ -313,6 +313,22 @@ def test_bad_agents_config_is_a_clear_error(ws: Workspace, repo: Path) -> None:
     assert code == 1 and "agents.d.toolcalllimit" in out
 
 
+def test_doctor_finds_an_agents_missing_working_directory(ws: Workspace, repo: Path) -> None:
+    """An agent whose directory does not exist (or lies outside the repository) has
+    every tool call refused, but hive doctor said nothing of it."""
+    (repo / "backend").mkdir()
+    configure(repo, agents={"ok": {"directory": "backend"}, "gone": {"directory": "nothere"}})
+    assert error(repo, "gone", "ctx_get", {"key": "k"})["code"] == "invalid_input"
+    code, out = cli(repo, "doctor")
+    assert code == 1 and "agents.gone.directory 'nothere' does not exist" in out
+    assert "agents.ok" not in out
+    configure(repo, agents={"out": {"directory": "../elsewhere"}})
+    code, out = cli(repo, "doctor")
+    assert code == 1 and "agents.out.directory '../elsewhere' is outside" in out
+    configure(repo, agents={"ok": {"directory": "backend"}})
+    assert cli(repo, "doctor")[0] == 0
+
+
 # ------------------------------------------------------------------ seed 002: scratchpad
 
 

@@ -921,3 +921,87 @@ def test_a_merge_commit_is_the_runner_s_naming_the_worker(ws: Workspace, repo: P
     assert f"Hive-Worker: {worker}" in message and f"Hive-Merge: {cell}" in message
     flagged = [e for e in audit_log(ws) if e.commit == merge]
     assert [e for e in flagged if e.kind == "author-mismatch"] == []
+
+
+def test_a_subtask_deleted_while_its_worker_ran_is_not_reported_completed(
+    ws: Workspace, repo: Path
+) -> None:
+    from hive.domain.cells import delete_cells
+    from tests.conftest import set_coordinators
+
+    set_coordinators(repo, ["alice"])  # may delete a cell its worker holds
+    epic, cell = make_epic(ws, [{"title": "Doomed", "files": ["src/d.py"]}])
+    marker = repo.parent / "started"
+    command = f"touch {shlex.quote(str(marker))}; sleep 2; exit 1"
+
+    def delete_when_started() -> None:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        delete_cells(ws, cell_ids=[cell], force=True, reason="not needed")
+
+    deleter = threading.Thread(target=delete_when_started)
+    deleter.start()
+    result, events = run(ws, epic, command)
+    deleter.join()
+    kinds = [e.event for e in events]
+    assert "completed" not in kinds and "blocked" not in kinds
+    gone = next(e for e in events if e.event == "skipped")
+    assert gone.cell_id == cell and gone.reason and "deleted" in gone.reason
+    assert [r.result for r in result.runs] == ["deleted"] and result.completed == []
+    assert result.finished
+    assert_clean(repo)
+
+
+def test_a_worker_that_reports_blocked_and_exits_gets_a_failure_outcome(
+    ws: Workspace, repo: Path
+) -> None:
+    # swarm_progress(status="failed") records the failure outcome itself; "blocked" does
+    # not, so the runner must still record one when that worker exits without finishing.
+    epic, stuck, failed = make_epic(
+        ws,
+        [{"title": "Stuck", "files": ["src/s.py"]}, {"title": "Failed", "files": ["src/f.py"]}],
+    )
+    report = 'hive swarm progress "$HIVE_CELL" --status {} -m "{}"'
+    command = agent_cmd(
+        special={
+            stuck: report.format("blocked", "waiting on the API team") + "; exit 0",
+            failed: report.format("failed", "the tests cannot pass") + "; exit 1",
+        }
+    )
+    result, _ = run(ws, epic, command, workers=2)
+    assert set(result.blocked) == {stuck, failed}
+    outcomes = load_outcomes(ws)
+    mine = [o for o in outcomes if o.cell_id == stuck]
+    assert len(mine) == 1 and not mine[0].success and mine[0].source == "swarm_run"
+    theirs = [o for o in outcomes if o.cell_id == failed]
+    assert len(theirs) == 1 and not theirs[0].success and theirs[0].source == "swarm_progress"
+    assert_clean(repo)
+
+
+def test_a_subtask_that_cannot_be_settled_does_not_stop_the_others(
+    ws: Workspace, repo: Path
+) -> None:
+    # A worker scribbles on its own cell file and fails: hive will not commit over an
+    # uncommitted edit, so that subtask cannot be blocked now. The run says so and goes
+    # on with the rest; once the file is restored, the next run picks it up again.
+    epic, vandal, fine, later = make_epic(
+        ws,
+        [
+            {"title": "Vandal", "files": ["src/v.py"]},
+            {"title": "Fine", "files": ["src/fine.py"]},
+            {"title": "Later", "files": ["src/later.py"], "dependencies": [1]},
+        ],
+    )
+    cell_file = git(repo, "ls-files", f"*{vandal}.yaml").strip()
+    command = agent_cmd(special={vandal: f"echo 'garbage: [' >> {cell_file}; exit 1"})
+    result, events = run(ws, epic, command, workers=1)
+    assert sorted(result.completed) == sorted([fine, later])
+    stuck = next(e for e in events if e.event == "skipped" and e.cell_id == vandal)
+    assert stuck.reason and "local edits" in stuck.reason and "next run" in stuck.reason
+    assert result.remaining == [vandal] and not result.finished
+    git(repo, "checkout", "--", cell_file)
+    again, more = run(ws, epic, workers=1)
+    assert again.finished and vandal in again.completed
+    assert any(e.event == "resumed" and e.cell_id == vandal for e in more)
+    assert_clean(repo)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -360,6 +362,51 @@ def test_idle_rate_limit_buckets_are_pruned(ws: Workspace, repo: Path) -> None:
     (state / "ratelimit.json").write_text(json.dumps(stale))
     envelope(repo, [{"name": "hive_ready", "args": {}}])
     assert list(json.loads((state / "ratelimit.json").read_text())) == ["bob\x1fhive_ready"]
+
+
+def test_a_file_name_that_is_not_utf8_reaches_every_surface(ws: Workspace, repo: Path) -> None:
+    """A file named with bytes that are not UTF-8 (``bad\\xffname.txt``) is listed with its
+    bytes escaped: it made the MCP server die (its JSON encoder refused the name, and
+    the client waited for an answer for ever) and the envelope print invalid UTF-8."""
+    import os
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    with open(os.path.join(os.fsencode(repo), b"bad\xffname.txt"), "wb") as handle:
+        handle.write(b"needle\n")
+    (repo / "good.txt").write_text("needle\n")
+    calls = [("fs_list", {}), ("search_text", {"pattern": "needle"}), ("hive_ready", {})]
+    params = mcp_server(["-C", str(repo), "--actor", "m", "mcp"], env={**os.environ})
+
+    async def scenario() -> list[object]:
+        found = []
+        with anyio.fail_after(60):  # the client waited for ever
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                for name, args in calls:
+                    reply = await session.call_tool(name, args)
+                    assert not reply.is_error, reply
+                    found.append(json.loads(reply.content[0].text))
+        return found
+
+    listed, searched, ready = anyio.run(scenario)
+    assert "bad\\xffname.txt" in listed["files"] and "good.txt" in listed["files"], listed
+    assert {m["file"] for m in searched["matches"]} == {"bad\\xffname.txt", "good.txt"}
+    assert ready == []
+    text = json.dumps({"tool_calls": [{"name": "fs_list", "args": {}}]})
+    out = subprocess.run(
+        [sys.executable, "-m", "hive", "-C", str(repo), "tools", "run"],
+        input=text.encode(),
+        capture_output=True,
+        check=False,
+    )
+    transcript = json.loads(out.stdout.decode("utf-8"))  # strict: UTF-8 or it raises
+    assert "bad\\xffname.txt" in transcript["results"][0]["result"]["files"]
 
 
 def test_hostile_input_through_mcp(ws: Workspace, repo: Path, tmp_path: Path) -> None:

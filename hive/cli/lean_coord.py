@@ -350,7 +350,7 @@ def mail(inv: Invocation) -> int | None:
     from hive.domain import maillog
 
     try:
-        maillog.check_message(to, subject, body, importance)
+        maillog.check_message(to, subject, body, importance, thread)
     except HiveError:
         return None  # the full CLI reports it
     prepared = prepare(inv)

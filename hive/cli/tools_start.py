@@ -92,7 +92,14 @@ def run_calls(
         except HiveError as exc:  # the transcript is still printed
             transcript["applied"] = []
             transcript["apply_error"] = exc.to_dict()
-    sys.stdout.write(json.dumps(transcript, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(transcript, indent=2, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8: its bytes escaped
+        from hive.text import utf8_clean
+
+        text = json.dumps(utf8_clean(transcript), indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(text + "\n")
     return 2 if "error" in transcript else 0
 
 

@@ -170,6 +170,22 @@ def agent_tool_warnings(ws: Workspace, known: list[str]) -> list[str]:
     ]
 
 
+def agent_directory_problems(ws: Workspace) -> list[str]:
+    """Agents' working directories that are missing or outside the repository: every
+    tool call of such an agent is refused (``hive doctor`` reports them as problems)."""
+    try:
+        profiles = parsed_section(ws, "agents", parse_agents_config)
+    except InvalidInput:
+        return []  # a bad section is reported as a problem
+    problems = []
+    for name, entry in profiles.items():
+        try:
+            working_directory(ws, entry, name)
+        except InvalidInput as exc:
+            problems.append(exc.message)
+    return problems
+
+
 def tools_config_warnings(ws: Workspace, known: list[str]) -> list[str]:
     """Names in the ``tools:`` section that no tool has (a misspelt ``fs_raed``: its
     deny rule or limit would never apply, silently) and hook matchers that match no

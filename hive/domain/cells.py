@@ -668,11 +668,27 @@ def delete_cells(
     )
 
 
-def add_dependency(ws: Workspace, *, cell_id: str, target: str, dep_type: str = "blocks") -> Cell:
-    """``cell_id`` depends on ``target``; cycles and self-dependencies are refused."""
+DEPENDENCIES = "change the dependencies of"
+
+
+def add_dependency(
+    ws: Workspace,
+    *,
+    cell_id: str,
+    target: str,
+    dep_type: str = "blocks",
+    force: bool = False,
+    reason: str | None = None,
+) -> Cell:
+    """``cell_id`` depends on ``target``; cycles and self-dependencies are refused.
+
+    A claimed cell's dependencies are its assignee's (a blocker added by someone else
+    would keep it from closing); a coordinator or a person overrides with ``force``
+    and a ``reason`` (recorded)."""
     kind, _ = parse_dep_spec(f"{dep_type}:{target}")
 
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
+        guard.check_cell(cell, DEPENDENCIES)
         other = get_cell(index, target)
         if any(d.target == other.id and d.type == kind for d in cell.dependencies):
             return cell
@@ -683,11 +699,16 @@ def add_dependency(ws: Workspace, *, cell_id: str, target: str, dep_type: str = 
         deps = [*cell.dependencies, Dependency(type=kind, target=other.id)]
         return _changed(cell, dependencies=deps)
 
-    return _mutate(ws, cell_id, "dep-add", change)
+    return _mutate(ws, cell_id, "dep-add", change, force=force, reason=reason)
 
 
-def remove_dependency(ws: Workspace, *, cell_id: str, target: str) -> Cell:
+def remove_dependency(
+    ws: Workspace, *, cell_id: str, target: str, force: bool = False, reason: str | None = None
+) -> Cell:
+    """Remove ``cell_id``'s dependency on ``target`` (a claimed cell's: as for adding)."""
+
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
+        guard.check_cell(cell, DEPENDENCIES)
         try:
             target_id = resolve_id(index, target)
         except NotFound:
@@ -697,7 +718,7 @@ def remove_dependency(ws: Workspace, *, cell_id: str, target: str) -> Cell:
             raise NotFound(f"{cell.id} has no dependency on {target}", id=cell.id)
         return _changed(cell, dependencies=kept)
 
-    return _mutate(ws, cell_id, "dep-remove", change)
+    return _mutate(ws, cell_id, "dep-remove", change, force=force, reason=reason)
 
 
 def dep_tree(ws: Workspace, *, cell_id: str) -> DependencyNode:

@@ -12,12 +12,13 @@ from hive.models.cell import utc_now
 
 Isolation = Literal["reservation", "worktree"]
 ISOLATIONS: tuple[str, ...] = ("reservation", "worktree")
+WorkerResult = Literal["completed", "blocked", "requeued", "deleted"]
 
 EventKind = Literal[
     "run_started",  # settings; subtasks lists every subtask of the epic
     "resumed",  # a subtask left running by an earlier run was put back (or merged)
     "worker_started",  # a worker process for a subtask
-    "skipped",  # a ready subtask could not be claimed (someone else took it)
+    "skipped",  # a ready subtask could not be claimed, or was deleted while its worker ran
     "worker_exited",  # its exit code (None: killed) and how long it ran
     "completed",  # the subtask was closed by swarm_complete (and merged, with worktrees)
     "blocked",  # the subtask is blocked: reason, log, outcome recorded
@@ -72,7 +73,7 @@ class WorkerRun(HiveModel):
 
     cell_id: str
     agent: str
-    result: Literal["completed", "blocked", "requeued"]
+    result: WorkerResult
     exit_code: int | None = None
     seconds: float = 0.0
     log: str

@@ -317,6 +317,8 @@ class DepParams(IdParams):
     action: Literal["add", "remove", "tree"] = "tree"
     target: Short | None = Field(default=None, description="add/remove: the other cell")
     type: Literal["blocks", "parent-child", "related", "discovered-from"] = "blocks"
+    force: bool = Field(default=False, description=OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000, description=REASON)
 
 
 def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
@@ -327,8 +329,10 @@ def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
     if not a.target:
         raise InvalidInput(f"hive_dep {a.action} needs a target", field="target")
     if a.action == "add":
-        return add_dependency(ws, cell_id=a.id, target=a.target, dep_type=a.type)
-    return remove_dependency(ws, cell_id=a.id, target=a.target)
+        return add_dependency(
+            ws, cell_id=a.id, target=a.target, dep_type=a.type, force=a.force, reason=a.reason
+        )
+    return remove_dependency(ws, cell_id=a.id, target=a.target, force=a.force, reason=a.reason)
 
 
 class BlockedParams(Params):
@@ -557,7 +561,7 @@ declare(
                 ("dep", "tree"),
                 arguments=ID_ARG,
                 fixed={"action": "tree"},
-                hidden=frozenset({"type", "target"}),
+                hidden=frozenset({"type", "target", "force", "reason"}),
                 help="What ID depends on, recursively.",
             ),
         ),

@@ -63,9 +63,14 @@ def _init(ws: Workspace, a: InitParams) -> InitResult:
 
 def _doctor(caller: Caller, a: NoParams) -> DoctorReport:
     """The report, with a warning for each tool an agent's ``tools:`` list or the
-    ``tools:`` section names that does not exist (when the config loads: else the
-    report says why it does not)."""
-    from hive.domain.agents import agent_tool_warnings, tools_config_warnings
+    ``tools:`` section names that does not exist, and a problem for each agent's
+    working directory that is missing (when the config loads: else the report says
+    why it does not)."""
+    from hive.domain.agents import (
+        agent_directory_problems,
+        agent_tool_warnings,
+        tools_config_warnings,
+    )
     from hive.domain.doctor import diagnose
     from hive.errors import CorruptFile
 
@@ -74,10 +79,15 @@ def _doctor(caller: Caller, a: NoParams) -> DoctorReport:
     try:
         known = declared_tool_names()
         unknown = agent_tool_warnings(ws, known) + tools_config_warnings(ws, known)
+        directories = agent_directory_problems(ws)
     except CorruptFile:
-        unknown = []  # the config does not load: a problem of the report already
+        unknown = directories = []  # the config does not load: a problem of the report already
     report.warnings += [
         Problem(kind="unknown-tool", message=text, path=".hive/config.yaml") for text in unknown
+    ]
+    report.problems += [
+        Problem(kind="agent-directory", message=text, path=".hive/config.yaml")
+        for text in directories
     ]
     return report
 

@@ -149,6 +149,9 @@ spends no token. A bucket holds `capacity` calls (at least 1) and refills at
 
 Hooks: `matcher` is a regular expression that must match the *whole* tool name
 (`hive_create` does not fire on `hive_create_epic`; use `hive_create.*`).
+A hook is a shell command run in the repository (or the agent's `directory`) with the
+call as JSON on stdin (`tool`, `agent`, `args`; a post hook also gets the outcome,
+`result` or `error` and `code`) and `$HIVE_TOOL` / `$HIVE_AGENT` set.
 `timeout` (alias `timeout_seconds`, default 10) kills the hook's process group. A hook
 is done when its command exits (its exit code decides); what it left in the background
 still holding its output (`notify &`) is killed with the group.
@@ -175,7 +178,8 @@ found so far are returned with `timed_out`), and matches each line on its first
 size line by line (regular files only: a named pipe is skipped, never waited on) and
 searches at most 20,000 files (`truncated` when there were more: give a narrower
 `dir`). `fs_list` and `search_text` leave out `.hive/` (the hive_* tools read it)
-unless `dir` is in it.
+unless `dir` is in it. A file name whose bytes are not UTF-8 is shown with them
+escaped (`bad\\xffname.txt`) on every surface.
 
 Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`,
 `.hive/` or what is not a regular file (a named pipe) is refused. It queues a

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from hive import __version__
 from hive.errors import HiveError
+from hive.text import utf8_clean
 from hive.tools.registry import CallContext, agent_tools, call_tool, tools
 from hive.tools.schemas import input_schema
 
@@ -73,19 +74,10 @@ def build_server(ctx: CallContext) -> Server[Any]:
             lambda: call_tool(ctx, params.name, params.arguments or {})
         )
         failed = "result" not in outcome
-        payload = outcome if failed else outcome["result"]
-        # A text result (a markdown block, a file's content) is sent as it is.
-        text = (
-            payload
-            if isinstance(payload, str)
-            else json.dumps(payload, ensure_ascii=False, default=str)
-        )
-        structured = payload if isinstance(payload, dict) else {"result": payload}
-        content = [types.TextContent(text=text)]
-        # hooks' warnings and feedback ride beside a result (inside an error already)
-        notes = {} if failed else {key: outcome[key] for key in NOTES if key in outcome}
-        if notes:
-            content.append(types.TextContent(text=json.dumps(notes, ensure_ascii=False)))
+        try:
+            content, structured = _reply(outcome, failed)
+        except UnicodeEncodeError:  # a file name that is not UTF-8 (lone surrogates):
+            content, structured = _reply(utf8_clean(outcome), failed)  # its bytes escaped
         return types.CallToolResult(
             content=content,
             structured_content=structured,
@@ -99,6 +91,29 @@ def build_server(ctx: CallContext) -> Server[Any]:
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+
+
+def _reply(outcome: Any, failed: bool) -> tuple[list[types.TextContent], dict[str, Any]]:
+    """The call's content blocks and structured content, as UTF-8 text (an outcome
+    that UTF-8 cannot carry raises UnicodeEncodeError: the SDK's encoder failed on it
+    later, which ended the server mid-call)."""
+    payload = outcome if failed else outcome["result"]
+    # A text result (a markdown block, a file's content) is sent as it is.
+    text = (
+        payload
+        if isinstance(payload, str)
+        else json.dumps(payload, ensure_ascii=False, default=str)
+    )
+    text.encode("utf-8")
+    structured = payload if isinstance(payload, dict) else {"result": payload}
+    content = [types.TextContent(text=text)]
+    # hooks' warnings and feedback ride beside a result (inside an error already)
+    notes = {} if failed else {key: outcome[key] for key in NOTES if key in outcome}
+    if notes:
+        noted = json.dumps(notes, ensure_ascii=False)
+        noted.encode("utf-8")
+        content.append(types.TextContent(text=noted))
+    return content, structured
 
 
 def serve_stdio(ctx: CallContext) -> None:

@@ -47,6 +47,7 @@ from hive.domain.cells import get_cell
 from hive.domain.graph import open_blockers, ready_cells
 from hive.domain.identity import issue_credential, register_agent
 from hive.domain.mail import append_registration, thread_messages
+from hive.domain.outcomes import load_outcomes
 from hive.domain.reservations import list_reservations, release
 from hive.domain.swarm.dispatch import (
     block_subtask,
@@ -75,6 +76,7 @@ from hive.models.swarm_run import (
     SubtaskState,
     SwarmEvent,
     SwarmRunResult,
+    WorkerResult,
     WorkerRun,
 )
 from hive.store.cache import CellIndex
@@ -554,8 +556,24 @@ class _Runner:
             self._signal(worker, signal.SIGKILL)
             worker.log_handle.close()
             del self.running[cell_id]
-            self._settle(worker, code)
+            try:
+                self._settle(worker, code)
+            except HiveError as exc:  # e.g. its cell file has uncommitted edits
+                self._unsettled(cell_id, worker.job, exc)
             self._save_state()
+
+    def _unsettled(self, cell_id: str, job: _Job, exc: HiveError) -> None:
+        """What became of a subtask could not be written: it stays claimed, as after a
+        killed runner, for the next run to recover; this run goes on without it."""
+        self.skipped.add(cell_id)
+        self._event(
+            "skipped",
+            cell_id=cell_id,
+            agent=job.agent,
+            reason=f"could not record what became of it: {exc.message}; it stays in"
+            " progress for the next run to pick up",
+            log=job.log,
+        )
 
     # ------------------------------------------------------------ settling
 
@@ -624,19 +642,7 @@ class _Runner:
                 )
             else:
                 self._drop_worktree(job)
-        self.runs.append(
-            WorkerRun(
-                cell_id=job.cell_id,
-                agent=job.agent,
-                result="completed",
-                exit_code=code,
-                seconds=seconds,
-                log=job.log,
-                reason=kept,
-                worktree=job.worktree,
-                branch=job.branch,
-            )
-        )
+        self._record(job, "completed", code, seconds, kept)
         title = self.ws.cells().cells[job.cell_id].title
         self._event(
             "completed",
@@ -725,22 +731,10 @@ class _Runner:
             record_outcome=not self._reported_failure(job.cell_id),
             duration_seconds=seconds,
         )
-        if not settled.changed:  # closed meanwhile after all
-            self._complete(_Job(job.cell_id, job.agent, job.log), exit_code, seconds)
+        if not settled.changed:  # closed (or deleted) meanwhile after all
+            self._settled_meanwhile(job, exit_code, seconds)
             return
-        self.runs.append(
-            WorkerRun(
-                cell_id=job.cell_id,
-                agent=job.agent,
-                result="blocked",
-                exit_code=exit_code,
-                seconds=seconds,
-                log=job.log,
-                reason=reason,
-                worktree=job.worktree,
-                branch=job.branch,
-            )
-        )
+        self._record(job, "blocked", exit_code, seconds, reason)
         self._event(
             "blocked",
             cell_id=job.cell_id,
@@ -753,6 +747,39 @@ class _Runner:
             branch=job.branch,
             files=files,
         )
+
+    def _record(
+        self,
+        job: _Job,
+        result: WorkerResult,
+        code: int | None,
+        seconds: float,
+        reason: str | None,
+    ) -> None:
+        """What became of one worker's subtask, for the run's result."""
+        run = WorkerRun(
+            cell_id=job.cell_id,
+            agent=job.agent,
+            result=result,
+            exit_code=code,
+            seconds=seconds,
+            log=job.log,
+            reason=reason,
+            worktree=job.worktree,
+            branch=job.branch,
+        )
+        self.runs.append(run)
+
+    def _settled_meanwhile(self, job: _Job, code: int | None, seconds: float) -> None:
+        """The subtask was closed, or deleted, while its worker ran: a closed one is
+        reported completed; a deleted one is not (nothing is written about it)."""
+        cell = self.ws.cells().cells.get(job.cell_id)
+        if cell is not None and not cell.is_deleted:
+            self._complete(_Job(job.cell_id, job.agent, job.log), code, seconds)
+            return
+        reason = f"deleted while worker {job.agent} ran; nothing was recorded"
+        self._record(job, "deleted", code, seconds, reason)
+        self._event("skipped", cell_id=job.cell_id, agent=job.agent, reason=reason, log=job.log)
 
     def _release_on_branch(self, job: _Job) -> None:
         """A failed worker's reservations on its kept branch are released there too, so
@@ -776,10 +803,19 @@ class _Runner:
             return []
 
     def _reported_failure(self, cell_id: str) -> bool:
-        """The worker itself reported failure (swarm_progress failed already recorded
-        an outcome and blocked the cell)."""
+        """The worker itself reported failure: swarm_progress(status="failed") blocked
+        the cell and recorded a failure outcome since it was claimed (status
+        "blocked" alone records none)."""
         cell = self.ws.cells().cells.get(cell_id)
-        return cell is not None and cell.status == "blocked"
+        if cell is None or cell.status != "blocked":
+            return False
+        return any(
+            outcome.cell_id == cell_id
+            and outcome.source == "swarm_progress"
+            and not outcome.success
+            and (cell.started_at is None or outcome.recorded_at >= cell.started_at)
+            for outcome in load_outcomes(self.ws)
+        )
 
     def _requeue_job(self, job: _Job, reason: str) -> tuple[bool, str]:
         """Put the job's subtask back to open: (whether the cell changed, the reason).
@@ -799,20 +835,10 @@ class _Runner:
 
     def _requeue(self, job: _Job, reason: str, code: int | None, seconds: float) -> None:
         changed, reason = self._requeue_job(job, reason)
-        if not changed:  # closed meanwhile after all
-            self._complete(_Job(job.cell_id, job.agent, job.log), code, seconds)
+        if not changed:  # closed (or deleted) meanwhile after all
+            self._settled_meanwhile(job, code, seconds)
             return
-        self.runs.append(
-            WorkerRun(
-                cell_id=job.cell_id,
-                agent=job.agent,
-                result="requeued",
-                exit_code=code,
-                seconds=seconds,
-                log=job.log,
-                reason=reason,
-            )
-        )
+        self._record(job, "requeued", code, seconds, reason)
         self._event("requeued", cell_id=job.cell_id, agent=job.agent, reason=reason, log=job.log)
 
     # ------------------------------------------------------------ resuming
@@ -847,20 +873,28 @@ class _Runner:
             job = _Job(
                 cell.id, agent, str(info.get("log") or ""), info.get("worktree"), info.get("branch")
             )
-            if job.branch and self._closed_by_worker(job):
-                self._event(
-                    "resumed",
-                    cell_id=cell.id,
-                    agent=agent,
-                    reason="finished on its branch before the last run stopped",
-                )
-                self._complete(job, None, 0.0)
-                continue
-            changed, reason = self._requeue_job(
-                job, "the run that started it stopped before it finished"
+            try:
+                self._recover_job(job)
+            except HiveError as exc:
+                self._unsettled(cell.id, job, exc)
+
+    def _recover_job(self, job: _Job) -> None:
+        """Merge a subtask a dead run's worker finished on its branch, else requeue it."""
+        cell_id, agent = job.cell_id, job.agent
+        if job.branch and self._closed_by_worker(job):
+            self._event(
+                "resumed",
+                cell_id=cell_id,
+                agent=agent,
+                reason="finished on its branch before the last run stopped",
             )
-            if changed:
-                self._event("resumed", cell_id=cell.id, agent=agent, reason=f"requeued: {reason}")
+            self._complete(job, None, 0.0)
+            return
+        changed, reason = self._requeue_job(
+            job, "the run that started it stopped before it finished"
+        )
+        if changed:
+            self._event("resumed", cell_id=cell_id, agent=agent, reason=f"requeued: {reason}")
 
     def _stop_leftover_workers(self) -> None:
         try:
