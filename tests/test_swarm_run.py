@@ -977,3 +977,31 @@ def test_a_worker_that_reports_blocked_and_exits_gets_a_failure_outcome(
     theirs = [o for o in outcomes if o.cell_id == failed]
     assert len(theirs) == 1 and not theirs[0].success and theirs[0].source == "swarm_progress"
     assert_clean(repo)
+
+
+def test_a_subtask_that_cannot_be_settled_does_not_stop_the_others(
+    ws: Workspace, repo: Path
+) -> None:
+    # A worker scribbles on its own cell file and fails: hive will not commit over an
+    # uncommitted edit, so that subtask cannot be blocked now. The run says so and goes
+    # on with the rest; once the file is restored, the next run picks it up again.
+    epic, vandal, fine, later = make_epic(
+        ws,
+        [
+            {"title": "Vandal", "files": ["src/v.py"]},
+            {"title": "Fine", "files": ["src/fine.py"]},
+            {"title": "Later", "files": ["src/later.py"], "dependencies": [1]},
+        ],
+    )
+    cell_file = git(repo, "ls-files", f"*{vandal}.yaml").strip()
+    command = agent_cmd(special={vandal: f"echo 'garbage: [' >> {cell_file}; exit 1"})
+    result, events = run(ws, epic, command, workers=1)
+    assert sorted(result.completed) == sorted([fine, later])
+    stuck = next(e for e in events if e.event == "skipped" and e.cell_id == vandal)
+    assert stuck.reason and "local edits" in stuck.reason and "next run" in stuck.reason
+    assert result.remaining == [vandal] and not result.finished
+    git(repo, "checkout", "--", cell_file)
+    again, more = run(ws, epic, workers=1)
+    assert again.finished and vandal in again.completed
+    assert any(e.event == "resumed" and e.cell_id == vandal for e in more)
+    assert_clean(repo)

@@ -785,3 +785,31 @@ def test_a_remote_that_refuses_hive_refs_is_named_at_once_not_retried(clones: Cl
     result = run_hive(["-C", str(clones.paths["a"]), "sync"], module="hive.cli.main")
     assert result.exit_code == 8 and "denied by policy" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_sync_from_a_branch_that_never_had_a_file_brings_it_and_loses_nothing(
+    clones: Clones,
+) -> None:
+    """A second worktree (or a branch made before a cell and a reservation existed)
+    shares refs/hive/state with the first. Its sync must bring it the cell and the
+    reservation file, not record a state without them: the next sync of another
+    clone took a reservation file missing from the state as released."""
+    a = clones.paths["a"]
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    reserve(clones.ws("a", "Alpha"), paths=["src/**"])
+    release(clones.ws("a", "Alpha"))  # the branch had a file for Alpha once, then none
+    git(a, "branch", "older")
+    cell = create_cell(clones.ws("a"), title="made on main")
+    reserve(clones.ws("a", "Alpha"), paths=["docs/**"])
+    clones.sync("a")
+    clones.sync("b")
+    other = clones.root / "a-older"
+    git(a, "worktree", "add", "-q", str(other), "older")
+    clones.paths["a-older"] = other
+    result = clones.sync("a-older")
+    assert result.received_cells == 2
+    assert show_cell(clones.ws("a-older"), cell_id=cell.id).title == "made on main"
+    clones.sync("b")
+    for name in ("a", "b", "a-older"):
+        held = [(r.agent, r.path_pattern) for r in list_reservations(clones.ws(name))]
+        assert held == [("Alpha", "docs/**")], name

@@ -228,18 +228,20 @@ def render_markdown(context: ProjectContext) -> str:
     if context == ProjectContext():
         return "\n".join([*lines, "_Nothing recorded yet (update_context adds to it)._", ""])
     for key, value in context.project.items():
-        lines.append(f"**{key}:** {_inline(value)}")
+        lines.append(f"**{one_line(key)}:** {one_line(value)}")
     if context.project:
         lines.append("")
     _bullets(lines, "Goals", context.goals)
-    _bullets(lines, "Tech stack", [f"{k}: {_inline(v)}" for k, v in context.stack.items()])
+    _bullets(
+        lines, "Tech stack", [f"{one_line(k)}: {one_line(v)}" for k, v in context.stack.items()]
+    )
     _bullets(lines, "Decisions", [_decision(d) for d in context.decisions])
     _bullets(
         lines,
         "Milestones",
         [
-            f"[{'x' if m.get('status') == 'completed' else ' '}] {m.get('name')}"
-            + (f" ({_inline(m['due'])})" if m.get("due") else "")
+            f"[{'x' if m.get('status') == 'completed' else ' '}] {one_line(m.get('name'))}"
+            + (f" ({one_line(m['due'])})" if m.get("due") else "")
             for m in context.milestones
         ],
     )
@@ -248,14 +250,17 @@ def render_markdown(context: ProjectContext) -> str:
 
 
 def _bullets(lines: list[str], title: str, items: list[str]) -> None:
+    """One bullet a line: an entry written over several lines is joined into one (its
+    later lines would leave the list, a '## ...' line becoming a heading)."""
     if items:
-        lines += [f"### {title}", *(f"- {item}" for item in items), ""]
+        lines += [f"### {title}", *(f"- {one_line(item)}" for item in items), ""]
 
 
 def banned_lines(banned: list[str]) -> list[str]:
     if not banned:
         return []
-    return ["### Banned approaches (never use these)", *(f"- {item}" for item in banned), ""]
+    title = "### Banned approaches (never use these)"
+    return [title, *(f"- {one_line(item)}" for item in banned), ""]
 
 
 def _decision(entry: dict[str, Any]) -> str:
@@ -265,12 +270,13 @@ def _decision(entry: dict[str, Any]) -> str:
         for k, v in entry.items()
         if k not in ("decision", "title", "name", "by", "recorded_at")
     }
-    text = _inline(main) if main is not None else _inline(rest)
+    text = one_line(main) if main is not None else one_line(rest)
     if main is not None and rest:
-        text += " — " + "; ".join(f"{k}: {_inline(v)}" for k, v in rest.items())
+        text += " — " + "; ".join(f"{one_line(k)}: {one_line(v)}" for k, v in rest.items())
     return text + (f" ({entry['recorded_at'][:10]})" if entry.get("recorded_at") else "")
 
 
-def _inline(value: Any) -> str:
+def one_line(value: Any) -> str:
+    """``value`` as one line of text (JSON unless a string; runs of whitespace as one space)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return " ".join(str(text).split())

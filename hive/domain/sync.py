@@ -291,7 +291,16 @@ def _merged_changes(
             changes.append(Change(path, None))  # they removed it (all released), we kept it
             received += 1
             continue
-        if mine == other or other is None or (other == original and not stale):
+        # A file the state has and this branch never had in that version (a worktree or
+        # a branch made before it): not removed here (cell files never are; a branch
+        # that removed it had the version), just never brought.
+        missing = (
+            mine is None
+            and other is not None
+            and other == original
+            and (path.startswith(CELLS_DIR + "/") or not had.had("ours", other))
+        )
+        if mine == other or other is None or (other == original and not (stale or missing)):
             continue  # nothing new there (cell files are never removed: tombstones are)
         if mine is None:  # new there, or changed there after we removed it
             changes.append(Change(path, read(other)))

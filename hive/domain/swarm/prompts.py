@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hive.domain.cells import get_cell
-from hive.domain.memory import load_context
+from hive.domain.memory import load_context, one_line
 from hive.domain.outcomes import load_outcomes
 from hive.domain.swarm.complete import epic_strategy
 from hive.domain.swarm.learning import anti_patterns
@@ -200,7 +200,7 @@ def _render(
     banned = load_context(ws).banned
     if banned:
         lines += ["", "## Banned approaches (project memory: never use these)"]
-        lines += [f"- {item}" for item in banned]
+        lines += [f"- {one_line(item)}" for item in banned]
     lines += [
         "",
         WORKER_PROTOCOL.format(

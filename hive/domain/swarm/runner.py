@@ -556,8 +556,24 @@ class _Runner:
             self._signal(worker, signal.SIGKILL)
             worker.log_handle.close()
             del self.running[cell_id]
-            self._settle(worker, code)
+            try:
+                self._settle(worker, code)
+            except HiveError as exc:  # e.g. its cell file has uncommitted edits
+                self._unsettled(cell_id, worker.job, exc)
             self._save_state()
+
+    def _unsettled(self, cell_id: str, job: _Job, exc: HiveError) -> None:
+        """What became of a subtask could not be written: it stays claimed, as after a
+        killed runner, for the next run to recover; this run goes on without it."""
+        self.skipped.add(cell_id)
+        self._event(
+            "skipped",
+            cell_id=cell_id,
+            agent=job.agent,
+            reason=f"could not record what became of it: {exc.message}; it stays in"
+            " progress for the next run to pick up",
+            log=job.log,
+        )
 
     # ------------------------------------------------------------ settling
 
@@ -857,20 +873,28 @@ class _Runner:
             job = _Job(
                 cell.id, agent, str(info.get("log") or ""), info.get("worktree"), info.get("branch")
             )
-            if job.branch and self._closed_by_worker(job):
-                self._event(
-                    "resumed",
-                    cell_id=cell.id,
-                    agent=agent,
-                    reason="finished on its branch before the last run stopped",
-                )
-                self._complete(job, None, 0.0)
-                continue
-            changed, reason = self._requeue_job(
-                job, "the run that started it stopped before it finished"
+            try:
+                self._recover_job(job)
+            except HiveError as exc:
+                self._unsettled(cell.id, job, exc)
+
+    def _recover_job(self, job: _Job) -> None:
+        """Merge a subtask a dead run's worker finished on its branch, else requeue it."""
+        cell_id, agent = job.cell_id, job.agent
+        if job.branch and self._closed_by_worker(job):
+            self._event(
+                "resumed",
+                cell_id=cell_id,
+                agent=agent,
+                reason="finished on its branch before the last run stopped",
             )
-            if changed:
-                self._event("resumed", cell_id=cell.id, agent=agent, reason=f"requeued: {reason}")
+            self._complete(job, None, 0.0)
+            return
+        changed, reason = self._requeue_job(
+            job, "the run that started it stopped before it finished"
+        )
+        if changed:
+            self._event("resumed", cell_id=cell_id, agent=agent, reason=f"requeued: {reason}")
 
     def _stop_leftover_workers(self) -> None:
         try:
