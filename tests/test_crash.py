@@ -507,6 +507,33 @@ def test_the_pre_commit_hook_finishes_the_write_before_git_commits(scene: Scene,
     assert debris(scene.root) == []
 
 
+def test_a_write_a_hookless_commit_undid_is_named_with_the_way_back(scene: Scene) -> None:
+    """Without the pre-commit hook, a user who removes the dead write's index.lock by
+    hand (as git advises) and commits reverts hive's write; the next hive command
+    cannot undo that commit, but it names the files and how to bring the write back."""
+    killed = hive_cli(scene.root, "create", "undone by git", HIVE_TEST_KILL_AT="after-reflog")
+    assert killed.returncode == -signal.SIGKILL
+    hive_head = scene.head()
+    made = scene.git("show", "--name-only", "--format=", "HEAD").split()
+    assert len(made) == 1 and made[0].startswith(".hive/cells/")
+    os.remove(scene.root / ".git" / "index.lock")
+    (scene.root / "unrelated.txt").write_text("user's change\n")
+    scene.git("add", "unrelated.txt")
+    scene.git("commit", "-q", "-m", "plain commit, no hook")
+    committed = scene.git("show", "--name-only", "--format=", "HEAD").split()
+    assert made[0] in committed  # the stale index committed the cell's removal
+    shown = hive_cli(scene.root, "list", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert "undone by git" not in shown.stdout  # HEAD is what git holds
+    way_back = f"git checkout {hive_head[:10]} -- {made[0]} && git commit"
+    assert f"HEAD has undone its change to {made[0]}" in shown.stderr
+    assert shown.stderr.rstrip().endswith(way_back), shown.stderr
+    scene.git("checkout", hive_head[:10], "--", made[0])
+    scene.git("commit", "-q", "-m", "the cell back")
+    assert "undone by git" in hive_cli(scene.root, "list", "--json").stdout
+    assert debris(scene.root) == []
+
+
 # ----------------------------------------------------------------- locks of others
 
 

@@ -132,6 +132,22 @@ def test_option_forms_are_read_as_the_full_cli_reads_them(
 
 @pytest.mark.parametrize(
     "args",
+    [["list", "-C"], ["ready", "--json", "--actor"], ["show", "hv-x", "-C"], ["-C"]],
+    ids=" ".join,
+)
+def test_a_global_option_without_its_value_is_named_wherever_it_stands(
+    repo: Path, cells: dict[str, str], args: list[str]
+) -> None:
+    """``-C`` and ``--actor`` are read before or after the command: given last without
+    a value, both paths say which option needs one (not 'No such option: -C')."""
+    said = both(repo, *args)
+    assert said.returncode == 2
+    option = args[-1]
+    assert said.stderr == f"error: Option '{option}' requires an argument.\n"
+
+
+@pytest.mark.parametrize(
+    "args",
     [
         ["create", "x", "-t", "BUG"],
         ["create", "x", "--type=Task"],

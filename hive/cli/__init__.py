@@ -18,7 +18,7 @@ class Invocation:
     """A command line with its global options taken out and resolved (a plain class:
     a dataclass costs a compile at every start-up)."""
 
-    __slots__ = ("actor", "args", "command", "directory", "json", "leading")
+    __slots__ = ("actor", "args", "command", "directory", "json", "leading", "unvalued")
 
     def __init__(self) -> None:
         self.directory: str = "."
@@ -27,6 +27,7 @@ class Invocation:
         self.command: str | None = None
         self.args: list[str] = []
         self.leading: list[str] = []  # non-global tokens before the command
+        self.unvalued: str | None = None  # a valued global option last, without its value
 
     def argv(self) -> list[str]:
         """The normalized command line: globals first, then the command as given."""
@@ -35,6 +36,8 @@ class Invocation:
             front += ["--actor", self.actor]
         if self.json:
             front.append("--json")
+        if self.unvalued is not None:  # the root parser says it needs a value
+            return [*front, *self.leading, self.unvalued]
         command = [self.command] if self.command is not None else []
         return [*front, *self.leading, *command, *self.args]
 
@@ -73,6 +76,9 @@ def _take_global(found: Invocation, argv: list[str], position: int) -> int:
         else:
             found.actor = value
         return 2
+    if token in VALUED_GLOBALS:  # the last token: ``hive list -C`` (no directory given)
+        found.unvalued = token
+        return 1
     if token.startswith("--actor="):
         found.actor = token.partition("=")[2]
         return 1

@@ -117,6 +117,8 @@ def main() -> None:
 def answer(invocation: Invocation) -> int | None:
     """The lean answer's exit code, or None for the full CLI; what stops a lean answer
     is worded as the full CLI words it (``cli/main.py run``): never a traceback."""
+    if invocation.unvalued is not None:
+        return None  # the full CLI says which option needs a value
     try:
         code = dispatch(invocation)
         if code is None and invocation.command == "hooks":

@@ -34,7 +34,8 @@ holding it, :func:`recover_locked`:
   changed since are left alone; the index entry follows HEAD); the ref still
   holds the old commit -> the write never happened, files it had already
   written are put back; the ref holds anything else -> later commits
-  superseded it, nothing is touched. An unreadable intent was cut short while
+  superseded it, nothing is touched (when they undid the write, the message
+  names its paths and how to bring it back). An unreadable intent was cut short while
   being written, before the ref could move: it is discarded. Staging-mode
   writes (no ref) are always finished.
 
@@ -50,7 +51,7 @@ from hive.errors import GitError, HiveError, LockTimeout
 from hive.git import killpoints
 from hive.git.flock import try_lock
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, lock_owned_by_twin
-from hive.git.loose import TMP_PREFIX, read_object
+from hive.git.loose import TMP_PREFIX, commit_tree, read_object, tree_entry
 from hive.git.owners import owner_alive, owner_tag, parse_tag
 from hive.git.refs import RepoPaths, read_ref_fast, ref_file, remove_stale_ref_lock
 from hive.git.sha import object_id
@@ -305,9 +306,43 @@ def _resolve(paths: RepoPaths, intent: Intent, commit_index: str | None, report:
         report.outcome = (
             f"commit {_short(intent.new)} was followed by other commits before it could be "
             "finished; the index and working tree were left as they are"
-        )
+        ) + _undone_note(paths, intent, current)
     clear_intent(paths)
     return True
+
+
+def _undone_note(paths: RepoPaths, intent: Intent, current: str | None) -> str:
+    """What to do when the commits on top undid the write: a ``git commit`` made from
+    the index the write had not updated yet (its lock removed by hand, no pre-commit
+    hook) commits the old files back. The write is still in its commit: say how to
+    bring it back (nothing is changed here: the user may have meant it)."""
+    if current is None or intent.new is None:
+        return ""
+    root = commit_tree(paths, current)
+    if root is None:
+        return ""
+    undone = []
+    for change in intent.changes:
+        if change.old != change.new and _blob_at(paths, root, change.path) == change.old:
+            undone.append(change.path)
+    if not undone:
+        return ""
+    listed = " ".join(undone)
+    return (
+        f"; HEAD has undone its change to {listed} (a commit made from git's index before"
+        f" hive could update it); bring it back with: git checkout {_short(intent.new)}"
+        f" -- {listed} && git commit"
+    )
+
+
+def _blob_at(paths: RepoPaths, tree: str, path: str) -> str | None:
+    """The blob at ``path`` below ``tree`` (None when absent, or unreadable here)."""
+    current: str | None = tree
+    for part in path.split("/"):
+        if current is None:
+            return None
+        current = tree_entry(paths, current, part.encode("utf-8", "surrogateescape"))
+    return current
 
 
 def _short(sha: str | None) -> str:
