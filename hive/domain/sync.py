@@ -289,7 +289,7 @@ def _merged_changes(
         )
         if other is None and (mine == original or stale) and not path.startswith(CELLS_DIR + "/"):
             changes.append(Change(path, None))  # they removed it (all released), we kept it
-            received += 1
+            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
             continue
         # A file the state has and this branch never had in that version (a worktree or
         # a branch made before it): not removed here (cell files never are; a branch
@@ -304,11 +304,11 @@ def _merged_changes(
             continue  # nothing new there (cell files are never removed: tombstones are)
         if mine is None:  # new there, or changed there after we removed it
             changes.append(Change(path, read(other)))
-            received += 1
+            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
             continue
         if mine == original or had.had("theirs", mine):  # ours is a version they had
             changes.append(Change(path, read(other)))
-            received += 1
+            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
             continue
         if had.had("ours", other):  # theirs is a version this clone had: ours is newer
             continue
@@ -322,7 +322,7 @@ def _merged_changes(
             continue
         if outcome.content != read(mine):
             changes.append(Change(path, outcome.content))
-            received += 1
+            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
         cell = cell_id_from_path(path)
         conflicts += [
             {"cell": cell, **record.model_dump(mode="json")} for record in outcome.conflicts
