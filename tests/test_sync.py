@@ -521,13 +521,16 @@ def test_cli_reservations_lists_a_contested_reservation_in_both_clones(clones: C
 def test_cli_init_says_which_remotes_carry_hive_refs(clones: Clones, tmp_path: Path) -> None:
     said = run_hive(["-C", str(clones.paths["b"]), "init"], module="hive.cli.main")
     assert said.exit_code == 0, said.output
-    assert "git fetch/push of origin now carry hive's refs (refs/hive/*)" in said.output
+    carried = "git fetch/push of origin carry hive's refs (refs/hive/*): unchanged"
+    assert carried in said.output  # the clone's first init set them
     lonely = make_repo(tmp_path / "lonely-init")
     said = run_hive(["-C", str(lonely), "init"], module="hive.cli.main")
     assert said.exit_code == 0 and "no git remote yet" in said.output
     git(lonely, "remote", "add", "later", str(clones.origin))
     said = run_hive(["-C", str(lonely), "init"], module="hive.cli.main")
     assert "git fetch/push of later now carry hive's refs" in said.output
+    again = run_hive(["-C", str(lonely), "init"], module="hive.cli.main")
+    assert "git fetch/push of later carry hive's refs (refs/hive/*): unchanged" in again.output
     assert "+refs/hive/*:refs/hive-remotes/later/*" in git(
         lonely, "config", "--get-all", "remote.later.fetch"
     )

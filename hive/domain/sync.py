@@ -71,27 +71,30 @@ def fetch_refspec(remote: str) -> str:
 
 def configure_remotes(
     ws: Workspace, only: str | None = None, config: GitConfig | None = None
-) -> list[str]:
+) -> dict[str, bool]:
     """Make plain ``git fetch``/``git push`` of each remote carry ``refs/hive/*``.
 
     fetch: ``+refs/hive/*:refs/hive-remotes/<remote>/*`` (tracking refs, never
     hive's own); push: ``refs/hive/*:refs/hive/*`` (never forced). A remote with
     no push refspec yet also gets ``HEAD`` first, so ``git push`` keeps pushing
-    the current branch. Returns the remotes that are configured.
+    the current branch. Returns the remotes that are configured, each with whether
+    this call changed its configuration.
     """
     if not git_available():
-        return []
+        return {}
     config = config or GitConfig(ws.root)  # one read of git's config for all the remotes
     names = [only] if only else config.remotes()
+    changed: dict[str, bool] = {}
     for name in names:
-        config.add_value(f"remote.{name}.fetch", fetch_refspec(name))
+        changed[name] = config.add_value(f"remote.{name}.fetch", fetch_refspec(name))
         push_key = f"remote.{name}.push"
         pushed = config.get_all(push_key)
         if PUSH_REFSPEC not in pushed:
             if not pushed:
                 config.add_value(push_key, "HEAD")
             config.add_value(push_key, PUSH_REFSPEC)
-    return names
+            changed[name] = True
+    return changed
 
 
 def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = None) -> SyncResult:
