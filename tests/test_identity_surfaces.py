@@ -240,6 +240,15 @@ def test_the_cli_refuses_names_without_credentials_and_people_override(
     )
     assert sneaky.returncode != 0 and "src/auth.py is reserved by BlueLake" in sneaky.stderr
     assert "proves nothing without HIVE_AGENT_TOKEN" in sneaky.stderr
+    lying = subprocess.run(  # Mallory's credential, BlueLake's name: it is Mallory committing
+        ["git", "-C", str(repo), "commit", "-qm", "x"],
+        env={**mallory, "HIVE_AGENT": "BlueLake"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert lying.returncode != 0 and "Mallory may not commit it" in lying.stderr
+    assert "HIVE_AGENT=BlueLake is not the agent of HIVE_AGENT_TOKEN" in lying.stderr
     real = {**plain, "HIVE_AGENT_TOKEN": world["blue"]}
     committed = subprocess.run(
         ["git", "-C", str(repo), "commit", "-qm", "auth"],

@@ -150,12 +150,19 @@ def _committer(ws: Workspace, committer: str | None) -> tuple[str, str, str | No
     if committer is not None:
         return committer, "agent", None
     token = os.environ.get("HIVE_AGENT_TOKEN") or None
+    claimed = os.environ.get("HIVE_AGENT") or None
     person = ws.git.config_identity()
     person_name = person.name if person is not None else "you"
     if token:
         name = credentials.name_of_token(ws.git.paths.hive_state_dir, token)
         if name is not None:
-            return name, "agent", None
+            other = claimed is not None and claimed != name
+            note = (
+                f"HIVE_AGENT={claimed} is not the agent of HIVE_AGENT_TOKEN: committing as {name}"
+                if other
+                else None
+            )
+            return name, "agent", note
         return (
             person_name,
             "person",
@@ -164,7 +171,6 @@ def _committer(ws: Workspace, committer: str | None) -> tuple[str, str, str | No
                 f" the person {person_name}"
             ),
         )
-    claimed = os.environ.get("HIVE_AGENT") or None
     note = None
     if claimed and claimed != person_name:
         note = (
