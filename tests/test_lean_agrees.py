@@ -167,6 +167,38 @@ def test_writes_refuse_what_the_full_cli_refuses(
     assert git(repo, "rev-parse", "HEAD") == head
 
 
+def test_a_stray_copy_of_a_cell_in_another_shard_is_not_the_cell(
+    repo: Path, cells: dict[str, str]
+) -> None:
+    """A copy of a cell file left in another shard directory (copied or moved by hand):
+    the cell is listed once, from its own file, on both paths (the lean list showed it
+    twice; which copy ready took followed the order of tree ids); with only stray
+    copies left, both paths still agree."""
+    from hive.store.layout import cell_path
+
+    plain = cells["plain"]
+    own = repo / cell_path(plain)
+    shard = own.parent.name
+    other = repo / ".hive" / "cells" / ("z" if shard != "z" else "y")
+    other.mkdir(exist_ok=True)
+    stale = own.read_text().replace("title: Plain one", "title: stale copy")
+    assert stale != own.read_text()
+    (other / own.name).write_text(stale.replace("status: open", "status: closed"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "a stray copy")
+    for args in (["list"], ["list", "--json", "--all"], ["ready"], ["ready", "--json"]):
+        listed = both(repo, *args)
+        lines = listed.stdout.splitlines()
+        rows = [line for line in lines if line.startswith(plain) or f'"id": "{plain}"' in line]
+        assert len(rows) == 1, (args, listed.stdout)
+        assert "stale copy" not in listed.stdout
+    assert "stale copy" not in both(repo, "show", plain).stdout
+    git(repo, "rm", "-q", str(own.relative_to(repo)))
+    git(repo, "commit", "-q", "--no-verify", "-m", "only the stray copy left")
+    for args in (["list", "--json", "--all"], ["ready", "--json"], ["show", plain]):
+        both(repo, *args)
+
+
 def test_ids_by_prefix_ambiguous_and_unknown(repo: Path, cells: dict[str, str]) -> None:
     urgent = cells["urgent"]
     by_prefix = both(repo, "show", urgent[:5], "--json")

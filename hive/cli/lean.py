@@ -23,6 +23,7 @@ from hive.store.index import (
     ListQuery,
     Row,
     StateIndex,
+    blobs_of,
     nodes_of,
     render_json_list,
 )
@@ -141,7 +142,7 @@ def ready(inv: Invocation) -> int | None:
         if entries is None:
             return None  # the file was rebuilt meanwhile: the full CLI indexes it again
         nodes, unreadable = nodes_of(entries)
-        blob_of = {entry.id: entry.blob for entry in entries if entry.id in nodes}
+        blob_of = blobs_of(entries)
         ranked = [(cell_id, blob_of[cell_id]) for cell_id in ready_ids(nodes, unreadable)]
         state.index.store_ready(state.key, ranked)
         found = state.index.ready(state.key, limit)

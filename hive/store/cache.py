@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from hive.errors import CorruptFile
 from hive.models import Cell
-from hive.store.index import Entry, Node, misnamed_message
+from hive.store.index import Entry, Node, is_own_path, misnamed_message
 from hive.store.layout import cell_id_from_path
 
 T = TypeVar("T")
@@ -196,6 +196,8 @@ def build_index(key: str, entries: list[Entry], load: CellLoader) -> CellIndex:
         if entry.id != expected:
             index.problems[entry.path] = _misnamed(entry.path, expected, entry.id)
             continue
+        if expected in index.paths and not is_own_path(entry.path, expected):
+            continue  # a stray copy in another directory: the cell's own file wins
         index.paths[expected] = entry.path
         index.blobs[expected] = entry.blob
         index.nodes[expected] = Node(

@@ -38,13 +38,13 @@ from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
 
 from hive.jsontext import dumps_strings
 from hive.record import Frozen, Record, suppress
-from hive.store.layout import CELLS_DIR, cell_id_from_path
+from hive.store.layout import CELLS_DIR, cell_id_from_path, cell_path
 from hive.store.sqlerrors import is_transient, sqlite3, use_wal
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
-    from typing import Any, TypeAlias
+    from typing import Any, Literal, TypeAlias
 
     TreeLister: TypeAlias = Callable[[str], Sequence[tuple[str, str, bool]]]  # (name, sha, is_tree)
     BlobReader: TypeAlias = Callable[
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
-TABLES_VERSION = 2
+TABLES_VERSION = 3  # 3: a ready list takes a cell's own file over a stray copy
 MODEL_FINGERPRINT = "5828bc27bd4a3a23"
 SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
@@ -109,6 +109,9 @@ _SHARDED = (
     "FROM dirs c JOIN dirs s ON s.tree = c.sha "
     "WHERE c.tree = :key AND c.is_tree = 1 AND s.is_tree = 0"
 )
+# how many rows of a _SHARDED query lie outside their cell's shard (layout.shard_of: the
+# first character after the root id's first '-'); ids are ASCII
+_STRAY = "total(c.name != substr(s.id, instr(s.id, '-') + 1, 1))"
 
 
 class ParsedCell(Frozen):
@@ -368,6 +371,8 @@ def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
         if entry.error is not None or entry.id != expected:
             unreadable.add(expected)
             continue
+        if expected in nodes and not is_own_path(entry.path, expected):
+            continue  # a stray copy in another directory: the cell's own file wins
         nodes[expected] = Node(
             id=expected,
             status=entry.status or "open",
@@ -379,6 +384,24 @@ def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
             blockers=entry.blockers,
         )
     return nodes, unreadable
+
+
+def blobs_of(entries: Sequence[Entry]) -> dict[str, str]:
+    """The blob of each usable cell, the file :func:`nodes_of` takes its facts from."""
+    blobs: dict[str, str] = {}
+    for entry in entries:
+        expected = cell_id_from_path(entry.path)
+        if expected is None or entry.error is not None or entry.id != expected:
+            continue
+        if expected not in blobs or is_own_path(entry.path, expected):
+            blobs[expected] = entry.blob
+    return blobs
+
+
+def is_own_path(path: str, cell_id: str) -> bool:
+    """Whether ``path`` is where hive keeps ``cell_id`` (its shard directory): of two
+    files of one cell (a copy by hand in another directory), that one is the cell."""
+    return path == cell_path(cell_id)
 
 
 class Listing:
@@ -1051,9 +1074,13 @@ class StateIndex:
             found = self._list_rows(key, query)
         if found is None:
             self._lacking(key)
-        return found
+        return found or None
 
-    def _list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int] | None:
+    def _list_rows(
+        self, key: str, query: ListQuery
+    ) -> tuple[list[Row], int] | Literal[False] | None:
+        """The page and count; None when a listed cell's parsed row is gone (damaged),
+        False when a matching file lies outside its cell's shard (the full CLI answers)."""
         where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
         params: dict[str, object] = {"key": key}
         for column in ("status", "type", "priority", "parent", "assignee"):
@@ -1070,7 +1097,9 @@ class StateIndex:
         if not query.include_deleted:
             where.append("s.deleted = 0")
         body = "SELECT {what} " + _SHARDED + " AND " + " AND ".join(where)
-        total = self.db.execute(body.format(what="count(*)"), params).fetchone()[0]
+        total, strays = self.db.execute(body.format(what=f"count(*), {_STRAY}"), params).fetchone()
+        if strays:
+            return False  # a copy outside the cell's shard: the full CLI picks the cell's own
         order = " ORDER BY s.status = 'closed', s.priority, s.created, s.id LIMIT :limit"
         params["limit"] = -1 if query.limit is None else query.limit
         picked = self.db.execute(body.format(what="s.sha") + order, params).fetchall()
