@@ -1005,3 +1005,16 @@ def test_a_subtask_that_cannot_be_settled_does_not_stop_the_others(
     assert again.finished and vandal in again.completed
     assert any(e.event == "resumed" and e.cell_id == vandal for e in more)
     assert_clean(repo)
+
+
+def test_the_summary_says_why_a_subtask_was_not_started(ws: Workspace, repo: Path) -> None:
+    epic, cell = make_epic(ws, [{"title": "Here", "files": ["src/h.py"]}])
+    git(repo, "checkout", "-q", "--detach")
+    done = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT], module="hive.cli.main"
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"not run: {cell}: HEAD is detached" in done.stdout
+    git(repo, "checkout", "-q", "-")
+    result, _ = run(ws, epic)
+    assert result.finished and result.skipped == {}

@@ -224,7 +224,12 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
         for cell, blockers in result.waiting.items():
             needs = ", ".join(f"{b} ({result.blocker_status.get(b, 'open')})" for b in blockers)
             lines.append(f"  not run: {cell} waits for {needs}")
-        others = [cell for cell in result.remaining if cell not in result.waiting]
+        for cell, why in result.skipped.items():
+            if cell not in result.waiting:
+                lines.append(f"  not run: {cell}: {why}")
+        others = [
+            c for c in result.remaining if c not in result.waiting and c not in result.skipped
+        ]
         if others:  # e.g. claimed by someone outside the run
             lines.append(f"  not run: {', '.join(others)} (see 'hive show ID')")
     return lines

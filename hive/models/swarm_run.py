@@ -96,6 +96,7 @@ class SwarmRunResult(HiveModel):
     remaining: list[str] = Field(default_factory=list)
     waiting: dict[str, list[str]] = Field(default_factory=dict)  # remaining -> open blockers
     blocker_status: dict[str, str] = Field(default_factory=dict)  # each of those -> its status
+    skipped: dict[str, str] = Field(default_factory=dict)  # remaining, not started -> why
     runs: list[WorkerRun] = Field(default_factory=list)
 
     @property

@@ -265,7 +265,7 @@ class _Runner:
         self.running: dict[str, _Worker] = {}
         self.tokens: dict[str, str] = {}  # agent -> the credential issued for its worker
         self.runs: list[WorkerRun] = []
-        self.skipped: set[str] = set()  # could not be dispatched this run
+        self.skipped: dict[str, str] = {}  # could not be dispatched this run -> why
         self.stopping = False
         self.seen: dict[str, tuple[str, str | None]] = {}
         self.seen_reservations: list[dict[str, Any]] | None = None
@@ -387,7 +387,7 @@ class _Runner:
                 self.ws, cell_id=cell.id, agent=agent, log=log, worktree=worktree, branch=branch
             )
         except HiveError as exc:
-            self.skipped.add(cell.id)
+            self.skipped[cell.id] = exc.message
             self._event(
                 "skipped", cell_id=cell.id, title=cell.title, reason=exc.message, status=cell.status
             )
@@ -565,15 +565,12 @@ class _Runner:
     def _unsettled(self, cell_id: str, job: _Job, exc: HiveError) -> None:
         """What became of a subtask could not be written: it stays claimed, as after a
         killed runner, for the next run to recover; this run goes on without it."""
-        self.skipped.add(cell_id)
-        self._event(
-            "skipped",
-            cell_id=cell_id,
-            agent=job.agent,
-            reason=f"could not record what became of it: {exc.message}; it stays in"
-            " progress for the next run to pick up",
-            log=job.log,
+        reason = (
+            f"could not record what became of it: {exc.message}; it stays in progress for"
+            " the next run to pick up"
         )
+        self.skipped[cell_id] = reason
+        self._event("skipped", cell_id=cell_id, agent=job.agent, reason=reason, log=job.log)
 
     # ------------------------------------------------------------ settling
 
@@ -995,6 +992,7 @@ class _Runner:
             remaining=[c.id for c in subtasks if not c.is_closed and c.status != "blocked"],
             runs=self.runs,
         )
+        result.skipped = {c: why for c, why in self.skipped.items() if c in result.remaining}
         for cell_id in result.remaining:
             blockers = open_blockers(index.cells[cell_id], index)
             if blockers:
