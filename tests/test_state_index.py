@@ -153,6 +153,31 @@ def test_a_broken_index_is_rebuilt_with_a_message_never_trusted(
     assert ids_of(again) == expected and again.stderr == ""
 
 
+@pytest.mark.parametrize("command", [["list", "--all", "--json"], ["ready", "--json"]])
+def test_an_index_that_lost_parsed_cells_of_a_state_it_lists_is_rebuilt(
+    ws: Workspace, repo: Path, command: list[str]
+) -> None:
+    """A readable file that lists a state but lacks the parsed rows of its cells (pages
+    lost, rows deleted) is damaged: the lean answer is never the empty or short list it
+    would give ('no cells', 'showing 0 of 6 cells' with --all); it is rebuilt with a
+    notice and the answer is git's."""
+    cells = [create_cell(ws, title=f"cell {n}", priority=n % 5) for n in range(6)]
+    expected = ids_of(hive(repo, *command))
+    assert sorted(expected) == sorted(c.id for c in cells)
+    ws.state_index.close()
+    gc.collect()  # the in-process command's connections, closed as its process would
+    db = sqlite3.connect(index_file(repo))
+    db.execute("DELETE FROM blobs WHERE id IS NOT NULL")  # the states and listings stay
+    db.commit()
+    db.close()
+    result = hive(repo, *command)
+    assert ids_of(result) == expected
+    assert "rebuilt the state index" in result.stderr
+    assert "whose parsed rows are missing" in result.stderr
+    again = hive(repo, *command)
+    assert ids_of(again) == expected and again.stderr == ""
+
+
 def test_an_index_that_cannot_be_written_is_kept_in_memory_with_a_notice(
     ws: Workspace, repo: Path
 ) -> None:

@@ -732,7 +732,10 @@ def _initialised(result: Any, params: Any, ws: Workspace) -> None:
         )
     output.say(f"merge driver for .hive/ files: {result.merge_driver}")
     for remote in result.remotes:
-        output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
+        if remote in result.remotes_configured:
+            output.say(f"git fetch/push of {remote} now carry hive's refs (refs/hive/*)")
+        else:
+            output.say(f"git fetch/push of {remote} carry hive's refs (refs/hive/*): unchanged")
     if not result.remotes:
         output.say(
             "no git remote yet: after 'git remote add', run 'hive init' again so that"

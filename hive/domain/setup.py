@@ -62,13 +62,16 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
     from hive.domain.sync import configure_remotes
 
     git_config = GitConfig(ws.root) if git_available() else None  # read once for both
+    driver = install_merge_driver(ws, git_config)
+    remotes = configure_remotes(ws, config=git_config)
     return InitResult(
         root=ws.root,
         prefix=existing.prefix,
         created=bool(written.result),
         commit=written.commit if written.result else None,
-        merge_driver=install_merge_driver(ws, git_config),
-        remotes=configure_remotes(ws, config=git_config),
+        merge_driver=driver,
+        remotes=list(remotes),
+        remotes_configured=[name for name, changed in remotes.items() if changed],
     )
 
 

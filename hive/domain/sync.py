@@ -71,27 +71,30 @@ def fetch_refspec(remote: str) -> str:
 
 def configure_remotes(
     ws: Workspace, only: str | None = None, config: GitConfig | None = None
-) -> list[str]:
+) -> dict[str, bool]:
     """Make plain ``git fetch``/``git push`` of each remote carry ``refs/hive/*``.
 
     fetch: ``+refs/hive/*:refs/hive-remotes/<remote>/*`` (tracking refs, never
     hive's own); push: ``refs/hive/*:refs/hive/*`` (never forced). A remote with
     no push refspec yet also gets ``HEAD`` first, so ``git push`` keeps pushing
-    the current branch. Returns the remotes that are configured.
+    the current branch. Returns the remotes that are configured, each with whether
+    this call changed its configuration.
     """
     if not git_available():
-        return []
+        return {}
     config = config or GitConfig(ws.root)  # one read of git's config for all the remotes
     names = [only] if only else config.remotes()
+    changed: dict[str, bool] = {}
     for name in names:
-        config.add_value(f"remote.{name}.fetch", fetch_refspec(name))
+        changed[name] = config.add_value(f"remote.{name}.fetch", fetch_refspec(name))
         push_key = f"remote.{name}.push"
         pushed = config.get_all(push_key)
         if PUSH_REFSPEC not in pushed:
             if not pushed:
                 config.add_value(push_key, "HEAD")
             config.add_value(push_key, PUSH_REFSPEC)
-    return names
+            changed[name] = True
+    return changed
 
 
 def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = None) -> SyncResult:
@@ -289,7 +292,7 @@ def _merged_changes(
         )
         if other is None and (mine == original or stale) and not path.startswith(CELLS_DIR + "/"):
             changes.append(Change(path, None))  # they removed it (all released), we kept it
-            received += 1
+            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
             continue
         # A file the state has and this branch never had in that version (a worktree or
         # a branch made before it): not removed here (cell files never are; a branch
@@ -304,11 +307,11 @@ def _merged_changes(
             continue  # nothing new there (cell files are never removed: tombstones are)
         if mine is None:  # new there, or changed there after we removed it
             changes.append(Change(path, read(other)))
-            received += 1
+            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
             continue
         if mine == original or had.had("theirs", mine):  # ours is a version they had
             changes.append(Change(path, read(other)))
-            received += 1
+            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
             continue
         if had.had("ours", other):  # theirs is a version this clone had: ours is newer
             continue
@@ -322,7 +325,7 @@ def _merged_changes(
             continue
         if outcome.content != read(mine):
             changes.append(Change(path, outcome.content))
-            received += 1
+            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
         cell = cell_id_from_path(path)
         conflicts += [
             {"cell": cell, **record.model_dump(mode="json")} for record in outcome.conflicts

@@ -25,7 +25,8 @@ class InitResult(HiveModel):
     created: bool
     commit: str | None = None
     merge_driver: str = ""
-    remotes: list[str] = Field(default_factory=list)
+    remotes: list[str] = Field(default_factory=list)  # those carrying hive's refs
+    remotes_configured: list[str] = Field(default_factory=list)  # by this call
 
 
 class EpicStatus(HiveModel):

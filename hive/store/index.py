@@ -999,12 +999,13 @@ class StateIndex:
 
     def ready(self, key: str, limit: int | None = None) -> tuple[list[Row], int] | None:
         """The ready cells of ``key`` in order and how many there are in all, when
-        computed (read in one snapshot)."""
+        computed (read in one snapshot); None too when the file lacks the parsed cell of
+        a listed one (damaged: it is rebuilt, see :meth:`_lacking`)."""
         with ReadSnapshot(self.db) as db:
             if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone() is None:
                 return None
             rows = db.execute(
-                f"SELECT {_ROW} FROM ready r JOIN blobs b ON b.blob = r.blob "
+                f"SELECT {_ROW} FROM ready r LEFT JOIN blobs b ON b.blob = r.blob "
                 "WHERE r.key = ? ORDER BY r.rank LIMIT ?",
                 (key, -1 if limit is None else limit),
             ).fetchall()
@@ -1012,7 +1013,17 @@ class StateIndex:
             if limit is not None and total == limit:
                 counted = db.execute("SELECT count(*) FROM ready WHERE key = ?", (key,))
                 total = int(counted.fetchone()[0])
+        if any(row[0] is None for row in rows):
+            self._lacking(key)
+            return None
         return [Row(*row) for row in rows], total
+
+    def _lacking(self, key: str) -> None:
+        """A state whose rows name parsed cells the file does not hold: rows of one
+        state are stored in one transaction and only a rebuild (which drops them all)
+        removes any, so the file is damaged (pages lost, rows deleted by hand). Never
+        answered from: rebuilt with a notice; the caller indexes the state again."""
+        self.reset(f"it lists cells of state {key[:12]} whose parsed rows are missing")
 
     def is_sharded(self, key: str) -> bool:
         """Whether every file of ``key`` sits one level below ``.hive/cells`` (as hive
@@ -1030,15 +1041,19 @@ class StateIndex:
     def list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int] | None:
         """A page of the cells of ``key`` matching ``query`` (open first, most urgent
         first, then oldest), and how many match in all (read in one snapshot); None
-        unless sharded, or when the state is not stored (a rebuild by another process)."""
+        unless sharded, when the state is not stored (a rebuild by another process), or
+        when the file lacks a listed cell's parsed row (damaged: rebuilt)."""
         if key == EMPTY_STATE:
             return [], 0
         with ReadSnapshot(self.db):
             if not self.has_state(key) or not self.is_sharded(key):
                 return None
-            return self._list_rows(key, query)
+            found = self._list_rows(key, query)
+        if found is None:
+            self._lacking(key)
+        return found
 
-    def _list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int]:
+    def _list_rows(self, key: str, query: ListQuery) -> tuple[list[Row], int] | None:
         where = ["s.error IS NULL", "s.name = s.id || '.yaml'"]
         params: dict[str, object] = {"key": key}
         for column in ("status", "type", "priority", "parent", "assignee"):
@@ -1059,7 +1074,10 @@ class StateIndex:
         order = " ORDER BY s.status = 'closed', s.priority, s.created, s.id LIMIT :limit"
         params["limit"] = -1 if query.limit is None else query.limit
         picked = self.db.execute(body.format(what="s.sha") + order, params).fetchall()
-        return self._rows([row[0] for row in picked]), int(total)
+        rows = self._rows([row[0] for row in picked])
+        if len(rows) != len(picked):
+            return None  # a listed cell's parsed row is gone: damaged (see _lacking)
+        return rows, int(total)
 
     def _rows(self, blobs: list[str]) -> list[Row]:
         found: dict[str, Row] = {}
