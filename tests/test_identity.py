@@ -431,6 +431,10 @@ def test_log_overrides_lists_commits_naming_unregistered_identities(
     assert any(e["agent"] == "Ghost" and e["kind"] == "unregistered" for e in listed)
     warnings = diagnose(ws).warnings
     assert any(w.kind == "unregistered" and "Ghost" in w.message for w in warnings)
+    # a commit that claims an agent without hive's event trailer was not looked at
+    git(repo, "commit", "-q", "--allow-empty", "-m", "fix auth\n\nHive-Agent: real")
+    claimed = [e for e in audit_log(ws) if e.agent == "real"]
+    assert [e.kind for e in claimed] == ["author-mismatch"]
     assert_clean(repo)
 
 
