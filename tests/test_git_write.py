@@ -25,6 +25,7 @@ from hive.errors import (
 from hive.git.repo import Change, Plan
 from hive.store.layout import CONFIG_PATH, cell_path
 from tests.conftest import assert_clean, git, make_repo
+from tests.inprocess import run_hive
 
 
 def test_users_staged_and_unstaged_work_is_untouched(ws: Workspace, repo: Path) -> None:
@@ -101,6 +102,12 @@ def test_autocommit_off_stages_for_the_users_commit(
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "diff", "--cached", "--name-only").split() == [cell_path(cell.id)]
     assert show_cell(staged_ws, cell_id=cell.id).priority == 0
+    monkeypatch.delenv("HIVE_AUTOCOMMIT")  # a committing process reads HEAD: it says why
+    shown = run_hive(["-C", str(repo), "show", cell.id])
+    assert shown.exit_code == 3 and "Traceback" not in shown.output
+    assert f"{cell.id} is staged but not committed (made with HIVE_AUTOCOMMIT=0)" in shown.stderr
+    other = run_hive(["-C", str(repo), "show", "hv-nothere"])
+    assert other.exit_code == 3 and "staged" not in other.stderr
     (repo / "app.py").write_text("print('hi')\n")
     git(repo, "add", "app.py")
     git(repo, "commit", "-q", "-m", "code and cell together")

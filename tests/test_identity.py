@@ -431,6 +431,10 @@ def test_log_overrides_lists_commits_naming_unregistered_identities(
     assert any(e["agent"] == "Ghost" and e["kind"] == "unregistered" for e in listed)
     warnings = diagnose(ws).warnings
     assert any(w.kind == "unregistered" and "Ghost" in w.message for w in warnings)
+    # a commit that claims an agent without hive's event trailer was not looked at
+    git(repo, "commit", "-q", "--allow-empty", "-m", "fix auth\n\nHive-Agent: real")
+    claimed = [e for e in audit_log(ws) if e.agent == "real"]
+    assert [e.kind for e in claimed] == ["author-mismatch"]
     assert_clean(repo)
 
 
@@ -461,3 +465,16 @@ def test_agent_commands_register_list_whoami_retire(ws: Workspace, repo: Path) -
     gone = hive("--json", "agent", "whoami", env={**plain, "HIVE_AGENT_TOKEN": token})
     assert gone.returncode == 5 and json.loads(gone.stdout)["code"] == "not_your_identity"
     assert overrides_logged(repo)[-1]["action"] == "retire"
+
+
+def test_an_unreadable_credential_store_says_how_to_recover(ws: Workspace, repo: Path) -> None:
+    register_agent(ws, name="zed")
+    store = repo / ".git" / "hive" / "identities.json"
+    store.write_text("{ not json")
+    listed = run_hive(["-C", str(repo), "agent", "list"], module="hive.cli.main")
+    assert listed.exit_code == 7 and "Traceback" not in listed.output
+    assert "cannot read the agent credentials" in listed.stderr
+    assert "move it aside" in listed.stderr and "hive agent register NAME" in listed.stderr
+    store.rename(store.with_suffix(".broken"))  # as the message says
+    again = run_hive(["-C", str(repo), "agent", "register", "zed"], module="hive.cli.main")
+    assert again.exit_code == 0, again.output

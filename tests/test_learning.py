@@ -230,6 +230,17 @@ def test_validation_errors_name_the_problem() -> None:
     escape = {"epic": {"title": "x"}, "subtasks": [{"title": "a", "files": ["../etc"]}]}
     assert "outside the repository" in check(escape)[0]
     assert "epic.title" in check({"epic": {}, "subtasks": [{"title": "a"}]})[0]
+    # a JSON boolean is not an index or a number (it was read as 1: "depends on 1")
+    flags = {
+        "epic": {"title": "x"},
+        "subtasks": [{"title": "a", "dependencies": [True], "estimated_complexity": True}],
+    }
+    found = check(flags)
+    assert [m.split(":")[0] for m in found] == [
+        "subtasks[0].dependencies",
+        "subtasks[0].estimated_complexity",
+    ], found
+    assert all("not a boolean" in m for m in found)
 
 
 def test_titles_creation_refuses_are_invalid_plans(ws: Workspace) -> None:

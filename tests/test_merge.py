@@ -7,6 +7,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hive.domain.annotate import add_comment, resolve_conflicts
 from hive.domain.cells import (
     add_dependency,
@@ -14,12 +16,14 @@ from hive.domain.cells import (
     create_cell,
     delete_cell,
     show_cell,
+    start_cell,
     update_cell,
 )
 from hive.domain.doctor import diagnose
 from hive.domain.merge import TOMBSTONE_TTL, merge_cells, merge_file
 from hive.domain.setup import ATTRIBUTES_PATH, DRIVER_KEY, init_hive
 from hive.domain.workspace import Workspace
+from hive.errors import NotOwner
 from hive.models import Cell, Comment, Dependency, utc_now
 from hive.store.cells import decode_cell, encode_cell
 from hive.store.layout import cell_path
@@ -251,6 +255,39 @@ def test_git_merge_close_vs_edit_and_conflicting_titles(ws: Workspace, repo: Pat
     assert diagnose(fresh).ok
 
 
+def _edited_on_both_branches(
+    ws: Workspace, repo: Path, field: str, on_main: str, on_other: str
+) -> Cell:
+    """A cell whose ``field`` main and branch ``other`` changed (other's later); on main."""
+    target = create_cell(ws, title="Original")
+    git(repo, "branch", "other")
+    update_cell(ws, cell_id=target.id, **{field: on_main})
+    git(repo, "checkout", "-q", "other")
+    update_cell(ws, cell_id=target.id, **{field: on_other})
+    git(repo, "checkout", "-q", "main")
+    return target
+
+
+def test_taking_the_other_value_of_a_claimed_cell_is_its_assignees(
+    ws: Workspace, repo: Path
+) -> None:
+    target = _edited_on_both_branches(ws, repo, "title", "Title from main", "Title from other")
+    assert _merge(repo, "other").returncode == 0
+    start_cell(Workspace(str(repo), actor="bob"), cell_id=target.id)
+    with pytest.raises(NotOwner, match="only bob may change the title of it"):
+        resolve_conflicts(
+            Workspace(str(repo), actor="alice"), cell_id=target.id, field="title", use_other=True
+        )
+    person = Workspace(str(repo))
+    with pytest.raises(NotOwner):  # a person too needs force, and says why
+        resolve_conflicts(person, cell_id=target.id, field="title", use_other=True)
+    resolved = resolve_conflicts(
+        person, cell_id=target.id, field="title", use_other=True, force=True, reason="main's"
+    )
+    assert resolved.title == "Title from main" and resolved.conflicts == []
+    assert "Hive-Override:" in git(repo, "log", "-1", "--format=%B")
+
+
 def test_git_merge_delete_vs_edit_keeps_the_tombstone(ws: Workspace, repo: Path) -> None:
     target = create_cell(ws, title="Doomed")
     git(repo, "branch", "other")
@@ -416,12 +453,8 @@ def test_cli_show_doctor_and_resolve_a_conflict_the_rules_could_not_settle(
 
     from hive.cli.main import app
 
-    target = create_cell(ws, title="Original")
-    git(repo, "branch", "other")
-    update_cell(ws, cell_id=target.id, description="main's text")
-    git(repo, "checkout", "-q", "other")
-    update_cell(ws, cell_id=target.id, description="other's text")  # written later: kept
-    git(repo, "checkout", "-q", "main")
+    # other's text is written later: kept
+    target = _edited_on_both_branches(ws, repo, "description", "main's text", "other's text")
     assert _merge(repo, "other").returncode == 0
     runner = CliRunner()
 

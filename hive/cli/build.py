@@ -376,7 +376,7 @@ def _run(op: Operation, caller: ShellCaller, params: Params, ids: list[str] | No
     """One call, or the operation's batch for several ids (one id: its result alone)."""
     if ids is None or op.batch is None:
         return op.call(caller, params)
-    found = op.batch(caller.workspace(), params, ids)
+    found = op.call_many(caller, params, ids)
     return found[0] if len(ids) == 1 else found
 
 

@@ -38,12 +38,19 @@ def add_comment(ws: Workspace, *, cell_id: str, text: str) -> Cell:
 
 
 def resolve_conflicts(
-    ws: Workspace, *, cell_id: str, field: str | None = None, use_other: bool = False
+    ws: Workspace,
+    *,
+    cell_id: str,
+    field: str | None = None,
+    use_other: bool = False,
+    force: bool = False,
+    reason: str | None = None,
 ) -> Cell:
     """Clear the merge conflict records of a cell (of one ``field`` if given).
 
     ``use_other``: set the field to the value the merge did not keep first
-    (only for one field, and only for a field hive can set).
+    (only for one field, and only for a field hive can set); on a claimed cell only
+    its assignee may, or a coordinator or person with ``force`` and a ``reason``.
     """
     if use_other and field is None:
         raise InvalidInput("--use-other needs the field whose other value to take")
@@ -60,8 +67,8 @@ def resolve_conflicts(
         updates: dict[str, Any] = {"conflicts": [r for r in cell.conflicts if r not in matching]}
         if use_other:
             updates[str(field)] = matching[-1].other
-            if field == "assignee" and updates["assignee"] != cell.assignee:
-                guard.check_cell(cell, "change the status or assignee of")
+            if updates[str(field)] != getattr(cell, str(field)):
+                guard.check_cell(cell, f"change the {str(field).replace('_', ' ')} of")
         return _changed(cell, **updates)
 
-    return _mutate(ws, cell_id, "resolve", change, allow_deleted=True)
+    return _mutate(ws, cell_id, "resolve", change, allow_deleted=True, force=force, reason=reason)

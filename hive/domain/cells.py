@@ -54,6 +54,7 @@ from hive.models.cell import Page, check_title, first_error
 from hive.models.results import DependencyNode
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
+from hive.store.layout import cell_path
 
 
 def _validated(data: dict[str, Any]) -> Cell:
@@ -125,6 +126,25 @@ def _live_ids(index: CellIndex, ids: list[str]) -> list[str]:
     """``ids`` without deleted cells (all of them if every one is deleted)."""
     live = [cid for cid in ids if cid not in index.cells or not index.cells[cid].is_deleted]
     return live or ids
+
+
+def explain_not_found(ws: Workspace, error: NotFound) -> NotFound:
+    """``error`` saying why when the cell it names is only staged (made with
+    ``HIVE_AUTOCOMMIT=0`` and not committed: a committing process reads HEAD)."""
+    given = str(error.details.get("id") or "").strip().lower()
+    if not ws.autocommit or not given or given.startswith("."):
+        return error
+    try:
+        staged = ws.git.snapshot(staged=True).overlay.get(cell_path(given))
+    except (HiveError, OSError, ValueError):
+        return error
+    if staged is None:
+        return error
+    return NotFound(
+        f"{error.message}: {given} is staged but not committed (made with"
+        " HIVE_AUTOCOMMIT=0): commit it, or read it with HIVE_AUTOCOMMIT=0",
+        **error.details,
+    )
 
 
 def get_cell(index: CellIndex, given: str, *, allow_deleted: bool = False) -> Cell:

@@ -80,8 +80,9 @@ def audit_log(
     ws: Workspace, *, limit: int | None = None, scan: int | None = None
 ) -> list[AuditEntry]:
     """Overrides (``Hive-Override`` trailers, forced reservations, mail overrides) and
-    hive commits whose ``Hive-Agent`` names no identity registered here (and is not a
-    person's) or differs from the commit's author: newest first.
+    commits whose ``Hive-Agent`` (hive's, or any commit claiming an agent) names no
+    identity registered here (and is not a person's) or differs from the commit's
+    author: newest first.
 
     Commits made by hand (a process editing .hive/ files and writing trailers
     itself) show up here when the name they claim was never registered.
@@ -96,8 +97,8 @@ def audit_log(
         if scan is not None and number >= scan:
             break
         trailers = commit.trailers()
-        if "Hive-Event" not in trailers:
-            continue
+        if "Hive-Event" not in trailers and "Hive-Agent" not in trailers:
+            continue  # not a hive commit, nor one that claims to be an agent's
         found += _audit_commit(commit, trailers, known)
         if limit is not None and len(found) >= limit:
             break

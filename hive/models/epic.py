@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from hive.models.base import HiveModel
 from hive.models.cell import CellType
@@ -27,6 +27,26 @@ class PlannedSubtask(HiveModel):
     labels: list[str] = Field(default_factory=list)
     estimated_complexity: int = Field(default=2, ge=1, le=5)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("priority", "estimated_complexity", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        return _not_a_boolean(value)
+
+    @field_validator("dependencies", mode="before")
+    @classmethod
+    def _indexes(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for item in value:
+                _not_a_boolean(item)
+        return value
+
+
+def _not_a_boolean(value: Any) -> Any:
+    """JSON ``true``/``false`` where a number belongs is a mistake, not 1 or 0."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number, not a boolean")
+    return value
 
 
 SubtaskSpec = PlannedSubtask  # the name epic creation used

@@ -302,12 +302,16 @@ def _comment(ws: Workspace, a: CommentParams) -> Cell:
 class ResolveParams(IdParams):
     field: Short | None = Field(default=None, description="only this field's conflicts")
     use_other: bool = Field(default=False, description="take the value the merge did not keep")
+    force: bool = Field(default=False, description=OVERRIDE)
+    reason: str | None = Field(default=None, max_length=5000, description=REASON)
 
 
 def _resolve(ws: Workspace, a: ResolveParams) -> Cell:
     from hive.domain.annotate import resolve_conflicts
 
-    return resolve_conflicts(ws, cell_id=a.id, field=a.field, use_other=a.use_other)
+    return resolve_conflicts(
+        ws, cell_id=a.id, field=a.field, use_other=a.use_other, force=a.force, reason=a.reason
+    )
 
 
 # ------------------------------------------------------------------ dependencies

@@ -286,8 +286,9 @@ declare(
             ),
         ),
         help="Register as an agent (the same as 'hive agent register'; the name defaults to"
-        " --actor / HIVE_AGENT). Prints the credential to export as HIVE_AGENT_TOKEN; with"
-        " HIVE_AGENT_TOKEN already set, takes that identity back instead.",
+        " --actor / HIVE_AGENT). Prints the credential to export as HIVE_AGENT_TOKEN. With"
+        " HIVE_AGENT_TOKEN set, the name it proves is taken back instead (another name"
+        " given is registered anew, as a coordinator registers its workers).",
     ),
     Operation(
         name="swarmmail_send",

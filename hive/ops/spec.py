@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 from pydantic import ConfigDict, Field
 
 from hive.domain.limits import MAX_GLOB, MAX_SHORT
-from hive.errors import HiveError
+from hive.errors import HiveError, NotFound
 from hive.models.base import HiveModel
 
 if TYPE_CHECKING:
@@ -234,7 +234,27 @@ class Operation:
         if self.session is not None:
             return self.session(caller, params)
         assert self.run is not None
-        return self.run(caller.workspace(), params)
+        run = self.run
+        ws = caller.workspace()
+        return _explaining(ws, lambda: run(ws, params))
+
+    def call_many(self, caller: Caller, params: Params, ids: list[str]) -> list[Any]:
+        """Run the operation's ``batch`` on several ids for ``caller``."""
+        assert self.batch is not None
+        batch = self.batch
+        ws = caller.workspace()
+        found: list[Any] = _explaining(ws, lambda: batch(ws, params, ids))
+        return found
+
+
+def _explaining(ws: Workspace, call: Callable[[], Any]) -> Any:
+    """``call()``; a cell not found is explained when it is only staged."""
+    try:
+        return call()
+    except NotFound as exc:
+        from hive.domain.cells import explain_not_found
+
+        raise explain_not_found(ws, exc) from None
 
 
 Progress = Callable[[str, int, int], None]

@@ -47,6 +47,13 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.strip().encode("utf-8")).hexdigest()
 
 
+# What to do about a store that cannot be read (it is local to this clone, never committed).
+RECOVERY = (
+    "move it aside (mv it to a .broken name) and register the agents again"
+    " ('hive agent register NAME'): their old credentials stop working"
+)
+
+
 def empty() -> dict[str, Any]:
     return {"version": VERSION, "agents": {}, "retired": []}
 
@@ -66,9 +73,11 @@ def load(state_dir: str) -> dict[str, Any]:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError) as exc:
-        raise CorruptFile(f"{path}: cannot read the agent credentials ({exc})", path=path) from None
+        raise CorruptFile(
+            f"{path}: cannot read the agent credentials ({exc}); {RECOVERY}", path=path
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("agents"), dict):
-        raise CorruptFile(f"{path}: not a hive credential store", path=path)
+        raise CorruptFile(f"{path}: not a hive credential store; {RECOVERY}", path=path)
     data.setdefault("retired", [])
     _parsed[path] = (key, data)
     return data
