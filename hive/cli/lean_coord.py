@@ -381,7 +381,10 @@ class Addressed:
         session, snap = prepared.session, prepared.snap
         if snap.head.commit is None:
             raise Defer("unborn")
-        entries = session.index.stored_entries(session.key_of(snap.head.commit))
+        key = session.key_of(snap.head.commit)
+        if thread is not None and not coordinator and _plain_cell_thread(session, key, thread):
+            return  # a live cell that is not an epic: its id is the thread, no one else
+        entries = session.index.stored_entries(key)
         if entries is None:
             raise Defer("the state was rebuilt meanwhile")
         self.nodes, unreadable = nodes_of(entries)
@@ -452,6 +455,17 @@ class Addressed:
         self.coordinator = maillog.coordinator_named(
             epic["metadata"], epic["assignee"], epic["created_by"]
         )
+
+
+def _plain_cell_thread(session: Session, key: str, thread: str) -> bool:
+    """Whether ``thread`` is the full id of a live cell, not an epic, whose one file is
+    at its own path (one row read; anything else is decided over every row)."""
+    from hive.cli.lean_write import lookup, usable
+
+    if thread != thread.strip().lower() or not thread:
+        return False
+    found = usable(lookup(session.index, key, thread), thread)
+    return found is not None and not found.deleted and (found.type or "task") != "epic"
 
 
 def held_by(prepared: Prepared) -> list[tuple[str, PlainReservation]]:

@@ -279,6 +279,7 @@ class Found:
         id: str | None,
         title: str | None = None,
         assignee: str | None = None,
+        type: str | None = None,
     ) -> None:
         self.path = path
         self.blob = blob
@@ -288,6 +289,7 @@ class Found:
         self.id = id
         self.title = title
         self.assignee = assignee
+        self.type = type
 
 
 def lookup(index: StateIndex, key: str, cell_id: str) -> list[Found]:
@@ -297,9 +299,9 @@ def lookup(index: StateIndex, key: str, cell_id: str) -> list[Found]:
     name = cell_id + ".yaml"
     rows = index.db.execute(
         "SELECT c.name, c.sha, c.is_tree, c.status, c.deleted, c.error, c.id, c.title, "
-        "c.assignee FROM dirs c WHERE c.tree = :key AND c.name = :name "
+        "c.assignee, c.type FROM dirs c WHERE c.tree = :key AND c.name = :name "
         "UNION ALL SELECT c.name || '/' || s.name, s.sha, s.is_tree, s.status, s.deleted, "
-        "s.error, s.id, s.title, s.assignee FROM dirs c JOIN dirs s ON s.tree = c.sha "
+        "s.error, s.id, s.title, s.assignee, s.type FROM dirs c JOIN dirs s ON s.tree = c.sha "
         "WHERE c.tree = :key AND c.is_tree = 1 AND s.name = :name",
         {"key": key, "name": name},
     ).fetchall()
@@ -313,6 +315,7 @@ def lookup(index: StateIndex, key: str, cell_id: str) -> list[Found]:
             id=row[6],
             title=row[7],
             assignee=row[8],
+            type=row[9],
         )
         for row in rows
     ]
