@@ -111,8 +111,8 @@ class NoParams(Params):
 # field types and help shared by the operations' parameters
 Short = Annotated[str, Field(max_length=MAX_SHORT)]
 Glob = Annotated[str, Field(max_length=MAX_GLOB)]
-OVERRIDE = "someone else's: coordinators only, with a reason"
-REASON = "why (required for an override; recorded)"
+OVERRIDE = "not yours: coordinators only, with reason"
+REASON = "why (needed to override; recorded)"
 
 
 @dataclass(frozen=True)
