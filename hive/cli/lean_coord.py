@@ -401,6 +401,7 @@ class Addressed:
 
     def _thread(self, prepared: Prepared, thread: str, unreadable: set[str]) -> None:
         from hive.domain import maillog
+        from hive.domain.readiness import children_map
 
         node = self.nodes.get(thread)
         if thread != thread.strip().lower() or node is None or node.deleted:
@@ -409,10 +410,7 @@ class Addressed:
             raise Defer("an unreadable file for it too")
         if node.type != "epic":
             return
-        children: dict[str, list[str]] = {}
-        for child in self.nodes.values():
-            if child.parent is not None:
-                children.setdefault(child.parent, []).append(child.id)
+        children = children_map(self.nodes)
 
         def worker_of(cell_id: str) -> str | None:
             closed = self.nodes[cell_id].status == "closed"

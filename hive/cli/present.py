@@ -103,7 +103,7 @@ def _cell_table(cells: Page[Cell], params: Any, ws: Workspace) -> None:
 def _updated(result: Any, params: Any, ws: Workspace) -> None:
     """``updated ...`` per cell; ``nothing to update in ...`` when no change was asked
     (worded as the lean path words it: hive/cli/lean_write.py update)."""
-    asked = params.model_dump(exclude_defaults=True).keys() - {"id", "ids", "force", "reason"}
+    asked = params.model_dump(exclude_defaults=True).keys() - {"id", "force", "reason"}
     done = "updated" if asked else "nothing to update in"
     for cell in _each(result):
         output.say(f"{done} {cell.id}  [{cell.status}] {cell.title}")

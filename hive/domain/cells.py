@@ -132,7 +132,7 @@ def explain_not_found(ws: Workspace, error: NotFound) -> NotFound:
     """``error`` saying why when the cell it names is only staged (made with
     ``HIVE_AUTOCOMMIT=0`` and not committed: a committing process reads HEAD)."""
     given = str(error.details.get("id") or "").strip().lower()
-    if not ws.autocommit or not given or given.startswith("."):
+    if not ws.autocommit or not given:
         return error
     try:
         staged = ws.git.snapshot(staged=True).overlay.get(cell_path(given))

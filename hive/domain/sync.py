@@ -276,7 +276,6 @@ def _merged_changes(
     changes: list[Change] = []
     conflicts: list[dict[str, Any]] = []
     unresolved: list[str] = []
-    received = 0
     for path in sorted(set(ours) | set(theirs)):
         mine, other, original = ours.get(path), theirs.get(path), base.get(path)
         # This branch holds a version older than the state and never had the newer one
@@ -292,7 +291,6 @@ def _merged_changes(
         )
         if other is None and (mine == original or stale) and not path.startswith(CELLS_DIR + "/"):
             changes.append(Change(path, None))  # they removed it (all released), we kept it
-            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
             continue
         # A file the state has and this branch never had in that version (a worktree or
         # a branch made before it): not removed here (cell files never are; a branch
@@ -307,11 +305,9 @@ def _merged_changes(
             continue  # nothing new there (cell files are never removed: tombstones are)
         if mine is None:  # new there, or changed there after we removed it
             changes.append(Change(path, read(other)))
-            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
             continue
         if mine == original or had.had("theirs", mine):  # ours is a version they had
             changes.append(Change(path, read(other)))
-            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
             continue
         if had.had("ours", other):  # theirs is a version this clone had: ours is newer
             continue
@@ -325,11 +321,12 @@ def _merged_changes(
             continue
         if outcome.content != read(mine):
             changes.append(Change(path, outcome.content))
-            received += path.startswith(CELLS_DIR + "/")  # cells, as sent counts
         cell = cell_id_from_path(path)
         conflicts += [
             {"cell": cell, **record.model_dump(mode="json")} for record in outcome.conflicts
         ]
+    # cell files received, as "sent" counts them (reservation and config files travel too)
+    received = sum(change.path.startswith(CELLS_DIR + "/") for change in changes)
     contest_changes, contested = settle_contests(ws, snap, changes)
     changes += contest_changes
     details = {
