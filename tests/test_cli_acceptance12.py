@@ -102,3 +102,12 @@ def test_a_reading_command_s_help_does_not_promise_one_write(hived: Path) -> Non
     shown = ok(hive(hived, "show", "--help"))
     assert "one or more" in shown and "write" not in shown
     assert "one or more (one write for all)" in ok(hive(hived, "close", "--help"))
+
+
+def test_version_under_json_is_json(hived: Path) -> None:
+    """`hive --json --version` printed 'hive 0.1.0'."""
+    from hive import __version__
+
+    assert ok(hive(hived, "--version")) == f"hive {__version__}\n"
+    for argv in (["--json", "--version"], ["--version", "--json"]):
+        assert json.loads(ok(hive(hived, *argv))) == {"version": __version__}

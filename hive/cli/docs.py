@@ -26,7 +26,8 @@ they go: `demo`, `swarm run`, and `events`, whose log is JSON lines). The actor
 (author of the commit and owner of claims and reservations) is the agent whose
 credential is in `$HIVE_AGENT_TOKEN`, else the person of git's `user.name`.
 `--actor` (else `$HIVE_AGENT`) names who you claim to be and must match: a name
-alone proves nothing (see security.md).
+alone proves nothing (see security.md). `hive --version` prints hive's version
+(`{"version": ...}` with `--json`).
 
 Errors are one line on stderr (`error: ...`) and a non-zero exit code; with
 `--json` the error is also printed as `{"error": ..., "code": ...}` on stdout.

@@ -169,7 +169,8 @@ def dispatch(invocation: Invocation) -> int | None:
             _write(usage())
             return 0
         if invocation.leading == ["--version"]:
-            _write(f"hive {__version__}\n")
+            json_line = f'{{"version": "{__version__}"}}\n'
+            _write(json_line if invocation.json else f"hive {__version__}\n")
             return 0
         return None
     handler = LEAN_COMMANDS.get(invocation.command)
