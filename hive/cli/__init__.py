@@ -117,11 +117,30 @@ class HeldInterrupts:
             self.previous = [_signal.signal(number, self.hold) for number in self.numbers]
         except ValueError:  # not the main thread (an in-process caller): nothing to hold
             self.numbers = []
+        # The process-start handler (hive/__init__.py) is not put back: from here on
+        # the entry point handles Ctrl-C (KeyboardInterrupt, cleanly).
+        self.previous = [_taken_over(handler) for handler in self.previous]
         return self
 
     def __exit__(self, *exc: object) -> None:
         for number, handler in zip(self.numbers, self.previous, strict=True):
             _signal.signal(number, handler)
+
+
+def _taken_over(handler: object) -> object:
+    """``handler``, or Python's own Ctrl-C handler in place of hive's process-start one."""
+    from hive import _interrupted_at_start
+
+    return _signal.default_int_handler if handler is _interrupted_at_start else handler
+
+
+def take_interrupts() -> None:
+    """An entry point is ready: Ctrl-C raises KeyboardInterrupt again (which it turns
+    into exit code 130), instead of ending the process at once (hive/__init__.py)."""
+    from hive import _interrupted_at_start
+
+    if _signal.getsignal(_signal.SIGINT) is _interrupted_at_start:
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
 def interrupted(command: str | None) -> int:
