@@ -129,17 +129,17 @@ class HeldInterrupts:
 
 def _taken_over(handler: object) -> object:
     """``handler``, or Python's own Ctrl-C handler in place of hive's process-start one."""
-    from hive import _interrupted_at_start
+    import hive  # the package's own module (hive/__init__.py), loaded before this one
 
-    return _signal.default_int_handler if handler is _interrupted_at_start else handler
+    return _signal.default_int_handler if handler is hive._interrupted_at_start else handler
 
 
 def take_interrupts() -> None:
     """An entry point is ready: Ctrl-C raises KeyboardInterrupt again (which it turns
     into exit code 130), instead of ending the process at once (hive/__init__.py)."""
-    from hive import _interrupted_at_start
+    import hive
 
-    if _signal.getsignal(_signal.SIGINT) is _interrupted_at_start:
+    if _signal.getsignal(_signal.SIGINT) is hive._interrupted_at_start:
         _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
