@@ -502,6 +502,61 @@ def test_form_actions_without_script_redirect_back(
     assert f'<a href="/cells/{sample.chore}">back to the page</a>' in body
 
 
+def test_bad_requests_get_a_status_and_a_message_never_a_500(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """Query parameters and action fields a user can get wrong: 4xx with the problem
+    named (JSON under /api/), nothing written."""
+    before = head_commit(sample.root)
+    for path in ("/?page=%C2%B2", "/?per_page=%C2%B2"):  # '²' is a digit to str.isdigit
+        status, _, body = request(server.url + path)
+        assert status == 400 and "must be a whole number" in body, path
+    for path in ("/api/board?page=x", "/api/board?per_page=%C2%B2"):
+        status, _, body = request(server.url + path)
+        assert status == 400, path
+        assert json.loads(body) == {
+            "error": f"{path.split('?')[1].split('=')[0]} must be a whole number, got "
+            + ("'x'" if "page=x" in path else "'²'"),
+            "code": "invalid_input",
+        }
+    token = {"X-Hive-Token": _token(server)}
+    actions = server.url + "/api/actions/"
+    status, _, body = request(actions + "release", data={"reservation_id": "²"}, headers=token)
+    assert status == 400 and "reservation_id must be a whole number" in json.loads(body)["error"]
+    # another agent's claimed cell: refused as 'hive close' refuses it (403, not_owner)
+    for action, data in (("close", {}), ("note", {"text": "mine now"})):
+        status, _, body = request(
+            actions + action, data={"cell_id": sample.bug, **data}, headers=token
+        )
+        answer = json.loads(body)
+        assert status == 403 and answer["code"] == "not_owner", (action, body)
+        assert "claimed by RedStone" in answer["error"]
+    # a field that is not text is refused, not stored as its Python repr
+    status, _, body = request(
+        actions + "note", data={"cell_id": sample.chore, "text": {"a": 1}}, headers=token
+    )
+    assert status == 400 and json.loads(body)["error"] == "field 'text' must be text, got dict"
+    boundary = "hiveboundary"
+    upload = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="cell_id"\r\n\r\n'
+        f'{sample.chore}\r\n--{boundary}\r\nContent-Disposition: form-data; name="text";'
+        f' filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--{boundary}--\r\n'
+    )
+    multipart = {**token, "Content-Type": f"multipart/form-data; boundary={boundary}"}
+    for body_text, wanted in ((upload, "got UploadFile"), ("garbage", "not a valid form")):
+        req = urllib.request.Request(
+            actions + "note", data=body_text.encode(), headers=multipart, method="POST"
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=30)
+        assert refused.value.code == 400
+        answer = json.loads(refused.value.read().decode())
+        assert answer["code"] == "invalid_input" and wanted in answer["error"], answer
+    assert head_commit(sample.root) == before  # nothing was written
+    shown = json.loads(request(server.url + f"/api/cell?id={sample.chore}")[2])
+    assert shown["cell"]["notes"] == ""
+
+
 def test_release_action_releases_another_agents_reservation(
     server: BackgroundServer, sample: Sample
 ) -> None:

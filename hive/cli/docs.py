@@ -55,6 +55,13 @@ the same way, with exit code 2 and code `usage`; so is a missing command under
 first tool call that failed (a malformed call or unknown tool: 2; a hook that
 blocked it: 5), 0 when all succeeded.
 
+Ctrl-C ends a command with 130 and the one word `interrupted` (`hive mcp` and
+`hive serve`: 0 and nothing) wherever it comes, also while hive is still
+starting (importing its modules): never a traceback. Only in the few
+milliseconds before hive's first line runs (Python itself starting) is it
+Python's to handle: the process then ends by the signal, which a shell shows as
+130 (under heavy load Python may also report its own start-up as interrupted).
+
 Commands that take an id take several (`hive close A B C`; also `show`,
 `update`, `start`, `reopen`, `delete`). A write over several cells is **one
 commit, all or nothing**: when one of them is refused (an unknown id, an open

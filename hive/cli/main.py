@@ -230,6 +230,9 @@ def _usage_error(exc: Any, argv: list[str]) -> int:
 def run(argv: list[str] | None = None) -> None:
     """The full CLI (``hive/cli/entry.py`` parses global options first and passes the
     normalized command line): no traceback ever reaches the terminal."""
+    from hive.cli import take_interrupts
+
+    take_interrupts()  # `python -m hive.cli.main`: its imports are behind it
     if argv is None:
         from hive.cli import parse
 
