@@ -788,6 +788,35 @@ def test_serve_command_prints_its_url_and_serves(sample: Sample) -> None:
         process.wait(timeout=20)
 
 
+def test_serve_prints_a_url_that_works_for_an_ipv6_host_given_in_brackets(
+    sample: Sample,
+) -> None:
+    """--host [::1] (as in a URL) and ::1 print the same usable URL, not http://[[::1]]."""
+    for host in ("[::1]", "::1"):
+        process = _serve(sample.root, "--host", host)
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            assert line.startswith("hive serve: http://[::1]:"), line
+            url = line.split()[2]
+            status, _, body = request(url)
+            assert status == 200 and "Add user authentication" in body
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+
+
+def test_serve_refuses_an_empty_host(sample: Sample) -> None:
+    done = subprocess.run(
+        hive_command(["-C", str(sample.root), "serve", "--host", " ", "--port", "0"]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: --host needs an address (for example 127.0.0.1)"
+
+
 def test_serve_warns_when_listening_beyond_loopback(sample: Sample) -> None:
     process = _serve(sample.root, "--host", "0.0.0.0", "--allow-remote", "--allow-write")
     try:
