@@ -774,18 +774,25 @@ def _serve(root: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def test_serve_command_prints_its_url_and_serves(sample: Sample) -> None:
-    process = _serve(sample.root)
+def _check_printed_url(root: Path, prefix: str, *args: str) -> str:
+    """Start ``hive serve ARGS``, check its first line starts with ``prefix`` and that
+    the URL it prints serves the board; the line."""
+    process = _serve(root, *args)
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        assert line.startswith("hive serve: http://127.0.0.1:") and "read-only" in line
-        url = line.split()[2]
-        status, _, body = request(url)
+        assert line.startswith(prefix), line
+        status, _, body = request(line.split()[2])
         assert status == 200 and "Add user authentication" in body
+        return line
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_serve_command_prints_its_url_and_serves(sample: Sample) -> None:
+    line = _check_printed_url(sample.root, "hive serve: http://127.0.0.1:")
+    assert "read-only" in line
 
 
 def test_serve_prints_a_url_that_works_for_an_ipv6_host_given_in_brackets(
@@ -793,17 +800,7 @@ def test_serve_prints_a_url_that_works_for_an_ipv6_host_given_in_brackets(
 ) -> None:
     """--host [::1] (as in a URL) and ::1 print the same usable URL, not http://[[::1]]."""
     for host in ("[::1]", "::1"):
-        process = _serve(sample.root, "--host", host)
-        try:
-            assert process.stdout is not None
-            line = process.stdout.readline()
-            assert line.startswith("hive serve: http://[::1]:"), line
-            url = line.split()[2]
-            status, _, body = request(url)
-            assert status == 200 and "Add user authentication" in body
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
+        _check_printed_url(sample.root, "hive serve: http://[::1]:", "--host", host)
 
 
 def test_serve_refuses_an_empty_host(sample: Sample) -> None:
