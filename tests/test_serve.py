@@ -635,6 +635,30 @@ def test_release_action_releases_only_stale_reservations(
     assert "a stale reservation (expired)" in git(sample.root, "log", "-1", "--format=%B")
 
 
+def test_actions_are_commits_even_in_staging_mode(
+    sample: Sample, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HIVE_AUTOCOMMIT=0 in the environment of 'hive serve' does not turn its actions
+    into changes staged in the user's index: each is a normal hive commit, and the
+    commit the answer names is that one."""
+    monkeypatch.setenv("HIVE_AUTOCOMMIT", "0")
+    before = head_commit(sample.root)
+    with serving(sample.root, allow_write=True) as running:
+        status, _, body = request(
+            running.url + "/api/actions/note",
+            data={"cell_id": sample.chore, "text": "from the board"},
+            headers={"X-Hive-Token": _token(running)},
+        )
+        assert status == 200, body
+        after = head_commit(sample.root)
+        assert after != before and json.loads(body)["commit"] == after
+        assert git(sample.root, "status", "--porcelain") == ""  # nothing left staged
+        message = git(sample.root, "log", "-1", "--format=%B")
+        assert message.startswith(f"hive: update {sample.chore}")
+        assert "Hive-Agent: Test User" in message
+        assert "from the board" in request(running.url + f"/cells/{sample.chore}")[2]
+
+
 def test_read_only_server_refuses_actions(sample: Sample) -> None:
     from hive.serve.app import ServeConfig
     from hive.serve.runner import BackgroundServer
