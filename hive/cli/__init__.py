@@ -170,6 +170,14 @@ def internal_error(exc: Exception) -> int:
     return 70
 
 
+def missing_command(path: str, names: list[str]) -> str:
+    """The usage error of a command group given no command (``hive --json dep``): a
+    program asked for JSON, so it gets an error, not the help text."""
+    listed = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+    takes = f": '{path}' takes {listed}" if listed and len(names) <= 12 else ""
+    return f"missing command{takes} (see '{path} --help')"
+
+
 def stdin_text() -> str:
     """Standard input as UTF-8 text (InvalidInput naming the first byte that is not:
     decoded as the console's text stream does, such bytes became lone surrogates, which

@@ -22,15 +22,18 @@ a path is your home directory, also where the shell leaves it (`-C '~/app'`,
 `--from=~/cells.yaml`).
 Every command accepts `--json` (machine-readable output on stdout: one JSON
 document, or JSON lines, one object per event, from the commands that report as
-they go: `demo`, `swarm run`). The actor (author of the commit and owner of claims
-and reservations) is the agent whose credential is in `$HIVE_AGENT_TOKEN`, else
-the person of git's `user.name`. `--actor` (else `$HIVE_AGENT`) names who you
-claim to be and must match: a name alone proves nothing (see security.md).
+they go: `demo`, `swarm run`, and `events`, whose log is JSON lines). The actor
+(author of the commit and owner of claims and reservations) is the agent whose
+credential is in `$HIVE_AGENT_TOKEN`, else the person of git's `user.name`.
+`--actor` (else `$HIVE_AGENT`) names who you claim to be and must match: a name
+alone proves nothing (see security.md). `hive --version` prints hive's version
+(`{"version": ...}` with `--json`).
 
 Errors are one line on stderr (`error: ...`) and a non-zero exit code; with
 `--json` the error is also printed as `{"error": ..., "code": ...}` on stdout.
 Usage errors (a missing argument, an unknown option or command) are reported
-the same way, with exit code 2 and code `usage`.
+the same way, with exit code 2 and code `usage`; so is a missing command under
+`--json` (`hive --json dep`: without `--json` the help is printed).
 
 | exit | meaning |
 |---:|---|
