@@ -427,6 +427,27 @@ def test_epic_graph_marks_blockers_that_are_not_subtasks(
         assert f'class="node" data-id="{subtask}"' in body
 
 
+def test_a_repository_that_goes_away_under_the_server_is_a_clear_error(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """.git moved away while serving (then back): every view, /api/version included,
+    says so with a status and a message, and the board comes back with it."""
+    git_dir = sample.root / ".git"
+    away = sample.root.parent / "git-away"
+    git_dir.rename(away)
+    try:
+        for path in ("/", "/mail", "/api/board", "/api/version"):
+            status, _, body = request(server.url + path)
+            assert status == 409, (path, body)
+            assert "No git repository was found" in body, path
+            if path.startswith("/api/"):
+                assert json.loads(body)["code"] == "not_a_git_repository"
+    finally:
+        away.rename(git_dir)
+    assert request(server.url + "/")[0] == 200
+    assert json.loads(request(server.url + "/api/version")[2])["version"]
+
+
 def test_an_empty_hive_says_what_to_do(tmp_path: Path) -> None:
     from hive.domain.setup import init_hive
 
@@ -568,6 +589,50 @@ def test_release_action_releases_another_agents_reservation(
     assert status == 200, body
     message = git(sample.root, "log", "-1", "--format=%B")
     assert "Hive-Released: GreenField" in message and "Hive-Agent: Test User" in message
+
+
+def test_release_action_releases_only_stale_reservations(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """The board releases a stale reservation (expired, or its cell closed), as the
+    issue says; one its holder may still be using is refused, nothing written."""
+    url = server.url + "/api/actions/release"
+    token = {"X-Hive-Token": _token(server)}
+    before = head_commit(sample.root)
+    status, _, body = request(
+        url, data={"reservation_id": str(sample.active_reservation)}, headers=token
+    )
+    answer = json.loads(body)
+    assert status == 409 and answer["code"] == "conflict", body
+    assert (
+        f"reservation #{sample.active_reservation} src/models/** of BlueLake is not stale"
+        in (answer["error"])
+    )
+    assert "hive release --agent BlueLake" in answer["error"]
+    assert head_commit(sample.root) == before
+    page = request(server.url + "/reservations")[2]
+    row = page.split(f'<tr data-id="{sample.active_reservation}"', 1)[1].split("</tr>", 1)[0]
+    assert "button" not in row  # no Release offered for it
+    stale_row = page.split(f'<tr data-id="{sample.stale_reservation}"', 1)[1].split("</tr>")[0]
+    assert 'class="release"' in stale_row
+
+    # RedStone's reservation for the bug turns stale when the bug is closed
+    from hive.domain.cells import close_cell
+
+    red = Workspace(str(sample.root), actor="RedStone")
+    held = next(r for r in list_reservations(red) if r.agent == "RedStone")
+    close_cell(red, cell_id=sample.bug, reason="fixed")
+    status, _, body = request(url, data={"reservation_id": str(held.id)}, headers=token)
+    assert status == 200, body
+    message = git(sample.root, "log", "-1", "--format=%B")
+    assert f"Hive-Released: RedStone #{held.id} src/ui/*.css" in message
+    assert "a stale reservation (cell closed)" in message  # the override says why
+
+    status, _, body = request(
+        url, data={"reservation_id": str(sample.stale_reservation)}, headers=token
+    )
+    assert status == 200, body
+    assert "a stale reservation (expired)" in git(sample.root, "log", "-1", "--format=%B")
 
 
 def test_read_only_server_refuses_actions(sample: Sample) -> None:

@@ -412,7 +412,10 @@ def create_app(config: ServeConfig) -> Starlette:
             return _error_json(exc)
 
     async def version(request: Request) -> Response:
-        return JSONResponse({"version": await asyncio.to_thread(hub.token_now)})
+        try:
+            return JSONResponse({"version": await asyncio.to_thread(hub.token_now)})
+        except HiveError as exc:  # the repository went away under the server
+            return _error_json(exc)
 
     async def events(request: Request) -> Response:
         return StreamingResponse(
@@ -642,7 +645,9 @@ def _action(name: str, fields: Mapping[str, str]) -> Callable[[Workspace], Any]:
         return lambda ws: update_cell(ws, cell_id=cell_id, append_notes=text)
     if name == "release":
         number = _whole_number("reservation_id", _required(fields, "reservation_id").lstrip("#"))
-        return lambda ws: release_for_holder(ws, reservation_id=number, as_coordinator=True)
+        return lambda ws: release_for_holder(
+            ws, reservation_id=number, as_coordinator=True, only_stale=True
+        )
     raise InvalidInput(f"unknown action {name!r}: use claim, close, note or release")
 
 
