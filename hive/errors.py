@@ -156,3 +156,29 @@ class GateFailed(HiveError):
 
     code = "gate_failed"
     exit_code = 9
+
+
+# Tool-error codes that no HiveError class carries (the tool surfaces make them), as
+# exit codes of the table in docs/cli.md.
+_SURFACE_EXIT_CODES = {
+    "invalid_envelope": 2,
+    "invalid_call": 2,
+    "invalid_arguments": 2,
+    "unknown_tool": 2,
+    "hook_blocked": 5,  # a configured hook refused the call: a denial
+    "internal_error": 70,
+}
+
+
+def exit_code_of(code: str) -> int:
+    """The process exit code for a structured tool error's ``code``: the exit code of
+    the HiveError class with that code (1 when none is known)."""
+    if code in _SURFACE_EXIT_CODES:
+        return _SURFACE_EXIT_CODES[code]
+    pending: list[type[HiveError]] = [HiveError]
+    while pending:
+        cls = pending.pop()
+        if cls.code == code:
+            return cls.exit_code
+        pending.extend(cls.__subclasses__())
+    return 1

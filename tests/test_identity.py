@@ -16,7 +16,7 @@ from hive.domain.events import read_events
 from hive.domain.history import audit_log
 from hive.domain.hooks import install_hook
 from hive.domain.identity import issue_credential, mail_init, register_agent, retire_agent, whoami
-from hive.domain.mail import inbox, read_message, send_message
+from hive.domain.mail import ack_message, inbox, read_message, send_message
 from hive.domain.reservations import list_reservations, release, reserve
 from hive.domain.swarm.complete import swarm_complete
 from hive.domain.swarm.progress import swarm_progress
@@ -257,6 +257,41 @@ def test_credentials_are_hashed_and_names_come_back_only_with_them(
     with pytest.raises(NotYourIdentity, match="not the credential of any agent"):
         _ = Workspace(str(repo), from_env=False, token=issued.token).actor
     assert register_agent(person(repo), name="worker1").token  # the name is free again
+
+
+def test_a_name_registered_afresh_after_retiring_starts_clean(ws: Workspace, repo: Path) -> None:
+    """The retired agent's reservations are released as it is retired (one commit,
+    recorded), and its mail stays its own: the new agent of the name gets an empty
+    inbox and may not read or acknowledge the old mail, but gets what is sent now."""
+    boss = issue_credential(person(repo), name="boss")
+    old = issue_credential(person(repo), name="worker1")
+    as_boss = Workspace(str(repo), from_env=False, token=boss.token)
+    as_old = Workspace(str(repo), from_env=False, token=old.token)
+    sent = send_message(as_boss, to=["worker1"], subject="for the old one", body="x")
+    reserve(as_old, paths=["src/**"], ttl_seconds=3600)
+    retired = retire_agent(person(repo), name="worker1", reason="process died")
+    assert retired.released == ["#1 src/**"]
+    assert list_reservations(ws) == []
+    assert not (repo / ".hive" / "reservations" / "worker1.yaml").exists()
+    message = git(repo, "log", "-1", "--format=%B")
+    assert "hive: release worker1 (retired)" in message
+    assert "Hive-Override: " in message and "retire worker1: process died" in message
+    assert_clean(repo)
+    new = Workspace(
+        str(repo), from_env=False, token=register_agent(person(repo), name="worker1").token
+    )
+    assert inbox(new) == []
+    with pytest.raises(NotOwner, match="retired worker1"):
+        read_message(new, message_id=sent.message_id)
+    with pytest.raises(NotOwner, match="before that name was retired"):
+        ack_message(new, message_id=sent.message_id)
+    later = send_message(as_boss, to=["worker1"], subject="for the new one", body="y")
+    assert [h.id for h in inbox(new)] == [later.message_id]
+    assert read_message(new, message_id=later.message_id).body == "y"
+    reserve(new, paths=["src/**"], ttl_seconds=3600)  # nothing of the old one is in the way
+    # an agent that retires itself releases its own reservations too
+    retire_agent(new, name="worker1")
+    assert list_reservations(ws) == []
 
 
 def test_roles_are_grants_not_names(ws: Workspace, repo: Path) -> None:

@@ -493,3 +493,32 @@ def test_git_revert_of_an_older_hive_commit_goes_through_the_driver(
     assert (reverted.title, reverted.priority) == ("First title", 0)
     assert reverted.conflicts == []
     assert_clean(repo)
+
+
+def test_the_versions_a_side_had_include_side_branches_merged_away(
+    ws: Workspace, repo: Path
+) -> None:
+    """The merge driver's history search (``git log``) finds every version of a cell file
+    that the branch's history holds, newest first: on side branches too, even when a
+    merge kept the other side's file (git's default history simplification would skip
+    that branch), and the same set as reading every commit object by object."""
+    from hive.git.syncref import _path_versions_read, path_versions
+
+    made = create_cell(ws, title="v1")
+    path = cell_path(made.id)
+    git(repo, "branch", "side")
+    update_cell(ws, cell_id=made.id, title="v2 on main")
+    git(repo, "checkout", "-q", "side")
+    update_cell(ws, cell_id=made.id, title="v3 on side")
+    update_cell(ws, cell_id=made.id, title="v4 on side")
+    side_versions = {git(repo, "rev-parse", f"side{back}:{path}").strip() for back in ("", "~1")}
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "-s", "ours", "--no-edit", "side")  # main's file kept as it is
+    update_cell(ws, cell_id=made.id, title="v5 on main")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    found = path_versions(ws.git, head, path, limit=2000)
+    read = _path_versions_read(ws.git, head, path, limit=2000)
+    assert found[0] == read[0] == git(repo, "rev-parse", f"HEAD:{path}").strip()
+    assert side_versions <= set(found)
+    assert set(found) == set(read) and len(found) == 5
+    assert path_versions(ws.git, head, ".hive/cells/x/hv-nothere.yaml", limit=2000) == []

@@ -818,3 +818,43 @@ def test_a_sync_from_a_branch_that_never_had_a_file_brings_it_and_loses_nothing(
     for name in ("a", "b", "a-older"):
         held = [(r.agent, r.path_pattern) for r in list_reservations(clones.ws(name))]
         assert held == [("Alpha", "docs/**")], name
+
+
+def test_one_agents_reservation_ids_from_two_clones_stay_distinct(clones: Clones) -> None:
+    """Both clones gave alice #1 offline: after they meet, the earliest grant keeps #1,
+    the other becomes #2, and a release by #1 is refused as ambiguous (it released
+    both), never guessing."""
+    from hive.domain.merge import merge_reservation_files
+    from hive.errors import AmbiguousId
+
+    for name in ("a", "b"):
+        git(clones.paths[name], "config", "user.name", "alice")  # one person, two clones
+    reserve(clones.ws("a", "alice"), paths=["src/a.py"], ttl_seconds=3600)
+    time.sleep(0.01)
+    reserve(clones.ws("b", "alice"), paths=["src/b.py"], ttl_seconds=3600)
+    ours = git(clones.paths["a"], "show", "HEAD:.hive/reservations/alice.yaml").encode()
+    theirs = git(clones.paths["b"], "show", "HEAD:.hive/reservations/alice.yaml").encode()
+    path = ".hive/reservations/alice.yaml"
+    one_way = merge_reservation_files(path, None, ours, theirs).content
+    assert one_way == merge_reservation_files(path, None, theirs, ours).content
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        held = list_reservations(clones.ws(name))
+        assert [(r.id, r.path_pattern, r.renumbered_from) for r in held] == [
+            (1, "src/a.py", None),
+            (2, "src/b.py", 1),
+        ]
+    refused = run_hive(
+        ["-C", str(clones.paths["b"]), "release", "--id", "1"],
+        module="hive.cli.main",
+    )
+    assert refused.exit_code == 3, refused.output
+    assert "#1 names 2 reservations" in refused.stderr and "(was #1)" in refused.stderr
+    with pytest.raises(AmbiguousId):
+        release(clones.ws("a", "alice"), reservation_ids=[1])
+    released = release(clones.ws("b", "alice"), reservation_ids=[2])
+    assert [r.path_pattern for r in released.released] == ["src/b.py"]
+    kept = git(clones.paths["b"], "show", "HEAD:.hive/reservations/alice.yaml")
+    assert "src/a.py" in kept and "src/b.py" not in kept
+    reserved = reserve(clones.ws("b", "alice"), paths=["src/c.py"], ttl_seconds=3600)
+    assert reserved.granted[0].id == 3  # above every id the agent's file ever showed here

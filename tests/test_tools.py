@@ -233,7 +233,7 @@ def test_text_that_is_not_unicode_is_refused_not_an_internal_error(
     text = '{"tool_calls": [{"name": "ctx_put", "args": {"key": "a", "value": 1}},'
     text += ' {"name": "ctx_get", "args": {"key": "\\udcff"}}]}'
     ran = hive(repo, "tools", "run", stdin=text)
-    assert ran.returncode == 0 and "internal error" not in ran.stderr, ran.stderr
+    assert ran.returncode == 2 and "internal error" not in ran.stderr, ran.stderr
     first, second = json.loads(ran.stdout)["results"]
     assert first["result"]["ok"] is True and second["code"] == "invalid_arguments"
     env = agent_env(repo, "bob")

@@ -21,6 +21,9 @@ CALLS = {
     "tool error": '{"tool_calls": [{"name": "hive_close", "args": {"id": 7}}]}',
     "malformed": '{"tool_calls": [{"name": ',
     "unknown tool": '{"tool_calls": [{"name": "hive_nope", "args": {}}]}',
+    "not found": '{"tool_calls": [{"name": "hive_ready", "args": {}},'
+    ' {"name": "hive_query", "args": {"id": "hv-nope"}},'
+    ' {"name": "hive_nope", "args": {}}]}',
 }
 FORMS = [
     ["tools", "run"],
@@ -58,12 +61,17 @@ def test_lean_and_full_answer_alike(ws: Workspace, repo: Path, form: list[str]) 
     create_cell(ws, title="one")
     code, out, _ = _both(repo, form, CALLS["success"])
     assert code == 0 and [c["title"] for c in json.loads(out)["results"][0]["result"]] == ["one"]
+    # a call that failed: the exit code of its error (docs/cli.md), the transcript printed
     code, out, _ = _both(repo, form, CALLS["tool error"])
-    assert code == 0 and json.loads(out)["results"][0]["code"] == "invalid_arguments"
+    assert code == 2 and json.loads(out)["results"][0]["code"] == "invalid_arguments"
     code, out, _ = _both(repo, form, CALLS["malformed"])
     assert code == 2 and json.loads(out)["code"] == "invalid_envelope"
     code, out, _ = _both(repo, form, CALLS["unknown tool"])
-    assert code == 0 and json.loads(out)["results"][0]["code"] == "unknown_tool"
+    assert code == 2 and json.loads(out)["results"][0]["code"] == "unknown_tool"
+    code, out, _ = _both(repo, form, CALLS["not found"])  # the first failed call decides
+    ran, missing, unknown = json.loads(out)["results"]
+    assert code == 3 and "result" in ran and missing["code"] == "not_found"
+    assert unknown["code"] == "unknown_tool"
 
 
 def test_refusals_before_running_read_alike(ws: Workspace, repo: Path, tmp_path: Path) -> None:

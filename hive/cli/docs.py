@@ -48,6 +48,10 @@ the same way, with exit code 2 and code `usage`.
 | 70 | internal error (a bug: please report it) |
 | 130 | interrupted (Ctrl-C); `hive mcp` and `hive serve` stop cleanly with 0 |
 
+`hive tools run` prints its whole transcript and exits with the code of the
+first tool call that failed (a malformed call or unknown tool: 2; a hook that
+blocked it: 5), 0 when all succeeded.
+
 Commands that take an id take several (`hive close A B C`; also `show`,
 `update`, `start`, `reopen`, `delete`). A write over several cells is **one
 commit, all or nothing**: when one of them is refused (an unknown id, an open

@@ -193,7 +193,9 @@ def reserve(inv: Invocation) -> int | None:
             renew=lambda existing, values: reservecore.PlainReservation(
                 {**existing.dump(), **values}
             ),
-            create=lambda fields: reservecore.PlainReservation({**fields, "yielded_to": None}),
+            create=lambda fields: reservecore.PlainReservation(
+                {**fields, "yielded_to": None, "renumbered_from": None}
+            ),
         )
         content = reservecore.file_text(agent, [item.text() for item in mine])
         subject = f"{agent} {', '.join(patterns)}"

@@ -712,7 +712,11 @@ PRESENTERS.update(
     {
         "agent register": PRESENTERS["mail init"],
         "agent list": Presenter(render=_identities),
-        "agent retire": Presenter(render=lambda r, params, ws: output.say(f"retired {r.name}")),
+        "agent retire": Presenter(
+            render=lambda r, params, ws: output.say(
+                f"retired {r.name}" + (f"; released {', '.join(r.released)}" if r.released else "")
+            )
+        ),
         "agent whoami": Presenter(render=_whoami),
     }
 )

@@ -105,7 +105,11 @@ def run_cmd(
     ] = False,
     context: ContextOption = None,
 ) -> None:
-    """Run the tool calls of a JSON envelope read from stdin; print the transcript."""
+    """Run the tool calls of a JSON envelope read from stdin; print the transcript.
+
+    Exit code 0 when every call succeeded, else that of the first call that failed
+    (the table above: not_found 3, invalid_arguments 2, ...); the transcript is
+    printed either way."""
     from hive.cli.tools_start import run_calls
 
     code = run_calls(OPTIONS.directory, OPTIONS.actor, OPTIONS.json, agent, allow_write, context)

@@ -58,8 +58,9 @@ def run_calls(
     context: str | None,
 ) -> int:
     """Run the tool calls of the envelope on stdin and print the transcript (exit code
-    2 when it holds an error); a refusal before running is one line on stderr (and
-    JSON on stdout with ``--json``) and its exit code."""
+    non-zero when a call failed: :func:`transcript_exit_code`); a refusal before
+    running is one line on stderr (and JSON on stdout with ``--json``) and its exit
+    code."""
     from hive.cli.opening import default_session
     from hive.errors import HiveError
 
@@ -100,7 +101,18 @@ def run_calls(
 
         text = json.dumps(utf8_clean(transcript), indent=2, ensure_ascii=False, default=str)
     sys.stdout.write(text + "\n")
-    return 2 if "error" in transcript else 0
+    return transcript_exit_code(transcript)
+
+
+def transcript_exit_code(transcript: dict[str, Any]) -> int:
+    """0 when every call succeeded; else the exit code (docs/cli.md) of the envelope's
+    own error, or of the first call that failed, or of a failed ``--allow-write``."""
+    from hive.errors import exit_code_of
+
+    failed = [transcript] if "error" in transcript else []
+    failed += [r for r in transcript.get("results", []) if isinstance(r, dict) and "error" in r]
+    failed += [transcript["apply_error"]] if "apply_error" in transcript else []
+    return exit_code_of(str(failed[0].get("code"))) if failed else 0
 
 
 def issued_credential(ctx: CallContext, transcript: dict[str, Any]) -> dict[str, str] | None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from hive.domain import mail
 from hive.domain.ownership import configured_coordinators, override_role
+from hive.domain.reservations import release_retired
 from hive.domain.workspace import Workspace, check_actor
 from hive.errors import HiveError, InvalidInput, NameTaken, NotFound, NotOwner, NotYourIdentity
 from hive.models import utc_now
@@ -176,6 +177,10 @@ def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> Reti
     actor = ws.actor
     override = None if actor == target else _retiring(ws, target, reason)
     state_dir = ws.git.paths.hive_state_dir
+    if target not in credentials.load(state_dir)["agents"]:
+        raise NotFound(f"no live identity {target!r} in this repository", agent=target)
+    # What the retired agent held goes with it: a name registered afresh starts clean.
+    released = release_retired(ws, agent=target, override=override)
     now = utc_now()
     with credentials.locked(state_dir, ws.lock_timeout()):
         store = copy.deepcopy(credentials.load(state_dir))
@@ -190,9 +195,16 @@ def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> Reti
         )
         store["retired"].append(entry)
         credentials.save(state_dir, store)
+    mail.append_retirement(ws, name=target, by=actor)
     if override is not None:
         mail.record_override_event(ws, override)
-    return RetireResult(name=target, retired_by=actor, reason=reason or "", retired_at=now)
+    return RetireResult(
+        name=target,
+        retired_by=actor,
+        reason=reason or "",
+        retired_at=now,
+        released=[f"#{item.id} {item.path_pattern}" for item in released],
+    )
 
 
 def list_identities(ws: Workspace) -> list[IdentityInfo]:

@@ -164,6 +164,17 @@ def declare_task(ws: Workspace, *, name: str, task: str) -> None:
     _append(ws, build, author=name)
 
 
+def append_retirement(ws: Workspace, *, name: str, by: str) -> None:
+    """Record that ``name`` was retired: mail sent to or by it until now was the
+    retired agent's; an agent registered afresh under the name starts with none."""
+
+    def build(state: MailState) -> tuple[str, dict[str, Any], None]:
+        event = {"type": "agent_retired", "name": name, "by": by, "at": format_time(utc_now())}
+        return f"retire {name}", event, None
+
+    _append(ws, build, author=by)
+
+
 def generated_name(taken: set[str]) -> str:
     """An adjective+noun name not in ``taken`` (a number is added if all are)."""
     rng = random.SystemRandom()
@@ -358,6 +369,8 @@ def inbox(
     found: list[MessageHeader] = []
     for message_id in reversed(state.inbox.get(name, [])):
         event = state.messages[message_id]
+        if not state.current(name, event):
+            break  # sorted by send time: the rest was a retired agent's of this name
         if urgent_only and event["importance"] != "urgent":
             continue
         if unread_only and (name, message_id) in state.read:
@@ -430,11 +443,15 @@ def read_message(
     may read another's with ``force`` and a reason (recorded; not marked read).
     """
     reader = ws.require_agent("reading mail")
-    event = _message(_state(ws), message_id)
-    if reader != event["from"] and reader not in event["to"]:
+    state = _state(ws)
+    event = _message(state, message_id)
+    party = reader == event["from"] or reader in event["to"]
+    if not (party and state.current(reader, event)):
+        # sent to or by the agent that held the name before it was retired
+        owner = f"the retired {reader}" if party else ", ".join(event["to"])
         _record_mail_override(
             ws,
-            owner=", ".join(event["to"]),
+            owner=owner,
             action="read",
             target=f"message #{message_id}",
             force=force,
@@ -470,11 +487,13 @@ def _message(state: MailState, message_id: int) -> dict[str, Any]:
 def ack_message(ws: Workspace, *, message_id: int) -> AckResult:
     """Acknowledge a message (recipients only); acknowledging twice changes nothing."""
     agent = ws.require_agent("acknowledging mail")
-    event = _message(_state(ws), message_id)
-    if agent not in event["to"]:
+    state = _state(ws)
+    event = _message(state, message_id)
+    if agent not in event["to"] or not state.current(agent, event):
+        retired = " (it was sent before that name was retired)" if agent in event["to"] else ""
         raise NotOwner(
-            f"message #{message_id} is addressed to {', '.join(event['to'])}: only its"
-            f" recipients acknowledge it, not {agent}",
+            f"message #{message_id} is addressed to {', '.join(event['to'])}{retired}: only"
+            f" its recipients acknowledge it, not {agent}",
             owner=event["to"][0],
         )
     now = format_time(utc_now())

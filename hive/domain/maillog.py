@@ -98,7 +98,7 @@ def check_message(
 
 
 MAIL_REF = "refs/hive/mail"
-STATE_VERSION = 6
+STATE_VERSION = 7
 ID_HEX_DIGITS = 10
 MAX_ID_HEX_DIGITS = 13  # 52 bits: still an exact JSON number
 STATE_KEY = "mail"
@@ -131,6 +131,7 @@ class MailState:
     latest_at: str = ""  # the latest event time: a new event is stamped after it
     overrides: list[dict[str, Any]] = field(default_factory=list)
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> latest agent_task
+    retired: dict[str, str] = field(default_factory=dict)  # name -> when it was last retired
 
     def apply(self, event: dict[str, Any], commit: str) -> None:
         kind = event.get("type")
@@ -143,6 +144,9 @@ class MailState:
             self._apply_agent({**event, "commit": commit})
         elif kind == "agent_task":
             self._apply_task({**event, "commit": commit})
+        elif kind == "agent_retired":
+            name, when = str(event.get("name")), str(event.get("at") or "")
+            self.retired[name] = max(self.retired.get(name, ""), when)
         elif kind == "message_sent":
             self._apply_message(event, commit)
         elif kind in ("message_read", "message_acked"):
@@ -164,6 +168,12 @@ class MailState:
         current = self.tasks.get(event["name"])
         if current is None or (event["at"], event["commit"]) > (current["at"], current["commit"]):
             self.tasks[event["name"]] = event
+
+    def current(self, name: str, message: dict[str, Any]) -> bool:
+        """Whether ``message`` (sent to or by ``name``) is the mail of the agent that
+        holds the name now: one sent before the name was last retired was the retired
+        agent's, never that of an agent registered afresh under the name."""
+        return str(message.get("at") or "") > self.retired.get(name, "")
 
     def task_of(self, name: str) -> str | None:
         """``name``'s current task: the latest declared, else the one it registered with."""
@@ -323,6 +333,7 @@ def state_to_json(state: MailState) -> dict[str, Any]:
         "latest_at": state.latest_at,
         "overrides": state.overrides,
         "tasks": state.tasks,
+        "retired": state.retired,
     }
 
 
@@ -344,6 +355,7 @@ def state_from_json(data: dict[str, Any]) -> MailState | None:
         latest_at=data["latest_at"],
         overrides=data["overrides"],
         tasks=data["tasks"],
+        retired=data["retired"],
     )
 
 

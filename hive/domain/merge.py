@@ -58,6 +58,7 @@ from hive.store.layout import CELLS_DIR, cell_id_from_path
 
 if TYPE_CHECKING:
     from hive.git.repo import GitRepo
+    from hive.models.reservation import Reservation
 
 TOMBSTONE_TTL = timedelta(days=30)
 HISTORY_LIMIT = 2000  # commits searched for the versions of a file a side already had
@@ -417,7 +418,7 @@ def merge_reservation_files(
 ) -> MergeOutcome:
     """One agent's reservation file: entries merge as a set (removals win)."""
     from hive.domain.reservations import decode_file, encode_file
-    from hive.models.reservation import Reservation, ReservationFile
+    from hive.models.reservation import ReservationFile
 
     try:
         mine, other = decode_file(ours, path), decode_file(theirs, path)
@@ -432,15 +433,22 @@ def merge_reservation_files(
         except CorruptFile:
             original = None
 
-    def key(item: Reservation) -> tuple[int, str, str]:
-        return (item.id, item.path_pattern, item.created_at.isoformat())
+    def key(item: Reservation) -> tuple[str, str]:
+        """A grant's identity: its pattern and time (not its id, which a merge may
+        renumber)."""
+        return (item.path_pattern, item.created_at.isoformat())
 
     def later(a: Reservation, b: Reservation) -> Reservation:
         """One grant changed on both sides: the later expiry; yielded if either side
-        settled it as yielded (a contest found at a sync)."""
+        settled it as yielded (a contest found at a sync); renumbered if either side
+        renumbered it."""
         kept = max(a, b, key=lambda r: (r.expires_at, r.model_dump_json()))
         return kept.model_copy(
-            update={"yielded_to": kept.yielded_to or a.yielded_to or b.yielded_to}
+            update={
+                "yielded_to": kept.yielded_to or a.yielded_to or b.yielded_to,
+                "id": max(a.id, b.id),
+                "renumbered_from": a.renumbered_from or b.renumbered_from,
+            }
         )
 
     theirs_by_key = {key(item): item for item in other.reservations}
@@ -449,8 +457,27 @@ def merge_reservation_files(
     )
     merged = [later(item, theirs_by_key.get(key(item), item)) for item in entries]
     merged.sort(key=lambda r: (r.created_at, r.id, r.path_pattern))
-    result = ReservationFile(agent=mine.agent, reservations=merged)
+    result = ReservationFile(agent=mine.agent, reservations=_renumbered(merged))
     return MergeOutcome(content=encode_file(result))
+
+
+def _renumbered(items: list[Reservation]) -> list[Reservation]:
+    """``items`` (sorted by grant time) with every id given once: two clones that both
+    granted an agent the same number (offline, before they met) leave it to the
+    earliest grant; a later one takes the next number above every id in the file and
+    remembers the old one (``renumbered_from``: a release by it is refused as
+    ambiguous). Depends only on the items, so every clone renumbers alike."""
+    top = max((item.id for item in items), default=0)
+    seen: set[int] = set()
+    result = []
+    for item in items:
+        if item.id in seen:
+            top += 1
+            former = item.renumbered_from or item.id
+            item = item.model_copy(update={"id": top, "renumbered_from": former})
+        seen.add(item.id)
+        result.append(item)
+    return result
 
 
 # ------------------------------------------------------------------ project context

@@ -640,6 +640,32 @@ def release_for_holder(
     return outcome
 
 
+def release_retired(
+    ws: Workspace, *, agent: str, override: Override | None = None
+) -> list[Reservation]:
+    """Release every reservation ``agent`` holds, as its identity is retired (one
+    commit, carrying ``override`` when someone else retires it; none when it holds
+    nothing). The reservations released (active ones)."""
+
+    def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
+        path = reservation_path(agent)
+        if snap.blob_sha(path) is None:
+            return [], "", []
+        loaded = load_reservations(ws, snap)
+        held = loaded.files.get(agent)
+        now = utc_now()
+        active = [r for r in held.reservations if r.active(now)] if held else []
+        trailers = [("Hive-Released", f"{agent} #{r.id} {r.path_pattern}") for r in active]
+        overrides = [override] if override is not None else []
+        message = _message(
+            ws, "release", f"{agent} (retired)", None, overrides=overrides, extra=trailers
+        )
+        return [Change(path, None)], message, active
+
+    released: list[Reservation] = ws.write_files(plan).result
+    return released
+
+
 def release_change(agent: str, kept: list[Reservation], ws: Workspace | None = None) -> Change:
     """The file change that leaves ``agent`` holding only ``kept``."""
     if not kept:

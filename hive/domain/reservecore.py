@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 from hive.digests import sha256_hex
 from hive.domain.globs import normalize_pattern, patterns_intersect
-from hive.errors import PathOutsideRepository
+from hive.errors import AmbiguousId, PathOutsideRepository
 from hive.store.celldoc import exact_time, format_time
 from hive.store.yamlio import dumps
 
@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
         @property
         def path_pattern(self) -> str: ...
+
+        @property
+        def renumbered_from(self) -> int | None: ...
 
     class Granted(Numbered, Protocol):
         """A reservation as :func:`grant` renews it (the model or a plain one)."""
@@ -166,6 +169,8 @@ def split_release(
     """(released, kept, requested-but-not-held) for a release request."""
     if not patterns and not ids:
         return list(held), [], []
+    for number in ids:
+        _refuse_ambiguous(held, number)
     released = [r for r in held if r.path_pattern in patterns or r.id in ids]
     kept = [r for r in held if r not in released]
     held_patterns = {r.path_pattern for r in held}
@@ -173,6 +178,23 @@ def split_release(
     missing = [p for p in patterns if p not in held_patterns]
     missing += [f"#{i}" for i in ids if i not in held_ids]
     return released, kept, missing
+
+
+def _refuse_ambiguous(held: Sequence[Numbered], number: int) -> None:
+    """Raise AmbiguousId when ``number`` names more than one of ``held``: two clones
+    both gave it (their copies met at a sync), or a merge renumbered one of them."""
+    named = [r for r in held if number in (r.id, r.renumbered_from)]
+    if len(named) < 2:
+        return
+    listed = "; ".join(
+        f"#{r.id} {r.path_pattern!r}"
+        + (f" (was #{r.renumbered_from})" if r.renumbered_from else "")
+        for r in named
+    )
+    raise AmbiguousId(
+        f"reservation #{number} names {len(named)} reservations (granted in different"
+        f" clones): {listed}; release by pattern, or by the current id of the one you mean"
+    )
 
 
 def other_worktree_snapshots(git: GitRepo, snap: Snapshot) -> Iterator[tuple[str, Snapshot]]:
@@ -334,6 +356,7 @@ FIELDS = (
     "forced",
     "overrides",
     "yielded_to",
+    "renumbered_from",
 )
 _REQUIRED = ("id", "agent", "path_pattern", "created_at", "expires_at")
 _OVERRIDE_KEYS = {"reservation_id", "holder", "pattern"}
@@ -355,6 +378,7 @@ class PlainReservation:
     forced: bool
     overrides: list[dict[str, Any]]
     yielded_to: dict[str, Any] | None
+    renumbered_from: int | None
 
     def __init__(self, values: dict[str, Any]) -> None:
         for name in FIELDS:
@@ -425,10 +449,13 @@ def _plain_reservation(item: object) -> PlainReservation | None:
         "forced": False,
         "overrides": [],
         "yielded_to": None,
+        "renumbered_from": None,
         **item,
     }
-    number = values["id"]
+    number, former = values["id"], values["renumbered_from"]
     if type(number) is not int or number < 1:
+        return None
+    if former is not None and (type(former) is not int or former < 1):
         return None
     if not (isinstance(values["agent"], str) and isinstance(values["path_pattern"], str)):
         return None

@@ -180,6 +180,7 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
         ours = snap.listing(HIVE_DIR)
         had = _History(ws, theirs=theirs, ours=snap.head.commit)
         changes, details = _merged_changes(ws, snap, ours, their_files, base_files, had)
+        _raise_sequence(ws, changes)
         found.clear()
         found.update(details)
         cells = sorted({cid for c in changes if (cid := cell_id_from_path(c.path))})
@@ -208,6 +209,21 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
         "contested": found.get("contested", []),
         "recorded": recorded,
     }
+
+
+def _raise_sequence(ws: Workspace, changes: list[Change]) -> None:
+    """Reservation ids that came from another clone are never given again here (a
+    merge may have renumbered one above any this clone granted). Under the write lock."""
+    from hive.domain.reservecore import RESERVATIONS_DIR, plain_file, write_sequence
+
+    highest = 0
+    for change in changes:
+        if change.path.startswith(RESERVATIONS_DIR + "/") and change.content is not None:
+            read = plain_file(change.content)
+            if read is not None:
+                highest = max([highest, *(item.id for item in read.reservations)])
+    if highest:
+        write_sequence(ws.git.paths.hive_state_dir, highest)
 
 
 def _next_state(

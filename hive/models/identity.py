@@ -76,6 +76,7 @@ class RetireResult(HiveModel):
     retired_by: str
     reason: str
     retired_at: datetime
+    released: list[str] = Field(default_factory=list)  # its reservations, "#id pattern"
 
 
 class Override(HiveModel):

@@ -33,6 +33,11 @@ class Reservation(HiveModel):
     # Set when this grant met an earlier overlapping grant from another clone at a
     # sync: it yielded (earliest grant wins) and no longer counts (hive.domain.contest).
     yielded_to: Override | None = None
+    # Set when a merge of two clones' copies of the agent's file found this id also
+    # given to another grant: the earliest grant kept the number, this one took the
+    # next free one (hive.domain.merge). A release by the old number is then refused as
+    # ambiguous rather than releasing the wrong one.
+    renumbered_from: int | None = None
 
     def active(self, now: datetime) -> bool:
         return self.expires_at > now and self.yielded_to is None

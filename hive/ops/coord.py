@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, field_validator
 
 from hive.errors import (
+    AmbiguousId,
     InvalidInput,
     NameTaken,
     NotFound,
@@ -384,7 +385,7 @@ declare(
         run=_release,
         writes=True,
         access="owner",
-        errors=(NotFound, NotOwner, NotRegistered),
+        errors=(NotFound, AmbiguousId, NotOwner, NotRegistered),
         commands=(
             Command(
                 ("release",),

@@ -1,0 +1,112 @@
+"""Merge driver benchmark: ``git merge`` of two branches that edited the same cells.
+
+Usage::
+
+    python benchmarks/bench_merge.py                      # 2,000 commits, 5 cells
+    python benchmarks/bench_merge.py --commits 5000 --cells 10 --runs 9
+
+Builds a scratch repository (2,000 source files, 1,000 cells), gives it a history of
+``--commits`` hive commits (cell updates, one commit each) and packs it as ``git gc``
+would, then branches: ``side`` and ``main`` each update the same ``--cells`` cells.
+Each run resets ``main`` and times a fresh ``git merge side`` (git runs hive's merge
+driver once per cell both sides changed; the driver searches both histories for the
+newest version they share), paired with the baseline, ``git add && git commit`` of a
+one-file change. Beside it, in-process: one history search by ``git log`` and the same
+search reading the commits object by object (the fallback without a usable git).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from run import build_repo, git, git_baseline_ms  # noqa: E402
+
+from hive.domain.cells import list_cells, update_cell  # noqa: E402
+from hive.domain.workspace import Workspace  # noqa: E402
+from hive.git.syncref import _path_versions_read, path_versions  # noqa: E402
+from hive.store.layout import cell_path  # noqa: E402
+
+
+def make_history(repo: Path, commits: int) -> list[str]:
+    """``commits`` one-cell updates; returns the ids of the cells, oldest first."""
+    ws = Workspace(str(repo), actor="bench")
+    ids = sorted(cell.id for cell in list_cells(ws, status="all"))
+    for number in range(commits):
+        update_cell(ws, cell_id=ids[number % len(ids)], append_notes=f"history {number}")
+    git(repo, "gc", "-q")
+    return ids
+
+
+def make_branches(repo: Path, cells: list[str]) -> None:
+    """``side`` and ``main`` each update ``cells``; tag ``before-merge`` marks main's tip."""
+    ws = Workspace(str(repo), actor="bench")
+    git(repo, "branch", "side")
+    for cell_id in cells:
+        update_cell(ws, cell_id=cell_id, add_labels=["main-side"])
+    git(repo, "tag", "before-merge")
+    git(repo, "checkout", "-q", "side")
+    for cell_id in cells:
+        update_cell(ws, cell_id=cell_id, add_labels=["other-side"])
+    git(repo, "checkout", "-q", "main")
+
+
+def merge_ms(repo: Path) -> float:
+    git(repo, "reset", "-q", "--hard", "before-merge")
+    start = time.perf_counter()
+    git(repo, "merge", "-q", "--no-edit", "side")
+    elapsed = (time.perf_counter() - start) * 1000
+    merged = Workspace(str(repo))
+    assert all("other-side" in cell.labels for cell in list_cells(merged, label="main-side"))
+    return elapsed
+
+
+def search_ms(repo: Path, path: str, runs: int) -> tuple[float, float]:
+    ws = Workspace(str(repo))
+    head = ws.git.head().commit
+    by_git, by_reading = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        path_versions(ws.git, head, path, limit=2000)
+        by_git.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        _path_versions_read(ws.git, head, path, limit=2000)
+        by_reading.append((time.perf_counter() - start) * 1000)
+    return statistics.median(by_git), statistics.median(by_reading)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--commits", type=int, default=2000)
+    parser.add_argument("--cells", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hive-bench-merge-") as scratch:
+        repo = build_repo(Path(scratch), 1000)
+        git(repo, "config", "gc.auto", "0")
+        ids = make_history(repo, args.commits)
+        make_branches(repo, ids[: args.cells])
+        merges, baselines = [], []
+        for _ in range(args.runs):  # paired: a merge, then the baseline, in each run
+            merges.append(merge_ms(repo))
+            baselines.append(git_baseline_ms(repo, 1))
+        merge, baseline = statistics.median(merges), statistics.median(baselines)
+        by_git, by_reading = search_ms(repo, cell_path(ids[0]), args.runs)
+    print(f"history: {args.commits} hive commits, packed; {args.cells} cells changed on both sides")
+    print(f"git merge with hive's driver     {merge:8.1f} ms  ({merge / baseline:.1f}x baseline)")
+    print(f"  per cell both sides changed    {merge / args.cells:8.1f} ms")
+    print(f"git add && git commit (baseline) {baseline:8.1f} ms")
+    print(f"in-process history search, git log          {by_git:8.1f} ms")
+    print(f"in-process history search, object by object {by_reading:8.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
