@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from hive.domain.epics import create_epic
 from hive.domain.workspace import Workspace
+from hive.errors import InvalidInput
 from tests.conftest import assert_clean, git, make_repo
 
 HIVE = [sys.executable, "-m", "hive"]
@@ -210,3 +212,36 @@ def test_a_reftable_repository_is_refused(tmp_path: Path) -> None:
     done = _hive(repo, "init")
     assert done.returncode == 2 and "reftable" in _said(done)
     assert not (repo / ".hive").exists()
+
+
+# ----------------------------------------------------------------- text that is not UTF-8
+
+
+def test_bytes_that_are_not_utf8_in_any_text_are_refused_before_a_commit(
+    ws: Workspace, repo: Path
+) -> None:
+    """A description took the lone surrogates of such bytes (no length limit, so no
+    check): the epic was committed with an escape YAML has not, unreadable after."""
+    before = _commits(repo)
+    bad = os.fsdecode(b"\xff\xfe")
+    done = _hive(repo, "epic", "create", "E", "-s", "a", "--epic-description", bad)
+    said = _said(done)
+    assert done.returncode == 2, said
+    assert "invalid --epic-description" in said and "not UTF-8 text" in said
+    subtask = '{"title": "b", "description": "' + bad + '"}'
+    done = _hive(repo, "epic", "create", "E", "-s", subtask)
+    said = _said(done)
+    assert done.returncode == 2 and "not UTF-8 text" in said and "nothing was written" in said
+    with pytest.raises(InvalidInput, match="not UTF-8 text"):
+        create_epic(ws, title="E", subtasks=["a"], description="\udcff")
+    assert _commits(repo) == before
+    assert _hive(repo, "doctor").returncode == 0
+    assert_clean(repo)
+
+
+def test_a_nul_in_a_project_path_is_invalid_input(ws: Workspace, repo: Path) -> None:
+    envelope = {"tool_calls": [{"name": "swarmmail_init", "args": {"project_path": "a\0b"}}]}
+    done = _hive(repo, "tools", "run", stdin=json.dumps(envelope).encode())
+    result = json.loads(done.stdout)["results"][0]
+    assert result["code"] == "invalid_input" and result["field"] == "project_path"
+    assert "NUL" in result["error"]
