@@ -1,5 +1,5 @@
 """``python -m hive``: the same entry point as the ``hive`` console script."""
 
-from hive.cli.entry import console
+from hive.launch import console
 
 console()

@@ -245,3 +245,40 @@ def test_a_nul_in_a_project_path_is_invalid_input(ws: Workspace, repo: Path) -> 
     result = json.loads(done.stdout)["results"][0]
     assert result["code"] == "invalid_input" and result["field"] == "project_path"
     assert "NUL" in result["error"]
+
+
+# ----------------------------------------------------------------- Ctrl-C at start
+
+
+_INTERRUPT_WHILE_IMPORTING = """
+import os, runpy, signal, sys
+
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == "hive.cli.entry":  # the command line's code starts loading
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["hive", *sys.argv[1:]]
+runpy.run_module("hive", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(("command", "code"), [("list", 130), ("mcp", 0)])
+def test_ctrl_c_while_hive_starts_is_an_interruption(
+    ws: Workspace, repo: Path, command: str, code: int
+) -> None:
+    """Ctrl-C while ``python -m hive`` (or the console script) imported the command
+    line ended in a KeyboardInterrupt traceback (a server started and stopped at once
+    by its runtime: tests/test_mcp_stop.py's 'starting' case under load)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT_WHILE_IMPORTING, "-C", str(repo), command],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    said = _said(done)
+    assert done.returncode == code, said
+    assert ("interrupted" in said) == (code == 130)

@@ -1,0 +1,34 @@
+"""The first code of a ``hive`` process (the console script and ``python -m hive``):
+Ctrl-C is held from here until the command line's code is imported.
+
+A KeyboardInterrupt raised while ``hive.cli.entry`` and what it imports load ends in
+a traceback (``hive/cli/__init__.py``'s ``HeldInterrupts`` holds it only once that
+module has loaded). This module is small and imports only ``_signal`` (a builtin),
+so the window left is the interpreter's own start-up.
+"""
+
+import _signal  # type: ignore[import-not-found]  # builtin, loaded at start-up
+import sys
+
+
+def console() -> None:
+    """Run the ``hive`` command line of ``sys.argv`` (exits with its code)."""
+    caught: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        caught.append(signum)
+
+    try:
+        previous = _signal.signal(_signal.SIGINT, hold)
+    except ValueError:  # not the main thread (an in-process caller): nothing to hold
+        previous = None
+    try:
+        from hive.cli import entry
+    finally:
+        if previous is not None:
+            _signal.signal(_signal.SIGINT, previous)
+    if caught:
+        from hive.cli import interrupted, parse
+
+        sys.exit(interrupted(parse(sys.argv[1:]).command))
+    entry.console()
