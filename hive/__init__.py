@@ -1,3 +1,69 @@
 """hive: a git-backed issue tracker and coordination layer for swarms of coding agents."""
 
 __version__ = "0.1.0"
+
+
+_STOPPED_AT_START = False  # the command is a server (mcp, serve): Ctrl-C stops it, exit 0
+
+
+def _interrupted_at_start(signum: int, frame: object) -> None:
+    """Ctrl-C before a hive command's entry point is ready to handle it (its imports):
+    nothing has been written yet, so the process ends at once, as an interrupted
+    command ends (exit 130 and one word; a server: 0; never a traceback). The entry
+    point puts Python's own handler back (``hive.cli.take_interrupts``) first."""
+    import os
+
+    if _STOPPED_AT_START:
+        os._exit(0)
+    os.write(2, b"interrupted\n")
+    os._exit(130)
+
+
+def _command_word() -> str | None:
+    """The command of ``sys.argv`` (global options and their values skipped)."""
+    import sys
+
+    args = sys.argv[1:]
+    while args:
+        arg = args.pop(0)
+        if arg in ("-C", "--actor"):
+            args = args[1:]
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _started_as_a_command() -> bool:
+    """Whether this process was started to run hive (the console script, ``python -m
+    hive``, ``-m hive.cli.main``, ``-m hive.cli.merge_driver``, the pre-commit hook's
+    ``-c``), not a program importing it: only then is Ctrl-C taken over this early."""
+    import sys
+
+    args = list(getattr(sys, "orig_argv", [])[1:])
+    while args:
+        arg = args.pop(0)
+        if arg in ("-m", "-c") and args:
+            target = args[0]
+            if arg == "-c":
+                return "hive.cli.entry" in target
+            return target in ("hive", "hive.cli.main", "hive.cli.merge_driver")
+        if arg in ("-X", "-W", "--check-hash-based-pycs"):
+            args = args[1:]  # an option's value
+        elif not arg.startswith("-"):  # the script
+            name = arg.replace("\\", "/").rsplit("/", 1)[-1]
+            return name in ("hive", "hive.exe", "hive-script.py")
+    return False
+
+
+def _hold_interrupts_at_start() -> None:
+    if not _started_as_a_command():
+        return
+    import _signal  # type: ignore[import-not-found]  # builtin (signal imports enum)
+
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        global _STOPPED_AT_START
+        _STOPPED_AT_START = _command_word() in ("mcp", "serve")  # hive.cli.STOPPED_BY_CTRL_C
+        _signal.signal(_signal.SIGINT, _interrupted_at_start)
+
+
+_hold_interrupts_at_start()

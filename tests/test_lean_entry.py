@@ -5,6 +5,12 @@ full CLI's to judge (``hive --version mcp`` prints the version, it starts no ser
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -71,3 +77,90 @@ def test_tokens_before_the_command_go_to_the_full_cli(
 ) -> None:
     done = run_hive(["-C", str(repo), "--version", *command], env={"HIVE_AGENT": ""}, input="")
     assert (done.returncode, done.stdout) == (0, f"hive {__version__}\n"), done.stderr
+
+
+# ------------------------------------------------------------------ Ctrl-C at start-up
+
+CONSOLE = str(Path(sys.executable).with_name("hive"))  # the console script of this venv
+
+
+def _sigint_after(argv: list[str], repo: Path, imports: int) -> tuple[int, str]:
+    """Start ``argv`` (a real process), send it SIGINT as soon as it has imported
+    ``imports`` of hive's modules (Python's import-time report on stderr says when):
+    (exit code, stderr without that report)."""
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1", "HIVE_AGENT": ""}
+    child = subprocess.Popen(
+        argv,
+        cwd=repo,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stderr is not None
+    seen, rest = 0, []
+    for line in child.stderr:
+        if not line.startswith("import time:"):
+            rest.append(line)
+        elif re.search(r"\|\s+hive(\.|$)", line.rstrip()):
+            seen += 1
+            if seen == imports:
+                child.send_signal(signal.SIGINT)
+                break
+    _, tail = child.communicate(timeout=60)
+    rest += [line + "\n" for line in tail.splitlines() if not line.startswith("import time:")]
+    return child.returncode, "".join(rest)
+
+
+@pytest.mark.parametrize(
+    ("argv", "points", "code"),
+    [
+        ([CONSOLE, "list"], (1, 2, 3, 6, 10), 130),  # the lean path
+        ([CONSOLE, "doctor"], (2, 12, 40), 130),  # the full CLI
+        ([sys.executable, "-m", "hive", "list"], (1, 3), 130),
+        ([sys.executable, "-m", "hive.cli.main", "stats"], (1, 8), 130),
+        ([CONSOLE, "mcp"], (1, 4), 0),  # a server: Ctrl-C stops it, exit 0
+    ],
+    ids=["console-lean", "console-full", "python-m-hive", "python-m-main", "mcp"],
+)
+def test_ctrl_c_while_hive_starts_is_a_quiet_interrupt(
+    ws: Workspace, repo: Path, argv: list[str], points: tuple[int, ...], code: int
+) -> None:
+    """SIGINT anywhere in hive's own start-up (its first module on) ends the process
+    as Ctrl-C does (130 and "interrupted"; a server 0 and nothing): a KeyboardInterrupt
+    inside an import was a traceback."""
+    from hive import _STOPPED_AT_START, _interrupted_at_start  # noqa: F401  (they exist)
+    from hive.cli import STOPPED_BY_CTRL_C
+
+    assert STOPPED_BY_CTRL_C == ("mcp", "serve")  # hive/__init__.py names them too
+    answers = [_sigint_after(argv, repo, at) for at in points]
+    quiet = "interrupted\n" if code == 130 else ""
+    for at, (returned, stderr) in zip(points, answers, strict=True):
+        assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, (at, stderr)
+        assert (returned, stderr) == (code, quiet), (at, returned, stderr)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.005, 0.01, 0.02, 0.03, 0.05])
+def test_ctrl_c_at_early_delays_never_shows_a_traceback_of_hive(repo: Path, delay: float) -> None:
+    """Ctrl-C sent a few ms after the console script starts: before hive's first line
+    runs, Python itself may end the process by the signal (a shell shows 130) or report
+    its own start-up as interrupted; from then on it is 130 and "interrupted"."""
+    init = subprocess.run([CONSOLE, "init"], cwd=repo, capture_output=True, check=False)
+    assert init.returncode == 0, init.stderr
+    child = subprocess.Popen(
+        [CONSOLE, "list"],
+        cwd=repo,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HIVE_AGENT": ""},
+    )
+    time.sleep(delay)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert not re.search(r'File "[^"]*/hive/[^"]*\.py"', stderr), stderr  # no frame of hive's
+    if child.returncode == 130:
+        assert stderr == "interrupted\n"
+    else:
+        assert child.returncode in (0, -signal.SIGINT, 1), (child.returncode, stderr)

@@ -502,7 +502,12 @@ def test_the_versions_a_side_had_include_side_branches_merged_away(
     that the branch's history holds, newest first: on side branches too, even when a
     merge kept the other side's file (git's default history simplification would skip
     that branch), and the same set as reading every commit object by object."""
-    from hive.git.syncref import _path_versions_read, path_versions
+    from hive.git.syncref import (
+        _history_blobs_read,
+        _path_versions_read,
+        history_blobs,
+        path_versions,
+    )
 
     made = create_cell(ws, title="v1")
     path = cell_path(made.id)
@@ -522,3 +527,6 @@ def test_the_versions_a_side_had_include_side_branches_merged_away(
     assert side_versions <= set(found)
     assert set(found) == set(read) and len(found) == 5
     assert path_versions(ws.git, head, ".hive/cells/x/hv-nothere.yaml", limit=2000) == []
+    every = history_blobs(ws.git, head, limit=2000)
+    assert every == _history_blobs_read(ws.git, head, limit=2000)
+    assert set(found) <= every and side_versions <= every

@@ -427,6 +427,27 @@ def test_epic_graph_marks_blockers_that_are_not_subtasks(
         assert f'class="node" data-id="{subtask}"' in body
 
 
+def test_a_repository_that_goes_away_under_the_server_is_a_clear_error(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """.git moved away while serving (then back): every view, /api/version included,
+    says so with a status and a message, and the board comes back with it."""
+    git_dir = sample.root / ".git"
+    away = sample.root.parent / "git-away"
+    git_dir.rename(away)
+    try:
+        for path in ("/", "/mail", "/api/board", "/api/version"):
+            status, _, body = request(server.url + path)
+            assert status == 409, (path, body)
+            assert "No git repository was found" in body, path
+            if path.startswith("/api/"):
+                assert json.loads(body)["code"] == "not_a_git_repository"
+    finally:
+        away.rename(git_dir)
+    assert request(server.url + "/")[0] == 200
+    assert json.loads(request(server.url + "/api/version")[2])["version"]
+
+
 def test_an_empty_hive_says_what_to_do(tmp_path: Path) -> None:
     from hive.domain.setup import init_hive
 
@@ -502,6 +523,61 @@ def test_form_actions_without_script_redirect_back(
     assert f'<a href="/cells/{sample.chore}">back to the page</a>' in body
 
 
+def test_bad_requests_get_a_status_and_a_message_never_a_500(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """Query parameters and action fields a user can get wrong: 4xx with the problem
+    named (JSON under /api/), nothing written."""
+    before = head_commit(sample.root)
+    for path in ("/?page=%C2%B2", "/?per_page=%C2%B2"):  # '²' is a digit to str.isdigit
+        status, _, body = request(server.url + path)
+        assert status == 400 and "must be a whole number" in body, path
+    for path in ("/api/board?page=x", "/api/board?per_page=%C2%B2"):
+        status, _, body = request(server.url + path)
+        assert status == 400, path
+        assert json.loads(body) == {
+            "error": f"{path.split('?')[1].split('=')[0]} must be a whole number, got "
+            + ("'x'" if "page=x" in path else "'²'"),
+            "code": "invalid_input",
+        }
+    token = {"X-Hive-Token": _token(server)}
+    actions = server.url + "/api/actions/"
+    status, _, body = request(actions + "release", data={"reservation_id": "²"}, headers=token)
+    assert status == 400 and "reservation_id must be a whole number" in json.loads(body)["error"]
+    # another agent's claimed cell: refused as 'hive close' refuses it (403, not_owner)
+    for action, data in (("close", {}), ("note", {"text": "mine now"})):
+        status, _, body = request(
+            actions + action, data={"cell_id": sample.bug, **data}, headers=token
+        )
+        answer = json.loads(body)
+        assert status == 403 and answer["code"] == "not_owner", (action, body)
+        assert "claimed by RedStone" in answer["error"]
+    # a field that is not text is refused, not stored as its Python repr
+    status, _, body = request(
+        actions + "note", data={"cell_id": sample.chore, "text": {"a": 1}}, headers=token
+    )
+    assert status == 400 and json.loads(body)["error"] == "field 'text' must be text, got dict"
+    boundary = "hiveboundary"
+    upload = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="cell_id"\r\n\r\n'
+        f'{sample.chore}\r\n--{boundary}\r\nContent-Disposition: form-data; name="text";'
+        f' filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--{boundary}--\r\n'
+    )
+    multipart = {**token, "Content-Type": f"multipart/form-data; boundary={boundary}"}
+    for body_text, wanted in ((upload, "got UploadFile"), ("garbage", "not a valid form")):
+        req = urllib.request.Request(
+            actions + "note", data=body_text.encode(), headers=multipart, method="POST"
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=30)
+        assert refused.value.code == 400
+        answer = json.loads(refused.value.read().decode())
+        assert answer["code"] == "invalid_input" and wanted in answer["error"], answer
+    assert head_commit(sample.root) == before  # nothing was written
+    shown = json.loads(request(server.url + f"/api/cell?id={sample.chore}")[2])
+    assert shown["cell"]["notes"] == ""
+
+
 def test_release_action_releases_another_agents_reservation(
     server: BackgroundServer, sample: Sample
 ) -> None:
@@ -513,6 +589,50 @@ def test_release_action_releases_another_agents_reservation(
     assert status == 200, body
     message = git(sample.root, "log", "-1", "--format=%B")
     assert "Hive-Released: GreenField" in message and "Hive-Agent: Test User" in message
+
+
+def test_release_action_releases_only_stale_reservations(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """The board releases a stale reservation (expired, or its cell closed), as the
+    issue says; one its holder may still be using is refused, nothing written."""
+    url = server.url + "/api/actions/release"
+    token = {"X-Hive-Token": _token(server)}
+    before = head_commit(sample.root)
+    status, _, body = request(
+        url, data={"reservation_id": str(sample.active_reservation)}, headers=token
+    )
+    answer = json.loads(body)
+    assert status == 409 and answer["code"] == "conflict", body
+    assert (
+        f"reservation #{sample.active_reservation} src/models/** of BlueLake is not stale"
+        in (answer["error"])
+    )
+    assert "hive release --agent BlueLake" in answer["error"]
+    assert head_commit(sample.root) == before
+    page = request(server.url + "/reservations")[2]
+    row = page.split(f'<tr data-id="{sample.active_reservation}"', 1)[1].split("</tr>", 1)[0]
+    assert "button" not in row  # no Release offered for it
+    stale_row = page.split(f'<tr data-id="{sample.stale_reservation}"', 1)[1].split("</tr>")[0]
+    assert 'class="release"' in stale_row
+
+    # RedStone's reservation for the bug turns stale when the bug is closed
+    from hive.domain.cells import close_cell
+
+    red = Workspace(str(sample.root), actor="RedStone")
+    held = next(r for r in list_reservations(red) if r.agent == "RedStone")
+    close_cell(red, cell_id=sample.bug, reason="fixed")
+    status, _, body = request(url, data={"reservation_id": str(held.id)}, headers=token)
+    assert status == 200, body
+    message = git(sample.root, "log", "-1", "--format=%B")
+    assert f"Hive-Released: RedStone #{held.id} src/ui/*.css" in message
+    assert "a stale reservation (cell closed)" in message  # the override says why
+
+    status, _, body = request(
+        url, data={"reservation_id": str(sample.stale_reservation)}, headers=token
+    )
+    assert status == 200, body
+    assert "a stale reservation (expired)" in git(sample.root, "log", "-1", "--format=%B")
 
 
 def test_read_only_server_refuses_actions(sample: Sample) -> None:

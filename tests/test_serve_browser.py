@@ -369,6 +369,8 @@ def test_coordinator_releases_a_stale_reservation(
 ) -> None:
     page.goto(server.url + "/reservations")
     page.on("dialog", lambda dialog: dialog.accept())
+    # only stale reservations are offered: BlueLake's is still running
+    assert page.locator(f"tr[data-id='{sample.active_reservation}'] button.release").count() == 0
     page.click(f"tr[data-id='{sample.stale_reservation}'] button.release")
     page.wait_for_function("!document.querySelector(\"section.agent[data-agent='GreenField']\")")
     log = git(sample.root, "log", "-1", "--format=%B")

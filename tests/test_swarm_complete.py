@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -456,3 +457,43 @@ def test_progress_reaches_the_coordinator_or_says_why_not(ws: Workspace) -> None
     assert told.recipients == ["alice"] and told.not_posted is None  # alice created the epic
     [header] = inbox(ws.for_actor("alice"), agent="alice")
     assert header.thread_id == epic_id and header.importance == "high"
+
+
+def test_files_of_the_agents_own_commits_are_in_the_outcome(ws: Workspace, repo: Path) -> None:
+    """Commits the agent made itself for the cell (its Hive-Cell trailer, as hive review
+    shows them) are in the outcome's files_touched, and so in its scope check; commits
+    of other cells, and any made long before the claim, are not read into it."""
+    _, session_id, login_id = epic_with_work(ws)
+    (repo / "src").mkdir()
+    (repo / "src/old.py").write_text("old = 1\n")
+    git(repo, "add", "src/old.py")
+    old = {**os.environ, "GIT_COMMITTER_DATE": "2001-01-01T00:00:00Z"}
+    subprocess.run(  # before the claim: outside what swarm_complete reads
+        ["git", "commit", "-qm", "early", "--trailer", f"Hive-Cell: {session_id}"],
+        cwd=repo,
+        env=old,
+        check=True,
+    )
+    bob = ws.for_actor("bob")
+    start_cell(bob, cell_id=session_id)
+    (repo / "src/session").mkdir()
+    (repo / "src/session/store.py").write_text("STORE = {}\n")
+    (repo / "src/elsewhere.py").write_text("x = 1\n")
+    (repo / "src/login.py").write_text("login = 1\n")
+    git(repo, "add", "src/session/store.py", "src/elsewhere.py")
+    git(repo, "commit", "-qm", "store", "--trailer", f"Hive-Cell: {session_id}")
+    git(repo, "add", "src/login.py")
+    git(repo, "commit", "-qm", "login", "--trailer", f"Hive-Cell: {login_id}")
+    (repo / "src/session/ttl.py").write_text("TTL = 60\n")
+    result = swarm_complete(
+        bob, cell_id=session_id, summary="store", files_touched=["src/session/ttl.py"]
+    )
+    assert result.files_committed == ["src/session/ttl.py"]
+    assert result.outcome.files_touched == [
+        "src/elsewhere.py",
+        "src/session/store.py",
+        "src/session/ttl.py",
+    ]
+    assert load_outcomes(ws)[-1].files_touched == result.outcome.files_touched
+    assert result.outcome.scope_violations == ["src/elsewhere.py"]
+    assert_clean(repo)

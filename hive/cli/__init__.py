@@ -117,11 +117,30 @@ class HeldInterrupts:
             self.previous = [_signal.signal(number, self.hold) for number in self.numbers]
         except ValueError:  # not the main thread (an in-process caller): nothing to hold
             self.numbers = []
+        # The process-start handler (hive/__init__.py) is not put back: from here on
+        # the entry point handles Ctrl-C (KeyboardInterrupt, cleanly).
+        self.previous = [_taken_over(handler) for handler in self.previous]
         return self
 
     def __exit__(self, *exc: object) -> None:
         for number, handler in zip(self.numbers, self.previous, strict=True):
             _signal.signal(number, handler)
+
+
+def _taken_over(handler: object) -> object:
+    """``handler``, or Python's own Ctrl-C handler in place of hive's process-start one."""
+    import hive  # the package's own module (hive/__init__.py), loaded before this one
+
+    return _signal.default_int_handler if handler is hive._interrupted_at_start else handler
+
+
+def take_interrupts() -> None:
+    """An entry point is ready: Ctrl-C raises KeyboardInterrupt again (which it turns
+    into exit code 130), instead of ending the process at once (hive/__init__.py)."""
+    import hive
+
+    if _signal.getsignal(_signal.SIGINT) is hive._interrupted_at_start:
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
 def interrupted(command: str | None) -> int:
@@ -149,6 +168,14 @@ def internal_error(exc: Exception) -> int:
     name = type(exc).__name__
     sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
     return 70
+
+
+def missing_command(path: str, names: list[str]) -> str:
+    """The usage error of a command group given no command (``hive --json dep``): a
+    program asked for JSON, so it gets an error, not the help text."""
+    listed = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+    takes = f": '{path}' takes {listed}" if listed and len(names) <= 12 else ""
+    return f"missing command{takes} (see '{path} --help')"
 
 
 def stdin_text() -> str:

@@ -252,7 +252,8 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
         required = (required and name not in command.defaults) or name in command.required
         required = required and presenter.extra is None
         if command.many and name == command.arguments[0]:
-            kind, help_text = list[str], "one or more (one write for all)"
+            kind = list[str]
+            help_text = "one or more (one write for all)" if op.writes else "one or more"
         help_text = (help_text + suffix).strip()
         spec = typer.Argument(metavar=name.upper(), help=help_text or None, show_default=False)
     elif kind is bool:

@@ -22,15 +22,18 @@ a path is your home directory, also where the shell leaves it (`-C '~/app'`,
 `--from=~/cells.yaml`).
 Every command accepts `--json` (machine-readable output on stdout: one JSON
 document, or JSON lines, one object per event, from the commands that report as
-they go: `demo`, `swarm run`). The actor (author of the commit and owner of claims
-and reservations) is the agent whose credential is in `$HIVE_AGENT_TOKEN`, else
-the person of git's `user.name`. `--actor` (else `$HIVE_AGENT`) names who you
-claim to be and must match: a name alone proves nothing (see security.md).
+they go: `demo`, `swarm run`, and `events`, whose log is JSON lines). The actor
+(author of the commit and owner of claims and reservations) is the agent whose
+credential is in `$HIVE_AGENT_TOKEN`, else the person of git's `user.name`.
+`--actor` (else `$HIVE_AGENT`) names who you claim to be and must match: a name
+alone proves nothing (see security.md). `hive --version` prints hive's version
+(`{"version": ...}` with `--json`).
 
 Errors are one line on stderr (`error: ...`) and a non-zero exit code; with
 `--json` the error is also printed as `{"error": ..., "code": ...}` on stdout.
 Usage errors (a missing argument, an unknown option or command) are reported
-the same way, with exit code 2 and code `usage`.
+the same way, with exit code 2 and code `usage`; so is a missing command under
+`--json` (`hive --json dep`: without `--json` the help is printed).
 
 | exit | meaning |
 |---:|---|
@@ -51,6 +54,13 @@ the same way, with exit code 2 and code `usage`.
 `hive tools run` prints its whole transcript and exits with the code of the
 first tool call that failed (a malformed call or unknown tool: 2; a hook that
 blocked it: 5), 0 when all succeeded.
+
+Ctrl-C ends a command with 130 and the one word `interrupted` (`hive mcp` and
+`hive serve`: 0 and nothing) wherever it comes, also while hive is still
+starting (importing its modules): never a traceback. Only in the few
+milliseconds before hive's first line runs (Python itself starting) is it
+Python's to handle: the process then ends by the signal, which a shell shows as
+130 (under heavy load Python may also report its own start-up as interrupted).
 
 Commands that take an id take several (`hive close A B C`; also `show`,
 `update`, `start`, `reopen`, `delete`). A write over several cells is **one

@@ -73,6 +73,7 @@ from hive.cli import (  # noqa: E402
     Invocation,
     internal_error,
     interrupted,
+    missing_command,
     parse,
     reader_gone,
 )
@@ -191,11 +192,19 @@ def _exit(code: int) -> None:
 def dispatch(invocation: Invocation) -> int | None:
     """Answer here when possible (an exit code), else None for the full CLI."""
     if invocation.command is None:
+        if invocation.json and not invocation.leading:  # a program gets JSON, not the help
+            import json
+
+            message = missing_command("hive", [])
+            _write(json.dumps({"error": message, "code": "usage"}, indent=2) + "\n")
+            sys.stderr.write(f"error: {message}\n")
+            return 2
         if invocation.leading in ([], ["--help"], ["-h"]):
             _write(usage())
             return 0
         if invocation.leading == ["--version"]:
-            _write(f"hive {__version__}\n")
+            json_line = f'{{"version": "{__version__}"}}\n'
+            _write(json_line if invocation.json else f"hive {__version__}\n")
             return 0
         return None
     handler = LEAN_COMMANDS.get(invocation.command)

@@ -317,32 +317,32 @@ def table(rows: Sequence[Row], width: int | None = None) -> str:
     cells = [
         (row.id, f"P{row.priority}", row.type, row.status, row.assignee or "-") for row in rows
     ]
-    widths = [max(len(header[i]), *(_width(c[i]) for c in cells)) for i in range(len(header))]
+    widths = [max(len(header[i]), *(text_width(c[i]) for c in cells)) for i in range(len(header))]
     widths[4] = min(widths[4], 16)
     lead = sum(widths) + 2 * len(widths)
     room = None if columns is None else max(columns - lead, 12)
     lines = [_line(header, widths, "TITLE")]
     for row, fields in zip(rows, cells, strict=True):
-        lines.append(_line(fields, widths, _fit(row.title, room)))
+        lines.append(_line(fields, widths, cut(row.title, room)))
     return "\n".join(lines) + "\n"
 
 
 def _line(fields: Sequence[str], widths: Sequence[int], title: str) -> str:
-    parts = [_pad(_fit(field, width), width) for field, width in zip(fields, widths, strict=True)]
+    parts = [_pad(cut(field, width), width) for field, width in zip(fields, widths, strict=True)]
     parts[0] = fields[0].ljust(widths[0])  # ids are never cut
     return "  ".join([*parts, title]).rstrip()
 
 
-def _fit(text: str, room: int | None) -> str:
+def cut(text: str, room: int | None) -> str:
     """``text`` cut to ``room`` terminal columns with an ellipsis (a wide character,
     e.g. CJK, takes two columns)."""
-    if room is None or _width(text) <= room:
+    if room is None or text_width(text) <= room:
         return text
     if text.isascii():
         return text[: max(room - 1, 0)] + "…"
     kept, used = [], 0
     for char in text:
-        used += _width(char)
+        used += text_width(char)
         if used > room - 1:
             break
         kept.append(char)
@@ -350,10 +350,10 @@ def _fit(text: str, room: int | None) -> str:
 
 
 def _pad(text: str, width: int) -> str:
-    return text + " " * (width - _width(text))
+    return text + " " * (width - text_width(text))
 
 
-def _width(text: str) -> int:
+def text_width(text: str) -> int:
     """Terminal columns of ``text``: wide and full-width characters take two, combining
     marks none (unicodedata only for text that is not ASCII: start-up time)."""
     if text.isascii():

@@ -15,6 +15,7 @@ from hive.cli import (
     coord_cmd,
     groups,
     internal_error,
+    missing_command,
     output,
     serve_cmd,
     swarm_cmd,
@@ -209,14 +210,17 @@ def _info_name(info: typer.models.CommandInfo) -> str | None:
 
 def _usage_error(exc: Any, argv: list[str]) -> int:
     """Render a usage error as one line (plus JSON with ``--json``); exit code 2."""
-    if is_no_args_help(exc):
+    wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    if is_no_args_help(exc) and not wants_json:
         if exc.format_message().strip():  # plain click: the help text is the message
             sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
         return int(exc.exit_code)
-    message = " ".join(exc.format_message().split())
-    if exc.ctx is not None:
-        message += f" (see '{exc.ctx.command_path} --help')"
-    wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    if is_no_args_help(exc):  # ``hive --json dep``: a program gets JSON, not the help
+        message = missing_command(exc.ctx.command_path, exc.ctx.command.list_commands(exc.ctx))
+    else:
+        message = " ".join(exc.format_message().split())
+        if exc.ctx is not None:
+            message += f" (see '{exc.ctx.command_path} --help')"
     if wants_json:
         output.emit_json({"error": message, "code": "usage"})
     output.err(f"error: {message}")
@@ -226,6 +230,9 @@ def _usage_error(exc: Any, argv: list[str]) -> int:
 def run(argv: list[str] | None = None) -> None:
     """The full CLI (``hive/cli/entry.py`` parses global options first and passes the
     normalized command line): no traceback ever reaches the terminal."""
+    from hive.cli import take_interrupts
+
+    take_interrupts()  # `python -m hive.cli.main`: its imports are behind it
     if argv is None:
         from hive.cli import parse
 

@@ -83,8 +83,13 @@ def run(argv: list[str]) -> int:
 
 
 def main() -> None:
+    from hive.cli import interrupted, take_interrupts
+
+    take_interrupts()
     try:
         code = run(sys.argv[1:])
+    except KeyboardInterrupt:  # the file git gave is left as it was (replaced atomically)
+        code = interrupted(None)
     except Exception as exc:  # never a traceback in the middle of a git merge
         if os.environ.get("HIVE_DEBUG"):
             raise

@@ -54,6 +54,21 @@ def columns() -> int | None:
     return None
 
 
+def fit(text: str, room: int | None = None) -> str:
+    """``text`` cut with an ellipsis to ``room`` terminal columns (else the output's
+    width; piped without $COLUMNS: whole), as ``hive list`` cuts a title."""
+    from hive.cli.lean import cut
+
+    return cut(text, columns() if room is None else room)
+
+
+def width(text: str) -> int:
+    """Terminal columns of ``text`` (a wide character takes two)."""
+    from hive.cli.lean import text_width
+
+    return text_width(text)
+
+
 @functools.cache
 def _console_class() -> Any:
     """rich's Console, but a reader that went away (``| head``) is the caller's to handle

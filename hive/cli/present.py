@@ -391,11 +391,16 @@ def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
         ]
         empty = "no overrides and no unregistered identities"
     else:
-        lines = [
-            f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(entry.subject)}"
-            f"  [dim]{output.escape(entry.agent or '')}[/dim]"
-            for entry in entries
-        ]
+        width = output.columns()
+        lines = []
+        for entry in entries:  # the subject cut to fit, the commit and its author whole
+            agent = entry.agent or ""
+            room = None if width is None else max(width - 13 - output.width(agent), 12)
+            subject = output.fit(entry.subject, room)
+            lines.append(
+                f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(subject)}"
+                f"  [dim]{output.escape(agent)}[/dim]"
+            )
         empty = "no hive commits"
     if not lines:
         out.print(f"[dim]{empty}[/dim]")
@@ -404,7 +409,7 @@ def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
 
 
 def _swarm_status(status: Any, params: Any, ws: Workspace) -> None:
-    output.console().print(
+    output.console(wrap=True).print(
         f"{status.epic_id} {output.escape(status.title)}: {status.completed}/{status.total}"
         f" done ({status.percent}%), {status.in_progress} in progress,"
         f" {status.blocked} blocked, {status.open} open"
@@ -748,7 +753,7 @@ def _initialised(result: Any, params: Any, ws: Workspace) -> None:
 
 
 def _doctor(report: Any, params: Any, ws: Workspace) -> None:
-    out = output.console()
+    out = output.console(wrap=True)
     for problem in report.problems:
         out.print(f"[red]{problem.kind}[/red]: {output.escape(problem.message)}")
     for warning in report.warnings:
@@ -778,7 +783,7 @@ def _hook(result: Any, params: Any, ws: Workspace) -> None:
 
 
 def _epic_status(status: Any, params: Any, ws: Workspace) -> None:
-    out = output.console()
+    out = output.console(wrap=True)
     epic = status.epic
     out.print(f"[bold]{epic.id}[/bold]  " + output.escape(f"{epic.title}  [{epic.status}]"))
     out.print(f"  {status.closed}/{status.total} closed ({status.percent_complete}%)")
@@ -960,10 +965,14 @@ def _event_line(event: Any) -> str:
     milliseconds = duration if isinstance(duration, int | float) else 0
     args = seen.get("args")
     shown = "" if args in (None, {}) else compact(args, 120)
-    return (
-        f"{stamp}  {seen.get('agent') or '-'!s:<14} {seen.get('tool', '-')!s:<28}"
-        f" {seen.get('outcome', '-')!s:<22} {milliseconds:>8.1f} ms  {shown}"
-    ).rstrip()  # no blanks at the end of a call without arguments
+    agent, tool, outcome = (str(seen.get(key) or "-") for key in ("agent", "tool", "outcome"))
+    width = output.columns()
+    if width is not None and width < 100:  # narrower columns, long names cut to them
+        agent, tool, outcome = output.fit(agent, 12), output.fit(tool, 24), output.fit(outcome, 16)
+        line = f"{stamp} {agent:<12} {tool:<24} {outcome:<16} {milliseconds:>7.1f}ms {shown}"
+    else:
+        line = f"{stamp}  {agent:<14} {tool:<28} {outcome:<22} {milliseconds:>8.1f} ms  {shown}"
+    return output.fit(line.rstrip())  # no blanks at the end of a call without arguments
 
 
 def _as_logged(event: Any) -> dict[str, Any]:
@@ -1198,7 +1207,11 @@ def _search(found: Any, params: Any, ws: Workspace) -> None:
         output.say(f"nothing matches {params.term!r}")
     for m in matches:
         snippet = " ".join(m.content_snippet.split())
-        output.say(f"round {m.round_number}  {m.agent_id} ({m.agent_role}, {m.type}): {snippet}")
+        output.say(
+            output.fit(
+                f"round {m.round_number}  {m.agent_id} ({m.agent_role}, {m.type}): {snippet}"
+            )
+        )
     if found.result.total > len(matches):
         output.err(f"showing {len(matches)} of {found.result.total} matches (--limit for more)")
 

@@ -27,7 +27,7 @@ def serve_cmd(
         bool,
         typer.Option(
             "--allow-write",
-            help="Allow claim, close, note and coordinator release from the page"
+            help="Allow claim, close, note and the release of stale reservations from the page"
             " (each a hive commit as you: HIVE_AGENT_TOKEN's agent, else git user.name).",
         ),
     ] = False,

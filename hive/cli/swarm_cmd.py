@@ -139,8 +139,9 @@ def _run_swarm(
 
 
 def render_review(result: Any, *, per: str = "both") -> None:
-    """A review for people: each cell's scope, outcome and diff, then each commit's."""
-    out = output.console()
+    """A review for people: each cell's scope, outcome and diff, then each commit's
+    (the lines about them wrapped to the terminal; a patch's lines as git prints them)."""
+    out = output.console(wrap=True)
     out.print(f"[bold]{result.target}[/bold] {output.escape(result.title)}")
     for cell in result.cells:
         out.print(

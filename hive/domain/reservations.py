@@ -54,6 +54,7 @@ from hive.domain.reservecore import (
 )
 from hive.domain.workspace import Workspace, check_actor
 from hive.errors import (
+    Conflict,
     CorruptFile,
     InvalidInput,
     NotFound,
@@ -575,6 +576,7 @@ def release_for_holder(
     *,
     reservation_id: int,
     as_coordinator: bool = False,
+    only_stale: bool = False,
     reason: str | None = None,
 ) -> ReleaseResult:
     """Release one reservation by id, whoever holds it (a stale one: its holder
@@ -586,7 +588,9 @@ def release_for_holder(
     coordinator (``coordinators:`` in the config) or a person, unless
     ``as_coordinator`` says the surface already granted that role (``hive serve
     --allow-write``); it is recorded (``Hive-Override`` trailer, event log) with
-    ``reason`` (default: a stale reservation). Releasing one's own needs no role.
+    ``reason`` (default: why it is stale). Releasing one's own needs no role.
+    With ``only_stale`` another agent's reservation that is not stale (see
+    ``staleness``) is refused (Conflict): its holder may still be working.
     """
     actor = ws.actor
     forced: list[Override] = []
@@ -606,6 +610,16 @@ def release_for_holder(
             raise NotFound(f"no reservation #{reservation_id}", reservation_id=reservation_id)
         holder = found.agent
         overrides: list[Override] = []
+        why = staleness(found, utc_now(), _cell_status(ws, snap, found.cell))
+        if only_stale and holder != actor and why is None:
+            raise Conflict(
+                f"reservation #{found.id} {found.path_pattern} of {holder} is not stale:"
+                f" it runs until {_stamp(found.expires_at)} and its cell is not closed;"
+                f" only {holder} may release it now (a coordinator: 'hive release --agent"
+                f" {holder} --id {found.id} --force --reason WHY')",
+                reservation_id=found.id,
+                holder=holder,
+            )
         if holder != actor:
             role = "coordinator" if as_coordinator else override_role(ws, snap)
             if role is None:
@@ -619,7 +633,7 @@ def release_for_holder(
                     action="release the reservation",
                     target=f"#{found.id} {found.path_pattern}",
                     owner=holder,
-                    reason=" ".join((reason or "a stale reservation").split()),
+                    reason=" ".join((reason or _stale_reason(why)).split()),
                 )
             ]
         forced[:] = overrides
@@ -664,6 +678,28 @@ def release_retired(
 
     released: list[Reservation] = ws.write_files(plan).result
     return released
+
+
+def staleness(held: Reservation, now: datetime, cell_status: str | None) -> str | None:
+    """Why ``held`` looks stale (its holder stopped or moved on), or None: it expired
+    (or was yielded), or its cell is closed or gone (``cell_status`` None)."""
+    if not held.active(now):
+        return "expired"
+    if held.cell and cell_status in (None, "closed"):
+        return f"cell {cell_status or 'gone'}"
+    return None
+
+
+def _stale_reason(why: str | None) -> str:
+    return f"a stale reservation ({why})" if why else "a reservation still active"
+
+
+def _cell_status(ws: Workspace, snap: Snapshot, cell_id: str | None) -> str | None:
+    """The status of ``cell_id`` in ``snap`` (None: no such cell, or deleted)."""
+    if cell_id is None:
+        return None
+    node = ws.cells(snap).nodes.get(cell_id)
+    return None if node is None or node.deleted else node.status
 
 
 def release_change(agent: str, kept: list[Reservation], ws: Workspace | None = None) -> Change:

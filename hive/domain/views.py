@@ -19,7 +19,7 @@ from hive.domain.cells import list_cells, parse_priority, parse_status, parse_ty
 from hive.domain.epics import epic_status
 from hive.domain.history import cell_log
 from hive.domain.outcomes import load_outcomes
-from hive.domain.reservations import list_reservations, reservation_problems
+from hive.domain.reservations import list_reservations, reservation_problems, staleness
 from hive.domain.swarm.review import review
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput, NotFound
@@ -277,14 +277,13 @@ def reservations_view(ws: Workspace) -> ReservationsView:
 
 
 def _held(held: Reservation, now: datetime, statuses: dict[str, str]) -> HeldReservation:
-    expired = not held.active(now)
     cell_status = statuses.get(held.cell) if held.cell else None
-    stale = None
-    if expired:
-        stale = "expired"
-    elif held.cell and cell_status in (None, "closed"):
-        stale = f"cell {cell_status or 'gone'}"
-    return HeldReservation(reservation=held, expired=expired, cell_status=cell_status, stale=stale)
+    return HeldReservation(
+        reservation=held,
+        expired=not held.active(now),
+        cell_status=cell_status,
+        stale=staleness(held, now, cell_status),
+    )
 
 
 # ------------------------------------------------------------------ outcomes

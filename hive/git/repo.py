@@ -601,6 +601,20 @@ class GitRepo:
         commit = self._commit(commit_sha)
         return self.range_diff(commit.parents[0].decode() if commit.parents else None, commit_sha)
 
+    def changed_paths(self, commit_sha: str) -> list[str]:
+        """The paths ``commit_sha`` changed against its first parent (every path of a
+        root commit): names only, from the trees (no file is read)."""
+        from dulwich.diff_tree import tree_changes
+
+        commit = self._commit(commit_sha)
+        base = self._commit(commit.parents[0].decode()).tree if commit.parents else None
+        found: list[str] = []
+        for change in tree_changes(self.dulwich.object_store, base, commit.tree):
+            for side in (change.old, change.new):
+                if side is not None and side.path is not None:
+                    found.append(side.path.decode("utf-8", errors="surrogateescape"))
+        return list(dict.fromkeys(found))
+
     def range_diff(self, base: str | None, tip: str) -> CommitDiff:
         """What changed from commit ``base`` (None: nothing) to commit ``tip``."""
         import io

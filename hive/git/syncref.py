@@ -61,12 +61,46 @@ def move_ref(
 
 
 def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:
-    """Every blob id that was under ``.hive`` in ``tip`` or its ancestors (the newest
-    ``limit`` commits): the versions of hive files that side already had. Shared
-    subtrees are read once, so a long history of small changes stays cheap."""
-    found: set[str] = set()
+    """Every blob id that was under ``.hive`` in ``tip`` or its ancestors: the versions
+    of hive files that side already had. Read by the real ``git`` (the files of ``tip``
+    and both sides of every change in the newest ``limit`` commits that changed
+    ``.hive``: ~80 ms for 2,000 commits where reading them here took ~0.35 s); without a
+    usable ``git``, the trees of the newest ``limit`` commits, read here."""
     if tip is None:
-        return found
+        return set()
+    changed = _changed_blobs_by_git(repo.root, tip, HIVE_DIR, limit=limit)
+    held = _tree_blobs_by_git(repo.root, tip) if changed is not None else None
+    if changed is not None and held is not None:
+        return set(changed) | held
+    return _history_blobs_read(repo, tip, limit=limit)
+
+
+def _tree_blobs_by_git(root: str, tip: str) -> set[str] | None:
+    """The blob ids under ``.hive`` in ``tip`` (``git ls-tree -r``); None when git cannot
+    answer."""
+    from hive.errors import GitError
+    from hive.git.remote import run_git
+
+    try:
+        result = run_git(root, "--literal-pathspecs", "ls-tree", "-r", tip, "--", HIVE_DIR)
+    except GitError:
+        return None
+    if result.returncode != 0:
+        return None
+    found: set[str] = set()
+    for line in result.stdout.splitlines():
+        fields = line.split("\t", 1)[0].split()
+        if len(fields) != 3:
+            return None
+        if fields[1] == "blob":
+            found.add(fields[2])
+    return found
+
+
+def _history_blobs_read(repo: GitRepo, tip: str, *, limit: int) -> set[str]:
+    """:func:`history_blobs` read object by object: the newest ``limit`` commits by date.
+    Shared subtrees are read once, so a long history of small changes stays cheap."""
+    found: set[str] = set()
     seen_trees: set[str] = set()
     for info in repo.iter_commits(tip, limit=limit):
         pending = [hive_tree(repo, info.sha)]
@@ -91,7 +125,7 @@ def path_versions(repo: GitRepo, tip: str | None, path: str, *, limit: int) -> l
     commits by date, read here."""
     if tip is None:
         return []
-    by_git = _path_versions_by_git(repo.root, tip, path, limit=limit)
+    by_git = _changed_blobs_by_git(repo.root, tip, path, limit=limit)
     if by_git is not None:
         return by_git
     return _path_versions_read(repo, tip, path, limit=limit)
@@ -107,10 +141,12 @@ _LOG_VERSIONS = (
 )
 
 
-def _path_versions_by_git(root: str, tip: str, path: str, *, limit: int) -> list[str] | None:
-    """:func:`path_versions` from ``git log --raw``; None when git cannot answer.
+def _changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list[str] | None:
+    """The versions of the files at ``path`` (a file or a folder) that the newest
+    ``limit`` commits changing them name, newest first, from ``git log --raw``; None
+    when git cannot answer.
 
-    ``--full-history -m``: every commit that changed the file on any line of history,
+    ``--full-history -m``: every commit that changed them on any line of history,
     merges diffed against each parent (a merged version is a version the side had).
     Each change names the version before and after it; both were in the history."""
     from hive.errors import GitError

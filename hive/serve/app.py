@@ -62,7 +62,9 @@ STATUS_OF_CODE = {
     "lock_timeout": 503,
     "not_initialized": 409,
     "corrupt_file": 409,  # the hive's data, not the server, is what went wrong
+    "not_a_git_repository": 409,  # the directory served stopped being a repository
 }
+STATUS_OF_EXIT = {2: 400, 3: 404, 4: 409, 5: 403, 6: 503, 7: 409, 9: 409}
 
 
 @dataclass
@@ -271,9 +273,11 @@ def _query_helper(request: Request) -> Callable[..., str]:
 
 
 def _http_status(exc: HiveError) -> int:
+    """The HTTP status of ``exc``: by its code, else by its family (exit code): a
+    refusal (not_owner, not_your_identity, ...) is 403, a conflict 409."""
     if exc.code in STATUS_OF_CODE:
         return STATUS_OF_CODE[exc.code]
-    return 409 if exc.exit_code == 4 else 500
+    return STATUS_OF_EXIT.get(exc.exit_code, 500)
 
 
 # ------------------------------------------------------------------ the app
@@ -283,7 +287,13 @@ def _int_param(request: Request, name: str, default: int) -> int:
     raw = request.query_params.get(name, "").strip()
     if not raw:
         return default
-    if not raw.isdigit():
+    return _whole_number(name, raw)
+
+
+def _whole_number(name: str, raw: str) -> int:
+    """``raw`` as a whole number written in ASCII digits ('²' is a digit to
+    str.isdigit, not to int)."""
+    if not (raw.isascii() and raw.isdigit()):
         raise InvalidInput(f"{name} must be a whole number, got {raw!r}")
     return int(raw)
 
@@ -393,16 +403,19 @@ def create_app(config: ServeConfig) -> Starlette:
 
     async def api(request: Request) -> Response:
         name = request.path_params["view"]
-        build = _api_view(name, request)
-        if build is None:
-            return JSONResponse({"error": f"no view {name!r}", "code": "not_found"}, 404)
         try:
+            build = _api_view(name, request)
+            if build is None:
+                raise NotFound(f"no view {name!r}")
             return _json(await hub.call(build))
         except HiveError as exc:
             return _error_json(exc)
 
     async def version(request: Request) -> Response:
-        return JSONResponse({"version": await asyncio.to_thread(hub.token_now)})
+        try:
+            return JSONResponse({"version": await asyncio.to_thread(hub.token_now)})
+        except HiveError as exc:  # the repository went away under the server
+            return _error_json(exc)
 
     async def events(request: Request) -> Response:
         return StreamingResponse(
@@ -565,9 +578,22 @@ async def _fields(request: Request) -> dict[str, str]:
             raise InvalidInput("request body is not valid JSON") from None
         if not isinstance(decoded, dict):
             raise InvalidInput("request body must be a JSON object")
-        return {str(k): str(v) for k, v in decoded.items() if v is not None}
-    form = await request.form()
-    return {key: str(value) for key, value in form.items()}
+        return {str(k): _field_text(str(k), v) for k, v in decoded.items() if v is not None}
+    try:
+        form = await request.form()
+    except HTTPException as exc:  # a malformed multipart body
+        raise InvalidInput(f"request body is not a valid form: {exc.detail}") from None
+    return {key: _field_text(key, value) for key, value in form.items()}
+
+
+def _field_text(name: str, value: object) -> str:
+    """A field's text: a string, or a number (a JSON reservation_id); anything else (a
+    JSON object or list, an uploaded file) is refused, not stored as its repr."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InvalidInput(f"field {name!r} must be text, got {type(value).__name__}")
 
 
 def _check_request(request: Request, config: ServeConfig, fields: Mapping[str, str]) -> None:
@@ -618,11 +644,10 @@ def _action(name: str, fields: Mapping[str, str]) -> Callable[[Workspace], Any]:
         text = _required(fields, "text")
         return lambda ws: update_cell(ws, cell_id=cell_id, append_notes=text)
     if name == "release":
-        raw = _required(fields, "reservation_id").lstrip("#")
-        if not raw.isdigit():
-            raise InvalidInput(f"reservation_id must be a number, got {raw!r}")
-        number = int(raw)
-        return lambda ws: release_for_holder(ws, reservation_id=number, as_coordinator=True)
+        number = _whole_number("reservation_id", _required(fields, "reservation_id").lstrip("#"))
+        return lambda ws: release_for_holder(
+            ws, reservation_id=number, as_coordinator=True, only_stale=True
+        )
     raise InvalidInput(f"unknown action {name!r}: use claim, close, note or release")
 
 

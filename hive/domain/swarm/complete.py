@@ -123,11 +123,12 @@ def swarm_complete(
             agent_ws, snap, worker, current.id, now, only_this_cell=worker != agent
         )
         closed = _closed(current, summary, now)
+        own = own_commit_files(ws, snap.head.commit, current)
         outcome = build_outcome(
             index,
             closed,
             agent,
-            touched,
+            list(dict.fromkeys([*own, *touched])),
             released + kept,
             now,
             summary=summary,
@@ -165,6 +166,25 @@ def swarm_complete(
 
 
 MAX_BODY = 4000
+OWN_COMMITS_LIMIT = 1000  # commits read at most looking for the agent's own
+CLOCK_SLACK_SECONDS = 300  # commit times are the committer's clock, in seconds
+
+
+def own_commit_files(ws: Workspace, head: str | None, cell: Cell) -> list[str]:
+    """The files the agent's own commits for ``cell`` changed (commits carrying its
+    ``Hive-Cell`` trailer, as ``hive review`` shows them), hive's own files left out.
+    History is read newest first from ``head`` back to the cell's claim (or creation)
+    only, at most OWN_COMMITS_LIMIT commits: never the whole history."""
+    if head is None:
+        return []
+    since = (cell.started_at or cell.created_at).timestamp() - CLOCK_SLACK_SECONDS
+    found: list[str] = []
+    for count, info in enumerate(ws.git.iter_commits(head)):
+        if info.time < since or count >= OWN_COMMITS_LIMIT:
+            break
+        if cell.id in info.trailers().get("Hive-Cell", []):
+            found += [p for p in ws.git.changed_paths(info.sha) if not p.startswith(".hive/")]
+    return sorted(set(found))
 
 
 def commit_body(summary: str, touched: Sequence[str]) -> str:

@@ -1,0 +1,113 @@
+"""Issue 12's CLI tried once more as a new user would (its acceptance audit): each test
+failed before the fix it names. The command line runs in-process (``run_hive``, the
+console script's own entry point) on real repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+from tests.inprocess import Outcome, run_hive
+
+
+def hive(repo: Path, *args: str, env: dict[str, str] | None = None) -> Outcome:
+    return run_hive(["-C", str(repo), *args], env=env)
+
+
+def ok(result: Outcome) -> str:
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture
+def hived(repo: Path) -> Path:
+    ok(hive(repo, "init", "--prefix", "hv"))
+    return repo
+
+
+@pytest.mark.parametrize(
+    ("group", "names"),
+    [((), None), (("dep",), "add, remove or tree"), (("mail",), "inbox"), (("swarm",), None)],
+)
+def test_a_missing_command_under_json_is_a_json_usage_error(
+    hived: Path, group: tuple[str, ...], names: str | None
+) -> None:
+    """``hive --json dep`` printed the group's help text on stdout (exit 2): a program
+    that asked for JSON could not read what went wrong."""
+    shown = hive(hived, "--json", *group)
+    assert shown.returncode == 2, shown
+    payload = json.loads(shown.stdout)
+    path = " ".join(["hive", *group])
+    assert payload["code"] == "usage" and f"see '{path} --help'" in payload["error"]
+    assert payload["error"].startswith("missing command")
+    if names:
+        assert names in payload["error"]
+    assert shown.stderr == f"error: {payload['error']}\n"
+    helped = hive(hived, *group)  # a person still gets the help
+    assert "Usage: hive" in helped.stdout and helped.returncode in (0, 2)
+    assert "Commands:" in ok(hive(hived, "--json", *group, "--help"))
+    assert git(hived, "status", "--porcelain") == ""
+
+
+LONG = "A title long enough that it cannot fit on one line of eighty columns at all, not even"
+
+
+def test_history_status_doctor_events_search_and_review_fit_80_columns(hived: Path) -> None:
+    """`hive list` fitted 80 columns, but `log` (124), `events` (88 with no arguments),
+    `search` (237), `epic status` (99), `swarm status` (139), `doctor` (105) and
+    `review --stat` (110) did not."""
+    from tests.conftest import agent_env
+
+    worker = agent_env(hived, "BlueLake")
+    epic_id, task = (
+        c["id"] for c in json.loads(ok(hive(hived, "epic", "create", LONG, "-s", LONG, "--json")))
+    )
+    ok(hive(hived, "start", task, env=worker))
+    ok(hive(hived, "comment", task, "x", env=worker))
+    deep = "src/a/very/long/path/to/some/deeply/nested/module/that/goes/on/and/on/forever.py"
+    ok(hive(hived, "reserve", deep, "--cell", task, env=worker))
+    ok(hive(hived, "update", task, "-p", "0", "--force", "--reason", "the owner is away " * 3))
+    wide = {**os.environ, "COLUMNS": "80"}
+    commands: list[tuple[str, ...]] = [
+        ("log",),
+        ("events",),
+        ("search", "title"),
+        ("epic", "status", epic_id),
+        ("swarm", "status", epic_id),
+        ("doctor",),
+        ("review", task, "--stat"),
+    ]
+    for command in commands:
+        shown = hive(hived, *command, env=wide)
+        assert shown.returncode in (0, 1), shown  # doctor: 1 when it finds problems
+        lines = shown.stdout.splitlines()
+        assert lines and all(len(line) <= 80 for line in lines), (command, shown.stdout)
+    log = ok(hive(hived, "log", env=wide)).splitlines()
+    assert log[0].startswith(git(hived, "rev-parse", "--short=10", "HEAD").strip())
+    assert log[0].endswith("  Test User") and "…" in log[0]  # the subject cut, the author whole
+    events = ok(hive(hived, "events", env=wide)).splitlines()
+    assert any(line.startswith(tuple("0123456789")) and line.endswith("ms") for line in events)
+    review = ok(hive(hived, "review", task, "--stat", env=wide))
+    assert deep in review.replace("\n", "")  # wrapped, not cut
+    piped = ok(hive(hived, "log"))  # piped without $COLUMNS: whole lines for grep
+    assert LONG in piped
+
+
+def test_a_reading_command_s_help_does_not_promise_one_write(hived: Path) -> None:
+    """`hive show --help` said its ids were 'one or more (one write for all)'."""
+    shown = ok(hive(hived, "show", "--help"))
+    assert "one or more" in shown and "write" not in shown
+    assert "one or more (one write for all)" in ok(hive(hived, "close", "--help"))
+
+
+def test_version_under_json_is_json(hived: Path) -> None:
+    """`hive --json --version` printed 'hive 0.1.0'."""
+    from hive import __version__
+
+    assert ok(hive(hived, "--version")) == f"hive {__version__}\n"
+    for argv in (["--json", "--version"], ["--version", "--json"]):
+        assert json.loads(ok(hive(hived, *argv))) == {"version": __version__}
