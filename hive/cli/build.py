@@ -422,8 +422,8 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
         if not _utf8(value):  # bytes that are not UTF-8 on the command line
             shown = name.upper() if name in command.arguments else "--" + name.replace("_", "-")
             raise InvalidInput(
-                f"invalid {shown} {_quoted(value)}: not UTF-8 text (a byte that is not"
-                " UTF-8 was given)",
+                f"invalid {shown} {_quoted(value)}: not UTF-8 text (a lone surrogate: a"
+                " byte that is not UTF-8, or a \\udXXX escape)",
                 field=name,
             )
     # a field with an alias (the seeds' camelCase names) is validated by its alias
