@@ -111,3 +111,59 @@ def test_version_under_json_is_json(hived: Path) -> None:
     assert ok(hive(hived, "--version")) == f"hive {__version__}\n"
     for argv in (["--json", "--version"], ["--version", "--json"]):
         assert json.loads(ok(hive(hived, *argv))) == {"version": __version__}
+
+
+def test_a_subtask_s_diff_in_an_epic_review_is_its_own(hived: Path) -> None:
+    """Reviewing an epic, each subtask's one diff listed every sibling's cell file (the
+    epic's creation commit carries all their trailers): the same cell reviewed alone
+    showed its own files only."""
+    from tests.conftest import agent_env
+
+    created = json.loads(
+        ok(hive(hived, "epic", "create", "Epic", "-s", "one", "-s", "two", "--json"))
+    )
+    epic_id, first, second = (cell["id"] for cell in created)
+    for cell_id, name, path in ((first, "BlueLake", "a.py"), (second, "GreenCastle", "b.py")):
+        env = agent_env(hived, name)
+        ok(hive(hived, "start", cell_id, env=env))
+        (hived / path).write_text(f"# {cell_id}\n")
+        ok(hive(hived, "swarm", "complete", cell_id, "-s", "done", "-f", path, env=env))
+    whole = json.loads(ok(hive(hived, "review", epic_id, "--json")))
+    cells = {cell["cell_id"]: cell for cell in whole["cells"]}
+    for cell_id, sibling in ((first, second), (second, first)):
+        paths = [changed["path"] for changed in cells[cell_id]["files"]]
+        assert not any(sibling in path for path in paths), paths
+        assert f"{sibling}.yaml" not in cells[cell_id]["patch"]
+        alone = json.loads(ok(hive(hived, "review", cell_id, "--json")))["cells"][0]
+        assert paths == [changed["path"] for changed in alone["files"]]
+        assert cells[cell_id]["patch"] == alone["patch"]
+    epic_paths = [changed["path"] for changed in cells[epic_id]["files"]]
+    assert epic_paths and all(first not in p and second not in p for p in epic_paths)
+    commits = {commit["sha"]: commit for commit in whole["commits"]}
+    creation = next(c for c in commits.values() if c["event"] == "create-epic")
+    assert len(creation["files"]) == 3  # a commit's own diff still shows all it changed
+
+
+def test_update_to_in_progress_respects_open_blockers_as_start_does(hived: Path) -> None:
+    """`hive start` refused a blocked cell, but `hive update ID -s in_progress` started
+    it without a word; and `update -s closed` said 'use --force', which it ignored."""
+    blocker = json.loads(ok(hive(hived, "create", "blocker", "--json")))["id"]
+    waiting = json.loads(ok(hive(hived, "create", "waiting", "--json")))["id"]
+    ok(hive(hived, "dep", "add", waiting, blocker))
+    head = git(hived, "rev-parse", "HEAD")
+    for status in ("in_progress", "closed"):
+        refused = hive(hived, "update", waiting, "-s", status)
+        assert refused.returncode == 4, refused
+        assert "blocked by open" in refused.stderr and "--force" in refused.stderr
+    assert git(hived, "rev-parse", "HEAD") == head
+    ok(hive(hived, "update", waiting, "-s", "in_progress", "--force", "--reason", "agreed"))
+    assert f"forced: start {waiting} despite open blockers {blocker}: agreed" in git(
+        hived, "log", "-1", "--format=%B"
+    )
+    ok(hive(hived, "update", waiting, "-s", "blocked"))
+    ok(hive(hived, "update", waiting, "-s", "in_progress"))  # work resumed: not a start
+    ok(hive(hived, "update", waiting, "-s", "closed", "--force", "--reason", "moot"))
+    assert f"forced: close {waiting} despite open blockers {blocker}: moot" in git(
+        hived, "log", "-1", "--format=%B"
+    )
+    ok(hive(hived, "update", blocker, "-s", "in_progress"))  # nothing blocks it

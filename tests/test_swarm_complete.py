@@ -274,7 +274,8 @@ def test_work_started_by_progress_or_update_has_a_start(ws: Workspace, repo: Pat
     swarm_progress(bob, cell_id=session_id, status="blocked", message="waiting")
     again = swarm_progress(bob, cell_id=session_id, status="in_progress")
     assert again.cell.started_at == started  # the first start stays
-    assert update_cell(ws, cell_id=login_id, status="in_progress").started_at is not None
+    forced = update_cell(ws, cell_id=login_id, status="in_progress", force=True)  # blocked
+    assert forced.started_at is not None
     done = swarm_complete(bob, cell_id=session_id, summary="done")
     assert done.outcome.duration_seconds is not None and done.outcome.duration_seconds < 60
 

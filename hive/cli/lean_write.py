@@ -695,6 +695,8 @@ def update(inv: Invocation) -> int | None:
             updates["labels"] = labels + [label for label in added if label not in labels]
         if (closing and not is_closed) or any(cell[key] != updates[key] for key in updates):
             check_owner(session, cell)  # a claimed cell is its assignee's to change
+        if new_status == "in_progress" and cell["status"] not in ("in_progress", "blocked"):
+            refuse_open_blockers(session, key, cell)  # starting it: the full CLI refuses
         updated = changed(cell, **updates) if updates else cell
         if closing and not is_closed:
             return closing_of(session, key, updated, reason=None), True

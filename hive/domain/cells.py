@@ -473,7 +473,9 @@ def update_cells(
     reason: str | None = None,
 ) -> list[Cell]:
     """Change fields of cells, all in one commit. ``status='closed'`` follows the rules
-    of close (after the other changes are applied).
+    of close (after the other changes are applied), ``status='in_progress'`` those of
+    start (from open, deferred or closed: refused past an open blocker unless ``force``,
+    recorded).
 
     A claimed cell is its assignee's: anyone else changing it is refused
     (``not_owner``) unless a coordinator or a person forces it with a ``reason``
@@ -525,14 +527,19 @@ def update_cells(
             guard.check_cell(cell, "change the status or assignee of")
         elif _differs(cell, updates):
             guard.check_cell(cell, "update")
+        if new_status == "in_progress" and cell.status not in RESUMED:  # starts it
+            _past_blockers(cell, index, guard, verb="start", force=force)
         updated = _changed(cell, **updates) if updates else cell
         if closing and not cell.is_closed:
-            return _closing(updated, index, reason=None, force=False, guard=guard)
+            return _closing(updated, index, reason=None, force=force, guard=guard)
         return updated
 
     return _mutate_many(
         ws, cell_ids, "close" if closing else "update", change, force=force, reason=reason
     )
+
+
+RESUMED = ("in_progress", "blocked")  # to in_progress from these: work goes on, not a start
 
 
 def _differs(cell: Cell, updates: dict[str, Any], *only: str) -> bool:

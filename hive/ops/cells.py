@@ -452,13 +452,15 @@ declare(
         run=_update,
         writes=True,
         access="owner",
-        errors=OWNED,
+        errors=(*OWNED, BlockedByDependency),
         paths=_globs,
         parsers=PRIORITY,
         batch=_update_many,
         commands=(Command(("update",), arguments=ID_ARG, short=UPDATE_SHORT, many=True),),
         help="Change fields of cells (one commit for all; none changes if one is refused)."
-        "\n\nA cell claimed by someone else needs --force and --reason (recorded).",
+        "\n\nA cell claimed by someone else needs --force and --reason (recorded)."
+        " -s in_progress and -s closed follow start's and close's rule: refused while a"
+        " blocker is open, unless --force (recorded).",
     ),
     Operation(
         name="hive_start",

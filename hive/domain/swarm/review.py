@@ -17,6 +17,7 @@ from hive.models.swarm import CellReview, Review, ReviewCommit, ReviewFile
 
 HIVE_PREFIX = ".hive/"
 CELLS_PREFIX = ".hive/cells/"
+OUTCOMES_PREFIX = ".hive/outcomes/"
 
 
 def review(ws: Workspace, *, target: str, with_patch: bool = True) -> Review:
@@ -52,11 +53,18 @@ def _with_cell_diff(
     with_patch: bool,
 ) -> CellReview:
     """The cell's work as one diff: the files its commits changed (hive's own and the
-    agent's code commits alike), from before its first commit to after its last."""
+    agent's code commits alike), from before its first commit to after its last; of
+    hive's cell and outcome files, the cell's own (an epic's creation commit carries
+    every subtask's trailer and makes all their files)."""
     own = [commit for commit in commits if found.cell_id in commit.cells]
     if not own:
         return found
-    paths = {changed.path for commit in own for changed in commit.files}
+    paths = {
+        changed.path
+        for commit in own
+        for changed in commit.files
+        if _is_shown(changed.path, {found.cell_id})
+    }
     diff = ws.git.range_diff(parents[own[0].sha], own[-1].sha)
     files = [
         ReviewFile(path=f.path, status=f.status, additions=f.additions, deletions=f.deletions)
@@ -104,10 +112,14 @@ def _review_commit(
 
 
 def _is_shown(path: str, wanted: set[str]) -> bool:
-    """Cell files of cells outside the review (siblings created in the same commit) are hidden."""
-    if not path.startswith(CELLS_PREFIX):
-        return True
-    return path.rsplit("/", 1)[-1].removesuffix(".yaml") in wanted
+    """Cell and outcome files of cells outside ``wanted`` (siblings created in the same
+    commit) are hidden."""
+    name = path.rsplit("/", 1)[-1].removesuffix(".yaml")
+    if path.startswith(CELLS_PREFIX):
+        return name in wanted
+    if path.startswith(OUTCOMES_PREFIX):
+        return name.split("~", 1)[0] in wanted
+    return True
 
 
 def _only_files(patch: str, paths: set[str]) -> str:
