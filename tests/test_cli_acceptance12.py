@@ -201,3 +201,14 @@ def test_shared_state_lists_fit_80_columns(hived: Path) -> None:
     for command in (("todo", "show"), ("memory", "show")):  # wrapped, not cut
         assert value in " ".join(ok(hive(hived, *command, env=wide)).split())
     assert value in ok(hive(hived, "scratchpad", "list", env=env))  # piped: whole
+
+
+def test_releasing_another_agent_s_reservations_says_so_in_plain_words(hived: Path) -> None:
+    """The refusal read '... is held by BlueLake; only BlueLake may release the
+    reservations it'."""
+    from tests.conftest import agent_env
+
+    ok(hive(hived, "reserve", "src/**", env=agent_env(hived, "BlueLake")))
+    refused = hive(hived, "release", "--agent", "BlueLake", env=agent_env(hived, "Mallory"))
+    assert refused.returncode == 5
+    assert "is held by BlueLake; only BlueLake may release it (" in refused.stderr, refused.stderr
