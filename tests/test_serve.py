@@ -635,6 +635,30 @@ def test_release_action_releases_only_stale_reservations(
     assert "a stale reservation (expired)" in git(sample.root, "log", "-1", "--format=%B")
 
 
+def test_actions_are_commits_even_in_staging_mode(
+    sample: Sample, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HIVE_AUTOCOMMIT=0 in the environment of 'hive serve' does not turn its actions
+    into changes staged in the user's index: each is a normal hive commit, and the
+    commit the answer names is that one."""
+    monkeypatch.setenv("HIVE_AUTOCOMMIT", "0")
+    before = head_commit(sample.root)
+    with serving(sample.root, allow_write=True) as running:
+        status, _, body = request(
+            running.url + "/api/actions/note",
+            data={"cell_id": sample.chore, "text": "from the board"},
+            headers={"X-Hive-Token": _token(running)},
+        )
+        assert status == 200, body
+        after = head_commit(sample.root)
+        assert after != before and json.loads(body)["commit"] == after
+        assert git(sample.root, "status", "--porcelain") == ""  # nothing left staged
+        message = git(sample.root, "log", "-1", "--format=%B")
+        assert message.startswith(f"hive: update {sample.chore}")
+        assert "Hive-Agent: Test User" in message
+        assert "from the board" in request(running.url + f"/cells/{sample.chore}")[2]
+
+
 def test_read_only_server_refuses_actions(sample: Sample) -> None:
     from hive.serve.app import ServeConfig
     from hive.serve.runner import BackgroundServer
@@ -774,18 +798,44 @@ def _serve(root: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def test_serve_command_prints_its_url_and_serves(sample: Sample) -> None:
-    process = _serve(sample.root)
+def _check_printed_url(root: Path, prefix: str, *args: str) -> str:
+    """Start ``hive serve ARGS``, check its first line starts with ``prefix`` and that
+    the URL it prints serves the board; the line."""
+    process = _serve(root, *args)
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        assert line.startswith("hive serve: http://127.0.0.1:") and "read-only" in line
-        url = line.split()[2]
-        status, _, body = request(url)
+        assert line.startswith(prefix), line
+        status, _, body = request(line.split()[2])
         assert status == 200 and "Add user authentication" in body
+        return line
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_serve_command_prints_its_url_and_serves(sample: Sample) -> None:
+    line = _check_printed_url(sample.root, "hive serve: http://127.0.0.1:")
+    assert "read-only" in line
+
+
+def test_serve_prints_a_url_that_works_for_an_ipv6_host_given_in_brackets(
+    sample: Sample,
+) -> None:
+    """--host [::1] (as in a URL) and ::1 print the same usable URL, not http://[[::1]]."""
+    for host in ("[::1]", "::1"):
+        _check_printed_url(sample.root, "hive serve: http://[::1]:", "--host", host)
+
+
+def test_serve_refuses_an_empty_host(sample: Sample) -> None:
+    done = subprocess.run(
+        hive_command(["-C", str(sample.root), "serve", "--host", " ", "--port", "0"]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: --host needs an address (for example 127.0.0.1)"
 
 
 def test_serve_warns_when_listening_beyond_loopback(sample: Sample) -> None:

@@ -214,6 +214,29 @@ def test_cli_change_appears_live(page: Any, server: BackgroundServer, sample: Sa
     assert dict(opened)[shas[0]] is False and dict(opened)[shas[1]] is True  # as they were
 
 
+def test_plain_git_commits_and_a_pull_from_another_clone_appear_live(
+    page: Any, server: BackgroundServer, sample: Sample, tmp_path: Path
+) -> None:
+    """Not only hive's own commits: a cell edited and committed with plain git, and a
+    cell made in another clone and pulled, show up on an open board without reload."""
+    page.goto(server.url + "/")
+    wait_live(page)
+    page.evaluate("window.__kept = 'not reloaded'")
+    [path] = (sample.root / ".hive" / "cells").glob(f"*/{sample.chore}.yaml")
+    text = path.read_text()
+    assert "title: Bump dependencies\n" in text
+    path.write_text(text.replace("title: Bump dependencies", "title: Bumped by plain git"))
+    git(sample.root, "commit", "-q", "-am", "retitle the chore by hand")
+    page.wait_for_selector(".card >> text=Bumped by plain git", timeout=LIVE_TIMEOUT_MS)
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(sample.root), str(clone))
+    hive_cli(clone, "create", "Made in another clone", "-t", "feature")
+    git(sample.root, "pull", "-q", "--ff-only", str(clone), "main")
+    page.wait_for_selector(".card >> text=Made in another clone", timeout=LIVE_TIMEOUT_MS)
+    assert page.evaluate("window.__kept") == "not reloaded"
+
+
 def test_many_tabs_share_one_event_stream(
     browser: Any, server: BackgroundServer, sample: Sample
 ) -> None:

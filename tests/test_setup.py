@@ -86,3 +86,31 @@ def test_a_built_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> No
     )
     assert env_run.returncode == 0, env_run.stderr
     assert (repo / ".hive" / "config.yaml").is_file()
+    _wheel_serves_its_assets(venv / "bin" / "hive", repo)
+
+
+def _wheel_serves_its_assets(hive: Path, repo: Path) -> None:
+    """The installed wheel's 'hive serve' answers the board and every file under
+    /static/ with the bytes of this checkout's assets (nothing to build)."""
+    import json
+    import urllib.request
+
+    server = subprocess.Popen(
+        [str(hive), "--json", "serve", "--port", "0"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert server.stdout is not None
+        url = json.loads(server.stdout.readline())["url"]
+        with urllib.request.urlopen(url, timeout=30) as page:
+            assert page.status == 200 and "/static/hive.js" in page.read().decode()
+        for asset in (ROOT / "hive" / "serve" / "static").iterdir():
+            with urllib.request.urlopen(f"{url}static/{asset.name}", timeout=30) as answer:
+                assert answer.status == 200 and answer.read() == asset.read_bytes(), asset
+    finally:
+        server.terminate()
+        server.wait(timeout=20)

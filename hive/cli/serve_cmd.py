@@ -42,6 +42,9 @@ def serve_cmd(
     """Serve a live web board of this hive (read-only unless --allow-write)."""
     from hive.serve.app import LOOPBACK_NAMES, ServeConfig, create_app, is_loopback
 
+    host = host.strip()
+    if not host.strip("[]"):
+        _refuse("--host needs an address (for example 127.0.0.1)")
     loopback = is_loopback(host)
     if not loopback and not allow_remote:
         _refuse(
@@ -64,7 +67,8 @@ def serve_cmd(
             + (" and act in it (--allow-write)" if allow_write else "")
         )
     mode = f"read-write as {app.state.hub.actor}" if allow_write else "read-only"
-    shown = f"[{host}]" if ":" in host else host
+    bare = host.strip("[]")
+    shown = f"[{bare}]" if ":" in bare else host  # an IPv6 address, bracketed once
     url = f"http://{shown}:{bound}/"
     if OPTIONS.json:  # one line, for a script to read the address from
         actor = app.state.hub.actor if allow_write else None

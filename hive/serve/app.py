@@ -98,8 +98,13 @@ class Hub:
         self.config = config
         # Who acts: the agent of HIVE_AGENT_TOKEN, else the person of the git identity;
         # a name claimed (--actor, HIVE_AGENT) must be theirs (not_your_identity).
+        # Always committing (HIVE_AUTOCOMMIT=0 does not apply): each action is a normal
+        # hive commit, and the board shows what is committed, whoever committed it.
         self.ws = Workspace(
-            config.root, claim=config.actor, session=f"serve:{secrets.token_hex(4)}"
+            config.root,
+            claim=config.actor,
+            session=f"serve:{secrets.token_hex(4)}",
+            autocommit=True,
         )
         self.actor = self.ws.actor
         self._lock = threading.Lock()
