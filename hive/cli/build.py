@@ -418,6 +418,14 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
     for name, value in command.defaults.items():
         data.setdefault(name, value)
     data.update(command.fixed)
+    for name, value in data.items():
+        if not _utf8(value):  # bytes that are not UTF-8 on the command line
+            shown = name.upper() if name in command.arguments else "--" + name.replace("_", "-")
+            raise InvalidInput(
+                f"invalid {shown} {_quoted(value)}: not UTF-8 text (a lone surrogate: a"
+                " byte that is not UTF-8, or a \\udXXX escape)",
+                field=name,
+            )
     # a field with an alias (the seeds' camelCase names) is validated by its alias
     aliases = {name: info.alias for name, info in model.model_fields.items() if info.alias}
     fields = {alias: name for name, alias in aliases.items()}
@@ -437,6 +445,22 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
             else f"missing {shown}: {error['msg']}",
             field=where,
         ) from None
+
+
+def _utf8(value: Any) -> bool:
+    """Whether every string in ``value`` is Unicode text (a byte of the command line
+    that is not UTF-8 reaches Python as a lone surrogate, which nothing can store)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_utf8(key) and _utf8(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return all(_utf8(item) for item in value)
+    return True
 
 
 def _quoted(value: Any, limit: int = 60) -> str:

@@ -70,6 +70,16 @@ that cell and says nothing was changed. Order does not matter (`hive close
 CHILD BLOCKER` closes the blocker first). With `--json`, one id prints the cell
 and several print a list.
 
+A command started with standard output closed (`>&-`) is refused (exit 2) before
+it does anything, as its answer (a new cell's id, a credential printed once)
+would be lost; `hive hooks run` still runs. A closed standard input reads as
+empty. An argument whose bytes are not UTF-8 is refused where it would be stored
+(exit 2; a file name to read may be any bytes). hive works in SHA-1 repositories
+with loose and packed refs (what plain `git init` makes): a SHA-256 repository
+or a reftable ref store is refused (exit 2), nothing written. A git config file
+git skips (`$HOME` not a directory, `~/.gitconfig` a directory) is skipped; one
+git cannot parse is named (exit 7).
+
 Output fits the terminal: tables keep every id whole and cut long titles and
 names with `…`, and `hive show` wraps long text. `$COLUMNS` sets the width
 (also when piped); piped output without it is never cut, so `grep` sees whole

@@ -86,7 +86,41 @@ def console() -> None:
     process is the command, so a lean answer ends it at once (see :func:`_exit`)."""
     global _PROCESS_EXIT
     _PROCESS_EXIT = True
+    closed = _closed_streams()
+    if 1 in closed and parse(sys.argv[1:]).command != "hooks":
+        sys.stderr.write(
+            "error: standard output is closed: hive would have nowhere to write its answer"
+            " (nothing was done; redirect it instead, e.g. >/dev/null)\n"
+        )
+        _exit(2)
     main()
+
+
+def _closed_streams() -> list[int]:
+    """The standard descriptors (0, 1, 2) this process was started without, each now
+    open on /dev/null: else the first file hive opens (a lock, the state index) would
+    take that number, and a child (git, a hook, an agent) would read or write it as
+    its standard stream. Python leaves ``sys.stdin`` & co. None for a closed one."""
+    closed = []
+    for number in (0, 1, 2):
+        try:
+            os.fstat(number)
+        except OSError:
+            closed.append(number)
+    for number in closed:
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != number:
+            os.dup2(null, number)
+            os.close(null)
+    if sys.stdin is None:
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's own
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(  # noqa: SIM115
+            2, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False
+        )
+    return closed
 
 
 def main() -> None:

@@ -50,6 +50,12 @@ def config_files(paths: RepoPaths) -> list[str]:
     files = [local]
     if (_read(local) or {}).get(("extensions", "worktreeconfig"), None) is not None:
         raise Unsure("extensions.worktreeConfig")
+    return files + shared_config_files()
+
+
+def shared_config_files() -> list[str]:
+    """The global and system config files, in the order they are asked."""
+    files: list[str] = []
     environ = os.environ
     if "GIT_CONFIG_GLOBAL" in environ:
         files.append(environ["GIT_CONFIG_GLOBAL"])

@@ -91,7 +91,32 @@ def _paths_for(root: str, dotgit: str) -> RepoPaths:
     if os.path.isfile(commondir_file):
         with open(commondir_file, encoding="utf-8") as handle:
             common_dir = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
+    _refuse_unsupported_format(root, common_dir)
     return RepoPaths(root=root, git_dir=git_dir, common_dir=common_dir)
+
+
+# ``extensions`` settings of a repository whose objects or refs hive cannot write:
+# SHA-256 object ids (hive would write SHA-1 objects: git then calls the branch
+# broken) and the reftable ref store (refs not in files, where hive reads them).
+_UNSUPPORTED = {
+    "objectformat=sha256": "its objects use SHA-256 (extensions.objectFormat)",
+    "refstorage=reftable": "its refs are stored in a reftable (extensions.refStorage)",
+}
+
+
+def _refuse_unsupported_format(root: str, common_dir: str) -> None:
+    try:
+        with open(os.path.join(common_dir, "config"), "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return
+    for line in text.splitlines():
+        why = _UNSUPPORTED.get(line.strip().replace(" ", "").replace("\t", "").lower())
+        if why is not None:
+            raise NotAGitRepository(
+                f"{root}: hive cannot work in this repository: {why}; hive writes"
+                " SHA-1 objects and loose refs (use a repository made by plain 'git init')"
+            )
 
 
 def _read_gitdir_file(dotgit: str, root: str) -> str:

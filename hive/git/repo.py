@@ -29,6 +29,7 @@ import stat
 import time
 
 from hive.errors import (
+    CorruptFile,
     DirtyHiveFile,
     GitError,
     HiveError,
@@ -367,6 +368,9 @@ class GitRepo:
                 self._repo = Repo(self.paths.root)
             except NotGitRepository as exc:
                 raise NotAGitRepository(f"{self.paths.root}: {exc}") from None
+            except ValueError:  # dulwich's word for a config file it cannot parse
+                _load_config_file(os.path.join(self.paths.common_dir, "config"))
+                raise
             if self._repo.bare:
                 raise NotAGitRepository(f"{self.paths.root}: bare repositories are not supported")
             import weakref
@@ -733,10 +737,27 @@ class GitRepo:
         raise GitError(f"{ref} kept moving while hive was merging; try again")
 
     def _config_stack(self) -> Any:
-        """git config (repository, global, system), re-read only when a file changed."""
+        """git config (repository, global, system), re-read only when a file changed.
+
+        The files are dulwich's (``Repo.get_config_stack``), read as git reads them: one
+        that cannot be opened (``$HOME`` a file, ``~/.gitconfig`` a directory, no
+        permission) is skipped; one that cannot be parsed is CorruptFile, named."""
         key = self._config_key()
         if self._config_cache is None or self._config_cache[0] != key:
-            self._config_cache = (key, self.dulwich.get_config_stack())
+            from dulwich.config import StackedConfig
+
+            from hive.git.configfile import shared_config_files
+
+            repo = self.dulwich
+            local = repo.get_config()
+            backends = [local]
+            if local.get_boolean((b"extensions",), b"worktreeconfig", False):
+                backends.append(repo.get_worktree_config())
+            for path in shared_config_files():
+                loaded = _load_config_file(path)
+                if loaded is not None:
+                    backends.append(loaded)
+            self._config_cache = (key, StackedConfig(backends, writable=local))
         return self._config_cache[1]
 
     def _config_key(self) -> tuple[object, ...]:
@@ -1327,3 +1348,19 @@ def _timezone(offset: int) -> bytes:
     sign = "-" if offset < 0 else "+"
     minutes = abs(offset) // 60
     return f"{sign}{minutes // 60:02d}{minutes % 60:02d}".encode("ascii")
+
+
+def _load_config_file(path: str) -> Any:
+    """One git config file (None when it cannot be opened, as git skips it); a file
+    that cannot be parsed is CorruptFile naming it (git refuses to run at all)."""
+    from dulwich.config import ConfigFile
+
+    try:
+        return ConfigFile.from_path(path)
+    except OSError:
+        return None
+    except ValueError as exc:
+        raise CorruptFile(
+            f"{path}: not a valid git config file ({exc}); 'git config --list'"
+            " names the bad line: fix it"
+        ) from None

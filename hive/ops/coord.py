@@ -110,6 +110,11 @@ def _bound_again(caller: Caller, a: MailInitParams) -> Registration:
 def _check_project(root: str, project_path: str) -> None:
     """``project_path`` must be this repository (or a directory inside it)."""
     real_root = os.path.realpath(root)
+    if "\0" in project_path:  # no path holds one (realpath would raise ValueError)
+        raise InvalidInput(
+            f"project_path {project_path!r} holds a NUL character: not a path",
+            field="project_path",
+        )
     given = os.path.realpath(os.path.join(root, os.path.expanduser(project_path)))
     if given != real_root and not given.startswith(real_root + os.sep):
         raise InvalidInput(

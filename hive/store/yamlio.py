@@ -20,7 +20,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 
-from hive.errors import CorruptFile
+from hive.errors import CorruptFile, InvalidInput
 from hive.jsontext import encode_basestring
 from hive.store.yamlfast import RESERVED_WORDS, fast_loads, is_key, is_plain
 
@@ -128,6 +128,11 @@ def _quoted(text: str) -> str:
         return encoded  # JSON escaped the rest of ASCII's unprintable characters
     import re
 
+    if re.search("[\ud800-\udfff]", text):  # YAML has no escape for a lone surrogate
+        raise InvalidInput(
+            f"{text[:60]!r}: not UTF-8 text (a lone surrogate, e.g. from bytes that are"
+            " not UTF-8); nothing was written"
+        )
     return re.sub(_UNPRINTABLE, lambda m: f"\\u{ord(m.group()):04x}", encoded)
 
 

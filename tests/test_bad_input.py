@@ -1,0 +1,247 @@
+"""Hostile surroundings of a ``hive`` process, each a real process in a real repository:
+standard streams it was started without, git config files git itself skips or
+refuses, repositories hive cannot write. Each answer is a clear message and an exit
+code, never "internal error" or a traceback, and nothing is written when refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hive.domain.epics import create_epic
+from hive.domain.workspace import Workspace
+from hive.errors import InvalidInput
+from tests.conftest import assert_clean, git, make_repo
+
+HIVE = [sys.executable, "-m", "hive"]
+
+
+def _hive(
+    repo: Path,
+    *args: str,
+    close: tuple[int, ...] = (),
+    stdin: bytes | None = b"",
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """``hive -C REPO ARGS`` as a new process, started without the descriptors in
+    ``close`` (as a shell's ``>&-`` starts it)."""
+
+    def closing() -> None:
+        for number in close:
+            os.close(number)
+
+    return subprocess.run(
+        [*HIVE, "-C", str(repo), *args],
+        input=None if 0 in close else stdin,
+        capture_output=True,
+        env=env,
+        preexec_fn=closing if close else None,
+        timeout=120,
+        check=False,
+    )
+
+
+def _said(done: subprocess.CompletedProcess[bytes]) -> str:
+    text = (done.stdout + done.stderr).decode("utf-8", "replace")
+    assert "Traceback" not in text and "internal error" not in text, text
+    return text
+
+
+def _commits(repo: Path) -> str:
+    return git(repo, "rev-list", "--all")
+
+
+# ----------------------------------------------------------------- standard streams
+
+
+def test_a_closed_standard_output_is_refused_before_anything_is_done(
+    ws: Workspace, repo: Path
+) -> None:
+    before = _commits(repo)
+    for args in (["create", "never written"], ["list"], ["agent", "register", "Bob"]):
+        done = _hive(repo, *args, close=(1,))
+        said = _said(done)
+        assert done.returncode == 2, said
+        assert "standard output is closed" in said and "nothing was done" in said
+    assert _commits(repo) == before  # no cell written, no credential issued unseen
+    assert "Bob" not in _hive(repo, "agent", "list").stdout.decode()
+    assert_clean(repo)
+
+
+def test_the_hook_runs_with_a_closed_standard_output(ws: Workspace, repo: Path) -> None:
+    (repo / "README.md").write_text("# changed\n")
+    git(repo, "add", "README.md")
+    done = _hive(repo, "hooks", "run", "pre-commit", close=(1,))
+    assert done.returncode == 0, _said(done)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["tools", "run"], 2, '"code": "invalid_envelope"'),
+        (["create", "--from", "-"], 2, "no cells to create"),
+        (["swarm", "validate-decomposition", "-"], 2, "the decomposition is empty"),
+        (["qa", "run", "-"], 2, "not JSON"),
+    ],
+)
+def test_a_closed_standard_input_reads_as_empty(
+    ws: Workspace, repo: Path, args: list[str], code: int, words: str
+) -> None:
+    before = _commits(repo)
+    done = _hive(repo, *args, close=(0,))
+    said = _said(done)
+    assert done.returncode == code, said
+    assert words in said
+    assert _commits(repo) == before
+
+
+def test_a_closed_standard_error_keeps_the_exit_code(ws: Workspace, repo: Path) -> None:
+    done = _hive(repo, "show", "hv-nosuch", close=(2,))
+    assert done.returncode == 3  # not found, as with stderr open (was 1: stderr None)
+    assert done.stdout == b""
+    done = _hive(repo, "create", "written", close=(2,))
+    assert done.returncode == 0 and done.stdout.startswith(b"created ")
+
+
+# ----------------------------------------------------------------- git config files
+
+
+def _home(repo: Path, tmp_path: Path, make: Callable[[Path], None]) -> dict[str, str]:
+    """The environment of a HOME that ``make`` makes; the repository's own config no
+    longer names the user, so hive asks the global files (as git does)."""
+    git(repo, "config", "--unset", "user.name")
+    git(repo, "config", "--unset", "user.email")
+    home = tmp_path / "home"
+    make(home)
+    return {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda home: home.write_text("HOME is a file\n"),
+        lambda home: (home / ".gitconfig").mkdir(parents=True),
+    ],
+    ids=["home-is-a-file", "gitconfig-is-a-directory"],
+)
+def test_a_global_git_config_git_skips_is_skipped(
+    ws: Workspace, repo: Path, tmp_path: Path, make: Callable[[Path], None]
+) -> None:
+    env = _home(repo, tmp_path, make)
+    for args in (["create", "written"], ["agent", "register", "Bob"], ["comment", "hv", "x"]):
+        done = _hive(repo, *args, env=env)
+        assert done.returncode == 0, _said(done)
+    assert "written" in git(repo, "log", "-1", "--format=%s")
+    assert_clean(repo)
+
+
+def test_a_global_git_config_git_refuses_is_named(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    def bad(home: Path) -> None:
+        home.mkdir()
+        (home / ".gitconfig").write_text("[user\n\tname = x\n")
+
+    env = _home(repo, tmp_path, bad)
+    assert subprocess.run(["git", "-C", str(repo), "status"], env=env, check=False).returncode
+    before = _commits(repo)
+    for args in (["create", "never written"], ["reserve", "README.md"]):
+        done = _hive(repo, *args, env=env)
+        said = _said(done)
+        assert done.returncode == 7, said
+        assert f"{env['HOME']}/.gitconfig: not a valid git config file" in said
+    done = _hive(
+        repo,
+        "tools",
+        "run",
+        env=env,
+        stdin=b'{"tool_calls": [{"name": "hive_create", "args": {"title": "never written"}}]}',
+    )
+    result = json.loads(done.stdout)["results"][0]
+    assert result["code"] == "corrupt_file" and ".gitconfig" in result["error"]
+    assert _commits(repo) == before
+
+
+def test_a_repository_git_config_git_refuses_is_named(ws: Workspace, repo: Path) -> None:
+    before = _commits(repo)
+    config = repo / ".git" / "config"
+    good = config.read_text()
+    config.write_text(good + "[core\n")
+    for args in (["create", "never written"], ["agent", "register", "Bob"]):
+        done = _hive(repo, *args)
+        said = _said(done)
+        assert done.returncode == 7, said
+        assert f"{repo}/.git/config: not a valid git config file" in said
+    config.write_text(good)
+    assert _commits(repo) == before
+
+
+# ----------------------------------------------------------------- repositories
+
+
+def test_a_sha256_repository_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    repo = tmp_path / "sha256"
+    repo.mkdir()
+    git(repo, "init", "-q", "--object-format=sha256")
+    (repo / "README.md").write_text("# project\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-qm", "initial")
+    head = git(repo, "rev-parse", "HEAD")
+    for args in (["init"], ["create", "never written"], ["list"]):
+        done = _hive(repo, *args)
+        said = _said(done)
+        assert done.returncode == 2, said
+        assert "SHA-256" in said and "hive cannot work in this repository" in said
+    done = _hive(repo, "tools", "run", stdin=b'{"tool_calls": [{"name": "hive_ready"}]}')
+    assert done.returncode == 2 and "SHA-256" in _said(done)
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing written: git still reads it
+    assert not (repo / ".hive").exists()
+    assert_clean(repo)
+
+
+def test_a_reftable_repository_is_refused(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "reftable")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write("[extensions]\n\trefStorage = reftable\n")
+    done = _hive(repo, "init")
+    assert done.returncode == 2 and "reftable" in _said(done)
+    assert not (repo / ".hive").exists()
+
+
+# ----------------------------------------------------------------- text that is not UTF-8
+
+
+def test_bytes_that_are_not_utf8_in_any_text_are_refused_before_a_commit(
+    ws: Workspace, repo: Path
+) -> None:
+    """A description took the lone surrogates of such bytes (no length limit, so no
+    check): the epic was committed with an escape YAML has not, unreadable after."""
+    before = _commits(repo)
+    bad = os.fsdecode(b"\xff\xfe")
+    done = _hive(repo, "epic", "create", "E", "-s", "a", "--epic-description", bad)
+    said = _said(done)
+    assert done.returncode == 2, said
+    assert "invalid --epic-description" in said and "not UTF-8 text" in said
+    subtask = '{"title": "b", "description": "' + bad + '"}'
+    done = _hive(repo, "epic", "create", "E", "-s", subtask)
+    said = _said(done)
+    assert done.returncode == 2 and "not UTF-8 text" in said and "nothing was written" in said
+    with pytest.raises(InvalidInput, match="not UTF-8 text"):
+        create_epic(ws, title="E", subtasks=["a"], description="\udcff")
+    assert _commits(repo) == before
+    assert _hive(repo, "doctor").returncode == 0
+    assert_clean(repo)
+
+
+def test_a_nul_in_a_project_path_is_invalid_input(ws: Workspace, repo: Path) -> None:
+    envelope = {"tool_calls": [{"name": "swarmmail_init", "args": {"project_path": "a\0b"}}]}
+    done = _hive(repo, "tools", "run", stdin=json.dumps(envelope).encode())
+    result = json.loads(done.stdout)["results"][0]
+    assert result["code"] == "invalid_input" and result["field"] == "project_path"
+    assert "NUL" in result["error"]
