@@ -813,6 +813,13 @@ def _synced(result: Any, params: Any, ws: Workspace) -> None:
         f" {result.sent_cells} sent, {result.mail_received} message(s) received{commit}"
     )
     for record in result.conflicts:
+        if record.get("file"):
+            output.say(
+                f"  merge conflict in {record['file']}: both sides changed"
+                f" {record.get('field')}: kept {record.get('kept')!r}, the other had"
+                f" {record.get('other')!r} (recorded in the file; see 'hive doctor')"
+            )
+            continue
         output.say(
             f"  merge conflict on {record.get('cell')}: both sides changed"
             f" {record.get('field')} (see 'hive show {record.get('cell')}')"
