@@ -332,6 +332,26 @@ def test_json_api_matches_the_views(server: BackgroundServer, sample: Sample) ->
     assert missing[0] == 404 and json.loads(missing[2])["code"] == "not_found"
 
 
+def test_a_partial_id_in_a_url_is_sent_to_the_cells_own_address(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """/cells/<prefix> (as 'hive show' takes one) redirects to the full id: the page a
+    browser keeps open is not broken later by a new cell sharing the prefix."""
+    bug = sample.bug
+    for given, wanted in (
+        (f"/cells/{bug[:-2]}", f"/cells/{bug}"),
+        (f"/cells/{bug.upper()}?x=1", f"/cells/{bug}?x=1"),
+        (f"/epics/{sample.epic[:-1]}", f"/epics/{sample.epic}"),
+    ):
+        status, headers, _ = request(server.url + given)
+        assert status == 302 and headers["location"] == wanted, (given, status)
+        status, _, body = request(server.url + wanted)
+        assert status == 200 and bug.split("-")[0] in body
+    assert request(server.url + f"/cells/{bug}")[0] == 200  # the full id: no redirect
+    ambiguous = request(server.url + "/cells/hv-")
+    assert ambiguous[0] == 400 and "ambiguous" in ambiguous[2].lower()
+
+
 def test_error_pages_say_what_is_wrong(server: BackgroundServer) -> None:
     status, _, body = request(server.url + "/cells/hv-nope")
     assert status == 404 and "no cell matches id &#39;hv-nope&#39;" in body

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any, TypeVar
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import BaseModel
@@ -216,7 +216,12 @@ class Pages:
         build: Callable[[Workspace], Mapping[str, Any]],
         *,
         section: str,
+        canonical: Callable[[Mapping[str, Any]], str] | None = None,
     ) -> Response:
+        """``template`` over ``build``'s data; ``canonical`` names the page's own path
+        for that data (a cell asked for by a partial id), where a request for another
+        path is sent, so the page open in a browser stays right as the hive grows."""
+
         def read(ws: Workspace) -> tuple[str, Mapping[str, Any]]:
             version = self.hub.version(ws)  # before reading: a change meanwhile re-renders
             return version, build(ws)
@@ -225,6 +230,11 @@ class Pages:
             version, data = await self.hub.call(read)
         except HiveError as exc:
             return self.error(request, exc, section=section)
+        if canonical is not None:
+            path = canonical(data)
+            if path != request.url.path:
+                query = f"?{request.url.query}" if request.url.query else ""
+                return RedirectResponse(quote(path) + query, status_code=302)
         return self._html(request, template, {**data}, version=version, section=section)
 
     def error(
@@ -371,6 +381,7 @@ def create_app(config: ServeConfig) -> Starlette:
             "epic.html",
             lambda ws: {"view": views.epic_view(ws, epic_id=epic_id)},
             section="epics",
+            canonical=lambda data: f"/epics/{data['view'].status.epic.id}",
         )
 
     async def cell_page(request: Request) -> Response:
@@ -380,6 +391,7 @@ def create_app(config: ServeConfig) -> Starlette:
             "cell.html",
             lambda ws: {"view": views.cell_view(ws, cell_id=cell_id)},
             section="board",
+            canonical=lambda data: f"/cells/{data['view'].cell.id}",
         )
 
     async def reservations_page(request: Request) -> Response:
