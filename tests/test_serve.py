@@ -598,6 +598,35 @@ def test_bad_requests_get_a_status_and_a_message_never_a_500(
     assert shown["cell"]["notes"] == ""
 
 
+def test_a_body_declared_too_large_is_refused_before_it_is_read(
+    server: BackgroundServer,
+) -> None:
+    """An action whose Content-Length is over the limit is answered at once (400, the
+    reason), without the server waiting for (and holding) the whole body."""
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(server.url)
+    with socket.create_connection((where.hostname, where.port), timeout=10) as sock:
+        sock.sendall(
+            b"POST /api/actions/note HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\n"
+            b"Content-Length: 100000000\r\nConnection: close\r\n\r\ncell_id=x&text="
+        )
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+            chunk = sock.recv(65536)  # a server waiting for 100 MB times out here
+            if not chunk:
+                break
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert json.loads(body) == {
+        "error": "request body is too large (over 65536 bytes)",
+        "code": "invalid_input",
+    }
+
+
 def test_release_action_releases_another_agents_reservation(
     server: BackgroundServer, sample: Sample
 ) -> None:

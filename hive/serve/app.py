@@ -39,7 +39,7 @@ from starlette.responses import (
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hive.domain import views
 from hive.domain.workspace import Workspace
@@ -590,9 +590,7 @@ class Actions:
 
 
 async def _fields(request: Request) -> dict[str, str]:
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise InvalidInput(f"request body is too large (over {MAX_BODY} bytes)")
+    body = await _bounded_body(request)
     if request.headers.get("content-type", "").startswith("application/json"):
         import json
 
@@ -603,11 +601,32 @@ async def _fields(request: Request) -> dict[str, str]:
         if not isinstance(decoded, dict):
             raise InvalidInput("request body must be a JSON object")
         return {str(k): _field_text(str(k), v) for k, v in decoded.items() if v is not None}
+
+    async def replay() -> Message:  # the form parser reads the body read above
+        return {"type": "http.request", "body": body, "more_body": False}
+
     try:
-        form = await request.form()
+        form = await Request(request.scope, replay).form()
     except HTTPException as exc:  # a malformed multipart body
         raise InvalidInput(f"request body is not a valid form: {exc.detail}") from None
     return {key: _field_text(key, value) for key, value in form.items()}
+
+
+async def _bounded_body(request: Request) -> bytes:
+    """The body, refused as soon as it is known to be over MAX_BODY (its declared
+    length, or what has arrived): not read whole into memory first."""
+    too_large = InvalidInput(f"request body is too large (over {MAX_BODY} bytes)")
+    declared = request.headers.get("content-length", "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _field_text(name: str, value: object) -> str:
