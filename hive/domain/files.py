@@ -25,6 +25,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from hive.domain.globs import glob_matches, normalize_pattern
 from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PathOutsideRepository
 from hive.models.base import HiveModel
+from hive.store.layout import make_state_dir
 
 PROPOSALS_DIR = "proposals"
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
@@ -318,7 +319,7 @@ def list_proposals(state_dir: str, status: str | None = None) -> list[Proposal]:
 
 
 def _locked(state_dir: str) -> FileLock:
-    os.makedirs(state_dir, exist_ok=True)
+    make_state_dir(state_dir)
     return FileLock(os.path.join(state_dir, "proposals.lock"), timeout=30)
 
 

@@ -56,6 +56,7 @@ from hive.models.tools_config import (
     ToolsConfig,
     parse_tools_config,
 )
+from hive.store.layout import make_state_dir
 
 RATE_FILE = "ratelimit.json"
 HOOK_OUTPUT_LIMIT = 4000
@@ -167,7 +168,7 @@ def take_token(
         return
     capacity, per_seconds = limit
     rate = capacity / per_seconds
-    os.makedirs(state_dir, exist_ok=True)
+    make_state_dir(state_dir)
     path = os.path.join(state_dir, RATE_FILE)
     try:
         with FileLock(path + ".lock", timeout=10):
