@@ -25,7 +25,6 @@ from pydantic import ConfigDict, Field, ValidationError
 from hive.domain.globs import glob_matches, normalize_pattern
 from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PathOutsideRepository
 from hive.models.base import HiveModel
-from hive.store.layout import make_state_dir
 
 PROPOSALS_DIR = "proposals"
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
@@ -319,6 +318,8 @@ def list_proposals(state_dir: str, status: str | None = None) -> list[Proposal]:
 
 
 def _locked(state_dir: str) -> FileLock:
+    from hive.store.layout import make_state_dir
+
     make_state_dir(state_dir)
     return FileLock(os.path.join(state_dir, "proposals.lock"), timeout=30)
 

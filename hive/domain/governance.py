@@ -56,7 +56,6 @@ from hive.models.tools_config import (
     ToolsConfig,
     parse_tools_config,
 )
-from hive.store.layout import make_state_dir
 
 RATE_FILE = "ratelimit.json"
 HOOK_OUTPUT_LIMIT = 4000
@@ -168,6 +167,8 @@ def take_token(
         return
     capacity, per_seconds = limit
     rate = capacity / per_seconds
+    from hive.store.layout import make_state_dir
+
     make_state_dir(state_dir)
     path = os.path.join(state_dir, RATE_FILE)
     try:
