@@ -84,6 +84,12 @@ def test_tokens_before_the_command_go_to_the_full_cli(
 CONSOLE = str(Path(sys.executable).with_name("hive"))  # the console script of this venv
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """SIGINT as a terminal's shell leaves it (a test run started in the background by
+    a shell without job control inherits it ignored, and Python then ignores it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _sigint_after(argv: list[str], repo: Path, imports: int) -> tuple[int, str]:
     """Start ``argv`` (a real process), send it SIGINT as soon as it has imported
     ``imports`` of hive's modules (Python's import-time report on stderr says when):
@@ -97,6 +103,7 @@ def _sigint_after(argv: list[str], repo: Path, imports: int) -> tuple[int, str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ctrl_c_as_at_a_terminal,
     )
     assert child.stderr is not None
     seen, rest = 0, []
@@ -155,6 +162,7 @@ def test_ctrl_c_at_early_delays_never_shows_a_traceback_of_hive(repo: Path, dela
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "HIVE_AGENT": ""},
+        preexec_fn=_ctrl_c_as_at_a_terminal,
     )
     time.sleep(delay)
     child.send_signal(signal.SIGINT)

@@ -530,3 +530,28 @@ def test_the_versions_a_side_had_include_side_branches_merged_away(
     every = history_blobs(ws.git, head, limit=2000)
     assert every == _history_blobs_read(ws.git, head, limit=2000)
     assert set(found) <= every and side_versions <= every
+
+
+def test_config_merges_setting_by_setting_the_same_both_ways() -> None:
+    from hive.domain.merge import merge_config_files
+
+    base = b"prefix: hv\nverify:\n  commands: [make]\n  timeout_seconds: 300\ncoordinators: []\n"
+    ours = (
+        b"prefix: hv\nverify:\n  commands: [make]\n  timeout_seconds: 600\ncoordinators: [boss]\n"
+    )
+    theirs = b"prefix: hv\nverify:\n  commands: [make test]\n  timeout_seconds: 300\n"
+    theirs += b"coordinators: [lead]\nnew: 1\n"
+    path = ".hive/config.yaml"
+    one, other = (
+        merge_config_files(path, base, ours, theirs),
+        merge_config_files(path, base, theirs, ours),
+    )
+    assert one.content == other.content and one.clean
+    assert one.content.decode() == (
+        '# hive merge conflict: both clones changed coordinators: kept ["lead"], the other'
+        ' had ["boss"] (set it, then delete this line)\n'
+        "prefix: hv\nverify:\n  commands:\n    - make test\n  timeout_seconds: 600\n"
+        "coordinators:\n  - lead\nnew: 1\n"
+    )
+    broken = merge_config_files(path, base, ours, b"prefix: [\n")
+    assert not broken.clean and broken.content == ours and "malformed YAML" in broken.message

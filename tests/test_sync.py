@@ -858,3 +858,52 @@ def test_one_agents_reservation_ids_from_two_clones_stay_distinct(clones: Clones
     assert "src/a.py" in kept and "src/b.py" not in kept
     reserved = reserve(clones.ws("b", "alice"), paths=["src/c.py"], ttl_seconds=3600)
     assert reserved.granted[0].id == 3  # above every id the agent's file ever showed here
+
+
+def test_config_changed_in_both_clones_merges_setting_by_setting(clones: Clones) -> None:
+    """Both clones changed .hive/config.yaml: every setting only one changed arrives on
+    both (the later sync overwrote the other clone's config); a setting both changed
+    keeps one value, the same on both, and the other is reported and kept in the file
+    (a '# hive merge conflict:' line that doctor reports) until someone deletes it."""
+    from hive.domain.doctor import diagnose
+
+    def edit(name: str, old: str, new: str) -> None:
+        config = clones.paths[name] / ".hive" / "config.yaml"
+        config.write_text(config.read_text().replace(old, new))
+        git(clones.paths[name], "commit", "-qam", f"config in {name}")
+
+    converge(clones, "a", "b")  # the state both clones agree on: the merge's base
+    edit("a", "lock_timeout_seconds: 30.0", "lock_timeout_seconds: 45.0")
+    edit("a", "id_length: 6", "id_length: 7")
+    edit("b", "coordinators: []", "coordinators:\n- lead")
+    edit("b", "id_length: 6", "id_length: 8")
+    clones.sync("a")
+    merged = clones.sync("b")
+    assert merged.unresolved == []
+    assert [(c["file"], c["field"], c["kept"], c["other"]) for c in merged.conflicts] == [
+        (".hive/config.yaml", "id_length", 8, 7)
+    ]
+    converge(clones, "a", "b")
+    line = "# hive merge conflict: both clones changed id_length: kept 8, the other had 7"
+    for name in ("a", "b"):
+        config = clones.ws(name).config()
+        assert (config.lock_timeout_seconds, config.coordinators, config.id_length) == (
+            45.0,
+            ["lead"],
+            8,
+        )
+        text = git(clones.paths[name], "show", "HEAD:.hive/config.yaml")
+        assert text.startswith(line), text
+        found = [
+            p.message for p in diagnose(clones.ws(name)).problems if p.kind == "merge-conflict"
+        ]
+        assert found == [
+            f".hive/config.yaml: {line.split(': ', 1)[1]} (set it, then delete this line)"
+        ]
+        assert_clean(clones.paths[name])
+    config = clones.paths["a"] / ".hive" / "config.yaml"
+    config.write_text("".join(config.read_text().splitlines(keepends=True)[1:]))
+    git(clones.paths["a"], "commit", "-qam", "conflict settled")
+    converge(clones, "a", "b")
+    for name in ("a", "b"):
+        assert "merge conflict" not in git(clones.paths[name], "show", "HEAD:.hive/config.yaml")

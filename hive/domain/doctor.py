@@ -54,6 +54,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _verify_problems(ws)
     problems += symlink_problems(ws, snap)
     problems += _merge_conflicts(index)
+    problems += _config_conflicts(ws.git.read_blob(config_sha))
     problems += merge_setup_problems(ws, snap)
     problems += _contest_problems(ws, snap)
     problems += _git_state_problems(ws)
@@ -239,6 +240,23 @@ def _merge_conflicts(index: CellIndex) -> list[Problem]:
                 )
             )
     return found
+
+
+def _config_conflicts(content: bytes) -> list[Problem]:
+    """Settings both clones changed that a sync merged (``# hive merge conflict:`` lines
+    of the committed config): shown until someone deletes the line."""
+    from hive.domain.merge import CONFIG_CONFLICT
+
+    text = content.decode("utf-8", errors="replace")
+    return [
+        Problem(
+            kind="merge-conflict",
+            message=f"{CONFIG_PATH}: {line.removeprefix(CONFIG_CONFLICT)}",
+            path=CONFIG_PATH,
+        )
+        for line in text.splitlines()
+        if line.startswith(CONFIG_CONFLICT)
+    ]
 
 
 def _short(value: object, limit: int = 60) -> str:

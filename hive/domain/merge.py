@@ -64,6 +64,8 @@ TOMBSTONE_TTL = timedelta(days=30)
 HISTORY_LIMIT = 2000  # commits searched for the versions of a file a side already had
 RESERVATIONS_DIR = ".hive/reservations"
 CONTEXT_PATH = ".hive/context.yaml"
+CONFIG_PATH = ".hive/config.yaml"
+CONFIG_CONFLICT = "# hive merge conflict: "  # a line of config.yaml: what a merge did not keep
 MAX_KEPT_TEXT = 64 * 1024  # a broken side's text kept in a conflict record
 CONFLICT_FIELDS = ("title", "description", "design", "acceptance_criteria", "assignee")
 SCALAR_FIELDS = (
@@ -94,8 +96,9 @@ class MergeOutcome:
 
 
 def is_mergeable_path(path: str) -> bool:
-    """Files the field-level merge understands (cells, reservation files, context)."""
-    return _is_cell_path(path) or _is_reservation_path(path) or path == CONTEXT_PATH
+    """Files the field-level merge understands (cells, reservation files, context,
+    the config)."""
+    return _is_cell_path(path) or _is_reservation_path(path) or path in (CONTEXT_PATH, CONFIG_PATH)
 
 
 def _is_cell_path(path: str) -> bool:
@@ -125,6 +128,8 @@ def merge_file(
         return merge_reservation_files(path, base, ours, theirs)
     if path == CONTEXT_PATH:
         return merge_context_files(path, base, ours, theirs)
+    if path == CONFIG_PATH:
+        return merge_config_files(path, base, ours, theirs)
     return MergeOutcome(content=ours, clean=False, message=f"{path}: both sides changed it")
 
 
@@ -573,14 +578,94 @@ def _mapping_merge(
     merged: dict[str, Any] = {}
     for key in sorted({*ours, *theirs, *original}):
         mine, other = ours.get(key, missing), theirs.get(key, missing)
-        before = original.get(key, missing)
-        if mine == other or other == before:
-            value = mine
-        elif mine == before:
-            value = other
-        else:
-            present = [v for v in (mine, other) if v is not missing]
-            value = max(present, key=_canonical)
+        value, _ = _pick(mine, other, original.get(key, missing), missing)
         if value is not missing:
             merged[key] = value
     return merged
+
+
+# ------------------------------------------------------------------ the config
+
+
+def merge_config_files(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> MergeOutcome:
+    """``.hive/config.yaml``: setting by setting (nested mappings key by key). A setting
+    only one side changed takes that side's value; one both sides set differently
+    keeps the larger value (the same on every clone) and the other is recorded, as a
+    ``# hive merge conflict:`` line at the top of the file (``hive doctor`` reports it
+    until someone deletes it) and in the merge's conflicts: never lost silently."""
+    from hive.store.yamlio import dumps, load_mapping
+
+    def parse(data: bytes) -> dict[str, Any]:
+        return load_mapping(data.decode("utf-8", errors="replace"), path)
+
+    try:
+        mine, other = parse(ours), parse(theirs)
+    except CorruptFile as exc:
+        return MergeOutcome(content=ours, clean=False, message=exc.message)
+    try:
+        original = parse(base) if base is not None else None
+    except CorruptFile:
+        original = None
+    conflicts: list[MergeConflict] = []
+    merged = _settings_merge(original, mine, other, "", conflicts)
+    lines = _set_merge(
+        _conflict_lines(base) if base is not None else None,
+        _conflict_lines(ours),
+        _conflict_lines(theirs),
+        lambda line: line,
+    )
+    lines += [
+        f"{CONFIG_CONFLICT}both clones changed {record.field}: kept {_canonical(record.kept)},"
+        f" the other had {_canonical(record.other)} (set it, then delete this line)"
+        for record in conflicts
+    ]
+    header = "".join(line + "\n" for line in dict.fromkeys(lines))
+    return MergeOutcome(content=(header + dumps(merged)).encode("utf-8"), conflicts=conflicts)
+
+
+def _conflict_lines(data: bytes) -> list[str]:
+    text = data.decode("utf-8", errors="replace")
+    return [line for line in text.splitlines() if line.startswith(CONFIG_CONFLICT)]
+
+
+def _settings_merge(
+    base: dict[str, Any] | None,
+    ours: dict[str, Any],
+    theirs: dict[str, Any],
+    prefix: str,
+    conflicts: list[MergeConflict],
+) -> dict[str, Any]:
+    """Three-way, key by key, into nested mappings; keys in the base's order, then
+    the added ones sorted (the same file whichever side is ours)."""
+    original = base or {}
+    missing = object()
+    merged: dict[str, Any] = {}
+    added = sorted(key for key in {*ours, *theirs} if key not in original)
+    for key in [*original, *added]:
+        mine, other = ours.get(key, missing), theirs.get(key, missing)
+        before = original.get(key, missing)
+        value, lost = _pick(mine, other, before, missing)
+        if lost is not missing and isinstance(mine, dict) and isinstance(other, dict):
+            start = before if isinstance(before, dict) else None
+            value = _settings_merge(start, mine, other, f"{prefix}{key}.", conflicts)
+        elif lost is not missing:
+            conflicts.append(MergeConflict(field=f"{prefix}{key}", kept=value, other=lost))
+        if value is not missing:
+            merged[key] = value
+    return merged
+
+
+def _pick(mine: Any, other: Any, before: Any, missing: object) -> tuple[Any, Any]:
+    """One key of a three-way merge (``missing``: the side does not have it): (the
+    value kept, ``missing`` or the value both sides' change lost). A key only one side
+    changed takes that side's value (a removal too); one both set differently keeps
+    the larger value (the same whichever side is ours); a side that removed it loses
+    as None."""
+    if mine == other or other == before:
+        return mine, missing
+    if mine == before:
+        return other, missing
+    present = [v for v in (mine, other) if v is not missing]
+    kept = max(present, key=_canonical)
+    lost = next((v for v in (mine, other) if v is not kept), missing)
+    return kept, None if lost is missing else lost

@@ -529,7 +529,7 @@ def release(
             override = check_owner(
                 ws,
                 owner=holder,
-                action="release the reservations",
+                action="release",
                 target=held,
                 force=force,
                 reason=reason,

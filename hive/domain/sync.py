@@ -338,9 +338,8 @@ def _merged_changes(
         if outcome.content != read(mine):
             changes.append(Change(path, outcome.content))
         cell = cell_id_from_path(path)
-        conflicts += [
-            {"cell": cell, **record.model_dump(mode="json")} for record in outcome.conflicts
-        ]
+        where = {"cell": cell} if cell else {"cell": None, "file": path}
+        conflicts += [{**where, **record.model_dump(mode="json")} for record in outcome.conflicts]
     # cell files received, as "sent" counts them (reservation and config files travel too)
     received = sum(change.path.startswith(CELLS_DIR + "/") for change in changes)
     contest_changes, contested = settle_contests(ws, snap, changes)
