@@ -212,3 +212,12 @@ def test_releasing_another_agent_s_reservations_says_so_in_plain_words(hived: Pa
     refused = hive(hived, "release", "--agent", "BlueLake", env=agent_env(hived, "Mallory"))
     assert refused.returncode == 5
     assert "is held by BlueLake; only BlueLake may release it (" in refused.stderr, refused.stderr
+
+
+def test_the_quick_help_fits_80_columns(hived: Path) -> None:
+    """`hive --help` (and `hive` alone), the first thing a new user reads, ran to 88
+    columns."""
+    for argv in (["--help"], [], ["-h"]):
+        shown = ok(hive(hived, *argv))
+        assert "Commands:" in shown and "reservations" in shown
+        assert all(len(line) <= 80 for line in shown.splitlines()), shown
