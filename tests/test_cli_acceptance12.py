@@ -221,3 +221,17 @@ def test_the_quick_help_fits_80_columns(hived: Path) -> None:
         shown = ok(hive(hived, *argv))
         assert "Commands:" in shown and "reservations" in shown
         assert all(len(line) <= 80 for line in shown.splitlines()), shown
+
+
+def test_a_hive_file_is_named_by_every_command_not_only_init(repo: Path) -> None:
+    """Where `.hive` is a file, `hive init` said so, but `hive list` (and every other
+    command) said only "run 'hive init' first", which then refused."""
+    (repo / ".hive").write_text("notes\n")
+    for command in (("list",), ("ready",), ("doctor",), ("create", "x"), ("stats",)):
+        shown = hive(repo, "--json", *command)
+        assert shown.returncode == 2, shown
+        error = json.loads(shown.stdout)
+        assert error["code"] == "not_initialized", error
+        assert ".hive is a file, not a directory" in error["error"]
+        assert "move or rename it" in error["error"]
+    assert (repo / ".hive").read_text() == "notes\n"
