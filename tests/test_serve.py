@@ -951,3 +951,59 @@ def test_cells_listed_by_the_board_are_the_cli_cells(ws: Workspace) -> None:
     board = views.board(ws, per_page=200)
     on_board = sorted(c.id for col in board.columns for c in col.cells)
     assert on_board == sorted(c.id for c in list_cells(ws, status="all"))
+
+
+def _hold(ws: Workspace, agent: str, number: int, pattern: str, *, hours: float) -> None:
+    """``agent`` holds reservation ``number`` (as a sync of two clones can leave it:
+    ids are unique per agent, so another agent may hold the same number)."""
+    from datetime import timedelta
+
+    from hive.domain.reservations import encode_file, reservation_path
+    from hive.git.repo import Change
+    from hive.models import utc_now
+    from hive.models.reservation import Reservation, ReservationFile
+
+    now = utc_now()
+    held = Reservation(
+        id=number,
+        agent=agent,
+        path_pattern=pattern,
+        reason="made in another clone",
+        created_at=now - timedelta(hours=2),
+        expires_at=now + timedelta(hours=hours),
+    )
+    change = Change(
+        reservation_path(agent), encode_file(ReservationFile(agent=agent, reservations=[held]))
+    )
+    ws.write_files(lambda snap: ([change], f"hive: reserve {pattern} for {agent}\n", None))
+
+
+def test_a_reservation_number_two_agents_hold_is_released_for_the_one_named(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    number = sample.stale_reservation  # GreenField's, expired
+    ws = Workspace(str(sample.root), actor="Test User")
+    _hold(ws, "OrangeHill", number, "src/other/**", hours=4)  # active, the same number
+    url = server.url + "/api/actions/release"
+    token = {"X-Hive-Token": _token(server)}
+    before = git(sample.root, "rev-parse", "HEAD")
+    status, _, body = request(url, data={"reservation_id": str(number)}, headers=token)
+    answer = json.loads(body)
+    assert status == 400 and answer["code"] == "ambiguous_id", body
+    assert "GreenField, OrangeHill" in answer["error"]
+    assert git(sample.root, "rev-parse", "HEAD") == before
+    page = request(server.url + "/reservations")[2]
+    assert '<input type="hidden" name="agent" value="GreenField">' in page  # the form says whose
+    status, _, body = request(
+        url, data={"reservation_id": str(number), "agent": "GreenField"}, headers=token
+    )
+    assert status == 200, body
+    assert f"Hive-Released: GreenField #{number}" in git(sample.root, "log", "-1", "--format=%B")
+    left = [(r.agent, r.id) for r in list_reservations(ws) if r.id == number]
+    assert left == [("OrangeHill", number)]
+    status, _, body = request(
+        url, data={"reservation_id": str(number), "agent": "OrangeHill"}, headers=token
+    )
+    assert status == 409 and "of OrangeHill is not stale" in json.loads(body)["error"]
+    with pytest.raises(NotFound, match="held by Nobody"):
+        release_for_holder(ws, reservation_id=number, agent="Nobody", as_coordinator=True)

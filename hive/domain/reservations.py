@@ -54,6 +54,7 @@ from hive.domain.reservecore import (
 )
 from hive.domain.workspace import Workspace, check_actor
 from hive.errors import (
+    AmbiguousId,
     Conflict,
     CorruptFile,
     InvalidInput,
@@ -575,6 +576,7 @@ def release_for_holder(
     ws: Workspace,
     *,
     reservation_id: int,
+    agent: str | None = None,
     as_coordinator: bool = False,
     only_stale: bool = False,
     reason: str | None = None,
@@ -591,23 +593,34 @@ def release_for_holder(
     ``reason`` (default: why it is stale). Releasing one's own needs no role.
     With ``only_stale`` another agent's reservation that is not stale (see
     ``staleness``) is refused (Conflict): its holder may still be working.
+
+    ``agent`` names the holder: ids are unique per agent, and two agents whose
+    reservations were made in different clones can hold the same number; without
+    ``agent``, a number two agents hold is refused (AmbiguousId).
     """
     actor = ws.actor
     forced: list[Override] = []
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         loaded = load_reservations(ws, snap)
-        found = next(
-            (
-                r
-                for data in loaded.files.values()
-                for r in data.reservations
-                if r.id == reservation_id
-            ),
-            None,
-        )
-        if found is None:
-            raise NotFound(f"no reservation #{reservation_id}", reservation_id=reservation_id)
+        matches = [
+            r
+            for data in loaded.files.values()
+            for r in data.reservations
+            if r.id == reservation_id and agent in (None, r.agent)
+        ]
+        if not matches:
+            held = f" held by {agent}" if agent else ""
+            raise NotFound(f"no reservation #{reservation_id}{held}", reservation_id=reservation_id)
+        holders = sorted({r.agent for r in matches})
+        if len(holders) > 1:
+            raise AmbiguousId(
+                f"reservation #{reservation_id} is held by more than one agent"
+                f" ({', '.join(holders)}): say whose",
+                reservation_id=reservation_id,
+                holders=holders,
+            )
+        found = matches[0]
         holder = found.agent
         overrides: list[Override] = []
         why = staleness(found, utc_now(), _cell_status(ws, snap, found.cell))
