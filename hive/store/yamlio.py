@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from hive.errors import CorruptFile, InvalidInput
-from hive.jsontext import encode_basestring
+from hive.jsontext import encode_basestring, nesting_depth
 from hive.store.yamlfast import RESERVED_WORDS, fast_loads, is_key, is_plain
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -200,25 +200,6 @@ def _may_nest_deeply(text: str) -> bool:
     )
 
 
-def _nesting(data: Any) -> int:
-    """How many levels of lists and mappings ``data`` nests (counted without recursion)."""
-    deepest = 0
-    stack = [(data, 1)]
-    while stack:
-        value, level = stack.pop()
-        if isinstance(value, dict):
-            items: Any = value.values()
-        elif isinstance(value, list):
-            items = value
-        else:
-            continue
-        deepest = max(deepest, level)
-        if deepest > MAX_NESTING:
-            break
-        stack.extend((item, level + 1) for item in items)
-    return deepest
-
-
 def loads(text: str) -> Any:
     """Parse one YAML document; raises :class:`YamlError` with a line number."""
     fast = fast_loads(text)
@@ -248,7 +229,7 @@ def ruamel_loads(text: str) -> Any:
         raise YamlError(str(problem), line) from None
     except (YAMLError, ValueError, TypeError) as exc:
         raise YamlError(str(exc).splitlines()[0] if str(exc) else "invalid YAML") from None
-    if _nesting(data) > MAX_NESTING:
+    if nesting_depth(data, MAX_NESTING) > MAX_NESTING:
         raise YamlError(deeply)
     return data
 
