@@ -388,3 +388,47 @@ def test_input_nested_too_deeply_is_invalid_input(
         done = _hive(repo, *args)
         said = _said(done)
         assert done.returncode == 2 and "nested" in said, said
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"gitdir: ../nowhere\n", "which is not a git directory"),
+        (b"\xff\xfe not text\n", "not a gitdir link"),
+    ],
+    ids=["missing-gitdir", "not-text"],
+)
+def test_a_dot_git_file_that_names_no_repository_is_refused_and_nothing_written(
+    tmp_path: Path, content: bytes, words: str
+) -> None:
+    """A ``.git`` file naming a directory that does not exist: 'hive init' made it and
+    wrote git objects there before failing; a .git file that is not text ended in
+    "internal error"."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".git").write_bytes(content)
+    for args in (["init"], ["list"], ["create", "x"]):
+        done = _hive(work, *args)
+        said = _said(done)
+        assert done.returncode == 2, said
+        assert words in said
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+    assert sorted(p.name for p in work.iterdir()) == [".git"]
+
+
+def test_hooks_install_names_what_stands_in_its_way(ws: Workspace, repo: Path) -> None:
+    """A file where .git/hooks should be, a directory where the hook should be: both
+    ended in "internal error"."""
+    hooks = repo / ".git" / "hooks"
+    shutil.rmtree(hooks, ignore_errors=True)
+    hooks.write_text("not a directory\n")
+    done = _hive(repo, "hooks", "install")
+    said = _said(done)
+    assert done.returncode == 4 and "cannot hold git's hooks" in said, said
+    hooks.unlink()
+    (hooks / "pre-commit").mkdir(parents=True)
+    for args in (["hooks", "install"], ["hooks", "uninstall"]):
+        done = _hive(repo, *args)
+        said = _said(done)
+        assert done.returncode == 4 and "is a directory, not a hook" in said, said
+    assert (hooks / "pre-commit").is_dir()
