@@ -167,3 +167,48 @@ def test_update_to_in_progress_respects_open_blockers_as_start_does(hived: Path)
         hived, "log", "-1", "--format=%B"
     )
     ok(hive(hived, "update", blocker, "-s", "in_progress"))  # nothing blocks it
+
+
+def test_shared_state_lists_fit_80_columns(hived: Path) -> None:
+    """`ctx list` (137), `blackboard list` (92), `scratchpad list` (200), `todo show`
+    (110) and `memory show` (119 columns) ran past an 80-column terminal."""
+    from tests.conftest import agent_env
+
+    env = agent_env(hived, "BlueLake")
+    value = "a value that goes on and on, well beyond what eighty columns of a terminal hold"
+    todos = json.dumps([{"content": value, "status": "pending"}])
+    pad = "notes/a-rather-long-file-name.md"
+    for command in (
+        ("ctx", "put", "some.rather.long.key.name", value),
+        ("blackboard", "set", "board-key", value),
+        ("scratchpad", "write", pad, "text", "--title", value),
+        ("todo", "set", todos),
+        ("memory", "add", "decisions", value),
+    ):
+        ok(hive(hived, *command, env=env))
+    wide = {**env, "COLUMNS": "80"}
+    for command in (
+        ("ctx", "list"),
+        ("blackboard", "list"),
+        ("scratchpad", "list"),
+        ("todo", "show"),
+        ("memory", "show"),
+    ):
+        shown = ok(hive(hived, *command, env=wide))
+        assert all(len(line) <= 80 for line in shown.splitlines()), (command, shown)
+    assert "some.rather.long.key.name" in ok(hive(hived, "ctx", "list", env=wide))
+    assert pad in ok(hive(hived, "scratchpad", "list", env=wide))  # the path whole
+    for command in (("todo", "show"), ("memory", "show")):  # wrapped, not cut
+        assert value in " ".join(ok(hive(hived, *command, env=wide)).split())
+    assert value in ok(hive(hived, "scratchpad", "list", env=env))  # piped: whole
+
+
+def test_releasing_another_agent_s_reservations_says_so_in_plain_words(hived: Path) -> None:
+    """The refusal read '... is held by BlueLake; only BlueLake may release the
+    reservations it'."""
+    from tests.conftest import agent_env
+
+    ok(hive(hived, "reserve", "src/**", env=agent_env(hived, "BlueLake")))
+    refused = hive(hived, "release", "--agent", "BlueLake", env=agent_env(hived, "Mallory"))
+    assert refused.returncode == 5
+    assert "is held by BlueLake; only BlueLake may release it (" in refused.stderr, refused.stderr

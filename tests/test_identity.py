@@ -192,10 +192,10 @@ def test_only_the_holder_releases(ws: Workspace, repo: Path) -> None:
     done = release(person(repo), agent="BlueLake", force=True, reason="BlueLake is gone")
     assert [r.id for r in done.released] == [held.id]
     assert list_reservations(ws) == []
-    assert "Hive-Override: Test User (person) release the reservations" in git(
+    assert f"Hive-Override: Test User (person) release #{held.id} src/** of BlueLake" in git(
         repo, "log", "-1", "--format=%B"
     )
-    assert overrides_logged(repo)[-1]["action"] == "release the reservations"
+    assert overrides_logged(repo)[-1]["action"] == "release"
 
 
 def test_only_recipients_read_and_ack(ws: Workspace, repo: Path) -> None:

@@ -200,5 +200,6 @@ def test_release_for_another_holder_from_the_cli(ws: Workspace, repo: Path) -> N
         "src/**",
     ]
     message = git(repo, "log", "-1", "--format=%B")
-    assert "Hive-Override: Test User (person) release the reservations" in message
+    assert "Hive-Override: Test User (person) release #" in message
+    assert "#2 docs/*.md of BlueLake: crashed" in message
     assert "crashed" in message

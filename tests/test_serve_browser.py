@@ -379,6 +379,34 @@ def test_a_live_refresh_keeps_what_is_being_typed(
     assert page.input_value(note) == ""
 
 
+def test_an_open_page_keeps_working_after_the_server_restarts(page: Any, sample: Sample) -> None:
+    """Ctrl-C and 'hive serve --allow-write' again (a new token): the page left open
+    reconnects, refreshes itself, and its actions work without a reload (they were
+    refused as 'missing or wrong token' until the user reloaded)."""
+    from hive.serve.app import ServeConfig
+    from hive.serve.runner import BackgroundServer
+
+    def config() -> ServeConfig:
+        return ServeConfig(root=str(sample.root), actor="Test User", allow_write=True)
+
+    first = BackgroundServer(config())
+    port = first.listener.getsockname()[1]
+    with first:
+        page.goto(f"{first.url}/cells/{sample.feature}")
+        wait_live(page)
+        version = page.evaluate("document.body.dataset.version")
+    with BackgroundServer(config(), port=port):
+        page.wait_for_function(
+            f"document.body.dataset.version !== {version!r}", timeout=LIVE_TIMEOUT_MS * 3
+        )
+        page.fill("textarea[name=text]", "written after a restart")
+        page.click("#add-note")
+        page.wait_for_selector("#notes >> text=written after a restart")
+    message = git(sample.root, "log", "-1", "--format=%B")
+    assert message.startswith(f"hive: update {sample.feature}")
+    assert "Hive-Agent: Test User" in message
+
+
 def test_close_refusal_is_shown(page: Any, server: BackgroundServer, sample: Sample) -> None:
     before = git(sample.root, "rev-parse", "HEAD")
     page.goto(f"{server.url}/cells/{sample.subtasks[1]}")

@@ -775,11 +775,9 @@ def test_a_completed_worktree_with_uncommitted_work_is_kept(ws: Workspace, repo:
     assert git(repo, "worktree", "list").count("\n") == 2  # the repository and the kept one
 
 
-def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
-    ws: Workspace, repo: Path
-) -> None:
-    # Stopped mid-work after committing on its branch and editing another file: the
-    # subtask is requeued, but its branch and worktree stay (nothing of it is lost).
+def _interrupted_with_work(ws: Workspace, repo: Path) -> tuple[str, str, SwarmEvent, SwarmEvent]:
+    """A worktree run stopped mid-work after its worker committed src/slow.py on its
+    branch and left src/draft.py uncommitted: (epic, cell, worker_started, requeued)."""
     epic, cell = make_epic(ws, [{"title": "Slow", "files": ["src/slow.py"]}])
     marker = repo.parent / "committed"
     command = (
@@ -811,6 +809,15 @@ def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
     assert result.interrupted and result.remaining == [cell]
     started = next(e for e in events if e.event == "worker_started")
     requeued = next(e for e in events if e.event == "requeued")
+    return epic, cell, started, requeued
+
+
+def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
+    ws: Workspace, repo: Path
+) -> None:
+    # Stopped mid-work after committing on its branch and editing another file: the
+    # subtask is requeued, but its branch and worktree stay (nothing of it is lost).
+    epic, cell, started, requeued = _interrupted_with_work(ws, repo)
     assert started.worktree and started.branch and requeued.reason
     for name in (started.worktree, started.branch, "src/slow.py", "src/draft.py"):
         assert name in requeued.reason
@@ -820,12 +827,41 @@ def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
     assert stored.status == "open" and started.worktree in stored.notes
     assert list_reservations(ws) == []
     assert_clean(repo)
-    # running again resumes in a new worktree; the kept branch is left alone
-    again, more = run(ws, epic, isolation="worktree")
-    assert again.finished
+    assert "the next run resumes it there" in requeued.reason
+    # running again resumes in the kept worktree, on the kept branch: the worker finds
+    # its commit and its draft, and the finished branch is merged with them
+    seen = repo.parent / "seen"
+    look = f"cat src/slow.py src/draft.py > {shlex.quote(str(seen))} && {AGENT}"
+    again, more = run(ws, epic, look, isolation="worktree")
+    assert again.finished and again.completed == [cell], Path(again.runs[0].log).read_text()
+    resumed = next(e for e in more if e.event == "resumed")
     second = next(e for e in more if e.event == "worker_started")
-    assert second.branch != started.branch
-    assert "my real work" in git(repo, "log", "--format=%s", started.branch)
+    assert (second.worktree, second.branch) == (started.worktree, started.branch)
+    assert started.worktree in (resumed.reason or "")
+    assert seen.read_text() == "WORK = 1\nDRAFT = 1\n"
+    assert "my real work" in git(repo, "log", "--format=%s", "HEAD")
+    assert (repo / "src/slow.py").read_text().startswith("WORK = 1\n")
+    assert show_cell(ws, cell_id=cell).status == "closed"
+    assert_clean(repo)
+
+
+def test_a_kept_worktree_that_conflicts_with_the_branch_is_blocked_not_resumed(
+    ws: Workspace, repo: Path
+) -> None:
+    epic, cell, started, _ = _interrupted_with_work(ws, repo)
+    (repo / "src").mkdir(exist_ok=True)
+    (repo / "src/slow.py").write_text("OTHER = 2\n")
+    git(repo, "add", "src/slow.py")
+    git(repo, "commit", "-qm", "the same file, written here meanwhile")
+    again, more = run(ws, epic, isolation="worktree")
+    assert not any(e.event == "worker_started" for e in more)
+    reason = again.blocked[cell]
+    assert "cannot resume in its kept worktree" in reason and "src/slow.py" in reason
+    assert started.worktree in reason
+    assert (Path(started.worktree) / "src/draft.py").read_text() == "DRAFT = 1\n"
+    assert (Path(started.worktree) / "src/slow.py").read_text() == "WORK = 1\n"
+    assert (repo / "src/slow.py").read_text() == "OTHER = 2\n"
+    assert_clean(repo)
 
 
 def test_the_summary_says_what_each_unrun_subtask_waits_for(ws: Workspace, repo: Path) -> None:

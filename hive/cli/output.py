@@ -95,9 +95,16 @@ def console(*, wrap: bool = False) -> Any:
     return output(highlight=False, soft_wrap=not wrap, width=width, emoji=False)
 
 
-def say(text: str) -> None:
-    """Print plain text: user text (titles, names) is never read as rich markup."""
-    console().print(text, markup=False)
+def say(text: str, *, wrap: bool = False) -> None:
+    """Print plain text: user text (titles, names) is never read as rich markup;
+    ``wrap``: wrapped at words to the output's width (see ``console``)."""
+    console(wrap=wrap).print(text, markup=False)
+
+
+def row(text: str) -> None:
+    """Print one line of a list, cut with an ellipsis to the output's width (whole
+    when piped without $COLUMNS), as ``hive list`` cuts a title."""
+    console().print(fit(text), markup=False)
 
 
 def heading(title: str) -> None:

@@ -886,7 +886,7 @@ def _ctx_entries(entries: Any, params: Any, ws: Workspace) -> None:
     if not entries:
         output.say("no shared context")
     for e in entries:
-        output.say(f"{e.key}  v{e.version}  {e.agent}  {when(e.updated_at)}  {compact(e.value)}")
+        output.row(f"{e.key}  v{e.version}  {e.agent}  {when(e.updated_at)}  {compact(e.value)}")
 
 
 def _queue_items(items: Any, params: Any, ws: Workspace) -> None:
@@ -895,7 +895,7 @@ def _queue_items(items: Any, params: Any, ws: Workspace) -> None:
     for i in items:
         holder = f" {i.claimed_by} until {when(i.lease_until)}" if i.status == "claimed" else ""
         lapsed = " (lease expired)" if i.lease_expired else ""
-        output.say(f"{i.id}  {i.status}{holder}{lapsed}  {i.kind}  {compact(i.payload, 60)}")
+        output.row(f"{i.id}  {i.status}{holder}{lapsed}  {i.kind}  {compact(i.payload, 60)}")
 
 
 PRESENTERS.update(
@@ -1052,7 +1052,7 @@ def _bb_list(entries: dict[str, Any], params: Any, ws: Workspace) -> None:
             output.say(f"{key}  (expired)")
         else:
             until = f" until {entry.expires_at}" if entry.expires_at else ""
-            output.say(f"{key}  {entry.source_agent}{until}  {compact(entry.value)}")
+            output.row(f"{key}  {entry.source_agent}{until}  {compact(entry.value)}")
 
 
 def _permission(answer: Any, params: Any, ws: Workspace) -> None:
@@ -1193,7 +1193,9 @@ PRESENTERS.update(
         "blackboard rm": Presenter(
             render=lambda found, params, ws: output.say(f"removed {found.key}")
         ),
-        "memory show": Presenter(render=lambda text, params, ws: output.say(text.rstrip())),
+        "memory show": Presenter(
+            render=lambda text, params, ws: output.say(text.rstrip(), wrap=True)
+        ),
         "memory add": MEMORY,
         "memory set": MEMORY,
         "memory complete": MEMORY,
@@ -1232,10 +1234,11 @@ def _pad_list(found: Any, params: Any, ws: Workspace) -> None:
     from hive.domain.scratchpad import human_size
 
     output.say(f"Scratchpad contents ({found.count} entries):")
-    for e in found.entries:
-        output.say(
-            f"  {e.path} - {e.title!r} ({human_size(e.size)}) by {e.agent} {when(e.updated_at)}"
-        )
+    width = output.columns()
+    for e in found.entries:  # the path whole, a long title cut to fit
+        head, tail = f"  {e.path} - ", f" ({human_size(e.size)}) by {e.agent} {when(e.updated_at)}"
+        room = None if width is None else max(width - output.width(head + tail), 12)
+        output.row(head + output.fit(repr(e.title), room) + tail)
 
 
 def _raw(text: str) -> None:
@@ -1252,7 +1255,7 @@ def _todos(found: Any, params: Any, ws: Workspace) -> None:
     for entry in lists:
         output.say(f"{entry.agent}: {entry.completed}/{len(entry.todos)} done")
         for todo in entry.todos:
-            output.say(f"  {TODO_MARKS[todo.status]} {todo.content}")
+            output.say(f"  {TODO_MARKS[todo.status]} {todo.content}", wrap=True)
 
 
 PRESENTERS.update(

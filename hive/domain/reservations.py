@@ -530,7 +530,7 @@ def release(
             override = check_owner(
                 ws,
                 owner=holder,
-                action="release the reservations",
+                action="release",
                 target=held,
                 force=force,
                 reason=reason,

@@ -108,6 +108,9 @@ class Hub:
         )
         self.actor = self.ws.actor
         self._lock = threading.Lock()
+        # Part of every version this server announces: a page left open while the
+        # server restarts hears a new version, refreshes, and gets the new token.
+        self.instance = secrets.token_hex(4)
 
     async def call(self, operation: Callable[[Workspace], T]) -> T:
         def locked() -> T:
@@ -117,7 +120,11 @@ class Hub:
         return await asyncio.to_thread(locked)
 
     def token_now(self) -> str:
-        return views.state_token(self.ws)
+        return self.version(self.ws)
+
+    def version(self, ws: Workspace) -> str:
+        """The state token of the views, and which server made the page."""
+        return f"{views.state_token(ws)}.{self.instance}"
 
 
 # ------------------------------------------------------------------ rendering
@@ -211,7 +218,7 @@ class Pages:
         section: str,
     ) -> Response:
         def read(ws: Workspace) -> tuple[str, Mapping[str, Any]]:
-            version = views.state_token(ws)  # before reading: a change meanwhile re-renders
+            version = self.hub.version(ws)  # before reading: a change meanwhile re-renders
             return version, build(ws)
 
         try:

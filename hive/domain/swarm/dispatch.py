@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -292,16 +292,36 @@ def merge_subtask(ws: Workspace, *, cell_id: str, branch: str, agent: str) -> Me
     lists them."""
     ref = f"refs/heads/{branch}"
 
+    def theirs() -> str | None:
+        return ws.git.ref_value(ref)
+
+    return _merge_in(ws, theirs, f"hive: merge {branch} ({cell_id})", cell_id, agent)
+
+
+def refresh_kept_branch(ws: Workspace, *, cell_id: str, commit: str, agent: str) -> MergeResult:
+    """Merge ``commit`` (the tip of the branch the run works on) into the branch of a
+    kept worktree (``ws``: opened there) before the subtask resumes in it, so its worker
+    finds its own earlier work, the current claim and what landed meanwhile. As
+    :func:`merge_subtask`: one commit or, with conflicts, nothing written."""
+    return _merge_in(
+        ws, lambda: commit, f"hive: resume {cell_id} on its kept branch", cell_id, agent
+    )
+
+
+def _merge_in(
+    ws: Workspace, theirs_of: Callable[[], str | None], subject: str, cell_id: str, agent: str
+) -> MergeResult:
+    """Merge the commit ``theirs_of`` names (read under the lock) into ``ws``'s branch."""
+
     def plan(snap: Snapshot) -> Plan:
-        theirs = ws.git.ref_value(ref)
+        theirs = theirs_of()
         if theirs is None or snap.head.commit is None:
-            raise Conflict(f"branch {branch} (or the current branch) has no commits to merge")
+            raise Conflict(f"{subject}: a side has no commits to merge")
         merged = merge_commits(ws.git, snap.head.commit, theirs, resolve=_merge_hive_file)
         if merged.conflicts or merged.up_to_date:
             return Plan(changes=[], message="", result=merged)
         message = format_message(
-            f"hive: merge {branch} ({cell_id})",
-            [("Hive-Merge", cell_id), *ws.trailers("merge"), *_worker(agent)],
+            subject, [("Hive-Merge", cell_id), *ws.trailers("merge"), *_worker(agent)]
         )
         return Plan(changes=merged.changes, message=message, result=merged, extra_parents=[theirs])
 

@@ -53,6 +53,7 @@ from hive.domain.swarm.dispatch import (
     block_subtask,
     claim_for_worker,
     merge_subtask,
+    refresh_kept_branch,
     requeue_subtask,
     run_info,
     uncommitted_in_scope,
@@ -441,6 +442,9 @@ class _Runner:
     def _worktree_names(self, cell: Cell) -> tuple[str | None, str | None]:
         if self.settings.isolation != "worktree":
             return None, None
+        kept = self._kept_worktree(cell)
+        if kept is not None:
+            return kept
         path = self._new_file("worktrees", cell.id, "")
         suffix = os.path.basename(path)[len(cell.id) :]
         branch = f"hive/{cell.id}{suffix.replace('.', '-')}"
@@ -449,6 +453,48 @@ class _Runner:
             branch = f"hive/{cell.id}-{number}"
             number += 1
         return path, branch
+
+    def _kept_worktree(self, cell: Cell) -> tuple[str, str] | None:
+        """The worktree and branch an earlier run kept for ``cell`` when it put it back
+        (stopped with work in it), when both are still there and the worktree is still
+        on the branch: the subtask resumes there. Only a worktree of this epic's run
+        directory: the cell's metadata is anyone's to edit."""
+        info = run_info(cell)
+        worktree, branch = info.get("worktree"), info.get("branch")
+        if info.get("state") != "requeued" or not isinstance(worktree, str):
+            return None
+        if not isinstance(branch, str) or not os.path.isdir(worktree):
+            return None
+        home = os.path.realpath(os.path.join(self.directory, "worktrees"))
+        if os.path.dirname(os.path.realpath(worktree)) != home:
+            return None
+        try:
+            on = Workspace(worktree).git.head().ref
+        except (HiveError, OSError):
+            return None
+        return (worktree, branch) if on == f"refs/heads/{branch}" else None
+
+    def _refresh_kept(self, cell: Cell, agent: str, worktree: str, branch: str) -> None:
+        """Bring the current branch (the claim, what landed meanwhile) into the kept
+        worktree's branch before the subtask resumes there; a conflict is the launch's
+        failure (the cell is blocked naming the files, the worktree kept as it is)."""
+        head = self.ws.git.head().commit
+        if head is None:
+            raise InvalidInput("the repository has no commit to resume from")
+        kept = Workspace(worktree, actor=self.ws.actor)
+        merged = refresh_kept_branch(kept, cell_id=cell.id, commit=head, agent=agent)
+        if merged.conflicts:
+            raise Conflict(
+                f"cannot resume in its kept worktree {worktree}: the current branch conflicts"
+                f" with its branch {branch} in {', '.join(merged.conflicts)} (resolve with"
+                f" 'git merge' there, then run again)"
+            )
+        self._event(
+            "resumed",
+            cell_id=cell.id,
+            agent=agent,
+            reason=f"in its kept worktree {worktree} on branch {branch}",
+        )
 
     def _launch(
         self,
@@ -461,10 +507,13 @@ class _Runner:
     ) -> _Worker:
         project = self.ws.root
         if worktree is not None and branch is not None:
-            head = self.ws.git.head().commit
-            if head is None:
-                raise InvalidInput("the repository has no commit to branch from")
-            add_worktree(self.ws.git, worktree, branch=branch, commit=head)
+            if os.path.isdir(worktree):  # kept by an earlier run: the subtask resumes there
+                self._refresh_kept(cell, agent, worktree, branch)
+            else:
+                head = self.ws.git.head().commit
+                if head is None:
+                    raise InvalidInput("the repository has no commit to branch from")
+                add_worktree(self.ws.git, worktree, branch=branch, commit=head)
             project = worktree
         brief_ws = Workspace(project, actor=agent)
         prompt = swarm_subtask_prompt(brief_ws, cell_id=cell.id, agent_name=agent).prompt
@@ -821,8 +870,8 @@ class _Runner:
         left = self._kept_work(job, merged=False)
         if left:
             reason += (
-                f"; its work is kept in worktree {job.worktree} on branch {job.branch}:"
-                f" {', '.join(left)}"
+                f"; its work is kept in worktree {job.worktree} on branch {job.branch}"
+                f" (the next run resumes it there): {', '.join(left)}"
             )
             self._release_on_branch(job)
         settled = requeue_subtask(self.ws, cell_id=job.cell_id, agent=job.agent, reason=reason)

@@ -193,10 +193,14 @@
     const key = formKey(form);
     // a refresh while the POST is out replaces the form: the one on the page now
     const current = () => [...live.querySelectorAll("form.action")].find((f) => formKey(f) === key) || form;
+    // the token the form was rendered with: a page refreshed after the server restarted
+    // carries the new server's token in its forms (the meta tag is the first server's)
+    const given = form.elements.namedItem("token");
+    const token = (given && "value" in given && given.value) || meta("hive-token");
     markSending(form, true);
     try {
       const response = await fetch(form.action, {
-        method: "POST", body, headers: { "X-Hive-Token": meta("hive-token"), "Accept": "application/json" },
+        method: "POST", body, headers: { "X-Hive-Token": token, "Accept": "application/json" },
       });
       const answer = await response.json();
       if (response.ok) {
