@@ -270,7 +270,10 @@ def _lean(module: str, name: str) -> Callable[[Invocation], int | None]:
 
     def run(inv: Invocation) -> int | None:
         qualified = f"hive.cli.{module}"
-        __import__(qualified)  # not importlib: it imports warnings, for nothing here
+        with HeldInterrupts() as held:  # its imports (pydantic-core's panics on Ctrl-C)
+            __import__(qualified)  # not importlib: it imports warnings, for nothing here
+        if held.caught:
+            return interrupted(inv.command)
         handler: Callable[[Invocation], int | None] = getattr(sys.modules[qualified], name)
         return handler(inv)
 
