@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from hive.domain.cells import create_cell
 from hive.domain.epics import create_epic
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
@@ -245,3 +247,69 @@ def test_a_nul_in_a_project_path_is_invalid_input(ws: Workspace, repo: Path) -> 
     result = json.loads(done.stdout)["results"][0]
     assert result["code"] == "invalid_input" and result["field"] == "project_path"
     assert "NUL" in result["error"]
+
+
+# ----------------------------------------------------------------- hive's own files
+
+
+def test_a_file_in_place_of_the_state_directory_is_named(ws: Workspace, repo: Path) -> None:
+    """``.git/hive`` a file: the coordination store, the credential store and doctor
+    ended in "internal error" (FileExistsError, NotADirectoryError)."""
+    state = repo / ".git" / "hive"
+    shutil.rmtree(state, ignore_errors=True)
+    state.write_text("not a directory\n")
+    for args in (["ctx", "get", "k"], ["queue", "status"], ["create", "x"], ["todo", "list"]):
+        done = _hive(repo, *args)
+        said = _said(done)
+        assert done.returncode == 8, said
+        assert f"{state} is not a directory: hive keeps its lock and state there" in said
+    for args in (["doctor"], ["agent", "list"], ["list"]):
+        done = _hive(repo, *args)
+        assert done.returncode == 0, _said(done)
+    assert state.read_text() == "not a directory\n"
+
+
+def test_a_file_where_hive_keeps_a_directory_is_not_called_a_symlink(
+    ws: Workspace, repo: Path
+) -> None:
+    before = _commits(repo)
+    cells = repo / ".hive" / "cells"
+    shutil.rmtree(cells, ignore_errors=True)
+    cells.write_text("a file\n")
+    done = _hive(repo, "create", "never written")
+    said = _said(done)
+    assert done.returncode == 4, said
+    assert ".hive/cells is a file in the working tree where hive keeps a directory" in said
+    assert "symlink" not in said
+    assert _commits(repo) == before and cells.read_text() == "a file\n"
+
+
+# ----------------------------------------------------------------- text people read
+
+
+def test_control_characters_in_a_close_reason_or_an_outcome_are_refused(
+    ws: Workspace, repo: Path
+) -> None:
+    """A close reason, an outcome's summary and criteria were stored with escape
+    sequences that 'hive show', 'hive review' and 'hive search' then printed raw to
+    a person's terminal (other text fields refuse them already)."""
+    cell = create_cell(ws, title="t").id
+    before = _commits(repo)
+    red = "\x1b[31mred"
+    for args in (
+        ["close", cell, "--reason", red],
+        ["close", cell, "-r", red, "--json"],
+        ["swarm", "record-outcome", cell, "--success", "-s", red],
+        ["swarm", "record-outcome", cell, "--failure", "--criteria", red],
+        ["swarm", "complete", cell, "-s", red, "--no-gate"],
+    ):
+        done = _hive(repo, *args)
+        said = _said(done)
+        assert done.returncode == 2, said
+        assert "control characters (found U+001B)" in said
+    envelope = {"tool_calls": [{"name": "hive_close", "args": {"id": cell, "reason": red}}]}
+    done = _hive(repo, "tools", "run", stdin=json.dumps(envelope).encode())
+    assert json.loads(done.stdout)["results"][0]["code"] == "invalid_input"
+    assert _commits(repo) == before
+    closed = _hive(repo, "close", cell, "--reason", "two lines\n\tof reason")
+    assert closed.returncode == 0, _said(closed)

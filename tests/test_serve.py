@@ -332,6 +332,26 @@ def test_json_api_matches_the_views(server: BackgroundServer, sample: Sample) ->
     assert missing[0] == 404 and json.loads(missing[2])["code"] == "not_found"
 
 
+def test_a_partial_id_in_a_url_is_sent_to_the_cells_own_address(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """/cells/<prefix> (as 'hive show' takes one) redirects to the full id: the page a
+    browser keeps open is not broken later by a new cell sharing the prefix."""
+    bug = sample.bug
+    for given, wanted in (
+        (f"/cells/{bug[:-2]}", f"/cells/{bug}"),
+        (f"/cells/{bug.upper()}?x=1", f"/cells/{bug}?x=1"),
+        (f"/epics/{sample.epic[:-1]}", f"/epics/{sample.epic}"),
+    ):
+        status, headers, _ = request(server.url + given)
+        assert status == 302 and headers["location"] == wanted, (given, status)
+        status, _, body = request(server.url + wanted)
+        assert status == 200 and bug.split("-")[0] in body
+    assert request(server.url + f"/cells/{bug}")[0] == 200  # the full id: no redirect
+    ambiguous = request(server.url + "/cells/hv-")
+    assert ambiguous[0] == 400 and "ambiguous" in ambiguous[2].lower()
+
+
 def test_error_pages_say_what_is_wrong(server: BackgroundServer) -> None:
     status, _, body = request(server.url + "/cells/hv-nope")
     assert status == 404 and "no cell matches id &#39;hv-nope&#39;" in body
@@ -576,6 +596,35 @@ def test_bad_requests_get_a_status_and_a_message_never_a_500(
     assert head_commit(sample.root) == before  # nothing was written
     shown = json.loads(request(server.url + f"/api/cell?id={sample.chore}")[2])
     assert shown["cell"]["notes"] == ""
+
+
+def test_a_body_declared_too_large_is_refused_before_it_is_read(
+    server: BackgroundServer,
+) -> None:
+    """An action whose Content-Length is over the limit is answered at once (400, the
+    reason), without the server waiting for (and holding) the whole body."""
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(server.url)
+    with socket.create_connection((where.hostname, where.port), timeout=10) as sock:
+        sock.sendall(
+            b"POST /api/actions/note HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\n"
+            b"Content-Length: 100000000\r\nConnection: close\r\n\r\ncell_id=x&text="
+        )
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+            chunk = sock.recv(65536)  # a server waiting for 100 MB times out here
+            if not chunk:
+                break
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert json.loads(body) == {
+        "error": "request body is too large (over 65536 bytes)",
+        "code": "invalid_input",
+    }
 
 
 def test_release_action_releases_another_agents_reservation(

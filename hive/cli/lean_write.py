@@ -728,6 +728,11 @@ def close(inv: Invocation) -> int | None:
         return None
     given = options.positional[0]
     reason = options.values.get("reason")
+    if reason:
+        from hive.text import first_control
+
+        if first_control(reason, frozenset("\t\n\r")):
+            return None  # the full CLI names the character
 
     def change(session: Session, snap: Snapshot, key: str) -> tuple[dict[str, Any], bool]:
         cell = read_cell(session, key, given)

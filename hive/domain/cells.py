@@ -640,6 +640,9 @@ def close_cells(
     someone else's with ``force`` and a ``reason`` (the override is recorded).
     """
 
+    if reason:
+        check_text(reason, "close reason")
+
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         guard.check_cell(cell, "close")
         return _closing(cell, index, reason=reason, force=force, guard=guard)

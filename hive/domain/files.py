@@ -318,7 +318,9 @@ def list_proposals(state_dir: str, status: str | None = None) -> list[Proposal]:
 
 
 def _locked(state_dir: str) -> FileLock:
-    os.makedirs(state_dir, exist_ok=True)
+    from hive.store.layout import make_state_dir
+
+    make_state_dir(state_dir)
     return FileLock(os.path.join(state_dir, "proposals.lock"), timeout=30)
 
 

@@ -167,7 +167,9 @@ def take_token(
         return
     capacity, per_seconds = limit
     rate = capacity / per_seconds
-    os.makedirs(state_dir, exist_ok=True)
+    from hive.store.layout import make_state_dir
+
+    make_state_dir(state_dir)
     path = os.path.join(state_dir, RATE_FILE)
     try:
         with FileLock(path + ".lock", timeout=10):

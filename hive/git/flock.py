@@ -9,6 +9,7 @@ import os
 import time
 
 from hive.errors import GitError
+from hive.store.layout import state_dir_not_a_directory
 
 
 class Held:
@@ -51,10 +52,7 @@ def _unopenable(path: str, error: OSError) -> GitError:
     if error.errno in (errno.ENOTDIR, errno.EEXIST) or (
         os.path.lexists(folder) and not os.path.isdir(folder)
     ):
-        return GitError(
-            f"{folder} is not a directory: hive keeps its lock and state there; "
-            "move that file away and run the command again"
-        )
+        return state_dir_not_a_directory(folder)
     return GitError(f"cannot open hive's lock file {path}: {error.strerror or error}")
 
 

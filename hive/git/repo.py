@@ -1135,6 +1135,13 @@ class GitRepo:
                     path=committed,
                 )
             found = _worktree_symlink(self.paths.root, change.path, checked)
+            if found is not None and not os.path.islink(os.path.join(self.paths.root, found)):
+                raise DirtyHiveFile(
+                    f"{found} is a file in the working tree where hive keeps a directory"
+                    f" (writing {change.path} refused); move it away, then restore hive's"
+                    f" files: git checkout -- {found}",
+                    path=found,
+                )
             if found is not None:
                 raise SymlinkRefused(
                     f"{found} is a symlink in the working tree; hive never writes through a"
@@ -1227,7 +1234,8 @@ def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
 
 
 def _worktree_symlink(root: str, path: str, checked: set[str]) -> str | None:
-    """The first component of ``path`` under ``root`` that is a symlink on disk."""
+    """The first component of ``path`` under ``root`` that is a symlink on disk (or,
+    above the file itself, not a directory: nothing can be written below it)."""
     parts = [p for p in path.split("/") if p]
     for position in range(1, len(parts) + 1):
         relative = "/".join(parts[:position])
@@ -1242,6 +1250,8 @@ def _worktree_symlink(root: str, path: str, checked: set[str]) -> str | None:
         if stat.S_ISLNK(info.st_mode):
             return relative
         if position < len(parts):
+            if not stat.S_ISDIR(info.st_mode):
+                return relative
             checked.add(relative)
     return None
 

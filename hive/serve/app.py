@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any, TypeVar
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import BaseModel
@@ -39,7 +39,7 @@ from starlette.responses import (
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hive.domain import views
 from hive.domain.workspace import Workspace
@@ -216,7 +216,12 @@ class Pages:
         build: Callable[[Workspace], Mapping[str, Any]],
         *,
         section: str,
+        canonical: Callable[[Mapping[str, Any]], str] | None = None,
     ) -> Response:
+        """``template`` over ``build``'s data; ``canonical`` names the page's own path
+        for that data (a cell asked for by a partial id), where a request for another
+        path is sent, so the page open in a browser stays right as the hive grows."""
+
         def read(ws: Workspace) -> tuple[str, Mapping[str, Any]]:
             version = self.hub.version(ws)  # before reading: a change meanwhile re-renders
             return version, build(ws)
@@ -225,6 +230,11 @@ class Pages:
             version, data = await self.hub.call(read)
         except HiveError as exc:
             return self.error(request, exc, section=section)
+        if canonical is not None:
+            path = canonical(data)
+            if path != request.url.path:
+                query = f"?{request.url.query}" if request.url.query else ""
+                return RedirectResponse(quote(path) + query, status_code=302)
         return self._html(request, template, {**data}, version=version, section=section)
 
     def error(
@@ -371,6 +381,7 @@ def create_app(config: ServeConfig) -> Starlette:
             "epic.html",
             lambda ws: {"view": views.epic_view(ws, epic_id=epic_id)},
             section="epics",
+            canonical=lambda data: f"/epics/{data['view'].status.epic.id}",
         )
 
     async def cell_page(request: Request) -> Response:
@@ -380,6 +391,7 @@ def create_app(config: ServeConfig) -> Starlette:
             "cell.html",
             lambda ws: {"view": views.cell_view(ws, cell_id=cell_id)},
             section="board",
+            canonical=lambda data: f"/cells/{data['view'].cell.id}",
         )
 
     async def reservations_page(request: Request) -> Response:
@@ -578,9 +590,7 @@ class Actions:
 
 
 async def _fields(request: Request) -> dict[str, str]:
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise InvalidInput(f"request body is too large (over {MAX_BODY} bytes)")
+    body = await _bounded_body(request)
     if request.headers.get("content-type", "").startswith("application/json"):
         import json
 
@@ -591,11 +601,32 @@ async def _fields(request: Request) -> dict[str, str]:
         if not isinstance(decoded, dict):
             raise InvalidInput("request body must be a JSON object")
         return {str(k): _field_text(str(k), v) for k, v in decoded.items() if v is not None}
+
+    async def replay() -> Message:  # the form parser reads the body read above
+        return {"type": "http.request", "body": body, "more_body": False}
+
     try:
-        form = await request.form()
+        form = await Request(request.scope, replay).form()
     except HTTPException as exc:  # a malformed multipart body
         raise InvalidInput(f"request body is not a valid form: {exc.detail}") from None
     return {key: _field_text(key, value) for key, value in form.items()}
+
+
+async def _bounded_body(request: Request) -> bytes:
+    """The body, refused as soon as it is known to be over MAX_BODY (its declared
+    length, or what has arrived): not read whole into memory first."""
+    too_large = InvalidInput(f"request body is too large (over {MAX_BODY} bytes)")
+    declared = request.headers.get("content-length", "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _field_text(name: str, value: object) -> str:

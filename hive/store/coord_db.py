@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterator
 
 from hive.errors import CorruptFile, LockTimeout
+from hive.store.layout import make_state_dir
 from hive.store.sqlerrors import is_transient, use_wal
 
 DB_FILE = "coord.sqlite3"
@@ -129,7 +130,7 @@ def connection(state_dir: str) -> sqlite3.Connection:
 
 
 def _open(state_dir: str) -> sqlite3.Connection:
-    os.makedirs(state_dir, exist_ok=True)
+    make_state_dir(state_dir)
     path = db_path(state_dir)
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)

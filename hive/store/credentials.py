@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterator
 
 from hive.errors import CorruptFile, LockTimeout
+from hive.store.layout import make_state_dir
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def load(state_dir: str) -> dict[str, Any]:
     path = path_of(state_dir)
     try:
         info = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no store yet (or no state dir)
         return empty()
     key = (info.st_mtime_ns, info.st_size, info.st_ino)
     known = _parsed.get(path)
@@ -85,7 +86,7 @@ def load(state_dir: str) -> dict[str, Any]:
 
 def save(state_dir: str, data: dict[str, Any]) -> None:
     """Replace the store atomically, readable by the owner only."""
-    os.makedirs(state_dir, exist_ok=True)
+    make_state_dir(state_dir)
     path = path_of(state_dir)
     temp = f"{path}.{os.getpid()}.tmp"
     descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -113,7 +114,7 @@ def locked(state_dir: str, timeout: float) -> Iterator[None]:
     """Hold the store's write lock (released by the OS if the process dies)."""
     from filelock import FileLock, Timeout
 
-    os.makedirs(state_dir, exist_ok=True)
+    make_state_dir(state_dir)
     lock = FileLock(os.path.join(state_dir, LOCK), timeout=timeout)
     try:
         lock.acquire()

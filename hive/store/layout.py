@@ -14,6 +14,9 @@ per commit smallest (see docs/performance.md).
 
 from __future__ import annotations
 
+import os
+
+from hive.errors import GitError
 from hive.store.ids import hash_part
 
 HIVE_DIR = ".hive"
@@ -39,3 +42,20 @@ def cell_id_from_path(path: str) -> str | None:
         return None
     name = path.rsplit("/", 1)[-1]
     return name[: -len(CELL_SUFFIX)]
+
+
+def state_dir_not_a_directory(folder: str) -> GitError:
+    """The error for hive's state directory (``.git/hive``) when a file stands there."""
+    return GitError(
+        f"{folder} is not a directory: hive keeps its lock and state there; "
+        "move that file away and run the command again"
+    )
+
+
+def make_state_dir(folder: str) -> None:
+    """Make hive's state directory (``.git/hive``) if it is missing; a file in its
+    place is named (GitError), never a traceback."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise state_dir_not_a_directory(folder) from None

@@ -21,6 +21,7 @@ from typing import Any
 from hive.domain.cells import get_cell
 from hive.domain.globs import glob_matches
 from hive.domain.graph import open_blockers
+from hive.domain.limits import check_text
 from hive.domain.outcomes import new_outcome_id, outcome_change
 from hive.domain.ownership import OwnerGuard, check_owner, record_overrides
 from hive.domain.process import run_killable
@@ -235,7 +236,7 @@ def _check_summary(summary: str) -> str:
         raise InvalidInput("summary must not be empty: say what was done")
     if len(cleaned) > 20_000:
         raise InvalidInput(f"summary is too long ({len(cleaned)} > 20000 characters)")
-    return cleaned
+    return check_text(cleaned, "summary")
 
 
 def check_evaluation(evaluation: str | dict[str, Any] | None) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from hive.domain.cells import get_cell, update_cell
 from hive.domain.epics import epic_status
+from hive.domain.limits import check_short, check_text
 from hive.domain.mail import list_agents, send_message
 from hive.domain.outcomes import outcome_change
 from hive.domain.ownership import OwnerGuard, check_owner, record_overrides
@@ -293,6 +294,8 @@ def swarm_record_outcome(
     if strategy is not None:
         check_strategy(strategy)
     checked_criteria = _check_criteria(criteria)
+    if summary:
+        check_text(summary, "summary")
     touched = normalize_touched(ws.root, files_touched or [])
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Outcome]:
@@ -337,4 +340,4 @@ def _check_criteria(criteria: Sequence[str] | None) -> list[str] | None:
     cleaned = [str(item).strip() for item in criteria]
     if any(not item or len(item) > 500 for item in cleaned):
         raise InvalidInput("each criterion must be 1-500 characters")
-    return cleaned
+    return [check_short(item, "a criterion", 500) for item in cleaned]
