@@ -49,7 +49,7 @@ def measure(base: Path, runs: int) -> list[Row]:
     repo = build_repo(base, SIZE)
     cells = [c.id for c in list_cells(Workspace(str(repo), actor="bench"), status="open")]
     started = time.perf_counter()
-    with BackgroundServer(ServeConfig(root=str(repo), actor="bench")) as server:
+    with BackgroundServer(ServeConfig(root=str(repo))) as server:
         startup = (time.perf_counter() - started) * 1000
         board = median_ms(lambda: fetch(server.url + "/"), runs)
         search = median_ms(lambda: fetch(server.url + "/?q=cell+9999"), runs)

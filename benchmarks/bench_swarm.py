@@ -54,7 +54,7 @@ def measure(base: Path, runs: int) -> list[Row]:
         reserve(worker, paths=patterns, reason="bench", cell=cell.id)
         begin = time.perf_counter()
         result = swarm_complete(
-            ws, agent_name=worker.actor, cell_id=cell.id, summary="benchmark work done"
+            worker, agent_name=worker.actor, cell_id=cell.id, summary="benchmark work done"
         )
         samples.append((time.perf_counter() - begin) * 1000)
         if len(result.released) != RESERVATIONS:

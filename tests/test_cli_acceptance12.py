@@ -212,3 +212,54 @@ def test_releasing_another_agent_s_reservations_says_so_in_plain_words(hived: Pa
     refused = hive(hived, "release", "--agent", "BlueLake", env=agent_env(hived, "Mallory"))
     assert refused.returncode == 5
     assert "is held by BlueLake; only BlueLake may release it (" in refused.stderr, refused.stderr
+
+
+def test_the_quick_help_fits_80_columns(hived: Path) -> None:
+    """`hive --help` (and `hive` alone), the first thing a new user reads, ran to 88
+    columns."""
+    for argv in (["--help"], [], ["-h"]):
+        shown = ok(hive(hived, *argv))
+        assert "Commands:" in shown and "reservations" in shown
+        assert all(len(line) <= 80 for line in shown.splitlines()), shown
+
+
+def test_a_hive_file_is_named_by_every_command_not_only_init(repo: Path) -> None:
+    """Where `.hive` is a file, `hive init` said so, but `hive list` (and every other
+    command) said only "run 'hive init' first", which then refused."""
+    (repo / ".hive").write_text("notes\n")
+    for command in (("list",), ("ready",), ("doctor",), ("create", "x"), ("stats",)):
+        shown = hive(repo, "--json", *command)
+        assert shown.returncode == 2, shown
+        error = json.loads(shown.stdout)
+        assert error["code"] == "not_initialized", error
+        assert ".hive is a file, not a directory" in error["error"]
+        assert "move or rename it" in error["error"]
+    assert (repo / ".hive").read_text() == "notes\n"
+
+
+def test_stats_overrides_swarm_state_and_strategy_fit_80_columns(hived: Path) -> None:
+    """`stats` with many assignees (100 columns), `log --overrides` (104), `swarm
+    state` (98) and `swarm select-strategy` (114) ran past an 80-column terminal."""
+    from tests.conftest import agent_env
+
+    names = [f"Agent{n}WithAName" for n in range(6)]
+    for name in names:
+        cell = json.loads(ok(hive(hived, "create", f"work of {name}", "--json")))["id"]
+        ok(hive(hived, "start", cell, env=agent_env(hived, name)))
+    ok(hive(hived, "update", cell, "-p", "0", "--force", "--reason", "the owner is away " * 4))
+    env = agent_env(hived, names[0])
+    ok(hive(hived, "blackboard", "set", "k", "a value that goes on " * 6, env=env))
+    wide = {**os.environ, "COLUMNS": "80"}
+    commands: list[tuple[str, ...]] = [
+        ("stats",),
+        ("log", "--overrides"),
+        ("swarm", "state"),
+        ("swarm", "select-strategy", "add login " * 12),
+    ]
+    for command in commands:
+        shown = ok(hive(hived, *command, env=wide))
+        assert all(len(line) <= 80 for line in shown.splitlines()), (command, shown)
+    stats = ok(hive(hived, "stats", env=wide))
+    assert all(name in " ".join(stats.split()) for name in names)  # wrapped, not cut
+    piped = ok(hive(hived, "log", "--overrides"))
+    assert "the owner is away " * 3 in piped

@@ -881,3 +881,28 @@ def test_a_fresh_show_imports_no_heavy_module(base: dict[str, Any]) -> None:
     )
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_long_lived_process_saves_the_mail_state_every_so_many_commits(
+    ws: Workspace, repo: Path
+) -> None:
+    """An MCP server sending message after message does not rewrite the whole saved
+    mail state (all messages, as JSON) on every send: it saves it once it is
+    PERSIST_AFTER commits behind; a fresh process catches up on the rest."""
+    import hive.domain.identity as identity
+    import hive.domain.mail as mail
+    import hive.domain.maillog as maillog
+
+    server = Workspace(str(repo), actor="alice", session="s-a")
+    identity.mail_init(server, agent_name="alice")
+    saved = server.state_index.mail_state()
+    assert saved is not None  # nothing was saved before: the first state is
+    for number in range(maillog.PERSIST_AFTER - 1):
+        mail.send_message(server, to=["alice"], subject=f"note {number}", body="hello")
+    assert server.state_index.mail_state() == saved  # not rewritten on every send
+    fresh = Workspace(str(repo), actor="alice")
+    assert len(maillog.state_of(fresh).messages) == maillog.PERSIST_AFTER - 1  # caught up
+    mail.send_message(server, to=["alice"], subject="one more", body="hello")
+    tip = git(repo, "rev-parse", mail.MAIL_REF).strip()
+    now = server.state_index.mail_state()
+    assert now is not None and now[0] == tip  # PERSIST_AFTER behind: saved

@@ -22,7 +22,7 @@ from hive.domain.mail import inbox, list_threads, send_message, thread_view
 from hive.domain.reservations import list_reservations, release_for_holder
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
-from tests.conftest import git, make_repo, set_coordinators
+from tests.conftest import agent_env, git, make_repo, set_coordinators
 from tests.hivefork import hive_command
 from tests.inprocess import run_hive
 from tests.serve_sample import Sample, serving
@@ -564,14 +564,11 @@ def test_bad_requests_get_a_status_and_a_message_never_a_500(
     actions = server.url + "/api/actions/"
     status, _, body = request(actions + "release", data={"reservation_id": "²"}, headers=token)
     assert status == 400 and "reservation_id must be a whole number" in json.loads(body)["error"]
-    # another agent's claimed cell: refused as 'hive close' refuses it (403, not_owner)
-    for action, data in (("close", {}), ("note", {"text": "mine now"})):
-        status, _, body = request(
-            actions + action, data={"cell_id": sample.bug, **data}, headers=token
-        )
-        answer = json.loads(body)
-        assert status == 403 and answer["code"] == "not_owner", (action, body)
-        assert "claimed by RedStone" in answer["error"]
+    # another agent's claimed cell: a close is refused as 'hive close' refuses it
+    status, _, body = request(actions + "close", data={"cell_id": sample.bug}, headers=token)
+    answer = json.loads(body)
+    assert status == 403 and answer["code"] == "not_owner", body
+    assert "claimed by RedStone" in answer["error"]
     # a field that is not text is refused, not stored as its Python repr
     status, _, body = request(
         actions + "note", data={"cell_id": sample.chore, "text": {"a": 1}}, headers=token
@@ -625,6 +622,53 @@ def test_a_body_declared_too_large_is_refused_before_it_is_read(
         "error": "request body is too large (over 65536 bytes)",
         "code": "invalid_input",
     }
+
+
+def test_a_person_adds_a_note_to_a_cell_an_agent_has_claimed(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """The person watching the swarm notes on a cell RedStone works on: one commit,
+    recorded as their override; closing it stays RedStone's (not offered, refused)."""
+    token = {"X-Hive-Token": _token(server)}
+    status, _, body = request(
+        server.url + "/api/actions/note",
+        data={"cell_id": sample.bug, "text": "check the iPhone SE too"},
+        headers=token,
+    )
+    assert status == 200, body
+    message = git(sample.root, "log", "-1", "--format=%B")
+    assert message.startswith(f"hive: update {sample.bug}") and "Hive-Agent: Test User" in message
+    assert "Hive-Override: Test User (person)" in message
+    assert "of RedStone: a note added from the board (hive serve)" in message
+    page = request(server.url + f"/cells/{sample.bug}")[2]
+    assert "check the iPhone SE too" in page and 'id="assignee">RedStone' in page
+    assert 'id="close"' not in page and "only RedStone closes it" in page
+    assert 'id="close"' in request(server.url + f"/cells/{sample.chore}")[2]  # unclaimed
+    assert git(sample.root, "status", "--porcelain") == ""
+
+
+def test_an_agent_serving_may_not_note_on_another_agents_cell(
+    sample: Sample, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Served as an agent (HIVE_AGENT_TOKEN) that is no coordinator: the note on
+    RedStone's cell is refused (403, not_owner), nothing written."""
+    from hive.serve.app import ServeConfig
+    from hive.serve.runner import BackgroundServer
+
+    monkeypatch.setenv("HIVE_AGENT", "BlueLake")
+    monkeypatch.setenv("HIVE_AGENT_TOKEN", agent_env(sample.root, "BlueLake")["HIVE_AGENT_TOKEN"])
+    before = head_commit(sample.root)
+    config = ServeConfig(root=str(sample.root), actor="BlueLake", allow_write=True)
+    with BackgroundServer(config) as running:
+        status, _, body = request(
+            running.url + "/api/actions/note",
+            data={"cell_id": sample.bug, "text": "mine"},
+            headers={"X-Hive-Token": config.token},
+        )
+    answer = json.loads(body)
+    assert status == 403 and answer["code"] == "not_owner", body
+    assert "BlueLake may not override RedStone's ownership" in answer["error"]
+    assert head_commit(sample.root) == before
 
 
 def test_release_action_releases_another_agents_reservation(

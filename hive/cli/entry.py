@@ -270,7 +270,7 @@ def _lean(module: str, name: str) -> Callable[[Invocation], int | None]:
 
     def run(inv: Invocation) -> int | None:
         qualified = f"hive.cli.{module}"
-        with HeldInterrupts() as held:  # its imports (pydantic-core's panics on Ctrl-C)
+        with HeldInterrupts() as held:  # Ctrl-C inside an import (pydantic-core's: a panic)
             __import__(qualified)  # not importlib: it imports warnings, for nothing here
         if held.caught:
             return interrupted(inv.command)

@@ -101,10 +101,24 @@ def say(text: str, *, wrap: bool = False) -> None:
     console(wrap=wrap).print(text, markup=False)
 
 
+def say_hanging(head: str, text: str) -> None:
+    """``head`` then ``text`` wrapped at words to the output's width, continued lines
+    indented under the text's start (whole when piped without $COLUMNS)."""
+    import textwrap
+
+    width = columns()
+    if width is None:
+        say(head + text)
+        return
+    indent = " " * len(head)
+    room = max(width, len(head) + 12)
+    say(textwrap.fill(text, room, initial_indent=head, subsequent_indent=indent))
+
+
 def row(text: str) -> None:
     """Print one line of a list, cut with an ellipsis to the output's width (whole
     when piped without $COLUMNS), as ``hive list`` cuts a title."""
-    console().print(fit(text), markup=False)
+    console().print(fit(text.rstrip()), markup=False)
 
 
 def heading(title: str) -> None:

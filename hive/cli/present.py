@@ -382,21 +382,26 @@ def _text(text: str) -> None:
     output.console().print(output.escape(text))
 
 
+def _room(used: int) -> int | None:
+    """The columns left on a line of the output's width after ``used`` (whole when piped)."""
+    width = output.columns()
+    return None if width is None else max(width - used, 12)
+
+
 def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
     out = output.console()
     if params.overrides:
         lines = [
-            f"[yellow]{item.commit[:10]}[/yellow] {item.kind:<16} {output.escape(item.detail)}"
+            f"[yellow]{item.commit[:10]}[/yellow] {item.kind:<16}"
+            f" {output.escape(output.fit(item.detail, _room(28)))}"
             for item in entries
         ]
         empty = "no overrides and no unregistered identities"
     else:
-        width = output.columns()
         lines = []
         for entry in entries:  # the subject cut to fit, the commit and its author whole
             agent = entry.agent or ""
-            room = None if width is None else max(width - 13 - output.width(agent), 12)
-            subject = output.fit(entry.subject, room)
+            subject = output.fit(entry.subject, _room(13 + output.width(agent)))
             lines.append(
                 f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(subject)}"
                 f"  [dim]{output.escape(agent)}[/dim]"
@@ -457,7 +462,7 @@ def _prompt(result: Any, params: Any, ws: Workspace) -> None:
 def _choice(choice: Any, params: Any, ws: Workspace) -> None:
     out = output.console()
     out.print(f"[bold]{choice.strategy}[/bold] (confidence {choice.confidence:.2f})")
-    out.print(output.escape(choice.reasoning))
+    output.say(choice.reasoning, wrap=True)
     for alt in choice.alternatives:
         out.print(f"  {alt.strategy}: {alt.score:.2f}")
 
@@ -582,7 +587,7 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         ("assignee", stats.by_assignee),
     ):
         shown = ", ".join(f"{key} {value}" for key, value in counts.items() if value)
-        output.say(f"  by {name:<9} {shown or '-'}")
+        output.say_hanging(f"  by {name:<9} ", shown or "-")
     lead = stats.lead_time
     if lead.closed:
         output.say(
@@ -1075,13 +1080,13 @@ def _decisions(found: list[Any], params: Any, ws: Workspace) -> None:
 
 def _swarm_state(state: Any, params: Any, ws: Workspace) -> None:
     for a in state.agents or []:
-        output.say(f"agent {a.agent_id}: {a.status} {' '.join(a.tasks)}")
+        output.row(f"agent {a.agent_id}: {a.status} {' '.join(a.tasks)}")
     expired = set(state.expired_tasks or [])  # whole tasks and their summaries alike
     for t in state.tasks or []:
         late = " EXPIRED" if t.task_id in expired else ""
-        output.say(f"task {t.task_id} [{t.status}{late}] {t.agent_id or '-'}: {t.title}")
+        output.row(f"task {t.task_id} [{t.status}{late}] {t.agent_id or '-'}: {t.title}")
     for key, entry in (state.blackboard or {}).items():
-        output.say(f"blackboard {key}: {compact(entry.value) if entry else 'null (expired)'}")
+        output.row(f"blackboard {key}: {compact(entry.value) if entry else 'null (expired)'}")
     for g in state.permissions or []:
         output.say(f"grant {g.id}: {g.agent} {g.resource_type} until {g.expires_at}")
     _swarm_history(state.history)
@@ -1234,11 +1239,9 @@ def _pad_list(found: Any, params: Any, ws: Workspace) -> None:
     from hive.domain.scratchpad import human_size
 
     output.say(f"Scratchpad contents ({found.count} entries):")
-    width = output.columns()
     for e in found.entries:  # the path whole, a long title cut to fit
         head, tail = f"  {e.path} - ", f" ({human_size(e.size)}) by {e.agent} {when(e.updated_at)}"
-        room = None if width is None else max(width - output.width(head + tail), 12)
-        output.row(head + output.fit(repr(e.title), room) + tail)
+        output.row(head + output.fit(repr(e.title), _room(output.width(head + tail))) + tail)
 
 
 def _raw(text: str) -> None:

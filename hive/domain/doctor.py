@@ -9,10 +9,10 @@ from typing import Any
 from hive.domain.config_sections import parsed_section
 from hive.domain.graph import find_cycles
 from hive.domain.maintenance import object_store_health
-from hive.domain.reading import COMMIT_CONFIG, committed_config_note
+from hive.domain.reading import COMMIT_CONFIG, committed_config_note, not_initialized
 from hive.domain.setup import merge_setup_problems
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile, InvalidInput, NotInitialized
+from hive.errors import CorruptFile, InvalidInput
 from hive.git.repo import Snapshot, blob_sha_of
 from hive.models.results import DoctorReport, Problem
 from hive.store.cache import CellIndex
@@ -33,7 +33,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
     snap = ws.snapshot()
     config_sha = snap.blob_sha(CONFIG_PATH)
     if config_sha is None:
-        raise NotInitialized(f"{ws.root} has no hive yet: run 'hive init' first")
+        raise not_initialized(ws.root)
     problems: list[Problem] = []
     edited, edit_warnings = _config_edits(ws, config_sha)
     try:

@@ -132,6 +132,9 @@ class MailState:
     overrides: list[dict[str, Any]] = field(default_factory=list)
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> latest agent_task
     retired: dict[str, str] = field(default_factory=dict)  # name -> when it was last retired
+    # commits applied since the copy in the state index (never saved itself): a long-lived
+    # process saves every PERSIST_AFTER commits, not on every append
+    unsaved: int = field(default=0, compare=False)
 
     def apply(self, event: dict[str, Any], commit: str) -> None:
         kind = event.get("type")
@@ -247,16 +250,15 @@ def state_of(ws: MailHost) -> MailState:
     tip = ws.git.ref_value(MAIL_REF)
     if state is not None and state.tip == tip:
         return state
-    saved: MailState | None = None
     if state is None:
-        saved = load_persisted(ws)
-        state = saved or MailState()
+        state = load_persisted(ws) or MailState(unsaved=PERSIST_AFTER)  # none: save it
     if state.tip != tip:
         applied = advance(ws, state, tip)
         if applied < 0:  # the log was rewound or replaced: replay it from scratch
-            state = MailState()
+            state = MailState(unsaved=PERSIST_AFTER)
             applied = advance(ws, state, tip)
-        if applied >= PERSIST_AFTER or saved is None or tip is None:
+        state.unsaved += applied
+        if state.unsaved >= PERSIST_AFTER:
             persist(ws, state)
     ws.state[STATE_KEY] = state
     return state
@@ -315,6 +317,7 @@ def persist(ws: MailHost, state: MailState) -> None:
         return
     with contextlib.suppress(Exception):  # best effort: the log in git is the truth
         ws.state_index.store_mail_state(state.tip, json.dumps(state_to_json(state)).encode())
+        state.unsaved = 0
 
 
 def state_to_json(state: MailState) -> dict[str, Any]:

@@ -48,6 +48,18 @@ def committed_config_note(root: str, committed: str) -> str:
     return f" (fix it, then commit it: {COMMIT_CONFIG})"
 
 
+def not_initialized(root: str) -> NotInitialized:
+    """The error of a repository without a hive; a ``.hive`` that is not a directory
+    (which ``hive init`` refuses) is named with the way out."""
+    place = os.path.join(root, HIVE_DIR)
+    if os.path.lexists(place) and not os.path.isdir(place):
+        return NotInitialized(
+            f"{root} has no hive yet, and {place} is a file, not a directory: hive keeps"
+            " its cells in .hive/; move or rename it, then run 'hive init'"
+        )
+    return NotInitialized(f"{root} has no hive yet: run 'hive init' first")
+
+
 class StateReader:
     """Config and cells of one repository's states, cached by content."""
 
@@ -63,7 +75,7 @@ class StateReader:
         self._key_of_commit: dict[str, str] = {}
 
     def _not_initialized(self) -> NotInitialized:
-        return NotInitialized(f"{self.git.root} has no hive yet: run 'hive init' first")
+        return not_initialized(self.git.root)
 
     def config(self, snap: Snapshot) -> HiveConfig:
         sha = snap.blob_sha(CONFIG_PATH)

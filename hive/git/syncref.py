@@ -137,7 +137,7 @@ _NO_BLOB = "0" * 40
 _LOG_VERSIONS = (
     *("-c", "log.follow=false", "-c", "log.showRoot=true", "--literal-pathspecs", "log"),
     *("--format=", "--raw", "--no-abbrev", "--no-renames", "--no-color"),
-    *("-m",),
+    *("--full-history", "-m"),
 )
 
 

@@ -52,6 +52,7 @@ T = TypeVar("T")
 KEEPALIVE_SECONDS = 15.0
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 MAX_BODY = 64 * 1024
+NOTE_OVERRIDE = "a note added from the board (hive serve)"
 
 STATUS_OF_CODE = {
     "not_found": 404,
@@ -685,7 +686,11 @@ def _action(name: str, fields: Mapping[str, str]) -> Callable[[Workspace], Any]:
     if name == "note":
         cell_id = _required(fields, "cell_id")
         text = _required(fields, "text")
-        return lambda ws: update_cell(ws, cell_id=cell_id, append_notes=text)
+        # A person (or coordinator) watching the swarm may add a note to a cell an agent
+        # has claimed: recorded as their override, as 'hive update --force' records it.
+        return lambda ws: update_cell(
+            ws, cell_id=cell_id, append_notes=text, force=True, reason=NOTE_OVERRIDE
+        )
     if name == "release":
         number = _whole_number("reservation_id", _required(fields, "reservation_id").lstrip("#"))
         holder = fields.get("agent", "").strip() or None  # ids of two clones may repeat
