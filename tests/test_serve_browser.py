@@ -282,6 +282,36 @@ def test_mail_appears_live(page: Any, server: BackgroundServer, sample: Sample) 
     page.wait_for_selector("article.message >> text=Hashing is unblocked", timeout=LIVE_TIMEOUT_MS)
 
 
+def test_the_thread_being_read_stays_when_mail_arrives_elsewhere(
+    page: Any, server: BackgroundServer, sample: Sample
+) -> None:
+    """/mail shows the most recently active thread; a message in another thread
+    lists that thread first but does not swap out the one on screen."""
+    page.goto(f"{server.url}/mail")
+    wait_live(page)
+    reading = page.get_attribute(".thread", "data-key")
+    assert reading and reading != sample.thread  # the newest: "CI is flaky"
+    hive_cli(
+        sample.root,
+        "--actor",
+        "BlueLake",
+        "mail",
+        "send",
+        "coordinator",
+        "--subject",
+        "Schema merged",
+        "--body",
+        "hashing can start",
+        "--thread",
+        sample.thread,
+    )
+    page.wait_for_selector(
+        f".threads li:first-child[data-key='{sample.thread}']", timeout=LIVE_TIMEOUT_MS
+    )
+    assert page.get_attribute(".thread", "data-key") == reading
+    assert "Schema merged" not in page.inner_text(".thread")
+
+
 # ------------------------------------------------------------------ actions
 
 

@@ -197,7 +197,7 @@ class UpdateParams(Params):
     files: list[Glob] | None = Field(
         default=None, max_length=MAX_ITEMS, description="owned globs (replaces)"
     )
-    force: bool = Field(default=False, description=OVERRIDE)
+    force: bool = Field(default=False, description="past open blockers; " + OVERRIDE)
     reason: str | None = Field(default=None, max_length=5000, description=REASON)
 
 

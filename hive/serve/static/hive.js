@@ -230,5 +230,16 @@
   const clock = Number(document.body.dataset.clock) * 1000;
   if (clock > 0) setInterval(() => { if (!document.hidden) refresh(); }, clock);
 
+  // The mail page shows the most recently active thread when the URL names none: name
+  // it, so a message arriving in another thread does not swap the one being read.
+  const shownThread = live.querySelector(".thread[data-key]");
+  if (location.pathname === "/mail" && shownThread) {
+    const params = new URLSearchParams(location.search);
+    if (!params.has("thread")) {
+      params.set("thread", shownThread.dataset.key);
+      history.replaceState(null, "", "/mail?" + params.toString());
+    }
+  }
+
   connect();
 })();
