@@ -54,6 +54,7 @@ from hive.domain.reservecore import (
 )
 from hive.domain.workspace import Workspace, check_actor
 from hive.errors import (
+    AmbiguousId,
     Conflict,
     CorruptFile,
     InvalidInput,
@@ -575,6 +576,7 @@ def release_for_holder(
     ws: Workspace,
     *,
     reservation_id: int,
+    agent: str | None = None,
     as_coordinator: bool = False,
     only_stale: bool = False,
     reason: str | None = None,
@@ -582,7 +584,10 @@ def release_for_holder(
     """Release one reservation by id, whoever holds it (a stale one: its holder
     stopped or moved on). The holder's expired entries are pruned in the same
     commit; the commit names the actor and carries ``Hive-Released: holder #id
-    pattern``.
+    pattern``. ``agent`` names the holder: ids are unique within a clone, but two
+    clones may have given one number to different agents' grants (they meet at a
+    sync); an id that names more than one reservation is refused (AmbiguousId)
+    unless the holder is named.
 
     Releasing another agent's reservation is an override: the actor must be a
     coordinator (``coordinators:`` in the config) or a person, unless
@@ -597,17 +602,23 @@ def release_for_holder(
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         loaded = load_reservations(ws, snap)
-        found = next(
-            (
-                r
-                for data in loaded.files.values()
-                for r in data.reservations
-                if r.id == reservation_id
-            ),
-            None,
-        )
-        if found is None:
-            raise NotFound(f"no reservation #{reservation_id}", reservation_id=reservation_id)
+        matches = [
+            r
+            for data in loaded.files.values()
+            for r in data.reservations
+            if r.id == reservation_id and agent in (None, r.agent)
+        ]
+        if not matches:
+            of = f" of {agent}" if agent else ""
+            raise NotFound(f"no reservation #{reservation_id}{of}", reservation_id=reservation_id)
+        if len(matches) > 1:
+            named = "; ".join(f"{r.agent}'s {r.path_pattern!r}" for r in matches)
+            raise AmbiguousId(
+                f"reservation #{reservation_id} names {len(matches)} reservations (granted in"
+                f" different clones): {named}; name the holder (agent) too",
+                reservation_id=reservation_id,
+            )
+        found = matches[0]
         holder = found.agent
         overrides: list[Override] = []
         why = staleness(found, utc_now(), _cell_status(ws, snap, found.cell))
@@ -638,9 +649,7 @@ def release_for_holder(
             ]
         forced[:] = overrides
         kept = [
-            r
-            for r in _pruned(loaded.files[holder], holder, utc_now()).reservations
-            if r.id != reservation_id
+            r for r in _pruned(loaded.files[holder], holder, utc_now()).reservations if r != found
         ]
         subject = f"{holder} {found.path_pattern}" + (f" (by {actor})" if holder != actor else "")
         trailers = [("Hive-Released", f"{holder} #{found.id} {found.path_pattern}")]
