@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from _json import encode_basestring, encode_basestring_ascii, scanstring
 
-__all__ = ["dumps_compact", "dumps_scalar", "dumps_strings", "encode_basestring", "loads_string"]
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = [
+    "dumps_compact",
+    "dumps_scalar",
+    "dumps_strings",
+    "encode_basestring",
+    "loads_string",
+    "nesting_depth",
+]
 
 
 def dumps_scalar(value: object) -> str:
@@ -64,3 +75,23 @@ def dumps_compact(value: object) -> str:
     if isinstance(value, float):
         raise TypeError("floats are not written here")
     return dumps_scalar(value)
+
+
+def nesting_depth(value: object, limit: int) -> int:
+    """How deeply lists and objects (dicts, lists, tuples) nest in ``value``, counted
+    without recursion (safe on hostile input); counting stops past ``limit``."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[object] = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest

@@ -313,3 +313,122 @@ def test_control_characters_in_a_close_reason_or_an_outcome_are_refused(
     assert _commits(repo) == before
     closed = _hive(repo, "close", cell, "--reason", "two lines\n\tof reason")
     assert closed.returncode == 0, _said(closed)
+
+
+# ----------------------------------------------------------------- damaged repositories
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        (lambda repo: (repo / ".git" / "HEAD").write_text("garbage\n"), "not a commit id"),
+        (
+            lambda repo: (repo / ".git" / "refs" / "heads" / "main").write_text("1" * 40 + "\n"),
+            "is missing from .git/objects",
+        ),
+    ],
+    ids=["head-garbage", "branch-to-a-missing-commit"],
+)
+def test_a_broken_head_is_named(
+    ws: Workspace, repo: Path, damage: Callable[[Path], object], words: str
+) -> None:
+    """git calls such a branch broken; hive ended in "internal error" (an
+    AssertionError, a KeyError) for every command."""
+    damage(repo)
+    for args in (["list"], ["create", "x"], ["doctor"], ["show", "hv-x"]):
+        done = _hive(repo, *args)
+        said = _said(done)
+        assert done.returncode == 8, said
+        assert words in said
+
+
+# ----------------------------------------------------------------- nesting
+
+
+def _deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def test_a_cell_file_nested_too_deeply_is_one_corrupt_cell(ws: Workspace, repo: Path) -> None:
+    """ruamel's C parser recursed once a level: such a file crashed hive (SIGSEGV,
+    100,000 levels) or, parsed, made every command fail (20,000): one corrupt cell
+    must leave the others readable."""
+    good = create_cell(ws, title="still readable").id
+    bad = create_cell(ws, title="to be damaged").id
+    path = next((repo / ".hive" / "cells").rglob(f"{bad}.yaml"))
+    for levels in (20_000, 100_000):
+        path.write_text(path.read_text() + f'metadata: {{"x": {_deep(levels)}}}\n')
+        git(repo, "commit", "-qam", f"a cell nested {levels} levels")
+        listed = _hive(repo, "--json", "list", "--all")
+        said = _said(listed)
+        assert listed.returncode == 0, said
+        assert good in listed.stdout.decode()
+        assert "nested more than 100 levels deep" in said
+        doctor = _hive(repo, "doctor")
+        assert doctor.returncode == 1 and "nested more than 100 levels deep" in _said(doctor)
+        git(repo, "checkout", "-q", "HEAD~1", "--", str(path))
+        git(repo, "commit", "-qm", "repaired")
+
+
+def test_input_nested_too_deeply_is_invalid_input(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    deep = _deep(3000)
+    for args in (["ctx", "put", "k", deep], ["queue", "add", "kind", deep], ["todo", "set", deep]):
+        done = _hive(repo, *args)
+        said = _said(done)
+        assert done.returncode == 2 and "nested too deeply" in said, said
+    deep_file = tmp_path / "deep.json"
+    deep_file.write_text(_deep(100_000) + "\n")
+    for args in (
+        ["create", "--from", str(deep_file)],
+        ["import", "beads", str(deep_file)],
+        ["qa", "run", str(deep_file)],
+    ):
+        done = _hive(repo, *args)
+        said = _said(done)
+        assert done.returncode == 2 and "nested" in said, said
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"gitdir: ../nowhere\n", "which is not a git directory"),
+        (b"\xff\xfe not text\n", "not a gitdir link"),
+    ],
+    ids=["missing-gitdir", "not-text"],
+)
+def test_a_dot_git_file_that_names_no_repository_is_refused_and_nothing_written(
+    tmp_path: Path, content: bytes, words: str
+) -> None:
+    """A ``.git`` file naming a directory that does not exist: 'hive init' made it and
+    wrote git objects there before failing; a .git file that is not text ended in
+    "internal error"."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".git").write_bytes(content)
+    for args in (["init"], ["list"], ["create", "x"]):
+        done = _hive(work, *args)
+        said = _said(done)
+        assert done.returncode == 2, said
+        assert words in said
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+    assert sorted(p.name for p in work.iterdir()) == [".git"]
+
+
+def test_hooks_install_names_what_stands_in_its_way(ws: Workspace, repo: Path) -> None:
+    """A file where .git/hooks should be, a directory where the hook should be: both
+    ended in "internal error"."""
+    hooks = repo / ".git" / "hooks"
+    shutil.rmtree(hooks, ignore_errors=True)
+    hooks.write_text("not a directory\n")
+    done = _hive(repo, "hooks", "install")
+    said = _said(done)
+    assert done.returncode == 4 and "cannot hold git's hooks" in said, said
+    hooks.unlink()
+    (hooks / "pre-commit").mkdir(parents=True)
+    for args in (["hooks", "install"], ["hooks", "uninstall"]):
+        done = _hive(repo, *args)
+        said = _said(done)
+        assert done.returncode == 4 and "is a directory, not a hook" in said, said
+    assert (hooks / "pre-commit").is_dir()

@@ -990,7 +990,7 @@ def test_a_reservation_number_two_agents_hold_is_released_for_the_one_named(
     status, _, body = request(url, data={"reservation_id": str(number)}, headers=token)
     answer = json.loads(body)
     assert status == 400 and answer["code"] == "ambiguous_id", body
-    assert "GreenField, OrangeHill" in answer["error"]
+    assert "GreenField's" in answer["error"] and "OrangeHill's" in answer["error"]
     assert git(sample.root, "rev-parse", "HEAD") == before
     page = request(server.url + "/reservations")[2]
     assert '<input type="hidden" name="agent" value="GreenField">' in page  # the form says whose
@@ -1005,5 +1005,5 @@ def test_a_reservation_number_two_agents_hold_is_released_for_the_one_named(
         url, data={"reservation_id": str(number), "agent": "OrangeHill"}, headers=token
     )
     assert status == 409 and "of OrangeHill is not stale" in json.loads(body)["error"]
-    with pytest.raises(NotFound, match="held by Nobody"):
+    with pytest.raises(NotFound, match="of Nobody"):
         release_for_holder(ws, reservation_id=number, agent="Nobody", as_coordinator=True)

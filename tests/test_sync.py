@@ -907,3 +907,24 @@ def test_config_changed_in_both_clones_merges_setting_by_setting(clones: Clones)
     converge(clones, "a", "b")
     for name in ("a", "b"):
         assert "merge conflict" not in git(clones.paths[name], "show", "HEAD:.hive/config.yaml")
+
+
+def test_a_release_by_id_names_the_holder_when_two_clones_gave_that_id(clones: Clones) -> None:
+    """Ids are unique within a clone, but alice's #1 (clone a) and bob's #1 (clone b)
+    meet at a sync: a release by id alone (the web board's) released whichever file
+    came first; it is refused as ambiguous, and the holder named picks one."""
+    from hive.domain.reservations import release_for_holder
+    from hive.errors import AmbiguousId
+
+    reserve(clones.ws("a", "alice"), paths=["src/a.py"], ttl_seconds=3600)
+    reserve(clones.ws("b", "bob"), paths=["src/b.py"], ttl_seconds=3600)
+    converge(clones, "a", "b")
+    held = list_reservations(clones.ws("a"))
+    assert sorted((r.agent, r.id) for r in held) == [("alice", 1), ("bob", 1)]
+    person = clones.ws("a", "User a")
+    with pytest.raises(AmbiguousId, match=r"alice's 'src/a\.py'; bob's 'src/b\.py'"):
+        release_for_holder(person, reservation_id=1, as_coordinator=True)
+    done = release_for_holder(person, reservation_id=1, agent="bob", as_coordinator=True)
+    assert [(r.agent, r.path_pattern) for r in done.released] == [("bob", "src/b.py")]
+    assert [r.agent for r in list_reservations(clones.ws("a"))] == ["alice"]
+    assert "Hive-Released: bob #1 src/b.py" in git(clones.paths["a"], "log", "-1", "--format=%B")

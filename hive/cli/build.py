@@ -414,7 +414,11 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
         if info is not None and unlimited(info) and str(value).lower() == NO_LIMIT:
             data[name] = None
             continue
-        data[name] = parser(value) if parser is not None else value
+        try:
+            data[name] = parser(value) if parser is not None else value
+        except RecursionError:  # JSON nested past Python's recursion limit
+            shown = name.upper() if name in command.arguments else "--" + name.replace("_", "-")
+            raise InvalidInput(f"invalid {shown}: nested too deeply", field=name) from None
     for name, value in command.defaults.items():
         data.setdefault(name, value)
     data.update(command.fixed)

@@ -1133,6 +1133,8 @@ def _scenario_files(ws: Workspace, given: dict[str, Any]) -> None:
             found = json.loads(read_source(source, "the scenarios"))
         except ValueError as exc:
             raise InvalidInput(f"{source}: not JSON: {exc}", field="scenarios") from None
+        except RecursionError:
+            raise InvalidInput(f"{source}: nested too deeply", field="scenarios") from None
         if isinstance(found, dict):
             found = found.get("scenarios")
         if not isinstance(found, list):

@@ -141,6 +141,9 @@ def read_records(data: bytes, name: str) -> list[tuple[int, dict[str, Any]]]:
         except json.JSONDecodeError as exc:
             errors.append(f"{name}:{number}: invalid JSON: {exc.msg} (column {exc.colno})")
             continue
+        except RecursionError:
+            errors.append(f"{name}:{number}: invalid JSON: nested too deeply")
+            continue
         if not isinstance(record, dict):
             errors.append(f"{name}:{number}: expected a JSON object, got {type(record).__name__}")
             continue

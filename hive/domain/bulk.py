@@ -195,7 +195,7 @@ def _guess_format(text: str, source: str) -> str:
     if first.lstrip().startswith("{"):
         try:
             return "jsonl" if isinstance(json.loads(first), dict) else "yaml"
-        except ValueError:
+        except (ValueError, RecursionError):
             return "yaml"
     return "yaml"
 
@@ -217,6 +217,8 @@ def _parse_jsonl(text: str, source: str) -> CellFile:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             data = BadJson(f"invalid JSON: {exc.msg} (column {exc.colno})")
+        except RecursionError:
+            data = BadJson("invalid JSON: nested too deeply")
         entries.append(Entry(number=len(entries) + 1, data=data, line=number))
     if len(entries) == 1 and isinstance(entries[0].data, dict) and "cells" in entries[0].data:
         return _from_document(entries[0].data, source, None, jsonl=True)  # one JSON document

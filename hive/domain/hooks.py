@@ -7,6 +7,7 @@ import stat
 import sys
 
 from hive.domain.workspace import Workspace
+from hive.errors import Conflict
 from hive.models.results import HookResult
 
 MARKER = "# installed by hive"
@@ -49,8 +50,15 @@ exit 1
 
 def install_hook(ws: Workspace) -> HookResult:
     directory = hooks_dir(ws)
-    os.makedirs(directory, exist_ok=True)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise Conflict(
+            f"{directory} cannot hold git's hooks ({exc.strerror}): move what is there"
+            " away, then run 'hive hooks install' again"
+        ) from None
     path = os.path.join(directory, "pre-commit")
+    _refuse_directory(path)
     chained = path + CHAINED_SUFFIX
     script = hook_script()
     if os.path.exists(path):
@@ -72,6 +80,7 @@ def uninstall_hook(ws: Workspace) -> HookResult:
     chained = path + CHAINED_SUFFIX
     if not os.path.exists(path):
         return HookResult(path=path, action="absent")
+    _refuse_directory(path)
     with open(path, encoding="utf-8", errors="replace") as handle:
         if MARKER not in handle.read():
             return HookResult(path=path, action="not-ours")
@@ -80,6 +89,13 @@ def uninstall_hook(ws: Workspace) -> HookResult:
         os.replace(chained, path)
         return HookResult(path=path, action="restored", chained=path)
     return HookResult(path=path, action="removed")
+
+
+def _refuse_directory(path: str) -> None:
+    if os.path.isdir(path):
+        raise Conflict(
+            f"{path} is a directory, not a hook: move it away, then run 'hive hooks install' again"
+        )
 
 
 def _existing(path: str) -> str | None:

@@ -584,7 +584,10 @@ def release_for_holder(
     """Release one reservation by id, whoever holds it (a stale one: its holder
     stopped or moved on). The holder's expired entries are pruned in the same
     commit; the commit names the actor and carries ``Hive-Released: holder #id
-    pattern``.
+    pattern``. ``agent`` names the holder: ids are unique within a clone, but two
+    clones may have given one number to different agents' grants (they meet at a
+    sync); an id that names more than one reservation is refused (AmbiguousId)
+    unless the holder is named.
 
     Releasing another agent's reservation is an override: the actor must be a
     coordinator (``coordinators:`` in the config) or a person, unless
@@ -593,10 +596,6 @@ def release_for_holder(
     ``reason`` (default: why it is stale). Releasing one's own needs no role.
     With ``only_stale`` another agent's reservation that is not stale (see
     ``staleness``) is refused (Conflict): its holder may still be working.
-
-    ``agent`` names the holder: ids are unique per agent, and two agents whose
-    reservations were made in different clones can hold the same number; without
-    ``agent``, a number two agents hold is refused (AmbiguousId).
     """
     actor = ws.actor
     forced: list[Override] = []
@@ -610,15 +609,14 @@ def release_for_holder(
             if r.id == reservation_id and agent in (None, r.agent)
         ]
         if not matches:
-            held = f" held by {agent}" if agent else ""
-            raise NotFound(f"no reservation #{reservation_id}{held}", reservation_id=reservation_id)
-        holders = sorted({r.agent for r in matches})
-        if len(holders) > 1:
+            of = f" of {agent}" if agent else ""
+            raise NotFound(f"no reservation #{reservation_id}{of}", reservation_id=reservation_id)
+        if len(matches) > 1:
+            named = "; ".join(f"{r.agent}'s {r.path_pattern!r}" for r in matches)
             raise AmbiguousId(
-                f"reservation #{reservation_id} is held by more than one agent"
-                f" ({', '.join(holders)}): say whose",
+                f"reservation #{reservation_id} names {len(matches)} reservations (granted in"
+                f" different clones): {named}; name the holder (agent) too",
                 reservation_id=reservation_id,
-                holders=holders,
             )
         found = matches[0]
         holder = found.agent
@@ -651,9 +649,7 @@ def release_for_holder(
             ]
         forced[:] = overrides
         kept = [
-            r
-            for r in _pruned(loaded.files[holder], holder, utc_now()).reservations
-            if r.id != reservation_id
+            r for r in _pruned(loaded.files[holder], holder, utc_now()).reservations if r != found
         ]
         subject = f"{holder} {found.path_pattern}" + (f" (by {actor})" if holder != actor else "")
         trailers = [("Hive-Released", f"{holder} #{found.id} {found.path_pattern}")]

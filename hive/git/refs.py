@@ -86,6 +86,11 @@ def _paths_for(root: str, dotgit: str) -> RepoPaths:
     git_dir = dotgit
     if os.path.isfile(dotgit):
         git_dir = _read_gitdir_file(dotgit, root)
+        if not os.path.isfile(os.path.join(git_dir, "HEAD")):  # what git checks first
+            raise NotAGitRepository(
+                f"{dotgit} points at {git_dir}, which is not a git directory (git says"
+                " 'not a git repository' too): fix the path in it, or remove it"
+            )
     common_dir = git_dir
     commondir_file = os.path.join(git_dir, "commondir")
     if os.path.isfile(commondir_file):
@@ -120,8 +125,11 @@ def _refuse_unsupported_format(root: str, common_dir: str) -> None:
 
 
 def _read_gitdir_file(dotgit: str, root: str) -> str:
-    with open(dotgit, encoding="utf-8") as handle:
-        content = handle.read().strip()
+    try:
+        with open(dotgit, encoding="utf-8") as handle:
+            content = handle.read().strip()
+    except (OSError, UnicodeDecodeError):
+        content = ""
     if not content.startswith("gitdir:"):
         raise NotAGitRepository(f"{dotgit}: not a gitdir link")
     return os.path.normpath(os.path.join(root, content[len("gitdir:") :].strip()))

@@ -400,7 +400,21 @@ class GitRepo:
         """The root tree of a commit (remembered: commits never change)."""
         tree = self._commit_trees.get(commit_sha)
         if tree is None:
-            kind, body = self._raw(commit_sha)
+            if len(commit_sha) != 40 or not all(c in "0123456789abcdef" for c in commit_sha):
+                raise GitError(
+                    f"HEAD (or the branch it names) holds {commit_sha[:60]!r}, not a commit id:"
+                    " the repository is damaged ('git status' says so too); point it back"
+                    " at a branch, e.g. 'git symbolic-ref HEAD refs/heads/main'"
+                )
+            try:
+                kind, body = self._raw(commit_sha)
+            except KeyError:
+                raise GitError(
+                    f"commit {commit_sha} is missing from .git/objects: the repository is"
+                    " damaged ('git status' calls the branch broken; 'git fsck' names what"
+                    " else is); restore it from a clone, or reset the branch to a commit"
+                    " that exists"
+                ) from None
             if kind != b"commit" or not body.startswith(b"tree "):
                 raise GitError(f"{commit_sha} is not a commit")
             tree = body[5:45].decode("ascii")

@@ -693,7 +693,7 @@ def _action(name: str, fields: Mapping[str, str]) -> Callable[[Workspace], Any]:
         )
     if name == "release":
         number = _whole_number("reservation_id", _required(fields, "reservation_id").lstrip("#"))
-        holder = fields.get("agent", "").strip() or None  # ids repeat across agents
+        holder = fields.get("agent", "").strip() or None  # ids of two clones may repeat
         return lambda ws: release_for_holder(
             ws, reservation_id=number, agent=holder, as_coordinator=True, only_stale=True
         )

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from hive.errors import CorruptFile, InvalidInput
-from hive.jsontext import encode_basestring
+from hive.jsontext import encode_basestring, nesting_depth
 from hive.store.yamlfast import RESERVED_WORDS, fast_loads, is_key, is_plain
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -167,10 +167,37 @@ def _literal_lines(text: str) -> list[str]:
 
 
 @functools.cache
-def _loader() -> Any:
+def _loader(pure: bool = False) -> Any:
     from ruamel.yaml import YAML
 
-    return YAML(typ="safe", pure=False)
+    return YAML(typ="safe", pure=pure)
+
+
+# How deep a document may nest (hive's own files nest 3 levels; a person's metadata a
+# few more). ruamel's C parser recurses once per level: a file nested some 100,000
+# levels deep (a few hundred KB of brackets) crashed the process (SIGSEGV), and one
+# nested 20,000 deep parsed but failed every later step, for every command.
+MAX_NESTING = 100
+
+
+def _may_nest_deeply(text: str) -> bool:
+    """Whether ``text`` could nest more than :data:`MAX_NESTING` levels: flow brackets
+    open that deep (quoted ones counted too), or a line whose indentation and ``- ``/
+    ``? `` marks are longer than two columns a level (an upper bound: true for some
+    flat files too, which then only parse more slowly)."""
+    if text.count("[") + text.count("{") > MAX_NESTING:
+        import re
+
+        depth = 0
+        for mark in re.finditer(r"[][{}]", text):
+            depth = depth + 1 if mark.group() in "[{" else max(0, depth - 1)
+            if depth > MAX_NESTING:
+                return True
+    limit = 2 * MAX_NESTING
+    return any(
+        len(line) > limit and len(line) - len(line.lstrip(" -?:")) > limit
+        for line in text.splitlines()
+    )
 
 
 def loads(text: str) -> Any:
@@ -183,8 +210,13 @@ def ruamel_loads(text: str) -> Any:
     """:func:`loads` without the fast path: always ruamel's safe loader."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    deeply = f"nested more than {MAX_NESTING} levels deep"
     try:
-        return _loader().load(text)
+        # the pure-Python parser where the C one could exhaust the C stack: it stops
+        # at Python's recursion limit
+        data = _loader(_may_nest_deeply(text)).load(text)
+    except RecursionError:
+        raise YamlError(deeply) from None
     except MarkedYAMLError as exc:
         # An unclosed bracket or quote is reported at end of file; the line
         # where the construct started (the context) is the useful one. A
@@ -197,6 +229,9 @@ def ruamel_loads(text: str) -> Any:
         raise YamlError(str(problem), line) from None
     except (YAMLError, ValueError, TypeError) as exc:
         raise YamlError(str(exc).splitlines()[0] if str(exc) else "invalid YAML") from None
+    if nesting_depth(data, MAX_NESTING) > MAX_NESTING:
+        raise YamlError(deeply)
+    return data
 
 
 def load_mapping(text: str, path: str) -> dict[str, Any]:

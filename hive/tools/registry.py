@@ -20,6 +20,7 @@ from hive.domain.agents import check_enabled, count_call, tool_settings, working
 from hive.domain.agents import write_check as agents_write_check
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
+from hive.jsontext import nesting_depth
 from hive.models.agents_config import AgentProfile
 from hive.ops.spec import OPERATIONS, Operation, path_parameter
 from hive.ops.toolindex import TOOL_MODULES
@@ -376,7 +377,7 @@ def _validate(tool: Tool, args: Any) -> BaseModel | dict[str, Any]:
         args = {}
     if not isinstance(args, dict):
         return {"error": f"{tool.name}: args must be a JSON object", "code": "invalid_arguments"}
-    if nesting_depth(args) > MAX_ARGS_DEPTH:
+    if nesting_depth(args, MAX_ARGS_DEPTH) > MAX_ARGS_DEPTH:
         return {
             "error": f"{tool.name}: arguments are nested deeper than {MAX_ARGS_DEPTH} levels",
             "code": "invalid_arguments",
@@ -460,25 +461,6 @@ def field_path(args: Any, loc: tuple[int | str, ...]) -> str:
             continue
         parts.append(str(part))
     return ".".join(parts)
-
-
-def nesting_depth(value: Any) -> int:
-    """How deeply lists and objects nest (iterative: safe on hostile input)."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Any = node.values()
-        elif isinstance(node, list | tuple):
-            children = node
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > MAX_ARGS_DEPTH:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def settings_for(ctx: CallContext) -> governance.Settings:

@@ -168,23 +168,32 @@ def swarm_complete(
 
 MAX_BODY = 4000
 OWN_COMMITS_LIMIT = 1000  # commits read at most looking for the agent's own
-CLOCK_SLACK_SECONDS = 300  # commit times are the committer's clock, in seconds
+CLAIM_EVENTS = ("start", "update", "progress")  # hive writes that set a cell's started_at
 
 
 def own_commit_files(ws: Workspace, head: str | None, cell: Cell) -> list[str]:
     """The files the agent's own commits for ``cell`` changed (commits carrying its
     ``Hive-Cell`` trailer, as ``hive review`` shows them), hive's own files left out.
-    History is read newest first from ``head`` back to the cell's claim (or creation)
-    only, at most OWN_COMMITS_LIMIT commits: never the whole history."""
-    if head is None:
-        return []
-    since = (cell.started_at or cell.created_at).timestamp() - CLOCK_SLACK_SECONDS
+    History is read from ``head`` back to the commit that claimed the cell (a branch
+    merged in: back to the claim's time), at most OWN_COMMITS_LIMIT commits: never
+    the whole history."""
+    since = int((cell.started_at or cell.created_at).timestamp())  # commit times: seconds
+    pending = [head] if head else []
+    seen = set(pending)
     found: list[str] = []
-    for count, info in enumerate(ws.git.iter_commits(head)):
-        if info.time < since or count >= OWN_COMMITS_LIMIT:
-            break
-        if cell.id in info.trailers().get("Hive-Cell", []):
+    while pending and len(seen) <= OWN_COMMITS_LIMIT:
+        info = ws.git.commit_info(pending.pop())
+        trailers = info.trailers()
+        if cell.id in trailers.get("Hive-Cell", []):
+            if trailers.get("Hive-Event", [""])[0] in CLAIM_EVENTS and info.time <= since:
+                continue  # the claim: the agent's work for the cell came after it
             found += [p for p in ws.git.changed_paths(info.sha) if not p.startswith(".hive/")]
+        if info.time < since:
+            continue  # older than the claim (a branch that was merged in)
+        for parent in info.parents:
+            if parent not in seen:
+                seen.add(parent)
+                pending.append(parent)
     return sorted(set(found))
 
 
