@@ -364,3 +364,27 @@ def test_cli_conflict_lists_all_and_paths_are_relative_to_cwd(ws: Workspace, rep
     assert "reserved by alice" in refused.stderr and "reserved by carol" in refused.stderr
     assert _cli(repo, "alice", "release", "f.py", cwd=repo / "sub").returncode == 0
     assert {r.path_pattern for r in list_reservations(ws)} == {"top.py", "sub/g.py"}
+
+
+def test_hooks_install_never_overwrites_a_hook_it_set_aside(ws: Workspace, repo: Path) -> None:
+    """A user who replaces hive's hook again and again (hive chains the first of their
+    hooks) keeps every one: each later one is set aside under a name of its own, and
+    install says where."""
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    hook = hooks / "pre-commit"
+    chained = hooks / "pre-commit.hive-chained"
+    kept: list[str] = []
+    for number in range(1, 4):
+        hook.write_text(f"#!/bin/sh\necho mine {number}\n")
+        hook.chmod(0o755)
+        said = run_hive(["-C", str(repo), "hooks", "install"], module="hive.cli.main")
+        assert said.returncode == 0, said.stderr
+        if number > 1:
+            kept.append(said.stdout.split("kept as ", 1)[1].split(" ", 1)[0])
+    assert chained.read_text() == "#!/bin/sh\necho mine 1\n"
+    assert kept == [f"{chained}.old", f"{chained}.old.2"]
+    assert [Path(k).read_text() for k in kept] == [
+        "#!/bin/sh\necho mine 2\n",
+        "#!/bin/sh\necho mine 3\n",
+    ]

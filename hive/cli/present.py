@@ -785,6 +785,11 @@ def _hook(result: Any, params: Any, ws: Workspace) -> None:
     if result.action == "restored":
         chained = " (your own hook, which hive had chained)"
     output.console().print(f"{result.action}: {result.path}{chained}")
+    if result.set_aside:
+        output.say(
+            f"your hook that was there is kept as {result.set_aside} (not run: hive chains"
+            f" {result.chained}; move it there to run it)"
+        )
 
 
 def _epic_status(status: Any, params: Any, ws: Workspace) -> None:

@@ -61,6 +61,7 @@ def install_hook(ws: Workspace) -> HookResult:
     _refuse_directory(path)
     chained = path + CHAINED_SUFFIX
     script = hook_script()
+    set_aside: str | None = None
     if os.path.exists(path):
         with open(path, encoding="utf-8", errors="replace") as handle:
             current = handle.read()
@@ -69,10 +70,21 @@ def install_hook(ws: Workspace) -> HookResult:
                 return HookResult(path=path, action="unchanged", chained=_existing(chained))
         elif not os.path.exists(chained):
             os.replace(path, chained)
-        else:
-            os.replace(path, chained + ".old")
+        else:  # a second hook of the user's: kept beside the chained one, never over one
+            set_aside = _free_name(chained + ".old")
+            os.replace(path, set_aside)
     _write_executable(path, script)
-    return HookResult(path=path, action="installed", chained=_existing(chained))
+    return HookResult(
+        path=path, action="installed", chained=_existing(chained), set_aside=set_aside
+    )
+
+
+def _free_name(base: str) -> str:
+    """``base``, or ``base.2``, ``base.3``, ... : the first name nothing has."""
+    name, number = base, 2
+    while os.path.lexists(name):
+        name, number = f"{base}.{number}", number + 1
+    return name
 
 
 def uninstall_hook(ws: Workspace) -> HookResult:

@@ -17,6 +17,7 @@ class HookResult(HiveModel):
     path: str
     action: str
     chained: str | None = None
+    set_aside: str | None = None  # a hook of the user's moved out of the way, kept there
 
 
 class InitResult(HiveModel):
