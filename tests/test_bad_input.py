@@ -263,9 +263,14 @@ def test_a_file_in_place_of_the_state_directory_is_named(ws: Workspace, repo: Pa
         said = _said(done)
         assert done.returncode == 8, said
         assert f"{state} is not a directory: hive keeps its lock and state there" in said
-    for args in (["doctor"], ["agent", "list"], ["list"]):
+    for args in (["agent", "list"], ["list"]):
         done = _hive(repo, *args)
         assert done.returncode == 0, _said(done)
+    doctor = _hive(repo, "--json", "doctor")  # reads work (an index in memory); doctor
+    assert doctor.returncode == 1, _said(doctor)  # says what is wrong
+    found = {p["path"]: p for p in json.loads(doctor.stdout)["problems"]}
+    assert found[str(state)]["kind"] == "not-a-directory"
+    assert f"{state} is not a directory" in found[str(state)]["message"]
     assert state.read_text() == "not a directory\n"
 
 
@@ -282,6 +287,15 @@ def test_a_file_where_hive_keeps_a_directory_is_not_called_a_symlink(
     assert ".hive/cells is a file in the working tree where hive keeps a directory" in said
     assert "symlink" not in said
     assert _commits(repo) == before and cells.read_text() == "a file\n"
+    doctor = _hive(repo, "doctor")
+    assert doctor.returncode == 1, _said(doctor)
+    assert "not-a-directory: .hive/cells is a file, not the directory of cell files" in (
+        _said(doctor)
+    )
+    git(repo, "add", ".hive/cells")
+    git(repo, "commit", "-qm", "a file committed where the cells go")
+    committed = _hive(repo, "doctor")
+    assert committed.returncode == 1 and ".hive/cells is a file" in _said(committed)
 
 
 # ----------------------------------------------------------------- text people read

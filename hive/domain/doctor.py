@@ -58,12 +58,36 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += merge_setup_problems(ws, snap)
     problems += _contest_problems(ws, snap)
     problems += _git_state_problems(ws)
+    problems += _place_problems(ws, snap)
     return DoctorReport(
         cells=len(index.cells),
         problems=problems,
         warnings=edit_warnings + _identity_warnings(ws),
         objects=object_store_health(ws),
     )
+
+
+def _place_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
+    """A file where hive needs a directory: ``.hive/cells`` (committed or on disk: no
+    cell can be read or written there) and hive's state directory (``.git/hive``:
+    locks, the state index, credentials, agents' state)."""
+    from hive.store.layout import state_dir_not_a_directory
+
+    found: list[Problem] = []
+    on_disk = os.path.join(ws.root, CELLS_DIR)
+    if snap.blob_sha(CELLS_DIR) is not None or (
+        os.path.lexists(on_disk) and not os.path.isdir(on_disk)
+    ):
+        message = (
+            f"{CELLS_DIR} is a file, not the directory of cell files: no cell can be read"
+            f" or written; move it away (git rm --cached {CELLS_DIR} if it is committed)"
+        )
+        found.append(Problem(kind="not-a-directory", message=message, path=CELLS_DIR))
+    state_dir = ws.git.paths.hive_state_dir
+    if os.path.lexists(state_dir) and not os.path.isdir(state_dir):
+        message = state_dir_not_a_directory(state_dir).message
+        found.append(Problem(kind="not-a-directory", message=message, path=state_dir))
+    return found
 
 
 def _config_edits(ws: Workspace, committed: str) -> tuple[list[Problem], list[Problem]]:
