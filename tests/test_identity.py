@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from hive.domain.cells import close_cell, create_cell, delete_cell, start_cell, update_cell
+from hive.domain.cells import (
+    close_cell,
+    create_cell,
+    delete_cell,
+    show_cell,
+    start_cell,
+    update_cell,
+)
 from hive.domain.doctor import diagnose
 from hive.domain.events import read_events
 from hive.domain.history import audit_log
@@ -269,11 +276,18 @@ def test_a_name_registered_afresh_after_retiring_starts_clean(ws: Workspace, rep
     as_old = Workspace(str(repo), from_env=False, token=old.token)
     sent = send_message(as_boss, to=["worker1"], subject="for the old one", body="x")
     reserve(as_old, paths=["src/**"], ttl_seconds=3600)
+    claimed = create_cell(as_old, title="the old one's work").id
+    start_cell(as_old, cell_id=claimed)
     retired = retire_agent(person(repo), name="worker1", reason="process died")
     assert retired.released == ["#1 src/**"]
+    assert retired.reopened == [claimed]  # its claims are not the new agent's
+    reopened = show_cell(ws, cell_id=claimed)
+    assert (reopened.status, reopened.assignee) == ("open", None)
+    assert "open again: its agent worker1 was retired by" in reopened.notes
+    assert "retire worker1: process died" in git(repo, "log", "-1", "--format=%B")
     assert list_reservations(ws) == []
     assert not (repo / ".hive" / "reservations" / "worker1.yaml").exists()
-    message = git(repo, "log", "-1", "--format=%B")
+    message = git(repo, "log", "-1", "--format=%B", "HEAD~1")  # then its claims reopened
     assert "hive: release worker1 (retired)" in message
     assert "Hive-Override: " in message and "retire worker1: process died" in message
     assert_clean(repo)
@@ -289,9 +303,12 @@ def test_a_name_registered_afresh_after_retiring_starts_clean(ws: Workspace, rep
     assert [h.id for h in inbox(new)] == [later.message_id]
     assert read_message(new, message_id=later.message_id).body == "y"
     reserve(new, paths=["src/**"], ttl_seconds=3600)  # nothing of the old one is in the way
-    # an agent that retires itself releases its own reservations too
-    retire_agent(new, name="worker1")
+    start_cell(new, cell_id=claimed)
+    # an agent that retires itself releases its own reservations and claims too
+    assert retire_agent(new, name="worker1").reopened == [claimed]
     assert list_reservations(ws) == []
+    assert show_cell(ws, cell_id=claimed).status == "open"
+    assert_clean(repo)
 
 
 def test_roles_are_grants_not_names(ws: Workspace, repo: Path) -> None:

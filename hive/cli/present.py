@@ -724,7 +724,9 @@ PRESENTERS.update(
         "agent list": Presenter(render=_identities),
         "agent retire": Presenter(
             render=lambda r, params, ws: output.say(
-                f"retired {r.name}" + (f"; released {', '.join(r.released)}" if r.released else "")
+                f"retired {r.name}"
+                + (f"; released {', '.join(r.released)}" if r.released else "")
+                + (f"; open again: {', '.join(r.reopened)}" if r.reopened else "")
             )
         ),
         "agent whoami": Presenter(render=_whoami),

@@ -181,6 +181,7 @@ def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> Reti
         raise NotFound(f"no live identity {target!r} in this repository", agent=target)
     # What the retired agent held goes with it: a name registered afresh starts clean.
     released = release_retired(ws, agent=target, override=override)
+    reopened = _reopen_claims(ws, target, reason)
     now = utc_now()
     with credentials.locked(state_dir, ws.lock_timeout()):
         store = copy.deepcopy(credentials.load(state_dir))
@@ -204,7 +205,35 @@ def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> Reti
         reason=reason or "",
         retired_at=now,
         released=[f"#{item.id} {item.path_pattern}" for item in released],
+        reopened=reopened,
     )
+
+
+def _reopen_claims(ws: Workspace, target: str, reason: str | None) -> list[str]:
+    """The cells ``target`` had claimed (in progress), put back to open and unassigned
+    in one commit with a note, so that nobody (a new agent of the name included) works
+    them as the retired agent: anyone may claim them again. Someone else retiring it
+    overrides its claims (recorded with ``reason``)."""
+    from hive.domain.cells import update_cells
+
+    claimed = sorted(
+        cell.id
+        for cell in ws.cells().cells.values()
+        if cell.assignee == target and cell.status == "in_progress"
+    )
+    if not claimed:
+        return []
+    forced = ws.actor != target
+    update_cells(
+        ws,
+        cell_ids=claimed,
+        status="open",
+        assignee="",
+        append_notes=f"open again: its agent {target} was retired by {ws.actor}",
+        force=forced,
+        reason=f"retire {target}: {reason}" if forced else None,
+    )
+    return claimed
 
 
 def list_identities(ws: Workspace) -> list[IdentityInfo]:

@@ -77,6 +77,7 @@ class RetireResult(HiveModel):
     reason: str
     retired_at: datetime
     released: list[str] = Field(default_factory=list)  # its reservations, "#id pattern"
+    reopened: list[str] = Field(default_factory=list)  # cells it had claimed, open again
 
 
 class Override(HiveModel):
