@@ -169,3 +169,14 @@ def test_review_checks_scope_over_every_trailer_commit_and_hides_sibling_cells(
     cell_files = [f.path for f in created.files if f.path.startswith(".hive/cells/")]
     assert cell_files == [p for p in cell_files if p.endswith(f"/{core}.yaml")] and cell_files
     assert command not in created.patch and core in created.patch
+
+
+def test_review_prints_paths_as_they_are(ws: Workspace, repo: Path) -> None:
+    """A Next.js route's path ('app/[id]/page.tsx') is no rich markup: review printed
+    'app//page.tsx', and '[/bold]' in a file name ended the command in an error."""
+    from hive.domain.cells import create_cell
+
+    cell = create_cell(ws, title="route", files=["app/[id]/page.tsx", "x[/bold]y.py"])
+    shown = hive(repo, "review", cell.id)
+    assert shown.returncode == 0, shown.stderr
+    assert "owned:    app/[id]/page.tsx, x[/bold]y.py" in shown.stdout

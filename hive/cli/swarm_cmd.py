@@ -1,7 +1,7 @@
 """CLI for swarm orchestration (``hive swarm ...``) and review by diff (``hive review``)."""
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -148,11 +148,12 @@ def render_review(result: Any, *, per: str = "both") -> None:
             f"\n[bold]{cell.cell_id}[/bold] [{cell.status}] {output.escape(cell.title)}"
             f" — {cell.assignee or 'unassigned'}"
         )
-        out.print(f"  owned:    {', '.join(cell.files_owned) or '-'}")
-        out.print(f"  reserved: {', '.join(cell.files_reserved) or '-'}")
-        out.print(f"  touched:  {', '.join(cell.files_touched) or '-'}")
+        # paths as they are: 'app/[id]/page.tsx' is no markup
+        out.print(f"  owned:    {_paths(cell.files_owned)}")
+        out.print(f"  reserved: {_paths(cell.files_reserved)}")
+        out.print(f"  touched:  {_paths(cell.files_touched)}")
         if cell.scope_violations:
-            out.print(f"  [red]outside scope: {', '.join(cell.scope_violations)}[/red]")
+            out.print(f"  [red]outside scope: {_paths(cell.scope_violations)}[/red]")
         if cell.outcome is not None:
             o = cell.outcome
             state = "[green]success[/green]" if o.success else "[red]failure[/red]"
@@ -169,6 +170,13 @@ def render_review(result: Any, *, per: str = "both") -> None:
     for commit in result.commits:
         out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
         _diff(out, commit.files, commit.patch)
+
+
+def _paths(paths: Sequence[str]) -> str:
+    """File paths for a line of rich markup: escaped, control characters shown as
+    escapes (a file name may hold them), '-' for none."""
+    shown = [p if p.isprintable() else repr(p)[1:-1] for p in paths]
+    return output.escape(", ".join(shown)) or "-"
 
 
 def _diff(out: Any, files: Any, patch: str) -> None:
