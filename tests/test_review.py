@@ -180,3 +180,10 @@ def test_review_prints_paths_as_they_are(ws: Workspace, repo: Path) -> None:
     shown = hive(repo, "review", cell.id)
     assert shown.returncode == 0, shown.stderr
     assert "owned:    app/[id]/page.tsx, x[/bold]y.py" in shown.stdout
+
+
+def test_reserve_and_release_print_patterns_as_they_are(ws: Workspace, repo: Path) -> None:
+    """'app/[id]/**' (a Next.js route) was printed as 'app//**' by the full CLI."""
+    reserved = run_hive(["-C", str(repo), "reserve", "app/[id]/**"], module="hive.cli.main")
+    assert reserved.returncode == 0, reserved.stderr
+    assert "reserved #1 app/[id]/** (exclusive)" in reserved.stdout

@@ -280,10 +280,12 @@ def _reserved(result: Any, params: Any, ws: Workspace) -> None:
     for item in result.granted:
         kind = "exclusive" if item.exclusive else "shared"
         out.print(
-            f"reserved #{item.id} {item.path_pattern} ({kind}) until {item.expires_at:%H:%M:%S}Z"
+            f"reserved #{item.id} {output.escape(item.path_pattern)} ({kind})"
+            f" until {item.expires_at:%H:%M:%S}Z"
         )
     for conflict in result.overridden:
-        out.print(f"[yellow]overrode {conflict.holder}'s {conflict.pattern}[/yellow]")
+        overrode = output.escape(f"{conflict.holder}'s {conflict.pattern}")
+        out.print(f"[yellow]overrode {overrode}[/yellow]")
 
 
 def _released(result: Any, params: Any, ws: Workspace) -> None:
@@ -662,10 +664,12 @@ def _completed(result: Any, params: Any, ws: Workspace) -> None:
     out = output.console()
     out.print(f"completed {result.cell.id} in {(result.commit or '')[:10]}")
     if result.released:
-        out.print("released " + ", ".join(r.path_pattern for r in result.released))
+        out.print("released " + output.escape(", ".join(r.path_pattern for r in result.released)))
     if result.outcome.scope_violations:
         out.print(
-            "[yellow]outside scope: " + ", ".join(result.outcome.scope_violations) + "[/yellow]"
+            "[yellow]outside scope: "
+            + output.escape(", ".join(result.outcome.scope_violations))
+            + "[/yellow]"
         )
 
 
@@ -786,7 +790,7 @@ def _hook(result: Any, params: Any, ws: Workspace) -> None:
     chained = f" (chains {result.chained})" if result.chained else ""
     if result.action == "restored":
         chained = " (your own hook, which hive had chained)"
-    output.console().print(f"{result.action}: {result.path}{chained}")
+    output.say(f"{result.action}: {result.path}{chained}")
     if result.set_aside:
         output.say(
             f"your hook that was there is kept as {result.set_aside} (not run: hive chains"
@@ -931,8 +935,8 @@ def _proposals(found: Any, params: Any, ws: Workspace) -> None:
         out.print("[dim]no proposals[/dim]")
     for proposal in found:
         out.print(
-            f"{proposal.id}  {proposal.status:<8} {proposal.path}"
-            f"  ({len(proposal.content.encode())} bytes, by {proposal.agent})"
+            f"{proposal.id}  {proposal.status:<8} {output.escape(proposal.path)}"
+            f"  ({len(proposal.content.encode())} bytes, by {output.escape(proposal.agent)})"
         )
 
 
@@ -944,9 +948,7 @@ def _decisions_file(ws: Workspace, given: dict[str, Any]) -> None:
 
 def _decided(report: Any, params: Any, ws: Workspace) -> None:
     for entry in report:
-        output.console().print(
-            f"{entry.id or '-'}  {entry.status:<20} {entry.path}  {entry.result or ''}"
-        )
+        output.say(f"{entry.id or '-'}  {entry.status:<20} {entry.path}  {entry.result or ''}")
 
 
 def _unmatched(report: Any) -> list[str]:
