@@ -173,10 +173,11 @@ def render_review(result: Any, *, per: str = "both") -> None:
 
 
 def _paths(paths: Sequence[str]) -> str:
-    """File paths for a line of rich markup: escaped, control characters shown as
-    escapes (a file name may hold them), '-' for none."""
-    shown = [p if p.isprintable() else repr(p)[1:-1] for p in paths]
-    return output.escape(", ".join(shown)) or "-"
+    """File paths for a line of rich markup: escaped, a control character (a file name
+    may hold one) shown as '?', '-' for none."""
+    from hive.text import without_control
+
+    return output.escape(without_control(", ".join(paths))) or "-"
 
 
 def _diff(out: Any, files: Any, patch: str) -> None:

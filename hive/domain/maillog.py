@@ -17,7 +17,6 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from hive.domain.limits import check_short, check_text
 from hive.errors import InvalidInput, NotFound
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
@@ -81,9 +80,6 @@ def check_message(
         raise InvalidInput(f"subject is too long ({len(subject)} > {MAX_SUBJECT} characters)")
     if len(body) > MAX_BODY:
         raise InvalidInput(f"body is too long ({len(body)} > {MAX_BODY} characters)")
-    # printed to the recipient's terminal by hive mail inbox / read: no escape sequences
-    check_short(subject, "subject", MAX_SUBJECT)
-    check_text(body, "body", MAX_BODY)
     if len(to) > MAX_RECIPIENTS:
         raise InvalidInput(f"too many recipients ({len(to)} > {MAX_RECIPIENTS})")
     for what, text, allowed in (

@@ -621,7 +621,12 @@ def release_for_holder(
         found = matches[0]
         holder = found.agent
         overrides: list[Override] = []
-        why = staleness(found, utc_now(), _cell_status(ws, snap, found.cell))
+        # why it looks stale: only another agent's needs saying (it reads the cells)
+        why = (
+            None
+            if holder == actor
+            else staleness(found, utc_now(), _cell_status(ws, snap, found.cell))
+        )
         if only_stale and holder != actor and why is None:
             raise Conflict(
                 f"reservation #{found.id} {found.path_pattern} of {holder} is not stale:"

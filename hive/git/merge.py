@@ -102,20 +102,13 @@ def _file_at(repo: GitRepo, tree: str | None, path: str) -> bytes | None:
 def branch_changes(repo: GitRepo, ours: str, theirs: str) -> list[str]:
     """The paths commit ``theirs`` changed since its merge base with ``ours``: what
     merging it would bring in (empty when ``theirs`` is already part of ``ours``)."""
-    from dulwich.diff_tree import tree_changes
     from dulwich.graph import find_merge_base
 
     if repo.is_ancestor(theirs, ours):
         return []
     bases = find_merge_base(repo.dulwich, [object_id(ours), object_id(theirs)])
-    base_tree = object_id(repo.commit_tree(bases[0].decode())) if bases else None
-    paths: set[str] = set()
-    store = repo.dulwich.object_store
-    for item in tree_changes(store, base_tree, object_id(repo.commit_tree(theirs))):
-        for side in (item.old, item.new):
-            if side is not None and side.path is not None:
-                paths.add(side.path.decode("utf-8", errors="replace"))
-    return sorted(paths)
+    base_tree = repo.commit_tree(bases[0].decode()) if bases else None
+    return sorted(repo.paths_between(base_tree, repo.commit_tree(theirs)))
 
 
 def _commit(repo: GitRepo, sha: str) -> Commit:

@@ -618,16 +618,24 @@ class GitRepo:
     def changed_paths(self, commit_sha: str) -> list[str]:
         """The paths ``commit_sha`` changed against its first parent (every path of a
         root commit): names only, from the trees (no file is read)."""
+        commit = self._commit(commit_sha)
+        base = self._commit(commit.parents[0].decode()).tree.decode() if commit.parents else None
+        return self.paths_between(base, commit.tree.decode(), errors="surrogateescape")
+
+    def paths_between(
+        self, old_tree: str | None, new_tree: str, *, errors: str = "replace"
+    ) -> list[str]:
+        """The paths that differ between two trees (either side of a rename), each once,
+        in the order the trees list them; names decoded with ``errors``."""
         from dulwich.diff_tree import tree_changes
 
-        commit = self._commit(commit_sha)
-        base = self._commit(commit.parents[0].decode()).tree if commit.parents else None
-        found: list[str] = []
-        for change in tree_changes(self.dulwich.object_store, base, commit.tree):
+        old = object_id(old_tree) if old_tree is not None else None
+        found: dict[str, None] = {}
+        for change in tree_changes(self.dulwich.object_store, old, object_id(new_tree)):
             for side in (change.old, change.new):
                 if side is not None and side.path is not None:
-                    found.append(side.path.decode("utf-8", errors="surrogateescape"))
-        return list(dict.fromkeys(found))
+                    found.setdefault(side.path.decode("utf-8", errors=errors))
+        return list(found)
 
     def range_diff(self, base: str | None, tip: str) -> CommitDiff:
         """What changed from commit ``base`` (None: nothing) to commit ``tip``."""

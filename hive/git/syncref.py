@@ -69,26 +69,33 @@ def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:
     if tip is None:
         return set()
     changed = _changed_blobs_by_git(repo.root, tip, HIVE_DIR, limit=limit)
-    held = _tree_blobs_by_git(repo.root, tip) if changed is not None else None
-    if changed is not None and held is not None:
-        return set(changed) | held
-    return _history_blobs_read(repo, tip, limit=limit)
+    held = None if changed is None else _tree_blobs_by_git(repo.root, tip)
+    if held is None:
+        return _history_blobs_read(repo, tip, limit=limit)
+    return held.union(changed or ())
+
+
+def _git_output(root: str, *args: str) -> str | None:
+    """What the real ``git`` prints for ``args`` in ``root``; None when it cannot answer
+    (no usable git, or it failed): the callers then read the objects themselves."""
+    from hive.errors import GitError
+    from hive.git.remote import run_git
+
+    try:
+        result = run_git(root, *args)
+    except GitError:
+        return None
+    return result.stdout if result.returncode == 0 else None
 
 
 def _tree_blobs_by_git(root: str, tip: str) -> set[str] | None:
     """The blob ids under ``.hive`` in ``tip`` (``git ls-tree -r``); None when git cannot
     answer."""
-    from hive.errors import GitError
-    from hive.git.remote import run_git
-
-    try:
-        result = run_git(root, "--literal-pathspecs", "ls-tree", "-r", tip, "--", HIVE_DIR)
-    except GitError:
-        return None
-    if result.returncode != 0:
+    output = _git_output(root, "--literal-pathspecs", "ls-tree", "-r", tip, "--", HIVE_DIR)
+    if output is None:
         return None
     found: set[str] = set()
-    for line in result.stdout.splitlines():
+    for line in output.splitlines():
         fields = line.split("\t", 1)[0].split()
         if len(fields) != 3:
             return None
@@ -149,17 +156,11 @@ def _changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list
     ``--full-history -m``: every commit that changed them on any line of history,
     merges diffed against each parent (a merged version is a version the side had).
     Each change names the version before and after it; both were in the history."""
-    from hive.errors import GitError
-    from hive.git.remote import run_git
-
-    try:
-        result = run_git(root, *_LOG_VERSIONS, f"--max-count={limit}", tip, "--", path)
-    except GitError:
-        return None
-    if result.returncode != 0:
+    output = _git_output(root, *_LOG_VERSIONS, f"--max-count={limit}", tip, "--", path)
+    if output is None:
         return None
     found: dict[str, None] = {}  # an ordered set, newest first
-    for line in result.stdout.splitlines():
+    for line in output.splitlines():
         if not line.startswith(":"):
             continue
         fields = line.split("\t", 1)[0].split()

@@ -99,6 +99,8 @@ def swarm_complete(
     gate = run_verification(ws, touched) if run_gate else []
     gate_state = "skipped" if not run_gate else ("passed" if gate else "none")
     file_changes = [touched_change(ws.root, path) for path in touched]
+    # the agent's own commits for the cell, read before the write lock is taken
+    own = own_commit_files(ws, ws.git.head().commit, cell)
     guards: list[OwnerGuard] = []
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
@@ -124,7 +126,6 @@ def swarm_complete(
             agent_ws, snap, worker, current.id, now, only_this_cell=worker != agent
         )
         closed = _closed(current, summary, now)
-        own = own_commit_files(ws, snap.head.commit, current)
         outcome = build_outcome(
             index,
             closed,
