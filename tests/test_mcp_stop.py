@@ -191,3 +191,25 @@ def test_ctrl_c_inside_a_start_up_import_stops_hive_mcp_cleanly(
     )
     assert done.returncode == 0, done.stderr.decode()
     assert b"Traceback" not in done.stderr and b"panicked" not in done.stderr
+
+
+def test_the_stop_of_a_task_group_is_not_reported_as_an_unhandled_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Ctrl-C while serving can end the server's task group, whose KeyboardInterrupt then
+    reaches the event loop wrapped in an exception group: asyncio printed it as
+    "unhandled exception during asyncio.run() shutdown" with a traceback."""
+    import asyncio
+
+    from hive.tools.mcp_server import _unless_stopped
+
+    loop = asyncio.new_event_loop()
+    try:
+        with caplog.at_level("ERROR", logger="asyncio"):
+            group = BaseExceptionGroup("tasks", [KeyboardInterrupt()])
+            _unless_stopped(loop, {"message": "stopped", "exception": group})
+            assert caplog.records == []
+            _unless_stopped(loop, {"message": "a real error", "exception": ValueError("x")})
+            assert [r.getMessage() for r in caplog.records] == ["a real error"]
+    finally:
+        loop.close()

@@ -144,9 +144,14 @@ def serve_stdio(ctx: CallContext) -> None:
 def client_gone(exc: BaseException) -> bool:
     """The client closed its end of the pipes (every error in ``exc`` says so): the
     session is over, as at stdin EOF."""
+    return _only(exc, (BrokenPipeError, ConnectionResetError))
+
+
+def _only(exc: BaseException | None, kinds: tuple[type[BaseException], ...]) -> bool:
+    """Whether ``exc`` is one of ``kinds``, or a group (a task group's) of only those."""
     if isinstance(exc, BaseExceptionGroup):
-        return all(client_gone(inner) for inner in exc.exceptions)
-    return isinstance(exc, BrokenPipeError | ConnectionResetError)
+        return all(_only(inner, kinds) for inner in exc.exceptions)
+    return isinstance(exc, kinds)
 
 
 def _quiet_stdout() -> None:
@@ -188,7 +193,7 @@ def _unless_stopped(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) ->
     """The event loop's report of an error no task handled, except the KeyboardInterrupt
     ``serve_stdio`` raises to stop: a task it ended was reported at shutdown as
     "unhandled exception during asyncio.run() shutdown", with its traceback."""
-    if not isinstance(context.get("exception"), KeyboardInterrupt):
+    if not _only(context.get("exception"), (KeyboardInterrupt,)):  # a task group's too
         loop.default_exception_handler(context)
 
 
