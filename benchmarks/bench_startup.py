@@ -5,7 +5,7 @@ wall time when it is not)::
 
     python benchmarks/bench_startup.py                  # 9 runs per command
     python benchmarks/bench_startup.py --runs 15 --cells 200
-    python benchmarks/bench_startup.py --runs 1 --cells 2   # a smoke run
+    python benchmarks/bench_startup.py --runs 1 --cells 2   # a smoke run (tests/test_benchmarks.py)
 
 A scratch repository with ``--cells`` cells (made with ``hive create``) in a temporary
 directory; each command runs ``--runs`` times as a new process of this venv's ``hive``
@@ -131,7 +131,7 @@ def main() -> None:
     for label, _ in commands:
         cpu_ms = statistics.median(cpu[label]) * 1000
         wall_ms = statistics.median(wall[label]) * 1000
-        print(f"| hive {label} | {cpu_ms:.0f} ms | {wall_ms:.0f} ms |")
+        print(f"| hive {label} | {cpu_ms:.1f} ms | {wall_ms:.1f} ms |")
 
 
 if __name__ == "__main__":
