@@ -157,3 +157,29 @@ def test_the_command_line_check_catches_drift() -> None:
     lines = _doc_command_lines(text, fences=True)
     assert [(n, s) for n, _, s in lines] == [(2, True), (5, False)]
     assert all(_command_line_problem(top, line, strict) for _, line, strict in lines)
+
+
+def test_every_environment_variable_is_documented() -> None:
+    """Each ``HIVE_*`` variable hive, its scripts, benchmarks or test set-up read or set
+    (a quoted name, a ``HIVE_X=`` keyword, a shell ``$HIVE_X``) is named in README.md or
+    docs/: those for worker programs and hooks, the tests' and the scripts' too."""
+    import re
+
+    names: set[str] = set()
+    sources = [
+        *(ROOT / "hive").rglob("*.py"),
+        *(ROOT / "scripts").glob("*.py"),
+        *(ROOT / "benchmarks").glob("*.py"),
+        ROOT / "tests" / "conftest.py",
+    ]
+    for path in sources:
+        text = path.read_text()
+        names |= set(re.findall(r"[\"'](HIVE_[A-Z_]+)[\"']", text))
+        names |= set(re.findall(r"\b(HIVE_[A-Z_]+)=", text))
+    for path in (ROOT / "scripts").glob("*.sh"):
+        names |= set(re.findall(r"\$\{?(HIVE_[A-Z_]+)", path.read_text()))
+    assert {"HIVE_AGENT_TOKEN", "HIVE_EPIC", "HIVE_NO_BROWSER"} <= names  # the scan works
+    docs = (ROOT / "README.md").read_text()
+    docs += "".join(path.read_text() for path in (ROOT / "docs").glob("*.md"))
+    missing = sorted(name for name in names if not re.search(rf"\b{name}\b", docs))
+    assert not missing, f"not named in README.md or docs/: {missing}"
