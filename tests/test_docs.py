@@ -183,3 +183,24 @@ def test_every_environment_variable_is_documented() -> None:
     docs += "".join(path.read_text() for path in (ROOT / "docs").glob("*.md"))
     missing = sorted(name for name in names if not re.search(rf"\b{name}\b", docs))
     assert not missing, f"not named in README.md or docs/: {missing}"
+
+
+def test_every_error_code_is_in_the_architecture_table() -> None:
+    """docs/architecture.md's table of error classes names every ``HiveError`` code
+    (what a tool error's ``code`` may be) with the exit code the CLI returns for it."""
+    import re
+
+    from tests.test_spec import _all_errors
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    documented: dict[str, int] = {}
+    for codes, exit_code in re.findall(r"^\| [A-Z][^|]* \| ([a-z_, ]+) \| (\d+) \|$", text, re.M):
+        documented.update({code.strip(): int(exit_code) for code in codes.split(",")})
+    actual = {cls.code: cls.exit_code for cls in _all_errors()}
+    assert len(actual) > 20  # the walk found the classes outside hive/errors.py too
+    wrong = {
+        code: (exit_code, documented.get(code))
+        for code, exit_code in actual.items()
+        if documented.get(code) != exit_code
+    }
+    assert not wrong, f"code: (exit code, documented): {wrong}"
