@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from hive.cli import groups, internal_error, missing_command, output
+from hive.cli import groups, internal_error, missing_command, output, reader_gone
 from hive.cli.build import add_commands
 from hive.cli.common import (
     OPTIONS,
@@ -80,7 +80,11 @@ def demo(
     from hive.cli.demo import run_demo
 
     use_json(json_flag)
-    result = run_op(lambda: run_demo(keep, json_mode=OPTIONS.json))
+    try:
+        result = run_op(lambda: run_demo(keep, json_mode=OPTIONS.json))
+    except BrokenPipeError:  # `hive demo | head`: the reader went away (the scratch
+        reader_gone()  # repository is removed all the same)
+        return
     if not result.finished:
         raise typer.Exit(1)
 
