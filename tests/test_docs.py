@@ -240,3 +240,15 @@ def test_every_link_between_the_docs_resolves() -> None:
                 broken.append(f"{path.name}: {target} (no such heading)")
     assert not broken, broken
     assert "the-write-path-hivegitrepopy" in _anchors("## The write path (`hive/git/repo.py`)")
+
+
+def test_the_quick_help_says_what_actor_is() -> None:
+    """``hive --help`` (answered without typer) says what the full CLI and docs/cli.md
+    say of ``--actor``: a name claimed, proven by the agent's credential (it said
+    "who is acting", as if naming someone were enough); every line fits 80 columns."""
+    from hive.cli.entry import usage
+
+    text = usage()
+    actor = text[text.index("  --actor NAME  ") : text.index("  --json  ")]
+    assert "claim" in actor and "$HIVE_AGENT_TOKEN" in actor, actor
+    assert max(len(line) for line in text.splitlines()) <= 80
