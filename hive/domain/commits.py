@@ -39,6 +39,7 @@ class MixedPlan:
     files: list[Change] = field(default_factory=list)
     trailers: list[tuple[str, str]] = field(default_factory=list)  # e.g. Hive-Override
     body: str = ""  # between the subject and the trailers (swarm_complete: the summary)
+    subject_is_cell: bool = True  # False: no Hive-Cell trailer for the subject (an agent's name)
 
 
 @dataclass
@@ -57,9 +58,12 @@ def commit_message(
     cell_ids: Sequence[str],
     trailers: Sequence[tuple[str, str]],
     body: str = "",
+    subject_is_cell: bool = True,
 ) -> str:
-    """``hive: EVENT ID TITLE``, the body, ``Hive-Cell`` trailers and ``trailers``."""
-    found = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(cell_ids or [subject_id])]
+    """``hive: EVENT ID TITLE``, the body, ``Hive-Cell`` trailers (the subject's when
+    no cell is named and it is a cell) and ``trailers``."""
+    named = cell_ids or ([subject_id] if subject_is_cell else [])
+    found = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(named)]
     found += trailers
     subject = without_control_chars(f"hive: {event} {subject_id} {title}")
     text = "\n".join(without_control_chars(line) for line in body.splitlines())
@@ -118,7 +122,13 @@ def write_cells(
         cell_ids = [c.id for c in wanted.cells]
         extra = [*trailers, *wanted.trailers]
         message = commit_message(
-            event, wanted.subject_id, wanted.title, cell_ids, extra, wanted.body
+            event,
+            wanted.subject_id,
+            wanted.title,
+            cell_ids,
+            extra,
+            wanted.body,
+            subject_is_cell=wanted.subject_is_cell,
         )
         return Plan(changes=changes, message=message, result=wanted.result)
 
