@@ -88,7 +88,7 @@ lines.
 Environment: `HIVE_AGENT_TOKEN` (an agent's credential, printed by `hive agent
 register`), `HIVE_AGENT` (the agent you claim to be), `HIVE_AUTOCOMMIT=0` (stage
 hive changes for your next commit instead of committing), `HIVE_LOCK_TIMEOUT`
-(seconds), `HIVE_SESSION` (a label recorded with a registration),
+(seconds to wait for a lock, 0 to 86400; anything else is refused), `HIVE_SESSION` (a label recorded with a registration),
 `HIVE_ALLOW_DETACHED=1` (write on a detached HEAD), `HIVE_BYPASS=1` (skip the
 pre-commit hook), `HIVE_DEBUG=1` (show tracebacks of internal errors).
 

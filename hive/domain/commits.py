@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hive import waits
 from hive.domain.reading import StateReader, Written
 from hive.errors import HiveError, InvalidInput, NotInitialized
 from hive.git.repo import (
@@ -77,14 +78,12 @@ def lock_timeout(config: Callable[[], HiveConfig], *, config_optional: bool = Fa
     """Seconds to wait for the write lock: ``HIVE_LOCK_TIMEOUT``, else the config's.
     ``config_optional``: the default where the config cannot be read (for a command
     that needs nothing else from it; a bad ``HIVE_LOCK_TIMEOUT`` is still refused)."""
-    env = os.environ.get("HIVE_LOCK_TIMEOUT")
-    if env:
-        try:
-            return max(0.01, float(env))
-        except ValueError:
-            raise InvalidInput(
-                f"HIVE_LOCK_TIMEOUT must be a number of seconds, got {env!r}"
-            ) from None
+    env = os.environ.get("HIVE_LOCK_TIMEOUT", "")
+    if env.strip():  # set and not blank (blank: as if unset)
+        seconds = waits.wait_of(env)
+        if seconds is None:
+            raise InvalidInput(waits.wait_refused("HIVE_LOCK_TIMEOUT", env))
+        return seconds
     try:
         return config().lock_timeout_seconds
     except NotInitialized:
