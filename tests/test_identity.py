@@ -623,6 +623,30 @@ def test_agent_commands_register_list_whoami_retire(ws: Workspace, repo: Path) -
     assert overrides_logged(repo)[-1]["action"] == "retire"
 
 
+def test_a_name_mistaken_for_something_else_is_refused_at_registration(
+    ws: Workspace, repo: Path
+) -> None:
+    """'hive' (the sender of hive's own notices: an agent of that name could pass its
+    mail off as them), a name starting with '-' (an option on the command line; '-'
+    is 'nobody' in listings) and a cell id of this repository (hv-..., or any cell's
+    id) are refused on every surface, before anything is written; others work."""
+    cell = create_cell(ws, title="a cell").id
+    before = state(repo)
+    for name in ("hive", "Hive", "-x", "-", "hv-abc123", "HV-x7k2.a3f8", cell):
+        refused = run_hive(["-C", str(repo), "--json", "agent", "register", "--", name])
+        assert refused.returncode == 2, (name, refused.stdout)
+        error = json.loads(refused.stdout)
+        assert error["code"] == "invalid_input" and "choose another name" in error["error"]
+    ctx = CallContext(root=str(repo), session="tool-session")
+    tool = call_tool(ctx, "swarmmail_init", {"agent_name": "hv-abc123"})
+    assert tool["code"] == "invalid_input" and "looks like a cell id" in tool["error"]
+    assert "notices" in call_tool(ctx, "swarmmail_init", {"agent_name": "hive"})["error"]
+    assert state(repo) == before
+    assert not (repo / ".git" / "hive" / "identities.json").exists()  # nobody registered
+    for name in ("worker-1", "hv", "bd-a1b2", "coordinator"):  # not this repository's ids
+        assert register_agent(person(repo), name=name).token
+
+
 def test_an_unreadable_credential_store_says_how_to_recover(ws: Workspace, repo: Path) -> None:
     register_agent(ws, name="zed")
     store = repo / ".git" / "hive" / "identities.json"

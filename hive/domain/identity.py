@@ -95,6 +95,7 @@ def register_agent(
             return _registration(ws, wanted, entry, token=None, reattached=True)
         override = None
         if entry is None:  # a name retired here whose mail event is missing: log it first
+            _refuse_ambiguous(ws, wanted)
             pending = _unlogged_retirement(ws, store, wanted)
             if pending is not None:
                 _log_retirement(ws, pending)
@@ -350,6 +351,42 @@ def whoami(ws: Workspace) -> WhoAmI:
 
 
 # ------------------------------------------------------------------ helpers
+
+
+# Names an agent may not be registered under, and why.
+RESERVED_NAMES = {
+    mail.NOTICE_SENDER: "hive's own notices come from 'hive' (an agent of that name could"
+    " pass its messages off as them)",
+}
+
+
+def _refuse_ambiguous(ws: Workspace, name: str) -> None:
+    """InvalidInput for a new name that would be mistaken for something else: a
+    reserved sender, a command-line option, a cell id of this repository (agent
+    names and cell ids stand side by side: assignees, commit subjects and trailers,
+    mail threads, ``hive show``/``log``/``review`` arguments). Names registered
+    before keep working."""
+    from hive.store.ids import is_valid_id
+
+    lowered = name.lower()
+    why = RESERVED_NAMES.get(lowered)
+    if why is None and name.startswith("-"):
+        why = "a name starting with '-' reads as an option on the command line"
+    if why is None and is_valid_id(lowered):
+        prefix, known = "hv", False
+        with contextlib.suppress(HiveError):  # an unreadable hive: the default prefix
+            prefix = ws.config().prefix
+            known = lowered in ws.cells().known_ids()
+        if lowered.startswith(prefix + "-") or known:
+            why = (
+                f"it looks like a cell id of this repository ({prefix}-...), and agent names"
+                " and cell ids stand side by side (assignees, commit messages, mail threads)"
+            )
+    if why is not None:
+        raise InvalidInput(
+            f"{name!r} cannot be registered as an agent's name: {why}; choose another name",
+            agent=name,
+        )
 
 
 def _taken(name: str, entry: dict[str, Any]) -> NameTaken:
