@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench_coord.py               # prints a table
     python benchmarks/bench_coord.py --write-docs  # also updates docs/performance.md
+    python benchmarks/bench_coord.py --runs 1 --cells 20 --agents 2 --messages 20  # smoke run
 
 Builds a scratch repository (2,000 source files, 1,000 cells), registers 50
 agents holding 10 exclusive reservations each (500 in all), and seeds 10,000
@@ -15,6 +16,7 @@ as the baseline, ``git add && git commit`` of a one-file change.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -43,10 +45,10 @@ PER_AGENT = 10
 MESSAGES = 10_000
 
 
-def seed_reservations(ws: Workspace) -> None:
+def seed_reservations(ws: Workspace, agents: int = AGENTS) -> None:
     now = utc_now()
     changes = []
-    for number in range(AGENTS):
+    for number in range(agents):
         agent = f"agent{number:02d}"
         held = [
             Reservation(
@@ -62,13 +64,15 @@ def seed_reservations(ws: Workspace) -> None:
         data = ReservationFile(agent=agent, reservations=held)
         changes.append(Change(reservation_path(agent), encode_file(data)))
 
+    message = f"bench: {agents * PER_AGENT} reservations\n\nHive-Event: reserve\n"
+
     def plan(snap: object) -> tuple[list[Change], str, None]:
-        return changes, "bench: 500 reservations\n\nHive-Event: reserve\n", None
+        return changes, message, None
 
     ws.write_files(plan)
 
 
-def seed_messages(repo: Path) -> None:
+def seed_messages(repo: Path, agents: int = AGENTS, messages: int = MESSAGES) -> None:
     """Agents and 10,000 message events as commits on refs/hive/mail, via fast-import."""
     now = format_time(utc_now())
     events: list[dict[str, object]] = [
@@ -80,14 +84,14 @@ def seed_messages(repo: Path) -> None:
             "project": str(repo),
             "at": now,
         }
-        for n in range(AGENTS)
+        for n in range(agents)
     ]
     events += [
         {
             "type": "message_sent",
             "id": number + 1,
-            "from": f"agent{number % AGENTS:02d}",
-            "to": [f"agent{(number + 1) % AGENTS:02d}"],
+            "from": f"agent{number % agents:02d}",
+            "to": [f"agent{(number + 1) % agents:02d}"],
             "subject": f"status {number}",
             "body": f"Progress report number {number}.",
             "thread_id": None,
@@ -95,7 +99,7 @@ def seed_messages(repo: Path) -> None:
             "ack_required": False,
             "at": now,
         }
-        for number in range(MESSAGES)
+        for number in range(messages)
     ]
     stamp = int(time.time())
     lines: list[bytes] = []
@@ -115,11 +119,14 @@ def seed_messages(repo: Path) -> None:
     )
 
 
-def measure(base: Path, runs: int) -> list[Row]:
-    repo = build_repo(base, 1000)
-    seed_messages(repo)
+def measure(base: Path, args: argparse.Namespace) -> list[Row]:
+    runs, agents, messages = args.runs, args.agents, args.messages
+    if agents < 2:
+        raise SystemExit("--agents: at least 2 (agent01 reads its inbox)")
+    repo = build_repo(base, args.cells)
+    seed_messages(repo, agents, messages)
     ws = Workspace(str(repo), actor="bench", session="bench:main")
-    seed_reservations(ws)
+    seed_reservations(ws, agents)
     mail_init(ws, agent_name="bench")
     reader = ws.for_actor("agent01")  # another agent's view, sharing this process's caches
     inbox(reader)  # replay the log once, as a long-lived agent process has
@@ -134,13 +141,13 @@ def measure(base: Path, runs: int) -> list[Row]:
     )
     inbox_ms = median_ms(lambda: inbox(reader), runs)
     target = "<= 10 ms"
-    size = AGENTS * PER_AGENT
+    size = agents * PER_AGENT
     return [
         Row(size, "baseline: git add + git commit", baseline, None, ""),
-        Row(size, "reserve (vs 500 held, commit)", reserve_ms, baseline, target),
+        Row(size, f"reserve (vs {size:,} held, commit)", reserve_ms, baseline, target),
         Row(size, "release (commit)", release_ms, baseline, target),
-        Row(size, "send (10,000 messages in log)", send_ms, baseline, target),
-        Row(size, "inbox (10,000 messages in log)", inbox_ms, None, target),
+        Row(size, f"send ({messages:,} messages in log)", send_ms, baseline, target),
+        Row(size, f"inbox ({messages:,} messages in log)", inbox_ms, None, target),
     ]
 
 
@@ -149,8 +156,18 @@ def _reserve_one(ws: Workspace, pattern: str) -> str:
     return pattern
 
 
+def options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cells", type=int, default=1000, help="cells in the repository")
+    parser.add_argument(
+        "--agents", type=int, default=AGENTS, help=f"agents holding {PER_AGENT} reservations each"
+    )
+    parser.add_argument(
+        "--messages", type=int, default=MESSAGES, help="messages in the mail log beforehand"
+    )
+
+
 def main() -> None:
-    run_single(__doc__ or "", measure, marker="coord", first_column="reservations")
+    run_single(__doc__ or "", measure, marker="coord", first_column="reservations", options=options)
 
 
 if __name__ == "__main__":

@@ -4,10 +4,11 @@ Usage::
 
     python benchmarks/bench_merge.py                      # 2,000 commits, 5 cells
     python benchmarks/bench_merge.py --commits 5000 --cells 10 --runs 9
+    python benchmarks/bench_merge.py --size 20 --commits 3 --cells 1 --runs 1  # smoke run
 
-Builds a scratch repository (2,000 source files, 1,000 cells), gives it a history of
-``--commits`` hive commits (cell updates, one commit each) and packs it as ``git gc``
-would, then branches: ``side`` and ``main`` each update the same ``--cells`` cells.
+Builds a scratch repository (2,000 source files, 1,000 cells or ``--size``), gives it a
+history of ``--commits`` hive commits (cell updates, one commit each) and packs it as
+``git gc`` would, then branches: ``side`` and ``main`` each update the same ``--cells`` cells.
 Each run resets ``main`` and times a fresh ``git merge side`` (git runs hive's merge
 driver once per cell both sides changed; the driver searches both histories for the
 newest version they share), paired with the baseline, ``git add && git commit`` of a
@@ -85,12 +86,15 @@ def search_ms(repo: Path, path: str, runs: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--commits", type=int, default=2000)
-    parser.add_argument("--cells", type=int, default=5)
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--size", type=int, default=1000, help="cells in the repository")
+    parser.add_argument("--commits", type=int, default=2000, help="hive commits of history")
+    parser.add_argument("--cells", type=int, default=5, help="cells both branches change")
+    parser.add_argument("--runs", type=int, default=7, help="merges timed (default 7)")
     args = parser.parse_args()
+    if not 1 <= args.cells <= args.size:
+        raise SystemExit("--cells: between 1 and --size")
     with tempfile.TemporaryDirectory(prefix="hive-bench-merge-") as scratch:
-        repo = build_repo(Path(scratch), 1000)
+        repo = build_repo(Path(scratch), args.size)
         git(repo, "config", "gc.auto", "0")
         ids = make_history(repo, args.commits)
         make_branches(repo, ids[: args.cells])

@@ -5,6 +5,7 @@ Usage (the numbers only mean something on a quiet machine)::
     python benchmarks/bench_process.py                        # 1,000 and 10,000 cells
     python benchmarks/bench_process.py --sizes 1000 --runs 5  # a quick check
     python benchmarks/bench_process.py --sizes 10000 100000 --write-docs
+    python benchmarks/bench_process.py --sizes 20 --runs 1 --cold-runs 1 --no-warm-up --repos DIR
 
 Each size is a repository with 2,000 source files plus N cells (``gc.auto=0``),
 built once (cell files written with hive's own encoder, then one plain
@@ -229,10 +230,11 @@ def git(repo: Path, *args: str) -> str:
 class Bench:
     """One built repository and the processes run on it."""
 
-    def __init__(self, repo: Path, size: int, runs: int) -> None:
+    def __init__(self, repo: Path, size: int, runs: int, *, warm_up: bool = True) -> None:
         self.repo = repo
         self.size = size
         self.runs = runs
+        self.warm_up = warm_up  # one untimed pair before each row's pairs
         self.hive = hive_command()
         self._counter = iter(range(10**6, 10**9))
         self.git_dir = Path(git(repo, "rev-parse", "--absolute-git-dir"))
@@ -266,7 +268,7 @@ class Bench:
         self, step: Callable[[int], Sample], runs: int | None = None, *, warm_up: bool = True
     ) -> Pairs:
         """``runs`` pairs of (git baseline, ``step``), after one untimed warm-up pair."""
-        if warm_up:
+        if warm_up and self.warm_up:
             self.git_change()
             step(-1)
         pairs = Pairs()
@@ -288,6 +290,17 @@ class Bench:
                 target,
             )
         )
+
+    def set_hook(self, installed: bool) -> None:
+        """hive's pre-commit hook installed (the one ``hive hooks install`` writes) or removed:
+        untimed set-up, done in this process (a full-CLI process costs ~0.4 s of CPU)."""
+        from hive.domain.hooks import install_hook, uninstall_hook
+        from hive.domain.workspace import Workspace
+
+        ws = Workspace(str(self.repo), from_env=False)
+        action = (install_hook(ws) if installed else uninstall_hook(ws)).action
+        if action not in ("installed", "removed"):
+            raise SystemExit(f"hive's pre-commit hook: {action}")
 
     def drop_index(self) -> None:
         for path in glob.glob(str(self.git_dir / INDEX_GLOB)):
@@ -455,7 +468,7 @@ def measure_reads(bench: Bench, which: list[str], suffix: str, show_id: str = ""
 
 def measure_hook(bench: Bench, target: Target, suffix: str = "") -> Row:
     """``git commit`` with hive's pre-commit hook against the same commit without it."""
-    bench.hive_run("hooks", "install")
+    bench.set_hook(installed=True)
     env = environment()
     pairs = Pairs()
 
@@ -464,12 +477,13 @@ def measure_hook(bench: Bench, target: Target, suffix: str = "") -> Row:
         subprocess.run(["git", "add", path], cwd=bench.repo, env=env, check=True)
         return timed(["git", "commit", "-q", *extra, "-m", "hook"], bench.repo, env)[0]
 
-    commit("--no-verify")
-    commit()
+    if bench.warm_up:
+        commit("--no-verify")
+        commit()
     for _ in range(bench.runs):
         pairs.add(commit("--no-verify"), commit())
     added = statistics.median(h - g for h, g in zip(pairs.hive, pairs.git, strict=True))
-    bench.hive_run("hooks", "uninstall")
+    bench.set_hook(installed=False)
     return progress(
         Row(
             bench.size,
@@ -606,6 +620,9 @@ def main() -> None:
         "--loose", action="store_true", help="keep the built objects loose (default: packed)"
     )
     parser.add_argument("--no-in-process", action="store_true", help="skip in-process rows")
+    parser.add_argument(
+        "--no-warm-up", action="store_true", help="no untimed pair before each row (smoke runs)"
+    )
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     args.repos.mkdir(parents=True, exist_ok=True)
@@ -614,7 +631,7 @@ def main() -> None:
     loads: dict[int, tuple[float, float]] = {}
     for size in args.sizes:
         repo, info = prepare_repo(args.repos, size, rebuild=args.rebuild, loose=args.loose)
-        bench = Bench(repo, size, args.runs)
+        bench = Bench(repo, size, args.runs, warm_up=not args.no_warm_up)
         began = load_average()
         with reported(f"{size:,} cells: fresh processes"):
             rows += measure_processes(bench, info, args.cold_runs, fresh_clone=not args.loose)

@@ -4,18 +4,21 @@ Usage::
 
     python benchmarks/bench_serve.py               # prints a table
     python benchmarks/bench_serve.py --write-docs  # also updates docs/performance.md
+    python benchmarks/bench_serve.py --runs 1 --cells 20 --commit-runs 1 --no-browser  # smoke
 
 Builds a scratch repository (2,000 source files, 10,000 cells), starts the web
 app on loopback (uvicorn in a thread, as ``hive serve`` runs it) and measures
 medians of: the board's first page over HTTP (whole HTML), a text search, the
 first board request right after a commit made by another process (``hive
-update``), and, when a Chromium is installed, the browser loading the board
-(navigation until the load event) and a change made through the CLI appearing
-on an open board without reload.
+update``), and, when a Chromium is installed (and not ``--no-browser``), the
+browser loading the board (navigation until the load event) and a change made
+through the CLI appearing on an open board without reload.
 """
 
 from __future__ import annotations
 
+import argparse
+import re
 import statistics
 import sys
 import time
@@ -37,6 +40,7 @@ from hive.serve.app import ServeConfig  # noqa: E402
 from hive.serve.runner import BackgroundServer  # noqa: E402
 
 SIZE = 10_000
+CARD = re.compile(rb'<a class="card ')
 
 
 def fetch(url: str) -> bytes:
@@ -45,35 +49,45 @@ def fetch(url: str) -> bytes:
         return body
 
 
-def measure(base: Path, runs: int) -> list[Row]:
-    repo = build_repo(base, SIZE)
+def measure(base: Path, args: argparse.Namespace) -> list[Row]:
+    size, runs = args.cells, args.runs
+    commit_runs = max(5, runs // 3) if args.commit_runs is None else args.commit_runs
+    repo = build_repo(base, size)
     cells = [c.id for c in list_cells(Workspace(str(repo), actor="bench"), status="open")]
     started = time.perf_counter()
     with BackgroundServer(ServeConfig(root=str(repo))) as server:
         startup = (time.perf_counter() - started) * 1000
+        cards = len(CARD.findall(fetch(server.url + "/")))
         board = median_ms(lambda: fetch(server.url + "/"), runs)
-        search = median_ms(lambda: fetch(server.url + "/?q=cell+9999"), runs)
+        query = f"/?q=cell+{size - 1}"  # the title of the last cell built
+        search = median_ms(lambda: fetch(server.url + query), runs)
         after = []
-        for number in range(max(5, runs // 3)):
-            _hive_process(repo, "update", cells[number], "--append-notes", "bench")
+        for number in range(commit_runs):
+            _hive_process(repo, "update", cells[number % len(cells)], "--append-notes", "bench")
             after.append(median_ms(lambda: fetch(server.url + "/"), 1))
+        first_page = f"board first page, HTTP ({cards:,} cards of {size:,})"
         rows = [
-            Row(SIZE, "server start (opens and reads the hive)", startup, None, ""),
-            Row(SIZE, "board first page, HTTP (250 cards of 10,000)", board, None, "< 1000 ms"),
-            Row(SIZE, "board text search, HTTP", search, None, "< 1000 ms"),
+            Row(size, "server start (opens and reads the hive)", startup, None, ""),
+            Row(size, first_page, board, None, "< 1000 ms"),
+            Row(size, "board text search, HTTP", search, None, "< 1000 ms"),
             Row(
-                SIZE,
+                size,
                 "board right after another process's commit",
                 statistics.median(after),
                 None,
                 "< 1000 ms",
             ),
         ]
-        rows += _browser_rows(server, repo, cells, runs)
+        if args.no_browser:
+            print("--no-browser: browser rows skipped", file=sys.stderr)
+        else:
+            rows += _browser_rows(server, repo, size, runs, commit_runs)
     return rows
 
 
-def _browser_rows(server: BackgroundServer, repo: Path, cells: list[str], runs: int) -> list[Row]:
+def _browser_rows(
+    server: BackgroundServer, repo: Path, size: int, runs: int, commit_runs: int
+) -> list[Row]:
     chromium = find_chromium()
     if chromium is None:
         print("no chromium: browser rows skipped", file=sys.stderr)
@@ -85,12 +99,12 @@ def _browser_rows(server: BackgroundServer, repo: Path, cells: list[str], runs: 
         page = browser.new_page()
         load = median_ms(lambda: page.goto(server.url + "/", wait_until="load"), runs)
         page.wait_for_function("document.body.dataset.live === '1'")
-        live = [_live_once(page, repo, number) for number in range(max(5, runs // 3))]
+        live = [_live_once(page, repo, number) for number in range(commit_runs)]
         browser.close()
     return [
-        Row(SIZE, "browser: board loaded (navigation to load event)", load, None, "< 1000 ms"),
+        Row(size, "browser: board loaded (navigation to load event)", load, None, "< 1000 ms"),
         Row(
-            SIZE,
+            size,
             "browser: CLI commit shown on an open board",
             statistics.median(live),
             None,
@@ -107,5 +121,15 @@ def _live_once(page: Any, repo: Path, number: int) -> float:
     return (time.perf_counter() - committed) * 1000
 
 
+def options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cells", type=int, default=SIZE, help="cells in the repository")
+    parser.add_argument(
+        "--commit-runs",
+        type=int,
+        help="commits by another process timed per row (default: runs / 3, at least 5)",
+    )
+    parser.add_argument("--no-browser", action="store_true", help="skip the browser rows")
+
+
 if __name__ == "__main__":
-    run_single(__doc__ or "", measure, marker="serve")
+    run_single(__doc__ or "", measure, marker="serve", options=options)

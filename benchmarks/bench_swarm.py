@@ -5,6 +5,7 @@ Usage::
 
     python benchmarks/bench_swarm.py               # prints a table
     python benchmarks/bench_swarm.py --write-docs  # also updates docs/performance.md
+    python benchmarks/bench_swarm.py --runs 1 --cells 20  # a smoke run
 
 Builds a scratch repository (2,000 source files, 1,000 cells) with an epic whose
 subtasks each own a few files. For every measured run an agent (untimed) starts
@@ -16,6 +17,7 @@ commands, so it is excluded from the target). The baseline is
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -36,8 +38,9 @@ from hive.domain.workspace import Workspace  # noqa: E402
 RESERVATIONS = 3
 
 
-def measure(base: Path, runs: int) -> list[Row]:
-    repo = build_repo(base, 1000)
+def measure(base: Path, args: argparse.Namespace) -> list[Row]:
+    runs, size = args.runs, args.cells
+    repo = build_repo(base, size)
     ws = Workspace(str(repo), actor="coordinator")
     subtasks = [
         {"title": f"subtask {n}", "files": [f"src/pkg{n % 40:02d}/mod{n}*.py"]} for n in range(runs)
@@ -61,13 +64,17 @@ def measure(base: Path, runs: int) -> list[Row]:
             raise SystemExit(f"expected {RESERVATIONS} released, got {len(result.released)}")
     complete = statistics.median(samples)
     return [
-        Row(1000, "baseline: git add + git commit", baseline, None, ""),
-        Row(1000, "swarm_complete (3 released + outcome)", complete, baseline, "<= 30 ms"),
+        Row(size, "baseline: git add + git commit", baseline, None, ""),
+        Row(size, "swarm_complete (3 released + outcome)", complete, baseline, "<= 30 ms"),
     ]
 
 
+def options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cells", type=int, default=1000, help="cells in the repository")
+
+
 def main() -> None:
-    run_single(__doc__ or "", measure, marker="swarm")
+    run_single(__doc__ or "", measure, marker="swarm", options=options)
 
 
 if __name__ == "__main__":

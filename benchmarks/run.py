@@ -5,6 +5,7 @@ Usage::
     python benchmarks/run.py                 # 1,000 and 10,000 cells, prints a table
     python benchmarks/run.py --sizes 1000    # just one size
     python benchmarks/run.py --write-docs    # also rewrite docs/performance.md
+    python benchmarks/run.py --sizes 20 --runs 1 --process-runs 1  # a smoke run (seconds)
 
 Each size builds a scratch repository with 2,000 source files plus N cells
 (sharded under .hive/cells/), then measures, on the same repository:
@@ -148,7 +149,7 @@ def _bulk_cells(ws: Workspace, count: int) -> None:
     ws.git.transact(plan, author=ws.identity())
 
 
-def measure_size(base: Path, size: int, runs: int) -> list[Row]:
+def measure_size(base: Path, size: int, runs: int, process_runs: int | None = None) -> list[Row]:
     repo = build_repo(base, size)
     baseline = git_baseline_ms(repo, runs)
     ws = Workspace(str(repo), actor="bench")
@@ -161,7 +162,7 @@ def measure_size(base: Path, size: int, runs: int) -> list[Row]:
     ready(ws)
     warm = median_ms(lambda: ready(ws), runs)
     after_write = _after_each(lambda: _library_write(ws, created), lambda: ready(ws), runs)
-    fresh_runs = max(5, runs // 2)
+    fresh_runs = max(5, runs // 2) if process_runs is None else process_runs
     fresh_ready = lambda: _hive_process(repo, "ready", "--json")  # noqa: E731
     ready_cli = median_ms(fresh_ready, fresh_runs)
     after_cli_write = _after_each(lambda: _cli_write(repo, created), fresh_ready, fresh_runs)
@@ -231,7 +232,12 @@ def machine() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--runs", type=int, default=21, help="runs per row (default 21)")
+    parser.add_argument(
+        "--process-runs",
+        type=int,
+        help="fresh processes per fresh-process row (default: runs / 2, at least 5)",
+    )
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="hive-bench-"))
@@ -239,7 +245,7 @@ def main() -> None:
         rows: list[Row] = []
         for size in args.sizes:
             print(f"building {size:,} cells + {SOURCE_FILES:,} source files ...", file=sys.stderr)
-            rows += measure_size(base, size, args.runs)
+            rows += measure_size(base, size, args.runs, args.process_runs)
         table = render(rows)
         print(table)
         if args.write_docs:
@@ -250,18 +256,22 @@ def main() -> None:
 
 def run_single(
     doc: str,
-    measure: Callable[[Path, int], list[Row]],
+    measure: Callable[[Path, argparse.Namespace], list[Row]],
     *,
     marker: str,
     first_column: str = "cells",
+    options: Callable[[argparse.ArgumentParser], object] | None = None,
 ) -> None:
-    """Command line of a one-repository benchmark: --runs, --write-docs, print the table."""
+    """Command line of a one-repository benchmark: --runs, --write-docs and the script's own
+    ``options`` (its sizes, so that a smoke run can be tiny); prints the table."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--runs", type=int, default=21, help="runs per row (default 21)")
     parser.add_argument("--write-docs", action="store_true")
+    if options is not None:
+        options(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix=f"hive-bench-{marker}-") as base:
-        rows = measure(Path(base), args.runs)
+        rows = measure(Path(base), args)
     table = render(rows, first_column=first_column)
     print(table)
     if args.write_docs:

@@ -23,11 +23,26 @@ def first_control(text: str, allowed: frozenset[str] = frozenset()) -> str | Non
     return next((char for char in text if char in CONTROL_CHARS and char not in allowed), None)
 
 
-def without_control(text: str) -> str:
-    """``text`` with each control character shown as ``?`` (commit subjects)."""
+def without_control(text: str, kept: frozenset[str] = frozenset()) -> str:
+    """``text`` with each control character (but those in ``kept``) shown as ``?``:
+    commit subjects, and every value a person's terminal shows (an escape sequence
+    in a title must not clear the screen)."""
     if (text.isascii() and text.isprintable()) or CONTROL_CHARS.isdisjoint(text):
         return text
-    return "".join("?" if char in CONTROL_CHARS else char for char in text)
+    return "".join("?" if char in CONTROL_CHARS and char not in kept else char for char in text)
+
+
+# What a terminal is given of text that spans lines (descriptions, message bodies).
+LINES_KEPT = frozenset("\n\t")
+
+
+def shown_lines(text: str) -> str:
+    """``text`` (which may span lines) as a terminal is to show it: line breaks and tabs
+    kept (a CRLF as a line break), every other control character shown as ``?`` (the
+    ESC of an escape sequence, a lone carriage return, a bell)."""
+    if (text.isascii() and text.isprintable()) or CONTROL_CHARS.isdisjoint(text):
+        return text
+    return without_control(text.replace("\r\n", "\n"), LINES_KEPT)
 
 
 # Characters a POSIX shell takes literally in a word (shlex's own set; shlex imports re).

@@ -166,7 +166,10 @@ def internal_error(exc: Exception) -> int:
     if os.environ.get("HIVE_DEBUG"):
         raise exc
     name = type(exc).__name__
-    sys.stderr.write(f"internal error: {name}: {exc} (set HIVE_DEBUG=1 for details)\n")
+    from hive.text import shown_lines
+
+    said = shown_lines(f"{name}: {exc}")
+    sys.stderr.write(f"internal error: {said} (set HIVE_DEBUG=1 for details)\n")
     return 70
 
 

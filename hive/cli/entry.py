@@ -134,8 +134,10 @@ def main() -> None:
 
     def notice(message: str) -> None:  # each once (a lean answer may defer to the full CLI)
         if message not in said:
+            from hive.text import shown_lines  # a path quoted may hold control characters
+
             said.add(message)
-            sys.stderr.write(message + "\n")
+            sys.stderr.write(shown_lines(message) + "\n")
 
     index.NOTICE_SINK = notice
     invocation = parse(sys.argv[1:])

@@ -202,8 +202,10 @@ def list_cells(inv: Invocation) -> int | None:
         return None  # cell files outside the shard directories: the full CLI lists them
     rows, total = found
     if state.index.problem_count(state.key):
+        from hive.text import shown_lines
+
         for _, message in state.index.problems(state.key):
-            sys.stderr.write(f"warning: {message}\n")
+            sys.stderr.write(f"warning: {shown_lines(message)}\n")
     _emit(inv, rows, total=total)
     return 0
 
@@ -309,13 +311,23 @@ def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str 
 
 
 def table(rows: Sequence[Row], width: int | None = None) -> str:
-    """A plain table that fits the terminal: ids whole, titles cut with an ellipsis."""
+    """A plain table that fits the terminal: ids whole, titles cut with an ellipsis, a
+    control character (in a cell file written by hand) shown as ``?``."""
+    from hive.text import without_control as shown
+
     if not rows:
         return "no cells\n"
     columns = width or _terminal_width()
     header = ("ID", "P", "TYPE", "STATUS", "ASSIGNEE")
     cells = [
-        (row.id, f"P{row.priority}", row.type, row.status, row.assignee or "-") for row in rows
+        (
+            shown(row.id),
+            f"P{row.priority}",
+            shown(row.type),
+            shown(row.status),
+            shown(row.assignee or "-"),
+        )
+        for row in rows
     ]
     widths = [max(len(header[i]), *(text_width(c[i]) for c in cells)) for i in range(len(header))]
     widths[4] = min(widths[4], 16)
@@ -323,7 +335,7 @@ def table(rows: Sequence[Row], width: int | None = None) -> str:
     room = None if columns is None else max(columns - lead, 12)
     lines = [_line(header, widths, "TITLE")]
     for row, fields in zip(rows, cells, strict=True):
-        lines.append(_line(fields, widths, cut(row.title, room)))
+        lines.append(_line(fields, widths, cut(shown(row.title), room)))
     return "\n".join(lines) + "\n"
 
 

@@ -131,7 +131,9 @@ def emit(inv: Invocation, result: dict[str, Any], line: str) -> int:
     if inv.json:
         sys.stdout.buffer.write(printed_by_python(result) + b"\n")
     else:
-        sys.stdout.write(line + "\n")
+        from hive.text import shown_lines
+
+        sys.stdout.write(shown_lines(line) + "\n")
     sys.stdout.flush()
     return 0
 

@@ -480,7 +480,9 @@ def write(
     if inv.json:
         sys.stdout.buffer.write(json_of(cell) + b"\n")
     else:
-        sys.stdout.write(render(cell) + "\n")
+        from hive.text import shown_lines
+
+        sys.stdout.write(shown_lines(render(cell)) + "\n")
     sys.stdout.flush()
     return 0
 
@@ -505,7 +507,9 @@ def report(inv: Invocation, exc: HiveError) -> int:
         data = json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)
         sys.stdout.write(data + "\n")
         sys.stdout.flush()
-    sys.stderr.write(f"error: {exc.message}".rstrip("\n") + "\n")
+    from hive.text import shown_lines
+
+    sys.stderr.write(shown_lines(f"error: {exc.message}".rstrip("\n")) + "\n")
     return exc.exit_code
 
 

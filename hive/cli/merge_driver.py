@@ -13,6 +13,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from hive.text import shown_lines
+
 if TYPE_CHECKING:
     from hive.domain.merge import MergeOutcome
 
@@ -92,11 +94,14 @@ def run(argv: list[str]) -> int:
         os.replace(temp, ours_file)
     for record in outcome.conflicts:
         sys.stderr.write(
-            f"hive: {path}: both sides changed {record.field}; kept one value, the other is"
-            " recorded (see 'hive show', 'hive resolve')\n"
+            shown_lines(
+                f"hive: {path}: both sides changed {record.field}; kept one value, the other"
+                " is recorded (see 'hive show', 'hive resolve')"
+            )
+            + "\n"
         )
     if not outcome.clean:
-        sys.stderr.write(f"hive: cannot merge {path}: {outcome.message}\n")
+        sys.stderr.write(shown_lines(f"hive: cannot merge {path}: {outcome.message}") + "\n")
         return 1
     return 0
 
@@ -112,7 +117,9 @@ def main() -> None:
     except Exception as exc:  # never a traceback in the middle of a git merge
         if os.environ.get("HIVE_DEBUG"):
             raise
-        sys.stderr.write(f"hive merge driver failed: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write(
+            shown_lines(f"hive merge driver failed: {type(exc).__name__}: {exc}") + "\n"
+        )
         code = 1
     sys.exit(code)
 

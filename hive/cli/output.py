@@ -72,13 +72,22 @@ def width(text: str) -> int:
 @functools.cache
 def _console_class() -> Any:
     """rich's Console, but a reader that went away (``| head``) is the caller's to handle
-    (``hive.cli.reader_gone``): rich's own way ends the process with exit code 1."""
+    (``hive.cli.reader_gone``): rich's own way ends the process with exit code 1; and
+    no control character of the text it is given reaches the terminal (``?`` in its
+    place, line breaks and tabs kept: ``hive.text.shown_lines``), whether printed,
+    a table's cell, a tree's label or a rule's title."""
     from rich.console import Console
+    from rich.text import Text
+
+    from hive.text import shown_lines
 
     class Output(Console):
         def on_broken_pipe(self) -> None:
             self.quiet = True
             raise BrokenPipeError
+
+        def render_str(self, text: str, **options: Any) -> Text:
+            return super().render_str(shown_lines(text), **options)
 
     return Output
 
@@ -96,8 +105,9 @@ def console(*, wrap: bool = False) -> Any:
 
 
 def say(text: str, *, wrap: bool = False) -> None:
-    """Print plain text: user text (titles, names) is never read as rich markup;
-    ``wrap``: wrapped at words to the output's width (see ``console``)."""
+    """Print plain text: user text (titles, names) is never read as rich markup, and
+    its control characters are shown as ``?`` (see ``console``); ``wrap``: wrapped at
+    words to the output's width."""
     console(wrap=wrap).print(text, markup=False)
 
 
@@ -123,14 +133,16 @@ def row(text: str) -> None:
 
 def heading(title: str) -> None:
     """A section rule: full width on a terminal, 72 columns when piped."""
-    from rich.console import Console
-
     width = None if sys.stdout.isatty() else 72
-    Console(highlight=False, emoji=False, width=width).rule(escape(title))
+    _console_class()(highlight=False, emoji=False, width=width).rule(escape(title))
 
 
 def err(message: str) -> None:
-    sys.stderr.write(message.rstrip("\n") + "\n")
+    """A line for a person on stderr (an error, a warning, a note): text it quotes
+    (a path, a value given) shows its control characters as ``?``."""
+    from hive.text import shown_lines
+
+    sys.stderr.write(shown_lines(message.rstrip("\n")) + "\n")
 
 
 def attach_progress(ws: Any) -> None:
@@ -178,7 +190,9 @@ def cell_table(cells: Sequence[Any], *, title: str | None = None) -> None:
         for cell in cells
     ]
     if title and rows:
-        sys.stdout.write(title + "\n")
+        from hive.text import without_control
+
+        sys.stdout.write(without_control(title) + "\n")
     sys.stdout.write(table(rows))
     sys.stdout.flush()
 
@@ -186,7 +200,7 @@ def cell_table(cells: Sequence[Any], *, title: str | None = None) -> None:
 def cell_detail(cell: Cell) -> None:
     out = console(wrap=True)
     style = STATUS_STYLE.get(cell.status, "white")
-    out.print(f"[bold]{cell.id}[/bold]  {escape(cell.title)}")
+    out.print(f"[bold]{escape(cell.id)}[/bold]  {escape(cell.title)}")
     rows: list[tuple[str, str]] = [
         ("status", f"[{style}]{cell.status}[/{style}]" + (" (deleted)" if cell.is_deleted else "")),
         ("type", cell.type),
@@ -228,14 +242,21 @@ def cell_detail(cell: Cell) -> None:
                 out.print("  file: one side did not parse; its text was:")
                 out.print(escape(str(record.other)))
                 continue
-            out.print(f"  {record.field}: kept {escape(repr(record.kept))}")
-            out.print(f"  {'':<{len(record.field)}}  other {escape(repr(record.other))}")
+            out.print(escape(f"  {record.field}: kept {record.kept!r}"))
+            out.print(escape(f"  {'':<{len(record.field)}}  other {record.other!r}"))
 
 
 def escape(text: str) -> str:
+    """``text`` for a line of rich markup, to be shown as it is ('app/[id]/**' is no
+    markup). rich's own escape, but backslashes at the end kept whatever follows them
+    (rich's doubles one at the end of a line, and a tag after it took one or was shown
+    as text): they are written doubled before a tag that does nothing."""
     from rich.markup import escape as rich_escape
 
-    return rich_escape(text)
+    body = text.rstrip("\\")
+    if len(body) == len(text):
+        return rich_escape(text)
+    return rich_escape(body) + "\\" * (2 * (len(text) - len(body))) + "[none]"
 
 
 def object_store(health: Any) -> None:

@@ -19,7 +19,7 @@ from hive.cli import output, stdin_text
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
 from hive.errors import NotFound
-from hive.text import counted, shell_word
+from hive.text import counted, shell_word, shown_lines
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -237,16 +237,20 @@ def _inbox(headers: list[Any], params: Any, ws: Workspace) -> None:
         flag = "" if header.read else "[bold]*[/bold]"
         thread = f" [{header.thread_id}]" if header.thread_id else ""
         out.print(
-            f"{flag}#{header.id} {header.importance:<7} from {header.sender}"
-            f"{output.escape(thread)}: {output.escape(header.subject)}"
+            f"{flag}#{header.id} "
+            + output.escape(
+                f"{header.importance:<7} from {header.sender}{thread}: {header.subject}"
+            )
         )
 
 
 def _message(message: Any, params: Any, ws: Workspace) -> None:
     out = output.console()
     out.print(
-        f"#{message.id} from {message.sender} to {', '.join(message.to)}"
-        f"  {output.escape(f'[{message.importance}]')}"
+        output.escape(
+            f"#{message.id} from {message.sender} to {', '.join(message.to)}"
+            f"  [{message.importance}]"
+        )
     )
     out.print(f"[bold]{output.escape(message.subject)}[/bold]")
     out.print(output.escape(message.body))
@@ -315,7 +319,8 @@ def _reservations(items: list[Any], params: Any, ws: Workspace) -> None:
     if not items:
         output.say("no active reservations")
         return
-    sys.stdout.write("".join(line.rstrip() + "\n" for line in _reservation_lines(items)))
+    shown = "".join(line.rstrip() + "\n" for line in _reservation_lines(items))
+    sys.stdout.write(shown_lines(shown))
     sys.stdout.flush()
 
 
@@ -417,7 +422,7 @@ def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
 
 def _swarm_status(status: Any, params: Any, ws: Workspace) -> None:
     output.console(wrap=True).print(
-        f"{status.epic_id} {output.escape(status.title)}: {status.completed}/{status.total}"
+        output.escape(f"{status.epic_id} {status.title}") + f": {status.completed}/{status.total}"
         f" done ({status.percent}%), {status.in_progress} in progress,"
         f" {status.blocked} blocked, {status.open} open"
     )
@@ -448,9 +453,9 @@ PER = Annotated[
 
 def _progress(result: Any, params: Any, ws: Workspace) -> None:
     out = output.console()
-    out.print(f"{result.cell.id} {result.cell.status}")
+    out.print(output.escape(f"{result.cell.id} {result.cell.status}"))
     if result.recipients:
-        out.print("told " + ", ".join(result.recipients))
+        out.print("told " + output.escape(", ".join(result.recipients)))
     if result.not_posted:
         out.print(f"[yellow]not posted: {output.escape(result.not_posted)}[/yellow]")
     if result.next_step:
@@ -463,10 +468,10 @@ def _prompt(result: Any, params: Any, ws: Workspace) -> None:
 
 def _choice(choice: Any, params: Any, ws: Workspace) -> None:
     out = output.console()
-    out.print(f"[bold]{choice.strategy}[/bold] (confidence {choice.confidence:.2f})")
+    out.print(f"[bold]{output.escape(choice.strategy)}[/bold] (confidence {choice.confidence:.2f})")
     output.say(choice.reasoning, wrap=True)
     for alt in choice.alternatives:
-        out.print(f"  {alt.strategy}: {alt.score:.2f}")
+        output.say(f"  {alt.strategy}: {alt.score:.2f}")
 
 
 PRESENTERS.update(
@@ -616,9 +621,9 @@ def _validation(result: Any, params: Any, ws: Workspace) -> None:
     out = output.console()
     out.print("[green]valid[/green]" if result.valid else "[red]invalid[/red]")
     for issue in result.errors:
-        out.print(f"[red]error[/red] {output.escape(issue.message)} — {issue.hint}")
+        out.print(f"[red]error[/red] {output.escape(f'{issue.message} — {issue.hint}')}")
     for issue in result.warnings:
-        out.print(f"[yellow]warning[/yellow] {output.escape(issue.message)} — {issue.hint}")
+        out.print(f"[yellow]warning[/yellow] {output.escape(f'{issue.message} — {issue.hint}')}")
 
 
 VALIDATION = Presenter(
@@ -662,7 +667,7 @@ PLAN_SOURCE = Annotated[
 
 def _completed(result: Any, params: Any, ws: Workspace) -> None:
     out = output.console()
-    out.print(f"completed {result.cell.id} in {(result.commit or '')[:10]}")
+    output.say(f"completed {result.cell.id} in {(result.commit or '')[:10]}")
     if result.released:
         out.print("released " + output.escape(", ".join(r.path_pattern for r in result.released)))
     if result.outcome.scope_violations:
@@ -715,7 +720,7 @@ def _identities(found: Any, params: Any, ws: Workspace) -> None:
     for item in found:
         state = "retired" if item.retired_at else ("live" if item.credential else "mail only")
         role = " coordinator" if item.coordinator else ""
-        out.print(f"{item.name:<24} {state:<9}{role}  {output.escape(item.session or '')}")
+        out.print(output.escape(f"{item.name:<24} {state:<9}{role}  {item.session or ''}"))
 
 
 def _whoami(me: Any, params: Any, ws: Workspace) -> None:
@@ -801,7 +806,9 @@ def _hook(result: Any, params: Any, ws: Workspace) -> None:
 def _epic_status(status: Any, params: Any, ws: Workspace) -> None:
     out = output.console(wrap=True)
     epic = status.epic
-    out.print(f"[bold]{epic.id}[/bold]  " + output.escape(f"{epic.title}  [{epic.status}]"))
+    out.print(
+        f"[bold]{output.escape(epic.id)}[/bold]  " + output.escape(f"{epic.title}  [{epic.status}]")
+    )
     out.print(f"  {status.closed}/{status.total} closed ({status.percent_complete}%)")
     counts = ", ".join(f"{key} {value}" for key, value in sorted(status.by_status.items()))
     if counts:
@@ -1008,7 +1015,7 @@ def _print_events(events: list[Any], as_json: bool) -> None:
         if as_json:
             sys.stdout.write(json.dumps(_as_logged(event), default=str) + "\n")
         else:
-            sys.stdout.write(_event_line(event) + "\n")
+            sys.stdout.write(shown_lines(_event_line(event)) + "\n")
     sys.stdout.flush()
 
 
@@ -1256,7 +1263,9 @@ def _pad_list(found: Any, params: Any, ws: Workspace) -> None:
 
 
 def _raw(text: str) -> None:
-    sys.stdout.write(text)
+    """Stored text as it is, but its control characters (other than line breaks and
+    tabs) shown as ``?`` (``--json`` gives it exactly)."""
+    sys.stdout.write(shown_lines(text))
 
 
 TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}

@@ -35,15 +35,15 @@ def render_insights(report: Any) -> None:
             for month, v in item.by_month.items()
         )
         table.add_row(
-            item.strategy,
+            output.escape(item.strategy),
             str(item.total),
             f"{item.success_rate:.0%}",
             f"{item.decayed_score:.2f}",
-            months,
+            output.escape(months),
         )
     out.print(table)
     for pattern in report.patterns:
-        out.print(f"  {pattern.strategy} / {pattern.kind}: {pattern.maturity}")
+        output.say(f"  {pattern.strategy} / {pattern.kind}: {pattern.maturity}")
     for lesson in report.anti_patterns:
         out.print(f"[yellow]anti-pattern[/yellow] {output.escape(lesson)}")
 
@@ -142,11 +142,11 @@ def render_review(result: Any, *, per: str = "both") -> None:
     """A review for people: each cell's scope, outcome and diff, then each commit's
     (the lines about them wrapped to the terminal; a patch's lines as git prints them)."""
     out = output.console(wrap=True)
-    out.print(f"[bold]{result.target}[/bold] {output.escape(result.title)}")
+    out.print(f"[bold]{output.escape(result.target)}[/bold] {output.escape(result.title)}")
     for cell in result.cells:
         out.print(
-            f"\n[bold]{cell.cell_id}[/bold] [{cell.status}] {output.escape(cell.title)}"
-            f" — {cell.assignee or 'unassigned'}"
+            f"\n[bold]{output.escape(cell.cell_id)}[/bold] "
+            + output.escape(f"[{cell.status}] {cell.title} — {cell.assignee or 'unassigned'}")
         )
         # paths as they are: 'app/[id]/page.tsx' is no markup
         out.print(f"  owned:    {_paths(cell.files_owned)}")
@@ -163,7 +163,7 @@ def render_review(result: Any, *, per: str = "both") -> None:
             )
         if per != "commit" and cell.commits:
             count = len(cell.commits)
-            out.print(f"  diff of {cell.cell_id} ({count} commit{'s' * (count != 1)}):")
+            output.say(f"  diff of {cell.cell_id} ({count} commit{'s' * (count != 1)}):")
             _diff(out, cell.files, cell.patch)
     if per == "cell":
         return
@@ -173,17 +173,19 @@ def render_review(result: Any, *, per: str = "both") -> None:
 
 
 def _paths(paths: Sequence[str]) -> str:
-    """File paths for a line of rich markup: escaped, a control character (a file name
-    may hold one) shown as '?', '-' for none."""
-    from hive.text import without_control
-
-    return output.escape(without_control(", ".join(paths))) or "-"
+    """File paths for a line of rich markup: escaped ('-' for none; a control character
+    a file name may hold is shown as '?' by the console)."""
+    return output.escape(", ".join(paths)) or "-"
 
 
 def _diff(out: Any, files: Any, patch: str) -> None:
-    """Per-file counts, then the patch (coloured on a terminal)."""
+    """Per-file counts, then the patch (coloured on a terminal; a control character
+    of the files' text shown as '?', as everywhere a person reads)."""
     from rich.syntax import Syntax
 
+    from hive.text import shown_lines
+
+    patch = shown_lines(patch)
     for changed in files:
         out.print(
             f"  {changed.status} {output.escape(changed.path)} "

@@ -164,9 +164,16 @@ class LiveView:
         from rich.table import Table
         from rich.text import Text
 
+        from hive.text import without_control
+
+        def plain(text: str, style: str = "") -> Text:
+            """Text as it is (never rich markup: titles, names, reasons), each control
+            character shown as '?'."""
+            return Text(without_control(text), style=style)
+
         with self.lock:
             table = Table(
-                title=f"{self.epic}  {self.title}",
+                title=plain(f"{self.epic}  {self.title}"),
                 title_justify="left",
                 box=None,
                 header_style="bold",
@@ -180,16 +187,16 @@ class LiveView:
                 if cell in self.workers:
                     info = f"running {time.time() - self.workers[cell]['since']:.0f}s"
                 table.add_row(
-                    cell,
-                    Text(entry["status"], style=style),
-                    entry.get("agent") or "",
-                    entry["title"],
-                    Text(info[:80], style="dim"),
+                    plain(cell),
+                    plain(entry["status"] or "", style=style),
+                    plain(entry.get("agent") or ""),
+                    plain(entry["title"] or ""),
+                    plain(info[:80], style="dim"),
                 )
-            parts: list[Any] = [table, Text("")]
+            parts: list[Any] = [table, plain("")]
             done = sum(1 for e in self.subtasks.values() if e["status"] == "closed")
             parts.append(
-                Text(
+                plain(
                     f"{done}/{len(self.subtasks)} done, {len(self.workers)} of"
                     f" {self.settings.get('workers', '?')} workers busy"
                     f" ({self.settings.get('isolation', '')} isolation) - Ctrl-C stops, run again"
@@ -198,10 +205,10 @@ class LiveView:
                 )
             )
             held = ", ".join(f"{r['agent']} {r['path']}" for r in self.reservations)
-            parts.append(Text(f"reservations: {held or '-'}"))
-            parts.append(Text("messages:" if self.messages else "messages: -"))
-            parts += [Text(f"  {line}", style="cyan") for line in self.messages]
-            parts += [Text(line, style="yellow") for line in self.notes if line]
+            parts.append(plain(f"reservations: {held or '-'}"))
+            parts.append(plain("messages:" if self.messages else "messages: -"))
+            parts += [plain(f"  {line}", style="cyan") for line in self.messages]
+            parts += [plain(line, style="yellow") for line in self.notes if line]
             return Group(*parts)
 
 

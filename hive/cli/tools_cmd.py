@@ -83,7 +83,7 @@ def list_cmd(agent: OnlyAgentOption = None, json_flag: JsonFlag = False) -> None
         _dump(entries)
         return
     for entry in entries:
-        output.console().print(f"{entry['name']:<30} {entry['description']}")
+        output.say(f"{entry['name']:<30} {entry['description']}")
 
 
 @tools_app.command("docs")

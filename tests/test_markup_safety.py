@@ -1,0 +1,394 @@
+"""Text a person or an agent wrote is shown as it is by every command a person reads:
+never read as rich markup ('app/[id]/**' is no markup, '[/red]' no error), and its
+control characters never reach the terminal (an escape sequence in a description
+must not clear the screen): each is shown as '?' (``hive.text.shown_lines``).
+
+One repository holds such text in every field hive keeps: cells (titles, descriptions,
+notes, labels, assignees, comments, reasons), mail (subjects, bodies, threads),
+reservations, proposals, the event log, scratchpad, todos, shared context, the
+blackboard, the queue, permission requests, outcomes; and a cell file, a reservation
+file and an event line written by hand with escape sequences in them. Every command
+that shows them runs in this process (``tests/inprocess.py``: rich renders as in a
+real process, to a pipe) and its output is checked."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hive.cli import output
+from tests.conftest import agent_env, git, isolated_env, make_repo
+from tests.inprocess import Outcome, run_hive
+
+# What rich would read as markup: styles, a closing tag with nothing open (a
+# MarkupError), a link, a Next.js route, and a backslash before a tag.
+MARK = r"[bold]B[/bold] [/red] [link=http://e]z[/link] app/[id]/** C:\[red]"
+PERSON = "Eve [/red] [bold]E"  # a person's git user.name: any text
+# Control text written by hand into files hive reads, and how it is to be shown.
+CLEAR, SHOWN_CLEAR = "\x1b[2J", "?[2J"
+TITLE_SEQ = "\x1b]0;pwned\x07"  # sets the terminal's title
+RAW = ("\x1b", "\x9b", "\x07", "\x08", "\r")
+
+
+def hive(repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str = "") -> Outcome:
+    return run_hive(["-C", str(repo), *args], env=env, input=stdin)
+
+
+def ok(repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str = "") -> Outcome:
+    done = hive(repo, *args, env=env, stdin=stdin)
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return done
+
+
+def _person_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    env.update(GIT_AUTHOR_NAME=PERSON, GIT_COMMITTER_NAME=PERSON)
+    return env
+
+
+def _id_of(done: Outcome) -> str:
+    found = re.search(r"\b(hv-[a-z0-9.]+)", done.stdout)
+    assert found, done.stdout
+    return found.group(1)
+
+
+def _hand_written_cell(repo: Path) -> None:
+    """A cell file written by hand (or by another tool) with escape sequences in its
+    text fields: hive reads it (only a title is checked), so hive must show it safely."""
+    cell = {
+        "id": "hv-ctl001",
+        "title": "hand written",
+        "type": "task",
+        "status": "open",
+        "priority": 1,
+        "assignee": f"mallory{CLEAR}",
+        "labels": [f"lab{TITLE_SEQ}"],
+        "description": f"desc{CLEAR}\nsecond\tline\r\nthird\x9b",
+        "notes": f"notes{CLEAR}",
+        "design": f"design{CLEAR}",
+        "acceptance_criteria": f"accept{CLEAR}",
+        "comments": [
+            {
+                "id": "c-1",
+                "author": f"au{CLEAR}",
+                "text": f"comment{CLEAR}\x08",
+                "created_at": "2026-11-01T10:00:00.000Z",
+            }
+        ],
+        "created_at": "2026-11-01T10:00:00.000Z",
+        "created_by": f"maker{CLEAR}",
+        "updated_at": "2026-11-01T10:00:00.000Z",
+    }
+    path = repo / ".hive" / "cells" / "c" / "hv-ctl001.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(cell, indent=2))  # JSON is YAML
+    git(repo, "add", str(path))
+    git(repo, "commit", "-qm", "a cell written by hand", "--no-verify")
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The repository (``repo``) and the ids of what it holds."""
+    with isolated_env(tmp_path_factory):
+        repo = make_repo(tmp_path_factory.mktemp("markup") / "repo")
+        route = repo / "app" / "[id]" / "page.tsx"
+        route.parent.mkdir(parents=True)
+        route.write_text("export default 1\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "a route")
+        git(repo, "config", "user.name", PERSON)
+        person = _person_env()
+        ok(repo, "init", env=person)
+        ids: dict[str, str] = {"repo": str(repo)}
+        epic = ok(repo, "epic", "create", f"epic {MARK}", "-s", f"sub {MARK}", env=person)
+        ids["epic"] = _id_of(epic)
+        ids["sub"] = re.findall(r"\b(hv-[a-z0-9]+\.[a-z0-9]+)", epic.stdout)[0]
+        ids["blocker"] = _id_of(ok(repo, "create", f"blocker {MARK}", env=person))
+        ids["cell"] = _id_of(
+            ok(
+                repo,
+                "create",
+                f"title {MARK}",
+                "-d",
+                f"description {MARK}\nline two \\",
+                "-l",
+                f"label {MARK}",
+                "--dep",
+                f"blocks:{ids['blocker']}",
+                "--files",
+                "app/[id]/**",
+                env=person,
+            )
+        )
+        ok(repo, "comment", ids["cell"], f"comment {MARK}", env=person)
+        ok(repo, "update", ids["cell"], "--append-notes", f"notes {MARK}", env=person)
+        ok(repo, "update", ids["cell"], "--assignee", f"assignee {MARK}", env=person)
+        closed = ok(repo, "create", f"closed {MARK}", env=person)
+        ids["closed"] = _id_of(closed)
+        ok(repo, "close", ids["closed"], "-r", f"reason {MARK}", env=person)
+        _hand_written_cell(repo)
+
+        ag1, ag2 = agent_env(repo, "ag1"), agent_env(repo, "ag2")
+        ok(repo, "agent", "register", "ag1", "--task", f"task {MARK}", env=ag1)
+        ok(repo, "agent", "register", "ag2", env=ag2)
+        ok(
+            repo,
+            "mail",
+            "send",
+            "ag2",
+            "-s",
+            f"subject {MARK} ends \\",
+            "-b",
+            f"body {MARK}\nline two \\",
+            "--thread",
+            f"thread {MARK}",
+            env=ag1,
+        )
+        ok(repo, "start", ids["sub"], env=ag1)
+        ok(
+            repo,
+            "swarm",
+            "complete",
+            ids["sub"],
+            "-s",
+            f"summary {MARK}",
+            "-f",
+            "app/[id]/page.tsx",
+            "--no-gate",
+            env=ag1,
+        )
+        ok(repo, "reserve", "app/[id]/**", "lib/x.py", "--reason", f"why {MARK}", env=ag2)
+        held = repo / ".hive" / "reservations" / "ag2.yaml"  # a pattern edited by hand
+        held.write_text(
+            re.sub(
+                r"path_pattern: \"?lib/x.py\"?",
+                'path_pattern: "lib/\\\\e[2Jx.py"',
+                held.read_text(),
+            )
+        )
+        git(repo, "commit", "-qam", "a reservation edited by hand", "--no-verify")
+        calls = [
+            {"name": "fs_write", "args": {"path": "app/[id]/new.tsx", "content": "x\n"}},
+            {"name": "fs_read", "args": {"path": "app/[id]/page.tsx"}},
+        ]
+        ok(repo, "tools", "run", env=ag1, stdin=json.dumps({"tool_calls": calls}))
+        ok(
+            repo,
+            "scratchpad",
+            "write",
+            "notes/[id]",
+            f"pad {MARK}{CLEAR}",
+            "--title",
+            MARK,
+            env=ag1,
+        )
+        todo = {"content": f"todo {MARK}", "status": "pending"}
+        ok(repo, "todo", "set", json.dumps(todo), env=ag1)
+        ok(repo, "ctx", "put", f"key {MARK}", f"value {MARK}", env=ag1)
+        ok(repo, "blackboard", "set", f"bb {MARK}", json.dumps(f"entry {MARK}"), env=ag1)
+        ok(repo, "queue", "add", f"kind {MARK}", json.dumps({"x": MARK}), env=ag1)
+        ok(repo, "memory", "add", "goals", f"goal {MARK}", env=ag1)
+        hive(
+            repo,
+            "permissions",
+            "request",
+            "FILE_EXPORT",
+            f"because {MARK}",
+            "--scope",
+            MARK,
+            env=ag1,
+        )
+        state = Path(git(repo, "rev-parse", "--git-common-dir").strip())
+        state = state if state.is_absolute() else repo / state
+        line = {
+            "ts": 1795575845,
+            "agent": f"ag{CLEAR}",
+            "tool": f"tool{TITLE_SEQ}",
+            "outcome": MARK,
+        }
+        with open(state / "hive" / "events.jsonl", "a", encoding="utf-8") as log:
+            log.write(json.dumps(line) + "\n")
+        yield ids
+
+
+def _check(done: Outcome, *literal: str, code: int = 0) -> str:
+    """The command's output (stdout and stderr): no error from rich, no traceback, no
+    raw control character; each of ``literal`` shown as it is."""
+    shown = done.stdout + done.stderr
+    assert done.returncode == code, (done.args, shown)
+    for bad in ("Traceback", "internal error", "MarkupError"):
+        assert bad not in shown, (done.args, shown)
+    for char in RAW:
+        assert char not in shown, (done.args, char, shown)
+    for text in literal:
+        assert text in shown, (done.args, text, shown)
+    return shown
+
+
+def _as(hostile: dict[str, str], *args: str, agent: str | None = None) -> Outcome:
+    repo = Path(hostile["repo"])
+    env = agent_env(repo, agent) if agent else _person_env()
+    return hive(repo, *args, env=env)
+
+
+def test_cells_show_their_text_as_it_is(hostile: dict[str, str]) -> None:
+    cell, blocker, closed = hostile["cell"], hostile["blocker"], hostile["closed"]
+    shown = _check(
+        _as(hostile, "show", cell),
+        f"title {MARK}",
+        f"description {MARK}\nline two \\",
+        f"label {MARK}",
+        f"assignee {MARK}",
+        f"comment {MARK}",
+        f"notes {MARK}",
+        f"comment by {PERSON} at",
+        f"by {PERSON}",
+        f"blocked by   {blocker} [open] blocker {MARK}",
+    )
+    assert "app/[id]/**" in shown
+    _check(_as(hostile, "show", closed), f"close reason reason {MARK}")
+    for args in (["list"], ["list", "--all", "-s", "all"], ["ready"]):
+        _check(_as(hostile, *args), f"blocker {MARK}")
+    _check(_as(hostile, "blocked"), f"title {MARK}", f"{cell} waits on {blocker} [open]")
+    _check(_as(hostile, "stats"), f"assignee {MARK} 1")
+    _check(_as(hostile, "log"), f"title {MARK}"[:30], PERSON)
+    _check(_as(hostile, "dep", "tree", cell), f"{blocker} [open] blocker {MARK}")
+    _check(_as(hostile, "review", cell), f"{cell} [open] title {MARK} — assignee {MARK}")
+    _check(_as(hostile, "epic", "status", hostile["epic"]), f"epic {MARK}  [open]")
+    _check(_as(hostile, "swarm", "status", hostile["epic"]), f"{hostile['epic']} epic {MARK}:")
+    _check(
+        _as(hostile, "review", hostile["sub"]),
+        f"summary {MARK}",
+        "touched:  app/[id]/page.tsx",
+        "[closed]",
+    )
+    _check(_as(hostile, "swarm", "insights"), "feature-based")
+
+
+def test_a_hand_written_cell_file_shows_escapes_as_question_marks(
+    hostile: dict[str, str],
+) -> None:
+    """Only a title is checked when a cell file is read: every other field of a file
+    written by hand may hold an escape sequence."""
+    shown = _check(
+        _as(hostile, "show", "hv-ctl001"),
+        f"mallory{SHOWN_CLEAR}",
+        "lab?]0;pwned?",
+        f"desc{SHOWN_CLEAR}\nsecond",
+        "line\nthird?",
+        f"notes{SHOWN_CLEAR}",
+        f"design{SHOWN_CLEAR}",
+        f"accept{SHOWN_CLEAR}",
+        f"comment by au{SHOWN_CLEAR} at",
+        f"comment{SHOWN_CLEAR}?",
+        f"by maker{SHOWN_CLEAR}",
+    )
+    assert "second" in shown
+    for args in (["list"], ["ready"], ["stats"], ["list", "--assignee", f"mallory{CLEAR}"]):
+        _check(_as(hostile, *args), f"mallory{SHOWN_CLEAR}")
+    _check(_as(hostile, "review", "hv-ctl001"), f"mallory{SHOWN_CLEAR}")
+    _check(_as(hostile, "doctor"), "warning hand-edit", "checked 6 cells")
+    # on a terminal-like console (rich lays out and colours): no sequence of the file's
+    env = {**_person_env(), "COLUMNS": "60", "FORCE_COLOR": "1"}
+    repo = Path(hostile["repo"])
+    for args in (["show", "hv-ctl001"], ["list"], ["stats"]):
+        done = hive(repo, *args, env=env)
+        assert done.returncode == 0, done.stderr
+        for sequence in (CLEAR, TITLE_SEQ, "\x9b", "\x08"):
+            assert sequence not in done.stdout + done.stderr, (args, done.stdout)
+
+
+def test_json_keeps_the_text_exactly(hostile: dict[str, str]) -> None:
+    shown = json.loads(_as(hostile, "--json", "show", "hv-ctl001").stdout)
+    assert shown["assignee"] == f"mallory{CLEAR}"
+    assert shown["description"] == f"desc{CLEAR}\nsecond\tline\r\nthird\x9b"
+    listed = json.loads(_as(hostile, "--json", "list").stdout)
+    assert {c["id"]: c["title"] for c in listed}[hostile["cell"]] == f"title {MARK}"
+
+
+def test_mail_reservations_and_agents(hostile: dict[str, str]) -> None:
+    inbox = _check(
+        _as(hostile, "mail", "inbox", agent="ag2"),
+        f"from ag1 [thread {MARK}]: subject {MARK} ends \\",
+    )
+    number = re.findall(r"#(\w+) ", inbox)[0]
+    _check(
+        _as(hostile, "mail", "read", number, agent="ag2"),
+        "from ag1 to ag2  [normal]",
+        f"subject {MARK} ends \\\n",
+        f"body {MARK}\nline two \\",
+    )
+    _check(_as(hostile, "reservations"), "app/[id]/**", f"lib/{SHOWN_CLEAR}x.py")
+    _check(_as(hostile, "agent", "list"), "ag1 ")
+    refused = _as(hostile, "reserve", "app/[id]/page.tsx", agent="ag1")  # ag2 holds it
+    _check(refused, "app/[id]/**", code=refused.returncode)
+    assert refused.returncode != 0
+
+
+def test_agent_records_show_their_text(hostile: dict[str, str]) -> None:
+    _check(_as(hostile, "proposals", "list"), "app/[id]/new.tsx")
+    _check(_as(hostile, "events"), "ag?[2J", "tool?]0;pwned?", '"app/[id]/page.tsx"')
+    _check(_as(hostile, "scratchpad", "read", "notes/[id]"), f"pad {MARK}{SHOWN_CLEAR}")
+    _check(_as(hostile, "scratchpad", "list"), "notes/[id]")
+    _check(_as(hostile, "todo", "show", agent="ag1"), f"todo {MARK}")
+    _check(_as(hostile, "ctx", "list"), f"key {MARK}")
+    _check(_as(hostile, "ctx", "get", f"key {MARK}"), f"value {MARK}"[:40])
+    _check(_as(hostile, "blackboard", "list"), f"bb {MARK}")
+    _check(_as(hostile, "queue", "list"), f"kind {MARK}")
+    _check(_as(hostile, "permissions", "list"), f"because {MARK}")
+    _check(_as(hostile, "memory", "show"), f"goal {MARK}")
+    _check(_as(hostile, "search", "[bold]B"), "[bold]B")
+    _check(_as(hostile, "swarm", "select-strategy", f"task {MARK}"))
+    _check(_as(hostile, "swarm", "state"))
+
+
+def test_errors_quote_what_was_given_as_it_is(hostile: dict[str, str]) -> None:
+    _check(_as(hostile, "show", f"hv-[bold]x[/red]{CLEAR}"), "'hv-[bold]x[/red]\\x1b[2J'", code=3)
+    _check(_as(hostile, "list", "--status", f"[/red]{CLEAR}"), "'[/red]\\x1b[2J'", code=2)
+    _check(_as(hostile, "create", f"bad{CLEAR}"), "U+001B", code=2)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain", "ends \\", "ends \\\\", "ends \\\\\\", "C:\\[red]", "[/bold]\\", "\\", MARK],
+)
+def test_escape_keeps_any_text_whatever_follows(text: str) -> None:
+    """rich's own escape doubled a backslash at the end of a line and lost one (or
+    opened a tag) before a tag that followed."""
+    import io
+
+    printed = io.StringIO()
+    console = output._console_class()(file=printed, width=200, highlight=False)
+    for line, shown in (
+        (output.escape(text), text),
+        (f"[bold]{output.escape(text)}[/bold]|", f"{text}|"),
+        (f"{output.escape(text)} [dim]x[/dim]", f"{text} x"),
+    ):
+        console.print(line)
+        assert printed.getvalue().splitlines()[-1] == shown
+
+
+def test_the_live_view_of_a_swarm_run_shows_titles_as_they_are() -> None:
+    """The live view (a terminal) put titles and agent names into a rich table as
+    markup: '[/red]' in a title raised MarkupError in its refresh thread."""
+    import io
+
+    from rich.console import Console
+
+    from hive.cli.swarm_view import LiveView
+    from hive.models.swarm_run import SubtaskState, SwarmEvent
+
+    view = LiveView()
+    subtask = SubtaskState(id="hv-e.1", title=f"sub {MARK}{CLEAR}", status="open")
+    view(SwarmEvent(event="run_started", epic_id="hv-e", title=f"epic {MARK}", subtasks=[subtask]))
+    view(SwarmEvent(event="blocked", cell_id="hv-e.1", reason=f"reason {MARK}"))
+    printed = io.StringIO()
+    Console(file=printed, width=400, highlight=False).print(view.render())
+    shown = printed.getvalue()
+    assert f"epic {MARK}" in shown and f"sub {MARK}{SHOWN_CLEAR}" in shown
+    assert f"reason {MARK}" in shown and "\x1b" not in shown
