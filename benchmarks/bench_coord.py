@@ -32,8 +32,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from run import GIT_ENV, Row, build_repo, git_baseline_ms, median_ms, run_single  # noqa: E402
 
 from hive.domain.identity import mail_init  # noqa: E402
-from hive.domain.mail import MAIL_REF, inbox, send_message  # noqa: E402
-from hive.domain.reservations import encode_file, release, reservation_path, reserve  # noqa: E402
+from hive.domain.mail import inbox, send_message  # noqa: E402
+from hive.domain.maillog import MAIL_REF  # noqa: E402
+from hive.domain.reservations import encode_file, release, reserve  # noqa: E402
+from hive.domain.reservecore import reservation_path  # noqa: E402
 from hive.domain.workspace import Workspace  # noqa: E402
 from hive.git.repo import Change  # noqa: E402
 from hive.models import utc_now  # noqa: E402

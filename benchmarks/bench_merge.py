@@ -73,6 +73,7 @@ def merge_ms(repo: Path) -> float:
 def search_ms(repo: Path, path: str, runs: int) -> tuple[float, float]:
     ws = Workspace(str(repo))
     head = ws.git.head().commit
+    assert head is not None, "the benchmark repository has commits"
     by_git, by_reading = [], []
     for _ in range(runs):
         start = time.perf_counter()

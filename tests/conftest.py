@@ -45,6 +45,14 @@ def _build_click_commands_once() -> None:
 
 _build_click_commands_once()
 
+# pytest imports readline before this file (_pytest.capture's _readline_workaround), and
+# GNU readline sets COLUMNS and LINES in the C environment, not in os.environ: a process
+# a test started with the inherited environment ran 80 columns wide (``hive doctor``
+# wrapped its lines) in a run without pytest-xdist, though no test had set $COLUMNS.
+for _name in ("COLUMNS", "LINES"):
+    if _name not in os.environ:
+        os.unsetenv(_name)
+
 # ----------------------------------------------------------------- how the suite runs
 # `pytest` alone (no paths, -k, -m or --lf: the whole suite) runs as scripts/test.sh
 # runs it: in parallel (pytest-xdist, `-n auto --dist worksteal`: one worker per CPU and

@@ -1,7 +1,11 @@
-"""Hostile surroundings of a ``hive`` process, each a real process in a real repository:
-standard streams it was started without, git config files git itself skips or
-refuses, repositories hive cannot write. Each answer is a clear message and an exit
-code, never "internal error" or a traceback, and nothing is written when refused."""
+"""Hostile surroundings of a ``hive`` process in a real repository: standard streams it
+was started without, git config files git itself skips or refuses, repositories hive
+cannot write. Each answer is a clear message and an exit code, never "internal error"
+or a traceback, and nothing is written when refused.
+
+The standard-stream tests start a real process (``_hive``: its descriptors are what is
+tested); the others run the command line in this process (``_run``, tests/inprocess.py:
+the exit code, stdout and stderr a process gives, its environment its own)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from hive.domain.epics import create_epic
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from tests.conftest import assert_clean, git, make_repo
+from tests.inprocess import Outcome, run_hive
 
 HIVE = [sys.executable, "-m", "hive"]
 
@@ -29,7 +34,6 @@ def _hive(
     *args: str,
     close: tuple[int, ...] = (),
     stdin: bytes | None = b"",
-    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """``hive -C REPO ARGS`` as a new process, started without the descriptors in
     ``close`` (as a shell's ``>&-`` starts it)."""
@@ -42,15 +46,24 @@ def _hive(
         [*HIVE, "-C", str(repo), *args],
         input=None if 0 in close else stdin,
         capture_output=True,
-        env=env,
         preexec_fn=closing if close else None,
         timeout=120,
         check=False,
     )
 
 
-def _said(done: subprocess.CompletedProcess[bytes]) -> str:
-    text = (done.stdout + done.stderr).decode("utf-8", "replace")
+def _run(
+    repo: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> Outcome:
+    """``hive -C REPO ARGS`` in this process (``env``: its whole environment)."""
+    return run_hive(["-C", str(repo), *args], input=stdin, env=env)
+
+
+def _said(done: subprocess.CompletedProcess[bytes] | Outcome) -> str:
+    if isinstance(done, Outcome):
+        text = done.stdout + done.stderr
+    else:
+        text = (done.stdout + done.stderr).decode("utf-8", "replace")
     assert "Traceback" not in text and "internal error" not in text, text
     return text
 
@@ -79,7 +92,7 @@ def test_a_closed_standard_output_is_refused_before_anything_is_done(
         assert done.returncode == 2, said
         assert "standard output is closed" in said and "nothing was done" in said
     assert _commits(repo) == before  # no cell written, no credential issued unseen
-    assert "Bob" not in _hive(repo, "agent", "list").stdout.decode()
+    assert "Bob" not in _run(repo, "agent", "list").stdout
     assert_clean(repo)
 
 
@@ -144,7 +157,7 @@ def test_a_global_git_config_git_skips_is_skipped(
 ) -> None:
     env = _home(repo, tmp_path, make)
     for args in (["create", "written"], ["agent", "register", "Bob"], ["comment", "hv", "x"]):
-        done = _hive(repo, *args, env=env)
+        done = _run(repo, *args, env=env)
         assert done.returncode == 0, _said(done)
     assert "written" in git(repo, "log", "-1", "--format=%s")
     assert_clean(repo)
@@ -161,16 +174,16 @@ def test_a_global_git_config_git_refuses_is_named(
     assert subprocess.run(["git", "-C", str(repo), "status"], env=env, check=False).returncode
     before = _commits(repo)
     for args in (["create", "never written"], ["reserve", "README.md"]):
-        done = _hive(repo, *args, env=env)
+        done = _run(repo, *args, env=env)
         said = _said(done)
         assert done.returncode == 7, said
         assert f"{env['HOME']}/.gitconfig: not a valid git config file" in said
-    done = _hive(
+    done = _run(
         repo,
         "tools",
         "run",
         env=env,
-        stdin=b'{"tool_calls": [{"name": "hive_create", "args": {"title": "never written"}}]}',
+        stdin='{"tool_calls": [{"name": "hive_create", "args": {"title": "never written"}}]}',
     )
     result = json.loads(done.stdout)["results"][0]
     assert result["code"] == "corrupt_file" and ".gitconfig" in result["error"]
@@ -183,7 +196,7 @@ def test_a_repository_git_config_git_refuses_is_named(ws: Workspace, repo: Path)
     good = config.read_text()
     config.write_text(good + "[core\n")
     for args in (["create", "never written"], ["agent", "register", "Bob"]):
-        done = _hive(repo, *args)
+        done = _run(repo, *args)
         said = _said(done)
         assert done.returncode == 7, said
         assert f"{repo}/.git/config: not a valid git config file" in said
@@ -203,11 +216,11 @@ def test_a_sha256_repository_is_refused_and_left_as_it_was(tmp_path: Path) -> No
     git(repo, "commit", "-qm", "initial")
     head = git(repo, "rev-parse", "HEAD")
     for args in (["init"], ["create", "never written"], ["list"]):
-        done = _hive(repo, *args)
+        done = _run(repo, *args)
         said = _said(done)
         assert done.returncode == 2, said
         assert "SHA-256" in said and "hive cannot work in this repository" in said
-    done = _hive(repo, "tools", "run", stdin=b'{"tool_calls": [{"name": "hive_ready"}]}')
+    done = _run(repo, "tools", "run", stdin='{"tool_calls": [{"name": "hive_ready"}]}')
     assert done.returncode == 2 and "SHA-256" in _said(done)
     assert git(repo, "rev-parse", "HEAD") == head  # nothing written: git still reads it
     assert not (repo / ".hive").exists()
@@ -218,7 +231,7 @@ def test_a_reftable_repository_is_refused(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "reftable")
     with (repo / ".git" / "config").open("a") as config:
         config.write("[extensions]\n\trefStorage = reftable\n")
-    done = _hive(repo, "init")
+    done = _run(repo, "init")
     assert done.returncode == 2 and "reftable" in _said(done)
     assert not (repo / ".hive").exists()
 
@@ -233,24 +246,24 @@ def test_bytes_that_are_not_utf8_in_any_text_are_refused_before_a_commit(
     check): the epic was committed with an escape YAML has not, unreadable after."""
     before = _commits(repo)
     bad = os.fsdecode(b"\xff\xfe")
-    done = _hive(repo, "epic", "create", "E", "-s", "a", "--epic-description", bad)
+    done = _run(repo, "epic", "create", "E", "-s", "a", "--epic-description", bad)
     said = _said(done)
     assert done.returncode == 2, said
     assert "invalid --epic-description" in said and "not UTF-8 text" in said
     subtask = '{"title": "b", "description": "' + bad + '"}'
-    done = _hive(repo, "epic", "create", "E", "-s", subtask)
+    done = _run(repo, "epic", "create", "E", "-s", subtask)
     said = _said(done)
     assert done.returncode == 2 and "not UTF-8 text" in said and "nothing was written" in said
     with pytest.raises(InvalidInput, match="not UTF-8 text"):
         create_epic(ws, title="E", subtasks=["a"], description="\udcff")
     assert _commits(repo) == before
-    assert _hive(repo, "doctor").returncode == 0
+    assert _run(repo, "doctor").returncode == 0
     assert_clean(repo)
 
 
 def test_a_nul_in_a_project_path_is_invalid_input(ws: Workspace, repo: Path) -> None:
     envelope = {"tool_calls": [{"name": "swarmmail_init", "args": {"project_path": "a\0b"}}]}
-    done = _hive(repo, "tools", "run", stdin=json.dumps(envelope).encode())
+    done = _run(repo, "tools", "run", stdin=json.dumps(envelope))
     result = json.loads(done.stdout)["results"][0]
     assert result["code"] == "invalid_input" and result["field"] == "project_path"
     assert "NUL" in result["error"]
@@ -266,14 +279,14 @@ def test_a_file_in_place_of_the_state_directory_is_named(ws: Workspace, repo: Pa
     shutil.rmtree(state, ignore_errors=True)
     state.write_text("not a directory\n")
     for args in (["ctx", "get", "k"], ["queue", "status"], ["create", "x"], ["todo", "list"]):
-        done = _hive(repo, *args)
+        done = _run(repo, *args)
         said = _said(done)
         assert done.returncode == 8, said
         assert f"{state} is not a directory: hive keeps its lock and state there" in said
     for args in (["agent", "list"], ["list"]):
-        done = _hive(repo, *args)
+        done = _run(repo, *args)
         assert done.returncode == 0, _said(done)
-    doctor = _hive(repo, "--json", "doctor")  # reads work (an index in memory); doctor
+    doctor = _run(repo, "--json", "doctor")  # reads work (an index in memory); doctor
     assert doctor.returncode == 1, _said(doctor)  # says what is wrong
     found = {p["path"]: p for p in json.loads(doctor.stdout)["problems"]}
     assert found[str(state)]["kind"] == "not-a-directory"
@@ -288,20 +301,20 @@ def test_a_file_where_hive_keeps_a_directory_is_not_called_a_symlink(
     cells = repo / ".hive" / "cells"
     shutil.rmtree(cells, ignore_errors=True)
     cells.write_text("a file\n")
-    done = _hive(repo, "create", "never written")
+    done = _run(repo, "create", "never written")
     said = _said(done)
     assert done.returncode == 4, said
     assert ".hive/cells is a file in the working tree where hive keeps a directory" in said
     assert "symlink" not in said
     assert _commits(repo) == before and cells.read_text() == "a file\n"
-    doctor = _hive(repo, "doctor")
+    doctor = _run(repo, "doctor")
     assert doctor.returncode == 1, _said(doctor)
     assert "not-a-directory: .hive/cells is a file, not the directory of cell files" in (
         _said(doctor)
     )
     git(repo, "add", ".hive/cells")
     git(repo, "commit", "-qm", "a file committed where the cells go")
-    committed = _hive(repo, "doctor")
+    committed = _run(repo, "doctor")
     assert committed.returncode == 1 and ".hive/cells is a file" in _said(committed)
 
 
@@ -324,15 +337,15 @@ def test_control_characters_in_a_close_reason_or_an_outcome_are_refused(
         ["swarm", "record-outcome", cell, "--failure", "--criteria", red],
         ["swarm", "complete", cell, "-s", red, "--no-gate"],
     ):
-        done = _hive(repo, *args)
+        done = _run(repo, *args)
         said = _said(done)
         assert done.returncode == 2, said
         assert "control characters (found U+001B)" in said
     envelope = {"tool_calls": [{"name": "hive_close", "args": {"id": cell, "reason": red}}]}
-    done = _hive(repo, "tools", "run", stdin=json.dumps(envelope).encode())
+    done = _run(repo, "tools", "run", stdin=json.dumps(envelope))
     assert json.loads(done.stdout)["results"][0]["code"] == "invalid_input"
     assert _commits(repo) == before
-    closed = _hive(repo, "close", cell, "--reason", "two lines\n\tof reason")
+    closed = _run(repo, "close", cell, "--reason", "two lines\n\tof reason")
     assert closed.returncode == 0, _said(closed)
 
 
@@ -357,7 +370,7 @@ def test_a_broken_head_is_named(
     AssertionError, a KeyError) for every command."""
     damage(repo)
     for args in (["list"], ["create", "x"], ["doctor"], ["show", "hv-x"]):
-        done = _hive(repo, *args)
+        done = _run(repo, *args)
         said = _said(done)
         assert done.returncode == 8, said
         assert words in said
@@ -380,12 +393,12 @@ def test_a_cell_file_nested_too_deeply_is_one_corrupt_cell(ws: Workspace, repo: 
     for levels in (20_000, 100_000):
         path.write_text(path.read_text() + f'metadata: {{"x": {_deep(levels)}}}\n')
         git(repo, "commit", "-qam", f"a cell nested {levels} levels")
-        listed = _hive(repo, "--json", "list", "--all")
+        listed = _run(repo, "--json", "list", "--all")
         said = _said(listed)
         assert listed.returncode == 0, said
-        assert good in listed.stdout.decode()
+        assert good in listed.stdout
         assert "nested more than 100 levels deep" in said
-        doctor = _hive(repo, "doctor")
+        doctor = _run(repo, "doctor")
         assert doctor.returncode == 1 and "nested more than 100 levels deep" in _said(doctor)
         git(repo, "checkout", "-q", "HEAD~1", "--", str(path))
         git(repo, "commit", "-qm", "repaired")
@@ -396,7 +409,7 @@ def test_input_nested_too_deeply_is_invalid_input(
 ) -> None:
     deep = _deep(3000)
     for args in (["ctx", "put", "k", deep], ["queue", "add", "kind", deep], ["todo", "set", deep]):
-        done = _hive(repo, *args)
+        done = _run(repo, *args)
         said = _said(done)
         assert done.returncode == 2 and "nested too deeply" in said, said
     deep_file = tmp_path / "deep.json"
@@ -406,7 +419,7 @@ def test_input_nested_too_deeply_is_invalid_input(
         ["import", "beads", str(deep_file)],
         ["qa", "run", str(deep_file)],
     ):
-        done = _hive(repo, *args)
+        done = _run(repo, *args)
         said = _said(done)
         assert done.returncode == 2 and "nested" in said, said
 
@@ -429,7 +442,7 @@ def test_a_dot_git_file_that_names_no_repository_is_refused_and_nothing_written(
     work.mkdir()
     (work / ".git").write_bytes(content)
     for args in (["init"], ["list"], ["create", "x"]):
-        done = _hive(work, *args)
+        done = _run(work, *args)
         said = _said(done)
         assert done.returncode == 2, said
         assert words in said
@@ -443,13 +456,13 @@ def test_hooks_install_names_what_stands_in_its_way(ws: Workspace, repo: Path) -
     hooks = repo / ".git" / "hooks"
     shutil.rmtree(hooks, ignore_errors=True)
     hooks.write_text("not a directory\n")
-    done = _hive(repo, "hooks", "install")
+    done = _run(repo, "hooks", "install")
     said = _said(done)
     assert done.returncode == 4 and "cannot hold git's hooks" in said, said
     hooks.unlink()
     (hooks / "pre-commit").mkdir(parents=True)
     for args in (["hooks", "install"], ["hooks", "uninstall"]):
-        done = _hive(repo, *args)
+        done = _run(repo, *args)
         said = _said(done)
         assert done.returncode == 4 and "is a directory, not a hook" in said, said
     assert (hooks / "pre-commit").is_dir()

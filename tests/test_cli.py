@@ -370,6 +370,30 @@ def test_a_reader_that_goes_away_is_not_a_failure(hived: Path) -> None:
         assert error == ""
 
 
+def test_a_reader_that_leaves_the_demo_is_not_an_internal_error(tmp_path: Path) -> None:
+    """`hive demo | head -1` ended in 'internal error: BrokenPipeError' (its command is
+    not a generated one, whose renderer handles a reader that went away)."""
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    env["TMPDIR"] = str(tmp_path)  # where the scratch repository is made
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "hive", "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    assert "hive demo" in reader.stdout.readline().decode()
+    reader.stdout.close()  # the reader goes away
+    code = reader.wait(timeout=120)
+    error = reader.stderr.read().decode()
+    reader.stderr.close()
+    assert (code, error) == (0, "")
+    assert not list(tmp_path.glob("hive-demo-*"))  # removed all the same
+
+
 def test_create_from_a_terminal_says_it_reads_standard_input(hived: Path) -> None:
     """'hive create --from -' typed at a terminal waited without a word."""
     said, out, code = at_a_terminal(

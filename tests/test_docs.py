@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from hive.cli.docs import render_cli_docs
 
@@ -34,3 +35,172 @@ def test_cli_reference_names_every_environment_variable_hive_reads() -> None:
     environment = text[text.index("Environment:") :].split("\n\n", 1)[0]
     missing = sorted(name for name in read - for_workers if f"`{name}" not in environment)
     assert not missing, f"not in docs/cli.md's Environment paragraph: {missing}"
+
+
+GLOBAL_OPTIONS = {"-C", "--actor", "--json", "--help", "--version"}
+
+
+def _doc_command_lines(text: str, *, fences: bool) -> list[tuple[int, str, bool]]:
+    """``(line, command line, strict)`` for each ``hive ...`` a reader may type: lines of
+    code blocks (``$ `` and ``VAR=1 `` prefixes and ``\\`` continuations allowed; strict:
+    the whole line must parse) and inline code spans (loose: the command and each option
+    named must exist; ``hive create TITLE [-t] ...`` is a synopsis, not a command line)."""
+    import re
+
+    found: list[tuple[int, str, bool]] = []
+    lines = text.splitlines()
+    in_fence = False
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        number += 1
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+        elif in_fence:
+            command = re.sub(r"^(\$ )?([A-Z_]+=\S+ )*", "", line.strip())
+            if fences and command.startswith("hive ") and not re.match(r"hive \S+:", command):
+                start = number
+                while command.endswith("\\") and number < len(lines):
+                    command = command[:-1] + " " + lines[number].strip()
+                    number += 1
+                found.append((start, command, " [" not in command))
+        else:
+            found += [(number, m, False) for m in re.findall(r"`(hive [^`]+)`", line)]
+    return found
+
+
+def _options_of(command: Any) -> set[str]:
+    names: set[str] = set()
+    for param in getattr(command, "params", []):
+        names.update(getattr(param, "opts", []))
+        names.update(getattr(param, "secondary_opts", []))
+    return names
+
+
+def _command_line_problem(top: Any, line: str, strict: bool) -> str | None:
+    """What is wrong with the documented ``line`` (None: it parses), checked with the
+    CLI's own parser: the command path (``a|b`` and ``a/b`` name alternatives), every
+    option, and, when ``strict``, the arguments too (nothing is run)."""
+    import re
+    import shlex
+
+    import typer
+
+    from hive.cli import parse
+    from hive.cli.common import UsageError
+
+    invocation = parse(shlex.split(line, comments=True)[1:])
+    if invocation.command is None or not re.match(r"[a-z]", invocation.command):
+        unknown = [t for t in invocation.leading if t.startswith("-") and t not in GLOBAL_OPTIONS]
+        return f"unknown global option {unknown}" if unknown else None
+    command: Any = top
+    path, rest = ["hive"], [invocation.command, *invocation.args]
+    while hasattr(command, "list_commands") and rest and not rest[0].startswith("-"):
+        names = re.split(r"[|/]", rest[0])
+        subs = [command.get_command(typer.Context(command), name) for name in names]
+        if None in subs:
+            return f"no command '{' '.join(path)} {rest[0]}'"
+        command, path, rest = subs[0], [*path, names[0]], rest[1:]
+    if strict:
+        try:
+            command.make_context(" ".join(path), rest)
+        except UsageError as exc:
+            return f"{' '.join(path)}: {exc.format_message()}"
+        except Exception as exc:  # click's Exit (--help): parsed
+            if type(exc).__name__ != "Exit":
+                raise
+        return None
+    known = _options_of(command) | GLOBAL_OPTIONS
+    for token in rest:
+        for option in re.findall(r"(?:^|[\[|])(--?[A-Za-z][\w-]*)", token):
+            if option not in known:
+                return f"{' '.join(path)} has no option {option}"
+    return None
+
+
+def test_every_documented_command_line_parses() -> None:
+    """Each ``hive ...`` shown in README.md and docs/ (code blocks and inline code; in the
+    generated references, the help texts' inline examples) names commands and options
+    that exist, and each code-block line parses whole with the CLI's parser."""
+    import typer
+
+    from hive.cli.main import app
+
+    top = typer.main.get_command(app)
+    problems = []
+    checked = 0
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        generated = path.name in ("cli.md", "tools.md")  # their code blocks are usage lines
+        for number, line, strict in _doc_command_lines(path.read_text(), fences=not generated):
+            checked += 1
+            problem = _command_line_problem(top, line, strict)
+            if problem:
+                problems.append(f"{path.name}:{number}: {line}\n    {problem}")
+    assert checked > 300, checked  # the scan itself still finds the examples
+    assert not problems, "\n".join(problems)
+
+
+def test_the_command_line_check_catches_drift() -> None:
+    """The check above fails for what a renamed command or option would leave behind."""
+    import typer
+
+    from hive.cli.main import app
+
+    top = typer.main.get_command(app)
+    assert _command_line_problem(top, "hive create x --bogus", strict=True)
+    assert _command_line_problem(top, "hive crate x", strict=False)
+    assert _command_line_problem(top, "hive dep add A", strict=False) is None
+    assert _command_line_problem(top, "hive dep add", strict=True)  # an id is missing
+    assert _command_line_problem(top, "hive review [--pr N]", strict=False)
+    assert _command_line_problem(top, "hive blackboard set/gett", strict=False)
+    text = "```bash\n$ hive close A \\\n  --reasn x\n```\nsee `hive list --stauts open`\n"
+    lines = _doc_command_lines(text, fences=True)
+    assert [(n, s) for n, _, s in lines] == [(2, True), (5, False)]
+    assert all(_command_line_problem(top, line, strict) for _, line, strict in lines)
+
+
+def test_every_environment_variable_is_documented() -> None:
+    """Each ``HIVE_*`` variable hive, its scripts, benchmarks or test set-up read or set
+    (a quoted name, a ``HIVE_X=`` keyword, a shell ``$HIVE_X``) is named in README.md or
+    docs/: those for worker programs and hooks, the tests' and the scripts' too."""
+    import re
+
+    names: set[str] = set()
+    sources = [
+        *(ROOT / "hive").rglob("*.py"),
+        *(ROOT / "scripts").glob("*.py"),
+        *(ROOT / "benchmarks").glob("*.py"),
+        ROOT / "tests" / "conftest.py",
+    ]
+    for path in sources:
+        text = path.read_text()
+        names |= set(re.findall(r"[\"'](HIVE_[A-Z_]+)[\"']", text))
+        names |= set(re.findall(r"\b(HIVE_[A-Z_]+)=", text))
+    for path in (ROOT / "scripts").glob("*.sh"):
+        names |= set(re.findall(r"\$\{?(HIVE_[A-Z_]+)", path.read_text()))
+    assert {"HIVE_AGENT_TOKEN", "HIVE_EPIC", "HIVE_NO_BROWSER"} <= names  # the scan works
+    docs = (ROOT / "README.md").read_text()
+    docs += "".join(path.read_text() for path in (ROOT / "docs").glob("*.md"))
+    missing = sorted(name for name in names if not re.search(rf"\b{name}\b", docs))
+    assert not missing, f"not named in README.md or docs/: {missing}"
+
+
+def test_every_error_code_is_in_the_architecture_table() -> None:
+    """docs/architecture.md's table of error classes names every ``HiveError`` code
+    (what a tool error's ``code`` may be) with the exit code the CLI returns for it."""
+    import re
+
+    from tests.test_spec import _all_errors
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    documented: dict[str, int] = {}
+    for codes, exit_code in re.findall(r"^\| [A-Z][^|]* \| ([a-z_, ]+) \| (\d+) \|$", text, re.M):
+        documented.update({code.strip(): int(exit_code) for code in codes.split(",")})
+    actual = {cls.code: cls.exit_code for cls in _all_errors()}
+    assert len(actual) > 20  # the walk found the classes outside hive/errors.py too
+    wrong = {
+        code: (exit_code, documented.get(code))
+        for code, exit_code in actual.items()
+        if documented.get(code) != exit_code
+    }
+    assert not wrong, f"code: (exit code, documented): {wrong}"

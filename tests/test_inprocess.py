@@ -33,6 +33,15 @@ def test_output_and_exit_codes_match_a_real_process(tmp_path: Path) -> None:
     assert run_hive(["-C", str(inside_repo), "show", "nope"]).returncode == 3
 
 
+def test_a_process_a_test_starts_has_the_tests_environment() -> None:
+    """Not COLUMNS or LINES that readline (imported by pytest) put in the C environment
+    only: the process ran 80 columns wide in a run without pytest-xdist."""
+    assert "COLUMNS" not in os.environ and "LINES" not in os.environ  # conftest's _isolate
+    probe = "import os; print(os.environ.get('COLUMNS'), os.environ.get('LINES'))"
+    seen = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert seen.stdout == "None None\n", seen
+
+
 def test_process_state_is_put_back(repo: Path, tmp_path: Path) -> None:
     cwd, argv, streams = os.getcwd(), list(sys.argv), (sys.stdin, sys.stdout, sys.stderr)
     handler = signal.getsignal(signal.SIGINT)

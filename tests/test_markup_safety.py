@@ -23,7 +23,7 @@ import pytest
 
 from hive.cli import output
 from tests.conftest import agent_env, git, isolated_env, make_repo
-from tests.inprocess import Outcome, run_hive
+from tests.inprocess import Outcome, fork_on_terminal, run_hive
 
 # What rich would read as markup: styles, a closing tag with nothing open (a
 # MarkupError), a link, a Next.js route, and a backslash before a tag.
@@ -150,6 +150,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
             env=ag1,
         )
         ok(repo, "start", ids["sub"], env=ag1)
+        route.write_text(f"export default 1 // {MARK}{CLEAR}\r\n")  # a patch to review
         ok(
             repo,
             "swarm",
@@ -266,6 +267,7 @@ def test_cells_show_their_text_as_it_is(hostile: dict[str, str]) -> None:
         f"summary {MARK}",
         "touched:  app/[id]/page.tsx",
         "[closed]",
+        f"+export default 1 // {MARK}{SHOWN_CLEAR}\n",
     )
     _check(_as(hostile, "swarm", "insights"), "feature-based")
 
@@ -293,14 +295,29 @@ def test_a_hand_written_cell_file_shows_escapes_as_question_marks(
         _check(_as(hostile, *args), f"mallory{SHOWN_CLEAR}")
     _check(_as(hostile, "review", "hv-ctl001"), f"mallory{SHOWN_CLEAR}")
     _check(_as(hostile, "doctor"), "warning hand-edit", "checked 6 cells")
-    # on a terminal-like console (rich lays out and colours): no sequence of the file's
-    env = {**_person_env(), "COLUMNS": "60", "FORCE_COLOR": "1"}
-    repo = Path(hostile["repo"])
-    for args in (["show", "hv-ctl001"], ["list"], ["stats"]):
-        done = hive(repo, *args, env=env)
-        assert done.returncode == 0, done.stderr
-        for sequence in (CLEAR, TITLE_SEQ, "\x9b", "\x08"):
-            assert sequence not in done.stdout + done.stderr, (args, done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["show", "hv-ctl001"], f"mallory{SHOWN_CLEAR}"),
+        (["list"], f"mallory{SHOWN_CLEAR}"),
+        (["stats"], f"mallory{SHOWN_CLEAR}"),
+        (["review", "sub"], "export default 1 // [bold]B[/bold]"),
+        (["events"], "ag?[2J"),
+    ],
+)
+def test_on_a_terminal_no_escape_sequence_of_the_text_is_sent(
+    hostile: dict[str, str], args: list[str], expected: str
+) -> None:
+    """On a terminal rich lays out, colours and highlights (review's patch too): its
+    own sequences, none of the text's."""
+    args = [hostile.get(arg, arg) for arg in args]
+    code, seen = fork_on_terminal(["-C", hostile["repo"], *args], module="hive")
+    shown = seen.decode("utf-8", "replace")
+    assert code == 0 and expected in shown, shown
+    for sequence in (CLEAR, TITLE_SEQ, "\x9b", "\x08"):
+        assert sequence not in shown, (args, shown)
 
 
 def test_json_keeps_the_text_exactly(hostile: dict[str, str]) -> None:

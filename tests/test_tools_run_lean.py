@@ -162,3 +162,22 @@ def test_a_tool_made_alone_is_the_registrys_and_the_order_stays() -> None:
     )
     ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert ran.stdout.split() == ["True", "True"]
+
+
+def test_a_rate_limited_call_exits_with_the_tables_code(ws: Workspace, repo: Path) -> None:
+    """A call refused by ``tools.rate_limits`` is ``{"error": "rate_limited", "code":
+    429, ...}`` (issue 5's shape); ``hive tools run`` then exits 10, the table's code
+    for it (docs/cli.md), on the lean and the full path alike (was 1: 429 is no code)."""
+    config = repo / ".hive" / "config.yaml"
+    config.write_text(
+        config.read_text()
+        + "tools:\n  rate_limits:\n    hive_ready: {capacity: 1, per_seconds: 600}\n"
+    )
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "limit", str(config)], check=True)
+    twice = (
+        '{"tool_calls": [{"name": "hive_ready", "args": {}}, {"name": "hive_ready", "args": {}}]}'
+    )
+    code, out, _ = _both(repo, ["tools", "run"], twice)
+    ran, limited = json.loads(out)["results"]
+    assert "result" in ran and (limited["error"], limited["code"]) == ("rate_limited", 429)
+    assert code == 10

@@ -313,29 +313,32 @@ def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str 
 def table(rows: Sequence[Row], width: int | None = None) -> str:
     """A plain table that fits the terminal: ids whole, titles cut with an ellipsis, a
     control character (in a cell file written by hand) shown as ``?``."""
-    from hive.text import without_control as shown
-
     if not rows:
         return "no cells\n"
-    columns = width or _terminal_width()
-    header = ("ID", "P", "TYPE", "STATUS", "ASSIGNEE")
-    cells = [
-        (
-            shown(row.id),
-            f"P{row.priority}",
-            shown(row.type),
-            shown(row.status),
-            shown(row.assignee or "-"),
-        )
+    fields = [
+        (row.id, f"P{row.priority}", row.type, row.status, row.assignee or "-", row.title)
         for row in rows
     ]
-    widths = [max(len(header[i]), *(text_width(c[i]) for c in cells)) for i in range(len(header))]
+    text = _table(fields, width)
+    lines = text.split("\n")  # a line break in a field makes a line more
+    if len(lines) == len(rows) + 2 and all(map(str.isprintable, lines)):
+        return text  # nearly always: a check in C per line, not a call per field
+    from hive.text import without_control
+
+    return _table([tuple(map(without_control, row)) for row in fields], width)
+
+
+def _table(rows: Sequence[Sequence[str]], width: int | None) -> str:
+    """The table of ``rows`` (id, priority, type, status, assignee, title)."""
+    columns = width or _terminal_width()
+    header = ("ID", "P", "TYPE", "STATUS", "ASSIGNEE")
+    widths = [max(len(header[i]), *(text_width(r[i]) for r in rows)) for i in range(len(header))]
     widths[4] = min(widths[4], 16)
     lead = sum(widths) + 2 * len(widths)
     room = None if columns is None else max(columns - lead, 12)
     lines = [_line(header, widths, "TITLE")]
-    for row, fields in zip(rows, cells, strict=True):
-        lines.append(_line(fields, widths, cut(shown(row.title), room)))
+    for row in rows:
+        lines.append(_line(row[:5], widths, cut(row[5], room)))
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,7 @@ from hive.cli import (
     internal_error,
     missing_command,
     output,
+    reader_gone,
     serve_cmd,
     swarm_cmd,
     tools_cmd,
@@ -146,7 +147,11 @@ def demo(
     from hive.cli.demo import run_demo
 
     use_json(json_flag)
-    result = run_op(lambda: run_demo(keep, json_mode=OPTIONS.json))
+    try:
+        result = run_op(lambda: run_demo(keep, json_mode=OPTIONS.json))
+    except BrokenPipeError:  # `hive demo | head`: the reader went away (the scratch
+        reader_gone()  # repository is removed all the same)
+        return
     if not result.finished:
         raise typer.Exit(1)
 

@@ -112,7 +112,10 @@ def transcript_exit_code(transcript: dict[str, Any]) -> int:
     failed = [transcript] if "error" in transcript else []
     failed += [r for r in transcript.get("results", []) if isinstance(r, dict) and "error" in r]
     failed += [transcript["apply_error"]] if "apply_error" in transcript else []
-    return exit_code_of(str(failed[0].get("code"))) if failed else 0
+    if not failed:
+        return 0
+    code = failed[0].get("code")  # rate_limited carries the HTTP-like code 429 instead
+    return exit_code_of(code if isinstance(code, str) else str(failed[0].get("error")))
 
 
 def issued_credential(ctx: CallContext, transcript: dict[str, Any]) -> dict[str, str] | None:

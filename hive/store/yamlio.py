@@ -167,37 +167,77 @@ def _literal_lines(text: str) -> list[str]:
 
 
 @functools.cache
-def _loader(pure: bool = False) -> Any:
+def _loader() -> Any:
+    """ruamel's safe loader: C-accelerated (libyaml) when ruamel.yaml.clib is
+    installed, else pure Python."""
     from ruamel.yaml import YAML
 
-    return YAML(typ="safe", pure=pure)
+    return YAML(typ="safe")
 
 
 # How deep a document may nest (hive's own files nest 3 levels; a person's metadata a
-# few more). ruamel's C parser recurses once per level: a file nested some 100,000
-# levels deep (a few hundred KB of brackets) crashed the process (SIGSEGV), and one
-# nested 20,000 deep parsed but failed every later step, for every command.
+# few more). ruamel's C loader composes recursively, once a level: a file nested some
+# 100,000 levels deep (a few hundred KB of brackets) crashed the process (SIGSEGV),
+# and one nested 20,000 deep parsed but failed every later step, for every command.
 MAX_NESTING = 100
+_DEEPLY = f"nested more than {MAX_NESTING} levels deep"
 
 
 def _may_nest_deeply(text: str) -> bool:
-    """Whether ``text`` could nest more than :data:`MAX_NESTING` levels: flow brackets
-    open that deep (quoted ones counted too), or a line whose indentation and ``- ``/
-    ``? `` marks are longer than two columns a level (an upper bound: true for some
-    flat files too, which then only parse more slowly)."""
+    """Whether ``text`` could nest more than :data:`MAX_NESTING` levels: more flow
+    brackets open (``[``, ``{``, quoted ones counted too) than that, or a line whose
+    indentation and ``- ``/``? ``/``: `` marks are longer than two columns a level.
+    An upper bound (no text for which it is false nests past ~300 levels, which the C
+    loader composes safely): a cheap filter before :func:`_opens_too_deep`."""
     if text.count("[") + text.count("{") > MAX_NESTING:
-        import re
-
-        depth = 0
-        for mark in re.finditer(r"[][{}]", text):
-            depth = depth + 1 if mark.group() in "[{" else max(0, depth - 1)
-            if depth > MAX_NESTING:
-                return True
+        return True
     limit = 2 * MAX_NESTING
     return any(
         len(line) > limit and len(line) - len(line.lstrip(" -?:")) > limit
         for line in text.splitlines()
     )
+
+
+def _opens_too_deep(text: str) -> int | None:
+    """The line (1-based) where the first document of ``text`` opens a collection
+    more than :data:`MAX_NESTING` levels inside others, as the loader's own parser
+    reads it; None when it does not (or the text is not YAML up to there: the load
+    then reports that, at the same place).
+
+    libyaml's event parser (C) keeps its levels on a heap stack, not the C stack, and
+    this stops at the first level too many: milliseconds for a file nested 100,000
+    levels, which ruamel's pure-Python scanner takes seconds to reach (its simple-key
+    bookkeeping is linear in the depth, per token). Without the C extension there is
+    nothing to guard: the pure-Python loader stops at Python's recursion limit."""
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.events import (
+        CollectionEndEvent,
+        CollectionStartEvent,
+        DocumentEndEvent,
+        StreamEndEvent,
+    )
+    from ruamel.yaml.parser import Parser as PurePython
+
+    parser_class = _loader().Parser
+    if parser_class is PurePython:
+        return None
+    parser = parser_class(text)
+    depth = 0
+    try:
+        while True:
+            event = parser.get_event()
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+                if depth > MAX_NESTING:
+                    return int(event.start_mark.line) + 1
+            elif isinstance(event, CollectionEndEvent):
+                depth -= 1
+            elif event is None or isinstance(event, DocumentEndEvent | StreamEndEvent):
+                return None  # the load reads one document; what follows is an error
+    except (YAMLError, ValueError, TypeError):
+        return None
+    finally:
+        parser.dispose()
 
 
 def loads(text: str) -> Any:
@@ -207,16 +247,21 @@ def loads(text: str) -> Any:
 
 
 def ruamel_loads(text: str) -> Any:
-    """:func:`loads` without the fast path: always ruamel's safe loader."""
+    """:func:`loads` without the fast path: always ruamel's safe loader.
+
+    Text nested more than :data:`MAX_NESTING` levels is malformed: refused before
+    the load where its brackets or indentation could nest that deep (the C loader,
+    given such text, could exhaust the C stack), after it where aliases nest it."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    deeply = f"nested more than {MAX_NESTING} levels deep"
+    if _may_nest_deeply(text):
+        line = _opens_too_deep(text)
+        if line is not None:
+            raise YamlError(_DEEPLY, line)
     try:
-        # the pure-Python parser where the C one could exhaust the C stack: it stops
-        # at Python's recursion limit
-        data = _loader(_may_nest_deeply(text)).load(text)
-    except RecursionError:
-        raise YamlError(deeply) from None
+        data = _loader().load(text)
+    except RecursionError:  # the pure-Python loader (no C extension)
+        raise YamlError(_DEEPLY) from None
     except MarkedYAMLError as exc:
         # An unclosed bracket or quote is reported at end of file; the line
         # where the construct started (the context) is the useful one. A
@@ -230,7 +275,7 @@ def ruamel_loads(text: str) -> Any:
     except (YAMLError, ValueError, TypeError) as exc:
         raise YamlError(str(exc).splitlines()[0] if str(exc) else "invalid YAML") from None
     if nesting_depth(data, MAX_NESTING) > MAX_NESTING:
-        raise YamlError(deeply)
+        raise YamlError(_DEEPLY)
     return data
 
 
