@@ -333,7 +333,8 @@ def _table(rows: Sequence[Sequence[str]], width: int | None) -> str:
     columns = width or _terminal_width()
     header = ("ID", "P", "TYPE", "STATUS", "ASSIGNEE")
     widths = [max(len(header[i]), *(text_width(r[i]) for r in rows)) for i in range(len(header))]
-    widths[4] = min(widths[4], 16)
+    if columns is not None:  # piped without $COLUMNS: names whole too, for grep
+        widths[4] = min(widths[4], 16)
     lead = sum(widths) + 2 * len(widths)
     room = None if columns is None else max(columns - lead, 12)
     lines = [_line(header, widths, "TITLE")]
