@@ -23,9 +23,10 @@ from hive.domain.merge import merge_file
 from hive.domain.mergecore import merge_plain
 from hive.domain.setup import DRIVER_KEY
 from hive.domain.workspace import Workspace
-from hive.git.pathhistory import LooseHistory, RepoHistory
+from hive.git.pathhistory import LooseHistory
 from hive.git.refs import discover
 from hive.git.repo import GitRepo
+from hive.git.syncref import RepoHistory
 from hive.models import Cell
 from hive.store.cells import encode_cell
 from hive.store.layout import cell_path

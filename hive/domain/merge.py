@@ -144,7 +144,7 @@ def merge_in_repository(
     as it is; otherwise, in a merge, the base is the newest version both histories
     hold. A cherry-pick, revert or rebase step with a base keeps git's base.
     """
-    from hive.git.pathhistory import RepoHistory
+    from hive.git.syncref import RepoHistory
 
     decided, base = history_base(RepoHistory(repo), path, base, ours, theirs, their_commits)
     if decided is not None:

@@ -1,11 +1,11 @@
 """The history of one ``.hive`` file, as git's merge driver asks about it.
 
-:class:`RepoHistory` answers through :class:`~hive.git.repo.GitRepo` (dulwich where
+:class:`hive.git.syncref.RepoHistory` answers through :class:`~hive.git.repo.GitRepo` (dulwich where
 hive's own readers cannot). :class:`LooseHistory` answers the same questions without
 importing dulwich (a merge driver process is started once per file both sides
 changed): hive's loose and pack readers (``hive/git/loose.py``) and the real ``git
 log``; whatever it cannot read raises :class:`Unreadable`, and the caller then asks
-:class:`RepoHistory`, which reads everything. Both give the same answers where both
+``RepoHistory``, which reads everything. Both give the same answers where both
 answer (``tests/test_merge_driver_lean.py``).
 """
 
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from hive.git.refs import RepoPaths
-    from hive.git.repo import GitRepo
 
 TREE_MODE = 0o40000
 _NO_BLOB = "0" * 40
@@ -32,12 +31,12 @@ _LOG_VERSIONS = (
     *("--full-history", "-m"),
 )
 
-__all__ = ["LooseHistory", "RepoHistory", "Unreadable", "blob_sha_of", "changed_blobs_by_git"]
+__all__ = ["LooseHistory", "Unreadable", "blob_sha_of", "changed_blobs_by_git"]
 
 
 class Unreadable(Exception):
     """:class:`LooseHistory` cannot answer here (an object only dulwich reads, no usable
-    ``git``): the caller asks :class:`RepoHistory` instead."""
+    ``git``): the caller asks ``hive.git.syncref.RepoHistory`` instead."""
 
 
 def git_output(root: str, *args: str) -> str | None:
@@ -77,30 +76,8 @@ def changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list[
     return list(found)
 
 
-class RepoHistory:
-    """The questions of a merge answered through ``repo`` (every object readable)."""
-
-    def __init__(self, repo: GitRepo) -> None:
-        self.repo = repo
-
-    def head_commit(self) -> str | None:
-        return self.repo.head().commit
-
-    def blob_at(self, commit: str, path: str) -> str | None:
-        """The blob ``path`` is in ``commit`` (None: absent, or not a file)."""
-        return self.repo.lookup_path(self.repo.commit_tree(commit), path)
-
-    def versions(self, commit: str, path: str, *, limit: int) -> list[str]:
-        from hive.git.syncref import path_versions
-
-        return path_versions(self.repo, commit, path, limit=limit)
-
-    def read_blob(self, sha: str) -> bytes:
-        return self.repo.read_blob(sha)
-
-
 class LooseHistory:
-    """:class:`RepoHistory`'s answers without dulwich, or :class:`Unreadable`."""
+    """``RepoHistory``'s answers without dulwich, or :class:`Unreadable`."""
 
     def __init__(self, paths: RepoPaths) -> None:
         self.paths = paths

@@ -15,6 +15,26 @@ from hive.git.sha import object_id
 HIVE_DIR = ".hive"
 
 
+class RepoHistory:
+    """The questions of a merge answered through ``repo`` (every object readable)."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+
+    def head_commit(self) -> str | None:
+        return self.repo.head().commit
+
+    def blob_at(self, commit: str, path: str) -> str | None:
+        """The blob ``path`` is in ``commit`` (None: absent, or not a file)."""
+        return self.repo.lookup_path(self.repo.commit_tree(commit), path)
+
+    def versions(self, commit: str, path: str, *, limit: int) -> list[str]:
+        return path_versions(self.repo, commit, path, limit=limit)
+
+    def read_blob(self, sha: str) -> bytes:
+        return self.repo.read_blob(sha)
+
+
 def hive_tree(repo: GitRepo, commit: str | None) -> str | None:
     """The ``.hive`` tree of ``commit`` (None when it has none)."""
     if commit is None:
