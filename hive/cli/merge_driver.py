@@ -83,6 +83,25 @@ def _merge_plain(
         return None
 
 
+def _record_ids(path: str, content: bytes) -> None:
+    """A reservation file merged here: its ids (one renumbered by the merge included)
+    are never given again by this clone, as after a ``hive sync``."""
+    from hive.domain.mergecore import RESERVATIONS_DIR
+
+    if not path.startswith(RESERVATIONS_DIR + "/"):
+        return  # (a cell: nothing more imported)
+    from hive.domain.reservecore import raise_sequence
+    from hive.errors import HiveError
+
+    try:
+        from hive.git.refs import discover
+
+        state_dir = discover(os.getcwd()).hive_state_dir
+    except (HiveError, OSError):  # not in a repository hive can read: nothing to record
+        return
+    raise_sequence(state_dir, [(path, content)])
+
+
 def run(argv: list[str]) -> int:
     if len(argv) != 4:
         sys.stderr.write("usage: python -m hive.cli.merge_driver BASE OURS THEIRS PATH\n")
@@ -96,6 +115,8 @@ def run(argv: list[str]) -> int:
         outcome = _merge(path, base, ours, theirs)
         content, clean, message = outcome.content, outcome.clean, outcome.message
         fields = [record.field for record in outcome.conflicts]
+    if clean:
+        _record_ids(path, content)
     if content != ours:
         temp = f"{ours_file}.hive-merge-{os.getpid()}"
         with open(temp, "wb") as handle:
