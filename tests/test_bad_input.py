@@ -68,6 +68,13 @@ def _said(done: subprocess.CompletedProcess[bytes] | Outcome) -> str:
     return text
 
 
+def _said_text(done: subprocess.CompletedProcess[str]) -> str:
+    """What an in-process run said (no traceback, no internal error)."""
+    text = done.stdout + done.stderr
+    assert "Traceback" not in text and "internal error" not in text, text
+    return text
+
+
 def _commits(repo: Path) -> str:
     return git(repo, "rev-list", "--all")
 
@@ -459,3 +466,60 @@ def test_hooks_install_names_what_stands_in_its_way(ws: Workspace, repo: Path) -
         said = _said(done)
         assert done.returncode == 4 and "is a directory, not a hook" in said, said
     assert (hooks / "pre-commit").is_dir()
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "inf", "-inf", "1e308", "86401", "soon", "5s"])
+def test_a_lock_timeout_hive_cannot_wait_is_refused_before_anything_is_written(
+    ws: Workspace, repo: Path, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HIVE_LOCK_TIMEOUT: not a number of seconds from 0 to a day is refused, naming it,
+    on the command line (exit 2, the lean path too) and as a structured tool error; was:
+    nan and negatives read as 0.01 s, inf and huge values waited without end."""
+    from hive.tools.registry import CallContext, call_tool
+    from tests.inprocess import run_hive
+
+    before = _commits(repo)
+    env = {**os.environ, "HIVE_LOCK_TIMEOUT": value}
+    for args in (["create", "a cell"], ["--json", "create", "a cell", "--priority", "1"]):
+        done = run_hive(["-C", str(repo), *args], env=env)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert (
+            f"HIVE_LOCK_TIMEOUT must be a number of seconds from 0 to 86400 (a day), got {value!r}"
+            in _said_text(done)
+        )
+    monkeypatch.setenv("HIVE_LOCK_TIMEOUT", value)
+    answer = call_tool(CallContext(root=str(repo), session="s"), "hive_create", {"title": "t"})
+    assert answer["code"] == "invalid_input" and "HIVE_LOCK_TIMEOUT" in answer["error"]
+    assert _commits(repo) == before
+    assert_clean(repo)
+
+
+def test_a_blank_or_zero_lock_timeout_works(ws: Workspace, repo: Path) -> None:
+    """A blank HIVE_LOCK_TIMEOUT is as if unset (the config's wait); 0 is one try."""
+    from tests.inprocess import run_hive
+
+    for value in ("", "  ", "0", " 2.5 "):
+        done = run_hive(
+            ["-C", str(repo), "create", f"cell {value!r}"],
+            env={**os.environ, "HIVE_LOCK_TIMEOUT": value},
+        )
+        assert done.returncode == 0, done.stderr
+    assert git(repo, "rev-list", "--count", "HEAD~4..HEAD").strip() == "4"
+
+
+@pytest.mark.parametrize("value", [".inf", ".nan", "100000", "0"])
+def test_a_config_lock_timeout_hive_cannot_wait_is_named(
+    ws: Workspace, repo: Path, value: str
+) -> None:
+    """lock_timeout_seconds in .hive/config.yaml: more than a day, inf, nan or 0 is a
+    clear error naming the setting, never a wait without end."""
+    from tests.inprocess import run_hive
+
+    config = repo / ".hive" / "config.yaml"
+    kept = [line for line in config.read_text().splitlines() if "lock_timeout" not in line]
+    config.write_text("\n".join([*kept, f"lock_timeout_seconds: {value}", ""]))
+    git(repo, "commit", "-qam", "set a lock timeout")
+    plain = {k: v for k, v in os.environ.items() if k != "HIVE_LOCK_TIMEOUT"}
+    done = run_hive(["-C", str(repo), "create", "a cell"], env=plain)
+    said = _said_text(done)
+    assert done.returncode == 7 and "lock_timeout_seconds" in said and "duplicate" not in said

@@ -183,3 +183,72 @@ def test_every_environment_variable_is_documented() -> None:
     docs += "".join(path.read_text() for path in (ROOT / "docs").glob("*.md"))
     missing = sorted(name for name in names if not re.search(rf"\b{name}\b", docs))
     assert not missing, f"not named in README.md or docs/: {missing}"
+
+
+def test_every_error_code_is_in_the_architecture_table() -> None:
+    """docs/architecture.md's table of error classes names every ``HiveError`` code
+    (what a tool error's ``code`` may be) with the exit code the CLI returns for it."""
+    import re
+
+    from tests.test_spec import _all_errors
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    documented: dict[str, int] = {}
+    for codes, exit_code in re.findall(r"^\| [A-Z][^|]* \| ([a-z_, ]+) \| (\d+) \|$", text, re.M):
+        documented.update({code.strip(): int(exit_code) for code in codes.split(",")})
+    actual = {cls.code: cls.exit_code for cls in _all_errors()}
+    assert len(actual) > 20  # the walk found the classes outside hive/errors.py too
+    wrong = {
+        code: (exit_code, documented.get(code))
+        for code, exit_code in actual.items()
+        if documented.get(code) != exit_code
+    }
+    assert not wrong, f"code: (exit code, documented): {wrong}"
+
+
+def _anchors(text: str) -> set[str]:
+    """The link anchors of a Markdown file's headings, as GitHub makes them."""
+    import re
+
+    found: set[str] = set()
+    in_fence = False
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and (heading := re.match(r"#+ (.*)", line)):
+            words = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower())
+            found.add(words.replace(" ", "-"))
+    return found
+
+
+def test_every_link_between_the_docs_resolves() -> None:
+    """A relative link in README.md or docs/ names a file that exists and, with
+    ``#anchor``, a heading of that file (a renamed section breaks no link silently)."""
+    import re
+
+    broken = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text()
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            name, _, anchor = target.partition("#")
+            dest = path.parent / name if name else path
+            if not dest.exists():
+                broken.append(f"{path.name}: {target} (no such file)")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest.read_text()):
+                broken.append(f"{path.name}: {target} (no such heading)")
+    assert not broken, broken
+    assert "the-write-path-hivegitrepopy" in _anchors("## The write path (`hive/git/repo.py`)")
+
+
+def test_the_quick_help_says_what_actor_is() -> None:
+    """``hive --help`` (answered without typer) says what the full CLI and docs/cli.md
+    say of ``--actor``: a name claimed, proven by the agent's credential (it said
+    "who is acting", as if naming someone were enough); every line fits 80 columns."""
+    from hive.cli.entry import usage
+
+    text = usage()
+    actor = text[text.index("  --actor NAME  ") : text.index("  --json  ")]
+    assert "claim" in actor and "$HIVE_AGENT_TOKEN" in actor, actor
+    assert max(len(line) for line in text.splitlines()) <= 80

@@ -36,6 +36,7 @@ from hive.errors import (
     PermissionDenied,
     SymlinkRefused,
 )
+from hive.store.layout import cell_path
 from hive.tools.registry import CallContext, call_tool
 from tests.conftest import agent_env, assert_clean, git, set_coordinators
 from tests.inprocess import run_hive
@@ -284,12 +285,15 @@ def test_a_name_registered_afresh_after_retiring_starts_clean(ws: Workspace, rep
     reopened = show_cell(ws, cell_id=claimed)
     assert (reopened.status, reopened.assignee) == ("open", None)
     assert "open again: its agent worker1 was retired by" in reopened.notes
-    assert "retire worker1: process died" in git(repo, "log", "-1", "--format=%B")
     assert list_reservations(ws) == []
     assert not (repo / ".hive" / "reservations" / "worker1.yaml").exists()
-    message = git(repo, "log", "-1", "--format=%B", "HEAD~1")  # then its claims reopened
-    assert "hive: release worker1 (retired)" in message
+    # one commit: reservations released and claims reopened together
+    message = git(repo, "log", "-1", "--format=%B")
+    assert message.startswith("hive: retire worker1 (retired: reservations released")
     assert "Hive-Override: " in message and "retire worker1: process died" in message
+    assert f"Hive-Cell: {claimed}" in message and "Hive-Released: worker1 #1 src/**" in message
+    changed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(changed) == sorted([".hive/reservations/worker1.yaml", cell_path(claimed)])
     assert_clean(repo)
     new = Workspace(
         str(repo), from_env=False, token=register_agent(person(repo), name="worker1").token
@@ -308,6 +312,106 @@ def test_a_name_registered_afresh_after_retiring_starts_clean(ws: Workspace, rep
     assert retire_agent(new, name="worker1").reopened == [claimed]
     assert list_reservations(ws) == []
     assert show_cell(ws, cell_id=claimed).status == "open"
+    assert_clean(repo)
+
+
+def _retire_setup(repo: Path) -> tuple[str, str, dict[str, str]]:
+    """worker1 holding a reservation and a claimed cell, with mail waiting: its cell,
+    its credential and a person's environment (no HIVE_ variables)."""
+    old = issue_credential(person(repo), name="worker1")
+    as_old = Workspace(str(repo), from_env=False, token=old.token)
+    reserve(as_old, paths=["src/**"], ttl_seconds=3600)
+    claimed = create_cell(as_old, title="the old one's work").id
+    start_cell(as_old, cell_id=claimed)
+    send_message(as_old, to=["worker1"], subject="note to self", body="x")
+    plain = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    return claimed, old.token, plain
+
+
+def _still_active(repo: Path, claimed: str, token: str, head: str) -> None:
+    """Nothing of a refused retire was done: the branch, the credential, the mail log."""
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+    assert "src/**" in git(repo, "show", "HEAD:.hive/reservations/worker1.yaml")
+    cell = git(repo, "show", f"HEAD:{cell_path(claimed)}")
+    assert "status: in_progress" in cell and "assignee: worker1" in cell
+    as_old = Workspace(str(repo), from_env=False, token=token)
+    assert whoami(as_old).registered and [h.subject for h in inbox(as_old)] == ["note to self"]
+    assert "retire" not in git(repo, "log", "--format=%s", "refs/hive/mail")
+    assert_clean(repo)
+
+
+def test_a_retire_that_cannot_write_the_credentials_changes_nothing(
+    ws: Workspace, repo: Path
+) -> None:
+    """The credential store is written before the commit that releases and reopens:
+    a store hive cannot write refuses the retire with nothing half done (was: the
+    reservations released and the claims reopened, then a traceback)."""
+    claimed, token, plain = _retire_setup(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    # the retire runs in this process: its temporary store file cannot be made
+    blocker = repo / ".git" / "hive" / f"identities.json.{os.getpid()}.tmp"
+    blocker.mkdir()
+    refused = run_hive(
+        ["-C", str(repo), "agent", "retire", "worker1", "--reason", "stuck"], env=plain
+    )
+    assert refused.returncode == 8 and "Traceback" not in refused.stderr
+    assert "cannot write the agent credentials" in refused.stderr
+    _still_active(repo, claimed, token, head)
+    blocker.rmdir()
+    done = run_hive(["-C", str(repo), "agent", "retire", "worker1", "--reason", "stuck"], env=plain)
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "rev-list", "--count", f"{head}..HEAD").strip() == "1"
+    assert git(repo, "ls-tree", "HEAD", ".hive/reservations/worker1.yaml") == ""
+    assert "status: open" in git(repo, "show", f"HEAD:{cell_path(claimed)}")
+    assert "retire worker1" in git(repo, "log", "--format=%s", "refs/hive/mail")
+    assert_clean(repo)
+
+
+def test_a_retire_whose_commit_is_refused_changes_nothing(ws: Workspace, repo: Path) -> None:
+    """The commit that releases and reopens refused (here: a merge in progress) leaves
+    the credential and the mail log as they were."""
+    claimed, token, plain = _retire_setup(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    (repo / ".git" / "MERGE_HEAD").write_text(head + "\n")
+    refused = run_hive(
+        ["-C", str(repo), "agent", "retire", "worker1", "--reason", "stuck"], env=plain
+    )
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    (repo / ".git" / "MERGE_HEAD").unlink()
+    _still_active(repo, claimed, token, head)
+    assert not list((repo / ".git" / "hive").glob("identities.json.*.tmp"))
+
+
+def test_a_retire_the_mail_log_missed_is_finished_by_retiring_again(
+    ws: Workspace, repo: Path
+) -> None:
+    """The mail log's lock held by another process: the identity is retired (one
+    commit, credential gone), the message says how to finish, and retiring again
+    (or registering the name afresh) appends the agent_retired event, so the old
+    mail is not the new agent's."""
+    from hive.git.flock import try_lock
+
+    _, token, plain = _retire_setup(repo)
+    held = try_lock(str(repo / ".git" / "hive" / "mail.lock"), 0)
+    assert held is not None
+    try:
+        half = run_hive(
+            ["-C", str(repo), "agent", "retire", "worker1", "--reason", "stuck"],
+            env={**plain, "HIVE_LOCK_TIMEOUT": "0.2"},
+        )
+    finally:
+        held.release()
+    assert half.returncode == 6 and "Traceback" not in half.stderr
+    assert "worker1 is retired" in half.stderr and "again to finish" in half.stderr
+    with pytest.raises(NotYourIdentity):  # the credential is gone
+        whoami(Workspace(str(repo), from_env=False, token=token))
+    assert "retire" not in git(repo, "log", "--format=%s", "refs/hive/mail")
+    fresh = register_agent(person(repo), name="worker1")  # finishes it first
+    assert "retire worker1" in git(repo, "log", "--format=%s", "refs/hive/mail")
+    assert inbox(Workspace(str(repo), from_env=False, token=fresh.token)) == []
+    retire_agent(person(repo), name="worker1", reason="done")
+    again = run_hive(["-C", str(repo), "agent", "retire", "worker1", "--reason", "x"], env=plain)
+    assert again.returncode == 3  # nothing left to finish: no live identity
     assert_clean(repo)
 
 
@@ -517,6 +621,30 @@ def test_agent_commands_register_list_whoami_retire(ws: Workspace, repo: Path) -
     gone = hive("--json", "agent", "whoami", env={**plain, "HIVE_AGENT_TOKEN": token})
     assert gone.returncode == 5 and json.loads(gone.stdout)["code"] == "not_your_identity"
     assert overrides_logged(repo)[-1]["action"] == "retire"
+
+
+def test_a_name_mistaken_for_something_else_is_refused_at_registration(
+    ws: Workspace, repo: Path
+) -> None:
+    """'hive' (the sender of hive's own notices: an agent of that name could pass its
+    mail off as them), a name starting with '-' (an option on the command line; '-'
+    is 'nobody' in listings) and a cell id of this repository (hv-..., or any cell's
+    id) are refused on every surface, before anything is written; others work."""
+    cell = create_cell(ws, title="a cell").id
+    before = state(repo)
+    for name in ("hive", "Hive", "-x", "-", "hv-abc123", "HV-x7k2.a3f8", cell):
+        refused = run_hive(["-C", str(repo), "--json", "agent", "register", "--", name])
+        assert refused.returncode == 2, (name, refused.stdout)
+        error = json.loads(refused.stdout)
+        assert error["code"] == "invalid_input" and "choose another name" in error["error"]
+    ctx = CallContext(root=str(repo), session="tool-session")
+    tool = call_tool(ctx, "swarmmail_init", {"agent_name": "hv-abc123"})
+    assert tool["code"] == "invalid_input" and "looks like a cell id" in tool["error"]
+    assert "notices" in call_tool(ctx, "swarmmail_init", {"agent_name": "hive"})["error"]
+    assert state(repo) == before
+    assert not (repo / ".git" / "hive" / "identities.json").exists()  # nobody registered
+    for name in ("worker-1", "hv", "bd-a1b2", "coordinator"):  # not this repository's ids
+        assert register_agent(person(repo), name=name).token
 
 
 def test_an_unreadable_credential_store_says_how_to_recover(ws: Workspace, repo: Path) -> None:

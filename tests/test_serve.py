@@ -404,6 +404,33 @@ def test_cell_page_shows_what_hive_show_shows(server: BackgroundServer, sample: 
     assert "<b>pin</b>" not in body
 
 
+def test_a_diff_cut_on_the_cell_page_says_so_and_how_to_see_it_all(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """A commit of the cell with a diff longer than the page shows (4,000 lines): the
+    page says it is cut, above the diff (the diff scrolls: a line at its end went
+    unseen), with the commands that show all of it; a short diff says nothing."""
+    big = sample.root / "src" / "generated.py"
+    big.parent.mkdir(exist_ok=True)
+    big.write_text("".join(f"line_{n} = {n}\n" for n in range(5000)))
+    git(sample.root, "add", str(big))
+    git(sample.root, "commit", "-q", "-m", f"generate\n\nHive-Cell: {sample.chore}")
+    sha = git(sample.root, "rev-parse", "HEAD").strip()
+    shown = git(sample.root, "show", "--format=", sha).count("\n")
+    status, _, body = request(f"{server.url}/cells/{sample.chore}")
+    assert status == 200
+    notice = (
+        f"Only the first 4000 lines of this diff are shown; {shown - 4000} more are not."
+        f" All of it: <code>git show {sha[:12]}</code>, or every commit of the cell:"
+        f" <code>hive review {sample.chore} --per commit</code>"
+    )
+    assert body.count(notice) == 1 and "· diff cut" in body
+    assert body.index(notice) < body.index("line_3900 = 3900")
+    assert "line_4500" not in body
+    short = request(f"{server.url}/cells/{sample.subtasks[0]}")[2]
+    assert 'class="diff"' in short and "diff-cut" not in short
+
+
 def test_board_says_which_cell_file_it_cannot_read(
     server: BackgroundServer, sample: Sample
 ) -> None:

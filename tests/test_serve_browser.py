@@ -410,25 +410,29 @@ def test_a_live_refresh_keeps_what_is_being_typed(
 
 
 def test_an_open_page_keeps_working_after_the_server_restarts(page: Any, sample: Sample) -> None:
-    """Ctrl-C and 'hive serve --allow-write' again (a new token): the page left open
-    reconnects, refreshes itself, and its actions work without a reload (they were
-    refused as 'missing or wrong token' until the user reloaded)."""
+    """Ctrl-C on a read-only 'hive serve', then 'hive serve --allow-write' (a new
+    token): the page left open reconnects, refreshes itself, its header says 'write'
+    (it kept saying 'read-only' until a reload), and its actions work without a reload
+    (they were refused as 'missing or wrong token' until the user reloaded)."""
     from hive.serve.app import ServeConfig
     from hive.serve.runner import BackgroundServer
 
-    def config() -> ServeConfig:
-        return ServeConfig(root=str(sample.root), actor="Test User", allow_write=True)
+    def config(allow_write: bool) -> ServeConfig:
+        return ServeConfig(root=str(sample.root), actor="Test User", allow_write=allow_write)
 
-    first = BackgroundServer(config())
+    first = BackgroundServer(config(False))
     port = first.listener.getsockname()[1]
     with first:
         page.goto(f"{first.url}/cells/{sample.feature}")
         wait_live(page)
         version = page.evaluate("document.body.dataset.version")
-    with BackgroundServer(config(), port=port):
+        assert page.text_content("#who") == "Test User · read-only"
+    with BackgroundServer(config(True), port=port):
         page.wait_for_function(
             f"document.body.dataset.version !== {version!r}", timeout=LIVE_TIMEOUT_MS * 3
         )
+        assert page.text_content("#who") == "Test User · write"
+        assert page.locator("#who .mode-write").count() == 1
         page.fill("textarea[name=text]", "written after a restart")
         page.click("#add-note")
         page.wait_for_selector("#notes >> text=written after a restart")

@@ -496,7 +496,7 @@ def _package(path: Path) -> str:
 
 
 # leaf modules (standard library only), importable from every layer
-LEAVES = {"errors", "text", "record", "jsontext", "digests"}
+LEAVES = {"errors", "text", "record", "jsontext", "digests", "waits"}
 # a package may import only these hive packages (besides itself)
 ALLOWED: dict[str, set[str]] = {
     **{leaf: set() for leaf in LEAVES},

@@ -860,6 +860,33 @@ def test_one_agents_reservation_ids_from_two_clones_stay_distinct(clones: Clones
     assert reserved.granted[0].id == 3  # above every id the agent's file ever showed here
 
 
+@pytest.mark.parametrize("how", ["merge", "rebase"])
+def test_a_git_pull_that_renumbers_a_reservation_never_gives_its_number_again(
+    clones: Clones, how: str
+) -> None:
+    """Both clones gave alice #1; a ``git pull`` (git's merge driver) renumbers the
+    later grant to #2. Released, #2 must not be given again by the next reserve in
+    that clone (was: the merge driver left the clone's id sequence at 1, so the next
+    reservation was a second #2)."""
+    a, b = clones.paths["a"], clones.paths["b"]
+    for path in (a, b):
+        git(path, "config", "user.name", "alice")  # one person, two clones
+    reserve(clones.ws("a", "alice"), paths=["src/a.py"], ttl_seconds=3600)
+    time.sleep(0.01)
+    reserve(clones.ws("b", "alice"), paths=["src/b.py"], ttl_seconds=3600)
+    git(a, "push", "-q", "origin", "main")
+    git(b, "pull", "-q", f"--{'no-' if how == 'merge' else ''}rebase", "origin", "main")
+    merged = git(b, "show", "HEAD:.hive/reservations/alice.yaml")
+    assert "renumbered_from: 1" in merged and "id: 2" in merged
+    released = release(clones.ws("b", "alice"), reservation_ids=[2]).released
+    assert [(r.id, r.path_pattern) for r in released] == [(2, "src/b.py")]
+    reserved = reserve(clones.ws("b", "alice"), paths=["src/c.py"], ttl_seconds=3600)
+    assert reserved.granted[0].id == 3  # 1, 2 (released) and 3: all distinct
+    held = git(b, "show", "HEAD:.hive/reservations/alice.yaml")
+    assert "id: 1\n" in held and "id: 3\n" in held and "id: 2\n" not in held
+    assert_clean(b)
+
+
 def test_config_changed_in_both_clones_merges_setting_by_setting(clones: Clones) -> None:
     """Both clones changed .hive/config.yaml: every setting only one changed arrives on
     both (the later sync overwrote the other clone's config); a setting both changed

@@ -41,6 +41,7 @@ from hive.errors import HiveError
 from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
 from hive.store.index import EMPTY_STATE, StateIndex
 from hive.store.layout import CONFIG_PATH, cell_path
+from hive.waits import MAX_WAIT, wait_of
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -176,12 +177,12 @@ class Session:
         return self.configs[sha]
 
     def lock_timeout(self, snap: Snapshot) -> float:
-        env = os.environ.get("HIVE_LOCK_TIMEOUT")
-        if env:
-            try:
-                return max(0.01, float(env))
-            except ValueError:
-                raise Defer("bad HIVE_LOCK_TIMEOUT") from None
+        env = os.environ.get("HIVE_LOCK_TIMEOUT", "")
+        if env.strip():
+            seconds = wait_of(env)
+            if seconds is None:
+                raise Defer("bad HIVE_LOCK_TIMEOUT")  # the full CLI refuses it and words it
+            return seconds
         return float(self.config(snap)["lock_timeout_seconds"])
 
 
@@ -211,7 +212,7 @@ def _config(data: bytes) -> dict[str, Any]:
         if type(value) is not int or not low <= value <= high:
             raise Defer("config")
     timeout = config["lock_timeout_seconds"]
-    if type(timeout) not in (int, float) or not timeout > 0:
+    if type(timeout) not in (int, float) or not 0 < timeout <= MAX_WAIT:
         raise Defer("config")
     named = found.get("coordinators")
     if not (named is None or isinstance(named, str) or _strings(named)):

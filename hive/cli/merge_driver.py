@@ -61,6 +61,23 @@ def _merge(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | No
         return merge_file(path, base, ours, theirs)
 
 
+def _record_ids(path: str, content: bytes) -> None:
+    """A reservation file merged here: its ids (one renumbered by the merge included)
+    are never given again by this clone, as after a ``hive sync``."""
+    from hive.domain.reservecore import RESERVATIONS_DIR, raise_sequence
+    from hive.errors import HiveError
+
+    if not path.startswith(RESERVATIONS_DIR + "/"):
+        return
+    try:
+        from hive.git.refs import discover
+
+        state_dir = discover(os.getcwd()).hive_state_dir
+    except (HiveError, OSError):  # not in a repository hive can read: nothing to record
+        return
+    raise_sequence(state_dir, [(path, content)])
+
+
 def run(argv: list[str]) -> int:
     if len(argv) != 4:
         sys.stderr.write("usage: python -m hive.cli.merge_driver BASE OURS THEIRS PATH\n")
@@ -68,6 +85,8 @@ def run(argv: list[str]) -> int:
     base_file, ours_file, theirs_file, path = argv
     ours = _read(ours_file)
     outcome = _merge(path, _read(base_file), ours, _read(theirs_file))
+    if outcome.clean:
+        _record_ids(path, outcome.content)
     if outcome.content != ours:
         temp = f"{ours_file}.hive-merge-{os.getpid()}"
         with open(temp, "wb") as handle:

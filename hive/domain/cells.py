@@ -71,6 +71,11 @@ def _validated(data: dict[str, Any]) -> Cell:
     return cell
 
 
+def _noted(cell: Cell, note: str) -> str:
+    """``cell``'s notes with ``note`` appended on a line of its own."""
+    return (cell.notes.rstrip("\n") + "\n" if cell.notes else "") + note
+
+
 def _changed(cell: Cell, **changes: Any) -> Cell:
     data = cell.model_dump()
     data.update(changes)
@@ -515,7 +520,7 @@ def update_cells(
         if new_type is not None:
             updates["type"] = new_type
         if append_notes:
-            updates["notes"] = (cell.notes.rstrip("\n") + "\n" if cell.notes else "") + append_notes
+            updates["notes"] = _noted(cell, append_notes)
         if added or removed:
             labels = [lb for lb in cell.labels if lb not in removed]
             updates["labels"] = labels + [lb for lb in added if lb not in labels]
@@ -537,6 +542,20 @@ def update_cells(
     return _mutate_many(
         ws, cell_ids, "close" if closing else "update", change, force=force, reason=reason
     )
+
+
+def reopened_claims(index: CellIndex, agent: str, note: str) -> list[Cell]:
+    """The cells ``agent`` has claimed (in progress) in ``index``, open again and
+    unassigned with ``note`` appended (its identity is retired: nobody, a new agent
+    of the name included, works them as it)."""
+    reopened = []
+    for cell_id, node in sorted(index.nodes.items()):
+        if node.deleted or node.status != "in_progress":
+            continue
+        cell = index.cells[cell_id]
+        if cell.assignee == agent:
+            reopened.append(_changed(cell, status="open", assignee=None, notes=_noted(cell, note)))
+    return reopened
 
 
 RESUMED = ("in_progress", "blocked")  # to in_progress from these: work goes on, not a start

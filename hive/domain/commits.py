@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hive import waits
 from hive.domain.reading import StateReader, Written
 from hive.errors import HiveError, InvalidInput, NotInitialized
 from hive.git.repo import (
@@ -39,6 +40,7 @@ class MixedPlan:
     files: list[Change] = field(default_factory=list)
     trailers: list[tuple[str, str]] = field(default_factory=list)  # e.g. Hive-Override
     body: str = ""  # between the subject and the trailers (swarm_complete: the summary)
+    subject_is_cell: bool = True  # False: no Hive-Cell trailer for the subject (an agent's name)
 
 
 @dataclass
@@ -57,9 +59,12 @@ def commit_message(
     cell_ids: Sequence[str],
     trailers: Sequence[tuple[str, str]],
     body: str = "",
+    subject_is_cell: bool = True,
 ) -> str:
-    """``hive: EVENT ID TITLE``, the body, ``Hive-Cell`` trailers and ``trailers``."""
-    found = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(cell_ids or [subject_id])]
+    """``hive: EVENT ID TITLE``, the body, ``Hive-Cell`` trailers (the subject's when
+    no cell is named and it is a cell) and ``trailers``."""
+    named = cell_ids or ([subject_id] if subject_is_cell else [])
+    found = [("Hive-Cell", cell_id) for cell_id in dict.fromkeys(named)]
     found += trailers
     subject = without_control_chars(f"hive: {event} {subject_id} {title}")
     text = "\n".join(without_control_chars(line) for line in body.splitlines())
@@ -73,14 +78,12 @@ def lock_timeout(config: Callable[[], HiveConfig], *, config_optional: bool = Fa
     """Seconds to wait for the write lock: ``HIVE_LOCK_TIMEOUT``, else the config's.
     ``config_optional``: the default where the config cannot be read (for a command
     that needs nothing else from it; a bad ``HIVE_LOCK_TIMEOUT`` is still refused)."""
-    env = os.environ.get("HIVE_LOCK_TIMEOUT")
-    if env:
-        try:
-            return max(0.01, float(env))
-        except ValueError:
-            raise InvalidInput(
-                f"HIVE_LOCK_TIMEOUT must be a number of seconds, got {env!r}"
-            ) from None
+    env = os.environ.get("HIVE_LOCK_TIMEOUT", "")
+    if env.strip():  # set and not blank (blank: as if unset)
+        seconds = waits.wait_of(env)
+        if seconds is None:
+            raise InvalidInput(waits.wait_refused("HIVE_LOCK_TIMEOUT", env))
+        return seconds
     try:
         return config().lock_timeout_seconds
     except NotInitialized:
@@ -118,7 +121,13 @@ def write_cells(
         cell_ids = [c.id for c in wanted.cells]
         extra = [*trailers, *wanted.trailers]
         message = commit_message(
-            event, wanted.subject_id, wanted.title, cell_ids, extra, wanted.body
+            event,
+            wanted.subject_id,
+            wanted.title,
+            cell_ids,
+            extra,
+            wanted.body,
+            subject_is_cell=wanted.subject_is_cell,
         )
         return Plan(changes=changes, message=message, result=wanted.result)
 

@@ -19,11 +19,16 @@ from __future__ import annotations
 import contextlib
 import copy
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hive.domain import mail
-from hive.domain.ownership import configured_coordinators, override_role
-from hive.domain.reservations import release_retired
+from hive.domain.commits import MixedPlan
+from hive.domain.ownership import (
+    configured_coordinators,
+    override_role,
+    override_trailers,
+)
+from hive.domain.reservations import retired_release
 from hive.domain.workspace import Workspace, check_actor
 from hive.errors import HiveError, InvalidInput, NameTaken, NotFound, NotOwner, NotYourIdentity
 from hive.models import utc_now
@@ -38,6 +43,11 @@ from hive.models.identity import (
 from hive.store import credentials
 from hive.store.cells import format_time
 from hive.text import shell_word
+
+if TYPE_CHECKING:
+    from hive.git.repo import Snapshot
+    from hive.models.reservation import Reservation
+    from hive.store.cache import CellIndex
 
 
 def register_agent(
@@ -84,9 +94,14 @@ def register_agent(
                 mail.declare_task(ws, name=wanted, task=task)
             return _registration(ws, wanted, entry, token=None, reattached=True)
         override = None
-        if entry is not None:
-            if not replace:
-                raise _taken(wanted, entry)
+        if entry is None:  # a name retired here whose mail event is missing: log it first
+            _refuse_ambiguous(ws, wanted)
+            pending = _unlogged_retirement(ws, store, wanted)
+            if pending is not None:
+                _log_retirement(ws, pending)
+        elif not replace:
+            raise _taken(wanted, entry)
+        else:
             override = _replacing(ws, wanted)
         if wanted in configured_coordinators(ws) and (from_tool or _role(ws) is None):
             raise NotOwner(
@@ -172,68 +187,117 @@ def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> Reti
 
     The agent itself may retire its own identity; anyone else must be a
     coordinator or a person and give a reason (recorded in the event log).
+
+    All or nothing, in this order, under the identity lock: the credential store and
+    the mail log are read and the new store is written beside the old one (a damaged
+    store or log, a directory hive cannot write to: refused, nothing changed); one
+    commit releases the agent's reservations and reopens the cells it had claimed
+    (refused: nothing changed, the new store is dropped); the new store is put in
+    place (one rename); then the ``agent_retired`` event goes into the mail log. If
+    only that last append fails, the identity is retired and retiring it again
+    appends the event (so does registering the name afresh).
     """
     target = check_actor(name)
     actor = ws.actor
     override = None if actor == target else _retiring(ws, target, reason)
     state_dir = ws.git.paths.hive_state_dir
-    if target not in credentials.load(state_dir)["agents"]:
-        raise NotFound(f"no live identity {target!r} in this repository", agent=target)
-    # What the retired agent held goes with it: a name registered afresh starts clean.
-    released = release_retired(ws, agent=target, override=override)
-    reopened = _reopen_claims(ws, target, reason)
-    now = utc_now()
     with credentials.locked(state_dir, ws.lock_timeout()):
         store = copy.deepcopy(credentials.load(state_dir))
         entry = store["agents"].pop(target, None)
         if entry is None:
-            raise NotFound(f"no live identity {target!r} in this repository", agent=target)
+            pending = _unlogged_retirement(ws, store, target)
+            if pending is None:
+                raise NotFound(f"no live identity {target!r} in this repository", agent=target)
+            return _log_retirement(ws, pending)
+        mail.registered_names(ws)  # a mail log that cannot be read fails now, not half way
+        now = utc_now()
         entry.update(
             name=target,
             retired_at=format_time(now),
             retired_by=actor,
             retire_reason=reason or "retired by itself",
+            retire_role=override.role if override is not None else None,
         )
         store["retired"].append(entry)
-        credentials.save(state_dir, store)
-    mail.append_retirement(ws, name=target, by=actor)
-    if override is not None:
-        mail.record_override_event(ws, override)
+        with credentials.staged(state_dir, store) as publish:
+            # What the retired agent held goes with it: a name registered afresh starts clean.
+            released, reopened = _let_go(ws, target, override)
+            publish()
+        retired = _log_retirement(ws, entry)
+    return retired.model_copy(
+        update={
+            "reason": reason or "",
+            "released": [f"#{item.id} {item.path_pattern}" for item in released],
+            "reopened": reopened,
+        }
+    )
+
+
+def _let_go(
+    ws: Workspace, target: str, override: Override | None
+) -> tuple[list[Reservation], list[str]]:
+    """Release ``target``'s reservations and reopen the cells it had claimed (open,
+    unassigned, a note), in one commit carrying ``override`` when someone else retires
+    it; no commit when it holds nothing. Its reservations and cells, as released."""
+    from hive.domain.cells import reopened_claims
+
+    def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
+        files, released, trailers = retired_release(ws, snap, target)
+        note = f"open again: its agent {target} was retired by {ws.actor}"
+        cells = reopened_claims(index, target, note)
+        if not files and not cells:
+            return MixedPlan(cells=[], subject_id=target, title="", result=([], []))
+        return MixedPlan(
+            cells=cells,
+            subject_id=target,
+            title="(retired: reservations released, claims reopened)",
+            result=(released, [cell.id for cell in cells]),
+            files=files,
+            trailers=[*override_trailers([override] if override else []), *trailers],
+            subject_is_cell=False,
+        )
+
+    result: tuple[list[Reservation], list[str]] = ws.write_mixed(plan, event="retire").result
+    return result
+
+
+def _unlogged_retirement(ws: Workspace, store: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The latest retirement of ``name`` in ``store`` when the mail log has no
+    ``agent_retired`` event for it yet (its append failed), else None."""
+    entries = [e for e in store["retired"] if e.get("name") == name and e.get("retired_at")]
+    if not entries:
+        return None
+    latest = max(entries, key=lambda e: str(e["retired_at"]))
+    return None if mail.retired_at(ws, name) >= str(latest["retired_at"]) else latest
+
+
+def _log_retirement(ws: Workspace, entry: dict[str, Any]) -> RetireResult:
+    """Append the retirement ``entry`` records (and the override, when someone else
+    retired the agent) to the mail log; a failure says how to finish it."""
+    name, by = str(entry["name"]), str(entry["retired_by"])
+    reason = str(entry.get("retire_reason") or "")
+    role = entry.get("retire_role")
+    try:
+        mail.append_retirement(ws, name=name, by=by, at=str(entry["retired_at"]))
+        if by != name and role in ("coordinator", "person"):
+            override = Override(
+                by=by, role=role, action="retire", target=name, owner=name, reason=reason
+            )
+            mail.record_override_event(ws, override)
+    except HiveError as exc:
+        exc.message = (
+            f"{name} is retired (credential, reservations, claims), but the mail log could"
+            f" not record it: {exc.message}; run 'hive agent retire {shell_word(name)}'"
+            " again to finish"
+        )
+        exc.args = (exc.message,)
+        raise
     return RetireResult(
-        name=target,
-        retired_by=actor,
-        reason=reason or "",
-        retired_at=now,
-        released=[f"#{item.id} {item.path_pattern}" for item in released],
-        reopened=reopened,
+        name=name,
+        retired_by=by,
+        reason=reason if by != name else "",
+        retired_at=_time(entry["retired_at"]),
     )
-
-
-def _reopen_claims(ws: Workspace, target: str, reason: str | None) -> list[str]:
-    """The cells ``target`` had claimed (in progress), put back to open and unassigned
-    in one commit with a note, so that nobody (a new agent of the name included) works
-    them as the retired agent: anyone may claim them again. Someone else retiring it
-    overrides its claims (recorded with ``reason``)."""
-    from hive.domain.cells import update_cells
-
-    claimed = sorted(
-        cell.id
-        for cell in ws.cells().cells.values()
-        if cell.assignee == target and cell.status == "in_progress"
-    )
-    if not claimed:
-        return []
-    forced = ws.actor != target
-    update_cells(
-        ws,
-        cell_ids=claimed,
-        status="open",
-        assignee="",
-        append_notes=f"open again: its agent {target} was retired by {ws.actor}",
-        force=forced,
-        reason=f"retire {target}: {reason}" if forced else None,
-    )
-    return claimed
 
 
 def list_identities(ws: Workspace) -> list[IdentityInfo]:
@@ -287,6 +351,42 @@ def whoami(ws: Workspace) -> WhoAmI:
 
 
 # ------------------------------------------------------------------ helpers
+
+
+# Names an agent may not be registered under, and why.
+RESERVED_NAMES = {
+    mail.NOTICE_SENDER: "hive's own notices come from 'hive' (an agent of that name could"
+    " pass its messages off as them)",
+}
+
+
+def _refuse_ambiguous(ws: Workspace, name: str) -> None:
+    """InvalidInput for a new name that would be mistaken for something else: a
+    reserved sender, a command-line option, a cell id of this repository (agent
+    names and cell ids stand side by side: assignees, commit subjects and trailers,
+    mail threads, ``hive show``/``log``/``review`` arguments). Names registered
+    before keep working."""
+    from hive.store.ids import is_valid_id
+
+    lowered = name.lower()
+    why = RESERVED_NAMES.get(lowered)
+    if why is None and name.startswith("-"):
+        why = "a name starting with '-' reads as an option on the command line"
+    if why is None and is_valid_id(lowered):
+        prefix, known = "hv", False
+        with contextlib.suppress(HiveError):  # an unreadable hive: the default prefix
+            prefix = ws.config().prefix
+            known = lowered in ws.cells().known_ids()
+        if lowered.startswith(prefix + "-") or known:
+            why = (
+                f"it looks like a cell id of this repository ({prefix}-...), and agent names"
+                " and cell ids stand side by side (assignees, commit messages, mail threads)"
+            )
+    if why is not None:
+        raise InvalidInput(
+            f"{name!r} cannot be registered as an agent's name: {why}; choose another name",
+            agent=name,
+        )
 
 
 def _taken(name: str, entry: dict[str, Any]) -> NameTaken:

@@ -171,15 +171,22 @@ def declare_task(ws: Workspace, *, name: str, task: str) -> None:
     _append(ws, build, author=name)
 
 
-def append_retirement(ws: Workspace, *, name: str, by: str) -> None:
-    """Record that ``name`` was retired: mail sent to or by it until now was the
-    retired agent's; an agent registered afresh under the name starts with none."""
+def append_retirement(ws: Workspace, *, name: str, by: str, at: str | None = None) -> None:
+    """Record that ``name`` was retired (``at``, else now): mail sent to or by it until
+    now was the retired agent's; an agent registered afresh under the name starts with
+    none."""
 
     def build(state: MailState) -> tuple[str, dict[str, Any], None]:
-        event = {"type": "agent_retired", "name": name, "by": by, "at": format_time(utc_now())}
+        stamp = at or format_time(utc_now())
+        event = {"type": "agent_retired", "name": name, "by": by, "at": stamp}
         return f"retire {name}", event, None
 
     _append(ws, build, author=by)
+
+
+def retired_at(ws: Workspace, name: str) -> str:
+    """When the mail log last saw ``name`` retired ("" when never)."""
+    return _state(ws).retired.get(name, "")
 
 
 def generated_name(taken: set[str]) -> str:

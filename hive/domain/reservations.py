@@ -668,30 +668,21 @@ def release_for_holder(
     return outcome
 
 
-def release_retired(
-    ws: Workspace, *, agent: str, override: Override | None = None
-) -> list[Reservation]:
-    """Release every reservation ``agent`` holds, as its identity is retired (one
-    commit, carrying ``override`` when someone else retires it; none when it holds
-    nothing). The reservations released (active ones)."""
-
-    def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
-        path = reservation_path(agent)
-        if snap.blob_sha(path) is None:
-            return [], "", []
-        loaded = load_reservations(ws, snap)
-        held = loaded.files.get(agent)
-        now = utc_now()
-        active = [r for r in held.reservations if r.active(now)] if held else []
-        trailers = [("Hive-Released", f"{agent} #{r.id} {r.path_pattern}") for r in active]
-        overrides = [override] if override is not None else []
-        message = _message(
-            ws, "release", f"{agent} (retired)", None, overrides=overrides, extra=trailers
-        )
-        return [Change(path, None)], message, active
-
-    released: list[Reservation] = ws.write_files(plan).result
-    return released
+def retired_release(
+    ws: Workspace, snap: Snapshot, agent: str
+) -> tuple[list[Change], list[Reservation], list[tuple[str, str]]]:
+    """What releasing every reservation ``agent`` holds changes in ``snap``, as its
+    identity is retired (part of the retire's one commit): the change (none when it
+    holds nothing), the active reservations released and their ``Hive-Released``
+    trailers."""
+    path = reservation_path(agent)
+    if snap.blob_sha(path) is None:
+        return [], [], []
+    held = load_reservations(ws, snap).files.get(agent)
+    now = utc_now()
+    active = [r for r in held.reservations if r.active(now)] if held else []
+    trailers = [("Hive-Released", f"{agent} #{r.id} {r.path_pattern}") for r in active]
+    return [Change(path, None)], active, trailers
 
 
 def staleness(held: Reservation, now: datetime, cell_status: str | None) -> str | None:

@@ -322,9 +322,11 @@ def read_sequence(state_dir: str) -> int:
 
 
 def write_sequence(state_dir: str, highest: int) -> None:
-    """Record ``highest`` (called under hive's write lock). The number is written in
+    """Record ``highest`` unless a higher id is recorded. The number is written in
     place, fixed-width, into the one sector at the start of the file: replacing the
-    file by a rename made ext4 allocate and flush it at once (~3 ms per reserve)."""
+    file by a rename made ext4 allocate and flush it at once (~3 ms per reserve).
+    Read and written under a lock on the file itself: a git merge driver raising it
+    (it holds no hive lock) never lowers a number a reserve wrote meanwhile."""
     if highest <= read_sequence(state_dir):
         return
     path = os.path.join(state_dir, SEQUENCE_FILE)
@@ -334,11 +336,36 @@ def write_sequence(state_dir: str, highest: int) -> None:
     except OSError:
         return
     try:
-        os.pwrite(descriptor, f"{highest:0{SEQUENCE_WIDTH}d}\n".encode("ascii"), 0)
+        _lock_file(descriptor)
+        recorded = os.pread(descriptor, SEQUENCE_WIDTH + 1, 0).decode("ascii", "replace").strip()
+        if highest > (int(recorded) if recorded.isdigit() else 0):
+            os.pwrite(descriptor, f"{highest:0{SEQUENCE_WIDTH}d}\n".encode("ascii"), 0)
     except OSError:
         return
     finally:
-        os.close(descriptor)
+        os.close(descriptor)  # releases the lock
+
+
+def raise_sequence(state_dir: str, files: Iterable[tuple[str, bytes | None]]) -> None:
+    """Reservation ids that arrived from another clone (``files``: (path, content) of
+    merged hive files) are never given again here: a merge may have renumbered one
+    above every id this clone granted (``hive sync``, git's merge driver)."""
+    highest = 0
+    for path, content in files:
+        if path.startswith(RESERVATIONS_DIR + "/") and content is not None:
+            read = plain_file(content)
+            if read is not None:
+                highest = max([highest, *(item.id for item in read.reservations)])
+    if highest:
+        write_sequence(state_dir, highest)
+
+
+def _lock_file(descriptor: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no flock; reserves still take turns
+        return
+    fcntl.flock(descriptor, fcntl.LOCK_EX)
 
 
 # ------------------------------------------------------------------ plain reading

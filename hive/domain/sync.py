@@ -214,16 +214,9 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
 def _raise_sequence(ws: Workspace, changes: list[Change]) -> None:
     """Reservation ids that came from another clone are never given again here (a
     merge may have renumbered one above any this clone granted). Under the write lock."""
-    from hive.domain.reservecore import RESERVATIONS_DIR, plain_file, write_sequence
+    from hive.domain.reservecore import raise_sequence
 
-    highest = 0
-    for change in changes:
-        if change.path.startswith(RESERVATIONS_DIR + "/") and change.content is not None:
-            read = plain_file(change.content)
-            if read is not None:
-                highest = max([highest, *(item.id for item in read.reservations)])
-    if highest:
-        write_sequence(ws.git.paths.hive_state_dir, highest)
+    raise_sequence(ws.git.paths.hive_state_dir, ((c.path, c.content) for c in changes))
 
 
 def _next_state(

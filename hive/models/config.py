@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, field_validator
 
 from hive.models.base import HiveModel
+from hive.waits import MAX_WAIT
 
 
 class HiveConfig(HiveModel):
@@ -17,7 +18,8 @@ class HiveConfig(HiveModel):
     prefix: str = Field(default="hv", min_length=1, max_length=12)
     id_length: int = Field(default=6, ge=4, le=16)
     child_id_length: int = Field(default=4, ge=2, le=8)
-    lock_timeout_seconds: float = Field(default=30.0, gt=0)
+    # seconds to wait for a lock; at most a day (hive never waits without end)
+    lock_timeout_seconds: float = Field(default=30.0, gt=0, le=MAX_WAIT, allow_inf_nan=False)
     # Agents granted the coordinator role (proven by their credential): they may
     # override ownership rules with force and a reason, and force reservations.
     coordinators: list[str] = Field(default_factory=list)

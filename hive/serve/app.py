@@ -148,6 +148,8 @@ def _environment() -> Environment:
         chart=svg.outcome_chart,
         legend=svg.legend,
         diff_lines=_diff_lines,
+        diff_cut=_diff_cut,
+        DIFF_LINES=DIFF_LINES,
     )
     return env
 
@@ -181,7 +183,15 @@ def _stamp(value: datetime | int | float | None) -> str:
     return "" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def _diff_lines(patch: str, limit: int = 4000) -> list[tuple[str, str]]:
+DIFF_LINES = 4000  # a commit's diff on a page stops here (the page says so, and how to see it all)
+
+
+def _diff_cut(patch: str, limit: int = DIFF_LINES) -> int:
+    """How many lines of ``patch`` a page leaves out (0: it shows all of it)."""
+    return max(0, len(patch.splitlines()) - limit)
+
+
+def _diff_lines(patch: str, limit: int = DIFF_LINES) -> list[tuple[str, str]]:
     """(css class, text) per line of a unified diff, cut after ``limit`` lines."""
     lines = patch.splitlines()
     shown = []
@@ -198,7 +208,7 @@ def _diff_lines(patch: str, limit: int = 4000) -> list[tuple[str, str]]:
             kind = "ctx"
         shown.append((kind, line))
     if len(lines) > limit:
-        shown.append(("meta", f"… {len(lines) - limit} more lines (see 'hive review')"))
+        shown.append(("meta", f"… {len(lines) - limit} more lines not shown (see above the diff)"))
     return shown
 
 

@@ -19,11 +19,12 @@ import json
 import os
 from collections.abc import Iterator
 
-from hive.errors import CorruptFile, LockTimeout
+from hive.errors import CorruptFile, GitError, LockTimeout
 from hive.store.layout import make_state_dir
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 FILE = "identities.json"
@@ -86,14 +87,49 @@ def load(state_dir: str) -> dict[str, Any]:
 
 def save(state_dir: str, data: dict[str, Any]) -> None:
     """Replace the store atomically, readable by the owner only."""
+    with staged(state_dir, data) as publish:
+        publish()
+
+
+@contextlib.contextmanager
+def staged(state_dir: str, data: dict[str, Any]) -> Iterator[Callable[[], None]]:
+    """Write ``data`` beside the store (what can fail, a directory hive cannot write
+    to or a full disk, fails here: GitError naming the file) and yield ``publish``,
+    which puts it in place with one rename. Not published, it is removed: the store
+    stays as it was (a write that must land together with others publishes last)."""
     make_state_dir(state_dir)
     path = path_of(state_dir)
     temp = f"{path}.{os.getpid()}.tmp"
-    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-    os.replace(temp, path)
+    done = False
+
+    def publish() -> None:
+        nonlocal done
+        try:
+            os.replace(temp, path)
+        except OSError as exc:
+            raise _unwritable(path, exc) from None
+        done = True
+
+    try:
+        try:
+            descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=1, sort_keys=True)
+                handle.write("\n")
+        except OSError as exc:
+            raise _unwritable(temp, exc) from None
+        yield publish
+    finally:
+        if not done:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+
+
+def _unwritable(path: str, exc: OSError) -> GitError:
+    return GitError(
+        f"cannot write the agent credentials ({path}: {exc.strerror or exc}); nothing was changed",
+        path=path,
+    )
 
 
 def name_of_token(state_dir: str, token: str) -> str | None:

@@ -76,6 +76,7 @@
       const restore = keepTyped();
       live.innerHTML = html;
       restore();
+      showWho();
       showFacets();
       document.body.dataset.version = version;
       document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
@@ -85,6 +86,15 @@
       busy = false;
       if (again) { again = false; refresh(); }
     }
+  }
+
+  // The header says who the server acts as and whether it writes: a server restarted
+  // in another mode (or as another actor) sends it with each refresh.
+  function showWho() {
+    const now = live.querySelector("template#who-now");
+    if (!now) return;
+    document.getElementById("who").replaceChildren(now.content.cloneNode(true));
+    now.remove();
   }
 
   function showLive(on) {
