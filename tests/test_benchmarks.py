@@ -38,6 +38,7 @@ SMOKE: dict[str, list[str]] = {
     "bench_merge.py": ["--size", TINY, "--commits", "3", "--cells", "1", "--runs", "1"],
     "bench_parse.py": ["--cells", TINY],
     "bench_process.py": ["--sizes", TINY, "--runs", "1", "--cold-runs", "1", "--no-warm-up"],
+    "bench_startup.py": ["--runs", "1", "--cells", "2"],
 }
 BASELINE = "baseline: git add + git commit"
 
@@ -200,7 +201,10 @@ def check_merge(output: str) -> None:
     baseline = re.search(rf"git add && git commit \(baseline\) +{number}", output)
     by_log = re.search(rf"history search, git log +{number}", output)
     by_reading = re.search(rf"history search, object by object +{number}", output)
+    cpu = re.search(rf"CPU per cell \(all processes\) +{number}", output)
+    driver = re.search(rf"one driver run, CPU \(with its git\) +{number}", output)
     assert merge and per_cell and baseline and by_log and by_reading, output
+    assert cpu and driver and float(cpu.group(1)) > 0 and float(driver.group(1)) > 0, output
     assert "history: 3 hive commits, packed; 1 cells changed on both sides" in output
     merged, git_ms = float(merge.group(1)), float(baseline.group(1))
     assert merged > 0 and git_ms > 0 and float(per_cell.group(1)) == merged  # one cell
@@ -267,6 +271,30 @@ def check_process(output: str) -> None:
     assert "1 pairs per row (1 for the no-index row); the built repository's objects " in output
 
 
+STARTUP_ROWS = [
+    "hive list (lean)",
+    "hive show ID (lean)",
+    "hive show ID (comments)",
+    "hive comment ID TEXT",
+    "hive stats",
+    "hive blocked",
+    "hive log",
+    "hive mail inbox",
+    "hive doctor",
+    "hive show --help",
+    "hive --version (lean)",
+]
+
+
+def check_startup(output: str) -> None:
+    rows = table(output, ["command", "CPU (user+sys)", "wall"])
+    assert [row[0] for row in rows] == STARTUP_ROWS
+    for command, cpu, wall in rows:
+        assert duration_ms(cpu) > 0, command
+        assert duration_ms(wall) > 0, command
+    assert "median of 1 fresh processes" in output
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "run.py": check_run,
     "bench_coord.py": check_coord,
@@ -275,6 +303,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "bench_merge.py": check_merge,
     "bench_parse.py": check_parse,
     "bench_process.py": check_process,
+    "bench_startup.py": check_startup,
 }
 
 

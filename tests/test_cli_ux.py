@@ -68,6 +68,28 @@ def test_list_ready_show_fit_80_columns_and_never_cut_an_id(hived: Path) -> None
     assert all(len(line) <= 80 for line in reservations.splitlines()), reservations
     piped = ok(hive(hived, "list"))  # no terminal, no $COLUMNS: whole lines for grep
     assert LONG in piped
+    assert "Somebody With A Very Long Name" in piped  # was cut to 16 columns even piped
+    assert "Somebody With A Very Long Name" not in table  # at 80 columns it is cut
+
+
+def test_piped_tables_keep_long_agent_names_whole(
+    hived: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/cli.md: piped output without $COLUMNS is never cut, so grep sees whole
+    lines; the assignee of hive list / ready (lean path too) and the agent of hive
+    reservations were cut to 16 columns all the same."""
+    name = "An-Agent-With-A-Very-Long-Name"
+    create(hived, "Long-named assignee", "--assignee", name)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    for command in ("list", "ready"):
+        assert entry.dispatch(entry.parse(["-C", str(hived), command])) == 0  # the lean path
+        assert name in capsys.readouterr().out
+    assert name in ok(hive(hived, "list", "--assignee", name))
+    ok(hive(hived, "reserve", "docs/**", env=agent_env(hived, name)))
+    piped = ok(hive(hived, "reservations")).splitlines()
+    assert name in piped[1], piped
+    narrow = ok(hive(hived, "reservations", env={"COLUMNS": "80"})).splitlines()
+    assert name not in narrow[1] and "…" in narrow[1]
 
 
 def test_the_lean_list_and_ready_fit_80_columns(

@@ -252,3 +252,11 @@ def test_the_quick_help_says_what_actor_is() -> None:
     actor = text[text.index("  --actor NAME  ") : text.index("  --json  ")]
     assert "claim" in actor and "$HIVE_AGENT_TOKEN" in actor, actor
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_the_readme_links_every_doc() -> None:
+    """Every page under docs/ is reachable from README.md's list (security.md and
+    seeds.md were not)."""
+    readme = (ROOT / "README.md").read_text()
+    unlisted = [p.name for p in (ROOT / "docs").glob("*.md") if f"](docs/{p.name})" not in readme]
+    assert not unlisted, unlisted

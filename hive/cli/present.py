@@ -344,9 +344,10 @@ def _reservation_lines(items: list[Any]) -> list[str]:
     widths = [
         max(len(name), *(len(row[n]) for row in rows)) for n, name in enumerate(RESERVATION_COLUMNS)
     ]
-    widths[1] = min(widths[1], 16)
-    lead = sum(widths) + 2 * len(widths)
     width = output.columns()
+    if width is not None:  # piped without $COLUMNS: agent names whole too, for grep
+        widths[1] = min(widths[1], 16)
+    lead = sum(widths) + 2 * len(widths)
     room = None if width is None else max(width - lead, 12)
     patterns = ["PATTERN", *(item.path_pattern for item in items)]
     lines = []

@@ -60,13 +60,15 @@ from hive.models.mail import (
     MessageHeader,
     SendResult,
 )
-from hive.models.views import MailThread, ThreadMessage, ThreadView
 from hive.store.cells import format_time
 from hive.store.layout import cell_id_from_path
 from hive.store.sqlerrors import sqlite3
 
 if TYPE_CHECKING:
     from hive.store.cache import CellIndex
+
+if TYPE_CHECKING:  # the supervisor's views (hive serve): imported where they are made
+    from hive.models.views import MailThread, ThreadView
 
 NOTICE_SENDER = "hive"
 SYNC_ATTEMPTS = 5
@@ -695,6 +697,8 @@ def _sent_at(event: dict[str, Any]) -> datetime:
 def list_threads(ws: Workspace, *, limit: int | None = None) -> list[MailThread]:
     """Every conversation, most recently active first, for a supervisor (nothing is
     marked read). A message without a thread id is a thread of its own."""
+    from hive.models.views import MailThread
+
     state = _state(ws)
     grouped: dict[str, list[dict[str, Any]]] = {}
     for event in state.messages.values():
@@ -722,6 +726,8 @@ def list_threads(ws: Workspace, *, limit: int | None = None) -> list[MailThread]
 def thread_view(ws: Workspace, *, key: str) -> ThreadView:
     """The messages of one thread (by :func:`list_threads`' key), oldest first, with
     who has read and acknowledged each; reading them here marks nothing read."""
+    from hive.models.views import ThreadMessage, ThreadView
+
     state = _state(ws)
     found = sorted(
         (e for e in state.messages.values() if _thread_key(e) == key),
