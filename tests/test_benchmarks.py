@@ -38,6 +38,7 @@ SMOKE: dict[str, list[str]] = {
     "bench_merge.py": ["--size", TINY, "--commits", "3", "--cells", "1", "--runs", "1"],
     "bench_parse.py": ["--cells", TINY],
     "bench_process.py": ["--sizes", TINY, "--runs", "1", "--cold-runs", "1", "--no-warm-up"],
+    "bench_startup.py": ["--runs", "1", "--cells", "2"],
 }
 BASELINE = "baseline: git add + git commit"
 
@@ -265,6 +266,30 @@ def check_process(output: str) -> None:
     assert "1 pairs per row (1 for the no-index row); the built repository's objects " in output
 
 
+STARTUP_ROWS = [
+    "hive list (lean)",
+    "hive show ID (lean)",
+    "hive show ID (comments)",
+    "hive comment ID TEXT",
+    "hive stats",
+    "hive blocked",
+    "hive log",
+    "hive mail inbox",
+    "hive doctor",
+    "hive show --help",
+    "hive --version (lean)",
+]
+
+
+def check_startup(output: str) -> None:
+    rows = table(output, ["command", "CPU (user+sys)", "wall"])
+    assert [row[0] for row in rows] == STARTUP_ROWS
+    for command, cpu, wall in rows:
+        assert duration_ms(cpu) > 0, command
+        assert duration_ms(wall) > 0, command
+    assert "median of 1 fresh processes" in output
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "run.py": check_run,
     "bench_coord.py": check_coord,
@@ -273,6 +298,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "bench_merge.py": check_merge,
     "bench_parse.py": check_parse,
     "bench_process.py": check_process,
+    "bench_startup.py": check_startup,
 }
 
 

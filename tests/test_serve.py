@@ -655,7 +655,7 @@ def test_a_person_adds_a_note_to_a_cell_an_agent_has_claimed(
     server: BackgroundServer, sample: Sample
 ) -> None:
     """The person watching the swarm notes on a cell RedStone works on: one commit,
-    recorded as their override; closing it stays RedStone's (not offered, refused)."""
+    recorded as their override; closing it stays RedStone's (only a forced close)."""
     token = {"X-Hive-Token": _token(server)}
     status, _, body = request(
         server.url + "/api/actions/note",
@@ -671,6 +671,44 @@ def test_a_person_adds_a_note_to_a_cell_an_agent_has_claimed(
     assert "check the iPhone SE too" in page and 'id="assignee">RedStone' in page
     assert 'id="close"' not in page and "only RedStone closes it" in page
     assert 'id="close"' in request(server.url + f"/cells/{sample.chore}")[2]  # unclaimed
+    assert git(sample.root, "status", "--porcelain") == ""
+
+
+def test_a_forced_close_from_the_board_needs_a_reason_and_is_recorded(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """What 'hive close --force --reason WHY' does, the board does: a cell RedStone has
+    claimed is closed by the watching person only forced and with a reason (a plain
+    close refused, a forced one without a reason refused, nothing written), the
+    override and its reason in the commit; a cell waiting on an open blocker too."""
+    from hive.store.layout import cell_path
+
+    close = server.url + "/api/actions/close"
+    token = {"X-Hive-Token": _token(server)}
+    page = request(server.url + f"/cells/{sample.bug}")[2]
+    assert 'id="force-close"' in page and 'name="force" value="1"' in page
+    assert 'id="close-force"' in request(server.url + f"/cells/{sample.chore}")[2]
+    before = head_commit(sample.root)
+    status, _, body = request(close, data={"cell_id": sample.bug}, headers=token)
+    assert status == 403 and json.loads(body)["code"] == "not_owner", body
+    status, _, body = request(close, data={"cell_id": sample.bug, "force": "1"}, headers=token)
+    assert status == 400 and "a forced close needs a reason" in json.loads(body)["error"]
+    assert head_commit(sample.root) == before
+    forced = {"cell_id": sample.bug, "force": "1", "reason": "a duplicate of the login bug"}
+    status, _, body = request(close, data=forced, headers=token)
+    assert status == 200, body
+    message = git(sample.root, "log", "-1", "--format=%B")
+    assert message.startswith(f"hive: close {sample.bug}")
+    assert "Hive-Override: Test User (person)" in message and "of RedStone" in message
+    assert "a duplicate of the login bug" in message
+    cell = git(sample.root, "show", f"HEAD:{cell_path(sample.bug)}")
+    assert "status: closed" in cell
+    blocked = {"cell_id": sample.subtasks[1], "force": "on", "reason": "done another way"}
+    assert request(close, data={"cell_id": sample.subtasks[1]}, headers=token)[0] == 409
+    status, _, body = request(close, data=blocked, headers=token)
+    assert status == 200, body
+    message = git(sample.root, "log", "-1", "--format=%B")
+    assert "despite open blockers" in message and "done another way" in message
     assert git(sample.root, "status", "--porcelain") == ""
 
 

@@ -912,7 +912,7 @@ def test_models_are_built_on_first_use_not_at_import() -> None:
     import subprocess
 
     probe = (
-        "import hive.cli.main\n"
+        "from hive.cli.main import app\n"
         "from pydantic import BaseModel\n"
         "from hive.models.base import HiveModel\n"
         "def subclasses(kind):\n"

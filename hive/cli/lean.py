@@ -405,6 +405,14 @@ def _terminal_width() -> int | None:
 _RICH_ENV = ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "TTY_COLS")
 
 
+def piped_plain() -> bool:
+    """Whether the output is piped with nothing that makes rich lay out or colour it:
+    then rich prints ``plain_text`` as it is (``hive show`` here, ``output.say``)."""
+    import os
+
+    return not sys.stdout.isatty() and not any(name in os.environ for name in _RICH_ENV)
+
+
 def show(inv: Invocation) -> int | None:
     """``hive show ID`` for one full id, printed as the full CLI prints it: as JSON, or
     as plain lines when the output is piped (on a terminal rich wraps and colours it,
@@ -415,7 +423,7 @@ def show(inv: Invocation) -> int | None:
 
     if len(inv.args) != 1 or inv.args[0].startswith("-"):
         return None
-    if not inv.json and (sys.stdout.isatty() or any(name in os.environ for name in _RICH_ENV)):
+    if not inv.json and not piped_plain():
         return None
     given = inv.args[0]
     if not given or given != given.strip().lower():
@@ -513,7 +521,7 @@ def _detail_text(cell: dict[str, Any], blockers: list[dict[str, Any]]) -> str | 
         if text:
             lines.append("\n" + heading + text)
     printed = "\n".join(lines) + "\n"
-    return printed if _plain_text(printed) else None
+    return printed if plain_text(printed) else None
 
 
 _TEXT_BLOCKS = (
@@ -523,7 +531,7 @@ _TEXT_BLOCKS = (
 )
 
 
-def _plain_text(text: str) -> bool:
+def plain_text(text: str) -> bool:
     """Text rich prints as it is: printable characters and line breaks, no line
     ending in blanks (what rich does with tabs, control codes and trailing spaces
     is its own affair)."""

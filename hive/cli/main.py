@@ -5,23 +5,15 @@ returned model (a table/text for people, ``--json`` for programs). Errors are
 ``HiveError``s rendered as one line on stderr with the class's exit code.
 """
 
+import copy
+import functools
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
-from hive.cli import (
-    DEFAULT_PAGE,
-    coord_cmd,
-    groups,
-    internal_error,
-    missing_command,
-    output,
-    reader_gone,
-    serve_cmd,
-    swarm_cmd,
-    tools_cmd,
-)
+from hive.cli import groups, internal_error, missing_command, output, reader_gone
 from hive.cli.build import add_commands
 from hive.cli.common import (
     OPTIONS,
@@ -32,30 +24,12 @@ from hive.cli.common import (
     run_op,
     use_json,
 )
-from hive.cli.present import PRESENTERS
-from hive.ops.catalog import operations
+from hive.ops.commandindex import COMMAND_MODULES
 
-PAGE = DEFAULT_PAGE
-
-app = typer.Typer(
-    rich_markup_mode=None,
-    name="hive",
-    help="Git-backed issue tracking and coordination for swarms of coding agents.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-dep_app = typer.Typer(
-    rich_markup_mode=None, help="Dependencies between cells.", no_args_is_help=True
-)
-epic_app = typer.Typer(
-    rich_markup_mode=None, help="Epics and their subtasks.", no_args_is_help=True
-)
-app.add_typer(dep_app, name="dep")
-app.add_typer(epic_app, name="epic")
-app.add_typer(groups.mail_app, name="mail")
-app.add_typer(groups.hooks_app, name="hooks")
-app.add_typer(groups.agent_app, name="agent")
+HELP = "Git-backed issue tracking and coordination for swarms of coding agents."
+WORDS = frozenset({*COMMAND_MODULES, "demo", "tools", "mcp", "serve"})
+"""The first word of every command and group (``hive/ops/commandindex.py`` names the
+operation modules of those generated from operations; the rest are hand-written)."""
 
 
 def _version(value: bool) -> None:
@@ -66,7 +40,6 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def main(
     directory: Annotated[
         str, typer.Option("-C", help="Run as if started in DIR.", metavar="DIR")
@@ -92,46 +65,6 @@ def main(
     OPTIONS.json = json_output
 
 
-# ----------------------------------------------------------------------- cells
-# Generated from the operations' descriptions (hive/ops/cells.py); presentation in
-# hive/cli/present.py.
-
-GROUPS = {
-    (): app,
-    ("dep",): dep_app,
-    ("epic",): epic_app,
-    ("mail",): groups.mail_app,
-    ("swarm",): swarm_cmd.swarm_app,
-    ("ctx",): groups.ctx_app,
-    ("queue",): groups.queue_app,
-    ("hooks",): groups.hooks_app,
-    ("agent",): groups.agent_app,
-    ("proposals",): groups.proposals_app,
-    ("import",): groups.import_app,
-    ("export",): groups.export_app,
-}
-CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
-CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
-LATE_COMMANDS = {"blocked", "stats", "reserve", "release", "reservations"}
-add_commands(GROUPS, operations(), PRESENTERS, {"init"})
-add_commands(GROUPS, operations(), PRESENTERS, CELL_COMMANDS)
-add_commands(GROUPS, operations(), PRESENTERS, {"mail", "hooks", "agent"})
-groups.hooks_app.command("run")(coord_cmd.hooks_run_cmd)  # git's hook entry: not an operation
-
-
-# ----------------------------------------------------------------------- epics
-
-
-add_commands(GROUPS, operations(), PRESENTERS, {"epic"})
-
-
-# ----------------------------------------------------------------------- history & health
-
-
-add_commands(GROUPS, operations(), PRESENTERS, {"doctor", "gc"})
-
-
-@app.command()
 def demo(
     keep: Annotated[
         str | None,
@@ -156,61 +89,140 @@ def demo(
         raise typer.Exit(1)
 
 
-# Registered last so `hive --help` lists the cell commands first.
-add_commands(GROUPS, operations(), PRESENTERS, LATE_COMMANDS)
-app.add_typer(swarm_cmd.swarm_app, name="swarm")
-add_commands(GROUPS, operations(), PRESENTERS, {"swarm", "review"})
-app.add_typer(tools_cmd.tools_app, name="tools")
-app.command("mcp")(tools_cmd.mcp_cmd)
-app.add_typer(groups.proposals_app, name="proposals")
-add_commands(GROUPS, operations(), PRESENTERS, {"proposals", "events"})
-app.add_typer(groups.ctx_app, name="ctx")
-app.add_typer(groups.queue_app, name="queue")
-add_commands(GROUPS, operations(), PRESENTERS, {"ctx", "queue"})
-for _name, _group in groups.SEED_GROUPS.items():
-    GROUPS[(_name,)] = _group
-    app.add_typer(_group, name=_name)
-add_commands(GROUPS, operations(), PRESENTERS, {*groups.SEED_GROUPS, "delegate", "search"})
-app.add_typer(groups.import_app, name="import")
-app.add_typer(groups.export_app, name="export")
-add_commands(GROUPS, operations(), PRESENTERS, {"sync", "import", "export"})
-app.command("serve")(serve_cmd.serve_cmd)
+# Cells (hive/ops/cells.py) first, so that `hive --help` lists them first; each command is
+# generated from its operation's description (hive/cli/build.py), its presentation in
+# hive/cli/present.py.
+CELL_COMMANDS = {"create", "show", "list", "ready", "update", "start", "close", "reopen"}
+CELL_COMMANDS |= {"delete", "comment", "resolve", "dep", "log"}
+LATE_COMMANDS = {"blocked", "stats", "reserve", "release", "reservations"}
+
+
+@functools.cache
+def build(only: str | None = None) -> typer.Typer:
+    """The app: every command (``only`` None), or only the command or group whose first
+    word is ``only`` (one of ``WORDS``), built the same way and importing only the
+    operation modules, presenters and hand-written commands it needs.
+
+    Every app gets new groups: the steps below run in the same order either way, so a
+    group lists its commands in the same order, and ``hive --help`` lists commands as
+    they are registered. Built once per process (tests run many commands in one)."""
+    from hive.cli.present import PRESENTERS
+    from hive.ops.catalog import operations
+
+    root = _root()
+    apps: dict[tuple[str, ...], typer.Typer] = {(): root}
+    declared = operations() if only is None else operations(COMMAND_MODULES.get(only, ()))
+
+    def wanted(*words: str) -> bool:
+        return only is None or only in words
+
+    def group(name: str, made: Callable[[], typer.Typer] | None = None) -> None:
+        if wanted(name):
+            apps[(name,)] = made() if made is not None else groups.group(name)
+            root.add_typer(apps[(name,)], name=name)
+
+    def generated(words: set[str] | tuple[str, ...]) -> None:
+        chosen = set(words) if only is None else set(words) & {only}
+        if chosen:
+            add_commands(apps, declared, PRESENTERS, chosen)
+
+    for name in ("dep", "epic", "mail", "hooks", "agent"):
+        group(name)
+    generated({"init"})
+    generated(CELL_COMMANDS)
+    generated({"mail", "hooks", "agent"})
+    if wanted("hooks"):
+        from hive.cli.coord_cmd import hooks_run_cmd
+
+        apps[("hooks",)].command("run")(hooks_run_cmd)  # git's hook entry: not an operation
+    generated({"epic"})
+    generated({"doctor", "gc"})
+    if wanted("demo"):
+        root.command()(demo)
+    # Registered last so `hive --help` lists the cell commands first.
+    generated(LATE_COMMANDS)
+    group("swarm", lambda: _fresh(_swarm_app()))
+    generated({"swarm", "review"})
+    group("tools", lambda: _fresh(_tools_app()))
+    if wanted("mcp"):
+        from hive.cli.tools_cmd import mcp_cmd
+
+        root.command("mcp")(mcp_cmd)
+    group("proposals")
+    generated({"proposals", "events"})
+    group("ctx")
+    group("queue")
+    generated({"ctx", "queue"})
+    for name in groups.SEED_GROUPS:
+        group(name)
+    generated({*groups.SEED_GROUPS, "delegate", "search"})
+    group("import")
+    group("export")
+    generated({"sync", "import", "export"})
+    if wanted("serve"):
+        from hive.cli.serve_cmd import serve_cmd
+
+        root.command("serve")(serve_cmd)
+    return root
+
+
+def _root() -> typer.Typer:
+    root = typer.Typer(
+        rich_markup_mode=None,
+        name="hive",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    root.callback()(main)
+    return root
+
+
+def _swarm_app() -> typer.Typer:
+    from hive.cli.swarm_cmd import swarm_app
+
+    return swarm_app
+
+
+def _tools_app() -> typer.Typer:
+    from hive.cli.tools_cmd import tools_app
+
+    return tools_app
+
+
+def _fresh(group: typer.Typer) -> typer.Typer:
+    """A copy of a hand-written group (its commands registered where it is defined) that
+    the commands generated from operations can be added to, leaving the original as it is."""
+    made = copy.copy(group)
+    made.registered_commands = list(group.registered_commands)
+    made.registered_groups = list(group.registered_groups)
+    return made
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``app``: the whole CLI (help, docs and tests), built on first use."""
+    if name == "app":
+        return build()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def focused_app(argv: list[str]) -> typer.Typer:
     """The app with only the command ``argv`` names (the whole app for help or typos).
 
-    typer builds a click command for every registered function on each run
-    (~1.5 ms each); a one-command app starts faster and behaves the same.
-    """
+    typer builds a click command for every registered function on each run (~1.5 ms
+    each), and the whole app imports every operation module with its models; a
+    one-command app starts faster and behaves the same."""
     name = _command_name(argv)
-    if name is None:
-        return app
-    commands = [c for c in app.registered_commands if _info_name(c) == name]
-    groups = [g for g in app.registered_groups if g.name == name]
-    if not commands and not groups:
-        return app
-    focused = typer.Typer(
-        rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False
-    )
-    focused.info = app.info
-    focused.registered_callback = app.registered_callback
-    focused.registered_commands = commands
-    focused.registered_groups = groups
-    return focused
+    if name is None or name not in WORDS:
+        return build()
+    return build(name)
 
 
 def _command_name(argv: list[str]) -> str | None:
     from hive.cli import parse
 
     return parse(argv).command
-
-
-def _info_name(info: typer.models.CommandInfo) -> str | None:
-    if info.name:
-        return info.name
-    callback = info.callback
-    return callback.__name__.lower().replace("_", "-") if callback else None
 
 
 def _usage_error(exc: Any, argv: list[str]) -> int:

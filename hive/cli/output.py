@@ -96,12 +96,97 @@ def console(*, wrap: bool = False) -> Any:
     """A console as wide as the output (see ``columns``). Tables are laid out to fit it;
     text lines are wrapped at words only with ``wrap`` (titles, descriptions, message
     subjects), never otherwise: a command or credential printed for copying stays one
-    line."""
+    line. Piped (``Piped``): rich only for what it would not print as it is."""
+    from hive.cli.lean import piped_plain
+
+    if piped_plain():
+        return Piped()
+    return _rich_console(wrap)
+
+
+def _rich_console(wrap: bool) -> Any:
     output = _console_class()
     width = columns()
     if width is None:  # piped: not wrapped, tables keep one row per line
         return output(highlight=False, soft_wrap=True, width=1000, emoji=False)
     return output(highlight=False, soft_wrap=not wrap, width=width, emoji=False)
+
+
+class Piped:
+    """The console of output piped with nothing that makes rich lay it out or colour it
+    (``hive.cli.lean.piped_plain``): a line of text (markup and all) that rich would
+    print as it is, with its styles dropped, is written here without importing rich
+    (rich.console is ~8% of a command's start-up); anything else (a table, a tree,
+    options, text rich might print otherwise) goes to rich's console, made on first
+    need."""
+
+    def __init__(self) -> None:
+        self._rich: Any = None
+
+    def print(self, *objects: Any, markup: bool | None = None, **options: Any) -> None:
+        from hive.cli.lean import plain_text
+
+        if len(objects) == 1 and isinstance(objects[0], str) and not options:
+            text = objects[0]
+            shown = text if markup is False else plain_markup(text)
+            if shown is not None and plain_text(text) and plain_text(shown):
+                sys.stdout.write(shown + "\n")
+                sys.stdout.flush()
+                return
+        self.rich().print(*objects, markup=markup, **options)
+
+    def rich(self) -> Any:
+        if self._rich is None:
+            self._rich = _rich_console(wrap=False)  # piped: never wrapped either way
+        return self._rich
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rich(), name)
+
+
+# rich's markup tags (rich.markup.RE_TAGS), and the styles whose tags are read here
+_TAG = r"((\\*)\[([a-z#/@][^[]*?)])"
+_STYLES = frozenset(
+    {"bold", "dim", "italic", "red", "green", "yellow", "blue", "white", "cyan", "none"}
+)
+
+
+def plain_markup(markup: str) -> str | None:
+    """The text rich shows for console markup (``rich.markup.render``) without its
+    styles; None for markup this does not read as rich would (a tag of another style,
+    with parameters, closing nothing: rich decides, or raises its error)."""
+    if "[" not in markup:
+        return markup
+    import re
+
+    parts: list[str] = []
+    opened: list[str] = []
+    position = 0
+    for match in re.finditer(_TAG, markup):
+        whole, escapes, tag = match.groups()
+        start, end = match.span()
+        if start > position:
+            parts.append(markup[position:start].replace("\\[", "["))
+        position = end
+        backslashes, escaped = divmod(len(escapes), 2)
+        parts.append("\\" * backslashes)
+        if escaped:
+            parts.append(whole[len(escapes) :])
+            continue
+        name = tag.removeprefix("/")
+        if name and name not in _STYLES:
+            return None
+        if not tag.startswith("/"):
+            opened.append(name)
+        elif not name and opened:
+            opened.pop()  # [/]: the last one opened
+        elif name in opened:
+            del opened[len(opened) - 1 - opened[::-1].index(name)]
+        else:
+            return None
+    if position < len(markup):
+        parts.append(markup[position:].replace("\\[", "["))
+    return "".join(parts)
 
 
 def say(text: str, *, wrap: bool = False) -> None:
@@ -251,12 +336,26 @@ def escape(text: str) -> str:
     markup). rich's own escape, but backslashes at the end kept whatever follows them
     (rich's doubles one at the end of a line, and a tag after it took one or was shown
     as text): they are written doubled before a tag that does nothing."""
-    from rich.markup import escape as rich_escape
-
     body = text.rstrip("\\")
     if len(body) == len(text):
         return rich_escape(text)
     return rich_escape(body) + "\\" * (2 * (len(text) - len(body))) + "[none]"
+
+
+def rich_escape(markup: str) -> str:
+    """``rich.markup.escape`` (the same text), without importing rich: a backslash
+    before each tag-like ``[``, backslashes before one doubled, and one more after a
+    lone backslash at the end."""
+    import re
+
+    def escaped(match: re.Match[str]) -> str:
+        backslashes, tag = match.groups()
+        return f"{backslashes}{backslashes}\\{tag}"
+
+    markup = re.sub(r"(\\*)(\[[a-z#/@][^[]*?])", escaped, markup)
+    if markup.endswith("\\") and not markup.endswith("\\\\"):
+        return markup + "\\"
+    return markup
 
 
 def object_store(health: Any) -> None:

@@ -51,7 +51,7 @@ from hive.errors import (
 from hive.git.repo import Snapshot
 from hive.models import Cell, Dependency, utc_now
 from hive.models.cell import Page, check_title, first_error
-from hive.models.results import DependencyNode
+from hive.models.cellresults import DependencyNode
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
 from hive.store.layout import cell_path

@@ -14,8 +14,6 @@ import json
 import os
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 EVENTS_FILE = "events.jsonl"
 MAX_EVENTS_BYTES = 20_000_000
 
@@ -35,12 +33,17 @@ def log_event(state_dir: str, event: dict[str, Any], max_bytes: int = MAX_EVENTS
             handle.write(line)
         if os.path.getsize(path) > max_bytes:
             _rotate(path, max_bytes)
-    except (OSError, Timeout):
+    except OSError:
         return
 
 
 def _rotate(path: str, max_bytes: int) -> None:
-    with FileLock(path + ".lock", timeout=5):
+    """Best effort, as the append: a rotation that waits too long for another is skipped
+    (filelock is imported here, only when a log is this large, not by every command that
+    may append an event)."""
+    from filelock import FileLock, Timeout
+
+    with contextlib.suppress(Timeout), FileLock(path + ".lock", timeout=5):
         if os.path.exists(path) and os.path.getsize(path) > max_bytes:
             os.replace(path, path + ".1")
 

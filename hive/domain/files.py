@@ -17,14 +17,16 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from filelock import FileLock, Timeout
 from pydantic import ConfigDict, Field, ValidationError
 
 from hive.domain.globs import glob_matches, normalize_pattern
 from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PathOutsideRepository
 from hive.models.base import HiveModel
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 PROPOSALS_DIR = "proposals"
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "__pycache__"}
@@ -318,6 +320,10 @@ def list_proposals(state_dir: str, status: str | None = None) -> list[Proposal]:
 
 
 def _locked(state_dir: str) -> FileLock:
+    """The proposals' lock (filelock is imported when proposals are decided, not by
+    every command whose domain imports this module: ``hive doctor``)."""
+    from filelock import FileLock
+
     from hive.store.layout import make_state_dir
 
     make_state_dir(state_dir)
@@ -334,6 +340,8 @@ def decide(
 ) -> list[dict[str, Any]]:
     """Apply an arbiter's strict-JSON decisions to the pending proposals, under a
     lock so two arbiters never apply one proposal twice."""
+    from filelock import Timeout
+
     decisions = parse_decisions(text)
     try:
         with _locked(state_dir):
@@ -379,6 +387,8 @@ def apply_approved(
     root: str, state_dir: str, check: WriteCheck | None = None
 ) -> list[dict[str, Any]]:
     """Write every approved (not yet applied) proposal."""
+    from filelock import Timeout
+
     report = []
     try:
         with _locked(state_dir):

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from hive.domain.events import log_event
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotInitialized, NotOwner
 from hive.git.repo import Snapshot
 from hive.models import Cell, HiveConfig
-from hive.models.identity import Override
+
+if TYPE_CHECKING:
+    from hive.models.identity import Override
 
 OVERRIDE_TRAILER = "Hive-Override"
 
@@ -92,6 +94,8 @@ def check_owner(
         raise InvalidInput(
             f"overriding {owner}'s ownership of {target} needs a reason (--reason / reason)"
         )
+    from hive.models.identity import Override  # only when overriding: not every write's
+
     return Override(by=actor, role=role, action=action, target=target, owner=owner, reason=cleaned)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hive.domain.actors import check_actor, os_user, slug
 from hive.errors import NotRegistered, NotYourIdentity
 from hive.git.repo import GitRepo, Identity
-from hive.models.identity import Principal
+from hive.models.principal import Principal
 from hive.store import credentials
 from hive.text import shell_word
 

@@ -11,7 +11,7 @@ from hive.domain.graph import ready_cell_ids
 from hive.domain.readiness import open_blockers
 from hive.domain.workspace import Workspace
 from hive.models import STATUSES, Cell
-from hive.models.results import BlockedCell, CellDetail, CellRef, CellStats, LeadTime
+from hive.models.cellresults import BlockedCell, CellDetail, CellRef, CellStats, LeadTime
 from hive.store.cache import CellIndex
 
 UNASSIGNED = "(unassigned)"

@@ -26,7 +26,7 @@ from hive.domain.reading import StateReader
 from hive.errors import HiveError
 from hive.git.repo import Change, GitRepo, Identity, Plan, Snapshot, WriteResult
 from hive.models import Cell, HiveConfig
-from hive.models.identity import Principal
+from hive.models.principal import Principal
 from hive.store.cache import CellCache, CellIndex
 from hive.store.index import StateIndex
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -10,24 +9,8 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from hive.models.base import HiveModel
 from hive.models.mail import Agent
-
-PrincipalKind = Literal["agent", "person", "unregistered"]
-
-
-@dataclass(frozen=True)
-class Principal:
-    """The acting identity of a Workspace.
-
-    - ``agent``: a registered agent, proven by its credential at a surface (or
-      named by trusted in-process code);
-    - ``person``: someone at the CLI without a credential, acting as their git
-      identity (``user.name``); people may override ownership with a reason;
-    - ``unregistered``: a tool caller that has not registered yet; it may read and
-      create, but not claim, reserve, use mail or override anything.
-    """
-
-    name: str
-    kind: PrincipalKind = "agent"
+from hive.models.principal import Principal as Principal
+from hive.models.principal import PrincipalKind as PrincipalKind
 
 
 class Registration(Agent):

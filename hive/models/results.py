@@ -8,6 +8,12 @@ from pydantic import Field, computed_field
 
 from hive.models.base import HiveModel
 from hive.models.cell import Cell
+from hive.models.cellresults import BlockedCell as BlockedCell
+from hive.models.cellresults import CellDetail as CellDetail
+from hive.models.cellresults import CellRef as CellRef
+from hive.models.cellresults import CellStats as CellStats
+from hive.models.cellresults import DependencyNode as DependencyNode
+from hive.models.cellresults import LeadTime as LeadTime
 from hive.models.reservation import Contest
 
 
@@ -110,18 +116,6 @@ class DoctorReport(HiveModel):
         return not self.problems
 
 
-class DependencyNode(HiveModel):
-    id: str
-    type: str | None = None
-    title: str | None = None
-    status: str
-    depends_on: list[DependencyNode] = Field(default_factory=list)
-
-    @classmethod
-    def from_tree(cls, tree: dict[str, Any]) -> DependencyNode:
-        return cls.model_validate(tree)
-
-
 class CreatedCells(HiveModel):
     """What bulk creation made: the new ids in input order, and the id of each key."""
 
@@ -163,56 +157,3 @@ class SyncResult(HiveModel):
     conflicts: list[dict[str, Any]] = Field(default_factory=list)
     unresolved: list[str] = Field(default_factory=list)
     contested: list[Contest] = Field(default_factory=list)
-
-
-class CellRef(HiveModel):
-    """Another cell named in a result: enough to recognise it."""
-
-    id: str
-    title: str = ""
-    status: str = "unknown"
-    assignee: str | None = None
-
-
-class BlockedCell(HiveModel):
-    """A cell waiting on open blockers (``hive blocked``): which ones, and their state."""
-
-    id: str
-    title: str
-    status: str
-    priority: int
-    type: str
-    assignee: str | None = None
-    blocked_by: list[str] = Field(default_factory=list)
-    blocked_by_count: int = 0
-    open_blockers: list[CellRef] = Field(default_factory=list)
-
-
-class LeadTime(HiveModel):
-    """Hours from creation to close, over the closed cells."""
-
-    closed: int = 0
-    mean_hours: float | None = None
-    median_hours: float | None = None
-    max_hours: float | None = None
-
-
-class CellStats(HiveModel):
-    """Counts of the live (not deleted) cells (``hive stats``)."""
-
-    total: int
-    open: int
-    ready: int
-    blocked: int
-    by_status: dict[str, int]
-    by_type: dict[str, int]
-    by_priority: dict[str, int]
-    by_assignee: dict[str, int]
-    lead_time: LeadTime
-
-
-class CellDetail(Cell):
-    """A cell as ``hive show`` presents it: with the blockers still open."""
-
-    blocked_by: list[str] = Field(default_factory=list)
-    open_blockers: list[CellRef] = Field(default_factory=list)

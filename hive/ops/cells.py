@@ -29,7 +29,7 @@ from hive.errors import (
 )
 from hive.models import Cell
 from hive.models.cell import CellSummary, Page
-from hive.models.results import BlockedCell, CellDetail, CellStats, DependencyNode
+from hive.models.cellresults import BlockedCell, CellDetail, CellStats, DependencyNode
 from hive.ops.spec import (
     OVERRIDE,
     REASON,

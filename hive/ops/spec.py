@@ -270,8 +270,9 @@ def progress() -> Progress | None:
 
 
 OPERATIONS: dict[str, Operation] = {}
-"""Every declared operation by name: complete once ``hive.ops.catalog`` (which imports
-the modules that declare them, and the surfaces' way to them) has been imported."""
+"""Every declared operation by name: complete once ``hive.ops.catalog.declare()`` (which
+imports the modules that declare them; the catalogue is the surfaces' way to them) has
+run. A command of the full CLI imports only the modules it needs."""
 
 
 DECLARED_IN: dict[str, str] = {}
@@ -291,7 +292,10 @@ def declare(*operations: Operation) -> None:
 
 
 def declared_tool_names() -> list[str]:
-    """The name of every agent tool among the declared operations, for an operation
-    that is itself reached through the catalogue (``hive doctor``): this module
-    imports no module that declares operations (they import it)."""
-    return [op.name for op in OPERATIONS.values() if op.is_tool]
+    """The name of every agent tool, for an operation that is itself reached through
+    the catalogue (``hive doctor``), whose process may have imported only its own
+    module: the tool index (``hive/ops/toolindex.py``, kept equal to the declarations
+    by a test), as this module imports no module that declares operations."""
+    from hive.ops.toolindex import TOOL_MODULES
+
+    return list(TOOL_MODULES)

@@ -692,7 +692,12 @@ def _action(name: str, fields: Mapping[str, str]) -> Callable[[Workspace], Any]:
     if name == "close":
         cell_id = _required(fields, "cell_id")
         reason = fields.get("reason", "").strip() or None
-        return lambda ws: close_cell(ws, cell_id=cell_id, reason=reason)
+        # as 'hive close --force --reason WHY': past open blockers, or a cell someone
+        # else has claimed (a person or coordinator; the override is recorded)
+        force = fields.get("force", "").strip().lower() in ("1", "on", "true", "yes")
+        if force and reason is None:
+            raise InvalidInput("a forced close needs a reason (it is recorded in the commit)")
+        return lambda ws: close_cell(ws, cell_id=cell_id, reason=reason, force=force)
     if name == "note":
         cell_id = _required(fields, "cell_id")
         text = _required(fields, "text")

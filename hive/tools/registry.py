@@ -178,7 +178,9 @@ def _registry() -> dict[str, Tool]:
     agents are offered (same name, parameters and result as its CLI command), made on
     first use. Descriptions are deliberately terse: agents pay for schemas in tokens."""
     if not _REGISTRY:
-        import hive.ops.catalog  # noqa: F401  (every operation declared)
+        from hive.ops.catalog import declare
+
+        declare()  # every operation declared
 
         # in the index's order (the catalogue's), whatever get_tool imported first
         _REGISTRY.update(

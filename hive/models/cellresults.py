@@ -1,0 +1,77 @@
+"""Result models of the cell operations (``hive show``, ``blocked``, ``stats``, ``dep
+tree``): apart from the other results (``hive.models.results``, which re-exports them) so
+that a cell command creates only these."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from hive.models.base import HiveModel
+from hive.models.cell import Cell
+
+
+class DependencyNode(HiveModel):
+    id: str
+    type: str | None = None
+    title: str | None = None
+    status: str
+    depends_on: list[DependencyNode] = Field(default_factory=list)
+
+    @classmethod
+    def from_tree(cls, tree: dict[str, Any]) -> DependencyNode:
+        return cls.model_validate(tree)
+
+
+class CellRef(HiveModel):
+    """Another cell named in a result: enough to recognise it."""
+
+    id: str
+    title: str = ""
+    status: str = "unknown"
+    assignee: str | None = None
+
+
+class BlockedCell(HiveModel):
+    """A cell waiting on open blockers (``hive blocked``): which ones, and their state."""
+
+    id: str
+    title: str
+    status: str
+    priority: int
+    type: str
+    assignee: str | None = None
+    blocked_by: list[str] = Field(default_factory=list)
+    blocked_by_count: int = 0
+    open_blockers: list[CellRef] = Field(default_factory=list)
+
+
+class LeadTime(HiveModel):
+    """Hours from creation to close, over the closed cells."""
+
+    closed: int = 0
+    mean_hours: float | None = None
+    median_hours: float | None = None
+    max_hours: float | None = None
+
+
+class CellStats(HiveModel):
+    """Counts of the live (not deleted) cells (``hive stats``)."""
+
+    total: int
+    open: int
+    ready: int
+    blocked: int
+    by_status: dict[str, int]
+    by_type: dict[str, int]
+    by_priority: dict[str, int]
+    by_assignee: dict[str, int]
+    lead_time: LeadTime
+
+
+class CellDetail(Cell):
+    """A cell as ``hive show`` presents it: with the blockers still open."""
+
+    blocked_by: list[str] = Field(default_factory=list)
+    open_blockers: list[CellRef] = Field(default_factory=list)
