@@ -12,14 +12,21 @@ history of ``--commits`` hive commits (cell updates, one commit each) and packs 
 Each run resets ``main`` and times a fresh ``git merge side`` (git runs hive's merge
 driver once per cell both sides changed; the driver searches both histories for the
 newest version they share), paired with the baseline, ``git add && git commit`` of a
-one-file change. Beside it, in-process: one history search by ``git log`` and the same
-search reading the commits object by object (the fallback without a usable git).
+one-file change; the CPU time (user + system) of git and the drivers it ran is counted
+too (wall-clock numbers on a busy machine are noise; CPU time much less so). Then one
+driver process is run directly on one cell's three versions, as git runs it, and its
+CPU time (with the ``git log`` it runs) reported. Beside it, in-process: one history
+search by ``git log`` and the same search reading the commits object by object (the
+fallback without a usable git).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,14 +67,47 @@ def make_branches(repo: Path, cells: list[str]) -> None:
     git(repo, "checkout", "-q", "main")
 
 
-def merge_ms(repo: Path) -> float:
+def children_cpu_ms() -> float:
+    """CPU time (user + system) of the finished child processes so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (used.ru_utime + used.ru_stime) * 1000
+
+
+def merge_ms(repo: Path) -> tuple[float, float]:
+    """(wall-clock ms, CPU ms of git and every driver it ran) of one ``git merge``."""
     git(repo, "reset", "-q", "--hard", "before-merge")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), children_cpu_ms()
     git(repo, "merge", "-q", "--no-edit", "side")
-    elapsed = (time.perf_counter() - start) * 1000
+    elapsed, cpu = (time.perf_counter() - start) * 1000, children_cpu_ms() - cpu
     merged = Workspace(str(repo))
     assert all("other-side" in cell.labels for cell in list_cells(merged, label="main-side"))
-    return elapsed
+    return elapsed, cpu
+
+
+def driver_cpu_ms(repo: Path, cell_id: str, runs: int) -> float:
+    """Median CPU ms (the driver process and the git it runs) of one run of hive's merge
+    driver on one cell both branches changed, as ``git merge side`` runs it."""
+    git(repo, "reset", "-q", "--hard", "before-merge")
+    path = cell_path(cell_id)
+    side = git_bytes(repo, "rev-parse", "side").decode().strip()
+    base = git_bytes(repo, "merge-base", "HEAD", side).decode().strip()
+    env = {**os.environ, f"GITHEAD_{side}": "side"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled modules cached
+    samples = []
+    with tempfile.TemporaryDirectory(prefix="hive-bench-driver-") as scratch:
+        files = [Path(scratch, name) for name in ("base", "ours", "theirs")]
+        for _ in range(runs + 1):  # the first run writes the bytecode caches
+            for file, commit in zip(files, (base, "HEAD", side), strict=True):
+                file.write_bytes(git_bytes(repo, "show", f"{commit}:{path}"))
+            command = [sys.executable, "-m", "hive.cli.merge_driver", *map(str, files), path]
+            cpu = children_cpu_ms()
+            subprocess.run(command, cwd=repo, env=env, check=True, capture_output=True)
+            samples.append(children_cpu_ms() - cpu)
+    return statistics.median(samples[1:])
+
+
+def git_bytes(repo: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
 
 
 def search_ms(repo: Path, path: str, runs: int) -> tuple[float, float]:
@@ -99,15 +139,20 @@ def main() -> None:
         git(repo, "config", "gc.auto", "0")
         ids = make_history(repo, args.commits)
         make_branches(repo, ids[: args.cells])
-        merges, baselines = [], []
+        merges, cpus, baselines = [], [], []
         for _ in range(args.runs):  # paired: a merge, then the baseline, in each run
-            merges.append(merge_ms(repo))
+            wall, cpu = merge_ms(repo)
+            merges.append(wall)
+            cpus.append(cpu)
             baselines.append(git_baseline_ms(repo, 1))
         merge, baseline = statistics.median(merges), statistics.median(baselines)
         by_git, by_reading = search_ms(repo, cell_path(ids[0]), args.runs)
+        driver = driver_cpu_ms(repo, ids[0], args.runs)
     print(f"history: {args.commits} hive commits, packed; {args.cells} cells changed on both sides")
     print(f"git merge with hive's driver     {merge:8.1f} ms  ({merge / baseline:.1f}x baseline)")
     print(f"  per cell both sides changed    {merge / args.cells:8.1f} ms")
+    print(f"  CPU per cell (all processes)   {statistics.median(cpus) / args.cells:8.1f} ms")
+    print(f"one driver run, CPU (with its git) {driver:6.1f} ms")
     print(f"git add && git commit (baseline) {baseline:8.1f} ms")
     print(f"in-process history search, git log          {by_git:8.1f} ms")
     print(f"in-process history search, object by object {by_reading:8.1f} ms")

@@ -199,7 +199,10 @@ def check_merge(output: str) -> None:
     baseline = re.search(rf"git add && git commit \(baseline\) +{number}", output)
     by_log = re.search(rf"history search, git log +{number}", output)
     by_reading = re.search(rf"history search, object by object +{number}", output)
+    cpu = re.search(rf"CPU per cell \(all processes\) +{number}", output)
+    driver = re.search(rf"one driver run, CPU \(with its git\) +{number}", output)
     assert merge and per_cell and baseline and by_log and by_reading, output
+    assert cpu and driver and float(cpu.group(1)) > 0 and float(driver.group(1)) > 0, output
     assert "history: 3 hive commits, packed; 1 cells changed on both sides" in output
     merged, git_ms = float(merge.group(1)), float(baseline.group(1))
     assert merged > 0 and git_ms > 0 and float(per_cell.group(1)) == merged  # one cell

@@ -44,43 +44,51 @@ both sides set differently takes the larger value, so both clones agree).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
+from hive.domain.mergecore import (
+    CONFIG_PATH,
+    CONFLICT_FIELDS,
+    CONTEXT_PATH,
+    HISTORY_LIMIT,
+    SCALAR_FIELDS,
+    TOMBSTONE_TTL,
+    history_base,
+    is_cell_path,
+    is_mergeable_path,
+    is_reservation_path,
+    merge_fields,
+    order,
+    set_merge,
+    settled,
+)
 from hive.errors import CorruptFile
-from hive.models import Cell, Comment, Dependency, MergeConflict
+from hive.models import Cell, MergeConflict
 from hive.store.cells import decode_cell, encode_cell
-from hive.store.layout import CELLS_DIR, cell_id_from_path
 
 if TYPE_CHECKING:
     from hive.git.repo import GitRepo
     from hive.models.reservation import Reservation
 
-TOMBSTONE_TTL = timedelta(days=30)
-HISTORY_LIMIT = 2000  # commits searched for the versions of a file a side already had
-RESERVATIONS_DIR = ".hive/reservations"
-CONTEXT_PATH = ".hive/context.yaml"
-CONFIG_PATH = ".hive/config.yaml"
+__all__ = [
+    "CONFLICT_FIELDS",
+    "HISTORY_LIMIT",
+    "SCALAR_FIELDS",
+    "TOMBSTONE_TTL",
+    "MergeOutcome",
+    "is_mergeable_path",
+    "merge_cells",
+    "merge_file",
+    "merge_in_repository",
+]
+
 CONFIG_CONFLICT = "# hive merge conflict: "  # a line of config.yaml: what a merge did not keep
 MAX_KEPT_TEXT = 64 * 1024  # a broken side's text kept in a conflict record
-CONFLICT_FIELDS = ("title", "description", "design", "acceptance_criteria", "assignee")
-SCALAR_FIELDS = (
-    "title",
-    "description",
-    "design",
-    "acceptance_criteria",
-    "type",
-    "priority",
-    "parent",
-    "assignee",
-    "created_by",
-)
 T = TypeVar("T")
-K = TypeVar("K", bound=Hashable)
 
 
 @dataclass
@@ -95,36 +103,17 @@ class MergeOutcome:
     message: str = ""
 
 
-def is_mergeable_path(path: str) -> bool:
-    """Files the field-level merge understands (cells, reservation files, context,
-    the config)."""
-    return _is_cell_path(path) or _is_reservation_path(path) or path in (CONTEXT_PATH, CONFIG_PATH)
-
-
-def _is_cell_path(path: str) -> bool:
-    return path.startswith(CELLS_DIR + "/") and cell_id_from_path(path) is not None
-
-
-def _is_reservation_path(path: str) -> bool:
-    return path.startswith(RESERVATIONS_DIR + "/") and path.endswith(".yaml")
-
-
 def merge_file(
     path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None
 ) -> MergeOutcome:
     """Merge one ``.hive/`` file; a side that is ``None`` does not have the file."""
-    if ours is None or theirs is None:
-        kept = ours if ours is not None else theirs
-        return MergeOutcome(content=kept or b"")  # hive never deletes a file by merging
-    if ours == theirs:
-        return MergeOutcome(content=ours)
-    if base is not None and ours == base:
-        return MergeOutcome(content=theirs)
-    if base is not None and theirs == base:
-        return MergeOutcome(content=ours)
-    if _is_cell_path(path):
+    done = settled(base, ours, theirs)
+    if done is not None:
+        return MergeOutcome(content=done)
+    assert ours is not None and theirs is not None  # settled otherwise
+    if is_cell_path(path):
         return merge_cell_files(path, base, ours, theirs)
-    if _is_reservation_path(path):
+    if is_reservation_path(path):
         return merge_reservation_files(path, base, ours, theirs)
     if path == CONTEXT_PATH:
         return merge_context_files(path, base, ours, theirs)
@@ -155,32 +144,11 @@ def merge_in_repository(
     as it is; otherwise, in a merge, the base is the newest version both histories
     hold. A cherry-pick, revert or rebase step with a base keeps git's base.
     """
-    if ours == theirs or (base is not None and base in (ours, theirs)):
-        return merge_file(path, base, ours, theirs)
-    if not is_mergeable_path(path) or (base is not None and not their_commits):
-        # A cherry-pick, revert or rebase step: git's base is the picked commit's
-        # parent, the right one (a revert's "theirs" is older on purpose).
-        return merge_file(path, base, ours, theirs)
-    from hive.git.syncref import path_versions
-    from hive.git.worktree import blob_sha_of
+    from hive.git.syncref import RepoHistory
 
-    head = repo.head().commit
-    ours_sha, theirs_sha = blob_sha_of(ours), blob_sha_of(theirs)
-    if head is None or repo.lookup_path(repo.commit_tree(head), path) != ours_sha:
-        return merge_file(path, base, ours, theirs)
-    ours_had = path_versions(repo, head, path, limit=HISTORY_LIMIT)
-    if theirs_sha in ours_had:
-        return MergeOutcome(content=ours)  # theirs is a version this side already had
-    for commit in their_commits:
-        if repo.lookup_path(repo.commit_tree(commit), path) != theirs_sha:
-            continue
-        theirs_had = set(path_versions(repo, commit, path, limit=HISTORY_LIMIT))
-        if ours_sha in theirs_had:
-            return MergeOutcome(content=theirs)  # ours is a version they already had
-        common = next((sha for sha in ours_had if sha in theirs_had), None)
-        if common is not None:
-            base = repo.read_blob(common)
-        break
+    decided, base = history_base(RepoHistory(repo), path, base, ours, theirs, their_commits)
+    if decided is not None:
+        return MergeOutcome(content=decided)
     return merge_file(path, base, ours, theirs)
 
 
@@ -230,189 +198,17 @@ def _with_conflicts(cell: Cell, records: Sequence[MergeConflict]) -> Cell:
 
 
 def merge_cells(base: Cell | None, ours: Cell, theirs: Cell) -> tuple[Cell, list[MergeConflict]]:
-    """The merged cell and the conflict records it gained. Commutative in ours/theirs."""
-    winner, loser = _order(ours, theirs)
-    records: list[MergeConflict] = []
-    merged: dict[str, Any] = {"id": ours.id}
-    for name in SCALAR_FIELDS:
-        value, lost = _scalar(name, base, winner, loser)
-        merged[name] = value
-        if lost is not None and name in CONFLICT_FIELDS:
-            records.append(MergeConflict(field=name, kept=value, other=lost))
-    merged.update(_status(base, winner, loser))
-    merged["notes"] = _notes(base, winner, loser)
-    merged["labels"] = _set_merge(_of(base, "labels"), ours.labels, theirs.labels, str)
-    merged["files_owned"] = _set_merge(
-        _of(base, "files_owned"), ours.files_owned, theirs.files_owned, str
-    )
-    merged["dependencies"] = _set_merge(
-        _of(base, "dependencies"), ours.dependencies, theirs.dependencies, _dep_key
-    )
-    merged["comments"] = _comments(base, winner, loser)
-    merged["metadata"] = _metadata(base, winner, loser)
-    merged["created_at"] = min(ours.created_at, theirs.created_at)
-    merged["updated_at"] = max(ours.updated_at, theirs.updated_at)
-    merged["started_at"] = _earliest_change(base, ours, theirs, "started_at")
-    merged["deleted_at"] = _tombstone(base, winner, loser)
-    previous = _set_merge(_of(base, "conflicts"), ours.conflicts, theirs.conflicts, _conflict_key)
-    merged["conflicts"] = previous + [r for r in records if r not in previous]
+    """The merged cell and the conflict records it gained. Commutative in ours/theirs.
+    The rules (``hive/domain/mergecore.py``) run on the cells' dumps, as the merge
+    driver's plain path runs them on the files' plain cells."""
+    plain_ours, plain_theirs = ours.model_dump(), theirs.model_dump()
+    plain_base = base.model_dump() if base is not None else None
+    merged, records = merge_fields(plain_base, plain_ours, plain_theirs)
     try:
-        return Cell.model_validate(merged), records
+        cell = Cell.model_validate(merged)
     except ValidationError:  # cannot happen with two valid sides; keep the winner whole
-        return winner, []
-
-
-def _of(base: Cell | None, name: str) -> Any:
-    return None if base is None else getattr(base, name)
-
-
-def _order(ours: Cell, theirs: Cell) -> tuple[Cell, Cell]:
-    """(winner, loser) for scalar fields: later ``updated_at``; equal times are
-    decided by the encoded bytes, so both clones pick the same side."""
-    key_ours = (ours.updated_at, encode_cell(ours))
-    key_theirs = (theirs.updated_at, encode_cell(theirs))
-    return (ours, theirs) if key_ours >= key_theirs else (theirs, ours)
-
-
-def _scalar(name: str, base: Cell | None, winner: Cell, loser: Cell) -> tuple[Any, Any]:
-    """(merged value, value that lost or None)."""
-    new, old = getattr(winner, name), getattr(loser, name)
-    if new == old:
-        return new, None
-    if base is not None:
-        original = getattr(base, name)
-        if new == original:
-            return old, None
-        if old == original:
-            return new, None
-    return new, old
-
-
-def _status(base: Cell | None, winner: Cell, loser: Cell) -> dict[str, Any]:
-    """status, closed_at and close_reason, decided together: closed beats open."""
-
-    def group(cell: Cell) -> tuple[str, datetime | None, str | None]:
-        return (cell.status, cell.closed_at, cell.close_reason)
-
-    new, old = group(winner), group(loser)
-    chosen = new
-    if new != old:
-        original = group(base) if base is not None else None
-        if new == original:
-            chosen = old
-        elif old == original:
-            chosen = new
-        elif winner.is_closed != loser.is_closed:
-            chosen = new if winner.is_closed else old
-    return {"status": chosen[0], "closed_at": chosen[1], "close_reason": chosen[2]}
-
-
-def _notes(base: Cell | None, winner: Cell, loser: Cell) -> str:
-    """Both sides' notes: text added on each side is kept, the earlier side's first."""
-    new, old = winner.notes, loser.notes
-    original = base.notes if base is not None else ""
-    if new == old or old == original or old in new:
-        return new
-    if new == original or new in old:
-        return old
-    if original and new.startswith(original) and old.startswith(original):
-        added = [old[len(original) :], new[len(original) :]]
-        return _join([original, *added])
-    return _join([old, new])
-
-
-def _join(parts: list[str]) -> str:
-    pieces = [part.strip("\n") for part in parts if part.strip("\n")]
-    unique = list(dict.fromkeys(pieces))
-    return "\n".join(unique)
-
-
-def _set_merge(
-    base: Sequence[T] | None, ours: Sequence[T], theirs: Sequence[T], key: Callable[[T], K]
-) -> list[T]:
-    """Items both sides have, or that one side added; a removal on either side wins.
-    Order: the base's order, then additions sorted by key (the same on both clones)."""
-    base_items = list(base or [])
-    base_keys = {key(item) for item in base_items}
-    our_keys = {key(item): item for item in ours}
-    their_keys = {key(item): item for item in theirs}
-    both = our_keys.keys() & their_keys.keys()
-    kept = [our_keys[key(item)] for item in base_items if key(item) in both]
-    added: dict[K, T] = {}
-    for k, item in [*our_keys.items(), *their_keys.items()]:
-        if k not in base_keys and k not in added:
-            added[k] = item
-    return kept + [added[k] for k in sorted(added, key=repr)]
-
-
-def _dep_key(dep: Dependency) -> tuple[str, str]:
-    return (dep.type, dep.target)
-
-
-def _conflict_key(record: MergeConflict) -> str:
-    return repr((record.field, record.kept, record.other))
-
-
-def _comments(base: Cell | None, winner: Cell, loser: Cell) -> list[Comment]:
-    """Comments of both sides by id (an id edited on both sides: the winner's text)."""
-    by_id: dict[str, Comment] = {c.id: c for c in loser.comments}
-    by_id.update({c.id: c for c in winner.comments})
-    base_ids = {c.id for c in base.comments} if base is not None else set()
-    ours_ids = {c.id for c in winner.comments}
-    theirs_ids = {c.id for c in loser.comments}
-    kept = [
-        comment
-        for cid, comment in by_id.items()
-        if cid not in base_ids or (cid in ours_ids and cid in theirs_ids)
-    ]
-    return sorted(kept, key=lambda c: (c.created_at, c.id))
-
-
-def _metadata(base: Cell | None, winner: Cell, loser: Cell) -> dict[str, Any]:
-    original = base.metadata if base is not None else {}
-    merged: dict[str, Any] = {}
-    for key in sorted({*winner.metadata, *loser.metadata, *original}):
-        missing = object()
-        new = winner.metadata.get(key, missing)
-        old = loser.metadata.get(key, missing)
-        value = new if new is not missing else old
-        if new != old and base is not None:
-            value = old if new == original.get(key, missing) else new
-        if value is missing:
-            continue
-        merged[key] = value
-    return merged
-
-
-def _earliest_change(base: Cell | None, ours: Cell, theirs: Cell, name: str) -> Any:
-    a, b = getattr(ours, name), getattr(theirs, name)
-    if a == b:
-        return a
-    if base is not None:
-        original = getattr(base, name)
-        if a == original:
-            return b
-        if b == original:
-            return a
-    present = [value for value in (a, b) if value is not None]
-    return min(present) if present else None
-
-
-def _tombstone(base: Cell | None, winner: Cell, loser: Cell) -> datetime | None:
-    """A delete wins over an edit made before it or up to the TTL after it."""
-    a, b = winner.deleted_at, loser.deleted_at
-    if a is not None and b is not None:
-        return min(a, b)
-    if a is None and b is None:
-        return None
-    deleted, other = (winner, loser) if a is not None else (loser, winner)
-    assert deleted.deleted_at is not None
-    original = base.deleted_at if base is not None else None
-    if original is not None and other.deleted_at is None and deleted.deleted_at == original:
-        return None  # the other side restored it (undelete is explicit)
-    if other.updated_at > deleted.deleted_at + TOMBSTONE_TTL:
-        return None  # edited long after the delete by a clone that never saw it
-    return deleted.deleted_at
+        return (ours if order(plain_ours, plain_theirs)[0] is plain_ours else theirs), []
+    return cell, [MergeConflict.model_validate(record) for record in records]
 
 
 # ------------------------------------------------------------------ reservations
@@ -457,7 +253,7 @@ def merge_reservation_files(
         )
 
     theirs_by_key = {key(item): item for item in other.reservations}
-    entries = _set_merge(
+    entries = set_merge(
         original.reservations if original else None, mine.reservations, other.reservations, key
     )
     merged = [later(item, theirs_by_key.get(key(item), item)) for item in entries]
@@ -532,7 +328,7 @@ def _canonical(item: Any) -> str:
 def _log_merge(base: list[T] | None, ours: list[T], theirs: list[T]) -> list[T]:
     """Entries of both sides once each (an entry either side removed is gone); the
     base's order, then what was added, by recording time (the same on both clones)."""
-    merged = _set_merge(base, ours, theirs, _canonical)
+    merged = set_merge(base, ours, theirs, _canonical)
     before = {_canonical(item) for item in base or []}
     kept = [item for item in merged if _canonical(item) in before]
     added = [item for item in merged if _canonical(item) not in before]
@@ -608,7 +404,7 @@ def merge_config_files(path: str, base: bytes | None, ours: bytes, theirs: bytes
         original = None
     conflicts: list[MergeConflict] = []
     merged = _settings_merge(original, mine, other, "", conflicts)
-    lines = _set_merge(
+    lines = set_merge(
         _conflict_lines(base) if base is not None else None,
         _conflict_lines(ours),
         _conflict_lines(theirs),

@@ -14,8 +14,9 @@ import subprocess
 import time
 
 from hive.errors import GitError, InvalidInput
+from hive.git.rungit import FETCH_TIMEOUT as FETCH_TIMEOUT  # re-exported
+from hive.git.rungit import run_git as run_git  # re-exported
 
-FETCH_TIMEOUT = 120
 # A fetch that lost a race for one of its local refs to another fetch in this clone (two
 # syncs at once, or the `git fetch` of a killed hive process that ran on): tried again.
 FETCH_RACE_ATTEMPTS = 8
@@ -27,24 +28,6 @@ def check_remote(remote: str) -> str:
     if not value or value.startswith("-") or any(c in value for c in "\n\r\0"):
         raise InvalidInput(f"invalid remote {remote!r}")
     return value
-
-
-def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real ``git`` run in ``root`` (output captured; a missing git is a GitError).
-
-    In English (``LC_ALL=C``): its messages are read (a failure's reason, a fetch racing
-    another), and git speaks the user's language otherwise (``LANGUAGE=de``: "Fehler:")."""
-    try:
-        return subprocess.run(
-            ["git", "-C", root, *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=FETCH_TIMEOUT,
-            env={**os.environ, "LC_ALL": "C"},
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitError(f"git {args[0]} failed: {exc}") from None
 
 
 def _failure(

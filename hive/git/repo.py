@@ -40,6 +40,8 @@ from hive.errors import (
 from hive.git import killpoints
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, read_entries
 from hive.git.loose import parse_commit, read_object, write_loose
+from hive.git.pathhistory import lookup_path
+from hive.git.pathhistory import parse_tree as parse_tree  # re-exported
 from hive.git.refs import (
     HeadRef,
     RepoPaths,
@@ -500,21 +502,7 @@ class GitRepo:
 
     def lookup_path(self, tree_sha: str, path: str, *, want_tree: bool = False) -> str | None:
         """The sha at ``path`` below ``tree_sha`` (a blob, or a tree if ``want_tree``)."""
-        current = tree_sha
-        parts = [p for p in path.split("/") if p]
-        for position, part in enumerate(parts):
-            entry = self.tree_items(current).get(part.encode())
-            if entry is None:
-                return None
-            mode, sha = entry
-            is_tree = mode == TREE_MODE
-            last = position == len(parts) - 1
-            if last:
-                return sha if is_tree == want_tree else None
-            if not is_tree:
-                return None
-            current = sha
-        return current if want_tree else None
+        return lookup_path(self.tree_items, tree_sha, path, want_tree=want_tree)
 
     def symlink_on_path(self, tree_sha: str | None, path: str) -> str | None:
         """The first component of ``path`` (itself included) that ``tree_sha`` holds as a
@@ -1331,21 +1319,6 @@ def init_repository(path: str, *, branch: str = "main") -> GitRepo:
     repo.refs.set_symbolic_ref(_ref("HEAD"), _ref(f"refs/heads/{branch}"))
     repo.close()
     return GitRepo.discover(path)
-
-
-def parse_tree(body: bytes) -> dict[bytes, tuple[int, str]]:
-    """name -> (mode, sha) of a tree object's body."""
-    items: dict[bytes, tuple[int, str]] = {}
-    position = 0
-    while position < len(body):
-        space = body.index(b" ", position)
-        nul = body.index(b"\0", space)
-        items[body[space + 1 : nul]] = (
-            int(body[position:space], 8),
-            body[nul + 1 : nul + 21].hex(),
-        )
-        position = nul + 21
-    return items
 
 
 def tree_body(items: Mapping[bytes, tuple[int, str]]) -> bytes:

@@ -7,16 +7,32 @@ tips as parents, so the merge base of two states is always known.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from hive.git.pathhistory import changed_blobs_by_git, git_output
 from hive.git.refs import HeadRef
 from hive.git.repo import TREE_MODE, GitRepo, Identity
 from hive.git.sha import object_id
 
-if TYPE_CHECKING:
-    pass
-
 HIVE_DIR = ".hive"
+
+
+class RepoHistory:
+    """The questions of a merge answered through ``repo`` (every object readable)."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+
+    def head_commit(self) -> str | None:
+        return self.repo.head().commit
+
+    def blob_at(self, commit: str, path: str) -> str | None:
+        """The blob ``path`` is in ``commit`` (None: absent, or not a file)."""
+        return self.repo.lookup_path(self.repo.commit_tree(commit), path)
+
+    def versions(self, commit: str, path: str, *, limit: int) -> list[str]:
+        return path_versions(self.repo, commit, path, limit=limit)
+
+    def read_blob(self, sha: str) -> bytes:
+        return self.repo.read_blob(sha)
 
 
 def hive_tree(repo: GitRepo, commit: str | None) -> str | None:
@@ -68,30 +84,17 @@ def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:
     usable ``git``, the trees of the newest ``limit`` commits, read here."""
     if tip is None:
         return set()
-    changed = _changed_blobs_by_git(repo.root, tip, HIVE_DIR, limit=limit)
+    changed = changed_blobs_by_git(repo.root, tip, HIVE_DIR, limit=limit)
     held = None if changed is None else _tree_blobs_by_git(repo.root, tip)
     if held is None:
         return _history_blobs_read(repo, tip, limit=limit)
     return held.union(changed or ())
 
 
-def _git_output(root: str, *args: str) -> str | None:
-    """What the real ``git`` prints for ``args`` in ``root``; None when it cannot answer
-    (no usable git, or it failed): the callers then read the objects themselves."""
-    from hive.errors import GitError
-    from hive.git.remote import run_git
-
-    try:
-        result = run_git(root, *args)
-    except GitError:
-        return None
-    return result.stdout if result.returncode == 0 else None
-
-
 def _tree_blobs_by_git(root: str, tip: str) -> set[str] | None:
     """The blob ids under ``.hive`` in ``tip`` (``git ls-tree -r``); None when git cannot
     answer."""
-    output = _git_output(root, "--literal-pathspecs", "ls-tree", "-r", tip, "--", HIVE_DIR)
+    output = git_output(root, "--literal-pathspecs", "ls-tree", "-r", tip, "--", HIVE_DIR)
     if output is None:
         return None
     found: set[str] = set()
@@ -132,44 +135,10 @@ def path_versions(repo: GitRepo, tip: str | None, path: str, *, limit: int) -> l
     commits by date, read here."""
     if tip is None:
         return []
-    by_git = _changed_blobs_by_git(repo.root, tip, path, limit=limit)
+    by_git = changed_blobs_by_git(repo.root, tip, path, limit=limit)
     if by_git is not None:
         return by_git
     return _path_versions_read(repo, tip, path, limit=limit)
-
-
-_NO_BLOB = "0" * 40
-# Options no user setting can change: no following of renames, root commits shown, paths
-# literal (a cell id is never a glob, but a path handed in might be).
-_LOG_VERSIONS = (
-    *("-c", "log.follow=false", "-c", "log.showRoot=true", "--literal-pathspecs", "log"),
-    *("--format=", "--raw", "--no-abbrev", "--no-renames", "--no-color"),
-    *("--full-history", "-m"),
-)
-
-
-def _changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list[str] | None:
-    """The versions of the files at ``path`` (a file or a folder) that the newest
-    ``limit`` commits changing them name, newest first, from ``git log --raw``; None
-    when git cannot answer.
-
-    ``--full-history -m``: every commit that changed them on any line of history,
-    merges diffed against each parent (a merged version is a version the side had).
-    Each change names the version before and after it; both were in the history."""
-    output = _git_output(root, *_LOG_VERSIONS, f"--max-count={limit}", tip, "--", path)
-    if output is None:
-        return None
-    found: dict[str, None] = {}  # an ordered set, newest first
-    for line in output.splitlines():
-        if not line.startswith(":"):
-            continue
-        fields = line.split("\t", 1)[0].split()
-        if len(fields) < 4:
-            return None
-        for blob in (fields[3], fields[2]):  # after the change, then before it
-            if blob != _NO_BLOB:
-                found.setdefault(blob)
-    return list(found)
 
 
 def _path_versions_read(repo: GitRepo, tip: str, path: str, *, limit: int) -> list[str]:

@@ -18,12 +18,13 @@ import sys
 from datetime import UTC, datetime
 
 from hive.jsontext import dumps_scalar
-from hive.store.index import ParsedCell
 from hive.store.yamlio import dumps
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from typing import Any
+
+    from hive.store.index import ParsedCell
 
 CELL_TYPES = ("bug", "feature", "task", "epic", "chore")
 STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
@@ -330,6 +331,8 @@ def _json_value(value: Any) -> Any:
 
 def parsed(cell: dict[str, Any]) -> ParsedCell:
     """What the state index keeps of a plain cell (``store/cells.py:parsed_cell``)."""
+    from hive.store.index import ParsedCell
+
     return ParsedCell(
         id=cell["id"],
         status=cell["status"],
