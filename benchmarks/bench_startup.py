@@ -6,6 +6,8 @@ wall time when it is not)::
     python benchmarks/bench_startup.py                  # 9 runs per command
     python benchmarks/bench_startup.py --runs 15 --cells 200
     python benchmarks/bench_startup.py --runs 1 --cells 2   # a smoke run (tests/test_benchmarks.py)
+    git worktree add /tmp/hive-before <commit>          # an older hive, then side by side:
+    python benchmarks/bench_startup.py --before /tmp/hive-before
 
 A scratch repository with ``--cells`` cells (made with ``hive create``) in a temporary
 directory; each command runs ``--runs`` times as a new process of this venv's ``hive``
@@ -13,6 +15,10 @@ console script, commands interleaved run by run; the table gives the median CPU 
 (the child's user + sys, from ``wait4``) and the median wall time. Commands that go
 through the full CLI (typer, ``hive/cli/main.py``) are listed beside the lean ones
 (``hive/cli/entry.py``) for comparison.
+
+``--before DIR`` compares with the hive of another checkout (an older commit): each
+command then runs as ``python -m hive`` from DIR and from this checkout (``PYTHONPATH``),
+pair by pair on the same repository, and the table gives both medians and the change.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # (label, arguments): {cell} is the cell commented on, {other} another cell (the lean
 # path shows a cell without comments; one with comments goes to the full CLI)
@@ -106,32 +114,58 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=9, help="processes per command (median)")
     parser.add_argument("--cells", type=int, default=20, help="cells in the scratch repository")
+    parser.add_argument(
+        "--before", metavar="DIR", help="compare with the hive of this checkout (python -m hive)"
+    )
     args = parser.parse_args()
     hive = hive_command()
     env = environment()
+    sides = {"": ([hive], env)}  # the console script of this venv
+    if args.before:
+        module = [sys.executable, "-m", "hive"]
+        before = str(Path(args.before).resolve())
+        sides = {
+            "before": (module, {**env, "PYTHONPATH": before}),
+            "now": (module, {**env, "PYTHONPATH": str(ROOT)}),
+        }
     with tempfile.TemporaryDirectory(prefix="hive-startup-") as scratch:
         repo = Path(scratch) / "repo"
         cell, other = build(repo, hive, args.cells, env)[:2]
         commands = [
             (label, [a.format(cell=cell, other=other) for a in argv]) for label, argv in COMMANDS
         ]
-        cpu: dict[str, list[float]] = {label: [] for label, _ in commands}
-        wall: dict[str, list[float]] = {label: [] for label, _ in commands}
-        for _label, argv in commands:  # one untimed warm-up each (page cache, .pyc)
-            run([hive, *argv], repo, env)
-        for _ in range(args.runs):
+        cpu: dict[tuple[str, str], list[float]] = {
+            (s, label): [] for s in sides for label, _ in commands
+        }
+        wall: dict[tuple[str, str], list[float]] = {key: [] for key in cpu}
+        for number in range(args.runs + 1):  # the first round untimed (page cache, .pyc)
             for label, argv in commands:
-                seconds, elapsed, _ = run([hive, *argv], repo, env)
-                cpu[label].append(seconds)
-                wall[label].append(elapsed)
+                for side, (start, side_env) in sides.items():
+                    seconds, elapsed, _ = run([*start, *argv], repo, side_env)
+                    if number:
+                        cpu[side, label].append(seconds)
+                        wall[side, label].append(elapsed)
     print(f"hive start-up, {args.cells} cells, median of {args.runs} fresh processes")
     print()
-    print("| command | CPU (user+sys) | wall |")
-    print("| --- | ---: | ---: |")
+    if not args.before:
+        print("| command | CPU (user+sys) | wall |")
+        print("| --- | ---: | ---: |")
+        for label, _ in commands:
+            cpu_ms = statistics.median(cpu["", label]) * 1000
+            wall_ms = statistics.median(wall["", label]) * 1000
+            print(f"| hive {label} | {cpu_ms:.1f} ms | {wall_ms:.1f} ms |")
+        return
+    print(f"before: {args.before}; now: {ROOT} (each as python -m hive, pair by pair)")
+    print()
+    print("| command | CPU before | CPU now | change | wall before | wall now |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for label, _ in commands:
-        cpu_ms = statistics.median(cpu[label]) * 1000
-        wall_ms = statistics.median(wall[label]) * 1000
-        print(f"| hive {label} | {cpu_ms:.1f} ms | {wall_ms:.1f} ms |")
+        old, new = (statistics.median(cpu[side, label]) * 1000 for side in ("before", "now"))
+        walls = [statistics.median(wall[side, label]) * 1000 for side in ("before", "now")]
+        print(
+            f"| hive {label} | {old:.1f} ms | {new:.1f} ms | {(new - old) / old:+.0%}"
+            f" | {walls[0]:.1f} ms | {walls[1]:.1f} ms |"
+        )
 
 
 if __name__ == "__main__":

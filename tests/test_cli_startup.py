@@ -84,7 +84,10 @@ LAZY = {  # what these commands need not import to print their plain answers to 
     "importlib.metadata",  # pydantic's plugin search (hive.models.base)
     "hive.models.identity",  # hive.models.principal: the workspace's Principal alone
     "hive.models.reservation",  # hive.models.cellresults: the cell commands' results
+    "hive.models.views",  # the supervisor's mail views, made where they are used
+    "hive.models.swarm",  # doctor checks verify: without swarm_complete's module
 }
+RESULTS = {"hive.models.identity", "hive.models.reservation"}  # other operations' results
 HEAVY = {  # hand-written commands that only some commands need
     "hive.cli.swarm_cmd",
     "hive.cli.tools_cmd",
@@ -100,7 +103,10 @@ HEAVY = {  # hand-written commands that only some commands need
         (["comment", "{cell}", "a comment"], {"cells"}),
         (["show", "--help"], {"cells"}),
         (["mail", "inbox"], {"coord", "repo", "hive.models.identity", "hive.models.reservation"}),
-        (["log"], {"swarm", "hive.models.identity", "hive.models.reservation"}),
+        (
+            ["log"],
+            {"swarm", "hive.models.identity", "hive.models.reservation", "hive.models.swarm"},
+        ),
         (["doctor"], {"repo", "hive.models.identity", "hive.models.reservation"}),
     ],
 )

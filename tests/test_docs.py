@@ -260,3 +260,22 @@ def test_the_readme_links_every_doc() -> None:
     readme = (ROOT / "README.md").read_text()
     unlisted = [p.name for p in (ROOT / "docs").glob("*.md") if f"](docs/{p.name})" not in readme]
     assert not unlisted, unlisted
+
+
+def test_every_tool_name_in_the_docs_exists() -> None:
+    """A tool or operation named in README.md or docs/ (`hive_close`, `swarmmail_reserve`,
+    `ctx_put`, ...) is one the registry has: a renamed tool leaves no stale name behind."""
+    import re
+
+    from hive.ops.catalog import operations
+    from hive.tools.registry import tools
+
+    known = {tool.name for tool in tools()} | {op.name for op in operations()}
+    known.add("fs_raed")  # tools.md's example of a misspelt name hive doctor warns about
+    pattern = re.compile(r"`((?:hive|swarm|swarmmail|ctx|coord|fs|scratchpad|todo)_[a-z_]+)")
+    named: set[tuple[str, str]] = set()
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        named |= {(path.name, name) for name in pattern.findall(path.read_text())}
+    assert len(named) > 100  # the scan still finds them
+    unknown = sorted((page, name) for page, name in named if name not in known)
+    assert not unknown, unknown

@@ -203,3 +203,18 @@ def test_release_for_another_holder_from_the_cli(ws: Workspace, repo: Path) -> N
     assert "Hive-Override: Test User (person) release #" in message
     assert "#2 docs/*.md of BlueLake: crashed" in message
     assert "crashed" in message
+
+
+def test_a_persons_memory_and_permission_commits_say_person(ws: Workspace, repo: Path) -> None:
+    """A person's project-memory update and permission decision carry ``Hive-Identity:
+    person`` as every other commit of theirs (docs/security.md), so ``hive doctor`` does
+    not warn that the git user is an unregistered identity."""
+    ok = hive(repo, "memory", "add", "goals", "ship the importer")
+    assert ok.returncode == 0, ok.stderr
+    assert "Hive-Identity: person" in git(repo, "log", "-1", "--format=%B")
+    hive(repo, "permissions", "request", "DATABASE", "read the user table for a report")
+    message = git(repo, "log", "-1", "--format=%B")
+    assert "Hive-Event: permission-" in message and "Hive-Identity: person" in message, message
+    person = git(repo, "config", "user.name").strip()
+    doctor = hive(repo, "doctor")
+    assert f"Hive-Agent {person} is not" not in doctor.stdout, doctor.stdout

@@ -955,3 +955,20 @@ def test_a_release_by_id_names_the_holder_when_two_clones_gave_that_id(clones: C
     assert [(r.agent, r.path_pattern) for r in done.released] == [("bob", "src/b.py")]
     assert [r.agent for r in list_reservations(clones.ws("a"))] == ["alice"]
     assert "Hive-Released: bob #1 src/b.py" in git(clones.paths["a"], "log", "-1", "--format=%B")
+
+
+def test_a_persons_sync_commits_say_person(clones: Clones) -> None:
+    """docs/security.md: a person's commits carry ``Hive-Identity: person``. The sync
+    commit and the state commit named the person in ``Hive-Agent`` only, so the other
+    clone's ``hive doctor`` warned that no such identity was registered."""
+    create_cell(clones.ws("a"), title="from a")
+    for name in ("a", "b"):
+        done = run_hive(["-C", str(clones.paths[name]), "sync"], module="hive.cli.main")
+        assert done.exit_code == 0, done.output
+    b = clones.paths["b"]
+    for commit in ("HEAD", STATE_REF):
+        message = git(b, "log", "-1", "--format=%B", commit)
+        assert "Hive-Event: sync" in message and "Hive-Identity: person" in message, message
+    person = git(b, "config", "user.name").strip()
+    doctor = run_hive(["-C", str(b), "doctor"], module="hive.cli.main")
+    assert f"Hive-Agent {person} is not" not in doctor.output, doctor.output

@@ -115,7 +115,7 @@ def _config_edits(ws: Workspace, committed: str) -> tuple[list[Problem], list[Pr
 
 def _verify_problems(ws: Workspace) -> list[Problem]:
     """A malformed ``verify:`` (swarm_complete's gate), with its line."""
-    from hive.domain.swarm.complete import verify_settings
+    from hive.domain.swarm.verify import verify_settings
     from hive.errors import InvalidInput
 
     try:

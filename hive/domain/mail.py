@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hive.domain.maillog import (
     COORDINATOR,
@@ -58,8 +58,10 @@ from hive.models.mail import (
     MessageHeader,
     SendResult,
 )
-from hive.models.views import MailThread, ThreadMessage, ThreadView
 from hive.store.cells import format_time
+
+if TYPE_CHECKING:  # the supervisor's views (hive serve): imported where they are made
+    from hive.models.views import MailThread, ThreadView
 
 NOTICE_SENDER = "hive"
 SYNC_ATTEMPTS = 5
@@ -638,6 +640,8 @@ def _sent_at(event: dict[str, Any]) -> datetime:
 def list_threads(ws: Workspace, *, limit: int | None = None) -> list[MailThread]:
     """Every conversation, most recently active first, for a supervisor (nothing is
     marked read). A message without a thread id is a thread of its own."""
+    from hive.models.views import MailThread
+
     state = _state(ws)
     grouped: dict[str, list[dict[str, Any]]] = {}
     for event in state.messages.values():
@@ -665,6 +669,8 @@ def list_threads(ws: Workspace, *, limit: int | None = None) -> list[MailThread]
 def thread_view(ws: Workspace, *, key: str) -> ThreadView:
     """The messages of one thread (by :func:`list_threads`' key), oldest first, with
     who has read and acknowledged each; reading them here marks nothing read."""
+    from hive.models.views import ThreadMessage, ThreadView
+
     state = _state(ws)
     found = sorted(
         (e for e in state.messages.values() if _thread_key(e) == key),

@@ -200,9 +200,7 @@ def update_context(
         content = encode_context(updated)
         if len(content) > MAX_FILE_BYTES:
             raise InvalidInput(f"{CONTEXT_PATH} would exceed {MAX_FILE_BYTES} bytes")
-        message = format_message(
-            f"hive: context {section} ({agent})", [("Hive-Agent", agent), ("Hive-Event", "context")]
-        )
+        message = format_message(f"hive: context {section} ({agent})", ws.trailers("context"))
         return (
             [Change(CONTEXT_PATH, content)],
             message,

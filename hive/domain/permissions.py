@@ -143,11 +143,7 @@ def request_permission(
         verb = "grant" if granted else "deny"
         message = format_message(
             f"hive: {verb} {resource_type}{f' {scope}' if scope else ''} to {agent}",
-            [
-                ("Hive-Agent", agent),
-                ("Hive-Event", f"permission-{verb}"),
-                ("Hive-Permission", decision_id),
-            ],
+            [*ws.trailers(f"permission-{verb}"), ("Hive-Permission", decision_id)],
         )
         change = Change(decision_path(decision_id), encode_decision(decision))
         return [change], message, decision

@@ -185,7 +185,7 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
         found.update(details)
         cells = sorted({cid for c in changes if (cid := cell_id_from_path(c.path))})
         trailers = [("Hive-Cell", cid) for cid in cells]
-        trailers += [("Hive-Agent", ws.actor), ("Hive-Event", "sync")]
+        trailers += ws.trailers("sync")
         subject = f"hive: sync {len(cells)} cell(s) from {remote}"
         return Plan(changes=changes, message=format_message(subject, trailers))
 
@@ -235,7 +235,7 @@ def _next_state(
         others = [p for p in parents if p != candidate]
         if all(git.is_ancestor(other, candidate) for other in others):
             return candidate
-    message = f"hive: state after sync with {remote}\n\nHive-Agent: {ws.actor}\nHive-Event: sync\n"
+    message = format_message(f"hive: state after sync with {remote}", ws.trailers("sync"))
     return state_commit(git, merged_tree, parents, message, ws.identity())
 
 

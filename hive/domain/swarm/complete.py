@@ -33,6 +33,7 @@ from hive.domain.reservations import (
     problems_error,
     release_change,
 )
+from hive.domain.swarm.verify import verify_settings
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import (
     BlockedByDependency,
@@ -46,7 +47,6 @@ from hive.errors import (
 )
 from hive.git.repo import Change, Snapshot
 from hive.models import Cell, utc_now
-from hive.models.config import VerifySettings
 from hive.models.outcome import Outcome
 from hive.models.reservation import Reservation
 from hive.models.swarm import CompleteResult, GateRun
@@ -429,38 +429,6 @@ def run_verification(ws: Workspace, touched: list[str]) -> list[GateRun]:
                 gate=[r.model_dump() for r in runs],
             )
     return runs
-
-
-VERIFY_FORM = (
-    "verify: takes commands: (a list of shell commands; {files} is replaced by the"
-    " touched files) and timeout_seconds: (a number)"
-)
-
-
-def verify_settings(ws: Workspace) -> VerifySettings:
-    """``verify:`` of .hive/config.yaml, checked: a malformed entry is an error naming
-    its line (``.hive/config.yaml:7: invalid verify.commands.0: ...``)."""
-    from pydantic import ValidationError
-
-    from hive.domain.config_sections import config_line
-    from hive.models.cell import first_error
-    from hive.store.layout import CONFIG_PATH
-
-    raw = ws.config().extra_settings().get("verify")
-    try:
-        return VerifySettings.model_validate({} if raw is None else raw)
-    except ValidationError as exc:
-        _, why = first_error(exc)
-        if not isinstance(raw, dict):  # not pydantic's "... or instance of VerifySettings"
-            why = f"a mapping is expected, not {type(raw).__name__}"
-        loc = ["verify", *(str(part) for part in exc.errors()[0]["loc"])]
-        line = config_line(ws, loc)
-        field = ".".join(loc)
-        raise InvalidInput(
-            f"{CONFIG_PATH}:{line}: invalid {field}: {why}; {VERIFY_FORM}",
-            path=CONFIG_PATH,
-            line=line,
-        ) from None
 
 
 def _expand(template: str, touched: list[str]) -> str:
