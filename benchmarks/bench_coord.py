@@ -9,9 +9,12 @@ Usage::
 Builds a scratch repository (2,000 source files, 1,000 cells), registers 50
 agents holding 10 exclusive reservations each (500 in all), and seeds 10,000
 messages on ``refs/hive/mail`` with ``git fast-import`` (the same event format
-hive writes). Then measures, in-process, medians of: reserve one pattern
-(checked against all 500), release it, send a message, read an inbox; and,
-as the baseline, ``git add && git commit`` of a one-file change.
+hive writes), and an epic with six subtasks (one the sender's, in progress). Then
+measures, in-process, medians of: reserve one pattern (checked against all 500),
+release it, send a message, read an inbox, send on the epic's thread (it reaches
+everyone working in the epic) and to ``coordinator`` (the coordinator of the epic
+above the sender's work); and, as the baseline, ``git add && git commit`` of a
+one-file change. ``--cells 10000`` shows whether the last two grow with the cells.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import GIT_ENV, Row, build_repo, git_baseline_ms, median_ms, run_single  # noqa: E402
 
+from hive.domain.cells import create_cell, update_cell  # noqa: E402
 from hive.domain.identity import mail_init  # noqa: E402
 from hive.domain.mail import inbox, send_message  # noqa: E402
 from hive.domain.maillog import MAIL_REF  # noqa: E402
@@ -121,6 +125,18 @@ def seed_messages(repo: Path, agents: int = AGENTS, messages: int = MESSAGES) ->
     )
 
 
+def seed_epic(ws: Workspace, agents: int) -> str:
+    """An epic coordinated by agent00 with five subtasks assigned to agents and one to
+    ``ws``'s agent (in progress): its id."""
+    epic = create_cell(ws, title="bench epic", type="epic", metadata={"coordinator": "agent00"})
+    for number in range(5):
+        agent = f"agent{number % agents:02d}"
+        create_cell(ws, title=f"bench subtask {number}", parent=epic.id, assignee=agent)
+    mine = create_cell(ws, title="bench: the sender's subtask", parent=epic.id)
+    update_cell(ws, cell_id=mine.id, status="in_progress", assignee=ws.actor)
+    return epic.id
+
+
 def measure(base: Path, args: argparse.Namespace) -> list[Row]:
     runs, agents, messages = args.runs, args.agents, args.messages
     if agents < 2:
@@ -130,6 +146,7 @@ def measure(base: Path, args: argparse.Namespace) -> list[Row]:
     ws = Workspace(str(repo), actor="bench", session="bench:main")
     seed_reservations(ws, agents)
     mail_init(ws, agent_name="bench")
+    epic = seed_epic(ws, agents)
     reader = ws.for_actor("agent01")  # another agent's view, sharing this process's caches
     inbox(reader)  # replay the log once, as a long-lived agent process has
     baseline = git_baseline_ms(repo, runs)
@@ -142,6 +159,13 @@ def measure(base: Path, args: argparse.Namespace) -> list[Row]:
         lambda: send_message(ws, to=["agent01"], subject="bench", body="hello"), runs
     )
     inbox_ms = median_ms(lambda: inbox(reader), runs)
+    thread_ms = median_ms(
+        lambda: send_message(ws, to=["agent01"], subject="bench", body="hi", thread_id=epic), runs
+    )
+    coordinator_ms = median_ms(
+        lambda: send_message(ws, to=["coordinator"], subject="bench", body="hi"), runs
+    )
+    cells = f"{args.cells + 7:,} cells"
     target = "<= 10 ms"
     size = agents * PER_AGENT
     return [
@@ -150,6 +174,8 @@ def measure(base: Path, args: argparse.Namespace) -> list[Row]:
         Row(size, "release (commit)", release_ms, baseline, target),
         Row(size, f"send ({messages:,} messages in log)", send_ms, baseline, target),
         Row(size, f"inbox ({messages:,} messages in log)", inbox_ms, None, target),
+        Row(size, f"send on an epic's thread ({cells})", thread_ms, baseline, target),
+        Row(size, f"send to coordinator ({cells})", coordinator_ms, baseline, target),
     ]
 
 

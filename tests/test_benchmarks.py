@@ -163,6 +163,8 @@ def check_coord(output: str) -> None:
             "release (commit)",
             f"send ({TINY} messages in log)",
             f"inbox ({TINY} messages in log)",
+            f"send on an epic's thread ({int(TINY) + 7} cells)",
+            f"send to coordinator ({int(TINY) + 7} cells)",
         ],
         first="reservations",
         tiny={f"inbox ({TINY} messages in log)"},

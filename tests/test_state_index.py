@@ -348,6 +348,22 @@ def test_full_cli_reads_with_json_import_no_rich_yaml_round_trip_or_mcp(
     assert not imported & {"rich", "ruamel", "mcp"}, sorted(imported & {"rich", "ruamel", "mcp"})
 
 
+def test_past_epics_are_found_decoding_only_the_epics(ws: Workspace, repo: Path) -> None:
+    """swarm_decompose's similar epics: the light facts pick the epics; the other
+    cells are not decoded (it decoded every cell)."""
+    from hive.domain.swarm.decompose import similar_epics
+
+    auth = create_cell(ws, title="auth login flow", type="epic")
+    create_cell(ws, title="login form", parent=auth.id)
+    create_cell(ws, title="billing export", type="epic")
+    for number in range(20):
+        create_cell(ws, title=f"auth login task {number}")
+    fresh = Workspace(str(repo), actor="bob")
+    found = similar_epics(fresh, "auth login flow")
+    assert [(epic["id"], epic["subtasks"]) for epic in found] == [(auth.id, 1)]
+    assert fresh.cache.decoded == 3  # the two epics and the found one's subtask
+
+
 def test_cells_are_immutable_so_no_edit_leaks_into_other_readers(ws: Workspace) -> None:
     cell = create_cell(ws, title="fixed")
     with pytest.raises(Exception, match="frozen"):

@@ -23,6 +23,7 @@ descend from the saved one (a forced fetch) is replayed from scratch.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ from hive.domain.maillog import (
     coordinator_named,
     epic_above,
     epic_members,
+    family_of,
     family_root,
     first_open_work,
     message_event,
@@ -59,6 +61,11 @@ from hive.models.mail import (
     SendResult,
 )
 from hive.store.cells import format_time
+from hive.store.layout import cell_id_from_path
+from hive.store.sqlerrors import sqlite3
+
+if TYPE_CHECKING:
+    from hive.store.cache import CellIndex
 
 if TYPE_CHECKING:  # the supervisor's views (hive serve): imported where they are made
     from hive.models.views import MailThread, ThreadView
@@ -299,9 +306,14 @@ def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | N
         except HiveError:
             return None
     else:
-        start = first_open_work(
-            sender, ((c.id, c.status, c.assignee, c.parent) for c in index.cells.values())
-        )
+        mine = _indexed(ws, index, assignee=sender)
+        if mine is None:
+            start = first_open_work(
+                sender, ((c.id, c.status, c.assignee, c.parent) for c in index.cells.values())
+            )
+        else:
+            nodes = [index.nodes[cell_id] for cell_id in mine]
+            start = first_open_work(sender, ((n.id, n.status, sender, n.parent) for n in nodes))
 
     def type_of(cell_id: str) -> str | None:
         cell = index.cells.get(cell_id)
@@ -340,7 +352,52 @@ def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:
         held = list_reservations(ws)
     except HiveError:
         held = []
-    return cell.id, epic_members(cell.id, index.children_of, worker_of, held, utc_now())
+    family = _family(ws, index, cell.id)
+    children_of = index.children_of if family is None else lambda c: family.get(c, [])
+    return cell.id, epic_members(cell.id, children_of, worker_of, held, utc_now())
+
+
+def _indexed(
+    ws: Workspace, index: CellIndex, *, parents: Sequence[str] = (), assignee: str | None = None
+) -> list[str] | None:
+    """Ids of the cells of ``index`` whose file (the one the index took for the cell)
+    names one of ``parents`` as its parent or is assigned to ``assignee``: point lookups
+    in the state index, however many other cells there are. None when the state index
+    cannot answer for ``index`` (staged changes over it, or the file was rebuilt)."""
+    if "+" in index.key:
+        return None
+    try:
+        files = ws.state_index.files_of(index.key, parents=parents, assignee=assignee)
+    except sqlite3.Error:
+        return None
+    if files is None:
+        return None
+    found = []
+    for entry in files:
+        cell_id = cell_id_from_path(entry.path)
+        if cell_id is not None and entry.id == cell_id and index.paths.get(cell_id) == entry.path:
+            found.append(cell_id)
+    return list(dict.fromkeys(found))
+
+
+def _family(ws: Workspace, index: CellIndex, root: str) -> dict[str, list[str]] | None:
+    """The children of ``root`` and of each of its descendants (``index.children_of``
+    for them), read from the state index level by level; None when it cannot answer."""
+
+    def level(parents: list[str]) -> list[tuple[str, str]]:
+        found = _indexed(ws, index, parents=parents)
+        if found is None:
+            raise _Unindexed
+        return [(cell_id, index.nodes[cell_id].parent or "") for cell_id in found]
+
+    try:
+        return family_of(root, level)
+    except _Unindexed:
+        return None
+
+
+class _Unindexed(Exception):
+    """The state index cannot answer for a CellIndex (see :func:`_indexed`)."""
 
 
 def inbox(

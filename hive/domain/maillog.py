@@ -24,7 +24,7 @@ from hive.text import first_control, shell_word, without_control
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Collection, Iterable, Sequence
     from typing import Any, Protocol
 
     from hive.git.repo import CommitInfo, GitRepo
@@ -492,10 +492,13 @@ def message_event(
 # (hive/cli/lean_coord.py, over the state index's rows) decide it with the same code.
 
 
-def family_root(given: str, known: Iterable[str]) -> str:
+def family_root(given: str, known: Collection[str]) -> str:
     """``given``, or the one cell it is a prefix of whose descendants are all the
-    other matches (``hv-ab`` names epic ``hv-abc`` even though ``hv-abc.1`` exists)."""
+    other matches (``hv-ab`` names epic ``hv-abc`` even though ``hv-abc.1`` exists).
+    A full id is itself (as ``resolve_id`` reads it), found without a scan."""
     wanted = given.strip().lower()
+    if wanted in known:
+        return wanted
     matches = sorted(
         (c for c in known if c.startswith(wanted) or c.partition("-")[2].startswith(wanted)),
         key=len,
@@ -520,6 +523,8 @@ def epic_members(
     workers: list[str] = []
     while pending:
         for child_id in children_of(pending.pop()):
+            if child_id in family:
+                continue  # a cycle of parents (hand-edited files)
             family.add(child_id)
             pending.append(child_id)
             worker = worker_of(child_id)
@@ -527,6 +532,26 @@ def epic_members(
                 workers.append(worker)
     holders = [r.agent for r in reservations if r.cell in family and r.active(now)]
     return list(dict.fromkeys(workers + holders))
+
+
+def family_of(
+    root: str, children_of_level: Callable[[list[str]], Iterable[tuple[str, str]]]
+) -> dict[str, list[str]]:
+    """The children of ``root`` and of each of its descendants, asked level by level:
+    ``children_of_level(ids)`` gives (child, parent) for every cell whose parent is one
+    of ``ids`` (a narrow read of the state index instead of every cell)."""
+    children: dict[str, list[str]] = {}
+    seen = {root}
+    level = [root]
+    while level:
+        following = []
+        for child_id, parent in children_of_level(level):
+            children.setdefault(parent, []).append(child_id)
+            if child_id not in seen:  # a cycle of parents (hand-edited files) ends here
+                seen.add(child_id)
+                following.append(child_id)
+        level = following
+    return children
 
 
 def epic_above(
@@ -550,17 +575,17 @@ def first_open_work(
     sender: str, cells: Iterable[tuple[str, str, str | None, str | None]]
 ) -> str | None:
     """The cell a sender without a thread is working on: of ``cells`` (id, status,
-    assignee, parent), the first open one assigned to ``sender`` under a parent, one in
-    progress first."""
-    mine = sorted(
+    assignee, parent), the open one assigned to ``sender`` under a parent, one in
+    progress first, then the lowest id."""
+    mine = min(
         (
             (status != "in_progress", cell_id)
             for cell_id, status, assignee, parent in cells
             if assignee == sender and status != "closed" and parent
         ),
-        key=lambda pair: pair[0],
+        default=None,
     )
-    return mine[0][1] if mine else None
+    return mine[1] if mine else None
 
 
 def coordinator_named(

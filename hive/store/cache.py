@@ -160,6 +160,9 @@ class IdSet:
         yield from self._cells
         yield from (cell_id for cell_id in self._extra if cell_id not in self._cells)
 
+    def __len__(self) -> int:
+        return len(self._cells) + sum(1 for cell_id in self._extra if cell_id not in self._cells)
+
     def add(self, cell_id: str) -> None:
         self._extra.add(cell_id)
 

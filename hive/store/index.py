@@ -98,6 +98,14 @@ _MAIL_TABLE = "CREATE TABLE IF NOT EXISTS mail_state(tip TEXT PRIMARY KEY, state
 # 33 point lookups instead of a scan of every cell row. Created on open when missing
 # (files made before it existed), so it is not part of the schema string.
 _SUBTREES = "CREATE INDEX IF NOT EXISTS dirs_subtrees ON dirs(tree) WHERE is_tree = 1"
+# The files of a state that name a parent, or an assignee (swarm mail: who works in an
+# epic, the sender's open work): point lookups per tree of the state, however many other
+# cells it holds. Created on open when missing, like dirs_subtrees.
+_BY_FACT = (
+    "CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent, tree) WHERE parent IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS dirs_assignee ON dirs(assignee, tree) WHERE assignee IS NOT NULL",
+)
+_EXTRA_INDEXES = (_SUBTREES, *_BY_FACT)
 
 EMPTY_STATE = "empty"
 # Where notices go (an index rebuilt): the CLI sets this to write to stderr; below the
@@ -624,10 +632,12 @@ class StateIndex:
     @staticmethod
     def _ensure_subtrees(db: sqlite3.Connection) -> None:
         found = db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'dirs_subtrees'"
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+            "('dirs_subtrees', 'dirs_parent', 'dirs_assignee')"
         ).fetchone()
-        if found is None:
-            db.execute(_SUBTREES)
+        if found[0] != len(_EXTRA_INDEXES):
+            for statement in _EXTRA_INDEXES:
+                db.execute(statement)
 
     def reset(self, why: str) -> None:
         """Start over after the file failed mid-use (corrupt pages, a foreign file)."""
@@ -725,7 +735,7 @@ class StateIndex:
             for name in tables:
                 if kinds.get(name) == "table" and not name.startswith("sqlite_"):
                     db.execute(f'DROP TABLE IF EXISTS "{name}"')
-            for statement in [*_DDL.split(";"), _SUBTREES, _MAIL_TABLE]:
+            for statement in [*_DDL.split(";"), *_EXTRA_INDEXES, _MAIL_TABLE]:
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA,))
@@ -1006,6 +1016,70 @@ class StateIndex:
                     found.append(_entry(path, row[2], row[4:]))
             frontier = following
         return found
+
+    def files_of(
+        self,
+        key: str,
+        *,
+        ids: Sequence[str] = (),
+        parents: Sequence[str] = (),
+        assignee: str | None = None,
+    ) -> list[Entry] | None:
+        """The files of state ``key`` (as :meth:`entries` lists them) named for one of
+        ``ids``, whose cell names one of ``parents`` as its parent, or that are assigned
+        to ``assignee``; None when the state is not stored. Read in one snapshot, by
+        point lookups in each tree of the state: the cost does not grow with the other
+        cells."""
+        with ReadSnapshot(self.db):
+            if not self.has_state(key):
+                return None
+            if key == EMPTY_STATE:
+                return []
+            trees = self._trees_of_state(key)
+            found: list[Entry] = []
+            names = [cell_id + ".yaml" for cell_id in ids]
+            wanted = [("name", names, ""), ("parent", list(parents), " AND is_tree = 0")]
+            if assignee is not None:
+                wanted.append(("assignee", [assignee], " AND is_tree = 0"))
+            tree_marks = ",".join("?" for _ in trees)
+            for column, values, only_files in wanted:
+                for start in range(0, len(values), BATCH):
+                    part = values[start : start + BATCH]
+                    marks = ",".join("?" for _ in part)
+                    rows = self.db.execute(
+                        f"SELECT tree, name, sha, is_tree, {LIGHT} FROM dirs "
+                        f"WHERE {column} IN ({marks}) AND tree IN ({tree_marks}){only_files}",
+                        [*part, *trees],
+                    ).fetchall()
+                    for row in rows:
+                        for prefix in trees[row[0]]:
+                            path = prefix + row[1]
+                            if row[3] == 1:
+                                found.append(_directory_entry(path, row[2]))
+                            else:
+                                found.append(_entry(path, row[2], row[4:]))
+            return found
+
+    def _trees_of_state(self, key: str) -> dict[str, list[str]]:
+        """Each tree of state ``key`` the listing of :meth:`entries` walks -> its paths
+        (a tree at several places is listed at each, as there)."""
+        trees = {key: [PREFIX]}
+        frontier = {key: PREFIX}
+        while frontier:
+            marks = ",".join("?" for _ in frontier)
+            rows = self.db.execute(
+                f"SELECT tree, name, sha FROM dirs INDEXED BY dirs_subtrees "
+                f"WHERE tree IN ({marks}) AND is_tree = 1",
+                list(frontier),
+            ).fetchall()
+            following: dict[str, str] = {}
+            for tree, name, sha in rows:
+                if not name.endswith(".yaml"):  # else a directory named as a cell file
+                    following[sha] = frontier[tree] + name + "/"
+            for sha, path in following.items():
+                trees.setdefault(sha, []).append(path)
+            frontier = following
+        return trees
 
     def cell_documents(self, blobs: Sequence[str]) -> Iterator[tuple[str, bytes]]:
         """(blob, printed JSON) of the given cell file versions that parsed."""

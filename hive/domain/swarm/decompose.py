@@ -255,9 +255,10 @@ def similar_epics(
         if outcome.epic_id:
             by_epic.setdefault(outcome.epic_id, []).append(outcome)
     scored: list[tuple[float, Cell]] = []
-    for cell in index.cells.values():
-        if cell.type != "epic" or cell.is_deleted:
+    for cell_id, node in index.nodes.items():  # only the live epics are decoded
+        if node.type != "epic" or node.deleted:
             continue
+        cell = index.cells[cell_id]
         score = similarity(wanted, tokens(f"{cell.title} {cell.description[:300]}"))
         if score >= 0.2:
             scored.append((score, cell))

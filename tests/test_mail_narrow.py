@@ -1,0 +1,293 @@
+"""Who an epic's thread reaches and who ``coordinator`` stands for, answered from the
+state index's rows of the cells concerned (``StateIndex.files_of``) instead of every
+cell: the same answers as the scan over every cell that preceded it, on varied
+repositories (nested epics, closed and deleted cells, corrupt and misnamed files,
+stray copies, parents that are missing or form a cycle), with the index warm, deleted,
+stale (HEAD moved by a plain ``git commit``) and over staged changes, by the full path
+(``hive/domain/mail.py``) and the lean one (``hive/cli/lean_coord.py``)."""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hive.cli import entry
+from hive.cli.lean_coord import Addressed
+from hive.cli.lean_write import Defer, prepare
+from hive.domain import mail
+from hive.domain.cells import get_cell
+from hive.domain.setup import init_hive
+from hive.domain.workspace import Workspace
+from hive.errors import HiveError
+from hive.models import Cell
+from hive.store.cells import encode_cell
+from hive.store.layout import cell_path
+from tests.conftest import agent_env, credential, git, make_repo
+
+AGENTS = ("ann", "bo", "cy")  # registered: they send
+WORKERS = ("dee", "eve", "fay", "gus", "hal")  # only assigned
+NOW = datetime(2026, 11, 27, 5, 0, tzinfo=UTC)
+
+
+# ------------------------------------------------------------------ the scan it replaces
+
+
+def named(ws: Workspace, given: str) -> Cell | None:
+    """The cell a thread names, as before: an exact id, a prefix, or the one cell a
+    prefix's matches all descend from (a scan of every id)."""
+    index = ws.cells()
+    wanted = given.strip().lower()
+    matches = [c for c in index.known_ids() if wanted in (c[: len(wanted)], c[3:][: len(wanted)])]
+    shortest = min(matches, key=len, default=None)
+    family = shortest is not None and all(m.startswith(f"{shortest}.") for m in matches)
+    try:
+        return get_cell(index, shortest if shortest and family and len(matches) > 1 else given)
+    except HiveError:
+        return None
+
+
+def old_thread_of(ws: Workspace, thread_id: str) -> tuple[str, set[str]]:
+    """The thread's id and everyone assigned an open cell below its epic, over every
+    decoded cell."""
+    cell = named(ws, thread_id)
+    if cell is None or cell.type != "epic":
+        return (thread_id if cell is None else cell.id), set()
+    every = dict(ws.cells().cells.items())
+    below, frontier = {cell.id}, {cell.id}
+    while frontier:
+        frontier = {c.id for c in every.values() if c.parent in frontier} - below
+        below |= frontier
+    below.discard(cell.id)
+    return cell.id, {every[c].assignee or "" for c in below if not every[c].is_closed} - {""}
+
+
+def old_coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | None:
+    """Who coordinates the epic above the thread's cell (or the sender's open work,
+    in progress first, then the lowest id), over every decoded cell."""
+    every = dict(ws.cells().cells.items())
+    if thread_id:
+        found = named(ws, thread_id)
+        if found is None:
+            return None
+        cell = found
+    else:
+        mine = [c for c in every.values() if c.assignee == sender and c.parent and not c.is_closed]
+        if not mine:
+            return None
+        cell = sorted(mine, key=lambda c: (c.status != "in_progress", c.id))[0]
+    seen = set()
+    while cell.type != "epic" and cell.parent in every and cell.id not in seen:
+        seen.add(cell.id)
+        cell = every[cell.parent]
+    if cell.type != "epic":
+        return None
+    named_one = cell.metadata.get("coordinator")
+    return str(named_one) if named_one else cell.assignee or cell.created_by or None
+
+
+# ------------------------------------------------------------------ varied repositories
+
+
+def _cell(cell_id: str, **fields: Any) -> Cell:
+    return Cell.model_validate(
+        {"id": cell_id, "title": f"cell {cell_id}", "created_at": NOW, "updated_at": NOW, **fields}
+    )
+
+
+def build(root: Path, seed: int, *, top_level: bool = False) -> list[str]:
+    """A repository whose cells are written by hand (as a person or a merge may leave
+    them) and committed with git; the cell ids (plus ids of unusable files).
+    ``top_level``: a stray copy beside the shard directories too (a layout the lean
+    path leaves to the full CLI)."""
+    rng = random.Random(seed)
+    make_repo(root)
+    init_hive(Workspace(str(root), actor="ann"), prefix="hv")
+    files: dict[str, bytes] = {}
+    cells: list[Cell] = []
+    roots = [f"hv-{shard}{seed}{n}x" for n, shard in enumerate("abcab")]
+    kinds: list[dict[str, Any]] = [
+        {"metadata": {"coordinator": "bo"}},
+        {"assignee": "cy"},
+        {"created_by": "ann"},
+        {"metadata": {"coordinator": "cy"}, "assignee": "ann"},
+        {},
+    ]
+    for cell_id, extra in zip(roots, kinds, strict=True):
+        cells.append(_cell(cell_id, type="epic", **extra))
+    counters: dict[str, int] = {}
+    for _ in range(40):
+        parent = rng.choice([c.id for c in cells] + [None, None, "hv-gone"])
+        if parent is None:
+            cell_id = f"hv-{rng.choice('abcd')}{rng.randrange(10**6)}"
+        else:
+            counters[parent] = counters.get(parent, 0) + 1
+            cell_id = f"{parent}.{counters[parent]}"
+        status = rng.choice(["open", "open", "in_progress", "blocked", "closed"])
+        cells.append(
+            _cell(
+                cell_id,
+                type=rng.choice(["task", "task", "bug", "epic"]),
+                parent=parent,
+                status=status,
+                closed_at=NOW if status == "closed" else None,
+                assignee=rng.choice([*AGENTS, *WORKERS, None]),
+                deleted_at=NOW if rng.random() < 0.1 else None,
+                created_by=rng.choice(["", "bo"]),
+                metadata=rng.choice([{}, {"coordinator": "ann"}]),
+            )
+        )
+    # a cycle of parents below an epic and one on its own
+    first, second = f"{roots[4]}.c1", f"{roots[4]}.c2"
+    cells += [_cell(first, parent=second, assignee="bo"), _cell(second, parent=first)]
+    cells += [_cell("hv-d0loop", parent="hv-d0loop", assignee="cy", type="epic")]
+    for cell in cells:
+        files[cell_path(cell.id)] = encode_cell(cell)
+    tasks = [c for c in cells if c.type != "epic"]
+    corrupt, moved, misnamed = rng.sample(tasks, 3)
+    files[cell_path(corrupt.id)] = b"id: [unclosed\n"
+    # a cell whose own file and a copy in another shard disagree: the own file counts
+    stray = _cell(f"{roots[0]}.s1", parent=roots[0], assignee="dee")
+    files[cell_path(stray.id)] = encode_cell(stray)
+    update = {"parent": roots[1], "assignee": "cy", "status": "in_progress"}
+    other = stray.model_copy(update=update)
+    files[f".hive/cells/y/{stray.id}.yaml"] = encode_cell(other)  # a copy in another shard
+    if top_level:
+        files[f".hive/cells/{moved.id}.yaml"] = encode_cell(
+            other.model_copy(update={"id": moved.id})
+        )
+    files[f".hive/cells/zz/{moved.id}.yaml"] = files.pop(cell_path(moved.id))  # lone stray
+    wrong = misnamed.model_copy(update={"id": misnamed.id + "x"})
+    files[cell_path(misnamed.id)] = encode_cell(wrong)
+    for path, data in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(data)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "cells by hand")
+    for name in AGENTS:
+        credential(root, name)
+    return [c.id for c in cells]
+
+
+def questions(ids: list[str]) -> list[str]:
+    epics = [i for i in ids if i.count(".") == 0][:5]
+    return [*ids, epics[0][:5], epics[1].upper(), f" {epics[2]} ", "design", "hv-gone"]
+
+
+def full_answers(ws: Workspace, threads: list[str]) -> list[Any]:
+    answers: list[Any] = []
+    for thread in threads:
+        thread_id, members = mail._thread_of(ws, thread)
+        answers.append((thread_id, set(members)))
+    for sender in AGENTS:
+        answers.append(mail.coordinator_of(ws, None, sender))
+        answers += [mail.coordinator_of(ws, thread, sender) for thread in threads[::3]]
+    return answers
+
+
+def old_answers(ws: Workspace, threads: list[str]) -> list[Any]:
+    answers: list[Any] = [old_thread_of(ws, thread) for thread in threads]
+    for sender in AGENTS:
+        answers.append(old_coordinator_of(ws, None, sender))
+        answers += [old_coordinator_of(ws, thread, sender) for thread in threads[::3]]
+    return answers
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_full_path_answers_as_the_scan_over_every_cell(seed: int, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    threads = questions(build(root, seed, top_level=seed % 2 == 0))
+    index_file = root / ".git" / "hive" / "index.sqlite3"
+    stale = Workspace(str(root), actor="ann")  # the index holds init's state, not HEAD's
+    new = full_answers(stale, threads)
+    expected = old_answers(Workspace(str(root), actor="ann"), threads)
+    assert new == expected
+    assert any(members for _, members in new[: len(threads)])  # epics reach someone
+    assert {answer for answer in new[len(threads) :]} - {None}  # coordinators found
+    for path in index_file.parent.glob("index.sqlite3*"):
+        path.unlink()  # missing: rebuilt by the first read
+    assert full_answers(Workspace(str(root), actor="ann"), threads) == expected
+    # staged changes over HEAD: the rows cannot answer, every cell is read as before
+    (root / ".hive" / "cells" / "q").mkdir()
+    (root / ".hive" / "cells" / "q" / "hv-q1.yaml").write_bytes(encode_cell(_cell("hv-q1")))
+    git(root, "add", ".hive")
+    staged = Workspace(str(root), actor="ann", autocommit=False)
+    assert "+" in staged.cells().key
+    assert full_answers(staged, threads) == old_answers(staged, threads)
+
+
+def test_the_lean_path_answers_as_the_scan_or_defers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "repo"
+    ids = build(root, 0)
+    Workspace(str(root), actor="ann").cells()  # HEAD's state indexed, as after any command
+    answered = deferred = 0
+    # the thread's members and coordinator do not depend on the sender: asked as ann;
+    # the coordinator of the sender's own work asked as each
+    asked = [("ann", i, c) for i in ids for c in (False, True)]
+    for sender, thread, coordinator in asked + [(name, None, True) for name in AGENTS]:
+        if os.environ.get("HIVE_AGENT") != sender:
+            for key, value in agent_env(root, sender, {}).items():
+                monkeypatch.setenv(key, value)
+        prepared = prepare(entry.parse(["-C", str(root), "mail", "send", "x", "-s", "y"]))
+        assert prepared is not None and prepared.session.principal.name == sender
+        try:
+            found = Addressed(prepared, thread, coordinator)
+        except Defer:
+            deferred += 1
+            continue
+        answered += 1
+        reference = Workspace(str(root), actor=sender)
+        if thread is not None:
+            assert (thread, set(found.members)) == old_thread_of(reference, thread)
+        if coordinator:
+            assert found.coordinator == old_coordinator_of(reference, thread, sender)
+    assert answered > 50 and deferred > 0  # both kinds of case were met
+
+
+def test_a_cycle_of_parents_through_an_epic_ends(tmp_path: Path) -> None:
+    """An epic whose child is its parent (hand-edited files): the thread reaches the
+    child's worker once; before, the walk over the family never ended."""
+    root = make_repo(tmp_path / "repo")
+    init_hive(Workspace(str(root), actor="ann"), prefix="hv")
+    epic = _cell("hv-e1", type="epic", parent="hv-e1.1")
+    child = _cell("hv-e1.1", parent="hv-e1", assignee="bo")
+    for cell in (epic, child):
+        (root / cell_path(cell.id)).parent.mkdir(parents=True, exist_ok=True)
+        (root / cell_path(cell.id)).write_bytes(encode_cell(cell))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a cycle")
+    assert mail._thread_of(Workspace(str(root), actor="ann"), "hv-e1") == ("hv-e1", ["bo"])
+
+
+def test_the_rows_are_found_by_index_and_an_older_file_gets_the_indexes(tmp_path: Path) -> None:
+    """``files_of`` looks rows up by (parent, tree) and (assignee, tree), so its cost
+    follows the cells concerned, not the tracker; a file made before those indexes
+    existed gets them when opened."""
+    root = tmp_path / "repo"
+    ids = build(root, 1)
+    ws = Workspace(str(root), actor="ann")
+    key = ws.cells().key
+    epic = ids[0]
+    children = ws.state_index.files_of(key, parents=[epic])
+    assert children and {entry.parent for entry in children} == {epic}
+    path = ws.state_index.path
+    ws.state_index.close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP INDEX dirs_parent")
+        db.execute("DROP INDEX dirs_assignee")
+    again = Workspace(str(root), actor="ann")
+    assert again.state_index.files_of(key, parents=[epic]) == children
+    for column in ("parent", "assignee"):
+        plan = again.state_index.db.execute(
+            f"EXPLAIN QUERY PLAN SELECT name FROM dirs WHERE {column} IN (?) "
+            "AND tree IN (?, ?) AND is_tree = 0",
+            ["x", "a", "b"],
+        ).fetchall()
+        assert f"USING INDEX dirs_{column} ({column}=? AND tree=?)" in plan[0][3]
