@@ -23,7 +23,13 @@ from hive.domain.merge import merge_file
 from hive.domain.mergecore import merge_plain
 from hive.domain.setup import DRIVER_KEY
 from hive.domain.workspace import Workspace
-from hive.git.pathhistory import LooseHistory
+from hive.git.pathhistory import (
+    TABLES_DIR,
+    LooseHistory,
+    Unreadable,
+    changed_blobs_by_git,
+    versions_table,
+)
 from hive.git.refs import discover
 from hive.git.repo import GitRepo
 from hive.git.syncref import RepoHistory
@@ -224,3 +230,77 @@ def test_a_cell_with_comments_is_merged_by_the_full_path(
     merged = show_cell(Workspace(str(repo)), cell_id=target.id)
     assert sorted(c.text for c in merged.comments) == ["from main", "from other"]
     assert_clean(repo)
+
+
+# ------------------------------------------------------------------ the versions table
+
+
+def _branchy_history(repo: Path) -> None:
+    """Files under .hive changed on branches, merged (some by hand, one merge changing a
+    file itself), so that git log -m shows merges against each parent."""
+    cells = repo / ".hive" / "cells" / "a"
+    cells.mkdir(parents=True, exist_ok=True)
+    for number in (1, 2, 3):
+        (cells / f"c{number}.yaml").write_text("v0\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    for round_ in (1, 2, 3):
+        git(repo, "checkout", "-q", "-b", f"b{round_}")
+        (cells / "c1.yaml").write_text(f"b{round_}\n")
+        (cells / f"c{round_ % 3 + 1}.yaml").write_text(f"x{round_}\n")
+        git(repo, "commit", "-q", "-a", "-m", f"b{round_}")
+        git(repo, "checkout", "-q", "main")
+        (cells / "c2.yaml").write_text(f"m{round_}\n")
+        git(repo, "commit", "-q", "-a", "-m", f"m{round_}")
+        git(repo, "merge", "-q", "--no-ff", "--no-commit", f"b{round_}", check=False)
+        (cells / "c1.yaml").write_text(f"b{round_}\n")  # the branch's version
+        (cells / "c2.yaml").write_text(f"merged {round_}\n")  # a version of the merge's own
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"merge b{round_}")
+
+
+def test_the_versions_table_holds_what_each_files_log_says(repo: Path) -> None:
+    _branchy_history(repo)
+    files = sorted(
+        set(git(repo, "log", "--all", "--format=", "--name-only", "--", ".hive").split())
+    )
+    assert len(files) == 3
+    for tip in ("main", "b2"):
+        commit = git(repo, "rev-parse", tip).strip()
+        for limit in (1, 2, 3, 2000):
+            table = versions_table(str(repo), commit, limit=limit)
+            assert table is not None
+            for path in files:
+                alone = changed_blobs_by_git(str(repo), commit, path, limit=limit)
+                assert table.get(path, []) == alone, (tip, limit, path)
+
+
+def test_the_second_asker_builds_the_table_and_later_ones_read_it(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one = create_cell(ws, title="One")
+    update_cell(ws, cell_id=one.id, add_labels=["x"])
+    path = cell_path(one.id)
+    paths = discover(str(repo))
+    head = LooseHistory(paths).head_commit()
+    assert head is not None
+    expected = changed_blobs_by_git(str(repo), head, path, limit=2000)
+    stored = Path(paths.hive_state_dir, TABLES_DIR, f"{head}-2000")
+    assert LooseHistory(paths).versions(head, path, limit=2000) == expected  # by its own log
+    assert stored.read_bytes() == b""  # the next asker builds it
+    assert LooseHistory(paths).versions(head, path, limit=2000) == expected
+    assert stored.stat().st_size > 0
+    monkeypatch.setenv("PATH", "")  # no git: only the table can answer
+    assert LooseHistory(paths).versions(head, path, limit=2000) == expected
+    with pytest.raises(Unreadable):
+        LooseHistory(paths, tables=False).versions(head, path, limit=2000)
+
+
+def test_no_table_where_history_can_change_under_a_commit(repo: Path, tmp_path: Path) -> None:
+    git(repo, "commit", "-q", "--allow-empty", "-m", "second")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
+    assert not LooseHistory(discover(str(shallow))).tables
+    assert LooseHistory(discover(str(repo))).tables
+    git(repo, "replace", "--graft", "HEAD")
+    assert not LooseHistory(discover(str(repo))).tables

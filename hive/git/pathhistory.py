@@ -11,9 +11,14 @@ answer (``tests/test_merge_driver_lean.py``).
 
 from __future__ import annotations
 
+import marshal
+import os
+import time
+
 from hive.git.loose import commit_tree, read_object
 from hive.git.refs import read_head_fast
 from hive.git.worktree import blob_sha_of
+from hive.record import suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -31,7 +36,12 @@ _LOG_VERSIONS = (
     *("--full-history", "-m"),
 )
 
-__all__ = ["LooseHistory", "Unreadable", "blob_sha_of", "changed_blobs_by_git"]
+_LOG_TABLE = tuple("--format=commit %H" if arg == "--format=" else arg for arg in _LOG_VERSIONS)
+HIVE_PREFIX = ".hive/"
+TABLES_DIR = "merge-versions"  # in hive's state directory (.git/hive): see LooseHistory
+TABLE_SECONDS = 600  # a table older than this is not used (and removed)
+
+__all__ = ["LooseHistory", "Unreadable", "blob_sha_of", "changed_blobs_by_git", "versions_table"]
 
 
 class Unreadable(Exception):
@@ -50,6 +60,39 @@ def git_output(root: str, *args: str) -> str | None:
     except GitError:
         return None
     return result.stdout if result.returncode == 0 else None
+
+
+def versions_table(root: str, tip: str, *, limit: int) -> dict[str, list[str]] | None:
+    """:func:`changed_blobs_by_git` for every file under ``.hive`` at once (one ``git
+    log`` of the folder; each file's changes counted per commit, as the log of the file
+    alone counts them); None when git cannot answer or names a path quoted."""
+    output = git_output(root, *_LOG_TABLE, tip, "--", HIVE_PREFIX.rstrip("/"))
+    if output is None:
+        return None
+    found: dict[str, dict[str, None]] = {}
+    counted: dict[str, int] = {}
+    last: dict[str, str] = {}
+    commit = ""
+    for line in output.splitlines():
+        if line.startswith("commit "):
+            commit = line[7:]  # (-m: a merge's header before each parent's diff)
+            continue
+        if not line.startswith(":"):
+            continue
+        head, _, path = line.partition("\t")
+        fields = head.split()
+        if len(fields) < 4 or not commit or path.startswith('"'):
+            return None
+        if last.get(path) != commit:
+            last[path] = commit
+            counted[path] = counted.get(path, 0) + 1
+        if counted[path] > limit:
+            continue
+        versions = found.setdefault(path, {})
+        for blob in (fields[3], fields[2]):  # after the change, then before it
+            if blob != _NO_BLOB:
+                versions.setdefault(blob)
+    return {path: list(versions) for path, versions in found.items()}
 
 
 def changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list[str] | None:
@@ -77,10 +120,20 @@ def changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list[
 
 
 class LooseHistory:
-    """``RepoHistory``'s answers without dulwich, or :class:`Unreadable`."""
+    """``RepoHistory``'s answers without dulwich, or :class:`Unreadable`.
 
-    def __init__(self, paths: RepoPaths) -> None:
+    git starts a driver per file, and each asks ``git log`` about its own file in both
+    histories (~20 ms of git's CPU each at 2,000 commits). So the second process that
+    asks about a commit (``tables``: during a merge of two files or more) asks git once
+    about every file under ``.hive`` (:func:`versions_table`) and leaves the answer in
+    ``.git/hive/merge-versions/`` for the next ones, which read it instead of running
+    git. A commit's history does not change, but a shallow clone deepened, grafts or
+    replace refs would change it: with any of those no table is kept, and a table is
+    used for :data:`TABLE_SECONDS` only."""
+
+    def __init__(self, paths: RepoPaths, *, tables: bool = True) -> None:
         self.paths = paths
+        self.tables = tables and _history_fixed(paths.common_dir)
 
     def head_commit(self) -> str | None:
         head = read_head_fast(self.paths)
@@ -95,6 +148,10 @@ class LooseHistory:
         return lookup_path(self._tree_items, tree, path)
 
     def versions(self, commit: str, path: str, *, limit: int) -> list[str]:
+        if self.tables and path.startswith(HIVE_PREFIX):
+            table = self._table(commit, limit)
+            if table is not None:
+                return table.get(path, [])
         found = changed_blobs_by_git(self.paths.root, commit, path, limit=limit)
         if found is None:
             raise Unreadable(path)
@@ -106,11 +163,83 @@ class LooseHistory:
             raise Unreadable(sha)
         return found[1]
 
+    def _table(self, commit: str, limit: int) -> dict[str, list[str]] | None:
+        """The versions table of ``commit``: read, built now (the second asker), or None
+        (the first asker, which leaves an empty file to say so; or no place for it)."""
+        folder = os.path.join(self.paths.hive_state_dir, TABLES_DIR)
+        name = os.path.join(folder, f"{commit}-{limit}")
+        try:
+            with open(name, "rb") as handle:
+                data = handle.read()
+                fresh = time.time() - os.fstat(handle.fileno()).st_mtime < TABLE_SECONDS
+        except OSError:
+            data, fresh = b"", False
+        if fresh and data:
+            return _loaded(data)  # (None when git could not build it: "-")
+        if not fresh:
+            _mark(folder, name)
+            return None
+        table = versions_table(self.paths.root, commit, limit=limit)
+        _store(name, b"-" if table is None else marshal.dumps(table))
+        return table
+
     def _tree_items(self, tree: str) -> dict[bytes, tuple[int, str]]:
         found = read_object(self.paths, tree)
         if found is None or found[0] != b"tree":
             raise Unreadable(tree)
         return parse_tree(found[1])
+
+
+def _history_fixed(common_dir: str) -> bool:
+    """Whether a commit's history is all there is to it here: not a shallow clone, no
+    grafts, no replace refs (each can change what ``git log`` walks)."""
+    for part in ("shallow", os.path.join("info", "grafts"), os.path.join("refs", "replace")):
+        if os.path.lexists(os.path.join(common_dir, part)):
+            return False
+    try:
+        with open(os.path.join(common_dir, "packed-refs"), "rb") as handle:
+            return b" refs/replace/" not in handle.read()
+    except OSError:
+        return True
+
+
+def _loaded(data: bytes) -> dict[str, list[str]] | None:
+    try:
+        table = marshal.loads(data)
+    except (EOFError, ValueError, TypeError):  # "-": git could not build it
+        return None
+    if not isinstance(table, dict):
+        return None
+    if not all(isinstance(versions, list) for versions in table.values()):
+        return None
+    return table
+
+
+def _mark(folder: str, name: str) -> None:
+    """Leave an empty table at ``name`` (the next asker builds it); old tables go."""
+    with suppress(OSError):
+        os.makedirs(folder, exist_ok=True)
+        _remove_old(folder)
+        _store(name, b"")
+
+
+def _store(name: str, data: bytes) -> None:
+    temp = f"{name}.tmp-{os.getpid()}"
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, name)
+    except OSError:
+        with suppress(OSError):
+            os.unlink(temp)
+
+
+def _remove_old(folder: str) -> None:
+    now = time.time()
+    for entry in os.scandir(folder):
+        with suppress(OSError):
+            if now - entry.stat().st_mtime >= TABLE_SECONDS:
+                os.unlink(entry.path)
 
 
 def lookup_path(
