@@ -224,6 +224,27 @@ def test_json_lines_problems_name_the_record(ws: Workspace) -> None:
     ]
 
 
+def test_json_lines_nested_deeper_than_a_cell_file_may_are_refused(ws: Workspace) -> None:
+    """A record whose cell file would nest more than MAX_NESTING levels (what hive's
+    YAML loader refuses) is a problem: it was created, read back only while its file
+    stayed in hive's own form, and any other form of it (a hand edit) a corrupt cell."""
+    from hive.store.yamlio import MAX_NESTING, loads
+
+    def record(depth: int) -> str:  # the record (and its cell file) nests ``depth`` levels
+        metadata: dict[str, Any] = {}
+        for _ in range(depth - 2):
+            metadata = {"a": metadata}
+        return json.dumps({"title": f"nests {depth}", "metadata": metadata})
+
+    too_deep = f"{record(MAX_NESTING)}\n{record(MAX_NESTING + 1)}\n"
+    assert problems_of(ws, too_deep, "cells.jsonl") == [
+        f"cells.jsonl:2: record 2: invalid JSON: nested more than {MAX_NESTING} levels deep"
+    ]
+    (created,) = from_text(ws, record(MAX_NESTING) + "\n", "cells.jsonl").ids
+    text = (Path(ws.root) / cell_path(created)).read_text(encoding="utf-8")
+    assert loads(text.replace("\ntitle: ", "\ntitle:  ")) == loads(text)  # any form reads
+
+
 TWO_CYCLES = """- key: c1
   title: one
   blocks: [c2]

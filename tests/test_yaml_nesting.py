@@ -16,7 +16,8 @@ from ruamel.yaml import YAML
 
 from hive.errors import CorruptFile
 from hive.jsontext import nesting_depth
-from hive.store.yamlio import MAX_NESTING, YamlError, dumps, load_mapping, ruamel_loads
+from hive.store.yamlfast import fast_loads
+from hive.store.yamlio import MAX_NESTING, YamlError, dumps, load_mapping, loads, ruamel_loads
 from tests.test_yamlfast import strict
 
 DEEPLY = f"nested more than {MAX_NESTING} levels deep"
@@ -259,6 +260,28 @@ def test_a_document_near_the_limit_is_refused_exactly_when_it_nests_too_deeply(
         assert str(refused(text)) == DEEPLY
     else:
         assert strict(ruamel_loads(text)) == strict(value)
+
+
+@pytest.mark.parametrize("leaf", [1, [], {}, [1], {"v": 1}])
+@pytest.mark.parametrize("depth", [MAX_NESTING - 1, MAX_NESTING, MAX_NESTING + 1])
+def test_hive_own_form_is_refused_exactly_when_it_nests_too_deeply(depth: int, leaf: Any) -> None:
+    """A cell file in hive's own form is read by the fast reader, any other form by
+    ruamel's loader: both refuse it past MAX_NESTING levels (the fast reader read a
+    file nested 150 levels, which a hand edit made a corrupt cell)."""
+    document: Any = leaf
+    while nesting_depth(document, 10 * MAX_NESTING) < depth - 1:
+        document = [document] if isinstance(document, dict) else {"k": document}
+    document = {"k": document}
+    assert nesting_depth(document, 10 * MAX_NESTING) == depth
+    text = dumps(document)
+    assert strict(ruamel(text)) == strict(document)
+    if nesting_depth(document, 10 * MAX_NESTING) > MAX_NESTING:
+        assert fast_loads(text) is None
+        with pytest.raises(YamlError, match=DEEPLY):
+            loads(text)
+    else:
+        assert strict(fast_loads(text)) == strict(document)
+        assert strict(loads(text)) == strict(document)
 
 
 SINGLE = "[]{}a'\"\\# \n~1"

@@ -51,11 +51,13 @@ from hive.domain.limits import (
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput
 from hive.git.repo import Snapshot
+from hive.jsontext import nesting_depth
 from hive.models import Cell, Dependency, utc_now
 from hive.models.cell import check_title, first_error
 from hive.models.results import CreatedCells
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
+from hive.store.yamlfast import MAX_NESTING
 from hive.text import counted
 
 # Each field an entry may have, and what it means (also the documentation's list).
@@ -219,6 +221,8 @@ def _parse_jsonl(text: str, source: str) -> CellFile:
             data = BadJson(f"invalid JSON: {exc.msg} (column {exc.colno})")
         except RecursionError:
             data = BadJson("invalid JSON: nested too deeply")
+        if nesting_depth(data, MAX_NESTING) > MAX_NESTING:  # as a YAML file (its cell file)
+            data = BadJson(f"invalid JSON: nested more than {MAX_NESTING} levels deep")
         entries.append(Entry(number=len(entries) + 1, data=data, line=number))
     if len(entries) == 1 and isinstance(entries[0].data, dict) and "cells" in entries[0].data:
         return _from_document(entries[0].data, source, None, jsonl=True)  # one JSON document

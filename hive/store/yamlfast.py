@@ -57,6 +57,11 @@ _CONSTANTS: dict[str, Any] = {
 # YAML allows an implicit key of at most 1024 characters; stay well below.
 _MAX_KEY = 1000
 _INDENT = 2
+# How deep a document may nest (``yamlio.MAX_NESTING``, where the loader refuses more):
+# a collection at column ``c`` is ``c // _INDENT + 1`` levels deep, so one at this
+# column or past it is declined here and refused there, whatever its form.
+MAX_NESTING = 100
+_DEEPEST = _INDENT * MAX_NESTING
 
 
 def is_plain(text: str) -> bool:
@@ -151,6 +156,8 @@ def fast_loads(text: str) -> dict[str, Any] | None:
 
 def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int]:
     """The block mapping whose keys start at column ``indent`` from line ``i``."""
+    if indent >= _DEEPEST:
+        raise _Decline
     result: dict[str, Any] = {}
     pad = " " * indent
     count = len(lines)
@@ -190,6 +197,8 @@ def _block(lines: list[str], i: int, indent: int) -> tuple[Any, int]:
 
 def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
     """The block sequence whose dashes are at column ``indent`` from line ``i``."""
+    if indent >= _DEEPEST:
+        raise _Decline
     items: list[Any] = []
     pad = " " * indent
     count = len(lines)
@@ -225,10 +234,10 @@ def _value(text: str, lines: list[str], i: int, indent: int) -> tuple[Any, int]:
         return _quoted(text), i
     if first == "|":
         return _literal(text[1:], lines, i, indent)
-    if text == "[]":
-        return [], i
-    if text == "{}":
-        return {}, i
+    if text in ("[]", "{}"):
+        if indent >= _DEEPEST:
+            raise _Decline
+        return ([] if text == "[]" else {}), i
     return _plain(text), i
 
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from hive.errors import CorruptFile, InvalidInput
 from hive.jsontext import encode_basestring, nesting_depth
+from hive.store import yamlfast
 from hive.store.yamlfast import RESERVED_WORDS, fast_loads, is_key, is_plain
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -179,7 +180,8 @@ def _loader() -> Any:
 # few more). ruamel's C loader composes recursively, once a level: a file nested some
 # 100,000 levels deep (a few hundred KB of brackets) crashed the process (SIGSEGV),
 # and one nested 20,000 deep parsed but failed every later step, for every command.
-MAX_NESTING = 100
+# (``fast_loads`` declines such text too: this loader refuses it, whatever its form.)
+MAX_NESTING = yamlfast.MAX_NESTING
 _DEEPLY = f"nested more than {MAX_NESTING} levels deep"
 
 
