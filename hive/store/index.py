@@ -1060,6 +1060,26 @@ class StateIndex:
                                 found.append(_entry(path, row[2], row[4:]))
             return found
 
+    def names_like(self, key: str, wanted: str) -> list[str] | None:
+        """Paths of the files of state ``key`` (as :meth:`entries` lists them) whose name
+        starts with ``wanted``, or whose part after its first '-' does: every id a
+        prefix could name, and more (the caller applies its own rule). None when the
+        state is not stored. The names are compared in SQL, no row is decoded."""
+        with ReadSnapshot(self.db):
+            if not self.has_state(key):
+                return None
+            if key == EMPTY_STATE:
+                return []
+            trees = self._trees_of_state(key)
+            marks = ",".join("?" for _ in trees)
+            rows = self.db.execute(
+                f"SELECT tree, name FROM dirs WHERE tree IN ({marks}) "
+                "AND (is_tree = 0 OR name LIKE '%.yaml') AND (substr(name, 1, length(?)) = ? "
+                "OR (instr(name, '-') > 0 AND substr(name, instr(name, '-') + 1, length(?)) = ?))",
+                [*trees, wanted, wanted, wanted, wanted],
+            ).fetchall()
+            return [prefix + name for tree, name in rows for prefix in trees[tree]]
+
     def _trees_of_state(self, key: str) -> dict[str, list[str]]:
         """Each tree of state ``key`` the listing of :meth:`entries` walks -> its paths
         (a tree at several places is listed at each, as there)."""
