@@ -284,3 +284,17 @@ def test_review_json_via_the_cli(ws: Workspace, repo: Path) -> None:
     assert cell["outcome"]["cell_id"] == ledger
     assert show_cell(ws, cell_id=ledger).status == "closed"
     assert load_outcomes(ws)[-1].files_touched == ["src/ledger.py", "stray.py"]
+
+
+def test_swarm_init_reads_as_lines_and_json_with_json(ws: Workspace, repo: Path) -> None:
+    """``hive swarm init`` printed its JSON record to a person too (the one command that
+    did, docs/cli.md: ``--json`` is what asks for machine output); now lines, and the
+    record with ``--json``."""
+    shown = hive(repo, "swarm", "init")
+    assert shown.returncode == 0, shown.stderr
+    assert not shown.stdout.lstrip().startswith("{"), shown.stdout
+    lines = dict(line.split(None, 1) for line in shown.stdout.splitlines())
+    assert lines["project"] == str(repo) and lines["hive"].startswith("available: ")
+    assert "feature-based" in lines["strategies"] and lines["mail"] == "available"
+    record = as_json(hive(repo, "swarm", "init", "--json"))
+    assert record["project_path"] == str(repo) and "feature-based" in record["strategies"]

@@ -421,6 +421,27 @@ def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
         out.print(line)
 
 
+def _swarm_init(report: Any, params: Any, ws: Workspace) -> None:
+    """What ``swarm_init`` found, as lines a person reads (``--json``: the record)."""
+
+    def found(available: bool) -> str:
+        return "available" if available else "not available"
+
+    cass = "found on PATH" if report.cass_available else "not found (optional: past sessions)"
+    for name, value in (
+        ("project", report.project_path),
+        (
+            "hive",
+            f"{found(report.hive_available)}: {report.cells} cells, {report.outcomes} outcomes",
+        ),
+        ("mail", found(report.swarmmail_available)),
+        ("agent", report.agent or "- (not acting as a registered agent)"),
+        ("cass", cass),
+        ("strategies", ", ".join(report.strategies) or "-"),
+    ):
+        output.row(f"{name:<11}{value}")
+
+
 def _swarm_status(status: Any, params: Any, ws: Workspace) -> None:
     output.console(wrap=True).print(
         output.escape(f"{status.epic_id} {status.title}") + f": {status.completed}/{status.total}"
@@ -479,9 +500,7 @@ PRESENTERS.update(
     {
         "log": Presenter(render=_log),
         "review": Presenter(render=_review, views={"per": (PER, "both")}),
-        "swarm init": Presenter(
-            render=lambda report, params, ws: _text(report.model_dump_json(indent=2))
-        ),
+        "swarm init": Presenter(render=_swarm_init),
         "swarm status": Presenter(render=_swarm_status),
         "swarm evaluation-prompt": Presenter(render=lambda found, params, ws: _text(found.prompt)),
         "swarm record-outcome": Presenter(
