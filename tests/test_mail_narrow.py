@@ -209,6 +209,12 @@ def test_the_full_path_answers_as_the_scan_over_every_cell(seed: int, tmp_path: 
     assert new == expected
     assert any(members for _, members in new[: len(threads)])  # epics reach someone
     assert {answer for answer in new[len(threads) :]} - {None}  # coordinators found
+    fresh = Workspace(str(root), actor="ann")  # a long-lived process after another's write
+    epic = threads[3]  # coordinated by cy
+    thread_id, members = mail._thread_of(fresh, epic)
+    assert (thread_id, set(members)) == old_thread_of(stale, epic)
+    assert mail.coordinator_of(fresh, epic, "ann") == "cy"
+    assert not fresh.cache.indexes and fresh.cache.decoded == 1  # no other cell was read
     for path in index_file.parent.glob("index.sqlite3*"):
         path.unlink()  # missing: rebuilt by the first read
     assert full_answers(Workspace(str(root), actor="ann"), threads) == expected

@@ -372,11 +372,15 @@ def test_errors_quote_what_was_given_as_it_is(hostile: dict[str, str]) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["plain", "ends \\", "ends \\\\", "ends \\\\\\", "C:\\[red]", "[/bold]\\", "\\", MARK],
+    [
+        *("plain", "ends \\", "ends \\\\", "ends \\\\\\", "C:\\[red]", "[/bold]\\", "\\", MARK),
+        *("regex \\d+\\[0-9]", "\\[", "\\\\[[/none]", "a \\[/[none]", "\\[] \\\\\\[x"),
+    ],
 )
 def test_escape_keeps_any_text_whatever_follows(text: str) -> None:
     """rich's own escape doubled a backslash at the end of a line and lost one (or
-    opened a tag) before a tag that followed."""
+    opened a tag) before a tag that followed, and lost one before a '[' that starts
+    no tag ('\\[0-9]' was shown as '[0-9]')."""
     import io
 
     printed = io.StringIO()

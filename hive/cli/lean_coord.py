@@ -49,12 +49,12 @@ from hive.store.celldoc import printed_by_python, utc_now
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
     from typing import Any
 
+    from hive.domain.maillog import CellRows
     from hive.domain.reservecore import PlainFile, PlainReservation
     from hive.git.repo import Plan, Snapshot
-    from hive.store.index import Entry, Node
 
 MAX_PATTERNS = 200  # ReserveParams / ReleaseParams: paths
 MAX_REASON = 500  # ReserveParams: reason
@@ -369,13 +369,14 @@ def mail(inv: Invocation) -> int | None:
 
 class Addressed:
     """What a message's thread and the name ``coordinator`` stand for at HEAD
-    (``mail.send_message``'s ``_thread_of`` and ``coordinator_of``), over the state
-    index's rows of the cells concerned only (the epic, its descendants, the sender's
-    work, their parents: point lookups, however many other cells there are). A thread
-    must name a live cell by its full id, and anything the rows cannot certainly answer
-    (one of those cells unreadable or in two files) defers (the full CLI answers it)."""
+    (``mail.send_message``'s ``_thread_of`` and ``coordinator_of``), from the state
+    index's rows of the cells concerned only (``maillog.CellRows``). A thread must
+    name a live cell by its full id, and anything the rows cannot certainly answer
+    (a cell concerned unreadable or in two files) defers (the full CLI answers it)."""
 
     def __init__(self, prepared: Prepared, thread: str | None, coordinator: bool) -> None:
+        from hive.domain import maillog
+
         self.thread_id = thread
         self.members: list[str] = []
         self.coordinator: str | None = None
@@ -384,116 +385,29 @@ class Addressed:
         session, snap = prepared.session, prepared.snap
         if snap.head.commit is None:
             raise Defer("unborn")
-        self.key = key = session.key_of(snap.head.commit)
+        key = session.key_of(snap.head.commit)
         if thread is not None and not coordinator and _plain_cell_thread(session, key, thread):
             return  # a live cell that is not an epic: its id is the thread, no one else
-        self.index = session.index
-        self.nodes: dict[str, Node | None] = {}  # None: no file of that name
-        self.found: dict[str, Entry] = {}
-        if thread is not None:
-            self._thread(prepared, thread)
-        if coordinator:
-            self._coordinator(prepared, thread)
+        rows = maillog.CellRows(session.index, key)
+        try:
+            if thread is not None and rows.live(thread).type == "epic":
+                held = [item for _, item in held_by(prepared)]
+                self.members = rows.members(thread, held, utc_now())
+            if coordinator:
+                start = thread or rows.open_work(session.principal.name)
+                self._coordinator(prepared, rows, rows.epic_above(start))
+        except maillog.Unanswered as exc:
+            raise Defer(str(exc)) from None
 
-    def _files(
-        self, ids: list[str] | None = None, parents: list[str] | None = None, who: str | None = None
-    ) -> list[Entry]:
-        files = self.index.files_of(self.key, ids=ids or (), parents=parents or (), assignee=who)
-        if files is None:
-            raise Defer("the state was rebuilt meanwhile")
-        return files
-
-    def _load(self, ids: Iterable[str]) -> None:
-        """The facts of ``ids`` (every file named for each): one readable file a cell."""
-        from hive.store.index import nodes_of
-        from hive.store.layout import cell_id_from_path
-
-        wanted = [cell_id for cell_id in dict.fromkeys(ids) if cell_id not in self.nodes]
-        if not wanted:
-            return
-        entries = self._files(ids=wanted)
-        nodes, unreadable = nodes_of(entries)
-        if unreadable:
-            raise Defer("an unreadable file for a cell concerned")
-        for entry in entries:
-            cell_id = cell_id_from_path(entry.path) or ""
-            if cell_id in self.found:
-                raise Defer("two files for one cell (the full CLI reports it)")
-            self.found[cell_id] = entry
-        for cell_id in wanted:
-            self.nodes[cell_id] = nodes.get(cell_id)
-
-    def _node(self, cell_id: str) -> Node | None:
-        self._load([cell_id])
-        return self.nodes[cell_id]
-
-    def _ids(self, entries: list[Entry]) -> list[str]:
-        from hive.store.layout import cell_id_from_path
-
-        found = [cell_id_from_path(entry.path) for entry in entries]
-        ids = [cell_id for cell_id in found if cell_id is not None]
-        self._load(ids)
-        return ids
-
-    def _thread(self, prepared: Prepared, thread: str) -> None:
-        from hive.domain import maillog
-
-        if thread != thread.strip().lower():
-            raise Defer("not a live cell's full id (a plain thread, a prefix, deleted)")
-        node = self._node(thread)
-        if node is None or node.deleted:
-            raise Defer("not a live cell's full id (a plain thread, a prefix, deleted)")
-        if node.type != "epic":
-            return
-
-        def level(parents: list[str]) -> list[tuple[str, str]]:
-            ids = self._ids(self._files(parents=parents))
-            return [(cell_id, self._parent(cell_id)) for cell_id in ids]
-
-        children = maillog.family_of(thread, level)
-
-        def worker_of(cell_id: str) -> str | None:
-            closed = self._status(cell_id) == "closed"
-            return None if closed else self.found[cell_id].assignee
-
-        held = [item for _, item in held_by(prepared)]
-        self.members = maillog.epic_members(
-            thread, lambda cell_id: children.get(cell_id, []), worker_of, held, utc_now()
-        )
-
-    def _parent(self, cell_id: str) -> str:
-        node = self.nodes[cell_id]
-        return "" if node is None else node.parent or ""
-
-    def _status(self, cell_id: str) -> str:
-        node = self.nodes[cell_id]
-        return "" if node is None else node.status
-
-    def _coordinator(self, prepared: Prepared, thread: str | None) -> None:
+    def _coordinator(self, prepared: Prepared, rows: CellRows, epic_id: str | None) -> None:
         from hive.domain import maillog
         from hive.store.celldoc import plain_cell
         from hive.store.yamlfast import fast_loads
 
-        start = thread
-        if start is None:
-            sender = prepared.session.principal.name
-            mine = [n for i in self._ids(self._files(who=sender)) if (n := self.nodes[i])]
-            start = maillog.first_open_work(
-                sender,
-                (
-                    (node.id, node.status, self.found[node.id].assignee, node.parent)
-                    for node in mine
-                ),
-            )
-        epic_id = maillog.epic_above(
-            start,
-            lambda cell_id: node.type if (node := self._node(cell_id)) else None,
-            lambda cell_id: self._parent(cell_id) or None,
-        )
         if epic_id is None:
             return
         try:
-            text = prepared.session.repo.read_blob(self.found[epic_id].blob).decode("utf-8")
+            text = prepared.session.repo.read_blob(rows.found[epic_id].blob).decode("utf-8")
             epic = plain_cell(fast_loads(text))
         except (UnicodeDecodeError, ValueError, HiveError):
             raise Defer("an epic the plain reader cannot read") from None

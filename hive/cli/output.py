@@ -335,7 +335,13 @@ def escape(text: str) -> str:
     """``text`` for a line of rich markup, to be shown as it is ('app/[id]/**' is no
     markup). rich's own escape, but backslashes at the end kept whatever follows them
     (rich's doubles one at the end of a line, and a tag after it took one or was shown
-    as text): they are written doubled before a tag that does nothing."""
+    as text): they are written doubled before a tag that does nothing; and a backslash
+    before a ``[`` that starts no tag (``\\[0-9]``) kept (rich reads ``\\[`` in text as
+    ``[``): one more is written before it."""
+    if "\\[" in text:
+        import re
+
+        text = re.sub(r"(?<=\\)\[(?![a-z#/@][^[]*?])", r"\\[", text)
     body = text.rstrip("\\")
     if len(body) == len(text):
         return rich_escape(text)

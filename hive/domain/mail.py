@@ -23,7 +23,6 @@ descend from the saved one (a forced fetch) is replayed from scratch.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +31,13 @@ from hive.domain.maillog import (
     MAIL_REF,
     MAX_BODY,
     MAX_SUBJECT,
+    CellRows,
     MailState,
+    Unanswered,
     check_message,
     coordinator_named,
     epic_above,
     epic_members,
-    family_of,
     family_root,
     first_open_work,
     message_event,
@@ -61,11 +61,10 @@ from hive.models.mail import (
     SendResult,
 )
 from hive.store.cells import format_time
-from hive.store.layout import cell_id_from_path
 from hive.store.sqlerrors import sqlite3
 
 if TYPE_CHECKING:
-    from hive.store.cache import CellIndex
+    from hive.models.reservation import Reservation
 
 if TYPE_CHECKING:  # the supervisor's views (hive serve): imported where they are made
     from hive.models.views import MailThread, ThreadView
@@ -295,6 +294,18 @@ def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | N
     assignee, else whoever created it. None when there is no such epic."""
     from hive.domain.cells import get_cell
 
+    rows = _rows(ws)
+    if rows is not None:
+        try:
+            epic_id = rows.epic_above(
+                rows.live(thread_id).id if thread_id else rows.open_work(sender)
+            )
+            if epic_id is None:
+                return None
+            epic = ws.reader.cell_of_blob(rows.found[epic_id].blob)
+            return coordinator_named(epic.metadata, epic.assignee, epic.created_by)
+        except (Unanswered, HiveError, sqlite3.Error):
+            pass  # every cell is read instead
     try:
         index = ws.cells()
     except HiveError:
@@ -306,14 +317,9 @@ def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | N
         except HiveError:
             return None
     else:
-        mine = _indexed(ws, index, assignee=sender)
-        if mine is None:
-            start = first_open_work(
-                sender, ((c.id, c.status, c.assignee, c.parent) for c in index.cells.values())
-            )
-        else:
-            nodes = [index.nodes[cell_id] for cell_id in mine]
-            start = first_open_work(sender, ((n.id, n.status, sender, n.parent) for n in nodes))
+        start = first_open_work(
+            sender, ((c.id, c.status, c.assignee, c.parent) for c in index.cells.values())
+        )
 
     def type_of(cell_id: str) -> str | None:
         cell = index.cells.get(cell_id)
@@ -334,8 +340,16 @@ def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:
     working in it: assignees of its open descendants and holders of reservations
     made for any cell of the epic."""
     from hive.domain.cells import get_cell
-    from hive.domain.reservations import list_reservations
 
+    rows = _rows(ws)
+    if rows is not None:
+        try:
+            node = rows.live(thread_id)
+            if node.type != "epic":
+                return node.id, []
+            return node.id, rows.members(node.id, _held(ws), utc_now())
+        except (Unanswered, sqlite3.Error):
+            pass  # every cell is read instead
     try:
         index = ws.cells()
         cell = get_cell(index, family_root(thread_id, index.known_ids()))
@@ -348,56 +362,29 @@ def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:
         child = index.cells[cell_id]
         return None if child.is_closed else child.assignee
 
+    return cell.id, epic_members(cell.id, index.children_of, worker_of, _held(ws), utc_now())
+
+
+def _held(ws: Workspace) -> list[Reservation]:
+    from hive.domain.reservations import list_reservations
+
     try:
-        held = list_reservations(ws)
+        return list_reservations(ws)
     except HiveError:
-        held = []
-    family = _family(ws, index, cell.id)
-    children_of = index.children_of if family is None else lambda c: family.get(c, [])
-    return cell.id, epic_members(cell.id, children_of, worker_of, held, utc_now())
+        return []
 
 
-def _indexed(
-    ws: Workspace, index: CellIndex, *, parents: Sequence[str] = (), assignee: str | None = None
-) -> list[str] | None:
-    """Ids of the cells of ``index`` whose file (the one the index took for the cell)
-    names one of ``parents`` as its parent or is assigned to ``assignee``: point lookups
-    in the state index, however many other cells there are. None when the state index
-    cannot answer for ``index`` (staged changes over it, or the file was rebuilt)."""
-    if "+" in index.key:
+def _rows(ws: Workspace) -> CellRows | None:
+    """The state index's rows of HEAD's state, for reading the cells a message concerns
+    only; None with staged changes over HEAD, before the first commit, or when the
+    state cannot be indexed (every cell is read, and any problem reported, as before)."""
+    if not ws.autocommit:
         return None
     try:
-        files = ws.state_index.files_of(index.key, parents=parents, assignee=assignee)
-    except sqlite3.Error:
+        key = ws.reader.head_key()
+    except (HiveError, sqlite3.Error):
         return None
-    if files is None:
-        return None
-    found = []
-    for entry in files:
-        cell_id = cell_id_from_path(entry.path)
-        if cell_id is not None and entry.id == cell_id and index.paths.get(cell_id) == entry.path:
-            found.append(cell_id)
-    return list(dict.fromkeys(found))
-
-
-def _family(ws: Workspace, index: CellIndex, root: str) -> dict[str, list[str]] | None:
-    """The children of ``root`` and of each of its descendants (``index.children_of``
-    for them), read from the state index level by level; None when it cannot answer."""
-
-    def level(parents: list[str]) -> list[tuple[str, str]]:
-        found = _indexed(ws, index, parents=parents)
-        if found is None:
-            raise _Unindexed
-        return [(cell_id, index.nodes[cell_id].parent or "") for cell_id in found]
-
-    try:
-        return family_of(root, level)
-    except _Unindexed:
-        return None
-
-
-class _Unindexed(Exception):
-    """The state index cannot answer for a CellIndex (see :func:`_indexed`)."""
+    return None if key is None else CellRows(ws.state_index, key)
 
 
 def inbox(

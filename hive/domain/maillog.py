@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
     from hive.git.repo import CommitInfo, GitRepo
-    from hive.store.index import StateIndex
+    from hive.store.index import Entry, Node, StateIndex
 
     class MailHost(Protocol):
         """Where the mail log is read and appended (a ``Workspace`` is one)."""
@@ -552,6 +552,110 @@ def family_of(
                 following.append(child_id)
         level = following
     return children
+
+
+class Unanswered(Exception):
+    """The rows of the cells concerned cannot certainly answer (a cell concerned is
+    unreadable or in two files, the thread is not a live cell's full id, the state is
+    no longer stored): the caller reads every cell."""
+
+
+class CellRows:
+    """The facts of the cells a message concerns (the thread's cell, the epic's
+    descendants, the sender's assigned cells, the parents climbed), from the state
+    index's rows of state ``key`` only (``StateIndex.files_of``: point lookups, however
+    many other cells there are). Both paths answer with it: the lean CLI defers and the
+    full path reads every cell when it raises :class:`Unanswered`."""
+
+    def __init__(self, index: StateIndex, key: str) -> None:
+        self.index = index
+        self.key = key
+        self.nodes: dict[str, Node | None] = {}  # None: no file of that name
+        self.found: dict[str, Entry] = {}
+
+    def _files(
+        self, ids: Sequence[str] = (), parents: Sequence[str] = (), who: str | None = None
+    ) -> list[Entry]:
+        files = self.index.files_of(self.key, ids=ids, parents=parents, assignee=who)
+        if files is None:
+            raise Unanswered("the state was rebuilt meanwhile")
+        return files
+
+    def _load(self, ids: Iterable[str]) -> None:
+        """The facts of ``ids`` (every file named for each): one readable file a cell."""
+        from hive.store.index import nodes_of
+        from hive.store.layout import cell_id_from_path
+
+        wanted = [cell_id for cell_id in dict.fromkeys(ids) if cell_id not in self.nodes]
+        if not wanted:
+            return
+        entries = self._files(ids=wanted)
+        nodes, unreadable = nodes_of(entries)
+        if unreadable:
+            raise Unanswered("an unreadable file for a cell concerned")
+        for entry in entries:
+            cell_id = cell_id_from_path(entry.path) or ""
+            if cell_id in self.found:
+                raise Unanswered("two files for one cell")
+            self.found[cell_id] = entry
+        for cell_id in wanted:
+            self.nodes[cell_id] = nodes.get(cell_id)
+
+    def node(self, cell_id: str) -> Node | None:
+        self._load([cell_id])
+        return self.nodes[cell_id]
+
+    def _ids(self, entries: list[Entry]) -> list[Node]:
+        from hive.store.layout import cell_id_from_path
+
+        found = [cell_id_from_path(entry.path) for entry in entries]
+        ids = [cell_id for cell_id in found if cell_id is not None]
+        self._load(ids)
+        return [node for cell_id in ids if (node := self.nodes[cell_id]) is not None]
+
+    def live(self, thread: str) -> Node:
+        """The live cell ``thread`` names by its full id."""
+        node = self.node(thread) if thread == thread.strip().lower() else None
+        if node is None or node.deleted:
+            raise Unanswered("not a live cell's full id (a plain thread, a prefix, deleted)")
+        return node
+
+    def members(self, epic_id: str, reservations: Iterable[HeldBy], now: datetime) -> list[str]:
+        """:func:`epic_members` of ``epic_id``."""
+
+        def level(parents: list[str]) -> list[tuple[str, str]]:
+            return [
+                (node.id, node.parent or "") for node in self._ids(self._files(parents=parents))
+            ]
+
+        children = family_of(epic_id, level)
+
+        def worker_of(cell_id: str) -> str | None:
+            node = self.nodes[cell_id]
+            closed = node is None or node.status == "closed"
+            return None if closed else self.found[cell_id].assignee
+
+        return epic_members(
+            epic_id, lambda cell_id: children.get(cell_id, []), worker_of, reservations, now
+        )
+
+    def open_work(self, sender: str) -> str | None:
+        """:func:`first_open_work` of ``sender``."""
+        mine = self._ids(self._files(who=sender))
+        return first_open_work(
+            sender, ((n.id, n.status, self.found[n.id].assignee, n.parent) for n in mine)
+        )
+
+    def epic_above(self, start: str | None) -> str | None:
+        """:func:`epic_above` ``start``."""
+
+        def parent_of(cell_id: str) -> str | None:
+            node = self.nodes[cell_id]
+            return None if node is None else node.parent or None
+
+        return epic_above(
+            start, lambda cell_id: node.type if (node := self.node(cell_id)) else None, parent_of
+        )
 
 
 def epic_above(

@@ -117,6 +117,24 @@ class StateReader:
             key = self._cells_key(head.commit)
         return self._index_for_key(key)
 
+    def head_key(self) -> str | None:
+        """The state key of HEAD's commit, that state indexed (its rows answer queries
+        such as ``StateIndex.files_of``); None before the first commit. Nothing else is
+        read: no :class:`CellIndex` of every cell is built."""
+        head = self.git.head()
+        if head.commit is None:
+            return None
+        key = self._cells_key(head.commit)
+        if key not in self.cache.indexes:
+            self.state_index.ensure_state(
+                key, self._list_tree, self._read_blobs, parse_for_index, progress=self.progress
+            )
+        return key
+
+    def cell_of_blob(self, blob: str) -> Cell:
+        """The cell a file version (blob id) of HEAD's state holds, decoded once."""
+        return self._load_cells([blob])[blob]
+
     def _cells_key(self, commit: str) -> str:
         """The state key (``.hive/cells`` tree id) of ``commit``; NotInitialized without
         a hive. Known commits cost one lookup; others read two tree objects once."""
