@@ -194,8 +194,19 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 
 def _use_fork_server(config: pytest.Config, ids: list[str]) -> bool:
-    modules = {nodeid.split("::")[0] for nodeid in ids}
-    return any("hivefork" in (config.rootpath / name).read_text("utf-8") for name in modules)
+    """Whether a collected module names hivefork, or a test module it imports from does
+    (``from tests.test_identity_surfaces import _server``)."""
+    import re
+
+    for name in {nodeid.split("::")[0] for nodeid in ids}:
+        text = (config.rootpath / name).read_text("utf-8")
+        imported = re.findall(r"^\s*from tests\.(\w+) import", text, re.MULTILINE)
+        others = [f"tests/{other}.py" for other in imported if other != "conftest"]
+        for module in [name, *others]:
+            path = config.rootpath / module
+            if path.is_file() and "hivefork" in path.read_text("utf-8"):
+                return True
+    return False
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -184,8 +184,10 @@ def test_lock_held_too_long_is_a_clear_error(
     holding.wait(5)
     try:
         other = Workspace(str(repo), actor="bob")
-        with pytest.raises(LockTimeout, match="lock"):
+        with pytest.raises(LockTimeout, match="lock") as refused:
             create_cell(other, title="waits")
+        # the way to wait longer names the setting that decided: HIVE_LOCK_TIMEOUT here
+        assert "HIVE_LOCK_TIMEOUT" in str(refused.value), refused.value
     finally:
         release.set()
         thread.join()

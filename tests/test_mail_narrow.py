@@ -176,7 +176,8 @@ def build(root: Path, seed: int, *, top_level: bool = False) -> list[str]:
 
 def questions(ids: list[str]) -> list[str]:
     epics = [i for i in ids if i.count(".") == 0][:5]
-    return [*ids, epics[0][:5], epics[1].upper(), f" {epics[2]} ", "design", "hv-gone"]
+    plain = ["design", "hv-gone", "gone"]
+    return [*ids, epics[0][:5], epics[3][3:], epics[1].upper(), f" {epics[2]} ", *plain]
 
 
 def full_answers(ws: Workspace, threads: list[str]) -> list[Any]:
@@ -236,7 +237,8 @@ def test_the_lean_path_answers_as_the_scan_or_defers(
     answered = deferred = 0
     # the thread's members and coordinator do not depend on the sender: asked as ann;
     # the coordinator of the sender's own work asked as each
-    asked = [("ann", i, c) for i in ids for c in (False, True)]
+    names = [*ids, "design", "hv-gone", ids[0][:5]]  # plain names, a prefix (deferred)
+    asked = [("ann", i, c) for i in names for c in (False, True)]
     for sender, thread, coordinator in asked + [(name, None, True) for name in AGENTS]:
         if os.environ.get("HIVE_AGENT") != sender:
             for key, value in agent_env(root, sender, {}).items():

@@ -86,6 +86,20 @@ def plain_cells(draw: st.DrawFn) -> Cell:
         close_reason="done" if status == "closed" and draw(st.booleans()) else None,
         deleted_at=draw(st.none() | times | st.just(T0 - timedelta(days=60))),
         metadata=draw(st.dictionaries(st.sampled_from(["k", "m"]), st.sampled_from([1, "v"]))),
+        comments=[
+            {"id": f"c{number}", "author": author, "text": "said", "created_at": T0 + later}
+            for number, author, later in draw(
+                st.lists(
+                    st.tuples(
+                        st.integers(1, 4),
+                        st.sampled_from(["", "bob"]),
+                        st.sampled_from([timedelta(0), timedelta(microseconds=1500)]),
+                    ),
+                    unique_by=lambda item: item[0],
+                    max_size=3,
+                )
+            )
+        ],
     )
 
 
@@ -105,7 +119,6 @@ def test_the_plain_path_writes_the_full_paths_bytes(
 @pytest.mark.parametrize(
     "change",
     [
-        {"comments": [{"id": "c1", "text": "hi", "created_at": T0}]},
         {"conflicts": [{"field": "title", "kept": "a", "other": "b"}]},
         {"metadata": {"ratio": 0.5}},
     ],
@@ -213,7 +226,7 @@ def test_a_driver_process_merging_cells_imports_no_models(
     assert_clean(repo)
 
 
-def test_a_cell_with_comments_is_merged_by_the_full_path(
+def test_comments_of_both_sides_are_merged_without_the_models(
     ws: Workspace, repo: Path, tmp_path: Path
 ) -> None:
     record = _recording_driver(repo, tmp_path)
@@ -226,7 +239,7 @@ def test_a_cell_with_comments_is_merged_by_the_full_path(
     result = _merge(repo, "other", record)
     assert result.returncode == 0, result.stdout + result.stderr
     (modules,) = [json.loads(line) for line in record.read_text().splitlines()]
-    assert "hive.domain.merge" in modules  # the models were needed
+    assert "hive.domain.mergecore" in modules and "hive.domain.merge" not in modules
     merged = show_cell(Workspace(str(repo)), cell_id=target.id)
     assert sorted(c.text for c in merged.comments) == ["from main", "from other"]
     assert_clean(repo)

@@ -390,6 +390,8 @@ class Addressed:
             return  # a live cell that is not an epic: its id is the thread, no one else
         rows = maillog.CellRows(session.index, key)
         try:
+            if thread is not None and rows.names_no_cell(thread):
+                return  # a plain thread name: no one else, no epic behind it
             if thread is not None and rows.live(thread).type == "epic":
                 held = [item for _, item in held_by(prepared)]
                 self.members = rows.members(thread, held, utc_now())

@@ -297,6 +297,8 @@ def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | N
     rows = _rows(ws)
     if rows is not None:
         try:
+            if thread_id and rows.names_no_cell(thread_id):
+                return None  # a plain thread name: no epic behind it
             epic_id = rows.epic_above(
                 rows.live(thread_id).id if thread_id else rows.open_work(sender)
             )
@@ -344,6 +346,8 @@ def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:
     rows = _rows(ws)
     if rows is not None:
         try:
+            if rows.names_no_cell(thread_id):
+                return thread_id, []  # a plain thread name
             node = rows.live(thread_id)
             if node.type != "epic":
                 return node.id, []

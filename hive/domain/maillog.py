@@ -620,6 +620,23 @@ class CellRows:
             raise Unanswered("not a live cell's full id (a plain thread, a prefix, deleted)")
         return node
 
+    def names_no_cell(self, thread: str) -> bool:
+        """Whether ``thread`` is a plain thread name: no cell id (readable or not) is it
+        or starts with it, with or without its ``prefix-`` (as ``resolve_id`` reads it)."""
+        from hive.store.layout import cell_id_from_path
+
+        wanted = thread.strip().lower()
+        paths = self.index.names_like(self.key, wanted)
+        if paths is None:
+            raise Unanswered("the state was rebuilt meanwhile")
+        for path in paths:
+            cell_id = cell_id_from_path(path)
+            if cell_id and (
+                cell_id.startswith(wanted) or cell_id.partition("-")[2].startswith(wanted)
+            ):
+                return False
+        return bool(wanted)
+
     def members(self, epic_id: str, reservations: Iterable[HeldBy], now: datetime) -> list[str]:
         """:func:`epic_members` of ``epic_id``."""
 

@@ -10,8 +10,8 @@ declines) runs the same rules on its models' dumps, so there is one set of rules
 
 :func:`merge_plain` merges one file when the result is certainly what the full path
 gives, byte for byte, and declines (None) everything else: files other than cells,
-cells the plain reader leaves to the model (comments, earlier merge conflicts,
-anything not in hive's canonical form), objects only dulwich reads. The caller then
+cells the plain reader leaves to the model (earlier merge conflicts, anything not in
+hive's canonical form), objects only dulwich reads. The caller then
 runs the full path (``tests/test_merge_driver_lean.py`` compares the two).
 """
 
@@ -164,14 +164,46 @@ def merge_plain(
 
 
 def _plain(data: bytes) -> dict[str, Any] | None:
-    """The plain cell ``data`` holds in hive's canonical form, else None."""
+    """The plain cell ``data`` holds in hive's canonical form, comments included, else
+    None."""
     from hive.store.celldoc import plain_cell
     from hive.store.yamlfast import fast_loads
 
     try:
-        return plain_cell(fast_loads(data.decode("utf-8")))
+        mapping = fast_loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
+    if not isinstance(mapping, dict):
+        return None
+    comments = _plain_comments(mapping.pop("comments", []))
+    cell = plain_cell(mapping)
+    if cell is None or comments is None:
+        return None
+    cell["comments"] = comments
+    return cell
+
+
+_COMMENT_FIELDS = ("id", "author", "text", "created_at")  # the Comment model's, in its order
+
+
+def _plain_comments(value: object) -> list[dict[str, Any]] | None:
+    """Comments as ``Comment.model_dump()`` holds them, when certainly so, else None."""
+    from hive.store.celldoc import exact_time
+
+    if not isinstance(value, list):
+        return None
+    found = []
+    for item in value:
+        if not isinstance(item, dict) or not set(item) <= set(_COMMENT_FIELDS):
+            return None
+        comment_id, author = item.get("id"), item.get("author", "")
+        text, created = item.get("text"), exact_time(item.get("created_at"))
+        if not isinstance(comment_id, str) or not comment_id or not isinstance(author, str):
+            return None
+        if not isinstance(text, str) or created is None:
+            return None
+        found.append({"id": comment_id, "author": author, "text": text, "created_at": created})
+    return found
 
 
 # ------------------------------------------------------------------ cells, field by field

@@ -1298,7 +1298,8 @@ class _WriteLock:
         if self._held is None:
             raise LockTimeout(
                 f"{self.holder} for more than {self.timeout:g}s "
-                f"({self.path}); try again, or raise lock_timeout_seconds in .hive/config.yaml"
+                f"({self.path}); try again, or wait longer: lock_timeout_seconds in"
+                " .hive/config.yaml, or HIVE_LOCK_TIMEOUT (seconds), which overrides it"
             )
         return self
 

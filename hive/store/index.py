@@ -1031,11 +1031,9 @@ class StateIndex:
         point lookups in each tree of the state: the cost does not grow with the other
         cells."""
         with ReadSnapshot(self.db):
-            if not self.has_state(key):
-                return None
-            if key == EMPTY_STATE:
-                return []
-            trees = self._trees_of_state(key)
+            trees = self._stored_trees(key)
+            if trees is None or not trees:
+                return None if trees is None else []
             found: list[Entry] = []
             names = [cell_id + ".yaml" for cell_id in ids]
             wanted = [("name", names, ""), ("parent", list(parents), " AND is_tree = 0")]
@@ -1059,6 +1057,31 @@ class StateIndex:
                             else:
                                 found.append(_entry(path, row[2], row[4:]))
             return found
+
+    def names_like(self, key: str, wanted: str) -> list[str] | None:
+        """Paths of the files of state ``key`` (as :meth:`entries` lists them) whose name
+        starts with ``wanted``, or whose part after its first '-' does: every id a
+        prefix could name, and more (the caller applies its own rule). None when the
+        state is not stored. The names are compared in SQL, no row is decoded."""
+        with ReadSnapshot(self.db):
+            trees = self._stored_trees(key)
+            if trees is None or not trees:
+                return None if trees is None else []
+            marks = ",".join("?" for _ in trees)
+            rows = self.db.execute(
+                f"SELECT tree, name FROM dirs WHERE tree IN ({marks}) "
+                "AND (is_tree = 0 OR name LIKE '%.yaml') AND (substr(name, 1, length(?)) = ? "
+                "OR (instr(name, '-') > 0 AND substr(name, instr(name, '-') + 1, length(?)) = ?))",
+                [*trees, wanted, wanted, wanted, wanted],
+            ).fetchall()
+            return [prefix + name for tree, name in rows for prefix in trees[tree]]
+
+    def _stored_trees(self, key: str) -> dict[str, list[str]] | None:
+        """:meth:`_trees_of_state` of ``key``; None when it is not stored, none for the
+        empty state."""
+        if not self.has_state(key):
+            return None
+        return {} if key == EMPTY_STATE else self._trees_of_state(key)
 
     def _trees_of_state(self, key: str) -> dict[str, list[str]]:
         """Each tree of state ``key`` the listing of :meth:`entries` walks -> its paths
