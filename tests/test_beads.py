@@ -271,6 +271,40 @@ def test_malformed_lines_are_named_and_nothing_is_committed(
     assert_clean(repo)
 
 
+def test_a_record_nested_deeper_than_a_cell_file_may_is_refused(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A record's other fields go into its cell's metadata.beads, two levels deeper: a
+    record nested 99 levels made a cell file nested 101, which hive then read as one
+    corrupt cell (malformed YAML, nested too deeply)."""
+    from hive.store.yamlio import MAX_NESTING
+
+    def record(number: int, depth: int) -> dict[str, Any]:  # nested ``depth`` levels
+        value: Any = 1
+        for _ in range(depth - 1):
+            value = {"a": value}
+        stamp = "2025-12-17T21:19:10Z"
+        return {"id": f"bd-x{number}", "title": f"nests {depth}", "status": "open"} | {
+            "priority": 2,
+            "issue_type": "task",
+            "created_at": stamp,
+            "updated_at": stamp,
+            "deep": value,
+        }
+
+    source = tmp_path / "deep.jsonl"
+    rows = [record(1, MAX_NESTING - 2), record(2, MAX_NESTING - 1)]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(InvalidInput, match=r"deep\.jsonl:2: invalid JSON: nested more than 98"):
+        import_beads(ws, path=str(source))
+    assert git(repo, "rev-parse", "HEAD") == head
+    source.write_text(json.dumps(rows[0]) + "\n")
+    assert import_beads(ws, path=str(source)).imported == 1
+    assert not Workspace(ws.root).cells().problems  # its cell file reads
+    assert show_cell(Workspace(ws.root), cell_id="bd-x1").metadata["beads"]["deep"]
+
+
 def test_reimport_skips_or_updates(ws: Workspace) -> None:
     first = import_beads(ws, path=str(SMALL))
     again = import_beads(ws, path=str(SMALL))

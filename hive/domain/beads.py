@@ -44,11 +44,13 @@ from hive.domain.limits import (
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import InvalidInput, NotFound
 from hive.git.repo import Snapshot
+from hive.jsontext import nesting_depth
 from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Comment, Dependency
 from hive.models.cell import first_error
 from hive.models.results import BeadsExportResult, BeadsImportResult
 from hive.store.cache import CellIndex
 from hive.store.ids import is_valid_id, parent_from_id
+from hive.store.yamlfast import MAX_NESTING
 from hive.text import counted
 
 Progress = Callable[[str, int, int], None]
@@ -126,6 +128,10 @@ def format_time(value: datetime) -> str:
 # ------------------------------------------------------------------ reading the file
 
 
+# A record's fields nest two levels deeper in its cell file (cell, metadata, beads).
+_RECORD_DEPTH = MAX_NESTING - 2
+
+
 def read_records(data: bytes, name: str) -> list[tuple[int, dict[str, Any]]]:
     """(line number, record) for each non-blank line; every malformed line is an error."""
     errors: list[str] = []
@@ -146,6 +152,13 @@ def read_records(data: bytes, name: str) -> list[tuple[int, dict[str, Any]]]:
             continue
         if not isinstance(record, dict):
             errors.append(f"{name}:{number}: expected a JSON object, got {type(record).__name__}")
+            continue
+        if nesting_depth(record, MAX_NESTING) > _RECORD_DEPTH:
+            errors.append(
+                f"{name}:{number}: invalid JSON: nested more than {_RECORD_DEPTH} levels deep"
+                f" (its fields go into a cell file's metadata.beads, which may nest"
+                f" {MAX_NESTING} levels)"
+            )
             continue
         records.append((number, record))
     _raise_if(errors)
