@@ -82,6 +82,35 @@ def _commits(repo: Path) -> str:
 # ----------------------------------------------------------------- standard streams
 
 
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_output_declared_in_another_charset_is_written_as_utf8(repo: Path, encoding: str) -> None:
+    """A standard output declared ASCII or Latin-1 (PYTHONIOENCODING, a LANG of
+    another charset): showing a title in another script ended in 'internal error:
+    UnicodeEncodeError' (exit 70); hive writes UTF-8, as git does."""
+    title = "caf\u00e9 \u2603 \u4e2d\u6587"
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "HIVE_AGENT": ""}
+
+    def run(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [*HIVE, "-C", str(repo), *args], capture_output=True, env=env, timeout=120
+        )
+
+    assert run("init").returncode == 0
+    created = run("create", title)
+    assert created.returncode == 0, _said(created)
+    cell = created.stdout.decode("utf-8").split()[1]
+    for args in (["show", cell], ["list"], ["comment", cell, title], ["stats"]):
+        done = run(*args)
+        said = _said(done)
+        assert done.returncode == 0, (args, said)
+    shown = run("show", cell)
+    assert title in shown.stdout.decode("utf-8")
+    for args in (["--json", "show", cell], ["--json", "log", cell]):
+        done = run(*args)
+        assert done.returncode == 0, (args, _said(done))
+        assert title in json.dumps(json.loads(done.stdout.decode("utf-8")), ensure_ascii=False)
+
+
 def test_a_closed_standard_output_is_refused_before_anything_is_done(
     ws: Workspace, repo: Path
 ) -> None:

@@ -87,6 +87,7 @@ def console() -> None:
     global _PROCESS_EXIT
     _PROCESS_EXIT = True
     closed = _closed_streams()
+    _utf8_output()
     if 1 in closed and parse(sys.argv[1:]).command != "hooks":
         sys.stderr.write(
             "error: standard output is closed: hive would have nowhere to write its answer"
@@ -94,6 +95,17 @@ def console() -> None:
         )
         _exit(2)
     main()
+
+
+def _utf8_output() -> None:
+    """hive answers in UTF-8 whatever the locale says, as git does: standard output
+    declared ASCII or Latin-1 (``PYTHONIOENCODING``, a ``LANG`` of another charset)
+    ended a command showing a title in another script in an encoding error, and JSON
+    is UTF-8 by its standard."""
+    stream = sys.stdout
+    encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("_", "-")
+    if encoding not in ("utf-8", "utf8") and hasattr(stream, "reconfigure"):
+        stream.reconfigure(encoding="utf-8")
 
 
 def _closed_streams() -> list[int]:
