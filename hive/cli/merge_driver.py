@@ -86,9 +86,9 @@ def _merge_plain(
 def _record_ids(path: str, content: bytes) -> None:
     """A reservation file merged here: its ids (one renumbered by the merge included)
     are never given again by this clone, as after a ``hive sync``."""
-    from hive.domain.mergecore import RESERVATIONS_DIR
+    from hive.domain.mergecore import is_reservation_path
 
-    if not path.startswith(RESERVATIONS_DIR + "/"):
+    if not is_reservation_path(path):
         return  # (a cell: nothing more imported)
     from hive.domain.reservecore import raise_sequence
     from hive.errors import HiveError

@@ -88,10 +88,7 @@ def versions_table(root: str, tip: str, *, limit: int) -> dict[str, list[str]] |
             counted[path] = counted.get(path, 0) + 1
         if counted[path] > limit:
             continue
-        versions = found.setdefault(path, {})
-        for blob in (fields[3], fields[2]):  # after the change, then before it
-            if blob != _NO_BLOB:
-                versions.setdefault(blob)
+        _add_versions(found.setdefault(path, {}), fields)
     return {path: list(versions) for path, versions in found.items()}
 
 
@@ -113,10 +110,17 @@ def changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list[
         fields = line.split("\t", 1)[0].split()
         if len(fields) < 4:
             return None
-        for blob in (fields[3], fields[2]):  # after the change, then before it
-            if blob != _NO_BLOB:
-                found.setdefault(blob)
+        _add_versions(found, fields)
     return list(found)
+
+
+def _add_versions(found: dict[str, None], fields: list[str]) -> None:
+    """The two versions a ``git log --raw`` change line names (its fields before the
+    tab), after the change then before it, into the ordered set ``found``; none for
+    a side where the file did not exist."""
+    for blob in (fields[3], fields[2]):
+        if blob != _NO_BLOB:
+            found.setdefault(blob)
 
 
 class LooseHistory:
