@@ -245,6 +245,11 @@ def test_per_agent_tool_lists(ws: Workspace, repo: Path) -> None:
     assert code == 0 and out.split()[::1][0] == "context_search" and "fs_read" not in out
     code, out = cli(repo, "doctor")
     assert "no_such_tool" in out and "unknown-tool" in out
+    envelope = json.dumps({"tool_calls": [{"name": "file_read", "args": {"path": "README.md"}}]})
+    ran = hive(repo, "tools", "run", actor="debater", stdin=envelope)
+    transcript = json.loads(ran.stdout)  # the unknown name is warned about, as hive mcp does
+    assert ran.returncode == 0 and "result" in transcript["results"][0]
+    assert any("'no_such_tool'" in w and "skipped" in w for w in transcript["warnings"])
 
 
 def test_mcp_lists_only_the_agents_tools(ws: Workspace, repo: Path) -> None:

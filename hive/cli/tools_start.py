@@ -15,7 +15,7 @@ import os
 import sys
 
 from hive.cli import Invocation, internal_error, stdin_text
-from hive.cli.mcp_start import context_dir, open_session, options, refused
+from hive.cli.mcp_start import context_dir, open_session, options, refused, tool_warnings
 from hive.cli.output import err
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -68,6 +68,7 @@ def run_calls(
         wanted = agent or actor or os.environ.get("HIVE_AGENT")
         ctx = open_session(directory, wanted, default_session())
         ctx.context_dir = context_dir(directory, context)
+        profile_warnings = [f"{ctx.agent}: {w}" for w in tool_warnings(ctx)]
     except HiveError as exc:
         return refused(exc, json_output)
     from hive.tools.envelope import run_envelope
@@ -80,7 +81,9 @@ def run_calls(
         return refused(exc, json_output)
     transcript = run_envelope(ctx, text)
     if ctx.bind_error is not None:  # "agent": null says nothing of why
-        transcript["warnings"] = [ctx.bind_error.message, *transcript.get("warnings", [])]
+        profile_warnings.insert(0, ctx.bind_error.message)
+    if profile_warnings:  # as hive mcp says on stderr: the unknown tools skipped
+        transcript["warnings"] = [*profile_warnings, *transcript.get("warnings", [])]
     credential = issued_credential(ctx, transcript)
     if credential is not None:
         transcript["credential"] = credential
