@@ -68,9 +68,12 @@ def run_calls(
         wanted = agent or actor or os.environ.get("HIVE_AGENT")
         ctx = open_session(directory, wanted, default_session())
         ctx.context_dir = context_dir(directory, context)
-        profile_warnings = [f"{ctx.agent}: {w}" for w in tool_warnings(ctx)]
     except HiveError as exc:
         return refused(exc, json_output)
+    try:
+        profile_warnings = [f"{ctx.agent}: {w}" for w in tool_warnings(ctx)]
+    except HiveError:  # a bad agents: section: every call answers with its line
+        profile_warnings = []
     from hive.tools.envelope import run_envelope
 
     if sys.stdin.isatty():  # else a person sees nothing happen
