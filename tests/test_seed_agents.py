@@ -72,7 +72,11 @@ def test_file_read_in_the_context_directory(ws: Workspace, repo: Path, tmp_path:
     assert missing["status"] == "error"
     assert "directory" in error(repo, "A", "file_read", {"path": "docs"})["error"]
     for args in ({}, {"path": 5}, {"path": ""}, {"path": "x" * 5000}, {"path": "a", "b": 1}):
-        assert error(repo, "A", "file_read", args)["code"] == "invalid_arguments", args
+        bad = error(repo, "A", "file_read", args)  # the seed's error shape: status too
+        assert bad["code"] == "invalid_arguments" and bad["status"] == "error", args
+    for name, args in (("list_files", {}), ("context_search", {"term": ""})):
+        assert error(repo, "A", name, args)["status"] == "error", name
+    assert "status" not in error(repo, "A", "fs_read", {})  # only seed 004's tools
 
 
 def test_file_read_of_a_fifo_answers_instead_of_hanging(ws: Workspace, repo: Path) -> None:
