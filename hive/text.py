@@ -69,6 +69,16 @@ def shown_lines(text: str) -> str:
     return without_control(text.replace("\r\n", "\n"), LINES_KEPT)
 
 
+def shown_patch(text: str) -> str:
+    """A patch (``git diff``'s text) as a pipe is given it: as :func:`shown_lines`, but a
+    CRLF kept as it is, so the diff of a file with CRLF line endings still applies
+    (a carriage return before a line feed moves nothing a terminal shows; a lone one,
+    which would overwrite the line, is shown as ``?``)."""
+    if (text.isascii() and text.isprintable()) or UNSHOWN_CHARS.isdisjoint(text):
+        return text
+    return "\r\n".join(without_control(part, LINES_KEPT) for part in text.split("\r\n"))
+
+
 # Characters a POSIX shell takes literally in a word (shlex's own set; shlex imports re).
 _SHELL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
 

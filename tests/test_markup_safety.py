@@ -230,8 +230,8 @@ def _check(done: Outcome, *literal: str, code: int = 0) -> str:
     assert done.returncode == code, (done.args, shown)
     for bad in ("Traceback", "internal error", "MarkupError"):
         assert bad not in shown, (done.args, shown)
-    for char in RAW:
-        assert char not in shown, (done.args, char, shown)
+    for char in RAW:  # a CR before a line break is no hazard (review's piped patches)
+        assert char not in shown.replace("\r\n", "\n"), (done.args, char, shown)
     for text in literal:
         assert text in shown, (done.args, text, shown)
     return shown
@@ -273,7 +273,7 @@ def test_cells_show_their_text_as_it_is(hostile: dict[str, str]) -> None:
         f"summary {MARK}",
         "touched:  app/[id]/page.tsx",
         "[closed]",
-        f"+export default 1 // {MARK}{SHOWN_CLEAR}{SHOWN_TROJAN}\n",
+        f"+export default 1 // {MARK}{SHOWN_CLEAR}{SHOWN_TROJAN}\r\n",
     )
     _check(_as(hostile, "swarm", "insights"), "feature-based")
 
