@@ -18,14 +18,16 @@ CONTROL_CHARS = frozenset(
 # bidirectional marks, embeddings, overrides and isolates (they reorder the text around
 # them: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), and Unicode's other
 # invisible format characters (category Cf): the soft hyphen, the Mongolian vowel
-# separator, zero-width spaces and joiners, the word joiner and invisible operators,
-# the deprecated format controls, the byte-order mark, interlinear annotations and the
-# tag characters (invisible text). The visible format characters of some scripts
-# (Arabic number signs, hieroglyph controls) are not among them. Written text may hold
-# them (Hebrew and Arabic use the marks, emoji the joiners); a terminal is not given them.
+# separator, the zero-width space, the word joiner and invisible operators, the
+# deprecated format controls, the byte-order mark, interlinear annotations and the tag
+# characters (invisible text). Not among them: the zero-width non-joiner and joiner
+# (U+200C, U+200D), which shape the letters of Persian and Indic words and join emoji
+# (a family, a rainbow flag) and neither reorder nor hide text, and the visible format
+# characters of some scripts (Arabic number signs, hieroglyph controls). Written text
+# may hold any of them (Hebrew and Arabic use the marks); a terminal is not given them.
 INVISIBLE_CHARS = frozenset(
     [chr(code) for code in (0xAD, 0x61C, 0x180E, 0xFEFF, 0xE0001)]
-    + [chr(code) for code in range(0x200B, 0x2010)]
+    + [chr(code) for code in (0x200B, 0x200E, 0x200F)]
     + [chr(code) for code in range(0x202A, 0x202F)]
     + [chr(code) for code in range(0x2060, 0x2065)]
     + [chr(code) for code in range(0x2066, 0x2070)]

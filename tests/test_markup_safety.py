@@ -34,7 +34,7 @@ CLEAR, SHOWN_CLEAR = "\x1b[2J", "?[2J"
 TITLE_SEQ = "\x1b]0;pwned\x07"  # sets the terminal's title
 # A title that reads one way and means another ("Trojan Source"): a right-to-left
 # override and isolates reorder it, zero-width characters hide in it.
-TROJAN = "ok\u202e\u2066 nimda\u2069\u2066 // x\u200b\u200d\ufeff"
+TROJAN = "ok\u202e\u2066 nimda\u2069\u2066 // x\u200b\u2060\ufeff"
 SHOWN_TROJAN = "ok?? nimda?? // x???"
 RAW = ("\x1b", "\x9b", "\x07", "\x08", "\r", "\u202e", "\u2066", "\u2069", "\u200b", "\ufeff")
 
@@ -324,6 +324,25 @@ def test_bidi_controls_and_invisible_characters_are_shown_as_question_marks(
     assert f"hive: create {trojan} trojan {SHOWN_TROJAN}" in subjects.splitlines()
     exact = json.loads(_as(hostile, "--json", "show", trojan).stdout)
     assert (exact["title"], exact["labels"]) == (f"trojan {TROJAN}", [TROJAN])
+
+
+def test_joiners_of_emoji_and_words_are_shown_as_written(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The zero-width joiner and non-joiner neither reorder nor hide text: emoji are made
+    of joined parts (a family, a rainbow flag) and Persian and Indic words shape their
+    letters with them, so a terminal shows them as written, in commit subjects too."""
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+    title = f"family {family} {persian}"
+    with isolated_env(tmp_path_factory):
+        repo = make_repo(tmp_path_factory.mktemp("joiners") / "repo")
+        ok(repo, "init", env=_person_env())
+        created = _id_of(ok(repo, "create", title, env=_person_env()))
+        _check(hive(repo, "show", created, env=_person_env()), title)
+        _check(hive(repo, "list", env=_person_env()), title)
+        subjects = git(repo, "log", "--format=%s").splitlines()
+    assert f"hive: create {created} {title}" in subjects
 
 
 @pytest.mark.parametrize(

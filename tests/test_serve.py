@@ -407,7 +407,7 @@ def test_cell_page_shows_what_hive_show_shows(server: BackgroundServer, sample: 
 
 # A title that reads one way and means another ("Trojan Source"): a right-to-left
 # override and isolates reorder it, zero-width characters hide in it.
-TROJAN = "ok\u202e\u2066 nimda\u2069\u2066 // x\u200b\u200d\ufeff"
+TROJAN = "ok\u202e\u2066 nimda\u2069\u2066 // x\u200b\u2060\ufeff"
 TROJAN_SHOWN = "ok?? nimda?? // x???"
 
 
