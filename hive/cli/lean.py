@@ -448,7 +448,7 @@ def show(inv: Invocation) -> int | None:
     if found is None or os.path.isdir(os.path.join(state.paths.root, cell_path(given))):
         return None  # (a directory in its place: the full CLI warns)
     blob = read_object(state.paths, found.blob)
-    if blob is None or blob[0] != b"blob":
+    if blob is None or blob[0] != b"blob" or not _as_committed(state, given, blob[1]):
         return None
     try:
         cell = plain_cell(fast_loads(blob[1].decode("utf-8")))
@@ -471,6 +471,20 @@ def show(inv: Invocation) -> int | None:
         sys.stdout.write(text)
     sys.stdout.flush()
     return 0
+
+
+def _as_committed(state: State, cell_id: str, committed: bytes) -> bool:
+    """The cell's file in the working tree is as committed (an edited one, which may
+    not load: the full CLI warns)."""
+    import os
+
+    from hive.store.layout import cell_path
+
+    try:
+        with open(os.path.join(state.paths.root, cell_path(cell_id)), "rb") as handle:
+            return handle.read() == committed
+    except OSError:
+        return False
 
 
 def _open_blockers(state: State, cell: dict[str, object]) -> list[dict[str, object]] | None:

@@ -1,12 +1,14 @@
 """Damage in the working tree that hive's reads (which come from git) would not see:
-a directory where a cell file should be. ``show`` and ``list`` warn about it and
-``hive doctor`` reports it, since the next write of that cell would fail."""
+a directory where a cell file should be (``show`` and ``list`` warn about it), and an
+uncommitted edit that made a cell file unloadable (``show`` warns). ``hive doctor``
+reports both, since the next write of that cell would fail."""
 
 from __future__ import annotations
 
 import os
 
 from hive.domain.workspace import Workspace
+from hive.errors import CorruptFile
 from hive.store.layout import CELL_SUFFIX, CELLS_DIR, cell_path
 
 
@@ -20,8 +22,30 @@ def directory_message(relative: str) -> str:
 def cell_file_problem(ws: Workspace, cell_id: str) -> str | None:
     """Why the working tree cannot hold ``cell_id``'s file, or None."""
     relative = cell_path(cell_id)
-    if os.path.isdir(os.path.join(ws.root, relative)):
+    full = os.path.join(ws.root, relative)
+    if os.path.isdir(full):
         return directory_message(relative)
+    return _unloadable_edit(full, relative)
+
+
+def _unloadable_edit(full: str, relative: str) -> str | None:
+    """The problem of a cell file edited in the working tree so that it no longer loads
+    (hive shows the committed cell: the edit is not in effect), or None."""
+    from hive.store.cells import decode_cell
+
+    try:
+        if os.path.islink(full) or not os.path.isfile(full):
+            return None  # absent, or not a plain file: doctor words those
+        with open(full, "rb") as handle:
+            content = handle.read()
+        decode_cell(content, relative)
+    except OSError:
+        return None
+    except CorruptFile as exc:
+        return (
+            f"{exc.message} (an uncommitted edit: hive shows the committed cell; fix the"
+            f" file, or discard the edit with 'git checkout -- {relative}')"
+        )
     return None
 
 
