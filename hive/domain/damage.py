@@ -1,6 +1,7 @@
 """Damage in the working tree that hive's reads (which come from git) would not see:
 a directory where a cell file should be (``show`` and ``list`` warn about it), and an
-uncommitted edit that made a cell file unloadable (``show`` warns). ``hive doctor``
+uncommitted edit that made a cell file unloadable (``show``, ``list`` and ``ready``
+warn of the cells they show). ``hive doctor``
 reports both, since the next write of that cell would fail."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import os
 
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile
-from hive.store.layout import CELL_SUFFIX, CELLS_DIR, cell_path
+from hive.store.layout import CELL_SUFFIX, CELLS_DIR, EDIT_CHECK_LIMIT, cell_path
 
 
 def directory_message(relative: str) -> str:
@@ -26,6 +27,20 @@ def cell_file_problem(ws: Workspace, cell_id: str) -> str | None:
     if os.path.isdir(full):
         return directory_message(relative)
     return _unloadable_edit(full, relative)
+
+
+def unloadable_edits(ws: Workspace, cell_ids: list[str]) -> list[str]:
+    """The problems of shown cells whose files an uncommitted edit left unloadable (a
+    page of them: none are read past ``EDIT_CHECK_LIMIT``)."""
+    if len(cell_ids) > EDIT_CHECK_LIMIT:
+        return []
+    found = []
+    for cell_id in cell_ids:
+        relative = cell_path(cell_id)
+        problem = _unloadable_edit(os.path.join(ws.root, relative), relative)
+        if problem is not None:
+            found.append(problem)
+    return found
 
 
 def _unloadable_edit(full: str, relative: str) -> str | None:
