@@ -1,0 +1,28 @@
+"""Issues 12, 15 and 16 tried once more as a new user would (session 29's acceptance
+audit, helper acc29d): each test failed before the fix it names. The command line runs
+in-process (``run_hive``, the console script's own entry point) on real repositories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.inprocess import Outcome, run_hive
+
+
+def hive(repo: Path, *args: str) -> Outcome:
+    return run_hive(["-C", str(repo), *args])
+
+
+def test_an_unknown_hook_under_json_is_a_json_error(repo: Path) -> None:
+    """`hive --json hooks run zzz` printed its error on stderr only: a program that
+    asked for JSON read nothing on stdout."""
+    shown = hive(repo, "--json", "hooks", "run", "zzz")
+    assert shown.returncode == 2, shown
+    assert json.loads(shown.stdout) == {
+        "error": "unknown hook 'zzz': only 'pre-commit' exists",
+        "code": "invalid_input",
+    }
+    assert shown.stderr == "error: unknown hook 'zzz': only 'pre-commit' exists\n"
+    plain = hive(repo, "hooks", "run", "zzz")
+    assert plain.returncode == 2 and plain.stdout == ""
