@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hive.domain.workspace import Workspace
 from tests.inprocess import Outcome, run_hive
 
 
@@ -26,3 +27,20 @@ def test_an_unknown_hook_under_json_is_a_json_error(repo: Path) -> None:
     assert shown.stderr == "error: unknown hook 'zzz': only 'pre-commit' exists\n"
     plain = hive(repo, "hooks", "run", "zzz")
     assert plain.returncode == 2 and plain.stdout == ""
+
+
+def test_a_ready_page_through_the_envelope_costs_at_most_about_2_kb(
+    ws: Workspace, repo: Path
+) -> None:
+    """`hive tools run` printed its transcript indented by two spaces a level: a default
+    `hive_ready` page of ten realistic cells cost an agent ~2.5 kB, not ~2 kB."""
+    from hive.domain.cells import create_cell
+
+    for n in range(12):
+        create_cell(ws, title=f"A task with a realistic title, number {n}", description="d" * 400)
+    envelope = json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}]})
+    ran = run_hive(["-C", str(repo), "tools", "run"], input=envelope)
+    assert ran.returncode == 0, ran
+    transcript = json.loads(ran.stdout)
+    assert len(transcript["results"][0]["result"]) == 10
+    assert len(ran.stdout.encode()) <= 2048, len(ran.stdout.encode())
