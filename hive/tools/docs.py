@@ -44,7 +44,8 @@ generated from the registry:
   another key (`arguments`, `input`) is refused (`invalid_call`), never run without
   its arguments; `warnings` says why a session
   named by `--agent` is unbound (`"agent": null`: a name registered elsewhere, which
-  needs its `HIVE_AGENT_TOKEN`); when `--agent NAME` registers NAME for this envelope,
+  needs its `HIVE_AGENT_TOKEN`) and names the unknown tools skipped in the agent's
+  `tools` list (as `hive mcp` says on stderr); when `--agent NAME` registers NAME for this envelope,
   `credential` gives its token once (`export HIVE_AGENT=NAME HIVE_AGENT_TOKEN=...`
   lets later envelopes act as NAME);
 - `hive tools schema --format mcp|openai|anthropic [--agent NAME]` — the schemas for
