@@ -44,3 +44,22 @@ def test_a_ready_page_through_the_envelope_costs_at_most_about_2_kb(
     transcript = json.loads(ran.stdout)
     assert len(transcript["results"][0]["result"]) == 10
     assert len(ran.stdout.encode()) <= 2048, len(ran.stdout.encode())
+
+
+def test_the_swarm_run_lines_count_one_subtask_and_one_worker_in_the_singular() -> None:
+    """`hive swarm run` on an epic of one subtask printed '1 subtasks, 1 workers' and
+    '(1 workers ran)'."""
+    from hive.cli.swarm_view import describe
+    from hive.models.swarm_run import SubtaskState, SwarmEvent
+
+    one = [SubtaskState(id="hv-e.a", title="A", status="open")]
+    settings = {"workers": 1, "isolation": "reservation"}
+    started = SwarmEvent(event="run_started", epic_id="hv-e", settings=settings, subtasks=one)
+    assert describe(started) == "swarm run hv-e: 1 subtask, 1 worker, reservation isolation"
+    totals = {"subtasks": 1, "completed": 1, "blocked": 0, "remaining": 0, "workers_run": 1}
+    finished = describe(SwarmEvent(event="run_finished", epic_id="hv-e", totals=totals))
+    assert finished == "finished  1/1 subtasks completed, 0 blocked, 0 remaining (1 worker ran)"
+    settings["workers"] = 3
+    two = [*one, SubtaskState(id="hv-e.b", title="B", status="open")]
+    started = SwarmEvent(event="run_started", epic_id="hv-e", settings=settings, subtasks=two)
+    assert describe(started) == "swarm run hv-e: 2 subtasks, 3 workers, reservation isolation"
