@@ -99,13 +99,16 @@ def run_calls(
         except HiveError as exc:  # the transcript is still printed
             transcript["applied"] = []
             transcript["apply_error"] = exc.to_dict()
-    text = json.dumps(transcript, indent=2, ensure_ascii=False, default=str)
+    # An agent reads it from a pipe and pays for every byte: compact JSON there (as
+    # ``hive tools schema`` prints), indented only for a person at a terminal.
+    layout: dict[str, Any] = {"indent": 2} if sys.stdout.isatty() else {"separators": (",", ":")}
+    text = json.dumps(transcript, ensure_ascii=False, default=str, **layout)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8: its bytes escaped
         from hive.text import utf8_clean
 
-        text = json.dumps(utf8_clean(transcript), indent=2, ensure_ascii=False, default=str)
+        text = json.dumps(utf8_clean(transcript), ensure_ascii=False, default=str, **layout)
     sys.stdout.write(text + "\n")
     return transcript_exit_code(transcript)
 
