@@ -63,3 +63,20 @@ def test_the_swarm_run_lines_count_one_subtask_and_one_worker_in_the_singular() 
     two = [*one, SubtaskState(id="hv-e.b", title="B", status="open")]
     started = SwarmEvent(event="run_started", epic_id="hv-e", settings=settings, subtasks=two)
     assert describe(started) == "swarm run hv-e: 2 subtasks, 3 workers, reservation isolation"
+
+
+def test_epic_create_s_help_says_what_a_subtask_is(repo: Path) -> None:
+    """`hive epic create --help` gave --subtask as '(repeatable)' alone: nothing said it
+    takes a title or a JSON object with files and dependencies (indexes)."""
+    assert hive(repo, "init").returncode == 0
+    for path in (("epic", "create"), ("swarm", "create-epic")):
+        shown = run_hive([*path, "--help"])
+        assert shown.returncode == 0, shown
+        words = " ".join(shown.stdout.split())  # as wrapped to the terminal
+        assert 'a title, or JSON: {"title": ..., "files": [...], "dependencies": [0]}' in words
+    subtasks = ["-s", "first", "-s", '{"title": "second", "files": ["b/**"], "dependencies": [0]}']
+    made = hive(repo, "--json", "epic", "create", "E", *subtasks)
+    assert made.returncode == 0, made
+    _, first, second = json.loads(made.stdout)
+    assert second["files_owned"] == ["b/**"]
+    assert second["dependencies"] == [{"type": "blocks", "target": first["id"]}]
