@@ -198,18 +198,15 @@ def test_damaged_text_or_documents_in_the_index_rebuild_it(ws: Workspace, repo: 
     that no longer parses. Neither is an internal error: the file is rebuilt with a
     notice and the answer is git's."""
     cells = [create_cell(ws, title=f"cell {n}", priority=n % 5) for n in range(4)]
-    path = _closed_index(ws, repo)
-    db = sqlite3.connect(path)
-    db.execute("UPDATE dirs SET name = CAST(X'ff80' AS TEXT) || name WHERE is_tree = 0")
-    db.commit()
-    db.close()
-    _stats_rebuild_it(repo, len(cells))
-    path = _closed_index(ws, repo)
-    db = sqlite3.connect(path)
-    db.execute("UPDATE blobs SET json = CAST('{\"id\": ' AS BLOB) WHERE json IS NOT NULL")
-    db.commit()
-    db.close()
-    _stats_rebuild_it(repo, len(cells))
+    for damage in (
+        "UPDATE dirs SET name = CAST(X'ff80' AS TEXT) || name WHERE is_tree = 0",
+        "UPDATE blobs SET json = CAST('{\"id\": ' AS BLOB) WHERE json IS NOT NULL",
+    ):
+        db = sqlite3.connect(_closed_index(ws, repo))
+        db.execute(damage)
+        db.commit()
+        db.close()
+        _stats_rebuild_it(repo, len(cells))
 
 
 def _stats_rebuild_it(repo: Path, cells: int) -> None:
