@@ -199,7 +199,7 @@ PRESENTERS: dict[str, Presenter] = {
     ),
     "show": Presenter(render=_show, notes=_show_notes),
     "list": Presenter(render=_cell_table, notes=_list_notes),
-    "ready": Presenter(render=_ready),
+    "ready": Presenter(render=_ready, notes=_list_notes),
     "update": Presenter(render=_updated),
     "start": _line("started {cell.id}  (assignee {cell.assignee})"),
     "close": _line("closed {cell.id}  {cell.title}"),

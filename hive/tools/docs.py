@@ -192,8 +192,10 @@ proposal (`hive proposals list`); an arbiter answers with strict JSON
 (`hive proposals decide FILE|-`; exit 3 when a decision names no pending
 proposal, 1 when an approved write could not be applied), and approved writes are
 applied only with `--allow-write`, under a lock (one proposal is never applied
-twice). At apply time the target is resolved and permission-checked again for the
-proposing agent, and a file changed since the proposal is refused. The temporary
+twice): by that decision, by deciding an approved one again with `--allow-write`,
+or by `hive tools run --allow-write`, which applies every approved one. At apply
+time the target is resolved and permission-checked again for the proposing agent,
+and a file changed since the proposal is refused. The temporary
 file is written next to the target and removed on failure.
 
 Shared state: `ctx_*` (shared context with versions) and `coord_*` (the coordinator
