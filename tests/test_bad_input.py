@@ -135,7 +135,7 @@ def test_the_hook_runs_with_a_closed_standard_output(ws: Workspace, repo: Path) 
 @pytest.mark.parametrize(
     ("args", "code", "words"),
     [
-        (["tools", "run"], 2, '"code": "invalid_envelope"'),
+        (["tools", "run"], 2, '"code":"invalid_envelope"'),
         (["create", "--from", "-"], 2, "no cells to create"),
         (["swarm", "validate-decomposition", "-"], 2, "the decomposition is empty"),
         (["qa", "run", "-"], 2, "not JSON"),

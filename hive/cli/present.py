@@ -524,7 +524,8 @@ def _ctx_put(stored: Any, params: Any, ws: Workspace) -> None:
     from hive.models.coordination import CtxRefused
 
     if isinstance(stored, CtxRefused):
-        output.err(f"error: {stored.error} (now v{stored.version})")
+        lost = "is already set" if params.mode == "if_absent" else "changed"
+        output.err(f"error: {stored.error}: {params.key} {lost} (now v{stored.version})")
     else:
         output.say(f"{params.key} = v{stored.version}")
 
