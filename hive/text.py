@@ -14,6 +14,30 @@ CONTROL_CHARS = frozenset(
     + ["\u2028", "\u2029"]
 )
 
+# Characters that are not seen but change what is seen ("Trojan Source"): the
+# bidirectional marks, embeddings, overrides and isolates (they reorder the text around
+# them: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), and Unicode's other
+# invisible format characters (category Cf): the soft hyphen, the Mongolian vowel
+# separator, the zero-width space, the word joiner and invisible operators, the
+# deprecated format controls, the byte-order mark, interlinear annotations and the tag
+# characters (invisible text). Not among them: the zero-width non-joiner and joiner
+# (U+200C, U+200D), which shape the letters of Persian and Indic words and join emoji
+# (a family, a rainbow flag) and neither reorder nor hide text, and the visible format
+# characters of some scripts (Arabic number signs, hieroglyph controls). Written text
+# may hold any of them (Hebrew and Arabic use the marks); a terminal is not given them.
+INVISIBLE_CHARS = frozenset(
+    [chr(code) for code in (0xAD, 0x61C, 0x180E, 0xFEFF, 0xE0001)]
+    + [chr(code) for code in (0x200B, 0x200E, 0x200F)]
+    + [chr(code) for code in range(0x202A, 0x202F)]
+    + [chr(code) for code in range(0x2060, 0x2065)]
+    + [chr(code) for code in range(0x2066, 0x2070)]
+    + [chr(code) for code in range(0xFFF9, 0xFFFC)]
+    + [chr(code) for code in range(0xE0020, 0xE0080)]
+)
+
+# What text shown to a person holds none of (each is shown as ``?``).
+UNSHOWN_CHARS = CONTROL_CHARS | INVISIBLE_CHARS
+
 
 def first_control(text: str, allowed: frozenset[str] = frozenset()) -> str | None:
     """The first control character of ``text`` (:data:`CONTROL_CHARS`) that is not in
@@ -24,12 +48,13 @@ def first_control(text: str, allowed: frozenset[str] = frozenset()) -> str | Non
 
 
 def without_control(text: str, kept: frozenset[str] = frozenset()) -> str:
-    """``text`` with each control character (but those in ``kept``) shown as ``?``:
-    commit subjects, and every value a person's terminal shows (an escape sequence
-    in a title must not clear the screen)."""
-    if (text.isascii() and text.isprintable()) or CONTROL_CHARS.isdisjoint(text):
+    """``text`` with each control character (but those in ``kept``) and each invisible
+    format character (:data:`INVISIBLE_CHARS`) shown as ``?``: commit subjects, and
+    every value a person's terminal shows (an escape sequence in a title must not clear
+    the screen, a right-to-left override must not reorder what a reviewer reads)."""
+    if (text.isascii() and text.isprintable()) or UNSHOWN_CHARS.isdisjoint(text):
         return text
-    return "".join("?" if char in CONTROL_CHARS and char not in kept else char for char in text)
+    return "".join("?" if char in UNSHOWN_CHARS and char not in kept else char for char in text)
 
 
 # What a terminal is given of text that spans lines (descriptions, message bodies).
@@ -38,11 +63,22 @@ LINES_KEPT = frozenset("\n\t")
 
 def shown_lines(text: str) -> str:
     """``text`` (which may span lines) as a terminal is to show it: line breaks and tabs
-    kept (a CRLF as a line break), every other control character shown as ``?`` (the
-    ESC of an escape sequence, a lone carriage return, a bell)."""
-    if (text.isascii() and text.isprintable()) or CONTROL_CHARS.isdisjoint(text):
+    kept (a CRLF as a line break), every other control character and every invisible
+    format character shown as ``?`` (the ESC of an escape sequence, a lone carriage
+    return, a bell, a right-to-left override, a zero-width space)."""
+    if (text.isascii() and text.isprintable()) or UNSHOWN_CHARS.isdisjoint(text):
         return text
     return without_control(text.replace("\r\n", "\n"), LINES_KEPT)
+
+
+def shown_patch(text: str) -> str:
+    """A patch (``git diff``'s text) as a pipe is given it: as :func:`shown_lines`, but a
+    CRLF kept as it is, so the diff of a file with CRLF line endings still applies
+    (a carriage return before a line feed moves nothing a terminal shows; a lone one,
+    which would overwrite the line, is shown as ``?``)."""
+    if (text.isascii() and text.isprintable()) or UNSHOWN_CHARS.isdisjoint(text):
+        return text
+    return "\r\n".join(without_control(part, LINES_KEPT) for part in text.split("\r\n"))
 
 
 # Characters a POSIX shell takes literally in a word (shlex's own set; shlex imports re).

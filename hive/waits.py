@@ -6,22 +6,45 @@ from __future__ import annotations
 MAX_WAIT = 86400.0  # seconds: the longest lock wait hive accepts (a day)
 
 
-def wait_of(text: str) -> float | None:
-    """The lock wait ``text`` gives (``HIVE_LOCK_TIMEOUT``): a number of seconds from 0
-    (one try) to :data:`MAX_WAIT`; None for anything else (not a number, negative,
-    nan, inf, more than a day), which the caller refuses naming the value."""
-    try:
-        seconds = float(text)
-    except ValueError:
+def seconds_of(value: object) -> float | None:
+    """The lock wait ``value`` gives (``HIVE_LOCK_TIMEOUT``'s text, ``lock_timeout_seconds``
+    as the config's YAML reads it): a number of seconds from 0 to :data:`MAX_WAIT`, as a
+    number or text; None for anything else (not a number, a boolean, negative, nan,
+    inf, more than a day), which the caller refuses naming the value (:func:`wait_refused`)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
+    seconds = float(value)
     if not 0 <= seconds <= MAX_WAIT:  # also nan and inf
         return None
+    return seconds
+
+
+def lock_wait(seconds: float) -> float:
+    """How long a lock is waited for, given the wait set: 0 means one try (which is
+    given 10 ms, as a lock held for an instant should not fail a write)."""
     return max(0.01, seconds)
+
+
+def wait_of(text: str) -> float | None:
+    """The lock wait ``HIVE_LOCK_TIMEOUT``'s ``text`` gives (:func:`seconds_of`, then
+    :func:`lock_wait`); None when it gives none."""
+    seconds = seconds_of(text)
+    return None if seconds is None else lock_wait(seconds)
+
+
+def wait_rule(value: object) -> str:
+    """What a lock wait must be, and the ``value`` given."""
+    return (
+        f"a number of seconds from 0 to {MAX_WAIT:g} (a day), got {value!r}:"
+        " hive never waits for a lock without end"
+    )
 
 
 def wait_refused(name: str, text: str) -> str:
     """Why ``text`` is not a lock wait (:func:`wait_of` gave None)."""
-    return (
-        f"{name} must be a number of seconds from 0 to {MAX_WAIT:g} (a day), got {text!r}:"
-        " hive never waits for a lock without end"
-    )
+    return f"{name} must be {wait_rule(text)}"

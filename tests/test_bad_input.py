@@ -135,7 +135,7 @@ def test_the_hook_runs_with_a_closed_standard_output(ws: Workspace, repo: Path) 
 @pytest.mark.parametrize(
     ("args", "code", "words"),
     [
-        (["tools", "run"], 2, '"code": "invalid_envelope"'),
+        (["tools", "run"], 2, '"code":"invalid_envelope"'),
         (["create", "--from", "-"], 2, "no cells to create"),
         (["swarm", "validate-decomposition", "-"], 2, "the decomposition is empty"),
         (["qa", "run", "-"], 2, "not JSON"),
@@ -536,19 +536,61 @@ def test_a_blank_or_zero_lock_timeout_works(ws: Workspace, repo: Path) -> None:
     assert git(repo, "rev-list", "--count", "HEAD~4..HEAD").strip() == "4"
 
 
-@pytest.mark.parametrize("value", [".inf", ".nan", "100000", "0"])
-def test_a_config_lock_timeout_hive_cannot_wait_is_named(
-    ws: Workspace, repo: Path, value: str
-) -> None:
-    """lock_timeout_seconds in .hive/config.yaml: more than a day, inf, nan or 0 is a
-    clear error naming the setting, never a wait without end."""
-    from tests.inprocess import run_hive
-
+def _config_lock_timeout(repo: Path, value: str) -> subprocess.CompletedProcess[str]:
+    """``hive create`` after ``lock_timeout_seconds: VALUE`` was committed to the config."""
     config = repo / ".hive" / "config.yaml"
     kept = [line for line in config.read_text().splitlines() if "lock_timeout" not in line]
     config.write_text("\n".join([*kept, f"lock_timeout_seconds: {value}", ""]))
     git(repo, "commit", "-qam", "set a lock timeout")
+    return _create_without_the_variable(repo)
+
+
+def _create_without_the_variable(repo: Path) -> subprocess.CompletedProcess[str]:
+    from tests.inprocess import run_hive
+
     plain = {k: v for k, v in os.environ.items() if k != "HIVE_LOCK_TIMEOUT"}
-    done = run_hive(["-C", str(repo), "create", "a cell"], env=plain)
+    return run_hive(["-C", str(repo), "create", "a cell"], env=plain)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(".inf", "inf"), (".nan", "nan"), ("100000", "100000"), ("-1", "-1"), ("5s", "'5s'")],
+)
+def test_a_config_lock_timeout_hive_cannot_wait_is_named(
+    ws: Workspace, repo: Path, value: str, shown: str
+) -> None:
+    """lock_timeout_seconds in .hive/config.yaml: more than a day, inf, nan or a
+    negative is a clear error naming the setting in HIVE_LOCK_TIMEOUT's words, never a
+    wait without end."""
+    done = _config_lock_timeout(repo, value)
     said = _said_text(done)
-    assert done.returncode == 7 and "lock_timeout_seconds" in said and "duplicate" not in said
+    assert done.returncode == 7 and "duplicate" not in said
+    assert (
+        "invalid field 'lock_timeout_seconds': lock_timeout_seconds must be a number of"
+        f" seconds from 0 to 86400 (a day), got {shown}: hive never waits for a lock" in said
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "0.0"])
+def test_a_config_lock_timeout_of_0_is_one_try_as_the_environments_is(
+    ws: Workspace, repo: Path, value: str
+) -> None:
+    """One rule for ``lock_timeout_seconds`` and ``HIVE_LOCK_TIMEOUT``: 0 to 86400 seconds,
+    0 being one try (the config refused 0, which the variable took)."""
+    from hive.git.flock import try_lock
+    from tests.inprocess import run_hive
+
+    done = _config_lock_timeout(repo, value)
+    assert done.returncode == 0, _said_text(done)
+    held = try_lock(str(repo / ".git" / "hive" / "write.lock"), 0)
+    assert held is not None
+    try:
+        waited = _create_without_the_variable(repo)  # not the default 30 s
+        variable = run_hive(
+            ["-C", str(repo), "create", "a cell"], env={**os.environ, "HIVE_LOCK_TIMEOUT": value}
+        )
+    finally:
+        held.release()
+    for done in (waited, variable):
+        assert done.returncode == 6, _said_text(done)
+        assert "held the repository lock for more than 0.01s" in done.stderr

@@ -149,7 +149,13 @@ def test_corrupt_cell_warns_but_list_works(hived: Path) -> None:
     result = hive(hived, "list")
     assert result.returncode == 0
     assert good["id"] in result.stdout
-    assert f"warning: {path.relative_to(hived).as_posix()}:1: malformed YAML" in result.stderr
+    warning = f"warning: {path.relative_to(hived).as_posix()}:1: malformed YAML"
+    assert warning in result.stderr
+    for module in ("hive.cli.main", "hive"):  # the full CLI, and the entry's lean answer
+        for args in (["ready"], ["--json", "ready"], ["ready", "-n", "1"]):
+            ready = run_hive(["-C", str(hived), *args], module=module)
+            assert ready.returncode == 0 and good["id"] in ready.stdout, (module, args, ready)
+            assert bad["id"] not in ready.stdout and warning in ready.stderr, (module, args)
     doctor = hive(hived, "doctor")
     assert doctor.returncode == 1 and "corrupt" in doctor.stdout
 

@@ -382,6 +382,66 @@ def test_a_retire_whose_commit_is_refused_changes_nothing(ws: Workspace, repo: P
     assert not list((repo / ".git" / "hive").glob("identities.json.*.tmp"))
 
 
+def test_a_retire_whose_store_cannot_be_put_in_place_after_its_commit_says_so(
+    ws: Workspace, repo: Path
+) -> None:
+    """The store is staged, the commit releases and reopens, then the rename that puts
+    the store in place fails (here: a directory took its place meanwhile). The error
+    said "nothing was changed" though the commit was made: now it names what the
+    commit did, that the identity is not retired, and that retiring again finishes."""
+    import time
+
+    from hive.git.flock import try_lock
+    from tests.hivefork import hive_command
+
+    claimed, token, plain = _retire_setup(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    state = repo / ".git" / "hive"
+    store = state / "identities.json"
+    held = try_lock(str(state / "write.lock"), 0)  # the retire's commit waits for it
+    assert held is not None
+    try:
+        retire = subprocess.Popen(
+            hive_command(["-C", str(repo), "agent", "retire", "worker1", "--reason", "stuck"]),
+            env=plain,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while not list(state.glob("identities.json.*.tmp")):  # staged: now at the commit
+            assert retire.poll() is None and time.monotonic() < deadline, retire.communicate()
+            time.sleep(0.01)
+        kept = store.read_bytes()
+        store.unlink()
+        (store / "in-the-way").mkdir(parents=True)
+    finally:
+        held.release()
+    _, said = retire.communicate(timeout=60)
+    assert retire.returncode == 8 and "Traceback" not in said, said
+    assert "nothing was changed" not in said
+    assert "cannot write the agent credentials" in said and "Is a directory" in said
+    assert f"released #1 src/**; reopened {claimed}" in said
+    assert "worker1 is not retired: its credential still works" in said
+    assert "run 'hive agent retire worker1 --reason stuck' again to finish" in said
+    # what the message says: the commit was made, the credential is live
+    assert git(repo, "rev-list", "--count", f"{head}..HEAD").strip() == "1"
+    assert git(repo, "ls-tree", "HEAD", ".hive/reservations/worker1.yaml") == ""
+    assert "status: open" in git(repo, "show", f"HEAD:{cell_path(claimed)}")
+    (store / "in-the-way").rmdir()
+    store.rmdir()
+    store.write_bytes(kept)
+    assert whoami(Workspace(str(repo), from_env=False, token=token)).registered
+    done = run_hive(["-C", str(repo), "agent", "retire", "worker1", "--reason", "stuck"], env=plain)
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "rev-list", "--count", f"{head}..HEAD").strip() == "1"  # no new commit
+    with pytest.raises(NotYourIdentity):
+        whoami(Workspace(str(repo), from_env=False, token=token))
+    assert "retire worker1" in git(repo, "log", "--format=%s", "refs/hive/mail")
+    assert not list(state.glob("identities.json.*.tmp"))
+    assert_clean(repo)
+
+
 def test_a_retire_the_mail_log_missed_is_finished_by_retiring_again(
     ws: Workspace, repo: Path
 ) -> None:

@@ -32,7 +32,11 @@ PERSON = "Eve [/red] [bold]E"  # a person's git user.name: any text
 # Control text written by hand into files hive reads, and how it is to be shown.
 CLEAR, SHOWN_CLEAR = "\x1b[2J", "?[2J"
 TITLE_SEQ = "\x1b]0;pwned\x07"  # sets the terminal's title
-RAW = ("\x1b", "\x9b", "\x07", "\x08", "\r")
+# A title that reads one way and means another ("Trojan Source"): a right-to-left
+# override and isolates reorder it, zero-width characters hide in it.
+TROJAN = "ok\u202e\u2066 nimda\u2069\u2066 // x\u200b\u2060\ufeff"
+SHOWN_TROJAN = "ok?? nimda?? // x???"
+RAW = ("\x1b", "\x9b", "\x07", "\x08", "\r", "\u202e", "\u2066", "\u2069", "\u200b", "\ufeff")
 
 
 def hive(repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str = "") -> Outcome:
@@ -62,7 +66,7 @@ def _hand_written_cell(repo: Path) -> None:
     text fields: hive reads it (only a title is checked), so hive must show it safely."""
     cell = {
         "id": "hv-ctl001",
-        "title": "hand written",
+        "title": f"hand written {TROJAN}",
         "type": "task",
         "status": "open",
         "priority": 1,
@@ -132,6 +136,8 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
         ids["closed"] = _id_of(closed)
         ok(repo, "close", ids["closed"], "-r", f"reason {MARK}", env=person)
         _hand_written_cell(repo)
+        trojan = ok(repo, "create", f"trojan {TROJAN}", "-d", f"desc {TROJAN}", "-l", TROJAN)
+        ids["trojan"] = _id_of(trojan)
 
         ag1, ag2 = agent_env(repo, "ag1"), agent_env(repo, "ag2")
         ok(repo, "agent", "register", "ag1", "--task", f"task {MARK}", env=ag1)
@@ -150,7 +156,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
             env=ag1,
         )
         ok(repo, "start", ids["sub"], env=ag1)
-        route.write_text(f"export default 1 // {MARK}{CLEAR}\r\n")  # a patch to review
+        route.write_text(f"export default 1 // {MARK}{CLEAR}{TROJAN}\r\n")  # a patch to review
         ok(
             repo,
             "swarm",
@@ -224,8 +230,8 @@ def _check(done: Outcome, *literal: str, code: int = 0) -> str:
     assert done.returncode == code, (done.args, shown)
     for bad in ("Traceback", "internal error", "MarkupError"):
         assert bad not in shown, (done.args, shown)
-    for char in RAW:
-        assert char not in shown, (done.args, char, shown)
+    for char in RAW:  # a CR before a line break is no hazard (review's piped patches)
+        assert char not in shown.replace("\r\n", "\n"), (done.args, char, shown)
     for text in literal:
         assert text in shown, (done.args, text, shown)
     return shown
@@ -267,7 +273,7 @@ def test_cells_show_their_text_as_it_is(hostile: dict[str, str]) -> None:
         f"summary {MARK}",
         "touched:  app/[id]/page.tsx",
         "[closed]",
-        f"+export default 1 // {MARK}{SHOWN_CLEAR}\n",
+        f"+export default 1 // {MARK}{SHOWN_CLEAR}{SHOWN_TROJAN}\r\n",
     )
     _check(_as(hostile, "swarm", "insights"), "feature-based")
 
@@ -294,7 +300,49 @@ def test_a_hand_written_cell_file_shows_escapes_as_question_marks(
     for args in (["list"], ["ready"], ["stats"], ["list", "--assignee", f"mallory{CLEAR}"]):
         _check(_as(hostile, *args), f"mallory{SHOWN_CLEAR}")
     _check(_as(hostile, "review", "hv-ctl001"), f"mallory{SHOWN_CLEAR}")
-    _check(_as(hostile, "doctor"), "warning hand-edit", "checked 6 cells")
+    _check(_as(hostile, "doctor"), "warning hand-edit", "checked 7 cells")
+
+
+def test_bidi_controls_and_invisible_characters_are_shown_as_question_marks(
+    hostile: dict[str, str],
+) -> None:
+    """A right-to-left override, isolates and zero-width characters are written as
+    given (Hebrew and Arabic use the marks, emoji the joiners) and kept exactly in
+    JSON, but never reach a terminal, where they would reorder or hide what a reviewer
+    reads ("Trojan Source"): each is shown as '?', in commit subjects too."""
+    trojan = hostile["trojan"]
+    _check(
+        _as(hostile, "show", trojan),
+        f"trojan {SHOWN_TROJAN}",
+        f"desc {SHOWN_TROJAN}",
+        f"labels       {SHOWN_TROJAN}",
+    )
+    _check(_as(hostile, "show", "hv-ctl001"), f"hand written {SHOWN_TROJAN}")
+    for args in (["list"], ["ready"], ["log"], ["review", trojan]):
+        _check(_as(hostile, *args), f"trojan {SHOWN_TROJAN}")
+    subjects = git(Path(hostile["repo"]), "log", "--format=%s")
+    assert f"hive: create {trojan} trojan {SHOWN_TROJAN}" in subjects.splitlines()
+    exact = json.loads(_as(hostile, "--json", "show", trojan).stdout)
+    assert (exact["title"], exact["labels"]) == (f"trojan {TROJAN}", [TROJAN])
+
+
+def test_joiners_of_emoji_and_words_are_shown_as_written(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The zero-width joiner and non-joiner neither reorder nor hide text: emoji are made
+    of joined parts (a family, a rainbow flag) and Persian and Indic words shape their
+    letters with them, so a terminal shows them as written, in commit subjects too."""
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+    title = f"family {family} {persian}"
+    with isolated_env(tmp_path_factory):
+        repo = make_repo(tmp_path_factory.mktemp("joiners") / "repo")
+        ok(repo, "init", env=_person_env())
+        created = _id_of(ok(repo, "create", title, env=_person_env()))
+        _check(hive(repo, "show", created, env=_person_env()), title)
+        _check(hive(repo, "list", env=_person_env()), title)
+        subjects = git(repo, "log", "--format=%s").splitlines()
+    assert f"hive: create {created} {title}" in subjects
 
 
 @pytest.mark.parametrize(
@@ -316,7 +364,7 @@ def test_on_a_terminal_no_escape_sequence_of_the_text_is_sent(
     code, seen = fork_on_terminal(["-C", hostile["repo"], *args], module="hive")
     shown = seen.decode("utf-8", "replace")
     assert code == 0 and expected in shown, shown
-    for sequence in (CLEAR, TITLE_SEQ, "\x9b", "\x08"):
+    for sequence in (CLEAR, TITLE_SEQ, "\x9b", "\x08", "\u202e", "\u200b"):
         assert sequence not in shown, (args, shown)
 
 

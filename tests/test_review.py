@@ -182,6 +182,48 @@ def test_review_prints_paths_as_they_are(ws: Workspace, repo: Path) -> None:
     assert "owned:    app/[id]/page.tsx, x[/bold]y.py" in shown.stdout
 
 
+def test_a_piped_review_is_a_patch_git_applies_crlf_endings_and_all(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """Piped, review prints each diff as git does: a cell's diff (``--per cell``) or its
+    commits' (``--per commit``) applies with ``git apply`` to the commit before its
+    work. Its CRLF line endings were printed as LF, which git refused."""
+    from hive.domain.cells import create_cell
+
+    (repo / "win.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    (repo / "unix.txt").write_bytes(b"x\n")
+    git(repo, "add", "win.txt", "unix.txt")
+    git(repo, "commit", "-qm", "files with CRLF and LF endings")
+    before = git(repo, "rev-parse", "HEAD").strip()
+    cell = create_cell(ws, title="endings", files=["win.txt", "unix.txt"])
+    start_cell(ws, cell_id=cell.id)
+    (repo / "win.txt").write_bytes(b"one\r\nTWO\r\nthree\r\nfour\r\n")
+    (repo / "unix.txt").write_bytes(b"y\n")
+    swarm_complete(
+        ws, agent_name="alice", cell_id=cell.id, summary="x", files_touched=["win.txt", "unix.txt"]
+    )
+    after = git(repo, "rev-parse", "HEAD").strip()
+    for per in ("cell", "commit"):
+        shown = run_hive(["-C", str(repo), "review", cell.id, "--per", per])
+        assert shown.returncode == 0, shown.stderr
+        assert "+TWO\r\n" in shown.stdout and "+y\n" in shown.stdout
+        patch = tmp_path / f"{per}.patch"
+        patch.write_bytes(shown.stdout.encode())
+        tree = tmp_path / per
+        git(repo, "worktree", "add", "-q", "--detach", str(tree), before)
+        git(tree, "apply", str(patch))  # the real git CLI; raises if it refuses
+        assert (tree / "win.txt").read_bytes() == b"one\r\nTWO\r\nthree\r\nfour\r\n"
+        git(tree, "add", "-A")
+        assert git(tree, "diff", "--cached", "--stat", after) == ""
+
+
+def test_a_piped_patch_keeps_crlf_and_shows_other_control_characters_as_marks() -> None:
+    from hive.text import shown_patch
+
+    assert shown_patch("+a\r\n-b\n") == "+a\r\n-b\n"
+    assert shown_patch("+a\rb\r\n+\x1b[2J\r\r\n+\u202ex\t\n") == "+a?b\r\n+?[2J?\r\n+?x\t\n"
+
+
 def test_reserve_and_release_print_patterns_as_they_are(ws: Workspace, repo: Path) -> None:
     """'app/[id]/**' (a Next.js route) was printed as 'app//**' by the full CLI."""
     reserved = run_hive(["-C", str(repo), "reserve", "app/[id]/**"], module="hive.cli.main")

@@ -72,7 +72,11 @@ def test_file_read_in_the_context_directory(ws: Workspace, repo: Path, tmp_path:
     assert missing["status"] == "error"
     assert "directory" in error(repo, "A", "file_read", {"path": "docs"})["error"]
     for args in ({}, {"path": 5}, {"path": ""}, {"path": "x" * 5000}, {"path": "a", "b": 1}):
-        assert error(repo, "A", "file_read", args)["code"] == "invalid_arguments", args
+        bad = error(repo, "A", "file_read", args)  # the seed's error shape: status too
+        assert bad["code"] == "invalid_arguments" and bad["status"] == "error", args
+    for name, args in (("list_files", {}), ("context_search", {"term": ""})):
+        assert error(repo, "A", name, args)["status"] == "error", name
+    assert "status" not in error(repo, "A", "fs_read", {})  # only seed 004's tools
 
 
 def test_file_read_of_a_fifo_answers_instead_of_hanging(ws: Workspace, repo: Path) -> None:
@@ -245,6 +249,11 @@ def test_per_agent_tool_lists(ws: Workspace, repo: Path) -> None:
     assert code == 0 and out.split()[::1][0] == "context_search" and "fs_read" not in out
     code, out = cli(repo, "doctor")
     assert "no_such_tool" in out and "unknown-tool" in out
+    envelope = json.dumps({"tool_calls": [{"name": "file_read", "args": {"path": "README.md"}}]})
+    ran = hive(repo, "tools", "run", actor="debater", stdin=envelope)
+    transcript = json.loads(ran.stdout)  # the unknown name is warned about, as hive mcp does
+    assert ran.returncode == 0 and "result" in transcript["results"][0]
+    assert any("'no_such_tool'" in w and "skipped" in w for w in transcript["warnings"])
 
 
 def test_mcp_lists_only_the_agents_tools(ws: Workspace, repo: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hive.domain.workspace import Workspace
 from tests.conftest import set_coordinators
-from tests.seedkit import call, cli, error, result, run_workers
+from tests.seedkit import call, cli, error, hive, result, run_workers
 
 FINDING = {
     "ok": True,
@@ -44,7 +44,7 @@ def test_compare_and_swap_modes(ws: Workspace, repo: Path) -> None:
     assert result(repo, "A", "ctx_put", {"key": "c", "value": 1, "mode": "if_absent"})["ok"]
     assert result(repo, "A", "ctx_put", {"key": "c", "value": 2, "mode": "if_absent"}) == {
         "ok": False,
-        "error": "exists",
+        "error": "version_mismatch",  # the seed's one error string, for if_absent too
         "version": 1,
     }
     lost = result(
@@ -220,6 +220,9 @@ def test_ctx_cli(ws: Workspace, repo: Path) -> None:
         repo, "ctx", "put", "Gemini.x", "2", "--mode", "if_version", "--expected-version", "9"
     )
     assert code == 4
+    lost = hive(repo, "--actor", "alice", "ctx", "put", "Gemini.x", "2", "--mode", "if_absent")
+    assert lost.returncode == 4
+    assert lost.stderr.strip() == "error: version_mismatch: Gemini.x is already set (now v1)"
     code, out = cli(repo, "ctx", "phase", "3")
     assert code == 0 and "phase 3" in out
     code, out = cli(repo, "ctx", "list")

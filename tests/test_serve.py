@@ -13,6 +13,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import pytest
 
@@ -402,6 +403,76 @@ def test_cell_page_shows_what_hive_show_shows(server: BackgroundServer, sample: 
     ):
         assert text in body, text
     assert "<b>pin</b>" not in body
+
+
+# A title that reads one way and means another ("Trojan Source"): a right-to-left
+# override and isolates reorder it, zero-width characters hide in it.
+TROJAN = "ok\u202e\u2066 nimda\u2069\u2066 // x\u200b\u2060\ufeff"
+TROJAN_SHOWN = "ok?? nimda?? // x???"
+
+
+def test_pages_show_bidi_controls_and_invisible_characters_as_question_marks(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """HTML escaping leaves a right-to-left override in place, where it reorders what
+    a reviewer reads: every page shows it as '?' (as the terminal does), while a form's
+    values stay exact (a filter by that assignee still finds the cell) and so does the
+    JSON API."""
+    import re
+
+    from hive.domain.annotate import add_comment
+    from hive.text import INVISIBLE_CHARS
+
+    ws = Workspace(str(sample.root), actor="Test User")
+    cell = create_cell(
+        ws,
+        title=f"title {TROJAN}",
+        description=f"description {TROJAN}\nline two",
+        labels=[f"label {TROJAN}"],
+        assignee=f"someone{TROJAN}",
+    )
+    add_comment(ws, cell_id=cell.id, text=f"comment {TROJAN}")
+    for path, wanted in {
+        "/": [f"title {TROJAN_SHOWN}", f"label {TROJAN_SHOWN}", f"@someone{TROJAN_SHOWN}"],
+        f"/cells/{cell.id}": [
+            f"title {TROJAN_SHOWN}",
+            f"description {TROJAN_SHOWN}\nline two",
+            f"comment {TROJAN_SHOWN}",
+        ],
+        "/?q=nimda&type=task": [f"title {TROJAN_SHOWN}"],
+    }.items():
+        status, _, body = request(server.url + path)
+        assert status == 200, path
+        for text in wanted:
+            assert text in body, (path, text)
+        # only the values a form sends back hold them, exactly (the board's filters)
+        values = re.findall(r'value="([^"]*)"', body)
+        if path.startswith("/?"):
+            assert f"someone{TROJAN}" in values and f"label {TROJAN}" in values, path
+        shown = re.sub(r'value="[^"]*"', "", body)
+        assert INVISIBLE_CHARS.isdisjoint(shown), (path, shown)
+    found = request(server.url + "/?assignee=" + quote(f"someone{TROJAN}"))[2]
+    assert f"title {TROJAN_SHOWN}" in found
+    exact = json.loads(request(f"{server.url}/api/cell?id={cell.id}")[2])
+    assert exact["cell"]["title"] == f"title {TROJAN}"
+
+
+def test_the_boards_script_shows_text_as_the_server_does() -> None:
+    """hive.js shows assignees, labels and errors it is sent as JSON with the same
+    characters replaced as the server's pages and the terminal (``UNSHOWN_CHARS``)."""
+    import re
+    from importlib import resources
+
+    from hive.text import UNSHOWN_CHARS
+
+    script = (resources.files("hive.serve") / "static" / "hive.js").read_text()
+    found = re.search(r"const UNSHOWN = /\[(.*?)\]/gu;", script)
+    assert found, "hive.js has no UNSHOWN pattern"
+    pattern = re.compile("[" + re.sub(r"\\u\{(\w+)\}", r"\\U000\1", found.group(1)) + "]")
+    # the basic plane and the tag characters' block hold every one of them
+    codes = [*range(0x10000), *range(0xE0000, 0xE0100)]
+    matched = {char for char in map(chr, codes) if pattern.match(char)}
+    assert matched == UNSHOWN_CHARS
 
 
 def test_a_diff_cut_on_the_cell_page_says_so_and_how_to_see_it_all(

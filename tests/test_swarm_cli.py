@@ -56,8 +56,13 @@ def test_create_epic_from_options_and_validate_decomposition(ws: Workspace, repo
     assert cells[0]["metadata"] == {"strategy": "file-based"}
     plan = repo / "plan.json"
     plan.write_text(json.dumps(PLAN))
-    for verb in ("validate-decomposition", "validate"):
+    for verb in ("validate-decomposition", "validate", "validate_decomposition"):
         assert as_json(hive(repo, "swarm", verb, str(plan), "--json"))["valid"] is True
+    # each verb also as its tool names it (swarm_select_strategy, hive_create_epic)
+    chosen = as_json(hive(repo, "swarm", "select_strategy", "Fix the crash", "--json"))
+    assert chosen == as_json(hive(repo, "swarm", "select-strategy", "Fix the crash", "--json"))
+    created = as_json(hive(repo, "swarm", "create_epic", str(plan), "--json"))
+    assert [c["title"] for c in created] == ["Payments", "ledger", "api"], created
     both = hive(repo, "swarm", "create-epic", str(plan), "--epic-title", "x")
     assert both.returncode == 2 and "not both" in both.stderr
 

@@ -247,6 +247,47 @@ def test_decide_reject_unknown_paths_and_applies_once(ws: Workspace, repo: Path)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
+def test_an_approved_proposal_decided_again_with_allow_write_is_written(
+    ws: Workspace, repo: Path
+) -> None:
+    """Approved without --allow-write, then the same decision with it: the write is
+    applied (it answered 'no pending proposal', exit 3, and left the file unwritten)."""
+    envelope(
+        repo,
+        [
+            {"name": "fs_write", "args": {"path": "a.txt", "content": "A"}},
+            {"name": "fs_write", "args": {"path": "b.txt", "content": "B"}},
+        ],
+    )
+    both = json.dumps(
+        {
+            "decisions": [
+                {"path": "a.txt", "action": "approve"},
+                {"path": "b.txt", "action": "approve"},
+            ]
+        }
+    )
+    first = hive(repo, "--json", "proposals", "decide", "-", stdin=both)
+    assert [e["status"] for e in json.loads(first.stdout)] == ["approved", "approved"], first
+    assert not (repo / "a.txt").exists() and not (repo / "b.txt").exists()
+    again = json.dumps({"decisions": [{"path": "a.txt", "action": "approve"}]})
+    applied = hive(repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=again)
+    assert applied.returncode == 0, applied
+    assert [e["status"] for e in json.loads(applied.stdout)] == ["applied"]
+    assert (repo / "a.txt").read_text() == "A"
+    withdraw = json.dumps({"decisions": [{"path": "b.txt", "action": "reject"}]})
+    rejected = hive(repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=withdraw)
+    assert [e["status"] for e in json.loads(rejected.stdout)] == ["rejected"], rejected
+    late = hive(repo, "tools", "run", "--allow-write", stdin='{"tool_calls": []}')
+    assert "applied" not in json.loads(late.stdout) or not json.loads(late.stdout)["applied"]
+    assert not (repo / "b.txt").exists()
+    listed = json.loads(hive(repo, "--json", "proposals", "list").stdout)
+    assert sorted((p["path"], p["status"]) for p in listed) == [
+        ("a.txt", "applied"),
+        ("b.txt", "rejected"),
+    ]
+
+
 def test_allow_write_with_a_broken_config_still_prints_the_transcript(
     ws: Workspace, repo: Path
 ) -> None:

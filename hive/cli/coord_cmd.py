@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from hive.cli import output
 from hive.cli.common import OPTIONS, JsonFlag, run_op, use_json
 
 
@@ -16,11 +15,15 @@ def hooks_run_cmd(
 ) -> None:
     """Run a hook now (what git runs on commit)."""
     from hive.cli import hookrun
+    from hive.errors import InvalidInput
 
     use_json(json_flag)
     if hook != "pre-commit":
-        output.err(f"error: unknown hook {hook!r}: only 'pre-commit' exists")
-        raise typer.Exit(2)
+
+        def unknown() -> None:
+            raise InvalidInput(f"unknown hook {hook!r}: only 'pre-commit' exists")
+
+        run_op(unknown)
     report = run_op(lambda: hookrun.check(OPTIONS.directory))
     code = hookrun.verdict(report, OPTIONS.json)
     if code:

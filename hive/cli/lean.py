@@ -151,6 +151,7 @@ def ready(inv: Invocation) -> int | None:
     rows, total = found
     if any(b'"deadline"' in row.json for row in rows):
         return None  # a deadline may have passed: the full CLI flags expired cells
+    _warn_unreadable(state)
     _emit(inv, rows, total=total, what="ready cells")
     return 0
 
@@ -201,13 +202,19 @@ def list_cells(inv: Invocation) -> int | None:
     if found is None:
         return None  # cell files outside the shard directories: the full CLI lists them
     rows, total = found
+    _warn_unreadable(state)
+    _emit(inv, rows, total=total)
+    return 0
+
+
+def _warn_unreadable(state: State) -> None:
+    """Name each committed cell file that does not load (``list`` and ``ready`` leave
+    it out; the full CLI's notes say the same)."""
     if state.index.problem_count(state.key):
         from hive.text import shown_lines
 
         for _, message in state.index.problems(state.key):
             sys.stderr.write(f"warning: {shown_lines(message)}\n")
-    _emit(inv, rows, total=total)
-    return 0
 
 
 def _known_parent(state: State, parent: str | None) -> bool:

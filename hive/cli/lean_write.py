@@ -41,7 +41,7 @@ from hive.errors import HiveError
 from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
 from hive.store.index import EMPTY_STATE, StateIndex
 from hive.store.layout import CONFIG_PATH, cell_path
-from hive.waits import MAX_WAIT, wait_of
+from hive.waits import MAX_WAIT, lock_wait, wait_of
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ class Session:
             if seconds is None:
                 raise Defer("bad HIVE_LOCK_TIMEOUT")  # the full CLI refuses it and words it
             return seconds
-        return float(self.config(snap)["lock_timeout_seconds"])
+        return lock_wait(float(self.config(snap)["lock_timeout_seconds"]))
 
 
 def _config(data: bytes) -> dict[str, Any]:
@@ -212,7 +212,7 @@ def _config(data: bytes) -> dict[str, Any]:
         if type(value) is not int or not low <= value <= high:
             raise Defer("config")
     timeout = config["lock_timeout_seconds"]
-    if type(timeout) not in (int, float) or not 0 < timeout <= MAX_WAIT:
+    if type(timeout) not in (int, float) or not 0 <= timeout <= MAX_WAIT:
         raise Defer("config")
     named = found.get("coordinators")
     if not (named is None or isinstance(named, str) or _strings(named)):

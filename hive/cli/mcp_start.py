@@ -74,7 +74,7 @@ def serve(
         try:
             ctx = open_session(directory, agent or actor or os.environ.get("HIVE_AGENT"), session)
             ctx.context_dir = context_dir(directory, context)
-            warnings = _tool_warnings(ctx)
+            warnings = tool_warnings(ctx)
         except HiveError as exc:
             return refused(exc, json_output)
         for warning in warnings:
@@ -110,7 +110,8 @@ def context_dir(directory: str, given: str | None) -> str | None:
     return real
 
 
-def _tool_warnings(ctx: CallContext) -> list[str]:
+def tool_warnings(ctx: CallContext) -> list[str]:
+    """The unknown names in the calling agent's tools list (skipped, seed 004)."""
     from hive.tools.registry import agent_tool_names
 
     return agent_tool_names(ctx)[1]

@@ -199,7 +199,7 @@ PRESENTERS: dict[str, Presenter] = {
     ),
     "show": Presenter(render=_show, notes=_show_notes),
     "list": Presenter(render=_cell_table, notes=_list_notes),
-    "ready": Presenter(render=_ready),
+    "ready": Presenter(render=_ready, notes=_list_notes),
     "update": Presenter(render=_updated),
     "start": _line("started {cell.id}  (assignee {cell.assignee})"),
     "close": _line("closed {cell.id}  {cell.title}"),
@@ -524,7 +524,8 @@ def _ctx_put(stored: Any, params: Any, ws: Workspace) -> None:
     from hive.models.coordination import CtxRefused
 
     if isinstance(stored, CtxRefused):
-        output.err(f"error: {stored.error} (now v{stored.version})")
+        lost = "is already set" if params.mode == "if_absent" else "changed"
+        output.err(f"error: {stored.error}: {params.key} {lost} (now v{stored.version})")
     else:
         output.say(f"{params.key} = v{stored.version}")
 

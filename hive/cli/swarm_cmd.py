@@ -179,19 +179,20 @@ def _paths(paths: Sequence[str]) -> str:
 
 
 def _diff(out: Any, files: Any, patch: str) -> None:
-    """Per-file counts, then the patch (coloured on a terminal; a control character
-    of the files' text shown as '?', as everywhere a person reads)."""
+    """Per-file counts, then the patch: coloured on a terminal; piped, as git prints it
+    (CRLF line endings kept, so ``git apply`` takes it). Either way a control character
+    of the files' text (but tab, line break and a CR before one) or an invisible format
+    character is shown as '?', as everywhere a person reads."""
     from rich.syntax import Syntax
 
-    from hive.text import shown_lines
+    from hive.text import shown_lines, shown_patch
 
-    patch = shown_lines(patch)
     for changed in files:
         out.print(
             f"  {changed.status} {output.escape(changed.path)} "
             f"[green]+{changed.additions}[/green] [red]-{changed.deletions}[/red]"
         )
     if patch and sys.stdout.isatty():
-        out.print(Syntax(patch, "diff", word_wrap=False))
+        out.print(Syntax(shown_lines(patch), "diff", word_wrap=False))
     elif patch:
-        out.file.write(patch)
+        out.file.write(shown_patch(patch))

@@ -19,6 +19,7 @@ from typing import Any
 
 from hive.cli import output
 from hive.models.swarm_run import SwarmEvent, SwarmRunResult
+from hive.text import counted
 
 STATUS_STYLE = {**output.STATUS_STYLE, "open": "white"}
 
@@ -48,9 +49,11 @@ def describe(event: SwarmEvent) -> str | None:
     kind = event.event
     if kind == "run_started":
         settings = event.settings or {}
+        subtasks = counted(len(event.subtasks or []), "subtask")
+        workers = counted(int(settings.get("workers") or 0), "worker")
         return (
-            f"swarm run {event.epic_id}{title}: {len(event.subtasks or [])} subtasks,"
-            f" {settings.get('workers')} workers, {settings.get('isolation')} isolation"
+            f"swarm run {event.epic_id}{title}: {subtasks},"
+            f" {workers}, {settings.get('isolation')} isolation"
         )
     if kind == "worker_started":
         where = f", worktree {event.worktree}" if event.worktree else ""
@@ -74,7 +77,7 @@ def describe(event: SwarmEvent) -> str | None:
         t = event.totals
         return (
             f"finished  {t['completed']}/{t['subtasks']} subtasks completed, {t['blocked']}"
-            f" blocked, {t['remaining']} remaining ({t['workers_run']} workers ran)"
+            f" blocked, {t['remaining']} remaining ({counted(t['workers_run'], 'worker')} ran)"
         )
     return None
 

@@ -15,7 +15,7 @@ import os
 import sys
 
 from hive.cli import Invocation, internal_error, stdin_text
-from hive.cli.mcp_start import context_dir, open_session, options, refused
+from hive.cli.mcp_start import context_dir, open_session, options, refused, tool_warnings
 from hive.cli.output import err
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -70,6 +70,10 @@ def run_calls(
         ctx.context_dir = context_dir(directory, context)
     except HiveError as exc:
         return refused(exc, json_output)
+    try:
+        profile_warnings = [f"{ctx.agent}: {w}" for w in tool_warnings(ctx)]
+    except HiveError:  # a bad agents: section: every call answers with its line
+        profile_warnings = []
     from hive.tools.envelope import run_envelope
 
     if sys.stdin.isatty():  # else a person sees nothing happen
@@ -80,7 +84,9 @@ def run_calls(
         return refused(exc, json_output)
     transcript = run_envelope(ctx, text)
     if ctx.bind_error is not None:  # "agent": null says nothing of why
-        transcript["warnings"] = [ctx.bind_error.message, *transcript.get("warnings", [])]
+        profile_warnings.insert(0, ctx.bind_error.message)
+    if profile_warnings:  # as hive mcp says on stderr: the unknown tools skipped
+        transcript["warnings"] = [*profile_warnings, *transcript.get("warnings", [])]
     credential = issued_credential(ctx, transcript)
     if credential is not None:
         transcript["credential"] = credential
@@ -93,13 +99,16 @@ def run_calls(
         except HiveError as exc:  # the transcript is still printed
             transcript["applied"] = []
             transcript["apply_error"] = exc.to_dict()
-    text = json.dumps(transcript, indent=2, ensure_ascii=False, default=str)
+    # An agent reads it from a pipe and pays for every byte: compact JSON there (as
+    # ``hive tools schema`` prints), indented only for a person at a terminal.
+    layout: dict[str, Any] = {"indent": 2} if sys.stdout.isatty() else {"separators": (",", ":")}
+    text = json.dumps(transcript, ensure_ascii=False, default=str, **layout)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8: its bytes escaped
         from hive.text import utf8_clean
 
-        text = json.dumps(utf8_clean(transcript), indent=2, ensure_ascii=False, default=str)
+        text = json.dumps(utf8_clean(transcript), ensure_ascii=False, default=str, **layout)
     sys.stdout.write(text + "\n")
     return transcript_exit_code(transcript)
 

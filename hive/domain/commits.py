@@ -85,7 +85,7 @@ def lock_timeout(config: Callable[[], HiveConfig], *, config_optional: bool = Fa
             raise InvalidInput(waits.wait_refused("HIVE_LOCK_TIMEOUT", env))
         return seconds
     try:
-        return config().lock_timeout_seconds
+        return waits.lock_wait(config().lock_timeout_seconds)
     except NotInitialized:
         return DEFAULT_LOCK_TIMEOUT
     except HiveError:

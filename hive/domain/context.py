@@ -193,7 +193,7 @@ def ctx_put(
         current = row[0] if row else 0
         check_writer(ws, key, value, json.loads(row[1]) if row else None)
         if mode == "if_absent" and current:
-            return CtxRefused(error="exists", version=current)
+            return CtxRefused(error="version_mismatch", version=current)
         if mode == "if_version" and current != expected_version:
             return CtxRefused(error="version_mismatch", version=current)
         db.execute(

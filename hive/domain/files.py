@@ -350,13 +350,20 @@ def decide(
         raise Conflict("another arbiter is deciding proposals; try again") from None
 
 
+_OPEN = ("pending", "approved")  # a decision may still change these
+
+
 def _decide(
     root: str, state_dir: str, decisions: Decisions, allow_write: bool, check: WriteCheck | None
 ) -> list[dict[str, Any]]:
-    pending = list_proposals(state_dir, "pending")
+    # Approved but not yet written is still open: deciding it again with allow_write
+    # applies it (or a reject withdraws it), as deciding it first with allow_write would.
+    # (status is read again for each decision: one that named the path before may
+    # have applied it already).
+    undecided = [p for p in list_proposals(state_dir) if p.status in _OPEN]
     report: list[dict[str, Any]] = []
     for decision in decisions.decisions:
-        matching = [p for p in pending if p.path == decision.path]
+        matching = [p for p in undecided if p.path == decision.path and p.status in _OPEN]
         if not matching:
             report.append({"path": decision.path, "status": "no_pending_proposal"})
             continue

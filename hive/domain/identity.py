@@ -195,7 +195,9 @@ def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> Reti
     (refused: nothing changed, the new store is dropped); the new store is put in
     place (one rename); then the ``agent_retired`` event goes into the mail log. If
     only that last append fails, the identity is retired and retiring it again
-    appends the event (so does registering the name afresh).
+    appends the event (so does registering the name afresh). If the rename fails
+    after the commit, the error says what the commit did and that the identity is
+    still live; retiring it again (nothing left to release: no commit) finishes it.
     """
     target = check_actor(name)
     actor = ws.actor
@@ -222,7 +224,7 @@ def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> Reti
         with credentials.staged(state_dir, store) as publish:
             # What the retired agent held goes with it: a name registered afresh starts clean.
             released, reopened = _let_go(ws, target, override)
-            publish()
+            publish(_committed_before_retired(target, reason, released, reopened))
         retired = _log_retirement(ws, entry)
     return retired.model_copy(
         update={
@@ -230,6 +232,28 @@ def retire_agent(ws: Workspace, *, name: str, reason: str | None = None) -> Reti
             "released": [f"#{item.id} {item.path_pattern}" for item in released],
             "reopened": reopened,
         }
+    )
+
+
+def _committed_before_retired(
+    target: str, reason: str | None, released: list[Reservation], reopened: list[str]
+) -> str:
+    """What the credential store's error says was done when it cannot be put in place
+    after the commit of :func:`_let_go` (nothing, when that commit was not needed)."""
+    if not released and not reopened:
+        return credentials.NOTHING_CHANGED
+    done = []
+    if released:
+        done.append("released " + ", ".join(f"#{item.id} {item.path_pattern}" for item in released))
+    if reopened:
+        done.append("reopened " + ", ".join(reopened))
+    again = f"hive agent retire {shell_word(target)}"
+    if reason:
+        again += f" --reason {shell_word(reason)}"
+    return (
+        f"the commit that let go of what {target} held was made ({'; '.join(done)}),"
+        f" but {target} is not retired: its credential still works. Once the file can be"
+        f" written, run '{again}' again to finish"
     )
 
 

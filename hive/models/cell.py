@@ -34,7 +34,8 @@ def utc_now() -> datetime:
 
 
 def without_control_chars(text: str) -> str:
-    """``text`` with each control character shown as ``?`` (for commit subjects)."""
+    """``text`` with each control character and invisible format character shown as
+    ``?`` (for commit subjects)."""
     return without_control(text)
 
 

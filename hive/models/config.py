@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, field_validator
 
 from hive.models.base import HiveModel
-from hive.waits import MAX_WAIT
+from hive.waits import MAX_WAIT, seconds_of, wait_rule
 
 
 class HiveConfig(HiveModel):
@@ -18,11 +18,19 @@ class HiveConfig(HiveModel):
     prefix: str = Field(default="hv", min_length=1, max_length=12)
     id_length: int = Field(default=6, ge=4, le=16)
     child_id_length: int = Field(default=4, ge=2, le=8)
-    # seconds to wait for a lock; at most a day (hive never waits without end)
-    lock_timeout_seconds: float = Field(default=30.0, gt=0, le=MAX_WAIT, allow_inf_nan=False)
+    # seconds to wait for a lock, 0 (one try) to a day (hive never waits without end):
+    # the rule of HIVE_LOCK_TIMEOUT (hive.waits)
+    lock_timeout_seconds: float = Field(default=30.0, ge=0, le=MAX_WAIT, allow_inf_nan=False)
     # Agents granted the coordinator role (proven by their credential): they may
     # override ownership rules with force and a reason, and force reservations.
     coordinators: list[str] = Field(default_factory=list)
+
+    @field_validator("lock_timeout_seconds", mode="before")
+    @classmethod
+    def _check_lock_timeout(cls, value: Any) -> Any:
+        if seconds_of(value) is None:
+            raise ValueError(f"lock_timeout_seconds must be {wait_rule(value)}")
+        return value
 
     @field_validator("prefix")
     @classmethod

@@ -19,7 +19,8 @@ class CtxPut(HiveModel):
 
 class CtxRefused(HiveModel):
     """A lost compare-and-swap: ``{ok: false, error, version}`` with the version now
-    stored (``error``: ``version_mismatch``, or ``exists`` for ``if_absent``)."""
+    stored (``error`` is ``version_mismatch`` for both modes, the seed's one error: an
+    ``if_absent`` finds a version above 0)."""
 
     ok: Literal[False] = False
     error: str

@@ -101,7 +101,8 @@ declare(
         ),
         help='Apply an arbiter\'s {"decisions": [...]} to pending proposals (exit 3 when a'
         " decision names no pending proposal, 1 when an approved write could not be"
-        " applied).\n\nDECISIONS is a file with the JSON, or '-' for standard input.",
+        " applied). An approved proposal decided again with --allow-write is"
+        " written.\n\nDECISIONS is a file with the JSON, or '-' for standard input.",
     ),
     Operation(
         name="events",

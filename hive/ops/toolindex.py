@@ -74,3 +74,8 @@ TOOL_MODULES: dict[str, str] = {
     "hive_log": "swarm",
     "hive_review": "swarm",
 }
+
+# Seed 004's tools answer in its shape, ``{"status": "success", "result": ...}``; every
+# error of theirs also carries ``"status": "error"`` (invalid arguments, a tool-call
+# limit, a hook's block too), as the seed's error response is ``{status, error}``.
+STATUS_SHAPED: frozenset[str] = frozenset({"context_search", "file_read", "list_files"})

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -47,6 +48,7 @@ from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
 from hive.models import CELL_TYPES, STATUSES
 from hive.serve import svg
 from hive.serve.watch import Watcher
+from hive.text import shown_lines
 
 T = TypeVar("T")
 KEEPALIVE_SECONDS = 15.0
@@ -137,7 +139,9 @@ def _environment() -> Environment:
         autoescape=select_autoescape(["html"]),
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
+    env.filters["exact"] = _Exact
     env.filters["ago"] = _ago
     env.filters["stamp"] = _stamp
     env.filters["duration"] = svg._duration
@@ -152,6 +156,24 @@ def _environment() -> Environment:
         DIFF_LINES=DIFF_LINES,
     )
     return env
+
+
+class _Exact(str):
+    """A value a page carries but does not show (``|exact``: a form field's value, a
+    key the page's script sends back), left as it is by :func:`_shown`."""
+
+
+def _shown(value: object) -> object:
+    """Every value a page puts in (Jinja's ``finalize``, before HTML escaping): text as
+    a terminal is given it (``hive.text.shown_lines``), so a right-to-left override or
+    a zero-width character in a title is shown as ``?`` and reorders or hides nothing
+    (HTML escaping leaves them; CSS isolation keeps them from reordering only what is
+    around the value)."""
+    if isinstance(value, str) and not isinstance(value, _Exact):
+        shown = shown_lines(value)
+        if shown is not value:
+            return Markup(shown) if isinstance(value, Markup) else shown
+    return value
 
 
 def _as_datetime(value: datetime | int | float | None) -> datetime | None:

@@ -92,22 +92,24 @@ def save(state_dir: str, data: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def staged(state_dir: str, data: dict[str, Any]) -> Iterator[Callable[[], None]]:
+def staged(state_dir: str, data: dict[str, Any]) -> Iterator[Callable[..., None]]:
     """Write ``data`` beside the store (what can fail, a directory hive cannot write
     to or a full disk, fails here: GitError naming the file) and yield ``publish``,
     which puts it in place with one rename. Not published, it is removed: the store
-    stays as it was (a write that must land together with others publishes last)."""
+    stays as it was (a write that must land together with others publishes last).
+    ``publish(changed)``: what its error is to say was done already when the rename
+    fails (default: nothing was changed)."""
     make_state_dir(state_dir)
     path = path_of(state_dir)
     temp = f"{path}.{os.getpid()}.tmp"
     done = False
 
-    def publish() -> None:
+    def publish(changed: str = NOTHING_CHANGED) -> None:
         nonlocal done
         try:
             os.replace(temp, path)
         except OSError as exc:
-            raise _unwritable(path, exc) from None
+            raise _unwritable(path, exc, changed) from None
         done = True
 
     try:
@@ -125,9 +127,12 @@ def staged(state_dir: str, data: dict[str, Any]) -> Iterator[Callable[[], None]]
                 os.unlink(temp)
 
 
-def _unwritable(path: str, exc: OSError) -> GitError:
+NOTHING_CHANGED = "nothing was changed"
+
+
+def _unwritable(path: str, exc: OSError, changed: str = NOTHING_CHANGED) -> GitError:
     return GitError(
-        f"cannot write the agent credentials ({path}: {exc.strerror or exc}); nothing was changed",
+        f"cannot write the agent credentials ({path}: {exc.strerror or exc}); {changed}",
         path=path,
     )
 

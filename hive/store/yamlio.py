@@ -17,6 +17,7 @@ person edited parses exactly as before, and never differently.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -170,10 +171,51 @@ def _literal_lines(text: str) -> list[str]:
 @functools.cache
 def _loader() -> Any:
     """ruamel's safe loader: C-accelerated (libyaml) when ruamel.yaml.clib is
-    installed, else pure Python."""
+    installed, else pure Python. Either refuses an anchor defined twice in one
+    document (libyaml's composer raises; ruamel's pure-Python one only printed a
+    ``ReusedAnchorWarning`` to stderr and took the later one)."""
     from ruamel.yaml import YAML
+    from ruamel.yaml.composer import Composer, ComposerError
+    from ruamel.yaml.events import AliasEvent
 
-    return YAML(typ="safe")
+    class UniqueAnchors(Composer):
+        """The pure-Python composer, raising libyaml's error for an anchor defined twice."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if not self.parser.check_event(AliasEvent):
+                event = self.parser.peek_event()
+                first = self.anchors.get(event.anchor) if event.anchor is not None else None
+                if first is not None:
+                    raise ComposerError(
+                        _DUPLICATE_ANCHOR, first.start_mark, "second occurrence", event.start_mark
+                    )
+            return super().compose_node(parent, index)
+
+    loader = YAML(typ="safe")
+    loader.Composer = UniqueAnchors
+    return loader
+
+
+# libyaml's ComposerError context for an anchor defined twice (its marks: the first
+# definition and the second).
+_DUPLICATE_ANCHOR = "found duplicate anchor; first occurrence"
+
+
+def _anchor_twice(text: str, exc: Any) -> YamlError:
+    """The refusal of ``text``, whose anchor is defined twice (``exc``, the loader's
+    error): its name and both lines."""
+    first, second = exc.context_mark, exc.problem_mark
+    lines = text.splitlines()
+    rest = lines[second.line][second.column :] if second.line < len(lines) else ""
+    name = "".join(
+        itertools.takewhile(lambda char: not char.isspace() and char not in ",[]{}", rest)
+    )
+    anchor = f"anchor {name}" if name.startswith("&") else "an anchor"
+    return YamlError(
+        f"{anchor} is defined twice (lines {first.line + 1} and {second.line + 1});"
+        " a hive file may define each anchor once",
+        second.line + 1,
+    )
 
 
 # How deep a document may nest (hive's own files nest 3 levels; a person's metadata a
@@ -265,6 +307,8 @@ def ruamel_loads(text: str) -> Any:
     except RecursionError:  # the pure-Python loader (no C extension)
         raise YamlError(_DEEPLY) from None
     except MarkedYAMLError as exc:
+        if exc.context == _DUPLICATE_ANCHOR:
+            raise _anchor_twice(text, exc) from None
         # An unclosed bracket or quote is reported at end of file; the line
         # where the construct started (the context) is the useful one. A
         # duplicate key is the exception: its problem mark is the duplicate.

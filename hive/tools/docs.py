@@ -35,7 +35,8 @@ generated from the registry:
   Ctrl-C or SIGTERM;
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (UTF-8: other bytes are refused, exit 2; alone or in a ```json fence among
-  other text), runs the calls in order and prints a JSON transcript; it exits 0
+  other text), runs the calls in order and prints a JSON transcript (compact, indented only on
+  a terminal); it exits 0
   when every call succeeded, else with the exit code (the table in cli.md) of the
   first call that failed (`not_found` 3, `invalid_arguments`/`invalid_call`/
   `unknown_tool` 2, `not_owner` 5, ...; `hook_blocked` 5, `rate_limited` 10, `internal_error` 70),
@@ -43,7 +44,8 @@ generated from the registry:
   another key (`arguments`, `input`) is refused (`invalid_call`), never run without
   its arguments; `warnings` says why a session
   named by `--agent` is unbound (`"agent": null`: a name registered elsewhere, which
-  needs its `HIVE_AGENT_TOKEN`); when `--agent NAME` registers NAME for this envelope,
+  needs its `HIVE_AGENT_TOKEN`) and names the unknown tools skipped in the agent's
+  `tools` list (as `hive mcp` says on stderr); when `--agent NAME` registers NAME for this envelope,
   `credential` gives its token once (`export HIVE_AGENT=NAME HIVE_AGENT_TOKEN=...`
   lets later envelopes act as NAME);
 - `hive tools schema --format mcp|openai|anthropic [--agent NAME]` — the schemas for
@@ -192,8 +194,10 @@ proposal (`hive proposals list`); an arbiter answers with strict JSON
 (`hive proposals decide FILE|-`; exit 3 when a decision names no pending
 proposal, 1 when an approved write could not be applied), and approved writes are
 applied only with `--allow-write`, under a lock (one proposal is never applied
-twice). At apply time the target is resolved and permission-checked again for the
-proposing agent, and a file changed since the proposal is refused. The temporary
+twice): by that decision, by deciding an approved one again with `--allow-write`,
+or by `hive tools run --allow-write`, which applies every approved one. At apply
+time the target is resolved and permission-checked again for the proposing agent,
+and a file changed since the proposal is refused. The temporary
 file is written next to the target and removed on failure.
 
 Shared state: `ctx_*` (shared context with versions) and `coord_*` (the coordinator

@@ -23,7 +23,7 @@ from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourI
 from hive.jsontext import nesting_depth
 from hive.models.agents_config import AgentProfile
 from hive.ops.spec import OPERATIONS, Operation, path_parameter
-from hive.ops.toolindex import TOOL_MODULES
+from hive.ops.toolindex import STATUS_SHAPED, TOOL_MODULES
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
@@ -237,6 +237,8 @@ def call_tool(ctx: CallContext, name: str, args: Any) -> dict[str, Any]:
         outcome = _call(ctx, name, args, hooks)
     except Exception as exc:  # the last line of defence: never a traceback
         outcome = _internal(exc)
+    if "error" in outcome and isinstance(name, str) and name in STATUS_SHAPED:
+        outcome.setdefault("status", "error")
     _log(ctx, name, args, outcome, started, hooks)
     return outcome
 

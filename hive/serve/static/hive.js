@@ -6,6 +6,11 @@
   const meta = (name) => { const m = document.querySelector(`meta[name="${name}"]`); return m ? m.content : ""; };
   let version = meta("hive-version");
   let busy = false, again = false;
+  // Text the script shows (an assignee, a label, an error) as the server shows text
+  // (hive.text.UNSHOWN_CHARS): each control character, bidirectional control and
+  // invisible format character as "?", so none reorders or hides what people read.
+  const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0001}\u{e0020}-\u{e007f}]/gu;
+  const shown = (text) => String(text).replace(UNSHOWN, "?");
 
   // Someone typing in the live area (a note, a close reason) keeps their text: the
   // swap waits while they are in a field they typed in, and whenever it happens the
@@ -169,7 +174,7 @@
       const chosen = select.value;
       const values = JSON.parse(facets.dataset[name]);
       if (chosen && !values.includes(chosen)) values.push(chosen);
-      select.replaceChildren(select.options[0], ...values.map((value) => new Option(value, value)));
+      select.replaceChildren(select.options[0], ...values.map((value) => new Option(shown(value), value)));
       select.value = chosen;
     }
   }
@@ -188,7 +193,7 @@
   // Actions: POST with the server's token; the change then arrives like any other.
   const flash = document.getElementById("flash");
   function say(text, bad) {
-    flash.textContent = text;
+    flash.textContent = shown(text);
     flash.className = bad ? "bad" : "good";
     flash.hidden = false;
     clearTimeout(say.timer);

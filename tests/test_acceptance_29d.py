@@ -1,0 +1,65 @@
+"""Issues 12, 15 and 16 tried once more as a new user would (session 29's acceptance
+audit, helper acc29d): each test failed before the fix it names. The command line runs
+in-process (``run_hive``, the console script's own entry point) on real repositories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hive.domain.workspace import Workspace
+from tests.inprocess import Outcome, run_hive
+
+
+def hive(repo: Path, *args: str) -> Outcome:
+    return run_hive(["-C", str(repo), *args])
+
+
+def test_an_unknown_hook_under_json_is_a_json_error(repo: Path) -> None:
+    """`hive --json hooks run zzz` printed its error on stderr only: a program that
+    asked for JSON read nothing on stdout."""
+    shown = hive(repo, "--json", "hooks", "run", "zzz")
+    assert shown.returncode == 2, shown
+    assert json.loads(shown.stdout) == {
+        "error": "unknown hook 'zzz': only 'pre-commit' exists",
+        "code": "invalid_input",
+    }
+    assert shown.stderr == "error: unknown hook 'zzz': only 'pre-commit' exists\n"
+    plain = hive(repo, "hooks", "run", "zzz")
+    assert plain.returncode == 2 and plain.stdout == ""
+
+
+def test_a_ready_page_through_the_envelope_costs_at_most_about_2_kb(
+    ws: Workspace, repo: Path
+) -> None:
+    """`hive tools run` printed its transcript indented by two spaces a level: a default
+    `hive_ready` page of ten realistic cells cost an agent ~2.5 kB, not ~2 kB."""
+    from hive.domain.cells import create_cell
+
+    for n in range(12):
+        create_cell(ws, title=f"A task with a realistic title, number {n}", description="d" * 400)
+    envelope = json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}]})
+    ran = run_hive(["-C", str(repo), "tools", "run"], input=envelope)
+    assert ran.returncode == 0, ran
+    transcript = json.loads(ran.stdout)
+    assert len(transcript["results"][0]["result"]) == 10
+    assert len(ran.stdout.encode()) <= 2048, len(ran.stdout.encode())
+
+
+def test_the_swarm_run_lines_count_one_subtask_and_one_worker_in_the_singular() -> None:
+    """`hive swarm run` on an epic of one subtask printed '1 subtasks, 1 workers' and
+    '(1 workers ran)'."""
+    from hive.cli.swarm_view import describe
+    from hive.models.swarm_run import SubtaskState, SwarmEvent
+
+    one = [SubtaskState(id="hv-e.a", title="A", status="open")]
+    settings = {"workers": 1, "isolation": "reservation"}
+    started = SwarmEvent(event="run_started", epic_id="hv-e", settings=settings, subtasks=one)
+    assert describe(started) == "swarm run hv-e: 1 subtask, 1 worker, reservation isolation"
+    totals = {"subtasks": 1, "completed": 1, "blocked": 0, "remaining": 0, "workers_run": 1}
+    finished = describe(SwarmEvent(event="run_finished", epic_id="hv-e", totals=totals))
+    assert finished == "finished  1/1 subtasks completed, 0 blocked, 0 remaining (1 worker ran)"
+    settings["workers"] = 3
+    two = [*one, SubtaskState(id="hv-e.b", title="B", status="open")]
+    started = SwarmEvent(event="run_started", epic_id="hv-e", settings=settings, subtasks=two)
+    assert describe(started) == "swarm run hv-e: 2 subtasks, 3 workers, reservation isolation"
