@@ -448,8 +448,10 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
         where = fields.get(where, where)
         shown = where.upper() if where in command.arguments else "--" + where.replace("_", "-")
         value = data.get(where)
+        inside = ".".join(str(part) for part in error["loc"][1:])  # in a JSON value: where
+        problem = f"{inside}: {error['msg']}" if inside else error["msg"]
         raise InvalidInput(
-            f"invalid {shown} {_quoted(value)}: {error['msg']}"
+            f"invalid {shown} {_quoted(value)}: {problem}"
             if where in data
             else f"missing {shown}: {error['msg']}",
             field=where,
