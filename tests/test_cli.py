@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -158,6 +159,34 @@ def test_corrupt_cell_warns_but_list_works(hived: Path) -> None:
             assert bad["id"] not in ready.stdout and warning in ready.stderr, (module, args)
     doctor = hive(hived, "doctor")
     assert doctor.returncode == 1 and "corrupt" in doctor.stdout
+
+
+def test_show_list_ready_warn_of_an_uncommitted_edit_that_does_not_load(hived: Path) -> None:
+    """hive reads committed cells: a cell file broken in the working tree (not committed)
+    was shown and listed as committed without a word; show, list and ready name its
+    file and line now."""
+    cell = as_json(hive(hived, "create", "edited", "--json"))
+    assert isinstance(cell, dict)
+    path = next(hived.glob(f".hive/cells/*/{cell['id']}.yaml"))
+    broken = f"id: {cell['id']}\ntitle: [broken\n"
+    path.write_text(broken)
+    relative = re.escape(path.relative_to(hived).as_posix())
+    for module in ("hive.cli.main", "hive"):  # the full CLI, and the entry's lean answer
+        for args in (
+            ["show", cell["id"]],
+            ["--json", "show", cell["id"]],
+            ["list"],
+            ["--json", "ready"],
+        ):
+            shown = run_hive(["-C", str(hived), *args], module=module)
+            assert shown.returncode == 0 and "edited" in shown.stdout, (module, args, shown)
+            assert re.search(rf"warning: {relative}:\d+: malformed YAML", shown.stderr), shown
+            assert "uncommitted edit" in shown.stderr, (module, args, shown)
+    git(hived, "checkout", "--", str(path))
+    for args in (["show", cell["id"]], ["list"], ["ready"]):
+        clean = run_hive(["-C", str(hived), *args], module="hive")
+        assert clean.returncode == 0 and clean.stderr == "", clean
+    assert path.read_text() != broken
 
 
 def demo(*args: str) -> subprocess.CompletedProcess[str]:

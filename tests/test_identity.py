@@ -538,6 +538,26 @@ def test_reservations_that_could_contain_denied_files_are_granted(
     assert read["code"] == "permission_denied"
 
 
+def test_tool_reservations_that_could_contain_denied_files_are_granted(
+    ws: Workspace, repo: Path
+) -> None:
+    """The same rule through the tool surface (MCP, envelope): the call's paths are not
+    checked file by file as a file tool's are, or ``src/auth/**`` under ``**/.env*``
+    would be refused for everyone."""
+    _deny(repo, ["**/.env*"])
+    bob = CallContext(root=str(repo))
+    assert "result" in call_tool(bob, "swarmmail_init", {"agent_name": "bob"})
+    granted = call_tool(bob, "swarmmail_reserve", {"paths": ["src/auth/**", "docs/**"]})
+    assert "result" in granted, granted
+    assert [r["path_pattern"] for r in granted["result"]["granted"]] == ["src/auth/**", "docs/**"]
+    before = state(repo)
+    refused = call_tool(bob, "swarmmail_reserve", {"paths": ["src/auth/.env.local"]})
+    assert refused["code"] == "permission_denied"
+    assert "names only files denied to bob" in refused["error"]
+    assert refused["rule"] == "*.*.denied_paths: **/.env*"
+    assert state(repo) == before
+
+
 def test_an_agents_commit_is_refused_while_its_rules_cannot_be_read(
     ws: Workspace, repo: Path
 ) -> None:

@@ -813,3 +813,5 @@ def test_permission_and_qa_commands(ws: Workspace, repo: Path) -> None:
     assert [(r["runId"], r["passRate"]) for r in runs] == [(2, 1.0)]
     bad = hive(repo, "qa", "run", "-", stdin='{"scenarios": 3}')
     assert bad.returncode == 2 and "expected a list of scenarios" in bad.stderr
+    missing = hive(repo, "qa", "run", "-", stdin='[{"id": "a", "value": 1, "sourceAgent": "A"}]')
+    assert missing.returncode == 2 and "0.key: Field required" in missing.stderr  # which field

@@ -151,6 +151,8 @@ def ready(inv: Invocation) -> int | None:
     rows, total = found
     if any(b'"deadline"' in row.json for row in rows):
         return None  # a deadline may have passed: the full CLI flags expired cells
+    if not _as_committed(state, [(row.id, row.blob) for row in rows]):
+        return None  # as in list_cells
     _warn_unreadable(state)
     _emit(inv, rows, total=total, what="ready cells")
     return 0
@@ -202,6 +204,8 @@ def list_cells(inv: Invocation) -> int | None:
     if found is None:
         return None  # cell files outside the shard directories: the full CLI lists them
     rows, total = found
+    if not _as_committed(state, [(row.id, row.blob) for row in rows]):
+        return None  # an edited cell file, which may not load: the full CLI warns
     _warn_unreadable(state)
     _emit(inv, rows, total=total)
     return 0
@@ -448,7 +452,7 @@ def show(inv: Invocation) -> int | None:
     if found is None or os.path.isdir(os.path.join(state.paths.root, cell_path(given))):
         return None  # (a directory in its place: the full CLI warns)
     blob = read_object(state.paths, found.blob)
-    if blob is None or blob[0] != b"blob":
+    if blob is None or blob[0] != b"blob" or not _as_committed(state, [(given, found.blob)]):
         return None
     try:
         cell = plain_cell(fast_loads(blob[1].decode("utf-8")))
@@ -471,6 +475,28 @@ def show(inv: Invocation) -> int | None:
         sys.stdout.write(text)
     sys.stdout.flush()
     return 0
+
+
+def _as_committed(state: State, cells: Sequence[tuple[str, str]]) -> bool:
+    """Each shown cell's file in the working tree is as committed (cell id, blob id):
+    an edited one may not load, and the full CLI warns of that. A page is compared
+    (not the files of ``--all`` past EDIT_CHECK_LIMIT); a file that is not there or
+    cannot be read counts as committed (the full CLI would say nothing either)."""
+    import os
+
+    from hive.git.worktree import blob_sha_of
+    from hive.store.layout import EDIT_CHECK_LIMIT, cell_path
+
+    if len(cells) > EDIT_CHECK_LIMIT:
+        return True
+    for cell_id, blob in cells:
+        try:
+            with open(os.path.join(state.paths.root, cell_path(cell_id)), "rb") as handle:
+                if blob_sha_of(handle.read()) != blob:
+                    return False
+        except OSError:
+            continue
+    return True
 
 
 def _open_blockers(state: State, cell: dict[str, object]) -> list[dict[str, object]] | None:

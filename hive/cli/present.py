@@ -84,10 +84,16 @@ def _show(result: Any, params: Any, ws: Workspace) -> None:
 
 
 def _list_notes(ws: Workspace, cells: list[Cell]) -> None:
-    from hive.domain.damage import directories_in_place_of_cells, directory_message
+    from hive.domain.damage import (
+        directories_in_place_of_cells,
+        directory_message,
+        unloadable_edits,
+    )
 
     for err in ws.cells().problems.values():
         output.err(f"warning: {err.message}")
+    for problem in unloadable_edits(ws, [cell.id for cell in cells]):
+        output.err(f"warning: {problem}")
     committed = set(ws.cells().problems)
     for relative in directories_in_place_of_cells(ws):
         if relative not in committed:

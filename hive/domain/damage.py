@@ -1,13 +1,16 @@
 """Damage in the working tree that hive's reads (which come from git) would not see:
-a directory where a cell file should be. ``show`` and ``list`` warn about it and
-``hive doctor`` reports it, since the next write of that cell would fail."""
+a directory where a cell file should be (``show`` and ``list`` warn about it), and an
+uncommitted edit that made a cell file unloadable (``show``, ``list`` and ``ready``
+warn of the cells they show). ``hive doctor``
+reports both, since the next write of that cell would fail."""
 
 from __future__ import annotations
 
 import os
 
 from hive.domain.workspace import Workspace
-from hive.store.layout import CELL_SUFFIX, CELLS_DIR, cell_path
+from hive.errors import CorruptFile
+from hive.store.layout import CELL_SUFFIX, CELLS_DIR, EDIT_CHECK_LIMIT, cell_path
 
 
 def directory_message(relative: str) -> str:
@@ -20,8 +23,44 @@ def directory_message(relative: str) -> str:
 def cell_file_problem(ws: Workspace, cell_id: str) -> str | None:
     """Why the working tree cannot hold ``cell_id``'s file, or None."""
     relative = cell_path(cell_id)
-    if os.path.isdir(os.path.join(ws.root, relative)):
+    full = os.path.join(ws.root, relative)
+    if os.path.isdir(full):
         return directory_message(relative)
+    return _unloadable_edit(full, relative)
+
+
+def unloadable_edits(ws: Workspace, cell_ids: list[str]) -> list[str]:
+    """The problems of shown cells whose files an uncommitted edit left unloadable (a
+    page of them: none are read past ``EDIT_CHECK_LIMIT``)."""
+    if len(cell_ids) > EDIT_CHECK_LIMIT:
+        return []
+    found = []
+    for cell_id in cell_ids:
+        relative = cell_path(cell_id)
+        problem = _unloadable_edit(os.path.join(ws.root, relative), relative)
+        if problem is not None:
+            found.append(problem)
+    return found
+
+
+def _unloadable_edit(full: str, relative: str) -> str | None:
+    """The problem of a cell file edited in the working tree so that it no longer loads
+    (hive shows the committed cell: the edit is not in effect), or None."""
+    from hive.store.cells import decode_cell
+
+    try:
+        if os.path.islink(full) or not os.path.isfile(full):
+            return None  # absent, or not a plain file: doctor words those
+        with open(full, "rb") as handle:
+            content = handle.read()
+        decode_cell(content, relative)
+    except OSError:
+        return None
+    except CorruptFile as exc:
+        return (
+            f"{exc.message} (an uncommitted edit: hive shows the committed cell; fix the"
+            f" file, or discard the edit with 'git checkout -- {relative}')"
+        )
     return None
 
 

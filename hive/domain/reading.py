@@ -248,11 +248,16 @@ class StateReader:
             else:
                 found[blob] = cell
         if missing:
-            for blob, document in self.state_index.cell_documents(missing):
-                cell = Cell.model_validate_json(document)
-                self.cache.remember(blob, cell)
-                self.cache.decoded += 1
-                found[blob] = cell
+            try:
+                for blob, document in self.state_index.cell_documents(missing):
+                    cell = Cell.model_validate_json(document)
+                    self.cache.remember(blob, cell)
+                    self.cache.decoded += 1
+                    found[blob] = cell
+            except sqlite3.DatabaseError as exc:  # derived data: never trusted when broken
+                self._recover(exc)  # and what it did not give is read from git below
+            except ValueError:  # a stored document that no longer parses: damaged pages
+                self.state_index.reset("it holds a cell document that does not parse")
         for blob in missing:
             if blob not in found:  # dropped by a rebuild since the state was read: git has it
                 cell = decode_cell(self.git.read_blob(blob), f"{CELLS_DIR}/(blob {blob})")

@@ -259,10 +259,6 @@ def _reservations(
     return found if a.verbose else [ReservationSummary.of(item) for item in found]
 
 
-def _patterns(a: ReserveParams | ReleaseParams) -> list[str]:
-    return list(a.paths or [])
-
-
 MESSAGE_ID = ("message_id",)
 
 
@@ -371,7 +367,8 @@ declare(
         writes=True,
         access="registered",
         errors=(ReservationConflict, InvalidInput, NotRegistered, PermissionDenied),
-        paths=_patterns,
+        # no ``paths``: a pattern is checked by the reservation itself (a pattern that
+        # merely could contain denied files is granted: path_rules.pattern_only_denied)
         commands=(
             Command(
                 ("reserve",),

@@ -106,6 +106,13 @@ def _create_epic(ws: Workspace, a: CreateEpicParams) -> list[Cell]:
     )
 
 
+# what _subtasks reads, for a person's --help (the tool's schema shows the object)
+SUBTASK_HELP = (
+    'a title, or JSON: {"title": ..., "files": [...], "dependencies": [0]}'
+    " (0 is the first --subtask) (repeatable)"
+)
+
+
 def _subtasks(values: Any) -> list[PlannedSubtask]:
     """A person's subtasks: each a title, or a JSON object like ``{"title": ...,
     "files": [...]}``."""
@@ -192,10 +199,12 @@ declare(
                     "epic_description": ("-d", "--description"),
                     "priority": ("-p",),
                 },
+                helps={"subtasks": SUBTASK_HELP},
             ),
             Command(
                 ("swarm", "create-epic"),
                 short={"subtasks": ("--subtask",)},
+                helps={"subtasks": SUBTASK_HELP},
                 help="Create the epic and subtasks of a valid plan in one commit: a plan"
                 " file (SOURCE, '-' for standard input) or --epic-title and --subtask.",
             ),

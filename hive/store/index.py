@@ -1007,7 +1007,10 @@ class StateIndex:
             ).fetchall()
             following: dict[str, str] = {}
             for row in rows:
-                path = frontier[row[0]] + row[1]
+                base = frontier.get(row[0])
+                if base is None:  # a row of a tree not asked for: damaged pages
+                    raise sqlite3.DatabaseError("database disk image is malformed (stray row)")
+                path = base + row[1]
                 if row[3] == 1 and path.endswith(".yaml"):
                     found.append(_directory_entry(path, row[2]))
                 elif row[3] == 1:

@@ -23,6 +23,9 @@ HIVE_DIR = ".hive"
 CONFIG_PATH = f"{HIVE_DIR}/config.yaml"
 CELLS_DIR = f"{HIVE_DIR}/cells"
 CELL_SUFFIX = ".yaml"
+# list/ready compare at most this many shown cells' files with the committed ones (a
+# page; not every file of --all on a large hive), to warn of an edit that does not load
+EDIT_CHECK_LIMIT = 200
 SHARD_WIDTH = 1
 
 

@@ -27,7 +27,10 @@ def is_transient(exc: BaseException) -> bool:
     a rebuild (which would pull the file from under the processes using it)."""
     if not isinstance(exc, sqlite3.OperationalError):
         return False
-    return exc.sqlite_errorcode & 0xFF in _BUSY_CODES  # the primary code of an extended one
+    # None when the sqlite3 module raised it itself, not SQLite: "Could not decode to
+    # UTF-8 column ..." (damaged text), which is no sign of another process
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _BUSY_CODES  # the primary code of an extended one
 
 
 def use_wal(conn: sqlite3.Connection, timeout: float) -> None:
