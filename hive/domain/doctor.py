@@ -50,6 +50,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _graph_problems(index)
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
+    problems += _record_file_problems(ws, snap)
     problems += _tools_config_problems(ws, snap)
     problems += _verify_problems(ws)
     problems += symlink_problems(ws, snap)
@@ -196,6 +197,29 @@ def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
         Problem(kind="corrupt-reservations", message=found.message, path=found.path)
         for found in reservation_problems(ws, snap)
     ]
+
+
+def _record_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
+    """A truncated or broken project memory (.hive/context.yaml: inject_context and
+    update_context fail) or permission decision (its grant no longer counts)."""
+    from hive.domain.memory import CONTEXT_PATH, load_context
+    from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
+
+    found = []
+    try:
+        load_context(ws, snap)
+    except CorruptFile as exc:
+        message = f"{exc.message} (inject_context and update_context fail until it is fixed)"
+        found.append(Problem(kind="corrupt", message=message, path=CONTEXT_PATH))
+    for path, sha in sorted(snap.listing(PERMISSIONS_DIR).items()):
+        try:
+            decode_decision(ws.git.read_blob(sha), path)
+        except CorruptFile as exc:
+            message = (
+                f"{exc.message} (this permission decision is ignored: a grant no longer counts)"
+            )
+            found.append(Problem(kind="corrupt", message=message, path=path))
+    return found
 
 
 def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:

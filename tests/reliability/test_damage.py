@@ -148,6 +148,30 @@ def test_a_truncated_cell_file_is_explained(ws: Workspace, repo: Path) -> None:
     assert problem.kind == "corrupt" and cell_path(victim.id) in problem.message
 
 
+def test_truncated_project_memory_and_permission_files_are_explained(
+    ws: Workspace, repo: Path
+) -> None:
+    """doctor said "no problems" while inject_context failed on a truncated
+    .hive/context.yaml and a truncated permission decision silently stopped counting."""
+    from hive.domain.memory import update_context
+    from hive.domain.permissions import request_permission
+
+    update_context(ws, section="goals", add="ship the first release")
+    decision = request_permission(
+        ws, resource_type="DATABASE", justification="read the revenue table", scope=None
+    )
+    memory = (repo / ".hive/context.yaml").read_bytes()
+    _commit_file(repo, ".hive/context.yaml", memory[: len(memory) - 10] + b'"cut')
+    path = f".hive/permissions/{decision.decision_id}.yaml"
+    _commit_file(repo, path, (repo / path).read_bytes()[:30])
+    problems = {p.path: p for p in diagnose(Workspace(str(repo))).problems}
+    assert problems[".hive/context.yaml"].kind == "corrupt"
+    assert "update_context fail" in problems[".hive/context.yaml"].message
+    assert problems[path].kind == "corrupt" and "ignored" in problems[path].message
+    done = run_hive(["-C", str(repo), "doctor"], module="hive.cli.main")
+    assert done.exit_code == 1 and ".hive/context.yaml:" in done.output
+
+
 def test_a_truncated_uncommitted_cell_file_is_explained(ws: Workspace, repo: Path) -> None:
     victim = create_cell(ws, title="edited by hand")
     full = repo / cell_path(victim.id)
