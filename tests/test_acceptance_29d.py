@@ -80,3 +80,26 @@ def test_epic_create_s_help_says_what_a_subtask_is(repo: Path) -> None:
     _, first, second = json.loads(made.stdout)
     assert second["files_owned"] == ["b/**"]
     assert second["dependencies"] == [{"type": "blocks", "target": first["id"]}]
+
+
+def test_force_s_help_says_a_person_may_override_as_a_person_can(repo: Path) -> None:
+    """`hive update --help` said --force on someone else's cell was for 'coordinators
+    only', yet a person (git's user.name, no credential) may override with a reason,
+    as the refusal itself says."""
+    from tests.conftest import agent_env, git
+
+    assert hive(repo, "init").returncode == 0
+    for path in (("update",), ("close",), ("delete",), ("release",), ("mail", "inbox")):
+        shown = run_hive([*path, "--help"])
+        words = " ".join(shown.stdout.split())
+        assert "coordinators only" not in words, path
+        assert "not yours: coordinators and people, with --reason" in words, path
+    made = hive(repo, "--json", "create", "a cell")
+    cell = json.loads(made.stdout)["id"]
+    claimed = run_hive(["-C", str(repo), "start", cell], env=agent_env(repo, "BlueLake"))
+    assert claimed.returncode == 0, claimed
+    refused = hive(repo, "update", cell, "-p", "0")
+    assert refused.returncode == 5 and "a coordinator or a person may override" in refused.stderr
+    forced = hive(repo, "update", cell, "-p", "0", "--force", "--reason", "owner away")
+    assert forced.returncode == 0, forced
+    assert "Hive-Override:" in git(repo, "log", "-1", "--format=%B")

@@ -28,7 +28,7 @@ from pydantic.fields import FieldInfo
 from hive.cli import reader_gone
 from hive.cli.common import OPTIONS, run_op, show, use_json, workspace
 from hive.errors import HiveError
-from hive.ops.spec import PROGRESS, Command, Operation, Params, Progress
+from hive.ops.spec import OVERRIDE, PROGRESS, Command, Operation, Params, Progress
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -209,9 +209,14 @@ def unlimited(info: FieldInfo) -> bool:
 NO_LIMIT = "all"
 
 
+# who may override on the command line: an agent (a tool's caller) needs to be a
+# coordinator, a person (no credential: git's user.name) may too
+PERSON_OVERRIDE = "not yours: coordinators and people, with --reason"
+
+
 def _help(info: FieldInfo, kind: Any) -> str:
     """A field's help: its description, its choices, and whether it repeats."""
-    description = (info.description or "").rstrip(".")
+    description = (info.description or "").rstrip(".").replace(OVERRIDE, PERSON_OVERRIDE)
     if unlimited(info):
         description = description.replace("null: all", "").strip(" ()")
         alone = f"how many, or {NO_LIMIT}"
