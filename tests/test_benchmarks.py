@@ -256,7 +256,10 @@ def check_process(output: str) -> None:
     for size, operation, hive, git, versus, peak, target, met in rows:
         assert size == TINY
         assert duration_ms(git) > 0, operation  # the paired baseline, on every row
-        assert ratio(versus) > 0, operation
+        # 0.00x only where hive took under half a hundredth of git's time (an in-process
+        # call beside a git process, which a loaded machine slows most): rounded to 0
+        rounds_to_zero = duration_ms(hive) - 0.05 < 0.005 * (duration_ms(git) + 0.05)
+        assert ratio(versus) > 0 or rounds_to_zero, operation
         if operation.startswith("pre-commit hook"):
             duration_ms(hive)  # what the hook adds: a difference (noise may make it < 0)
         else:

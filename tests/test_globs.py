@@ -138,12 +138,12 @@ def test_intersection_is_exact_against_enumeration(a: str | None, b: str | None)
 def test_brace_products_are_bounded_not_slow() -> None:
     import time
 
-    started = time.monotonic()
+    started = time.process_time()  # CPU: the work, not the wait for a core
     with pytest.raises(InvalidInput, match="alternatives"):
         patterns_intersect("{a,b}" * 10 + "/x", "{c,d}" * 10 + "/x")
     with pytest.raises(InvalidInput, match="brace alternatives to compare"):
         patterns_intersect("{a,b}" * 6 + "/x", "{c,d}" * 6 + "/x")
-    assert time.monotonic() - started < 2.0
+    assert time.process_time() - started < 2.0
     assert patterns_intersect("{a,b}" * 3 + "/x", "**/x")
 
 

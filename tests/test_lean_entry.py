@@ -18,6 +18,7 @@ import pytest
 from hive import __version__
 from hive.cli import hookrun, mcp_start
 from hive.domain.workspace import Workspace
+from tests.conftest import ctrl_c_as_at_a_terminal
 from tests.inprocess import run_hive
 
 
@@ -84,12 +85,6 @@ def test_tokens_before_the_command_go_to_the_full_cli(
 CONSOLE = str(Path(sys.executable).with_name("hive"))  # the console script of this venv
 
 
-def _ctrl_c_as_at_a_terminal() -> None:
-    """SIGINT as a terminal's shell leaves it (a test run started in the background by
-    a shell without job control inherits it ignored, and Python then ignores it)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _sigint_after(argv: list[str], repo: Path, imports: int | str) -> tuple[int, str]:
     """Start ``argv`` (a real process), send it SIGINT as soon as it has imported
     ``imports`` of hive's modules, or the module named ``imports`` (Python's
@@ -103,7 +98,7 @@ def _sigint_after(argv: list[str], repo: Path, imports: int | str) -> tuple[int,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_ctrl_c_as_at_a_terminal,
+        preexec_fn=ctrl_c_as_at_a_terminal,
     )
     assert child.stderr is not None
     seen, rest = 0, []
@@ -166,7 +161,7 @@ def test_ctrl_c_at_early_delays_never_shows_a_traceback_of_hive(repo: Path, dela
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "HIVE_AGENT": ""},
-        preexec_fn=_ctrl_c_as_at_a_terminal,
+        preexec_fn=ctrl_c_as_at_a_terminal,
     )
     time.sleep(delay)
     child.send_signal(signal.SIGINT)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import agent_env
+from tests.conftest import agent_env, ctrl_c_as_at_a_terminal
 
 HIVE = [sys.executable, "-m", "hive"]  # the console script's entry point (console)
 INITIALIZE = {
@@ -28,14 +28,16 @@ INITIALIZE = {
 }
 
 
-def start(repo: Path) -> subprocess.Popen[bytes]:
+def start(repo: Path, *python_options: str) -> subprocess.Popen[bytes]:
     env = agent_env(repo, "BlueLake")
+    python, *command = HIVE
     return subprocess.Popen(
-        [*HIVE, "-C", str(repo), "mcp"],
+        [python, *python_options, *command, "-C", str(repo), "mcp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, **env},
+        preexec_fn=ctrl_c_as_at_a_terminal,
     )
 
 
@@ -59,11 +61,20 @@ def test_mcp_stops_cleanly_on_stdin_eof(ws: object, repo: Path) -> None:
 
 @pytest.mark.parametrize("when", ["serving", "starting"])
 def test_mcp_stops_cleanly_on_ctrl_c(ws: object, repo: Path, when: str) -> None:
-    server = start(repo)
     if when == "serving":
+        server = start(repo)
         initialized(server)
-    else:
-        time.sleep(0.3)  # still importing and opening the repository
+    else:  # still importing (the MCP SDK, the tools) and opening the repository: once
+        # `hive mcp`'s own module is imported (-X importtime: a line on stderr as each
+        # import ends), not after a fixed sleep, which on a busy machine came before
+        # Python had even started hive
+        server = start(repo, "-X", "importtime")
+        assert server.stderr is not None
+        for line in server.stderr:
+            if line.rsplit(b"|", 1)[-1].strip() == b"hive.cli.mcp_start":
+                break
+        else:
+            raise AssertionError(f"hive mcp ended before starting (exit {server.wait()})")
     server.send_signal(signal.SIGINT)
     _, err = server.communicate(timeout=30)
     assert server.returncode == 0, err.decode()
@@ -126,19 +137,24 @@ def test_ctrl_c_while_starting_up_is_held_until_the_imports_are_done() -> None:
     end as asked once they are done (``hive mcp``: exit 0; a command: 130)."""
     from hive.cli import HeldInterrupts
 
-    before = signal.getsignal(signal.SIGINT)
-    with HeldInterrupts(terminate=True) as held:
-        os.kill(os.getpid(), signal.SIGINT)
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(0.01)  # delivered: the interpreter runs handlers between bytecodes
-    assert held.caught == [signal.SIGINT, signal.SIGTERM]
-    assert signal.getsignal(signal.SIGINT) is before
-    with HeldInterrupts() as held:
-        pass
-    assert held.caught == []
-    with pytest.raises(KeyboardInterrupt):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(1)
+    # Python's own Ctrl-C handler, as in a process started from a terminal (a test run
+    # started in the background by a shell without job control has SIGINT ignored)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with HeldInterrupts(terminate=True) as held:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.01)  # delivered: the interpreter runs handlers between bytecodes
+        assert held.caught == [signal.SIGINT, signal.SIGTERM]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        with HeldInterrupts() as held:
+            pass
+        assert held.caught == []
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_the_stop_is_not_reported_as_an_unhandled_error(caplog: pytest.LogCaptureFixture) -> None:

@@ -20,6 +20,7 @@ import pytest
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
 from tests.conftest import agent_env, git, make_repo
+from tests.cputime import cpu_clock
 from tests.hivefork import hive_command
 from tests.serve_sample import (
     Sample,
@@ -513,20 +514,23 @@ def test_board_with_10000_cells_loads_its_first_page_fast(page: Any, tmp_path: P
     init_hive(ws, prefix="hv")
     bulk_cells(ws, 10_000)
     with serving(root) as running:
+        # the seconds are CPU seconds of this process (the server's thread, Playwright's
+        # client) and the ones it started (Playwright's driver, Chromium): the work of
+        # a page load, not the wait for a core (tests/cputime.py)
         times = []
         for _ in range(3):
-            started = time.monotonic()
+            spent = cpu_clock()
             page.goto(running.url + "/", wait_until="load")
-            times.append(time.monotonic() - started)
+            times.append(spent())
         assert page.text_content("#total") == "10000"
         cards = page.locator(".card").count()
         assert 0 < cards <= 250  # five columns, one page of 50 each
         assert statistics.median(times) < 1.0, times
 
-        started = time.monotonic()
+        spent = cpu_clock()
         page.fill("input[name=q]", "bulk cell 9999")
         page.wait_for_function("document.querySelector('#total').textContent === '1'")
-        assert time.monotonic() - started < 2.0
+        assert spent() < 2.0
         page.fill("input[name=q]", "")
         page.wait_for_function("document.querySelector('#total').textContent === '10000'")
         page.click(".column[data-status=open] .pager a.next")

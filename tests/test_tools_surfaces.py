@@ -105,12 +105,12 @@ def test_deep_nesting_is_a_structured_error_everywhere(ws: Workspace, repo: Path
 
 def test_the_envelope_scan_is_bounded(ws: Workspace, repo: Path) -> None:
     hostile = ('{"a":"' + "x" * 100) * (MAX_ENVELOPE // 110)
-    started = time.monotonic()
+    started = time.process_time()  # CPU: the work, not the wait for a core
     try:
         parse_envelope(hostile)
     except Exception as exc:
         assert "no tool-call envelope" in str(exc)
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
 
 
 def test_a_second_envelope_is_reported(ws: Workspace, repo: Path) -> None:

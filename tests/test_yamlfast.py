@@ -168,9 +168,9 @@ def test_canonical_documents_are_read_fast_and_as_ruamel_reads_them(doc: dict[st
 
 def test_a_long_unclosed_quote_is_declined_in_linear_time() -> None:
     line = '"\\n' + "a" * 100_000 + '" x"'
-    started = time.perf_counter()
+    started = time.process_time()  # CPU: the work, not the wait for a core
     assert fast_loads(f"k: {line}\n{line}: v\n") is None
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
 
 
 def test_nan_is_read_as_nan() -> None:
