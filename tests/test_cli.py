@@ -189,6 +189,29 @@ def test_show_list_ready_warn_of_an_uncommitted_edit_that_does_not_load(hived: P
     assert path.read_text() != broken
 
 
+def test_mail_send_takes_recipients_as_to_options_too(hived: Path) -> None:
+    """The tool's parameter is ``to``: ``hive mail send --to NAME`` was refused as an
+    unknown option (recipients are the command's arguments)."""
+    sender, reader = agent_env(hived, "BlueLake"), agent_env(hived, "GreenCastle")
+    for module in ("hive", "hive.cli.main"):  # the entry's lean answer, and the full CLI
+        sent = run_hive(
+            ["-C", str(hived), "mail", "send", "--to", "GreenCastle", "-s", module, "-b", "--to"],
+            env=sender,
+            module=module,
+        )
+        assert sent.returncode == 0 and "to GreenCastle" in sent.stdout, (module, sent)
+    both = ["--to=GreenCastle", "--to", "BlueLake", "--subject", "both"]
+    sent = run_hive(["-C", str(hived), "mail", "send", *both], env=sender)
+    assert sent.returncode == 0 and "to GreenCastle, BlueLake" in sent.stdout, sent
+    inbox = run_hive(["-C", str(hived), "--json", "mail", "inbox"], env=reader)
+    headers = json.loads(inbox.stdout)
+    assert [h["subject"] for h in headers] == ["both", "hive.cli.main", "hive"], headers
+    read = run_hive(
+        ["-C", str(hived), "--json", "mail", "read", str(headers[-1]["id"])], env=reader
+    )
+    assert json.loads(read.stdout)["body"] == "--to", read  # a value is never a recipient
+
+
 def demo(*args: str) -> subprocess.CompletedProcess[str]:
     return run_hive(["demo", *args], module="hive.cli.main")
 

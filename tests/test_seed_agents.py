@@ -509,6 +509,29 @@ def test_read_before_write(ws: Workspace, repo: Path) -> None:
     assert "result" in call_tool(other, "fs_write", {"path": "notes.md", "content": "y"})
 
 
+def test_envelopes_with_one_hive_session_are_one_session(ws: Workspace, repo: Path) -> None:
+    """Each 'hive tools run' is its own session unless HIVE_SESSION names one (docs/seeds.md):
+    a runner giving an agent's envelopes one HIVE_SESSION lets a read count for a write."""
+    from tests.conftest import credential
+
+    configure(repo, agents={"careful": {"read_before_write": True}})
+    (repo / "notes.md").write_text("old\n")
+    env = {**os.environ, "HIVE_AGENT": "careful", "HIVE_AGENT_TOKEN": credential(repo, "careful")}
+
+    def envelope(session: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        text = json.dumps({"tool_calls": [{"name": name, "args": args}]})
+        ran = run_hive(
+            ["-C", str(repo), "tools", "run"], env={**env, "HIVE_SESSION": session}, input=text
+        )
+        answer: dict[str, Any] = json.loads(ran.stdout)["results"][0]
+        return answer
+
+    assert "result" in envelope("turns", "fs_read", {"path": "notes.md"})
+    write = {"path": "notes.md", "content": "new\n"}
+    assert envelope("other", "fs_write", write)["code"] == "read_before_write"
+    assert envelope("turns", "fs_write", write)["result"]["queued"]
+
+
 def test_per_agent_working_directory_and_hooks(ws: Workspace, repo: Path) -> None:
     (repo / "backend").mkdir()
     (repo / "backend/api.py").write_text("API = 1\n")

@@ -704,6 +704,10 @@ def test_qa_harness_hostile_input(ws: Workspace, repo: Path) -> None:
         assert error(repo, "A", "run_qa_harness", args)["code"] == "invalid_arguments", args
     twice = [{"id": "a", "key": "k", "value": 1, "sourceAgent": "A"}] * 2
     assert error(repo, "A", "run_qa_harness", {"scenarios": twice})["code"] == "invalid_input"
+    for number in (float("nan"), float("inf")):  # Python's JSON reader takes them: not JSON
+        scenario = {"id": "a", "key": "k", "value": {"score": number}, "sourceAgent": "A"}
+        refused = error(repo, "A", "run_qa_harness", {"scenarios": [scenario]})
+        assert refused["code"] == "invalid_input" and "NaN or Infinity" in refused["error"]
     huge = call(
         repo,
         "A",

@@ -256,6 +256,25 @@ def _stray_row_damage(repo: Path, path: Path, data: bytes) -> Iterator[bytes]:
                 yield path.read_bytes()
 
 
+def test_an_index_that_lacks_a_table_is_rebuilt(ws: Workspace, repo: Path) -> None:
+    """A file of this schema without one of its tables (dropped by hand, a damaged
+    catalog) is rebuilt with a notice, not used as it is: its lean answers would each
+    fail and fall back to the slow full path, with no word, for good."""
+    cells = [create_cell(ws, title=f"cell {n}", priority=n % 5) for n in range(3)]
+    expected = ids_of(hive(repo, "ready", "--json"))
+    assert sorted(expected) == sorted(c.id for c in cells)
+    db = sqlite3.connect(_closed_index(ws, repo))
+    db.execute("DROP TABLE ready")
+    db.commit()
+    db.close()
+    result = hive(repo, "ready", "--json")
+    assert ids_of(result) == expected
+    assert "rebuilt the state index" in result.stderr
+    assert "it lacks tables of its schema" in result.stderr
+    again = hive(repo, "ready", "--json")
+    assert ids_of(again) == expected and again.stderr == ""
+
+
 def test_an_index_that_cannot_be_written_is_kept_in_memory_with_a_notice(
     ws: Workspace, repo: Path
 ) -> None:

@@ -134,6 +134,10 @@ def _check_scenario(number: int, scenario: Any) -> None:
         isinstance(minimum, bool) or not isinstance(minimum, int | float) or not 0 <= minimum <= 1
     ):
         raise InvalidInput(f"{where}.minScore must be a number from 0 to 1", field=where)
+    try:  # Python's JSON reader takes NaN and Infinity, which are no JSON values
+        json.dumps(scenario["value"], allow_nan=False)
+    except ValueError:
+        raise InvalidInput(f"{where}.value is not JSON (NaN or Infinity)", field=where) from None
 
 
 def run_qa_harness(

@@ -309,7 +309,8 @@ declare(
             ),
         ),
         help="Send a message to agents (a message on an epic thread reaches its workers)."
-        "\n\nTO is optional with --thread; --body - reads the body from standard input.",
+        "\n\nTO is optional with --thread (--to NAME works too); --body - reads the body"
+        " from standard input.",
     ),
     Operation(
         name="swarmmail_inbox",

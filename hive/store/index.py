@@ -106,6 +106,13 @@ _BY_FACT = (
     "CREATE INDEX IF NOT EXISTS dirs_assignee ON dirs(assignee, tree) WHERE assignee IS NOT NULL",
 )
 _EXTRA_INDEXES = (_SUBTREES, *_BY_FACT)
+# The tables of _DDL: a file of this schema lacking one is damaged (rebuilt on open)
+_TABLES = ("meta", "blobs", "dirs", "states", "commits", "ready", "ready_done")
+_CATALOG = (  # how many of the extra indexes and of the tables the file holds
+    "SELECT total(type = 'index'), total(type = 'table') FROM sqlite_master WHERE (type ="
+    " 'index' AND name IN ('dirs_subtrees', 'dirs_parent', 'dirs_assignee')) OR (type ="
+    f" 'table' AND name IN ({', '.join(repr(table) for table in _TABLES)}))"
+)
 
 EMPTY_STATE = "empty"
 # Where notices go (an index rebuilt): the CLI sets this to write to stderr; below the
@@ -617,10 +624,11 @@ class StateIndex:
         try:
             db = self._connect()
             found = self._schema(db)
-            if found == SCHEMA:
-                self._ensure_subtrees(db)
+            if found == SCHEMA and self._ensure_subtrees(db):
                 return db
             db.close()
+            if found == SCHEMA:
+                return self._rebuild("it lacks tables of its schema", broken=True)
             if found is None:
                 return self._rebuild("it holds no hive index (a damaged or foreign file)")
             return self._rebuild("it was made for another schema")
@@ -630,14 +638,16 @@ class StateIndex:
             return self._rebuild(f"it could not be read ({exc})")
 
     @staticmethod
-    def _ensure_subtrees(db: sqlite3.Connection) -> None:
-        found = db.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
-            "('dirs_subtrees', 'dirs_parent', 'dirs_assignee')"
-        ).fetchone()
-        if found[0] != len(_EXTRA_INDEXES):
+    def _ensure_subtrees(db: sqlite3.Connection) -> bool:
+        """Create the extra indexes when missing; False when a table of the schema is
+        missing (the file is damaged), all in one look at the catalog."""
+        indexes, tables = db.execute(_CATALOG).fetchone()
+        if tables != len(_TABLES):
+            return False
+        if indexes != len(_EXTRA_INDEXES):
             for statement in _EXTRA_INDEXES:
                 db.execute(statement)
+        return True
 
     def reset(self, why: str) -> None:
         """Start over after the file failed mid-use (corrupt pages, a foreign file)."""
