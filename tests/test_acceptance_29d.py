@@ -103,3 +103,24 @@ def test_force_s_help_says_a_person_may_override_as_a_person_can(repo: Path) -> 
     forced = hive(repo, "update", cell, "-p", "0", "--force", "--reason", "owner away")
     assert forced.returncode == 0, forced
     assert "Hive-Override:" in git(repo, "log", "-1", "--format=%B")
+
+
+def test_swarm_run_json_says_what_each_unfinished_subtask_waits_for(repo: Path) -> None:
+    """`hive swarm run --json` ended with the totals only: '2 remaining', where the
+    lines a person reads name each subtask's open blockers (and a blocked one's
+    reason), so a program learnt nothing of why."""
+    assert hive(repo, "init").returncode == 0
+    outside = json.loads(hive(repo, "--json", "create", "outside").stdout)["id"]
+    subtasks = ["-s", "one", "-s", '{"title": "two", "dependencies": [0]}']
+    _, one, two = json.loads(hive(repo, "--json", "epic", "create", "E", *subtasks).stdout)
+    epic = one["parent"]
+    assert hive(repo, "dep", "add", one["id"], outside).returncode == 0
+    ran = hive(repo, "--json", "swarm", "run", epic, "--agent-cmd", "true")
+    assert ran.returncode == 1, ran
+    finished = json.loads(ran.stdout.splitlines()[-1])
+    assert finished["event"] == "run_finished" and finished["totals"]["remaining"] == 2
+    assert finished["waiting"] == {one["id"]: [outside], two["id"]: [one["id"]]}
+    assert finished["blocker_status"] == {outside: "open", one["id"]: "open"}
+    assert "blocked" not in finished and "skipped" not in finished
+    plain = hive(repo, "swarm", "run", epic, "--agent-cmd", "true")
+    assert f"not run: {one['id']} waits for {outside} (open)" in plain.stdout

@@ -558,6 +558,34 @@ def test_tool_reservations_that_could_contain_denied_files_are_granted(
     assert state(repo) == before
 
 
+def test_a_cells_owned_globs_follow_the_reservation_rule_on_the_tool_surface(
+    ws: Workspace, repo: Path
+) -> None:
+    """A cell's owned files (hive_create / hive_update ``files``) are claims like a
+    reservation's patterns: ``src/**`` under a global ``**/.env*`` rule is fine (the
+    denied files inside stay denied one by one); a glob naming only denied files is
+    refused, naming the rule, and nothing is written."""
+    _deny(repo, ["**/.env*"])
+    bob = CallContext(root=str(repo))
+    assert "result" in call_tool(bob, "swarmmail_init", {"agent_name": "bob"})
+    created = call_tool(bob, "hive_create", {"title": "auth", "files": ["src/auth/**"]})
+    assert "result" in created, created
+    cell = created["result"]["id"]
+    updated = call_tool(bob, "hive_update", {"id": cell, "files": ["src/**", "docs/*.md"]})
+    assert "result" in updated, updated
+    assert updated["result"]["files_owned"] == ["src/**", "docs/*.md"]
+    before = state(repo)
+    for tool, args in (
+        ("hive_create", {"title": "secrets", "files": ["config/.env"]}),
+        ("hive_update", {"id": cell, "files": ["src/**", "**/.env.local"]}),
+    ):
+        refused = call_tool(bob, tool, args)
+        assert refused["code"] == "permission_denied", refused
+        assert "names only files denied to bob" in refused["error"]
+        assert refused["rule"] == "*.*.denied_paths: **/.env*"
+    assert state(repo) == before
+
+
 def test_an_agents_commit_is_refused_while_its_rules_cannot_be_read(
     ws: Workspace, repo: Path
 ) -> None:

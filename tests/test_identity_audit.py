@@ -205,6 +205,19 @@ def test_release_for_another_holder_from_the_cli(ws: Workspace, repo: Path) -> N
     assert "crashed" in message
 
 
+def test_releasing_for_a_holder_of_nothing_releases_nothing(ws: Workspace, repo: Path) -> None:
+    """Another agent who holds nothing active has nothing to release: the answer says
+    nothing was released (no refusal naming "(none active)" as held, no commit)."""
+    assert hive(repo, "reserve", "src/**", env=agent_env(repo, "BlueLake")).returncode == 0
+    mallory = agent_env(repo, "Mallory")
+    head = git(repo, "rev-parse", "HEAD")
+    done = hive(repo, "--json", "release", "--agent", "Idle", env=mallory)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert answer(done)["released"] == []
+    assert "none active" not in done.stdout + done.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
 def test_a_persons_memory_and_permission_commits_say_person(ws: Workspace, repo: Path) -> None:
     """A person's project-memory update and permission decision carry ``Hive-Identity:
     person`` as every other commit of theirs (docs/security.md), so ``hive doctor`` does

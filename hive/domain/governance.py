@@ -126,6 +126,12 @@ def check_directories(settings: Settings, agent: str, tool: str, directories: li
     path_rules.check_directories(settings.permissions, agent, tool, directories)
 
 
+def check_patterns(settings: Settings, agent: str, tool: str, patterns: list[str]) -> None:
+    """Refuse a claimed glob that names only files ``agent`` may not touch with ``tool``."""
+    for pattern in patterns:
+        path_rules.pattern_only_denied(settings.permissions, agent, tool, pattern)
+
+
 def has_rules(settings: Settings, agent: str, tool: str) -> bool:
     return path_rules.has_rules(settings.permissions, agent, tool)
 

@@ -525,8 +525,10 @@ def release(
         if (wanted_patterns or wanted_ids) and not released:
             raise NotFound(f"{holder} holds no active reservation matching {', '.join(missing)}")
         overrides = []
+        if holder != me and not released:  # nothing of theirs to release: no override
+            return [], "", ReleaseResult(released=[], not_found=missing)
         if holder != me:
-            held = ", ".join(f"#{r.id} {r.path_pattern}" for r in released) or "(none active)"
+            held = ", ".join(f"#{r.id} {r.path_pattern}" for r in released)
             override = check_owner(
                 ws,
                 owner=holder,

@@ -66,6 +66,11 @@ class SwarmEvent(HiveModel):
     message: dict[str, Any] | None = None
     settings: dict[str, Any] | None = None
     totals: dict[str, int] | None = None
+    # run_finished: what the summary lines say of the subtasks not closed
+    blocked: dict[str, str] | None = None  # subtask -> reason
+    waiting: dict[str, list[str]] | None = None  # remaining -> open blockers
+    blocker_status: dict[str, str] | None = None  # each of those -> its status
+    skipped: dict[str, str] | None = None  # remaining, not started -> why
 
 
 class WorkerRun(HiveModel):

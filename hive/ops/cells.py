@@ -378,7 +378,7 @@ declare(
         run=_create,
         writes=True,
         errors=(InvalidInput, NotFound, AmbiguousId, DependencyCycle),
-        paths=_globs,
+        patterns=_globs,
         parsers=PRIORITY,
         commands=(
             Command(
@@ -453,7 +453,7 @@ declare(
         writes=True,
         access="owner",
         errors=(*OWNED, BlockedByDependency),
-        paths=_globs,
+        patterns=_globs,
         parsers=PRIORITY,
         batch=_update_many,
         commands=(Command(("update",), arguments=ID_ARG, short=UPDATE_SHORT, many=True),),

@@ -194,6 +194,10 @@ class Operation:
     ids)``: the same call for several ids, all or nothing in one write (a command
     with ``many``); one id gives what ``run`` gives. ``dirs``: the directories a
     call lists or searches (checked like ``paths``, for what lies below them).
+    ``patterns``: the globs a call claims (a cell's owned files), checked as a
+    reservation's are: refused only when one names nothing but files the caller may not
+    touch (a glob that merely could hold a denied file is fine: that file stays denied
+    one by one, by the file tools and the pre-commit hook).
     ``surfaces``: where it is offered (``CLI_ONLY``: not an agent tool;
     ``AGENT_ONLY``: no command); it is reachable from each surface it names.
     """
@@ -211,6 +215,7 @@ class Operation:
     help: str = ""
     paths: Callable[[Any], list[str]] | None = None
     dirs: Callable[[Any], list[str]] | None = None
+    patterns: Callable[[Any], list[str]] | None = None
     parsers: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     batch: Callable[[Workspace, Any, list[str]], list[Any]] | None = None
     surfaces: frozenset[Surface] = EVERYWHERE

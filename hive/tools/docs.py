@@ -140,9 +140,10 @@ with an `allowed_paths` list decides what is allowed (so an agent's own allowlis
 overrides the `"*"` default). A path is checked as given and, when symlinks lead
 elsewhere inside the repository, as really reached; `fs_list` and `search_text`
 leave out every file the caller may not read, and never follow a symlink out of
-the repository or into `.git`. Reservations (`swarmmail_reserve`) are checked by
-the reservation itself: a pattern that merely could contain denied files
-(`src/auth/**` under a `**/.env*` rule) is granted, and the denied files inside it
+the repository or into `.git`. Reservations (`swarmmail_reserve`), and a cell's
+owned files (`hive_create` / `hive_update` `files`), are checked as claims: a
+pattern that merely could contain denied files (`src/auth/**` under a `**/.env*`
+rule) is granted, and the denied files inside it
 stay denied one by one (file tools, pre-commit hook); a pattern that names only
 denied files (`.env.local`), or no file an allowlist allows, is refused naming the
 rule. The pre-commit hook applies the rules of the committing agent (identified by

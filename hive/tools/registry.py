@@ -40,6 +40,7 @@ class Tool:
     handler: Callable[[CallContext, Any], Any]
     paths: Callable[[Any], list[str]] = lambda args: []
     dirs: Callable[[Any], list[str]] = lambda args: []  # directories to list or search
+    patterns: Callable[[Any], list[str]] = lambda args: []  # globs claimed (owned files)
     operation: Operation | None = None  # the operation it was generated from
 
 
@@ -158,6 +159,9 @@ def operation_tool(op: Operation) -> Tool:
     def dirs(args: Any) -> list[str]:
         return [files.permission_path(p) for p in op.dirs(args)] if op.dirs else []
 
+    def patterns(args: Any) -> list[str]:
+        return [files.permission_path(p) for p in op.patterns(args)] if op.patterns else []
+
     def handler(ctx: CallContext, args: Any) -> Any:
         if op.access == "registered":  # the seed's rule: swarmmail_init comes first
             from hive.domain.mail import require_registered
@@ -166,7 +170,7 @@ def operation_tool(op: Operation) -> Tool:
             require_registered(ws, ws.require_agent(op.name))
         return op.call(ctx, args)
 
-    return Tool(op.name, op.summary, op.params, handler, paths, dirs, operation=op)
+    return Tool(op.name, op.summary, op.params, handler, paths, dirs, patterns, operation=op)
 
 
 _REGISTRY: dict[str, Tool] = {}
@@ -273,6 +277,7 @@ def _call(
         if not profile.bypass_permissions:
             check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
             check_call_dirs(ctx, settings, tool.name, tool.dirs(parsed))
+            governance.check_patterns(settings, ctx.name, tool.name, tool.patterns(parsed))
         check_protected(ctx, tool.name)
         governance.take_token(ctx.state_dir, settings, ctx.name, tool.name, spend=False)
         payload = {

@@ -1060,6 +1060,10 @@ class _Runner:
                 "workers_run": len(self.runs),
             },
             reason="interrupted" if self.stopping else None,
+            blocked=result.blocked or None,
+            waiting=result.waiting or None,
+            blocker_status=result.blocker_status or None,
+            skipped=result.skipped or None,
         )
         return result
 
