@@ -19,7 +19,7 @@ from hive.cli import output, stdin_text
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
 from hive.errors import NotFound
-from hive.text import counted, shell_word, shown_lines
+from hive.text import counted, duration, shell_word, shown_lines
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -624,10 +624,11 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         output.say_hanging(f"  by {name:<9} ", shown or "-")
     lead = stats.lead_time
     if lead.closed:
-        output.say(
-            f"  lead time    {lead.closed} closed: mean {lead.mean_hours}h,"
-            f" median {lead.median_hours}h, max {lead.max_hours}h"
+        mean, median, most = (
+            duration((hours or 0.0) * 3600)
+            for hours in (lead.mean_hours, lead.median_hours, lead.max_hours)
         )
+        output.say(f"  lead time    {lead.closed} closed: mean {mean}, median {median}, max {most}")
     else:
         output.say("  lead time    no closed cells yet")
 
