@@ -289,8 +289,9 @@ def _reserved(result: Any, params: Any, ws: Workspace) -> None:
     out = output.console()
     for item in result.granted:
         kind = "exclusive" if item.exclusive else "shared"
+        done = "renewed" if item.id in result.renewed else "reserved"  # held already
         out.print(
-            f"reserved #{item.id} {output.escape(item.path_pattern)} ({kind})"
+            f"{done} #{item.id} {output.escape(item.path_pattern)} ({kind})"
             f" until {item.expires_at:%H:%M:%S}Z"
         )
     for conflict in result.overridden:
