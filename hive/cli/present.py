@@ -1059,6 +1059,8 @@ def _events(as_json: bool) -> Callable[[Any, Any, Workspace], None]:
         state_dir = ws.git.paths.hive_state_dir
         offset = events_size(state_dir)
         _print_events(events, as_json)
+        if not events and not as_json:  # JSON lines: nothing for nothing
+            output.say("no tool calls recorded yet")
         while VIEW.get("follow"):
             time.sleep(0.5)
             appended, offset = read_appended(state_dir, offset)
