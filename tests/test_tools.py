@@ -97,6 +97,22 @@ def test_registry_covers_the_seed_tools_and_fits_the_budget() -> None:
         assert tool.description and len(tool.description) < 120
 
 
+def test_schemas_leave_string_lengths_to_the_server(ws: Workspace, repo: Path) -> None:
+    """String lengths are not published (they cost ~230 tokens of every agent's
+    context, in every format, and the budget must hold however the JSON is spaced);
+    the server still refuses an over-long value, naming the limit."""
+    from hive.tools.registry import CallContext, call_tool
+    from hive.tools.schemas import render
+
+    for format in FORMATS:
+        published = json.dumps(render(format))  # with json's default spacing
+        assert "maxLength" not in published and "minLength" not in published
+        assert len(published) / 4 < 8000, format
+    refused = call_tool(CallContext(root=str(repo)), "hive_create", {"title": "x" * 501})
+    assert refused["code"] == "invalid_arguments", refused
+    assert "at most 500 characters" in refused["error"]
+
+
 def test_docs_are_generated_from_the_registry() -> None:
     current = (ROOT / "docs" / "tools.md").read_text()
     assert current == render_tools_docs(), "docs/tools.md is stale: run python -m hive.tools.docs"

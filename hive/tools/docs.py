@@ -232,7 +232,9 @@ def render_tools_docs() -> str:
         PREAMBLE,
         "## Schema budget\n",
         f"Estimated tokens (compact JSON characters / 4) for all {len(tools())} tools:"
-        f" {budget}. The budget is 8,000.\n",
+        f" {budget}. The budget is 8,000. The schemas leave out titles and the lengths of"
+        " strings (`maxLength`, `minLength`): the server checks every value on every call"
+        " and refuses one out of bounds as `invalid_arguments`, naming the limit.\n",
         "## Tools\n",
         "| tool | description | arguments (required in bold) |",
         "|---|---|---|",

@@ -30,18 +30,25 @@ def _inline(node: Any, definitions: dict[str, Any]) -> Any:
     return node
 
 
+# Schema keys left out of what agents are given: titles (the names say it), and the
+# lengths of strings, guards against runaway input that the server checks on every call
+# (a value over one is refused as invalid_arguments naming the limit), which cost ~700
+# tokens of every agent's context for ~170 strings.
+UNPUBLISHED = ("title", "maxLength", "minLength")
+
+
 def _lean(node: Any) -> Any:
     if isinstance(node, list):
         return [_lean(item) for item in node]
     if not isinstance(node, dict):
         return node
-    node = {k: v for k, v in node.items() if k not in ("title",)}
     options = node.get("anyOf")
     if isinstance(options, list):
         concrete = [o for o in options if o != {"type": "null"}]
         if len(concrete) == 1 and len(concrete) < len(options):
-            node.pop("anyOf")
+            node = {key: value for key, value in node.items() if key != "anyOf"}
             node = {**concrete[0], **node}
+    node = {k: v for k, v in node.items() if k not in UNPUBLISHED}
     if node.get("default", 0) is None:
         node.pop("default")
     if node.get("additionalProperties") is False and "properties" in node:
