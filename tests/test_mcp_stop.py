@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -91,15 +93,44 @@ def wait_in_a_call(server: subprocess.Popen[bytes], seconds: int) -> None:
     server.stdin.flush()
 
 
+def until(done: Callable[[], bool], what: str, server: subprocess.Popen[bytes]) -> None:
+    """Wait until ``done()`` (polled; a minute at most, as on a loaded machine)."""
+    deadline = time.monotonic() + 60
+    while not done():
+        assert server.poll() is None, f"hive mcp ended (exit {server.returncode}) before {what}"
+        assert time.monotonic() < deadline, f"no sign of {what} in a minute"
+        time.sleep(0.02)
+
+
+def mark_call_starts(repo: Path, marker: Path) -> None:
+    """A pre_tool_use hook of ctx_wait that creates ``marker``: the call has started
+    (the hook runs inside the call, just before the tool's handler)."""
+    from tests.test_tools import configure
+
+    hook = {"matcher": "ctx_wait", "command": f"touch {shlex.quote(str(marker))}"}
+    configure(repo, {"hooks": {"pre_tool_use": [hook]}})
+
+
+def call_ended(repo: Path) -> bool:
+    """The event log has the ctx_wait call: it returned, and its answer is being sent."""
+    log = repo / ".git" / "hive" / "events.jsonl"
+    return log.exists() and '"tool":"ctx_wait"' in log.read_text().replace(" ", "")
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_mcp_stops_at_once_on_a_signal_during_a_call(ws: object, repo: Path, signum: int) -> None:
+def test_mcp_stops_at_once_on_a_signal_during_a_call(
+    ws: object, repo: Path, tmp_path: Path, signum: int
+) -> None:
     """A signal while a call runs (here a ctx_wait of a minute) stops the server at once;
     Ctrl-C only cancelled the call and the server went on serving (a hang)."""
+    marker = tmp_path / "call-started"
+    mark_call_starts(repo, marker)
     server = start(repo)
     initialized(server)
     assert server.stdin is not None
     wait_in_a_call(server, seconds=60)
-    time.sleep(1.0)  # the call is running
+    until(marker.exists, "the call starting", server)  # not a fixed sleep: under load it
+    # could end before the server had read the call (then no call was interrupted)
     started = time.monotonic()
     server.send_signal(signum)
     try:
@@ -120,9 +151,21 @@ def test_mcp_stops_cleanly_when_the_client_stops_reading(ws: object, repo: Path)
     assert server.stdin is not None and server.stdout is not None
     wait_in_a_call(server, seconds=1)
     server.stdout.close()  # the answer, in a second, goes into a broken pipe
-    time.sleep(2.5)
-    server.stdin.close()
+    until(lambda: call_ended(repo), "the call ending", server)
+    # stdin stays open (its EOF ends a session too, and closed before the answer was
+    # sent it tested nothing): the server ends the session at the next line it reads
+    # after finding the pipe broken, so a ping every 50 ms until it has ended
     try:
+        for number in range(3, 1200):
+            if server.poll() is not None:
+                break
+            ping = {"jsonrpc": "2.0", "id": number, "method": "ping"}
+            try:
+                server.stdin.write((json.dumps(ping) + "\n").encode())
+                server.stdin.flush()
+            except BrokenPipeError:  # it ended between the poll and the write
+                break
+            time.sleep(0.05)
         assert server.wait(timeout=20) == 0
     finally:
         server.kill()
