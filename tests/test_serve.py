@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -23,7 +24,7 @@ from hive.domain.mail import inbox, list_threads, send_message, thread_view
 from hive.domain.reservations import list_reservations, release_for_holder
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
-from tests.conftest import agent_env, git, make_repo, set_coordinators
+from tests.conftest import agent_env, ctrl_c_as_at_a_terminal, git, make_repo, set_coordinators
 from tests.hivefork import hive_command
 from tests.inprocess import run_hive
 from tests.serve_sample import Sample, serving
@@ -1041,6 +1042,33 @@ def _check_printed_url(root: Path, prefix: str, *args: str) -> str:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_serve_stops_cleanly_on_sigterm_as_on_ctrl_c(sample: Sample, signum: int) -> None:
+    """SIGTERM (``kill``, a service manager) stops ``hive serve`` as Ctrl-C does: the
+    open event stream ended by the server, exit 0, nothing on stderr. uvicorn raised
+    the signal again after its graceful shutdown, and SIGTERM killed the process (143)."""
+    process = subprocess.Popen(
+        hive_command(["-C", str(sample.root), "serve", "--port", "0", "--json"]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=ctrl_c_as_at_a_terminal,
+    )
+    try:
+        assert process.stdout is not None
+        url = json.loads(process.stdout.readline())["url"]
+        with urllib.request.urlopen(url + "events", timeout=60) as stream:  # held open
+            assert stream.status == 200
+            process.send_signal(signum)
+            out, err = process.communicate(timeout=60)
+            stream.read()  # ended by the server (left open: a timeout error here)
+    finally:
+        process.kill()
+        process.wait()
+    assert (process.returncode, out, err) == (0, "", "")
 
 
 def test_serve_command_prints_its_url_and_serves(sample: Sample) -> None:

@@ -49,7 +49,7 @@ the same way, with exit code 2 and code `usage`; so is a missing command under
 | 9 | a verification gate or an evaluation did not pass (nothing written) |
 | 10 | rate limited (`hive tools run`: a call refused by `tools.rate_limits` in the config) |
 | 70 | internal error (a bug: please report it) |
-| 130 | interrupted (Ctrl-C); `hive mcp` and `hive serve` stop cleanly with 0 |
+| 130 | interrupted (Ctrl-C); `hive mcp` and `hive serve` stop cleanly with 0 (on SIGTERM too) |
 
 `hive tools run` prints its whole transcript and exits with the code of the
 first tool call that failed (a malformed call or unknown tool: 2; a hook that

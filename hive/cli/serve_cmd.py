@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import sys
 from typing import Annotated, NoReturn
@@ -40,6 +41,14 @@ def serve_cmd(
     ] = False,
 ) -> None:
     """Serve a live web board of this hive (read-only unless --allow-write)."""
+    previous = signal.signal(signal.SIGTERM, _as_ctrl_c)
+    try:
+        _serve(port, host, allow_write=allow_write, allow_remote=allow_remote)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _serve(port: int, host: str, *, allow_write: bool, allow_remote: bool) -> None:
     from hive.serve.app import LOOPBACK_NAMES, ServeConfig, create_app, is_loopback
 
     host = host.strip()
@@ -79,7 +88,18 @@ def serve_cmd(
     sys.stdout.flush()
     from hive.serve.runner import server_for
 
-    server_for(app).run(sockets=[listener])
+    try:
+        server_for(app).run(sockets=[listener])
+    finally:
+        listener.close()
+
+
+def _as_ctrl_c(signum: int, frame: object) -> None:
+    """SIGTERM (``kill``, a service manager) stops the server as Ctrl-C does: uvicorn
+    shuts down gracefully (the event streams ended, the lifespan's end) and raises the
+    signal again once done, which by default killed the process (exit 143); here it is
+    Ctrl-C's KeyboardInterrupt, a clean stop (exit 0)."""
+    raise KeyboardInterrupt
 
 
 def _listen(host: str, port: int) -> socket.socket:
