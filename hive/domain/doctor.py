@@ -201,8 +201,10 @@ def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
 
 def _record_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     """A truncated or broken project memory (.hive/context.yaml: inject_context and
-    update_context fail) or permission decision (its grant no longer counts)."""
+    update_context fail), permission decision (its grant no longer counts) or outcome
+    record (learning no longer sees it): the readers skip the last two."""
     from hive.domain.memory import CONTEXT_PATH, load_context
+    from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome
     from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
 
     found = []
@@ -211,14 +213,17 @@ def _record_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     except CorruptFile as exc:
         message = f"{exc.message} (inject_context and update_context fail until it is fixed)"
         found.append(Problem(kind="corrupt", message=message, path=CONTEXT_PATH))
-    for path, sha in sorted(snap.listing(PERMISSIONS_DIR).items()):
-        try:
-            decode_decision(ws.git.read_blob(sha), path)
-        except CorruptFile as exc:
-            message = (
-                f"{exc.message} (this permission decision is ignored: a grant no longer counts)"
-            )
-            found.append(Problem(kind="corrupt", message=message, path=path))
+    records: list[tuple[str, Callable[[bytes, str], Any], str]] = [
+        (PERMISSIONS_DIR, decode_decision, "ignored: a grant it records no longer counts"),
+        (OUTCOMES_DIR, decode_outcome, "ignored: strategy selection no longer learns from it"),
+    ]
+    for directory, decode, lost in records:
+        for path, sha in sorted(snap.listing(directory).items()):
+            try:
+                decode(ws.git.read_blob(sha), path)
+            except CorruptFile as exc:
+                message = f"{exc.message} ({lost})"
+                found.append(Problem(kind="corrupt", message=message, path=path))
     return found
 
 

@@ -148,7 +148,19 @@ def test_a_truncated_cell_file_is_explained(ws: Workspace, repo: Path) -> None:
     assert problem.kind == "corrupt" and cell_path(victim.id) in problem.message
 
 
-def test_truncated_project_memory_and_permission_files_are_explained(
+def _outcome_path(ws: Workspace, repo: Path) -> str:
+    """A cell closed with swarm_complete: the path of its outcome record."""
+    from hive.domain.outcomes import OUTCOMES_DIR
+    from hive.domain.swarm.complete import swarm_complete
+
+    cell = create_cell(ws, title="done with an outcome")
+    update_cell(ws, cell_id=cell.id, status="in_progress", assignee=ws.actor)
+    swarm_complete(ws, agent_name=ws.actor, cell_id=cell.id, summary="finished")
+    (path,) = ws.snapshot().listing(OUTCOMES_DIR)
+    return path
+
+
+def test_truncated_memory_permission_and_outcome_files_are_explained(
     ws: Workspace, repo: Path
 ) -> None:
     """doctor said "no problems" while inject_context failed on a truncated
@@ -168,6 +180,11 @@ def test_truncated_project_memory_and_permission_files_are_explained(
     assert problems[".hive/context.yaml"].kind == "corrupt"
     assert "update_context fail" in problems[".hive/context.yaml"].message
     assert problems[path].kind == "corrupt" and "ignored" in problems[path].message
+    (repo / path).unlink()  # an outcome record, truncated: learning skips it, doctor says so
+    outcome = _outcome_path(ws, repo)
+    _commit_file(repo, outcome, (repo / outcome).read_bytes()[:40])
+    problems = {p.path: p for p in diagnose(Workspace(str(repo))).problems}
+    assert problems[outcome].kind == "corrupt" and "ignored" in problems[outcome].message
     done = run_hive(["-C", str(repo), "doctor"], module="hive.cli.main")
     assert done.exit_code == 1 and ".hive/context.yaml:" in done.output
 
