@@ -103,6 +103,15 @@ def counted(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
+def duration(seconds: float) -> str:
+    """A length of time in a unit that fits it: ``0.4s``, ``42s``, ``3.5min``, ``2.3h``,
+    ``4.1d``."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.1f}s" if seconds < 10 else f"{seconds:.0f}s"
+
+
 def utf8_clean(value: object) -> object:
     """``value`` (JSON-like: dicts, lists, strings) with every string that is not
     Unicode text written with backslash escapes: a file name whose bytes are not UTF-8

@@ -328,6 +328,8 @@ def test_user_text_is_never_read_as_markup(hived: Path) -> None:
     [
         (("show",), "Missing argument 'ID'. (see 'hive show --help')"),
         (("no-such-command",), "No such command 'no-such-command'."),
+        # a swarm verb is named as typed, not dashed (select_strategy is a spelling it takes)
+        (("swarm", "select_stratgy"), "No such command 'select_stratgy'. Did you mean"),
         (("ready", "--bogus"), "No such option: --bogus"),
         (("ready", "-n", "0"), "Invalid value for '--limit' / '-n'"),
     ],

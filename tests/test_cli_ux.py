@@ -174,6 +174,29 @@ def test_blocked_show_start_and_stats(hived: Path) -> None:
     assert "by status    open 1, in_progress 1, closed 1" in text  # the headline's 2, split
 
 
+def test_stats_shows_lead_time_in_a_unit_that_fits(hived: Path) -> None:
+    """A cell closed within seconds: 'Ns', not '0.0h' (--json keeps hours, precise)."""
+    from hive.text import duration
+
+    assert [duration(s) for s in (0.4, 42, 59.4, 60, 210, 5400, 86400 * 3.25)] == [
+        "0.4s",
+        "42s",
+        "59s",
+        "1.0min",
+        "3.5min",
+        "1.5h",
+        "3.2d",
+    ]
+    cell = data(hive(hived, "create", "quick", "--json"))["id"]
+    ok(hive(hived, "close", cell))
+    hours = data(hive(hived, "stats", "--json"))["lead_time"]
+    assert hours["closed"] == 1 and 0 < hours["mean_hours"] * 3600 < 60, hours
+    line = next(x for x in ok(hive(hived, "stats")).splitlines() if "lead time" in x)
+    mean = line.split("mean ")[1].split(",")[0]
+    assert mean == duration(hours["mean_hours"] * 3600) and mean.endswith("s"), line
+    assert "h," not in line and float(mean[:-1]) < 60, line
+
+
 def test_stats_and_doctor_count_one_cell_in_the_singular(hived: Path) -> None:
     ok(hive(hived, "create", "only one"))
     assert ok(hive(hived, "stats")).startswith("1 cell: 1 not closed")

@@ -239,6 +239,23 @@ def test_lean_and_full_paths_give_the_same_result(
     assert after[moved] != before[moved]
 
 
+def test_renewing_a_held_reservation_says_renewed_on_both_paths(
+    base: Path, tmp_path: Path, frozen: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The person holds README.md: reserving it again renews it (the result's
+    ``renewed``), and both paths say so; a pattern not held yet is 'reserved'."""
+    args = ["reserve", "README.md", "src/new.py"]
+    lean_repo, full_repo = twin(base, tmp_path, "lean"), twin(base, tmp_path, "full")
+    code, out, err = lean_run(lean_repo, args, capsys)
+    assert code == 0, err
+    assert full_run(full_repo, args, capsys) == (0, out, err)
+    renewed, reserved = out.splitlines()
+    assert renewed.startswith("renewed #") and " README.md (exclusive) until " in renewed
+    assert reserved.startswith("reserved #") and " src/new.py " in reserved
+    held = json.loads(full_run(full_repo, [*args, "--json"], capsys)[1])
+    assert [item["id"] for item in held["granted"]] == held["renewed"]
+
+
 AS_ALICE = {
     "reserve": ["reserve", "src/b.py", "--json"],
     "release": ["release", "src/a.py"],

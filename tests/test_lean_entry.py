@@ -117,6 +117,19 @@ def _sigint_after(argv: list[str], repo: Path, imports: int | str) -> tuple[int,
     return child.returncode, "".join(rest)
 
 
+def _landed_sigint(argv: list[str], repo: Path, imports: int | str, code: int) -> tuple[int, str]:
+    """:func:`_sigint_after` until the signal lands before the command is done: a short
+    command (``list`` on the lean path takes a few ms) may finish, exit 0 and say
+    nothing, between the import line this test reads and the signal, when a loaded
+    machine keeps the test from running; such a run tests nothing and is made again
+    (at most five times: a signal that never lands fails)."""
+    for _ in range(5):
+        returned, stderr = _sigint_after(argv, repo, imports)
+        if code == 0 or (returned, stderr) != (0, ""):
+            break
+    return returned, stderr
+
+
 @pytest.mark.parametrize(
     ("argv", "points", "code"),
     [
@@ -140,8 +153,8 @@ def test_ctrl_c_while_hive_starts_is_a_quiet_interrupt(
     from hive.cli import STOPPED_BY_CTRL_C
 
     assert STOPPED_BY_CTRL_C == ("mcp", "serve")  # hive/__init__.py names them too
-    answers = [_sigint_after(argv, repo, at) for at in points]
     quiet = "interrupted\n" if code == 130 else ""
+    answers = [_landed_sigint(argv, repo, at, code) for at in points]
     for at, (returned, stderr) in zip(points, answers, strict=True):
         assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, (at, stderr)
         assert (returned, stderr) == (code, quiet), (at, returned, stderr)

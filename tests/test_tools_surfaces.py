@@ -183,6 +183,18 @@ def test_events_tail_follow_and_rotation(ws: Workspace, repo: Path) -> None:
     assert governance.read_events(state, 1)[0]["n"] == 49
 
 
+def test_events_of_an_empty_log_say_so_in_words_only(ws: Workspace, repo: Path) -> None:
+    """No tool calls yet: one line saying so (it printed nothing); --json stays JSON
+    lines, none for none."""
+    plain = hive(repo, "events")
+    assert (plain.returncode, plain.stdout, plain.stderr) == (0, "no tool calls recorded yet\n", "")
+    lines = hive(repo, "events", "--json")
+    assert (lines.returncode, lines.stdout) == (0, "")
+    envelope(repo, [{"name": "hive_ready", "args": {}}])
+    shown = hive(repo, "events").stdout
+    assert "hive_ready" in shown and "no tool calls" not in shown
+
+
 def test_events_show_lines_hive_did_not_write(ws: Workspace, repo: Path) -> None:
     """A log line with other types than hive writes (by hand, by another program) is
     shown as written, in both forms: ``hive events`` ended in an internal error

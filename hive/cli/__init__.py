@@ -63,10 +63,7 @@ def parse(argv: list[str]) -> Invocation:
             found.args.append(token)
         position += 1
     found.directory = os.path.abspath(os.path.expanduser(found.directory))
-    if found.command == "swarm" and found.args and not found.args[0].startswith("-"):
-        # the verb as the tool names it (``select_strategy`` of swarm_select_strategy)
-        found.args[0] = found.args[0].replace("_", "-")
-    elif found.command == "mail" and found.args[:1] == ["send"]:
+    if found.command == "mail" and found.args[:1] == ["send"]:
         found.args = _recipients_as_arguments(found.args)
     return found
 

@@ -211,7 +211,8 @@ def reserve(inv: Invocation) -> int | None:
         for item in granted:
             kind = "exclusive" if item.exclusive else "shared"
             until = f"{item.expires_at:%H:%M:%S}Z"
-            lines.append(f"reserved #{item.id} {item.path_pattern} ({kind}) until {until}")
+            done = "renewed" if item.id in renewed else "reserved"  # as cli/present.py
+            lines.append(f"{done} #{item.id} {item.path_pattern} ({kind}) until {until}")
         return emit(inv, result, "\n".join(lines))
 
     return commit(inv, prepared, plan, finish)

@@ -19,7 +19,7 @@ from hive.cli import output, stdin_text
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
 from hive.errors import NotFound
-from hive.text import counted, shell_word, shown_lines
+from hive.text import counted, duration, shell_word, shown_lines
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -289,8 +289,9 @@ def _reserved(result: Any, params: Any, ws: Workspace) -> None:
     out = output.console()
     for item in result.granted:
         kind = "exclusive" if item.exclusive else "shared"
+        done = "renewed" if item.id in result.renewed else "reserved"  # held already
         out.print(
-            f"reserved #{item.id} {output.escape(item.path_pattern)} ({kind})"
+            f"{done} #{item.id} {output.escape(item.path_pattern)} ({kind})"
             f" until {item.expires_at:%H:%M:%S}Z"
         )
     for conflict in result.overridden:
@@ -624,10 +625,11 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         output.say_hanging(f"  by {name:<9} ", shown or "-")
     lead = stats.lead_time
     if lead.closed:
-        output.say(
-            f"  lead time    {lead.closed} closed: mean {lead.mean_hours}h,"
-            f" median {lead.median_hours}h, max {lead.max_hours}h"
+        mean, median, most = (
+            duration((hours or 0.0) * 3600)
+            for hours in (lead.mean_hours, lead.median_hours, lead.max_hours)
         )
+        output.say(f"  lead time    {lead.closed} closed: mean {mean}, median {median}, max {most}")
     else:
         output.say("  lead time    no closed cells yet")
 
@@ -1057,6 +1059,8 @@ def _events(as_json: bool) -> Callable[[Any, Any, Workspace], None]:
         state_dir = ws.git.paths.hive_state_dir
         offset = events_size(state_dir)
         _print_events(events, as_json)
+        if not events and not as_json:  # JSON lines: nothing for nothing
+            output.say("no tool calls recorded yet")
         while VIEW.get("follow"):
             time.sleep(0.5)
             appended, offset = read_appended(state_dir, offset)

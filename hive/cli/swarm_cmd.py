@@ -5,13 +5,25 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from hive.cli import output
 from hive.cli.common import JsonFlag, run_op, use_json, workspace
 
 T = TypeVar("T")
 
+
+class _Verbs(TyperGroup):
+    """``hive swarm``'s verbs, each also as its tool spells it (``select_strategy`` of
+    swarm_select_strategy); a verb it does not know is named as typed."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:  # typer's own click types
+        found = super().get_command(ctx, cmd_name)
+        return found if found is not None else super().get_command(ctx, cmd_name.replace("_", "-"))
+
+
 swarm_app = typer.Typer(
+    cls=_Verbs,
     rich_markup_mode=None,
     help="Decompose work, brief and complete subtasks, learn from outcomes.",
     no_args_is_help=True,

@@ -97,6 +97,9 @@ def cell_stats(ws: Workspace) -> CellStats:
     )
 
 
+HOUR_DIGITS = 6  # ~4 ms: a cell closed within seconds is not 0.0 hours
+
+
 def lead_time(cells: list[Cell]) -> LeadTime:
     hours = [
         (cell.closed_at - cell.created_at).total_seconds() / 3600
@@ -107,7 +110,7 @@ def lead_time(cells: list[Cell]) -> LeadTime:
         return LeadTime()
     return LeadTime(
         closed=len(hours),
-        mean_hours=round(statistics.fmean(hours), 2),
-        median_hours=round(statistics.median(hours), 2),
-        max_hours=round(max(hours), 2),
+        mean_hours=round(statistics.fmean(hours), HOUR_DIGITS),
+        median_hours=round(statistics.median(hours), HOUR_DIGITS),
+        max_hours=round(max(hours), HOUR_DIGITS),
     )

@@ -48,7 +48,8 @@ class BlockedCell(HiveModel):
 
 
 class LeadTime(HiveModel):
-    """Hours from creation to close, over the closed cells."""
+    """Hours from creation to close, over the closed cells (to 6 decimals: ~4 ms;
+    ``hive stats`` shows each in a unit that fits)."""
 
     closed: int = 0
     mean_hours: float | None = None
