@@ -19,7 +19,8 @@ CONTROL_CHARS = frozenset(
 # them: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), and Unicode's other
 # invisible format characters (category Cf): the soft hyphen, the Mongolian vowel
 # separator, the zero-width space, the word joiner and invisible operators, the
-# deprecated format controls, the byte-order mark, interlinear annotations and the tag
+# deprecated format controls, the byte-order mark, interlinear annotations, the shorthand
+# format controls, the musical beam, tie, slur and phrase controls and the tag
 # characters (invisible text). Not among them: the zero-width non-joiner and joiner
 # (U+200C, U+200D), which shape the letters of Persian and Indic words and join emoji
 # (a family, a rainbow flag) and neither reorder nor hide text, and the visible format
@@ -32,6 +33,8 @@ INVISIBLE_CHARS = frozenset(
     + [chr(code) for code in range(0x2060, 0x2065)]
     + [chr(code) for code in range(0x2066, 0x2070)]
     + [chr(code) for code in range(0xFFF9, 0xFFFC)]
+    + [chr(code) for code in range(0x1BCA0, 0x1BCA4)]
+    + [chr(code) for code in range(0x1D173, 0x1D17B)]
     + [chr(code) for code in range(0xE0020, 0xE0080)]
 )
 

@@ -160,6 +160,40 @@ def test_ctrl_c_while_hive_starts_is_a_quiet_interrupt(
         assert (returned, stderr) == (code, quiet), (at, returned, stderr)
 
 
+# A real Ctrl-C (SIGINT to the process itself) while the entry point reads its command
+# line, after the first held imports put Python's own handler back.
+_CTRL_C_IN_PARSE = """
+import os, signal, sys
+import hive.cli.entry as entry  # (hive.cli.entry: hive takes Ctrl-C over at start)
+real = entry.parse
+def parse(argv):
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(argv)
+entry.parse = parse
+sys.argv = ["hive", "list"]
+entry.console()
+"""
+
+
+def test_ctrl_c_while_the_command_line_is_read_is_a_quiet_interrupt(
+    ws: Workspace, repo: Path
+) -> None:
+    """The entry point reads its command line between the imports it holds Ctrl-C
+    around and the lean answer's own guard: a Ctrl-C landing there (a test sending one
+    20 ms after the start hit it) was a KeyboardInterrupt traceback through hive's frames."""
+    child = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_IN_PARSE],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HIVE_AGENT": ""},
+        preexec_fn=ctrl_c_as_at_a_terminal,
+        check=False,
+        timeout=60,
+    )
+    assert (child.returncode, child.stderr) == (130, "interrupted\n"), child.stderr
+
+
 @pytest.mark.parametrize("delay", [0.0, 0.005, 0.01, 0.02, 0.03, 0.05])
 def test_ctrl_c_at_early_delays_never_shows_a_traceback_of_hive(repo: Path, delay: float) -> None:
     """Ctrl-C sent a few ms after the console script starts: before hive's first line

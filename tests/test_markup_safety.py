@@ -326,6 +326,33 @@ def test_bidi_controls_and_invisible_characters_are_shown_as_question_marks(
     assert (exact["title"], exact["labels"]) == (f"trojan {TROJAN}", [TROJAN])
 
 
+# Format characters (category Cf) a script shows: Arabic, Syriac and Kaithi number and
+# end-of-verse signs, and the Egyptian hieroglyph controls, which lay out signs.
+SHOWN_FORMAT = frozenset(
+    [chr(code) for code in (0x6DD, 0x70F, 0x8E2, 0x110BD, 0x110CD)]
+    + [chr(code) for code in [*range(0x600, 0x606), 0x890, 0x891, *range(0x13430, 0x13440)]]
+)
+
+
+def test_every_invisible_format_character_is_shown_as_a_question_mark() -> None:
+    """Every character of Unicode's format category (Cf) but the joiners and the signs
+    some scripts show is invisible, and is shown as '?': the shorthand format controls
+    (U+1BCA0-U+1BCA3) and the musical beam, tie, slur and phrase controls
+    (U+1D173-U+1D17A) hid in a title as well as a zero-width space."""
+    import unicodedata
+
+    from hive.text import INVISIBLE_CHARS, without_control
+
+    codes = [*range(0x20000), *range(0xE0000, 0xE1000)]  # where Cf characters are
+    invisible = {
+        char
+        for char in map(chr, codes)
+        if unicodedata.category(char) == "Cf" and char not in SHOWN_FORMAT | {"\u200c", "\u200d"}
+    }
+    assert invisible - INVISIBLE_CHARS == set()
+    assert without_control("ad\U0001d173m\U0001bca0in") == "ad?m?in"
+
+
 def test_joiners_of_emoji_and_words_are_shown_as_written(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:

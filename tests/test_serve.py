@@ -470,8 +470,10 @@ def test_the_boards_script_shows_text_as_the_server_does() -> None:
     found = re.search(r"const UNSHOWN = /\[(.*?)\]/gu;", script)
     assert found, "hive.js has no UNSHOWN pattern"
     pattern = re.compile("[" + re.sub(r"\\u\{(\w+)\}", r"\\U000\1", found.group(1)) + "]")
-    # the basic plane and the tag characters' block hold every one of them
-    codes = [*range(0x10000), *range(0xE0000, 0xE0100)]
+    # the basic plane, the shorthand and musical format controls' blocks and the tag
+    # characters' block hold every one of them
+    blocks = ((0, 0x10000), (0x1BC00, 0x1BD00), (0x1D100, 0x1D200), (0xE0000, 0xE0100))
+    codes = [code for start, end in blocks for code in range(start, end)]
     matched = {char for char in map(chr, codes) if pattern.match(char)}
     assert matched == UNSHOWN_CHARS
 

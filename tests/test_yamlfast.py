@@ -421,7 +421,8 @@ CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # What a terminal is not given: CONTROL, and bidirectional and invisible format characters.
 UNSHOWN = re.compile(
     "[\x00-\x1f\x7f-\x9f\u2028\u2029\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0001\U000e0020-\U000e007f]"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f]"
 )
 ACTOR = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
 SECTION = re.compile(r"\[([A-Za-z0-9-]+)(\s+\"[^\"\\]*\")?\]")
@@ -465,7 +466,7 @@ def test_the_emitters_quoting_is_its_regular_expressions(text: str) -> None:
 @given(
     st.text(
         alphabet="aZ9_.@+- \t\n\x00\x1b\x7f\x85é²\u2028\u00a0İ"
-        "\u202e\u2066\u200b\u200c\u200d\u200e\U000e0041",
+        "\u202e\u2066\u200b\u200c\u200d\u200e\U0001d173\U000e0041",
         max_size=70,
     )
 )

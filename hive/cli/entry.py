@@ -137,11 +137,6 @@ def _closed_streams() -> list[int]:
 
 def main() -> None:
     """The command line of ``sys.argv`` (exits with its code)."""
-    with HeldInterrupts() as held:
-        from hive.store import index
-    if held.caught:
-        sys.exit(interrupted(parse(sys.argv[1:]).command))
-
     said: set[str] = set()
 
     def notice(message: str) -> None:  # each once (a lean answer may defer to the full CLI)
@@ -151,8 +146,15 @@ def main() -> None:
             said.add(message)
             sys.stderr.write(shown_lines(message) + "\n")
 
-    index.NOTICE_SINK = notice
-    invocation = parse(sys.argv[1:])
+    # The command line is read with Ctrl-C held too: from here to the lean answer's own
+    # guard, a KeyboardInterrupt would be a traceback.
+    with HeldInterrupts() as held:
+        from hive.store import index
+
+        invocation = parse(sys.argv[1:])
+        index.NOTICE_SINK = notice
+    if held.caught:
+        sys.exit(interrupted(invocation.command))
     code = answer(invocation)
     if code is not None:
         _exit(code)
@@ -166,9 +168,9 @@ def main() -> None:
 def answer(invocation: Invocation) -> int | None:
     """The lean answer's exit code, or None for the full CLI; what stops a lean answer
     is worded as the full CLI words it (``cli/main.py run``): never a traceback."""
-    if invocation.unvalued is not None:
-        return None  # the full CLI says which option needs a value
     try:
+        if invocation.unvalued is not None:
+            return None  # the full CLI says which option needs a value
         code = dispatch(invocation)
         if code is None and invocation.command == "hooks":
             from hive.cli.hookrun import hook

@@ -9,7 +9,7 @@
   // Text the script shows (an assignee, a label, an error) as the server shows text
   // (hive.text.UNSHOWN_CHARS): each control character, bidirectional control and
   // invisible format character as "?", so none reorders or hides what people read.
-  const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0001}\u{e0020}-\u{e007f}]/gu;
+  const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0001}\u{e0020}-\u{e007f}]/gu;
   const shown = (text) => String(text).replace(UNSHOWN, "?");
 
   // Someone typing in the live area (a note, a close reason) keeps their text: the
