@@ -1001,3 +1001,41 @@ def test_readers_never_answer_from_a_state_a_rebuild_dropped(
     assert json.loads(hive(repo, "ready", "--json").stdout)[0]["id"] in made
     index.close()
     other.close()
+
+
+def test_the_count_of_unusable_cell_files_reads_their_own_index(ws: Workspace, repo: Path) -> None:
+    """``hive list`` and ``ready`` count the unusable cell files of the state each time:
+    a partial index of them (nearly always empty) answers in point lookups, not by
+    reading every cell row; a file made before it existed gets it when opened."""
+    from hive.store.layout import cell_path
+
+    cells = [create_cell(ws, title=f"cell {n}") for n in range(3)]
+    broken = repo / cell_path("hv-brkn01")
+    broken.parent.mkdir(exist_ok=True)
+    broken.write_text("title: [unclosed\n")
+    misnamed = repo / cell_path(cells[0].id).replace(cells[0].id, f"{cells[0].id[:-1]}z")
+    misnamed.write_bytes((repo / cell_path(cells[0].id)).read_bytes())
+    git(repo, "add", ".hive")
+    git(repo, "commit", "-qm", "a broken and a misnamed cell file")
+    seen = Workspace(str(repo), actor="checker")
+    key = seen.cells().key
+    problems = seen.state_index.problems(key)
+    assert sorted(path for path, _ in problems) == sorted(
+        str(path.relative_to(repo)) for path in (broken, misnamed)
+    )
+    assert seen.state_index.problem_count(key) == 2
+    plan = seen.state_index.db.execute(
+        "EXPLAIN QUERY PLAN SELECT count(*) FROM dirs c JOIN dirs s INDEXED BY dirs_problems"
+        " ON s.tree = c.sha WHERE c.tree = ? AND c.is_tree = 1 AND "
+        + state_index._problem_files("s."),
+        [key],
+    ).fetchall()
+    assert any("USING INDEX dirs_problems (tree=?)" in row[3] for row in plan), plan
+    path = seen.state_index.path
+    seen.state_index.close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP INDEX dirs_problems")
+    again = Workspace(str(repo), actor="checker")
+    assert again.state_index.problem_count(again.cells().key) == 2
+    listed = hive(repo, "list")
+    assert listed.stderr.count("warning:") == 2, listed.stderr

@@ -105,12 +105,28 @@ _BY_FACT = (
     "CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent, tree) WHERE parent IS NOT NULL",
     "CREATE INDEX IF NOT EXISTS dirs_assignee ON dirs(assignee, tree) WHERE assignee IS NOT NULL",
 )
-_EXTRA_INDEXES = (_SUBTREES, *_BY_FACT)
+
+
+# The cell files of a tree that cannot be used (an error, or a name that is not their
+# id): `hive list` and `ready` ask for their count every time, a point lookup per shard
+# instead of reading every cell row (~3 ms at 10,000 cells). Nearly always empty.
+def _problem_files(row: str = "") -> str:
+    """The terms of such a file (of table alias ``row``: ``"s."``); a query reads the
+    partial index only when its terms are these."""
+    return (
+        f"{row}is_tree = 0 AND {row}name LIKE '%.yaml'"
+        f" AND ({row}error IS NOT NULL OR {row}name != {row}id || '.yaml')"
+    )
+
+
+_PROBLEMS = f"CREATE INDEX IF NOT EXISTS dirs_problems ON dirs(tree) WHERE {_problem_files()}"
+_EXTRA_INDEXES = (_SUBTREES, *_BY_FACT, _PROBLEMS)
 # The tables of _DDL: a file of this schema lacking one is damaged (rebuilt on open)
 _TABLES = ("meta", "blobs", "dirs", "states", "commits", "ready", "ready_done")
 _CATALOG = (  # how many of the extra indexes and of the tables the file holds
     "SELECT total(type = 'index'), total(type = 'table') FROM sqlite_master WHERE (type ="
-    " 'index' AND name IN ('dirs_subtrees', 'dirs_parent', 'dirs_assignee')) OR (type ="
+    " 'index' AND name IN ('dirs_subtrees', 'dirs_parent', 'dirs_assignee', 'dirs_problems'))"
+    " OR (type ="
     f" 'table' AND name IN ({', '.join(repr(table) for table in _TABLES)}))"
 )
 
@@ -1249,8 +1265,8 @@ class StateIndex:
         if key == EMPTY_STATE:
             return 0
         row = self.db.execute(
-            "SELECT count(*) " + _SHARDED + " AND s.name LIKE '%.yaml' "
-            "AND (s.error IS NOT NULL OR s.name != s.id || '.yaml')",
+            "SELECT count(*) FROM dirs c JOIN dirs s INDEXED BY dirs_problems ON s.tree = c.sha"
+            " WHERE c.tree = :key AND c.is_tree = 1 AND " + _problem_files("s."),
             {"key": key},
         ).fetchone()
         return int(row[0])
