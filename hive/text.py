@@ -106,10 +106,12 @@ def counted(number: int, noun: str) -> str:
 def duration(seconds: float) -> str:
     """A length of time in a unit that fits it: ``0.4s``, ``42s``, ``3.5min``, ``2.3h``,
     ``4.1d``."""
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
+    if round(seconds) < 60:  # (59.96 s is "1.0min", not "60s")
+        return f"{seconds:.1f}s" if round(seconds, 1) < 10 else f"{seconds:.0f}s"
+    for unit, size, next_size in (("min", 60, 3600), ("h", 3600, 86400)):
+        if round(seconds / size, 1) < next_size / size:  # (59.99 min is "1.0h")
             return f"{seconds / size:.1f}{unit}"
-    return f"{seconds:.1f}s" if seconds < 10 else f"{seconds:.0f}s"
+    return f"{seconds / 86400:.1f}d"
 
 
 def utf8_clean(value: object) -> object:

@@ -178,15 +178,18 @@ def test_stats_shows_lead_time_in_a_unit_that_fits(hived: Path) -> None:
     """A cell closed within seconds: 'Ns', not '0.0h' (--json keeps hours, precise)."""
     from hive.text import duration
 
-    assert [duration(s) for s in (0.4, 42, 59.4, 60, 210, 5400, 86400 * 3.25)] == [
+    assert [duration(s) for s in (0.4, 9.96, 42, 59.4, 59.96, 60, 210, 3599.9, 5400)] == [
         "0.4s",
+        "10s",
         "42s",
         "59s",
         "1.0min",
+        "1.0min",
         "3.5min",
+        "1.0h",
         "1.5h",
-        "3.2d",
     ]
+    assert [duration(s) for s in (86399, 86400 * 3.25)] == ["1.0d", "3.2d"]
     cell = data(hive(hived, "create", "quick", "--json"))["id"]
     ok(hive(hived, "close", cell))
     hours = data(hive(hived, "stats", "--json"))["lead_time"]
