@@ -122,7 +122,7 @@ def _problem_files(row: str = "") -> str:
 _PROBLEMS = f"CREATE INDEX IF NOT EXISTS dirs_problems ON dirs(tree) WHERE {_problem_files()}"
 _EXTRA_INDEXES = (_SUBTREES, *_BY_FACT, _PROBLEMS)
 # The tables of _DDL: a file of this schema lacking one is damaged (rebuilt on open)
-_TABLES = ("meta", "blobs", "dirs", "states", "commits", "ready", "ready_done")
+_TABLES = tuple(part.split("(", 1)[0].strip() for part in _DDL.split("CREATE TABLE ")[1:])
 _CATALOG = (  # how many of the extra indexes and of the tables the file holds
     "SELECT total(type = 'index'), total(type = 'table') FROM sqlite_master WHERE (type ="
     " 'index' AND name IN ('dirs_subtrees', 'dirs_parent', 'dirs_assignee', 'dirs_problems'))"
