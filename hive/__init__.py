@@ -7,10 +7,12 @@ _STOPPED_AT_START = False  # the command is a server (mcp, serve): Ctrl-C stops 
 
 
 def _interrupted_at_start(signum: int, frame: object) -> None:
-    """Ctrl-C before a hive command's entry point is ready to handle it (its imports):
-    nothing has been written yet, so the process ends at once, as an interrupted
-    command ends (exit 130 and one word; a server: 0; never a traceback). The entry
-    point puts Python's own handler back (``hive.cli.take_interrupts``) first."""
+    """Ctrl-C (and a server's SIGTERM) before a hive command's entry point is ready to
+    handle it (its imports): nothing has been written yet, so the process ends at once,
+    as an interrupted command ends (exit 130 and one word; a server: 0; never a
+    traceback). The entry point puts Python's own handler back
+    (``hive.cli.take_interrupts``) first; a server's own SIGTERM handler replaces this
+    one once it is ready (``hive serve``: serve_cmd, ``hive mcp``: mcp_start)."""
     import os
 
     if _STOPPED_AT_START:
@@ -60,10 +62,14 @@ def _hold_interrupts_at_start() -> None:
         return
     import _signal  # type: ignore[import-not-found]  # builtin (signal imports enum)
 
+    global _STOPPED_AT_START
+    _STOPPED_AT_START = _command_word() in ("mcp", "serve")  # hive.cli.STOPPED_BY_CTRL_C
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-        global _STOPPED_AT_START
-        _STOPPED_AT_START = _command_word() in ("mcp", "serve")  # hive.cli.STOPPED_BY_CTRL_C
         _signal.signal(_signal.SIGINT, _interrupted_at_start)
+    if _STOPPED_AT_START and _signal.getsignal(_signal.SIGTERM) == _signal.SIG_DFL:
+        # a server stops on SIGTERM (``kill``, a service manager) as on Ctrl-C, from its
+        # first line on: its own handler (serve_cmd, mcp_server) takes over once ready
+        _signal.signal(_signal.SIGTERM, _interrupted_at_start)
 
 
 _hold_interrupts_at_start()

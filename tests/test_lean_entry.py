@@ -85,9 +85,11 @@ def test_tokens_before_the_command_go_to_the_full_cli(
 CONSOLE = str(Path(sys.executable).with_name("hive"))  # the console script of this venv
 
 
-def _sigint_after(argv: list[str], repo: Path, imports: int | str) -> tuple[int, str]:
-    """Start ``argv`` (a real process), send it SIGINT as soon as it has imported
-    ``imports`` of hive's modules, or the module named ``imports`` (Python's
+def _sigint_after(
+    argv: list[str], repo: Path, imports: int | str, signum: int = signal.SIGINT
+) -> tuple[int, str]:
+    """Start ``argv`` (a real process), send it SIGINT (or ``signum``) as soon as it has
+    imported ``imports`` of hive's modules, or the module named ``imports`` (Python's
     import-time report on stderr says when): (exit code, stderr without that report)."""
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1", "HIVE_AGENT": ""}
     child = subprocess.Popen(
@@ -110,7 +112,7 @@ def _sigint_after(argv: list[str], repo: Path, imports: int | str) -> tuple[int,
         ):
             seen += 1
             if seen == imports or isinstance(imports, str):
-                child.send_signal(signal.SIGINT)
+                child.send_signal(signum)
                 break
     _, tail = child.communicate(timeout=60)
     rest += [line + "\n" for line in tail.splitlines() if not line.startswith("import time:")]
@@ -158,6 +160,23 @@ def test_ctrl_c_while_hive_starts_is_a_quiet_interrupt(
     for at, (returned, stderr) in zip(points, answers, strict=True):
         assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, (at, stderr)
         assert (returned, stderr) == (code, quiet), (at, returned, stderr)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_while_hive_serve_starts_stops_it_cleanly(
+    ws: Workspace, repo: Path, signum: int
+) -> None:
+    """SIGTERM (``kill``, a service manager) at any moment of ``hive serve``'s start-up
+    stops it as Ctrl-C does, exit 0 and nothing said, as it does once the server runs:
+    it killed the process (exit 143) until serve's own handler was set, and inside the
+    web app's imports it raised KeyboardInterrupt there."""
+    argv = [CONSOLE, "serve", "--port", "0"]
+    points: tuple[int | str, ...] = (1, 12, "hive.cli.main", "hive.cli.serve_cmd")
+    points += ("hive.serve", "starlette", "hive.serve.app", "uvicorn", "uvicorn.loops.asyncio")
+    points += ("hive.cli.lean", "uvicorn.protocols.http.h11_impl")  # the app made, served
+    answers = [_sigint_after(argv, repo, at, signum) for at in points]
+    for at, answer in zip(points, answers, strict=True):
+        assert answer == (0, ""), (at, answer)
 
 
 # A real Ctrl-C (SIGINT to the process itself) while the entry point reads its command

@@ -10,7 +10,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from hive.cli import output
+from hive.cli import HeldInterrupts, output
 from hive.cli.common import OPTIONS, run_op
 from hive.errors import InvalidInput
 
@@ -49,8 +49,13 @@ def serve_cmd(
 
 
 def _serve(port: int, host: str, *, allow_write: bool, allow_remote: bool) -> None:
-    from hive.serve.app import LOOPBACK_NAMES, ServeConfig, create_app, is_loopback
-
+    # The web app's imports (starlette, uvicorn) with Ctrl-C and SIGTERM held: a
+    # KeyboardInterrupt inside an import is a traceback (see HeldInterrupts).
+    with HeldInterrupts(terminate=True) as held:
+        from hive.serve.app import LOOPBACK_NAMES, ServeConfig, create_app, is_loopback
+        from hive.serve.runner import server_for
+    if held.caught:
+        return  # stopped while starting, as asked (exit 0)
     host = host.strip()
     if not host.strip("[]"):
         _refuse("--host needs an address (for example 127.0.0.1)")
@@ -86,8 +91,6 @@ def _serve(port: int, host: str, *, allow_write: bool, allow_remote: bool) -> No
     else:
         output.say(f"hive serve: {url} ({mode}); Ctrl-C stops it")
     sys.stdout.flush()
-    from hive.serve.runner import server_for
-
     try:
         server_for(app).run(sockets=[listener])
     finally:

@@ -8,7 +8,10 @@ import threading
 import time
 from typing import Any
 
+# uvicorn.loops.asyncio: Server.run's event loop, imported here (with the imports
+# ``hive serve`` holds Ctrl-C and SIGTERM over), not as it starts (see server_for)
 import uvicorn
+import uvicorn.loops.asyncio
 
 from hive.serve.app import ServeConfig, create_app
 
@@ -41,7 +44,13 @@ class _Server(uvicorn.Server):
 
 
 def server_for(app: Any) -> uvicorn.Server:
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="on")
+    # loop="asyncio", not "auto" (uvloop when installed, which hive does not need): "auto"
+    # looks for uvloop on every start, after Server.run has made its coroutine and before
+    # uvicorn handles signals; a Ctrl-C or SIGTERM there left that coroutine never awaited
+    # (a RuntimeWarning on stderr)
+    config = uvicorn.Config(
+        app, loop="asyncio", log_level="warning", timeout_graceful_shutdown=3, lifespan="on"
+    )
     return _Server(config)
 
 
