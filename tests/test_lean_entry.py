@@ -194,14 +194,35 @@ entry.console()
 """
 
 
+# The same for the full CLI started as itself (``python -m hive.cli.main``): its run()
+# reads the command line after giving Python its own Ctrl-C handler back.
+_CTRL_C_IN_FULL_PARSE = """
+import os, signal, sys
+import hive.cli  # (hive.cli.entry: hive takes Ctrl-C over at start)
+import hive.cli.main as main
+real = hive.cli.parse
+def parse(argv):
+    hive.cli.parse = real
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(argv)
+hive.cli.parse = parse
+sys.argv = ["hive", "stats"]
+main.run()
+"""
+
+
+@pytest.mark.parametrize(
+    "script", [_CTRL_C_IN_PARSE, _CTRL_C_IN_FULL_PARSE], ids=["entry-point", "full-cli"]
+)
 def test_ctrl_c_while_the_command_line_is_read_is_a_quiet_interrupt(
-    ws: Workspace, repo: Path
+    ws: Workspace, repo: Path, script: str
 ) -> None:
     """The entry point reads its command line between the imports it holds Ctrl-C
-    around and the lean answer's own guard: a Ctrl-C landing there (a test sending one
-    20 ms after the start hit it) was a KeyboardInterrupt traceback through hive's frames."""
+    around and the lean answer's own guard, the full CLI (``python -m hive.cli.main``)
+    before its try block's: a Ctrl-C landing there (a test sending one 20 ms after the
+    start hit it) was a KeyboardInterrupt traceback through hive's frames."""
     child = subprocess.run(
-        [sys.executable, "-c", _CTRL_C_IN_PARSE],
+        [sys.executable, "-c", script],
         cwd=repo,
         capture_output=True,
         text=True,

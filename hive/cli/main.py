@@ -247,19 +247,21 @@ def _usage_error(exc: Any, argv: list[str]) -> int:
 def run(argv: list[str] | None = None) -> None:
     """The full CLI (``hive/cli/entry.py`` parses global options first and passes the
     normalized command line): no traceback ever reaches the terminal."""
-    from hive.cli import take_interrupts
+    from hive.cli import HeldInterrupts, interrupted, parse
 
-    take_interrupts()  # `python -m hive.cli.main`: its imports are behind it
-    if argv is None:
-        from hive.cli import parse
-
-        argv = parse(sys.argv[1:]).argv()
+    # `python -m hive.cli.main`: its imports are behind it, and Python's own Ctrl-C
+    # handler takes over from hive's process-start one (HeldInterrupts puts it back);
+    # the command line is read with Ctrl-C held: before the guard below, a
+    # KeyboardInterrupt would be a traceback.
+    with HeldInterrupts() as held:
+        if argv is None:
+            argv = parse(sys.argv[1:]).argv()
+    if held.caught:
+        sys.exit(interrupted(_command_name(argv)))
     try:
         command = typer.main.get_command(focused_app(argv))
         code = command.main(args=argv, prog_name="hive", standalone_mode=False)
         if code == 130:  # Ctrl-C (typer turns it into exit code 130): 0 for a server
-            from hive.cli import interrupted
-
             sys.exit(interrupted(_command_name(argv)))
         sys.exit(code if isinstance(code, int) else 0)
     except UsageError as exc:
@@ -271,8 +273,6 @@ def run(argv: list[str] | None = None) -> None:
         output.err("aborted")
         sys.exit(1)
     except KeyboardInterrupt:
-        from hive.cli import interrupted
-
         sys.exit(interrupted(_command_name(argv)))
     except Exception as exc:  # last line of defence; HiveErrors are handled in run_op
         sys.exit(internal_error(exc))
