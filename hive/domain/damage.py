@@ -46,21 +46,31 @@ def unloadable_edits(ws: Workspace, cell_ids: list[str]) -> list[str]:
 def _unloadable_edit(full: str, relative: str) -> str | None:
     """The problem of a cell file edited in the working tree so that it no longer loads
     (hive shows the committed cell: the edit is not in effect), or None."""
-    from hive.store.cells import decode_cell
-
     try:
         if os.path.islink(full) or not os.path.isfile(full):
             return None  # absent, or not a plain file: doctor words those
         with open(full, "rb") as handle:
             content = handle.read()
-        decode_cell(content, relative)
     except OSError:
         return None
+    problem = decode_problem(content, relative)
+    if problem is None:
+        return None
+    return (
+        f"{problem} (an uncommitted edit: hive shows the committed cell; fix the"
+        f" file, or discard the edit with 'git checkout -- {relative}')"
+    )
+
+
+def decode_problem(content: bytes, relative: str) -> str | None:
+    """Why the cell file ``relative`` with ``content`` would not load, or None: the
+    check of an edit in the working tree (doctor's, and the one hive shows a cell with)."""
+    from hive.store.cells import decode_cell
+
+    try:
+        decode_cell(content, relative)
     except CorruptFile as exc:
-        return (
-            f"{exc.message} (an uncommitted edit: hive shows the committed cell; fix the"
-            f" file, or discard the edit with 'git checkout -- {relative}')"
-        )
+        return exc.message
     return None
 
 

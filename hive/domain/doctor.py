@@ -16,7 +16,7 @@ from hive.errors import CorruptFile, InvalidInput
 from hive.git.repo import Snapshot, blob_sha_of
 from hive.models.results import DoctorReport, Problem
 from hive.store.cache import CellIndex
-from hive.store.cells import decode_cell, decode_config
+from hive.store.cells import decode_config
 from hive.store.ids import is_valid_id, parent_from_id
 from hive.store.layout import (
     CELL_SUFFIX,
@@ -403,7 +403,11 @@ def _graph_problems(index: CellIndex) -> list[Problem]:
 
 def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem]:
     """Cell files edited in the working tree (not committed) that would not load."""
-    from hive.domain.damage import directories_in_place_of_cells, directory_message
+    from hive.domain.damage import (
+        decode_problem,
+        directories_in_place_of_cells,
+        directory_message,
+    )
 
     found: list[Problem] = [
         Problem(kind="not-a-file", message=directory_message(rel), path=rel)
@@ -421,13 +425,12 @@ def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem
                 content = handle.read()
             if committed.get(rel) == blob_sha_of(content):
                 continue
-            try:
-                decode_cell(content, rel)
-            except CorruptFile as exc:
+            problem = decode_problem(content, rel)
+            if problem is not None:
                 found.append(
                     Problem(
                         kind="corrupt-uncommitted",
-                        message=exc.message,
+                        message=problem,
                         path=rel,
                         cell=cell_id_from_path(rel),
                     )
