@@ -484,18 +484,18 @@ def _as_committed(state: State, cells: Sequence[tuple[str, str]]) -> bool:
     cannot be read counts as committed (the full CLI would say nothing either)."""
     import os
 
-    from hive.git.worktree import blob_sha_of
+    from hive.git.worktree import file_blob_sha
     from hive.store.layout import EDIT_CHECK_LIMIT, cell_path
 
     if len(cells) > EDIT_CHECK_LIMIT:
         return True
     for cell_id, blob in cells:
         try:
-            with open(os.path.join(state.paths.root, cell_path(cell_id)), "rb") as handle:
-                if blob_sha_of(handle.read()) != blob:
-                    return False
+            found = file_blob_sha(os.path.join(state.paths.root, cell_path(cell_id)))
         except OSError:
             continue
+        if found is not None and found != blob:
+            return False
     return True
 
 
