@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -544,18 +545,29 @@ def test_tool_reservations_that_could_contain_denied_files_are_granted(
     """The same rule through the tool surface (MCP, envelope): the call's paths are not
     checked file by file as a file tool's are, or ``src/auth/**`` under ``**/.env*``
     would be refused for everyone."""
-    _deny(repo, ["**/.env*"])
-    bob = CallContext(root=str(repo))
-    assert "result" in call_tool(bob, "swarmmail_init", {"agent_name": "bob"})
+    bob = _bob_under_an_env_rule(repo)
     granted = call_tool(bob, "swarmmail_reserve", {"paths": ["src/auth/**", "docs/**"]})
     assert "result" in granted, granted
     assert [r["path_pattern"] for r in granted["result"]["granted"]] == ["src/auth/**", "docs/**"]
     before = state(repo)
-    refused = call_tool(bob, "swarmmail_reserve", {"paths": ["src/auth/.env.local"]})
-    assert refused["code"] == "permission_denied"
+    _refused_by_the_env_rule(
+        call_tool(bob, "swarmmail_reserve", {"paths": ["src/auth/.env.local"]})
+    )
+    assert state(repo) == before
+
+
+def _bob_under_an_env_rule(repo: Path) -> CallContext:
+    """A tool session registered as bob, under a global ``**/.env*`` deny rule."""
+    _deny(repo, ["**/.env*"])
+    bob = CallContext(root=str(repo))
+    assert "result" in call_tool(bob, "swarmmail_init", {"agent_name": "bob"})
+    return bob
+
+
+def _refused_by_the_env_rule(refused: dict[str, Any]) -> None:
+    assert refused["code"] == "permission_denied", refused
     assert "names only files denied to bob" in refused["error"]
     assert refused["rule"] == "*.*.denied_paths: **/.env*"
-    assert state(repo) == before
 
 
 def test_a_cells_owned_globs_follow_the_reservation_rule_on_the_tool_surface(
@@ -565,9 +577,7 @@ def test_a_cells_owned_globs_follow_the_reservation_rule_on_the_tool_surface(
     reservation's patterns: ``src/**`` under a global ``**/.env*`` rule is fine (the
     denied files inside stay denied one by one); a glob naming only denied files is
     refused, naming the rule, and nothing is written."""
-    _deny(repo, ["**/.env*"])
-    bob = CallContext(root=str(repo))
-    assert "result" in call_tool(bob, "swarmmail_init", {"agent_name": "bob"})
+    bob = _bob_under_an_env_rule(repo)
     created = call_tool(bob, "hive_create", {"title": "auth", "files": ["src/auth/**"]})
     assert "result" in created, created
     cell = created["result"]["id"]
@@ -579,10 +589,7 @@ def test_a_cells_owned_globs_follow_the_reservation_rule_on_the_tool_surface(
         ("hive_create", {"title": "secrets", "files": ["config/.env"]}),
         ("hive_update", {"id": cell, "files": ["src/**", "**/.env.local"]}),
     ):
-        refused = call_tool(bob, tool, args)
-        assert refused["code"] == "permission_denied", refused
-        assert "names only files denied to bob" in refused["error"]
-        assert refused["rule"] == "*.*.denied_paths: **/.env*"
+        _refused_by_the_env_rule(call_tool(bob, tool, args))
     assert state(repo) == before
 
 
