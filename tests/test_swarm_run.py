@@ -989,6 +989,55 @@ def test_a_subtask_deleted_while_its_worker_ran_is_not_reported_completed(
     assert_clean(repo)
 
 
+def test_a_worker_whose_subtask_someone_else_settled_leaves_no_reservation_behind(
+    ws: Workspace, repo: Path
+) -> None:
+    # Each worker reserves its file, then someone closes one subtask and deletes the
+    # other while the workers run; the workers' swarm_complete is refused and they exit.
+    # The run still reports each (completed / skipped), and the dead workers' reservations
+    # are released, not left to block that file and its commits until they expire.
+    from hive.domain.cells import close_cells, delete_cells
+    from tests.conftest import set_coordinators
+
+    set_coordinators(repo, ["alice"])  # may close and delete cells its workers hold
+    epic, closed, deleted = make_epic(
+        ws, [{"title": "Closed", "files": ["src/c.py"]}, {"title": "Gone", "files": ["src/g.py"]}]
+    )
+    marks = repo.parent / "marks"
+    marks.mkdir()
+    go = repo.parent / "go"
+    command = (
+        'hive reserve "src/$HIVE_CELL.py" --cell "$HIVE_CELL" --reason work >/dev/null &&'
+        f' touch {shlex.quote(str(marks))}/"$HIVE_CELL";'
+        f" while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done;"
+        ' hive swarm complete "$HIVE_CELL" -s done; exit 0'
+    )
+
+    held: list[int] = []
+
+    def settle_when_reserved() -> None:
+        try:
+            deadline = time.monotonic() + 60
+            while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            held.append(len(list_reservations(ws)))
+            close_cells(ws, cell_ids=[closed], force=True, reason="done by hand")
+            delete_cells(ws, cell_ids=[deleted], force=True, reason="not needed")
+        finally:
+            go.touch()
+
+    settler = threading.Thread(target=settle_when_reserved)
+    settler.start()
+    result, events = run(ws, epic, command, workers=2, timeout=120)
+    settler.join()
+    assert held == [2] and result.completed == [closed]
+    assert any(e.event == "skipped" and e.cell_id == deleted for e in events)
+    assert list_reservations(ws) == []
+    released = git(repo, "log", "--format=%s%n%b", "--grep", "Hive-Event: release")
+    assert released.count("Hive-Worker:") == 2
+    assert_clean(repo)
+
+
 def test_a_worker_that_reports_blocked_and_exits_gets_a_failure_outcome(
     ws: Workspace, repo: Path
 ) -> None:

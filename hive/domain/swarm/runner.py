@@ -54,6 +54,7 @@ from hive.domain.swarm.dispatch import (
     claim_for_worker,
     merge_subtask,
     refresh_kept_branch,
+    release_worker,
     requeue_subtask,
     run_info,
     uncommitted_in_scope,
@@ -688,6 +689,7 @@ class _Runner:
                 )
             else:
                 self._drop_worktree(job)
+        self._release_leftovers(job)
         self._record(job, "completed", code, seconds, kept)
         title = self.ws.cells().cells[job.cell_id].title
         self._event(
@@ -824,8 +826,17 @@ class _Runner:
             self._complete(_Job(job.cell_id, job.agent, job.log), code, seconds)
             return
         reason = f"deleted while worker {job.agent} ran; nothing was recorded"
+        self._release_leftovers(job)
         self._record(job, "deleted", code, seconds, reason)
         self._event("skipped", cell_id=job.cell_id, agent=job.agent, reason=reason, log=job.log)
+
+    def _release_leftovers(self, job: _Job) -> None:
+        """The exited worker's reservations still active here (its subtask closed or
+        deleted by someone else, or closed without swarm_complete) are released: the
+        worker is gone, and they would block others' files and commits until they
+        expired. One commit when there are any; none otherwise."""
+        with contextlib.suppress(HiveError):  # not released now: they expire as before
+            release_worker(self.ws, cell_id=job.cell_id, agent=job.agent)
 
     def _release_on_branch(self, job: _Job) -> None:
         """A failed worker's reservations on its kept branch are released there too, so
