@@ -5,6 +5,7 @@ temporary directories; the command line runs in-process (``run_hive``)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from tests.conftest import git, make_repo
@@ -48,3 +49,25 @@ def test_history_readers_stop_at_a_shallow_clones_boundary(tmp_path: Path) -> No
 
     git(clone, "fetch", "-q", "--deepen=1", "origin")
     assert "init (prefix hv)" in ok(hive(clone, "log"))
+
+
+def test_doctor_takes_crlf_checkouts_as_committed(tmp_path: Path) -> None:
+    """With ``core.autocrlf=true`` git checks ``.hive/`` files out with CRLF line ends
+    and ``git status`` calls them unchanged; ``hive doctor`` warned "config.yaml has
+    uncommitted edits". Line ends alone are not an edit; a real edit still is."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "core.autocrlf", "true")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    ok(hive(repo, "create", "Windows line ends"))
+    shutil.rmtree(repo / ".hive")
+    git(repo, "checkout", "--", ".hive")
+    config = repo / ".hive" / "config.yaml"
+    assert b"\r\n" in config.read_bytes()
+    assert git(repo, "status", "--porcelain") == ""
+
+    report = json.loads(ok(hive(repo, "--json", "doctor")))
+    assert report["warnings"] == [] and report["problems"] == []
+
+    config.write_bytes(config.read_bytes() + b"# mine\r\n")
+    report = json.loads(ok(hive(repo, "--json", "doctor")))
+    assert [w["kind"] for w in report["warnings"]] == ["config-uncommitted"]
