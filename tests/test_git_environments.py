@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import git, make_repo
@@ -71,3 +73,73 @@ def test_doctor_takes_crlf_checkouts_as_committed(tmp_path: Path) -> None:
     config.write_bytes(config.read_bytes() + b"# mine\r\n")
     report = json.loads(ok(hive(repo, "--json", "doctor")))
     assert [w["kind"] for w in report["warnings"]] == ["config-uncommitted"]
+
+
+HUSKY_H = """#!/usr/bin/env sh
+n=$(basename "$0")
+s=$(dirname "$(dirname "$0")")/$n
+[ ! -f "$s" ] && exit 0
+sh -e "$s" "$@"
+c=$?
+[ $c != 0 ] && echo "husky - $n script failed (code $c)"
+exit $c
+"""
+
+
+def test_a_chained_husky_hook_still_runs_the_users_script(tmp_path: Path) -> None:
+    """husky (v9) sets ``core.hooksPath=.husky/_``, whose ``pre-commit`` is a stub that
+    sources ``h``, and ``h`` runs the user's ``.husky/<basename $0>``. Chained by hive,
+    the stub ran as ``pre-commit.hive-chained``: husky found no such script and the
+    user's own checks silently stopped running (a failing one no longer blocked). A
+    chained shell script now runs with git's name for the hook as its ``$0``."""
+    repo = make_repo(tmp_path / "repo")
+    stubs = repo / ".husky" / "_"
+    stubs.mkdir(parents=True)
+    (stubs / "h").write_text(HUSKY_H)
+    (stubs / "pre-commit").write_text('#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n')
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    ran = tmp_path / "lint-ran"
+    (repo / ".husky" / "pre-commit").write_text(f'echo "$0" >> "{ran}"\nexit 3\n')
+    git(repo, "config", "core.hooksPath", ".husky/_")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    assert "chains" in ok(hive(repo, "hooks", "install"))
+
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "a.txt")
+    blocked = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "-m", "a"], capture_output=True, text=True
+    )
+    assert blocked.returncode == 1, blocked.stderr
+    assert "husky - pre-commit script failed (code 3)" in blocked.stdout + blocked.stderr
+    assert ran.read_text().strip().endswith(".husky/pre-commit")
+    assert "a.txt" in git(repo, "diff", "--cached", "--name-only")
+
+    (repo / ".husky" / "pre-commit").write_text(f'echo "$0" >> "{ran}"\n')
+    git(repo, "commit", "-q", "-m", "a")
+    assert len(ran.read_text().splitlines()) == 2
+    assert git(repo, "status", "--porcelain") == "?? .husky/\n"
+
+
+def test_a_chained_hook_in_another_language_runs_as_itself(tmp_path: Path) -> None:
+    """A chained hook that is not a shell script (here python, and ``#!/bin/sh -e``'s
+    flag) runs as before: as a program of its own, its flags kept."""
+    repo = make_repo(tmp_path / "repo")
+    ran = tmp_path / "ran"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!{sys.executable}\nimport sys\nopen({str(ran)!r}, 'w').write(sys.argv[0])\n")
+    hook.chmod(0o755)
+    ok(hive(repo, "init", "--prefix", "hv"))
+    ok(hive(repo, "hooks", "install"))
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "a")
+    assert ran.read_text().endswith("pre-commit.hive-chained")
+
+    chained = repo / ".git" / "hooks" / "pre-commit.hive-chained"
+    chained.write_text(f'#!/bin/sh -e\necho "$0" > "{ran}"\nfalse\necho past > "{ran}"\n')
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "b.txt")
+    refused = subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "b"])
+    assert refused.returncode == 1
+    assert ran.read_text().strip().endswith("hooks/pre-commit")
