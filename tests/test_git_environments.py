@@ -5,10 +5,13 @@ temporary directories; the command line runs in-process (``run_hive``)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import git, make_repo
 from tests.inprocess import Outcome, run_hive
@@ -143,3 +146,61 @@ def test_a_chained_hook_in_another_language_runs_as_itself(tmp_path: Path) -> No
     refused = subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "b"])
     assert refused.returncode == 1
     assert ran.read_text().strip().endswith("hooks/pre-commit")
+
+
+def unprivileged() -> list[str]:
+    """A command prefix under which file permissions hold: none for a user, and for
+    root ``setpriv`` without the capabilities that override them (else a skip)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("root without setpriv: file permissions cannot be made to hold")
+    caps = "-dac_override,-dac_read_search,-fowner"
+    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}"]
+
+
+def test_a_read_only_git_directory_answers_readers_and_refuses_writers_clearly(
+    tmp_path: Path,
+) -> None:
+    """With ``.git`` read-only, readers answer; writers that reached the identity lock
+    (``agent register``, ``mail init``), the coordination store (``ctx``,
+    ``scratchpad``, ``queue``) or the hook (``hooks uninstall``) ended in
+    ``internal error: PermissionError`` / ``OperationalError`` (exit 70). Each now
+    names the file it cannot write, and nothing is changed."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    ok(hive(repo, "create", "Kept"))
+    ok(hive(repo, "hooks", "install"))
+    ok(hive(repo, "ctx", "put", "k", "v"))
+    head = git(repo, "rev-parse", "HEAD")
+    subprocess.run(["chmod", "-R", "a-w", str(repo / ".git")], check=True)
+    try:
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            command = [*unprivileged(), sys.executable, "-m", "hive.cli.main", *args]
+            return subprocess.run(command, cwd=repo, capture_output=True, text=True)
+
+        for reader in (["list"], ["ready"], ["log"], ["reservations"], ["doctor"]):
+            answered = run(*reader)
+            assert answered.returncode == 0, (reader, answered.stderr)
+            assert "internal error" not in answered.stderr
+        assert "Kept" in run("list").stdout
+        for writer, names in (
+            (["create", "lost"], "write.lock"),
+            (["agent", "register", "Bob"], "identities.lock"),
+            (["mail", "init", "--name", "Bob"], "identities.lock"),
+            (["ctx", "put", "k", "w"], "coord.sqlite3"),
+            (["scratchpad", "write", "notes", "x"], "coord.sqlite3"),
+            (["hooks", "uninstall"], "pre-commit"),
+        ):
+            refused = run(*writer)
+            assert refused.returncode not in (0, 70), (writer, refused.stderr)
+            assert refused.stderr.startswith("error: cannot "), (writer, refused.stderr)
+            assert names in refused.stderr and "internal error" not in refused.stderr
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(repo / ".git")], check=True)
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert ok(hive(repo, "ctx", "get", "k")) == '"v"  (v1)\n'  # not "w"
+    git(repo, "fsck")
+    assert git(repo, "status", "--porcelain") == ""

@@ -66,6 +66,18 @@ exit 1
 
 
 def install_hook(ws: Workspace) -> HookResult:
+    try:
+        return _install(ws)
+    except OSError as exc:
+        raise _unwritable(exc) from None
+
+
+def _unwritable(exc: OSError) -> Conflict:
+    where = f" {exc.filename}" if exc.filename else ""
+    return Conflict(f"cannot change git's hook{where}: {exc.strerror or exc}")
+
+
+def _install(ws: Workspace) -> HookResult:
     directory = hooks_dir(ws)
     try:
         os.makedirs(directory, exist_ok=True)
@@ -113,10 +125,13 @@ def uninstall_hook(ws: Workspace) -> HookResult:
     with open(path, encoding="utf-8", errors="replace") as handle:
         if MARKER not in handle.read():
             return HookResult(path=path, action="not-ours")
-    os.unlink(path)
-    if os.path.exists(chained):
-        os.replace(chained, path)
-        return HookResult(path=path, action="restored", chained=path)
+    try:
+        os.unlink(path)
+        if os.path.exists(chained):
+            os.replace(chained, path)
+            return HookResult(path=path, action="restored", chained=path)
+    except OSError as exc:
+        raise _unwritable(exc) from None
     return HookResult(path=path, action="removed")
 
 
