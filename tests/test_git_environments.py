@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from hive.git.configfile import shared_config_files
+from hive.git.repo import GitRepo
 from tests.conftest import git, make_repo
 from tests.inprocess import Outcome, run_hive
 
@@ -204,3 +206,30 @@ def test_a_read_only_git_directory_answers_readers_and_refuses_writers_clearly(
     assert ok(hive(repo, "ctx", "get", "k")) == '"v"  (v1)\n'  # not "w"
     git(repo, "fsck")
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_without_home_hive_reads_no_user_config_as_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``$HOME`` unset git reads no ``~/.gitconfig`` (a cron job, a sandbox that
+    clears the environment); hive's ``~`` fell back to the password database's home and
+    read that file: its person, hooksPath and the rest were not git's."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "--unset", "user.name")
+    git(repo, "config", "--unset", "user.email")
+    monkeypatch.delenv("HOME")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    assert shared_config_files() == []  # GIT_CONFIG_NOSYSTEM=1 (conftest)
+    asked = subprocess.run(["git", "-C", str(repo), "config", "user.name"], capture_output=True)
+    assert asked.returncode == 1  # git: no name
+    assert GitRepo.discover(str(repo)).config_identity() is None
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".gitconfig").write_text("[user]\n\tname = Home User\n")
+    assert shared_config_files() == [
+        str(tmp_path / ".gitconfig"),
+        str(tmp_path / ".config" / "git" / "config"),
+    ]
+    found = GitRepo.discover(str(repo)).config_identity()
+    assert found is not None and found.name == "Home User"

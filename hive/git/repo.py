@@ -801,12 +801,11 @@ class GitRepo:
         return self._config_cache[1]
 
     def _config_key(self) -> tuple[object, ...]:
-        home = os.path.expanduser("~")
-        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        from hive.git.configfile import user_config_files
+
         candidates = (
             os.path.join(self.paths.common_dir, "config"),
-            os.path.join(home, ".gitconfig"),
-            os.path.join(xdg, "git", "config"),
+            *user_config_files(),
             os.environ.get("GIT_CONFIG_GLOBAL") or "",
             os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig",
         )
