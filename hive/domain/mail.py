@@ -297,11 +297,13 @@ def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | N
     rows = _rows(ws)
     if rows is not None:
         try:
-            if thread_id and rows.names_no_cell(thread_id):
-                return None  # a plain thread name: no epic behind it
-            epic_id = rows.epic_above(
-                rows.live(thread_id).id if thread_id else rows.open_work(sender)
-            )
+            if thread_id:
+                node = rows.thread_cell(thread_id)
+                if node is None:
+                    return None  # a plain thread name: no epic behind it
+                epic_id = rows.epic_above(node.id)
+            else:
+                epic_id = rows.epic_above(rows.open_work(sender))
             if epic_id is None:
                 return None
             epic = ws.reader.cell_of_blob(rows.found[epic_id].blob)
@@ -346,9 +348,9 @@ def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:
     rows = _rows(ws)
     if rows is not None:
         try:
-            if rows.names_no_cell(thread_id):
+            node = rows.thread_cell(thread_id)
+            if node is None:
                 return thread_id, []  # a plain thread name
-            node = rows.live(thread_id)
             if node.type != "epic":
                 return node.id, []
             return node.id, rows.members(node.id, _held(ws), utc_now())

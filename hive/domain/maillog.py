@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from hive.errors import InvalidInput, NotFound
+from hive.errors import HiveError, InvalidInput, NotFound
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
 from hive.text import first_control, shell_word, without_control
@@ -495,14 +495,14 @@ def message_event(
 def family_root(given: str, known: Collection[str]) -> str:
     """``given``, or the one cell it is a prefix of whose descendants are all the
     other matches (``hv-ab`` names epic ``hv-abc`` even though ``hv-abc.1`` exists).
-    A full id is itself (as ``resolve_id`` reads it), found without a scan."""
+    A full id is itself (as ``resolve_id`` reads it), found without a scan. ``known``
+    need only hold the ids ``given`` could name (the exact one and those it begins)."""
+    from hive.store.ids import id_matches
+
     wanted = given.strip().lower()
     if wanted in known:
         return wanted
-    matches = sorted(
-        (c for c in known if c.startswith(wanted) or c.partition("-")[2].startswith(wanted)),
-        key=len,
-    )
+    matches = sorted((c for c in known if id_matches(c, wanted)), key=len)
     if len(matches) > 1 and all(m.startswith(matches[0] + ".") for m in matches[1:]):
         return matches[0]
     return given
@@ -556,8 +556,8 @@ def family_of(
 
 class Unanswered(Exception):
     """The rows of the cells concerned cannot certainly answer (a cell concerned is
-    unreadable or in two files, the thread is not a live cell's full id, the state is
-    no longer stored): the caller reads every cell."""
+    unreadable or in two files, an empty thread, the state is no longer stored): the
+    caller reads every cell."""
 
 
 class CellRows:
@@ -613,29 +613,47 @@ class CellRows:
         self._load(ids)
         return [node for cell_id in ids if (node := self.nodes[cell_id]) is not None]
 
-    def live(self, thread: str) -> Node:
-        """The live cell ``thread`` names by its full id."""
-        node = self.node(thread) if thread == thread.strip().lower() else None
-        if node is None or node.deleted:
-            raise Unanswered("not a live cell's full id (a plain thread, a prefix, deleted)")
-        return node
-
-    def names_no_cell(self, thread: str) -> bool:
-        """Whether ``thread`` is a plain thread name: no cell id (readable or not) is it
-        or starts with it, with or without its ``prefix-`` (as ``resolve_id`` reads it)."""
-        from hive.store.layout import cell_id_from_path
+    def thread_cell(self, thread: str, *, prefixes: bool = True) -> Node | None:
+        """The cell ``thread`` names, as the full path reads it over every id
+        (``get_cell(index, family_root(thread, known))``): by its full id (in any case,
+        spaces around), by a prefix, or as the one cell a prefix's matches all descend
+        from; None where that raises (no cell is or begins with it, an ambiguous prefix,
+        a deleted cell): a plain thread name. Only the files named for the ids the
+        thread could name are read. ``prefixes=False``: a thread that is not a cell's
+        full id as written but begins one is :class:`Unanswered`."""
+        from hive.store.ids import resolve_among
 
         wanted = thread.strip().lower()
+        if not wanted:
+            raise Unanswered("an empty thread")
+        known = [wanted] if self.node(wanted) is not None else self._begun_by(wanted)
+        if known and not prefixes and known != [thread]:
+            raise Unanswered("a prefix of a cell id, or an id not as written")
+        try:
+            cell_id = resolve_among(family_root(thread, known), known, self._deleted)
+        except HiveError:
+            return None
+        node = self.nodes[cell_id]
+        return None if node is None or node.deleted else node
+
+    def _deleted(self, cell_id: str) -> bool:
+        node = self.nodes.get(cell_id)
+        return node is not None and node.deleted
+
+    def _begun_by(self, wanted: str) -> list[str]:
+        """The ids of the cells ``wanted`` begins (``id_matches``), each one's files read:
+        the state's file names are compared in SQL (``StateIndex.names_like``), no other
+        row is decoded."""
+        from hive.store.ids import id_matches
+        from hive.store.layout import cell_id_from_path
+
         paths = self.index.names_like(self.key, wanted)
         if paths is None:
             raise Unanswered("the state was rebuilt meanwhile")
-        for path in paths:
-            cell_id = cell_id_from_path(path)
-            if cell_id and (
-                cell_id.startswith(wanted) or cell_id.partition("-")[2].startswith(wanted)
-            ):
-                return False
-        return bool(wanted)
+        found = (cell_id_from_path(path) for path in paths)
+        ids = [cell_id for cell_id in found if cell_id and id_matches(cell_id, wanted)]
+        self._load(ids)
+        return [cell_id for cell_id in dict.fromkeys(ids) if self.nodes[cell_id] is not None]
 
     def members(self, epic_id: str, reservations: Iterable[HeldBy], now: datetime) -> list[str]:
         """:func:`epic_members` of ``epic_id``."""
