@@ -61,6 +61,7 @@ from hive.models.mail import (
     SendResult,
 )
 from hive.store.cells import format_time
+from hive.store.layout import CELLS_DIR
 from hive.store.sqlerrors import sqlite3
 
 if TYPE_CHECKING:
@@ -382,15 +383,20 @@ def _held(ws: Workspace) -> list[Reservation]:
 
 def _rows(ws: Workspace) -> CellRows | None:
     """The state index's rows of HEAD's state, for reading the cells a message concerns
-    only; None with staged changes over HEAD, before the first commit, or when the
-    state cannot be indexed (every cell is read, and any problem reported, as before)."""
-    if not ws.autocommit:
-        return None
+    only, with the cell files staged over it when ``autocommit`` is off (their own
+    entries); None before the first commit, or when the state cannot be indexed (every
+    cell is read, and any problem reported, as before)."""
     try:
         key = ws.reader.head_key()
+        if key is None or ws.autocommit:
+            return None if key is None else CellRows(ws.state_index, key)
+        snap = ws.snapshot()
+        ws.config(snap)  # as every cell is read: the staged state's config first
+        if snap.dir_key(CELLS_DIR).split("+", 1)[0] != key:
+            return None  # HEAD moved meanwhile
+        return CellRows(ws.state_index, key, ws.reader.staged_entries(snap))
     except (HiveError, sqlite3.Error):
         return None
-    return None if key is None else CellRows(ws.state_index, key)
 
 
 def inbox(

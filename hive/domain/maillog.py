@@ -567,11 +567,16 @@ class CellRows:
     many other cells there are). Both paths answer with it: the lean CLI defers and the
     full path reads every cell when it raises :class:`Unanswered`."""
 
-    def __init__(self, index: StateIndex, key: str) -> None:
+    def __init__(
+        self, index: StateIndex, key: str, staged: dict[str, Entry | None] | None = None
+    ) -> None:
         self.index = index
         self.key = key
         self.nodes: dict[str, Node | None] = {}  # None: no file of that name
         self.found: dict[str, Entry] = {}
+        # cell files staged over state ``key`` (path -> its entry, None: removed): the
+        # rows answer for the staged state (``autocommit`` off), as ``cache.derive`` does
+        self.staged = staged or {}
 
     def _files(
         self, ids: Sequence[str] = (), parents: Sequence[str] = (), who: str | None = None
@@ -579,7 +584,34 @@ class CellRows:
         files = self.index.files_of(self.key, ids=ids, parents=parents, assignee=who)
         if files is None:
             raise Unanswered("the state was rebuilt meanwhile")
-        return files
+        if not self.staged:
+            return files
+        from hive.store.layout import cell_id_from_path
+
+        kept = [entry for entry in files if entry.path not in self.staged]
+        for path, entry in self.staged.items():
+            if entry is not None and (
+                cell_id_from_path(path) in ids
+                or (entry.error is None and entry.parent is not None and entry.parent in parents)
+                or (entry.error is None and who is not None and entry.assignee == who)
+            ):
+                kept.append(entry)
+        return kept
+
+    def _staged_elsewhere(self, cell_ids: Iterable[str], entries: Sequence[Entry]) -> bool:
+        """Whether a staged change concerns one of ``cell_ids`` with a file of it outside
+        its own path (``cache.derive`` and :func:`nodes_of` may then disagree on which
+        file is the cell)."""
+        from hive.store.index import is_own_path
+        from hive.store.layout import cell_id_from_path
+
+        touched = {cell_id_from_path(path) for path in self.staged} & set(cell_ids)
+        paths = [entry.path for entry in entries] + list(self.staged)
+        return any(
+            cell_id in touched and not is_own_path(path, cell_id)
+            for path in paths
+            if (cell_id := cell_id_from_path(path) or "")
+        )
 
     def _load(self, ids: Iterable[str]) -> None:
         """The facts of ``ids`` (every file named for each): one readable file a cell."""
@@ -593,6 +625,8 @@ class CellRows:
         nodes, unreadable = nodes_of(entries)
         if unreadable:
             raise Unanswered("an unreadable file for a cell concerned")
+        if self.staged and self._staged_elsewhere(wanted, entries):
+            raise Unanswered("a staged change to a cell with a file outside its own path")
         for entry in entries:
             cell_id = cell_id_from_path(entry.path) or ""
             if cell_id in self.found:
@@ -650,6 +684,7 @@ class CellRows:
         paths = self.index.names_like(self.key, wanted)
         if paths is None:
             raise Unanswered("the state was rebuilt meanwhile")
+        paths += [path for path, entry in self.staged.items() if entry is not None]
         found = (cell_id_from_path(path) for path in paths)
         ids = [cell_id for cell_id in found if cell_id and id_matches(cell_id, wanted)]
         self._load(ids)

@@ -12,13 +12,14 @@ from hive.errors import CorruptFile, LockTimeout, NotInitialized
 from hive.git.repo import TREE_MODE, GitRepo, Snapshot
 from hive.git.worktree import file_blob_sha
 from hive.models import Cell, HiveConfig
-from hive.store.cache import CellCache, CellIndex, build_index, derive
+from hive.store.cache import CellCache, CellIndex, build_index, derive, node_of
 from hive.store.cellrows import parse_for_index
 from hive.store.cells import decode_cell, decode_config, parsed_cell
 from hive.store.index import (
     BUSY_TIMEOUT_MS,
     EMPTY_STATE,
     REBUILT_RETRIES,
+    Entry,
     ParseProblem,
     StateIndex,
 )
@@ -172,6 +173,50 @@ class StateReader:
                 continue
             changes[path] = None if blob is None else (cell_id, blob, self._parse(blob, path))
         return self.cache.keep(derive(base, key, changes))
+
+    def staged_entries(self, snap: Snapshot) -> dict[str, Entry | None]:
+        """The cell files ``snap``'s overlay (the staged index) changes, as the state
+        index lists files (None: removed), decoded as :meth:`cells` decodes them."""
+        entries: dict[str, Entry | None] = {}
+        for path, blob in snap.overlay.items():
+            if cell_id_from_path(path) is None:
+                continue
+            if blob is None:
+                entries[path] = None
+                continue
+            parsed = self._parse(blob, path)
+            if isinstance(parsed, CorruptFile):  # the columns of a problem row
+                line = parsed.details.get("line")
+                none = dict.fromkeys(("id", "status", "type", "priority", "parent", "created"))
+                entries[path] = Entry(
+                    path=path,
+                    blob=blob,
+                    **none,
+                    deleted=False,
+                    error=parsed.message,
+                    error_path=path,
+                    line=line if isinstance(line, int) else None,
+                    blockers=[],
+                )
+                continue
+            node = node_of(parsed)
+            entries[path] = Entry(
+                path=path,
+                blob=blob,
+                id=node.id,
+                status=node.status,
+                type=node.type,
+                priority=node.priority,
+                parent=node.parent,
+                created=node.created,
+                deleted=node.deleted,
+                error=None,
+                error_path=None,
+                line=None,
+                blockers=node.blockers,
+                assignee=parsed.assignee,
+            )
+        return entries
 
     def _parse(self, blob: str, path: str) -> Cell | CorruptFile:
         cached = self.cache.by_blob.get(blob)
