@@ -12,7 +12,7 @@ from hive.errors import CorruptFile, LockTimeout, NotInitialized
 from hive.git.repo import TREE_MODE, GitRepo, Snapshot
 from hive.git.worktree import file_blob_sha
 from hive.models import Cell, HiveConfig
-from hive.store.cache import CellCache, CellIndex, build_index, derive, node_of
+from hive.store.cache import CellCache, CellIndex, build_index, derive
 from hive.store.cellrows import parse_for_index
 from hive.store.cells import decode_cell, decode_config, parsed_cell
 from hive.store.index import (
@@ -22,6 +22,7 @@ from hive.store.index import (
     Entry,
     ParseProblem,
     StateIndex,
+    entry_of,
 )
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path
 
@@ -185,37 +186,12 @@ class StateReader:
                 entries[path] = None
                 continue
             parsed = self._parse(blob, path)
-            if isinstance(parsed, CorruptFile):  # the columns of a problem row
+            if isinstance(parsed, CorruptFile):
                 line = parsed.details.get("line")
-                none = dict.fromkeys(("id", "status", "type", "priority", "parent", "created"))
-                entries[path] = Entry(
-                    path=path,
-                    blob=blob,
-                    **none,
-                    deleted=False,
-                    error=parsed.message,
-                    error_path=path,
-                    line=line if isinstance(line, int) else None,
-                    blockers=[],
-                )
-                continue
-            node = node_of(parsed)
-            entries[path] = Entry(
-                path=path,
-                blob=blob,
-                id=node.id,
-                status=node.status,
-                type=node.type,
-                priority=node.priority,
-                parent=node.parent,
-                created=node.created,
-                deleted=node.deleted,
-                error=None,
-                error_path=None,
-                line=None,
-                blockers=node.blockers,
-                assignee=parsed.assignee,
-            )
+                line = line if isinstance(line, int) else None
+                entries[path] = entry_of(path, blob, ParseProblem(parsed.message, path, line))
+            else:
+                entries[path] = entry_of(path, blob, parsed_cell(parsed))
         return entries
 
     def _parse(self, blob: str, path: str) -> Cell | CorruptFile:
