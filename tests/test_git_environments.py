@@ -266,3 +266,35 @@ def test_a_submodule_bump_under_another_agents_reservation_is_blocked(tmp_path: 
     done = commit(alpha)
     assert done.returncode == 0, done.stderr
     assert git(top, "status", "--porcelain") == ""
+
+
+def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
+    """``hive swarm run --isolation worktree`` started in a linked worktree (``git
+    worktree add``) ended in ``internal error: KeyError: b'HEAD'``: dulwich was handed
+    the linked worktree as the repository and put the worker's worktree files under its
+    own ``.git/worktrees/NAME/worktrees/``. They belong to the main git directory."""
+    from hive.domain.epics import create_epic
+    from hive.domain.swarm.runner import run_swarm
+    from hive.domain.workspace import Workspace
+
+    main = make_repo(tmp_path / "main")
+    ok(hive(main, "init", "--prefix", "hv"))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    ws = Workspace(str(linked), actor="alice")
+    cells = create_epic(
+        ws,
+        title="Linked work",
+        subtasks=[{"title": "One", "files": ["src/one.py"]}],
+        metadata={"strategy": "file-based"},
+    )
+    command = f"{sys.executable} -m hive.agents.example {{prompt_file}}"
+    result = run_swarm(ws, epic_id=cells[0].id, agent_cmd=command, isolation="worktree")
+    assert result.finished, result.blocked
+    assert "def one" in (linked / "src" / "one.py").read_text()
+    assert sorted(os.listdir(main / ".git" / "worktrees")) == ["linked"]
+    assert not (main / ".git" / "worktrees" / "linked" / "worktrees").exists()
+    assert git(main, "worktree", "list").count("\n") == 2
+    assert git(linked, "status", "--porcelain") == ""
+    assert git(main, "status", "--porcelain") == ""
+    git(main, "fsck")
