@@ -371,6 +371,24 @@ SECOND, MICROS = "2026-11-27T09:12:48.000Z", "2026-11-27T09:12:48.755123Z"
 MILLIS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
+def test_one_function_writes_every_time() -> None:
+    """The files and the models' JSON write a time with ``hive.times.format_time``:
+    UTC (a zone is converted), milliseconds unless finer digits are there, ``Z``."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from hive.models.mail import MessageHeader
+    from hive.store.celldoc import format_time as written
+    from hive.times import format_time
+
+    assert written is format_time
+    zoned = datetime(2026, 11, 27, 11, 12, 48, 755000, tzinfo=timezone(timedelta(hours=2)))
+    assert format_time(zoned) == "2026-11-27T09:12:48.755Z"
+    assert format_time(zoned.replace(microsecond=0, tzinfo=UTC)) == "2026-11-27T11:12:48.000Z"
+    header = MessageHeader(id=1, sender="a", to=["b"], subject="s", sent_at=zoned)
+    assert json.loads(header.model_dump_json())["sent_at"] == "2026-11-27T09:12:48.755Z"
+    assert header.model_dump()["sent_at"] == zoned  # a datetime in Python, as before
+
+
 def test_json_results_give_times_as_the_files_do(ws: Workspace, repo: Path) -> None:
     """``--json`` (the lean answer and the full CLI), the tool envelope and MCP give a
     cell's times exactly as its YAML file has them, and a new reservation's time in
