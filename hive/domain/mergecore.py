@@ -9,10 +9,11 @@ on *plain cells* (``hive/store/celldoc.py``: dicts holding exactly what
 declines) runs the same rules on its models' dumps, so there is one set of rules.
 
 :func:`merge_plain` merges one file when the result is certainly what the full path
-gives, byte for byte, and declines (None) everything else: files other than cells,
+gives, byte for byte, and declines (None) everything else: files hive does not merge,
 cells the plain reader leaves to the model (earlier merge conflicts, anything not in
-hive's canonical form), objects only dulwich reads. The caller then
-runs the full path (``tests/test_merge_driver_lean.py`` compares the two).
+hive's canonical form), objects only dulwich reads. Reservation files, the context and
+the config follow the rules of :mod:`hive.domain.mergefiles` the same way. The caller
+then runs the full path (``tests/test_merge_driver_lean.py`` compares the two).
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ def merge_plain(
     done = settled(base, ours, theirs)
     if done is not None:
         return done, []
-    if ours is None or theirs is None or not is_cell_path(path):
+    if ours is None or theirs is None or not is_mergeable_path(path):
         return None
     if history is not None:
         decided, base = history_base(history(), path, base, ours, theirs, their_commits)
@@ -151,6 +152,10 @@ def merge_plain(
         done = settled(base, ours, theirs)
         if done is not None:
             return done, []
+    if not is_cell_path(path):
+        from hive.domain.mergefiles import merge_plain_file
+
+        return merge_plain_file(path, base, ours, theirs)
     mine, other = _plain(ours), _plain(theirs)
     original = _plain(base) if base is not None else None
     if mine is None or other is None or (base is not None and original is None):
