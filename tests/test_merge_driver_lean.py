@@ -211,7 +211,7 @@ def reservation_sides(draw: st.DrawFn) -> tuple[bytes | None, bytes, bytes]:
     def changed(item: Reservation) -> Reservation:
         """Renewed, yielded (a contest), renumbered (a merge) or with another reason."""
         later = {"expires_at": item.expires_at + timedelta(hours=1)}
-        change = draw(
+        change: dict[str, Any] = draw(
             st.sampled_from(
                 [{}, later, {"yielded_to": draw(overrides)}, {"id": 9, "renumbered_from": item.id}]
             )
