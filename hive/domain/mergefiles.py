@@ -6,17 +6,17 @@ Like :mod:`hive.domain.mergecore` for cells: one set of rules that the full path
 objects read by ``hive/store/yamlfast.py``, without pydantic or dulwich) both run. The
 ``plain_*`` functions read a file only when the model would certainly read it the same
 way, and decline (None) everything else, which the caller then leaves to the full path;
-:func:`merge_plain_file` gives the merged file's bytes exactly as the full path writes
-them (``tests/test_merge_driver_lean.py`` compares the two).
+:func:`reservation_file`, :func:`context_file` and :func:`config_file` give the merged
+file's bytes exactly as the full path writes them, or None
+(``tests/test_merge_driver_lean.py`` compares the two). :func:`set_merge`, the rule for
+sets, is the cells' too (``hive/domain/mergecore.py``).
 """
 
 from __future__ import annotations
 
-from hive.domain.mergecore import CONFIG_PATH, CONTEXT_PATH, is_reservation_path, set_merge
-
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Hashable, Sequence
     from datetime import datetime
     from typing import Any, Protocol, TypeVar
 
@@ -45,28 +45,32 @@ if TYPE_CHECKING:
 
     E = TypeVar("E", bound=Entry)
     T = TypeVar("T")
+    K = TypeVar("K", bound=Hashable)
 
 CONFIG_CONFLICT = "# hive merge conflict: "  # a line of config.yaml: what a merge did not keep
 # the ProjectContext model's sections, in its order (what its dump holds)
 CONTEXT_SECTIONS = ("project", "goals", "stack", "decisions", "milestones", "banned")
 
 
-def merge_plain_file(
-    path: str, base: bytes | None, ours: bytes, theirs: bytes
-) -> tuple[bytes, list[str]] | None:
-    """(the merged file, the settings whose losing value a conflict record keeps) of a
-    reservation file, the context or the config, as :func:`hive.domain.merge.merge_file`
-    writes it, or None to leave it to that full path (a side it may read otherwise or
-    refuse, an unknown file)."""
-    if is_reservation_path(path):
-        merged = _reservation_file(base, ours, theirs)
-        return None if merged is None else (merged, [])
-    if path == CONTEXT_PATH:
-        context = _context_file(base, ours, theirs)
-        return None if context is None else (context, [])
-    if path == CONFIG_PATH:
-        return _config_file(base, ours, theirs)
-    return None
+# ------------------------------------------------------------------ sets
+
+
+def set_merge(
+    base: Sequence[T] | None, ours: Sequence[T], theirs: Sequence[T], key: Callable[[T], K]
+) -> list[T]:
+    """Items both sides have, or that one side added; a removal on either side wins.
+    Order: the base's order, then additions sorted by key (the same on both clones)."""
+    base_items = list(base or [])
+    base_keys = {key(item) for item in base_items}
+    our_keys = {key(item): item for item in ours}
+    their_keys = {key(item): item for item in theirs}
+    both = our_keys.keys() & their_keys.keys()
+    kept = [our_keys[key(item)] for item in base_items if key(item) in both]
+    added: dict[K, T] = {}
+    for k, item in [*our_keys.items(), *their_keys.items()]:
+        if k not in base_keys and k not in added:
+            added[k] = item
+    return kept + [added[k] for k in sorted(added, key=repr)]
 
 
 # ------------------------------------------------------------------ reservation files
@@ -132,7 +136,7 @@ def renumbered(items: list[E], copy: Callable[[E, dict[str, Any]], E]) -> list[E
     return result
 
 
-def _reservation_file(base: bytes | None, ours: bytes, theirs: bytes) -> bytes | None:
+def reservation_file(base: bytes | None, ours: bytes, theirs: bytes) -> bytes | None:
     from hive.domain.reservecore import PlainFile, plain_file
 
     mine, other = plain_file(ours), plain_file(theirs)
@@ -208,7 +212,7 @@ def merge_context(
     return merged
 
 
-def _context_file(base: bytes | None, ours: bytes, theirs: bytes) -> bytes | None:
+def context_file(base: bytes | None, ours: bytes, theirs: bytes) -> bytes | None:
     from hive.store.yamlio import dumps
 
     mine, other = plain_context(ours), plain_context(theirs)
@@ -362,7 +366,7 @@ def merge_config(
     return (header + dumps(merged)).encode("utf-8"), records
 
 
-def _config_file(base: bytes | None, ours: bytes, theirs: bytes) -> tuple[bytes, list[str]] | None:
+def config_file(base: bytes | None, ours: bytes, theirs: bytes) -> tuple[bytes, list[str]] | None:
     mine, other = _mapping(ours), _mapping(theirs)
     original = _mapping(base) if base else None
     if mine is None or other is None or (base and original is None):
