@@ -203,7 +203,17 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
         "",
     ),
     "mail-send-to-self": (["--json", "mail", "send", "Test User", "-s", "note ü"], ""),
+    "mail-send-to-options": (["mail", "send", "--to", "bob", "alice", "--to=bob", "-s", "to"], ""),
 }
+
+
+def test_the_lean_path_reads_the_recipients_options_of_the_command() -> None:
+    """``--to NAME`` is the command's own (``Command.argument_options``), read alike."""
+    from hive.cli.lean_coord import SEND_ARGUMENTS
+    from hive.ops.catalog import operation
+
+    (command,) = operation("swarmmail_send").commands
+    assert command.argument_options["to"] == SEND_ARGUMENTS
 
 
 def _same(

@@ -12,17 +12,20 @@ import json
 import pkgutil
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import Field
 from typer.testing import CliRunner
 
 import hive
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
+from hive.models.base import HiveModel
 from hive.ops.catalog import operation, operations
-from hive.ops.spec import Operation
+from hive.ops.spec import Command, Operation, Params
 from tests.conftest import agent_env, credential, git, set_coordinators
 from tests.hivefork import mcp_server
 
@@ -742,6 +745,84 @@ def test_a_generated_command_reports_bad_values_like_the_tool(ws: Workspace, rep
     ctx = CallContext(root=str(repo), agent="alice")
     tool = call_tool(ctx, "hive_create", {"title": "x", "type": "story"})
     assert tool["code"] == "invalid_arguments" and tool["field"] == "type"
+
+
+class _TagParams(Params):
+    cell_id: str
+    labels: list[str] = Field(description="labels to add")
+    note: str | None = None
+
+
+class _Tagged(HiveModel):
+    cell_id: str
+    labels: list[str]
+    note: str | None
+
+
+def _tag_app(ws: Workspace, command: Command) -> Any:
+    """A typer app with one command built from a made-up operation (its result: the
+    parameters it was given)."""
+    import typer
+
+    from hive.cli.build import Presenter, add_commands
+
+    op = Operation(
+        name="tag",
+        summary="Tag a cell.",
+        params=_TagParams,
+        result=_Tagged,
+        run=lambda _ws, p: _Tagged(**p.model_dump()),
+        writes=False,
+        commands=(command,),
+    )
+    app = typer.Typer(add_completion=False, rich_markup_mode=None)
+    app.callback()(lambda: None)  # a group, so that the command keeps its name
+    presenter = Presenter(render=lambda result, params, _ws: print(result), opens=lambda: ws)
+    add_commands({(): app}, [op], {"tag": presenter}, {"tag"})
+    return app
+
+
+def test_a_list_argument_may_also_be_given_as_a_repeatable_option(ws: Workspace) -> None:
+    """``Command.argument_options``: any command's last argument, a list, may also be given
+    by its options (as ``hive mail send --to NAME``), each value where it stands on the
+    command line, and the command's help lists them."""
+    command = Command(
+        ("tag",),
+        arguments=("cell_id", "labels"),
+        short={"note": ("-n",)},
+        argument_options={"labels": ("--label", "-l")},
+    )
+    app = _tag_app(ws, command)
+    runner = CliRunner()
+
+    def tagged(*args: str) -> dict[str, Any]:
+        result = runner.invoke(app, ["tag", "--json", *args])
+        assert result.exit_code == 0, (args, result.output)
+        return dict(json.loads(result.stdout))
+
+    assert tagged("A", "x", "--label", "y", "z")["labels"] == ["x", "y", "z"]
+    assert tagged("-l", "y", "A", "x", "--label=z") == {
+        "cell_id": "A",  # a label before the cell id waits for it: the id comes first
+        "labels": ["y", "x", "z"],
+        "note": None,
+    }
+    assert tagged("A", "-ly", "-n", "--label")["labels"] == ["y"]  # -n's value: never a label
+    assert tagged("A", "-n", "--label", "--label", "x")["note"] == "--label"
+    assert tagged("A", "--label", "-x")["labels"] == ["-x"]  # a value like an option: kept
+    assert tagged("A", "x", "--", "-y")["labels"] == ["x", "-y"]
+    for args, said in (
+        (["A"], "missing LABELS (or --label)"),
+        (["A", "x", "--label"], "Option '--label' requires an argument"),
+        (["--label", "x"], "Missing argument 'CELL_ID'"),
+        (["--label", "x", "--"], "Missing argument 'CELL_ID'"),
+    ):
+        refused = runner.invoke(app, ["tag", *args])
+        assert refused.exit_code == 2 and said in refused.output, (args, refused.output)
+    shown = runner.invoke(app, ["tag", "--help"])
+    assert "-l, --label TEXT  labels to add; the same as LABELS (repeatable)" in shown.stdout
+    for wrong in ({"cell_id": ("--cell",)}, {"note": ("--also",)}):
+        with pytest.raises(LookupError, match="only its last argument, a list"):
+            _tag_app(ws, replace(command, argument_options=wrong))
 
 
 def test_a_limit_whose_null_means_all_takes_all_on_the_command_line() -> None:

@@ -25,7 +25,7 @@ Supported forms (global options anywhere, ``--json`` included)::
     hive reserve PATTERN... [--reason TEXT] [--exclusive|--shared] [--ttl N]
     hive release PATTERN...
     hive mail send TO... -s SUBJECT [-b BODY] [--importance LEVEL] [--ack-required]
-                   [--thread CELL_ID]
+                   [--thread CELL_ID] [--to NAME]...
 """
 
 from __future__ import annotations
@@ -321,6 +321,7 @@ SEND_VALUED = {
     "--thread": "thread",
 }
 SEND_FLAGS = {"--ack-required": "ack_required"}
+SEND_ARGUMENTS = ("--to",)  # the command's argument_options: recipients as options
 
 
 class MailHost:
@@ -340,7 +341,7 @@ def mail(inv: Invocation) -> int | None:
     """``hive mail send`` (the other ``mail`` commands: the full CLI)."""
     if inv.args[:1] != ["send"]:
         return None
-    options = parse_options(inv.args[1:], SEND_VALUED, {}, SEND_FLAGS)
+    options = parse_options(inv.args[1:], SEND_VALUED, {}, SEND_FLAGS, SEND_ARGUMENTS)
     if options is None or "subject" not in options.values:
         return None
     to = options.positional
