@@ -313,6 +313,21 @@ def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
     )
 
 
+def _light(item: ParsedCell | ParseProblem) -> tuple[object, ...]:
+    """The :data:`LIGHT` columns of a parsed cell file version (a problem's: the error)."""
+    if isinstance(item, ParseProblem):
+        return (*[None] * 8, 0, None, item.message, item.path, item.line)
+    blockers = "\n".join(target for kind, target in item.dependencies if kind == "blocks")
+    facts = (item.id, item.status, item.type, item.priority, item.parent, item.assignee)
+    return (*facts, item.title, item.created, int(item.deleted), blockers, None, None, None)
+
+
+def entry_of(path: str, blob: str, item: ParsedCell | ParseProblem) -> Entry:
+    """The Entry a state holding ``blob`` at ``path`` lists, from its parsed version
+    (for a file no stored state holds: a staged one)."""
+    return _entry(path, blob, _light(item))
+
+
 def _directory_entry(path: str, tree: str) -> Entry:
     """A directory where a cell file should be: listed as that file, with the problem."""
     message = (
@@ -974,29 +989,9 @@ class StateIndex:
         rows: list[tuple[object, ...]] = []
         for sha, item in parsed:
             if isinstance(item, ParseProblem):
-                problem = (item.message, item.path, item.line)
-                rows.append((sha, *[None] * 8, 0, None, *problem, None, None))
-                continue
-            rows.append(
-                (
-                    sha,
-                    item.id,
-                    item.status,
-                    item.type,
-                    item.priority,
-                    item.parent,
-                    item.assignee,
-                    item.title,
-                    item.created,
-                    int(item.deleted),
-                    "\n".join(target for kind, target in item.dependencies if kind == "blocks"),
-                    None,
-                    None,
-                    None,
-                    dumps_strings(item.labels),  # json.dumps
-                    item.json,
-                )
-            )
+                rows.append((sha, *_light(item), None, None))
+            else:
+                rows.append((sha, *_light(item), dumps_strings(item.labels), item.json))
         if not rows:
             return
         with self.transaction() as db:
