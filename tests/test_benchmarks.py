@@ -108,13 +108,30 @@ def ratio(text: str) -> float:
     return float(found.group(1))
 
 
-def agrees(shown: float, numerator: float, denominator: float, *, digits: int = 2) -> bool:
+def shown_half(text: str) -> float:
+    """Half a unit of the last digit ``text`` (a duration) is printed with, in ms:
+    0.05 for ``35.5 ms``, 5 for ``1.64 s`` (a loaded machine's tiny run)."""
+    found = re.fullmatch(r"\+?-?\d[\d,]*\.(\d+) (ms|s)", text)
+    assert found, f"not a duration: {text!r}"
+    half = 0.5 * 10.0 ** -len(found.group(1))
+    return half * 1000 if found.group(2) == "s" else half
+
+
+def agrees(
+    shown: float,
+    numerator: float,
+    denominator: float,
+    *,
+    digits: int = 2,
+    halves: tuple[float, float] = (0.05, 0.05),
+) -> bool:
     """A ratio printed with ``digits`` decimals can be ``numerator / denominator``, both
-    printed with one (every figure a script prints is rounded on its own)."""
-    half = 0.05  # half a unit of the last digit of the operands
-    low = max(numerator - half, 0.0) / (denominator + half)
-    high = (numerator + half) / max(denominator - half, 1e-9)
-    slack = 0.5 * 10**-digits
+    printed with one unless ``halves`` says otherwise (half a unit of each one's last
+    digit: every figure a script prints is rounded on its own)."""
+    over, under = halves
+    low = max(numerator - over, 0.0) / (denominator + under)
+    high = (numerator + over) / max(denominator - under, 1e-9)
+    slack = 0.5 * 10.0**-digits
     return low - slack <= shown <= high + slack
 
 
@@ -142,7 +159,8 @@ def check_run_table(
         value = duration_ms(median)
         assert value > 0 or (operation in tiny and value == 0), operation
         if versus:
-            assert agrees(ratio(versus), value, baseline), operation
+            halves = (shown_half(median), shown_half(rows[0][2]))
+            assert agrees(ratio(versus), value, baseline, halves=halves), operation
 
 
 def check_run(output: str) -> None:
@@ -284,7 +302,10 @@ def check_process(output: str) -> None:
         else:
             assert duration_ms(hive) > 0, operation
             # one pair: the ratio is this pair's
-            assert agrees(ratio(versus), duration_ms(hive), duration_ms(git)), operation
+            halves = (shown_half(hive), shown_half(git))
+            assert agrees(ratio(versus), duration_ms(hive), duration_ms(git), halves=halves), (
+                operation
+            )
         in_process = operation.startswith("in-process")
         assert (peak == "") == in_process, operation
         if not in_process:
