@@ -35,7 +35,18 @@ SMOKE: dict[str, list[str]] = {
     "bench_coord.py": ["--runs", "1", "--cells", TINY, "--agents", "2", "--messages", TINY],
     "bench_swarm.py": ["--runs", "1", "--cells", TINY],
     "bench_serve.py": ["--runs", "1", "--cells", TINY, "--commit-runs", "1"],
-    "bench_merge.py": ["--size", TINY, "--commits", "3", "--cells", "1", "--runs", "1"],
+    "bench_merge.py": [
+        "--size",
+        TINY,
+        "--commits",
+        "3",
+        "--cells",
+        "1",
+        "--runs",
+        "1",
+        "--agents",
+        "1",
+    ],
     "bench_parse.py": ["--cells", TINY],
     "bench_process.py": ["--sizes", TINY, "--runs", "1", "--cold-runs", "1", "--no-warm-up"],
     "bench_startup.py": ["--runs", "1", "--cells", "2"],
@@ -228,6 +239,14 @@ def check_merge(output: str) -> None:
     assert merged > 0 and git_ms > 0 and float(per_cell.group(1)) == merged  # one cell
     assert agrees(float(merge.group(2)), merged, git_ms, digits=1)
     assert float(by_log.group(1)) > 0 and float(by_reading.group(1)) > 0
+    assert "1 agents' reservation files and the context changed on both sides" in output
+    for row in (
+        r"CPU per file of that git merge \(all processes\)",
+        r"one driver run on a reservation file, CPU \(with its git\)",
+        r"one driver run on the context, CPU \(with its git\)",
+    ):
+        found = re.search(rf"{row} +{number}", output)
+        assert found and float(found.group(1)) > 0, (row, output)
 
 
 def check_parse(output: str) -> None:
