@@ -203,7 +203,17 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
         "",
     ),
     "mail-send-to-self": (["--json", "mail", "send", "Test User", "-s", "note ü"], ""),
+    "mail-send-to-options": (["mail", "send", "--to", "bob", "alice", "--to=bob", "-s", "to"], ""),
 }
+
+
+def test_the_lean_path_reads_the_recipients_options_of_the_command() -> None:
+    """``--to NAME`` is the command's own (``Command.argument_options``), read alike."""
+    from hive.cli.lean_coord import SEND_ARGUMENTS
+    from hive.ops.catalog import operation
+
+    (command,) = operation("swarmmail_send").commands
+    assert command.argument_options["to"] == SEND_ARGUMENTS
 
 
 def _same(
@@ -417,6 +427,24 @@ def test_a_thread_the_rows_cannot_answer_is_left_to_the_full_cli(
         assert code == 3 and "unknown recipient(s) coordinator" in err
     else:
         assert code == 0 and out.startswith("sent #")
+
+
+def test_a_deleted_cells_id_as_thread_is_a_plain_thread_on_both_paths(
+    base: Path,
+    threaded: dict[str, str],
+    tmp_path: Path,
+    frozen: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A thread naming a deleted epic by its full id is a plain thread (the full path
+    reads it so): the lean path answers it from that cell's row, as the full CLI."""
+    from hive.domain.cells import delete_cell
+
+    delete_cell(Workspace(str(base), actor="alice"), cell_id=threaded["epic"], force=True)
+    args = ["mail", "send", "alice", "-s", "x", "--thread", threaded["epic"], "--json"]
+    after = _same(args, base, tmp_path, capsys)
+    event = json.loads(after["mail_message"].split("\n\n", 1)[1].split("\n\n")[0])
+    assert (event["thread_id"], event["to"]) == (threaded["epic"], ["alice"])  # not bob
 
 
 # ------------------------------------------------------------------ refusals

@@ -299,3 +299,157 @@ def test_the_rows_are_found_by_index_and_an_older_file_gets_the_indexes(tmp_path
             ["x", "a", "b"],
         ).fetchall()
         assert f"USING INDEX dirs_{column} ({column}=? AND tree=?)" in plan[0][3]
+
+
+# ------------------------------------------------------------------ threads named by a prefix
+
+
+def test_a_thread_given_as_a_prefix_is_found_as_before_without_reading_every_cell(
+    tmp_path: Path,
+) -> None:
+    """A thread given as a prefix, in upper case, around spaces, as a deleted cell's id
+    or a prefix only deleted cells or several cells begin: each answer is pinned (the
+    answers of the scan over every cell that preceded it) and comes from the files of
+    the ids the thread could name (no index of every cell is built, only the epics
+    whose coordinator is asked are decoded)."""
+    root = make_repo(tmp_path / "repo")
+    init_hive(Workspace(str(root), actor="ann"), prefix="hv")
+    gone = {"deleted_at": NOW}
+    cells = [
+        _cell("hv-ab1", type="epic", metadata={"coordinator": "bo"}),
+        _cell("hv-ab1.1", parent="hv-ab1", assignee="dee"),
+        _cell("hv-ab1.2", parent="hv-ab1", assignee="eve", status="closed", closed_at=NOW),
+        _cell("hv-ab2", assignee="fay"),
+        _cell("hv-cd1", type="epic", assignee="cy", **gone),  # deleted, its child is not
+        _cell("hv-cd1.1", parent="hv-cd1", assignee="fay"),
+        _cell("hv-ef1", type="epic", **gone),
+        _cell("hv-ef2", type="epic", created_by="ann"),
+        _cell("hv-ef2.1", parent="hv-ef2", assignee="gus"),
+        _cell("hv-gh1", **gone),
+        _cell("hv-gh2", **gone),
+        _cell("hv-ij", type="epic", assignee="cy"),
+        _cell("hv-ij.1", parent="hv-ij", assignee="hal"),
+        _cell("hv-ijk"),
+        *(_cell(f"hv-z{n}", assignee="dee") for n in range(60)),  # never read
+    ]
+    for cell in cells:
+        (root / cell_path(cell.id)).parent.mkdir(parents=True, exist_ok=True)
+        (root / cell_path(cell.id)).write_bytes(encode_cell(cell))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "cells")
+    expected: dict[str, tuple[str, set[str], str | None]] = {
+        "hv-ab1": ("hv-ab1", {"dee"}, "bo"),  # an epic's full id
+        "HV-AB1": ("hv-ab1", {"dee"}, "bo"),  # upper case
+        " hv-ab1 ": ("hv-ab1", {"dee"}, "bo"),  # spaces around
+        "hv-ab1.": ("hv-ab1.", set(), None),  # two children begin it: ambiguous
+        "hv-ab1.1": ("hv-ab1.1", set(), "bo"),  # a task: the thread, coordinator of its epic
+        "ab1": ("hv-ab1", {"dee"}, "bo"),  # the hash part's prefix: the epic and children
+        "hv-ab": ("hv-ab", set(), None),  # hv-ab1's family and hv-ab2: ambiguous
+        "hv-ab2": ("hv-ab2", set(), None),  # a task under no epic
+        "hv-cd1": ("hv-cd1", set(), None),  # a deleted cell: a plain thread
+        "hv-cd": ("hv-cd", set(), None),  # the family of a deleted epic: its root, deleted
+        "hv-cd1.1": ("hv-cd1.1", set(), "cy"),  # a live child of a deleted epic
+        "hv-ef": ("hv-ef2", {"gus"}, "ann"),  # deleted hv-ef1 does not count
+        "hv-gh": ("hv-gh", set(), None),  # only deleted cells, two of them: ambiguous
+        "hv-gh1": ("hv-gh1", set(), None),
+        "ij": ("hv-ij", {"hal"}, "cy"),  # the id whose hash part is exactly it wins
+        "hv-ijk": ("hv-ijk", set(), None),
+        "hv-q": ("hv-q", set(), None),  # no cell begins it
+        "design": ("design", set(), None),
+    }
+    ws = Workspace(str(root), actor="ann")
+    ws.reader.head_key()  # HEAD's state indexed, as after any command
+    found = {
+        thread: (*mail._thread_of(ws, thread), mail.coordinator_of(ws, thread, "ann"))
+        for thread in expected
+    }
+    assert {t: (i, set(m), c) for t, (i, m, c) in found.items()} == expected
+    assert not ws.cache.indexes  # no index of every cell was built
+    assert ws.cache.decoded <= 4  # the epics whose coordinator was asked
+
+
+def test_staged_cell_changes_are_read_over_heads_rows_as_every_cell_was(tmp_path: Path) -> None:
+    """With ``autocommit`` off the state is HEAD's plus the staged cell files: who an
+    epic's thread reaches and who coordinates are read from HEAD's rows of the cells
+    concerned with the staged files over them (added, changed, removed), the answers
+    of the scan over every staged cell; a staged file the rows cannot certainly place
+    (unreadable, a copy outside its own path) has every cell read, as before."""
+    root = make_repo(tmp_path / "repo")
+    init_hive(Workspace(str(root), actor="ann"), prefix="hv")
+
+    def put(*cells: Cell, path: str | None = None) -> None:
+        for cell in cells:
+            where = root / (path or cell_path(cell.id))
+            where.parent.mkdir(parents=True, exist_ok=True)
+            where.write_bytes(encode_cell(cell))
+
+    epic = _cell("hv-ep1", type="epic", metadata={"coordinator": "bo"})
+    put(
+        epic,
+        _cell("hv-ep1.1", parent="hv-ep1", assignee="dee"),
+        _cell("hv-ep1.2", parent="hv-ep1", assignee="eve"),
+        _cell("hv-ep1.3", parent="hv-ep1", assignee="fay"),
+        _cell("hv-ot1", type="epic", created_by="cy"),
+        _cell("hv-ot1.1", parent="hv-ot1", assignee="ann", status="in_progress"),
+        *(_cell(f"hv-z{n}", assignee="gus") for n in range(40)),
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "cells")
+    # staged: a new child for hal, eve's closed, fay's file removed, the epic's
+    # coordinator changed, a new epic a prefix names, ann's work moved under hv-ep1
+    put(
+        _cell("hv-ep1.4", parent="hv-ep1", assignee="hal"),
+        _cell("hv-ep1.2", parent="hv-ep1", assignee="eve", status="closed", closed_at=NOW),
+        epic.model_copy(update={"metadata": {"coordinator": "cy"}}),
+        _cell("hv-nw1", type="epic", assignee="dee"),
+        _cell("hv-nw1.1", parent="hv-nw1", assignee="gus"),
+        _cell("hv-ot1.1", parent="hv-ep1", assignee="ann", status="in_progress"),
+    )
+    git(root, "add", ".hive")
+    git(root, "rm", "-q", cell_path("hv-ep1.3"))
+    (root / cell_path("hv-ep1.1")).write_bytes(b"id: [not staged\n")  # the work tree: unread
+    expected: dict[str, tuple[str, set[str], str | None]] = {
+        "hv-ep1": ("hv-ep1", {"dee", "hal", "ann"}, "cy"),
+        "hv-ep1.4": ("hv-ep1.4", set(), "cy"),
+        "hv-ep1.3": ("hv-ep1.3", set(), None),  # removed from the index: no such cell
+        "hv-nw": ("hv-nw1", {"gus"}, "dee"),  # a prefix of staged cells only
+        "hv-ot1": ("hv-ot1", set(), "cy"),
+        "design": ("design", set(), None),
+    }
+
+    def answers(ws: Workspace) -> dict[str, tuple[str, set[str], str | None]]:
+        found = {}
+        for thread in expected:
+            thread_id, members = mail._thread_of(ws, thread)
+            found[thread] = (thread_id, set(members), mail.coordinator_of(ws, thread, "ann"))
+        return found
+
+    staged = Workspace(str(root), actor="ann", autocommit=False)
+    staged.reader.head_key()  # HEAD's state indexed, as after any command
+    assert answers(staged) == expected
+    assert mail.coordinator_of(staged, None, "ann") == "cy"  # ann's work, now under hv-ep1
+    assert not staged.cache.indexes  # no index of every cell was built
+    scan = Workspace(str(root), actor="ann", autocommit=False)
+    for thread, (thread_id, members, coordinator) in expected.items():
+        assert old_thread_of(scan, thread) == (thread_id, members)
+        assert old_coordinator_of(scan, thread, "ann") == coordinator
+    assert old_coordinator_of(scan, None, "ann") == "cy"
+    # what the rows cannot place, each alone: an unreadable staged file of a cell
+    # concerned, a staged copy outside its own path; every cell is read, as before
+    git(root, "checkout", "-q", "--", ".hive")  # the work tree as staged
+    copy = encode_cell(_cell("hv-ep1.1", parent="hv-ep1", assignee="gus"))
+    copy_path = ".hive/cells/q/hv-ep1.1.yaml"
+    for path, data in ((cell_path("hv-ep1.4"), b"id: [unclosed\n"), (copy_path, copy)):
+        before = (root / path).read_bytes() if (root / path).exists() else None
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(data)
+        git(root, "add", path)
+        doubtful = Workspace(str(root), actor="ann", autocommit=False)
+        thread_id, members = mail._thread_of(doubtful, "hv-ep1")
+        assert (thread_id, set(members)) == old_thread_of(doubtful, "hv-ep1")
+        assert doubtful.cache.indexes  # every cell was read
+        if before is None:
+            git(root, "rm", "-q", "--cached", path)
+        else:
+            (root / path).write_bytes(before)
+            git(root, "add", path)

@@ -63,35 +63,7 @@ def parse(argv: list[str]) -> Invocation:
             found.args.append(token)
         position += 1
     found.directory = os.path.abspath(os.path.expanduser(found.directory))
-    if found.command == "mail" and found.args[:1] == ["send"]:
-        found.args = _recipients_as_arguments(found.args)
     return found
-
-
-# ``hive mail send``'s options that take a value (a value is never taken for ``--to``)
-_SEND_VALUED = ("-s", "--subject", "-b", "--body", "--thread", "--thread-id", "--importance")
-
-
-def _recipients_as_arguments(args: list[str]) -> list[str]:
-    """``hive mail send --to A --to=B`` as ``hive mail send A B`` (the tool's ``to``;
-    the command takes recipients as arguments)."""
-    rewritten: list[str] = []
-    position = 0
-    while position < len(args):
-        token = args[position]
-        if token == "--":
-            return rewritten + args[position:]
-        if token in _SEND_VALUED and position + 1 < len(args):
-            rewritten += args[position : position + 2]
-            position += 2
-            continue
-        if token == "--to" and position + 1 < len(args):
-            rewritten.append(args[position + 1])
-            position += 2
-            continue
-        rewritten.append(token[len("--to=") :] if token.startswith("--to=") else token)
-        position += 1
-    return rewritten
 
 
 def _take_global(found: Invocation, argv: list[str], position: int) -> int:

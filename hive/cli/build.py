@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 import typer
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
+from typer.core import TyperCommand
 
 from hive.cli import reader_gone
 from hive.cli.common import OPTIONS, run_op, show, use_json, workspace
@@ -254,8 +255,8 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
     suffix = f" (default {shown})" if shown not in (None, "", [], {}) else ""
     spec: Any
     if name in command.arguments:
-        required = (required and name not in command.defaults) or name in command.required
-        required = required and presenter.extra is None
+        required = _required_argument(op, command, presenter, name)
+        required = required and name not in command.argument_options  # checked once joined
         if command.many and name == command.arguments[0]:
             kind = list[str]
             help_text = "one or more (one write for all)" if op.writes else "one or more"
@@ -288,9 +289,116 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
     return inspect.Parameter(name, KEYWORD, default=default, annotation=annotation)
 
 
+AS_OPTION = "_as_option"  # the parameter of an argument's option form: ``to_as_option``
+
+
+def _required_argument(op: Operation, command: Command, presenter: Presenter, name: str) -> bool:
+    """Whether the command line must give argument ``name``."""
+    required = op.params.model_fields[name].is_required() and name not in command.defaults
+    return (required or name in command.required) and presenter.extra is None
+
+
+def _argument_option(op: Operation, command: Command, name: str) -> inspect.Parameter:
+    """The repeatable option that also gives argument ``name`` (``--to NAME``)."""
+    if command.arguments[-1:] != (name,) or not _a_list(op, command, name):
+        raise LookupError(f"'hive {command.name}': only its last argument, a list, has options")
+    described = (op.params.model_fields[name].description or "").rstrip(".")
+    same = f"the same as {name.upper()} (repeatable)"
+    spec = typer.Option(
+        *command.argument_options[name],
+        help=f"{described}; {same}" if described else same.capitalize(),
+        show_default=False,
+        metavar="TEXT",
+    )
+    annotation = Annotated[list[str] | None, spec]
+    return inspect.Parameter(name + AS_OPTION, KEYWORD, default=None, annotation=annotation)
+
+
+def _a_list(op: Operation, command: Command, name: str) -> bool:
+    """Whether argument ``name`` takes one or more words."""
+    if _cli_type(op.params.model_fields[name].annotation) == list[str] or name in command.repeat:
+        return True
+    return command.many and command.arguments == (name,)
+
+
+class ArgumentOptions(TyperCommand):
+    """A command whose last argument may also be given as an option
+    (``Command.argument_options``): each value of such an option joins the argument's
+    values where it stands on the command line (``A --to B C``: A, B, C)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, as_arguments(args, self.params))
+
+
+def as_arguments(args: list[str], params: list[Any]) -> list[str]:
+    """``args`` with each ``--to NAME`` / ``--to=NAME`` (an option of a parameter
+    named ``*_as_option``) given as the word ``NAME`` in its place, read as click reads
+    the command's options (the value of ``-b --to`` is ``--to``, never a recipient). A
+    value before the command's earlier arguments waits until they are given (they take
+    the first words); one that looks like an option is left to the option."""
+    forms = {opt for p in params if p.name.endswith(AS_OPTION) for opt in p.opts}
+    valued = {opt for p in params if _valued(p) for opt in p.opts} - forms
+    before = sum(p.param_type_name == "argument" for p in params) - 1  # one word each
+    words: list[str] = []
+    waiting: list[str] = []
+    rewritten: list[str] = []
+    literal, position = False, 0
+    while position < len(args):
+        token = args[position]
+        value, taken = (None, 1) if literal else _form_value(token, forms, args[position + 1 :])
+        if value is not None and not value.startswith("-"):
+            (waiting if len(words) < before else rewritten).append(value)
+            position += taken
+            continue
+        rewritten.append(token)
+        position += 1
+        if not literal and token == "--":
+            literal = True
+        elif not literal and token.startswith("-") and token != "-":
+            if _takes_next(token, valued) and position < len(args):
+                rewritten.append(args[position])
+                position += 1
+        else:
+            words.append(token)
+            if len(words) == before:
+                rewritten += waiting
+                waiting = []
+    form = min(forms, key=len, default="")  # still waiting: the option's, before any ``--``
+    return [item for value in waiting for item in (form, value)] + rewritten
+
+
+def _valued(param: Any) -> bool:
+    """Whether click option ``param`` takes a value."""
+    return bool(param.param_type_name == "option" and not param.is_flag and not param.count)
+
+
+def _form_value(token: str, forms: set[str], rest: list[str]) -> tuple[str | None, int]:
+    """The value ``token`` gives by an option form, and how many words it takes."""
+    if token in forms:
+        return (rest[0], 2) if rest else (None, 1)
+    for form in forms:
+        attached = form + "=" if form.startswith("--") else form
+        if token.startswith(attached) and len(token) > len(attached):
+            return token[len(attached) :], 1
+    return None, 1
+
+
+def _takes_next(token: str, valued: set[str]) -> bool:
+    """Whether option word ``token`` takes the next word as its value (``-s``, ``--body``,
+    a cluster ending in one: ``-as``; not ``-sTEXT`` or ``--body=TEXT``)."""
+    if token.startswith("--"):
+        return token in valued
+    for index in range(1, len(token)):
+        if "-" + token[index] in valued:
+            return index == len(token) - 1
+    return False
+
+
 def command_function(op: Operation, command: Command, presenter: Presenter) -> Callable[..., None]:
     """A function typer turns into ``command``: parameters from ``op.params``."""
     parameters = [_parameter(op, command, presenter, name) for name in offered(op, command)]
+    parameters += [_argument_option(op, command, name) for name in command.argument_options]
+    needed = {n for n in command.argument_options if _required_argument(op, command, presenter, n)}
     if presenter.extra is not None:
         parameters.append(
             inspect.Parameter(
@@ -314,6 +422,7 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
 
     def run_command(**given: Any) -> None:
         use_json(bool(given.pop(JSON, False)))
+        _join_argument_options(command, given, needed)
         VIEW.clear()
         VIEW.update({name: given.pop(name) for name in presenter.views})
         extra = presenter.extra
@@ -351,6 +460,19 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
     run_command.__doc__ = command.help or op.help or op.summary
     run_command.__name__ = "_".join(command.path)
     return run_command
+
+
+def _join_argument_options(command: Command, given: dict[str, Any], needed: set[str]) -> None:
+    """The values of an argument's option form that are still the option's (one that
+    looks like an option: ``--to -x``) join the argument's; ``needed``: the arguments
+    that must be given one way or the other."""
+    from hive.cli.common import usage_error
+
+    for name, forms in command.argument_options.items():
+        joined = [*(given.get(name) or []), *(given.pop(name + AS_OPTION, None) or [])]
+        given[name] = joined or given.get(name)
+        if name in needed and not joined:
+            usage_error(f"missing {name.upper()} (or {forms[0]})")
 
 
 def _many(command: Command, given: dict[str, Any]) -> list[str] | None:
@@ -496,6 +618,7 @@ def add_commands(
             if presenter is None:
                 raise LookupError(f"no presenter for 'hive {command.name}'")
             group = apps[command.path[:-1]]
-            group.command(command.path[-1], hidden=command.alias)(
+            kind = ArgumentOptions if command.argument_options else None
+            group.command(command.path[-1], hidden=command.alias, cls=kind)(
                 command_function(op, command, presenter)
             )

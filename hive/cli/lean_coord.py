@@ -16,7 +16,8 @@ Anything else *defers* (None, before anything is written) to the full CLI, which
 words every refusal: a conflict, a pattern the path rules deny, an unknown
 recipient or sender, a reservation file the plain reader declines, another
 option (``--cell``, ``--force``, ``--id``, ``--all``, ``--agent``, ``--help``,
-...), a ``--thread`` that is not a live cell's full id, ``coordinator`` with no
+...), a ``--thread`` that begins a cell's id without being one as written (a
+prefix, upper case: the full path reads those too), ``coordinator`` with no
 epic behind it, an identity it cannot prove, and every situation ``lean_write``
 defers.
 
@@ -25,7 +26,7 @@ Supported forms (global options anywhere, ``--json`` included)::
     hive reserve PATTERN... [--reason TEXT] [--exclusive|--shared] [--ttl N]
     hive release PATTERN...
     hive mail send TO... -s SUBJECT [-b BODY] [--importance LEVEL] [--ack-required]
-                   [--thread CELL_ID]
+                   [--thread CELL_ID] [--to NAME]...
 """
 
 from __future__ import annotations
@@ -321,6 +322,7 @@ SEND_VALUED = {
     "--thread": "thread",
 }
 SEND_FLAGS = {"--ack-required": "ack_required"}
+SEND_ARGUMENTS = ("--to",)  # the command's argument_options: recipients as options
 
 
 class MailHost:
@@ -340,7 +342,7 @@ def mail(inv: Invocation) -> int | None:
     """``hive mail send`` (the other ``mail`` commands: the full CLI)."""
     if inv.args[:1] != ["send"]:
         return None
-    options = parse_options(inv.args[1:], SEND_VALUED, {}, SEND_FLAGS)
+    options = parse_options(inv.args[1:], SEND_VALUED, {}, SEND_FLAGS, SEND_ARGUMENTS)
     if options is None or "subject" not in options.values:
         return None
     to = options.positional
@@ -371,9 +373,10 @@ def mail(inv: Invocation) -> int | None:
 class Addressed:
     """What a message's thread and the name ``coordinator`` stand for at HEAD
     (``mail.send_message``'s ``_thread_of`` and ``coordinator_of``), from the state
-    index's rows of the cells concerned only (``maillog.CellRows``). A thread must
-    name a live cell by its full id, and anything the rows cannot certainly answer
-    (a cell concerned unreadable or in two files) defers (the full CLI answers it)."""
+    index's rows of the cells concerned only (``maillog.CellRows``). A thread that is
+    not a cell's full id as written but begins one defers, as does anything the rows
+    cannot certainly answer (a cell concerned unreadable or in two files): the full
+    CLI answers it."""
 
     def __init__(self, prepared: Prepared, thread: str | None, coordinator: bool) -> None:
         from hive.domain import maillog
@@ -391,13 +394,17 @@ class Addressed:
             return  # a live cell that is not an epic: its id is the thread, no one else
         rows = maillog.CellRows(session.index, key)
         try:
-            if thread is not None and rows.names_no_cell(thread):
-                return  # a plain thread name: no one else, no epic behind it
-            if thread is not None and rows.live(thread).type == "epic":
-                held = [item for _, item in held_by(prepared)]
-                self.members = rows.members(thread, held, utc_now())
+            start = None
+            if thread is not None:
+                node = rows.thread_cell(thread, prefixes=False)
+                if node is None:
+                    return  # a plain thread name: no one else, no epic behind it
+                if node.type == "epic":
+                    held = [item for _, item in held_by(prepared)]
+                    self.members = rows.members(thread, held, utc_now())
+                start = thread
             if coordinator:
-                start = thread or rows.open_work(session.principal.name)
+                start = start or rows.open_work(session.principal.name)
                 self._coordinator(prepared, rows, rows.epic_above(start))
         except maillog.Unanswered as exc:
             raise Defer(str(exc)) from None

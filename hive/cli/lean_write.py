@@ -76,10 +76,13 @@ def parse_options(
     valued: dict[str, str],
     repeated: dict[str, str],
     flags: dict[str, str] | None = None,
+    arguments: tuple[str, ...] = (),
 ) -> Options | None:
     """``args`` read as click would for these options; None for anything else
     (an unknown option, an attached short value, a value that looks like an option,
-    a single option given twice, ``--``). ``flags``: options that take no value."""
+    a single option given twice, ``--``). ``flags``: options that take no value;
+    ``arguments``: options whose values are positional words where they stand (the
+    command's ``argument_options``: ``--to NAME``)."""
     found = Options()
     position = 0
     while position < len(args):
@@ -98,7 +101,7 @@ def parse_options(
         if not name.startswith("--"):
             name, eq, inline = token, "", ""
         key = valued.get(name) or repeated.get(name)
-        if key is None:
+        if key is None and name not in arguments:
             return None
         if eq:
             value = inline
@@ -108,7 +111,9 @@ def parse_options(
             position += 2
         else:
             return None
-        if name in repeated:
+        if key is None:
+            found.positional.append(value)
+        elif name in repeated:
             found.lists.setdefault(key, []).append(value)
         elif key in found.values:
             return None

@@ -40,7 +40,6 @@ from hive.domain.ownership import OwnerGuard, record_overrides
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import (
     AlreadyClaimed,
-    AmbiguousId,
     BlockedByDependency,
     Conflict,
     CorruptFile,
@@ -53,7 +52,7 @@ from hive.models import Cell, Dependency, utc_now
 from hive.models.cell import Page, check_title, first_error
 from hive.models.cellresults import DependencyNode
 from hive.store.cache import CellIndex, IdSet
-from hive.store.ids import new_child_id, new_root_id
+from hive.store.ids import new_child_id, new_root_id, resolve_among
 from hive.store.layout import cell_path
 
 
@@ -87,50 +86,14 @@ def _changed(cell: Cell, **changes: Any) -> Cell:
 
 
 def resolve_id(index: CellIndex, given: str) -> str:
-    """The full id for ``given``: exact, or an unambiguous prefix (with or without ``prefix-``).
+    """The full id for ``given``: exact, or an unambiguous prefix (with or without
+    ``prefix-``), as :func:`hive.store.ids.resolve_among` decides it over every id."""
 
-    Among several prefix matches, the id whose hash part is exactly ``given``
-    wins (``x7k2`` is ``hv-x7k2``, not its child ``hv-x7k2.a3f8``); deleted cells
-    only count when nothing else matches; and one cell plus its own
-    descendants resolves to that cell.
-    """
-    wanted = given.strip().lower()
-    if not wanted:
-        raise InvalidInput("empty cell id")
-    known = index.known_ids()
-    if wanted in known:
-        return wanted
-    matches = sorted(
-        cid for cid in known if cid.startswith(wanted) or cid.partition("-")[2].startswith(wanted)
-    )
-    if not matches:
-        raise NotFound(f"no cell matches id {given!r}", id=given)
-    chosen = _preferred_match(index, wanted, matches)
-    if chosen is not None:
-        return chosen
-    live = _live_ids(index, matches)
-    shown = ", ".join(live[:5]) + (" ..." if len(live) > 5 else "")
-    raise AmbiguousId(f"id {given!r} is ambiguous: {shown}", id=given, matches=live[:20])
+    def deleted(cell_id: str) -> bool:
+        cell = index.cells.get(cell_id)  # an unreadable file counts as live
+        return cell is not None and cell.is_deleted
 
-
-def _preferred_match(index: CellIndex, wanted: str, matches: list[str]) -> str | None:
-    """The one id ``matches`` (sorted) stands for, or None when it is really ambiguous."""
-    if len(matches) == 1:
-        return matches[0]
-    exact = [cid for cid in matches if cid.partition("-")[2] == wanted]
-    if len(exact) == 1:
-        return exact[0]
-    live = _live_ids(index, matches)
-    ancestor = live[0]  # sorted: an ancestor comes before its descendants
-    if all(cid == ancestor or cid.startswith(ancestor + ".") for cid in live):
-        return ancestor
-    return None
-
-
-def _live_ids(index: CellIndex, ids: list[str]) -> list[str]:
-    """``ids`` without deleted cells (all of them if every one is deleted)."""
-    live = [cid for cid in ids if cid not in index.cells or not index.cells[cid].is_deleted]
-    return live or ids
+    return resolve_among(given, index.known_ids(), deleted)
 
 
 def explain_not_found(ws: Workspace, error: NotFound) -> NotFound:

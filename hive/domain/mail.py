@@ -61,6 +61,7 @@ from hive.models.mail import (
     SendResult,
 )
 from hive.store.cells import format_time
+from hive.store.layout import CELLS_DIR
 from hive.store.sqlerrors import sqlite3
 
 if TYPE_CHECKING:
@@ -297,11 +298,13 @@ def coordinator_of(ws: Workspace, thread_id: str | None, sender: str) -> str | N
     rows = _rows(ws)
     if rows is not None:
         try:
-            if thread_id and rows.names_no_cell(thread_id):
-                return None  # a plain thread name: no epic behind it
-            epic_id = rows.epic_above(
-                rows.live(thread_id).id if thread_id else rows.open_work(sender)
-            )
+            if thread_id:
+                node = rows.thread_cell(thread_id)
+                if node is None:
+                    return None  # a plain thread name: no epic behind it
+                epic_id = rows.epic_above(node.id)
+            else:
+                epic_id = rows.epic_above(rows.open_work(sender))
             if epic_id is None:
                 return None
             epic = ws.reader.cell_of_blob(rows.found[epic_id].blob)
@@ -346,9 +349,9 @@ def _thread_of(ws: Workspace, thread_id: str) -> tuple[str, list[str]]:
     rows = _rows(ws)
     if rows is not None:
         try:
-            if rows.names_no_cell(thread_id):
+            node = rows.thread_cell(thread_id)
+            if node is None:
                 return thread_id, []  # a plain thread name
-            node = rows.live(thread_id)
             if node.type != "epic":
                 return node.id, []
             return node.id, rows.members(node.id, _held(ws), utc_now())
@@ -380,15 +383,20 @@ def _held(ws: Workspace) -> list[Reservation]:
 
 def _rows(ws: Workspace) -> CellRows | None:
     """The state index's rows of HEAD's state, for reading the cells a message concerns
-    only; None with staged changes over HEAD, before the first commit, or when the
-    state cannot be indexed (every cell is read, and any problem reported, as before)."""
-    if not ws.autocommit:
-        return None
+    only, with the cell files staged over it when ``autocommit`` is off (their own
+    entries); None before the first commit, or when the state cannot be indexed (every
+    cell is read, and any problem reported, as before)."""
     try:
         key = ws.reader.head_key()
+        if key is None or ws.autocommit:
+            return None if key is None else CellRows(ws.state_index, key)
+        snap = ws.snapshot()
+        ws.config(snap)  # as every cell is read: the staged state's config first
+        if snap.dir_key(CELLS_DIR).split("+", 1)[0] != key:
+            return None  # HEAD moved meanwhile
+        return CellRows(ws.state_index, key, ws.reader.staged_entries(snap))
     except (HiveError, sqlite3.Error):
         return None
-    return None if key is None else CellRows(ws.state_index, key)
 
 
 def inbox(

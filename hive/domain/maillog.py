@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from hive.errors import InvalidInput, NotFound
+from hive.errors import HiveError, InvalidInput, NotFound
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
 from hive.text import first_control, shell_word, without_control
@@ -495,14 +495,14 @@ def message_event(
 def family_root(given: str, known: Collection[str]) -> str:
     """``given``, or the one cell it is a prefix of whose descendants are all the
     other matches (``hv-ab`` names epic ``hv-abc`` even though ``hv-abc.1`` exists).
-    A full id is itself (as ``resolve_id`` reads it), found without a scan."""
+    A full id is itself (as ``resolve_id`` reads it), found without a scan. ``known``
+    need only hold the ids ``given`` could name (the exact one and those it begins)."""
+    from hive.store.ids import id_matches
+
     wanted = given.strip().lower()
     if wanted in known:
         return wanted
-    matches = sorted(
-        (c for c in known if c.startswith(wanted) or c.partition("-")[2].startswith(wanted)),
-        key=len,
-    )
+    matches = sorted((c for c in known if id_matches(c, wanted)), key=len)
     if len(matches) > 1 and all(m.startswith(matches[0] + ".") for m in matches[1:]):
         return matches[0]
     return given
@@ -556,8 +556,8 @@ def family_of(
 
 class Unanswered(Exception):
     """The rows of the cells concerned cannot certainly answer (a cell concerned is
-    unreadable or in two files, the thread is not a live cell's full id, the state is
-    no longer stored): the caller reads every cell."""
+    unreadable or in two files, an empty thread, the state is no longer stored): the
+    caller reads every cell."""
 
 
 class CellRows:
@@ -567,11 +567,16 @@ class CellRows:
     many other cells there are). Both paths answer with it: the lean CLI defers and the
     full path reads every cell when it raises :class:`Unanswered`."""
 
-    def __init__(self, index: StateIndex, key: str) -> None:
+    def __init__(
+        self, index: StateIndex, key: str, staged: dict[str, Entry | None] | None = None
+    ) -> None:
         self.index = index
         self.key = key
         self.nodes: dict[str, Node | None] = {}  # None: no file of that name
         self.found: dict[str, Entry] = {}
+        # cell files staged over state ``key`` (path -> its entry, None: removed): the
+        # rows answer for the staged state (``autocommit`` off), as ``cache.derive`` does
+        self.staged = staged or {}
 
     def _files(
         self, ids: Sequence[str] = (), parents: Sequence[str] = (), who: str | None = None
@@ -579,7 +584,34 @@ class CellRows:
         files = self.index.files_of(self.key, ids=ids, parents=parents, assignee=who)
         if files is None:
             raise Unanswered("the state was rebuilt meanwhile")
-        return files
+        if not self.staged:
+            return files
+        from hive.store.layout import cell_id_from_path
+
+        kept = [entry for entry in files if entry.path not in self.staged]
+        for path, entry in self.staged.items():
+            if entry is not None and (
+                cell_id_from_path(path) in ids
+                or (entry.error is None and entry.parent is not None and entry.parent in parents)
+                or (entry.error is None and who is not None and entry.assignee == who)
+            ):
+                kept.append(entry)
+        return kept
+
+    def _staged_elsewhere(self, cell_ids: Iterable[str], entries: Sequence[Entry]) -> bool:
+        """Whether a staged change concerns one of ``cell_ids`` with a file of it outside
+        its own path (``cache.derive`` and :func:`nodes_of` may then disagree on which
+        file is the cell)."""
+        from hive.store.index import is_own_path
+        from hive.store.layout import cell_id_from_path
+
+        touched = {cell_id_from_path(path) for path in self.staged} & set(cell_ids)
+        paths = [entry.path for entry in entries] + list(self.staged)
+        return any(
+            cell_id in touched and not is_own_path(path, cell_id)
+            for path in paths
+            if (cell_id := cell_id_from_path(path) or "")
+        )
 
     def _load(self, ids: Iterable[str]) -> None:
         """The facts of ``ids`` (every file named for each): one readable file a cell."""
@@ -593,6 +625,8 @@ class CellRows:
         nodes, unreadable = nodes_of(entries)
         if unreadable:
             raise Unanswered("an unreadable file for a cell concerned")
+        if self.staged and self._staged_elsewhere(wanted, entries):
+            raise Unanswered("a staged change to a cell with a file outside its own path")
         for entry in entries:
             cell_id = cell_id_from_path(entry.path) or ""
             if cell_id in self.found:
@@ -613,29 +647,48 @@ class CellRows:
         self._load(ids)
         return [node for cell_id in ids if (node := self.nodes[cell_id]) is not None]
 
-    def live(self, thread: str) -> Node:
-        """The live cell ``thread`` names by its full id."""
-        node = self.node(thread) if thread == thread.strip().lower() else None
-        if node is None or node.deleted:
-            raise Unanswered("not a live cell's full id (a plain thread, a prefix, deleted)")
-        return node
-
-    def names_no_cell(self, thread: str) -> bool:
-        """Whether ``thread`` is a plain thread name: no cell id (readable or not) is it
-        or starts with it, with or without its ``prefix-`` (as ``resolve_id`` reads it)."""
-        from hive.store.layout import cell_id_from_path
+    def thread_cell(self, thread: str, *, prefixes: bool = True) -> Node | None:
+        """The cell ``thread`` names, as the full path reads it over every id
+        (``get_cell(index, family_root(thread, known))``): by its full id (in any case,
+        spaces around), by a prefix, or as the one cell a prefix's matches all descend
+        from; None where that raises (no cell is or begins with it, an ambiguous prefix,
+        a deleted cell): a plain thread name. Only the files named for the ids the
+        thread could name are read. ``prefixes=False``: a thread that is not a cell's
+        full id as written but begins one is :class:`Unanswered`."""
+        from hive.store.ids import resolve_among
 
         wanted = thread.strip().lower()
+        if not wanted:
+            raise Unanswered("an empty thread")
+        known = [wanted] if self.node(wanted) is not None else self._begun_by(wanted)
+        if known and not prefixes and known != [thread]:
+            raise Unanswered("a prefix of a cell id, or an id not as written")
+        try:
+            cell_id = resolve_among(family_root(thread, known), known, self._deleted)
+        except HiveError:
+            return None
+        node = self.nodes[cell_id]
+        return None if node is None or node.deleted else node
+
+    def _deleted(self, cell_id: str) -> bool:
+        node = self.nodes.get(cell_id)
+        return node is not None and node.deleted
+
+    def _begun_by(self, wanted: str) -> list[str]:
+        """The ids of the cells ``wanted`` begins (``id_matches``), each one's files read:
+        the state's file names are compared in SQL (``StateIndex.names_like``), no other
+        row is decoded."""
+        from hive.store.ids import id_matches
+        from hive.store.layout import cell_id_from_path
+
         paths = self.index.names_like(self.key, wanted)
         if paths is None:
             raise Unanswered("the state was rebuilt meanwhile")
-        for path in paths:
-            cell_id = cell_id_from_path(path)
-            if cell_id and (
-                cell_id.startswith(wanted) or cell_id.partition("-")[2].startswith(wanted)
-            ):
-                return False
-        return bool(wanted)
+        paths += [path for path, entry in self.staged.items() if entry is not None]
+        found = (cell_id_from_path(path) for path in paths)
+        ids = [cell_id for cell_id in found if cell_id and id_matches(cell_id, wanted)]
+        self._load(ids)
+        return [cell_id for cell_id in dict.fromkeys(ids) if self.nodes[cell_id] is not None]
 
     def members(self, epic_id: str, reservations: Iterable[HeldBy], now: datetime) -> list[str]:
         """:func:`epic_members` of ``epic_id``."""

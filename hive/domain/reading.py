@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from hive.errors import CorruptFile, LockTimeout, NotInitialized
 from hive.git.repo import TREE_MODE, GitRepo, Snapshot
-from hive.git.worktree import file_blob_sha
+from hive.git.worktree import edited_on_disk
 from hive.models import Cell, HiveConfig
 from hive.store.cache import CellCache, CellIndex, build_index, derive
 from hive.store.cellrows import parse_for_index
@@ -19,8 +19,10 @@ from hive.store.index import (
     BUSY_TIMEOUT_MS,
     EMPTY_STATE,
     REBUILT_RETRIES,
+    Entry,
     ParseProblem,
     StateIndex,
+    entry_of,
 )
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path
 
@@ -37,10 +39,10 @@ def committed_config_note(root: str, committed: str) -> str:
     """The next step for a committed ``.hive/config.yaml`` that does not load: hive
     reads the committed file, so a fix made on disk counts only once committed."""
     try:
-        on_disk = file_blob_sha(os.path.join(root, CONFIG_PATH))
+        edited = edited_on_disk(os.path.join(root, CONFIG_PATH), committed)
     except OSError:
-        on_disk = None
-    if on_disk is not None and on_disk != committed:
+        edited = False
+    if edited:
         return (
             " (in the committed file, which is the one hive reads: your edits on disk"
             f" take effect once committed: {COMMIT_CONFIG})"
@@ -172,6 +174,25 @@ class StateReader:
                 continue
             changes[path] = None if blob is None else (cell_id, blob, self._parse(blob, path))
         return self.cache.keep(derive(base, key, changes))
+
+    def staged_entries(self, snap: Snapshot) -> dict[str, Entry | None]:
+        """The cell files ``snap``'s overlay (the staged index) changes, as the state
+        index lists files (None: removed), decoded as :meth:`cells` decodes them."""
+        entries: dict[str, Entry | None] = {}
+        for path, blob in snap.overlay.items():
+            if cell_id_from_path(path) is None:
+                continue
+            if blob is None:
+                entries[path] = None
+                continue
+            parsed = self._parse(blob, path)
+            if isinstance(parsed, CorruptFile):
+                line = parsed.details.get("line")
+                line = line if isinstance(line, int) else None
+                entries[path] = entry_of(path, blob, ParseProblem(parsed.message, path, line))
+            else:
+                entries[path] = entry_of(path, blob, parsed_cell(parsed))
+        return entries
 
     def _parse(self, blob: str, path: str) -> Cell | CorruptFile:
         cached = self.cache.by_blob.get(blob)

@@ -306,6 +306,7 @@ declare(
                 ("mail", "send"),
                 arguments=("to",),
                 short={"subject": ("-s",), "body": ("-b",), "thread_id": ("--thread",)},
+                argument_options={"to": ("--to",)},
             ),
         ),
         help="Send a message to agents (a message on an epic thread reaches its workers)."

@@ -156,7 +156,10 @@ class Command:
     parser as a list (``hive memory set stack a=1 b=2``); ``help``: the command's help
     when it is not the operation's (a command that shows one facet of the operation);
     ``alias``: another spelling of a command, left out of the help; ``helps``: a
-    field's help where the operation's description is not true of this command.
+    field's help where the operation's description is not true of this command;
+    ``argument_options``: the command's last argument, a list, may also be given as a
+    repeatable option by these names (``{"to": ("--to",)}``: ``hive mail send A --to B``
+    sends to A and B), its values taken in the order they stand on the command line.
     """
 
     path: tuple[str, ...]
@@ -171,6 +174,7 @@ class Command:
     help: str | None = None
     alias: bool = False
     helps: Mapping[str, str] = field(default_factory=dict)
+    argument_options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 
-from hive.errors import InvalidInput
+from hive.errors import AmbiguousId, InvalidInput, NotFound
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
 
 # Crockford-style base32 without the confusable i, l, o, u.
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -88,3 +88,56 @@ def hash_part(cell_id: str) -> str:
 def parent_from_id(cell_id: str) -> str | None:
     """The parent id encoded in a child id, or None for a root id."""
     return cell_id.rsplit(".", 1)[0] if "." in cell_id else None
+
+
+def id_matches(cell_id: str, wanted: str) -> bool:
+    """Whether ``wanted`` (lower case) begins ``cell_id``, or its part after the first
+    '-' (``x7k2`` and ``hv-x7`` both begin ``hv-x7k2``)."""
+    return cell_id.startswith(wanted) or cell_id.partition("-")[2].startswith(wanted)
+
+
+def resolve_among(given: str, known: Collection[str], deleted: Callable[[str], bool]) -> str:
+    """The full id ``given`` names among the ids ``known``: exact, or an unambiguous
+    prefix (with or without ``prefix-``); ``deleted``: whether a known id is a deleted
+    cell. ``known`` need only hold the ids ``given`` could name (the exact one and the
+    ones it begins): the answer does not depend on the others.
+
+    Among several prefix matches, the id whose hash part is exactly ``given``
+    wins (``x7k2`` is ``hv-x7k2``, not its child ``hv-x7k2.a3f8``); deleted cells
+    only count when nothing else matches; and one cell plus its own
+    descendants resolves to that cell.
+    """
+    wanted = given.strip().lower()
+    if not wanted:
+        raise InvalidInput("empty cell id")
+    if wanted in known:
+        return wanted
+    matches = sorted(cid for cid in known if id_matches(cid, wanted))
+    if not matches:
+        raise NotFound(f"no cell matches id {given!r}", id=given)
+    chosen = _preferred_match(wanted, matches, deleted)
+    if chosen is not None:
+        return chosen
+    live = _live_ids(matches, deleted)
+    shown = ", ".join(live[:5]) + (" ..." if len(live) > 5 else "")
+    raise AmbiguousId(f"id {given!r} is ambiguous: {shown}", id=given, matches=live[:20])
+
+
+def _preferred_match(wanted: str, matches: list[str], deleted: Callable[[str], bool]) -> str | None:
+    """The one id ``matches`` (sorted) stands for, or None when it is really ambiguous."""
+    if len(matches) == 1:
+        return matches[0]
+    exact = [cid for cid in matches if cid.partition("-")[2] == wanted]
+    if len(exact) == 1:
+        return exact[0]
+    live = _live_ids(matches, deleted)
+    ancestor = live[0]  # sorted: an ancestor comes before its descendants
+    if all(cid == ancestor or cid.startswith(ancestor + ".") for cid in live):
+        return ancestor
+    return None
+
+
+def _live_ids(ids: list[str], deleted: Callable[[str], bool]) -> list[str]:
+    """``ids`` without deleted cells (all of them if every one is deleted)."""
+    live = [cid for cid in ids if not deleted(cid)]
+    return live or ids

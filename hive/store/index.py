@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
-TABLES_VERSION = 3  # 3: a ready list takes a cell's own file over a stray copy
+TABLES_VERSION = 4  # 4: times in a cell's JSON as the files write them (hive.times)
 MODEL_FINGERPRINT = "5828bc27bd4a3a23"
 SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
@@ -311,6 +311,21 @@ def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
         blockers=str(blockers).split("\n") if blockers else [],
         assignee=assignee,
     )
+
+
+def _light(item: ParsedCell | ParseProblem) -> tuple[object, ...]:
+    """The :data:`LIGHT` columns of a parsed cell file version (a problem's: the error)."""
+    if isinstance(item, ParseProblem):
+        return (*[None] * 8, 0, None, item.message, item.path, item.line)
+    blockers = "\n".join(target for kind, target in item.dependencies if kind == "blocks")
+    facts = (item.id, item.status, item.type, item.priority, item.parent, item.assignee)
+    return (*facts, item.title, item.created, int(item.deleted), blockers, None, None, None)
+
+
+def entry_of(path: str, blob: str, item: ParsedCell | ParseProblem) -> Entry:
+    """The Entry a state holding ``blob`` at ``path`` lists, from its parsed version
+    (for a file no stored state holds: a staged one)."""
+    return _entry(path, blob, _light(item))
 
 
 def _directory_entry(path: str, tree: str) -> Entry:
@@ -974,29 +989,9 @@ class StateIndex:
         rows: list[tuple[object, ...]] = []
         for sha, item in parsed:
             if isinstance(item, ParseProblem):
-                problem = (item.message, item.path, item.line)
-                rows.append((sha, *[None] * 8, 0, None, *problem, None, None))
-                continue
-            rows.append(
-                (
-                    sha,
-                    item.id,
-                    item.status,
-                    item.type,
-                    item.priority,
-                    item.parent,
-                    item.assignee,
-                    item.title,
-                    item.created,
-                    int(item.deleted),
-                    "\n".join(target for kind, target in item.dependencies if kind == "blocks"),
-                    None,
-                    None,
-                    None,
-                    dumps_strings(item.labels),  # json.dumps
-                    item.json,
-                )
-            )
+                rows.append((sha, *_light(item), None, None))
+            else:
+                rows.append((sha, *_light(item), dumps_strings(item.labels), item.json))
         if not rows:
             return
         with self.transaction() as db:
