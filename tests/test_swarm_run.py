@@ -133,7 +133,7 @@ def test_dependencies_are_respected(ws: Workspace, repo: Path) -> None:
 
 
 def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, repo: Path) -> None:
-    epic, fails, crashes, silent, fine, after = make_epic(
+    epic, fails, crashes, silent, fine, after, killed, missing = make_epic(
         ws,
         [
             {"title": "Fails", "files": ["src/fails.py"]},
@@ -141,6 +141,8 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
             {"title": "Silent", "files": ["src/silent.py"]},
             {"title": "Fine", "files": ["src/fine.py"]},
             {"title": "After", "files": ["src/after.py"], "dependencies": [0]},
+            {"title": "Killed", "files": ["src/killed.py"]},
+            {"title": "Missing", "files": ["src/missing.py"]},
         ],
     )
     command = agent_cmd(
@@ -148,11 +150,15 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
             fails: f"{PYTHON} -m hive.agents.example --fail {{prompt_file}}",
             crashes: "echo crashing now; kill -9 $$",
             silent: "echo did nothing",
+            killed: "sh -c 'kill -9 $$'",  # the agent's process, not the worker's shell
+            missing: "no-such-agent-program-here",
         }
     )
     result, events = run(ws, epic, command, workers=3)
     assert not result.finished and result.completed == [fine]
-    assert set(result.blocked) == {fails, crashes, silent}
+    assert set(result.blocked) == {fails, crashes, silent, killed, missing}
+    assert "code 137 (the shell's code for a command killed by SIGKILL)" in result.blocked[killed]
+    assert "code 127 (the shell's code for a command not found" in result.blocked[missing]
     assert result.remaining == [after]  # waits for the failed one
     assert "exited with code 1 without calling swarm_complete" in result.blocked[fails]
     # what the failed worker left uncommitted in the shared tree is named and kept
@@ -186,7 +192,7 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
     message = git(repo, "show", "-s", "--format=%an%n%B", block)
     assert message.startswith("alice\n") and "Hive-Agent: alice" in message
     assert f"Hive-Worker: {worker}" in message
-    assert [e.event for e in events].count("blocked") == 3
+    assert [e.event for e in events].count("blocked") == 5
 
 
 def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) -> None:

@@ -653,7 +653,7 @@ class _Runner:
         elif code < 0:
             why = f"was killed by signal {_signal_name(-code)}"
         elif code != 0:
-            why = f"exited with code {code} without calling swarm_complete"
+            why = f"exited with code {code}{_shell_code(code)} without calling swarm_complete"
         else:
             why = "exited (code 0) without calling swarm_complete"
         return f"worker {worker.job.agent} {why}"
@@ -1082,6 +1082,19 @@ class _Runner:
 
 def _block_reason(cell: Cell) -> str:
     return str(run_info(cell).get("reason") or "blocked")
+
+
+def _shell_code(code: int) -> str:
+    """What ``/bin/sh`` means by ``code``, which it also exits with when a command it
+    ran failed so (the agent command runs in a shell, which does not replace itself
+    with the command): not found, not runnable, killed by a signal."""
+    if code == 127:
+        return " (the shell's code for a command not found: see its log)"
+    if code == 126:
+        return " (the shell's code for a command that could not be run: see its log)"
+    if 128 < code < 128 + signal.NSIG:
+        return f" (the shell's code for a command killed by {_signal_name(code - 128)})"
+    return ""
 
 
 def _signal_name(number: int) -> str:
