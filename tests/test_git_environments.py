@@ -298,3 +298,18 @@ def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
     assert git(linked, "status", "--porcelain") == ""
     assert git(main, "status", "--porcelain") == ""
     git(main, "fsck")
+
+
+def test_doctor_says_hives_commits_are_not_signed_under_commit_gpgsign(tmp_path: Path) -> None:
+    """With ``commit.gpgsign=true`` git signs the user's commits (or refuses without a
+    key), while hive's own commits were made unsigned without a word: a remote that
+    requires signatures refused them at push time. ``hive doctor`` says so."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    assert json.loads(ok(hive(repo, "--json", "doctor")))["warnings"] == []
+    git(repo, "config", "commit.gpgsign", "true")
+    ok(hive(repo, "create", "Made unsigned"))  # hive writes on, as before
+    assert "gpgsig" not in git(repo, "cat-file", "commit", "HEAD")
+    report = json.loads(ok(hive(repo, "--json", "doctor")))
+    assert [w["kind"] for w in report["warnings"]] == ["unsigned-commits"]
+    assert "not signed" in ok(hive(repo, "doctor"))
