@@ -313,3 +313,25 @@ def test_doctor_says_hives_commits_are_not_signed_under_commit_gpgsign(tmp_path:
     report = json.loads(ok(hive(repo, "--json", "doctor")))
     assert [w["kind"] for w in report["warnings"]] == ["unsigned-commits"]
     assert "not signed" in ok(hive(repo, "doctor"))
+
+
+def test_files_touched_are_named_from_the_current_directory(tmp_path: Path) -> None:
+    """``hive reserve a.py`` in ``src/`` reserves ``src/a.py`` (as in git), but ``hive
+    swarm complete --files-touched a.py`` there looked for ``a.py`` at the top: "a.py
+    exists neither in the working tree nor in HEAD". Both now read a relative path from
+    the current directory (``-C`` included), as ``git add`` does."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(repo, "--json", "create", "Fix a")))["id"]
+    ok(hive(repo, "start", cell))
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("print('fixed')\n")
+    here = str(repo / "src")
+    assert "src/a.py" in ok(run_hive(["reserve", "a.py", "--cell", cell], cwd=here))
+    progress = ["swarm", "progress", cell, "--status", "in_progress", "-f", "a.py"]
+    ok(run_hive(progress, cwd=here))
+    done = run_hive(["swarm", "complete", cell, "-s", "fixed", "-f", "a.py", "--no-gate"], cwd=here)
+    assert done.returncode == 0, done.stderr
+    committed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert "src/a.py" in committed and "a.py" not in committed
+    assert git(repo, "status", "--porcelain") == ""
