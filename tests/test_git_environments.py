@@ -335,3 +335,37 @@ def test_files_touched_are_named_from_the_current_directory(tmp_path: Path) -> N
     committed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
     assert "src/a.py" in committed and "a.py" not in committed
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_core_filemode_false_keeps_the_committed_mode(tmp_path: Path) -> None:
+    """With ``core.filemode=false`` git ignores the executable bit on disk (a file
+    system without it, a checkout shared with Windows: every file looks executable, or
+    none does). ``swarm complete`` committed the bit anyway, flipping files' modes in
+    history where ``git status`` showed nothing. A file keeps its index entry's mode
+    (``git update-index --chmod`` changes it), and a new file is 100644, as ``git add``."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "tool.sh").write_text("echo 1\n")
+    (repo / "run.sh").write_text("echo 2\n")
+    (repo / "run.sh").chmod(0o755)
+    git(repo, "add", "tool.sh", "run.sh")
+    git(repo, "commit", "-q", "-m", "scripts")
+    git(repo, "config", "core.filemode", "false")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(repo, "--json", "create", "Edit scripts")))["id"]
+    ok(hive(repo, "start", cell))
+    (repo / "tool.sh").write_text("echo 1b\n")
+    (repo / "tool.sh").chmod(0o755)  # the bit on disk says nothing here
+    (repo / "run.sh").write_text("echo 2b\n")
+    (repo / "run.sh").chmod(0o644)
+    (repo / "new.sh").write_text("echo 3\n")
+    (repo / "new.sh").chmod(0o755)
+    (repo / "kept.sh").write_text("echo 4\n")
+    git(repo, "add", "kept.sh")
+    git(repo, "update-index", "--chmod=+x", "kept.sh")  # how such a user sets the bit
+    files = ["-f", "tool.sh", "-f", "run.sh", "-f", "new.sh", "-f", "kept.sh"]
+    ok(hive(repo, "swarm", "complete", cell, "-s", "edited", *files, "--no-gate"))
+    modes = {line.split()[3]: line.split()[0] for line in git(repo, "ls-tree", "HEAD").splitlines()}
+    assert modes["tool.sh"] == "100644" and modes["run.sh"] == "100755"
+    assert modes["new.sh"] == "100644" and modes["kept.sh"] == "100755"
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "diff", "--cached", "--name-only") == ""
