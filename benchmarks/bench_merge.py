@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_merge.py                      # 2,000 commits, 5 cells
     python benchmarks/bench_merge.py --commits 5000 --cells 10 --runs 9
     python benchmarks/bench_merge.py --size 20 --commits 3 --cells 1 --runs 1  # smoke run
+    python benchmarks/bench_merge.py --agents 10          # 10 agents' reservation files
 
 Builds a scratch repository (2,000 source files, 1,000 cells or ``--size``), gives it a
 history of ``--commits`` hive commits (cell updates, one commit each) and packs it as
@@ -18,6 +19,14 @@ driver process is run directly on one cell's three versions, as git runs it, and
 CPU time (with the ``git log`` it runs) reported. Beside it, in-process: one history
 search by ``git log`` and the same search reading the commits object by object (the
 fallback without a usable git).
+
+Then the other files hive merges: from ``main``'s tip, ``--agents`` agents each reserve a
+pattern and a decision is recorded in ``.hive/context.yaml``; two branches grow from
+there, and on each every agent reserves one more pattern (the second branch as another
+clone would: its reservation id sequence is reset, so ids clash and the merge
+renumbers) and one more decision is recorded. A ``git merge`` of the two is timed as
+above (one driver process per agent's file and one for the context), and one driver
+run on one reservation file and on the context.
 """
 
 from __future__ import annotations
@@ -39,6 +48,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from run import build_repo, git, git_baseline_ms  # noqa: E402
 
 from hive.domain.cells import list_cells, update_cell  # noqa: E402
+from hive.domain.memory import CONTEXT_PATH, load_context, update_context  # noqa: E402
+from hive.domain.reservations import list_reservations, reserve  # noqa: E402
+from hive.domain.reservecore import SEQUENCE_FILE, reservation_path  # noqa: E402
 from hive.domain.workspace import Workspace  # noqa: E402
 from hive.git.syncref import _path_versions_read, path_versions  # noqa: E402
 from hive.store.layout import cell_path  # noqa: E402
@@ -67,6 +79,29 @@ def make_branches(repo: Path, cells: list[str]) -> None:
     git(repo, "checkout", "-q", "main")
 
 
+def make_reservation_branches(repo: Path, agents: int) -> list[str]:
+    """``res-main`` and ``res-side`` (from ``main``'s tip, after a first reservation per
+    agent) each add one reservation per agent and a decision to the context; tag
+    ``res-before-merge`` marks ``res-main``'s tip. Returns the agents."""
+    names = [f"agent-{number}" for number in range(agents)]
+    git(repo, "checkout", "-q", "-b", "res-main", "main")
+    for number, name in enumerate(names):
+        reserve(Workspace(str(repo), actor=name), paths=[f"src/pkg{number:02d}/base/**"])
+    update_context(Workspace(str(repo), actor=names[0]), section="decisions", add="base")
+    git(repo, "branch", "res-side")
+    for side in ("main", "side"):
+        git(repo, "checkout", "-q", f"res-{side}")
+        sequence = Workspace(str(repo)).git.paths.hive_state_dir
+        Path(sequence, SEQUENCE_FILE).unlink(missing_ok=True)  # as another clone: ids clash
+        for number, name in enumerate(names):
+            ws = Workspace(str(repo), actor=name)
+            reserve(ws, paths=[f"src/pkg{number:02d}/{side}/**"])
+        update_context(Workspace(str(repo), actor=names[0]), section="decisions", add=side)
+    git(repo, "checkout", "-q", "res-main")
+    git(repo, "tag", "res-before-merge")
+    return names
+
+
 def children_cpu_ms() -> float:
     """CPU time (user + system) of the finished child processes so far."""
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -84,14 +119,29 @@ def merge_ms(repo: Path) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def driver_cpu_ms(repo: Path, cell_id: str, runs: int) -> float:
+def reservations_merge_ms(repo: Path, agents: int) -> tuple[float, float]:
+    """(wall-clock ms, CPU ms of git and every driver it ran) of one ``git merge
+    res-side`` into ``res-main``: every agent's file and the context."""
+    git(repo, "reset", "-q", "--hard", "res-before-merge")
+    start, cpu = time.perf_counter(), children_cpu_ms()
+    git(repo, "merge", "-q", "--no-edit", "res-side")
+    elapsed, cpu = (time.perf_counter() - start) * 1000, children_cpu_ms() - cpu
+    merged = Workspace(str(repo))
+    held = list_reservations(merged)
+    assert len(held) == 3 * agents, held
+    assert len({(r.agent, r.id) for r in held}) == len(held)  # clashing ids renumbered
+    assert {"main", "side"} <= {d.get("decision") for d in load_context(merged).decisions}
+    return elapsed, cpu
+
+
+def driver_cpu_ms(repo: Path, path: str, runs: int, branches: tuple[str, str]) -> float:
     """Median CPU ms (the driver process and the git it runs) of one run of hive's merge
-    driver on one cell both branches changed, as ``git merge side`` runs it."""
-    git(repo, "reset", "-q", "--hard", "before-merge")
-    path = cell_path(cell_id)
-    side = git_bytes(repo, "rev-parse", "side").decode().strip()
+    driver on one file both branches changed, as ``git merge`` of ``branches`` (the tag
+    of ours, their branch) runs it."""
+    git(repo, "reset", "-q", "--hard", branches[0])
+    side = git_bytes(repo, "rev-parse", branches[1]).decode().strip()
     base = git_bytes(repo, "merge-base", "HEAD", side).decode().strip()
-    env = {**os.environ, f"GITHEAD_{side}": "side"}
+    env = {**os.environ, f"GITHEAD_{side}": branches[1]}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled modules cached
     samples = []
     with tempfile.TemporaryDirectory(prefix="hive-bench-driver-") as scratch:
@@ -131,9 +181,14 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=2000, help="hive commits of history")
     parser.add_argument("--cells", type=int, default=5, help="cells both branches change")
     parser.add_argument("--runs", type=int, default=7, help="merges timed (default 7)")
+    parser.add_argument(
+        "--agents", type=int, default=3, help="agents whose reservation files both branches change"
+    )
     args = parser.parse_args()
     if not 1 <= args.cells <= args.size:
         raise SystemExit("--cells: between 1 and --size")
+    if not 1 <= args.agents <= 40:
+        raise SystemExit("--agents: between 1 and 40")
     with tempfile.TemporaryDirectory(prefix="hive-bench-merge-") as scratch:
         repo = build_repo(Path(scratch), args.size)
         git(repo, "config", "gc.auto", "0")
@@ -147,7 +202,13 @@ def main() -> None:
             baselines.append(git_baseline_ms(repo, 1))
         merge, baseline = statistics.median(merges), statistics.median(baselines)
         by_git, by_reading = search_ms(repo, cell_path(ids[0]), args.runs)
-        driver = driver_cpu_ms(repo, ids[0], args.runs)
+        driver = driver_cpu_ms(repo, cell_path(ids[0]), args.runs, ("before-merge", "side"))
+        names = make_reservation_branches(repo, args.agents)
+        files = args.agents + 1  # every agent's reservation file and the context
+        reservation_cpus = [reservations_merge_ms(repo, args.agents)[1] for _ in range(args.runs)]
+        res_branches = ("res-before-merge", "res-side")
+        res_driver = driver_cpu_ms(repo, reservation_path(names[0]), args.runs, res_branches)
+        context_driver = driver_cpu_ms(repo, CONTEXT_PATH, args.runs, res_branches)
     print(f"history: {args.commits} hive commits, packed; {args.cells} cells changed on both sides")
     print(f"git merge with hive's driver     {merge:8.1f} ms  ({merge / baseline:.1f}x baseline)")
     print(f"  per cell both sides changed    {merge / args.cells:8.1f} ms")
@@ -156,6 +217,11 @@ def main() -> None:
     print(f"git add && git commit (baseline) {baseline:8.1f} ms")
     print(f"in-process history search, git log          {by_git:8.1f} ms")
     print(f"in-process history search, object by object {by_reading:8.1f} ms")
+    print(f"{args.agents} agents' reservation files and the context changed on both sides")
+    reservation_cpu = statistics.median(reservation_cpus) / files
+    print(f"  CPU per file of that git merge (all processes) {reservation_cpu:8.1f} ms")
+    print(f"one driver run on a reservation file, CPU (with its git) {res_driver:6.1f} ms")
+    print(f"one driver run on the context, CPU (with its git)        {context_driver:6.1f} ms")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,18 @@ SMOKE: dict[str, list[str]] = {
     "bench_coord.py": ["--runs", "1", "--cells", TINY, "--agents", "2", "--messages", TINY],
     "bench_swarm.py": ["--runs", "1", "--cells", TINY],
     "bench_serve.py": ["--runs", "1", "--cells", TINY, "--commit-runs", "1"],
-    "bench_merge.py": ["--size", TINY, "--commits", "3", "--cells", "1", "--runs", "1"],
+    "bench_merge.py": [
+        "--size",
+        TINY,
+        "--commits",
+        "3",
+        "--cells",
+        "1",
+        "--runs",
+        "1",
+        "--agents",
+        "1",
+    ],
     "bench_parse.py": ["--cells", TINY],
     "bench_process.py": ["--sizes", TINY, "--runs", "1", "--cold-runs", "1", "--no-warm-up"],
     "bench_startup.py": ["--runs", "1", "--cells", "2"],
@@ -97,13 +108,30 @@ def ratio(text: str) -> float:
     return float(found.group(1))
 
 
-def agrees(shown: float, numerator: float, denominator: float, *, digits: int = 2) -> bool:
+def shown_half(text: str) -> float:
+    """Half a unit of the last digit ``text`` (a duration) is printed with, in ms:
+    0.05 for ``35.5 ms``, 5 for ``1.64 s`` (a loaded machine's tiny run)."""
+    found = re.fullmatch(r"\+?-?\d[\d,]*\.(\d+) (ms|s)", text)
+    assert found, f"not a duration: {text!r}"
+    half = 0.5 * 10.0 ** -len(found.group(1))
+    return half * 1000 if found.group(2) == "s" else half
+
+
+def agrees(
+    shown: float,
+    numerator: float,
+    denominator: float,
+    *,
+    digits: int = 2,
+    halves: tuple[float, float] = (0.05, 0.05),
+) -> bool:
     """A ratio printed with ``digits`` decimals can be ``numerator / denominator``, both
-    printed with one (every figure a script prints is rounded on its own)."""
-    half = 0.05  # half a unit of the last digit of the operands
-    low = max(numerator - half, 0.0) / (denominator + half)
-    high = (numerator + half) / max(denominator - half, 1e-9)
-    slack = 0.5 * 10**-digits
+    printed with one unless ``halves`` says otherwise (half a unit of each one's last
+    digit: every figure a script prints is rounded on its own)."""
+    over, under = halves
+    low = max(numerator - over, 0.0) / (denominator + under)
+    high = (numerator + over) / max(denominator - under, 1e-9)
+    slack = 0.5 * 10.0**-digits
     return low - slack <= shown <= high + slack
 
 
@@ -131,7 +159,8 @@ def check_run_table(
         value = duration_ms(median)
         assert value > 0 or (operation in tiny and value == 0), operation
         if versus:
-            assert agrees(ratio(versus), value, baseline), operation
+            halves = (shown_half(median), shown_half(rows[0][2]))
+            assert agrees(ratio(versus), value, baseline, halves=halves), operation
 
 
 def check_run(output: str) -> None:
@@ -210,6 +239,14 @@ def check_merge(output: str) -> None:
     assert merged > 0 and git_ms > 0 and float(per_cell.group(1)) == merged  # one cell
     assert agrees(float(merge.group(2)), merged, git_ms, digits=1)
     assert float(by_log.group(1)) > 0 and float(by_reading.group(1)) > 0
+    assert "1 agents' reservation files and the context changed on both sides" in output
+    for row in (
+        r"CPU per file of that git merge \(all processes\)",
+        r"one driver run on a reservation file, CPU \(with its git\)",
+        r"one driver run on the context, CPU \(with its git\)",
+    ):
+        found = re.search(rf"{row} +{number}", output)
+        assert found and float(found.group(1)) > 0, (row, output)
 
 
 def check_parse(output: str) -> None:
@@ -265,7 +302,10 @@ def check_process(output: str) -> None:
         else:
             assert duration_ms(hive) > 0, operation
             # one pair: the ratio is this pair's
-            assert agrees(ratio(versus), duration_ms(hive), duration_ms(git)), operation
+            halves = (shown_half(hive), shown_half(git))
+            assert agrees(ratio(versus), duration_ms(hive), duration_ms(git), halves=halves), (
+                operation
+            )
         in_process = operation.startswith("in-process")
         assert (peak == "") == in_process, operation
         if not in_process:

@@ -19,9 +19,18 @@ from hypothesis import strategies as st
 
 from hive.domain.annotate import add_comment
 from hive.domain.cells import create_cell, show_cell, update_cell
+from hive.domain.memory import (
+    CONTEXT_PATH,
+    ProjectContext,
+    encode_context,
+    load_context,
+    update_context,
+)
 from hive.domain.merge import merge_file
-from hive.domain.mergecore import merge_plain
-from hive.domain.setup import DRIVER_KEY
+from hive.domain.mergecore import CONFIG_PATH, merge_plain
+from hive.domain.reservations import decode_file, encode_file, reserve
+from hive.domain.reservecore import read_sequence, reservation_path
+from hive.domain.setup import DRIVER_KEY, init_hive
 from hive.domain.workspace import Workspace
 from hive.git.pathhistory import (
     TABLES_DIR,
@@ -34,8 +43,10 @@ from hive.git.refs import discover
 from hive.git.repo import GitRepo
 from hive.git.syncref import RepoHistory
 from hive.models import Cell
+from hive.models.reservation import Override, Reservation, ReservationFile
 from hive.store.cells import encode_cell
 from hive.store.layout import cell_path
+from hive.store.yamlio import dumps
 from tests.conftest import assert_clean, git
 
 PATH = cell_path("hv-abc123")
@@ -135,13 +146,247 @@ def test_what_the_plain_reader_leaves_to_the_model_goes_to_the_full_path(
     assert merge_file(PATH, *sides).clean
 
 
-def test_files_other_than_cells_and_broken_cells_go_to_the_full_path() -> None:
+def test_files_not_in_hives_form_and_broken_cells_go_to_the_full_path() -> None:
     good = encode_cell(Cell(id="hv-abc123", title="A", created_at=T0, updated_at=T0))
     reservations = ".hive/reservations/alice.yaml"
     assert merge_plain(reservations, b"a: 1\n", b"a: 2\n", b"a: 3\n", None) is None
     assert merge_plain(PATH, None, good, b"title: [unclosed\n", None) is None
     assert merge_plain(PATH, None, b"\xff\xfe\n", good, None) is None
     assert merge_plain(PATH, None, None, good, None) == (good, [])  # one side only
+
+
+# ------------------------------------------------------------------ reservation files
+
+RESERVATIONS = ".hive/reservations/alice.yaml"
+PATTERNS = ("src/a.py", "src/**", "docs/*.md")
+HOURS = st.integers(-2, 2).map(lambda n: T0 + timedelta(hours=n))  # some long expired
+overrides = st.builds(
+    Override,
+    reservation_id=st.integers(1, 3),
+    holder=st.sampled_from(["bob", "carol"]),
+    pattern=st.sampled_from(PATTERNS),
+)
+
+
+@st.composite
+def reservations(draw: st.DrawFn) -> Reservation:
+    """A reservation of alice's from small pools: two clones' grants often share an id,
+    a pattern and a grant time (one grant changed on both sides) or clash by id alone."""
+    created = draw(HOURS)
+    return Reservation(
+        id=draw(st.integers(1, 4)),
+        agent="alice",
+        path_pattern=draw(st.sampled_from(PATTERNS)),
+        exclusive=draw(st.booleans()),
+        reason=draw(st.sampled_from([None, "work", "naïve — ü", 'a "quoted"\nline'])),
+        cell=draw(st.sampled_from([None, "hv-abc123"])),
+        created_at=created,
+        expires_at=created + draw(st.sampled_from([timedelta(0), timedelta(minutes=90)])),
+        forced=draw(st.booleans()),
+        overrides=draw(st.lists(overrides, max_size=2)),
+        yielded_to=draw(st.none() | overrides),
+        renumbered_from=draw(st.sampled_from([None, 1, 7])),
+    )
+
+
+@st.composite
+def reservation_sides(draw: st.DrawFn) -> tuple[bytes | None, bytes, bytes]:
+    """(base, ours, theirs) files, each with distinct ids and grants: each side keeps
+    some of the base's entries (one it dropped: released or pruned as expired), changes
+    some, adds its own (often with an id the other side gave too)."""
+
+    def distinct(entries: list[Reservation]) -> list[Reservation]:
+        ids: set[int] = set()
+        grants: set[tuple[str, datetime]] = set()
+        found = []
+        for item in entries:
+            if item.id not in ids and (item.path_pattern, item.created_at) not in grants:
+                ids.add(item.id)
+                grants.add((item.path_pattern, item.created_at))
+                found.append(item)
+        return found
+
+    base = distinct(draw(st.lists(reservations(), max_size=3)))
+
+    def changed(item: Reservation) -> Reservation:
+        """Renewed, yielded (a contest), renumbered (a merge) or with another reason."""
+        later = {"expires_at": item.expires_at + timedelta(hours=1)}
+        change: dict[str, Any] = draw(
+            st.sampled_from(
+                [{}, later, {"yielded_to": draw(overrides)}, {"id": 9, "renumbered_from": item.id}]
+            )
+            | st.fixed_dictionaries({"reason": st.sampled_from(["other", "work"])})
+        )
+        return item.model_copy(update=change)
+
+    def side() -> bytes:
+        kept = [changed(item) for item in base if draw(st.booleans())]
+        entries = distinct(kept + draw(st.lists(reservations(), max_size=2)))
+        return encode_file(ReservationFile(agent="alice", reservations=entries))
+
+    ours, theirs = side(), side()
+    encoded = encode_file(ReservationFile(agent="alice", reservations=base))
+    return (draw(st.sampled_from([None, b"", encoded])), ours, theirs)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reservation_sides())
+def test_the_plain_path_merges_reservation_files_to_the_full_paths_bytes(
+    sides: tuple[bytes | None, bytes, bytes],
+) -> None:
+    base, ours, theirs = sides
+    for one, other in ((ours, theirs), (theirs, ours)):  # each side as ours
+        plain = merge_plain(RESERVATIONS, base, one, other, None)
+        full = merge_file(RESERVATIONS, base, one, other)
+        assert plain is not None  # every file drawn here is in hive's own form
+        assert full.clean and full.conflicts == []
+        assert plain == (full.content, [])
+        merged = decode_file(plain[0], RESERVATIONS).reservations
+        assert len({item.id for item in merged}) == len(merged)  # clashing ids renumbered
+
+
+def test_reservation_ids_both_clones_gave_are_renumbered_alike_on_both_paths() -> None:
+    def grant(number: int, pattern: str, minute: int) -> Reservation:
+        created = T0 + timedelta(minutes=minute)
+        return Reservation(
+            id=number,
+            agent="alice",
+            path_pattern=pattern,
+            created_at=created,
+            expires_at=created + timedelta(hours=1),
+        )
+
+    def file(*entries: Reservation) -> bytes:
+        return encode_file(ReservationFile(agent="alice", reservations=list(entries)))
+
+    base = file(grant(1, "old/**", 0))
+    ours = file(grant(2, "src/a.py", 1))  # base's #1 released (or pruned, expired) here
+    theirs = file(grant(1, "old/**", 0), grant(2, "src/b.py", 2))
+    plain = merge_plain(RESERVATIONS, base, ours, theirs, None)
+    assert plain is not None and plain == (merge_file(RESERVATIONS, base, ours, theirs).content, [])
+    merged = decode_file(plain[0], RESERVATIONS).reservations
+    assert [(r.id, r.path_pattern, r.renumbered_from) for r in merged] == [
+        (2, "src/a.py", None),
+        (3, "src/b.py", 2),
+    ]
+
+
+def test_reservation_files_the_plain_reader_leaves_or_the_merge_refuses_go_to_the_full_path() -> (
+    None
+):
+    good = encode_file(
+        ReservationFile(
+            agent="alice",
+            reservations=[
+                Reservation(
+                    id=1,
+                    agent="alice",
+                    path_pattern="src/**",
+                    created_at=T0,
+                    expires_at=T0 + timedelta(hours=1),
+                )
+            ],
+        )
+    )
+    other = good.replace(b"src/**", b"docs/**")
+    bob = good.replace(b"agent: alice\n", b"agent: bob\n", 1)
+    offset = good.replace(
+        b'created_at: "2026-01-01T00:00:00.000Z"', b"created_at: 2026-01-01 01:00+01:00"
+    )
+    assert offset != good
+    for base, ours, theirs in [
+        (good, other, b"agent: [unclosed\n"),  # a side that does not parse
+        (good, b"\xff\xfe\n", other),
+        (good, other, bob),  # another agent's file
+        (b"# a comment\n" + good, other, other.replace(b"docs", b"lib")),  # a base not plain
+        (good, other, offset),  # a time not as hive writes it: the model reads it
+    ]:
+        assert merge_plain(RESERVATIONS, base, ours, theirs, None) is None
+    refused = merge_file(RESERVATIONS, good, other, b"agent: [unclosed\n")
+    assert not refused.clean and refused.content == other and "malformed YAML" in refused.message
+    assert not merge_file(RESERVATIONS, good, other, bob).clean
+    assert merge_file(RESERVATIONS, good, other, offset).clean
+
+
+# ------------------------------------------------------------------ the context and config
+
+context_texts = st.sampled_from(["one", "two", "naïve — ü", "x: y"])
+context_values = st.sampled_from([1, "v", 3.5, True, None, ["a"], {"k": "v"}])
+
+
+@st.composite
+def contexts(draw: st.DrawFn) -> bytes:
+    def entry(key: str) -> dict[str, Any]:
+        item = {key: draw(context_texts)}
+        if draw(st.booleans()):
+            item["recorded_at"] = draw(st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-02"]))
+        if key == "name" and draw(st.booleans()):
+            item["status"] = "completed"
+        return item
+
+    return encode_context(
+        ProjectContext(
+            project=draw(st.dictionaries(st.sampled_from(["name", "repo"]), context_values)),
+            goals=draw(st.lists(context_texts, unique=True, max_size=3)),
+            stack=draw(st.dictionaries(st.sampled_from(["db", "python"]), context_values)),
+            decisions=[entry("decision") for _ in range(draw(st.integers(0, 2)))],
+            milestones=[entry("name") for _ in range(draw(st.integers(0, 2)))],
+            banned=draw(st.lists(context_texts, unique=True, max_size=2)),
+        )
+    )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.none() | contexts(), contexts(), contexts())
+def test_the_plain_path_merges_the_context_to_the_full_paths_bytes(
+    base: bytes | None, ours: bytes, theirs: bytes
+) -> None:
+    plain = merge_plain(CONTEXT_PATH, base, ours, theirs, None)
+    full = merge_file(CONTEXT_PATH, base, ours, theirs)
+    assert plain is not None and full.clean
+    assert plain == (full.content, [])
+
+
+settings_values = st.sampled_from([1, 2, "a", 30.0, True, None, [], ["lead"]])
+config_mappings = st.recursive(
+    st.dictionaries(st.sampled_from(["prefix", "id_length", "coordinators"]), settings_values),
+    lambda inner: st.dictionaries(st.sampled_from(["tools", "limits", "prefix"]), inner),
+    max_leaves=6,
+).filter(bool)  # (an empty config is not one hive writes)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.none() | config_mappings, config_mappings, config_mappings)
+def test_the_plain_path_merges_the_config_to_the_full_paths_bytes(
+    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any]
+) -> None:
+    sides = [None if base is None else dumps(base).encode(), dumps(ours).encode()]
+    sides.append(dumps(theirs).encode())
+    plain = merge_plain(CONFIG_PATH, *sides, None)
+    full = merge_file(CONFIG_PATH, *sides)
+    assert plain is not None and full.clean
+    assert plain == (full.content, [record.field for record in full.conflicts])
+
+
+def test_context_and_config_files_the_plain_reader_leaves_go_to_the_full_path() -> None:
+    context = encode_context(ProjectContext(goals=["one"]))
+    other = encode_context(ProjectContext(goals=["two"]))
+    for broken in [
+        b"goals: [unclosed\n",  # one side does not parse: the other is kept
+        b"goals: not a list\n",
+        b"extra: 1\n",  # a section the model refuses
+    ]:
+        assert merge_plain(CONTEXT_PATH, context, other, broken, None) is None
+        assert merge_file(CONTEXT_PATH, context, other, broken).content == other
+    infinite = b"stack:\n  ratio: .inf\n"  # the model reads it, and writes inf as null
+    assert merge_plain(CONTEXT_PATH, context, other, infinite, None) is None
+    assert b"  ratio: null\n" in merge_file(CONTEXT_PATH, context, other, infinite).content
+    conflicted = b"# hive merge conflict: both clones changed x\nx: 1\n"
+    assert merge_plain(CONFIG_PATH, b"x: 0\n", b"x: 2\n", conflicted, None) is None
+    assert merge_plain(CONFIG_PATH, b"x: 0\n", b"x: 2\n", b"x: [\n", None) is None
+    merged = merge_plain(CONFIG_PATH, b"x: 0\n", b"x: 2\n", b"x: 1\n", None)
+    assert merged == (merge_file(CONFIG_PATH, b"x: 0\n", b"x: 2\n", b"x: 1\n").content, ["x"])
+    assert merged[0].startswith(b"# hive merge conflict: both clones changed x: kept 2,")
 
 
 # ------------------------------------------------------------------ the histories
@@ -243,6 +488,59 @@ def test_comments_of_both_sides_are_merged_without_the_models(
     merged = show_cell(Workspace(str(repo)), cell_id=target.id)
     assert sorted(c.text for c in merged.comments) == ["from main", "from other"]
     assert_clean(repo)
+
+
+def test_a_git_pull_of_reservation_files_and_the_context_merges_them_without_the_models(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """Two clones: alice reserves in both (both give #2 offline) and both record a
+    decision. A real ``git pull`` runs the driver on her file and on the context: no
+    models, the clashing id renumbered, the clone's id sequence raised, the bytes the
+    full path gives for the same three versions."""
+    reserve(ws, paths=["base/**"])  # #1, in both clones' history
+    update_context(ws, section="decisions", add="base")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "config", "user.name", "Clone User")
+    git(clone, "config", "user.email", "clone@example.com")
+    init_hive(Workspace(str(clone)))  # the merge driver is configured per clone
+    record = _recording_driver(clone, tmp_path)
+    reserve(ws, paths=["src/a.py"])
+    update_context(ws, section="decisions", add="from the first clone")
+    there = Workspace(str(clone), actor="alice")
+    reserve(there, paths=["src/b.py"])  # #2 as well: this clone never saw the other #2
+    update_context(there, section="goals", add="from the second clone")
+    reserve(Workspace(str(clone), actor="bob"), paths=["docs/**"])  # one side only
+    git(clone, "fetch", "-q", "origin")
+    result = _merge(clone, "origin/main", record)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(git(clone, "log", "-1", "--format=%P").split()) == 2  # a merge commit
+    runs = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(runs) == 2  # alice's file and the context: both sides changed them
+    for modules in runs:
+        assert "hive.domain.mergefiles" in modules
+        assert [name for name in modules if name.split(".")[0] in HEAVY or name in HEAVY] == []
+    path = reservation_path("alice")
+    merged = git(clone, "show", f"HEAD:{path}").encode()
+    held = decode_file(merged, path).reservations
+    assert [(r.id, r.path_pattern, r.renumbered_from) for r in held] == [
+        (1, "base/**", None),
+        (2, "src/a.py", None),
+        (3, "src/b.py", 2),
+    ]
+    base = git(clone, "merge-base", "HEAD^1", "HEAD^2").strip()
+    for name in (path, CONTEXT_PATH):
+        sides = [
+            git(clone, "show", f"{commit}:{name}").encode() for commit in (base, "HEAD^1", "HEAD^2")
+        ]
+        assert git(clone, "show", f"HEAD:{name}").encode() == merge_file(name, *sides).content
+    context = load_context(Workspace(str(clone)))
+    assert [d["decision"] for d in context.decisions] == ["base", "from the first clone"]
+    assert context.goals == ["from the second clone"]
+    assert git(clone, "show", f"HEAD:{reservation_path('bob')}").count("docs/**") == 1
+    assert read_sequence(discover(str(clone)).hive_state_dir) == 3  # #3 never given again
+    assert reserve(there, paths=["src/c.py"]).granted[0].id == 4
+    assert_clean(clone)
 
 
 # ------------------------------------------------------------------ the versions table

@@ -365,6 +365,66 @@ def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
     assert updated["assignee"] == "alice" and updated["files_owned"] == ["lib/*.py"]
 
 
+# times as the files write them (milliseconds), one that has finer digits (imported
+# data) with its microseconds; pydantic's JSON gave ``...48Z`` and ``...48.755000Z``
+SECOND, MICROS = "2026-11-27T09:12:48.000Z", "2026-11-27T09:12:48.755123Z"
+MILLIS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+def test_one_function_writes_every_time() -> None:
+    """The files and the models' JSON write a time with ``hive.times.format_time``:
+    UTC (a zone is converted), milliseconds unless finer digits are there, ``Z``."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from hive.models.mail import MessageHeader
+    from hive.store.celldoc import format_time as written
+    from hive.times import format_time
+
+    assert written is format_time
+    zoned = datetime(2026, 11, 27, 11, 12, 48, 755000, tzinfo=timezone(timedelta(hours=2)))
+    assert format_time(zoned) == "2026-11-27T09:12:48.755Z"
+    assert format_time(zoned.replace(microsecond=0, tzinfo=UTC)) == "2026-11-27T11:12:48.000Z"
+    header = MessageHeader(id=1, sender="a", to=["b"], subject="s", sent_at=zoned)
+    assert json.loads(header.model_dump_json())["sent_at"] == "2026-11-27T09:12:48.755Z"
+    assert header.model_dump()["sent_at"] == zoned  # a datetime in Python, as before
+
+
+def test_json_results_give_times_as_the_files_do(ws: Workspace, repo: Path) -> None:
+    """``--json`` (the lean answer and the full CLI), the tool envelope and MCP give a
+    cell's times exactly as its YAML file has them, and a new reservation's time in
+    the form its file has (UTC, milliseconds, ``Z``)."""
+    from hive.domain.cells import create_cell
+    from hive.store.layout import cell_path
+    from tests.inprocess import run_hive
+
+    cell_id = create_cell(ws, title="timed").id
+    path = repo / cell_path(cell_id)
+    text = re.sub(r"created_at: .*", f'created_at: "{SECOND}"', path.read_text())
+    path.write_text(re.sub(r"updated_at: .*", f'updated_at: "{MICROS}"', text))
+    git(repo, "commit", "-qam", "times set by hand")
+    env = agent_env(repo, "alice")
+    times = {"created_at": SECOND, "updated_at": MICROS}
+    for module in ("hive", "hive.cli.main"):
+        shown = run_hive(["-C", str(repo), "--json", "show", cell_id], env=env, module=module)
+        assert shown.returncode == 0, shown
+        assert {key: json.loads(shown.stdout)[key] for key in times} == times, module
+    calls = [
+        {"name": "hive_query", "args": {"id": cell_id}},
+        {"name": "swarmmail_reserve", "args": {"paths": ["src/a.py"]}},
+    ]
+    envelope = json.dumps({"tool_calls": calls})
+    ran = run_hive(["-C", str(repo), "tools", "run"], env=env, input=envelope)
+    assert ran.returncode == 0, ran
+    queried, reserved = (call["result"] for call in json.loads(ran.stdout)["results"])
+    assert {key: queried[key] for key in times} == times
+    (granted,) = reserved["granted"]
+    assert MILLIS.fullmatch(granted["created_at"]) and MILLIS.fullmatch(granted["expires_at"])
+    held = git(repo, "show", "HEAD:.hive/reservations/alice.yaml")
+    assert f'created_at: "{granted["created_at"]}"' in held, held
+    (by_mcp,) = _mcp_results(repo, [("hive_query", {"id": cell_id})])
+    assert {key: by_mcp[key] for key in times} == times
+
+
 # operations for people only (``CLI_ONLY``): the command gives what the operation gives
 CLI_SCENARIO: list[tuple[str, list[str], dict[str, Any]]] = [
     ("hive_init", ["init"], {}),
@@ -499,7 +559,7 @@ def _package(path: Path) -> str:
 
 
 # leaf modules (standard library only), importable from every layer
-LEAVES = {"errors", "text", "record", "jsontext", "digests", "waits"}
+LEAVES = {"errors", "text", "record", "jsontext", "digests", "waits", "times"}
 # a package may import only these hive packages (besides itself)
 ALLOWED: dict[str, set[str]] = {
     **{leaf: set() for leaf in LEAVES},

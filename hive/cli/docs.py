@@ -22,7 +22,10 @@ a path is your home directory, also where the shell leaves it (`-C '~/app'`,
 `--from=~/cells.yaml`).
 Every command accepts `--json` (machine-readable output on stdout: one JSON
 document, or JSON lines, one object per event, from the commands that report as
-they go: `demo`, `swarm run`, and `events`, whose log is JSON lines). The actor
+they go: `demo`, `swarm run`, and `events`, whose log is JSON lines). Times in
+JSON are as the files write them: UTC, millisecond precision and a `Z`
+(`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
+microseconds). The actor
 (author of the commit and owner of claims and reservations) is the agent whose
 credential is in `$HIVE_AGENT_TOKEN`, else the person of git's `user.name`.
 `--actor` (else `$HIVE_AGENT`) names who you claim to be and must match: a name

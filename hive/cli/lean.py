@@ -484,17 +484,17 @@ def _as_committed(state: State, cells: Sequence[tuple[str, str]]) -> bool:
     cannot be read counts as committed (the full CLI would say nothing either)."""
     import os
 
-    from hive.git.worktree import file_blob_sha
+    from hive.git.worktree import edited_on_disk
     from hive.store.layout import EDIT_CHECK_LIMIT, cell_path
 
     if len(cells) > EDIT_CHECK_LIMIT:
         return True
     for cell_id, blob in cells:
         try:
-            found = file_blob_sha(os.path.join(state.paths.root, cell_path(cell_id)))
+            edited = edited_on_disk(os.path.join(state.paths.root, cell_path(cell_id)), blob)
         except OSError:
             continue
-        if found is not None and found != blob:
+        if edited:
             return False
     return True
 

@@ -6,11 +6,13 @@ import contextlib
 import functools
 import sys
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
 
 from hive.models import Cell
+from hive.times import format_time
 
 STATUS_STYLE = {
     "open": "white",
@@ -22,8 +24,11 @@ STATUS_STYLE = {
 
 
 def to_jsonable(value: Any) -> Any:
+    """``value`` as JSON values (times as the files write them: ``hive.times``)."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", exclude_none=False)
+    if isinstance(value, datetime):
+        return format_time(value)
     if isinstance(value, list | tuple):
         return [to_jsonable(item) for item in value]
     if isinstance(value, dict):

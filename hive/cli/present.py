@@ -20,6 +20,7 @@ from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
 from hive.errors import NotFound
 from hive.text import counted, duration, shell_word, shown_lines
+from hive.times import json_default
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 def compact(value: Any, limit: int = 80) -> str:
     """A value as one line of JSON, cut to ``limit`` characters."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = json.dumps(value, ensure_ascii=False, default=json_default)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -1042,7 +1043,7 @@ def _as_logged(event: Any) -> dict[str, Any]:
 def _print_events(events: list[Any], as_json: bool) -> None:
     for event in events:
         if as_json:
-            sys.stdout.write(json.dumps(_as_logged(event), default=str) + "\n")
+            sys.stdout.write(json.dumps(_as_logged(event), default=json_default) + "\n")
         else:
             sys.stdout.write(shown_lines(_event_line(event)) + "\n")
     sys.stdout.flush()

@@ -10,6 +10,7 @@ import typer
 
 from hive.cli import output
 from hive.cli.common import OPTIONS, JsonFlag, run_op, workspace
+from hive.times import json_default
 
 if TYPE_CHECKING:
     from hive.tools.registry import Tool
@@ -33,7 +34,7 @@ AgentOption = Annotated[
 
 
 def _dump(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=json_default) + "\n")
 
 
 OnlyAgentOption = Annotated[

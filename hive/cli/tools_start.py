@@ -17,6 +17,7 @@ import sys
 from hive.cli import Invocation, internal_error, stdin_text
 from hive.cli.mcp_start import context_dir, open_session, options, refused, tool_warnings
 from hive.cli.output import err
+from hive.times import json_default
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -102,13 +103,15 @@ def run_calls(
     # An agent reads it from a pipe and pays for every byte: compact JSON there (as
     # ``hive tools schema`` prints), indented only for a person at a terminal.
     layout: dict[str, Any] = {"indent": 2} if sys.stdout.isatty() else {"separators": (",", ":")}
-    text = json.dumps(transcript, ensure_ascii=False, default=str, **layout)
+    text = json.dumps(transcript, ensure_ascii=False, default=json_default, **layout)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8: its bytes escaped
         from hive.text import utf8_clean
 
-        text = json.dumps(utf8_clean(transcript), ensure_ascii=False, default=str, **layout)
+        text = json.dumps(
+            utf8_clean(transcript), ensure_ascii=False, default=json_default, **layout
+        )
     sys.stdout.write(text + "\n")
     return transcript_exit_code(transcript)
 

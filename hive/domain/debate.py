@@ -34,6 +34,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
 from hive.models import Cell
 from hive.store.cache import CellIndex
+from hive.times import format_time
 
 OUTSIDE = "Access denied: path is outside the context directory"
 SNIPPET = 200
@@ -191,7 +192,7 @@ def context_search(
             outcome.cell_id,
             outcome.agent,
             "outcome",
-            outcome.recorded_at.isoformat(),
+            format_time(outcome.recorded_at),
         )
     found.sort(key=lambda item: (item[0], item[1]))
     shown = [m for *_, m in found[: min(limit, MAX_MATCHES)]]
@@ -201,7 +202,7 @@ def context_search(
 def _cell_contributions(cell: Cell, consider: Any) -> None:
     if cell.is_deleted:
         return
-    when = cell.created_at.isoformat()
+    when = format_time(cell.created_at)
     texts = (cell.title, cell.description, cell.design, cell.acceptance_criteria)
     consider("\n".join(t for t in texts if t).strip(), cell.id, cell.created_by, "cell", when)
     if cell.notes:
@@ -210,12 +211,12 @@ def _cell_contributions(cell: Cell, consider: Any) -> None:
             cell.id,
             cell.assignee or cell.created_by,
             "notes",
-            cell.updated_at.isoformat(),
+            format_time(cell.updated_at),
         )
     for comment in cell.comments:
-        consider(comment.text, cell.id, comment.author, "comment", comment.created_at.isoformat())
+        consider(comment.text, cell.id, comment.author, "comment", format_time(comment.created_at))
     if cell.close_reason:
-        closed = (cell.closed_at or cell.updated_at).isoformat()
+        closed = format_time(cell.closed_at or cell.updated_at)
         consider(
             cell.close_reason, cell.id, cell.assignee or cell.created_by, "close_reason", closed
         )

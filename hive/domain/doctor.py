@@ -13,7 +13,8 @@ from hive.domain.reading import COMMIT_CONFIG, committed_config_note, not_initia
 from hive.domain.setup import merge_setup_problems
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput
-from hive.git.repo import Snapshot, blob_sha_of
+from hive.git.repo import Snapshot
+from hive.git.worktree import is_blob
 from hive.models.results import DoctorReport, Problem
 from hive.store.cache import CellIndex
 from hive.store.cells import decode_config
@@ -100,7 +101,7 @@ def _config_edits(ws: Workspace, committed: str) -> tuple[list[Problem], list[Pr
             content = handle.read()
     except OSError:
         return [], []
-    if blob_sha_of(content) == committed:
+    if is_blob(content, committed):
         return [], []
     try:
         decode_config(content, CONFIG_PATH)
@@ -423,7 +424,7 @@ def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem
             rel = os.path.relpath(full, ws.root).replace(os.sep, "/")
             with open(full, "rb") as handle:
                 content = handle.read()
-            if committed.get(rel) == blob_sha_of(content):
+            if rel in committed and is_blob(content, committed[rel]):
                 continue
             problem = decode_problem(content, rel)
             if problem is not None:

@@ -14,6 +14,8 @@ import json
 import os
 from typing import Any
 
+from hive.times import json_default
+
 EVENTS_FILE = "events.jsonl"
 MAX_EVENTS_BYTES = 20_000_000
 
@@ -28,7 +30,7 @@ def log_event(state_dir: str, event: dict[str, Any], max_bytes: int = MAX_EVENTS
     try:
         os.makedirs(state_dir, exist_ok=True)
         path = events_path(state_dir)
-        line = json.dumps(event, default=str, separators=(",", ":")) + "\n"
+        line = json.dumps(event, default=json_default, separators=(",", ":")) + "\n"
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(line)
         if os.path.getsize(path) > max_bytes:

@@ -29,8 +29,25 @@ def hook_script() -> str:
 {MARKER}: enforces file reservations and validates .hive/ on git commit.
 # Skip once with HIVE_BYPASS=1 or git commit --no-verify. Fails closed without hive.
 chained="$(dirname "$0")/pre-commit{CHAINED_SUFFIX}"
+# A chained shell script runs under its own #! shell with git's name for this hook as
+# its $0: hook managers (husky) find the user's script by that name.
+hive_chained_shell() {{
+  first=""
+  IFS= read -r first < "$1" || [ -n "$first" ] || return 0
+  case "$first" in "#!"*) ;; *) return 0 ;; esac
+  set -f
+  set -- ${{first#??}}
+  set +f
+  case "$1" in */env) shift ;; esac
+  case "${{1##*/}}" in sh|ash|dash|bash|ksh|mksh|zsh) echo "$*" ;; esac
+}}
 if [ -x "$chained" ]; then
-  "$chained" "$@" || exit $?
+  shell="$(hive_chained_shell "$chained")"
+  if [ -n "$shell" ]; then
+    HIVE_CHAINED_HOOK="$chained" $shell -c '. "$HIVE_CHAINED_HOOK"' "$0" "$@" || exit $?
+  else
+    "$chained" "$@" || exit $?
+  fi
 fi
 if [ -x "{python}" ]; then
   exec "{python}" -c 'from hive.cli.entry import console; console()' hooks run pre-commit
@@ -49,6 +66,18 @@ exit 1
 
 
 def install_hook(ws: Workspace) -> HookResult:
+    try:
+        return _install(ws)
+    except OSError as exc:
+        raise _unwritable(exc) from None
+
+
+def _unwritable(exc: OSError) -> Conflict:
+    where = f" {exc.filename}" if exc.filename else ""
+    return Conflict(f"cannot change git's hook{where}: {exc.strerror or exc}")
+
+
+def _install(ws: Workspace) -> HookResult:
     directory = hooks_dir(ws)
     try:
         os.makedirs(directory, exist_ok=True)
@@ -96,10 +125,13 @@ def uninstall_hook(ws: Workspace) -> HookResult:
     with open(path, encoding="utf-8", errors="replace") as handle:
         if MARKER not in handle.read():
             return HookResult(path=path, action="not-ours")
-    os.unlink(path)
-    if os.path.exists(chained):
-        os.replace(chained, path)
-        return HookResult(path=path, action="restored", chained=path)
+    try:
+        os.unlink(path)
+        if os.path.exists(chained):
+            os.replace(chained, path)
+            return HookResult(path=path, action="restored", chained=path)
+    except OSError as exc:
+        raise _unwritable(exc) from None
     return HookResult(path=path, action="removed")
 
 

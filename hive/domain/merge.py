@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -63,8 +63,14 @@ from hive.domain.mergecore import (
     is_reservation_path,
     merge_fields,
     order,
-    set_merge,
     settled,
+)
+from hive.domain.mergefiles import (
+    CONFIG_CONFLICT,
+    CONTEXT_SECTIONS,
+    merge_config,
+    merge_context,
+    merge_reservations,
 )
 from hive.errors import CorruptFile
 from hive.models import Cell, MergeConflict
@@ -75,6 +81,7 @@ if TYPE_CHECKING:
     from hive.models.reservation import Reservation
 
 __all__ = [
+    "CONFIG_CONFLICT",
     "CONFLICT_FIELDS",
     "HISTORY_LIMIT",
     "SCALAR_FIELDS",
@@ -86,9 +93,7 @@ __all__ = [
     "merge_in_repository",
 ]
 
-CONFIG_CONFLICT = "# hive merge conflict: "  # a line of config.yaml: what a merge did not keep
 MAX_KEPT_TEXT = 64 * 1024  # a broken side's text kept in a conflict record
-T = TypeVar("T")
 
 
 @dataclass
@@ -217,7 +222,8 @@ def merge_cells(base: Cell | None, ours: Cell, theirs: Cell) -> tuple[Cell, list
 def merge_reservation_files(
     path: str, base: bytes | None, ours: bytes, theirs: bytes
 ) -> MergeOutcome:
-    """One agent's reservation file: entries merge as a set (removals win)."""
+    """One agent's reservation file: entries merge as a set (removals win), by the
+    rules of :func:`hive.domain.mergefiles.merge_reservations`."""
     from hive.domain.reservations import decode_file, encode_file
     from hive.models.reservation import ReservationFile
 
@@ -234,58 +240,25 @@ def merge_reservation_files(
         except CorruptFile:
             original = None
 
-    def key(item: Reservation) -> tuple[str, str]:
-        """A grant's identity: its pattern and time (not its id, which a merge may
-        renumber)."""
-        return (item.path_pattern, item.created_at.isoformat())
+    def copy(item: Reservation, changes: dict[str, Any]) -> Reservation:
+        return item.model_copy(update=changes)
 
-    def later(a: Reservation, b: Reservation) -> Reservation:
-        """One grant changed on both sides: the later expiry; yielded if either side
-        settled it as yielded (a contest found at a sync); renumbered if either side
-        renumbered it."""
-        kept = max(a, b, key=lambda r: (r.expires_at, r.model_dump_json()))
-        return kept.model_copy(
-            update={
-                "yielded_to": kept.yielded_to or a.yielded_to or b.yielded_to,
-                "id": max(a.id, b.id),
-                "renumbered_from": a.renumbered_from or b.renumbered_from,
-            }
-        )
-
-    theirs_by_key = {key(item): item for item in other.reservations}
-    entries = set_merge(
-        original.reservations if original else None, mine.reservations, other.reservations, key
+    merged = merge_reservations(
+        original.reservations if original is not None else None,
+        mine.reservations,
+        other.reservations,
+        tie=lambda item: item.model_dump_json(),
+        copy=copy,
     )
-    merged = [later(item, theirs_by_key.get(key(item), item)) for item in entries]
-    merged.sort(key=lambda r: (r.created_at, r.id, r.path_pattern))
-    result = ReservationFile(agent=mine.agent, reservations=_renumbered(merged))
-    return MergeOutcome(content=encode_file(result))
-
-
-def _renumbered(items: list[Reservation]) -> list[Reservation]:
-    """``items`` (sorted by grant time) with every id given once: two clones that both
-    granted an agent the same number (offline, before they met) leave it to the
-    earliest grant; a later one takes the next number above every id in the file and
-    remembers the old one (``renumbered_from``: a release by it is refused as
-    ambiguous). Depends only on the items, so every clone renumbers alike."""
-    top = max((item.id for item in items), default=0)
-    seen: set[int] = set()
-    result = []
-    for item in items:
-        if item.id in seen:
-            top += 1
-            former = item.renumbered_from or item.id
-            item = item.model_copy(update={"id": top, "renumbered_from": former})
-        seen.add(item.id)
-        result.append(item)
-    return result
+    return MergeOutcome(content=encode_file(ReservationFile(agent=mine.agent, reservations=merged)))
 
 
 # ------------------------------------------------------------------ project context
 
 
 def merge_context_files(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> MergeOutcome:
-    """``.hive/context.yaml``: an append-only log, merged section by section."""
+    """``.hive/context.yaml``: an append-only log, merged section by section
+    (:func:`hive.domain.mergefiles.merge_context`)."""
     from hive.domain.memory import ProjectContext, decode_context, encode_context
 
     def parse(data: bytes | None) -> ProjectContext | None:
@@ -296,6 +269,9 @@ def merge_context_files(path: str, base: bytes | None, ours: bytes, theirs: byte
         except CorruptFile:
             return None
 
+    def sections(context: ProjectContext) -> dict[str, Any]:
+        return {name: getattr(context, name) for name in CONTEXT_SECTIONS}
+
     mine, other = parse(ours), parse(theirs)
     if mine is None and other is None:
         return MergeOutcome(content=ours, clean=False, message=f"{path}: neither side parses")
@@ -304,92 +280,20 @@ def merge_context_files(path: str, base: bytes | None, ours: bytes, theirs: byte
         assert good is not None
         return MergeOutcome(content=encode_context(good))
     original = parse(base)
-
-    def section(name: str) -> Any:
-        return None if original is None else getattr(original, name)
-
-    merged = ProjectContext(
-        goals=_log_merge(section("goals"), mine.goals, other.goals),
-        banned=_log_merge(section("banned"), mine.banned, other.banned),
-        decisions=_log_merge(section("decisions"), mine.decisions, other.decisions),
-        milestones=_milestones(section("milestones"), mine.milestones, other.milestones),
-        stack=_mapping_merge(section("stack"), mine.stack, other.stack),
-        project=_mapping_merge(section("project"), mine.project, other.project),
+    merged = merge_context(
+        sections(original) if original is not None else None, sections(mine), sections(other)
     )
-    return MergeOutcome(content=encode_context(merged))
-
-
-def _canonical(item: Any) -> str:
-    import json
-
-    return json.dumps(item, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _log_merge(base: list[T] | None, ours: list[T], theirs: list[T]) -> list[T]:
-    """Entries of both sides once each (an entry either side removed is gone); the
-    base's order, then what was added, by recording time (the same on both clones)."""
-    merged = set_merge(base, ours, theirs, _canonical)
-    before = {_canonical(item) for item in base or []}
-    kept = [item for item in merged if _canonical(item) in before]
-    added = [item for item in merged if _canonical(item) not in before]
-    return kept + sorted(added, key=lambda item: (_recorded(item), _canonical(item)))
-
-
-def _recorded(item: Any) -> str:
-    return str(item.get("recorded_at", "")) if isinstance(item, dict) else ""
-
-
-def _milestones(
-    base: list[dict[str, Any]] | None, ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """Milestones by name: both sides' kept; completed on either side is completed."""
-
-    def name(item: dict[str, Any]) -> str:
-        return str(item.get("name"))
-
-    def rank(item: dict[str, Any]) -> tuple[bool, str]:
-        return (item.get("status") == "completed", _canonical(item))
-
-    by_name: dict[str, dict[str, Any]] = {}
-    for item in [*ours, *theirs]:
-        current = by_name.get(name(item))
-        if current is None or rank(item) > rank(current):
-            by_name[name(item)] = item
-    chosen = _log_merge(
-        [{"name": name(item)} for item in base] if base is not None else None,
-        [{"name": name(item)} for item in ours],
-        [{"name": name(item)} for item in theirs],
-    )
-    ordered = [by_name[str(item["name"])] for item in chosen]
-    return sorted(ordered, key=lambda item: (_recorded(item), name(item)))
-
-
-def _mapping_merge(
-    base: dict[str, Any] | None, ours: dict[str, Any], theirs: dict[str, Any]
-) -> dict[str, Any]:
-    """Key by key: a key only one side changed takes that side's value (a removal
-    too); a key both sides set differently takes the larger value (commutative)."""
-    original = base or {}
-    missing = object()
-    merged: dict[str, Any] = {}
-    for key in sorted({*ours, *theirs, *original}):
-        mine, other = ours.get(key, missing), theirs.get(key, missing)
-        value, _ = _pick(mine, other, original.get(key, missing), missing)
-        if value is not missing:
-            merged[key] = value
-    return merged
+    return MergeOutcome(content=encode_context(ProjectContext.model_validate(merged)))
 
 
 # ------------------------------------------------------------------ the config
 
 
 def merge_config_files(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> MergeOutcome:
-    """``.hive/config.yaml``: setting by setting (nested mappings key by key). A setting
-    only one side changed takes that side's value; one both sides set differently
-    keeps the larger value (the same on every clone) and the other is recorded, as a
-    ``# hive merge conflict:`` line at the top of the file (``hive doctor`` reports it
-    until someone deletes it) and in the merge's conflicts: never lost silently."""
-    from hive.store.yamlio import dumps, load_mapping
+    """``.hive/config.yaml``: setting by setting (:func:`hive.domain.mergefiles.merge_config`);
+    a setting both sides set differently keeps one value and records the other, in a
+    ``# hive merge conflict:`` line and in the merge's conflicts: never lost silently."""
+    from hive.store.yamlio import load_mapping
 
     def parse(data: bytes) -> dict[str, Any]:
         return load_mapping(data.decode("utf-8", errors="replace"), path)
@@ -402,66 +306,6 @@ def merge_config_files(path: str, base: bytes | None, ours: bytes, theirs: bytes
         original = parse(base) if base is not None else None
     except CorruptFile:
         original = None
-    conflicts: list[MergeConflict] = []
-    merged = _settings_merge(original, mine, other, "", conflicts)
-    lines = set_merge(
-        _conflict_lines(base) if base is not None else None,
-        _conflict_lines(ours),
-        _conflict_lines(theirs),
-        lambda line: line,
-    )
-    lines += [
-        f"{CONFIG_CONFLICT}both clones changed {record.field}: kept {_canonical(record.kept)},"
-        f" the other had {_canonical(record.other)} (set it, then delete this line)"
-        for record in conflicts
-    ]
-    header = "".join(line + "\n" for line in dict.fromkeys(lines))
-    return MergeOutcome(content=(header + dumps(merged)).encode("utf-8"), conflicts=conflicts)
-
-
-def _conflict_lines(data: bytes) -> list[str]:
-    text = data.decode("utf-8", errors="replace")
-    return [line for line in text.splitlines() if line.startswith(CONFIG_CONFLICT)]
-
-
-def _settings_merge(
-    base: dict[str, Any] | None,
-    ours: dict[str, Any],
-    theirs: dict[str, Any],
-    prefix: str,
-    conflicts: list[MergeConflict],
-) -> dict[str, Any]:
-    """Three-way, key by key, into nested mappings; keys in the base's order, then
-    the added ones sorted (the same file whichever side is ours)."""
-    original = base or {}
-    missing = object()
-    merged: dict[str, Any] = {}
-    added = sorted(key for key in {*ours, *theirs} if key not in original)
-    for key in [*original, *added]:
-        mine, other = ours.get(key, missing), theirs.get(key, missing)
-        before = original.get(key, missing)
-        value, lost = _pick(mine, other, before, missing)
-        if lost is not missing and isinstance(mine, dict) and isinstance(other, dict):
-            start = before if isinstance(before, dict) else None
-            value = _settings_merge(start, mine, other, f"{prefix}{key}.", conflicts)
-        elif lost is not missing:
-            conflicts.append(MergeConflict(field=f"{prefix}{key}", kept=value, other=lost))
-        if value is not missing:
-            merged[key] = value
-    return merged
-
-
-def _pick(mine: Any, other: Any, before: Any, missing: object) -> tuple[Any, Any]:
-    """One key of a three-way merge (``missing``: the side does not have it): (the
-    value kept, ``missing`` or the value both sides' change lost). A key only one side
-    changed takes that side's value (a removal too); one both set differently keeps
-    the larger value (the same whichever side is ours); a side that removed it loses
-    as None."""
-    if mine == other or other == before:
-        return mine, missing
-    if mine == before:
-        return other, missing
-    present = [v for v in (mine, other) if v is not missing]
-    kept = max(present, key=_canonical)
-    lost = next((v for v in (mine, other) if v is not kept), missing)
-    return kept, None if lost is missing else lost
+    content, records = merge_config((base, ours, theirs), original, mine, other)
+    conflicts = [MergeConflict.model_validate(record) for record in records]
+    return MergeOutcome(content=content, conflicts=conflicts)

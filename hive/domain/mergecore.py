@@ -9,26 +9,25 @@ on *plain cells* (``hive/store/celldoc.py``: dicts holding exactly what
 declines) runs the same rules on its models' dumps, so there is one set of rules.
 
 :func:`merge_plain` merges one file when the result is certainly what the full path
-gives, byte for byte, and declines (None) everything else: files other than cells,
+gives, byte for byte, and declines (None) everything else: files hive does not merge,
 cells the plain reader leaves to the model (earlier merge conflicts, anything not in
-hive's canonical form), objects only dulwich reads. The caller then
-runs the full path (``tests/test_merge_driver_lean.py`` compares the two).
+hive's canonical form), objects only dulwich reads. Reservation files, the context and
+the config follow the rules of :mod:`hive.domain.mergefiles` the same way. The caller
+then runs the full path (``tests/test_merge_driver_lean.py`` compares the two).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from hive.domain.mergefiles import set_merge
 from hive.store.layout import CELLS_DIR, cell_id_from_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Hashable, Sequence
+    from collections.abc import Callable, Sequence
     from datetime import datetime
-    from typing import Any, Protocol, TypeVar
-
-    T = TypeVar("T")
-    K = TypeVar("K", bound=Hashable)
+    from typing import Any, Protocol
 
     class History(Protocol):
         """What a merge asks of the repository (``hive/git/pathhistory.py``)."""
@@ -142,7 +141,7 @@ def merge_plain(
     done = settled(base, ours, theirs)
     if done is not None:
         return done, []
-    if ours is None or theirs is None or not is_cell_path(path):
+    if ours is None or theirs is None or not is_mergeable_path(path):
         return None
     if history is not None:
         decided, base = history_base(history(), path, base, ours, theirs, their_commits)
@@ -151,6 +150,8 @@ def merge_plain(
         done = settled(base, ours, theirs)
         if done is not None:
             return done, []
+    if not is_cell_path(path):
+        return _plain_file(path, base, ours, theirs)
     mine, other = _plain(ours), _plain(theirs)
     original = _plain(base) if base is not None else None
     if mine is None or other is None or (base is not None and original is None):
@@ -161,6 +162,22 @@ def merge_plain(
 
     merged, records = merge_fields(original, mine, other)
     return encode(merged), [record["field"] for record in records]
+
+
+def _plain_file(
+    path: str, base: bytes | None, ours: bytes, theirs: bytes
+) -> tuple[bytes, list[str]] | None:
+    """A reservation file, the context or the config, by the rules of
+    :mod:`hive.domain.mergefiles` (None: the full path's)."""
+    from hive.domain import mergefiles
+
+    if is_reservation_path(path):
+        merged = mergefiles.reservation_file(base, ours, theirs)
+        return None if merged is None else (merged, [])
+    if path == CONTEXT_PATH:
+        context = mergefiles.context_file(base, ours, theirs)
+        return None if context is None else (context, [])
+    return mergefiles.config_file(base, ours, theirs)  # (the one file left)
 
 
 def _plain(data: bytes) -> dict[str, Any] | None:
@@ -313,24 +330,6 @@ def _join(parts: list[str]) -> str:
     pieces = [part.strip("\n") for part in parts if part.strip("\n")]
     unique = list(dict.fromkeys(pieces))
     return "\n".join(unique)
-
-
-def set_merge(
-    base: Sequence[T] | None, ours: Sequence[T], theirs: Sequence[T], key: Callable[[T], K]
-) -> list[T]:
-    """Items both sides have, or that one side added; a removal on either side wins.
-    Order: the base's order, then additions sorted by key (the same on both clones)."""
-    base_items = list(base or [])
-    base_keys = {key(item) for item in base_items}
-    our_keys = {key(item): item for item in ours}
-    their_keys = {key(item): item for item in theirs}
-    both = our_keys.keys() & their_keys.keys()
-    kept = [our_keys[key(item)] for item in base_items if key(item) in both]
-    added: dict[K, T] = {}
-    for k, item in [*our_keys.items(), *their_keys.items()]:
-        if k not in base_keys and k not in added:
-            added[k] = item
-    return kept + [added[k] for k in sorted(added, key=repr)]
 
 
 def _dep_key(dep: dict[str, Any]) -> tuple[str, str]:

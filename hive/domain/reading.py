@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from hive.errors import CorruptFile, LockTimeout, NotInitialized
 from hive.git.repo import TREE_MODE, GitRepo, Snapshot
-from hive.git.worktree import file_blob_sha
+from hive.git.worktree import edited_on_disk
 from hive.models import Cell, HiveConfig
 from hive.store.cache import CellCache, CellIndex, build_index, derive
 from hive.store.cellrows import parse_for_index
@@ -39,10 +39,10 @@ def committed_config_note(root: str, committed: str) -> str:
     """The next step for a committed ``.hive/config.yaml`` that does not load: hive
     reads the committed file, so a fix made on disk counts only once committed."""
     try:
-        on_disk = file_blob_sha(os.path.join(root, CONFIG_PATH))
+        edited = edited_on_disk(os.path.join(root, CONFIG_PATH), committed)
     except OSError:
-        on_disk = None
-    if on_disk is not None and on_disk != committed:
+        edited = False
+    if edited:
         return (
             " (in the committed file, which is the one hive reads: your edits on disk"
             f" take effect once committed: {COMMIT_CONFIG})"

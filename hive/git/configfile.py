@@ -60,13 +60,25 @@ def shared_config_files() -> list[str]:
     if "GIT_CONFIG_GLOBAL" in environ:
         files.append(environ["GIT_CONFIG_GLOBAL"])
     else:
-        home = environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-        files += [os.path.expanduser("~/.gitconfig"), os.path.join(home, "git", "config")]
+        files += user_config_files()
     if "GIT_CONFIG_SYSTEM" in environ:
         files.append(environ["GIT_CONFIG_SYSTEM"])
     elif "GIT_CONFIG_NOSYSTEM" not in environ:
         files.append("/etc/gitconfig")
     return files
+
+
+def user_config_files() -> list[str]:
+    """``~/.gitconfig`` and ``$XDG_CONFIG_HOME/git/config`` as git finds them: from
+    ``$HOME`` only (without it git reads neither, where Python's ``~`` would ask the
+    password database and find another identity than git's)."""
+    environ = os.environ
+    home = environ.get("HOME")
+    xdg = environ.get("XDG_CONFIG_HOME") or (
+        os.path.join(home, ".config") if home is not None else None
+    )
+    files = [os.path.join(home, ".gitconfig")] if home is not None else []
+    return files + ([os.path.join(xdg, "git", "config")] if xdg else [])
 
 
 # Files read, by path: (stat signature, values). A file is read again when its stat

@@ -9,7 +9,7 @@ import os
 import time
 
 from hive.errors import GitError
-from hive.store.layout import state_dir_not_a_directory
+from hive.store.layout import state_dir_not_a_directory, unwritable
 
 
 class Held:
@@ -53,7 +53,7 @@ def _unopenable(path: str, error: OSError) -> GitError:
         os.path.lexists(folder) and not os.path.isdir(folder)
     ):
         return state_dir_not_a_directory(folder)
-    return GitError(f"cannot open hive's lock file {path}: {error.strerror or error}")
+    return unwritable(path, error)
 
 
 def _try_filelock(path: str, wait: float) -> Held | None:

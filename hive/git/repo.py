@@ -334,6 +334,7 @@ class GitRepo:
         self._listing_cache: dict[str, dict[str, str]] = {}
         self._empty_tree_sha: str | None = None
         self._config_cache: tuple[tuple[object, ...], Any] | None = None
+        self._shallow_cache: tuple[tuple[int, int], frozenset[str]] | None = None
         # the last staged overlay: (index content, tree, prefix) -> path -> blob or None
         self._overlay: tuple[tuple[bytes | None, str | None, str], dict[str, str | None]] | None
         self._overlay = None
@@ -609,15 +610,15 @@ class GitRepo:
 
     def commit_diff(self, commit_sha: str) -> CommitDiff:
         """What ``commit_sha`` changed against its first parent: per-file stats and a patch."""
-        commit = self._commit(commit_sha)
-        return self.range_diff(commit.parents[0].decode() if commit.parents else None, commit_sha)
+        parents = self.parents_of(commit_sha)
+        return self.range_diff(parents[0] if parents else None, commit_sha)
 
     def changed_paths(self, commit_sha: str) -> list[str]:
         """The paths ``commit_sha`` changed against its first parent (every path of a
         root commit): names only, from the trees (no file is read)."""
-        commit = self._commit(commit_sha)
-        base = self._commit(commit.parents[0].decode()).tree.decode() if commit.parents else None
-        return self.paths_between(base, commit.tree.decode(), errors="surrogateescape")
+        parents = self.parents_of(commit_sha)
+        base = self.commit_tree(parents[0]) if parents else None
+        return self.paths_between(base, self.commit_tree(commit_sha), errors="surrogateescape")
 
     def paths_between(
         self, old_tree: str | None, new_tree: str, *, errors: str = "replace"
@@ -670,15 +671,44 @@ class GitRepo:
         found.sort(key=lambda info: info.time)
         return _parents_first(found)
 
+    def shallow_commits(self) -> frozenset[str]:
+        """The commits a shallow clone holds without their parents (``<common
+        dir>/shallow``, as ``git clone --depth`` leaves it): history ends at each, as in
+        ``git log``. Re-read when the file changes (``git fetch --deepen``)."""
+        name = os.path.join(self.paths.common_dir, "shallow")
+        try:
+            stat = os.stat(name)
+        except OSError:
+            return frozenset()
+        key = (stat.st_mtime_ns, stat.st_size)
+        if self._shallow_cache is None or self._shallow_cache[0] != key:
+            try:
+                with open(name, "rb") as handle:
+                    lines = handle.read().split()
+            except OSError:
+                return frozenset()
+            self._shallow_cache = (
+                key,
+                frozenset(line.decode("ascii", "replace") for line in lines),
+            )
+        return self._shallow_cache[1]
+
+    def parents_of(self, sha: str) -> tuple[str, ...]:
+        """A commit's parents that this repository has: none past a shallow clone's
+        boundary (the object is not here)."""
+        return self.commit_info(sha).parents
+
     def commit_info(self, sha: str) -> CommitInfo:
         """One commit, read by hive's own object readers (dulwich's parser only for a
-        commit they cannot read or a header they do not expect)."""
+        commit they cannot read or a header they do not expect). A commit at a shallow
+        clone's boundary has no parents here, as in ``git log``."""
         kind, body = self._raw(sha)
         found = parse_commit(body) if kind == b"commit" else None
+        cut = sha in self.shallow_commits()
         if found is not None:
             return CommitInfo(
                 sha=sha,
-                parents=found.parents,
+                parents=() if cut else found.parents,
                 author=found.author,
                 time=found.time,
                 message=found.message.decode("utf-8", errors="replace"),
@@ -686,7 +716,7 @@ class GitRepo:
         commit = self._commit(sha)
         return CommitInfo(
             sha=sha,
-            parents=tuple(p.decode() for p in commit.parents),
+            parents=() if cut else tuple(p.decode() for p in commit.parents),
             author=commit.author.decode("utf-8", errors="replace"),
             time=commit.commit_time,
             message=commit.message.decode("utf-8", errors="replace"),
@@ -727,7 +757,7 @@ class GitRepo:
                 return True
             if sha not in seen:
                 seen.add(sha)
-                pending.extend(p.decode() for p in self._commit(sha).parents)
+                pending.extend(self.parents_of(sha))
         return False
 
     def merge_into_ref(
@@ -780,12 +810,11 @@ class GitRepo:
         return self._config_cache[1]
 
     def _config_key(self) -> tuple[object, ...]:
-        home = os.path.expanduser("~")
-        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        from hive.git.configfile import user_config_files
+
         candidates = (
             os.path.join(self.paths.common_dir, "config"),
-            os.path.join(home, ".gitconfig"),
-            os.path.join(xdg, "git", "config"),
+            *user_config_files(),
             os.environ.get("GIT_CONFIG_GLOBAL") or "",
             os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig",
         )

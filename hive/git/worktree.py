@@ -26,6 +26,26 @@ def file_blob_sha(path: str) -> str | None:
         return None
 
 
+def is_blob(content: bytes, blob: str) -> bool:
+    """Whether ``content``, read from the working tree, is the blob ``blob``: byte for
+    byte, or once its CRLF line ends are LF again (git's checkout writes them so with
+    ``core.autocrlf=true`` or ``eol=crlf``, and ``git status`` calls the file unchanged)."""
+    if blob_sha_of(content) == blob:
+        return True
+    return b"\r\n" in content and blob_sha_of(content.replace(b"\r\n", b"\n")) == blob
+
+
+def edited_on_disk(path: str, blob: str) -> bool:
+    """Whether the working-tree file at ``path`` differs from the blob ``blob`` (no file:
+    not an edit; line ends alone: not an edit, see :func:`is_blob`)."""
+    try:
+        with open(path, "rb") as handle:
+            content = handle.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return False
+    return not is_blob(content, blob)
+
+
 def temp_name(path: str, pid: int | None = None) -> str:
     """Where ``atomic_write`` stages ``path`` (``<path>.hive-tmp-<pid>``)."""
     return f"{path}{TMP_MARK}{os.getpid() if pid is None else pid}"

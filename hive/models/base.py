@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from typing import Any, get_args
+from datetime import datetime
+from typing import Annotated, Any, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PlainSerializer
+
+from hive.times import format_time
 
 PLUGIN_LOADER = "pydantic.plugin._loader"
 
@@ -65,6 +68,12 @@ def _no_plugin_search() -> None:
 
 
 _no_plugin_search()
+
+
+Time = Annotated[datetime, PlainSerializer(format_time, return_type=str, when_used="json")]
+"""A time field: in JSON (``--json``, tool results, MCP, the API) as the files write it,
+UTC with milliseconds and a ``Z`` (``hive.times.format_time``), not pydantic's
+microseconds (``...48.755000Z``)."""
 
 
 class HiveModel(BaseModel):

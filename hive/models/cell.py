@@ -15,8 +15,9 @@ from pydantic import (
     model_serializer,
 )
 
-from hive.models.base import HiveModel
+from hive.models.base import HiveModel, Time
 from hive.text import first_control, without_control
+from hive.times import utc_now as utc_now
 
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
 Status = Literal["open", "in_progress", "blocked", "deferred", "closed"]
@@ -25,12 +26,6 @@ DependencyType = Literal["blocks", "parent-child", "related", "discovered-from"]
 CELL_TYPES: tuple[str, ...] = get_args(CellType)
 STATUSES: tuple[str, ...] = get_args(Status)
 DEPENDENCY_TYPES: tuple[str, ...] = get_args(DependencyType)
-
-
-def utc_now() -> datetime:
-    """The current time in UTC, truncated to milliseconds (what the YAML stores)."""
-    now = datetime.now(UTC)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
 def without_control_chars(text: str) -> str:
@@ -85,7 +80,7 @@ class Comment(HiveModel):
     id: str = Field(min_length=1)
     author: str = ""
     text: str
-    created_at: datetime
+    created_at: Time
 
     @field_validator("created_at")
     @classmethod
@@ -125,13 +120,13 @@ class Cell(HiveModel):
     acceptance_criteria: str = ""
     notes: str = ""
     comments: list[Comment] = Field(default_factory=list)
-    created_at: datetime
+    created_at: Time
     created_by: str = ""
-    updated_at: datetime
-    started_at: datetime | None = None
-    closed_at: datetime | None = None
+    updated_at: Time
+    started_at: Time | None = None
+    closed_at: Time | None = None
     close_reason: str | None = None
-    deleted_at: datetime | None = None
+    deleted_at: Time | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     conflicts: list[MergeConflict] = Field(default_factory=list)
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from hive.models.base import HiveModel
+from hive.models.base import HiveModel, Time
 from hive.models.mail import Agent
 from hive.models.principal import Principal as Principal
 from hive.models.principal import PrincipalKind as PrincipalKind
@@ -37,12 +36,12 @@ class IdentityInfo(HiveModel):
 
     name: str
     credential: bool  # a live credential exists in this clone
-    registered_at: datetime | None = None
+    registered_at: Time | None = None
     session: str | None = None
     registered_by: str | None = None
     task: str | None = None
     coordinator: bool = False
-    retired_at: datetime | None = None
+    retired_at: Time | None = None
     retired_by: str | None = None
 
 
@@ -58,7 +57,7 @@ class RetireResult(HiveModel):
     name: str
     retired_by: str
     reason: str
-    retired_at: datetime
+    retired_at: Time
     released: list[str] = Field(default_factory=list)  # its reservations, "#id pattern"
     reopened: list[str] = Field(default_factory=list)  # cells it had claimed, open again
 

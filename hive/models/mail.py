@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import Field
 
-from hive.models.base import HiveModel
+from hive.models.base import HiveModel, Time
 
 Importance = Literal["low", "normal", "high", "urgent"]
 IMPORTANCE_LEVELS: tuple[str, ...] = ("low", "normal", "high", "urgent")
@@ -19,7 +18,7 @@ class Agent(HiveModel):
     name: str
     project_key: str
     task_description: str | None = None
-    registered_at: datetime
+    registered_at: Time
     session: str
 
 
@@ -33,7 +32,7 @@ class MessageHeader(HiveModel):
     thread_id: str | None = None
     importance: Importance = "normal"
     ack_required: bool = False
-    sent_at: datetime
+    sent_at: Time
     read: bool = False
     acked: bool = False
 
@@ -52,7 +51,7 @@ class SendResult(HiveModel):
 class AckResult(HiveModel):
     message_id: int
     agent: str
-    acked_at: datetime
+    acked_at: Time
 
 
 class MailSyncResult(HiveModel):

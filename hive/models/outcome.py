@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field
 
-from hive.models.base import HiveModel
+from hive.models.base import HiveModel, Time
 
 OutcomeSource = Literal["swarm_complete", "record_outcome", "swarm_progress", "swarm_run"]
 GateState = Literal["passed", "skipped", "none"]
@@ -36,4 +35,4 @@ class Outcome(HiveModel):
     criteria: list[str] | None = None  # evaluation criteria given to swarm_record_outcome
     gate: GateState | None = None  # the verification gate: passed, skipped (--no-gate), none
     source: OutcomeSource = "swarm_complete"
-    recorded_at: datetime
+    recorded_at: Time

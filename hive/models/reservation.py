@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from hive.models.base import HiveModel
+from hive.models.base import HiveModel, Time
 
 
 class Override(HiveModel):
@@ -26,8 +26,8 @@ class Reservation(HiveModel):
     exclusive: bool = True
     reason: str | None = None
     cell: str | None = None
-    created_at: datetime
-    expires_at: datetime
+    created_at: Time
+    expires_at: Time
     forced: bool = False
     overrides: list[Override] = Field(default_factory=list)
     # Set when this grant met an earlier overlapping grant from another clone at a
@@ -52,7 +52,7 @@ class ReservationSummary(HiveModel):
     path_pattern: str
     exclusive: bool
     cell: str | None = None
-    expires_at: datetime
+    expires_at: Time
 
     @classmethod
     def of(cls, item: Reservation) -> ReservationSummary:
@@ -72,7 +72,7 @@ class ConflictDetail(HiveModel):
     pattern: str
     exclusive: bool
     cell: str | None = None
-    expires_at: datetime
+    expires_at: Time
     reservation_id: int
     branch: str | None = None  # held in another worktree (on this branch)
 

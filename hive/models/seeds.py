@@ -19,7 +19,7 @@ from pydantic import (
     model_serializer,
 )
 
-from hive.models.base import HiveModel
+from hive.models.base import HiveModel, Time
 
 
 class Camel(HiveModel):
@@ -71,8 +71,8 @@ class PermissionDecision(Camel):
     granted: bool
     reason: str
     rule: str = ""  # which policy rule decided ("default" when none matched)
-    decided_at: datetime = Field(alias="decidedAt")
-    expires_at: datetime | None = Field(default=None, alias="expiresAt")
+    decided_at: Time = Field(alias="decidedAt")
+    expires_at: Time | None = Field(default=None, alias="expiresAt")
 
     def live(self, now: datetime) -> bool:
         return self.granted and (self.expires_at is None or self.expires_at > now)
@@ -86,7 +86,7 @@ class PermissionAnswer(Camel):
     resource_type: str = Field(alias="resourceType")
     scope: str | None = None
     reason: str
-    expires_at: datetime | None = Field(default=None, alias="expiresAt")
+    expires_at: Time | None = Field(default=None, alias="expiresAt")
     decision_id: str = Field(alias="decisionId")
 
 
@@ -156,7 +156,7 @@ class GrantSummary(Camel):
     agent: str
     resource_type: str = Field(alias="resourceType")
     scope: str | None = None
-    expires_at: datetime | None = Field(default=None, alias="expiresAt")
+    expires_at: Time | None = Field(default=None, alias="expiresAt")
 
 
 class SwarmState(Camel):

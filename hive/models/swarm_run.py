@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field
 
-from hive.models.base import HiveModel
+from hive.models.base import HiveModel, Time
 from hive.models.cell import utc_now
 
 Isolation = Literal["reservation", "worktree"]
@@ -45,7 +44,7 @@ class SwarmEvent(HiveModel):
     """One thing that happened during a run (``--json`` prints one per line)."""
 
     event: EventKind
-    at: datetime = Field(default_factory=utc_now)
+    at: Time = Field(default_factory=utc_now)
     epic_id: str | None = None
     cell_id: str | None = None
     agent: str | None = None

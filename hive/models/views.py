@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from pydantic import Field
 
-from hive.models.base import HiveModel
+from hive.models.base import HiveModel, Time
 from hive.models.cell import Cell
 from hive.models.mail import Importance
 from hive.models.reservation import Reservation, ReservationProblem
@@ -82,7 +80,7 @@ class AgentReservations(HiveModel):
 
 
 class ReservationsView(HiveModel):
-    now: datetime
+    now: Time
     agents: list[AgentReservations]
     problems: list[ReservationProblem] = Field(default_factory=list)
 
@@ -95,7 +93,7 @@ class MailThread(HiveModel):
     subject: str
     participants: list[str]
     count: int
-    last_at: datetime
+    last_at: Time
     importance: Importance = "normal"
 
 
@@ -108,7 +106,7 @@ class ThreadMessage(HiveModel):
     thread_id: str | None = None
     importance: Importance = "normal"
     ack_required: bool = False
-    sent_at: datetime
+    sent_at: Time
     read_by: list[str] = Field(default_factory=list)
     acked_by: list[str] = Field(default_factory=list)
 
@@ -131,7 +129,7 @@ class CellView(HiveModel):
 class OutcomePoint(HiveModel):
     """Outcomes of one strategy recorded in one time bucket."""
 
-    start: datetime
+    start: Time
     count: int
     successes: int
     success_rate: float

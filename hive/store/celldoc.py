@@ -15,10 +15,12 @@ here against the model's own encoding, byte for byte.
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 
 from hive.jsontext import dumps_scalar
 from hive.store.yamlio import dumps
+from hive.times import format_time as format_time
+from hive.times import utc_now as utc_now
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -94,30 +96,6 @@ FIELD_ORDER: tuple[str, ...] = (
 ALWAYS_WRITTEN = frozenset(
     {"id", "title", "type", "status", "priority", "created_at", "updated_at"}
 )
-
-
-def utc_now() -> datetime:
-    """The current time in UTC, truncated to milliseconds (what the YAML stores)."""
-    now = datetime.now(UTC)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
-
-
-def format_time(value: datetime) -> str:
-    """UTC with a ``Z`` suffix, millisecond precision (``2026-11-22T16:35:37.123Z``)
-    unless the time has finer digits (imported data): then microseconds."""
-    micro = value.microsecond
-    fraction = f"{micro // 1000:03d}" if micro % 1000 == 0 else f"{micro:06d}"
-    return _seconds(value) + "." + fraction + "Z"
-
-
-def _seconds(value: datetime) -> str:
-    """``value.strftime("%Y-%m-%dT%H:%M:%S")``, about twice as fast."""
-    if value.year < 1000:  # strftime does not pad the year
-        return value.strftime("%Y-%m-%dT%H:%M:%S")
-    return (
-        f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
-        f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
-    )
 
 
 def plain(value: Any) -> Any:
@@ -320,8 +298,7 @@ def _pretty(value: Any, indent: str, out: list[str]) -> None:
 
 def _json_value(value: Any) -> Any:
     if isinstance(value, datetime):
-        micro = value.microsecond
-        return _seconds(value) + (f".{micro:06d}" if micro else "") + "Z"
+        return format_time(value)
     if isinstance(value, dict):
         return {key: _json_value(item) for key, item in value.items()}
     if isinstance(value, list):

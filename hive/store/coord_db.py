@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 
-from hive.errors import CorruptFile, LockTimeout
+from hive.errors import CorruptFile, GitError, LockTimeout
 from hive.store.layout import make_state_dir
 from hive.store.sqlerrors import is_transient, use_wal
 
@@ -153,6 +153,12 @@ def _translated(path: str, exc: sqlite3.DatabaseError) -> Exception:
     if is_transient(exc):
         return LockTimeout(f"the coordination store {path} stayed locked")
     text = str(exc).lower()
+    if "unable to open database file" in text or "readonly database" in text:
+        return GitError(
+            f"cannot write the coordination store {path} ({exc}): shared context, the"
+            " queue, the blackboard, the scratchpad and todo lists live there, and its"
+            f" directory {os.path.dirname(path)} must be writable"
+        )
     if "not a database" in text or "malformed" in text or "corrupt" in text:
         return CorruptFile(
             f"the coordination store {path} cannot be used ({exc}); move it aside to start"

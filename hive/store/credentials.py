@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator
 
 from hive.errors import CorruptFile, GitError, LockTimeout
-from hive.store.layout import make_state_dir
+from hive.store.layout import make_state_dir, unwritable
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -163,6 +163,8 @@ def locked(state_dir: str, timeout: float) -> Iterator[None]:
         raise LockTimeout(
             f"another hive process held the identity lock for more than {timeout:g}s"
         ) from None
+    except OSError as exc:
+        raise unwritable(os.path.join(state_dir, LOCK), exc) from None
     try:
         yield
     finally:

@@ -55,6 +55,16 @@ def state_dir_not_a_directory(folder: str) -> GitError:
     )
 
 
+def unwritable(path: str, error: OSError) -> GitError:
+    """The error for a file or directory of hive's under the git directory that cannot
+    be made or opened for writing (a read-only ``.git``, another user's files)."""
+    return GitError(
+        f"cannot write {path}: {error.strerror or error} (a command that changes anything"
+        " needs to write hive's locks and state under the git directory; reading commands"
+        " such as 'hive list' still work)"
+    )
+
+
 def make_state_dir(folder: str) -> None:
     """Make hive's state directory (``.git/hive``) if it is missing; a file in its
     place is named (GitError), never a traceback."""
@@ -62,3 +72,5 @@ def make_state_dir(folder: str) -> None:
         os.makedirs(folder, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise state_dir_not_a_directory(folder) from None
+    except OSError as exc:
+        raise unwritable(folder, exc) from None

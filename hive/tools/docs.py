@@ -26,7 +26,9 @@ exclusive, cell and expiry of each; `swarmmail_inbox` message headers only (at m
 `query_swarm_state` gives each task, agent, blackboard
 entry and grant in its summary; `context_search` the first 10 matches (`limit`, and
 `total` of them all) with 100-character snippets; `verbose: true` returns whole
-records (the seed's 200-character snippets).
+records (the seed's 200-character snippets). Times are given as the files write them:
+UTC, millisecond precision and a `Z` (`"2026-11-22T16:35:37.123Z"`; a time imported
+with finer digits keeps its microseconds), in the tool envelope and over MCP alike.
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 from hive import __version__
 from hive.errors import HiveError
 from hive.text import utf8_clean
+from hive.times import json_default
 from hive.tools.registry import CallContext, agent_tools, call_tool, tools
 from hive.tools.schemas import input_schema
 
@@ -102,7 +103,7 @@ def _reply(outcome: Any, failed: bool) -> tuple[list[types.TextContent], dict[st
     text = (
         payload
         if isinstance(payload, str)
-        else json.dumps(payload, ensure_ascii=False, default=str)
+        else json.dumps(payload, ensure_ascii=False, default=json_default)
     )
     text.encode("utf-8")
     structured = payload if isinstance(payload, dict) else {"result": payload}

@@ -11,6 +11,7 @@ import posixpath
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -24,6 +25,7 @@ from hive.jsontext import nesting_depth
 from hive.models.agents_config import AgentProfile
 from hive.ops.spec import OPERATIONS, Operation, path_parameter
 from hive.ops.toolindex import STATUS_SHAPED, TOOL_MODULES
+from hive.times import format_time
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
@@ -575,6 +577,8 @@ def _with_hook_notes(
 def _jsonable(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, datetime):
+        return format_time(value)  # as the models' times (``hive.models.base.Time``)
     if isinstance(value, list | tuple):
         return [_jsonable(item) for item in value]
     if isinstance(value, dict):

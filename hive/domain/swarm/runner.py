@@ -82,6 +82,7 @@ from hive.models.swarm_run import (
 )
 from hive.store.cache import CellIndex
 from hive.store.layout import HIVE_DIR
+from hive.times import format_time
 
 DEFAULT_WORKERS = 3
 MAX_WORKERS = 64
@@ -1021,7 +1022,7 @@ class _Runner:
                     "subject": message.subject,
                     "body": message.body[:500],
                     "importance": message.importance,
-                    "sent_at": message.sent_at.isoformat(),
+                    "sent_at": format_time(message.sent_at),
                 },
             )
 

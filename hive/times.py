@@ -1,0 +1,35 @@
+"""Times as hive writes them, in its files and in every JSON result: UTC with a ``Z``,
+millisecond precision (``2026-11-22T16:35:37.123Z``); a time with finer digits
+(imported from another tracker) keeps its microseconds. Standard library only: the
+lean commands, the models and the surfaces all use these."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def utc_now() -> datetime:
+    """The current time in UTC, truncated to milliseconds (what the files store)."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def format_time(value: datetime) -> str:
+    """UTC with a ``Z`` suffix, millisecond precision (``2026-11-22T16:35:37.123Z``)
+    unless the time has finer digits (imported data): then microseconds. A time with
+    a zone is given in UTC; one without is taken as UTC. (``isoformat`` in C: the
+    models' JSON calls this for every time it gives.)"""
+    if value.utcoffset():
+        value = value.astimezone(UTC)
+    if value.year < 1000:  # as strftime writes such a year: not padded
+        micro = value.microsecond
+        fraction = f"{micro // 1000:03d}" if micro % 1000 == 0 else f"{micro:06d}"
+        return value.strftime("%Y-%m-%dT%H:%M:%S") + "." + fraction + "Z"
+    text = value.isoformat("T", "milliseconds" if value.microsecond % 1000 == 0 else "microseconds")
+    return (text if value.tzinfo is None else text[:-6]) + "Z"
+
+
+def json_default(value: object) -> str:
+    """``json.dumps``'s ``default`` for hive's results: a time as :func:`format_time`
+    gives it, anything else as its ``str``."""
+    return format_time(value) if isinstance(value, datetime) else str(value)

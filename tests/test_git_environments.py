@@ -1,0 +1,235 @@
+"""hive in the shapes real repositories take (session 30's environment trial): shallow
+clones, and the like. Each test failed before the fix it names. Real repositories in
+temporary directories; the command line runs in-process (``run_hive``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hive.git.configfile import shared_config_files
+from hive.git.repo import GitRepo
+from tests.conftest import git, make_repo
+from tests.inprocess import Outcome, run_hive
+
+
+def hive(repo: Path, *args: str, env: dict[str, str] | None = None) -> Outcome:
+    return run_hive(["-C", str(repo), *args], env=env)
+
+
+def ok(result: Outcome) -> str:
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_history_readers_stop_at_a_shallow_clones_boundary(tmp_path: Path) -> None:
+    """In a ``git clone --depth 1``, ``hive log``, ``review`` and ``doctor`` walked into
+    the parent the clone does not have: ``internal error: KeyError`` (exit 70). History
+    now ends at the boundary, as ``git log``'s does; ``--deepen`` shows more."""
+    origin = make_repo(tmp_path / "origin")
+    ok(hive(origin, "init", "--prefix", "hv"))
+    ok(hive(origin, "create", "Made before the clone"))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", str(clone))
+    assert (clone / ".git" / "shallow").exists()
+    ok(hive(clone, "init"))  # each clone once (docs/sync.md)
+
+    cell = json.loads(ok(hive(clone, "--json", "create", "Made in the clone")))["id"]
+    ok(hive(clone, "start", cell))
+    ok(hive(clone, "swarm", "complete", cell, "-s", "done", "--no-gate"))
+
+    log = ok(hive(clone, "log"))
+    assert "Made in the clone" in log and "Made before the clone" in log
+    assert "init" not in log  # past the boundary: not in this clone
+    assert "complete" in ok(hive(clone, "log", cell))
+    assert f"complete {cell}" in ok(hive(clone, "review", cell, "--stat"))
+    assert "no problems" in ok(hive(clone, "doctor"))
+    ok(hive(clone, "gc"))
+    git(clone, "fsck")
+    assert git(clone, "status", "--porcelain") == ""
+
+    git(clone, "fetch", "-q", "--deepen=1", "origin")
+    assert "init (prefix hv)" in ok(hive(clone, "log"))
+
+
+def test_doctor_takes_crlf_checkouts_as_committed(tmp_path: Path) -> None:
+    """With ``core.autocrlf=true`` git checks ``.hive/`` files out with CRLF line ends
+    and ``git status`` calls them unchanged; ``hive doctor`` warned "config.yaml has
+    uncommitted edits". Line ends alone are not an edit; a real edit still is."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "core.autocrlf", "true")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    ok(hive(repo, "create", "Windows line ends"))
+    shutil.rmtree(repo / ".hive")
+    git(repo, "checkout", "--", ".hive")
+    config = repo / ".hive" / "config.yaml"
+    assert b"\r\n" in config.read_bytes()
+    assert git(repo, "status", "--porcelain") == ""
+
+    report = json.loads(ok(hive(repo, "--json", "doctor")))
+    assert report["warnings"] == [] and report["problems"] == []
+
+    config.write_bytes(config.read_bytes() + b"# mine\r\n")
+    report = json.loads(ok(hive(repo, "--json", "doctor")))
+    assert [w["kind"] for w in report["warnings"]] == ["config-uncommitted"]
+
+
+HUSKY_H = """#!/usr/bin/env sh
+n=$(basename "$0")
+s=$(dirname "$(dirname "$0")")/$n
+[ ! -f "$s" ] && exit 0
+sh -e "$s" "$@"
+c=$?
+[ $c != 0 ] && echo "husky - $n script failed (code $c)"
+exit $c
+"""
+
+
+def test_a_chained_husky_hook_still_runs_the_users_script(tmp_path: Path) -> None:
+    """husky (v9) sets ``core.hooksPath=.husky/_``, whose ``pre-commit`` is a stub that
+    sources ``h``, and ``h`` runs the user's ``.husky/<basename $0>``. Chained by hive,
+    the stub ran as ``pre-commit.hive-chained``: husky found no such script and the
+    user's own checks silently stopped running (a failing one no longer blocked). A
+    chained shell script now runs with git's name for the hook as its ``$0``."""
+    repo = make_repo(tmp_path / "repo")
+    stubs = repo / ".husky" / "_"
+    stubs.mkdir(parents=True)
+    (stubs / "h").write_text(HUSKY_H)
+    (stubs / "pre-commit").write_text('#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n')
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    ran = tmp_path / "lint-ran"
+    (repo / ".husky" / "pre-commit").write_text(f'echo "$0" >> "{ran}"\nexit 3\n')
+    git(repo, "config", "core.hooksPath", ".husky/_")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    assert "chains" in ok(hive(repo, "hooks", "install"))
+
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "a.txt")
+    blocked = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "-m", "a"], capture_output=True, text=True
+    )
+    assert blocked.returncode == 1, blocked.stderr
+    assert "husky - pre-commit script failed (code 3)" in blocked.stdout + blocked.stderr
+    assert ran.read_text().strip().endswith(".husky/pre-commit")
+    assert "a.txt" in git(repo, "diff", "--cached", "--name-only")
+
+    (repo / ".husky" / "pre-commit").write_text(f'echo "$0" >> "{ran}"\n')
+    git(repo, "commit", "-q", "-m", "a")
+    assert len(ran.read_text().splitlines()) == 2
+    assert git(repo, "status", "--porcelain") == "?? .husky/\n"
+
+
+def test_a_chained_hook_in_another_language_runs_as_itself(tmp_path: Path) -> None:
+    """A chained hook that is not a shell script (here python, and ``#!/bin/sh -e``'s
+    flag) runs as before: as a program of its own, its flags kept."""
+    repo = make_repo(tmp_path / "repo")
+    ran = tmp_path / "ran"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!{sys.executable}\nimport sys\nopen({str(ran)!r}, 'w').write(sys.argv[0])\n")
+    hook.chmod(0o755)
+    ok(hive(repo, "init", "--prefix", "hv"))
+    ok(hive(repo, "hooks", "install"))
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "a")
+    assert ran.read_text().endswith("pre-commit.hive-chained")
+
+    chained = repo / ".git" / "hooks" / "pre-commit.hive-chained"
+    chained.write_text(f'#!/bin/sh -e\necho "$0" > "{ran}"\nfalse\necho past > "{ran}"\n')
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "b.txt")
+    refused = subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "b"])
+    assert refused.returncode == 1
+    assert ran.read_text().strip().endswith("hooks/pre-commit")
+
+
+def unprivileged() -> list[str]:
+    """A command prefix under which file permissions hold: none for a user, and for
+    root ``setpriv`` without the capabilities that override them (else a skip)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("root without setpriv: file permissions cannot be made to hold")
+    caps = "-dac_override,-dac_read_search,-fowner"
+    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}"]
+
+
+def test_a_read_only_git_directory_answers_readers_and_refuses_writers_clearly(
+    tmp_path: Path,
+) -> None:
+    """With ``.git`` read-only, readers answer; writers that reached the identity lock
+    (``agent register``, ``mail init``), the coordination store (``ctx``,
+    ``scratchpad``, ``queue``) or the hook (``hooks uninstall``) ended in
+    ``internal error: PermissionError`` / ``OperationalError`` (exit 70). Each now
+    names the file it cannot write, and nothing is changed."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    ok(hive(repo, "create", "Kept"))
+    ok(hive(repo, "hooks", "install"))
+    ok(hive(repo, "ctx", "put", "k", "v"))
+    head = git(repo, "rev-parse", "HEAD")
+    subprocess.run(["chmod", "-R", "a-w", str(repo / ".git")], check=True)
+    try:
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            command = [*unprivileged(), sys.executable, "-m", "hive.cli.main", *args]
+            return subprocess.run(command, cwd=repo, capture_output=True, text=True)
+
+        for reader in (["list"], ["ready"], ["log"], ["reservations"], ["doctor"]):
+            answered = run(*reader)
+            assert answered.returncode == 0, (reader, answered.stderr)
+            assert "internal error" not in answered.stderr
+        assert "Kept" in run("list").stdout
+        for writer, names in (
+            (["create", "lost"], "write.lock"),
+            (["agent", "register", "Bob"], "identities.lock"),
+            (["mail", "init", "--name", "Bob"], "identities.lock"),
+            (["ctx", "put", "k", "w"], "coord.sqlite3"),
+            (["scratchpad", "write", "notes", "x"], "coord.sqlite3"),
+            (["hooks", "uninstall"], "pre-commit"),
+        ):
+            refused = run(*writer)
+            assert refused.returncode not in (0, 70), (writer, refused.stderr)
+            assert refused.stderr.startswith("error: cannot "), (writer, refused.stderr)
+            assert names in refused.stderr and "internal error" not in refused.stderr
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(repo / ".git")], check=True)
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert ok(hive(repo, "ctx", "get", "k")) == '"v"  (v1)\n'  # not "w"
+    git(repo, "fsck")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_without_home_hive_reads_no_user_config_as_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``$HOME`` unset git reads no ``~/.gitconfig`` (a cron job, a sandbox that
+    clears the environment); hive's ``~`` fell back to the password database's home and
+    read that file: its person, hooksPath and the rest were not git's."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "--unset", "user.name")
+    git(repo, "config", "--unset", "user.email")
+    monkeypatch.delenv("HOME")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    assert shared_config_files() == []  # GIT_CONFIG_NOSYSTEM=1 (conftest)
+    asked = subprocess.run(["git", "-C", str(repo), "config", "user.name"], capture_output=True)
+    assert asked.returncode == 1  # git: no name
+    assert GitRepo.discover(str(repo)).config_identity() is None
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".gitconfig").write_text("[user]\n\tname = Home User\n")
+    assert shared_config_files() == [
+        str(tmp_path / ".gitconfig"),
+        str(tmp_path / ".config" / "git" / "config"),
+    ]
+    found = GitRepo.discover(str(repo)).config_identity()
+    assert found is not None and found.name == "Home User"
