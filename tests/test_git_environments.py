@@ -15,7 +15,7 @@ import pytest
 
 from hive.git.configfile import shared_config_files
 from hive.git.repo import GitRepo
-from tests.conftest import git, make_repo
+from tests.conftest import agent_env, git, make_repo
 from tests.inprocess import Outcome, run_hive
 
 
@@ -233,3 +233,68 @@ def test_without_home_hive_reads_no_user_config_as_git(
     ]
     found = GitRepo.discover(str(repo)).config_identity()
     assert found is not None and found.name == "Home User"
+
+
+def test_a_submodule_bump_under_another_agents_reservation_is_blocked(tmp_path: Path) -> None:
+    """In a superproject, ``git add sub`` stages the submodule's commit (a gitlink at
+    ``sub``): the files below it all change, yet ``sub/**`` reserved by another agent
+    did not block it (the path ``sub`` matched no pattern; the quick check and the full
+    one both let it through). Its other files and the holder's own commit still pass."""
+    library = make_repo(tmp_path / "library")
+    top = make_repo(tmp_path / "top")
+    git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "sub")
+    git(top, "commit", "-q", "-m", "add sub")
+    ok(hive(top, "init", "--prefix", "hv"))
+    ok(hive(top, "hooks", "install"))
+    alpha = agent_env(top, "Alpha")
+    ok(hive(top, "reserve", "sub/**", "--reason", "upgrading the library", env=alpha))
+    git(top / "sub", "commit", "-q", "--allow-empty", "-m", "newer library")
+    git(top, "add", "sub")
+
+    def commit(env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        argv = ["git", "-C", str(top), "commit", "-q", "-m", "work"]
+        return subprocess.run(argv, capture_output=True, text=True, env=env)
+
+    blocked = commit()
+    assert blocked.returncode == 1
+    assert "hive: sub is reserved by Alpha (sub/**)" in blocked.stderr
+    git(top, "reset", "-q", "sub")
+    (top / "notes.txt").write_text("mine\n")
+    git(top, "add", "notes.txt")
+    assert commit().returncode == 0  # the quick check: nothing reserved staged
+    git(top, "add", "sub")
+    done = commit(alpha)
+    assert done.returncode == 0, done.stderr
+    assert git(top, "status", "--porcelain") == ""
+
+
+def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
+    """``hive swarm run --isolation worktree`` started in a linked worktree (``git
+    worktree add``) ended in ``internal error: KeyError: b'HEAD'``: dulwich was handed
+    the linked worktree as the repository and put the worker's worktree files under its
+    own ``.git/worktrees/NAME/worktrees/``. They belong to the main git directory."""
+    from hive.domain.epics import create_epic
+    from hive.domain.swarm.runner import run_swarm
+    from hive.domain.workspace import Workspace
+
+    main = make_repo(tmp_path / "main")
+    ok(hive(main, "init", "--prefix", "hv"))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    ws = Workspace(str(linked), actor="alice")
+    cells = create_epic(
+        ws,
+        title="Linked work",
+        subtasks=[{"title": "One", "files": ["src/one.py"]}],
+        metadata={"strategy": "file-based"},
+    )
+    command = f"{sys.executable} -m hive.agents.example {{prompt_file}}"
+    result = run_swarm(ws, epic_id=cells[0].id, agent_cmd=command, isolation="worktree")
+    assert result.finished, result.blocked
+    assert "def one" in (linked / "src" / "one.py").read_text()
+    assert sorted(os.listdir(main / ".git" / "worktrees")) == ["linked"]
+    assert not (main / ".git" / "worktrees" / "linked" / "worktrees").exists()
+    assert git(main, "worktree", "list").count("\n") == 2
+    assert git(linked, "status", "--porcelain") == ""
+    assert git(main, "status", "--porcelain") == ""
+    git(main, "fsck")

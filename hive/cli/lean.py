@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hive.git.refs import RepoPaths
 
 GITLINK_MODE = 0o160000
+GITLINK_HEADER = "160000"  # the mode of a submodule's commit in ``git diff --raw``
 STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
 TYPES = ("bug", "feature", "task", "epic", "chore")
 
@@ -678,12 +679,20 @@ def _patterns_of(data: bytes) -> list[str] | None:
 
 
 def _staged_paths(inv: Invocation) -> list[str] | None:
-    """Paths the commit being made changes (git honours GIT_INDEX_FILE for us)."""
-    argv = ["git", "-C", inv.directory, "diff", "--cached", "--name-only", "--no-renames"]
+    """Paths the commit being made changes (git honours GIT_INDEX_FILE for us); None
+    also when a submodule's commit is among them (it stands for the files below it,
+    which the full check compares with the reservations)."""
+    argv = ["git", "-C", inv.directory, "diff", "--cached", "--raw", "--no-renames"]
     output = _output_of([*argv, "-z", "HEAD"])
     if output is None:
         return None
-    return [path for path in output.decode("utf-8", "surrogateescape").split("\0") if path]
+    fields = output.decode("utf-8", "surrogateescape").split("\0")
+    paths = []
+    for header, path in zip(fields[0::2], fields[1::2], strict=False):
+        if GITLINK_HEADER in header[:15]:  # ":OLDMODE NEWMODE ..."
+            return None
+        paths.append(path)
+    return paths
 
 
 def _output_of(argv: list[str]) -> bytes | None:

@@ -37,6 +37,7 @@ from hive.store.cells import decode_cell, decode_config
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
 
 SYMLINK_MODE = 0o120000
+GITLINK_MODE = 0o160000
 RECOVERY_WAIT = 10.0  # seconds the hook waits for a live hive writer before settling its intent
 
 
@@ -80,6 +81,7 @@ class StagedState:
     paths: list[str]
     snapshot: Snapshot
     symlinks: list[str] = field(default_factory=list)  # staged at or under .hive
+    submodules: frozenset[str] = frozenset()  # staged gitlinks: each stands for its files
 
 
 def staged_state(ws: Workspace) -> StagedState:
@@ -88,8 +90,13 @@ def staged_state(ws: Workspace) -> StagedState:
     head_files = head.listing("") if head.tree else {}
     entries = read_entries(index_path(ws))
     staged: set[str] = set()
+    submodules: set[str] = set()
     for path, entry in entries.items():
-        if entry.stage != 0 or head_files.get(path) != entry.sha.decode():
+        if entry.stage == 0 and entry.mode == GITLINK_MODE:  # not in a listing of blobs
+            if head.tree is None or ws.git.lookup_path(head.tree, path) != entry.sha.decode():
+                staged.add(path)
+                submodules.add(path)
+        elif entry.stage != 0 or head_files.get(path) != entry.sha.decode():
             staged.add(path)
     staged.update(path for path in head_files if path not in entries)
     overlay: dict[str, str | None] = {}
@@ -102,7 +109,12 @@ def staged_state(ws: Workspace) -> StagedState:
             elif path != HIVE_DIR:
                 overlay[path] = staged_entry.sha.decode() if staged_entry is not None else None
     snapshot = Snapshot(repo=ws.git, head=head.head, tree=head.tree, overlay=overlay)
-    return StagedState(paths=sorted(staged), snapshot=snapshot, symlinks=sorted(symlinks))
+    return StagedState(
+        paths=sorted(staged),
+        snapshot=snapshot,
+        symlinks=sorted(symlinks),
+        submodules=frozenset(submodules),
+    )
 
 
 def staged_paths(ws: Workspace) -> list[str]:
@@ -186,7 +198,9 @@ def _reservation_violations(
     """Staged paths under another agent's exclusive reservation (as staged here, and
     on every other worktree's branch), and reservation files that cannot be trusted
     (they would hide reservations)."""
-    held = files_held_by_others(ws, state.snapshot, agent, state.paths, utc_now())
+    held = files_held_by_others(
+        ws, state.snapshot, agent, state.paths, utc_now(), submodules=state.submodules
+    )
     found = [
         Violation(path=problem.path, kind="untrusted-reservations", message=problem.message)
         for problem in held.problems

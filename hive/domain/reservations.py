@@ -13,7 +13,7 @@ person may ``force`` it, with a reason, and the override is recorded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from hive.domain import reservecore
 from hive.domain.config_sections import parsed_section
-from hive.domain.globs import glob_matches
+from hive.domain.globs import glob_matches, patterns_intersect
 from hive.domain.ownership import (
     check_owner,
     configured_coordinators,
@@ -319,12 +319,19 @@ def held_message(path: str, item: Reservation) -> str:
 
 
 def files_held_by_others(
-    ws: Workspace, snap: Snapshot, agent: str, paths: Iterable[str], now: datetime
+    ws: Workspace,
+    snap: Snapshot,
+    agent: str,
+    paths: Iterable[str],
+    now: datetime,
+    *,
+    submodules: Collection[str] = (),
 ) -> HeldFiles:
     """Which of ``paths`` (files about to be committed for ``agent``) fall under another
     agent's active exclusive reservation, on this branch or on any other worktree's,
     unless ``agent`` force-reserved them over it: what the pre-commit hook refuses in a
-    ``git commit``, and ``swarm_complete`` in the files it commits."""
+    ``git commit``, and ``swarm_complete`` in the files it commits. A path among
+    ``submodules`` (a staged gitlink) stands for every file below it."""
     loaded = load_reservations(ws, snap)
     held = active_reservations(loaded.files, now)
     for _, other in worktree_reservations(ws, snap):
@@ -335,15 +342,21 @@ def files_held_by_others(
     for path in paths:
         if path.startswith(HIVE_DIR + "/"):
             continue
+        below = _escaped(path) + "/**" if path in submodules else None
         for item in blocking:
             if not (
                 may_intersect(path, item.path_pattern) and glob_matches(item.path_pattern, path)
-            ):
+            ) and (below is None or not patterns_intersect(item.path_pattern, below)):
                 continue
             if not _forced_over(mine, item, path):
                 blocked.append((path, item))
                 break
     return HeldFiles(blocked=blocked, problems=list(loaded.problems))
+
+
+def _escaped(path: str) -> str:
+    """``path`` as a pattern that matches it alone (glob characters escaped)."""
+    return "".join("\\" + char if char in "\\*?[]{}," else char for char in path)
 
 
 def _forced_over(mine: list[Reservation], item: Reservation, path: str) -> bool:

@@ -9,9 +9,10 @@ there is a conflict. So a conflict can never leave a half-merged tree.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -151,10 +152,25 @@ def add_worktree(repo: GitRepo, path: str, *, branch: str, commit: str) -> None:
         raise InvalidInput(f"branch {branch} already exists")
     repo.dulwich.refs[_ref(ref)] = object_id(commit)
     try:
-        dulwich_add(repo.dulwich, path, branch=branch.encode())
+        with _main_repository(repo) as main:
+            dulwich_add(main, path, branch=branch.encode())
     except (ValueError, OSError) as exc:
         delete_branch(repo, branch)
         raise GitError(f"cannot create a worktree at {path}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _main_repository(repo: GitRepo) -> Iterator[Any]:
+    """The repository whose git directory holds every worktree's administrative files:
+    ``repo`` itself, or for a linked worktree its common directory (dulwich would put a
+    new worktree's files under the linked one's own ``.git/worktrees/NAME``, and fail)."""
+    if os.path.samefile(repo.paths.git_dir, repo.paths.common_dir):
+        yield repo.dulwich
+        return
+    from dulwich.repo import Repo
+
+    with Repo(repo.paths.common_dir) as main:
+        yield main
 
 
 def worktree_changes(path: str) -> list[str]:
@@ -180,7 +196,8 @@ def remove_worktree(repo: GitRepo, path: str) -> None:
     from dulwich.worktree import remove_worktree as dulwich_remove
 
     try:
-        dulwich_remove(repo.dulwich, path, force=True)
+        with _main_repository(repo) as main:
+            dulwich_remove(main, path, force=True)
     except (ValueError, OSError):
         shutil.rmtree(path, ignore_errors=True)
         _forget_worktree(repo, path)
