@@ -369,3 +369,23 @@ def test_core_filemode_false_keeps_the_committed_mode(tmp_path: Path) -> None:
     assert modes["new.sh"] == "100644" and modes["kept.sh"] == "100755"
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "diff", "--cached", "--name-only") == ""
+
+
+def test_init_adds_its_attributes_to_a_crlf_checkout_of_gitattributes(tmp_path: Path) -> None:
+    """With ``core.autocrlf=true`` a committed ``.gitattributes`` is checked out with
+    CRLF line ends: ``hive init`` took that for the user's own uncommitted edits and left
+    the file alone, so doctor said "run 'hive init' to add them", which did nothing."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "core.autocrlf", "true")
+    (repo / ".gitattributes").write_text("*.png binary\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "attributes")
+    (repo / ".gitattributes").unlink()
+    git(repo, "checkout", "--", ".gitattributes")
+    assert (repo / ".gitattributes").read_bytes() == b"*.png binary\r\n"
+
+    ok(hive(repo, "init", "--prefix", "hv"))
+    committed = git(repo, "show", "HEAD:.gitattributes")
+    assert committed.startswith("*.png binary\n") and ".hive/cells/** merge=hive" in committed
+    assert json.loads(ok(hive(repo, "--json", "doctor")))["problems"] == []
+    assert git(repo, "status", "--porcelain") == ""
