@@ -389,3 +389,38 @@ def test_init_adds_its_attributes_to_a_crlf_checkout_of_gitattributes(tmp_path: 
     assert committed.startswith("*.png binary\n") and ".hive/cells/** merge=hive" in committed
     assert json.loads(ok(hive(repo, "--json", "doctor")))["problems"] == []
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_partial_clone_fetches_what_it_lacks_and_keeps_its_promisor_packs(
+    tmp_path: Path,
+) -> None:
+    """``git clone --filter=blob:none`` leaves old file versions on the remote until
+    they are needed: git fetches each on first use, dulwich does not, so ``hive
+    review`` of a cell with history ended in ``internal error: KeyError``. And ``hive
+    gc`` merged the clone's ``.promisor`` packs into a plain one, after which ``git
+    fsck`` found broken links (exit 2). hive now asks git for a missing object (as
+    git would fetch it) and never merges a promisor pack."""
+    origin = make_repo(tmp_path / "origin")
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    ok(hive(origin, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(origin, "--json", "create", "Has a history")))["id"]
+    ok(hive(origin, "update", cell, "-p", "1"))
+    ok(hive(origin, "comment", cell, "first version of the notes"))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{origin}", str(clone))
+    promisors = sorted(p.name for p in (clone / ".git/objects/pack").glob("*.promisor"))
+    assert promisors
+    ok(hive(clone, "init"))
+
+    reviewed = ok(hive(clone, "review", cell, "--stat"))
+    assert f"create {cell}" in reviewed and f"comment {cell}" in reviewed
+    for number in range(3):  # packs of hive's own, merged by gc
+        ok(hive(clone, "create", f"Local {number}"))
+        ok(hive(clone, "gc"))
+    after = sorted(p.name for p in (clone / ".git/objects/pack").glob("*.promisor"))
+    assert set(promisors) <= set(after)
+    for promisor in after:
+        assert (clone / ".git/objects/pack" / promisor).with_suffix(".pack").exists()
+    git(clone, "fsck")
+    assert git(clone, "status", "--porcelain") == ""
