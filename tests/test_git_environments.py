@@ -272,7 +272,10 @@ def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
     """``hive swarm run --isolation worktree`` started in a linked worktree (``git
     worktree add``) ended in ``internal error: KeyError: b'HEAD'``: dulwich was handed
     the linked worktree as the repository and put the worker's worktree files under its
-    own ``.git/worktrees/NAME/worktrees/``. They belong to the main git directory."""
+    own ``.git/worktrees/NAME/worktrees/``. They belong to the main git directory; and
+    the worker's checkout is its branch alone (dulwich first checks a new worktree out
+    at the main HEAD: its other files were left there, so the worktree was kept as one
+    with "uncommitted changes")."""
     from hive.domain.epics import create_epic
     from hive.domain.swarm.runner import run_swarm
     from hive.domain.workspace import Workspace
@@ -281,6 +284,9 @@ def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
     ok(hive(main, "init", "--prefix", "hv"))
     linked = tmp_path / "linked"
     git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    (main / "only-on-main.txt").write_text("main's own\n")  # HEAD of the main checkout
+    git(main, "add", "only-on-main.txt")
+    git(main, "commit", "-q", "-m", "main moves on")
     ws = Workspace(str(linked), actor="alice")
     cells = create_epic(
         ws,
@@ -294,7 +300,8 @@ def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
     assert "def one" in (linked / "src" / "one.py").read_text()
     assert sorted(os.listdir(main / ".git" / "worktrees")) == ["linked"]
     assert not (main / ".git" / "worktrees" / "linked" / "worktrees").exists()
-    assert git(main, "worktree", "list").count("\n") == 2
+    assert git(main, "worktree", "list").count("\n") == 2  # the worker's is gone
+    assert not (linked / "only-on-main.txt").exists()
     assert git(linked, "status", "--porcelain") == ""
     assert git(main, "status", "--porcelain") == ""
     git(main, "fsck")
