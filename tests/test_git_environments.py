@@ -431,3 +431,23 @@ def test_a_partial_clone_fetches_what_it_lacks_and_keeps_its_promisor_packs(
         assert (clone / ".git/objects/pack" / promisor).with_suffix(".pack").exists()
     git(clone, "fsck")
     assert git(clone, "status", "--porcelain") == ""
+
+
+def test_init_names_gits_reason_in_another_users_repository(tmp_path: Path) -> None:
+    """In a repository another user owns git refuses to work (``safe.directory``), and
+    ``git config --local`` says only "--local can only be used inside a git
+    repository", which ``hive init`` passed on: in a repository. It now says git's
+    reason (dubious ownership) and the command that allows the repository."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the repository to another user")
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    git(repo, "config", "--unset", "merge.hive.driver")
+    subprocess.run(["chown", "-R", "65534:65534", str(repo)], check=True)
+    try:
+        refused = hive(repo, "init")
+        assert refused.returncode == 8
+        assert "dubious ownership" in refused.stderr and "safe.directory" in refused.stderr
+        assert "can only be used inside a git repository" not in refused.stderr
+    finally:
+        subprocess.run(["chown", "-R", f"{os.geteuid()}:{os.getegid()}", str(repo)], check=True)
