@@ -217,3 +217,50 @@ def test_sequential_splices_in_one_process_keep_offsets_exact(tmp_path: Path) ->
         assert index_module._known_offsets(data[-20:]) == index_module._entry_offsets(data, count)
         assert set(git(repo, "ls-files").split()) == expected
     assert git(repo, "diff", "--name-only").strip() == ""
+
+
+def test_a_kept_staged_overlay_answers_as_a_fresh_read_after_every_change(
+    tmp_path: Path,
+) -> None:
+    """A long-lived ``GitRepo`` keeps its last staged overlay by the index's content
+    (its trailing checksum) and HEAD's tree: after each change of the index (git's and
+    hive's own writes, a removal, a commit moving HEAD) it answers as a fresh one, and
+    an index without a checksum (``index.skipHash``: zeros) is read every time."""
+    from hive.git.repo import GitRepo
+
+    repo = populated(tmp_path)
+    kept = GitRepo.discover(str(repo))
+
+    def overlay() -> dict[str, str | None]:
+        fresh = GitRepo.discover(str(repo)).snapshot(staged=True).overlay
+        assert kept.snapshot(staged=True).overlay == fresh
+        return fresh
+
+    cell = ".hive/cells/a/hv-a1.yaml"
+    assert overlay() == {}
+    (repo / cell).write_text("id: hv-a1\ntitle: one\n")
+    git(repo, "add", cell)
+    staged = overlay()
+    assert staged == {cell: git(repo, "rev-parse", f":{cell}").strip()}
+    assert overlay() == staged and kept._overlay is not None  # kept, the same answer
+    git(repo, "rm", "-q", "--cached", ".hive/cells/a/hv-a1.yaml")
+    assert overlay() == {cell: None}
+    git(repo, "add", cell)
+    git(repo, "commit", "-qm", "staged")  # HEAD's tree moves; nothing staged over it
+    assert overlay() == {}
+    content = Path(index_of(repo)).read_bytes()
+    git(repo, "reset", "-q", "--soft", "HEAD~1")  # the same index over the older tree
+    assert Path(index_of(repo)).read_bytes() == content
+    assert overlay() == staged
+    git(repo, "reset", "-q", "--soft", "HEAD@{1}")
+    assert overlay() == {}
+    update_index(index_of(repo), [blob(repo, ".hive/cells/b/hv-b1.yaml", "id: hv-b1\n")])
+    assert set(overlay()) == {".hive/cells/b/hv-b1.yaml"}
+    index, other = Path(index_of(repo)), ".hive/cells/b/hv-b1.yaml"
+    for text in ("id: hv-b1\ntitle: two\n", "id: hv-b1\ntitle: three\n"):
+        (repo / other).write_text(text)
+        git(repo, "add", other)
+        written = index.read_bytes()
+        index.write_bytes(written[:-20] + b"\0" * 20)  # no checksum: never kept
+        assert overlay()[other] == git(repo, "hash-object", other).strip()
+        index.write_bytes(written)

@@ -453,3 +453,69 @@ def test_staged_cell_changes_are_read_over_heads_rows_as_every_cell_was(tmp_path
         else:
             (root / path).write_bytes(before)
             git(root, "add", path)
+
+
+def test_names_like_reads_ranges_of_names_as_the_scan_of_every_name(tmp_path: Path) -> None:
+    """``StateIndex.names_like`` finds by ranges of each tree's names (one per distinct
+    part before a first '-') exactly the files the comparison of every name found:
+    names with several dashes, none, an empty part before one, parts that begin one
+    another, upper case, a directory named as a cell file, files that are no cell's."""
+    root = make_repo(tmp_path / "repo")
+    init_hive(Workspace(str(root), actor="ann"), prefix="bn")
+    names = [
+        "b/bn-abc.yaml",
+        "b/bn-abd.yaml",
+        "b/bn-abc.1.yaml",
+        "b/bnx-abc.yaml",
+        "b/b-bn-abc.yaml",
+        "w/bd-wisp-0385z.yaml",
+        "x.yaml",
+        "README",
+        "b/bn-ab.yaml/inner.txt",
+        "b/BN-ABC.yaml",
+        "b/bn+x-ab.yaml",
+        "b/bn.x-ab.yaml",
+        "b/bn--ab.yaml",
+        "c/-ab.yaml",
+        "c/ab-.yaml",
+        "c/é-ab.yaml",
+        "c/nested/deeper/bn-abe.yaml",
+    ]
+    for name in names:
+        (root / ".hive" / "cells" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / ".hive" / "cells" / name).write_text("id: [not a cell\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "names")
+    ws = Workspace(str(root), actor="ann")
+    key = ws.reader.head_key()
+    assert key is not None
+    stems = {part for name in names for part in name.split("/")}
+    wanted = {stem[:n] for stem in stems for n in range(1, len(stem) + 1)}
+    wanted |= {stem.partition("-")[2][:n] for stem in stems for n in range(1, 6)} - {""}
+    wanted |= {"q", "bn-q", "zz", "-", "--", "abz", "\ud7ff", "\U0010ffff"}
+    index = ws.state_index
+    trees = index._stored_trees(key)
+    assert trees
+    for text in sorted(wanted):
+        found = index.names_like(key, text)
+        assert found is not None
+        assert sorted(found) == sorted(index._names_like_scan(trees, text)), text
+    assert sorted(index.names_like(key, "ab") or []) == [
+        ".hive/cells/b/bn+x-ab.yaml",
+        ".hive/cells/b/bn-ab.yaml",  # the directory named as a cell file
+        ".hive/cells/b/bn-abc.1.yaml",
+        ".hive/cells/b/bn-abc.yaml",
+        ".hive/cells/b/bn-abd.yaml",
+        ".hive/cells/b/bn.x-ab.yaml",
+        ".hive/cells/b/bnx-abc.yaml",
+        ".hive/cells/c/-ab.yaml",
+        ".hive/cells/c/ab-.yaml",
+        ".hive/cells/c/nested/deeper/bn-abe.yaml",
+        ".hive/cells/c/é-ab.yaml",
+    ]
+    plan = index.db.execute(
+        "EXPLAIN QUERY PLAN SELECT tree, name FROM dirs WHERE tree IN (?, ?) AND name >= ? "
+        "AND name < ? AND (is_tree = 0 OR name LIKE '%.yaml')",
+        ["a", "b", "x", "y"],
+    ).fetchall()
+    assert "USING PRIMARY KEY (tree=? AND name>? AND name<?)" in plan[0][3]  # not a scan

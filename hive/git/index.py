@@ -249,9 +249,24 @@ def _read(index_path: str) -> bytes | None:
 
 def read_entries(index_path: str, prefix: str = "") -> dict[str, IndexEntry]:
     """Every entry whose path starts with ``prefix`` (all stages; last stage wins)."""
+    return keyed_entries(index_path, prefix)[1]()
+
+
+def keyed_entries(
+    index_path: str, prefix: str = ""
+) -> tuple[bytes | None, Callable[[], dict[str, IndexEntry]]]:
+    """The index's content key (its trailing checksum; None where it has none:
+    ``index.skipHash``, no index) and :func:`read_entries` of those very bytes, to be
+    called only when what was made of that content before is not at hand."""
     data = _read(index_path)
     if data is None:
-        return {}
+        return None, dict
+    checksum = data[-_SHA_SIZE:]
+    key = checksum if len(data) > _SHA_SIZE and checksum != b"\0" * _SHA_SIZE else None
+    return key, lambda: _entries_in(data, index_path, prefix)
+
+
+def _entries_in(data: bytes, index_path: str, prefix: str) -> dict[str, IndexEntry]:
     try:
         parsed = _parse(data)
     except _Unsupported:

@@ -38,7 +38,7 @@ from hive.errors import (
     SymlinkRefused,
 )
 from hive.git import killpoints
-from hive.git.index import IndexEntry, IndexLock, IndexUpdate, read_entries
+from hive.git.index import IndexEntry, IndexLock, IndexUpdate, keyed_entries
 from hive.git.loose import parse_commit, read_object, write_loose
 from hive.git.pathhistory import lookup_path
 from hive.git.pathhistory import parse_tree as parse_tree  # re-exported
@@ -335,6 +335,9 @@ class GitRepo:
         self._empty_tree_sha: str | None = None
         self._config_cache: tuple[tuple[object, ...], Any] | None = None
         self._shallow_cache: tuple[tuple[int, int], frozenset[str]] | None = None
+        # the last staged overlay: (index content, tree, prefix) -> path -> blob or None
+        self._overlay: tuple[tuple[bytes | None, str | None, str], dict[str, str | None]] | None
+        self._overlay = None
 
     @classmethod
     def discover(cls, start: str) -> GitRepo:
@@ -470,7 +473,11 @@ class GitRepo:
         return other_worktree_heads(self.paths)
 
     def _index_overlay(self, snap: Snapshot, prefix: str) -> dict[str, str | None]:
-        entries = read_entries(self.paths.index_path, prefix)
+        content, read = keyed_entries(self.paths.index_path, prefix)
+        key = (content, snap.tree, prefix)
+        if content is not None and self._overlay is not None and self._overlay[0] == key:
+            return dict(self._overlay[1])  # the same index over the same tree: the same
+        entries = read()
         overlay: dict[str, str | None] = {}
         head_files = snap.listing(prefix.rstrip("/"))
         for path, entry in entries.items():
@@ -479,6 +486,8 @@ class GitRepo:
         for path in head_files:
             if path not in entries:
                 overlay[path] = None
+        if content is not None:
+            self._overlay = (key, dict(overlay))
         return overlay
 
     def read_blob(self, sha: str) -> bytes:

@@ -1086,19 +1086,60 @@ class StateIndex:
         """Paths of the files of state ``key`` (as :meth:`entries` lists them) whose name
         starts with ``wanted``, or whose part after its first '-' does: every id a
         prefix could name, and more (the caller applies its own rule). None when the
-        state is not stored. The names are compared in SQL, no row is decoded."""
+        state is not stored. No row is decoded: the names are ranges of each tree's
+        primary key (``wanted``, and ``HEAD-wanted`` for each distinct part before a
+        first '-' a name of the tree has, found by skipping from one to the next), so
+        the cost follows the trees and those parts, not the cells."""
         with ReadSnapshot(self.db):
             trees = self._stored_trees(key)
             if trees is None or not trees:
                 return None if trees is None else []
+            if not wanted or wanted[-1] >= "\ud7ff":  # no simple bound above: compare all
+                return self._names_like_scan(trees, wanted)
             marks = ",".join("?" for _ in trees)
-            rows = self.db.execute(
-                f"SELECT tree, name FROM dirs WHERE tree IN ({marks}) "
-                "AND (is_tree = 0 OR name LIKE '%.yaml') AND (substr(name, 1, length(?)) = ? "
-                "OR (instr(name, '-') > 0 AND substr(name, instr(name, '-') + 1, length(?)) = ?))",
-                [*trees, wanted, wanted, wanted, wanted],
-            ).fetchall()
-            return [prefix + name for tree, name in rows for prefix in trees[tree]]
+            starts = {wanted, *(f"{head}-{wanted}" for head in self._heads(trees))}
+            rows: list[tuple[str, str]] = []
+            for start in sorted(starts):
+                rows += self.db.execute(
+                    f"SELECT tree, name FROM dirs WHERE tree IN ({marks}) AND name >= ? "
+                    "AND name < ? AND (is_tree = 0 OR name LIKE '%.yaml')",
+                    [*trees, start, start[:-1] + chr(ord(start[-1]) + 1)],
+                ).fetchall()
+            found = dict.fromkeys(rows)  # a name both ranges hold, once
+            return [prefix + name for tree, name in found for prefix in trees[tree]]
+
+    def _heads(self, trees: Iterable[str]) -> set[str]:
+        """The distinct parts before the first '-' of the names in ``trees``: from each
+        such name straight to the first name past every name of that part."""
+        heads: set[str] = set()
+        for tree in trees:
+            after, inclusive = "", True
+            while True:
+                row = self.db.execute(
+                    f"SELECT name FROM dirs WHERE tree = ? AND name {'>=' if inclusive else '>'}"
+                    " ? ORDER BY name LIMIT 1",
+                    [tree, after],
+                ).fetchone()
+                if row is None:
+                    break
+                head, dash, _ = row[0].partition("-")
+                if dash:
+                    heads.add(head)
+                    after, inclusive = head + ".", True  # '.' follows '-'
+                else:
+                    after, inclusive = row[0], False
+        return heads
+
+    def _names_like_scan(self, trees: dict[str, list[str]], wanted: str) -> list[str]:
+        """:meth:`names_like` comparing every name of ``trees`` in SQL."""
+        marks = ",".join("?" for _ in trees)
+        rows = self.db.execute(
+            f"SELECT tree, name FROM dirs WHERE tree IN ({marks}) "
+            "AND (is_tree = 0 OR name LIKE '%.yaml') AND (substr(name, 1, length(?)) = ? "
+            "OR (instr(name, '-') > 0 AND substr(name, instr(name, '-') + 1, length(?)) = ?))",
+            [*trees, wanted, wanted, wanted, wanted],
+        ).fetchall()
+        return [prefix + name for tree, name in rows for prefix in trees[tree]]
 
     def _stored_trees(self, key: str) -> dict[str, list[str]] | None:
         """:meth:`_trees_of_state` of ``key``; None when it is not stored, none for the
