@@ -608,9 +608,7 @@ class GitRepo:
             return None
         return str(value.decode())
 
-    def commit_diff(
-        self, commit_sha: str, keep: Callable[[str], bool] | None = None
-    ) -> CommitDiff:
+    def commit_diff(self, commit_sha: str, keep: Callable[[str], bool] | None = None) -> CommitDiff:
         """What ``commit_sha`` changed against its first parent: per-file stats and a patch
         (of the paths ``keep`` accepts, if given)."""
         parents = self.parents_of(commit_sha)
