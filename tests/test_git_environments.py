@@ -298,3 +298,74 @@ def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
     assert git(linked, "status", "--porcelain") == ""
     assert git(main, "status", "--porcelain") == ""
     git(main, "fsck")
+
+
+def test_doctor_says_hives_commits_are_not_signed_under_commit_gpgsign(tmp_path: Path) -> None:
+    """With ``commit.gpgsign=true`` git signs the user's commits (or refuses without a
+    key), while hive's own commits were made unsigned without a word: a remote that
+    requires signatures refused them at push time. ``hive doctor`` says so."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    assert json.loads(ok(hive(repo, "--json", "doctor")))["warnings"] == []
+    git(repo, "config", "commit.gpgsign", "true")
+    ok(hive(repo, "create", "Made unsigned"))  # hive writes on, as before
+    assert "gpgsig" not in git(repo, "cat-file", "commit", "HEAD")
+    report = json.loads(ok(hive(repo, "--json", "doctor")))
+    assert [w["kind"] for w in report["warnings"]] == ["unsigned-commits"]
+    assert "not signed" in ok(hive(repo, "doctor"))
+
+
+def test_files_touched_are_named_from_the_current_directory(tmp_path: Path) -> None:
+    """``hive reserve a.py`` in ``src/`` reserves ``src/a.py`` (as in git), but ``hive
+    swarm complete --files-touched a.py`` there looked for ``a.py`` at the top: "a.py
+    exists neither in the working tree nor in HEAD". Both now read a relative path from
+    the current directory (``-C`` included), as ``git add`` does."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(repo, "--json", "create", "Fix a")))["id"]
+    ok(hive(repo, "start", cell))
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("print('fixed')\n")
+    here = str(repo / "src")
+    assert "src/a.py" in ok(run_hive(["reserve", "a.py", "--cell", cell], cwd=here))
+    progress = ["swarm", "progress", cell, "--status", "in_progress", "-f", "a.py"]
+    ok(run_hive(progress, cwd=here))
+    done = run_hive(["swarm", "complete", cell, "-s", "fixed", "-f", "a.py", "--no-gate"], cwd=here)
+    assert done.returncode == 0, done.stderr
+    committed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert "src/a.py" in committed and "a.py" not in committed
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_core_filemode_false_keeps_the_committed_mode(tmp_path: Path) -> None:
+    """With ``core.filemode=false`` git ignores the executable bit on disk (a file
+    system without it, a checkout shared with Windows: every file looks executable, or
+    none does). ``swarm complete`` committed the bit anyway, flipping files' modes in
+    history where ``git status`` showed nothing. A file keeps its index entry's mode
+    (``git update-index --chmod`` changes it), and a new file is 100644, as ``git add``."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "tool.sh").write_text("echo 1\n")
+    (repo / "run.sh").write_text("echo 2\n")
+    (repo / "run.sh").chmod(0o755)
+    git(repo, "add", "tool.sh", "run.sh")
+    git(repo, "commit", "-q", "-m", "scripts")
+    git(repo, "config", "core.filemode", "false")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(repo, "--json", "create", "Edit scripts")))["id"]
+    ok(hive(repo, "start", cell))
+    (repo / "tool.sh").write_text("echo 1b\n")
+    (repo / "tool.sh").chmod(0o755)  # the bit on disk says nothing here
+    (repo / "run.sh").write_text("echo 2b\n")
+    (repo / "run.sh").chmod(0o644)
+    (repo / "new.sh").write_text("echo 3\n")
+    (repo / "new.sh").chmod(0o755)
+    (repo / "kept.sh").write_text("echo 4\n")
+    git(repo, "add", "kept.sh")
+    git(repo, "update-index", "--chmod=+x", "kept.sh")  # how such a user sets the bit
+    files = ["-f", "tool.sh", "-f", "run.sh", "-f", "new.sh", "-f", "kept.sh"]
+    ok(hive(repo, "swarm", "complete", cell, "-s", "edited", *files, "--no-gate"))
+    modes = {line.split()[3]: line.split()[0] for line in git(repo, "ls-tree", "HEAD").splitlines()}
+    assert modes["tool.sh"] == "100644" and modes["run.sh"] == "100755"
+    assert modes["new.sh"] == "100644" and modes["kept.sh"] == "100755"
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "diff", "--cached", "--name-only") == ""

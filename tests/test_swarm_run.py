@@ -133,7 +133,7 @@ def test_dependencies_are_respected(ws: Workspace, repo: Path) -> None:
 
 
 def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, repo: Path) -> None:
-    epic, fails, crashes, silent, fine, after = make_epic(
+    epic, fails, crashes, silent, fine, after, killed, missing = make_epic(
         ws,
         [
             {"title": "Fails", "files": ["src/fails.py"]},
@@ -141,6 +141,8 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
             {"title": "Silent", "files": ["src/silent.py"]},
             {"title": "Fine", "files": ["src/fine.py"]},
             {"title": "After", "files": ["src/after.py"], "dependencies": [0]},
+            {"title": "Killed", "files": ["src/killed.py"]},
+            {"title": "Missing", "files": ["src/missing.py"]},
         ],
     )
     command = agent_cmd(
@@ -148,11 +150,15 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
             fails: f"{PYTHON} -m hive.agents.example --fail {{prompt_file}}",
             crashes: "echo crashing now; kill -9 $$",
             silent: "echo did nothing",
+            killed: "sh -c 'kill -9 $$'",  # the agent's process, not the worker's shell
+            missing: "no-such-agent-program-here",
         }
     )
     result, events = run(ws, epic, command, workers=3)
     assert not result.finished and result.completed == [fine]
-    assert set(result.blocked) == {fails, crashes, silent}
+    assert set(result.blocked) == {fails, crashes, silent, killed, missing}
+    assert "code 137 (the shell's code for a command killed by SIGKILL)" in result.blocked[killed]
+    assert "code 127 (the shell's code for a command not found" in result.blocked[missing]
     assert result.remaining == [after]  # waits for the failed one
     assert "exited with code 1 without calling swarm_complete" in result.blocked[fails]
     # what the failed worker left uncommitted in the shared tree is named and kept
@@ -186,7 +192,7 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
     message = git(repo, "show", "-s", "--format=%an%n%B", block)
     assert message.startswith("alice\n") and "Hive-Agent: alice" in message
     assert f"Hive-Worker: {worker}" in message
-    assert [e.event for e in events].count("blocked") == 3
+    assert [e.event for e in events].count("blocked") == 5
 
 
 def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) -> None:
@@ -986,6 +992,55 @@ def test_a_subtask_deleted_while_its_worker_ran_is_not_reported_completed(
     assert gone.cell_id == cell and gone.reason and "deleted" in gone.reason
     assert [r.result for r in result.runs] == ["deleted"] and result.completed == []
     assert result.finished
+    assert_clean(repo)
+
+
+def test_a_worker_whose_subtask_someone_else_settled_leaves_no_reservation_behind(
+    ws: Workspace, repo: Path
+) -> None:
+    # Each worker reserves its file, then someone closes one subtask and deletes the
+    # other while the workers run; the workers' swarm_complete is refused and they exit.
+    # The run still reports each (completed / skipped), and the dead workers' reservations
+    # are released, not left to block that file and its commits until they expire.
+    from hive.domain.cells import close_cells, delete_cells
+    from tests.conftest import set_coordinators
+
+    set_coordinators(repo, ["alice"])  # may close and delete cells its workers hold
+    epic, closed, deleted = make_epic(
+        ws, [{"title": "Closed", "files": ["src/c.py"]}, {"title": "Gone", "files": ["src/g.py"]}]
+    )
+    marks = repo.parent / "marks"
+    marks.mkdir()
+    go = repo.parent / "go"
+    command = (
+        'hive reserve "src/$HIVE_CELL.py" --cell "$HIVE_CELL" --reason work >/dev/null &&'
+        f' touch {shlex.quote(str(marks))}/"$HIVE_CELL";'
+        f" while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done;"
+        ' hive swarm complete "$HIVE_CELL" -s done; exit 0'
+    )
+
+    held: list[int] = []
+
+    def settle_when_reserved() -> None:
+        try:
+            deadline = time.monotonic() + 60
+            while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            held.append(len(list_reservations(ws)))
+            close_cells(ws, cell_ids=[closed], force=True, reason="done by hand")
+            delete_cells(ws, cell_ids=[deleted], force=True, reason="not needed")
+        finally:
+            go.touch()
+
+    settler = threading.Thread(target=settle_when_reserved)
+    settler.start()
+    result, events = run(ws, epic, command, workers=2, timeout=120)
+    settler.join()
+    assert held == [2] and result.completed == [closed]
+    assert any(e.event == "skipped" and e.cell_id == deleted for e in events)
+    assert list_reservations(ws) == []
+    released = git(repo, "log", "--format=%s%n%b", "--grep", "Hive-Event: release")
+    assert released.count("Hive-Worker:") == 2
     assert_clean(repo)
 
 

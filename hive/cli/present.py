@@ -266,18 +266,21 @@ def _message(message: Any, params: Any, ws: Workspace) -> None:
 # ------------------------------------------------------------------ reservations
 
 
-def _from_cwd(ws: Workspace, given: dict[str, Any]) -> None:
-    """Relative patterns are relative to the current directory, as in git."""
-    patterns = given.get("paths")
+def _from_cwd(ws: Workspace, given: dict[str, Any], key: str = "paths") -> None:
+    """Relative patterns (and paths) are relative to the current directory, as in git."""
+    patterns = given.get(key)
     if not patterns:
         return
     base = os.path.realpath(os.path.abspath(OPTIONS.directory))
     relative = os.path.relpath(base, os.path.realpath(ws.root)).replace(os.sep, "/")
     if relative == "." or relative.startswith(".."):
         return
-    given["paths"] = [
-        p if os.path.isabs(p.strip()) else f"{relative}/{p.strip()}" for p in patterns
-    ]
+    given[key] = [p if os.path.isabs(p.strip()) else f"{relative}/{p.strip()}" for p in patterns]
+
+
+def _touched_from_cwd(ws: Workspace, given: dict[str, Any]) -> None:
+    """``--files-touched`` are files, named from the current directory as ``git add``'s."""
+    _from_cwd(ws, given, "files_touched")
 
 
 def _release_inputs(ws: Workspace, given: dict[str, Any]) -> None:
@@ -510,14 +513,17 @@ PRESENTERS.update(
         "review": Presenter(render=_review, views={"per": (PER, "both")}),
         "swarm init": Presenter(render=_swarm_init),
         "swarm status": Presenter(render=_swarm_status),
-        "swarm evaluation-prompt": Presenter(render=lambda found, params, ws: _text(found.prompt)),
+        "swarm evaluation-prompt": Presenter(
+            render=lambda found, params, ws: _text(found.prompt), inputs=_touched_from_cwd
+        ),
         "swarm record-outcome": Presenter(
-            render=lambda outcome, params, ws: output.say(f"recorded {outcome.id}")
+            render=lambda outcome, params, ws: output.say(f"recorded {outcome.id}"),
+            inputs=_touched_from_cwd,
         ),
         "swarm insights": Presenter(render=_insights),
         "swarm select-strategy": Presenter(render=_choice),
         "swarm decompose": Presenter(render=_prompt),
-        "swarm progress": Presenter(render=_progress),
+        "swarm progress": Presenter(render=_progress, inputs=_touched_from_cwd),
         "swarm plan-prompt": Presenter(render=_prompt),
         "swarm subtask-prompt": Presenter(render=_prompt),
         "swarm spawn-subtask": Presenter(render=_prompt),
@@ -735,7 +741,9 @@ PRESENTERS.update(
             render=lambda cells, params, ws: output.cell_table(cells, title=f"epic {cells[0].id}"),
             extra=Extra("source", "SOURCE", PLAN_SOURCE, _epic_from_plan),
         ),
-        "swarm complete": Presenter(render=_completed, explain=_gate_failure),
+        "swarm complete": Presenter(
+            render=_completed, explain=_gate_failure, inputs=_touched_from_cwd
+        ),
     }
 )
 

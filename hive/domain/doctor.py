@@ -64,7 +64,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
     return DoctorReport(
         cells=len(index.cells),
         problems=problems,
-        warnings=edit_warnings + _identity_warnings(ws),
+        warnings=edit_warnings + _identity_warnings(ws) + _signing_warnings(ws),
         objects=object_store_health(ws),
     )
 
@@ -188,6 +188,18 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
         for sha, subject in hand_edits(ws, limit=AUDITED_COMMITS)
     ]
     return found
+
+
+def _signing_warnings(ws: Workspace) -> list[Problem]:
+    """``commit.gpgsign`` asks git to sign commits; hive's own are made without gpg."""
+    value = ws.git.config_value("commit", "gpgsign")
+    if value is None or value.strip().lower() not in ("true", "yes", "on", "1", ""):
+        return []
+    message = (
+        "commit.gpgsign is set, but hive's own commits are not signed (hive writes them"
+        " without gpg); a remote or branch rule that requires signed commits refuses them"
+    )
+    return [Problem(kind="unsigned-commits", message=message)]
 
 
 def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:

@@ -48,6 +48,8 @@ def _strategy(value: Any) -> Any:
 PathList: Any = Field(default_factory=list, max_length=1000, description="files you touched")
 LOOKUP = (NotFound, AmbiguousId)
 FILES_SHORT = ("--file", "-f")
+# on the command line a relative path is read from the current directory (cli/present.py)
+TOUCHED = {"files_touched": "files you touched, relative to the current directory as in git"}
 AGENT_SHORT = ("--agent",)
 
 
@@ -259,6 +261,7 @@ declare(
                 ("swarm", "evaluation-prompt"),
                 arguments=CELL_ARG,
                 short={"files_touched": FILES_SHORT},
+                helps=TOUCHED,
             ),
         ),
         help="A self-review checklist to answer before swarm complete.",
@@ -283,6 +286,7 @@ declare(
                     "files_touched": FILES_SHORT,
                     "agent_name": AGENT_SHORT,
                 },
+                helps=TOUCHED,
             ),
         ),
         help="Report progress on a subtask (updates it and posts to the epic's coordinator).",
@@ -308,6 +312,7 @@ declare(
                     "retry_count": ("--retries",),
                     "agent_name": AGENT_SHORT,
                 },
+                helps=TOUCHED,
             ),
         ),
         help="Close a subtask, release your reservations, record the outcome: one commit.",
@@ -334,6 +339,7 @@ declare(
                     "agent_name": AGENT_SHORT,
                     "summary": ("-s",),
                 },
+                helps=TOUCHED,
             ),
         ),
         help="Record how work finished outside swarm complete went (one commit).",

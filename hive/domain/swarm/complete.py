@@ -98,7 +98,8 @@ def swarm_complete(
     )
     gate = run_verification(ws, touched) if run_gate else []
     gate_state = "skipped" if not run_gate else ("passed" if gate else "none")
-    file_changes = [touched_change(ws.root, path) for path in touched]
+    kept = kept_modes(ws, touched)
+    file_changes = [touched_change(ws.root, path, kept_mode=kept.get(path)) for path in touched]
     # the agent's own commits for the cell, read before the write lock is taken
     own = own_commit_files(ws, ws.git.head().commit, cell)
     guards: list[OwnerGuard] = []
@@ -384,8 +385,26 @@ def _refuse_symlinked_parent(real_root: str, relative: str, raw: str) -> None:
         )
 
 
-def touched_change(root: str, path: str) -> Change:
-    """The change that commits the current working-tree state of ``path``."""
+def kept_modes(ws: Workspace, paths: Sequence[str]) -> dict[str, int]:
+    """The modes ``paths`` keep whatever the executable bit on disk says: with
+    ``core.filemode=false`` git ignores that bit (a file system without it, a checkout
+    shared with Windows), so a file keeps its index entry's mode, and a new file is
+    100644, as ``git add`` does. Empty when git trusts the bit."""
+    from hive.git.index import read_entries
+
+    value = ws.git.config_value("core", "filemode")
+    if value is None or value.strip().lower() not in ("false", "no", "off", "0"):
+        return {}
+    kept: dict[str, int] = {}
+    for path in paths:
+        entry = read_entries(ws.git.paths.index_path, path).get(path)
+        kept[path] = entry.mode if entry is not None and entry.mode == EXECUTABLE else REGULAR
+    return kept
+
+
+def touched_change(root: str, path: str, *, kept_mode: int | None = None) -> Change:
+    """The change that commits the current working-tree state of ``path`` (its mode:
+    ``kept_mode``, else the executable bit on disk)."""
     full = os.path.join(root, path)
     if os.path.islink(full):
         raise InvalidInput(f"{path} is a symlink; commit symlinks with git")
@@ -398,7 +417,7 @@ def touched_change(root: str, path: str) -> Change:
         raise InvalidInput(f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
     with open(full, "rb") as handle:
         content = handle.read()
-    mode = EXECUTABLE if info.st_mode & 0o111 else REGULAR
+    mode = kept_mode or (EXECUTABLE if info.st_mode & 0o111 else REGULAR)
     return Change(path, content, mode=mode, from_worktree=True)
 
 

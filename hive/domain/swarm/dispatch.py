@@ -8,6 +8,9 @@
   and a failure outcome is recorded, all in one commit.
 - :func:`requeue_subtask`: an interrupted worker's subtask is open again for the
   next run (reservations released; no outcome: nobody failed).
+- :func:`release_worker`: a worker that exited still holding reservations (its
+  subtask closed or deleted by someone else, or closed without ``swarm_complete``)
+  has them released, so nothing outlives it until its reservations expire.
 - :func:`merge_subtask`: with worktree isolation, the worker's branch is merged
   into the current branch in one commit, or not at all when it conflicts.
 """
@@ -217,6 +220,22 @@ def requeue_subtask(ws: Workspace, *, cell_id: str, agent: str, reason: str) -> 
         )
 
     result: Settled = ws.write_mixed(plan, event="requeue").result
+    return result
+
+
+def release_worker(ws: Workspace, *, cell_id: str, agent: str) -> list[Reservation]:
+    """Release what the exited worker ``agent`` still holds (one commit, the runner's,
+    naming the worker); nothing is written when it holds nothing active."""
+
+    def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
+        released, release = _release_all(ws, snap, agent)
+        cell = index.cells.get(cell_id)
+        title = cell.title if cell is not None else ""
+        if not released or release is None:
+            return MixedPlan([], cell_id, title, [])
+        return MixedPlan([], cell_id, title, released, [release], trailers=_worker(agent))
+
+    result: list[Reservation] = ws.write_mixed(plan, event="release").result
     return result
 
 

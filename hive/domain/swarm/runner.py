@@ -54,6 +54,7 @@ from hive.domain.swarm.dispatch import (
     claim_for_worker,
     merge_subtask,
     refresh_kept_branch,
+    release_worker,
     requeue_subtask,
     run_info,
     uncommitted_in_scope,
@@ -652,7 +653,7 @@ class _Runner:
         elif code < 0:
             why = f"was killed by signal {_signal_name(-code)}"
         elif code != 0:
-            why = f"exited with code {code} without calling swarm_complete"
+            why = f"exited with code {code}{_shell_code(code)} without calling swarm_complete"
         else:
             why = "exited (code 0) without calling swarm_complete"
         return f"worker {worker.job.agent} {why}"
@@ -689,6 +690,7 @@ class _Runner:
                 )
             else:
                 self._drop_worktree(job)
+        self._release_leftovers(job)
         self._record(job, "completed", code, seconds, kept)
         title = self.ws.cells().cells[job.cell_id].title
         self._event(
@@ -825,8 +827,17 @@ class _Runner:
             self._complete(_Job(job.cell_id, job.agent, job.log), code, seconds)
             return
         reason = f"deleted while worker {job.agent} ran; nothing was recorded"
+        self._release_leftovers(job)
         self._record(job, "deleted", code, seconds, reason)
         self._event("skipped", cell_id=job.cell_id, agent=job.agent, reason=reason, log=job.log)
+
+    def _release_leftovers(self, job: _Job) -> None:
+        """The exited worker's reservations still active here (its subtask closed or
+        deleted by someone else, or closed without swarm_complete) are released: the
+        worker is gone, and they would block others' files and commits until they
+        expired. One commit when there are any; none otherwise."""
+        with contextlib.suppress(HiveError):  # not released now: they expire as before
+            release_worker(self.ws, cell_id=job.cell_id, agent=job.agent)
 
     def _release_on_branch(self, job: _Job) -> None:
         """A failed worker's reservations on its kept branch are released there too, so
@@ -1071,6 +1082,19 @@ class _Runner:
 
 def _block_reason(cell: Cell) -> str:
     return str(run_info(cell).get("reason") or "blocked")
+
+
+def _shell_code(code: int) -> str:
+    """What ``/bin/sh`` means by ``code``, which it also exits with when a command it
+    ran failed so (the agent command runs in a shell, which does not replace itself
+    with the command): not found, not runnable, killed by a signal."""
+    if code == 127:
+        return " (the shell's code for a command not found: see its log)"
+    if code == 126:
+        return " (the shell's code for a command that could not be run: see its log)"
+    if 128 < code < 128 + signal.NSIG:
+        return f" (the shell's code for a command killed by {_signal_name(code - 128)})"
+    return ""
 
 
 def _signal_name(number: int) -> str:
