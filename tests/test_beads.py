@@ -332,6 +332,38 @@ def test_a_skipped_record_the_file_has_otherwise_is_reported(
     assert show_cell(Workspace(ws.root), cell_id="bd-3").title == "another issue"
 
 
+def test_missing_links_and_cycles_are_imported_and_said(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """Records that block each other, a subtask whose parent is not in the export and a
+    blocker that is gone were imported without a word ('hive doctor' found them later,
+    exit 1). They are still imported as they are, and the import says so."""
+
+    def blocks(target: str) -> dict[str, Any]:
+        return {"dependencies": [{"depends_on_id": target, "type": "blocks"}]}
+
+    lines = [
+        _bead("bd-a", **blocks("bd-b")),
+        _bead("bd-b", **blocks("bd-a")),
+        _bead("bd-gone.1"),
+        _bead("bd-c", **blocks("bd-wisp-x")),
+    ]
+    source = tmp_path / "links.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    result = run_hive(["-C", str(repo), "import", "beads", str(source)], module="hive.cli.main")
+    assert result.exit_code == 0, result.output
+    assert "imported 4 cells" in result.stdout
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == 3, result.stderr
+    assert "1 dependency target in neither the file nor the hive (bd-wisp-x)" in warned[0]
+    assert "1 parent of subtasks in neither the file nor the hive (bd-gone)" in warned[1]
+    assert "dependency cycle: bd-a -> bd-b -> bd-a" in warned[2]
+    fresh = Workspace(str(repo))
+    assert {c.id for c in ready(fresh)} == {"bd-c", "bd-gone.1"}  # kept, as beads has them
+    source.write_text(_bead("bd-d", **blocks("bd-c")) + "\n")
+    assert import_beads(fresh, path=str(source)).warnings == []
+
+
 def test_a_record_nested_deeper_than_a_cell_file_may_is_refused(
     ws: Workspace, repo: Path, tmp_path: Path
 ) -> None:

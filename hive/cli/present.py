@@ -908,6 +908,8 @@ def _imported(result: Any, params: Any, ws: Workspace) -> None:
         + (f", skipped {result.skipped} already present" if result.skipped else "")
         + (f" (commit {result.commit[:10]})" if result.commit else "")
     )
+    for warning in result.warnings:
+        output.err(f"warning: {warning}")
     if result.differing:
         shown = ", ".join(result.differing_ids)
         more = ", ..." if result.differing > len(result.differing_ids) else ""

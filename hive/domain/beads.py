@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hive.domain.graph import cycles_through
 from hive.domain.limits import (
     MAX_DEPS,
     MAX_LABELS,
@@ -541,6 +542,7 @@ def import_beads(
             # skipped, yet the file says something else: a person must hear of it
             "differing": [] if update else [c.id for c in replaced],
         }
+        result["warnings"] = graph_warnings(index, wanted)
         title = f"{counted(len(wanted), 'cell')} from {name}"
         subject = wanted[0].id if len(wanted) == 1 else "beads"
         return MixedPlan(cells=wanted, subject_id=subject, title=title, result=result)
@@ -548,6 +550,7 @@ def import_beads(
     written = ws.write_mixed(plan, event="import")
     counts: dict[str, Any] = written.result
     differing: list[str] = counts.pop("differing")
+    warnings: list[str] = counts.pop("warnings")
     if progress is not None:
         done = counts["imported"] + counts["updated"]
         progress("committing", done, done)
@@ -569,8 +572,48 @@ def import_beads(
         mapped_types=mapped_type,
         differing=len(differing),
         differing_ids=differing[:MAX_ERRORS_SHOWN],
+        warnings=warnings,
         **counts,
     )
+
+
+def graph_warnings(index: CellIndex, cells: list[Cell]) -> list[str]:
+    """What the written cells' links say that a person should hear of (each is kept as
+    the file has it, and ``hive doctor`` lists every one): targets and parents that are
+    in neither the file nor the hive, and ordering cycles."""
+    new = {cell.id: cell for cell in cells}
+
+    def missing(cell_id: str) -> bool:
+        return cell_id not in new and cell_id not in index.cells
+
+    found: list[str] = []
+    targets = sorted({d.target for c in cells for d in c.dependencies if missing(d.target)})
+    if targets:
+        found.append(
+            f"{counted(len(targets), 'dependency target')} in neither the file nor the hive"
+            f" ({_some(targets)}): kept; a missing blocker does not block ('hive doctor'"
+            " lists them)"
+        )
+    parents = sorted({c.parent for c in cells if c.parent is not None and missing(c.parent)})
+    if parents:
+        found.append(
+            f"{counted(len(parents), 'parent')} of subtasks in neither the file nor the hive"
+            f" ({_some(parents)}): the subtasks are kept ('hive doctor' lists them)"
+        )
+    cycles = cycles_through(index, new)
+    for cycle in cycles[:MAX_ERRORS_SHOWN]:
+        found.append(
+            "dependency cycle: " + " -> ".join(cycle) + " (kept as the file has it; 'hive dep"
+            " remove' breaks it)"
+        )
+    if len(cycles) > MAX_ERRORS_SHOWN:
+        found.append(f"and {len(cycles) - MAX_ERRORS_SHOWN} more dependency cycles")
+    return found
+
+
+def _some(ids: list[str]) -> str:
+    more = ", ..." if len(ids) > 3 else ""
+    return ", ".join(ids[:3]) + more
 
 
 def _read_file(path: str) -> bytes:
