@@ -28,8 +28,9 @@ from hive.domain.memory import (
 )
 from hive.domain.merge import merge_file
 from hive.domain.mergecore import CONFIG_PATH, merge_plain
+from hive.domain.mergefiles import reservation_json
 from hive.domain.reservations import decode_file, encode_file, reserve
-from hive.domain.reservecore import read_sequence, reservation_path
+from hive.domain.reservecore import plain_file, read_sequence, reservation_path
 from hive.domain.setup import DRIVER_KEY, init_hive
 from hive.domain.workspace import Workspace
 from hive.git.pathhistory import (
@@ -243,6 +244,25 @@ def test_the_plain_path_merges_reservation_files_to_the_full_paths_bytes(
         assert plain == (full.content, [])
         merged = decode_file(plain[0], RESERVATIONS).reservations
         assert len({item.id for item in merged}) == len(merged)  # clashing ids renumbered
+
+
+@pytest.mark.parametrize("micro", [0, 123_000, 123_456])
+def test_the_plain_reservation_json_that_breaks_ties_is_the_models(micro: int) -> None:
+    """``mergefiles.reservation_json`` stands for ``Reservation.model_dump_json()`` on the
+    plain path, times included (as ``hive.times.format_time`` gives them)."""
+    created = T0.replace(microsecond=micro)
+    item = Reservation(
+        id=1,
+        agent="alice",
+        path_pattern="src/**",
+        reason="r",
+        created_at=created,
+        expires_at=created + timedelta(hours=1),
+        overrides=[Override(reservation_id=2, holder="bob", pattern="src/a.py")],
+    )
+    found = plain_file(encode_file(ReservationFile(agent="alice", reservations=[item])))
+    assert found is not None
+    assert reservation_json(found.reservations[0]) == item.model_dump_json()
 
 
 def test_reservation_ids_both_clones_gave_are_renumbered_alike_on_both_paths() -> None:

@@ -164,28 +164,18 @@ def _copied(item: PlainReservation, changes: dict[str, Any]) -> PlainReservation
 
 def reservation_json(item: PlainReservation) -> str:
     """``Reservation.model_dump_json()`` of the plain reservation: compact, every field
-    in the model's order, times as pydantic writes them. Raises ValueError for text
-    that is not UTF-8 (lone surrogates: pydantic refuses them)."""
+    in the model's order, times as the model's JSON gives them (``hive.times``). Raises
+    ValueError for text that is not UTF-8 (lone surrogates: pydantic refuses them)."""
     import json
 
+    from hive.times import format_time
+
     fields = item.dump()
-    fields["created_at"] = _json_time(item.created_at)
-    fields["expires_at"] = _json_time(item.expires_at)
+    fields["created_at"] = format_time(item.created_at)
+    fields["expires_at"] = format_time(item.expires_at)
     text = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
     text.encode("utf-8")  # refuses lone surrogates, as pydantic does
     return text
-
-
-def _json_time(value: datetime) -> str:
-    """A UTC time as pydantic's JSON spells it (``2026-01-01T00:00:00.123000Z``, no
-    fraction when it has none)."""
-    micro = value.microsecond
-    return (
-        f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
-        f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
-        + (f".{micro:06d}" if micro else "")
-        + "Z"
-    )
 
 
 # ------------------------------------------------------------------ the project context
