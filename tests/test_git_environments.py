@@ -296,7 +296,10 @@ def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
     """``hive swarm run --isolation worktree`` started in a linked worktree (``git
     worktree add``) ended in ``internal error: KeyError: b'HEAD'``: dulwich was handed
     the linked worktree as the repository and put the worker's worktree files under its
-    own ``.git/worktrees/NAME/worktrees/``. They belong to the main git directory."""
+    own ``.git/worktrees/NAME/worktrees/``. They belong to the main git directory; and
+    the worker's checkout is its branch alone (dulwich first checks a new worktree out
+    at the main HEAD: its other files were left there, so the worktree was kept as one
+    with "uncommitted changes")."""
     from hive.domain.epics import create_epic
     from hive.domain.swarm.runner import run_swarm
     from hive.domain.workspace import Workspace
@@ -305,6 +308,9 @@ def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
     ok(hive(main, "init", "--prefix", "hv"))
     linked = tmp_path / "linked"
     git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    (main / "only-on-main.txt").write_text("main's own\n")  # HEAD of the main checkout
+    git(main, "add", "only-on-main.txt")
+    git(main, "commit", "-q", "-m", "main moves on")
     ws = Workspace(str(linked), actor="alice")
     cells = create_epic(
         ws,
@@ -318,7 +324,8 @@ def test_worktree_isolation_from_a_linked_worktree(tmp_path: Path) -> None:
     assert "def one" in (linked / "src" / "one.py").read_text()
     assert sorted(os.listdir(main / ".git" / "worktrees")) == ["linked"]
     assert not (main / ".git" / "worktrees" / "linked" / "worktrees").exists()
-    assert git(main, "worktree", "list").count("\n") == 2
+    assert git(main, "worktree", "list").count("\n") == 2  # the worker's is gone
+    assert not (linked / "only-on-main.txt").exists()
     assert git(linked, "status", "--porcelain") == ""
     assert git(main, "status", "--porcelain") == ""
     git(main, "fsck")
@@ -393,3 +400,78 @@ def test_core_filemode_false_keeps_the_committed_mode(tmp_path: Path) -> None:
     assert modes["new.sh"] == "100644" and modes["kept.sh"] == "100755"
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "diff", "--cached", "--name-only") == ""
+
+
+def test_init_adds_its_attributes_to_a_crlf_checkout_of_gitattributes(tmp_path: Path) -> None:
+    """With ``core.autocrlf=true`` a committed ``.gitattributes`` is checked out with
+    CRLF line ends: ``hive init`` took that for the user's own uncommitted edits and left
+    the file alone, so doctor said "run 'hive init' to add them", which did nothing."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "core.autocrlf", "true")
+    (repo / ".gitattributes").write_text("*.png binary\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "attributes")
+    (repo / ".gitattributes").unlink()
+    git(repo, "checkout", "--", ".gitattributes")
+    assert (repo / ".gitattributes").read_bytes() == b"*.png binary\r\n"
+
+    ok(hive(repo, "init", "--prefix", "hv"))
+    committed = git(repo, "show", "HEAD:.gitattributes")
+    assert committed.startswith("*.png binary\n") and ".hive/cells/** merge=hive" in committed
+    assert json.loads(ok(hive(repo, "--json", "doctor")))["problems"] == []
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_partial_clone_fetches_what_it_lacks_and_keeps_its_promisor_packs(
+    tmp_path: Path,
+) -> None:
+    """``git clone --filter=blob:none`` leaves old file versions on the remote until
+    they are needed: git fetches each on first use, dulwich does not, so ``hive
+    review`` of a cell with history ended in ``internal error: KeyError``. And ``hive
+    gc`` merged the clone's ``.promisor`` packs into a plain one, after which ``git
+    fsck`` found broken links (exit 2). hive now asks git for a missing object (as
+    git would fetch it) and never merges a promisor pack."""
+    origin = make_repo(tmp_path / "origin")
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    ok(hive(origin, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(origin, "--json", "create", "Has a history")))["id"]
+    ok(hive(origin, "update", cell, "-p", "1"))
+    ok(hive(origin, "comment", cell, "first version of the notes"))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{origin}", str(clone))
+    promisors = sorted(p.name for p in (clone / ".git/objects/pack").glob("*.promisor"))
+    assert promisors
+    ok(hive(clone, "init"))
+
+    reviewed = ok(hive(clone, "review", cell, "--stat"))
+    assert f"create {cell}" in reviewed and f"comment {cell}" in reviewed
+    for number in range(3):  # packs of hive's own, merged by gc
+        ok(hive(clone, "create", f"Local {number}"))
+        ok(hive(clone, "gc"))
+    after = sorted(p.name for p in (clone / ".git/objects/pack").glob("*.promisor"))
+    assert set(promisors) <= set(after)
+    for promisor in after:
+        assert (clone / ".git/objects/pack" / promisor).with_suffix(".pack").exists()
+    git(clone, "fsck")
+    assert git(clone, "status", "--porcelain") == ""
+
+
+def test_init_names_gits_reason_in_another_users_repository(tmp_path: Path) -> None:
+    """In a repository another user owns git refuses to work (``safe.directory``), and
+    ``git config --local`` says only "--local can only be used inside a git
+    repository", which ``hive init`` passed on: in a repository. It now says git's
+    reason (dubious ownership) and the command that allows the repository."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the repository to another user")
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    git(repo, "config", "--unset", "merge.hive.driver")
+    subprocess.run(["chown", "-R", "65534:65534", str(repo)], check=True)
+    try:
+        refused = hive(repo, "init")
+        assert refused.returncode == 8
+        assert "dubious ownership" in refused.stderr and "safe.directory" in refused.stderr
+        assert "can only be used inside a git repository" not in refused.stderr
+    finally:
+        subprocess.run(["chown", "-R", f"{os.geteuid()}:{os.getegid()}", str(repo)], check=True)

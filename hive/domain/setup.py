@@ -15,6 +15,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
 from hive.git.gitconfig import GitConfig, check_attribute, get_all, git_available
 from hive.git.repo import Change, Snapshot, format_message
+from hive.git.worktree import blob_sha_of, is_blob
 from hive.models import HiveConfig
 from hive.models.cell import first_error
 from hive.models.results import InitResult, Problem
@@ -101,7 +102,7 @@ def _attributes_change(ws: Workspace, snap: Snapshot) -> Change | None:
     on_disk = os.path.join(ws.root, ATTRIBUTES_PATH)
     if os.path.lexists(on_disk):
         with open(on_disk, "rb") as handle:
-            if handle.read() != (current or b""):
+            if not is_blob(handle.read(), blob_sha_of(current or b"")):
                 return None  # the user's own uncommitted edits: never swept into a hive commit
     head = text if text.endswith("\n") or not text else text + "\n"
     added = "".join(line + "\n" for line in missing)

@@ -26,13 +26,25 @@ def _git_config(root: str, *args: str) -> subprocess.CompletedProcess[str]:
     return run_git(root, "config", *args)
 
 
+def _why(root: str, stderr: str) -> str:
+    """git's reason for refusing a config command: for a repository git will not use
+    (``safe.directory``: another user's), ``git config --local`` says only "can only be
+    used inside a git repository"; ``git rev-parse`` says why, and how to allow it."""
+    said = stderr.strip()
+    if "can only be used inside a git repository" in said:
+        probe = run_git(root, "rev-parse", "--git-dir")
+        if probe.returncode != 0 and probe.stderr.strip():
+            return probe.stderr.strip()
+    return said
+
+
 def get_all(root: str, key: str) -> list[str]:
     """Every value of ``key`` in the repository's effective config ([] when unset)."""
     if not git_available():
         return []
     result = _git_config(root, "--get-all", key)
     if result.returncode not in (0, 1):  # 1: the key is not set
-        raise GitError(f"git config --get-all {key}: {result.stderr.strip()}")
+        raise GitError(f"git config --get-all {key}: {_why(root, result.stderr)}")
     return [line for line in result.stdout.splitlines() if line]
 
 
@@ -107,7 +119,7 @@ class GitConfig:
         else:
             self._changed.add(name)
         if result.returncode != 0:
-            raise GitError(f"cannot set git config {key}: {result.stderr.strip()}")
+            raise GitError(f"cannot set git config {key}: {_why(self.root, result.stderr)}")
 
 
 def check_attribute(root: str, paths: Sequence[str], attribute: str) -> dict[str, str | None]:

@@ -222,8 +222,15 @@ def too_many_loose(objects: str, auto: int) -> bool:
 
 
 def local_packs(objects: str) -> list[str]:
-    """Base paths of the packs git counts for ``gc.autoPackLimit`` (no ``.keep``)."""
-    return [base for base in pack_names(os.path.join(objects, "pack")) if not _kept(base)]
+    """Base paths of the packs hive may merge (and counts for ``gc.autoPackLimit``): no
+    ``.keep``, and not fetched from a promisor remote (a partial clone's ``.promisor``
+    packs may name objects the clone does not have; merged into a plain pack those
+    links are broken for ``git fsck``)."""
+    return [
+        base
+        for base in pack_names(os.path.join(objects, "pack"))
+        if not _kept(base) and not os.path.exists(base + ".promisor")
+    ]
 
 
 def _kept(base: str) -> bool:

@@ -152,7 +152,7 @@ def add_worktree(repo: GitRepo, path: str, *, branch: str, commit: str) -> None:
         raise InvalidInput(f"branch {branch} already exists")
     repo.dulwich.refs[_ref(ref)] = object_id(commit)
     try:
-        with _main_repository(repo) as main:
+        with _main_repository(repo, head=commit) as main:
             dulwich_add(main, path, branch=branch.encode())
     except (ValueError, OSError) as exc:
         delete_branch(repo, branch)
@@ -160,16 +160,20 @@ def add_worktree(repo: GitRepo, path: str, *, branch: str, commit: str) -> None:
 
 
 @contextlib.contextmanager
-def _main_repository(repo: GitRepo) -> Iterator[Any]:
-    """The repository whose git directory holds every worktree's administrative files:
-    ``repo`` itself, or for a linked worktree its common directory (dulwich would put a
-    new worktree's files under the linked one's own ``.git/worktrees/NAME``, and fail)."""
-    if os.path.samefile(repo.paths.git_dir, repo.paths.common_dir):
-        yield repo.dulwich
-        return
+def _main_repository(repo: GitRepo, head: str | None = None) -> Iterator[Any]:
+    """The repository whose git directory holds every worktree's administrative files
+    (the common directory: handed a linked worktree, dulwich would put a new worktree's
+    files under that one's own ``.git/worktrees/NAME``, and fail). ``head``: the commit
+    dulwich takes for its HEAD, which it first checks a new worktree out at before
+    switching to the worktree's branch, leaving behind every file of that HEAD the
+    branch lacks (as untracked files) when it is another commit (a run started in a
+    linked worktree, or beside a bare repository)."""
     from dulwich.repo import Repo
 
-    with Repo(repo.paths.common_dir) as main:
+    with Repo(repo.paths.common_dir) as opened:
+        main: Any = opened
+        if head is not None:
+            main.head = lambda: object_id(head)
         yield main
 
 

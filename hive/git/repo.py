@@ -382,6 +382,8 @@ class GitRepo:
             import weakref
 
             weakref.finalize(self, self._repo.close)  # close packs before interpreter teardown
+            if _partial_clone(self.paths.common_dir):
+                _fetch_lazily(self._repo.object_store, self.paths.root)
         return self._repo
 
     def close(self) -> None:
@@ -1257,6 +1259,41 @@ class GitRepo:
                 )
             killpoints.reached("mid-worktree")
         return updates
+
+
+def _partial_clone(common_dir: str) -> bool:
+    """Whether objects may be missing here by design: a pack fetched from a promisor
+    remote (``objects/pack/*.promisor``, which every ``git clone --filter`` has)."""
+    try:
+        names = os.listdir(os.path.join(common_dir, "objects", "pack"))
+    except OSError:
+        return False
+    return any(name.endswith(".promisor") for name in names)
+
+
+def _fetch_lazily(store: Any, root: str) -> None:
+    """A partial clone (``git clone --filter``) leaves objects on its promisor remote
+    until they are needed; git fetches each on first use, dulwich does not. An object
+    ``store`` does not have is asked of git (``git cat-file -e`` fetches it), then read
+    again (dulwich looks for new packs on a miss); one git can not fetch stays missing."""
+    from hive.git.rungit import run_git
+
+    get_raw = store.get_raw
+    asked: set[bytes] = set()
+
+    def lazily(name: bytes) -> tuple[int, bytes]:
+        try:
+            return get_raw(name)  # type: ignore[no-any-return]
+        except KeyError:
+            hexsha = name.hex().encode() if len(name) == 20 else name
+            if hexsha in asked:
+                raise
+            asked.add(hexsha)
+            with suppress(GitError, UnicodeDecodeError):
+                run_git(root, "cat-file", "-e", hexsha.decode("ascii"))
+            return get_raw(name)  # type: ignore[no-any-return]
+
+    store.get_raw = lazily
 
 
 def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
