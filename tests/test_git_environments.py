@@ -451,3 +451,25 @@ def test_init_names_gits_reason_in_another_users_repository(tmp_path: Path) -> N
         assert "can only be used inside a git repository" not in refused.stderr
     finally:
         subprocess.run(["chown", "-R", f"{os.geteuid()}:{os.getegid()}", str(repo)], check=True)
+
+
+def test_a_linked_worktrees_own_config_applies_to_it(tmp_path: Path) -> None:
+    """With ``extensions.worktreeConfig`` (which ``git sparse-checkout`` sets in a
+    linked worktree) ``git config --worktree`` writes the worktree's own
+    ``config.worktree``. hive read the main worktree's file instead (dulwich's), and
+    after the repository's, so in the linked worktree its ``core.hooksPath`` and
+    ``user.name`` were not git's: ``hooks install`` put the hook where git does not look,
+    and hive's commits had another author than git's."""
+    main = make_repo(tmp_path / "main")
+    ok(hive(main, "init", "--prefix", "hv"))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    git(linked, "config", "extensions.worktreeConfig", "true")
+    git(linked, "config", "--worktree", "core.hooksPath", ".wthooks")
+    git(linked, "config", "--worktree", "user.name", "Worktree Person")
+
+    assert str(linked / ".wthooks" / "pre-commit") in ok(hive(linked, "hooks", "install"))
+    ok(hive(linked, "create", "Made in the linked worktree"))
+    assert git(linked, "log", "-1", "--format=%an").strip() == "Worktree Person"
+    ok(hive(main, "create", "Made in the main one"))
+    assert git(main, "log", "-1", "--format=%an").strip() == "Test User"
