@@ -451,3 +451,58 @@ def test_init_names_gits_reason_in_another_users_repository(tmp_path: Path) -> N
         assert "can only be used inside a git repository" not in refused.stderr
     finally:
         subprocess.run(["chown", "-R", f"{os.geteuid()}:{os.getegid()}", str(repo)], check=True)
+
+
+def test_a_linked_worktrees_own_config_applies_to_it(tmp_path: Path) -> None:
+    """With ``extensions.worktreeConfig`` (which ``git sparse-checkout`` sets in a
+    linked worktree) ``git config --worktree`` writes the worktree's own
+    ``config.worktree``. hive read the main worktree's file instead (dulwich's), and
+    after the repository's, so in the linked worktree its ``core.hooksPath`` and
+    ``user.name`` were not git's: ``hooks install`` put the hook where git does not look,
+    and hive's commits had another author than git's."""
+    main = make_repo(tmp_path / "main")
+    ok(hive(main, "init", "--prefix", "hv"))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    git(linked, "config", "extensions.worktreeConfig", "true")
+    git(linked, "config", "--worktree", "core.hooksPath", ".wthooks")
+    git(linked, "config", "--worktree", "user.name", "Worktree Person")
+
+    assert str(linked / ".wthooks" / "pre-commit") in ok(hive(linked, "hooks", "install"))
+    ok(hive(linked, "create", "Made in the linked worktree"))
+    assert git(linked, "log", "-1", "--format=%an").strip() == "Worktree Person"
+    ok(hive(main, "create", "Made in the main one"))
+    assert git(main, "log", "-1", "--format=%an").strip() == "Test User"
+
+
+def test_a_shared_repository_keeps_git_directories_group_writable(tmp_path: Path) -> None:
+    """In a repository several users share (``git init --shared=group``) git makes its
+    directories group-writable and set-group-id; hive made object fan-out directories
+    and ``refs/hive`` with the process's umask (``drwxr-sr-x``), so another user's git
+    could no longer add an object there ("insufficient permission for adding an object
+    to repository database")."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "--shared=group")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
+    before = os.umask(0o022)
+    try:
+        ok(hive(repo, "init", "--prefix", "hv"))
+        for number in range(5):
+            ok(hive(repo, "create", f"Cell {number}"))
+        agent_env(repo, "Mx")
+        sent = hive(
+            repo, "mail", "send", "Mx", "-s", "hi", "-b", "there", env=agent_env(repo, "Ax")
+        )
+        ok(sent)  # refs/hive/mail: a directory of refs hive makes
+    finally:
+        os.umask(before)
+    made = [
+        path
+        for top in ("objects", "refs")
+        for path in (repo / ".git" / top).rglob("*")
+        if path.is_dir()
+    ]
+    assert (repo / ".git" / "refs" / "hive") in made
+    not_shared = [str(p) for p in made if p.stat().st_mode & 0o2070 != 0o2070]
+    assert not_shared == []
