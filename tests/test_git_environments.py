@@ -506,3 +506,31 @@ def test_a_shared_repository_keeps_git_directories_group_writable(tmp_path: Path
     assert (repo / ".git" / "refs" / "hive") in made
     not_shared = [str(p) for p in made if p.stat().st_mode & 0o2070 != 0o2070]
     assert not_shared == []
+
+
+def test_sync_from_two_worktrees_records_both_claims_as_a_conflict(tmp_path: Path) -> None:
+    """Two worktrees of one clone share ``refs/hive/state``. Alpha claims a cell on
+    the main branch and syncs; Beta claims it on the other worktree's branch and syncs:
+    the state (Alpha's version, from the other worktree) was taken as the base of
+    Beta's branch, Beta's edit as the only change, and Alpha's claim was silently
+    overwritten everywhere. That base is none for a branch that never had it: the two
+    claims are merged from the version both had, and the conflict is recorded."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    main = make_repo(tmp_path / "main")
+    git(main, "remote", "add", "origin", str(bare))
+    ok(hive(main, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(main, "--json", "create", "Claimed twice")))["id"]
+    ok(hive(main, "sync"))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    ok(hive(main, "start", cell, env=agent_env(main, "Alpha")))
+    ok(hive(linked, "start", cell, env=agent_env(main, "Beta")))
+
+    ok(hive(main, "sync"))
+    synced = json.loads(ok(hive(linked, "--json", "sync")))
+    assert [(c["cell"], c["field"]) for c in synced["conflicts"]] == [(cell, "assignee")]
+    shown = json.loads(ok(hive(linked, "--json", "show", cell)))
+    [conflict] = shown["conflicts"]
+    assert conflict["field"] == "assignee" and conflict["kept"] == shown["assignee"]
+    assert {conflict["kept"], conflict["other"]} == {"Alpha", "Beta"}
