@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 
-from hive.git.refs import RepoPaths
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from hive.git.refs import RepoPaths
 
 _GROUP = ("group", "true", "1")
 _EVERYBODY = ("all", "world", "everybody", "2")
