@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from hive.cli.swarm_view import summary_lines
 from hive.domain.cells import show_cell
 from hive.domain.epics import create_epic
 from hive.domain.outcomes import load_outcomes
@@ -1091,6 +1092,13 @@ def test_a_subtask_that_cannot_be_settled_does_not_stop_the_others(
     stuck = next(e for e in events if e.event == "skipped" and e.cell_id == vandal)
     assert stuck.reason and "local edits" in stuck.reason and "next run" in stuck.reason
     assert result.remaining == [vandal] and not result.finished
+    # its worker ran: counted, and the summary does not say it did not run
+    assert [r.result for r in result.runs if r.cell_id == vandal] == ["unsettled"]
+    totals = next(e for e in events if e.event == "run_finished").totals
+    assert totals and totals["workers_run"] == 3
+    assert f"  ran: {vandal}: could not record what became of it" in "\n".join(
+        summary_lines(result)
+    )
     git(repo, "checkout", "--", cell_file)
     again, more = run(ws, epic, workers=1)
     assert again.finished and vandal in again.completed

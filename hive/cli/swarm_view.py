@@ -234,9 +234,10 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
         for cell, blockers in result.waiting.items():
             needs = ", ".join(f"{b} ({result.blocker_status.get(b, 'open')})" for b in blockers)
             lines.append(f"  not run: {cell} waits for {needs}")
+        ran = {r.cell_id for r in result.runs if r.result == "unsettled"}
         for cell, why in result.skipped.items():
             if cell not in result.waiting:
-                lines.append(f"  not run: {cell}: {why}")
+                lines.append(f"  {'ran' if cell in ran else 'not run'}: {cell}: {why}")
         others = [
             c for c in result.remaining if c not in result.waiting and c not in result.skipped
         ]

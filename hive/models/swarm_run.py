@@ -11,7 +11,8 @@ from hive.models.cell import utc_now
 
 Isolation = Literal["reservation", "worktree"]
 ISOLATIONS: tuple[str, ...] = ("reservation", "worktree")
-WorkerResult = Literal["completed", "blocked", "requeued", "deleted"]
+# unsettled: its worker ran, but what became of the subtask could not be written
+WorkerResult = Literal["completed", "blocked", "requeued", "deleted", "unsettled"]
 
 EventKind = Literal[
     "run_started",  # settings; subtasks lists every subtask of the epic

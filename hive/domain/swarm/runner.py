@@ -610,10 +610,12 @@ class _Runner:
             try:
                 self._settle(worker, code)
             except HiveError as exc:  # e.g. its cell file has uncommitted edits
-                self._unsettled(cell_id, worker.job, exc)
+                reason = self._unsettled(cell_id, worker.job, exc)
+                seconds = round(time.monotonic() - worker.started, 3)
+                self._record(worker.job, "unsettled", code, seconds, reason)
             self._save_state()
 
-    def _unsettled(self, cell_id: str, job: _Job, exc: HiveError) -> None:
+    def _unsettled(self, cell_id: str, job: _Job, exc: HiveError) -> str:
         """What became of a subtask could not be written: it stays claimed, as after a
         killed runner, for the next run to recover; this run goes on without it."""
         reason = (
@@ -622,6 +624,7 @@ class _Runner:
         )
         self.skipped[cell_id] = reason
         self._event("skipped", cell_id=cell_id, agent=job.agent, reason=reason, log=job.log)
+        return reason
 
     # ------------------------------------------------------------ settling
 
