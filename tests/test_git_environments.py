@@ -235,6 +235,30 @@ def test_without_home_hive_reads_no_user_config_as_git(
     assert found is not None and found.name == "Home User"
 
 
+def test_an_empty_home_is_read_as_git_reads_it_not_as_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HOME=`` (set, empty): git reads ``/.gitconfig`` and ``/.config/git/config``;
+    a ``.gitconfig`` in the current directory (a repository can commit one) is not the
+    user's: its person and settings must not become hive's."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "--unset", "user.name")
+    git(repo, "config", "--unset", "user.email")
+    (repo / ".gitconfig").write_text("[user]\n\tname = Planted\n\temail = p@example.com\n")
+    (repo / ".config" / "git").mkdir(parents=True)
+    (repo / ".config" / "git" / "config").write_text("[user]\n\tname = Planted Too\n")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("HOME", "")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    if os.path.exists("/.gitconfig") or os.path.exists("/.config/git/config"):
+        pytest.skip("this machine has a /.gitconfig")
+    asked = subprocess.run(["git", "config", "user.name"], capture_output=True, cwd=repo)
+    assert asked.returncode == 1  # git: no name (it read /.gitconfig, which is not there)
+    assert shared_config_files() == ["/.gitconfig", "/.config/git/config"]
+    assert GitRepo.discover(str(repo)).config_identity() is None
+
+
 def test_a_submodule_bump_under_another_agents_reservation_is_blocked(tmp_path: Path) -> None:
     """In a superproject, ``git add sub`` stages the submodule's commit (a gitlink at
     ``sub``): the files below it all change, yet ``sub/**`` reserved by another agent

@@ -406,27 +406,86 @@ def test_threads_and_the_coordinator_are_found_as_by_the_full_path(
     assert event["to"] == expected
 
 
-PLAIN_THREADS = {
-    "a-prefix": ["mail", "send", "alice", "-s", "x", "--thread", "{short}"],
-    "upper-case": ["mail", "send", "alice", "-s", "x", "--thread", "{upper}"],
-    "no-epic-for-coordinator": ["mail", "send", "coordinator", "-s", "x"],
-}
+def registered(name: str) -> str:
+    """The registered agent of ``base`` who stands for a person of ``test_mail_narrow``'s
+    prefix test (its coordinators, workers and creator)."""
+    return {"bo": "bob", "cy": "alice", "ann": "alice", "dee": "alice"}.get(name, "bob")
 
 
-@pytest.mark.parametrize("name", sorted(PLAIN_THREADS))
-def test_a_thread_the_rows_cannot_answer_is_left_to_the_full_cli(
-    name: str, base: Path, threaded: dict[str, str], capsys: pytest.CaptureFixture[str]
+@pytest.fixture(scope="module")
+def named_template(base_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``base`` with the cells of ``test_mail_narrow``'s prefix test (registered agents
+    as their workers, coordinators and creator), made once per module."""
+    from tests.test_mail_narrow import write_prefix_cells
+
+    root = copy_repo(base_template, tmp_path_factory.mktemp("named") / "base")
+    write_prefix_cells(root, registered)
+    Workspace(str(root), actor="alice").reader.head_key()  # indexed, as after any command
+    return root
+
+
+def named_threads() -> dict[str, tuple[str, list[str], str | None]]:
+    """A thread as given: the thread stored, who else it reaches, the coordinator of the
+    epic above the cell it names (None: no such epic): ``test_mail_narrow``'s pinned
+    answers, for the agents of ``base``."""
+    from tests.test_mail_narrow import PREFIX_THREADS
+
+    return {
+        thread: (stored, sorted(map(registered, members)), coordinator and registered(coordinator))
+        for thread, (stored, members, coordinator) in PREFIX_THREADS.items()
+    }
+
+
+NAMED_THREADS = named_threads()
+
+
+@pytest.mark.parametrize("to", ["alice", "coordinator"])
+@pytest.mark.parametrize("thread", sorted(NAMED_THREADS))
+def test_a_thread_in_any_form_is_answered_by_the_lean_path_as_by_the_full_cli(
+    thread: str,
+    to: str,
+    named_template: Path,
+    tmp_path: Path,
+    frozen: None,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    ids = {"short": threaded["epic"][:6], "upper": threaded["epic"].upper()}
-    args = [part.format(**ids) for part in PLAIN_THREADS[name]]
+    """A thread given as a full id, a prefix, in upper case, with spaces around, as a
+    deleted cell's id or as a plain name: the lean path reads it as the full CLI does
+    and writes the same commit (the same thread stored, the same recipients); only a
+    refusal (``coordinator`` with no epic behind the thread) is left to the full CLI,
+    which words it, nothing written by the lean path."""
+    stored, members, coordinator = NAMED_THREADS[thread]
+    args = ["mail", "send", to, "-s", "x", "--thread", thread, "--json"]
+    lean_repo = twin(named_template, tmp_path, "lean")
+    full_repo = twin(named_template, tmp_path, "full")
+    before = outcome(lean_repo)
+    if to == "coordinator" and coordinator is None:
+        assert lean_run(lean_repo, args, capsys)[:2] == (None, "")  # deferred
+        assert outcome(lean_repo) == before  # nothing written
+        code, out, err = full_run(lean_repo, args, capsys)  # as the console script goes on
+        assert code == 3 and "unknown recipient(s) coordinator" in json.loads(out)["error"]
+        assert full_run(full_repo, args, capsys) == (code, out, err)
+        assert outcome(lean_repo) == outcome(full_repo) == before
+        return
+    after = _same(args, named_template, tmp_path, capsys, twins=(lean_repo, full_repo))
+    assert after["mail"] != before["mail"]
+    event = json.loads(after["mail_message"].split("\n\n", 1)[1].split("\n\n")[0])
+    first = coordinator if to == "coordinator" else to
+    expected = [first, *sorted(set(members) - {first})]
+    assert (event["thread_id"], event["to"]) == (stored, expected)
+    shown = git(lean_repo, "show", "--format=%B", "refs/hive/mail")
+    assert shown == git(full_repo, "show", "--format=%B", "refs/hive/mail")
+
+
+def test_coordinator_with_no_epic_behind_the_senders_work_is_left_to_the_full_cli(
+    base: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["mail", "send", "coordinator", "-s", "x"]
     mail = git(base, "rev-parse", "refs/hive/mail")
     assert lean_run(base, args, capsys)[:2] == (None, "")
     assert git(base, "rev-parse", "refs/hive/mail") == mail  # nothing written
     code, out, err = full_run(base, args, capsys)
-    if name == "no-epic-for-coordinator":
-        assert code == 3 and "unknown recipient(s) coordinator" in err
-    else:
-        assert code == 0 and out.startswith("sent #")
+    assert (code, out) == (3, "") and "unknown recipient(s) coordinator" in err
 
 
 def test_a_deleted_cells_id_as_thread_is_a_plain_thread_on_both_paths(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -237,7 +238,7 @@ def test_the_lean_path_answers_as_the_scan_or_defers(
     answered = deferred = 0
     # the thread's members and coordinator do not depend on the sender: asked as ann;
     # the coordinator of the sender's own work asked as each
-    names = [*ids, "design", "hv-gone", ids[0][:5]]  # plain names, a prefix (deferred)
+    names = [*ids, "design", "hv-gone", ids[0][:5], ids[3][3:], ids[1].upper()]  # plain, prefixes
     asked = [("ann", i, c) for i in names for c in (False, True)]
     for sender, thread, coordinator in asked + [(name, None, True) for name in AGENTS]:
         if os.environ.get("HIVE_AGENT") != sender:
@@ -253,7 +254,7 @@ def test_the_lean_path_answers_as_the_scan_or_defers(
         answered += 1
         reference = Workspace(str(root), actor=sender)
         if thread is not None:
-            assert (thread, set(found.members)) == old_thread_of(reference, thread)
+            assert (found.thread_id, set(found.members)) == old_thread_of(reference, thread)
         if coordinator:
             assert found.coordinator == old_coordinator_of(reference, thread, sender)
     assert answered > 50 and deferred > 0  # both kinds of case were met
@@ -304,6 +305,57 @@ def test_the_rows_are_found_by_index_and_an_older_file_gets_the_indexes(tmp_path
 # ------------------------------------------------------------------ threads named by a prefix
 
 
+# a thread as given: the thread stored, who else it reaches, the coordinator named
+PREFIX_THREADS: dict[str, tuple[str, set[str], str | None]] = {
+    "hv-ab1": ("hv-ab1", {"dee"}, "bo"),  # an epic's full id
+    "HV-AB1": ("hv-ab1", {"dee"}, "bo"),  # upper case
+    " hv-ab1 ": ("hv-ab1", {"dee"}, "bo"),  # spaces around
+    "hv-ab1.": ("hv-ab1.", set(), None),  # two children begin it: ambiguous
+    "hv-ab1.1": ("hv-ab1.1", set(), "bo"),  # a task: the thread, coordinator of its epic
+    "ab1": ("hv-ab1", {"dee"}, "bo"),  # the hash part's prefix: the epic and children
+    "hv-ab": ("hv-ab", set(), None),  # hv-ab1's family and hv-ab2: ambiguous
+    "hv-ab2": ("hv-ab2", set(), None),  # a task under no epic
+    "hv-cd1": ("hv-cd1", set(), None),  # a deleted cell: a plain thread
+    "hv-cd": ("hv-cd", set(), None),  # the family of a deleted epic: its root, deleted
+    "hv-cd1.1": ("hv-cd1.1", set(), "cy"),  # a live child of a deleted epic
+    "hv-ef": ("hv-ef2", {"gus"}, "ann"),  # deleted hv-ef1 does not count
+    "hv-gh": ("hv-gh", set(), None),  # only deleted cells, two of them: ambiguous
+    "hv-gh1": ("hv-gh1", set(), None),
+    "ij": ("hv-ij", {"hal"}, "cy"),  # the id whose hash part is exactly it wins
+    "hv-ijk": ("hv-ijk", set(), None),
+    "hv-q": ("hv-q", set(), None),  # no cell begins it
+    "design": ("design", set(), None),
+}
+
+
+def write_prefix_cells(root: Path, who: Callable[[str], str] = str) -> None:
+    """The cells of :data:`PREFIX_THREADS` (``who``: the name each person is given),
+    written by hand and committed with git."""
+    gone = {"deleted_at": NOW}
+    cells = [
+        _cell("hv-ab1", type="epic", metadata={"coordinator": who("bo")}),
+        _cell("hv-ab1.1", parent="hv-ab1", assignee=who("dee")),
+        _cell("hv-ab1.2", parent="hv-ab1", assignee=who("eve"), status="closed", closed_at=NOW),
+        _cell("hv-ab2", assignee=who("fay")),
+        _cell("hv-cd1", type="epic", assignee=who("cy"), **gone),  # deleted, its child is not
+        _cell("hv-cd1.1", parent="hv-cd1", assignee=who("fay")),
+        _cell("hv-ef1", type="epic", **gone),
+        _cell("hv-ef2", type="epic", created_by=who("ann")),
+        _cell("hv-ef2.1", parent="hv-ef2", assignee=who("gus")),
+        _cell("hv-gh1", **gone),
+        _cell("hv-gh2", **gone),
+        _cell("hv-ij", type="epic", assignee=who("cy")),
+        _cell("hv-ij.1", parent="hv-ij", assignee=who("hal")),
+        _cell("hv-ijk"),
+        *(_cell(f"hv-z{n}", assignee=who("dee")) for n in range(60)),  # never read
+    ]
+    for cell in cells:
+        (root / cell_path(cell.id)).parent.mkdir(parents=True, exist_ok=True)
+        (root / cell_path(cell.id)).write_bytes(encode_cell(cell))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "cells")
+
+
 def test_a_thread_given_as_a_prefix_is_found_as_before_without_reading_every_cell(
     tmp_path: Path,
 ) -> None:
@@ -314,49 +366,8 @@ def test_a_thread_given_as_a_prefix_is_found_as_before_without_reading_every_cel
     whose coordinator is asked are decoded)."""
     root = make_repo(tmp_path / "repo")
     init_hive(Workspace(str(root), actor="ann"), prefix="hv")
-    gone = {"deleted_at": NOW}
-    cells = [
-        _cell("hv-ab1", type="epic", metadata={"coordinator": "bo"}),
-        _cell("hv-ab1.1", parent="hv-ab1", assignee="dee"),
-        _cell("hv-ab1.2", parent="hv-ab1", assignee="eve", status="closed", closed_at=NOW),
-        _cell("hv-ab2", assignee="fay"),
-        _cell("hv-cd1", type="epic", assignee="cy", **gone),  # deleted, its child is not
-        _cell("hv-cd1.1", parent="hv-cd1", assignee="fay"),
-        _cell("hv-ef1", type="epic", **gone),
-        _cell("hv-ef2", type="epic", created_by="ann"),
-        _cell("hv-ef2.1", parent="hv-ef2", assignee="gus"),
-        _cell("hv-gh1", **gone),
-        _cell("hv-gh2", **gone),
-        _cell("hv-ij", type="epic", assignee="cy"),
-        _cell("hv-ij.1", parent="hv-ij", assignee="hal"),
-        _cell("hv-ijk"),
-        *(_cell(f"hv-z{n}", assignee="dee") for n in range(60)),  # never read
-    ]
-    for cell in cells:
-        (root / cell_path(cell.id)).parent.mkdir(parents=True, exist_ok=True)
-        (root / cell_path(cell.id)).write_bytes(encode_cell(cell))
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "cells")
-    expected: dict[str, tuple[str, set[str], str | None]] = {
-        "hv-ab1": ("hv-ab1", {"dee"}, "bo"),  # an epic's full id
-        "HV-AB1": ("hv-ab1", {"dee"}, "bo"),  # upper case
-        " hv-ab1 ": ("hv-ab1", {"dee"}, "bo"),  # spaces around
-        "hv-ab1.": ("hv-ab1.", set(), None),  # two children begin it: ambiguous
-        "hv-ab1.1": ("hv-ab1.1", set(), "bo"),  # a task: the thread, coordinator of its epic
-        "ab1": ("hv-ab1", {"dee"}, "bo"),  # the hash part's prefix: the epic and children
-        "hv-ab": ("hv-ab", set(), None),  # hv-ab1's family and hv-ab2: ambiguous
-        "hv-ab2": ("hv-ab2", set(), None),  # a task under no epic
-        "hv-cd1": ("hv-cd1", set(), None),  # a deleted cell: a plain thread
-        "hv-cd": ("hv-cd", set(), None),  # the family of a deleted epic: its root, deleted
-        "hv-cd1.1": ("hv-cd1.1", set(), "cy"),  # a live child of a deleted epic
-        "hv-ef": ("hv-ef2", {"gus"}, "ann"),  # deleted hv-ef1 does not count
-        "hv-gh": ("hv-gh", set(), None),  # only deleted cells, two of them: ambiguous
-        "hv-gh1": ("hv-gh1", set(), None),
-        "ij": ("hv-ij", {"hal"}, "cy"),  # the id whose hash part is exactly it wins
-        "hv-ijk": ("hv-ijk", set(), None),
-        "hv-q": ("hv-q", set(), None),  # no cell begins it
-        "design": ("design", set(), None),
-    }
+    write_prefix_cells(root)
+    expected = PREFIX_THREADS
     ws = Workspace(str(root), actor="ann")
     ws.reader.head_key()  # HEAD's state indexed, as after any command
     found = {

@@ -996,19 +996,25 @@ def test_a_subtask_deleted_while_its_worker_ran_is_not_reported_completed(
     assert_clean(repo)
 
 
-def test_a_worker_whose_subtask_someone_else_settled_leaves_no_reservation_behind(
+def test_a_subtask_settled_or_taken_by_someone_else_is_left_and_its_worker_holds_nothing(
     ws: Workspace, repo: Path
 ) -> None:
-    # Each worker reserves its file, then someone closes one subtask and deletes the
-    # other while the workers run; the workers' swarm_complete is refused and they exit.
-    # The run still reports each (completed / skipped), and the dead workers' reservations
-    # are released, not left to block that file and its commits until they expire.
-    from hive.domain.cells import close_cells, delete_cells
+    # Each worker reserves its file; then, while they run, someone closes one subtask,
+    # deletes another and gives the third to bob; the workers' swarm_complete is refused
+    # and they exit. The run reports each (completed / skipped / skipped), leaves bob's
+    # cell as it is (no block, no failure outcome), and the dead workers' reservations are
+    # released, not left to block those files and their commits until they expire.
+    from hive.domain.cells import close_cells, delete_cells, update_cells
     from tests.conftest import set_coordinators
 
-    set_coordinators(repo, ["alice"])  # may close and delete cells its workers hold
-    epic, closed, deleted = make_epic(
-        ws, [{"title": "Closed", "files": ["src/c.py"]}, {"title": "Gone", "files": ["src/g.py"]}]
+    set_coordinators(repo, ["alice"])  # may close, delete and reassign its workers' cells
+    epic, closed, deleted, taken = make_epic(
+        ws,
+        [
+            {"title": "Closed", "files": ["src/c.py"]},
+            {"title": "Gone", "files": ["src/g.py"]},
+            {"title": "Taken", "files": ["src/t.py"]},
+        ],
     )
     marks = repo.parent / "marks"
     marks.mkdir()
@@ -1017,31 +1023,38 @@ def test_a_worker_whose_subtask_someone_else_settled_leaves_no_reservation_behin
         'hive reserve "src/$HIVE_CELL.py" --cell "$HIVE_CELL" --reason work >/dev/null &&'
         f' touch {shlex.quote(str(marks))}/"$HIVE_CELL";'
         f" while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done;"
-        ' hive swarm complete "$HIVE_CELL" -s done; exit 0'
+        ' hive swarm complete "$HIVE_CELL" -s done; exit 1'
     )
-
     held: list[int] = []
 
     def settle_when_reserved() -> None:
         try:
             deadline = time.monotonic() + 60
-            while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
+            while len(list(marks.iterdir())) < 3 and time.monotonic() < deadline:
                 time.sleep(0.05)
             held.append(len(list_reservations(ws)))
             close_cells(ws, cell_ids=[closed], force=True, reason="done by hand")
             delete_cells(ws, cell_ids=[deleted], force=True, reason="not needed")
+            update_cells(ws, cell_ids=[taken], assignee="bob", force=True, reason="bob's now")
         finally:
             go.touch()
 
     settler = threading.Thread(target=settle_when_reserved)
     settler.start()
-    result, events = run(ws, epic, command, workers=2, timeout=120)
+    result, events = run(ws, epic, command, workers=3, timeout=120)
     settler.join()
-    assert held == [2] and result.completed == [closed]
-    assert any(e.event == "skipped" and e.cell_id == deleted for e in events)
+    assert held == [3] and result.completed == [closed] and not result.blocked
+    skipped = {e.cell_id: e.reason or "" for e in events if e.event == "skipped"}
+    assert "deleted" in skipped[deleted] and "taken from worker" in skipped[taken]
+    assert "now in_progress, bob's" in skipped[taken]
+    assert sorted(r.result for r in result.runs) == ["completed", "deleted", "taken"]
+    kept = show_cell(ws, cell_id=taken)
+    assert kept.status == "in_progress" and kept.assignee == "bob"
+    assert [o.cell_id for o in load_outcomes(ws)] == []  # nobody's failure was recorded
     assert list_reservations(ws) == []
     released = git(repo, "log", "--format=%s%n%b", "--grep", "Hive-Event: release")
-    assert released.count("Hive-Worker:") == 2
+    assert released.count("Hive-Worker:") == 3
+    assert git(repo, "log", "--format=%s", "--grep", "^hive: block") == ""
     assert_clean(repo)
 
 

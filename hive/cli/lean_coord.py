@@ -16,17 +16,17 @@ Anything else *defers* (None, before anything is written) to the full CLI, which
 words every refusal: a conflict, a pattern the path rules deny, an unknown
 recipient or sender, a reservation file the plain reader declines, another
 option (``--cell``, ``--force``, ``--id``, ``--all``, ``--agent``, ``--help``,
-...), a ``--thread`` that begins a cell's id without being one as written (a
-prefix, upper case: the full path reads those too), ``coordinator`` with no
-epic behind it, an identity it cannot prove, and every situation ``lean_write``
-defers.
+...), ``coordinator`` with no epic behind it, an identity it cannot prove, and
+every situation ``lean_write`` defers. A ``--thread`` is read as the full path
+reads it (a cell's full id in any case, spaces around, a prefix: stored as the
+cell's id; else a plain thread name).
 
 Supported forms (global options anywhere, ``--json`` included)::
 
     hive reserve PATTERN... [--reason TEXT] [--exclusive|--shared] [--ttl N]
     hive release PATTERN...
     hive mail send TO... -s SUBJECT [-b BODY] [--importance LEVEL] [--ack-required]
-                   [--thread CELL_ID] [--to NAME]...
+                   [--thread THREAD] [--to NAME]...
 """
 
 from __future__ import annotations
@@ -373,10 +373,11 @@ def mail(inv: Invocation) -> int | None:
 class Addressed:
     """What a message's thread and the name ``coordinator`` stand for at HEAD
     (``mail.send_message``'s ``_thread_of`` and ``coordinator_of``), from the state
-    index's rows of the cells concerned only (``maillog.CellRows``). A thread that is
-    not a cell's full id as written but begins one defers, as does anything the rows
-    cannot certainly answer (a cell concerned unreadable or in two files): the full
-    CLI answers it."""
+    index's rows of the cells concerned only (``maillog.CellRows``). A thread is read
+    as the full path reads it (``CellRows.thread_cell``: a full id in any case, spaces
+    around, a prefix, the root of a prefix's family; else a plain thread name); what
+    the rows cannot certainly answer (a cell concerned unreadable or in two files)
+    defers: the full CLI answers it."""
 
     def __init__(self, prepared: Prepared, thread: str | None, coordinator: bool) -> None:
         from hive.domain import maillog
@@ -396,13 +397,13 @@ class Addressed:
         try:
             start = None
             if thread is not None:
-                node = rows.thread_cell(thread, prefixes=False)
+                node = rows.thread_cell(thread)
                 if node is None:
                     return  # a plain thread name: no one else, no epic behind it
+                self.thread_id = start = node.id  # stored as the cell's full id
                 if node.type == "epic":
                     held = [item for _, item in held_by(prepared)]
-                    self.members = rows.members(thread, held, utc_now())
-                start = thread
+                    self.members = rows.members(node.id, held, utc_now())
             if coordinator:
                 start = start or rows.open_work(session.principal.name)
                 self._coordinator(prepared, rows, rows.epic_above(start))

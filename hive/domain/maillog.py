@@ -647,22 +647,19 @@ class CellRows:
         self._load(ids)
         return [node for cell_id in ids if (node := self.nodes[cell_id]) is not None]
 
-    def thread_cell(self, thread: str, *, prefixes: bool = True) -> Node | None:
+    def thread_cell(self, thread: str) -> Node | None:
         """The cell ``thread`` names, as the full path reads it over every id
         (``get_cell(index, family_root(thread, known))``): by its full id (in any case,
         spaces around), by a prefix, or as the one cell a prefix's matches all descend
         from; None where that raises (no cell is or begins with it, an ambiguous prefix,
         a deleted cell): a plain thread name. Only the files named for the ids the
-        thread could name are read. ``prefixes=False``: a thread that is not a cell's
-        full id as written but begins one is :class:`Unanswered`."""
+        thread could name are read (by the full path and the lean one alike)."""
         from hive.store.ids import resolve_among
 
         wanted = thread.strip().lower()
         if not wanted:
             raise Unanswered("an empty thread")
         known = [wanted] if self.node(wanted) is not None else self._begun_by(wanted)
-        if known and not prefixes and known != [thread]:
-            raise Unanswered("a prefix of a cell id, or an id not as written")
         try:
             cell_id = resolve_among(family_root(thread, known), known, self._deleted)
         except HiveError:

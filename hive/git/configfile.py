@@ -76,10 +76,10 @@ def user_config_files() -> list[str]:
     password database and find another identity than git's)."""
     environ = os.environ
     home = environ.get("HOME")
-    xdg = environ.get("XDG_CONFIG_HOME") or (
-        os.path.join(home, ".config") if home is not None else None
-    )
-    files = [os.path.join(home, ".gitconfig")] if home is not None else []
+    # ``$HOME/.gitconfig`` joined as git joins it: an empty HOME names /.gitconfig, not
+    # .gitconfig in the current directory (a file a repository may commit)
+    xdg = environ.get("XDG_CONFIG_HOME") or (home + "/.config" if home is not None else None)
+    files = [home + "/.gitconfig"] if home is not None else []
     return files + ([os.path.join(xdg, "git", "config")] if xdg else [])
 
 

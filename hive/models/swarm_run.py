@@ -11,14 +11,15 @@ from hive.models.cell import utc_now
 
 Isolation = Literal["reservation", "worktree"]
 ISOLATIONS: tuple[str, ...] = ("reservation", "worktree")
+# taken: reassigned (or put back) by someone else while its worker ran: left as it is
 # unsettled: its worker ran, but what became of the subtask could not be written
-WorkerResult = Literal["completed", "blocked", "requeued", "deleted", "unsettled"]
+WorkerResult = Literal["completed", "blocked", "requeued", "deleted", "taken", "unsettled"]
 
 EventKind = Literal[
     "run_started",  # settings; subtasks lists every subtask of the epic
     "resumed",  # a subtask left running by an earlier run was put back (or merged)
     "worker_started",  # a worker process for a subtask
-    "skipped",  # a ready subtask could not be claimed, or was deleted while its worker ran
+    "skipped",  # a ready subtask could not be claimed, or was deleted or taken meanwhile
     "worker_exited",  # its exit code (None: killed) and how long it ran
     "completed",  # the subtask was closed by swarm_complete (and merged, with worktrees)
     "blocked",  # the subtask is blocked: reason, log, outcome recorded

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 # uvicorn.loops.asyncio: Server.run's event loop, imported here (with the imports
@@ -34,6 +35,23 @@ def listen(host: str, port: int) -> socket.socket:
 
 class _Server(uvicorn.Server):
     """Ends the open event streams first, so shutting down does not wait for them."""
+
+    _main: Coroutine[Any, Any, None] | None = None
+
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's ``run``, and its coroutine closed after: a Ctrl-C or SIGTERM after
+        ``run`` made it and before the event loop ran it (uvicorn sets the loop up in
+        between) left it never awaited, a RuntimeWarning on stderr."""
+        try:
+            super().run(sockets=sockets)
+        finally:
+            if self._main is not None:
+                self._main.close()  # nothing when it ran
+
+    def serve(self, sockets: list[socket.socket] | None = None) -> Coroutine[Any, Any, None]:
+        """uvicorn's ``serve`` coroutine, kept for :meth:`run` to close."""
+        self._main = super().serve(sockets=sockets)
+        return self._main
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         state = getattr(self.config.app, "state", None)

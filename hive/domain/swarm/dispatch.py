@@ -119,9 +119,16 @@ def _release_all(
     return [r for r in mine.reservations if r.active(now)], release_change(agent, [], ws)
 
 
+def _not_the_workers(cell: Cell, agent: str) -> bool:
+    """The subtask is no longer the worker's to settle: closed or deleted meanwhile, or
+    taken from it (reassigned, or put back by retiring the worker's identity)."""
+    return cell.is_closed or cell.is_deleted or cell.assignee != agent
+
+
 @dataclass
 class Settled:
-    """What a block or requeue found: the cell after it (maybe closed meanwhile)."""
+    """What a block or requeue found: the cell after it (``changed`` False: it was
+    closed, deleted or taken from the worker meanwhile, and is left as it is)."""
 
     cell: Cell
     released: list[Reservation] = field(default_factory=list)
@@ -142,12 +149,12 @@ def block_subtask(
 ) -> Settled:
     """Block ``cell_id`` because its worker failed: reason and log on the cell, the
     agent's reservations released, a failure outcome recorded; one commit, the
-    runner's (``ws``), naming the worker. A cell that was closed meanwhile is left
-    alone (``changed`` is False)."""
+    runner's (``ws``), naming the worker. A cell closed, deleted or taken from the
+    worker meanwhile is left alone (``changed`` is False)."""
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         cell = get_cell(index, cell_id, allow_deleted=True)
-        if cell.is_closed or cell.is_deleted:
+        if _not_the_workers(cell, agent):
             return MixedPlan([], cell.id, cell.title, Settled(cell, changed=False))
         now = utc_now()
         released, release = _release_all(ws, snap, agent)
@@ -190,11 +197,12 @@ def block_subtask(
 
 def requeue_subtask(ws: Workspace, *, cell_id: str, agent: str, reason: str) -> Settled:
     """Put an interrupted subtask back to open (its earlier assignee, if any), releasing
-    the agent's reservations; one commit. A closed cell is left alone."""
+    the agent's reservations; one commit. A cell closed, deleted or taken from the
+    worker meanwhile is left alone."""
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         cell = get_cell(index, cell_id, allow_deleted=True)
-        if cell.is_closed or cell.is_deleted:
+        if _not_the_workers(cell, agent):
             return MixedPlan([], cell.id, cell.title, Settled(cell, changed=False))
         now = utc_now()
         released, release = _release_all(ws, snap, agent)

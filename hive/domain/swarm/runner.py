@@ -823,15 +823,24 @@ class _Runner:
         self.runs.append(run)
 
     def _settled_meanwhile(self, job: _Job, code: int | None, seconds: float) -> None:
-        """The subtask was closed, or deleted, while its worker ran: a closed one is
-        reported completed; a deleted one is not (nothing is written about it)."""
+        """The subtask was closed, deleted or taken from its worker while it ran: a
+        closed one is reported completed; the others are not (nothing is written about
+        them but the release of what the worker still held)."""
         cell = self.ws.cells().cells.get(job.cell_id)
-        if cell is not None and not cell.is_deleted:
+        if cell is not None and not cell.is_deleted and cell.is_closed:
             self._complete(_Job(job.cell_id, job.agent, job.log), code, seconds)
             return
+        result: WorkerResult = "deleted"
         reason = f"deleted while worker {job.agent} ran; nothing was recorded"
+        if cell is not None and not cell.is_deleted:
+            result = "taken"
+            holder = f"{cell.assignee}'s" if cell.assignee else "nobody's"
+            reason = (
+                f"taken from worker {job.agent} while it ran (now {cell.status},"
+                f" {holder}); left as it is, nothing was recorded"
+            )
         self._release_leftovers(job)
-        self._record(job, "deleted", code, seconds, reason)
+        self._record(job, result, code, seconds, reason)
         self._event("skipped", cell_id=job.cell_id, agent=job.agent, reason=reason, log=job.log)
 
     def _release_leftovers(self, job: _Job) -> None:
