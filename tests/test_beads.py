@@ -271,6 +271,99 @@ def test_malformed_lines_are_named_and_nothing_is_committed(
     assert_clean(repo)
 
 
+def _bead(ident: str, **fields: Any) -> str:
+    stamp = "2025-12-17T21:19:10Z"
+    row = {"id": ident, "title": f"bead {ident}", "status": "open", "priority": 2}
+    return json.dumps(row | {"created_at": stamp, "updated_at": stamp} | fields)
+
+
+def test_every_bad_line_is_named_at_once_in_file_order(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A file with damaged JSON named only its first bad line (the bad fields of the
+    others came one import later), and a lone surrogate escape (``"\\udc80"``) was
+    refused at write time without its line: 'lone \\udc80...': not UTF-8 text."""
+    lines = [
+        _bead("bd-1"),
+        _bead("bd-2", priority=9),
+        _bead("bd-3")[:30],  # truncated
+        _bead("bd-4", description="lone \udc80 surrogate"),
+        _bead("bd-5", title="a pair \U0001f41d is fine"),
+        _bead("bd-6", comments=[{"text": "x", "created_at": "2025-12-17T21:19:10Z", "\ud800": 1}]),
+    ]
+    source = tmp_path / "damaged.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(InvalidInput) as caught:
+        import_beads(ws, path=str(source))
+    message = caught.value.message
+    found = [error.split(":")[1] for error in caught.value.details["errors"]]
+    assert found == ["2", "3", "4", "6"], message
+    assert "damaged.jsonl:3: invalid JSON" in message
+    assert "damaged.jsonl:4: description holds a lone surrogate" in message
+    assert "damaged.jsonl:6: a field name in comments[0] holds a lone surrogate" in message
+    assert message.endswith("nothing was imported")
+    assert git(repo, "rev-parse", "HEAD") == head
+    result = run_hive(["-C", str(repo), "import", "beads", str(source)], module="hive.cli.main")
+    assert result.exit_code == 2 and "damaged.jsonl:4: description" in result.stderr
+    source.write_text("\n".join([lines[0], lines[4]]) + "\n")
+    assert import_beads(ws, path=str(source)).imported == 2
+
+
+def test_a_skipped_record_the_file_has_otherwise_is_reported(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """Importing a second export whose ids are taken by other issues (beads reuses
+    ``bd-3`` across databases) said only "skipped 2 already present": the file's
+    version was dropped without a word."""
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text(_bead("bd-3") + "\n" + _bead("bd-4") + "\n")
+    second.write_text(_bead("bd-3", title="another issue") + "\n" + _bead("bd-4") + "\n")
+    import_beads(ws, path=str(first))
+    again = import_beads(ws, path=str(second))
+    assert (again.skipped, again.differing, again.differing_ids) == (2, 1, ["bd-3"])
+    result = run_hive(["-C", str(repo), "import", "beads", str(second)], module="hive.cli.main")
+    assert result.exit_code == 0, result.output
+    assert "skipped 2 already present" in result.stdout
+    assert "file's version of 1 skipped cell (bd-3) differs" in result.stderr
+    assert "--update" in result.stderr
+    replaced = import_beads(ws, path=str(second), update=True)
+    assert (replaced.updated, replaced.differing) == (1, 0)
+    assert show_cell(Workspace(ws.root), cell_id="bd-3").title == "another issue"
+
+
+def test_missing_links_and_cycles_are_imported_and_said(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """Records that block each other, a subtask whose parent is not in the export and a
+    blocker that is gone were imported without a word ('hive doctor' found them later,
+    exit 1). They are still imported as they are, and the import says so."""
+
+    def blocks(target: str) -> dict[str, Any]:
+        return {"dependencies": [{"depends_on_id": target, "type": "blocks"}]}
+
+    lines = [
+        _bead("bd-a", **blocks("bd-b")),
+        _bead("bd-b", **blocks("bd-a")),
+        _bead("bd-gone.1"),
+        _bead("bd-c", **blocks("bd-wisp-x")),
+    ]
+    source = tmp_path / "links.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    result = run_hive(["-C", str(repo), "import", "beads", str(source)], module="hive.cli.main")
+    assert result.exit_code == 0, result.output
+    assert "imported 4 cells" in result.stdout
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == 3, result.stderr
+    assert "1 dependency target in neither the file nor the hive (bd-wisp-x)" in warned[0]
+    assert "1 parent of subtasks in neither the file nor the hive (bd-gone)" in warned[1]
+    assert "dependency cycle: bd-a -> bd-b -> bd-a" in warned[2]
+    fresh = Workspace(str(repo))
+    assert {c.id for c in ready(fresh)} == {"bd-c", "bd-gone.1"}  # kept, as beads has them
+    source.write_text(_bead("bd-d", **blocks("bd-c")) + "\n")
+    assert import_beads(fresh, path=str(source)).warnings == []
+
+
 def test_a_record_nested_deeper_than_a_cell_file_may_is_refused(
     ws: Workspace, repo: Path, tmp_path: Path
 ) -> None:

@@ -653,12 +653,16 @@ def test_bad_requests_get_a_status_and_a_message_never_a_500(
     for path in ("/?page=%C2%B2", "/?per_page=%C2%B2"):  # '²' is a digit to str.isdigit
         status, _, body = request(server.url + path)
         assert status == 400 and "must be a whole number" in body, path
-    for path in ("/api/board?page=x", "/api/board?per_page=%C2%B2"):
+    for path, shown in (
+        ("/api/board?page=x", "'x'"),
+        ("/api/board?per_page=%C2%B2", "'²'"),
+        ("/api/board?per_page=-1", "'-1'"),  # -1 is a whole number: the rule says no sign
+    ):
         status, _, body = request(server.url + path)
         assert status == 400, path
         assert json.loads(body) == {
-            "error": f"{path.split('?')[1].split('=')[0]} must be a whole number, got "
-            + ("'x'" if "page=x" in path else "'²'"),
+            "error": f"{path.split('?')[1].split('=')[0]} must be a whole number without a "
+            f"sign, got {shown}",
             "code": "invalid_input",
         }
     token = {"X-Hive-Token": _token(server)}

@@ -996,6 +996,52 @@ def test_a_subtask_deleted_while_its_worker_ran_is_not_reported_completed(
     assert_clean(repo)
 
 
+def run_gated(
+    ws: Workspace,
+    repo: Path,
+    epic: str,
+    *,
+    before: str,
+    after: str,
+    started: int,
+    meanwhile: Any,
+    **options: Any,
+) -> tuple[SwarmRunResult, list[SwarmEvent]]:
+    """Run ``epic`` with workers that run ``before``, then wait; once ``started`` of them
+    wait, ``meanwhile()`` is called and they go on with ``after`` (shell commands)."""
+    marks = repo.parent / "marks"
+    marks.mkdir()
+    go = repo.parent / "go"
+    command = (
+        f'{before} touch {shlex.quote(str(marks))}/"$HIVE_CELL";'
+        f" while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done; {after}"
+    )
+
+    def when_started() -> None:
+        try:
+            deadline = time.monotonic() + 60
+            while len(list(marks.iterdir())) < started and time.monotonic() < deadline:
+                time.sleep(0.05)
+            meanwhile()
+        finally:
+            go.touch()
+
+    helper = threading.Thread(target=when_started)
+    helper.start()
+    try:
+        return run(ws, epic, command, timeout=120, **options)
+    finally:
+        helper.join()
+
+
+def take_away(ws: Workspace, deleted: str, taken: str) -> None:
+    """Someone (a coordinator) deletes one subtask and gives another to bob."""
+    from hive.domain.cells import delete_cells, update_cells
+
+    delete_cells(ws, cell_ids=[deleted], force=True, reason="not needed")
+    update_cells(ws, cell_ids=[taken], assignee="bob", force=True, reason="bob's now")
+
+
 def test_a_subtask_settled_or_taken_by_someone_else_is_left_and_its_worker_holds_nothing(
     ws: Workspace, repo: Path
 ) -> None:
@@ -1004,7 +1050,7 @@ def test_a_subtask_settled_or_taken_by_someone_else_is_left_and_its_worker_holds
     # and they exit. The run reports each (completed / skipped / skipped), leaves bob's
     # cell as it is (no block, no failure outcome), and the dead workers' reservations are
     # released, not left to block those files and their commits until they expire.
-    from hive.domain.cells import close_cells, delete_cells, update_cells
+    from hive.domain.cells import close_cells
     from tests.conftest import set_coordinators
 
     set_coordinators(repo, ["alice"])  # may close, delete and reassign its workers' cells
@@ -1016,33 +1062,23 @@ def test_a_subtask_settled_or_taken_by_someone_else_is_left_and_its_worker_holds
             {"title": "Taken", "files": ["src/t.py"]},
         ],
     )
-    marks = repo.parent / "marks"
-    marks.mkdir()
-    go = repo.parent / "go"
-    command = (
-        'hive reserve "src/$HIVE_CELL.py" --cell "$HIVE_CELL" --reason work >/dev/null &&'
-        f' touch {shlex.quote(str(marks))}/"$HIVE_CELL";'
-        f" while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done;"
-        ' hive swarm complete "$HIVE_CELL" -s done; exit 1'
-    )
     held: list[int] = []
 
-    def settle_when_reserved() -> None:
-        try:
-            deadline = time.monotonic() + 60
-            while len(list(marks.iterdir())) < 3 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            held.append(len(list_reservations(ws)))
-            close_cells(ws, cell_ids=[closed], force=True, reason="done by hand")
-            delete_cells(ws, cell_ids=[deleted], force=True, reason="not needed")
-            update_cells(ws, cell_ids=[taken], assignee="bob", force=True, reason="bob's now")
-        finally:
-            go.touch()
+    def settle() -> None:
+        held.append(len(list_reservations(ws)))
+        close_cells(ws, cell_ids=[closed], force=True, reason="done by hand")
+        take_away(ws, deleted, taken)
 
-    settler = threading.Thread(target=settle_when_reserved)
-    settler.start()
-    result, events = run(ws, epic, command, workers=3, timeout=120)
-    settler.join()
+    result, events = run_gated(
+        ws,
+        repo,
+        epic,
+        before='hive reserve "src/$HIVE_CELL.py" --cell "$HIVE_CELL" --reason work >/dev/null &&',
+        after='hive swarm complete "$HIVE_CELL" -s done; exit 1',
+        started=3,
+        meanwhile=settle,
+        workers=3,
+    )
     assert held == [3] and result.completed == [closed] and not result.blocked
     skipped = {e.cell_id: e.reason or "" for e in events if e.event == "skipped"}
     assert "deleted" in skipped[deleted] and "taken from worker" in skipped[taken]
@@ -1056,6 +1092,41 @@ def test_a_subtask_settled_or_taken_by_someone_else_is_left_and_its_worker_holds
     assert released.count("Hive-Worker:") == 3
     assert git(repo, "log", "--format=%s", "--grep", "^hive: block") == ""
     assert_clean(repo)
+
+
+def test_a_worktree_of_a_subtask_taken_meanwhile_is_kept_only_when_it_holds_work(
+    ws: Workspace, repo: Path
+) -> None:
+    # With worktrees: one subtask is deleted while its worker, which wrote a file there,
+    # runs; the other is given to bob while its worker, which wrote nothing, runs. The
+    # first worktree holds work: kept, and its skipped line says where and what; the
+    # second holds nothing: removed with its branch (it was kept without a word).
+    from tests.conftest import set_coordinators
+
+    set_coordinators(repo, ["alice"])
+    epic, gone, taken = make_epic(
+        ws, [{"title": "Gone", "files": ["src/g.py"]}, {"title": "Taken", "files": ["src/t.py"]}]
+    )
+
+    result, events = run_gated(
+        ws,
+        repo,
+        epic,
+        before=f'if [ "$HIVE_CELL" = {gone} ]; then mkdir -p src && echo draft > src/g.py; fi;',
+        after="exit 1",
+        started=2,
+        meanwhile=lambda: take_away(ws, gone, taken),
+        workers=2,
+        isolation="worktree",
+    )
+    assert not result.blocked and not result.completed
+    skipped = {e.cell_id: e.reason or "" for e in events if e.event == "skipped"}
+    assert "its work is kept in worktree" in skipped[gone] and skipped[gone].endswith("src/g.py")
+    assert "worktree" not in skipped[taken]
+    trees = git(repo, "worktree", "list")
+    assert gone in trees and taken not in trees
+    assert git(repo, "branch", "--list", f"hive/{taken}*") == ""
+    assert git(repo, "status", "--porcelain") == ""
 
 
 def test_a_worker_that_reports_blocked_and_exits_gets_a_failure_outcome(

@@ -908,6 +908,16 @@ def _imported(result: Any, params: Any, ws: Workspace) -> None:
         + (f", skipped {result.skipped} already present" if result.skipped else "")
         + (f" (commit {result.commit[:10]})" if result.commit else "")
     )
+    for warning in result.warnings:
+        output.err(f"warning: {warning}")
+    if result.differing:
+        shown = ", ".join(result.differing_ids)
+        more = ", ..." if result.differing > len(result.differing_ids) else ""
+        output.err(
+            f"warning: the file's version of {counted(result.differing, 'skipped cell')}"
+            f" ({shown}{more}) differs from the one here: kept as it is here; --update"
+            " replaces it with the file's version"
+        )
     for what, counts in (("status", result.mapped_statuses), ("type", result.mapped_types)):
         if counts:
             listed = ", ".join(f"{name} ({n})" for name, n in sorted(counts.items()))

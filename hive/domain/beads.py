@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hive.domain.graph import cycles_through
 from hive.domain.limits import (
     MAX_DEPS,
     MAX_LABELS,
@@ -86,6 +87,7 @@ MAPPED = frozenset(
     }
 )
 TEXT_FIELDS = ("description", "design", "acceptance_criteria", "notes")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _TIME_RE = re.compile(
     r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:?\d{2})?$"
 )
@@ -132,9 +134,9 @@ def format_time(value: datetime) -> str:
 _RECORD_DEPTH = MAX_NESTING - 2
 
 
-def read_records(data: bytes, name: str) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, record) for each non-blank line; every malformed line is an error."""
-    errors: list[str] = []
+def read_records(data: bytes, name: str, errors: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, record) for each non-blank line; each malformed line is added to
+    ``errors`` (and left out), so one run names every bad line, not the first only."""
     records: list[tuple[int, dict[str, Any]]] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
@@ -160,9 +162,36 @@ def read_records(data: bytes, name: str) -> list[tuple[int, dict[str, Any]]]:
                 f" {MAX_NESTING} levels)"
             )
             continue
+        if b"\\ud" in raw or b"\\uD" in raw:  # an escaped surrogate: paired, or not text
+            where = _lone_surrogate(record)
+            if where is not None:
+                errors.append(
+                    f"{name}:{number}: {where} holds a lone surrogate (a \\ud800-\\udfff"
+                    " escape without its pair): not text hive can store"
+                )
+                continue
         records.append((number, record))
-    _raise_if(errors)
     return records
+
+
+def _lone_surrogate(value: Any, where: str = "the record") -> str | None:
+    """Where in ``value`` a string (or key) holds a lone surrogate, if anywhere."""
+    if isinstance(value, str):
+        return where if _SURROGATE_RE.search(value) else None
+    if isinstance(value, list):
+        for position, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}[{position}]")
+            if found is not None:
+                return found
+    if isinstance(value, dict):
+        for key, item in value.items():
+            label = key if where == "the record" else f"{where}.{key}"
+            if _SURROGATE_RE.search(key):
+                return f"a field name in {where}"
+            found = _lone_surrogate(item, label)
+            if found is not None:
+                return found
+    return None
 
 
 def _raise_if(errors: list[str]) -> None:
@@ -495,8 +524,9 @@ def import_beads(
     """
     name = os.path.basename(path) or path
     data = _read_file(path)
-    records = read_records(data, name)
-    cells = _convert(records, name, progress)
+    errors: list[str] = []
+    records = read_records(data, name, errors)
+    cells = _convert(records, name, progress, errors)
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         ws.config(snap)
@@ -509,13 +539,18 @@ def import_beads(
             "imported": len(fresh),
             "updated": len(replaced) if update else 0,
             "skipped": len(cells) - len(fresh) - (len(replaced) if update else 0),
+            # skipped, yet the file says something else: a person must hear of it
+            "differing": [] if update else [c.id for c in replaced],
         }
+        result["warnings"] = graph_warnings(index, wanted)
         title = f"{counted(len(wanted), 'cell')} from {name}"
         subject = wanted[0].id if len(wanted) == 1 else "beads"
         return MixedPlan(cells=wanted, subject_id=subject, title=title, result=result)
 
     written = ws.write_mixed(plan, event="import")
-    counts: dict[str, int] = written.result
+    counts: dict[str, Any] = written.result
+    differing: list[str] = counts.pop("differing")
+    warnings: list[str] = counts.pop("warnings")
     if progress is not None:
         done = counts["imported"] + counts["updated"]
         progress("committing", done, done)
@@ -535,8 +570,50 @@ def import_beads(
         commit=written.commit if changed else None,
         mapped_statuses=mapped_status,
         mapped_types=mapped_type,
+        differing=len(differing),
+        differing_ids=differing[:MAX_ERRORS_SHOWN],
+        warnings=warnings,
         **counts,
     )
+
+
+def graph_warnings(index: CellIndex, cells: list[Cell]) -> list[str]:
+    """What the written cells' links say that a person should hear of (each is kept as
+    the file has it, and ``hive doctor`` lists every one): targets and parents that are
+    in neither the file nor the hive, and ordering cycles."""
+    new = {cell.id: cell for cell in cells}
+
+    def missing(cell_id: str) -> bool:
+        return cell_id not in new and cell_id not in index.cells
+
+    found: list[str] = []
+    targets = sorted({d.target for c in cells for d in c.dependencies if missing(d.target)})
+    if targets:
+        found.append(
+            f"{counted(len(targets), 'dependency target')} in neither the file nor the hive"
+            f" ({_some(targets)}): kept; a missing blocker does not block ('hive doctor'"
+            " lists them)"
+        )
+    parents = sorted({c.parent for c in cells if c.parent is not None and missing(c.parent)})
+    if parents:
+        found.append(
+            f"{counted(len(parents), 'parent')} of subtasks in neither the file nor the hive"
+            f" ({_some(parents)}): the subtasks are kept ('hive doctor' lists them)"
+        )
+    cycles = cycles_through(index, new)
+    for cycle in cycles[:MAX_ERRORS_SHOWN]:
+        found.append(
+            "dependency cycle: " + " -> ".join(cycle) + " (kept as the file has it; 'hive dep"
+            " remove' breaks it)"
+        )
+    if len(cycles) > MAX_ERRORS_SHOWN:
+        found.append(f"and {len(cycles) - MAX_ERRORS_SHOWN} more dependency cycles")
+    return found
+
+
+def _some(ids: list[str]) -> str:
+    more = ", ..." if len(ids) > 3 else ""
+    return ", ".join(ids[:3]) + more
 
 
 def _read_file(path: str) -> bytes:
@@ -571,9 +648,13 @@ def _gunzip(data: bytes, path: str) -> bytes:
 
 
 def _convert(
-    records: list[tuple[int, dict[str, Any]]], name: str, progress: Progress | None
+    records: list[tuple[int, dict[str, Any]]],
+    name: str,
+    progress: Progress | None,
+    errors: list[str],
 ) -> list[Cell]:
-    errors: list[str] = []
+    """Each record as a cell; raises, naming every bad line (``errors`` holds those the
+    reading found), when any is bad."""
     cells: list[Cell] = []
     seen: dict[str, int] = {}
     total = len(records)
@@ -591,7 +672,8 @@ def _convert(
         cells.append(cell)
         if progress is not None and (done % step == 0 or done == total):
             progress("reading", done, total)
-    _raise_if(errors)
+    # every message is "name:line: problem": in the file's order for the reader
+    _raise_if(sorted(errors, key=lambda error: int(error[len(name) + 1 :].split(":", 1)[0])))
     return cells
 
 

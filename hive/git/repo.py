@@ -610,10 +610,11 @@ class GitRepo:
             return None
         return str(value.decode())
 
-    def commit_diff(self, commit_sha: str) -> CommitDiff:
-        """What ``commit_sha`` changed against its first parent: per-file stats and a patch."""
+    def commit_diff(self, commit_sha: str, keep: Callable[[str], bool] | None = None) -> CommitDiff:
+        """What ``commit_sha`` changed against its first parent: per-file stats and a patch
+        (of the paths ``keep`` accepts, if given)."""
         parents = self.parents_of(commit_sha)
-        return self.range_diff(parents[0] if parents else None, commit_sha)
+        return self.range_diff(parents[0] if parents else None, commit_sha, keep)
 
     def changed_paths(self, commit_sha: str) -> list[str]:
         """The paths ``commit_sha`` changed against its first parent (every path of a
@@ -637,16 +638,25 @@ class GitRepo:
                     found.setdefault(side.path.decode("utf-8", errors=errors))
         return list(found)
 
-    def range_diff(self, base: str | None, tip: str) -> CommitDiff:
-        """What changed from commit ``base`` (None: nothing) to commit ``tip``."""
+    def range_diff(
+        self, base: str | None, tip: str, keep: Callable[[str], bool] | None = None
+    ) -> CommitDiff:
+        """What changed from commit ``base`` (None: nothing) to commit ``tip``; only the
+        files whose path (either side of a rename) ``keep`` accepts, if given: the other
+        files are neither read nor diffed (one cell of a 3,000-cell import took seconds)."""
         import io
 
-        from dulwich.patch import write_tree_diff
+        from dulwich.patch import write_object_diff
 
         commit = self._commit(tip)
         base_tree = self._commit(base).tree if base else None
         buffer = io.BytesIO()
-        write_tree_diff(buffer, self.dulwich.object_store, base_tree, commit.tree)
+        store = self.dulwich.object_store
+        for (old_path, new_path), modes, shas in store.tree_changes(base_tree, commit.tree):
+            paths = [p.decode("utf-8", errors="replace") for p in (old_path, new_path) if p]
+            if keep is None or any(keep(path) for path in paths):
+                old = (old_path, modes[0], shas[0])
+                write_object_diff(buffer, store, old, (new_path, modes[1], shas[1]))
         patch = buffer.getvalue().decode("utf-8", errors="replace")
         return CommitDiff(
             sha=tip,

@@ -133,6 +133,11 @@ class BeadsImportResult(HiveModel):
     imported: int
     updated: int = 0
     skipped: int = 0
+    # of the skipped: records whose cell differs from the file (``--update`` replaces them)
+    differing: int = 0
+    differing_ids: list[str] = Field(default_factory=list)  # the first ten of them
+    # links a person should hear of: missing targets and parents, ordering cycles
+    warnings: list[str] = Field(default_factory=list)
     commit: str | None = None
     mapped_statuses: dict[str, int] = Field(default_factory=dict)
     mapped_types: dict[str, int] = Field(default_factory=dict)

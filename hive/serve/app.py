@@ -349,7 +349,7 @@ def _whole_number(name: str, raw: str) -> int:
     """``raw`` as a whole number written in ASCII digits ('²' is a digit to
     str.isdigit, not to int)."""
     if not (raw.isascii() and raw.isdigit()):
-        raise InvalidInput(f"{name} must be a whole number, got {raw!r}")
+        raise InvalidInput(f"{name} must be a whole number without a sign, got {raw!r}")
     return int(raw)
 
 

@@ -65,7 +65,7 @@ def _with_cell_diff(
         for changed in commit.files
         if _is_shown(changed.path, {found.cell_id})
     }
-    diff = ws.git.range_diff(parents[own[0].sha], own[-1].sha)
+    diff = ws.git.range_diff(parents[own[0].sha], own[-1].sha, paths.__contains__)
     files = [
         ReviewFile(path=f.path, status=f.status, additions=f.additions, deletions=f.deletions)
         for f in diff.files
@@ -92,7 +92,7 @@ def _commits_for(ws: Workspace, wanted: set[str]) -> list[CommitInfo]:
 def _review_commit(
     ws: Workspace, info: CommitInfo, wanted: set[str], with_patch: bool
 ) -> ReviewCommit:
-    diff = ws.git.commit_diff(info.sha)
+    diff = ws.git.commit_diff(info.sha, lambda path: _is_shown(path, wanted))
     trailers = info.trailers()
     events = trailers.get("Hive-Event", [])
     shown = [f for f in diff.files if _is_shown(f.path, wanted)]

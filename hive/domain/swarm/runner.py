@@ -678,9 +678,11 @@ class _Runner:
         cell = index.cells.get(job.cell_id)
         return cell is not None and cell.is_closed
 
-    def _complete(self, job: _Job, code: int | None, seconds: float) -> None:
+    def _complete(
+        self, job: _Job, code: int | None, seconds: float, *, note: str | None = None
+    ) -> None:
         commit = None
-        kept = None
+        kept = note
         if job.branch is not None:
             commit = self._merge(job, code, seconds)
             if commit is None:
@@ -827,8 +829,9 @@ class _Runner:
         closed one is reported completed; the others are not (nothing is written about
         them but the release of what the worker still held)."""
         cell = self.ws.cells().cells.get(job.cell_id)
+        kept = self._leave_worktree(job)
         if cell is not None and not cell.is_deleted and cell.is_closed:
-            self._complete(_Job(job.cell_id, job.agent, job.log), code, seconds)
+            self._complete(_Job(job.cell_id, job.agent, job.log), code, seconds, note=kept)
             return
         result: WorkerResult = "deleted"
         reason = f"deleted while worker {job.agent} ran; nothing was recorded"
@@ -839,9 +842,25 @@ class _Runner:
                 f"taken from worker {job.agent} while it ran (now {cell.status},"
                 f" {holder}); left as it is, nothing was recorded"
             )
+        if kept:
+            reason += f"; {kept}"
         self._release_leftovers(job)
         self._record(job, result, code, seconds, reason)
         self._event("skipped", cell_id=job.cell_id, agent=job.agent, reason=reason, log=job.log)
+
+    def _leave_worktree(self, job: _Job) -> str | None:
+        """The worktree of a worker whose subtask was settled by someone else: removed
+        with its branch when it holds nothing that exists nowhere else, else kept and
+        named (what it holds)."""
+        if job.worktree is None or not os.path.isdir(job.worktree):
+            return None
+        left = self._kept_work(job, merged=False)
+        if not left:
+            self._drop_worktree(job)
+            return None
+        return f"its work is kept in worktree {job.worktree} on branch {job.branch}: " + (
+            ", ".join(left)
+        )
 
     def _release_leftovers(self, job: _Job) -> None:
         """The exited worker's reservations still active here (its subtask closed or
