@@ -475,3 +475,86 @@ def test_init_names_gits_reason_in_another_users_repository(tmp_path: Path) -> N
         assert "can only be used inside a git repository" not in refused.stderr
     finally:
         subprocess.run(["chown", "-R", f"{os.geteuid()}:{os.getegid()}", str(repo)], check=True)
+
+
+def test_a_linked_worktrees_own_config_applies_to_it(tmp_path: Path) -> None:
+    """With ``extensions.worktreeConfig`` (which ``git sparse-checkout`` sets in a
+    linked worktree) ``git config --worktree`` writes the worktree's own
+    ``config.worktree``. hive read the main worktree's file instead (dulwich's), and
+    after the repository's, so in the linked worktree its ``core.hooksPath`` and
+    ``user.name`` were not git's: ``hooks install`` put the hook where git does not look,
+    and hive's commits had another author than git's."""
+    main = make_repo(tmp_path / "main")
+    ok(hive(main, "init", "--prefix", "hv"))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    git(linked, "config", "extensions.worktreeConfig", "true")
+    git(linked, "config", "--worktree", "core.hooksPath", ".wthooks")
+    git(linked, "config", "--worktree", "user.name", "Worktree Person")
+
+    assert str(linked / ".wthooks" / "pre-commit") in ok(hive(linked, "hooks", "install"))
+    ok(hive(linked, "create", "Made in the linked worktree"))
+    assert git(linked, "log", "-1", "--format=%an").strip() == "Worktree Person"
+    ok(hive(main, "create", "Made in the main one"))
+    assert git(main, "log", "-1", "--format=%an").strip() == "Test User"
+
+
+def test_a_shared_repository_keeps_git_directories_group_writable(tmp_path: Path) -> None:
+    """In a repository several users share (``git init --shared=group``) git makes its
+    directories group-writable and set-group-id; hive made object fan-out directories
+    and ``refs/hive`` with the process's umask (``drwxr-sr-x``), so another user's git
+    could no longer add an object there ("insufficient permission for adding an object
+    to repository database")."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "--shared=group")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
+    before = os.umask(0o022)
+    try:
+        ok(hive(repo, "init", "--prefix", "hv"))
+        for number in range(5):
+            ok(hive(repo, "create", f"Cell {number}"))
+        agent_env(repo, "Mx")
+        sent = hive(
+            repo, "mail", "send", "Mx", "-s", "hi", "-b", "there", env=agent_env(repo, "Ax")
+        )
+        ok(sent)  # refs/hive/mail: a directory of refs hive makes
+    finally:
+        os.umask(before)
+    made = [
+        path
+        for top in ("objects", "refs")
+        for path in (repo / ".git" / top).rglob("*")
+        if path.is_dir()
+    ]
+    assert (repo / ".git" / "refs" / "hive") in made
+    not_shared = [str(p) for p in made if p.stat().st_mode & 0o2070 != 0o2070]
+    assert not_shared == []
+
+
+def test_sync_from_two_worktrees_records_both_claims_as_a_conflict(tmp_path: Path) -> None:
+    """Two worktrees of one clone share ``refs/hive/state``. Alpha claims a cell on
+    the main branch and syncs; Beta claims it on the other worktree's branch and syncs:
+    the state (Alpha's version, from the other worktree) was taken as the base of
+    Beta's branch, Beta's edit as the only change, and Alpha's claim was silently
+    overwritten everywhere. That base is none for a branch that never had it: the two
+    claims are merged from the version both had, and the conflict is recorded."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    main = make_repo(tmp_path / "main")
+    git(main, "remote", "add", "origin", str(bare))
+    ok(hive(main, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(main, "--json", "create", "Claimed twice")))["id"]
+    ok(hive(main, "sync"))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    ok(hive(main, "start", cell, env=agent_env(main, "Alpha")))
+    ok(hive(linked, "start", cell, env=agent_env(main, "Beta")))
+
+    ok(hive(main, "sync"))
+    synced = json.loads(ok(hive(linked, "--json", "sync")))
+    assert [(c["cell"], c["field"]) for c in synced["conflicts"]] == [(cell, "assignee")]
+    shown = json.loads(ok(hive(linked, "--json", "show", cell)))
+    [conflict] = shown["conflicts"]
+    assert conflict["field"] == "assignee" and conflict["kept"] == shown["assignee"]
+    assert {conflict["kept"], conflict["other"]} == {"Alpha", "Beta"}

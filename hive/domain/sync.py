@@ -310,7 +310,22 @@ def _merged_changes(
             and other == original
             and (path.startswith(CELLS_DIR + "/") or not had.had("ours", other))
         )
-        if mine == other or other is None or (other == original and not (stale or missing)):
+        # The state's version came from a sync on another branch (another worktree shares
+        # the state ref) and this branch never had it: it is no base for this branch's
+        # edit; both changed the file since the version they share.
+        foreign = (
+            mine is not None
+            and other is not None
+            and mine != other
+            and other == original
+            and not stale
+            and not had.had("ours", other)
+        )
+        if (
+            mine == other
+            or other is None
+            or (other == original and not (stale or missing or foreign))
+        ):
             continue  # nothing new there (cell files are never removed: tombstones are)
         if mine is None:  # new there, or changed there after we removed it
             changes.append(Change(path, read(other)))
@@ -323,7 +338,7 @@ def _merged_changes(
         if not is_mergeable_path(path):
             unresolved.append(f"{path}: changed on both sides; kept this clone's version")
             continue
-        original = original or had.common(path)
+        original = had.common(path) if foreign else (original or had.common(path))
         outcome = merge_file(path, read(original) if original else None, read(mine), read(other))
         if not outcome.clean:
             unresolved.append(outcome.message or f"{path}: could not merge")

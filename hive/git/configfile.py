@@ -17,7 +17,9 @@ from __future__ import annotations
 import os
 import time
 
-from hive.git.refs import RepoPaths
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from hive.git.refs import RepoPaths
 
 # Section and key names (``[A-Za-z0-9-]``, a key starting with a letter), read with
 # string methods: a fresh write process does not import ``re`` for its config.

@@ -305,7 +305,9 @@ def write_loose(paths: RepoPaths, kind: bytes, body: bytes, sha: str | None = No
     try:
         descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     except FileNotFoundError:
-        os.makedirs(directory, exist_ok=True)
+        from hive.git.shared import make_directories
+
+        make_directories(paths, directory)
         descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     try:
         _write_all(descriptor, zlib.compress(raw, LOOSE_COMPRESSION))

@@ -248,6 +248,10 @@ def compare_and_swap(
     path = ref_file(paths, ref)
     lock = path + ".lock"
     twin = _ref_twin(path)
+    if not os.path.isdir(os.path.dirname(lock)):
+        from hive.git.shared import make_directories
+
+        make_directories(paths, os.path.dirname(lock))
     linked = _lock_ref(lock, twin, f"{new}\n".encode("ascii"))
     moved = False
     try:
@@ -373,7 +377,10 @@ def _log_ref_update(
         logs.append(os.path.join(paths.git_dir, "logs", "HEAD"))
     for log in logs:
         with suppress(OSError):
-            os.makedirs(os.path.dirname(log), exist_ok=True)
+            if not os.path.isdir(os.path.dirname(log)):
+                from hive.git.shared import make_directories
+
+                make_directories(paths, os.path.dirname(log))
             with open(log, "ab") as handle:
                 handle.write(line)
 

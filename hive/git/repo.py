@@ -811,9 +811,13 @@ class GitRepo:
 
             repo = self.dulwich
             local = repo.get_config()
-            backends = [local]
+            backends = [local]  # the first that has a key answers: git's last file read
             if local.get_boolean((b"extensions",), b"worktreeconfig", False):
-                backends.append(repo.get_worktree_config())
+                # this worktree's own file (dulwich's get_worktree_config reads the main
+                # one's), read after the repository's by git: it comes first here
+                worktree = _load_config_file(os.path.join(self.paths.git_dir, "config.worktree"))
+                if worktree is not None:
+                    backends.insert(0, worktree)
             for path in shared_config_files():
                 loaded = _load_config_file(path)
                 if loaded is not None:
@@ -826,6 +830,7 @@ class GitRepo:
 
         candidates = (
             os.path.join(self.paths.common_dir, "config"),
+            os.path.join(self.paths.git_dir, "config.worktree"),
             *user_config_files(),
             os.environ.get("GIT_CONFIG_GLOBAL") or "",
             os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig",
