@@ -1129,6 +1129,44 @@ def test_a_worktree_of_a_subtask_taken_meanwhile_is_kept_only_when_it_holds_work
     assert git(repo, "status", "--porcelain") == ""
 
 
+def test_a_worktree_of_a_subtask_closed_meanwhile_is_kept_only_when_it_holds_work(
+    ws: Workspace, repo: Path
+) -> None:
+    # With worktrees: both subtasks are closed by hand while their workers run; one
+    # worker wrote a file in its worktree, the other nothing. Both are reported
+    # completed; the first worktree is kept and its completed line says where and what,
+    # the second is removed with its branch.
+    from hive.domain.cells import close_cells
+    from tests.conftest import set_coordinators
+
+    set_coordinators(repo, ["alice"])
+    epic, drafted, empty = make_epic(
+        ws, [{"title": "Drafted", "files": ["src/d.py"]}, {"title": "Empty", "files": ["src/e.py"]}]
+    )
+
+    result, events = run_gated(
+        ws,
+        repo,
+        epic,
+        before=f'if [ "$HIVE_CELL" = {drafted} ]; then mkdir -p src && echo x > src/d.py; fi;',
+        after="exit 1",
+        started=2,
+        meanwhile=lambda: close_cells(
+            ws, cell_ids=[drafted, empty], force=True, reason="done by hand"
+        ),
+        workers=2,
+        isolation="worktree",
+    )
+    assert sorted(result.completed) == sorted([drafted, empty]) and not result.blocked
+    completed = {e.cell_id: e.reason or "" for e in events if e.event == "completed"}
+    assert "its work is kept in worktree" in completed[drafted]
+    assert completed[drafted].endswith("src/d.py") and completed[empty] == ""
+    trees = git(repo, "worktree", "list")
+    assert drafted in trees and empty not in trees
+    assert git(repo, "branch", "--list", f"hive/{empty}*") == ""
+    assert git(repo, "status", "--porcelain") == ""
+
+
 def test_a_worker_that_reports_blocked_and_exits_gets_a_failure_outcome(
     ws: Workspace, repo: Path
 ) -> None:
