@@ -332,6 +332,34 @@ def test_a_skipped_record_the_file_has_otherwise_is_reported(
     assert show_cell(Workspace(ws.root), cell_id="bd-3").title == "another issue"
 
 
+def test_a_record_whose_cell_here_cannot_be_read_is_skipped_with_a_word(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A record whose cell file here does not parse is neither the same cell nor one
+    ``--update`` may replace: it was counted as "already present", without a word, with
+    ``--update`` too."""
+    from hive.store.layout import cell_path
+
+    source = tmp_path / "issues.jsonl"
+    source.write_text(_bead("bd-3") + "\n" + _bead("bd-4") + "\n")
+    import_beads(ws, path=str(source))
+    (repo / cell_path("bd-3")).write_text("id: bd-3\ntitle: [unclosed\n")
+    git(repo, "commit", "-qam", "a damaged cell file", "--no-verify")
+    source.write_text(_bead("bd-3", title="another") + "\n" + _bead("bd-4") + "\n")
+    for update in (False, True):
+        again = import_beads(Workspace(str(repo)), path=str(source), update=update)
+        assert (again.skipped, again.updated, again.differing) == (2, 0, 0)
+        [warning] = again.warnings
+        assert "1 record skipped: the cell file here cannot be read (bd-3)" in warning
+    result = run_hive(
+        ["-C", str(repo), "import", "beads", str(source), "--update"], module="hive.cli.main"
+    )
+    assert result.exit_code == 0, result.output
+    assert "warning: 1 record skipped: the cell file here cannot be read" in result.stderr
+    doctor = run_hive(["-C", str(repo), "doctor"], module="hive.cli.main")
+    assert cell_path("bd-3") in doctor.output
+
+
 def test_missing_links_and_cycles_are_imported_and_said(
     ws: Workspace, repo: Path, tmp_path: Path
 ) -> None:

@@ -542,7 +542,9 @@ def import_beads(
             # skipped, yet the file says something else: a person must hear of it
             "differing": [] if update else [c.id for c in replaced],
         }
-        result["warnings"] = graph_warnings(index, wanted)
+        # in the hive, but its file cannot be read: neither skipped as the same nor replaced
+        unreadable = [c.id for c in cells if c.id not in index.cells and index.is_unreadable(c.id)]
+        result["warnings"] = unreadable_warnings(unreadable) + graph_warnings(index, wanted)
         title = f"{counted(len(wanted), 'cell')} from {name}"
         subject = wanted[0].id if len(wanted) == 1 else "beads"
         return MixedPlan(cells=wanted, subject_id=subject, title=title, result=result)
@@ -575,6 +577,17 @@ def import_beads(
         warnings=warnings,
         **counts,
     )
+
+
+def unreadable_warnings(ids: list[str]) -> list[str]:
+    """The records skipped because their cell here cannot be read (``--update`` cannot
+    replace a file it cannot read either)."""
+    if not ids:
+        return []
+    return [
+        f"{counted(len(ids), 'record')} skipped: the cell file here cannot be read"
+        f" ({_some(ids)}); not replaced, --update neither ('hive doctor' names the file)"
+    ]
 
 
 def graph_warnings(index: CellIndex, cells: list[Cell]) -> list[str]:

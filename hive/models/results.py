@@ -136,7 +136,8 @@ class BeadsImportResult(HiveModel):
     # of the skipped: records whose cell differs from the file (``--update`` replaces them)
     differing: int = 0
     differing_ids: list[str] = Field(default_factory=list)  # the first ten of them
-    # links a person should hear of: missing targets and parents, ordering cycles
+    # what a person should hear of: records skipped as their cell here cannot be read;
+    # links: missing targets and parents, ordering cycles
     warnings: list[str] = Field(default_factory=list)
     commit: str | None = None
     mapped_statuses: dict[str, int] = Field(default_factory=dict)
