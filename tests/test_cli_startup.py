@@ -102,7 +102,10 @@ HEAVY = {  # hand-written commands that only some commands need
         (["stats"], {"cells"}),
         (["comment", "{cell}", "a comment"], {"cells"}),
         (["show", "--help"], {"cells"}),
-        (["mail", "inbox"], {"coord", "repo", "hive.models.identity", "hive.models.reservation"}),
+        (  # the full CLI's form (the lean path answers a plain ``mail inbox``)
+            ["mail", "inbox", "--agent", "alice"],
+            {"coord", "repo", "hive.models.identity", "hive.models.reservation"},
+        ),
         (
             ["log"],
             {"swarm", "hive.models.identity", "hive.models.reservation", "hive.models.swarm"},

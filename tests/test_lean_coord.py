@@ -506,6 +506,189 @@ def test_a_deleted_cells_id_as_thread_is_a_plain_thread_on_both_paths(
     assert (event["thread_id"], event["to"]) == (threaded["epic"], ["alice"])  # not bob
 
 
+# ------------------------------------------------------------------ inbox and read
+
+
+@pytest.fixture(scope="module")
+def mailbox_template(base_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``base`` with mail for the person (Test User) and alice: headers rich would read
+    as markup, urgent, threaded, one read already, one sent by the person, one that is
+    alice's only; more than an inbox shows (made once per module)."""
+    from hive.domain.mail import read_message, send_message
+
+    root = copy_repo(base_template, tmp_path_factory.mktemp("mailbox") / "base")
+    alice, bob = Workspace(str(root), actor="alice"), Workspace(str(root), actor="bob")
+    me = Workspace(str(root))
+    first = send_message(alice, to=["Test User"], subject="hello", body="one\ntwo")
+    send_message(bob, to=["alice"], subject="not yours", body="b")
+    send_message(
+        bob,
+        to=["Test User", "alice"],
+        subject="[bold]not bold[/bold] a\\",
+        body="[red]x[/red] \\[y] z\\",
+        importance="urgent",
+        ack_required=True,
+        thread_id="design",
+    )
+    send_message(alice, to=["Test User"], subject="path/[id]/x ü", importance="high", body="")
+    send_message(me, to=["alice"], subject="from me", body="mine")
+    for number in range(4):
+        send_message(alice, to=["Test User"], subject=f"m{number}", body="", thread_id="hv-q")
+    read_message(me, message_id=first.message_id)
+    return root
+
+
+@pytest.fixture
+def mailbox(mailbox_template: Path, tmp_path: Path) -> Path:
+    """A copy of ``mailbox_template``'s repository."""
+    return copy_repo(mailbox_template, tmp_path / "mailbox")
+
+
+SUBJECTS = {
+    "hello": "hello",
+    "markup": "[bold]not bold[/bold] a\\",
+    "path": "path/[id]/x ü",
+    "mine": "from me",
+    "other": "not yours",
+}
+
+
+def message_ids(root: Path) -> dict[str, str]:
+    """The id of each message of :data:`SUBJECTS` in ``root``, by its short name."""
+    from hive.domain import maillog
+    from hive.domain.mail import _state
+
+    state: maillog.MailState = _state(Workspace(str(root)))
+    found = {event["subject"]: number for number, event in state.messages.items()}
+    return {name: str(found[subject]) for name, subject in SUBJECTS.items()}
+
+
+INBOX = {
+    "plain": ["mail", "inbox"],
+    "json": ["mail", "inbox", "--json"],
+    "limit": ["mail", "inbox", "-n", "2"],
+    "limit-long": ["--json", "mail", "inbox", "--limit=3"],
+    "capped": ["mail", "inbox", "--limit", "9", "--json"],
+    "urgent": ["mail", "inbox", "--urgent"],
+    "urgent-only-json": ["mail", "inbox", "--urgent-only", "--json"],
+    "unread": ["mail", "inbox", "--unread", "-n", "1"],
+    "unread-only-json": ["mail", "inbox", "--json", "--unread-only"],
+    "none-urgent-unread": ["mail", "inbox", "--urgent", "--unread", "-n", "1"],
+}
+
+
+@pytest.mark.parametrize("who", ["", "alice", "bob"])
+@pytest.mark.parametrize("name", sorted(INBOX))
+def test_an_inbox_is_shown_by_the_lean_path_as_by_the_full_cli(
+    name: str,
+    who: str,
+    mailbox_template: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The person's inbox, alice's and bob's (empty: ``no messages``), every option
+    form: the same bytes, exit code and state index rows; nothing committed."""
+    if who:
+        for key, value in agent_env(mailbox_template, who, {}).items():
+            monkeypatch.setenv(key, value)
+    before = outcome(mailbox_template)
+    lean_repo = twin(mailbox_template, tmp_path, "lean")
+    full_repo = twin(mailbox_template, tmp_path, "full")
+    lean = lean_run(lean_repo, INBOX[name], capsys)
+    assert lean[0] == 0, f"the lean path deferred: {lean[2]}"
+    assert full_run(full_repo, INBOX[name], capsys) == lean
+    assert outcome(lean_repo) == outcome(full_repo)
+    assert (outcome(lean_repo)["head"], outcome(lean_repo)["mail"]) == (
+        before["head"],
+        before["mail"],
+    )
+    if who == "bob":
+        assert lean[1] in ("no messages\n", "[]\n")
+    if (who, name) == ("", "plain"):  # the newest five, unread marked
+        assert lean[1].startswith("*#") and lean[1].count("\n") == 5
+
+
+READ = {
+    "unread": (["mail", "read", "{path}"], "moved"),
+    "unread-json": (["mail", "read", "#{markup}", "--json"], "moved"),
+    "markup": (["mail", "read", "{markup}"], "moved"),
+    "read-before": (["mail", "read", "{hello}"], ""),
+    "sent-by-me": (["--json", "mail", "read", " #{mine}"], ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ))
+def test_a_message_is_read_by_the_lean_path_as_by_the_full_cli(
+    name: str,
+    mailbox_template: Path,
+    tmp_path: Path,
+    frozen: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A message to the reader is marked read by the same commit; one read before or
+    sent by the reader is shown with nothing written; the same bytes, exit code and
+    state index rows either way."""
+    ids = message_ids(mailbox_template)
+    given, moved = READ[name]
+    args = [part.format_map(ids) for part in given]
+    before = outcome(mailbox_template)
+    lean_repo = twin(mailbox_template, tmp_path, "lean")
+    full_repo = twin(mailbox_template, tmp_path, "full")
+    lean = lean_run(lean_repo, args, capsys)
+    assert lean[0] == 0, f"the lean path deferred: {lean[2]}"
+    assert full_run(full_repo, args, capsys) == lean
+    after = outcome(lean_repo)
+    assert after == outcome(full_repo)
+    assert (after["mail"] != before["mail"]) == bool(moved)
+    assert after["head"] == before["head"]
+    shown = git(lean_repo, "show", "refs/hive/mail")
+    assert shown == git(full_repo, "show", "refs/hive/mail")
+
+
+MAIL_DEFERRED = {
+    "another-inbox": ["mail", "inbox", "--agent", "alice"],
+    "limit-zero": ["mail", "inbox", "-n", "0"],
+    "limit-text": ["mail", "inbox", "-n", "x"],
+    "argument": ["mail", "inbox", "x"],
+    "force": ["mail", "inbox", "--force"],
+    "help": ["mail", "inbox", "--help"],
+    "read-another-s": ["mail", "read", "{other}"],
+    "read-unknown": ["mail", "read", "12"],
+    "read-zero": ["mail", "read", "0"],
+    "read-two": ["mail", "read", "{hello}", "{mine}"],
+    "read-force": ["mail", "read", "{hello}", "--force", "--reason", "r"],
+    "read-none": ["mail", "read"],
+    "ack": ["mail", "ack", "{hello}"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAIL_DEFERRED))
+def test_mail_the_lean_path_does_not_answer_is_left_to_the_full_cli(
+    name: str, mailbox: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another's inbox or message, an unknown message, values the parameter model
+    refuses, other options: deferred with nothing printed or written, then answered
+    (or refused) by the full CLI, with no traceback."""
+    args = [part.format_map(message_ids(mailbox)) for part in MAIL_DEFERRED[name]]
+    before = outcome(mailbox)
+    assert lean_run(mailbox, args, capsys) == (None, "", "")
+    assert outcome(mailbox) == before
+    code, _, err = full_run(mailbox, args, capsys)
+    assert code is not None and "Traceback" not in err
+
+
+def test_the_inbox_on_a_terminal_is_left_to_rich(
+    mailbox_template: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not piped (``COLUMNS`` set, as on a terminal): rich lays the lines out, the full CLI
+    prints them; ``--json`` is answered all the same."""
+    monkeypatch.setenv("COLUMNS", "20")
+    assert lean_run(mailbox_template, ["mail", "inbox"], capsys) == (None, "", "")
+    assert lean_run(mailbox_template, ["mail", "read", "#1"], capsys) == (None, "", "")
+    assert lean_run(mailbox_template, ["mail", "inbox", "--json"], capsys)[0] == 0
+
+
 # ------------------------------------------------------------------ refusals
 
 
@@ -617,7 +800,7 @@ DEFERRED = {
     "release-id": ["release", "--id", "1"],
     "release-all": ["release", "--all"],
     "release-other": ["release", "src/a.py", "--agent", "alice", "--force", "--reason", "gone"],
-    "mail-inbox": ["mail", "inbox"],
+    "mail-ack": ["mail", "ack", "1"],
     "mail-no-subject": ["mail", "send", "alice"],
     "mail-blank-subject": ["mail", "send", "alice", "-s", "  "],
     "mail-no-recipient": ["mail", "send", "-s", "x"],
@@ -647,6 +830,9 @@ def test_an_unregistered_sender_is_deferred(base: Path, capsys: pytest.CaptureFi
     assert lean_run(base, ["mail", "send", "alice", "-s", "x"], capsys)[:2] == (None, "")
     code, _, err = full_run(base, ["mail", "send", "alice", "-s", "x"], capsys)
     assert code == 3 and "is not registered" in err
+    assert lean_run(base, ["mail", "inbox"], capsys)[:2] == (None, "")
+    code, _, err = full_run(base, ["mail", "inbox"], capsys)
+    assert code == 3 and "is not registered" in err
 
 
 def test_reservation_files_the_plain_reader_declines_are_left_to_the_full_cli(
@@ -675,7 +861,7 @@ PROBE = (
     "from hive.cli import entry\n"
     "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
     "for args in (['reserve', 'src/b.py'], ['release', 'src/b.py'],"
-    " ['mail', 'send', 'bob', '-s', 'x', '--json']):\n"
+    " ['mail', 'send', 'bob', '-s', 'x', '--json'], ['mail', 'inbox', '--json']):\n"
     "    assert entry.dispatch(entry.parse(['-C', sys.argv[1], *args])) == 0, args\n"
     "sys.stdout = sys.__stdout__\n"
     "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"

@@ -9,9 +9,9 @@ step sees the same directory. Then:
 * ``hive create``, ``update`` and ``close`` in their common forms are written by
   ``hive/cli/lean_write.py`` (same transaction, same results, no typer/pydantic/
   dulwich), which defers to the full CLI for anything else;
-* ``hive reserve``, ``release`` and ``mail send`` in their common forms likewise by
-  ``hive/cli/lean_coord.py`` (the same conflict test, file format and mail log code
-  as the full path);
+* ``hive reserve``, ``release``, ``mail send``, ``mail inbox`` and ``mail read`` in
+  their common forms likewise by ``hive/cli/lean_coord.py`` (the same conflict test,
+  file format and mail log code as the full path);
 * ``hive mcp`` with ``--agent`` / ``--context`` or neither starts the MCP server
   without the full CLI (``hive/cli/mcp_start.py``, the code the full CLI's
   ``hive mcp`` runs too);

@@ -1,6 +1,7 @@
-"""``hive reserve``, ``hive release`` and ``hive mail send`` in a fresh process, lean.
+"""``hive reserve``, ``release``, ``mail send``, ``mail inbox`` and ``mail read`` in a
+fresh process, lean.
 
-The common forms of the three commands are answered here without typer,
+The common forms of these commands are answered here without typer,
 pydantic, rich or ruamel, through the very same transactions as the full path
 (``GitRepo.transact`` for reservations, ``GitRepo.append_to_ref`` under the mail
 lock for mail) and with the very same code where it decides something: the
@@ -17,9 +18,11 @@ words every refusal: a conflict, a pattern the path rules deny, an unknown
 recipient or sender, a reservation file the plain reader declines, another
 option (``--cell``, ``--force``, ``--id``, ``--all``, ``--agent``, ``--help``,
 ...), ``coordinator`` with no epic behind it, an identity it cannot prove, and
-every situation ``lean_write`` defers. A ``--thread`` is read as the full path
-reads it (a cell's full id in any case, spaces around, a prefix: stored as the
-cell's id; else a plain thread name).
+every situation ``lean_write`` defers; for ``inbox`` and ``read`` also another's
+inbox or message, an unknown message, an unregistered reader, a header the model
+might read otherwise and output to a terminal (rich lays it out). A ``--thread``
+is read as the full path reads it (a cell's full id in any case, spaces around, a
+prefix: stored as the cell's id; else a plain thread name).
 
 Supported forms (global options anywhere, ``--json`` included)::
 
@@ -27,6 +30,8 @@ Supported forms (global options anywhere, ``--json`` included)::
     hive release PATTERN...
     hive mail send TO... -s SUBJECT [-b BODY] [--importance LEVEL] [--ack-required]
                    [--thread THREAD] [--to NAME]...
+    hive mail inbox [-n N] [--urgent] [--unread]      (JSON, or piped)
+    hive mail read [#]MESSAGE_ID                       (JSON, or piped)
 """
 
 from __future__ import annotations
@@ -339,7 +344,12 @@ class MailHost:
 
 
 def mail(inv: Invocation) -> int | None:
-    """``hive mail send`` (the other ``mail`` commands: the full CLI)."""
+    """``hive mail send``, ``inbox`` and ``read`` (the other ``mail`` commands: the
+    full CLI)."""
+    if inv.args[:1] == ["inbox"]:
+        return inbox(inv)
+    if inv.args[:1] == ["read"]:
+        return read(inv)
     if inv.args[:1] != ["send"]:
         return None
     options = parse_options(inv.args[1:], SEND_VALUED, {}, SEND_FLAGS, SEND_ARGUMENTS)
@@ -492,3 +502,202 @@ def send(
         "recipients": recipients,
     }
     return emit(inv, result, f"sent #{message_id} to {', '.join(recipients)}")
+
+
+# ------------------------------------------------------------------ mail inbox
+
+
+INBOX_VALUED = {"-n": "limit", "--limit": "limit"}
+INBOX_FLAGS = {
+    "--urgent": "urgent",
+    "--urgent-only": "urgent",
+    "--unread": "unread",
+    "--unread-only": "unread",
+}
+
+
+def inbox(inv: Invocation) -> int | None:
+    """``hive mail inbox [-n N] [--urgent] [--unread]`` of the acting agent (or person),
+    as JSON or as the plain lines piped output shows (``present._inbox`` through
+    ``output.Piped``); another's inbox (``--agent``), an unregistered reader, a header
+    the model might read otherwise and a terminal: the full CLI."""
+    options = parse_options(inv.args[1:], INBOX_VALUED, {}, INBOX_FLAGS)
+    if options is None or options.positional:
+        return None
+    limit = _positive(options.values.get("limit", "5"), 9)
+    prepared = None if limit is None else _opened_to_show(inv)
+    if limit is None or prepared is None:
+        return None
+    from hive.domain import maillog
+    from hive.store.sqlerrors import sqlite3
+
+    name = prepared.session.principal.name
+    try:
+        state = maillog.state_of(MailHost(prepared))
+        if name not in state.agents:
+            return None  # not registered: the full CLI words it
+        events = maillog.inbox_events(
+            state,
+            name,
+            limit,
+            urgent_only="urgent" in options.flags,
+            unread_only="unread" in options.flags,
+        )
+        headers = [plain_header(maillog.header_fields(state, event, name)) for event in events]
+    except (Defer, HiveError, OSError, sqlite3.DatabaseError, LookupError, TypeError, ValueError):
+        return None
+    if inv.json:
+        return write_json(headers)
+    from hive.cli.markup import NO_MESSAGES, inbox_line
+
+    fields = ("id", "read", "importance", "thread_id", "subject")
+    markup = [
+        inbox_line(sender=header["from"], **{name: header[name] for name in fields})
+        for header in headers
+    ]
+    lines = plain_lines(markup or [NO_MESSAGES])
+    return None if lines is None else write_lines(lines)
+
+
+def _positive(text: str, digits: int) -> int | None:
+    """``text`` as a number of at most ``digits`` digits, 1 or more (None: the
+    parameter model words it)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= digits) or int(text) < 1:
+        return None
+    return int(text)
+
+
+def _opened_to_show(inv: Invocation) -> Prepared | None:
+    """The repository, for mail shown as JSON or piped (None: defer; on a terminal
+    rich lays it out)."""
+    from hive.cli.lean import piped_plain
+
+    if not inv.json and not piped_plain():
+        return None
+    return prepare(inv)
+
+
+def plain_header(fields: dict[str, Any]) -> dict[str, Any]:
+    """A message header as ``MessageHeader`` gives it in JSON (``from``, the time as
+    the log has it), when the model certainly reads the fields as they are; else
+    Defer (the full CLI reads them)."""
+    from hive.domain import maillog
+
+    texts = [fields["sender"], fields["subject"], fields["sent_at"], *fields["to"]]
+    thread = fields["thread_id"]
+    if (
+        not all(type(text) is str for text in texts)
+        or type(fields["to"]) is not list
+        or not (thread is None or type(thread) is str)
+        or fields["importance"] not in maillog.IMPORTANCE_LEVELS
+        or not _utf8([*texts, thread or ""])
+        or not _as_logged(fields["sent_at"])
+    ):
+        raise Defer("a header the model might read otherwise")
+    return as_json(fields)
+
+
+def as_json(fields: dict[str, Any]) -> dict[str, Any]:
+    """A header's fields by their names in JSON (``sender`` is ``from``)."""
+    return {("from" if name == "sender" else name): value for name, value in fields.items()}
+
+
+def _utf8(texts: list[str]) -> bool:
+    try:
+        for text in texts:
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _as_logged(at: str) -> bool:
+    """Whether the model's JSON gives the time ``at`` as it is (``format_time``)."""
+    from datetime import datetime
+
+    from hive.store.celldoc import format_time
+
+    try:
+        return format_time(datetime.fromisoformat(at.replace("Z", "+00:00"))) == at
+    except ValueError:
+        return False
+
+
+def plain_lines(lines: list[str]) -> list[str] | None:
+    """Console markup as ``output.Piped`` prints it (the output is piped): the text
+    without its styles; None when rich might show a line otherwise."""
+    from hive.cli.lean import plain_text
+    from hive.cli.markup import plain_markup
+
+    shown = [plain_markup(line) for line in lines]
+    for line, text in zip(lines, shown, strict=True):
+        if text is None or not plain_text(line) or not plain_text(text):
+            return None
+    return [text for text in shown if text is not None]
+
+
+def write_lines(lines: list[str]) -> int:
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    sys.stdout.flush()
+    return 0
+
+
+def write_json(value: Any) -> int:
+    sys.stdout.buffer.write(printed_by_python(value) + b"\n")
+    sys.stdout.flush()
+    return 0
+
+
+# ------------------------------------------------------------------ mail read
+
+
+def read(inv: Invocation) -> int | None:
+    """``hive mail read [#]ID`` of a message to or from the acting agent (marked read
+    for a recipient, as ``mail.read_message`` marks it), as JSON or as the plain lines
+    piped output shows (``present._message``); another's message (``--force``), an
+    unknown one, a header the model might read otherwise and a terminal: the full CLI."""
+    options = parse_options(inv.args[1:], {}, {})
+    if options is None or len(options.positional) != 1:
+        return None
+    number = _positive(options.positional[0].strip().removeprefix("#"), 18)
+    prepared = None if number is None else _opened_to_show(inv)
+    if number is None or prepared is None:
+        return None
+    from hive.domain import maillog
+    from hive.store.celldoc import format_time
+    from hive.store.sqlerrors import sqlite3
+
+    host = MailHost(prepared)
+    reader = prepared.session.principal.name
+    try:
+        state = maillog.state_of(host)
+        event = state.messages.get(number)
+        if event is None or reader not in state.agents:
+            return None  # the full CLI words it
+        party = reader == event["from"] or reader in event["to"]
+        if not (party and state.current(reader, event)):
+            return None  # another's: an override the full CLI checks and records
+        message = plain_header(maillog.header_fields(state, event, reader))
+        body = event["body"]
+        if type(body) is not str or not _utf8([body]):
+            return None
+    except (Defer, HiveError, OSError, sqlite3.DatabaseError, LookupError, TypeError, ValueError):
+        return None
+    lines: list[str] | None = []
+    if not inv.json:
+        from hive.cli.markup import message_lines
+
+        lines = plain_lines(message_lines(message, body))
+        if lines is None:
+            return None
+
+    def mark(now: maillog.MailState) -> tuple[str, dict[str, Any] | None, None]:
+        return maillog.read_mark(now, event, reader, format_time(utc_now()))
+
+    written = guarded(inv, lambda: maillog.append(host, mark, author=reader))
+    if written is None or isinstance(written, int):
+        return written
+    if lines:
+        return write_lines(lines)
+    fields = maillog.header_fields(maillog.state_of(host), event, reader)
+    return write_json(as_json(fields) | {"body": body})

@@ -237,30 +237,23 @@ def _body_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
 
 
 def _inbox(headers: list[Any], params: Any, ws: Workspace) -> None:
+    from hive.cli.markup import NO_MESSAGES, inbox_line
+
     out = output.console(wrap=True)
     if not headers:
-        out.print("[dim]no messages[/dim]")
+        out.print(NO_MESSAGES)
     for header in headers:
-        flag = "" if header.read else "[bold]*[/bold]"
-        thread = f" [{header.thread_id}]" if header.thread_id else ""
-        out.print(
-            f"{flag}#{header.id} "
-            + output.escape(
-                f"{header.importance:<7} from {header.sender}{thread}: {header.subject}"
-            )
-        )
+        fields = ("id", "read", "importance", "sender", "thread_id", "subject")
+        out.print(inbox_line(**{name: getattr(header, name) for name in fields}))
 
 
 def _message(message: Any, params: Any, ws: Workspace) -> None:
+    from hive.cli.markup import message_lines
+
     out = output.console()
-    out.print(
-        output.escape(
-            f"#{message.id} from {message.sender} to {', '.join(message.to)}"
-            f"  [{message.importance}]"
-        )
-    )
-    out.print(f"[bold]{output.escape(message.subject)}[/bold]")
-    out.print(output.escape(message.body))
+    header = message.model_dump(by_alias=True)
+    for line in message_lines(header, message.body):
+        out.print(line)
 
 
 # ------------------------------------------------------------------ reservations

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from hive.domain.maillog import (
     COORDINATOR,
+    INBOX_CAP,
     MAIL_REF,
     MAX_BODY,
     MAX_SUBJECT,
@@ -40,7 +41,10 @@ from hive.domain.maillog import (
     epic_members,
     family_root,
     first_open_work,
+    header_fields,
+    inbox_events,
     message_event,
+    read_mark,
 )
 from hive.domain.maillog import append as _append
 from hive.domain.maillog import identity_of as _identity
@@ -72,7 +76,6 @@ if TYPE_CHECKING:  # the supervisor's views (hive serve): imported where they ar
 
 NOTICE_SENDER = "hive"
 SYNC_ATTEMPTS = 5
-INBOX_CAP = 5
 ADJECTIVES = (
     "Blue",
     "Red",
@@ -430,20 +433,8 @@ def inbox(
             reason=reason,
         )
         state = _state(ws)
-    cap = max(1, min(limit, INBOX_CAP))
-    found: list[MessageHeader] = []
-    for message_id in reversed(state.inbox.get(name, [])):
-        event = state.messages[message_id]
-        if not state.current(name, event):
-            break  # sorted by send time: the rest was a retired agent's of this name
-        if urgent_only and event["importance"] != "urgent":
-            continue
-        if unread_only and (name, message_id) in state.read:
-            continue
-        found.append(_header(state, event, name))
-        if len(found) >= cap:
-            break
-    return found
+    found = inbox_events(state, name, limit, urgent_only=urgent_only, unread_only=unread_only)
+    return [_header(state, event, name) for event in found]
 
 
 def _record_mail_override(
@@ -484,19 +475,9 @@ def record_override_event(ws: Workspace, found: Override) -> str | None:
 
 
 def _header(state: MailState, event: dict[str, Any], reader: str) -> MessageHeader:
-    key = (reader, int(event["id"]))
-    return MessageHeader(
-        id=int(event["id"]),
-        sender=event["from"],
-        to=list(event["to"]),
-        subject=event["subject"],
-        thread_id=event.get("thread_id"),
-        importance=event.get("importance", "normal"),
-        ack_required=bool(event.get("ack_required")),
-        sent_at=datetime.fromisoformat(event["at"].replace("Z", "+00:00")),
-        read=key in state.read,
-        acked=key in state.acked,
-    )
+    fields = header_fields(state, event, reader)
+    sent_at = datetime.fromisoformat(fields.pop("sent_at").replace("Z", "+00:00"))
+    return MessageHeader(**fields, sent_at=sent_at)
 
 
 def read_message(
@@ -525,19 +506,9 @@ def read_message(
         header = _header(_state(ws), event, event["to"][0])
         return Message(**header.model_dump(), body=event["body"])
 
-    def build(state: MailState) -> tuple[str, dict[str, Any] | None, None]:
-        if reader not in event["to"] or (reader, message_id) in state.read:
-            return "", None, None
-        mark = {
-            "type": "message_read",
-            "id": message_id,
-            "msg": event["commit"],
-            "agent": reader,
-            "at": format_time(utc_now()),
-        }
-        return f"read #{message_id} by {reader}", mark, None
-
-    _append(ws, build, author=reader)
+    _append(
+        ws, lambda state: read_mark(state, event, reader, format_time(utc_now())), author=reader
+    )
     header = _header(_state(ws), event, reader)
     return Message(**header.model_dump(), body=event["body"])
 

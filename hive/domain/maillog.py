@@ -417,6 +417,65 @@ def require_agent(state: MailState, name: str) -> None:
         )
 
 
+INBOX_CAP = 5  # the most messages an inbox shows
+
+
+def inbox_events(
+    state: MailState, name: str, limit: int, *, urgent_only: bool, unread_only: bool
+) -> list[dict[str, Any]]:
+    """``name``'s messages newest first, at most ``limit`` (1 to :data:`INBOX_CAP`)."""
+    cap = max(1, min(limit, INBOX_CAP))
+    found: list[dict[str, Any]] = []
+    for message_id in reversed(state.inbox.get(name, [])):
+        event = state.messages[message_id]
+        if not state.current(name, event):
+            break  # sorted by send time: the rest was a retired agent's of this name
+        if urgent_only and event["importance"] != "urgent":
+            continue
+        if unread_only and (name, message_id) in state.read:
+            continue
+        found.append(event)
+        if len(found) >= cap:
+            break
+    return found
+
+
+def header_fields(state: MailState, event: dict[str, Any], reader: str) -> dict[str, Any]:
+    """A message's header (``MessageHeader``'s fields) for ``reader``; ``sent_at`` as
+    the log has it (text)."""
+    key = (reader, int(event["id"]))
+    return {
+        "id": int(event["id"]),
+        "sender": event["from"],
+        "to": list(event["to"]),
+        "subject": event["subject"],
+        "thread_id": event.get("thread_id"),
+        "importance": event.get("importance", "normal"),
+        "ack_required": bool(event.get("ack_required")),
+        "sent_at": event["at"],
+        "read": key in state.read,
+        "acked": key in state.acked,
+    }
+
+
+def read_mark(
+    state: MailState, event: dict[str, Any], reader: str, at: str
+) -> tuple[str, dict[str, Any] | None, None]:
+    """What reading the message ``event`` appends for ``reader`` (``append``'s
+    ``build``): a ``message_read`` mark, nothing when not a recipient or read before."""
+    message_id = int(event["id"])
+    if reader not in event["to"] or (reader, message_id) in state.read:
+        return "", None, None
+    mark = {
+        "type": "message_read",
+        "id": message_id,
+        "msg": event["commit"],
+        "agent": reader,
+        "at": at,
+    }
+    return f"read #{message_id} by {reader}", mark, None
+
+
 def how_to_register(name: str) -> str:
     """The next step for an agent name nobody registered yet."""
     return (

@@ -261,8 +261,9 @@ def json_of(cell: dict[str, Any]) -> bytes:
     return printed_by_python(cell)
 
 
-def printed_by_python(cell: dict[str, Any]) -> bytes:
-    """``json_of`` without pydantic_core: the same bytes, encoded here."""
+def printed_by_python(cell: Any) -> bytes:
+    """``json_of`` without pydantic_core: the same bytes, encoded here (a cell, or
+    any JSON value)."""
     parts: list[str] = []
     _pretty(_json_value(cell), "", parts)
     return "".join(parts).encode("utf-8")

@@ -1,0 +1,110 @@
+"""Rich console markup read and written without importing rich (or pydantic): what
+the full CLI's console (``hive/cli/output.py``) and the lean paths print alike."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+# rich's markup tags (rich.markup.RE_TAGS), and the styles whose tags are read here
+_TAG = r"((\\*)\[([a-z#/@][^[]*?)])"
+_STYLES = frozenset(
+    {"bold", "dim", "italic", "red", "green", "yellow", "blue", "white", "cyan", "none"}
+)
+
+
+def plain_markup(markup: str) -> str | None:
+    """The text rich shows for console markup (``rich.markup.render``) without its
+    styles; None for markup this does not read as rich would (a tag of another style,
+    with parameters, closing nothing: rich decides, or raises its error)."""
+    if "[" not in markup:
+        return markup
+    import re
+
+    parts: list[str] = []
+    opened: list[str] = []
+    position = 0
+    for match in re.finditer(_TAG, markup):
+        whole, escapes, tag = match.groups()
+        start, end = match.span()
+        if start > position:
+            parts.append(markup[position:start].replace("\\[", "["))
+        position = end
+        backslashes, escaped = divmod(len(escapes), 2)
+        parts.append("\\" * backslashes)
+        if escaped:
+            parts.append(whole[len(escapes) :])
+            continue
+        name = tag.removeprefix("/")
+        if name and name not in _STYLES:
+            return None
+        if not tag.startswith("/"):
+            opened.append(name)
+        elif not name and opened:
+            opened.pop()  # [/]: the last one opened
+        elif name in opened:
+            del opened[len(opened) - 1 - opened[::-1].index(name)]
+        else:
+            return None
+    if position < len(markup):
+        parts.append(markup[position:].replace("\\[", "["))
+    return "".join(parts)
+
+
+def escape(text: str) -> str:
+    """``text`` for a line of rich markup, to be shown as it is ('app/[id]/**' is no
+    markup). rich's own escape, but backslashes at the end kept whatever follows them
+    (rich's doubles one at the end of a line, and a tag after it took one or was shown
+    as text): they are written doubled before a tag that does nothing; and a backslash
+    before a ``[`` that starts no tag (``\\[0-9]``) kept (rich reads ``\\[`` in text as
+    ``[``): one more is written before it."""
+    if "\\[" in text:
+        import re
+
+        text = re.sub(r"(?<=\\)\[(?![a-z#/@][^[]*?])", r"\\[", text)
+    body = text.rstrip("\\")
+    if len(body) == len(text):
+        return rich_escape(text)
+    return rich_escape(body) + "\\" * (2 * (len(text) - len(body))) + "[none]"
+
+
+def rich_escape(markup: str) -> str:
+    """``rich.markup.escape`` (the same text), without importing rich: a backslash
+    before each tag-like ``[``, backslashes before one doubled, and one more after a
+    lone backslash at the end."""
+    import re
+
+    def escaped(match: re.Match[str]) -> str:
+        backslashes, tag = match.groups()
+        return f"{backslashes}{backslashes}\\{tag}"
+
+    markup = re.sub(r"(\\*)(\[[a-z#/@][^[]*?])", escaped, markup)
+    if markup.endswith("\\") and not markup.endswith("\\\\"):
+        return markup + "\\"
+    return markup
+
+
+def inbox_line(
+    *, id: int, read: bool, importance: str, sender: str, thread_id: str | None, subject: str
+) -> str:
+    """The markup of one message of ``hive mail inbox`` (``*`` marks it unread)."""
+    flag = "" if read else "[bold]*[/bold]"
+    thread = f" [{thread_id}]" if thread_id else ""
+    return f"{flag}#{id} " + escape(f"{importance:<7} from {sender}{thread}: {subject}")
+
+
+NO_MESSAGES = "[dim]no messages[/dim]"
+
+
+def message_lines(header: dict[str, Any], body: str) -> list[str]:
+    """The markup of ``hive mail read``: the header (``from`` as the JSON names the
+    sender), the subject, the body."""
+    return [
+        escape(
+            f"#{header['id']} from {header['from']} to {', '.join(header['to'])}"
+            f"  [{header['importance']}]"
+        ),
+        f"[bold]{escape(header['subject'])}[/bold]",
+        escape(body),
+    ]
