@@ -857,12 +857,20 @@ def test_reservation_files_the_plain_reader_declines_are_left_to_the_full_cli(
 
 
 PROBE = (
-    "import io, sys\n"
+    "import io, json, sys\n"
     "from hive.cli import entry\n"
-    "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
-    "for args in (['reserve', 'src/b.py'], ['release', 'src/b.py'],"
-    " ['mail', 'send', 'bob', '-s', 'x', '--json'], ['mail', 'inbox', '--json']):\n"
+    "def run(*args):\n"
+    "    sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
     "    assert entry.dispatch(entry.parse(['-C', sys.argv[1], *args])) == 0, args\n"
+    "    sys.stdout.flush()\n"
+    "    return sys.stdout.buffer.getvalue()\n"
+    "run('reserve', 'src/b.py')\n"
+    "run('release', 'src/b.py')\n"
+    "sent = json.loads(run('mail', 'send', 'bob', '-s', 'x', '--json'))['message_id']\n"
+    "run('mail', 'inbox', '--json')\n"
+    "run('mail', 'inbox')\n"  # piped: the plain lines
+    "run('mail', 'read', str(sent))\n"
+    "run('mail', 'read', f'#{sent}', '--json')\n"
     "sys.stdout = sys.__stdout__\n"
     "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"
     " 'filelock', 'typing', 'threading', 'secrets', *sys.argv[2:])\n"

@@ -526,3 +526,27 @@ def test_a_message_whose_subject_broke_its_commit_is_still_delivered(
     headers = inbox(fresh)
     assert [h.subject for h in headers] == ["old\n\nsubject", "first"]
     assert read_message(bob, message_id=headers[0].id).body == "kept"
+
+
+def test_a_message_logged_without_an_importance_is_normal_to_every_inbox(repo: Path) -> None:
+    """A ``message_sent`` event without ``importance`` (written by another tool into a
+    log that reached here by ``hive mail sync``) is shown as normal, as its header says
+    (``header_fields``); ``--urgent`` ended the inbox in a KeyError."""
+    from hive.domain.maillog import append
+
+    alice, bob = agent(repo, "alice"), agent(repo, "bob")
+    send_message(alice, to=["bob"], subject="urgent one", body="", importance="urgent")
+    event = {
+        "type": "message_sent",
+        "from": "alice",
+        "to": ["bob"],
+        "subject": "no importance",
+        "body": "",
+        "at": "2099-01-01T00:00:00.000Z",
+    }
+    append(
+        alice, lambda state: ("send from alice: no importance", dict(event), None), author="alice"
+    )
+    newest = inbox(bob)[0]
+    assert (newest.subject, newest.importance) == ("no importance", "normal")
+    assert [h.subject for h in inbox(bob, urgent_only=True)] == ["urgent one"]

@@ -1,12 +1,13 @@
 """The mail log (``refs/hive/mail``) replayed, and one event appended to it.
 
 What swarm mail (``hive/domain/mail.py``) and the lean command-line path
-(``hive/cli/lean_coord.py``: a fresh ``hive mail send`` process) share: the
-replayed state (:class:`MailState`, saved as JSON in the state index), appending
-an event under the mail lock, and the event a message is sent as. It needs no
-models: a *host* is anything with the repository (``git``), the state index
-(``state_index``), a dict for this process's state (``state``) and a lock
-timeout (a ``Workspace``, or the lean path's session).
+(``hive/cli/lean_coord.py``: a fresh ``hive mail send``, ``inbox`` or ``read``
+process) share: the replayed state (:class:`MailState`, saved as JSON in the state
+index), appending an event under the mail lock, the event a message is sent as, the
+messages an inbox shows, a message's header and the mark a first read appends. It
+needs no models: a *host* is anything with the repository (``git``), the state index
+(``state_index``), a dict for this process's state (``state``) and a lock timeout (a
+``Workspace``, or the lean path's session).
 """
 
 from __future__ import annotations
@@ -430,7 +431,7 @@ def inbox_events(
         event = state.messages[message_id]
         if not state.current(name, event):
             break  # sorted by send time: the rest was a retired agent's of this name
-        if urgent_only and event["importance"] != "urgent":
+        if urgent_only and event.get("importance", "normal") != "urgent":
             continue
         if unread_only and (name, message_id) in state.read:
             continue
