@@ -6,13 +6,17 @@ import json
 import signal
 import socket
 import sys
-from typing import Annotated, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from hive.cli import HeldInterrupts, output
 from hive.cli.common import OPTIONS, run_op
 from hive.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from uvicorn import Server
 
 DEFAULT_PORT = 8700
 
@@ -91,10 +95,30 @@ def _serve(port: int, host: str, *, allow_write: bool, allow_remote: bool) -> No
     else:
         output.say(f"hive serve: {url} ({mode}); Ctrl-C stops it")
     sys.stdout.flush()
+    server = server_for(app)
+    numbers = (signal.SIGINT, signal.SIGTERM)
+    previous = [signal.signal(number, _stopper(server)) for number in numbers]
     try:
-        server_for(app).run(sockets=[listener])
+        server.run(sockets=[listener])
     finally:
+        for number, handler in zip(numbers, previous, strict=True):
+            signal.signal(number, handler)
         listener.close()
+
+
+def _stopper(server: Server) -> Callable[[int, object], None]:
+    """Ctrl-C and SIGTERM while the server runs: asked to stop (a second one: at once), as
+    uvicorn's own handler does once it serves. Never a KeyboardInterrupt inside the event
+    loop: one that came before uvicorn took the signals over (setting the loop up, the
+    lifespan starting) or when it raises them again on its way out ended the loop with
+    its tasks pending ('Task was destroyed but it is pending!' on stderr)."""
+
+    def stop(signum: int, frame: object) -> None:
+        if server.should_exit and signum == signal.SIGINT:
+            server.force_exit = True
+        server.should_exit = True
+
+    return stop
 
 
 def _as_ctrl_c(signum: int, frame: object) -> None:
