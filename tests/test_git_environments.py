@@ -532,6 +532,36 @@ def test_a_shared_repository_keeps_git_directories_group_writable(tmp_path: Path
     assert not_shared == []
 
 
+@pytest.mark.parametrize(
+    "value", ["yes", "on", "true", "group", "1", "everybody", "2", "0640", "640", "01", "no"]
+)
+@pytest.mark.parametrize("worktree_config", [False, True])
+def test_shared_repository_values_are_read_as_git_reads_them(
+    tmp_path: Path, value: str, worktree_config: bool
+) -> None:
+    """Every spelling git takes (``git_config_perm``): a boolean ('yes', 'on'), a mode
+    without its leading zero, the old 0/1/2; and from a config hive does not read itself
+    (``extensions.worktreeConfig``), git's answer. hive's object directories get the mode
+    git gives its own (hive took only group/true/1, all/world/everybody/2 and 0xxx, and
+    nothing with a worktree config)."""
+    repo = make_repo(tmp_path / "repo")
+    if worktree_config:
+        git(repo, "config", "extensions.worktreeConfig", "true")
+    git(repo, "config", "core.sharedRepository", value)
+    objects = repo / ".git" / "objects"
+    there = set(objects.glob("??"))
+    before = os.umask(0o022)
+    try:
+        git(repo, "update-ref", "refs/gitmade/x", "HEAD")  # a directory git makes
+        ok(hive(repo, "init", "--prefix", "hv"))
+        ok(hive(repo, "create", "A cell"))
+    finally:
+        os.umask(before)
+    wanted = (repo / ".git" / "refs" / "gitmade").stat().st_mode & 0o7777
+    made = {path.stat().st_mode & 0o7777 for path in set(objects.glob("??")) - there}
+    assert made == {wanted}, (oct(wanted), sorted(map(oct, made)))
+
+
 def test_sync_from_two_worktrees_records_both_claims_as_a_conflict(tmp_path: Path) -> None:
     """Two worktrees of one clone share ``refs/hive/state``. Alpha claims a cell on
     the main branch and syncs; Beta claims it on the other worktree's branch and syncs:

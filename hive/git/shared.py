@@ -12,28 +12,49 @@ TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
     from hive.git.refs import RepoPaths
 
-_GROUP = ("group", "true", "1")
-_EVERYBODY = ("all", "world", "everybody", "2")
+_EVERYBODY = ("all", "world", "everybody")
 
 
 def shared_directory_mode(paths: RepoPaths, mode: int) -> int:
-    """``mode`` (a new directory's) as ``core.sharedRepository`` wants it: unchanged
-    when the repository is not shared, group-writable and set-group-id when it is (for
-    an octal value, exactly those bits, with search where there is read)."""
-    from hive.git.configfile import Unsure, config_value
-
-    try:
-        value = (config_value(paths, "core", "sharedrepository") or "").strip().lower()
-    except Unsure:
-        return mode  # a value hive cannot read for sure: git's umask, as if not shared
-    if value in _GROUP:
+    """``mode`` (a new directory's) as ``core.sharedRepository`` wants it, read as git
+    reads it (``git_config_perm``): unchanged when the repository is not shared,
+    group-writable and set-group-id when it is (for a file mode, exactly those bits,
+    with search where there is read)."""
+    value = _setting(paths)
+    if value is None or value == "umask":
+        return mode
+    if value == "group":
         return mode | 0o2070
     if value in _EVERYBODY:
         return mode | 0o2075
-    if len(value) > 1 and value.startswith("0") and all(c in "01234567" for c in value):
-        bits = int(value, 8) & 0o777
-        return bits | ((bits & 0o444) >> 2) | 0o2000
-    return mode
+    if not value or any(c not in "01234567" for c in value):  # not octal: a boolean
+        shared = value.lower() in ("true", "yes", "on") or (value.isdigit() and int(value) > 0)
+        return mode | 0o2070 if shared else mode
+    number = int(value, 8)
+    if number in (0, 1, 2):
+        return (mode, mode | 0o2070, mode | 0o2075)[number]
+    if number & 0o600 != 0o600:
+        return mode  # git refuses the value ("the owner ... must always have read and write")
+    bits = number & 0o666
+    return bits | ((bits & 0o444) >> 2) | 0o2000
+
+
+def _setting(paths: RepoPaths) -> str | None:
+    """``core.sharedRepository`` as written; a config hive cannot read for sure (a
+    worktree's own config, includes) is asked of git (no git: None, git's umask)."""
+    from hive.git.configfile import Unsure, config_value
+
+    try:
+        return config_value(paths, "core", "sharedrepository")
+    except Unsure:
+        from hive.errors import GitError
+        from hive.git.rungit import run_git
+
+        try:
+            found = run_git(paths.root, "config", "--get", "core.sharedRepository")
+        except GitError:
+            return None
+        return found.stdout.rstrip("\n") if found.returncode == 0 else None
 
 
 def make_directories(paths: RepoPaths, directory: str) -> None:
