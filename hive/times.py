@@ -29,6 +29,11 @@ def format_time(value: datetime) -> str:
     return (text if value.tzinfo is None else text[:-6]) + "Z"
 
 
+def parse_time(text: str) -> datetime:
+    """A time as :func:`format_time` (or any ISO 8601 writer) gives it: ``Z`` read as UTC."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
 def json_default(value: object) -> str:
     """``json.dumps``'s ``default`` for hive's results: a time as :func:`format_time`
     gives it, anything else as its ``str``."""

@@ -657,6 +657,7 @@ def _patterns_of(data: bytes) -> list[str] | None:
     from datetime import UTC, datetime
 
     from hive.store.yamlfast import fast_loads
+    from hive.times import parse_time
 
     try:
         document = fast_loads(data.decode("utf-8"))
@@ -670,7 +671,7 @@ def _patterns_of(data: bytes) -> list[str] | None:
         if not isinstance(item, dict) or not isinstance(item.get("path_pattern"), str):
             return None
         try:
-            expires = datetime.fromisoformat(str(item.get("expires_at")).replace("Z", "+00:00"))
+            expires = parse_time(str(item.get("expires_at")))
         except ValueError:
             return None
         if item.get("exclusive", True) is not False and (expires.tzinfo is None or expires > now):

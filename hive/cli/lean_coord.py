@@ -613,12 +613,10 @@ def _utf8(texts: list[str]) -> bool:
 
 def _as_logged(at: str) -> bool:
     """Whether the model's JSON gives the time ``at`` as it is (``format_time``)."""
-    from datetime import datetime
-
-    from hive.store.celldoc import format_time
+    from hive.times import format_time, parse_time
 
     try:
-        return format_time(datetime.fromisoformat(at.replace("Z", "+00:00"))) == at
+        return format_time(parse_time(at)) == at
     except ValueError:
         return False
 

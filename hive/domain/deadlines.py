@@ -10,6 +10,7 @@ from datetime import datetime
 
 from hive.models import Cell
 from hive.models.cell import utc_now
+from hive.times import parse_time
 
 DEADLINE = "deadline"
 
@@ -19,7 +20,7 @@ def deadline_of(cell: Cell) -> datetime | None:
     if not isinstance(raw, str):
         return None
     try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        return parse_time(raw)
     except ValueError:
         return None
 

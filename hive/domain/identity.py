@@ -43,6 +43,7 @@ from hive.models.identity import (
 from hive.store import credentials
 from hive.store.cells import format_time
 from hive.text import shell_word
+from hive.times import parse_time
 
 if TYPE_CHECKING:
     from hive.git.repo import Snapshot
@@ -504,7 +505,7 @@ def _info(name: str, entry: dict[str, Any], *, credential: bool, coordinator: bo
 def _time(stamp: Any) -> datetime:
     if isinstance(stamp, str):
         try:
-            return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            return parse_time(stamp)
         except ValueError:
             pass
     return utc_now()

@@ -43,6 +43,7 @@ from hive.domain.maillog import (
     first_open_work,
     header_fields,
     inbox_events,
+    mark_of,
     message_event,
     read_mark,
 )
@@ -67,6 +68,7 @@ from hive.models.mail import (
 from hive.store.cells import format_time
 from hive.store.layout import CELLS_DIR
 from hive.store.sqlerrors import sqlite3
+from hive.times import parse_time
 
 if TYPE_CHECKING:
     from hive.models.reservation import Reservation
@@ -130,7 +132,7 @@ def mail_overrides(ws: Workspace) -> list[dict[str, Any]]:
             override = Override.model_validate(
                 {k: event.get(k) for k in ("by", "role", "action", "target", "owner", "reason")}
             )
-            moment = datetime.fromisoformat(str(event["at"]).replace("Z", "+00:00"))
+            moment = parse_time(str(event["at"]))
         except (ValueError, KeyError):
             continue
         found.append({**event, "time": int(moment.timestamp()), "trailer": override.trailer()})
@@ -213,7 +215,7 @@ def _agent(event: dict[str, Any], task: str | None = None) -> Agent:
         name=event["name"],
         project_key=event.get("project") or "",
         task_description=task if task is not None else event.get("task"),
-        registered_at=datetime.fromisoformat(event["at"].replace("Z", "+00:00")),
+        registered_at=parse_time(event["at"]),
         session=event["session"],
     )
 
@@ -476,7 +478,7 @@ def record_override_event(ws: Workspace, found: Override) -> str | None:
 
 def _header(state: MailState, event: dict[str, Any], reader: str) -> MessageHeader:
     fields = header_fields(state, event, reader)
-    sent_at = datetime.fromisoformat(fields.pop("sent_at").replace("Z", "+00:00"))
+    sent_at = parse_time(fields.pop("sent_at"))
     return MessageHeader(**fields, sent_at=sent_at)
 
 
@@ -537,21 +539,14 @@ def ack_message(ws: Workspace, *, message_id: int) -> AckResult:
     def build(state: MailState) -> tuple[str, dict[str, Any] | None, None]:
         if (agent, message_id) in state.acked:
             return "", None, None
-        mark = {
-            "type": "message_acked",
-            "id": message_id,
-            "msg": event["commit"],
-            "agent": agent,
-            "at": now,
-        }
-        return f"ack #{message_id} by {agent}", mark, None
+        return f"ack #{message_id} by {agent}", mark_of("message_acked", event, agent, now), None
 
     _append(ws, build, author=agent)
     acked_at = _state(ws).acked[(agent, message_id)]
     return AckResult(
         message_id=message_id,
         agent=agent,
-        acked_at=datetime.fromisoformat(acked_at.replace("Z", "+00:00")),
+        acked_at=parse_time(acked_at),
     )
 
 
@@ -661,7 +656,7 @@ def _thread_key(event: dict[str, Any]) -> str:
 
 
 def _sent_at(event: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(str(event["at"]).replace("Z", "+00:00"))
+    return parse_time(str(event["at"]))
 
 
 def list_threads(ws: Workspace, *, limit: int | None = None) -> list[MailThread]:

@@ -22,6 +22,7 @@ from hive.errors import HiveError, InvalidInput, NotFound
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
 from hive.text import first_control, shell_word, without_control
+from hive.times import parse_time
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -399,7 +400,7 @@ def after(stamp: str, latest: str) -> str:
     if stamp > latest or not latest:
         return stamp
     try:
-        moment = datetime.fromisoformat(latest.replace("Z", "+00:00"))
+        moment = parse_time(latest)
     except ValueError:
         return stamp
     return format_time(moment + timedelta(milliseconds=1))
@@ -467,14 +468,13 @@ def read_mark(
     message_id = int(event["id"])
     if reader not in event["to"] or (reader, message_id) in state.read:
         return "", None, None
-    mark = {
-        "type": "message_read",
-        "id": message_id,
-        "msg": event["commit"],
-        "agent": reader,
-        "at": at,
-    }
-    return f"read #{message_id} by {reader}", mark, None
+    return f"read #{message_id} by {reader}", mark_of("message_read", event, reader, at), None
+
+
+def mark_of(kind: str, event: dict[str, Any], agent: str, at: str) -> dict[str, Any]:
+    """The log entry of ``agent``'s ``kind`` mark (``message_read``, ``message_acked``) on
+    the message ``event``, made at ``at``."""
+    return {"type": kind, "id": int(event["id"]), "msg": event["commit"], "agent": agent, "at": at}
 
 
 def how_to_register(name: str) -> str:
