@@ -96,6 +96,7 @@ def test_tools_answer_a_structured_error_naming_the_character(repo: Path, ws: Wo
         "hive_update": {"id": "hv-x", "assignee": f"a{RLO}"},
         "swarmmail_reserve": {"paths": [f"l{RLO}b/a.py"]},
         "ctx_put": {"key": f"k{RLO}", "value": 1},
+        "fs_write": {"path": f"a{RLO}b.txt", "content": "x"},
     }
     for name, args in calls.items():
         answer = call_tool(ctx, name, args)
