@@ -344,8 +344,10 @@ class IndexLock:
         *,
         twin: str | None = None,
         lock_path: str | None = None,
+        advice: str = "",
     ) -> None:
         self.index_path = index_path
+        self.advice = advice  # how to wait longer, added to a LockTimeout's message
         # ``lock_path``: a private temporary file instead of git's lock, for the one
         # caller allowed to (the pre-commit hook, whose parent git holds index.lock)
         self.lock_path = lock_path or index_path + ".lock"
@@ -359,7 +361,12 @@ class IndexLock:
 
     def __enter__(self) -> IndexLock:
         killpoints.reached("before-index-lock")
-        self._descriptor = _acquire(self.lock_path, self.timeout, self.twin, self.keep_twin)
+        try:
+            self._descriptor = _acquire(self.lock_path, self.timeout, self.twin, self.keep_twin)
+        except LockTimeout as held:
+            if not self.advice:
+                raise
+            raise LockTimeout(f"{held}; {self.advice}") from None
         killpoints.reached("after-index-lock")
         try:
             self._data = _read(self.index_path)
@@ -479,8 +486,8 @@ def _take(lock_path: str, timeout: float, twin: str | None, descriptor: int) -> 
         except FileExistsError:
             if time.monotonic() >= deadline:
                 raise LockTimeout(
-                    f"{lock_path} exists: another git process holds the index "
-                    f"(remove the file if no git process is running)"
+                    f"{lock_path} exists: another git process held the index for more"
+                    f" than {timeout:g}s (remove the file if no git process is running)"
                 ) from None
             time.sleep(delay)
             delay = min(delay * 2, 0.05)

@@ -80,7 +80,10 @@ TREE_MODE = 0o040000
 SYMLINK_MODE = 0o120000
 MAX_CAS_ATTEMPTS = 50
 BULK_OBJECTS = 256  # a write of this many blobs or more (an import) goes into one pack
-INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
+WAIT_LONGER = (
+    "try again, or wait longer: lock_timeout_seconds in .hive/config.yaml, or"
+    " HIVE_LOCK_TIMEOUT (seconds), which overrides it"
+)
 
 
 class Identity(Frozen):
@@ -899,7 +902,7 @@ class GitRepo:
         With ``stage_only`` the changes are written to the working tree and the
         index (for the user's next commit) instead of being committed.
         """
-        index_timeout = min(lock_timeout, INDEX_LOCK_TIMEOUT)
+        index_timeout = lock_timeout  # git's index.lock is waited for as long as hive's lock
         check_git_state(self.paths, self.head())  # no write mid-merge/rebase/bisect/...
         with self.write_lock(lock_timeout):
             if os.path.lexists(self.paths.index_twin):
@@ -940,7 +943,9 @@ class GitRepo:
 
     def _index_lock(self, timeout: float) -> IndexLock:
         """git's index.lock, taken through hive's twin (see hive/git/recovery.py)."""
-        return IndexLock(self.paths.index_path, timeout, twin=self.paths.index_twin)
+        return IndexLock(
+            self.paths.index_path, timeout, twin=self.paths.index_twin, advice=WAIT_LONGER
+        )
 
     def _commit_with_retry(
         self, plan: Callable[[Snapshot], Plan], author: Identity, index_timeout: float
@@ -1387,9 +1392,7 @@ class _WriteLock:
         self._held = try_lock(self.path, self.timeout)
         if self._held is None:
             raise LockTimeout(
-                f"{self.holder} for more than {self.timeout:g}s "
-                f"({self.path}); try again, or wait longer: lock_timeout_seconds in"
-                " .hive/config.yaml, or HIVE_LOCK_TIMEOUT (seconds), which overrides it"
+                f"{self.holder} for more than {self.timeout:g}s ({self.path}); {WAIT_LONGER}"
             )
         return self
 
