@@ -533,7 +533,8 @@ def test_a_shared_repository_keeps_git_directories_group_writable(tmp_path: Path
 
 
 @pytest.mark.parametrize(
-    "value", ["yes", "on", "true", "group", "1", "everybody", "2", "0640", "640", "01", "no"]
+    "value",
+    ["yes", "on", "true", "group", "1", "everybody", "2", "0640", "640", "0600", "01", "no"],
 )
 @pytest.mark.parametrize("worktree_config", [False, True])
 def test_shared_repository_values_are_read_as_git_reads_them(
@@ -560,6 +561,86 @@ def test_shared_repository_values_are_read_as_git_reads_them(
     wanted = (repo / ".git" / "refs" / "gitmade").stat().st_mode & 0o7777
     made = {path.stat().st_mode & 0o7777 for path in set(objects.glob("??")) - there}
     assert made == {wanted}, (oct(wanted), sorted(map(oct, made)))
+
+
+def _modes(repo: Path, names: list[str]) -> dict[str, str]:
+    git_dir = repo / ".git"
+    return {name: oct((git_dir / name).stat().st_mode & 0o7777) for name in names}
+
+
+@pytest.mark.parametrize("value", ["group", "everybody", "0640", "0600", "umask"])
+def test_a_shared_repositorys_files_get_gits_modes_from_hive_as_from_git(
+    tmp_path: Path, value: str
+) -> None:
+    """In a shared repository git gives every file it writes a shared mode (loose
+    objects ``0440`` under ``group``, refs, reflogs and the index ``0660``), whatever the
+    umask; hive gave only its directories one, so under ``umask 077`` another user of
+    the repository could not read hive's objects nor update the refs and the index it
+    rewrote. Each kind of file hive writes now has the mode git gives the same kind."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", f"--shared={value}")
+    before = os.umask(0o077)
+    try:
+        (repo / "code.py").write_text("x = 1\n")
+        git(repo, "add", "code.py")
+        git(repo, "commit", "-q", "-m", "initial")
+        git(repo, "update-ref", "refs/gitmade/x", "HEAD")
+        branch = git(repo, "symbolic-ref", "HEAD").strip()
+        kinds = [branch, f"logs/{branch}", "index", "refs/gitmade/x"]
+        by_git = _modes(repo, kinds)
+        head = git(repo, "rev-parse", "HEAD").strip()
+        gits_object = _modes(repo, [f"objects/{head[:2]}/{head[2:]}"])
+        ok(hive(repo, "init", "--prefix", "hv"))
+        ok(hive(repo, "create", "A cell"))
+        agent_env(repo, "Mx")
+        ok(hive(repo, "mail", "send", "Mx", "-s", "hi", "-b", "x", env=agent_env(repo, "Ax")))
+    finally:
+        os.umask(before)
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    assert git(repo, "log", "-1", "--format=%an", commit)  # hive's commit, read by git
+    by_hive = _modes(repo, [branch, f"logs/{branch}", "index", "refs/hive/mail"])
+    assert by_hive == {
+        branch: by_git[branch],
+        f"logs/{branch}": by_git[f"logs/{branch}"],
+        "index": by_git["index"],
+        "refs/hive/mail": by_git["refs/gitmade/x"],
+    }
+    tree = git(repo, "rev-parse", f"{commit}^{{tree}}").strip()
+    hives_objects = _modes(repo, [f"objects/{sha[:2]}/{sha[2:]}" for sha in (commit, tree)])
+    assert set(hives_objects.values()) == set(gits_object.values())
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_directory_another_process_makes_meanwhile_is_left_to_it(tmp_path: Path) -> None:
+    """``make_directories`` in a shared repository: a directory another process makes
+    between hive's look and its ``mkdir`` (another user's git adding an object to the
+    same fan-out directory) is that process's; hive used to chmod (and stat) every
+    directory it had found missing, which fails on a directory another user owns, and
+    the write was lost. Now it goes on below it, and gives what it made itself the
+    shared mode."""
+    from hive.git.refs import discover
+    from hive.git.shared import make_directories
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "--shared=group")
+    paths = discover(str(repo))
+    target = repo / ".git" / "refs" / "raced" / "below" / "deepest"
+    others = repo / ".git" / "refs" / "raced"
+
+    def another_process_makes(path: str) -> None:
+        if path == str(others):
+            others.mkdir(mode=0o700)  # its own mode: its git is still to adjust it
+
+    before = os.umask(0o022)
+    try:
+        make_directories(paths, str(target), made=another_process_makes)
+    finally:
+        os.umask(before)
+    assert others.stat().st_mode & 0o777 == 0o700  # not touched: not ours
+    mine = {oct(p.stat().st_mode & 0o7777) for p in (target.parent, target)}
+    assert mine == {oct(0o2775)}
 
 
 def test_sync_from_two_worktrees_records_both_claims_as_a_conflict(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from hive.errors import GitError, LockTimeout
 from hive.git import killpoints
 from hive.git.owners import owner_tag
 from hive.git.sha import hasher as sha_hasher
+from hive.git.shared import share_descriptor
 from hive.record import Frozen, Record, suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -345,9 +346,11 @@ class IndexLock:
         twin: str | None = None,
         lock_path: str | None = None,
         advice: str = "",
+        perm: int = 0,
     ) -> None:
         self.index_path = index_path
         self.advice = advice  # how to wait longer, added to a LockTimeout's message
+        self.perm = perm  # hive.git.shared.shared_perm: the new index's mode
         # ``lock_path``: a private temporary file instead of git's lock, for the one
         # caller allowed to (the pre-commit hook, whose parent git holds index.lock)
         self.lock_path = lock_path or index_path + ".lock"
@@ -367,6 +370,7 @@ class IndexLock:
             if not self.advice:
                 raise
             raise LockTimeout(f"{held}; {self.advice}") from None
+        share_descriptor(self.perm, self._descriptor)  # the lock becomes the index
         killpoints.reached("after-index-lock")
         try:
             self._data = _read(self.index_path)

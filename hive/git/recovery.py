@@ -55,6 +55,7 @@ from hive.git.loose import TMP_PREFIX, commit_tree, read_object, tree_entry
 from hive.git.owners import owner_alive, owner_tag, parse_tag
 from hive.git.refs import RepoPaths, read_ref_fast, ref_file, remove_stale_ref_lock
 from hive.git.sha import object_id
+from hive.git.shared import shared_perm
 from hive.git.worktree import atomic_write, file_blob_sha, remove_file, temp_name
 from hive.record import Frozen, Record, suppress
 
@@ -361,7 +362,13 @@ def _roll_forward(
     if commit_index is not None and not _same_file(commit_index, paths.index_path):
         lock_path = _finish_commit_indexes(paths, commit_index, intent, hashes)
     twin = None if lock_path else twin_path(paths)
-    index_lock = IndexLock(paths.index_path, RECOVERY_INDEX_WAIT, twin=twin, lock_path=lock_path)
+    index_lock = IndexLock(
+        paths.index_path,
+        RECOVERY_INDEX_WAIT,
+        twin=twin,
+        lock_path=lock_path,
+        perm=shared_perm(paths),
+    )
     index_lock.keep_twin = True  # until the intent is cleared, whatever happens
     try:
         with index_lock as index:
@@ -403,7 +410,7 @@ def _splice_into(
     index_file: str, intent: Intent, paths: RepoPaths, hashes: dict[str, str | None]
 ) -> None:
     """Update an index file git is committing, under ``<file>.lock`` (as ``git add`` would)."""
-    with IndexLock(index_file, RECOVERY_INDEX_WAIT) as index:
+    with IndexLock(index_file, RECOVERY_INDEX_WAIT, perm=shared_perm(paths)) as index:
         index.apply(_index_forward(paths, index.lookup(_paths(intent)), intent, hashes))
 
 

@@ -16,6 +16,7 @@ import time
 from hive.errors import LockTimeout, NotAGitRepository
 from hive.git import killpoints
 from hive.git.owners import owner_alive, owner_tag
+from hive.git.shared import make_directories, share_descriptor, shared_perm
 from hive.record import Frozen, suppress
 
 
@@ -249,10 +250,8 @@ def compare_and_swap(
     lock = path + ".lock"
     twin = _ref_twin(path)
     if not os.path.isdir(os.path.dirname(lock)):
-        from hive.git.shared import make_directories
-
         make_directories(paths, os.path.dirname(lock))
-    linked = _lock_ref(lock, twin, f"{new}\n".encode("ascii"))
+    linked = _lock_ref(lock, twin, f"{new}\n".encode("ascii"), shared_perm(paths))
     moved = False
     try:
         current = read_ref_fast(paths, ref)
@@ -286,11 +285,13 @@ _TWIN_MARK = ".hive-"
 _SERIAL = itertools.count()
 
 
-def _lock_ref(lock: str, twin: str, content: bytes) -> bool:
+def _lock_ref(lock: str, twin: str, content: bytes, perm: int) -> bool:
     """Create ``lock`` holding ``content``; True when it is linked to ``twin``
-    (False on a filesystem without hard links: then it is created directly)."""
+    (False on a filesystem without hard links: then it is created directly). Its mode
+    is git's for the repository's ``core.sharedRepository`` (``perm``), which the ref
+    file keeps once the lock is renamed over it."""
     os.makedirs(os.path.dirname(lock), exist_ok=True)
-    _create_with(twin, content)
+    _create_with(twin, content, perm)
     linked = True
     try:
         for attempt in range(_LOCK_ATTEMPTS):
@@ -298,7 +299,7 @@ def _lock_ref(lock: str, twin: str, content: bytes) -> bool:
                 if linked:
                     os.link(twin, lock)
                 else:
-                    _create_with(lock, content)
+                    _create_with(lock, content, perm)
                 return linked
             except FileExistsError:
                 if attempt % 50 == 0 and remove_stale_ref_lock(lock):
@@ -319,10 +320,11 @@ def _lock_ref(lock: str, twin: str, content: bytes) -> bool:
 _NO_HARD_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS)
 
 
-def _create_with(path: str, content: bytes) -> None:
+def _create_with(path: str, content: bytes, perm: int) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         os.write(descriptor, content)
+        share_descriptor(perm, descriptor)
     finally:
         os.close(descriptor)
 
@@ -378,11 +380,15 @@ def _log_ref_update(
     for log in logs:
         with suppress(OSError):
             if not os.path.isdir(os.path.dirname(log)):
-                from hive.git.shared import make_directories
-
                 make_directories(paths, os.path.dirname(log))
             with open(log, "ab") as handle:
                 handle.write(line)
+                _share_log(paths, handle.fileno())
+
+
+def _share_log(paths: RepoPaths, descriptor: int) -> None:
+    """A reflog gets git's mode in a shared repository (git adjusts it at each update)."""
+    share_descriptor(shared_perm(paths), descriptor)
 
 
 def read_symbolic_head(paths: RepoPaths) -> str | None:

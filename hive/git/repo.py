@@ -943,8 +943,14 @@ class GitRepo:
 
     def _index_lock(self, timeout: float) -> IndexLock:
         """git's index.lock, taken through hive's twin (see hive/git/recovery.py)."""
+        from hive.git.shared import shared_perm
+
         return IndexLock(
-            self.paths.index_path, timeout, twin=self.paths.index_twin, advice=WAIT_LONGER
+            self.paths.index_path,
+            timeout,
+            twin=self.paths.index_twin,
+            advice=WAIT_LONGER,
+            perm=shared_perm(self.paths),
         )
 
     def _commit_with_retry(
