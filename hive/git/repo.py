@@ -997,10 +997,11 @@ class GitRepo:
     ) -> None:
         """Bring the working tree and index up to ``commit``; on failure move the ref
         back and restore the files, so the write lands whole or not at all."""
+        kept = self._kept_out(changes, index)
         try:
-            index.apply(self._sync_files(changes, blobs))
+            index.apply(self._sync_files(changes, blobs, kept))
         except Exception as exc:
-            self._roll_back(snap, commit, changes)
+            self._roll_back(snap, commit, changes, kept)
             self._settled(index)
             if isinstance(exc, HiveError):
                 raise
@@ -1054,7 +1055,9 @@ class GitRepo:
         killpoints.reached("after-intent-cleared")
         index.keep_twin = False
 
-    def _roll_back(self, snap: Snapshot, commit: str, changes: list[Change]) -> None:
+    def _roll_back(
+        self, snap: Snapshot, commit: str, changes: list[Change], kept: set[str]
+    ) -> None:
         ref = snap.head.ref or "HEAD"
         if snap.head.commit is None:
             with suppress(OSError):
@@ -1070,8 +1073,8 @@ class GitRepo:
             )
         killpoints.reached("rollback-ref")
         for change in changes:
-            if change.from_worktree:
-                continue  # the user's own file: hive never wrote it, so never touches it
+            if change.from_worktree or change.path in kept:
+                continue  # the user's own file, or one hive kept out: never touched
             full = os.path.join(self.paths.root, change.path)
             old = snap.read(change.path)
             with suppress(OSError):
@@ -1092,7 +1095,8 @@ class GitRepo:
                     None, None, None, self._path_intents(snap, wanted.changes, blobs), index
                 )
                 try:
-                    index.apply(self._sync_files(wanted.changes, blobs))
+                    kept = self._kept_out(wanted.changes, index)
+                    index.apply(self._sync_files(wanted.changes, blobs, kept))
                 finally:  # a failure (not a kill) is reported to the caller as before
                     self._settled(index)
         return WriteResult(commit=None, result=wanted.result, attempts=1, staged_only=True)
@@ -1265,17 +1269,31 @@ class GitRepo:
         with open(full, "rb") as handle:
             return blob_sha_of(handle.read()) in allowed
 
+    def _kept_out(self, changes: list[Change], index: IndexLock) -> set[str]:
+        """The changed paths a sparse checkout keeps out of the working tree
+        (``hive/git/sparse.py``): only their index entries change, skip-worktree kept."""
+        from hive.git.sparse import kept_out
+
+        written = [change.path for change in changes if not change.from_worktree]
+        return kept_out(self.paths, index.lookup(written), written) if written else set()
+
     def _sync_files(
-        self, changes: list[Change], blobs: Mapping[str, str | None]
+        self, changes: list[Change], blobs: Mapping[str, str | None], kept: set[str]
     ) -> list[IndexUpdate]:
-        """Write the changed files into the working tree; return their index updates."""
+        """Write the changed files into the working tree (not those a sparse checkout
+        keeps out: ``kept``); return their index updates."""
         updates: list[IndexUpdate] = []
         for change in changes:
             full = os.path.join(self.paths.root, change.path)
             sha = blobs[change.path]
             if change.content is None or sha is None:
-                remove_file(full, self.paths.root)
+                if change.path not in kept:
+                    remove_file(full, self.paths.root)
                 updates.append(IndexUpdate(path=change.path, sha=None))
+            elif change.path in kept:
+                updates.append(
+                    IndexUpdate(change.path, sha.encode(), change.mode, skip_worktree=True)
+                )
             else:
                 if not change.from_worktree:
                     atomic_write(full, change.content, change.mode)

@@ -27,7 +27,9 @@ def shared_perm(paths: RepoPaths) -> int:
     """``core.sharedRepository`` read as git reads it (``git_config_perm``): 0 when the
     repository is not shared (git's umask), 0o660 for group, 0o664 for everybody, and
     ``-mode`` for a file mode (``0640``: exactly those bits, never write for others)."""
-    value = _setting(paths)
+    from hive.git.configfile import setting
+
+    value = setting(paths, "core", "sharedRepository")
     if value is None or value == "umask":
         return 0
     if value == "group":
@@ -79,24 +81,6 @@ def share_descriptor(perm: int, descriptor: int) -> None:
 def shared_directory_mode(paths: RepoPaths, mode: int) -> int:
     """``mode`` (a new directory's) as ``core.sharedRepository`` wants it."""
     return shared_mode(shared_perm(paths), mode, directory=True)
-
-
-def _setting(paths: RepoPaths) -> str | None:
-    """``core.sharedRepository`` as written; a config hive cannot read for sure (a
-    worktree's own config, includes) is asked of git (no git: None, git's umask)."""
-    from hive.git.configfile import Unsure, config_value
-
-    try:
-        return config_value(paths, "core", "sharedrepository")
-    except Unsure:
-        from hive.errors import GitError
-        from hive.git.rungit import run_git
-
-        try:
-            found = run_git(paths.root, "config", "--get", "core.sharedRepository")
-        except GitError:
-            return None
-        return found.stdout.rstrip("\n") if found.returncode == 0 else None
 
 
 def make_directories(
