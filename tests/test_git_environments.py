@@ -669,3 +669,73 @@ def test_sync_from_two_worktrees_records_both_claims_as_a_conflict(tmp_path: Pat
     [conflict] = shown["conflicts"]
     assert conflict["field"] == "assignee" and conflict["kept"] == shown["assignee"]
     assert {conflict["kept"], conflict["other"]} == {"Alpha", "Beta"}
+
+
+def _hook(repo: Path, name: str, body: str) -> None:
+    hook = repo / ".git" / "hooks" / name
+    hook.write_text(f"#!/bin/sh\n{body}\n")
+    hook.chmod(0o755)
+
+
+def test_hive_in_a_linked_worktrees_hooks_acts_on_that_worktree(tmp_path: Path) -> None:
+    """git runs a linked worktree's hooks with ``GIT_DIR`` (its own git directory) and
+    ``GIT_INDEX_FILE`` exported. hive run there acts on that worktree, its branch and its
+    index: from the post-commit hook it commits on the worktree's branch and ``git
+    status`` stays clean; from the pre-commit hook of ``git commit -a`` (git committing
+    from ``index.lock``, which it holds) a write is refused at once, naming the reason
+    and the way out (hive waited for the lock until ``lock_timeout`` and then blamed
+    "another git process"), and git's commit goes on."""
+    main = make_repo(tmp_path / "main")
+    ok(hive(main, "init", "--prefix", "hv"))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    log = tmp_path / "hook.log"
+    command = f'HIVE_LOCK_TIMEOUT=0 "{sys.executable}" -m hive create'
+    _hook(main, "post-commit", f'{command} "made by the post-commit hook" >> "{log}" 2>&1')
+    (linked / "work.txt").write_text("one\n")
+    git(linked, "add", "work.txt")
+    git(linked, "commit", "-q", "-m", "work")
+    assert "created" in log.read_text(), log.read_text()
+    subjects = git(linked, "log", "-2", "--format=%s").splitlines()
+    assert subjects[0].startswith("hive: create") and subjects[1] == "work"
+    assert git(linked, "status", "--porcelain") == ""
+    assert "made by the post-commit hook" not in git(main, "log", "--format=%s", "main")
+
+    (main / ".git" / "hooks" / "post-commit").unlink()
+    _hook(main, "pre-commit", f'{command} "made by the pre-commit hook" >> "{log}" 2>&1; true')
+    (linked / "work.txt").write_text("two\n")
+    git(linked, "commit", "-q", "-a", "-m", "more work")
+    said = log.read_text().splitlines()[-1]
+    assert "GIT_INDEX_FILE names" in said and "post-commit" in said, said
+    assert git(linked, "log", "-1", "--format=%s").strip() == "more work"
+    assert "made by the pre-commit hook" not in git(linked, "log", "--format=%s")
+    assert git(linked, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"], ids=["lean", "full"])
+def test_git_dir_and_git_work_tree_are_honoured_as_git_honours_them(
+    tmp_path: Path, module: str
+) -> None:
+    """``GIT_DIR=... GIT_WORK_TREE=... hive create`` from outside the repository acts on
+    that repository, as ``git`` does (hive looked for ``.git`` from the current directory
+    and said "not inside a git repository"); a ``GIT_DIR`` that is not a git directory is
+    refused naming it, as git refuses it."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "GIT_DIR": str(repo / ".git"), "GIT_WORK_TREE": str(repo)}
+    made = run_hive(["create", "Made from elsewhere"], cwd=elsewhere, env=env, module=module)
+    assert made.returncode == 0, made.stderr
+    assert git(repo, "log", "-1", "--format=%s").startswith("hive: create")
+    assert git(repo, "status", "--porcelain") == ""
+    assert list(elsewhere.iterdir()) == []
+    listed = run_hive(["list"], cwd=elsewhere, env=env, module=module)
+    assert "Made from elsewhere" in listed.stdout, listed.stderr
+    relative = {**os.environ, "GIT_DIR": ".git"}  # relative to the directory, as git reads it
+    shown = run_hive(["list"], cwd=repo, env=relative, module=module)
+    assert "Made from elsewhere" in shown.stdout, shown.stderr
+    wrong = {**os.environ, "GIT_DIR": str(elsewhere)}
+    refused = run_hive(["list"], cwd=repo, env=wrong, module=module)
+    assert refused.returncode == 2
+    assert f"GIT_DIR={elsewhere} is not a git directory" in refused.stderr

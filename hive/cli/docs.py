@@ -99,6 +99,11 @@ envelopes with the same one share read-before-write reads and tool-call counts),
 `HIVE_ALLOW_DETACHED=1`
 (write on a detached HEAD), `HIVE_BYPASS=1` (skip the pre-commit hook), `HIVE_DEBUG=1`
 (show tracebacks of internal errors).
+git's own `GIT_DIR` and `GIT_WORK_TREE` choose the repository and its working tree as
+they do for git (git exports `GIT_DIR` to the hooks of a linked worktree); while
+`GIT_INDEX_FILE` names another index than the worktree's (git's pre-commit hook of
+`git commit -a` or `git commit <paths>`), a write is refused (exit 4): run hive after
+the commit, in a post-commit hook.
 
 A write killed part-way (a CI timeout, an agent runtime killing its tools) is
 never left for you to repair: the next hive command, or the pre-commit hook of

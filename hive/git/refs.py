@@ -46,11 +46,69 @@ class RepoPaths(Frozen):
 
 
 def discover(start: str) -> RepoPaths:
-    """Find the working tree containing ``start``; raise NotAGitRepository otherwise."""
+    """Find the working tree containing ``start``; raise NotAGitRepository otherwise.
+
+    ``GIT_DIR`` and ``GIT_WORK_TREE`` are honoured as git honours them (git exports
+    ``GIT_DIR`` to the hooks of a linked worktree): see :func:`_from_environment`."""
     here = os.path.abspath(os.path.expanduser(start))
     if not os.path.isdir(here):
         what = "is a file, not a directory" if os.path.exists(here) else "no such directory"
         raise NotAGitRepository(f"{start}: {what}")
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return _from_environment(here)
+    return discover_ignoring_environment(here)
+
+
+def _from_environment(here: str) -> RepoPaths:
+    """The repository ``GIT_DIR`` names (relative to ``here``, as ``git -C here`` reads
+    it), its working tree ``GIT_WORK_TREE``, else ``core.worktree``, else ``here``
+    itself (git: "the current directory is regarded as the top level of the working
+    tree"); ``GIT_WORK_TREE`` alone names the working tree of the repository found
+    from ``here``. Both are then exported as absolute paths, as git exports what it set
+    up, so every ``git`` hive runs acts on the same repository."""
+    named = os.environ.get("GIT_DIR")
+    tree = os.environ.get("GIT_WORK_TREE")
+    if not named:
+        dotgit = discover_ignoring_environment(here)
+        root = os.path.normpath(os.path.join(here, tree or ""))
+        found = RepoPaths(root=root, git_dir=dotgit.git_dir, common_dir=dotgit.common_dir)
+    else:
+        git_dir = os.path.normpath(os.path.join(here, named))
+        if not os.path.isfile(os.path.join(git_dir, "HEAD")):
+            raise NotAGitRepository(
+                f"GIT_DIR={named} is not a git directory (git says 'not a git repository'"
+                " too): point it at one, or unset it"
+            )
+        common_dir = _common_dir(git_dir)
+        root = _environment_worktree(here, tree, git_dir, common_dir)
+        _refuse_unsupported_format(root, common_dir)
+        found = RepoPaths(root=root, git_dir=git_dir, common_dir=common_dir)
+    os.environ["GIT_DIR"] = found.git_dir
+    os.environ["GIT_WORK_TREE"] = found.root
+    return found
+
+
+def _environment_worktree(here: str, tree: str | None, git_dir: str, common_dir: str) -> str:
+    if tree:
+        return os.path.normpath(os.path.join(here, tree))
+    from hive.git.configfile import Unsure, config_value
+
+    config = RepoPaths(root=here, git_dir=git_dir, common_dir=common_dir)
+    with suppress(Unsure):
+        worktree = config_value(config, "core", "worktree")
+        if worktree:
+            return os.path.normpath(os.path.join(git_dir, worktree))
+        bare = config_value(config, "core", "bare")
+        if git_dir == common_dir and (bare or "").strip().lower() in ("true", "yes", "on", "1"):
+            raise NotAGitRepository(
+                f"GIT_DIR={git_dir} is a bare repository: hive needs a working tree"
+                " (set GIT_WORK_TREE too, or add one with 'git worktree add')"
+            )
+    return here
+
+
+def discover_ignoring_environment(here: str) -> RepoPaths:
+    """:func:`discover` from ``here`` by looking for ``.git`` upwards only."""
     probe = here
     while True:
         dotgit = os.path.join(probe, ".git")
@@ -92,13 +150,18 @@ def _paths_for(root: str, dotgit: str) -> RepoPaths:
                 f"{dotgit} points at {git_dir}, which is not a git directory (git says"
                 " 'not a git repository' too): fix the path in it, or remove it"
             )
-    common_dir = git_dir
+    common_dir = _common_dir(git_dir)
+    _refuse_unsupported_format(root, common_dir)
+    return RepoPaths(root=root, git_dir=git_dir, common_dir=common_dir)
+
+
+def _common_dir(git_dir: str) -> str:
+    """The repository's shared git directory (a linked worktree's ``commondir``)."""
     commondir_file = os.path.join(git_dir, "commondir")
     if os.path.isfile(commondir_file):
         with open(commondir_file, encoding="utf-8") as handle:
-            common_dir = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
-    _refuse_unsupported_format(root, common_dir)
-    return RepoPaths(root=root, git_dir=git_dir, common_dir=common_dir)
+            return os.path.normpath(os.path.join(git_dir, handle.read().strip()))
+    return git_dir
 
 
 # ``extensions`` settings of a repository whose objects or refs hive cannot write:
