@@ -454,6 +454,43 @@ def test_a_packed_other_worktree_is_left_to_the_full_check(
     assert quick_hook(main) is None
 
 
+HAND_EDITS = {  # a reservation file changed by hand, as the full check reports it
+    "misfiled": ("README.md", "someone.yaml"),
+    "model-refuses": ("id: 1", "id: one"),
+    "a stranger's entry": ("  - id: 1\n    agent: Test User", "  - id: 1\n    agent: mallory"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(HAND_EDITS))
+def test_an_untrusted_reservation_file_is_left_to_the_full_check(
+    edit: str, template: dict[str, Any], tmp_path: Path
+) -> None:
+    """A reservation file the full check cannot trust (misfiled, refused by the model,
+    holding another agent's entry) refuses every commit on its branch until mended:
+    the quick hook leaves it to the full check, with no other worktree (as before
+    linked worktrees were read, it answered there) and in another worktree."""
+    main = copy_repo(template["root"], tmp_path / "untrusted")
+    install_hook(Workspace(str(main)))
+    (held,) = (main / ".hive" / "reservations").iterdir()
+    old, new = HAND_EDITS[edit]
+    if edit == "misfiled":
+        git(main, "mv", str(held), str(held.with_name(new)))
+    else:
+        held.write_text(held.read_text().replace(old, new, 1))
+        git(main, "add", str(held))
+    git(main, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "by hand")
+    head = git(main, "rev-parse", "HEAD")
+    blocked = commit(main, "src/b.py")
+    assert blocked.returncode != 0 and ".hive/reservations/" in blocked.stderr
+    assert quick_hook(main) is None  # src/b.py still staged: the full check decides
+    assert git(main, "rev-parse", "HEAD") == head
+    side = tmp_path / "untrusted-side"
+    git(main, "worktree", "add", "-q", "-b", "side", str(side))
+    (side / "src/b.py").write_text("free\n")
+    git(side, "add", "src/b.py")
+    assert quick_hook(side) is None  # not read for sure there either
+
+
 # ------------------------------------------------------------------ recovery
 
 

@@ -655,41 +655,32 @@ def _patterns_at(paths: RepoPaths, commit: str) -> list[str] | None:
     if files is None:
         return None
     patterns: list[str] = []
-    for sha in files.values():
+    for name, sha in files.items():
         obj = read_object(paths, sha)
         if obj is None or obj[0] != b"blob":
             return None
-        found_patterns = _patterns_of(obj[1])
+        found_patterns = _patterns_of(name.decode("utf-8", "surrogateescape"), obj[1])
         if found_patterns is None:
             return None
         patterns += found_patterns
     return patterns
 
 
-def _patterns_of(data: bytes) -> list[str] | None:
-    from datetime import UTC, datetime
+def _patterns_of(name: str, data: bytes) -> list[str] | None:
+    """The patterns of the active exclusive reservations of the file ``name`` holding
+    ``data``; None for a file the full check would not read as this: one the plain
+    reader declines (the model may refuse it) or that is misfiled, which the full
+    check reports as untrusted and refuses the commit for (``load_reservations``)."""
+    from hive.domain import reservecore
+    from hive.times import utc_now
 
-    from hive.store.yamlfast import fast_loads
-    from hive.times import parse_time
-
-    try:
-        document = fast_loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    found = reservecore.plain_file(data)
+    path = f"{reservecore.RESERVATIONS_DIR}/{name}"
+    holders = [] if found is None else [item.agent for item in found.reservations]
+    if found is None or reservecore.misfiled(path, found.agent, holders) is not None:
         return None
-    if not isinstance(document, dict) or not isinstance(document.get("reservations", []), list):
-        return None
-    now = datetime.now(UTC)
-    patterns = []
-    for item in document.get("reservations", []):
-        if not isinstance(item, dict) or not isinstance(item.get("path_pattern"), str):
-            return None
-        try:
-            expires = parse_time(str(item.get("expires_at")))
-        except ValueError:
-            return None
-        if item.get("exclusive", True) is not False and (expires.tzinfo is None or expires > now):
-            patterns.append(item["path_pattern"])
-    return patterns
+    now = utc_now()
+    return [r.path_pattern for r in found.reservations if r.exclusive and r.active(now)]
 
 
 def _staged_paths(inv: Invocation) -> list[str] | None:
