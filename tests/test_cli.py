@@ -327,6 +327,9 @@ def test_user_text_is_never_read_as_markup(hived: Path) -> None:
     ("args", "message"),
     [
         (("show",), "Missing argument 'ID'. (see 'hive show --help')"),
+        # TARGET is optional to the hive_dep tool (tree has none), never to add/remove
+        (("dep", "add", "hv-x"), "Missing argument 'TARGET'. (see 'hive dep add --help')"),
+        (("dep", "remove", "hv-x"), "Missing argument 'TARGET'. (see 'hive dep remove --help')"),
         (("no-such-command",), "No such command 'no-such-command'."),
         # a swarm verb is named as typed, not dashed (select_strategy is a spelling it takes)
         (("swarm", "select_stratgy"), "No such command 'select_stratgy'. Did you mean"),
