@@ -518,7 +518,9 @@ def read_message(
 def _message(state: MailState, message_id: int) -> dict[str, Any]:
     event = state.messages.get(int(message_id))
     if event is None:
-        raise NotFound(f"no message #{message_id}")
+        raise NotFound(
+            f"no message #{message_id}: the inbox lists the ids (hive mail inbox; swarmmail_inbox)"
+        )
     return event
 
 
