@@ -536,7 +536,7 @@ def release(
         if holder == me:
             _refuse_others_ids(files, me, [int(m[1:]) for m in missing if m.startswith("#")], now)
         if (wanted_patterns or wanted_ids) and not released:
-            raise NotFound(f"{holder} holds no active reservation matching {', '.join(missing)}")
+            raise reservecore.nothing_matching(holder, missing)
         overrides = []
         if holder != me and not released:  # nothing of theirs to release: no override
             return [], "", ReleaseResult(released=[], not_found=missing)

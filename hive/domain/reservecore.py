@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 from hive.digests import sha256_hex
 from hive.domain.globs import normalize_pattern, patterns_intersect
-from hive.errors import AmbiguousId, PathOutsideRepository
+from hive.errors import AmbiguousId, NotFound, PathOutsideRepository
 from hive.store.celldoc import exact_time, format_time
 from hive.store.yamlio import dumps
 
@@ -178,6 +178,12 @@ def split_release(
     missing = [p for p in patterns if p not in held_patterns]
     missing += [f"#{i}" for i in ids if i not in held_ids]
     return released, kept, missing
+
+
+def nothing_matching(holder: str, missing: Sequence[str]) -> NotFound:
+    """The refusal of a release none of whose patterns or ids matches an active
+    reservation of ``holder`` (both paths)."""
+    return NotFound(f"{holder} holds no active reservation matching {', '.join(missing)}")
 
 
 def _refuse_ambiguous(held: Sequence[Numbered], number: int) -> None:
