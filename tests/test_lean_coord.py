@@ -830,9 +830,23 @@ def test_an_unregistered_sender_is_deferred(base: Path, capsys: pytest.CaptureFi
     assert lean_run(base, ["mail", "send", "alice", "-s", "x"], capsys)[:2] == (None, "")
     code, _, err = full_run(base, ["mail", "send", "alice", "-s", "x"], capsys)
     assert code == 3 and "is not registered" in err
-    assert lean_run(base, ["mail", "inbox"], capsys)[:2] == (None, "")
-    code, _, err = full_run(base, ["mail", "inbox"], capsys)
-    assert code == 3 and "is not registered" in err
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_unregistered_readers_inbox_is_refused_by_the_lean_path_as_by_the_full_cli(
+    base: Path, as_json: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusal is worded here (no full CLI to start for one line of error)."""
+    git(base, "config", "user.name", "Somebody Else")
+    args = ["--json"] * as_json + ["mail", "inbox", "-n", "3"]
+    mail = git(base, "rev-parse", "refs/hive/mail")
+    lean = lean_run(base, args, capsys)
+    assert lean[0] == 3, "the lean path deferred it"
+    assert lean == full_run(base, args, capsys)
+    assert "agent 'Somebody Else' is not registered; register it with" in lean[2]
+    if as_json:
+        assert json.loads(lean[1])["code"] == "not_found"
+    assert git(base, "rev-parse", "refs/hive/mail") == mail
 
 
 def test_reservation_files_the_plain_reader_declines_are_left_to_the_full_cli(

@@ -19,8 +19,9 @@ recipient or sender, a reservation file the plain reader declines, another
 option (``--cell``, ``--force``, ``--id``, ``--all``, ``--agent``, ``--help``,
 ...), ``coordinator`` with no epic behind it, an identity it cannot prove, and
 every situation ``lean_write`` defers; for ``inbox`` and ``read`` also another's
-inbox or message, an unknown message, an unregistered reader, a header the model
-might read otherwise and output to a terminal (rich lays it out). A ``--thread``
+inbox or message, an unknown message, an unregistered reader of a message (an
+unregistered reader's inbox is refused here, as ``mail.inbox`` refuses it), a header
+the model might read otherwise and output to a terminal (rich lays it out). A ``--thread``
 is read as the full path reads it (a cell's full id in any case, spaces around, a
 prefix: stored as the cell's id; else a plain thread name).
 
@@ -47,6 +48,7 @@ from hive.cli.lean_write import (
     guarded,
     parse_options,
     prepare,
+    report,
 )
 from hive.domain import reservecore
 from hive.domain.limits import MAX_GLOB
@@ -370,7 +372,7 @@ def mail(inv: Invocation) -> int | None:
         maillog.check_message(to, subject, body, importance, thread)
     except HiveError:
         return None  # the full CLI reports it
-    prepared = prepare(inv)
+    prepared = prepare(inv, on_head=False)
     if prepared is None:
         return None
     try:
@@ -519,8 +521,9 @@ INBOX_FLAGS = {
 def inbox(inv: Invocation) -> int | None:
     """``hive mail inbox [-n N] [--urgent] [--unread]`` of the acting agent (or person),
     as JSON or as the plain lines piped output shows (``present._inbox`` through
-    ``output.Piped``); another's inbox (``--agent``), an unregistered reader, a header
-    the model might read otherwise and a terminal: the full CLI."""
+    ``output.Piped``); an unregistered reader is refused with ``mail.inbox``'s error;
+    another's inbox (``--agent``), a header the model might read otherwise and a
+    terminal: the full CLI."""
     options = parse_options(inv.args[1:], INBOX_VALUED, {}, INBOX_FLAGS)
     if options is None or options.positional:
         return None
@@ -534,8 +537,8 @@ def inbox(inv: Invocation) -> int | None:
     name = prepared.session.principal.name
     try:
         state = maillog.state_of(MailHost(prepared))
-        if name not in state.agents:
-            return None  # not registered: the full CLI words it
+        if name not in state.agents:  # refused as ``mail.inbox`` refuses it
+            return report(inv, maillog.unregistered(name))
         events = maillog.inbox_events(
             state,
             name,
@@ -574,7 +577,7 @@ def _opened_to_show(inv: Invocation) -> Prepared | None:
 
     if not inv.json and not piped_plain():
         return None
-    return prepare(inv)
+    return prepare(inv, on_head=False)
 
 
 def plain_header(fields: dict[str, Any]) -> dict[str, Any]:

@@ -413,10 +413,12 @@ def identity_of(agent: str) -> Identity:
 
 def require_agent(state: MailState, name: str) -> None:
     if name not in state.agents:
-        raise NotFound(
-            f"agent {name!r} is not registered; {how_to_register(name)}",
-            agent=name,
-        )
+        raise unregistered(name)
+
+
+def unregistered(name: str) -> NotFound:
+    """The refusal of mail to or from ``name``, which nobody registered (both paths)."""
+    return NotFound(f"agent {name!r} is not registered; {how_to_register(name)}", agent=name)
 
 
 INBOX_CAP = 5  # the most messages an inbox shows

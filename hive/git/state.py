@@ -72,7 +72,7 @@ def git_state_problem(paths: RepoPaths, head: HeadRef) -> str | None:
             f"{what}: hive does not commit now, since finishing or aborting it could drop"
             f" hive's commit; run {way_out}, then try again"
         )
-    if head.ref is None and head.commit is not None and not _allowed_detached():
+    if head.ref is None and head.commit is not None and not allowed_detached():
         return (
             f"HEAD is detached (at {head.commit[:10]}): hive's commits would be left behind"
             " by the next 'git switch'; create a branch here ('git switch -c NAME') or switch"
@@ -88,6 +88,7 @@ def check_git_state(paths: RepoPaths, head: HeadRef) -> None:
         raise GitStateConflict(problem)
 
 
-def _allowed_detached() -> bool:
+def allowed_detached() -> bool:
+    """``HIVE_ALLOW_DETACHED`` lets hive commit on a detached HEAD."""
     value = os.environ.get(ALLOW_DETACHED, "").strip().lower()
     return value not in ("", "0", "false", "no", "off")
