@@ -192,6 +192,7 @@ def reserve(inv: Invocation) -> int | None:
             raise Defer("a conflict: the full CLI refuses it and words it")
         mine = [item for item in own(files, agent) if item.active(now)]
         every = (item for data in files.values() for item in data.reservations)
+        reservecore.raise_from_history(session.paths, snap.head.commit)  # git pull, reset
         granted, renewed = reservecore.grant(
             mine,
             patterns,

@@ -263,6 +263,7 @@ def reserve(
         forced[:] = overrides
         mine = _pruned(files.get(agent), agent, now)
         held = (r for data in files.values() for r in data.reservations)
+        reservecore.raise_from_history(ws.git.paths, snap.head.commit)  # git pull, reset
         granted, renewed = reservecore.grant(
             mine.reservations,
             patterns,
