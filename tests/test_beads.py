@@ -6,15 +6,25 @@ import json
 import resource
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hive.domain.annotate import add_comment
 from hive.domain.beads import export_beads, import_beads, parse_time
-from hive.domain.cells import list_cells, ready, resolve_id, show_cell, update_cell
+from hive.domain.cells import (
+    close_cell,
+    list_cells,
+    ready,
+    resolve_id,
+    show_cell,
+    update_cell,
+)
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
+from hive.store.layout import cell_path
 from tests.conftest import assert_clean, beads_export, copy_repo, git, isolated_env
 from tests.inprocess import fork_on_terminal, run_hive
 
@@ -327,7 +337,9 @@ def test_a_skipped_record_the_file_has_otherwise_is_reported(
     assert "skipped 2 already present" in result.stdout
     assert "file's version of 1 skipped cell (bd-3) differs" in result.stderr
     assert "--update" in result.stderr
-    replaced = import_beads(ws, path=str(second), update=True)
+    replaced = import_beads(ws, path=str(second), update=True)  # the same time: kept
+    assert (replaced.updated, replaced.differing, replaced.kept_ids) == (0, 0, ["bd-3"])
+    replaced = import_beads(ws, path=str(second), overwrite=True)
     assert (replaced.updated, replaced.differing) == (1, 0)
     assert show_cell(Workspace(ws.root), cell_id="bd-3").title == "another issue"
 
@@ -433,7 +445,73 @@ def test_reimport_skips_or_updates(ws: Workspace) -> None:
     some = records(SMALL)[0]["id"]
     update_cell(ws, cell_id=some, title="Changed in hive")
     updated = import_beads(ws, path=str(SMALL), update=True)
-    assert updated.updated == 1 and show_cell(ws, cell_id=some).title != "Changed in hive"
+    assert (updated.updated, updated.kept, updated.kept_ids) == (0, 1, [some])
+    assert show_cell(ws, cell_id=some).title == "Changed in hive"
+    forced = import_beads(ws, path=str(SMALL), overwrite=True)
+    assert forced.updated == 1 and show_cell(ws, cell_id=some).title != "Changed in hive"
+
+
+def _cell_at(repo: Path, commit: str, cell_id: str) -> str:
+    return git(repo, "show", f"{commit}:{cell_path(cell_id)}")
+
+
+def test_update_keeps_a_cell_edited_here_after_the_record(
+    imported: Callable[[Path], Workspace], tmp_path: Path
+) -> None:
+    """``--update`` replaced a cell even when hive's own edit came after the export's
+    ``updated_at``: a close or a comment made here was lost from the tip. The later
+    ``updated_at`` wins (beads' rule), compared as instants whatever the record's time
+    zone; an equal time or a record without one keeps the cell; ``--overwrite``
+    replaces them all."""
+    ws = imported(SMALL)
+    repo = Path(ws.root)
+    rows = {row["id"]: row for row in records(SMALL)}
+    opened = [i for i, row in rows.items() if row["status"] == "open"]
+    closed_here, commented, equal, undated, newer, later_zone = opened[:6]
+    close_cell(ws, cell_id=closed_here, reason="done in hive")
+    add_comment(ws, cell_id=commented, text="said in hive")
+    edited = {i: dict(rows[i], title=f"{rows[i]['title']} (bd)") for i in opened[:6]}
+    # the same instant as the cell's, written in another zone
+    stamp = show_cell(ws, cell_id=equal).updated_at.astimezone(timezone(timedelta(hours=5)))
+    edited[equal]["updated_at"] = stamp.isoformat()
+    del edited[undated]["updated_at"]
+    edited[newer]["updated_at"] = "2999-01-01T00:00:00Z"
+    # one second after the cell's time, seven hours behind UTC: later
+    cell_time = show_cell(ws, cell_id=later_zone).updated_at + timedelta(seconds=1)
+    behind = timezone(timedelta(hours=-7))
+    edited[later_zone]["updated_at"] = cell_time.astimezone(behind).isoformat()
+    source = tmp_path / "later.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in {**rows, **edited}.values()))
+    before = git(repo, "rev-parse", "HEAD~2")
+
+    result = run_hive(
+        ["-C", str(repo), "import", "beads", str(source), "--update", "--json"],
+        module="hive.cli.main",
+    )
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert (answer["updated"], answer["kept"], answer["skipped"]) == (2, 4, 161)
+    assert answer["kept_ids"] == [closed_here, commented, equal, undated]
+    tip = answer["commit"]
+    changed = git(repo, "show", "--name-only", "--format=", tip).split()
+    assert sorted(changed) == sorted(cell_path(i) for i in (newer, later_zone))
+    assert "done in hive" in _cell_at(repo, tip, closed_here)
+    assert "said in hive" in _cell_at(repo, tip, commented)
+    assert f"{rows[newer]['title']} (bd)" in show_cell(ws, cell_id=newer).title
+
+    again = run_hive(
+        ["-C", str(repo), "import", "beads", str(source), "--update"], module="hive.cli.main"
+    )
+    assert again.exit_code == 0, again.output
+    assert f"kept 4 cells as here ({closed_here}, {commented}, {equal}, ...)" in again.stderr
+    assert "--overwrite replaces them" in again.stderr
+    assert git(repo, "rev-parse", "HEAD").strip() == tip  # nothing newer: no commit
+
+    forced = import_beads(Workspace(ws.root), path=str(source), overwrite=True)
+    assert (forced.updated, forced.kept) == (4, 0)
+    assert "done in hive" not in _cell_at(repo, "HEAD", closed_here)
+    assert "done in hive" in _cell_at(repo, tip, closed_here)  # still in history
+    assert git(repo, "rev-parse", "HEAD~1", "HEAD~4").split() == [tip, before.strip()]
 
 
 def test_cli_import_and_export(ws: Workspace, repo: Path, tmp_path: Path) -> None:

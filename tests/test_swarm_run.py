@@ -590,9 +590,26 @@ def test_placeholders_are_shell_quoted() -> None:
     from hive.domain.swarm.runner import expand_command
 
     command = expand_command(
-        "agent {prompt_file} --cell {cell} {unknown}", {"prompt_file": "/a b/it's.md", "cell": "c"}
+        "agent {prompt_file} --cell {cell} {{cell}} ${cell} {a,b} {x y}",
+        {"prompt_file": "/a b/it's.md", "cell": "c"},
     )
-    assert command == "agent '/a b/it'\"'\"'s.md' --cell c {unknown}"
+    assert command == "agent '/a b/it'\"'\"'s.md' --cell c {cell} ${cell} {a,b} {x y}"
+
+
+def test_an_unknown_placeholder_is_refused_before_anything_runs(ws: Workspace, repo: Path) -> None:
+    epic, cell = make_epic(ws, files(1))
+    head = git(repo, "rev-parse", "HEAD")
+    command = "sh work.sh {promptfile} {cell} {{literal}} ${HOME} {nope}"
+    done = run_hive(["-C", str(repo), "swarm", "run", epic, "--agent-cmd", command])
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(
+        "error: --agent-cmd has an unknown placeholders {promptfile}, {nope} (did you mean"
+        " {prompt_file}?): the placeholders are {prompt_file}, {cell}, {agent}, {epic}, {project};"
+        " write {{word}} for a literal {word}"
+    )
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing was claimed or written
+    assert not os.path.exists(os.path.join(ws.git.paths.hive_state_dir, "swarm", epic))
+    assert show_cell(ws, cell_id=cell).status == "open"
 
 
 def test_the_example_agent_through_hive_tools_run(ws: Workspace, repo: Path) -> None:
@@ -639,6 +656,86 @@ def test_a_failed_worker_in_a_worktree_keeps_its_branch_without_reservations(
     assert list_reservations(Workspace(blocked.worktree)) == []  # released on the branch too
     assert show_cell(ws, cell_id=cell).status == "blocked"
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_blocked_subtask_retried_resumes_in_its_kept_worktree_then_the_epic_closes(
+    ws: Workspace, repo: Path
+) -> None:
+    # The worker fails its first attempt after committing part of its work on its branch
+    # and leaving a draft; reopened, the subtask runs again in the same worktree and
+    # branch, where the second attempt finds both and completes. The epic then closes.
+    from hive.domain.cells import update_cells
+
+    epic, cell, other = make_epic(
+        ws,
+        [{"title": "Retry", "files": ["src/retry.py"]}, {"title": "Fine", "files": ["src/f.py"]}],
+    )
+    seen = repo.parent / "seen"
+    retry = (
+        "if [ -f src/partial.py ]; then"
+        f" cat src/partial.py src/draft.py > {shlex.quote(str(seen))} && rm src/draft.py"
+        f" && exec {AGENT}; fi;"
+        " mkdir -p src && echo 'PART = 1' > src/partial.py && git add src/partial.py"
+        " && git -c user.name=w -c user.email=w@example.com commit -qm 'first attempt'"
+        " && echo 'DRAFT = 1' > src/draft.py; exit 3"
+    )
+    command = agent_cmd(special={cell: retry})
+    first, events = run(ws, epic, command, isolation="worktree")
+    assert list(first.blocked) == [cell] and first.completed == [other]
+    assert first.epic_status is None and show_cell(ws, cell_id=epic).status == "open"
+    started = next(e for e in events if e.event == "worker_started" and e.cell_id == cell)
+    person = Workspace(str(repo), from_env=False)  # the one who retries, as the summary says
+    update_cells(person, cell_ids=[cell], status="open", force=True, reason="retry")
+    again, more = run(person, epic, command, isolation="worktree")
+    assert again.finished and set(again.completed) == {cell, other}, again.skipped
+    second = next(e for e in more if e.event == "worker_started")
+    assert (second.worktree, second.branch) == (started.worktree, started.branch)
+    resumed = next(e for e in more if e.event == "resumed")
+    assert f"in its kept worktree {started.worktree} on branch {started.branch}" in str(
+        resumed.reason
+    )
+    assert seen.read_text() == "PART = 1\nDRAFT = 1\n"
+    assert (repo / "src/partial.py").read_text() == "PART = 1\n"  # merged with the rest
+    assert git(repo, "worktree", "list").count("\n") == 1 and "hive/" not in git(repo, "branch")
+    # every subtask closed: the epic is closed in a commit of its own, the summary its reason
+    closed = next(e for e in more if e.event == "epic_closed")
+    assert git(repo, "log", "-1", "--format=%s").strip() == f"hive: close {epic} Build it"
+    assert closed.commit == git(repo, "rev-parse", "HEAD").strip()
+    changed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert len(changed) == 1 and changed[0].endswith(f"{epic}.yaml")
+    stored = show_cell(ws, cell_id=epic)
+    assert stored.status == "closed" and stored.close_reason == closed.reason
+    assert closed.reason == "hive swarm run: all 2 subtasks closed, 1 of them in this run"
+    assert again.epic_status == "closed"
+    assert f"  epic {epic} closed: {closed.reason}" in summary_lines(again)
+    assert more[-1].event == "run_finished" and more[-1].epic_status == "closed"
+    assert_clean(repo)
+
+
+def test_an_epic_whose_subtasks_are_all_closed_is_closed_unless_told_or_refused(
+    ws: Workspace, repo: Path
+) -> None:
+    from hive.domain.cells import close_cells, update_cells
+
+    epic, one, two = make_epic(ws, files(2))
+    close_cells(ws, cell_ids=[one, two], reason="done by hand")
+    head = git(repo, "rev-parse", "HEAD")
+    kept, _ = run(ws, epic, close_epic=False)
+    assert kept.finished and kept.epic_note == "left open (--keep-epic-open)"
+    assert git(repo, "rev-parse", "HEAD") == head
+    update_cells(ws, cell_ids=[epic], assignee="bob")  # someone else's epic: not the run's
+    refused, events = run(ws, epic)
+    assert refused.finished and refused.epic_status == "open"
+    note = next(e for e in events if e.event == "epic_open")
+    assert "bob" in str(note.reason) and refused.epic_note == f"left open: {note.reason}"
+    person = Workspace(str(repo), from_env=False)
+    update_cells(person, cell_ids=[epic], assignee="", force=True, reason="back to nobody")
+    closed, _ = run(ws, epic)
+    assert closed.epic_status == "closed" and show_cell(ws, cell_id=epic).status == "closed"
+    assert "all 2 subtasks closed, 0 of them" in str(closed.epic_note)
+    again, events = run(ws, epic)  # nothing left to do or to close
+    assert again.finished and again.epic_note is None
+    assert not any(e.event in ("epic_closed", "epic_open") for e in events)
 
 
 def test_hives_own_agents_on_this_interpreter_are_forked_others_go_to_the_shell() -> None:

@@ -909,7 +909,14 @@ def _imported(result: Any, params: Any, ws: Workspace) -> None:
         output.err(
             f"warning: the file's version of {counted(result.differing, 'skipped cell')}"
             f" ({shown}{more}) differs from the one here: kept as it is here; --update"
-            " replaces it with the file's version"
+            " replaces it with the file's version when the file's is newer"
+        )
+    if result.kept:
+        shown = ", ".join(result.kept_ids[:3]) + (", ..." if result.kept > 3 else "")
+        output.err(
+            f"warning: kept {counted(result.kept, 'cell')} as here ({shown}): the file's"
+            " updated_at is not later than the cell's (or missing); --overwrite replaces"
+            " them with the file's version"
         )
     for what, counts in (("status", result.mapped_statuses), ("type", result.mapped_types)):
         if counts:

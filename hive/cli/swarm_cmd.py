@@ -68,7 +68,8 @@ def run_cmd(
         typer.Option(
             "--agent-cmd",
             help="Command that runs one agent; {prompt_file} is replaced by the subtask's"
-            " brief ({cell}, {agent}, {epic}, {project} too). Runs in a shell.",
+            " brief ({cell}, {agent}, {epic}, {project} too; {{word}} is a literal {word},"
+            " ${VAR} the shell's). Runs in a shell.",
         ),
     ],
     workers: Annotated[
@@ -85,6 +86,14 @@ def run_cmd(
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.001, help="Seconds before a worker is killed.")
     ] = 1800.0,
+    keep_epic_open: Annotated[
+        bool,
+        typer.Option(
+            "--keep-epic-open",
+            help="Leave the epic open when every subtask is closed (by default the run"
+            " closes it, the run's summary as the reason).",
+        ),
+    ] = False,
     json_flag: JsonFlag = False,
 ) -> None:
     """Run the epic's ready subtasks with an agent command, N workers at once."""
@@ -97,6 +106,14 @@ def run_cmd(
 
     use_json(json_flag)
     stop = threading.Event()
+    options = {
+        "epic_id": epic_id,
+        "agent_cmd": agent_cmd,
+        "workers": workers,
+        "isolation": isolation,
+        "timeout": timeout,
+        "close_epic": not keep_epic_open,
+    }
 
     def request_stop(signum: int, frame: Any) -> None:
         stop.set()
@@ -107,13 +124,9 @@ def run_cmd(
     try:
         if live:
             with swarm_view.LiveView() as view:
-                result = _run_swarm(
-                    run_swarm, epic_id, agent_cmd, workers, isolation, timeout, view, stop
-                )
+                result = _run_swarm(run_swarm, view, stop, **options)
         else:
-            result = _run_swarm(
-                run_swarm, epic_id, agent_cmd, workers, isolation, timeout, view, stop
-            )
+            result = _run_swarm(run_swarm, view, stop, **options)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -127,27 +140,9 @@ def run_cmd(
 
 
 def _run_swarm(
-    run_swarm: Callable[..., Any],
-    epic_id: str,
-    agent_cmd: str,
-    workers: int,
-    isolation: str,
-    timeout: float,
-    view: Callable[[Any], None],
-    stop: Any,
+    run_swarm: Callable[..., Any], view: Callable[[Any], None], stop: Any, **options: Any
 ) -> Any:
-    return run_op(
-        lambda: run_swarm(
-            workspace(),
-            epic_id=epic_id,
-            agent_cmd=agent_cmd,
-            workers=workers,
-            isolation=isolation,
-            timeout=timeout,
-            on_event=view,
-            stop=stop,
-        )
-    )
+    return run_op(lambda: run_swarm(workspace(), on_event=view, stop=stop, **options))
 
 
 def render_review(result: Any, *, per: str = "both") -> None:

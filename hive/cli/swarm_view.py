@@ -73,6 +73,10 @@ def describe(event: SwarmEvent) -> str | None:
         return f"reserved  {held}"
     if kind == "interrupted":
         return f"stopping  {event.reason}"
+    if kind == "epic_closed":
+        return f"closed    epic {cell}{title}: {event.reason}"
+    if kind == "epic_open":
+        return f"open      epic {cell}{title}: not closed: {event.reason}"
     if kind == "run_finished" and event.totals:
         t = event.totals
         return (
@@ -155,7 +159,7 @@ class LiveView:
             self.reservations = event.reservations or []
         elif kind == "message" and event.message:
             self.messages.append(f"{event.message.get('from')}: {message_line(event.message)}")
-        elif kind in ("interrupted", "resumed"):
+        elif kind in ("interrupted", "resumed", "epic_closed", "epic_open"):
             self.notes.append(describe(event) or "")
 
     def _set(self, cell: str, **fields: Any) -> None:
@@ -223,6 +227,9 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
         f"{result.epic_id}: {len(result.completed)}/{total} subtasks completed"
         + (" (interrupted: run the same command again to resume)" if result.interrupted else "")
     )
+    if result.epic_note:
+        closed = result.epic_status == "closed"
+        lines.append(f"  epic {result.epic_id} {'closed: ' if closed else ''}{result.epic_note}")
     for cell, reason in result.blocked.items():
         lines.append(f"  blocked {cell}: {reason}")
     if result.blocked:
@@ -230,6 +237,12 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
         ids = " ".join(result.blocked)
         lines.append("  to retry, fix the cause, reopen and run the same command again:")
         lines.append(f"    hive update {ids} --status open --force --reason 'retry'")
+        if result.isolation == "worktree":
+            lines.append(
+                "  (a subtask resumes in the worktree kept for it, on its branch: remove both"
+                " with 'git worktree remove --force PATH' and 'git branch -D BRANCH' to start"
+                " it afresh)"
+            )
     if not result.interrupted:
         for cell, blockers in result.waiting.items():
             needs = ", ".join(f"{b} ({result.blocker_status.get(b, 'open')})" for b in blockers)

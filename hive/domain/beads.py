@@ -514,33 +514,39 @@ def import_beads(
     *,
     path: str,
     update: bool = False,
+    overwrite: bool = False,
     progress: Progress | None = None,
 ) -> BeadsImportResult:
     """Import a beads JSONL export: every record becomes a cell, in one commit.
 
     Any malformed line (bad JSON, a bad field) is reported with its line number
-    and nothing is written. Ids already in the hive are skipped, or replaced
-    with ``update``.
+    and nothing is written. Ids already in the hive are skipped; with ``update`` a
+    record replaces its cell when the record is newer (:func:`record_is_newer`: the
+    later ``updated_at`` wins, beads' own rule), and the others are kept and named;
+    ``overwrite`` replaces every cell the file has otherwise, whatever its time.
     """
     name = os.path.basename(path) or path
     data = _read_file(path)
     errors: list[str] = []
     records = read_records(data, name, errors)
+    undated = {str(r.get("id", "")).strip().lower() for _, r in records if "updated_at" not in r}
     cells = _convert(records, name, progress, errors)
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         ws.config(snap)
         fresh = [c for c in cells if c.id not in index.cells and not index.is_unreadable(c.id)]
-        replaced = [c for c in cells if c.id in index.cells and index.cells[c.id] != c]
-        wanted = fresh + (replaced if update else [])
+        differ = [c for c in cells if c.id in index.cells and index.cells[c.id] != c]
+        replaced, kept = _replaced_and_kept(differ, index, update, overwrite, undated)
+        wanted = fresh + replaced
         if progress is not None:
             progress("committing", 0, len(wanted))
         result = {
             "imported": len(fresh),
-            "updated": len(replaced) if update else 0,
-            "skipped": len(cells) - len(fresh) - (len(replaced) if update else 0),
+            "updated": len(replaced),
+            "skipped": len(cells) - len(fresh) - len(replaced),
             # skipped, yet the file says something else: a person must hear of it
-            "differing": [] if update else [c.id for c in replaced],
+            "differing": [] if update or overwrite else [c.id for c in differ],
+            "kept_ids": [c.id for c in kept],
         }
         # in the hive, but its file cannot be read: neither skipped as the same nor replaced
         unreadable = [c.id for c in cells if c.id not in index.cells and index.is_unreadable(c.id)]
@@ -552,6 +558,7 @@ def import_beads(
     written = ws.write_mixed(plan, event="import")
     counts: dict[str, Any] = written.result
     differing: list[str] = counts.pop("differing")
+    counts["kept"] = len(counts["kept_ids"])
     warnings: list[str] = counts.pop("warnings")
     if progress is not None:
         done = counts["imported"] + counts["updated"]
@@ -577,6 +584,34 @@ def import_beads(
         warnings=warnings,
         **counts,
     )
+
+
+def record_is_newer(record: Cell, here: Cell, dated: bool) -> bool:
+    """Whether a record's version replaces the cell here under ``--update``: beads'
+    own merge rule, the later ``updated_at`` wins. The times are compared as instants
+    (a record's time zone does not matter; beads' nanoseconds are cut to the
+    microseconds hive stores). An equal time is not later: the cell here stays (the
+    same instant with other content is a hand edit or another database's issue under
+    a reused id, not a newer edit). A record without ``updated_at`` (``dated`` false)
+    has no edit time to compare, so it is never newer."""
+    return dated and record.updated_at > here.updated_at
+
+
+def _replaced_and_kept(
+    differ: list[Cell], index: CellIndex, update: bool, overwrite: bool, undated: set[str]
+) -> tuple[list[Cell], list[Cell]]:
+    """Of the records whose cell here differs: those that replace it, and those kept
+    out because the cell here is as new or newer (``--update`` only)."""
+    if overwrite:
+        return differ, []
+    if not update:
+        return [], []
+    replaced: list[Cell] = []
+    kept: list[Cell] = []
+    for cell in differ:
+        newer = record_is_newer(cell, index.cells[cell.id], cell.id not in undated)
+        (replaced if newer else kept).append(cell)
+    return replaced, kept
 
 
 def unreadable_warnings(ids: list[str]) -> list[str]:

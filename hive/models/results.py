@@ -136,6 +136,10 @@ class BeadsImportResult(HiveModel):
     # of the skipped: records whose cell differs from the file (``--update`` replaces them)
     differing: int = 0
     differing_ids: list[str] = Field(default_factory=list)  # the first ten of them
+    # of the skipped, with --update: records whose cell here is as new or newer (its
+    # updated_at is not before the record's), kept as it is here; --overwrite replaces them
+    kept: int = 0
+    kept_ids: list[str] = Field(default_factory=list)  # every one of them
     # what a person should hear of: records skipped as their cell here cannot be read;
     # links: missing targets and parents, ordering cycles
     warnings: list[str] = Field(default_factory=list)

@@ -28,6 +28,8 @@ EventKind = Literal[
     "reservations",  # the epic's active reservations changed
     "message",  # a new message on the epic's thread
     "interrupted",  # stop requested (Ctrl-C): workers are being stopped
+    "epic_closed",  # every subtask closed: the epic was closed (reason, commit)
+    "epic_open",  # every subtask closed, but closing the epic was refused (reason)
     "run_finished",  # the totals; the last event
 ]
 
@@ -72,6 +74,7 @@ class SwarmEvent(HiveModel):
     waiting: dict[str, list[str]] | None = None  # remaining -> open blockers
     blocker_status: dict[str, str] | None = None  # each of those -> its status
     skipped: dict[str, str] | None = None  # remaining, not started -> why
+    epic_status: str | None = None  # the epic's status at the end
 
 
 class WorkerRun(HiveModel):
@@ -104,6 +107,8 @@ class SwarmRunResult(HiveModel):
     blocker_status: dict[str, str] = Field(default_factory=dict)  # each of those -> its status
     skipped: dict[str, str] = Field(default_factory=dict)  # remaining, not started -> why
     runs: list[WorkerRun] = Field(default_factory=list)
+    epic_status: str | None = None  # the epic's status at the end, once every subtask closed
+    epic_note: str | None = None  # why it was closed (the reason) or left open
 
     @property
     def finished(self) -> bool:

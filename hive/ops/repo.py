@@ -130,13 +130,24 @@ class ImportParams(Params):
     path: str = Field(
         min_length=1, max_length=4096, description="a beads JSONL export (or .jsonl.gz)"
     )
-    update: bool = Field(default=False, description="replace cells whose ids already exist")
+    update: bool = Field(
+        default=False,
+        description="replace cells whose ids already exist when the record's updated_at is"
+        " later (a cell edited here since is kept)",
+    )
+    overwrite: bool = Field(
+        default=False,
+        description="replace every cell whose id exists with the file's version, even one"
+        " edited here since (implies --update)",
+    )
 
 
 def _import(ws: Workspace, a: ImportParams) -> BeadsImportResult:
     from hive.domain.beads import import_beads
 
-    return import_beads(ws, path=a.path, update=a.update, progress=progress())
+    return import_beads(
+        ws, path=a.path, update=a.update, overwrite=a.overwrite, progress=progress()
+    )
 
 
 class ExportParams(Params):

@@ -30,8 +30,10 @@ Nothing here prints: progress is reported as :class:`SwarmEvent` objects to
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
+import re
 import secrets
 import shlex
 import signal
@@ -43,13 +45,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from hive.domain.cells import get_cell
+from hive.domain.cells import close_cells, get_cell
 from hive.domain.graph import open_blockers, ready_cells
 from hive.domain.identity import issue_credential, register_agent
 from hive.domain.mail import append_registration, thread_messages
 from hive.domain.outcomes import load_outcomes
 from hive.domain.reservations import list_reservations, release
 from hive.domain.swarm.dispatch import (
+    RUNNER,
     block_subtask,
     claim_for_worker,
     merge_subtask,
@@ -92,6 +95,7 @@ STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 OBSERVE_EVERY = 0.5  # seconds between looks at cells, reservations and mail
 PLACEHOLDERS = ("prompt_file", "cell", "agent", "epic", "project")
 UNCHECKED = "(not checked: "  # a worktree whose state could not be read
+KEPT_STATES = ("requeued", "blocked")  # a subtask put back so: it resumes in its worktree
 
 EventSink = Callable[[SwarmEvent], None]
 
@@ -134,13 +138,54 @@ def worker_environment(
     return env
 
 
+# In an agent command: ${VAR} (the shell's, left alone), {{word}} (a literal {word}),
+# {word} (a placeholder).
+_BRACES = re.compile(r"\$\{[^}]*\}|\{\{(\w+)\}\}|\{([A-Za-z_]\w*)\}")
+
+
+def unknown_placeholders(template: str) -> list[str]:
+    """The ``{word}`` placeholders of ``template`` that the runner does not fill."""
+    found = (match.group(2) for match in _BRACES.finditer(template))
+    return list(dict.fromkeys(name for name in found if name and name not in PLACEHOLDERS))
+
+
+def check_command(template: str) -> None:
+    """Refuse an agent command with a placeholder the runner does not know (before
+    anything runs), naming it and the ones it knows."""
+    unknown = unknown_placeholders(template)
+    if not unknown:
+        return
+    named = ", ".join("{" + name + "}" for name in unknown)
+    guesses = [
+        "{" + close[0] + "}"
+        for name in unknown
+        for close in [difflib.get_close_matches(name, PLACEHOLDERS, n=1)]
+        if close
+    ]
+    hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
+    known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
+    raise InvalidInput(
+        f"--agent-cmd has an unknown placeholder{'s' * (len(unknown) > 1)} {named}{hint}:"
+        f" the placeholders are {known};"
+        " write {{word}} for a literal {word} (${VAR} is the shell's and left alone)",
+        unknown=unknown,
+        placeholders=list(PLACEHOLDERS),
+    )
+
+
 def expand_command(template: str, values: dict[str, str]) -> str:
-    """``template`` with each ``{placeholder}`` replaced by its shell-quoted value."""
-    command = template
-    for key in PLACEHOLDERS:
-        if key in values:
-            command = command.replace("{" + key + "}", shlex.quote(values[key]))
-    return command
+    """``template`` with each ``{placeholder}`` replaced by its shell-quoted value,
+    ``{{word}}`` by ``{word}``; ``${VAR}`` and other braces are left as they are."""
+
+    def expand(match: re.Match[str]) -> str:
+        literal, name = match.group(1), match.group(2)
+        if literal is not None:
+            return "{" + literal + "}"
+        if name is not None and name in values:
+            return shlex.quote(values[name])
+        return match.group(0)
+
+    return _BRACES.sub(expand, template)
 
 
 @dataclass
@@ -154,10 +199,12 @@ class RunSettings:
     timeout: float = DEFAULT_TIMEOUT
     grace: float = STOP_GRACE
     poll: float = 0.1
+    close_epic: bool = True
 
     def check(self) -> None:
         if not self.agent_cmd.strip():
             raise InvalidInput("--agent-cmd is empty: give the command that runs one agent")
+        check_command(self.agent_cmd)
         if not 1 <= self.workers <= MAX_WORKERS:
             raise InvalidInput(f"--workers must be between 1 and {MAX_WORKERS}")
         if self.isolation not in ISOLATIONS:
@@ -205,9 +252,16 @@ def run_swarm(
     on_event: EventSink | None = None,
     stop: threading.Event | None = None,
     grace: float = STOP_GRACE,
+    close_epic: bool = True,
 ) -> SwarmRunResult:
-    """Run the epic's subtasks with ``agent_cmd`` until nothing more can run (or ``stop``)."""
-    settings = RunSettings(epic_id, agent_cmd, workers, isolation, timeout, grace)
+    """Run the epic's subtasks with ``agent_cmd`` until nothing more can run (or ``stop``).
+
+    When every subtask is closed at the end (and the run was not stopped), the epic is
+    closed too, in one commit of its own with the run's summary as its reason, unless
+    ``close_epic`` is False."""
+    settings = RunSettings(
+        epic_id, agent_cmd, workers, isolation, timeout, grace, close_epic=close_epic
+    )
     settings.check()
     if not ws.autocommit:
         raise InvalidInput("hive swarm run commits as it goes: unset HIVE_AUTOCOMMIT=0")
@@ -458,12 +512,14 @@ class _Runner:
 
     def _kept_worktree(self, cell: Cell) -> tuple[str, str] | None:
         """The worktree and branch an earlier run kept for ``cell`` when it put it back
-        (stopped with work in it), when both are still there and the worktree is still
-        on the branch: the subtask resumes there. Only a worktree of this epic's run
-        directory: the cell's metadata is anyone's to edit."""
+        (stopped with work in it) or blocked it (its worker failed, or its branch did not
+        merge) and someone reopened it, when both are still there and the worktree is
+        still on the branch: the subtask resumes there, so a retry finds what the failed
+        attempt did. Only a worktree of this epic's run directory: the cell's metadata is
+        anyone's to edit."""
         info = run_info(cell)
         worktree, branch = info.get("worktree"), info.get("branch")
-        if info.get("state") != "requeued" or not isinstance(worktree, str):
+        if info.get("state") not in KEPT_STATES or not isinstance(worktree, str):
             return None
         if not isinstance(branch, str) or not os.path.isdir(worktree):
             return None
@@ -495,7 +551,8 @@ class _Runner:
             "resumed",
             cell_id=cell.id,
             agent=agent,
-            reason=f"in its kept worktree {worktree} on branch {branch}",
+            reason=f"in its kept worktree {worktree} on branch {branch}, as its last worker"
+            " left it",
         )
 
     def _launch(
@@ -1070,6 +1127,33 @@ class _Runner:
 
     # ------------------------------------------------------------ the result
 
+    def _close_epic(self, result: SwarmRunResult, index: CellIndex) -> None:
+        """Every subtask is closed: close the epic (and the epics between it and its
+        subtasks) in one commit, the run's summary as the reason, unless the run was
+        told not to. A refusal (the epic is someone else's, or waits on an open blocker)
+        leaves it open and says why."""
+        epic = index.cells.get(self.epic.id)
+        if epic is None or epic.is_deleted or epic.is_closed:
+            result.epic_status = epic.status if epic is not None else None
+            return
+        if not self.settings.close_epic:
+            result.epic_status = epic.status
+            result.epic_note = "left open (--keep-epic-open)"
+            return
+        ran = sum(1 for run in self.runs if run.result == "completed")
+        reason = f"{RUNNER}: all {len(result.completed)} subtasks closed, {ran} of them in this run"
+        try:
+            close_cells(self.ws, cell_ids=_epics_under(epic.id, index), reason=reason)
+        except HiveError as exc:
+            result.epic_status = epic.status
+            result.epic_note = f"left open: {exc.message}"
+            self._event("epic_open", cell_id=epic.id, title=epic.title, reason=exc.message)
+            return
+        result.epic_status = "closed"
+        result.epic_note = reason
+        commit = self.ws.git.head().commit
+        self._event("epic_closed", cell_id=epic.id, title=epic.title, reason=reason, commit=commit)
+
     def _finish(self) -> SwarmRunResult:
         index = self.ws.cells()
         subtasks = self._subtasks(index)
@@ -1085,6 +1169,8 @@ class _Runner:
             runs=self.runs,
         )
         result.skipped = {c: why for c, why in self.skipped.items() if c in result.remaining}
+        if result.finished and subtasks:
+            self._close_epic(result, index)
         for cell_id in result.remaining:
             blockers = open_blockers(index.cells[cell_id], index)
             if blockers:
@@ -1094,6 +1180,7 @@ class _Runner:
                 result.blocker_status[blocker] = found.status if found else "missing"
         self._event(
             "run_finished",
+            epic_status=result.epic_status,
             title=self.epic.title,
             totals={
                 "subtasks": len(subtasks),
@@ -1109,6 +1196,20 @@ class _Runner:
             skipped=result.skipped or None,
         )
         return result
+
+
+def _epics_under(epic_id: str, index: CellIndex) -> list[str]:
+    """The open epics among ``epic_id``'s live descendants, then ``epic_id`` itself."""
+    found: list[str] = []
+    pending = [epic_id]
+    while pending:
+        for child_id in index.children_of(pending.pop(0)):
+            child = index.cells.get(child_id)
+            if child is not None and not child.is_deleted and child.type == "epic":
+                pending.append(child_id)
+                if not child.is_closed:
+                    found.append(child_id)
+    return [*found, epic_id]
 
 
 def _block_reason(cell: Cell) -> str:
