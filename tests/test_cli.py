@@ -68,6 +68,16 @@ def test_full_cycle_through_the_cli(hived: Path) -> None:
     assert_clean(hived)
 
 
+def test_log_names_who_made_a_commit_without_hive_trailers(hived: Path) -> None:
+    """A cell staged with HIVE_AUTOCOMMIT=0 lands in the user's own commit: hive log
+    lists it with its git author, as it lists a hive commit with its Hive-Agent."""
+    staged = hive(hived, "create", "Staged", "--json", actor=None, env={"HIVE_AUTOCOMMIT": "0"})
+    cell_id = json.loads(ok(staged))["id"]
+    git(hived, "commit", "-q", "-m", "code and cell")
+    line = ok(hive(hived, "log", cell_id, actor=None)).splitlines()[0]
+    assert line.endswith("code and cell  Test User"), line
+
+
 def test_epic_dep_and_doctor_commands(hived: Path) -> None:
     cells = as_json(
         hive(hived, "epic", "create", "Auth", "--subtask", "schema", "--subtask", "api", "--json")
@@ -327,11 +337,20 @@ def test_user_text_is_never_read_as_markup(hived: Path) -> None:
     ("args", "message"),
     [
         (("show",), "Missing argument 'ID'. (see 'hive show --help')"),
+        # TARGET is optional to the hive_dep tool (tree has none), never to add/remove
+        (("dep", "add", "hv-x"), "Missing argument 'TARGET'. (see 'hive dep add --help')"),
+        (("dep", "remove", "hv-x"), "Missing argument 'TARGET'. (see 'hive dep remove --help')"),
         (("no-such-command",), "No such command 'no-such-command'."),
         # a swarm verb is named as typed, not dashed (select_strategy is a spelling it takes)
         (("swarm", "select_stratgy"), "No such command 'select_stratgy'. Did you mean"),
         (("ready", "--bogus"), "No such option: --bogus"),
         (("ready", "-n", "0"), "Invalid value for '--limit' / '-n'"),
+        # an option without its value: click gives no context, the help is still named
+        (("ready", "-n"), "Option '-n' requires an argument. (see 'hive ready --help')"),
+        (
+            ("mail", "send", "bob", "--to"),
+            "Option '--to' requires an argument. (see 'hive mail send --help')",
+        ),
     ],
 )
 def test_usage_errors_are_one_line_and_json_when_asked(

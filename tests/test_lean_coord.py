@@ -654,7 +654,6 @@ MAIL_DEFERRED = {
     "force": ["mail", "inbox", "--force"],
     "help": ["mail", "inbox", "--help"],
     "read-another-s": ["mail", "read", "{other}"],
-    "read-unknown": ["mail", "read", "12"],
     "read-zero": ["mail", "read", "0"],
     "read-two": ["mail", "read", "{hello}", "{mine}"],
     "read-force": ["mail", "read", "{hello}", "--force", "--reason", "r"],
@@ -796,7 +795,6 @@ DEFERRED = {
     "long-reason": ["reserve", "x", "--reason", "r" * 501],
     "help": ["reserve", "--help"],
     "release-nothing": ["release"],
-    "release-not-held": ["release", "src/a.py"],
     "release-id": ["release", "--id", "1"],
     "release-all": ["release", "--all"],
     "release-other": ["release", "src/a.py", "--agent", "alice", "--force", "--reason", "gone"],
@@ -825,14 +823,59 @@ def test_what_the_lean_path_cannot_answer_exactly_is_deferred(
     assert_clean(base)
 
 
+REFUSED = {  # refusals the lean path words as the full CLI does: args, user.name
+    "release-anothers": (["release", "src/a.py"], ""),
+    "release-expired-only": (["release", "src/expired.py", "src/nothing.py"], ""),
+    "release-holding-no-file": (["release", "README.md"], "Nobody Here"),
+    "read-unknown": (["mail", "read", "#12"], ""),
+}
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refusals_are_worded_by_the_lean_path_as_by_the_full_cli(
+    name: str, as_json: bool, base: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A release matching none of the holder's active reservations, a message id the
+    log does not have: refused here with the very error of the full path (no full CLI
+    started for one line); nothing is written."""
+    args, person = REFUSED[name]
+    if person:
+        git(base, "config", "user.name", person)
+    args = ["--json"] * as_json + args
+    head, mail = heads(base)
+    lean = lean_run(base, args, capsys)
+    assert lean[0] == 3, f"the lean path deferred: {lean[2]}"
+    assert lean == full_run(base, args, capsys)
+    assert lean[2].startswith("error: ") and lean[2].count("\n") == 1
+    if as_json:
+        assert json.loads(lean[1])["code"] == "not_found"
+    assert heads(base) == (head, mail)
+    assert_clean(base)
+
+
 def test_an_unregistered_sender_is_deferred(base: Path, capsys: pytest.CaptureFixture[str]) -> None:
     git(base, "config", "user.name", "Somebody Else")
     assert lean_run(base, ["mail", "send", "alice", "-s", "x"], capsys)[:2] == (None, "")
     code, _, err = full_run(base, ["mail", "send", "alice", "-s", "x"], capsys)
     assert code == 3 and "is not registered" in err
-    assert lean_run(base, ["mail", "inbox"], capsys)[:2] == (None, "")
-    code, _, err = full_run(base, ["mail", "inbox"], capsys)
-    assert code == 3 and "is not registered" in err
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_unregistered_readers_inbox_is_refused_by_the_lean_path_as_by_the_full_cli(
+    base: Path, as_json: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusal is worded here (no full CLI to start for one line of error)."""
+    git(base, "config", "user.name", "Somebody Else")
+    args = ["--json"] * as_json + ["mail", "inbox", "-n", "3"]
+    mail = git(base, "rev-parse", "refs/hive/mail")
+    lean = lean_run(base, args, capsys)
+    assert lean[0] == 3, "the lean path deferred it"
+    assert lean == full_run(base, args, capsys)
+    assert "agent 'Somebody Else' is not registered; register it with" in lean[2]
+    if as_json:
+        assert json.loads(lean[1])["code"] == "not_found"
+    assert git(base, "rev-parse", "refs/hive/mail") == mail
 
 
 def test_reservation_files_the_plain_reader_declines_are_left_to_the_full_cli(

@@ -331,16 +331,15 @@ def test_unusual_repositories_are_deferred(
     base: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = base["root"]
-    linked = tmp_path / "linked"
-    git(root, "worktree", "add", "-q", str(linked), "-b", "other")
-    assert lean_run(linked, ["create", "x"], capsys)[0] is None
     for path in (root / ".git" / "hive").glob("index.sqlite3*"):
         path.unlink()  # a fresh clone: the state is not indexed yet
     assert lean_run(root, ["create", "x"], capsys)[0] is None
     Workspace(str(root)).cells()
     git(root, "checkout", "-q", "--detach")
-    assert lean_run(root, ["create", "x"], capsys)[0] is None
-    git(root, "checkout", "-q", "main")
+    assert lean_run(root, ["create", "x"], capsys)[0] is None  # not allowed: refused in full
+    git(root, "checkout", "-q", "--orphan", "unborn")
+    assert lean_run(root, ["create", "x"], capsys)[0] is None  # an unborn branch
+    git(root, "checkout", "-q", "-f", "main")
     os.environ["HIVE_AUTOCOMMIT"] = "0"
     try:
         assert lean_run(root, ["create", "x"], capsys)[0] is None

@@ -965,6 +965,21 @@ def test_serve_refuses_other_hosts_without_the_flag(sample: Sample) -> None:
     assert json.loads(as_json.stdout)["code"] == "invalid_input"
 
 
+def test_serve_on_a_port_in_use_names_the_next_step(sample: Sample) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = run_hive(["-C", str(sample.root), "serve", "--port", port], module="hive.cli.main")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == (
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+        " (choose another with --port N, or --port 0 for a free one)\n"
+    )
+
+
 def test_serve_json_prints_its_address_on_one_line(sample: Sample) -> None:
     process = _serve(sample.root, "--json")
     try:

@@ -582,6 +582,14 @@ def test_the_live_view_and_the_plain_lines_show_the_events() -> None:
     assert "reservations: BlueLake src/a.py" in text
     assert "BlueLake: progress hv-e.a - in_progress - 50% - halfway" in text
     assert "0/2 done, 1 of 2 workers busy" in text
+    # on a narrow terminal a long reason is cut, not the subtask's id or its agent
+    long = "the run was stopped before it finished; its work is kept in worktree /x/y/z"
+    view(SwarmEvent(event="requeued", cell_id="hv-e.b", agent="RedStone", reason=long))
+    screen = StringIO()
+    Console(file=screen, width=60, color_system=None).print(view.render())
+    rows = [row for row in screen.getvalue().splitlines() if row.startswith("hv-e.")]
+    assert rows[0].split()[:3] == ["hv-e.a", "in_progress", "BlueLake"]
+    assert rows[1].split()[:2] == ["hv-e.b", "open"] and "the run was" in rows[1]
     line = describe(SwarmEvent(event="blocked", cell_id="hv-e.b", reason="why", log="/l"))
     assert line == "blocked   hv-e.b: why (log: /l)"
 
@@ -716,6 +724,7 @@ def test_an_epic_whose_subtasks_are_all_closed_is_closed_unless_told_or_refused(
     ws: Workspace, repo: Path
 ) -> None:
     from hive.domain.cells import close_cells, update_cells
+    from hive.domain.mail import send_message
 
     epic, one, two = make_epic(ws, files(2))
     close_cells(ws, cell_ids=[one, two], reason="done by hand")
@@ -724,7 +733,9 @@ def test_an_epic_whose_subtasks_are_all_closed_is_closed_unless_told_or_refused(
     assert kept.finished and kept.epic_note == "left open (--keep-epic-open)"
     assert git(repo, "rev-parse", "HEAD") == head
     update_cells(ws, cell_ids=[epic], assignee="bob")  # someone else's epic: not the run's
+    send_message(ws, to=["alice"], subject="progress", body="an earlier run's", thread_id=epic)
     refused, events = run(ws, epic)
+    assert not any(e.event == "message" for e in events)  # not news of this run
     assert refused.finished and refused.epic_status == "open"
     note = next(e for e in events if e.event == "epic_open")
     assert "bob" in str(note.reason) and refused.epic_note == f"left open: {note.reason}"

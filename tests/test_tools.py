@@ -431,6 +431,17 @@ def test_in_process_calls_never_raise(ws: Workspace, repo: Path) -> None:
     assert call_tool(ctx, 42, {})["code"] == "unknown_tool"  # type: ignore[arg-type]
 
 
+def test_an_unknown_tool_names_the_one_meant(ws: Workspace, repo: Path) -> None:
+    """A misspelt tool name is answered as a misspelt argument is: with the name meant."""
+    ctx = CallContext(root=str(repo), agent="carol")
+    typo = call_tool(ctx, "hive_redy", {})
+    assert typo["code"] == "unknown_tool"
+    assert typo["error"].startswith("unknown tool 'hive_redy'; did you mean 'hive_ready'? ")
+    assert call_tool(ctx, "HIVE-READY", {})["error"].count("did you mean 'hive_ready'?") == 1
+    unlike = call_tool(ctx, "zzzz", {})["error"]
+    assert "did you mean" not in unlike and "known tools: context_search, " in unlike
+
+
 def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client

@@ -8,7 +8,8 @@ step sees the same directory. Then:
 * ``hive``, ``hive --help`` and ``hive --version`` print from a table here;
 * ``hive create``, ``update`` and ``close`` in their common forms are written by
   ``hive/cli/lean_write.py`` (same transaction, same results, no typer/pydantic/
-  dulwich), which defers to the full CLI for anything else;
+  dulwich; in the main worktree or a linked one), which defers to the full CLI
+  for anything else;
 * ``hive reserve``, ``release``, ``mail send``, ``mail inbox`` and ``mail read`` in
   their common forms likewise by ``hive/cli/lean_coord.py`` (the same conflict test,
   file format and mail log code as the full path);

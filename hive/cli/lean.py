@@ -582,9 +582,9 @@ def plain_text(text: str) -> bool:
 def precommit(inv: Invocation) -> int | None:
     """``hive hooks run pre-commit`` when nothing can block the commit: no ``.hive/``
     file staged and no staged path under any exclusive reservation (of anybody). Any
-    doubt (a reservation that could apply, another worktree, packed objects, a file the
-    fast reader declines, an agent committing with its credential) leaves the verdict
-    to the full check."""
+    doubt (a reservation that could apply, here or in another worktree, objects it
+    cannot read, a file the fast reader declines, an agent committing with its
+    credential) leaves the verdict to the full check."""
     import os
 
     if inv.args != ["run", "pre-commit"] or inv.json:
@@ -611,13 +611,13 @@ def precommit(inv: Invocation) -> int | None:
 
 
 def _exclusive_patterns(inv: Invocation) -> list[str] | None:
-    """Patterns of every unexpired exclusive reservation at HEAD, read from loose
-    objects or packs; None when that cannot be known cheaply and for sure."""
-    import os
-
+    """Patterns of every unexpired exclusive reservation at HEAD and at the HEAD of
+    every other worktree of the repository (the full check counts both: issue 11),
+    read from loose objects or packs; None when that cannot be known cheaply and for
+    sure. The worktrees are those the full check reads (``refs.other_worktree_heads``),
+    so a worktree added or switched by ``git`` counts from the next commit on."""
     from hive.errors import HiveError
-    from hive.git.loose import read_object, read_tree, tree_entries
-    from hive.git.refs import discover, read_head_fast
+    from hive.git.refs import discover, other_worktree_heads, read_head_fast
 
     try:
         paths = discover(inv.directory)
@@ -625,12 +625,25 @@ def _exclusive_patterns(inv: Invocation) -> list[str] | None:
         return None
     if _write_pending(paths):
         return None
-    if os.path.isdir(os.path.join(paths.common_dir, "worktrees")):
-        return None  # reservations of other worktrees count too: the full check reads them
     head = read_head_fast(paths)
     if head is None or head.commit is None:
         return None
-    found = tree_entries(paths, head.commit)
+    commits = [head.commit, *(other.commit for other in other_worktree_heads(paths))]
+    patterns: list[str] = []
+    for commit in dict.fromkeys(commits):  # worktrees on one commit: read once
+        found = _patterns_at(paths, commit) if commit is not None else []
+        if found is None:
+            return None
+        patterns += found
+    return patterns
+
+
+def _patterns_at(paths: RepoPaths, commit: str) -> list[str] | None:
+    """Patterns of the unexpired exclusive reservations of ``commit``'s tree (None: not
+    readable here for sure)."""
+    from hive.git.loose import read_object, read_tree, tree_entries
+
+    found = tree_entries(paths, commit)
     if found is None:
         return None
     hive = found[0]
@@ -646,41 +659,32 @@ def _exclusive_patterns(inv: Invocation) -> list[str] | None:
     if files is None:
         return None
     patterns: list[str] = []
-    for sha in files.values():
+    for name, sha in files.items():
         obj = read_object(paths, sha)
         if obj is None or obj[0] != b"blob":
             return None
-        found_patterns = _patterns_of(obj[1])
+        found_patterns = _patterns_of(name.decode("utf-8", "surrogateescape"), obj[1])
         if found_patterns is None:
             return None
         patterns += found_patterns
     return patterns
 
 
-def _patterns_of(data: bytes) -> list[str] | None:
-    from datetime import UTC, datetime
+def _patterns_of(name: str, data: bytes) -> list[str] | None:
+    """The patterns of the active exclusive reservations of the file ``name`` holding
+    ``data``; None for a file the full check would not read as this: one the plain
+    reader declines (the model may refuse it) or that is misfiled, which the full
+    check reports as untrusted and refuses the commit for (``load_reservations``)."""
+    from hive.domain import reservecore
+    from hive.times import utc_now
 
-    from hive.store.yamlfast import fast_loads
-    from hive.times import parse_time
-
-    try:
-        document = fast_loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    found = reservecore.plain_file(data)
+    path = f"{reservecore.RESERVATIONS_DIR}/{name}"
+    holders = [] if found is None else [item.agent for item in found.reservations]
+    if found is None or reservecore.misfiled(path, found.agent, holders) is not None:
         return None
-    if not isinstance(document, dict) or not isinstance(document.get("reservations", []), list):
-        return None
-    now = datetime.now(UTC)
-    patterns = []
-    for item in document.get("reservations", []):
-        if not isinstance(item, dict) or not isinstance(item.get("path_pattern"), str):
-            return None
-        try:
-            expires = parse_time(str(item.get("expires_at")))
-        except ValueError:
-            return None
-        if item.get("exclusive", True) is not False and (expires.tzinfo is None or expires > now):
-            patterns.append(item["path_pattern"])
-    return patterns
+    now = utc_now()
+    return [r.path_pattern for r in found.reservations if r.exclusive and r.active(now)]
 
 
 def _staged_paths(inv: Invocation) -> list[str] | None:

@@ -16,9 +16,11 @@ Whenever this path cannot be sure of giving exactly the full CLI's answer it
 command: an option it does not read (``--parent``, ``--dep``, ``--files``,
 ``--from``, ``--force``, ``--help``, ...), a partial id, any error to report
 (the full CLI words it), a cell or config file the plain reader declines, a
-state the index does not have, a layout other than hive's shards, another
-worktree, a write under way, staging mode, a detached or unborn HEAD, a git
-config it cannot read for sure, an identity it cannot prove. An agent acting
+state the index does not have, a layout other than hive's shards, a write
+under way in this worktree, staging mode, an unborn branch, a detached HEAD that
+``HIVE_ALLOW_DETACHED`` does not allow, a git config it cannot read for sure
+(``extensions.worktreeConfig`` included), an identity it cannot prove. A linked
+worktree is answered like the main one (see :func:`open_session`). An agent acting
 with ``HIVE_AGENT_TOKEN`` is checked exactly as the full path checks it (the
 same credential store function); an unknown token or a name that does not
 match defers, and the full CLI refuses.
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
 
     R = TypeVar("R")
 
-    from hive.git.refs import RepoPaths
+    from hive.git.refs import HeadRef, RepoPaths
     from hive.git.repo import GitRepo, Identity, Plan, Snapshot
 
 
@@ -238,9 +240,13 @@ def open_session(inv: Invocation) -> Session:
     except (HiveError, OSError):
         raise Defer("no repository") from None
     if os.path.lexists(paths.index_twin):
-        raise Defer("a write to recover first")
-    if os.path.realpath(paths.git_dir) != os.path.realpath(paths.common_dir):
-        raise Defer("a linked worktree")
+        raise Defer("a write to recover first")  # this worktree's twin (its git dir)
+    # A linked worktree is answered here too: everything a write touches is found
+    # through ``paths`` as the full path finds it. HEAD, the index, the twin and the
+    # intent are this worktree's (its git dir); objects, refs, the write lock, the
+    # credentials, the reservation id sequence and the state index are the
+    # repository's (the common dir), shared by every worktree; and a reserve reads
+    # every other worktree's reservations under that one write lock.
     repo = GitRepo(paths, recover=False)
     return Session(paths, repo, _principal(inv, repo), StateIndex(paths.hive_state_dir))
 
@@ -409,18 +415,34 @@ class Prepared:
         self.author = author
 
 
-def prepare(inv: Invocation) -> Prepared | None:
-    """The repository opened for a write on its branch; None to defer."""
+def prepare(inv: Invocation, *, on_head: bool = True) -> Prepared | None:
+    """The repository opened for a write (on HEAD's branch when ``on_head``; mail has
+    its own ref); None to defer."""
     from hive.store.sqlerrors import sqlite3
 
     try:
         session = open_session(inv)
         head_snap = session.repo.snapshot()
-        if head_snap.head.ref is None or head_snap.head.commit is None:
-            raise Defer("detached or unborn")
+        head_commit(head_snap.head, on_head=on_head)
         return Prepared(session, head_snap, session.lock_timeout(head_snap), session.identity())
     except (Defer, HiveError, OSError, sqlite3.DatabaseError):
         return None
+
+
+def head_commit(head: HeadRef, *, on_head: bool = True) -> str:
+    """HEAD's commit, to write on; Defer for a HEAD the full CLI must handle: an
+    unborn branch (hive's first commit there, or "not initialized"), and, for a
+    commit on HEAD, a detached HEAD that ``HIVE_ALLOW_DETACHED`` does not allow (the
+    full CLI refuses it and words why). A detached HEAD it allows is committed to as
+    the full path commits to it (the same ``transact``, HEAD itself moved); mail is
+    never on HEAD, so any HEAD with a commit will do."""
+    from hive.git.state import allowed_detached
+
+    if head.commit is None:
+        raise Defer("unborn")
+    if on_head and head.ref is None and not allowed_detached():
+        raise Defer("detached: the full CLI refuses it")
+    return head.commit
 
 
 def guarded(inv: Invocation, act: Callable[[], R]) -> R | int | None:
@@ -455,9 +477,7 @@ def write(
     written: dict[str, Any] = {}
 
     def plan(snap: Snapshot) -> Plan:
-        if snap.head.commit is None or snap.head.ref is None:
-            raise Defer("detached or unborn")
-        key = session.key_of(snap.head.commit)
+        key = session.key_of(head_commit(snap.head))
         written.clear()
         written["key"] = key
         new, wanted = change(session, snap, key)

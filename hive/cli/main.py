@@ -225,7 +225,26 @@ def _command_name(argv: list[str]) -> str | None:
     return parse(argv).command
 
 
-def _usage_error(exc: Any, argv: list[str]) -> int:
+def _command_path(command: Any, argv: list[str]) -> str | None:
+    """``hive mail send`` of ``hive mail send --to``: the command a usage error that
+    click gives no context (an option's missing value) is about, for its help; None
+    for a global option without its value (``hive list -C``: said as the lean path
+    says it, hive/cli/entry.py)."""
+    from hive.cli import parse
+
+    invocation = parse(argv)
+    if invocation.unvalued is not None:
+        return None
+    words = ["hive"]
+    for word in [invocation.command, *invocation.args] if invocation.command else []:
+        command = getattr(command, "commands", {}).get(word)
+        if command is None:
+            break
+        words.append(word)
+    return " ".join(words)
+
+
+def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
     """Render a usage error as one line (plus JSON with ``--json``); exit code 2."""
     wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     if is_no_args_help(exc) and not wants_json:
@@ -236,8 +255,8 @@ def _usage_error(exc: Any, argv: list[str]) -> int:
         message = missing_command(exc.ctx.command_path, exc.ctx.command.list_commands(exc.ctx))
     else:
         message = " ".join(exc.format_message().split())
-        if exc.ctx is not None:
-            message += f" (see '{exc.ctx.command_path} --help')"
+        path = exc.ctx.command_path if exc.ctx is not None else _command_path(command, argv)
+        message += f" (see '{path} --help')" if path else ""
     if wants_json:
         output.emit_json({"error": message, "code": "usage"})
     output.err(f"error: {message}")
@@ -258,6 +277,7 @@ def run(argv: list[str] | None = None) -> None:
             argv = parse(sys.argv[1:]).argv()
     if held.caught:
         sys.exit(interrupted(_command_name(argv)))
+    command = None
     try:
         command = typer.main.get_command(focused_app(argv))
         code = command.main(args=argv, prog_name="hive", standalone_mode=False)
@@ -265,7 +285,7 @@ def run(argv: list[str] | None = None) -> None:
             sys.exit(interrupted(_command_name(argv)))
         sys.exit(code if isinstance(code, int) else 0)
     except UsageError as exc:
-        sys.exit(_usage_error(exc, argv))
+        sys.exit(_usage_error(exc, argv, command))
     except ClickException as exc:
         output.err(f"error: {' '.join(exc.format_message().split())}")
         sys.exit(exc.exit_code)

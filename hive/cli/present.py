@@ -400,6 +400,12 @@ def _room(used: int) -> int | None:
     return None if width is None else max(width - used, 12)
 
 
+def _author_name(author: str) -> str:
+    """``Ann User`` of a commit's ``Ann User <ann@example.com>``: who made a commit
+    without hive's trailers (your own commit of cells staged with HIVE_AUTOCOMMIT=0)."""
+    return author.rsplit(" <", 1)[0]
+
+
 def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
     out = output.console()
     if params.overrides:
@@ -412,7 +418,7 @@ def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
     else:
         lines = []
         for entry in entries:  # the subject cut to fit, the commit and its author whole
-            agent = entry.agent or ""
+            agent = entry.agent or _author_name(entry.author)
             subject = output.fit(entry.subject, _room(13 + output.width(agent)))
             lines.append(
                 f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(subject)}"

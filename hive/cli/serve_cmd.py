@@ -135,7 +135,19 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         return listen(host, port)
     except OSError as exc:
-        _refuse(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        _refuse(f"cannot listen on {host}:{port}: {exc.strerror or exc}{_listen_hint(exc)}")
+
+
+def _listen_hint(exc: OSError) -> str:
+    """The next step after a refused listen: another port for a port in use or one
+    the user may not open, another address for one this machine does not have."""
+    import errno
+
+    if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+        return " (choose another with --port N, or --port 0 for a free one)"
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return " (give --host an address of this machine, e.g. 127.0.0.1)"
+    return ""
 
 
 def _refuse(message: str) -> NoReturn:

@@ -331,7 +331,9 @@ def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
     if a.action == "tree":
         return dep_tree(ws, cell_id=a.id)
     if not a.target:
-        raise InvalidInput(f"hive_dep {a.action} needs a target", field="target")
+        raise InvalidInput(
+            f"hive_dep {a.action} needs a target: the cell that id depends on", field="target"
+        )
     if a.action == "add":
         return add_dependency(
             ws, cell_id=a.id, target=a.target, dep_type=a.type, force=a.force, reason=a.reason
@@ -553,6 +555,8 @@ declare(
                 ("dep", "add"),
                 arguments=("id", "target"),
                 fixed={"action": "add"},
+                required=frozenset({"target"}),
+                helps={"target": "the cell ID depends on (waits for)"},
                 short=TYPE_SHORT,
                 help="ID depends on TARGET (cycles are refused).",
             ),
@@ -560,6 +564,8 @@ declare(
                 ("dep", "remove"),
                 arguments=("id", "target"),
                 fixed={"action": "remove"},
+                required=frozenset({"target"}),
+                helps={"target": "the cell ID no longer depends on"},
                 hidden=frozenset({"type"}),
                 help="Remove ID's dependency on TARGET.",
             ),

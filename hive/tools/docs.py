@@ -64,7 +64,8 @@ permissions, the rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` 
 `rate_limited` with code 429, `hook_blocked`, `hook_failed`, `invalid_input` for a
 bad `tools:` config, or a domain code such as `reservation_conflict`). Nothing ever
 returns a traceback. An unknown argument's error names the one meant (`ttlSeconds`:
-did you mean `ttl_seconds`?) and the tool's arguments; a null for an optional
+did you mean `ttl_seconds`?) and the tool's arguments, an unknown tool's the tool
+meant (`hive_redy`: did you mean `hive_ready`?) and every tool; a null for an optional
 argument says to leave it out.
 
 ## Identity

@@ -249,6 +249,18 @@ def call_tool(ctx: CallContext, name: str, args: Any) -> dict[str, Any]:
     return outcome
 
 
+def _unknown_tool(name: Any) -> dict[str, Any]:
+    """The error of a call to no tool: the tool meant (``hive_redy``: ``hive_ready``),
+    then every tool's name."""
+    known = sorted(_registry())
+    meant = _closest(name, known) if isinstance(name, str) else None
+    named = f"did you mean {meant!r}? " if meant else ""
+    return {
+        "error": f"unknown tool {name!r}; {named}known tools: {', '.join(known)}",
+        "code": "unknown_tool",
+    }
+
+
 def _internal(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, RecursionError):
         return {"error": "arguments or data are nested too deeply", "code": "invalid_arguments"}
@@ -266,8 +278,7 @@ def _call(
         return exc.to_dict()
     tool = get_tool(name) if isinstance(name, str) else None
     if tool is None:
-        known = ", ".join(sorted(_registry()))
-        return {"error": f"unknown tool {name!r}; known tools: {known}", "code": "unknown_tool"}
+        return _unknown_tool(name)
     parsed = _validate(tool, args)
     if isinstance(parsed, dict):
         return parsed

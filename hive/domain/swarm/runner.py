@@ -93,6 +93,7 @@ MAX_WORKERS = 64
 DEFAULT_TIMEOUT = 1800.0
 STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 OBSERVE_EVERY = 0.5  # seconds between looks at cells, reservations and mail
+MESSAGES_SEEN = 20  # the latest messages on the epic's thread looked at each time
 PLACEHOLDERS = ("prompt_file", "cell", "agent", "epic", "project")
 UNCHECKED = "(not checked: "  # a worktree whose state could not be read
 KEPT_STATES = ("requeued", "blocked")  # a subtask put back so: it resumes in its worktree
@@ -333,6 +334,7 @@ class _Runner:
 
     def run(self) -> SwarmRunResult:
         self._register_coordinator()
+        self._skip_earlier_messages()
         index = self.ws.cells()
         self._event(
             "run_started",
@@ -1107,8 +1109,15 @@ class _Runner:
             self.seen_reservations = current
             self._event("reservations", reservations=current)
 
+    def _skip_earlier_messages(self) -> None:
+        """Messages already on the epic's thread (an earlier run's progress reports) are
+        not news of this run: only those sent from now on are reported."""
+        with contextlib.suppress(HiveError):
+            found = thread_messages(self.ws, thread_id=self.epic.id, limit=MESSAGES_SEEN)
+            self.seen_messages.update(message.id for message in found)
+
     def _observe_messages(self) -> None:
-        for message in thread_messages(self.ws, thread_id=self.epic.id, limit=20):
+        for message in thread_messages(self.ws, thread_id=self.epic.id, limit=MESSAGES_SEEN):
             if message.id in self.seen_messages:
                 continue
             self.seen_messages.add(message.id)
