@@ -533,7 +533,8 @@ def test_a_shared_repository_keeps_git_directories_group_writable(tmp_path: Path
 
 
 @pytest.mark.parametrize(
-    "value", ["yes", "on", "true", "group", "1", "everybody", "2", "0640", "640", "01", "no"]
+    "value",
+    ["yes", "on", "true", "group", "1", "everybody", "2", "0640", "640", "0600", "01", "no"],
 )
 @pytest.mark.parametrize("worktree_config", [False, True])
 def test_shared_repository_values_are_read_as_git_reads_them(
@@ -562,6 +563,86 @@ def test_shared_repository_values_are_read_as_git_reads_them(
     assert made == {wanted}, (oct(wanted), sorted(map(oct, made)))
 
 
+def _modes(repo: Path, names: list[str]) -> dict[str, str]:
+    git_dir = repo / ".git"
+    return {name: oct((git_dir / name).stat().st_mode & 0o7777) for name in names}
+
+
+@pytest.mark.parametrize("value", ["group", "everybody", "0640", "0600", "umask"])
+def test_a_shared_repositorys_files_get_gits_modes_from_hive_as_from_git(
+    tmp_path: Path, value: str
+) -> None:
+    """In a shared repository git gives every file it writes a shared mode (loose
+    objects ``0440`` under ``group``, refs, reflogs and the index ``0660``), whatever the
+    umask; hive gave only its directories one, so under ``umask 077`` another user of
+    the repository could not read hive's objects nor update the refs and the index it
+    rewrote. Each kind of file hive writes now has the mode git gives the same kind."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", f"--shared={value}")
+    before = os.umask(0o077)
+    try:
+        (repo / "code.py").write_text("x = 1\n")
+        git(repo, "add", "code.py")
+        git(repo, "commit", "-q", "-m", "initial")
+        git(repo, "update-ref", "refs/gitmade/x", "HEAD")
+        branch = git(repo, "symbolic-ref", "HEAD").strip()
+        kinds = [branch, f"logs/{branch}", "index", "refs/gitmade/x"]
+        by_git = _modes(repo, kinds)
+        head = git(repo, "rev-parse", "HEAD").strip()
+        gits_object = _modes(repo, [f"objects/{head[:2]}/{head[2:]}"])
+        ok(hive(repo, "init", "--prefix", "hv"))
+        ok(hive(repo, "create", "A cell"))
+        agent_env(repo, "Mx")
+        ok(hive(repo, "mail", "send", "Mx", "-s", "hi", "-b", "x", env=agent_env(repo, "Ax")))
+    finally:
+        os.umask(before)
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    assert git(repo, "log", "-1", "--format=%an", commit)  # hive's commit, read by git
+    by_hive = _modes(repo, [branch, f"logs/{branch}", "index", "refs/hive/mail"])
+    assert by_hive == {
+        branch: by_git[branch],
+        f"logs/{branch}": by_git[f"logs/{branch}"],
+        "index": by_git["index"],
+        "refs/hive/mail": by_git["refs/gitmade/x"],
+    }
+    tree = git(repo, "rev-parse", f"{commit}^{{tree}}").strip()
+    hives_objects = _modes(repo, [f"objects/{sha[:2]}/{sha[2:]}" for sha in (commit, tree)])
+    assert set(hives_objects.values()) == set(gits_object.values())
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_directory_another_process_makes_meanwhile_is_left_to_it(tmp_path: Path) -> None:
+    """``make_directories`` in a shared repository: a directory another process makes
+    between hive's look and its ``mkdir`` (another user's git adding an object to the
+    same fan-out directory) is that process's; hive used to chmod (and stat) every
+    directory it had found missing, which fails on a directory another user owns, and
+    the write was lost. Now it goes on below it, and gives what it made itself the
+    shared mode."""
+    from hive.git.refs import discover
+    from hive.git.shared import make_directories
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "--shared=group")
+    paths = discover(str(repo))
+    target = repo / ".git" / "refs" / "raced" / "below" / "deepest"
+    others = repo / ".git" / "refs" / "raced"
+
+    def another_process_makes(path: str) -> None:
+        if path == str(others):
+            others.mkdir(mode=0o700)  # its own mode: its git is still to adjust it
+
+    before = os.umask(0o022)
+    try:
+        make_directories(paths, str(target), made=another_process_makes)
+    finally:
+        os.umask(before)
+    assert others.stat().st_mode & 0o777 == 0o700  # not touched: not ours
+    mine = {oct(p.stat().st_mode & 0o7777) for p in (target.parent, target)}
+    assert mine == {oct(0o2775)}
+
+
 def test_sync_from_two_worktrees_records_both_claims_as_a_conflict(tmp_path: Path) -> None:
     """Two worktrees of one clone share ``refs/hive/state``. Alpha claims a cell on
     the main branch and syncs; Beta claims it on the other worktree's branch and syncs:
@@ -588,3 +669,73 @@ def test_sync_from_two_worktrees_records_both_claims_as_a_conflict(tmp_path: Pat
     [conflict] = shown["conflicts"]
     assert conflict["field"] == "assignee" and conflict["kept"] == shown["assignee"]
     assert {conflict["kept"], conflict["other"]} == {"Alpha", "Beta"}
+
+
+def _hook(repo: Path, name: str, body: str) -> None:
+    hook = repo / ".git" / "hooks" / name
+    hook.write_text(f"#!/bin/sh\n{body}\n")
+    hook.chmod(0o755)
+
+
+def test_hive_in_a_linked_worktrees_hooks_acts_on_that_worktree(tmp_path: Path) -> None:
+    """git runs a linked worktree's hooks with ``GIT_DIR`` (its own git directory) and
+    ``GIT_INDEX_FILE`` exported. hive run there acts on that worktree, its branch and its
+    index: from the post-commit hook it commits on the worktree's branch and ``git
+    status`` stays clean; from the pre-commit hook of ``git commit -a`` (git committing
+    from ``index.lock``, which it holds) a write is refused at once, naming the reason
+    and the way out (hive waited for the lock until ``lock_timeout`` and then blamed
+    "another git process"), and git's commit goes on."""
+    main = make_repo(tmp_path / "main")
+    ok(hive(main, "init", "--prefix", "hv"))
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked), "-b", "feature")
+    log = tmp_path / "hook.log"
+    command = f'HIVE_LOCK_TIMEOUT=0 "{sys.executable}" -m hive create'
+    _hook(main, "post-commit", f'{command} "made by the post-commit hook" >> "{log}" 2>&1')
+    (linked / "work.txt").write_text("one\n")
+    git(linked, "add", "work.txt")
+    git(linked, "commit", "-q", "-m", "work")
+    assert "created" in log.read_text(), log.read_text()
+    subjects = git(linked, "log", "-2", "--format=%s").splitlines()
+    assert subjects[0].startswith("hive: create") and subjects[1] == "work"
+    assert git(linked, "status", "--porcelain") == ""
+    assert "made by the post-commit hook" not in git(main, "log", "--format=%s", "main")
+
+    (main / ".git" / "hooks" / "post-commit").unlink()
+    _hook(main, "pre-commit", f'{command} "made by the pre-commit hook" >> "{log}" 2>&1; true')
+    (linked / "work.txt").write_text("two\n")
+    git(linked, "commit", "-q", "-a", "-m", "more work")
+    said = log.read_text().splitlines()[-1]
+    assert "GIT_INDEX_FILE names" in said and "post-commit" in said, said
+    assert git(linked, "log", "-1", "--format=%s").strip() == "more work"
+    assert "made by the pre-commit hook" not in git(linked, "log", "--format=%s")
+    assert git(linked, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"], ids=["lean", "full"])
+def test_git_dir_and_git_work_tree_are_honoured_as_git_honours_them(
+    tmp_path: Path, module: str
+) -> None:
+    """``GIT_DIR=... GIT_WORK_TREE=... hive create`` from outside the repository acts on
+    that repository, as ``git`` does (hive looked for ``.git`` from the current directory
+    and said "not inside a git repository"); a ``GIT_DIR`` that is not a git directory is
+    refused naming it, as git refuses it."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "GIT_DIR": str(repo / ".git"), "GIT_WORK_TREE": str(repo)}
+    made = run_hive(["create", "Made from elsewhere"], cwd=elsewhere, env=env, module=module)
+    assert made.returncode == 0, made.stderr
+    assert git(repo, "log", "-1", "--format=%s").startswith("hive: create")
+    assert git(repo, "status", "--porcelain") == ""
+    assert list(elsewhere.iterdir()) == []
+    listed = run_hive(["list"], cwd=elsewhere, env=env, module=module)
+    assert "Made from elsewhere" in listed.stdout, listed.stderr
+    relative = {**os.environ, "GIT_DIR": ".git"}  # relative to the directory, as git reads it
+    shown = run_hive(["list"], cwd=repo, env=relative, module=module)
+    assert "Made from elsewhere" in shown.stdout, shown.stderr
+    wrong = {**os.environ, "GIT_DIR": str(elsewhere)}
+    refused = run_hive(["list"], cwd=repo, env=wrong, module=module)
+    assert refused.returncode == 2
+    assert f"GIT_DIR={elsewhere} is not a git directory" in refused.stderr

@@ -288,6 +288,51 @@ def test_held_index_lock_refuses_the_write_before_anything_lands(
     assert_clean(repo)
 
 
+class _GitHoldingTheIndex:
+    """Stands in for the ``time`` module of hive/git/index.py: its clock moves only when the
+    lock wait sleeps (a second a sleep), and the ``index.lock`` a git process holds is
+    removed once ``held_for`` seconds have passed on it: a long wait without waiting."""
+
+    def __init__(self, lock: Path, held_for: float) -> None:
+        self.lock, self.held_for, self.now = lock, held_for, 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, _seconds: float) -> None:
+        self.now += 1.0
+        if self.now >= self.held_for and self.lock.exists():
+            self.lock.unlink()
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"], ids=["lean", "full"])
+def test_index_lock_is_waited_for_as_long_as_the_configured_lock_wait(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    """git's ``index.lock`` held 12 s (20 agents committing in one tree): a write whose
+    HIVE_LOCK_TIMEOUT is 30 waits it out, on the lean and the full path (hive used to give
+    up after 10 s whatever the setting); with 5 it gives up, naming the wait and the way to
+    wait longer, and nothing lands."""
+    import hive.git.index as index_module
+
+    before = _history(repo)
+    lock = repo / ".git" / "index.lock"
+    lock.write_text("")
+    monkeypatch.setattr(index_module, "time", _GitHoldingTheIndex(lock, 12.0))
+    monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "5")
+    refused = run_hive(["create", "gives up"], cwd=repo, module=module)
+    assert refused.returncode == 6, refused.stderr
+    assert "more than 5s" in refused.stderr and "HIVE_LOCK_TIMEOUT" in refused.stderr
+    assert _history(repo) == before
+    monkeypatch.setattr(index_module, "time", _GitHoldingTheIndex(lock, 12.0))
+    monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "30")
+    waited = run_hive(["create", "waits it out"], cwd=repo, module=module)
+    assert waited.returncode == 0, waited.stderr
+    assert not lock.exists()
+    assert "waits it out" in git(repo, "log", "-1", "--format=%s")
+    assert_clean(repo)
+
+
 def test_split_index_is_refused_clearly_and_nothing_lands(ws: Workspace, repo: Path) -> None:
     git(repo, "update-index", "--split-index")
     before = _history(repo)

@@ -654,7 +654,6 @@ MAIL_DEFERRED = {
     "force": ["mail", "inbox", "--force"],
     "help": ["mail", "inbox", "--help"],
     "read-another-s": ["mail", "read", "{other}"],
-    "read-unknown": ["mail", "read", "12"],
     "read-zero": ["mail", "read", "0"],
     "read-two": ["mail", "read", "{hello}", "{mine}"],
     "read-force": ["mail", "read", "{hello}", "--force", "--reason", "r"],
@@ -796,7 +795,6 @@ DEFERRED = {
     "long-reason": ["reserve", "x", "--reason", "r" * 501],
     "help": ["reserve", "--help"],
     "release-nothing": ["release"],
-    "release-not-held": ["release", "src/a.py"],
     "release-id": ["release", "--id", "1"],
     "release-all": ["release", "--all"],
     "release-other": ["release", "src/a.py", "--agent", "alice", "--force", "--reason", "gone"],
@@ -822,6 +820,37 @@ def test_what_the_lean_path_cannot_answer_exactly_is_deferred(
         head,
         mail,
     )
+    assert_clean(base)
+
+
+REFUSED = {  # refusals the lean path words as the full CLI does: args, user.name
+    "release-anothers": (["release", "src/a.py"], ""),
+    "release-expired-only": (["release", "src/expired.py", "src/nothing.py"], ""),
+    "release-holding-no-file": (["release", "README.md"], "Nobody Here"),
+    "read-unknown": (["mail", "read", "#12"], ""),
+}
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refusals_are_worded_by_the_lean_path_as_by_the_full_cli(
+    name: str, as_json: bool, base: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A release matching none of the holder's active reservations, a message id the
+    log does not have: refused here with the very error of the full path (no full CLI
+    started for one line); nothing is written."""
+    args, person = REFUSED[name]
+    if person:
+        git(base, "config", "user.name", person)
+    args = ["--json"] * as_json + args
+    head, mail = heads(base)
+    lean = lean_run(base, args, capsys)
+    assert lean[0] == 3, f"the lean path deferred: {lean[2]}"
+    assert lean == full_run(base, args, capsys)
+    assert lean[2].startswith("error: ") and lean[2].count("\n") == 1
+    if as_json:
+        assert json.loads(lean[1])["code"] == "not_found"
+    assert heads(base) == (head, mail)
     assert_clean(base)
 
 

@@ -168,6 +168,10 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
     assert "uncommitted changes" not in result.blocked[silent]
     assert "killed by signal SIGKILL" in result.blocked[crashes]
     assert "exited (code 0) without calling swarm_complete" in result.blocked[silent]
+    # the last line the worker wrote says why, without opening its log
+    assert result.blocked[crashes].endswith("; its log ends: crashing now")
+    assert result.blocked[silent].endswith("; its log ends: did nothing")
+    assert "its log ends: " in result.blocked[missing] and "not found" in result.blocked[missing]
     outcomes = {o.cell_id: o for o in load_outcomes(ws)}
     for cell in (fails, crashes, silent):
         stored = show_cell(ws, cell_id=cell)
@@ -582,6 +586,14 @@ def test_the_live_view_and_the_plain_lines_show_the_events() -> None:
     assert "reservations: BlueLake src/a.py" in text
     assert "BlueLake: progress hv-e.a - in_progress - 50% - halfway" in text
     assert "0/2 done, 1 of 2 workers busy" in text
+    # on a narrow terminal a long reason is cut, not the subtask's id or its agent
+    long = "the run was stopped before it finished; its work is kept in worktree /x/y/z"
+    view(SwarmEvent(event="requeued", cell_id="hv-e.b", agent="RedStone", reason=long))
+    screen = StringIO()
+    Console(file=screen, width=60, color_system=None).print(view.render())
+    rows = [row for row in screen.getvalue().splitlines() if row.startswith("hv-e.")]
+    assert rows[0].split()[:3] == ["hv-e.a", "in_progress", "BlueLake"]
+    assert rows[1].split()[:2] == ["hv-e.b", "open"] and "the run was" in rows[1]
     line = describe(SwarmEvent(event="blocked", cell_id="hv-e.b", reason="why", log="/l"))
     assert line == "blocked   hv-e.b: why (log: /l)"
 
@@ -594,6 +606,19 @@ def test_placeholders_are_shell_quoted() -> None:
         {"prompt_file": "/a b/it's.md", "cell": "c"},
     )
     assert command == "agent '/a b/it'\"'\"'s.md' --cell c {cell} ${cell} {a,b} {x y}"
+
+
+def test_the_last_line_of_a_worker_s_log(tmp_path: Path) -> None:
+    from hive.domain.swarm.runner import LAST_LINE_CHARS, last_line
+
+    log = tmp_path / "w.log"
+    log.write_bytes(b"$ the command\n")
+    assert last_line(str(log), len(b"$ the command\n")) is None  # the worker wrote nothing
+    log.write_bytes(b"$ cmd\nstarting\nerror: \x1b[2Jno luck\n\n  \n")
+    assert last_line(str(log)) == "error: ?[2Jno luck"
+    log.write_bytes(b"x" * 5000 + b"\n")
+    assert last_line(str(log)) == "x" * (LAST_LINE_CHARS - 1) + "\u2026"
+    assert last_line(str(tmp_path / "gone.log")) is None
 
 
 def test_an_unknown_placeholder_is_refused_before_anything_runs(ws: Workspace, repo: Path) -> None:
@@ -695,6 +720,10 @@ def test_a_blocked_subtask_retried_resumes_in_its_kept_worktree_then_the_epic_cl
         resumed.reason
     )
     assert seen.read_text() == "PART = 1\nDRAFT = 1\n"
+    # its brief says it is a retry, why the last attempt failed, and where its work is
+    brief = Path(str(second.prompt_file)).read_text()
+    assert "## Context\nAn earlier attempt at this subtask failed and was blocked: worker" in brief
+    assert "exited with code 3" in brief and "You continue where it worked" in brief
     assert (repo / "src/partial.py").read_text() == "PART = 1\n"  # merged with the rest
     assert git(repo, "worktree", "list").count("\n") == 1 and "hive/" not in git(repo, "branch")
     # every subtask closed: the epic is closed in a commit of its own, the summary its reason
@@ -716,6 +745,7 @@ def test_an_epic_whose_subtasks_are_all_closed_is_closed_unless_told_or_refused(
     ws: Workspace, repo: Path
 ) -> None:
     from hive.domain.cells import close_cells, update_cells
+    from hive.domain.mail import send_message
 
     epic, one, two = make_epic(ws, files(2))
     close_cells(ws, cell_ids=[one, two], reason="done by hand")
@@ -724,7 +754,9 @@ def test_an_epic_whose_subtasks_are_all_closed_is_closed_unless_told_or_refused(
     assert kept.finished and kept.epic_note == "left open (--keep-epic-open)"
     assert git(repo, "rev-parse", "HEAD") == head
     update_cells(ws, cell_ids=[epic], assignee="bob")  # someone else's epic: not the run's
+    send_message(ws, to=["alice"], subject="progress", body="an earlier run's", thread_id=epic)
     refused, events = run(ws, epic)
+    assert not any(e.event == "message" for e in events)  # not news of this run
     assert refused.finished and refused.epic_status == "open"
     note = next(e for e in events if e.event == "epic_open")
     assert "bob" in str(note.reason) and refused.epic_note == f"left open: {note.reason}"
@@ -942,6 +974,8 @@ def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
     second = next(e for e in more if e.event == "worker_started")
     assert (second.worktree, second.branch) == (started.worktree, started.branch)
     assert started.worktree in (resumed.reason or "")
+    brief = Path(str(second.prompt_file)).read_text()
+    assert "An earlier attempt at this subtask was stopped: the run was stopped" in brief
     assert seen.read_text() == "WORK = 1\nDRAFT = 1\n"
     assert "my real work" in git(repo, "log", "--format=%s", "HEAD")
     assert (repo / "src/slow.py").read_text().startswith("WORK = 1\n")

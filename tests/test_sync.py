@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import subprocess
@@ -449,6 +450,38 @@ def test_a_release_on_one_clone_reaches_the_other(clones: Clones) -> None:
     release(clones.ws("a", "alice"), paths=["docs/**"])
     converge(clones, "a", "b")
     assert list_reservations(clones.ws("b")) == []
+
+
+@pytest.mark.parametrize(
+    ("how", "module"),
+    [("ff", "hive"), ("ff", "hive.cli.main"), ("merge", "hive.cli.main")],
+    ids=["fast-forward-lean", "fast-forward-full", "merge-full"],
+)
+def test_ids_a_git_pull_brought_are_never_given_again(
+    clones: Clones, how: str, module: str
+) -> None:
+    """alice on clone a reserves #1 and #2 and releases #2; clone b takes it with a plain
+    ``git pull`` (a fast-forward, or a merge that takes alice's file as it is): no merge
+    driver runs, so b's sequence was never raised and b's next reservation was #2
+    again. Ids in every commit the pull brought count, released ones too (lean and full
+    path)."""
+    a = clones.ws("a", "alice")
+    assert [r.id for r in reserve(a, paths=["src/one.py"], ttl_seconds=3600).granted] == [1]
+    assert [r.id for r in reserve(a, paths=["src/two.py"], ttl_seconds=3600).granted] == [2]
+    release(a, paths=["src/two.py"])
+    git(clones.paths["a"], "push", "-q", "origin", "main")
+    b = clones.paths["b"]
+    if how == "merge":
+        (b / "code.py").write_text("x = 1\n")
+        git(b, "add", "code.py")
+        git(b, "commit", "-q", "-m", "b's own work")
+    git(b, "pull", "-q", "--no-rebase", "--ff" if how == "ff" else "--no-ff", "origin", "main")
+    assert ("Merge" in git(b, "log", "-1", "--format=%s")) == (how == "merge")
+    reserved = run_hive(["-C", str(b), "reserve", "src/three.py", "--json"], module=module)
+    assert reserved.returncode == 0, reserved.stderr
+    assert [g["id"] for g in json.loads(reserved.stdout)["granted"]] == [3]
+    again = run_hive(["-C", str(b), "reserve", "src/four.py", "--json"], module=module)
+    assert [g["id"] for g in json.loads(again.stdout)["granted"]] == [4]
 
 
 def test_doctor_reports_an_overlap_a_git_merge_brought_in(tmp_path: Path) -> None:

@@ -91,13 +91,19 @@ lines.
 Environment: `HIVE_AGENT_TOKEN` (an agent's credential, printed by `hive agent
 register`), `HIVE_AGENT` (the agent you claim to be), `HIVE_AUTOCOMMIT=0` (stage
 hive changes for your next commit instead of committing), `HIVE_LOCK_TIMEOUT`
-(seconds to wait for another process's write or sync lock before exit 6, 0 to 86400;
+(seconds to wait for another process's write or sync lock, or git's `index.lock`,
+before exit 6, 0 to 86400;
 anything else is refused; else `lock_timeout_seconds` in `.hive/config.yaml`, default
 30), `HIVE_SESSION` (the session: recorded with a registration; `hive tools run`
 envelopes with the same one share read-before-write reads and tool-call counts),
 `HIVE_ALLOW_DETACHED=1`
 (write on a detached HEAD), `HIVE_BYPASS=1` (skip the pre-commit hook), `HIVE_DEBUG=1`
 (show tracebacks of internal errors).
+git's own `GIT_DIR` and `GIT_WORK_TREE` choose the repository and its working tree as
+they do for git (git exports `GIT_DIR` to the hooks of a linked worktree); while
+`GIT_INDEX_FILE` names another index than the worktree's (git's pre-commit hook of
+`git commit -a` or `git commit <paths>`), a write is refused (exit 4): run hive after
+the commit, in a post-commit hook.
 
 A write killed part-way (a CI timeout, an agent runtime killing its tools) is
 never left for you to repair: the next hive command, or the pre-commit hook of

@@ -13,17 +13,20 @@ rules of ``hive/domain/path_rules.py`` themselves. The result is the same
 commit (tree, message, trailers), the same state index rows and the same output
 as the full CLI's.
 
-Anything else *defers* (None, before anything is written) to the full CLI, which
-words every refusal: a conflict, a pattern the path rules deny, an unknown
-recipient or sender, a reservation file the plain reader declines, another
-option (``--cell``, ``--force``, ``--id``, ``--all``, ``--agent``, ``--help``,
-...), ``coordinator`` with no epic behind it, an identity it cannot prove, and
-every situation ``lean_write`` defers; for ``inbox`` and ``read`` also another's
-inbox or message, an unknown message, an unregistered reader of a message (an
-unregistered reader's inbox is refused here, as ``mail.inbox`` refuses it), a header
-the model might read otherwise and output to a terminal (rich lays it out). A ``--thread``
-is read as the full path reads it (a cell's full id in any case, spaces around, a
-prefix: stored as the cell's id; else a plain thread name).
+A release matching none of the holder's active reservations, a message id the log
+does not have and an unregistered reader's inbox are refused here with the very
+error the full path raises (``reservecore.nothing_matching``,
+``maillog.no_message``, ``maillog.unregistered``). Anything else *defers* (None,
+before anything is written) to the full CLI, which words every other refusal: a
+conflict, a pattern the path rules deny, an unknown recipient or sender, a
+reservation file the plain reader declines, another option (``--cell``,
+``--force``, ``--id``, ``--all``, ``--agent``, ``--help``, ...), ``coordinator``
+with no epic behind it, an identity it cannot prove, and every situation
+``lean_write`` defers; for ``inbox`` and ``read`` also another's inbox or message,
+an unregistered reader of a message, a header the model might read otherwise and
+output to a terminal (rich lays it out). A ``--thread`` is read as the full path
+reads it (a cell's full id in any case, spaces around, a prefix: stored as the
+cell's id; else a plain thread name).
 
 Supported forms (global options anywhere, ``--json`` included)::
 
@@ -189,6 +192,7 @@ def reserve(inv: Invocation) -> int | None:
             raise Defer("a conflict: the full CLI refuses it and words it")
         mine = [item for item in own(files, agent) if item.active(now)]
         every = (item for data in files.values() for item in data.reservations)
+        reservecore.raise_from_history(session.paths, snap.head.commit)  # git pull, reset
         granted, renewed = reservecore.grant(
             mine,
             patterns,
@@ -299,12 +303,11 @@ def release(inv: Invocation) -> int | None:
     def plan(snap: Snapshot) -> Plan:
         now = utc_now()
         sha = snap.blob_sha(path)
-        if sha is None:
-            raise Defer("nothing held: the full CLI words it")
-        mine = [item for item in read_file(session, path, sha).reservations if item.active(now)]
+        held = [] if sha is None else read_file(session, path, sha).reservations
+        mine = [item for item in held if item.active(now)]
         released, kept, missing = reservecore.split_release(mine, wanted, [])
-        if not released:
-            raise Defer("nothing matching held: the full CLI words it")
+        if not released:  # refused as ``reservations.release`` refuses it
+            raise reservecore.nothing_matching(me, missing)
         content = reservecore.file_text(me, [item.text() for item in kept]) if kept else None
         subject = f"{me} {', '.join(r.path_pattern for r in released)}"
         return file_plan(session, "release", subject, content, (released, missing))
@@ -673,7 +676,9 @@ def read(inv: Invocation) -> int | None:
     try:
         state = maillog.state_of(host)
         event = state.messages.get(number)
-        if event is None or reader not in state.agents:
+        if event is None:  # refused as ``mail.read_message`` refuses it
+            return report(inv, maillog.no_message(number))
+        if reader not in state.agents:
             return None  # the full CLI words it
         party = reader == event["from"] or reader in event["to"]
         if not (party and state.current(reader, event)):

@@ -173,9 +173,11 @@ class LiveView:
 
         from hive.text import without_control
 
-        def plain(text: str, style: str = "") -> Text:
+        def plain(text: str, style: str = "", *, cut: bool = False) -> Text:
             """Text as it is (never rich markup: titles, names, reasons), each control
-            character shown as '?'."""
+            character shown as '?'; ``cut``: one line, ending in '…' when too long."""
+            if cut:
+                return Text(without_control(text), style=style, no_wrap=True, overflow="ellipsis")
             return Text(without_control(text), style=style)
 
         with self.lock:
@@ -186,8 +188,12 @@ class LiveView:
                 header_style="bold",
                 pad_edge=False,
             )
-            for column in ("SUBTASK", "STATUS", "AGENT", "TITLE", ""):
-                table.add_column(column, no_wrap=True, overflow="ellipsis")
+            # a narrow terminal cuts the title and the reason, never an id, a status or a
+            # name: rich narrows only the columns that may wrap, and these texts do not
+            for column in ("SUBTASK", "STATUS", "AGENT"):
+                table.add_column(column, no_wrap=True)
+            for column in ("TITLE", ""):
+                table.add_column(column)
             for cell, entry in self.subtasks.items():
                 style = STATUS_STYLE.get(entry["status"], "white")
                 info = entry.get("info") or ""
@@ -197,8 +203,8 @@ class LiveView:
                     plain(cell),
                     plain(entry["status"] or "", style=style),
                     plain(entry.get("agent") or ""),
-                    plain(entry["title"] or ""),
-                    plain(info[:80], style="dim"),
+                    plain(entry["title"] or "", cut=True),
+                    plain(info[:80], style="dim", cut=True),
                 )
             parts: list[Any] = [table, plain("")]
             done = sum(1 for e in self.subtasks.values() if e["status"] == "closed")

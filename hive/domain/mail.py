@@ -45,6 +45,7 @@ from hive.domain.maillog import (
     inbox_events,
     mark_of,
     message_event,
+    no_message,
     read_mark,
 )
 from hive.domain.maillog import append as _append
@@ -518,9 +519,7 @@ def read_message(
 def _message(state: MailState, message_id: int) -> dict[str, Any]:
     event = state.messages.get(int(message_id))
     if event is None:
-        raise NotFound(
-            f"no message #{message_id}: the inbox lists the ids (hive mail inbox; swarmmail_inbox)"
-        )
+        raise no_message(message_id)
     return event
 
 

@@ -416,6 +416,13 @@ def require_agent(state: MailState, name: str) -> None:
         raise unregistered(name)
 
 
+def no_message(message_id: int) -> NotFound:
+    """The refusal of a message id the log does not have (both paths)."""
+    return NotFound(
+        f"no message #{message_id}: the inbox lists the ids (hive mail inbox; swarmmail_inbox)"
+    )
+
+
 def unregistered(name: str) -> NotFound:
     """The refusal of mail to or from ``name``, which nobody registered (both paths)."""
     return NotFound(f"agent {name!r} is not registered; {how_to_register(name)}", agent=name)

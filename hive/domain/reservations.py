@@ -263,6 +263,7 @@ def reserve(
         forced[:] = overrides
         mine = _pruned(files.get(agent), agent, now)
         held = (r for data in files.values() for r in data.reservations)
+        reservecore.raise_from_history(ws.git.paths, snap.head.commit)  # git pull, reset
         granted, renewed = reservecore.grant(
             mine.reservations,
             patterns,
@@ -536,7 +537,7 @@ def release(
         if holder == me:
             _refuse_others_ids(files, me, [int(m[1:]) for m in missing if m.startswith("#")], now)
         if (wanted_patterns or wanted_ids) and not released:
-            raise NotFound(f"{holder} holds no active reservation matching {', '.join(missing)}")
+            raise reservecore.nothing_matching(holder, missing)
         overrides = []
         if holder != me and not released:  # nothing of theirs to release: no override
             return [], "", ReleaseResult(released=[], not_found=missing)

@@ -22,7 +22,8 @@ from datetime import datetime, timedelta
 
 from hive.digests import sha256_hex
 from hive.domain.globs import normalize_pattern, patterns_intersect
-from hive.errors import AmbiguousId, PathOutsideRepository
+from hive.errors import AmbiguousId, NotFound, PathOutsideRepository
+from hive.record import suppress
 from hive.store.celldoc import exact_time, format_time
 from hive.store.yamlio import dumps
 
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     N = TypeVar("N", bound=Numbered)
     G = TypeVar("G", bound=Granted)
 
+    from hive.git.refs import RepoPaths
     from hive.git.repo import GitRepo, Snapshot
 
 
@@ -180,6 +182,12 @@ def split_release(
     return released, kept, missing
 
 
+def nothing_matching(holder: str, missing: Sequence[str]) -> NotFound:
+    """The refusal of a release none of whose patterns or ids matches an active
+    reservation of ``holder`` (both paths)."""
+    return NotFound(f"{holder} holds no active reservation matching {', '.join(missing)}")
+
+
 def _refuse_ambiguous(held: Sequence[Numbered], number: int) -> None:
     """Raise AmbiguousId when ``number`` names more than one of ``held``: two clones
     both gave it (their copies met at a sync), or a merge renumbered one of them."""
@@ -216,7 +224,8 @@ def other_worktree_snapshots(git: GitRepo, snap: Snapshot) -> Iterator[tuple[str
 
 def next_id(held: Iterable[Numbered], state_dir: str) -> int:
     """The id of the next reservation: above every one held and every one this clone
-    ever granted (ids are never reused)."""
+    ever granted or received (ids are never reused; a reserve calls
+    :func:`raise_from_history` first, for what came without hive)."""
     highest = max((item.id for item in held), default=0)
     return 1 + max(highest, read_sequence(state_dir))
 
@@ -344,6 +353,56 @@ def write_sequence(state_dir: str, highest: int) -> None:
         return
     finally:
         os.close(descriptor)  # releases the lock
+
+
+TIPS_FILE = "reservation.tips"  # the heads whose history raise_from_history has read
+_ID_LINE = re.compile(rb"\n[ -]*id: ([0-9]{1,18})\n")  # a reservation's id: N line
+
+
+def raise_from_history(paths: RepoPaths, head: str | None) -> None:
+    """Reservation ids that came in commits no hive code saw (a ``git pull`` that fast-
+    forwards, a merge that took another clone's file as it was, a ``git reset``, a
+    clone) are never given again here, even once released: every version of a
+    reservation file written by a commit the heads reach and the heads read last time
+    did not (``hive/git/arrivals.py``) raises the sequence. Under the write lock; a
+    fresh clone reads its whole history once."""
+    from hive.git.arrivals import versions_since
+    from hive.git.refs import other_worktree_heads
+
+    heads = {head.commit for head in other_worktree_heads(paths)} | {head}
+    tips = sorted(sha for sha in heads if sha)
+    state_dir = paths.hive_state_dir
+    known = _read_tips(state_dir)
+    if tips == known or not tips:
+        return
+    highest = 0
+    for content in versions_since(paths, tips, known, RESERVATIONS_DIR):
+        highest = max([highest, *(int(number) for number in _ID_LINE.findall(content))])
+    if highest:
+        write_sequence(state_dir, highest)
+    _write_tips(state_dir, tips)
+
+
+def _read_tips(state_dir: str) -> list[str]:
+    try:
+        with open(os.path.join(state_dir, TIPS_FILE), encoding="ascii") as handle:
+            return sorted(line for line in handle.read().split() if len(line) == 40)
+    except (OSError, ValueError):
+        return []
+
+
+def _write_tips(state_dir: str, tips: list[str]) -> None:
+    """Written in place, not truncated first nor renamed (either made ext4 flush the
+    file at once: milliseconds per reserve, see :func:`write_sequence`)."""
+    data = "".join(f"{sha}\n" for sha in tips).encode("ascii")
+    with suppress(OSError):
+        descriptor = os.open(os.path.join(state_dir, TIPS_FILE), os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            os.pwrite(descriptor, data, 0)
+            if os.fstat(descriptor).st_size > len(data):
+                os.ftruncate(descriptor, len(data))
+        finally:
+            os.close(descriptor)
 
 
 def raise_sequence(state_dir: str, files: Iterable[tuple[str, bytes | None]]) -> None:

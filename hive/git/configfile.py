@@ -47,6 +47,32 @@ def config_value(paths: RepoPaths, section: str, key: str) -> str | None:
     return None
 
 
+def setting(paths: RepoPaths, section: str, key: str) -> str | None:
+    """``section.key`` as written (:func:`config_value`); a config this reader cannot
+    read for sure (a worktree's own config, includes) is asked of git (no git: None)."""
+    try:
+        return config_value(paths, section, key)
+    except Unsure:
+        from hive.errors import GitError
+        from hive.git.rungit import run_git
+
+        try:
+            found = run_git(paths.root, "config", "--get", f"{section}.{key}")
+        except GitError:
+            return None
+        return found.stdout.rstrip("\n") if found.returncode == 0 else None
+
+
+def is_true(value: str | None) -> bool:
+    """A config boolean as git reads it (unset: false)."""
+    if value is None:
+        return False
+    lowered = value.strip().lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    return lowered.lstrip("-").isdigit() and int(lowered) != 0
+
+
 def config_files(paths: RepoPaths) -> list[str]:
     local = os.path.join(paths.common_dir, "config")
     files = [local]

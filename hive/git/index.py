@@ -30,6 +30,7 @@ from hive.errors import GitError, LockTimeout
 from hive.git import killpoints
 from hive.git.owners import owner_tag
 from hive.git.sha import hasher as sha_hasher
+from hive.git.shared import share_descriptor
 from hive.record import Frozen, Record, suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -43,15 +44,18 @@ _FLAGS = struct.Struct(">H")
 _ENTRY_FIXED = 62  # ten 32-bit stat fields, 20-byte sha, 16-bit flags
 _NAME_MASK = 0x0FFF
 _EXTENDED_FLAG = 0x4000
+_SKIP_WORKTREE = 0x4000  # in the extended flags (index version 3 and later)
 _STAGE_SHIFT = 12
 _SHA_SIZE = 20
 _KEPT_EXTENSIONS = (b"TREE", b"REUC")
 
 
 class IndexUpdate(Frozen):
-    """Set ``path`` to blob ``sha`` (hex, as bytes), or remove it when ``sha`` is None."""
+    """Set ``path`` to blob ``sha`` (hex, as bytes), or remove it when ``sha`` is None;
+    ``skip_worktree``: the entry has git's skip-worktree bit (sparse checkout: no file
+    in the working tree)."""
 
-    _fields = ("path", "sha", "mode", "stat")
+    _fields = ("path", "sha", "mode", "stat", "skip_worktree")
 
     def __init__(
         self,
@@ -59,17 +63,30 @@ class IndexUpdate(Frozen):
         sha: bytes | None,
         mode: int = 0o100644,
         stat: os.stat_result | None = None,
+        skip_worktree: bool = False,
     ) -> None:
         self.path = path
         self.sha = sha
         self.mode = mode
         self.stat = stat
+        self.skip_worktree = skip_worktree
 
 
 class IndexEntry(Frozen):
     """One index entry, as much of it as hive needs (``sha`` is hex bytes)."""
 
-    _fields = ("path", "sha", "mode", "stage", "size", "mtime_ns", "ctime_ns", "ino", "dev")
+    _fields = (
+        "path",
+        "sha",
+        "mode",
+        "stage",
+        "size",
+        "mtime_ns",
+        "ctime_ns",
+        "ino",
+        "dev",
+        "skip_worktree",
+    )
 
     def __init__(
         self,
@@ -82,6 +99,7 @@ class IndexEntry(Frozen):
         ctime_ns: int,
         ino: int,
         dev: int,
+        skip_worktree: bool = False,
     ) -> None:
         self.path = path
         self.sha = sha
@@ -92,6 +110,7 @@ class IndexEntry(Frozen):
         self.ctime_ns = ctime_ns
         self.ino = ino
         self.dev = dev
+        self.skip_worktree = skip_worktree  # sparse checkout: not in the working tree
 
 
 class _Unsupported(Exception):
@@ -223,6 +242,7 @@ def _decode_entry(data: bytes, start: int, name: bytes) -> IndexEntry:
     )
     sha = data[start + 40 : start + 60].hex().encode()
     flags = _FLAGS.unpack_from(data, start + 60)[0]
+    extended = _FLAGS.unpack_from(data, start + 62)[0] if flags & _EXTENDED_FLAG else 0
     return IndexEntry(
         path=name.decode("utf-8", "surrogateescape"),
         sha=sha,
@@ -233,6 +253,7 @@ def _decode_entry(data: bytes, start: int, name: bytes) -> IndexEntry:
         ctime_ns=ctime_s * 10**9 + ctime_n,
         ino=ino,
         dev=dev,
+        skip_worktree=bool(extended & _SKIP_WORKTREE),
     )
 
 
@@ -344,8 +365,12 @@ class IndexLock:
         *,
         twin: str | None = None,
         lock_path: str | None = None,
+        advice: str = "",
+        perm: int = 0,
     ) -> None:
         self.index_path = index_path
+        self.advice = advice  # how to wait longer, added to a LockTimeout's message
+        self.perm = perm  # hive.git.shared.shared_perm: the new index's mode
         # ``lock_path``: a private temporary file instead of git's lock, for the one
         # caller allowed to (the pre-commit hook, whose parent git holds index.lock)
         self.lock_path = lock_path or index_path + ".lock"
@@ -359,7 +384,13 @@ class IndexLock:
 
     def __enter__(self) -> IndexLock:
         killpoints.reached("before-index-lock")
-        self._descriptor = _acquire(self.lock_path, self.timeout, self.twin, self.keep_twin)
+        try:
+            self._descriptor = _acquire(self.lock_path, self.timeout, self.twin, self.keep_twin)
+        except LockTimeout as held:
+            if not self.advice:
+                raise
+            raise LockTimeout(f"{held}; {self.advice}") from None
+        share_descriptor(self.perm, self._descriptor)  # the lock becomes the index
         killpoints.reached("after-index-lock")
         try:
             self._data = _read(self.index_path)
@@ -479,8 +510,8 @@ def _take(lock_path: str, timeout: float, twin: str | None, descriptor: int) -> 
         except FileExistsError:
             if time.monotonic() >= deadline:
                 raise LockTimeout(
-                    f"{lock_path} exists: another git process holds the index "
-                    f"(remove the file if no git process is running)"
+                    f"{lock_path} exists: another git process held the index for more"
+                    f" than {timeout:g}s (remove the file if no git process is running)"
                 ) from None
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
@@ -550,7 +581,9 @@ def _spliced(data: bytes | None, updates: Sequence[IndexUpdate]) -> list[bytes |
     if not removals and data is not None:
         return [data]
     body, count = _assemble(parsed, removals)
-    pieces = [_HEADER.pack(b"DIRC", parsed.version, count), *body, extensions]
+    # an entry with extended flags (skip-worktree) needs version 3, as git writes it
+    version = max(parsed.version, 3 if any(u.skip_worktree for u in updates) else 2)
+    pieces = [_HEADER.pack(b"DIRC", version, count), *body, extensions]
     hasher = sha_hasher(sum(len(piece) for piece in pieces))
     for piece in pieces:
         hasher.update(piece)
@@ -616,7 +649,11 @@ def _encode_entry(name: bytes, update: IndexUpdate) -> bytes:
         *(value & 0xFFFFFFFF for value in ids),
     )
     flags = min(len(name), _NAME_MASK)
-    entry = packed + bytes.fromhex(update.sha.decode()) + _FLAGS.pack(flags) + name
+    extended = b""
+    if update.skip_worktree:
+        flags |= _EXTENDED_FLAG
+        extended = _FLAGS.pack(_SKIP_WORKTREE)
+    entry = packed + bytes.fromhex(update.sha.decode()) + _FLAGS.pack(flags) + extended + name
     padding = 8 - (len(entry) % 8)
     return entry + b"\0" * padding
 
@@ -708,6 +745,7 @@ def _slow_read(index_path: str, prefix: str) -> dict[str, IndexEntry]:
             ctime_ns=ctime[0] * 10**9 + ctime[1],
             ino=value.ino,
             dev=value.dev,
+            skip_worktree=bool(getattr(value, "extended_flags", 0) & _SKIP_WORKTREE),
         )
     return found
 
@@ -739,6 +777,7 @@ def _slow_content(index_path: str, updates: Sequence[IndexUpdate]) -> bytes:
                 gid=info.st_gid if info else 0,
                 size=info.st_size if info else 0,
                 sha=update.sha,  # type: ignore[arg-type]
+                extended_flags=_SKIP_WORKTREE if update.skip_worktree else 0,
             )
         index.write()
         with open(copy, "rb") as handle:

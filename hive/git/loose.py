@@ -30,6 +30,7 @@ from hive.git.owners import owner_tag
 from hive.git.packfile import pack_names, read_packed
 from hive.git.refs import RepoPaths
 from hive.git.sha import sha1
+from hive.git.shared import make_directories, share_descriptor, shared_perm
 from hive.record import Frozen
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -305,12 +306,11 @@ def write_loose(paths: RepoPaths, kind: bytes, body: bytes, sha: str | None = No
     try:
         descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     except FileNotFoundError:
-        from hive.git.shared import make_directories
-
         make_directories(paths, directory)
         descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     try:
         _write_all(descriptor, zlib.compress(raw, LOOSE_COMPRESSION))
+        share_descriptor(shared_perm(paths), descriptor)  # core.sharedRepository's mode
     except BaseException:
         os.close(descriptor)
         os.unlink(temp)

@@ -55,6 +55,7 @@ from hive.git.loose import (
     too_many_loose,
 )
 from hive.git.packfile import pack_names, read_packed
+from hive.git.shared import shared_mode, shared_perm
 
 __all__ = [
     "DEFAULT_GC_AUTO",
@@ -597,8 +598,9 @@ def _write_pack(repo: GitRepo, count: int, records: Iterator[object]) -> str:
             handle.flush()
             os.fsync(handle.fileno())
         base = os.path.join(pack_dir, f"pack-{checksum.hex()}")
+        mode = shared_mode(shared_perm(repo.paths), 0o444)  # git's, shared or not
         for path in (temp_pack, temp_idx):
-            os.chmod(path, 0o444)
+            os.chmod(path, mode)
         os.replace(temp_pack, base + ".pack")  # git ignores a pack until its index exists
         os.replace(temp_idx, base + ".idx")
         _fsync_directory(pack_dir)

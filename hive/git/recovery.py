@@ -50,11 +50,19 @@ import time
 from hive.errors import GitError, HiveError, LockTimeout
 from hive.git import killpoints
 from hive.git.flock import try_lock
-from hive.git.index import IndexEntry, IndexLock, IndexUpdate, lock_owned_by_twin
+from hive.git.index import (
+    IndexEntry,
+    IndexLock,
+    IndexUpdate,
+    lock_owned_by_twin,
+    lookup_entries,
+)
 from hive.git.loose import TMP_PREFIX, commit_tree, read_object, tree_entry
 from hive.git.owners import owner_alive, owner_tag, parse_tag
 from hive.git.refs import RepoPaths, read_ref_fast, ref_file, remove_stale_ref_lock
 from hive.git.sha import object_id
+from hive.git.shared import shared_perm
+from hive.git.sparse import kept_out
 from hive.git.worktree import atomic_write, file_blob_sha, remove_file, temp_name
 from hive.record import Frozen, Record, suppress
 
@@ -352,7 +360,12 @@ def _short(sha: str | None) -> str:
 def _roll_forward(
     paths: RepoPaths, intent: Intent, commit_index: str | None, report: _Report
 ) -> bool:
-    hashes = {c.path: _worktree_forward(paths, c) for c in intent.changes if not c.user_file}
+    written = [c.path for c in intent.changes if not c.user_file]
+    kept = kept_out(paths, lookup_entries(paths.index_path, written), written)
+    hashes: dict[str, str | None] = dict.fromkeys(kept)  # kept out: a sparse checkout
+    for change in intent.changes:
+        if not change.user_file and change.path not in kept:
+            hashes[change.path] = _worktree_forward(paths, change)
     for change in intent.changes:
         if change.user_file:
             hashes[change.path] = file_blob_sha(os.path.join(paths.root, change.path))
@@ -361,7 +374,13 @@ def _roll_forward(
     if commit_index is not None and not _same_file(commit_index, paths.index_path):
         lock_path = _finish_commit_indexes(paths, commit_index, intent, hashes)
     twin = None if lock_path else twin_path(paths)
-    index_lock = IndexLock(paths.index_path, RECOVERY_INDEX_WAIT, twin=twin, lock_path=lock_path)
+    index_lock = IndexLock(
+        paths.index_path,
+        RECOVERY_INDEX_WAIT,
+        twin=twin,
+        lock_path=lock_path,
+        perm=shared_perm(paths),
+    )
     index_lock.keep_twin = True  # until the intent is cleared, whatever happens
     try:
         with index_lock as index:
@@ -403,7 +422,7 @@ def _splice_into(
     index_file: str, intent: Intent, paths: RepoPaths, hashes: dict[str, str | None]
 ) -> None:
     """Update an index file git is committing, under ``<file>.lock`` (as ``git add`` would)."""
-    with IndexLock(index_file, RECOVERY_INDEX_WAIT) as index:
+    with IndexLock(index_file, RECOVERY_INDEX_WAIT, perm=shared_perm(paths)) as index:
         index.apply(_index_forward(paths, index.lookup(_paths(intent)), intent, hashes))
 
 
@@ -430,7 +449,10 @@ def _worktree_forward(paths: RepoPaths, change: PathIntent) -> str | None:
 def _index_forward(
     paths: RepoPaths, entries: dict[str, IndexEntry], intent: Intent, hashes: dict[str, str | None]
 ) -> list[IndexUpdate]:
-    """Index entries still at the old blob move to the new one (others are the user's)."""
+    """Index entries still at the old blob move to the new one (others are the user's);
+    an entry a sparse checkout keeps out of the working tree keeps skip-worktree."""
+    written = [c.path for c in intent.changes if not c.user_file]
+    kept = kept_out(paths, entries, written)
     updates: list[IndexUpdate] = []
     for change in intent.changes:
         entry = entries.get(change.path)
@@ -445,7 +467,7 @@ def _index_forward(
         full = os.path.join(paths.root, change.path)
         stat = os.stat(full) if hashes.get(change.path) == change.new else None
         updates.append(
-            IndexUpdate(path=change.path, sha=change.new.encode(), mode=change.mode, stat=stat)
+            IndexUpdate(change.path, change.new.encode(), change.mode, stat, change.path in kept)
         )
     return updates
 

@@ -16,6 +16,7 @@ import time
 from hive.errors import LockTimeout, NotAGitRepository
 from hive.git import killpoints
 from hive.git.owners import owner_alive, owner_tag
+from hive.git.shared import make_directories, share_descriptor, shared_perm
 from hive.record import Frozen, suppress
 
 
@@ -45,11 +46,69 @@ class RepoPaths(Frozen):
 
 
 def discover(start: str) -> RepoPaths:
-    """Find the working tree containing ``start``; raise NotAGitRepository otherwise."""
+    """Find the working tree containing ``start``; raise NotAGitRepository otherwise.
+
+    ``GIT_DIR`` and ``GIT_WORK_TREE`` are honoured as git honours them (git exports
+    ``GIT_DIR`` to the hooks of a linked worktree): see :func:`_from_environment`."""
     here = os.path.abspath(os.path.expanduser(start))
     if not os.path.isdir(here):
         what = "is a file, not a directory" if os.path.exists(here) else "no such directory"
         raise NotAGitRepository(f"{start}: {what}")
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return _from_environment(here)
+    return discover_ignoring_environment(here)
+
+
+def _from_environment(here: str) -> RepoPaths:
+    """The repository ``GIT_DIR`` names (relative to ``here``, as ``git -C here`` reads
+    it), its working tree ``GIT_WORK_TREE``, else ``core.worktree``, else ``here``
+    itself (git: "the current directory is regarded as the top level of the working
+    tree"); ``GIT_WORK_TREE`` alone names the working tree of the repository found
+    from ``here``. Both are then exported as absolute paths, as git exports what it set
+    up, so every ``git`` hive runs acts on the same repository."""
+    named = os.environ.get("GIT_DIR")
+    tree = os.environ.get("GIT_WORK_TREE")
+    if not named:
+        dotgit = discover_ignoring_environment(here)
+        root = os.path.normpath(os.path.join(here, tree or ""))
+        found = RepoPaths(root=root, git_dir=dotgit.git_dir, common_dir=dotgit.common_dir)
+    else:
+        git_dir = os.path.normpath(os.path.join(here, named))
+        if not os.path.isfile(os.path.join(git_dir, "HEAD")):
+            raise NotAGitRepository(
+                f"GIT_DIR={named} is not a git directory (git says 'not a git repository'"
+                " too): point it at one, or unset it"
+            )
+        common_dir = _common_dir(git_dir)
+        root = _environment_worktree(here, tree, git_dir, common_dir)
+        _refuse_unsupported_format(root, common_dir)
+        found = RepoPaths(root=root, git_dir=git_dir, common_dir=common_dir)
+    os.environ["GIT_DIR"] = found.git_dir
+    os.environ["GIT_WORK_TREE"] = found.root
+    return found
+
+
+def _environment_worktree(here: str, tree: str | None, git_dir: str, common_dir: str) -> str:
+    if tree:
+        return os.path.normpath(os.path.join(here, tree))
+    from hive.git.configfile import Unsure, config_value
+
+    config = RepoPaths(root=here, git_dir=git_dir, common_dir=common_dir)
+    with suppress(Unsure):
+        worktree = config_value(config, "core", "worktree")
+        if worktree:
+            return os.path.normpath(os.path.join(git_dir, worktree))
+        bare = config_value(config, "core", "bare")
+        if git_dir == common_dir and (bare or "").strip().lower() in ("true", "yes", "on", "1"):
+            raise NotAGitRepository(
+                f"GIT_DIR={git_dir} is a bare repository: hive needs a working tree"
+                " (set GIT_WORK_TREE too, or add one with 'git worktree add')"
+            )
+    return here
+
+
+def discover_ignoring_environment(here: str) -> RepoPaths:
+    """:func:`discover` from ``here`` by looking for ``.git`` upwards only."""
     probe = here
     while True:
         dotgit = os.path.join(probe, ".git")
@@ -91,13 +150,18 @@ def _paths_for(root: str, dotgit: str) -> RepoPaths:
                 f"{dotgit} points at {git_dir}, which is not a git directory (git says"
                 " 'not a git repository' too): fix the path in it, or remove it"
             )
-    common_dir = git_dir
+    common_dir = _common_dir(git_dir)
+    _refuse_unsupported_format(root, common_dir)
+    return RepoPaths(root=root, git_dir=git_dir, common_dir=common_dir)
+
+
+def _common_dir(git_dir: str) -> str:
+    """The repository's shared git directory (a linked worktree's ``commondir``)."""
     commondir_file = os.path.join(git_dir, "commondir")
     if os.path.isfile(commondir_file):
         with open(commondir_file, encoding="utf-8") as handle:
-            common_dir = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
-    _refuse_unsupported_format(root, common_dir)
-    return RepoPaths(root=root, git_dir=git_dir, common_dir=common_dir)
+            return os.path.normpath(os.path.join(git_dir, handle.read().strip()))
+    return git_dir
 
 
 # ``extensions`` settings of a repository whose objects or refs hive cannot write:
@@ -249,10 +313,8 @@ def compare_and_swap(
     lock = path + ".lock"
     twin = _ref_twin(path)
     if not os.path.isdir(os.path.dirname(lock)):
-        from hive.git.shared import make_directories
-
         make_directories(paths, os.path.dirname(lock))
-    linked = _lock_ref(lock, twin, f"{new}\n".encode("ascii"))
+    linked = _lock_ref(lock, twin, f"{new}\n".encode("ascii"), shared_perm(paths))
     moved = False
     try:
         current = read_ref_fast(paths, ref)
@@ -286,11 +348,13 @@ _TWIN_MARK = ".hive-"
 _SERIAL = itertools.count()
 
 
-def _lock_ref(lock: str, twin: str, content: bytes) -> bool:
+def _lock_ref(lock: str, twin: str, content: bytes, perm: int) -> bool:
     """Create ``lock`` holding ``content``; True when it is linked to ``twin``
-    (False on a filesystem without hard links: then it is created directly)."""
+    (False on a filesystem without hard links: then it is created directly). Its mode
+    is git's for the repository's ``core.sharedRepository`` (``perm``), which the ref
+    file keeps once the lock is renamed over it."""
     os.makedirs(os.path.dirname(lock), exist_ok=True)
-    _create_with(twin, content)
+    _create_with(twin, content, perm)
     linked = True
     try:
         for attempt in range(_LOCK_ATTEMPTS):
@@ -298,7 +362,7 @@ def _lock_ref(lock: str, twin: str, content: bytes) -> bool:
                 if linked:
                     os.link(twin, lock)
                 else:
-                    _create_with(lock, content)
+                    _create_with(lock, content, perm)
                 return linked
             except FileExistsError:
                 if attempt % 50 == 0 and remove_stale_ref_lock(lock):
@@ -319,10 +383,11 @@ def _lock_ref(lock: str, twin: str, content: bytes) -> bool:
 _NO_HARD_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS)
 
 
-def _create_with(path: str, content: bytes) -> None:
+def _create_with(path: str, content: bytes, perm: int) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         os.write(descriptor, content)
+        share_descriptor(perm, descriptor)
     finally:
         os.close(descriptor)
 
@@ -378,11 +443,15 @@ def _log_ref_update(
     for log in logs:
         with suppress(OSError):
             if not os.path.isdir(os.path.dirname(log)):
-                from hive.git.shared import make_directories
-
                 make_directories(paths, os.path.dirname(log))
             with open(log, "ab") as handle:
                 handle.write(line)
+                _share_log(paths, handle.fileno())
+
+
+def _share_log(paths: RepoPaths, descriptor: int) -> None:
+    """A reflog gets git's mode in a shared repository (git adjusts it at each update)."""
+    share_descriptor(shared_perm(paths), descriptor)
 
 
 def read_symbolic_head(paths: RepoPaths) -> str | None:

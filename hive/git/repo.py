@@ -80,7 +80,10 @@ TREE_MODE = 0o040000
 SYMLINK_MODE = 0o120000
 MAX_CAS_ATTEMPTS = 50
 BULK_OBJECTS = 256  # a write of this many blobs or more (an import) goes into one pack
-INDEX_LOCK_TIMEOUT = 10.0  # seconds to wait for git's index.lock (another git process)
+WAIT_LONGER = (
+    "try again, or wait longer: lock_timeout_seconds in .hive/config.yaml, or"
+    " HIVE_LOCK_TIMEOUT (seconds), which overrides it"
+)
 
 
 class Identity(Frozen):
@@ -899,7 +902,7 @@ class GitRepo:
         With ``stage_only`` the changes are written to the working tree and the
         index (for the user's next commit) instead of being committed.
         """
-        index_timeout = min(lock_timeout, INDEX_LOCK_TIMEOUT)
+        index_timeout = lock_timeout  # git's index.lock is waited for as long as hive's lock
         check_git_state(self.paths, self.head())  # no write mid-merge/rebase/bisect/...
         with self.write_lock(lock_timeout):
             if os.path.lexists(self.paths.index_twin):
@@ -940,7 +943,15 @@ class GitRepo:
 
     def _index_lock(self, timeout: float) -> IndexLock:
         """git's index.lock, taken through hive's twin (see hive/git/recovery.py)."""
-        return IndexLock(self.paths.index_path, timeout, twin=self.paths.index_twin)
+        from hive.git.shared import shared_perm
+
+        return IndexLock(
+            self.paths.index_path,
+            timeout,
+            twin=self.paths.index_twin,
+            advice=WAIT_LONGER,
+            perm=shared_perm(self.paths),
+        )
 
     def _commit_with_retry(
         self, plan: Callable[[Snapshot], Plan], author: Identity, index_timeout: float
@@ -986,10 +997,11 @@ class GitRepo:
     ) -> None:
         """Bring the working tree and index up to ``commit``; on failure move the ref
         back and restore the files, so the write lands whole or not at all."""
+        kept = self._kept_out(changes, index)
         try:
-            index.apply(self._sync_files(changes, blobs))
+            index.apply(self._sync_files(changes, blobs, kept))
         except Exception as exc:
-            self._roll_back(snap, commit, changes)
+            self._roll_back(snap, commit, changes, kept)
             self._settled(index)
             if isinstance(exc, HiveError):
                 raise
@@ -1043,7 +1055,9 @@ class GitRepo:
         killpoints.reached("after-intent-cleared")
         index.keep_twin = False
 
-    def _roll_back(self, snap: Snapshot, commit: str, changes: list[Change]) -> None:
+    def _roll_back(
+        self, snap: Snapshot, commit: str, changes: list[Change], kept: set[str]
+    ) -> None:
         ref = snap.head.ref or "HEAD"
         if snap.head.commit is None:
             with suppress(OSError):
@@ -1059,8 +1073,8 @@ class GitRepo:
             )
         killpoints.reached("rollback-ref")
         for change in changes:
-            if change.from_worktree:
-                continue  # the user's own file: hive never wrote it, so never touches it
+            if change.from_worktree or change.path in kept:
+                continue  # the user's own file, or one hive kept out: never touched
             full = os.path.join(self.paths.root, change.path)
             old = snap.read(change.path)
             with suppress(OSError):
@@ -1081,7 +1095,8 @@ class GitRepo:
                     None, None, None, self._path_intents(snap, wanted.changes, blobs), index
                 )
                 try:
-                    index.apply(self._sync_files(wanted.changes, blobs))
+                    kept = self._kept_out(wanted.changes, index)
+                    index.apply(self._sync_files(wanted.changes, blobs, kept))
                 finally:  # a failure (not a kill) is reported to the caller as before
                     self._settled(index)
         return WriteResult(commit=None, result=wanted.result, attempts=1, staged_only=True)
@@ -1254,17 +1269,31 @@ class GitRepo:
         with open(full, "rb") as handle:
             return blob_sha_of(handle.read()) in allowed
 
+    def _kept_out(self, changes: list[Change], index: IndexLock) -> set[str]:
+        """The changed paths a sparse checkout keeps out of the working tree
+        (``hive/git/sparse.py``): only their index entries change, skip-worktree kept."""
+        from hive.git.sparse import kept_out
+
+        written = [change.path for change in changes if not change.from_worktree]
+        return kept_out(self.paths, index.lookup(written), written) if written else set()
+
     def _sync_files(
-        self, changes: list[Change], blobs: Mapping[str, str | None]
+        self, changes: list[Change], blobs: Mapping[str, str | None], kept: set[str]
     ) -> list[IndexUpdate]:
-        """Write the changed files into the working tree; return their index updates."""
+        """Write the changed files into the working tree (not those a sparse checkout
+        keeps out: ``kept``); return their index updates."""
         updates: list[IndexUpdate] = []
         for change in changes:
             full = os.path.join(self.paths.root, change.path)
             sha = blobs[change.path]
             if change.content is None or sha is None:
-                remove_file(full, self.paths.root)
+                if change.path not in kept:
+                    remove_file(full, self.paths.root)
                 updates.append(IndexUpdate(path=change.path, sha=None))
+            elif change.path in kept:
+                updates.append(
+                    IndexUpdate(change.path, sha.encode(), change.mode, skip_worktree=True)
+                )
             else:
                 if not change.from_worktree:
                     atomic_write(full, change.content, change.mode)
@@ -1387,9 +1416,7 @@ class _WriteLock:
         self._held = try_lock(self.path, self.timeout)
         if self._held is None:
             raise LockTimeout(
-                f"{self.holder} for more than {self.timeout:g}s "
-                f"({self.path}); try again, or wait longer: lock_timeout_seconds in"
-                " .hive/config.yaml, or HIVE_LOCK_TIMEOUT (seconds), which overrides it"
+                f"{self.holder} for more than {self.timeout:g}s ({self.path}); {WAIT_LONGER}"
             )
         return self
 

@@ -82,10 +82,33 @@ def git_state_problem(paths: RepoPaths, head: HeadRef) -> str | None:
 
 
 def check_git_state(paths: RepoPaths, head: HeadRef) -> None:
-    """Refuse (``GitStateConflict``) when a hive commit now could be lost."""
+    """Refuse (``GitStateConflict``) when a hive commit now could be lost, or when git
+    is making a commit from another index (:func:`other_index`)."""
     problem = git_state_problem(paths, head)
     if problem is not None:
         raise GitStateConflict(problem)
+    other = other_index(paths)
+    if other is not None:
+        raise GitStateConflict(
+            f"GIT_INDEX_FILE names {other}, not this worktree's index ({paths.index_path}):"
+            " git is making a commit from another index (the pre-commit hook of 'git commit"
+            " -a' or 'git commit <paths>', which holds the index) and hive writes only"
+            " through the worktree's own; run hive after the commit (a post-commit hook),"
+            " or unset GIT_INDEX_FILE"
+        )
+
+
+def other_index(paths: RepoPaths) -> str | None:
+    """The index ``GIT_INDEX_FILE`` names (relative to the current directory, as git
+    reads it) when that is not the worktree's own; None when it is, or is unset. git sets
+    it for its hooks: the worktree's index, or in ``git commit -a`` / ``git commit
+    <paths>`` the temporary index the commit is made from."""
+    named = os.environ.get("GIT_INDEX_FILE")
+    if not named:
+        return None
+    full = os.path.abspath(named)
+    same = os.path.normcase(os.path.realpath(full))
+    return None if same == os.path.normcase(os.path.realpath(paths.index_path)) else full
 
 
 def allowed_detached() -> bool:
