@@ -168,6 +168,10 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
     assert "uncommitted changes" not in result.blocked[silent]
     assert "killed by signal SIGKILL" in result.blocked[crashes]
     assert "exited (code 0) without calling swarm_complete" in result.blocked[silent]
+    # the last line the worker wrote says why, without opening its log
+    assert result.blocked[crashes].endswith("; its log ends: crashing now")
+    assert result.blocked[silent].endswith("; its log ends: did nothing")
+    assert "its log ends: " in result.blocked[missing] and "not found" in result.blocked[missing]
     outcomes = {o.cell_id: o for o in load_outcomes(ws)}
     for cell in (fails, crashes, silent):
         stored = show_cell(ws, cell_id=cell)
@@ -604,6 +608,19 @@ def test_placeholders_are_shell_quoted() -> None:
     assert command == "agent '/a b/it'\"'\"'s.md' --cell c {cell} ${cell} {a,b} {x y}"
 
 
+def test_the_last_line_of_a_worker_s_log(tmp_path: Path) -> None:
+    from hive.domain.swarm.runner import LAST_LINE_CHARS, last_line
+
+    log = tmp_path / "w.log"
+    log.write_bytes(b"$ the command\n")
+    assert last_line(str(log), len(b"$ the command\n")) is None  # the worker wrote nothing
+    log.write_bytes(b"$ cmd\nstarting\nerror: \x1b[2Jno luck\n\n  \n")
+    assert last_line(str(log)) == "error: ?[2Jno luck"
+    log.write_bytes(b"x" * 5000 + b"\n")
+    assert last_line(str(log)) == "x" * (LAST_LINE_CHARS - 1) + "\u2026"
+    assert last_line(str(tmp_path / "gone.log")) is None
+
+
 def test_an_unknown_placeholder_is_refused_before_anything_runs(ws: Workspace, repo: Path) -> None:
     epic, cell = make_epic(ws, files(1))
     head = git(repo, "rev-parse", "HEAD")
@@ -703,6 +720,10 @@ def test_a_blocked_subtask_retried_resumes_in_its_kept_worktree_then_the_epic_cl
         resumed.reason
     )
     assert seen.read_text() == "PART = 1\nDRAFT = 1\n"
+    # its brief says it is a retry, why the last attempt failed, and where its work is
+    brief = Path(str(second.prompt_file)).read_text()
+    assert "## Context\nAn earlier attempt at this subtask failed and was blocked: worker" in brief
+    assert "exited with code 3" in brief and "You continue where it worked" in brief
     assert (repo / "src/partial.py").read_text() == "PART = 1\n"  # merged with the rest
     assert git(repo, "worktree", "list").count("\n") == 1 and "hive/" not in git(repo, "branch")
     # every subtask closed: the epic is closed in a commit of its own, the summary its reason
@@ -953,6 +974,8 @@ def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
     second = next(e for e in more if e.event == "worker_started")
     assert (second.worktree, second.branch) == (started.worktree, started.branch)
     assert started.worktree in (resumed.reason or "")
+    brief = Path(str(second.prompt_file)).read_text()
+    assert "An earlier attempt at this subtask was stopped: the run was stopped" in brief
     assert seen.read_text() == "WORK = 1\nDRAFT = 1\n"
     assert "my real work" in git(repo, "log", "--format=%s", "HEAD")
     assert (repo / "src/slow.py").read_text().startswith("WORK = 1\n")
