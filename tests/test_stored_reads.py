@@ -17,7 +17,7 @@ from pydantic_core import to_json
 
 from hive.domain.annotate import add_comment
 from hive.domain.bulk import create_cells
-from hive.domain.cells import close_cells, delete_cells, update_cells
+from hive.domain.cells import close_cells, delete_cells, list_cells, update_cells
 from hive.domain.debate import context_search
 from hive.domain.doctor import _cell_problems, _merge_conflicts, diagnose
 from hive.domain.graph import find_cycles, ready_cell_ids
@@ -253,6 +253,35 @@ def _reference_cell_problems(index: CellIndex) -> tuple[list[Problem], list[Prob
     return graph, conflicts
 
 
+LIST_FILTERS: list[dict[str, Any]] = [
+    {},
+    {"include_deleted": True},
+    {"status": "closed", "limit": 7},
+    {"status": "all", "type": "epic"},
+    {"priority": 1, "assignee": "bob"},
+    {"label": "l1", "limit": 30},
+    {"label": "l2", "include_deleted": True, "status": "open"},
+]
+
+
+def _reference_list(index: CellIndex, **given: Any) -> tuple[list[Cell], int]:
+    """``list_cells`` as it filtered and sorted the models."""
+    status = None if given.get("status") in (None, "all") else given["status"]
+    found = [
+        cell
+        for cell in index.cells.values()
+        if (given.get("include_deleted") or not cell.is_deleted)
+        and (status is None or cell.status == status)
+        and (given.get("type") is None or cell.type == given["type"])
+        and (given.get("priority") is None or cell.priority == given["priority"])
+        and (given.get("label") is None or given["label"] in cell.labels)
+        and (given.get("assignee") is None or cell.assignee == given["assignee"])
+    ]
+    found.sort(key=lambda c: (c.is_closed, c.priority, c.created_at, c.id))
+    limit = given.get("limit")
+    return (found[:limit] if limit is not None else found), len(found)
+
+
 # ------------------------------------------------------------------ the comparisons
 
 
@@ -266,6 +295,14 @@ def _agree(ws: Workspace) -> None:
         searched = context_search(ws, term=term, limit=100, snippet=10_000)
         assert searched == _reference_search(index, term), term
     assert _cell_problems(index) == _reference_cell_problems(index)
+    for given in LIST_FILTERS:
+        page = list_cells(ws, **given)
+        assert (list(page), page.total) == _reference_list(index, **given), given
+    parents = {node.parent for node in index.nodes.values() if node.parent in index.blobs}
+    for parent in sorted(p for p in parents if p is not None)[:5]:
+        page = list_cells(ws, parent=parent, status="all")
+        expected = [cell for cell in _reference_list(index)[0] if cell.parent == parent]
+        assert list(page) == expected
 
 
 def test_the_varied_hive_has_what_the_comparisons_need(repo: Path) -> None:
