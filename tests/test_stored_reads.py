@@ -31,6 +31,7 @@ from hive.models.results import Problem
 from hive.store.cache import CellIndex
 from hive.store.cells import encode_cell
 from hive.store.ids import parent_from_id
+from hive.store.index import JSON_PIECE, write_json_list
 from hive.store.layout import cell_path
 from hive.times import format_time
 from tests.conftest import copy_repo, git, isolated_env
@@ -365,3 +366,26 @@ def test_doctor_and_stats_agree_through_the_command_line(repo: Path) -> None:
     assert answers[0] == answers[1]
     doctor = answers[0][3]
     assert doctor[0] == 1 and "corrupt-uncommitted" in doctor[1] and "cycle" in doctor[1]
+
+
+@pytest.mark.parametrize("count", [0, 1, JSON_PIECE, JSON_PIECE + 1, 2 * JSON_PIECE + 7])
+def test_a_listing_written_in_pieces_is_the_page_pydantic_prints(count: int) -> None:
+    """The lean ``list --json`` writes its cells a thousand at a time (never the
+    whole ~66 MB of 100,000 cells copied at once): the bytes are the page's."""
+    made = Cell.model_validate(
+        {
+            "id": "hv-abc123",
+            "title": f'a {KELVIN} "title"',
+            "created_by": "alice",
+            "created_at": "2026-11-27T10:00:00.123Z",
+            "updated_at": "2026-11-27T10:00:00.123456Z",
+        }
+    )
+    cells = [
+        made.model_copy(update={"id": f"hv-{number:06d}", "description": TEXTS[number % 7]})
+        for number in range(count)
+    ]
+    pieces: list[bytes] = []
+    write_json_list([to_json(cell, indent=2) for cell in cells], pieces.append)
+    assert len(pieces) == (1 if not count else 2 + -(-count // JSON_PIECE))
+    assert b"".join(pieces) == to_json(cells, indent=2) + b"\n"
