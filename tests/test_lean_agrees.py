@@ -87,6 +87,11 @@ READS = [
     ["list", "--parent", "{plain}"],
     ["ready"],
     ["ready", "--json", "-n", "1"],
+    ["list", "--all", "--json", "--verbose"],
+    ["list", "--verbose", "-n", "2"],
+    ["list", "--json", "--no-verbose"],
+    ["ready", "--verbose", "--json"],
+    ["ready", "--all", "--verbose"],
     ["show", "{urgent}"],
     ["show", "{waiting}", "--json"],
     ["show", "{done}"],
@@ -286,3 +291,19 @@ def test_every_kind_of_place(repo: Path, cells: dict[str, str], tmp_path: Path) 
         unborn = both(repo, *args)
         assert unborn.returncode == 2 and "hive init" in unborn.stderr
     assert git(repo, "rev-parse", "--verify", "-q", head.strip()) == head
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["list", "--all", "--json", "--verbose"], ["list", "--verbose"], ["ready", "--verbose"]],
+    ids=" ".join,
+)
+def test_verbose_is_answered_by_the_lean_path(
+    repo: Path, cells: dict[str, str], args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--verbose`` (whole cells) is what a person gets anyway: the lean path answers
+    it (the full CLI printed the same bytes at ~5x the CPU at 10,000 cells)."""
+    from hive.cli import entry
+
+    assert entry.dispatch(entry.parse(["-C", str(repo), *args])) == 0
+    assert capsys.readouterr().out == both(repo, *args).stdout

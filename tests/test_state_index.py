@@ -210,15 +210,19 @@ def test_damaged_text_or_documents_in_the_index_rebuild_it(ws: Workspace, repo: 
 
 
 def _stats_rebuild_it(repo: Path, cells: int) -> None:
-    """``hive stats`` in a fresh process (this one keeps what it read): the full CLI,
-    which reads every file name and decodes every stored document."""
-    result = subprocess.run(
-        [*HIVE, "--json", "stats"], cwd=repo, capture_output=True, text=True, check=False
+    """``hive stats`` and ``hive search`` in a fresh process each (this one keeps what it
+    read): the full CLI, which reads every file name, and every stored document (search:
+    each cell's title holds 'cell')."""
+    stats, search = (
+        subprocess.run([*HIVE, "--json", *args], cwd=repo, capture_output=True, text=True)
+        for args in (["stats"], ["search", "cell"])
     )
-    assert result.returncode == 0, result.stderr
-    assert "internal error" not in result.stderr
-    assert "rebuilt the state index" in result.stderr
-    assert json.loads(result.stdout)["total"] == cells
+    for result in (stats, search):
+        assert result.returncode == 0, result.stderr
+        assert "internal error" not in result.stderr
+    assert "rebuilt the state index" in stats.stderr + search.stderr
+    assert json.loads(stats.stdout)["total"] == cells
+    assert json.loads(search.stdout)["result"]["total"] == cells
 
 
 def test_a_damaged_page_that_gives_a_row_of_another_tree_rebuilds_the_index(

@@ -168,6 +168,10 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
     assert "uncommitted changes" not in result.blocked[silent]
     assert "killed by signal SIGKILL" in result.blocked[crashes]
     assert "exited (code 0) without calling swarm_complete" in result.blocked[silent]
+    # the last line the worker wrote says why, without opening its log
+    assert result.blocked[crashes].endswith("; its log ends: crashing now")
+    assert result.blocked[silent].endswith("; its log ends: did nothing")
+    assert "its log ends: " in result.blocked[missing] and "not found" in result.blocked[missing]
     outcomes = {o.cell_id: o for o in load_outcomes(ws)}
     for cell in (fails, crashes, silent):
         stored = show_cell(ws, cell_id=cell)
@@ -602,6 +606,19 @@ def test_placeholders_are_shell_quoted() -> None:
         {"prompt_file": "/a b/it's.md", "cell": "c"},
     )
     assert command == "agent '/a b/it'\"'\"'s.md' --cell c {cell} ${cell} {a,b} {x y}"
+
+
+def test_the_last_line_of_a_worker_s_log(tmp_path: Path) -> None:
+    from hive.domain.swarm.runner import LAST_LINE_CHARS, last_line
+
+    log = tmp_path / "w.log"
+    log.write_bytes(b"$ the command\n")
+    assert last_line(str(log), len(b"$ the command\n")) is None  # the worker wrote nothing
+    log.write_bytes(b"$ cmd\nstarting\nerror: \x1b[2Jno luck\n\n  \n")
+    assert last_line(str(log)) == "error: ?[2Jno luck"
+    log.write_bytes(b"x" * 5000 + b"\n")
+    assert last_line(str(log)) == "x" * (LAST_LINE_CHARS - 1) + "\u2026"
+    assert last_line(str(tmp_path / "gone.log")) is None
 
 
 def test_an_unknown_placeholder_is_refused_before_anything_runs(ws: Workspace, repo: Path) -> None:

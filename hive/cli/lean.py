@@ -170,6 +170,8 @@ def _ready_limit(options: list[str]) -> int | None:
         if token == "--all":
             every = True
             position += 1
+        elif token == "--verbose":  # whole cells: a person's default already
+            position += 1
         elif token in ("--limit", "-n") and position + 1 < len(options):
             limit = options[position + 1]
             position += 2
@@ -262,6 +264,8 @@ def list_query(options: list[str]) -> ListQuery | None:
             position += 1 if eq else 2
         elif token in ("--deleted", "--all"):
             flags.add(token)
+            position += 1
+        elif token == "--verbose":  # whole cells: a person's default already
             position += 1
         else:
             return None

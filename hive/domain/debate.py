@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from typing import Any
 
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
-from hive.models import Cell
 from hive.store.cache import CellIndex
 from hive.times import format_time
 
@@ -125,22 +125,37 @@ def list_files(context_dir: str, *, path: str) -> dict[str, Any]:
 # ------------------------------------------------------------------ context_search
 
 
-def _rounds(index: CellIndex) -> dict[str, tuple[int, str]]:
-    """Cell id -> (round number, the round's coordinator)."""
-    roots = sorted(
-        (c for c in index.cells.values() if c.parent is None),
-        key=lambda c: (c.created_at, c.id),
-    )
-    numbered = {root.id: (number, root.created_by) for number, root in enumerate(roots, 1)}
-    found: dict[str, tuple[int, str]] = {}
-    for cell in index.cells.values():
-        top = cell
-        seen = {cell.id}
-        while top.parent is not None and top.parent in index.cells and top.parent not in seen:
+class _Rounds:
+    """Cell id -> (round number, the round's coordinator), from the cells' light facts:
+    roots numbered by creation time, and a coordinator (the root's creator) read from
+    the root's stored JSON only for the rounds a match is in."""
+
+    def __init__(self, index: CellIndex) -> None:
+        self._index = index
+        nodes = index.nodes
+        roots = sorted(
+            (node for node in nodes.values() if node.parent is None),
+            key=lambda node: (node.created, node.id),  # exact to the microsecond till 2242
+        )
+        self._numbers = {root.id: number for number, root in enumerate(roots, 1)}
+        self.creators: dict[str, str] = {}  # root id -> its creator, as read
+
+    def get(self, cell_id: str) -> tuple[int, str]:
+        nodes = self._index.nodes
+        if cell_id not in nodes:
+            return 0, ""
+        top = nodes[cell_id]
+        seen = {cell_id}
+        while top.parent is not None and top.parent in nodes and top.parent not in seen:
             seen.add(top.parent)
-            top = index.cells[top.parent]
-        found[cell.id] = numbered.get(top.id, (0, ""))
-    return found
+            top = nodes[top.parent]
+        number = self._numbers.get(top.id)
+        if number is None:
+            return 0, ""
+        if top.id not in self.creators:
+            for _, document in self._index.documents([top.id]):
+                self.creators[top.id] = document["created_by"]
+        return number, self.creators[top.id]
 
 
 def _snippet(content: str, at: int, length: int, size: int) -> str:
@@ -158,14 +173,14 @@ def context_search(
         raise _error(InvalidInput, "Invalid arguments: term must be a non-empty string")
     needle = term.lower()
     index = ws.cells()
-    rounds = _rounds(index)
+    rounds = _Rounds(index)
     found: list[tuple[Any, ...]] = []
 
     def consider(content: str, cell_id: str | None, agent: str, kind: str, when: str) -> None:
         at = content.lower().find(needle)
         if at < 0:
             return
-        number, coordinator = rounds.get(cell_id or "", (0, ""))
+        number, coordinator = rounds.get(cell_id or "")
         role = "coordinator" if agent and agent == coordinator else "worker"
         found.append(
             (
@@ -181,8 +196,11 @@ def context_search(
             )
         )
 
-    for cell in index.cells.values():
-        _cell_contributions(cell, consider)
+    live = (cell_id for cell_id, node in index.nodes.items() if not node.deleted)
+    for cell_id, document in index.documents(live, keep=_may_hold(needle)):
+        if index.nodes[cell_id].parent is None:
+            rounds.creators[cell_id] = document["created_by"]  # its own round's coordinator
+        _cell_contributions(document, consider)
     _message_contributions(ws, index, consider)
     from hive.domain.outcomes import load_outcomes
 
@@ -199,27 +217,32 @@ def context_search(
     return {"status": "success", "result": {"matches": shown, "total": len(found)}}
 
 
-def _cell_contributions(cell: Cell, consider: Any) -> None:
-    if cell.is_deleted:
-        return
-    when = format_time(cell.created_at)
-    texts = (cell.title, cell.description, cell.design, cell.acceptance_criteria)
-    consider("\n".join(t for t in texts if t).strip(), cell.id, cell.created_by, "cell", when)
-    if cell.notes:
-        consider(
-            cell.notes,
-            cell.id,
-            cell.assignee or cell.created_by,
-            "notes",
-            format_time(cell.updated_at),
-        )
-    for comment in cell.comments:
-        consider(comment.text, cell.id, comment.author, "comment", format_time(comment.created_at))
-    if cell.close_reason:
-        closed = format_time(cell.closed_at or cell.updated_at)
-        consider(
-            cell.close_reason, cell.id, cell.assignee or cell.created_by, "close_reason", closed
-        )
+def _may_hold(needle: str) -> Callable[[bytes], bool] | None:
+    """A quick test of a cell's printed JSON that is false only when none of its texts
+    can contain ``needle`` (lowercased): for a needle of printable ASCII that JSON
+    writes as it is (no quote, no backslash), a text holding it lowercased holds it in
+    the JSON lowercased too (JSON keeps other characters as they are, and a match
+    cannot span two texts: they are joined by a newline). None: every cell is read."""
+    if not (needle.isascii() and needle.isprintable()) or '"' in needle or "\\" in needle:
+        return None
+    return lambda printed: needle in printed.decode("utf-8").lower()
+
+
+def _cell_contributions(cell: dict[str, Any], consider: Any) -> None:
+    """A cell's contributions, from its JSON (times as ``format_time`` gives them)."""
+    texts = (cell["title"], cell["description"], cell["design"], cell["acceptance_criteria"])
+    author = cell["created_by"]
+    worker = cell["assignee"] or author
+    consider(
+        "\n".join(t for t in texts if t).strip(), cell["id"], author, "cell", cell["created_at"]
+    )
+    if cell["notes"]:
+        consider(cell["notes"], cell["id"], worker, "notes", cell["updated_at"])
+    for comment in cell["comments"]:
+        consider(comment["text"], cell["id"], comment["author"], "comment", comment["created_at"])
+    if cell["close_reason"]:
+        closed = cell["closed_at"] or cell["updated_at"]
+        consider(cell["close_reason"], cell["id"], worker, "close_reason", closed)
 
 
 def _message_contributions(ws: Workspace, index: CellIndex, consider: Any) -> None:
@@ -236,6 +259,6 @@ def _message_contributions(ws: Workspace, index: CellIndex, consider: Any) -> No
         if reader != message.get("from") and reader not in message.get("to", []):
             continue
         thread = message.get("thread_id")
-        cell_id = thread if thread in index.cells else None
+        cell_id = thread if thread in index.nodes else None
         text = f"{message.get('subject', '')}\n{message.get('body', '')}".strip()
         consider(text, cell_id, message.get("from", ""), "message", message.get("at") or "")

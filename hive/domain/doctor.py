@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hive.domain.config_sections import parsed_section
-from hive.domain.graph import find_cycles
+from hive.domain.graph import LightCell, LightGraph, find_cycles
 from hive.domain.maintenance import object_store_health
 from hive.domain.reading import COMMIT_CONFIG, committed_config_note, not_initialized
 from hive.domain.setup import merge_setup_problems
@@ -15,6 +15,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput
 from hive.git.repo import Snapshot
 from hive.git.worktree import is_blob
+from hive.models import Cell
 from hive.models.results import DoctorReport, Problem
 from hive.store.cache import CellIndex
 from hive.store.cells import decode_config
@@ -48,21 +49,22 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _file_problems(index)
     problems += _object_problems(ws, index)
     problems += _layout_problems(snap.listing(CELLS_DIR))
-    problems += _graph_problems(index)
+    graph, conflicts = _cell_problems(index)
+    problems += graph
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
     problems += _record_file_problems(ws, snap)
     problems += _tools_config_problems(ws, snap)
     problems += _verify_problems(ws)
     problems += symlink_problems(ws, snap)
-    problems += _merge_conflicts(index)
+    problems += conflicts
     problems += _config_conflicts(ws.git.read_blob(config_sha))
     problems += merge_setup_problems(ws, snap)
     problems += _contest_problems(ws, snap)
     problems += _git_state_problems(ws)
     problems += _place_problems(ws, snap)
     return DoctorReport(
-        cells=len(index.cells),
+        cells=len(index.blobs),
         problems=problems,
         warnings=edit_warnings + _identity_warnings(ws) + _signing_warnings(ws),
         objects=object_store_health(ws),
@@ -284,27 +286,44 @@ def _git_state_problems(ws: Workspace) -> list[Problem]:
     return [] if problem is None else [Problem(kind="git-state", message=problem)]
 
 
-def _merge_conflicts(index: CellIndex) -> list[Problem]:
+def _cell_problems(index: CellIndex) -> tuple[list[Problem], list[Problem]]:
+    """(graph problems, merge conflicts) of the cells, read from their stored JSON in
+    one pass by id (a cell is decoded into its model only to word its conflicts)."""
+    graph: list[Problem] = []
+    conflicts: list[Problem] = []
+    light: dict[str, LightCell] = {}
+    for cell_id, document in index.documents(sorted(index.blobs)):
+        graph += _edge_problems(index, document)
+        if document["conflicts"]:
+            conflicts += _merge_conflicts(index, index.cells[cell_id])
+        light[cell_id] = LightCell(document)
+    for cycle in find_cycles(LightGraph(index, light)):
+        graph.append(
+            Problem(kind="cycle", message="dependency cycle: " + " -> ".join(cycle), cell=cycle[0])
+        )
+    return graph, conflicts
+
+
+def _merge_conflicts(index: CellIndex, cell: Cell) -> list[Problem]:
     """Values a merge did not keep (both sides changed the field): shown until resolved."""
     found = []
-    for cell in sorted(index.cells.values(), key=lambda c: c.id):
-        for record in cell.conflicts:
-            if record.field == "file":
-                what = "one side's file did not parse; its text is kept in the cell's conflicts"
-            else:
-                what = (
-                    f"both sides changed {record.field}: kept {_short(record.kept)},"
-                    f" the other side had {_short(record.other)}"
-                )
-            found.append(
-                Problem(
-                    kind="merge-conflict",
-                    message=f"{cell.id}: {what} (see 'hive show {cell.id}',"
-                    f" then 'hive resolve {cell.id}')",
-                    cell=cell.id,
-                    path=index.paths.get(cell.id),
-                )
+    for record in cell.conflicts:
+        if record.field == "file":
+            what = "one side's file did not parse; its text is kept in the cell's conflicts"
+        else:
+            what = (
+                f"both sides changed {record.field}: kept {_short(record.kept)},"
+                f" the other side had {_short(record.other)}"
             )
+        found.append(
+            Problem(
+                kind="merge-conflict",
+                message=f"{cell.id}: {what} (see 'hive show {cell.id}',"
+                f" then 'hive resolve {cell.id}')",
+                cell=cell.id,
+                path=index.paths.get(cell.id),
+            )
+        )
     return found
 
 
@@ -378,38 +397,35 @@ def _layout_problems(listing: dict[str, str]) -> list[Problem]:
     return found
 
 
-def _graph_problems(index: CellIndex) -> list[Problem]:
+def _edge_problems(index: CellIndex, cell: dict[str, Any]) -> list[Problem]:
+    """A cell's dependencies and parent that name no cell, and a parent its id denies."""
     found: list[Problem] = []
-    for cell in sorted(index.cells.values(), key=lambda c: c.id):
-        for dep in cell.dependencies:
-            if dep.target not in index.cells:
-                found.append(
-                    Problem(
-                        kind="dangling-dependency",
-                        message=f"{cell.id} has a {dep.type} dependency on missing {dep.target}",
-                        cell=cell.id,
-                    )
-                )
-        if cell.parent and cell.parent not in index.cells:
+    cell_id, parent = cell["id"], cell["parent"]
+    for dep in cell["dependencies"]:
+        if dep["target"] not in index.blobs:
             found.append(
                 Problem(
-                    kind="dangling-parent",
-                    message=f"{cell.id} has missing parent {cell.parent}",
-                    cell=cell.id,
+                    kind="dangling-dependency",
+                    message=f"{cell_id} has a {dep['type']} dependency on missing {dep['target']}",
+                    cell=cell_id,
                 )
             )
-        implied = parent_from_id(cell.id)
-        if implied is not None and cell.parent != implied:
-            found.append(
-                Problem(
-                    kind="parent-mismatch",
-                    message=f"{cell.id}: its id names parent {implied} but parent is {cell.parent}",
-                    cell=cell.id,
-                )
-            )
-    for cycle in find_cycles(index):
+    if parent and parent not in index.blobs:
         found.append(
-            Problem(kind="cycle", message="dependency cycle: " + " -> ".join(cycle), cell=cycle[0])
+            Problem(
+                kind="dangling-parent",
+                message=f"{cell_id} has missing parent {parent}",
+                cell=cell_id,
+            )
+        )
+    implied = parent_from_id(cell_id)
+    if implied is not None and parent != implied:
+        found.append(
+            Problem(
+                kind="parent-mismatch",
+                message=f"{cell_id}: its id names parent {implied} but parent is {parent}",
+                cell=cell_id,
+            )
         )
     return found
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any, Protocol
 
@@ -146,8 +146,9 @@ def refuse_new_cell_cycle(
             raise DependencyCycle(f"dependency would create a cycle: {chain}")
 
 
-def find_cycles(index: CellIndex) -> list[list[str]]:
-    """Every distinct ordering cycle (deadlock) in the stored graph (for ``doctor``)."""
+def find_cycles(index: OrderingGraph) -> list[list[str]]:
+    """Every distinct ordering cycle (deadlock) in the stored graph (for ``doctor``,
+    which gives it the cells' light edges: :class:`LightGraph`)."""
     colour: dict[Node, int] = {}
     cycles: list[list[str]] = []
     for cell_id in index.cells:
@@ -157,13 +158,75 @@ def find_cycles(index: CellIndex) -> list[list[str]]:
     return cycles
 
 
+class Edge(Protocol):
+    """A dependency as the ordering graph reads it."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def target(self) -> str: ...
+
+
+class GraphCell(Protocol):
+    """A cell as the ordering graph reads it (a ``Cell``, or a :class:`LightCell`)."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def parent(self) -> str | None: ...
+
+    @property
+    def is_deleted(self) -> bool: ...
+
+    @property
+    def dependencies(self) -> Sequence[Edge]: ...
+
+
 class OrderingGraph(Protocol):
     """What the ordering graph reads: cells by id and the children of a cell."""
 
     @property
-    def cells(self) -> Mapping[str, Cell]: ...
+    def cells(self) -> Mapping[str, GraphCell]: ...
 
     def children_of(self, cell_id: str) -> list[str]: ...
+
+
+class LightEdge:
+    """A dependency read from a cell's stored JSON."""
+
+    __slots__ = ("target", "type")
+
+    def __init__(self, type: str, target: str) -> None:
+        self.type = type
+        self.target = target
+
+
+class LightCell:
+    """What the ordering graph reads of a cell, from its stored JSON (no model)."""
+
+    __slots__ = ("dependencies", "is_deleted", "parent", "type")
+
+    def __init__(self, document: Mapping[str, Any]) -> None:
+        self.type: str = document["type"]
+        self.parent: str | None = document["parent"]
+        self.is_deleted = document["deleted_at"] is not None
+        self.dependencies = [
+            LightEdge(dep["type"], dep["target"]) for dep in document["dependencies"]
+        ]
+
+
+class LightGraph:
+    """The ordering graph of an index's cells as :class:`LightCell`s (in the index's
+    order, so that cycles are found and named as over the models)."""
+
+    def __init__(self, index: CellIndex, cells: Mapping[str, LightCell]) -> None:
+        self._index = index
+        self.cells = {cell_id: cells[cell_id] for cell_id in index.blobs}
+
+    def children_of(self, cell_id: str) -> list[str]:
+        return self._index.children_of(cell_id)
 
 
 class _WithNewCells:

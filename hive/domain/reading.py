@@ -8,6 +8,8 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
+from pydantic_core import to_json
+
 from hive.errors import CorruptFile, LockTimeout, NotInitialized
 from hive.git.repo import TREE_MODE, GitRepo, Snapshot
 from hive.git.worktree import edited_on_disk
@@ -231,7 +233,8 @@ class StateReader:
             )
             entries = state.stored_entries(key)
             if entries is not None:  # else another process rebuilt the file meanwhile
-                return self.cache.keep(build_index(key, entries, self._load_cells))
+                index = build_index(key, entries, self._load_cells, self._load_documents)
+                return self.cache.keep(index)
         raise LockTimeout(
             f"the state index ({state.path}) was rebuilt by other processes "
             f"{REBUILT_RETRIES} times while this one read it; try again"
@@ -285,6 +288,21 @@ class StateReader:
                 self.cache.remember(blob, cell)
                 self.cache.decoded += 1
                 found[blob] = cell
+        return found
+
+    def _load_documents(self, blobs: list[str]) -> dict[str, bytes]:
+        """Cells by blob id as ``--json`` prints them, without decoding them: as the state
+        index stores them (no model, no time formatted again), a blob it lacks (a staged
+        file, a rebuild since the state was read) printed from its model."""
+        found: dict[str, bytes] = {}
+        try:
+            found.update(self.state_index.cell_documents(blobs))
+        except sqlite3.DatabaseError as exc:  # derived data: never trusted when broken
+            self._recover(exc)
+        lacking = [blob for blob in blobs if blob not in found]
+        if lacking:
+            for blob, cell in self._load_cells(lacking).items():
+                found[blob] = to_json(cell, indent=2)
         return found
 
     def remember_write(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from datetime import timedelta
 
 from hive.domain.cells import get_cell
 from hive.domain.graph import open_blockers as open_blockers_of
@@ -12,7 +13,8 @@ from hive.domain.readiness import open_blockers
 from hive.domain.workspace import Workspace
 from hive.models import STATUSES, Cell
 from hive.models.cellresults import BlockedCell, CellDetail, CellRef, CellStats, LeadTime
-from hive.store.cache import CellIndex
+from hive.store.cache import DOCUMENT_BATCH, CellIndex, top_level_string
+from hive.times import parse_time
 
 UNASSIGNED = "(unassigned)"
 
@@ -72,40 +74,69 @@ def show_cells(ws: Workspace, *, cell_ids: list[str]) -> list[CellDetail]:
 
 def cell_stats(ws: Workspace) -> CellStats:
     """Counts by status, type, priority and assignee, ready and blocked work, and the
-    lead time (creation to close) of the closed cells."""
+    lead time (creation to close) of the closed cells.
+
+    Answered from each cell's light facts (the state index's rows) and, for the closed
+    cells only, the two times of its stored JSON: no cell is decoded into a model."""
     index = ws.cells()
-    cells = index.live()
+    live = [node for node in index.nodes.values() if not node.deleted]
     unreadable = index.unreadable_ids()
     by_status = Counter({status: 0 for status in STATUSES})
-    by_status.update(cell.status for cell in cells)
+    by_status.update(node.status for node in live)
     blocked = sum(
         1
-        for cell in cells
-        if not cell.is_closed and open_blockers(index.nodes[cell.id], index.nodes, unreadable)
+        for node in live
+        if node.status != "closed" and open_blockers(node, index.nodes, unreadable)
     )
-    priorities = Counter(cell.priority for cell in cells)
+    priorities = Counter(node.priority for node in live)
+    closed = [node.id for node in live if node.status == "closed"]
     return CellStats(
-        total=len(cells),
-        open=sum(1 for cell in cells if not cell.is_closed),
+        total=len(live),
+        open=len(live) - len(closed),
         ready=len(ready_cell_ids(index)),
         blocked=blocked,
         by_status=dict(by_status),
-        by_type=dict(sorted(Counter(cell.type for cell in cells).items())),
+        by_type=dict(sorted(Counter(node.type for node in live).items())),
         by_priority={f"P{level}": priorities[level] for level in range(5)},
-        by_assignee=dict(Counter(cell.assignee or UNASSIGNED for cell in cells).most_common()),
-        lead_time=lead_time(cells),
+        by_assignee=dict(Counter(node.assignee or UNASSIGNED for node in live).most_common()),
+        lead_time=lead_time(_closed_hours(index, closed)),
     )
+
+
+def _closed_hours(index: CellIndex, closed: list[str]) -> list[float]:
+    """Hours from creation to close of each of the ``closed`` cells that has a close
+    time, in their order (the two times read from the stored JSON, exact to the
+    microsecond: no cell is decoded, and no document parsed beyond them)."""
+    hours = []
+    for start in range(0, len(closed), DOCUMENT_BATCH):
+        part = closed[start : start + DOCUMENT_BATCH]
+        printed = index.json_of([index.blobs[cell_id] for cell_id in part])
+        for cell_id in part:
+            span = _lead(index, cell_id, printed[index.blobs[cell_id]])
+            if span is not None:
+                hours.append(span.total_seconds() / 3600)
+    return hours
+
+
+def _lead(index: CellIndex, cell_id: str, printed: bytes) -> timedelta | None:
+    """Creation to close of one closed cell (None: it has no close time)."""
+    try:
+        closed_at = top_level_string(printed, "closed_at")
+        if closed_at is None:
+            return None
+        return parse_time(closed_at) - parse_time(top_level_string(printed, "created_at") or "")
+    except (KeyError, ValueError):  # a year before 1000 (written unpadded), damaged
+        # pages: the model reads it (and a damaged index is rebuilt, with a notice)
+        cell = index.cells[cell_id]
+        assert cell.closed_at is not None
+        return cell.closed_at - cell.created_at
 
 
 HOUR_DIGITS = 6  # ~4 ms: a cell closed within seconds is not 0.0 hours
 
 
-def lead_time(cells: list[Cell]) -> LeadTime:
-    hours = [
-        (cell.closed_at - cell.created_at).total_seconds() / 3600
-        for cell in cells
-        if cell.is_closed and cell.closed_at is not None
-    ]
+def lead_time(hours: list[float]) -> LeadTime:
+    """The lead-time summary of the given spans (hours from creation to close)."""
     if not hours:
         return LeadTime()
     return LeadTime(

@@ -13,9 +13,12 @@ reader.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from pydantic_core import to_json
 
 from hive.errors import CorruptFile
 from hive.models import Cell
@@ -27,6 +30,8 @@ MAX_INDEXES = 4
 MAX_CACHED_CELLS = 250_000
 
 CellLoader = Callable[[list[str]], dict[str, Cell]]  # blobs -> decoded cells
+DocumentLoader = Callable[[list[str]], dict[str, bytes]]  # blobs -> printed JSON
+DOCUMENT_BATCH = 500  # documents parsed at a time: memory stays flat at 100,000 cells
 
 
 class LazyCells(Mapping[str, Cell]):
@@ -74,6 +79,9 @@ class CellIndex:
     nodes: dict[str, Node]
     problems: dict[str, CorruptFile]
     load: CellLoader
+    # the JSON ``--json`` prints of cells by blob, without decoding them into models
+    # (None: printed from the decoded cells)
+    load_json: DocumentLoader | None = None
     cells: LazyCells = field(init=False)
     _children: dict[str, list[str]] | None = None
     _memo: dict[str, Any] = field(default_factory=dict)
@@ -87,6 +95,35 @@ class CellIndex:
             self._memo[name] = compute()
         result: T = self._memo[name]
         return result
+
+    def json_of(self, blobs: list[str]) -> dict[str, bytes]:
+        """Each blob's cell as ``--json`` prints it (``to_json(cell, indent=2)``)."""
+        if self.load_json is not None:
+            return self.load_json(blobs)
+        return {blob: to_json(cell, indent=2) for blob, cell in self.load(blobs).items()}
+
+    def documents(
+        self, ids: Iterable[str], keep: Callable[[bytes], bool] | None = None
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(id, the cell as a plain mapping of its JSON) for each of ``ids`` in order
+        (those whose printed JSON ``keep`` accepts): what a reader of a few fields of
+        every cell needs, without building a model per cell (strings as the model gives
+        them, times as ``format_time`` writes them)."""
+        wanted = list(ids)
+        for start in range(0, len(wanted), DOCUMENT_BATCH):
+            part = wanted[start : start + DOCUMENT_BATCH]
+            printed = self.json_of([self.blobs[cell_id] for cell_id in part])
+            for cell_id in part:
+                document = printed[self.blobs[cell_id]]
+                if keep is None or keep(document) or not _whole(document):
+                    yield cell_id, self._parsed(cell_id, document)
+
+    def _parsed(self, cell_id: str, document: bytes) -> dict[str, Any]:
+        try:
+            parsed: dict[str, Any] = json.loads(document)
+        except ValueError:  # damaged pages: the model's loader rebuilds the index (notice)
+            parsed = json.loads(to_json(self.cells[cell_id], indent=2))
+        return parsed
 
     def live(self) -> list[Cell]:
         """Cells that are not deleted (tombstoned)."""
@@ -130,11 +167,17 @@ class CellIndex:
             blobs[cell.id] = blob
             nodes[cell.id] = node_of(cell)
         base = self.load
+        base_json = self.json_of
 
         def load(wanted: list[str]) -> dict[str, Cell]:
             found = {blob: pending[blob] for blob in wanted if blob in pending}
             rest = [blob for blob in wanted if blob not in pending]
             return {**base(rest), **found} if rest else found
+
+        def load_json(wanted: list[str]) -> dict[str, bytes]:
+            found = {blob: to_json(pending[blob], indent=2) for blob in wanted if blob in pending}
+            rest = [blob for blob in wanted if blob not in pending]
+            return {**base_json(rest), **found} if rest else found
 
         return CellIndex(
             key=f"{self.key}+",
@@ -143,7 +186,34 @@ class CellIndex:
             nodes=nodes,
             problems=self.problems,
             load=load,
+            load_json=load_json,
         )
+
+
+def _whole(printed: bytes) -> bool:
+    """Whether a printed cell looks whole (``keep`` skips a document only then: one a
+    damaged index cut short is parsed, which rebuilds the index)."""
+    return printed.startswith(b'{\n  "id": "') and printed.endswith(b"\n}")
+
+
+def top_level_string(printed: bytes, key: str) -> str | None:
+    """The string value of the top-level ``key`` of a cell's printed JSON (None when it is
+    null), found without parsing the rest: ``to_json(cell, indent=2)`` writes each
+    top-level key on its own line two spaces in, and a string's own line breaks are
+    escaped, so that line start is the key's alone (deeper keys are further in). Only for
+    values without escapes (times, ids); a KeyError when the key is not there."""
+    marker = b'\n  "' + key.encode("ascii") + b'": '
+    at = printed.find(marker)
+    if at < 0:
+        raise KeyError(key)
+    start = at + len(marker)
+    if printed.startswith(b"null", start):
+        return None
+    end = printed.index(b'"', start + 1)
+    value = printed[start + 1 : end].decode("utf-8")
+    if printed[start : start + 1] != b'"' or "\\" in value:
+        raise ValueError(f"{key} is not a plain string")
+    return value
 
 
 class IdSet:
@@ -177,12 +247,17 @@ def node_of(cell: Cell) -> Node:
         parent=cell.parent,
         deleted=cell.deleted_at is not None,
         blockers=cell.blockers(),
+        assignee=cell.assignee,
     )
 
 
-def build_index(key: str, entries: list[Entry], load: CellLoader) -> CellIndex:
+def build_index(
+    key: str, entries: list[Entry], load: CellLoader, load_json: DocumentLoader | None = None
+) -> CellIndex:
     """A CellIndex from the state index's rows for ``key``."""
-    index = CellIndex(key=key, paths={}, blobs={}, nodes={}, problems={}, load=load)
+    index = CellIndex(
+        key=key, paths={}, blobs={}, nodes={}, problems={}, load=load, load_json=load_json
+    )
     for entry in entries:
         expected = cell_id_from_path(entry.path)
         if expected is None:
@@ -212,6 +287,7 @@ def build_index(key: str, entries: list[Entry], load: CellLoader) -> CellIndex:
             parent=entry.parent,
             deleted=entry.deleted,
             blockers=entry.blockers,
+            assignee=entry.assignee,
         )
     return index
 
@@ -233,6 +309,7 @@ def derive(
         nodes=dict(base.nodes),
         problems=dict(base.problems),
         load=base.load,
+        load_json=base.load_json,
     )
     for path, change in written.items():
         index.problems.pop(path, None)

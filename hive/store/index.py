@@ -193,7 +193,8 @@ class ParsedCell(Frozen):
 
 
 class Node(Record):
-    """The facts about one cell that readiness depends on (hive/domain/readiness.py)."""
+    """The facts about one cell that readiness depends on (hive/domain/readiness.py),
+    and its assignee (counted by ``hive stats`` without decoding the cell)."""
 
     __slots__ = _fields = (
         "id",
@@ -204,6 +205,7 @@ class Node(Record):
         "parent",
         "deleted",
         "blockers",
+        "assignee",
     )
 
     def __init__(
@@ -216,6 +218,7 @@ class Node(Record):
         parent: str | None,
         deleted: bool,
         blockers: list[str] | None = None,
+        assignee: str | None = None,
     ) -> None:
         self.id = id
         self.status = status
@@ -225,6 +228,7 @@ class Node(Record):
         self.parent = parent
         self.deleted = deleted
         self.blockers: list[str] = [] if blockers is None else blockers
+        self.assignee = assignee
 
 
 class ParseProblem(Frozen):
@@ -428,6 +432,7 @@ def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
             parent=entry.parent,
             deleted=entry.deleted,
             blockers=entry.blockers,
+            assignee=entry.assignee,
         )
     return nodes, unreadable
 

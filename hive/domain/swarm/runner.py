@@ -236,6 +236,7 @@ class _Worker:
     log_handle: IO[bytes]
     started: float
     prompt_file: str
+    log_start: int = 0  # where the worker's own output begins in its log
     stop_sent: float | None = None
     killed: bool = False
     timed_out: bool = False
@@ -602,6 +603,7 @@ class _Runner:
         handle = open(log, "ab")  # noqa: SIM115  (closed when the worker is settled)
         handle.write(f"$ {command}\n".encode())
         handle.flush()
+        start = handle.tell()  # now: the worker shares the file offset once it runs
         direct = forkable(command, env)
         try:
             process: subprocess.Popen[bytes] | ForkedWorker | None = None
@@ -623,7 +625,7 @@ class _Runner:
             handle.close()
             raise
         job = _Job(cell.id, agent, log, worktree, branch)
-        return _Worker(job, process, handle, time.monotonic(), prompt_file)
+        return _Worker(job, process, handle, time.monotonic(), prompt_file, start)
 
     # ------------------------------------------------------------ watching
 
@@ -718,7 +720,8 @@ class _Runner:
             why = f"exited with code {code}{_shell_code(code)} without calling swarm_complete"
         else:
             why = "exited (code 0) without calling swarm_complete"
-        return f"worker {worker.job.agent} {why}"
+        said = last_line(worker.job.log, worker.log_start)
+        return f"worker {worker.job.agent} {why}" + (f"; its log ends: {said}" if said else "")
 
     def _closed_by_worker(self, job: _Job) -> bool:
         """Whether the job's subtask is closed where it worked (its branch)."""
@@ -1219,6 +1222,29 @@ def _epics_under(epic_id: str, index: CellIndex) -> list[str]:
                 if not child.is_closed:
                     found.append(child_id)
     return [*found, epic_id]
+
+
+LAST_LINE_CHARS = 200  # of a failed worker's log, in its block reason
+
+
+def last_line(log: str, start: int = 0) -> str | None:
+    """The last non-blank line a worker wrote to ``log`` from byte ``start`` on (None
+    when it wrote none), control characters shown as '?', cut to LAST_LINE_CHARS: why
+    it failed, as often as not (``sh: 1: claude: not found``, a tool's error)."""
+    from hive.text import without_control
+
+    try:
+        with open(log, "rb") as handle:
+            end = handle.seek(0, os.SEEK_END)
+            handle.seek(max(start, end - 8 * LAST_LINE_CHARS))
+            tail = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    if not lines:
+        return None
+    line = without_control(lines[-1])
+    return line if len(line) <= LAST_LINE_CHARS else line[: LAST_LINE_CHARS - 1] + "…"
 
 
 def _block_reason(cell: Cell) -> str:
