@@ -89,9 +89,16 @@ def test_epic_dep_and_doctor_commands(hived: Path) -> None:
     assert cycle.returncode == 4 and "cycle" in cycle.stderr
     tree = as_json(hive(hived, "dep", "tree", second, "--json"))
     assert isinstance(tree, dict) and tree["depends_on"][0]["id"] == first
+    assert tree["deleted"] is False and tree["depends_on"][0]["deleted"] is False
     status = as_json(hive(hived, "epic", "status", epic, "--json"))
     assert isinstance(status, dict) and status["total"] == 2 and status["ready"] == [first]
     assert "no problems" in ok(hive(hived, "doctor"))
+    # a deleted blocker blocks nothing: the tree says so, as hive show does (it said [open])
+    ok(hive(hived, "delete", first))
+    shown = ok(hive(hived, "dep", "tree", second)).splitlines()
+    assert shown[1].endswith(f"{first} [open (deleted)] schema (blocks)"), shown
+    tree = as_json(hive(hived, "dep", "tree", second, "--json"))
+    assert isinstance(tree, dict) and tree["depends_on"][0]["deleted"] is True
 
 
 @pytest.mark.parametrize(
@@ -483,3 +490,13 @@ def test_create_from_a_terminal_says_it_reads_standard_input(hived: Path) -> Non
     assert "typed at a terminal" in ok(hive(hived, "list", actor=None))
     piped = run_hive(["-C", str(hived), "create", "--from", "-"], input="- title: piped\n")
     assert piped.exit_code == 0 and "reading cells" not in piped.stderr
+
+
+def test_the_options_quickstart_names_say_what_they_do(hived: Path) -> None:
+    """``hive reservations --expired`` and ``hive list --deleted`` had no help text."""
+    for command, option, meaning in (
+        ("reservations", "--include-expired, --expired", "also those past their expiry"),
+        ("list", "--include-deleted, --deleted", "also deleted cells"),
+    ):
+        shown = " ".join(ok(hive(hived, command, "--help", actor=None)).split())
+        assert f"{option} {meaning}" in shown, shown

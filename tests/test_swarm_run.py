@@ -720,6 +720,10 @@ def test_a_blocked_subtask_retried_resumes_in_its_kept_worktree_then_the_epic_cl
         resumed.reason
     )
     assert seen.read_text() == "PART = 1\nDRAFT = 1\n"
+    # its brief says it is a retry, why the last attempt failed, and where its work is
+    brief = Path(str(second.prompt_file)).read_text()
+    assert "## Context\nAn earlier attempt at this subtask failed and was blocked: worker" in brief
+    assert "exited with code 3" in brief and "You continue where it worked" in brief
     assert (repo / "src/partial.py").read_text() == "PART = 1\n"  # merged with the rest
     assert git(repo, "worktree", "list").count("\n") == 1 and "hive/" not in git(repo, "branch")
     # every subtask closed: the epic is closed in a commit of its own, the summary its reason
@@ -970,6 +974,8 @@ def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
     second = next(e for e in more if e.event == "worker_started")
     assert (second.worktree, second.branch) == (started.worktree, started.branch)
     assert started.worktree in (resumed.reason or "")
+    brief = Path(str(second.prompt_file)).read_text()
+    assert "An earlier attempt at this subtask was stopped: the run was stopped" in brief
     assert seen.read_text() == "WORK = 1\nDRAFT = 1\n"
     assert "my real work" in git(repo, "log", "--format=%s", "HEAD")
     assert (repo / "src/slow.py").read_text().startswith("WORK = 1\n")

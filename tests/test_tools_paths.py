@@ -199,3 +199,20 @@ def test_catastrophic_regex_is_stopped_by_the_time_budget(ws: Workspace, repo: P
     (repo / "evil.txt").write_text("a" * 40 + "!\n")
     found = search_text(str(repo), pattern="(a+)+$", seconds=1.0)
     assert found["timed_out"] is True and found["matches"] == []
+
+
+def test_decide_with_no_decisions_says_where_it_looked(ws: Workspace, repo: Path) -> None:
+    """``hive proposals decide`` with nothing on standard input (its default), or an empty
+    file, says so and what to give (it said "invalid DECISIONS ''")."""
+    empty = repo / "empty.json"
+    empty.write_text("\n")
+    for args, where in (
+        (("proposals", "decide"), "standard input"),
+        (("proposals", "decide", str(empty)), str(empty)),
+    ):
+        result = hive(repo, *args)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr.startswith(
+            f'error: {where} is empty: give the arbiter\'s {{"decisions": '
+        )
+        assert "'hive proposals decide FILE'" in result.stderr

@@ -18,7 +18,7 @@ import typer
 from hive.cli import output, stdin_text
 from hive.cli.build import VIEW, Extra, Presenter
 from hive.cli.common import OPTIONS, read_source, run_op, show, usage_error, workspace
-from hive.errors import NotFound
+from hive.errors import InvalidInput, NotFound
 from hive.text import counted, duration, shell_word, shown_lines
 from hive.times import json_default
 
@@ -130,7 +130,8 @@ def _dep_tree(tree: Any, params: Any, ws: Workspace) -> None:
 
     def label(node: Any) -> str:
         kind = f" ({node.type})" if node.type else ""
-        return output.escape(f"{node.id} [{node.status}] {node.title or ''}{kind}")
+        status = f"{node.status} (deleted)" if node.deleted else node.status  # as hive show
+        return output.escape(f"{node.id} [{status}] {node.title or ''}{kind}")
 
     def grow(branch: Any, node: Any) -> None:
         for child in node.depends_on:
@@ -157,7 +158,6 @@ def _input_size(path: str) -> int:
 def _create_from(given: dict[str, Any]) -> None:
     """``hive create --from FILE``: every cell of FILE in one commit."""
     from hive.domain.bulk import create_cells, read_cell_file
-    from hive.errors import InvalidInput
 
     path = given.pop("from_file")
     if any(value not in (None, False) for value in given.values()):
@@ -1002,9 +1002,22 @@ def _proposals(found: Any, params: Any, ws: Workspace) -> None:
 
 
 def _decisions_file(ws: Workspace, given: dict[str, Any]) -> None:
-    """DECISIONS is a file with the JSON (``-``, the default: standard input)."""
+    """DECISIONS is a file with the JSON (``-``, the default: standard input); an empty
+    one says where the decisions were looked for (not "invalid DECISIONS ''")."""
     source = given.get("decisions") or "-"
-    given["decisions"] = run_op(lambda: read_source(source, "the decisions"))
+
+    def read() -> str:
+        text = read_source(source, "the decisions")
+        if not text.strip():
+            where = "standard input" if source == "-" else source
+            raise InvalidInput(
+                f"{where} is empty: give the arbiter's"
+                ' {"decisions": [{"path": ..., "action": "approve"|"reject", "notes": ...}]}'
+                " in a file ('hive proposals decide FILE') or on standard input"
+            )
+        return text
+
+    given["decisions"] = run_op(read)
 
 
 def _decided(report: Any, params: Any, ws: Workspace) -> None:
@@ -1197,8 +1210,6 @@ def _spawned(found: Any, params: Any, ws: Workspace) -> None:
 def _scenario_files(ws: Workspace, given: dict[str, Any]) -> None:
     """SCENARIOS are JSON files ('-': stdin): a list, or {"scenarios": [...]}."""
     import json
-
-    from hive.errors import InvalidInput
 
     def read(source: str) -> list[Any]:
         try:

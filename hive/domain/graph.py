@@ -313,7 +313,7 @@ def _tree_node(
     if cell is None:
         node.update(title=None, status="missing", depends_on=[])
         return node
-    node.update(title=cell.title, status=cell.status, depends_on=[])
+    node.update(title=cell.title, status=cell.status, deleted=cell.is_deleted, depends_on=[])
     if depth <= 0 or cell_id in seen:
         return node
     seen = seen | {cell_id}

@@ -17,6 +17,7 @@ class DependencyNode(HiveModel):
     type: str | None = None
     title: str | None = None
     status: str
+    deleted: bool = False  # a tombstone: as a blocker it blocks nothing
     depends_on: list[DependencyNode] = Field(default_factory=list)
 
     @classmethod

@@ -428,6 +428,7 @@ declare(
                     "include_deleted": ("--deleted",),
                     "limit": ("-n",),
                 },
+                helps={"include_deleted": "also deleted cells (tombstones, hive delete)"},
                 defaults=PERSON,
                 help="List cells (open first, most urgent first; a page unless --all).",
             ),

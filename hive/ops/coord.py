@@ -409,6 +409,12 @@ declare(
         run=_reservations,
         writes=False,
         errors=(InvalidInput,),
-        commands=(Command(("reservations",), short={"include_expired": ("--expired",)}),),
+        commands=(
+            Command(
+                ("reservations",),
+                short={"include_expired": ("--expired",)},
+                helps={"include_expired": "also those past their expiry, still in their files"},
+            ),
+        ),
     ),
 )

@@ -453,7 +453,8 @@ class _Runner:
             )
             return
         try:
-            worker = self._launch(claimed, agent, session, log, worktree, branch)
+            earlier = _earlier_attempt(cell)
+            worker = self._launch(claimed, agent, session, log, worktree, branch, earlier)
         except (HiveError, OSError) as exc:
             reason = exc.message if isinstance(exc, HiveError) else f"could not start: {exc}"
             self._block(
@@ -566,11 +567,14 @@ class _Runner:
         log: str,
         worktree: str | None,
         branch: str | None,
+        earlier: str | None = None,
     ) -> _Worker:
         project = self.ws.root
         if worktree is not None and branch is not None:
             if os.path.isdir(worktree):  # kept by an earlier run: the subtask resumes there
                 self._refresh_kept(cell, agent, worktree, branch)
+                if earlier:
+                    earlier += RESUMED_HERE
             else:
                 head = self.ws.git.head().commit
                 if head is None:
@@ -578,7 +582,9 @@ class _Runner:
                 add_worktree(self.ws.git, worktree, branch=branch, commit=head)
             project = worktree
         brief_ws = Workspace(project, actor=agent)
-        prompt = swarm_subtask_prompt(brief_ws, cell_id=cell.id, agent_name=agent).prompt
+        prompt = swarm_subtask_prompt(
+            brief_ws, cell_id=cell.id, agent_name=agent, context=earlier
+        ).prompt
         prompt_file = self._new_file("prompts", f"{cell.id}.{agent}", ".md")
         with open(prompt_file, "w", encoding="utf-8") as brief:
             brief.write(prompt + "\n")
@@ -1225,6 +1231,22 @@ def _epics_under(epic_id: str, index: CellIndex) -> list[str]:
 
 
 LAST_LINE_CHARS = 200  # of a failed worker's log, in its block reason
+RESUMED_HERE = (
+    " You continue where it worked: this worktree and branch hold its commits and the"
+    " edits it did not commit. Look at them (git log, git status, git diff) before you"
+    " start, and build on them or undo them."
+)
+
+
+def _earlier_attempt(cell: Cell) -> str | None:
+    """For the brief of a subtask an earlier run blocked or put back: what became of that
+    attempt (the worker of a retry knows it is one, and why the last one failed)."""
+    info = run_info(cell)
+    state, reason = info.get("state"), info.get("reason")
+    if state not in KEPT_STATES or not isinstance(reason, str) or not reason:
+        return None
+    outcome = "was stopped" if state == "requeued" else "failed and was blocked"
+    return f"An earlier attempt at this subtask {outcome}: {reason}."
 
 
 def last_line(log: str, start: int = 0) -> str | None:
