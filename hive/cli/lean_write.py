@@ -152,9 +152,7 @@ class Session:
         from hive.git.repo import Identity
 
         if self.principal.kind == "person":
-            configured = self.repo.config_identity()
-            if configured is not None:
-                return configured
+            return self.repo.person_identity()  # git's rules, as commit_identity
         name = self.principal.name
         return Identity(name=name, email=f"{slug(name)}@hive.local")
 
