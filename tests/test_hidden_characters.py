@@ -161,6 +161,12 @@ def test_a_name_written_by_hand_is_shown_with_its_code_point(repo: Path, ws: Wor
     for module in ("hive", "hive.cli.main"):
         shown = run_hive(["-C", str(repo), "show", cell.id], module=module)
         assert "sa<U+202E>fe" in shown.stdout and RLO not in shown.stdout, shown.stdout
+    doctor = run_hive(["-C", str(repo), "doctor"])
+    assert doctor.returncode == 0, doctor.stdout  # a warning, not a problem
+    assert (
+        f"warning hidden-character: {cell.id} label 'sa\\u202efe' holds U+202E at" in doctor.stdout
+    )
+    assert f"'hive update {cell.id} --remove-label NAME' removes it" in doctor.stdout
 
 
 @pytest.mark.parametrize("module", ["hive", "hive.cli.main"])  # the lean path, the full CLI

@@ -28,6 +28,7 @@ from hive.store.layout import (
     cell_id_from_path,
     cell_path,
 )
+from hive.text import code_point, first_unprintable
 
 
 def diagnose(ws: Workspace) -> DoctorReport:
@@ -49,7 +50,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
     problems += _file_problems(index)
     problems += _object_problems(ws, index)
     problems += _layout_problems(snap.listing(CELLS_DIR))
-    graph, conflicts = _cell_problems(index)
+    graph, conflicts, hidden = _cell_problems(index)
     problems += graph
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
@@ -66,7 +67,7 @@ def diagnose(ws: Workspace) -> DoctorReport:
     return DoctorReport(
         cells=len(index.blobs),
         problems=problems,
-        warnings=edit_warnings + _identity_warnings(ws) + _signing_warnings(ws),
+        warnings=edit_warnings + hidden + _identity_warnings(ws) + _signing_warnings(ws),
         objects=object_store_health(ws),
     )
 
@@ -286,14 +287,17 @@ def _git_state_problems(ws: Workspace) -> list[Problem]:
     return [] if problem is None else [Problem(kind="git-state", message=problem)]
 
 
-def _cell_problems(index: CellIndex) -> tuple[list[Problem], list[Problem]]:
-    """(graph problems, merge conflicts) of the cells, read from their stored JSON in
-    one pass by id (a cell is decoded into its model only to word its conflicts)."""
+def _cell_problems(index: CellIndex) -> tuple[list[Problem], list[Problem], list[Problem]]:
+    """(graph problems, merge conflicts, names holding hidden characters) of the cells,
+    read from their stored JSON in one pass by id (a cell is decoded into its model only
+    to word its conflicts)."""
     graph: list[Problem] = []
     conflicts: list[Problem] = []
+    hidden: list[Problem] = []
     light: dict[str, LightCell] = {}
     for cell_id, document in index.documents(sorted(index.blobs)):
         graph += _edge_problems(index, document)
+        hidden += _hidden_names(cell_id, document)
         if document["conflicts"]:
             conflicts += _merge_conflicts(index, index.cells[cell_id])
         light[cell_id] = LightCell(document)
@@ -301,7 +305,29 @@ def _cell_problems(index: CellIndex) -> tuple[list[Problem], list[Problem]]:
         graph.append(
             Problem(kind="cycle", message="dependency cycle: " + " -> ".join(cycle), cell=cycle[0])
         )
-    return graph, conflicts
+    return graph, conflicts, hidden
+
+
+def _hidden_names(cell_id: str, document: dict[str, Any]) -> list[Problem]:
+    """A warning for each label or assignee of a cell that holds a character not shown
+    as itself (a right-to-left override, a zero-width space): hive refuses such names
+    when written, so it came by a hand edit or a merge; removing it is allowed."""
+    found: list[Problem] = []
+    names = [("label", label) for label in document.get("labels") or ()]
+    if document.get("assignee"):
+        names.append(("assignee", document["assignee"]))
+    for what, name in names:
+        hit = first_unprintable(name) if isinstance(name, str) else None
+        if hit is None:
+            continue
+        position, char = hit
+        fix = "--remove-label NAME' removes" if what == "label" else "--assignee NAME' replaces"
+        message = (
+            f"{cell_id} {what} {name!r} holds {code_point(char)} at position {position} (written by"
+            f" hand or merged: hive refuses it in a name); 'hive update {cell_id} {fix} it"
+        )
+        found.append(Problem(kind="hidden-character", message=message, cell=cell_id))
+    return found
 
 
 def _merge_conflicts(index: CellIndex, cell: Cell) -> list[Problem]:
