@@ -19,7 +19,7 @@ from hive.domain.annotate import add_comment
 from hive.domain.bulk import create_cells
 from hive.domain.cells import close_cells, delete_cells, list_cells, update_cells
 from hive.domain.debate import context_search
-from hive.domain.doctor import _cell_problems, _merge_conflicts, diagnose
+from hive.domain.doctor import _cell_problems, _hidden_names, _merge_conflicts, diagnose
 from hive.domain.graph import find_cycles, ready_cell_ids
 from hive.domain.readiness import open_blockers
 from hive.domain.stats import HOUR_DIGITS, UNASSIGNED, cell_stats
@@ -230,8 +230,11 @@ def _reference_search(index: CellIndex, term: str) -> dict[str, Any]:
     return {"status": "success", "result": {"matches": shown, "total": len(found)}}
 
 
-def _reference_cell_problems(index: CellIndex) -> tuple[list[Problem], list[Problem]]:
-    """doctor's graph problems and merge conflicts as they were read from the models."""
+def _reference_cell_problems(
+    index: CellIndex,
+) -> tuple[list[Problem], list[Problem], list[Problem]]:
+    """doctor's graph problems, merge conflicts and hidden characters in names as they
+    were read from the models."""
     graph: list[Problem] = []
     for cell in sorted(index.cells.values(), key=lambda c: c.id):
         for dep in cell.dependencies:
@@ -249,9 +252,11 @@ def _reference_cell_problems(index: CellIndex) -> tuple[list[Problem], list[Prob
         message = "dependency cycle: " + " -> ".join(cycle)
         graph.append(Problem(kind="cycle", message=message, cell=cycle[0]))
     conflicts: list[Problem] = []
+    hidden: list[Problem] = []
     for cell in sorted(index.cells.values(), key=lambda c: c.id):
         conflicts += _merge_conflicts(index, cell)  # its wording: from the model still
-    return graph, conflicts
+        hidden += _hidden_names(cell.id, {"labels": cell.labels, "assignee": cell.assignee})
+    return graph, conflicts, hidden
 
 
 LIST_FILTERS: list[dict[str, Any]] = [
