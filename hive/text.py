@@ -38,8 +38,34 @@ INVISIBLE_CHARS = frozenset(
     + [chr(code) for code in range(0xE0020, 0xE0080)]
 )
 
-# What text shown to a person holds none of (each is shown as ``?``).
+# What text shown to a person holds none of (a control character is shown as ``?``, an
+# invisible one by its code point: ``<U+202E>``).
 UNSHOWN_CHARS = CONTROL_CHARS | INVISIBLE_CHARS
+
+
+def code_point(char: str) -> str:
+    """``U+202E``: how hive names a character in messages and on screen."""
+    return f"U+{ord(char):04X}"
+
+
+def first_unprintable(text: str) -> tuple[int, str] | None:
+    """(position counted from 1, character) of the first character of ``text`` that is
+    not shown as itself (``str.isprintable``: control characters, every format character
+    (bidirectional controls, zero-width characters and joiners, the byte-order mark),
+    line and paragraph separators, spaces other than the plain space, private-use and
+    unassigned code points); None when every one is."""
+    if text.isprintable():
+        return None
+    return next((at, char) for at, char in enumerate(text, start=1) if not char.isprintable())
+
+
+def described(char: str) -> str:
+    """``U+202E (RIGHT-TO-LEFT OVERRIDE)``; the code point alone for a character Unicode
+    gives no name (control characters, unassigned ones)."""
+    import unicodedata
+
+    name = unicodedata.name(char, "")
+    return f"{code_point(char)} ({name})" if name else code_point(char)
 
 
 def first_control(text: str, allowed: frozenset[str] = frozenset()) -> str | None:
@@ -51,13 +77,20 @@ def first_control(text: str, allowed: frozenset[str] = frozenset()) -> str | Non
 
 
 def without_control(text: str, kept: frozenset[str] = frozenset()) -> str:
-    """``text`` with each control character (but those in ``kept``) and each invisible
-    format character (:data:`INVISIBLE_CHARS`) shown as ``?``: commit subjects, and
-    every value a person's terminal shows (an escape sequence in a title must not clear
-    the screen, a right-to-left override must not reorder what a reviewer reads)."""
+    """``text`` with each control character (but those in ``kept``) shown as ``?`` and
+    each invisible format character (:data:`INVISIBLE_CHARS`) as its code point in angle
+    brackets (``<U+202E>``): commit subjects, and every value a person's terminal shows
+    (an escape sequence in a title must not clear the screen; a right-to-left override
+    must not reorder what a reviewer reads, who sees instead that the text holds one)."""
     if (text.isascii() and text.isprintable()) or UNSHOWN_CHARS.isdisjoint(text):
         return text
-    return "".join("?" if char in UNSHOWN_CHARS and char not in kept else char for char in text)
+    return "".join(_shown_char(char, kept) for char in text)
+
+
+def _shown_char(char: str, kept: frozenset[str]) -> str:
+    if char in INVISIBLE_CHARS:
+        return f"<{code_point(char)}>"
+    return "?" if char in CONTROL_CHARS and char not in kept else char
 
 
 # What a terminal is given of text that spans lines (descriptions, message bodies).
@@ -66,9 +99,9 @@ LINES_KEPT = frozenset("\n\t")
 
 def shown_lines(text: str) -> str:
     """``text`` (which may span lines) as a terminal is to show it: line breaks and tabs
-    kept (a CRLF as a line break), every other control character and every invisible
-    format character shown as ``?`` (the ESC of an escape sequence, a lone carriage
-    return, a bell, a right-to-left override, a zero-width space)."""
+    kept (a CRLF as a line break), every other control character shown as ``?`` (the
+    ESC of an escape sequence, a lone carriage return, a bell) and every invisible format
+    character as ``<U+XXXX>`` (a right-to-left override, a zero-width space)."""
     if (text.isascii() and text.isprintable()) or UNSHOWN_CHARS.isdisjoint(text):
         return text
     return without_control(text.replace("\r\n", "\n"), LINES_KEPT)

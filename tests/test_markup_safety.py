@@ -35,7 +35,7 @@ TITLE_SEQ = "\x1b]0;pwned\x07"  # sets the terminal's title
 # A title that reads one way and means another ("Trojan Source"): a right-to-left
 # override and isolates reorder it, zero-width characters hide in it.
 TROJAN = "ok\u202e\u2066 nimda\u2069\u2066 // x\u200b\u2060\ufeff"
-SHOWN_TROJAN = "ok?? nimda?? // x???"
+SHOWN_TROJAN = "ok<U+202E><U+2066> nimda<U+2069><U+2066> // x<U+200B><U+2060><U+FEFF>"
 RAW = ("\x1b", "\x9b", "\x07", "\x08", "\r", "\u202e", "\u2066", "\u2069", "\u200b", "\ufeff")
 
 
@@ -71,7 +71,7 @@ def _hand_written_cell(repo: Path) -> None:
         "status": "open",
         "priority": 1,
         "assignee": f"mallory{CLEAR}",
-        "labels": [f"lab{TITLE_SEQ}"],
+        "labels": [f"lab{TITLE_SEQ}", TROJAN],
         "description": f"desc{CLEAR}\nsecond\tline\r\nthird\x9b",
         "notes": f"notes{CLEAR}",
         "design": f"design{CLEAR}",
@@ -136,7 +136,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
         ids["closed"] = _id_of(closed)
         ok(repo, "close", ids["closed"], "-r", f"reason {MARK}", env=person)
         _hand_written_cell(repo)
-        trojan = ok(repo, "create", f"trojan {TROJAN}", "-d", f"desc {TROJAN}", "-l", TROJAN)
+        trojan = ok(repo, "create", f"trojan {TROJAN}", "-d", f"desc {TROJAN}")
         ids["trojan"] = _id_of(trojan)
 
         ag1, ag2 = agent_env(repo, "ag1"), agent_env(repo, "ag2")
@@ -303,27 +303,30 @@ def test_a_hand_written_cell_file_shows_escapes_as_question_marks(
     _check(_as(hostile, "doctor"), "warning hand-edit", "checked 7 cells")
 
 
-def test_bidi_controls_and_invisible_characters_are_shown_as_question_marks(
+def test_bidi_controls_and_invisible_characters_are_shown_by_their_code_points(
     hostile: dict[str, str],
 ) -> None:
     """A right-to-left override, isolates and zero-width characters are written as
-    given (Hebrew and Arabic use the marks, emoji the joiners) and kept exactly in
-    JSON, but never reach a terminal, where they would reorder or hide what a reviewer
-    reads ("Trojan Source"): each is shown as '?', in commit subjects too."""
+    given in free text (Hebrew and Arabic use the marks, emoji the joiners) and kept
+    exactly in JSON, but never reach a terminal, where they would reorder or hide what
+    a reviewer reads ("Trojan Source"): each is shown as its code point ('<U+202E>'),
+    in commit subjects too, so the reader sees what is stored. (A label holding one is
+    refused: tests/test_hidden_characters.py; this one was written by hand.)"""
     trojan = hostile["trojan"]
+    _check(_as(hostile, "show", trojan), f"trojan {SHOWN_TROJAN}", f"desc {SHOWN_TROJAN}")
     _check(
-        _as(hostile, "show", trojan),
-        f"trojan {SHOWN_TROJAN}",
-        f"desc {SHOWN_TROJAN}",
-        f"labels       {SHOWN_TROJAN}",
+        _as(hostile, "show", "hv-ctl001"),
+        f"hand written {SHOWN_TROJAN}",
+        f"lab?]0;pwned?, {SHOWN_TROJAN}",
     )
-    _check(_as(hostile, "show", "hv-ctl001"), f"hand written {SHOWN_TROJAN}")
     for args in (["list"], ["ready"], ["log"], ["review", trojan]):
         _check(_as(hostile, *args), f"trojan {SHOWN_TROJAN}")
     subjects = git(Path(hostile["repo"]), "log", "--format=%s")
     assert f"hive: create {trojan} trojan {SHOWN_TROJAN}" in subjects.splitlines()
     exact = json.loads(_as(hostile, "--json", "show", trojan).stdout)
-    assert (exact["title"], exact["labels"]) == (f"trojan {TROJAN}", [TROJAN])
+    assert exact["title"] == f"trojan {TROJAN}"
+    hand = json.loads(_as(hostile, "--json", "show", "hv-ctl001").stdout)
+    assert hand["labels"] == [f"lab{TITLE_SEQ}", TROJAN]
 
 
 # Format characters (category Cf) a script shows: Arabic, Syriac and Kaithi number and
@@ -334,11 +337,11 @@ SHOWN_FORMAT = frozenset(
 )
 
 
-def test_every_invisible_format_character_is_shown_as_a_question_mark() -> None:
+def test_every_invisible_format_character_is_shown_by_its_code_point() -> None:
     """Every character of Unicode's format category (Cf) but the joiners and the signs
-    some scripts show is invisible, and is shown as '?': the shorthand format controls
-    (U+1BCA0-U+1BCA3) and the musical beam, tie, slur and phrase controls
-    (U+1D173-U+1D17A) hid in a title as well as a zero-width space."""
+    some scripts show is invisible, and is shown as its code point: the shorthand
+    format controls (U+1BCA0-U+1BCA3) and the musical beam, tie, slur and phrase
+    controls (U+1D173-U+1D17A) hid in a title as well as a zero-width space."""
     import unicodedata
 
     from hive.text import INVISIBLE_CHARS, without_control
@@ -350,7 +353,7 @@ def test_every_invisible_format_character_is_shown_as_a_question_mark() -> None:
         if unicodedata.category(char) == "Cf" and char not in SHOWN_FORMAT | {"\u200c", "\u200d"}
     }
     assert invisible - INVISIBLE_CHARS == set()
-    assert without_control("ad\U0001d173m\U0001bca0in") == "ad?m?in"
+    assert without_control("ad\U0001d173m\U0001bca0in") == "ad<U+1D173>m<U+1BCA0>in"
 
 
 def test_joiners_of_emoji_and_words_are_shown_as_written(

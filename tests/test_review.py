@@ -240,7 +240,7 @@ def test_a_piped_patch_keeps_crlf_and_shows_other_control_characters_as_marks() 
     from hive.text import shown_patch
 
     assert shown_patch("+a\r\n-b\n") == "+a\r\n-b\n"
-    assert shown_patch("+a\rb\r\n+\x1b[2J\r\r\n+\u202ex\t\n") == "+a?b\r\n+?[2J?\r\n+?x\t\n"
+    assert shown_patch("+a\rb\r\n+\x1b[2J\r\r\n+\u202ex\t\n") == "+a?b\r\n+?[2J?\r\n+<U+202E>x\t\n"
 
 
 def test_reserve_and_release_print_patterns_as_they_are(ws: Workspace, repo: Path) -> None:

@@ -8,6 +8,7 @@ installed, or no Chromium on this machine (scripts/setup.sh installs Debian's
 from __future__ import annotations
 
 import importlib.util
+import re
 import statistics
 import subprocess
 import time
@@ -213,6 +214,33 @@ def test_cli_change_appears_live(page: Any, server: BackgroundServer, sample: Sa
     )
     assert opened[0][1] and opened[0][0] not in shas  # the new commit, open as the newest
     assert dict(opened)[shas[0]] is False and dict(opened)[shas[1]] is True  # as they were
+
+
+def test_the_filter_lists_show_an_invisible_character_by_its_code_point(
+    page: Any, server: BackgroundServer, sample: Sample
+) -> None:
+    """The script rebuilds the assignee list after a live update (hive.js ``shown``):
+    an assignee holding a right-to-left override (a cell file edited by hand: hive
+    refuses one written through it) is listed as 'some<U+202E>one', as the server's
+    pages and the terminal show it, and filtering by it sends the exact value."""
+    page.goto(server.url + "/")
+    wait_live(page)
+    path = next((sample.root / ".hive" / "cells").rglob(f"{sample.bug}.yaml"))
+    text, count = re.subn(r"\nassignee: [^\n]*", r'\nassignee: "some\\u202eone"', path.read_text())
+    assert count == 1, text  # started by RedStone: its assignee, edited
+    path.write_text(text)
+    git(sample.root, "commit", "-qam", "an assignee edited by hand", "--no-verify")
+    page.wait_for_function(
+        "[...document.querySelectorAll('select[name=assignee] option')]"
+        ".some(o => o.value === 'some\\u202eone')",
+        timeout=LIVE_TIMEOUT_MS,
+    )
+    options = page.eval_on_selector_all(
+        "select[name=assignee] option", "os => os.map(o => [o.value, o.textContent])"
+    )
+    assert ["some\u202eone", "some<U+202E>one"] in options, options
+    page.select_option("select[name=assignee]", "some\u202eone")
+    wait_cards(page, [sample.bug])
 
 
 def test_plain_git_commits_and_a_pull_from_another_clone_appear_live(

@@ -459,6 +459,7 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
             created = await session.call_tool("hive_create", {"title": "via mcp", "priority": 0})
             ready = await session.call_tool("hive_ready", {"limit": 3})
             bad = await session.call_tool("hive_create", {"priority": "high"})
+            hidden = await session.call_tool("hive_create", {"title": "t", "labels": ["a\u202e"]})
             unknown = await session.call_tool("nope", {})
             saved = await _saved_for_head(repo)  # while the server still runs
             return {
@@ -467,6 +468,7 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
                 "created": created,
                 "ready": ready,
                 "bad": bad,
+                "hidden": hidden,
                 "unknown": unknown,
             }
 
@@ -478,6 +480,11 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
     assert ready[0]["id"] == created["id"]
     assert outcome["bad"].is_error
     assert json.loads(outcome["bad"].content[0].text)["code"] == "invalid_arguments"
+    # a label holding a right-to-left override: refused, naming it (the same error as
+    # the envelope's and the command line's, tests/test_hidden_characters.py)
+    hidden = json.loads(outcome["hidden"].content[0].text)
+    assert outcome["hidden"].is_error and hidden["code"] == "invalid_input"
+    assert (hidden["character"], hidden["position"]) == ("U+202E", 2)
     assert outcome["unknown"].is_error
     assert git(repo, "log", "-1", "--format=%an").strip() == "mcp-agent"
     assert outcome["saved"], "the server's write is in the state index before it answers"

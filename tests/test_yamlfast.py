@@ -424,6 +424,14 @@ UNSHOWN = re.compile(
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0001\U000e0020-\U000e007f]"
 )
+
+
+def _shown(found: re.Match[str]) -> str:
+    """A control character as '?', an invisible one as its code point ('<U+202E>')."""
+    char = found.group()
+    return "?" if CONTROL.match(char) else f"<U+{ord(char):04X}>"
+
+
 ACTOR = re.compile(r"^[\w.@+-][\w .@+-]{0,63}$")
 SECTION = re.compile(r"\[([A-Za-z0-9-]+)(\s+\"[^\"\\]*\")?\]")
 CONFIG_KEY = re.compile(r"([A-Za-z][A-Za-z0-9-]*)\s*(=(.*))?")
@@ -476,7 +484,7 @@ def test_text_rules_and_agent_names_are_their_regular_expressions(text: str) -> 
     allowed = frozenset("\t\n\r")
     kept = next((m.group() for m in CONTROL.finditer(text) if m.group() not in allowed), None)
     assert first_control(text, allowed) == kept
-    assert without_control(text) == UNSHOWN.sub("?", text)
+    assert without_control(text) == UNSHOWN.sub(_shown, text)
     stripped = text.strip()
     assert actors._actor_name_ok(stripped) == bool(ACTOR.match(stripped))
     expected_slug = re.sub(r"[^a-z0-9.+-]+", ".", text.lower()).strip(".") or "agent"

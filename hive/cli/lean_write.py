@@ -152,9 +152,7 @@ class Session:
         from hive.git.repo import Identity
 
         if self.principal.kind == "person":
-            configured = self.repo.config_identity()
-            if configured is not None:
-                return configured
+            return self.repo.person_identity()  # git's rules, as commit_identity
         name = self.principal.name
         return Identity(name=name, email=f"{slug(name)}@hive.local")
 
@@ -600,7 +598,7 @@ CREATE_REPEATED = {"-l": "label", "--label": "label"}
 
 def create(inv: Invocation) -> int | None:
     from hive.domain.cellinput import clean_list, parse_priority, parse_type
-    from hive.domain.limits import MAX_LABELS, check_count, check_short, check_text
+    from hive.domain.limits import MAX_LABELS, check_count, check_name, check_text
 
     options = parse_options(inv.args, CREATE_VALUED, CREATE_REPEATED)
     if options is None or len(options.positional) != 1 or not exact_type(options):
@@ -616,7 +614,7 @@ def create(inv: Invocation) -> int | None:
             "priority": parse_priority(values.get("priority", "2"), 2),
             "description": check_text(values.get("description", ""), "description"),
             "labels": clean_list(labels, "label"),
-            "assignee": check_short(assignee, "assignee") if assignee else None,
+            "assignee": check_name(assignee, "assignee") if assignee else None,
         }
     except HiveError:
         return None
@@ -671,7 +669,7 @@ UPDATE_REPEATED = {"--add-label": "add_label", "--remove-label": "remove_label"}
 
 def update(inv: Invocation) -> int | None:
     from hive.domain.cellinput import clean_list, parse_priority, parse_status, parse_type
-    from hive.domain.limits import check_short, check_text
+    from hive.domain.limits import check_name, check_text
 
     options = parse_options(inv.args, UPDATE_VALUED, UPDATE_REPEATED)
     if options is None or len(options.positional) != 1 or not exact_type(options):
@@ -689,7 +687,7 @@ def update(inv: Invocation) -> int | None:
                 check_text(values[name], what)
         assignee = values.get("assignee")
         if assignee:
-            check_short(assignee, "assignee")
+            check_name(assignee, "assignee")
     except HiveError:
         return None
     title = values.get("title")

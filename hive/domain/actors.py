@@ -34,8 +34,16 @@ def _actor_name_ok(name: str) -> bool:
 def check_actor(name: str) -> str:
     cleaned = name.strip()
     if not _actor_name_ok(cleaned):
+        from hive.text import described, first_unprintable
+
+        hidden = first_unprintable(name)
+        why = ""
+        if hidden is not None:  # named: it cannot be seen in the name as printed
+            position, char = hidden
+            why = f": {described(char)} at position {position} is an invisible,"
+            " bidirectional or control character"
         raise InvalidInput(
-            f"invalid agent name {name!r}: use letters, digits, spaces and . _ @ + - (max 64)"
+            f"invalid agent name {name!r}{why}: use letters, digits, spaces and . _ @ + - (max 64)"
         )
     return cleaned
 

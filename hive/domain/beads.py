@@ -39,8 +39,9 @@ from hive.domain.limits import (
     MAX_DEPS,
     MAX_LABELS,
     check_count,
-    check_short,
+    check_name,
     check_text,
+    refuse_unprintable,
 )
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import InvalidInput, NotFound
@@ -209,6 +210,7 @@ def cell_from_record(record: dict[str, Any]) -> Cell:
     """One beads record as a cell (raises ``_LineError`` naming the bad field)."""
     cell_id = _required_text(record, "id").strip().lower()
     if not is_valid_id(cell_id):
+        _refuse_unprintable(record["id"], "id")
         raise _LineError(f"id {record['id']!r} cannot be a hive id (letters, digits, - . _)")
     extra: dict[str, Any] = {key: value for key, value in record.items() if key not in MAPPED}
     empty = {k: v for k, v in record.items() if k in MAPPED and k != "id" and v in ("", [], None)}
@@ -256,13 +258,25 @@ def _check_limits(fields: dict[str, Any]) -> None:
                 check_text(fields[name], name.replace("_", " "))
         for name in ("assignee", "created_by"):
             if fields.get(name):
-                check_short(fields[name], name.replace("_", " "))
+                check_name(fields[name], name.replace("_", " "))
         check_count(fields["labels"], "labels", MAX_LABELS)
         for label in fields["labels"]:
-            check_short(label, "label")
+            check_name(label, "label")
         check_count(fields["dependencies"], "dependencies", MAX_DEPS)
+        for dep in fields["dependencies"]:
+            refuse_unprintable(dep.target, "dependency target")
         for comment in fields["comments"]:
             check_text(comment.text, "comment")
+            refuse_unprintable(comment.author, "comment author")
+    except InvalidInput as exc:
+        raise _LineError(exc.message) from None
+
+
+def _refuse_unprintable(value: str, what: str) -> None:
+    """The name-rule's refusal (:func:`hive.domain.limits.refuse_unprintable`) as this
+    record's problem."""
+    try:
+        refuse_unprintable(value, what)
     except InvalidInput as exc:
         raise _LineError(exc.message) from None
 

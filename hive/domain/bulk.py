@@ -45,7 +45,7 @@ from hive.domain.limits import (
     MAX_ITEMS,
     MAX_LABELS,
     check_count,
-    check_short,
+    check_name,
     check_text,
 )
 from hive.domain.workspace import Workspace
@@ -408,7 +408,7 @@ def _check_field(spec: Spec, name: str, value: Any) -> None:
         check_count(files, "file patterns", MAX_ITEMS)
         fields["files_owned"] = _normalize_files(files)
     elif name == "assignee":
-        fields["assignee"] = check_short(_text(value, "assignee"), "assignee").strip() or None
+        fields["assignee"] = check_name(_text(value, "assignee"), "assignee").strip() or None
     elif name == "metadata":
         if value is not None and not isinstance(value, dict):
             raise InvalidInput("metadata must be a mapping")

@@ -3,7 +3,7 @@ only: the lean write path of a fresh process uses it too, ``hive/cli/lean_write.
 
 from __future__ import annotations
 
-from hive.domain.limits import MAX_GLOB, MAX_SHORT, check_short
+from hive.domain.limits import MAX_GLOB, MAX_SHORT, check_name
 from hive.errors import InvalidInput
 from hive.store.celldoc import CELL_TYPES, DEPENDENCY_TYPES, STATUSES
 
@@ -61,7 +61,7 @@ def parse_dep_spec(spec: str) -> tuple[str, str]:
 def clean_list(values: Iterable[str], what: str) -> list[str]:
     cleaned: list[str] = []
     for value in values:
-        item = check_short(value, what, MAX_GLOB if what == "file pattern" else MAX_SHORT).strip()
+        item = check_name(value, what, MAX_GLOB if what == "file pattern" else MAX_SHORT).strip()
         if not item:
             raise InvalidInput(f"empty {what} given")
         if item not in cleaned:

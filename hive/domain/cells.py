@@ -33,7 +33,7 @@ from hive.domain.limits import (
     MAX_ITEMS,
     MAX_LABELS,
     check_count,
-    check_short,
+    check_name,
     check_text,
 )
 from hive.domain.ownership import OwnerGuard, record_overrides
@@ -266,7 +266,7 @@ def _new_cell_fields(
         "description": check_text(description, "description"),
         "labels": _clean_list(labels, "label"),
         "files_owned": _normalize_files(files),
-        "assignee": check_short(assignee, "assignee") if assignee else None,
+        "assignee": check_name(assignee, "assignee") if assignee else None,
         "notes": check_text(notes, "notes"),
         "metadata": dict(metadata or {}),
     }
@@ -458,7 +458,7 @@ def update_cells(
         if text is not None:
             check_text(text, what)
     if assignee:
-        check_short(assignee, "assignee")
+        check_name(assignee, "assignee")
     if title is not None and not title.strip():
         raise InvalidInput("title must not be blank")
 

@@ -23,6 +23,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+from hive.domain.limits import refuse_unprintable
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotOwner
 from hive.models.coordination import CtxEntry, CtxKeys, CtxPut, CtxRefused, CtxValue, CtxWait
@@ -50,6 +51,7 @@ def check_key(key: Any, what: str = "key") -> str:
         raise InvalidInput(f"{what} is longer than {MAX_KEY} characters", field=what)
     if _CONTROL.search(key):
         raise InvalidInput(f"{what} must not contain control characters", field=what)
+    refuse_unprintable(key, what, field=what)
     return key
 
 

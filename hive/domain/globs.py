@@ -25,7 +25,7 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
-from hive.domain.limits import MAX_GLOB
+from hive.domain.limits import MAX_GLOB, refuse_unprintable
 from hive.errors import InvalidInput, PathOutsideRepository
 from hive.record import Frozen
 
@@ -341,6 +341,7 @@ def normalize_pattern(pattern: str) -> str:
         )
     if _CONTROL.search(pattern):
         raise InvalidInput(f"pattern {pattern!r} contains control characters")
+    refuse_unprintable(pattern, "path or pattern")
     text = pattern.strip()
     alternatives = expand_braces(text, pattern) if "{" in text else [text]
     if len(alternatives) > 1 and any(_has_dot_segments(alt) for alt in alternatives):

@@ -9,7 +9,7 @@ message.
 from __future__ import annotations
 
 from hive.errors import InvalidInput
-from hive.text import first_control
+from hive.text import described, first_control, first_unprintable
 
 MAX_TITLE = 500
 MAX_TEXT = 20_000  # description, notes, design, acceptance criteria, comments
@@ -50,3 +50,33 @@ def check_count(values: object, what: str, limit: int) -> None:
     count = len(values) if isinstance(values, list | tuple | set) else 0
     if count > limit:
         raise InvalidInput(f"too many {what}: {count} (at most {limit})")
+
+
+def check_name(value: str, what: str, limit: int = MAX_SHORT) -> str:
+    """A name others refer to and match exactly (a label, an assignee, a file pattern, a
+    key, a thread id): a one-line value (:func:`check_short`) that also holds no
+    character shown as something else or as nothing (:func:`refuse_unprintable`)."""
+    check_short(value, what, limit)
+    refuse_unprintable(value, what)
+    return value
+
+
+def refuse_unprintable(value: str, what: str, **details: object) -> None:
+    """InvalidInput naming the first character of ``value`` that is not shown as itself
+    (``hive.text.first_unprintable``: a bidirectional override, a zero-width space, a
+    byte-order mark, a control character, a no-break space), its code point and its
+    position: two names that read alike would be different names ("Trojan Source").
+    Free text (titles, descriptions, bodies) may hold them; it is shown with each
+    invisible one as ``<U+XXXX>``."""
+    found = first_unprintable(value)
+    if found is None:
+        return
+    position, char = found
+    raise InvalidInput(
+        f"invalid {what} {value!r}: {described(char)} at position {position} is an"
+        " invisible, bidirectional or control character, which a name may not hold"
+        " (it would read as another name); remove it",
+        character=f"U+{ord(char):04X}",
+        position=position,
+        **details,
+    )

@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from hive.domain.limits import refuse_unprintable
 from hive.errors import HiveError, InvalidInput, NotFound
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
@@ -93,6 +94,8 @@ def check_message(
         if found is not None:
             kind = "control characters" if allowed else "line breaks or control characters"
             raise InvalidInput(f"{what} must not contain {kind} (found U+{ord(found):04X})")
+    if thread_id:
+        refuse_unprintable(thread_id, "thread_id")
 
 
 MAIL_REF = "refs/hive/mail"

@@ -61,9 +61,8 @@ def agent_name(principal: Principal, action: str) -> str:
 
 
 def commit_identity(git: GitRepo, principal: Principal) -> Identity:
-    """Author and committer of the principal's commits: a person's git identity, else
-    the principal's name at ``hive.local``."""
-    configured = git.config_identity()
-    if principal.kind == "person" and configured is not None:
-        return configured
+    """Author and committer of the principal's commits: a person's git identity (git's
+    own rules: ``GitRepo.person_identity``), an agent's name at ``hive.local``."""
+    if principal.kind == "person":
+        return git.person_identity()
     return Identity(name=principal.name, email=f"{slug(principal.name)}@hive.local")

@@ -887,6 +887,19 @@ class GitRepo:
             email = f"{name.replace(' ', '.').lower()}@hive.local"
         return Identity(name=name, email=email)
 
+    def person_identity(self) -> Identity:
+        """The author of a person's commit, as git would make it: ``user.name`` and
+        ``user.email`` when both are set; else git's own answer (``git var
+        GIT_AUTHOR_IDENT``: ``GIT_AUTHOR_NAME``/``GIT_AUTHOR_EMAIL``, ``EMAIL``, what git
+        makes up from the system, ``user.useConfigOnly``), and a ``GitError`` with git's
+        reason when git refuses ("Author identity unknown"): hive never commits under
+        an identity git would not."""
+        name = self.config_value("user", "name")
+        email = self.config_value("user", "email")
+        if name and email:
+            return Identity(name=name, email=email)
+        return git_identity(self.paths.root)
+
     # ----------------------------------------------------------------- writing
 
     def transact(
@@ -1303,6 +1316,33 @@ class GitRepo:
                 )
             killpoints.reached("mid-worktree")
         return updates
+
+
+def git_identity(root: str) -> Identity:
+    """git's author identity in ``root`` (``git var GIT_AUTHOR_IDENT``; git's committer
+    identity must be known too, as ``git commit`` needs both), or a GitError naming git's
+    reason and the commands that fix it."""
+    from hive.git.rungit import run_git
+
+    for variable in ("GIT_COMMITTER_IDENT", "GIT_AUTHOR_IDENT"):
+        said = run_git(root, "var", variable)
+        ident = said.stdout.strip()
+        start, end = ident.rfind(" <"), ident.rfind(">")
+        if said.returncode != 0 or start <= 0 or end < start:
+            raise _unknown_identity(said.stderr)
+    return Identity(name=ident[:start], email=ident[start + 2 : end])
+
+
+def _unknown_identity(stderr: str) -> GitError:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    reason = lines[-1].removeprefix("fatal: ") if lines else "git var failed"
+    return GitError(
+        f"git does not know who you are, so hive does not commit either ({reason}):"
+        ' run git config --global user.name "Your Name" and git config --global'
+        " user.email you@example.com (without --global: this repository only), or set"
+        " GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL;"
+        " an agent commits as itself (hive agent register NAME)"
+    )
 
 
 def _partial_clone(common_dir: str) -> bool:

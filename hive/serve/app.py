@@ -166,7 +166,7 @@ class _Exact(str):
 def _shown(value: object) -> object:
     """Every value a page puts in (Jinja's ``finalize``, before HTML escaping): text as
     a terminal is given it (``hive.text.shown_lines``), so a right-to-left override or
-    a zero-width character in a title is shown as ``?`` and reorders or hides nothing
+    a zero-width character in a title is shown as ``<U+202E>`` and reorders or hides nothing
     (HTML escaping leaves them; CSS isolation keeps them from reordering only what is
     around the value)."""
     if isinstance(value, str) and not isinstance(value, _Exact):

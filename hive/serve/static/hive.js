@@ -7,10 +7,13 @@
   let version = meta("hive-version");
   let busy = false, again = false;
   // Text the script shows (an assignee, a label, an error) as the server shows text
-  // (hive.text.UNSHOWN_CHARS): each control character, bidirectional control and
-  // invisible format character as "?", so none reorders or hides what people read.
+  // (hive.text.UNSHOWN_CHARS, without_control): each control character as "?", each
+  // bidirectional control and invisible format character as its code point ("<U+202E>"),
+  // so none reorders or hides what people read, and they see that the text holds one.
   const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0001}\u{e0020}-\u{e007f}]/gu;
-  const shown = (text) => String(text).replace(UNSHOWN, "?");
+  const CONTROL = /^[\u0000-\u001f\u007f-\u009f\u2028\u2029]$/u;
+  const codePoint = (char) => `<U+${char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`;
+  const shown = (text) => String(text).replace(UNSHOWN, (char) => (CONTROL.test(char) ? "?" : codePoint(char)));
 
   // Someone typing in the live area (a note, a close reason) keeps their text: the
   // swap waits while they are in a field they typed in, and whenever it happens the
