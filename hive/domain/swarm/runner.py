@@ -1288,10 +1288,10 @@ class _Runner:
         why = _whose(cell)
         branch: str | None = None
         try:
-            ref = Workspace(path).git.head().ref or ""
+            on = Workspace(path).git.head()  # its commits count also when detached
+            ref = on.ref or ""
             branch = ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
-            tip = self.ws.git.ref_value(ref) if branch else None
-            files = unique_work(self.ws.git, head, path, tip)
+            files = unique_work(self.ws.git, head, path, on.commit)
         except (HiveError, OSError) as exc:
             message = exc.message if isinstance(exc, HiveError) else str(exc)
             files = [f"{UNCHECKED}{message})"]
