@@ -455,7 +455,7 @@ def update_cells(
     new_priority = parse_priority(priority)
     new_type = parse_type(type)
     added = _clean_list(add_labels, "label")
-    removed = set(_clean_list(remove_labels, "label"))
+    removed = set(_clean_list(remove_labels, "label", stored=True))
     new_files = None if files is None else _normalize_files(files)
     for text, what in ((description, "description"), (append_notes, "notes")):
         if text is not None:
