@@ -91,6 +91,9 @@ def test_retiring_and_reissuing_are_overrides_in_a_commit_and_listed(
     assert reissued.returncode == 0 and answer(reissued)["token"]
     listed = hive(repo, "log", "--overrides")
     assert "lead (coordinator) retire Scout: stale session" in listed.stdout
+    # said where it is recorded: the mail log's override reads apart from a commit's
+    mail_line = next(line for line in listed.stdout.splitlines() if "retire Scout" in line)
+    assert mail_line.split()[1:3] == ["mail", "override"], listed.stdout
     assert "Test User (person) re-issue the credential of Ranger" in listed.stdout
     names = [item["name"] for item in answer(hive(repo, "--json", "agent", "list"))]
     assert names.count("Scout") == 1  # listed once, as retired (not also as "mail only")

@@ -541,7 +541,8 @@ def inbox(inv: Invocation) -> int | None:
     try:
         state = maillog.state_of(MailHost(prepared))
         if name not in state.agents:  # refused as ``mail.inbox`` refuses it
-            return report(inv, maillog.unregistered(name))
+            person = prepared.session.principal.kind == "person"
+            return report(inv, maillog.unregistered(name, person=person))
         events = maillog.inbox_events(
             state,
             name,

@@ -406,11 +406,18 @@ def _author_name(author: str) -> str:
     return author.rsplit(" <", 1)[0]
 
 
+def _audit_kind(item: Any) -> str:
+    """``mail override`` for an override recorded on the mail log (``ref``
+    refs/hive/mail): a retire is one there and one in the commit that released what
+    the agent held, two lines that read alike otherwise."""
+    return f"mail {item.kind}" if item.ref != "HEAD" else str(item.kind)
+
+
 def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
     out = output.console()
     if params.overrides:
         lines = [
-            f"[yellow]{item.commit[:10]}[/yellow] {item.kind:<16}"
+            f"[yellow]{item.commit[:10]}[/yellow] {_audit_kind(item):<16}"
             f" {output.escape(output.fit(item.detail, _room(28)))}"
             for item in entries
         ]

@@ -280,6 +280,7 @@ def send_message(
             ack_required=ack_required,
             coordinator=coordinator,
             at=format_time(utc_now()),
+            sender_is_person=ws.principal.kind == "person",
         )
         result = SendResult(
             message_id=0,  # set from the commit once it is written
@@ -424,7 +425,7 @@ def inbox(
     me = ws.require_agent("reading mail")
     name = agent or me
     state = _state(ws)
-    _require_agent(state, name)
+    _require_agent(state, name, person=name == me and ws.principal.kind == "person")
     if name != me:
         _record_mail_override(
             ws,

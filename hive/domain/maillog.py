@@ -414,9 +414,9 @@ def identity_of(agent: str) -> Identity:
     return Identity(name=agent, email=f"{slug or 'agent'}@hive.local")
 
 
-def require_agent(state: MailState, name: str) -> None:
+def require_agent(state: MailState, name: str, *, person: bool = False) -> None:
     if name not in state.agents:
-        raise unregistered(name)
+        raise unregistered(name, person=person)
 
 
 def no_message(message_id: int) -> NotFound:
@@ -426,8 +426,19 @@ def no_message(message_id: int) -> NotFound:
     )
 
 
-def unregistered(name: str) -> NotFound:
-    """The refusal of mail to or from ``name``, which nobody registered (both paths)."""
+def unregistered(name: str, *, person: bool = False) -> NotFound:
+    """The refusal of mail to or from ``name``, which nobody registered (both paths);
+    ``person``: ``name`` is the caller, a person, who is not told to register an agent
+    under their own name (docs/security.md: do not)."""
+    if person:
+        return NotFound(
+            f"you act as {name}, a person (no HIVE_AGENT_TOKEN), who has no mailbox here:"
+            " mail is between agents; to use it as one, register an agent under its own name"
+            " ('hive agent register NAME', not yours) and export the HIVE_AGENT_TOKEN it"
+            " prints; to look into an agent's inbox:"
+            " 'hive mail inbox --agent NAME --force --reason WHY'",
+            agent=name,
+        )
     return NotFound(f"agent {name!r} is not registered; {how_to_register(name)}", agent=name)
 
 
@@ -514,11 +525,12 @@ def message_event(
     ack_required: bool,
     coordinator: str | None,
     at: str,
+    sender_is_person: bool = False,
 ) -> tuple[str, dict[str, Any], list[str]]:
     """The event a message is sent as (summary, event, recipients), checked against
     ``state``: the sender and every recipient registered. ``coordinator``: who the
     name ``coordinator`` stands for; ``thread_members``: who else a thread reaches."""
-    require_agent(state, sender)
+    require_agent(state, sender, person=sender_is_person)
     recipients = list(dict.fromkeys(to))
     if coordinator is not None and coordinator in state.agents:  # the role, not a name
         recipients = list(
