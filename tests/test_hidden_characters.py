@@ -161,3 +161,21 @@ def test_a_name_written_by_hand_is_shown_with_its_code_point(repo: Path, ws: Wor
     for module in ("hive", "hive.cli.main"):
         shown = run_hive(["-C", str(repo), "show", cell.id], module=module)
         assert "sa<U+202E>fe" in shown.stdout and RLO not in shown.stdout, shown.stdout
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])  # the lean path, the full CLI
+def test_a_label_written_by_hand_can_still_be_removed(
+    repo: Path, ws: Workspace, module: str
+) -> None:
+    """Adding a label holding U+202E is refused, but one that reached a cell by a hand
+    edit (or a merge) can be removed: removing names what is stored."""
+    cell = create_cell(ws, title="plain", labels=["safe", "kept"])
+    path = next((repo / ".hive" / "cells").rglob(f"{cell.id}.yaml"))
+    path.write_text(path.read_text().replace("- safe", f'- "sa{RLO}fe"'))
+    git(repo, "commit", "-qam", "hand edit", "--no-verify")
+    args = ["-C", str(repo), "update", cell.id]
+    added = run_hive([*args, "--add-label", f"new{RLO}"], module=module)
+    assert added.returncode == 2 and f"{NAMED} 4" in added.stderr, added.stderr
+    removed = run_hive([*args, "--remove-label", f"sa{RLO}fe"], module=module)
+    assert removed.returncode == 0, removed.stderr
+    assert show_cell(Workspace(str(repo)), cell_id=cell.id).labels == ["kept"]

@@ -17,7 +17,7 @@ from pydantic_core import to_json
 
 from hive.domain.annotate import add_comment
 from hive.domain.bulk import create_cells
-from hive.domain.cells import close_cells, delete_cells, update_cells
+from hive.domain.cells import close_cells, delete_cells, list_cells, update_cells
 from hive.domain.debate import context_search
 from hive.domain.doctor import _cell_problems, _merge_conflicts, diagnose
 from hive.domain.graph import find_cycles, ready_cell_ids
@@ -31,6 +31,7 @@ from hive.models.results import Problem
 from hive.store.cache import CellIndex
 from hive.store.cells import encode_cell
 from hive.store.ids import parent_from_id
+from hive.store.index import JSON_PIECE, write_json_list
 from hive.store.layout import cell_path
 from hive.times import format_time
 from tests.conftest import copy_repo, git, isolated_env
@@ -253,6 +254,35 @@ def _reference_cell_problems(index: CellIndex) -> tuple[list[Problem], list[Prob
     return graph, conflicts
 
 
+LIST_FILTERS: list[dict[str, Any]] = [
+    {},
+    {"include_deleted": True},
+    {"status": "closed", "limit": 7},
+    {"status": "all", "type": "epic"},
+    {"priority": 1, "assignee": "bob"},
+    {"label": "l1", "limit": 30},
+    {"label": "l2", "include_deleted": True, "status": "open"},
+]
+
+
+def _reference_list(index: CellIndex, **given: Any) -> tuple[list[Cell], int]:
+    """``list_cells`` as it filtered and sorted the models."""
+    status = None if given.get("status") in (None, "all") else given["status"]
+    found = [
+        cell
+        for cell in index.cells.values()
+        if (given.get("include_deleted") or not cell.is_deleted)
+        and (status is None or cell.status == status)
+        and (given.get("type") is None or cell.type == given["type"])
+        and (given.get("priority") is None or cell.priority == given["priority"])
+        and (given.get("label") is None or given["label"] in cell.labels)
+        and (given.get("assignee") is None or cell.assignee == given["assignee"])
+    ]
+    found.sort(key=lambda c: (c.is_closed, c.priority, c.created_at, c.id))
+    limit = given.get("limit")
+    return (found[:limit] if limit is not None else found), len(found)
+
+
 # ------------------------------------------------------------------ the comparisons
 
 
@@ -266,6 +296,14 @@ def _agree(ws: Workspace) -> None:
         searched = context_search(ws, term=term, limit=100, snippet=10_000)
         assert searched == _reference_search(index, term), term
     assert _cell_problems(index) == _reference_cell_problems(index)
+    for given in LIST_FILTERS:
+        page = list_cells(ws, **given)
+        assert (list(page), page.total) == _reference_list(index, **given), given
+    parents = {node.parent for node in index.nodes.values() if node.parent in index.blobs}
+    for parent in sorted(p for p in parents if p is not None)[:5]:
+        page = list_cells(ws, parent=parent, status="all")
+        expected = [cell for cell in _reference_list(index)[0] if cell.parent == parent]
+        assert list(page) == expected
 
 
 def test_the_varied_hive_has_what_the_comparisons_need(repo: Path) -> None:
@@ -328,3 +366,26 @@ def test_doctor_and_stats_agree_through_the_command_line(repo: Path) -> None:
     assert answers[0] == answers[1]
     doctor = answers[0][3]
     assert doctor[0] == 1 and "corrupt-uncommitted" in doctor[1] and "cycle" in doctor[1]
+
+
+@pytest.mark.parametrize("count", [0, 1, JSON_PIECE, JSON_PIECE + 1, 2 * JSON_PIECE + 7])
+def test_a_listing_written_in_pieces_is_the_page_pydantic_prints(count: int) -> None:
+    """The lean ``list --json`` writes its cells a thousand at a time (never the
+    whole ~66 MB of 100,000 cells copied at once): the bytes are the page's."""
+    made = Cell.model_validate(
+        {
+            "id": "hv-abc123",
+            "title": f'a {KELVIN} "title"',
+            "created_by": "alice",
+            "created_at": "2026-11-27T10:00:00.123Z",
+            "updated_at": "2026-11-27T10:00:00.123456Z",
+        }
+    )
+    cells = [
+        made.model_copy(update={"id": f"hv-{number:06d}", "description": TEXTS[number % 7]})
+        for number in range(count)
+    ]
+    pieces: list[bytes] = []
+    write_json_list([to_json(cell, indent=2) for cell in cells], pieces.append)
+    assert len(pieces) == (1 if not count else 2 + -(-count // JSON_PIECE))
+    assert b"".join(pieces) == to_json(cells, indent=2) + b"\n"

@@ -25,7 +25,7 @@ from hive.store.index import (
     StateIndex,
     blobs_of,
     nodes_of,
-    render_json_list,
+    write_json_list,
 )
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -318,7 +318,7 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
 
 def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str = "cells") -> None:
     if inv.json:
-        sys.stdout.buffer.write(render_json_list([row.json for row in rows]))
+        write_json_list([row.json for row in rows], sys.stdout.buffer.write)
     else:
         sys.stdout.write(table(rows))
         if total is not None and total > len(rows):

@@ -682,7 +682,7 @@ def update(inv: Invocation) -> int | None:
         new_priority = parse_priority(values.get("priority"))
         new_type = parse_type(values.get("type"))
         added = clean_list(options.lists.get("add_label", []), "label")
-        removed = set(clean_list(options.lists.get("remove_label", []), "label"))
+        removed = set(clean_list(options.lists.get("remove_label", []), "label", stored=True))
         for name, what in (("description", "description"), ("append_notes", "notes")):
             if values.get(name) is not None:
                 check_text(values[name], what)

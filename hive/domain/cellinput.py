@@ -3,7 +3,7 @@ only: the lean write path of a fresh process uses it too, ``hive/cli/lean_write.
 
 from __future__ import annotations
 
-from hive.domain.limits import MAX_GLOB, MAX_SHORT, check_name
+from hive.domain.limits import MAX_GLOB, MAX_SHORT, check_name, check_short
 from hive.errors import InvalidInput
 from hive.store.celldoc import CELL_TYPES, DEPENDENCY_TYPES, STATUSES
 
@@ -58,10 +58,15 @@ def parse_dep_spec(spec: str) -> tuple[str, str]:
     return dep_type, target.strip()
 
 
-def clean_list(values: Iterable[str], what: str) -> list[str]:
+def clean_list(values: Iterable[str], what: str, *, stored: bool = False) -> list[str]:
+    """``values`` stripped, without repeats; each a name (``limits.check_name``), or with
+    ``stored`` (values naming what is already stored: a label to remove) one line only,
+    so a label holding an invisible character that reached a cell by a hand edit or a
+    merge can still be removed."""
+    check = check_short if stored else check_name
     cleaned: list[str] = []
     for value in values:
-        item = check_name(value, what, MAX_GLOB if what == "file pattern" else MAX_SHORT).strip()
+        item = check(value, what, MAX_GLOB if what == "file pattern" else MAX_SHORT).strip()
         if not item:
             raise InvalidInput(f"empty {what} given")
         if item not in cleaned:

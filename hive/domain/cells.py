@@ -160,19 +160,22 @@ def list_cells(
     wanted_type = parse_type(type)
     wanted_priority = parse_priority(priority)
     wanted_parent = resolve_id(index, parent) if parent else None
-    found = [
-        cell
-        for cell in index.cells.values()
-        if (include_deleted or not cell.is_deleted)
-        and (wanted_status is None or cell.status == wanted_status)
-        and (wanted_type is None or cell.type == wanted_type)
-        and (wanted_priority is None or cell.priority == wanted_priority)
-        and (wanted_parent is None or cell.parent == wanted_parent)
-        and (label is None or label in cell.labels)
-        and (assignee is None or cell.assignee == assignee)
+    nodes = [
+        node
+        for node in index.nodes.values()
+        if (include_deleted or not node.deleted)
+        and (wanted_status is None or node.status == wanted_status)
+        and (wanted_type is None or node.type == wanted_type)
+        and (wanted_priority is None or node.priority == wanted_priority)
+        and (wanted_parent is None or node.parent == wanted_parent)
+        and (assignee is None or node.assignee == assignee)
     ]
-    found.sort(key=lambda c: (c.is_closed, c.priority, c.created_at, c.id))
-    return Page(found[:limit] if limit is not None else found, total=len(found))
+    if label is not None:  # the one filter the light facts lack: decode only these
+        nodes = [node for node in nodes if label in index.cells[node.id].labels]
+    # creation as a timestamp orders as the time itself (distinct to the microsecond)
+    nodes.sort(key=lambda n: (n.status == "closed", n.priority, n.created, n.id))
+    shown = nodes[:limit] if limit is not None else nodes
+    return Page((index.cells[node.id] for node in shown), total=len(nodes))
 
 
 def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> list[Cell]:
@@ -452,7 +455,7 @@ def update_cells(
     new_priority = parse_priority(priority)
     new_type = parse_type(type)
     added = _clean_list(add_labels, "label")
-    removed = set(_clean_list(remove_labels, "label"))
+    removed = set(_clean_list(remove_labels, "label", stored=True))
     new_files = None if files is None else _normalize_files(files)
     for text, what in ((description, "description"), (append_notes, "notes")):
         if text is not None:

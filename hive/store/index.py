@@ -1356,10 +1356,18 @@ class StateIndex:
             db.execute(f"DELETE FROM ready_done WHERE key NOT IN ({marks})", kept)
 
 
-def render_json_list(documents: Sequence[bytes]) -> bytes:
+JSON_PIECE = 1_000  # cells printed per write: a listing of 100,000 (~66 MB) is never copied whole
+
+
+def write_json_list(documents: Sequence[bytes], write: Callable[[bytes], object]) -> None:
     """The bytes ``pydantic_core.to_json(cells, indent=2)`` plus a newline would give,
-    from each cell's own ``to_json(cell, indent=2)``."""
+    from each cell's own ``to_json(cell, indent=2)``, handed to ``write`` in pieces."""
     if not documents:
-        return b"[]\n"
-    body = b",\n".join(b"  " + document.replace(b"\n", b"\n  ") for document in documents)
-    return b"[\n" + body + b"\n]\n"
+        write(b"[]\n")
+        return
+    write(b"[\n")
+    for start in range(0, len(documents), JSON_PIECE):
+        part = documents[start : start + JSON_PIECE]
+        body = b",\n".join(b"  " + document.replace(b"\n", b"\n  ") for document in part)
+        write(b",\n" + body if start else body)
+    write(b"\n]\n")
