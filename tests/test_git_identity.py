@@ -61,7 +61,9 @@ def author(repo: Path) -> str:
 
 
 @MODULES
-def test_with_no_identity_anywhere_hive_commits_as_git_would_or_as_the_person(tmp_path: Path, module: str) -> None:
+def test_with_no_identity_anywhere_hive_commits_as_git_or_as_the_person(
+    tmp_path: Path, module: str
+) -> None:
     """No ``user.name``/``user.email`` in any config, no ``GIT_AUTHOR_*``: git refuses
     ("Author identity unknown") unless it can make one up from the system. Where git
     makes one up hive commits under that one (it used the OS user at ``hive.local``);
