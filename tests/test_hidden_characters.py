@@ -105,6 +105,8 @@ def test_tools_answer_a_structured_error_naming_the_character(repo: Path, ws: Wo
     agent = agent_env(repo, "ag1")
     registered = run_hive(["-C", str(repo), "agent", "register", f"ag{RLO}2"], env=agent)
     assert registered.returncode == 2 and f"{NAMED} 3" in registered.stderr, registered.stderr
+    said = f"{NAMED} 3 is an invisible, bidirectional or control character: use letters"
+    assert said in registered.stderr, registered.stderr  # the whole reason, not cut short
 
 
 def test_mail_refuses_a_hidden_thread_id_and_keeps_a_hidden_subject(
