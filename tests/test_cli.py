@@ -351,6 +351,15 @@ def test_user_text_is_never_read_as_markup(hived: Path) -> None:
         # a swarm verb is named as typed, not dashed (select_strategy is a spelling it takes)
         (("swarm", "select_stratgy"), "No such command 'select_stratgy'. Did you mean"),
         (("ready", "--bogus"), "No such option: --bogus"),
+        # what other tools spell as commands is named as hive spells it
+        (("help",), "No such command 'help': 'hive --help' lists the commands"),
+        (("version",), "No such command 'version': 'hive --version' prints it"),
+        # a title starting with '-' is read as options: the error says how to give it
+        (
+            ("create", "-fix the login"),
+            "No such option: -f (see 'hive create --help'); a text starting with '-' goes"
+            " after '--' (... -- \"-fix the login\")",
+        ),
         (("ready", "-n", "0"), "Invalid value for '--limit' / '-n'"),
         # an option without its value: click gives no context, the help is still named
         (("ready", "-n"), "Option '-n' requires an argument. (see 'hive ready --help')"),

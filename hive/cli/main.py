@@ -244,6 +244,36 @@ def _command_path(command: Any, argv: list[str]) -> str | None:
     return " ".join(words)
 
 
+# Commands other tools have that hive spells as options: what to type instead.
+_OPTION_WORDS = {
+    "help": "'hive --help' lists the commands, 'hive COMMAND --help' explains one",
+    "version": "'hive --version' prints it",
+}
+
+
+def _option_word(message: str, argv: list[str]) -> str | None:
+    """``hive help``, ``hive version``: said as what to type (click offered 'permissions'
+    for 'version'), or None for any other usage error."""
+    from hive.cli import parse
+
+    word = parse(argv).command
+    if word not in _OPTION_WORDS or not message.startswith(f"No such command '{word}'"):
+        return None
+    return f"No such command '{word}': {_OPTION_WORDS[word]}"
+
+
+def _dash_text_hint(message: str, argv: list[str]) -> str:
+    """``hive create "-fix the login"``: click reads the title as options (``No such
+    option: -f``); a word with a space is no option, so say how to give it."""
+    from hive.text import shell_word
+
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    text = next((w for w in words if w.startswith("-") and any(c.isspace() for c in w)), None)
+    if text is None or not message.startswith("No such option"):
+        return ""
+    return f"; a text starting with '-' goes after '--' (... -- {shell_word(text)})"
+
+
 def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
     """Render a usage error as one line (plus JSON with ``--json``); exit code 2."""
     wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
@@ -257,6 +287,7 @@ def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
         message = " ".join(exc.format_message().split())
         path = exc.ctx.command_path if exc.ctx is not None else _command_path(command, argv)
         message += f" (see '{path} --help')" if path else ""
+        message = _option_word(message, argv) or message + _dash_text_hint(message, argv)
     if wants_json:
         output.emit_json({"error": message, "code": "usage"})
     output.err(f"error: {message}")
