@@ -18,6 +18,7 @@ import pytest
 from hive.cli.swarm_view import summary_lines
 from hive.domain.cells import show_cell
 from hive.domain.epics import create_epic
+from hive.domain.identity import list_identities, register_agent, retire_agent
 from hive.domain.outcomes import load_outcomes
 from hive.domain.reservations import list_reservations
 from hive.domain.swarm.review import review
@@ -26,7 +27,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import Conflict, InvalidInput
 from hive.models.swarm_run import SwarmEvent, SwarmRunResult
 from hive.store.credentials import name_of_token
-from tests.conftest import assert_clean, git
+from tests.conftest import agent_env, assert_clean, git
 from tests.inprocess import Forked, fork_hive, run_hive
 
 PYTHON = shlex.quote(sys.executable)
@@ -208,11 +209,32 @@ def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) 
             {"title": "Sneaky", "files": ["src/s.py"]},
         ],
     )
+    # In the shared working tree, honest also edits README.md, which it did not reserve,
+    # and leaves it; sneaky (waiting for that edit) commits README.md as its own. The
+    # run says that sneaky's commit carries a file outside its scope while honest worked
+    # in the same tree.
+    sneak = f"{PYTHON} -m hive.agents.example --also-edit README.md {{prompt_file}}"
     command = agent_cmd(
-        special={sneaky: f"{PYTHON} -m hive.agents.example --also-edit README.md {{prompt_file}}"}
+        special={
+            honest: f"echo 'from honest' >> README.md && {AGENT}",
+            sneaky: f"until grep -q 'from honest' README.md; do sleep 0.05; done; {sneak}",
+        }
     )
-    result, _ = run(ws, epic, command, workers=2)
+    result, events = run(ws, epic, command, workers=2)
     assert result.finished
+    agents = {e.cell_id: e.agent for e in events if e.event == "worker_started"}
+    done = {e.cell_id: e for e in events if e.event == "completed"}
+    assert done[sneaky].files == ["README.md"] and done[honest].files is None
+    note = (
+        f"its commit carries README.md, outside its subtask's files and reservations, while"
+        f" {agents[honest]} worked in the same working tree: they may hold their edits"
+        f" (see 'hive review {sneaky}')"
+    )
+    assert done[sneaky].reason == note and done[honest].reason is None
+    assert f"  check {sneaky}: {note}" in summary_lines(result)
+    carried = git(repo, "log", "-1", "--format=%s", "--", "README.md").strip()
+    assert carried.startswith(f"hive: complete {sneaky} ")
+    assert "from honest" in git(repo, "show", "HEAD:README.md")
     outcomes = {o.cell_id: o for o in load_outcomes(ws)}
     assert outcomes[sneaky].scope_violations == ["README.md"]
     assert outcomes[honest].scope_violations == []
@@ -403,6 +425,19 @@ def test_json_events_and_exit_codes_through_the_cli(ws: Workspace, repo: Path) -
     reopened = run_hive(["-C", str(repo), *retry[1:]], module="hive.cli.main")
     assert reopened.returncode == 0, reopened.stderr
     assert show_cell(ws, cell_id=bad_cell).status == "open"
+    # an ordinary agent's run cannot re-issue the worker's credential: it says who can
+    by_agent = run_hive(
+        ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT],
+        module="hive.cli.main",
+        env=agent_env(repo, "Helper"),
+    )
+    assert by_agent.returncode == 1 and show_cell(ws, cell_id=bad_cell).status == "open"
+    worker = show_cell(ws, cell_id=bad_cell).assignee
+    assert (
+        f"not run: {bad_cell}: it is assigned to {worker}, whose credential only a person"
+        " or a coordinator may re-issue for its worker (this run acts as agent Helper): run"
+        " 'hive swarm run' again as a person (without HIVE_AGENT_TOKEN)"
+    ) in " ".join(by_agent.stdout.split())
     again = run_hive(
         ["-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT], module="hive.cli.main"
     )
@@ -454,6 +489,10 @@ def test_ctrl_c_stops_the_workers_and_a_second_run_resumes(ws: Workspace, repo: 
     os.kill(runner.pid, signal.SIGINT)
     out, err = runner.communicate(timeout=60)
     assert runner.returncode == 130, err
+    # not the bare word: the run says what to do (with --json, on stderr)
+    assert err.splitlines()[-1:] == [
+        "hive swarm run: interrupted; run the same command again to resume"
+    ]
     events = [json.loads(line) for line in out.splitlines()]
     kinds = [e["event"] for e in events]
     assert "interrupted" in kinds and kinds.count("requeued") == 2 and kinds[-1] == "run_finished"
@@ -471,6 +510,11 @@ def test_ctrl_c_stops_the_workers_and_a_second_run_resumes(ws: Workspace, repo: 
     )
     assert again.returncode == 0, again.stdout + again.stderr
     assert all(show_cell(ws, cell_id=cell).status == "closed" for cell in subtasks)
+    # the stopped subtasks resumed as the agents that worked them: no new name for them
+    first = {e["cell_id"]: e["agent"] for e in events if e["event"] == "worker_started"}
+    assert {cell: show_cell(ws, cell_id=cell).assignee for cell in first} == first
+    assert len({c.name for c in list_identities(ws) if c.credential}) == 4
+    assert "interrupted" not in again.stderr
 
 
 def test_a_killed_runner_is_recovered_by_the_next_run(ws: Workspace, repo: Path) -> None:
@@ -513,6 +557,19 @@ def test_stop_event_requeues_in_process(ws: Workspace, repo: Path) -> None:
     assert sorted(result.remaining) == sorted(subtasks)
     assert git(repo, "worktree", "list").count("\n") == 1  # interrupted worktrees removed
     assert_clean(repo)
+    # Resuming as the same agent is not safe when its name was retired meanwhile (on
+    # purpose), or registered by someone else since (re-issuing would cut them off):
+    # those subtasks go to new names, and the holder's credential still works.
+    first = {e.cell_id: str(e.agent) for e in events if e.event == "worker_started"}
+    retired, taken = (first[cell] for cell in subtasks)
+    person = Workspace(str(repo), from_env=False)
+    retire_agent(person, name=retired, reason="stopped for good")
+    holder = register_agent(person, name=taken, replace=True, session="someone-else").token
+    again, more = run(person, epic, workers=2)
+    assert again.finished
+    second = {e.cell_id: e.agent for e in more if e.event == "worker_started"}
+    assert not set(second.values()) & {retired, taken}
+    assert name_of_token(ws.git.paths.hive_state_dir, str(holder)) == taken
 
 
 def assert_fsck(repo: Path) -> None:
@@ -596,6 +653,13 @@ def test_the_live_view_and_the_plain_lines_show_the_events() -> None:
     assert rows[1].split()[:2] == ["hv-e.b", "open"] and "the run was" in rows[1]
     line = describe(SwarmEvent(event="blocked", cell_id="hv-e.b", reason="why", log="/l"))
     assert line == "blocked   hv-e.b: why (log: /l)"
+    for kind, word in (("worktree_kept", "kept     "), ("worktree_removed", "removed  ")):
+        tidy = SwarmEvent(event=kind, cell_id="hv-e.b", worktree="/w", reason="the worktree")
+        assert describe(tidy) == f"{word} the worktree"
+        view(tidy)  # a note under the table, as the live view's other notes
+    screen = StringIO()
+    Console(file=screen, width=150, color_system=None).print(view.render())
+    assert "kept      the worktree" in screen.getvalue()
 
 
 def test_placeholders_are_shell_quoted() -> None:
@@ -902,13 +966,34 @@ def test_a_completed_worktree_with_uncommitted_work_is_kept(ws: Workspace, repo:
     assert done.worktree in git(repo, "worktree", "list")
     assert result.runs[0].reason == done.reason and result.runs[0].worktree == done.worktree
     assert_clean(repo)
+    # the summary names it with the command that removes it; later runs of the epic say
+    # so again while it holds the only copy of findings.txt, and remove it (and its
+    # branch) once the file is committed on the current branch
+    branch = str(done.branch)
+    command = f"git worktree remove --force {done.worktree} && git branch -D {branch}"
+    [kept] = result.kept_worktrees
+    assert (kept.cell_id, kept.files, kept.command) == (cell, ["findings.txt"], command)
+    assert f"    look at it, then remove it: {command}" in summary_lines(result)
+    again, more = run(ws, epic, isolation="worktree")  # nothing to run: no worker starts
+    assert [k.worktree for k in again.kept_worktrees] == [done.worktree]
+    assert [e.event for e in more].count("worktree_kept") == 1
+    assert (Path(done.worktree) / "findings.txt").is_file()
+    (repo / "findings.txt").write_text("the only copy\n")
+    git(repo, "add", "findings.txt")
+    git(repo, "commit", "-qm", "keep the findings")
+    tidied, events3 = run(ws, epic, isolation="worktree")
+    assert tidied.kept_worktrees == [] and not os.path.exists(done.worktree)
+    removed = next(e for e in events3 if e.event == "worktree_removed")
+    assert removed.worktree == done.worktree and f"closed subtask {cell}" in str(removed.reason)
+    assert branch not in git(repo, "branch") and done.worktree not in git(repo, "worktree", "list")
+    assert_clean(repo)
     # with nothing left behind, a completed worktree is still removed (the usual case)
     epic2, _ = make_epic(ws, [{"title": "Tidy", "files": ["src/tidy.py"]}])
     result2, events2 = run(ws, epic2, isolation="worktree")
     tidy = next(e for e in events2 if e.event == "completed")
     assert result2.finished and tidy.reason is None
     assert tidy.worktree is None or not os.path.exists(tidy.worktree)
-    assert git(repo, "worktree", "list").count("\n") == 2  # the repository and the kept one
+    assert git(repo, "worktree", "list").count("\n") == 1
 
 
 def _interrupted_with_work(ws: Workspace, repo: Path) -> tuple[str, str, SwarmEvent, SwarmEvent]:
@@ -968,12 +1053,15 @@ def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
     # its commit and its draft, and the finished branch is merged with them
     seen = repo.parent / "seen"
     look = f"cat src/slow.py src/draft.py > {shlex.quote(str(seen))} && {AGENT}"
-    again, more = run(ws, epic, look, isolation="worktree")
+    person = Workspace(str(repo), from_env=False)  # may re-issue its worker's credential
+    again, more = run(person, epic, look, isolation="worktree")
     assert again.finished and again.completed == [cell], Path(again.runs[0].log).read_text()
     resumed = next(e for e in more if e.event == "resumed")
     second = next(e for e in more if e.event == "worker_started")
     assert (second.worktree, second.branch) == (started.worktree, started.branch)
     assert started.worktree in (resumed.reason or "")
+    assert second.agent == started.agent  # the same identity resumes its subtask
+    assert started.agent in {c.name for c in list_identities(ws) if c.credential}
     brief = Path(str(second.prompt_file)).read_text()
     assert "An earlier attempt at this subtask was stopped: the run was stopped" in brief
     assert seen.read_text() == "WORK = 1\nDRAFT = 1\n"

@@ -59,8 +59,10 @@ first tool call that failed (a malformed call or unknown tool: 2; a hook that
 blocked it: 5), 0 when all succeeded.
 
 Ctrl-C ends a command with 130 and the one word `interrupted` (`hive mcp` and
-`hive serve`: 0 and nothing) wherever it comes, also while hive is still
-starting (importing its modules): never a traceback. Only in the few
+`hive serve`: 0 and nothing; `hive swarm run`: its summary, which says to run
+the same command again to resume, or with `--json` that line on stderr)
+wherever it comes, also while hive is still starting (importing its modules):
+never a traceback. Only in the few
 milliseconds before hive's first line runs (Python itself starting) is it
 Python's to handle: the process then ends by the signal, which a shell shows as
 130 (under heavy load Python may also report its own start-up as interrupted).

@@ -148,11 +148,12 @@ class Session:
         self.configs: dict[str, dict[str, Any]] = {}
 
     def identity(self) -> Identity:
-        from hive.domain.actors import slug
+        from hive.domain.actors import made_up_identity, slug
         from hive.git.repo import Identity
 
-        if self.principal.kind == "person":
-            return self.repo.person_identity()  # git's rules, as commit_identity
+        if self.principal.kind == "person":  # git's rules, as commit_identity
+            name = self.principal.name
+            return self.repo.person_identity(lambda: made_up_identity(self.repo, name))
         name = self.principal.name
         return Identity(name=name, email=f"{slug(name)}@hive.local")
 

@@ -134,7 +134,11 @@ def run_cmd(
         for line in swarm_view.summary_lines(result):
             output.say(line)
     if result.interrupted:
-        raise typer.Exit(130)
+        # Not typer.Exit(130), which ends in the bare word 'interrupted': the summary
+        # (or the run_finished event) already says so, and what to do.
+        if OPTIONS.json:
+            output.err("hive swarm run: interrupted; run the same command again to resume")
+        raise SystemExit(130)
     if not result.finished:
         raise typer.Exit(1)
 

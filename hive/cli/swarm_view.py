@@ -73,6 +73,8 @@ def describe(event: SwarmEvent) -> str | None:
         return f"reserved  {held}"
     if kind == "interrupted":
         return f"stopping  {event.reason}"
+    if kind in ("worktree_removed", "worktree_kept"):
+        return f"{kind.removeprefix('worktree_'):<9} {event.reason}"
     if kind == "epic_closed":
         return f"closed    epic {cell}{title}: {event.reason}"
     if kind == "epic_open":
@@ -159,7 +161,14 @@ class LiveView:
             self.reservations = event.reservations or []
         elif kind == "message" and event.message:
             self.messages.append(f"{event.message.get('from')}: {message_line(event.message)}")
-        elif kind in ("interrupted", "resumed", "epic_closed", "epic_open"):
+        elif kind in (
+            "interrupted",
+            "resumed",
+            "epic_closed",
+            "epic_open",
+            "worktree_removed",
+            "worktree_kept",
+        ):
             self.notes.append(describe(event) or "")
 
     def _set(self, cell: str, **fields: Any) -> None:
@@ -249,6 +258,16 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
                 " with 'git worktree remove --force PATH' and 'git branch -D BRANCH' to start"
                 " it afresh)"
             )
+    for run in result.runs:
+        if run.outside_scope and run.reason:  # another worker's edits may be in its commit
+            lines.append(f"  check {run.cell_id}: {run.reason}")
+    for kept in result.kept_worktrees:
+        where = f" on branch {kept.branch}" if kept.branch else ""
+        lines.append(
+            f"  kept: {kept.why}, {kept.worktree}{where}, holds work found nowhere else:"
+            f" {', '.join(kept.files)}"
+        )
+        lines.append(f"    look at it, then remove it: {kept.command}")
     if not result.interrupted:
         for cell, blockers in result.waiting.items():
             needs = ", ".join(f"{b} ({result.blocker_status.get(b, 'open')})" for b in blockers)

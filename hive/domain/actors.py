@@ -18,6 +18,8 @@ if TYPE_CHECKING:
         @property
         def kind(self) -> str: ...
 
+    from hive.git.repo import GitRepo, Identity
+
 
 _ACTOR_MARKS = frozenset(".@+-_")  # beside letters and digits (``\\w``); a space inside
 _SLUG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.+-")
@@ -60,6 +62,18 @@ def slug(name: str) -> str:
         elif not out or out[-1] != "\0":
             out.append("\0")  # one mark per run (NUL is never a slug character)
     return "".join(out).replace("\0", ".").strip(".") or "agent"
+
+
+def made_up_identity(git: GitRepo, name: str) -> Identity:
+    """A person's commit identity where git knows none (``GitRepo.person_identity``):
+    ``user.name`` (and its ``user.email``) if set, else ``name`` (the OS user), at
+    ``hive.local``; both paths, full and lean, commit under it."""
+    configured = git.config_identity()
+    if configured is not None:
+        return configured
+    from hive.git.repo import Identity
+
+    return Identity(name=name, email=f"{slug(name)}@hive.local")
 
 
 def os_user() -> str | None:

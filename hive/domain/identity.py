@@ -153,16 +153,22 @@ def mail_init(
 
 
 def issue_credential(
-    ws: Workspace, *, name: str, task: str | None = None, replace: bool = False
+    ws: Workspace,
+    *,
+    name: str,
+    task: str | None = None,
+    replace: bool = False,
+    session: str | None = None,
 ) -> Credential:
     """A credential for agent ``name``, for a runner to hand to the process it starts.
 
     The runner sets ``HIVE_AGENT`` and ``HIVE_AGENT_TOKEN`` (``Credential.env``) in
     the agent's environment; ``hive mcp`` and every ``hive`` command the agent runs
     then act as ``name``, and the pre-commit hook knows its commits. ``replace``
-    re-issues the credential of a registered name (coordinators and people).
+    re-issues the credential of a registered name (coordinators and people);
+    ``session`` is recorded as the session holding it (the caller's by default).
     """
-    registered = register_agent(ws, name=name, task=task, replace=replace)
+    registered = register_agent(ws, name=name, task=task, replace=replace, session=session)
     if registered.token is None:  # pragma: no cover - register_agent always issues here
         raise NameTaken(f"{name} is already registered")
     return Credential(
@@ -170,6 +176,14 @@ def issue_credential(
         token=registered.token,
         env={"HIVE_AGENT": registered.name, "HIVE_AGENT_TOKEN": registered.token},
     )
+
+
+def holding_session(ws: Workspace, name: str) -> str | None:
+    """The session that holds live identity ``name``'s credential (the one that
+    registered it or last took it back), None when ``name`` is not a live identity
+    here (never registered, or retired)."""
+    entry = credentials.load(ws.git.paths.hive_state_dir)["agents"].get(name)
+    return str(entry.get("session") or "") if isinstance(entry, dict) else None
 
 
 def verify_token(ws: Workspace, token: str) -> str:

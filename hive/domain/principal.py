@@ -7,7 +7,7 @@ resolved principal; these functions do the resolving, with no state of their own
 
 from __future__ import annotations
 
-from hive.domain.actors import check_actor, os_user, slug
+from hive.domain.actors import check_actor, made_up_identity, os_user, slug
 from hive.errors import NotRegistered, NotYourIdentity
 from hive.git.repo import GitRepo, Identity
 from hive.models.principal import Principal
@@ -62,7 +62,8 @@ def agent_name(principal: Principal, action: str) -> str:
 
 def commit_identity(git: GitRepo, principal: Principal) -> Identity:
     """Author and committer of the principal's commits: a person's git identity (git's
-    own rules: ``GitRepo.person_identity``), an agent's name at ``hive.local``."""
+    own rules: ``GitRepo.person_identity``, hive's made-up one where git knows none), an
+    agent's name at ``hive.local``."""
     if principal.kind == "person":
-        return git.person_identity()
+        return git.person_identity(lambda: made_up_identity(git, principal.name))
     return Identity(name=principal.name, email=f"{slug(principal.name)}@hive.local")

@@ -195,6 +195,39 @@ def worktree_changes(path: str) -> list[str]:
     return sorted(p.decode("utf-8", errors="replace") if isinstance(p, bytes) else p for p in found)
 
 
+def unique_work(repo: GitRepo, head: str, worktree: str, tip: str | None) -> list[str]:
+    """The paths whose content only the worktree at ``worktree`` (on a branch at
+    ``tip``) holds, compared with commit ``head``: files its branch changed that
+    ``head`` has otherwise (unless the branch is part of ``head``), and files changed
+    in the worktree without being committed whose content ``head`` does not have (a
+    draft the user committed on the current branch since is not unique). What
+    removing the worktree and its branch would lose; GitError when its state cannot
+    be read."""
+    from hive.git.worktree import blob_sha_of
+
+    head_tree = repo.commit_tree(head)
+    found: set[str] = set()
+    if tip is not None and not repo.is_ancestor(tip, head):
+        tip_tree = repo.commit_tree(tip)
+        found.update(
+            path
+            for path in branch_changes(repo, head, tip)
+            if repo.lookup_path(tip_tree, path) != repo.lookup_path(head_tree, path)
+        )
+    for path in worktree_changes(worktree):
+        try:
+            with open(os.path.join(worktree, path), "rb") as handle:
+                current: str | None = blob_sha_of(handle.read())
+        except FileNotFoundError:
+            current = None
+        except OSError:  # unreadable: taken to be unique
+            found.add(path)
+            continue
+        if current != repo.lookup_path(head_tree, path):
+            found.add(path)
+    return sorted(found)
+
+
 def remove_worktree(repo: GitRepo, path: str) -> None:
     """Remove the linked worktree at ``path`` (its uncommitted changes too)."""
     from dulwich.worktree import remove_worktree as dulwich_remove

@@ -887,18 +887,25 @@ class GitRepo:
             email = f"{name.replace(' ', '.').lower()}@hive.local"
         return Identity(name=name, email=email)
 
-    def person_identity(self) -> Identity:
+    def person_identity(self, made_up: Callable[[], Identity]) -> Identity:
         """The author of a person's commit, as git would make it: ``user.name`` and
         ``user.email`` when both are set; else git's own answer (``git var
         GIT_AUTHOR_IDENT``: ``GIT_AUTHOR_NAME``/``GIT_AUTHOR_EMAIL``, ``EMAIL``, what git
-        makes up from the system, ``user.useConfigOnly``), and a ``GitError`` with git's
-        reason when git refuses ("Author identity unknown"): hive never commits under
-        an identity git would not."""
+        makes up from the system). Where git knows no identity, hive's own ``made_up()``
+        one (the person's name at ``hive.local``: hive has always committed without a
+        configured identity, and its trailers name who acted), unless
+        ``user.useConfigOnly`` asks for a configured identity only: then a ``GitError``
+        with git's reason and the commands that fix it, as ``git commit`` refuses."""
         name = self.config_value("user", "name")
         email = self.config_value("user", "email")
         if name and email:
             return Identity(name=name, email=email)
-        return git_identity(self.paths.root)
+        try:
+            return git_identity(self.paths.root)
+        except GitError:
+            if config_bool(self.config_value("user", "useConfigOnly")):
+                raise
+            return made_up()
 
     # ----------------------------------------------------------------- writing
 
@@ -1337,12 +1344,23 @@ def _unknown_identity(stderr: str) -> GitError:
     lines = [line for line in stderr.splitlines() if line.strip()]
     reason = lines[-1].removeprefix("fatal: ") if lines else "git var failed"
     return GitError(
-        f"git does not know who you are, so hive does not commit either ({reason}):"
+        "git does not know who you are and user.useConfigOnly forbids a made-up"
+        f" identity, so hive does not commit either ({reason}):"
         ' run git config --global user.name "Your Name" and git config --global'
         " user.email you@example.com (without --global: this repository only), or set"
         " GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL;"
         " an agent commits as itself (hive agent register NAME)"
     )
+
+
+def config_bool(value: str | None) -> bool:
+    """A git config boolean as git reads it (a key with no value is true)."""
+    if value is None:
+        return False
+    word = value.strip().lower()
+    if word.lstrip("-").isdigit():
+        return int(word) != 0
+    return word in ("", "true", "yes", "on")
 
 
 def _partial_clone(common_dir: str) -> bool:

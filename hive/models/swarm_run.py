@@ -30,6 +30,8 @@ EventKind = Literal[
     "interrupted",  # stop requested (Ctrl-C): workers are being stopped
     "epic_closed",  # every subtask closed: the epic was closed (reason, commit)
     "epic_open",  # every subtask closed, but closing the epic was refused (reason)
+    "worktree_removed",  # a worktree no subtask resumes, holding nothing of its own
+    "worktree_kept",  # a worktree no subtask resumes, holding work found nowhere else
     "run_finished",  # the totals; the last event
 ]
 
@@ -89,6 +91,20 @@ class WorkerRun(HiveModel):
     reason: str | None = None
     worktree: str | None = None
     branch: str | None = None
+    # shared working tree: files its completion committed outside its subtask's scope
+    outside_scope: list[str] = Field(default_factory=list)
+
+
+class KeptWorktree(HiveModel):
+    """A worktree of the epic's run directory that no subtask resumes (its subtask
+    closed or deleted, or an earlier attempt's), kept for the work only it holds."""
+
+    worktree: str
+    branch: str | None = None
+    cell_id: str | None = None
+    why: str  # whose worktree it is: "of closed subtask hv-..."
+    files: list[str] = Field(default_factory=list)  # what only it holds
+    command: str  # what removes it and its branch, for a person to run
 
 
 class SwarmRunResult(HiveModel):
@@ -109,6 +125,7 @@ class SwarmRunResult(HiveModel):
     runs: list[WorkerRun] = Field(default_factory=list)
     epic_status: str | None = None  # the epic's status at the end, once every subtask closed
     epic_note: str | None = None  # why it was closed (the reason) or left open
+    kept_worktrees: list[KeptWorktree] = Field(default_factory=list)  # none resumes them
 
     @property
     def finished(self) -> bool:

@@ -42,12 +42,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from hive.domain.cells import close_cells, get_cell
 from hive.domain.graph import open_blockers, ready_cells
-from hive.domain.identity import issue_credential, register_agent
+from hive.domain.identity import holding_session, issue_credential, register_agent
 from hive.domain.mail import append_registration, thread_messages
 from hive.domain.outcomes import load_outcomes
 from hive.domain.reservations import list_reservations, release
@@ -65,12 +65,13 @@ from hive.domain.swarm.dispatch import (
 from hive.domain.swarm.forked import ForkedWorker, forkable, start_forked
 from hive.domain.swarm.prompts import swarm_subtask_prompt
 from hive.domain.workspace import Workspace
-from hive.errors import Conflict, HiveError, InvalidInput
+from hive.errors import Conflict, HiveError, InvalidInput, NotOwner
 from hive.git.merge import (
     add_worktree,
     branch_changes,
     delete_branch,
     remove_worktree,
+    unique_work,
     worktree_changes,
 )
 from hive.git.refs import HeadRef
@@ -78,6 +79,7 @@ from hive.git.repo import Snapshot
 from hive.models import Cell
 from hive.models.swarm_run import (
     ISOLATIONS,
+    KeptWorktree,
     SubtaskState,
     SwarmEvent,
     SwarmRunResult,
@@ -86,6 +88,7 @@ from hive.models.swarm_run import (
 )
 from hive.store.cache import CellIndex
 from hive.store.layout import HIVE_DIR
+from hive.text import shell_word
 from hive.times import format_time
 
 DEFAULT_WORKERS = 3
@@ -225,6 +228,7 @@ class _Job:
     log: str
     worktree: str | None = None
     branch: str | None = None
+    alongside: set[str] = field(default_factory=set)  # agents of workers running meanwhile
 
 
 @dataclass
@@ -461,6 +465,9 @@ class _Runner:
                 _Job(claimed.id, agent, log, worktree, branch), reason, exit_code=None, seconds=0.0
             )
             return
+        for other in self.running.values():  # who shares the working tree with whom
+            other.job.alongside.add(agent)
+            worker.job.alongside.add(other.job.agent)
         self.running[cell.id] = worker
         self._save_state()  # before anyone hears of it: a killed runner's workers are found
         self._event(
@@ -476,18 +483,59 @@ class _Runner:
         )
 
     def _agent_for(self, cell: Cell, session: str) -> str:
-        """The cell's assignee, else a new registered name (``BlueLake``), with a fresh
-        credential the worker gets as ``HIVE_AGENT_TOKEN`` (an assignee registered
-        before, e.g. by an earlier run, gets its credential re-issued)."""
+        """The cell's assignee, else the agent an earlier run's worker was when it put
+        the subtask back (:meth:`_resumable_agent`), else a new registered name
+        (``BlueLake``); with a fresh credential the worker gets as ``HIVE_AGENT_TOKEN``
+        (the credential of a name registered before is re-issued, which only a person
+        or a coordinator may do)."""
         task = f"{cell.id} {cell.title}"[:2000]
-        if cell.assignee:
-            issued = issue_credential(self.ws, name=cell.assignee, task=task, replace=True)
-            self.tokens[issued.name] = issued.token
-            return issued.name
+        earlier = cell.assignee or self._resumable_agent(cell)
+        if earlier:
+            try:
+                issued = issue_credential(
+                    self.ws, name=earlier, task=task, replace=True, session=session
+                )
+            except NotOwner as exc:
+                if cell.assignee:
+                    raise NotOwner(self._cannot_reissue(earlier), agent=earlier) from exc
+                # Not the runner's to re-issue: the requeued subtask goes to a new name
+                # (as before it was resumable), the earlier one left as it is.
+            else:
+                self.tokens[issued.name] = issued.token
+                return issued.name
         registered = register_agent(self.ws, task=task, session=session)
         if registered.token:
             self.tokens[registered.name] = registered.token
         return registered.name
+
+    def _resumable_agent(self, cell: Cell) -> str | None:
+        """The agent whose worker a stop (Ctrl-C, a killed runner) took ``cell`` from,
+        when the subtask resumes as that agent: its mail, its name on the cell's history
+        and outcomes stay one identity instead of a new name per attempt. Only when that
+        is safe, since re-issuing a credential cuts off whoever holds it: the name must
+        still be live (a retired one was retired on purpose), its credential still held
+        by a worker session this runner started for this very subtask (a name someone
+        registered or took back since is theirs), and no worker of this run be it."""
+        info = run_info(cell)
+        name = info.get("agent")
+        if info.get("state") != "requeued" or not isinstance(name, str) or not name:
+            return None
+        if any(worker.job.agent == name for worker in self.running.values()):
+            return None
+        holder = holding_session(self.ws, name)
+        if holder is None or not holder.startswith(f"swarm:{self.epic.id}:{cell.id}:"):
+            return None
+        return name
+
+    def _cannot_reissue(self, agent: str) -> str:
+        """Why a subtask assigned to ``agent`` cannot be run by this runner, and what to
+        do: re-issuing an agent's credential is a person's or a coordinator's act."""
+        return (
+            f"it is assigned to {agent}, whose credential only a person or a coordinator"
+            f" may re-issue for its worker (this run acts as agent {self.ws.actor}): run"
+            " 'hive swarm run' again as a person (without HIVE_AGENT_TOKEN), or as an agent"
+            " listed under coordinators: in .hive/config.yaml"
+        )
 
     def _new_file(self, sub: str, stem: str, suffix: str) -> str:
         """A path in the run directory that no earlier attempt used."""
@@ -764,7 +812,10 @@ class _Runner:
             else:
                 self._drop_worktree(job)
         self._release_leftovers(job)
-        self._record(job, "completed", code, seconds, kept)
+        outside = self._outside_scope(job)
+        if outside:
+            kept = "; ".join(filter(None, [kept, self._outside_note(job, outside)]))
+        self._record(job, "completed", code, seconds, kept, outside=outside)
         title = self.ws.cells().cells[job.cell_id].title
         self._event(
             "completed",
@@ -777,7 +828,38 @@ class _Runner:
             branch=job.branch,
             log=job.log,
             reason=kept,
+            files=outside or None,
         )
+
+    def _outside_scope(self, job: _Job) -> list[str]:
+        """With a shared working tree: the files the worker's completion committed
+        outside its subtask's files and its reservations (its outcome's scope
+        violations). Another worker's edits to a file it did not reserve end up in
+        whichever commit takes that file next, and only the worker's scope tells what
+        was its own; with worktrees, every worker commits on a branch of its own."""
+        if job.worktree is not None:
+            return []
+        with contextlib.suppress(HiveError):
+            cell = self.ws.cells().cells.get(job.cell_id)
+            since = cell.started_at if cell is not None else None
+            for outcome in reversed(load_outcomes(self.ws)):
+                if outcome.cell_id == job.cell_id and outcome.source == "swarm_complete":
+                    recent = since is None or outcome.recorded_at >= since
+                    return list(outcome.scope_violations) if recent else []
+        return []
+
+    def _outside_note(self, job: _Job, outside: list[str]) -> str:
+        """What the run says of a completion that committed files outside its scope."""
+        note = (
+            f"its commit carries {', '.join(outside)}, outside its subtask's files and reservations"
+        )
+        others = sorted(job.alongside - {job.agent})
+        if others:
+            note += (
+                f", while {', '.join(others)} worked in the same working tree: they may hold"
+                " their edits"
+            )
+        return note + f" (see 'hive review {job.cell_id}')"
 
     def _merge(self, job: _Job, code: int | None, seconds: float) -> str | None:
         """Merge the job's branch: the merge commit, or None (the cell is blocked)."""
@@ -877,6 +959,8 @@ class _Runner:
         code: int | None,
         seconds: float,
         reason: str | None,
+        *,
+        outside: list[str] | None = None,
     ) -> None:
         """What became of one worker's subtask, for the run's result."""
         run = WorkerRun(
@@ -889,6 +973,7 @@ class _Runner:
             reason=reason,
             worktree=job.worktree,
             branch=job.branch,
+            outside_scope=outside or [],
         )
         self.runs.append(run)
 
@@ -1172,6 +1257,75 @@ class _Runner:
         commit = self.ws.git.head().commit
         self._event("epic_closed", cell_id=epic.id, title=epic.title, reason=reason, commit=commit)
 
+    def _tidy_worktrees(self, index: CellIndex) -> list[KeptWorktree]:
+        """The worktrees of this epic's run directory that no subtask will resume (its
+        subtask closed or deleted since, or an earlier attempt's): each is removed with
+        its branch when it holds nothing found nowhere else (:func:`unique_work`, say
+        its draft was committed on the current branch since); otherwise it is kept,
+        since what only it holds is a person's to look at, and named with the command
+        that removes it. Nothing a user left uncommitted is ever removed."""
+        head = self.ws.git.head().commit
+        home = os.path.join(self.directory, "worktrees")
+        if head is None or not os.path.isdir(home):
+            return []
+        resumable = {
+            os.path.realpath(str(run_info(cell)["worktree"]))
+            for cell in self._subtasks(index)
+            if not cell.is_closed and run_info(cell).get("worktree")
+        }
+        kept: list[KeptWorktree] = []
+        for name in sorted(os.listdir(home)):
+            path = os.path.join(home, name)
+            if os.path.isdir(path) and os.path.realpath(path) not in resumable:
+                found = self._tidy_worktree(path, _cell_of(name, index), head)
+                if found is not None:
+                    kept.append(found)
+        return kept
+
+    def _tidy_worktree(self, path: str, cell: Cell | None, head: str) -> KeptWorktree | None:
+        """Remove the leftover worktree at ``path`` (and its ``hive/`` branch) unless it
+        holds work of its own: then the KeptWorktree that names it."""
+        why = _whose(cell)
+        branch: str | None = None
+        try:
+            on = Workspace(path).git.head()  # its commits count also when detached
+            ref = on.ref or ""
+            branch = ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
+            files = unique_work(self.ws.git, head, path, on.commit)
+        except (HiveError, OSError) as exc:
+            message = exc.message if isinstance(exc, HiveError) else str(exc)
+            files = [f"{UNCHECKED}{message})"]
+        cell_id = cell.id if cell is not None else None
+        if files:
+            command = f"git worktree remove --force {shell_word(path)}"
+            if branch:
+                command += f" && git branch -D {shell_word(branch)}"
+            found = KeptWorktree(
+                worktree=path, branch=branch, cell_id=cell_id, why=why, files=files, command=command
+            )
+            self._event(
+                "worktree_kept",
+                cell_id=cell_id,
+                worktree=path,
+                branch=branch,
+                files=files,
+                reason=f"{why} ({path}) holds work found nowhere else: {', '.join(files)};"
+                f" look at it, then remove it with '{command}'",
+            )
+            return found
+        remove_worktree(self.ws.git, path)
+        if branch is not None and branch.startswith("hive/"):
+            with contextlib.suppress(Exception):
+                delete_branch(self.ws.git, branch)
+        self._event(
+            "worktree_removed",
+            cell_id=cell_id,
+            worktree=path,
+            branch=branch,
+            reason=f"{why} ({path}) and its branch: everything in them is on the current branch",
+        )
+        return None
+
     def _finish(self) -> SwarmRunResult:
         index = self.ws.cells()
         subtasks = self._subtasks(index)
@@ -1187,6 +1341,8 @@ class _Runner:
             runs=self.runs,
         )
         result.skipped = {c: why for c, why in self.skipped.items() if c in result.remaining}
+        with contextlib.suppress(HiveError, OSError):  # tidying never fails the run
+            result.kept_worktrees = self._tidy_worktrees(index)
         if result.finished and subtasks:
             self._close_epic(result, index)
         for cell_id in result.remaining:
@@ -1214,6 +1370,24 @@ class _Runner:
             skipped=result.skipped or None,
         )
         return result
+
+
+def _cell_of(name: str, index: CellIndex) -> Cell | None:
+    """The subtask a run-directory worktree named ``name`` was made for (``ID`` or, for
+    a later attempt's, ``ID.N``), None when there is none."""
+    stem, _, number = name.rpartition(".")
+    return index.cells.get(name) or (index.cells.get(stem) if number.isdigit() else None)
+
+
+def _whose(cell: Cell | None) -> str:
+    """Whose a leftover worktree is, for a person: 'the worktree of closed subtask ID'."""
+    if cell is None:
+        return "a worktree of no subtask of this epic"
+    if cell.is_deleted:
+        return f"the worktree of deleted subtask {cell.id}"
+    if cell.is_closed:
+        return f"the worktree of closed subtask {cell.id}"
+    return f"a worktree of an earlier attempt at {cell.id}"
 
 
 def _epics_under(epic_id: str, index: CellIndex) -> list[str]:
