@@ -216,12 +216,16 @@ def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) 
     sneak = f"{PYTHON} -m hive.agents.example --also-edit README.md {{prompt_file}}"
     command = agent_cmd(
         special={
-            honest: f"echo 'from honest' >> README.md && {AGENT}",
+            honest: f"echo 'from honest' >> README.md && echo n > notes.txt && {AGENT}",
             sneaky: f"until grep -q 'from honest' README.md; do sleep 0.05; done; {sneak}",
         }
     )
+    (repo / "mine.txt").write_text("there before the run\n")
     result, events = run(ws, epic, command, workers=2)
     assert result.finished
+    # what a worker left uncommitted (not what was there before) is named at the end
+    assert result.left_uncommitted == ["notes.txt"] and events[-1].files == ["notes.txt"]
+    assert any("left uncommitted" in line and "notes.txt" in line for line in summary_lines(result))
     agents = {e.cell_id: e.agent for e in events if e.event == "worker_started"}
     done = {e.cell_id: e for e in events if e.event == "completed"}
     assert done[sneaky].files == ["README.md"] and done[honest].files is None

@@ -261,6 +261,12 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
     for run in result.runs:
         if run.outside_scope and run.reason:  # another worker's edits may be in its commit
             lines.append(f"  check {run.cell_id}: {run.reason}")
+    if result.left_uncommitted:
+        lines.append(
+            "  left uncommitted in the working tree by this run's workers (the next commit"
+            f" that takes them carries them as its own): {', '.join(result.left_uncommitted)};"
+            " commit or discard them ('git diff', 'git status')"
+        )
     for kept in result.kept_worktrees:
         where = f" on branch {kept.branch}" if kept.branch else ""
         lines.append(

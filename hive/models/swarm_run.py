@@ -126,6 +126,8 @@ class SwarmRunResult(HiveModel):
     epic_status: str | None = None  # the epic's status at the end, once every subtask closed
     epic_note: str | None = None  # why it was closed (the reason) or left open
     kept_worktrees: list[KeptWorktree] = Field(default_factory=list)  # none resumes them
+    # shared working tree: files the run's workers changed and left uncommitted
+    left_uncommitted: list[str] = Field(default_factory=list)
 
     @property
     def finished(self) -> bool:

@@ -334,6 +334,7 @@ class _Runner:
         self.seen_reservations: list[dict[str, Any]] | None = None
         self.seen_messages: set[int] = set()
         self.last_observed = 0.0
+        self.dirty_before: dict[str, str | None] | None = None  # shared tree, at the start
 
     # ------------------------------------------------------------ the loop
 
@@ -353,6 +354,8 @@ class _Runner:
             },
             subtasks=[self._state(c, index) for c in self._subtasks(index)],
         )
+        if self.settings.isolation == "reservation":
+            self.dirty_before = self._dirty()
         try:
             self._recover()
             self._loop()
@@ -1257,6 +1260,39 @@ class _Runner:
         commit = self.ws.git.head().commit
         self._event("epic_closed", cell_id=epic.id, title=epic.title, reason=reason, commit=commit)
 
+    def _dirty(self) -> dict[str, str | None] | None:
+        """The shared working tree's uncommitted files outside ``.hive/`` and their
+        content (None: deleted), or None when it cannot be read."""
+        from hive.git.worktree import blob_sha_of
+
+        try:
+            paths = worktree_changes(self.ws.root)
+        except HiveError:
+            return None
+        found: dict[str, str | None] = {}
+        for path in paths:
+            if path.startswith(HIVE_DIR + "/"):
+                continue
+            try:
+                with open(os.path.join(self.ws.root, path), "rb") as handle:
+                    found[path] = blob_sha_of(handle.read())
+            except OSError:
+                found[path] = None
+        return found
+
+    def _left_uncommitted(self) -> list[str]:
+        """With a shared working tree: the files this run's workers changed and left
+        uncommitted (not so, or not as they are now, when the run started). No commit
+        carries them yet, and the next one that takes them (any worker's ``git commit
+        -a``, a ``files_touched``) will, as its own."""
+        if self.dirty_before is None:
+            return []
+        after = self._dirty() or {}
+        missing = object()
+        return sorted(
+            path for path, sha in after.items() if self.dirty_before.get(path, missing) != sha
+        )
+
     def _tidy_worktrees(self, index: CellIndex) -> list[KeptWorktree]:
         """The worktrees of this epic's run directory that no subtask will resume (its
         subtask closed or deleted since, or an earlier attempt's): each is removed with
@@ -1343,6 +1379,7 @@ class _Runner:
         result.skipped = {c: why for c, why in self.skipped.items() if c in result.remaining}
         with contextlib.suppress(HiveError, OSError):  # tidying never fails the run
             result.kept_worktrees = self._tidy_worktrees(index)
+        result.left_uncommitted = self._left_uncommitted()
         if result.finished and subtasks:
             self._close_epic(result, index)
         for cell_id in result.remaining:
@@ -1368,6 +1405,7 @@ class _Runner:
             waiting=result.waiting or None,
             blocker_status=result.blocker_status or None,
             skipped=result.skipped or None,
+            files=result.left_uncommitted or None,
         )
         return result
 
