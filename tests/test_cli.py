@@ -509,3 +509,20 @@ def test_the_options_quickstart_names_say_what_they_do(hived: Path) -> None:
     ):
         shown = " ".join(ok(hive(hived, command, "--help", actor=None)).split())
         assert f"{option} {meaning}" in shown, shown
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"], ids=["entry", "full"])
+def test_list_deleted_marks_the_deleted_cells(hived: Path, module: str) -> None:
+    """``hive list --deleted`` showed a deleted cell as a plain open one (``hive show``
+    says ``open (deleted)``); its title now starts with ``(deleted)``, the others not."""
+    kept = as_json(hive(hived, "create", "Kept cell", "--json"))
+    gone = as_json(hive(hived, "create", "Gone cell", "--json"))
+    assert isinstance(kept, dict) and isinstance(gone, dict)
+    ok(hive(hived, "delete", gone["id"], actor=None))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    shown = ok(run_hive(["-C", str(hived), "list", "--deleted"], env=env, module=module))
+    lines = {line.split()[0]: line for line in shown.splitlines()[1:]}
+    assert lines[gone["id"]].endswith("(deleted) Gone cell"), shown
+    assert lines[kept["id"]].endswith("  Kept cell"), shown
+    plain = ok(run_hive(["-C", str(hived), "list"], env=env, module=module))
+    assert gone["id"] not in plain and "(deleted)" not in plain

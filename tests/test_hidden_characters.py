@@ -105,6 +105,8 @@ def test_tools_answer_a_structured_error_naming_the_character(repo: Path, ws: Wo
     agent = agent_env(repo, "ag1")
     registered = run_hive(["-C", str(repo), "agent", "register", f"ag{RLO}2"], env=agent)
     assert registered.returncode == 2 and f"{NAMED} 3" in registered.stderr, registered.stderr
+    said = f"{NAMED} 3 is an invisible, bidirectional or control character: use letters"
+    assert said in registered.stderr, registered.stderr  # the whole reason, not cut short
 
 
 def test_mail_refuses_a_hidden_thread_id_and_keeps_a_hidden_subject(
@@ -116,6 +118,13 @@ def test_mail_refuses_a_hidden_thread_id_and_keeps_a_hidden_subject(
     send = ["-C", str(repo), "mail", "send", "ag2", "-s", f"re {RLO}x", "-b", f"body {RLO}"]
     refused = run_hive([*send, "--thread", f"t{RLO}"], env=ag1)
     assert refused.returncode == 2 and f"invalid thread_id 't\\u202e': {NAMED} 2" in refused.stderr
+    # a recipient is a name: refused as one, not "unknown: register it with 'hive agent
+    # register ...'" (a name no agent can be registered under)
+    to_hidden = ["-C", str(repo), "mail", "send", f"ag{RLO}2", "-s", "hi"]
+    refused = run_hive(to_hidden, env=ag1)
+    assert refused.returncode == 2, refused.stderr
+    assert f"invalid recipient 'ag\\u202e2': {NAMED} 3" in refused.stderr
+    assert "register" not in refused.stderr, refused.stderr
     assert run_hive(send, env=ag1).returncode == 0
     inbox = run_hive(["-C", str(repo), "mail", "inbox"], env=ag2)
     assert "re <U+202E>x" in inbox.stdout and RLO not in inbox.stdout, inbox.stdout

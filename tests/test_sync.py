@@ -26,6 +26,7 @@ from hive.domain.identity import mail_init
 from hive.domain.mail import inbox, send_message
 from hive.domain.precommit import check_staged
 from hive.domain.reservations import list_reservations, release, reserve
+from hive.domain.reservecore import reservation_path
 from hive.domain.setup import init_hive
 from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
@@ -482,6 +483,25 @@ def test_ids_a_git_pull_brought_are_never_given_again(
     assert [g["id"] for g in json.loads(reserved.stdout)["granted"]] == [3]
     again = run_hive(["-C", str(b), "reserve", "src/four.py", "--json"], module=module)
     assert [g["id"] for g in json.loads(again.stdout)["granted"]] == [4]
+
+
+def test_an_id_line_in_a_reason_that_a_git_pull_brought_is_not_an_id(clones: Clones) -> None:
+    """A reason of several lines is free text: one line of it reading ``id: 99999`` (a
+    block scalar, indented under ``reason:``) is not a reservation's id, so it does not
+    raise the sequence of the clone that pulls it (the next id there stays 2, not
+    100000: any agent's reason could otherwise push every clone's ids past what a
+    JavaScript number holds)."""
+    a = clones.ws("a", "alice")
+    reason = "first line\nid: 99999\n  - id: 88888"
+    granted = reserve(a, paths=["src/one.py"], ttl_seconds=3600, reason=reason).granted
+    assert [r.id for r in granted] == [1]
+    git(clones.paths["a"], "push", "-q", "origin", "main")
+    b = clones.paths["b"]
+    git(b, "pull", "-q", "--ff", "origin", "main")
+    assert "id: 99999" in git(b, "show", "HEAD:" + reservation_path("alice"))
+    reserved = run_hive(["-C", str(b), "reserve", "src/two.py", "--json"])
+    assert reserved.returncode == 0, reserved.stderr
+    assert [g["id"] for g in json.loads(reserved.stdout)["granted"]] == [2]
 
 
 def test_doctor_reports_an_overlap_a_git_merge_brought_in(tmp_path: Path) -> None:

@@ -198,8 +198,8 @@ def _count(text: str) -> bool:
 
 def list_cells(inv: Invocation) -> int | None:
     query = list_query(inv.args)
-    if query is None:
-        return None
+    if query is None or (query.include_deleted and not inv.json):
+        return None  # the table marks deleted cells "(deleted)": the full CLI prints it
     state = open_state(inv)
     if state is None or not _known_parent(state, query.parent):
         return None

@@ -219,7 +219,7 @@ def attach_progress(ws: Any) -> None:
 def cell_table(cells: Sequence[Any], *, title: str | None = None) -> None:
     """Cells (or rows with their id, priority, type, status, assignee and title) as the
     table ``hive list`` prints (``hive.cli.lean.table``): fits the terminal, ids whole,
-    long titles and names cut."""
+    long titles and names cut; a deleted or expired cell's title says so first."""
     from hive.cli.lean import table
     from hive.store.index import Row
 
@@ -231,8 +231,7 @@ def cell_table(cells: Sequence[Any], *, title: str | None = None) -> None:
             type=cell.type,
             status=cell.status,
             assignee=cell.assignee,
-            title=("(expired) " if getattr(cell, "metadata", {}).get("expired") else "")
-            + cell.title,
+            title=_marks(cell) + cell.title,
             json=b"",
         )
         for cell in cells
@@ -243,6 +242,13 @@ def cell_table(cells: Sequence[Any], *, title: str | None = None) -> None:
         sys.stdout.write(without_control(title) + "\n")
     sys.stdout.write(table(rows))
     sys.stdout.flush()
+
+
+def _marks(cell: Any) -> str:
+    """What a listing puts before a cell's title: ``(deleted)`` as ``hive show`` says it,
+    ``(expired)`` for a reservation deadline passed."""
+    deleted = "(deleted) " if getattr(cell, "is_deleted", False) else ""
+    return deleted + ("(expired) " if getattr(cell, "metadata", {}).get("expired") else "")
 
 
 def cell_detail(cell: Cell) -> None:

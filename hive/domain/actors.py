@@ -42,8 +42,10 @@ def check_actor(name: str) -> str:
         why = ""
         if hidden is not None:  # named: it cannot be seen in the name as printed
             position, char = hidden
-            why = f": {described(char)} at position {position} is an invisible,"
-            " bidirectional or control character"
+            why = (
+                f": {described(char)} at position {position} is an invisible,"
+                " bidirectional or control character"
+            )
         raise InvalidInput(
             f"invalid agent name {name!r}{why}: use letters, digits, spaces and . _ @ + - (max 64)"
         )

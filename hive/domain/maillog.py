@@ -96,6 +96,8 @@ def check_message(
             raise InvalidInput(f"{what} must not contain {kind} (found U+{ord(found):04X})")
     if thread_id:
         refuse_unprintable(thread_id, "thread_id")
+    for name in to:  # a name: no agent is registered under one holding such a character
+        refuse_unprintable(name, "recipient")
 
 
 MAIL_REF = "refs/hive/mail"

@@ -356,7 +356,9 @@ def write_sequence(state_dir: str, highest: int) -> None:
 
 
 TIPS_FILE = "reservation.tips"  # the heads whose history raise_from_history has read
-_ID_LINE = re.compile(rb"\n[ -]*id: ([0-9]{1,18})\n")  # a reservation's id: N line
+# A reservation's ``id: N`` line as a file hive did not write may hold it: the first key
+# of a list item or another key of one (a free-text value's lines are indented further)
+_ID_LINE = re.compile(rb"\n {0,4}(?:- )?id: ([0-9]{1,18})\n")
 
 
 def raise_from_history(paths: RepoPaths, head: str | None) -> None:
@@ -377,10 +379,20 @@ def raise_from_history(paths: RepoPaths, head: str | None) -> None:
         return
     highest = 0
     for content in versions_since(paths, tips, known, RESERVATIONS_DIR):
-        highest = max([highest, *(int(number) for number in _ID_LINE.findall(content))])
+        highest = max([highest, *_ids_in(content)])
     if highest:
         write_sequence(state_dir, highest)
     _write_tips(state_dir, tips)
+
+
+def _ids_in(content: bytes) -> list[int]:
+    """The reservation ids a version of a reservation file holds: read as the plain
+    reader reads it, so that a reason's line reading ``id: N`` is not taken for one;
+    a file it declines, by its ``id:`` lines at an item's depth."""
+    read = plain_file(content)
+    if read is not None:
+        return [item.id for item in read.reservations]
+    return [int(number) for number in _ID_LINE.findall(content)]
 
 
 def _read_tips(state_dir: str) -> list[str]:
