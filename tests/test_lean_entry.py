@@ -83,6 +83,10 @@ def test_tokens_before_the_command_go_to_the_full_cli(
 # ------------------------------------------------------------------ Ctrl-C at start-up
 
 CONSOLE = str(Path(sys.executable).with_name("hive"))  # the console script of this venv
+# How long a process may take to end once signalled: a failure, not a wait, and long,
+# for a test run at nice 19 on a loaded machine gets the CPU rarely (a 0.8 s CPU server
+# start took minutes there, an interpreter >5 s to reach its site imports)
+STOP_WAIT = 180
 
 
 def _sigint_after(
@@ -91,7 +95,8 @@ def _sigint_after(
     """Start ``argv`` (a real process), send it SIGINT (or ``signum``) as soon as it has
     imported ``imports`` of hive's modules, or the module named ``imports`` (Python's
     import-time report on stderr says when): (exit code, stderr without that report)."""
-    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1", "HIVE_AGENT": ""}
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1", "PYTHONFAULTHANDLER": "1"}
+    env["HIVE_AGENT"] = ""
     child = subprocess.Popen(
         argv,
         cwd=repo,
@@ -103,20 +108,36 @@ def _sigint_after(
         preexec_fn=ctrl_c_as_at_a_terminal,
     )
     assert child.stderr is not None
-    seen, rest = 0, []
-    for line in child.stderr:
-        if not line.startswith("import time:"):
-            rest.append(line)
-        elif line.rstrip().endswith(f" {imports}") or (
-            isinstance(imports, int) and re.search(r"\|\s+hive(\.|$)", line.rstrip())
-        ):
-            seen += 1
-            if seen == imports or isinstance(imports, str):
-                child.send_signal(signum)
-                break
-    _, tail = child.communicate(timeout=60)
+    try:
+        seen, rest = 0, []
+        for line in child.stderr:
+            if not line.startswith("import time:"):
+                rest.append(line)
+            elif line.rstrip().endswith(f" {imports}") or (
+                isinstance(imports, int) and re.search(r"\|\s+hive(\.|$)", line.rstrip())
+            ):
+                seen += 1
+                if seen == imports or isinstance(imports, str):
+                    child.send_signal(signum)
+                    break
+        try:
+            _, tail = child.communicate(timeout=STOP_WAIT)
+        except subprocess.TimeoutExpired:  # it missed the signal: say where it is
+            child.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: each thread's stack
+            stacks = child.communicate()[1]
+            raise AssertionError(f"running after the signal ({imports}):\n{stacks}") from None
+    finally:
+        _never_left_running(child)
     rest += [line + "\n" for line in tail.splitlines() if not line.startswith("import time:")]
     return child.returncode, "".join(rest)
+
+
+def _never_left_running(child: subprocess.Popen[str]) -> None:
+    """Whatever ended the test (a failed assertion, a timeout), the process it started
+    is not left behind (a server that missed its signal would run on)."""
+    if child.poll() is None:
+        child.kill()
+        child.communicate()
 
 
 def _landed_sigint(argv: list[str], repo: Path, imports: int | str, code: int) -> tuple[int, str]:

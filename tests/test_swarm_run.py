@@ -935,7 +935,9 @@ def main(argv):
 example.preload()  # what the runner does before its first fork
 work, example.main = example.main, main
 result = run_swarm(Workspace(sys.argv[1]), epic_id=sys.argv[2], agent_cmd=sys.argv[4])
-sys.exit(0 if result.finished else 1)
+if not result.finished:  # say why: the run's result and each worker's log
+    logs = [open(run.log).read() for run in result.runs]
+    sys.exit(f"unfinished: {result.model_dump_json()} logs: {logs}")
 """
 
 
