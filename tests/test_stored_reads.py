@@ -7,6 +7,7 @@ cell files. The references below are the model-based code these reads replaced."
 
 from __future__ import annotations
 
+import gc
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from pydantic_core import to_json
 
+from hive.domain import reading
 from hive.domain.annotate import add_comment
 from hive.domain.bulk import create_cells
 from hive.domain.cells import close_cells, delete_cells, list_cells, update_cells
@@ -24,15 +26,22 @@ from hive.domain.graph import find_cycles, ready_cell_ids
 from hive.domain.readiness import open_blockers
 from hive.domain.stats import HOUR_DIGITS, UNASSIGNED, cell_stats
 from hive.domain.workspace import Workspace
+from hive.errors import CorruptFile
 from hive.models import STATUSES, Cell
 from hive.models.cell import MergeConflict
 from hive.models.cellresults import CellStats, LeadTime
 from hive.models.results import Problem
-from hive.store.cache import CellIndex
+from hive.store.cache import CellIndex, build_index, collector_paused
 from hive.store.cells import encode_cell
 from hive.store.ids import parent_from_id
-from hive.store.index import JSON_PIECE, write_json_list
-from hive.store.layout import cell_path
+from hive.store.index import (
+    JSON_PIECE,
+    StateIndex,
+    blobs_of,
+    nodes_of,
+    write_json_list,
+)
+from hive.store.layout import cell_id_from_path, cell_path
 from hive.times import format_time
 from tests.conftest import copy_repo, git, isolated_env
 from tests.inprocess import run_hive
@@ -371,6 +380,79 @@ def test_doctor_and_stats_agree_through_the_command_line(repo: Path) -> None:
     assert answers[0] == answers[1]
     doctor = answers[0][3]
     assert doctor[0] == 1 and "corrupt-uncommitted" in doctor[1] and "cycle" in doctor[1]
+
+
+def _reference_index(state: StateIndex, key: str) -> tuple[Any, ...]:
+    """(paths, blobs, nodes, problems: path -> (message, details)) of the cell index as
+    it was built from the state index's entries (an Entry a file, then a Node of it:
+    as the lean path's ``nodes_of``/``blobs_of`` and ``StateIndex.problems`` still
+    read them), before it was built from the rows."""
+    entries = state.entries(key)
+    nodes, _ = nodes_of(entries)
+    blobs = blobs_of(entries)
+    lines = {entry.path: entry.line for entry in entries if entry.line is not None}
+    problems = {
+        path: (message, {"path": path, **({"line": lines[path]} if path in lines else {})})
+        for path, message in state.problems(key)
+    }
+    paths = {
+        cell_id: entry.path
+        for entry in entries
+        if (cell_id := cell_id_from_path(entry.path)) is not None
+        and entry.path not in problems
+        and blobs[cell_id] == entry.blob
+    }
+    return paths, blobs, nodes, problems
+
+
+def test_the_cell_index_built_from_rows_is_the_one_built_from_entries(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh process's cell index (every full-CLI command's start) is built from the
+    state index's rows directly, with the collector paused: the same paths, blobs,
+    nodes and problems as from the entries, with stray copies, a directory named as a
+    cell file, damaged, misnamed and hand-written files."""
+    ids = sorted(Workspace(str(repo)).cells().blobs)
+    stray = repo / ".hive" / "cells" / "zz" / "deeper" / f"{ids[30]}.yaml"  # read after its own
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes((repo / cell_path(ids[30])).read_bytes().replace(b"cell", b"copy"))
+    (repo / ".hive" / "cells" / "zz" / "hv-dir.yaml").mkdir()
+    (repo / ".hive" / "cells" / "zz" / "hv-dir.yaml" / "inside").write_text("x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "stray copy and a directory")
+    collecting = []
+
+    def build(*args: Any) -> CellIndex:
+        collecting.append(gc.isenabled())
+        return build_index(*args)
+
+    monkeypatch.setattr(reading, "build_index", build)
+    ws = Workspace(str(repo))
+    index = ws.cells()
+    assert collecting == [False] and gc.isenabled()
+    problems = {path: (p.message, p.details) for path, p in index.problems.items()}
+    reference = _reference_index(ws.reader.state_index, index.key)
+    assert (index.paths, index.blobs, index.nodes, problems) == reference
+    assert all(type(problem) is CorruptFile for problem in index.problems.values())
+    assert len(problems) >= 3 and index.paths[ids[30]] == cell_path(ids[30])
+    assert any("is a directory" in message for message, _ in problems.values())
+    assert any("line" in details for _, details in problems.values())
+
+
+def test_the_collector_is_paused_in_the_block_and_restored_after() -> None:
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(KeyError), collector_paused():
+        raise KeyError("x")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # it was off: left off
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize("count", [0, 1, JSON_PIECE, JSON_PIECE + 1, 2 * JSON_PIECE + 7])

@@ -14,7 +14,7 @@ from hive.errors import CorruptFile, LockTimeout, NotInitialized
 from hive.git.repo import TREE_MODE, GitRepo, Snapshot
 from hive.git.worktree import edited_on_disk
 from hive.models import Cell, HiveConfig
-from hive.store.cache import CellCache, CellIndex, build_index, derive
+from hive.store.cache import CellCache, CellIndex, build_index, collector_paused, derive
 from hive.store.cellrows import parse_for_index
 from hive.store.cells import decode_cell, decode_config, parsed_cell
 from hive.store.index import (
@@ -231,10 +231,11 @@ class StateReader:
             state.ensure_state(
                 key, self._list_tree, self._read_blobs, parse_for_index, progress=self.progress
             )
-            entries = state.stored_entries(key)
-            if entries is not None:  # else another process rebuilt the file meanwhile
-                index = build_index(key, entries, self._load_cells, self._load_documents)
-                return self.cache.keep(index)
+            with collector_paused():
+                rows = state.stored_rows(key)
+                if rows is not None:  # else another process rebuilt the file meanwhile
+                    index = build_index(key, rows, self._load_cells, self._load_documents)
+                    return self.cache.keep(index)
         raise LockTimeout(
             f"the state index ({state.path}) was rebuilt by other processes "
             f"{REBUILT_RETRIES} times while this one read it; try again"

@@ -903,7 +903,9 @@ class GitRepo:
         try:
             return git_identity(self.paths.root)
         except GitError:
-            if config_bool(self.config_value("user", "useConfigOnly")):
+            from hive.git.configfile import is_true
+
+            if is_true(self.config_value("user", "useConfigOnly")):
                 raise
             return made_up()
 
@@ -1351,16 +1353,6 @@ def _unknown_identity(stderr: str) -> GitError:
         " GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL;"
         " an agent commits as itself (hive agent register NAME)"
     )
-
-
-def config_bool(value: str | None) -> bool:
-    """A git config boolean as git reads it (a key with no value is true)."""
-    if value is None:
-        return False
-    word = value.strip().lower()
-    if word.lstrip("-").isdigit():
-        return int(word) != 0
-    return word in ("", "true", "yes", "on")
 
 
 def _partial_clone(common_dir: str) -> bool:

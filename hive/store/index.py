@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     ]
     Decoder: TypeAlias = Callable[[bytes, str], "ParsedCell | ParseProblem"]
     Progress: TypeAlias = Callable[[int, int], None]
+    LightRow: TypeAlias = tuple[str, str, Sequence[Any]]  # (path, blob, LIGHT columns)
 
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
@@ -332,14 +333,14 @@ def entry_of(path: str, blob: str, item: ParsedCell | ParseProblem) -> Entry:
     return _entry(path, blob, _light(item))
 
 
-def _directory_entry(path: str, tree: str) -> Entry:
-    """A directory where a cell file should be: listed as that file, with the problem."""
+def _directory_light(path: str) -> tuple[Any, ...]:
+    """The light columns of a directory where a cell file should be: listed as that
+    file, with the problem."""
     message = (
         f"{path}: is a directory, not a cell file; move what is inside it"
         " elsewhere and commit, so the cell can be stored there again"
     )
-    light = [None] * 8 + [0, None, message, path, None]
-    return _entry(path, tree, light)
+    return (*[None] * 8, 0, None, message, path, None)
 
 
 class Row(Frozen):
@@ -1014,13 +1015,20 @@ class StateIndex:
     def stored_entries(self, key: str) -> list[Entry] | None:
         """:meth:`entries` read in one snapshot, or None when ``key`` is not stored
         (another process rebuilt the file since it was)."""
+        rows = self.stored_rows(key)
+        return None if rows is None else [_entry(*row) for row in rows]
+
+    def stored_rows(self, key: str) -> list[LightRow] | None:
+        """Every file of state ``key`` as (path, blob, its :data:`LIGHT` columns), read in
+        one snapshot (what :meth:`stored_entries` makes its entries of, for a reader of
+        every cell that builds its own objects), or None when ``key`` is not stored."""
         with ReadSnapshot(self.db):
             if not self.has_state(key):
                 return None
-            return self._entries(key)
+            return self._rows_of_state(key)
 
-    def _entries(self, key: str) -> list[Entry]:
-        found: list[Entry] = []
+    def _rows_of_state(self, key: str) -> list[LightRow]:
+        found: list[LightRow] = []
         if key == EMPTY_STATE:
             return found
         frontier = {key: PREFIX}
@@ -1038,11 +1046,11 @@ class StateIndex:
                     raise sqlite3.DatabaseError("database disk image is malformed (stray row)")
                 path = base + row[1]
                 if row[3] == 1 and path.endswith(".yaml"):
-                    found.append(_directory_entry(path, row[2]))
+                    found.append((path, row[2], _directory_light(path)))
                 elif row[3] == 1:
                     following[row[2]] = path + "/"
                 elif row[3] == 0:
-                    found.append(_entry(path, row[2], row[4:]))
+                    found.append((path, row[2], row[4:]))
             frontier = following
         return found
 
@@ -1082,7 +1090,7 @@ class StateIndex:
                         for prefix in trees[row[0]]:
                             path = prefix + row[1]
                             if row[3] == 1:
-                                found.append(_directory_entry(path, row[2]))
+                                found.append(_entry(path, row[2], _directory_light(path)))
                             else:
                                 found.append(_entry(path, row[2], row[4:]))
             return found
