@@ -124,3 +124,29 @@ def test_a_write_killed_in_a_sparse_checkout_is_finished_without_checking_out(
     assert not (repo / ".hive").exists()
     done = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True)
     assert done.stdout == b""
+
+
+def test_a_sparse_checkout_turned_on_by_a_bare_config_key_is_seen(
+    ws: Workspace, repo: Path
+) -> None:
+    """``sparseCheckout`` written without ``= true`` (by hand) is true to git; hive read it
+    as false and wrote its files into the working tree and cleared skip-worktree."""
+    sparse_repo(ws, repo, "src")
+    config = next(
+        path
+        for path in (repo / ".git" / "config.worktree", repo / ".git" / "config")
+        if path.is_file() and "sparsecheckout = true" in path.read_text().lower()
+    )
+    text = config.read_text()
+    lines = [
+        "\tsparseCheckout" if line.strip().lower() == "sparsecheckout = true" else line
+        for line in text.splitlines()
+    ]
+    config.write_text("\n".join(lines) + "\n")
+    assert git(repo, "config", "--type=bool", "--get", "core.sparseCheckout").strip() == "true"
+    made = create(repo, "bare key", "hive.cli.main")
+    tags = flags(repo)
+    assert set(tags.values()) == {"S"}, tags
+    assert any(made in path for path in tags)
+    assert not (repo / ".hive").exists()
+    assert git(repo, "status", "--porcelain") == ""

@@ -63,6 +63,24 @@ def setting(paths: RepoPaths, section: str, key: str) -> str | None:
         return found.stdout.rstrip("\n") if found.returncode == 0 else None
 
 
+def flag(paths: RepoPaths, section: str, key: str) -> bool:
+    """A boolean setting as git reads it: :func:`is_true` of the value written; a value
+    this reader cannot read for sure (a key written without ``=``, which git reads as
+    true; a worktree's own config; includes) is asked of git as a boolean (no git:
+    false)."""
+    try:
+        return is_true(config_value(paths, section, key))
+    except Unsure:
+        from hive.errors import GitError
+        from hive.git.rungit import run_git
+
+        try:
+            found = run_git(paths.root, "config", "--type=bool", "--get", f"{section}.{key}")
+        except GitError:
+            return False
+        return found.returncode == 0 and found.stdout.strip() == "true"
+
+
 def is_true(value: str | None) -> bool:
     """A config boolean as git reads it (unset: false)."""
     if value is None:

@@ -33,9 +33,9 @@ class SparseSet:
 def sparse_set(paths: RepoPaths) -> SparseSet | None:
     """The sparse checkout of this worktree; None when there is none (``core.sparseCheckout``
     off, or no pattern file: git then checks out everything)."""
-    from hive.git.configfile import is_true, setting
+    from hive.git.configfile import flag
 
-    if not is_true(setting(paths, "core", "sparseCheckout")):
+    if not flag(paths, "core", "sparseCheckout"):
         return None
     try:
         with open(os.path.join(paths.git_dir, "info", "sparse-checkout"), "rb") as handle:
@@ -44,7 +44,7 @@ def sparse_set(paths: RepoPaths) -> SparseSet | None:
         return None
     lines = [line.strip() for line in text.splitlines()]
     lines = [line for line in lines if line and not line.startswith("#")]
-    if is_true(setting(paths, "core", "sparseCheckoutCone")):
+    if flag(paths, "core", "sparseCheckoutCone"):
         cone = _cone(lines)
         if cone is not None:  # git too falls back to patterns when the file is not a cone
             return SparseSet(cone)
