@@ -31,7 +31,15 @@ from hive.domain.setup import init_hive
 from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
-from tests.conftest import GIT_ENV, assert_clean, copy_repo, git, isolated_env, make_repo
+from tests.conftest import (
+    GIT_ENV,
+    agent_env,
+    assert_clean,
+    copy_repo,
+    git,
+    isolated_env,
+    make_repo,
+)
 from tests.inprocess import fork_call, fork_hive, fork_on_terminal, run_hive
 
 
@@ -1025,3 +1033,29 @@ def test_a_persons_sync_commits_say_person(clones: Clones) -> None:
     person = git(b, "config", "user.name").strip()
     doctor = run_hive(["-C", str(b), "doctor"], module="hive.cli.main")
     assert f"Hive-Agent {person} is not" not in doctor.output, doctor.output
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"], ids=["lean", "full"])
+def test_a_clone_s_own_reservation_commits_are_not_read_back(tmp_path: Path, module: str) -> None:
+    """The heads the next reserve starts its walk from (``reservation.tips``) move on
+    with this clone's own reserve and release commits, whose ids were given here: the
+    next reserve reads only what came since (a git commit), instead of reading back the
+    reservation file it just wrote (every reserve, on the full and the lean path)."""
+    repo = make_repo(tmp_path / "repo")
+    init_hive(Workspace(str(repo)))
+    env = agent_env(repo, "alice")
+    tips = Path(Workspace(str(repo)).git.paths.hive_state_dir) / "reservation.tips"
+
+    def hive(*args: str) -> None:
+        done = run_hive(["-C", str(repo), *args], env=env, module=module)
+        assert done.returncode == 0, done.stderr
+
+    hive("reserve", "src/one.py")
+    assert tips.read_text().split() == [git(repo, "rev-parse", "HEAD").strip()]
+    hive("release", "src/one.py")
+    assert tips.read_text().split() == [git(repo, "rev-parse", "HEAD").strip()]
+    (repo / "code.py").write_text("x = 1\n")
+    git(repo, "add", "code.py")
+    git(repo, "commit", "-q", "-m", "code")
+    hive("reserve", "src/two.py")
+    assert tips.read_text().split() == [git(repo, "rev-parse", "HEAD").strip()]

@@ -227,7 +227,7 @@ def reserve(inv: Invocation) -> int | None:
             lines.append(f"{done} #{item.id} {item.path_pattern} ({kind}) until {until}")
         return emit(inv, result, "\n".join(lines))
 
-    return commit(inv, prepared, plan, finish)
+    return commit(inv, prepared, plan, finish, reservations=True)
 
 
 def file_plan(
@@ -248,18 +248,33 @@ def file_plan(
 
 
 def commit(
-    inv: Invocation, prepared: Prepared, plan: Callable[[Snapshot], Plan], finish: Any
+    inv: Invocation,
+    prepared: Prepared,
+    plan: Callable[[Snapshot], Plan],
+    finish: Any,
+    *,
+    reservations: bool = False,
 ) -> int | None:
     """``plan`` committed through ``GitRepo.transact``, then ``finish(*result)``; None
-    to defer, or the exit code of a refusal."""
+    to defer, or the exit code of a refusal. ``reservations``: the plan writes the
+    agent's reservation file (``reservecore.advance_tips`` after the commit, as the
+    full path does)."""
+    bases: list[str | None] = []  # the commit the last plan was made on
+
+    def planned(snap: Snapshot) -> Plan:
+        bases.append(snap.head.commit)
+        return plan(snap)
+
     outcome = guarded(
         inv,
         lambda: prepared.session.repo.transact(
-            plan, author=prepared.author, lock_timeout=prepared.timeout
+            planned, author=prepared.author, lock_timeout=prepared.timeout
         ),
     )
     if outcome is None or isinstance(outcome, int):
         return outcome
+    if reservations and bases:
+        reservecore.advance_tips(prepared.session.paths, bases[-1], outcome.commit)
     done: int = finish(*outcome.result)
     return done
 
@@ -317,7 +332,7 @@ def release(inv: Invocation) -> int | None:
         not_held = f"; not held: {', '.join(missing)}" if missing else ""
         return emit(inv, result, f"released {len(released)} reservation(s){not_held}")
 
-    return commit(inv, prepared, plan, finish)
+    return commit(inv, prepared, plan, finish, reservations=True)
 
 
 # ------------------------------------------------------------------ mail send

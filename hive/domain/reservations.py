@@ -264,6 +264,7 @@ def reserve(
         mine = _pruned(files.get(agent), agent, now)
         held = (r for data in files.values() for r in data.reservations)
         reservecore.raise_from_history(ws.git.paths, snap.head.commit)  # git pull, reset
+        bases.append(snap.head.commit)
         granted, renewed = reservecore.grant(
             mine.reservations,
             patterns,
@@ -284,9 +285,11 @@ def reserve(
         message = _message(ws, verb, f"{agent} {', '.join(patterns)}", cell_id, found, overrides)
         return [change], message, result
 
+    bases: list[str | None] = []  # the commit the last plan was made on
     written = ws.write_files(plan)
     outcome: ReserveResult = written.result
     _write_sequence(ws, max((r.id for r in outcome.granted), default=0))
+    reservecore.advance_tips(ws.git.paths, bases[-1] if bases else None, written.commit)
     if forced:
         record_overrides(ws, forced, written.commit)
     return outcome
@@ -525,8 +528,11 @@ def release(
     wanted_ids = list(reservation_ids or [])
     forced: list[Override] = []
 
+    bases: list[str | None] = []  # the commit the last plan was made on
+
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         now = utc_now()
+        bases.append(snap.head.commit)
         loaded = load_reservations(ws, snap)
         own = [p for p in loaded.problems if p.path == reservation_path(holder)]
         if own:
@@ -566,6 +572,7 @@ def release(
     written = ws.write_files(plan)
     if forced and written.commit:
         record_overrides(ws, forced, written.commit)
+    reservecore.advance_tips(ws.git.paths, bases[-1] if bases else None, written.commit)
     outcome: ReleaseResult = written.result
     return outcome
 

@@ -385,6 +385,20 @@ def raise_from_history(paths: RepoPaths, head: str | None) -> None:
     _write_tips(state_dir, tips)
 
 
+def advance_tips(paths: RepoPaths, before: str | None, after: str | None) -> None:
+    """After this clone's own commit ``after`` of reservation files on top of ``before``
+    (a reserve, whose ids were given here, or a release, which gives none): when the
+    heads :func:`raise_from_history` read last time include ``before``, ``after``
+    replaces it, so the next reserve walks only what came since (else it would read
+    back the reservation files this clone just wrote, every time)."""
+    if not before or not after or before == after:
+        return
+    state_dir = paths.hive_state_dir
+    known = _read_tips(state_dir)
+    if before in known:
+        _write_tips(state_dir, sorted({*known, after} - {before}))
+
+
 def _ids_in(content: bytes) -> list[int]:
     """The reservation ids a version of a reservation file holds: read as the plain
     reader reads it, so that a reason's line reading ``id: N`` is not taken for one;
