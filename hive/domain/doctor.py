@@ -195,8 +195,9 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
 
 def _signing_warnings(ws: Workspace) -> list[Problem]:
     """``commit.gpgsign`` asks git to sign commits; hive's own are made without gpg."""
-    value = ws.git.config_value("commit", "gpgsign")
-    if value is None or value.strip().lower() not in ("true", "yes", "on", "1", ""):
+    from hive.git.configfile import is_true
+
+    if not is_true(ws.git.config_value("commit", "gpgsign")):
         return []
     message = (
         "commit.gpgsign is set, but hive's own commits are not signed (hive writes them"

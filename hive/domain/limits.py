@@ -9,7 +9,7 @@ message.
 from __future__ import annotations
 
 from hive.errors import InvalidInput
-from hive.text import described, first_control, first_unprintable
+from hive.text import code_point, described, first_control, first_unprintable
 
 MAX_TITLE = 500
 MAX_TEXT = 20_000  # description, notes, design, acceptance criteria, comments
@@ -30,7 +30,8 @@ def check_text(value: str, what: str, limit: int = MAX_TEXT) -> str:
         raise InvalidInput(f"{what} is too long: {len(value)} characters (at most {limit})")
     found = first_control(value, _TEXT_ALLOWED)
     if found is not None:
-        raise InvalidInput(f"{what} must not contain control characters (found U+{ord(found):04X})")
+        shown = code_point(found)
+        raise InvalidInput(f"{what} must not contain control characters (found {shown})")
     return value
 
 
@@ -41,7 +42,7 @@ def check_short(value: str, what: str, limit: int = MAX_SHORT) -> str:
     found = first_control(value)
     if found is not None:
         raise InvalidInput(
-            f"{what} must be one line without control characters (found U+{ord(found):04X})"
+            f"{what} must be one line without control characters (found {code_point(found)})"
         )
     return value
 
@@ -76,7 +77,7 @@ def refuse_unprintable(value: str, what: str, **details: object) -> None:
         f"invalid {what} {value!r}: {described(char)} at position {position} is an"
         " invisible, bidirectional or control character, which a name may not hold"
         " (it would read as another name); remove it",
-        character=f"U+{ord(char):04X}",
+        character=code_point(char),
         position=position,
         **details,
     )

@@ -22,7 +22,7 @@ from hive.domain.limits import refuse_unprintable
 from hive.errors import HiveError, InvalidInput, NotFound
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
-from hive.text import first_control, shell_word, without_control
+from hive.text import code_point, first_control, shell_word, without_control
 from hive.times import parse_time
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -93,7 +93,7 @@ def check_message(
         found = first_control(text, allowed)
         if found is not None:
             kind = "control characters" if allowed else "line breaks or control characters"
-            raise InvalidInput(f"{what} must not contain {kind} (found U+{ord(found):04X})")
+            raise InvalidInput(f"{what} must not contain {kind} (found {code_point(found)})")
     if thread_id:
         refuse_unprintable(thread_id, "thread_id")
     for name in to:  # a name: no agent is registered under one holding such a character

@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from hive.models.base import HiveModel, Time
-from hive.text import first_control, without_control
+from hive.text import code_point, first_control, without_control
 from hive.times import utc_now as utc_now
 
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
@@ -38,7 +38,7 @@ def check_title(title: str) -> None:
     """Refuse titles that would inject terminal escapes or break one-line output."""
     found = first_control(title)
     if found is not None:
-        raise ValueError(f"title must not contain control characters (found U+{ord(found):04X})")
+        raise ValueError(f"title must not contain control characters (found {code_point(found)})")
 
 
 def first_error(exc: ValidationError) -> tuple[str, str]:
