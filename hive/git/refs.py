@@ -91,7 +91,7 @@ def _from_environment(here: str) -> RepoPaths:
 def _environment_worktree(here: str, tree: str | None, git_dir: str, common_dir: str) -> str:
     if tree:
         return os.path.normpath(os.path.join(here, tree))
-    from hive.git.configfile import Unsure, config_value
+    from hive.git.configfile import Unsure, config_value, is_true
 
     config = RepoPaths(root=here, git_dir=git_dir, common_dir=common_dir)
     with suppress(Unsure):
@@ -99,7 +99,7 @@ def _environment_worktree(here: str, tree: str | None, git_dir: str, common_dir:
         if worktree:
             return os.path.normpath(os.path.join(git_dir, worktree))
         bare = config_value(config, "core", "bare")
-        if git_dir == common_dir and (bare or "").strip().lower() in ("true", "yes", "on", "1"):
+        if git_dir == common_dir and is_true(bare):
             raise NotAGitRepository(
                 f"GIT_DIR={git_dir} is a bare repository: hive needs a working tree"
                 " (set GIT_WORK_TREE too, or add one with 'git worktree add')"

@@ -27,7 +27,7 @@ def shared_perm(paths: RepoPaths) -> int:
     """``core.sharedRepository`` read as git reads it (``git_config_perm``): 0 when the
     repository is not shared (git's umask), 0o660 for group, 0o664 for everybody, and
     ``-mode`` for a file mode (``0640``: exactly those bits, never write for others)."""
-    from hive.git.configfile import setting
+    from hive.git.configfile import is_true, setting
 
     value = setting(paths, "core", "sharedRepository")
     if value is None or value == "umask":
@@ -37,8 +37,7 @@ def shared_perm(paths: RepoPaths) -> int:
     if value in _EVERYBODY:
         return PERM_EVERYBODY
     if not value or any(c not in "01234567" for c in value):  # not octal: a boolean
-        shared = value.lower() in ("true", "yes", "on") or (value.isdigit() and int(value) > 0)
-        return PERM_GROUP if shared else 0
+        return PERM_GROUP if is_true(value) else 0
     number = int(value, 8)
     if number in (0, 1, 2):
         return (0, PERM_GROUP, PERM_EVERYBODY)[number]
