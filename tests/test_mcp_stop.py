@@ -76,14 +76,15 @@ def test_calls_sent_before_stdin_ends_are_answered(ws: object, repo: Path) -> No
     ]
     calls[0]["params"] = {"name": "hive_create", "arguments": {"title": "piped"}}
     calls[1]["params"] = {"name": "hive_ready", "arguments": {}}
-    calls[2]["params"] = {"name": "ctx_wait", "arguments": {"key": "never", "timeout_sec": 300}}
+    calls[2]["params"] = {"name": "ctx_wait", "arguments": {"key": "never", "timeout_sec": 1}}
     server.stdin.write(b"".join((json.dumps(call) + "\n").encode() for call in calls))
-    server.stdin.close()  # a cancelled request is never answered: it holds nothing up
+    server.stdin.close()  # a cancelled request is not waited for (nor, once cancelled,
+    # answered); its thread still ends its second before the process exits
     out = server.stdout.read()  # to its end: the server has stopped writing
     assert server.wait(timeout=60) == 0
     assert server.stderr is not None and b"Traceback" not in server.stderr.read()
     replies = {reply["id"]: reply for reply in map(json.loads, out.decode().splitlines())}
-    assert set(replies) == {2, "ready"}
+    assert {2, "ready"} <= set(replies) <= {2, "ready", 4}
     created = json.loads(replies[2]["result"]["content"][0]["text"])
     assert created["title"] == "piped" and not replies[2]["result"]["isError"]
     assert "ready" in replies and "result" in replies["ready"]

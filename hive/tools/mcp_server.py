@@ -193,6 +193,10 @@ class Unanswered:
         if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
             self._done(message.id)
 
+    def abandon(self) -> None:
+        self.ids.clear()
+        self.settled.set()
+
     def _done(self, request_id: Any) -> None:
         self.ids.discard(request_id)
         if not self.ids:
@@ -224,7 +228,11 @@ def _serve(ctx: CallContext) -> None:
             async def backward() -> None:  # the server's replies, on to stdout
                 async with replied, write_stream:  # closed: the session is over
                     async for reply in replied:
-                        await write_stream.send(reply)
+                        try:
+                            await write_stream.send(reply)
+                        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                            unanswered.abandon()  # stdout is gone (client_gone): no
+                            return  # reply can reach the client, none is waited for
                         unanswered.answered(reply.message)
 
             async with anyio.create_task_group() as group:
