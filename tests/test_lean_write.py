@@ -388,7 +388,7 @@ def test_a_bad_parameter_is_worded_before_an_unproven_identity(
     assert code == 2 and "credential" not in full_run.err  # type: ignore[attr-defined]
 
 
-def test_unusual_repositories_are_deferred(
+def test_unusual_repositories_are_deferred_or_refused_as_by_the_full_cli(
     base: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = base["root"]
@@ -396,10 +396,12 @@ def test_unusual_repositories_are_deferred(
         path.unlink()  # a fresh clone: the state is not indexed yet
     assert lean_run(root, ["create", "x"], capsys)[0] is None
     Workspace(str(root)).cells()
-    git(root, "checkout", "-q", "--detach")
-    assert lean_run(root, ["create", "x"], capsys)[0] is None  # not allowed: refused in full
-    git(root, "checkout", "-q", "--orphan", "unborn")
-    assert lean_run(root, ["create", "x"], capsys)[0] is None  # an unborn branch
+    git(root, "checkout", "-q", "--detach")  # not allowed: refused as the full CLI refuses it
+    assert lean_run(root, ["create", "x"], capsys) == full_run(root, ["create", "x"], capsys)
+    assert lean_run.err == full_run.err and "HEAD is detached" in lean_run.err  # type: ignore[attr-defined]
+    git(root, "checkout", "-q", "--orphan", "unborn")  # an unborn branch: no hive there
+    assert lean_run(root, ["create", "x"], capsys) == full_run(root, ["create", "x"], capsys)
+    assert lean_run.err == full_run.err and "hive init" in lean_run.err  # type: ignore[attr-defined]
     git(root, "checkout", "-q", "-f", "main")
     os.environ["HIVE_AUTOCOMMIT"] = "0"
     try:

@@ -96,8 +96,14 @@ def open_request(inv: Invocation, given: list[str]) -> tuple[Prepared, list[str]
     from hive.git.refs import discover
 
     try:
-        checked = from_cwd(inv, discover(inv.directory).root, given)
-    except (Defer, HiveError, OSError):
+        root = discover(inv.directory).root
+    except HiveError as exc:
+        return report(inv, exc)  # no repository: the full CLI's first words too
+    except OSError:
+        return None
+    try:
+        checked = from_cwd(inv, root, given)
+    except Defer:
         return None
     prepared = prepare(inv, vetted=True)
     if prepared is None or isinstance(prepared, int):

@@ -17,8 +17,7 @@ command: an option it does not read (``--parent``, ``--dep``, ``--files``,
 ``--from``, ``--force``, ``--help``, ...), a partial id, any error to report
 (the full CLI words it), a cell or config file the plain reader declines, a
 state the index does not have, a layout other than hive's shards, a write
-under way in this worktree, staging mode, an unborn branch, a detached HEAD that
-``HIVE_ALLOW_DETACHED`` does not allow, a git config it cannot read for sure
+under way in this worktree, staging mode, a git config it cannot read for sure
 (``extensions.worktreeConfig`` included), an identity it cannot read for sure. A
 linked worktree is answered like the main one (see :func:`open_session`). Who acts
 is resolved exactly as the full path resolves it (the same credential store
@@ -27,7 +26,9 @@ what the full CLI checks before it asks (the parameter model's lengths and count
 the domain's input checks), an identity it refuses (``--actor NAME`` /
 ``HIVE_AGENT`` without NAME's credential, a token of nobody or of another agent, a
 claim that is no agent name) is reported here with the full CLI's words, JSON and
-exit code (:class:`Refused`, ``prepare(vetted=True)``).
+exit code (:class:`Refused`, ``prepare(vetted=True)``), and so are no repository
+here, no hive yet (an unborn branch included) and a detached HEAD that
+``HIVE_ALLOW_DETACHED`` does not allow (by the transaction itself).
 
 Supported forms (global options anywhere, ``--json`` included)::
 
@@ -46,8 +47,8 @@ from hive.cli import Invocation, internal_error
 from hive.errors import HiveError
 from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
 from hive.store.index import EMPTY_STATE, StateIndex
-from hive.store.layout import CONFIG_PATH, cell_path
-from hive.waits import MAX_WAIT, lock_wait, wait_of
+from hive.store.layout import CONFIG_PATH, cell_path, not_initialized
+from hive.waits import DEFAULT_WAIT, MAX_WAIT, lock_wait, wait_of
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -198,12 +199,16 @@ class Session:
         return self.configs[sha]
 
     def lock_timeout(self, snap: Snapshot) -> float:
+        """``commits.lock_timeout``: HIVE_LOCK_TIMEOUT, else the config's, else (no hive
+        yet: the write refuses that later, as the full path does) the default."""
         env = os.environ.get("HIVE_LOCK_TIMEOUT", "")
         if env.strip():
             seconds = wait_of(env)
             if seconds is None:
                 raise Defer("bad HIVE_LOCK_TIMEOUT")  # the full CLI refuses it and words it
             return seconds
+        if snap.blob_sha(CONFIG_PATH) is None:
+            return lock_wait(DEFAULT_WAIT)
         return lock_wait(float(self.config(snap)["lock_timeout_seconds"]))
 
 
@@ -251,7 +256,9 @@ def open_session(inv: Invocation) -> Session:
 
     try:
         paths = discover(inv.directory)
-    except (HiveError, OSError):
+    except HiveError as exc:
+        raise Refused(exc) from None  # the full CLI's first words too (opening the workspace)
+    except OSError:
         raise Defer("no repository") from None
     if os.path.lexists(paths.index_twin):
         raise Defer("a write to recover first")  # this worktree's twin (its git dir)
@@ -436,19 +443,22 @@ class Prepared:
 
 
 def prepare(
-    inv: Invocation, *, on_head: bool = True, vetted: bool = False
+    inv: Invocation, *, on_head: bool = True, vetted: bool = False, any_head: bool = False
 ) -> Prepared | int | None:
     """The repository opened for a write (on HEAD's branch when ``on_head``; mail has
     its own ref); None to defer. ``vetted``: the command's arguments pass every check
-    the full CLI makes before it resolves who acts, so an identity it refuses is
-    reported here (its exit code), worded as the full CLI words it, before anything
-    else about the repository: the full path resolves the principal first too."""
+    the full CLI makes before it resolves who acts, so an identity it refuses (or no
+    repository here) is reported here (its exit code), worded as the full CLI words
+    it, before anything else about the repository: the full path resolves the
+    principal first too. ``any_head``: the write's transaction and plan refuse an
+    unborn branch and a detached HEAD as the full path's do (``write``)."""
     from hive.store.sqlerrors import sqlite3
 
     try:
         session = open_session(inv)
         head_snap = session.repo.snapshot()
-        head_commit(head_snap.head, on_head=on_head)
+        if not any_head:
+            head_commit(head_snap.head, on_head=on_head)
         return Prepared(session, head_snap, session.lock_timeout(head_snap), session.identity())
     except Refused as refused:
         return report(inv, refused.error) if vetted else None
@@ -497,13 +507,16 @@ def write(
     """Run one cell write through ``GitRepo.transact``; None to defer."""
     from hive.git.repo import Change, Plan
 
-    prepared = prepare(inv, vetted=True)
+    prepared = prepare(inv, vetted=True, any_head=True)
     if prepared is None or isinstance(prepared, int):
         return prepared
     session = prepared.session
     written: dict[str, Any] = {}
 
     def plan(snap: Snapshot) -> Plan:
+        # (``transact`` has refused a detached HEAD HIVE_ALLOW_DETACHED does not allow)
+        if snap.head.commit is None or snap.blob_sha(CONFIG_PATH) is None:
+            raise not_initialized(session.paths.root)  # the full path's cells(snap) too
         key = session.key_of(head_commit(snap.head))
         written.clear()
         written["key"] = key
