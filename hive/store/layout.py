@@ -21,6 +21,9 @@ from hive.store.ids import hash_part
 
 HIVE_DIR = ".hive"
 CONFIG_PATH = f"{HIVE_DIR}/config.yaml"
+CONTEXT_PATH = f"{HIVE_DIR}/context.yaml"  # the project memory (hive/domain/memory.py)
+OUTCOMES_DIR = f"{HIVE_DIR}/outcomes"  # outcome records (hive/domain/outcomes.py)
+PERMISSIONS_DIR = f"{HIVE_DIR}/permissions"  # permission decisions (domain/permissions.py)
 CELLS_DIR = f"{HIVE_DIR}/cells"
 CELL_SUFFIX = ".yaml"
 # list/ready compare at most this many shown cells' files with the committed ones (a
