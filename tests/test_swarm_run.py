@@ -809,6 +809,47 @@ def test_a_blocked_subtask_retried_resumes_in_its_kept_worktree_then_the_epic_cl
     assert_clean(repo)
 
 
+def test_a_re_issue_for_the_runner_s_own_worker_is_no_override_another_s_is(
+    ws: Workspace, repo: Path
+) -> None:
+    # A failed subtask, reopened (an override: the cell was its worker's), resumes as the
+    # same agent: re-issuing that agent's credential to the subtask's next worker
+    # overrides nobody and is logged as what it is. A subtask assigned to an agent that
+    # registered for itself is an override the first time the runner re-issues its
+    # credential (recorded as one); the retry then succeeds the runner's own worker.
+    from hive.domain.cells import update_cells
+    from hive.domain.events import read_events
+    from hive.domain.history import audit_log
+
+    epic, fails, theirs = make_epic(
+        ws, [{"title": "Fails once", "files": ["src/a.py"]}, {"title": "Theirs", "files": ["b"]}]
+    )
+    person = Workspace(str(repo), from_env=False)
+    register_agent(person, name="Outsider", session="outsiders-own")
+    update_cells(person, cell_ids=[theirs], assignee="Outsider")
+    first, events = run(person, epic, agent_cmd(special={fails: "exit 3", theirs: "exit 3"}))
+    assert set(first.blocked) == {fails, theirs}
+    worker = next(e.agent for e in events if e.event == "worker_started" and e.cell_id == fails)
+    update_cells(person, cell_ids=[fails, theirs], status="open", force=True, reason="retry")
+    again, more = run(person, epic)
+    assert again.finished
+    assert {e.cell_id: e.agent for e in more if e.event == "worker_started"} == {
+        fails: worker,
+        theirs: "Outsider",
+    }
+    overrides = [e.detail for e in audit_log(person) if e.kind == "override"]
+    assert not [o for o in overrides if f"re-issue the credential of {worker}" in o]
+    assert len([o for o in overrides if "re-issue the credential of Outsider" in o]) == 1
+    assert len([o for o in overrides if o.endswith(": retry")]) == 2  # the reopenings
+    logged = read_events(ws.git.paths.hive_state_dir)
+    reissued = [e for e in logged if e.get("event") == "credential_reissued"]
+    # the retries: each credential was held by the first run's worker of that subtask
+    assert sorted(e["target"] for e in reissued) == sorted([worker, "Outsider"])
+    for event in reissued:
+        cell = fails if event["target"] == worker else theirs
+        assert event["args"]["replaced_session"].startswith(f"swarm:{epic}:{cell}:")
+
+
 def test_an_epic_whose_subtasks_are_all_closed_is_closed_unless_told_or_refused(
     ws: Workspace, repo: Path
 ) -> None:

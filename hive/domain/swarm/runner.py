@@ -445,7 +445,7 @@ class _Runner:
             self._start(ready[0])
 
     def _start(self, cell: Cell) -> None:
-        session = f"swarm:{self.epic.id}:{cell.id}:{secrets.token_hex(3)}"
+        session = f"{self._worker_sessions(cell)}{secrets.token_hex(3)}"
         try:
             agent = self._agent_for(cell, session)
             log = self._new_file("logs", f"{cell.id}.{agent}", ".log")
@@ -496,7 +496,12 @@ class _Runner:
         if earlier:
             try:
                 issued = issue_credential(
-                    self.ws, name=earlier, task=task, replace=True, session=session
+                    self.ws,
+                    name=earlier,
+                    task=task,
+                    replace=True,
+                    session=session,
+                    successor_of=self._worker_sessions(cell),
                 )
             except NotOwner as exc:
                 if cell.assignee:
@@ -526,9 +531,16 @@ class _Runner:
         if any(worker.job.agent == name for worker in self.running.values()):
             return None
         holder = holding_session(self.ws, name)
-        if holder is None or not holder.startswith(f"swarm:{self.epic.id}:{cell.id}:"):
+        if holder is None or not holder.startswith(self._worker_sessions(cell)):
             return None
         return name
+
+    def _worker_sessions(self, cell: Cell) -> str:
+        """What the session of every worker a run starts for ``cell`` begins with: a
+        credential such a session holds is the runner's own worker's, and re-issuing it
+        to the next worker of the subtask overrides nobody (not so one held by anyone
+        else, which stays an override, recorded)."""
+        return f"swarm:{self.epic.id}:{cell.id}:"
 
     def _cannot_reissue(self, agent: str) -> str:
         """Why a subtask assigned to ``agent`` cannot be run by this runner, and what to
