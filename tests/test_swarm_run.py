@@ -1043,6 +1043,35 @@ def test_a_completed_worktree_with_uncommitted_work_is_kept(ws: Workspace, repo:
     assert git(repo, "worktree", "list").count("\n") == 1
 
 
+def test_files_git_ignores_keep_a_worktree_unless_they_are_build_output(
+    ws: Workspace, repo: Path
+) -> None:
+    # Both workers complete, making files the repository's .gitignore ignores: one a
+    # .env and notes of its own among caches and build output (kept: the worktree
+    # stays, the files named), the other only caches and build output (removed).
+    (repo / ".gitignore").write_text(".env\nnotes/\nbuild/\n__pycache__/\n*.pyc\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore")
+    epic, secret, plain = make_epic(
+        ws, [{"title": "Secret", "files": ["src/s.py"]}, {"title": "Plain", "files": ["src/p.py"]}]
+    )
+    caches = "mkdir -p build __pycache__ && echo o > build/out.o && echo c > __pycache__/m.pyc"
+    keeps = f"{caches} && mkdir notes && echo 'TOKEN=1' > .env && echo n > notes/n.md"
+    command = agent_cmd(special={secret: f"{keeps} && {AGENT}", plain: f"{caches} && {AGENT}"})
+    result, events = run(ws, epic, command, isolation="worktree")
+    assert result.finished
+    done = {e.cell_id: e for e in events if e.event == "completed"}
+    assert done[plain].reason is None and not os.path.exists(str(done[plain].worktree))
+    kept = done[secret]
+    assert kept.reason and ".env (ignored by git), notes/ (ignored by git)" in kept.reason
+    assert "build" not in kept.reason and "pycache" not in kept.reason
+    assert (Path(str(kept.worktree)) / ".env").read_text() == "TOKEN=1\n"
+    [leftover] = result.kept_worktrees  # and the summary names it, with the files
+    assert leftover.files == [".env (ignored by git)", "notes/ (ignored by git)"]
+    assert leftover.worktree == kept.worktree
+    assert_clean(repo)
+
+
 def _interrupted_with_work(ws: Workspace, repo: Path) -> tuple[str, str, SwarmEvent, SwarmEvent]:
     """A worktree run stopped mid-work after its worker committed src/slow.py on its
     branch and left src/draft.py uncommitted: (epic, cell, worker_started, requeued)."""
