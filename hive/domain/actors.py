@@ -36,19 +36,15 @@ def _actor_name_ok(name: str) -> bool:
 def check_actor(name: str) -> str:
     cleaned = name.strip()
     if not _actor_name_ok(cleaned):
-        from hive.text import described, first_unprintable
+        from hive.text import first_unprintable
 
+        advice = "use letters, digits, spaces and . _ @ + - (max 64)"
         hidden = first_unprintable(name)
-        why = ""
         if hidden is not None:  # named: it cannot be seen in the name as printed
-            position, char = hidden
-            why = (
-                f": {described(char)} at position {position} is an invisible,"
-                " bidirectional or control character"
-            )
-        raise InvalidInput(
-            f"invalid agent name {name!r}{why}: use letters, digits, spaces and . _ @ + - (max 64)"
-        )
+            from hive.domain.limits import hidden_character
+
+            raise hidden_character(name, "agent name", hidden, advice)
+        raise InvalidInput(f"invalid agent name {name!r}: {advice}")
     return cleaned
 
 

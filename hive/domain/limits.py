@@ -70,13 +70,23 @@ def refuse_unprintable(value: str, what: str, **details: object) -> None:
     Free text (titles, descriptions, bodies) may hold them; it is shown with each
     invisible one as ``<U+XXXX>``."""
     found = first_unprintable(value)
-    if found is None:
-        return
+    if found is not None:
+        raise hidden_character(value, what, found, "remove it", **details)
+
+
+def hidden_character(
+    value: str, what: str, found: tuple[int, str], advice: str, **details: object
+) -> InvalidInput:
+    """The one refusal of a name holding a character not shown as itself (``found``:
+    its position from 1 and the character, as ``hive.text.first_unprintable`` gives
+    them), for every kind of name, agent names included (``actors.check_actor``): the
+    character and its position in the message and as ``character`` and ``position``;
+    ``advice`` says what to do instead."""
     position, char = found
-    raise InvalidInput(
+    return InvalidInput(
         f"invalid {what} {value!r}: {described(char)} at position {position} is an"
         " invisible, bidirectional or control character, which a name may not hold"
-        " (it would read as another name); remove it",
+        f" (it would read as another name); {advice}",
         character=code_point(char),
         position=position,
         **details,
