@@ -203,8 +203,7 @@ declare(
     ),
     Operation(
         name="hooks_install",
-        summary="Install the pre-commit and commit-msg hooks (each keeps and chains an"
-        " existing one).",
+        summary="Install the pre-commit and commit-msg hooks (chaining existing ones).",
         params=NoParams,
         result=HookResult,
         run=_install,
