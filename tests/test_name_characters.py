@@ -44,6 +44,28 @@ def test_a_joiner_where_unicode_allows_it_is_kept_in_a_name(name: str) -> None:
     assert check_name(name, "label") == name
 
 
+def test_the_joining_tables_hold_assigned_characters_of_this_unicode() -> None:
+    """The joining types are derived from UCD 14.0: every code point the table names is
+    assigned in this Python's ``unicodedata`` (a typo in a range would name unassigned
+    ones)."""
+    import unicodedata
+
+    from hive import joiners
+
+    for first, last, _ in joiners._JOINING:  # (Extended_Pictographic reserves unassigned)
+        for code in range(first, last + 1):
+            assert unicodedata.category(chr(code)) != "Cn", hex(code)
+    kinds = {char: joiners.joining_type(char) for char in "\u06cc\u0627\u0645a\u064e\u200c"}
+    assert kinds == {
+        "\u06cc": "D",  # Farsi yeh
+        "\u0627": "R",  # alef
+        "\u0645": "D",  # meem
+        "a": "U",
+        "\u064e": "T",  # fatha: transparent
+        "\u200c": "U",
+    }
+
+
 @pytest.mark.parametrize(
     ("name", "position"),
     [
