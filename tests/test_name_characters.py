@@ -179,7 +179,8 @@ def test_agent_names_take_indic_marks_and_joiners_where_allowed(repo: Path) -> N
     refused = {
         f"a{ZWNJ}b": "U+200C (ZERO WIDTH NON-JOINER) at position 2 is a joiner",
         "x\u00a0y": "U+00A0 (NO-BREAK SPACE) at position 2 is a space other than the plain"
-        " space; write a plain space (U+0020) instead: use letters",
+        " space, which a name may not hold (it would read as another name); write a plain"
+        " space (U+0020) instead; use letters",
         "bob\u034f": "U+034F (COMBINING GRAPHEME JOINER) at position 4",  # shown as nothing
         "bo\ufe0fb": "U+FE0F (VARIATION SELECTOR-16) at position 3",
         "\u0301a": "use letters",  # a mark with nothing to combine with

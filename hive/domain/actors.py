@@ -70,18 +70,15 @@ _INVISIBLE_MARKS = frozenset(
 def check_actor(name: str) -> str:
     cleaned = name.strip()
     if not _actor_name_ok(cleaned):
-        from hive.text import described, first_unprintable, refusal_reason
+        from hive.text import first_unprintable
 
+        advice = "use letters, digits, spaces and . _ @ + - (max 64)"
         hidden = first_unprintable(name) or _first_invisible_mark(name)
-        why = ""
         if hidden is not None:  # named: it cannot be seen in the name as printed
-            position, char = hidden
-            kind, fix = refusal_reason(char)
-            why = f": {described(char)} at position {position} is {kind}"
-            why += "" if fix == "remove it" else f"; {fix}"
-        raise InvalidInput(
-            f"invalid agent name {name!r}{why}: use letters, digits, spaces and . _ @ + - (max 64)"
-        )
+            from hive.domain.limits import hidden_character
+
+            raise hidden_character(name, "agent name", hidden, advice=advice)
+        raise InvalidInput(f"invalid agent name {name!r}: {advice}")
     return cleaned
 
 
