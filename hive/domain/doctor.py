@@ -18,7 +18,7 @@ from hive.git.repo import Snapshot
 from hive.git.worktree import is_blob
 from hive.models import Cell
 from hive.models.results import DoctorReport, Problem
-from hive.store.cache import CellIndex
+from hive.store.cache import CellIndex, collector_paused
 from hive.store.cells import decode_config
 from hive.store.ids import is_valid_id, parent_from_id
 from hive.store.layout import (
@@ -33,7 +33,15 @@ from hive.text import code_point, first_unprintable
 
 
 def diagnose(ws: Workspace) -> DoctorReport:
-    """Every problem found in the committed hive and in uncommitted .hive/ edits."""
+    """Every problem found in the committed hive and in uncommitted .hive/ edits (with
+    the cyclic garbage collector paused: the checks make a few objects per cell, none
+    in a cycle, and at 100,000 cells the collections their allocation triggered were
+    ~0.7 s)."""
+    with collector_paused():
+        return _diagnose(ws)
+
+
+def _diagnose(ws: Workspace) -> DoctorReport:
     snap = ws.snapshot()
     config_sha = snap.blob_sha(CONFIG_PATH)
     if config_sha is None:
