@@ -461,7 +461,7 @@ def _object_problems(ws: Workspace, index: CellIndex) -> list[Problem]:
     know what they held: it is keyed by blob id). A packed object whose bytes match the
     CRC-32s its pack index recorded is whole without being read; the others are read."""
     found = []
-    whole = ws.git.blobs_known_whole([sha for sha in index.blobs.values() if len(sha) == 40])
+    whole = ws.git.blobs_known_whole(list(index.blobs.values()))
     for cell_id, sha in sorted(index.blobs.items()):
         if sha.startswith("mem:") or sha in whole:
             continue

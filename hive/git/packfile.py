@@ -410,7 +410,7 @@ def sound_in_packs(objects_dir: str, shas: list[str]) -> set[str]:
     ends in a blob. Checking them costs a CRC of their compressed bytes instead of
     inflating and resolving them. Objects not listed here (loose, in no pack here,
     damaged, with a delta base in another pack) must be read to be checked."""
-    wanted = {bytes.fromhex(sha): sha for sha in shas if len(sha) == 40}
+    wanted = {raw: sha for sha in shas if (raw := _raw_id(sha)) is not None}
     sound: set[str] = set()
     for base in _current_packs(os.path.join(objects_dir, "pack")):
         if not wanted:
@@ -423,6 +423,15 @@ def sound_in_packs(objects_dir: str, shas: list[str]) -> set[str]:
         for raw in found:
             sound.add(wanted.pop(raw))
     return sound
+
+
+def _raw_id(sha: str) -> bytes | None:
+    """The 20 bytes of a hex object id (None for anything else)."""
+    try:
+        raw = bytes.fromhex(sha)
+    except ValueError:
+        return None
+    return raw if len(raw) == 20 else None
 
 
 class _PackEntries:
