@@ -49,14 +49,51 @@ def code_point(char: str) -> str:
 
 
 def first_unprintable(text: str) -> tuple[int, str] | None:
-    """(position counted from 1, character) of the first character of ``text`` that is
-    not shown as itself (``str.isprintable``: control characters, every format character
-    (bidirectional controls, zero-width characters and joiners, the byte-order mark),
-    line and paragraph separators, spaces other than the plain space, private-use and
-    unassigned code points); None when every one is."""
+    """(position counted from 1, character) of the first character of ``text`` that a
+    name may not hold, None when it holds none: every character not shown as itself
+    (``str.isprintable``: control characters, format characters (bidirectional
+    controls, zero-width characters, the byte-order mark), line and paragraph
+    separators, spaces other than the plain space, private-use and unassigned code
+    points), but the zero-width non-joiner and joiner (U+200C, U+200D) where Unicode's
+    identifier rules allow them: after a virama, between joining letters, inside an
+    emoji sequence (``hive.joiners``)."""
     if text.isprintable():
         return None
-    return next((at, char) for at, char in enumerate(text, start=1) if not char.isprintable())
+    for at, char in enumerate(text, start=1):
+        if char.isprintable():
+            continue
+        if char in JOINERS:
+            from hive.joiners import joiner_allowed
+
+            if joiner_allowed(text, at - 1):
+                continue
+        return at, char
+    return None
+
+
+# The zero-width non-joiner and joiner: shaping in Persian and Indic words, emoji.
+JOINERS = frozenset("\u200c\u200d")
+
+
+def refusal_reason(char: str, *, spaced: bool = True) -> tuple[str, str]:
+    """(what ``char`` is, what to do) for a name holding it (one
+    :func:`first_unprintable` found): ``("a space other than the plain space", "write a
+    plain space (U+0020) instead")``; ``spaced``: the name may hold a plain space (an id
+    may not: the space is then to be removed)."""
+    import unicodedata
+
+    category = unicodedata.category(char)
+    if category == "Zs":
+        fix = "write a plain space (U+0020) instead" if spaced else "remove it"
+        return "a space other than the plain space", fix
+    if category == "Co":
+        return "a private-use character (fonts show it differently or not at all)", "remove it"
+    if category == "Cn":
+        return "an unassigned code point", "remove it"
+    if char in JOINERS:
+        where = "after a virama, between joining letters or between emoji"
+        return f"a joiner outside the letters or emoji it may join ({where})", "remove it"
+    return "an invisible, bidirectional or control character", "remove it"
 
 
 def described(char: str) -> str:
@@ -91,6 +128,32 @@ def _shown_char(char: str, kept: frozenset[str]) -> str:
     if char in INVISIBLE_CHARS:
         return f"<{code_point(char)}>"
     return "?" if char in CONTROL_CHARS and char not in kept else char
+
+
+def shown_pieces(text: str) -> list[str]:
+    """``text`` (as shown: :func:`without_control`) in the pieces a cut may not split:
+    each ``<U+XXXX>`` (four to six hex digits) whole, every other character alone."""
+    if "<U+" not in text:
+        return list(text)
+    pieces: list[str] = []
+    at = 0
+    while at < len(text):
+        end = _marker_end(text, at)
+        pieces.append(text[at:end])
+        at = end
+    return pieces
+
+
+_HEX_DIGITS = frozenset("0123456789ABCDEF")
+
+
+def _marker_end(text: str, at: int) -> int:
+    """Where the ``<U+XXXX>`` at ``at`` ends (``at + 1`` when none starts there)."""
+    if text.startswith("<U+", at):
+        close = text.find(">", at + 3, at + 10)
+        if close - at - 3 in (4, 5, 6) and _HEX_DIGITS.issuperset(text[at + 3 : close]):
+            return close + 1
+    return at + 1
 
 
 # What a terminal is given of text that spans lines (descriptions, message bodies).

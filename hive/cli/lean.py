@@ -367,17 +367,20 @@ def _line(fields: Sequence[str], widths: Sequence[int], title: str) -> str:
 
 def cut(text: str, room: int | None) -> str:
     """``text`` cut to ``room`` terminal columns with an ellipsis (a wide character,
-    e.g. CJK, takes two columns)."""
+    e.g. CJK, takes two columns), never inside a hidden character's ``<U+XXXX>``
+    (``hive.text.shown_pieces``: the marker goes whole or not at all)."""
     if room is None or text_width(text) <= room:
         return text
-    if text.isascii():
+    if text.isascii() and "<U+" not in text:
         return text[: max(room - 1, 0)] + "…"
+    from hive.text import shown_pieces
+
     kept, used = [], 0
-    for char in text:
-        used += text_width(char)
+    for piece in shown_pieces(text):
+        used += text_width(piece)
         if used > room - 1:
             break
-        kept.append(char)
+        kept.append(piece)
     return "".join(kept) + "…"
 
 

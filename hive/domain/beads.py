@@ -264,7 +264,7 @@ def _check_limits(fields: dict[str, Any]) -> None:
             check_name(label, "label")
         check_count(fields["dependencies"], "dependencies", MAX_DEPS)
         for dep in fields["dependencies"]:
-            refuse_unprintable(dep.target, "dependency target")
+            refuse_unprintable(dep.target, "dependency target", spaced=False)
         for comment in fields["comments"]:
             check_text(comment.text, "comment")
             refuse_unprintable(comment.author, "comment author")
@@ -274,9 +274,10 @@ def _check_limits(fields: dict[str, Any]) -> None:
 
 def _refuse_unprintable(value: str, what: str) -> None:
     """The name-rule's refusal (:func:`hive.domain.limits.refuse_unprintable`) as this
-    record's problem."""
+    record's problem (an id: a plain space is refused too, so a no-break space is
+    answered "remove it")."""
     try:
-        refuse_unprintable(value, what)
+        refuse_unprintable(value, what, spaced=False)
     except InvalidInput as exc:
         raise _LineError(exc.message) from None
 

@@ -67,7 +67,12 @@ def diagnose(ws: Workspace) -> DoctorReport:
     return DoctorReport(
         cells=len(index.blobs),
         problems=problems,
-        warnings=edit_warnings + hidden + _identity_warnings(ws) + _signing_warnings(ws),
+        warnings=edit_warnings
+        + hidden
+        + _hidden_reservation_names(ws, snap)
+        + _hidden_mail_names(ws)
+        + _identity_warnings(ws)
+        + _signing_warnings(ws),
         objects=object_store_health(ws),
     )
 
@@ -318,16 +323,77 @@ def _hidden_names(cell_id: str, document: dict[str, Any]) -> list[Problem]:
     if document.get("assignee"):
         names.append(("assignee", document["assignee"]))
     for what, name in names:
-        hit = first_unprintable(name) if isinstance(name, str) else None
-        if hit is None:
-            continue
-        position, char = hit
         fix = "--remove-label NAME' removes" if what == "label" else "--assignee NAME' replaces"
-        message = (
-            f"{cell_id} {what} {name!r} holds {code_point(char)} at position {position} (written by"
-            f" hand or merged: hive refuses it in a name); 'hive update {cell_id} {fix} it"
-        )
-        found.append(Problem(kind="hidden-character", message=message, cell=cell_id))
+        message = _hidden_message(f"{cell_id} {what}", name, f"'hive update {cell_id} {fix} it")
+        if message is not None:
+            found.append(Problem(kind="hidden-character", message=message, cell=cell_id))
+    return found
+
+
+def _hidden_message(where: str, name: object, fix: str) -> str | None:
+    """The ``hidden-character`` warning for ``name`` (a name read back, not written by
+    hive) when it holds a character hive refuses in a name; None when it holds none."""
+    hit = first_unprintable(name) if isinstance(name, str) else None
+    if hit is None:
+        return None
+    position, char = hit
+    return (
+        f"{where} {name!r} holds {code_point(char)} at position {position} (written by"
+        f" hand or merged: hive refuses it in a name); {fix}"
+    )
+
+
+def _hidden_reservation_names(ws: Workspace, snap: Snapshot) -> list[Problem]:
+    """A ``hidden-character`` warning for each reservation file whose agent, and each
+    reservation whose pattern, holds a character hive refuses in a name (a file written
+    by hand or merged from another clone)."""
+    from hive.domain.reservations import load_reservations
+    from hive.domain.reservecore import reservation_path
+    from hive.text import shell_word
+
+    found: list[Problem] = []
+    for agent, data in sorted(load_reservations(ws, snap).files.items()):
+        path = reservation_path(agent)
+        fix = f"'git rm {shell_word(path)}' and a commit drop its reservations"
+        message = _hidden_message(f"{path} agent", agent, fix)
+        if message is not None:
+            found.append(Problem(kind="hidden-character", message=message, path=path))
+            continue  # its reservations go with the file
+        for item in data.reservations:
+            fix = (
+                f"'hive release --id {item.id} --agent {shell_word(agent)} --reason TEXT'"
+                " releases it"
+            )
+            where = f"{path} reservation #{item.id} pattern"
+            message = _hidden_message(where, item.path_pattern, fix)
+            if message is not None:
+                found.append(Problem(kind="hidden-character", message=message, path=path))
+    return found
+
+
+def _hidden_mail_names(ws: Workspace) -> list[Problem]:
+    """A ``hidden-character`` warning for each name in the mail log (an agent
+    registered, a sender, a recipient, a thread id) that holds a character hive refuses
+    in a name: an event committed to ``refs/hive/mail`` by hand or merged from a clone
+    that allowed it. The log is append-only: the warning says whom to be wary of."""
+    from hive.domain.maillog import MAIL_REF, state_of
+
+    state = state_of(ws)
+    names: dict[tuple[str, object], None] = {}  # in the order first met
+    for agent in state.agents:
+        names[("agent", agent)] = None
+    for sent in state.messages.values():
+        names[("sender", sent.get("from"))] = None
+        for recipient in sent.get("to") or ():
+            names[("recipient", recipient)] = None
+        if sent.get("thread_id"):
+            names[("thread id", sent["thread_id"])] = None
+    fix = f"{MAIL_REF} is append-only, so it stays: --json output gives the name exactly"
+    found = []
+    for what, name in names:
+        message = _hidden_message(f"mail log {what}", name, fix)
+        if message is not None:
+            found.append(Problem(kind="hidden-character", message=message))
     return found
 
 

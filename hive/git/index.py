@@ -23,7 +23,6 @@ from __future__ import annotations
 import errno
 import os
 import struct
-import time
 from bisect import bisect_left
 
 from hive.errors import GitError, LockTimeout
@@ -32,6 +31,7 @@ from hive.git.owners import owner_tag
 from hive.git.sha import hasher as sha_hasher
 from hive.git.shared import share_descriptor
 from hive.record import Frozen, Record, suppress
+from hive.waits import Backoff
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -499,8 +499,7 @@ def _acquire(lock_path: str, timeout: float, twin: str | None, keep_twin: bool) 
 
 
 def _take(lock_path: str, timeout: float, twin: str | None, descriptor: int) -> int:
-    deadline = time.monotonic() + timeout
-    delay = 0.001
+    backoff = Backoff(timeout)
     while True:
         try:
             if twin is None:
@@ -508,13 +507,11 @@ def _take(lock_path: str, timeout: float, twin: str | None, descriptor: int) -> 
             os.link(twin, lock_path)
             return descriptor
         except FileExistsError:
-            if time.monotonic() >= deadline:
+            if not backoff.pause():
                 raise LockTimeout(
                     f"{lock_path} exists: another git process held the index for more"
                     f" than {timeout:g}s (remove the file if no git process is running)"
                 ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
         except OSError as error:
             if error.errno == errno.ENOENT:
                 raise GitError(f"cannot lock the index: {error}") from None

@@ -747,7 +747,8 @@ class GitRepo:
                 if not wanted.message:
                     return WriteResult(commit=tip, result=wanted.result, attempts=attempt)
                 commit = self._write_commit(self._empty_tree(), tip, wanted.message, author)
-                if self._swap_ref(HeadRef(ref=ref, commit=tip), commit, author, wanted.message):
+                head = HeadRef(ref=ref, commit=tip)
+                if self._swap_ref(head, commit, author, wanted.message, lock_timeout):
                     return WriteResult(commit=commit, result=wanted.result, attempts=attempt)
         raise GitError(f"{ref} kept moving while hive was writing; try again")
 
@@ -784,7 +785,7 @@ class GitRepo:
                 new = other
                 if tip is not None and not self.is_ancestor(tip, other):
                     new = self._write_commit(self._empty_tree(), [tip, other], message, author)
-                if self._swap_ref(HeadRef(ref=ref, commit=tip), new, author, message):
+                if self._swap_ref(HeadRef(ref=ref, commit=tip), new, author, message, lock_timeout):
                     return new
         raise GitError(f"{ref} kept moving while hive was merging; try again")
 
@@ -983,8 +984,11 @@ class GitRepo:
                     self._path_intents(snap, wanted.changes, blobs),
                     index,
                 )
-                if self._swap_recorded(snap.head, commit, author, wanted.message, index):
-                    self._finish(snap, commit, wanted.changes, blobs, index)
+                swapped = self._swap_recorded(
+                    snap.head, commit, author, wanted.message, index, index_timeout
+                )
+                if swapped:
+                    self._finish(snap, commit, wanted.changes, blobs, index, index_timeout)
                     return WriteResult(
                         commit=commit, result=wanted.result, attempts=attempt, tree=tree
                     )
@@ -999,6 +1003,7 @@ class GitRepo:
         changes: list[Change],
         blobs: Mapping[str, str | None],
         index: IndexLock,
+        timeout: float,
     ) -> None:
         """Bring the working tree and index up to ``commit``; on failure move the ref
         back and restore the files, so the write lands whole or not at all."""
@@ -1006,7 +1011,7 @@ class GitRepo:
         try:
             index.apply(self._sync_files(changes, blobs, kept))
         except Exception as exc:
-            self._roll_back(snap, commit, changes, kept)
+            self._roll_back(snap, commit, changes, kept, timeout)
             self._settled(index)
             if isinstance(exc, HiveError):
                 raise
@@ -1042,11 +1047,17 @@ class GitRepo:
         write_intent(self.paths, Intent(ref=ref, old=old, new=new, changes=changes))
 
     def _swap_recorded(
-        self, head: HeadRef, commit: str, author: Identity, message: str, index: IndexLock
+        self,
+        head: HeadRef,
+        commit: str,
+        author: Identity,
+        message: str,
+        index: IndexLock,
+        timeout: float,
     ) -> bool:
         """``_swap_ref`` after ``_record``: an error before the ref moved settles the intent."""
         try:
-            return self._swap_ref(head, commit, author, message)
+            return self._swap_ref(head, commit, author, message, timeout)
         except BaseException:
             if self.ref_value(head.ref or "HEAD") != commit:
                 self._settled(index)
@@ -1061,7 +1072,7 @@ class GitRepo:
         index.keep_twin = False
 
     def _roll_back(
-        self, snap: Snapshot, commit: str, changes: list[Change], kept: set[str]
+        self, snap: Snapshot, commit: str, changes: list[Change], kept: set[str], timeout: float
     ) -> None:
         ref = snap.head.ref or "HEAD"
         if snap.head.commit is None:
@@ -1075,6 +1086,7 @@ class GitRepo:
                 snap.head.commit,
                 who="hive <hive@hive.local>",
                 message="hive: roll back a write that could not reach the working tree",
+                timeout=timeout,
             )
         killpoints.reached("rollback-ref")
         for change in changes:
@@ -1197,16 +1209,27 @@ class GitRepo:
         """A commit object of ``tree`` on ``parents``; no ref moves (see :meth:`swap_ref`)."""
         return self._write_commit(tree, parents, message, author)
 
-    def swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
-        """Compare-and-swap ``head.ref`` from ``head.commit`` to ``new_commit``."""
-        return self._swap_ref(head, new_commit, author, message)
+    def swap_ref(
+        self, head: HeadRef, new_commit: str, author: Identity, message: str, timeout: float
+    ) -> bool:
+        """Compare-and-swap ``head.ref`` from ``head.commit`` to ``new_commit`` (another
+        process's ref lock waited for ``timeout`` seconds)."""
+        return self._swap_ref(head, new_commit, author, message, timeout)
 
-    def _swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
-        """Compare-and-swap ``head.ref`` (or a detached HEAD) to ``new_commit``."""
+    def _swap_ref(
+        self, head: HeadRef, new_commit: str, author: Identity, message: str, timeout: float
+    ) -> bool:
+        """Compare-and-swap ``head.ref`` (or a detached HEAD) to ``new_commit``; another
+        process's ``<ref>.lock`` is waited for as long as the write's lock (``timeout``)."""
         stamp = author.committer_bytes().decode()  # git's reflog names the committer
         reflog = "commit: " + message.split("\n", 1)[0]
         ref = head.ref or "HEAD"
-        return compare_and_swap(self.paths, ref, head.commit, new_commit, who=stamp, message=reflog)
+        try:
+            return compare_and_swap(
+                self.paths, ref, head.commit, new_commit, who=stamp, message=reflog, timeout=timeout
+            )
+        except LockTimeout as held:
+            raise LockTimeout(f"{held}; {WAIT_LONGER}") from None
 
     # ------------------------------------------------------ worktree and index
 

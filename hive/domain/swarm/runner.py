@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import fnmatch
 import json
 import os
 import re
@@ -70,6 +71,7 @@ from hive.git.merge import (
     add_worktree,
     branch_changes,
     delete_branch,
+    ignored_files,
     remove_worktree,
     unique_work,
     worktree_changes,
@@ -100,6 +102,37 @@ MESSAGES_SEEN = 20  # the latest messages on the epic's thread looked at each ti
 PLACEHOLDERS = ("prompt_file", "cell", "agent", "epic", "project")
 UNCHECKED = "(not checked: "  # a worktree whose state could not be read
 KEPT_STATES = ("requeued", "blocked")  # a subtask put back so: it resumes in its worktree
+# What git ignores in a worker's worktree and may be lost with it: build outputs and
+# caches, which the tools make again (a path with a part matching one of these). Any
+# other file git ignores there (a .env, notes) keeps the worktree, named with IGNORED.
+DISPOSABLE = (
+    "__pycache__",
+    "*.py[cod]",
+    "*.egg-info",
+    ".eggs",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".tox",
+    ".nox",
+    ".coverage",
+    "htmlcov",
+    ".venv",
+    "node_modules",
+    ".next",
+    ".turbo",
+    ".parcel-cache",
+    ".gradle",
+    "build",
+    "dist",
+    "target",
+    "*.o",
+    "*.so",
+    "*.class",
+    ".DS_Store",
+)
+IGNORED = " (ignored by git)"
 
 EventSink = Callable[[SwarmEvent], None]
 
@@ -445,7 +478,7 @@ class _Runner:
             self._start(ready[0])
 
     def _start(self, cell: Cell) -> None:
-        session = f"swarm:{self.epic.id}:{cell.id}:{secrets.token_hex(3)}"
+        session = f"{self._worker_sessions(cell)}{secrets.token_hex(3)}"
         try:
             agent = self._agent_for(cell, session)
             log = self._new_file("logs", f"{cell.id}.{agent}", ".log")
@@ -496,7 +529,12 @@ class _Runner:
         if earlier:
             try:
                 issued = issue_credential(
-                    self.ws, name=earlier, task=task, replace=True, session=session
+                    self.ws,
+                    name=earlier,
+                    task=task,
+                    replace=True,
+                    session=session,
+                    successor_of=self._worker_sessions(cell),
                 )
             except NotOwner as exc:
                 if cell.assignee:
@@ -526,9 +564,16 @@ class _Runner:
         if any(worker.job.agent == name for worker in self.running.values()):
             return None
         holder = holding_session(self.ws, name)
-        if holder is None or not holder.startswith(f"swarm:{self.epic.id}:{cell.id}:"):
+        if holder is None or not holder.startswith(self._worker_sessions(cell)):
             return None
         return name
+
+    def _worker_sessions(self, cell: Cell) -> str:
+        """What the session of every worker a run starts for ``cell`` begins with: a
+        credential such a session holds is the runner's own worker's, and re-issuing it
+        to the next worker of the subtask overrides nobody (not so one held by anyone
+        else, which stays an override, recorded)."""
+        return f"swarm:{self.epic.id}:{cell.id}:"
 
     def _cannot_reissue(self, agent: str) -> str:
         """Why a subtask assigned to ``agent`` cannot be run by this runner, and what to
@@ -896,6 +941,7 @@ class _Runner:
             if not merged and tip is not None and head is not None:
                 found += branch_changes(self.ws.git, head, tip)
             found += worktree_changes(job.worktree)
+            found += worth_keeping(ignored_files(job.worktree))
         except HiveError as exc:
             return [f"{UNCHECKED}{exc.message})"]
         return sorted(p for p in set(found) if not p.startswith(HIVE_DIR + "/"))
@@ -920,7 +966,7 @@ class _Runner:
         if job.worktree is not None:
             # all its worktree holds is the worker's own: what it touched, for the outcome
             kept = self._kept_work(job, merged=False)
-            left = [path for path in kept if not path.startswith(UNCHECKED)]
+            left = [p for p in kept if not p.startswith(UNCHECKED) and not p.endswith(IGNORED)]
             self._release_on_branch(job)
         if job.worktree is not None and files is None:
             reason += f" (worktree {job.worktree} on branch {job.branch} kept)"
@@ -1328,6 +1374,7 @@ class _Runner:
             ref = on.ref or ""
             branch = ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
             files = unique_work(self.ws.git, head, path, on.commit)
+            files += worth_keeping(ignored_files(path))
         except (HiveError, OSError) as exc:
             message = exc.message if isinstance(exc, HiveError) else str(exc)
             files = [f"{UNCHECKED}{message})"]
@@ -1408,6 +1455,18 @@ class _Runner:
             files=result.left_uncommitted or None,
         )
         return result
+
+
+def worth_keeping(ignored: list[str]) -> list[str]:
+    """Of the paths git ignores in a worktree, those that are not known to be disposable
+    (DISPOSABLE: build outputs, caches), marked IGNORED: removing the worktree would
+    lose them, and nothing else has them."""
+    return [path + IGNORED for path in ignored if not _disposable(path)]
+
+
+def _disposable(path: str) -> bool:
+    parts = path.rstrip("/").split("/")
+    return any(fnmatch.fnmatchcase(part, pattern) for part in parts for pattern in DISPOSABLE)
 
 
 def _cell_of(name: str, index: CellIndex) -> Cell | None:
