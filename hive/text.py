@@ -14,6 +14,11 @@ CONTROL_CHARS = frozenset(
     + ["\u2028", "\u2029"]
 )
 
+# Letters and marks ``str.isprintable`` passes that are shown as nothing (Unicode's
+# default ignorable ones): the combining grapheme joiner, the Hangul fillers, Khmer's
+# inherent vowels.
+BLANK_LETTERS_AND_MARKS = (0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0)
+
 # Characters that are not seen but change what is seen ("Trojan Source"): the
 # bidirectional marks, embeddings, overrides and isolates (they reorder the text around
 # them: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), and Unicode's other
@@ -21,13 +26,16 @@ CONTROL_CHARS = frozenset(
 # separator, the zero-width space, the word joiner and invisible operators, the
 # deprecated format controls, the byte-order mark, interlinear annotations, the shorthand
 # format controls, the musical beam, tie, slur and phrase controls and the tag
-# characters (invisible text). Not among them: the zero-width non-joiner and joiner
+# characters (invisible text); and the letters and marks shown as nothing that are no
+# format characters (:data:`BLANK_LETTERS_AND_MARKS`; not the variation selectors:
+# emoji and ideographs take them). Not among them: the zero-width non-joiner and joiner
 # (U+200C, U+200D), which shape the letters of Persian and Indic words and join emoji
 # (a family, a rainbow flag) and neither reorder nor hide text, and the visible format
 # characters of some scripts (Arabic number signs, hieroglyph controls). Written text
 # may hold any of them (Hebrew and Arabic use the marks); a terminal is not given them.
 INVISIBLE_CHARS = frozenset(
     [chr(code) for code in (0xAD, 0x61C, 0x180E, 0xFEFF, 0xE0001)]
+    + [chr(code) for code in BLANK_LETTERS_AND_MARKS]
     + [chr(code) for code in (0x200B, 0x200E, 0x200F)]
     + [chr(code) for code in range(0x202A, 0x202F)]
     + [chr(code) for code in range(0x2060, 0x2065)]
@@ -84,13 +92,10 @@ SELECTORS = frozenset(
     + [chr(code) for code in (0x180B, 0x180C, 0x180D, 0x180F)]
 )
 
-# Characters ``str.isprintable`` passes that are shown as nothing (Unicode's default
-# ignorable letters and marks): the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0),
-# the combining grapheme joiner (U+034F), Khmer's inherent vowels (U+17B4, U+17B5) and
-# the variation selectors. A name refuses them (a selector in its place is allowed).
-SHOWN_AS_NOTHING = SELECTORS | frozenset(
-    chr(code) for code in (0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0)
-)
+# Characters ``str.isprintable`` passes that are shown as nothing: the blank letters
+# and marks and the variation selectors. A name refuses them (a selector in its place
+# is allowed).
+SHOWN_AS_NOTHING = SELECTORS | frozenset(map(chr, BLANK_LETTERS_AND_MARKS))
 
 
 def refusal_reason(char: str, *, spaced: bool = True) -> tuple[str, str]:

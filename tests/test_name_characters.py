@@ -340,3 +340,21 @@ def test_doctor_names_hidden_characters_in_reservations_and_the_mail_log(
     report = json.loads(run_hive(["-C", str(repo), "--json", "doctor"]).stdout)
     kinds = [warning["kind"] for warning in report["warnings"]]
     assert kinds.count("hidden-character") == len(expected), report["warnings"]
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])  # the lean path, the full CLI
+def test_a_blank_letter_in_free_text_is_shown_by_its_code_point(
+    repo: Path, ws: Workspace, module: str
+) -> None:
+    """A Hangul filler is a printable letter shown as nothing: a title keeps it, and
+    every listing shows it as ``<U+3164>`` (as a zero-width space), the JSON as it is."""
+    made = run_hive(["-C", str(repo), "create", "pay bob\u3164 now"], module=module)
+    assert made.returncode == 0, made.stderr
+    assert "pay bob<U+3164> now" in made.stdout, made.stdout
+    cell_id = made.stdout.split()[1]
+    for args in (["list"], ["show", cell_id], ["ready"]):
+        shown = run_hive(["-C", str(repo), *args], module=module)
+        assert "pay bob<U+3164> now" in shown.stdout, (args, shown.stdout)
+        assert "\u3164" not in shown.stdout, (args, shown.stdout)
+    exact = json.loads(run_hive(["-C", str(repo), "--json", "show", cell_id]).stdout)
+    assert exact["title"] == "pay bob\u3164 now"

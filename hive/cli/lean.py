@@ -337,7 +337,7 @@ def table(rows: Sequence[Row], width: int | None = None) -> str:
     ]
     text = _table(fields, width)
     lines = text.split("\n")  # a line break in a field makes a line more
-    if len(lines) == len(rows) + 2 and all(map(str.isprintable, lines)):
+    if len(lines) == len(rows) + 2 and all(map(str.isprintable, lines)) and nothing_unshown(text):
         return text  # nearly always: a check in C per line, not a call per field
     from hive.text import without_control
 
@@ -575,8 +575,21 @@ _TEXT_BLOCKS = (
 def plain_text(text: str) -> bool:
     """Text rich prints as it is: printable characters and line breaks, no line
     ending in blanks (what rich does with tabs, control codes and trailing spaces
-    is its own affair)."""
-    return all(line.isprintable() and line == line.rstrip() for line in text.split("\n"))
+    is its own affair), none shown otherwise (:func:`nothing_unshown`)."""
+    return nothing_unshown(text) and all(
+        line.isprintable() and line == line.rstrip() for line in text.split("\n")
+    )
+
+
+def nothing_unshown(text: str) -> bool:
+    """Whether ``text`` holds none of the printable characters a terminal is not given
+    (``hive.text.UNSHOWN_CHARS``: a Hangul filler is printable, and shown as
+    ``<U+3164>``); ASCII text holds none (settled without importing the rule)."""
+    if text.isascii():
+        return True
+    from hive.text import UNSHOWN_CHARS
+
+    return UNSHOWN_CHARS.isdisjoint(text)
 
 
 # ------------------------------------------------------------------ the pre-commit hook
