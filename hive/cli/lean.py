@@ -582,14 +582,15 @@ def plain_text(text: str) -> bool:
 
 
 def nothing_unshown(text: str) -> bool:
-    """Whether ``text`` holds none of the printable characters a terminal is not given
-    (``hive.text.UNSHOWN_CHARS``: a Hangul filler is printable, and shown as
-    ``<U+3164>``); ASCII text holds none (settled without importing the rule)."""
+    """Whether ``text`` holds no invisible character a terminal is shown as its code
+    point (``hive.text.INVISIBLE_CHARS``: a Hangul filler is printable, and shown as
+    ``<U+3164>``); control characters and line breaks are the caller's to judge. ASCII
+    text holds none (settled without importing the rule)."""
     if text.isascii():
         return True
-    from hive.text import UNSHOWN_CHARS
+    from hive.text import INVISIBLE_CHARS
 
-    return UNSHOWN_CHARS.isdisjoint(text)
+    return INVISIBLE_CHARS.isdisjoint(text)
 
 
 # ------------------------------------------------------------------ the pre-commit hook
