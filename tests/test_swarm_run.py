@@ -248,6 +248,34 @@ def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) 
     assert cli.exit_code == 0 and "outside scope: README.md" in cli.output
 
 
+def test_a_worker_s_own_git_commit_shows_in_the_review_of_its_subtask(
+    ws: Workspace, repo: Path
+) -> None:
+    # In the shared working tree a worker commits part of its work itself with git, as
+    # an agent would, then completes: the commit-msg hook (hive hooks install) gives
+    # that commit its subtask's Hive-Cell trailer, so 'hive review' shows it there.
+    from hive.domain.hooks import install_hook
+
+    install_hook(ws)
+    epic, cell, other = make_epic(
+        ws, [{"title": "Own", "files": ["src/own.py"]}, {"title": "Other", "files": ["src/o.py"]}]
+    )
+    own = (
+        "mkdir -p src && echo 'OWN = 1' > src/own.py && git add src/own.py"
+        " && git -c user.name=w -c user.email=w@example.com commit -qam 'my own commit'"
+        f" && {AGENT}"
+    )
+    result, _events = run(ws, epic, agent_cmd(special={cell: own}), workers=1)
+    assert result.finished, result.blocked
+    mine = git(repo, "log", "-1", "--format=%H", "--grep=^my own commit").strip()
+    trailer = git(repo, "log", "-1", "--format=%(trailers:key=Hive-Cell,valueonly)", mine)
+    assert trailer.strip() == cell
+    assert mine in [c.sha for c in review(ws, target=cell).commits]
+    assert mine not in [c.sha for c in review(ws, target=other).commits]
+    shown = run_hive(["-C", str(repo), "review", cell, "--stat"], module="hive.cli.main")
+    assert shown.returncode == 0 and "my own commit" in shown.stdout, shown.stdout
+
+
 def test_a_hanging_worker_is_killed_at_the_timeout(ws: Workspace, repo: Path) -> None:
     epic, hangs = make_epic(ws, [{"title": "Hangs", "files": ["src/h.py"]}])
     marker = repo.parent / "child.pid"

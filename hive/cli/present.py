@@ -861,6 +861,11 @@ def _packed(report: Any, params: Any, ws: Workspace) -> None:
 
 
 def _hook(result: Any, params: Any, ws: Workspace) -> None:
+    for each in [result, *result.also]:
+        _one_hook(each)
+
+
+def _one_hook(result: Any) -> None:
     chained = f" (chains {result.chained})" if result.chained else ""
     if result.action == "restored":
         chained = " (your own hook, which hive had chained)"

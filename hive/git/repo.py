@@ -495,6 +495,14 @@ class GitRepo:
             self._overlay = (key, dict(overlay))
         return overlay
 
+    def blobs_known_whole(self, shas: list[str]) -> set[str]:
+        """The blobs among ``shas`` whose packed bytes are whole by their pack index's
+        CRC-32s, without reading them (``packfile.sound_in_packs``): the others (loose,
+        damaged, missing) must be read to be checked."""
+        from hive.git.packfile import sound_in_packs
+
+        return sound_in_packs(os.path.join(self.paths.common_dir, "objects"), shas)
+
     def read_blob(self, sha: str) -> bytes:
         kind, body = self._raw(sha)
         if kind != b"blob":
