@@ -76,7 +76,7 @@ def commit_message(
     return format_message(subject, found, text)
 
 
-DEFAULT_LOCK_TIMEOUT = 30.0  # seconds, where no config says otherwise
+DEFAULT_LOCK_TIMEOUT = waits.DEFAULT_WAIT  # seconds, where no config says otherwise
 
 
 def lock_timeout(config: Callable[[], HiveConfig], *, config_optional: bool = False) -> float:

@@ -25,7 +25,10 @@ from hive.store.layout import (
     CELL_SUFFIX,
     CELLS_DIR,
     CONFIG_PATH,
+    CONTEXT_PATH,
     HIVE_DIR,
+    OUTCOMES_DIR,
+    PERMISSIONS_DIR,
     cell_id_from_path,
     cell_path,
 )
@@ -231,20 +234,20 @@ def _reservation_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
 def _record_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     """A truncated or broken project memory (.hive/context.yaml: inject_context and
     update_context fail), permission decision (its grant no longer counts) or outcome
-    record (learning no longer sees it): the readers skip the last two."""
-    from hive.domain.memory import CONTEXT_PATH, load_context
-    from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome
-    from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
-
+    record (learning no longer sees it): the readers skip the last two. Each reader
+    (and its models) is imported only when there is such a file to read."""
     found = []
-    try:
-        load_context(ws, snap)
-    except CorruptFile as exc:
-        message = f"{exc.message} (inject_context and update_context fail until it is fixed)"
-        found.append(Problem(kind="corrupt", message=message, path=CONTEXT_PATH))
-    records: list[tuple[str, Callable[[bytes, str], Any], str]] = [
-        (PERMISSIONS_DIR, decode_decision, "ignored: a grant it records no longer counts"),
-        (OUTCOMES_DIR, decode_outcome, "ignored: strategy selection no longer learns from it"),
+    if snap.blob_sha(CONTEXT_PATH) is not None:  # without one: the empty memory
+        from hive.domain.memory import load_context
+
+        try:
+            load_context(ws, snap)
+        except CorruptFile as exc:
+            message = f"{exc.message} (inject_context and update_context fail until it is fixed)"
+            found.append(Problem(kind="corrupt", message=message, path=CONTEXT_PATH))
+    records = [
+        (PERMISSIONS_DIR, _decode_decision, "ignored: a grant it records no longer counts"),
+        (OUTCOMES_DIR, _decode_outcome, "ignored: strategy selection no longer learns from it"),
     ]
     for directory, decode, lost in records:
         for path, sha in sorted(snap.listing(directory).items()):
@@ -254,6 +257,18 @@ def _record_file_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
                 message = f"{exc.message} ({lost})"
                 found.append(Problem(kind="corrupt", message=message, path=path))
     return found
+
+
+def _decode_decision(content: bytes, path: str) -> Any:
+    from hive.domain.permissions import decode_decision
+
+    return decode_decision(content, path)
+
+
+def _decode_outcome(content: bytes, path: str) -> Any:
+    from hive.domain.outcomes import decode_outcome
+
+    return decode_outcome(content, path)
 
 
 def _tools_config_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:

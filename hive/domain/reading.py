@@ -29,6 +29,7 @@ from hive.store.index import (
     entry_of,
 )
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path
+from hive.store.layout import not_initialized as not_initialized
 
 GITLINK_MODE = 0o160000
 
@@ -53,18 +54,6 @@ def committed_config_note(root: str, committed: str) -> str:
             f" take effect once committed: {COMMIT_CONFIG})"
         )
     return f" (fix it, then commit it: {COMMIT_CONFIG})"
-
-
-def not_initialized(root: str) -> NotInitialized:
-    """The error of a repository without a hive; a ``.hive`` that is not a directory
-    (which ``hive init`` refuses) is named with the way out."""
-    place = os.path.join(root, HIVE_DIR)
-    if os.path.lexists(place) and not os.path.isdir(place):
-        return NotInitialized(
-            f"{root} has no hive yet, and {place} is a file, not a directory: hive keeps"
-            " its cells in .hive/; move or rename it, then run 'hive init'"
-        )
-    return NotInitialized(f"{root} has no hive yet: run 'hive init' first")
 
 
 class StateReader:

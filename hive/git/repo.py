@@ -610,11 +610,13 @@ class GitRepo:
 
     def ref_value(self, ref: str) -> str | None:
         """The commit a ref points at, or None if it does not exist."""
-        from hive.git.refs import read_ref_fast
+        from hive.git.refs import read_ref_fast, ref_absent
 
         fast = read_ref_fast(self.paths, ref)
         if fast is not None:
             return fast
+        if ref_absent(self.paths, ref):
+            return None  # without dulwich (~15 ms to import) for a ref not made yet
         try:
             value = self.dulwich.refs[_ref(ref)]
         except KeyError:
