@@ -248,6 +248,21 @@ def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) 
     assert cli.exit_code == 0 and "outside scope: README.md" in cli.output
 
 
+def test_subtasks_assigned_to_one_agent_run_one_after_the_other(ws: Workspace, repo: Path) -> None:
+    # Each worker of an assigned subtask gets a fresh credential of its assignee: two at
+    # once would cut the first off (its credential re-issued under it), so the second
+    # waits for the first.
+    from hive.domain.cells import update_cells
+
+    epic, *subtasks = make_epic(ws, files(2))
+    person = Workspace(str(repo), from_env=False)
+    update_cells(person, cell_ids=subtasks, assignee="Solo")
+    result, events = run(person, epic, agent_cmd("--pace 0.3"), workers=2)
+    assert result.finished, result.blocked
+    assert peak_concurrency(events) == 1
+    assert {e.agent for e in events if e.event == "worker_started"} == {"Solo"}
+
+
 def test_a_worker_s_own_git_commit_shows_in_the_review_of_its_subtask(
     ws: Workspace, repo: Path
 ) -> None:

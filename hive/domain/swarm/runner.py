@@ -460,12 +460,19 @@ class _Runner:
         )
 
     def _ready(self) -> list[Cell]:
+        """The epic's ready subtasks this run may start now: not running, not skipped,
+        and not assigned to the agent of a running worker (its credential is re-issued
+        for each worker, which would cut off the one running: it waits its turn)."""
         index = self.ws.cells()
         family = {cell.id for cell in self._subtasks(index)}
+        busy = {worker.job.agent for worker in self.running.values()}
         return [
             cell
             for cell in ready_cells(index)
-            if cell.id in family and cell.id not in self.running and cell.id not in self.skipped
+            if cell.id in family
+            and cell.id not in self.running
+            and cell.id not in self.skipped
+            and cell.assignee not in busy
         ]
 
     def _can_dispatch(self) -> bool:
