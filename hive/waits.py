@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 MAX_WAIT = 86400.0  # seconds: the longest lock wait hive accepts (a day)
+DEFAULT_WAIT = 30.0  # seconds: the lock wait where nothing sets one (lock_timeout_seconds)
 
 
 def seconds_of(value: object) -> float | None:

@@ -442,3 +442,18 @@ def test_hive_commits_are_in_the_reflog_like_git_commits(ws: Workspace, repo: Pa
     head = git(repo, "reflog", "-1", "--format=%gs", "HEAD").strip()
     assert branch == head == f"commit: hive: create {cell.id} logged"
     assert_clean(repo)
+
+
+def test_a_ref_not_made_yet_is_absent_without_opening_dulwich(ws: Workspace, repo: Path) -> None:
+    """``ref_value`` of a ref that does not exist (``refs/hive/mail`` before the first
+    message, which ``hive doctor`` asks for) is None from the ref files themselves:
+    dulwich (~15 ms to import) is opened only for what those cannot answer for sure."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert ws.git.ref_value("refs/hive/nothing") is None
+    git(repo, "update-ref", "refs/hive/packed", head)
+    git(repo, "pack-refs", "--all")
+    assert ws.git.ref_value("refs/hive/packed") == head  # packed: still found
+    assert ws.git.ref_value("refs/hive/pack") is None  # a prefix of a packed name
+    assert ws.git._repo is None, "dulwich was opened to learn that a ref does not exist"
+    git(repo, "symbolic-ref", "refs/hive/sym", "refs/heads/main")
+    assert ws.git.ref_value("refs/hive/sym") == head  # a symbolic ref: dulwich reads it

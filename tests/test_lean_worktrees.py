@@ -295,17 +295,23 @@ def test_a_detached_head_hive_may_commit_on_is_answered_lean(
     assert after["branch"] == "HEAD\n"  # still detached
 
 
-def test_a_detached_head_hive_may_not_commit_on_is_left_to_the_full_cli(
+def test_a_detached_head_hive_may_not_commit_on_is_refused_as_by_the_full_cli(
     template: dict[str, Any],
     tmp_path: Path,
     frozen: Callable[[], None],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Without HIVE_ALLOW_DETACHED a write there defers (the full CLI refuses it and says
-    why); mail, on its own ref, is answered all the same."""
+    """Without HIVE_ALLOW_DETACHED a cell write there is refused by the lean path's
+    transaction as by the full CLI's (the same words and exit code); a reservation
+    defers to the full CLI, which refuses it; mail, on its own ref, is answered all
+    the same."""
     side = linked(template, tmp_path, "detached", detach=True)
     before = outcome(side)
-    for args in (["create", "x"], ["reserve", "src/b.py"], ["release", "README.md"]):
+    for args in (["create", "x"], ["--json", "create", "x"]):
+        lean = lean_run(side, args, capsys)
+        assert lean == full_run(side, args, capsys)
+        assert lean[0] == 4 and "HEAD is detached" in lean[2]
+    for args in (["reserve", "src/b.py"], ["release", "README.md"]):
         assert lean_run(side, args, capsys) == (None, "", "")
         code, _, err = full_run(side, args, capsys)
         assert code == 4 and "HEAD is detached" in err

@@ -53,20 +53,43 @@ class State:
         self.paths = paths
 
 
+class Refusal(Exception):
+    """What the full CLI refuses here, before anything is read (``error``: not a
+    repository, no hive yet), reported by the lean command as it would be."""
+
+    def __init__(self, error: HiveError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def refused(inv: Invocation, refusal: Refusal) -> int:
+    """``refusal`` reported as ``run_op`` reports it (message, JSON, exit code)."""
+    from hive.cli.lean_write import report
+
+    return report(inv, refusal.error)
+
+
 def open_state(inv: Invocation) -> State | None:
-    """The state index and HEAD's state key (indexing that state when it is new)."""
+    """The state index and HEAD's state key (indexing that state when it is new);
+    Refusal where the full CLI refuses: no repository here (``refs.discover``'s error),
+    no hive at HEAD (no commit yet, or none with ``.hive/config.yaml``)."""
     from hive.git.loose import tree_entries
     from hive.git.refs import discover, read_head_fast
+    from hive.store.layout import not_initialized
 
     try:
         paths = discover(inv.directory)
-    except (HiveError, OSError):
+    except HiveError as exc:
+        raise Refusal(exc) from None
+    except OSError:
         return None
     if _write_pending(paths):
         return None
     head = read_head_fast(paths)
-    if head is None or head.commit is None:
+    if head is None:
         return None
+    if head.commit is None:  # an unborn branch: the full path reads an empty tree
+        raise Refusal(not_initialized(paths.root))
     index = StateIndex(paths.hive_state_dir)
     trees = index.trees_of(head.commit)
     if trees is None:
@@ -75,12 +98,12 @@ def open_state(inv: Invocation) -> State | None:
             return None  # packed objects: the full CLI reads them
         hive, cells, configured = found
         if not configured:
-            return None  # the full CLI explains: not initialized
+            raise Refusal(not_initialized(paths.root))
         index.remember_commit(head.commit, hive, cells)
         trees = (hive, cells)
     key = trees[1] or EMPTY_STATE
-    if trees[0] is None:
-        return None
+    if trees[0] is None:  # remembered as a commit without .hive
+        raise Refusal(not_initialized(paths.root))
     if not index.has_state(key) and not build_state(paths, index, key):
         return None
     return State(index=index, key=key, paths=paths)
@@ -134,7 +157,10 @@ def ready(inv: Invocation) -> int | None:
     limit = _ready_limit(inv.args)
     if limit == -1:
         return None
-    state = open_state(inv)
+    try:
+        state = open_state(inv)
+    except Refusal as refusal:
+        return refused(inv, refusal)
     if state is None:
         return None
     found = state.index.ready(state.key, None if limit is None else limit)
@@ -200,7 +226,10 @@ def list_cells(inv: Invocation) -> int | None:
     query = list_query(inv.args)
     if query is None or (query.include_deleted and not inv.json):
         return None  # the table marks deleted cells "(deleted)": the full CLI prints it
-    state = open_state(inv)
+    try:
+        state = open_state(inv)
+    except Refusal as refusal:
+        return refused(inv, refusal)
     if state is None or not _known_parent(state, query.parent):
         return None
     found = state.index.list_rows(state.key, query)
@@ -447,7 +476,10 @@ def show(inv: Invocation) -> int | None:
     given = inv.args[0]
     if not given or given != given.strip().lower():
         return None
-    state = open_state(inv)
+    try:
+        state = open_state(inv)
+    except Refusal as refusal:
+        return refused(inv, refusal)
     if state is None:
         return None
     from hive.cli.lean_write import lookup, usable

@@ -3,7 +3,7 @@ the lean write path of a fresh process can use them: ``hive/cli/lean_write.py``)
 
 from __future__ import annotations
 
-from hive.errors import InvalidInput
+from hive.errors import InvalidInput, NotYourIdentity
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -80,6 +80,36 @@ def check_actor(name: str) -> str:
             raise hidden_character(name, "agent name", hidden, advice=advice)
         raise InvalidInput(f"invalid agent name {name!r}: {advice}")
     return cleaned
+
+
+def unknown_credential() -> NotYourIdentity:
+    """``HIVE_AGENT_TOKEN`` names no registered agent of this repository."""
+    return NotYourIdentity(
+        "HIVE_AGENT_TOKEN is not the credential of any agent registered in this"
+        " repository (retired or replaced?); register again with"
+        " 'hive agent register NAME'"
+    )
+
+
+def check_claim(claim: str | None, name: str, *, by_token: bool) -> None:
+    """A name claimed (``--actor`` / ``HIVE_AGENT``) must be who acts: ``name``, the agent
+    of the credential (``by_token``) or else the person of git's identity.
+    NotYourIdentity otherwise (InvalidInput for a claim that is no agent name); the
+    full and the lean command-line paths word it alike."""
+    if not claim or check_actor(claim) == name:
+        return
+    if by_token:
+        raise NotYourIdentity(
+            f"you are {name} (by HIVE_AGENT_TOKEN), not {claim}", claimed=claim, agent=name
+        )
+    from hive.text import shell_word
+
+    raise NotYourIdentity(
+        f"acting as {claim} needs its credential: set HIVE_AGENT_TOKEN (issued by"
+        f" 'hive agent register {shell_word(claim)}'); without one you act as yourself"
+        f" ({name}): unset HIVE_AGENT / --actor",
+        claimed=claim,
+    )
 
 
 def slug(name: str) -> str:

@@ -7,12 +7,11 @@ resolved principal; these functions do the resolving, with no state of their own
 
 from __future__ import annotations
 
-from hive.domain.actors import check_actor, made_up_identity, os_user, slug
-from hive.errors import NotRegistered, NotYourIdentity
+from hive.domain.actors import check_claim, made_up_identity, os_user, slug, unknown_credential
+from hive.errors import NotRegistered
 from hive.git.repo import GitRepo, Identity
 from hive.models.principal import Principal
 from hive.store import credentials
-from hive.text import shell_word
 
 
 def person_name(git: GitRepo) -> str:
@@ -27,26 +26,11 @@ def resolve_principal(git: GitRepo, *, token: str | None, claim: str | None) -> 
     if token:
         name = credentials.name_of_token(git.paths.hive_state_dir, token)
         if name is None:
-            raise NotYourIdentity(
-                "HIVE_AGENT_TOKEN is not the credential of any agent registered in this"
-                " repository (retired or replaced?); register again with"
-                " 'hive agent register NAME'"
-            )
-        if claim and check_actor(claim) != name:
-            raise NotYourIdentity(
-                f"you are {name} (by HIVE_AGENT_TOKEN), not {claim}",
-                claimed=claim,
-                agent=name,
-            )
+            raise unknown_credential()
+        check_claim(claim, name, by_token=True)
         return Principal(name, "agent")
     person = person_name(git)
-    if claim and check_actor(claim) != person:
-        raise NotYourIdentity(
-            f"acting as {claim} needs its credential: set HIVE_AGENT_TOKEN (issued by"
-            f" 'hive agent register {shell_word(claim)}'); without one you act as yourself"
-            f" ({person}): unset HIVE_AGENT / --actor",
-            claimed=claim,
-        )
+    check_claim(claim, person, by_token=False)
     return Principal(person, "person")
 
 

@@ -260,6 +260,25 @@ def read_ref_fast(paths: RepoPaths, ref: str) -> str | None:
     return _read_loose_ref(paths, ref) or _read_packed_ref(paths.common_dir, ref)
 
 
+def ref_absent(paths: RepoPaths, ref: str) -> bool:
+    """Whether ``ref`` certainly does not exist: nothing where its loose file would be,
+    and no line of packed-refs names it (or there is none). False when unsure (a
+    packed-refs that cannot be read): the caller asks dulwich, which would answer the
+    same without being imported for a ref not made yet (``refs/hive/mail`` before the
+    first message)."""
+    if os.path.lexists(ref_file(paths, ref)):
+        return False
+    try:
+        with open(os.path.join(paths.common_dir, "packed-refs"), "rb") as handle:
+            packed = handle.read()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    name = b" " + ref.encode("utf-8")
+    return name + b"\n" not in packed and not packed.endswith(name)
+
+
 def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
     try:
         with open(ref_file(paths, ref), encoding="ascii") as handle:

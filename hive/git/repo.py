@@ -495,6 +495,14 @@ class GitRepo:
             self._overlay = (key, dict(overlay))
         return overlay
 
+    def blobs_known_whole(self, shas: list[str]) -> set[str]:
+        """The blobs among ``shas`` whose packed bytes are whole by their pack index's
+        CRC-32s, without reading them (``packfile.sound_in_packs``): the others (loose,
+        damaged, missing) must be read to be checked."""
+        from hive.git.packfile import sound_in_packs
+
+        return sound_in_packs(os.path.join(self.paths.common_dir, "objects"), shas)
+
     def read_blob(self, sha: str) -> bytes:
         kind, body = self._raw(sha)
         if kind != b"blob":
@@ -602,11 +610,13 @@ class GitRepo:
 
     def ref_value(self, ref: str) -> str | None:
         """The commit a ref points at, or None if it does not exist."""
-        from hive.git.refs import read_ref_fast
+        from hive.git.refs import read_ref_fast, ref_absent
 
         fast = read_ref_fast(self.paths, ref)
         if fast is not None:
             return fast
+        if ref_absent(self.paths, ref):
+            return None  # without dulwich (~15 ms to import) for a ref not made yet
         try:
             value = self.dulwich.refs[_ref(ref)]
         except KeyError:
