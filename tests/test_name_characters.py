@@ -358,3 +358,24 @@ def test_a_blank_letter_in_free_text_is_shown_by_its_code_point(
         assert "\u3164" not in shown.stdout, (args, shown.stdout)
     exact = json.loads(run_hive(["-C", str(repo), "--json", "show", cell_id]).stdout)
     assert exact["title"] == "pay bob\u3164 now"
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])  # the lean path, the full CLI
+def test_reserve_and_mail_refuse_other_spaces_and_keep_joined_names(
+    repo: Path, ws: Workspace, module: str
+) -> None:
+    ag1 = agent_env(repo, "ag1")
+    for name in ("ag1", PERSIAN):
+        env = agent_env(repo, name)
+        assert run_hive(["-C", str(repo), "agent", "register", name], env=env).returncode == 0
+    refused = run_hive(["-C", str(repo), "reserve", "src/a\u00a0b.py"], env=ag1, module=module)
+    assert refused.returncode == 2, refused.stderr
+    assert "U+00A0 (NO-BREAK SPACE) at position 6 is a space other than" in refused.stderr
+    assert "write a plain space (U+0020) instead" in refused.stderr
+    held = run_hive(["-C", str(repo), "reserve", "src/a b.py"], env=ag1, module=module)
+    assert held.returncode == 0, held.stderr  # the plain space is a pattern's
+    send = ["-C", str(repo), "mail", "send", PERSIAN, "-s", "hi"]
+    assert run_hive(send, env=ag1, module=module).returncode == 0
+    odd = run_hive([*send[:4], f"{PERSIAN}{ZWNJ}", *send[5:]], env=ag1, module=module)
+    assert odd.returncode == 2, odd.stderr
+    assert "U+200C (ZERO WIDTH NON-JOINER) at position 9 is a joiner" in odd.stderr
