@@ -1,7 +1,8 @@
 """Where a name may hold the zero-width non-joiner and joiner (U+200C, U+200D): the
 contexts of Unicode's identifier rules (UAX #31, section 2.3, "Layout and Format
-Control Characters"), and emoji ZWJ sequences (UTS #51). Standard library only, and
-imported only for a name that holds one (``hive.text.first_unprintable``).
+Control Characters"), and emoji ZWJ sequences (UTS #51); and where a variation
+selector (:func:`selector_allowed`). Standard library only, and imported only for a
+name that holds one (``hive.text.first_unprintable``).
 
 - **A1**, ZWNJ between joining letters: a left- or dual-joining letter, transparent
   marks, ZWNJ, transparent marks, a right- or dual-joining letter (Persian
@@ -38,6 +39,8 @@ ZWNJ = "\u200c"
 ZWJ = "\u200d"
 VIRAMA = 9  # canonical combining class
 EMOJI_PRESENTATION = "\ufe0f"
+PRESENTATION_SELECTORS = frozenset("\ufe0e\ufe0f")  # text style, emoji style
+KEYCAP_BASES = frozenset("0123456789#*")
 SKIN_TONES = frozenset(chr(code) for code in range(0x1F3FB, 0x1F400))
 ADLAM_NASALIZATION = "\U0001e94b"  # a modifier letter (Lm) of joining type Transparent
 
@@ -91,6 +94,31 @@ _PICTOGRAPHIC = [
     for first, _, last, _ in (_range(token) for token in _PICTOGRAPHIC_TEXT.split())
 ]
 _PICTOGRAPHIC_STARTS = [first for first, _ in _PICTOGRAPHIC]
+
+
+def allowed_in_place(text: str, index: int) -> bool:
+    """Whether ``text[index]``, a joiner or a variation selector, stands where a name
+    may hold it."""
+    if text[index] in (ZWNJ, ZWJ):
+        return joiner_allowed(text, index)
+    return selector_allowed(text, index)
+
+
+def selector_allowed(text: str, index: int) -> bool:
+    """A variation selector right after a character it gives a form of: the emoji
+    presentation selectors (U+FE0E, U+FE0F) after an emoji or a keycap's digit, ``#`` or
+    ``*`` (``❤️``, ``1️⃣``); the others (U+FE00-U+FE0D, the ideographic ones from
+    U+E0100, Mongolian's free variation selectors) after a letter of a script without
+    case (an ideograph, a Mongolian letter: category Lo) or a symbol other than ASCII
+    (the standardized variants of math symbols). After a Latin letter, a space, a
+    mark, another selector or at the start it selects nothing and is refused."""
+    if index == 0:
+        return False
+    base = text[index - 1]
+    if text[index] in PRESENTATION_SELECTORS:
+        return pictographic(base) or base in KEYCAP_BASES
+    category = unicodedata.category(base)
+    return category == "Lo" or (category[0] == "S" and not base.isascii())
 
 
 def joiner_allowed(text: str, index: int) -> bool:

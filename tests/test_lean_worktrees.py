@@ -260,11 +260,16 @@ def test_the_worktrees_own_head_is_read_not_the_main_ones(
 
 
 def test_a_worktrees_own_git_config_is_read_as_git_reads_it(
-    template: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    template: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With ``extensions.worktreeConfig`` a linked worktree may have its own
     ``user.name``: the lean path reads that file first, as git does, and writes as the
-    worktree's person, as the full CLI does."""
+    worktree's person, as the full CLI does (no ``GIT_AUTHOR_NAME``, which git puts
+    before any config)."""
+    monkeypatch.delenv("GIT_AUTHOR_NAME")
     for name, answer in (("lean", lean_run), ("full", full_run)):
         side = linked(template, tmp_path, f"config-{name}")
         git(side, "config", "extensions.worktreeConfig", "true")

@@ -746,6 +746,7 @@ def test_a_worktrees_own_config_is_read_as_git_reads_it(
     from hive.git.configfile import config_value
     from hive.git.refs import discover
 
+    monkeypatch.delenv("GIT_AUTHOR_NAME")  # git puts it before any config
     root = base["root"]
     git(root, "config", "extensions.worktreeConfig", enabled)
     (root / ".git" / "config.worktree").write_text("[user]\n\tname = Main Tree\n")

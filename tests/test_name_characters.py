@@ -90,6 +90,43 @@ def test_a_joiner_anywhere_else_is_refused_naming_it(name: str, position: int) -
 
 
 @pytest.mark.parametrize(
+    "name",
+    [
+        "\u2764\ufe0f",  # a red heart, emoji style
+        "\u2764\ufe0e",  # text style
+        "1\ufe0f\u20e3",  # keycap one
+        "\u845b\U000e0100",  # an ideographic variant (a family name)
+        "\u1820\u180b",  # a Mongolian letter's variant form
+        "\u2269\ufe00",  # a math symbol's standardized variant
+    ],
+)
+def test_a_variation_selector_after_what_it_selects_a_form_of_is_kept(name: str) -> None:
+    assert check_name(name, "label") == name
+
+
+@pytest.mark.parametrize(
+    ("name", "position", "said"),
+    [
+        ("bob\u3164", 4, "a character shown as nothing"),  # HANGUL FILLER, a letter
+        ("\uffa0x", 1, "a character shown as nothing"),
+        ("ab\u034fc", 3, "a character shown as nothing"),  # COMBINING GRAPHEME JOINER
+        ("a\ufe0f", 2, "a variation selector that is not after"),  # after a Latin letter
+        ("\ufe0fx", 1, "a variation selector"),
+        ("\u2764\ufe0f\ufe0f", 3, "a variation selector"),  # doubled
+        ("x \U000e0100", 3, "a variation selector"),  # after a space
+    ],
+)
+def test_characters_shown_as_nothing_are_refused_in_names(
+    name: str, position: int, said: str
+) -> None:
+    """``str.isprintable`` passes them (letters and marks), yet nothing is seen."""
+    with pytest.raises(InvalidInput) as caught:
+        check_name(name, "label")
+    assert caught.value.details["position"] == position, caught.value.message
+    assert f"at position {position} is {said}" in caught.value.message
+
+
+@pytest.mark.parametrize(
     "space", ["\u00a0", "\u2003", "\u202f", "\u3000", "\u2009"]
 )  # no-break, em, narrow no-break, ideographic, thin
 def test_a_space_other_than_the_plain_one_is_refused_with_the_plain_one_suggested(
@@ -128,6 +165,10 @@ def test_the_command_line_keeps_joined_names_and_refuses_the_rest(
     head = git(repo, "rev-parse", "HEAD")
     refused = {
         "label": (["-l", f"ab{ZWJ}c"], "U+200D (ZERO WIDTH JOINER) at position 3 is a joiner"),
+        "file pattern": (
+            ["--files", "src/\u3164.py"],
+            "U+3164 (HANGUL FILLER) at position 5 is a character shown as nothing",
+        ),
         "assignee": (
             ["--assignee", "Jane\u00a0Doe"],
             "U+00A0 (NO-BREAK SPACE) at position 5 is a space other than the plain space",
@@ -181,8 +222,9 @@ def test_agent_names_take_indic_marks_and_joiners_where_allowed(repo: Path) -> N
         "x\u00a0y": "U+00A0 (NO-BREAK SPACE) at position 2 is a space other than the plain"
         " space, which a name may not hold (it would read as another name); write a plain"
         " space (U+0020) instead; use letters",
-        "bob\u034f": "U+034F (COMBINING GRAPHEME JOINER) at position 4",  # shown as nothing
-        "bo\ufe0fb": "U+FE0F (VARIATION SELECTOR-16) at position 3",
+        "bob\u034f": "U+034F (COMBINING GRAPHEME JOINER) at position 4 is a character shown",
+        "bob\u3164": "U+3164 (HANGUL FILLER) at position 4 is a character shown as nothing",
+        "bo\ufe0fb": "U+FE0F (VARIATION SELECTOR-16) at position 3 is a variation selector",
         "\u0301a": "use letters",  # a mark with nothing to combine with
     }
     for name, said in refused.items():
@@ -298,3 +340,62 @@ def test_doctor_names_hidden_characters_in_reservations_and_the_mail_log(
     report = json.loads(run_hive(["-C", str(repo), "--json", "doctor"]).stdout)
     kinds = [warning["kind"] for warning in report["warnings"]]
     assert kinds.count("hidden-character") == len(expected), report["warnings"]
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])  # the lean path, the full CLI
+def test_a_blank_letter_in_free_text_is_shown_by_its_code_point(
+    repo: Path, ws: Workspace, module: str
+) -> None:
+    """A Hangul filler is a printable letter shown as nothing: a title keeps it, and
+    every listing shows it as ``<U+3164>`` (as a zero-width space), the JSON as it is."""
+    made = run_hive(["-C", str(repo), "create", "pay bob\u3164 now"], module=module)
+    assert made.returncode == 0, made.stderr
+    assert "pay bob<U+3164> now" in made.stdout, made.stdout
+    cell_id = made.stdout.split()[1]
+    for args in (["list"], ["show", cell_id], ["ready"]):
+        shown = run_hive(["-C", str(repo), *args], module=module)
+        assert "pay bob<U+3164> now" in shown.stdout, (args, shown.stdout)
+        assert "\u3164" not in shown.stdout, (args, shown.stdout)
+    exact = json.loads(run_hive(["-C", str(repo), "--json", "show", cell_id]).stdout)
+    assert exact["title"] == "pay bob\u3164 now"
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])  # the lean path, the full CLI
+def test_reserve_and_mail_refuse_other_spaces_and_keep_joined_names(
+    repo: Path, ws: Workspace, module: str
+) -> None:
+    ag1 = agent_env(repo, "ag1")
+    for name in ("ag1", PERSIAN):
+        env = agent_env(repo, name)
+        assert run_hive(["-C", str(repo), "agent", "register", name], env=env).returncode == 0
+    refused = run_hive(["-C", str(repo), "reserve", "src/a\u00a0b.py"], env=ag1, module=module)
+    assert refused.returncode == 2, refused.stderr
+    assert "U+00A0 (NO-BREAK SPACE) at position 6 is a space other than" in refused.stderr
+    assert "write a plain space (U+0020) instead" in refused.stderr
+    held = run_hive(["-C", str(repo), "reserve", "src/a b.py"], env=ag1, module=module)
+    assert held.returncode == 0, held.stderr  # the plain space is a pattern's
+    send = ["-C", str(repo), "mail", "send", PERSIAN, "-s", "hi"]
+    assert run_hive(send, env=ag1, module=module).returncode == 0
+    odd = run_hive([*send[:4], f"{PERSIAN}{ZWNJ}", *send[5:]], env=ag1, module=module)
+    assert odd.returncode == 2, odd.stderr
+    assert "U+200C (ZERO WIDTH NON-JOINER) at position 9 is a joiner" in odd.stderr
+
+
+def test_doctor_names_an_owned_file_pattern_written_by_hand(repo: Path, ws: Workspace) -> None:
+    from hive.domain.cells import create_cell
+
+    cell = create_cell(ws, title="plain", files=["src/ok.py"])
+    path = next((repo / ".hive" / "cells").rglob(f"{cell.id}.yaml"))
+    path.write_text(path.read_text().replace("src/ok.py", '"src/\\u200bok.py"'))
+    git(repo, "commit", "-qam", "hand edit", "--no-verify")
+    doctor = run_hive(["-C", str(repo), "doctor"])
+    assert (
+        f"warning hidden-character: {cell.id} owned file pattern 'src/\\u200bok.py' holds"
+        " U+200B at position 5" in doctor.stdout
+    ), doctor.stdout
+    assert f"'hive update {cell.id} --files GLOB ...' replaces the cell's patterns" in (
+        doctor.stdout
+    )
+    fixed = run_hive(["-C", str(repo), "update", cell.id, "--files", "src/ok.py"])
+    assert fixed.returncode == 0, fixed.stderr
+    assert "hidden-character" not in run_hive(["-C", str(repo), "doctor"]).stdout

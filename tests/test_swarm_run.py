@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hive.cli.swarm_view import summary_lines
+from hive.cli.swarm_view import describe, summary_lines
 from hive.domain.cells import show_cell
 from hive.domain.epics import create_epic
 from hive.domain.identity import list_identities, register_agent, retire_agent
@@ -248,6 +248,21 @@ def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) 
     assert cli.exit_code == 0 and "outside scope: README.md" in cli.output
 
 
+def test_subtasks_assigned_to_one_agent_run_one_after_the_other(ws: Workspace, repo: Path) -> None:
+    # Each worker of an assigned subtask gets a fresh credential of its assignee: two at
+    # once would cut the first off (its credential re-issued under it), so the second
+    # waits for the first.
+    from hive.domain.cells import update_cells
+
+    epic, *subtasks = make_epic(ws, files(2))
+    person = Workspace(str(repo), from_env=False)
+    update_cells(person, cell_ids=subtasks, assignee="Solo")
+    result, events = run(person, epic, agent_cmd("--pace 0.3"), workers=2)
+    assert result.finished, result.blocked
+    assert peak_concurrency(events) == 1
+    assert {e.agent for e in events if e.event == "worker_started"} == {"Solo"}
+
+
 def test_a_worker_s_own_git_commit_shows_in_the_review_of_its_subtask(
     ws: Workspace, repo: Path
 ) -> None:
@@ -267,6 +282,7 @@ def test_a_worker_s_own_git_commit_shows_in_the_review_of_its_subtask(
     )
     result, _events = run(ws, epic, agent_cmd(special={cell: own}), workers=1)
     assert result.finished, result.blocked
+    assert result.hooks_missing == [] and result.hooks_note is None
     mine = git(repo, "log", "-1", "--format=%H", "--grep=^my own commit").strip()
     trailer = git(repo, "log", "-1", "--format=%(trailers:key=Hive-Cell,valueonly)", mine)
     assert trailer.strip() == cell
@@ -547,6 +563,7 @@ def test_ctrl_c_stops_the_workers_and_a_second_run_resumes(ws: Workspace, repo: 
     assert {cell: show_cell(ws, cell_id=cell).assignee for cell in first} == first
     assert len({c.name for c in list_identities(ws) if c.credential}) == 4
     assert "interrupted" not in again.stderr
+    assert again.stdout.count("; again: its last worker was stopped\n") == 2  # the resumed
 
 
 def test_a_killed_runner_is_recovered_by_the_next_run(ws: Workspace, repo: Path) -> None:
@@ -857,6 +874,11 @@ def test_a_re_issue_for_the_runner_s_own_worker_is_no_override_another_s_is(
     update_cells(person, cell_ids=[theirs], assignee="Outsider")
     first, events = run(person, epic, agent_cmd(special={fails: "exit 3", theirs: "exit 3"}))
     assert set(first.blocked) == {fails, theirs}
+    # (hive hooks install was not run here: the run says what that means, and what to do)
+    assert first.hooks_missing == ["pre-commit", "commit-msg"]
+    note = next(line for line in summary_lines(first) if line.startswith("  note: "))
+    assert "not checked against the reservations and not tied to their subtasks" in note
+    assert note.endswith("run 'hive hooks install' first") and events[0].reason == first.hooks_note
     worker = next(e.agent for e in events if e.event == "worker_started" and e.cell_id == fails)
     update_cells(person, cell_ids=[fails, theirs], status="open", force=True, reason="retry")
     again, more = run(person, epic)
@@ -865,6 +887,9 @@ def test_a_re_issue_for_the_runner_s_own_worker_is_no_override_another_s_is(
         fails: worker,
         theirs: "Outsider",
     }
+    retried = next(e for e in more if e.event == "worker_started")
+    assert retried.reason == "again: its last attempt failed"
+    assert str(describe(retried)).endswith(f"(pid {retried.pid}); again: its last attempt failed")
     overrides = [e.detail for e in audit_log(person) if e.kind == "override"]
     assert not [o for o in overrides if f"re-issue the credential of {worker}" in o]
     assert len([o for o in overrides if "re-issue the credential of Outsider" in o]) == 1

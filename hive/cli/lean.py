@@ -366,7 +366,7 @@ def table(rows: Sequence[Row], width: int | None = None) -> str:
     ]
     text = _table(fields, width)
     lines = text.split("\n")  # a line break in a field makes a line more
-    if len(lines) == len(rows) + 2 and all(map(str.isprintable, lines)):
+    if len(lines) == len(rows) + 2 and all(map(str.isprintable, lines)) and nothing_unshown(text):
         return text  # nearly always: a check in C per line, not a call per field
     from hive.text import without_control
 
@@ -607,8 +607,22 @@ _TEXT_BLOCKS = (
 def plain_text(text: str) -> bool:
     """Text rich prints as it is: printable characters and line breaks, no line
     ending in blanks (what rich does with tabs, control codes and trailing spaces
-    is its own affair)."""
-    return all(line.isprintable() and line == line.rstrip() for line in text.split("\n"))
+    is its own affair), none shown otherwise (:func:`nothing_unshown`)."""
+    return nothing_unshown(text) and all(
+        line.isprintable() and line == line.rstrip() for line in text.split("\n")
+    )
+
+
+def nothing_unshown(text: str) -> bool:
+    """Whether ``text`` holds no invisible character a terminal is shown as its code
+    point (``hive.text.INVISIBLE_CHARS``: a Hangul filler is printable, and shown as
+    ``<U+3164>``); control characters and line breaks are the caller's to judge. ASCII
+    text holds none (settled without importing the rule)."""
+    if text.isascii():
+        return True
+    from hive.text import INVISIBLE_CHARS
+
+    return INVISIBLE_CHARS.isdisjoint(text)
 
 
 # ------------------------------------------------------------------ the pre-commit hook

@@ -29,14 +29,14 @@ def _actor_name_ok(name: str) -> bool:
     """``^[\\w.@+-][\\w .@+-]{0,63}$`` (``\\w``: ``str.isalnum`` or ``_``), without ``re``
     (stripped names only: no line feed for ``$`` to stand before); after the first
     character also the combining marks of a word (Hindi and Malayalam vowel signs and
-    viramas: UAX #31's identifier characters, but none that is invisible) and the
-    zero-width non-joiner and joiner where Unicode's identifier rules allow them
-    (``hive.text.first_unprintable``)."""
+    viramas: UAX #31's identifier characters); and none a name may not hold
+    (``hive.text.first_unprintable``: a Hangul filler is a letter shown as nothing, a
+    joiner or a variation selector is allowed only in its place)."""
     if not 1 <= len(name) <= 64 or name[0] == " ":
         return False
-    if all(char.isalnum() or char in _ACTOR_MARKS or char == " " for char in name):
-        return True
-    if name.isascii() or not (name[0].isalnum() or name[0] in _ACTOR_MARKS):
+    if name.isascii():
+        return all(char.isalnum() or char in _ACTOR_MARKS or char == " " for char in name)
+    if not (name[0].isalnum() or name[0] in _ACTOR_MARKS):
         return False
     from hive.text import first_unprintable
 
@@ -45,26 +45,13 @@ def _actor_name_ok(name: str) -> bool:
 
 def _word_char(char: str) -> bool:
     """A character of an agent name that is not ASCII: a letter or digit, a combining
-    mark (not an invisible one: a variation selector, the combining grapheme joiner) or a
-    joiner (where it stands is :func:`hive.text.first_unprintable`'s to judge)."""
+    mark or a joiner (where marks and joiners stand is
+    :func:`hive.text.first_unprintable`'s to judge)."""
     import unicodedata
 
     if char.isalnum() or char in _ACTOR_MARKS or char in " \u200c\u200d":
         return True
-    return unicodedata.category(char) in ("Mn", "Mc") and char not in _INVISIBLE_MARKS
-
-
-def _first_invisible_mark(name: str) -> tuple[int, str] | None:
-    return next(((at, c) for at, c in enumerate(name, start=1) if c in _INVISIBLE_MARKS), None)
-
-
-# Default-ignorable combining marks (shown as nothing): the combining grapheme joiner,
-# Khmer's inherent vowels, Mongolian free variation selectors, variation selectors.
-_INVISIBLE_MARKS = frozenset(
-    [chr(code) for code in (0x34F, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F)]
-    + [chr(code) for code in range(0xFE00, 0xFE10)]
-    + [chr(code) for code in range(0xE0100, 0xE01F0)]
-)
+    return unicodedata.category(char) in ("Mn", "Mc")
 
 
 def check_actor(name: str) -> str:
@@ -73,7 +60,7 @@ def check_actor(name: str) -> str:
         from hive.text import first_unprintable
 
         advice = "use letters, digits, spaces and . _ @ + - (max 64)"
-        hidden = first_unprintable(name) or _first_invisible_mark(name)
+        hidden = first_unprintable(name)
         if hidden is not None:  # named: it cannot be seen in the name as printed
             from hive.domain.limits import hidden_character
 
@@ -124,16 +111,22 @@ def slug(name: str) -> str:
     return "".join(out).replace("\0", ".").strip(".") or "agent"
 
 
-def made_up_identity(git: GitRepo, name: str) -> Identity:
-    """A person's commit identity where git knows none (``GitRepo.person_identity``):
-    ``user.name`` (and its ``user.email``) if set, else ``name`` (the OS user), at
-    ``hive.local``; both paths, full and lean, commit under it."""
-    configured = git.config_identity()
-    if configured is not None:
-        return configured
+def commit_identity(git: GitRepo, principal: Acting) -> Identity:
+    """Author and committer of the principal's commits, on the full and the lean path:
+    a person's as git would make them (``GitRepo.person_identity``; where git knows none,
+    the fields git's settings give and the person's name at ``hive.local``), an agent's
+    name at ``hive.local``."""
     from hive.git.repo import Identity
 
-    return Identity(name=name, email=f"{slug(name)}@hive.local")
+    person = principal.name
+    if principal.kind == "person":
+
+        def made_up(name: str | None, email: str | None) -> Identity:
+            name = name or person
+            return Identity(name=name, email=email or f"{slug(name)}@hive.local")
+
+        return git.person_identity(made_up)
+    return Identity(name=person, email=f"{slug(person)}@hive.local")
 
 
 def os_user() -> str | None:

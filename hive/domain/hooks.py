@@ -15,6 +15,7 @@ from hive.models.results import HookResult
 MARKER = "# installed by hive"
 CHAINED_SUFFIX = ".hive-chained"
 HOOKS = ("pre-commit", "commit-msg")
+FRAMEWORK_SIGN = "pre-commit.com"  # in the hook scripts the pre-commit framework writes
 
 
 def hooks_dir(ws: Workspace) -> str:
@@ -91,6 +92,23 @@ if [ -x "$chained" ]; then
   fi
 fi
 """
+
+
+def missing_hooks(ws: Workspace) -> list[str]:
+    """The hooks of HOOKS that do not run hive here: no such hook, or one that neither
+    hive installed nor calls 'hive hooks run' (a pre-commit framework's hook counts as
+    running it: the framework's configuration, which hive does not read, declares it)."""
+    directory = hooks_dir(ws)
+    missing = []
+    for name in HOOKS:
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        if not any(sign in text for sign in (MARKER, "hive hooks run", FRAMEWORK_SIGN)):
+            missing.append(name)
+    return missing
 
 
 def install_hook(ws: Workspace) -> HookResult:

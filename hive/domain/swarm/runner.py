@@ -48,6 +48,7 @@ from typing import IO, Any
 
 from hive.domain.cells import close_cells, get_cell
 from hive.domain.graph import open_blockers, ready_cells
+from hive.domain.hooks import missing_hooks
 from hive.domain.identity import holding_session, issue_credential, register_agent
 from hive.domain.mail import append_registration, thread_messages
 from hive.domain.outcomes import load_outcomes
@@ -368,6 +369,7 @@ class _Runner:
         self.seen_messages: set[int] = set()
         self.last_observed = 0.0
         self.dirty_before: dict[str, str | None] | None = None  # shared tree, at the start
+        self.hooks_missing = missing_hooks(ws)
 
     # ------------------------------------------------------------ the loop
 
@@ -386,6 +388,7 @@ class _Runner:
                 "directory": self.directory,
             },
             subtasks=[self._state(c, index) for c in self._subtasks(index)],
+            reason=_hooks_note(self.hooks_missing),
         )
         if self.settings.isolation == "reservation":
             self.dirty_before = self._dirty()
@@ -457,12 +460,19 @@ class _Runner:
         )
 
     def _ready(self) -> list[Cell]:
+        """The epic's ready subtasks this run may start now: not running, not skipped,
+        and not assigned to the agent of a running worker (its credential is re-issued
+        for each worker, which would cut off the one running: it waits its turn)."""
         index = self.ws.cells()
         family = {cell.id for cell in self._subtasks(index)}
+        busy = {worker.job.agent for worker in self.running.values()}
         return [
             cell
             for cell in ready_cells(index)
-            if cell.id in family and cell.id not in self.running and cell.id not in self.skipped
+            if cell.id in family
+            and cell.id not in self.running
+            and cell.id not in self.skipped
+            and cell.assignee not in busy
         ]
 
     def _can_dispatch(self) -> bool:
@@ -492,8 +502,8 @@ class _Runner:
                 "skipped", cell_id=cell.id, title=cell.title, reason=exc.message, status=cell.status
             )
             return
+        earlier = _earlier_attempt(cell)
         try:
-            earlier = _earlier_attempt(cell)
             worker = self._launch(claimed, agent, session, log, worktree, branch, earlier)
         except (HiveError, OSError) as exc:
             reason = exc.message if isinstance(exc, HiveError) else f"could not start: {exc}"
@@ -516,6 +526,7 @@ class _Runner:
             prompt_file=worker.prompt_file,
             worktree=worktree,
             branch=branch,
+            reason=_again(cell) if earlier else None,
         )
 
     def _agent_for(self, cell: Cell, session: str) -> str:
@@ -1422,6 +1433,8 @@ class _Runner:
             blocked={c.id: _block_reason(c) for c in subtasks if c.status == "blocked"},
             remaining=[c.id for c in subtasks if not c.is_closed and c.status != "blocked"],
             runs=self.runs,
+            hooks_missing=self.hooks_missing,
+            hooks_note=_hooks_note(self.hooks_missing),
         )
         result.skipped = {c: why for c, why in self.skipped.items() if c in result.remaining}
         with contextlib.suppress(HiveError, OSError):  # tidying never fails the run
@@ -1467,6 +1480,28 @@ def worth_keeping(ignored: list[str]) -> list[str]:
 def _disposable(path: str) -> bool:
     parts = path.rstrip("/").split("/")
     return any(fnmatch.fnmatchcase(part, pattern) for part in parts for pattern in DISPOSABLE)
+
+
+def _hooks_note(missing: list[str]) -> str | None:
+    """What running without hive's git hooks means (None when none is missing)."""
+    if not missing:
+        return None
+    lost = []
+    if "pre-commit" in missing:
+        lost.append("not checked against the reservations")
+    if "commit-msg" in missing:
+        lost.append("not tied to their subtasks (hive review)")
+    return (
+        f"hive's git hooks are not installed here ({', '.join(missing)}): the workers' own"
+        f" git commits are {' and '.join(lost)}; run 'hive hooks install' first"
+    )
+
+
+def _again(cell: Cell) -> str:
+    """For the start of a subtask an earlier run blocked or stopped: which it was."""
+    if run_info(cell).get("state") == "requeued":
+        return "again: its last worker was stopped"
+    return "again: its last attempt failed"
 
 
 def _cell_of(name: str, index: CellIndex) -> Cell | None:
