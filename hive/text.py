@@ -14,6 +14,11 @@ CONTROL_CHARS = frozenset(
     + ["\u2028", "\u2029"]
 )
 
+# Letters and marks ``str.isprintable`` passes that are shown as nothing (Unicode's
+# default ignorable ones): the combining grapheme joiner, the Hangul fillers, Khmer's
+# inherent vowels.
+BLANK_LETTERS_AND_MARKS = (0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0)
+
 # Characters that are not seen but change what is seen ("Trojan Source"): the
 # bidirectional marks, embeddings, overrides and isolates (they reorder the text around
 # them: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), and Unicode's other
@@ -21,13 +26,16 @@ CONTROL_CHARS = frozenset(
 # separator, the zero-width space, the word joiner and invisible operators, the
 # deprecated format controls, the byte-order mark, interlinear annotations, the shorthand
 # format controls, the musical beam, tie, slur and phrase controls and the tag
-# characters (invisible text). Not among them: the zero-width non-joiner and joiner
+# characters (invisible text); and the letters and marks shown as nothing that are no
+# format characters (:data:`BLANK_LETTERS_AND_MARKS`; not the variation selectors:
+# emoji and ideographs take them). Not among them: the zero-width non-joiner and joiner
 # (U+200C, U+200D), which shape the letters of Persian and Indic words and join emoji
 # (a family, a rainbow flag) and neither reorder nor hide text, and the visible format
 # characters of some scripts (Arabic number signs, hieroglyph controls). Written text
 # may hold any of them (Hebrew and Arabic use the marks); a terminal is not given them.
 INVISIBLE_CHARS = frozenset(
     [chr(code) for code in (0xAD, 0x61C, 0x180E, 0xFEFF, 0xE0001)]
+    + [chr(code) for code in BLANK_LETTERS_AND_MARKS]
     + [chr(code) for code in (0x200B, 0x200E, 0x200F)]
     + [chr(code) for code in range(0x202A, 0x202F)]
     + [chr(code) for code in range(0x2060, 0x2065)]
@@ -49,14 +57,71 @@ def code_point(char: str) -> str:
 
 
 def first_unprintable(text: str) -> tuple[int, str] | None:
-    """(position counted from 1, character) of the first character of ``text`` that is
-    not shown as itself (``str.isprintable``: control characters, every format character
-    (bidirectional controls, zero-width characters and joiners, the byte-order mark),
-    line and paragraph separators, spaces other than the plain space, private-use and
-    unassigned code points); None when every one is."""
-    if text.isprintable():
+    """(position counted from 1, character) of the first character of ``text`` that a
+    name may not hold, None when it holds none: every character not shown as itself
+    (``str.isprintable``: control characters, format characters (bidirectional
+    controls, zero-width characters, the byte-order mark), line and paragraph
+    separators, spaces other than the plain space, private-use and unassigned code
+    points) and every one :data:`SHOWN_AS_NOTHING` holds, but the zero-width non-joiner
+    and joiner (U+200C, U+200D) where Unicode's identifier rules allow them (after a
+    virama, between joining letters, inside an emoji sequence) and a variation selector
+    after a character it gives a form of (an emoji, an ideograph): ``hive.joiners``."""
+    if text.isprintable() and (text.isascii() or SHOWN_AS_NOTHING.isdisjoint(text)):
         return None
-    return next((at, char) for at, char in enumerate(text, start=1) if not char.isprintable())
+    for at, char in enumerate(text, start=1):
+        if char.isprintable() and char not in SHOWN_AS_NOTHING:
+            continue
+        if char in JOINERS or char in SELECTORS:
+            from hive.joiners import allowed_in_place
+
+            if allowed_in_place(text, at - 1):
+                continue
+        return at, char
+    return None
+
+
+# The zero-width non-joiner and joiner: shaping in Persian and Indic words, emoji.
+JOINERS = frozenset("\u200c\u200d")
+
+# Variation selectors: each chooses a form of the character before it (an emoji's
+# presentation, an ideograph's variant, a Mongolian letter's form: the free variation
+# selectors), and is shown as nothing itself.
+SELECTORS = frozenset(
+    [chr(code) for code in range(0xFE00, 0xFE10)]
+    + [chr(code) for code in range(0xE0100, 0xE01F0)]
+    + [chr(code) for code in (0x180B, 0x180C, 0x180D, 0x180F)]
+)
+
+# Characters ``str.isprintable`` passes that are shown as nothing: the blank letters
+# and marks and the variation selectors. A name refuses them (a selector in its place
+# is allowed).
+SHOWN_AS_NOTHING = SELECTORS | frozenset(map(chr, BLANK_LETTERS_AND_MARKS))
+
+
+def refusal_reason(char: str, *, spaced: bool = True) -> tuple[str, str]:
+    """(what ``char`` is, what to do) for a name holding it (one
+    :func:`first_unprintable` found): ``("a space other than the plain space", "write a
+    plain space (U+0020) instead")``; ``spaced``: the name may hold a plain space (an id
+    may not: the space is then to be removed)."""
+    import unicodedata
+
+    category = unicodedata.category(char)
+    if category == "Zs":
+        fix = "write a plain space (U+0020) instead" if spaced else "remove it"
+        return "a space other than the plain space", fix
+    if category == "Co":
+        return "a private-use character (fonts show it differently or not at all)", "remove it"
+    if category == "Cn":
+        return "an unassigned code point", "remove it"
+    if char in JOINERS:
+        where = "after a virama, between joining letters or between emoji"
+        return f"a joiner outside the letters or emoji it may join ({where})", "remove it"
+    if char in SELECTORS:
+        where = "an emoji, an ideograph or a symbol it gives a form of"
+        return f"a variation selector that is not after {where}", "remove it"
+    if char in SHOWN_AS_NOTHING:
+        return "a character shown as nothing (a filler or a grapheme joiner)", "remove it"
+    return "an invisible, bidirectional or control character", "remove it"
 
 
 def described(char: str) -> str:
@@ -91,6 +156,32 @@ def _shown_char(char: str, kept: frozenset[str]) -> str:
     if char in INVISIBLE_CHARS:
         return f"<{code_point(char)}>"
     return "?" if char in CONTROL_CHARS and char not in kept else char
+
+
+def shown_pieces(text: str) -> list[str]:
+    """``text`` (as shown: :func:`without_control`) in the pieces a cut may not split:
+    each ``<U+XXXX>`` (four to six hex digits) whole, every other character alone."""
+    if "<U+" not in text:
+        return list(text)
+    pieces: list[str] = []
+    at = 0
+    while at < len(text):
+        end = _marker_end(text, at)
+        pieces.append(text[at:end])
+        at = end
+    return pieces
+
+
+_HEX_DIGITS = frozenset("0123456789ABCDEF")
+
+
+def _marker_end(text: str, at: int) -> int:
+    """Where the ``<U+XXXX>`` at ``at`` ends (``at + 1`` when none starts there)."""
+    if text.startswith("<U+", at):
+        close = text.find(">", at + 3, at + 10)
+        if close - at - 3 in (4, 5, 6) and _HEX_DIGITS.issuperset(text[at + 3 : close]):
+            return close + 1
+    return at + 1
 
 
 # What a terminal is given of text that spans lines (descriptions, message bodies).

@@ -1,9 +1,13 @@
 """How long hive waits for a lock: ``HIVE_LOCK_TIMEOUT`` and ``lock_timeout_seconds``
-(shared by the models, the domain and the lean command-line path; imports nothing)."""
+(shared by the models, the domain and the lean command-line path; imports only ``time``),
+and how it is waited (:class:`Backoff`)."""
 
 from __future__ import annotations
 
+import time
+
 MAX_WAIT = 86400.0  # seconds: the longest lock wait hive accepts (a day)
+DEFAULT_WAIT = 30.0  # seconds: the lock wait where nothing sets one (lock_timeout_seconds)
 
 
 def seconds_of(value: object) -> float | None:
@@ -48,3 +52,24 @@ def wait_rule(value: object) -> str:
 def wait_refused(name: str, text: str) -> str:
     """Why ``text`` is not a lock wait (:func:`wait_of` gave None)."""
     return f"{name} must be {wait_rule(text)}"
+
+
+class Backoff:
+    """The pauses between tries of a lock another process holds (git's ``index.lock``,
+    a ``<ref>.lock``): 1 ms, doubling up to 50 ms, until ``timeout`` seconds have
+    passed since it was made. :meth:`pause` sleeps once and says whether to try again."""
+
+    __slots__ = ("_deadline", "_delay")
+
+    def __init__(self, timeout: float) -> None:
+        self._deadline = time.monotonic() + timeout
+        self._delay = 0.001
+
+    def pause(self) -> bool:
+        """Sleep before the next try; False (without sleeping) once the time is up."""
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(self._delay, left))
+        self._delay = min(self._delay * 2, 0.05)
+        return True

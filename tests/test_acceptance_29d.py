@@ -21,10 +21,11 @@ def test_an_unknown_hook_under_json_is_a_json_error(repo: Path) -> None:
     shown = hive(repo, "--json", "hooks", "run", "zzz")
     assert shown.returncode == 2, shown
     assert json.loads(shown.stdout) == {
-        "error": "unknown hook 'zzz': only 'pre-commit' exists",
+        "error": "unknown hook 'zzz': the hooks are 'pre-commit' and 'commit-msg FILE'",
         "code": "invalid_input",
     }
-    assert shown.stderr == "error: unknown hook 'zzz': only 'pre-commit' exists\n"
+    said = "unknown hook 'zzz': the hooks are 'pre-commit' and 'commit-msg FILE'"
+    assert shown.stderr == f"error: {said}\n"
     plain = hive(repo, "hooks", "run", "zzz")
     assert plain.returncode == 2 and plain.stdout == ""
 

@@ -86,6 +86,12 @@ LAZY = {  # what these commands need not import to print their plain answers to 
     "hive.models.reservation",  # hive.models.cellresults: the cell commands' results
     "hive.models.views",  # the supervisor's mail views, made where they are used
     "hive.models.swarm",  # doctor checks verify: without swarm_complete's module
+    "dulwich",  # hive's own readers; a ref not made yet (refs/hive/mail) is seen absent
+    "socket",  # the CLI's session names the host with os.uname
+    "hive.domain.memory",  # doctor reads a project memory, decision or outcome only
+    "hive.domain.permissions",  # where there is one (their readers import the
+    "hive.domain.outcomes",  # models of every seed tool: hive.models.seeds)
+    "hive.models.seeds",
 }
 RESULTS = {"hive.models.identity", "hive.models.reservation"}  # other operations' results
 HEAVY = {  # hand-written commands that only some commands need
@@ -225,3 +231,17 @@ def test_pydantic_finds_plugins_where_a_distribution_declares_one(tmp_path: Path
     assert found.stdout.split() == ["plugin", "saw", "Dependency", "module", "True"], (
         found.stdout + found.stderr
     )
+
+
+def test_the_session_names_the_host_as_socket_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's session (``cli:HOST:PID:RANDOM``) names the host as
+    ``socket.gethostname()`` does, without importing ``socket``."""
+    import socket
+
+    from hive.cli.opening import default_session, host_name
+
+    monkeypatch.delenv("HIVE_SESSION", raising=False)
+    assert host_name() == socket.gethostname()
+    kind, host, pid, random = default_session().split(":")
+    assert (kind, host, pid) == ("cli", socket.gethostname(), str(os.getpid()))
+    assert len(random) == 8 and int(random, 16) >= 0

@@ -289,9 +289,10 @@ def test_held_index_lock_refuses_the_write_before_anything_lands(
 
 
 class _GitHoldingTheIndex:
-    """Stands in for the ``time`` module of hive/git/index.py: its clock moves only when the
-    lock wait sleeps (a second a sleep), and the ``index.lock`` a git process holds is
-    removed once ``held_for`` seconds have passed on it: a long wait without waiting."""
+    """Stands in for the ``time`` module of hive/waits.py (the lock waits' backoff): its
+    clock moves only when the lock wait sleeps (a second a sleep), and the ``index.lock``
+    a git process holds is removed once ``held_for`` seconds have passed on it: a long
+    wait without waiting."""
 
     def __init__(self, lock: Path, held_for: float) -> None:
         self.lock, self.held_for, self.now = lock, held_for, 0.0
@@ -313,22 +314,96 @@ def test_index_lock_is_waited_for_as_long_as_the_configured_lock_wait(
     HIVE_LOCK_TIMEOUT is 30 waits it out, on the lean and the full path (hive used to give
     up after 10 s whatever the setting); with 5 it gives up, naming the wait and the way to
     wait longer, and nothing lands."""
-    import hive.git.index as index_module
+    import hive.waits as waits_module
 
     before = _history(repo)
     lock = repo / ".git" / "index.lock"
     lock.write_text("")
-    monkeypatch.setattr(index_module, "time", _GitHoldingTheIndex(lock, 12.0))
+    monkeypatch.setattr(waits_module, "time", _GitHoldingTheIndex(lock, 12.0))
     monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "5")
     refused = run_hive(["create", "gives up"], cwd=repo, module=module)
     assert refused.returncode == 6, refused.stderr
     assert "more than 5s" in refused.stderr and "HIVE_LOCK_TIMEOUT" in refused.stderr
     assert _history(repo) == before
-    monkeypatch.setattr(index_module, "time", _GitHoldingTheIndex(lock, 12.0))
+    monkeypatch.setattr(waits_module, "time", _GitHoldingTheIndex(lock, 12.0))
     monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "30")
     waited = run_hive(["create", "waits it out"], cwd=repo, module=module)
     assert waited.returncode == 0, waited.stderr
     assert not lock.exists()
+    assert "waits it out" in git(repo, "log", "-1", "--format=%s")
+    assert_clean(repo)
+
+
+class _ProcessHoldingARef:
+    """Another process holding ``<ref>.lock`` (created by it, as ``git update-ref`` does,
+    with no hive twin beside it, so never taken for a dead hive writer's), and a stand-in
+    for hive/waits.py's ``time`` whose clock moves a second at each sleep of the lock
+    wait: once ``held_for`` seconds have passed on it, the holder is told to release the
+    lock and has removed it before the wait goes on."""
+
+    HOLD = (
+        "import os, sys; lock = sys.argv[1]; fd = os.open(lock, os.O_WRONLY | os.O_CREAT"
+        " | os.O_EXCL); os.write(fd, sys.argv[2].encode() + b'\\n'); os.close(fd);"
+        " print('held', flush=True); sys.stdin.readline(); os.unlink(lock)"
+    )
+
+    def __init__(self, lock: Path, value: str, held_for: float) -> None:
+        import subprocess
+        import sys
+
+        self.lock, self.held_for, self.now = lock, held_for, 0.0
+        self.holder = subprocess.Popen(
+            [sys.executable, "-c", self.HOLD, str(lock), value],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.holder.stdout is not None and self.holder.stdout.readline() == "held\n"
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, _seconds: float) -> None:
+        self.now += 1.0
+        if self.now >= self.held_for:
+            self.release()
+
+    def release(self) -> None:
+        if self.holder.returncode is None:
+            self.holder.communicate("\n")
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"], ids=["lean", "full"])
+def test_a_ref_lock_is_waited_for_as_long_as_the_configured_lock_wait(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    """Another process holds ``refs/heads/main.lock`` for 3 s, past the fixed second hive
+    used to wait for a ref lock whatever HIVE_LOCK_TIMEOUT said: a write whose wait is 30
+    waits it out, with the backoff of git's ``index.lock``, on the lean and the full path;
+    with a wait of 2 it gives up, naming the wait and the way to wait longer, and nothing
+    lands (the intent settled, the index as it was)."""
+    import hive.waits as waits_module
+
+    before = _history(repo)
+    lock = repo / ".git" / "refs" / "heads" / "main.lock"
+    head = before[0].strip()
+    holder = _ProcessHoldingARef(lock, head, 3.0)
+    try:
+        monkeypatch.setattr(waits_module, "time", holder)
+        monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "2")
+        refused = run_hive(["create", "gives up"], cwd=repo, module=module)
+        assert refused.returncode == 6, refused.stderr
+        assert "main.lock exists" in refused.stderr and "more than 2s" in refused.stderr
+        assert "HIVE_LOCK_TIMEOUT" in refused.stderr
+        assert lock.exists() and _history(repo) == before
+        assert_clean(repo)
+        holder.now = 0.0
+        monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "30")
+        waited = run_hive(["create", "waits it out"], cwd=repo, module=module)
+    finally:
+        holder.release()
+    assert waited.returncode == 0, waited.stderr
+    assert holder.now >= 3.0 and not lock.exists()
     assert "waits it out" in git(repo, "log", "-1", "--format=%s")
     assert_clean(repo)
 
@@ -367,3 +442,18 @@ def test_hive_commits_are_in_the_reflog_like_git_commits(ws: Workspace, repo: Pa
     head = git(repo, "reflog", "-1", "--format=%gs", "HEAD").strip()
     assert branch == head == f"commit: hive: create {cell.id} logged"
     assert_clean(repo)
+
+
+def test_a_ref_not_made_yet_is_absent_without_opening_dulwich(ws: Workspace, repo: Path) -> None:
+    """``ref_value`` of a ref that does not exist (``refs/hive/mail`` before the first
+    message, which ``hive doctor`` asks for) is None from the ref files themselves:
+    dulwich (~15 ms to import) is opened only for what those cannot answer for sure."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert ws.git.ref_value("refs/hive/nothing") is None
+    git(repo, "update-ref", "refs/hive/packed", head)
+    git(repo, "pack-refs", "--all")
+    assert ws.git.ref_value("refs/hive/packed") == head  # packed: still found
+    assert ws.git.ref_value("refs/hive/pack") is None  # a prefix of a packed name
+    assert ws.git._repo is None, "dulwich was opened to learn that a ref does not exist"
+    git(repo, "symbolic-ref", "refs/hive/sym", "refs/heads/main")
+    assert ws.git.ref_value("refs/hive/sym") == head  # a symbolic ref: dulwich reads it

@@ -105,8 +105,15 @@ def test_tools_answer_a_structured_error_naming_the_character(repo: Path, ws: Wo
     agent = agent_env(repo, "ag1")
     registered = run_hive(["-C", str(repo), "agent", "register", f"ag{RLO}2"], env=agent)
     assert registered.returncode == 2 and f"{NAMED} 3" in registered.stderr, registered.stderr
-    said = f"{NAMED} 3 is an invisible, bidirectional or control character: use letters"
-    assert said in registered.stderr, registered.stderr  # the whole reason, not cut short
+    said = (
+        f"invalid agent name 'ag\\u202e2': {NAMED} 3 is an invisible, bidirectional or"
+        " control character, which a name may not hold (it would read as another name);"
+        " use letters"
+    )  # worded as every other name's refusal (limits.hidden_character)
+    assert said in " ".join(registered.stderr.split()), registered.stderr  # whole, not cut
+    fresh = call_tool(CallContext(root=str(repo)), "swarmmail_init", {"agent_name": f"d{RLO}"})
+    assert fresh.get("code") == "invalid_input", fresh
+    assert (fresh["character"], fresh["position"]) == ("U+202E", 2), fresh
 
 
 def test_mail_refuses_a_hidden_thread_id_and_keeps_a_hidden_subject(

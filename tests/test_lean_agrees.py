@@ -307,3 +307,48 @@ def test_verbose_is_answered_by_the_lean_path(
 
     assert entry.dispatch(entry.parse(["-C", str(repo), *args])) == 0
     assert capsys.readouterr().out == both(repo, *args).stdout
+
+
+def test_places_the_full_cli_refuses_are_refused_by_the_lean_path(
+    repo: Path, cells: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a user meets most before hive is set up (outside a repository, a bare one,
+    ``git init`` without a commit, a repository without ``hive init``, an unborn branch)
+    and a write on a detached HEAD: answered by the lean path itself (no full CLI
+    started for one line), with the full CLI's output, error and exit code."""
+    from hive.cli import entry
+
+    urgent = cells["urgent"]
+    reads = [["list"], ["--json", "ready"], ["show", urgent], ["list", "--json", "-s", "open"]]
+    writes = [["create", "x"], ["--json", "update", urgent, "-p", "1"], ["close", urgent]]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    places = [
+        (outside, "not inside a git repository", reads + writes + [["reserve", "src/x.py"]]),
+        (bare, "needs a working tree", reads + writes + [["release", "src/x.py"]]),
+        (make_repo(tmp_path / "fresh", commit=False), "hive init", reads + writes),
+        (make_repo(tmp_path / "plain"), "hive init", reads + writes),
+    ]
+    unborn = copy_repo(repo, tmp_path / "unborn")
+    git(unborn, "checkout", "-q", "--orphan", "unborn")
+    places.append((unborn, "hive init", reads + writes))
+    detached = copy_repo(repo, tmp_path / "detached")
+    git(detached, "checkout", "-q", "--detach")
+    places.append((detached, "detached", writes))
+
+    def answered(place: Path, args: list[str]) -> bool:
+        code = entry.dispatch(entry.parse(["-C", str(place), *args]))
+        capsys.readouterr()
+        return code is not None
+
+    for place, said, commands in places:
+        head = git(place, "rev-parse", "-q", "--verify", "HEAD", check=False)
+        for args in commands:
+            assert answered(place, args), f"hive {' '.join(args)} in {place.name}: deferred"
+            refused = both(place, *args)
+            assert refused.returncode in (2, 4) and said in refused.stderr, refused.stderr
+            if "--json" in args:
+                assert json.loads(refused.stdout)["error"] in refused.stderr
+        assert git(place, "rev-parse", "-q", "--verify", "HEAD", check=False) == head

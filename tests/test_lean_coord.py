@@ -753,33 +753,50 @@ def test_an_agents_denied_patterns_are_checked_by_the_path_rules(
     _same(["reserve", "src/b.py", "--json"], base, tmp_path, capsys)  # not denied
 
 
-def test_an_identity_it_cannot_prove_is_refused_by_the_full_cli(
-    base: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+IDENTITY_COMMANDS = {
+    "reserve": ["reserve", "src/b.py"],
+    "release": ["release", "README.md"],
+    "send": ["mail", "send", "bob", "-s", "x"],
+    "inbox": ["mail", "inbox"],
+    "read": ["mail", "read", "1"],
+}
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+@pytest.mark.parametrize("command", sorted(IDENTITY_COMMANDS))
+def test_an_identity_it_cannot_prove_is_refused_by_the_lean_path_as_by_the_full_cli(
+    command: str,
+    as_json: bool,
+    base: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """A name claimed without its credential (``HIVE_AGENT``, ``--actor``), a token of
+    nobody, a token of another agent, a claim that is no agent name: refused by the
+    lean path with the full CLI's output and exit code (no full CLI started for one
+    line), and nothing is written."""
+    args = ["--json"] * as_json + IDENTITY_COMMANDS[command]
     head, mail = heads(base)
-    commands = [
-        ["reserve", "src/b.py"],
-        ["release", "README.md"],
-        ["mail", "send", "bob", "-s", "x"],
+    bob = credential(base, "bob")
+    situations = [
+        ({"HIVE_AGENT": "alice"}, [], "needs its credential"),
+        ({}, ["--actor", "alice"], "needs its credential"),
+        ({"HIVE_AGENT_TOKEN": "not-a-credential"}, [], "not the credential of any agent"),
+        ({"HIVE_AGENT_TOKEN": bob, "HIVE_AGENT": "alice"}, [], "you are bob"),
+        ({}, ["--actor", "no/name"], "invalid agent name"),
     ]
-    monkeypatch.setenv("HIVE_AGENT", "alice")  # a name claimed without its credential
-    for args in commands:
-        assert lean_run(base, args, capsys)[:2] == (None, ""), args
-        code, _, err = full_run(base, args, capsys)
-        assert code == 5 and "needs its credential" in err, args
-    monkeypatch.setenv("HIVE_AGENT_TOKEN", "not-a-credential")
-    for args in commands:
-        assert lean_run(base, args, capsys)[:2] == (None, ""), args
-        assert full_run(base, args, capsys)[0] == 5
-    monkeypatch.setenv("HIVE_AGENT_TOKEN", credential(base, "bob"))  # bob's, not alice's
-    for args in commands:
-        assert lean_run(base, args, capsys)[:2] == (None, ""), args
-        code, _, err = full_run(base, args, capsys)
-        assert code == 5 and "you are bob" in err, args
-    assert (git(base, "rev-parse", "HEAD"), git(base, "rev-parse", "refs/hive/mail")) == (
-        head,
-        mail,
-    )
+    for env, claim, said in situations:
+        with monkeypatch.context() as scoped:
+            for key, value in env.items():
+                scoped.setenv(key, value)
+            lean = lean_run(base, [*claim, *args], capsys)
+            assert lean[0] is not None, f"the lean path deferred {env} {claim}"
+            assert lean == full_run(base, [*claim, *args], capsys), (env, claim)
+        assert said in lean[2] and lean[0] in (2, 5)
+        if as_json:
+            assert json.loads(lean[1])["code"] in ("not_your_identity", "invalid_input")
+    assert heads(base) == (head, mail)
+    assert_clean(base)
 
 
 DEFERRED = {

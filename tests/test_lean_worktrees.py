@@ -259,19 +259,24 @@ def test_the_worktrees_own_head_is_read_not_the_main_ones(
     assert_clean(main)
 
 
-def test_a_worktrees_own_git_config_is_left_to_the_full_cli(
-    template: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_worktrees_own_git_config_is_read_as_git_reads_it(
+    template: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With ``extensions.worktreeConfig`` a linked worktree may have its own
-    ``user.name``: the lean path does not read that file for sure, so it defers, and
-    the full CLI writes as the worktree's person."""
-    side = linked(template, tmp_path, "config")
-    git(side, "config", "extensions.worktreeConfig", "true")
-    git(side, "config", "--worktree", "user.name", "Side Person")
-    assert lean_run(side, ["create", "by the side person"], capsys) == (None, "", "")
-    code, _, err = full_run(side, ["create", "by the side person"], capsys)
-    assert code == 0, err
-    assert git(side, "log", "-1", "--format=%an").strip() == "Side Person"
+    ``user.name``: the lean path reads that file first, as git does, and writes as the
+    worktree's person, as the full CLI does (no ``GIT_AUTHOR_NAME``, which git puts
+    before any config)."""
+    monkeypatch.delenv("GIT_AUTHOR_NAME")
+    for name, answer in (("lean", lean_run), ("full", full_run)):
+        side = linked(template, tmp_path, f"config-{name}")
+        git(side, "config", "extensions.worktreeConfig", "true")
+        git(side, "config", "--worktree", "user.name", "Side Person")
+        code, _, err = answer(side, ["create", "by the side person"], capsys)
+        assert code == 0, f"{name}: {err}"
+        assert git(side, "log", "-1", "--format=%an").strip() == "Side Person"
 
 
 # ------------------------------------------------------------------ detached HEAD
@@ -295,17 +300,23 @@ def test_a_detached_head_hive_may_commit_on_is_answered_lean(
     assert after["branch"] == "HEAD\n"  # still detached
 
 
-def test_a_detached_head_hive_may_not_commit_on_is_left_to_the_full_cli(
+def test_a_detached_head_hive_may_not_commit_on_is_refused_as_by_the_full_cli(
     template: dict[str, Any],
     tmp_path: Path,
     frozen: Callable[[], None],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Without HIVE_ALLOW_DETACHED a write there defers (the full CLI refuses it and says
-    why); mail, on its own ref, is answered all the same."""
+    """Without HIVE_ALLOW_DETACHED a cell write there is refused by the lean path's
+    transaction as by the full CLI's (the same words and exit code); a reservation
+    defers to the full CLI, which refuses it; mail, on its own ref, is answered all
+    the same."""
     side = linked(template, tmp_path, "detached", detach=True)
     before = outcome(side)
-    for args in (["create", "x"], ["reserve", "src/b.py"], ["release", "README.md"]):
+    for args in (["create", "x"], ["--json", "create", "x"]):
+        lean = lean_run(side, args, capsys)
+        assert lean == full_run(side, args, capsys)
+        assert lean[0] == 4 and "HEAD is detached" in lean[2]
+    for args in (["reserve", "src/b.py"], ["release", "README.md"]):
         assert lean_run(side, args, capsys) == (None, "", "")
         code, _, err = full_run(side, args, capsys)
         assert code == 4 and "HEAD is detached" in err

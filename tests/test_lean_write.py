@@ -119,7 +119,9 @@ def full_run(root: Path, args: list[str], capsys: pytest.CaptureFixture[str]) ->
 
     with pytest.raises(SystemExit) as stopped:
         run(entry.parse(["-C", str(root), *args]).argv())
-    return stopped.value.code, capsys.readouterr().out
+    captured = capsys.readouterr()
+    full_run.err = captured.err  # type: ignore[attr-defined]
+    return stopped.value.code, captured.out
 
 
 def reset_ids(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -313,21 +315,80 @@ def test_what_the_lean_path_cannot_answer_exactly_is_deferred(
     assert_clean(root)
 
 
-def test_an_identity_it_cannot_prove_is_deferred(
-    base: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+IDENTITY_COMMANDS = {
+    "create": ["create", "x"],
+    "create-blank-title": ["create", "   "],  # the model's check, after who acts
+    "update": ["update", "{open}", "-p", "1"],
+    "update-unknown": ["update", "hv-nothere", "-p", "1"],  # looked up after who acts
+    "close": ["close", "{open}", "-r", "done"],
+}
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+@pytest.mark.parametrize("command", sorted(IDENTITY_COMMANDS))
+def test_an_identity_it_cannot_prove_is_refused_by_the_lean_path_as_by_the_full_cli(
+    command: str,
+    as_json: bool,
+    base: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """``hive --actor NAME create ...`` without NAME's credential (or with a token of
+    nobody, of another agent, or a claim that is no agent name): the full CLI's
+    refusal, output and exit code, from the lean path; nothing is written."""
     root = base["root"]
+    args = ["--json"] * as_json + [
+        part.format(**base["ids"]) for part in IDENTITY_COMMANDS[command]
+    ]
     head = git(root, "rev-parse", "HEAD")
-    monkeypatch.setenv("HIVE_AGENT", "mallory")  # a name claimed without its credential
-    assert lean_run(root, ["create", "x"], capsys)[0] is None
-    monkeypatch.setenv("HIVE_AGENT_TOKEN", "not-a-credential")
-    assert lean_run(root, ["create", "x"], capsys)[0] is None
-    monkeypatch.setenv("HIVE_AGENT_TOKEN", credential(root, "worker"))
-    assert lean_run(root, ["create", "x"], capsys)[0] is None  # worker's, not mallory's
+    worker = credential(root, "worker")
+    situations = [
+        ({}, ["--actor", "mallory"], "needs its credential"),
+        ({"HIVE_AGENT": "mallory"}, [], "needs its credential"),
+        ({"HIVE_AGENT_TOKEN": "not-a-credential"}, [], "not the credential of any agent"),
+        ({"HIVE_AGENT_TOKEN": worker}, ["--actor", "mallory"], "you are worker"),
+        ({}, ["--actor", "no/name"], "invalid agent name"),
+    ]
+    for env, claim, said in situations:
+        with monkeypatch.context() as scoped:
+            for key, value in env.items():
+                scoped.setenv(key, value)
+            lean = lean_run(root, [*claim, *args], capsys), lean_run.err  # type: ignore[attr-defined]
+            assert lean[0][0] is not None, f"the lean path deferred {env} {claim}"
+            full = full_run(root, [*claim, *args], capsys)
+        assert lean == (full, full_run.err), (env, claim)  # type: ignore[attr-defined]
+        assert said in lean[1] and lean[0][0] in (2, 5)
     assert git(root, "rev-parse", "HEAD") == head
+    assert_clean(root)
 
 
-def test_unusual_repositories_are_deferred(
+PARAMETERS_FIRST = {  # refused by the parameter model before the full CLI asks who acts
+    "empty-title": ["create", ""],
+    "long-title": ["create", "t" * 501],
+    "long-id": ["update", "h" * 201, "-p", "1"],
+    "long-new-title": ["update", "{open}", "--title", "t" * 501],
+    "many-labels": ["update", "{open}", *["--add-label", "l"] * 51],
+    "long-reason": ["close", "{open}", "-r", "r" * 5001],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARAMETERS_FIRST))
+def test_a_bad_parameter_is_worded_before_an_unproven_identity(
+    name: str,
+    base: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The lean path refuses a claimed identity only where the full CLI would come to
+    it: a parameter the model refuses first is left to the full CLI, which names it."""
+    root = base["root"]
+    args = ["--actor", "mallory", *(part.format(**base["ids"]) for part in PARAMETERS_FIRST[name])]
+    assert lean_run(root, args, capsys) == (None, "")
+    code, _ = full_run(root, args, capsys)
+    assert code == 2 and "credential" not in full_run.err  # type: ignore[attr-defined]
+
+
+def test_unusual_repositories_are_deferred_or_refused_as_by_the_full_cli(
     base: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = base["root"]
@@ -335,10 +396,12 @@ def test_unusual_repositories_are_deferred(
         path.unlink()  # a fresh clone: the state is not indexed yet
     assert lean_run(root, ["create", "x"], capsys)[0] is None
     Workspace(str(root)).cells()
-    git(root, "checkout", "-q", "--detach")
-    assert lean_run(root, ["create", "x"], capsys)[0] is None  # not allowed: refused in full
-    git(root, "checkout", "-q", "--orphan", "unborn")
-    assert lean_run(root, ["create", "x"], capsys)[0] is None  # an unborn branch
+    git(root, "checkout", "-q", "--detach")  # not allowed: refused as the full CLI refuses it
+    assert lean_run(root, ["create", "x"], capsys) == full_run(root, ["create", "x"], capsys)
+    assert lean_run.err == full_run.err and "HEAD is detached" in lean_run.err  # type: ignore[attr-defined]
+    git(root, "checkout", "-q", "--orphan", "unborn")  # an unborn branch: no hive there
+    assert lean_run(root, ["create", "x"], capsys) == full_run(root, ["create", "x"], capsys)
+    assert lean_run.err == full_run.err and "hive init" in lean_run.err  # type: ignore[attr-defined]
     git(root, "checkout", "-q", "-f", "main")
     os.environ["HIVE_AUTOCOMMIT"] = "0"
     try:
@@ -665,6 +728,49 @@ def test_git_config_values_are_dulwichs(name: str, repo: Path) -> None:
             continue
         assert found == expected, (section, key)
         assert opened.config_value(section, key) == expected
+
+
+@pytest.mark.usefixtures("frozen")  # one clock and id sequence: the same commits
+@pytest.mark.parametrize("enabled", ["true", "false"])
+def test_a_worktrees_own_config_is_read_as_git_reads_it(
+    enabled: str,
+    base: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``extensions.worktreeConfig`` (which ``git sparse-checkout`` turns on): each
+    worktree's ``config.worktree`` is read after the repository's, as git reads it, when
+    the extension is true (and not at all when false); a lean write there is answered,
+    by the identity git gives, as by the full CLI (it used to defer every write)."""
+    from hive.git.configfile import config_value
+    from hive.git.refs import discover
+
+    monkeypatch.delenv("GIT_AUTHOR_NAME")  # git puts it before any config
+    root = base["root"]
+    git(root, "config", "extensions.worktreeConfig", enabled)
+    (root / ".git" / "config.worktree").write_text("[user]\n\tname = Main Tree\n")
+    side = tmp_path / "side"
+    git(root, "worktree", "add", "-q", str(side), "-b", "side")
+    (root / ".git" / "worktrees" / "side" / "config.worktree").write_text(
+        "[user]\n\tname = Side Tree\n\temail = side@example.com\n"
+    )
+    for place in (root, side):
+        for key in ("name", "email"):
+            said = git(place, "config", "--get", f"user.{key}", check=False).strip() or None
+            assert config_value(discover(str(place)), "user", key) == said, (place, key)
+    lean_repo, full_repo = twin(base, tmp_path, "lean"), twin(base, tmp_path, "full")
+    for copy in (lean_repo, full_repo):
+        git(copy, "config", "extensions.worktreeConfig", enabled)
+        (copy / ".git" / "config.worktree").write_text("[user]\n\tname = Main Tree\n")
+    reset_ids(monkeypatch)
+    code, out = lean_run(lean_repo, ["create", "in a sparse checkout"], capsys)
+    assert code == 0, "the lean path deferred"
+    reset_ids(monkeypatch)
+    assert full_run(full_repo, ["create", "in a sparse checkout"], capsys) == (0, out)
+    assert outcome(lean_repo) == outcome(full_repo)
+    name = "Main Tree" if enabled == "true" else "Test User"
+    assert git(lean_repo, "log", "-1", "--format=%an").strip() == name
 
 
 def test_a_git_config_file_changed_after_it_was_read_is_read_again(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hive.domain.cells import create_cell
+from hive.domain.cells import create_cell, start_cell
 from hive.domain.doctor import diagnose
 from hive.domain.hooks import install_hook
 from hive.domain.reservations import release, reservation_path, reserve
@@ -245,6 +245,47 @@ def test_shipped_thin_hook_script_blocks(ws: Workspace, repo: Path, tmp_path: Pa
     git_dir = os.path.dirname(shutil.which("git") or "/usr/bin/git")
     missing = commit(repo, {**env, "PATH": f"{git_dir}:/bin"}, "-a")
     assert missing.returncode != 0 and "not on PATH" in missing.stderr
+
+
+def test_an_agent_s_own_commits_carry_the_cell_it_works_on(ws: Workspace, repo: Path) -> None:
+    """The commit-msg hook: a commit an agent makes itself (its credential in the
+    environment, as a worker of hive swarm run has it) gets the Hive-Cell trailer of
+    its cell, HIVE_CELL when that is the agent's, else the one it has in progress. A
+    person's commit, a HIVE_CELL that is not the agent's and an empty message get
+    none; an amend keeps one; the user's own commit-msg hook still runs, and refuses."""
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    own = hooks / "commit-msg"
+    own.write_text('#!/bin/sh\n! grep -q "refuse me" "$1"\n')
+    own.chmod(0o755)
+    [msg_hook] = install_hook(ws).also
+    assert (msg_hook.path, msg_hook.chained) == (str(own), f"{own}.hive-chained")
+    _tracked(repo, "src/a.py")
+    cell = start_cell(agent(repo, "alice"), cell_id=create_cell(ws, title="hers").id)
+    other = create_cell(ws, title="not hers")
+    alice = hive_env(repo, "alice")
+
+    def committed(env: dict[str, str], *args: str) -> str:
+        (repo / "src/a.py").write_text(git(repo, "rev-parse", "HEAD"))  # a change each time
+        done = commit(repo, env, "-a", *args)
+        assert done.returncode == 0, done.stderr
+        return git(repo, "log", "-1", "--format=%(trailers:key=Hive-Cell,valueonly)").strip()
+
+    assert committed(alice) == cell.id
+    assert committed(alice, "--amend") == cell.id  # once, not twice
+    assert committed(hive_env(repo, "alice", HIVE_CELL=cell.id), "-m", "body") == cell.id
+    assert git(repo, "log", "-1", "--format=%B").strip().endswith(f"body\n\nHive-Cell: {cell.id}")
+    assert committed(hive_env(repo, None)) == ""  # a person's
+    assert committed(hive_env(repo, "alice", HIVE_CELL=other.id)) == ""  # not hers
+    empty = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-a", "-m", ""], env=alice, capture_output=True
+    )
+    assert empty.returncode != 0  # git still refuses an empty message
+    refused = commit(repo, alice, "-a", "-m", "refuse me")
+    assert refused.returncode != 0  # the user's own hook, chained, still decides
+    said = run_hive(["-C", str(repo), "hooks", "uninstall"], module="hive.cli.main")
+    assert f"restored: {own} (your own hook, which hive had chained)" in said.stdout
+    assert own.read_text().startswith("#!/bin/sh\n! grep")
 
 
 def test_pre_commit_framework_manifest() -> None:

@@ -227,7 +227,10 @@ def test_hook_install_is_idempotent_chains_and_honours_hooks_path(
     assert marker.exists()
     said = run_hive(["-C", str(repo), "hooks", "uninstall"], module="hive.cli.main")
     assert said.returncode == 0  # it said "restored: X (chains X)": chaining itself
-    assert said.stdout == f"restored: {existing} (your own hook, which hive had chained)\n"
+    assert said.stdout == (
+        f"restored: {existing} (your own hook, which hive had chained)\n"
+        f"removed: {hooks / 'commit-msg'}\n"  # hive's other hook, which chained none
+    )
     assert existing.read_text().startswith("#!/bin/sh\ntouch")
     assert install_hook(ws).action == "installed" and uninstall_hook(ws).action == "restored"
 

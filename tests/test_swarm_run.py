@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hive.cli.swarm_view import summary_lines
+from hive.cli.swarm_view import describe, summary_lines
 from hive.domain.cells import show_cell
 from hive.domain.epics import create_epic
 from hive.domain.identity import list_identities, register_agent, retire_agent
@@ -246,6 +246,50 @@ def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) 
     assert seen[sneaky].scope_violations == ["README.md"]
     cli = run_hive(["-C", str(repo), "review", sneaky, "--stat"], module="hive.cli.main")
     assert cli.exit_code == 0 and "outside scope: README.md" in cli.output
+
+
+def test_subtasks_assigned_to_one_agent_run_one_after_the_other(ws: Workspace, repo: Path) -> None:
+    # Each worker of an assigned subtask gets a fresh credential of its assignee: two at
+    # once would cut the first off (its credential re-issued under it), so the second
+    # waits for the first.
+    from hive.domain.cells import update_cells
+
+    epic, *subtasks = make_epic(ws, files(2))
+    person = Workspace(str(repo), from_env=False)
+    update_cells(person, cell_ids=subtasks, assignee="Solo")
+    result, events = run(person, epic, agent_cmd("--pace 0.3"), workers=2)
+    assert result.finished, result.blocked
+    assert peak_concurrency(events) == 1
+    assert {e.agent for e in events if e.event == "worker_started"} == {"Solo"}
+
+
+def test_a_worker_s_own_git_commit_shows_in_the_review_of_its_subtask(
+    ws: Workspace, repo: Path
+) -> None:
+    # In the shared working tree a worker commits part of its work itself with git, as
+    # an agent would, then completes: the commit-msg hook (hive hooks install) gives
+    # that commit its subtask's Hive-Cell trailer, so 'hive review' shows it there.
+    from hive.domain.hooks import install_hook
+
+    install_hook(ws)
+    epic, cell, other = make_epic(
+        ws, [{"title": "Own", "files": ["src/own.py"]}, {"title": "Other", "files": ["src/o.py"]}]
+    )
+    own = (
+        "mkdir -p src && echo 'OWN = 1' > src/own.py && git add src/own.py"
+        " && git -c user.name=w -c user.email=w@example.com commit -qam 'my own commit'"
+        f" && {AGENT}"
+    )
+    result, _events = run(ws, epic, agent_cmd(special={cell: own}), workers=1)
+    assert result.finished, result.blocked
+    assert result.hooks_missing == [] and result.hooks_note is None
+    mine = git(repo, "log", "-1", "--format=%H", "--grep=^my own commit").strip()
+    trailer = git(repo, "log", "-1", "--format=%(trailers:key=Hive-Cell,valueonly)", mine)
+    assert trailer.strip() == cell
+    assert mine in [c.sha for c in review(ws, target=cell).commits]
+    assert mine not in [c.sha for c in review(ws, target=other).commits]
+    shown = run_hive(["-C", str(repo), "review", cell, "--stat"], module="hive.cli.main")
+    assert shown.returncode == 0 and "my own commit" in shown.stdout, shown.stdout
 
 
 def test_a_hanging_worker_is_killed_at_the_timeout(ws: Workspace, repo: Path) -> None:
@@ -519,6 +563,7 @@ def test_ctrl_c_stops_the_workers_and_a_second_run_resumes(ws: Workspace, repo: 
     assert {cell: show_cell(ws, cell_id=cell).assignee for cell in first} == first
     assert len({c.name for c in list_identities(ws) if c.credential}) == 4
     assert "interrupted" not in again.stderr
+    assert again.stdout.count("; again: its last worker was stopped\n") == 2  # the resumed
 
 
 def test_a_killed_runner_is_recovered_by_the_next_run(ws: Workspace, repo: Path) -> None:
@@ -809,6 +854,55 @@ def test_a_blocked_subtask_retried_resumes_in_its_kept_worktree_then_the_epic_cl
     assert_clean(repo)
 
 
+def test_a_re_issue_for_the_runner_s_own_worker_is_no_override_another_s_is(
+    ws: Workspace, repo: Path
+) -> None:
+    # A failed subtask, reopened (an override: the cell was its worker's), resumes as the
+    # same agent: re-issuing that agent's credential to the subtask's next worker
+    # overrides nobody and is logged as what it is. A subtask assigned to an agent that
+    # registered for itself is an override the first time the runner re-issues its
+    # credential (recorded as one); the retry then succeeds the runner's own worker.
+    from hive.domain.cells import update_cells
+    from hive.domain.events import read_events
+    from hive.domain.history import audit_log
+
+    epic, fails, theirs = make_epic(
+        ws, [{"title": "Fails once", "files": ["src/a.py"]}, {"title": "Theirs", "files": ["b"]}]
+    )
+    person = Workspace(str(repo), from_env=False)
+    register_agent(person, name="Outsider", session="outsiders-own")
+    update_cells(person, cell_ids=[theirs], assignee="Outsider")
+    first, events = run(person, epic, agent_cmd(special={fails: "exit 3", theirs: "exit 3"}))
+    assert set(first.blocked) == {fails, theirs}
+    # (hive hooks install was not run here: the run says what that means, and what to do)
+    assert first.hooks_missing == ["pre-commit", "commit-msg"]
+    note = next(line for line in summary_lines(first) if line.startswith("  note: "))
+    assert "not checked against the reservations and not tied to their subtasks" in note
+    assert note.endswith("run 'hive hooks install' first") and events[0].reason == first.hooks_note
+    worker = next(e.agent for e in events if e.event == "worker_started" and e.cell_id == fails)
+    update_cells(person, cell_ids=[fails, theirs], status="open", force=True, reason="retry")
+    again, more = run(person, epic)
+    assert again.finished
+    assert {e.cell_id: e.agent for e in more if e.event == "worker_started"} == {
+        fails: worker,
+        theirs: "Outsider",
+    }
+    retried = next(e for e in more if e.event == "worker_started")
+    assert retried.reason == "again: its last attempt failed"
+    assert str(describe(retried)).endswith(f"(pid {retried.pid}); again: its last attempt failed")
+    overrides = [e.detail for e in audit_log(person) if e.kind == "override"]
+    assert not [o for o in overrides if f"re-issue the credential of {worker}" in o]
+    assert len([o for o in overrides if "re-issue the credential of Outsider" in o]) == 1
+    assert len([o for o in overrides if o.endswith(": retry")]) == 2  # the reopenings
+    logged = read_events(ws.git.paths.hive_state_dir)
+    reissued = [e for e in logged if e.get("event") == "credential_reissued"]
+    # the retries: each credential was held by the first run's worker of that subtask
+    assert sorted(e["target"] for e in reissued) == sorted([worker, "Outsider"])
+    for event in reissued:
+        cell = fails if event["target"] == worker else theirs
+        assert event["args"]["replaced_session"].startswith(f"swarm:{epic}:{cell}:")
+
+
 def test_an_epic_whose_subtasks_are_all_closed_is_closed_unless_told_or_refused(
     ws: Workspace, repo: Path
 ) -> None:
@@ -1000,6 +1094,35 @@ def test_a_completed_worktree_with_uncommitted_work_is_kept(ws: Workspace, repo:
     assert result2.finished and tidy.reason is None
     assert tidy.worktree is None or not os.path.exists(tidy.worktree)
     assert git(repo, "worktree", "list").count("\n") == 1
+
+
+def test_files_git_ignores_keep_a_worktree_unless_they_are_build_output(
+    ws: Workspace, repo: Path
+) -> None:
+    # Both workers complete, making files the repository's .gitignore ignores: one a
+    # .env and notes of its own among caches and build output (kept: the worktree
+    # stays, the files named), the other only caches and build output (removed).
+    (repo / ".gitignore").write_text(".env\nnotes/\nbuild/\n__pycache__/\n*.pyc\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore")
+    epic, secret, plain = make_epic(
+        ws, [{"title": "Secret", "files": ["src/s.py"]}, {"title": "Plain", "files": ["src/p.py"]}]
+    )
+    caches = "mkdir -p build __pycache__ && echo o > build/out.o && echo c > __pycache__/m.pyc"
+    keeps = f"{caches} && mkdir notes && echo 'TOKEN=1' > .env && echo n > notes/n.md"
+    command = agent_cmd(special={secret: f"{keeps} && {AGENT}", plain: f"{caches} && {AGENT}"})
+    result, events = run(ws, epic, command, isolation="worktree")
+    assert result.finished
+    done = {e.cell_id: e for e in events if e.event == "completed"}
+    assert done[plain].reason is None and not os.path.exists(str(done[plain].worktree))
+    kept = done[secret]
+    assert kept.reason and ".env (ignored by git), notes/ (ignored by git)" in kept.reason
+    assert "build" not in kept.reason and "pycache" not in kept.reason
+    assert (Path(str(kept.worktree)) / ".env").read_text() == "TOKEN=1\n"
+    [leftover] = result.kept_worktrees  # and the summary names it, with the files
+    assert leftover.files == [".env (ignored by git)", "notes/ (ignored by git)"]
+    assert leftover.worktree == kept.worktree
+    assert_clean(repo)
 
 
 def _interrupted_with_work(ws: Workspace, repo: Path) -> tuple[str, str, SwarmEvent, SwarmEvent]:

@@ -10,7 +10,10 @@ from hive.cli.common import OPTIONS, JsonFlag, run_op, use_json
 
 
 def hooks_run_cmd(
-    hook: Annotated[str, typer.Argument(help="Only 'pre-commit'.")],
+    hook: Annotated[str, typer.Argument(help="'pre-commit', or 'commit-msg' and its FILE.")],
+    message_file: Annotated[
+        str | None, typer.Argument(help="commit-msg: the file of the commit message.")
+    ] = None,
     json_flag: JsonFlag = False,
 ) -> None:
     """Run a hook now (what git runs on commit)."""
@@ -18,10 +21,16 @@ def hooks_run_cmd(
     from hive.errors import InvalidInput
 
     use_json(json_flag)
-    if hook != "pre-commit":
+    if hook == "commit-msg" and message_file is not None:
+        run_op(lambda: hookrun.attribute(OPTIONS.directory, message_file))
+        return
+    if hook != "pre-commit" or message_file is not None:
 
         def unknown() -> None:
-            raise InvalidInput(f"unknown hook {hook!r}: only 'pre-commit' exists")
+            raise InvalidInput(
+                f"unknown hook {' '.join(filter(None, [hook, message_file]))!r}: the hooks are"
+                " 'pre-commit' and 'commit-msg FILE'"
+            )
 
         run_op(unknown)
     report = run_op(lambda: hookrun.check(OPTIONS.directory))

@@ -86,15 +86,16 @@ git skips (`$HOME` not a directory, `~/.gitconfig` a directory) is skipped; one
 git cannot parse is named (exit 7).
 
 Output fits the terminal: tables keep every id whole and cut long titles and
-names with `…`, and `hive show` wraps long text. `$COLUMNS` sets the width
+names with `…` (never inside a hidden character's `<U+202E>`), and `hive show`
+wraps long text. `$COLUMNS` sets the width
 (also when piped); piped output without it is never cut, so `grep` sees whole
 lines.
 
 Environment: `HIVE_AGENT_TOKEN` (an agent's credential, printed by `hive agent
 register`), `HIVE_AGENT` (the agent you claim to be), `HIVE_AUTOCOMMIT=0` (stage
 hive changes for your next commit instead of committing), `HIVE_LOCK_TIMEOUT`
-(seconds to wait for another process's write or sync lock, or git's `index.lock`,
-before exit 6, 0 to 86400;
+(seconds to wait for another process's write or sync lock, or git's `index.lock`
+or a branch's `<ref>.lock`, before exit 6, 0 to 86400;
 anything else is refused; else `lock_timeout_seconds` in `.hive/config.yaml`, default
 30), `HIVE_SESSION` (the session: recorded with a registration; `hive tools run`
 envelopes with the same one share read-before-write reads and tool-call counts),

@@ -15,13 +15,34 @@ if TYPE_CHECKING:
 
 
 def hook(inv: Invocation) -> int | None:
-    """``hive hooks run pre-commit`` (no other option) in this process: the exit code,
-    or None for the full CLI (anything else, or a state index it must rebuild)."""
-    if inv.args != ["run", "pre-commit"] or inv.json or inv.leading:
+    """``hive hooks run pre-commit`` or ``hive hooks run commit-msg FILE`` (no other
+    option) in this process: the exit code, or None for the full CLI (anything else,
+    or a state index it must rebuild)."""
+    if inv.json or inv.leading:
         return None
     from hive.cli.lean_write import guarded
 
-    return guarded(inv, lambda: verdict(check(inv.directory), as_json=False))
+    if inv.args == ["run", "pre-commit"]:
+        return guarded(inv, lambda: verdict(check(inv.directory), as_json=False))
+    if len(inv.args) == 3 and inv.args[:2] == ["run", "commit-msg"]:
+        return guarded(inv, lambda: attribute(inv.directory, inv.args[2]))
+    return None
+
+
+def attribute(directory: str, message_file: str) -> int:
+    """The commit-msg hook: the ``Hive-Cell:`` trailer for an agent's own commit
+    (``hive.domain.commitmsg``); it never blocks the commit (exit 0)."""
+    import os
+
+    from hive.cli.opening import open_workspace
+    from hive.domain.commitmsg import add_cell_trailer
+
+    token = os.environ.get("HIVE_AGENT_TOKEN") or None
+    if token is None:  # a person's commit: nothing to add
+        return 0
+    ws = open_workspace(directory, None, claim=False)
+    add_cell_trailer(ws, message_file, token=token, cell=os.environ.get("HIVE_CELL") or None)
+    return 0
 
 
 def check(directory: str) -> PrecommitReport:

@@ -53,20 +53,43 @@ class State:
         self.paths = paths
 
 
+class Refusal(Exception):
+    """What the full CLI refuses here, before anything is read (``error``: not a
+    repository, no hive yet), reported by the lean command as it would be."""
+
+    def __init__(self, error: HiveError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def refused(inv: Invocation, refusal: Refusal) -> int:
+    """``refusal`` reported as ``run_op`` reports it (message, JSON, exit code)."""
+    from hive.cli.lean_write import report
+
+    return report(inv, refusal.error)
+
+
 def open_state(inv: Invocation) -> State | None:
-    """The state index and HEAD's state key (indexing that state when it is new)."""
+    """The state index and HEAD's state key (indexing that state when it is new);
+    Refusal where the full CLI refuses: no repository here (``refs.discover``'s error),
+    no hive at HEAD (no commit yet, or none with ``.hive/config.yaml``)."""
     from hive.git.loose import tree_entries
     from hive.git.refs import discover, read_head_fast
+    from hive.store.layout import not_initialized
 
     try:
         paths = discover(inv.directory)
-    except (HiveError, OSError):
+    except HiveError as exc:
+        raise Refusal(exc) from None
+    except OSError:
         return None
     if _write_pending(paths):
         return None
     head = read_head_fast(paths)
-    if head is None or head.commit is None:
+    if head is None:
         return None
+    if head.commit is None:  # an unborn branch: the full path reads an empty tree
+        raise Refusal(not_initialized(paths.root))
     index = StateIndex(paths.hive_state_dir)
     trees = index.trees_of(head.commit)
     if trees is None:
@@ -75,12 +98,12 @@ def open_state(inv: Invocation) -> State | None:
             return None  # packed objects: the full CLI reads them
         hive, cells, configured = found
         if not configured:
-            return None  # the full CLI explains: not initialized
+            raise Refusal(not_initialized(paths.root))
         index.remember_commit(head.commit, hive, cells)
         trees = (hive, cells)
     key = trees[1] or EMPTY_STATE
-    if trees[0] is None:
-        return None
+    if trees[0] is None:  # remembered as a commit without .hive
+        raise Refusal(not_initialized(paths.root))
     if not index.has_state(key) and not build_state(paths, index, key):
         return None
     return State(index=index, key=key, paths=paths)
@@ -134,7 +157,10 @@ def ready(inv: Invocation) -> int | None:
     limit = _ready_limit(inv.args)
     if limit == -1:
         return None
-    state = open_state(inv)
+    try:
+        state = open_state(inv)
+    except Refusal as refusal:
+        return refused(inv, refusal)
     if state is None:
         return None
     found = state.index.ready(state.key, None if limit is None else limit)
@@ -200,7 +226,10 @@ def list_cells(inv: Invocation) -> int | None:
     query = list_query(inv.args)
     if query is None or (query.include_deleted and not inv.json):
         return None  # the table marks deleted cells "(deleted)": the full CLI prints it
-    state = open_state(inv)
+    try:
+        state = open_state(inv)
+    except Refusal as refusal:
+        return refused(inv, refusal)
     if state is None or not _known_parent(state, query.parent):
         return None
     found = state.index.list_rows(state.key, query)
@@ -337,7 +366,7 @@ def table(rows: Sequence[Row], width: int | None = None) -> str:
     ]
     text = _table(fields, width)
     lines = text.split("\n")  # a line break in a field makes a line more
-    if len(lines) == len(rows) + 2 and all(map(str.isprintable, lines)):
+    if len(lines) == len(rows) + 2 and all(map(str.isprintable, lines)) and nothing_unshown(text):
         return text  # nearly always: a check in C per line, not a call per field
     from hive.text import without_control
 
@@ -367,17 +396,20 @@ def _line(fields: Sequence[str], widths: Sequence[int], title: str) -> str:
 
 def cut(text: str, room: int | None) -> str:
     """``text`` cut to ``room`` terminal columns with an ellipsis (a wide character,
-    e.g. CJK, takes two columns)."""
+    e.g. CJK, takes two columns), never inside a hidden character's ``<U+XXXX>``
+    (``hive.text.shown_pieces``: the marker goes whole or not at all)."""
     if room is None or text_width(text) <= room:
         return text
-    if text.isascii():
+    if text.isascii() and "<U+" not in text:
         return text[: max(room - 1, 0)] + "…"
+    from hive.text import shown_pieces
+
     kept, used = [], 0
-    for char in text:
-        used += text_width(char)
+    for piece in shown_pieces(text):
+        used += text_width(piece)
         if used > room - 1:
             break
-        kept.append(char)
+        kept.append(piece)
     return "".join(kept) + "…"
 
 
@@ -444,7 +476,10 @@ def show(inv: Invocation) -> int | None:
     given = inv.args[0]
     if not given or given != given.strip().lower():
         return None
-    state = open_state(inv)
+    try:
+        state = open_state(inv)
+    except Refusal as refusal:
+        return refused(inv, refusal)
     if state is None:
         return None
     from hive.cli.lean_write import lookup, usable
@@ -572,8 +607,22 @@ _TEXT_BLOCKS = (
 def plain_text(text: str) -> bool:
     """Text rich prints as it is: printable characters and line breaks, no line
     ending in blanks (what rich does with tabs, control codes and trailing spaces
-    is its own affair)."""
-    return all(line.isprintable() and line == line.rstrip() for line in text.split("\n"))
+    is its own affair), none shown otherwise (:func:`nothing_unshown`)."""
+    return nothing_unshown(text) and all(
+        line.isprintable() and line == line.rstrip() for line in text.split("\n")
+    )
+
+
+def nothing_unshown(text: str) -> bool:
+    """Whether ``text`` holds no invisible character a terminal is shown as its code
+    point (``hive.text.INVISIBLE_CHARS``: a Hangul filler is printable, and shown as
+    ``<U+3164>``); control characters and line breaks are the caller's to judge. ASCII
+    text holds none (settled without importing the rule)."""
+    if text.isascii():
+        return True
+    from hive.text import INVISIBLE_CHARS
+
+    return INVISIBLE_CHARS.isdisjoint(text)
 
 
 # ------------------------------------------------------------------ the pre-commit hook

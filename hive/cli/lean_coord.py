@@ -14,14 +14,15 @@ commit (tree, message, trailers), the same state index rows and the same output
 as the full CLI's.
 
 A release matching none of the holder's active reservations, a message id the log
-does not have and an unregistered reader's inbox are refused here with the very
-error the full path raises (``reservecore.nothing_matching``,
-``maillog.no_message``, ``maillog.unregistered``). Anything else *defers* (None,
+does not have, an unregistered reader's inbox and an identity claimed without its
+credential are refused here with the very error the full path raises
+(``reservecore.nothing_matching``, ``maillog.no_message``, ``maillog.unregistered``,
+``actors.check_claim``: see ``lean_write.prepare``). Anything else *defers* (None,
 before anything is written) to the full CLI, which words every other refusal: a
 conflict, a pattern the path rules deny, an unknown recipient or sender, a
 reservation file the plain reader declines, another option (``--cell``,
 ``--force``, ``--id``, ``--all``, ``--agent``, ``--help``, ...), ``coordinator``
-with no epic behind it, an identity it cannot prove, and every situation
+with no epic behind it, and every situation
 ``lean_write`` defers; for ``inbox`` and ``read`` also another's inbox or message,
 an unregistered reader of a message, a header the model might read otherwise and
 output to a terminal (rich lays it out). A ``--thread`` is read as the full path
@@ -74,32 +75,44 @@ MAX_REASON = 500  # ReserveParams: reason
 # ------------------------------------------------------------------ shared
 
 
-def requested(inv: Invocation, session: Session, given: list[str]) -> list[str]:
-    """The patterns of the command line as the full path has them: relative to the
-    current directory (``present._from_cwd``), checked as the parameter model checks
-    them, normalized (``reservations.normalize_request``); Defer for any error."""
-    root = session.paths.root
+def from_cwd(inv: Invocation, root: str, given: list[str]) -> list[str]:
+    """The patterns of the command line as the full path's parameter model gets them:
+    relative to the current directory (``present._from_cwd``), checked as the model
+    checks them; Defer for any error."""
     base = os.path.realpath(os.path.abspath(inv.directory))
     relative = os.path.relpath(base, os.path.realpath(root)).replace(os.sep, "/")
     if relative != "." and not relative.startswith(".."):
         given = [p if os.path.isabs(p.strip()) else f"{relative}/{p.strip()}" for p in given]
     if not given or len(given) > MAX_PATTERNS or any(len(p) > MAX_GLOB for p in given):
         raise Defer("the parameter model refuses it")
+    return given
+
+
+def open_request(inv: Invocation, given: list[str]) -> tuple[Prepared, list[str]] | int | None:
+    """The repository opened for a write and the patterns requested, normalized
+    (``reservations.normalize_request``); None to defer, or the exit code of an
+    identity refused as the full path refuses it: after the parameter model's
+    checks and before the patterns are normalized, as there."""
+    from hive.git.refs import discover
+
     try:
-        return [reservecore.normalize_request(root, path) for path in given]
-    except HiveError:
-        raise Defer("a pattern the full CLI refuses") from None
-
-
-def open_request(inv: Invocation, given: list[str]) -> tuple[Prepared, list[str]] | None:
-    """The repository opened for a write and the patterns requested (None: defer)."""
-    prepared = prepare(inv)
-    if prepared is None:
+        root = discover(inv.directory).root
+    except HiveError as exc:
+        return report(inv, exc)  # no repository: the full CLI's first words too
+    except OSError:
         return None
     try:
-        return prepared, requested(inv, prepared.session, given)
+        checked = from_cwd(inv, root, given)
     except Defer:
         return None
+    prepared = prepare(inv, vetted=True)
+    if prepared is None or isinstance(prepared, int):
+        return prepared
+    try:
+        root = prepared.session.paths.root
+        return prepared, [reservecore.normalize_request(root, path) for path in checked]
+    except HiveError:
+        return None  # a pattern the full CLI refuses
 
 
 def read_file(session: Session, path: str, sha: str) -> PlainFile:
@@ -169,8 +182,8 @@ def reserve(inv: Invocation) -> int | None:
     if not 1 <= ttl <= reservecore.MAX_TTL or (reason is not None and len(reason) > MAX_REASON):
         return None
     opened = open_request(inv, options.positional)
-    if opened is None:
-        return None
+    if opened is None or isinstance(opened, int):
+        return opened
     prepared, given = opened
     session = prepared.session
     patterns = list(dict.fromkeys(given))
@@ -308,8 +321,8 @@ def release(inv: Invocation) -> int | None:
     if options is None or not options.positional:
         return None
     opened = open_request(inv, options.positional)
-    if opened is None:
-        return None
+    if opened is None or isinstance(opened, int):
+        return opened
     prepared, wanted = opened
     session = prepared.session
     me = session.principal.name
@@ -358,6 +371,8 @@ class MailHost:
         self.state_index = prepared.session.index
         self.state: dict[str, Any] = {}
         self.timeout = prepared.timeout
+        self.principal = prepared.session.principal
+        self.identity = prepared.session.identity
 
     def lock_timeout(self) -> float:
         return self.timeout
@@ -390,9 +405,9 @@ def mail(inv: Invocation) -> int | None:
         maillog.check_message(to, subject, body, importance, thread)
     except HiveError:
         return None  # the full CLI reports it
-    prepared = prepare(inv, on_head=False)
-    if prepared is None:
-        return None
+    prepared = prepare(inv, on_head=False, vetted=True)
+    if prepared is None or isinstance(prepared, int):
+        return prepared
     try:
         addressed = Addressed(prepared, thread, maillog.COORDINATOR in to)
     except (Defer, HiveError):
@@ -546,9 +561,11 @@ def inbox(inv: Invocation) -> int | None:
     if options is None or options.positional:
         return None
     limit = _positive(options.values.get("limit", "5"), 9)
-    prepared = None if limit is None else _opened_to_show(inv)
-    if limit is None or prepared is None:
+    if limit is None:
         return None
+    prepared = _opened_to_show(inv)
+    if prepared is None or isinstance(prepared, int):
+        return prepared
     from hive.domain import maillog
     from hive.store.sqlerrors import sqlite3
 
@@ -589,14 +606,15 @@ def _positive(text: str, digits: int) -> int | None:
     return int(text)
 
 
-def _opened_to_show(inv: Invocation) -> Prepared | None:
+def _opened_to_show(inv: Invocation) -> Prepared | int | None:
     """The repository, for mail shown as JSON or piped (None: defer; on a terminal
-    rich lays it out)."""
+    rich lays it out), or the exit code of an identity refused as the full path
+    refuses it."""
     from hive.cli.lean import piped_plain
 
     if not inv.json and not piped_plain():
         return None
-    return prepare(inv, on_head=False)
+    return prepare(inv, on_head=False, vetted=True)
 
 
 def plain_header(fields: dict[str, Any]) -> dict[str, Any]:
@@ -680,9 +698,11 @@ def read(inv: Invocation) -> int | None:
     if options is None or len(options.positional) != 1:
         return None
     number = _positive(options.positional[0].strip().removeprefix("#"), 18)
-    prepared = None if number is None else _opened_to_show(inv)
-    if number is None or prepared is None:
+    if number is None:
         return None
+    prepared = _opened_to_show(inv)
+    if prepared is None or isinstance(prepared, int):
+        return prepared
     from hive.domain import maillog
     from hive.store.celldoc import format_time
     from hive.store.sqlerrors import sqlite3

@@ -17,13 +17,19 @@ command: an option it does not read (``--parent``, ``--dep``, ``--files``,
 ``--from``, ``--force``, ``--help``, ...), a partial id, any error to report
 (the full CLI words it), a cell or config file the plain reader declines, a
 state the index does not have, a layout other than hive's shards, a write
-under way in this worktree, staging mode, an unborn branch, a detached HEAD that
-``HIVE_ALLOW_DETACHED`` does not allow, a git config it cannot read for sure
-(``extensions.worktreeConfig`` included), an identity it cannot prove. A linked
-worktree is answered like the main one (see :func:`open_session`). An agent acting
-with ``HIVE_AGENT_TOKEN`` is checked exactly as the full path checks it (the
-same credential store function); an unknown token or a name that does not
-match defers, and the full CLI refuses.
+under way in this worktree, staging mode, a git config it cannot read for sure
+(includes, quoted values; a worktree's ``config.worktree`` is read as git reads it),
+an identity it cannot read for sure. A
+linked worktree is answered like the main one (see :func:`open_session`). Who acts
+is resolved exactly as the full path resolves it (the same credential store
+function, ``actors.check_claim``), and at the same point: once the arguments pass
+what the full CLI checks before it asks (the parameter model's lengths and counts,
+the domain's input checks), an identity it refuses (``--actor NAME`` /
+``HIVE_AGENT`` without NAME's credential, a token of nobody or of another agent, a
+claim that is no agent name) is reported here with the full CLI's words, JSON and
+exit code (:class:`Refused`, ``prepare(vetted=True)``), and so are no repository
+here, no hive yet (an unborn branch included) and a detached HEAD that
+``HIVE_ALLOW_DETACHED`` does not allow (by the transaction itself).
 
 Supported forms (global options anywhere, ``--json`` included)::
 
@@ -42,8 +48,8 @@ from hive.cli import Invocation, internal_error
 from hive.errors import HiveError
 from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
 from hive.store.index import EMPTY_STATE, StateIndex
-from hive.store.layout import CONFIG_PATH, cell_path
-from hive.waits import MAX_WAIT, lock_wait, wait_of
+from hive.store.layout import CONFIG_PATH, cell_path, not_initialized
+from hive.waits import DEFAULT_WAIT, MAX_WAIT, lock_wait, wait_of
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -58,6 +64,17 @@ if TYPE_CHECKING:
 
 class Defer(Exception):
     """The full CLI must run this command (nothing has been written)."""
+
+
+class Refused(Exception):
+    """The acting identity is refused, as the full path refuses it (``error``: a name
+    claimed without its credential, a credential of nobody, ...). Reported here only
+    by a command whose arguments are checked as far as the full CLI checks them before
+    it resolves who acts (``prepare(vetted=True)``); deferred otherwise."""
+
+    def __init__(self, error: HiveError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 # ------------------------------------------------------------------ options
@@ -148,14 +165,9 @@ class Session:
         self.configs: dict[str, dict[str, Any]] = {}
 
     def identity(self) -> Identity:
-        from hive.domain.actors import made_up_identity, slug
-        from hive.git.repo import Identity
+        from hive.domain.actors import commit_identity
 
-        if self.principal.kind == "person":  # git's rules, as commit_identity
-            name = self.principal.name
-            return self.repo.person_identity(lambda: made_up_identity(self.repo, name))
-        name = self.principal.name
-        return Identity(name=name, email=f"{slug(name)}@hive.local")
+        return commit_identity(self.repo, self.principal)
 
     def key_of(self, commit: str) -> str:
         """The state key of ``commit`` when the index has that state (sharded)."""
@@ -183,12 +195,16 @@ class Session:
         return self.configs[sha]
 
     def lock_timeout(self, snap: Snapshot) -> float:
+        """``commits.lock_timeout``: HIVE_LOCK_TIMEOUT, else the config's, else (no hive
+        yet: the write refuses that later, as the full path does) the default."""
         env = os.environ.get("HIVE_LOCK_TIMEOUT", "")
         if env.strip():
             seconds = wait_of(env)
             if seconds is None:
                 raise Defer("bad HIVE_LOCK_TIMEOUT")  # the full CLI refuses it and words it
             return seconds
+        if snap.blob_sha(CONFIG_PATH) is None:
+            return lock_wait(DEFAULT_WAIT)
         return lock_wait(float(self.config(snap)["lock_timeout_seconds"]))
 
 
@@ -236,7 +252,9 @@ def open_session(inv: Invocation) -> Session:
 
     try:
         paths = discover(inv.directory)
-    except (HiveError, OSError):
+    except HiveError as exc:
+        raise Refused(exc) from None  # the full CLI's first words too (opening the workspace)
+    except OSError:
         raise Defer("no repository") from None
     if os.path.lexists(paths.index_twin):
         raise Defer("a write to recover first")  # this worktree's twin (its git dir)
@@ -251,8 +269,10 @@ def open_session(inv: Invocation) -> Session:
 
 
 def _principal(inv: Invocation, repo: GitRepo) -> Principal:
-    """Who acts, resolved exactly as ``Workspace`` resolves it (or Defer)."""
-    from hive.domain.actors import check_actor, os_user
+    """Who acts, resolved exactly as ``Workspace`` resolves it (``principal.
+    resolve_principal``): Refused with its error, or Defer when it cannot be known
+    here for sure."""
+    from hive.domain.actors import check_claim, os_user, unknown_credential
     from hive.git.configfile import Unsure, config_value
 
     token = os.environ.get("HIVE_AGENT_TOKEN") or None
@@ -262,16 +282,20 @@ def _principal(inv: Invocation, repo: GitRepo) -> Principal:
             from hive.store import credentials
 
             name = credentials.name_of_token(repo.paths.hive_state_dir, token)
-            if name is None or (claim and check_actor(claim) != name):
-                raise Defer("identity")
-            return Principal(name, "agent")
-        configured = config_value(repo.paths, "user", "name")
-        person = configured if configured is not None else (os_user() or "unknown")
-        if claim and check_actor(claim) != person:
-            raise Defer("identity")
+            kind = "agent"
+        else:
+            configured = config_value(repo.paths, "user", "name")
+            name = configured if configured is not None else (os_user() or "unknown")
+            kind = "person"
     except (HiveError, Unsure, OSError):
         raise Defer("identity") from None
-    return Principal(person, "person")
+    try:
+        if name is None:
+            raise unknown_credential()
+        check_claim(claim, name, by_token=kind == "agent")
+    except HiveError as exc:
+        raise Refused(exc) from None
+    return Principal(name, kind)
 
 
 # ------------------------------------------------------------------ cells
@@ -414,16 +438,26 @@ class Prepared:
         self.author = author
 
 
-def prepare(inv: Invocation, *, on_head: bool = True) -> Prepared | None:
+def prepare(
+    inv: Invocation, *, on_head: bool = True, vetted: bool = False, any_head: bool = False
+) -> Prepared | int | None:
     """The repository opened for a write (on HEAD's branch when ``on_head``; mail has
-    its own ref); None to defer."""
+    its own ref); None to defer. ``vetted``: the command's arguments pass every check
+    the full CLI makes before it resolves who acts, so an identity it refuses (or no
+    repository here) is reported here (its exit code), worded as the full CLI words
+    it, before anything else about the repository: the full path resolves the
+    principal first too. ``any_head``: the write's transaction and plan refuse an
+    unborn branch and a detached HEAD as the full path's do (``write``)."""
     from hive.store.sqlerrors import sqlite3
 
     try:
         session = open_session(inv)
         head_snap = session.repo.snapshot()
-        head_commit(head_snap.head, on_head=on_head)
+        if not any_head:
+            head_commit(head_snap.head, on_head=on_head)
         return Prepared(session, head_snap, session.lock_timeout(head_snap), session.identity())
+    except Refused as refused:
+        return report(inv, refused.error) if vetted else None
     except (Defer, HiveError, OSError, sqlite3.DatabaseError):
         return None
 
@@ -469,13 +503,16 @@ def write(
     """Run one cell write through ``GitRepo.transact``; None to defer."""
     from hive.git.repo import Change, Plan
 
-    prepared = prepare(inv)
-    if prepared is None:
-        return None
+    prepared = prepare(inv, vetted=True, any_head=True)
+    if prepared is None or isinstance(prepared, int):
+        return prepared
     session = prepared.session
     written: dict[str, Any] = {}
 
     def plan(snap: Snapshot) -> Plan:
+        # (``transact`` has refused a detached HEAD HIVE_ALLOW_DETACHED does not allow)
+        if snap.head.commit is None or snap.blob_sha(CONFIG_PATH) is None:
+            raise not_initialized(session.paths.root)  # the full path's cells(snap) too
         key = session.key_of(head_commit(snap.head))
         written.clear()
         written["key"] = key
@@ -574,6 +611,17 @@ def remember(
             index.remember_commit(commit, hive, cells)
 
 
+MAX_REASON = 5000  # UpdateParams, CloseParams: reason
+
+
+def known_id(given: str) -> bool:
+    """An id the parameter model takes (1 to ``MAX_ID`` characters); whether it names
+    a cell is the transaction's question."""
+    from hive.domain.limits import MAX_ID
+
+    return 1 <= len(given) <= MAX_ID
+
+
 def exact_type(options: Options) -> bool:
     """``--type`` absent or one of its choices exactly (the full CLI's option is a
     choice: ``BUG`` is refused there, so it is not taken here)."""
@@ -599,11 +647,13 @@ CREATE_REPEATED = {"-l": "label", "--label": "label"}
 
 def create(inv: Invocation) -> int | None:
     from hive.domain.cellinput import clean_list, parse_priority, parse_type
-    from hive.domain.limits import MAX_LABELS, check_count, check_name, check_text
+    from hive.domain.limits import MAX_LABELS, MAX_TITLE, check_count, check_name, check_text
 
     options = parse_options(inv.args, CREATE_VALUED, CREATE_REPEATED)
     if options is None or len(options.positional) != 1 or not exact_type(options):
         return None
+    if not 1 <= len(options.positional[0]) <= MAX_TITLE:
+        return None  # the parameter model refuses it: the full CLI words it
     values = options.values
     labels = options.lists.get("label", [])
     try:
@@ -670,14 +720,18 @@ UPDATE_REPEATED = {"--add-label": "add_label", "--remove-label": "remove_label"}
 
 def update(inv: Invocation) -> int | None:
     from hive.domain.cellinput import clean_list, parse_priority, parse_status, parse_type
-    from hive.domain.limits import check_name, check_text
+    from hive.domain.limits import MAX_LABELS, MAX_TITLE, check_count, check_name, check_text
 
     options = parse_options(inv.args, UPDATE_VALUED, UPDATE_REPEATED)
     if options is None or len(options.positional) != 1 or not exact_type(options):
         return None
     given = options.positional[0]
     values = options.values
+    if not known_id(given) or len(values.get("title", "")) > MAX_TITLE:
+        return None  # the parameter model refuses it: the full CLI words it
     try:
+        for name in ("add_label", "remove_label"):
+            check_count(options.lists.get(name, []), "labels", MAX_LABELS)
         new_status = parse_status(values.get("status"))
         new_priority = parse_priority(values.get("priority"))
         new_type = parse_type(values.get("type"))
@@ -757,6 +811,8 @@ def close(inv: Invocation) -> int | None:
         return None
     given = options.positional[0]
     reason = options.values.get("reason")
+    if not known_id(given) or len(reason or "") > MAX_REASON:
+        return None  # the parameter model refuses it: the full CLI words it
     if reason:
         from hive.text import first_control
 

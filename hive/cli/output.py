@@ -63,11 +63,14 @@ def columns() -> int | None:
 
 
 def fit(text: str, room: int | None = None) -> str:
-    """``text`` cut with an ellipsis to ``room`` terminal columns (else the output's
-    width; piped without $COLUMNS: whole), as ``hive list`` cuts a title."""
+    """``text`` as shown (``hive.text.shown_lines``: a hidden character as its
+    ``<U+XXXX>``, which counts in the width) cut with an ellipsis to ``room`` terminal
+    columns (else the output's width; piped without $COLUMNS: whole), as ``hive list``
+    cuts a title: never inside a ``<U+XXXX>``."""
     from hive.cli.lean import cut
+    from hive.text import shown_lines
 
-    return cut(text, columns() if room is None else room)
+    return cut(shown_lines(text), columns() if room is None else room)
 
 
 def width(text: str) -> int:

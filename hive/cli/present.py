@@ -334,11 +334,15 @@ RESERVATION_COLUMNS = ("ID", "AGENT", "KIND", "CELL", "EXPIRES")
 def _reservation_lines(items: list[Any]) -> list[str]:
     """The table of ``hive reservations``, as wide as the terminal: ids, cells and times
     whole, long agent names cut, the pattern last and never cut (folded onto the next
-    lines under itself when it does not fit)."""
+    lines under itself when it does not fit). Names are laid out as shown (a hidden
+    character as its ``<U+XXXX>``, never split by a cut or a fold)."""
+    from hive.cli.lean import cut, text_width
+    from hive.text import without_control
+
     rows = [
         (
             str(item.id),
-            item.agent,
+            without_control(item.agent),
             "exclusive" if item.exclusive else "shared",
             item.cell or "-",
             f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z",
@@ -346,25 +350,46 @@ def _reservation_lines(items: list[Any]) -> list[str]:
         for item in items
     ]
     widths = [
-        max(len(name), *(len(row[n]) for row in rows)) for n, name in enumerate(RESERVATION_COLUMNS)
+        max(len(name), *(text_width(row[n]) for row in rows))
+        for n, name in enumerate(RESERVATION_COLUMNS)
     ]
     width = output.columns()
     if width is not None:  # piped without $COLUMNS: agent names whole too, for grep
         widths[1] = min(widths[1], 16)
     lead = sum(widths) + 2 * len(widths)
     room = None if width is None else max(width - lead, 12)
-    patterns = ["PATTERN", *(item.path_pattern for item in items)]
+    patterns = ["PATTERN", *(without_control(item.path_pattern) for item in items)]
     lines = []
     for fields, pattern in zip([RESERVATION_COLUMNS, *rows], patterns, strict=True):
-        cells = [
-            (text if len(text) <= size else text[: size - 1] + "…").ljust(size)
-            for text, size in zip(fields, widths, strict=True)
-        ]
-        step = room or len(pattern) or 1
-        pieces = [pattern[start : start + step] for start in range(0, len(pattern), step)]
+        cells = [_padded(cut(text, size), size) for text, size in zip(fields, widths, strict=True)]
+        pieces = _folded(pattern, room)
         lines.append("  ".join([*cells, pieces[0] if pieces else ""]))
         lines += [" " * lead + piece for piece in pieces[1:]]
     return lines
+
+
+def _padded(text: str, size: int) -> str:
+    return text + " " * (size - output.width(text))
+
+
+def _folded(text: str, room: int | None) -> list[str]:
+    """``text`` in lines of at most ``room`` terminal columns (one line when ``room`` is
+    None), a ``<U+XXXX>`` never split (a marker wider than ``room`` has a line of its
+    own)."""
+    from hive.cli.lean import text_width
+    from hive.text import shown_pieces
+
+    if room is None or text_width(text) <= room:
+        return [text] if text else []
+    lines: list[str] = []
+    line, used = "", 0
+    for piece in shown_pieces(text):
+        size = text_width(piece)
+        if line and used + size > room:
+            lines.append(line)
+            line, used = "", 0
+        line, used = line + piece, used + size
+    return [*lines, line]
 
 
 PRESENTERS.update(
@@ -836,6 +861,11 @@ def _packed(report: Any, params: Any, ws: Workspace) -> None:
 
 
 def _hook(result: Any, params: Any, ws: Workspace) -> None:
+    for each in [result, *result.also]:
+        _one_hook(each)
+
+
+def _one_hook(result: Any) -> None:
     chained = f" (chains {result.chained})" if result.chained else ""
     if result.action == "restored":
         chained = " (your own hook, which hive had chained)"

@@ -51,13 +51,15 @@ def describe(event: SwarmEvent) -> str | None:
         settings = event.settings or {}
         subtasks = counted(len(event.subtasks or []), "subtask")
         workers = counted(int(settings.get("workers") or 0), "worker")
+        note = f"\nnote      {event.reason}" if event.reason else ""
         return (
             f"swarm run {event.epic_id}{title}: {subtasks},"
-            f" {workers}, {settings.get('isolation')} isolation"
+            f" {workers}, {settings.get('isolation')} isolation{note}"
         )
     if kind == "worker_started":
         where = f", worktree {event.worktree}" if event.worktree else ""
-        return f"started   {cell}{title} -> {event.agent} (pid {event.pid}{where})"
+        again = f"; {event.reason}" if event.reason else ""
+        return f"started   {cell}{title} -> {event.agent} (pid {event.pid}{where}){again}"
     if kind == "completed":
         spent = f" in {event.seconds:.1f}s" if event.seconds else ""
         merged = f", merged {event.branch}" if event.branch else ""
@@ -267,6 +269,8 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
             f" that takes them carries them as its own): {', '.join(result.left_uncommitted)};"
             " commit or discard them ('git diff', 'git status')"
         )
+    if result.hooks_note:
+        lines.append(f"  note: {result.hooks_note}")
     for kept in result.kept_worktrees:
         where = f" on branch {kept.branch}" if kept.branch else ""
         lines.append(

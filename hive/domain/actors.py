@@ -3,7 +3,7 @@ the lean write path of a fresh process can use them: ``hive/cli/lean_write.py``)
 
 from __future__ import annotations
 
-from hive.errors import InvalidInput
+from hive.errors import InvalidInput, NotYourIdentity
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -27,29 +27,76 @@ _SLUG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.+-")
 
 def _actor_name_ok(name: str) -> bool:
     """``^[\\w.@+-][\\w .@+-]{0,63}$`` (``\\w``: ``str.isalnum`` or ``_``), without ``re``
-    (stripped names only: no line feed for ``$`` to stand before)."""
+    (stripped names only: no line feed for ``$`` to stand before); after the first
+    character also the combining marks of a word (Hindi and Malayalam vowel signs and
+    viramas: UAX #31's identifier characters); and none a name may not hold
+    (``hive.text.first_unprintable``: a Hangul filler is a letter shown as nothing, a
+    joiner or a variation selector is allowed only in its place)."""
     if not 1 <= len(name) <= 64 or name[0] == " ":
         return False
-    return all(char.isalnum() or char in _ACTOR_MARKS or char == " " for char in name)
+    if name.isascii():
+        return all(char.isalnum() or char in _ACTOR_MARKS or char == " " for char in name)
+    if not (name[0].isalnum() or name[0] in _ACTOR_MARKS):
+        return False
+    from hive.text import first_unprintable
+
+    return first_unprintable(name) is None and all(map(_word_char, name))
+
+
+def _word_char(char: str) -> bool:
+    """A character of an agent name that is not ASCII: a letter or digit, a combining
+    mark or a joiner (where marks and joiners stand is
+    :func:`hive.text.first_unprintable`'s to judge)."""
+    import unicodedata
+
+    if char.isalnum() or char in _ACTOR_MARKS or char in " \u200c\u200d":
+        return True
+    return unicodedata.category(char) in ("Mn", "Mc")
 
 
 def check_actor(name: str) -> str:
     cleaned = name.strip()
     if not _actor_name_ok(cleaned):
-        from hive.text import described, first_unprintable
+        from hive.text import first_unprintable
 
+        advice = "use letters, digits, spaces and . _ @ + - (max 64)"
         hidden = first_unprintable(name)
-        why = ""
         if hidden is not None:  # named: it cannot be seen in the name as printed
-            position, char = hidden
-            why = (
-                f": {described(char)} at position {position} is an invisible,"
-                " bidirectional or control character"
-            )
-        raise InvalidInput(
-            f"invalid agent name {name!r}{why}: use letters, digits, spaces and . _ @ + - (max 64)"
-        )
+            from hive.domain.limits import hidden_character
+
+            raise hidden_character(name, "agent name", hidden, advice=advice)
+        raise InvalidInput(f"invalid agent name {name!r}: {advice}")
     return cleaned
+
+
+def unknown_credential() -> NotYourIdentity:
+    """``HIVE_AGENT_TOKEN`` names no registered agent of this repository."""
+    return NotYourIdentity(
+        "HIVE_AGENT_TOKEN is not the credential of any agent registered in this"
+        " repository (retired or replaced?); register again with"
+        " 'hive agent register NAME'"
+    )
+
+
+def check_claim(claim: str | None, name: str, *, by_token: bool) -> None:
+    """A name claimed (``--actor`` / ``HIVE_AGENT``) must be who acts: ``name``, the agent
+    of the credential (``by_token``) or else the person of git's identity.
+    NotYourIdentity otherwise (InvalidInput for a claim that is no agent name); the
+    full and the lean command-line paths word it alike."""
+    if not claim or check_actor(claim) == name:
+        return
+    if by_token:
+        raise NotYourIdentity(
+            f"you are {name} (by HIVE_AGENT_TOKEN), not {claim}", claimed=claim, agent=name
+        )
+    from hive.text import shell_word
+
+    raise NotYourIdentity(
+        f"acting as {claim} needs its credential: set HIVE_AGENT_TOKEN (issued by"
+        f" 'hive agent register {shell_word(claim)}'); without one you act as yourself"
+        f" ({name}): unset HIVE_AGENT / --actor",
+        claimed=claim,
+    )
 
 
 def slug(name: str) -> str:
@@ -64,16 +111,22 @@ def slug(name: str) -> str:
     return "".join(out).replace("\0", ".").strip(".") or "agent"
 
 
-def made_up_identity(git: GitRepo, name: str) -> Identity:
-    """A person's commit identity where git knows none (``GitRepo.person_identity``):
-    ``user.name`` (and its ``user.email``) if set, else ``name`` (the OS user), at
-    ``hive.local``; both paths, full and lean, commit under it."""
-    configured = git.config_identity()
-    if configured is not None:
-        return configured
+def commit_identity(git: GitRepo, principal: Acting) -> Identity:
+    """Author and committer of the principal's commits, on the full and the lean path:
+    a person's as git would make them (``GitRepo.person_identity``; where git knows none,
+    the fields git's settings give and the person's name at ``hive.local``), an agent's
+    name at ``hive.local``."""
     from hive.git.repo import Identity
 
-    return Identity(name=name, email=f"{slug(name)}@hive.local")
+    person = principal.name
+    if principal.kind == "person":
+
+        def made_up(name: str | None, email: str | None) -> Identity:
+            name = name or person
+            return Identity(name=name, email=email or f"{slug(name)}@hive.local")
+
+        return git.person_identity(made_up)
+    return Identity(name=person, email=f"{slug(person)}@hive.local")
 
 
 def os_user() -> str | None:

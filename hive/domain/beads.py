@@ -28,13 +28,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
-from hive.domain.graph import cycles_through
+from hive.domain.graph import LightCell, cycles_through
 from hive.domain.limits import (
     MAX_DEPS,
     MAX_LABELS,
@@ -44,7 +44,7 @@ from hive.domain.limits import (
     refuse_unprintable,
 )
 from hive.domain.workspace import MixedPlan, Workspace
-from hive.errors import InvalidInput, NotFound
+from hive.errors import HiveError, InvalidInput, NotFound
 from hive.git.repo import Snapshot
 from hive.jsontext import nesting_depth
 from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Comment, Dependency
@@ -135,44 +135,56 @@ def format_time(value: datetime) -> str:
 _RECORD_DEPTH = MAX_NESTING - 2
 
 
-def read_records(data: bytes, name: str, errors: list[str]) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, record) for each non-blank line; each malformed line is added to
-    ``errors`` (and left out), so one run names every bad line, not the first only."""
-    records: list[tuple[int, dict[str, Any]]] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            errors.append(f"{name}:{number}: not valid UTF-8 ({exc.reason})")
-            continue
-        except json.JSONDecodeError as exc:
-            errors.append(f"{name}:{number}: invalid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        except RecursionError:
-            errors.append(f"{name}:{number}: invalid JSON: nested too deeply")
-            continue
-        if not isinstance(record, dict):
-            errors.append(f"{name}:{number}: expected a JSON object, got {type(record).__name__}")
-            continue
-        if nesting_depth(record, MAX_NESTING) > _RECORD_DEPTH:
+def _line_spans(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """(line number, start, end) of each line of ``data`` (the lines of
+    ``data.split(b"\n")``, without making them all at once)."""
+    start = 0
+    number = 1
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield number, start, len(data)
+            return
+        yield number, start, end
+        start = end + 1
+        number += 1
+
+
+def _record_at(raw: bytes, name: str, number: int, errors: list[str]) -> dict[str, Any] | None:
+    """The record on one line (None for a blank line, and for a malformed one, which is
+    added to ``errors``)."""
+    if not raw.strip():
+        return None
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        errors.append(f"{name}:{number}: not valid UTF-8 ({exc.reason})")
+        return None
+    except json.JSONDecodeError as exc:
+        errors.append(f"{name}:{number}: invalid JSON: {exc.msg} (column {exc.colno})")
+        return None
+    except RecursionError:
+        errors.append(f"{name}:{number}: invalid JSON: nested too deeply")
+        return None
+    if not isinstance(record, dict):
+        errors.append(f"{name}:{number}: expected a JSON object, got {type(record).__name__}")
+        return None
+    if nesting_depth(record, MAX_NESTING) > _RECORD_DEPTH:
+        errors.append(
+            f"{name}:{number}: invalid JSON: nested more than {_RECORD_DEPTH} levels deep"
+            f" (its fields go into a cell file's metadata.beads, which may nest"
+            f" {MAX_NESTING} levels)"
+        )
+        return None
+    if b"\\ud" in raw or b"\\uD" in raw:  # an escaped surrogate: paired, or not text
+        where = _lone_surrogate(record)
+        if where is not None:
             errors.append(
-                f"{name}:{number}: invalid JSON: nested more than {_RECORD_DEPTH} levels deep"
-                f" (its fields go into a cell file's metadata.beads, which may nest"
-                f" {MAX_NESTING} levels)"
+                f"{name}:{number}: {where} holds a lone surrogate (a \\ud800-\\udfff"
+                " escape without its pair): not text hive can store"
             )
-            continue
-        if b"\\ud" in raw or b"\\uD" in raw:  # an escaped surrogate: paired, or not text
-            where = _lone_surrogate(record)
-            if where is not None:
-                errors.append(
-                    f"{name}:{number}: {where} holds a lone surrogate (a \\ud800-\\udfff"
-                    " escape without its pair): not text hive can store"
-                )
-                continue
-        records.append((number, record))
-    return records
+            return None
+    return record
 
 
 def _lone_surrogate(value: Any, where: str = "the record") -> str | None:
@@ -264,7 +276,7 @@ def _check_limits(fields: dict[str, Any]) -> None:
             check_name(label, "label")
         check_count(fields["dependencies"], "dependencies", MAX_DEPS)
         for dep in fields["dependencies"]:
-            refuse_unprintable(dep.target, "dependency target")
+            refuse_unprintable(dep.target, "dependency target", spaced=False)
         for comment in fields["comments"]:
             check_text(comment.text, "comment")
             refuse_unprintable(comment.author, "comment author")
@@ -274,9 +286,10 @@ def _check_limits(fields: dict[str, Any]) -> None:
 
 def _refuse_unprintable(value: str, what: str) -> None:
     """The name-rule's refusal (:func:`hive.domain.limits.refuse_unprintable`) as this
-    record's problem."""
+    record's problem (an id: a plain space is refused too, so a no-break space is
+    answered "remove it")."""
     try:
-        refuse_unprintable(value, what)
+        refuse_unprintable(value, what, spaced=False)
     except InvalidInput as exc:
         raise _LineError(exc.message) from None
 
@@ -538,36 +551,40 @@ def import_beads(
     record replaces its cell when the record is newer (:func:`record_is_newer`: the
     later ``updated_at`` wins, beads' own rule), and the others are kept and named;
     ``overwrite`` replaces every cell the file has otherwise, whatever its time.
+
+    The records are read and converted one at a time, twice: once to check every
+    line and keep what the plan decides with (:class:`_Found`), once more as their
+    cells are written (``MixedPlan.stream``), so no list of records or of cells is
+    held (only the cells of ids the hive already has, to compare them).
     """
     name = os.path.basename(path) or path
-    data = _read_file(path)
-    errors: list[str] = []
-    records = read_records(data, name, errors)
-    undated = {str(r.get("id", "")).strip().lower() for _, r in records if "updated_at" not in r}
-    cells = _convert(records, name, progress, errors)
+    source = _Source(_read_file(path), name)
+    found, mapped_status, mapped_type = source.scan(progress, _ids_here(ws))
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         ws.config(snap)
-        fresh = [c for c in cells if c.id not in index.cells and not index.is_unreadable(c.id)]
-        differ = [c for c in cells if c.id in index.cells and index.cells[c.id] != c]
-        replaced, kept = _replaced_and_kept(differ, index, update, overwrite, undated)
+        fresh = [f for f in found if f.id not in index.cells and not index.is_unreadable(f.id)]
+        differ = [f for f in found if f.id in index.cells and index.cells[f.id] != source.cell(f)]
+        replaced, kept = _replaced_and_kept(differ, index, update, overwrite, source)
         wanted = fresh + replaced
         if progress is not None:
             progress("committing", 0, len(wanted))
         result = {
             "imported": len(fresh),
             "updated": len(replaced),
-            "skipped": len(cells) - len(fresh) - len(replaced),
+            "skipped": len(found) - len(fresh) - len(replaced),
             # skipped, yet the file says something else: a person must hear of it
-            "differing": [] if update or overwrite else [c.id for c in differ],
-            "kept_ids": [c.id for c in kept],
+            "differing": [] if update or overwrite else [f.id for f in differ],
+            "kept_ids": [f.id for f in kept],
         }
         # in the hive, but its file cannot be read: neither skipped as the same nor replaced
-        unreadable = [c.id for c in cells if c.id not in index.cells and index.is_unreadable(c.id)]
-        result["warnings"] = unreadable_warnings(unreadable) + graph_warnings(index, wanted)
+        unreadable = [f.id for f in found if f.id not in index.cells and index.is_unreadable(f.id)]
+        new = {f.id: f.light for f in wanted}
+        result["warnings"] = unreadable_warnings(unreadable) + graph_warnings(index, new)
         title = f"{counted(len(wanted), 'cell')} from {name}"
         subject = wanted[0].id if len(wanted) == 1 else "beads"
-        return MixedPlan(cells=wanted, subject_id=subject, title=title, result=result)
+        cells = (source.cell(f) for f in wanted)
+        return MixedPlan(cells=[], subject_id=subject, title=title, result=result, stream=cells)
 
     written = ws.write_mixed(plan, event="import")
     counts: dict[str, Any] = written.result
@@ -577,19 +594,10 @@ def import_beads(
     if progress is not None:
         done = counts["imported"] + counts["updated"]
         progress("committing", done, done)
-    mapped_status: dict[str, int] = {}
-    mapped_type: dict[str, int] = {}
-    for cell in cells:
-        beads = cell.metadata.get(BEADS_KEY) or {}
-        if "status" in beads:
-            mapped_status[str(beads["status"])] = mapped_status.get(str(beads["status"]), 0) + 1
-        if "issue_type" in beads:
-            kind = str(beads["issue_type"])
-            mapped_type[kind] = mapped_type.get(kind, 0) + 1
     changed = counts["imported"] + counts["updated"]
     return BeadsImportResult(
         source=path,
-        records=len(cells),
+        records=len(found),
         commit=written.commit if changed else None,
         mapped_statuses=mapped_status,
         mapped_types=mapped_type,
@@ -598,6 +606,99 @@ def import_beads(
         warnings=warnings,
         **counts,
     )
+
+
+class _Found:
+    """One good record of the export: where it is, and what the plan needs of its cell
+    without holding the cell (its graph facts; the cell itself only when the hive had
+    its id when the file was read, to compare them)."""
+
+    __slots__ = ("cell", "dated", "end", "id", "light", "start")
+
+    def __init__(self, cell: Cell, start: int, end: int, dated: bool, here: bool) -> None:
+        self.id = cell.id
+        self.start = start
+        self.end = end
+        self.dated = dated  # the record has an updated_at (see record_is_newer)
+        self.light = LightCell(
+            {
+                "type": cell.type,
+                "parent": cell.parent,
+                "deleted_at": cell.deleted_at,
+                "dependencies": [{"type": d.type, "target": d.target} for d in cell.dependencies],
+            }
+        )
+        self.cell = cell if here else None
+
+
+class _Source:
+    """A beads export's bytes, read a record at a time."""
+
+    def __init__(self, data: bytes, name: str) -> None:
+        self.data = data
+        self.name = name
+
+    def scan(
+        self, progress: Progress | None, here: Container[str]
+    ) -> tuple[list[_Found], dict[str, int], dict[str, int]]:
+        """Every record checked and converted (raises, naming every bad line, when any
+        is bad): what the plan needs of each, and the statuses and types beads had that
+        hive maps (counted per original value)."""
+        errors: list[str] = []
+        found: list[_Found] = []
+        seen: dict[str, int] = {}
+        mapped_status: dict[str, int] = {}
+        mapped_type: dict[str, int] = {}
+        total = sum(1 for _, start, end in _line_spans(self.data) if self.data[start:end].strip())
+        step = max(1, total // 100)
+        done = 0
+        for number, start, end in _line_spans(self.data):
+            record = _record_at(self.data[start:end], self.name, number, errors)
+            if record is None:
+                continue
+            done += 1
+            try:
+                cell = cell_from_record(record)
+            except _LineError as exc:
+                errors.append(f"{self.name}:{number}: {exc}")
+                continue
+            if cell.id in seen:
+                errors.append(
+                    f"{self.name}:{number}: id {cell.id} is already on line {seen[cell.id]}"
+                )
+                continue
+            seen[cell.id] = number
+            found.append(_Found(cell, start, end, "updated_at" in record, cell.id in here))
+            _count_mapped(cell, mapped_status, mapped_type)
+            if progress is not None and (done % step == 0 or done == total):
+                progress("reading", done, total)
+        _raise_if(errors)  # in the file's order: "name:line: problem"
+        return found, mapped_status, mapped_type
+
+    def cell(self, found: _Found) -> Cell:
+        """The cell of a record (converted again, as the scan converted it)."""
+        if found.cell is not None:
+            return found.cell
+        record = json.loads(self.data[found.start : found.end].decode("utf-8"))
+        return cell_from_record(record)
+
+
+def _ids_here(ws: Workspace) -> Container[str]:
+    """The ids the hive has now (their records' cells are kept to compare with them; an
+    id the hive gains before the write is converted again instead)."""
+    try:
+        return ws.cells(ws.snapshot()).blobs
+    except HiveError:  # not initialized, ...: the write says so
+        return frozenset()
+
+
+def _count_mapped(cell: Cell, statuses: dict[str, int], types: dict[str, int]) -> None:
+    beads = cell.metadata.get(BEADS_KEY) or {}
+    if "status" in beads:
+        statuses[str(beads["status"])] = statuses.get(str(beads["status"]), 0) + 1
+    if "issue_type" in beads:
+        kind = str(beads["issue_type"])
+        types[kind] = types.get(kind, 0) + 1
 
 
 def record_is_newer(record: Cell, here: Cell, dated: bool) -> bool:
@@ -612,19 +713,19 @@ def record_is_newer(record: Cell, here: Cell, dated: bool) -> bool:
 
 
 def _replaced_and_kept(
-    differ: list[Cell], index: CellIndex, update: bool, overwrite: bool, undated: set[str]
-) -> tuple[list[Cell], list[Cell]]:
+    differ: list[_Found], index: CellIndex, update: bool, overwrite: bool, source: _Source
+) -> tuple[list[_Found], list[_Found]]:
     """Of the records whose cell here differs: those that replace it, and those kept
     out because the cell here is as new or newer (``--update`` only)."""
     if overwrite:
         return differ, []
     if not update:
         return [], []
-    replaced: list[Cell] = []
-    kept: list[Cell] = []
-    for cell in differ:
-        newer = record_is_newer(cell, index.cells[cell.id], cell.id not in undated)
-        (replaced if newer else kept).append(cell)
+    replaced: list[_Found] = []
+    kept: list[_Found] = []
+    for found in differ:
+        newer = record_is_newer(source.cell(found), index.cells[found.id], found.dated)
+        (replaced if newer else kept).append(found)
     return replaced, kept
 
 
@@ -639,11 +740,11 @@ def unreadable_warnings(ids: list[str]) -> list[str]:
     ]
 
 
-def graph_warnings(index: CellIndex, cells: list[Cell]) -> list[str]:
+def graph_warnings(index: CellIndex, new: dict[str, LightCell]) -> list[str]:
     """What the written cells' links say that a person should hear of (each is kept as
     the file has it, and ``hive doctor`` lists every one): targets and parents that are
     in neither the file nor the hive, and ordering cycles."""
-    new = {cell.id: cell for cell in cells}
+    cells = new.values()
 
     def missing(cell_id: str) -> bool:
         return cell_id not in new and cell_id not in index.cells
@@ -707,36 +808,6 @@ def _gunzip(data: bytes, path: str) -> bytes:
     if not unpacker.eof:
         raise InvalidInput(f"{path}: the gzipped file is truncated")
     return text
-
-
-def _convert(
-    records: list[tuple[int, dict[str, Any]]],
-    name: str,
-    progress: Progress | None,
-    errors: list[str],
-) -> list[Cell]:
-    """Each record as a cell; raises, naming every bad line (``errors`` holds those the
-    reading found), when any is bad."""
-    cells: list[Cell] = []
-    seen: dict[str, int] = {}
-    total = len(records)
-    step = max(1, total // 100)
-    for done, (number, record) in enumerate(records, start=1):
-        try:
-            cell = cell_from_record(record)
-        except _LineError as exc:
-            errors.append(f"{name}:{number}: {exc}")
-            continue
-        if cell.id in seen:
-            errors.append(f"{name}:{number}: id {cell.id} is already on line {seen[cell.id]}")
-            continue
-        seen[cell.id] = number
-        cells.append(cell)
-        if progress is not None and (done % step == 0 or done == total):
-            progress("reading", done, total)
-    # every message is "name:line: problem": in the file's order for the reader
-    _raise_if(sorted(errors, key=lambda error: int(error[len(name) + 1 :].split(":", 1)[0])))
-    return cells
 
 
 def export_beads(

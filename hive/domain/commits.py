@@ -5,7 +5,7 @@ commit, and the commit message with its trailers."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +24,9 @@ from hive.git.repo import (
 )
 from hive.models import Cell, HiveConfig
 from hive.models.cell import without_control_chars
-from hive.store.cache import CellIndex
-from hive.store.cells import encode_cell
+from hive.store.cache import CellIndex, node_of
+from hive.store.cells import encode_cell, parsed_cell
+from hive.store.index import ParsedCell
 from hive.store.layout import cell_path
 
 
@@ -41,6 +42,10 @@ class MixedPlan:
     trailers: list[tuple[str, str]] = field(default_factory=list)  # e.g. Hive-Override
     body: str = ""  # between the subject and the trailers (swarm_complete: the summary)
     subject_is_cell: bool = True  # False: no Hive-Cell trailer for the subject (an agent's name)
+    # cells made one at a time as they are written, instead of ``cells`` (an import of
+    # thousands): each is encoded and its state index row stored as it comes, and only
+    # its light facts are kept, never the list of models
+    stream: Iterable[Cell] | None = None
 
 
 @dataclass
@@ -71,7 +76,7 @@ def commit_message(
     return format_message(subject, found, text)
 
 
-DEFAULT_LOCK_TIMEOUT = 30.0  # seconds, where no config says otherwise
+DEFAULT_LOCK_TIMEOUT = waits.DEFAULT_WAIT  # seconds, where no config says otherwise
 
 
 def lock_timeout(config: Callable[[], HiveConfig], *, config_optional: bool = False) -> float:
@@ -99,6 +104,30 @@ def _encode(cell: Cell) -> Written:
     return cell_path(cell.id), blob_sha_of(content), cell, content
 
 
+STREAM_BATCH = 500  # parsed rows stored at a time by a streamed write
+
+
+def _encode_stream(
+    reader: StateReader, cells: Iterable[Cell]
+) -> tuple[dict[str, Written], list[Change]]:
+    """Each cell encoded as it comes, its parsed row stored in the state index in
+    batches (rows are keyed by blob id: harmless if the write does not land), and only
+    its light facts kept for :meth:`StateReader.remember_write`."""
+    written: dict[str, Written] = {}
+    changes: list[Change] = []
+    rows: list[tuple[str, ParsedCell]] = []
+    for cell in cells:
+        path, sha, _, content = _encode(cell)
+        written[cell.id] = (path, sha, node_of(cell), None)
+        changes.append(Change(path, content))
+        rows.append((sha, parsed_cell(cell)))
+        if len(rows) >= STREAM_BATCH:
+            reader.remember_parsed(rows)
+            rows = []
+    reader.remember_parsed(rows)
+    return written, changes
+
+
 def write_cells(
     reader: StateReader,
     plan: Callable[[Snapshot, CellIndex], MixedPlan],
@@ -114,11 +143,15 @@ def write_cells(
     def git_plan(snap: Snapshot) -> Plan:
         index = reader.cells(snap)
         wanted = plan(snap, index)
-        written = {cell.id: _encode(cell) for cell in wanted.cells}
+        if wanted.stream is None:
+            written = {cell.id: _encode(cell) for cell in wanted.cells}
+            changes = [Change(path, content) for path, _, _, content in written.values()]
+            cell_ids = [c.id for c in wanted.cells]
+        else:
+            written, changes = _encode_stream(reader, wanted.stream)
+            cell_ids = list(written)
         last.update(base=index, written=written)
-        changes = [Change(path, content) for path, _, _, content in written.values()]
         changes += wanted.files
-        cell_ids = [c.id for c in wanted.cells]
         extra = [*trailers, *wanted.trailers]
         message = commit_message(
             event,

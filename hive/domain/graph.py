@@ -232,16 +232,16 @@ class LightGraph:
 class _WithNewCells:
     """``index`` plus cells that are not stored yet (a bulk creation being checked)."""
 
-    def __init__(self, index: CellIndex, new: Mapping[str, Cell]) -> None:
+    def __init__(self, index: CellIndex, new: Mapping[str, GraphCell]) -> None:
         self._index = index
-        self._cells: Mapping[str, Cell] = ChainMap(dict(new), index.cells)  # type: ignore[arg-type]
+        self._cells: Mapping[str, GraphCell] = ChainMap(dict(new), index.cells)  # type: ignore[arg-type]
         self._children: dict[str, list[str]] = {}
-        for cell in new.values():
+        for cell_id, cell in new.items():
             if cell.parent is not None:
-                self._children.setdefault(cell.parent, []).append(cell.id)
+                self._children.setdefault(cell.parent, []).append(cell_id)
 
     @property
-    def cells(self) -> Mapping[str, Cell]:
+    def cells(self) -> Mapping[str, GraphCell]:
         return self._cells
 
     def children_of(self, cell_id: str) -> list[str]:
@@ -249,7 +249,7 @@ class _WithNewCells:
         return stored + self._children.get(cell_id, [])
 
 
-def cycles_through(index: CellIndex, new: Mapping[str, Cell]) -> list[list[str]]:
+def cycles_through(index: CellIndex, new: Mapping[str, GraphCell]) -> list[list[str]]:
     """Ordering cycles that pass through any of the ``new`` cells (not stored yet), in
     the graph of ``index`` plus them. Work is proportional to what they reach (stored
     cells are only decoded when a new cell's edges lead to them)."""

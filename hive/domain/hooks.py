@@ -1,4 +1,6 @@
-"""Installing hive's git pre-commit hook (idempotent, chains an existing hook)."""
+"""Installing hive's git hooks (idempotent, each chains an existing hook of its name):
+``pre-commit`` (reservations, valid ``.hive/`` files) and ``commit-msg`` (the
+``Hive-Cell:`` trailer of an agent's own commits, ``hive/domain/commitmsg.py``)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from hive.models.results import HookResult
 
 MARKER = "# installed by hive"
 CHAINED_SUFFIX = ".hive-chained"
+HOOKS = ("pre-commit", "commit-msg")
+FRAMEWORK_SIGN = "pre-commit.com"  # in the hook scripts the pre-commit framework writes
 
 
 def hooks_dir(ws: Workspace) -> str:
@@ -23,12 +27,50 @@ def hooks_dir(ws: Workspace) -> str:
     return os.path.join(ws.git.paths.common_dir, "hooks")
 
 
-def hook_script() -> str:
+def hook_script(name: str = "pre-commit") -> str:
+    """The script hive installs as git's hook ``name`` (one of HOOKS)."""
     python = sys.executable
+    if name == "commit-msg":
+        return _commit_msg_script(python)
     return f"""#!/bin/sh
 {MARKER}: enforces file reservations and validates .hive/ on git commit.
 # Skip once with HIVE_BYPASS=1 or git commit --no-verify. Fails closed without hive.
-chained="$(dirname "$0")/pre-commit{CHAINED_SUFFIX}"
+{_chained("pre-commit")}if [ -x "{python}" ]; then
+  exec "{python}" -c 'from hive.cli.entry import console; console()' hooks run pre-commit
+fi
+if command -v hive >/dev/null 2>&1; then
+  exec hive hooks run pre-commit
+fi
+if [ "$HIVE_BYPASS" = "1" ]; then
+  exit 0
+fi
+echo "hive pre-commit: cannot find hive ({python} or 'hive' on PATH), so reservations" >&2
+echo "cannot be checked; commit blocked. Reinstall with 'hive hooks install'," >&2
+echo "or skip this check once with HIVE_BYPASS=1 (or git commit --no-verify)." >&2
+exit 1
+"""
+
+
+def _commit_msg_script(python: str) -> str:
+    """``commit-msg``: an agent's commit (``HIVE_AGENT_TOKEN`` set) gets the
+    ``Hive-Cell:`` trailer of its cell; it never blocks a commit itself (a chained hook
+    of the user's still may), and a person's commit starts no process."""
+    return f"""#!/bin/sh
+{MARKER}: adds the Hive-Cell: trailer of the cell an agent works on to its commits.
+# Never blocks a commit itself (a chained hook of yours may); skipped by --no-verify.
+{_chained("commit-msg")}[ -n "$HIVE_AGENT_TOKEN" ] || exit 0
+if [ -x "{python}" ]; then
+  "{python}" -c 'from hive.cli.entry import console; console()' hooks run commit-msg "$1"
+elif command -v hive >/dev/null 2>&1; then
+  hive hooks run commit-msg "$1"
+fi
+exit 0
+"""
+
+
+def _chained(name: str) -> str:
+    """The part of hook ``name`` that first runs the user's own hook it replaced."""
+    return f"""chained="$(dirname "$0")/{name}{CHAINED_SUFFIX}"
 # A chained shell script runs under its own #! shell with git's name for this hook as
 # its $0: hook managers (husky) find the user's script by that name.
 hive_chained_shell() {{
@@ -49,27 +91,34 @@ if [ -x "$chained" ]; then
     "$chained" "$@" || exit $?
   fi
 fi
-if [ -x "{python}" ]; then
-  exec "{python}" -c 'from hive.cli.entry import console; console()' hooks run pre-commit
-fi
-if command -v hive >/dev/null 2>&1; then
-  exec hive hooks run pre-commit
-fi
-if [ "$HIVE_BYPASS" = "1" ]; then
-  exit 0
-fi
-echo "hive pre-commit: cannot find hive ({python} or 'hive' on PATH), so reservations" >&2
-echo "cannot be checked; commit blocked. Reinstall with 'hive hooks install'," >&2
-echo "or skip this check once with HIVE_BYPASS=1 (or git commit --no-verify)." >&2
-exit 1
 """
 
 
+def missing_hooks(ws: Workspace) -> list[str]:
+    """The hooks of HOOKS that do not run hive here: no such hook, or one that neither
+    hive installed nor calls 'hive hooks run' (a pre-commit framework's hook counts as
+    running it: the framework's configuration, which hive does not read, declares it)."""
+    directory = hooks_dir(ws)
+    missing = []
+    for name in HOOKS:
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        if not any(sign in text for sign in (MARKER, "hive hooks run", FRAMEWORK_SIGN)):
+            missing.append(name)
+    return missing
+
+
 def install_hook(ws: Workspace) -> HookResult:
+    """Install every hook of HOOKS: the pre-commit hook's result, the others' in
+    ``also``."""
     try:
-        return _install(ws)
+        first, *others = [_install(ws, name) for name in HOOKS]
     except OSError as exc:
         raise _unwritable(exc) from None
+    return first.model_copy(update={"also": others})
 
 
 def _unwritable(exc: OSError) -> Conflict:
@@ -77,7 +126,7 @@ def _unwritable(exc: OSError) -> Conflict:
     return Conflict(f"cannot change git's hook{where}: {exc.strerror or exc}")
 
 
-def _install(ws: Workspace) -> HookResult:
+def _install(ws: Workspace, name: str) -> HookResult:
     directory = hooks_dir(ws)
     try:
         os.makedirs(directory, exist_ok=True)
@@ -86,10 +135,10 @@ def _install(ws: Workspace) -> HookResult:
             f"{directory} cannot hold git's hooks ({exc.strerror}): move what is there"
             " away, then run 'hive hooks install' again"
         ) from None
-    path = os.path.join(directory, "pre-commit")
+    path = os.path.join(directory, name)
     _refuse_directory(path)
     chained = path + CHAINED_SUFFIX
-    script = hook_script()
+    script = hook_script(name)
     set_aside: str | None = None
     if os.path.exists(path):
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -117,7 +166,14 @@ def _free_name(base: str) -> str:
 
 
 def uninstall_hook(ws: Workspace) -> HookResult:
-    path = os.path.join(hooks_dir(ws), "pre-commit")
+    """Remove every hook of HOOKS hive installed (putting back a chained one): the
+    pre-commit hook's result, the others' in ``also``."""
+    first, *others = [_uninstall(ws, name) for name in HOOKS]
+    return first.model_copy(update={"also": others})
+
+
+def _uninstall(ws: Workspace, name: str) -> HookResult:
+    path = os.path.join(hooks_dir(ws), name)
     chained = path + CHAINED_SUFFIX
     if not os.path.exists(path):
         return HookResult(path=path, action="absent")

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from hive.domain import mail
 from hive.domain.commits import MixedPlan
+from hive.domain.events import log_event
 from hive.domain.ownership import (
     configured_coordinators,
     override_role,
@@ -60,6 +62,7 @@ def register_agent(
     session: str | None = None,
     replace: bool = False,
     from_tool: bool = False,
+    successor_of: str | None = None,
 ) -> Registration:
     """Register ``name`` (generated when None) and issue its credential.
 
@@ -67,7 +70,10 @@ def register_agent(
     - a registered name with its credential (``token``): taken back (``reattached``);
     - a registered name without it: ``name_taken`` naming who holds it, unless
       ``replace`` (coordinators and people only), which issues a new credential and
-      invalidates the old one (recorded as an override).
+      invalidates the old one (recorded as an override); unless the old one is held
+      by a session starting with ``successor_of`` (a runner's earlier worker for the
+      same task, gone since): then the new holder succeeds it, which overrides nobody
+      else's claim and is recorded as a ``credential_reissued`` event instead.
 
     A name configured as a coordinator is registered only by a person or another
     coordinator (the role is granted, never taken): an agent's tool call
@@ -94,7 +100,8 @@ def register_agent(
             if task is not None:
                 mail.declare_task(ws, name=wanted, task=task)
             return _registration(ws, wanted, entry, token=None, reattached=True)
-        override = None
+        override: Override | None = None
+        reissued: dict[str, Any] | None = None
         if entry is None:  # a name retired here whose mail event is missing: log it first
             _refuse_ambiguous(ws, wanted)
             pending = _unlogged_retirement(ws, store, wanted)
@@ -104,6 +111,10 @@ def register_agent(
             raise _taken(wanted, entry)
         else:
             override = _replacing(ws, wanted)
+            held_by = str(entry.get("session") or "")
+            if successor_of and held_by.startswith(successor_of):
+                reissued = _reissue_event(ws, override, held_by, owner)
+                override = None
         if wanted in configured_coordinators(ws) and (from_tool or _role(ws) is None):
             raise NotOwner(
                 f"{wanted} is a coordinator (.hive/config.yaml); its credential is issued"
@@ -123,6 +134,8 @@ def register_agent(
     mail.append_registration(ws, name=wanted, session=owner, task=task)
     if override is not None:
         mail.record_override_event(ws, override)
+    if reissued is not None:
+        log_event(state_dir, reissued)
     return _registration(ws, wanted, entry, token=issued, reattached=False)
 
 
@@ -159,6 +172,7 @@ def issue_credential(
     task: str | None = None,
     replace: bool = False,
     session: str | None = None,
+    successor_of: str | None = None,
 ) -> Credential:
     """A credential for agent ``name``, for a runner to hand to the process it starts.
 
@@ -166,9 +180,13 @@ def issue_credential(
     the agent's environment; ``hive mcp`` and every ``hive`` command the agent runs
     then act as ``name``, and the pre-commit hook knows its commits. ``replace``
     re-issues the credential of a registered name (coordinators and people);
-    ``session`` is recorded as the session holding it (the caller's by default).
+    ``session`` is recorded as the session holding it (the caller's by default);
+    ``successor_of``: see :func:`register_agent` (a re-issue for the runner's own worker
+    is not an override).
     """
-    registered = register_agent(ws, name=name, task=task, replace=replace, session=session)
+    registered = register_agent(
+        ws, name=name, task=task, replace=replace, session=session, successor_of=successor_of
+    )
     if registered.token is None:  # pragma: no cover - register_agent always issues here
         raise NameTaken(f"{name} is already registered")
     return Credential(
@@ -472,6 +490,22 @@ def _replacing(ws: Workspace, name: str) -> Override:
         owner=name,
         reason="credential replaced",
     )
+
+
+def _reissue_event(ws: Workspace, checked: Override, held_by: str, session: str) -> dict[str, Any]:
+    """The event-log record of a credential re-issued to the successor of the session
+    that held it (``hive events``: tool ``credential_reissued``), not an override."""
+    return {
+        "ts": time.time(),
+        "event": "credential_reissued",
+        "agent": checked.by,
+        "role": checked.role,
+        "tool": "credential_reissued",
+        "target": checked.target,
+        "args": {"agent": checked.target, "replaced_session": held_by, "session": session},
+        "session": ws.session,
+        "outcome": "ok",
+    }
 
 
 def _retiring(ws: Workspace, name: str, reason: str | None) -> Override:

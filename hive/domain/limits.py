@@ -9,7 +9,7 @@ message.
 from __future__ import annotations
 
 from hive.errors import InvalidInput
-from hive.text import code_point, described, first_control, first_unprintable
+from hive.text import code_point, described, first_control, first_unprintable, refusal_reason
 
 MAX_TITLE = 500
 MAX_TEXT = 20_000  # description, notes, design, acceptance criteria, comments
@@ -62,22 +62,44 @@ def check_name(value: str, what: str, limit: int = MAX_SHORT) -> str:
     return value
 
 
-def refuse_unprintable(value: str, what: str, **details: object) -> None:
-    """InvalidInput naming the first character of ``value`` that is not shown as itself
+def refuse_unprintable(value: str, what: str, *, spaced: bool = True, **details: object) -> None:
+    """InvalidInput naming the first character of ``value`` that a name may not hold
     (``hive.text.first_unprintable``: a bidirectional override, a zero-width space, a
-    byte-order mark, a control character, a no-break space), its code point and its
-    position: two names that read alike would be different names ("Trojan Source").
-    Free text (titles, descriptions, bodies) may hold them; it is shown with each
-    invisible one as ``<U+XXXX>``."""
+    byte-order mark, a control character, a no-break space, a joiner outside the
+    letters it joins), its code point and its position: two names that read alike would
+    be different names ("Trojan Source"). ``spaced``: a plain space may stand in the
+    name (a no-break space is then answered "write a plain space"). Free text (titles,
+    descriptions, bodies) may hold them; it is shown with each invisible one as
+    ``<U+XXXX>``."""
     found = first_unprintable(value)
-    if found is None:
-        return
+    if found is not None:
+        raise hidden_character(value, what, found, spaced=spaced, details=details)
+
+
+def hidden_character(
+    value: str,
+    what: str,
+    found: tuple[int, str],
+    *,
+    advice: str = "",
+    spaced: bool = True,
+    details: dict[str, object] | None = None,
+) -> InvalidInput:
+    """The one refusal of a name holding a character not shown as itself (``found``:
+    its position from 1 and the character, as ``hive.text.first_unprintable`` gives
+    them), for every kind of name, agent names included (``actors.check_actor``): the
+    character and its position in the message and as ``character`` and ``position``,
+    what the character is and what to write instead (``hive.text.refusal_reason``;
+    ``spaced``: whether the name may hold a plain space); ``advice`` says what else the
+    name may hold; ``details`` go to the error as well (a tool's ``field``)."""
     position, char = found
-    raise InvalidInput(
-        f"invalid {what} {value!r}: {described(char)} at position {position} is an"
-        " invisible, bidirectional or control character, which a name may not hold"
-        " (it would read as another name); remove it",
+    kind, fix = refusal_reason(char, spaced=spaced)
+    if advice:
+        fix = advice if fix == "remove it" else f"{fix}; {advice}"
+    return InvalidInput(
+        f"invalid {what} {value!r}: {described(char)} at position {position} is {kind},"
+        f" which a name may not hold (it would read as another name); {fix}",
         character=code_point(char),
         position=position,
-        **details,
+        **(details or {}),
     )

@@ -28,9 +28,10 @@ from hive.git.repo import Change, Snapshot, format_message
 from hive.models.base import HiveModel
 from hive.models.cell import utc_now
 from hive.models.seeds import ContextUpdate
+from hive.store import layout
 from hive.store.yamlio import dumps, load_mapping
 
-CONTEXT_PATH = ".hive/context.yaml"
+CONTEXT_PATH = layout.CONTEXT_PATH
 SECTIONS = ("decisions", "milestones", "stack", "goals", "banned", "project")
 MAX_ITEM_BYTES = 20_000
 MAX_FILE_BYTES = 1_000_000

@@ -21,6 +21,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from hive.domain.mergefiles import set_merge
+from hive.store import layout
 from hive.store.layout import CELLS_DIR, cell_id_from_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 TOMBSTONE_TTL = timedelta(days=30)
 HISTORY_LIMIT = 2000  # commits searched for the versions of a file a side already had
 RESERVATIONS_DIR = ".hive/reservations"
-CONTEXT_PATH = ".hive/context.yaml"
+CONTEXT_PATH = layout.CONTEXT_PATH
 CONFIG_PATH = ".hive/config.yaml"
 CONFLICT_FIELDS = ("title", "description", "design", "acceptance_criteria", "assignee")
 SCALAR_FIELDS = (

@@ -18,9 +18,10 @@ from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile
 from hive.git.repo import Change, Snapshot
 from hive.models.outcome import Outcome
+from hive.store import layout
 from hive.store.yamlio import dumps, load_mapping
 
-OUTCOMES_DIR = ".hive/outcomes"
+OUTCOMES_DIR = layout.OUTCOMES_DIR
 _BLOB_CACHE = "outcome_blobs"
 _ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._~-]")

@@ -29,9 +29,10 @@ from hive.git.repo import Change, Snapshot, format_message
 from hive.models.cell import utc_now
 from hive.models.policy import RESOURCES, PermissionPolicy, PolicyRule, parse_policy
 from hive.models.seeds import PermissionAnswer, PermissionDecision
+from hive.store import layout
 from hive.store.yamlio import dumps, load_mapping
 
-PERMISSIONS_DIR = ".hive/permissions"
+PERMISSIONS_DIR = layout.PERMISSIONS_DIR
 MAX_JUSTIFICATION = 2000
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 _BLOB_CACHE = "permission_blobs"

@@ -24,7 +24,7 @@ from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
 from hive.domain.path_rules import PathPermissionDenied, check_paths, permissions_from_config
 from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
 from hive.domain.reservations import decode_file, files_held_by_others, held_message, misfiled
-from hive.domain.reservecore import RESERVATIONS_DIR
+from hive.domain.reservecore import COMMIT_TOOL, RESERVATIONS_DIR
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
@@ -120,9 +120,6 @@ def staged_state(ws: Workspace) -> StagedState:
 def staged_paths(ws: Workspace) -> list[str]:
     """Paths whose index entry differs from HEAD (added, modified, deleted, renamed)."""
     return staged_state(ws).paths
-
-
-COMMIT_TOOL = "git_commit"  # whose tools.permissions rules apply to an agent's commits
 
 
 def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitReport:

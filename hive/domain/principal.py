@@ -1,5 +1,5 @@
-"""Who acts in a workspace: the principal resolved from a credential or a claim, and
-what a commit says about it (author, trailers).
+"""Who acts in a workspace: the principal resolved from a credential or a claim (what
+a commit says about it, author and trailers: ``hive/domain/actors.py``).
 
 A :class:`~hive.domain.workspace.Workspace` keeps the claim, the token and the
 resolved principal; these functions do the resolving, with no state of their own.
@@ -7,12 +7,11 @@ resolved principal; these functions do the resolving, with no state of their own
 
 from __future__ import annotations
 
-from hive.domain.actors import check_actor, made_up_identity, os_user, slug
-from hive.errors import NotRegistered, NotYourIdentity
-from hive.git.repo import GitRepo, Identity
+from hive.domain.actors import check_claim, os_user, unknown_credential
+from hive.errors import NotRegistered
+from hive.git.repo import GitRepo
 from hive.models.principal import Principal
 from hive.store import credentials
-from hive.text import shell_word
 
 
 def person_name(git: GitRepo) -> str:
@@ -27,26 +26,11 @@ def resolve_principal(git: GitRepo, *, token: str | None, claim: str | None) -> 
     if token:
         name = credentials.name_of_token(git.paths.hive_state_dir, token)
         if name is None:
-            raise NotYourIdentity(
-                "HIVE_AGENT_TOKEN is not the credential of any agent registered in this"
-                " repository (retired or replaced?); register again with"
-                " 'hive agent register NAME'"
-            )
-        if claim and check_actor(claim) != name:
-            raise NotYourIdentity(
-                f"you are {name} (by HIVE_AGENT_TOKEN), not {claim}",
-                claimed=claim,
-                agent=name,
-            )
+            raise unknown_credential()
+        check_claim(claim, name, by_token=True)
         return Principal(name, "agent")
     person = person_name(git)
-    if claim and check_actor(claim) != person:
-        raise NotYourIdentity(
-            f"acting as {claim} needs its credential: set HIVE_AGENT_TOKEN (issued by"
-            f" 'hive agent register {shell_word(claim)}'); without one you act as yourself"
-            f" ({person}): unset HIVE_AGENT / --actor",
-            claimed=claim,
-        )
+    check_claim(claim, person, by_token=False)
     return Principal(person, "person")
 
 
@@ -58,12 +42,3 @@ def agent_name(principal: Principal, action: str) -> str:
             " the server with --agent NAME, or with HIVE_AGENT_TOKEN set)"
         )
     return principal.name
-
-
-def commit_identity(git: GitRepo, principal: Principal) -> Identity:
-    """Author and committer of the principal's commits: a person's git identity (git's
-    own rules: ``GitRepo.person_identity``, hive's made-up one where git knows none), an
-    agent's name at ``hive.local``."""
-    if principal.kind == "person":
-        return git.person_identity(lambda: made_up_identity(git, principal.name))
-    return Identity(name=principal.name, email=f"{slug(principal.name)}@hive.local")

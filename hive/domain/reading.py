@@ -22,16 +22,20 @@ from hive.store.index import (
     EMPTY_STATE,
     REBUILT_RETRIES,
     Entry,
+    Node,
+    ParsedCell,
     ParseProblem,
     StateIndex,
     entry_of,
 )
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path
+from hive.store.layout import not_initialized as not_initialized
 
 GITLINK_MODE = 0o160000
 
-# a written cell: (path, blob id, cell, encoded content)
-Written = tuple[str, str, Cell, bytes]
+# a written cell: (path, blob id, cell, encoded content); a streamed write keeps only
+# the cell's light facts (its parsed row is stored as it is written) and no content
+Written = tuple[str, str, Cell | Node, bytes | None]
 
 
 COMMIT_CONFIG = f"git commit {CONFIG_PATH}"
@@ -50,18 +54,6 @@ def committed_config_note(root: str, committed: str) -> str:
             f" take effect once committed: {COMMIT_CONFIG})"
         )
     return f" (fix it, then commit it: {COMMIT_CONFIG})"
-
-
-def not_initialized(root: str) -> NotInitialized:
-    """The error of a repository without a hive; a ``.hive`` that is not a directory
-    (which ``hive init`` refuses) is named with the way out."""
-    place = os.path.join(root, HIVE_DIR)
-    if os.path.lexists(place) and not os.path.isdir(place):
-        return NotInitialized(
-            f"{root} has no hive yet, and {place} is a file, not a directory: hive keeps"
-            " its cells in .hive/; move or rename it, then run 'hive init'"
-        )
-    return NotInitialized(f"{root} has no hive yet: run 'hive init' first")
 
 
 class StateReader:
@@ -306,6 +298,15 @@ class StateReader:
                 found[blob] = to_json(cell, indent=2)
         return found
 
+    def remember_parsed(self, rows: list[tuple[str, ParsedCell]]) -> None:
+        """Store the parsed rows of cells a streamed write is making (see
+        ``commits.MixedPlan.stream``): a derived-data failure is recovered from as a
+        read's is (the state is indexed from git when next read)."""
+        try:
+            self.state_index.add_parsed(rows)
+        except sqlite3.DatabaseError as exc:  # derived data: never trusted when broken
+            self._recover(exc)
+
     def remember_write(
         self, commit: str, tree: str, base: CellIndex, written: dict[str, Written]
     ) -> None:
@@ -314,9 +315,10 @@ class StateReader:
         hive = self.git.lookup_path(tree, HIVE_DIR, want_tree=True)
         cells = self.git.lookup_path(hive, "cells", want_tree=True) if hive else None
         key = cells or EMPTY_STATE
-        changes: dict[str, tuple[str, str, Cell | CorruptFile] | None] = {}
+        changes: dict[str, tuple[str, str, Cell | Node | CorruptFile] | None] = {}
         for cell_id, (path, sha, cell, _) in written.items():
-            self.cache.remember(sha, cell)
+            if isinstance(cell, Cell):
+                self.cache.remember(sha, cell)
             changes[path] = (cell_id, sha, cell)
         index = self.cache.keep(derive(base, key, changes))
         self._key_of_commit[commit] = key
@@ -327,7 +329,11 @@ class StateReader:
         # separate ones when that state is gone (another process rebuilt the file), so a
         # whole cold build never holds the index's write lock at once.
         def record() -> None:
-            state.add_parsed((sha, parsed_cell(cell)) for _, (_, sha, cell, _) in written.items())
+            state.add_parsed(
+                (sha, parsed_cell(cell))
+                for _, (_, sha, cell, _) in written.items()
+                if isinstance(cell, Cell)
+            )
             state.ensure_state(
                 key, self._list_tree, self._read_blobs, parse_for_index, base=base.key
             )

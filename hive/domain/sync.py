@@ -194,7 +194,9 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
     merged_tree = hive_tree(git, head)
     parents = [sha for sha in (local, theirs) if sha is not None]
     state = _next_state(ws, local, theirs, merged_tree, parents, remote)
-    recorded = move_ref(git, STATE_REF, local, state, ws.identity(), f"hive sync: {remote}")
+    recorded = move_ref(
+        git, STATE_REF, local, state, ws.identity(), f"hive sync: {remote}", ws.lock_timeout()
+    )
     sent = sum(
         1
         for path, sha in _listing(ws, merged_tree).items()

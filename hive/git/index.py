@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import struct
-import time
 from bisect import bisect_left
 
 from hive.errors import GitError, LockTimeout
@@ -32,6 +32,7 @@ from hive.git.owners import owner_tag
 from hive.git.sha import hasher as sha_hasher
 from hive.git.shared import share_descriptor
 from hive.record import Frozen, Record, suppress
+from hive.waits import Backoff
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -305,6 +306,39 @@ def _entries_in(data: bytes, index_path: str, prefix: str) -> dict[str, IndexEnt
     return found
 
 
+_SECONDS_WRAP = 2**32 * 10**9  # the index keeps 32 bits of seconds
+
+
+def index_mtime_ns(index_path: str) -> int | None:
+    """When the index file was last written (None: no index), for :func:`stat_clean`."""
+    try:
+        return os.stat(index_path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def stat_clean(info: os.stat_result, entry: IndexEntry, written_ns: int | None) -> bool:
+    """Whether the working-tree file whose ``lstat`` is ``info`` still holds the blob
+    ``entry`` staged, by git's own rule, without reading it: a regular file whose
+    mtime, ctime, size and inode are those the index recorded (32 bits of each, as git
+    keeps them; the times to the nanosecond, stricter than git's default build, which
+    compares seconds), at stage 0, and not *racy*. An entry is racy, as git's default
+    build decides it, when its file was modified in the second the index was written
+    (``written_ns``) or later: an edit made soon after the stat data was recorded can
+    leave it unchanged, so git compares such a file's content, and so must the caller."""
+    return (
+        entry.stage == 0
+        and not entry.skip_worktree
+        and written_ns is not None
+        and entry.mtime_ns // 10**9 < written_ns // 10**9
+        and stat.S_ISREG(info.st_mode)
+        and info.st_mtime_ns % _SECONDS_WRAP == entry.mtime_ns
+        and info.st_ctime_ns % _SECONDS_WRAP == entry.ctime_ns
+        and info.st_size & 0xFFFFFFFF == entry.size
+        and info.st_ino & 0xFFFFFFFF == entry.ino
+    )
+
+
 def lookup_entries(index_path: str, paths: Iterable[str]) -> dict[str, IndexEntry]:
     """The entries of exactly ``paths`` (missing paths are absent from the result)."""
     data = _read(index_path)
@@ -499,8 +533,7 @@ def _acquire(lock_path: str, timeout: float, twin: str | None, keep_twin: bool) 
 
 
 def _take(lock_path: str, timeout: float, twin: str | None, descriptor: int) -> int:
-    deadline = time.monotonic() + timeout
-    delay = 0.001
+    backoff = Backoff(timeout)
     while True:
         try:
             if twin is None:
@@ -508,13 +541,11 @@ def _take(lock_path: str, timeout: float, twin: str | None, descriptor: int) -> 
             os.link(twin, lock_path)
             return descriptor
         except FileExistsError:
-            if time.monotonic() >= deadline:
+            if not backoff.pause():
                 raise LockTimeout(
                     f"{lock_path} exists: another git process held the index for more"
                     f" than {timeout:g}s (remove the file if no git process is running)"
                 ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
         except OSError as error:
             if error.errno == errno.ENOENT:
                 raise GitError(f"cannot lock the index: {error}") from None

@@ -195,6 +195,23 @@ def worktree_changes(path: str) -> list[str]:
     return sorted(p.decode("utf-8", errors="replace") if isinstance(p, bytes) else p for p in found)
 
 
+def ignored_files(path: str) -> list[str]:
+    """What git ignores in the worktree at ``path`` (``git status --ignored``'s ``!!``
+    entries: a wholly ignored directory as ``dir/``, not its files); empty when
+    ``path`` is gone. GitError when it cannot be read."""
+    from dulwich import porcelain
+
+    if not os.path.isdir(path):
+        return []
+    try:
+        every = porcelain.status(path, ignored=True, untracked_files="all").untracked
+        plain = porcelain.status(path, untracked_files="all").untracked
+    except Exception as exc:  # any failure: the caller keeps the worktree
+        raise GitError(f"cannot read the ignored files of worktree {path}: {exc}") from None
+    found = set(every) - set(plain)
+    return sorted(p.decode("utf-8", errors="replace") if isinstance(p, bytes) else p for p in found)
+
+
 def unique_work(repo: GitRepo, head: str, worktree: str, tip: str | None) -> list[str]:
     """The paths whose content only the worktree at ``worktree`` (on a branch at
     ``tip``) holds, compared with commit ``head``: files its branch changed that

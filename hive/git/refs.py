@@ -18,6 +18,7 @@ from hive.git import killpoints
 from hive.git.owners import owner_alive, owner_tag
 from hive.git.shared import make_directories, share_descriptor, shared_perm
 from hive.record import Frozen, suppress
+from hive.waits import Backoff
 
 
 class RepoPaths(Frozen):
@@ -259,6 +260,25 @@ def read_ref_fast(paths: RepoPaths, ref: str) -> str | None:
     return _read_loose_ref(paths, ref) or _read_packed_ref(paths.common_dir, ref)
 
 
+def ref_absent(paths: RepoPaths, ref: str) -> bool:
+    """Whether ``ref`` certainly does not exist: nothing where its loose file would be,
+    and no line of packed-refs names it (or there is none). False when unsure (a
+    packed-refs that cannot be read): the caller asks dulwich, which would answer the
+    same without being imported for a ref not made yet (``refs/hive/mail`` before the
+    first message)."""
+    if os.path.lexists(ref_file(paths, ref)):
+        return False
+    try:
+        with open(os.path.join(paths.common_dir, "packed-refs"), "rb") as handle:
+            packed = handle.read()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    name = b" " + ref.encode("utf-8")
+    return name + b"\n" not in packed and not packed.endswith(name)
+
+
 def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
     try:
         with open(ref_file(paths, ref), encoding="ascii") as handle:
@@ -289,11 +309,19 @@ def _is_sha(value: str) -> bool:
 # ---------------------------------------------------------------- ref updates
 
 _ZERO = "0" * 40
-_LOCK_ATTEMPTS = 200  # x 5 ms: how long to wait for another process's <ref>.lock
+REF_LOCK_WAIT = 30.0  # seconds: a ref lock's wait when the caller gives none (the config's default)
+STALE_CHECK_EVERY = 10  # tries between looks for a lock left by a dead hive process
 
 
 def compare_and_swap(
-    paths: RepoPaths, ref: str, old: str | None, new: str, *, who: str, message: str
+    paths: RepoPaths,
+    ref: str,
+    old: str | None,
+    new: str,
+    *,
+    who: str,
+    message: str,
+    timeout: float = REF_LOCK_WAIT,
 ) -> bool:
     """Move ``ref`` from ``old`` (None: the ref must not exist) to ``new`` under git's
     ``<ref>.lock`` protocol; False when the ref holds anything else.
@@ -307,14 +335,16 @@ def compare_and_swap(
     (``<ref>.hive-<owner>.lock``, which git ignores as it ignores every
     ``*.lock`` under ``refs/``) to ``<ref>.lock``: the lock never exists
     without its content, and a lock whose twin's owner died is known to be
-    hive's and is removed by the next writer that finds it.
+    hive's and is removed by the next writer that finds it. Another process's
+    lock is waited for ``timeout`` seconds (a write's lock wait: ``HIVE_LOCK_TIMEOUT``
+    or ``lock_timeout_seconds``, as for git's ``index.lock``), with the same backoff.
     """
     path = ref_file(paths, ref)
     lock = path + ".lock"
     twin = _ref_twin(path)
     if not os.path.isdir(os.path.dirname(lock)):
         make_directories(paths, os.path.dirname(lock))
-    linked = _lock_ref(lock, twin, f"{new}\n".encode("ascii"), shared_perm(paths))
+    linked = _lock_ref(lock, twin, f"{new}\n".encode("ascii"), shared_perm(paths), timeout)
     moved = False
     try:
         current = read_ref_fast(paths, ref)
@@ -348,16 +378,18 @@ _TWIN_MARK = ".hive-"
 _SERIAL = itertools.count()
 
 
-def _lock_ref(lock: str, twin: str, content: bytes, perm: int) -> bool:
-    """Create ``lock`` holding ``content``; True when it is linked to ``twin``
-    (False on a filesystem without hard links: then it is created directly). Its mode
-    is git's for the repository's ``core.sharedRepository`` (``perm``), which the ref
+def _lock_ref(lock: str, twin: str, content: bytes, perm: int, timeout: float) -> bool:
+    """Create ``lock`` holding ``content``, waiting up to ``timeout`` seconds for
+    another process's (``waits.Backoff``); True when it is linked to ``twin`` (False
+    on a filesystem without hard links: then it is created directly). Its mode is
+    git's for the repository's ``core.sharedRepository`` (``perm``), which the ref
     file keeps once the lock is renamed over it."""
     os.makedirs(os.path.dirname(lock), exist_ok=True)
     _create_with(twin, content, perm)
     linked = True
+    backoff = Backoff(timeout)
     try:
-        for attempt in range(_LOCK_ATTEMPTS):
+        for attempt in itertools.count():
             try:
                 if linked:
                     os.link(twin, lock)
@@ -365,9 +397,10 @@ def _lock_ref(lock: str, twin: str, content: bytes, perm: int) -> bool:
                     _create_with(lock, content, perm)
                 return linked
             except FileExistsError:
-                if attempt % 50 == 0 and remove_stale_ref_lock(lock):
+                if attempt % STALE_CHECK_EVERY == 0 and remove_stale_ref_lock(lock):
                     continue
-                time.sleep(0.005)
+                if not backoff.pause():
+                    break
             except OSError as error:
                 if not linked or error.errno not in _NO_HARD_LINKS:
                     raise
@@ -377,7 +410,10 @@ def _lock_ref(lock: str, twin: str, content: bytes, perm: int) -> bool:
         _unlink_quietly(twin)
         raise
     _unlink_quietly(twin)
-    raise LockTimeout(f"{lock} exists: another git process is updating this ref")
+    raise LockTimeout(
+        f"{lock} exists: another git process held this ref for more than {timeout:g}s"
+        " (remove the file if no git process is running)"
+    )
 
 
 _NO_HARD_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS)

@@ -38,6 +38,7 @@ from hive.errors import (
     SymlinkRefused,
 )
 from hive.git import killpoints
+from hive.git.ident import Identity as Identity  # re-exported: the commit's who
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, keyed_entries
 from hive.git.loose import parse_commit, read_object, write_loose
 from hive.git.pathhistory import lookup_path
@@ -84,19 +85,6 @@ WAIT_LONGER = (
     "try again, or wait longer: lock_timeout_seconds in .hive/config.yaml, or"
     " HIVE_LOCK_TIMEOUT (seconds), which overrides it"
 )
-
-
-class Identity(Frozen):
-    """Author/committer of a hive commit."""
-
-    _fields = ("name", "email")
-
-    def __init__(self, name: str, email: str) -> None:
-        self.name = name
-        self.email = email
-
-    def as_bytes(self) -> bytes:
-        return f"{self.name} <{self.email}>".encode()
 
 
 class Change(Frozen):
@@ -495,6 +483,14 @@ class GitRepo:
             self._overlay = (key, dict(overlay))
         return overlay
 
+    def blobs_known_whole(self, shas: list[str]) -> set[str]:
+        """The blobs among ``shas`` whose packed bytes are whole by their pack index's
+        CRC-32s, without reading them (``packfile.sound_in_packs``): the others (loose,
+        damaged, missing) must be read to be checked."""
+        from hive.git.packfile import sound_in_packs
+
+        return sound_in_packs(os.path.join(self.paths.common_dir, "objects"), shas)
+
     def read_blob(self, sha: str) -> bytes:
         kind, body = self._raw(sha)
         if kind != b"blob":
@@ -602,11 +598,13 @@ class GitRepo:
 
     def ref_value(self, ref: str) -> str | None:
         """The commit a ref points at, or None if it does not exist."""
-        from hive.git.refs import read_ref_fast
+        from hive.git.refs import read_ref_fast, ref_absent
 
         fast = read_ref_fast(self.paths, ref)
         if fast is not None:
             return fast
+        if ref_absent(self.paths, ref):
+            return None  # without dulwich (~15 ms to import) for a ref not made yet
         try:
             value = self.dulwich.refs[_ref(ref)]
         except KeyError:
@@ -759,7 +757,8 @@ class GitRepo:
                 if not wanted.message:
                     return WriteResult(commit=tip, result=wanted.result, attempts=attempt)
                 commit = self._write_commit(self._empty_tree(), tip, wanted.message, author)
-                if self._swap_ref(HeadRef(ref=ref, commit=tip), commit, author, wanted.message):
+                head = HeadRef(ref=ref, commit=tip)
+                if self._swap_ref(head, commit, author, wanted.message, lock_timeout):
                     return WriteResult(commit=commit, result=wanted.result, attempts=attempt)
         raise GitError(f"{ref} kept moving while hive was writing; try again")
 
@@ -796,7 +795,7 @@ class GitRepo:
                 new = other
                 if tip is not None and not self.is_ancestor(tip, other):
                     new = self._write_commit(self._empty_tree(), [tip, other], message, author)
-                if self._swap_ref(HeadRef(ref=ref, commit=tip), new, author, message):
+                if self._swap_ref(HeadRef(ref=ref, commit=tip), new, author, message, lock_timeout):
                     return new
         raise GitError(f"{ref} kept moving while hive was merging; try again")
 
@@ -887,27 +886,22 @@ class GitRepo:
             email = f"{name.replace(' ', '.').lower()}@hive.local"
         return Identity(name=name, email=email)
 
-    def person_identity(self, made_up: Callable[[], Identity]) -> Identity:
-        """The author of a person's commit, as git would make it: ``user.name`` and
-        ``user.email`` when both are set; else git's own answer (``git var
-        GIT_AUTHOR_IDENT``: ``GIT_AUTHOR_NAME``/``GIT_AUTHOR_EMAIL``, ``EMAIL``, what git
-        makes up from the system). Where git knows no identity, hive's own ``made_up()``
-        one (the person's name at ``hive.local``: hive has always committed without a
-        configured identity, and its trailers name who acted), unless
-        ``user.useConfigOnly`` asks for a configured identity only: then a ``GitError``
-        with git's reason and the commands that fix it, as ``git commit`` refuses."""
-        name = self.config_value("user", "name")
-        email = self.config_value("user", "email")
-        if name and email:
-            return Identity(name=name, email=email)
-        try:
-            return git_identity(self.paths.root)
-        except GitError:
-            from hive.git.configfile import is_true
+    def person_identity(self, made_up: Callable[[str | None, str | None], Identity]) -> Identity:
+        """The author and committer of a person's commit, as git would make them
+        (``hive/git/ident.py``: git's order for each, the environment before the config;
+        git asked only for what it would guess, once per process). Where git knows no
+        identity, hive's own ``made_up(name, email)`` from the fields known (the
+        person's name at ``hive.local``: hive has always committed without a configured
+        identity, and its trailers name who acted), unless ``user.useConfigOnly`` asks
+        for a configured identity only: then a ``GitError`` with git's reason and the
+        commands that fix it, as ``git commit`` refuses."""
+        from hive.git.ident import person_identity
 
-            if is_true(self.config_value("user", "useConfigOnly")):
-                raise
-            return made_up()
+        return person_identity(self, made_up)
+
+    def config_state(self) -> tuple[object, ...]:
+        """What the config files are now (paths, times, sizes): equal while none changed."""
+        return self._config_key()
 
     # ----------------------------------------------------------------- writing
 
@@ -1000,8 +994,11 @@ class GitRepo:
                     self._path_intents(snap, wanted.changes, blobs),
                     index,
                 )
-                if self._swap_recorded(snap.head, commit, author, wanted.message, index):
-                    self._finish(snap, commit, wanted.changes, blobs, index)
+                swapped = self._swap_recorded(
+                    snap.head, commit, author, wanted.message, index, index_timeout
+                )
+                if swapped:
+                    self._finish(snap, commit, wanted.changes, blobs, index, index_timeout)
                     return WriteResult(
                         commit=commit, result=wanted.result, attempts=attempt, tree=tree
                     )
@@ -1016,6 +1013,7 @@ class GitRepo:
         changes: list[Change],
         blobs: Mapping[str, str | None],
         index: IndexLock,
+        timeout: float,
     ) -> None:
         """Bring the working tree and index up to ``commit``; on failure move the ref
         back and restore the files, so the write lands whole or not at all."""
@@ -1023,7 +1021,7 @@ class GitRepo:
         try:
             index.apply(self._sync_files(changes, blobs, kept))
         except Exception as exc:
-            self._roll_back(snap, commit, changes, kept)
+            self._roll_back(snap, commit, changes, kept, timeout)
             self._settled(index)
             if isinstance(exc, HiveError):
                 raise
@@ -1059,11 +1057,17 @@ class GitRepo:
         write_intent(self.paths, Intent(ref=ref, old=old, new=new, changes=changes))
 
     def _swap_recorded(
-        self, head: HeadRef, commit: str, author: Identity, message: str, index: IndexLock
+        self,
+        head: HeadRef,
+        commit: str,
+        author: Identity,
+        message: str,
+        index: IndexLock,
+        timeout: float,
     ) -> bool:
         """``_swap_ref`` after ``_record``: an error before the ref moved settles the intent."""
         try:
-            return self._swap_ref(head, commit, author, message)
+            return self._swap_ref(head, commit, author, message, timeout)
         except BaseException:
             if self.ref_value(head.ref or "HEAD") != commit:
                 self._settled(index)
@@ -1078,7 +1082,7 @@ class GitRepo:
         index.keep_twin = False
 
     def _roll_back(
-        self, snap: Snapshot, commit: str, changes: list[Change], kept: set[str]
+        self, snap: Snapshot, commit: str, changes: list[Change], kept: set[str], timeout: float
     ) -> None:
         ref = snap.head.ref or "HEAD"
         if snap.head.commit is None:
@@ -1092,6 +1096,7 @@ class GitRepo:
                 snap.head.commit,
                 who="hive <hive@hive.local>",
                 message="hive: roll back a write that could not reach the working tree",
+                timeout=timeout,
             )
         killpoints.reached("rollback-ref")
         for change in changes:
@@ -1199,7 +1204,12 @@ class GitRepo:
             parents = [parents]
         now = int(time.time())
         body = commit_body(
-            tree, parents or [], author.as_bytes(), now, _local_utc_offset(now), message
+            tree,
+            parents or [],
+            (author.as_bytes(), author.committer_bytes()),
+            now,
+            _local_utc_offset(now),
+            message,
         )
         sha = write_loose(self.paths, b"commit", body)
         self._commit_trees[sha] = tree
@@ -1209,16 +1219,27 @@ class GitRepo:
         """A commit object of ``tree`` on ``parents``; no ref moves (see :meth:`swap_ref`)."""
         return self._write_commit(tree, parents, message, author)
 
-    def swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
-        """Compare-and-swap ``head.ref`` from ``head.commit`` to ``new_commit``."""
-        return self._swap_ref(head, new_commit, author, message)
+    def swap_ref(
+        self, head: HeadRef, new_commit: str, author: Identity, message: str, timeout: float
+    ) -> bool:
+        """Compare-and-swap ``head.ref`` from ``head.commit`` to ``new_commit`` (another
+        process's ref lock waited for ``timeout`` seconds)."""
+        return self._swap_ref(head, new_commit, author, message, timeout)
 
-    def _swap_ref(self, head: HeadRef, new_commit: str, author: Identity, message: str) -> bool:
-        """Compare-and-swap ``head.ref`` (or a detached HEAD) to ``new_commit``."""
-        stamp = author.as_bytes().decode()
+    def _swap_ref(
+        self, head: HeadRef, new_commit: str, author: Identity, message: str, timeout: float
+    ) -> bool:
+        """Compare-and-swap ``head.ref`` (or a detached HEAD) to ``new_commit``; another
+        process's ``<ref>.lock`` is waited for as long as the write's lock (``timeout``)."""
+        stamp = author.committer_bytes().decode()  # git's reflog names the committer
         reflog = "commit: " + message.split("\n", 1)[0]
         ref = head.ref or "HEAD"
-        return compare_and_swap(self.paths, ref, head.commit, new_commit, who=stamp, message=reflog)
+        try:
+            return compare_and_swap(
+                self.paths, ref, head.commit, new_commit, who=stamp, message=reflog, timeout=timeout
+            )
+        except LockTimeout as held:
+            raise LockTimeout(f"{held}; {WAIT_LONGER}") from None
 
     # ------------------------------------------------------ worktree and index
 
@@ -1325,34 +1346,6 @@ class GitRepo:
                 )
             killpoints.reached("mid-worktree")
         return updates
-
-
-def git_identity(root: str) -> Identity:
-    """git's author identity in ``root`` (``git var GIT_AUTHOR_IDENT``; git's committer
-    identity must be known too, as ``git commit`` needs both), or a GitError naming git's
-    reason and the commands that fix it."""
-    from hive.git.rungit import run_git
-
-    for variable in ("GIT_COMMITTER_IDENT", "GIT_AUTHOR_IDENT"):
-        said = run_git(root, "var", variable)
-        ident = said.stdout.strip()
-        start, end = ident.rfind(" <"), ident.rfind(">")
-        if said.returncode != 0 or start <= 0 or end < start:
-            raise _unknown_identity(said.stderr)
-    return Identity(name=ident[:start], email=ident[start + 2 : end])
-
-
-def _unknown_identity(stderr: str) -> GitError:
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    reason = lines[-1].removeprefix("fatal: ") if lines else "git var failed"
-    return GitError(
-        "git does not know who you are and user.useConfigOnly forbids a made-up"
-        f" identity, so hive does not commit either ({reason}):"
-        ' run git config --global user.name "Your Name" and git config --global'
-        " user.email you@example.com (without --global: this repository only), or set"
-        " GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL;"
-        " an agent commits as itself (hive agent register NAME)"
-    )
 
 
 def _partial_clone(common_dir: str) -> bool:
@@ -1507,13 +1500,14 @@ def tree_body(items: Mapping[bytes, tuple[int, str]]) -> bytes:
 
 
 def commit_body(
-    tree: str, parents: list[str], who: bytes, when: int, offset: int, message: str
+    tree: str, parents: list[str], who: tuple[bytes, bytes], when: int, offset: int, message: str
 ) -> bytes:
-    """A commit object's body as dulwich writes it (author = committer, UTF-8)."""
-    stamp = who + b" " + str(when).encode("ascii") + b" " + _timezone(offset)
+    """A commit object's body as dulwich writes it (``who``: author and committer, UTF-8)."""
+    when_bytes = b" " + str(when).encode("ascii") + b" " + _timezone(offset)
     lines = [b"tree " + tree.encode("ascii")]
     lines += [b"parent " + parent.encode("ascii") for parent in parents]
-    lines += [b"author " + stamp, b"committer " + stamp, b"encoding UTF-8"]
+    lines += [b"author " + who[0] + when_bytes, b"committer " + who[1] + when_bytes]
+    lines.append(b"encoding UTF-8")
     return b"\n".join(lines) + b"\n\n" + message.encode("utf-8")
 
 

@@ -28,3 +28,22 @@ def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git {args[0]} failed: {exc}") from None
+
+
+def add_trailer(root: str, message_file: str, key: str, value: str) -> None:
+    """Add the trailer ``key: value`` to the commit message in ``message_file`` in
+    place, by git's own rules (``git interpret-trailers``: with the message's other
+    trailers, before its comments and scissors line; not when it is there already)."""
+    done = run_git(
+        root,
+        "interpret-trailers",
+        "--in-place",
+        "--if-exists",
+        "addIfDifferent",
+        "--trailer",
+        f"{key}: {value}",
+        message_file,
+    )
+    if done.returncode != 0:
+        said = done.stderr.strip() or f"exit code {done.returncode}"
+        raise GitError(f"git interpret-trailers could not add {key}: {said}")

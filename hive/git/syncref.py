@@ -68,12 +68,19 @@ def state_commit(
 
 
 def move_ref(
-    repo: GitRepo, ref: str, old: str | None, new: str, author: Identity, message: str
+    repo: GitRepo,
+    ref: str,
+    old: str | None,
+    new: str,
+    author: Identity,
+    message: str,
+    timeout: float,
 ) -> bool:
-    """Compare-and-swap ``ref`` from ``old`` to ``new``; False when it moved meanwhile."""
+    """Compare-and-swap ``ref`` from ``old`` to ``new``; False when it moved meanwhile
+    (another process's ref lock waited for ``timeout`` seconds)."""
     if old == new:
         return True
-    return repo.swap_ref(HeadRef(ref=ref, commit=old), new, author, message)
+    return repo.swap_ref(HeadRef(ref=ref, commit=old), new, author, message, timeout)
 
 
 def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:

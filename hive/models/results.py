@@ -18,12 +18,14 @@ from hive.models.reservation import Contest
 
 
 class HookResult(HiveModel):
-    """What ``hive hooks install/uninstall`` did to the pre-commit hook."""
+    """What ``hive hooks install/uninstall`` did to the pre-commit hook (and, in
+    ``also``, to the other hooks hive installs: ``commit-msg``)."""
 
     path: str
     action: str
     chained: str | None = None
     set_aside: str | None = None  # a hook of the user's moved out of the way, kept there
+    also: list[HookResult] = Field(default_factory=list)
 
 
 class InitResult(HiveModel):

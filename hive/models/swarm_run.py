@@ -128,6 +128,9 @@ class SwarmRunResult(HiveModel):
     kept_worktrees: list[KeptWorktree] = Field(default_factory=list)  # none resumes them
     # shared working tree: files the run's workers changed and left uncommitted
     left_uncommitted: list[str] = Field(default_factory=list)
+    # git hooks hive installs that this repository lacks, and what that means for the run
+    hooks_missing: list[str] = Field(default_factory=list)
+    hooks_note: str | None = None
 
     @property
     def finished(self) -> bool:

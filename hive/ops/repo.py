@@ -203,7 +203,7 @@ declare(
     ),
     Operation(
         name="hooks_install",
-        summary="Install the pre-commit hook (keeps and chains an existing one).",
+        summary="Install the pre-commit and commit-msg hooks (chaining existing ones).",
         params=NoParams,
         result=HookResult,
         run=_install,
@@ -214,7 +214,7 @@ declare(
     ),
     Operation(
         name="hooks_uninstall",
-        summary="Remove hive's pre-commit hook (restores a chained one).",
+        summary="Remove hive's pre-commit and commit-msg hooks (restores chained ones).",
         params=NoParams,
         result=HookResult,
         run=_uninstall,

@@ -344,9 +344,10 @@ def _misnamed(path: str, expected: str, found: str | None) -> CorruptFile:
 def derive(
     base: CellIndex,
     key: str,
-    written: Mapping[str, tuple[str, str, Cell | CorruptFile] | None],
+    written: Mapping[str, tuple[str, str, Cell | Node | CorruptFile] | None],
 ) -> CellIndex:
-    """``base`` with files changed: path -> (id, blob, cell or problem), None = removed."""
+    """``base`` with files changed: path -> (id, blob, cell, its light facts or a
+    problem), None = removed."""
     index = CellIndex(
         key=key,
         paths=dict(base.paths),
@@ -375,7 +376,7 @@ def derive(
         else:
             index.paths[expected] = path
             index.blobs[expected] = blob
-            index.nodes[expected] = node_of(parsed)
+            index.nodes[expected] = parsed if isinstance(parsed, Node) else node_of(parsed)
     return index
 
 

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import os
 
-from hive.errors import GitError
+from hive.errors import GitError, NotInitialized
 from hive.store.ids import hash_part
 
 HIVE_DIR = ".hive"
 CONFIG_PATH = f"{HIVE_DIR}/config.yaml"
+CONTEXT_PATH = f"{HIVE_DIR}/context.yaml"  # the project memory (hive/domain/memory.py)
+OUTCOMES_DIR = f"{HIVE_DIR}/outcomes"  # outcome records (hive/domain/outcomes.py)
+PERMISSIONS_DIR = f"{HIVE_DIR}/permissions"  # permission decisions (domain/permissions.py)
 CELLS_DIR = f"{HIVE_DIR}/cells"
 CELL_SUFFIX = ".yaml"
 # list/ready compare at most this many shown cells' files with the committed ones (a
@@ -74,3 +77,16 @@ def make_state_dir(folder: str) -> None:
         raise state_dir_not_a_directory(folder) from None
     except OSError as exc:
         raise unwritable(folder, exc) from None
+
+
+def not_initialized(root: str) -> NotInitialized:
+    """The error of a repository without a hive; a ``.hive`` that is not a directory
+    (which ``hive init`` refuses) is named with the way out (the full and the lean
+    command-line paths word it alike)."""
+    place = os.path.join(root, HIVE_DIR)
+    if os.path.lexists(place) and not os.path.isdir(place):
+        return NotInitialized(
+            f"{root} has no hive yet, and {place} is a file, not a directory: hive keeps"
+            " its cells in .hive/; move or rename it, then run 'hive init'"
+        )
+    return NotInitialized(f"{root} has no hive yet: run 'hive init' first")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import fnmatch
 import json
 import os
 import re
@@ -47,6 +48,7 @@ from typing import IO, Any
 
 from hive.domain.cells import close_cells, get_cell
 from hive.domain.graph import open_blockers, ready_cells
+from hive.domain.hooks import missing_hooks
 from hive.domain.identity import holding_session, issue_credential, register_agent
 from hive.domain.mail import append_registration, thread_messages
 from hive.domain.outcomes import load_outcomes
@@ -70,6 +72,7 @@ from hive.git.merge import (
     add_worktree,
     branch_changes,
     delete_branch,
+    ignored_files,
     remove_worktree,
     unique_work,
     worktree_changes,
@@ -100,6 +103,37 @@ MESSAGES_SEEN = 20  # the latest messages on the epic's thread looked at each ti
 PLACEHOLDERS = ("prompt_file", "cell", "agent", "epic", "project")
 UNCHECKED = "(not checked: "  # a worktree whose state could not be read
 KEPT_STATES = ("requeued", "blocked")  # a subtask put back so: it resumes in its worktree
+# What git ignores in a worker's worktree and may be lost with it: build outputs and
+# caches, which the tools make again (a path with a part matching one of these). Any
+# other file git ignores there (a .env, notes) keeps the worktree, named with IGNORED.
+DISPOSABLE = (
+    "__pycache__",
+    "*.py[cod]",
+    "*.egg-info",
+    ".eggs",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".tox",
+    ".nox",
+    ".coverage",
+    "htmlcov",
+    ".venv",
+    "node_modules",
+    ".next",
+    ".turbo",
+    ".parcel-cache",
+    ".gradle",
+    "build",
+    "dist",
+    "target",
+    "*.o",
+    "*.so",
+    "*.class",
+    ".DS_Store",
+)
+IGNORED = " (ignored by git)"
 
 EventSink = Callable[[SwarmEvent], None]
 
@@ -335,6 +369,7 @@ class _Runner:
         self.seen_messages: set[int] = set()
         self.last_observed = 0.0
         self.dirty_before: dict[str, str | None] | None = None  # shared tree, at the start
+        self.hooks_missing = missing_hooks(ws)
 
     # ------------------------------------------------------------ the loop
 
@@ -353,6 +388,7 @@ class _Runner:
                 "directory": self.directory,
             },
             subtasks=[self._state(c, index) for c in self._subtasks(index)],
+            reason=_hooks_note(self.hooks_missing),
         )
         if self.settings.isolation == "reservation":
             self.dirty_before = self._dirty()
@@ -424,12 +460,19 @@ class _Runner:
         )
 
     def _ready(self) -> list[Cell]:
+        """The epic's ready subtasks this run may start now: not running, not skipped,
+        and not assigned to the agent of a running worker (its credential is re-issued
+        for each worker, which would cut off the one running: it waits its turn)."""
         index = self.ws.cells()
         family = {cell.id for cell in self._subtasks(index)}
+        busy = {worker.job.agent for worker in self.running.values()}
         return [
             cell
             for cell in ready_cells(index)
-            if cell.id in family and cell.id not in self.running and cell.id not in self.skipped
+            if cell.id in family
+            and cell.id not in self.running
+            and cell.id not in self.skipped
+            and cell.assignee not in busy
         ]
 
     def _can_dispatch(self) -> bool:
@@ -445,7 +488,7 @@ class _Runner:
             self._start(ready[0])
 
     def _start(self, cell: Cell) -> None:
-        session = f"swarm:{self.epic.id}:{cell.id}:{secrets.token_hex(3)}"
+        session = f"{self._worker_sessions(cell)}{secrets.token_hex(3)}"
         try:
             agent = self._agent_for(cell, session)
             log = self._new_file("logs", f"{cell.id}.{agent}", ".log")
@@ -459,8 +502,8 @@ class _Runner:
                 "skipped", cell_id=cell.id, title=cell.title, reason=exc.message, status=cell.status
             )
             return
+        earlier = _earlier_attempt(cell)
         try:
-            earlier = _earlier_attempt(cell)
             worker = self._launch(claimed, agent, session, log, worktree, branch, earlier)
         except (HiveError, OSError) as exc:
             reason = exc.message if isinstance(exc, HiveError) else f"could not start: {exc}"
@@ -483,6 +526,7 @@ class _Runner:
             prompt_file=worker.prompt_file,
             worktree=worktree,
             branch=branch,
+            reason=_again(cell) if earlier else None,
         )
 
     def _agent_for(self, cell: Cell, session: str) -> str:
@@ -496,7 +540,12 @@ class _Runner:
         if earlier:
             try:
                 issued = issue_credential(
-                    self.ws, name=earlier, task=task, replace=True, session=session
+                    self.ws,
+                    name=earlier,
+                    task=task,
+                    replace=True,
+                    session=session,
+                    successor_of=self._worker_sessions(cell),
                 )
             except NotOwner as exc:
                 if cell.assignee:
@@ -526,9 +575,16 @@ class _Runner:
         if any(worker.job.agent == name for worker in self.running.values()):
             return None
         holder = holding_session(self.ws, name)
-        if holder is None or not holder.startswith(f"swarm:{self.epic.id}:{cell.id}:"):
+        if holder is None or not holder.startswith(self._worker_sessions(cell)):
             return None
         return name
+
+    def _worker_sessions(self, cell: Cell) -> str:
+        """What the session of every worker a run starts for ``cell`` begins with: a
+        credential such a session holds is the runner's own worker's, and re-issuing it
+        to the next worker of the subtask overrides nobody (not so one held by anyone
+        else, which stays an override, recorded)."""
+        return f"swarm:{self.epic.id}:{cell.id}:"
 
     def _cannot_reissue(self, agent: str) -> str:
         """Why a subtask assigned to ``agent`` cannot be run by this runner, and what to
@@ -896,6 +952,7 @@ class _Runner:
             if not merged and tip is not None and head is not None:
                 found += branch_changes(self.ws.git, head, tip)
             found += worktree_changes(job.worktree)
+            found += worth_keeping(ignored_files(job.worktree))
         except HiveError as exc:
             return [f"{UNCHECKED}{exc.message})"]
         return sorted(p for p in set(found) if not p.startswith(HIVE_DIR + "/"))
@@ -920,7 +977,7 @@ class _Runner:
         if job.worktree is not None:
             # all its worktree holds is the worker's own: what it touched, for the outcome
             kept = self._kept_work(job, merged=False)
-            left = [path for path in kept if not path.startswith(UNCHECKED)]
+            left = [p for p in kept if not p.startswith(UNCHECKED) and not p.endswith(IGNORED)]
             self._release_on_branch(job)
         if job.worktree is not None and files is None:
             reason += f" (worktree {job.worktree} on branch {job.branch} kept)"
@@ -1328,6 +1385,7 @@ class _Runner:
             ref = on.ref or ""
             branch = ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
             files = unique_work(self.ws.git, head, path, on.commit)
+            files += worth_keeping(ignored_files(path))
         except (HiveError, OSError) as exc:
             message = exc.message if isinstance(exc, HiveError) else str(exc)
             files = [f"{UNCHECKED}{message})"]
@@ -1375,6 +1433,8 @@ class _Runner:
             blocked={c.id: _block_reason(c) for c in subtasks if c.status == "blocked"},
             remaining=[c.id for c in subtasks if not c.is_closed and c.status != "blocked"],
             runs=self.runs,
+            hooks_missing=self.hooks_missing,
+            hooks_note=_hooks_note(self.hooks_missing),
         )
         result.skipped = {c: why for c, why in self.skipped.items() if c in result.remaining}
         with contextlib.suppress(HiveError, OSError):  # tidying never fails the run
@@ -1408,6 +1468,40 @@ class _Runner:
             files=result.left_uncommitted or None,
         )
         return result
+
+
+def worth_keeping(ignored: list[str]) -> list[str]:
+    """Of the paths git ignores in a worktree, those that are not known to be disposable
+    (DISPOSABLE: build outputs, caches), marked IGNORED: removing the worktree would
+    lose them, and nothing else has them."""
+    return [path + IGNORED for path in ignored if not _disposable(path)]
+
+
+def _disposable(path: str) -> bool:
+    parts = path.rstrip("/").split("/")
+    return any(fnmatch.fnmatchcase(part, pattern) for part in parts for pattern in DISPOSABLE)
+
+
+def _hooks_note(missing: list[str]) -> str | None:
+    """What running without hive's git hooks means (None when none is missing)."""
+    if not missing:
+        return None
+    lost = []
+    if "pre-commit" in missing:
+        lost.append("not checked against the reservations")
+    if "commit-msg" in missing:
+        lost.append("not tied to their subtasks (hive review)")
+    return (
+        f"hive's git hooks are not installed here ({', '.join(missing)}): the workers' own"
+        f" git commits are {' and '.join(lost)}; run 'hive hooks install' first"
+    )
+
+
+def _again(cell: Cell) -> str:
+    """For the start of a subtask an earlier run blocked or stopped: which it was."""
+    if run_info(cell).get("state") == "requeued":
+        return "again: its last worker was stopped"
+    return "again: its last attempt failed"
 
 
 def _cell_of(name: str, index: CellIndex) -> Cell | None:

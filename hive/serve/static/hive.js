@@ -10,7 +10,7 @@
   // (hive.text.UNSHOWN_CHARS, without_control): each control character as "?", each
   // bidirectional control and invisible format character as its code point ("<U+202E>"),
   // so none reorders or hides what people read, and they see that the text holds one.
-  const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0001}\u{e0020}-\u{e007f}]/gu;
+  const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0001}\u{e0020}-\u{e007f}]/gu;
   const CONTROL = /^[\u0000-\u001f\u007f-\u009f\u2028\u2029]$/u;
   const codePoint = (char) => `<U+${char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`;
   const shown = (text) => String(text).replace(UNSHOWN, (char) => (CONTROL.test(char) ? "?" : codePoint(char)));

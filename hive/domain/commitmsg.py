@@ -1,0 +1,64 @@
+"""What hive's ``commit-msg`` hook adds to a commit an agent makes itself: the
+``Hive-Cell:`` trailer of the cell it works on, so that ``hive review CELL`` shows the
+agent's own ``git commit`` (say ``git commit -a`` by a worker of ``hive swarm run`` in
+the shared working tree) with the hive commits of that cell. Only for an agent proven
+by its credential, and only for a cell assigned to it: a person's commits, and
+commits of an agent that works on no cell or on several, are left as they are."""
+
+from __future__ import annotations
+
+import os
+
+from hive.domain.workspace import Workspace
+from hive.git.rungit import add_trailer
+from hive.store import credentials
+
+CELL_TRAILER = "Hive-Cell"
+
+
+def add_cell_trailer(
+    ws: Workspace, message_file: str, *, token: str | None, cell: str | None
+) -> str | None:
+    """Add ``Hive-Cell: ID`` to the commit message in ``message_file`` (git's rules:
+    with its trailers, before its comments; not twice) when the committer is the agent
+    of ``token`` and the commit is that agent's work on cell ID (:func:`commit_cell`).
+    An empty message is left empty, so that git still refuses it. The cell, or None."""
+    agent = credentials.name_of_token(ws.git.paths.hive_state_dir, token) if token else None
+    if agent is None or _empty_message(ws, message_file):
+        return None
+    found = commit_cell(ws, agent, cell)
+    if found is not None:
+        add_trailer(ws.root, os.path.abspath(message_file), CELL_TRAILER, found)
+    return found
+
+
+def commit_cell(ws: Workspace, agent: str, wanted: str | None) -> str | None:
+    """The cell a commit by ``agent`` belongs to: ``wanted`` (a worker's ``HIVE_CELL``)
+    when it is assigned to the agent, else the one cell the agent has in progress;
+    None otherwise (a ``HIVE_CELL`` that is not its cell attributes nothing)."""
+    index = ws.cells()
+    if wanted:
+        cell = index.cells.get(wanted)
+        mine = cell is not None and not cell.is_deleted and cell.assignee == agent
+        return cell.id if mine and cell is not None else None
+    working = [
+        cell.id
+        for cell in index.cells.values()
+        if cell.assignee == agent and cell.status == "in_progress" and not cell.is_deleted
+    ]
+    return working[0] if len(working) == 1 else None
+
+
+def _empty_message(ws: Workspace, message_file: str) -> bool:
+    """Whether the message has no line but blank ones and comments (git aborts such a
+    commit; with a trailer it would not). Unreadable: taken to be empty."""
+    mark = ws.git.config_value("core", "commentChar") or "#"
+    if len(mark) != 1:  # 'auto' and the like: git's default
+        mark = "#"
+    try:
+        with open(message_file, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return True
+    text = text.split(f"{mark} ------------------------ >8 ------------------------", 1)[0]
+    return not any(line.strip() and not line.startswith(mark) for line in text.splitlines())
