@@ -61,7 +61,7 @@ from hive.git.refs import (
 )
 from hive.git.sha import object_id, sha1
 from hive.git.state import check_git_state
-from hive.git.worktree import atomic_write, remove_file
+from hive.git.worktree import atomic_write, is_blob, remove_file
 from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
 from hive.record import Frozen, Record, suppress
 
@@ -1315,7 +1315,8 @@ class GitRepo:
         """Whether the working-tree file holds a blob the write may replace: trusted
         without reading only when git's own stat rule says it is unchanged since it was
         staged (mtime, ctime, size, inode, not racy: a same-size edit whose mtime was put
-        back still changes the ctime); else its content is hashed."""
+        back still changes the ctime); else its content is hashed (its CRLF line ends as
+        LF too: git's checkout writes them so, see :func:`is_blob`)."""
         full = os.path.join(self.paths.root, path)
         try:
             info = os.lstat(full)
@@ -1330,7 +1331,8 @@ class GitRepo:
         if not os.path.isfile(full):
             return False
         with open(full, "rb") as handle:
-            return blob_sha_of(handle.read()) in allowed
+            content = handle.read()
+        return any(blob is not None and is_blob(content, blob) for blob in allowed)
 
     def _kept_out(self, changes: list[Change], index: IndexLock) -> set[str]:
         """The changed paths a sparse checkout keeps out of the working tree
