@@ -257,7 +257,7 @@ def test_subtasks_assigned_to_one_agent_run_one_after_the_other(ws: Workspace, r
     epic, *subtasks = make_epic(ws, files(2))
     person = Workspace(str(repo), from_env=False)
     update_cells(person, cell_ids=subtasks, assignee="Solo")
-    result, events = run(person, epic, agent_cmd("--pace 0.3"), workers=2)
+    result, events = run(person, epic, workers=2)
     assert result.finished, result.blocked
     assert peak_concurrency(events) == 1
     assert {e.agent for e in events if e.event == "worker_started"} == {"Solo"}
