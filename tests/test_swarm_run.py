@@ -79,6 +79,14 @@ def test_one_worker_runs_every_subtask_one_at_a_time(ws: Workspace, repo: Path) 
     assert result.finished and sorted(result.completed) == sorted(subtasks)
     assert peak_concurrency(events) == 1
     assert next(e.event for e in events) == "run_started" and events[-1].event == "run_finished"
+    # each worker's progress reports are told before its completion, not after it
+    for done in (n for n, e in enumerate(events) if e.event == "completed"):
+        said = [
+            n
+            for n, e in enumerate(events)
+            if e.event == "message" and e.agent == events[done].agent
+        ]
+        assert said and max(said) < done
     for cell in subtasks:
         assert show_cell(ws, cell_id=cell).status == "closed"
     # each subtask's code landed in its own swarm_complete commit
