@@ -477,13 +477,17 @@ def test_init_names_gits_reason_in_another_users_repository(tmp_path: Path) -> N
         subprocess.run(["chown", "-R", f"{os.geteuid()}:{os.getegid()}", str(repo)], check=True)
 
 
-def test_a_linked_worktrees_own_config_applies_to_it(tmp_path: Path) -> None:
+def test_a_linked_worktrees_own_config_applies_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With ``extensions.worktreeConfig`` (which ``git sparse-checkout`` sets in a
     linked worktree) ``git config --worktree`` writes the worktree's own
     ``config.worktree``. hive read the main worktree's file instead (dulwich's), and
     after the repository's, so in the linked worktree its ``core.hooksPath`` and
     ``user.name`` were not git's: ``hooks install`` put the hook where git does not look,
-    and hive's commits had another author than git's."""
+    and hive's commits had another author than git's (``user.name`` names the author
+    where no ``GIT_AUTHOR_NAME`` comes before it)."""
+    monkeypatch.delenv("GIT_AUTHOR_NAME")
     main = make_repo(tmp_path / "main")
     ok(hive(main, "init", "--prefix", "hv"))
     linked = tmp_path / "linked"

@@ -1,4 +1,6 @@
-"""A person's hive commits carry the identity git would give their own commit; where git
+"""A person's hive commits carry the author and committer git would give their own
+commit (git's order: the environment, then ``author.*``/``committer.*``, then
+``user.*``, then ``EMAIL``, then git's guess; git asked only for its guesses); where git
 knows none ("Author identity unknown") hive commits as the person at ``hive.local``, as
 it always has, unless ``user.useConfigOnly`` asks for a configured identity only, where
 hive refuses as git refuses: checked against the real ``git commit`` in the same
@@ -43,15 +45,18 @@ def anonymous_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def git_commit(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """What git does with a commit of its own here (undone when it succeeds)."""
+def git_commit(
+    repo: Path, env: dict[str, str], *, keep: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """What git does with a commit of its own here (undone when it succeeds, unless
+    ``keep``)."""
     done = subprocess.run(
         ["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "probe"],
         capture_output=True,
         text=True,
         env=env,
     )
-    if done.returncode == 0:
+    if done.returncode == 0 and not keep:
         subprocess.run(["git", "-C", str(repo), "reset", "-q", "--soft", "HEAD~1"], check=True)
     return done
 
@@ -124,3 +129,146 @@ def test_an_agent_commits_as_itself_without_any_git_identity(tmp_path: Path) -> 
     made = run_hive(["-C", str(repo), "create", "By an agent"], env=env)
     assert made.returncode == 0, made.stderr
     assert author(repo) == "Worker <worker@hive.local>"
+
+
+# Each scene: the environment added, the settings of the (global) config file, and
+# whether git refuses a commit there. hive's commit must carry what git's carries.
+AUTHOR_ENV = {"GIT_AUTHOR_NAME": "Env Author", "GIT_AUTHOR_EMAIL": "author@env.example"}
+COMMITTER_ENV = {"GIT_COMMITTER_NAME": "Env Committer", "GIT_COMMITTER_EMAIL": "c@env.example"}
+USER_CONFIG = {"user.name": "Config Person", "user.email": "person@config.example"}
+SCENES: dict[str, tuple[dict[str, str], dict[str, str], bool]] = {
+    "env only": ({**AUTHOR_ENV, **COMMITTER_ENV}, {}, False),
+    "config only": ({}, USER_CONFIG, False),
+    "both: the environment first": ({**AUTHOR_ENV, **COMMITTER_ENV}, USER_CONFIG, False),
+    "the author's name from the environment": (
+        {"GIT_AUTHOR_NAME": "Env Author"},
+        USER_CONFIG,
+        False,
+    ),
+    "author.* and committer.*": (
+        {},
+        {**USER_CONFIG, "author.email": "a@role.example", "committer.name": "Role Committer"},
+        False,
+    ),
+    "EMAIL": ({"EMAIL": "mail@env.example"}, {"user.name": "Config Person"}, False),
+    "neither, with useConfigOnly": ({}, {"user.useConfigOnly": "true"}, True),
+    "git -c by the environment": (
+        {
+            "GIT_CONFIG_COUNT": "2",
+            "GIT_CONFIG_KEY_0": "maintenance.auto",
+            "GIT_CONFIG_VALUE_0": "false",
+            "GIT_CONFIG_KEY_1": "user.name",
+            "GIT_CONFIG_VALUE_1": "Counted Person",
+        },
+        USER_CONFIG,
+        False,
+    ),
+    "values git trims": (
+        {"GIT_COMMITTER_NAME": " Spaced Committer ", "GIT_COMMITTER_EMAIL": "<c@env.example>"},
+        {**USER_CONFIG, "user.name": "Config Person,"},
+        False,
+    ),
+}
+WHO = "--format=%an <%ae> / %cn <%ce>"
+
+
+@MODULES
+def test_the_author_and_the_committer_are_git_s_in_every_scene(tmp_path: Path, module: str) -> None:
+    """git takes the author from ``GIT_AUTHOR_*`` and the committer from
+    ``GIT_COMMITTER_*``, each field falling back to ``author.*``/``committer.*``, then
+    ``user.name``/``user.email``, then (the email) ``EMAIL``, then a guess; hive used
+    ``user.name``/``user.email`` whenever both were set, for both. Each scene: a hive
+    write and a plain ``git commit`` in the same environment and config name the same
+    author and committer (or both refuse)."""
+    repo = anonymous_repo(tmp_path)
+    for scene, (added, settings, refused) in SCENES.items():
+        config = tmp_path / f"{slug(scene)}.gitconfig"
+        config.touch()
+        for key, value in settings.items():
+            git(repo, "config", "--file", str(config), key, value)
+        env = {**nobody(tmp_path), "GIT_CONFIG_GLOBAL": str(config), **added}
+        made = run_hive(["-C", str(repo), "create", scene], env=env, module=module)
+        by_git = git_commit(repo, env, keep=True)
+        if refused:
+            assert (made.returncode, by_git.returncode != 0) == (8, True), (scene, made.stderr)
+            continue
+        assert made.returncode == 0 and by_git.returncode == 0, (scene, made.stderr)
+        hive_said, git_said = git(repo, "log", "-2", WHO).splitlines()[::-1]
+        assert hive_said == git_said, scene
+        subprocess.run(["git", "-C", str(repo), "reset", "-q", "--soft", "HEAD~1"], check=True)
+    assert git(repo, "log", "-1", WHO).strip() == (
+        "Config Person <person@config.example> / Spaced Committer <c@env.example>"
+    )  # the last scene's hive commit: the committer as git trims it
+
+
+def test_a_person_s_mail_log_commits_carry_their_git_identity(tmp_path: Path) -> None:
+    """A person's writes to the mail log (retiring an agent, the override it records)
+    were authored ``NAME <name@hive.local>``; they carry the person's git identity, as
+    their commits on the branch do, and an agent's mail-log commits stay its own."""
+    from tests.conftest import agent_env
+
+    repo = anonymous_repo(tmp_path)
+    git(repo, "config", "user.name", "Mail Person")
+    git(repo, "config", "user.email", "mail.person@example.com")
+    env = nobody(tmp_path)
+    agent = agent_env(repo, "ag1", base=env)
+    assert run_hive(["-C", str(repo), "mail", "inbox"], env=agent).returncode == 0
+    retired = run_hive(["-C", str(repo), "agent", "retire", "ag1", "--reason", "done"], env=env)
+    assert retired.returncode == 0, retired.stderr
+    log = git(repo, "log", "refs/hive/mail", "--format=%s|%an <%ae>|%cn <%ce>").splitlines()
+    by_person = [line for line in log if "ag1" in line and "register" not in line]
+    assert len(by_person) >= 2, log  # the retirement and the override
+    person = "Mail Person <mail.person@example.com>"
+    assert all(line.endswith(f"|{person}|{person}") for line in by_person), log
+    registered = [line for line in log if line.startswith("hive-mail: register ag1")]
+    assert registered and registered[0].endswith("|ag1 <ag1@hive.local>|ag1 <ag1@hive.local>")
+
+
+def test_git_is_asked_only_for_what_it_would_guess_and_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person with ``user.name`` but no ``user.email`` paid two ``git var`` processes
+    (committer, author) on every write; now one for both roles (git's guess of the
+    email is the same for both), once per process, and none when the environment and
+    config say everything. Counted with the real git
+    behind a wrapper on ``PATH`` that logs its arguments."""
+    import shutil
+
+    from hive.domain.cells import create_cell
+    from hive.domain.workspace import Workspace
+
+    repo = anonymous_repo(tmp_path)
+    calls = tmp_path / "git-calls"
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    for key, value in nobody(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    for key in IDENTITY_VARIABLES:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+
+    def asked(title: str, times: int = 2) -> list[str]:
+        calls.write_text("")
+        ws = Workspace(repo)
+        for number in range(times):
+            create_cell(ws, title=f"{title} {number}")
+        return [line for line in calls.read_text().splitlines() if " var " in f" {line}"]
+
+    git(repo, "config", "user.name", "Named Person")
+    monkeypatch.setenv("EMAIL", "named@example.com")
+    assert asked("name only") == [f"-C {repo} var GIT_AUTHOR_IDENT"]  # serves both roles
+    assert git(repo, "log", "-1", WHO).strip() == (
+        "Named Person <named@example.com> / Named Person <named@example.com>"
+    )
+    git(repo, "config", "user.email", "named@config.example")
+    assert asked("both set") == []
+    git(repo, "config", "--unset", "user.email")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Env Author")  # both still guess the email only
+    assert asked("the author's name") == [f"-C {repo} var GIT_AUTHOR_IDENT"]
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@env.example")  # the author is known
+    assert asked("the author's email") == [f"-C {repo} var GIT_COMMITTER_IDENT"]
+    assert git(repo, "log", "-1", WHO).strip() == (
+        "Env Author <author@env.example> / Named Person <named@example.com>"
+    )

@@ -260,11 +260,16 @@ def test_the_worktrees_own_head_is_read_not_the_main_ones(
 
 
 def test_a_worktrees_own_git_config_is_left_to_the_full_cli(
-    template: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    template: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With ``extensions.worktreeConfig`` a linked worktree may have its own
     ``user.name``: the lean path does not read that file for sure, so it defers, and
-    the full CLI writes as the worktree's person."""
+    the full CLI writes as the worktree's person (no ``GIT_AUTHOR_NAME``, which git
+    puts before any config)."""
+    monkeypatch.delenv("GIT_AUTHOR_NAME")
     side = linked(template, tmp_path, "config")
     git(side, "config", "extensions.worktreeConfig", "true")
     git(side, "config", "--worktree", "user.name", "Side Person")

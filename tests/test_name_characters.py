@@ -379,3 +379,23 @@ def test_reserve_and_mail_refuse_other_spaces_and_keep_joined_names(
     odd = run_hive([*send[:4], f"{PERSIAN}{ZWNJ}", *send[5:]], env=ag1, module=module)
     assert odd.returncode == 2, odd.stderr
     assert "U+200C (ZERO WIDTH NON-JOINER) at position 9 is a joiner" in odd.stderr
+
+
+def test_doctor_names_an_owned_file_pattern_written_by_hand(repo: Path, ws: Workspace) -> None:
+    from hive.domain.cells import create_cell
+
+    cell = create_cell(ws, title="plain", files=["src/ok.py"])
+    path = next((repo / ".hive" / "cells").rglob(f"{cell.id}.yaml"))
+    path.write_text(path.read_text().replace("src/ok.py", '"src/\\u200bok.py"'))
+    git(repo, "commit", "-qam", "hand edit", "--no-verify")
+    doctor = run_hive(["-C", str(repo), "doctor"])
+    assert (
+        f"warning hidden-character: {cell.id} owned file pattern 'src/\\u200bok.py' holds"
+        " U+200B at position 5" in doctor.stdout
+    ), doctor.stdout
+    assert f"'hive update {cell.id} --files GLOB ...' replaces the cell's patterns" in (
+        doctor.stdout
+    )
+    fixed = run_hive(["-C", str(repo), "update", cell.id, "--files", "src/ok.py"])
+    assert fixed.returncode == 0, fixed.stderr
+    assert "hidden-character" not in run_hive(["-C", str(repo), "doctor"]).stdout

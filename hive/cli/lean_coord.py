@@ -371,6 +371,8 @@ class MailHost:
         self.state_index = prepared.session.index
         self.state: dict[str, Any] = {}
         self.timeout = prepared.timeout
+        self.principal = prepared.session.principal
+        self.identity = prepared.session.identity
 
     def lock_timeout(self) -> float:
         return self.timeout

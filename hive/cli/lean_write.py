@@ -164,14 +164,9 @@ class Session:
         self.configs: dict[str, dict[str, Any]] = {}
 
     def identity(self) -> Identity:
-        from hive.domain.actors import made_up_identity, slug
-        from hive.git.repo import Identity
+        from hive.domain.actors import commit_identity
 
-        if self.principal.kind == "person":  # git's rules, as commit_identity
-            name = self.principal.name
-            return self.repo.person_identity(lambda: made_up_identity(self.repo, name))
-        name = self.principal.name
-        return Identity(name=name, email=f"{slug(name)}@hive.local")
+        return commit_identity(self.repo, self.principal)
 
     def key_of(self, commit: str) -> str:
         """The state key of ``commit`` when the index has that state (sharded)."""

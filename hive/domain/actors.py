@@ -111,16 +111,22 @@ def slug(name: str) -> str:
     return "".join(out).replace("\0", ".").strip(".") or "agent"
 
 
-def made_up_identity(git: GitRepo, name: str) -> Identity:
-    """A person's commit identity where git knows none (``GitRepo.person_identity``):
-    ``user.name`` (and its ``user.email``) if set, else ``name`` (the OS user), at
-    ``hive.local``; both paths, full and lean, commit under it."""
-    configured = git.config_identity()
-    if configured is not None:
-        return configured
+def commit_identity(git: GitRepo, principal: Acting) -> Identity:
+    """Author and committer of the principal's commits, on the full and the lean path:
+    a person's as git would make them (``GitRepo.person_identity``; where git knows none,
+    the fields git's settings give and the person's name at ``hive.local``), an agent's
+    name at ``hive.local``."""
     from hive.git.repo import Identity
 
-    return Identity(name=name, email=f"{slug(name)}@hive.local")
+    person = principal.name
+    if principal.kind == "person":
+
+        def made_up(name: str | None, email: str | None) -> Identity:
+            name = name or person
+            return Identity(name=name, email=email or f"{slug(name)}@hive.local")
+
+        return git.person_identity(made_up)
+    return Identity(name=person, email=f"{slug(person)}@hive.local")
 
 
 def os_user() -> str | None:

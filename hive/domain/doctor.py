@@ -337,16 +337,23 @@ def _cell_problems(index: CellIndex) -> tuple[list[Problem], list[Problem], list
 
 
 def _hidden_names(cell_id: str, document: dict[str, Any]) -> list[Problem]:
-    """A warning for each label or assignee of a cell that holds a character not shown
-    as itself (a right-to-left override, a zero-width space): hive refuses such names
-    when written, so it came by a hand edit or a merge; removing it is allowed."""
+    """A warning for each label, assignee or owned file pattern of a cell that holds a
+    character not shown as itself (a right-to-left override, a zero-width space): hive
+    refuses such names when written, so it came by a hand edit or a merge; removing it
+    is allowed."""
     found: list[Problem] = []
     names = [("label", label) for label in document.get("labels") or ()]
     if document.get("assignee"):
         names.append(("assignee", document["assignee"]))
+    names += [("owned file pattern", glob) for glob in document.get("files_owned") or ()]
+    fixes = {
+        "label": "--remove-label NAME' removes it",
+        "assignee": "--assignee NAME' replaces it",
+        "owned file pattern": "--files GLOB ...' replaces the cell's patterns",
+    }
     for what, name in names:
-        fix = "--remove-label NAME' removes" if what == "label" else "--assignee NAME' replaces"
-        message = _hidden_message(f"{cell_id} {what}", name, f"'hive update {cell_id} {fix} it")
+        fix = f"'hive update {cell_id} {fixes[what]}"
+        message = _hidden_message(f"{cell_id} {what}", name, fix)
         if message is not None:
             found.append(Problem(kind="hidden-character", message=message, cell=cell_id))
     return found

@@ -35,6 +35,7 @@ from hive.domain.maillog import (
     CellRows,
     MailState,
     Unanswered,
+    author_of,
     check_message,
     coordinator_named,
     epic_above,
@@ -49,7 +50,6 @@ from hive.domain.maillog import (
     read_mark,
 )
 from hive.domain.maillog import append as _append
-from hive.domain.maillog import identity_of as _identity
 from hive.domain.maillog import require_agent as _require_agent
 from hive.domain.maillog import state_of as _state
 from hive.domain.workspace import Workspace
@@ -602,7 +602,7 @@ def join_mail_log(
         MAIL_REF,
         theirs,
         message=f"hive-mail: merge {MAIL_REF} from {remote}\n",
-        author=_identity(ws.actor),
+        author=author_of(ws, ws.actor),
         lock_timeout=ws.lock_timeout() if lock_timeout is None else lock_timeout,
         lock_name="mail.lock",
     )

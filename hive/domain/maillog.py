@@ -6,8 +6,8 @@ process) share: the replayed state (:class:`MailState`, saved as JSON in the sta
 index), appending an event under the mail lock, the event a message is sent as, the
 messages an inbox shows, a message's header and the mark a first read appends. It
 needs no models: a *host* is anything with the repository (``git``), the state index
-(``state_index``), a dict for this process's state (``state``) and a lock timeout (a
-``Workspace``, or the lean path's session).
+(``state_index``), a dict for this process's state (``state``), a lock timeout and who
+acts with their commit identity (a ``Workspace``, or the lean path's session).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
     from typing import Any, Protocol
 
+    from hive.domain.actors import Acting
     from hive.git.repo import CommitInfo, GitRepo
     from hive.store.index import Entry, Node, StateIndex
 
@@ -46,6 +47,11 @@ if TYPE_CHECKING:
         def state(self) -> dict[str, Any]: ...
 
         def lock_timeout(self) -> float: ...
+
+        @property
+        def principal(self) -> Acting: ...
+
+        def identity(self) -> Identity: ...
 
     class HeldBy(Protocol):
         """A reservation as far as a thread needs it (``Reservation``, ``PlainReservation``)."""
@@ -392,7 +398,7 @@ def append(
     written = ws.git.append_to_ref(
         MAIL_REF,
         plan,
-        author=identity_of(author),
+        author=author_of(ws, author),
         lock_timeout=ws.lock_timeout(),
         lock_name="mail.lock",
     )
@@ -409,6 +415,16 @@ def after(stamp: str, latest: str) -> str:
     except ValueError:
         return stamp
     return format_time(moment + timedelta(milliseconds=1))
+
+
+def author_of(ws: MailHost, name: str) -> Identity:
+    """The author of a mail-log commit made as ``name``: the acting person's git
+    identity when ``name`` is theirs (as their other writes), else ``name`` at
+    ``hive.local`` (an agent; hive's own notices)."""
+    acting = ws.principal
+    if acting.kind == "person" and acting.name == name:
+        return ws.identity()
+    return identity_of(name)
 
 
 def identity_of(agent: str) -> Identity:

@@ -1,5 +1,5 @@
-"""Who acts in a workspace: the principal resolved from a credential or a claim, and
-what a commit says about it (author, trailers).
+"""Who acts in a workspace: the principal resolved from a credential or a claim (what
+a commit says about it, author and trailers: ``hive/domain/actors.py``).
 
 A :class:`~hive.domain.workspace.Workspace` keeps the claim, the token and the
 resolved principal; these functions do the resolving, with no state of their own.
@@ -7,9 +7,9 @@ resolved principal; these functions do the resolving, with no state of their own
 
 from __future__ import annotations
 
-from hive.domain.actors import check_claim, made_up_identity, os_user, slug, unknown_credential
+from hive.domain.actors import check_claim, os_user, unknown_credential
 from hive.errors import NotRegistered
-from hive.git.repo import GitRepo, Identity
+from hive.git.repo import GitRepo
 from hive.models.principal import Principal
 from hive.store import credentials
 
@@ -42,12 +42,3 @@ def agent_name(principal: Principal, action: str) -> str:
             " the server with --agent NAME, or with HIVE_AGENT_TOKEN set)"
         )
     return principal.name
-
-
-def commit_identity(git: GitRepo, principal: Principal) -> Identity:
-    """Author and committer of the principal's commits: a person's git identity (git's
-    own rules: ``GitRepo.person_identity``, hive's made-up one where git knows none), an
-    agent's name at ``hive.local``."""
-    if principal.kind == "person":
-        return git.person_identity(lambda: made_up_identity(git, principal.name))
-    return Identity(name=principal.name, email=f"{slug(principal.name)}@hive.local")

@@ -19,7 +19,7 @@ from typing import Any
 
 from hive.domain import commits, principal
 from hive.domain.actors import check_actor as check_actor
-from hive.domain.actors import event_trailers
+from hive.domain.actors import commit_identity, event_trailers
 from hive.domain.commits import Committer
 from hive.domain.commits import MixedPlan as MixedPlan
 from hive.domain.reading import StateReader
@@ -109,7 +109,7 @@ class Workspace:
 
     def identity(self) -> Identity:
         """Author and committer of this workspace's commits: the acting identity."""
-        return principal.commit_identity(self.git, self.principal)
+        return commit_identity(self.git, self.principal)
 
     def trailers(self, event: str) -> list[tuple[str, str]]:
         """``Hive-Agent`` and ``Hive-Event`` (+ ``Hive-Identity`` for non-agents)."""

@@ -38,6 +38,7 @@ from hive.errors import (
     SymlinkRefused,
 )
 from hive.git import killpoints
+from hive.git.ident import Identity as Identity  # re-exported: the commit's who
 from hive.git.index import IndexEntry, IndexLock, IndexUpdate, keyed_entries
 from hive.git.loose import parse_commit, read_object, write_loose
 from hive.git.pathhistory import lookup_path
@@ -84,19 +85,6 @@ WAIT_LONGER = (
     "try again, or wait longer: lock_timeout_seconds in .hive/config.yaml, or"
     " HIVE_LOCK_TIMEOUT (seconds), which overrides it"
 )
-
-
-class Identity(Frozen):
-    """Author/committer of a hive commit."""
-
-    _fields = ("name", "email")
-
-    def __init__(self, name: str, email: str) -> None:
-        self.name = name
-        self.email = email
-
-    def as_bytes(self) -> bytes:
-        return f"{self.name} <{self.email}>".encode()
 
 
 class Change(Frozen):
@@ -898,27 +886,22 @@ class GitRepo:
             email = f"{name.replace(' ', '.').lower()}@hive.local"
         return Identity(name=name, email=email)
 
-    def person_identity(self, made_up: Callable[[], Identity]) -> Identity:
-        """The author of a person's commit, as git would make it: ``user.name`` and
-        ``user.email`` when both are set; else git's own answer (``git var
-        GIT_AUTHOR_IDENT``: ``GIT_AUTHOR_NAME``/``GIT_AUTHOR_EMAIL``, ``EMAIL``, what git
-        makes up from the system). Where git knows no identity, hive's own ``made_up()``
-        one (the person's name at ``hive.local``: hive has always committed without a
-        configured identity, and its trailers name who acted), unless
-        ``user.useConfigOnly`` asks for a configured identity only: then a ``GitError``
-        with git's reason and the commands that fix it, as ``git commit`` refuses."""
-        name = self.config_value("user", "name")
-        email = self.config_value("user", "email")
-        if name and email:
-            return Identity(name=name, email=email)
-        try:
-            return git_identity(self.paths.root)
-        except GitError:
-            from hive.git.configfile import is_true
+    def person_identity(self, made_up: Callable[[str | None, str | None], Identity]) -> Identity:
+        """The author and committer of a person's commit, as git would make them
+        (``hive/git/ident.py``: git's order for each, the environment before the config;
+        git asked only for what it would guess, once per process). Where git knows no
+        identity, hive's own ``made_up(name, email)`` from the fields known (the
+        person's name at ``hive.local``: hive has always committed without a configured
+        identity, and its trailers name who acted), unless ``user.useConfigOnly`` asks
+        for a configured identity only: then a ``GitError`` with git's reason and the
+        commands that fix it, as ``git commit`` refuses."""
+        from hive.git.ident import person_identity
 
-            if is_true(self.config_value("user", "useConfigOnly")):
-                raise
-            return made_up()
+        return person_identity(self, made_up)
+
+    def config_state(self) -> tuple[object, ...]:
+        """What the config files are now (paths, times, sizes): equal while none changed."""
+        return self._config_key()
 
     # ----------------------------------------------------------------- writing
 
@@ -1221,7 +1204,12 @@ class GitRepo:
             parents = [parents]
         now = int(time.time())
         body = commit_body(
-            tree, parents or [], author.as_bytes(), now, _local_utc_offset(now), message
+            tree,
+            parents or [],
+            (author.as_bytes(), author.committer_bytes()),
+            now,
+            _local_utc_offset(now),
+            message,
         )
         sha = write_loose(self.paths, b"commit", body)
         self._commit_trees[sha] = tree
@@ -1243,7 +1231,7 @@ class GitRepo:
     ) -> bool:
         """Compare-and-swap ``head.ref`` (or a detached HEAD) to ``new_commit``; another
         process's ``<ref>.lock`` is waited for as long as the write's lock (``timeout``)."""
-        stamp = author.as_bytes().decode()
+        stamp = author.committer_bytes().decode()  # git's reflog names the committer
         reflog = "commit: " + message.split("\n", 1)[0]
         ref = head.ref or "HEAD"
         try:
@@ -1358,34 +1346,6 @@ class GitRepo:
                 )
             killpoints.reached("mid-worktree")
         return updates
-
-
-def git_identity(root: str) -> Identity:
-    """git's author identity in ``root`` (``git var GIT_AUTHOR_IDENT``; git's committer
-    identity must be known too, as ``git commit`` needs both), or a GitError naming git's
-    reason and the commands that fix it."""
-    from hive.git.rungit import run_git
-
-    for variable in ("GIT_COMMITTER_IDENT", "GIT_AUTHOR_IDENT"):
-        said = run_git(root, "var", variable)
-        ident = said.stdout.strip()
-        start, end = ident.rfind(" <"), ident.rfind(">")
-        if said.returncode != 0 or start <= 0 or end < start:
-            raise _unknown_identity(said.stderr)
-    return Identity(name=ident[:start], email=ident[start + 2 : end])
-
-
-def _unknown_identity(stderr: str) -> GitError:
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    reason = lines[-1].removeprefix("fatal: ") if lines else "git var failed"
-    return GitError(
-        "git does not know who you are and user.useConfigOnly forbids a made-up"
-        f" identity, so hive does not commit either ({reason}):"
-        ' run git config --global user.name "Your Name" and git config --global'
-        " user.email you@example.com (without --global: this repository only), or set"
-        " GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL;"
-        " an agent commits as itself (hive agent register NAME)"
-    )
 
 
 def _partial_clone(common_dir: str) -> bool:
@@ -1540,13 +1500,14 @@ def tree_body(items: Mapping[bytes, tuple[int, str]]) -> bytes:
 
 
 def commit_body(
-    tree: str, parents: list[str], who: bytes, when: int, offset: int, message: str
+    tree: str, parents: list[str], who: tuple[bytes, bytes], when: int, offset: int, message: str
 ) -> bytes:
-    """A commit object's body as dulwich writes it (author = committer, UTF-8)."""
-    stamp = who + b" " + str(when).encode("ascii") + b" " + _timezone(offset)
+    """A commit object's body as dulwich writes it (``who``: author and committer, UTF-8)."""
+    when_bytes = b" " + str(when).encode("ascii") + b" " + _timezone(offset)
     lines = [b"tree " + tree.encode("ascii")]
     lines += [b"parent " + parent.encode("ascii") for parent in parents]
-    lines += [b"author " + stamp, b"committer " + stamp, b"encoding UTF-8"]
+    lines += [b"author " + who[0] + when_bytes, b"committer " + who[1] + when_bytes]
+    lines.append(b"encoding UTF-8")
     return b"\n".join(lines) + b"\n\n" + message.encode("utf-8")
 
 
