@@ -259,24 +259,24 @@ def test_the_worktrees_own_head_is_read_not_the_main_ones(
     assert_clean(main)
 
 
-def test_a_worktrees_own_git_config_is_left_to_the_full_cli(
+def test_a_worktrees_own_git_config_is_read_as_git_reads_it(
     template: dict[str, Any],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With ``extensions.worktreeConfig`` a linked worktree may have its own
-    ``user.name``: the lean path does not read that file for sure, so it defers, and
-    the full CLI writes as the worktree's person (no ``GIT_AUTHOR_NAME``, which git
-    puts before any config)."""
+    ``user.name``: the lean path reads that file first, as git does, and writes as the
+    worktree's person, as the full CLI does (no ``GIT_AUTHOR_NAME``, which git puts
+    before any config)."""
     monkeypatch.delenv("GIT_AUTHOR_NAME")
-    side = linked(template, tmp_path, "config")
-    git(side, "config", "extensions.worktreeConfig", "true")
-    git(side, "config", "--worktree", "user.name", "Side Person")
-    assert lean_run(side, ["create", "by the side person"], capsys) == (None, "", "")
-    code, _, err = full_run(side, ["create", "by the side person"], capsys)
-    assert code == 0, err
-    assert git(side, "log", "-1", "--format=%an").strip() == "Side Person"
+    for name, answer in (("lean", lean_run), ("full", full_run)):
+        side = linked(template, tmp_path, f"config-{name}")
+        git(side, "config", "extensions.worktreeConfig", "true")
+        git(side, "config", "--worktree", "user.name", "Side Person")
+        code, _, err = answer(side, ["create", "by the side person"], capsys)
+        assert code == 0, f"{name}: {err}"
+        assert git(side, "log", "-1", "--format=%an").strip() == "Side Person"
 
 
 # ------------------------------------------------------------------ detached HEAD

@@ -730,6 +730,49 @@ def test_git_config_values_are_dulwichs(name: str, repo: Path) -> None:
         assert opened.config_value(section, key) == expected
 
 
+@pytest.mark.usefixtures("frozen")  # one clock and id sequence: the same commits
+@pytest.mark.parametrize("enabled", ["true", "false"])
+def test_a_worktrees_own_config_is_read_as_git_reads_it(
+    enabled: str,
+    base: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``extensions.worktreeConfig`` (which ``git sparse-checkout`` turns on): each
+    worktree's ``config.worktree`` is read after the repository's, as git reads it, when
+    the extension is true (and not at all when false); a lean write there is answered,
+    by the identity git gives, as by the full CLI (it used to defer every write)."""
+    from hive.git.configfile import config_value
+    from hive.git.refs import discover
+
+    monkeypatch.delenv("GIT_AUTHOR_NAME")  # git puts it before any config
+    root = base["root"]
+    git(root, "config", "extensions.worktreeConfig", enabled)
+    (root / ".git" / "config.worktree").write_text("[user]\n\tname = Main Tree\n")
+    side = tmp_path / "side"
+    git(root, "worktree", "add", "-q", str(side), "-b", "side")
+    (root / ".git" / "worktrees" / "side" / "config.worktree").write_text(
+        "[user]\n\tname = Side Tree\n\temail = side@example.com\n"
+    )
+    for place in (root, side):
+        for key in ("name", "email"):
+            said = git(place, "config", "--get", f"user.{key}", check=False).strip() or None
+            assert config_value(discover(str(place)), "user", key) == said, (place, key)
+    lean_repo, full_repo = twin(base, tmp_path, "lean"), twin(base, tmp_path, "full")
+    for copy in (lean_repo, full_repo):
+        git(copy, "config", "extensions.worktreeConfig", enabled)
+        (copy / ".git" / "config.worktree").write_text("[user]\n\tname = Main Tree\n")
+    reset_ids(monkeypatch)
+    code, out = lean_run(lean_repo, ["create", "in a sparse checkout"], capsys)
+    assert code == 0, "the lean path deferred"
+    reset_ids(monkeypatch)
+    assert full_run(full_repo, ["create", "in a sparse checkout"], capsys) == (0, out)
+    assert outcome(lean_repo) == outcome(full_repo)
+    name = "Main Tree" if enabled == "true" else "Test User"
+    assert git(lean_repo, "log", "-1", "--format=%an").strip() == name
+
+
 def test_a_git_config_file_changed_after_it_was_read_is_read_again(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,7 +18,8 @@ command: an option it does not read (``--parent``, ``--dep``, ``--files``,
 (the full CLI words it), a cell or config file the plain reader declines, a
 state the index does not have, a layout other than hive's shards, a write
 under way in this worktree, staging mode, a git config it cannot read for sure
-(``extensions.worktreeConfig`` included), an identity it cannot read for sure. A
+(includes, quoted values; a worktree's ``config.worktree`` is read as git reads it),
+an identity it cannot read for sure. A
 linked worktree is answered like the main one (see :func:`open_session`). Who acts
 is resolved exactly as the full path resolves it (the same credential store
 function, ``actors.check_claim``), and at the same point: once the arguments pass

@@ -9,7 +9,8 @@ then ``$GIT_CONFIG_SYSTEM`` or ``/etc/gitconfig`` (unless
 ``GIT_CONFIG_NOSYSTEM``); the first file that sets a key wins, and within a
 file the last value. Only plain ``[section]`` headers and ``key = value``
 lines whose value has no quote, backslash or comment are read; anything else
-(includes, worktree config, quoted values, odd syntax) is :class:`Unsure`.
+(includes, quoted values, odd syntax) is :class:`Unsure`. With
+``extensions.worktreeConfig`` true, the worktree's ``config.worktree`` comes first.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def config_value(paths: RepoPaths, section: str, key: str) -> str | None:
 
 def setting(paths: RepoPaths, section: str, key: str) -> str | None:
     """``section.key`` as written (:func:`config_value`); a config this reader cannot
-    read for sure (a worktree's own config, includes) is asked of git (no git: None)."""
+    read for sure (includes, quoted values) is asked of git (no git: None)."""
     try:
         return config_value(paths, section, key)
     except Unsure:
@@ -66,8 +67,7 @@ def setting(paths: RepoPaths, section: str, key: str) -> str | None:
 def flag(paths: RepoPaths, section: str, key: str) -> bool:
     """A boolean setting as git reads it: :func:`is_true` of the value written; a value
     this reader cannot read for sure (a key written without ``=``, which git reads as
-    true; a worktree's own config; includes) is asked of git as a boolean (no git:
-    false)."""
+    true; includes) is asked of git as a boolean (no git: false)."""
     try:
         return is_true(config_value(paths, section, key))
     except Unsure:
@@ -92,11 +92,27 @@ def is_true(value: str | None) -> bool:
 
 
 def config_files(paths: RepoPaths) -> list[str]:
+    """The files asked, first to last: with ``extensions.worktreeConfig`` true (``git
+    sparse-checkout`` sets it), this worktree's ``config.worktree`` first, which git
+    reads after the repository's ``config`` (``GitRepo._config_stack`` alike)."""
     local = os.path.join(paths.common_dir, "config")
     files = [local]
-    if (_read(local) or {}).get(("extensions", "worktreeconfig"), None) is not None:
-        raise Unsure("extensions.worktreeConfig")
+    enabled = (_read(local) or {}).get(("extensions", "worktreeconfig"), None)
+    if enabled is not None:
+        if not isinstance(enabled, str) or _boolean(enabled) is None:
+            raise Unsure("extensions.worktreeConfig")
+        if _boolean(enabled):
+            files.insert(0, os.path.join(paths.git_dir, "config.worktree"))
     return files + shared_config_files()
+
+
+def _boolean(value: str) -> bool | None:
+    """A config boolean git reads for sure (``true``/``yes``/``on``, ``false``/``no``/
+    ``off``, a number; :func:`is_true` says which); None for a value git refuses."""
+    lowered = value.strip().lower()
+    if lowered in ("true", "yes", "on", "false", "no", "off", "") or lowered.lstrip("-").isdigit():
+        return is_true(value)
+    return None
 
 
 def shared_config_files() -> list[str]:

@@ -867,32 +867,6 @@ class GitRepo:
         except KeyError:
             return None
 
-    def config_identity(self) -> Identity | None:
-        """user.name/user.email from git config, if set."""
-        from hive.git.configfile import Unsure, config_value
-
-        try:
-            name = config_value(self.paths, "user", "name")
-            if name is None:
-                return None
-            email = config_value(self.paths, "user", "email")
-        except Unsure:
-            pass
-        else:
-            if email is None:
-                email = f"{name.replace(' ', '.').lower()}@hive.local"
-            return Identity(name=name, email=email)
-        config = self._config_stack()
-        try:
-            name = config.get((b"user",), b"name").decode()
-        except KeyError:
-            return None
-        try:
-            email = config.get((b"user",), b"email").decode()
-        except KeyError:
-            email = f"{name.replace(' ', '.').lower()}@hive.local"
-        return Identity(name=name, email=email)
-
     def person_identity(self, made_up: Callable[[str | None, str | None], Identity]) -> Identity:
         """The author and committer of a person's commit, as git would make them
         (``hive/git/ident.py``: git's order for each, the environment before the config;
