@@ -128,6 +128,11 @@ def test_a_whole_number_written_as_a_float_is_an_integer(ws: Workspace, repo: Pa
     recorded = call_tool(ctx, "swarm_record_outcome", outcome)["result"]
     assert recorded["duration_seconds"] == 1200.0
     assert call_tool(ctx, "hive_ready", {"limit": 2.5})["code"] == "invalid_arguments"
+    # the seed's duration_ms is a number, as performance.now() differences are
+    timed = {"cell_id": created["id"], "duration_ms": 1234.5, "success": True}
+    assert call_tool(ctx, "swarm_record_outcome", timed)["result"]["duration_seconds"] == 1.2345
+    endless = call_tool(ctx, "swarm_record_outcome", {**timed, "duration_ms": float("inf")})
+    assert endless["field"] == "duration_ms" and "finite" in endless["error"]
     flag = call_tool(ctx, "hive_ready", {"limit": True})  # a boolean is no number
     assert flag["code"] == "invalid_arguments"
 
