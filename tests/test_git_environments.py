@@ -223,7 +223,7 @@ def test_without_home_hive_reads_no_user_config_as_git(
     assert shared_config_files() == []  # GIT_CONFIG_NOSYSTEM=1 (conftest)
     asked = subprocess.run(["git", "-C", str(repo), "config", "user.name"], capture_output=True)
     assert asked.returncode == 1  # git: no name
-    assert GitRepo.discover(str(repo)).config_identity() is None
+    assert GitRepo.discover(str(repo)).config_value("user", "name") is None
 
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / ".gitconfig").write_text("[user]\n\tname = Home User\n")
@@ -231,8 +231,7 @@ def test_without_home_hive_reads_no_user_config_as_git(
         str(tmp_path / ".gitconfig"),
         str(tmp_path / ".config" / "git" / "config"),
     ]
-    found = GitRepo.discover(str(repo)).config_identity()
-    assert found is not None and found.name == "Home User"
+    assert GitRepo.discover(str(repo)).config_value("user", "name") == "Home User"
 
 
 def test_an_empty_home_is_read_as_git_reads_it_not_as_the_current_directory(
@@ -256,7 +255,7 @@ def test_an_empty_home_is_read_as_git_reads_it_not_as_the_current_directory(
     asked = subprocess.run(["git", "config", "user.name"], capture_output=True, cwd=repo)
     assert asked.returncode == 1  # git: no name (it read /.gitconfig, which is not there)
     assert shared_config_files() == ["/.gitconfig", "/.config/git/config"]
-    assert GitRepo.discover(str(repo)).config_identity() is None
+    assert GitRepo.discover(str(repo)).config_value("user", "name") is None
 
 
 def test_a_submodule_bump_under_another_agents_reservation_is_blocked(tmp_path: Path) -> None:

@@ -127,6 +127,30 @@ def test_local_edits_to_a_cell_file_are_never_overwritten(ws: Workspace, repo: P
     assert path.read_text().endswith("# my local note\n")
 
 
+def test_a_same_size_edit_with_its_mtime_put_back_is_never_overwritten(
+    ws: Workspace, repo: Path
+) -> None:
+    """The stat data a write trusts without reading the file is git's whole rule (ctime
+    and inode too, racy entries read): a hand edit of the same size whose mtime was put
+    back (an editor, ``touch -r``, a restore tool) is still seen as a local edit."""
+    cell = create_cell(ws, title="edited by hand")
+    path = repo / cell_path(cell.id)
+    past = path.stat().st_mtime_ns - 5 * 10**9
+    os.utime(path, ns=(past, past))
+    git(repo, "update-index", "--refresh")  # staged stat data: not racy, written later
+    text = path.read_text()
+    path.write_text(text.replace("edited by hand", "edited by HAND"))
+    os.utime(path, ns=(past, past))
+    assert path.stat().st_size == len(text.encode())
+    # (git's default build compares ctime to the second, so `git diff` may miss an edit
+    # made in the same second; hive compares it to the nanosecond)
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(DirtyHiveFile, match="local edits"):
+        update_cell(ws, cell_id=cell.id, priority=0)
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert "edited by HAND" in path.read_text()
+
+
 def test_corrupt_cell_is_reported_and_others_still_work(ws: Workspace, repo: Path) -> None:
     good = create_cell(ws, title="good")
     bad = create_cell(ws, title="bad")

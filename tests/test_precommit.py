@@ -277,10 +277,15 @@ def test_an_agent_s_own_commits_carry_the_cell_it_works_on(ws: Workspace, repo: 
     assert git(repo, "log", "-1", "--format=%B").strip().endswith(f"body\n\nHive-Cell: {cell.id}")
     assert committed(hive_env(repo, None)) == ""  # a person's
     assert committed(hive_env(repo, "alice", HIVE_CELL=other.id)) == ""  # not hers
+    # an editor left with nothing but git's comments: git still refuses the empty message
+    (repo / "src/a.py").write_text("left for an empty message\n")
     empty = subprocess.run(
-        ["git", "-C", str(repo), "commit", "-a", "-m", ""], env=alice, capture_output=True
+        ["git", "-C", str(repo), "commit", "-a"],
+        env={**alice, "GIT_EDITOR": "true"},
+        capture_output=True,
+        text=True,
     )
-    assert empty.returncode != 0  # git still refuses an empty message
+    assert empty.returncode != 0 and "empty commit message" in empty.stderr
     refused = commit(repo, alice, "-a", "-m", "refuse me")
     assert refused.returncode != 0  # the user's own hook, chained, still decides
     said = run_hive(["-C", str(repo), "hooks", "uninstall"], module="hive.cli.main")

@@ -1017,7 +1017,8 @@ def test_the_count_of_unusable_cell_files_reads_their_own_index(ws: Workspace, r
     broken = repo / cell_path("hv-brkn01")
     broken.parent.mkdir(exist_ok=True)
     broken.write_text("title: [unclosed\n")
-    misnamed = repo / cell_path(cells[0].id).replace(cells[0].id, f"{cells[0].id[:-1]}z")
+    other_last = "z" if cells[0].id[-1] != "z" else "y"  # another cell's name, never its own
+    misnamed = repo / cell_path(cells[0].id).replace(cells[0].id, cells[0].id[:-1] + other_last)
     misnamed.write_bytes((repo / cell_path(cells[0].id)).read_bytes())
     git(repo, "add", ".hive")
     git(repo, "commit", "-qm", "a broken and a misnamed cell file")

@@ -79,6 +79,14 @@ def test_one_worker_runs_every_subtask_one_at_a_time(ws: Workspace, repo: Path) 
     assert result.finished and sorted(result.completed) == sorted(subtasks)
     assert peak_concurrency(events) == 1
     assert next(e.event for e in events) == "run_started" and events[-1].event == "run_finished"
+    # each worker's progress reports are told before its completion, not after it
+    for done in (n for n, e in enumerate(events) if e.event == "completed"):
+        said = [
+            n
+            for n, e in enumerate(events)
+            if e.event == "message" and e.agent == events[done].agent
+        ]
+        assert said and max(said) < done
     for cell in subtasks:
         assert show_cell(ws, cell_id=cell).status == "closed"
     # each subtask's code landed in its own swarm_complete commit
@@ -257,7 +265,7 @@ def test_subtasks_assigned_to_one_agent_run_one_after_the_other(ws: Workspace, r
     epic, *subtasks = make_epic(ws, files(2))
     person = Workspace(str(repo), from_env=False)
     update_cells(person, cell_ids=subtasks, assignee="Solo")
-    result, events = run(person, epic, agent_cmd("--pace 0.3"), workers=2)
+    result, events = run(person, epic, workers=2)
     assert result.finished, result.blocked
     assert peak_concurrency(events) == 1
     assert {e.agent for e in events if e.event == "worker_started"} == {"Solo"}

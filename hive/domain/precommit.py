@@ -160,8 +160,8 @@ def _committer(ws: Workspace, committer: str | None) -> tuple[str, str, str | No
         return committer, "agent", None
     token = os.environ.get("HIVE_AGENT_TOKEN") or None
     claimed = os.environ.get("HIVE_AGENT") or None
-    person = ws.git.config_identity()
-    person_name = person.name if person is not None else "you"
+    person = ws.git.config_value("user", "name")
+    person_name = person if person is not None else "you"
     if token:
         name = credentials.name_of_token(ws.git.paths.hive_state_dir, token)
         if name is not None:

@@ -15,9 +15,9 @@ from hive.store import credentials
 
 
 def person_name(git: GitRepo) -> str:
-    """A person's name: their git identity, else the OS user."""
-    identity = git.config_identity()
-    return identity.name if identity else (os_user() or "unknown")
+    """A person's name: their git ``user.name``, else the OS user."""
+    name = git.config_value("user", "name")
+    return name if name is not None else (os_user() or "unknown")
 
 
 def resolve_principal(git: GitRepo, *, token: str | None, claim: str | None) -> Principal:

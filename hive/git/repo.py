@@ -39,7 +39,14 @@ from hive.errors import (
 )
 from hive.git import killpoints
 from hive.git.ident import Identity as Identity  # re-exported: the commit's who
-from hive.git.index import IndexEntry, IndexLock, IndexUpdate, keyed_entries
+from hive.git.index import (
+    IndexEntry,
+    IndexLock,
+    IndexUpdate,
+    index_mtime_ns,
+    keyed_entries,
+    stat_clean,
+)
 from hive.git.loose import parse_commit, read_object, write_loose
 from hive.git.pathhistory import lookup_path
 from hive.git.pathhistory import parse_tree as parse_tree  # re-exported
@@ -54,7 +61,7 @@ from hive.git.refs import (
 )
 from hive.git.sha import object_id, sha1
 from hive.git.state import check_git_state
-from hive.git.worktree import atomic_write, remove_file
+from hive.git.worktree import atomic_write, is_blob, remove_file
 from hive.git.worktree import blob_sha_of as blob_sha_of  # re-exported
 from hive.record import Frozen, Record, suppress
 
@@ -860,32 +867,6 @@ class GitRepo:
         except KeyError:
             return None
 
-    def config_identity(self) -> Identity | None:
-        """user.name/user.email from git config, if set."""
-        from hive.git.configfile import Unsure, config_value
-
-        try:
-            name = config_value(self.paths, "user", "name")
-            if name is None:
-                return None
-            email = config_value(self.paths, "user", "email")
-        except Unsure:
-            pass
-        else:
-            if email is None:
-                email = f"{name.replace(' ', '.').lower()}@hive.local"
-            return Identity(name=name, email=email)
-        config = self._config_stack()
-        try:
-            name = config.get((b"user",), b"name").decode()
-        except KeyError:
-            return None
-        try:
-            email = config.get((b"user",), b"email").decode()
-        except KeyError:
-            email = f"{name.replace(' ', '.').lower()}@hive.local"
-        return Identity(name=name, email=email)
-
     def person_identity(self, made_up: Callable[[str | None, str | None], Identity]) -> Identity:
         """The author and committer of a person's commit, as git would make them
         (``hive/git/ident.py``: git's order for each, the environment before the config;
@@ -1277,6 +1258,7 @@ class GitRepo:
         """Refuse to overwrite a file whose staged or working copy differs from both
         HEAD and what hive is about to write (the user's work is never lost)."""
         entries = index.lookup([change.path for change in changes])
+        written_ns = index_mtime_ns(index.index_path)
         for change in changes:
             path = change.path
             expected = snap.blob_sha(path)
@@ -1291,26 +1273,40 @@ class GitRepo:
                     f"{path} has staged changes that are not committed; commit or reset them first",
                     path=path,
                 )
-            if not self._worktree_matches(path, allowed, entry):
+            if not self._worktree_matches(path, allowed, entry, written_ns):
                 raise DirtyHiveFile(
                     f"{path} has local edits that are not committed; commit or discard them first",
                     path=path,
                 )
 
     def _worktree_matches(
-        self, path: str, allowed: set[str | None], entry: IndexEntry | None
+        self,
+        path: str,
+        allowed: set[str | None],
+        entry: IndexEntry | None,
+        written_ns: int | None,
     ) -> bool:
+        """Whether the working-tree file holds a blob the write may replace: trusted
+        without reading only when git's own stat rule says it is unchanged since it was
+        staged (mtime, ctime, size, inode, not racy: a same-size edit whose mtime was put
+        back still changes the ctime); else its content is hashed (its CRLF line ends as
+        LF too: git's checkout writes them so, see :func:`is_blob`)."""
         full = os.path.join(self.paths.root, path)
         try:
             info = os.lstat(full)
         except FileNotFoundError:
             return True  # a deleted file is restored (or stays deleted) by the write
-        if entry is not None and _stat_matches(info, entry) and entry.sha.decode() in allowed:
+        if (
+            entry is not None
+            and stat_clean(info, entry, written_ns)
+            and entry.sha.decode() in allowed
+        ):
             return True
         if not os.path.isfile(full):
             return False
         with open(full, "rb") as handle:
-            return blob_sha_of(handle.read()) in allowed
+            content = handle.read()
+        return any(blob is not None and is_blob(content, blob) for blob in allowed)
 
     def _kept_out(self, changes: list[Change], index: IndexLock) -> set[str]:
         """The changed paths a sparse checkout keeps out of the working tree
@@ -1426,10 +1422,6 @@ def _worktree_symlink(root: str, path: str, checked: set[str]) -> str | None:
                 return relative
             checked.add(relative)
     return None
-
-
-def _stat_matches(info: os.stat_result, entry: IndexEntry) -> bool:
-    return info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns
 
 
 def _local_utc_offset(timestamp: int) -> int:

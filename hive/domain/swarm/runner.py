@@ -773,10 +773,12 @@ class _Runner:
                 worker.stop_sent = now
 
     def _reap(self) -> None:
-        for cell_id, worker in list(self.running.items()):
-            code = worker.process.poll()
-            if code is None:
-                continue
+        codes = {cell_id: worker.process.poll() for cell_id, worker in self.running.items()}
+        exited = [(cell_id, code) for cell_id, code in codes.items() if code is not None]
+        if exited:  # what the workers reported before they exited is told before their end
+            self._observe(force=True)
+        for cell_id, code in exited:
+            worker = self.running[cell_id]
             # The group may hold children that outlived the shell: end them too.
             self._signal(worker, signal.SIGKILL)
             worker.log_handle.close()
