@@ -1,10 +1,37 @@
 """How long hive waits for a lock: ``HIVE_LOCK_TIMEOUT`` and ``lock_timeout_seconds``
-(shared by the models, the domain and the lean command-line path; imports only ``time``),
-and how it is waited (:class:`Backoff`)."""
+(shared by the models, the domain and the lean command-line path; imports only ``time``
+and ``contextvars``), how it is waited (:class:`Backoff`), and how a wait is cut short
+when its caller gave up on the call (:func:`pause`, :func:`abandoned_when`)."""
 
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
+
+TYPE_CHECKING = False  # typing is not imported at run time (the lean path's start-up)
+if TYPE_CHECKING:
+    from threading import Event
+
+_abandoned: ContextVar[Event | None] = ContextVar("hive_call_abandoned", default=None)
+
+
+def abandoned_when(flag: Event) -> None:
+    """The call running in this context is abandoned once ``flag`` is set (the MCP
+    server sets it when the client cancels the call): every wait of the call ends at
+    once then (:func:`pause` says False), so its thread ends soon and with it the
+    server's stop at stdin EOF no longer waits out a cancelled ``ctx_wait``."""
+    _abandoned.set(flag)
+
+
+def pause(seconds: float) -> bool:
+    """Sleep ``seconds``; False, at once, when the call was abandoned (before or during
+    the sleep): the caller stops waiting."""
+    flag = _abandoned.get()
+    if flag is None:
+        time.sleep(seconds)
+        return True
+    return not (flag.is_set() or flag.wait(seconds))
+
 
 MAX_WAIT = 86400.0  # seconds: the longest lock wait hive accepts (a day)
 DEFAULT_WAIT = 30.0  # seconds: the lock wait where nothing sets one (lock_timeout_seconds)
@@ -57,7 +84,8 @@ def wait_refused(name: str, text: str) -> str:
 class Backoff:
     """The pauses between tries of a lock another process holds (git's ``index.lock``,
     a ``<ref>.lock``): 1 ms, doubling up to 50 ms, until ``timeout`` seconds have
-    passed since it was made. :meth:`pause` sleeps once and says whether to try again."""
+    passed since it was made (or the call was abandoned: :func:`pause`). :meth:`pause`
+    sleeps once and says whether to try again."""
 
     __slots__ = ("_deadline", "_delay")
 
@@ -68,8 +96,7 @@ class Backoff:
     def pause(self) -> bool:
         """Sleep before the next try; False (without sleeping) once the time is up."""
         left = self._deadline - time.monotonic()
-        if left <= 0:
+        if left <= 0 or not pause(min(self._delay, left)):
             return False
-        time.sleep(min(self._delay, left))
         self._delay = min(self._delay * 2, 0.05)
         return True

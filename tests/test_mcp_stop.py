@@ -90,6 +90,28 @@ def test_calls_sent_before_stdin_ends_are_answered(ws: object, repo: Path) -> No
     assert "ready" in replies and "result" in replies["ready"]
 
 
+def test_a_cancelled_wait_does_not_hold_the_stop_at_stdin_eof(
+    ws: object, repo: Path, tmp_path: Path
+) -> None:
+    """A client that cancels a long ctx_wait and closes stdin: the server stopped only
+    when the wait's five minutes were up (the process waits for the call's thread); a
+    cancelled call's waits now end at once, and the server with them."""
+    server = serving_a_wait(repo, tmp_path, seconds=300)
+    assert server.stdin is not None
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+    server.stdin.write((json.dumps(cancel) + "\n").encode())
+    server.stdin.close()
+    try:
+        code = server.wait(timeout=90)  # far less than the wait's 300 s
+    finally:
+        server.kill()
+    assert server.stdout is not None and server.stderr is not None
+    err = server.stderr.read()
+    assert code == 0, err.decode()
+    assert b"Traceback" not in err
+    assert b'"id":2' not in server.stdout.read().replace(b" ", b"")  # cancelled: no answer
+
+
 @pytest.mark.parametrize("when", ["serving", "starting"])
 def test_mcp_stops_cleanly_on_ctrl_c(ws: object, repo: Path, when: str) -> None:
     if when == "serving":
@@ -140,6 +162,18 @@ def mark_call_starts(repo: Path, marker: Path) -> None:
     configure(repo, {"hooks": {"pre_tool_use": [hook]}})
 
 
+def serving_a_wait(repo: Path, tmp_path: Path, seconds: int) -> subprocess.Popen[bytes]:
+    """A server whose call, a ctx_wait of ``seconds``, has started (seen by a hook, not
+    a fixed sleep: under load it could end before the server had read the call)."""
+    marker = tmp_path / "call-started"
+    mark_call_starts(repo, marker)
+    server = start(repo)
+    initialized(server)
+    wait_in_a_call(server, seconds=seconds)
+    until(marker.exists, "the call starting", server)
+    return server
+
+
 def call_ended(repo: Path) -> bool:
     """The event log has the ctx_wait call: it returned, and its answer is being sent."""
     log = repo / ".git" / "hive" / "events.jsonl"
@@ -152,14 +186,7 @@ def test_mcp_stops_at_once_on_a_signal_during_a_call(
 ) -> None:
     """A signal while a call runs (here a ctx_wait of a minute) stops the server at once;
     Ctrl-C only cancelled the call and the server went on serving (a hang)."""
-    marker = tmp_path / "call-started"
-    mark_call_starts(repo, marker)
-    server = start(repo)
-    initialized(server)
-    assert server.stdin is not None
-    wait_in_a_call(server, seconds=60)
-    until(marker.exists, "the call starting", server)  # not a fixed sleep: under load it
-    # could end before the server had read the call (then no call was interrupted)
+    server = serving_a_wait(repo, tmp_path, seconds=60)
     started = time.monotonic()
     server.send_signal(signum)
     try:

@@ -23,6 +23,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+from hive import waits
 from hive.domain.limits import refuse_unprintable
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotOwner
@@ -284,7 +285,8 @@ def ctx_wait(
                 met=met,
                 waited_sec=round(waited, 3),
             )
-        time.sleep(min(pause, max(0.0, timeout_sec - waited)))
+        if not waits.pause(min(pause, max(0.0, timeout_sec - waited))):
+            timeout_sec = 0.0  # the caller gave up on the call: one last look, then stop
         pause = min(pause * 2, 0.25)
 
 

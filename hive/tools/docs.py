@@ -34,8 +34,9 @@ generated from the registry:
 
 - `hive mcp` — an MCP server over stdio (official `mcp` SDK); it stops (exit 0) when
   stdin ends (once every call sent before it is answered: a client may pipe its calls
-  in and close stdin; a call it cancelled gets no answer) or the client stops reading,
-  and at once on Ctrl-C or SIGTERM;
+  in and close stdin; a call it cancelled gets no answer, and its waits, a `ctx_wait`
+  or a lock wait, end at once) or the client stops reading, and at once on Ctrl-C or
+  SIGTERM;
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (UTF-8: other bytes are refused, exit 2; alone or in a ```json fence among
   other text), runs the calls in order and prints a JSON transcript (compact, indented only on

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -75,9 +76,7 @@ def build_server(ctx: CallContext) -> Server[Any]:
     async def on_call_tool(
         request: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        outcome = await anyio.to_thread.run_sync(
-            lambda: call_tool(ctx, params.name, params.arguments or {})
-        )
+        outcome = await _abandonable(lambda: call_tool(ctx, params.name, params.arguments or {}))
         failed = "result" not in outcome
         try:
             content, structured = _reply(outcome, failed)
@@ -119,6 +118,28 @@ def _reply(outcome: Any, failed: bool) -> tuple[list[types.TextContent], dict[st
         noted.encode("utf-8")
         content.append(types.TextContent(text=noted))
     return content, structured
+
+
+async def _abandonable(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run ``call`` in a worker thread; when the client cancels it, stop waiting for it
+    and tell its waits to end (:func:`hive.waits.pause`): a cancelled ``ctx_wait`` of
+    minutes held the server's stop at stdin EOF (the process waits for its threads)
+    until its time was up. A cancelled write runs to its end, its answer dropped."""
+    import threading
+
+    from hive import waits
+
+    abandoned = threading.Event()
+
+    def run() -> dict[str, Any]:
+        waits.abandoned_when(abandoned)  # this thread's context: a copy, for this call
+        return call()
+
+    try:
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        abandoned.set()
+        raise
 
 
 def serve_stdio(ctx: CallContext) -> None:
