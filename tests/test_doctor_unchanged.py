@@ -173,3 +173,15 @@ def test_a_delta_whose_base_is_damaged_is_not_whole(ws: Workspace, repo: Path) -
     assert blobs[victim] not in damaged.git.blobs_known_whole(list(blobs.values()))
     corrupt = [p.cell for p in diagnose(damaged).problems if p.kind == "corrupt"]
     assert victim in corrupt
+
+
+def test_a_dangling_symlink_among_the_cells_is_reported_not_a_crash(
+    ws: Workspace, repo: Path
+) -> None:
+    cell = create_cell(ws, title="beside a symlink")
+    link = (repo / cell_path(cell.id)).parent / "hv-gone.yaml"
+    link.symlink_to("nowhere.yaml")
+    report = diagnose(ws)
+    assert [(p.kind, p.path) for p in report.problems] == [
+        ("symlink", ".hive/cells/" + link.parent.name + "/hv-gone.yaml")
+    ]

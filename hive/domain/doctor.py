@@ -558,7 +558,8 @@ def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem
     """Cell files edited in the working tree (not committed) that would not load. A file
     git's index calls unchanged since it was staged (its stat data, by git's racy-timestamp
     rule: ``index.stat_clean``), staged as the committed blob, is the committed file and is
-    not read; every other file is read and checked."""
+    not read; every other file is read and checked (a symlink is not followed: it is
+    reported as one)."""
     from hive.domain.damage import (
         decode_problem,
         directories_in_place_of_cells,
@@ -575,8 +576,8 @@ def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem
     written = index_mtime_ns(index_path)
     for relative, entries in _walk(ws.root, CELLS_DIR):
         for item in sorted((e for e in entries if not _is_dir(e)), key=lambda e: e.name):
-            if not item.name.endswith(CELL_SUFFIX):
-                continue
+            if not item.name.endswith(CELL_SUFFIX) or item.is_symlink():
+                continue  # a symlink is a problem of its own (symlink_problems), not read
             rel = relative + "/" + item.name
             entry = staged.get(rel)
             if (
@@ -585,8 +586,11 @@ def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem
                 and stat_clean(item.stat(follow_symlinks=False), entry, written)
             ):
                 continue
-            with open(item.path, "rb") as handle:
-                content = handle.read()
+            try:
+                with open(item.path, "rb") as handle:
+                    content = handle.read()
+            except FileNotFoundError:
+                continue  # removed since it was listed (a write under way)
             if rel in committed and is_blob(content, committed[rel]):
                 continue
             problem = decode_problem(content, rel)
