@@ -13,7 +13,9 @@ pairs). hive reads the first three steps itself, with no process. It asks git (`
 var GIT_<ROLE>_IDENT``, which answers name and email together) only when a field
 needs the guess or holds a value git would change or refuse (empty; spaces or
 punctuation at either end, which git trims; ``<``, ``>`` or a line break, which it
-drops), or when ``GIT_CONFIG_PARAMETERS`` (``git -c``) may hold identity settings;
+drops), when a config file holds what hive's reader cannot read for sure (an
+``include``/``includeIf``: a work email set for one directory's repositories), or
+when ``GIT_CONFIG_PARAMETERS`` (``git -c``) may hold identity settings;
 and then once per process for the same environment and config files. git's guesses
 are the same for both roles, so one question usually serves both.
 """
@@ -116,10 +118,22 @@ def _config_reader(repo: GitRepo, environ: Mapping[str, str]) -> Reader | None:
     def read(section: str, field: str) -> str | None:
         key = f"{section}.{field}"
         if key not in cache:
-            cache[key] = settings[key] if key in settings else repo.config_value(section, field)
+            cache[key] = settings[key] if key in settings else _file_value(repo, section, field)
         return cache[key]
 
     return read
+
+
+def _file_value(repo: GitRepo, section: str, field: str) -> str | None:
+    """``section.field`` of the config files as hive's reader reads them for sure;
+    ``_UNSURE`` where it cannot (an ``include``/``includeIf``, which may set it for
+    this repository only: git reads those, dulwich's config stack does not)."""
+    from hive.git.configfile import Unsure, config_value
+
+    try:
+        return config_value(repo.paths, section, field)
+    except Unsure:
+        return _UNSURE
 
 
 def _fields(
