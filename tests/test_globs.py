@@ -69,6 +69,16 @@ def test_escaping_patterns_are_refused(raw: str) -> None:
         normalize_pattern(raw)
 
 
+@pytest.mark.parametrize("raw", ["../x", "a/../../b", "src/{a,../../b}"])
+def test_a_pattern_leading_out_says_what_to_give(raw: str) -> None:
+    with pytest.raises(PathOutsideRepository) as refused:
+        normalize_pattern(raw)
+    assert refused.value.message == (
+        f"pattern {raw!r} points outside the repository; give a path inside it, relative"
+        " to its top directory (src/a.py)"
+    )
+
+
 @pytest.mark.parametrize("raw", ["", "src/[a-", "a\x00b"])
 def test_malformed_patterns_are_refused(raw: str) -> None:
     with pytest.raises(InvalidInput):

@@ -352,3 +352,24 @@ def test_places_the_full_cli_refuses_are_refused_by_the_lean_path(
             if "--json" in args:
                 assert json.loads(refused.stdout)["error"] in refused.stderr
         assert git(place, "rev-parse", "-q", "--verify", "HEAD", check=False) == head
+
+
+TYPOS = ["lst", "craete", "reserv", "mai", "frobnicate", "help", "version", "a  b", "Ünïcode"]
+TYPOS += ["x\x1by", "", "stat", "re"]
+
+
+@pytest.mark.parametrize("typo", TYPOS)
+def test_a_command_that_does_not_exist_is_named_by_the_lean_path_as_by_the_full_cli(
+    repo: Path, typo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped command (with click's suggestions, ``help`` and ``version`` said as what
+    to type): the full CLI's words, JSON and exit code, from the lean path (the full CLI
+    built the whole app to say it: ~0.3 s)."""
+    from hive.cli import entry
+
+    for args in ([typo], ["--json", typo], [typo, "--help"], [typo, "x", "-p", "1"]):
+        code = entry.dispatch(entry.parse(["-C", str(repo), *args]))
+        capsys.readouterr()
+        assert code == 2, f"hive {args}: the lean path deferred"
+        refused = both(repo, *args)
+        assert refused.returncode == 2 and "No such command" in refused.stderr

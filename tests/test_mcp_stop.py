@@ -61,6 +61,35 @@ def test_mcp_stops_cleanly_on_stdin_eof(ws: object, repo: Path) -> None:
     assert b"Traceback" not in server.stderr.read()
 
 
+def test_calls_sent_before_stdin_ends_are_answered(ws: object, repo: Path) -> None:
+    """A client that sends its calls and closes stdin (a script piping them in) got no
+    answer: at EOF the SDK cancelled the requests under way and dropped their replies,
+    though the call had run (the cell was created). Each is answered, then it stops."""
+    server = start(repo)
+    initialized(server)
+    assert server.stdin is not None and server.stdout is not None
+    calls = [
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {}},
+        {"jsonrpc": "2.0", "id": "ready", "method": "tools/call", "params": {}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}},
+    ]
+    calls[0]["params"] = {"name": "hive_create", "arguments": {"title": "piped"}}
+    calls[1]["params"] = {"name": "hive_ready", "arguments": {}}
+    calls[2]["params"] = {"name": "ctx_wait", "arguments": {"key": "never", "timeout_sec": 1}}
+    server.stdin.write(b"".join((json.dumps(call) + "\n").encode() for call in calls))
+    server.stdin.close()  # a cancelled request is not waited for (nor, once cancelled,
+    # answered); its thread still ends its second before the process exits
+    out = server.stdout.read()  # to its end: the server has stopped writing
+    assert server.wait(timeout=60) == 0
+    assert server.stderr is not None and b"Traceback" not in server.stderr.read()
+    replies = {reply["id"]: reply for reply in map(json.loads, out.decode().splitlines())}
+    assert {2, "ready"} <= set(replies) <= {2, "ready", 4}
+    created = json.loads(replies[2]["result"]["content"][0]["text"])
+    assert created["title"] == "piped" and not replies[2]["result"]["isError"]
+    assert "ready" in replies and "result" in replies["ready"]
+
+
 @pytest.mark.parametrize("when", ["serving", "starting"])
 def test_mcp_stops_cleanly_on_ctrl_c(ws: object, repo: Path, when: str) -> None:
     if when == "serving":

@@ -66,7 +66,30 @@ def test_search_skips_a_named_pipe(ws: Workspace, repo: Path) -> None:
     found = result(repo, "A", "search_text", {"pattern": "d\\.py", "dir": "lib"})
     assert found["matches"] == [{"file": "lib/d.py", "line": 1, "text": "lib/d.py"}]
     assert found["truncated"] is False and found["timed_out"] is False
-    assert error(repo, "A", "fs_read", {"path": "lib/a_pipe"})["code"] == "not_found"
+    piped = error(repo, "A", "fs_read", {"path": "lib/a_pipe"})
+    assert piped["code"] == "invalid_input" and "not a regular file" in piped["error"]
+
+
+def test_reading_a_directory_or_listing_a_file_names_the_tool_meant(
+    ws: Workspace, repo: Path
+) -> None:
+    """fs_read of a directory answered "no file 'src'" (it is there) and fs_list of a
+    file "no directory": each now says what the path is and which tool takes it."""
+    _tree(repo)
+    folder = error(repo, "A", "fs_read", {"path": "src"})
+    assert folder == {
+        "error": "'src' is a directory, not a file: fs_list lists its files",
+        "code": "invalid_input",
+    }
+    single = error(repo, "A", "fs_list", {"dir": "src/c.py"})
+    assert single == {
+        "error": "'src/c.py' is a file, not a directory: fs_read reads it",
+        "code": "invalid_input",
+    }
+    assert error(repo, "A", "fs_read", {"path": "src/none.py"})["code"] == "not_found"
+    assert error(repo, "A", "fs_list", {"dir": "none"})["code"] == "not_found"
+    os.symlink("gone.py", repo / "src/dangling.py")  # not there: not found, not "a pipe"
+    assert error(repo, "A", "fs_read", {"path": "src/dangling.py"})["code"] == "not_found"
 
 
 def test_a_write_proposal_for_a_named_pipe_is_refused(ws: Workspace, repo: Path) -> None:

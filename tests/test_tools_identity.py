@@ -136,3 +136,22 @@ def test_a_later_envelope_keeps_the_identity_with_its_credential(ws: Workspace, 
     claimed = _unbound_envelope(repo, reserve, HIVE_AGENT=name)  # a name without credential
     assert claimed["results"][0]["code"] == "not_your_identity"
     assert name in claimed["results"][0]["error"] and "registered" in claimed["results"][0]["error"]
+
+
+def test_a_stale_credential_says_how_to_go_on(ws: Workspace, repo: Path) -> None:
+    """A credential that is no agent's (retired, re-issued) refused the envelope with
+    no way forward: the refusal names unsetting it to register anew, or the live ones."""
+    first = _unbound_envelope(repo, [{"name": "swarmmail_init", "args": {}}])["results"][0]
+    name, token = first["result"]["agent_name"], first["result"]["token"]
+    assert run_hive(["-C", str(repo), "agent", "retire", name, "--reason", "x"]).returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    done = run_hive(
+        ["-C", str(repo), "--json", "tools", "run"],
+        env={**env, "HIVE_AGENT_TOKEN": token},
+        input=json.dumps({"tool_calls": [{"name": "hive_ready", "args": {}}]}),
+    )
+    assert done.returncode == 5 and "Traceback" not in done.stderr
+    refused = json.loads(done.stdout)
+    assert refused["code"] == "not_your_identity"
+    assert "unset HIVE_AGENT_TOKEN to register anew (swarmmail_init" in refused["error"]
+    assert "'hive agent list' names the live identities" in refused["error"]

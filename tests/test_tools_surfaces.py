@@ -83,7 +83,53 @@ def test_a_misnamed_or_null_argument_says_what_to_send(ws: Workspace, repo: Path
     null = call_tool(ctx, "hive_create", {"title": "t", "description": None})
     assert null["field"] == "description" and "leave the argument out" in null["error"]
     wrong = call_tool(ctx, "hive_create", {"title": "t", "priority": "1"})
-    assert wrong["error"].endswith("Input should be a valid integer")
+    assert "Input should be a valid integer; send a whole number without quotes" in wrong["error"]
+
+
+def test_a_wrongly_typed_argument_says_how_to_write_it(ws: Workspace, repo: Path) -> None:
+    """The usual slips of an LLM (one path for a list, text for a boolean or an
+    object, a fraction for a count) get the form to send, not only pydantic's verdict."""
+    ctx = CallContext(root=str(repo), agent="bob")
+    one = call_tool(ctx, "swarmmail_reserve", {"paths": "src/a.py"})
+    assert one["field"] == "paths" and 'send a list, even of one: ["src/a.py"]' in one["error"]
+    flag = call_tool(ctx, "swarmmail_reserve", {"paths": ["a"], "exclusive": "true"})
+    assert flag["field"] == "exclusive" and "send true or false without quotes" in flag["error"]
+    payload = call_tool(ctx, "coord_enqueue", {"kind": "k", "payload": "do it"})
+    assert payload["field"] == "payload" and "send a JSON object" in payload["error"]
+    fraction = call_tool(ctx, "hive_ready", {"limit": 2.5})
+    assert fraction["field"] == "limit" and "send a whole number" in fraction["error"]
+    # an argument of several forms: every form, not only the first one pydantic tried
+    strategy = call_tool(ctx, "swarm_plan_prompt", {"task": "t", "strategy": "weird"})
+    assert strategy["error"].endswith(
+        "Input should be 'file-based', 'feature-based', 'risk-based', 'research-based' or 'auto'"
+    )
+    response = call_tool(ctx, "swarm_validate_decomposition", {"response": 5})
+    assert response["error"].endswith("Input should be a valid string or a valid dictionary")
+
+
+def test_a_whole_number_written_as_a_float_is_an_integer(ws: Workspace, repo: Path) -> None:
+    """JSON Schema's ``integer`` (the schemas' type; the seeds say ``number``) admits
+    ``5.0`` and ``1e3``, which a JSON parser gives as floats: taken as the integers they
+    are, at the top level and inside lists; a fraction is still refused."""
+    ctx = CallContext(root=str(repo), agent="bob")
+    for title in ("a", "b", "c"):
+        call_tool(ctx, "hive_create", {"title": title, "priority": 1.0})
+    page = call_tool(ctx, "hive_ready", {"limit": 2.0})
+    assert len(page["result"]) == 2
+    created = call_tool(ctx, "hive_create", {"title": "d", "priority": 1e0})["result"]
+    assert created["priority"] == 1
+    call_tool(ctx, "swarmmail_init", {"agent_name": "bob"})
+    granted = call_tool(ctx, "swarmmail_reserve", {"paths": ["x.py"], "ttl_seconds": 6e1})
+    held = granted["result"]["granted"][0]
+    assert held["id"] == 1
+    released = call_tool(ctx, "swarmmail_release", {"reservation_ids": [1.0]})
+    assert [r["id"] for r in released["result"]["released"]] == [1]
+    outcome = {"cell_id": created["id"], "duration_ms": 1.2e6, "success": True}
+    recorded = call_tool(ctx, "swarm_record_outcome", outcome)["result"]
+    assert recorded["duration_seconds"] == 1200.0
+    assert call_tool(ctx, "hive_ready", {"limit": 2.5})["code"] == "invalid_arguments"
+    flag = call_tool(ctx, "hive_ready", {"limit": True})  # a boolean is no number
+    assert flag["code"] == "invalid_arguments"
 
 
 def test_deep_nesting_is_a_structured_error_everywhere(ws: Workspace, repo: Path) -> None:

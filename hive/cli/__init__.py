@@ -10,6 +10,10 @@ import _signal  # type: ignore[import-not-found]  # builtin, loaded at start-up 
 import os
 import sys
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 VALUED_GLOBALS = ("-C", "--actor")
 DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all
 
@@ -171,6 +175,29 @@ def internal_error(exc: Exception) -> int:
     said = shown_lines(f"{name}: {exc}")
     sys.stderr.write(f"internal error: {said} (set HIVE_DEBUG=1 for details)\n")
     return 70
+
+
+# Commands other tools have that hive spells as options: what to type instead.
+OPTION_WORDS = {
+    "help": "'hive --help' lists the commands, 'hive COMMAND --help' explains one",
+    "version": "'hive --version' prints it",
+}
+
+
+def no_such_command(word: str, known: Iterable[str]) -> str:
+    """The usage error of a first word that names no command, as the full CLI says it
+    (``cli/main.py _usage_error`` of typer's ``TyperGroup.resolve_command``: click's
+    message, difflib's close matches, the help to see; ``help`` and ``version`` said as
+    what to type)."""
+    if word in OPTION_WORDS:
+        return f"No such command '{word}': {OPTION_WORDS[word]}"
+    from difflib import get_close_matches
+
+    message = f"No such command {word!r}."
+    matches = get_close_matches(word, list(known))
+    if matches:
+        message = f"{message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
+    return " ".join(message.split()) + " (see 'hive --help')"
 
 
 def missing_command(path: str, names: list[str]) -> str:

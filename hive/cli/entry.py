@@ -5,7 +5,9 @@ after the command; they are resolved once (``hive/cli/__init__.py``), before
 anything is looked up: ``-C`` is made absolute (``~`` expanded) and every later
 step sees the same directory. Then:
 
-* ``hive``, ``hive --help`` and ``hive --version`` print from a table here;
+* ``hive``, ``hive --help`` and ``hive --version`` print from a table here, and a
+  first word that names no command its usage error (``no_such_command``: click's
+  words and suggestions, as the full CLI prints them after building every command);
 * ``hive create``, ``update`` and ``close`` in their common forms are written by
   ``hive/cli/lean_write.py`` (same transaction, same results, no typer/pydantic/
   dulwich; in the main worktree or a linked one), which defers to the full CLI
@@ -75,6 +77,7 @@ from hive.cli import (  # noqa: E402
     internal_error,
     interrupted,
     missing_command,
+    no_such_command,
     parse,
     reader_gone,
 )
@@ -225,9 +228,11 @@ def dispatch(invocation: Invocation) -> int | None:
             return 0
         return None
     handler = LEAN_COMMANDS.get(invocation.command)
-    if handler is None or invocation.leading or _autocommit_off():
+    if invocation.leading or not _text_arguments(invocation):
         return None  # leading tokens (``hive --version list``): the full CLI's to judge
-    if not _text_arguments(invocation):
+    if handler is None:
+        return _unknown(invocation)
+    if _autocommit_off():
         return None
     from hive.store.sqlerrors import sqlite3
 
@@ -235,6 +240,25 @@ def dispatch(invocation: Invocation) -> int | None:
         return handler(invocation)
     except sqlite3.DatabaseError:
         return None  # the full CLI rebuilds the index and answers
+
+
+def _unknown(invocation: Invocation) -> int | None:
+    """A first word that names no command: its usage error, as the full CLI words it
+    (which builds every command to say so); None for a command the full CLI runs."""
+    from hive.ops.commandindex import WORDS
+
+    word = invocation.command or ""
+    if word in WORDS or (word and not word[:1].isalnum()):
+        return None  # click reads a word starting with another character as an option
+    message = no_such_command(word, WORDS)
+    if invocation.json:
+        import json
+
+        _write(json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False) + "\n")
+    from hive.text import shown_lines
+
+    sys.stderr.write(f"error: {shown_lines(message)}\n")
+    return 2
 
 
 def usage() -> str:

@@ -25,11 +25,9 @@ from hive.cli.common import (
     use_json,
 )
 from hive.ops.commandindex import COMMAND_MODULES
+from hive.ops.commandindex import WORDS as WORDS
 
 HELP = "Git-backed issue tracking and coordination for swarms of coding agents."
-WORDS = frozenset({*COMMAND_MODULES, "demo", "tools", "mcp", "serve"})
-"""The first word of every command and group (``hive/ops/commandindex.py`` names the
-operation modules of those generated from operations; the rest are hand-written)."""
 
 
 def _version(value: bool) -> None:
@@ -244,22 +242,15 @@ def _command_path(command: Any, argv: list[str]) -> str | None:
     return " ".join(words)
 
 
-# Commands other tools have that hive spells as options: what to type instead.
-_OPTION_WORDS = {
-    "help": "'hive --help' lists the commands, 'hive COMMAND --help' explains one",
-    "version": "'hive --version' prints it",
-}
-
-
 def _option_word(message: str, argv: list[str]) -> str | None:
     """``hive help``, ``hive version``: said as what to type (click offered 'permissions'
     for 'version'), or None for any other usage error."""
-    from hive.cli import parse
+    from hive.cli import OPTION_WORDS, parse
 
     word = parse(argv).command
-    if word not in _OPTION_WORDS or not message.startswith(f"No such command '{word}'"):
+    if word not in OPTION_WORDS or not message.startswith(f"No such command '{word}'"):
         return None
-    return f"No such command '{word}': {_OPTION_WORDS[word]}"
+    return f"No such command '{word}': {OPTION_WORDS[word]}"
 
 
 def _dash_text_hint(message: str, argv: list[str]) -> str:

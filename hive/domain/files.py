@@ -91,6 +91,8 @@ def fs_list(
 
     base, relative = resolve(root, dir)
     if not os.path.isdir(base):
+        if os.path.exists(base):
+            raise InvalidInput(f"{dir!r} is a file, not a directory: fs_read reads it")
         raise NotFound(f"no directory {dir!r}")
     matcher = _matcher(pattern)
     skipped = SKIPPED_DIRS if relative.split("/")[0] == HIVE_DIR else SKIPPED_DIRS | {HIVE_DIR}
@@ -133,6 +135,10 @@ def _matcher(pattern: str | None) -> Any:
 def fs_read(root: str, *, path: str, max_bytes: int = 50_000) -> dict[str, Any]:
     full, relative = resolve(root, path)
     if not os.path.isfile(full):
+        if os.path.isdir(full):
+            raise InvalidInput(f"{path!r} is a directory, not a file: fs_list lists its files")
+        if os.path.exists(full):
+            raise InvalidInput(f"{path!r} is not a regular file (a pipe, a device or a socket)")
         raise NotFound(f"no file {path!r}")
     size = os.path.getsize(full)
     with open(full, "rb") as handle:

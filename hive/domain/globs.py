@@ -378,6 +378,13 @@ def _escape_commas(text: str) -> str:
     return "".join(escaped)
 
 
+def _leads_out(pattern: str) -> PathOutsideRepository:
+    return PathOutsideRepository(
+        f"pattern {pattern!r} points outside the repository; give a path inside it,"
+        " relative to its top directory (src/a.py)"
+    )
+
+
 def _normalize_plain(text: str, pattern: str) -> str:
     """Resolve ``./``, ``//``, ``..`` and a trailing ``/`` of one alternative."""
     if text.startswith("/") or _DRIVE.match(text) or text.startswith("~"):
@@ -391,7 +398,7 @@ def _normalize_plain(text: str, pattern: str) -> str:
             continue
         if part == "..":
             if not parts or parts[-1] == "**":
-                raise PathOutsideRepository(f"pattern {pattern!r} points outside the repository")
+                raise _leads_out(pattern)
             parts.pop()
             continue
         parts.append(part)
@@ -406,7 +413,7 @@ def _validate(normal: str, pattern: str) -> None:
     for alternative in expand_braces(normal, pattern):
         segments = _split_segments(alternative)
         if ".." in segments:
-            raise PathOutsideRepository(f"pattern {pattern!r} points outside the repository")
+            raise _leads_out(pattern)
         for segment in segments:
             _parse_segment(segment, pattern)
 

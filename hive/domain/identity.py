@@ -210,7 +210,9 @@ def verify_token(ws: Workspace, token: str) -> str:
     if found is None:
         raise NotYourIdentity(
             "the credential given (HIVE_AGENT_TOKEN) is not that of any agent registered in"
-            " this repository"
+            " this repository (it was re-issued or retired, or is another clone's): unset"
+            " HIVE_AGENT_TOKEN to register anew (swarmmail_init, --agent NAME), or use the"
+            " current one ('hive agent list' names the live identities)"
         )
     return found
 

@@ -5,6 +5,8 @@ the whole catalogue (``hive.ops.catalog``, every operation module and its models
 Standard library only; ``tests/test_cli_startup.py`` keeps it equal to the
 declarations."""
 
+HAND_WRITTEN = ("demo", "tools", "mcp", "serve")  # commands no operation declares
+
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "ctx": ("context",),
     "queue": ("context",),
@@ -49,3 +51,6 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "log": ("swarm",),
     "review": ("swarm",),
 }
+
+WORDS = frozenset({*COMMAND_MODULES, *HAND_WRITTEN})
+"""The first word of every command and group of ``hive`` (hidden ones too)."""

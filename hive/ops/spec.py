@@ -98,8 +98,9 @@ class Caller(Protocol):
 
 class Params(HiveModel):
     """Parameters of an operation. Agents' calls are validated strictly (unknown keys
-    refused, no coercion of ints and bools); the CLI validates the same model with
-    ``strict=False`` (command-line values are text)."""
+    refused, no coercion of ints and bools; the registry takes a whole number written
+    as a JSON float, ``3.0``, as the integer, as JSON Schema does); the CLI validates
+    the same model with ``strict=False`` (command-line values are text)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 

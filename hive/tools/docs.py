@@ -33,8 +33,9 @@ with finer digits keeps its microseconds), in the tool envelope and over MCP ali
 generated from the registry:
 
 - `hive mcp` — an MCP server over stdio (official `mcp` SDK); it stops (exit 0) when
-  stdin ends (after the calls under way) or the client stops reading, and at once on
-  Ctrl-C or SIGTERM;
+  stdin ends (once every call sent before it is answered: a client may pipe its calls
+  in and close stdin; a call it cancelled gets no answer) or the client stops reading,
+  and at once on Ctrl-C or SIGTERM;
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (UTF-8: other bytes are refused, exit 2; alone or in a ```json fence among
   other text), runs the calls in order and prints a JSON transcript (compact, indented only on
@@ -55,7 +56,9 @@ generated from the registry:
   lists them to it).
 
 Every call goes through the same path: argument validation (unknown keys refused,
-no coercion of ints and bools, at most 32 levels of nesting and 2 MB of UTF-8 JSON,
+no coercion of ints and bools: `"3"` is not a number, nor `1` a boolean; a whole number
+written `3.0` or `3e0` is the integer 3, as JSON Schema's `integer` takes it; at most 32
+levels of nesting and 2 MB of UTF-8 JSON,
 no lone surrogates such as a `\\udcff` escape), path
 permissions, the rate limit, `pre_tool_use` hooks, the handler, `post_tool_use` hooks
 (also after a domain error), and one line in the event log. A success is
@@ -66,7 +69,11 @@ bad `tools:` config, or a domain code such as `reservation_conflict`). Nothing e
 returns a traceback. An unknown argument's error names the one meant (`ttlSeconds`:
 did you mean `ttl_seconds`?) and the tool's arguments, an unknown tool's the tool
 meant (`hive_redy`: did you mean `hive_ready`?) and every tool; a null for an optional
-argument says to leave it out.
+argument says to leave it out, a wrong type how to write the value (one path for a list:
+`send a list, even of one: ["src/a.py"]`; a quoted number or flag: without quotes), and
+an argument of several forms lists them all (`'risk-based', 'research-based' or 'auto'`).
+A file tool given a directory (`fs_read`) or a file (`fs_list`) names the tool that
+takes it.
 
 ## Identity
 

@@ -8,6 +8,8 @@ a second text block. Calls run in a worker thread: hive's operations do blocking
 The SDK drops a line it cannot parse without answering; ``serve_stdio`` answers it
 instead: ``-32700`` (parse error, also for JSON nested too deeply) or ``-32600``
 (not a JSON-RPC message), with the request id when one can be read from the line.
+At stdin EOF the SDK cancels the requests under way and drops their answers;
+``serve_stdio`` holds the EOF back until each is answered (:class:`Unanswered`).
 """
 
 from __future__ import annotations
@@ -165,15 +167,53 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
+class Unanswered:
+    """The client's requests the server has not answered yet. At stdin EOF the SDK
+    cancels the requests under way and drops their answers (a tool call had run, a
+    cell was created, and the client never heard of it): the session's end is held
+    back from the SDK until every request is answered, or cancelled by the client."""
+
+    def __init__(self) -> None:
+        self.ids: set[types.RequestId] = set()
+        self.settled = anyio.Event()
+        self.settled.set()
+
+    def asked(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            if not self.ids:
+                self.settled = anyio.Event()
+            self.ids.add(message.id)
+        elif (
+            isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"  # never answered
+        ):
+            self._done((message.params or {}).get("requestId"))
+
+    def answered(self, message: Any) -> None:
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            self._done(message.id)
+
+    def abandon(self) -> None:
+        self.ids.clear()
+        self.settled.set()
+
+    def _done(self, request_id: Any) -> None:
+        self.ids.discard(request_id)
+        if not self.ids:
+            self.settled.set()
+
+
 def _serve(ctx: CallContext) -> None:
     server = build_server(ctx)
 
     async def main() -> None:
         asyncio.get_running_loop().set_exception_handler(_unless_stopped)
+        unanswered = Unanswered()
         async with stdio_server() as (raw_read, write_stream):
             checked_writer, checked_read = anyio.create_memory_object_stream[
                 SessionMessage | Exception
             ](0)
+            replies, replied = anyio.create_memory_object_stream[SessionMessage](0)
 
             async def forward() -> None:
                 async with checked_writer, raw_read:
@@ -181,11 +221,24 @@ def _serve(ctx: CallContext) -> None:
                         if isinstance(item, Exception):
                             await write_stream.send(SessionMessage(malformed_reply(item)))
                         else:
+                            unanswered.asked(item.message)
                             await checked_writer.send(item)
+                    await unanswered.settled.wait()  # stdin ended: answer what was asked
+
+            async def backward() -> None:  # the server's replies, on to stdout
+                async with replied, write_stream:  # closed: the session is over
+                    async for reply in replied:
+                        try:
+                            await write_stream.send(reply)
+                        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                            unanswered.abandon()  # stdout is gone (client_gone): no
+                            return  # reply can reach the client, none is waited for
+                        unanswered.answered(reply.message)
 
             async with anyio.create_task_group() as group:
                 group.start_soon(forward)
-                await server.run(checked_read, write_stream, server.create_initialization_options())
+                group.start_soon(backward)
+                await server.run(checked_read, replies, server.create_initialization_options())
 
     anyio.run(main)
 

@@ -420,16 +420,74 @@ def _validate(tool: Tool, args: Any) -> BaseModel | dict[str, Any]:
             "code": "invalid_arguments",
         }
     try:
-        return tool.args.model_validate(args)
+        return _whole_numbers_validated(tool.args, args)
     except ValidationError as exc:
-        error = exc.errors()[0]
+        errors = exc.errors()
+        error = errors[0]
         where = field_path(args, error["loc"]) or "args"
         return {
-            "error": f"{tool.name}: invalid argument {where!r}: {error['msg']}"
+            "error": f"{tool.name}: invalid argument {where!r}: {_verdict(args, errors)}"
             + argument_hint(tool.args, args, where, error),
             "code": "invalid_arguments",
             "field": where,
         }
+
+
+def _verdict(args: dict[str, Any], errors: list[Any]) -> str:
+    """Pydantic's message for the first error; for an argument that may take several
+    forms (a strategy or ``"auto"``, text or an object), every form it may take, where
+    pydantic gives one error a form."""
+    first = field_path(args, errors[0]["loc"])
+    alike = [e for e in errors if field_path(args, e["loc"]) == first]
+    lead = "Input should be "
+    if len(alike) < 2 or not all(e["msg"].startswith(lead) for e in alike):
+        return str(errors[0]["msg"])
+    if all(e["type"] == "literal_error" for e in alike):
+        values = [
+            value
+            for e in alike
+            for value in str(e["ctx"]["expected"]).replace(" or ", ", ").split(", ")
+        ]
+        return lead + ", ".join(values[:-1]) + " or " + values[-1]
+    forms = list(dict.fromkeys(e["msg"][len(lead) :] for e in alike))
+    return lead + " or ".join(forms)
+
+
+def _whole_numbers_validated(model: type[BaseModel], args: dict[str, Any]) -> BaseModel:
+    """``model`` validated from ``args``, a whole number written as a JSON float (``5.0``,
+    ``1e3``) taken as the integer it is wherever an integer is expected: JSON Schema's
+    ``integer`` (the type the schemas declare; the seeds say ``number``) admits it. The
+    models stay strict otherwise (no text for numbers, no numbers for booleans)."""
+    try:
+        return model.model_validate(args)
+    except ValidationError as exc:
+        fixed = _with_whole_numbers(args, exc.errors())
+        if fixed is None:
+            raise
+    return model.model_validate(fixed)
+
+
+def _with_whole_numbers(args: dict[str, Any], errors: list[Any]) -> dict[str, Any] | None:
+    """A copy of ``args`` in which each integral float an ``int_type`` error is about
+    is an int; None when no error is about one."""
+    import copy
+
+    fixed: dict[str, Any] | None = None
+    for error in errors:
+        value = error["input"]
+        if error["type"] != "int_type" or not isinstance(value, float):
+            continue
+        if not value.is_integer():
+            continue
+        path = _argument_path(args, error["loc"])
+        if not path:
+            continue
+        fixed = fixed if fixed is not None else copy.deepcopy(args)
+        node: Any = fixed
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = int(value)
+    return fixed
 
 
 def argument_hint(model: type[BaseModel], args: dict[str, Any], where: str, error: Any) -> str:
@@ -446,6 +504,20 @@ def argument_hint(model: type[BaseModel], args: dict[str, Any], where: str, erro
     field = next((f for name, f in model.model_fields.items() if where in (name, f.alias)), None)
     if where in args and args[where] is None and field is not None and not field.is_required():
         return "; null is not accepted: leave the argument out for its default"
+    return _type_hint(error["type"], error["input"])
+
+
+def _type_hint(kind: str, given: Any) -> str:
+    """How to write a value of the type an argument wants, for the usual slips: a
+    number or a boolean in quotes, a fraction for a count, one string for a list."""
+    if kind == "int_type":
+        return '; send a whole number without quotes (3, not "3" or 2.5)'
+    if kind == "bool_type":
+        return "; send true or false without quotes"
+    if kind == "list_type" and isinstance(given, str):
+        return f"; send a list, even of one: {json.dumps([given[:60]], ensure_ascii=False)}"
+    if kind == "dict_type":
+        return "; send a JSON object ({...})"
     return ""
 
 
@@ -470,7 +542,13 @@ _TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "none", "function-a
 def field_path(args: Any, loc: tuple[int | str, ...]) -> str:
     """The argument a validation error is about, without pydantic's union-member
     tags (``response``, not ``response.str``)."""
-    parts: list[str] = []
+    return ".".join(str(part) for part in _argument_path(args, loc))
+
+
+def _argument_path(args: Any, loc: tuple[int | str, ...]) -> list[int | str]:
+    """The keys and indexes in ``args`` of the value a validation error's ``loc`` is
+    about (pydantic's union-member tags left out)."""
+    parts: list[int | str] = []
     node = args
     for part in loc:
         if isinstance(node, list) and isinstance(part, int) and part < len(node):
@@ -481,8 +559,8 @@ def field_path(args: Any, loc: tuple[int | str, ...]) -> str:
             node = node.get(part)
         else:
             continue
-        parts.append(str(part))
-    return ".".join(parts)
+        parts.append(part)
+    return parts
 
 
 def settings_for(ctx: CallContext) -> governance.Settings:
