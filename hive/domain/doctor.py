@@ -12,7 +12,7 @@ from hive.domain.maintenance import object_store_health
 from hive.domain.reading import COMMIT_CONFIG, committed_config_note, not_initialized
 from hive.domain.setup import merge_setup_problems
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile, InvalidInput
+from hive.errors import CorruptFile, GitError, InvalidInput
 from hive.git.index import index_mtime_ns, read_entries, stat_clean
 from hive.git.repo import Snapshot
 from hive.git.worktree import is_blob
@@ -572,7 +572,10 @@ def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem
         if not any(path.startswith(rel + "/") for path in committed)  # else: with the cells
     ]
     index_path = ws.git.paths.index_path
-    staged = read_entries(index_path, CELLS_DIR + "/")
+    try:
+        staged = read_entries(index_path, CELLS_DIR + "/")
+    except GitError:  # an index hive cannot read (split, version 4): every file is read
+        staged = {}
     written = index_mtime_ns(index_path)
     for relative, entries in _walk(ws.root, CELLS_DIR):
         for item in sorted((e for e in entries if not _is_dir(e)), key=lambda e: e.name):
