@@ -1109,14 +1109,30 @@ def test_files_git_ignores_keep_a_worktree_unless_they_are_build_output(
 ) -> None:
     # Both workers complete, making files the repository's .gitignore ignores: one a
     # .env and notes of its own among caches and build output (kept: the worktree
-    # stays, the files named), the other only caches and build output (removed).
-    (repo / ".gitignore").write_text(".env\nnotes/\nbuild/\n__pycache__/\n*.pyc\n")
-    git(repo, "add", ".gitignore")
+    # stays, the files named), the other only caches and build output, hive's own idea
+    # of them and the project's (swarm.disposable in .hive/config.yaml): removed.
+    from hive.domain.doctor import diagnose
+    from hive.store.yamlio import dumps, load_mapping
+
+    (repo / ".gitignore").write_text(".env\nnotes/\nbuild/\n__pycache__/\n*.pyc\nout/\n")
+    config = repo / ".hive" / "config.yaml"
+    settings = load_mapping(config.read_text(), "config")
+    config.write_text(dumps({**settings, "swarm": {"disposable": "out"}}))
+    git(repo, "add", ".gitignore", ".hive/config.yaml")
     git(repo, "commit", "-qm", "ignore")
     epic, secret, plain = make_epic(
         ws, [{"title": "Secret", "files": ["src/s.py"]}, {"title": "Plain", "files": ["src/p.py"]}]
     )
-    caches = "mkdir -p build __pycache__ && echo o > build/out.o && echo c > __pycache__/m.pyc"
+    # a malformed setting is refused before anything runs, naming its line
+    with pytest.raises(InvalidInput, match=r"config.yaml:\d+: invalid swarm.disposable: "):
+        run(ws, epic)
+    assert "invalid swarm.disposable" in str([p.message for p in diagnose(ws).problems])
+    config.write_text(dumps({**settings, "swarm": {"disposable": ["out"]}}))
+    git(repo, "commit", "-qm", "disposable", "--", ".hive/config.yaml")
+    caches = (
+        "mkdir -p build __pycache__ out && echo o > build/out.o && echo c > __pycache__/m.pyc"
+        " && echo x > out/x.bin"
+    )
     keeps = f"{caches} && mkdir notes && echo 'TOKEN=1' > .env && echo n > notes/n.md"
     command = agent_cmd(special={secret: f"{keeps} && {AGENT}", plain: f"{caches} && {AGENT}"})
     result, events = run(ws, epic, command, isolation="worktree")
@@ -1125,7 +1141,7 @@ def test_files_git_ignores_keep_a_worktree_unless_they_are_build_output(
     assert done[plain].reason is None and not os.path.exists(str(done[plain].worktree))
     kept = done[secret]
     assert kept.reason and ".env (ignored by git), notes/ (ignored by git)" in kept.reason
-    assert "build" not in kept.reason and "pycache" not in kept.reason
+    assert not [name for name in ("build", "pycache", "out/") if name in kept.reason]
     assert (Path(str(kept.worktree)) / ".env").read_text() == "TOKEN=1\n"
     [leftover] = result.kept_worktrees  # and the summary names it, with the files
     assert leftover.files == [".env (ignored by git)", "notes/ (ignored by git)"]

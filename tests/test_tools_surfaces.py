@@ -128,6 +128,11 @@ def test_a_whole_number_written_as_a_float_is_an_integer(ws: Workspace, repo: Pa
     recorded = call_tool(ctx, "swarm_record_outcome", outcome)["result"]
     assert recorded["duration_seconds"] == 1200.0
     assert call_tool(ctx, "hive_ready", {"limit": 2.5})["code"] == "invalid_arguments"
+    # the seed's duration_ms is a number, as performance.now() differences are
+    timed = {"cell_id": created["id"], "duration_ms": 1234.5, "success": True}
+    assert call_tool(ctx, "swarm_record_outcome", timed)["result"]["duration_seconds"] == 1.2345
+    endless = call_tool(ctx, "swarm_record_outcome", {**timed, "duration_ms": float("inf")})
+    assert endless["field"] == "duration_ms" and "finite" in endless["error"]
     flag = call_tool(ctx, "hive_ready", {"limit": True})  # a boolean is no number
     assert flag["code"] == "invalid_arguments"
 
@@ -168,22 +173,28 @@ def test_a_second_envelope_is_reported(ws: Workspace, repo: Path) -> None:
     assert "1 more tool-call envelope" in transcript["warnings"][0]
 
 
+OPENING = [  # a raw client's first two lines to hive mcp
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        }
+    ),
+    json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+]
+
+
 def test_mcp_answers_malformed_json_rpc(ws: Workspace, repo: Path) -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
     deep = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hive_ready",'
     deep += '"arguments":{"a":' + "[" * 1100 + "]" * 1100 + "}}}"
     lines = [
-        json.dumps(init),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        *OPENING,
         "{not json",
         deep,
         json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
@@ -192,6 +203,33 @@ def test_mcp_answers_malformed_json_rpc(ws: Workspace, repo: Path) -> None:
     errors = [r for r in replies if "error" in r]
     assert [(e["id"], e["error"]["code"]) for e in errors] == [(None, -32700), (7, -32700)]
     assert any(r.get("id") == 9 and "tools" in r["result"] for r in replies)
+
+
+def test_mcp_names_what_is_wrong_with_a_tool_call_s_params(ws: Workspace, repo: Path) -> None:
+    """A tools/call whose arguments are a list or whose name is missing got the SDK's
+    bare "Invalid request parameters": the answer now says which and how to send it."""
+    calls = [
+        {"name": "hive_ready", "arguments": ["limit", 5]},
+        {"arguments": {}},
+        {"name": "hive_ready"},
+    ]
+    lines = [
+        *OPENING,
+        *(
+            json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params})
+            for n, params in enumerate(calls, start=2)
+        ),
+    ]
+    replies = {r.get("id"): r for r in _exchange(repo, lines, last_id=4)}
+    listed = replies[2]["error"]
+    assert listed["code"] == -32602
+    assert listed["message"].startswith(
+        "Invalid params of tools/call: 'arguments' must be a JSON object, not a list; send"
+        ' {"name": "hive_ready", "arguments": {"limit": 5}}'
+    )
+    nameless = replies[3]["error"]["message"]
+    assert "'name' must be a tool's name (a string), not null" in nameless
+    assert replies[4]["result"]["isError"] is False  # no arguments: the defaults
 
 
 def test_events_tail_follow_and_rotation(ws: Workspace, repo: Path) -> None:
@@ -362,8 +400,7 @@ def test_allow_write_with_a_broken_config_still_prints_the_transcript(
 
 
 def _exchange(repo: Path, lines: list[str], *, last_id: int) -> list[dict[str, Any]]:
-    """Send raw lines to ``hive mcp`` and read replies until the one for ``last_id``
-    (stdin stays open until then: at end of input the server may stop mid-request)."""
+    """Send raw lines to ``hive mcp`` and read replies until the one for ``last_id``."""
     server = subprocess.Popen(
         hive_command(["-C", str(repo), "--actor", "raw", "mcp"]),
         stdin=subprocess.PIPE,

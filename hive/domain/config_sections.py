@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from pydantic import BaseModel
+
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotInitialized
 from hive.git.repo import Snapshot
 from hive.store.layout import CONFIG_PATH
 
 Parsed = TypeVar("Parsed")
+Settings = TypeVar("Settings", bound=BaseModel)
 
 
 def parsed_section(
@@ -31,6 +34,30 @@ def parsed_section(
         return parse(raw)
     except InvalidInput as exc:
         raise with_line(ws, exc, snap) from None
+
+
+def checked_section(ws: Workspace, key: str, model: type[Settings], form: str) -> Settings:
+    """Section ``key`` of .hive/config.yaml as ``model`` (empty when absent), checked: a
+    malformed entry is an error naming its line and ending with ``form`` (what the
+    section takes): ``.hive/config.yaml:7: invalid verify.commands.0: ...; FORM``."""
+    from pydantic import ValidationError
+
+    from hive.models.cell import first_error
+
+    raw = ws.config().extra_settings().get(key)
+    try:
+        return model.model_validate({} if raw is None else raw)
+    except ValidationError as exc:
+        _, why = first_error(exc)
+        if not isinstance(raw, dict):  # not pydantic's "... or instance of MODEL"
+            why = f"a mapping is expected, not {type(raw).__name__}"
+        loc = [key, *(str(part) for part in exc.errors()[0]["loc"])]
+        line = config_line(ws, loc)
+        raise InvalidInput(
+            f"{CONFIG_PATH}:{line}: invalid {'.'.join(loc)}: {why}; {form}",
+            path=CONFIG_PATH,
+            line=line,
+        ) from None
 
 
 def with_line(ws: Workspace, exc: InvalidInput, snap: Snapshot | None = None) -> InvalidInput:

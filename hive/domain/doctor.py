@@ -136,15 +136,18 @@ def _config_edits(ws: Workspace, committed: str) -> tuple[list[Problem], list[Pr
 
 
 def _verify_problems(ws: Workspace) -> list[Problem]:
-    """A malformed ``verify:`` (swarm_complete's gate), with its line."""
-    from hive.domain.swarm.verify import verify_settings
+    """A malformed ``verify:`` (swarm_complete's gate) or ``swarm:`` (hive swarm run's
+    settings), with its line."""
+    from hive.domain.swarm.verify import swarm_settings, verify_settings
     from hive.errors import InvalidInput
 
-    try:
-        verify_settings(ws)
-    except InvalidInput as exc:
-        return [Problem(kind="config", message=exc.message, path=CONFIG_PATH)]
-    return []
+    found = []
+    for check in (verify_settings, swarm_settings):
+        try:
+            check(ws)
+        except InvalidInput as exc:
+            found.append(Problem(kind="config", message=exc.message, path=CONFIG_PATH))
+    return found
 
 
 def symlink_problems(ws: Workspace, snap: Snapshot | None = None) -> list[Problem]:

@@ -6,11 +6,19 @@ does not import dulwich just to learn ``user.name``. The files and their order
 are dulwich's (``Repo.get_config_stack``): the repository's ``config``, then
 ``$GIT_CONFIG_GLOBAL`` or ``~/.gitconfig`` and ``$XDG_CONFIG_HOME/git/config``,
 then ``$GIT_CONFIG_SYSTEM`` or ``/etc/gitconfig`` (unless
-``GIT_CONFIG_NOSYSTEM``); the first file that sets a key wins, and within a
+``GIT_CONFIG_NOSYSTEM`` is true); the first file that sets a key wins, and within a
 file the last value. Only plain ``[section]`` headers and ``key = value``
 lines whose value has no quote, backslash or comment are read; anything else
 (includes, quoted values, odd syntax) is :class:`Unsure`. With
 ``extensions.worktreeConfig`` true, the worktree's ``config.worktree`` comes first.
+
+Before every file come the settings git takes from the environment, which it
+applies after all of them: ``GIT_CONFIG_COUNT``'s pairs (``GIT_CONFIG_KEY_<n>``,
+``GIT_CONFIG_VALUE_<n>``), then ``GIT_CONFIG_PARAMETERS`` (what ``git -c`` hands
+its child processes, hooks among them), the last one of a key winning. They are
+parsed only when set, as git parses them; what git would refuse (a bogus count, a
+missing pair, an invalid key), an include, or a key without a value (``git -c
+key``, a boolean true) is :class:`UnsureEnvironment`: ``git config`` answers.
 """
 
 from __future__ import annotations
@@ -33,9 +41,23 @@ class Unsure(Exception):
     """This reader cannot tell the value exactly as dulwich would: ask dulwich."""
 
 
-def config_value(paths: RepoPaths, section: str, key: str) -> str | None:
-    """The value of ``section.key`` (a section without subsection), None when unset."""
+class UnsureEnvironment(Unsure):
+    """The environment's config may set the key in a way this reader does not follow
+    (dulwich does not read the environment either): ask git."""
+
+
+def config_value(
+    paths: RepoPaths, section: str, key: str, *, environment: bool = True
+) -> str | None:
+    """The value of ``section.key`` (a section without subsection), None when unset;
+    ``environment=False`` reads the files only (git reads a repository's format,
+    ``core.bare`` and ``core.worktree``, from its own config file)."""
     wanted = (section.lower(), key.lower())
+    if environment:
+        found = environment_value(wanted)
+        if found is not _UNSET:
+            assert isinstance(found, str)
+            return found
     for path in config_files(paths):
         values = _read(path)
         if values is None:
@@ -116,17 +138,22 @@ def _boolean(value: str) -> bool | None:
 
 
 def shared_config_files() -> list[str]:
-    """The global and system config files, in the order they are asked."""
+    """The global and system config files, in the order they are asked: git's
+    ``GIT_CONFIG_GLOBAL`` replaces both user files, a true ``GIT_CONFIG_NOSYSTEM``
+    (a boolean: ``0``, ``false`` or empty keep it) drops the system file, whichever
+    file ``GIT_CONFIG_SYSTEM`` names (a value git refuses as a boolean:
+    :class:`UnsureEnvironment`)."""
     files: list[str] = []
     environ = os.environ
     if "GIT_CONFIG_GLOBAL" in environ:
         files.append(environ["GIT_CONFIG_GLOBAL"])
     else:
         files += user_config_files()
-    if "GIT_CONFIG_SYSTEM" in environ:
-        files.append(environ["GIT_CONFIG_SYSTEM"])
-    elif "GIT_CONFIG_NOSYSTEM" not in environ:
-        files.append("/etc/gitconfig")
+    no_system = environ.get("GIT_CONFIG_NOSYSTEM")
+    if no_system is not None and _boolean(no_system) is None:
+        raise UnsureEnvironment("GIT_CONFIG_NOSYSTEM")
+    if no_system is None or not _boolean(no_system):
+        files.append(environ.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig"))
     return files
 
 
@@ -240,3 +267,127 @@ def _section(line: str, path: str) -> str:
     if name in ("include", "includeif"):
         raise Unsure(path)
     return "" if subsection else name
+
+
+# ------------------------------------------------------ settings from the environment
+_UNSET = object()  # the environment does not set the key
+_SPACE = " \t\n\v\f\r"  # C's isspace
+
+
+def environment_value(wanted: tuple[str, str]) -> object:
+    """The environment's value of (section, key), lower case: the string, or
+    ``_UNSET``; :class:`UnsureEnvironment` when git may read it otherwise."""
+    environ = os.environ
+    if "GIT_CONFIG_COUNT" not in environ and "GIT_CONFIG_PARAMETERS" not in environ:
+        return _UNSET  # the common case: nothing parsed
+    settings = environment_settings()
+    if settings is None:
+        raise UnsureEnvironment("GIT_CONFIG_COUNT or GIT_CONFIG_PARAMETERS")
+    found = settings.get(wanted, _UNSET)
+    if found is _DOUBT:
+        raise UnsureEnvironment(".".join(wanted))
+    return found
+
+
+def environment_settings() -> dict[tuple[str, str], object] | None:
+    """(section, key) -> the last value the environment gives it (``_DOUBT``: no
+    value, a boolean true), keys with a subsection left out; None when git would
+    refuse the settings or they include a file (git's ``git_config_from_parameters``)."""
+    environ = os.environ
+    settings: dict[tuple[str, str], object] = {}
+    count = environ.get("GIT_CONFIG_COUNT")
+    if count:  # git reads an empty count as none
+        if any(digit not in "0123456789" for digit in count):
+            return None
+        for number in range(int(count)):
+            key = environ.get(f"GIT_CONFIG_KEY_{number}")
+            value = environ.get(f"GIT_CONFIG_VALUE_{number}")
+            if key is None or value is None or not _setting(settings, key, value):
+                return None
+    pairs = _parameters(environ.get("GIT_CONFIG_PARAMETERS") or "")
+    if pairs is None:
+        return None
+    for key, value in pairs:
+        if not _setting(settings, key, value):
+            return None
+    return settings
+
+
+def _setting(settings: dict[tuple[str, str], object], key: str, value: str | None) -> bool:
+    """Record one pair as git's ``config_parse_pair`` reads it; False where git refuses
+    the key or the pair includes a file."""
+    first, last = key.find("."), key.rfind(".")
+    section, name = key[:first], key[last + 1 :]
+    valid_section = first > 0 and all(c in _NAME_CHARS for c in section)
+    valid_name = name[:1] in _LETTERS and all(c in _NAME_CHARS for c in name)
+    if not (valid_section and valid_name) or "\n" in key:
+        return False
+    section = section.lower()
+    if section in ("include", "includeif"):
+        return False
+    if first == last:  # a key with a subsection is never asked for here
+        settings[(section, name.lower())] = _DOUBT if value is None else value
+    return True
+
+
+def _parameters(text: str) -> list[tuple[str, str | None]] | None:
+    """The pairs of ``GIT_CONFIG_PARAMETERS`` (git's ``parse_config_env_list``):
+    ``'key'='value'``, ``'key'=`` (no value) or the older ``'key=value'``, shell
+    quoted, separated by spaces; None when git would call the format bogus."""
+    pairs: list[tuple[str, str | None]] = []
+    at: int | None = 0
+    while at is not None and at < len(text):
+        key, at = _dequote(text, at)
+        if key is None:
+            return None
+        if at is None or text[at] in _SPACE:
+            pair = _old_style(key)
+            if pair is None:
+                return None
+            pairs.append(pair)
+        elif text[at] == "=":
+            at += 1
+            value: str | None = None
+            if at < len(text) and text[at] == "'":
+                value, at = _dequote(text, at)
+                if value is None or (at is not None and text[at] not in _SPACE):
+                    return None
+            elif at < len(text) and text[at] not in _SPACE:
+                return None
+            pairs.append((key, value))
+        else:
+            return None
+        while at is not None and at < len(text) and text[at] in _SPACE:
+            at += 1
+    return pairs
+
+
+def _old_style(text: str) -> tuple[str, str | None] | None:
+    """``key=value`` (``key``: no value), the key trimmed (``git_config_parse_parameter``)."""
+    key, equals, value = text.partition("=")
+    key = key.strip(_SPACE)
+    return (key, value if equals else None) if key else None
+
+
+def _dequote(text: str, at: int) -> tuple[str | None, int | None]:
+    """One single-quoted word from ``at`` (``'\\''`` and ``'\\!'`` inside, git's
+    ``sq_dequote_step``): (the word, where the text goes on, None at its end);
+    (None, None) when it is not one."""
+    if text[at] != "'":
+        return None, None
+    out: list[str] = []
+    at += 1
+    while True:
+        end = text.find("'", at)
+        if end < 0:
+            return None, None
+        out.append(text[at:end])
+        at = end + 1
+        if at == len(text):
+            return "".join(out), None
+        escaped = text[at : at + 3]
+        if len(escaped) == 3 and escaped[0] == "\\" and escaped[1] in "'!" and escaped[2] == "'":
+            out.append(escaped[1])
+            at += 3
+            continue
+        return "".join(out), at

@@ -8,15 +8,15 @@ git decides the author and the committer separately, each field from the first o
 - email: ``GIT_<ROLE>_EMAIL``, ``<role>.email``, ``user.email``, then ``EMAIL``,
   then a guess (``login@host``, refused when the host has no domain);
 
-(``<ROLE>`` is ``AUTHOR`` or ``COMMITTER``; the config includes ``GIT_CONFIG_COUNT``'s
-pairs). hive reads the first three steps itself, with no process. It asks git (``git
+(``<ROLE>`` is ``AUTHOR`` or ``COMMITTER``; the config includes the environment's
+``GIT_CONFIG_COUNT`` pairs and ``GIT_CONFIG_PARAMETERS``: ``hive/git/configfile.py``).
+hive reads the first three steps itself, with no process. It asks git (``git
 var GIT_<ROLE>_IDENT``, which answers name and email together) only when a field
 needs the guess or holds a value git would change or refuse (empty; spaces or
 punctuation at either end, which git trims; ``<``, ``>`` or a line break, which it
-drops), when a config file holds what hive's reader cannot read for sure (an
-``include``/``includeIf``: a work email set for one directory's repositories), or
-when ``GIT_CONFIG_PARAMETERS`` (``git -c``) may hold identity settings;
-and then once per process for the same environment and config files. git's guesses
+drops) or comes from a config file hive's reader cannot read for sure (an
+``include``/``includeIf``: a work email set for one directory's repositories); and
+then once per process for the same environment and config files. git's guesses
 are the same for both roles, so one question usually serves both.
 """
 
@@ -78,7 +78,7 @@ def person_identity(
     ``made_up(name, email)`` with the fields that are known (hive's identity at
     ``hive.local``), unless ``user.useConfigOnly`` forbids a made-up identity: then the
     ``GitError`` with git's reason, as ``git commit`` refuses."""
-    read = _config_reader(repo, os.environ)
+    read = _config_reader(repo)
     fields = {role: _fields(role, read, os.environ) for role in ROLES}
     found = {role: _known(fields[role]) for role in ROLES}
     # git's guesses (the name, the email) are the same for both roles: the answer for
@@ -106,28 +106,25 @@ def _gaps(fields: tuple[str | None, str | None]) -> set[int]:
     return {number for number, value in enumerate(fields) if value is None}
 
 
-def _config_reader(repo: GitRepo, environ: Mapping[str, str]) -> Reader | None:
-    """``section.field`` of the config (``GIT_CONFIG_COUNT``'s pairs first), each read
-    once; None when the environment may set identity config in a way this reader does
-    not follow."""
-    settings = _env_config(environ)
-    if settings is None:
-        return None
+def _config_reader(repo: GitRepo) -> Reader:
+    """``section.field`` of the config (``GIT_CONFIG_*`` settings of the environment
+    first: ``GitRepo.config_value``), each read once."""
     cache: dict[str, str | None] = {}
 
     def read(section: str, field: str) -> str | None:
         key = f"{section}.{field}"
         if key not in cache:
-            cache[key] = settings[key] if key in settings else _file_value(repo, section, field)
+            cache[key] = _file_value(repo, section, field)
         return cache[key]
 
     return read
 
 
 def _file_value(repo: GitRepo, section: str, field: str) -> str | None:
-    """``section.field`` of the config files as hive's reader reads them for sure;
-    ``_UNSURE`` where it cannot (an ``include``/``includeIf``, which may set it for
-    this repository only: git reads those, dulwich's config stack does not)."""
+    """``section.field`` as hive's config reader reads it for sure (the environment's
+    ``GIT_CONFIG_*`` settings first); ``_UNSURE`` where it cannot (an ``include`` or
+    ``includeIf``, which may set it for this repository only: git follows them,
+    dulwich's config stack behind ``GitRepo.config_value`` does not)."""
     from hive.git.configfile import Unsure, config_value
 
     try:
@@ -136,13 +133,9 @@ def _file_value(repo: GitRepo, section: str, field: str) -> str | None:
         return _UNSURE
 
 
-def _fields(
-    role: str, read: Reader | None, environ: Mapping[str, str]
-) -> tuple[str | None, str | None]:
+def _fields(role: str, read: Reader, environ: Mapping[str, str]) -> tuple[str | None, str | None]:
     """(name, email) of ``role`` from the environment and config: None where git would
     guess, ``_UNSURE`` where git may read it otherwise than as written."""
-    if read is None:
-        return _UNSURE, _UNSURE
     found: list[str | None] = []
     for field in ("name", "email"):
         value = environ.get(f"GIT_{role.upper()}_{field.upper()}")
@@ -159,29 +152,6 @@ def _as_written(value: str) -> bool:
     if not value or any(end <= " " or end in _TRIMMED for end in ends):
         return False
     return _DROPPED.isdisjoint(value)
-
-
-def _env_config(environ: Mapping[str, str]) -> dict[str, str] | None:
-    """Identity settings of ``GIT_CONFIG_COUNT``'s pairs (``user.name``: lower case),
-    which come after every config file; None when the environment may set them in a
-    way this reader does not follow (``GIT_CONFIG_PARAMETERS``, a malformed count)."""
-    if environ.get("GIT_CONFIG_PARAMETERS"):
-        return None
-    count = environ.get("GIT_CONFIG_COUNT")
-    if not count:
-        return {}
-    if not count.isdigit():
-        return None
-    found: dict[str, str] = {}
-    for number in range(int(count)):
-        key = environ.get(f"GIT_CONFIG_KEY_{number}")
-        value = environ.get(f"GIT_CONFIG_VALUE_{number}")
-        if key is None or value is None:
-            return None
-        section, _, field = key.lower().rpartition(".")
-        if section in ("user", *ROLES) and field in ("name", "email"):
-            found[f"{section}.{field}"] = value
-    return found
 
 
 def _from_git(

@@ -96,10 +96,11 @@ def _environment_worktree(here: str, tree: str | None, git_dir: str, common_dir:
 
     config = RepoPaths(root=here, git_dir=git_dir, common_dir=common_dir)
     with suppress(Unsure):
-        worktree = config_value(config, "core", "worktree")
+        # git reads these from the repository's own file, not from ``git -c``
+        worktree = config_value(config, "core", "worktree", environment=False)
         if worktree:
             return os.path.normpath(os.path.join(git_dir, worktree))
-        bare = config_value(config, "core", "bare")
+        bare = config_value(config, "core", "bare", environment=False)
         if git_dir == common_dir and is_true(bare):
             raise NotAGitRepository(
                 f"GIT_DIR={git_dir} is a bare repository: hive needs a working tree"

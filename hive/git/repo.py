@@ -854,11 +854,14 @@ class GitRepo:
         return tuple(key)
 
     def config_value(self, section: str, key: str) -> str | None:
-        """One git config value (repository, global and system config), or None."""
-        from hive.git.configfile import Unsure, config_value
+        """One git config value (the environment's ``GIT_CONFIG_*`` settings, then the
+        repository, global and system config), or None."""
+        from hive.git.configfile import Unsure, UnsureEnvironment, config_value
 
         try:
             return config_value(self.paths, section, key)
+        except UnsureEnvironment:
+            return git_config_get(self.paths.root, f"{section}.{key}")
         except Unsure:
             pass
         config = self._config_stack()
@@ -1507,6 +1510,23 @@ def _timezone(offset: int) -> bytes:
     sign = "-" if offset < 0 else "+"
     minutes = abs(offset) // 60
     return f"{sign}{minutes // 60:02d}{minutes % 60:02d}".encode("ascii")
+
+
+def git_config_get(root: str, name: str) -> str | None:
+    """``git config --get name`` (None: unset); a config git refuses (a bogus
+    ``GIT_CONFIG_COUNT``, ``GIT_CONFIG_PARAMETERS``) is a GitError with git's reason."""
+    from hive.git.rungit import run_git
+
+    found = run_git(root, "config", "--get", name)
+    if found.returncode in (0, 1):
+        return found.stdout.rstrip("\n") if found.returncode == 0 else None
+    lines = [line for line in found.stderr.splitlines() if line.strip()]
+    raise GitError(
+        f"git refuses its configuration ({'; '.join(lines) or 'git config failed'}), so"
+        " hive cannot read it either: fix or unset GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<n>,"
+        " GIT_CONFIG_VALUE_<n>, GIT_CONFIG_PARAMETERS and GIT_CONFIG_NOSYSTEM, or the"
+        " config file git names"
+    )
 
 
 def _load_config_file(path: str) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -50,6 +50,19 @@ class HiveConfig(HiveModel):
 
     def extra_settings(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
+
+
+class SwarmSettings(HiveModel):
+    """``swarm:`` in ``.hive/config.yaml``: settings of ``hive swarm run``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # name patterns of files git ignores that a worker's worktree may be removed with,
+    # besides the build outputs and caches hive knows (runner.DISPOSABLE); at most as
+    # many and as long as a call's file patterns (limits.MAX_ITEMS, MAX_GLOB)
+    disposable: list[Annotated[str, Field(min_length=1, max_length=1000)]] = Field(
+        default_factory=list, max_length=200
+    )
 
 
 class VerifySettings(HiveModel):

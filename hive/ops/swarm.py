@@ -163,7 +163,9 @@ class OutcomeParams(Params):
     cell_id: str = Field(min_length=1, max_length=MAX_ID)
     success: bool
     agent_name: str | None = Field(default=None, description="must be you, if given")
-    duration_ms: int | None = Field(default=None, ge=0)
+    duration_ms: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description="ms; a fraction is kept"
+    )
     error_count: int = Field(default=0, ge=0)
     retry_count: int = Field(default=0, ge=0)
     files_touched: list[str] = PathList

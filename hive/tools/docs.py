@@ -231,8 +231,10 @@ keeps each call's arguments, redacted (`tools.events.redact`) and capped
 
 Envelope: only the first envelope in a text runs; further ones are reported in
 `warnings`. MCP: a line that is not JSON (or nested too deeply) is answered with
-`-32700`, a JSON line that is not JSON-RPC with `-32600`; `arguments` that are not
-an object are refused by the SDK itself with `-32602` (not a tool error result).
+`-32700`, a JSON line that is not JSON-RPC with `-32600`; a `tools/call` whose
+`arguments` are not an object, or whose `name` is not a string, with `-32602` saying
+which and the form to send (not a tool error result; the SDK's own answer said only
+"Invalid request parameters").
 """
 
 

@@ -7,7 +7,9 @@ a second text block. Calls run in a worker thread: hive's operations do blocking
 
 The SDK drops a line it cannot parse without answering; ``serve_stdio`` answers it
 instead: ``-32700`` (parse error, also for JSON nested too deeply) or ``-32600``
-(not a JSON-RPC message), with the request id when one can be read from the line.
+(not a JSON-RPC message), with the request id when one can be read from the line;
+a ``tools/call`` whose params are not a tool's name and an object of arguments gets
+``-32602`` saying which (:func:`invalid_call`).
 At stdin EOF the SDK cancels the requests under way and drops their answers;
 ``serve_stdio`` holds the EOF back until each is answered (:class:`Unanswered`).
 """
@@ -220,6 +222,8 @@ def _serve(ctx: CallContext) -> None:
                     async for item in raw_read:
                         if isinstance(item, Exception):
                             await write_stream.send(SessionMessage(malformed_reply(item)))
+                        elif (refused := invalid_call(item.message)) is not None:
+                            await write_stream.send(SessionMessage(refused))
                         else:
                             unanswered.asked(item.message)
                             await checked_writer.send(item)
@@ -270,6 +274,38 @@ def malformed_reply(error: Exception) -> types.JSONRPCError:
     return types.JSONRPCError(
         jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
     )
+
+
+def invalid_call(message: Any) -> types.JSONRPCError | None:
+    """The error answering a ``tools/call`` whose params are not ``{"name": "<tool>",
+    "arguments": {...}}``; None for any other message. The SDK's own answer was
+    "Invalid request parameters" with nothing saying which or how to send them."""
+    if not isinstance(message, types.JSONRPCRequest) or message.method != "tools/call":
+        return None
+    params = message.params or {}
+    name, arguments = params.get("name"), params.get("arguments")
+    if not isinstance(name, str):
+        problem = f"'name' must be a tool's name (a string), not {_json_type(name)}"
+    elif arguments is not None and not isinstance(arguments, dict):
+        problem = f"'arguments' must be a JSON object, not {_json_type(arguments)}"
+    else:
+        return None
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=message.id,
+        error=types.ErrorData(
+            code=types.INVALID_PARAMS,
+            message=f"Invalid params of tools/call: {problem}; send"
+            ' {"name": "hive_ready", "arguments": {"limit": 5}} (tools/list names the tools)',
+        ),
+    )
+
+
+def _json_type(value: Any) -> str:
+    """What a JSON value is, as a person would call it (``a list``, ``null``)."""
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+    kinds |= {list: "a list", dict: "an object"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
 
 
 def _offending_input(error: Exception) -> str:

@@ -274,7 +274,7 @@ def swarm_record_outcome(
     cell_id: str,
     success: bool,
     agent_name: str | None = None,
-    duration_ms: int | None = None,
+    duration_ms: float | None = None,
     error_count: int = 0,
     retry_count: int = 0,
     files_touched: Sequence[str] | None = None,

@@ -66,6 +66,7 @@ from hive.domain.swarm.dispatch import (
 )
 from hive.domain.swarm.forked import ForkedWorker, forkable, start_forked
 from hive.domain.swarm.prompts import swarm_subtask_prompt
+from hive.domain.swarm.verify import swarm_settings
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, HiveError, InvalidInput, NotOwner
 from hive.git.merge import (
@@ -370,6 +371,7 @@ class _Runner:
         self.last_observed = 0.0
         self.dirty_before: dict[str, str | None] | None = None  # shared tree, at the start
         self.hooks_missing = missing_hooks(ws)
+        self.disposable = (*DISPOSABLE, *swarm_settings(ws).disposable)
 
     # ------------------------------------------------------------ the loop
 
@@ -954,7 +956,7 @@ class _Runner:
             if not merged and tip is not None and head is not None:
                 found += branch_changes(self.ws.git, head, tip)
             found += worktree_changes(job.worktree)
-            found += worth_keeping(ignored_files(job.worktree))
+            found += worth_keeping(ignored_files(job.worktree), self.disposable)
         except HiveError as exc:
             return [f"{UNCHECKED}{exc.message})"]
         return sorted(p for p in set(found) if not p.startswith(HIVE_DIR + "/"))
@@ -1387,7 +1389,7 @@ class _Runner:
             ref = on.ref or ""
             branch = ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
             files = unique_work(self.ws.git, head, path, on.commit)
-            files += worth_keeping(ignored_files(path))
+            files += worth_keeping(ignored_files(path), self.disposable)
         except (HiveError, OSError) as exc:
             message = exc.message if isinstance(exc, HiveError) else str(exc)
             files = [f"{UNCHECKED}{message})"]
@@ -1472,16 +1474,17 @@ class _Runner:
         return result
 
 
-def worth_keeping(ignored: list[str]) -> list[str]:
+def worth_keeping(ignored: list[str], disposable: tuple[str, ...] = DISPOSABLE) -> list[str]:
     """Of the paths git ignores in a worktree, those that are not known to be disposable
-    (DISPOSABLE: build outputs, caches), marked IGNORED: removing the worktree would
-    lose them, and nothing else has them."""
-    return [path + IGNORED for path in ignored if not _disposable(path)]
+    (no part of the path matches a pattern of ``disposable``: DISPOSABLE's build outputs
+    and caches, and ``swarm.disposable`` of the config), marked IGNORED: removing the
+    worktree would lose them, and nothing else has them."""
+    return [path + IGNORED for path in ignored if not _disposable(path, disposable)]
 
 
-def _disposable(path: str) -> bool:
+def _disposable(path: str, patterns: tuple[str, ...]) -> bool:
     parts = path.rstrip("/").split("/")
-    return any(fnmatch.fnmatchcase(part, pattern) for part in parts for pattern in DISPOSABLE)
+    return any(fnmatch.fnmatchcase(part, pattern) for part in parts for pattern in patterns)
 
 
 def _hooks_note(missing: list[str]) -> str | None:

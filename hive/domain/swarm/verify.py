@@ -1,12 +1,11 @@
-"""swarm_complete's verification gate settings (``verify:`` of .hive/config.yaml), read
-and checked apart from the gate itself so that ``hive doctor`` checks them without
-importing the swarm's models."""
+"""swarm_complete's verification gate settings (``verify:`` of .hive/config.yaml) and
+``hive swarm run``'s (``swarm:``), read and checked apart from their users so that
+``hive doctor`` checks them without importing the swarm's models."""
 
 from __future__ import annotations
 
 from hive.domain.workspace import Workspace
-from hive.errors import InvalidInput
-from hive.models.config import VerifySettings
+from hive.models.config import SwarmSettings, VerifySettings
 
 VERIFY_FORM = (
     "verify: takes commands: (a list of shell commands; {files} is replaced by the"
@@ -14,27 +13,22 @@ VERIFY_FORM = (
 )
 
 
+SWARM_FORM = (
+    "swarm: takes disposable: (a list of name patterns, such as out or '*.log', of files"
+    " git ignores that a worker's worktree may be removed with)"
+)
+
+
 def verify_settings(ws: Workspace) -> VerifySettings:
     """``verify:`` of .hive/config.yaml, checked: a malformed entry is an error naming
     its line (``.hive/config.yaml:7: invalid verify.commands.0: ...``)."""
-    from pydantic import ValidationError
+    from hive.domain.config_sections import checked_section
 
-    from hive.domain.config_sections import config_line
-    from hive.models.cell import first_error
-    from hive.store.layout import CONFIG_PATH
+    return checked_section(ws, "verify", VerifySettings, VERIFY_FORM)
 
-    raw = ws.config().extra_settings().get("verify")
-    try:
-        return VerifySettings.model_validate({} if raw is None else raw)
-    except ValidationError as exc:
-        _, why = first_error(exc)
-        if not isinstance(raw, dict):  # not pydantic's "... or instance of VerifySettings"
-            why = f"a mapping is expected, not {type(raw).__name__}"
-        loc = ["verify", *(str(part) for part in exc.errors()[0]["loc"])]
-        line = config_line(ws, loc)
-        field = ".".join(loc)
-        raise InvalidInput(
-            f"{CONFIG_PATH}:{line}: invalid {field}: {why}; {VERIFY_FORM}",
-            path=CONFIG_PATH,
-            line=line,
-        ) from None
+
+def swarm_settings(ws: Workspace) -> SwarmSettings:
+    """``swarm:`` of .hive/config.yaml (``hive swarm run``'s), checked as ``verify:``."""
+    from hive.domain.config_sections import checked_section
+
+    return checked_section(ws, "swarm", SwarmSettings, SWARM_FORM)
