@@ -173,3 +173,26 @@ def test_a_delta_whose_base_is_damaged_is_not_whole(ws: Workspace, repo: Path) -
     assert blobs[victim] not in damaged.git.blobs_known_whole(list(blobs.values()))
     corrupt = [p.cell for p in diagnose(damaged).problems if p.kind == "corrupt"]
     assert victim in corrupt
+
+
+def test_a_dangling_symlink_among_the_cells_is_reported_not_a_crash(
+    ws: Workspace, repo: Path
+) -> None:
+    cell = create_cell(ws, title="beside a symlink")
+    link = (repo / cell_path(cell.id)).parent / "hv-gone.yaml"
+    link.symlink_to("nowhere.yaml")
+    report = diagnose(ws)
+    assert [(p.kind, p.path) for p in report.problems] == [
+        ("symlink", ".hive/cells/" + link.parent.name + "/hv-gone.yaml")
+    ]
+
+
+def test_an_index_hive_cannot_read_makes_doctor_read_every_file(ws: Workspace, repo: Path) -> None:
+    # git's split index in version 4 (which dulwich, hive's fallback reader, cannot
+    # read): the stat data is only a shortcut, so every cell file is read instead
+    cell = create_cell(ws, title="split index")
+    git(repo, "update-index", "--index-version", "4")
+    git(repo, "update-index", "--split-index")
+    assert diagnose(ws).problems == []
+    (repo / cell_path(cell.id)).write_bytes(UNLOADABLE)
+    assert _uncommitted(ws) == [cell_path(cell.id)]

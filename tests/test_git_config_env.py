@@ -4,6 +4,7 @@ hive's one config reader as ``git config --get`` reads them under the same envir
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -160,7 +161,10 @@ def test_a_persons_name_from_git_c_on_the_lean_path(
 ) -> None:
     assert run_hive(["-C", str(repo), "init", "--prefix", "hv"]).returncode == 0
     params = parameters_of(repo, "user.name=Hook Person")
-    env = {"GIT_CONFIG_PARAMETERS": params, "GIT_AUTHOR_NAME": "", "GIT_COMMITTER_NAME": ""}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME")
+    }
+    env["GIT_CONFIG_PARAMETERS"] = params
     made = run_hive(["-C", str(repo), "create", "Made in a hook"], env=env)
     assert made.returncode == 0, made.stderr
     assert git(repo, "log", "-1", "--format=%an|%cn").strip() == "Hook Person|Hook Person"
@@ -169,6 +173,8 @@ def test_a_persons_name_from_git_c_on_the_lean_path(
 
 def test_a_command_under_settings_git_refuses_says_so(repo: Path) -> None:
     assert run_hive(["-C", str(repo), "init", "--prefix", "hv"]).returncode == 0
-    made = run_hive(["-C", str(repo), "create", "x"], env={"GIT_CONFIG_COUNT": "many"})
+    made = run_hive(
+        ["-C", str(repo), "create", "x"], env={**os.environ, "GIT_CONFIG_COUNT": "many"}
+    )
     assert made.returncode == 8, made.stderr  # a git error, as git refuses
     assert "GIT_CONFIG_COUNT" in made.stderr and "Traceback" not in made.stderr

@@ -272,3 +272,27 @@ def test_git_is_asked_only_for_what_it_would_guess_and_once_per_process(
     assert git(repo, "log", "-1", WHO).strip() == (
         "Env Author <author@env.example> / Named Person <named@example.com>"
     )
+
+
+@MODULES
+def test_an_identity_from_an_included_config_file_is_git_s(tmp_path: Path, module: str) -> None:
+    """A global config that sets ``user.email`` for the repositories under a directory
+    (``includeIf "gitdir:..."``, the usual work/personal split): git commits with the
+    included email; hive committed with the global one (its config reader does not
+    follow includes, so such a value is git's to answer)."""
+    repo = anonymous_repo(tmp_path)
+    included = tmp_path / "work.gitconfig"
+    git(repo, "config", "--file", str(included), "user.email", "work@corp.example")
+    config = tmp_path / "global.gitconfig"
+    git(repo, "config", "--file", str(config), "user.name", "Split Person")
+    git(repo, "config", "--file", str(config), "user.email", "home@example.com")
+    condition = f"includeIf.gitdir:{repo.resolve()}/.path"
+    git(repo, "config", "--file", str(config), condition, str(included))
+    env = {**nobody(tmp_path), "GIT_CONFIG_GLOBAL": str(config)}
+    made = run_hive(["-C", str(repo), "create", "included"], env=env, module=module)
+    assert made.returncode == 0, made.stderr
+    by_git = git_commit(repo, env, keep=True)
+    assert by_git.returncode == 0, by_git.stderr
+    hive_said, git_said = git(repo, "log", "-2", WHO).splitlines()[::-1]
+    expected = "Split Person <work@corp.example> / Split Person <work@corp.example>"
+    assert hive_said == git_said == expected

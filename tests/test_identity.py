@@ -709,6 +709,20 @@ def test_log_overrides_lists_commits_naming_unregistered_identities(
     assert_clean(repo)
 
 
+def test_a_person_s_own_git_author_is_no_author_mismatch(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A person's hive commit carries git's author (author.name / GIT_AUTHOR_NAME before
+    # user.name, git's guess without one) while Hive-Agent names the person by user.name:
+    # the two may differ by design, and the audit must not call that a mismatch.
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ann Author")
+    create_cell(person(repo), title="by the person")
+    assert git(repo, "log", "-1", "--format=%an").strip() == "Ann Author"
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert [e.kind for e in audit_log(ws) if e.commit == head] == []
+    assert not [w for w in diagnose(ws).warnings if w.kind == "author-mismatch"]
+
+
 def test_agent_commands_register_list_whoami_retire(ws: Workspace, repo: Path) -> None:
     plain = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
 

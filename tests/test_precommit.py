@@ -293,6 +293,24 @@ def test_an_agent_s_own_commits_carry_the_cell_it_works_on(ws: Workspace, repo: 
     assert own.read_text().startswith("#!/bin/sh\n! grep")
 
 
+def test_the_cell_of_an_agent_s_commit_is_found_without_decoding_every_cell(
+    ws: Workspace, repo: Path
+) -> None:
+    """The commit-msg hook runs on every commit an agent makes: the cell it has in
+    progress is found from the state's light facts (status, assignee), not by decoding
+    every cell of the hive (seconds at 100,000 cells)."""
+    from hive.domain.commitmsg import commit_cell
+
+    cell = start_cell(agent(repo, "alice"), cell_id=create_cell(ws, title="hers").id)
+    for number in range(20):
+        create_cell(ws, title=f"other {number}")
+    fresh = Workspace(str(repo), actor="bob")
+    assert commit_cell(fresh, "alice", None) == cell.id
+    assert commit_cell(fresh, "alice", cell.id) == cell.id
+    assert commit_cell(fresh, "bob", cell.id) is None
+    assert fresh.cache.decoded == 0
+
+
 def test_pre_commit_framework_manifest() -> None:
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert text.startswith("- id: hive\n")

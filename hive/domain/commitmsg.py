@@ -35,16 +35,18 @@ def add_cell_trailer(
 def commit_cell(ws: Workspace, agent: str, wanted: str | None) -> str | None:
     """The cell a commit by ``agent`` belongs to: ``wanted`` (a worker's ``HIVE_CELL``)
     when it is assigned to the agent, else the one cell the agent has in progress;
-    None otherwise (a ``HIVE_CELL`` that is not its cell attributes nothing)."""
-    index = ws.cells()
+    None otherwise (a ``HIVE_CELL`` that is not its cell attributes nothing). Read from
+    the state's light facts (``CellIndex.nodes``): no cell is decoded, as this runs on
+    each of the agent's commits."""
+    nodes = ws.cells().nodes
     if wanted:
-        cell = index.cells.get(wanted)
-        mine = cell is not None and not cell.is_deleted and cell.assignee == agent
-        return cell.id if mine and cell is not None else None
+        node = nodes.get(wanted)
+        mine = node is not None and not node.deleted and node.assignee == agent
+        return wanted if mine else None
     working = [
-        cell.id
-        for cell in index.cells.values()
-        if cell.assignee == agent and cell.status == "in_progress" and not cell.is_deleted
+        node.id
+        for node in nodes.values()
+        if node.assignee == agent and node.status == "in_progress" and not node.deleted
     ]
     return working[0] if len(working) == 1 else None
 

@@ -12,7 +12,7 @@ from hive.domain.maintenance import object_store_health
 from hive.domain.reading import COMMIT_CONFIG, committed_config_note, not_initialized
 from hive.domain.setup import merge_setup_problems
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile, InvalidInput
+from hive.errors import CorruptFile, GitError, InvalidInput
 from hive.git.index import index_mtime_ns, read_entries, stat_clean
 from hive.git.repo import Snapshot
 from hive.git.worktree import is_blob
@@ -561,7 +561,8 @@ def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem
     """Cell files edited in the working tree (not committed) that would not load. A file
     git's index calls unchanged since it was staged (its stat data, by git's racy-timestamp
     rule: ``index.stat_clean``), staged as the committed blob, is the committed file and is
-    not read; every other file is read and checked."""
+    not read; every other file is read and checked (a symlink is not followed: it is
+    reported as one)."""
     from hive.domain.damage import (
         decode_problem,
         directories_in_place_of_cells,
@@ -574,12 +575,15 @@ def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem
         if not any(path.startswith(rel + "/") for path in committed)  # else: with the cells
     ]
     index_path = ws.git.paths.index_path
-    staged = read_entries(index_path, CELLS_DIR + "/")
+    try:
+        staged = read_entries(index_path, CELLS_DIR + "/")
+    except GitError:  # an index hive cannot read (split, version 4): every file is read
+        staged = {}
     written = index_mtime_ns(index_path)
     for relative, entries in _walk(ws.root, CELLS_DIR):
         for item in sorted((e for e in entries if not _is_dir(e)), key=lambda e: e.name):
-            if not item.name.endswith(CELL_SUFFIX):
-                continue
+            if not item.name.endswith(CELL_SUFFIX) or item.is_symlink():
+                continue  # a symlink is a problem of its own (symlink_problems), not read
             rel = relative + "/" + item.name
             entry = staged.get(rel)
             if (
@@ -588,8 +592,11 @@ def _worktree_problems(ws: Workspace, committed: dict[str, str]) -> list[Problem
                 and stat_clean(item.stat(follow_symlinks=False), entry, written)
             ):
                 continue
-            with open(item.path, "rb") as handle:
-                content = handle.read()
+            try:
+                with open(item.path, "rb") as handle:
+                    content = handle.read()
+            except FileNotFoundError:
+                continue  # removed since it was listed (a write under way)
             if rel in committed and is_blob(content, committed[rel]):
                 continue
             problem = decode_problem(content, rel)

@@ -81,8 +81,8 @@ def audit_log(
 ) -> list[AuditEntry]:
     """Overrides (``Hive-Override`` trailers, forced reservations, mail overrides) and
     commits whose ``Hive-Agent`` (hive's, or any commit claiming an agent) names no
-    identity registered here (and is not a person's) or differs from the commit's
-    author: newest first.
+    identity registered here (and is not a person's) or an agent other than the
+    commit's author (a person's author is git's, which may differ): newest first.
 
     Commits made by hand (a process editing .hive/ files and writing trailers
     itself) show up here when the name they claim was never registered.
@@ -150,7 +150,10 @@ def _audit_commit(
             )
         )
     author_name = commit.author.split(" <", 1)[0]
-    if agent and author_name != agent:
+    # a person's commit carries git's author (GIT_AUTHOR_NAME, author.name, then
+    # user.name, then git's guess: hive/git/ident.py) and names the person by user.name
+    # (or the login name): the two may differ, so only an agent's is compared
+    if agent and kind != "person" and author_name != agent:
         found.append(
             AuditEntry(
                 **base,

@@ -14,7 +14,9 @@ hive reads the first three steps itself, with no process. It asks git (``git
 var GIT_<ROLE>_IDENT``, which answers name and email together) only when a field
 needs the guess or holds a value git would change or refuse (empty; spaces or
 punctuation at either end, which git trims; ``<``, ``>`` or a line break, which it
-drops); and then once per process for the same environment and config files. git's guesses
+drops) or comes from a config file hive's reader cannot read for sure (an
+``include``/``includeIf``: a work email set for one directory's repositories); and
+then once per process for the same environment and config files. git's guesses
 are the same for both roles, so one question usually serves both.
 """
 
@@ -112,10 +114,23 @@ def _config_reader(repo: GitRepo) -> Reader:
     def read(section: str, field: str) -> str | None:
         key = f"{section}.{field}"
         if key not in cache:
-            cache[key] = repo.config_value(section, field)
+            cache[key] = _file_value(repo, section, field)
         return cache[key]
 
     return read
+
+
+def _file_value(repo: GitRepo, section: str, field: str) -> str | None:
+    """``section.field`` as hive's config reader reads it for sure (the environment's
+    ``GIT_CONFIG_*`` settings first); ``_UNSURE`` where it cannot (an ``include`` or
+    ``includeIf``, which may set it for this repository only: git follows them,
+    dulwich's config stack behind ``GitRepo.config_value`` does not)."""
+    from hive.git.configfile import Unsure, config_value
+
+    try:
+        return config_value(repo.paths, section, field)
+    except Unsure:
+        return _UNSURE
 
 
 def _fields(role: str, read: Reader, environ: Mapping[str, str]) -> tuple[str | None, str | None]:

@@ -501,12 +501,17 @@ def _check_writable(index_path: str, data: bytes | None) -> bool:
     try:
         _load_dulwich(index_path)
     except Exception as exc:  # dulwich raises many types for formats it cannot read
-        raise GitError(
-            f"hive cannot update this repository's index ({index_path}: "
-            f"{type(exc).__name__}); split and sparse indexes are not supported: run "
-            "'git update-index --no-split-index' or 'git sparse-checkout init --no-sparse-index'"
-        ) from None
+        raise _unsupported("update", index_path, exc) from None
     return False
+
+
+def _unsupported(action: str, index_path: str, exc: Exception) -> GitError:
+    """Neither hive's reader nor dulwich's can ``action`` (read, update) this index."""
+    return GitError(
+        f"hive cannot {action} this repository's index ({index_path}: "
+        f"{type(exc).__name__}); split and sparse indexes are not supported: run "
+        "'git update-index --no-split-index' or 'git sparse-checkout init --no-sparse-index'"
+    )
 
 
 def _acquire(lock_path: str, timeout: float, twin: str | None, keep_twin: bool) -> int:
@@ -758,8 +763,15 @@ def _load_dulwich(index_path: str) -> Any:
 
 
 def _slow_read(index_path: str, prefix: str) -> dict[str, IndexEntry]:
+    """The entries of an index the fast reader declines, read by dulwich; a GitError
+    naming the way out where dulwich cannot read it either (git's split index in
+    version 4)."""
+    try:
+        index = _load_dulwich(index_path)
+    except Exception as exc:  # dulwich raises many types for formats it cannot read
+        raise _unsupported("read", index_path, exc) from None
     found: dict[str, IndexEntry] = {}
-    for name, value in _load_dulwich(index_path).items():
+    for name, value in index.items():
         path = name.decode("utf-8", "surrogateescape")
         if not path.startswith(prefix) or not hasattr(value, "sha"):
             continue

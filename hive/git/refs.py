@@ -13,7 +13,7 @@ import itertools
 import os
 import time
 
-from hive.errors import LockTimeout, NotAGitRepository
+from hive.errors import HiveError, LockTimeout, NotAGitRepository
 from hive.git import killpoints
 from hive.git.owners import owner_alive, owner_tag
 from hive.git.shared import make_directories, share_descriptor, shared_perm
@@ -467,6 +467,11 @@ def _log_ref_update(
 ) -> None:
     stamp = int(time.time())
     offset = time.localtime(stamp).tm_gmtoff or 0
+    if os.environ.get("GIT_COMMITTER_DATE"):  # git's reflog line: the committer's date
+        from hive.git.dates import commit_date
+
+        with suppress(HiveError):  # refused before the commit was written
+            stamp, offset = commit_date("committer", stamp)
     sign = "-" if offset < 0 else "+"
     zone = f"{sign}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
     line = f"{old or _ZERO} {new} {who} {stamp} {zone}\t{message}\n".encode()

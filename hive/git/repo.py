@@ -38,6 +38,7 @@ from hive.errors import (
     SymlinkRefused,
 )
 from hive.git import killpoints
+from hive.git.dates import Date, commit_date
 from hive.git.ident import Identity as Identity  # re-exported: the commit's who
 from hive.git.index import (
     IndexEntry,
@@ -1187,14 +1188,9 @@ class GitRepo:
         if isinstance(parents, str):
             parents = [parents]
         now = int(time.time())
-        body = commit_body(
-            tree,
-            parents or [],
-            (author.as_bytes(), author.committer_bytes()),
-            now,
-            _local_utc_offset(now),
-            message,
-        )
+        dates = (commit_date("author", now), commit_date("committer", now))
+        who = (author.as_bytes(), author.committer_bytes())
+        body = commit_body(tree, parents or [], who, dates, message)
         sha = write_loose(self.paths, b"commit", body)
         self._commit_trees[sha] = tree
         return sha
@@ -1427,11 +1423,6 @@ def _worktree_symlink(root: str, path: str, checked: set[str]) -> str | None:
     return None
 
 
-def _local_utc_offset(timestamp: int) -> int:
-    local = time.localtime(timestamp)
-    return int(local.tm_gmtoff or 0)
-
-
 class _WriteLock:
     """hive's inter-process write lock (released by the OS if a process dies)."""
 
@@ -1495,13 +1486,18 @@ def tree_body(items: Mapping[bytes, tuple[int, str]]) -> bytes:
 
 
 def commit_body(
-    tree: str, parents: list[str], who: tuple[bytes, bytes], when: int, offset: int, message: str
+    tree: str,
+    parents: list[str],
+    who: tuple[bytes, bytes],
+    dates: tuple[Date, Date],
+    message: str,
 ) -> bytes:
-    """A commit object's body as dulwich writes it (``who``: author and committer, UTF-8)."""
-    when_bytes = b" " + str(when).encode("ascii") + b" " + _timezone(offset)
+    """A commit object's body as dulwich writes it (``who``: author and committer, UTF-8;
+    ``dates``: theirs, each seconds and UTC offset)."""
+    when = [b" " + str(stamp).encode("ascii") + b" " + _timezone(offset) for stamp, offset in dates]
     lines = [b"tree " + tree.encode("ascii")]
     lines += [b"parent " + parent.encode("ascii") for parent in parents]
-    lines += [b"author " + who[0] + when_bytes, b"committer " + who[1] + when_bytes]
+    lines += [b"author " + who[0] + when[0], b"committer " + who[1] + when[1]]
     lines.append(b"encoding UTF-8")
     return b"\n".join(lines) + b"\n\n" + message.encode("utf-8")
 
