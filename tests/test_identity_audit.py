@@ -234,3 +234,38 @@ def test_a_persons_memory_and_permission_commits_say_person(ws: Workspace, repo:
     person = git(repo, "config", "user.name").strip()
     doctor = hive(repo, "doctor")
     assert f"Hive-Agent {person} is not" not in doctor.stdout, doctor.stdout
+
+
+def test_an_in_process_worker_stops_acting_once_its_credential_is_re_issued(
+    ws: Workspace, repo: Path
+) -> None:
+    # The example agent calls the tools in-process (one long-lived context). When the
+    # runner re-issues its agent's credential to a new worker (a resume, a retry), the
+    # first worker is refused at its next call, as over MCP and 'hive tools run'.
+    from hive.agents.example import Agent, ToolError
+    from hive.domain.cells import create_cell
+    from hive.domain.identity import issue_credential
+
+    cell = create_cell(ws, title="auth").id
+    person = Workspace(str(repo), from_env=False)
+    old = issue_credential(person, name="BlueLake", replace=True).token
+    first = Agent(str(repo), "BlueLake", cell, "library", 0.0, token=old)
+    first.call("swarmmail_init", project_path=str(repo), agent_name="BlueLake")
+    assert first.call("hive_start", id=cell)["assignee"] == "BlueLake"
+    new = issue_credential(person, name="BlueLake", replace=True).token
+    head = git(repo, "rev-parse", "HEAD")
+    for tool, args in (
+        ("swarmmail_reserve", {"paths": ["src/**"], "cell": cell}),
+        ("swarm_progress", {"cell_id": cell, "status": "in_progress", "progress_percent": 50}),
+        ("hive_close", {"id": cell}),
+    ):
+        with pytest.raises(ToolError, match=r"no longer valid.*\(not_your_identity\)"):
+            first.call(tool, **args)
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing written for the old worker
+    second = Agent(str(repo), "BlueLake", cell, "library", 0.0, token=new)
+    second.call("swarmmail_reserve", paths=["src/**"], cell=cell)
+    assert git(repo, "rev-parse", "HEAD") != head
+    # without a credential the name is not the worker's to take (it is registered)
+    stranger = Agent(str(repo), "BlueLake", cell, "library", 0.0)
+    with pytest.raises(ToolError, match="not_your_identity"):
+        stranger.call("swarmmail_reserve", paths=["docs/**"], cell=cell)

@@ -39,9 +39,18 @@ class ToolError(Exception):
 class Agent:
     """One worker: its identity and how it calls hive's tools."""
 
-    def __init__(self, project: str, name: str, cell_id: str, via: str, pace: float) -> None:
+    def __init__(
+        self,
+        project: str,
+        name: str,
+        cell_id: str,
+        via: str,
+        pace: float,
+        token: str | None = None,
+    ) -> None:
         self.project = project
         self.name = name
+        self.token = token  # HIVE_AGENT_TOKEN: the credential the runner issued for it
         self.cell_id = cell_id
         self.via = via
         self.pace = pace
@@ -77,13 +86,25 @@ class Agent:
             except ValueError:
                 return {"error": done.stderr.strip() or "hive tools run failed", "code": "cli"}
             return parsed
+        from hive.errors import HiveError
         from hive.tools.envelope import run_envelope
-        from hive.tools.registry import CallContext
 
         if self._context is None:
-            session = os.environ.get("HIVE_SESSION") or f"tools:{self.name}"
-            self._context = CallContext(root=self.project, agent=self.name, session=session)
+            try:
+                self._context = self._open()
+            except HiveError as exc:
+                return exc.to_dict()
         return run_envelope(self._context, envelope)
+
+    def _open(self) -> Any:
+        """The tool context, bound as ``hive mcp`` and ``hive tools run`` bind theirs:
+        by the credential (re-checked at every call, so a worker whose credential was
+        re-issued or retired is refused with ``not_your_identity``), else by
+        registering the name (which fails if someone else holds it)."""
+        from hive.tools.registry import open_context
+
+        session = os.environ.get("HIVE_SESSION") or f"tools:{self.name}"
+        return open_context(self.project, agent=self.name, token=self.token, session=session)
 
 
 TOOLS = (
@@ -137,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["HIVE_CELL"],
         options.via,
         options.pace,
+        os.environ.get("HIVE_AGENT_TOKEN") or None,
     )
     try:
         return work(agent, options)
