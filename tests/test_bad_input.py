@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -501,7 +502,35 @@ def test_hooks_install_names_what_stands_in_its_way(ws: Workspace, repo: Path) -
         done = _run(repo, *args)
         said = _said(done)
         assert done.returncode == 4 and "is a directory, not a hook" in said, said
+        assert f"run 'hive {' '.join(args)}' again" in said, said
     assert (hooks / "pre-commit").is_dir()
+
+
+@pytest.mark.parametrize("blocker", ["directory", "socket"])
+def test_hooks_uninstall_changes_nothing_when_a_hook_cannot_be_read(
+    ws: Workspace, repo: Path, blocker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit-msg hook hive cannot read (a directory; a socket, which root cannot
+    read either) ended uninstall in a traceback, or after pre-commit was removed."""
+    assert _run(repo, "hooks", "install").returncode == 0
+    hooks = repo / ".git" / "hooks"
+    hook = hooks / "commit-msg"
+    hook.unlink()
+    if blocker == "directory":
+        hook.mkdir()
+    else:
+        monkeypatch.chdir(hooks)  # a socket's path has at most 107 bytes
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(hook.name)
+        server.close()
+    for command in ("uninstall", "install"):
+        done = _run(repo, "hooks", command)
+        said = _said(done)
+        assert done.returncode == 4 and str(hook) in said, said
+        assert f"then run 'hive hooks {command}' again" in said, said
+    assert "# installed by hive" in (hooks / "pre-commit").read_text()
+    json_done = _run(repo, "--json", "hooks", "uninstall")
+    assert json.loads(json_done.stdout)["code"] == "conflict"
 
 
 @pytest.mark.parametrize("value", ["nan", "-1", "inf", "-inf", "1e308", "86401", "soon", "5s"])

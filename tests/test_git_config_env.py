@@ -4,6 +4,7 @@ hive's one config reader as ``git config --get`` reads them under the same envir
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -178,3 +179,66 @@ def test_a_command_under_settings_git_refuses_says_so(repo: Path) -> None:
     )
     assert made.returncode == 8, made.stderr  # a git error, as git refuses
     assert "GIT_CONFIG_COUNT" in made.stderr and "Traceback" not in made.stderr
+
+
+BOOLEANS = (
+    *("true", "TRUE", "yes", "On", "false", "No", "off", "", "1", "0", "-1", "+1", "2"),
+    *("10", "007", "0x10", "0X0", "1k", "0K", "2m", "1g", "2147483647", "2097151k"),
+    *("2147483648", "2097152k", "-2147483647", "08", "0x", "1kb", "k", "--1", "maybe"),
+)
+
+
+def git_bool(repo: Path, key: str) -> bool | None:
+    """``git config --type=bool --get KEY``: None where git refuses the value."""
+    found = subprocess.run(
+        ["git", "-C", str(repo), "config", "--type=bool", "--get", key],
+        capture_output=True,
+        text=True,
+    )
+    assert found.returncode in (0, 1, 128), found.stderr
+    return {0: found.stdout.strip() == "true", 1: False}.get(found.returncode)
+
+
+def test_a_boolean_is_read_as_git_reads_it(repo: Path) -> None:
+    """``is_true`` said false for ``1k``, ``0x10`` and ``+1`` (true to git) and raised
+    ValueError for ``--1``; each value now reads as ``git config --type=bool`` says."""
+    config = repo / ".git" / "config"
+    base = config.read_text()
+    paths = GitRepo.discover(str(repo)).paths
+    for value in BOOLEANS:
+        config.write_text(f"{base}[commit]\n\tgpgsign = {value}\n")
+        truth = git_bool(repo, "commit.gpgsign")
+        assert configfile.git_boolean(value) == truth, value
+        assert configfile.is_true(value) is bool(truth), value
+        assert configfile.flag(paths, "commit", "gpgsign") is bool(truth), value
+
+
+@pytest.mark.parametrize("form", ["file", "file-empty", "parameters", "count-empty"])
+def test_doctor_and_identity_read_a_flag_in_every_form_as_git(
+    repo: Path, form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``git -c commit.gpgsign`` (no value: true) read as "" and so false: doctor said
+    nothing of unsigned commits and a person's write ignored ``user.useConfigOnly``."""
+    if form == "file":
+        with (repo / ".git" / "config").open("a") as config:
+            config.write("[commit]\n\tgpgsign\n[user]\n\tuseConfigOnly\n")
+    elif form == "file-empty":
+        with (repo / ".git" / "config").open("a") as config:
+            config.write("[commit]\n\tgpgsign =\n[user]\n\tuseConfigOnly =\n")
+    elif form == "parameters":
+        params = parameters_of(repo, "commit.gpgsign", "user.useConfigOnly")
+        monkeypatch.setenv("GIT_CONFIG_PARAMETERS", params)
+    else:
+        monkeypatch.setenv("GIT_CONFIG_COUNT", "2")
+        for number, key in enumerate(("commit.gpgsign", "user.useConfigOnly")):
+            monkeypatch.setenv(f"GIT_CONFIG_KEY_{number}", key)
+            monkeypatch.setenv(f"GIT_CONFIG_VALUE_{number}", "")
+    signing = git_bool(repo, "commit.gpgsign")
+    assert signing is (form in ("file", "parameters"))
+    assert git_bool(repo, "user.useConfigOnly") is signing
+    paths = GitRepo.discover(str(repo)).paths
+    assert configfile.flag(paths, "user", "useConfigOnly") is signing
+    assert run_hive(["-C", str(repo), "init", "--prefix", "hv"]).returncode == 0
+    report = run_hive(["-C", str(repo), "--json", "doctor"])
+    kinds = [w["kind"] for w in json.loads(report.stdout)["warnings"]]
+    assert ("unsigned-commits" in kinds) is signing, report.stdout

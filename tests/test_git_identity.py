@@ -152,6 +152,11 @@ SCENES: dict[str, tuple[dict[str, str], dict[str, str], bool]] = {
     ),
     "EMAIL": ({"EMAIL": "mail@env.example"}, {"user.name": "Config Person"}, False),
     "neither, with useConfigOnly": ({}, {"user.useConfigOnly": "true"}, True),
+    "useConfigOnly by git -c without a value (true to git)": (
+        {"GIT_CONFIG_PARAMETERS": "'user.useConfigOnly'"},
+        {},
+        True,
+    ),
     "git -c by the environment": (
         {
             "GIT_CONFIG_COUNT": "2",

@@ -213,9 +213,9 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
 
 def _signing_warnings(ws: Workspace) -> list[Problem]:
     """``commit.gpgsign`` asks git to sign commits; hive's own are made without gpg."""
-    from hive.git.configfile import is_true
+    from hive.git.configfile import flag
 
-    if not is_true(ws.git.config_value("commit", "gpgsign")):
+    if not flag(ws.git.paths, "commit", "gpgsign"):
         return []
     message = (
         "commit.gpgsign is set, but hive's own commits are not signed (hive writes them"

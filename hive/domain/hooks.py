@@ -113,7 +113,8 @@ def missing_hooks(ws: Workspace) -> list[str]:
 
 def install_hook(ws: Workspace) -> HookResult:
     """Install every hook of HOOKS: the pre-commit hook's result, the others' in
-    ``also``."""
+    ``also``. Nothing is changed while one of them cannot be read."""
+    _check_readable(ws, "install")
     try:
         first, *others = [_install(ws, name) for name in HOOKS]
     except OSError as exc:
@@ -136,13 +137,11 @@ def _install(ws: Workspace, name: str) -> HookResult:
             " away, then run 'hive hooks install' again"
         ) from None
     path = os.path.join(directory, name)
-    _refuse_directory(path)
     chained = path + CHAINED_SUFFIX
     script = hook_script(name)
     set_aside: str | None = None
     if os.path.exists(path):
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            current = handle.read()
+        current = _read(path)
         if MARKER in current:
             if current == script:
                 return HookResult(path=path, action="unchanged", chained=_existing(chained))
@@ -167,7 +166,9 @@ def _free_name(base: str) -> str:
 
 def uninstall_hook(ws: Workspace) -> HookResult:
     """Remove every hook of HOOKS hive installed (putting back a chained one): the
-    pre-commit hook's result, the others' in ``also``."""
+    pre-commit hook's result, the others' in ``also``. Nothing is changed while one of
+    them cannot be read."""
+    _check_readable(ws, "uninstall")
     first, *others = [_uninstall(ws, name) for name in HOOKS]
     return first.model_copy(update={"also": others})
 
@@ -177,11 +178,9 @@ def _uninstall(ws: Workspace, name: str) -> HookResult:
     chained = path + CHAINED_SUFFIX
     if not os.path.exists(path):
         return HookResult(path=path, action="absent")
-    _refuse_directory(path)
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        if MARKER not in handle.read():
-            return HookResult(path=path, action="not-ours")
     try:
+        if MARKER not in _read(path):
+            return HookResult(path=path, action="not-ours")
         os.unlink(path)
         if os.path.exists(chained):
             os.replace(chained, path)
@@ -191,11 +190,29 @@ def _uninstall(ws: Workspace, name: str) -> HookResult:
     return HookResult(path=path, action="removed")
 
 
-def _refuse_directory(path: str) -> None:
-    if os.path.isdir(path):
-        raise Conflict(
-            f"{path} is a directory, not a hook: move it away, then run 'hive hooks install' again"
-        )
+def _check_readable(ws: Workspace, command: str) -> None:
+    """Refuse, naming the file, when a hook of HOOKS is a directory or cannot be read
+    (a socket, no read permission), before ``hive hooks COMMAND`` changes anything."""
+    again = f"then run 'hive hooks {command}' again"
+    directory = hooks_dir(ws)
+    for name in HOOKS:
+        path = os.path.join(directory, name)
+        if os.path.isdir(path):
+            raise Conflict(f"{path} is a directory, not a hook: move it away, {again}")
+        if not os.path.exists(path):  # a dangling link is replaced, as no hook
+            continue
+        try:
+            _read(path)
+        except OSError as exc:
+            raise Conflict(
+                f"cannot read git's hook {path} ({exc.strerror or exc}): make it a readable"
+                f" file or move it away, {again}"
+            ) from None
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
 
 
 def _existing(path: str) -> str | None:

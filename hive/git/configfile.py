@@ -104,13 +104,55 @@ def flag(paths: RepoPaths, section: str, key: str) -> bool:
 
 
 def is_true(value: str | None) -> bool:
-    """A config boolean as git reads it (unset: false)."""
-    if value is None:
-        return False
-    lowered = value.strip().lower()
+    """A config value written with ``=`` as ``git config --type=bool`` reads it (unset,
+    or a value git refuses: false). A key written without ``=`` is true to git: the
+    readers here cannot see that form (:class:`Unsure`); :func:`flag` asks git then."""
+    return value is not None and git_boolean(value) is True
+
+
+def git_boolean(value: str) -> bool | None:
+    """git's ``git_config_bool`` of a value: ``true``/``yes``/``on`` and
+    ``false``/``no``/``off`` (any case), empty is false, else an integer as
+    ``git_parse_int`` reads it (decimal, ``0x`` hex, ``0`` octal, a ``k``/``m``/``g``
+    unit) is true unless 0; None for a value git refuses."""
+    lowered = value.lower()
     if lowered in ("true", "yes", "on"):
         return True
-    return lowered.lstrip("-").isdigit() and int(lowered) != 0
+    if lowered in ("false", "no", "off", ""):
+        return False
+    number = _git_int(value)
+    return None if number is None else number != 0
+
+
+_INT_MAX = 2**31 - 1  # git_parse_int's bound (a C int)
+_DECIMAL = frozenset("0123456789")
+_OCTAL = frozenset("01234567")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def _git_int(text: str) -> int | None:
+    """``strtoimax(text, &end, 0)`` then a unit at ``end``, as ``git_parse_signed``
+    reads it for an int; None where git refuses (no digits, another suffix, out of
+    range)."""
+    at = len(text) - len(text.lstrip(_SPACE))
+    sign = -1 if text[at : at + 1] == "-" else 1
+    at += text[at : at + 1] in ("-", "+")
+    base, digits = 10, _DECIMAL
+    if text[at : at + 2] in ("0x", "0X") and text[at + 2 : at + 3] in _HEX:
+        base, digits, at = 16, _HEX, at + 2
+    elif text[at : at + 1] == "0":
+        base, digits = 8, _OCTAL
+    end = at
+    while end < len(text) and text[end] in digits:
+        end += 1
+    factor = _UNITS.get(text[end:].lower())
+    if end == at or factor is None:
+        return None
+    number = int(text[at:end], base)
+    if number > _INT_MAX // factor:
+        return None
+    return sign * number * factor
 
 
 def config_files(paths: RepoPaths) -> list[str]:
@@ -129,12 +171,9 @@ def config_files(paths: RepoPaths) -> list[str]:
 
 
 def _boolean(value: str) -> bool | None:
-    """A config boolean git reads for sure (``true``/``yes``/``on``, ``false``/``no``/
-    ``off``, a number; :func:`is_true` says which); None for a value git refuses."""
-    lowered = value.strip().lower()
-    if lowered in ("true", "yes", "on", "false", "no", "off", "") or lowered.lstrip("-").isdigit():
-        return is_true(value)
-    return None
+    """A config boolean git reads for sure (:func:`git_boolean`); None for a value git
+    refuses."""
+    return git_boolean(value.strip())
 
 
 def shared_config_files() -> list[str]:

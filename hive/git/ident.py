@@ -167,9 +167,9 @@ def _from_git(
     answer = _ask_git(repo, asked)
     if isinstance(answer, Identity):
         return Identity(name=name or answer.name, email=email or answer.email)
-    from hive.git.configfile import is_true
+    from hive.git.configfile import flag
 
-    if is_true(repo.config_value("user", "useConfigOnly")):
+    if flag(repo.paths, "user", "useConfigOnly"):
         raise answer
     return made_up(name, email)
 

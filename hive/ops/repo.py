@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from hive.errors import (
+    Conflict,
     CorruptFile,
     GitError,
     InvalidInput,
@@ -208,7 +209,7 @@ declare(
         result=HookResult,
         run=_install,
         writes=True,
-        errors=(InvalidInput,),
+        errors=(InvalidInput, Conflict),
         surfaces=CLI_ONLY,
         commands=(Command(("hooks", "install")),),
     ),
@@ -219,6 +220,7 @@ declare(
         result=HookResult,
         run=_uninstall,
         writes=True,
+        errors=(Conflict,),
         surfaces=CLI_ONLY,
         commands=(Command(("hooks", "uninstall")),),
     ),
