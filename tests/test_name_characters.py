@@ -399,3 +399,27 @@ def test_doctor_names_an_owned_file_pattern_written_by_hand(repo: Path, ws: Work
     fixed = run_hive(["-C", str(repo), "update", cell.id, "--files", "src/ok.py"])
     assert fixed.returncode == 0, fixed.stderr
     assert "hidden-character" not in run_hive(["-C", str(repo), "doctor"]).stdout
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])  # the lean path, the full CLI
+@pytest.mark.parametrize("name", ["\u00a0{}", "{}\u00a0", "{}\u2003", "\u3000{}"])
+def test_a_space_other_than_the_plain_one_at_a_names_end_is_refused_as_inside(
+    repo: Path, module: str, name: str
+) -> None:
+    """``str.strip`` dropped a no-break space (and every other Unicode space) at an agent
+    name's ends, so ``--actor 'me\u00a0'`` acted as me and ``agent register`` took
+    another name than the one given; they are refused with the message of the same
+    character inside the name. Plain spaces and line breaks at the ends are trimmed."""
+    me = git(repo, "config", "user.name").strip()
+    claimed = name.format(me)
+    position = 1 if claimed[0] != me[0] else len(me) + 1
+    said = f"at position {position} is a space other than the plain space"
+    with pytest.raises(InvalidInput) as caught:
+        check_actor(claimed)
+    assert said in caught.value.message and "write a plain space" in caught.value.message
+    assert check_actor(f" {me}\t\n") == me
+    head = git(repo, "rev-parse", "HEAD")
+    for args in (["--actor", claimed, "create", "t"], ["agent", "register", claimed]):
+        done = run_hive(["-C", str(repo), *args], module=module)
+        assert done.returncode == 2 and said in done.stderr, (args, done.stdout, done.stderr)
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing committed

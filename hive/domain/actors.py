@@ -54,8 +54,15 @@ def _word_char(char: str) -> bool:
     return unicodedata.category(char) in ("Mn", "Mc")
 
 
+_ASCII_SPACE = " \t\n\r\v\f"  # trimmed from an agent name's ends (``$(cat file)``)
+
+
 def check_actor(name: str) -> str:
-    cleaned = name.strip()
+    """The agent name ``name`` with plain spaces and line breaks trimmed from its ends;
+    InvalidInput for a name that is no agent name. Any other space (a no-break space,
+    U+2003) is refused at the ends as inside, not stripped: ``str.strip`` dropped it,
+    so a name that reads as another one was taken as that one."""
+    cleaned = name.strip(_ASCII_SPACE)
     if not _actor_name_ok(cleaned):
         from hive.text import first_unprintable
 
