@@ -6,6 +6,7 @@ text (a title, a description, a body) keeps it and is shown with it as ``<U+XXXX
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -85,6 +86,32 @@ def test_the_lean_path_and_the_full_cli_refuse_with_the_same_words(
     lean, full = (run_hive(args, module=module) for module in ("hive", "hive.cli.main"))
     assert (lean.returncode, lean.stderr) == (full.returncode, full.stderr) == (2, full.stderr)
     assert "U+2066 (LEFT-TO-RIGHT ISOLATE) at position 1" in full.stderr
+
+
+def test_a_read_refuses_a_claimed_name_with_a_hidden_character_as_a_write_does(
+    repo: Path, ws: Workspace
+) -> None:
+    """``hive --actor 'bob<U+2003>' list`` (or ``HIVE_AGENT`` holding it): the refusal
+    of a write, from the lean path and the full CLI alike; a plain name still reads."""
+    cell_id = create_cell(ws, title="t").id
+    base = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+    write = run_hive(["-C", str(repo), "--actor", "bob\u2003", "create", "x"], env=base)
+    assert write.returncode == 2 and "U+2003 (EM SPACE) at position 4" in write.stderr
+    for command in (["list"], ["show", cell_id], ["ready"]):
+        for claim, env in (
+            (["--actor", "bob\u2003"], base),
+            ([], {**base, "HIVE_AGENT": "bob\u2003"}),
+        ):
+            args = ["-C", str(repo), *claim, *command]
+            for module in ("hive", "hive.cli.main"):
+                read = run_hive(args, env=env, module=module)
+                assert (read.returncode, read.stderr, read.stdout) == (2, write.stderr, ""), (
+                    command,
+                    claim,
+                    module,
+                )
+        plain = run_hive(["-C", str(repo), "--actor", "bob", *command], env=base)
+        assert plain.returncode == 0 and cell_id in plain.stdout, plain.stderr
 
 
 def test_tools_answer_a_structured_error_naming_the_character(repo: Path, ws: Workspace) -> None:

@@ -29,7 +29,9 @@ microseconds). The actor
 (author of the commit and owner of claims and reservations) is the agent whose
 credential is in `$HIVE_AGENT_TOKEN`, else the person of git's `user.name`.
 `--actor` (else `$HIVE_AGENT`) names who you claim to be and must match: a name
-alone proves nothing (see security.md). `hive --version` prints hive's version
+alone proves nothing (see security.md); a claim that is no agent name (a hidden
+character, `/`) is refused by every command that opens the repository, a read
+included (exit 2). `hive --version` prints hive's version
 (`{"version": ...}` with `--json`).
 
 Errors are one line on stderr (`error: ...`) and a non-zero exit code; with

@@ -77,6 +77,8 @@ def open_state(inv: Invocation) -> State | None:
     from hive.git.refs import discover, read_head_fast
     from hive.store.layout import not_initialized
 
+    if not claim_allowed(inv):
+        return None  # the full CLI refuses it (``cli/opening.py``), as a write does
     try:
         paths = discover(inv.directory)
     except HiveError as exc:
@@ -107,6 +109,23 @@ def open_state(inv: Invocation) -> State | None:
     if not index.has_state(key) and not build_state(paths, index, key):
         return None
     return State(index=index, key=key, paths=paths)
+
+
+def claim_allowed(inv: Invocation) -> bool:
+    """Whether the name claimed (``--actor``, else ``HIVE_AGENT``), if any, is an agent
+    name (``actors.check_actor``): a read refuses any other, as a write does."""
+    import os
+
+    claim = inv.actor or os.environ.get("HIVE_AGENT")
+    if not claim:
+        return True
+    from hive.domain.actors import check_actor
+
+    try:
+        check_actor(claim)
+    except HiveError:
+        return False
+    return True
 
 
 def build_state(paths: RepoPaths, index: StateIndex, key: str) -> bool:

@@ -41,10 +41,14 @@ def open_workspace(directory: str, actor: str | None, *, claim: bool = True) -> 
     identity. A name claimed (``actor``: ``--actor`` / ``HIVE_AGENT``) must match
     (``not_your_identity`` otherwise, when the command acts). ``claim=False``:
     registration commands and the hook, where no claimed name is checked."""
+    from hive.domain.actors import check_actor
     from hive.domain.workspace import Workspace
 
     if claim:
         opened = Workspace(directory, claim=actor, session=default_session())
+        claimed = actor or os.environ.get("HIVE_AGENT")
+        if claimed:  # refused even where nothing acts (a read), as a write refuses it
+            check_actor(claimed)
     else:
         opened = Workspace(
             directory,
