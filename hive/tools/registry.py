@@ -54,7 +54,11 @@ class CallContext:
     in memory. ``agent`` None: nobody registered yet (reads and creates work; claims,
     reservations and mail answer ``not_registered``). ``bind_error``: the name asked
     for at start could not be bound (held by someone else); calls that act say so.
-    In-process code may set ``agent`` directly (trusted). Workspaces are cached."""
+    In-process code may set ``agent`` directly (trusted): such a context acts as that
+    agent on its name alone, and no credential re-issue or retirement stops it. A runner
+    that starts workers, or anything acting for code it does not trust, passes the
+    worker's ``token`` (``open_context(..., token=...)``), re-checked at every call, as
+    the example agent does. Workspaces are cached."""
 
     root: str
     agent: str | None = None
