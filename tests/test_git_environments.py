@@ -571,7 +571,9 @@ def _modes(repo: Path, names: list[str]) -> dict[str, str]:
     return {name: oct((git_dir / name).stat().st_mode & 0o7777) for name in names}
 
 
-@pytest.mark.parametrize("value", ["group", "everybody", "0640", "0600", "umask"])
+@pytest.mark.parametrize(
+    "value", ["group", "everybody", "0640", "0600", "umask", "(no value)", "(empty)"]
+)
 def test_a_shared_repositorys_files_get_gits_modes_from_hive_as_from_git(
     tmp_path: Path, value: str
 ) -> None:
@@ -579,10 +581,18 @@ def test_a_shared_repositorys_files_get_gits_modes_from_hive_as_from_git(
     objects ``0440`` under ``group``, refs, reflogs and the index ``0660``), whatever the
     umask; hive gave only its directories one, so under ``umask 077`` another user of
     the repository could not read hive's objects nor update the refs and the index it
-    rewrote. Each kind of file hive writes now has the mode git gives the same kind."""
+    rewrote. Each kind of file hive writes now has the mode git gives the same kind.
+    ``(no value)``: ``sharedRepository`` written without ``=``, "group" to git (hive
+    read it as not shared); ``(empty)``: ``sharedRepository =``, not shared to git."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    git(repo, "init", "-q", f"--shared={value}")
+    if value.startswith("("):
+        git(repo, "init", "-q")
+        line = "sharedRepository" if value == "(no value)" else "sharedRepository ="
+        with (repo / ".git" / "config").open("a") as config:
+            config.write(f"[core]\n\t{line}\n")
+    else:
+        git(repo, "init", "-q", f"--shared={value}")
     before = os.umask(0o077)
     try:
         (repo / "code.py").write_text("x = 1\n")

@@ -70,20 +70,32 @@ def config_value(
     return None
 
 
-def setting(paths: RepoPaths, section: str, key: str) -> str | None:
+def setting(
+    paths: RepoPaths, section: str, key: str, *, valueless: str | None = None
+) -> str | None:
     """``section.key`` as written (:func:`config_value`); a config this reader cannot
-    read for sure (includes, quoted values) is asked of git (no git: None)."""
+    read for sure (includes, quoted values, a key without ``=``) is asked of git (no
+    git: None). ``valueless``: what a key written without ``=`` stands for (git's
+    readers get no value, where ``key =`` gives them ""; ``git config --get`` prints
+    an empty line for both, ``--type=bool`` true for the first only); else ""."""
     try:
         return config_value(paths, section, key)
     except Unsure:
         from hive.errors import GitError
         from hive.git.rungit import run_git
 
+        name = f"{section}.{key}"
         try:
-            found = run_git(paths.root, "config", "--get", f"{section}.{key}")
+            found = run_git(paths.root, "config", "--get", name)
+            if found.returncode != 0:
+                return None
+            value = found.stdout.rstrip("\n")
+            if value or valueless is None:
+                return value
+            boolean = run_git(paths.root, "config", "--type=bool", "--get", name)
         except GitError:
             return None
-        return found.stdout.rstrip("\n") if found.returncode == 0 else None
+        return valueless if boolean.stdout.strip() == "true" else value
 
 
 def flag(paths: RepoPaths, section: str, key: str) -> bool:

@@ -25,11 +25,12 @@ PERM_EVERYBODY = 0o664
 
 def shared_perm(paths: RepoPaths) -> int:
     """``core.sharedRepository`` read as git reads it (``git_config_perm``): 0 when the
-    repository is not shared (git's umask), 0o660 for group, 0o664 for everybody, and
+    repository is not shared (git's umask; also ``sharedRepository =``), 0o660 for group
+    (also the key written without ``=``), 0o664 for everybody, and
     ``-mode`` for a file mode (``0640``: exactly those bits, never write for others)."""
     from hive.git.configfile import is_true, setting
 
-    value = setting(paths, "core", "sharedRepository")
+    value = setting(paths, "core", "sharedRepository", valueless="group")
     if value is None or value == "umask":
         return 0
     if value == "group":
