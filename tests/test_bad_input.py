@@ -533,6 +533,32 @@ def test_hooks_uninstall_changes_nothing_when_a_hook_cannot_be_read(
     assert json.loads(json_done.stdout)["code"] == "conflict"
 
 
+@pytest.mark.parametrize("blocker", ["directory", "fifo"])
+def test_hooks_uninstall_refuses_a_chained_hook_that_is_no_file(
+    ws: Workspace, repo: Path, blocker: str
+) -> None:
+    """A ``commit-msg.hive-chained`` that is a directory (or a fifo) was moved into the
+    hook's place; now refused, naming it, before any hook is changed."""
+    assert _run(repo, "hooks", "install").returncode == 0
+    hooks = repo / ".git" / "hooks"
+    chained = hooks / "commit-msg.hive-chained"
+    if blocker == "directory":
+        chained.mkdir()
+        (chained / "inside").write_text("kept\n")
+    else:
+        os.mkfifo(chained)
+    before = {p.name: p.read_text() for p in hooks.iterdir() if p.is_file()}
+    done = _run(repo, "hooks", "uninstall")
+    said = _said(done)
+    assert done.returncode == 4 and str(chained) in said, said
+    assert "then run 'hive hooks uninstall' again" in said, said
+    assert {p.name: p.read_text() for p in hooks.iterdir() if p.is_file()} == before
+    assert "# installed by hive" in (hooks / "commit-msg").read_text()
+    assert chained.is_dir() if blocker == "directory" else chained.is_fifo()
+    json_done = _run(repo, "--json", "hooks", "uninstall")
+    assert json.loads(json_done.stdout)["code"] == "conflict"
+
+
 @pytest.mark.parametrize("value", ["nan", "-1", "inf", "-inf", "1e308", "86401", "soon", "5s"])
 def test_a_lock_timeout_hive_cannot_wait_is_refused_before_anything_is_written(
     ws: Workspace, repo: Path, value: str, monkeypatch: pytest.MonkeyPatch

@@ -169,6 +169,7 @@ def uninstall_hook(ws: Workspace) -> HookResult:
     pre-commit hook's result, the others' in ``also``. Nothing is changed while one of
     them cannot be read."""
     _check_readable(ws, "uninstall")
+    _check_chained(ws)
     first, *others = [_uninstall(ws, name) for name in HOOKS]
     return first.model_copy(update={"also": others})
 
@@ -208,6 +209,23 @@ def _check_readable(ws: Workspace, command: str) -> None:
                 f"cannot read git's hook {path} ({exc.strerror or exc}): make it a readable"
                 f" file or move it away, {again}"
             ) from None
+
+
+def _check_chained(ws: Workspace) -> None:
+    """Refuse, naming it, a chained hook that uninstall would put back in its hook's
+    place but that is no regular file (a directory, a socket): nothing is changed."""
+    again = "then run 'hive hooks uninstall' again"
+    for name in HOOKS:
+        path = os.path.join(hooks_dir(ws), name)
+        chained = path + CHAINED_SUFFIX
+        if not os.path.exists(chained) or os.path.isfile(chained):
+            continue
+        if os.path.exists(path) and MARKER in _read(path):  # readable: _check_readable
+            what = "a directory" if os.path.isdir(chained) else "not a regular file"
+            raise Conflict(
+                f"{chained} is {what}, not a hook to put back in {name}'s place:"
+                f" move it away, {again}"
+            )
 
 
 def _read(path: str) -> str:
