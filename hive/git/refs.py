@@ -18,7 +18,7 @@ from hive.git import killpoints
 from hive.git.owners import owner_alive, owner_tag
 from hive.git.shared import make_directories, share_descriptor, shared_perm
 from hive.record import Frozen, suppress
-from hive.waits import Backoff
+from hive.waits import DEFAULT_WAIT, Backoff
 
 
 class RepoPaths(Frozen):
@@ -310,7 +310,6 @@ def _is_sha(value: str) -> bool:
 # ---------------------------------------------------------------- ref updates
 
 _ZERO = "0" * 40
-REF_LOCK_WAIT = 30.0  # seconds: a ref lock's wait when the caller gives none (the config's default)
 STALE_CHECK_EVERY = 10  # tries between looks for a lock left by a dead hive process
 
 
@@ -322,7 +321,7 @@ def compare_and_swap(
     *,
     who: str,
     message: str,
-    timeout: float = REF_LOCK_WAIT,
+    timeout: float = DEFAULT_WAIT,
 ) -> bool:
     """Move ``ref`` from ``old`` (None: the ref must not exist) to ``new`` under git's
     ``<ref>.lock`` protocol; False when the ref holds anything else.
