@@ -328,3 +328,33 @@ def test_the_stop_of_a_task_group_is_not_reported_as_an_unhandled_error(
             assert [r.getMessage() for r in caplog.records] == ["a real error"]
     finally:
         loop.close()
+
+
+def test_an_abandoned_call_stops_waiting_for_hives_write_lock(tmp_path: Path) -> None:
+    """hive's write lock (``flock``) was polled with a plain sleep: a call the MCP client
+    cancelled waited out the whole lock wait (30 s by default) before its thread, and
+    with it the server's stop at stdin EOF, could end. Every lock wait pauses through
+    ``hive.waits.pause``, which an abandoned call's flag cuts short."""
+    import contextvars
+    import threading
+
+    from hive import waits
+    from hive.git.flock import try_lock
+
+    lock = str(tmp_path / "write.lock")
+    held = try_lock(lock, 0)
+    assert held is not None
+    abandoned = threading.Event()
+    got: list[object] = []
+
+    def call() -> None:
+        waits.abandoned_when(abandoned)  # as the MCP server's worker thread does
+        got.append(try_lock(lock, 3600))
+
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(call,), daemon=True)
+    worker.start()
+    abandoned.set()
+    worker.join(timeout=60)
+    held.release()
+    assert not worker.is_alive(), "the abandoned call still waits for the lock"
+    assert got == [None]

@@ -10,6 +10,7 @@ import time
 
 from hive.errors import GitError
 from hive.store.layout import state_dir_not_a_directory, unwritable
+from hive.waits import pause
 
 
 class Held:
@@ -40,10 +41,9 @@ def try_lock(path: str, wait: float) -> Held | None:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return Held(lambda: os.close(descriptor))
         except OSError:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or not pause(0.005):  # or the call abandoned
                 os.close(descriptor)
                 return None
-            time.sleep(0.005)
 
 
 def _unopenable(path: str, error: OSError) -> GitError:
