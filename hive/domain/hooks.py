@@ -102,8 +102,7 @@ def missing_hooks(ws: Workspace) -> list[str]:
     missing = []
     for name in HOOKS:
         try:
-            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
-                text = f.read()
+            text = _read(os.path.join(directory, name))
         except OSError:
             text = ""
         if not any(sign in text for sign in (MARKER, "hive hooks run", FRAMEWORK_SIGN)):
