@@ -88,8 +88,9 @@ git skips (`$HOME` not a directory, `~/.gitconfig` a directory) is skipped; one
 git cannot parse is named (exit 7).
 
 Output fits the terminal: tables keep every id whole and cut long titles and
-names with `…` (never inside a hidden character's `<U+202E>`), and `hive show`
-wraps long text. `$COLUMNS` sets the width
+names with `…` (never inside a hidden character's `<U+202E>`; where ids are long,
+as a beads import's can be, the assignee gives way to the title first), and `hive
+show` wraps long text. `$COLUMNS` sets the width
 (also when piped); piped output without it is never cut, so `grep` sees whole
 lines.
 
