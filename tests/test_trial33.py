@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.inprocess import Outcome, run_hive
 
 
@@ -53,3 +55,54 @@ def test_list_and_ready_fit_80_columns_with_the_long_ids_of_a_beads_import(
             assert line.split()[0].startswith("bd-beads-polecat-")  # ids whole
             assert line.split()[0].removeprefix("bd-beads-polecat-") in names
             assert "…  Process the pend" in line  # the assignee gave way to the title
+
+
+INTERNAL = (
+    "internal error: PermissionError: [Errno 13] Permission denied: '/somewhere'"
+    " (set HIVE_DEBUG=1 for details)"
+)
+
+
+def _fault(*args: object, **kwargs: object) -> object:
+    raise PermissionError(13, "Permission denied", "/somewhere")
+
+
+def _ctrl_c(*args: object, **kwargs: object) -> object:
+    raise KeyboardInterrupt
+
+
+def test_an_internal_error_under_json_is_a_json_error(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 70 printed its line on stderr only, also under --json: a program that asked
+    for JSON read nothing on stdout (every other error is {"error", "code"} there)."""
+    from hive.cli import entry, main
+
+    ok(hive(repo, "init"))
+    monkeypatch.setattr(entry, "dispatch", _fault)  # a fault in a lean answer
+    monkeypatch.setattr(main, "focused_app", _fault)  # and where the full CLI builds one
+    for module in ("hive", "hive.cli.main"):
+        done = run_hive(["-C", str(repo), "--json", "stats"], module=module)
+        assert done.returncode == 70, done
+        assert json.loads(done.stdout) == {"error": INTERNAL, "code": "internal_error"}
+        assert done.stderr == INTERNAL + "\n"
+        plain = run_hive(["-C", str(repo), "stats"], module=module)
+        assert (plain.returncode, plain.stdout, plain.stderr) == (70, "", INTERNAL + "\n")
+
+
+def test_ctrl_c_under_json_is_a_json_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C ended a command with 130 and 'interrupted' on stderr, also under --json:
+    stdout stayed empty, where every other error is {"error", "code"}."""
+    from hive.cli import entry, main
+
+    ok(hive(repo, "init"))
+    monkeypatch.setattr(entry, "dispatch", _ctrl_c)
+    monkeypatch.setattr(main, "focused_app", _ctrl_c)
+    for module in ("hive", "hive.cli.main"):
+        done = run_hive(["-C", str(repo), "stats", "--json"], module=module)
+        assert (done.returncode, done.stderr) == (130, "interrupted\n"), done
+        assert json.loads(done.stdout) == {"error": "interrupted", "code": "interrupted"}
+        plain = run_hive(["-C", str(repo), "stats"], module=module)
+        assert (plain.returncode, plain.stdout, plain.stderr) == (130, "", "interrupted\n")
+        server = run_hive(["-C", str(repo), "--json", "mcp"], module=module, input="")
+        assert (server.returncode, server.stdout, server.stderr) == (0, "", "")  # stopped
