@@ -538,9 +538,10 @@ def show(inv: Invocation) -> int | None:
 
 def _as_committed(state: State, cells: Sequence[tuple[str, str]]) -> bool:
     """Each shown cell's file in the working tree is as committed (cell id, blob id):
-    an edited one may not load, and the full CLI warns of that. A page is compared
-    (not the files of ``--all`` past EDIT_CHECK_LIMIT); a file that is not there or
-    cannot be read counts as committed (the full CLI would say nothing either)."""
+    an edited one may not load, and a directory in its place cannot be written; the
+    full CLI warns of both. A page is compared (not the files of ``--all`` past
+    EDIT_CHECK_LIMIT); a file that is not there or cannot be read counts as committed
+    (the full CLI would say nothing either)."""
     import os
 
     from hive.git.worktree import edited_on_disk
@@ -549,11 +550,12 @@ def _as_committed(state: State, cells: Sequence[tuple[str, str]]) -> bool:
     if len(cells) > EDIT_CHECK_LIMIT:
         return True
     for cell_id, blob in cells:
+        path = os.path.join(state.paths.root, cell_path(cell_id))
         try:
-            edited = edited_on_disk(os.path.join(state.paths.root, cell_path(cell_id)), blob)
+            edited = edited_on_disk(path, blob)
         except OSError:
             continue
-        if edited:
+        if edited or os.path.isdir(path):
             return False
     return True
 
