@@ -106,3 +106,27 @@ def test_ctrl_c_under_json_is_a_json_error(repo: Path, monkeypatch: pytest.Monke
         assert (plain.returncode, plain.stdout, plain.stderr) == (130, "", "interrupted\n")
         server = run_hive(["-C", str(repo), "--json", "mcp"], module=module, input="")
         assert (server.returncode, server.stdout, server.stderr) == (0, "", "")  # stopped
+
+
+def test_blocked_fits_80_columns_with_many_blockers(repo: Path) -> None:
+    """`hive blocked` printed each cell's blockers on one line, however many: six of
+    them made a 125-column line at COLUMNS=80. They fold between blockers (an id and
+    its status stay together), continued under the first; piped, the line stays whole."""
+    ok(hive(repo, "init", "--prefix", "hv"))
+    target = json.loads(ok(hive(repo, "--json", "create", "Waits on six")))["id"]
+    blockers = [
+        json.loads(ok(hive(repo, "--json", "create", f"Blocker {n}")))["id"] for n in range(6)
+    ]
+    for blocker in blockers:
+        ok(hive(repo, "dep", "add", target, blocker))
+    shown = ok(hive(repo, "blocked", env={**os.environ, "COLUMNS": "80"}))
+    lines = shown.splitlines()
+    assert all(len(line) <= 80 for line in lines), [len(line) for line in lines]
+    head = f"{target} waits on "
+    start = next(n for n, line in enumerate(lines) if line.startswith(head))
+    folded = lines[start:]
+    assert len(folded) == 2 and folded[1].startswith(" " * len(head) + "hv-"), folded
+    said = " ".join(" ".join(folded).split())
+    assert said == head + ", ".join(f"{b} [open]" for b in blockers)
+    piped = ok(hive(repo, "blocked", env={k: v for k, v in os.environ.items() if k != "COLUMNS"}))
+    assert head + ", ".join(f"{b} [open]" for b in blockers) in piped.splitlines()
