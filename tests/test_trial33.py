@@ -130,3 +130,45 @@ def test_blocked_fits_80_columns_with_many_blockers(repo: Path) -> None:
     assert said == head + ", ".join(f"{b} [open]" for b in blockers)
     piped = ok(hive(repo, "blocked", env={k: v for k, v in os.environ.items() if k != "COLUMNS"}))
     assert head + ", ".join(f"{b} [open]" for b in blockers) in piped.splitlines()
+
+
+def test_tools_list_fits_80_columns(repo: Path) -> None:
+    """`hive tools list` printed each name padded to 30 columns and its description
+    whole: lines of up to 106 columns at COLUMNS=80 (piped, they stay whole)."""
+    shown = ok(hive(repo, "tools", "list", env={**os.environ, "COLUMNS": "80"}))
+    lines = shown.splitlines()
+    assert len(lines) > 50 and all(len(line) <= 80 for line in lines), max(map(len, lines))
+    assert any(line.endswith("…") for line in lines)
+    piped = ok(
+        hive(repo, "tools", "list", env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
+    )
+    assert any(len(line) > 80 for line in piped.splitlines())
+
+
+@pytest.mark.parametrize("command", [["list"], ["list", "--json"], ["schema"], ["docs"]])
+@pytest.mark.parametrize("columns", [None, "80"])
+def test_a_reader_that_leaves_hive_tools_is_not_a_failure(
+    repo: Path, command: list[str], columns: str | None
+) -> None:
+    """`hive tools list | head -1` exited 1 (click's way with a closed pipe) or, at a
+    terminal's width, 70 with 'internal error: BrokenPipeError', where `hive list |
+    head -1` exits 0 and says nothing: a `set -o pipefail` script failed on it."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_") and k != "COLUMNS"}
+    if columns:
+        env["COLUMNS"] = columns
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "hive", "-C", str(repo), "tools", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.close()  # the reader goes away before the first line
+    code = reader.wait(timeout=60)
+    error = reader.stderr.read().decode()
+    reader.stderr.close()
+    assert (code, error) == (0, "")

@@ -192,6 +192,21 @@ def say_items(head: str, items: Sequence[str]) -> None:
     say("\n".join([*lines, line]))
 
 
+@contextlib.contextmanager
+def to_reader() -> Iterator[None]:
+    """Output to a reader that may go away (``hive tools list | head -1``): the rest is
+    dropped and the command ends as it would have (``hive.cli.reader_gone``), not with
+    click's exit 1 or an internal error. Generated commands get this from
+    ``hive/cli/build.py``; a hand-written one wraps its printing in it."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from hive.cli import reader_gone
+
+        reader_gone()
+
+
 def row(text: str) -> None:
     """Print one line of a list, cut with an ellipsis to the output's width (whole
     when piped without $COLUMNS), as ``hive list`` cuts a title."""
