@@ -113,4 +113,4 @@ def _wheel_serves_its_assets(hive: Path, repo: Path) -> None:
                 assert answer.status == 200 and answer.read() == asset.read_bytes(), asset
     finally:
         server.terminate()
-        server.wait(timeout=20)
+        server.wait(timeout=120)
