@@ -552,3 +552,19 @@ def test_a_message_logged_without_an_importance_is_normal_to_every_inbox(repo: P
     newest = inbox(bob)[0]
     assert (newest.subject, newest.importance) == ("no importance", "normal")
     assert [h.subject for h in inbox(bob, urgent_only=True)] == ["urgent one"]
+
+
+def test_an_agent_s_mail_commits_carry_the_email_of_its_cell_commits(
+    ws: Workspace, repo: Path
+) -> None:
+    """One agent, one email: the mail log's commits and the cell commits of an agent
+    named with characters outside a-z0-9 (an underscore, an accented letter) are
+    authored by the same NAME@hive.local, so `git log --author` finds both."""
+    for name in ("Crimson_Brook", "Žofie"):
+        worker = agent(repo, name)
+        create_epic(worker, title=f"work of {name}", subtasks=[])
+        send_message(worker, to=[name], subject="note", body="to myself")
+        cell_emails = git(repo, "log", "-1", "--format=%ae", "HEAD")
+        mail_emails = git(repo, "log", "-1", "--format=%ae", MAIL_REF)
+        assert cell_emails.strip() == mail_emails.strip(), (name, cell_emails, mail_emails)
+        assert cell_emails.strip().endswith("@hive.local")

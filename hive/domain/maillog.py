@@ -428,8 +428,11 @@ def author_of(ws: MailHost, name: str) -> Identity:
 
 
 def identity_of(agent: str) -> Identity:
-    slug = "".join(ch if ch.isalnum() or ch in ".-_" else "." for ch in agent.lower())
-    return Identity(name=agent, email=f"{slug or 'agent'}@hive.local")
+    """``agent`` at ``hive.local``, the email of its cell commits too (one slug rule:
+    ``actors.slug``), so that ``git log --author`` finds both."""
+    from hive.domain.actors import slug
+
+    return Identity(name=agent, email=f"{slug(agent)}@hive.local")
 
 
 def require_agent(state: MailState, name: str, *, person: bool = False) -> None:
