@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings
 
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
@@ -23,6 +24,12 @@ from tests import hivefork
 
 if TYPE_CHECKING:
     from tests.serve_sample import Sample
+
+# No wall-clock deadline per example (hypothesis' default is 200 ms, which an example
+# waiting for a core on a loaded machine exceeds: DeadlineExceeded, or Flaky when the
+# retry is quick). A property test that claims a speed measures CPU time instead.
+settings.register_profile("hive", deadline=None)
+settings.load_profile("hive")
 
 
 def _build_click_commands_once() -> None:
