@@ -25,7 +25,11 @@ resident memory (GNU time's ``%M``). Special rows:
   write rows, when HEAD's ``.hive`` is a tree hive wrote, a loose object);
 * the pre-commit hook: ``git commit`` with the hook ``hive hooks install``
   writes, against the same commit with ``--no-verify``, paired; the hive column
-  is the median of the per-pair differences (what the hook adds);
+  is the median of the per-pair differences (what the hook adds); the "agent" rows
+  commit as an agent with its credential (``HIVE_AGENT_TOKEN``), as a worker of
+  ``hive swarm run`` does: the file under the agent's own exclusive reservation (the
+  pre-commit hook alone installed), then with the cell it has in progress (the
+  commit-msg hook alone, which adds its ``Hive-Cell:`` trailer);
 * the first command with no index: ``<git dir>/hive/index.sqlite3*`` deleted,
   then ``hive ready --json`` (time and peak memory).
 
@@ -64,6 +68,8 @@ from hive.store.layout import cell_path  # noqa: E402
 
 BUILD_FORMAT = 2  # bump when the built repositories change shape
 AGENT = "bench"
+SOURCE_PATH = "src/pkg00/mod0.py"  # the file every paired commit changes
+COMMITTER = "bench-worker"  # the agent of the agent hook rows (its own credential)
 IN_PROCESS_AGENT = "bench-mcp"
 PEER = "peer"
 PREFIX = "bn"
@@ -252,9 +258,8 @@ class Bench:
         return step
 
     def touch_source(self) -> str:
-        path = "src/pkg00/mod0.py"
-        (self.repo / path).write_text(f"VALUE = {next(self._counter)}\n")
-        return path
+        (self.repo / SOURCE_PATH).write_text(f"VALUE = {next(self._counter)}\n")
+        return SOURCE_PATH
 
     def git_change(self) -> Sample:
         """The baseline: a one-file change, then fresh ``git add FILE`` and ``git commit``."""
@@ -291,16 +296,40 @@ class Bench:
             )
         )
 
-    def set_hook(self, installed: bool) -> None:
-        """hive's pre-commit hook installed (the one ``hive hooks install`` writes) or removed:
-        untimed set-up, done in this process (a full-CLI process costs ~0.4 s of CPU)."""
-        from hive.domain.hooks import install_hook, uninstall_hook
+    def set_hook(self, installed: bool, only: str | None = None) -> None:
+        """hive's hooks installed (those ``hive hooks install`` writes; ``only``: that one
+        alone) or removed: untimed set-up, done in this process (a full-CLI process costs
+        ~0.4 s of CPU)."""
+        from hive.domain.hooks import HOOKS, install_hook, uninstall_hook
         from hive.domain.workspace import Workspace
 
         ws = Workspace(str(self.repo), from_env=False)
-        action = (install_hook(ws) if installed else uninstall_hook(ws)).action
-        if action not in ("installed", "removed"):
-            raise SystemExit(f"hive's pre-commit hook: {action}")
+        done = install_hook(ws) if installed else uninstall_hook(ws)
+        actions = {result.action for result in (done, *done.also)}
+        if not actions <= {"installed", "removed", "absent"} or actions == {"absent"}:
+            raise SystemExit(f"hive's hooks: {', '.join(sorted(actions))}")
+        for name in HOOKS if installed and only else ():
+            if name != only:
+                (self.git_dir / "hooks" / name).unlink()
+
+    def agent_environment(self) -> dict[str, str]:
+        """The environment of the agent COMMITTER, proven by a credential issued here,
+        holding an exclusive reservation over the file each commit changes and one cell
+        in progress (untimed set-up, in this process)."""
+        from hive.domain.cells import create_cell, start_cell
+        from hive.domain.identity import issue_credential
+        from hive.domain.reservations import reserve
+        from hive.domain.workspace import Workspace
+
+        token = issue_credential(
+            Workspace(str(self.repo), from_env=False), name=COMMITTER, replace=True
+        ).token
+        ws = Workspace(str(self.repo), actor=COMMITTER)
+        reserve(ws, paths=[SOURCE_PATH])
+        start_cell(ws, cell_id=create_cell(ws, title="bench: the agent's work").id)
+        env = environment(COMMITTER)
+        env["HIVE_AGENT_TOKEN"] = token
+        return env
 
     def drop_index(self) -> None:
         for path in glob.glob(str(self.git_dir / INDEX_GLOB)):
@@ -376,7 +405,7 @@ def reset_repo(repo: Path, base: str) -> None:
     for ref in git(repo, "for-each-ref", "--format=%(refname)", "refs/hive").splitlines():
         git(repo, "update-ref", "-d", ref)
     git_dir = Path(git(repo, "rev-parse", "--absolute-git-dir"))
-    for name in ("pre-commit", "pre-commit.hive-chained"):
+    for name in ("pre-commit", "pre-commit.hive-chained", "commit-msg", "commit-msg.hive-chained"):
         (git_dir / "hooks" / name).unlink(missing_ok=True)
     # agents registered by an earlier run (their names would need its credentials)
     (git_dir / "hive" / "identities.json").unlink(missing_ok=True)
@@ -415,6 +444,9 @@ def measure_processes(
     rows += measure_writes(bench)
     rows += measure_reads(bench, ["ready", "list", "show", "help"], "", info["show"])
     rows.append(measure_hook(bench, bar["hook"]))
+    env = bench.agent_environment()
+    rows.append(measure_hook(bench, bar["hook"], ", agent", env=env, only="pre-commit"))
+    rows.append(measure_hook(bench, bar["hook"], ", agent", env=env, only="commit-msg"))
     rows.append(measure_cold(bench, bar["cold"], cold_runs))
     return rows
 
@@ -466,10 +498,19 @@ def measure_reads(bench: Bench, which: list[str], suffix: str, show_id: str = ""
     return rows
 
 
-def measure_hook(bench: Bench, target: Target, suffix: str = "") -> Row:
-    """``git commit`` with hive's pre-commit hook against the same commit without it."""
-    bench.set_hook(installed=True)
-    env = environment()
+def measure_hook(
+    bench: Bench,
+    target: Target,
+    suffix: str = "",
+    *,
+    env: dict[str, str] | None = None,
+    only: str | None = None,
+) -> Row:
+    """``git commit`` with hive's hooks (``only``: that one alone, the row named after
+    it; else the pre-commit hook's row) against the same commit without them, in
+    ``env`` (default: a person's, who has ``HIVE_AGENT`` but no credential)."""
+    bench.set_hook(installed=True, only=only)
+    env = env or environment()
     pairs = Pairs()
 
     def commit(*extra: str) -> Sample:
@@ -483,11 +524,13 @@ def measure_hook(bench: Bench, target: Target, suffix: str = "") -> Row:
     for _ in range(bench.runs):
         pairs.add(commit("--no-verify"), commit())
     added = statistics.median(h - g for h, g in zip(pairs.hive, pairs.git, strict=True))
+    if only == "commit-msg" and "Hive-Cell:" not in git(bench.repo, "log", "-1", "--format=%B"):
+        raise SystemExit("the commit-msg hook added no Hive-Cell trailer to the agent's commit")
     bench.set_hook(installed=False)
     return progress(
         Row(
             bench.size,
-            f"pre-commit hook{suffix}: added to `git commit` (git: without the hook)",
+            f"{only or 'pre-commit'} hook{suffix}: added to `git commit` (git: without the hook)",
             added * 1000,
             statistics.median(pairs.git) * 1000,
             pairs.ratio,

@@ -18,7 +18,7 @@ import pytest
 from hive import __version__
 from hive.cli import hookrun, mcp_start
 from hive.domain.workspace import Workspace
-from tests.conftest import ctrl_c_as_at_a_terminal
+from tests.conftest import ctrl_c_as_at_a_terminal, git
 from tests.inprocess import run_hive
 
 
@@ -67,8 +67,10 @@ def test_ctrl_c_in_the_hooks_full_check_is_interrupted_not_a_traceback(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(hookrun, "hook", pressed)
-    agent = {"HIVE_AGENT": "", "HIVE_AGENT_TOKEN": "x"}  # an agent's commit: the full check
-    done = run_hive(["-C", str(repo), "hooks", "run", "pre-commit"], env=agent)
+    config = repo / ".hive" / "config.yaml"
+    config.write_text(config.read_text() + "# staged\n")
+    git(repo, "add", str(config))  # a .hive/ file staged: the full check validates it
+    done = run_hive(["-C", str(repo), "hooks", "run", "pre-commit"], env={"HIVE_AGENT": ""})
     assert (done.returncode, done.stderr) == (130, "interrupted\n")
 
 

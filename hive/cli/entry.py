@@ -25,6 +25,10 @@ step sees the same directory. Then:
   (``hive/store/index.py``) for the state of the commit HEAD points at, read
   from git just before: the answer can never be older than HEAD. These paths
   import neither typer, pydantic, rich nor dulwich;
+* ``hive hooks run pre-commit`` and ``hive hooks run commit-msg FILE`` (a person's or
+  an agent's commit) are answered by ``hive/cli/lean.py`` when nothing can block the
+  commit and the cell to attribute is sure, else by the full check in this process
+  (``hive/cli/hookrun.py``), without the full CLI;
 * everything else (and these two, when the index does not know HEAD's state
   yet, or an option needs the models) goes to the full CLI (``hive/cli/main.py``)
   with the normalized command line.
@@ -326,7 +330,7 @@ LEAN_COMMANDS: dict[str, Callable[[Invocation], int | None]] = {
     "ready": _lean("lean", "ready"),
     "list": _lean("lean", "list_cells"),
     "show": _lean("lean", "show"),
-    "hooks": _lean("lean", "precommit"),
+    "hooks": _lean("lean", "hooks"),
     "create": _lean("lean_write", "create"),
     "update": _lean("lean_write", "update"),
     "close": _lean("lean_write", "close"),

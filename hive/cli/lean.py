@@ -538,9 +538,10 @@ def show(inv: Invocation) -> int | None:
 
 def _as_committed(state: State, cells: Sequence[tuple[str, str]]) -> bool:
     """Each shown cell's file in the working tree is as committed (cell id, blob id):
-    an edited one may not load, and the full CLI warns of that. A page is compared
-    (not the files of ``--all`` past EDIT_CHECK_LIMIT); a file that is not there or
-    cannot be read counts as committed (the full CLI would say nothing either)."""
+    an edited one may not load, and a directory in its place cannot be written; the
+    full CLI warns of both. A page is compared (not the files of ``--all`` past
+    EDIT_CHECK_LIMIT); a file that is not there or cannot be read counts as committed
+    (the full CLI would say nothing either)."""
     import os
 
     from hive.git.worktree import edited_on_disk
@@ -549,11 +550,12 @@ def _as_committed(state: State, cells: Sequence[tuple[str, str]]) -> bool:
     if len(cells) > EDIT_CHECK_LIMIT:
         return True
     for cell_id, blob in cells:
+        path = os.path.join(state.paths.root, cell_path(cell_id))
         try:
-            edited = edited_on_disk(os.path.join(state.paths.root, cell_path(cell_id)), blob)
+            edited = edited_on_disk(path, blob)
         except OSError:
             continue
-        if edited:
+        if edited or os.path.isdir(path):
             return False
     return True
 
@@ -644,29 +646,62 @@ def nothing_unshown(text: str) -> bool:
     return INVISIBLE_CHARS.isdisjoint(text)
 
 
-# ------------------------------------------------------------------ the pre-commit hook
+# ------------------------------------------------------------------ the hooks
+
+
+def hooks(inv: Invocation) -> int | None:
+    """``hive hooks run pre-commit`` and ``hive hooks run commit-msg FILE`` answered in
+    the hook's own process when the answer is sure (None: ``cli/hookrun.py``'s full
+    check or attribution, then the full CLI for any other form)."""
+    if inv.args == ["run", "pre-commit"]:
+        return precommit(inv)
+    if len(inv.args) == 3 and inv.args[:2] == ["run", "commit-msg"] and not inv.json:
+        return commit_msg(inv, inv.args[2])
+    return None
 
 
 def precommit(inv: Invocation) -> int | None:
     """``hive hooks run pre-commit`` when nothing can block the commit: no ``.hive/``
-    file staged and no staged path under any exclusive reservation (of anybody). Any
+    file staged and no staged path under an exclusive reservation of anybody but the
+    committing agent (``HIVE_AGENT_TOKEN``'s, read from the credential store; a person,
+    or a token of nobody, is blocked by every one); for an agent, also no
+    ``tools.permissions`` rule in the config (its deny rules apply to its commits). Any
     doubt (a reservation that could apply, here or in another worktree, objects it
-    cannot read, a file the fast reader declines, an agent committing with its
-    credential) leaves the verdict to the full check."""
+    cannot read, a file the fast reader declines, a config or credential store it
+    cannot read for sure) leaves the verdict to the full check, which words it."""
     import os
 
     if inv.args != ["run", "pre-commit"] or inv.json:
         return None
     if os.environ.get("HIVE_BYPASS") == "1":
         return 0
-    if os.environ.get("HIVE_AGENT_TOKEN"):
-        return None  # an agent's commit: its tools.permissions deny rules apply (full check)
-    patterns = _exclusive_patterns(inv)
-    if patterns is None:
+    from hive.git.refs import discover, read_head_fast
+
+    try:
+        paths = discover(inv.directory)
+    except (HiveError, OSError):
+        return None
+    if _write_pending(paths):
+        return None
+    agent = ""  # nobody's reservations are the committer's own (a person's commit)
+    token = os.environ.get("HIVE_AGENT_TOKEN")
+    if token:
+        from hive.store import credentials
+
+        try:
+            agent = credentials.name_of_token(paths.hive_state_dir, token) or ""
+        except (HiveError, OSError):
+            return None
+    head = read_head_fast(paths)
+    if head is None or head.commit is None:
+        return None
+    held = _exclusive_holds(paths, head.commit)
+    if held is None or (agent and not _no_path_rules(paths, head.commit)):
         return None
     staged = _staged_paths(inv)
     if staged is None or any(path == ".hive" or path.startswith(".hive/") for path in staged):
         return None
+    patterns = [pattern for holder, pattern in held if not agent or holder != agent]
     if not patterns or not staged:
         return 0
     from hive.domain.globs import glob_matches
@@ -678,46 +713,65 @@ def precommit(inv: Invocation) -> int | None:
     return None if hit else 0
 
 
-def _exclusive_patterns(inv: Invocation) -> list[str] | None:
-    """Patterns of every unexpired exclusive reservation at HEAD and at the HEAD of
-    every other worktree of the repository (the full check counts both: issue 11),
-    read from loose objects or packs; None when that cannot be known cheaply and for
-    sure. The worktrees are those the full check reads (``refs.other_worktree_heads``),
-    so a worktree added or switched by ``git`` counts from the next commit on."""
-    from hive.errors import HiveError
-    from hive.git.refs import discover, other_worktree_heads, read_head_fast
+def _no_path_rules(paths: RepoPaths, commit: str) -> bool:
+    """Whether ``commit``'s config certainly gives no agent a ``tools.permissions`` rule
+    (no ``tools:`` section) and is a config the full check reads (``lean_write``'s
+    reader: else its refusal, or rules it cannot read, are the full check's to word).
+    A commit without ``.hive`` (nothing to enforce) counts as one."""
+    from hive.cli.lean_write import Defer, _config
+    from hive.git.loose import read_object
 
+    listing = _hive_listing(paths, commit)
+    if listing is None:
+        return False
+    if not listing:
+        return True
+    sha = listing.get(b"config.yaml")
+    found = None if sha is None else read_object(paths, sha)
+    if found is None or found[0] != b"blob":
+        return False
     try:
-        paths = discover(inv.directory)
-    except (HiveError, OSError):
-        return None
-    if _write_pending(paths):
-        return None
-    head = read_head_fast(paths)
-    if head is None or head.commit is None:
-        return None
-    commits = [head.commit, *(other.commit for other in other_worktree_heads(paths))]
-    patterns: list[str] = []
+        return _config(found[1])["tools"] is None
+    except Defer:
+        return False
+
+
+def _exclusive_holds(paths: RepoPaths, head: str) -> list[tuple[str, str]] | None:
+    """(holder, pattern) of every unexpired exclusive reservation at ``head`` and at the
+    HEAD of every other worktree of the repository (the full check counts both: issue
+    11), read from loose objects or packs; None when that cannot be known cheaply and
+    for sure. The worktrees are those the full check reads (``refs.other_worktree_heads``),
+    so a worktree added or switched by ``git`` counts from the next commit on."""
+    from hive.git.refs import other_worktree_heads
+
+    commits = [head, *(other.commit for other in other_worktree_heads(paths))]
+    held: list[tuple[str, str]] = []
     for commit in dict.fromkeys(commits):  # worktrees on one commit: read once
-        found = _patterns_at(paths, commit) if commit is not None else []
+        found = _holds_at(paths, commit) if commit is not None else []
         if found is None:
             return None
-        patterns += found
-    return patterns
+        held += found
+    return held
 
 
-def _patterns_at(paths: RepoPaths, commit: str) -> list[str] | None:
-    """Patterns of the unexpired exclusive reservations of ``commit``'s tree (None: not
-    readable here for sure)."""
-    from hive.git.loose import read_object, read_tree, tree_entries
+def _hive_listing(paths: RepoPaths, commit: str) -> dict[bytes, str] | None:
+    """The entries of ``commit``'s ``.hive`` tree ({} when it has none); None when not
+    readable here for sure."""
+    from hive.git.loose import read_tree, tree_entries
 
     found = tree_entries(paths, commit)
     if found is None:
         return None
     hive = found[0]
-    if hive is None:
-        return []
-    listing = read_tree(paths, hive)
+    return {} if hive is None else read_tree(paths, hive)
+
+
+def _holds_at(paths: RepoPaths, commit: str) -> list[tuple[str, str]] | None:
+    """(holder, pattern) of the unexpired exclusive reservations of ``commit``'s tree
+    (None: not readable here for sure)."""
+    from hive.git.loose import read_object, read_tree
+
+    listing = _hive_listing(paths, commit)
     if listing is None:
         return None
     held = listing.get(b"reservations")
@@ -726,22 +780,22 @@ def _patterns_at(paths: RepoPaths, commit: str) -> list[str] | None:
     files = read_tree(paths, held)
     if files is None:
         return None
-    patterns: list[str] = []
+    found: list[tuple[str, str]] = []
     for name, sha in files.items():
         obj = read_object(paths, sha)
         if obj is None or obj[0] != b"blob":
             return None
-        found_patterns = _patterns_of(name.decode("utf-8", "surrogateescape"), obj[1])
-        if found_patterns is None:
+        holds = _holds_of(name.decode("utf-8", "surrogateescape"), obj[1])
+        if holds is None:
             return None
-        patterns += found_patterns
-    return patterns
+        found += holds
+    return found
 
 
-def _patterns_of(name: str, data: bytes) -> list[str] | None:
-    """The patterns of the active exclusive reservations of the file ``name`` holding
-    ``data``; None for a file the full check would not read as this: one the plain
-    reader declines (the model may refuse it) or that is misfiled, which the full
+def _holds_of(name: str, data: bytes) -> list[tuple[str, str]] | None:
+    """(holder, pattern) of the active exclusive reservations of the file ``name``
+    holding ``data``; None for a file the full check would not read as this: one the
+    plain reader declines (the model may refuse it) or that is misfiled, which the full
     check reports as untrusted and refuses the commit for (``load_reservations``)."""
     from hive.domain import reservecore
     from hive.times import utc_now
@@ -752,7 +806,88 @@ def _patterns_of(name: str, data: bytes) -> list[str] | None:
     if found is None or reservecore.misfiled(path, found.agent, holders) is not None:
         return None
     now = utc_now()
-    return [r.path_pattern for r in found.reservations if r.exclusive and r.active(now)]
+    return [(r.agent, r.path_pattern) for r in found.reservations if r.exclusive and r.active(now)]
+
+
+def commit_msg(inv: Invocation, message_file: str) -> int | None:
+    """``hive hooks run commit-msg FILE``: the ``Hive-Cell:`` trailer of the cell an
+    agent works on, by ``hive.domain.commitmsg``'s own rules, its cells read from the
+    state index for HEAD's state (``hookrun.attribute`` builds a full Workspace for the
+    same answer). None (the full path) when the credential store, git's
+    ``core.commentChar`` or HEAD's cells cannot be read here for sure."""
+    import os
+
+    token = os.environ.get("HIVE_AGENT_TOKEN") or None
+    if token is None:
+        return 0  # a person's commit: nothing to add (hookrun.attribute reads nothing)
+    from hive.domain.commitmsg import add_cell, chosen_cell, empty_message
+    from hive.git.configfile import Unsure, config_value
+    from hive.git.refs import discover
+    from hive.store import credentials
+
+    try:
+        paths = discover(inv.directory)
+        if _write_pending(paths):
+            return None  # the full path settles it first (and says so)
+        agent = credentials.name_of_token(paths.hive_state_dir, token)
+        mark = config_value(paths, "core", "commentChar") if agent else None
+    except (HiveError, OSError, Unsure):
+        return None
+    if agent is None or empty_message(message_file, mark):
+        return 0
+    try:
+        state = open_state(inv)
+    except Refusal:
+        return None  # no hive at HEAD: what the full path reads there is its affair
+    wanted = os.environ.get("HIVE_CELL") or None
+    cells = None if state is None else _cells_for(state, agent, wanted)
+    if state is None or cells is None:
+        return None
+    cell = chosen_cell(cells, agent, wanted)
+    if cell is None:
+        return 0
+    from hive.cli.lean_write import guarded
+
+    root = state.paths.root
+
+    def attribute() -> int:  # never blocks the commit (exit 0), as hookrun.attribute
+        add_cell(root, message_file, cell)
+        return 0
+
+    return guarded(inv, attribute)
+
+
+class _Facts:
+    """A cell as ``commitmsg.chosen_cell`` reads it (``Node``'s fields)."""
+
+    __slots__ = ("assignee", "deleted", "status")
+
+    def __init__(self, status: str | None, assignee: str | None, deleted: bool) -> None:
+        self.status = status
+        self.assignee = assignee
+        self.deleted = deleted
+
+
+def _cells_for(state: State, agent: str, wanted: str | None) -> dict[str, _Facts] | None:
+    """The cells of HEAD's state ``chosen_cell`` needs (``wanted``, else every live cell
+    ``agent`` has in progress), as the full path's ``CellIndex.nodes`` has them; None
+    when the index cannot say for sure (cell files outside hive's shards, a copy or an
+    unreadable file of ``wanted``)."""
+    from hive.cli.lean_write import lookup, usable
+
+    if not state.index.is_sharded(state.key):
+        return None
+    if wanted:
+        found = lookup(state.index, state.key, wanted)
+        only = usable(found, wanted) if found else None
+        if found and only is None:
+            return None
+        return {} if only is None else {wanted: _Facts(only.status, only.assignee, only.deleted)}
+    query = ListQuery(status="in_progress", assignee=agent, limit=None)
+    listed = state.index.list_rows(state.key, query)
+    if listed is None:
+        return None
+    return {row.id: _Facts(row.status, row.assignee, False) for row in listed[0]}
 
 
 def _staged_paths(inv: Invocation) -> list[str] | None:

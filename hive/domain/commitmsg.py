@@ -3,15 +3,39 @@
 agent's own ``git commit`` (say ``git commit -a`` by a worker of ``hive swarm run`` in
 the shared working tree) with the hive commits of that cell. Only for an agent proven
 by its credential, and only for a cell assigned to it: a person's commits, and
-commits of an agent that works on no cell or on several, are left as they are."""
+commits of an agent that works on no cell or on several, are left as they are.
+
+The rules (:func:`chosen_cell`, :func:`empty_message`) take plain facts, so the hook's
+own process (``hive/cli/lean.py``, from the state index) and the full path
+(:func:`add_cell_trailer`, from a Workspace) decide with the same code; nothing here
+imports the models."""
 
 from __future__ import annotations
 
 import os
 
-from hive.domain.workspace import Workspace
 from hive.git.rungit import add_trailer
 from hive.store import credentials
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Protocol
+
+    from hive.domain.workspace import Workspace
+
+    class CellFacts(Protocol):
+        """What attribution reads of a cell (``hive.store.index.Node`` has it)."""
+
+        @property
+        def status(self) -> str | None: ...
+
+        @property
+        def assignee(self) -> str | None: ...
+
+        @property
+        def deleted(self) -> bool: ...
+
 
 CELL_TRAILER = "Hive-Cell"
 
@@ -24,37 +48,49 @@ def add_cell_trailer(
     of ``token`` and the commit is that agent's work on cell ID (:func:`commit_cell`).
     An empty message is left empty, so that git still refuses it. The cell, or None."""
     agent = credentials.name_of_token(ws.git.paths.hive_state_dir, token) if token else None
-    if agent is None or _empty_message(ws, message_file):
+    if agent is None or empty_message(message_file, ws.git.config_value("core", "commentChar")):
         return None
     found = commit_cell(ws, agent, cell)
     if found is not None:
-        add_trailer(ws.root, os.path.abspath(message_file), CELL_TRAILER, found)
+        add_cell(ws.root, message_file, found)
     return found
 
 
+def add_cell(root: str, message_file: str, cell: str) -> None:
+    """The trailer ``Hive-Cell: cell`` added to ``message_file`` (GitError when git
+    cannot)."""
+    add_trailer(root, os.path.abspath(message_file), CELL_TRAILER, cell)
+
+
 def commit_cell(ws: Workspace, agent: str, wanted: str | None) -> str | None:
+    """:func:`chosen_cell` over HEAD's cells, read from the state's light facts
+    (``CellIndex.nodes``): no cell is decoded, as this runs on each of the agent's
+    commits."""
+    return chosen_cell(ws.cells().nodes, agent, wanted)
+
+
+def chosen_cell(cells: Mapping[str, CellFacts], agent: str, wanted: str | None) -> str | None:
     """The cell a commit by ``agent`` belongs to: ``wanted`` (a worker's ``HIVE_CELL``)
     when it is assigned to the agent, else the one cell the agent has in progress;
-    None otherwise (a ``HIVE_CELL`` that is not its cell attributes nothing). Read from
-    the state's light facts (``CellIndex.nodes``): no cell is decoded, as this runs on
-    each of the agent's commits."""
-    nodes = ws.cells().nodes
+    None otherwise (a ``HIVE_CELL`` that is not its cell attributes nothing). ``cells``
+    by id: every cell, or at least ``wanted`` and every cell assigned to ``agent``."""
     if wanted:
-        node = nodes.get(wanted)
+        node = cells.get(wanted)
         mine = node is not None and not node.deleted and node.assignee == agent
         return wanted if mine else None
     working = [
-        node.id
-        for node in nodes.values()
+        cell_id
+        for cell_id, node in cells.items()
         if node.assignee == agent and node.status == "in_progress" and not node.deleted
     ]
     return working[0] if len(working) == 1 else None
 
 
-def _empty_message(ws: Workspace, message_file: str) -> bool:
+def empty_message(message_file: str, comment_char: str | None) -> bool:
     """Whether the message has no line but blank ones and comments (git aborts such a
-    commit; with a trailer it would not). Unreadable: taken to be empty."""
-    mark = ws.git.config_value("core", "commentChar") or "#"
+    commit; with a trailer it would not), ``comment_char`` being git's
+    ``core.commentChar``. Unreadable: taken to be empty."""
+    mark = comment_char or "#"
     if len(mark) != 1:  # 'auto' and the like: git's default
         mark = "#"
     try:

@@ -210,13 +210,18 @@ def test_a_directory_in_place_of_a_cell_file(ws: Workspace, repo: Path) -> None:
     assert any("is a directory" in p.message for p in diagnose(fresh).problems)
 
 
-def test_a_directory_in_the_working_tree_in_place_of_a_cell_file(ws: Workspace, repo: Path) -> None:
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])
+def test_a_directory_in_the_working_tree_in_place_of_a_cell_file(
+    ws: Workspace, repo: Path, module: str
+) -> None:
+    """``hive`` (the console script, whose lean path answers list/ready/show) warns as
+    the full CLI does: the lean list and ready printed the cell without a word."""
     cell = create_cell(ws, title="shadowed on disk")
     full = repo / cell_path(cell.id)
     full.unlink()
     full.mkdir()
-    result = run_hive(["-C", str(repo), "show", cell.id], module="hive.cli.main")
-    assert result.exit_code == 0 and "is a directory" in result.output
-    result = run_hive(["-C", str(repo), "list"], module="hive.cli.main")
-    assert "is a directory" in result.output
+    for args in (["show", cell.id], ["show", cell.id, "--json"], ["list"], ["ready"]):
+        result = run_hive(["-C", str(repo), *args], module=module)
+        assert result.exit_code == 0 and cell.id in result.stdout, (args, result.output)
+        assert "is a directory, not a cell file" in result.stderr, (args, result.output)
     assert any("is a directory" in p.message for p in diagnose(Workspace(str(repo))).problems)

@@ -1,0 +1,302 @@
+"""An agent's own ``git commit`` checked and attributed in the hook's own process.
+
+``hive hooks run pre-commit`` and ``hive hooks run commit-msg FILE`` with an agent's
+credential are answered by ``hive/cli/lean.py`` when the answer is sure, and handed to
+the full check (``hive/cli/hookrun.py``: a Workspace, the models) otherwise. Each case
+here is decided both ways, in process: whenever the lean path answers, its exit code
+and what it writes are the full path's."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hive.cli import entry, hookrun, parse
+from hive.domain.cells import create_cell, delete_cell, start_cell
+from hive.domain.hooks import install_hook
+from hive.domain.reservations import reserve
+from hive.domain.reservecore import reservation_path
+from hive.domain.workspace import Workspace
+from tests.conftest import agent_env, credential, git
+from tests.seedkit import configure
+
+HEAVY = ("typer", "click", "pydantic", "rich", "dulwich", "ruamel")
+Outcome = tuple[int | None, str]
+
+
+def _lean(repo: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    code = entry.dispatch(parse(["-C", str(repo), "hooks", "run", *args]))
+    return code, capsys.readouterr().err
+
+
+def _full(repo: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    code = hookrun.hook(parse(["-C", str(repo), "hooks", "run", *args]))
+    return code, capsys.readouterr().err
+
+
+def _environment(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    for key in ("HIVE_AGENT", "HIVE_AGENT_TOKEN", "HIVE_BYPASS", "HIVE_CELL"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+
+
+def _stage(repo: Path, path: str, text: str = "changed\n") -> None:
+    full = repo / path
+    full.parent.mkdir(parents=True, exist_ok=True)
+    full.write_text(text)
+    git(repo, "add", path)
+
+
+def _expire(repo: Path, holder: str) -> None:
+    """``holder``'s reservations end when they began (committed by git, as a pull
+    brings them; the plain reader still reads the file)."""
+    path = repo / reservation_path(holder)
+    lines = path.read_text().splitlines(keepends=True)
+    began = next(line for line in lines if "created_at:" in line).split(":", 1)[1]
+    path.write_text(
+        "".join(
+            line.split(":", 1)[0] + ":" + began if "expires_at:" in line else line for line in lines
+        )
+    )
+    git(repo, "commit", "-qm", "expired", "--no-verify", "--", str(path))
+
+
+def _bee(repo: Path, **extra: str) -> dict[str, str]:
+    return {"HIVE_AGENT": "Bee", "HIVE_AGENT_TOKEN": credential(repo, "Bee"), **extra}
+
+
+# (case, set-up, the environment, whether the lean path answers, the full verdict)
+Case = tuple[str, Callable[[Path], None], Callable[[Path], dict[str, str]], bool, int]
+
+
+def _hold(
+    holder: str, pattern: str = "src/**", *, exclusive: bool = True
+) -> Callable[[Path], None]:
+    def setup(repo: Path) -> None:
+        reserve(Workspace(str(repo), actor=holder), paths=[pattern], exclusive=exclusive)
+
+    return setup
+
+
+def _nothing(repo: Path) -> None:
+    return None
+
+
+def _expired(repo: Path) -> None:
+    _hold("Ant")(repo)
+    _expire(repo, "Ant")
+
+
+def _deny(pattern: str) -> Callable[[Path], None]:
+    def setup(repo: Path) -> None:
+        configure(repo, tools={"permissions": {"Bee": {"*": {"denied_paths": [pattern]}}}})
+
+    return setup
+
+
+def _broken_config(repo: Path) -> None:
+    config = repo / ".hive" / "config.yaml"
+    config.write_text(config.read_text().replace("prefix: hv", "prefix: 5"))
+    git(repo, "commit", "-qam", "broken", "--no-verify")
+
+
+def _hive_file_staged(repo: Path) -> None:
+    create_cell(Workspace(str(repo), actor="Ant"), title="staged by hand")
+    cell = next((repo / ".hive" / "cells").glob("*/*.yaml"))
+    cell.write_text(cell.read_text().replace("priority: 2", "priority: 1"))
+    git(repo, "add", str(cell))
+
+
+PRECOMMIT_CASES: list[Case] = [
+    ("a person, nothing reserved", _nothing, lambda repo: {}, True, 0),
+    ("an agent, nothing reserved", _nothing, _bee, True, 0),
+    ("its own exclusive reservation", _hold("Bee"), _bee, True, 0),
+    ("another agent's exclusive reservation", _hold("Ant"), _bee, False, 1),
+    ("another agent's reservation elsewhere", _hold("Ant", "docs/**"), _bee, True, 0),
+    ("another agent's shared reservation", _hold("Ant", exclusive=False), _bee, True, 0),
+    ("another agent's expired reservation", _expired, _bee, True, 0),
+    ("its own, with another's elsewhere", _hold("Ant", "lib/**"), _bee, True, 0),
+    ("bypassed", _hold("Ant"), lambda repo: _bee(repo, HIVE_BYPASS="1"), True, 0),
+    ("a token of nobody", _nothing, lambda repo: {"HIVE_AGENT_TOKEN": "hive_nobody"}, True, 0),
+    (
+        "a token of nobody, another's reservation",
+        _hold("Ant"),
+        lambda repo: {"HIVE_AGENT": "Bee", "HIVE_AGENT_TOKEN": "hive_nobody"},
+        False,
+        1,
+    ),
+    ("a name without its token", _hold("Bee"), lambda repo: {"HIVE_AGENT": "Bee"}, False, 1),
+    ("a deny rule it hits", _deny("src/**"), _bee, False, 1),
+    ("a deny rule it misses", _deny("secrets/**"), _bee, False, 0),
+    ("a config the full check refuses", _broken_config, _bee, False, 1),
+    ("a .hive/ file staged", _hive_file_staged, _bee, False, 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("setup", "env", "answered", "code"),
+    [case[1:] for case in PRECOMMIT_CASES],
+    ids=[case[0] for case in PRECOMMIT_CASES],
+)
+def test_the_lean_pre_commit_verdict_is_the_full_check_s(
+    ws: Workspace,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    setup: Callable[[Path], None],
+    env: Callable[[Path], dict[str, str]],
+    answered: bool,
+    code: int,
+) -> None:
+    credential(repo, "Ant")
+    environment = env(repo)  # the credential issued before the set-up (a broken config)
+    setup(repo)
+    _stage(repo, "src/a.py")
+    _environment(monkeypatch, environment)
+    lean = _lean(repo, ["pre-commit"], capsys)
+    full = _full(repo, ["pre-commit"], capsys)
+    assert full[0] == code, full
+    assert (lean[0] is not None) == answered, lean
+    if lean[0] is not None:
+        assert lean == full
+    if code:
+        assert full[1].endswith("hive: commit blocked (HIVE_BYPASS=1 or --no-verify to skip)\n")
+
+
+def test_an_agent_s_commit_is_checked_without_the_models(ws: Workspace, repo: Path) -> None:
+    """The lean path really answers an agent's commit over its own reservation, in a
+    fresh process: exit 0 from ``dispatch`` and none of the full check's imports."""
+    reserve(Workspace(str(repo), actor="Bee"), paths=["src/**"])
+    reserve(Workspace(str(repo), actor="Ant"), paths=["docs/**"])
+    _stage(repo, "src/a.py")
+    message = repo.parent / "message.txt"
+    message.write_text("work\n")
+    cell = start_cell(Workspace(str(repo), actor="Bee"), cell_id=create_cell(ws, title="w").id)
+    env = agent_env(repo, "Bee")
+    for args in (["pre-commit"], ["commit-msg", str(message)]):
+        modules, code = _modules_after(repo, env, args)
+        assert code == "0", args
+        assert not modules & set(HEAVY), (args, sorted(modules & set(HEAVY)))
+    assert message.read_text() == f"work\n\nHive-Cell: {cell.id}\n"
+
+
+def _modules_after(repo: Path, env: dict[str, str], args: list[str]) -> tuple[set[str], str]:
+    probe = (
+        "import sys\n"
+        "from hive.cli.entry import parse, dispatch\n"
+        f"code = dispatch(parse({['hooks', 'run', *args]!r}))\n"
+        "print(code)\n"
+        "print(' '.join(sorted(m.split('.')[0] for m in sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    code, modules = done.stdout.splitlines()[-2:]
+    return set(modules.split()), code
+
+
+# ------------------------------------------------------------------ commit-msg
+
+
+def _started(repo: Path, ws: Workspace, holder: str, title: str) -> str:
+    return start_cell(
+        Workspace(str(repo), actor=holder), cell_id=create_cell(ws, title=title).id
+    ).id
+
+
+MESSAGES = {
+    "plain": "work on it\n",
+    "trailers": "work on it\n\nCo-authored-by: A <a@example.com>\n",
+    "comments": "work on it\n# Please enter the commit message\n",
+    "empty": "\n# only comments\n",
+}
+
+
+@pytest.mark.parametrize("message", sorted(MESSAGES))
+def test_the_lean_commit_msg_trailer_is_the_full_path_s(
+    ws: Workspace,
+    repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    message: str,
+) -> None:
+    mine = _started(repo, ws, "Bee", "mine")
+    theirs = _started(repo, ws, "Ant", "theirs")
+    gone = _started(repo, ws, "Bee", "gone")
+    delete_cell(Workspace(str(repo), actor="Bee"), cell_id=gone)
+    cases: list[tuple[dict[str, str], bool]] = [
+        ({}, True),  # a person's commit
+        (_bee(repo), True),  # its one cell in progress
+        (_bee(repo, HIVE_CELL=mine), True),
+        (_bee(repo, HIVE_CELL=theirs), True),  # not its cell: nothing
+        (_bee(repo, HIVE_CELL=gone), True),  # deleted: nothing
+        (_bee(repo, HIVE_CELL="hv-nothere"), True),
+        ({"HIVE_AGENT_TOKEN": "hive_nobody"}, True),
+    ]
+    for number, (env, answered) in enumerate(cases):
+        _environment(monkeypatch, env)
+        lean_file, full_file = tmp_path / f"lean{number}", tmp_path / f"full{number}"
+        lean_file.write_text(MESSAGES[message])
+        full_file.write_text(MESSAGES[message])
+        lean = _lean(repo, ["commit-msg", str(lean_file)], capsys)
+        full = _full(repo, ["commit-msg", str(full_file)], capsys)
+        assert (lean[0] is not None) == answered, (env, lean)
+        assert lean == full == (0, ""), env
+        assert lean_file.read_text() == full_file.read_text(), env
+    _environment(monkeypatch, _bee(repo))
+    start_cell(Workspace(str(repo), actor="Bee"), cell_id=create_cell(ws, title="second").id)
+    said = tmp_path / "two"
+    said.write_text(MESSAGES[message])
+    assert _lean(repo, ["commit-msg", str(said)], capsys) == (0, "")  # two in progress: none
+    assert said.read_text() == MESSAGES[message]
+
+
+def test_an_agent_s_commit_carries_its_cell_exactly_as_before(ws: Workspace, repo: Path) -> None:
+    """Through the real ``git commit`` with the installed hooks (the lean path answers
+    them): the message git records is the agent's, with one ``Hive-Cell:`` trailer
+    after its own trailers; a commit over another agent's reservation is still
+    refused, with the full check's words."""
+    install_hook(ws)
+    cell = _started(repo, ws, "Bee", "mine")
+    reserve(Workspace(str(repo), actor="Bee"), paths=["src/**"])
+    reserve(Workspace(str(repo), actor="Ant"), paths=["docs/**"])
+    env = agent_env(repo, "Bee")
+    _stage(repo, "src/a.py")
+    message = "parser: first cut\n\nThe body.\n\nCo-authored-by: A <a@example.com>"
+    done = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "-m", message],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    recorded = git(repo, "log", "-1", "--format=%B")
+    assert recorded == f"{message}\nHive-Cell: {cell}\n\n"
+    _stage(repo, "docs/guide.md")
+    refused = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "-m", "docs"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 1
+    assert "hive: docs/guide.md is reserved by Ant" in refused.stderr
+
+
+def test_the_hooks_in_a_repository_without_hive(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No ``.hive`` at HEAD: nothing to enforce for an agent's commit either, and no
+    trailer (the lean path says so, as the full path does)."""
+    assert shutil.which("git")
+    _stage(repo, "src/a.py")
+    _environment(monkeypatch, {"HIVE_AGENT_TOKEN": "hive_nobody"})
+    assert _lean(repo, ["pre-commit"], capsys) == _full(repo, ["pre-commit"], capsys) == (0, "")
