@@ -717,7 +717,9 @@ def test_a_body_declared_too_large_is_refused_before_it_is_read(
     from urllib.parse import urlsplit
 
     where = urlsplit(server.url)
-    with socket.create_connection((where.hostname, where.port), timeout=10) as sock:
+    # a server that waited for the body would never answer: the socket's timeout is only a
+    # failure's, long enough for a loaded machine
+    with socket.create_connection((where.hostname, where.port), timeout=60) as sock:
         sock.sendall(
             b"POST /api/actions/note HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             b"Content-Type: application/x-www-form-urlencoded\r\n"
