@@ -245,6 +245,13 @@ def test_demo_runs_a_real_swarm_and_keeps_the_repository(tmp_path: Path) -> None
     assert "hive review" in out and "+def sign_up_and_login_endpoints() -> str:" in out
     assert "feature-based" in out.split("hive swarm insights")[1]
     repo = tmp_path / "demo"
+    # the newest commits, as `git log --oneline` prints them (the README's main job shows them)
+    shown = out.split(" git log --oneline ")[1].split("hive swarm insights")[0].splitlines()[1:-1]
+    logged = git(repo, "log", "--format=%H %s").splitlines()
+    assert len(shown) == 13 and shown[-1] == f"... and {len(logged) - 12} older commits"
+    for line, entry in zip(shown[:-1], logged, strict=False):
+        (short, subject), (sha, logged_subject) = line.split(" ", 1), entry.split(" ", 1)
+        assert len(short) == 7 and sha.startswith(short) and subject == logged_subject
     completes = git(repo, "log", "--format=%h", "--grep=^hive: complete").split()
     assert len(completes) == 5
     files = git(repo, "show", "--name-only", "--format=", completes[0]).split()
@@ -274,6 +281,7 @@ def test_demo_json_and_removing_the_scratch_repository(tmp_path: Path) -> None:
         "run_finished",
         "board",
         "review",
+        "log",
         "insights",
     ):
         assert kind in kinds

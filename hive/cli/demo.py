@@ -5,8 +5,9 @@ subtasks (strategy, validated decomposition, one commit), runs a swarm of
 example agents on it in parallel with ``hive swarm run`` (each worker a real
 process that reserves its files, reports progress and finishes with
 ``swarm_complete`` through hive's tools), then prints the board, the review
-diff of one subtask and the strategy insights. ``--keep DIR`` leaves the
-repository to explore; ``--json`` prints one JSON object per line instead.
+diff of one subtask, the newest commits as ``git log --oneline`` prints them
+and the strategy insights. ``--keep DIR`` leaves the repository to explore;
+``--json`` prints one JSON object per line instead.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ PLAN = """The plan, as an LLM planner would answer the prompt:
    {"title": "Document user accounts", "files": ["docs/accounts.md"]}]}
 ```"""
 REVIEWED = 2  # the subtask whose review diff is shown
+LOG_SHOWN = 12  # the newest commits shown, as `git log --oneline` prints them
 CODEBASE = {
     "README.md": "# shop\n\nA small web shop.\n",
     "app/__init__.py": '"""The shop application."""\n',
@@ -158,7 +160,15 @@ def _report(
     board = [*list_cells(ws, parent=epic.id, status="all"), *list_cells(ws, type="epic")]
     emit("board", {"cells": board, "result": result})
     emit("review", review(ws, target=subtasks[REVIEWED].id, with_patch=True))
+    emit("log", _git_log(ws))
     emit("insights", insights(ws))
+
+
+def _git_log(ws: Workspace) -> dict[str, Any]:
+    """The branch's commits, newest first (the newest LOG_SHOWN of them) and how many."""
+    commits = list(ws.git.iter_commits())
+    shown = [{"commit": c.sha, "subject": c.subject} for c in commits[:LOG_SHOWN]]
+    return {"commits": shown, "total": len(commits)}
 
 
 # ------------------------------------------------------------------ output
@@ -205,6 +215,12 @@ def _text_emitter() -> Emit:
         elif kind == "review":
             output.heading(f"hive review {value.target}  (the code; hive's own files elided)")
             render_review(_code_only(value), per="commit")
+        elif kind == "log":
+            output.heading("git log --oneline")
+            for commit in value["commits"]:
+                output.say(f"{commit['commit'][:7]} {commit['subject']}")
+            if value["total"] > len(value["commits"]):
+                output.say(f"... and {value['total'] - len(value['commits'])} older commits")
         elif kind == "insights":
             output.heading("hive swarm insights")
             render_insights(value)
