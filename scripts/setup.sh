@@ -60,6 +60,11 @@ if ! up_to_date; then
   if [ "$status" != "0" ]; then
     cat "$log" >&2
     echo "setup failed: could not install hive into .venv (pip output above)" >&2
+    if grep -qE "No matching distribution found|Failed to establish a new connection" "$log"; then
+      echo "pip found no package index: the first setup downloads hive's dependencies" \
+        "from PyPI (or the index pip is configured for), so it needs the network;" \
+        "run it again once pip can reach one" >&2
+    fi
     rm -f "$log"
     exit 1
   fi

@@ -248,3 +248,19 @@ def test_reserve_and_release_print_patterns_as_they_are(ws: Workspace, repo: Pat
     reserved = run_hive(["-C", str(repo), "reserve", "app/[id]/**"], module="hive.cli.main")
     assert reserved.returncode == 0, reserved.stderr
     assert "reserved #1 app/[id]/** (exclusive)" in reserved.stdout
+
+
+def test_review_of_an_outcome_without_a_summary_ends_with_its_counts(
+    ws: Workspace, repo: Path
+) -> None:
+    """An outcome recorded without a summary (swarm_record_outcome's default) printed
+    'outcome:  failure in 1s, 0 errors, 0 retries — ' with a dash before nothing."""
+    from hive.domain.cells import create_cell
+    from hive.domain.swarm.progress import swarm_record_outcome
+
+    cell = create_cell(ws, title="done elsewhere")
+    swarm_record_outcome(ws, cell_id=cell.id, success=False, duration_ms=1000)
+    shown = hive(repo, "review", cell.id, "--stat")
+    assert shown.returncode == 0, shown.stderr
+    outcome = next(line for line in shown.stdout.splitlines() if "outcome:" in line)
+    assert outcome == "  outcome:  failure in 1s, 0 errors, 0 retries"

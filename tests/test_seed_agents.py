@@ -590,6 +590,46 @@ def test_bypass_permissions(ws: Workspace, repo: Path) -> None:
     )
 
 
+def test_bypass_permissions_covers_reservations_and_the_commit_hook(
+    ws: Workspace, repo: Path
+) -> None:
+    """The path rules a bypassing agent skips are skipped where the domain applies them
+    too: its reservations (tool and command line) and its commits (the pre-commit hook's
+    ``git_commit`` rules). They were refused there while its file tools were allowed."""
+    import subprocess
+
+    from hive.domain.hooks import install_hook
+    from tests.conftest import agent_env, credential, git
+
+    configure(
+        repo,
+        tools={"permissions": {"*": {"*": {"denied_paths": ["secrets/**"]}}}},
+        agents={"admin": {"bypass_permissions": True}},
+    )
+    for name in ("worker", "admin"):
+        credential(repo, name)  # registered, as reserving needs
+    denied = error(repo, "worker", "swarmmail_reserve", {"paths": ["secrets/a.txt"]})
+    assert denied["code"] == "permission_denied", denied
+    granted = result(repo, "admin", "swarmmail_reserve", {"paths": ["secrets/a.txt"]})
+    assert [r["path_pattern"] for r in granted["granted"]] == ["secrets/a.txt"]
+    assert hive(repo, "reserve", "secrets/b.txt", actor="worker").returncode == 5
+    assert hive(repo, "reserve", "secrets/b.txt", actor="admin").returncode == 0
+    install_hook(ws)
+    (repo / "secrets").mkdir()
+    (repo / "secrets/a.txt").write_text("key\n")
+    git(repo, "add", "secrets/a.txt")
+    for name, code in (("worker", 1), ("admin", 0)):
+        done = subprocess.run(
+            ["git", "-C", str(repo), "commit", "-qm", f"by {name}"],
+            env=agent_env(repo, name),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == code, (name, done.stderr)
+    assert git(repo, "log", "-1", "--format=%s").strip() == "by admin"
+
+
 # ------------------------------------------------------------------ seed 002: event log
 
 

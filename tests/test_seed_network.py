@@ -5,6 +5,7 @@ synthesis, project memory, and the QA harness."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -807,6 +808,12 @@ def test_permission_and_qa_commands(ws: Workspace, repo: Path) -> None:
     listed = json.loads(hive(repo, "permissions", "list", "--json").stdout)
     assert [d["resourceType"] for d in listed] == ["PAYMENTS"]
     assert hive(repo, "permissions", "list", "--live").stdout == "no permission decisions\n"
+    granted = hive(repo, "permissions", "request", "EMAIL", "mail the weekly report", actor="orch")
+    # the expiry as every other command shows a time (it was Python's 2026-...:10.751000+00:00)
+    assert granted.returncode == 0, granted
+    assert re.fullmatch(
+        r"EMAIL: granted until \d{4}-\d\d-\d\d \d\d:\d\dZ \(granted by rule 2\)\n", granted.stdout
+    ), granted.stdout
     scenarios = [{"id": "a", "key": "k", "value": "TODO later", "sourceAgent": "A"}]
     failed = hive(repo, "qa", "run", "-", stdin=json.dumps({"scenarios": scenarios}))
     assert failed.returncode == 1 and "FAIL a k (A) 0.60" in failed.stdout

@@ -114,3 +114,36 @@ def _wheel_serves_its_assets(hive: Path, repo: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_setup_without_a_package_index_says_it_needs_the_network(tmp_path: Path) -> None:
+    """Offline, scripts/setup.sh ended with pip's 'No matching distribution found for
+    setuptools>=68' and 'could not install hive': nothing said the first setup downloads
+    hive's dependencies and needs the network (or an index pip is configured for)."""
+    clone = tmp_path / "clone"
+    (clone / "scripts").mkdir(parents=True)
+    for name in ("pyproject.toml", "scripts/setup.sh"):
+        (clone / name).write_text((ROOT / name).read_text())
+    # A .venv whose pip is the base Python's: no ensurepip to wait for, and no index to
+    # install anything from (nothing is installed: the build needs setuptools first).
+    venv = run(
+        sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", ".venv", cwd=clone
+    )
+    assert venv.returncode == 0, venv.stderr
+    empty = tmp_path / "no-wheels"
+    empty.mkdir()
+    offline = {
+        **os.environ,
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(empty),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    setup = subprocess.run(
+        ["bash", "scripts/setup.sh"], cwd=clone, env=offline, capture_output=True, text=True
+    )
+    assert setup.returncode == 1, setup.stderr
+    said = " ".join(setup.stderr.split())
+    assert "setup failed: could not install hive into .venv" in said
+    assert "from PyPI (or the index pip is configured for), so it needs the network" in said
+    assert not (clone / ".venv" / ".hive-setup").exists()  # a later run tries again

@@ -147,12 +147,27 @@ def take_interrupts() -> None:
         _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
-def interrupted(command: str | None) -> int:
-    """The exit code for Ctrl-C: 0 for a server asked to stop, else 130 (and a word)."""
+def interrupted(command: str | None, *, as_json: bool = False) -> int:
+    """The exit code for Ctrl-C: 0 for a server asked to stop, else 130 (and a word;
+    under ``--json`` also the error object on standard output, as every error's)."""
     if command in STOPPED_BY_CTRL_C:
         return 0
     sys.stderr.write("interrupted\n")
+    if as_json:
+        json_error("interrupted", "interrupted")
     return 130
+
+
+def json_error(message: str, code: str) -> None:
+    """``{"error": message, "code": code}`` on standard output, as ``--json`` prints
+    every error (a last line of defence: nothing is imported for it)."""
+    from json import dumps
+
+    from hive.record import suppress  # not contextlib: a lean command's start-up
+
+    with suppress(OSError):  # the reader may be gone already
+        sys.stdout.write(dumps({"error": message, "code": code}, indent=2) + "\n")
+        sys.stdout.flush()
 
 
 def reader_gone() -> None:
@@ -164,16 +179,20 @@ def reader_gone() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def internal_error(exc: Exception) -> int:
+def internal_error(exc: Exception, *, as_json: bool = False) -> int:
     """The last line of defence of a lean command, as the full CLI's (``cli/main.py
-    run``): one line and exit code 70; raised again (a traceback) with HIVE_DEBUG set."""
+    run``): one line and exit code 70 (under ``--json`` also the error object, code
+    ``internal_error`` as the tools say it); raised again (a traceback) with HIVE_DEBUG
+    set."""
     if os.environ.get("HIVE_DEBUG"):
         raise exc
     name = type(exc).__name__
     from hive.text import shown_lines
 
-    said = shown_lines(f"{name}: {exc}")
-    sys.stderr.write(f"internal error: {said} (set HIVE_DEBUG=1 for details)\n")
+    said = f"internal error: {shown_lines(f'{name}: {exc}')} (set HIVE_DEBUG=1 for details)"
+    sys.stderr.write(said + "\n")
+    if as_json:
+        json_error(said, "internal_error")
     return 70
 
 

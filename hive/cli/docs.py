@@ -38,7 +38,8 @@ Errors are one line on stderr (`error: ...`) and a non-zero exit code; with
 `--json` the error is also printed as `{"error": ..., "code": ...}` on stdout.
 Usage errors (a missing argument, an unknown option or command) are reported
 the same way, with exit code 2 and code `usage`; so is a missing command under
-`--json` (`hive --json dep`: without `--json` the help is printed).
+`--json` (`hive --json dep`: without `--json` the help is printed), an internal
+error (code `internal_error`) and Ctrl-C (code `interrupted`).
 
 | exit | meaning |
 |---:|---|
@@ -60,7 +61,8 @@ the same way, with exit code 2 and code `usage`; so is a missing command under
 first tool call that failed (a malformed call or unknown tool: 2; a hook that
 blocked it: 5), 0 when all succeeded.
 
-Ctrl-C ends a command with 130 and the one word `interrupted` (`hive mcp` and
+Ctrl-C ends a command with 130 and the one word `interrupted` (with `--json`
+also `{"error": "interrupted", "code": "interrupted"}` on stdout; `hive mcp` and
 `hive serve`: 0 and nothing; `hive swarm run`: its summary, which says to run
 the same command again to resume, or with `--json` that line on stderr)
 wherever it comes, also while hive is still starting (importing its modules):
@@ -88,8 +90,9 @@ git skips (`$HOME` not a directory, `~/.gitconfig` a directory) is skipped; one
 git cannot parse is named (exit 7).
 
 Output fits the terminal: tables keep every id whole and cut long titles and
-names with `…` (never inside a hidden character's `<U+202E>`), and `hive show`
-wraps long text. `$COLUMNS` sets the width
+names with `…` (never inside a hidden character's `<U+202E>`; where ids are long,
+as a beads import's can be, the assignee gives way to the title first), and `hive
+show` wraps long text. `$COLUMNS` sets the width
 (also when piped); piped output without it is never cut, so `grep` sees whole
 lines.
 

@@ -162,14 +162,14 @@ def main() -> None:
         invocation = parse(sys.argv[1:])
         index.NOTICE_SINK = notice
     if held.caught:
-        sys.exit(interrupted(invocation.command))
+        sys.exit(interrupted(invocation.command, as_json=invocation.json))
     code = answer(invocation)
     if code is not None:
         _exit(code)
     with HeldInterrupts() as held:  # Ctrl-C while the full CLI is imported
         from hive.cli.main import run
     if held.caught:
-        sys.exit(interrupted(invocation.command))
+        sys.exit(interrupted(invocation.command, as_json=invocation.json))
     run(invocation.argv())
 
 
@@ -189,9 +189,9 @@ def answer(invocation: Invocation) -> int | None:
         reader_gone()
         return 0
     except KeyboardInterrupt:
-        return interrupted(invocation.command)
+        return interrupted(invocation.command, as_json=invocation.json)
     except Exception as exc:  # the last line of defence, as the full CLI's
-        return internal_error(exc)
+        return internal_error(exc, as_json=invocation.json)
 
 
 def _exit(code: int) -> None:
@@ -319,7 +319,7 @@ def _lean(module: str, name: str) -> Callable[[Invocation], int | None]:
         with HeldInterrupts() as held:  # Ctrl-C inside an import (pydantic-core's: a panic)
             __import__(qualified)  # not importlib: it imports warnings, for nothing here
         if held.caught:
-            return interrupted(inv.command)
+            return interrupted(inv.command, as_json=inv.json)
         handler: Callable[[Invocation], int | None] = getattr(sys.modules[qualified], name)
         return handler(inv)
 

@@ -392,15 +392,23 @@ def table(rows: Sequence[Row], width: int | None = None) -> str:
     return _table([tuple(map(without_control, row)) for row in fields], width)
 
 
+NAME_COLUMNS = 16  # an assignee's most, on a terminal
+TITLE_COLUMNS = 20  # a title's share the assignees give way to, down to 8 columns
+MIN_TITLE = 12  # a title's least: a line longer than the terminal only past this
+
+
 def _table(rows: Sequence[Sequence[str]], width: int | None) -> str:
     """The table of ``rows`` (id, priority, type, status, assignee, title)."""
     columns = width or _terminal_width()
     header = ("ID", "P", "TYPE", "STATUS", "ASSIGNEE")
     widths = [max(len(header[i]), *(text_width(r[i]) for r in rows)) for i in range(len(header))]
     if columns is not None:  # piped without $COLUMNS: names whole too, for grep
-        widths[4] = min(widths[4], 16)
+        widths[4] = min(widths[4], NAME_COLUMNS)
+        short = TITLE_COLUMNS - (columns - sum(widths) - 2 * len(widths))
+        if short > 0:  # long ids (a beads import's): the names give way to the title
+            widths[4] = max(len(header[4]), widths[4] - short)
     lead = sum(widths) + 2 * len(widths)
-    room = None if columns is None else max(columns - lead, 12)
+    room = None if columns is None else max(columns - lead, MIN_TITLE)
     lines = [_line(header, widths, "TITLE")]
     for row in rows:
         lines.append(_line(row[:5], widths, cut(row[5], room)))

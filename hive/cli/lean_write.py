@@ -462,7 +462,7 @@ def guarded(inv: Invocation, act: Callable[[], R]) -> R | int | None:
     except HiveError as exc:
         return report(inv, exc)
     except Exception as exc:
-        return internal_error(exc)
+        return internal_error(exc, as_json=inv.json)
 
 
 def write(

@@ -267,7 +267,7 @@ def _dash_text_hint(message: str, argv: list[str]) -> str:
 
 def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
     """Render a usage error as one line (plus JSON with ``--json``); exit code 2."""
-    wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    wants_json = _wants_json(argv)
     if is_no_args_help(exc) and not wants_json:
         if exc.format_message().strip():  # plain click: the help text is the message
             sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
@@ -288,7 +288,7 @@ def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
 def run(argv: list[str] | None = None) -> None:
     """The full CLI (``hive/cli/entry.py`` parses global options first and passes the
     normalized command line): no traceback ever reaches the terminal."""
-    from hive.cli import HeldInterrupts, interrupted, parse
+    from hive.cli import HeldInterrupts, parse
 
     # `python -m hive.cli.main`: its imports are behind it, and Python's own Ctrl-C
     # handler takes over from hive's process-start one (HeldInterrupts puts it back);
@@ -298,13 +298,13 @@ def run(argv: list[str] | None = None) -> None:
         if argv is None:
             argv = parse(sys.argv[1:]).argv()
     if held.caught:
-        sys.exit(interrupted(_command_name(argv)))
+        sys.exit(_interrupted(argv))
     command = None
     try:
         command = typer.main.get_command(focused_app(argv))
         code = command.main(args=argv, prog_name="hive", standalone_mode=False)
         if code == 130:  # Ctrl-C (typer turns it into exit code 130): 0 for a server
-            sys.exit(interrupted(_command_name(argv)))
+            sys.exit(_interrupted(argv))
         sys.exit(code if isinstance(code, int) else 0)
     except UsageError as exc:
         sys.exit(_usage_error(exc, argv, command))
@@ -315,9 +315,21 @@ def run(argv: list[str] | None = None) -> None:
         output.err("aborted")
         sys.exit(1)
     except KeyboardInterrupt:
-        sys.exit(interrupted(_command_name(argv)))
+        sys.exit(_interrupted(argv))
     except Exception as exc:  # last line of defence; HiveErrors are handled in run_op
-        sys.exit(internal_error(exc))
+        sys.exit(internal_error(exc, as_json=_wants_json(argv)))
+
+
+def _wants_json(argv: list[str]) -> bool:
+    """``--json`` among the (normalized) global options: not after ``--``."""
+    return "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+
+
+def _interrupted(argv: list[str]) -> int:
+    """Ctrl-C's exit code for ``argv`` (its word, and under ``--json`` its JSON)."""
+    from hive.cli import interrupted
+
+    return interrupted(_command_name(argv), as_json=_wants_json(argv))
 
 
 if __name__ == "__main__":

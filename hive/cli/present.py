@@ -1183,7 +1183,8 @@ def _bb_list(entries: dict[str, Any], params: Any, ws: Workspace) -> None:
 
 
 def _permission(answer: Any, params: Any, ws: Workspace) -> None:
-    verdict = f"granted until {answer.expires_at}" if answer.granted else "denied"
+    until = f" until {answer.expires_at:%Y-%m-%d %H:%M}Z" if answer.expires_at else ""
+    verdict = f"granted{until}" if answer.granted else "denied"
     output.say(f"{answer.resource_type}: {verdict} ({answer.reason})")
 
 

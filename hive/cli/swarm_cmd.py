@@ -168,9 +168,10 @@ def render_review(result: Any, *, per: str = "both") -> None:
         if cell.outcome is not None:
             o = cell.outcome
             state = "[green]success[/green]" if o.success else "[red]failure[/red]"
+            summary = f" — {output.escape(o.summary[:120])}" if o.summary.strip() else ""
             out.print(
                 f"  outcome:  {state} in {o.duration_seconds:.0f}s, {o.error_count} errors,"
-                f" {o.retry_count} retries — {output.escape(o.summary[:120])}"
+                f" {o.retry_count} retries{summary}"
             )
         if per != "commit" and cell.commits:
             count = len(cell.commits)

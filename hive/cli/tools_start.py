@@ -47,7 +47,7 @@ def lean(inv: Invocation) -> int | None:
             given.get("--context"),
         )
     except Exception as exc:
-        return internal_error(exc)
+        return internal_error(exc, as_json=inv.json)
 
 
 def run_calls(

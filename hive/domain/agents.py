@@ -10,12 +10,12 @@ import os
 import time
 
 from hive.domain import governance
-from hive.domain.config_sections import parsed_section
+from hive.domain.config_sections import agent_profile, parsed_section
 from hive.domain.context import current_phase, state_dir
 from hive.domain.files import WriteCheck
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, InvalidInput
-from hive.models.agents_config import AgentProfile, parse_agents_config, profile_for
+from hive.models.agents_config import AgentProfile, parse_agents_config
 from hive.store import coord_db
 
 
@@ -32,7 +32,7 @@ class ReadBeforeWrite(Conflict):
 
 
 def profile(ws: Workspace, agent: str) -> AgentProfile:
-    return profile_for(parsed_section(ws, "agents", parse_agents_config), agent)
+    return agent_profile(ws, agent)
 
 
 def tool_settings(ws: Workspace) -> governance.Settings:

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotInitialized
 from hive.git.repo import Snapshot
+from hive.models.agents_config import AgentProfile, parse_agents_config, profile_for
 from hive.store.layout import CONFIG_PATH
 
 Parsed = TypeVar("Parsed")
@@ -34,6 +35,12 @@ def parsed_section(
         return parse(raw)
     except InvalidInput as exc:
         raise with_line(ws, exc, snap) from None
+
+
+def agent_profile(ws: Workspace, agent: str, snap: Snapshot | None = None) -> AgentProfile:
+    """``agent``'s entry of the ``agents:`` section over its ``"*"`` entry (of ``snap``'s
+    config): its tools list, directory, hooks, ``bypass_permissions``, ..."""
+    return profile_for(parsed_section(ws, "agents", parse_agents_config, snap), agent)
 
 
 def checked_section(ws: Workspace, key: str, model: type[Settings], form: str) -> Settings:

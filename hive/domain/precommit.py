@@ -7,8 +7,9 @@ the commit. The committing agent is identified by its credential
 (``HIVE_AGENT_TOKEN``); without one the committer is a person (``HIVE_AGENT``
 alone proves nothing), who is blocked the same way. An agent is also blocked
 from committing files its ``tools.permissions`` rules deny it (as the
-pseudo-tool ``git_commit``). ``HIVE_BYPASS=1`` (or ``git commit --no-verify``)
-skips the check. Staged ``.hive/`` files that do not validate block the commit too,
+pseudo-tool ``git_commit``), unless its ``agents:`` entry sets
+``bypass_permissions``. ``HIVE_BYPASS=1`` (or ``git commit --no-verify``) skips the
+check. Staged ``.hive/`` files that do not validate block the commit too,
 and so does a symlink staged at or under ``.hive`` (hive never writes through one).
 """
 
@@ -221,7 +222,19 @@ def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Vi
             check_paths(rules, agent, COMMIT_TOOL, [path])
         except PathPermissionDenied as exc:
             found.append(Violation(path=path, kind="denied", message=exc.message))
-    return found
+    return [] if found and _bypasses_rules(ws, state, agent) else found
+
+
+def _bypasses_rules(ws: Workspace, state: StagedState, agent: str) -> bool:
+    """The agent's ``agents:`` entry sets ``bypass_permissions`` (it skips the path
+    rules, as its tool calls do); an ``agents:`` section that cannot be read bypasses
+    nothing."""
+    from hive.domain.config_sections import agent_profile
+
+    try:
+        return bool(agent_profile(ws, agent, state.snapshot).bypass_permissions)
+    except HiveError:
+        return False
 
 
 def _unchecked(ws: Workspace, state: StagedState, agent: str, exc: HiveError) -> list[Violation]:

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hive.domain import reservecore
-from hive.domain.config_sections import parsed_section
+from hive.domain.config_sections import agent_profile, parsed_section
 from hive.domain.globs import glob_matches, patterns_intersect
 from hive.domain.ownership import (
     check_owner,
@@ -30,7 +30,11 @@ from hive.domain.ownership import (
     override_trailers,
     record_overrides,
 )
-from hive.domain.path_rules import pattern_only_denied, permissions_from_config
+from hive.domain.path_rules import (
+    PathPermissionDenied,
+    pattern_only_denied,
+    permissions_from_config,
+)
 from hive.domain.reservecore import (
     GLOB_CHARS as GLOB_CHARS,
 )
@@ -376,12 +380,17 @@ def _forced_over(mine: list[Reservation], item: Reservation, path: str) -> bool:
 
 def _refuse_denied(ws: Workspace, snap: Snapshot, agent: str, patterns: list[str]) -> None:
     """An agent may not reserve a pattern naming only files denied to it (a pattern that
-    merely could contain denied files is fine: those stay denied file by file)."""
+    merely could contain denied files is fine: those stay denied file by file), unless
+    its ``agents:`` entry has ``bypass_permissions`` (it skips the path rules)."""
     if ws.principal.kind != "agent":
         return
     rules = parsed_section(ws, "tools", permissions_from_config, snap)
-    for pattern in patterns:
-        pattern_only_denied(rules, agent, RESERVE_TOOL, pattern)
+    try:
+        for pattern in patterns:
+            pattern_only_denied(rules, agent, RESERVE_TOOL, pattern)
+    except PathPermissionDenied:
+        if not agent_profile(ws, agent, snap).bypass_permissions:
+            raise
 
 
 def _overrides(
