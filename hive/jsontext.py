@@ -1,9 +1,11 @@
 """JSON strings and scalars through CPython's C accelerator, without the ``json`` package.
 
 Importing ``json`` (its decoder, scanner and encoder, and the patterns they
-compile) costs ~1.5 ms of every fresh process; the lean paths only ever need
-to quote a string, print a scalar or read one quoted string, which ``_json``
-(what ``json`` itself calls) does. These give exactly ``json``'s results."""
+compile, with ``re``) costs ~1.5-4 ms of every fresh process; the lean paths only
+ever need to quote a string, print a scalar, read one quoted string or read a small
+document (the credential store), which ``_json`` (what ``json`` itself calls) does.
+These give exactly ``json``'s results (and, for a document ``_json`` cannot read,
+``json``'s own error)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,14 @@ from _json import encode_basestring, encode_basestring_ascii, scanstring
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 __all__ = [
     "dumps_compact",
     "dumps_scalar",
     "dumps_strings",
     "encode_basestring",
+    "loads",
     "loads_string",
     "nesting_depth",
 ]
@@ -58,6 +61,50 @@ def loads_string(text: str) -> str:
     if end != len(text):
         raise ValueError("extra data after a JSON string")
     return value
+
+
+_SPACES = " \t\n\r"  # what json's decoder skips around a document
+
+
+class _Defaults:
+    """What ``_json.make_scanner`` reads of a ``json.JSONDecoder()``: its defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {
+        "-Infinity": float("-inf"),
+        "Infinity": float("inf"),
+        "NaN": float("nan"),
+    }.__getitem__
+
+
+_SCANNER: list[Callable[[str, int], tuple[object, int]]] = []
+
+
+def loads(text: str) -> object:
+    """``json.loads(text)`` for a str: the value ``_json``'s scanner reads with the
+    decoder's defaults, whitespace skipped around it as the decoder skips it. Text it
+    does not read so (a byte order mark, a syntax error, anything after the value) is
+    handed to ``json.loads``, which reads it or raises its own error."""
+    if not _SCANNER:
+        from _json import make_scanner
+
+        _SCANNER.append(make_scanner(_Defaults()))  # type: ignore[arg-type]  # duck-typed
+    if not text.startswith("\ufeff"):
+        try:
+            value, end = _SCANNER[0](text, len(text) - len(text.lstrip(_SPACES)))
+        except (StopIteration, ValueError):
+            pass
+        else:
+            if not text[end:].strip(_SPACES):
+                return value
+    import json
+
+    found: object = json.loads(text)
+    return found
 
 
 def dumps_compact(value: object) -> str:

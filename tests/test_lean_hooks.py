@@ -26,6 +26,9 @@ from tests.conftest import agent_env, credential, git
 from tests.seedkit import configure
 
 HEAVY = ("typer", "click", "pydantic", "rich", "dulwich", "ruamel")
+# what a person's quick check does without (tests/test_state_index.py), and json: not
+# contextlib (the credential store's writer) nor warnings (hmac, its constant-time check)
+FRESH_READ_COSTLY = ("re", "datetime", "sqlite3", "importlib", "json")
 Outcome = tuple[int | None, str]
 
 
@@ -170,19 +173,26 @@ def test_the_lean_pre_commit_verdict_is_the_full_check_s(
 
 
 def test_an_agent_s_commit_is_checked_without_the_models(ws: Workspace, repo: Path) -> None:
-    """The lean path really answers an agent's commit over its own reservation, in a
-    fresh process: exit 0 from ``dispatch`` and none of the full check's imports."""
+    """The lean path really answers an agent's commit, in a fresh process: exit 0 from
+    ``dispatch`` and none of the full check's imports. With no reservation file, not
+    the modules a person's quick check does without either (the credential store and
+    the config are read without ``json``, ``re`` or ``datetime``)."""
+    env = agent_env(repo, "Bee")
+    _stage(repo, "src/a.py")
+    modules, code = _modules_after(repo, env, ["pre-commit"])
+    assert code == "0"
+    unwanted = modules & {*HEAVY, *FRESH_READ_COSTLY}
+    assert not unwanted, sorted(unwanted)
     reserve(Workspace(str(repo), actor="Bee"), paths=["src/**"])
     reserve(Workspace(str(repo), actor="Ant"), paths=["docs/**"])
-    _stage(repo, "src/a.py")
     message = repo.parent / "message.txt"
     message.write_text("work\n")
     cell = start_cell(Workspace(str(repo), actor="Bee"), cell_id=create_cell(ws, title="w").id)
-    env = agent_env(repo, "Bee")
     for args in (["pre-commit"], ["commit-msg", str(message)]):
         modules, code = _modules_after(repo, env, args)
         assert code == "0", args
-        assert not modules & set(HEAVY), (args, sorted(modules & set(HEAVY)))
+        unwanted = modules & {*HEAVY, "json"}
+        assert not unwanted, (args, sorted(unwanted))
     assert message.read_text() == f"work\n\nHive-Cell: {cell.id}\n"
 
 
@@ -300,3 +310,44 @@ def test_the_hooks_in_a_repository_without_hive(
     _stage(repo, "src/a.py")
     _environment(monkeypatch, {"HIVE_AGENT_TOKEN": "hive_nobody"})
     assert _lean(repo, ["pre-commit"], capsys) == _full(repo, ["pre-commit"], capsys) == (0, "")
+
+
+JSON_DOCUMENTS = [
+    '{"agents": {"Bee": {"token_sha256": "ab"}}, "retired": [], "version": 1}',
+    ' \n\t{ "a" : [1, 2.5, -3e2, true, false, null, "\\u00e9\\ud83d\\ude00"] }\r\n ',
+    '"plain"',
+    "12345678901234567890123",
+    "[NaN, Infinity, -Infinity]",
+    '{"a": 1, "a": 2}',
+    "[[[[[]]]]]",
+    "",
+    "   ",
+    "{",
+    '{"a": 1} x',
+    '{"a": 1}{}',
+    "\ufeff{}",
+    "[1,]",
+    '{"a" 1}',
+    '"\x01"',
+    "nan",
+]
+
+
+@pytest.mark.parametrize("text", JSON_DOCUMENTS)
+def test_json_documents_are_read_as_json_reads_them(text: str) -> None:
+    """The credential store is read by ``jsontext.loads`` (no ``json`` import): the value
+    ``json.loads`` gives, or its very error."""
+    import json
+
+    from hive.jsontext import loads
+
+    try:
+        expected: object = json.loads(text)
+    except ValueError as exc:
+        with pytest.raises(type(exc)) as caught:
+            loads(text)
+        assert str(caught.value) == str(exc)
+        return
+    found = loads(text)
+    assert json.dumps(found) == json.dumps(expected)
+    assert type(found) is type(expected)

@@ -723,11 +723,12 @@ def precommit(inv: Invocation) -> int | None:
 
 def _no_path_rules(paths: RepoPaths, commit: str) -> bool:
     """Whether ``commit``'s config certainly gives no agent a ``tools.permissions`` rule
-    (no ``tools:`` section) and is a config the full check reads (``lean_write``'s
-    reader: else its refusal, or rules it cannot read, are the full check's to word).
-    A commit without ``.hive`` (nothing to enforce) counts as one."""
-    from hive.cli.lean_write import Defer, _config
+    (no ``tools:`` section) and is a config the full check reads (``configdoc``'s
+    plain reader, as the lean writes read it: else its refusal, or rules it cannot
+    read, are the full check's to word). A commit without ``.hive`` (nothing to
+    enforce) counts as one."""
     from hive.git.loose import read_object
+    from hive.store.configdoc import plain_config
 
     listing = _hive_listing(paths, commit)
     if listing is None:
@@ -738,10 +739,8 @@ def _no_path_rules(paths: RepoPaths, commit: str) -> bool:
     found = None if sha is None else read_object(paths, sha)
     if found is None or found[0] != b"blob":
         return False
-    try:
-        return _config(found[1])["tools"] is None
-    except Defer:
-        return False
+    config = plain_config(found[1])
+    return config is not None and config["tools"] is None
 
 
 def _exclusive_holds(paths: RepoPaths, head: str) -> list[tuple[str, str]] | None:

@@ -49,7 +49,7 @@ from hive.errors import HiveError
 from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
 from hive.store.index import EMPTY_STATE, StateIndex
 from hive.store.layout import CONFIG_PATH, cell_path, not_initialized
-from hive.waits import DEFAULT_WAIT, MAX_WAIT, lock_wait, wait_of
+from hive.waits import DEFAULT_WAIT, lock_wait, wait_of
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -209,41 +209,12 @@ class Session:
 
 
 def _config(data: bytes) -> dict[str, Any]:
-    from hive.store.yamlfast import fast_loads
+    from hive.store.configdoc import plain_config
 
-    try:
-        found = fast_loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise Defer("config") from None
-    if not isinstance(found, dict):
-        raise Defer("config")
-    config = {
-        "prefix": found.get("prefix", "hv"),
-        "id_length": found.get("id_length", 6),
-        "child_id_length": found.get("child_id_length", 4),
-        "lock_timeout_seconds": found.get("lock_timeout_seconds", 30.0),
-        "tools": found.get("tools"),  # tools.permissions: path rules for agents
-    }
-    prefix = config["prefix"]
-    if not (isinstance(prefix, str) and 1 <= len(prefix) <= 12 and prefix.isascii()):
-        raise Defer("config")
-    if not prefix.replace("_", "").isalnum() or prefix != prefix.lower():
-        raise Defer("config")
-    for name, low, high in (("id_length", 4, 16), ("child_id_length", 2, 8)):
-        value = config[name]
-        if type(value) is not int or not low <= value <= high:
-            raise Defer("config")
-    timeout = config["lock_timeout_seconds"]
-    if type(timeout) not in (int, float) or not 0 <= timeout <= MAX_WAIT:
-        raise Defer("config")
-    named = found.get("coordinators")
-    if not (named is None or isinstance(named, str) or _strings(named)):
-        raise Defer("config")  # the model refuses it: the full CLI says where
+    config = plain_config(data)
+    if config is None:
+        raise Defer("config")  # the model may refuse it: the full CLI says where
     return config
-
-
-def _strings(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def open_session(inv: Invocation) -> Session:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import json
 import os
 from collections.abc import Iterator
 
 from hive.errors import CorruptFile, GitError, LockTimeout
+from hive.jsontext import loads
 from hive.store.layout import make_state_dir, unwritable
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -73,7 +73,7 @@ def load(state_dir: str) -> dict[str, Any]:
         return known[1]
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = loads(handle.read())  # json.load, without importing json
     except (OSError, ValueError) as exc:
         raise CorruptFile(
             f"{path}: cannot read the agent credentials ({exc}); {RECOVERY}", path=path
@@ -99,6 +99,8 @@ def staged(state_dir: str, data: dict[str, Any]) -> Iterator[Callable[..., None]
     stays as it was (a write that must land together with others publishes last).
     ``publish(changed)``: what its error is to say was done already when the rename
     fails (default: nothing was changed)."""
+    import json
+
     make_state_dir(state_dir)
     path = path_of(state_dir)
     temp = f"{path}.{os.getpid()}.tmp"
