@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings
 
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
@@ -23,6 +24,12 @@ from tests import hivefork
 
 if TYPE_CHECKING:
     from tests.serve_sample import Sample
+
+# No wall-clock deadline per example (hypothesis' default is 200 ms, which an example
+# waiting for a core on a loaded machine exceeds: DeadlineExceeded, or Flaky when the
+# retry is quick). A property test that claims a speed measures CPU time instead.
+settings.register_profile("hive", deadline=None)
+settings.load_profile("hive")
 
 
 def _build_click_commands_once() -> None:
@@ -446,6 +453,62 @@ def set_coordinators(repo: Path | str, names: list[str]) -> None:
     settings["coordinators"] = list(names)
     config.write_text(dumps(settings))
     git(repo, "commit", "-qm", "coordinators", "--no-verify", "--", ".hive/config.yaml")
+
+
+class HeldClock:
+    """hive's clock held still by a test and moved on when it says (:meth:`advance`): an
+    expiry (a lease, a TTL, a delegated task's deadline) is tested without waiting for
+    it, and a check meant for before it cannot run after it because a loaded machine
+    was slow (a one-second lease ran out before the next call looked). It holds
+    ``hive.times.utc_now`` (which every module's ``utc_now`` is: the ``datetime`` it
+    asks is replaced, so a module imported meanwhile keeps nothing of the test's) and
+    ``time.time`` in ``modules`` (those that read it for their expiries), in this
+    process only."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, modules: tuple[str, ...] = ()) -> None:
+        import importlib
+        import time
+        from datetime import datetime, tzinfo
+
+        from hive import times
+
+        self.seconds = time.time()
+        clock = self
+
+        class AnyDatetime(type):
+            def __instancecheck__(cls, value: object) -> bool:
+                return isinstance(value, datetime)
+
+        class HeldDatetime(datetime, metaclass=AnyDatetime):
+            @classmethod
+            def now(cls, tz: tzinfo | None = None) -> datetime:
+                return datetime.fromtimestamp(clock.seconds, tz)
+
+            @classmethod
+            def fromisoformat(cls, text: str) -> datetime:
+                return datetime.fromisoformat(text)
+
+        monkeypatch.setattr(times, "datetime", HeldDatetime)
+        for name in modules:
+            monkeypatch.setattr(importlib.import_module(name), "time", _HeldTime(self))
+
+    def advance(self, seconds: float) -> None:
+        self.seconds += seconds
+
+
+class _HeldTime:
+    """The ``time`` module as a module of :class:`HeldClock` sees it."""
+
+    def __init__(self, clock: HeldClock) -> None:
+        self._clock = clock
+
+    def time(self) -> float:
+        return self._clock.seconds
+
+    def __getattr__(self, name: str) -> Any:
+        import time
+
+        return getattr(time, name)
 
 
 BEADS_COPIES = Path(__file__).parent / "data" / "beads"

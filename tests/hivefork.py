@@ -100,7 +100,7 @@ def _socket_path() -> str:
         isinstance(process, subprocess.Popen) and process.poll() is not None
     ):
         path, process = start_server(), _SERVER["process"]
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # a second of imports, many on a loaded machine
     while not os.path.exists(path):
         running = not isinstance(process, subprocess.Popen) or process.poll() is None
         if not running or time.monotonic() > deadline:

@@ -204,7 +204,7 @@ def _cli_options() -> Any:
 
 def _no_thread_left(before: set[threading.Thread]) -> None:
     for thread in set(threading.enumerate()) - before:
-        thread.join(timeout=10)
+        thread.join(timeout=60)  # ending: a minute, as on a loaded machine
         if thread.is_alive():
             raise AssertionError(f"the hive command left a thread running: {thread.name}")
 

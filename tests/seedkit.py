@@ -100,7 +100,7 @@ def call_beside_a_pipe(pipe: Path, repo: Path, name: str, args: Any) -> dict[str
         target=lambda: answers.append(call(repo, "A", name, args)), daemon=True
     )
     caller.start()
-    caller.join(timeout=20)
+    caller.join(timeout=120)  # a bound only a call that blocks waits out (a loaded machine)
     if caller.is_alive():
         os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
         caller.join(timeout=5)

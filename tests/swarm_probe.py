@@ -37,9 +37,9 @@ def main(args: list[str]) -> int | str:
     print("probe ran", flush=True)
     if "--stderr-hang" in args:
         print("a line on stderr", file=sys.stderr)  # no flush: a new interpreter's is by line
-        time.sleep(60)
+        time.sleep(600)  # until the test signals it (a loaded machine may be slow to)
     if "--hang" in args:
-        time.sleep(60)
+        time.sleep(600)  # until the test signals it (a loaded machine may be slow to)
     if "--thread" in args:
         atexit.register(print, "exit handler ran")
         threading.Thread(target=lambda: (time.sleep(0.2), print("thread finished"))).start()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import agent_env, assert_clean, at_a_terminal, git
+from tests.cputime import cpu_clock
 from tests.inprocess import run_hive
 
 
@@ -234,9 +235,14 @@ def demo(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_demo_runs_a_real_swarm_and_keeps_the_repository(tmp_path: Path) -> None:
-    started = time.monotonic()
+    # "in seconds": its own work (this process and the workers it reaps, ~0.5-1 s) is
+    # counted in CPU seconds (tests/cputime.py), which a loaded machine does not
+    # stretch; the wall time is that and the example agents' pacing (~5 s), here bounded
+    # with room for a loaded machine
+    started, spent = time.monotonic(), cpu_clock()
     result = demo("--keep", str(tmp_path / "demo"))
-    assert time.monotonic() - started < 60
+    assert spent() < 5
+    assert time.monotonic() - started < 120
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "$ hive swarm run demo-" in out and "--workers 3" in out

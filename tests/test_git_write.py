@@ -201,11 +201,11 @@ def test_lock_held_too_long_is_a_clear_error(
     def hold() -> None:
         with ws.git.write_lock(5):
             holding.set()
-            release.wait(5)
+            release.wait(60)  # set as the test ends: a bound only for a failure
 
     thread = threading.Thread(target=hold)
     thread.start()
-    holding.wait(5)
+    holding.wait(60)
     try:
         other = Workspace(str(repo), actor="bob")
         with pytest.raises(LockTimeout, match="lock") as refused:

@@ -409,7 +409,7 @@ def test_a_retire_whose_store_cannot_be_put_in_place_after_its_commit_says_so(
             stderr=subprocess.PIPE,
             text=True,
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a state waited for, as on a loaded machine
         while not list(state.glob("identities.json.*.tmp")):  # staged: now at the commit
             assert retire.poll() is None and time.monotonic() < deadline, retire.communicate()
             time.sleep(0.01)

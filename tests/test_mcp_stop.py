@@ -56,7 +56,7 @@ def test_mcp_stops_cleanly_on_stdin_eof(ws: object, repo: Path) -> None:
     initialized(server)
     assert server.stdin is not None
     server.stdin.close()
-    assert server.wait(timeout=30) == 0
+    assert server.wait(timeout=120) == 0
     assert server.stderr is not None
     assert b"Traceback" not in server.stderr.read()
 
@@ -129,7 +129,7 @@ def test_mcp_stops_cleanly_on_ctrl_c(ws: object, repo: Path, when: str) -> None:
         else:
             raise AssertionError(f"hive mcp ended before starting (exit {server.wait()})")
     server.send_signal(signal.SIGINT)
-    _, err = server.communicate(timeout=30)
+    _, err = server.communicate(timeout=120)
     assert server.returncode == 0, err.decode()
     assert b"Traceback" not in err and b"internal error" not in err
 
@@ -184,17 +184,18 @@ def call_ended(repo: Path) -> bool:
 def test_mcp_stops_at_once_on_a_signal_during_a_call(
     ws: object, repo: Path, tmp_path: Path, signum: int
 ) -> None:
-    """A signal while a call runs (here a ctx_wait of a minute) stops the server at once;
-    Ctrl-C only cancelled the call and the server went on serving (a hang)."""
-    server = serving_a_wait(repo, tmp_path, seconds=60)
+    """A signal while a call runs (here a ctx_wait of five minutes) stops the server at
+    once; Ctrl-C only cancelled the call and the server went on serving (a hang)."""
+    server = serving_a_wait(repo, tmp_path, seconds=300)
     started = time.monotonic()
     server.send_signal(signum)
     try:
-        _, err = server.communicate(timeout=20)
+        _, err = server.communicate(timeout=150)
     finally:
         server.kill()
     assert server.returncode == 0, err.decode()
-    assert time.monotonic() - started < 10
+    # not after the call: well under its 300 s, with room for a loaded machine
+    assert time.monotonic() - started < 120
     assert b"Traceback" not in err
 
 
@@ -222,7 +223,7 @@ def test_mcp_stops_cleanly_when_the_client_stops_reading(ws: object, repo: Path)
             except BrokenPipeError:  # it ended between the poll and the write
                 break
             time.sleep(0.05)
-        assert server.wait(timeout=20) == 0
+        assert server.wait(timeout=120) == 0
     finally:
         server.kill()
     assert server.stderr is not None

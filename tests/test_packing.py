@@ -468,8 +468,10 @@ def test_readers_never_miss_an_object_while_writers_pack(
     assert len(os.read(started, 1)) == 1 and len(os.read(started, 1)) == 1  # both read
     os.close(started)
     packs = 0
-    until = time.monotonic() + PACKING_SECONDS
-    while time.monotonic() < until:
+    # at least PACKING_SECONDS and at least two packs, which a loaded machine took longer
+    # than that for (a bound only for a failure: packing that never packs)
+    until, bound = time.monotonic() + PACKING_SECONDS, time.monotonic() + 120
+    while (time.monotonic() < until or packs < 2) and time.monotonic() < bound:
         for number in range(3):
             create_cell(ws, title=f"more {packs} {number}")
         report = pack_repository(ws)

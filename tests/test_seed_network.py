@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hive.domain.workspace import Workspace
-from tests.conftest import assert_clean, git
+from tests.conftest import HeldClock, assert_clean, git
 from tests.inprocess import run_hive
 from tests.seedkit import call, cli, configure, error, hive, result, run_workers
 
@@ -31,7 +33,10 @@ POLICY = {
 # ------------------------------------------------------------------ blackboard
 
 
-def test_blackboard_entries_expire_to_null_everywhere(ws: Workspace, repo: Path) -> None:
+def test_blackboard_entries_expire_to_null_everywhere(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = HeldClock(monkeypatch, ("hive.domain.blackboard",))  # the TTL is not waited
     first = result(
         repo, "A", "update_blackboard", {"key": "task:001:a", "value": {"n": 1}, "ttl": 1}
     )
@@ -42,7 +47,7 @@ def test_blackboard_entries_expire_to_null_everywhere(ws: Workspace, repo: Path)
     assert read["value"] == {"n": 1} and read["exists"] is True
     board = result(repo, "B", "query_swarm_state", {"scope": "blackboard"})["blackboard"]
     assert board["task:001:a"]["value"] == {"n": 1} and board["task:001:a"]["sourceAgent"] == "A"
-    time.sleep(1.1)
+    clock.advance(1.1)
     assert result(repo, "B", "read_blackboard", {"key": "task:001:a"})["value"] is None
     board = result(repo, "B", "query_swarm_state", {"scope": "blackboard"})["blackboard"]
     assert board["task:001:a"] is None and board["task:001:b"]["value"] == [1, 2]
@@ -95,8 +100,11 @@ def test_blackboard_writers_in_parallel(ws: Workspace, repo: Path) -> None:
 # ------------------------------------------------------------------ permissions
 
 
-def test_permissions_are_decided_by_the_policy_and_recorded(ws: Workspace, repo: Path) -> None:
+def test_permissions_are_decided_by_the_policy_and_recorded(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     configure(repo, permission_policy=POLICY)
+    clock = HeldClock(monkeypatch)  # the grant's two seconds are not waited
     denied = result(
         repo,
         "analyst",
@@ -136,7 +144,7 @@ def test_permissions_are_decided_by_the_policy_and_recorded(ws: Workspace, repo:
     assert_clean(repo)
     state = result(repo, "x", "query_swarm_state", {"scope": "permissions"})
     assert [g["id"] for g in state["permissions"]] == [granted["decisionId"]]
-    time.sleep(2.1)  # the rule's ttl_seconds: 2
+    clock.advance(2.1)  # the rule's ttl_seconds: 2
     assert result(repo, "x", "query_swarm_state", {"scope": "permissions"})["permissions"] == []
     history = result(
         repo, "x", "query_swarm_state", {"scope": "permissions", "includeHistory": True}
@@ -285,7 +293,10 @@ def test_delegate_task_becomes_an_assigned_cell_with_a_deadline(ws: Workspace, r
         ), args
 
 
-def test_an_expired_delegation_is_reported(ws: Workspace, repo: Path) -> None:
+def test_an_expired_delegation_is_reported(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = HeldClock(monkeypatch)  # the 1.5 s deadline is not waited
     late = result(
         repo,
         "orch",
@@ -301,7 +312,7 @@ def test_an_expired_delegation_is_reported(ws: Workspace, repo: Path) -> None:
     entry = ["-C", str(repo)]  # the console script (answers first)
     before = json.loads(_ok(run_hive([*entry, "ready", "--json"])))
     assert not any(c["metadata"].get("expired") for c in before)
-    time.sleep(1.6)
+    clock.advance(1.6)
     after = json.loads(_ok(run_hive([*entry, "ready", "--json"])))
     flags = {c["id"]: c["metadata"].get("expired", False) for c in after}
     assert flags == {late["taskId"]: True, fine["taskId"]: False}

@@ -5,7 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from hive.domain.workspace import Workspace
+from tests.conftest import HeldClock
 from tests.seedkit import cli, error, result, run_workers
 
 
@@ -38,11 +41,14 @@ def test_fifo_leases_and_completion(ws: Workspace, repo: Path) -> None:
     assert result(repo, "A", "coord_status")["counts"] == {"queued": 0, "claimed": 1, "done": 1}
 
 
-def test_an_expired_lease_returns_the_item(ws: Workspace, repo: Path) -> None:
+def test_an_expired_lease_returns_the_item(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = HeldClock(monkeypatch, ("hive.domain.queue",))  # the lease is not waited out
     item = enqueue(repo, "slow")
     assert result(repo, "A", "coord_next", {"lease_sec": 1})["item"]["id"] == item
     assert result(repo, "B", "coord_next")["item"] is None
-    time.sleep(1.1)
+    clock.advance(1.1)
     assert result(repo, "B", "coord_status")["counts"]["queued"] == 1
     again = result(repo, "B", "coord_next", {"lease_sec": 60})["item"]
     assert again["id"] == item and again["claimed_by"] == "B"

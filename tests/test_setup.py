@@ -113,7 +113,7 @@ def _wheel_serves_its_assets(hive: Path, repo: Path) -> None:
                 assert answer.status == 200 and answer.read() == asset.read_bytes(), asset
     finally:
         server.terminate()
-        server.wait(timeout=20)
+        server.wait(timeout=120)
 
 
 def test_setup_without_a_package_index_says_it_needs_the_network(tmp_path: Path) -> None:

@@ -725,10 +725,12 @@ def test_a_sync_killed_holding_the_sync_lock_does_not_block_the_next(
         os.kill(stuck.pid, signal.SIGKILL)
         stuck.wait(60)
     assert stuck.returncode == -signal.SIGKILL
-    monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "5")
+    # the dead holder's lock is taken over, not waited out: well under the 300 s wait,
+    # with room for a loaded machine
+    monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "300")
     started = time.monotonic()
     result = clones.sync("a")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 120
     assert result.received_cells == 1
     assert cell.id in {c.id for c in list_cells(clones.ws("a"))}
     assert git(clones.paths["a"], "rev-parse", STATE_REF) == git(

@@ -422,5 +422,5 @@ def _exchange(repo: Path, lines: list[str], *, last_id: int) -> list[dict[str, A
     finally:
         timer.cancel()
         server.stdin.close()
-        server.wait(timeout=30)
+        server.wait(timeout=120)
     return replies

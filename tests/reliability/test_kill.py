@@ -92,7 +92,7 @@ def _run_worker(repo: Path, log: Path, seed: int) -> None:
     context = multiprocessing.get_context("fork")
     child = context.Process(target=_child, args=(str(repo), str(log), seed), daemon=True)
     child.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60  # a state waited for, as on a loaded machine
     while "ready" not in (log.read_text() if log.exists() else ""):
         if not child.is_alive() or time.monotonic() > deadline:
             raise AssertionError(f"worker did not start (exit code {child.exitcode})")
@@ -114,7 +114,9 @@ def _check(repo: Path, log: Path, baseline: list[str]) -> None:
     ws = Workspace(str(repo), actor="checker")
     started = time.monotonic()
     probe = create_cell(ws, title="probe after a kill")  # recovers; the lock is free
-    assert time.monotonic() - started < 15, "the lock was not recovered promptly"
+    # the dead writer's lock is taken over, not waited out (the test's HIVE_LOCK_TIMEOUT:
+    # 300 s): a bound with room for a loaded machine
+    assert time.monotonic() - started < 120, "the lock was not recovered promptly"
     fsck = subprocess.run(
         ["git", "-C", str(repo), "fsck", "--strict", "--no-dangling"],
         capture_output=True,
@@ -158,8 +160,11 @@ def _seeds(chunk: int) -> range:
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
-def test_kill_minus_nine_at_random_points(prepared: Path, tmp_path: Path, chunk: int) -> None:
+def test_kill_minus_nine_at_random_points(
+    prepared: Path, tmp_path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """KILLS kills in all, in CHUNKS repositories (so parallel test workers share them)."""
+    monkeypatch.setenv("HIVE_LOCK_TIMEOUT", "300")  # the checks' (the writers set 20)
     repo = _copy_prepared(prepared, tmp_path)
     baseline = _user_status(repo)
     log = tmp_path / "ops.log"

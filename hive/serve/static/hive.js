@@ -66,13 +66,16 @@
     };
   }
 
+  // A refresh waiting for the field says so on the body (data-waiting), until it runs.
   function waitForField() {
+    document.body.dataset.waiting = "1";
     document.activeElement.addEventListener("blur", () => refresh(), { once: true });
   }
 
   async function refresh() {
     if (busy) { again = true; return; }
     if (typing()) { waitForField(); return; }
+    delete document.body.dataset.waiting;
     busy = true;
     try {
       const response = await fetch(location.pathname + location.search, {
