@@ -106,3 +106,69 @@ def test_ctrl_c_under_json_is_a_json_error(repo: Path, monkeypatch: pytest.Monke
         assert (plain.returncode, plain.stdout, plain.stderr) == (130, "", "interrupted\n")
         server = run_hive(["-C", str(repo), "--json", "mcp"], module=module, input="")
         assert (server.returncode, server.stdout, server.stderr) == (0, "", "")  # stopped
+
+
+def test_blocked_fits_80_columns_with_many_blockers(repo: Path) -> None:
+    """`hive blocked` printed each cell's blockers on one line, however many: six of
+    them made a 125-column line at COLUMNS=80. They fold between blockers (an id and
+    its status stay together), continued under the first; piped, the line stays whole."""
+    ok(hive(repo, "init", "--prefix", "hv"))
+    target = json.loads(ok(hive(repo, "--json", "create", "Waits on six")))["id"]
+    blockers = [
+        json.loads(ok(hive(repo, "--json", "create", f"Blocker {n}")))["id"] for n in range(6)
+    ]
+    for blocker in blockers:
+        ok(hive(repo, "dep", "add", target, blocker))
+    shown = ok(hive(repo, "blocked", env={**os.environ, "COLUMNS": "80"}))
+    lines = shown.splitlines()
+    assert all(len(line) <= 80 for line in lines), [len(line) for line in lines]
+    head = f"{target} waits on "
+    start = next(n for n, line in enumerate(lines) if line.startswith(head))
+    folded = lines[start:]
+    assert len(folded) == 2 and folded[1].startswith(" " * len(head) + "hv-"), folded
+    said = " ".join(" ".join(folded).split())
+    assert said == head + ", ".join(f"{b} [open]" for b in blockers)
+    piped = ok(hive(repo, "blocked", env={k: v for k, v in os.environ.items() if k != "COLUMNS"}))
+    assert head + ", ".join(f"{b} [open]" for b in blockers) in piped.splitlines()
+
+
+def test_tools_list_fits_80_columns(repo: Path) -> None:
+    """`hive tools list` printed each name padded to 30 columns and its description
+    whole: lines of up to 106 columns at COLUMNS=80 (piped, they stay whole)."""
+    shown = ok(hive(repo, "tools", "list", env={**os.environ, "COLUMNS": "80"}))
+    lines = shown.splitlines()
+    assert len(lines) > 50 and all(len(line) <= 80 for line in lines), max(map(len, lines))
+    assert any(line.endswith("…") for line in lines)
+    piped = ok(
+        hive(repo, "tools", "list", env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
+    )
+    assert any(len(line) > 80 for line in piped.splitlines())
+
+
+@pytest.mark.parametrize("command", [["list"], ["list", "--json"], ["schema"], ["docs"]])
+@pytest.mark.parametrize("columns", [None, "80"])
+def test_a_reader_that_leaves_hive_tools_is_not_a_failure(
+    repo: Path, command: list[str], columns: str | None
+) -> None:
+    """`hive tools list | head -1` exited 1 (click's way with a closed pipe) or, at a
+    terminal's width, 70 with 'internal error: BrokenPipeError', where `hive list |
+    head -1` exits 0 and says nothing: a `set -o pipefail` script failed on it."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_") and k != "COLUMNS"}
+    if columns:
+        env["COLUMNS"] = columns
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "hive", "-C", str(repo), "tools", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.close()  # the reader goes away before the first line
+    code = reader.wait(timeout=60)
+    error = reader.stderr.read().decode()
+    reader.stderr.close()
+    assert (code, error) == (0, "")

@@ -644,8 +644,8 @@ def _blocked(found: list[Any], params: Any, ws: Workspace) -> None:
         return
     output.cell_table(found)
     for cell in found:
-        waits = ", ".join(f"{ref.id} [{ref.status}]" for ref in cell.open_blockers)
-        output.say(f"{cell.id} waits on {waits}")
+        waits = [f"{ref.id} [{ref.status}]" for ref in cell.open_blockers]
+        output.say_items(f"{cell.id} waits on ", waits)
 
 
 def _stats(stats: Any, params: Any, ws: Workspace) -> None:
