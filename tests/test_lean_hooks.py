@@ -124,6 +124,20 @@ PRECOMMIT_CASES: list[Case] = [
     ("a person, nothing reserved", _nothing, lambda repo: {}, True, 0),
     ("an agent, nothing reserved", _nothing, _bee, True, 0),
     ("its own exclusive reservation", _hold("Bee"), _bee, True, 0),
+    (
+        "its own, claiming another name",  # the token decides: a note only if blocked
+        _hold("Bee"),
+        lambda repo: _bee(repo, HIVE_AGENT="Ant"),
+        True,
+        0,
+    ),
+    (
+        "another's, claiming that name",
+        _hold("Ant"),
+        lambda repo: _bee(repo, HIVE_AGENT="Ant"),
+        False,
+        1,
+    ),
     ("another agent's exclusive reservation", _hold("Ant"), _bee, False, 1),
     ("another agent's reservation elsewhere", _hold("Ant", "docs/**"), _bee, True, 0),
     ("another agent's shared reservation", _hold("Ant", exclusive=False), _bee, True, 0),
