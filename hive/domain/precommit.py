@@ -243,7 +243,7 @@ def _remember_rules(ws: Workspace, snap: Snapshot, rules: Permissions) -> None:
     sha = snap.blob_sha(CONFIG_PATH)
     if sha is None:
         return
-    with suppress(sqlite3.Error):
+    with suppress(sqlite3.Error, OSError):
         ws.state_index.store_path_rules(sha, dumps_compact(rules).encode())
 
 
