@@ -466,7 +466,8 @@ declare(
         help="Change fields of cells (one commit for all; none changes if one is refused)."
         "\n\nA cell claimed by someone else needs --force and --reason (recorded)."
         " -s in_progress and -s closed follow start's and close's rule: refused while a"
-        " blocker is open, unless --force (recorded).",
+        " blocker is open, unless --force (recorded). Values a cell already has change"
+        " nothing: no commit.",
     ),
     Operation(
         name="hive_start",
