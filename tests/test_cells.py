@@ -20,6 +20,7 @@ from hive.domain.cells import (
     show_cell,
     start_cell,
     update_cell,
+    update_cells,
 )
 from hive.domain.commits import commit_message
 from hive.domain.epics import create_epic, epic_status
@@ -464,3 +465,18 @@ def test_the_actor_comes_from_the_credential_then_git_user_name(
     assert "Hive-Agent: BlueLake" in git(repo, "log", "-1", "--format=%B")
     explicit = create_cell(Workspace(str(repo), actor="RedStone"), title="explicit")
     assert explicit.created_by == "RedStone"
+
+
+def test_an_update_to_what_the_cell_already_has_makes_no_commit(ws: Workspace, repo: Path) -> None:
+    """`update -p 2` of a priority-2 cell (the tool's hive_update too) changes nothing:
+    no commit, updated_at kept; a real change in the same call still commits."""
+    cell = create_cell(ws, title="same", priority=2, labels=["x"])
+    head = git(repo, "rev-parse", "HEAD")
+    again = update_cells(
+        ws, cell_ids=[cell.id], priority=2, status="open", title="same", add_labels=["x"]
+    )[0]
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert again.updated_at == cell.updated_at
+    changed = update_cells(ws, cell_ids=[cell.id], priority=1, title="same")[0]
+    assert changed.priority == 1 and git(repo, "rev-parse", "HEAD") != head
+    assert_clean(repo)

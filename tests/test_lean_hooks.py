@@ -96,11 +96,15 @@ def _expired(repo: Path) -> None:
     _expire(repo, "Ant")
 
 
-def _deny(pattern: str) -> Callable[[Path], None]:
+def _rules(key: str, pattern: str, agent: str = "Bee") -> Callable[[Path], None]:
     def setup(repo: Path) -> None:
-        configure(repo, tools={"permissions": {"Bee": {"*": {"denied_paths": [pattern]}}}})
+        configure(repo, tools={"permissions": {agent: {"*": {key: [pattern]}}}})
 
     return setup
+
+
+def _tools_without_rules(repo: Path) -> None:
+    configure(repo, tools={"permissions": {}})
 
 
 def _broken_config(repo: Path) -> None:
@@ -120,6 +124,20 @@ PRECOMMIT_CASES: list[Case] = [
     ("a person, nothing reserved", _nothing, lambda repo: {}, True, 0),
     ("an agent, nothing reserved", _nothing, _bee, True, 0),
     ("its own exclusive reservation", _hold("Bee"), _bee, True, 0),
+    (
+        "its own, claiming another name",  # the token decides: a note only if blocked
+        _hold("Bee"),
+        lambda repo: _bee(repo, HIVE_AGENT="Ant"),
+        True,
+        0,
+    ),
+    (
+        "another's, claiming that name",
+        _hold("Ant"),
+        lambda repo: _bee(repo, HIVE_AGENT="Ant"),
+        False,
+        1,
+    ),
     ("another agent's exclusive reservation", _hold("Ant"), _bee, False, 1),
     ("another agent's reservation elsewhere", _hold("Ant", "docs/**"), _bee, True, 0),
     ("another agent's shared reservation", _hold("Ant", exclusive=False), _bee, True, 0),
@@ -135,8 +153,12 @@ PRECOMMIT_CASES: list[Case] = [
         1,
     ),
     ("a name without its token", _hold("Bee"), lambda repo: {"HIVE_AGENT": "Bee"}, False, 1),
-    ("a deny rule it hits", _deny("src/**"), _bee, False, 1),
-    ("a deny rule it misses", _deny("secrets/**"), _bee, False, 0),
+    ("a deny rule it hits", _rules("denied_paths", "src/**"), _bee, False, 1),
+    ("a deny rule it misses", _rules("denied_paths", "secrets/**"), _bee, True, 0),
+    ("another agent's deny rule", _rules("denied_paths", "src/**", "Ant"), _bee, True, 0),
+    ("an allowlist without it", _rules("allowed_paths", "docs/**"), _bee, False, 1),
+    ("an allowlist with it", _rules("allowed_paths", "src/**"), _bee, True, 0),
+    ("a tools section without rules", _tools_without_rules, _bee, True, 0),
     ("a config the full check refuses", _broken_config, _bee, False, 1),
     ("a .hive/ file staged", _hive_file_staged, _bee, False, 0),
 ]
@@ -165,6 +187,9 @@ def test_the_lean_pre_commit_verdict_is_the_full_check_s(
     lean = _lean(repo, ["pre-commit"], capsys)
     full = _full(repo, ["pre-commit"], capsys)
     assert full[0] == code, full
+    if "tools" in (repo / ".hive" / "config.yaml").read_text():
+        assert lean[0] is None  # rules the full check has not parsed yet: it decides
+        lean = _lean(repo, ["pre-commit"], capsys)  # then reads the rules it stored
     assert (lean[0] is not None) == answered, lean
     if lean[0] is not None:
         assert lean == full
@@ -194,6 +219,26 @@ def test_an_agent_s_commit_is_checked_without_the_models(ws: Workspace, repo: Pa
         unwanted = modules & {*HEAVY, "json"}
         assert not unwanted, (args, sorted(unwanted))
     assert message.read_text() == f"work\n\nHive-Cell: {cell.id}\n"
+
+
+def test_an_agent_s_rules_are_read_without_the_models(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the full check has parsed a config's ``tools.permissions`` rules (the first
+    commit under that config version), the quick check reads them from the state index
+    and applies them without pydantic: a file they allow is answered there, one they
+    deny still goes to the full check."""
+    env = agent_env(repo, "Bee")
+    _rules("denied_paths", "secrets/**")(repo)
+    _stage(repo, "src/a.py")
+    assert _modules_after(repo, env, ["pre-commit"])[1] == "None"
+    _environment(monkeypatch, env)
+    assert hookrun.check(str(repo)).ok  # the full check, which keeps the rules it parsed
+    modules, code = _modules_after(repo, env, ["pre-commit"])
+    assert code == "0"
+    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+    _stage(repo, "secrets/key.txt")
+    assert _modules_after(repo, env, ["pre-commit"])[1] == "None"
 
 
 def _modules_after(repo: Path, env: dict[str, str], args: list[str]) -> tuple[set[str], str]:

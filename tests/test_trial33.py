@@ -106,3 +106,87 @@ def test_ctrl_c_under_json_is_a_json_error(repo: Path, monkeypatch: pytest.Monke
         assert (plain.returncode, plain.stdout, plain.stderr) == (130, "", "interrupted\n")
         server = run_hive(["-C", str(repo), "--json", "mcp"], module=module, input="")
         assert (server.returncode, server.stdout, server.stderr) == (0, "", "")  # stopped
+
+
+def test_blocked_fits_80_columns_with_many_blockers(repo: Path) -> None:
+    """`hive blocked` printed each cell's blockers on one line, however many: six of
+    them made a 125-column line at COLUMNS=80. They fold between blockers (an id and
+    its status stay together), continued under the first; piped, the line stays whole."""
+    ok(hive(repo, "init", "--prefix", "hv"))
+    target = json.loads(ok(hive(repo, "--json", "create", "Waits on six")))["id"]
+    blockers = [
+        json.loads(ok(hive(repo, "--json", "create", f"Blocker {n}")))["id"] for n in range(6)
+    ]
+    for blocker in blockers:
+        ok(hive(repo, "dep", "add", target, blocker))
+    shown = ok(hive(repo, "blocked", env={**os.environ, "COLUMNS": "80"}))
+    lines = shown.splitlines()
+    assert all(len(line) <= 80 for line in lines), [len(line) for line in lines]
+    head = f"{target} waits on "
+    start = next(n for n, line in enumerate(lines) if line.startswith(head))
+    folded = lines[start:]
+    assert len(folded) == 2 and folded[1].startswith(" " * len(head) + "hv-"), folded
+    said = " ".join(" ".join(folded).split())
+    assert said == head + ", ".join(f"{b} [open]" for b in blockers)
+    piped = ok(hive(repo, "blocked", env={k: v for k, v in os.environ.items() if k != "COLUMNS"}))
+    assert head + ", ".join(f"{b} [open]" for b in blockers) in piped.splitlines()
+
+
+def test_tools_list_fits_80_columns(repo: Path) -> None:
+    """`hive tools list` printed each name padded to 30 columns and its description
+    whole: lines of up to 106 columns at COLUMNS=80 (piped, they stay whole)."""
+    shown = ok(hive(repo, "tools", "list", env={**os.environ, "COLUMNS": "80"}))
+    lines = shown.splitlines()
+    assert len(lines) > 50 and all(len(line) <= 80 for line in lines), max(map(len, lines))
+    assert any(line.endswith("…") for line in lines)
+    piped = ok(
+        hive(repo, "tools", "list", env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
+    )
+    assert any(len(line) > 80 for line in piped.splitlines())
+
+
+@pytest.mark.parametrize("command", [["list"], ["list", "--json"], ["schema"], ["docs"]])
+@pytest.mark.parametrize("columns", [None, "80"])
+def test_a_reader_that_leaves_hive_tools_is_not_a_failure(
+    repo: Path, command: list[str], columns: str | None
+) -> None:
+    """`hive tools list | head -1` exited 1 (click's way with a closed pipe) or, at a
+    terminal's width, 70 with 'internal error: BrokenPipeError', where `hive list |
+    head -1` exits 0 and says nothing: a `set -o pipefail` script failed on it."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_") and k != "COLUMNS"}
+    if columns:
+        env["COLUMNS"] = columns
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "hive", "-C", str(repo), "tools", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.close()  # the reader goes away before the first line
+    code = reader.wait(timeout=60)
+    error = reader.stderr.read().decode()
+    reader.stderr.close()
+    assert (code, error) == (0, "")
+
+
+def test_a_page_under_json_says_on_stderr_that_it_is_one(repo: Path, tmp_path: Path) -> None:
+    """`hive list --json` gave 50 of 704 cells and said nothing, where the table says
+    'showing 50 of 704 cells (--all for every one)' on stderr: a program reading the
+    JSON could not know it had a page. The notice is on stderr, stdout stays the list."""
+    ok(hive(repo, "init", "--prefix", "hv"))
+    source = tmp_path / "cells.jsonl"
+    source.write_text("".join(json.dumps({"title": f"cell {n}"}) + "\n" for n in range(12)))
+    ok(hive(repo, "create", "--from", str(source)))
+    for module in ("hive", "hive.cli.main"):  # the lean answer and the full CLI
+        for command, what in (("list", "cells"), ("ready", "ready cells")):
+            page = run_hive(["-C", str(repo), command, "--json", "-n", "5"], module=module)
+            assert page.returncode == 0, page
+            assert len(json.loads(page.stdout)) == 5
+            assert page.stderr == f"showing 5 of 12 {what} (--all for every one)\n"
+            every = run_hive(["-C", str(repo), command, "--json", "--all"], module=module)
+            assert len(json.loads(every.stdout)) == 12 and every.stderr == ""

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from typing import Any
 
+    from hive.domain.path_rules import Permissions
     from hive.git.refs import RepoPaths
 
 GITLINK_MODE = 0o160000
@@ -369,9 +370,9 @@ def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str 
         write_json_list([row.json for row in rows], sys.stdout.buffer.write)
     else:
         sys.stdout.write(table(rows))
-        if total is not None and total > len(rows):
-            sys.stderr.write(f"showing {len(rows)} of {total} {what} (--all for every one)\n")
     sys.stdout.flush()
+    if total is not None and total > len(rows):  # with --json too: the page is one
+        sys.stderr.write(f"showing {len(rows)} of {total} {what} (--all for every one)\n")
 
 
 def table(rows: Sequence[Row], width: int | None = None) -> str:
@@ -672,11 +673,13 @@ def precommit(inv: Invocation) -> int | None:
     """``hive hooks run pre-commit`` when nothing can block the commit: no ``.hive/``
     file staged and no staged path under an exclusive reservation of anybody but the
     committing agent (``HIVE_AGENT_TOKEN``'s, read from the credential store; a person,
-    or a token of nobody, is blocked by every one); for an agent, also no
-    ``tools.permissions`` rule in the config (its deny rules apply to its commits). Any
+    or a token of nobody, is blocked by every one); for an agent, also no staged file
+    its ``tools.permissions`` rules deny it (none without a ``tools:`` section; else the
+    rules the full check parsed from this config version, kept in the state index). Any
     doubt (a reservation that could apply, here or in another worktree, objects it
     cannot read, a file the fast reader declines, a config or credential store it
-    cannot read for sure) leaves the verdict to the full check, which words it."""
+    cannot read for sure, rules not parsed yet) leaves the verdict to the full check,
+    which words it."""
     import os
 
     if inv.args != ["run", "pre-commit"] or inv.json:
@@ -704,11 +707,14 @@ def precommit(inv: Invocation) -> int | None:
     if head is None or head.commit is None:
         return None
     held = _exclusive_holds(paths, head.commit)
-    if held is None or (agent and not _no_path_rules(paths, head.commit)):
+    rules = _path_rules(paths, head.commit) if agent else {}
+    if held is None or rules is None:
         return None
     staged = _staged_paths(inv)
     if staged is None or any(path == ".hive" or path.startswith(".hive/") for path in staged):
         return None
+    if rules and not _none_denied(rules, agent, staged):
+        return None  # the full check names each file and rule (or the agent's bypass)
     patterns = [pattern for holder, pattern in held if not agent or holder != agent]
     if not patterns or not staged:
         return 0
@@ -721,26 +727,47 @@ def precommit(inv: Invocation) -> int | None:
     return None if hit else 0
 
 
-def _no_path_rules(paths: RepoPaths, commit: str) -> bool:
-    """Whether ``commit``'s config certainly gives no agent a ``tools.permissions`` rule
-    (no ``tools:`` section) and is a config the full check reads (``configdoc``'s
-    plain reader, as the lean writes read it: else its refusal, or rules it cannot
-    read, are the full check's to word). A commit without ``.hive`` (nothing to
-    enforce) counts as one."""
+def _path_rules(paths: RepoPaths, commit: str) -> Permissions | None:
+    """The ``tools.permissions`` rules of ``commit``'s config as the full check parses
+    them: none without a ``tools:`` section (or without ``.hive``: nothing to enforce),
+    else those the full check stored in the state index for this config file version
+    (``precommit._remember_rules``). None when not known here for sure: a config the
+    plain reader (``configdoc``, as the lean writes read it) declines, whose refusal is
+    the full check's to word, or a ``tools:`` section the full check has not parsed."""
     from hive.git.loose import read_object
+    from hive.jsontext import loads
     from hive.store.configdoc import plain_config
 
     listing = _hive_listing(paths, commit)
     if listing is None:
-        return False
+        return None
     if not listing:
-        return True
+        return {}
     sha = listing.get(b"config.yaml")
     found = None if sha is None else read_object(paths, sha)
-    if found is None or found[0] != b"blob":
-        return False
+    if sha is None or found is None or found[0] != b"blob":
+        return None
     config = plain_config(found[1])
-    return config is not None and config["tools"] is None
+    if config is None:
+        return None
+    if config["tools"] is None:
+        return {}
+    stored = StateIndex(paths.hive_state_dir).path_rules(sha)
+    rules = None if stored is None else loads(stored.decode("utf-8"))
+    return rules if isinstance(rules, dict) else None
+
+
+def _none_denied(rules: Permissions, agent: str, staged: list[str]) -> bool:
+    """Whether ``agent`` may commit every file of ``staged`` by ``rules``: the check the
+    full one makes (``path_rules.check_paths``, as the pseudo-tool ``git_commit``);
+    False also when it cannot say."""
+    from hive.domain.path_rules import COMMIT_TOOL, check_paths
+
+    try:
+        check_paths(rules, agent, COMMIT_TOOL, staged)
+    except Exception:
+        return False
+    return True
 
 
 def _exclusive_holds(paths: RepoPaths, head: str) -> list[tuple[str, str]] | None:

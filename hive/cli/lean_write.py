@@ -387,6 +387,11 @@ def changed(cell: dict[str, Any], **updates: Any) -> dict[str, Any]:
     return new
 
 
+def fields_differ(cell: dict[str, Any], updated: dict[str, Any]) -> bool:
+    """``cells._fields_differ``: another value in any field but ``updated_at``."""
+    return {**cell, "updated_at": None} != {**updated, "updated_at": None}
+
+
 def check_owner(session: Session, cell: dict[str, Any]) -> None:
     """Only the assignee of a claimed cell changes or closes it (else the full CLI
     refuses, or records an override)."""
@@ -754,7 +759,9 @@ def update(inv: Invocation) -> int | None:
         updated = changed(cell, **updates) if updates else cell
         if closing and not is_closed:
             return closing_of(session, key, updated, reason=None), True
-        return updated, bool(updates)
+        if not fields_differ(cell, updated):
+            return cell, False  # what the cell already has: no commit (cells.update_cells)
+        return updated, True
 
     done = "nothing to update in" if not values and not options.lists else "updated"
     return write(

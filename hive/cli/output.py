@@ -176,6 +176,37 @@ def say_hanging(head: str, text: str) -> None:
     say(textwrap.fill(text, room, initial_indent=head, subsequent_indent=indent))
 
 
+def say_items(head: str, items: Sequence[str]) -> None:
+    """``head`` then ``items`` joined by ", ", folded between items to the output's
+    width (an item is never split: an id stays with its status), continued lines
+    indented under the first item (one line when piped without $COLUMNS)."""
+    room = columns()
+    lines, line = [], head
+    for n, item in enumerate(items):
+        piece = item + ("," if n < len(items) - 1 else "")
+        fresh = line == head or not line.strip()
+        if room is not None and not fresh and width(line) + 1 + width(piece) > room:
+            lines.append(line)
+            line, fresh = " " * len(head), True
+        line += piece if fresh else " " + piece
+    say("\n".join([*lines, line]))
+
+
+@contextlib.contextmanager
+def to_reader() -> Iterator[None]:
+    """Output to a reader that may go away (``hive tools list | head -1``): the rest is
+    dropped and the command ends as it would have (``hive.cli.reader_gone``), not with
+    click's exit 1 or an internal error. Generated commands get this from
+    ``hive/cli/build.py``; a hand-written one wraps its printing in it."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from hive.cli import reader_gone
+
+        reader_gone()
+
+
 def row(text: str) -> None:
     """Print one line of a list, cut with an ellipsis to the output's width (whole
     when piped without $COLUMNS), as ``hive list`` cuts a title."""

@@ -53,7 +53,8 @@ def schema_cmd(
 
     listed = _agent_tools(agent)
     rendered = run_op(lambda: render(format, listed))
-    sys.stdout.write(json.dumps(rendered, ensure_ascii=False, separators=(",", ":")) + "\n")
+    with output.to_reader():
+        sys.stdout.write(json.dumps(rendered, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def _agent_tools(agent: str | None) -> "list[Tool] | None":
@@ -80,11 +81,12 @@ def list_cmd(agent: OnlyAgentOption = None, json_flag: JsonFlag = False) -> None
     if listed is None:
         listed = tools()
     entries = [{"name": t.name, "description": t.description} for t in listed]
-    if json_flag or OPTIONS.json:
-        _dump(entries)
-        return
-    for entry in entries:
-        output.say(f"{entry['name']:<30} {entry['description']}")
+    with output.to_reader():
+        if json_flag or OPTIONS.json:
+            _dump(entries)
+            return
+        for entry in entries:  # cut to the terminal's width, as hive list cuts a title
+            output.row(f"{entry['name']:<30} {entry['description']}")
 
 
 @tools_app.command("docs")
@@ -92,10 +94,11 @@ def docs_cmd() -> None:
     """Print docs/tools.md as generated from the registry (--json: {"markdown": ...})."""
     from hive.tools.docs import render_tools_docs
 
-    if OPTIONS.json:
-        _dump({"markdown": render_tools_docs()})
-        return
-    sys.stdout.write(render_tools_docs())
+    with output.to_reader():
+        if OPTIONS.json:
+            _dump({"markdown": render_tools_docs()})
+            return
+        sys.stdout.write(render_tools_docs())
 
 
 @tools_app.command("run")

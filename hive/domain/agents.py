@@ -192,7 +192,7 @@ def tools_config_warnings(ws: Workspace, known: list[str]) -> list[str]:
     tool (``hive doctor`` warns about them)."""
     from difflib import get_close_matches
 
-    from hive.domain.reservecore import COMMIT_TOOL  # (not precommit: its record readers)
+    from hive.domain.path_rules import COMMIT_TOOL  # (not precommit: its record readers)
 
     try:
         settings = tool_settings(ws)

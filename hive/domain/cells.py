@@ -503,7 +503,7 @@ def update_cells(
         updated = _changed(cell, **updates) if updates else cell
         if closing and not cell.is_closed:
             return _closing(updated, index, reason=None, force=force, guard=guard)
-        return updated
+        return updated if _fields_differ(cell, updated) else cell  # the same: no commit
 
     return _mutate_many(
         ws, cell_ids, "close" if closing else "update", change, force=force, reason=reason
@@ -531,6 +531,13 @@ def _differs(cell: Cell, updates: dict[str, Any], *only: str) -> bool:
     """Whether ``updates`` change ``cell`` (in the fields ``only`` names, if given)."""
     keys = [key for key in updates if not only or key in only]
     return any(getattr(cell, key) != updates[key] for key in keys)
+
+
+def _fields_differ(cell: Cell, updated: Cell) -> bool:
+    """Whether ``updated`` holds another value than ``cell`` in any field but
+    ``updated_at``: an update that asks for what the cell already has (``-p 2`` of a
+    priority-2 cell) changes nothing and makes no commit."""
+    return updated.model_dump(exclude={"updated_at"}) != cell.model_dump(exclude={"updated_at"})
 
 
 def _claimed(cell: Cell, actor: str) -> Cell:

@@ -16,10 +16,14 @@ from collections.abc import Callable
 
 from hive.domain.globs import glob_matches, normalize_pattern, patterns_intersect, sample_paths
 from hive.errors import HiveError, InvalidInput, PermissionDenied
-from hive.models.tools_config import ToolsConfig, parse_tools_config
+
+TYPE_CHECKING = False  # the models are imported only to parse a section (the quick hook)
+if TYPE_CHECKING:
+    from hive.models.tools_config import ToolsConfig
 
 GLOB_CHARS = re.compile(r"[*?\[{]")
 ANY = "*"
+COMMIT_TOOL = "git_commit"  # whose tools.permissions rules apply to an agent's commits
 Permissions = dict[str, dict[str, dict[str, list[str]]]]
 Scope = tuple[str, dict[str, list[str]]]
 
@@ -42,6 +46,8 @@ def parse_permissions(config: ToolsConfig) -> Permissions:
 
 def permissions_from_config(tools_section: object) -> Permissions:
     """The parsed rules of a ``tools:`` section (InvalidInput naming a bad key)."""
+    from hive.models.tools_config import parse_tools_config
+
     return parse_permissions(parse_tools_config(tools_section))
 
 

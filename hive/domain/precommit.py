@@ -22,10 +22,16 @@ from pydantic import Field
 
 from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
-from hive.domain.path_rules import PathPermissionDenied, check_paths, permissions_from_config
+from hive.domain.path_rules import (
+    COMMIT_TOOL,
+    PathPermissionDenied,
+    Permissions,
+    check_paths,
+    permissions_from_config,
+)
 from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
 from hive.domain.reservations import decode_file, files_held_by_others, held_message, misfiled
-from hive.domain.reservecore import COMMIT_TOOL, RESERVATIONS_DIR
+from hive.domain.reservecore import RESERVATIONS_DIR
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
@@ -33,6 +39,7 @@ from hive.git.repo import Snapshot
 from hive.models import utc_now
 from hive.models.base import HiveModel
 from hive.models.reservation import Reservation
+from hive.record import suppress
 from hive.store import credentials
 from hive.store.cells import decode_cell, decode_config
 from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path, cell_path
@@ -214,6 +221,7 @@ def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Vi
         rules = permissions_from_config(config.extra_settings().get("tools"))
     except HiveError as exc:
         return _unchecked(ws, state, agent, exc)
+    _remember_rules(ws, state.snapshot, rules)
     found = []
     for path in state.paths:
         if path.startswith(HIVE_DIR + "/"):
@@ -223,6 +231,20 @@ def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Vi
         except PathPermissionDenied as exc:
             found.append(Violation(path=path, kind="denied", message=exc.message))
     return [] if found and _bypasses_rules(ws, state, agent) else found
+
+
+def _remember_rules(ws: Workspace, snap: Snapshot, rules: Permissions) -> None:
+    """Keep the rules parsed from this config file version in the state index, where
+    the quick check of the next commits reads them without the models (a store that
+    cannot be written keeps nothing: the full check runs again)."""
+    from hive.jsontext import dumps_compact
+    from hive.store.sqlerrors import sqlite3
+
+    sha = snap.blob_sha(CONFIG_PATH)
+    if sha is None:
+        return
+    with suppress(sqlite3.Error, OSError):
+        ws.state_index.store_path_rules(sha, dumps_compact(rules).encode())
 
 
 def _bypasses_rules(ws: Workspace, state: StagedState, agent: str) -> bool:

@@ -75,7 +75,6 @@ if TYPE_CHECKING:
 
 RESERVATIONS_DIR = ".hive/reservations"
 RESERVE_TOOL = "swarmmail_reserve"  # whose tools.permissions rules apply to reservations
-COMMIT_TOOL = "git_commit"  # whose tools.permissions rules apply to an agent's commits
 GLOB_CHARS = re.compile(r"[*?\[{\\]")
 MAX_TTL = 7 * 24 * 3600
 SEQUENCE_FILE = "reservation.seq"

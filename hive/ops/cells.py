@@ -430,7 +430,9 @@ declare(
                 },
                 helps={"include_deleted": "also deleted cells (tombstones, hive delete)"},
                 defaults=PERSON,
-                help="List cells (open first, most urgent first; a page unless --all).",
+                help="List cells (open first, most urgent first; a page unless --all).\n\n"
+                "When there are more, stderr says so ('showing 50 of 704 cells'), with --json"
+                " too.",
             ),
         ),
     ),
@@ -445,7 +447,8 @@ declare(
         errors=(InvalidInput, NotRegistered),
         commands=(Command(("ready",), short={"limit": ("-n",)}, defaults=PERSON),),
         help="Cells ready to work on: open, unblocked, most urgent and oldest first.\n\n"
-        "--claim atomically starts the first (an agent must be registered).",
+        "--claim atomically starts the first (an agent must be registered). A page unless"
+        " --all: when there are more, stderr says so, with --json too.",
     ),
     Operation(
         name="hive_update",
@@ -463,7 +466,8 @@ declare(
         help="Change fields of cells (one commit for all; none changes if one is refused)."
         "\n\nA cell claimed by someone else needs --force and --reason (recorded)."
         " -s in_progress and -s closed follow start's and close's rule: refused while a"
-        " blocker is open, unless --force (recorded).",
+        " blocker is open, unless --force (recorded). Values a cell already has change"
+        " nothing: no commit.",
     ),
     Operation(
         name="hive_start",

@@ -14,7 +14,10 @@ Everything here is a pure function of git object ids, so nothing can go stale:
 * ``ready``: the ready list of a state, computed by the first process that
   needed it;
 * ``mail_state``: the mail log (``refs/hive/mail``) replayed up to a tip commit,
-  as JSON (``hive/domain/mail.py``).
+  as JSON (``hive/domain/mail.py``);
+* ``path_rules``: config file version (blob id) -> the ``tools.permissions`` rules
+  the models parsed from it, as JSON (stored by the pre-commit hook's full check, read
+  by its quick one: ``hive/cli/lean.py``).
 
 A state is answered only when its key (the cells tree id of the commit HEAD
 points at, read from git just before) is in ``states``; building one lists
@@ -95,6 +98,9 @@ CREATE TABLE ready_done(key TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 # The mail log replayed up to a tip commit (hive/domain/mail.py), as JSON: one row.
 _MAIL_TABLE = "CREATE TABLE IF NOT EXISTS mail_state(tip TEXT PRIMARY KEY, state BLOB NOT NULL)"
+# The tools.permissions rules parsed (by the models) from a config file version: the
+# quick pre-commit hook reads an agent's rules here instead of importing the models.
+_RULES_TABLE = "CREATE TABLE IF NOT EXISTS path_rules(config TEXT PRIMARY KEY, rules BLOB NOT NULL)"
 # Subdirectories by tree (few rows): "is this state in hive's shard layout" is then
 # 33 point lookups instead of a scan of every cell row. Created on open when missing
 # (files made before it existed), so it is not part of the schema string.
@@ -782,7 +788,7 @@ class StateIndex:
             for name in tables:
                 if kinds.get(name) == "table" and not name.startswith("sqlite_"):
                     db.execute(f'DROP TABLE IF EXISTS "{name}"')
-            for statement in [*_DDL.split(";"), *_EXTRA_INDEXES, _MAIL_TABLE]:
+            for statement in [*_DDL.split(";"), *_EXTRA_INDEXES, _MAIL_TABLE, _RULES_TABLE]:
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA,))
@@ -1354,6 +1360,30 @@ class StateIndex:
             db.execute(_MAIL_TABLE)
             db.execute("DELETE FROM mail_state")
             db.execute("INSERT INTO mail_state(tip, state) VALUES (?, ?)", (tip, state))
+
+    # ------------------------------------------------------------ path rules
+
+    def path_rules(self, config: str) -> bytes | None:
+        """The ``tools.permissions`` rules (JSON) parsed from the config file version
+        ``config`` (its blob id), if the full path stored them."""
+        try:
+            row = self.db.execute(
+                "SELECT rules FROM path_rules WHERE config = ?", (config,)
+            ).fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None  # a file made before the rules were kept here
+            raise
+        return None if row is None else bytes(row[0])
+
+    def store_path_rules(self, config: str, rules: bytes) -> None:
+        """Keep ``rules`` (JSON), parsed from the config file version ``config``: a blob
+        id names its content, so they hold for as long as that version exists."""
+        with self.transaction() as db:
+            db.execute(_RULES_TABLE)
+            db.execute(
+                "INSERT OR REPLACE INTO path_rules(config, rules) VALUES (?, ?)", (config, rules)
+            )
 
     def prune(self, keep: Iterable[str]) -> None:
         """Forget ready lists of states other than ``keep`` (they are cheap to recompute)."""
