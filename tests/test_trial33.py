@@ -172,3 +172,21 @@ def test_a_reader_that_leaves_hive_tools_is_not_a_failure(
     error = reader.stderr.read().decode()
     reader.stderr.close()
     assert (code, error) == (0, "")
+
+
+def test_a_page_under_json_says_on_stderr_that_it_is_one(repo: Path, tmp_path: Path) -> None:
+    """`hive list --json` gave 50 of 704 cells and said nothing, where the table says
+    'showing 50 of 704 cells (--all for every one)' on stderr: a program reading the
+    JSON could not know it had a page. The notice is on stderr, stdout stays the list."""
+    ok(hive(repo, "init", "--prefix", "hv"))
+    source = tmp_path / "cells.jsonl"
+    source.write_text("".join(json.dumps({"title": f"cell {n}"}) + "\n" for n in range(12)))
+    ok(hive(repo, "create", "--from", str(source)))
+    for module in ("hive", "hive.cli.main"):  # the lean answer and the full CLI
+        for command, what in (("list", "cells"), ("ready", "ready cells")):
+            page = run_hive(["-C", str(repo), command, "--json", "-n", "5"], module=module)
+            assert page.returncode == 0, page
+            assert len(json.loads(page.stdout)) == 5
+            assert page.stderr == f"showing 5 of 12 {what} (--all for every one)\n"
+            every = run_hive(["-C", str(repo), command, "--json", "--all"], module=module)
+            assert len(json.loads(every.stdout)) == 12 and every.stderr == ""

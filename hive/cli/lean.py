@@ -370,9 +370,9 @@ def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str 
         write_json_list([row.json for row in rows], sys.stdout.buffer.write)
     else:
         sys.stdout.write(table(rows))
-        if total is not None and total > len(rows):
-            sys.stderr.write(f"showing {len(rows)} of {total} {what} (--all for every one)\n")
     sys.stdout.flush()
+    if total is not None and total > len(rows):  # with --json too: the page is one
+        sys.stderr.write(f"showing {len(rows)} of {total} {what} (--all for every one)\n")
 
 
 def table(rows: Sequence[Row], width: int | None = None) -> str:

@@ -103,8 +103,26 @@ def _list_notes(ws: Workspace, cells: list[Cell]) -> None:
 
 def _cell_table(cells: Page[Cell], params: Any, ws: Workspace) -> None:
     output.cell_table(cells)
-    if cells.total > len(cells):  # worded as the lean path words it (hive/cli/lean.py _emit)
-        output.err(f"showing {len(cells)} of {cells.total} cells (--all for every one)")
+    _page_notice(cells, "cells")
+
+
+def _page_notice(cells: Page[Cell], what: str) -> None:
+    """``showing N of M ...`` on stderr when a page holds fewer than all (with --json
+    too: a program reading the page learns it is one), worded as the lean path words
+    it (hive/cli/lean.py _emit)."""
+    if cells.total > len(cells):
+        output.err(f"showing {len(cells)} of {cells.total} {what} (--all for every one)")
+
+
+def _list_json(cells: Page[Cell], params: Any, ws: Workspace) -> None:
+    output.emit_json(cells)
+    _page_notice(cells, "cells")
+
+
+def _ready_json(cells: Page[Cell], params: Any, ws: Workspace) -> None:
+    output.emit_json(cells)
+    if not params.claim:
+        _page_notice(cells, "ready cells")
 
 
 def _updated(result: Any, params: Any, ws: Workspace) -> None:
@@ -119,8 +137,7 @@ def _updated(result: Any, params: Any, ws: Workspace) -> None:
 def _ready(cells: Page[Cell], params: Any, ws: Workspace) -> None:
     if not params.claim:
         output.cell_table(cells)
-        if cells.total > len(cells):  # worded as the lean path words it (lean.py _emit)
-            output.err(f"showing {len(cells)} of {cells.total} ready cells (--all for every one)")
+        _page_notice(cells, "ready cells")
         return
     output.say(f"claimed {cells[0].id}  {cells[0].title}" if cells else "nothing ready to claim")
 
@@ -205,8 +222,8 @@ PRESENTERS: dict[str, Presenter] = {
         render=_create, extra=Extra("from_file", "--from FILE", FROM_FILE, _create_from)
     ),
     "show": Presenter(render=_show, notes=_show_notes),
-    "list": Presenter(render=_cell_table, notes=_list_notes),
-    "ready": Presenter(render=_ready, notes=_list_notes),
+    "list": Presenter(render=_cell_table, notes=_list_notes, json=_list_json),
+    "ready": Presenter(render=_ready, notes=_list_notes, json=_ready_json),
     "update": Presenter(render=_updated),
     "start": _line("started {cell.id}  (assignee {cell.assignee})"),
     "close": _line("closed {cell.id}  {cell.title}"),

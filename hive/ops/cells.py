@@ -430,7 +430,9 @@ declare(
                 },
                 helps={"include_deleted": "also deleted cells (tombstones, hive delete)"},
                 defaults=PERSON,
-                help="List cells (open first, most urgent first; a page unless --all).",
+                help="List cells (open first, most urgent first; a page unless --all).\n\n"
+                "When there are more, stderr says so ('showing 50 of 704 cells'), with --json"
+                " too.",
             ),
         ),
     ),
@@ -445,7 +447,8 @@ declare(
         errors=(InvalidInput, NotRegistered),
         commands=(Command(("ready",), short={"limit": ("-n",)}, defaults=PERSON),),
         help="Cells ready to work on: open, unblocked, most urgent and oldest first.\n\n"
-        "--claim atomically starts the first (an agent must be registered).",
+        "--claim atomically starts the first (an agent must be registered). A page unless"
+        " --all: when there are more, stderr says so, with --json too.",
     ),
     Operation(
         name="hive_update",
