@@ -472,7 +472,7 @@ def test_a_reader_that_goes_away_is_not_a_failure(hived: Path) -> None:
         assert reader.stdout is not None and reader.stderr is not None
         assert reader.stdout.readline()
         reader.stdout.close()  # the reader goes away
-        code = reader.wait(timeout=60)
+        code = reader.wait(timeout=120)
         error = reader.stderr.read().decode()
         reader.stderr.close()
         assert code == 0, error

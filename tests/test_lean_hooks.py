@@ -216,7 +216,7 @@ def test_an_agent_s_commit_is_checked_without_the_models(ws: Workspace, repo: Pa
     for args in (["pre-commit"], ["commit-msg", str(message)]):
         modules, code = _modules_after(repo, env, args)
         assert code == "0", args
-        unwanted = modules & {*HEAVY, "json"}
+        unwanted = modules & {*HEAVY, "json", "subprocess"}  # git run by posix_spawn
         assert not unwanted, (args, sorted(unwanted))
     assert message.read_text() == f"work\n\nHive-Cell: {cell.id}\n"
 
@@ -312,6 +312,29 @@ def test_the_lean_commit_msg_trailer_is_the_full_path_s(
     said.write_text(MESSAGES[message])
     assert _lean(repo, ["commit-msg", str(said)], capsys) == (0, "")  # two in progress: none
     assert said.read_text() == MESSAGES[message]
+
+
+def test_a_trailer_git_refuses_is_reported_as_the_full_path_reports_it(
+    ws: Workspace,
+    repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``git interpret-trailers`` failing (a ``core.commentChar`` this git refuses): the
+    lean path hands the trailer to the full path's own call, which says why; the
+    commit is never blocked by it (the hook script exits 0 whatever hive says)."""
+    _started(repo, ws, "Bee", "mine")
+    git(repo, "config", "core.commentChar", "ab")
+    _environment(monkeypatch, _bee(repo))
+    lean_file, full_file = tmp_path / "lean", tmp_path / "full"
+    for path in (lean_file, full_file):
+        path.write_text("work\n")
+    lean = _lean(repo, ["commit-msg", str(lean_file)], capsys)
+    full = _full(repo, ["commit-msg", str(full_file)], capsys)
+    assert lean[0] is not None
+    assert lean == full
+    assert lean_file.read_text() == full_file.read_text()
 
 
 def test_an_agent_s_commit_carries_its_cell_exactly_as_before(ws: Workspace, repo: Path) -> None:

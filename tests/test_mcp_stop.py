@@ -309,6 +309,47 @@ def test_ctrl_c_inside_a_start_up_import_stops_hive_mcp_cleanly(
     assert b"Traceback" not in done.stderr and b"panicked" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "module"),
+    [(["mcp"], "hive.tools.mcp_server"), (["serve", "--port", "0"], "hive.serve.app")],
+    ids=["mcp", "serve"],
+)
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_server_asked_to_stop_while_it_imports_stops_at_once(
+    ws: object, repo: Path, tmp_path: Path, command: list[str], module: str, signum: int
+) -> None:
+    """A server (``hive mcp``, ``hive serve``) asked to stop during its start-up imports
+    finished them first (~1 s of CPU for the MCP SDK; on a loaded machine a test found it
+    still importing minutes after Ctrl-C): it ends at once, exit 0, nothing said. The
+    signal comes as the import of ``module``, the first the server holds signals over,
+    begins; Python's import-time report shows that import never finished."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r}:\n"
+        "            sys.meta_path.remove(self)\n"
+        f"            os.kill(os.getpid(), {int(signum)})\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+    )
+    env = {**os.environ, "HIVE_AGENT": "", "PYTHONPROFILEIMPORTTIME": "1"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [*HIVE, "-C", str(repo), *command],
+        input=b"",
+        capture_output=True,
+        env=env,
+        timeout=120,
+        preexec_fn=ctrl_c_as_at_a_terminal,
+    )
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 0, done.stderr.decode()
+    assert [line for line in lines if not line.startswith("import time:")] == []
+    imported = {line.rsplit("|", 1)[-1].strip() for line in lines}
+    assert "hive.cli" in imported and module not in imported
+
+
 def test_the_stop_of_a_task_group_is_not_reported_as_an_unhandled_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -368,7 +368,9 @@ def test_claim_and_note_post_and_land_as_commits(
     page.fill("textarea[name=text]", "pairing with RedStone tomorrow")
     refreshes = page.evaluate("document.body.dataset.refreshes || '0'")
     hive_cli(sample.root, "create", "Unrelated change while typing")
-    page.wait_for_function("document.body.dataset.waiting === '1'")  # the swap waits for it
+    token = page.request.get(server.url + "/api/version").json()["version"]
+    # the page has heard of the change, and its swap waits for the field
+    page.wait_for_function("token => document.body.dataset.waiting === token", arg=token)
     assert page.input_value("textarea[name=text]") == "pairing with RedStone tomorrow"
     assert page.evaluate("document.body.dataset.refreshes || '0'") == refreshes
     page.click("#add-note")
@@ -416,7 +418,7 @@ def test_a_live_refresh_keeps_what_is_being_typed(
     change_and_hold("Changed before typing")
     page.fill(note, "half a thought")
     release()
-    page.wait_for_function("document.body.dataset.waiting === '1'")  # answered, not swapped
+    page.wait_for_function("document.body.dataset.waiting")  # answered, not swapped
     assert page.input_value(note) == "half a thought"
     assert page.evaluate("document.activeElement.name") == "text"
 

@@ -104,16 +104,24 @@ class HeldInterrupts:
     inside a compiled module's (pydantic-core's), in a Rust panic. ``caught`` says
     whether one came; the caller ends as Ctrl-C ends it (:func:`interrupted`). Only
     around imports and setup: a command that waits (a lock, a server) must stay
-    interruptible. ``_signal``: ``signal`` imports ``enum`` (~5 ms of a lean start)."""
+    interruptible. ``_signal``: ``signal`` imports ``enum`` (~5 ms of a lean start).
 
-    __slots__ = ("caught", "numbers", "previous")
+    ``server``: a server starting (``hive mcp``, ``hive serve``), asked to stop: it ends
+    at once, exit 0, as it ends when asked while it serves. It has written nothing yet,
+    and its imports (~1 s of CPU for the MCP SDK) need not finish first: on a loaded
+    machine they took minutes, all that time after Ctrl-C or SIGTERM."""
 
-    def __init__(self, *, terminate: bool = False) -> None:
+    __slots__ = ("caught", "numbers", "previous", "server")
+
+    def __init__(self, *, terminate: bool = False, server: bool = False) -> None:
         self.numbers = [_signal.SIGINT, _signal.SIGTERM] if terminate else [_signal.SIGINT]
         self.caught: list[int] = []
         self.previous: list[object] = []
+        self.server = server
 
     def hold(self, signum: int, frame: object) -> None:
+        if self.server:
+            os._exit(0)  # between two bytecodes, never inside a compiled module's import
         self.caught.append(signum)
 
     def __enter__(self) -> HeldInterrupts:

@@ -866,7 +866,7 @@ def commit_msg(inv: Invocation, message_file: str) -> int | None:
     token = os.environ.get("HIVE_AGENT_TOKEN") or None
     if token is None:
         return 0  # a person's commit: nothing to add (hookrun.attribute reads nothing)
-    from hive.domain.commitmsg import add_cell, chosen_cell, empty_message
+    from hive.domain.commitmsg import CELL_TRAILER, add_cell, chosen_cell, empty_message
     from hive.git.configfile import Unsure, config_value
     from hive.git.refs import discover
     from hive.store import credentials
@@ -893,14 +893,18 @@ def commit_msg(inv: Invocation, message_file: str) -> int | None:
     if cell is None:
         return 0
     from hive.cli.lean_write import guarded
+    from hive.git.rungit import git_environment, trailer_args
 
     root = state.paths.root
+    adding = trailer_args(os.path.abspath(message_file), CELL_TRAILER, cell)
+    if _output_of(["git", "-C", root, *adding], git_environment()) is not None:
+        return 0  # git added it: add_cell's very command, without importing subprocess
 
     def attribute() -> int:  # never blocks the commit (exit 0), as hookrun.attribute
         add_cell(root, message_file, cell)
         return 0
 
-    return guarded(inv, attribute)
+    return guarded(inv, attribute)  # git refused: add_cell runs it again and words why
 
 
 class _Facts:
@@ -953,18 +957,19 @@ def _staged_paths(inv: Invocation) -> list[str] | None:
     return paths
 
 
-def _output_of(argv: list[str]) -> bytes | None:
+def _output_of(argv: list[str], env: dict[str, str] | None = None) -> bytes | None:
     """What ``argv`` prints on standard output when it exits 0 (its standard error
-    discarded), else None: ``subprocess.run(argv, capture_output=True)`` without
-    importing ``subprocess`` (with ``threading``, ``selectors``, ``locale`` and ``re``:
-    ~6 ms of every commit the hook checks)."""
+    discarded; in ``env``, default this process's), else None: ``subprocess.run(argv,
+    capture_output=True, env=env)`` without importing ``subprocess`` (with
+    ``threading``, ``selectors``, ``locale`` and ``re``: ~6 ms of every commit the hook
+    checks)."""
     import os
 
     if not hasattr(os, "posix_spawnp"):
         import subprocess
 
         try:
-            done = subprocess.run(argv, capture_output=True, check=False)
+            done = subprocess.run(argv, capture_output=True, check=False, env=env)
         except OSError:
             return None
         return done.stdout if done.returncode == 0 else None
@@ -976,7 +981,7 @@ def _output_of(argv: list[str]) -> bytes | None:
             (os.POSIX_SPAWN_CLOSE, read_end),
             (os.POSIX_SPAWN_CLOSE, write_end),
         ]
-        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions)
+        pid = os.posix_spawnp(argv[0], argv, env or os.environ, file_actions=actions)
     except OSError:
         os.close(read_end)
         return None

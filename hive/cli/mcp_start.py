@@ -66,10 +66,10 @@ def serve(
     from hive.errors import HiveError
 
     try:
-        with HeldInterrupts(terminate=True) as held:  # the imports (pydantic-core, mcp, the
-            from hive.tools.mcp_server import serve_stdio  # tools): see HeldInterrupts
-        if held.caught:
-            return 0  # stopped while starting, as asked
+        # the imports (pydantic-core, mcp, the tools): see HeldInterrupts; a signal ends
+        # the server at once (``server``), else when they are done
+        with HeldInterrupts(terminate=True, server=True):
+            from hive.tools.mcp_server import serve_stdio
         session = f"mcp:{os.getpid()}:{os.urandom(4).hex()}"
         try:
             ctx = open_session(directory, agent or actor or os.environ.get("HIVE_AGENT"), session)

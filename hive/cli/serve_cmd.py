@@ -54,12 +54,11 @@ def serve_cmd(
 
 def _serve(port: int, host: str, *, allow_write: bool, allow_remote: bool) -> None:
     # The web app's imports (starlette, uvicorn) with Ctrl-C and SIGTERM held: a
-    # KeyboardInterrupt inside an import is a traceback (see HeldInterrupts).
-    with HeldInterrupts(terminate=True) as held:
+    # KeyboardInterrupt inside an import is a traceback (see HeldInterrupts). A signal
+    # ends the server at once (``server``).
+    with HeldInterrupts(terminate=True, server=True):
         from hive.serve.app import LOOPBACK_NAMES, ServeConfig, create_app, is_loopback
         from hive.serve.runner import server_for
-    if held.caught:
-        return  # stopped while starting, as asked (exit 0)
     host = host.strip()
     if not host.strip("[]"):
         _refuse("--host needs an address (for example 127.0.0.1)")

@@ -36,7 +36,7 @@ generated from the registry:
   stdin ends (once every call sent before it is answered: a client may pipe its calls
   in and close stdin; a call it cancelled gets no answer, and its waits, a `ctx_wait`
   or a lock wait, end at once) or the client stops reading, and at once on Ctrl-C or
-  SIGTERM;
+  SIGTERM, also while it is still starting (its imports are not finished first);
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (UTF-8: other bytes are refused, exit 2; alone or in a ```json fence among
   other text), runs the calls in order and prints a JSON transcript (compact, indented only on

@@ -66,9 +66,10 @@
     };
   }
 
-  // A refresh waiting for the field says so on the body (data-waiting), until it runs.
+  // A refresh waiting for the field says so on the body (data-waiting: the state token
+  // it will show), until it runs.
   function waitForField() {
-    document.body.dataset.waiting = "1";
+    document.body.dataset.waiting = version;
     document.activeElement.addEventListener("blur", () => refresh(), { once: true });
   }
 
