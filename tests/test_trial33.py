@@ -108,10 +108,8 @@ def test_ctrl_c_under_json_is_a_json_error(repo: Path, monkeypatch: pytest.Monke
         assert (server.returncode, server.stdout, server.stderr) == (0, "", "")  # stopped
 
 
-def test_blocked_fits_80_columns_with_many_blockers(repo: Path) -> None:
-    """`hive blocked` printed each cell's blockers on one line, however many: six of
-    them made a 125-column line at COLUMNS=80. They fold between blockers (an id and
-    its status stay together), continued under the first; piped, the line stays whole."""
+def _waits_on_six(repo: Path) -> tuple[str, list[str]]:
+    """A hive with a cell that waits on six open blockers: its id and theirs."""
     ok(hive(repo, "init", "--prefix", "hv"))
     target = json.loads(ok(hive(repo, "--json", "create", "Waits on six")))["id"]
     blockers = [
@@ -119,6 +117,14 @@ def test_blocked_fits_80_columns_with_many_blockers(repo: Path) -> None:
     ]
     for blocker in blockers:
         ok(hive(repo, "dep", "add", target, blocker))
+    return target, blockers
+
+
+def test_blocked_fits_80_columns_with_many_blockers(repo: Path) -> None:
+    """`hive blocked` printed each cell's blockers on one line, however many: six of
+    them made a 125-column line at COLUMNS=80. They fold between blockers (an id and
+    its status stay together), continued under the first; piped, the line stays whole."""
+    target, blockers = _waits_on_six(repo)
     shown = ok(hive(repo, "blocked", env={**os.environ, "COLUMNS": "80"}))
     lines = shown.splitlines()
     assert all(len(line) <= 80 for line in lines), [len(line) for line in lines]
@@ -190,3 +196,25 @@ def test_a_page_under_json_says_on_stderr_that_it_is_one(repo: Path, tmp_path: P
             assert page.stderr == f"showing 5 of 12 {what} (--all for every one)\n"
             every = run_hive(["-C", str(repo), command, "--json", "--all"], module=module)
             assert len(json.loads(every.stdout)) == 12 and every.stderr == ""
+
+
+def test_show_folds_a_long_field_under_its_value(repo: Path) -> None:
+    """`hive show` at 80 columns wrapped a long 'depends on' (or files, labels) back to
+    the first column, under the field names; it now folds between items, continued
+    under the value, and never inside an id. Piped without COLUMNS: one line each."""
+    target, blockers = _waits_on_six(repo)
+    shown = ok(hive(repo, "show", target, env={**os.environ, "COLUMNS": "80"})).splitlines()
+    assert all(len(line) <= 80 for line in shown), shown
+    start = next(n for n, line in enumerate(shown) if line.startswith("  depends on   "))
+    folded = [shown[start]]
+    for line in shown[start + 1 :]:
+        if not line.startswith(" " * 15):
+            break
+        folded.append(line)
+    assert len(folded) == 2, shown
+    said = " ".join(" ".join(line.split()) for line in folded)
+    assert said == "depends on " + ", ".join(f"{b} (blocks)" for b in blockers)
+    piped = ok(
+        hive(repo, "show", target, env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
+    )
+    assert "  depends on   " + ", ".join(f"{b} (blocks)" for b in blockers) in piped.splitlines()

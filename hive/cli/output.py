@@ -178,9 +178,14 @@ def say_hanging(head: str, text: str) -> None:
 
 def say_items(head: str, items: Sequence[str]) -> None:
     """``head`` then ``items`` joined by ", ", folded between items to the output's
-    width (an item is never split: an id stays with its status), continued lines
-    indented under the first item (one line when piped without $COLUMNS)."""
-    room = columns()
+    width (see ``folded``; one line when piped without $COLUMNS)."""
+    say("\n".join(folded(head, items, columns())))
+
+
+def folded(head: str, items: Sequence[str], room: int | None) -> list[str]:
+    """The lines of ``head`` then ``items`` joined by ", ", folded between items to
+    ``room`` columns (an item is never split: an id stays with its status), continued
+    lines indented under the first item; one line when ``room`` is None."""
     lines, line = [], head
     for n, item in enumerate(items):
         piece = item + ("," if n < len(items) - 1 else "")
@@ -189,7 +194,7 @@ def say_items(head: str, items: Sequence[str]) -> None:
             lines.append(line)
             line, fresh = " " * len(head), True
         line += piece if fresh else " " + piece
-    say("\n".join([*lines, line]))
+    return [*lines, line]
 
 
 @contextlib.contextmanager
@@ -294,15 +299,20 @@ def cell_detail(cell: Cell) -> None:
         ("type", cell.type),
         ("priority", f"P{cell.priority}"),
     ]
-    optional = {
+    optional: dict[str, str | list[str] | None] = {
         "assignee": cell.assignee,
         "parent": cell.parent,
-        "labels": ", ".join(cell.labels),
-        "files": ", ".join(cell.files_owned),
-        "depends on": ", ".join(f"{d.target} ({d.type})" for d in cell.dependencies),
+        "labels": cell.labels,  # lists fold between items, under the value
+        "files": cell.files_owned,
+        "depends on": [f"{d.target} ({d.type})" for d in cell.dependencies],
         "close reason": cell.close_reason,
     }
-    rows += [(key, escape(value)) for key, value in optional.items() if value]
+    for key, value in optional.items():
+        if isinstance(value, list) and value:
+            lines = folded(f"  {key:<12} ", value, columns())
+            rows.append((key, escape("\n".join(line[15:] for line in lines))))
+        elif value:
+            rows.append((key, escape(str(value))))
     for blocker in getattr(cell, "open_blockers", []):  # a CellDetail: the open ones
         rows.append(("blocked by", escape(f"{blocker.id} [{blocker.status}] {blocker.title}")))
     created_by = escape(cell.created_by or "?")
@@ -311,7 +321,7 @@ def cell_detail(cell: Cell) -> None:
     if cell.closed_at:
         rows.append(("closed", f"{cell.closed_at:%Y-%m-%d %H:%M}"))
     for key, value in rows:
-        out.print(f"  [dim]{key:<12}[/dim] {value}")
+        out.print(f"  [dim]{key:<12}[/dim] " + value.replace("\n", "\n" + " " * 15))
     if cell.description:
         out.print("\n" + escape(cell.description))
     for title, text in (("design", cell.design), ("acceptance criteria", cell.acceptance_criteria)):
