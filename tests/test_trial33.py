@@ -234,3 +234,22 @@ def test_show_continues_a_long_blocker_under_its_value(repo: Path) -> None:
     assert shown[start + 1].startswith(" " * 15) and shown[start + 1][15] != " ", shown
     said = " ".join(" ".join(shown[start : start + 2]).split())
     assert said == f"blocked by {blocker} [open] {title}"
+
+
+def test_dep_tree_cuts_a_long_title_and_keeps_the_dependency_type(repo: Path) -> None:
+    """`hive dep tree` at 80 columns cropped a long title at the edge: no ellipsis, and
+    the dependency's type after it, '(blocks)', was lost. The title is cut with '…' so
+    the line fits with its type; piped without COLUMNS the line is whole."""
+    ok(hive(repo, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(repo, "--json", "create", "Blocked thing")))["id"]
+    title = "A blocker with a really long title that will not fit on one line of eighty columns"
+    blocker = json.loads(ok(hive(repo, "--json", "create", title)))["id"]
+    ok(hive(repo, "dep", "add", cell, blocker))
+    lines = ok(hive(repo, "dep", "tree", cell, env={**os.environ, "COLUMNS": "80"})).splitlines()
+    assert len(lines) == 2 and all(len(line) <= 80 for line in lines), lines
+    assert lines[1].startswith(f"└── {blocker} [open] A blocker") and "…" in lines[1]
+    assert lines[1].endswith(" (blocks)"), lines
+    piped = ok(
+        hive(repo, "dep", "tree", cell, env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
+    )
+    assert f"└── {blocker} [open] {title} (blocks)" in piped.splitlines()

@@ -145,17 +145,25 @@ def _ready(cells: Page[Cell], params: Any, ws: Workspace) -> None:
 def _dep_tree(tree: Any, params: Any, ws: Workspace) -> None:
     from rich.tree import Tree
 
-    def label(node: Any) -> str:
+    room = output.columns()
+
+    def label(node: Any, depth: int) -> str:
+        """A node's line: its title cut with '…' to the width left after the tree's
+        guides (4 columns a level), the id and status, and the dependency's type."""
         kind = f" ({node.type})" if node.type else ""
         status = f"{node.status} (deleted)" if node.deleted else node.status  # as hive show
-        return output.escape(f"{node.id} [{status}] {node.title or ''}{kind}")
+        head, title = f"{node.id} [{status}] ", node.title or ""
+        if room is not None:
+            left = room - 4 * depth - output.width(head) - output.width(kind)
+            title = output.fit(title, max(left, 12))
+        return output.escape(f"{head}{title}{kind}")
 
-    def grow(branch: Any, node: Any) -> None:
+    def grow(branch: Any, node: Any, depth: int) -> None:
         for child in node.depends_on:
-            grow(branch.add(label(child)), child)
+            grow(branch.add(label(child, depth + 1)), child, depth + 1)
 
-    root = Tree(label(tree))
-    grow(root, tree)
+    root = Tree(label(tree, 0))
+    grow(root, tree, 0)
     output.console().print(root)
 
 
