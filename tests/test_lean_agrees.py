@@ -56,7 +56,7 @@ def made(
         }
         ids["waiting"] = create_cell(ws, title="Waits", deps=[f"blocks:{ids['plain']}"]).id
         ids["child"] = create_cell(ws, title="Child", parent=ids["urgent"]).id
-        ids["part"] = ids["urgent"][:-2]  # a partial id: the full CLI resolves it
+        ids["part"] = ids["urgent"][:-2]  # a partial id, resolved as the full CLI does
         close_cell(ws, cell_id=ids["done"], reason="finished")
     return root, ids
 
@@ -307,6 +307,32 @@ def test_verbose_is_answered_by_the_lean_path(
 
     assert entry.dispatch(entry.parse(["-C", str(repo), *args])) == 0
     assert capsys.readouterr().out == both(repo, *args).stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "{part}"],  # urgent's id less two letters: urgent and its child match
+        ["show", "{part}", "--json"],
+        ["list", "--parent", "{part}"],
+        ["list", "--parent={hash}", "--json", "-s", "all"],
+        ["show", "{upper}"],
+        ["list", "--parent", "{upper}", "--json"],
+    ],
+    ids=" ".join,
+)
+def test_ids_by_prefix_are_answered_by_the_lean_path(
+    repo: Path, cells: dict[str, str], args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A prefix of an id (with or without ``hv-``, in any case) is resolved by the lean
+    path as the full CLI resolves it (``ids.resolve_among``): the same bytes, without
+    the full CLI."""
+    from hive.cli import entry
+
+    prefixes = {"hash": cells["urgent"][3:-1], "upper": cells["urgent"][:-1].upper()}
+    filled = [arg.format(**cells, **prefixes) for arg in args]
+    assert entry.dispatch(entry.parse(["-C", str(repo), *filled])) == 0
+    assert capsys.readouterr().out == both(repo, *filled).stdout
 
 
 def test_places_the_full_cli_refuses_are_refused_by_the_lean_path(

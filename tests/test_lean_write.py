@@ -63,7 +63,10 @@ def base(built_base: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
 
 def build_base(root: Path) -> dict[str, Any]:
     """A repository with a few cells: open, claimed by someone else, closed, blocked
-    (by an open and by a closed cell), an epic with a child, one with comments."""
+    (by an open and by a closed cell), an epic with a child, one with comments, and
+    three with ids chosen to share prefixes (``SHARED``), the first deleted; with the
+    prefixes of ``PREFIXES`` (of open's id, with and without ``hv-``, past the deleted
+    cell, and one two live cells share)."""
     make_repo(root)
     ws = Workspace(str(root), actor="alice")
     init_hive(ws, prefix="hv")
@@ -83,8 +86,33 @@ def build_base(root: Path) -> dict[str, Any]:
 
     ids["commented"] = create_cell(ws, title="with a comment").id
     add_comment(ws, cell_id=ids["commented"], text="hello")
+    ids.update(create_shared(ws))
+    ids.update(prefix=ids["open"][:-1], hash_prefix=ids["open"][3:-1], **PREFIXES)
+    ids["open_upper"] = ids["open"].upper()
     Workspace(str(root)).cells()  # the state index knows HEAD's state
     return {"root": root, "ids": ids}
+
+
+# Cells with ids that share prefixes: "zzq0a" begins a deleted cell's and a live
+# one's (it names the live one), "zzq0" two live cells' (ambiguous).
+SHARED = {"gone": "zzq0a0", "shared": "zzq0a1", "sibling": "zzq0b1"}
+PREFIXES = {"past_gone": "zzq0a", "ambiguous": "zzq0", "gone_hash": "zzq0a0"}
+
+
+def create_shared(ws: Workspace) -> dict[str, str]:
+    """The cells of ``SHARED`` (their ids drawn as given), the first one deleted."""
+    import hive.store.ids
+    from hive.domain.cells import delete_cell
+
+    drawn = iter(SHARED.values())
+    real = hive.store.ids.random_part
+    hive.store.ids.random_part = lambda n: next(drawn)
+    try:
+        ids = {name: create_cell(ws, title=f"{name} one").id for name in SHARED}
+    finally:
+        hive.store.ids.random_part = real
+    delete_cell(ws, cell_id=ids["gone"])
+    return ids
 
 
 @pytest.fixture
@@ -216,6 +244,14 @@ COMMANDS = {
     "close": ["close", "{open}", "-r", "done", "--json"],
     "close-freed": ["close", "{freed}"],
     "close-mine": ["close", "{mine}", "--reason=finished"],
+    # ids by prefix, resolved as the full path resolves them
+    "update-by-prefix": ["update", "{prefix}", "-p", "1"],
+    "update-by-hash-prefix": ["update", "{hash_prefix}", "-s", "in_progress", "--json"],
+    "update-past-deleted": ["update", "{past_gone}", "--title", "kept"],
+    "close-by-hash-prefix": ["close", "{hash_prefix}", "-r", "done"],
+    "close-past-deleted": ["close", "hv-{past_gone}", "--json"],
+    "update-upper-case": ["update", "HV-{past_gone}", "-p", "1"],
+    "close-upper-case": ["close", "{open_upper}"],
 }
 
 
@@ -287,8 +323,13 @@ DEFERRED = {
     "blank-title": ["create", "   "],
     "bad-priority": ["create", "x", "-p", "9"],
     "control-title": ["create", "a\x1bb"],
-    "partial-id": ["update", "{open_prefix}", "-p", "1"],
+    "ambiguous-id": ["update", "{ambiguous}", "-p", "1"],
+    "ambiguous-close": ["close", "hv-{ambiguous}"],
+    "deleted-by-prefix": ["close", "{gone_hash}"],  # its whole hash: the deleted cell
+    "deleted-id": ["update", "{gone}", "-p", "1"],
+    "spaces-around": ["update", " {open}", "-p", "1"],
     "unknown-id": ["update", "hv-nothere", "-p", "1"],
+    "unknown-prefix": ["close", "zzz"],
     "force": ["update", "{claimed}", "-s", "open", "--force", "--reason", "r"],
     "not-owner": ["update", "{claimed}", "-s", "open"],
     "not-owner-close": ["close", "{claimed}"],
@@ -308,9 +349,8 @@ def test_what_the_lean_path_cannot_answer_exactly_is_deferred(
     name: str, base: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = base["root"]
-    ids = {**base["ids"], "open_prefix": base["ids"]["open"][:5]}
     head = git(root, "rev-parse", "HEAD")
-    code, out = lean_run(root, [part.format(**ids) for part in DEFERRED[name]], capsys)
+    code, out = lean_run(root, [part.format(**base["ids"]) for part in DEFERRED[name]], capsys)
     assert code is None
     assert out == ""
     assert git(root, "rev-parse", "HEAD") == head
@@ -471,7 +511,7 @@ def test_a_fresh_write_imports_no_heavy_module(base: dict[str, Any], in_sample: 
         "import sys\n"
         "from hive.cli import entry\n"
         "for args in (['create', 'probe'], ['update', sys.argv[1], '-p', '3'],"
-        " ['close', sys.argv[1]]):\n"
+        " ['close', sys.argv[1][3:-1]]):\n"  # a prefix, resolved lean
         "    assert entry.dispatch(entry.parse(['-C', sys.argv[2], *args])) == 0, args\n"
         "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"
         f" 'filelock', *{START_UP_COSTLY!r})\n"
@@ -898,7 +938,14 @@ def test_a_lean_write_indexes_its_state_as_a_full_build_does(
 # ------------------------------------------------------------------ show
 
 
-@pytest.mark.parametrize("which", ["open", "claimed", "closed", "blocked", "freed", "epic", "mine"])
+@pytest.mark.parametrize(
+    "which",
+    [
+        *("open", "claimed", "closed", "blocked", "freed", "epic", "mine"),
+        *("prefix", "hash_prefix", "past_gone", "gone_hash"),  # by prefix (a deleted cell)
+        "open_upper",
+    ],
+)
 @pytest.mark.parametrize("as_json", [False, True])
 def test_show_gives_the_full_clis_output(
     base: dict[str, Any],
@@ -915,6 +962,39 @@ def test_show_gives_the_full_clis_output(
     assert full_run(root, args, capsys) == (0, lean_out)
 
 
+def test_every_prefix_resolves_on_the_lean_path_as_on_the_full_path(
+    base: dict[str, Any],
+) -> None:
+    """``lean_write.find`` names, for each prefix of each id of the state (with and
+    without ``hv-``, in either case: ambiguous ones, one past a deleted cell, an epic's with its
+    child's), the cell the full path's ``resolve_id`` names, and nothing where that
+    raises."""
+    from hive.cli.lean import open_state
+    from hive.cli.lean_write import find
+    from hive.domain.cells import resolve_id
+    from hive.errors import HiveError
+
+    root = base["root"]
+    state = open_state(entry.parse(["-C", str(root), "show", "x"]))
+    assert state is not None
+    index = Workspace(str(root)).cells()
+    known = sorted(index.known_ids())
+    assert len(known) == 12 and base["ids"]["gone"] in known
+    tried = {cell_id[:n] for cell_id in known for n in range(1, len(cell_id) + 1)}
+    tried |= {typed[3:] for typed in tried if len(typed) > 3}
+    tried |= {typed.upper() for typed in tried}
+    answered = set()
+    for typed in sorted(tried):
+        try:
+            expected: str | None = resolve_id(index, typed)
+        except HiveError:
+            expected = None
+        found = find(state.index, state.key, typed)
+        assert (found.id if found else None) == expected, typed
+        answered.add(expected)
+    assert set(known) <= answered
+
+
 def test_show_defers_what_it_cannot_print_exactly(
     base: dict[str, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -923,7 +1003,8 @@ def test_show_defers_what_it_cannot_print_exactly(
     monkeypatch.delenv("COLUMNS", raising=False)
     for args in (
         ["show", ids["commented"]],  # comments: the model's
-        ["show", ids["open"][:5]],  # a partial id
+        ["show", ids["ambiguous"]],  # a prefix of two live cells
+        ["show", "zzz"],  # a prefix of none
         ["show", ids["open"], ids["closed"]],  # several
         ["show", "hv-nothere"],  # an error to word
     ):
@@ -973,7 +1054,8 @@ def test_a_fresh_show_imports_no_heavy_module(base: dict[str, Any]) -> None:
         "import io, sys\n"
         "from hive.cli import entry\n"
         "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
-        "for args in (['show', sys.argv[1]], ['show', sys.argv[1], '--json']):\n"
+        "for args in (['show', sys.argv[1]], ['show', sys.argv[1][:-1], '--json'],"
+        " ['show', sys.argv[1][3:-2]]):\n"  # by prefixes too
         "    assert entry.dispatch(entry.parse(['-C', sys.argv[2], *args])) == 0, args\n"
         "sys.stdout = sys.__stdout__\n"
         "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"

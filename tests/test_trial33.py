@@ -218,3 +218,19 @@ def test_show_folds_a_long_field_under_its_value(repo: Path) -> None:
         hive(repo, "show", target, env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
     )
     assert "  depends on   " + ", ".join(f"{b} (blocks)" for b in blockers) in piped.splitlines()
+
+
+def test_show_continues_a_long_blocker_under_its_value(repo: Path) -> None:
+    """`hive show` at 80 columns wrapped 'blocked by  ID [open] <a long title>' back to
+    the first column; it continues under the value, as the list fields do."""
+    ok(hive(repo, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(repo, "--json", "create", "Blocked thing")))["id"]
+    title = "A blocker with a really long title that will not fit on one line of eighty columns"
+    blocker = json.loads(ok(hive(repo, "--json", "create", title)))["id"]
+    ok(hive(repo, "dep", "add", cell, blocker))
+    shown = ok(hive(repo, "show", cell, env={**os.environ, "COLUMNS": "80"})).splitlines()
+    assert all(len(line) <= 80 for line in shown), shown
+    start = next(n for n, line in enumerate(shown) if line.startswith("  blocked by   "))
+    assert shown[start + 1].startswith(" " * 15) and shown[start + 1][15] != " ", shown
+    said = " ".join(" ".join(shown[start : start + 2]).split())
+    assert said == f"blocked by {blocker} [open] {title}"

@@ -250,7 +250,10 @@ def list_cells(inv: Invocation) -> int | None:
         state = open_state(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None or not _known_parent(state, query.parent):
+    if state is None:
+        return None
+    query = _with_known_parent(state, query)
+    if query is None:
         return None
     found = state.index.list_rows(state.key, query)
     if found is None:
@@ -273,14 +276,20 @@ def _warn_unreadable(state: State) -> None:
             sys.stderr.write(f"warning: {shown_lines(message)}\n")
 
 
-def _known_parent(state: State, parent: str | None) -> bool:
-    """``--parent`` names a cell of this state by its full id (a partial id, or one that
-    matches nothing, goes to the full CLI, which resolves or explains it)."""
-    if parent is None:
-        return True
-    from hive.cli.lean_write import lookup, usable
+def _with_known_parent(state: State, query: ListQuery) -> ListQuery | None:
+    """``query`` with its ``--parent`` the full id of the cell of this state it names
+    (a full id or a prefix in any case, resolved as the full path resolves it:
+    ``lean_write.find``); None for an id that names no cell for sure (the full CLI
+    resolves or explains it)."""
+    if query.parent is None:
+        return query
+    from hive.cli.lean_write import find
 
-    return usable(lookup(state.index, state.key, parent), parent) is not None
+    found = find(state.index, state.key, query.parent)
+    if found is None or found.id is None:
+        return None
+    fields: dict[str, Any] = {name: getattr(query, name) for name in query._fields}
+    return ListQuery(**{**fields, "parent": found.id})
 
 
 _LIST_VALUED = {
@@ -348,7 +357,7 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
     if "--all" in flags:
         limit = None
     parent = values.get("parent")
-    if parent is not None and (not parent or parent != parent.strip().lower()):
+    if parent is not None and (not parent or parent != parent.strip()):
         return None
     return ListQuery(
         status=None if status == "all" else status,
@@ -490,11 +499,12 @@ def piped_plain() -> bool:
 
 
 def show(inv: Invocation) -> int | None:
-    """``hive show ID`` for one full id, printed as the full CLI prints it: as JSON, or
-    as plain lines when the output is piped (on a terminal rich wraps and colours it,
-    so the full CLI renders). Partial ids, several ids, options, merge conflicts,
-    comments, text rich might lay out differently, a blocker whose file is not
-    readable: the full CLI."""
+    """``hive show ID`` for one id (full, or a prefix resolved as the full path resolves
+    it: ``lean_write.find``), printed as the full CLI prints it: as JSON, or as plain
+    lines when the output is piped (on a terminal rich wraps and colours it, so the
+    full CLI renders). An unknown or ambiguous id, several ids, options, merge
+    conflicts, comments, text rich might lay out differently, a blocker whose file is
+    not readable: the full CLI."""
     import os
 
     if len(inv.args) != 1 or inv.args[0].startswith("-"):
@@ -502,7 +512,7 @@ def show(inv: Invocation) -> int | None:
     if not inv.json and not piped_plain():
         return None
     given = inv.args[0]
-    if not given or given != given.strip().lower():
+    if not given or given != given.strip():
         return None
     try:
         state = open_state(inv)
@@ -510,23 +520,26 @@ def show(inv: Invocation) -> int | None:
         return refused(inv, refusal)
     if state is None:
         return None
-    from hive.cli.lean_write import lookup, usable
+    from hive.cli.lean_write import find
     from hive.git.loose import read_object
     from hive.store.celldoc import plain_cell
     from hive.store.layout import cell_path
     from hive.store.yamlfast import fast_loads
 
-    found = usable(lookup(state.index, state.key, given), given)
-    if found is None or os.path.isdir(os.path.join(state.paths.root, cell_path(given))):
+    found = find(state.index, state.key, given)
+    if found is None or found.id is None:
+        return None
+    cell_id = found.id
+    if os.path.isdir(os.path.join(state.paths.root, cell_path(cell_id))):
         return None  # (a directory in its place: the full CLI warns)
     blob = read_object(state.paths, found.blob)
-    if blob is None or blob[0] != b"blob" or not _as_committed(state, [(given, found.blob)]):
+    if blob is None or blob[0] != b"blob" or not _as_committed(state, [(cell_id, found.blob)]):
         return None
     try:
         cell = plain_cell(fast_loads(blob[1].decode("utf-8")))
     except (UnicodeDecodeError, ValueError, HiveError):
         return None
-    if cell is None or cell["id"] != given:
+    if cell is None or cell["id"] != cell_id:
         return None
     blockers = _open_blockers(state, cell) if cell["status"] != "closed" else []
     if blockers is None:

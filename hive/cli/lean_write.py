@@ -14,12 +14,13 @@ trailers, the same state index rows and the same output as the full CLI's.
 Whenever this path cannot be sure of giving exactly the full CLI's answer it
 *defers* (returns None before anything is written) and the full CLI runs the
 command: an option it does not read (``--parent``, ``--dep``, ``--files``,
-``--from``, ``--force``, ``--help``, ...), a partial id, any error to report
-(the full CLI words it), a cell or config file the plain reader declines, a
-state the index does not have, a layout other than hive's shards, a write
-under way in this worktree, staging mode, a git config it cannot read for sure
-(includes, quoted values; a worktree's ``config.worktree`` is read as git reads it),
-an identity it cannot read for sure. A
+``--from``, ``--force``, ``--help``, ...), an id no cell or several live ones
+begin (a prefix one cell's id begins is resolved as the full path resolves it,
+:func:`find`), any error to report (the full CLI words it), a cell or config
+file the plain reader declines, a state the index does not have, a layout
+other than hive's shards, a write under way in this worktree, staging mode, a
+git config it cannot read for sure (includes, quoted values; a worktree's
+``config.worktree`` is read as git reads it), an identity it cannot read for sure. A
 linked worktree is answered like the main one (see :func:`open_session`). Who acts
 is resolved exactly as the full path resolves it (the same credential store
 function, ``actors.check_claim``), and at the same point: once the arguments pass
@@ -336,21 +337,75 @@ def usable(found: list[Found], cell_id: str) -> Found | None:
     return only if ok else None
 
 
+# A prefix matching more cells than this is left to the full CLI (nearly always
+# ambiguous; judging it here would read each match's row).
+MAX_MATCHES = 64
+
+
+class _Unsure(Exception):
+    """A cell a prefix matches whose file is not one readable file at its own path."""
+
+
+def find(index: StateIndex, key: str, given: str) -> Found | None:
+    """The one readable file, at its own path, of the cell ``given`` names in state
+    ``key``, by its full id or a prefix, in any case, as ``cells.resolve_id`` resolves
+    it; None for the full CLI to decide and word (and for spaces around it)."""
+    if not given or given != given.strip():
+        return None
+    given = given.lower()  # as resolve_among reads it
+    found = lookup(index, key, given)
+    if not found:
+        cell_id = resolve(index, key, given)
+        if cell_id is None:
+            return None
+        given, found = cell_id, lookup(index, key, cell_id)
+    return usable(found, given)
+
+
+def resolve(index: StateIndex, key: str, given: str) -> str | None:
+    """The id ``given`` names in state ``key``, decided by ``ids.resolve_among`` (the
+    full path's rule) over the cell files ``StateIndex.names_like`` finds (every id
+    ``given`` could name, by ranges of the index), deleted cells told by their rows.
+    None for the full CLI to decide and word: no match, several live cells, more than
+    ``MAX_MATCHES``, a match whose file is unreadable or not at its own path, a state
+    not stored."""
+    from hive.store.ids import id_matches, resolve_among
+    from hive.store.layout import cell_id_from_path
+
+    paths = index.names_like(key, given)
+    if paths is None:
+        return None
+    named = (cell_id_from_path(path) for path in paths)
+    known = {cell_id for cell_id in named if cell_id and id_matches(cell_id, given)}
+    if not known or len(known) > MAX_MATCHES:
+        return None
+
+    def deleted(cell_id: str) -> bool:
+        only = usable(lookup(index, key, cell_id), cell_id)
+        if only is None:
+            raise _Unsure(cell_id)  # the full path counts it live, or reads the stray copy
+        return only.deleted
+
+    try:
+        return resolve_among(given, known, deleted)
+    except (HiveError, _Unsure):
+        return None
+
+
 def read_cell(session: Session, key: str, given: str) -> dict[str, Any]:
-    """The live cell ``given`` names exactly (a full id), as a plain cell."""
+    """The live cell ``given`` names (a full id, or a prefix :func:`find` resolves), as
+    a plain cell."""
     from hive.store.yamlfast import fast_loads
 
-    if given != given.strip().lower() or not given:
-        raise Defer("not a full id")
-    found = usable(lookup(session.index, key, given), given)
+    found = find(session.index, key, given)
     if found is None or found.deleted:
-        raise Defer("missing, unreadable or deleted")
+        raise Defer("missing, ambiguous, unreadable or deleted")
     try:
         mapping = fast_loads(session.repo.read_blob(found.blob).decode("utf-8"))
     except (UnicodeDecodeError, ValueError, HiveError):
         raise Defer("unreadable") from None
     cell = plain_cell(mapping)
-    if cell is None or cell["id"] != given:
+    if cell is None or cell["id"] != found.id:
         raise Defer("a file the plain reader declines")
     return cell
 

@@ -320,8 +320,9 @@ def cell_detail(cell: Cell) -> None:
     rows.append(("updated", f"{cell.updated_at:%Y-%m-%d %H:%M}"))
     if cell.closed_at:
         rows.append(("closed", f"{cell.closed_at:%Y-%m-%d %H:%M}"))
+    room = columns()
     for key, value in rows:
-        out.print(f"  [dim]{key:<12}[/dim] " + value.replace("\n", "\n" + " " * 15))
+        out.print(f"  [dim]{key:<12}[/dim] " + _hanging(value, room))
     if cell.description:
         out.print("\n" + escape(cell.description))
     for title, text in (("design", cell.design), ("acceptance criteria", cell.acceptance_criteria)):
@@ -342,6 +343,20 @@ def cell_detail(cell: Cell) -> None:
                 continue
             out.print(escape(f"  {record.field}: kept {record.kept!r}"))
             out.print(escape(f"  {'':<{len(record.field)}}  other {record.other!r}"))
+
+
+def _hanging(value: str, room: int | None) -> str:
+    """A field's value of ``hive show`` continued under itself (15 columns in), where
+    it has line breaks (a folded list) or is too long for the line (wrapped at words,
+    never inside an id); as it is when piped without $COLUMNS."""
+    if room is None:
+        return value
+    indent = "\n" + " " * 15
+    if "\n" in value or width(value) <= room - 15:
+        return value.replace("\n", indent)
+    import textwrap
+
+    return indent.join(textwrap.wrap(value, max(room - 15, 20), break_on_hyphens=False))
 
 
 def object_store(health: Any) -> None:
