@@ -316,17 +316,21 @@ def test_verbose_is_answered_by_the_lean_path(
         ["show", "{part}", "--json"],
         ["list", "--parent", "{part}"],
         ["list", "--parent={hash}", "--json", "-s", "all"],
+        ["show", "{upper}"],
+        ["list", "--parent", "{upper}", "--json"],
     ],
     ids=" ".join,
 )
 def test_ids_by_prefix_are_answered_by_the_lean_path(
     repo: Path, cells: dict[str, str], args: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A prefix of an id (with or without ``hv-``) is resolved by the lean path as the
-    full CLI resolves it (``ids.resolve_among``): the same bytes, without the full CLI."""
+    """A prefix of an id (with or without ``hv-``, in any case) is resolved by the lean
+    path as the full CLI resolves it (``ids.resolve_among``): the same bytes, without
+    the full CLI."""
     from hive.cli import entry
 
-    filled = [arg.format(**cells, hash=cells["urgent"][3:-1]) for arg in args]
+    prefixes = {"hash": cells["urgent"][3:-1], "upper": cells["urgent"][:-1].upper()}
+    filled = [arg.format(**cells, **prefixes) for arg in args]
     assert entry.dispatch(entry.parse(["-C", str(repo), *filled])) == 0
     assert capsys.readouterr().out == both(repo, *filled).stdout
 

@@ -88,6 +88,7 @@ def build_base(root: Path) -> dict[str, Any]:
     add_comment(ws, cell_id=ids["commented"], text="hello")
     ids.update(create_shared(ws))
     ids.update(prefix=ids["open"][:-1], hash_prefix=ids["open"][3:-1], **PREFIXES)
+    ids["open_upper"] = ids["open"].upper()
     Workspace(str(root)).cells()  # the state index knows HEAD's state
     return {"root": root, "ids": ids}
 
@@ -249,6 +250,8 @@ COMMANDS = {
     "update-past-deleted": ["update", "{past_gone}", "--title", "kept"],
     "close-by-hash-prefix": ["close", "{hash_prefix}", "-r", "done"],
     "close-past-deleted": ["close", "hv-{past_gone}", "--json"],
+    "update-upper-case": ["update", "HV-{past_gone}", "-p", "1"],
+    "close-upper-case": ["close", "{open_upper}"],
 }
 
 
@@ -324,7 +327,7 @@ DEFERRED = {
     "ambiguous-close": ["close", "hv-{ambiguous}"],
     "deleted-by-prefix": ["close", "{gone_hash}"],  # its whole hash: the deleted cell
     "deleted-id": ["update", "{gone}", "-p", "1"],
-    "upper-case-prefix": ["update", "HV-{past_gone}", "-p", "1"],
+    "spaces-around": ["update", " {open}", "-p", "1"],
     "unknown-id": ["update", "hv-nothere", "-p", "1"],
     "unknown-prefix": ["close", "zzz"],
     "force": ["update", "{claimed}", "-s", "open", "--force", "--reason", "r"],
@@ -940,6 +943,7 @@ def test_a_lean_write_indexes_its_state_as_a_full_build_does(
     [
         *("open", "claimed", "closed", "blocked", "freed", "epic", "mine"),
         *("prefix", "hash_prefix", "past_gone", "gone_hash"),  # by prefix (a deleted cell)
+        "open_upper",
     ],
 )
 @pytest.mark.parametrize("as_json", [False, True])
@@ -962,7 +966,7 @@ def test_every_prefix_resolves_on_the_lean_path_as_on_the_full_path(
     base: dict[str, Any],
 ) -> None:
     """``lean_write.find`` names, for each prefix of each id of the state (with and
-    without ``hv-``: ambiguous ones, one past a deleted cell, an epic's with its
+    without ``hv-``, in either case: ambiguous ones, one past a deleted cell, an epic's with its
     child's), the cell the full path's ``resolve_id`` names, and nothing where that
     raises."""
     from hive.cli.lean import open_state
@@ -978,6 +982,7 @@ def test_every_prefix_resolves_on_the_lean_path_as_on_the_full_path(
     assert len(known) == 12 and base["ids"]["gone"] in known
     tried = {cell_id[:n] for cell_id in known for n in range(1, len(cell_id) + 1)}
     tried |= {typed[3:] for typed in tried if len(typed) > 3}
+    tried |= {typed.upper() for typed in tried}
     answered = set()
     for typed in sorted(tried):
         try:

@@ -278,8 +278,9 @@ def _warn_unreadable(state: State) -> None:
 
 def _with_known_parent(state: State, query: ListQuery) -> ListQuery | None:
     """``query`` with its ``--parent`` the full id of the cell of this state it names
-    (a full id or a prefix, resolved as the full path resolves it: ``lean_write.find``);
-    None for an id that names no cell for sure (the full CLI resolves or explains it)."""
+    (a full id or a prefix in any case, resolved as the full path resolves it:
+    ``lean_write.find``); None for an id that names no cell for sure (the full CLI
+    resolves or explains it)."""
     if query.parent is None:
         return query
     from hive.cli.lean_write import find
@@ -356,7 +357,7 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
     if "--all" in flags:
         limit = None
     parent = values.get("parent")
-    if parent is not None and (not parent or parent != parent.strip().lower()):
+    if parent is not None and (not parent or parent != parent.strip()):
         return None
     return ListQuery(
         status=None if status == "all" else status,
@@ -511,7 +512,7 @@ def show(inv: Invocation) -> int | None:
     if not inv.json and not piped_plain():
         return None
     given = inv.args[0]
-    if not given or given != given.strip().lower():
+    if not given or given != given.strip():
         return None
     try:
         state = open_state(inv)

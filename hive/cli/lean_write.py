@@ -347,9 +347,12 @@ class _Unsure(Exception):
 
 
 def find(index: StateIndex, key: str, given: str) -> Found | None:
-    """The one readable file, at its own path, of the cell ``given`` (lower case, no
-    spaces around) names in state ``key``, by its full id or as ``cells.resolve_id``
-    resolves a prefix; None for the full CLI to decide and word."""
+    """The one readable file, at its own path, of the cell ``given`` names in state
+    ``key``, by its full id or a prefix, in any case, as ``cells.resolve_id`` resolves
+    it; None for the full CLI to decide and word (and for spaces around it)."""
+    if not given or given != given.strip():
+        return None
+    given = given.lower()  # as resolve_among reads it
     found = lookup(index, key, given)
     if not found:
         cell_id = resolve(index, key, given)
@@ -394,8 +397,6 @@ def read_cell(session: Session, key: str, given: str) -> dict[str, Any]:
     a plain cell."""
     from hive.store.yamlfast import fast_loads
 
-    if given != given.strip().lower() or not given:
-        raise Defer("not as typed in lower case")
     found = find(session.index, key, given)
     if found is None or found.deleted:
         raise Defer("missing, ambiguous, unreadable or deleted")
