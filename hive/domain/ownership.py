@@ -6,7 +6,8 @@ only the holder releases a reservation; only the recipient reads and acks a
 message. Everyone else is refused with ``not_owner``. A coordinator (named
 under ``coordinators:`` in ``.hive/config.yaml`` and proven by its credential)
 or a person (at the CLI, without a credential) may set a rule aside with an
-explicit ``force`` and a reason; each override is written into the commit as a
+explicit ``force`` and a reason (a coordinator must give one; a person's ``--force``
+alone is recorded with "(no reason given)"); each override is written into the commit as a
 ``Hive-Override:`` trailer (who, role, what, whose, why) and appended to the
 event log (``<git common dir>/hive/events.jsonl``, ``"event": "override"``).
 """
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from hive.models.identity import Override
 
 OVERRIDE_TRAILER = "Hive-Override"
+NO_REASON = "(no reason given)"
 
 
 def coordinators(config: HiveConfig) -> list[str]:
@@ -69,14 +71,14 @@ def check_owner(
     what: str = "claimed by",
 ) -> Override | None:
     """None when the actor owns ``target`` (or nobody does); the override to record
-    when a coordinator or person forces it with a reason; else NotOwner."""
+    when a coordinator (with a reason) or a person forces it; else NotOwner."""
     actor = ws.actor
     if owner is None or owner == actor:
         return None
     if not force:
         raise NotOwner(
-            f"{target} is {what} {owner}; only {owner} may {action} it (a coordinator or a"
-            " person may override with force and a reason)",
+            f"{target} is {what} {owner}; only {owner} may {action} it (a person may override"
+            " with --force, a coordinator with force and a reason; recorded)",
             owner=owner,
             target=target,
         )
@@ -90,10 +92,11 @@ def check_owner(
             target=target,
         )
     cleaned = " ".join((reason or "").split())
-    if not cleaned:
+    if not cleaned and role == "coordinator":  # an agent says why it overrides
         raise InvalidInput(
             f"overriding {owner}'s ownership of {target} needs a reason (--reason / reason)"
         )
+    cleaned = cleaned or NO_REASON  # a person's --force alone: recorded as forced
     from hive.models.identity import Override  # only when overriding: not every write's
 
     return Override(by=actor, role=role, action=action, target=target, owner=owner, reason=cleaned)

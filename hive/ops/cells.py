@@ -464,7 +464,8 @@ declare(
         batch=_update_many,
         commands=(Command(("update",), arguments=ID_ARG, short=UPDATE_SHORT, many=True),),
         help="Change fields of cells (one commit for all; none changes if one is refused)."
-        "\n\nA cell claimed by someone else needs --force and --reason (recorded)."
+        "\n\nA cell claimed by someone else needs --force (recorded; a coordinator also"
+        " gives --reason)."
         " -s in_progress and -s closed follow start's and close's rule: refused while a"
         " blocker is open, unless --force (recorded). Values a cell already has change"
         " nothing: no commit.",
@@ -497,7 +498,8 @@ declare(
         commands=(Command(("close",), arguments=ID_ARG, short={"reason": ("-r",)}, many=True),),
         help="Close cells (one commit for all; none closes if one is refused).\n\nRefused"
         " while a blocking dependency is open (a blocker closed in the same command counts"
-        " as closed). A cell claimed by someone else needs --force and --reason (recorded).",
+        " as closed). A cell claimed by someone else needs --force (recorded; a coordinator"
+        " also gives --reason).",
     ),
     Operation(
         name="hive_reopen",

@@ -346,7 +346,7 @@ declare(
         commands=(Command(("mail", "read"), arguments=MESSAGE_ID),),
         parsers=NUMBERED,
         help="Show one message with its body (marks it read).\n\nAnother agent's message"
-        " needs --force and --reason (coordinators and people; recorded).",
+        " needs --force (people; coordinators also give --reason; recorded).",
     ),
     Operation(
         name="swarmmail_ack",

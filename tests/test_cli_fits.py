@@ -1,5 +1,7 @@
-"""Issue 12 tried once more as a demanding new user would (session 33's trial, helper
-trial33): each test failed before the fix it names. The command line runs in-process
+"""Output that fits a terminal (80 columns: list, ready, blocked, show, dep tree, tools
+list), JSON errors under --json (an internal error, Ctrl-C), a page announced under
+--json, a reader that goes away: found by trying issue 12 as a new user would; each
+test failed before its fix. The command line runs in-process
 (``run_hive``, the console script's own entry point) on real repositories."""
 
 from __future__ import annotations
