@@ -94,7 +94,7 @@ def test_force_s_help_says_a_person_may_override_as_a_person_can(repo: Path) -> 
         shown = run_hive([*path, "--help"])
         words = " ".join(shown.stdout.split())
         assert "coordinators only" not in words, path
-        assert "not yours: coordinators and people, with --reason" in words, path
+        assert "not yours: people, and coordinators with --reason" in words, path
     made = hive(repo, "--json", "create", "a cell")
     cell = json.loads(made.stdout)["id"]
     claimed = run_hive(["-C", str(repo), "start", cell], env=agent_env(repo, "BlueLake"))
@@ -104,6 +104,9 @@ def test_force_s_help_says_a_person_may_override_as_a_person_can(repo: Path) -> 
     forced = hive(repo, "update", cell, "-p", "0", "--force", "--reason", "owner away")
     assert forced.returncode == 0, forced
     assert "Hive-Override:" in git(repo, "log", "-1", "--format=%B")
+    alone = hive(repo, "update", cell, "-p", "1", "--force")  # a person: --force is enough
+    assert alone.returncode == 0, alone
+    assert "of BlueLake: (no reason given)" in git(repo, "log", "-1", "--format=%B")
 
 
 def test_swarm_run_json_says_what_each_unfinished_subtask_waits_for(repo: Path) -> None:

@@ -211,8 +211,8 @@ NO_LIMIT = "all"
 
 
 # who may override on the command line: an agent (a tool's caller) needs to be a
-# coordinator, a person (no credential: git's user.name) may too
-PERSON_OVERRIDE = "not yours: coordinators and people, with --reason"
+# coordinator (and say why), a person (no credential: git's user.name) may too
+PERSON_OVERRIDE = "not yours: people, and coordinators with --reason"
 
 
 def _help(info: FieldInfo, kind: Any) -> str:

@@ -77,8 +77,9 @@ def check_owner(
         return None
     if not force:
         raise NotOwner(
-            f"{target} is {what} {owner}; only {owner} may {action} it (a person may override"
-            " with --force, a coordinator with force and a reason; recorded)",
+            f"{target} is {what} {owner}; only {owner} may {action} it (a coordinator or a"
+            " person may override: a person with --force, a coordinator with force and a"
+            " reason; recorded)",
             owner=owner,
             target=target,
         )
