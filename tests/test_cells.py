@@ -480,3 +480,16 @@ def test_an_update_to_what_the_cell_already_has_makes_no_commit(ws: Workspace, r
     changed = update_cells(ws, cell_ids=[cell.id], priority=1, title="same")[0]
     assert changed.priority == 1 and git(repo, "rev-parse", "HEAD") != head
     assert_clean(repo)
+
+
+def test_labels_given_as_a_comma_list_are_several(ws: Workspace, repo: Path) -> None:
+    """`-l a,b` is two labels, as beads reads it; `--remove-label a,b` removes both,
+    and also a stored label holding the comma; `,` alone is an empty label."""
+    cell = create_cell(ws, title="tagged", labels=["a,b", " c , a", "d"])
+    assert cell.labels == ["a", "b", "c", "d"]
+    assert update_cell(ws, cell_id=cell.id, remove_labels=["a,b"]).labels == ["c", "d"]
+    with pytest.raises(InvalidInput, match="empty label"):
+        create_cell(ws, title="x", labels=[","])
+    with pytest.raises(InvalidInput, match="too many labels"):
+        create_cell(ws, title="x", labels=[",".join(f"l{n}" for n in range(51))])
+    assert_clean(repo)

@@ -215,6 +215,16 @@ COMMANDS = {
         "--json",
     ],
     "create-options-first": ["--json", "create", "--type=chore", "-p", "4", "first"],
+    "create-comma-labels": ["--json", "create", "tagged", "-l", "x,y", "-l", " z ,x"],
+    "update-comma-labels": [
+        "--json",
+        "update",
+        "{open}",
+        "--add-label",
+        "c,d",
+        "--remove-label",
+        "a,b",
+    ],
     "update-priority": ["update", "{open}", "-p", "1"],
     "update-many": [
         "update",

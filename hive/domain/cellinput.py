@@ -3,7 +3,7 @@ only: the lean write path of a fresh process uses it too, ``hive/cli/lean_write.
 
 from __future__ import annotations
 
-from hive.domain.limits import MAX_GLOB, MAX_SHORT, check_name, check_short
+from hive.domain.limits import MAX_GLOB, MAX_LABELS, MAX_SHORT, check_count, check_name, check_short
 from hive.errors import InvalidInput
 from hive.store.celldoc import CELL_TYPES, DEPENDENCY_TYPES, STATUSES
 
@@ -65,13 +65,31 @@ def clean_list(values: Iterable[str], what: str, *, stored: bool = False) -> lis
     merge can still be removed."""
     check = check_short if stored else check_name
     cleaned: list[str] = []
+    if what == "label":
+        values = _comma_separated(values, stored=stored)
     for value in values:
         item = check(value, what, MAX_GLOB if what == "file pattern" else MAX_SHORT).strip()
         if not item:
             raise InvalidInput(f"empty {what} given")
         if item not in cleaned:
             cleaned.append(item)
+    if what == "label" and not stored:
+        check_count(cleaned, "labels", MAX_LABELS)  # counted again once split at commas
     return cleaned
+
+
+def _comma_separated(values: Iterable[str], *, stored: bool) -> list[str]:
+    """Labels given as ``a,b`` are two labels (``bd create -l a,b`` too); a stored
+    label (one to remove) is also matched whole, so one that holds a comma (a hand
+    edit, an import) can still be removed."""
+    split: list[str] = []
+    for value in values:
+        if not isinstance(value, str) or "," not in value:
+            split.append(value)
+            continue
+        parts = [part for part in value.split(",") if part.strip()]
+        split += [value, *parts] if stored else parts or [""]  # "," alone: an empty label
+    return split
 
 
 def normalize_files(files: Iterable[str]) -> list[str]:

@@ -79,7 +79,9 @@ class CreateParams(Params):
     deps: list[Short] = Field(
         default_factory=list, max_length=MAX_DEPS, description="TYPE:ID, e.g. blocks:hv-ab12"
     )
-    labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
+    labels: list[Short] = Field(
+        default_factory=list, max_length=MAX_LABELS, description="a,b: two labels"
+    )
     files: list[Glob] = Field(default_factory=list, max_length=MAX_ITEMS, description="owned globs")
     assignee: Short | None = None
 
@@ -192,8 +194,12 @@ class UpdateParams(Params):
     description: str | None = Field(default=None, max_length=MAX_TEXT)
     assignee: Short | None = Field(default=None, description="'' clears")
     append_notes: str | None = Field(default=None, max_length=MAX_TEXT)
-    add_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
-    remove_labels: list[Short] = Field(default_factory=list, max_length=MAX_LABELS)
+    add_labels: list[Short] = Field(
+        default_factory=list, max_length=MAX_LABELS, description="a,b: two labels"
+    )
+    remove_labels: list[Short] = Field(
+        default_factory=list, max_length=MAX_LABELS, description="a,b: two labels"
+    )
     files: list[Glob] | None = Field(
         default=None, max_length=MAX_ITEMS, description="owned globs (replaces)"
     )
