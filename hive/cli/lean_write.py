@@ -677,7 +677,7 @@ CREATE_REPEATED = {"-l": "label", "--label": "label"}
 
 
 def create(inv: Invocation) -> int | None:
-    from hive.domain.cellinput import clean_list, parse_priority, parse_type
+    from hive.domain.cellinput import clean_labels, parse_priority, parse_type
     from hive.domain.limits import MAX_LABELS, MAX_TITLE, check_count, check_name, check_text
 
     options = parse_options(inv.args, CREATE_VALUED, CREATE_REPEATED)
@@ -695,7 +695,7 @@ def create(inv: Invocation) -> int | None:
             "type": parse_type(values.get("type", "task")),
             "priority": parse_priority(values.get("priority", "2"), 2),
             "description": check_text(values.get("description", ""), "description"),
-            "labels": clean_list(labels, "label"),
+            "labels": clean_labels(labels),
             "assignee": check_name(assignee, "assignee") if assignee else None,
         }
     except HiveError:
@@ -750,7 +750,7 @@ UPDATE_REPEATED = {"--add-label": "add_label", "--remove-label": "remove_label"}
 
 
 def update(inv: Invocation) -> int | None:
-    from hive.domain.cellinput import clean_list, parse_priority, parse_status, parse_type
+    from hive.domain.cellinput import clean_labels, parse_priority, parse_status, parse_type
     from hive.domain.limits import MAX_LABELS, MAX_TITLE, check_count, check_name, check_text
 
     options = parse_options(inv.args, UPDATE_VALUED, UPDATE_REPEATED)
@@ -766,8 +766,8 @@ def update(inv: Invocation) -> int | None:
         new_status = parse_status(values.get("status"))
         new_priority = parse_priority(values.get("priority"))
         new_type = parse_type(values.get("type"))
-        added = clean_list(options.lists.get("add_label", []), "label")
-        removed = set(clean_list(options.lists.get("remove_label", []), "label", stored=True))
+        added = clean_labels(options.lists.get("add_label", []))
+        removed = set(clean_labels(options.lists.get("remove_label", []), stored=True))
         for name, what in (("description", "description"), ("append_notes", "notes")):
             if values.get(name) is not None:
                 check_text(values[name], what)

@@ -35,9 +35,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hive.domain.cellinput import clean_list as _clean_list
+from hive.domain.cellinput import clean_labels, parse_dep_spec, parse_priority, parse_type
 from hive.domain.cellinput import normalize_files as _normalize_files
-from hive.domain.cellinput import parse_dep_spec, parse_priority, parse_type
 from hive.domain.cells import get_cell
 from hive.domain.graph import cycles_through
 from hive.domain.limits import (
@@ -402,7 +401,7 @@ def _check_field(spec: Spec, name: str, value: Any) -> None:
     elif name == "labels":
         labels = _strings(value, "labels")
         check_count(labels, "labels", MAX_LABELS)
-        fields["labels"] = _clean_list(labels, "label")
+        fields["labels"] = clean_labels(labels)
     elif name == "files":
         files = _strings(value, "files")
         check_count(files, "file patterns", MAX_ITEMS)

@@ -65,23 +65,28 @@ def clean_list(values: Iterable[str], what: str, *, stored: bool = False) -> lis
     merge can still be removed."""
     check = check_short if stored else check_name
     cleaned: list[str] = []
-    if what == "label":
-        values = _comma_separated(values, stored=stored)
     for value in values:
         item = check(value, what, MAX_GLOB if what == "file pattern" else MAX_SHORT).strip()
         if not item:
             raise InvalidInput(f"empty {what} given")
         if item not in cleaned:
             cleaned.append(item)
-    if what == "label" and not stored:
-        check_count(cleaned, "labels", MAX_LABELS)  # counted again once split at commas
+    return cleaned
+
+
+def clean_labels(values: Iterable[str], *, stored: bool = False) -> list[str]:
+    """Labels as :func:`clean_list` cleans them, ``a,b`` being two labels (``bd create
+    -l a,b`` too), counted once split; with ``stored`` (labels to remove) a value is
+    also matched whole, so a label that holds a comma (an import, a hand edit) can
+    still be removed."""
+    cleaned = clean_list(_comma_separated(values, stored=stored), "label", stored=stored)
+    if not stored:
+        check_count(cleaned, "labels", MAX_LABELS)
     return cleaned
 
 
 def _comma_separated(values: Iterable[str], *, stored: bool) -> list[str]:
-    """Labels given as ``a,b`` are two labels (``bd create -l a,b`` too); a stored
-    label (one to remove) is also matched whole, so one that holds a comma (a hand
-    edit, an import) can still be removed."""
+    """Each value split at its commas (:func:`clean_labels`)."""
     split: list[str] = []
     for value in values:
         if not isinstance(value, str) or "," not in value:

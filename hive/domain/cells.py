@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hive.domain.cellinput import clean_list as _clean_list
+from hive.domain.cellinput import clean_labels
 from hive.domain.cellinput import normalize_files as _normalize_files
 from hive.domain.cellinput import parse_dep_spec as parse_dep_spec
 from hive.domain.cellinput import parse_priority as parse_priority
@@ -267,7 +267,7 @@ def _new_cell_fields(
         "type": parse_type(type),
         "priority": parse_priority(priority, 2),
         "description": check_text(description, "description"),
-        "labels": _clean_list(labels, "label"),
+        "labels": clean_labels(labels),
         "files_owned": _normalize_files(files),
         "assignee": check_name(assignee, "assignee") if assignee else None,
         "notes": check_text(notes, "notes"),
@@ -454,8 +454,8 @@ def update_cells(
     new_status = parse_status(status)
     new_priority = parse_priority(priority)
     new_type = parse_type(type)
-    added = _clean_list(add_labels, "label")
-    removed = set(_clean_list(remove_labels, "label", stored=True))
+    added = clean_labels(add_labels)
+    removed = set(clean_labels(remove_labels, stored=True))
     new_files = None if files is None else _normalize_files(files)
     for text, what in ((description, "description"), (append_notes, "notes")):
         if text is not None:
