@@ -719,8 +719,11 @@ def precommit(inv: Invocation) -> int | None:
     head = read_head_fast(paths)
     if head is None or head.commit is None:
         return None
-    held = _exclusive_holds(paths, head.commit)
-    rules = _path_rules(paths, head.commit) if agent else {}
+    listing = _hive_listing(paths, head.commit)  # HEAD's .hive: reservations and config
+    if listing is None:
+        return None
+    held = _exclusive_holds(paths, head.commit, listing)
+    rules = _path_rules(paths, listing) if agent else {}
     if held is None or rules is None:
         return None
     staged = _staged_paths(inv)
@@ -740,8 +743,9 @@ def precommit(inv: Invocation) -> int | None:
     return None if hit else 0
 
 
-def _path_rules(paths: RepoPaths, commit: str) -> Permissions | None:
-    """The ``tools.permissions`` rules of ``commit``'s config as the full check parses
+def _path_rules(paths: RepoPaths, listing: dict[bytes, str]) -> Permissions | None:
+    """The ``tools.permissions`` rules of the config in ``listing`` (a commit's ``.hive``
+    tree, :func:`_hive_listing`) as the full check parses
     them: none without a ``tools:`` section (or without ``.hive``: nothing to enforce),
     else those the full check stored in the state index for this config file version
     (``precommit._remember_rules``). None when not known here for sure: a config the
@@ -751,9 +755,6 @@ def _path_rules(paths: RepoPaths, commit: str) -> Permissions | None:
     from hive.jsontext import loads
     from hive.store.configdoc import plain_config
 
-    listing = _hive_listing(paths, commit)
-    if listing is None:
-        return None
     if not listing:
         return {}
     sha = listing.get(b"config.yaml")
@@ -783,9 +784,12 @@ def _none_denied(rules: Permissions, agent: str, staged: list[str]) -> bool:
     return True
 
 
-def _exclusive_holds(paths: RepoPaths, head: str) -> list[tuple[str, str]] | None:
-    """(holder, pattern) of every unexpired exclusive reservation at ``head`` and at the
-    HEAD of every other worktree of the repository (the full check counts both: issue
+def _exclusive_holds(
+    paths: RepoPaths, head: str, head_listing: dict[bytes, str]
+) -> list[tuple[str, str]] | None:
+    """(holder, pattern) of every unexpired exclusive reservation at ``head`` (whose
+    ``.hive`` tree ``head_listing`` the caller has read) and at the HEAD of every other
+    worktree of the repository (the full check counts both: issue
     11), read from loose objects or packs; None when that cannot be known cheaply and
     for sure. The worktrees are those the full check reads (``refs.other_worktree_heads``),
     so a worktree added or switched by ``git`` counts from the next commit on."""
@@ -794,7 +798,10 @@ def _exclusive_holds(paths: RepoPaths, head: str) -> list[tuple[str, str]] | Non
     commits = [head, *(other.commit for other in other_worktree_heads(paths))]
     held: list[tuple[str, str]] = []
     for commit in dict.fromkeys(commits):  # worktrees on one commit: read once
-        found = _holds_at(paths, commit) if commit is not None else []
+        if commit is None:
+            continue
+        listing = head_listing if commit == head else _hive_listing(paths, commit)
+        found = None if listing is None else _holds_at(paths, listing)
         if found is None:
             return None
         held += found
@@ -813,14 +820,11 @@ def _hive_listing(paths: RepoPaths, commit: str) -> dict[bytes, str] | None:
     return {} if hive is None else read_tree(paths, hive)
 
 
-def _holds_at(paths: RepoPaths, commit: str) -> list[tuple[str, str]] | None:
-    """(holder, pattern) of the unexpired exclusive reservations of ``commit``'s tree
-    (None: not readable here for sure)."""
+def _holds_at(paths: RepoPaths, listing: dict[bytes, str]) -> list[tuple[str, str]] | None:
+    """(holder, pattern) of the unexpired exclusive reservations in ``listing`` (a
+    commit's ``.hive`` tree; None: not readable here for sure)."""
     from hive.git.loose import read_object, read_tree
 
-    listing = _hive_listing(paths, commit)
-    if listing is None:
-        return None
     held = listing.get(b"reservations")
     if held is None:
         return []
