@@ -191,20 +191,16 @@ def context_search(
             return
         number, coordinator = rounds.get(cell_id or "")
         role = "coordinator" if agent and agent == coordinator else "worker"
+        match = {
+            "roundNumber": number,
+            "agentId": agent,
+            "agentRole": role,
+            "type": kind,
+            "contentSnippet": _snippet(content, at, len(needle), snippet),
+            "cellId": cell_id,
+        }
         found.append(
-            (
-                number,
-                when,
-                {
-                    "roundNumber": number,
-                    "agentId": agent,
-                    "agentRole": role,
-                    "type": kind,
-                    "contentSnippet": _snippet(content, at, len(needle), snippet),
-                    "cellId": cell_id,
-                    "messageId": message_id,
-                },
-            )
+            (number, when, match if message_id is None else {**match, "messageId": message_id})
         )
 
     live = (cell_id for cell_id, node in index.nodes.items() if not node.deleted)
