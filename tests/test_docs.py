@@ -316,3 +316,45 @@ def test_every_repository_path_in_the_docs_exists() -> None:
         and not (ROOT / (re.sub(r"\.\w+$", "", found) + ".py")).exists()
     )
     assert not missing, missing
+
+
+def test_the_yaml_examples_of_the_docs_load(repo: Path) -> None:
+    """The YAML a reader copies from the docs is what hive reads: file-format.md's
+    config.yaml (with its verify: and swarm: sections), seeds.md's permission_policy:
+    and tools.md's tools: in one committed config, file-format.md's cell and reservation
+    file at their paths. ``hive doctor`` finds nothing malformed in them (only what the
+    lone example cell is: its parent and blocker are not there, its conflict is
+    recorded), and the cell and the reservation read back as written."""
+    import hashlib
+    import json
+    import re
+
+    from tests.conftest import git
+    from tests.inprocess import run_hive
+
+    def examples(page: str) -> list[str]:
+        return re.findall(r"```yaml\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S)
+
+    config, sections, cell, reservation = examples("file-format.md")
+    (policy,) = examples("seeds.md")
+    (tools,) = examples("tools.md")
+    assert run_hive(["init"], cwd=repo).returncode == 0
+    (repo / ".hive" / "config.yaml").write_text(config + sections + policy + tools)
+    (repo / ".hive" / "cells" / "x").mkdir(parents=True)
+    (repo / ".hive" / "cells" / "x" / "hv-x7k2q9.a3f8.yaml").write_text(cell)
+    digest = hashlib.sha256(b"BlueLake").hexdigest()[:12]
+    (repo / ".hive" / "reservations").mkdir()
+    (repo / ".hive" / "reservations" / f"bluelake~{digest}.yaml").write_text(reservation)
+    git(repo, "add", ".hive")
+    git(repo, "commit", "-q", "-m", "the docs' examples")
+    doctor = json.loads(run_hive(["--json", "doctor"], cwd=repo).stdout)
+    kinds = {problem["kind"] for problem in doctor["problems"]}
+    assert kinds == {"dangling-dependency", "dangling-parent", "merge-conflict"}, doctor
+    shown = json.loads(run_hive(["--json", "show", "hv-x7k2q9.a3f8"], cwd=repo).stdout)
+    assert (shown["title"], shown["assignee"], shown["labels"]) == (
+        "Password hashing service",
+        "BlueLake",
+        ["auth"],
+    )
+    held = run_hive(["--json", "reservations", "--expired"], cwd=repo)
+    assert [r["path_pattern"] for r in json.loads(held.stdout)] == ["src/auth/**"], held
