@@ -1,9 +1,12 @@
-"""Generated references must match the code (regenerate with scripts/gen_cli_docs.sh)."""
+"""The docs agree with the code: generated references (regenerate with scripts/gen_cli_docs.sh),
+command lines, paths, names and the examples a reader copies."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from hive.cli.docs import render_cli_docs
 
@@ -358,3 +361,24 @@ def test_the_yaml_examples_of_the_docs_load(repo: Path) -> None:
     )
     held = run_hive(["--json", "reservations", "--expired"], cwd=repo)
     assert [r["path_pattern"] for r in json.loads(held.stdout)] == ["src/auth/**"], held
+
+
+def test_the_library_example_of_the_quickstart_runs(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """quickstart.md's Python example runs as written (on a repository of its own in
+    place of ~/code/my-app): the cell is created as the actor named, and ready lists it."""
+    import re
+
+    from tests.conftest import git
+    from tests.inprocess import run_hive
+
+    text = (ROOT / "docs" / "quickstart.md").read_text()
+    (snippet,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert '"~/code/my-app"' in snippet
+    assert run_hive(["init"], cwd=repo).returncode == 0
+    exec(snippet.replace('"~/code/my-app"', repr(str(repo))), {})
+    printed = capsys.readouterr().out
+    created = git(repo, "log", "-1", "--format=%an %s")
+    match = re.fullmatch(r"BlueLake hive: create (\S+) Write the migration\n?", created)
+    assert match and match.group(1) in printed, (created, printed)
