@@ -382,3 +382,21 @@ def test_the_library_example_of_the_quickstart_runs(
     created = git(repo, "log", "-1", "--format=%an %s")
     match = re.fullmatch(r"BlueLake hive: create (\S+) Write the migration\n?", created)
     assert match and match.group(1) in printed, (created, printed)
+
+
+def test_the_mcp_configurations_in_the_docs_start_hive_mcp() -> None:
+    """Each MCP server entry a reader pastes into a runtime's configuration (Claude
+    Code's mcpServers, opencode's mcp) is valid JSON that starts `hive mcp`."""
+    import json
+    import re
+
+    commands = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for snippet in re.findall(r'`(\{"mcp(?:Servers)?": [^`]*\})`', path.read_text()):
+            for entry in json.loads(snippet).values():
+                server = entry["hive"]
+                command = server["command"]
+                words = [command, *server.get("args", [])] if isinstance(command, str) else command
+                commands.append((path.name, words))
+    assert len(commands) >= 3, commands  # quickstart's, and agents.md's two
+    assert all(words == ["hive", "mcp"] for _, words in commands), commands
