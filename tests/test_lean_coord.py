@@ -45,6 +45,7 @@ from tests.conftest import (
     make_repo,
 )
 from tests.gitchecks import assert_fsck_clean, commits_shown, rev_parse
+from tests.templates import without_sample_hooks
 
 FIXED_NOW = datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=UTC)
 FIXED_EPOCH = 1795575845
@@ -59,7 +60,7 @@ def base_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import hive.domain.reservations as reservations
 
     with isolated_env(tmp_path_factory), pytest.MonkeyPatch.context() as monkeypatch:
-        root = make_repo(tmp_path_factory.mktemp("template") / "base")
+        root = without_sample_hooks(make_repo(tmp_path_factory.mktemp("template") / "base"))
         for path in ("src/a.py", "src/b.py", "docs/x.md", "secrets/key.txt"):
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(f"{path}\n")

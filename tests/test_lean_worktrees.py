@@ -42,6 +42,7 @@ from tests.conftest import (
     make_repo,
 )
 from tests.gitchecks import assert_fsck_clean
+from tests.templates import without_sample_hooks
 from tests.test_lean_coord import FIXED_EPOCH, FIXED_NOW, full_run, lean_run
 from tests.test_lean_write import reset_ids
 
@@ -54,7 +55,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     person's (README.md), four agents with credentials and the person registered for
     mail, and a message from alice to the person (made once per module)."""
     with isolated_env(tmp_path_factory):
-        root = make_repo(tmp_path_factory.mktemp("template") / "main")
+        root = without_sample_hooks(make_repo(tmp_path_factory.mktemp("template") / "main"))
         for path in ("src/a.py", "src/b.py", "docs/x.md"):
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(f"{path}\n")

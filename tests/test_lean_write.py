@@ -40,6 +40,7 @@ from hive.store.yamlfast import fast_loads
 from tests.conftest import agent_env, assert_clean, credential, git, isolated_env, make_repo
 from tests.gitchecks import assert_fsck_clean, commits_shown, rev_parse
 from tests.inprocess import run_hive
+from tests.templates import without_sample_hooks
 
 FIXED_NOW = datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=UTC)
 FIXED_EPOCH = 1795575845
@@ -68,7 +69,7 @@ def build_base(root: Path) -> dict[str, Any]:
     three with ids chosen to share prefixes (``SHARED``), the first deleted; with the
     prefixes of ``PREFIXES`` (of open's id, with and without ``hv-``, past the deleted
     cell, and one two live cells share)."""
-    make_repo(root)
+    without_sample_hooks(make_repo(root))
     ws = Workspace(str(root), actor="alice")
     init_hive(ws, prefix="hv")
     ids: dict[str, str] = {}

@@ -41,6 +41,7 @@ from tests.conftest import (
     make_repo,
 )
 from tests.inprocess import fork_call, fork_hive, fork_on_terminal, run_hive
+from tests.templates import without_sample_hooks
 
 
 class Clones:
@@ -50,7 +51,8 @@ class Clones:
         self.root = root
         self.origin = root / "origin.git"
         git(root, "init", "-q", "--bare", "-b", "main", str(self.origin))
-        first = make_repo(root / "a")
+        without_sample_hooks(self.origin)
+        first = without_sample_hooks(make_repo(root / "a"))
         git(first, "remote", "add", "origin", str(self.origin))
         init_hive(Workspace(str(first), actor="alice"))
         git(first, "push", "-q", "origin", "main")
@@ -59,6 +61,7 @@ class Clones:
     def clone(self, name: str) -> Path:
         path = self.root / name
         git(self.root, "clone", "-q", str(self.origin), str(path))
+        without_sample_hooks(path)
         git(path, "config", "user.name", f"User {name}")
         git(path, "config", "user.email", f"{name}@example.com")
         init_hive(Workspace(str(path)))
