@@ -5,7 +5,7 @@ wall time when it is not)::
 
     python benchmarks/bench_startup.py                  # 9 runs per command
     python benchmarks/bench_startup.py --runs 15 --cells 200
-    python benchmarks/bench_startup.py --runs 1 --cells 2   # a smoke run (tests/test_benchmarks.py)
+    python benchmarks/bench_startup.py --runs 1 --cells 2 --no-warm-up  # a smoke run
     git worktree add /tmp/hive-before <commit>          # an older hive, then side by side:
     python benchmarks/bench_startup.py --before /tmp/hive-before
 
@@ -117,6 +117,9 @@ def main() -> None:
     parser.add_argument(
         "--before", metavar="DIR", help="compare with the hive of this checkout (python -m hive)"
     )
+    parser.add_argument(
+        "--no-warm-up", action="store_true", help="no untimed first round (smoke runs)"
+    )
     args = parser.parse_args()
     hive = hive_command()
     env = environment()
@@ -138,7 +141,10 @@ def main() -> None:
             (s, label): [] for s in sides for label, _ in commands
         }
         wall: dict[tuple[str, str], list[float]] = {key: [] for key in cpu}
-        for number in range(args.runs + 1):  # the first round untimed (page cache, .pyc)
+        # the first round untimed (page cache, .pyc), unless --no-warm-up (a smoke run,
+        # whose numbers mean nothing: each command still runs, as a fresh process, once)
+        first = 1 if args.no_warm_up else 0
+        for number in range(first, args.runs + 1):
             for label, argv in commands:
                 for side, (start, side_env) in sides.items():
                     seconds, elapsed, _ = run([*start, *argv], repo, side_env)

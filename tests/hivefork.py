@@ -21,6 +21,16 @@ process of its own (its own pid, session and state) on real pipes; the launcher
 forwards SIGINT, SIGTERM and SIGHUP to it and exits with its exit code. Start-up
 and stopping of a freshly executed ``hive mcp`` are tested with real ``hive``
 processes (tests/test_mcp_stop.py, the end-to-end test of tests/test_tools.py).
+
+``module_command(module, args)`` is the command line of ``python -m MODULE ARGS`` run
+the same way (the module's ``__main__`` code in a forked child): the example agent
+(``hive.agents.example``, whose modules and models the server has ready, as ``hive
+swarm run`` readies them before it forks a worker) as the ordinary worker of a
+tests/test_swarm_run.py run whose agent command is a shell script (which the runner
+cannot fork itself): each a process of its own doing what the agent does, without
+the ~0.25 s of CPU a fresh interpreter spends importing hive first. A worker the
+runner kills (SIGKILL to its process group) is the launcher only: such a worker is
+not started this way.
 """
 
 from __future__ import annotations
@@ -40,7 +50,9 @@ WARM = (
     "hive.cli.main",
     "hive.tools.mcp_server",
     "hive.serve.runner",
+    "hive.agents.example",
 )
+MODULE = "--module="  # the launcher's first argument for ``python -m MODULE``
 
 
 # ------------------------------------------------------------------ in the test process
@@ -115,6 +127,12 @@ def hive_command(args: list[str]) -> list[str]:
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), _socket_path(), *args]
 
 
+def module_command(module: str, args: list[str]) -> list[str]:
+    """The command line of ``python -m MODULE ARGS``, a forked process (a module of
+    ``WARM``)."""
+    return hive_command([f"{MODULE}{module}", *args])
+
+
 def mcp_server(args: list[str], *, env: dict[str, str] | None = None) -> object:
     """``StdioServerParameters`` for the official MCP client: ``hive ARGS`` served
     by a forked process (``env``: its environment, as the client merges it)."""
@@ -133,6 +151,7 @@ def serve(path: str) -> None:
 
     for name in WARM:
         importlib.import_module(name)
+    sys.modules["hive.agents.example"].preload()  # as hive swarm run does before it forks
 
     def reap(signum: int, frame: object) -> None:
         while True:
@@ -181,6 +200,9 @@ def _run_child(connection: socket.socket, request: dict[str, object], fds: list[
     env = request["env"]
     args = request["args"]
     assert isinstance(env, dict) and isinstance(args, list)
+    module = "hive"  # the console script's entry point
+    if args and str(args[0]).startswith(MODULE):
+        module, args = str(args[0]).removeprefix(MODULE), args[1:]
     stdout_buffering = 1 if env.get("PYTHONUNBUFFERED") else -1
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the child's own until it exits
     sys.stdout = open(1, "w", buffering=stdout_buffering, closefd=False)  # noqa: SIM115
@@ -188,11 +210,11 @@ def _run_child(connection: socket.socket, request: dict[str, object], fds: list[
     os.environ.clear()
     os.environ.update(env)
     os.chdir(str(request["cwd"]))
-    sys.argv = ["hive", *args]
+    sys.argv = ["hive" if module == "hive" else module, *args]
     connection.sendall(f"{os.getpid()}\n".encode())
     code = 1
     try:
-        code = _call_main("hive")
+        code = _call_main(module)
     finally:
         with contextlib.suppress(OSError):
             sys.stdout.flush()

@@ -598,6 +598,33 @@ def test_a_cells_owned_globs_follow_the_reservation_rule_on_the_tool_surface(
     assert state(repo) == before
 
 
+def test_an_agents_command_line_claims_no_files_its_tools_would_refuse(
+    ws: Workspace, repo: Path
+) -> None:
+    """`hive create --files` / `hive update --files` by an agent (its credential in
+    HIVE_AGENT_TOKEN) were not checked against tools.permissions: bob claimed through
+    the CLI what hive_create refuses him. Now the same rule, the same words, exit 5 and
+    nothing written; a glob that merely could contain denied files is fine, and a
+    person (no credential) is not an agent."""
+    _deny(repo, ["**/.env*"])
+    bob = agent_env(repo, "bob")
+    made = run_hive(["-C", str(repo), "--json", "create", "auth", "--files", "src/**"], env=bob)
+    assert made.returncode == 0, made
+    cell = json.loads(made.stdout)["id"]
+    before = state(repo)
+    for argv in (
+        ["create", "secrets", "--files", "config/.env"],
+        ["update", cell, "--files", "src/**", "--files", "**/.env.local"],
+    ):
+        refused = run_hive(["-C", str(repo), "--json", *argv], env=bob)
+        assert refused.returncode == 5, refused
+        _refused_by_the_env_rule(json.loads(refused.stdout))
+    assert state(repo) == before
+    plain = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    person = run_hive(["-C", str(repo), "create", "secrets", "--files", "config/.env"], env=plain)
+    assert person.returncode == 0, person
+
+
 def test_an_agents_commit_is_refused_while_its_rules_cannot_be_read(
     ws: Workspace, repo: Path
 ) -> None:

@@ -28,17 +28,40 @@ from hive.errors import Conflict, InvalidInput
 from hive.models.swarm_run import SwarmEvent, SwarmRunResult
 from hive.store.credentials import name_of_token
 from tests.conftest import agent_env, assert_clean, git
+from tests.hivefork import hive_command, module_command
 from tests.inprocess import Forked, fork_hive, run_hive
 
 PYTHON = shlex.quote(sys.executable)
 AGENT = f"{PYTHON} -m hive.agents.example {{prompt_file}}"
 
 
+def shell_agent(extra: str = "") -> str:
+    """The example agent as a command of a shell script (an agent command the runner
+    cannot fork, unlike ``AGENT``): forked from the tests' warm fork server
+    (tests/hivefork.py), a process of its own doing all the agent does, without a
+    fresh interpreter's ~0.25 s of imports (a dozen of them here: what the runner does
+    with a worker, not how fast Python starts, is tested). Not for a worker the runner
+    kills: SIGKILL to the worker's process group would reach only the launcher."""
+    argv = module_command("hive.agents.example", shlex.split(extra))
+    return f"{shlex.join(argv)} {{prompt_file}}"
+
+
+def shell_hive() -> str:
+    """A shell function ``hive`` (to put before a shell script's own ``hive`` commands):
+    ``hive ARGS`` forked from the tests' warm fork server (tests/hivefork.py), a process
+    of its own with the script's environment, directory and streams, instead of a fresh
+    interpreter (~0.3 s of CPU for a command of the full CLI). The ``hive`` on the
+    worker's ``PATH`` is what test_a_shell_script_agent_using_the_hive_cli runs."""
+    return f'hive() {{ {shlex.join(hive_command([]))} "$@"; }};'
+
+
 def agent_cmd(extra: str = "", *, special: dict[str, str] | None = None) -> str:
-    """The example agent; cells named in ``special`` run their own command instead."""
+    """The example agent; cells named in ``special`` run their own command instead
+    (then the others run it from the shell script: ``shell_agent``)."""
     command = f"{PYTHON} -m hive.agents.example {extra} {{prompt_file}}"
     if not special:
         return command
+    command = shell_agent(extra)
     cases = " ".join(f"{cell}) {cmd} ;;" for cell, cmd in special.items())
     return f'case "$HIVE_CELL" in {cases} *) {command} ;; esac'
 
@@ -157,7 +180,7 @@ def test_failing_crashing_and_silent_workers_block_their_cells(ws: Workspace, re
     )
     command = agent_cmd(
         special={
-            fails: f"{PYTHON} -m hive.agents.example --fail {{prompt_file}}",
+            fails: shell_agent("--fail"),
             crashes: "echo crashing now; kill -9 $$",
             silent: "echo did nothing",
             killed: "sh -c 'kill -9 $$'",  # the agent's process, not the worker's shell
@@ -224,7 +247,7 @@ def test_scope_violation_shows_in_outcome_and_review(ws: Workspace, repo: Path) 
     sneak = f"{PYTHON} -m hive.agents.example --also-edit README.md {{prompt_file}}"
     command = agent_cmd(
         special={
-            honest: f"echo 'from honest' >> README.md && echo n > notes.txt && {AGENT}",
+            honest: f"echo 'from honest' >> README.md && echo n > notes.txt && {shell_agent()}",
             sneaky: f"until grep -q 'from honest' README.md; do sleep 0.05; done; {sneak}",
         }
     )
@@ -286,7 +309,7 @@ def test_a_worker_s_own_git_commit_shows_in_the_review_of_its_subtask(
     own = (
         "mkdir -p src && echo 'OWN = 1' > src/own.py && git add src/own.py"
         " && git -c user.name=w -c user.email=w@example.com commit -qam 'my own commit'"
-        f" && {AGENT}"
+        f" && {shell_agent()}"
     )
     result, _events = run(ws, epic, agent_cmd(special={cell: own}), workers=1)
     assert result.finished, result.blocked
@@ -831,7 +854,7 @@ def test_a_blocked_subtask_retried_resumes_in_its_kept_worktree_then_the_epic_cl
     retry = (
         "if [ -f src/partial.py ]; then"
         f" cat src/partial.py src/draft.py > {shlex.quote(str(seen))} && rm src/draft.py"
-        f" && exec {AGENT}; fi;"
+        f" && exec {shell_agent()}; fi;"
         " mkdir -p src && echo 'PART = 1' > src/partial.py && git add src/partial.py"
         " && git -c user.name=w -c user.email=w@example.com commit -qm 'first attempt'"
         " && echo 'DRAFT = 1' > src/draft.py; exit 3"
@@ -1074,7 +1097,7 @@ def test_a_completed_worktree_with_uncommitted_work_is_kept(ws: Workspace, repo:
     # The worker completes (its subtask's file merged) but leaves a file it never
     # committed in its worktree: that file exists nowhere else, so the worktree stays.
     epic, cell = make_epic(ws, [{"title": "Leaves notes", "files": ["src/notes.py"]}])
-    command = f"{AGENT} && echo 'the only copy' > findings.txt"
+    command = f"{shell_agent()} && echo 'the only copy' > findings.txt"
     result, events = run(ws, epic, command, isolation="worktree")
     assert result.finished and result.completed == [cell]
     assert "def leaves_notes" in (repo / "src/notes.py").read_text()  # merged
@@ -1145,7 +1168,9 @@ def test_files_git_ignores_keep_a_worktree_unless_they_are_build_output(
         " && echo x > out/x.bin"
     )
     keeps = f"{caches} && mkdir notes && echo 'TOKEN=1' > .env && echo n > notes/n.md"
-    command = agent_cmd(special={secret: f"{keeps} && {AGENT}", plain: f"{caches} && {AGENT}"})
+    command = agent_cmd(
+        special={secret: f"{keeps} && {shell_agent()}", plain: f"{caches} && {shell_agent()}"}
+    )
     result, events = run(ws, epic, command, isolation="worktree")
     assert result.finished
     done = {e.cell_id: e for e in events if e.event == "completed"}
@@ -1216,7 +1241,7 @@ def test_an_interrupted_worker_keeps_its_worktree_commits_and_edits(
     # running again resumes in the kept worktree, on the kept branch: the worker finds
     # its commit and its draft, and the finished branch is merged with them
     seen = repo.parent / "seen"
-    look = f"cat src/slow.py src/draft.py > {shlex.quote(str(seen))} && {AGENT}"
+    look = f"cat src/slow.py src/draft.py > {shlex.quote(str(seen))} && {shell_agent()}"
     person = Workspace(str(repo), from_env=False)  # may re-issue its worker's credential
     again, more = run(person, epic, look, isolation="worktree")
     assert again.finished and again.completed == [cell], Path(again.runs[0].log).read_text()
@@ -1464,7 +1489,8 @@ def test_a_subtask_settled_or_taken_by_someone_else_is_left_and_its_worker_holds
         ws,
         repo,
         epic,
-        before='hive reserve "src/$HIVE_CELL.py" --cell "$HIVE_CELL" --reason work >/dev/null &&',
+        before=shell_hive()
+        + ' hive reserve "src/$HIVE_CELL.py" --cell "$HIVE_CELL" --reason work >/dev/null &&',
         after='hive swarm complete "$HIVE_CELL" -s done; exit 1',
         started=3,
         meanwhile=settle,
@@ -1567,11 +1593,11 @@ def test_a_worker_that_reports_blocked_and_exits_gets_a_failure_outcome(
         ws,
         [{"title": "Stuck", "files": ["src/s.py"]}, {"title": "Failed", "files": ["src/f.py"]}],
     )
-    report = 'hive swarm progress "$HIVE_CELL" --status {} -m "{}"'
+    report = shell_hive() + ' hive swarm progress "$HIVE_CELL" --status'
     command = agent_cmd(
         special={
-            stuck: report.format("blocked", "waiting on the API team") + "; exit 0",
-            failed: report.format("failed", "the tests cannot pass") + "; exit 1",
+            stuck: f'{report} blocked -m "waiting on the API team"; exit 0',
+            failed: f'{report} failed -m "the tests cannot pass"; exit 1',
         }
     )
     result, _ = run(ws, epic, command, workers=2)

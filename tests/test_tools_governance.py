@@ -306,6 +306,33 @@ def test_a_call_blocked_by_a_pre_hook_spends_no_token(ws: Workspace, repo: Path)
     assert "result" in results[0] and results[1]["code"] == 429
 
 
+def test_a_path_leading_out_of_the_sandbox_spends_no_token(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """fs_read of a symlink leading out of the repository (or of .git) was refused only
+    once it had spent a rate-limit token, where a path a permission rule denies spends
+    none: three refusals emptied a bucket of one. So did file_read's context directory."""
+    configure(
+        repo,
+        {
+            "rate_limits": {
+                "fs_read": {"capacity": 1, "per_seconds": 3600},
+                "file_read": {"capacity": 1, "per_seconds": 3600},
+            }
+        },
+    )
+    (tmp_path / "secret.txt").write_text("outside\n")
+    (repo / "out").symlink_to(tmp_path / "secret.txt")
+    escapes = [{"path": "out"}, {"path": ".git/config"}, {"path": "../secret.txt"}]
+    for tool, code in (("fs_read", "path_outside_repository"), ("file_read", "access_denied")):
+        calls = [{"name": tool, "args": args} for args in escapes]
+        calls += [{"name": tool, "args": {"path": "README.md"}}] * 2
+        results = envelope(repo, calls)["results"]
+        assert [r.get("code") for r in results[:3]] == [code] * 3, results
+        assert "result" in results[3], results  # the bucket's one token, still there
+        assert results[4]["code"] == 429, results
+
+
 def test_rate_limits_per_agent(ws: Workspace, repo: Path) -> None:
     configure(
         repo,

@@ -502,6 +502,16 @@ def _progress(presenter: Presenter, params: Params) -> Iterator[None]:
 
 def _run(op: Operation, caller: ShellCaller, params: Params, ids: list[str] | None) -> Any:
     """One call, or the operation's batch for several ids (one id: its result alone)."""
+    if op.paths or op.dirs or op.patterns:  # an agent's shell meets its tool's path rules
+        from hive.domain.agents import check_agent_command
+
+        check_agent_command(
+            caller.workspace(),
+            op.name,
+            paths=op.paths(params) if op.paths else [],
+            dirs=op.dirs(params) if op.dirs else [],
+            patterns=op.patterns(params) if op.patterns else [],
+        )
     if ids is None or op.batch is None:
         return op.call(caller, params)
     found = op.call_many(caller, params, ids)

@@ -152,7 +152,8 @@ overrides the `"*"` default). A path is checked as given and, when symlinks lead
 elsewhere inside the repository, as really reached; `fs_list` and `search_text`
 leave out every file the caller may not read, and never follow a symlink out of
 the repository or into `.git`. Reservations (`swarmmail_reserve`), and a cell's
-owned files (`hive_create` / `hive_update` `files`), are checked as claims: a
+owned files (`hive_create` / `hive_update` `files`, also given by an agent as
+`hive create --files` / `hive update --files`), are checked as claims: a
 pattern that merely could contain denied files (`src/auth/**` under a `**/.env*`
 rule) is granted, and the denied files inside it
 stay denied one by one (file tools, pre-commit hook); a pattern that names only
@@ -161,9 +162,10 @@ rule. The pre-commit hook applies the rules of the committing agent (identified 
 its credential) for the pseudo-tool `git_commit` (so `"*"` tool rules apply too).
 
 Rate limits: the bucket is the first of agent+tool, agent `default`, tool,
-`default`. A call refused before running (invalid, denied, blocked by a hook)
-spends no token. A bucket holds `capacity` calls (at least 1) and refills at
-`capacity / per_seconds` calls a second.
+`default`. A call refused before running (invalid, denied, a path leading out of
+the repository or the context directory, blocked by a hook) spends no token. A bucket
+holds `capacity` calls (at least 1) and refills at `capacity / per_seconds` calls a
+second.
 
 Hooks: `matcher` is a regular expression that must match the *whole* tool name
 (`hive_create` does not fire on `hive_create_epic`; use `hive_create.*`).

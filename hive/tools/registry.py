@@ -1,6 +1,7 @@
 """The one tool registry every agent surface is generated from, and the call path
-every call takes: validate -> permissions (lexical and real path) -> rate-limit
-check -> pre hooks -> rate-limit token -> handler -> post hooks -> event log.
+every call takes: validate -> permissions (lexical and real path) -> sandbox (a path
+inside the repository, or the context directory) -> rate-limit check -> pre hooks ->
+rate-limit token -> handler -> post hooks -> event log.
 Errors come back as ``{"error": ..., "code": ...}``; nothing raises."""
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from hive.domain import files, governance
-from hive.domain.agents import check_enabled, count_call, tool_settings, working_directory
+from hive.domain.agents import (
+    check_enabled,
+    check_path_rules,
+    count_call,
+    tool_settings,
+    with_real_paths,
+    working_directory,
+)
 from hive.domain.agents import write_check as agents_write_check
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
@@ -292,9 +300,16 @@ def _call(
         workdir = working_directory(ctx.workspace(), profile, ctx.name)
         parsed = _rebased(ctx, workdir, tool, parsed)
         if not profile.bypass_permissions:
-            check_call_paths(ctx, settings, tool.name, tool.paths(parsed))
-            check_call_dirs(ctx, settings, tool.name, tool.dirs(parsed))
-            governance.check_patterns(settings, ctx.name, tool.name, tool.patterns(parsed))
+            check_path_rules(
+                ctx.root,
+                settings,
+                ctx.name,
+                tool.name,
+                paths=tool.paths(parsed),
+                dirs=tool.dirs(parsed),
+                patterns=tool.patterns(parsed),
+            )
+        check_sandbox(ctx, tool, parsed)
         check_protected(ctx, tool.name)
         governance.take_token(ctx.state_dir, settings, ctx.name, tool.name, spend=False)
         payload = {
@@ -576,7 +591,25 @@ def check_call_paths(
     ctx: CallContext, settings: governance.Settings, tool: str, paths: list[str]
 ) -> None:
     """Check each path as given and, when a symlink leads elsewhere, as really reached."""
-    governance.check_paths(settings, ctx.name, tool, _with_real_paths(ctx.root, paths))
+    governance.check_paths(settings, ctx.name, tool, with_real_paths(ctx.root, paths))
+
+
+def check_sandbox(ctx: CallContext, tool: Tool, parsed: BaseModel) -> None:
+    """A path leading out of the tool's sandbox (``..``, a symlink, ``.git``) is refused
+    before the call is counted against a rate limit, as a path a permission rule denies
+    is: the handler's own check, made early (the repository for the fs_* tools, the
+    context directory for file_read and list_files)."""
+    marked = path_parameter(tool.operation.params) if tool.operation else None
+    if marked is None:
+        return
+    name, marker = marked
+    value = getattr(parsed, name)
+    if marker.in_context:
+        from hive.domain.debate import resolve_in_context
+
+        resolve_in_context(ctx.context_root, value)
+    else:
+        files.resolve(ctx.root, value)
 
 
 def check_protected(ctx: CallContext, tool: str) -> None:
@@ -589,24 +622,6 @@ def check_protected(ctx: CallContext, tool: str) -> None:
         return
     if resource is not None:
         require_grant(ctx.workspace(), agent=ctx.name, resource=resource, what=tool)
-
-
-def check_call_dirs(
-    ctx: CallContext, settings: governance.Settings, tool: str, dirs: list[str]
-) -> None:
-    governance.check_directories(settings, ctx.name, tool, _with_real_paths(ctx.root, dirs))
-
-
-def _with_real_paths(root: str, paths: list[str]) -> list[str]:
-    checked: list[str] = []
-    for path in paths:
-        checked.append(path)
-        if governance.GLOB_CHARS.search(path):
-            continue
-        real = files.real_relative(root, path)
-        if real is not None and real != "." and real != path:
-            checked.append(real)
-    return list(dict.fromkeys(checked))
 
 
 def path_filter(ctx: CallContext, tool: str) -> files.PathFilter:
