@@ -160,6 +160,12 @@ def test_blocked_show_start_and_stats(hived: Path) -> None:
         message
     )
     assert "schema is agreed" in message
+    ok(hive(hived, "update", waiting, "--status", "open"))
+    ok(hive(hived, "start", waiting, "--force"))  # no reason: worded as a forced claim is
+    assert (
+        f"Hive-Override: Test User forced: start {waiting} despite open blockers {blocker}:"
+        " (no reason given)\n"
+    ) in git(hived, "log", "-1", "--format=%B")
 
     ok(hive(hived, "close", free))
     stats = data(hive(hived, "stats", "--json"))
