@@ -257,6 +257,37 @@ def test_ctrl_c_while_the_command_line_is_read_is_a_quiet_interrupt(
     assert (child.returncode, child.stderr) == (130, "interrupted\n"), child.stderr
 
 
+# Ctrl-C after the lean answer is given, as the process calls into its exit.
+_CTRL_C_AT_EXIT = """
+import os, signal, sys
+import hive.cli.entry as entry
+real = entry._exit
+def _exit(code):
+    os.kill(os.getpid(), signal.SIGINT)
+    real(code)
+entry._exit = _exit
+sys.argv = ["hive", "list"]
+entry.console()
+"""
+
+
+def test_ctrl_c_after_the_answer_is_given_ends_it_as_answered(ws: Workspace, repo: Path) -> None:
+    """A Ctrl-C landing after a lean answer had done its work, on the call into its exit
+    (seen under load: a test sending it 78 ms after the start), was a KeyboardInterrupt
+    traceback through hive's frames; the answer stands: its output and exit code."""
+    child = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AT_EXIT],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HIVE_AGENT": ""},
+        preexec_fn=ctrl_c_as_at_a_terminal,
+        check=False,
+        timeout=60,
+    )
+    assert (child.returncode, child.stderr) == (0, ""), child.stderr
+
+
 @pytest.mark.parametrize("delay", [0.0, 0.005, 0.01, 0.02, 0.03, 0.05])
 def test_ctrl_c_at_early_delays_never_shows_a_traceback_of_hive(repo: Path, delay: float) -> None:
     """Ctrl-C sent a few ms after the console script starts: before hive's first line
