@@ -234,16 +234,9 @@ main.run()
 """
 
 
-@pytest.mark.parametrize(
-    "script", [_CTRL_C_IN_PARSE, _CTRL_C_IN_FULL_PARSE], ids=["entry-point", "full-cli"]
-)
-def test_ctrl_c_while_the_command_line_is_read_is_a_quiet_interrupt(
-    ws: Workspace, repo: Path, script: str
-) -> None:
-    """The entry point reads its command line between the imports it holds Ctrl-C
-    around and the lean answer's own guard, the full CLI (``python -m hive.cli.main``)
-    before its try block's: a Ctrl-C landing there (a test sending one 20 ms after the
-    start hit it) was a KeyboardInterrupt traceback through hive's frames."""
+def _run_script(script: str, repo: Path) -> tuple[int, str]:
+    """``python -c SCRIPT`` in ``repo`` with Ctrl-C as a terminal leaves it: its exit
+    code and standard error."""
     child = subprocess.run(
         [sys.executable, "-c", script],
         cwd=repo,
@@ -254,7 +247,20 @@ def test_ctrl_c_while_the_command_line_is_read_is_a_quiet_interrupt(
         check=False,
         timeout=60,
     )
-    assert (child.returncode, child.stderr) == (130, "interrupted\n"), child.stderr
+    return child.returncode, child.stderr
+
+
+@pytest.mark.parametrize(
+    "script", [_CTRL_C_IN_PARSE, _CTRL_C_IN_FULL_PARSE], ids=["entry-point", "full-cli"]
+)
+def test_ctrl_c_while_the_command_line_is_read_is_a_quiet_interrupt(
+    ws: Workspace, repo: Path, script: str
+) -> None:
+    """The entry point reads its command line between the imports it holds Ctrl-C
+    around and the lean answer's own guard, the full CLI (``python -m hive.cli.main``)
+    before its try block's: a Ctrl-C landing there (a test sending one 20 ms after the
+    start hit it) was a KeyboardInterrupt traceback through hive's frames."""
+    assert _run_script(script, repo) == (130, "interrupted\n")
 
 
 # Ctrl-C after the lean answer is given, as the process calls into its exit.
@@ -275,17 +281,7 @@ def test_ctrl_c_after_the_answer_is_given_ends_it_as_answered(ws: Workspace, rep
     """A Ctrl-C landing after a lean answer had done its work, on the call into its exit
     (seen under load: a test sending it 78 ms after the start), was a KeyboardInterrupt
     traceback through hive's frames; the answer stands: its output and exit code."""
-    child = subprocess.run(
-        [sys.executable, "-c", _CTRL_C_AT_EXIT],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "HIVE_AGENT": ""},
-        preexec_fn=ctrl_c_as_at_a_terminal,
-        check=False,
-        timeout=60,
-    )
-    assert (child.returncode, child.stderr) == (0, ""), child.stderr
+    assert _run_script(_CTRL_C_AT_EXIT, repo) == (0, "")
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.005, 0.01, 0.02, 0.03, 0.05])
