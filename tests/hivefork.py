@@ -285,7 +285,7 @@ def _interpreters_stdio(env: dict[str, str]) -> None:
     ``PYTHONUNBUFFERED`` (stdout and stderr then write through), line-buffered at a
     terminal (stderr always), newline ``\n``, named ``<stdin>`` & co., in the
     encoding and error handler the server's interpreter chose for this machine's
-    locale (stderr: ``backslashreplace``), or ``PYTHONIOENCODING``'s."""
+    locale (stderr: ``backslashreplace``), or those ``PYTHONIOENCODING`` names."""
     import codecs
     import io
     from typing import Any  # (not at the top: the launcher starts without it)
@@ -297,7 +297,7 @@ def _interpreters_stdio(env: dict[str, str]) -> None:
     if env.get("PYTHONIOENCODING"):
         named, _, handler = env["PYTHONIOENCODING"].partition(":")
         encoding = codecs.lookup(named).name if named else encoding
-        errors = handler or ("strict" if named else errors)
+        errors = handler or errors  # unnamed, the locale's (as the server's own)
     streams = []
     for number, name in enumerate(("<stdin>", "<stdout>", "<stderr>")):
         writes = number > 0
