@@ -676,3 +676,40 @@ def test_event_lines_end_without_blanks(hived: Path) -> None:
     ok(hive(hived, "close", cell_id, "--force", "--reason", "done by hand"))
     shown = ok(hive(hived, "events", "-n", "50")).splitlines()
     assert shown and all(line == line.rstrip() for line in shown), shown
+
+
+# ------------------------------------------------------------------ --json with nothing to show
+
+
+@pytest.mark.parametrize("as_agent", [False, True])
+def test_every_listing_prints_json_when_there_is_nothing_to_show(
+    hived: Path, as_agent: bool
+) -> None:
+    """``hive events --json`` on an empty log printed nothing, which no JSON reader
+    takes: every command that lists prints a JSON document for nothing too, exit 0."""
+    env = agent_env(hived, "BlueLake") if as_agent else None
+    listings = [
+        ["events"],
+        ["list"],
+        ["ready"],
+        ["blocked"],
+        ["reservations"],
+        ["search", "nothing-matches-this"],
+        ["stats"],
+        ["log", "--overrides"],
+        ["proposals", "list"],
+        ["ctx", "list"],
+        ["ctx", "keys"],
+        ["queue", "list"],
+        ["blackboard", "list"],
+        ["permissions", "list"],
+        ["scratchpad", "list"],
+        ["agent", "list"],
+        ["qa", "history"],
+        ["swarm", "insights"],
+    ]
+    listings += [["mail", "inbox"], ["todo", "list"]] if as_agent else []
+    for argv in listings:
+        shown = hive(hived, "--json", *argv, env=env)
+        assert shown.exit_code == 0, (argv, shown.output)
+        json.loads(shown.stdout)  # one JSON document, also for nothing

@@ -280,3 +280,39 @@ def test_every_tool_name_in_the_docs_exists() -> None:
     assert len(named) > 100  # the scan still finds them
     unknown = sorted((page, name) for page, name in named if name not in known)
     assert not unknown, unknown
+
+
+def test_the_architecture_picture_names_every_layer() -> None:
+    """docs/architecture.md's picture of the layers names every package and leaf module
+    the import check knows (tests/test_spec.py: `times` and `waits` were missing)."""
+    import re
+
+    from tests.test_spec import ALLOWED
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    picture = text[text.index("```\nsurfaces") : text.index("```", text.index("```\n") + 3)]
+    words = set(re.findall(r"\w+", picture))
+    missing = sorted(name for name in ALLOWED if not name.startswith("__") and name not in words)
+    assert not missing, f"not in docs/architecture.md's picture of the layers: {missing}"
+
+
+def test_every_repository_path_in_the_docs_exists() -> None:
+    """A path of this repository named in README.md or docs/ (`hive/git/repo.py`,
+    `tests/test_serve.py`, `scripts/setup.sh`, `hive/tools/registry.operation_tool`:
+    a module and a name in it) exists: a moved or renamed file leaves no stale name."""
+    import re
+
+    pattern = re.compile(r"(?<![\w./~<-])((?:hive|tests|scripts|benchmarks|hooks|docs)/[\w./-]*\w)")
+    placeholders = {"hive/ID", "tests/FILE", "benchmarks/results/process"}  # a branch, made later
+    named: set[tuple[str, str]] = set()
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        named |= {(path.name, found) for found in pattern.findall(path.read_text())}
+    assert len(named) > 100  # the scan still finds them
+    missing = sorted(
+        (page, found)
+        for page, found in named
+        if found not in placeholders
+        and not (ROOT / found).exists()
+        and not (ROOT / (re.sub(r"\.\w+$", "", found) + ".py")).exists()
+    )
+    assert not missing, missing

@@ -170,9 +170,18 @@ def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
     found = result(repo, "orch", "context_search", {"term": "Rate Limiting"})
     assert found["status"] == "success"
     matches = found["result"]["matches"]
-    assert all(
-        set(m) == {"roundNumber", "agentId", "agentRole", "type", "contentSnippet"} for m in matches
-    )
+    seed_keys = {"roundNumber", "agentId", "agentRole", "type", "contentSnippet"}
+    for m in matches:  # and where each is: its cell, a message's id
+        assert set(m) == seed_keys | {"cellId"} | (
+            {"messageId"} if m["type"] == "message" else set()
+        )
+    where = {(m["type"], m["cellId"]) for m in matches}
+    assert ("cell", first["id"]) in where and ("notes", sub) in where, where
+    assert ("outcome", sub) in where and ("message", sub) in where, where
+    (message,) = (m for m in matches if m["type"] == "message")
+    lines = cli(repo, "search", "rate limiting", actor="orch")[1].splitlines()
+    assert lines[0].startswith(f"{first['id']}  round 1  orch (coordinator, cell):"), lines
+    assert f"mail #{message['messageId']} {sub}  round 2  worker (worker, message):" in lines[-1]
     kinds = {(m["roundNumber"], m["type"], m["agentId"], m["agentRole"]) for m in matches}
     assert (1, "cell", "orch", "coordinator") in kinds  # the first top-level cell: round 1
     assert (2, "cell", "orch", "coordinator") in kinds  # the epic's subtask: round 2
@@ -212,6 +221,7 @@ def test_context_search_finds_comments_design_and_acceptance(
         "agentRole": "worker",
         "type": "comment",
         "contentSnippet": "The flux CAPACITOR leaks",
+        "cellId": cell["id"],
     }
     for term in ("BLOOM", "p99"):
         (found,) = result(repo, "x", "context_search", {"term": term})["result"]["matches"]
@@ -669,7 +679,8 @@ def test_event_log_keeps_capped_redacted_arguments(ws: Workspace, repo: Path) ->
 def test_search_scratchpad_and_todo_commands(ws: Workspace, repo: Path) -> None:
     result(repo, "orch", "hive_create", {"title": "Design rate limiting"})
     found = hive(repo, "search", "RATE limiting")
-    assert found.stdout == "round 1  orch (coordinator, cell): Design rate limiting\n"
+    cell = json.loads(hive(repo, "list", "--json").stdout)[0]["id"]
+    assert found.stdout == f"{cell}  round 1  orch (coordinator, cell): Design rate limiting\n"
     assert "nothing matches" in hive(repo, "search", "no such words").stdout
     as_json = json.loads(hive(repo, "search", "rate", "--json").stdout)
     assert as_json == result(repo, "alice", "context_search", {"term": "rate"})

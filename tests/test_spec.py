@@ -33,16 +33,14 @@ ROOT = Path(__file__).resolve().parent.parent
 HIVE = ROOT / "hive"
 
 
-def _cli(repo: Path, *args: str, actor: str = "alice", lines: bool = False) -> Any:
-    """The command's ``--json`` output (``lines``: a stream of JSON lines, as a list)."""
+def _cli(repo: Path, *args: str, actor: str = "alice") -> Any:
+    """The command's ``--json`` output."""
     from hive.cli.main import app
 
     result = CliRunner().invoke(
         app, ["-C", str(repo), "--actor", actor, *args, "--json"], env=agent_env(repo, actor)
     )
     assert result.exit_code == 0, (args, result.output)
-    if lines:
-        return [json.loads(line) for line in result.stdout.splitlines()]
     return json.loads(result.stdout)
 
 
@@ -482,7 +480,7 @@ def test_people_s_operations_give_on_the_cli_what_they_give_in_process(tmp_path:
         name for name, _, _ in CLI_SCENARIO
     }
     for name, argv, args in CLI_SCENARIO:
-        by_cli = _cli(repos[0], *_fill(argv, epics[0]), lines=name == "events")
+        by_cli = _cli(repos[0], *_fill(argv, epics[0]))
         op = operation(name)
         caller = ShellCaller(Workspace(str(repos[1]), actor="alice"), wanted="alice")
         value = op.call(caller, op.params.model_validate(_fill(args, epics[1])))

@@ -217,7 +217,7 @@ def _reference_search(index: CellIndex, term: str) -> dict[str, Any]:
             number, coordinator = rounds.get(cell_id, (0, ""))
             role = "coordinator" if agent and agent == coordinator else "worker"
             match = {"roundNumber": number, "agentId": agent, "agentRole": role, "type": kind}
-            found.append((number, when, {**match, "contentSnippet": content}))
+            found.append((number, when, {**match, "contentSnippet": content, "cellId": cell_id}))
 
     for cell in index.cells.values():
         if cell.is_deleted:

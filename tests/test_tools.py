@@ -388,7 +388,7 @@ def test_hooks_continue_warn_block_and_time_out(ws: Workspace, repo: Path) -> No
     assert results[2]["code"] == "hook_blocked" and results[2]["error"] == "no creating today"
     assert results[3]["code"] == "hook_failed" and "timed out" in results[3]["error"]
     assert "blocked" not in git(repo, "log", "--format=%s")
-    events = [json.loads(line) for line in hive(repo, "events", "--json").stdout.splitlines()]
+    events = json.loads(hive(repo, "events", "--json").stdout)
     ready_hook = events[-4]["hooks"][0]
     assert (ready_hook["phase"], ready_hook["exit_code"], ready_hook["stdout"]) == (
         "pre_tool_use",
@@ -419,8 +419,7 @@ def test_write_proposals_need_approval_and_allow_write(ws: Workspace, repo: Path
 
 def test_every_call_is_in_the_event_log(ws: Workspace, repo: Path) -> None:
     envelope(repo, [{"name": "hive_ready", "args": {}}, {"name": "nope", "args": {"x": 1}}])
-    lines = hive(repo, "events", "--json").stdout.splitlines()
-    events = [json.loads(line) for line in lines]
+    events = json.loads(hive(repo, "events", "--json").stdout)
     assert [(e["agent"], e["tool"], e["outcome"]) for e in events[-2:]] == [
         ("bob", "hive_ready", "ok"),
         ("bob", "nope", "unknown_tool"),

@@ -16,9 +16,8 @@ from tests.test_tools import configure, envelope, hive
 
 
 def _events(repo: Path) -> list[dict[str, object]]:
-    return [
-        json.loads(line) for line in hive(repo, "events", "--json", "-n", "200").stdout.splitlines()
-    ]
+    events: list[dict[str, object]] = json.loads(hive(repo, "events", "--json", "-n", "200").stdout)
+    return events
 
 
 def test_a_misspelt_config_key_fails_closed_and_doctor_reports_it(

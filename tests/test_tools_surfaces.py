@@ -234,8 +234,8 @@ def test_mcp_names_what_is_wrong_with_a_tool_call_s_params(ws: Workspace, repo: 
 
 def test_events_tail_follow_and_rotation(ws: Workspace, repo: Path) -> None:
     envelope(repo, [{"name": "hive_ready", "args": {}}] * 3)
-    tail = hive(repo, "events", "--json", "-n", "2").stdout.splitlines()
-    assert len(tail) == 2
+    tail = json.loads(hive(repo, "events", "--json", "-n", "2").stdout)
+    assert len(tail) == 2 and tail[-1]["tool"] == "hive_ready"
     command = [
         sys.executable,
         "-m",
@@ -267,13 +267,16 @@ def test_events_tail_follow_and_rotation(ws: Workspace, repo: Path) -> None:
     assert governance.read_events(state, 1)[0]["n"] == 49
 
 
-def test_events_of_an_empty_log_say_so_in_words_only(ws: Workspace, repo: Path) -> None:
-    """No tool calls yet: one line saying so (it printed nothing); --json stays JSON
-    lines, none for none."""
+def test_events_of_an_empty_log_say_so_in_words_or_as_an_empty_list(
+    ws: Workspace, repo: Path
+) -> None:
+    """No tool calls yet: one line saying so (it printed nothing); --json printed
+    nothing at all, which no JSON reader takes: it is ``[]``, as every command that
+    answers once prints its list (JSON lines only for --follow, a stream)."""
     plain = hive(repo, "events")
     assert (plain.returncode, plain.stdout, plain.stderr) == (0, "no tool calls recorded yet\n", "")
-    lines = hive(repo, "events", "--json")
-    assert (lines.returncode, lines.stdout) == (0, "")
+    empty = hive(repo, "events", "--json")
+    assert (empty.returncode, json.loads(empty.stdout), empty.stderr) == (0, [], "")
     envelope(repo, [{"name": "hive_ready", "args": {}}])
     shown = hive(repo, "events").stdout
     assert "hive_ready" in shown and "no tool calls" not in shown
@@ -295,7 +298,7 @@ def test_events_show_lines_hive_did_not_write(ws: Workspace, repo: Path) -> None
     assert lines[2].startswith("--:--:--  -") and "hive_ready" in lines[2], lines
     as_json = hive(repo, "events", "--json", "-n", "2")
     assert as_json.returncode == 0 and as_json.stderr == "", as_json
-    assert json.loads(as_json.stdout.splitlines()[0]) == {
+    assert json.loads(as_json.stdout)[0] == {
         "ts": "yesterday",
         "tool": 5,
         "duration_ms": "slow",

@@ -21,8 +21,9 @@ follow the command (`hive ready --claim --actor zed`), except after `--`. A `~` 
 a path is your home directory, also where the shell leaves it (`-C '~/app'`,
 `--from=~/cells.yaml`).
 Every command accepts `--json` (machine-readable output on stdout: one JSON
-document, or JSON lines, one object per event, from the commands that report as
-they go: `demo`, `swarm run`, and `events`, whose log is JSON lines). Times in
+document, `[]` when there is nothing to list, or JSON lines, one object per
+event, from the commands that report as they go: `demo`, `swarm run` and
+`events --follow`). Times in
 JSON are as the files write them: UTC, millisecond precision and a `Z`
 (`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
 microseconds). The actor

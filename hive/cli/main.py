@@ -270,7 +270,8 @@ def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
     wants_json = _wants_json(argv)
     if is_no_args_help(exc) and not wants_json:
         if exc.format_message().strip():  # plain click: the help text is the message
-            sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
+            with output.to_reader():  # `hive mail | head -1`: the reader may go away
+                sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
         return int(exc.exit_code)
     if is_no_args_help(exc):  # ``hive --json dep``: a program gets JSON, not the help
         message = missing_command(exc.ctx.command_path, exc.ctx.command.list_commands(exc.ctx))
@@ -302,7 +303,7 @@ def run(argv: list[str] | None = None) -> None:
     command = None
     try:
         command = typer.main.get_command(focused_app(argv))
-        code = command.main(args=argv, prog_name="hive", standalone_mode=False)
+        code = _main(command, argv)
         if code == 130:  # Ctrl-C (typer turns it into exit code 130): 0 for a server
             sys.exit(_interrupted(argv))
         sys.exit(code if isinstance(code, int) else 0)
@@ -318,6 +319,23 @@ def run(argv: list[str] | None = None) -> None:
         sys.exit(_interrupted(argv))
     except Exception as exc:  # last line of defence; HiveErrors are handled in run_op
         sys.exit(internal_error(exc, as_json=_wants_json(argv)))
+
+
+def _main(command: Any, argv: list[str]) -> Any:
+    """``command.main``, with a reader that went away while click printed (the help of
+    ``hive list --help | head -1``) ended as hive ends it (exit 0, nothing said): click's
+    own way is to wrap the standard streams and exit 1, which fails a ``set -o pipefail``
+    script where ``hive list | head -1`` passes. Hive's own output handles it itself
+    (``hive.cli.reader_gone``)."""
+    streams = sys.stdout, sys.stderr
+    try:
+        return command.main(args=argv, prog_name="hive", standalone_mode=False)
+    except SystemExit:
+        if sys.stdout is streams[0]:
+            raise  # not click's closed-pipe exit: its streams are hive's
+        sys.stdout, sys.stderr = streams
+        reader_gone()
+        return 0
 
 
 def _wants_json(argv: list[str]) -> bool:

@@ -1149,13 +1149,17 @@ def _print_events(events: list[Any], as_json: bool) -> None:
 
 
 def _events(as_json: bool) -> Callable[[Any, Any, Workspace], None]:
-    """The log's end, then (``--follow``) what is appended, read from where it ended
-    (a log is a stream: JSON lines with ``--json``)."""
+    """The log's end, then (``--follow``) what is appended, read from where it ended.
+    With ``--json``: one JSON list, as every command that answers once prints (``[]``
+    for none); followed, a stream: JSON lines, one event per line."""
 
     def print_events(events: Any, params: Any, ws: Workspace) -> None:
         from hive.domain.events import events_size, read_appended
         from hive.ops.audit import as_events
 
+        if as_json and not VIEW.get("follow"):
+            output.emit_json([_as_logged(event) for event in events])
+            return
         state_dir = ws.git.paths.hive_state_dir
         offset = events_size(state_dir)
         _print_events(events, as_json)
@@ -1367,11 +1371,17 @@ def _search(found: Any, params: Any, ws: Workspace) -> None:
     matches = found.result.matches
     if not matches:
         output.say(f"nothing matches {params.term!r}")
-    for m in matches:
+    for m in matches:  # where it is first (the cell, a message), so it can be acted on
         snippet = " ".join(m.content_snippet.split())
+        where = " ".join(
+            part
+            for part in (f"mail #{m.message_id}" if m.message_id is not None else "", m.cell_id)
+            if part
+        )
         output.say(
             output.fit(
-                f"round {m.round_number}  {m.agent_id} ({m.agent_role}, {m.type}): {snippet}"
+                f"{where}  round {m.round_number}  {m.agent_id} ({m.agent_role}, {m.type}):"
+                f" {snippet}"
             )
         )
     if found.result.total > len(matches):

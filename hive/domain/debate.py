@@ -15,7 +15,9 @@ outcome to its cell's round. ``type`` is what the contribution is in hive:
 ``comment`` (its author's), ``close_reason``, ``message``
 (subject and body) or ``outcome`` (the completion summary). ``agentRole`` is
 ``coordinator`` for the agent that created the round's top-level cell and
-``worker`` for everyone else.
+``worker`` for everyone else. Beyond the seed's fields, a match says where it is:
+``cellId`` (the cell, or the cell a message's thread names; left out for a message
+on no cell) and, for a message, ``messageId`` (``hive mail read ID``).
 
 **Context directory.** ``file_read`` and ``list_files`` resolve relative paths
 against the context directory (the repository root, or ``--context DIR``) and
@@ -176,24 +178,29 @@ def context_search(
     rounds = _Rounds(index)
     found: list[tuple[Any, ...]] = []
 
-    def consider(content: str, cell_id: str | None, agent: str, kind: str, when: str) -> None:
+    def consider(
+        content: str,
+        cell_id: str | None,
+        agent: str,
+        kind: str,
+        when: str,
+        message_id: int | None = None,
+    ) -> None:
         at = content.lower().find(needle)
         if at < 0:
             return
         number, coordinator = rounds.get(cell_id or "")
         role = "coordinator" if agent and agent == coordinator else "worker"
+        match = {
+            "roundNumber": number,
+            "agentId": agent,
+            "agentRole": role,
+            "type": kind,
+            "contentSnippet": _snippet(content, at, len(needle), snippet),
+            "cellId": cell_id,
+        }
         found.append(
-            (
-                number,
-                when,
-                {
-                    "roundNumber": number,
-                    "agentId": agent,
-                    "agentRole": role,
-                    "type": kind,
-                    "contentSnippet": _snippet(content, at, len(needle), snippet),
-                },
-            )
+            (number, when, match if message_id is None else {**match, "messageId": message_id})
         )
 
     live = (cell_id for cell_id, node in index.nodes.items() if not node.deleted)
@@ -261,4 +268,5 @@ def _message_contributions(ws: Workspace, index: CellIndex, consider: Any) -> No
         thread = message.get("thread_id")
         cell_id = thread if thread in index.nodes else None
         text = f"{message.get('subject', '')}\n{message.get('body', '')}".strip()
-        consider(text, cell_id, message.get("from", ""), "message", message.get("at") or "")
+        at = message.get("at") or ""
+        consider(text, cell_id, message.get("from", ""), "message", at, message.get("id"))

@@ -304,6 +304,17 @@ class Contribution(Camel):
     agent_role: str = Field(alias="agentRole")  # coordinator | worker
     type: str
     content_snippet: str = Field(alias="contentSnippet")
+    cell_id: str | None = Field(default=None, alias="cellId")  # the cell it is on
+    message_id: int | None = Field(default=None, alias="messageId")  # a message's id
+
+    @model_serializer(mode="wrap")
+    def _where(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No ``cellId`` for a message on no cell, no ``messageId`` but a message's."""
+        shown: dict[str, Any] = handler(self)
+        for key in ("cellId", "cell_id", "messageId", "message_id"):
+            if key in shown and shown[key] is None:
+                del shown[key]
+        return shown
 
 
 class Matches(HiveModel):

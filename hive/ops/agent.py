@@ -218,7 +218,8 @@ declare(
             ),
         ),
         help="Search hive's history (cells, comments, notes, mail you may read, outcomes) for"
-        " TERM (case-insensitive), oldest round first.",
+        " TERM (case-insensitive), oldest round first. Each line starts with where the match"
+        " is: the cell's id, or 'mail #ID' (and its cell) for a message.",
     ),
     Operation(
         name="file_read",

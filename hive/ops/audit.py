@@ -115,7 +115,8 @@ declare(
         commands=(Command(("events",), short={"limit": ("-n",)}),),
         help="The tool-call event log (agent, tool, args digest, duration, outcome, hooks)."
         "\n\nReads only the end of the log; --follow reads only the bytes appended since."
-        " --json prints JSON lines, one event per line, as the log keeps them (none for"
-        " an empty log, which is otherwise said in words).",
+        " --json prints the events as the log keeps them: one JSON list ([] for an empty"
+        " log, which is otherwise said in words), or with --follow JSON lines, one event"
+        " per line, as they come.",
     ),
 )

@@ -110,6 +110,8 @@ class Hub:
             autocommit=True,
         )
         self.actor = self.ws.actor
+        # a person's forced close needs no reason; an agent's (a coordinator's) does
+        self.override_needs_reason = self.ws.principal.kind == "agent"
         self._lock = threading.Lock()
         # Part of every version this server announces: a page left open while the
         # server restarts hears a new version, refreshes, and gets the new token.
@@ -301,6 +303,7 @@ class Pages:
             "version": version,
             "section": section,
             "actor": self.hub.actor,
+            "override_needs_reason": self.hub.override_needs_reason,
             "allow_write": config.allow_write,
             "token": config.token if config.allow_write else "",
             "query": _query_helper(request),
@@ -714,11 +717,10 @@ def _action(name: str, fields: Mapping[str, str]) -> Callable[[Workspace], Any]:
     if name == "close":
         cell_id = _required(fields, "cell_id")
         reason = fields.get("reason", "").strip() or None
-        # as 'hive close --force --reason WHY': past open blockers, or a cell someone
-        # else has claimed (a person or coordinator; the override is recorded)
+        # as 'hive close --force [--reason WHY]': past open blockers, or a cell someone
+        # else has claimed (the override recorded): a person's force alone is recorded
+        # as "(no reason given)", a coordinator agent's needs a reason (the domain says)
         force = fields.get("force", "").strip().lower() in ("1", "on", "true", "yes")
-        if force and reason is None:
-            raise InvalidInput("a forced close needs a reason (it is recorded in the commit)")
         return lambda ws: close_cell(ws, cell_id=cell_id, reason=reason, force=force)
     if name == "note":
         cell_id = _required(fields, "cell_id")
