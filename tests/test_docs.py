@@ -1,9 +1,12 @@
-"""Generated references must match the code (regenerate with scripts/gen_cli_docs.sh)."""
+"""The docs agree with the code: generated references (regenerate with scripts/gen_cli_docs.sh),
+command lines, paths, names and the examples a reader copies."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from hive.cli.docs import render_cli_docs
 
@@ -316,3 +319,84 @@ def test_every_repository_path_in_the_docs_exists() -> None:
         and not (ROOT / (re.sub(r"\.\w+$", "", found) + ".py")).exists()
     )
     assert not missing, missing
+
+
+def test_the_yaml_examples_of_the_docs_load(repo: Path) -> None:
+    """The YAML a reader copies from the docs is what hive reads: file-format.md's
+    config.yaml (with its verify: and swarm: sections), seeds.md's permission_policy:
+    and tools.md's tools: in one committed config, file-format.md's cell and reservation
+    file at their paths. ``hive doctor`` finds nothing malformed in them (only what the
+    lone example cell is: its parent and blocker are not there, its conflict is
+    recorded), and the cell and the reservation read back as written."""
+    import hashlib
+    import json
+    import re
+
+    from tests.conftest import git
+    from tests.inprocess import run_hive
+
+    def examples(page: str) -> list[str]:
+        return re.findall(r"```yaml\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S)
+
+    config, sections, cell, reservation = examples("file-format.md")
+    (policy,) = examples("seeds.md")
+    (tools,) = examples("tools.md")
+    assert run_hive(["init"], cwd=repo).returncode == 0
+    (repo / ".hive" / "config.yaml").write_text(config + sections + policy + tools)
+    (repo / ".hive" / "cells" / "x").mkdir(parents=True)
+    (repo / ".hive" / "cells" / "x" / "hv-x7k2q9.a3f8.yaml").write_text(cell)
+    digest = hashlib.sha256(b"BlueLake").hexdigest()[:12]
+    (repo / ".hive" / "reservations").mkdir()
+    (repo / ".hive" / "reservations" / f"bluelake~{digest}.yaml").write_text(reservation)
+    git(repo, "add", ".hive")
+    git(repo, "commit", "-q", "-m", "the docs' examples")
+    doctor = json.loads(run_hive(["--json", "doctor"], cwd=repo).stdout)
+    kinds = {problem["kind"] for problem in doctor["problems"]}
+    assert kinds == {"dangling-dependency", "dangling-parent", "merge-conflict"}, doctor
+    shown = json.loads(run_hive(["--json", "show", "hv-x7k2q9.a3f8"], cwd=repo).stdout)
+    assert (shown["title"], shown["assignee"], shown["labels"]) == (
+        "Password hashing service",
+        "BlueLake",
+        ["auth"],
+    )
+    held = run_hive(["--json", "reservations", "--expired"], cwd=repo)
+    assert [r["path_pattern"] for r in json.loads(held.stdout)] == ["src/auth/**"], held
+
+
+def test_the_library_example_of_the_quickstart_runs(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """quickstart.md's Python example runs as written (on a repository of its own in
+    place of ~/code/my-app): the cell is created as the actor named, and ready lists it."""
+    import re
+
+    from tests.conftest import git
+    from tests.inprocess import run_hive
+
+    text = (ROOT / "docs" / "quickstart.md").read_text()
+    (snippet,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert '"~/code/my-app"' in snippet
+    assert run_hive(["init"], cwd=repo).returncode == 0
+    exec(snippet.replace('"~/code/my-app"', repr(str(repo))), {})
+    printed = capsys.readouterr().out
+    created = git(repo, "log", "-1", "--format=%an %s")
+    match = re.fullmatch(r"BlueLake hive: create (\S+) Write the migration\n?", created)
+    assert match and match.group(1) in printed, (created, printed)
+
+
+def test_the_mcp_configurations_in_the_docs_start_hive_mcp() -> None:
+    """Each MCP server entry a reader pastes into a runtime's configuration (Claude
+    Code's mcpServers, opencode's mcp) is valid JSON that starts `hive mcp`."""
+    import json
+    import re
+
+    commands = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for snippet in re.findall(r'`(\{"mcp(?:Servers)?": [^`]*\})`', path.read_text()):
+            for entry in json.loads(snippet).values():
+                server = entry["hive"]
+                command = server["command"]
+                words = [command, *server.get("args", [])] if isinstance(command, str) else command
+                commands.append((path.name, words))
+    assert len(commands) >= 3, commands  # quickstart's, and agents.md's two
+    assert all(words == ["hive", "mcp"] for _, words in commands), commands

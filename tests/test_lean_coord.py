@@ -44,6 +44,8 @@ from tests.conftest import (
     isolated_env,
     make_repo,
 )
+from tests.gitchecks import assert_fsck_clean, commits_shown, rev_parse
+from tests.templates import without_sample_hooks
 
 FIXED_NOW = datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=UTC)
 FIXED_EPOCH = 1795575845
@@ -58,7 +60,7 @@ def base_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import hive.domain.reservations as reservations
 
     with isolated_env(tmp_path_factory), pytest.MonkeyPatch.context() as monkeypatch:
-        root = make_repo(tmp_path_factory.mktemp("template") / "base")
+        root = without_sample_hooks(make_repo(tmp_path_factory.mktemp("template") / "base"))
         for path in ("src/a.py", "src/b.py", "docs/x.md", "secrets/key.txt"):
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(f"{path}\n")
@@ -151,21 +153,24 @@ def index_dump(root: Path) -> list[list[Any]]:
 
 
 def heads(root: Path) -> tuple[str, str]:
-    return git(root, "rev-parse", "HEAD"), git(root, "rev-parse", "refs/hive/mail")
+    head, mail = rev_parse(root, "HEAD", "refs/hive/mail")
+    return head, mail
 
 
 def outcome(root: Path) -> dict[str, Any]:
     """What a write leaves: HEAD, the mail ref, the last commit of each (message,
     author, tree), the changed files, the git index rows, the state index, the id
-    sequence."""
-    head = git(root, "rev-parse", "HEAD").strip()
-    changed = git(root, "show", "--name-only", "--format=", "HEAD").split()
+    sequence (HEAD and the mail ref asked of one ``git show``)."""
+    shown = commits_shown(root, "%H%n%an <%ae>%n%T%n%B", "HEAD", "refs/hive/mail")
+    (head_text, changed), (mail_text, _) = shown
+    head, message = head_text.split("\n", 1)
+    mail, mail_message = mail_text.split("\n", 1)
     sequence = root / ".git" / "hive" / reservecore.SEQUENCE_FILE
     return {
         "head": head,
-        "mail": git(root, "rev-parse", "refs/hive/mail").strip(),
-        "message": git(root, "log", "-1", "--format=%an <%ae>%n%T%n%B"),
-        "mail_message": git(root, "log", "-1", "--format=%an <%ae>%n%T%n%B", "refs/hive/mail"),
+        "mail": mail,
+        "message": message,
+        "mail_message": mail_message,
         "files": {path: (root / path).read_bytes() for path in changed if (root / path).exists()},
         "staged": git(root, "ls-files", "-s", "--", *changed) if changed else "",
         "index": index_dump(root),
@@ -234,7 +239,7 @@ def _same(
     lean = outcome(lean_repo)
     assert lean == outcome(full_repo)
     assert lean["status"] == ""
-    assert_clean(lean_repo)
+    assert_fsck_clean(lean_repo)  # the status is checked just above
     return lean
 
 
@@ -242,7 +247,7 @@ def _same(
 def test_lean_and_full_paths_give_the_same_result(
     name: str, base: Path, tmp_path: Path, frozen: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    before = outcome(base)
+    before = dict(zip(("head", "mail"), heads(base), strict=True))
     args, where = COMMANDS[name]
     after = _same(args, base, tmp_path, capsys, where)
     moved = "mail" if name.startswith("mail") else "head"
@@ -592,17 +597,14 @@ def test_an_inbox_is_shown_by_the_lean_path_as_by_the_full_cli(
     if who:
         for key, value in agent_env(mailbox_template, who, {}).items():
             monkeypatch.setenv(key, value)
-    before = outcome(mailbox_template)
     lean_repo = twin(mailbox_template, tmp_path, "lean")
     full_repo = twin(mailbox_template, tmp_path, "full")
     lean = lean_run(lean_repo, INBOX[name], capsys)
     assert lean[0] == 0, f"the lean path deferred: {lean[2]}"
     assert full_run(full_repo, INBOX[name], capsys) == lean
-    assert outcome(lean_repo) == outcome(full_repo)
-    assert (outcome(lean_repo)["head"], outcome(lean_repo)["mail"]) == (
-        before["head"],
-        before["mail"],
-    )
+    lean_outcome = outcome(lean_repo)
+    assert lean_outcome == outcome(full_repo)
+    assert (lean_outcome["head"], lean_outcome["mail"]) == heads(mailbox_template)
     if who == "bob":
         assert lean[1] in ("no messages\n", "[]\n")
     if (who, name) == ("", "plain"):  # the newest five, unread marked
@@ -632,7 +634,7 @@ def test_a_message_is_read_by_the_lean_path_as_by_the_full_cli(
     ids = message_ids(mailbox_template)
     given, moved = READ[name]
     args = [part.format_map(ids) for part in given]
-    before = outcome(mailbox_template)
+    before = dict(zip(("head", "mail"), heads(mailbox_template), strict=True))
     lean_repo = twin(mailbox_template, tmp_path, "lean")
     full_repo = twin(mailbox_template, tmp_path, "full")
     lean = lean_run(lean_repo, args, capsys)
@@ -833,10 +835,7 @@ def test_what_the_lean_path_cannot_answer_exactly_is_deferred(
     head, mail = heads(base)
     code, out, err = lean_run(base, DEFERRED[name], capsys)
     assert (code, out, err) == (None, "", "")
-    assert (git(base, "rev-parse", "HEAD"), git(base, "rev-parse", "refs/hive/mail")) == (
-        head,
-        mail,
-    )
+    assert heads(base) == (head, mail)
     assert_clean(base)
 
 

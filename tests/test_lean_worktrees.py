@@ -41,6 +41,8 @@ from tests.conftest import (
     isolated_env,
     make_repo,
 )
+from tests.gitchecks import assert_fsck_clean
+from tests.templates import without_sample_hooks
 from tests.test_lean_coord import FIXED_EPOCH, FIXED_NOW, full_run, lean_run
 from tests.test_lean_write import reset_ids
 
@@ -53,7 +55,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     person's (README.md), four agents with credentials and the person registered for
     mail, and a message from alice to the person (made once per module)."""
     with isolated_env(tmp_path_factory):
-        root = make_repo(tmp_path_factory.mktemp("template") / "main")
+        root = without_sample_hooks(make_repo(tmp_path_factory.mktemp("template") / "main"))
         for path in ("src/a.py", "src/b.py", "docs/x.md"):
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(f"{path}\n")
@@ -114,8 +116,22 @@ def common_dir(side: Path) -> Path:
     return Path(git(side, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
 
 
-def state_index(side: Path) -> list[list[Any]]:
-    db = sqlite3.connect(common_dir(side) / "hive" / "index.sqlite3")
+def places(side: Path) -> dict[str, str]:
+    """Of the linked worktree ``side``, from one ``git rev-parse``, each as its own
+    ``git rev-parse`` prints it: the common and the worktree's own git directory, the
+    worktree's HEAD (the commit, and with ``--symbolic-full-name`` the branch, or
+    ``HEAD`` when detached) and the main worktree's HEAD commit."""
+    asked = ("--git-common-dir", "--git-dir", "HEAD", "main-worktree/HEAD")
+    found = git(
+        side, "rev-parse", "--path-format=absolute", *asked, "--symbolic-full-name", "HEAD"
+    ).splitlines(keepends=True)
+    names = ("common_dir", "git_dir", "head_id", "main_id", "branch")
+    assert len(found) == len(names), found
+    return dict(zip(names, found, strict=True))
+
+
+def state_index(common: Path) -> list[list[Any]]:
+    db = sqlite3.connect(common / "hive" / "index.sqlite3")
     try:
         return [
             db.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
@@ -131,28 +147,31 @@ def outcome(side: Path) -> dict[str, Any]:
     their index rows, both worktrees' status and branch, the state index, the id
     sequence."""
     changed = git(side, "show", "--name-only", "--format=", "HEAD").split()
-    sequence = common_dir(side) / "hive" / reservecore.SEQUENCE_FILE
-    main = common_dir(side).parent
+    where = places(side)
+    common = Path(where["common_dir"].strip())
+    sequence = common / "hive" / reservecore.SEQUENCE_FILE
+    main = common.parent
     return {
         "head": git(side, "show", "--format=fuller", "--stat", "HEAD"),
-        "head_id": git(side, "rev-parse", "HEAD"),
-        "branch": git(side, "rev-parse", "--symbolic-full-name", "HEAD"),
+        "head_id": where["head_id"],
+        "branch": where["branch"],
         "reflog": git(side, "reflog", "-1", "--format=%H %gs", "HEAD"),
         "mail": git(side, "show", "--format=fuller", "--stat", "refs/hive/mail"),
         "files": {path: (side / path).read_bytes() for path in changed if (side / path).exists()},
         "staged": git(side, "ls-files", "-s", "--", *changed) if changed else "",
         "status": git(side, "status", "--porcelain"),
-        "main": (git(main, "rev-parse", "HEAD"), git(main, "status", "--porcelain")),
-        "index": state_index(side),
+        "main": (where["main_id"], git(main, "status", "--porcelain")),
+        "index": state_index(common),
         "sequence": sequence.read_text() if sequence.exists() else None,
     }
 
 
-def assert_settled(side: Path) -> None:
-    """No twin, intent or lock left in the linked worktree's git dir; status clean."""
+def assert_settled(side: Path, *, status_checked: bool = False) -> None:
+    """No twin, intent or lock left in the linked worktree's git dir; status clean
+    (``status_checked``: the caller has just checked it) and fsck too."""
     git_dir = Path(git(side, "rev-parse", "--path-format=absolute", "--git-dir").strip())
     assert not [p.name for p in git_dir.iterdir() if "hive" in p.name or p.suffix == ".lock"]
-    assert_clean(side)
+    (assert_fsck_clean if status_checked else assert_clean)(side)
 
 
 def same_answer(
@@ -165,10 +184,18 @@ def same_answer(
     detach: bool = False,
 ) -> dict[str, Any]:
     """``args`` run by the lean path and by the full CLI in the linked worktree of twin
-    copies of the template: the lean path answered, and both left the same."""
+    copies of the template: the lean path answered, and both left the same. Returns
+    what the lean twin's worktree was before (its HEAD, the main worktree's, the mail
+    ref as ``outcome`` shows them) and the outcome."""
     args = [part.format(**template["ids"]) for part in args]
     lean_side = linked(template, tmp_path, "lean", detach=detach)
     full_side = linked(template, tmp_path, "full", detach=detach)
+    where = places(lean_side)
+    before = {
+        "head_id": where["head_id"],
+        "main": (where["main_id"],),
+        "mail": git(lean_side, "show", "--format=fuller", "--stat", "refs/hive/mail"),
+    }
     frozen()
     lean = lean_run(lean_side, args, capsys)
     assert lean[0] == 0, f"the lean path deferred a form it answers: {lean[2]}"
@@ -177,8 +204,8 @@ def same_answer(
     after = outcome(lean_side)
     assert after == outcome(full_side)
     assert after["status"] == "" and after["main"][1] == ""
-    assert_settled(lean_side)
-    return after
+    assert_settled(lean_side, status_checked=True)
+    return before, after
 
 
 # ------------------------------------------------------------------ every form
@@ -211,8 +238,7 @@ def test_every_lean_form_answers_in_a_linked_worktree_as_the_full_cli(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     args, moved = FORMS[name]
-    before = outcome(linked(template, tmp_path, "before"))
-    after = same_answer(template, tmp_path, args, capsys, frozen)
+    before, after = same_answer(template, tmp_path, args, capsys, frozen)
     assert after["branch"] == "refs/heads/side\n"  # committed on the worktree's branch
     assert after["main"][0] == before["main"][0]  # the main worktree's branch is untouched
     assert (after["head_id"] != before["head_id"]) == (moved == "head")
@@ -296,7 +322,7 @@ def test_a_detached_head_hive_may_commit_on_is_answered_lean(
 ) -> None:
     """With HIVE_ALLOW_DETACHED=1 a write moves the detached HEAD itself, on both paths."""
     monkeypatch.setenv("HIVE_ALLOW_DETACHED", "1")
-    after = same_answer(template, tmp_path, FORMS[name][0], capsys, frozen, detach=True)
+    _, after = same_answer(template, tmp_path, FORMS[name][0], capsys, frozen, detach=True)
     assert after["branch"] == "HEAD\n"  # still detached
 
 

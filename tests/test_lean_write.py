@@ -38,7 +38,9 @@ from hive.store import celldoc
 from hive.store.cells import decode_cell, encode_cell, parsed_cell
 from hive.store.yamlfast import fast_loads
 from tests.conftest import agent_env, assert_clean, credential, git, isolated_env, make_repo
+from tests.gitchecks import assert_fsck_clean, commits_shown, rev_parse
 from tests.inprocess import run_hive
+from tests.templates import without_sample_hooks
 
 FIXED_NOW = datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=UTC)
 FIXED_EPOCH = 1795575845
@@ -67,7 +69,7 @@ def build_base(root: Path) -> dict[str, Any]:
     three with ids chosen to share prefixes (``SHARED``), the first deleted; with the
     prefixes of ``PREFIXES`` (of open's id, with and without ``hv-``, past the deleted
     cell, and one two live cells share)."""
-    make_repo(root)
+    without_sample_hooks(make_repo(root))
     ws = Workspace(str(root), actor="alice")
     init_hive(ws, prefix="hv")
     ids: dict[str, str] = {}
@@ -161,10 +163,9 @@ def reset_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def index_rows(root: Path, blob: str) -> list[Any]:
+def index_rows(root: Path, head: str, blob: str) -> list[Any]:
     db = sqlite3.connect(root / ".git" / "hive" / "index.sqlite3")
     try:
-        head = git(root, "rev-parse", "HEAD").strip()
         return [
             db.execute("SELECT * FROM blobs WHERE blob = ?", (blob,)).fetchall(),
             db.execute("SELECT hive, cells FROM commits WHERE commit_id = ?", (head,)).fetchall(),
@@ -174,18 +175,19 @@ def index_rows(root: Path, blob: str) -> list[Any]:
 
 
 def outcome(root: Path) -> dict[str, Any]:
-    """What a write leaves: HEAD, its message, the index rows, the changed files."""
-    head = git(root, "rev-parse", "HEAD").strip()
-    changed = git(root, "show", "--name-only", "--format=", "HEAD").split()
+    """What a write leaves: HEAD, its message, the index rows, the changed files (HEAD,
+    its message and its files asked of one ``git show``)."""
+    [(shown, changed)] = commits_shown(root, "%H%n%an <%ae>%n%B", "HEAD")
+    head, message = shown.split("\n", 1)
     files = {path: (root / path).read_bytes() for path in changed if (root / path).exists()}
     staged = git(root, "ls-files", "-s", "--", *changed) if changed else ""
     blobs = [line.split()[1] for line in staged.splitlines()]
     return {
         "head": head,
-        "message": git(root, "log", "-1", "--format=%an <%ae>%n%B"),
+        "message": message,
         "files": files,
         "staged": staged,
-        "index": [index_rows(root, blob) for blob in blobs],
+        "index": [index_rows(root, head, blob) for blob in blobs],
         "status": git(root, "status", "--porcelain"),
     }
 
@@ -286,13 +288,14 @@ def test_lean_and_full_paths_give_the_same_result(
     lean, full = outcome(lean_repo), outcome(full_repo)
     assert lean == full
     assert lean["status"] == ""
+    [before] = rev_parse(base["root"], "HEAD")
     if name not in ("update-nothing", "update-same", "update-closed-again"):
-        assert lean["head"] != git(base["root"], "rev-parse", "HEAD").strip()
+        assert lean["head"] != before
     else:  # no commit: nothing asked, or only what the cell already has
-        assert lean["head"] == git(base["root"], "rev-parse", "HEAD").strip()
+        assert lean["head"] == before
     if name == "update-nothing":  # and it says so
         assert "nothing to update in " in lean_out and "updated" not in lean_out
-    assert_clean(lean_repo)
+    assert_fsck_clean(lean_repo)  # the status is checked above
 
 
 def test_an_agent_with_its_credential_writes_as_itself(

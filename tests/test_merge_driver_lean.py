@@ -63,54 +63,65 @@ small_text = st.sampled_from(["", "one", "two", "one\ntwo", "x: y", "naïve — 
 times = st.integers(0, 4).map(lambda n: T0 + timedelta(minutes=n))
 
 
+# Built once: a strategy built per draw is validated again per draw (most of the
+# drawing's time).
+_titles = st.sampled_from(["Base", "Ours", "Theirs"])
+_statuses = st.sampled_from(["open", "in_progress", "closed"])
+_types = st.sampled_from(["task", "bug"])
+_priorities = st.integers(0, 4)
+_labels = st.lists(st.sampled_from(["a", "b", "c"]), unique=True)
+_files = st.lists(st.sampled_from(["src/a.py", "docs/**"]), unique=True)
+_dependencies = st.lists(
+    st.tuples(st.sampled_from(["blocks", "related"]), st.sampled_from(["hv-1"])),
+    unique=True,
+)
+_assignees = st.sampled_from([None, "alice", "bob"])
+_parents = st.sampled_from([None, "hv-abc"])
+_seconds = st.integers(0, 3)
+_started = st.none() | times
+_deleted = st.none() | times | st.just(T0 - timedelta(days=60))
+_metadata = st.dictionaries(st.sampled_from(["k", "m"]), st.sampled_from([1, "v"]))
+_comments = st.lists(
+    st.tuples(
+        st.integers(1, 4),
+        st.sampled_from(["", "bob"]),
+        st.sampled_from([timedelta(0), timedelta(microseconds=1500)]),
+    ),
+    unique_by=lambda item: item[0],
+    max_size=3,
+)
+
+
 @st.composite
 def plain_cells(draw: st.DrawFn) -> Cell:
     """Cells as hive writes them, drawn from small pools so sides often agree, differ
     or match the base field by field."""
     created = draw(times)
-    status = draw(st.sampled_from(["open", "in_progress", "closed"]))
+    status = draw(_statuses)
     return Cell(
         id="hv-abc123",
-        title=draw(st.sampled_from(["Base", "Ours", "Theirs"])),
+        title=draw(_titles),
         description=draw(small_text),
         design=draw(small_text),
         notes=draw(small_text),
         status=status,
-        type=draw(st.sampled_from(["task", "bug"])),
-        priority=draw(st.integers(0, 4)),
-        labels=draw(st.lists(st.sampled_from(["a", "b", "c"]), unique=True)),
-        files_owned=draw(st.lists(st.sampled_from(["src/a.py", "docs/**"]), unique=True)),
-        dependencies=[
-            {"type": kind, "target": target}
-            for kind, target in draw(
-                st.lists(
-                    st.tuples(st.sampled_from(["blocks", "related"]), st.sampled_from(["hv-1"])),
-                    unique=True,
-                )
-            )
-        ],
-        assignee=draw(st.sampled_from([None, "alice", "bob"])),
-        parent=draw(st.sampled_from([None, "hv-abc"])),
+        type=draw(_types),
+        priority=draw(_priorities),
+        labels=draw(_labels),
+        files_owned=draw(_files),
+        dependencies=[{"type": kind, "target": target} for kind, target in draw(_dependencies)],
+        assignee=draw(_assignees),
+        parent=draw(_parents),
         created_at=created,
-        updated_at=created + timedelta(seconds=draw(st.integers(0, 3))),
-        started_at=draw(st.none() | times),
+        updated_at=created + timedelta(seconds=draw(_seconds)),
+        started_at=draw(_started),
         closed_at=created if status == "closed" else None,
         close_reason="done" if status == "closed" and draw(st.booleans()) else None,
-        deleted_at=draw(st.none() | times | st.just(T0 - timedelta(days=60))),
-        metadata=draw(st.dictionaries(st.sampled_from(["k", "m"]), st.sampled_from([1, "v"]))),
+        deleted_at=draw(_deleted),
+        metadata=draw(_metadata),
         comments=[
             {"id": f"c{number}", "author": author, "text": "said", "created_at": T0 + later}
-            for number, author, later in draw(
-                st.lists(
-                    st.tuples(
-                        st.integers(1, 4),
-                        st.sampled_from(["", "bob"]),
-                        st.sampled_from([timedelta(0), timedelta(microseconds=1500)]),
-                    ),
-                    unique_by=lambda item: item[0],
-                    max_size=3,
-                )
-            )
+            for number, author, later in draw(_comments)
         ],
     )
 
@@ -169,25 +180,40 @@ overrides = st.builds(
 )
 
 
+_ids = st.integers(1, 4)
+_patterns = st.sampled_from(PATTERNS)
+_reasons = st.sampled_from([None, "work", "naïve — ü", 'a "quoted"\nline'])
+_cells = st.sampled_from([None, "hv-abc123"])
+_terms = st.sampled_from([timedelta(0), timedelta(minutes=90)])
+_overrides = st.lists(overrides, max_size=2)
+_yielded = st.none() | overrides
+_renumbered = st.sampled_from([None, 1, 7])
+
+
 @st.composite
 def reservations(draw: st.DrawFn) -> Reservation:
     """A reservation of alice's from small pools: two clones' grants often share an id,
     a pattern and a grant time (one grant changed on both sides) or clash by id alone."""
     created = draw(HOURS)
     return Reservation(
-        id=draw(st.integers(1, 4)),
+        id=draw(_ids),
         agent="alice",
-        path_pattern=draw(st.sampled_from(PATTERNS)),
+        path_pattern=draw(_patterns),
         exclusive=draw(st.booleans()),
-        reason=draw(st.sampled_from([None, "work", "naïve — ü", 'a "quoted"\nline'])),
-        cell=draw(st.sampled_from([None, "hv-abc123"])),
+        reason=draw(_reasons),
+        cell=draw(_cells),
         created_at=created,
-        expires_at=created + draw(st.sampled_from([timedelta(0), timedelta(minutes=90)])),
+        expires_at=created + draw(_terms),
         forced=draw(st.booleans()),
-        overrides=draw(st.lists(overrides, max_size=2)),
-        yielded_to=draw(st.none() | overrides),
-        renumbered_from=draw(st.sampled_from([None, 1, 7])),
+        overrides=draw(_overrides),
+        yielded_to=draw(_yielded),
+        renumbered_from=draw(_renumbered),
     )
+
+
+_base_entries = st.lists(reservations(), max_size=3)
+_added_entries = st.lists(reservations(), max_size=2)
+_other_reason = st.fixed_dictionaries({"reason": st.sampled_from(["other", "work"])})
 
 
 @st.composite
@@ -207,7 +233,7 @@ def reservation_sides(draw: st.DrawFn) -> tuple[bytes | None, bytes, bytes]:
                 found.append(item)
         return found
 
-    base = distinct(draw(st.lists(reservations(), max_size=3)))
+    base = distinct(draw(_base_entries))
 
     def changed(item: Reservation) -> Reservation:
         """Renewed, yielded (a contest), renumbered (a merge) or with another reason."""
@@ -216,13 +242,13 @@ def reservation_sides(draw: st.DrawFn) -> tuple[bytes | None, bytes, bytes]:
             st.sampled_from(
                 [{}, later, {"yielded_to": draw(overrides)}, {"id": 9, "renumbered_from": item.id}]
             )
-            | st.fixed_dictionaries({"reason": st.sampled_from(["other", "work"])})
+            | _other_reason
         )
         return item.model_copy(update=change)
 
     def side() -> bytes:
         kept = [changed(item) for item in base if draw(st.booleans())]
-        entries = distinct(kept + draw(st.lists(reservations(), max_size=2)))
+        entries = distinct(kept + draw(_added_entries))
         return encode_file(ReservationFile(agent="alice", reservations=entries))
 
     ours, theirs = side(), side()
@@ -334,24 +360,32 @@ context_texts = st.sampled_from(["one", "two", "naïve — ü", "x: y"])
 context_values = st.sampled_from([1, "v", 3.5, True, None, ["a"], {"k": "v"}])
 
 
+_recorded = st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-02"])
+_projects = st.dictionaries(st.sampled_from(["name", "repo"]), context_values)
+_goals = st.lists(context_texts, unique=True, max_size=3)
+_stacks = st.dictionaries(st.sampled_from(["db", "python"]), context_values)
+_entries = st.integers(0, 2)
+_banned = st.lists(context_texts, unique=True, max_size=2)
+
+
 @st.composite
 def contexts(draw: st.DrawFn) -> bytes:
     def entry(key: str) -> dict[str, Any]:
         item = {key: draw(context_texts)}
         if draw(st.booleans()):
-            item["recorded_at"] = draw(st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-02"]))
+            item["recorded_at"] = draw(_recorded)
         if key == "name" and draw(st.booleans()):
             item["status"] = "completed"
         return item
 
     return encode_context(
         ProjectContext(
-            project=draw(st.dictionaries(st.sampled_from(["name", "repo"]), context_values)),
-            goals=draw(st.lists(context_texts, unique=True, max_size=3)),
-            stack=draw(st.dictionaries(st.sampled_from(["db", "python"]), context_values)),
-            decisions=[entry("decision") for _ in range(draw(st.integers(0, 2)))],
-            milestones=[entry("name") for _ in range(draw(st.integers(0, 2)))],
-            banned=draw(st.lists(context_texts, unique=True, max_size=2)),
+            project=draw(_projects),
+            goals=draw(_goals),
+            stack=draw(_stacks),
+            decisions=[entry("decision") for _ in range(draw(_entries))],
+            milestones=[entry("name") for _ in range(draw(_entries))],
+            banned=draw(_banned),
         )
     )
 

@@ -1656,3 +1656,15 @@ def test_the_summary_says_why_a_subtask_was_not_started(ws: Workspace, repo: Pat
     git(repo, "checkout", "-q", "-")
     result, _ = run(ws, epic)
     assert result.finished and result.skipped == {}
+
+
+def test_the_reason_an_epic_is_closed_with_counts_a_lone_subtask_as_one() -> None:
+    """The run closed an epic of one subtask "all 1 subtasks closed, 1 of them in this
+    run"; several still read as agents.md quotes them."""
+    from hive.domain.swarm.runner import epic_closing_reason
+
+    assert epic_closing_reason(1, 1) == "hive swarm run: its one subtask closed, in this run"
+    assert epic_closing_reason(1, 0) == "hive swarm run: its one subtask closed, before this run"
+    assert (
+        epic_closing_reason(4, 3) == "hive swarm run: all 4 subtasks closed, 3 of them in this run"
+    )

@@ -41,6 +41,7 @@ from tests.conftest import (
     make_repo,
 )
 from tests.inprocess import fork_call, fork_hive, fork_on_terminal, run_hive
+from tests.templates import without_sample_hooks
 
 
 class Clones:
@@ -50,7 +51,8 @@ class Clones:
         self.root = root
         self.origin = root / "origin.git"
         git(root, "init", "-q", "--bare", "-b", "main", str(self.origin))
-        first = make_repo(root / "a")
+        without_sample_hooks(self.origin)
+        first = without_sample_hooks(make_repo(root / "a"))
         git(first, "remote", "add", "origin", str(self.origin))
         init_hive(Workspace(str(first), actor="alice"))
         git(first, "push", "-q", "origin", "main")
@@ -59,6 +61,7 @@ class Clones:
     def clone(self, name: str) -> Path:
         path = self.root / name
         git(self.root, "clone", "-q", str(self.origin), str(path))
+        without_sample_hooks(path)
         git(path, "config", "user.name", f"User {name}")
         git(path, "config", "user.email", f"{name}@example.com")
         init_hive(Workspace(str(path)))
@@ -86,13 +89,17 @@ def built_clones(tmp_path_factory: pytest.TempPathFactory) -> Clones:
 @pytest.fixture
 def clones(built_clones: Clones, tmp_path: Path) -> Clones:
     """``origin`` and clones ``a`` and ``b``: a copy of ones made once for the module,
-    the clones' remote pointed at the copied ``origin``."""
+    the clones' remote pointed at the copied ``origin`` (the URL ``git remote set-url``
+    would write, written in the copied config: two git processes a test less)."""
     made = object.__new__(Clones)
     made.root, made.origin, made.paths = tmp_path, tmp_path / "origin.git", {}
     shutil.copytree(built_clones.origin, made.origin, symlinks=True)
     for name, path in built_clones.paths.items():
         made.paths[name] = copy_repo(path, tmp_path / name)
-        git(made.paths[name], "remote", "set-url", "origin", str(made.origin))
+        config = made.paths[name] / ".git" / "config"
+        url = f"\turl = {built_clones.origin}\n"
+        assert config.read_text().count(url) == 1
+        config.write_text(config.read_text().replace(url, f"\turl = {made.origin}\n"))
     return made
 
 

@@ -903,9 +903,11 @@ class GitRepo:
         With ``stage_only`` the changes are written to the working tree and the
         index (for the user's next commit) instead of being committed.
         """
+        from hive.git.shared import PermHeld
+
         index_timeout = lock_timeout  # git's index.lock is waited for as long as hive's lock
         check_git_state(self.paths, self.head())  # no write mid-merge/rebase/bisect/...
-        with self.write_lock(lock_timeout):
+        with self.write_lock(lock_timeout), PermHeld(self.paths):
             if os.path.lexists(self.paths.index_twin):
                 from hive.git.recovery import recover_locked
 

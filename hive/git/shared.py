@@ -9,6 +9,7 @@ in git's path.c, which this follows bit for bit)."""
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar, Token
 
 from hive.record import suppress
 
@@ -23,11 +24,45 @@ PERM_GROUP = 0o660
 PERM_EVERYBODY = 0o664
 
 
+# The value held for one write (:class:`PermHeld`): (the repository's common dir, perm).
+_held: ContextVar[tuple[str, int] | None] = ContextVar("hive_shared_perm", default=None)
+
+
+class PermHeld:
+    """``core.sharedRepository`` read once for a whole write, as git reads its config
+    once per command: within the block, :func:`shared_perm` of the same repository
+    answers it without reading the config files again (a write makes several objects,
+    a ref, its log and the index, each asking)."""
+
+    def __init__(self, paths: RepoPaths) -> None:
+        self.paths = paths
+        self.token: Token[tuple[str, int] | None] | None = None
+
+    def __enter__(self) -> int:
+        perm = shared_perm(self.paths)
+        self.token = _held.set((self.paths.common_dir, perm))
+        return perm
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            _held.reset(self.token)
+            self.token = None
+
+
 def shared_perm(paths: RepoPaths) -> int:
     """``core.sharedRepository`` read as git reads it (``git_config_perm``): 0 when the
     repository is not shared (git's umask; also ``sharedRepository =``), 0o660 for group
     (also the key written without ``=``), 0o664 for everybody, and
-    ``-mode`` for a file mode (``0640``: exactly those bits, never write for others)."""
+    ``-mode`` for a file mode (``0640``: exactly those bits, never write for others);
+    within :class:`PermHeld` for this repository, the value read there."""
+    held = _held.get()
+    if held is not None and held[0] == paths.common_dir:
+        return held[1]
+    return _configured_perm(paths)
+
+
+def _configured_perm(paths: RepoPaths) -> int:
+    """:func:`shared_perm` from the config files (and the environment's settings)."""
     from hive.git.configfile import is_true, setting
 
     value = setting(paths, "core", "sharedRepository", valueless="group")

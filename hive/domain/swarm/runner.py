@@ -1308,7 +1308,7 @@ class _Runner:
             result.epic_note = "left open (--keep-epic-open)"
             return
         ran = sum(1 for run in self.runs if run.result == "completed")
-        reason = f"{RUNNER}: all {len(result.completed)} subtasks closed, {ran} of them in this run"
+        reason = epic_closing_reason(len(result.completed), ran)
         try:
             close_cells(self.ws, cell_ids=_epics_under(epic.id, index), reason=reason)
         except HiveError as exc:
@@ -1485,6 +1485,14 @@ def worth_keeping(ignored: list[str], disposable: tuple[str, ...] = DISPOSABLE) 
 def _disposable(path: str, patterns: tuple[str, ...]) -> bool:
     parts = path.rstrip("/").split("/")
     return any(fnmatch.fnmatchcase(part, pattern) for part in parts for pattern in patterns)
+
+
+def epic_closing_reason(closed: int, ran: int) -> str:
+    """The reason a run closes its epic with: how many subtasks are closed and how many
+    of them this run closed ("all 1 subtasks closed, 1 of them" for a lone subtask)."""
+    if closed == 1:
+        return f"{RUNNER}: its one subtask closed, {'in' if ran else 'before'} this run"
+    return f"{RUNNER}: all {closed} subtasks closed, {ran} of them in this run"
 
 
 def _hooks_note(missing: list[str]) -> str | None:
