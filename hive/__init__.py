@@ -57,10 +57,41 @@ def _started_as_a_command() -> bool:
     return False
 
 
+def _interrupt_again(unraisable: object) -> None:
+    """``sys.unraisablehook`` of a hive command: a Ctrl-C whose KeyboardInterrupt was
+    raised where Python cannot let it through (a weakref callback, such as the one that
+    drops an import's module lock, or a ``__del__``) is delivered again a moment later
+    instead of being reported as "Exception ignored ... KeyboardInterrupt" and lost
+    (the command then ran on to its end, exit 0, after the user's Ctrl-C)."""
+    import sys
+
+    if issubclass(getattr(unraisable, "exc_type", type(None)), KeyboardInterrupt):
+        import _thread
+
+        # from another thread a moment later: raised in this hook, it would be lost too
+        _thread.start_new_thread(_interrupt_main_soon, ())
+        return
+    sys.__unraisablehook__(unraisable)  # type: ignore[arg-type]
+
+
+def _interrupt_main_soon() -> None:
+    """Ctrl-C again for the main thread, once it is out of the unraisable hook: the
+    handler of SIGINT in force then runs (nothing, once Python is shutting down)."""
+    import _thread
+    import time
+
+    time.sleep(0.001)
+    _thread.interrupt_main()
+
+
 def _hold_interrupts_at_start() -> None:
     if not _started_as_a_command():
         return
     import _signal  # type: ignore[import-not-found]  # builtin (signal imports enum)
+    import sys
+
+    if sys.unraisablehook is sys.__unraisablehook__:
+        sys.unraisablehook = _interrupt_again
 
     global _STOPPED_AT_START
     _STOPPED_AT_START = _command_word() in ("mcp", "serve")  # hive.cli.STOPPED_BY_CTRL_C

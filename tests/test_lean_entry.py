@@ -277,6 +277,43 @@ entry.console()
 """
 
 
+# A KeyboardInterrupt raised where Python cannot let it through: a weakref callback (as
+# importlib's that drops a module lock after an import, where a Ctrl-C during the full
+# CLI's imports landed). The script names hive.cli.entry: hive takes it for a command.
+_CTRL_C_IN_A_CALLBACK = """
+import os, signal, weakref  # hive.cli.entry
+import hive
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as the full CLI runs
+class Thing: pass
+thing = Thing()
+def dropped(ref):
+    os.kill(os.getpid(), signal.SIGINT)
+kept = weakref.ref(thing, dropped)
+try:
+    del thing
+    for _ in range(10**8): pass
+    print("lost")
+except KeyboardInterrupt:
+    print("delivered")
+"""
+
+
+def test_a_ctrl_c_raised_where_python_swallows_it_is_delivered_again(repo: Path) -> None:
+    """Ctrl-C during the full CLI's imports once landed in importlib's module-lock
+    callback: Python printed "Exception ignored in: ... KeyboardInterrupt" and dropped
+    it, and the command ran on to exit 0. A hive command delivers it again."""
+    child = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_IN_A_CALLBACK],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        preexec_fn=ctrl_c_as_at_a_terminal,
+        check=False,
+        timeout=120,
+    )
+    assert (child.returncode, child.stdout, child.stderr) == (0, "delivered\n", "")
+
+
 def test_ctrl_c_after_the_answer_is_given_ends_it_as_answered(ws: Workspace, repo: Path) -> None:
     """A Ctrl-C landing after a lean answer had done its work, on the call into its exit
     (seen under load: a test sending it 78 ms after the start), was a KeyboardInterrupt

@@ -68,9 +68,11 @@ also `{"error": "interrupted", "code": "interrupted"}` on stdout; `hive mcp` and
 the same command again to resume, or with `--json` that line on stderr)
 wherever it comes, also while hive is still starting (importing its modules):
 never a traceback. Only in the few
-milliseconds before hive's first line runs (Python itself starting) is it
-Python's to handle: the process then ends by the signal, which a shell shows as
-130 (under heavy load Python may also report its own start-up as interrupted).
+milliseconds before hive's first line runs (Python itself starting) and after the
+command's work and output are done (the process exiting: the answer stands, or
+the process ends by the signal) is it Python's to handle: the process then ends by
+the signal, which a shell shows as 130 (under heavy load Python may also report
+its own start-up as interrupted).
 
 Commands that take an id take several (`hive close A B C`; also `show`,
 `update`, `start`, `reopen`, `delete`). A write over several cells is **one
