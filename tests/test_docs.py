@@ -40,7 +40,7 @@ def test_cli_reference_names_every_environment_variable_hive_reads() -> None:
     assert not missing, f"not in docs/cli.md's Environment paragraph: {missing}"
 
 
-GLOBAL_OPTIONS = {"-C", "--actor", "--json", "--help", "--version"}
+GLOBAL_OPTIONS = {"-C", "--actor", "--json", "-h", "--help", "--version"}
 
 
 def _doc_command_lines(text: str, *, fences: bool) -> list[tuple[int, str, bool]]:
@@ -400,3 +400,32 @@ def test_the_mcp_configurations_in_the_docs_start_hive_mcp() -> None:
                 commands.append((path.name, words))
     assert len(commands) >= 3, commands  # quickstart's, and agents.md's two
     assert all(words == ["hive", "mcp"] for _, words in commands), commands
+
+
+def test_dash_h_is_help_for_every_command(repo: Path) -> None:
+    """The quick help lists ``-h, --help`` among the options that may follow a command:
+    ``hive create -h`` was "No such option: -h" (only a bare ``hive -h`` answered). Every
+    command takes both, and says so in docs/cli.md."""
+    import typer
+
+    from hive.cli.main import app
+    from tests.inprocess import run_hive
+
+    def commands(command: Any, ctx: Any, path: str) -> list[tuple[str, Any, Any]]:
+        found = [(path, command, ctx)]
+        for name in getattr(command, "list_commands", lambda _: [])(ctx):
+            sub = command.get_command(ctx, name)
+            found += commands(sub, typer.Context(sub, parent=ctx, info_name=name), f"{path} {name}")
+        return found
+
+    top = typer.main.get_command(app)
+    every = commands(top, typer.Context(top, info_name="hive", **top.context_settings), "hive")
+    assert len(every) > 100
+    wrong = [path for path, cmd, ctx in every if cmd.get_help_option(ctx).opts != ["-h", "--help"]]
+    assert not wrong, wrong
+    for argv in (["create", "-h"], ["ready", "-h"], ["dep", "add", "-h"], ["swarm", "run", "-h"]):
+        shown = run_hive(argv, cwd=repo)
+        assert shown.returncode == 0 and f"Usage: hive {' '.join(argv[:-1])} " in shown.stdout, (
+            shown
+        )
+    assert "* `-h, --help`: Show this message and exit." in render_cli_docs()

@@ -132,7 +132,7 @@ def render_cli_docs() -> str:
     from hive.cli.main import app
 
     command = typer.main.get_command(app)
-    ctx = typer.Context(command, info_name="hive")
+    ctx = typer.Context(command, info_name="hive", **command.context_settings)  # -h, --help
     body = get_docs_for_click(obj=command, ctx=ctx, name="hive", title="`hive`")
     return PREAMBLE + body.strip() + "\n"
 

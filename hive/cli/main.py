@@ -172,6 +172,7 @@ def _root() -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},  # every command inherits it
     )
     root.callback()(main)
     return root
