@@ -452,8 +452,10 @@ def test_the_quick_help_names_every_command_of_the_full_cli() -> None:
 
 def test_a_reader_that_goes_away_is_not_a_failure(hived: Path) -> None:
     """`hive show A B C | head -1` exited 1 (rich and click's way with a closed pipe),
-    where `hive list | head -1` exits 0: a `set -o pipefail` script failed on it."""
-    import sys
+    where `hive list | head -1` exits 0: a `set -o pipefail` script failed on it.
+    (The writer is forked from the warm fork server and ends as a process ends:
+    ``hive_command(..., finalize=True)``, tests/hivefork.py.)"""
+    from tests.hivefork import hive_command
 
     lines = [json.dumps({"title": f"cell {n}", "description": "x" * 4000}) for n in range(60)]
     source = hived.parent / "many.jsonl"
@@ -464,7 +466,7 @@ def test_a_reader_that_goes_away_is_not_a_failure(hived: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
     for extra in ([], ["--json"]):  # 60 x 4 kB: more than a pipe holds
         reader = subprocess.Popen(
-            [sys.executable, "-m", "hive", "-C", str(hived), "show", *ids, *extra],
+            hive_command(["-C", str(hived), "show", *ids, *extra], finalize=True),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
@@ -481,13 +483,14 @@ def test_a_reader_that_goes_away_is_not_a_failure(hived: Path) -> None:
 
 def test_a_reader_that_leaves_the_demo_is_not_an_internal_error(tmp_path: Path) -> None:
     """`hive demo | head -1` ended in 'internal error: BrokenPipeError' (its command is
-    not a generated one, whose renderer handles a reader that went away)."""
-    import sys
+    not a generated one, whose renderer handles a reader that went away). (Forked
+    from the warm fork server, ending as a process ends: tests/hivefork.py.)"""
+    from tests.hivefork import hive_command
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
     env["TMPDIR"] = str(tmp_path)  # where the scratch repository is made
     reader = subprocess.Popen(
-        [sys.executable, "-m", "hive", "demo"],
+        hive_command(["demo"], finalize=True),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,

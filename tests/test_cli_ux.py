@@ -713,3 +713,12 @@ def test_every_listing_prints_json_when_there_is_nothing_to_show(
         shown = hive(hived, "--json", *argv, env=env)
         assert shown.exit_code == 0, (argv, shown.output)
         json.loads(shown.stdout)  # one JSON document, also for nothing
+
+
+def test_the_reason_option_does_not_say_a_person_needs_one_to_override(hived: Path) -> None:
+    """`hive close --help` said --reason is 'needed to override', while a person's
+    --force alone overrides (recorded as '(no reason given)'); a coordinator gives one."""
+    for command in ("close", "update", "delete"):
+        shown = " ".join(ok(hive(hived, command, "--help")).split())
+        assert "needed to override" not in shown, command
+        assert "a coordinator must give one to override" in shown, command

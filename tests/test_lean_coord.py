@@ -323,12 +323,34 @@ def test_a_worktree_without_conflicts_is_handled(
 # ------------------------------------------------------------------ threads
 
 
-@pytest.fixture
-def threaded(base: Path) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def threaded_template(
+    base_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, str]]:
     """``base`` with an epic (created by alice, coordinated by bob as its metadata says)
     whose open subtask is assigned to bob, a closed one to alice, one to carol (not
     registered for mail), the person holding a reservation made for the epic's open
-    subtask, and bob's cell in progress under another epic of alice's; the ids."""
+    subtask, and bob's cell in progress under another epic of alice's (made once per
+    module); the repository and the ids."""
+    with isolated_env(tmp_path_factory):
+        base = copy_repo(base_template, tmp_path_factory.mktemp("threaded") / "base")
+        return base, _thread_cells(base)
+
+
+@pytest.fixture
+def threaded_base(threaded_template: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
+    """A copy of ``threaded_template``'s repository."""
+    return copy_repo(threaded_template[0], tmp_path / "base")
+
+
+@pytest.fixture
+def threaded(threaded_template: tuple[Path, dict[str, str]]) -> dict[str, str]:
+    """The ids of ``threaded_template``'s cells (``threaded_base`` has them)."""
+    return dict(threaded_template[1])
+
+
+def _thread_cells(base: Path) -> dict[str, str]:
+    """The cells and reservation of ``threaded_template`` written in ``base``; the ids."""
     from hive.domain.cells import close_cell, create_cell, update_cell
 
     alice = Workspace(str(base), actor="alice")
@@ -384,7 +406,7 @@ THREADS: dict[str, tuple[list[str], str]] = {
 @pytest.mark.parametrize("name", sorted(THREADS))
 def test_threads_and_the_coordinator_are_found_as_by_the_full_path(
     name: str,
-    base: Path,
+    threaded_base: Path,
     threaded: dict[str, str],
     tmp_path: Path,
     frozen: None,
@@ -393,9 +415,9 @@ def test_threads_and_the_coordinator_are_found_as_by_the_full_path(
 ) -> None:
     args, who = THREADS[name]
     if who:
-        for key, value in agent_env(base, who, {}).items():
+        for key, value in agent_env(threaded_base, who, {}).items():
             monkeypatch.setenv(key, value)
-    after = _same([part.format(**threaded) for part in args], base, tmp_path, capsys)
+    after = _same([part.format(**threaded) for part in args], threaded_base, tmp_path, capsys)
     event = json.loads(after["mail_message"].split("\n\n", 1)[1].split("\n\n")[0])
     expected = {
         "epic-thread-reaches-its-workers": ["bob"],  # not alice (closed), not the sender
@@ -494,7 +516,7 @@ def test_coordinator_with_no_epic_behind_the_senders_work_is_left_to_the_full_cl
 
 
 def test_a_deleted_cells_id_as_thread_is_a_plain_thread_on_both_paths(
-    base: Path,
+    threaded_base: Path,
     threaded: dict[str, str],
     tmp_path: Path,
     frozen: None,
@@ -504,9 +526,9 @@ def test_a_deleted_cells_id_as_thread_is_a_plain_thread_on_both_paths(
     reads it so): the lean path answers it from that cell's row, as the full CLI."""
     from hive.domain.cells import delete_cell
 
-    delete_cell(Workspace(str(base), actor="alice"), cell_id=threaded["epic"], force=True)
+    delete_cell(Workspace(str(threaded_base), actor="alice"), cell_id=threaded["epic"], force=True)
     args = ["mail", "send", "alice", "-s", "x", "--thread", threaded["epic"], "--json"]
-    after = _same(args, base, tmp_path, capsys)
+    after = _same(args, threaded_base, tmp_path, capsys)
     event = json.loads(after["mail_message"].split("\n\n", 1)[1].split("\n\n")[0])
     assert (event["thread_id"], event["to"]) == (threaded["epic"], ["alice"])  # not bob
 

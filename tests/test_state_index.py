@@ -22,7 +22,7 @@ from hive.domain.cells import close_cell, create_cell, delete_cell, list_cells, 
 from hive.domain.workspace import Workspace
 from hive.models import Cell
 from hive.store import index as state_index
-from tests.conftest import git
+from tests.conftest import copy_repo, git, isolated_env
 from tests.inprocess import fork_call, run_hive
 
 HIVE = [sys.executable, "-m", "hive"]
@@ -687,6 +687,26 @@ def test_a_process_killed_between_the_batches_of_a_cold_build_leaves_a_usable_in
     assert _build_progress(index_file(repo)) == (LARGE, 1)
 
 
+@pytest.fixture(scope="module")
+def checked_template(
+    tmp_path_factory: pytest.TempPathFactory, hive_template: Path
+) -> tuple[Path, list[str], str]:
+    """What ``test_checks_of_a_write_walk_the_index_not_the_cells`` copies, made once per
+    module: thirty cells (the first waiting for the second, the third closed) and an
+    epic with an open subtask; the repository, the thirty ids and the epic's."""
+    from hive.domain.cells import add_dependency
+
+    with isolated_env(tmp_path_factory):
+        root = copy_repo(hive_template, tmp_path_factory.mktemp("checks") / "repo")
+        ws = Workspace(str(root), actor="alice")
+        made = [create_cell(ws, title=f"c{n}").id for n in range(30)]
+        add_dependency(ws, cell_id=made[0], target=made[1])  # first waits for second
+        epic = create_cell(ws, title="epic", type="epic").id
+        create_cell(ws, title="subtask", parent=epic)
+        close_cell(ws, cell_id=made[2])
+    return root, made, epic
+
+
 @pytest.mark.parametrize(
     "write",
     [
@@ -702,32 +722,27 @@ def test_a_process_killed_between_the_batches_of_a_cold_build_leaves_a_usable_in
     ],
 )
 def test_checks_of_a_write_walk_the_index_not_the_cells(
-    ws: Workspace, repo: Path, write: str
+    checked_template: tuple[Path, list[str], str], tmp_path: Path, write: str
 ) -> None:
     """Dependency cycles, close guards and ids are checked on the index's light facts:
     a write decodes the cells it changes and the few its checks name, never all."""
     from hive.domain.cells import add_dependency, close_cell, delete_cell, reopen_cell, start_cell
     from hive.errors import HiveError
 
-    made = [create_cell(ws, title=f"c{n}") for n in range(30)]
-    first, second = made[0].id, made[1].id
-    add_dependency(ws, cell_id=first, target=second)  # first waits for second
-    epic = create_cell(ws, title="epic", type="epic").id
-    create_cell(ws, title="subtask", parent=epic)
-    close_cell(ws, cell_id=made[2].id)
+    template, ids, epic = checked_template
+    repo = copy_repo(template, tmp_path / "repo")
+    first, second = ids[0], ids[1]
     fresh = Workspace(str(repo), actor="alice")
     calls = {
-        "dep add": lambda: add_dependency(fresh, cell_id=made[3].id, target=made[4].id),
+        "dep add": lambda: add_dependency(fresh, cell_id=ids[3], target=ids[4]),
         "dep add making a cycle": lambda: add_dependency(fresh, cell_id=second, target=first),
         "close an epic with an open subtask": lambda: close_cell(fresh, cell_id=epic),
         "close blocked": lambda: close_cell(fresh, cell_id=first),
-        "create with a blocker": lambda: create_cell(
-            fresh, title="new", deps=[f"blocks:{made[5].id}"]
-        ),
+        "create with a blocker": lambda: create_cell(fresh, title="new", deps=[f"blocks:{ids[5]}"]),
         "create a subtask": lambda: create_cell(fresh, title="new", parent=epic),
-        "delete": lambda: delete_cell(fresh, cell_id=made[6].id),
-        "start": lambda: start_cell(fresh, cell_id=made[7].id),
-        "reopen": lambda: reopen_cell(fresh, cell_id=made[2].id),
+        "delete": lambda: delete_cell(fresh, cell_id=ids[6]),
+        "start": lambda: start_cell(fresh, cell_id=ids[7]),
+        "reopen": lambda: reopen_cell(fresh, cell_id=ids[2]),
     }
     refused = write in (
         "dep add making a cycle",

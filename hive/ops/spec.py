@@ -113,7 +113,7 @@ class NoParams(Params):
 Short = Annotated[str, Field(max_length=MAX_SHORT)]
 Glob = Annotated[str, Field(max_length=MAX_GLOB)]
 OVERRIDE = "not yours: coordinators only, with reason"
-REASON = "why (needed to override; recorded)"
+REASON = "why (recorded; a coordinator must give one to override)"
 
 
 @dataclass(frozen=True)
