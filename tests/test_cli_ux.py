@@ -160,6 +160,12 @@ def test_blocked_show_start_and_stats(hived: Path) -> None:
         message
     )
     assert "schema is agreed" in message
+    ok(hive(hived, "update", waiting, "--status", "open"))
+    ok(hive(hived, "start", waiting, "--force"))  # no reason: worded as a forced claim is
+    assert (
+        f"Hive-Override: Test User forced: start {waiting} despite open blockers {blocker}:"
+        " (no reason given)\n"
+    ) in git(hived, "log", "-1", "--format=%B")
 
     ok(hive(hived, "close", free))
     stats = data(hive(hived, "stats", "--json"))
@@ -722,3 +728,19 @@ def test_the_reason_option_does_not_say_a_person_needs_one_to_override(hived: Pa
         shown = " ".join(ok(hive(hived, command, "--help")).split())
         assert "needed to override" not in shown, command
         assert "a coordinator must give one to override" in shown, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["list"], ["mail"], ["mail", "send"], ["swarm", "run"], ["tools", "list"], ["close"]],
+)
+def test_dash_h_is_help_for_every_command_as_in_git(repo: Path, command: list[str]) -> None:
+    """`hive -h` printed the help but `hive list -h` was a usage error ("No such option:
+    -h", exit 2): every command takes -h as --help, as git's commands do."""
+    runner = CliRunner()
+    short = runner.invoke(app, ["-C", str(repo), *command, "-h"], catch_exceptions=False)
+    long = runner.invoke(app, ["-C", str(repo), *command, "--help"], catch_exceptions=False)
+    assert (short.exit_code, long.exit_code) == (0, 0)
+    assert short.stdout == long.stdout
+    assert short.stdout.startswith(f"Usage: hive {' '.join(command)} ")
+    assert "-h, --help" in short.stdout

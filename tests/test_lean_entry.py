@@ -234,16 +234,9 @@ main.run()
 """
 
 
-@pytest.mark.parametrize(
-    "script", [_CTRL_C_IN_PARSE, _CTRL_C_IN_FULL_PARSE], ids=["entry-point", "full-cli"]
-)
-def test_ctrl_c_while_the_command_line_is_read_is_a_quiet_interrupt(
-    ws: Workspace, repo: Path, script: str
-) -> None:
-    """The entry point reads its command line between the imports it holds Ctrl-C
-    around and the lean answer's own guard, the full CLI (``python -m hive.cli.main``)
-    before its try block's: a Ctrl-C landing there (a test sending one 20 ms after the
-    start hit it) was a KeyboardInterrupt traceback through hive's frames."""
+def _run_script(script: str, repo: Path) -> tuple[int, str]:
+    """``python -c SCRIPT`` in ``repo`` with Ctrl-C as a terminal leaves it: its exit
+    code and standard error."""
     child = subprocess.run(
         [sys.executable, "-c", script],
         cwd=repo,
@@ -254,7 +247,41 @@ def test_ctrl_c_while_the_command_line_is_read_is_a_quiet_interrupt(
         check=False,
         timeout=60,
     )
-    assert (child.returncode, child.stderr) == (130, "interrupted\n"), child.stderr
+    return child.returncode, child.stderr
+
+
+@pytest.mark.parametrize(
+    "script", [_CTRL_C_IN_PARSE, _CTRL_C_IN_FULL_PARSE], ids=["entry-point", "full-cli"]
+)
+def test_ctrl_c_while_the_command_line_is_read_is_a_quiet_interrupt(
+    ws: Workspace, repo: Path, script: str
+) -> None:
+    """The entry point reads its command line between the imports it holds Ctrl-C
+    around and the lean answer's own guard, the full CLI (``python -m hive.cli.main``)
+    before its try block's: a Ctrl-C landing there (a test sending one 20 ms after the
+    start hit it) was a KeyboardInterrupt traceback through hive's frames."""
+    assert _run_script(script, repo) == (130, "interrupted\n")
+
+
+# Ctrl-C after the lean answer is given, as the process calls into its exit.
+_CTRL_C_AT_EXIT = """
+import os, signal, sys
+import hive.cli.entry as entry
+real = entry._exit
+def _exit(code):
+    os.kill(os.getpid(), signal.SIGINT)
+    real(code)
+entry._exit = _exit
+sys.argv = ["hive", "list"]
+entry.console()
+"""
+
+
+def test_ctrl_c_after_the_answer_is_given_ends_it_as_answered(ws: Workspace, repo: Path) -> None:
+    """A Ctrl-C landing after a lean answer had done its work, on the call into its exit
+    (seen under load: a test sending it 78 ms after the start), was a KeyboardInterrupt
+    traceback through hive's frames; the answer stands: its output and exit code."""
+    assert _run_script(_CTRL_C_AT_EXIT, repo) == (0, "")
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.005, 0.01, 0.02, 0.03, 0.05])

@@ -13,7 +13,8 @@ import pytest
 from hive.domain.cells import create_cell
 from hive.domain.workspace import Workspace
 from hive.git import configfile
-from hive.git.shared import shared_perm
+from hive.git.refs import discover
+from hive.git.shared import PERM_GROUP, PermHeld, shared_perm
 from tests.conftest import git
 
 
@@ -57,3 +58,17 @@ def test_a_shared_repository_set_between_two_writes_is_the_seconds(
     assert mode(head) == mode(made_by_git) == 0o440
     ref_mode = (repo / ".git" / "refs" / "heads" / "main").stat().st_mode & 0o7777
     assert ref_mode == 0o660
+
+
+def test_the_held_value_is_one_worktrees_own(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    """A linked worktree's own config (``config.worktree``) may share it otherwise: the
+    value held for the main worktree's write is not the linked one's answer."""
+    side = tmp_path / "side"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(side))
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    git(side, "config", "--worktree", "core.sharedRepository", "group")
+    main_paths, side_paths = ws.git.paths, discover(str(side))
+    assert main_paths.common_dir == side_paths.common_dir
+    with PermHeld(main_paths) as held:
+        assert held == 0 == shared_perm(main_paths)
+        assert shared_perm(side_paths) == PERM_GROUP

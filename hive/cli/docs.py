@@ -19,7 +19,7 @@ PREAMBLE = """\
 Global options: `hive -C DIR --actor NAME --json <command>`; they may also
 follow the command (`hive ready --claim --actor zed`), except after `--`. A `~` in
 a path is your home directory, also where the shell leaves it (`-C '~/app'`,
-`--from=~/cells.yaml`).
+`--from=~/cells.yaml`). `-h` is `--help`, on every command.
 Every command accepts `--json` (machine-readable output on stdout: one JSON
 document, `[]` when there is nothing to list, or JSON lines, one object per
 event, from the commands that report as they go: `demo`, `swarm run` and
@@ -132,7 +132,7 @@ def render_cli_docs() -> str:
     from hive.cli.main import app
 
     command = typer.main.get_command(app)
-    ctx = typer.Context(command, info_name="hive", **command.context_settings)  # -h, --help
+    ctx = typer.Context(command, info_name="hive", **command.context_settings)
     body = get_docs_for_click(obj=command, ctx=ctx, name="hive", title="`hive`")
     return PREAMBLE + body.strip() + "\n"
 
@@ -143,7 +143,7 @@ def render_command_table() -> str:
     from hive.cli.main import app
 
     command = typer.main.get_command(app)
-    ctx = typer.Context(command, info_name="hive")
+    ctx = typer.Context(command, info_name="hive", **command.context_settings)
     rows = []
     names = command.list_commands(ctx)  # type: ignore[attr-defined]
     limit = 80 - 4 - max(len(name) for name in names)  # a line of the table fits 80 columns

@@ -169,9 +169,10 @@ HELP_NAMES = {"help_option_names": ["-h", "--help"]}
 
 
 def _short_help_everywhere(app: typer.Typer) -> None:
-    """``-h`` is ``--help`` for every command and group: in each one's own context
-    settings, so that any context made for it knows it (click keeps the first help
-    option it makes for a command, so inheriting it from the root's is not enough)."""
+    """``-h`` is ``--help`` for every command and group, as git's: in each one's own
+    context settings, so that any context made for it knows it (click keeps the first
+    help option it makes for a command, so inheriting it from the root's is not enough:
+    a subcommand's context made without a parent left it --help only)."""
     app.info.context_settings = {**(app.info.context_settings or {}), **HELP_NAMES}
     for command in app.registered_commands:
         command.context_settings = {**(command.context_settings or {}), **HELP_NAMES}

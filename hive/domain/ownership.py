@@ -143,7 +143,7 @@ class OwnerGuard:
     def note(self, what: str) -> None:
         """Record a rule other than ownership set aside with force (starting or closing
         past open blockers): a ``Hive-Override`` trailer naming who, what and why."""
-        why = " ".join((self.reason or "").split()) or "forced"
+        why = " ".join((self.reason or "").split()) or NO_REASON  # as an ownership override
         text = " ".join(f"{self.ws.actor} forced: {what}: {why}".split())[:500]
         if (OVERRIDE_TRAILER, text) not in self.notes:
             self.notes.append((OVERRIDE_TRAILER, text))

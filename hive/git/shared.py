@@ -24,23 +24,24 @@ PERM_GROUP = 0o660
 PERM_EVERYBODY = 0o664
 
 
-# The value held for one write (:class:`PermHeld`): (the repository's common dir, perm).
-_held: ContextVar[tuple[str, int] | None] = ContextVar("hive_shared_perm", default=None)
+# The value held for one write (:class:`PermHeld`): ((the repository's common dir, the
+# worktree's git dir: a worktree's own config may set it otherwise), perm).
+_held: ContextVar[tuple[tuple[str, str], int] | None] = ContextVar("hive_shared_perm", default=None)
 
 
 class PermHeld:
     """``core.sharedRepository`` read once for a whole write, as git reads its config
-    once per command: within the block, :func:`shared_perm` of the same repository
-    answers it without reading the config files again (a write makes several objects,
-    a ref, its log and the index, each asking)."""
+    once per command: within the block, :func:`shared_perm` of the same repository and
+    worktree answers it without reading the config files again (a write makes several
+    objects, a ref, its log and the index, each asking)."""
 
     def __init__(self, paths: RepoPaths) -> None:
         self.paths = paths
-        self.token: Token[tuple[str, int] | None] | None = None
+        self.token: Token[tuple[tuple[str, str], int] | None] | None = None
 
     def __enter__(self) -> int:
         perm = shared_perm(self.paths)
-        self.token = _held.set((self.paths.common_dir, perm))
+        self.token = _held.set(((self.paths.common_dir, self.paths.git_dir), perm))
         return perm
 
     def __exit__(self, *exc: object) -> None:
@@ -56,7 +57,7 @@ def shared_perm(paths: RepoPaths) -> int:
     ``-mode`` for a file mode (``0640``: exactly those bits, never write for others);
     within :class:`PermHeld` for this repository, the value read there."""
     held = _held.get()
-    if held is not None and held[0] == paths.common_dir:
+    if held is not None and held[0] == (paths.common_dir, paths.git_dir):
         return held[1]
     return _configured_perm(paths)
 
