@@ -40,7 +40,7 @@ def test_cli_reference_names_every_environment_variable_hive_reads() -> None:
     assert not missing, f"not in docs/cli.md's Environment paragraph: {missing}"
 
 
-GLOBAL_OPTIONS = {"-C", "--actor", "--json", "--help", "--version"}
+GLOBAL_OPTIONS = {"-C", "--actor", "--json", "-h", "--help", "--version"}
 
 
 def _doc_command_lines(text: str, *, fences: bool) -> list[tuple[int, str, bool]]:
@@ -400,3 +400,29 @@ def test_the_mcp_configurations_in_the_docs_start_hive_mcp() -> None:
                 commands.append((path.name, words))
     assert len(commands) >= 3, commands  # quickstart's, and agents.md's two
     assert all(words == ["hive", "mcp"] for _, words in commands), commands
+
+
+def test_dash_h_is_help_in_every_command_s_own_settings() -> None:
+    """The quick help lists ``-h, --help`` among the options that may follow a command
+    (tests/test_cli_ux.py runs a few). Each command and group names both in its own
+    context settings: click keeps the first help option it makes for a command, and one
+    made by a context without the root's settings (a subcommand's make_context, as the
+    drift check above does) stayed --help alone for the rest of the process."""
+    import typer
+
+    from hive.cli.main import app
+
+    def commands(command: Any, ctx: Any, path: str) -> list[tuple[str, Any]]:
+        found = [(path, command)]
+        for name in getattr(command, "list_commands", lambda _: [])(ctx):
+            sub = command.get_command(ctx, name)
+            found += commands(sub, typer.Context(sub, parent=ctx, info_name=name), f"{path} {name}")
+        return found
+
+    top = typer.main.get_command(app)
+    every = commands(top, typer.Context(top, info_name="hive"), "hive")
+    assert len(every) > 100
+    names = ["-h", "--help"]
+    wrong = [path for path, cmd in every if cmd.context_settings.get("help_option_names") != names]
+    assert not wrong, wrong
+    assert "* `-h, --help`: Show this message and exit." in render_cli_docs()

@@ -245,11 +245,16 @@ def _same(
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_lean_and_full_paths_give_the_same_result(
-    name: str, base: Path, tmp_path: Path, frozen: None, capsys: pytest.CaptureFixture[str]
+    name: str,
+    base_template: Path,
+    tmp_path: Path,
+    frozen: None,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    before = dict(zip(("head", "mail"), heads(base), strict=True))
+    """Twins of ``base``'s template (only read here): the same output and outcome."""
+    before = dict(zip(("head", "mail"), heads(base_template), strict=True))
     args, where = COMMANDS[name]
-    after = _same(args, base, tmp_path, capsys, where)
+    after = _same(args, base_template, tmp_path, capsys, where)
     moved = "mail" if name.startswith("mail") else "head"
     assert after[moved] != before[moved]
 

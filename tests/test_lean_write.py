@@ -270,12 +270,14 @@ COMMANDS = {
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_lean_and_full_paths_give_the_same_result(
     name: str,
-    base: dict[str, Any],
+    built_base: dict[str, Any],
     tmp_path: Path,
     frozen: None,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Twins of the module's repository (only read here): the same output and outcome."""
+    base = built_base
     args = [part.format(**base["ids"]) for part in COMMANDS[name]]
     lean_repo, full_repo = twin(base, tmp_path, "lean"), twin(base, tmp_path, "full")
     reset_ids(monkeypatch)

@@ -161,7 +161,25 @@ def build(only: str | None = None) -> typer.Typer:
         from hive.cli.serve_cmd import serve_cmd
 
         root.command("serve")(serve_cmd)
+    _short_help_everywhere(root)
     return root
+
+
+HELP_NAMES = {"help_option_names": ["-h", "--help"]}
+
+
+def _short_help_everywhere(app: typer.Typer) -> None:
+    """``-h`` is ``--help`` for every command and group, as git's: in each one's own
+    context settings, so that any context made for it knows it (click keeps the first
+    help option it makes for a command, so inheriting it from the root's is not enough:
+    a subcommand's context made without a parent left it --help only)."""
+    app.info.context_settings = {**(app.info.context_settings or {}), **HELP_NAMES}
+    for command in app.registered_commands:
+        command.context_settings = {**(command.context_settings or {}), **HELP_NAMES}
+    for group in app.registered_groups:
+        group.context_settings = {**(group.context_settings or {}), **HELP_NAMES}
+        if group.typer_instance is not None:
+            _short_help_everywhere(group.typer_instance)
 
 
 def _root() -> typer.Typer:
@@ -172,7 +190,6 @@ def _root() -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
-        context_settings={"help_option_names": ["-h", "--help"]},  # every command's, as git's
     )
     root.callback()(main)
     return root
