@@ -5,6 +5,7 @@ full CLI's to judge (``hive --version mcp`` prints the version, it starts no ser
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -17,6 +18,7 @@ import pytest
 
 from hive import __version__
 from hive.cli import hookrun, mcp_start
+from hive.domain.cells import create_cell
 from hive.domain.workspace import Workspace
 from tests.conftest import ctrl_c_as_at_a_terminal, git
 from tests.inprocess import run_hive
@@ -234,11 +236,17 @@ main.run()
 """
 
 
-def _run_script(script: str, repo: Path) -> tuple[int, str]:
-    """``python -c SCRIPT`` in ``repo`` with Ctrl-C as a terminal leaves it: its exit
-    code and standard error."""
+def _run_script(script: str, repo: Path, *args: str) -> tuple[int, str]:
+    """``python -c SCRIPT ARGS`` in ``repo`` with Ctrl-C as a terminal leaves it: its
+    exit code and standard error."""
+    code, _out, err = _script_run(script, repo, *args)
+    return code, err
+
+
+def _script_run(script: str, repo: Path, *args: str) -> tuple[int, str, str]:
+    """As :func:`_run_script`, standard output too."""
     child = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", script, *args],
         cwd=repo,
         capture_output=True,
         text=True,
@@ -247,7 +255,7 @@ def _run_script(script: str, repo: Path) -> tuple[int, str]:
         check=False,
         timeout=60,
     )
-    return child.returncode, child.stderr
+    return child.returncode, child.stdout, child.stderr
 
 
 @pytest.mark.parametrize(
@@ -319,6 +327,56 @@ def test_ctrl_c_after_the_answer_is_given_ends_it_as_answered(ws: Workspace, rep
     (seen under load: a test sending it 78 ms after the start), was a KeyboardInterrupt
     traceback through hive's frames; the answer stands: its output and exit code."""
     assert _run_script(_CTRL_C_AT_EXIT, repo) == (0, "")
+
+
+# A Ctrl-C landing as the answer is written (here: on standard output's flush, which
+# the lean path calls right after writing it): seen under load as `hive --json list`
+# printing its whole list, then the interrupt's error object after it (two JSON
+# documents, exit 130) for a command that had answered.
+_CTRL_C_AS_THE_ANSWER_IS_WRITTEN = """
+import os, signal, sys
+import hive.cli.entry as entry
+class Stdout:
+    def __init__(self, real):
+        self.real, self.buffer, self.sent = real, real.buffer, False
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+    def write(self, text):
+        return self.real.write(text)
+    def flush(self):
+        self.real.flush()
+        if not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGINT)
+sys.stdout = Stdout(sys.stdout)
+sys.argv = ["hive", *sys.argv[1:]]
+entry.console()
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--json", "list"],
+        ["list"],
+        ["--json", "show", "{cell}"],
+        ["--json", "create", "made"],
+        ["--json", "stats"],  # the full CLI's answer
+    ],
+    ids=["list-json", "list", "show-json", "create-json", "full-cli-json"],
+)
+def test_ctrl_c_as_the_answer_is_written_ends_it_as_answered(
+    ws: Workspace, repo: Path, argv: list[str]
+) -> None:
+    """The answer stands once it is being written: all of it, once, and exit 0."""
+    cell = create_cell(ws, title="one").id
+    argv = [arg.replace("{cell}", cell) for arg in argv]
+    code, out, err = _script_run(_CTRL_C_AS_THE_ANSWER_IS_WRITTEN, repo, *argv)
+    assert (code, err) == (0, ""), out
+    if argv[0] == "--json":
+        json.loads(out)  # one document: the answer's
+    else:
+        assert cell in out
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.005, 0.01, 0.02, 0.03, 0.05])

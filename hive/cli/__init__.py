@@ -166,6 +166,20 @@ def interrupted(command: str | None, *, as_json: bool = False) -> int:
     return 130
 
 
+def answer_stands() -> None:
+    """The command's answer is about to be written (its work, if any, is done): a
+    Ctrl-C from here to the process's end changes nothing, so it is ignored. One
+    landing as the answer was written (under load: on its flush, or on the return
+    to the entry point) ended a command that had answered in 130 and "interrupted",
+    under ``--json`` with the error object after the answer's (two documents); one
+    on the call into the exit, in a traceback. Only in a process the console script
+    started (``hive.cli.entry.console``): an in-process caller (tests) keeps its own
+    Ctrl-C handling."""
+    entry = sys.modules.get("hive.cli.entry")
+    if entry is not None and entry._PROCESS_EXIT:
+        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+
+
 def json_error(message: str, code: str) -> None:
     """``{"error": message, "code": code}`` on standard output, as ``--json`` prints
     every error (a last line of defence: nothing is imported for it)."""

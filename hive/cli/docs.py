@@ -67,10 +67,11 @@ also `{"error": "interrupted", "code": "interrupted"}` on stdout; `hive mcp` and
 `hive serve`: 0 and nothing; `hive swarm run`: its summary, which says to run
 the same command again to resume, or with `--json` that line on stderr)
 wherever it comes, also while hive is still starting (importing its modules):
-never a traceback. Only in the few
-milliseconds before hive's first line runs (Python itself starting) and after the
-command's work and output are done (the process exiting: the answer stands, or
-the process ends by the signal) is it Python's to handle: the process then ends by
+never a traceback. Once a command's answer is being written (its work done: a
+write committed, a read's result ready) Ctrl-C changes nothing: the answer is
+written whole, once, with its own exit code (never followed by a second,
+`interrupted` JSON document). Only in the few milliseconds before hive's first line
+runs (Python itself starting) is it Python's to handle: the process then ends by
 the signal, which a shell shows as 130 (under heavy load Python may also report
 its own start-up as interrupted).
 

@@ -78,6 +78,7 @@ from hive.cli import DEFAULT_PAGE as DEFAULT_PAGE  # noqa: E402
 from hive.cli import (  # noqa: E402
     HeldInterrupts,
     Invocation,
+    answer_stands,
     internal_error,
     interrupted,
     missing_command,
@@ -185,7 +186,7 @@ def answer(invocation: Invocation) -> int | None:
 
             code = hook(invocation)  # what the quick check could not decide
         if code is not None:
-            _answered()
+            answer_stands()  # one that wrote nothing (a hook's silent pass) has answered too
         return code
     except BrokenPipeError:  # `hive list | head`: the reader went away
         reader_gone()
@@ -194,17 +195,6 @@ def answer(invocation: Invocation) -> int | None:
         return interrupted(invocation.command, as_json=invocation.json)
     except Exception as exc:  # the last line of defence, as the full CLI's
         return internal_error(exc, as_json=invocation.json)
-
-
-def _answered() -> None:
-    """The lean answer is given (its output written or buffered): a Ctrl-C from here to
-    ``os._exit`` changes nothing, so it is ignored (one landing on the call into
-    :func:`_exit` was a KeyboardInterrupt traceback after the command had done its
-    work). One before this line is the ``except`` below's: 130 and ``interrupted``."""
-    if _PROCESS_EXIT:  # in-process (tests): the caller's signal handling stays
-        import signal
-
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _exit(code: int) -> None:
@@ -320,6 +310,7 @@ def _autocommit_off() -> bool:
 
 
 def _write(text: str) -> None:
+    answer_stands()
     sys.stdout.write(text)
     sys.stdout.flush()
 

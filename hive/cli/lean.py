@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from hive.cli import DEFAULT_PAGE, Invocation
+from hive.cli import DEFAULT_PAGE, Invocation, answer_stands
 from hive.domain.readiness import ready_ids
 from hive.errors import HiveError
 from hive.store.index import (
@@ -375,6 +375,7 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
 
 
 def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str = "cells") -> None:
+    answer_stands()
     if inv.json:
         write_json_list([row.json for row in rows], sys.stdout.buffer.write)
     else:
@@ -548,11 +549,13 @@ def show(inv: Invocation) -> int | None:
         from hive.store.celldoc import json_of
 
         detail = {**cell, "blocked_by": [ref["id"] for ref in blockers], "open_blockers": blockers}
+        answer_stands()
         sys.stdout.buffer.write(json_of(detail) + b"\n")
     else:
         text = _detail_text(cell, blockers)
         if text is None:
             return None
+        answer_stands()
         sys.stdout.write(text)
     sys.stdout.flush()
     return 0

@@ -44,7 +44,7 @@ from __future__ import annotations
 import os
 import sys
 
-from hive.cli import Invocation
+from hive.cli import Invocation, answer_stands
 from hive.cli.lean_write import (
     Defer,
     Prepared,
@@ -152,6 +152,7 @@ def held(files: dict[str, PlainFile]) -> list[tuple[str, PlainReservation]]:
 
 def emit(inv: Invocation, result: dict[str, Any], line: str) -> int:
     """The result as the full CLI prints it: the result model as JSON, or ``line``."""
+    answer_stands()
     if inv.json:
         sys.stdout.buffer.write(printed_by_python(result) + b"\n")
     else:
@@ -675,12 +676,14 @@ def plain_lines(lines: list[str]) -> list[str] | None:
 
 
 def write_lines(lines: list[str]) -> int:
+    answer_stands()
     sys.stdout.write("".join(f"{line}\n" for line in lines))
     sys.stdout.flush()
     return 0
 
 
 def write_json(value: Any) -> int:
+    answer_stands()
     sys.stdout.buffer.write(printed_by_python(value) + b"\n")
     sys.stdout.flush()
     return 0

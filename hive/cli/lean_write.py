@@ -45,7 +45,7 @@ from __future__ import annotations
 import os
 import sys
 
-from hive.cli import Invocation, internal_error
+from hive.cli import Invocation, answer_stands, internal_error
 from hive.errors import HiveError
 from hive.store.celldoc import encode, json_of, parsed, plain_cell, utc_now
 from hive.store.index import EMPTY_STATE, StateIndex
@@ -565,6 +565,7 @@ def write(
     )
     if outcome is None or isinstance(outcome, int):
         return outcome
+    answer_stands()  # committed: the rest is the answer
     if outcome.commit and outcome.tree and "cell" in written:
         cell_written = (written["cell"], written["content"])
         remember(session, outcome.commit, outcome.tree, written["key"], cell_written)
@@ -595,6 +596,7 @@ def report(inv: Invocation, exc: HiveError) -> int:
     words it; nothing was committed."""
     import json
 
+    answer_stands()
     if inv.json:
         data = json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)
         sys.stdout.write(data + "\n")

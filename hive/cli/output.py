@@ -40,10 +40,14 @@ def to_jsonable(value: Any) -> Any:
 
 
 def emit_json(value: Any) -> None:
-    """Print ``value`` as indented JSON (pydantic's Rust serializer: fast for 10k cells)."""
+    """Print ``value`` as indented JSON (pydantic's Rust serializer: fast for 10k cells):
+    a command's one answer, which stands once written (``hive.cli.answer_stands``)."""
     from pydantic_core import to_json
 
+    from hive.cli import answer_stands
+
     data = to_json(value, indent=2) + b"\n"
+    answer_stands()
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
 
