@@ -18,7 +18,24 @@ def _interrupted_at_start(signum: int, frame: object) -> None:
     if _STOPPED_AT_START:
         os._exit(0)
     os.write(2, b"interrupted\n")
+    if _wants_json():  # the error object on stdout too, as hive.cli.interrupted prints it
+        try:  # noqa: SIM105 - no import in a signal handler that runs mid-import
+            os.write(1, b'{\n  "error": "interrupted",\n  "code": "interrupted"\n}\n')
+        except OSError:  # the reader is gone
+            pass
     os._exit(130)
+
+
+def _wants_json() -> bool:
+    """Whether ``--json`` is on the command line (before a ``--``)."""
+    import sys
+
+    for arg in sys.argv[1:]:
+        if arg == "--":
+            return False
+        if arg == "--json":
+            return True
+    return False
 
 
 def _command_word() -> str | None:

@@ -379,6 +379,35 @@ def test_ctrl_c_as_the_answer_is_written_ends_it_as_answered(
         assert cell in out
 
 
+# A Ctrl-C while hive starts (its imports): hive/__init__.py's own handler answers it.
+_CTRL_C_AT_START = """
+import os, signal, time  # hive.cli.entry
+import hive
+os.kill(os.getpid(), signal.SIGINT)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "out"),
+    [
+        (["--json", "list"], {"error": "interrupted", "code": "interrupted"}),
+        (["list", "--json"], {"error": "interrupted", "code": "interrupted"}),
+        (["list"], None),
+        (["create", "--", "--json"], None),  # a title
+    ],
+    ids=["json", "json-after", "text", "a-title"],
+)
+def test_ctrl_c_while_hive_starts_under_json_is_a_json_error_too(
+    repo: Path, argv: list[str], out: dict[str, str] | None
+) -> None:
+    """Under ``--json`` every error is also its object on stdout: one while hive was
+    starting (seen under load) was the word on stderr only, stdout empty."""
+    code, stdout, stderr = _script_run(_CTRL_C_AT_START, repo, *argv)
+    assert (code, stderr) == (130, "interrupted\n")
+    assert (json.loads(stdout) if out else stdout) == (out or "")
+
+
 @pytest.mark.parametrize("delay", [0.0, 0.005, 0.01, 0.02, 0.03, 0.05])
 def test_ctrl_c_at_early_delays_never_shows_a_traceback_of_hive(repo: Path, delay: float) -> None:
     """Ctrl-C sent a few ms after the console script starts: before hive's first line
