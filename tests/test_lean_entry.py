@@ -20,7 +20,7 @@ from hive import __version__
 from hive.cli import hookrun, mcp_start
 from hive.domain.cells import create_cell
 from hive.domain.workspace import Workspace
-from tests.conftest import ctrl_c_as_at_a_terminal, git
+from tests.conftest import agent_env, ctrl_c_as_at_a_terminal, git
 from tests.inprocess import run_hive
 
 
@@ -243,14 +243,16 @@ def _run_script(script: str, repo: Path, *args: str) -> tuple[int, str]:
     return code, err
 
 
-def _script_run(script: str, repo: Path, *args: str) -> tuple[int, str, str]:
-    """As :func:`_run_script`, standard output too."""
+def _script_run(
+    script: str, repo: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """As :func:`_run_script`, standard output too (``env``: else a person's)."""
     child = subprocess.run(
         [sys.executable, "-c", script, *args],
         cwd=repo,
         capture_output=True,
         text=True,
-        env={**os.environ, "HIVE_AGENT": ""},
+        env=env or {**os.environ, "HIVE_AGENT": ""},
         preexec_fn=ctrl_c_as_at_a_terminal,
         check=False,
         timeout=60,
@@ -377,6 +379,41 @@ def test_ctrl_c_as_the_answer_is_written_ends_it_as_answered(
         json.loads(out)  # one document: the answer's
     else:
         assert cell in out
+
+
+# A Ctrl-C landing after a lean coordination write committed, before its answer (here:
+# on the call that prints it): it was 130 and "interrupted" for a reservation granted or
+# a message sent (and the reservation's bookkeeping after the commit skipped).
+_CTRL_C_AFTER_THE_COMMIT = """
+import os, signal, sys
+import hive.cli.entry as entry
+import hive.cli.lean_coord as coord
+real = coord.emit
+def emit(*args, **options):
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **options)
+coord.emit = emit
+sys.argv = ["hive", *sys.argv[1:]]
+entry.console()
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--json", "reserve", "src/a.py"], ["mail", "send", "bob", "-s", "hi", "-b", "x"]],
+    ids=["reserve", "mail-send"],
+)
+def test_ctrl_c_after_a_coordination_write_commits_ends_it_as_answered(
+    ws: Workspace, repo: Path, argv: list[str]
+) -> None:
+    alice = agent_env(repo, "alice")
+    agent_env(repo, "bob")  # registered: a recipient
+    before = git(repo, "rev-parse", "HEAD")
+    code, out, err = _script_run(_CTRL_C_AFTER_THE_COMMIT, repo, *argv, env=alice)
+    assert (code, err) == (0, ""), out
+    assert "granted" in out or "sent #" in out
+    if argv[1] == "reserve":
+        assert git(repo, "rev-parse", "HEAD") != before  # the reservation's commit
 
 
 # A Ctrl-C while hive starts (its imports): hive/__init__.py's own handler answers it.

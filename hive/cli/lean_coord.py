@@ -287,6 +287,7 @@ def commit(
     )
     if outcome is None or isinstance(outcome, int):
         return outcome
+    answer_stands()  # committed: the rest is the answer
     if reservations and bases:
         reservecore.advance_tips(prepared.session.paths, bases[-1], outcome.commit)
     done: int = finish(*outcome.result)
@@ -529,6 +530,7 @@ def send(
     written = guarded(inv, lambda: maillog.append(host, build, author=sender))
     if written is None or isinstance(written, int):
         return written
+    answer_stands()  # sent: the rest is the answer
     recipients: list[str] = written[0]
     message_id = maillog.state_of(host).id_of_commit[str(written[1])]
     result = {
