@@ -42,10 +42,12 @@ def test_a_process_a_test_starts_has_the_tests_environment() -> None:
     assert seen.stdout == "None None\n", seen
 
 
-def test_process_state_is_put_back(repo: Path, tmp_path: Path) -> None:
+def test_process_state_is_put_back(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cwd, argv, streams = os.getcwd(), list(sys.argv), (sys.stdin, sys.stdout, sys.stderr)
     handler = signal.getsignal(signal.SIGINT)
-    os.environ["HIVE_KEEP_ME"] = "1"
+    monkeypatch.setenv("HIVE_KEEP_ME", "1")  # removed again after the test
     result = run_hive(["init"], cwd=repo, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert (repo / ".hive").is_dir()  # it ran in ``cwd``
