@@ -744,3 +744,19 @@ def test_dash_h_is_help_for_every_command_as_in_git(repo: Path, command: list[st
     assert short.stdout == long.stdout
     assert short.stdout.startswith(f"Usage: hive {' '.join(command)} ")
     assert "-h, --help" in short.stdout
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_before_a_command_is_that_commands_help(repo: Path, flag: str) -> None:
+    """`hive --help create` printed hive's own help, the command ignored; as `git --help
+    commit` is commit's help, it is `hive create --help`, also for a group's command."""
+    from tests.inprocess import run_hive
+
+    for words in (["create"], ["mail", "send"]):
+        before = run_hive(["-C", str(repo), flag, *words])
+        after = run_hive(["-C", str(repo), *words, "--help"])
+        assert (before.returncode, before.stderr) == (0, ""), before.stderr
+        assert before.stdout == after.stdout
+        assert before.stdout.startswith(f"Usage: hive {' '.join(words)} [OPTIONS]")
+    alone = run_hive([flag])
+    assert alone.returncode == 0 and alone.stdout.startswith("Usage: hive [-C DIR]")

@@ -19,7 +19,8 @@ PREAMBLE = """\
 Global options: `hive -C DIR --actor NAME --json <command>`; they may also
 follow the command (`hive ready --claim --actor zed`), except after `--`. A `~` in
 a path is your home directory, also where the shell leaves it (`-C '~/app'`,
-`--from=~/cells.yaml`). `-h` is `--help`, on every command.
+`--from=~/cells.yaml`). `-h` is `--help`, on every command; `hive --help COMMAND` is
+`hive COMMAND --help`.
 Every command accepts `--json` (machine-readable output on stdout: one JSON
 document, `[]` when there is nothing to list, or JSON lines, one object per
 event, from the commands that report as they go: `demo`, `swarm run` and

@@ -160,7 +160,7 @@ def main() -> None:
     with HeldInterrupts() as held:
         from hive.store import index
 
-        invocation = parse(sys.argv[1:])
+        invocation = _help_of_the_command(parse(sys.argv[1:]))
         index.NOTICE_SINK = notice
     if held.caught:
         sys.exit(interrupted(invocation.command, as_json=invocation.json))
@@ -172,6 +172,15 @@ def main() -> None:
     if held.caught:
         sys.exit(interrupted(invocation.command, as_json=invocation.json))
     run(invocation.argv())
+
+
+def _help_of_the_command(invocation: Invocation) -> Invocation:
+    """``hive --help COMMAND`` (or ``-h``) is ``hive COMMAND --help``, as ``git --help
+    commit`` is commit's help: it printed hive's own help, the command ignored."""
+    if invocation.leading in (["--help"], ["-h"]) and invocation.command is not None:
+        invocation.leading = []
+        invocation.args = [*invocation.args, "--help"]
+    return invocation
 
 
 def answer(invocation: Invocation) -> int | None:
