@@ -4,6 +4,7 @@ run in-process with typer's test runner on real repositories."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -522,6 +523,26 @@ def test_mail_inbox_fits_80_columns(hived: Path) -> None:
     shown = ok(hive(hived, "mail", "inbox", env={**reader, "COLUMNS": "80"}))
     assert all(len(line) <= 80 for line in shown.splitlines()), shown
     assert "from BlueLake" in shown and "cannot possibly" in shown
+
+
+def test_mail_shows_the_thread_the_time_and_an_acknowledgement_asked_for(hived: Path) -> None:
+    """--ack-required was only in --json: the inbox and 'mail read' said nothing of it
+    (nor of the thread or the time sent), so a reader could not tell a message waited
+    for an ack."""
+    sender, reader = agent_env(hived, "BlueLake"), agent_env(hived, "GreenCastle")
+    asking = ("-s", "ack me", "--thread", "hv-abc", "--ack-required")
+    sent = ok(hive(hived, "mail", "send", "GreenCastle", *asking, env=sender))
+    number = sent.split()[1].removeprefix("#")
+    ok(hive(hived, "mail", "send", "GreenCastle", "-s", "plain", env=sender))
+    inbox = ok(hive(hived, "mail", "inbox", env=reader)).splitlines()
+    assert [line.endswith("[ack required]") for line in inbox] == [False, True], inbox
+    shown = ok(hive(hived, "mail", "read", number, env=reader)).splitlines()
+    sent_then = r"thread hv-abc  sent \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ  "
+    assert re.fullmatch(sent_then + rf"ack required \('hive mail ack {number}'.*", shown[1])
+    ok(hive(hived, "mail", "ack", number, env=reader))
+    assert "ack required" not in ok(hive(hived, "mail", "inbox", env=reader))
+    again = ok(hive(hived, "mail", "read", number, env=reader)).splitlines()
+    assert again[1].endswith("  acknowledged")
 
 
 def test_every_exit_code_the_code_uses_is_in_the_table() -> None:

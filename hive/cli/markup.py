@@ -86,12 +86,23 @@ def rich_escape(markup: str) -> str:
 
 
 def inbox_line(
-    *, id: int, read: bool, importance: str, sender: str, thread_id: str | None, subject: str
+    *,
+    id: int,
+    read: bool,
+    importance: str,
+    sender: str,
+    thread_id: str | None,
+    subject: str,
+    ack_required: bool = False,
+    acked: bool = False,
 ) -> str:
-    """The markup of one message of ``hive mail inbox`` (``*`` marks it unread)."""
+    """The markup of one message of ``hive mail inbox`` (``*`` marks it unread; a
+    message that asks for an acknowledgement not given yet ends ``[ack required]``)."""
     flag = "" if read else "[bold]*[/bold]"
     thread = f" [{thread_id}]" if thread_id else ""
-    return f"{flag}#{id} " + escape(f"{importance:<7} from {sender}{thread}: {subject}")
+    line = f"{flag}#{id} " + escape(f"{importance:<7} from {sender}{thread}: {subject}")
+    unacked = ack_required and not acked
+    return line + (f"  [bold]{escape('[ack required]')}[/bold]" if unacked else "")
 
 
 NO_MESSAGES = "[dim]no messages[/dim]"
@@ -99,12 +110,23 @@ NO_MESSAGES = "[dim]no messages[/dim]"
 
 def message_lines(header: dict[str, Any], body: str) -> list[str]:
     """The markup of ``hive mail read``: the header (``from`` as the JSON names the
-    sender), the subject, the body."""
+    sender; the thread, the time sent as the log has it, and whether an acknowledgement
+    is asked for and given), the subject, the body."""
+    sent = str(header["sent_at"])
+    about = [f"thread {header['thread_id']}"] if header["thread_id"] else []
+    about.append("sent " + sent[:19].replace("T", " ") + ("Z" if sent.endswith("Z") else ""))
+    if header["ack_required"]:
+        about.append(
+            "acknowledged"
+            if header["acked"]
+            else f"ack required ('hive mail ack {header['id']}' to acknowledge)"
+        )
     return [
         escape(
             f"#{header['id']} from {header['from']} to {', '.join(header['to'])}"
             f"  [{header['importance']}]"
         ),
+        escape("  ".join(about)),
         f"[bold]{escape(header['subject'])}[/bold]",
         escape(body),
     ]
