@@ -545,6 +545,37 @@ def test_mail_shows_the_thread_the_time_and_an_acknowledgement_asked_for(hived: 
     assert again[1].endswith("  acknowledged")
 
 
+def test_show_lists_the_subtasks_and_the_cells_it_blocks(hived: Path) -> None:
+    """'hive show EPIC' said nothing of its subtasks, nor 'hive show A' of the cells
+    waiting on A ('bd show' lists children and dependents): both are listed, deleted
+    ones left out, oldest first, ten of them and how many more; --json and the
+    hive_query tool have all of them."""
+    from hive.tools.registry import CallContext, call_tool
+
+    epic = create(hived, "Epic", "-t", "epic")
+    subtasks = [create(hived, f"sub {n}", "--parent", epic) for n in range(12)]
+    ok(hive(hived, "delete", subtasks[0]))
+    waiting = create(hived, "waits", "--dep", f"blocks:{subtasks[1]}")
+    ok(hive(hived, "close", subtasks[2]))
+    rows = [line[15:] for line in ok(hive(hived, "show", epic)).splitlines()[1:]]
+    listed = [
+        f"{cell} [{'closed' if n == 2 else 'open'}] sub {n}" for n, cell in enumerate(subtasks)
+    ]
+    more = f"and 1 more ('hive show {epic} --json' lists all)"
+    assert [row for row in rows if row.startswith(("hv-", "and "))] == [*listed[1:11], more]
+    assert [ref["id"] for ref in data(hive(hived, "show", epic, "--json"))["subtasks"]] == subtasks[
+        1:
+    ]
+    blocker = ok(hive(hived, "show", subtasks[1])).splitlines()
+    assert f"  blocks       {waiting} [open] waits" in blocker
+    ctx = CallContext(root=str(hived), agent="BlueLake")
+    found = call_tool(ctx, "hive_query", {"id": subtasks[1]})["result"]
+    assert found["blocks"] == [
+        {"id": waiting, "title": "waits", "status": "open", "assignee": None}
+    ]
+    assert found["subtasks"] == [] and data(hive(hived, "show", waiting, "--json"))["blocks"] == []
+
+
 def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
     import re
 

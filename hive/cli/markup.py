@@ -5,6 +5,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 # rich's markup tags (rich.markup.RE_TAGS), and the styles whose tags are read here
@@ -106,6 +107,24 @@ def inbox_line(
 
 
 NO_MESSAGES = "[dim]no messages[/dim]"
+
+SHOWN_RELATED = 10  # subtasks (and cells blocked) ``hive show`` lists; --json has all
+RELATED_KEYS = {"subtasks": "subtask", "blocks": "blocks"}
+
+
+def related_rows(
+    cell_id: str, refs: Sequence[tuple[str, str, str]], key: str
+) -> list[tuple[str, str]]:
+    """``hive show``'s rows (plain text, before escaping) of a cell's ``subtasks`` or of
+    the cells it ``blocks`` (refs: id, status, title): one per cell, the first
+    :data:`SHOWN_RELATED`, then how many more and where all of them are. The full CLI
+    (``output.cell_detail``) and the lean path (``lean.show``) print the same rows."""
+    name = RELATED_KEYS[key]
+    rows = [(name, f"{ref_id} [{status}] {title}") for ref_id, status, title in refs]
+    if len(rows) <= SHOWN_RELATED:
+        return rows
+    more = f"and {len(rows) - SHOWN_RELATED} more ('hive show {cell_id} --json' lists all)"
+    return [*rows[:SHOWN_RELATED], (name, more)]
 
 
 def message_lines(header: dict[str, Any], body: str) -> list[str]:
