@@ -10,6 +10,7 @@ the tests' warm fork server ending as a process ends (``tests/hivefork.py``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from hive.cli import entry
-from tests.conftest import copy_repo, ctrl_c_as_at_a_terminal
+from tests.conftest import copy_repo, ctrl_c_as_at_a_terminal, git
 from tests.hivefork import hive_command
 
 
@@ -119,3 +120,41 @@ def test_a_thread_still_running_at_the_end_is_waited_for(hived: Path) -> None:
     code, out, err = _script_run(_A_THREAD_STILL_RUNNING, hived)
     assert (code, err) == (0, ""), out
     assert (hived / "written-late").read_text() == "done"
+
+
+# A Ctrl-C landing after a full-CLI write committed, before its plain-text answer is
+# written (here: on the call that presents it): it was 130 and "interrupted" for a
+# comment that was made. (`hive comment` is the full CLI's: no lean path writes it.)
+_CTRL_C_AFTER_THE_COMMIT = """
+import os, signal, sys  # hive.cli.entry
+import hive.cli.entry as entry
+import hive.cli.build as build
+real = build.show
+def show(*args, **options):
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **options)
+build.show = show
+sys.argv = ["hive", *sys.argv[1:]]
+entry.console()
+"""
+
+
+def test_ctrl_c_after_a_full_cli_write_commits_ends_it_as_answered(hived: Path) -> None:
+    created = subprocess.run(
+        hive_command(["-C", str(hived), "--json", "create", "one"]),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HIVE_AGENT": ""},
+        timeout=120,
+    )
+    cell = json.loads(created.stdout)["id"]
+    code, out, err = _script_run(_CTRL_C_AFTER_THE_COMMIT, hived, "comment", cell, "noted")
+    assert (code, err) == (0, ""), out
+    assert out == f"commented on {cell}  one\n"
+    assert git(hived, "log", "-1", "--format=%s").strip() == f"hive: comment {cell} one"
+
+
+def test_ctrl_c_before_a_full_cli_write_commits_is_an_interrupt(hived: Path) -> None:
+    """A read (nothing committed) is interrupted as before."""
+    code, out, err = _script_run(_CTRL_C_AFTER_THE_COMMIT, hived, "stats")
+    assert (code, out, err) == (130, "", "interrupted\n")
