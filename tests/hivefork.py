@@ -136,9 +136,9 @@ def hive_command(args: list[str], *, finalize: bool = False) -> list[str]:
     """The command line of ``hive ARGS`` (e.g. ``-C REPO mcp``), a forked process.
 
     ``finalize``: the child runs what the console script runs (``hive.cli.entry.
-    console``) and ends as that process ends (a lean answer's ``os._exit``, else
-    ``sys.exit``: the interpreter waits for threads, runs ``atexit``, flushes stdout
-    and stderr, and a flush that fails is "Exception ignored" and exit status 120); the
+    console``) and ends as that process ends (``os._exit``, for the full CLI's answer
+    after its ``atexit`` handlers; a server's ``sys.exit``: the interpreter waits for
+    threads, runs ``atexit``, flushes stdout and stderr); the
     launcher exits with the status the server reaped (by the same signal, if a signal
     ended it). Without it the child runs ``hive.cli.entry.main``, flushes what it can,
     ignoring errors, and ``os._exit``s with its code."""

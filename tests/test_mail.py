@@ -22,7 +22,14 @@ from hive.domain.mail import (
     send_message,
 )
 from hive.domain.workspace import Workspace
-from hive.errors import InvalidInput, NameTaken, NotFound, NotYourIdentity, PermissionDenied
+from hive.errors import (
+    InvalidInput,
+    NameTaken,
+    NotFound,
+    NotRegistered,
+    NotYourIdentity,
+    PermissionDenied,
+)
 from tests.conftest import assert_clean, credential, git
 from tests.inprocess import fork_hive, run_hive
 
@@ -159,7 +166,7 @@ def test_mail_errors(ws: Workspace, repo: Path) -> None:
         send_message(alice, to=["carol"], subject="s", body="b", importance="meh")
     with pytest.raises(InvalidInput, match="subject"):
         send_message(alice, to=["carol"], subject=" ", body="b")
-    with pytest.raises(NotFound, match="not registered"):
+    with pytest.raises(NotRegistered, match="not registered; register it with"):
         send_message(Workspace(str(repo), actor="ghost"), to=["carol"], subject="s", body="b")
     sent = send_message(alice, to=["alice"], subject="note to self", body="b")
     with pytest.raises(PermissionDenied):
@@ -568,3 +575,39 @@ def test_an_agent_s_mail_commits_carry_the_email_of_its_cell_commits(
         mail_emails = git(repo, "log", "-1", "--format=%ae", MAIL_REF)
         assert cell_emails.strip() == mail_emails.strip(), (name, cell_emails, mail_emails)
         assert cell_emails.strip().endswith("@hive.local")
+
+
+def test_a_caller_without_a_mailbox_is_not_registered_on_every_surface(
+    ws: Workspace, repo: Path
+) -> None:
+    """A person sending or reading mail on the command line (the lean path refuses an
+    inbox itself, the full CLI a message) is refused as an unregistered tool session
+    is: ``not_registered``, exit 5 (docs/security.md), naming how to register; they
+    were ``not_found`` (exit 3). Another agent's inbox that nobody registered is not
+    found."""
+    agent(repo, "carol")  # a registered recipient
+    person = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    head = git(repo, "rev-parse", MAIL_REF)
+    refused = [
+        run_hive(["-C", str(repo), "--json", *args], env=person)
+        for args in (
+            ["mail", "send", "carol", "-s", "hi", "-b", "x"],
+            ["mail", "inbox"],
+            ["mail", "inbox", "-n", "2"],
+        )
+    ]
+    for done in refused:
+        assert done.returncode == 5, done
+        assert json.loads(done.stdout)["code"] == "not_registered"
+        assert "who has no mailbox here" in done.stderr
+        assert "register an agent under its own name ('hive agent register NAME'" in done.stderr
+    envelope = {
+        "tool_calls": [{"name": "swarmmail_send", "args": {"to": ["carol"], "subject": "s"}}]
+    }
+    session = run_hive(["-C", str(repo), "tools", "run"], input=json.dumps(envelope), env=person)
+    assert session.returncode == 5
+    assert json.loads(session.stdout)["results"][0]["code"] == "not_registered"
+    assert git(repo, "rev-parse", MAIL_REF) == head  # nothing sent
+    look = ["mail", "inbox", "--agent", "nobody", "--force", "--reason", "audit"]
+    unknown = run_hive(["-C", str(repo), "--json", *look], env=person)
+    assert unknown.returncode == 3 and json.loads(unknown.stdout)["code"] == "not_found"

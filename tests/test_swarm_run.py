@@ -1668,3 +1668,53 @@ def test_the_reason_an_epic_is_closed_with_counts_a_lone_subtask_as_one() -> Non
     assert (
         epic_closing_reason(4, 3) == "hive swarm run: all 4 subtasks closed, 3 of them in this run"
     )
+
+
+def _run_state(repo: Path, commit: str, cell: str) -> str | None:
+    """``metadata.swarm_run.state`` of ``cell`` as committed in ``commit`` (git show)."""
+    from hive.store.yamlio import loads
+
+    path = git(repo, "ls-tree", "-r", "--name-only", commit, ".hive/cells").split()
+    found = next(p for p in path if p.endswith(f"/{cell}.yaml"))
+    data = loads(git(repo, "show", f"{commit}:{found}"))
+    state: str | None = data["metadata"]["swarm_run"]["state"]
+    return state
+
+
+def test_a_completed_subtask_s_run_state_says_so_in_its_closing_commit(
+    ws: Workspace, repo: Path
+) -> None:
+    """A subtask its worker finished with swarm_complete said ``swarm_run.state:
+    running`` ever after; its completion (one commit, no second one) says
+    ``completed``. One its worker closed with ``hive close`` instead is marked by the
+    runner when the worker exits (the runner's commit)."""
+    epic, done, closed = make_epic(ws, files(2))
+    special = {closed: f'{shell_hive()} hive close "$HIVE_CELL" -r "closed by hand"'}
+    ran = run_hive(
+        [
+            "-C",
+            str(repo),
+            "swarm",
+            "run",
+            epic,
+            "--workers",
+            "1",
+            "--agent-cmd",
+            agent_cmd(special=special),
+        ],
+        env={k: v for k, v in os.environ.items() if not k.startswith("HIVE_")},
+    )
+    assert ran.returncode == 0, ran.stderr
+    completes = git(repo, "log", "--format=%H", "--grep=^hive: complete").split()
+    assert len(completes) == 1
+    assert _run_state(repo, f"{completes[0]}~1", done) == "running"
+    assert _run_state(repo, completes[0], done) == "completed"  # in the completion itself
+    closes = git(repo, "log", "--format=%H", f"--grep=^hive: close {closed}").split()
+    assert _run_state(repo, closes[0], closed) == "running"  # hive close says nothing of it
+    settled = git(repo, "log", "--format=%H %s", f"--grep=^hive: settle {closed}").splitlines()
+    assert len(settled) == 1
+    assert _run_state(repo, settled[0].split()[0], closed) == "completed"
+    assert git(
+        repo, "log", "-1", "--format=%(trailers:key=Hive-Worker,valueonly)", settled[0].split()[0]
+    ).strip()
+    assert_clean(repo)

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from typer.core import TyperCommand
 
-from hive.cli import output, reader_gone
+from hive.cli import answer_stands, output, reader_gone
 from hive.cli.common import OPTIONS, run_op, show, use_json, workspace
 from hive.errors import HiveError
 from hive.ops.spec import OVERRIDE, PROGRESS, Command, Operation, Params, Progress
@@ -444,6 +444,8 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
             result = run_op(
                 lambda: _explained(presenter, lambda: _run(op, caller, params, ids, first))
             )
+        if op.writes:  # committed: a Ctrl-C from here on would call a done write interrupted
+            answer_stands()
         if presenter.notes is not None:
             presenter.notes(ws, result)
         try:

@@ -50,7 +50,7 @@ error (code `internal_error`) and Ctrl-C (code `interrupted`).
 | 2 | invalid input or usage, not a git repository, hive not initialised |
 | 3 | not found, ambiguous id |
 | 4 | conflict (already claimed, blocked, dependency cycle, reservation conflict, dirty hive file) |
-| 5 | permission denied |
+| 5 | permission denied, not registered (mail of a caller with no mailbox: a person) |
 | 6 | lock timeout |
 | 7 | corrupt file |
 | 8 | git error |

@@ -171,7 +171,10 @@ def main() -> None:
         from hive.cli.main import run
     if held.caught:
         sys.exit(interrupted(invocation.command, as_json=invocation.json))
-    run(invocation.argv())
+    if not _PROCESS_EXIT or invocation.command in KEEPS_TEARDOWN:
+        run(invocation.argv())  # in-process (tests) or a server: the normal exit
+        return
+    _end(_full_cli(run, invocation))
 
 
 def _help_of_the_command(invocation: Invocation) -> Invocation:
@@ -207,7 +210,8 @@ def answer(invocation: Invocation) -> int | None:
 
 
 def _exit(code: int) -> None:
-    """End a process the lean path answered: output flushed, then ``os._exit``.
+    """End a process the lean path answered (and the full CLI's, :func:`_end`): output
+    flushed, then ``os._exit``.
 
     Everything the command did is already on disk (git objects, refs, the index,
     committed SQLite transactions); skipping the interpreter's teardown also
@@ -223,6 +227,77 @@ def _exit(code: int) -> None:
     except BrokenPipeError:
         code = code or 0
     os._exit(code)
+
+
+# Full-CLI commands that end by the interpreter's teardown: the servers (``hive serve``,
+# ``hive mcp``), which end once per session and hold an event loop, its threads and
+# the web app's or MCP SDK's resources until then.
+KEEPS_TEARDOWN = ("serve", "mcp")
+
+
+def _full_cli(run: Callable[[list[str]], None], invocation: Invocation) -> int:
+    """The full CLI's exit code, Ctrl-C ignored from the moment it is known: what the
+    command did stands (as :func:`hive.cli.answer_stands` says of a lean answer). A
+    Ctrl-C that escapes ``run`` (one landing in its own ``except`` blocks, before its
+    ``sys.exit``) is the interrupt it was, 130 and its word, never a traceback."""
+    code: int | None = None
+    try:
+        try:
+            run(invocation.argv())
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc.code)
+        _ignore_ctrl_c()
+    except KeyboardInterrupt:
+        _ignore_ctrl_c()
+        if code is None:
+            code = interrupted(invocation.command, as_json=invocation.json)
+    return code
+
+
+def _exit_code(value: object) -> int:
+    """The exit code ``sys.exit(value)`` gives: None 0, an int itself, else 1 (the
+    value said on stderr, as the interpreter says it)."""
+    if value is None or isinstance(value, int):
+        return value or 0
+    sys.stderr.write(f"{value}\n")
+    return 1
+
+
+def _ignore_ctrl_c() -> None:
+    """SIGINT ignored from here on; a Ctrl-C already pending (``signal.signal`` raises
+    it first) is taken as given, and ignored too."""
+    import _signal  # type: ignore[import-not-found]  # builtin (signal imports enum)
+
+    for _ in range(3):
+        try:
+            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+            return
+        except KeyboardInterrupt:
+            continue
+
+
+def _end(code: int) -> None:
+    """End a process the full CLI answered as a lean answer ends (:func:`_exit`): the
+    interpreter's teardown (~30-50 ms of CPU once typer, pydantic and the commands are
+    loaded: every module and object freed, SQLite's checkpoint-on-close) skipped. What
+    the normal exit does that matters is done here first: the ``atexit`` handlers run
+    (``logging``'s flush, ``weakref.finalize``'s: temporary directories, dulwich's
+    pack files; filelock's), with Ctrl-C ignored (the command has ended). A process
+    with another thread still running that is not a daemon (the interpreter would wait
+    for it, and a thread pool's exit hook would wake it) ends by the normal exit."""
+    import threading
+
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
+        import _signal
+
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)  # Ctrl-C ends the wait
+        sys.exit(code)
+    import atexit
+
+    atexit._run_exitfuncs()
+    _exit(code)
 
 
 def dispatch(invocation: Invocation) -> int | None:

@@ -425,7 +425,8 @@ def inbox(
     me = ws.require_agent("reading mail")
     name = agent or me
     state = _state(ws)
-    _require_agent(state, name, person=name == me and ws.principal.kind == "person")
+    mine = name == me
+    _require_agent(state, name, person=mine and ws.principal.kind == "person", caller=mine)
     if name != me:
         _record_mail_override(
             ws,

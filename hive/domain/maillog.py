@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from hive.domain.limits import refuse_unprintable
-from hive.errors import HiveError, InvalidInput, NotFound
+from hive.errors import HiveError, InvalidInput, NotFound, NotRegistered
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
 from hive.text import code_point, first_control, shell_word, without_control
@@ -435,9 +435,12 @@ def identity_of(agent: str) -> Identity:
     return Identity(name=agent, email=f"{slug(agent)}@hive.local")
 
 
-def require_agent(state: MailState, name: str, *, person: bool = False) -> None:
+def require_agent(
+    state: MailState, name: str, *, person: bool = False, caller: bool = True
+) -> None:
+    """``name`` has a mailbox (see :func:`unregistered`)."""
     if name not in state.agents:
-        raise unregistered(name, person=person)
+        raise unregistered(name, person=person, caller=caller)
 
 
 def no_message(message_id: int) -> NotFound:
@@ -447,12 +450,15 @@ def no_message(message_id: int) -> NotFound:
     )
 
 
-def unregistered(name: str, *, person: bool = False) -> NotFound:
-    """The refusal of mail to or from ``name``, which nobody registered (both paths);
-    ``person``: ``name`` is the caller, a person, who is not told to register an agent
-    under their own name (docs/security.md: do not)."""
+def unregistered(name: str, *, person: bool = False, caller: bool = True) -> HiveError:
+    """The refusal of mail to or from ``name``, which nobody registered (both paths).
+    ``caller``: ``name`` is who acts (sending, reading their own inbox), refused as a
+    tool session that has not registered is (``not_registered``, exit 5, whatever the
+    surface); another agent's inbox is ``not_found``. ``person``: the caller is a
+    person, who is not told to register an agent under their own name
+    (docs/security.md: do not)."""
     if person:
-        return NotFound(
+        return NotRegistered(
             f"you act as {name}, a person (no HIVE_AGENT_TOKEN), who has no mailbox here:"
             " mail is between agents; to use it as one, register an agent under its own name"
             " ('hive agent register NAME', not yours) and export the HIVE_AGENT_TOKEN it"
@@ -460,7 +466,8 @@ def unregistered(name: str, *, person: bool = False) -> NotFound:
             " 'hive mail inbox --agent NAME --force --reason WHY'",
             agent=name,
         )
-    return NotFound(f"agent {name!r} is not registered; {how_to_register(name)}", agent=name)
+    said = f"agent {name!r} is not registered; {how_to_register(name)}"
+    return NotRegistered(said, agent=name) if caller else NotFound(said, agent=name)
 
 
 INBOX_CAP = 5  # the most messages an inbox shows

@@ -500,8 +500,23 @@ def _closed(cell: Cell, summary: str, now: datetime) -> Cell:
             "updated_at": now,
             "close_reason": summary.splitlines()[0][:500],
             "notes": notes,
+            "metadata": ran_to_completion(cell.metadata),
         }
     )
+
+
+RUN_INFO = "swarm_run"  # what hive swarm run records on a subtask it dispatched
+
+
+def ran_to_completion(metadata: dict[str, Any]) -> dict[str, Any]:
+    """``metadata`` of a subtask being closed, its ``swarm_run.state`` ``completed``
+    where a runner's worker was running it (``running``), in the commit that closes it:
+    a closed subtask said ``running`` ever after. Other states (``blocked``,
+    ``requeued``) and other metadata are left as they are."""
+    info = metadata.get(RUN_INFO)
+    if not isinstance(info, dict) or info.get("state") != "running":
+        return metadata
+    return {**metadata, RUN_INFO: {**info, "state": "completed"}}
 
 
 def build_outcome(

@@ -10,7 +10,9 @@
   next run (reservations released; no outcome: nobody failed).
 - :func:`release_worker`: a worker that exited still holding reservations (its
   subtask closed or deleted by someone else, or closed without ``swarm_complete``)
-  has them released, so nothing outlives it until its reservations expire.
+  has them released, so nothing outlives it until its reservations expire; a subtask
+  closed so is marked ``completed`` in ``swarm_run`` (``swarm_complete`` marks it in
+  its own commit).
 - :func:`merge_subtask`: with worktree isolation, the worker's branch is merged
   into the current branch in one commit, or not at all when it conflicts.
 """
@@ -27,7 +29,7 @@ from hive.domain.cells import get_cell
 from hive.domain.graph import open_blockers
 from hive.domain.outcomes import outcome_change
 from hive.domain.reservations import load_all, release_change
-from hive.domain.swarm.complete import build_outcome
+from hive.domain.swarm.complete import build_outcome, ran_to_completion
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import AlreadyClaimed, BlockedByDependency, Conflict
 from hive.git.merge import MergeResult, merge_commits
@@ -232,19 +234,37 @@ def requeue_subtask(ws: Workspace, *, cell_id: str, agent: str, reason: str) -> 
 
 
 def release_worker(ws: Workspace, *, cell_id: str, agent: str) -> list[Reservation]:
-    """Release what the exited worker ``agent`` still holds (one commit, the runner's,
-    naming the worker); nothing is written when it holds nothing active."""
+    """Release what the exited worker ``agent`` still holds and mark its subtask
+    ``completed`` when it was closed without ``swarm_complete`` (one commit, the
+    runner's, naming the worker); nothing is written when neither is needed."""
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         released, release = _release_all(ws, snap, agent)
         cell = index.cells.get(cell_id)
         title = cell.title if cell is not None else ""
-        if not released or release is None:
+        marked = _marked_completed(cell)
+        files = [release] if released and release is not None else []
+        if not files and marked is None:
             return MixedPlan([], cell_id, title, [])
-        return MixedPlan([], cell_id, title, released, [release], trailers=_worker(agent))
+        cells = [marked] if marked is not None else []
+        return MixedPlan(cells, cell_id, title, released, files, trailers=_worker(agent))
 
-    result: list[Reservation] = ws.write_mixed(plan, event="release").result
+    holds, _ = _release_all(ws, ws.snapshot(), agent)  # (what the commit is called)
+    event = "release" if holds else "settle"
+    result: list[Reservation] = ws.write_mixed(plan, event=event).result
     return result
+
+
+def _marked_completed(cell: Cell | None) -> Cell | None:
+    """``cell``, closed while a runner's worker ran it (closed otherwise than by
+    ``swarm_complete``, which says so itself: ``hive close``, by the worker or anyone),
+    with its ``swarm_run.state`` ``completed``; None when there is nothing to say."""
+    if cell is None or cell.is_deleted or not cell.is_closed:
+        return None
+    metadata = ran_to_completion(cell.metadata)
+    if metadata is cell.metadata:
+        return None
+    return cell.model_copy(update={"metadata": metadata, "updated_at": utc_now()})
 
 
 def _worker(agent: str) -> list[tuple[str, str]]:
