@@ -158,3 +158,33 @@ def test_ctrl_c_before_a_full_cli_write_commits_is_an_interrupt(hived: Path) -> 
     """A read (nothing committed) is interrupted as before."""
     code, out, err = _script_run(_CTRL_C_AFTER_THE_COMMIT, hived, "stats")
     assert (code, out, err) == (130, "", "interrupted\n")
+
+
+# Output left in standard output's buffer when the command ends, on a full disk: the
+# last flush fails (the interpreter's exit said "Exception ignored" and exit 120).
+_UNFLUSHED_ON_A_FULL_DISK = """
+import sys  # hive.cli.entry
+import hive.cli.entry as entry
+import hive.cli.main as main
+real = main.run
+def run(argv):
+    try:
+        real(argv)
+    finally:
+        sys.stdout = open("/dev/full", "w")
+        sys.stdout.write("left in the buffer")
+main.run = run
+sys.argv = ["hive", "stats"]
+entry.console()
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_a_last_flush_that_fails_is_an_error_not_a_traceback(hived: Path) -> None:
+    code, out, err = _script_run(_UNFLUSHED_ON_A_FULL_DISK, hived)
+    assert out.startswith("0 cells")  # the answer, written before
+    assert (code, err) == (
+        70,
+        "internal error: OSError: [Errno 28] No space left on device (set HIVE_DEBUG=1 for"
+        " details)\n",
+    )

@@ -226,6 +226,8 @@ def _exit(code: int) -> None:
         sys.stderr.flush()
     except BrokenPipeError:
         code = code or 0
+    except OSError as exc:  # a full disk (``> /dev/full``): worded as a failed write is
+        code = code or internal_error(exc)
     os._exit(code)
 
 
