@@ -46,12 +46,13 @@ class State:
     """The state index, the key of the state HEAD points at, and where the repository is
     (a plain class: a dataclass costs a compile at every start-up)."""
 
-    __slots__ = ("index", "key", "paths")
+    __slots__ = ("hive", "index", "key", "paths")
 
-    def __init__(self, index: StateIndex, key: str, paths: RepoPaths) -> None:
+    def __init__(self, index: StateIndex, key: str, paths: RepoPaths, hive: str) -> None:
         self.index = index
         self.key = key
         self.paths = paths
+        self.hive = hive  # the ``.hive`` tree of HEAD's commit
 
 
 class Refusal(Exception):
@@ -109,7 +110,29 @@ def open_state(inv: Invocation) -> State | None:
         raise Refusal(not_initialized(paths.root))
     if not index.has_state(key) and not build_state(paths, index, key):
         return None
-    return State(index=index, key=key, paths=paths)
+    return State(index=index, key=key, paths=paths, hive=trees[0])
+
+
+def agent_policy(state: State) -> bool:
+    """Whether an agent's command (``HIVE_AGENT_TOKEN`` set) is the full CLI's: the
+    config at HEAD gives agents a policy beyond the path rules (``configdoc.
+    agent_policy``: tools lists, call limits, hooks, rate limits, protected tools),
+    which the full CLI runs (``hive.domain.policy``), or cannot be read here for sure.
+    A person's command reads nothing more."""
+    import os
+
+    if not os.environ.get("HIVE_AGENT_TOKEN"):
+        return False
+    from hive.git.loose import read_object, read_tree
+    from hive.store.configdoc import plain_config
+
+    listing = read_tree(state.paths, state.hive)
+    sha = None if listing is None else listing.get(b"config.yaml")
+    found = None if sha is None else read_object(state.paths, sha)
+    if found is None or found[0] != b"blob":
+        return True
+    config = plain_config(found[1])
+    return config is None or bool(config["agent_policy"])
 
 
 def claim_allowed(inv: Invocation) -> bool:
@@ -181,7 +204,7 @@ def ready(inv: Invocation) -> int | None:
         state = open_state(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None:
+    if state is None or agent_policy(state):
         return None
     found = state.index.ready(state.key, None if limit is None else limit)
     if found is None:
@@ -250,7 +273,7 @@ def list_cells(inv: Invocation) -> int | None:
         state = open_state(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None:
+    if state is None or agent_policy(state):
         return None
     query = _with_known_parent(state, query)
     if query is None:
@@ -519,7 +542,7 @@ def show(inv: Invocation) -> int | None:
         state = open_state(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None:
+    if state is None or agent_policy(state):
         return None
     from hive.cli.lean_write import find
     from hive.git.loose import read_object

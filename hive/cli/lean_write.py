@@ -478,7 +478,9 @@ def prepare(
     repository here) is reported here (its exit code), worded as the full CLI words
     it, before anything else about the repository: the full path resolves the
     principal first too. ``any_head``: the write's transaction and plan refuse an
-    unborn branch and a detached HEAD as the full path's do (``write``)."""
+    unborn branch and a detached HEAD as the full path's do (``write``). An agent
+    whose committed config has a policy for its commands beyond the path rules
+    (``configdoc.agent_policy``) is left to the full CLI, which runs it."""
     from hive.store.sqlerrors import sqlite3
 
     try:
@@ -486,11 +488,21 @@ def prepare(
         head_snap = session.repo.snapshot()
         if not any_head:
             head_commit(head_snap.head, on_head=on_head)
+        if session.principal.kind == "agent" and _agent_policy(session, head_snap):
+            raise Defer("an agent's policy: the full CLI runs it (hive.domain.policy)")
         return Prepared(session, head_snap, session.lock_timeout(head_snap), session.identity())
     except Refused as refused:
         return report(inv, refused.error) if vetted else None
     except (Defer, HiveError, OSError, sqlite3.DatabaseError):
         return None
+
+
+def _agent_policy(session: Session, snap: Snapshot) -> bool:
+    """Whether the config of ``snap`` gives agents a policy beyond the path rules
+    (``configdoc.agent_policy``); no config: nothing (the write refuses it later)."""
+    if snap.blob_sha(CONFIG_PATH) is None:
+        return False
+    return bool(session.config(snap)["agent_policy"])
 
 
 def head_commit(head: HeadRef, *, on_head: bool = True) -> str:
