@@ -252,7 +252,10 @@ def test_a_blocking_pre_hook_refuses_an_agents_close(ws: Workspace, repo: Path) 
         agents={
             "careful": {
                 "hooks": {"pre_tool_use": [{"matcher": "hive_update", "command": "exit 2"}]}
-            }
+            },
+            "broken": {
+                "hooks": {"pre_tool_use": [{"matcher": "hive_update", "command": "exit 3"}]}
+            },
         },
     )
     before = head(repo)
@@ -267,6 +270,13 @@ def test_a_blocking_pre_hook_refuses_an_agents_close(ws: Workspace, repo: Path) 
     assert head(repo) == before and "configure" in git(repo, "show", "-s", "--format=%s", "HEAD")
     careful = hive(repo, "update", cell, "-p", "1", env=agent_env(repo, "careful"))
     assert careful.returncode == 5 and careful.stderr == "error: blocked by a pre_tool_use hook\n"
+    failed = hive(repo, "--json", "update", cell, "-p", "1", env=agent_env(repo, "broken"))
+    assert failed.returncode == 1 and json.loads(failed.stdout)["code"] == "hook_failed"
+    assert failed.stderr == "error: pre_tool_use hook exited 3; the call was not run\n"
+    envelope = json.dumps({"tool_calls": [{"name": "hive_close", "args": {"id": cell}}]})
+    tool = run_hive(["-C", str(repo), "tools", "run"], env=env, input=envelope)
+    assert tool.returncode == 5 and json.loads(tool.stdout)["results"][0]["code"] == "hook_blocked"
+    assert head(repo) == before
     assert hive(repo, "update", cell, "-p", "1", env=env).returncode == 0  # not its hook
     assert head(repo) != before
     assert hive(repo, "close", cell).returncode == 0  # a person runs no hook
