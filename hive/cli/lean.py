@@ -568,16 +568,17 @@ def show(inv: Invocation) -> int | None:
     if cell is None or cell["id"] != cell_id:
         return None
     blockers = _open_blockers(state, cell) if cell["status"] != "closed" else []
-    if blockers is None:
+    related = _related(state, cell_id)
+    if blockers is None or related is None:
         return None
     if inv.json:
         from hive.store.celldoc import json_of
 
         detail = {**cell, "blocked_by": [ref["id"] for ref in blockers], "open_blockers": blockers}
         answer_stands()
-        sys.stdout.buffer.write(json_of(detail) + b"\n")
+        sys.stdout.buffer.write(json_of(detail | related) + b"\n")
     else:
-        text = _detail_text(cell, blockers)
+        text = _detail_text(cell, blockers, related)
         if text is None:
             return None
         answer_stands()
@@ -634,9 +635,38 @@ def _open_blockers(state: State, cell: dict[str, object]) -> list[dict[str, obje
     return refs
 
 
-def _detail_text(cell: dict[str, Any], blockers: list[dict[str, Any]]) -> str | None:
+def _related(state: State, cell_id: str) -> dict[str, list[dict[str, object]]] | None:
+    """The cell's ``subtasks`` and the cells it ``blocks`` as ``stats.show_cells``
+    gives them (not deleted, oldest first, as ``CellRef``s), from the state index's
+    rows; None (the full CLI decides) when one is not a single readable file at its
+    own path."""
+    from hive.store.index import is_own_path
+
+    related: dict[str, list[dict[str, object]]] = {}
+    subtasks = state.index.files_of(state.key, parents=[cell_id])
+    blocks = state.index.files_of(state.key, blocking=cell_id)
+    for key, entries in (("subtasks", subtasks), ("blocks", blocks)):
+        if entries is None:
+            return None
+        ids = [entry.id or "" for entry in entries]
+        if len(set(ids)) != len(ids) or any(
+            entry.error is not None or not is_own_path(entry.path, found)
+            for entry, found in zip(entries, ids, strict=True)
+        ):
+            return None
+        live = sorted((e for e in entries if not e.deleted), key=lambda e: (e.created, e.id))
+        fields = ("id", "title", "status", "assignee")
+        related[key] = [{name: getattr(e, name) for name in fields} for e in live]
+    return related
+
+
+def _detail_text(
+    cell: dict[str, Any], blockers: list[dict[str, Any]], related: dict[str, list[dict[str, Any]]]
+) -> str | None:
     """``output.cell_detail`` as rich prints it piped (no colour, no wrapping); None
     for text rich might print differently (control characters, tabs, ...)."""
+    from hive.cli.markup import related_rows
+
     rows: list[tuple[str, str]] = [
         ("status", cell["status"] + (" (deleted)" if cell["deleted_at"] is not None else "")),
         ("type", cell["type"]),
@@ -653,6 +683,8 @@ def _detail_text(cell: dict[str, Any], blockers: list[dict[str, Any]]) -> str | 
     rows += [(key, value) for key, value in optional.items() if value]
     for ref in blockers:
         rows.append(("blocked by", f"{ref['id']} [{ref['status']}] {ref['title']}"))
+    for key, refs in related.items():
+        rows += related_rows(cell["id"], [(r["id"], r["status"], r["title"]) for r in refs], key)
     rows.append(("created", f"{cell['created_at']:%Y-%m-%d %H:%M} by {cell['created_by'] or '?'}"))
     rows.append(("updated", f"{cell['updated_at']:%Y-%m-%d %H:%M}"))
     if cell["closed_at"]:
