@@ -8,7 +8,9 @@ files just before. When the index does not know that commit's state yet (a
 the same rows the full path stores (:func:`build_state`); on a terminal, when an
 object cannot be read here, or when an option needs the models (``--parent``
 with a partial id), None sends the command to the full CLI, which indexes
-the state (with a progress bar on a terminal) and answers.
+the state (with a progress bar on a terminal) and answers. So does an agent's
+command (``HIVE_AGENT_TOKEN``) when HEAD's config has a policy for agents beyond the
+path rules (:func:`agent_policy`), which only the full CLI runs.
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ begin (a prefix one cell's id begins is resolved as the full path resolves it,
 file the plain reader declines, a state the index does not have, a layout
 other than hive's shards, a write under way in this worktree, staging mode, a
 git config it cannot read for sure (includes, quoted values; a worktree's
-``config.worktree`` is read as git reads it), an identity it cannot read for sure. A
+``config.worktree`` is read as git reads it), an identity it cannot read for sure, an
+agent under a policy for agents (``configdoc.agent_policy``: the full CLI runs it,
+``hive/domain/policy.py``). A
 linked worktree is answered like the main one (see :func:`open_session`). Who acts
 is resolved exactly as the full path resolves it (the same credential store
 function, ``actors.check_claim``), and at the same point: once the arguments pass
