@@ -165,7 +165,6 @@ _SURFACE_EXIT_CODES = {
     "invalid_call": 2,
     "invalid_arguments": 2,
     "unknown_tool": 2,
-    "hook_blocked": 5,  # a configured hook refused the call: a denial
     "internal_error": 70,
 }
 

@@ -4,6 +4,7 @@ run in-process with typer's test runner on real repositories."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -522,6 +523,84 @@ def test_mail_inbox_fits_80_columns(hived: Path) -> None:
     shown = ok(hive(hived, "mail", "inbox", env={**reader, "COLUMNS": "80"}))
     assert all(len(line) <= 80 for line in shown.splitlines()), shown
     assert "from BlueLake" in shown and "cannot possibly" in shown
+
+
+def test_mail_shows_the_thread_the_time_and_an_acknowledgement_asked_for(hived: Path) -> None:
+    """--ack-required was only in --json: the inbox and 'mail read' said nothing of it
+    (nor of the thread or the time sent), so a reader could not tell a message waited
+    for an ack."""
+    sender, reader = agent_env(hived, "BlueLake"), agent_env(hived, "GreenCastle")
+    asking = ("-s", "ack me", "--thread", "hv-abc", "--ack-required")
+    sent = ok(hive(hived, "mail", "send", "GreenCastle", *asking, env=sender))
+    number = sent.split()[1].removeprefix("#")
+    ok(hive(hived, "mail", "send", "GreenCastle", "-s", "plain", env=sender))
+    inbox = ok(hive(hived, "mail", "inbox", env=reader)).splitlines()
+    assert [line.endswith("[ack required]") for line in inbox] == [False, True], inbox
+    shown = ok(hive(hived, "mail", "read", number, env=reader)).splitlines()
+    sent_then = r"thread hv-abc  sent \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ  "
+    assert re.fullmatch(sent_then + rf"ack required \('hive mail ack {number}'.*", shown[1])
+    ok(hive(hived, "mail", "ack", number, env=reader))
+    assert "ack required" not in ok(hive(hived, "mail", "inbox", env=reader))
+    again = ok(hive(hived, "mail", "read", number, env=reader)).splitlines()
+    assert again[1].endswith("  acknowledged")
+
+
+def test_show_lists_the_subtasks_and_the_cells_it_blocks(hived: Path) -> None:
+    """'hive show EPIC' said nothing of its subtasks, nor 'hive show A' of the cells
+    waiting on A ('bd show' lists children and dependents): both are listed, deleted
+    ones left out, oldest first, ten of them and how many more; --json and the
+    hive_query tool have all of them."""
+    from hive.tools.registry import CallContext, call_tool
+
+    epic = create(hived, "Epic", "-t", "epic")
+    subtasks = [create(hived, f"sub {n}", "--parent", epic) for n in range(12)]
+    ok(hive(hived, "delete", subtasks[0]))
+    waiting = create(hived, "waits", "--dep", f"blocks:{subtasks[1]}")
+    ok(hive(hived, "close", subtasks[2]))
+    rows = [line[15:] for line in ok(hive(hived, "show", epic)).splitlines()[1:]]
+    listed = [
+        f"{cell} [{'closed' if n == 2 else 'open'}] sub {n}" for n, cell in enumerate(subtasks)
+    ]
+    more = f"and 1 more ('hive show {epic} --json' lists all)"
+    assert [row for row in rows if row.startswith(("hv-", "and "))] == [*listed[1:11], more]
+    assert [ref["id"] for ref in data(hive(hived, "show", epic, "--json"))["subtasks"]] == subtasks[
+        1:
+    ]
+    blocker = ok(hive(hived, "show", subtasks[1])).splitlines()
+    assert f"  blocks       {waiting} [open] waits" in blocker
+    ctx = CallContext(root=str(hived), agent="BlueLake")
+    found = call_tool(ctx, "hive_query", {"id": subtasks[1]})["result"]
+    assert found["blocks"] == [
+        {"id": waiting, "title": "waits", "status": "open", "assignee": None}
+    ]
+    assert found["subtasks"] == [] and data(hive(hived, "show", waiting, "--json"))["blocks"] == []
+
+
+def test_design_and_acceptance_criteria_are_set_by_update(hived: Path) -> None:
+    """A cell's design and acceptance criteria (beads' fields, imported and shown) could
+    be set only by 'hive create --from' or an import: 'bd update --design' had no
+    counterpart. The console script (lean first) and the hive_update tool set them;
+    the same text again changes nothing (no commit)."""
+    from hive.tools.registry import CallContext, call_tool
+    from tests.inprocess import run_hive
+
+    def stored(cell_id: str) -> tuple[str, str]:
+        shown = data(hive(hived, "show", cell_id, "--json"))
+        return shown["design"], shown["acceptance_criteria"]
+
+    cell_id = create(hived, "Queue")
+    given = ["--design", "two\nlines", "--acceptance", "ok"]
+    changed = run_hive(["update", cell_id[3:7], *given], cwd=hived)
+    assert changed.returncode == 0, changed.stderr
+    assert stored(cell_id) == ("two\nlines", "ok")
+    before = head(hived)
+    assert run_hive(["update", cell_id, "--acceptance", "ok"], cwd=hived).returncode == 0
+    assert head(hived) == before
+    assert "design:\ntwo\nlines\n\nacceptance criteria:\nok" in ok(hive(hived, "show", cell_id))
+    ctx = CallContext(root=str(hived), agent="BlueLake")
+    args = {"id": cell_id, "design": "", "acceptance": "tests pass"}
+    assert call_tool(ctx, "hive_update", args)["result"]["acceptance_criteria"] == "tests pass"
+    assert stored(cell_id) == ("", "tests pass")
 
 
 def test_every_exit_code_the_code_uses_is_in_the_table() -> None:

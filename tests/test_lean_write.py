@@ -1057,7 +1057,8 @@ def test_show_prints_unusual_text_as_the_full_cli(
         type="bug",
     ).id
     delete_cell(ws, cell_id=gone)
-    for cell_id in (shown, gone):
+    # the epic lists it as a subtask, open as a cell it blocks: its title in their rows
+    for cell_id in (shown, gone, base["ids"]["epic"], base["ids"]["open"]):
         args = ["show", cell_id, *(["--json"] if as_json else [])]
         code, lean_out = lean_run(root, args, capsys)
         assert code == 0, "answered by the lean path"

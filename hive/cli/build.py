@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from typer.core import TyperCommand
 
-from hive.cli import answer_stands, reader_gone
+from hive.cli import answer_stands, output, reader_gone
 from hive.cli.common import OPTIONS, run_op, show, use_json, workspace
 from hive.errors import HiveError
 from hive.ops.spec import OVERRIDE, PROGRESS, Command, Operation, Params, Progress
@@ -427,7 +427,7 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
         VIEW.update({name: given.pop(name) for name in presenter.views})
         extra = presenter.extra
         if extra is not None and given.get(extra.name) is not None:
-            extra.run(given)
+            _run_extra(op, extra, given)
             return
         if extra is not None:
             given.pop(extra.name, None)
@@ -440,7 +440,10 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
         params = run_op(lambda: parse_params(op, command, given))
         caller = ShellCaller.of(ws)
         with _progress(presenter, params):
-            result = run_op(lambda: _explained(presenter, lambda: _run(op, caller, params, ids)))
+            first = command.arguments[0] if command.many else None
+            result = run_op(
+                lambda: _explained(presenter, lambda: _run(op, caller, params, ids, first))
+            )
         if op.writes:  # committed: a Ctrl-C from here on would call a done write interrupted
             answer_stands()
         if presenter.notes is not None:
@@ -462,6 +465,40 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
     run_command.__doc__ = command.help or op.help or op.summary
     run_command.__name__ = "_".join(command.path)
     return run_command
+
+
+def _run_extra(op: Operation, extra: Extra, given: dict[str, Any]) -> None:
+    """An input mode beyond the parameters (``hive create --from FILE``) calls the same
+    tool: an agent's meets its policy (no path of its input is known before it runs)."""
+    from hive.ops.toolindex import TOOL_MODULES
+
+    ws = run_op(workspace)
+    if op.name not in TOOL_MODULES or run_op(lambda: ws.principal.kind) != "agent":
+        extra.run(given)
+        return
+    from hive.domain import policy
+
+    def handler(args: dict[str, Any]) -> dict[str, Any]:
+        extra.run(given)
+        return {"result": None}
+
+    args = {name: value for name, value in given.items() if value not in (None, False)}
+    outcome = run_op(
+        lambda: policy.gated(
+            ShellCaller.of(ws),
+            lambda: policy.Call(op.name, args, handler),
+            agent=ws.principal.name,
+            known=list(TOOL_MODULES),
+            hooks=[],
+        )
+    )
+    _hook_notes(outcome)
+
+
+def _hook_notes(outcome: dict[str, Any]) -> None:
+    """The hooks' warnings and feedback to an agent's call, on stderr."""
+    for note in [*outcome.get("warnings", []), *outcome.get("hook_feedback", [])]:
+        output.err(f"warning: {note}")
 
 
 def _join_argument_options(command: Command, given: dict[str, Any], needed: set[str]) -> None:
@@ -502,22 +539,93 @@ def _progress(presenter: Presenter, params: Params) -> Iterator[None]:
             PROGRESS.reset(token)
 
 
-def _run(op: Operation, caller: ShellCaller, params: Params, ids: list[str] | None) -> Any:
-    """One call, or the operation's batch for several ids (one id: its result alone)."""
-    if op.paths or op.dirs or op.patterns:  # an agent's shell meets its tool's path rules
-        from hive.domain.agents import check_agent_command
+def _run(
+    op: Operation, caller: ShellCaller, params: Params, ids: list[str] | None, first: str | None
+) -> Any:
+    """One call, or the operation's batch for several ids (one id: its result alone).
+    An agent's command of an operation that is a tool (``op.name``) meets the policy
+    that tool's calls meet (:func:`_gated`); a person is not an agent."""
+    from hive.ops.toolindex import TOOL_MODULES
 
-        check_agent_command(
-            caller.workspace(),
-            op.name,
-            paths=op.paths(params) if op.paths else [],
-            dirs=op.dirs(params) if op.dirs else [],
-            patterns=op.patterns(params) if op.patterns else [],
-        )
+    if op.name in TOOL_MODULES and _an_agent(caller):
+        return _gated(op, caller, params, ids, first)
+    return _call(op, caller, params, ids)
+
+
+def _an_agent(caller: ShellCaller) -> bool:
+    """Whether an agent calls (its credential in ``HIVE_AGENT_TOKEN``). A claim the
+    credential does not prove is its error here (a read does not resolve who acts, and
+    would run past the agent's policy); with no credential, or one of nobody, who acts
+    is resolved (and refused) only where the operation acts, as before."""
+    ws = caller.workspace()
+    try:
+        return ws.principal.kind == "agent"
+    except HiveError:
+        if caller.token is None:
+            return False
+        from hive.store import credentials
+
+        if credentials.name_of_token(ws.git.paths.hive_state_dir, caller.token) is None:
+            return False
+        raise
+
+
+def _call(op: Operation, caller: ShellCaller, params: Params, ids: list[str] | None) -> Any:
     if ids is None or op.batch is None:
         return op.call(caller, params)
     found = op.call_many(caller, params, ids)
     return found[0] if len(ids) == 1 else found
+
+
+def _gated(
+    op: Operation, caller: ShellCaller, params: Params, ids: list[str] | None, first: str | None
+) -> Any:
+    """``_call`` through the policy of the tool ``op.name`` (``hive.domain.policy``):
+    its tools list, call limit, path rules, protected tools, rate limits and hooks,
+    as the agent's tool call meets them; a batch is one call per id (``hive close A
+    B``: two ``hive_close`` calls, each admitted, then the batch run once). A refusal
+    raises its error; the hooks' warnings and feedback go to stderr."""
+    from hive.domain import policy
+    from hive.ops.toolindex import TOOL_MODULES
+    from hive.tools.registry import get_tool, policy_call
+
+    tool = get_tool(op.name)
+    assert tool is not None
+    each = [params.model_copy(update={first: i}) for i in ids] if first and ids else [params]
+    several = len(each) > 1
+    done: list[Any] = []
+    failed: list[HiveError] = []
+
+    def admit(index: int) -> None:
+        def handler(checked: Params) -> dict[str, Any]:
+            if index + 1 < len(each):
+                admit(index + 1)
+            elif not (done or failed):
+                try:
+                    done.append(_call(op, caller, checked if not several else params, ids))
+                except HiveError as exc:
+                    failed.append(exc)
+            if failed:
+                return failed[0].to_dict()
+            result = done[0]
+            if several and isinstance(result, list) and len(result) == len(each):
+                result = result[index]
+            return {"result": result}
+
+        _hook_notes(
+            policy.gated(
+                caller,
+                lambda: policy_call(tool, each[index], handler, shown=True),
+                agent=caller.name,
+                known=list(TOOL_MODULES),
+                hooks=[],
+            )
+        )
+
+    admit(0)
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 def _explained(presenter: Presenter, call: Callable[[], Any]) -> Any:

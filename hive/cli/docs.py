@@ -55,7 +55,7 @@ error (code `internal_error`) and Ctrl-C (code `interrupted`).
 | 7 | corrupt file |
 | 8 | git error |
 | 9 | a verification gate or an evaluation did not pass (nothing written) |
-| 10 | rate limited (`hive tools run`: a call refused by `tools.rate_limits` in the config) |
+| 10 | rate limited (a tool call or an agent's command refused by `tools.rate_limits`) |
 | 70 | internal error (a bug: please report it) |
 | 130 | interrupted (Ctrl-C); `hive mcp` and `hive serve` stop cleanly with 0 (on SIGTERM too) |
 

@@ -8,7 +8,9 @@ files just before. When the index does not know that commit's state yet (a
 the same rows the full path stores (:func:`build_state`); on a terminal, when an
 object cannot be read here, or when an option needs the models (``--parent``
 with a partial id), None sends the command to the full CLI, which indexes
-the state (with a progress bar on a terminal) and answers.
+the state (with a progress bar on a terminal) and answers. So does an agent's
+command (``HIVE_AGENT_TOKEN``) when HEAD's config has a policy for agents beyond the
+path rules (:func:`agent_policy`), which only the full CLI runs.
 """
 
 from __future__ import annotations
@@ -46,12 +48,13 @@ class State:
     """The state index, the key of the state HEAD points at, and where the repository is
     (a plain class: a dataclass costs a compile at every start-up)."""
 
-    __slots__ = ("index", "key", "paths")
+    __slots__ = ("hive", "index", "key", "paths")
 
-    def __init__(self, index: StateIndex, key: str, paths: RepoPaths) -> None:
+    def __init__(self, index: StateIndex, key: str, paths: RepoPaths, hive: str) -> None:
         self.index = index
         self.key = key
         self.paths = paths
+        self.hive = hive  # the ``.hive`` tree of HEAD's commit
 
 
 class Refusal(Exception):
@@ -109,7 +112,29 @@ def open_state(inv: Invocation) -> State | None:
         raise Refusal(not_initialized(paths.root))
     if not index.has_state(key) and not build_state(paths, index, key):
         return None
-    return State(index=index, key=key, paths=paths)
+    return State(index=index, key=key, paths=paths, hive=trees[0])
+
+
+def agent_policy(state: State) -> bool:
+    """Whether an agent's command (``HIVE_AGENT_TOKEN`` set) is the full CLI's: the
+    config at HEAD gives agents a policy beyond the path rules (``configdoc.
+    agent_policy``: tools lists, call limits, hooks, rate limits, protected tools),
+    which the full CLI runs (``hive.domain.policy``), or cannot be read here for sure.
+    A person's command reads nothing more."""
+    import os
+
+    if not os.environ.get("HIVE_AGENT_TOKEN"):
+        return False
+    from hive.git.loose import read_object, read_tree
+    from hive.store.configdoc import plain_config
+
+    listing = read_tree(state.paths, state.hive)
+    sha = None if listing is None else listing.get(b"config.yaml")
+    found = None if sha is None else read_object(state.paths, sha)
+    if found is None or found[0] != b"blob":
+        return True
+    config = plain_config(found[1])
+    return config is None or bool(config["agent_policy"])
 
 
 def claim_allowed(inv: Invocation) -> bool:
@@ -181,7 +206,7 @@ def ready(inv: Invocation) -> int | None:
         state = open_state(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None:
+    if state is None or agent_policy(state):
         return None
     found = state.index.ready(state.key, None if limit is None else limit)
     if found is None:
@@ -250,7 +275,7 @@ def list_cells(inv: Invocation) -> int | None:
         state = open_state(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None:
+    if state is None or agent_policy(state):
         return None
     query = _with_known_parent(state, query)
     if query is None:
@@ -519,7 +544,7 @@ def show(inv: Invocation) -> int | None:
         state = open_state(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None:
+    if state is None or agent_policy(state):
         return None
     from hive.cli.lean_write import find
     from hive.git.loose import read_object
@@ -543,16 +568,17 @@ def show(inv: Invocation) -> int | None:
     if cell is None or cell["id"] != cell_id:
         return None
     blockers = _open_blockers(state, cell) if cell["status"] != "closed" else []
-    if blockers is None:
+    related = _related(state, cell_id)
+    if blockers is None or related is None:
         return None
     if inv.json:
         from hive.store.celldoc import json_of
 
         detail = {**cell, "blocked_by": [ref["id"] for ref in blockers], "open_blockers": blockers}
         answer_stands()
-        sys.stdout.buffer.write(json_of(detail) + b"\n")
+        sys.stdout.buffer.write(json_of(detail | related) + b"\n")
     else:
-        text = _detail_text(cell, blockers)
+        text = _detail_text(cell, blockers, related)
         if text is None:
             return None
         answer_stands()
@@ -609,9 +635,38 @@ def _open_blockers(state: State, cell: dict[str, object]) -> list[dict[str, obje
     return refs
 
 
-def _detail_text(cell: dict[str, Any], blockers: list[dict[str, Any]]) -> str | None:
+def _related(state: State, cell_id: str) -> dict[str, list[dict[str, object]]] | None:
+    """The cell's ``subtasks`` and the cells it ``blocks`` as ``stats.show_cells``
+    gives them (not deleted, oldest first, as ``CellRef``s), from the state index's
+    rows; None (the full CLI decides) when one is not a single readable file at its
+    own path."""
+    from hive.store.index import is_own_path
+
+    related: dict[str, list[dict[str, object]]] = {}
+    subtasks = state.index.files_of(state.key, parents=[cell_id])
+    blocks = state.index.files_of(state.key, blocking=cell_id)
+    for key, entries in (("subtasks", subtasks), ("blocks", blocks)):
+        if entries is None:
+            return None
+        ids = [entry.id or "" for entry in entries]
+        if len(set(ids)) != len(ids) or any(
+            entry.error is not None or not is_own_path(entry.path, found)
+            for entry, found in zip(entries, ids, strict=True)
+        ):
+            return None
+        live = sorted((e for e in entries if not e.deleted), key=lambda e: (e.created, e.id))
+        fields = ("id", "title", "status", "assignee")
+        related[key] = [{name: getattr(e, name) for name in fields} for e in live]
+    return related
+
+
+def _detail_text(
+    cell: dict[str, Any], blockers: list[dict[str, Any]], related: dict[str, list[dict[str, Any]]]
+) -> str | None:
     """``output.cell_detail`` as rich prints it piped (no colour, no wrapping); None
     for text rich might print differently (control characters, tabs, ...)."""
+    from hive.cli.markup import related_rows
+
     rows: list[tuple[str, str]] = [
         ("status", cell["status"] + (" (deleted)" if cell["deleted_at"] is not None else "")),
         ("type", cell["type"]),
@@ -628,6 +683,8 @@ def _detail_text(cell: dict[str, Any], blockers: list[dict[str, Any]]) -> str | 
     rows += [(key, value) for key, value in optional.items() if value]
     for ref in blockers:
         rows.append(("blocked by", f"{ref['id']} [{ref['status']}] {ref['title']}"))
+    for key, refs in related.items():
+        rows += related_rows(cell["id"], [(r["id"], r["status"], r["title"]) for r in refs], key)
     rows.append(("created", f"{cell['created_at']:%Y-%m-%d %H:%M} by {cell['created_by'] or '?'}"))
     rows.append(("updated", f"{cell['updated_at']:%Y-%m-%d %H:%M}"))
     if cell["closed_at"]:

@@ -592,7 +592,7 @@ def inbox(inv: Invocation) -> int | None:
         return write_json(headers)
     from hive.cli.markup import NO_MESSAGES, inbox_line
 
-    fields = ("id", "read", "importance", "thread_id", "subject")
+    fields = ("id", "read", "importance", "thread_id", "subject", "ack_required", "acked")
     markup = [
         inbox_line(sender=header["from"], **{name: header[name] for name in fields})
         for header in headers

@@ -20,7 +20,9 @@ begin (a prefix one cell's id begins is resolved as the full path resolves it,
 file the plain reader declines, a state the index does not have, a layout
 other than hive's shards, a write under way in this worktree, staging mode, a
 git config it cannot read for sure (includes, quoted values; a worktree's
-``config.worktree`` is read as git reads it), an identity it cannot read for sure. A
+``config.worktree`` is read as git reads it), an identity it cannot read for sure, an
+agent under a policy for agents (``configdoc.agent_policy``: the full CLI runs it,
+``hive/domain/policy.py``). A
 linked worktree is answered like the main one (see :func:`open_session`). Who acts
 is resolved exactly as the full path resolves it (the same credential store
 function, ``actors.check_claim``), and at the same point: once the arguments pass
@@ -478,7 +480,9 @@ def prepare(
     repository here) is reported here (its exit code), worded as the full CLI words
     it, before anything else about the repository: the full path resolves the
     principal first too. ``any_head``: the write's transaction and plan refuse an
-    unborn branch and a detached HEAD as the full path's do (``write``)."""
+    unborn branch and a detached HEAD as the full path's do (``write``). An agent
+    whose committed config has a policy for its commands beyond the path rules
+    (``configdoc.agent_policy``) is left to the full CLI, which runs it."""
     from hive.store.sqlerrors import sqlite3
 
     try:
@@ -486,11 +490,21 @@ def prepare(
         head_snap = session.repo.snapshot()
         if not any_head:
             head_commit(head_snap.head, on_head=on_head)
+        if session.principal.kind == "agent" and _agent_policy(session, head_snap):
+            raise Defer("an agent's policy: the full CLI runs it (hive.domain.policy)")
         return Prepared(session, head_snap, session.lock_timeout(head_snap), session.identity())
     except Refused as refused:
         return report(inv, refused.error) if vetted else None
     except (Defer, HiveError, OSError, sqlite3.DatabaseError):
         return None
+
+
+def _agent_policy(session: Session, snap: Snapshot) -> bool:
+    """Whether the config of ``snap`` gives agents a policy beyond the path rules
+    (``configdoc.agent_policy``); no config: nothing (the write refuses it later)."""
+    if snap.blob_sha(CONFIG_PATH) is None:
+        return False
+    return bool(session.config(snap)["agent_policy"])
 
 
 def head_commit(head: HeadRef, *, on_head: bool = True) -> str:

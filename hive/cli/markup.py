@@ -5,6 +5,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 # rich's markup tags (rich.markup.RE_TAGS), and the styles whose tags are read here
@@ -86,25 +87,65 @@ def rich_escape(markup: str) -> str:
 
 
 def inbox_line(
-    *, id: int, read: bool, importance: str, sender: str, thread_id: str | None, subject: str
+    *,
+    id: int,
+    read: bool,
+    importance: str,
+    sender: str,
+    thread_id: str | None,
+    subject: str,
+    ack_required: bool = False,
+    acked: bool = False,
 ) -> str:
-    """The markup of one message of ``hive mail inbox`` (``*`` marks it unread)."""
+    """The markup of one message of ``hive mail inbox`` (``*`` marks it unread; a
+    message that asks for an acknowledgement not given yet ends ``[ack required]``)."""
     flag = "" if read else "[bold]*[/bold]"
     thread = f" [{thread_id}]" if thread_id else ""
-    return f"{flag}#{id} " + escape(f"{importance:<7} from {sender}{thread}: {subject}")
+    line = f"{flag}#{id} " + escape(f"{importance:<7} from {sender}{thread}: {subject}")
+    unacked = ack_required and not acked
+    return line + (f"  [bold]{escape('[ack required]')}[/bold]" if unacked else "")
 
 
 NO_MESSAGES = "[dim]no messages[/dim]"
 
+SHOWN_RELATED = 10  # subtasks (and cells blocked) ``hive show`` lists; --json has all
+RELATED_KEYS = {"subtasks": "subtask", "blocks": "blocks"}
+
+
+def related_rows(
+    cell_id: str, refs: Sequence[tuple[str, str, str]], key: str
+) -> list[tuple[str, str]]:
+    """``hive show``'s rows (plain text, before escaping) of a cell's ``subtasks`` or of
+    the cells it ``blocks`` (refs: id, status, title): one per cell, the first
+    :data:`SHOWN_RELATED`, then how many more and where all of them are. The full CLI
+    (``output.cell_detail``) and the lean path (``lean.show``) print the same rows."""
+    name = RELATED_KEYS[key]
+    rows = [(name, f"{ref_id} [{status}] {title}") for ref_id, status, title in refs]
+    if len(rows) <= SHOWN_RELATED:
+        return rows
+    more = f"and {len(rows) - SHOWN_RELATED} more ('hive show {cell_id} --json' lists all)"
+    return [*rows[:SHOWN_RELATED], (name, more)]
+
 
 def message_lines(header: dict[str, Any], body: str) -> list[str]:
     """The markup of ``hive mail read``: the header (``from`` as the JSON names the
-    sender), the subject, the body."""
+    sender; the thread, the time sent as the log has it, and whether an acknowledgement
+    is asked for and given), the subject, the body."""
+    sent = str(header["sent_at"])
+    about = [f"thread {header['thread_id']}"] if header["thread_id"] else []
+    about.append("sent " + sent[:19].replace("T", " ") + ("Z" if sent.endswith("Z") else ""))
+    if header["ack_required"]:
+        about.append(
+            "acknowledged"
+            if header["acked"]
+            else f"ack required ('hive mail ack {header['id']}' to acknowledge)"
+        )
     return [
         escape(
             f"#{header['id']} from {header['from']} to {', '.join(header['to'])}"
             f"  [{header['importance']}]"
         ),
+        escape("  ".join(about)),
         f"[bold]{escape(header['subject'])}[/bold]",
         escape(body),
     ]

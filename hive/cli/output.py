@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from hive.cli.markup import escape as escape
 from hive.cli.markup import plain_markup as plain_markup
+from hive.cli.markup import related_rows
 from hive.cli.markup import rich_escape as rich_escape
 from hive.models import Cell
 from hive.times import format_time
@@ -319,6 +320,9 @@ def cell_detail(cell: Cell) -> None:
             rows.append((key, escape(str(value))))
     for blocker in getattr(cell, "open_blockers", []):  # a CellDetail: the open ones
         rows.append(("blocked by", escape(f"{blocker.id} [{blocker.status}] {blocker.title}")))
+    for key in ("subtasks", "blocks"):  # a CellDetail: its subtasks, the cells it blocks
+        refs = [(ref.id, ref.status, ref.title) for ref in getattr(cell, key, [])]
+        rows += [(name, escape(value)) for name, value in related_rows(cell.id, refs, key)]
     created_by = escape(cell.created_by or "?")
     rows.append(("created", f"{cell.created_at:%Y-%m-%d %H:%M} by {created_by}"))
     rows.append(("updated", f"{cell.updated_at:%Y-%m-%d %H:%M}"))

@@ -261,6 +261,9 @@ def _body_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
         given["body"] = stdin_text()
 
 
+_INBOX_FIELDS = "id read importance sender thread_id subject ack_required acked".split()
+
+
 def _inbox(headers: list[Any], params: Any, ws: Workspace) -> None:
     from hive.cli.markup import NO_MESSAGES, inbox_line
 
@@ -268,15 +271,14 @@ def _inbox(headers: list[Any], params: Any, ws: Workspace) -> None:
     if not headers:
         out.print(NO_MESSAGES)
     for header in headers:
-        fields = ("id", "read", "importance", "sender", "thread_id", "subject")
-        out.print(inbox_line(**{name: getattr(header, name) for name in fields}))
+        out.print(inbox_line(**{name: getattr(header, name) for name in _INBOX_FIELDS}))
 
 
 def _message(message: Any, params: Any, ws: Workspace) -> None:
     from hive.cli.markup import message_lines
 
     out = output.console()
-    header = message.model_dump(by_alias=True)
+    header = message.model_dump(mode="json", by_alias=True)  # the time as the JSON shows it
     for line in message_lines(header, message.body):
         out.print(line)
 

@@ -65,33 +65,10 @@ def check_path_rules(
     """The ``tools.permissions`` rules ``agent`` meets calling ``tool``: the paths it
     names (as given and as really reached through a symlink), the directories it lists
     or searches, and the globs it claims (a cell's owned files). Every surface checks
-    a call here: the tool call path and an agent's command line (``check_agent_command``)."""
+    a call here, in the policy every agent call meets (``hive.domain.policy.gated``)."""
     governance.check_paths(settings, agent, tool, with_real_paths(root, paths))
     governance.check_directories(settings, agent, tool, with_real_paths(root, dirs))
     governance.check_patterns(settings, agent, tool, patterns)
-
-
-def check_agent_command(
-    ws: Workspace, tool: str, *, paths: list[str], dirs: list[str], patterns: list[str]
-) -> None:
-    """An agent at the command line (its credential in ``HIVE_AGENT_TOKEN``) meets the
-    path rules of the tool its command is (``hive create --files`` is ``hive_create``):
-    it may not claim there what the tool would refuse it. A person is not an agent."""
-    if not (paths or dirs or patterns) or ws.principal.kind != "agent":
-        return
-    agent = ws.principal.name
-    if profile(ws, agent).bypass_permissions:
-        return
-    normal = files.permission_path  # the forms the tool path checks
-    check_path_rules(
-        ws.root,
-        tool_settings(ws),
-        agent,
-        tool,
-        paths=[normal(p) for p in paths],
-        dirs=[normal(d) for d in dirs],
-        patterns=[normal(p) for p in patterns],
-    )
 
 
 def with_real_paths(root: str, paths: list[str]) -> list[str]:

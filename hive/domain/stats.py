@@ -61,15 +61,43 @@ def cell_ref(index: CellIndex, cell_id: str) -> CellRef:
 
 def show_cells(ws: Workspace, *, cell_ids: list[str]) -> list[CellDetail]:
     """Cells (partial ids work when unambiguous; deleted ones too) with the blockers
-    still open. An unknown id fails the whole call, naming it."""
+    still open, their subtasks and the cells they block. An unknown id fails the whole
+    call, naming it."""
     index = ws.cells()
     shown = []
     for given in cell_ids:
         cell = get_cell(index, given, allow_deleted=True)
         found = open_blockers_of(cell, index) if not cell.is_closed else []
         refs = [cell_ref(index, target) for target in found]
-        shown.append(CellDetail(**dict(cell), blocked_by=found, open_blockers=refs))
+        subtasks = _live_refs(index, index.children_of(cell.id))
+        blocks = _live_refs(index, _dependents(index).get(cell.id, []))
+        detail = {**dict(cell), "blocked_by": found, "open_blockers": refs}
+        shown.append(CellDetail(**detail, subtasks=subtasks, blocks=blocks))
     return shown
+
+
+def _dependents(index: CellIndex) -> dict[str, list[str]]:
+    """For each cell id, the cells with a ``blocks`` dependency on it (once per index)."""
+
+    def compute() -> dict[str, list[str]]:
+        waiting: dict[str, list[str]] = {}
+        for node in index.nodes.values():
+            for target in node.blockers:
+                waiting.setdefault(target, []).append(node.id)
+        return waiting
+
+    return index.memo("dependents", compute)
+
+
+def _live_refs(index: CellIndex, cell_ids: list[str]) -> list[CellRef]:
+    """``cell_ids`` not deleted, oldest first, as CellRefs read from the stored JSON (no
+    cell decoded into a model)."""
+    nodes = [index.nodes[cell_id] for cell_id in set(cell_ids)]
+    live = sorted((node for node in nodes if not node.deleted), key=lambda n: (n.created, n.id))
+    return [
+        CellRef(id=cell_id, title=doc["title"], status=doc["status"], assignee=doc.get("assignee"))
+        for cell_id, doc in index.documents(node.id for node in live)
+    ]
 
 
 def cell_stats(ws: Workspace) -> CellStats:

@@ -73,7 +73,11 @@ class CellStats(HiveModel):
 
 
 class CellDetail(Cell):
-    """A cell as ``hive show`` presents it: with the blockers still open."""
+    """A cell as ``hive show`` presents it: with the blockers still open, its subtasks
+    and the cells it blocks (neither deleted; oldest first, as beads' ``bd show`` lists
+    an epic's children and dependents)."""
 
     blocked_by: list[str] = Field(default_factory=list)
     open_blockers: list[CellRef] = Field(default_factory=list)
+    subtasks: list[CellRef] = Field(default_factory=list)
+    blocks: list[CellRef] = Field(default_factory=list)

@@ -30,6 +30,7 @@ def plain_config(data: bytes) -> dict[str, Any] | None:
         "child_id_length": found.get("child_id_length", 4),
         "lock_timeout_seconds": found.get("lock_timeout_seconds", 30.0),
         "tools": found.get("tools"),  # tools.permissions: path rules for agents
+        "agent_policy": agent_policy(found),
     }
     prefix = config["prefix"]
     if not (isinstance(prefix, str) and 1 <= len(prefix) <= 12 and prefix.isascii()):
@@ -47,6 +48,31 @@ def plain_config(data: bytes) -> dict[str, Any] | None:
     if not (named is None or isinstance(named, str) or _strings(named)):
         return None  # the model refuses it: the full path says where
     return config
+
+
+def agent_policy(found: dict[str, Any]) -> bool:
+    """Whether the config ``found`` (as parsed) gives an agent's command anything of the
+    policy its tool calls meet beyond the path rules (``hive.domain.policy``): an
+    ``agents:`` section (tools lists, call limits, hooks, directories), ``tools:`` hooks
+    or rate limits, ``permission_policy.protected_tools``. A lean command of an agent
+    defers to the full CLI, which runs that policy, when it does (or may: a section
+    that is not a mapping)."""
+    tools = found.get("tools")
+    policy = found.get("permission_policy")
+    if found.get("agents") or (policy is not None and not isinstance(policy, dict)):
+        return True
+    if isinstance(policy, dict) and policy.get("protected_tools"):
+        return True
+    if tools is None:
+        return False
+    if not isinstance(tools, dict):
+        return True
+    hooks = tools.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        return True
+    if isinstance(hooks, dict) and any(hooks.values()):
+        return True
+    return bool(tools.get("rate_limits") or tools.get("agent_rate_limits"))
 
 
 def _strings(value: object) -> bool:

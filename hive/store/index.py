@@ -267,6 +267,7 @@ class Entry(Frozen):
         "line",
         "blockers",
         "assignee",
+        "title",
     )
 
     def __init__(
@@ -285,6 +286,7 @@ class Entry(Frozen):
         line: int | None,
         blockers: list[str],
         assignee: str | None = None,
+        title: str | None = None,
     ) -> None:
         self.path = path
         self.blob = blob
@@ -300,11 +302,14 @@ class Entry(Frozen):
         self.line = line
         self.blockers = blockers
         self.assignee = assignee
+        self.title = title
 
 
 def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
     """An Entry from the light columns (in :data:`LIGHT` order)."""
-    cell_id, status, kind, priority, parent, assignee, _, created, deleted, blockers = light[:10]
+    cell_id, status, kind, priority, parent, assignee, title, created, deleted, blockers = light[
+        :10
+    ]
     error, error_path, line = light[10:13]
     return Entry(
         path=path,
@@ -321,6 +326,7 @@ def _entry(path: str, blob: str, light: Sequence[Any]) -> Entry:
         line=line,
         blockers=str(blockers).split("\n") if blockers else [],
         assignee=assignee,
+        title=title,
     )
 
 
@@ -1067,29 +1073,35 @@ class StateIndex:
         ids: Sequence[str] = (),
         parents: Sequence[str] = (),
         assignee: str | None = None,
+        blocking: str | None = None,
     ) -> list[Entry] | None:
         """The files of state ``key`` (as :meth:`entries` lists them) named for one of
-        ``ids``, whose cell names one of ``parents`` as its parent, or that are assigned
-        to ``assignee``; None when the state is not stored. Read in one snapshot, by
-        point lookups in each tree of the state: the cost does not grow with the other
-        cells."""
+        ``ids``, whose cell names one of ``parents`` as its parent, that are assigned
+        to ``assignee``, or whose cell has a ``blocks`` dependency on ``blocking``; None
+        when the state is not stored. Read in one snapshot, by point lookups in each
+        tree of the state: the cost does not grow with the other cells (``blocking``
+        excepted: no index has the dependencies, each file row of the state is read)."""
         with ReadSnapshot(self.db):
             trees = self._stored_trees(key)
             if trees is None or not trees:
                 return None if trees is None else []
             found: list[Entry] = []
             names = [cell_id + ".yaml" for cell_id in ids]
-            wanted = [("name", names, ""), ("parent", list(parents), " AND is_tree = 0")]
+            files = " AND is_tree = 0"
+            wanted = [("name IN ({})", names, ""), ("parent IN ({})", list(parents), files)]
             if assignee is not None:
-                wanted.append(("assignee", [assignee], " AND is_tree = 0"))
+                wanted.append(("assignee IN ({})", [assignee], files))
+            if blocking is not None:  # one of the targets blockers holds, one per line
+                line = "instr(char(10) || blockers || char(10), char(10) || ? || char(10)) > 0"
+                wanted.append((line, [blocking], files))
             tree_marks = ",".join("?" for _ in trees)
-            for column, values, only_files in wanted:
+            for condition, values, only_files in wanted:
                 for start in range(0, len(values), BATCH):
                     part = values[start : start + BATCH]
                     marks = ",".join("?" for _ in part)
                     rows = self.db.execute(
                         f"SELECT tree, name, sha, is_tree, {LIGHT} FROM dirs "
-                        f"WHERE {column} IN ({marks}) AND tree IN ({tree_marks}){only_files}",
+                        f"WHERE {condition.format(marks)} AND tree IN ({tree_marks}){only_files}",
                         [*part, *trees],
                     ).fetchall()
                     for row in rows:

@@ -184,6 +184,16 @@ a missing command (127) or a timeout is a failed hook: a pre hook fails closed
 Over MCP a success's `warnings` and `hook_feedback` follow the result as a second
 text block (`{"warnings": [...]}`); in the envelope they are keys of the call's entry.
 
+An agent's `hive` commands (its credential in `HIVE_AGENT_TOKEN`) are calls of the
+tools they are (`hive close` is `hive_close`, one call per id of `hive close A B`) and
+meet the same policy (`hive/domain/policy.py`): its `tools` list, `toolCallLimit`,
+path permissions, protected tools, rate limits and hooks, refused with the tool's code
+and words and the exit code of the table in cli.md (`tool_not_enabled` 4,
+`tool_call_limit` 4, `auth_required` 5, `hook_blocked` 5, `rate_limited` 10); a
+hook's warnings and feedback go to stderr (`warning: ...`). A person's commands meet
+none of it. Commands of no tool (`hive init`, `hive agent list`, `hive ctx list`, ...)
+meet no tools list.
+
 Event log: `<git common dir>/hive/events.jsonl`, outside the working tree; one line
 per call with agent, session, tool, args (redacted, capped) and their digest,
 duration, outcome, the error

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import posixpath
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,18 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from hive.domain import files, governance
+from hive.domain import files, governance, policy
 from hive.domain.agents import (
-    check_enabled,
-    check_path_rules,
-    count_call,
     tool_settings,
     with_real_paths,
-    working_directory,
 )
 from hive.domain.agents import write_check as agents_write_check
 from hive.domain.workspace import Workspace
-from hive.errors import HiveError, NameTaken, NotInitialized, NotOwner, NotYourIdentity
+from hive.errors import HiveError, NameTaken, NotOwner, NotYourIdentity
 from hive.jsontext import nesting_depth
 from hive.models.agents_config import AgentProfile
 from hive.ops.spec import OPERATIONS, Operation, path_parameter
@@ -285,74 +280,39 @@ def _internal(exc: BaseException) -> dict[str, Any]:
 def _call(
     ctx: CallContext, name: str, args: Any, hooks: list[governance.HookRun]
 ) -> dict[str, Any]:
-    try:  # every call counts toward the agent's limit, failed ones too
-        check_credential(ctx)
-        profile = profile_of(ctx)
-        count_call(ctx.workspace(), profile, ctx.name, ctx.session_key)
-    except HiveError as exc:
-        return exc.to_dict()
-    tool = get_tool(name) if isinstance(name, str) else None
-    if tool is None:
-        return _unknown_tool(name)
-    parsed = _validate(tool, args)
-    if isinstance(parsed, dict):
-        return parsed
+    """One call through the policy every agent call meets (``hive.domain.policy``)."""
+
+    def resolve() -> policy.Call | dict[str, Any]:
+        tool = get_tool(name) if isinstance(name, str) else None
+        if tool is None:
+            return _unknown_tool(name)
+        parsed = _validate(tool, args)
+        if isinstance(parsed, dict):
+            return parsed
+        return policy_call(tool, parsed, lambda checked: _handle(ctx, tool, checked))
+
     try:
-        check_enabled(profile, ctx.name, tool.name, list(TOOL_MODULES))
-        settings = settings_for(ctx)
-        workdir = working_directory(ctx.workspace(), profile, ctx.name)
-        parsed = _rebased(ctx, workdir, tool, parsed)
-        if not profile.bypass_permissions:
-            check_path_rules(
-                ctx.root,
-                settings,
-                ctx.name,
-                tool.name,
-                paths=tool.paths(parsed),
-                dirs=tool.dirs(parsed),
-                patterns=tool.patterns(parsed),
-            )
-        check_sandbox(ctx, tool, parsed)
-        check_protected(ctx, tool.name)
-        governance.take_token(ctx.state_dir, settings, ctx.name, tool.name, spend=False)
-        payload = {
-            "tool": tool.name,
-            "agent": ctx.agent,
-            "args": parsed.model_dump(mode="json", by_alias=True),
-        }
-        cwd = os.path.join(ctx.root, workdir) if workdir else ctx.root
-        pre_hooks = settings.pre_hooks + _agent_hooks(profile, "pre_tool_use")
-        hooks += governance.run_hooks(pre_hooks, "pre_tool_use", cwd, tool.name, payload)
-        blocked = _blocking(hooks)
-        if blocked is not None:
-            return blocked
-        governance.take_token(ctx.state_dir, settings, ctx.name, tool.name)
+        return policy.gated(ctx, resolve, agent=ctx.agent, known=list(TOOL_MODULES), hooks=hooks)
     except HiveError as exc:
         return exc.to_dict()
-    outcome = _handle(ctx, tool, parsed)
-    post_hooks = settings.post_hooks + _agent_hooks(profile, "post_tool_use")
-    post = governance.run_hooks(post_hooks, "post_tool_use", cwd, tool.name, {**payload, **outcome})
-    pre = list(hooks)
-    hooks += post
-    return _with_hook_notes(outcome, pre, post)
 
 
-def check_credential(ctx: CallContext) -> None:
-    """A bound session's credential must still be its agent's: once a coordinator or
-    a person retires the identity or re-issues its credential, the session stops
-    acting as it (``not_your_identity``) instead of acting on as a stale twin."""
-    if not (ctx.agent and ctx.token):
-        return  # unbound, or in-process code that named a trusted agent
-    from hive.store import credentials
-
-    holder = credentials.name_of_token(ctx.state_dir, ctx.token)
-    if holder != ctx.agent:
-        raise NotYourIdentity(
-            f"this session's credential for {ctx.agent} is no longer valid (the identity was"
-            " retired or its credential re-issued; see 'hive agent list'): start a new"
-            " session with a current credential",
-            agent=ctx.agent,
-        )
+def policy_call(
+    tool: Tool, parsed: BaseModel, handler: Callable[[Any], Any], shown: bool = False
+) -> policy.Call:
+    """A call of ``tool`` as the policy sees it (``hive.domain.policy.Call``);
+    ``shown``: its handler's result is made JSON values only for the post hooks."""
+    marked = path_parameter(tool.operation.params) if tool.operation else None
+    return policy.Call(
+        tool=tool.name,
+        params=parsed,
+        handler=handler,
+        paths=tool.paths,
+        dirs=tool.dirs,
+        patterns=tool.patterns,
+        path_param=None if marked is None else (marked[0], marked[1].in_context),
+        **({"shown": jsonable} if shown else {}),
+    )
 
 
 def agent_tools(ctx: CallContext) -> tuple[list[Tool], list[str]]:
@@ -380,36 +340,9 @@ def profile_of(ctx: CallContext) -> AgentProfile:
     return profile(ctx.workspace(), ctx.name)
 
 
-def _agent_hooks(profile: AgentProfile, phase: str) -> list[governance.Hook]:
-    if profile.hooks is None:
-        return []
-    return governance.hooks_of(getattr(profile.hooks, phase), phase)
-
-
-def _rebased(ctx: CallContext, workdir: str | None, tool: Tool, parsed: BaseModel) -> BaseModel:
-    """Relative paths of an agent with a working directory are relative to it (the
-    parameter its operation marks as a path: ``hive.ops.spec.PathParam``)."""
-    marked = path_parameter(tool.operation.params) if tool.operation else None
-    if workdir is None or marked is None:
-        return parsed
-    name, marker = marked
-    absolute = marker.in_context
-    value = getattr(parsed, name)
-    if absolute and ctx.context_root != ctx.root:
-        return parsed
-    if not isinstance(value, str) or os.path.isabs(value):
-        return parsed
-    if absolute and ".." in value.replace("\\", "/").split("/"):
-        return parsed  # refused as it is by the context-directory check
-    joined = posixpath.normpath(posixpath.join(workdir, value or "."))
-    if absolute:
-        joined = os.path.join(os.path.realpath(ctx.root), joined)
-    return parsed.model_copy(update={name: joined})
-
-
 def _handle(ctx: CallContext, tool: Tool, parsed: BaseModel) -> dict[str, Any]:
     try:
-        return {"result": _jsonable(tool.handler(ctx, parsed))}
+        return {"result": jsonable(tool.handler(ctx, parsed))}
     except HiveError as exc:
         return exc.to_dict()
     except Exception as exc:
@@ -625,36 +558,6 @@ def check_call_paths(
     governance.check_paths(settings, ctx.name, tool, with_real_paths(ctx.root, paths))
 
 
-def check_sandbox(ctx: CallContext, tool: Tool, parsed: BaseModel) -> None:
-    """A path leading out of the tool's sandbox (``..``, a symlink, ``.git``) is refused
-    before the call is counted against a rate limit, as a path a permission rule denies
-    is: the handler's own check, made early (the repository for the fs_* tools, the
-    context directory for file_read and list_files)."""
-    marked = path_parameter(tool.operation.params) if tool.operation else None
-    if marked is None:
-        return
-    name, marker = marked
-    value = getattr(parsed, name)
-    if marker.in_context:
-        from hive.domain.debate import resolve_in_context
-
-        resolve_in_context(ctx.context_root, value)
-    else:
-        files.resolve(ctx.root, value)
-
-
-def check_protected(ctx: CallContext, tool: str) -> None:
-    """A tool listed in ``permission_policy.protected_tools`` needs a live grant."""
-    from hive.domain.permissions import protected_resource, require_grant
-
-    try:
-        resource = protected_resource(ctx.workspace(), tool)
-    except NotInitialized:
-        return
-    if resource is not None:
-        require_grant(ctx.workspace(), agent=ctx.name, resource=resource, what=tool)
-
-
 def path_filter(ctx: CallContext, tool: str) -> files.PathFilter:
     """A per-file predicate: may ``ctx.agent`` reach this file with ``tool``?"""
     settings = settings_for(ctx)
@@ -676,52 +579,16 @@ def write_check(ctx: CallContext) -> files.WriteCheck:
     return agents_write_check(ctx.workspace())
 
 
-def _blocking(runs: list[governance.HookRun]) -> dict[str, Any] | None:
-    for run in runs:
-        if run.exit_code == governance.BLOCK:
-            reason = run.stderr.strip() or "blocked by a pre_tool_use hook"
-            return {"error": reason, "code": "hook_blocked", "hook": run.command}
-        if run.failed:
-            what = "timed out" if run.timed_out else f"exited {run.exit_code}"
-            detail = run.stderr.strip()[-500:]
-            return {
-                "error": f"pre_tool_use hook {what}; the call was not run"
-                + (f": {detail}" if detail else ""),
-                "code": "hook_failed",
-                "hook": run.command,
-                "exit_code": run.exit_code,
-            }
-    return None
-
-
-def _with_hook_notes(
-    outcome: dict[str, Any], pre: list[governance.HookRun], post: list[governance.HookRun]
-) -> dict[str, Any]:
-    """Warnings (exit 1, failed post hooks) and post-hook feedback (exit 2) go to the
-    agent; exit-0 output only goes to the event log."""
-    warnings = [r.stderr.strip() or r.stdout.strip() for r in pre + post if r.exit_code == 1]
-    warnings += [
-        f"post_tool_use hook failed ({r.exit_code}): {r.stderr.strip()[-500:]}"
-        for r in post
-        if r.failed
-    ]
-    feedback = [r.stderr.strip() for r in post if r.exit_code == governance.BLOCK]
-    if warnings:
-        outcome["warnings"] = warnings
-    if feedback:
-        outcome["hook_feedback"] = feedback
-    return outcome
-
-
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """A result as JSON values (models by their aliases, times as hive writes them)."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     if isinstance(value, datetime):
         return format_time(value)  # as the models' times (``hive.models.base.Time``)
     if isinstance(value, list | tuple):
-        return [_jsonable(item) for item in value]
+        return [jsonable(item) for item in value]
     if isinstance(value, dict):
-        return {key: _jsonable(item) for key, item in value.items()}
+        return {key: jsonable(item) for key, item in value.items()}
     return value
 
 
