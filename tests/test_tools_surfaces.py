@@ -132,6 +132,28 @@ def test_a_list_or_object_sent_as_a_json_string_is_told_to_send_it_itself(
     assert "error" not in again, again
 
 
+def test_an_error_a_tool_call_can_force_past_names_the_argument(ws: Workspace, repo: Path) -> None:
+    """A blocked cell, an epic with open subtasks and a cell with subtasks said 'use
+    --force' to an agent, whose tool has no such flag; resolve said '--use-other'. The
+    tool's argument is named now (the flag beside it, for a person)."""
+    ctx = CallContext(root=str(repo), agent="bob")
+    blocker = call_tool(ctx, "hive_create", {"title": "blocker"})["result"]["id"]
+    waiting = call_tool(ctx, "hive_create", {"title": "waiting", "deps": [blocker]})["result"]
+    epic = call_tool(ctx, "hive_create_epic", {"epic_title": "E", "subtasks": [{"title": "a"}]})
+    epic_id = epic["result"][0]["id"]
+    refusals = [
+        call_tool(ctx, "hive_close", {"id": waiting["id"]}),
+        call_tool(ctx, "hive_close", {"id": epic_id}),
+        call_tool(ctx, "hive_delete", {"id": epic_id}),
+    ]
+    for refused in refusals:
+        assert "override with force (--force" in refused["error"], refused
+    other = call_tool(ctx, "hive_resolve", {"id": blocker, "use_other": True})
+    assert other["field"] == "field" and other["error"].startswith("use_other (--use-other)")
+    forced = call_tool(ctx, "hive_close", {"id": waiting["id"], "force": True})
+    assert forced["result"]["status"] == "closed"
+
+
 def test_a_whole_number_written_as_a_float_is_an_integer(ws: Workspace, repo: Path) -> None:
     """JSON Schema's ``integer`` (the schemas' type; the seeds say ``number``) admits
     ``5.0`` and ``1e3``, which a JSON parser gives as floats: taken as the integers they
