@@ -576,6 +576,33 @@ def test_show_lists_the_subtasks_and_the_cells_it_blocks(hived: Path) -> None:
     assert found["subtasks"] == [] and data(hive(hived, "show", waiting, "--json"))["blocks"] == []
 
 
+def test_design_and_acceptance_criteria_are_set_by_update(hived: Path) -> None:
+    """A cell's design and acceptance criteria (beads' fields, imported and shown) could
+    be set only by 'hive create --from' or an import: 'bd update --design' had no
+    counterpart. The console script (lean first) and the hive_update tool set them;
+    the same text again changes nothing (no commit)."""
+    from hive.tools.registry import CallContext, call_tool
+    from tests.inprocess import run_hive
+
+    def stored(cell_id: str) -> tuple[str, str]:
+        shown = data(hive(hived, "show", cell_id, "--json"))
+        return shown["design"], shown["acceptance_criteria"]
+
+    cell_id = create(hived, "Queue")
+    given = ["--design", "two\nlines", "--acceptance", "ok"]
+    changed = run_hive(["update", cell_id[3:7], *given], cwd=hived)
+    assert changed.returncode == 0, changed.stderr
+    assert stored(cell_id) == ("two\nlines", "ok")
+    before = head(hived)
+    assert run_hive(["update", cell_id, "--acceptance", "ok"], cwd=hived).returncode == 0
+    assert head(hived) == before
+    assert "design:\ntwo\nlines\n\nacceptance criteria:\nok" in ok(hive(hived, "show", cell_id))
+    ctx = CallContext(root=str(hived), agent="BlueLake")
+    args = {"id": cell_id, "design": "", "acceptance": "tests pass"}
+    assert call_tool(ctx, "hive_update", args)["result"]["acceptance_criteria"] == "tests pass"
+    assert stored(cell_id) == ("", "tests pass")
+
+
 def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
     import re
 

@@ -220,6 +220,8 @@ def create_cell(
     assignee: str | None = None,
     notes: str = "",
     metadata: dict[str, Any] | None = None,
+    design: str = "",
+    acceptance_criteria: str = "",
 ) -> Cell:
     """Create one cell (a child of ``parent`` if given) in one commit."""
     fields = _new_cell_fields(
@@ -233,6 +235,7 @@ def create_cell(
         notes=notes,
         metadata=metadata,
     )
+    fields.update(_texts(design=design, acceptance_criteria=acceptance_criteria))
     dep_specs = [parse_dep_spec(spec) for spec in deps]
 
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
@@ -272,6 +275,17 @@ def _new_cell_fields(
         "assignee": check_name(assignee, "assignee") if assignee else None,
         "notes": check_text(notes, "notes"),
         "metadata": dict(metadata or {}),
+    }
+
+
+def _texts(**texts: str | None) -> dict[str, str]:
+    """The long text fields given (``design``, ``acceptance_criteria``), each checked
+    as every cell text is; those not given (None) left out."""
+    label = {"acceptance_criteria": "acceptance criteria"}
+    return {
+        name: check_text(text, label.get(name, name))
+        for name, text in texts.items()
+        if text is not None
     }
 
 
@@ -442,6 +456,8 @@ def update_cells(
     files: Sequence[str] | None = None,
     force: bool = False,
     reason: str | None = None,
+    design: str | None = None,
+    acceptance_criteria: str | None = None,
 ) -> list[Cell]:
     """Change fields of cells, all in one commit. ``status='closed'`` follows the rules
     of close (after the other changes are applied), ``status='in_progress'`` those of
@@ -460,6 +476,7 @@ def update_cells(
     for text, what in ((description, "description"), (append_notes, "notes")):
         if text is not None:
             check_text(text, what)
+    texts = _texts(design=design, acceptance_criteria=acceptance_criteria)
     if assignee:
         check_name(assignee, "assignee")
     if title is not None and not title.strip():
@@ -481,6 +498,7 @@ def update_cells(
             updates["title"] = title
         if description is not None:
             updates["description"] = description
+        updates.update(texts)
         if assignee is not None:
             updates["assignee"] = assignee or None
         if new_type is not None:

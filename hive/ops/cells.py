@@ -192,6 +192,8 @@ class UpdateParams(Params):
     type: CellType | None = None
     title: str | None = Field(default=None, max_length=MAX_TITLE)
     description: str | None = Field(default=None, max_length=MAX_TEXT)
+    design: str | None = Field(default=None, max_length=MAX_TEXT)  # CLI help: UPDATE_HELPS
+    acceptance: str | None = Field(default=None, max_length=MAX_TEXT)
     assignee: Short | None = Field(default=None, description="'' clears")
     append_notes: str | None = Field(default=None, max_length=MAX_TEXT)
     add_labels: list[Short] = Field(
@@ -246,6 +248,8 @@ def _update_many(ws: Workspace, a: UpdateParams, ids: list[str]) -> list[Cell]:
         files=a.files,
         force=a.force,
         reason=a.reason,
+        design=a.design,
+        acceptance_criteria=a.acceptance,
     )
 
 
@@ -368,6 +372,11 @@ def _globs(a: Any) -> list[str]:
 
 
 ID_ARG = ("id",)
+# Help of the command line only: the tools' schemas are kept within their token budget
+UPDATE_HELPS = {
+    "design": "design notes (replaces them)",
+    "acceptance": "acceptance criteria (replaces them)",
+}
 UPDATE_SHORT = {
     "status": ("-s",),
     "priority": ("-p",),
@@ -468,7 +477,11 @@ declare(
         patterns=_globs,
         parsers=PRIORITY,
         batch=_update_many,
-        commands=(Command(("update",), arguments=ID_ARG, short=UPDATE_SHORT, many=True),),
+        commands=(
+            Command(
+                ("update",), arguments=ID_ARG, short=UPDATE_SHORT, helps=UPDATE_HELPS, many=True
+            ),
+        ),
         help="Change fields of cells (one commit for all; none changes if one is refused)."
         "\n\nA cell claimed by someone else needs --force (recorded; a coordinator also"
         " gives --reason)."
