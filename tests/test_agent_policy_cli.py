@@ -416,3 +416,41 @@ def test_a_fresh_agent_command_is_refused_past_the_lean_path(
         f"error: tool {tool} is not enabled for agent narrow (its tools: hive_stats)\n"
     )
     assert head(repo) == before
+
+
+@pytest.mark.parametrize(
+    "args", [["ready"], ["list"], ["show", "{cell}"]], ids=["ready", "list", "show"]
+)
+def test_a_lean_read_refuses_a_name_its_credential_does_not_prove(
+    ws: Workspace, repo: Path, args: list[str]
+) -> None:
+    """``HIVE_AGENT`` naming another agent than ``HIVE_AGENT_TOKEN``'s: the lean reads
+    answered it (in a hive without a policy for agents) where the full CLI refuses it;
+    now the same words, code and exit code on both paths (``--actor`` too), while the
+    agent's own name and a person's reads are answered as before."""
+    cell = new_cell(repo)
+    mine = agent_env(repo, "worker")
+    words = [arg.format(cell=cell) for arg in ["--json", *args]]
+    for env, argv in (
+        ({**mine, "HIVE_AGENT": "other"}, words),
+        ({k: v for k, v in mine.items() if k != "HIVE_AGENT"}, ["--actor", "other", *words]),
+    ):
+        answers = [
+            run_hive(["-C", str(repo), *argv], env=env, module=module)
+            for module in ("hive", "hive.cli.main")
+        ]
+        for ran in answers:
+            assert ran.returncode == 5, ran
+            assert ran.stderr == "error: you are worker (by HIVE_AGENT_TOKEN), not other\n"
+            assert json.loads(ran.stdout)["code"] == "not_your_identity"
+        assert answers[0].stdout == answers[1].stdout
+    assert hive(repo, *words, env=mine).returncode == 0
+    assert hive(repo, *words).returncode == 0  # a person's
+
+
+def test_a_fresh_lean_read_refuses_a_name_its_credential_does_not_prove(
+    ws: Workspace, repo: Path
+) -> None:
+    ran = fresh(repo, {**agent_env(repo, "worker"), "HIVE_AGENT": "other"}, "--json", "ready")
+    assert ran.returncode == 5, ran.stderr
+    assert ran.stderr == "error: you are worker (by HIVE_AGENT_TOKEN), not other\n"

@@ -10,7 +10,8 @@ object cannot be read here, or when an option needs the models (``--parent``
 with a partial id), None sends the command to the full CLI, which indexes
 the state (with a progress bar on a terminal) and answers. So does an agent's
 command (``HIVE_AGENT_TOKEN``) when HEAD's config has a policy for agents beyond the
-path rules (:func:`agent_policy`), which only the full CLI runs.
+path rules (:func:`agent_policy`), which only the full CLI runs; one claiming another
+name than its credential's is refused as the full CLI refuses it (:func:`open_read`).
 """
 
 from __future__ import annotations
@@ -115,16 +116,54 @@ def open_state(inv: Invocation) -> State | None:
     return State(index=index, key=key, paths=paths, hive=trees[0])
 
 
+def open_read(inv: Invocation) -> State | None:
+    """:func:`open_state` for a read (``ready``, ``list``, ``show``). An agent's command
+    (``HIVE_AGENT_TOKEN`` set) is answered here only when the name it claims is its
+    credential's (Refusal otherwise, the full path's ``not_your_identity``) and HEAD's
+    config gives agents no policy (:func:`agent_policy`); None sends it to the full CLI.
+    A person's command reads no credential and no config here."""
+    import os
+
+    state = open_state(inv)
+    token = os.environ.get("HIVE_AGENT_TOKEN")
+    if state is None or not token:
+        return state
+    if not _claim_proven(inv, state, token) or agent_policy(state):
+        return None
+    return state
+
+
+def _claim_proven(inv: Invocation, state: State, token: str) -> bool:
+    """Whether the name claimed (``--actor``, else ``HIVE_AGENT``), if any, is the agent
+    of ``token``, as the full path resolves it (``actors.check_claim``): Refusal with
+    its error when it is another's; False leaves a credential that cannot be read here,
+    or is nobody's, to the full CLI."""
+    import os
+
+    claim = inv.actor or os.environ.get("HIVE_AGENT")
+    if not claim:
+        return True
+    from hive.domain.actors import check_claim
+    from hive.store import credentials
+
+    try:
+        holder = credentials.name_of_token(state.paths.hive_state_dir, token)
+    except (HiveError, OSError):
+        return False
+    if holder is None:
+        return False
+    try:
+        check_claim(claim, holder, by_token=True)
+    except HiveError as exc:
+        raise Refusal(exc) from None
+    return True
+
+
 def agent_policy(state: State) -> bool:
     """Whether an agent's command (``HIVE_AGENT_TOKEN`` set) is the full CLI's: the
     config at HEAD gives agents a policy beyond the path rules (``configdoc.
     agent_policy``: tools lists, call limits, hooks, rate limits, protected tools),
-    which the full CLI runs (``hive.domain.policy``), or cannot be read here for sure.
-    A person's command reads nothing more."""
-    import os
-
-    if not os.environ.get("HIVE_AGENT_TOKEN"):
-        return False
+    which the full CLI runs (``hive.domain.policy``), or cannot be read here for sure."""
     from hive.git.loose import read_object, read_tree
     from hive.store.configdoc import plain_config
 
@@ -203,10 +242,10 @@ def ready(inv: Invocation) -> int | None:
     if limit == -1:
         return None
     try:
-        state = open_state(inv)
+        state = open_read(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None or agent_policy(state):
+    if state is None:
         return None
     found = state.index.ready(state.key, None if limit is None else limit)
     if found is None:
@@ -272,10 +311,10 @@ def list_cells(inv: Invocation) -> int | None:
     if query is None or (query.include_deleted and not inv.json):
         return None  # the table marks deleted cells "(deleted)": the full CLI prints it
     try:
-        state = open_state(inv)
+        state = open_read(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None or agent_policy(state):
+    if state is None:
         return None
     query = _with_known_parent(state, query)
     if query is None:
@@ -541,10 +580,10 @@ def show(inv: Invocation) -> int | None:
     if not given or given != given.strip():
         return None
     try:
-        state = open_state(inv)
+        state = open_read(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
-    if state is None or agent_policy(state):
+    if state is None:
         return None
     from hive.cli.lean_write import find
     from hive.git.loose import read_object
