@@ -671,7 +671,8 @@ def _blocked(found: list[Any], params: Any, ws: Workspace) -> None:
         return
     output.cell_table(found)
     for cell in found:
-        waits = [f"{ref.id} [{ref.status}]" for ref in cell.open_blockers]
+        refs = getattr(cell, "open_blockers", None)  # ids only with --no-verbose
+        waits = cell.blocked_by if refs is None else [f"{r.id} [{r.status}]" for r in refs]
         output.say_items(f"{cell.id} waits on ", waits)
 
 
