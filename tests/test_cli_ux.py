@@ -603,6 +603,25 @@ def test_design_and_acceptance_criteria_are_set_by_update(hived: Path) -> None:
     assert stored(cell_id) == ("", "tests pass")
 
 
+def test_a_subtasks_own_part_of_its_id_is_answered_with_the_whole_id(hived: Path) -> None:
+    """'hive show a3f8' for the subtask listed as hv-x7k2q9.a3f8 said only 'no cell
+    matches': the error names the subtask(s) meant (console script and tool alike)."""
+    from hive.tools.registry import CallContext, call_tool
+    from tests.inprocess import run_hive
+
+    parent = create(hived, "parent")
+    child = create(hived, "child", "--parent", parent)
+    suffix = child.rsplit(".", 1)[1]
+    shown = run_hive(["show", suffix], cwd=hived)
+    assert (shown.returncode, shown.stderr) == (
+        3,
+        f"error: no cell matches id '{suffix}' (did you mean {child}?)\n",
+    )
+    refused = call_tool(CallContext(root=str(hived)), "hive_close", {"id": suffix})
+    assert refused["code"] == "not_found" and f"did you mean {child}?" in refused["error"]
+    assert "did you mean" not in run_hive(["show", "zzzzz"], cwd=hived).stderr
+
+
 def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
     import re
 

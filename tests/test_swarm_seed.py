@@ -96,7 +96,7 @@ def test_every_seed_example_call_is_accepted(
     ctx: CallContext, ws: Workspace, repo: Path, cells: dict[str, str]
 ) -> None:
     epic, cell = cells["bd-123"], cells["bd-123.2"]
-    init = ok(ctx, "swarm_init", {"project_path": PROJECT})
+    init = ok(ctx, "swarm_init", {"project_path": str(repo)})  # the seed's, here
     assert init["hive_available"] is True
     choice = ok(
         ctx, "swarm_select_strategy", {"task": "Add OAuth authentication with refresh tokens"}
@@ -297,6 +297,25 @@ def test_evaluation_string_holding_json_is_parsed(
     )
     assert refused["code"] == "gate_failed"
     assert show_cell(Workspace(str(repo)), cell_id=cells["bd-123.1"]).status == "open"
+
+
+def test_every_project_path_is_checked_alike(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    """swarm_init's project_path said 'must be this repository' but took any path and
+    answered with this repository's counts under it; swarmmail_init took a directory that
+    does not exist. Every tool that takes a project path now refuses both, naming the
+    field, and takes the repository or a directory in it."""
+    elsewhere = tmp_path / "other-project"
+    elsewhere.mkdir()
+    (repo / "src").mkdir()
+    ctx = CallContext(root=str(repo))
+    for name in ("swarm_init", "swarmmail_init"):
+        for path, says in ((str(elsewhere), "is not this repository"), ("no/such", "not exist")):
+            refused = call_tool(ctx, name, {"project_path": path})
+            assert refused["code"] == "invalid_input", (name, refused)
+            assert refused["field"] == "project_path" and says in refused["error"], refused
+    assert ok(ctx, "swarm_init", {"project_path": str(repo / "src")})["hive_available"]
+    assert ok(ctx, "swarm_init", {"project_path": str(repo)})["project_path"] == str(repo)
+    assert ok(ctx, "swarmmail_init", {"project_path": "src"})["project_key"] == str(repo)
 
 
 def test_swarm_init_names_the_calling_agent(ws: Workspace, repo: Path) -> None:

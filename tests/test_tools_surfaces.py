@@ -107,6 +107,53 @@ def test_a_wrongly_typed_argument_says_how_to_write_it(ws: Workspace, repo: Path
     assert response["error"].endswith("Input should be a valid string or a valid dictionary")
 
 
+def test_a_list_or_object_sent_as_a_json_string_is_told_to_send_it_itself(
+    ws: Workspace, repo: Path
+) -> None:
+    """An LLM often sends a nested list or object as a string holding its JSON. The hint
+    said to wrap that string in a list (`["[{\"title\": ...}]"]`), which fails again;
+    nor is one string a list of one where the items are objects or numbers."""
+    ctx = CallContext(root=str(repo), agent="bob")
+    subtasks = json.dumps([{"title": "a"}])
+    epic = call_tool(ctx, "hive_create_epic", {"epic_title": "E", "subtasks": subtasks})
+    assert epic["field"] == "subtasks" and "even of one" not in epic["error"]
+    assert epic["error"].endswith("send the list itself as JSON, not a string holding it")
+    todos = call_tool(ctx, "todo_write", {"todos": "write tests"})
+    assert "even of one" not in todos["error"] and "send a JSON list ([...])" in todos["error"]
+    ids = call_tool(ctx, "swarmmail_release", {"reservation_ids": "3"})
+    assert "even of one" not in ids["error"], ids
+    payload = call_tool(ctx, "coord_enqueue", {"kind": "k", "payload": '{"dir": "docs"}'})
+    assert payload["error"].endswith("send the object itself as JSON, not a string holding it")
+    paths = call_tool(ctx, "swarmmail_reserve", {"paths": '["src/a.py"]'})
+    assert paths["error"].endswith("send the list itself as JSON, not a string holding it")
+    again = call_tool(
+        ctx, "hive_create_epic", {"epic_title": "E", "subtasks": json.loads(subtasks)}
+    )
+    assert "error" not in again, again
+
+
+def test_an_error_a_tool_call_can_force_past_names_the_argument(ws: Workspace, repo: Path) -> None:
+    """A blocked cell, an epic with open subtasks and a cell with subtasks said 'use
+    --force' to an agent, whose tool has no such flag; resolve said '--use-other'. The
+    tool's argument is named now (the flag beside it, for a person)."""
+    ctx = CallContext(root=str(repo), agent="bob")
+    blocker = call_tool(ctx, "hive_create", {"title": "blocker"})["result"]["id"]
+    waiting = call_tool(ctx, "hive_create", {"title": "waiting", "deps": [blocker]})["result"]
+    epic = call_tool(ctx, "hive_create_epic", {"epic_title": "E", "subtasks": [{"title": "a"}]})
+    epic_id = epic["result"][0]["id"]
+    refusals = [
+        call_tool(ctx, "hive_close", {"id": waiting["id"]}),
+        call_tool(ctx, "hive_close", {"id": epic_id}),
+        call_tool(ctx, "hive_delete", {"id": epic_id}),
+    ]
+    for refused in refusals:
+        assert "override with force (--force" in refused["error"], refused
+    other = call_tool(ctx, "hive_resolve", {"id": blocker, "use_other": True})
+    assert other["field"] == "field" and other["error"].startswith("use_other (--use-other)")
+    forced = call_tool(ctx, "hive_close", {"id": waiting["id"], "force": True})
+    assert forced["result"]["status"] == "closed"
+
+
 def test_a_whole_number_written_as_a_float_is_an_integer(ws: Workspace, repo: Path) -> None:
     """JSON Schema's ``integer`` (the schemas' type; the seeds say ``number``) admits
     ``5.0`` and ``1e3``, which a JSON parser gives as floats: taken as the integers they

@@ -53,7 +53,9 @@ def resolve_conflicts(
     its assignee may, or a coordinator or person with ``force`` and a ``reason``.
     """
     if use_other and field is None:
-        raise InvalidInput("--use-other needs the field whose other value to take")
+        raise InvalidInput(
+            "use_other (--use-other) needs the field whose other value to take", field="field"
+        )
     if use_other and field not in SETTABLE:
         raise InvalidInput(
             f"cannot take the other value of {field!r}: use one of {', '.join(SETTABLE)}"

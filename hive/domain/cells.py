@@ -610,7 +610,7 @@ def _past_blockers(
     if not force:
         raise BlockedByDependency(
             f"{cell.id} is blocked by open {', '.join(blockers)};"
-            " close those first or use --force (see 'hive blocked')",
+            " close those first, or override with force (--force; see 'hive blocked')",
             id=cell.id,
             blockers=blockers,
         )
@@ -626,7 +626,8 @@ def _closing(
     if cell.type == "epic" and has_open_children(cell, index):
         if not force:
             raise BlockedByDependency(
-                f"epic {cell.id} still has open subtasks; close them first or use --force",
+                f"epic {cell.id} still has open subtasks; close them first, or override with"
+                " force (--force)",
                 id=cell.id,
             )
         guard.note(f"close epic {cell.id} with open subtasks")
@@ -698,7 +699,7 @@ def delete_cells(
             if live:
                 raise Conflict(
                     f"{cell.id} has subtasks ({', '.join(live[:5])});"
-                    " delete them first or use --force",
+                    " delete them first, or override with force (--force)",
                     id=cell.id,
                 )
         return _changed(cell, deleted_at=utc_now())

@@ -3,7 +3,6 @@ are generated from these descriptions)."""
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
@@ -54,9 +53,9 @@ def _mail_init(caller: Caller, a: MailInitParams) -> MailInit:
     Without a session (the command line) the name is taken back with its credential
     (``HIVE_AGENT_TOKEN``) or registered anew."""
     from hive.domain.identity import mail_init
+    from hive.domain.swarm.complete import check_project_path
 
-    if a.project_path:
-        _check_project(caller.root, a.project_path)
+    check_project_path(caller.root, a.project_path, field="project_path")
     if caller.agent is not None:
         agent = _bound_again(caller, a)
     else:
@@ -105,23 +104,6 @@ def _bound_again(caller: Caller, a: MailInitParams) -> Registration:
     except NameTaken:  # in-process code bound a name without its credential
         known = next(x for x in list_agents(caller.workspace()) if x.name == caller.agent)
         return Registration(**known.model_dump())
-
-
-def _check_project(root: str, project_path: str) -> None:
-    """``project_path`` must be this repository (or a directory inside it)."""
-    real_root = os.path.realpath(root)
-    if "\0" in project_path:  # no path holds one (realpath would raise ValueError)
-        raise InvalidInput(
-            f"project_path {project_path!r} holds a NUL character: not a path",
-            field="project_path",
-        )
-    given = os.path.realpath(os.path.join(root, os.path.expanduser(project_path)))
-    if given != real_root and not given.startswith(real_root + os.sep):
-        raise InvalidInput(
-            f"project_path {project_path!r} is not this repository ({root}); start the"
-            " tool server in that project instead",
-            field="project_path",
-        )
 
 
 class SendParams(Params):

@@ -114,13 +114,29 @@ def resolve_among(given: str, known: Collection[str], deleted: Callable[[str], b
         return wanted
     matches = sorted(cid for cid in known if id_matches(cid, wanted))
     if not matches:
-        raise NotFound(f"no cell matches id {given!r}", id=given)
+        raise NotFound(f"no cell matches id {given!r}{_subtask_hint(wanted, known)}", id=given)
     chosen = _preferred_match(wanted, matches, deleted)
     if chosen is not None:
         return chosen
     live = _live_ids(matches, deleted)
     shown = ", ".join(live[:5]) + (" ..." if len(live) > 5 else "")
     raise AmbiguousId(f"id {given!r} is ambiguous: {shown}", id=given, matches=live[:20])
+
+
+def _subtask_hint(wanted: str, known: Collection[str]) -> str:
+    """Where ``wanted`` (no '-' or '.' in it) begins the part of a subtask's id after a
+    dot (``a3f8`` of ``hv-x7k2q9.a3f8``, typed as a root's hash is): which ids (the
+    first three), since a subtask is named from its parent's id on; else nothing."""
+    if "-" in wanted or "." in wanted:
+        return ""
+    found = sorted(
+        cid for cid in known if any(part.startswith(wanted) for part in cid.split(".")[1:])
+    )
+    if not found:
+        return ""
+    if len(found) == 1:
+        return f" (did you mean {found[0]}?)"
+    return f" (did you mean one of {', '.join(found[:3])}{', ...' if len(found) > 3 else ''}?)"
 
 
 def _preferred_match(wanted: str, matches: list[str], deleted: Callable[[str], bool]) -> str | None:

@@ -71,7 +71,8 @@ returns a traceback. An unknown argument's error names the one meant (`ttlSecond
 did you mean `ttl_seconds`?) and the tool's arguments, an unknown tool's the tool
 meant (`hive_redy`: did you mean `hive_ready`?) and every tool; a null for an optional
 argument says to leave it out, a wrong type how to write the value (one path for a list:
-`send a list, even of one: ["src/a.py"]`; a quoted number or flag: without quotes), and
+`send a list, even of one: ["src/a.py"]`; a quoted number or flag: without quotes; a
+list or object sent as a string holding its JSON: the value itself), and
 an argument of several forms lists them all (`'risk-based', 'research-based' or 'auto'`).
 A file tool given a directory (`fs_read`) or a file (`fs_list`) names the tool that
 takes it.

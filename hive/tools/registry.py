@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -29,6 +29,9 @@ from hive.models.agents_config import AgentProfile
 from hive.ops.spec import OPERATIONS, Operation, path_parameter
 from hive.ops.toolindex import STATUS_SHAPED, TOOL_MODULES
 from hive.times import format_time
+
+if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
@@ -456,21 +459,49 @@ def argument_hint(model: type[BaseModel], args: dict[str, Any], where: str, erro
     field = next((f for name, f in model.model_fields.items() if where in (name, f.alias)), None)
     if where in args and args[where] is None and field is not None and not field.is_required():
         return "; null is not accepted: leave the argument out for its default"
-    return _type_hint(error["type"], error["input"])
+    return _type_hint(error["type"], error["input"], field)
 
 
-def _type_hint(kind: str, given: Any) -> str:
+def _type_hint(kind: str, given: Any, field: FieldInfo | None = None) -> str:
     """How to write a value of the type an argument wants, for the usual slips: a
-    number or a boolean in quotes, a fraction for a count, one string for a list."""
+    number or a boolean in quotes, a fraction for a count, one string for a list, a
+    list or an object sent as a string holding its JSON."""
     if kind == "int_type":
         return '; send a whole number without quotes (3, not "3" or 2.5)'
     if kind == "bool_type":
         return "; send true or false without quotes"
+    wanted = {"list_type": list, "dict_type": dict}.get(kind)
+    if wanted is not None and isinstance(given, str) and _holds_json(given, wanted):
+        shape = "list" if wanted is list else "object"
+        return f"; send the {shape} itself as JSON, not a string holding it"
     if kind == "list_type" and isinstance(given, str):
-        return f"; send a list, even of one: {json.dumps([given[:60]], ensure_ascii=False)}"
+        if field is None or _items_are_text(field):
+            return f"; send a list, even of one: {json.dumps([given[:60]], ensure_ascii=False)}"
+        return "; send a JSON list ([...]) of the items its schema describes"
     if kind == "dict_type":
         return "; send a JSON object ({...})"
     return ""
+
+
+def _holds_json(text: str, wanted: type) -> bool:
+    """Whether ``text`` is the JSON of a ``wanted`` (list or dict) value."""
+    try:
+        return isinstance(json.loads(text), wanted)
+    except ValueError:
+        return False
+
+
+def _items_are_text(field: FieldInfo) -> bool:
+    """Whether a list argument's items are strings (so one string is a list of one)."""
+    import typing
+
+    for annotation in (field.annotation, *typing.get_args(field.annotation)):
+        if typing.get_origin(annotation) is list:
+            item = (typing.get_args(annotation) or (str,))[0]
+            if typing.get_origin(item) is typing.Annotated:
+                item = typing.get_args(item)[0]
+            return item is str
+    return True
 
 
 def _closest(name: str, known: list[str]) -> str | None:

@@ -214,21 +214,30 @@ def commit_body(summary: str, touched: Sequence[str]) -> str:
 
 
 def check_project(ws: Workspace, project_key: str | None) -> None:
-    """A project key must be this repository (or a directory inside it); a path that
-    does not exist is an error."""
-    if not project_key:
+    """A project key must be this repository (or a directory inside it)."""
+    check_project_path(ws.root, project_key, field="project_key")
+
+
+def check_project_path(root: str, given: str | None, *, field: str) -> None:
+    """``given`` (``project_path``, ``project_key``), when given, must be the repository
+    at ``root`` or a directory inside it: a path that does not exist, or lies elsewhere,
+    is an error naming ``field`` (one rule for every tool that takes one)."""
+    if not given:
         return
-    path = os.path.join(ws.root, os.path.expanduser(project_key))
+    if "\0" in given:  # no path holds one (realpath would raise ValueError)
+        raise InvalidInput(f"{field} {given!r} holds a NUL character: not a path", field=field)
+    path = os.path.join(root, os.path.expanduser(given))
     if not os.path.isdir(path):
         raise InvalidInput(
-            f"project_key {project_key!r} does not exist; give this repository's path ({ws.root})",
-            field="project_key",
+            f"{field} {given!r} does not exist; give this repository's path ({root})",
+            field=field,
         )
-    given = os.path.realpath(path)
-    root = os.path.realpath(ws.root)
-    if given != root and not given.startswith(root + os.sep):
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    if real != real_root and not real.startswith(real_root + os.sep):
         raise InvalidInput(
-            f"project_key {project_key!r} is not this repository ({ws.root})", field="project_key"
+            f"{field} {given!r} is not this repository ({root}); give its path, or start"
+            " the tool server in that project instead",
+            field=field,
         )
 
 

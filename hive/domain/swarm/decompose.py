@@ -713,7 +713,9 @@ def swarm_init(ws: Workspace, *, project_path: str | None = None) -> SwarmInit:
     """What this repository offers a swarm: hive, mail, cass, outcomes so far;
     ``agent`` is the caller's identity when it acts as a registered agent."""
     from hive.domain.mail import list_agents
+    from hive.domain.swarm.complete import check_project_path
 
+    check_project_path(ws.root, project_path, field="project_path")
     try:
         cells = len(ws.cells().cells)
         available = True
