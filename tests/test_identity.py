@@ -625,6 +625,55 @@ def test_an_agents_command_line_claims_no_files_its_tools_would_refuse(
     assert person.returncode == 0, person
 
 
+def test_an_agents_cells_from_a_file_or_a_plan_claim_no_files_its_tools_would_refuse(
+    ws: Workspace, repo: Path
+) -> None:
+    """`hive create --from FILE`, `hive swarm create-epic SOURCE` and the subtasks of
+    `hive epic create` / `hive_create_epic` claimed owned files unchecked: bob created
+    there cells owning what hive_create --files refuses him. Now every cell's globs meet
+    the rule: the same words, exit 5, nothing written; a glob that merely could contain
+    denied files is fine, a person is not an agent, and bypass_permissions skips it."""
+    _deny(repo, ["**/.env*"])
+    bob = agent_env(repo, "bob")
+    cells, plan = repo / "cells.yaml", repo / "plan.json"
+    cells.write_text(
+        "- title: auth\n  files: [src/**]\n- title: keys\n  files_owned: [config/.env]\n"
+    )
+    denied = {"title": "keys", "files": ["config/.env"]}
+    plan.write_text(json.dumps({"epic": {"title": "e"}, "subtasks": [{"title": "a"}, denied]}))
+    subtask = json.dumps(denied)
+    before = state(repo)
+    for argv in (
+        ["create", "--from", str(cells)],
+        ["swarm", "create-epic", str(plan)],
+        ["epic", "create", "e", "--subtask", "a", "--subtask", subtask],
+    ):
+        refused = run_hive(["-C", str(repo), "--json", *argv], env=bob)
+        assert refused.returncode == 5, refused
+        _refused_by_the_env_rule(json.loads(refused.stdout))
+    tool = call_tool(
+        CallContext(root=str(repo), agent="bob"),
+        "hive_create_epic",
+        {"epic_title": "e", "subtasks": [{"title": "a"}, denied]},
+    )
+    _refused_by_the_env_rule(tool)
+    assert state(repo) == before
+    cells.write_text("- title: auth\n  files: [src/**]\n")
+    assert run_hive(["-C", str(repo), "create", "--from", str(cells)], env=bob).returncode == 0
+    person = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    assert (
+        run_hive(["-C", str(repo), "swarm", "create-epic", str(plan)], env=person).returncode == 0
+    )
+    from tests.seedkit import configure
+
+    configure(repo, agents={"free": {"bypass_permissions": True}})
+    free = agent_env(repo, "free")
+    made = run_hive(["-C", str(repo), "epic", "create", "e", "--subtask", subtask], env=free)
+    assert made.returncode == 0, made
+    owned = git(repo, "log", "-1", "--format=%an %s")
+    assert owned.startswith("free "), owned
+
+
 def test_an_agents_commit_is_refused_while_its_rules_cannot_be_read(
     ws: Workspace, repo: Path
 ) -> None:

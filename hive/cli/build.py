@@ -42,12 +42,17 @@ KEYWORD = inspect.Parameter.KEYWORD_ONLY
 @dataclass(frozen=True)
 class Extra:
     """A command-line input mode beyond the operation's parameters (``create --from
-    FILE``): its own option, and a runner that takes over when it is given."""
+    FILE``): its own option, and what takes over when it is given: ``read(given)``
+    reads the input, ``run(given, input)`` acts on it; ``claims(input)``: the globs
+    the cells it creates claim as their owned files (an agent's meet the path rules of
+    the operation's tool, as that tool's ``files`` do)."""
 
     name: str
     flag: str
     annotation: Any
-    run: Callable[[dict[str, Any]], None]
+    read: Callable[[dict[str, Any]], Any]
+    run: Callable[[dict[str, Any], Any], None]
+    claims: Callable[[Any], list[str]]
 
 
 @dataclass(frozen=True)
@@ -469,30 +474,53 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
 
 def _run_extra(op: Operation, extra: Extra, given: dict[str, Any]) -> None:
     """An input mode beyond the parameters (``hive create --from FILE``) calls the same
-    tool: an agent's meets its policy (no path of its input is known before it runs)."""
+    tool: an agent's meets its policy, its input read once the call is counted (as a
+    tool's arguments are checked then) and the globs its cells claim checked against
+    the path rules as the tool's ``files`` are."""
     from hive.ops.toolindex import TOOL_MODULES
 
     ws = run_op(workspace)
     if op.name not in TOOL_MODULES or run_op(lambda: ws.principal.kind) != "agent":
-        extra.run(given)
+        extra.run(given, run_op(lambda: extra.read(given)))
         return
     from hive.domain import policy
 
-    def handler(args: dict[str, Any]) -> dict[str, Any]:
-        extra.run(given)
-        return {"result": None}
-
     args = {name: value for name, value in given.items() if value not in (None, False)}
+
+    def resolve() -> policy.Call:
+        found = extra.read(given)
+        claimed = _claimable(extra.claims(found))
+
+        def handler(checked: dict[str, Any]) -> dict[str, Any]:
+            extra.run(given, found)
+            return {"result": None}
+
+        return policy.Call(op.name, args, handler, patterns=lambda checked: claimed)
+
     outcome = run_op(
         lambda: policy.gated(
             ShellCaller.of(ws),
-            lambda: policy.Call(op.name, args, handler),
+            resolve,
             agent=ws.principal.name,
             known=list(TOOL_MODULES),
             hooks=[],
         )
     )
     _hook_notes(outcome)
+
+
+def _claimable(globs: list[str]) -> list[str]:
+    """``globs`` in the form the path rules check (``files.permission_path``); one that
+    is no valid glob is left to the input's own check, which says where it is."""
+    from hive.domain.files import permission_path
+
+    found = []
+    for glob in globs:
+        try:
+            found.append(permission_path(glob))
+        except HiveError:
+            continue
+    return found
 
 
 def _hook_notes(outcome: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -22,7 +22,10 @@ from hive.errors import InvalidInput, NotFound
 from hive.text import counted, duration, shell_word, shown_lines
 from hive.times import json_default
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
+    from hive.domain.bulk import CellFile
     from hive.domain.workspace import Workspace
     from hive.models import Cell
     from hive.models.cell import Page
@@ -196,27 +199,47 @@ def _input_size(path: str) -> int:
         return 0
 
 
-def _create_from(given: dict[str, Any]) -> None:
-    """``hive create --from FILE``: every cell of FILE in one commit."""
-    from hive.domain.bulk import create_cells, read_cell_file
+def _read_cells(given: dict[str, Any]) -> tuple[CellFile, int]:
+    """``hive create --from FILE``'s input: FILE's cells, and its size in bytes."""
+    from hive.domain.bulk import read_cell_file
 
     path = given.pop("from_file")
     if any(value not in (None, False) for value in given.values()):
         usage_error("--from FILE takes the cells' fields from FILE: give no TITLE or options")
+    if path == "-" and sys.stdin.isatty():  # else a person sees nothing happen
+        output.err("reading cells from standard input (YAML or JSON lines; Ctrl-D ends)")
+    return _problems_shown(lambda: read_cell_file(path, stdin=sys.stdin.buffer.read)), _input_size(
+        path
+    )
+
+
+def _cell_claims(found: tuple[CellFile, int]) -> list[str]:
+    from hive.domain.bulk import claimed_files
+
+    return claimed_files(found[0])
+
+
+def _problems_shown(call: Callable[[], T]) -> T:
+    """``call()``; the problems of a file it refuses each on a line of stderr first."""
+    try:
+        return call()
+    except InvalidInput as exc:
+        found = exc.details.get("problems") or []
+        for problem in found if len(found) > 1 and not OPTIONS.json else []:
+            output.err(problem["message"])  # one line each, like a compiler
+        raise
+
+
+def _create_from(given: dict[str, Any], found: tuple[CellFile, int]) -> None:
+    """``hive create --from FILE``: every cell of FILE in one commit."""
+    from hive.domain.bulk import create_cells
+
+    cells_file, size = found
 
     def run() -> CreatedCells:
         ws = workspace()
-        if path == "-" and sys.stdin.isatty():  # else a person sees nothing happen
-            output.err("reading cells from standard input (YAML or JSON lines; Ctrl-D ends)")
-        try:
-            with output.progress_bar(_input_size(path), enabled=not OPTIONS.json) as bar:
-                cells_file = read_cell_file(path, stdin=sys.stdin.buffer.read)
-                return create_cells(ws, cells_file=cells_file, progress=bar)
-        except InvalidInput as exc:
-            found = exc.details.get("problems") or []
-            for problem in found if len(found) > 1 and not OPTIONS.json else []:
-                output.err(problem["message"])  # one line each, like a compiler
-            raise
+        with output.progress_bar(size, enabled=not OPTIONS.json) as bar:
+            return _problems_shown(lambda: create_cells(ws, cells_file=cells_file, progress=bar))
 
     created = run_op(run)
     commit = f" in commit {created.commit[:12]}" if created.commit else " (staged)"
@@ -244,7 +267,7 @@ FROM_FILE = Annotated[
 PRESENTERS: dict[str, Presenter] = {
     "create": Presenter(
         render=_create,
-        extra=Extra("from_file", "--from FILE", FROM_FILE, _create_from),
+        extra=Extra("from_file", "--from FILE", FROM_FILE, _read_cells, _create_from, _cell_claims),
         inputs=_stdin_for("description"),
     ),
     "show": Presenter(render=_show, notes=_show_notes),
@@ -686,7 +709,8 @@ def _blocked(found: list[Any], params: Any, ws: Workspace) -> None:
         return
     output.cell_table(found)
     for cell in found:
-        waits = [f"{ref.id} [{ref.status}]" for ref in cell.open_blockers]
+        refs = getattr(cell, "open_blockers", None)  # ids only with --no-verbose
+        waits = cell.blocked_by if refs is None else [f"{r.id} [{r.status}]" for r in refs]
         output.say_items(f"{cell.id} waits on ", waits)
 
 
@@ -748,15 +772,28 @@ def _epic_created(cells: list[Cell], params: Any, ws: Workspace) -> None:
         output.say(f"  {child.id}  {child.title}")
 
 
-def _epic_from_plan(given: dict[str, Any]) -> None:
-    """``hive swarm create-epic SOURCE``: the epic of a plan file, checked first."""
-    from hive.domain.swarm.decompose import create_epic_from_decomposition
-
+def _read_plan(given: dict[str, Any]) -> str:
+    """``hive swarm create-epic SOURCE``'s input: the plan's text."""
     source = given.pop("source")
     if given.get("epic_title") or given.get("subtasks"):
         usage_error("give a plan file or --epic-title/--subtask, not both")
+    return read_source(source, "the plan")
+
+
+def _plan_claims(text: str) -> list[str]:
+    """The globs a plan's subtasks claim (none for a plan that is not valid: creating
+    it refuses it, saying why)."""
+    from hive.domain.swarm.decompose import swarm_validate_decomposition
+
+    plan = swarm_validate_decomposition(None, response=text).data
+    return [] if plan is None else [glob for sub in plan.subtasks for glob in sub.files]
+
+
+def _epic_from_plan(given: dict[str, Any], text: str) -> None:
+    """``hive swarm create-epic SOURCE``: the epic of a plan file, checked first."""
+    from hive.domain.swarm.decompose import create_epic_from_decomposition
+
     ws = run_op(workspace)
-    text = run_op(lambda: read_source(source, "the plan"))
     strategy = given.get("strategy")
     cells = run_op(
         lambda: create_epic_from_decomposition(ws, decomposition=text, strategy=strategy)
@@ -812,7 +849,7 @@ PRESENTERS.update(
         "epic create": Presenter(render=_epic_created),
         "swarm create-epic": Presenter(
             render=lambda cells, params, ws: output.cell_table(cells, title=f"epic {cells[0].id}"),
-            extra=Extra("source", "SOURCE", PLAN_SOURCE, _epic_from_plan),
+            extra=Extra("source", "SOURCE", PLAN_SOURCE, _read_plan, _epic_from_plan, _plan_claims),
         ),
         "swarm complete": Presenter(
             render=_completed, explain=_gate_failure, inputs=_touched_from_cwd

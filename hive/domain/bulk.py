@@ -26,6 +26,7 @@ rewrites each changed tree once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -331,6 +332,21 @@ def _text(value: Any, name: str, *, required: bool = False) -> str:
             f"{name} must be text" + (" (quote it)" if isinstance(value, bool) else "")
         )
     return str(value)
+
+
+def claimed_files(cells_file: CellFile) -> list[str]:
+    """The owned file globs the entries claim (``files``, alias ``files_owned``), as
+    given; what is not a list of text values is the entry's own problem
+    (:func:`check_entry` reports it with its line)."""
+    found: list[str] = []
+    for entry in cells_file.entries:
+        if not isinstance(entry.data, dict):
+            continue
+        for key, value in entry.data.items():
+            if ALIASES.get(str(key), str(key)) == "files":
+                with contextlib.suppress(InvalidInput):
+                    found += _strings(value, "files")
+    return found
 
 
 def _strings(value: Any, name: str) -> list[str]:

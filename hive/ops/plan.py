@@ -106,6 +106,12 @@ def _create_epic(ws: Workspace, a: CreateEpicParams) -> list[Cell]:
     )
 
 
+def _subtask_globs(a: CreateEpicParams) -> list[str]:
+    """The globs the subtasks claim (their ``files``), checked as ``hive_create``'s
+    ``files`` are: an agent may not claim there what its path rules refuse it."""
+    return [glob for subtask in a.subtasks for glob in subtask.files]
+
+
 # what _subtasks reads, for a person's --help (the tool's schema shows the object)
 SUBTASK_HELP = (
     'a title, or JSON: {"title": ..., "files": [...], "dependencies": [0]}'
@@ -189,6 +195,7 @@ declare(
         run=_create_epic,
         writes=True,
         errors=(InvalidInput, NotFound, AmbiguousId),
+        patterns=_subtask_globs,
         parsers={"subtasks": _subtasks, **PRIORITY},
         commands=(
             Command(
