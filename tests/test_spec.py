@@ -931,6 +931,32 @@ def test_list_like_results_are_compact_for_agents(ws: Workspace, repo: Path) -> 
     assert whole[0]["description"] == "d" * 400
 
 
+def test_the_blocked_list_is_compact_for_agents(ws: Workspace, repo: Path) -> None:
+    """hive_blocked gave an agent 50 whole entries by default, each repeating its open
+    blockers' titles (~18 kB with realistic titles): now a page of 10 summaries with the
+    blockers' ids, ``verbose`` for their titles and states; a person still sees them."""
+    from hive.cli.main import app
+    from hive.domain.cells import create_cell
+    from hive.tools.registry import CallContext, call_tool
+
+    blocker = create_cell(ws, title="Design the storage schema for every service we run")
+    for n in range(12):
+        create_cell(
+            ws, title=f"A task with a realistic title, number {n}", deps=[f"blocks:{blocker.id}"]
+        )
+    ctx = CallContext(root=str(repo), agent="alice")
+    page = call_tool(ctx, "hive_blocked", {})["result"]
+    keys = {"id", "title", "status", "priority", "type", "assignee", "blocked_by"}
+    assert len(page) == 10 and all(set(item) == keys for item in page), page[0]
+    assert page[0]["blocked_by"] == [blocker.id] and len(json.dumps(page)) <= 2048
+    whole = call_tool(ctx, "hive_blocked", {"verbose": True, "limit": None})["result"]
+    assert len(whole) == 12 and whole[0]["open_blockers"][0]["title"] == blocker.title
+    for given, state in (([], " [open]"), (["--no-verbose"], "")):  # a person: every entry
+        shown = CliRunner().invoke(app, ["-C", str(repo), "blocked", *given])
+        assert shown.exit_code == 0, shown.output
+        assert shown.stdout.count(f" waits on {blocker.id}{state}\n") == 12, shown.stdout
+
+
 def test_reservations_are_compact_for_agents(ws: Workspace, repo: Path) -> None:
     from hive.tools.registry import CallContext, call_tool
 

@@ -154,6 +154,30 @@ def test_an_error_a_tool_call_can_force_past_names_the_argument(ws: Workspace, r
     assert forced["result"]["status"] == "closed"
 
 
+def test_a_conflict_over_files_or_a_lease_names_the_way_on(ws: Workspace, repo: Path) -> None:
+    """A reservation conflict said only who held the files until when, and a queue item
+    leased to another only that the holder may claim it: an agent was left to guess
+    whether anything was reserved and what to do next."""
+    alice, bob = (CallContext(root=str(repo), agent=name) for name in ("alice", "bob"))
+    for ctx, name in ((alice, "alice"), (bob, "bob")):
+        call_tool(ctx, "swarmmail_init", {"agent_name": name})
+    call_tool(alice, "swarmmail_reserve", {"paths": ["src/**"]})
+    refused = call_tool(bob, "swarmmail_reserve", {"paths": ["docs/a.md", "src/a.py"]})
+    assert refused["code"] == "reservation_conflict"
+    assert refused["error"].endswith(
+        "; nothing was reserved: ask alice to release it (a message), wait until it"
+        " expires, or reserve other files"
+    )
+    assert call_tool(bob, "swarmmail_reservations", {"agent": "bob"})["result"] == []
+    item = call_tool(alice, "coord_enqueue", {"kind": "k", "payload": {}})["result"]["id"]
+    call_tool(alice, "coord_claim", {"id": item})
+    taken = call_tool(bob, "coord_claim", {"id": item})
+    assert taken["code"] == "already_claimed" and "take the next item instead" in taken["error"]
+    call_tool(alice, "coord_complete", {"id": item})
+    done = call_tool(bob, "coord_claim", {"id": item})
+    assert done["error"].endswith("is already done: take the next item"), done
+
+
 def test_a_whole_number_written_as_a_float_is_an_integer(ws: Workspace, repo: Path) -> None:
     """JSON Schema's ``integer`` (the schemas' type; the seeds say ``number``) admits
     ``5.0`` and ``1e3``, which a JSON parser gives as floats: taken as the integers they

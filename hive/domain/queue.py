@@ -122,11 +122,12 @@ def _available(
     row = _load(db, item_id)
     status, holder, until = row[3:6]
     if status == "done":
-        raise Conflict(f"queue item {item_id} is already done", id=item_id)
+        raise Conflict(f"queue item {item_id} is already done: take the next item", id=item_id)
     if status == "claimed" and holder != agent and until > now:
         raise AlreadyClaimed(
             f"queue item {item_id} is claimed by {holder} for {until - now:.0f}s more;"
-            f" only the holder can {verb} it",
+            f" only the holder can {verb} it: take the next item instead, or try again"
+            " once the lease ends",
             id=item_id,
             claimed_by=holder,
             lease_until=until,

@@ -474,8 +474,13 @@ def _conflict_error(found: list[ConflictDetail]) -> ReservationConflict:
             f"{conflict.requested} conflicts with {conflict.pattern} reserved by"
             f" {conflict.holder}{where} until {_stamp(conflict.expires_at)}"
         )
+    holders = " or ".join(dict.fromkeys(conflict.holder for conflict in found))
+    step = (
+        f"; nothing was reserved: ask {holders} to release it (a message), wait until it"
+        " expires, or reserve other files"
+    )
     return ReservationConflict(
-        "; ".join(parts), conflicts=[c.model_dump(mode="json") for c in found]
+        "; ".join(parts) + step, conflicts=[c.model_dump(mode="json") for c in found]
     )
 
 

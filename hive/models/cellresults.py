@@ -34,8 +34,9 @@ class CellRef(HiveModel):
     assignee: str | None = None
 
 
-class BlockedCell(HiveModel):
-    """A cell waiting on open blockers (``hive blocked``): which ones, and their state."""
+class BlockedSummary(HiveModel):
+    """A cell waiting on open blockers as an agent gets it by default (``hive_blocked``
+    without ``verbose``): the cell's summary and the ids of the blockers still open."""
 
     id: str
     title: str
@@ -44,8 +45,16 @@ class BlockedCell(HiveModel):
     type: str
     assignee: str | None = None
     blocked_by: list[str] = Field(default_factory=list)
+
+
+class BlockedCell(BlockedSummary):
+    """A cell waiting on open blockers (``hive blocked``): which ones, and their state."""
+
     blocked_by_count: int = 0
     open_blockers: list[CellRef] = Field(default_factory=list)
+
+    def summary(self) -> BlockedSummary:
+        return BlockedSummary(**self.model_dump(include=set(BlockedSummary.model_fields)))
 
 
 class LeadTime(HiveModel):

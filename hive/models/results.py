@@ -9,6 +9,7 @@ from pydantic import Field, computed_field
 from hive.models.base import HiveModel
 from hive.models.cell import Cell
 from hive.models.cellresults import BlockedCell as BlockedCell
+from hive.models.cellresults import BlockedSummary as BlockedSummary
 from hive.models.cellresults import CellDetail as CellDetail
 from hive.models.cellresults import CellRef as CellRef
 from hive.models.cellresults import CellStats as CellStats

@@ -29,7 +29,13 @@ from hive.errors import (
 )
 from hive.models import Cell
 from hive.models.cell import CellSummary, Page
-from hive.models.cellresults import BlockedCell, CellDetail, CellStats, DependencyNode
+from hive.models.cellresults import (
+    BlockedCell,
+    BlockedSummary,
+    CellDetail,
+    CellStats,
+    DependencyNode,
+)
 from hive.ops.spec import (
     OVERRIDE,
     REASON,
@@ -47,7 +53,7 @@ if TYPE_CHECKING:
 
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
 ID_HELP = "cell id (a unique prefix works)"
-VERBOSE = "whole cells (default: id, title, status, priority, type, assignee)"
+VERBOSE = "whole cells (default: summaries)"
 PERSON = {"verbose": True, "limit": 50}  # a person's page: a screenful of whole cells
 TYPE_SHORT = {"type": ("-t",)}
 LOOKUP = (NotFound, AmbiguousId)
@@ -352,13 +358,15 @@ def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
 
 
 class BlockedParams(Params):
-    limit: int | None = Field(default=50, ge=1, le=100_000, description="null: all")
+    limit: int | None = Field(default=10, ge=1, le=100_000, description="null: all")
+    verbose: bool = Field(default=False, description="blockers' titles (default: ids)")
 
 
-def _blocked(ws: Workspace, a: BlockedParams) -> list[BlockedCell]:
+def _blocked(ws: Workspace, a: BlockedParams) -> list[BlockedCell] | list[BlockedSummary]:
     from hive.domain.stats import blocked_cells
 
-    return blocked_cells(ws, limit=a.limit)
+    found = blocked_cells(ws, limit=a.limit)
+    return found if a.verbose else [cell.summary() for cell in found]
 
 
 def _stats(ws: Workspace, a: NoParams) -> CellStats:
@@ -373,9 +381,12 @@ def _globs(a: Any) -> list[str]:
 
 ID_ARG = ("id",)
 # Help of the command line only: the tools' schemas are kept within their token budget
+STDIN = "'-' reads standard input"
 UPDATE_HELPS = {
-    "design": "design notes (replaces them)",
-    "acceptance": "acceptance criteria (replaces them)",
+    "description": STDIN,
+    "design": f"design notes (replaces them; {STDIN})",
+    "acceptance": f"acceptance criteria (replaces them; {STDIN})",
+    "append_notes": STDIN,
 }
 UPDATE_SHORT = {
     "status": ("-s",),
@@ -408,6 +419,7 @@ declare(
                     "deps": ("--dep",),
                     "labels": ("-l", "--label"),
                 },
+                helps={"description": STDIN},
             ),
         ),
         help="Create a cell (one commit), or many with --from FILE (one commit for all).",
@@ -554,7 +566,11 @@ declare(
         run=_comment,
         writes=True,
         errors=(*LOOKUP, InvalidInput),
-        commands=(Command(("comment",), arguments=("id", "text")),),
+        commands=(
+            Command(
+                ("comment",), arguments=("id", "text"), helps={"text": f"the comment ({STDIN})"}
+            ),
+        ),
         help="Add a comment to a cell (merges keep the comments of both sides).",
     ),
     Operation(
@@ -608,10 +624,14 @@ declare(
         name="hive_blocked",
         summary="Cells waiting on open blockers, and which.",
         params=BlockedParams,
-        result=list[BlockedCell],
+        result=list[BlockedCell] | list[BlockedSummary],
         run=_blocked,
         writes=False,
-        commands=(Command(("blocked",), short={"limit": ("-n",)}, defaults={"limit": None}),),
+        commands=(
+            Command(
+                ("blocked",), short={"limit": ("-n",)}, defaults={"limit": None, "verbose": True}
+            ),
+        ),
         help="Cells waiting on open blockers, and which (most urgent first).",
     ),
     Operation(

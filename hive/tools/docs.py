@@ -21,14 +21,16 @@ a name, a one-line description, a pydantic argument model and a handler that cal
 the same library function as the CLI. List-like results are compact by default:
 `hive_ready` and `hive_query` without an id give a page of id, title, status,
 priority, type and assignee (and `expired: true` on a ready delegated task past its
-deadline); `swarmmail_reservations` the id, agent, pattern,
+deadline); `hive_blocked` a page of 10 of them with the ids of each one's open
+blockers (`limit: null` for all); `swarmmail_reservations` the id, agent, pattern,
 exclusive, cell and expiry of each; `swarmmail_inbox` message headers only (at most 5);
 `query_swarm_state` gives each task, agent, blackboard
 entry and grant in its summary; `context_search` the first 10 matches (`limit`, and
 `total` of them all) with 100-character snippets; `verbose: true` returns whole
-records (the seed's 200-character snippets). Times are given as the files write them:
-UTC, millisecond precision and a `Z` (`"2026-11-22T16:35:37.123Z"`; a time imported
-with finer digits keeps its microseconds), in the tool envelope and over MCP alike.
+records (the seed's 200-character snippets; the blockers' titles and states). Times
+are given as the files write them: UTC, millisecond precision and a `Z`
+(`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
+microseconds), in the tool envelope and over MCP alike.
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 
