@@ -24,6 +24,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from hive.domain.globs import glob_matches, normalize_pattern
 from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PathOutsideRepository
 from hive.models.base import HiveModel
+from hive.text import looks_binary
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -143,6 +144,10 @@ def fs_read(root: str, *, path: str, max_bytes: int = 50_000) -> dict[str, Any]:
     size = os.path.getsize(full)
     with open(full, "rb") as handle:
         data = handle.read(min(max_bytes, MAX_READ))
+    if looks_binary(data):
+        raise InvalidInput(
+            f"{path!r} is a binary file ({size} bytes), not text: fs_read reads text files"
+        )
     return {
         "path": relative,
         "bytes": size,

@@ -205,7 +205,10 @@ truncated). Every ownership override, from any surface, adds a line with
 20 MB it is rotated to `events.jsonl.1`. `hive events -n N` reads only the end of
 the file and `--follow` only the bytes appended since.
 
-File tools: `search_text` runs in a child process stopped after 10 s (the matches
+File tools: `fs_read` and `file_read` refuse a binary file (a NUL byte in its first
+8,000 bytes, git's rule) with `invalid_input`, rather than answer its bytes decoded as
+noise; other bytes that are not UTF-8 are read as U+FFFD. `search_text` runs in a
+child process stopped after 10 s (the matches
 found so far are returned with `timed_out`), and matches each line on its first
 4,000 characters, so a catastrophic regex cannot hang a server; it reads files of any
 size line by line (regular files only: a named pipe is skipped, never waited on) and
