@@ -112,6 +112,17 @@ def test_a_binary_file_is_refused_not_read_as_mangled_text(ws: Workspace, repo: 
     )
 
 
+def test_a_cut_read_ends_on_a_whole_character(ws: Workspace, repo: Path) -> None:
+    """fs_read with max_bytes inside a multi-byte character ended its content with
+    U+FFFD, a character the file does not hold."""
+    (repo / "notes.md").write_text("café naïve\n", encoding="utf-8")
+    cut = result(repo, "A", "fs_read", {"path": "notes.md", "max_bytes": 4})
+    assert cut["content"] == "caf" and cut["truncated"] is True and cut["bytes"] == 13
+    assert result(repo, "A", "fs_read", {"path": "notes.md", "max_bytes": 5})["content"] == "café"
+    (repo / "bad.txt").write_bytes(b"a\xffb\xc3")  # a bad byte, and one cut by the file's end
+    assert result(repo, "A", "fs_read", {"path": "bad.txt"})["content"] == "a\ufffdb\ufffd"
+
+
 def test_a_write_proposal_for_a_named_pipe_is_refused(ws: Workspace, repo: Path) -> None:
     """fs_write read the current file to record what the proposal was made against:
     for a named pipe that read blocked the call until something wrote to the pipe."""

@@ -152,8 +152,16 @@ def fs_read(root: str, *, path: str, max_bytes: int = 50_000) -> dict[str, Any]:
         "path": relative,
         "bytes": size,
         "truncated": size > len(data),
-        "content": data.decode("utf-8", errors="replace"),
+        "content": _text(data, whole=size <= len(data)),
     }
+
+
+def _text(data: bytes, *, whole: bool) -> str:
+    """``data`` as text; a cut file's last character, when the cut split its UTF-8
+    bytes, is left out rather than shown as U+FFFD (other bad bytes are)."""
+    import codecs
+
+    return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=whole)
 
 
 # The search runs in a child interpreter so a catastrophic regex such as (a+)+$
