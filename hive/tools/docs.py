@@ -22,7 +22,9 @@ the same library function as the CLI. List-like results are compact by default:
 `hive_ready` and `hive_query` without an id give a page of id, title, status,
 priority, type and assignee (and `expired: true` on a ready delegated task past its
 deadline); `hive_blocked` a page of 10 of them with the ids of each one's open
-blockers (`limit: null` for all); `swarmmail_reservations` the id, agent, pattern,
+blockers (`limit: null` for all); `swarm_progress` and `swarm_complete` the cell's
+summary under `cell` (its notes grow with every report; `hive_query` with its id gives
+the whole cell); `swarmmail_reservations` the id, agent, pattern,
 exclusive, cell and expiry of each; `swarmmail_inbox` message headers only (at most 5);
 `query_swarm_state` gives each task, agent, blackboard
 entry and grant in its summary; `context_search` the first 10 matches (`limit`, and
