@@ -622,6 +622,28 @@ def test_a_subtasks_own_part_of_its_id_is_answered_with_the_whole_id(hived: Path
     assert "did you mean" not in run_hive(["show", "zzzzz"], cwd=hived).stderr
 
 
+def test_a_text_given_as_a_dash_is_read_from_standard_input(hived: Path) -> None:
+    """'hive mail send -b -' read the body from standard input, but 'hive create -d -',
+    'hive update --append-notes -' and 'hive comment ID -' stored a literal '-': each
+    reads it now (the console script: the lean path leaves it to the full CLI); two
+    texts given as '-' are refused, nothing changed."""
+    from tests.inprocess import run_hive
+
+    made = run_hive(["create", "piped", "-d", "-", "--json"], cwd=hived, input="line 1\nline 2\n")
+    cell = json.loads(made.stdout)
+    assert cell["description"] == "line 1\nline 2\n"
+    noted = run_hive(["update", cell["id"], "--append-notes", "-"], cwd=hived, input="a note")
+    assert noted.returncode == 0, noted.stderr
+    said = run_hive(["comment", cell["id"], "-"], cwd=hived, input="said\nit")
+    assert said.returncode == 0, said.stderr
+    shown = data(hive(hived, "show", cell["id"], "--json"))
+    assert (shown["notes"], [c["text"] for c in shown["comments"]]) == ("a note", ["said\nit"])
+    before = head(hived)
+    two = run_hive(["update", cell["id"], "-d", "-", "--design", "-"], cwd=hived, input="x")
+    assert (two.returncode, head(hived)) == (2, before)
+    assert "only one text can be read from standard input" in two.stderr
+
+
 def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
     import re
 

@@ -677,6 +677,11 @@ def exact_type(options: Options) -> bool:
     return options.values.get("type") in (None, *CELL_TYPES)
 
 
+def from_stdin(options: Options) -> bool:
+    """Whether a text is given as ``-``: standard input, which the full CLI reads."""
+    return any(options.values.get(name) == "-" for name in ("description", "append_notes"))
+
+
 # ------------------------------------------------------------------ create
 
 
@@ -699,6 +704,8 @@ def create(inv: Invocation) -> int | None:
     options = parse_options(inv.args, CREATE_VALUED, CREATE_REPEATED)
     if options is None or len(options.positional) != 1 or not exact_type(options):
         return None
+    if from_stdin(options):
+        return None  # the full CLI reads it (``present._stdin_for``)
     if not 1 <= len(options.positional[0]) <= MAX_TITLE:
         return None  # the parameter model refuses it: the full CLI words it
     values = options.values
@@ -772,6 +779,8 @@ def update(inv: Invocation) -> int | None:
     options = parse_options(inv.args, UPDATE_VALUED, UPDATE_REPEATED)
     if options is None or len(options.positional) != 1 or not exact_type(options):
         return None
+    if from_stdin(options):
+        return None  # the full CLI reads it (``present._stdin_for``)
     given = options.positional[0]
     values = options.values
     if not known_id(given) or len(values.get("title", "")) > MAX_TITLE:

@@ -50,14 +50,30 @@ def _each(result: Any) -> list[Any]:
     return result if isinstance(result, list) else [result]
 
 
-def _line(template: str) -> Presenter:
+def _line(template: str, inputs: Callable[[Any, dict[str, Any]], None] | None = None) -> Presenter:
     """A one-line confirmation per cell: ``template`` formats ``cell``."""
 
     def render(result: Any, params: Any, ws: Workspace) -> None:
         for cell in _each(result):
             output.say(template.format(cell=cell))
 
-    return Presenter(render=render)
+    return Presenter(render=render, inputs=inputs)
+
+
+def _stdin_for(*names: str) -> Callable[[Any, dict[str, Any]], None]:
+    """An ``inputs`` hook: the text of ``names`` given as ``-`` is read from standard
+    input, as ``mail send -b -`` reads a body (``hive create -d -``, ``hive comment ID
+    -``); two of them given so is refused (one standard input)."""
+
+    def read(ws: Any, given: dict[str, Any]) -> None:
+        dashed = [name for name in names if given.get(name) == "-"]
+        if len(dashed) > 1:
+            shown = ", ".join("--" + name.replace("_", "-") for name in dashed)
+            raise InvalidInput(f"only one text can be read from standard input ('-'): {shown}")
+        if dashed:
+            given[dashed[0]] = stdin_text()
+
+    return read
 
 
 def _resolved(ws: Workspace, given: str) -> str:
@@ -252,16 +268,19 @@ PRESENTERS: dict[str, Presenter] = {
     "create": Presenter(
         render=_create,
         extra=Extra("from_file", "--from FILE", FROM_FILE, _read_cells, _create_from, _cell_claims),
+        inputs=_stdin_for("description"),
     ),
     "show": Presenter(render=_show, notes=_show_notes),
     "list": Presenter(render=_cell_table, notes=_list_notes, json=_list_json),
     "ready": Presenter(render=_ready, notes=_list_notes, json=_ready_json),
-    "update": Presenter(render=_updated),
+    "update": Presenter(
+        render=_updated, inputs=_stdin_for("description", "design", "acceptance", "append_notes")
+    ),
     "start": _line("started {cell.id}  (assignee {cell.assignee})"),
     "close": _line("closed {cell.id}  {cell.title}"),
     "reopen": _line("reopened {cell.id}  {cell.title}"),
     "delete": _line("deleted {cell.id}  {cell.title}"),
-    "comment": _line("commented on {cell.id}  {cell.title}"),
+    "comment": _line("commented on {cell.id}  {cell.title}", inputs=_stdin_for("text")),
     "resolve": _line("resolved {cell.id}  {cell.title}"),
     "dep add": Presenter(
         render=lambda cell, params, ws: output.say(
@@ -278,11 +297,6 @@ PRESENTERS: dict[str, Presenter] = {
 
 
 # ------------------------------------------------------------------ mail
-
-
-def _body_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
-    if given.get("body") == "-":
-        given["body"] = stdin_text()
 
 
 _INBOX_FIELDS = "id read importance sender thread_id subject ack_required acked".split()
@@ -449,7 +463,7 @@ PRESENTERS.update(
             render=lambda sent, params, ws: output.say(
                 f"sent #{sent.message_id} to {', '.join(sent.recipients)}"
             ),
-            inputs=_body_from_stdin,
+            inputs=_stdin_for("body"),
         ),
         "mail inbox": Presenter(render=_inbox),
         "mail read": Presenter(render=_message),
@@ -1428,11 +1442,6 @@ def _search(found: Any, params: Any, ws: Workspace) -> None:
         output.err(f"showing {len(matches)} of {found.result.total} matches (--limit for more)")
 
 
-def _content_from_stdin(ws: Workspace, given: dict[str, Any]) -> None:
-    if given.get("content") == "-":
-        given["content"] = stdin_text()
-
-
 def _pad_list(found: Any, params: Any, ws: Workspace) -> None:
     from hive.domain.scratchpad import human_size
 
@@ -1465,7 +1474,7 @@ PRESENTERS.update(
     {
         "search": Presenter(render=_search),
         "scratchpad write": Presenter(
-            render=lambda done, params, ws: output.say(done.message), inputs=_content_from_stdin
+            render=lambda done, params, ws: output.say(done.message), inputs=_stdin_for("content")
         ),
         "scratchpad read": Presenter(render=lambda text, params, ws: _raw(text)),
         "scratchpad list": Presenter(render=_pad_list),

@@ -381,9 +381,12 @@ def _globs(a: Any) -> list[str]:
 
 ID_ARG = ("id",)
 # Help of the command line only: the tools' schemas are kept within their token budget
+STDIN = "'-' reads standard input"
 UPDATE_HELPS = {
-    "design": "design notes (replaces them)",
-    "acceptance": "acceptance criteria (replaces them)",
+    "description": STDIN,
+    "design": f"design notes (replaces them; {STDIN})",
+    "acceptance": f"acceptance criteria (replaces them; {STDIN})",
+    "append_notes": STDIN,
 }
 UPDATE_SHORT = {
     "status": ("-s",),
@@ -416,6 +419,7 @@ declare(
                     "deps": ("--dep",),
                     "labels": ("-l", "--label"),
                 },
+                helps={"description": STDIN},
             ),
         ),
         help="Create a cell (one commit), or many with --from FILE (one commit for all).",
@@ -562,7 +566,11 @@ declare(
         run=_comment,
         writes=True,
         errors=(*LOOKUP, InvalidInput),
-        commands=(Command(("comment",), arguments=("id", "text")),),
+        commands=(
+            Command(
+                ("comment",), arguments=("id", "text"), helps={"text": f"the comment ({STDIN})"}
+            ),
+        ),
         help="Add a comment to a cell (merges keep the comments of both sides).",
     ),
     Operation(
