@@ -454,3 +454,53 @@ def test_a_fresh_lean_read_refuses_a_name_its_credential_does_not_prove(
     ran = fresh(repo, {**agent_env(repo, "worker"), "HIVE_AGENT": "other"}, "--json", "ready")
     assert ran.returncode == 5, ran.stderr
     assert ran.stderr == "error: you are worker (by HIVE_AGENT_TOKEN), not other\n"
+
+
+# ------------------------------------------------------------------ the event log
+
+
+def test_an_agents_commands_are_lines_of_the_event_log(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """An agent's commands met its tools' policy but left no line in the event log,
+    which only tool calls wrote. Now each call of its command (each id of a batch) is
+    a line as a tool call's: its arguments redacted as ``tools.events`` says, its
+    outcome or its refusal's code, ``"surface": "cli"``. A person's are not logged."""
+    from hive.domain.events import read_events
+
+    first, second = new_cell(repo, "one"), new_cell(repo, "two")
+    configure(
+        repo,
+        agents={"narrow": {"tools": ["hive_close", "hive_comment"]}},
+        tools={"events": {"redact": ["text"]}},
+    )
+    state = git(repo, "rev-parse", "--git-common-dir").strip()
+    state_dir = str((repo / state / "hive").resolve())
+    env = {**agent_env(repo, "narrow"), "HIVE_SESSION": "turns"}
+    assert hive(repo, "comment", first, "the password is x", env=env).returncode == 0
+    assert hive(repo, "close", first, second, "--reason", "done", env=env).returncode == 0
+    assert hive(repo, "update", second, "-p", "1", env=env).returncode == 4
+    (tmp_path / "cells.yaml").write_text("- title: more\n")
+    assert hive(repo, "create", "--from", str(tmp_path / "cells.yaml"), env=env).returncode == 4
+    assert hive(repo, "reopen", first).returncode == 0  # a person's: no line
+    events = read_events(state_dir)
+    assert [(e["tool"], e["outcome"]) for e in events] == [
+        ("hive_comment", "ok"),
+        ("hive_close", "ok"),
+        ("hive_close", "ok"),
+        ("hive_update", "tool_not_enabled"),
+        ("hive_create", "tool_not_enabled"),
+    ]
+    assert {(e["agent"], e["session"], e["surface"]) for e in events} == {
+        ("narrow", "turns", "cli")
+    }
+    assert events[0]["args"] == {"id": first, "text": "[redacted]"}
+    assert [e["args"] for e in events[1:3]] == [
+        {"id": first, "reason": "done"},
+        {"id": second, "reason": "done"},
+    ]
+    assert events[3]["error"].startswith("tool hive_update is not enabled for agent narrow")
+    assert events[4]["args"] == {"from_file": str(tmp_path / "cells.yaml")}
+    shown = hive(repo, "events")
+    assert shown.returncode == 0 and "hive_close (cli)" in shown.stdout
+    assert json.loads(hive(repo, "--json", "events").stdout)[0]["surface"] == "cli"

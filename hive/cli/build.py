@@ -15,6 +15,7 @@ import inspect
 import os
 import re
 import sys
+import time
 import types
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -43,7 +44,8 @@ KEYWORD = inspect.Parameter.KEYWORD_ONLY
 class Extra:
     """A command-line input mode beyond the operation's parameters (``create --from
     FILE``): its own option, and what takes over when it is given: ``read(given)``
-    reads the input, ``run(given, input)`` acts on it; ``claims(input)``: the globs
+    reads the input, ``run(given, input)`` acts on it (both raise hive's errors, which
+    the caller reports); ``claims(input)``: the globs
     the cells it creates claim as their owned files (an agent's meet the path rules of
     the operation's tool, as that tool's ``files`` do)."""
 
@@ -481,32 +483,102 @@ def _run_extra(op: Operation, extra: Extra, given: dict[str, Any]) -> None:
 
     ws = run_op(workspace)
     if op.name not in TOOL_MODULES or run_op(lambda: ws.principal.kind) != "agent":
-        extra.run(given, run_op(lambda: extra.read(given)))
+        run_op(lambda: extra.run(given, extra.read(given)))
         return
     from hive.domain import policy
 
     args = {name: value for name, value in given.items() if value not in (None, False)}
+    failed: list[HiveError] = []
 
     def resolve() -> policy.Call:
         found = extra.read(given)
         claimed = _claimable(extra.claims(found))
 
         def handler(checked: dict[str, Any]) -> dict[str, Any]:
-            extra.run(given, found)
+            try:
+                extra.run(given, found)
+            except HiveError as exc:
+                failed.append(exc)
+                return exc.to_dict()
             return {"result": None}
 
         return policy.Call(op.name, args, handler, patterns=lambda checked: claimed)
 
-    outcome = run_op(
-        lambda: policy.gated(
-            ShellCaller.of(ws),
-            resolve,
-            agent=ws.principal.name,
-            known=list(TOOL_MODULES),
-            hooks=[],
+    caller, logged = ShellCaller.of(ws), list[dict[str, Any]]()
+    try:
+        run_op(lambda: _gate(caller, op.name, args, resolve, logged))
+    finally:
+        _log_calls(caller, logged)
+    if failed:
+        run_op(lambda: _raise(failed[0]))
+
+
+def _raise(error: HiveError) -> None:
+    raise error
+
+
+def _gate(
+    caller: ShellCaller,
+    tool: str,
+    args: Any,
+    resolve: Callable[[], Any],
+    logged: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """One call of an agent's command through ``policy.gated``: the hooks' notes on
+    stderr, and the call's line of the event log (a tool call's, with ``"surface":
+    "cli"``; ``args``: the parameters given) put first in ``logged`` (a batch's calls
+    nest: the first ends last), for :func:`_log_calls`."""
+    from hive.domain import policy
+    from hive.ops.toolindex import TOOL_MODULES
+
+    started, hooks = time.monotonic(), list[Any]()
+    outcome: dict[str, Any] = {"error": "interrupted", "code": "interrupted"}
+    try:
+        outcome = policy.gated(
+            caller, resolve, agent=caller.name, known=list(TOOL_MODULES), hooks=hooks
         )
-    )
+    except HiveError as exc:
+        outcome = exc.to_dict()
+        raise
+    except Exception as exc:
+        outcome = _failure(exc)
+        raise
+    finally:
+        line = policy.call_event(
+            caller,
+            caller.name,
+            tool,
+            args,
+            outcome=outcome,
+            started=started,
+            hooks=hooks,
+            surface="cli",
+        )
+        logged.insert(0, line)
     _hook_notes(outcome)
+    return outcome
+
+
+def _failure(exc: Exception) -> dict[str, Any]:
+    """What the event log says of a call that ended by an error other than hive's."""
+    import click
+
+    if isinstance(exc, click.UsageError):
+        return {"error": exc.format_message(), "code": "usage"}
+    return {"error": f"internal error: {type(exc).__name__}: {exc}", "code": "internal_error"}
+
+
+def _log_calls(caller: ShellCaller, logged: list[dict[str, Any]]) -> None:
+    """The lines of an agent's calls, appended to the event log (best effort)."""
+    from hive.domain import governance
+    from hive.domain.context import state_dir
+
+    try:
+        where = state_dir(caller.workspace())
+    except HiveError:
+        return
+    for event in logged:
+        governance.log_event(where, event)
 
 
 def _claimable(globs: list[str]) -> list[str]:
@@ -612,9 +684,8 @@ def _gated(
     its tools list, call limit, path rules, protected tools, rate limits and hooks,
     as the agent's tool call meets them; a batch is one call per id (``hive close A
     B``: two ``hive_close`` calls, each admitted, then the batch run once). A refusal
-    raises its error; the hooks' warnings and feedback go to stderr."""
-    from hive.domain import policy
-    from hive.ops.toolindex import TOOL_MODULES
+    raises its error; the hooks' warnings and feedback go to stderr; each call is a
+    line of the event log, as a tool call is (:func:`_gate`)."""
     from hive.tools.registry import get_tool, policy_call
 
     tool = get_tool(op.name)
@@ -623,6 +694,7 @@ def _gated(
     several = len(each) > 1
     done: list[Any] = []
     failed: list[HiveError] = []
+    logged: list[dict[str, Any]] = []
 
     def admit(index: int) -> None:
         def handler(checked: Params) -> dict[str, Any]:
@@ -640,20 +712,28 @@ def _gated(
                 result = result[index]
             return {"result": result}
 
-        _hook_notes(
-            policy.gated(
-                caller,
-                lambda: policy_call(tool, each[index], handler, shown=True),
-                agent=caller.name,
-                known=list(TOOL_MODULES),
-                hooks=[],
-            )
+        _gate(
+            caller,
+            op.name,
+            _given(each[index]),
+            lambda: policy_call(tool, each[index], handler, shown=True),
+            logged,
         )
 
-    admit(0)
+    try:
+        admit(0)
+    finally:
+        _log_calls(caller, logged)
     if failed:
         raise failed[0]
     return done[0]
+
+
+def _given(params: Params) -> dict[str, Any]:
+    """A command's parameters as a tool call would give them: by their names in the
+    tool's schema, without the values left at their defaults."""
+    given: dict[str, Any] = params.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    return given
 
 
 def _explained(presenter: Presenter, call: Callable[[], Any]) -> Any:

@@ -25,7 +25,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("reservations", "Active reservations."),
     ("review", "An agent's work as diffs: every commit carrying the cell's..."),
     ("mcp", "Serve every tool over MCP on stdin/stdout (for agent runtimes)."),
-    ("events", "The tool-call event log (agent, tool, args digest, duration,..."),
+    ("events", "The event log of agents' tool calls (agent, tool, args..."),
     ("search", "Search hive's history (cells, comments, notes, mail you may..."),
     ("delegate", "Delegate a task to an agent: a cell assigned to it with a..."),
     ("sync", "Exchange hive's cells, reservations and mail with REMOTE:..."),

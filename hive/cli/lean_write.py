@@ -669,14 +669,6 @@ def known_id(given: str) -> bool:
     return 1 <= len(given) <= MAX_ID
 
 
-def exact_type(options: Options) -> bool:
-    """``--type`` absent or one of its choices exactly (the full CLI's option is a
-    choice: ``BUG`` is refused there, so it is not taken here)."""
-    from hive.store.celldoc import CELL_TYPES
-
-    return options.values.get("type") in (None, *CELL_TYPES)
-
-
 def from_stdin(options: Options) -> bool:
     """Whether a text is given as ``-``: standard input, which the full CLI reads."""
     return any(options.values.get(name) == "-" for name in ("description", "append_notes"))
@@ -702,7 +694,7 @@ def create(inv: Invocation) -> int | None:
     from hive.domain.limits import MAX_LABELS, MAX_TITLE, check_count, check_name, check_text
 
     options = parse_options(inv.args, CREATE_VALUED, CREATE_REPEATED)
-    if options is None or len(options.positional) != 1 or not exact_type(options):
+    if options is None or len(options.positional) != 1:
         return None
     if from_stdin(options):
         return None  # the full CLI reads it (``present._stdin_for``)
@@ -777,7 +769,7 @@ def update(inv: Invocation) -> int | None:
     from hive.domain.limits import MAX_LABELS, MAX_TITLE, check_count, check_name, check_text
 
     options = parse_options(inv.args, UPDATE_VALUED, UPDATE_REPEATED)
-    if options is None or len(options.positional) != 1 or not exact_type(options):
+    if options is None or len(options.positional) != 1:
         return None
     if from_stdin(options):
         return None  # the full CLI reads it (``present._stdin_for``)

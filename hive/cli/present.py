@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
     from hive.models import Cell
     from hive.models.cell import Page
-    from hive.models.results import CreatedCells
 
 
 def compact(value: Any, limit: int = 80) -> str:
@@ -236,12 +235,9 @@ def _create_from(given: dict[str, Any], found: tuple[CellFile, int]) -> None:
 
     cells_file, size = found
 
-    def run() -> CreatedCells:
-        ws = workspace()
-        with output.progress_bar(size, enabled=not OPTIONS.json) as bar:
-            return _problems_shown(lambda: create_cells(ws, cells_file=cells_file, progress=bar))
-
-    created = run_op(run)
+    ws = workspace()
+    with output.progress_bar(size, enabled=not OPTIONS.json) as bar:
+        created = _problems_shown(lambda: create_cells(ws, cells_file=cells_file, progress=bar))
     commit = f" in commit {created.commit[:12]}" if created.commit else " (staged)"
     show(created, False, lambda: output.say(f"created {counted(created.count, 'cell')}{commit}"))
 
@@ -793,11 +789,9 @@ def _epic_from_plan(given: dict[str, Any], text: str) -> None:
     """``hive swarm create-epic SOURCE``: the epic of a plan file, checked first."""
     from hive.domain.swarm.decompose import create_epic_from_decomposition
 
-    ws = run_op(workspace)
+    ws = workspace()
     strategy = given.get("strategy")
-    cells = run_op(
-        lambda: create_epic_from_decomposition(ws, decomposition=text, strategy=strategy)
-    )
+    cells = create_epic_from_decomposition(ws, decomposition=text, strategy=strategy)
     show(cells, False, lambda: output.cell_table(cells, title=f"epic {cells[0].id}"))
 
 
@@ -1177,6 +1171,8 @@ def _event_line(event: Any) -> str:
     args = seen.get("args")
     shown = "" if args in (None, {}) else compact(args, 120)
     agent, tool, outcome = (str(seen.get(key) or "-") for key in ("agent", "tool", "outcome"))
+    if seen.get("surface") == "cli":  # an agent's command, not a tool call
+        tool += " (cli)"
     width = output.columns()
     if width is not None and width < 100:  # narrower columns, long names cut to them
         agent, tool, outcome = output.fit(agent, 12), output.fit(tool, 24), output.fit(outcome, 16)

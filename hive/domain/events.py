@@ -1,7 +1,9 @@
 """The event log: ``<git common dir>/hive/events.jsonl``, one JSON object a line.
 
 Every tool call is logged here (agent, session, tool, args digest, duration,
-outcome, hook runs), and so is every ownership override made on any surface
+outcome, hook runs; ``hive.domain.policy.call_event``), so is every call of an
+agent's command that runs its policy (``"surface": "cli"``, ``hive/cli/build.py``),
+and so is every ownership override made on any surface
 (``"event": "override"``: who, their role, what, whose, why and the commit).
 Appends are best effort and never fail an operation; past ``MAX_EVENTS_BYTES``
 the file is rotated to ``events.jsonl.1`` (one old generation kept).

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -38,6 +39,7 @@ from hive.errors import HiveError, NotInitialized, NotYourIdentity, PermissionDe
 from hive.models.agents_config import AgentProfile
 
 Outcome = dict[str, Any]
+LOGGED_ERROR_CHARS = 500
 
 
 class HookBlocked(PermissionDenied):
@@ -68,6 +70,9 @@ class Caller(Protocol):
 
     @property
     def token(self) -> str | None: ...
+
+    @property
+    def session(self) -> str | None: ...
 
     @property
     def session_key(self) -> str: ...
@@ -165,6 +170,47 @@ def gated(
         )
     hooks += post
     return _with_hook_notes(outcome, pre, post)
+
+
+def call_event(
+    caller: Caller,
+    agent: str | None,
+    tool: str,
+    args: Any,
+    *,
+    outcome: Outcome,
+    started: float,
+    hooks: list[governance.HookRun],
+    surface: str | None = None,
+) -> dict[str, Any]:
+    """The event log's line for one call (``hive events``), whatever surface made it:
+    who (``agent``), the caller's session, the tool, its arguments (redacted and capped
+    as the config's ``tools.events`` says) and their digest, the duration since
+    ``started`` (``time.monotonic``), the outcome (``ok`` or the error's code) with
+    the error, the hook runs, and the ``surface`` when it is not the tools' (``cli``:
+    an agent's command)."""
+    try:
+        settings = tool_settings(caller.workspace())
+    except HiveError:
+        settings = governance.Settings()  # a config that cannot be read: the defaults
+    event: dict[str, Any] = {
+        "ts": time.time(),
+        "agent": agent,
+        "session": caller.session,
+        "tool": tool[:200],
+        "args_digest": governance.args_digest(args),
+        "args": governance.logged_args(args, settings),
+        "duration_ms": round((time.monotonic() - started) * 1000, 2),
+        "outcome": "ok" if "result" in outcome else str(outcome.get("code")),
+        "pid": os.getpid(),
+    }
+    if "result" not in outcome:
+        event["error"] = str(outcome.get("error"))[:LOGGED_ERROR_CHARS]
+    if hooks:
+        event["hooks"] = [run.log_entry() for run in hooks]
+    if surface is not None:
+        event["surface"] = surface
+    return event
 
 
 def check_credential(caller: Caller) -> None:

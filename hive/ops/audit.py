@@ -113,7 +113,8 @@ declare(
         writes=False,
         surfaces=CLI_ONLY,
         commands=(Command(("events",), short={"limit": ("-n",)}),),
-        help="The tool-call event log (agent, tool, args digest, duration, outcome, hooks)."
+        help="The event log of agents' tool calls (agent, tool, args digest, duration,"
+        " outcome, hooks); an agent's command that ran its policy is marked (cli)."
         "\n\nReads only the end of the log; --follow reads only the bytes appended since."
         " --json prints the events as the log keeps them: one JSON list ([] for an empty"
         " log, which is otherwise said in words), or with --follow JSON lines, one event"

@@ -69,6 +69,23 @@ def _priority(value: Any) -> int | None:
 PRIORITY = {"priority": _priority}
 
 
+def _type(value: Any) -> str | None:
+    """``--type`` in any case (``Bug``); anything else refused naming the option."""
+    from hive.domain.cells import parse_type
+
+    try:
+        return parse_type(value)
+    except InvalidInput as exc:
+        raise InvalidInput(
+            str(exc).replace("invalid type", "invalid --type"), field="type"
+        ) from None
+
+
+# A person types a type as a status or a priority, in any case (``-t Bug``, as ``hive
+# list -t BUG`` and ``-s In-Progress`` read it); the tools' schemas keep the enum.
+TYPED = {**PRIORITY, "type": _type}
+
+
 class IdParams(Params):
     id: str = Field(min_length=1, max_length=MAX_ID, description=ID_HELP)
 
@@ -407,7 +424,7 @@ declare(
         writes=True,
         errors=(InvalidInput, NotFound, AmbiguousId, DependencyCycle),
         patterns=_globs,
-        parsers=PRIORITY,
+        parsers=TYPED,
         commands=(
             Command(
                 ("create",),
@@ -487,7 +504,7 @@ declare(
         access="owner",
         errors=(*OWNED, BlockedByDependency),
         patterns=_globs,
-        parsers=PRIORITY,
+        parsers=TYPED,
         batch=_update_many,
         commands=(
             Command(

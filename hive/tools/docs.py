@@ -202,7 +202,13 @@ Event log: `<git common dir>/hive/events.jsonl`, outside the working tree; one l
 per call with agent, session, tool, args (redacted, capped) and their digest,
 duration, outcome, the error
 message, and every hook run (command, exit code, timed_out, stdout, stderr,
-truncated). Every ownership override, from any surface, adds a line with
+truncated). An agent's `hive` command that runs its policy is one such line per
+call (per id of a batch), its parameters as args, with `"surface": "cli"` (`hive
+events` shows `TOOL (cli)`); a command the lean paths answer (`ready`, `list`,
+`show`, `create`, `update`, `close`, `reserve`, `release`, `mail`) runs it only when
+the config gives agents a policy (an `agents:` section, `"*": {}` is enough: see
+security.md), and a person's commands are not logged. Every ownership override,
+from any surface, adds a line with
 `"event": "override"` (who, role, action, target, owner, reason, commit). Past
 20 MB it is rotated to `events.jsonl.1`. `hive events -n N` reads only the end of
 the file and `--follow` only the bytes appended since.

@@ -7,7 +7,6 @@ Errors come back as ``{"error": ..., "code": ...}``; nothing raises."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
 
 MAX_ARGS_BYTES = 2_000_000
 MAX_ARGS_DEPTH = 32
-LOGGED_ERROR_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -592,14 +590,6 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def _logged_args(ctx: CallContext, args: Any) -> Any:
-    try:
-        settings = settings_for(ctx)
-    except HiveError:
-        settings = governance.Settings()
-    return governance.logged_args(args, settings)
-
-
 def _log(
     ctx: CallContext,
     name: Any,
@@ -612,19 +602,7 @@ def _log(
         state_dir = ctx.state_dir
     except HiveError:
         return
-    event: dict[str, Any] = {
-        "ts": time.time(),
-        "agent": ctx.agent,
-        "session": ctx.session,
-        "tool": str(name)[:200],
-        "args_digest": governance.args_digest(args),
-        "args": _logged_args(ctx, args),
-        "duration_ms": round((time.monotonic() - started) * 1000, 2),
-        "outcome": "ok" if "result" in outcome else str(outcome.get("code")),
-        "pid": os.getpid(),
-    }
-    if "result" not in outcome:
-        event["error"] = str(outcome.get("error"))[:LOGGED_ERROR_CHARS]
-    if hooks:
-        event["hooks"] = [run.log_entry() for run in hooks]
+    event = policy.call_event(
+        ctx, ctx.agent, str(name), args, outcome=outcome, started=started, hooks=hooks
+    )
     governance.log_event(state_dir, event)
