@@ -258,3 +258,9 @@ def utf8_clean(value: object) -> object:
     if isinstance(value, list | tuple):
         return [utf8_clean(item) for item in value]
     return value
+
+
+def looks_binary(data: bytes) -> bool:
+    """Whether file content is binary by git's rule: a NUL byte in its first 8,000 bytes
+    (text in any encoding but UTF-16/32 has none)."""
+    return b"\0" in data[:8000]

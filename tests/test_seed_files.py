@@ -92,6 +92,37 @@ def test_reading_a_directory_or_listing_a_file_names_the_tool_meant(
     assert error(repo, "A", "fs_read", {"path": "src/dangling.py"})["code"] == "not_found"
 
 
+def test_a_binary_file_is_refused_not_read_as_mangled_text(ws: Workspace, repo: Path) -> None:
+    """fs_read and file_read of an image or an archive answered its bytes decoded with
+    replacement characters: up to 50 KB (1 MB) of noise in an agent's context. A file
+    with a NUL byte in its first 8,000 bytes (git's rule) is refused, saying why; text
+    in any encoding without NULs (Latin-1 here) is still read."""
+    (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(500))
+    (repo / "latin.txt").write_bytes("café\n".encode("latin-1"))
+    refused = error(repo, "A", "fs_read", {"path": "logo.png"})
+    assert refused == {
+        "error": "'logo.png' is a binary file (516 bytes), not text: fs_read reads text files",
+        "code": "invalid_input",
+    }
+    other = error(repo, "A", "file_read", {"path": "logo.png"})
+    assert other["code"] == "invalid_input" and other["error"].startswith("File is binary")
+    assert result(repo, "A", "fs_read", {"path": "latin.txt"})["content"] == "caf\ufffd\n"
+    assert result(repo, "A", "file_read", {"path": "latin.txt"})["result"]["content"] == (
+        "caf\ufffd\n"
+    )
+
+
+def test_a_cut_read_ends_on_a_whole_character(ws: Workspace, repo: Path) -> None:
+    """fs_read with max_bytes inside a multi-byte character ended its content with
+    U+FFFD, a character the file does not hold."""
+    (repo / "notes.md").write_text("café naïve\n", encoding="utf-8")
+    cut = result(repo, "A", "fs_read", {"path": "notes.md", "max_bytes": 4})
+    assert cut["content"] == "caf" and cut["truncated"] is True and cut["bytes"] == 13
+    assert result(repo, "A", "fs_read", {"path": "notes.md", "max_bytes": 5})["content"] == "café"
+    (repo / "bad.txt").write_bytes(b"a\xffb\xc3")  # a bad byte, and one cut by the file's end
+    assert result(repo, "A", "fs_read", {"path": "bad.txt"})["content"] == "a\ufffdb\ufffd"
+
+
 def test_a_write_proposal_for_a_named_pipe_is_refused(ws: Workspace, repo: Path) -> None:
     """fs_write read the current file to record what the proposal was made against:
     for a named pipe that read blocked the call until something wrote to the pipe."""

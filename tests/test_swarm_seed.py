@@ -6,6 +6,7 @@ progress "completed"/"failed" and a plain-text evaluation."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +332,43 @@ def test_swarm_init_names_the_calling_agent(ws: Workspace, repo: Path) -> None:
     cell = call_tool(bound, "hive_create", {"title": "t"})["result"]["id"]
     refused = call_tool(bound, "swarm_status", {"epic_id": cell, "project_key": "/"})
     assert refused["field"] == "project_key" and "not this repository" in refused["error"]
+
+
+def test_a_workers_reports_over_mcp_answer_the_cell_in_brief(ws: Workspace, repo: Path) -> None:
+    """swarm_progress and swarm_complete answered the whole cell, whose notes hold every
+    report so far: each answer longer than the last (~15 kB after ten reports). Over
+    the real stdio transport each answer now carries the cell's summary, the same size
+    at the tenth report as at the first; hive_query gives the whole cell on request."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from tests.hivefork import mcp_server
+
+    env = {k: v for k, v in os.environ.items() if k not in ("HIVE_AGENT", "HIVE_AGENT_TOKEN")}
+    server = mcp_server(["-C", str(repo), "--actor", "BlueLake", "mcp"], env=env)
+
+    async def scenario() -> tuple[list[int], dict[str, Any], dict[str, Any]]:
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as agent:
+            await agent.initialize()
+
+            async def call(name: str, args: dict[str, Any]) -> Any:
+                answer = await agent.call_tool(name, args)
+                assert not answer.is_error, answer.content[0].text
+                return json.loads(answer.content[0].text)
+
+            cell = (await call("hive_create", {"title": "t", "description": "d" * 2000}))["id"]
+            await call("hive_start", {"id": cell})
+            sizes = []
+            for step in range(10):
+                report = {"cell_id": cell, "status": "in_progress", "message": f"{step} " * 100}
+                sizes.append(len(json.dumps(await call("swarm_progress", report))))
+            done = await call("swarm_complete", {"cell_id": cell, "summary": "done"})
+            whole = await call("hive_query", {"id": cell})
+            return sizes, done, whole
+
+    sizes, done, whole = anyio.run(scenario)
+    assert max(sizes) <= 1024 and max(sizes) - min(sizes) <= 8, sizes
+    assert set(done["cell"]) == {"id", "title", "status", "priority", "type", "assignee"}
+    assert done["cell"]["status"] == "closed" and done["outcome"]["summary"] == "done"
+    assert whole["notes"].count("in_progress") == 10 and whole["description"] == "d" * 2000

@@ -36,6 +36,7 @@ from typing import Any
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
 from hive.store.cache import CellIndex
+from hive.text import looks_binary
 from hive.times import format_time
 
 OUTSIDE = "Access denied: path is outside the context directory"
@@ -94,7 +95,13 @@ def file_read(context_dir: str, *, path: str) -> dict[str, Any]:
                     InvalidInput,
                     f"File is too large to read: {full} ({info.st_size} bytes > {MAX_READ_BYTES})",
                 )
-            content = handle.read(MAX_READ_BYTES).decode("utf-8", errors="replace")
+            data = handle.read(MAX_READ_BYTES)
+            if looks_binary(data):
+                raise _error(
+                    InvalidInput,
+                    f"File is binary, not text: {full} ({info.st_size} bytes)",
+                )
+            content = data.decode("utf-8", errors="replace")
     except PermissionError:
         raise _error(PermissionDenied, f"Permission denied: {full}") from None
     except OSError as exc:

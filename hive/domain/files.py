@@ -24,6 +24,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from hive.domain.globs import glob_matches, normalize_pattern
 from hive.errors import Conflict, HiveError, InvalidInput, NotFound, PathOutsideRepository
 from hive.models.base import HiveModel
+from hive.text import looks_binary
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -143,12 +144,24 @@ def fs_read(root: str, *, path: str, max_bytes: int = 50_000) -> dict[str, Any]:
     size = os.path.getsize(full)
     with open(full, "rb") as handle:
         data = handle.read(min(max_bytes, MAX_READ))
+    if looks_binary(data):
+        raise InvalidInput(
+            f"{path!r} is a binary file ({size} bytes), not text: fs_read reads text files"
+        )
     return {
         "path": relative,
         "bytes": size,
         "truncated": size > len(data),
-        "content": data.decode("utf-8", errors="replace"),
+        "content": _text(data, whole=size <= len(data)),
     }
+
+
+def _text(data: bytes, *, whole: bool) -> str:
+    """``data`` as text; a cut file's last character, when the cut split its UTF-8
+    bytes, is left out rather than shown as U+FFFD (other bad bytes are)."""
+    import codecs
+
+    return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=whole)
 
 
 # The search runs in a child interpreter so a catastrophic regex such as (a+)+$

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field, computed_field
 
 from hive.models.base import HiveModel
-from hive.models.cell import Cell
+from hive.models.cell import Cell, CellSummary
 from hive.models.epic import PlannedSubtask as PlannedSubtask  # the one plan model
 from hive.models.outcome import Outcome
 from hive.models.reservation import Reservation
@@ -23,7 +23,7 @@ class GateRun(HiveModel):
 
 
 class CompleteResult(HiveModel):
-    cell: Cell
+    cell: Cell | CellSummary  # a tool's answer: the summary (hive_query id for the rest)
     commit: str | None
     released: list[Reservation] = Field(default_factory=list)
     outcome: Outcome
@@ -45,7 +45,7 @@ class SwarmStatus(HiveModel):
 
 
 class ProgressResult(HiveModel):
-    cell: Cell
+    cell: Cell | CellSummary  # a tool's answer: the summary (its notes grow with each report)
     status: str = ""  # the reported status (completed/failed map to in_progress/blocked)
     percent: int | None = None
     message_id: int | None = None

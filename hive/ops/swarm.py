@@ -17,6 +17,7 @@ from hive.errors import (
     NotOwner,
     NotYourIdentity,
 )
+from hive.models.cell import Cell, CellSummary
 from hive.models.identity import AuditEntry
 from hive.models.outcome import Outcome
 from hive.models.results import LogEntry
@@ -107,10 +108,17 @@ class ProgressParams(Params):
     reason: str | None = Field(default=None, max_length=5000)
 
 
+def _summarized(cell: Cell | CellSummary) -> CellSummary:
+    """The cell as a report or a completion answers it: its summary. The whole cell
+    (notes holding every report, the description, comments) made each answer longer
+    than the last, ~15 kB after ten reports; ``hive_query`` with its id gives it."""
+    return cell if isinstance(cell, CellSummary) else CellSummary.of(cell)
+
+
 def _progress(ws: Workspace, a: ProgressParams) -> ProgressResult:
     from hive.domain.swarm.progress import swarm_progress
 
-    return swarm_progress(
+    reported = swarm_progress(
         ws,
         agent_name=a.agent_name,
         cell_id=a.cell_id,
@@ -122,6 +130,7 @@ def _progress(ws: Workspace, a: ProgressParams) -> ProgressResult:
         force=a.force,
         reason=a.reason,
     )
+    return reported.model_copy(update={"cell": _summarized(reported.cell)})
 
 
 class CompleteParams(Params):
@@ -143,7 +152,7 @@ class CompleteParams(Params):
 def _complete(ws: Workspace, a: CompleteParams) -> CompleteResult:
     from hive.domain.swarm.complete import swarm_complete
 
-    return swarm_complete(
+    completed = swarm_complete(
         ws,
         agent_name=a.agent_name,
         cell_id=a.cell_id,
@@ -157,6 +166,7 @@ def _complete(ws: Workspace, a: CompleteParams) -> CompleteResult:
         force=a.force,
         reason=a.reason,
     )
+    return completed.model_copy(update={"cell": _summarized(completed.cell)})
 
 
 class OutcomeParams(Params):

@@ -22,7 +22,9 @@ the same library function as the CLI. List-like results are compact by default:
 `hive_ready` and `hive_query` without an id give a page of id, title, status,
 priority, type and assignee (and `expired: true` on a ready delegated task past its
 deadline); `hive_blocked` a page of 10 of them with the ids of each one's open
-blockers (`limit: null` for all); `swarmmail_reservations` the id, agent, pattern,
+blockers (`limit: null` for all); `swarm_progress` and `swarm_complete` the cell's
+summary under `cell` (its notes grow with every report; `hive_query` with its id gives
+the whole cell); `swarmmail_reservations` the id, agent, pattern,
 exclusive, cell and expiry of each; `swarmmail_inbox` message headers only (at most 5);
 `query_swarm_state` gives each task, agent, blackboard
 entry and grant in its summary; `context_search` the first 10 matches (`limit`, and
@@ -211,7 +213,10 @@ from any surface, adds a line with
 20 MB it is rotated to `events.jsonl.1`. `hive events -n N` reads only the end of
 the file and `--follow` only the bytes appended since.
 
-File tools: `search_text` runs in a child process stopped after 10 s (the matches
+File tools: `fs_read` and `file_read` refuse a binary file (a NUL byte in its first
+8,000 bytes, git's rule) with `invalid_input`, rather than answer its bytes decoded as
+noise; other bytes that are not UTF-8 are read as U+FFFD. `search_text` runs in a
+child process stopped after 10 s (the matches
 found so far are returned with `timed_out`), and matches each line on its first
 4,000 characters, so a catastrophic regex cannot hang a server; it reads files of any
 size line by line (regular files only: a named pipe is skipped, never waited on) and
