@@ -319,6 +319,25 @@ def test_every_project_path_is_checked_alike(ws: Workspace, repo: Path, tmp_path
     assert ok(ctx, "swarmmail_init", {"project_path": "src"})["project_key"] == str(repo)
 
 
+def test_swarm_status_of_a_subtask_names_its_epic(ws: Workspace, repo: Path) -> None:
+    """A worker asking swarm_status about its own subtask (the id it knows) was told
+    only that it is no epic; the error now names the epic to ask about, also from a
+    subtask's subtask, and nothing for a cell under no epic."""
+    ctx = CallContext(root=str(repo), agent="coordinator")
+    plan = {"epic_title": "E", "subtasks": [{"title": "a"}]}
+    epic, subtask = (cell["id"] for cell in ok(ctx, "hive_create_epic", plan))
+    lone = ok(ctx, "hive_create", {"title": "lone"})["id"]
+    no_epic = "is a task, not an epic, and has no subtasks"
+    asked = call_tool(ctx, "swarm_status", {"epic_id": subtask})
+    assert asked["code"] == "invalid_input"
+    assert asked["error"] == f"{subtask} {no_epic}; give its epic, {epic}"
+    part = ok(ctx, "hive_create", {"title": "part", "parent": subtask})["id"]
+    deeper = call_tool(ctx, "swarm_status", {"epic_id": part})["error"]
+    assert deeper == f"{part} {no_epic}; give its epic, {epic}"
+    assert call_tool(ctx, "swarm_status", {"epic_id": lone})["error"] == f"{lone} {no_epic}"
+    assert ok(ctx, "swarm_status", {"epic_id": epic})["total"] == 1
+
+
 def test_swarm_init_names_the_calling_agent(ws: Workspace, repo: Path) -> None:
     """An agent registered by another session ('hive agent register', a restarted server)
     is the caller swarm_init reports: it said agent null. A wrong project_key's error

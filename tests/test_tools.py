@@ -114,6 +114,21 @@ def test_schemas_leave_string_lengths_to_the_server(ws: Workspace, repo: Path) -
     assert "at most 500 characters" in refused["error"]
 
 
+def test_schema_descriptions_hold_no_docstring_markup() -> None:
+    """A model's docstring is its schema's description, in every agent's tool list:
+    hive_create_epic's subtask read "One planned subtask; ``dependencies`` are indexes
+    of sibling subtasks it waits for. Keys a planner adds beyond these are ignored." --
+    reST markup, and ~20 tokens repeating its field's own description."""
+    import re
+
+    from hive.tools.schemas import render
+
+    for format in FORMATS:
+        published = json.dumps(render(format))
+        assert not re.findall(r"(?<!`)``(?!`)", published), format
+        assert "One planned subtask (other keys are ignored)." in published
+
+
 def test_docs_are_generated_from_the_registry() -> None:
     current = (ROOT / "docs" / "tools.md").read_text()
     assert current == render_tools_docs(), "docs/tools.md is stale: run python -m hive.tools.docs"

@@ -178,6 +178,32 @@ def test_a_conflict_over_files_or_a_lease_names_the_way_on(ws: Workspace, repo: 
     assert done["error"].endswith("is already done: take the next item"), done
 
 
+def test_a_message_that_reaches_nobody_names_the_coordinator_alias(
+    ws: Workspace, repo: Path
+) -> None:
+    """A worker asking a question on its epic's thread before anyone else worked there
+    was told only to give 'to'; 'coordinator' (the epic's coordinator) is what it
+    wants. swarm_progress, which has no 'to', said the same about its own report."""
+    alice, bob = (CallContext(root=str(repo), agent=name) for name in ("alice", "bob"))
+    for ctx, name in ((alice, "alice"), (bob, "bob")):
+        call_tool(ctx, "swarmmail_init", {"agent_name": name})
+    plan = {"epic_title": "E", "subtasks": [{"title": "a"}]}
+    epic = call_tool(alice, "hive_create_epic", plan)["result"][0]["id"]
+    question = {"subject": "which db?", "body": "?", "thread_id": epic}
+    refused = call_tool(bob, "swarmmail_send", question)
+    assert refused["code"] == "invalid_input"
+    assert "'coordinator' reaches the coordinator of the epic" in refused["error"]
+    sent = call_tool(bob, "swarmmail_send", {**question, "to": ["coordinator"]})["result"]
+    assert sent["recipients"] == ["alice"]
+    lone = call_tool(bob, "hive_create", {"title": "mine"})["result"]["id"]
+    call_tool(bob, "hive_start", {"id": lone})
+    report = call_tool(bob, "swarm_progress", {"cell_id": lone, "status": "in_progress"})
+    assert report["result"]["not_posted"] == (
+        f"nobody to tell: nobody else works on thread {lone} (coordinator not registered:"
+        " none known)"
+    )
+
+
 def test_a_whole_number_written_as_a_float_is_an_integer(ws: Workspace, repo: Path) -> None:
     """JSON Schema's ``integer`` (the schemas' type; the seeds say ``number``) admits
     ``5.0`` and ``1e3``, which a JSON parser gives as floats: taken as the integers they

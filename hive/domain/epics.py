@@ -161,6 +161,17 @@ def _spec(item: SubtaskSpec | dict[str, Any] | str) -> SubtaskSpec:
         raise InvalidInput(f"invalid subtask {field or 'spec'}: {why}") from None
 
 
+def _epic_above(index: CellIndex, cell: Cell) -> str | None:
+    """The nearest epic among ``cell``'s ancestors, if any."""
+    from hive.domain.maillog import epic_above
+
+    def type_of(cell_id: str) -> str | None:
+        found = index.cells.get(cell_id)
+        return None if found is None else found.type
+
+    return epic_above(cell.id, type_of, lambda cell_id: index.cells[cell_id].parent)
+
+
 def epic_status(ws: Workspace, *, epic_id: str) -> EpicStatus:
     """Progress of an epic: counts by status, percent closed, ready and blocked subtasks."""
     index = ws.cells()
@@ -170,7 +181,9 @@ def epic_status(ws: Workspace, *, epic_id: str) -> EpicStatus:
         key=lambda c: (c.priority, c.created_at, c.id),
     )
     if epic.type != "epic" and not children:
-        raise InvalidInput(f"{epic.id} is a {epic.type}, not an epic, and has no subtasks")
+        above = _epic_above(index, epic)
+        named = f"; give its epic, {above}" if above else ""
+        raise InvalidInput(f"{epic.id} is a {epic.type}, not an epic, and has no subtasks{named}")
     by_status: dict[str, int] = {}
     for child in children:
         by_status[child.status] = by_status.get(child.status, 0) + 1

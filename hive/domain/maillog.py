@@ -583,7 +583,10 @@ def message_event(
         recipients += sorted(n for n in extra if n in state.agents and n not in recipients)
         recipients = [n for n in recipients if n != sender] or recipients
     if not recipients:
-        raise InvalidInput("no recipients: give 'to' or a thread with participants")
+        raise InvalidInput(
+            "no recipients: give 'to' (agent names; 'coordinator' reaches the coordinator of"
+            " the epic the thread or your work is in) or a thread with participants"
+        )
     event = {
         "type": "message_sent",
         "from": sender,

@@ -13,8 +13,7 @@ from hive.models.cell import CellType
 
 
 class PlannedSubtask(HiveModel):
-    """One planned subtask; ``dependencies`` are indexes of sibling subtasks it waits for.
-    Keys a planner adds beyond these are ignored."""
+    """One planned subtask (other keys are ignored)."""  # in every agent's tool list
 
     model_config = ConfigDict(extra="ignore")
 

@@ -257,7 +257,16 @@ def _post(
             thread_id=thread,
             importance=importance,
         )
-    except (NotFound, InvalidInput) as exc:
+    except InvalidInput:  # no recipient: the send's own advice (give 'to') is not for us
+        return (
+            None,
+            [],
+            (
+                f"nobody to tell: nobody else works on thread {thread}"
+                f" (coordinator not registered: {missing})"
+            ),
+        )
+    except NotFound as exc:
         return None, [], f"nobody to tell: {exc.message} (coordinator not registered: {missing})"
     except HiveError as exc:
         return None, [], f"mail failed: {exc.message}"
