@@ -644,6 +644,25 @@ def test_a_text_given_as_a_dash_is_read_from_standard_input(hived: Path) -> None
     assert "only one text can be read from standard input" in two.stderr
 
 
+def test_dependencies_given_as_a_comma_list_are_several(hived: Path) -> None:
+    """beads' 'bd create --deps blocks:bd-1,related:bd-2' is two dependencies; hive
+    looked for a cell named 'bd-1,related:bd-2' ('no cell matches id')."""
+    from hive.tools.registry import CallContext, call_tool
+
+    first, second = create(hived, "first"), create(hived, "second")
+    cell = data(hive(hived, "create", "x", "--deps", f"blocks:{first},related:{second}", "--json"))
+    assert [(d["type"], d["target"]) for d in cell["dependencies"]] == [
+        ("blocks", first),
+        ("related", second),
+    ]
+    both = data(hive(hived, "create", "y", "--dep", f"{first}, {second}", "--json"))
+    assert [d["target"] for d in both["dependencies"]] == [first, second]
+    found = call_tool(
+        CallContext(root=str(hived)), "hive_create", {"title": "z", "deps": [f"{first},{second}"]}
+    )
+    assert len(found["result"]["dependencies"]) == 2
+
+
 def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
     import re
 

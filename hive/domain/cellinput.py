@@ -58,6 +58,16 @@ def parse_dep_spec(spec: str) -> tuple[str, str]:
     return dep_type, target.strip()
 
 
+def parse_dep_specs(specs: Iterable[str]) -> list[tuple[str, str]]:
+    """Each spec as :func:`parse_dep_spec` reads it, ``a,b`` being two (``bd create
+    --deps blocks:bd-1,related:bd-2``: no id holds a comma)."""
+    parsed = []
+    for spec in specs:
+        parts = [part for part in spec.split(",") if part.strip()] or [spec]
+        parsed += [parse_dep_spec(part) for part in parts]
+    return parsed
+
+
 def clean_list(values: Iterable[str], what: str, *, stored: bool = False) -> list[str]:
     """``values`` stripped, without repeats; each a name (``limits.check_name``), or with
     ``stored`` (values naming what is already stored: a label to remove) one line only,

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hive.domain.cellinput import clean_labels
+from hive.domain.cellinput import clean_labels, parse_dep_specs
 from hive.domain.cellinput import normalize_files as _normalize_files
 from hive.domain.cellinput import parse_dep_spec as parse_dep_spec
 from hive.domain.cellinput import parse_priority as parse_priority
@@ -236,7 +236,7 @@ def create_cell(
         metadata=metadata,
     )
     fields.update(_texts(design=design, acceptance_criteria=acceptance_criteria))
-    dep_specs = [parse_dep_spec(spec) for spec in deps]
+    dep_specs = parse_dep_specs(deps)
 
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
         parent_id = get_cell(index, parent).id if parent else None

@@ -100,7 +100,9 @@ class CreateParams(Params):
     description: str = Field(default="", max_length=MAX_TEXT)
     parent: Short | None = Field(default=None, description="parent cell (the id shows it)")
     deps: list[Short] = Field(
-        default_factory=list, max_length=MAX_DEPS, description="TYPE:ID, e.g. blocks:hv-ab12"
+        default_factory=list,
+        max_length=MAX_DEPS,
+        description="TYPE:ID, e.g. blocks:hv-ab12",
     )
     labels: list[Short] = Field(
         default_factory=list, max_length=MAX_LABELS, description="a,b: two labels"
@@ -436,7 +438,10 @@ declare(
                     "deps": ("--dep",),
                     "labels": ("-l", "--label"),
                 },
-                helps={"description": STDIN},
+                helps={
+                    "description": STDIN,
+                    "deps": "TYPE:ID, e.g. blocks:hv-ab12; a,b: two (repeatable)",
+                },
             ),
         ),
         help="Create a cell (one commit), or many with --from FILE (one commit for all).",
