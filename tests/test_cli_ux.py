@@ -663,6 +663,18 @@ def test_dependencies_given_as_a_comma_list_are_several(hived: Path) -> None:
     assert len(found["result"]["dependencies"]) == 2
 
 
+def test_search_names_nobody_as_show_does(hived: Path, tmp_path: Path) -> None:
+    """An imported issue without its creator was found as 'bd-1  round 1   (worker,
+    cell)': an empty name and a double blank; it is '?', as 'hive show' says 'by ?'."""
+    exported = tmp_path / "issues.jsonl"
+    record = {"id": "bd-1", "title": "a needle here", "status": "open", "priority": 2}
+    when = {"created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
+    exported.write_text(json.dumps({**record, **when, "issue_type": "task"}) + "\n")
+    ok(hive(hived, "import", "beads", str(exported)))
+    (line,) = ok(hive(hived, "search", "needle")).splitlines()
+    assert re.fullmatch(r"bd-1  round 1  \? \(\w+, cell\): a needle here", line), line
+
+
 def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
     import re
 

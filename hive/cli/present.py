@@ -1428,10 +1428,10 @@ def _search(found: Any, params: Any, ws: Workspace) -> None:
             for part in (f"mail #{m.message_id}" if m.message_id is not None else "", m.cell_id)
             if part
         )
+        who = m.agent_id or "?"  # nobody named (an imported issue without its creator)
         output.say(
             output.fit(
-                f"{where}  round {m.round_number}  {m.agent_id} ({m.agent_role}, {m.type}):"
-                f" {snippet}"
+                f"{where}  round {m.round_number}  {who} ({m.agent_role}, {m.type}): {snippet}"
             )
         )
     if found.result.total > len(matches):
