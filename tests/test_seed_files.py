@@ -123,6 +123,41 @@ def test_a_cut_read_ends_on_a_whole_character(ws: Workspace, repo: Path) -> None
     assert result(repo, "A", "fs_read", {"path": "bad.txt"})["content"] == "a\ufffdb\ufffd"
 
 
+def test_an_absolute_path_inside_the_repository_is_taken_by_every_path_tool(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """An agent that knows its files by absolute path (as editors give them) reserved
+    /repo/src/c.py, then had swarm_complete (and swarm_progress, fs_read, a cell's files)
+    refuse the same path as "absolute; use a path inside the repository". Each takes it
+    now, from the repository's top directory; one outside is still refused."""
+    from tests.conftest import git
+
+    _tree(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tree")
+    full = str(repo / "src/c.py")
+    result(repo, "A", "swarmmail_init", {"agent_name": "A"})
+    cell = result(repo, "A", "hive_create", {"title": "t", "files": [full]})
+    assert cell["files_owned"] == ["src/c.py"]
+    result(repo, "A", "hive_start", {"id": cell["id"]})
+    assert result(repo, "A", "swarmmail_reserve", {"paths": [full]})["granted"]
+    assert result(repo, "A", "fs_read", {"path": full})["path"] == "src/c.py"
+    assert "src/c.py" in result(repo, "A", "fs_list", {"dir": str(repo / "src")})["files"]
+    (repo / "src/c.py").write_text("changed\n")
+    progress = {"cell_id": cell["id"], "status": "in_progress", "files_touched": [full]}
+    result(repo, "A", "swarm_progress", progress)
+    done = {"cell_id": cell["id"], "summary": "s", "files_touched": [full]}
+    assert result(repo, "A", "swarm_complete", done)["outcome"]["files_touched"] == ["src/c.py"]
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").count("src/c.py") == 1
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("x\n")
+    refused = error(repo, "A", "fs_read", {"path": str(outside)})
+    assert refused["code"] == "path_outside_repository"
+    configure(repo, agents={"B": {"directory": "lib"}})  # B's relative paths start in lib/
+    assert result(repo, "B", "fs_read", {"path": full})["path"] == "src/c.py"
+    assert result(repo, "B", "fs_read", {"path": "d.py"})["path"] == "lib/d.py"
+
+
 def test_a_write_proposal_for_a_named_pipe_is_refused(ws: Workspace, repo: Path) -> None:
     """fs_write read the current file to record what the proposal was made against:
     for a named pipe that read blocked the call until something wrote to the pipe."""

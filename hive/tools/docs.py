@@ -213,6 +213,9 @@ from any surface, adds a line with
 20 MB it is rotated to `events.jsonl.1`. `hive events -n N` reads only the end of
 the file and `--follow` only the bytes appended since.
 
+Repository paths (`fs_read`'s path, `fs_list`'s and `search_text`'s dir, a cell's
+files, `files_touched`, reservations) may be given absolute when they lie inside the
+repository: `/home/me/repo/src/a.py` is `src/a.py`; one outside is refused.
 File tools: `fs_read` and `file_read` refuse a binary file (a NUL byte in its first
 8,000 bytes, git's rule) with `invalid_input`, rather than answer its bytes decoded as
 noise; other bytes that are not UTF-8 are read as U+FFFD. `search_text` runs in a

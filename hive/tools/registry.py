@@ -7,6 +7,8 @@ Errors come back as ``{"error": ..., "code": ...}``; nothing raises."""
 from __future__ import annotations
 
 import json
+import os
+import posixpath
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -287,12 +289,67 @@ def _call(
         parsed = _validate(tool, args)
         if isinstance(parsed, dict):
             return parsed
+        parsed = repo_relative(ctx, tool, parsed)
         return policy_call(tool, parsed, lambda checked: _handle(ctx, tool, checked))
 
     try:
         return policy.gated(ctx, resolve, agent=ctx.agent, known=list(TOOL_MODULES), hooks=hooks)
     except HiveError as exc:
         return exc.to_dict()
+
+
+def repo_relative(ctx: CallContext, tool: Tool, parsed: BaseModel) -> BaseModel:
+    """``parsed`` with each absolute path inside the repository that the tool takes as a
+    repository path (its operation's ``paths``, ``dirs`` and ``patterns``: fs_read's
+    path, files_touched, a cell's files) given from the repository's top directory, as
+    swarmmail_reserve and swarm_record_outcome already took them: an agent that
+    reserved ``/repo/src/a.py`` then had ``swarm_complete`` refuse the same path as
+    "absolute; use a path inside the repository". A path outside is left to be refused."""
+    op = tool.operation
+    if op is None:
+        return parsed
+    named = [
+        path
+        for extract in (op.paths, op.dirs, op.patterns)
+        if extract is not None
+        for path in extract(parsed)
+    ]
+    inside = {path: rel for path in named if (rel := _inside(ctx.root, path)) is not None}
+    if not inside:
+        return parsed
+    changed: dict[str, Any] = {}
+    for name in type(parsed).model_fields:
+        value = getattr(parsed, name)
+        if isinstance(value, str) and value in inside:
+            changed[name] = inside[value]
+        elif isinstance(value, list) and any(isinstance(v, str) and v in inside for v in value):
+            changed[name] = [inside.get(v, v) if isinstance(v, str) else v for v in value]
+    marked = path_parameter(op.params)
+    if marked is not None and marked[0] in changed:  # rebased on the agent's directory next
+        workdir = _working_directory(ctx)
+        if workdir:
+            changed[marked[0]] = posixpath.relpath(changed[marked[0]], workdir)
+    return parsed.model_copy(update=changed)
+
+
+def _working_directory(ctx: CallContext) -> str | None:
+    """The caller's working directory (``agents.NAME.directory``), repository-relative."""
+    from hive.domain.agents import profile, working_directory
+
+    ws = ctx.workspace()
+    return working_directory(ws, profile(ws, ctx.name), ctx.name)
+
+
+def _inside(root: str, path: str) -> str | None:
+    """``path``, when absolute and inside ``root`` (as given, or as really reached), as
+    the path from ``root``; else None."""
+    if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+        return None
+    given = os.path.normpath(path)
+    for base in dict.fromkeys((os.path.normpath(root), os.path.realpath(root))):
+        if given == base or given.startswith(base + os.sep):
+            return os.path.relpath(given, base).replace(os.sep, "/")
+    return None
 
 
 def policy_call(
