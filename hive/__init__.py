@@ -101,7 +101,21 @@ def _interrupt_main_soon() -> None:
     _thread.interrupt_main()
 
 
-def _hold_interrupts_at_start() -> None:
+def _interrupted_before_the_handler() -> None:
+    """A Ctrl-C raised before :func:`_interrupted_at_start` was in place (while the
+    command line is looked at: under load a window of milliseconds): in a hive command,
+    answered as that handler answers it (``_STOPPED_AT_START`` may not be set yet); in a
+    program importing hive, the KeyboardInterrupt it is."""
+    global _STOPPED_AT_START
+    if not _started_as_a_command():
+        raise  # the KeyboardInterrupt being handled (at module level, below)
+    _STOPPED_AT_START = _command_word() in ("mcp", "serve")
+    _interrupted_at_start(2, None)
+
+
+def _take_interrupts_over() -> None:
+    """Ctrl-C (a server's SIGTERM too) answered by :func:`_interrupted_at_start`, in a
+    process started as a hive command only."""
     if not _started_as_a_command():
         return
     import _signal  # type: ignore[import-not-found]  # builtin (signal imports enum)
@@ -120,4 +134,10 @@ def _hold_interrupts_at_start() -> None:
         _signal.signal(_signal.SIGTERM, _interrupted_at_start)
 
 
-_hold_interrupts_at_start()
+# Everything above only defines (no call: Python looks for a pending Ctrl-C only at a
+# call, a loop's jump and a function's start), so from here on a Ctrl-C is answered;
+# before, only at this module's first instruction, in a KeyboardInterrupt of Python's.
+try:
+    _take_interrupts_over()
+except KeyboardInterrupt:
+    _interrupted_before_the_handler()

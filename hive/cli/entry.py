@@ -145,32 +145,54 @@ def _closed_streams() -> list[int]:
 
 
 def main() -> None:
-    """The command line of ``sys.argv`` (exits with its code)."""
+    """The command line of ``sys.argv`` (exits with its code). Ctrl-C is held around
+    the imports and the reading of the command line, and answered by the lean answer's
+    and the full CLI's own guards; one landing between them (once the first hold has
+    put Python's handler back) is answered here: never a traceback."""
+    invocation: Invocation | None = None
+    try:
+        invocation = _read_command_line()
+        _answer_and_end(invocation)
+    except KeyboardInterrupt:
+        if _PROCESS_EXIT:
+            _ignore_ctrl_c()  # the answer below is the last word
+        if invocation is None:
+            invocation = parse(sys.argv[1:])
+        sys.exit(interrupted(invocation.command, as_json=invocation.json))
+
+
+def _read_command_line() -> Invocation:
+    """The command line, read with Ctrl-C held (in-process, or ``-m hive.cli.main``:
+    Python's handler is in force). Notices of the state index go to stderr, each once (a
+    lean answer may defer to the full CLI)."""
     said: set[str] = set()
 
-    def notice(message: str) -> None:  # each once (a lean answer may defer to the full CLI)
+    def notice(message: str) -> None:
         if message not in said:
             from hive.text import shown_lines  # a path quoted may hold control characters
 
             said.add(message)
             sys.stderr.write(shown_lines(message) + "\n")
 
-    # The command line is read with Ctrl-C held too: from here to the lean answer's own
-    # guard, a KeyboardInterrupt would be a traceback.
     with HeldInterrupts() as held:
         from hive.store import index
 
         invocation = _help_of_the_command(parse(sys.argv[1:]))
         index.NOTICE_SINK = notice
     if held.caught:
-        sys.exit(interrupted(invocation.command, as_json=invocation.json))
+        raise KeyboardInterrupt
+    return invocation
+
+
+def _answer_and_end(invocation: Invocation) -> None:
+    """The lean answer, else the full CLI; the process ends (see :func:`_exit`)."""
     code = answer(invocation)
     if code is not None:
         _exit(code)
     with HeldInterrupts() as held:  # Ctrl-C while the full CLI is imported
         from hive.cli.main import run
     if held.caught:
-        sys.exit(interrupted(invocation.command, as_json=invocation.json))
+        raise KeyboardInterrupt
     if not _PROCESS_EXIT or invocation.command in KEEPS_TEARDOWN:
         run(invocation.argv())  # in-process (tests) or a server: the normal exit
         return
