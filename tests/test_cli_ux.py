@@ -675,6 +675,22 @@ def test_search_names_nobody_as_show_does(hived: Path, tmp_path: Path) -> None:
     assert re.fullmatch(r"bd-1  round 1  \? \(\w+, cell\): a needle here", line), line
 
 
+def test_closing_an_epic_names_its_open_subtasks(hived: Path) -> None:
+    """'epic X still has open subtasks' named none: which ones (the first three and
+    how many more; open_subtasks lists all in --json and for a tool)."""
+    from hive.tools.registry import CallContext, call_tool
+
+    epic = create(hived, "Epic", "-t", "epic")
+    subtasks = sorted(create(hived, f"sub {n}", "--parent", epic) for n in range(5))
+    ok(hive(hived, "close", subtasks[0]))
+    refused = hive(hived, "close", epic)
+    assert refused.exit_code == 4
+    named = ", ".join(subtasks[1:4])
+    assert f"still has open subtasks ({named} and 1 more);" in refused.stderr
+    found = call_tool(CallContext(root=str(hived)), "hive_close", {"id": epic})
+    assert found["code"] == "blocked_by_dependency" and found["open_subtasks"] == subtasks[1:]
+
+
 def test_every_exit_code_the_code_uses_is_in_the_table() -> None:
     import re
 

@@ -625,13 +625,26 @@ def _closing(
     _past_blockers(cell, index, guard, verb="close", force=force)
     if cell.type == "epic" and has_open_children(cell, index):
         if not force:
+            waiting = open_subtasks(cell, index)
+            named = ", ".join(waiting[:3]) + (
+                f" and {len(waiting) - 3} more" if len(waiting) > 3 else ""
+            )
             raise BlockedByDependency(
-                f"epic {cell.id} still has open subtasks; close them first, or override with"
-                " force (--force)",
+                f"epic {cell.id} still has open subtasks ({named}); close them first, or"
+                " override with force (--force)",
                 id=cell.id,
+                open_subtasks=waiting,
             )
         guard.note(f"close epic {cell.id} with open subtasks")
     return _changed(cell, status="closed", closed_at=utc_now(), close_reason=reason or None)
+
+
+def open_subtasks(cell: Cell, index: CellIndex) -> list[str]:
+    """The ids of ``cell``'s subtasks neither closed nor deleted (sorted)."""
+    children = (index.nodes.get(child_id) for child_id in index.children_of(cell.id))
+    return sorted(
+        n.id for n in children if n is not None and n.status != "closed" and not n.deleted
+    )
 
 
 def close_cell(
