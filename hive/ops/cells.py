@@ -28,7 +28,7 @@ from hive.errors import (
     NotRegistered,
 )
 from hive.models import Cell
-from hive.models.cell import CellSummary, Page
+from hive.models.cell import CellSummary, CommentedCell, Page, UpdatedCell
 from hive.models.cellresults import (
     BlockedCell,
     BlockedSummary,
@@ -238,6 +238,26 @@ def _update(ws: Workspace, a: UpdateParams) -> Cell:
     return _update_many(ws, a, [a.id])[0]
 
 
+# the cell's field each of hive_update's parameters sets
+SETS = {
+    "append_notes": "notes",
+    "add_labels": "labels",
+    "remove_labels": "labels",
+    "files": "files_owned",
+    "acceptance": "acceptance_criteria",
+}
+NOT_FIELDS = {"id", "force", "reason"}
+
+
+def _updated(cell: Cell, a: UpdateParams) -> UpdatedCell:
+    """An agent's answer to ``hive_update``: the summary and the fields it set (the
+    whole cell, ~15 kB once notes and comments build up, is ``hive_query``'s)."""
+    given = [name for name in UpdateParams.model_fields if name not in NOT_FIELDS]
+    changed = [SETS.get(name, name) for name in given if getattr(a, name) not in (None, [])]
+    summary = CellSummary.of(cell).model_dump()
+    return UpdatedCell(**summary, changed=list(dict.fromkeys(changed)))
+
+
 class StartParams(IdParams):
     force: bool = Field(default=False, description="past open blockers (recorded)")
     reason: str | None = Field(default=None, max_length=5000, description=REASON)
@@ -332,6 +352,16 @@ def _comment(ws: Workspace, a: CommentParams) -> Cell:
     from hive.domain.annotate import add_comment
 
     return add_comment(ws, cell_id=a.id, text=a.text)
+
+
+def _commented(cell: Cell, a: CommentParams) -> CommentedCell:
+    """An agent's answer to ``hive_comment``: the summary and the comment it made
+    (appended last), not every comment so far."""
+    return CommentedCell(**CellSummary.of(cell).model_dump(), comment=cell.comments[-1])
+
+
+def _summary(cell: Cell, a: Any) -> CellSummary:
+    return CellSummary.of(cell)
 
 
 class ResolveParams(IdParams):
@@ -503,8 +533,9 @@ declare(
         name="hive_update",
         summary="Change fields of a cell.",
         params=UpdateParams,
-        result=Cell,
+        result=Cell | UpdatedCell,  # an agent's answer: the summary and the fields set
         run=_update,
+        answer=_updated,
         writes=True,
         access="owner",
         errors=(*OWNED, BlockedByDependency),
@@ -527,8 +558,9 @@ declare(
         name="hive_start",
         summary="Claim a cell atomically.",
         params=StartParams,
-        result=Cell,
+        result=Cell | CellSummary,  # an agent's answer: the summary
         run=_start,
+        answer=_summary,
         batch=_start_many,
         writes=True,
         access="agent",
@@ -584,8 +616,9 @@ declare(
         name="hive_comment",
         summary="Comment on a cell.",
         params=CommentParams,
-        result=Cell,
+        result=Cell | CommentedCell,  # an agent's answer: the summary and the comment
         run=_comment,
+        answer=_commented,
         writes=True,
         errors=(*LOOKUP, InvalidInput),
         commands=(

@@ -10,6 +10,7 @@ from pydantic import Field, ValidationError
 from hive.domain.limits import MAX_ID
 from hive.errors import AmbiguousId, Conflict, InvalidInput, NotFound, NotOwner
 from hive.models import Cell
+from hive.models.cell import CellSummary
 from hive.models.epic import PlannedSubtask
 from hive.models.results import EpicStatus
 from hive.models.swarm import PlanPrompt, StrategyChoice, SubtaskPrompt, ValidationResult
@@ -106,6 +107,13 @@ def _create_epic(ws: Workspace, a: CreateEpicParams) -> list[Cell]:
     )
 
 
+def _epic_summaries(cells: list[Cell], a: CreateEpicParams) -> list[CellSummary]:
+    """An agent's answer: the epic then its subtasks in plan order, each its summary
+    (id, title, status, ...): ~5 kB less per epic than the whole records, whose
+    descriptions and dependencies the agent sent itself."""
+    return [CellSummary.of(cell) for cell in cells]
+
+
 def _subtask_globs(a: CreateEpicParams) -> list[str]:
     """The globs the subtasks claim (their ``files``), checked as ``hive_create``'s
     ``files`` are: an agent may not claim there what its path rules refuse it."""
@@ -191,8 +199,9 @@ declare(
         name="hive_create_epic",
         summary="Create an epic and its subtasks in one commit.",
         params=CreateEpicParams,
-        result=list[Cell],
+        result=list[Cell] | list[CellSummary],  # an agent's answer: the summaries
         run=_create_epic,
+        answer=_epic_summaries,
         writes=True,
         errors=(InvalidInput, NotFound, AmbiguousId),
         patterns=_subtask_globs,

@@ -205,6 +205,9 @@ class Operation:
     one by one, by the file tools and the pre-commit hook).
     ``surfaces``: where it is offered (``CLI_ONLY``: not an agent tool;
     ``AGENT_ONLY``: no command); it is reachable from each surface it names.
+    ``answer(result, params)``: what the agent tool answers where the whole result
+    grows with a cell's history (a write answers the cell's summary and what the call
+    made; ``hive_query`` gives the whole cell); the CLI and the library keep the result.
     """
 
     name: str
@@ -224,6 +227,7 @@ class Operation:
     parsers: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     batch: Callable[[Workspace, Any, list[str]], list[Any]] | None = None
     surfaces: frozenset[Surface] = EVERYWHERE
+    answer: Callable[[Any, Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if (self.run is None) == (self.session is None):

@@ -1,0 +1,68 @@
+"""What the agent tools answer: constant-size answers to writes whose whole result grows
+with a cell's history, and the refusals and codes an agent meets on the tool surface."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hive.domain.workspace import Workspace
+from hive.tools.registry import CallContext, call_tool
+from tests.conftest import git
+
+SUMMARY = {"id", "title", "status", "priority", "type", "assignee"}
+
+
+def ok(ctx: CallContext, name: str, args: dict[str, Any]) -> Any:
+    answer = call_tool(ctx, name, args)
+    assert "error" not in answer, f"{name}: {answer}"
+    return answer["result"]
+
+
+def test_writes_answer_the_cell_in_brief_however_long_its_history(
+    ws: Workspace, repo: Path
+) -> None:
+    """hive_comment, hive_update and hive_start answered the whole cell: ~15 kB once
+    notes and comments built up, longer at each call. Each now answers the summary and
+    what the call made (the comment, the fields set), the same size at the tenth call
+    as at the first; hive_query with the id still gives the whole cell."""
+    ctx = CallContext(root=str(repo), agent="BlueLake")
+    cell = ok(ctx, "hive_create", {"title": "t", "description": "d" * 2000})["id"]
+    started = ok(ctx, "hive_start", {"id": cell})
+    assert set(started) == SUMMARY and started["assignee"] == "BlueLake"
+    sizes: dict[str, list[int]] = {"hive_comment": [], "hive_update": []}
+    for step in range(10):
+        said = ok(ctx, "hive_comment", {"id": cell, "text": f"c{step} " * 100})
+        assert set(said) == SUMMARY | {"comment"} and said["comment"]["text"] == f"c{step} " * 100
+        note = {"id": cell, "append_notes": f"n{step} " * 100, "priority": 1}
+        updated = ok(ctx, "hive_update", note)
+        assert set(updated) == SUMMARY | {"changed"} and updated["priority"] == 1
+        assert updated["changed"] == ["priority", "notes"]
+        sizes["hive_comment"].append(len(json.dumps(said)))
+        sizes["hive_update"].append(len(json.dumps(updated)))
+    for name, seen in sizes.items():
+        assert max(seen) <= 1024 and max(seen) - min(seen) <= 8, (name, seen)
+    labels = ok(ctx, "hive_update", {"id": cell, "add_labels": ["x"], "files": ["src/**"]})
+    assert labels["changed"] == ["labels", "files_owned"]
+    whole = ok(ctx, "hive_query", {"id": cell})
+    assert len(whole["comments"]) == 10 and whole["notes"].count("n9") == 100
+    assert whole["labels"] == ["x"] and whole["description"] == "d" * 2000
+    assert git(repo, "log", "-1", "--format=%s").startswith(f"hive: update {cell}")
+
+
+def test_an_epic_is_answered_as_summaries_in_plan_order(ws: Workspace, repo: Path) -> None:
+    """hive_create_epic answered whole records (~5 kB an epic, the descriptions the
+    agent had just sent); it answers the epic then each subtask, in plan order, as
+    their summaries: the ids a coordinator spawns workers on next."""
+    ctx = CallContext(root=str(repo), agent="coordinator")
+    subtasks = [
+        {"title": f"s{n}", "description": "x" * 1500, "files": [f"src/{n}/**"]} for n in range(3)
+    ]
+    plan = {"epic_title": "E", "epic_description": "y" * 1500, "subtasks": subtasks}
+    created = ok(ctx, "hive_create_epic", plan)
+    assert [cell["title"] for cell in created] == ["E", "s0", "s1", "s2"]
+    assert all(set(cell) == SUMMARY for cell in created) and len(json.dumps(created)) < 1024
+    assert created[0]["type"] == "epic" and {c["status"] for c in created} == {"open"}
+    subtask = ok(ctx, "hive_query", {"id": created[1]["id"]})
+    assert subtask["description"] == "x" * 1500 and subtask["files_owned"] == ["src/0/**"]
