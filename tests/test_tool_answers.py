@@ -84,3 +84,24 @@ def test_a_task_is_delegated_only_to_a_registered_agent(ws: Workspace, repo: Pat
     assert git(repo, "rev-parse", "HEAD") == before
     task = ok(ctx, "delegate_task", {"targetAgent": "data_analyst", "taskPayload": {"a": 1}})
     assert ok(ctx, "hive_query", {"id": task["taskId"]})["assignee"] == "data_analyst"
+
+
+def test_an_epic_with_no_subtask_is_not_ready_work(ws: Workspace, repo: Path) -> None:
+    """An epic nobody has planned yet was offered as ready work (hive_ready, hive ready,
+    and claimed by ready --claim), while swarm_status showed no ready subtask. An epic is
+    ready only with subtasks, none open: planned, it is left out until they close."""
+    from tests.inprocess import run_hive
+
+    ctx = CallContext(root=str(repo), agent="coordinator")
+    empty = ok(ctx, "hive_create", {"title": "Unplanned", "type": "epic"})["id"]
+    task = ok(ctx, "hive_create", {"title": "plain task"})["id"]
+    assert [c["id"] for c in ok(ctx, "hive_ready", {})] == [task]
+    status = ok(ctx, "swarm_status", {"epic_id": empty})
+    assert status["total"] == 0 and status["ready"] == []
+    shown = run_hive(["-C", str(repo), "ready", "--json"])  # the console script (lean)
+    assert [c["id"] for c in json.loads(shown.stdout)] == [task], shown.stderr
+    plan = {"epic_title": "Planned", "subtasks": [{"title": "s"}]}
+    epic, subtask = (c["id"] for c in ok(ctx, "hive_create_epic", plan))
+    assert {c["id"] for c in ok(ctx, "hive_ready", {})} == {task, subtask}
+    ok(ctx, "hive_close", {"id": subtask})
+    assert {c["id"] for c in ok(ctx, "hive_ready", {})} == {task, epic}

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
-TABLES_VERSION = 4  # 4: times in a cell's JSON as the files write them (hive.times)
+TABLES_VERSION = 5  # 5: stored ready lists leave out an epic with no subtask (readiness)
 MODEL_FINGERPRINT = "5828bc27bd4a3a23"
 SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
