@@ -105,3 +105,32 @@ def test_an_epic_with_no_subtask_is_not_ready_work(ws: Workspace, repo: Path) ->
     assert {c["id"] for c in ok(ctx, "hive_ready", {})} == {task, subtask}
     ok(ctx, "hive_close", {"id": subtask})
     assert {c["id"] for c in ok(ctx, "hive_ready", {})} == {task, epic}
+
+
+def test_the_scratchpad_list_is_a_page_with_one_key_per_address(ws: Workspace, repo: Path) -> None:
+    """scratchpad_list answered every entry, each with both ``path`` (scratchpad://x)
+    and ``file_path`` (x). It answers the first 20 by path (``limit``; null for all),
+    ``count`` of every entry matched, each entry under the seed's ``file_path`` (what
+    scratchpad_read takes); the CLI shows a person 50 and says what it left out."""
+    from tests.seedkit import cli
+
+    ctx = CallContext(root=str(repo), agent="A")
+    for n in range(60):
+        ok(ctx, "scratchpad_write", {"file_path": f"notes/{n:02}", "content": "x", "title": "T"})
+    page = ok(ctx, "scratchpad_list", {})
+    assert page["count"] == 60 and len(page["entries"]) == 20
+    assert set(page["entries"][0]) == {
+        "file_path",
+        "title",
+        "size",
+        "agent",
+        "created_at",
+        "updated_at",
+    }
+    first = page["entries"][0]["file_path"]
+    assert first == "notes/00" and ok(ctx, "scratchpad_read", {"file_path": first}) == "x"
+    assert len(ok(ctx, "scratchpad_list", {"limit": None})["entries"]) == 60
+    assert len(ok(ctx, "scratchpad_list", {"prefix": "notes/5", "limit": 3})["entries"]) == 3
+    assert call_tool(ctx, "scratchpad_list", {"limit": 0})["code"] == "invalid_arguments"
+    code, out = cli(repo, "scratchpad", "list")
+    assert code == 0 and out.count("scratchpad://notes/") == 50

@@ -128,14 +128,16 @@ def _pad_read(ws: Workspace, a: PadReadParams) -> str:
     return scratchpad_read(ws, file_path=a.file_path)
 
 
-class PadPrefixParams(Params):
+class PadListParams(Params):
     prefix: str | None = Field(default=None, max_length=500)
+    limit: int | None = Field(default=20, ge=1, le=100_000, description="null: all")
 
 
-def _pad_list(ws: Workspace, a: PadPrefixParams) -> ScratchpadListing:
+def _pad_list(ws: Workspace, a: PadListParams) -> ScratchpadListing:
     from hive.domain.scratchpad import scratchpad_list
 
-    return ScratchpadListing.model_validate(scratchpad_list(ws, prefix=a.prefix))
+    found = scratchpad_list(ws, prefix=a.prefix, limit=a.limit)
+    return ScratchpadListing.model_validate(found)
 
 
 class PadClearParams(Params):
@@ -266,12 +268,13 @@ declare(
     Operation(
         name="scratchpad_list",
         summary="List scratchpad entries.",
-        params=PadPrefixParams,
+        params=PadListParams,
         result=ScratchpadListing,
         run=_pad_list,
         writes=False,
-        commands=(Command(("scratchpad", "list"), arguments=("prefix",)),),
-        help="Entries with title, size and writer (no content).",
+        commands=(Command(("scratchpad", "list"), arguments=("prefix",), defaults={"limit": 50}),),
+        help="Entries with title, size and writer (no content), the first 50 by path"
+        " (--limit all for every one).",
     ),
     Operation(
         name="scratchpad_clear",

@@ -29,6 +29,7 @@ the whole cell); `hive_start` the cell's summary, `hive_update` the summary and
 `hive_create_epic` the summaries of the epic and its subtasks in plan order (the CLI
 prints the whole cells); `swarmmail_reservations` the id, agent, pattern,
 exclusive, cell and expiry of each; `swarmmail_inbox` message headers only (at most 5);
+`scratchpad_list` the first 20 entries (`limit`; `count` of them all);
 `query_swarm_state` gives each task, agent, blackboard
 entry and grant in its summary; `context_search` the first 10 matches (`limit`, and
 `total` of them all) with 100-character snippets; `verbose: true` returns whole
