@@ -134,3 +134,15 @@ def test_the_scratchpad_list_is_a_page_with_one_key_per_address(ws: Workspace, r
     assert call_tool(ctx, "scratchpad_list", {"limit": 0})["code"] == "invalid_arguments"
     code, out = cli(repo, "scratchpad", "list")
     assert code == 0 and out.count("scratchpad://notes/") == 50
+
+
+def test_a_spawned_subtask_names_its_agent_type_in_plain_words(ws: Workspace, repo: Path) -> None:
+    """A subtask for agentType "analyst" read "For a analyst agent." (the article was
+    always "a"); it reads "For an agent of type analyst.", right for any name."""
+    ctx = CallContext(root=str(repo), agent="orch")
+    tasks = [{"agentType": kind, "taskPayload": {"n": 1}} for kind in ("analyst", "user", "coder")]
+    spawned = ok(ctx, "spawn_parallel_agents", {"tasks": tasks})
+    ids = [task["taskId"] for task in spawned["tasks"]]
+    described = [ok(ctx, "hive_query", {"id": cell})["description"] for cell in ids]
+    for kind, text in zip(("analyst", "user", "coder"), described, strict=True):
+        assert text.startswith(f"For an agent of type {kind}."), text
