@@ -31,13 +31,16 @@ from hive.ops.spec import (
     NoParams,
     Operation,
     Params,
+    cli_help_only,
     declare,
 )
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
-PadPath = Annotated[str, Field(max_length=500, description="e.g. analysis/report")]
+PadPath = Annotated[
+    str, Field(max_length=500, description="e.g. analysis/report", json_schema_extra=cli_help_only)
+]
 FILE_ERRORS = (NotFound, InvalidInput, PermissionDenied)  # access_denied: outside the context
 
 
@@ -47,7 +50,7 @@ FILE_ERRORS = (NotFound, InvalidInput, PermissionDenied)  # access_denied: outsi
 class SearchParams(Params):
     term: str = Field(min_length=1, max_length=500)
     limit: int = Field(default=10, ge=1, le=100)
-    verbose: bool = Field(default=False, description="200-character snippets (default 100)")
+    verbose: bool = Field(default=False, description="200-character snippets")
 
 
 def _context_search(ws: Workspace, a: SearchParams) -> ContextSearchAnswer:
@@ -107,7 +110,7 @@ def _list_files(caller: Caller, a: PathParams) -> DirListing:
 
 class PadWriteParams(Params):
     file_path: PadPath
-    content: str = Field(description="at most 1 MB")
+    content: str = Field(description="at most 1 MB", json_schema_extra=cli_help_only)
     title: str = Field(default="", max_length=500)
 
 
@@ -160,7 +163,9 @@ class Todo(Params):
 
 
 class TodoWriteParams(Params):
-    todos: list[Todo] = Field(max_length=200, description="the whole list")
+    todos: list[Todo] = Field(
+        max_length=200, description="the whole list", json_schema_extra=cli_help_only
+    )
 
 
 def todo_words(given: list[str]) -> list[Any]:

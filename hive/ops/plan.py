@@ -14,7 +14,7 @@ from hive.models.epic import PlannedSubtask
 from hive.models.results import EpicStatus
 from hive.models.swarm import PlanPrompt, StrategyChoice, SubtaskPrompt, ValidationResult
 from hive.ops.cells import LOOKUP, PRIORITY, IdParams
-from hive.ops.spec import CLI_ONLY, Command, Operation, Params, declare
+from hive.ops.spec import CLI_ONLY, Command, Operation, Params, cli_help_only, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -25,7 +25,9 @@ LONG_TEXT = 20_000
 
 
 class SelectParams(Params):
-    task: str = Field(min_length=1, max_length=10_000, description=TASK)
+    task: str = Field(
+        min_length=1, max_length=10_000, description=TASK, json_schema_extra=cli_help_only
+    )
     codebase_context: str | None = Field(default=None, max_length=LONG_TEXT)
     context: str | None = Field(default=None, max_length=LONG_TEXT)
 
@@ -37,7 +39,9 @@ def _select(ws: Workspace, a: SelectParams) -> StrategyChoice:
 
 
 class DecomposeParams(Params):
-    task: str = Field(min_length=1, max_length=10_000, description=TASK)
+    task: str = Field(
+        min_length=1, max_length=10_000, description=TASK, json_schema_extra=cli_help_only
+    )
     max_subtasks: int = Field(default=5, ge=1, le=30)
     query_cass: bool = True
     context: str | None = Field(default=None, max_length=LONG_TEXT)

@@ -116,6 +116,15 @@ OVERRIDE = "not yours: coordinators only, with reason"
 REASON = "why (recorded; a coordinator must give one to override)"
 
 
+def cli_help_only(schema: dict[str, Any]) -> None:
+    """A field's ``json_schema_extra`` when its description is help for a person only:
+    left out of the tool schemas (every agent pays for each of their characters), kept
+    in ``--help``. For a description that restates the field's name or the tool's, or
+    a convention docs/tools.md states once for every tool (a cell id's unique prefix,
+    ``reason`` beside ``force``, ``project_key``, ``agent_name``)."""
+    schema.pop("description", None)
+
+
 @dataclass(frozen=True)
 class PathParam:
     """Marks the parameter that holds a path (``Annotated[str, Field(...), REPO_PATH]``;
