@@ -86,25 +86,25 @@ def test_a_task_is_delegated_only_to_a_registered_agent(ws: Workspace, repo: Pat
     assert ok(ctx, "hive_query", {"id": task["taskId"]})["assignee"] == "data_analyst"
 
 
-def test_an_epic_with_no_subtask_is_not_ready_work(ws: Workspace, repo: Path) -> None:
-    """An epic nobody has planned yet was offered as ready work (hive_ready, hive ready,
-    and claimed by ready --claim), while swarm_status showed no ready subtask. An epic is
-    ready only with subtasks, none open: planned, it is left out until they close."""
+def test_an_epic_is_ready_work_unless_subtasks_of_it_are_open(ws: Workspace, repo: Path) -> None:
+    """Ready work as beads and issue 2 define it: an epic with no subtask is ready (to be
+    planned, or done as one piece; swarm_status shows it with no ready subtask); a
+    planned one is left out until its subtasks close."""
     from tests.inprocess import run_hive
 
     ctx = CallContext(root=str(repo), agent="coordinator")
     empty = ok(ctx, "hive_create", {"title": "Unplanned", "type": "epic"})["id"]
     task = ok(ctx, "hive_create", {"title": "plain task"})["id"]
-    assert [c["id"] for c in ok(ctx, "hive_ready", {})] == [task]
+    assert [c["id"] for c in ok(ctx, "hive_ready", {})] == [empty, task]
     status = ok(ctx, "swarm_status", {"epic_id": empty})
     assert status["total"] == 0 and status["ready"] == []
     shown = run_hive(["-C", str(repo), "ready", "--json"])  # the console script (lean)
-    assert [c["id"] for c in json.loads(shown.stdout)] == [task], shown.stderr
+    assert [c["id"] for c in json.loads(shown.stdout)] == [empty, task], shown.stderr
     plan = {"epic_title": "Planned", "subtasks": [{"title": "s"}]}
     epic, subtask = (c["id"] for c in ok(ctx, "hive_create_epic", plan))
-    assert {c["id"] for c in ok(ctx, "hive_ready", {})} == {task, subtask}
+    assert {c["id"] for c in ok(ctx, "hive_ready", {})} == {empty, task, subtask}
     ok(ctx, "hive_close", {"id": subtask})
-    assert {c["id"] for c in ok(ctx, "hive_ready", {})} == {task, epic}
+    assert {c["id"] for c in ok(ctx, "hive_ready", {})} == {empty, task, epic}
 
 
 def test_the_scratchpad_list_is_a_page_with_one_key_per_address(ws: Workspace, repo: Path) -> None:

@@ -4,10 +4,9 @@ One definition serves every reader: a warm process (the MCP server), a write
 that needs the ready list, and a fresh ``hive ready`` that only has the state
 index's columns. A cell is ready when it is open, not deleted, no ``blocks``
 target is still open (an unreadable target counts as open), no ancestor is
-``blocked``, ``deferred`` or waiting on an open blocker, and, for an epic, it has
-subtasks and none is still open (an epic with no subtask is not work for a worker:
-it waits to be planned, ``hive_create_epic``/``swarm_decompose``). Ready work is
-ordered by priority, then creation time, then id.
+``blocked``, ``deferred`` or waiting on an open blocker, and, for an epic, no
+subtask is still open. Ready work is ordered by priority, then creation time,
+then id.
 """
 
 from __future__ import annotations
@@ -79,23 +78,13 @@ def has_open_children(
     return False
 
 
-def has_subtasks(
-    cell_id: str, nodes: Mapping[str, Node], children: Mapping[str, list[str]]
-) -> bool:
-    """Has the cell a subtask (open or closed) that is not deleted?"""
-    return any(
-        (child := nodes.get(child_id)) is not None and not child.deleted
-        for child_id in children.get(cell_id, ())
-    )
-
-
 def is_ready(
     node: Node,
     nodes: Mapping[str, Node],
     unreadable: Collection[str],
     children: Mapping[str, list[str]],
 ) -> bool:
-    """Open, not deleted, not blocked; an epic only when it has subtasks, none open."""
+    """Open, not deleted, not blocked; an epic only while it has no open children."""
     return node.status == "open" and not node.deleted and _ready(node, nodes, unreadable, children)
 
 
@@ -105,9 +94,7 @@ def _ready(
     unreadable: Collection[str],
     children: Mapping[str, list[str]],
 ) -> bool:
-    if node.type == "epic" and (
-        has_open_children(node.id, nodes, children) or not has_subtasks(node.id, nodes, children)
-    ):
+    if node.type == "epic" and has_open_children(node.id, nodes, children):
         return False
     # a cell with no dependencies and no parent (the common case) needs no walk
     return not (node.blockers or node.parent) or not is_blocked(node, nodes, unreadable)

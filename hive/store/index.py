@@ -63,8 +63,9 @@ if TYPE_CHECKING:
 
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
-TABLES_VERSION = 6  # 6: stored ready lists leave out an epic with no subtask (readiness);
-# 5: the dependents table; 4: times in a cell's JSON as the files write them
+TABLES_VERSION = 7  # 7: stored ready lists list an epic with no subtask again (as
+# beads does; 6 left it out); 5: the dependents table; 4: times in a cell's JSON as
+# the files write them
 MODEL_FINGERPRINT = "5828bc27bd4a3a23"
 SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
