@@ -360,7 +360,6 @@ def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
     for repo in repos:
         init_hive(Workspace(str(repo), actor="alice"), prefix="hv")
         git(repo, "config", "hive.test", "1")
-        credential(repo, "w1")  # a delegation's target: a registered agent
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(PLAN))
     qa = tmp_path / "qa.json"
@@ -1004,7 +1003,6 @@ def test_the_seed_list_tools_are_compact_for_agents(ws: Workspace, repo: Path) -
     for n in range(30):
         create_cell(ws, title=f"Delegated task number {n} about caching", description="d" * 400)
     ctx = CallContext(root=str(repo), agent="alice")
-    credential(repo, "bob")  # a delegation's target: a registered agent
     call_tool(ctx, "delegate_task", {"targetAgent": "bob", "taskPayload": {"instruction": "x"}})
     call_tool(ctx, "update_blackboard", {"key": "plan", "value": "cache first"})
     state = call_tool(ctx, "query_swarm_state", {})["result"]

@@ -27,7 +27,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("mcp", "Serve every tool over MCP on stdin/stdout (for agent runtimes)."),
     ("events", "The event log of agents' tool calls (agent, tool, args..."),
     ("search", "Search hive's history (cells, comments, notes, mail you may..."),
-    ("delegate", "Delegate a task to a registered agent (refused otherwise, as..."),
+    ("delegate", "Delegate a task to an agent: a cell assigned to it with a..."),
     ("sync", "Exchange hive's cells, reservations and mail with REMOTE:..."),
     ("serve", "Serve a live web board of this hive (read-only unless..."),
     ("dep", "Dependencies between cells."),

@@ -27,7 +27,7 @@ from hive.domain.deadlines import deadline_of, is_expired
 from hive.domain.epics import create_epic
 from hive.domain.outcomes import load_outcomes
 from hive.domain.workspace import Workspace, check_actor
-from hive.errors import InvalidInput, NotFound
+from hive.errors import InvalidInput
 from hive.git.repo import Snapshot
 from hive.models import Cell
 from hive.models.cell import utc_now
@@ -104,7 +104,6 @@ def delegate_task(
     if isinstance(timeout, bool) or not 0 < timeout <= MAX_TIMEOUT_MS:
         raise InvalidInput(f"timeout must be 1-{MAX_TIMEOUT_MS} milliseconds", field="timeout")
     text = _payload_text(task_payload)
-    _require_registered_target(ws, target)
     delegator = ws.actor
     if requires_auth:
         permissions.require_grant(
@@ -136,24 +135,6 @@ def delegate_task(
         deadline=format_time(deadline),
         requires_auth=requires_auth,
     )
-
-
-def _require_registered_target(ws: Workspace, target: str) -> None:
-    """A task is delegated to a registered agent, as mail is sent to one: a cell
-    assigned to a name nobody registered (a typo, an agent type such as
-    ``data_analyst`` rather than an agent) waits for nobody."""
-    from hive.domain.mail import registered_names
-    from hive.domain.maillog import how_to_register
-
-    known = registered_names(ws)
-    if target not in known:
-        names = sorted(known)
-        listed = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if names[10:] else "")
-        raise NotFound(
-            f"agent {target!r} is not registered (registered: {listed or 'none'}): delegate"
-            f" to one of them, or {how_to_register(target)}; then delegate again",
-            field="targetAgent",
-        )
 
 
 # ------------------------------------------------------------------ state

@@ -315,11 +315,10 @@ declare(
         run=_delegate,
         writes=True,
         access="agent",
-        errors=(InvalidInput, NotFound, PermissionDenied),  # auth_required: no grant
+        errors=(InvalidInput, PermissionDenied),  # auth_required: requiresAuth without a grant
         parsers={"task_payload": json_or_text},
         commands=(Command(("delegate",), arguments=("target_agent", "task_payload")),),
-        help="Delegate a task to a registered agent (refused otherwise, as mail is):"
-        " a cell assigned to it with a deadline"
+        help="Delegate a task to an agent: a cell assigned to it with a deadline"
         ' (TASK_PAYLOAD: a JSON object, e.g. {"instruction": "..."}).',
     ),
     Operation(
