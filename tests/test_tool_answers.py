@@ -44,10 +44,14 @@ def test_writes_answer_the_cell_in_brief_however_long_its_history(
     for name, seen in sizes.items():
         assert max(seen) <= 1024 and max(seen) - min(seen) <= 8, (name, seen)
     labels = ok(ctx, "hive_update", {"id": cell, "add_labels": ["x"], "files": ["src/**"]})
-    assert labels["changed"] == ["labels", "files_owned"]
+    assert labels["changed"] == ["labels", "files_owned"]  # and each one's value now
+    assert (labels["labels"], labels["files_owned"]) == (["x"], ["src/**"]), labels
+    described = ok(ctx, "hive_update", {"id": cell, "description": "new", "assignee": "Bo"})
+    assert (described["description"], described["assignee"]) == ("new", "Bo"), described
+    assert set(described) == SUMMARY | {"changed", "description"}
     whole = ok(ctx, "hive_query", {"id": cell})
     assert len(whole["comments"]) == 10 and whole["notes"].count("n9") == 100
-    assert whole["labels"] == ["x"] and whole["description"] == "d" * 2000
+    assert whole["labels"] == ["x"] and whole["description"] == "new"
     assert git(repo, "log", "-1", "--format=%s").startswith(f"hive: update {cell}")
 
 

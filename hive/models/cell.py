@@ -206,9 +206,13 @@ class CellSummary(HiveModel):
 
 
 class UpdatedCell(CellSummary):
-    """``hive_update``'s answer to an agent: the cell's summary and the fields the call
-    gave a value (a value the cell already had changes nothing). The whole cell grew
-    with its notes and comments; ``hive_query`` with its id gives it."""
+    """``hive_update``'s answer to an agent: the cell's summary, the fields the call
+    gave a value (a value the cell already had changes nothing) and each one's value
+    now (extra keys: ``labels``, ``description``, ``files_owned`` ...; not the notes,
+    which grow with every report). The whole cell grew with its notes and comments;
+    ``hive_query`` with its id gives it."""
+
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     changed: list[str]
 

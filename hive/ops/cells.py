@@ -280,7 +280,9 @@ def _updated(cell: Cell, a: UpdateParams) -> UpdatedCell:
     given = [name for name in UpdateParams.model_fields if name not in NOT_FIELDS]
     changed = [SETS.get(name, name) for name in given if getattr(a, name) not in (None, [])]
     summary = CellSummary.of(cell).model_dump()
-    return UpdatedCell(**summary, changed=list(dict.fromkeys(changed)))
+    fields = list(dict.fromkeys(changed))
+    now = cell.model_dump(mode="json", include=set(fields) - set(summary) - {"notes"})
+    return UpdatedCell(**summary, changed=fields, **now)
 
 
 class StartParams(IdParams):
