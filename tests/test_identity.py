@@ -588,7 +588,9 @@ def test_a_cells_owned_globs_follow_the_reservation_rule_on_the_tool_surface(
     cell = created["result"]["id"]
     updated = call_tool(bob, "hive_update", {"id": cell, "files": ["src/**", "docs/*.md"]})
     assert "result" in updated, updated
-    assert updated["result"]["files_owned"] == ["src/**", "docs/*.md"]
+    assert updated["result"]["changed"] == ["files_owned"]
+    shown = call_tool(bob, "hive_query", {"id": cell})["result"]
+    assert shown["files_owned"] == ["src/**", "docs/*.md"]
     before = state(repo)
     for tool, args in (
         ("hive_create", {"title": "secrets", "files": ["config/.env"]}),

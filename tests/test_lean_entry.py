@@ -205,6 +205,38 @@ def test_a_signal_while_hive_serve_starts_stops_it_cleanly(
         assert answer == (0, ""), (at, answer)
 
 
+# ``hive serve`` with a signal landing while its app is made and its socket bound: the
+# handler in force there (printed), then SIGTERM to itself; the import it then makes
+# (``hive.cli.lean``, as making the app does) took a KeyboardInterrupt inside importlib
+# under load ("cannot release un-acquired lock", exit 70) until the start was held to
+# the point where the server's own handlers are set.
+_SIGNAL_WHILE_THE_APP_IS_MADE = """
+import os, signal, sys
+import hive.cli.entry as entry
+import hive.serve.app as app
+real = app.create_app
+def create_app(config):
+    print(signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT), flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+    import hive.cli.lean
+    return real(config)
+app.create_app = create_app
+sys.argv = ["hive", "serve", "--port", "0"]
+entry.console()
+"""
+
+
+def test_a_signal_while_hive_serve_makes_its_app_stops_it_at_once(repo: Path) -> None:
+    """From its imports to its own handlers, hive serve's start holds Ctrl-C and
+    SIGTERM (an import taking a KeyboardInterrupt is a traceback or importlib's
+    "cannot release un-acquired lock"); one that comes stops it at once, exit 0,
+    nothing said, its address never printed."""
+    code, out, err = _script_run(_SIGNAL_WHILE_THE_APP_IS_MADE, repo)
+    handlers = out.splitlines()[0]
+    assert handlers.count("HeldInterrupts.hold") == 2, handlers
+    assert (code, err, out.splitlines()[1:]) == (0, "", []), (code, err, out)
+
+
 # A real Ctrl-C (SIGINT to the process itself) while the entry point reads its command
 # line, after the first held imports put Python's own handler back.
 _CTRL_C_IN_PARSE = """

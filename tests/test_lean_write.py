@@ -868,6 +868,7 @@ def index_dump(root: Path) -> list[list[Any]]:
             db.execute("SELECT * FROM dirs ORDER BY tree, name").fetchall(),
             db.execute("SELECT key FROM states ORDER BY key").fetchall(),
             db.execute("SELECT * FROM commits ORDER BY commit_id").fetchall(),
+            db.execute("SELECT * FROM dependents ORDER BY target, blob").fetchall(),
         ]
     finally:
         db.close()

@@ -369,9 +369,9 @@ def test_scratchpad_write_read_list(ws: Workspace, repo: Path) -> None:
     assert result(repo, "C", "scratchpad_read", {"file_path": "analysis/memory"}) == "mem"
     listed = result(repo, "C", "scratchpad_list", {"prefix": "analysis/"})
     assert listed["count"] == 2
-    assert [(e["path"], e["title"], e["agent"]) for e in listed["entries"]] == [
-        ("scratchpad://analysis/memory", "Memory", "B"),
-        ("scratchpad://analysis/performance", "Performance", "A"),
+    assert [(e["file_path"], e["title"], e["agent"]) for e in listed["entries"]] == [
+        ("analysis/memory", "Memory", "B"),
+        ("analysis/performance", "Performance", "A"),
     ]
     assert result(repo, "C", "scratchpad_list", {})["count"] == 3
     missing = error(repo, "C", "scratchpad_read", {"file_path": "nope"})

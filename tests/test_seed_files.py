@@ -158,6 +158,42 @@ def test_an_absolute_path_inside_the_repository_is_taken_by_every_path_tool(
     assert result(repo, "B", "fs_read", {"path": "d.py"})["path"] == "lib/d.py"
 
 
+def test_files_touched_given_a_directory_or_a_pattern_says_to_give_files(
+    ws: Workspace, repo: Path
+) -> None:
+    """swarm_complete with a directory in files_touched said only that it is 'not a
+    regular file', and with a glob (as reservations take) 'exists neither in the
+    working tree nor in HEAD; check the path': an agent was left to guess that it
+    must list the files themselves."""
+    _tree(repo)
+    result(repo, "A", "swarmmail_init", {"agent_name": "A"})
+    cell = result(repo, "A", "hive_create", {"title": "t"})["id"]
+    result(repo, "A", "hive_start", {"id": cell})
+    folder = error(
+        repo, "A", "swarm_complete", {"cell_id": cell, "summary": "s", "files_touched": ["src/sub"]}
+    )
+    assert folder == {
+        "error": "src/sub is a directory: files_touched takes the files you changed in it",
+        "code": "invalid_input",
+        "field": "files_touched",
+    }
+    glob = error(
+        repo, "A", "swarm_complete", {"cell_id": cell, "summary": "s", "files_touched": ["src/**"]}
+    )
+    assert glob["field"] == "files_touched" and glob["error"].endswith(
+        "files_touched takes the paths of files, not patterns"
+    )
+    typo = error(
+        repo,
+        "A",
+        "swarm_complete",
+        {"cell_id": cell, "summary": "s", "files_touched": ["src/nope.py"]},
+    )
+    assert typo["error"].endswith("; check the path")
+    done = {"cell_id": cell, "summary": "s", "files_touched": ["src/sub/a.py"]}
+    assert result(repo, "A", "swarm_complete", done)["files_committed"] == ["src/sub/a.py"]
+
+
 def test_a_write_proposal_for_a_named_pipe_is_refused(ws: Workspace, repo: Path) -> None:
     """fs_write read the current file to record what the proposal was made against:
     for a named pipe that read blocked the call until something wrote to the pipe."""

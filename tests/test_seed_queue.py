@@ -52,11 +52,12 @@ def test_an_expired_lease_returns_the_item(
     assert result(repo, "B", "coord_status")["counts"]["queued"] == 1
     again = result(repo, "B", "coord_next", {"lease_sec": 60})["item"]
     assert again["id"] == item and again["claimed_by"] == "B"
-    # The old holder lost it: it can neither extend nor complete it now.
-    assert error(repo, "A", "coord_extend", {"id": item, "extend_sec": 60})["code"] == "conflict"
-    assert error(repo, "A", "coord_complete", {"id": item, "result": 1})["code"] == (
-        "already_claimed"
-    )
+    # The old holder lost it: it can neither extend nor complete it now, and both say
+    # so with one code (coord_extend said "conflict" where the others said this)
+    for name, args in (("coord_extend", {"extend_sec": 60}), ("coord_complete", {"result": 1})):
+        lost = error(repo, "A", name, {"id": item, **args})
+        assert lost["code"] == "already_claimed" and lost["claimed_by"] == "B", name
+        assert "only the holder can" in lost["error"], name
     assert result(repo, "B", "coord_complete", {"id": item, "result": 1})["status"] == "done"
 
 
@@ -70,10 +71,15 @@ def test_claim_and_extend(ws: Workspace, repo: Path) -> None:
     extended = result(repo, "A", "coord_extend", {"id": item, "extend_sec": 100})
     assert extended["id"] == item
     assert abs(extended["lease_until"] - (claimed["lease_until"] + 100)) < 0.01
-    assert error(repo, "B", "coord_extend", {"id": item, "extend_sec": 5})["code"] == "conflict"
+    held = error(repo, "B", "coord_extend", {"id": item, "extend_sec": 5})
+    assert held["code"] == taken["code"] == "already_claimed" and held["claimed_by"] == "A"
     result(repo, "A", "coord_complete", {"id": item, "result": None})
     assert error(repo, "A", "coord_claim", {"id": item})["code"] == "conflict"
     assert error(repo, "A", "coord_complete", {"id": item})["code"] == "conflict"
+    assert error(repo, "A", "coord_extend", {"id": item, "extend_sec": 5})["code"] == "conflict"
+    queued = enqueue(repo, "k")
+    unclaimed = error(repo, "A", "coord_extend", {"id": queued, "extend_sec": 5})
+    assert unclaimed["code"] == "conflict" and "claim it first" in unclaimed["error"]
 
 
 def test_errors_are_structured(ws: Workspace, repo: Path) -> None:

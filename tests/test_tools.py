@@ -14,7 +14,7 @@ import anyio
 from hive.domain.workspace import Workspace
 from hive.tools.docs import render_tools_docs
 from hive.tools.registry import CallContext, call_tool, tools
-from hive.tools.schemas import FORMATS, token_estimate
+from hive.tools.schemas import FORMATS, input_schema, token_estimate
 from tests.conftest import agent_env, git
 from tests.hivefork import hive_command
 from tests.inprocess import console_probe, fork_hive, run_hive
@@ -484,6 +484,7 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
             return {
                 "saved": saved,
                 "names": {t.name for t in listed.tools},
+                "schemas": {t.name: t.input_schema for t in listed.tools},
                 "created": created,
                 "ready": ready,
                 "bad": bad,
@@ -493,6 +494,8 @@ def test_mcp_server_end_to_end_over_stdio(ws: Workspace, repo: Path) -> None:
 
     outcome = anyio.run(scenario)
     assert outcome["names"] >= SEED_TOOLS
+    # the official client lists the lean schemas (tests/test_tool_schema_budget.py)
+    assert outcome["schemas"] == {t.name: input_schema(t) for t in tools()}
     created = json.loads(outcome["created"].content[0].text)
     assert not outcome["created"].is_error and created["title"] == "via mcp"
     ready = json.loads(outcome["ready"].content[0].text)

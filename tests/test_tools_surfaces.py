@@ -33,7 +33,8 @@ def test_tools_cover_deps_reopen_delete_log_review_and_insights(ws: Workspace, r
     removed = call_tool(ctx, "hive_dep", {"id": a, "action": "remove", "target": b})["result"]
     assert removed["dependencies"] == []
     update = {"id": a, "type": "bug", "add_labels": ["x"], "files": ["src/**"]}
-    updated = call_tool(ctx, "hive_update", update)["result"]
+    assert call_tool(ctx, "hive_update", update)["result"]["type"] == "bug"
+    updated = call_tool(ctx, "hive_query", {"id": a})["result"]
     assert (updated["type"], updated["labels"], updated["files_owned"]) == (
         "bug",
         ["x"],

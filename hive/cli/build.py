@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
-import re
 import sys
 import time
 import types
@@ -238,10 +237,6 @@ def _help(info: FieldInfo, kind: Any) -> str:
     return " ".join(part for part in parts if part)
 
 
-# "(default: summaries)" in a field's description: an agent's default
-_AGENT_DEFAULT = re.compile(r"\s*\(default\b[^)]*\)")
-
-
 def _parameter(op: Operation, command: Command, presenter: Presenter, name: str) -> Any:
     """The typer parameter of field ``name``: an argument, a flag or an option."""
     info = op.params.model_fields[name]
@@ -271,8 +266,6 @@ def _parameter(op: Operation, command: Command, presenter: Presenter, name: str)
         spec = typer.Argument(metavar=name.upper(), help=help_text or None, show_default=False)
     elif kind is bool:
         default_flag = _flag_default(name, command, info)
-        if name in command.defaults and default_flag != info.default:
-            help_text = _AGENT_DEFAULT.sub("", help_text)  # the agent's default, not this one
         flag = typer.Option(*option_names(name, command, info), help=help_text or None)
         return inspect.Parameter(
             name,

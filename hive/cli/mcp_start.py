@@ -71,12 +71,19 @@ def serve(
         with HeldInterrupts(terminate=True, server=True):
             from hive.tools.mcp_server import serve_stdio
         session = f"mcp:{os.getpid()}:{os.urandom(4).hex()}"
-        try:
-            ctx = open_session(directory, agent or actor or os.environ.get("HIVE_AGENT"), session)
-            ctx.context_dir = context_dir(directory, context)
-            warnings = tool_warnings(ctx)
-        except HiveError as exc:
-            return refused(exc, json_output)
+        # opening the session (a registration's commit, the imports it makes) with the
+        # signals held too: one landing in an import there was importlib's "cannot
+        # release un-acquired lock", not a stop; the session opened, it stops
+        with HeldInterrupts(terminate=True) as held:
+            try:
+                wanted = agent or actor or os.environ.get("HIVE_AGENT")
+                ctx = open_session(directory, wanted, session)
+                ctx.context_dir = context_dir(directory, context)
+                warnings = tool_warnings(ctx)
+            except HiveError as exc:
+                return refused(exc, json_output)
+        if held.caught:
+            return 0
         for warning in warnings:
             err(f"warning: {ctx.agent}: {warning}")
         if ctx.bind_error is not None:

@@ -1443,8 +1443,11 @@ def _pad_list(found: Any, params: Any, ws: Workspace) -> None:
 
     output.say(f"Scratchpad contents ({found.count} entries):")
     for e in found.entries:  # the path whole, a long title cut to fit
-        head, tail = f"  {e.path} - ", f" ({human_size(e.size)}) by {e.agent} {when(e.updated_at)}"
+        head = f"  scratchpad://{e.file_path} - "
+        tail = f" ({human_size(e.size)}) by {e.agent} {when(e.updated_at)}"
         output.row(head + output.fit(repr(e.title), _room(output.width(head + tail))) + tail)
+    if found.count > len(found.entries):
+        output.err(f"showing {len(found.entries)} of {found.count} entries (--limit for more)")
 
 
 def _raw(text: str) -> None:

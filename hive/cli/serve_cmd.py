@@ -53,12 +53,31 @@ def serve_cmd(
 
 
 def _serve(port: int, host: str, *, allow_write: bool, allow_remote: bool) -> None:
-    # The web app's imports (starlette, uvicorn) with Ctrl-C and SIGTERM held: a
-    # KeyboardInterrupt inside an import is a traceback (see HeldInterrupts). A signal
-    # ends the server at once (``server``).
+    # Until the server's own handlers are set (``_stopper``), Ctrl-C and SIGTERM are
+    # held: the web app's imports (starlette, uvicorn) and those the app makes as it is
+    # made and bound (its static files' readers, the address's codec, the lean reader)
+    # would take a KeyboardInterrupt inside an import, a traceback or importlib's
+    # "cannot release un-acquired lock" (exit 70; see HeldInterrupts). A signal here
+    # ends the server at once (``server``): it has served nothing yet.
     with HeldInterrupts(terminate=True, server=True):
-        from hive.serve.app import LOOPBACK_NAMES, ServeConfig, create_app, is_loopback
-        from hive.serve.runner import server_for
+        server, listener = _started(port, host, allow_write=allow_write, allow_remote=allow_remote)
+    numbers = (signal.SIGINT, signal.SIGTERM)
+    previous = [signal.signal(number, _stopper(server)) for number in numbers]
+    try:
+        server.run(sockets=[listener])
+    finally:
+        for number, handler in zip(numbers, previous, strict=True):
+            signal.signal(number, handler)
+        listener.close()
+
+
+def _started(
+    port: int, host: str, *, allow_write: bool, allow_remote: bool
+) -> tuple[Server, socket.socket]:
+    """The server made and its socket bound, its address said (not yet serving)."""
+    from hive.serve.app import LOOPBACK_NAMES, ServeConfig, create_app, is_loopback
+    from hive.serve.runner import server_for
+
     host = host.strip()
     if not host.strip("[]"):
         _refuse("--host needs an address (for example 127.0.0.1)")
@@ -94,15 +113,7 @@ def _serve(port: int, host: str, *, allow_write: bool, allow_remote: bool) -> No
     else:
         output.say(f"hive serve: {url} ({mode}); Ctrl-C stops it")
     sys.stdout.flush()
-    server = server_for(app)
-    numbers = (signal.SIGINT, signal.SIGTERM)
-    previous = [signal.signal(number, _stopper(server)) for number in numbers]
-    try:
-        server.run(sockets=[listener])
-    finally:
-        for number, handler in zip(numbers, previous, strict=True):
-            signal.signal(number, handler)
-        listener.close()
+    return server_for(app), listener
 
 
 def _stopper(server: Server) -> Callable[[int, object], None]:

@@ -291,7 +291,8 @@ def spawn_parallel_agents(
         specs.append(
             SubtaskSpec(
                 title=task_title(payload, f"{agent_type} task {number + 1}"),
-                description=_description(f"For a {agent_type} agent.", text),
+                # no article to guess: "a analyst", "an user" (agentType is any name)
+                description=_description(f"For an agent of type {agent_type}.", text),
                 dependencies=[number - 1] if synthesis_strategy == "chain" and number else [],
                 labels=[f"agent-type:{agent_type}"],
                 metadata={"agent_type": agent_type, "task_payload": payload},

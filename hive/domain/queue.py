@@ -172,11 +172,14 @@ def extend(ws: Workspace, *, id: str, extend_sec: float) -> Extended:
     agent = ws.actor
     with coord_db.write(state_dir(ws)) as db:
         now = _now()
-        _, _, _, status, holder, until, *_ = _load(db, id)
+        # done, or another agent's live lease: refused as coord_claim/coord_complete are
+        _, _, _, status, holder, until, *_ = _available(db, id, agent, now, "extend")
         if status != "claimed" or holder != agent:
-            who = f"claimed by {holder}" if status == "claimed" else status
+            who = f"claimed by {holder}, whose lease ran out" if status == "claimed" else status
             raise Conflict(
-                f"queue item {id} is {who}, not claimed by {agent}", id=id, status=status
+                f"queue item {id} is {who}, not claimed by {agent}: claim it first (coord_claim)",
+                id=id,
+                status=status,
             )
         until = round(max(until or now, now) + extra, 3)
         db.execute("UPDATE queue SET lease_until = ? WHERE id = ?", (until, id))

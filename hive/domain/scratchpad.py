@@ -98,9 +98,12 @@ def scratchpad_read(ws: Workspace, *, file_path: str) -> str:
     return content
 
 
-def scratchpad_list(ws: Workspace, *, prefix: str | None = None) -> dict[str, Any]:
-    """Entries (under ``prefix``) with title, size, last writer, when first written
-    (``created_at``, the seed's) and last written; no content."""
+def scratchpad_list(
+    ws: Workspace, *, prefix: str | None = None, limit: int | None = None
+) -> dict[str, Any]:
+    """Entries (under ``prefix``; the first ``limit`` of them, by path) with title,
+    size, last writer, when first written (``created_at``, the seed's) and last
+    written; no content. ``count`` and ``total_size`` are of every entry matched."""
     with coord_db.read(state_dir(ws)) as db:
         rows = db.execute(
             "SELECT path, title, size, agent, created_at, updated_at FROM scratchpad ORDER BY path"
@@ -108,8 +111,7 @@ def scratchpad_list(ws: Workspace, *, prefix: str | None = None) -> dict[str, An
     wanted = (prefix or "").removeprefix("scratchpad://")
     entries = [
         {
-            "path": f"scratchpad://{path}",
-            "file_path": path,
+            "file_path": path,  # the seed's name, as scratchpad_read takes it
             "title": title,
             "size": size,
             "agent": agent,
@@ -120,7 +122,7 @@ def scratchpad_list(ws: Workspace, *, prefix: str | None = None) -> dict[str, An
         if path.startswith(wanted)
     ]
     return {
-        "entries": entries,
+        "entries": entries if limit is None else entries[:limit],
         "count": len(entries),
         "total_size": sum(e["size"] for e in entries),
     }

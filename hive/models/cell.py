@@ -203,3 +203,21 @@ class CellSummary(HiveModel):
         if shown.get("expired") is None:
             shown.pop("expired", None)
         return shown
+
+
+class UpdatedCell(CellSummary):
+    """``hive_update``'s answer to an agent: the cell's summary, the fields the call
+    gave a value (a value the cell already had changes nothing) and each one's value
+    now (extra keys: ``labels``, ``description``, ``files_owned`` ...; not the notes,
+    which grow with every report). The whole cell grew with its notes and comments;
+    ``hive_query`` with its id gives it."""
+
+    model_config = ConfigDict(defer_build=True, extra="allow")
+
+    changed: list[str]
+
+
+class CommentedCell(CellSummary):
+    """``hive_comment``'s answer to an agent: the cell's summary and the comment made."""
+
+    comment: Comment

@@ -339,8 +339,7 @@ class ScratchpadWritten(HiveModel):
 
 
 class ScratchpadEntry(HiveModel):
-    path: str
-    file_path: str
+    file_path: str  # its address is scratchpad://file_path
     title: str
     size: int
     agent: str
@@ -349,8 +348,8 @@ class ScratchpadEntry(HiveModel):
 
 
 class ScratchpadListing(HiveModel):
-    entries: list[ScratchpadEntry]
-    count: int
+    entries: list[ScratchpadEntry]  # a page: the first ``limit``, by path
+    count: int  # of every entry matched
     total_size: int
 
 

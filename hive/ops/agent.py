@@ -31,13 +31,16 @@ from hive.ops.spec import (
     NoParams,
     Operation,
     Params,
+    cli_help_only,
     declare,
 )
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
-PadPath = Annotated[str, Field(max_length=500, description="e.g. analysis/report")]
+PadPath = Annotated[
+    str, Field(max_length=500, description="e.g. analysis/report", json_schema_extra=cli_help_only)
+]
 FILE_ERRORS = (NotFound, InvalidInput, PermissionDenied)  # access_denied: outside the context
 
 
@@ -47,7 +50,7 @@ FILE_ERRORS = (NotFound, InvalidInput, PermissionDenied)  # access_denied: outsi
 class SearchParams(Params):
     term: str = Field(min_length=1, max_length=500)
     limit: int = Field(default=10, ge=1, le=100)
-    verbose: bool = Field(default=False, description="200-character snippets (default 100)")
+    verbose: bool = Field(default=False, description="200-character snippets")
 
 
 def _context_search(ws: Workspace, a: SearchParams) -> ContextSearchAnswer:
@@ -107,7 +110,7 @@ def _list_files(caller: Caller, a: PathParams) -> DirListing:
 
 class PadWriteParams(Params):
     file_path: PadPath
-    content: str = Field(description="at most 1 MB")
+    content: str = Field(description="at most 1 MB", json_schema_extra=cli_help_only)
     title: str = Field(default="", max_length=500)
 
 
@@ -128,14 +131,16 @@ def _pad_read(ws: Workspace, a: PadReadParams) -> str:
     return scratchpad_read(ws, file_path=a.file_path)
 
 
-class PadPrefixParams(Params):
+class PadListParams(Params):
     prefix: str | None = Field(default=None, max_length=500)
+    limit: int | None = Field(default=20, ge=1, le=100_000, description="null: all")
 
 
-def _pad_list(ws: Workspace, a: PadPrefixParams) -> ScratchpadListing:
+def _pad_list(ws: Workspace, a: PadListParams) -> ScratchpadListing:
     from hive.domain.scratchpad import scratchpad_list
 
-    return ScratchpadListing.model_validate(scratchpad_list(ws, prefix=a.prefix))
+    found = scratchpad_list(ws, prefix=a.prefix, limit=a.limit)
+    return ScratchpadListing.model_validate(found)
 
 
 class PadClearParams(Params):
@@ -160,7 +165,9 @@ class Todo(Params):
 
 
 class TodoWriteParams(Params):
-    todos: list[Todo] = Field(max_length=200, description="the whole list")
+    todos: list[Todo] = Field(
+        max_length=200, description="the whole list", json_schema_extra=cli_help_only
+    )
 
 
 def todo_words(given: list[str]) -> list[Any]:
@@ -266,12 +273,13 @@ declare(
     Operation(
         name="scratchpad_list",
         summary="List scratchpad entries.",
-        params=PadPrefixParams,
+        params=PadListParams,
         result=ScratchpadListing,
         run=_pad_list,
         writes=False,
-        commands=(Command(("scratchpad", "list"), arguments=("prefix",)),),
-        help="Entries with title, size and writer (no content).",
+        commands=(Command(("scratchpad", "list"), arguments=("prefix",), defaults={"limit": 50}),),
+        help="Entries with title, size and writer (no content), the first 50 by path"
+        " (--limit all for every one).",
     ),
     Operation(
         name="scratchpad_clear",

@@ -28,7 +28,7 @@ from hive.errors import (
     NotRegistered,
 )
 from hive.models import Cell
-from hive.models.cell import CellSummary, Page
+from hive.models.cell import CellSummary, CommentedCell, Page, UpdatedCell
 from hive.models.cellresults import (
     BlockedCell,
     BlockedSummary,
@@ -45,6 +45,7 @@ from hive.ops.spec import (
     Operation,
     Params,
     Short,
+    cli_help_only,
     declare,
 )
 
@@ -53,7 +54,10 @@ if TYPE_CHECKING:
 
 CellType = Literal["bug", "feature", "task", "epic", "chore"]
 ID_HELP = "cell id (a unique prefix works)"
-VERBOSE = "whole cells (default: summaries)"
+Reason: Any = Field(
+    default=None, max_length=5000, description=REASON, json_schema_extra=cli_help_only
+)
+VERBOSE = "whole cells"
 PERSON = {"verbose": True, "limit": 50}  # a person's page: a screenful of whole cells
 TYPE_SHORT = {"type": ("-t",)}
 LOOKUP = (NotFound, AmbiguousId)
@@ -87,7 +91,9 @@ TYPED = {**PRIORITY, "type": _type}
 
 
 class IdParams(Params):
-    id: str = Field(min_length=1, max_length=MAX_ID, description=ID_HELP)
+    id: str = Field(
+        min_length=1, max_length=MAX_ID, description=ID_HELP, json_schema_extra=cli_help_only
+    )
 
 
 # ------------------------------------------------------------------ create
@@ -98,14 +104,19 @@ class CreateParams(Params):
     type: CellType = "task"
     priority: int = Field(default=2, ge=0, le=4, description="0 most urgent")
     description: str = Field(default="", max_length=MAX_TEXT)
-    parent: Short | None = Field(default=None, description="parent cell (the id shows it)")
+    parent: Short | None = Field(
+        default=None, description="parent cell (the id shows it)", json_schema_extra=cli_help_only
+    )
     deps: list[Short] = Field(
         default_factory=list,
         max_length=MAX_DEPS,
         description="TYPE:ID, e.g. blocks:hv-ab12",
     )
     labels: list[Short] = Field(
-        default_factory=list, max_length=MAX_LABELS, description="a,b: two labels"
+        default_factory=list,
+        max_length=MAX_LABELS,
+        description="a,b: two labels",
+        json_schema_extra=cli_help_only,
     )
     files: list[Glob] = Field(default_factory=list, max_length=MAX_ITEMS, description="owned globs")
     assignee: Short | None = None
@@ -135,7 +146,9 @@ Status = Literal["open", "in_progress", "blocked", "deferred", "closed", "all"]
 
 
 class QueryParams(Params):
-    id: Short | None = Field(default=None, description="show one cell")
+    id: Short | None = Field(
+        default=None, description="show one cell", json_schema_extra=cli_help_only
+    )
     status: Short | None = Field(
         default=None, description="open|in_progress|blocked|deferred|closed|all"
     )
@@ -146,7 +159,9 @@ class QueryParams(Params):
     assignee: Short | None = None
     include_deleted: bool = False
     limit: int = Field(default=20, ge=1, le=100_000)
-    all: bool = Field(default=False, description="every match (no limit)")
+    all: bool = Field(
+        default=False, description="every match (no limit)", json_schema_extra=cli_help_only
+    )
     verbose: bool = Field(default=False, description=VERBOSE)
 
 
@@ -195,7 +210,9 @@ LIST_FILTERS = frozenset(
 
 class ReadyParams(Params):
     limit: int = Field(default=10, ge=1, le=100_000)
-    all: bool = Field(default=False, description="every ready cell")
+    all: bool = Field(
+        default=False, description="every ready cell", json_schema_extra=cli_help_only
+    )
     claim: bool = Field(default=False, description="atomically start the first")
     verbose: bool = Field(default=False, description=VERBOSE)
 
@@ -211,7 +228,9 @@ def _ready(ws: Workspace, a: ReadyParams) -> Page[Cell] | Page[CellSummary]:
 
 
 class UpdateParams(Params):
-    id: str = Field(min_length=1, max_length=MAX_ID, description=ID_HELP)
+    id: str = Field(
+        min_length=1, max_length=MAX_ID, description=ID_HELP, json_schema_extra=cli_help_only
+    )
     status: Short | None = None
     priority: int | None = Field(default=None, ge=0, le=4)
     type: CellType | None = None
@@ -222,25 +241,53 @@ class UpdateParams(Params):
     assignee: Short | None = Field(default=None, description="'' clears")
     append_notes: str | None = Field(default=None, max_length=MAX_TEXT)
     add_labels: list[Short] = Field(
-        default_factory=list, max_length=MAX_LABELS, description="a,b: two labels"
+        default_factory=list,
+        max_length=MAX_LABELS,
+        description="a,b: two labels",
+        json_schema_extra=cli_help_only,
     )
     remove_labels: list[Short] = Field(
-        default_factory=list, max_length=MAX_LABELS, description="a,b: two labels"
+        default_factory=list,
+        max_length=MAX_LABELS,
+        description="a,b: two labels",
+        json_schema_extra=cli_help_only,
     )
     files: list[Glob] | None = Field(
         default=None, max_length=MAX_ITEMS, description="owned globs (replaces)"
     )
     force: bool = Field(default=False, description="past open blockers; " + OVERRIDE)
-    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+    reason: str | None = Reason
 
 
 def _update(ws: Workspace, a: UpdateParams) -> Cell:
     return _update_many(ws, a, [a.id])[0]
 
 
+# the cell's field each of hive_update's parameters sets
+SETS = {
+    "append_notes": "notes",
+    "add_labels": "labels",
+    "remove_labels": "labels",
+    "files": "files_owned",
+    "acceptance": "acceptance_criteria",
+}
+NOT_FIELDS = {"id", "force", "reason"}
+
+
+def _updated(cell: Cell, a: UpdateParams) -> UpdatedCell:
+    """An agent's answer to ``hive_update``: the summary and the fields it set (the
+    whole cell, ~15 kB once notes and comments build up, is ``hive_query``'s)."""
+    given = [name for name in UpdateParams.model_fields if name not in NOT_FIELDS]
+    changed = [SETS.get(name, name) for name in given if getattr(a, name) not in (None, [])]
+    summary = CellSummary.of(cell).model_dump()
+    fields = list(dict.fromkeys(changed))
+    now = cell.model_dump(mode="json", include=set(fields) - set(summary) - {"notes"})
+    return UpdatedCell(**summary, changed=fields, **now)
+
+
 class StartParams(IdParams):
     force: bool = Field(default=False, description="past open blockers (recorded)")
-    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+    reason: str | None = Reason
 
 
 def _start(ws: Workspace, a: StartParams) -> Cell:
@@ -297,7 +344,7 @@ def _delete_many(ws: Workspace, a: DeleteParams, ids: list[str]) -> list[Cell]:
 
 
 class CloseParams(IdParams):
-    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+    reason: str | None = Reason
     force: bool = Field(default=False, description="past open blockers; " + OVERRIDE)
 
 
@@ -315,7 +362,7 @@ def _reopen(ws: Workspace, a: IdParams) -> Cell:
 
 class DeleteParams(IdParams):
     force: bool = Field(default=False, description="also with live subtasks; " + OVERRIDE)
-    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+    reason: str | None = Reason
 
 
 def _delete(ws: Workspace, a: DeleteParams) -> Cell:
@@ -325,7 +372,12 @@ def _delete(ws: Workspace, a: DeleteParams) -> Cell:
 
 
 class CommentParams(IdParams):
-    text: str = Field(min_length=1, max_length=MAX_TEXT, description="the comment")
+    text: str = Field(
+        min_length=1,
+        max_length=MAX_TEXT,
+        description="the comment",
+        json_schema_extra=cli_help_only,
+    )
 
 
 def _comment(ws: Workspace, a: CommentParams) -> Cell:
@@ -334,11 +386,21 @@ def _comment(ws: Workspace, a: CommentParams) -> Cell:
     return add_comment(ws, cell_id=a.id, text=a.text)
 
 
+def _commented(cell: Cell, a: CommentParams) -> CommentedCell:
+    """An agent's answer to ``hive_comment``: the summary and the comment it made
+    (appended last), not every comment so far."""
+    return CommentedCell(**CellSummary.of(cell).model_dump(), comment=cell.comments[-1])
+
+
+def _summary(cell: Cell, a: Any) -> CellSummary:
+    return CellSummary.of(cell)
+
+
 class ResolveParams(IdParams):
     field: Short | None = Field(default=None, description="only this field's conflicts")
     use_other: bool = Field(default=False, description="take the value the merge did not keep")
     force: bool = Field(default=False, description=OVERRIDE)
-    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+    reason: str | None = Reason
 
 
 def _resolve(ws: Workspace, a: ResolveParams) -> Cell:
@@ -357,7 +419,7 @@ class DepParams(IdParams):
     target: Short | None = Field(default=None, description="add/remove: the other cell")
     type: Literal["blocks", "parent-child", "related", "discovered-from"] = "blocks"
     force: bool = Field(default=False, description=OVERRIDE)
-    reason: str | None = Field(default=None, max_length=5000, description=REASON)
+    reason: str | None = Reason
 
 
 def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
@@ -378,7 +440,7 @@ def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
 
 class BlockedParams(Params):
     limit: int | None = Field(default=10, ge=1, le=100_000, description="null: all")
-    verbose: bool = Field(default=False, description="blockers' titles (default: ids)")
+    verbose: bool = Field(default=False, description="blockers' titles")
 
 
 def _blocked(ws: Workspace, a: BlockedParams) -> list[BlockedCell] | list[BlockedSummary]:
@@ -503,8 +565,9 @@ declare(
         name="hive_update",
         summary="Change fields of a cell.",
         params=UpdateParams,
-        result=Cell,
+        result=Cell | UpdatedCell,  # an agent's answer: the summary and the fields set
         run=_update,
+        answer=_updated,
         writes=True,
         access="owner",
         errors=(*OWNED, BlockedByDependency),
@@ -527,8 +590,9 @@ declare(
         name="hive_start",
         summary="Claim a cell atomically.",
         params=StartParams,
-        result=Cell,
+        result=Cell | CellSummary,  # an agent's answer: the summary
         run=_start,
+        answer=_summary,
         batch=_start_many,
         writes=True,
         access="agent",
@@ -584,8 +648,9 @@ declare(
         name="hive_comment",
         summary="Comment on a cell.",
         params=CommentParams,
-        result=Cell,
+        result=Cell | CommentedCell,  # an agent's answer: the summary and the comment
         run=_comment,
+        answer=_commented,
         writes=True,
         errors=(*LOOKUP, InvalidInput),
         commands=(

@@ -25,13 +25,15 @@ from hive.models.coordination import (
     QueueRecord,
     QueueStatus,
 )
-from hive.ops.spec import CLI_ONLY, Command, NoParams, Operation, Params, declare
+from hive.ops.spec import CLI_ONLY, Command, NoParams, Operation, Params, cli_help_only, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
 Key: Any = Field(min_length=1, max_length=256)
-Lease: Any = Field(default=180, ge=1, le=7 * 86_400, description="lease seconds")
+Lease: Any = Field(
+    default=180, ge=1, le=7 * 86_400, description="lease seconds", json_schema_extra=cli_help_only
+)
 
 
 def json_or_text(text: Any) -> Any:
@@ -98,7 +100,9 @@ def _ctx_wait(ws: Workspace, a: CtxWaitParams) -> CtxWait:
 
 class EnqueueParams(Params):
     kind: str = Key
-    payload: dict[str, JsonValue] = Field(description="a JSON object")
+    payload: dict[str, JsonValue] = Field(
+        description="a JSON object", json_schema_extra=cli_help_only
+    )
 
 
 def _enqueue(ws: Workspace, a: EnqueueParams) -> Enqueued:

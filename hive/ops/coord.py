@@ -26,7 +26,17 @@ from hive.models.reservation import (
     ReservationSummary,
     ReserveResult,
 )
-from hive.ops.spec import OVERRIDE, Caller, Command, Glob, Operation, Params, Short, declare
+from hive.ops.spec import (
+    OVERRIDE,
+    Caller,
+    Command,
+    Glob,
+    Operation,
+    Params,
+    Short,
+    cli_help_only,
+    declare,
+)
 from hive.text import shell_word
 
 if TYPE_CHECKING:
@@ -41,7 +51,9 @@ OVERRIDES = {"force": ("--force",)}
 
 class MailInitParams(Params):
     project_path: str | None = Field(default=None, max_length=4096)
-    agent_name: Short | None = Field(default=None, description="generated if omitted")
+    agent_name: Short | None = Field(
+        default=None, description="generated if omitted", json_schema_extra=cli_help_only
+    )
     task_description: str | None = Field(
         default=None, max_length=2000, description="your current task (replaces the last one)"
     )
@@ -107,7 +119,12 @@ def _bound_again(caller: Caller, a: MailInitParams) -> Registration:
 
 
 class SendParams(Params):
-    to: list[str] = Field(default_factory=list, max_length=64, description="recipients")
+    to: list[str] = Field(
+        default_factory=list,
+        max_length=64,
+        description="recipients",
+        json_schema_extra=cli_help_only,
+    )
     subject: str = Field(min_length=1, max_length=200)
     body: str = Field(default="", max_length=65_536)
     thread_id: str | None = Field(default=None, description="cell or epic id")
@@ -130,7 +147,9 @@ def _send(ws: Workspace, a: SendParams) -> SendResult:
 
 
 class InboxParams(Params):
-    limit: int = Field(default=MAX_INBOX, ge=1, description="capped at 5")
+    limit: int = Field(
+        default=MAX_INBOX, ge=1, description="capped at 5", json_schema_extra=cli_help_only
+    )
     urgent_only: bool = False
     unread_only: bool = False
     agent: Short | None = Field(default=None, description="another's inbox: " + OVERRIDE)
@@ -185,8 +204,12 @@ class ReserveParams(Params):
     paths: list[Glob] = Field(min_length=1, max_length=200, description="paths or globs")
     reason: str | None = Field(default=None, max_length=500)
     exclusive: bool = Field(default=True, description="exclusive (write) or shared (read)")
-    ttl_seconds: int = Field(default=3600, ge=1, le=7 * 24 * 3600, description="seconds")
-    cell: str | None = Field(default=None, description="the cell this work is for")
+    ttl_seconds: int = Field(
+        default=3600, ge=1, le=7 * 24 * 3600, description="seconds", json_schema_extra=cli_help_only
+    )
+    cell: str | None = Field(
+        default=None, description="the cell this work is for", json_schema_extra=cli_help_only
+    )
     force: bool = Field(default=False, description=OVERRIDE)
 
 
@@ -207,7 +230,11 @@ def _reserve(ws: Workspace, a: ReserveParams) -> ReserveResult:
 class ReleaseParams(Params):
     paths: list[Glob] | None = Field(default=None, max_length=200)
     reservation_ids: list[int] | None = Field(default=None, max_length=200)
-    all: bool = Field(default=False, description="all yours (also when none given)")
+    all: bool = Field(
+        default=False,
+        description="all yours (also when none given)",
+        json_schema_extra=cli_help_only,
+    )
     agent: Short | None = Field(default=None, description="another holder: " + OVERRIDE)
     force: bool = False
     reason: str | None = Field(default=None, max_length=5000)

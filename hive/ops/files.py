@@ -12,7 +12,7 @@ from pydantic import Field
 from hive.domain import files
 from hive.errors import InvalidInput, NotFound, PermissionDenied
 from hive.models.files import FileContent, FileListing, SearchResult, WriteProposal
-from hive.ops.spec import AGENT_ONLY, REPO_PATH, Caller, Operation, Params, declare
+from hive.ops.spec import AGENT_ONLY, REPO_PATH, Caller, Operation, Params, cli_help_only, declare
 
 ACCESS_ERRORS = (NotFound, InvalidInput, PermissionDenied)
 Dir = Annotated[str, Field(max_length=4096), REPO_PATH]
@@ -31,7 +31,9 @@ class ReadParams(Params):
 
 
 class SearchParams(Params):
-    pattern: str = Field(min_length=1, max_length=1000, description="regex")
+    pattern: str = Field(
+        min_length=1, max_length=1000, description="regex", json_schema_extra=cli_help_only
+    )
     dir: Dir = "."
     max_matches: int = Field(default=200, ge=1, le=5000)
 

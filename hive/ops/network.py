@@ -30,7 +30,7 @@ from hive.models.seeds import (
     Synthesis,
 )
 from hive.ops.context import json_or_text
-from hive.ops.spec import CLI_ONLY, Command, NoParams, Operation, Params, declare
+from hive.ops.spec import CLI_ONLY, Command, NoParams, Operation, Params, cli_help_only, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -47,7 +47,9 @@ PAYLOAD = "instructions and data (a JSON object)"
 
 
 class DelegateParams(Params):
-    target_agent: Name = Field(alias="targetAgent", description="the agent to do it")
+    target_agent: Name = Field(
+        alias="targetAgent", description="the agent to do it", json_schema_extra=cli_help_only
+    )
     task_payload: Payload = Field(alias="taskPayload", description=PAYLOAD)
     priority: Literal["low", "normal", "high", "critical"] = "normal"
     timeout: float = Field(default=30_000, gt=0, le=30 * 86_400_000, description="ms")
@@ -75,15 +77,19 @@ STATE_LIMIT = 500  # of each list: bounded (a task summary is ~150 bytes), whole
 class StateParams(Params):
     scope: Literal["all", "agents", "tasks", "blackboard", "permissions"] = "all"
     agent_filter: list[Name] | None = Field(
-        default=None, alias="agentFilter", max_length=200, description="only these agents"
+        default=None,
+        alias="agentFilter",
+        max_length=200,
+        description="only these agents",
+        json_schema_extra=cli_help_only,
     )
     include_history: bool = Field(default=False, alias="includeHistory")
-    verbose: bool = Field(default=False, description="whole records (default: summaries)")
+    verbose: bool = Field(default=False, description="whole records")
     limit: int | None = Field(
         default=STATE_LIMIT,
         ge=1,
         le=100_000,
-        description="at most this many of each list (null: all)",
+        description="per list (null: all)",
     )
 
 
@@ -117,7 +123,9 @@ def parallel_task(text: str) -> Any:
 
 
 class SpawnParams(Params):
-    tasks: list[ParallelTask] = Field(min_length=1, max_length=50, description="one per subtask")
+    tasks: list[ParallelTask] = Field(
+        min_length=1, max_length=50, description="one per subtask", json_schema_extra=cli_help_only
+    )
     synthesis_strategy: Strategy = Field(default="merge", alias="synthesisStrategy")
 
 
@@ -147,7 +155,12 @@ def _synthesize(ws: Workspace, a: SynthesizeParams) -> Synthesis:
 
 class PermissionParams(Params):
     resource_type: Resource = Field(alias="resourceType")
-    justification: str = Field(min_length=1, max_length=2000, description="why, specifically")
+    justification: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="why, specifically",
+        json_schema_extra=cli_help_only,
+    )
     scope: str | None = Field(default=None, max_length=200, description="e.g. read:invoices")
 
 
@@ -177,7 +190,9 @@ def _decisions(ws: Workspace, a: DecisionsParams) -> list[PermissionDecision]:
 class BlackboardParams(Params):
     key: Key
     value: JsonValue = Field(description="any JSON")
-    ttl: float | None = Field(default=None, gt=0, description="seconds")
+    ttl: float | None = Field(
+        default=None, gt=0, description="seconds", json_schema_extra=cli_help_only
+    )
 
 
 def _update_blackboard(ws: Workspace, a: BlackboardParams) -> BlackboardWrite:

@@ -10,11 +10,12 @@ from pydantic import Field, ValidationError
 from hive.domain.limits import MAX_ID
 from hive.errors import AmbiguousId, Conflict, InvalidInput, NotFound, NotOwner
 from hive.models import Cell
+from hive.models.cell import CellSummary
 from hive.models.epic import PlannedSubtask
 from hive.models.results import EpicStatus
 from hive.models.swarm import PlanPrompt, StrategyChoice, SubtaskPrompt, ValidationResult
 from hive.ops.cells import LOOKUP, PRIORITY, IdParams
-from hive.ops.spec import CLI_ONLY, Command, Operation, Params, declare
+from hive.ops.spec import CLI_ONLY, Command, Operation, Params, cli_help_only, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -25,7 +26,9 @@ LONG_TEXT = 20_000
 
 
 class SelectParams(Params):
-    task: str = Field(min_length=1, max_length=10_000, description=TASK)
+    task: str = Field(
+        min_length=1, max_length=10_000, description=TASK, json_schema_extra=cli_help_only
+    )
     codebase_context: str | None = Field(default=None, max_length=LONG_TEXT)
     context: str | None = Field(default=None, max_length=LONG_TEXT)
 
@@ -37,7 +40,9 @@ def _select(ws: Workspace, a: SelectParams) -> StrategyChoice:
 
 
 class DecomposeParams(Params):
-    task: str = Field(min_length=1, max_length=10_000, description=TASK)
+    task: str = Field(
+        min_length=1, max_length=10_000, description=TASK, json_schema_extra=cli_help_only
+    )
     max_subtasks: int = Field(default=5, ge=1, le=30)
     query_cass: bool = True
     context: str | None = Field(default=None, max_length=LONG_TEXT)
@@ -104,6 +109,13 @@ def _create_epic(ws: Workspace, a: CreateEpicParams) -> list[Cell]:
         strategy=a.strategy,
         priority=a.priority,
     )
+
+
+def _epic_summaries(cells: list[Cell], a: CreateEpicParams) -> list[CellSummary]:
+    """An agent's answer: the epic then its subtasks in plan order, each its summary
+    (id, title, status, ...): ~5 kB less per epic than the whole records, whose
+    descriptions and dependencies the agent sent itself."""
+    return [CellSummary.of(cell) for cell in cells]
 
 
 def _subtask_globs(a: CreateEpicParams) -> list[str]:
@@ -191,8 +203,9 @@ declare(
         name="hive_create_epic",
         summary="Create an epic and its subtasks in one commit.",
         params=CreateEpicParams,
-        result=list[Cell],
+        result=list[Cell] | list[CellSummary],  # an agent's answer: the summaries
         run=_create_epic,
+        answer=_epic_summaries,
         writes=True,
         errors=(InvalidInput, NotFound, AmbiguousId),
         patterns=_subtask_globs,

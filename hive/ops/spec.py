@@ -116,6 +116,15 @@ OVERRIDE = "not yours: coordinators only, with reason"
 REASON = "why (recorded; a coordinator must give one to override)"
 
 
+def cli_help_only(schema: dict[str, Any]) -> None:
+    """A field's ``json_schema_extra`` when its description is help for a person only:
+    left out of the tool schemas (every agent pays for each of their characters), kept
+    in ``--help``. For a description that restates the field's name or the tool's, or
+    a convention docs/tools.md states once for every tool (a cell id's unique prefix,
+    ``reason`` beside ``force``, ``project_key``, ``agent_name``)."""
+    schema.pop("description", None)
+
+
 @dataclass(frozen=True)
 class PathParam:
     """Marks the parameter that holds a path (``Annotated[str, Field(...), REPO_PATH]``;
@@ -205,6 +214,9 @@ class Operation:
     one by one, by the file tools and the pre-commit hook).
     ``surfaces``: where it is offered (``CLI_ONLY``: not an agent tool;
     ``AGENT_ONLY``: no command); it is reachable from each surface it names.
+    ``answer(result, params)``: what the agent tool answers where the whole result
+    grows with a cell's history (a write answers the cell's summary and what the call
+    made; ``hive_query`` gives the whole cell); the CLI and the library keep the result.
     """
 
     name: str
@@ -224,6 +236,7 @@ class Operation:
     parsers: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     batch: Callable[[Workspace, Any, list[str]], list[Any]] | None = None
     surfaces: frozenset[Surface] = EVERYWHERE
+    answer: Callable[[Any, Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if (self.run is None) == (self.session is None):

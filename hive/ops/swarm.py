@@ -30,7 +30,7 @@ from hive.models.swarm import (
     SwarmInit,
     SwarmStatus,
 )
-from hive.ops.spec import OVERRIDE, Command, NoParams, Operation, Params, declare
+from hive.ops.spec import OVERRIDE, Command, NoParams, Operation, Params, cli_help_only, declare
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -46,7 +46,18 @@ def _strategy(value: Any) -> Any:
     return check_strategy(str(value))
 
 
-PathList: Any = Field(default_factory=list, max_length=1000, description="files you touched")
+PathList: Any = Field(
+    default_factory=list,
+    max_length=1000,
+    description="files you touched",
+    json_schema_extra=cli_help_only,
+)
+ProjectKey: Any = Field(
+    default=None, description="must be this repository", json_schema_extra=cli_help_only
+)
+AgentName: Any = Field(
+    default=None, description="must be you, if given", json_schema_extra=cli_help_only
+)
 LOOKUP = (NotFound, AmbiguousId)
 FILES_SHORT = ("--file", "-f")
 # on the command line a relative path is read from the current directory (cli/present.py)
@@ -59,7 +70,7 @@ def _touched(a: Any) -> list[str]:
 
 
 class SwarmInitParams(Params):
-    project_path: str | None = Field(default=None, description="must be this repository")
+    project_path: str | None = ProjectKey
 
 
 def _swarm_init(ws: Workspace, a: SwarmInitParams) -> SwarmInit:
@@ -70,7 +81,7 @@ def _swarm_init(ws: Workspace, a: SwarmInitParams) -> SwarmInit:
 
 class StatusParams(Params):
     epic_id: str = Field(min_length=1, max_length=MAX_ID)
-    project_key: str | None = Field(default=None, description="must be this repository")
+    project_key: str | None = ProjectKey
 
 
 def _status(ws: Workspace, a: StatusParams) -> SwarmStatus:
@@ -95,8 +106,8 @@ def _evaluation(ws: Workspace, a: EvaluationParams) -> EvaluationPrompt:
 
 
 class ProgressParams(Params):
-    project_key: str | None = Field(default=None, description="must be this repository")
-    agent_name: str | None = Field(default=None, description="must be you, if given")
+    project_key: str | None = ProjectKey
+    agent_name: str | None = AgentName
     cell_id: str = Field(min_length=1, max_length=MAX_ID)
     status: Literal["in_progress", "blocked", "completed", "failed", "open"] = Field(
         description="completed: still call swarm_complete; failed: blocks the cell"
@@ -134,10 +145,15 @@ def _progress(ws: Workspace, a: ProgressParams) -> ProgressResult:
 
 
 class CompleteParams(Params):
-    project_key: str | None = Field(default=None, description="must be this repository")
-    agent_name: str | None = Field(default=None, description="must be you, if given")
+    project_key: str | None = ProjectKey
+    agent_name: str | None = AgentName
     cell_id: str = Field(min_length=1, max_length=MAX_ID)
-    summary: str = Field(min_length=1, max_length=20_000, description="what was done")
+    summary: str = Field(
+        min_length=1,
+        max_length=20_000,
+        description="what was done",
+        json_schema_extra=cli_help_only,
+    )
     files_touched: list[str] = PathList
     evaluation: str | dict[str, Any] | None = Field(
         default=None, description='text, or {"passed": bool, "notes": ...}'
@@ -172,9 +188,13 @@ def _complete(ws: Workspace, a: CompleteParams) -> CompleteResult:
 class OutcomeParams(Params):
     cell_id: str = Field(min_length=1, max_length=MAX_ID)
     success: bool
-    agent_name: str | None = Field(default=None, description="must be you, if given")
+    agent_name: str | None = AgentName
     duration_ms: float | None = Field(
-        default=None, ge=0, allow_inf_nan=False, description="ms; a fraction is kept"
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description="ms; a fraction is kept",
+        json_schema_extra=cli_help_only,
     )
     error_count: int = Field(default=0, ge=0)
     retry_count: int = Field(default=0, ge=0)
@@ -209,7 +229,12 @@ def _insights(ws: Workspace, a: NoParams) -> Insights:
 
 
 class LogParams(Params):
-    id: str | None = Field(default=None, max_length=MAX_ID, description="one cell's history")
+    id: str | None = Field(
+        default=None,
+        max_length=MAX_ID,
+        description="one cell's history",
+        json_schema_extra=cli_help_only,
+    )
     limit: int | None = Field(default=20, ge=1, le=100_000, description="null: all")
     overrides: bool = Field(
         default=False, description="only overrides and commits by unregistered identities"
@@ -225,8 +250,10 @@ def _log(ws: Workspace, a: LogParams) -> list[LogEntry] | list[AuditEntry]:
 
 
 class ReviewParams(Params):
-    id: str = Field(min_length=1, max_length=MAX_ID, description="cell or epic")
-    patch: bool = Field(default=False, description="include diffs")
+    id: str = Field(
+        min_length=1, max_length=MAX_ID, description="cell or epic", json_schema_extra=cli_help_only
+    )
+    patch: bool = Field(default=False, description="include diffs", json_schema_extra=cli_help_only)
 
 
 def _review(ws: Workspace, a: ReviewParams) -> Review:

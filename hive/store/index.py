@@ -9,6 +9,10 @@ Everything here is a pure function of git object ids, so nothing can go stale:
   carrying its blob's light fields (trees and blobs never change, so a listing
   is stored once, ever, and reading a state of 10,000 cells is one indexed
   query over small rows);
+* ``dependents``: target -> each cell file version (blob, its cell id) with a
+  ``blocks`` dependency on it, stored with the first listing that holds the
+  version: "what waits on this cell" is a range of this table and a lookup of
+  each one's name in each tree of the state, not a read of every cell row;
 * ``states``: the cells trees whose every tree and blob is in the tables;
 * ``commits``: commit id -> its ``.hive`` and ``.hive/cells`` tree ids;
 * ``ready``: the ready list of a state, computed by the first process that
@@ -59,7 +63,9 @@ if TYPE_CHECKING:
 
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
-TABLES_VERSION = 4  # 4: times in a cell's JSON as the files write them (hive.times)
+TABLES_VERSION = 7  # 7: stored ready lists list an epic with no subtask again (as
+# beads does; 6 left it out); 5: the dependents table; 4: times in a cell's JSON as
+# the files write them
 MODEL_FINGERPRINT = "5828bc27bd4a3a23"
 SCHEMA = f"hive-index-{TABLES_VERSION}-{MODEL_FINGERPRINT}"
 FILE_NAME = "index.sqlite3"
@@ -83,6 +89,10 @@ LIGHT = (
 _DDL = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE blobs(blob TEXT PRIMARY KEY, {_LIGHT}, labels TEXT, json BLOB);
+CREATE TABLE dependents(
+    target TEXT NOT NULL, blob TEXT NOT NULL, id TEXT NOT NULL,
+    PRIMARY KEY(target, blob)
+) WITHOUT ROWID;
 CREATE TABLE dirs(
     tree TEXT NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL, is_tree INTEGER NOT NULL,
     {_LIGHT},
@@ -150,6 +160,25 @@ _SHARDED = (
 # how many rows of a _SHARDED query lie outside their cell's shard (layout.shard_of: the
 # first character after the root id's first '-'); ids are ASCII
 _STRAY = "total(c.name != substr(s.id, instr(s.id, '-') + 1, 1))"
+
+# The files of a state (its trees: {}) named for their cell (ID.yaml) whose version
+# has a ``blocks`` dependency on the target (:meth:`StateIndex.files_of`): the target's
+# ``dependents`` rows (a range of its key), then each one's name in each tree (dirs'
+# key), no other cell's row read ...
+_DEPENDENT_FILES = (
+    "SELECT d.tree, d.name, d.sha, d.is_tree, "
+    + ", ".join("d." + column for column in LIGHT.split(", "))
+    + " FROM dependents e CROSS JOIN dirs d ON d.tree IN ({}) AND d.name = e.id || '.yaml'"
+    " AND d.sha = e.blob AND d.is_tree = 0 WHERE e.target = ?"
+)
+# ... unless that is more than PROBE_LIMIT lookups (a cell very many versions wait on):
+# then the same files found by reading each file row's blockers (one per line).
+PROBE_LIMIT = 5_000
+_BLOCKING_SCAN = (
+    f"SELECT tree, name, sha, is_tree, {LIGHT} FROM dirs WHERE tree IN ({{}}) AND is_tree = 0"
+    " AND name = id || '.yaml'"
+    " AND instr(char(10) || blockers || char(10), char(10) || ? || char(10)) > 0"
+)
 
 
 class ParsedCell(Frozen):
@@ -922,6 +951,7 @@ class StateIndex:
                 return False
             for listing in reversed(listings):  # children before parents
                 self._store_listing(db, listing)
+            self._store_dependents(db, listings)
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
         return True
 
@@ -986,6 +1016,39 @@ class StateIndex:
             f"SELECT ?, ?, ?, ?, {LIGHT} FROM (SELECT ? AS wanted) "
             "LEFT JOIN blobs ON blobs.blob = wanted",
             rows,
+        )
+
+    @staticmethod
+    def _store_dependents(db: sqlite3.Connection, listings: Sequence[Listing]) -> None:
+        """The ``dependents`` rows of the cell file versions the new listings hold that
+        no stored listing did (read from the rows just stored; a version already listed
+        elsewhere has its rows): with the listings, in their transaction, so every file
+        of a stored state has them. Sorted: inserted in key order (a cold build's
+        100,000 cells in one pass)."""
+        rows: list[tuple[str, str, str | None]] = []
+        for listing in listings:
+            if not listing.shared:  # all of it is new: its files with a dependency
+                rows += db.execute(
+                    "SELECT sha, id, blockers FROM dirs WHERE tree = ? AND is_tree = 0 "
+                    "AND blockers != ''",
+                    (listing.tree,),
+                ).fetchall()
+                continue
+            names = [name for name, _, is_tree in listing.fresh if not is_tree]
+            for start in range(0, len(names), BATCH):
+                part = names[start : start + BATCH]
+                rows += db.execute(
+                    f"SELECT sha, id, blockers FROM dirs WHERE tree = ? AND name IN "
+                    f"({','.join('?' for _ in part)}) AND is_tree = 0 AND blockers != ''",
+                    [listing.tree, *part],
+                ).fetchall()
+        edges = {
+            (target, sha, cell_id)
+            for sha, cell_id, blockers in rows
+            for target in str(blockers).split("\n")
+        }
+        db.executemany(
+            "INSERT OR IGNORE INTO dependents(target, blob, id) VALUES (?, ?, ?)", sorted(edges)
         )
 
     def _has_dir(self, tree: str) -> bool:
@@ -1077,41 +1140,57 @@ class StateIndex:
     ) -> list[Entry] | None:
         """The files of state ``key`` (as :meth:`entries` lists them) named for one of
         ``ids``, whose cell names one of ``parents`` as its parent, that are assigned
-        to ``assignee``, or whose cell has a ``blocks`` dependency on ``blocking``; None
-        when the state is not stored. Read in one snapshot, by point lookups in each
-        tree of the state: the cost does not grow with the other cells (``blocking``
-        excepted: no index has the dependencies, each file row of the state is read)."""
+        to ``assignee``, or that are named for their cell (``ID.yaml``) and have a
+        ``blocks`` dependency on ``blocking``; None when the state is not stored. Read
+        in one snapshot, by point lookups in each tree of the state (``blocking``: the
+        target's ``dependents`` rows, then each one's name in each tree; see
+        :meth:`_blocking_rows`): the cost does not grow with the other cells."""
         with ReadSnapshot(self.db):
             trees = self._stored_trees(key)
             if trees is None or not trees:
                 return None if trees is None else []
-            found: list[Entry] = []
             names = [cell_id + ".yaml" for cell_id in ids]
             files = " AND is_tree = 0"
-            wanted = [("name IN ({})", names, ""), ("parent IN ({})", list(parents), files)]
+            wanted = [("name", names, ""), ("parent", list(parents), files)]
             if assignee is not None:
-                wanted.append(("assignee IN ({})", [assignee], files))
-            if blocking is not None:  # one of the targets blockers holds, one per line
-                line = "instr(char(10) || blockers || char(10), char(10) || ? || char(10)) > 0"
-                wanted.append((line, [blocking], files))
+                wanted.append(("assignee", [assignee], files))
             tree_marks = ",".join("?" for _ in trees)
-            for condition, values, only_files in wanted:
+            rows: list[Sequence[Any]] = []
+            for column, values, only_files in wanted:
                 for start in range(0, len(values), BATCH):
                     part = values[start : start + BATCH]
                     marks = ",".join("?" for _ in part)
-                    rows = self.db.execute(
+                    rows += self.db.execute(
                         f"SELECT tree, name, sha, is_tree, {LIGHT} FROM dirs "
-                        f"WHERE {condition.format(marks)} AND tree IN ({tree_marks}){only_files}",
+                        f"WHERE {column} IN ({marks}) AND tree IN ({tree_marks}){only_files}",
                         [*part, *trees],
                     ).fetchall()
-                    for row in rows:
-                        for prefix in trees[row[0]]:
-                            path = prefix + row[1]
-                            if row[3] == 1:
-                                found.append(_entry(path, row[2], _directory_light(path)))
-                            else:
-                                found.append(_entry(path, row[2], row[4:]))
+            if blocking is not None:
+                rows += self._blocking_rows(blocking, list(trees))
+            found: list[Entry] = []
+            for row in rows:
+                for prefix in trees[row[0]]:
+                    path = prefix + row[1]
+                    if row[3] == 1:
+                        found.append(_entry(path, row[2], _directory_light(path)))
+                    else:
+                        found.append(_entry(path, row[2], row[4:]))
             return found
+
+    def _blocking_rows(self, target: str, trees: list[str]) -> list[Sequence[Any]]:
+        """The ``dirs`` rows (in ``trees``) of the files named for their cell whose
+        version has a ``blocks`` dependency on ``target``: looked up by the target's
+        ``dependents`` rows, one lookup per row and tree, while those are at most
+        :data:`PROBE_LIMIT`; past that, by reading every file row (cheaper then)."""
+        marks = ",".join("?" for _ in trees)
+        most = PROBE_LIMIT // len(trees)
+        (count,) = self.db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM dependents WHERE target = ? LIMIT ?)",
+            (target, most + 1),
+        ).fetchone()
+        if count <= most:
+            return self.db.execute(_DEPENDENT_FILES.format(marks), [*trees, target]).fetchall()
+        return self.db.execute(_BLOCKING_SCAN.format(marks), [*trees, target]).fetchall()
 
     def names_like(self, key: str, wanted: str) -> list[str] | None:
         """Paths of the files of state ``key`` (as :meth:`entries` lists them) whose name

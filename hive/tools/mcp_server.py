@@ -150,7 +150,10 @@ def serve_stdio(ctx: CallContext) -> None:
     call, and the server went on serving."""
     import signal
 
+    asked: list[int] = []
+
     def stop(signum: int, frame: object) -> None:
+        asked.append(signum)
         raise KeyboardInterrupt
 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
@@ -159,6 +162,8 @@ def serve_stdio(ctx: CallContext) -> None:
     except KeyboardInterrupt:
         return
     except BaseException as exc:
+        if asked:  # what the stop broke on its way out (an import's lock): still a stop
+            return
         if not client_gone(exc):
             raise
         _quiet_stdout()  # nobody reads it: no second error when Python flushes it at exit

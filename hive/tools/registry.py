@@ -180,7 +180,8 @@ def operation_tool(op: Operation) -> Tool:
 
             ws = ctx.workspace()
             require_registered(ws, ws.require_agent(op.name))
-        return op.call(ctx, args)
+        result = op.call(ctx, args)
+        return result if op.answer is None else op.answer(result, args)
 
     return Tool(op.name, op.summary, op.params, handler, paths, dirs, patterns, operation=op)
 

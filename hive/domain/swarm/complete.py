@@ -33,6 +33,7 @@ from hive.domain.reservations import (
     problems_error,
     release_change,
 )
+from hive.domain.reservecore import GLOB_CHARS
 from hive.domain.swarm.verify import verify_settings
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import (
@@ -419,8 +420,13 @@ def touched_change(root: str, path: str, *, kept_mode: int | None = None) -> Cha
         raise InvalidInput(f"{path} is a symlink; commit symlinks with git")
     if not os.path.lexists(full):
         return Change(path, None)  # deleted: checked against HEAD when the plan runs
+    if os.path.isdir(full):
+        raise InvalidInput(
+            f"{path} is a directory: files_touched takes the files you changed in it",
+            field="files_touched",
+        )
     if not os.path.isfile(full):
-        raise InvalidInput(f"{path} is not a regular file")
+        raise InvalidInput(f"{path} is not a regular file", field="files_touched")
     info = os.stat(full)
     if info.st_size > MAX_FILE_BYTES:
         raise InvalidInput(f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
@@ -434,8 +440,12 @@ def _refuse_unknown_deletions(snap: Snapshot, changes: list[Change]) -> None:
     """A touched path missing from the worktree must at least exist in HEAD (a deletion)."""
     for change in changes:
         if change.content is None and snap.blob_sha(change.path) is None:
+            step = "check the path"
+            if GLOB_CHARS.search(change.path):
+                step = "files_touched takes the paths of files, not patterns"
             raise InvalidInput(
-                f"{change.path} exists neither in the working tree nor in HEAD; check the path"
+                f"{change.path} exists neither in the working tree nor in HEAD; {step}",
+                field="files_touched",
             )
 
 
