@@ -164,16 +164,26 @@ def agent_policy(state: State) -> bool:
     config at HEAD gives agents a policy beyond the path rules (``configdoc.
     agent_policy``: tools lists, call limits, hooks, rate limits, protected tools),
     which the full CLI runs (``hive.domain.policy``), or cannot be read here for sure."""
-    from hive.git.loose import read_object, read_tree
-    from hive.store.configdoc import plain_config
+    from hive.git.loose import read_tree
 
     listing = read_tree(state.paths, state.hive)
-    sha = None if listing is None else listing.get(b"config.yaml")
-    found = None if sha is None else read_object(state.paths, sha)
-    if found is None or found[0] != b"blob":
-        return True
-    config = plain_config(found[1])
+    config = None if listing is None else _listed_config(state.paths, listing)
     return config is None or bool(config["agent_policy"])
+
+
+def _listed_config(paths: RepoPaths, listing: dict[bytes, str]) -> dict[str, Any] | None:
+    """The config in ``listing`` (a commit's ``.hive`` tree) as the plain reader
+    (``configdoc``, as the lean writes read it) reads it; None when there is none, or
+    it is not read here for sure (a config the plain reader declines: the full CLI's
+    to word)."""
+    from hive.git.loose import read_object
+    from hive.store.configdoc import plain_config
+
+    sha = listing.get(b"config.yaml")
+    found = None if sha is None else read_object(paths, sha)
+    if found is None or found[0] != b"blob":
+        return None
+    return plain_config(found[1])
 
 
 def claim_allowed(inv: Invocation) -> bool:
@@ -850,22 +860,16 @@ def _path_rules(paths: RepoPaths, listing: dict[bytes, str]) -> Permissions | No
     (``precommit._remember_rules``). None when not known here for sure: a config the
     plain reader (``configdoc``, as the lean writes read it) declines, whose refusal is
     the full check's to word, or a ``tools:`` section the full check has not parsed."""
-    from hive.git.loose import read_object
     from hive.jsontext import loads
-    from hive.store.configdoc import plain_config
 
     if not listing:
         return {}
-    sha = listing.get(b"config.yaml")
-    found = None if sha is None else read_object(paths, sha)
-    if sha is None or found is None or found[0] != b"blob":
-        return None
-    config = plain_config(found[1])
+    config = _listed_config(paths, listing)
     if config is None:
         return None
     if config["tools"] is None:
         return {}
-    stored = StateIndex(paths.hive_state_dir).path_rules(sha)
+    stored = StateIndex(paths.hive_state_dir).path_rules(listing[b"config.yaml"])
     rules = None if stored is None else loads(stored.decode("utf-8"))
     return rules if isinstance(rules, dict) else None
 
