@@ -22,7 +22,6 @@ from hive.domain.cellinput import parse_type as parse_type
 from hive.domain.deadlines import flag_expired
 from hive.domain.graph import (
     dependency_tree,
-    has_open_children,
     open_blockers,
     ready_cell_ids,
     ready_cells,
@@ -623,9 +622,9 @@ def _closing(
     if cell.is_closed:
         raise Conflict(f"{cell.id} is already closed", id=cell.id)
     _past_blockers(cell, index, guard, verb="close", force=force)
-    if cell.type == "epic" and has_open_children(cell, index):
+    waiting = open_subtasks(cell, index) if cell.type == "epic" else []
+    if waiting:
         if not force:
-            waiting = open_subtasks(cell, index)
             named = ", ".join(waiting[:3]) + (
                 f" and {len(waiting) - 3} more" if len(waiting) > 3 else ""
             )
