@@ -177,7 +177,18 @@ def answer_stands() -> None:
     Ctrl-C handling."""
     entry = sys.modules.get("hive.cli.entry")
     if entry is not None and entry._PROCESS_EXIT:
-        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+        _ignore_ctrl_c()
+
+
+def _ignore_ctrl_c() -> None:
+    """SIGINT ignored from here on; a Ctrl-C already pending (``signal.signal`` raises
+    it first) is taken as given, and ignored too."""
+    for _ in range(3):
+        try:
+            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def json_error(message: str, code: str) -> None:

@@ -154,8 +154,7 @@ def main() -> None:
         invocation = _read_command_line()
         _answer_and_end(invocation)
     except KeyboardInterrupt:
-        if _PROCESS_EXIT:
-            _ignore_ctrl_c()  # the answer below is the last word
+        answer_stands()  # the answer below is the last word
         if invocation is None:
             invocation = parse(sys.argv[1:])
         sys.exit(interrupted(invocation.command, as_json=invocation.json))
@@ -271,9 +270,9 @@ def _full_cli(run: Callable[[list[str]], None], invocation: Invocation) -> int:
             code = 0
         except SystemExit as exc:
             code = _exit_code(exc.code)
-        _ignore_ctrl_c()
+        answer_stands()
     except KeyboardInterrupt:
-        _ignore_ctrl_c()
+        answer_stands()
         if code is None:
             code = interrupted(invocation.command, as_json=invocation.json)
     return code
@@ -286,19 +285,6 @@ def _exit_code(value: object) -> int:
         return value or 0
     sys.stderr.write(f"{value}\n")
     return 1
-
-
-def _ignore_ctrl_c() -> None:
-    """SIGINT ignored from here on; a Ctrl-C already pending (``signal.signal`` raises
-    it first) is taken as given, and ignored too."""
-    import _signal  # type: ignore[import-not-found]  # builtin (signal imports enum)
-
-    for _ in range(3):
-        try:
-            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-            return
-        except KeyboardInterrupt:
-            continue
 
 
 def _end(code: int) -> None:
@@ -314,7 +300,7 @@ def _end(code: int) -> None:
 
     main_thread = threading.main_thread()
     if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
-        import _signal
+        import _signal  # type: ignore[import-not-found]  # builtin (signal imports enum)
 
         _signal.signal(_signal.SIGINT, _signal.default_int_handler)  # Ctrl-C ends the wait
         sys.exit(code)
