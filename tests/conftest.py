@@ -543,6 +543,31 @@ def ctrl_c_as_at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def script_run(
+    script: str,
+    repo: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    stdin: int | None = None,
+) -> tuple[int, str, str]:
+    """``python -c SCRIPT ARGS`` in ``repo`` with Ctrl-C as a terminal leaves it
+    (``env``: else a person's; ``stdin``: else this process's): exit code, stdout,
+    stderr (killed past ``timeout``)."""
+    child = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=repo,
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        env=env or {**os.environ, "HIVE_AGENT": ""},
+        preexec_fn=ctrl_c_as_at_a_terminal,
+        check=False,
+        timeout=timeout,
+    )
+    return child.returncode, child.stdout, child.stderr
+
+
 def on_terminal(command: list[str], *, timeout: float = 120) -> tuple[int, bytes]:
     """Run ``command`` with stdout and stderr on a pseudo-terminal: (exit code, output)."""
     import pty

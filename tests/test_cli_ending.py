@@ -13,30 +13,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from hive.cli import entry
-from tests.conftest import copy_repo, ctrl_c_as_at_a_terminal, git
+from tests.conftest import copy_repo, git, script_run
 from tests.hivefork import hive_command
 
 
 def _script_run(script: str, repo: Path, *args: str) -> tuple[int, str, str]:
     """``python -c SCRIPT ARGS`` in ``repo`` (a person's environment, Ctrl-C as a
     terminal leaves it): exit code, stdout, stderr."""
-    child = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "HIVE_AGENT": ""},
-        preexec_fn=ctrl_c_as_at_a_terminal,
-        check=False,
-        timeout=120,
-    )
-    return child.returncode, child.stdout, child.stderr
+    return script_run(script, repo, *args, timeout=120)
 
 
 @pytest.fixture

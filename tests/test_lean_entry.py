@@ -21,7 +21,7 @@ from hive import __version__
 from hive.cli import hookrun, mcp_start
 from hive.domain.cells import create_cell
 from hive.domain.workspace import Workspace
-from tests.conftest import agent_env, ctrl_c_as_at_a_terminal, git
+from tests.conftest import agent_env, ctrl_c_as_at_a_terminal, git, script_run
 from tests.inprocess import run_hive
 
 
@@ -280,17 +280,7 @@ def _script_run(
     script: str, repo: Path, *args: str, env: dict[str, str] | None = None
 ) -> tuple[int, str, str]:
     """As :func:`_run_script`, standard output too (``env``: else a person's)."""
-    child = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=env or {**os.environ, "HIVE_AGENT": ""},
-        preexec_fn=ctrl_c_as_at_a_terminal,
-        check=False,
-        timeout=60,
-    )
-    return child.returncode, child.stdout, child.stderr
+    return script_run(script, repo, *args, env=env, timeout=60)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import agent_env, ctrl_c_as_at_a_terminal
+from tests.conftest import agent_env, ctrl_c_as_at_a_terminal, script_run
 
 HIVE = [sys.executable, "-m", "hive"]  # the console script's entry point (console)
 INITIALIZE = {
@@ -438,22 +438,8 @@ entry.console()
 
 def _script(script: str, repo: Path) -> tuple[int, str, str]:
     """``python -c SCRIPT`` in ``repo`` as BlueLake: (exit code, stdout, stderr)."""
-    server = subprocess.Popen(
-        [sys.executable, "-c", script],
-        cwd=repo,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **agent_env(repo, "BlueLake")},
-        preexec_fn=ctrl_c_as_at_a_terminal,
-    )
-    try:
-        out, err = server.communicate(timeout=120)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.communicate()
-    return server.returncode, out.decode(), err.decode()
+    env = {**os.environ, **agent_env(repo, "BlueLake")}
+    return script_run(script, repo, env=env, timeout=120, stdin=subprocess.DEVNULL)
 
 
 def test_a_stop_as_the_mcp_session_opens_waits_for_it_then_stops(ws: object, repo: Path) -> None:
