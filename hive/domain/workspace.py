@@ -187,11 +187,10 @@ class Workspace:
         self, plan: Callable[[Snapshot, CellIndex], MixedPlan], *, event: str
     ) -> WriteResult:
         """Like :meth:`write`, plus other files (reservations, outcomes, an agent's
-        code) in the same commit."""
+        code) in the same commit; the plan may name another ``event`` (``MixedPlan.event``)
+        from the state it saw."""
         by = self._committer()
-        return commits.write_cells(
-            self.reader, plan, event=event, trailers=self.trailers(event), by=by
-        )
+        return commits.write_cells(self.reader, plan, event=event, trailers=self.trailers, by=by)
 
     def write_files(self, plan: Callable[[Snapshot], tuple[list[Change], str, Any]]) -> WriteResult:
         """Lower-level write for non-cell files (config)."""
