@@ -155,10 +155,11 @@ class Workspace:
     def config(self, snap: Snapshot | None = None) -> HiveConfig:
         return self.reader.config(snap or self.snapshot())
 
-    def cells(self, snap: Snapshot | None = None) -> CellIndex:
-        """All cells of ``snap`` (default: the current state, HEAD's or staged)."""
+    def cells(self, snap: Snapshot | None = None, *, config_loads: bool = True) -> CellIndex:
+        """All cells of ``snap`` (default: the current state, HEAD's or staged); the
+        config must load first unless ``config_loads`` is False (``hive doctor``)."""
         if snap is not None or not self.autocommit:
-            return self.reader.cells(snap or self.snapshot())
+            return self.reader.cells(snap or self.snapshot(), config_loads=config_loads)
         return self.reader.head_cells()
 
     # ------------------------------------------------------------ writing
