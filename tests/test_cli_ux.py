@@ -404,6 +404,23 @@ def test_a_broken_committed_config_says_hive_reads_the_committed_file(hived: Pat
     create(hived, "works again")
 
 
+def test_doctor_checks_the_cells_while_the_committed_config_is_broken(hived: Path) -> None:
+    """A broken committed config stopped doctor before the cells: "checked 0 cells" in a
+    hive with cells, and a broken cell file went unreported until the config was fixed."""
+    create(hived, "fine")
+    broken_id = create(hived, "to be broken")
+    cell = next((hived / ".hive" / "cells").rglob(f"{broken_id}.yaml"))
+    cell.write_text("title: [unclosed\n")
+    (hived / ".hive" / "config.yaml").write_text("prefix: [oops\n")
+    git(hived, "commit", "-qam", "both broken", "--no-verify")
+    doctor = hive(hived, "doctor", "--json")
+    assert doctor.exit_code == 1, doctor.output
+    report = json.loads(doctor.stdout)
+    assert report["cells"] == 1  # the readable one; the other is a problem
+    paths = sorted(p["path"] for p in report["problems"] if p["kind"] == "corrupt")
+    assert paths == sorted([".hive/config.yaml", cell.relative_to(hived).as_posix()])
+
+
 def test_doctor_checks_config_edits_not_yet_committed(hived: Path) -> None:
     config = hived / ".hive" / "config.yaml"
     good = config.read_text()
@@ -928,3 +945,20 @@ def test_help_before_a_command_is_that_commands_help(repo: Path, flag: str) -> N
         assert before.stdout.startswith(f"Usage: hive {' '.join(words)} [OPTIONS]")
     alone = run_hive([flag])
     assert alone.returncode == 0 and alone.stdout.startswith("Usage: hive [-C DIR]")
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (("delegate", "BlueLake", "do-it"), "TASK_PAYLOAD 'do-it'"),
+        (("queue", "add", "k", "[1]"), "PAYLOAD [1]"),
+    ],
+)
+def test_a_json_object_argument_says_how_to_type_one(
+    hived: Path, argv: tuple[str, ...], shown: str
+) -> None:
+    """Pydantic's 'Input should be a valid dictionary' named a Python type, not what to type."""
+    refused = hive(hived, *argv)
+    assert refused.exit_code == 2, refused.output
+    assert f"invalid {shown}: expected a JSON object, in quotes for the shell" in refused.stderr
+    assert "dictionary" not in refused.stderr

@@ -177,11 +177,17 @@ def _dep_tree(tree: Any, params: Any, ws: Workspace) -> None:
         return output.escape(f"{head}{title}{kind}")
 
     def grow(branch: Any, node: Any, depth: int) -> None:
-        for child in node.depends_on:
+        for child in node.depends_on or node.dependents or ():
             grow(branch.add(label(child, depth + 1)), child, depth + 1)
 
     root = Tree(label(tree, 0))
-    grow(root, tree, 0)
+    if tree.depends_on is not None and tree.dependents is not None:  # --direction both
+        for heading, children in (("depends on", tree.depends_on), ("dependents", tree.dependents)):
+            part = root.add(heading)
+            for child in children:
+                grow(part.add(label(child, 2)), child, 2)
+    else:
+        grow(root, tree, 0)
     output.console().print(root)
 
 

@@ -21,6 +21,7 @@ from hive.domain.cellinput import parse_status as parse_status
 from hive.domain.cellinput import parse_type as parse_type
 from hive.domain.deadlines import flag_expired
 from hive.domain.graph import (
+    TREE_DIRECTIONS,
     dependency_tree,
     open_blockers,
     ready_cell_ids,
@@ -774,10 +775,17 @@ def remove_dependency(
     return _mutate(ws, cell_id, "dep-remove", change, force=force, reason=reason)
 
 
-def dep_tree(ws: Workspace, *, cell_id: str) -> DependencyNode:
+def dep_tree(ws: Workspace, *, cell_id: str, direction: str = "down") -> DependencyNode:
+    """What ``cell_id`` depends on (``down``), what depends on it (``up``), or both."""
+    if direction not in TREE_DIRECTIONS:
+        raise InvalidInput(
+            f"invalid direction {direction!r}: use down (what it depends on), up (what"
+            " depends on it) or both",
+            field="direction",
+        )
     index = ws.cells()
     cell = get_cell(index, cell_id, allow_deleted=True)
-    return DependencyNode.from_tree(dependency_tree(index, cell.id))
+    return DependencyNode.from_tree(dependency_tree(index, cell.id, direction=direction))
 
 
 __all__ = [

@@ -46,6 +46,9 @@ class MixedPlan:
     # thousands): each is encoded and its state index row stored as it comes, and only
     # its light facts are kept, never the list of models
     stream: Iterable[Cell] | None = None
+    # the event this commit is (its subject and ``Hive-Event`` trailer), when the plan
+    # decides it from the state it saw; None: the write's ``event``
+    event: str | None = None
 
 
 @dataclass
@@ -133,11 +136,12 @@ def write_cells(
     plan: Callable[[Snapshot, CellIndex], MixedPlan],
     *,
     event: str,
-    trailers: Sequence[tuple[str, str]],
+    trailers: Callable[[str], Sequence[tuple[str, str]]],
     by: Committer,
 ) -> WriteResult:
     """Run ``plan`` on the fresh state (re-read on every retry) and store the cells and
-    files it returns in one commit; ``trailers`` name the actor and the event."""
+    files it returns in one commit; ``trailers(event)`` name the actor and the event
+    (``event``, or the plan's own: decided on the state the transaction saw)."""
     last: dict[str, Any] = {}
 
     def git_plan(snap: Snapshot) -> Plan:
@@ -152,9 +156,10 @@ def write_cells(
             cell_ids = list(written)
         last.update(base=index, written=written)
         changes += wanted.files
-        extra = [*trailers, *wanted.trailers]
+        named = wanted.event or event
+        extra = [*trailers(named), *wanted.trailers]
         message = commit_message(
-            event,
+            named,
             wanted.subject_id,
             wanted.title,
             cell_ids,

@@ -49,16 +49,10 @@ def _diagnose(ws: Workspace) -> DoctorReport:
     config_sha = snap.blob_sha(CONFIG_PATH)
     if config_sha is None:
         raise not_initialized(ws.root)
-    problems: list[Problem] = []
     edited, edit_warnings = _config_edits(ws, config_sha)
-    try:
-        decode_config(ws.git.read_blob(config_sha), CONFIG_PATH)
-    except CorruptFile as exc:
-        message = exc.message + committed_config_note(ws.root, config_sha)
-        problems.append(Problem(kind="corrupt", message=message, path=CONFIG_PATH))
-        return DoctorReport(cells=0, problems=problems + edited)
-    problems += edited
-    index = ws.cells(snap)
+    broken_config = _committed_config_problems(ws, config_sha)
+    problems = broken_config + edited
+    index = ws.cells(snap, config_loads=False)
     problems += _file_problems(index)
     problems += _object_problems(ws, index)
     problems += _layout_problems(snap.listing(CELLS_DIR))
@@ -67,8 +61,9 @@ def _diagnose(ws: Workspace) -> DoctorReport:
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
     problems += _record_file_problems(ws, snap)
-    problems += _tools_config_problems(ws, snap)
-    problems += _verify_problems(ws)
+    if not broken_config:  # these read the config's sections
+        problems += _tools_config_problems(ws, snap)
+        problems += _verify_problems(ws)
     problems += symlink_problems(ws, snap)
     problems += conflicts
     problems += _config_conflicts(ws.git.read_blob(config_sha))
@@ -87,6 +82,17 @@ def _diagnose(ws: Workspace) -> DoctorReport:
         + _signing_warnings(ws),
         objects=object_store_health(ws),
     )
+
+
+def _committed_config_problems(ws: Workspace, config_sha: str) -> list[Problem]:
+    """The committed config when it does not load (the cells are checked all the same:
+    reading them does not need it)."""
+    try:
+        decode_config(ws.git.read_blob(config_sha), CONFIG_PATH)
+    except CorruptFile as exc:
+        message = exc.message + committed_config_note(ws.root, config_sha)
+        return [Problem(kind="corrupt", message=message, path=CONFIG_PATH)]
+    return []
 
 
 def _place_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any, Protocol
 
@@ -300,19 +300,78 @@ def _record(cycles: list[list[str]], nodes: list[Node]) -> None:
         cycles.append(ids)
 
 
-def dependency_tree(index: CellIndex, cell_id: str, depth: int = 10) -> dict[str, Any]:
-    """What ``cell_id`` depends on, recursively, as nested dicts."""
-    return _tree_node(index, cell_id, None, depth, set())
+TREE_DIRECTIONS = ("down", "up", "both")  # as beads' ``bd dep tree --direction``
+Edges = Callable[[Cell], Iterable[tuple[str, str]]]  # a cell -> (other id, dependency type)
+
+
+def dependency_tree(
+    index: CellIndex, cell_id: str, depth: int = 10, direction: str = "down"
+) -> dict[str, Any]:
+    """What ``cell_id`` depends on (``down``: ``depends_on``), what depends on it (``up``:
+    ``dependents``), or both, recursively, as nested dicts."""
+
+    def down(cell: Cell) -> Iterable[tuple[str, str]]:
+        return [(dep.target, dep.type) for dep in cell.dependencies]
+
+    if direction == "down":
+        return _tree_node(index, down, "depends_on", cell_id, None, depth, set())
+    waiting = _dependents_by_type(index)
+
+    def up(cell: Cell) -> Iterable[tuple[str, str]]:
+        return waiting.get(cell.id, ())
+
+    root = _tree_node(index, up, "dependents", cell_id, None, depth, set())
+    if direction == "both":
+        below = _tree_node(index, down, "depends_on", cell_id, None, depth, set())
+        root["depends_on"] = below["depends_on"]
+    return root
+
+
+def _dependents_by_type(index: CellIndex) -> dict[str, list[tuple[str, str]]]:
+    """target -> (id, dependency type) of each live cell with a dependency on it, oldest
+    first; read from the stored JSON of the cells that have a dependency at all (no
+    model decoded), once per index."""
+
+    def compute() -> dict[str, list[tuple[str, str]]]:
+        live = sorted(
+            (node for node in index.nodes.values() if not node.deleted),
+            key=lambda node: (node.created, node.id),
+        )
+        found: dict[str, list[tuple[str, str]]] = {}
+        for cell_id, document in index.documents(
+            (node.id for node in live), keep=lambda raw: b'"target"' in raw
+        ):
+            for dep in document.get("dependencies") or ():
+                found.setdefault(dep["target"], []).append((cell_id, dep["type"]))
+        return found
+
+    return index.memo("dependents_by_type", compute)
 
 
 def _tree_node(
-    index: CellIndex, cell_id: str, dep_type: str | None, depth: int, seen: set[str]
+    index: CellIndex,
+    edges: Edges,
+    key: str,
+    cell_id: str,
+    dep_type: str | None,
+    depth: int,
+    seen: set[str],
 ) -> dict[str, Any]:
+    """``cell_id`` and, under ``key``, the cells ``edges`` leads to from it, recursively
+    (each with the type of the dependency that leads there)."""
     cell = index.cells.get(cell_id)
     node: dict[str, Any] = {"id": cell_id, "type": dep_type}
     if cell is None:
-        node.update(title=None, status="missing", depends_on=[])
+        node.update({"title": None, "status": "missing", key: []})
         return node
+    node.update({"title": cell.title, "status": cell.status, "deleted": cell.is_deleted, key: []})
+    if depth <= 0 or cell_id in seen:
+        return node
+    seen = seen | {cell_id}
+    node[key] = [
+        _tree_node(index, edges, key, other, kind, depth - 1, seen) for other, kind in edges(cell)
+    ]
+    return node
     node.update(title=cell.title, status=cell.status, deleted=cell.is_deleted, depends_on=[])
     if depth <= 0 or cell_id in seen:
         return node

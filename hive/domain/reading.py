@@ -151,9 +151,12 @@ class StateReader:
         self._key_of_commit[commit] = key
         return key
 
-    def cells(self, snap: Snapshot) -> CellIndex:
-        """All cells of ``snap`` (a commit's tree, or the staged index with its overlay)."""
-        self.config(snap)
+    def cells(self, snap: Snapshot, *, config_loads: bool = True) -> CellIndex:
+        """All cells of ``snap`` (a commit's tree, or the staged index with its overlay);
+        first the config must load (``config_loads``: only ``hive doctor``, which reports
+        a broken config itself and checks the cells all the same, skips that)."""
+        if config_loads:
+            self.config(snap)
         key = snap.dir_key(CELLS_DIR)
         cached = self.cache.indexes.get(key)
         if cached is not None:

@@ -155,10 +155,11 @@ class Workspace:
     def config(self, snap: Snapshot | None = None) -> HiveConfig:
         return self.reader.config(snap or self.snapshot())
 
-    def cells(self, snap: Snapshot | None = None) -> CellIndex:
-        """All cells of ``snap`` (default: the current state, HEAD's or staged)."""
+    def cells(self, snap: Snapshot | None = None, *, config_loads: bool = True) -> CellIndex:
+        """All cells of ``snap`` (default: the current state, HEAD's or staged); the
+        config must load first unless ``config_loads`` is False (``hive doctor``)."""
         if snap is not None or not self.autocommit:
-            return self.reader.cells(snap or self.snapshot())
+            return self.reader.cells(snap or self.snapshot(), config_loads=config_loads)
         return self.reader.head_cells()
 
     # ------------------------------------------------------------ writing
@@ -187,11 +188,10 @@ class Workspace:
         self, plan: Callable[[Snapshot, CellIndex], MixedPlan], *, event: str
     ) -> WriteResult:
         """Like :meth:`write`, plus other files (reservations, outcomes, an agent's
-        code) in the same commit."""
+        code) in the same commit; the plan may name another ``event`` (``MixedPlan.event``)
+        from the state it saw."""
         by = self._committer()
-        return commits.write_cells(
-            self.reader, plan, event=event, trailers=self.trailers(event), by=by
-        )
+        return commits.write_cells(self.reader, plan, event=event, trailers=self.trailers, by=by)
 
     def write_files(self, plan: Callable[[Snapshot], tuple[list[Change], str, Any]]) -> WriteResult:
         """Lower-level write for non-cell files (config)."""

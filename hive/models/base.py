@@ -82,6 +82,15 @@ class HiveModel(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
+def without_none(shown: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """``shown`` (a model's dump, for a wrap serializer) without the ``keys`` whose value
+    is None: a key only where it says something."""
+    for key in keys:
+        if shown.get(key) is None:
+            shown.pop(key, None)
+    return shown
+
+
 def build_models(models: Iterable[type[BaseModel]]) -> None:
     """Build now the validator and serializer of each of ``models`` not built yet. For a
     process about to fork workers that use them (``hive swarm run``): built once here,

@@ -6,23 +6,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from hive.models.base import HiveModel
+from hive.models.base import HiveModel, without_none
 from hive.models.cell import Cell
 
 
 class DependencyNode(HiveModel):
+    """A node of ``hive dep tree``: what it depends on (``depends_on``, the tree down)
+    and what depends on it (``dependents``, the tree up); a key only where the tree
+    walked that way (``type``: the dependency's type on the node above)."""
+
     id: str
     type: str | None = None
     title: str | None = None
     status: str
     deleted: bool = False  # a tombstone: as a blocker it blocks nothing
-    depends_on: list[DependencyNode] = Field(default_factory=list)
+    depends_on: list[DependencyNode] | None = None
+    dependents: list[DependencyNode] | None = None
 
     @classmethod
     def from_tree(cls, tree: dict[str, Any]) -> DependencyNode:
         return cls.model_validate(tree)
+
+    @model_serializer(mode="wrap")
+    def _walked_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No ``depends_on`` / ``dependents`` key where the tree did not walk that way."""
+        return without_none(handler(self), ("depends_on", "dependents"))
 
 
 class CellRef(HiveModel):

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from hive.models.base import HiveModel, Time
+from hive.models.base import HiveModel, Time, without_none
 from hive.models.mail import Agent
 from hive.models.principal import Principal as Principal
 from hive.models.principal import PrincipalKind as PrincipalKind
@@ -102,8 +102,4 @@ class MailInit(Registration):
     @model_serializer(mode="wrap")
     def _issued_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """No ``token`` or ``credential`` keys when none was issued to this caller."""
-        shown: dict[str, Any] = handler(self)
-        for key in ("token", "credential"):
-            if shown.get(key) is None:
-                shown.pop(key, None)
-        return shown
+        return without_none(handler(self), ("token", "credential"))

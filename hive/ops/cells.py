@@ -420,13 +420,29 @@ class DepParams(IdParams):
     type: Literal["blocks", "parent-child", "related", "discovered-from"] = "blocks"
     force: bool = Field(default=False, description=OVERRIDE)
     reason: str | None = Reason
+    direction: Literal["down", "up", "both"] = Field(
+        default="down", description="tree: up = what depends on id"
+    )
+    reverse: bool = Field(
+        default=False,
+        description="what depends on ID instead (as --direction up)",
+        json_schema_extra=cli_help_only,
+    )
+
+
+TREE_ONLY = frozenset({"direction", "reverse"})  # fields only ``dep tree`` offers
 
 
 def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
     from hive.domain.cells import add_dependency, dep_tree, remove_dependency
 
     if a.action == "tree":
-        return dep_tree(ws, cell_id=a.id)
+        if a.reverse and a.direction == "both":
+            raise InvalidInput(
+                "reverse is the same as direction up: give one of them, or direction both alone",
+                field="reverse",
+            )
+        return dep_tree(ws, cell_id=a.id, direction="up" if a.reverse else a.direction)
     if not a.target:
         raise InvalidInput(
             f"hive_dep {a.action} needs a target: the cell that id depends on", field="target"
@@ -685,6 +701,7 @@ declare(
                 arguments=("id", "target"),
                 fixed={"action": "add"},
                 required=frozenset({"target"}),
+                hidden=TREE_ONLY,
                 helps={"target": "the cell ID depends on (waits for)"},
                 short=TYPE_SHORT,
                 help="ID depends on TARGET (cycles are refused).",
@@ -695,7 +712,7 @@ declare(
                 fixed={"action": "remove"},
                 required=frozenset({"target"}),
                 helps={"target": "the cell ID no longer depends on"},
-                hidden=frozenset({"type"}),
+                hidden=frozenset({"type", *TREE_ONLY}),
                 help="Remove ID's dependency on TARGET.",
             ),
             Command(
@@ -703,7 +720,8 @@ declare(
                 arguments=ID_ARG,
                 fixed={"action": "tree"},
                 hidden=frozenset({"type", "target", "force", "reason"}),
-                help="What ID depends on, recursively.",
+                helps={"direction": "down (what ID depends on), up (what depends on ID), both"},
+                help="What ID depends on, or what depends on it.",
             ),
         ),
     ),

@@ -236,7 +236,9 @@ def requeue_subtask(ws: Workspace, *, cell_id: str, agent: str, reason: str) -> 
 def release_worker(ws: Workspace, *, cell_id: str, agent: str) -> list[Reservation]:
     """Release what the exited worker ``agent`` still holds and mark its subtask
     ``completed`` when it was closed without ``swarm_complete`` (one commit, the
-    runner's, naming the worker); nothing is written when neither is needed."""
+    runner's, naming the worker); nothing is written when neither is needed. The
+    commit is a ``release`` when it releases something, else a ``settle``: decided
+    inside the transaction, on the state it saw."""
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         released, release = _release_all(ws, snap, agent)
@@ -247,11 +249,12 @@ def release_worker(ws: Workspace, *, cell_id: str, agent: str) -> list[Reservati
         if not files and marked is None:
             return MixedPlan([], cell_id, title, [])
         cells = [marked] if marked is not None else []
-        return MixedPlan(cells, cell_id, title, released, files, trailers=_worker(agent))
+        event = "release" if files else "settle"
+        return MixedPlan(
+            cells, cell_id, title, released, files, trailers=_worker(agent), event=event
+        )
 
-    holds, _ = _release_all(ws, ws.snapshot(), agent)  # (what the commit is called)
-    event = "release" if holds else "settle"
-    result: list[Reservation] = ws.write_mixed(plan, event=event).result
+    result: list[Reservation] = ws.write_mixed(plan, event="settle").result
     return result
 
 
