@@ -85,50 +85,16 @@ def register_agent(
     with credentials.locked(state_dir, ws.lock_timeout()):
         store = copy.deepcopy(credentials.load(state_dir))
         agents: dict[str, dict[str, Any]] = store["agents"]
-        if wanted is None and token:  # no name, a credential: take that identity back
-            wanted = verify_token(ws, token)
-        if wanted is None:
-            wanted = mail.generated_name(set(agents) | mail.registered_names(ws))
+        wanted = _name_to_register(ws, wanted, token, agents)
         entry = agents.get(wanted)
         if entry is not None and token:
-            if not credentials.matches(entry, token):
-                raise NotYourIdentity(f"the credential given is not {wanted}'s", agent=wanted)
-            entry["session"] = owner
-            if task is not None:
-                entry["task"] = task
-            credentials.save(state_dir, store)
-            if task is not None:
-                mail.declare_task(ws, name=wanted, task=task)
-            return _registration(ws, wanted, entry, token=None, reattached=True)
-        override: Override | None = None
-        reissued: dict[str, Any] | None = None
-        if entry is None:  # a name retired here whose mail event is missing: log it first
-            _refuse_ambiguous(ws, wanted)
-            pending = _unlogged_retirement(ws, store, wanted)
-            if pending is not None:
-                _log_retirement(ws, pending)
-        elif not replace:
-            raise _taken(wanted, entry)
-        else:
-            override = _replacing(ws, wanted)
-            held_by = str(entry.get("session") or "")
-            if successor_of and held_by.startswith(successor_of):
-                reissued = _reissue_event(ws, override, held_by, owner)
-                override = None
-        if wanted in configured_coordinators(ws) and (from_tool or _role(ws) is None):
-            raise NotOwner(
-                f"{wanted} is a coordinator (.hive/config.yaml); its credential is issued"
-                f" by a person or another coordinator: 'hive agent register {shell_word(wanted)}'",
-                agent=wanted,
-            )
+            return _reattach(ws, store, wanted, entry, token, owner=owner, task=task)
+        override, reissued = _clear_name(
+            ws, store, wanted, entry, replace=replace, successor_of=successor_of, owner=owner
+        )
+        _refuse_coordinator_name(ws, wanted, from_tool=from_tool)
         issued = credentials.new_token()
-        entry = {
-            "token_sha256": credentials.hash_token(issued),
-            "session": owner,
-            "registered_at": format_time(utc_now()),
-            "registered_by": _issuer(ws),
-            "task": task,
-        }
+        entry = _new_credential_entry(ws, issued, owner=owner, task=task)
         agents[wanted] = entry
         credentials.save(state_dir, store)
     mail.append_registration(ws, name=wanted, session=owner, task=task)
@@ -137,6 +103,92 @@ def register_agent(
     if reissued is not None:
         log_event(state_dir, reissued)
     return _registration(ws, wanted, entry, token=issued, reattached=False)
+
+
+def _name_to_register(
+    ws: Workspace, wanted: str | None, token: str | None, agents: dict[str, dict[str, Any]]
+) -> str:
+    """``wanted``; without one, the name ``token`` is the credential of, else a new
+    generated name."""
+    if wanted is None and token:  # no name, a credential: take that identity back
+        wanted = verify_token(ws, token)
+    if wanted is None:
+        wanted = mail.generated_name(set(agents) | mail.registered_names(ws))
+    return wanted
+
+
+def _reattach(
+    ws: Workspace,
+    store: dict[str, Any],
+    name: str,
+    entry: dict[str, Any],
+    token: str,
+    *,
+    owner: str,
+    task: str | None,
+) -> Registration:
+    """Take registered ``name`` back with its credential ``token`` (held by ``owner``
+    from now on, its task updated when given); no new credential."""
+    if not credentials.matches(entry, token):
+        raise NotYourIdentity(f"the credential given is not {name}'s", agent=name)
+    entry["session"] = owner
+    if task is not None:
+        entry["task"] = task
+    credentials.save(ws.git.paths.hive_state_dir, store)
+    if task is not None:
+        mail.declare_task(ws, name=name, task=task)
+    return _registration(ws, name, entry, token=None, reattached=True)
+
+
+def _clear_name(
+    ws: Workspace,
+    store: dict[str, Any],
+    name: str,
+    entry: dict[str, Any] | None,
+    *,
+    replace: bool,
+    successor_of: str | None,
+    owner: str,
+) -> tuple[Override | None, dict[str, Any] | None]:
+    """Make ``name`` free for a new credential: a free name's missing retirement
+    logged first; a taken one refused unless ``replace``. Returns the override to
+    record and the reissue event to log (a runner's successor: no override)."""
+    if entry is None:  # a name retired here whose mail event is missing: log it first
+        _refuse_ambiguous(ws, name)
+        pending = _unlogged_retirement(ws, store, name)
+        if pending is not None:
+            _log_retirement(ws, pending)
+        return None, None
+    if not replace:
+        raise _taken(name, entry)
+    override = _replacing(ws, name)
+    held_by = str(entry.get("session") or "")
+    if successor_of and held_by.startswith(successor_of):
+        return None, _reissue_event(ws, override, held_by, owner)
+    return override, None
+
+
+def _refuse_coordinator_name(ws: Workspace, name: str, *, from_tool: bool) -> None:
+    """A coordinator's credential is issued by a person or another coordinator only."""
+    if name in configured_coordinators(ws) and (from_tool or _role(ws) is None):
+        raise NotOwner(
+            f"{name} is a coordinator (.hive/config.yaml); its credential is issued"
+            f" by a person or another coordinator: 'hive agent register {shell_word(name)}'",
+            agent=name,
+        )
+
+
+def _new_credential_entry(
+    ws: Workspace, issued: str, *, owner: str, task: str | None
+) -> dict[str, Any]:
+    """The stored record of credential ``issued`` (its hash only), held by ``owner``."""
+    return {
+        "token_sha256": credentials.hash_token(issued),
+        "session": owner,
+        "registered_at": format_time(utc_now()),
+        "registered_by": _issuer(ws),
+        "task": task,
+    }
 
 
 def mail_init(
