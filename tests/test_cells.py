@@ -152,6 +152,33 @@ def test_epic_create_is_one_commit_and_keeps_files_and_order(ws: Workspace, repo
         close_cell(ws, cell_id=epic.id)
 
 
+def test_epic_subtasks_take_the_epic_priority_and_keep_their_complexity(
+    ws: Workspace, repo: Path
+) -> None:
+    """A subtask given no priority gets the epic's; its estimated complexity joins its
+    own metadata; the epic keeps its labels and metadata; subtasks keep their order."""
+    epic, plain, ranked = create_epic(
+        ws,
+        title="Search",
+        priority="P1",
+        labels=["q"],
+        metadata={"strategy": "file-based"},
+        subtasks=[
+            {"title": "index", "estimated_complexity": 3, "metadata": {"k": "v"}},
+            {"title": "ui", "priority": 4},
+        ],
+    )
+    assert (epic.type, epic.priority, plain.priority, ranked.priority) == ("epic", 1, 1, 4)
+    assert (epic.labels, epic.metadata) == (["q"], {"strategy": "file-based"})
+    assert plain.metadata == {"k": "v", "estimated_complexity": 3}
+    assert ranked.metadata == {"estimated_complexity": 2}
+    assert (plain.parent, ranked.parent) == (epic.id, epic.id)
+    assert epic.created_at < plain.created_at < ranked.created_at
+    stored = git(repo, "show", f"HEAD:{cell_path(plain.id)}")
+    assert "estimated_complexity: 3" in stored and "k: v" in stored
+    assert [c.id for c in list_cells(ws, parent=epic.id)] == [plain.id, ranked.id]
+
+
 def test_epic_dependency_errors(ws: Workspace) -> None:
     with pytest.raises(InvalidInput, match="only 1 subtasks"):
         create_epic(ws, title="bad", subtasks=[{"title": "a", "dependencies": [3]}])

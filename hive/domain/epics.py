@@ -82,11 +82,11 @@ def create_epic(
     """
     specs = [_spec(item) for item in subtasks]
     check_subtask_order(specs)
-    epic_priority = parse_priority(priority, 2)
+    epic_priority = parse_priority(priority, 2) or 0
     epic_fields = _new_cell_fields(
         title=title,
         type="epic",
-        priority=epic_priority or 0,
+        priority=epic_priority,
         description=description,
         labels=labels,
         files=[],
@@ -94,59 +94,77 @@ def create_epic(
         notes="",
         metadata=metadata,
     )
-    sub_fields = [
-        _new_cell_fields(
-            title=spec.title,
-            type=spec.type,
-            priority=spec.priority if spec.priority is not None else epic_priority or 0,
-            description=spec.description,
-            labels=spec.labels,
-            files=spec.files,
-            assignee=None,
-            notes="",
-            metadata={
-                **spec.metadata,
-                **(
-                    {"estimated_complexity": spec.estimated_complexity}
-                    if spec.estimated_complexity
-                    else {}
-                ),
-            },
-        )
-        for spec in specs
-    ]
+    sub_fields = [_subtask_fields(spec, epic_priority) for spec in specs]
 
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
-        known = index.known_ids()
-        epic = build_cell(ws, snap, known, epic_fields)
-        # One millisecond apart, so "oldest first" keeps the order they were given in.
-        children = [
-            build_cell(
-                ws,
-                snap,
-                known,
-                fields,
-                parent_id=epic.id,
-                created_at=epic.created_at + timedelta(milliseconds=position + 1),
-            )
-            for position, fields in enumerate(sub_fields)
-        ]
-        linked = [
-            child.model_copy(
-                update={
-                    "dependencies": [
-                        Dependency(type="blocks", target=children[dep].id)
-                        for dep in spec.dependencies
-                    ]
-                }
-            )
-            for child, spec in zip(children, specs, strict=True)
-        ]
-        cells = [epic, *linked]
-        return cells, epic.id, epic.title, cells
+        cells = _epic_cells(ws, snap, index, epic_fields, sub_fields, specs)
+        return cells, cells[0].id, cells[0].title, cells
 
     result: list[Cell] = ws.write(plan, event="create-epic").result
     return result
+
+
+def _subtask_fields(spec: SubtaskSpec, epic_priority: int) -> dict[str, Any]:
+    """The checked fields of a subtask's cell (the epic's priority unless it has one)."""
+    return _new_cell_fields(
+        title=spec.title,
+        type=spec.type,
+        priority=spec.priority if spec.priority is not None else epic_priority,
+        description=spec.description,
+        labels=spec.labels,
+        files=spec.files,
+        assignee=None,
+        notes="",
+        metadata=_subtask_metadata(spec),
+    )
+
+
+def _subtask_metadata(spec: SubtaskSpec) -> dict[str, Any]:
+    """A subtask's metadata with its ``estimated_complexity``, when it has one."""
+    complexity = (
+        {"estimated_complexity": spec.estimated_complexity} if spec.estimated_complexity else {}
+    )
+    return {**spec.metadata, **complexity}
+
+
+def _epic_cells(
+    ws: Workspace,
+    snap: Snapshot,
+    index: CellIndex,
+    epic_fields: dict[str, Any],
+    sub_fields: list[dict[str, Any]],
+    specs: list[SubtaskSpec],
+) -> list[Cell]:
+    """The new epic and its subtasks (with their ``blocks`` edges), ids new at ``snap``."""
+    known = index.known_ids()
+    epic = build_cell(ws, snap, known, epic_fields)
+    # One millisecond apart, so "oldest first" keeps the order they were given in.
+    children = [
+        build_cell(
+            ws,
+            snap,
+            known,
+            fields,
+            parent_id=epic.id,
+            created_at=epic.created_at + timedelta(milliseconds=position + 1),
+        )
+        for position, fields in enumerate(sub_fields)
+    ]
+    return [epic, *_linked_siblings(children, specs)]
+
+
+def _linked_siblings(children: list[Cell], specs: list[SubtaskSpec]) -> list[Cell]:
+    """Each subtask with ``blocks`` edges on the siblings its spec's indexes name."""
+    return [
+        child.model_copy(
+            update={
+                "dependencies": [
+                    Dependency(type="blocks", target=children[dep].id) for dep in spec.dependencies
+                ]
+            }
+        )
+        for child, spec in zip(children, specs, strict=True)
+    ]
 
 
 def _spec(item: SubtaskSpec | dict[str, Any] | str) -> SubtaskSpec:
