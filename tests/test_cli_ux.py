@@ -945,3 +945,20 @@ def test_help_before_a_command_is_that_commands_help(repo: Path, flag: str) -> N
         assert before.stdout.startswith(f"Usage: hive {' '.join(words)} [OPTIONS]")
     alone = run_hive([flag])
     assert alone.returncode == 0 and alone.stdout.startswith("Usage: hive [-C DIR]")
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (("delegate", "BlueLake", "do-it"), "TASK_PAYLOAD 'do-it'"),
+        (("queue", "add", "k", "[1]"), "PAYLOAD [1]"),
+    ],
+)
+def test_a_json_object_argument_says_how_to_type_one(
+    hived: Path, argv: tuple[str, ...], shown: str
+) -> None:
+    """Pydantic's 'Input should be a valid dictionary' named a Python type, not what to type."""
+    refused = hive(hived, *argv)
+    assert refused.exit_code == 2, refused.output
+    assert f"invalid {shown}: expected a JSON object, in quotes for the shell" in refused.stderr
+    assert "dictionary" not in refused.stderr

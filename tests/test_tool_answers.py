@@ -12,6 +12,7 @@ from hive.tools.registry import CallContext, call_tool
 from tests.conftest import git
 
 SUMMARY = {"id", "title", "status", "priority", "type", "assignee"}
+PLANNED = {"parent", "files_owned", "dependencies"}  # hive_create_epic's records also
 
 
 def ok(ctx: CallContext, name: str, args: dict[str, Any]) -> Any:
@@ -64,12 +65,21 @@ def test_an_epic_is_answered_as_summaries_in_plan_order(ws: Workspace, repo: Pat
         {"title": f"s{n}", "description": "x" * 1500, "files": [f"src/{n}/**"]} for n in range(3)
     ]
     plan = {"epic_title": "E", "epic_description": "y" * 1500, "subtasks": subtasks}
+    subtasks[2]["dependencies"] = [0, 1]
     created = ok(ctx, "hive_create_epic", plan)
     assert [cell["title"] for cell in created] == ["E", "s0", "s1", "s2"]
-    assert all(set(cell) == SUMMARY for cell in created) and len(json.dumps(created)) < 1024
+    assert all(set(cell) == SUMMARY | PLANNED for cell in created), created
+    assert len(json.dumps(created)) < 1024
     assert created[0]["type"] == "epic" and {c["status"] for c in created} == {"open"}
     subtask = ok(ctx, "hive_query", {"id": created[1]["id"]})
     assert subtask["description"] == "x" * 1500 and subtask["files_owned"] == ["src/0/**"]
+    # what issue 4 says the epic keeps (swarm-tools drops both) is in the answer itself:
+    # each subtask's files as files_owned, its dependencies as blocks edges, by id
+    epic, first, second, last = created
+    assert [c["parent"] for c in created] == [None, epic["id"], epic["id"], epic["id"]]
+    assert [c["files_owned"] for c in created] == [[], ["src/0/**"], ["src/1/**"], ["src/2/**"]]
+    edges = [{"type": "blocks", "target": first["id"]}, {"type": "blocks", "target": second["id"]}]
+    assert last["dependencies"] == edges and first["dependencies"] == []
 
 
 def test_a_task_is_delegated_to_a_registered_agent_or_an_agent_type(

@@ -747,6 +747,14 @@ def _require_arguments(command: Command, given: dict[str, Any], extra: Extra) ->
             usage_error(f"missing {name.upper()} (or {extra.flag})")
 
 
+def _cli_problem(error: Any) -> str:
+    """A validation error's words for a value typed on the command line: pydantic's,
+    except where they name a Python type a person does not type."""
+    if error["type"] == "dict_type":
+        return "expected a JSON object, in quotes for the shell: '{\"key\": \"value\"}'"
+    return str(error["msg"])
+
+
 def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Params:
     """Command-line values -> the operation's parameters (the same model, validated
     without strict types: command-line values are text). Raises InvalidInput."""
@@ -792,7 +800,7 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
         shown = where.upper() if where in command.arguments else "--" + where.replace("_", "-")
         value = data.get(where)
         inside = ".".join(str(part) for part in error["loc"][1:])  # in a JSON value: where
-        problem = f"{inside}: {error['msg']}" if inside else error["msg"]
+        problem = f"{inside}: {error['msg']}" if inside else _cli_problem(error)
         raise InvalidInput(
             f"invalid {shown} {_quoted(value)}: {problem}"
             if where in data

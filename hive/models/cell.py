@@ -217,6 +217,27 @@ class UpdatedCell(CellSummary):
     changed: list[str]
 
 
+class PlannedCell(CellSummary):
+    """``hive_create_epic``'s answer to an agent, one per record: the summary, and what
+    the plan became (the parent, the subtask's ``files`` as ``files_owned``, its
+    dependencies as ``blocks`` edges to the subtasks' new ids); not the descriptions
+    the agent sent itself."""
+
+    parent: str | None = None
+    files_owned: list[str] = Field(default_factory=list)
+    dependencies: list[Dependency] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, cell: Cell) -> PlannedCell:
+        summary = CellSummary.of(cell).model_dump()
+        return cls(
+            **summary,
+            parent=cell.parent,
+            files_owned=cell.files_owned,
+            dependencies=cell.dependencies,
+        )
+
+
 class CommentedCell(CellSummary):
     """``hive_comment``'s answer to an agent: the cell's summary and the comment made."""
 

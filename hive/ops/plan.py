@@ -10,7 +10,7 @@ from pydantic import Field, ValidationError
 from hive.domain.limits import MAX_ID
 from hive.errors import AmbiguousId, Conflict, InvalidInput, NotFound, NotOwner
 from hive.models import Cell
-from hive.models.cell import CellSummary
+from hive.models.cell import PlannedCell
 from hive.models.epic import PlannedSubtask
 from hive.models.results import EpicStatus
 from hive.models.swarm import PlanPrompt, StrategyChoice, SubtaskPrompt, ValidationResult
@@ -111,11 +111,12 @@ def _create_epic(ws: Workspace, a: CreateEpicParams) -> list[Cell]:
     )
 
 
-def _epic_summaries(cells: list[Cell], a: CreateEpicParams) -> list[CellSummary]:
+def _epic_summaries(cells: list[Cell], a: CreateEpicParams) -> list[PlannedCell]:
     """An agent's answer: the epic then its subtasks in plan order, each its summary
-    (id, title, status, ...): ~5 kB less per epic than the whole records, whose
-    descriptions and dependencies the agent sent itself."""
-    return [CellSummary.of(cell) for cell in cells]
+    (id, title, status, ...) with its parent, files_owned and blocks edges (what the
+    plan became: the ids its dependency indexes name): ~5 kB less per epic than the
+    whole records, whose descriptions the agent sent itself."""
+    return [PlannedCell.of(cell) for cell in cells]
 
 
 def _subtask_globs(a: CreateEpicParams) -> list[str]:
@@ -203,7 +204,7 @@ declare(
         name="hive_create_epic",
         summary="Create an epic and its subtasks in one commit.",
         params=CreateEpicParams,
-        result=list[Cell] | list[CellSummary],  # an agent's answer: the summaries
+        result=list[Cell] | list[PlannedCell],  # an agent's answer: the summaries
         run=_create_epic,
         answer=_epic_summaries,
         writes=True,

@@ -27,8 +27,9 @@ summary under `cell` (its notes grow with every report; `hive_query` with its id
 the whole cell); `hive_start` the cell's summary, `hive_update` the summary and
 `changed` (the fields it set) with each one's value now (not the notes),
 `hive_comment` the summary and the new `comment`,
-`hive_create_epic` the summaries of the epic and its subtasks in plan order (the CLI
-prints the whole cells); `swarmmail_reservations` the id, agent, pattern,
+`hive_create_epic` the summaries of the epic and its subtasks in plan order, each
+with its `parent`, `files_owned` and `dependencies` (the `blocks` edges, by id; the
+CLI prints the whole cells); `swarmmail_reservations` the id, agent, pattern,
 exclusive, cell and expiry of each; `swarmmail_inbox` message headers only (at most 5);
 `scratchpad_list` the first 20 entries (`limit`; `count` of them all);
 `query_swarm_state` gives each task, agent, blackboard
