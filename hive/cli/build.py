@@ -751,7 +751,7 @@ def _cli_problem(error: Any) -> str:
     """A validation error's words for a value typed on the command line: pydantic's,
     except where they name a Python type a person does not type."""
     if error["type"] == "dict_type":
-        return "expected a JSON object, in quotes for the shell: '{\"key\": \"value\"}'"
+        return 'expected a JSON object, in quotes for the shell: \'{"key": "value"}\''
     return str(error["msg"])
 
 
