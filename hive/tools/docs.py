@@ -216,7 +216,8 @@ call (per id of a batch), its parameters as args, with `"surface": "cli"` (`hive
 events` shows `TOOL (cli)`); a command the lean paths answer (`ready`, `list`,
 `show`, `create`, `update`, `close`, `reserve`, `release`, `mail`) runs it only when
 the config gives agents a policy (an `agents:` section, `"*": {}` is enough: see
-security.md), and a person's commands are not logged. Every ownership override,
+security.md) and is logged the same way either way; a person's commands are not
+logged. Every ownership override,
 from any surface, adds a line with
 `"event": "override"` (who, role, action, target, owner, reason, commit). Past
 20 MB it is rotated to `events.jsonl.1`. `hive events -n N` reads only the end of
