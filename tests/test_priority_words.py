@@ -36,13 +36,16 @@ def test_p_words_are_taken_as_the_command_line_takes_them(ws: Workspace, repo: P
     assert "priority: 3" in stored  # written as the number, as ever
 
 
-@pytest.mark.parametrize("given", ["P7", "p-1", "high", "", 9, -1])
+@pytest.mark.parametrize("given", ["P7", "p-1", "Px", 9, -1, "high", "", "2"])
 def test_out_of_range_is_refused_naming_the_range(ws: Workspace, repo: Path, given: object) -> None:
     head = git(repo, "rev-parse", "HEAD")
     for name, args in (("hive_create", {"title": "x"}), ("hive_query", {})):
         refused = _call(repo, name, {**args, "priority": given})
-        assert refused["code"] == "invalid_arguments", refused
-        assert "0-4" in refused["error"] and "P0-P4" in refused["error"], refused
+        assert refused["code"] == "invalid_arguments" and refused["field"] == "priority"
+        if isinstance(given, int) or given.startswith(("P", "p")):  # a priority out of range
+            assert "0-4" in refused["error"] and "P0-P4" in refused["error"], refused
+        else:  # no priority at all: a number without quotes, as before
+            assert "send a whole number without quotes" in refused["error"], refused
     assert git(repo, "rev-parse", "HEAD") == head
 
 
@@ -51,7 +54,7 @@ def test_the_schemas_say_so_in_a_few_characters() -> None:
         schema = schema_of(name)
         for taken in ("P2", "p4", 0, 4):
             jsonschema.validate({"id": "hv-1", "title": "t", "priority": taken}, schema)
-        for refused in ("P5", "urgent", 5, -1):
+        for refused in ("P5", "urgent", "2", 5, -1):
             with pytest.raises(jsonschema.ValidationError):
                 jsonschema.validate({"id": "hv-1", "title": "t", "priority": refused}, schema)
         assert len(json.dumps(schema["properties"]["priority"])) < 140, name

@@ -75,14 +75,17 @@ PRIORITY = {"priority": _priority}
 
 def _priority_word(value: Any) -> Any:
     """A priority as a tool call gives it: 0-4, or ``P0``-``P4`` in any case (as the
-    command line takes it); out of range refused naming the range. Anything else (a
-    float, a bool) is left to the model's own checks."""
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return value
-    try:
-        return _priority(value)
-    except InvalidInput as exc:
-        raise ValueError(str(exc)) from None
+    command line takes it); a P word or a number out of range is refused naming the
+    range. Anything else (a quoted number, a float, a bool) is left to the model's
+    strict checks (a number, without quotes)."""
+    if isinstance(value, str) and value.strip()[:1] in ("P", "p"):
+        try:
+            return _priority(value)
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from None
+    if type(value) is int and not 0 <= value <= 4:
+        raise ValueError(f"invalid priority {value}: use 0-4 (0 is most urgent) or P0-P4")
+    return value
 
 
 # 0-4 or P0-P4: the schema says both (a string's pattern, a number's bounds) in a few
@@ -92,7 +95,7 @@ Priority = Annotated[
     BeforeValidator(_priority_word),
     Field(ge=0, le=4),
     WithJsonSchema(
-        {"type": ["integer", "string"], "minimum": 0, "maximum": 4, "pattern": "^[Pp]?[0-4]$"}
+        {"type": ["integer", "string"], "minimum": 0, "maximum": 4, "pattern": "^[Pp][0-4]$"}
     ),
 ]
 

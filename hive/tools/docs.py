@@ -40,8 +40,8 @@ are given as the files write them: UTC, millisecond precision and a `Z`
 (`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
 microseconds), in the tool envelope and over MCP alike. A cell's `priority`
 (`hive_create`, `hive_update`, `hive_query`) is 0-4 (0 most urgent) or, as the
-command line writes it, `"P0"`-`"P4"` in any case; anything else is refused naming
-the range.
+command line writes it, `"P0"`-`"P4"` in any case; one out of range is refused naming
+the range (a quoted number is refused too: send it without quotes).
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 
