@@ -31,6 +31,7 @@ from hive.domain.setup import init_hive
 from hive.domain.sync import STATE_REF, sync
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
+from hive.store.layout import cell_path
 from tests.conftest import (
     GIT_ENV,
     agent_env,
@@ -788,6 +789,36 @@ def test_a_sync_after_a_git_pull_merges_against_the_version_both_clones_had(
         merged = show_cell(clones.ws(name), cell_id=cell.id)
         assert (merged.labels, merged.priority, merged.title) == (["keep"], 1, "Renamed in b")
         assert merged.conflicts == []
+
+
+def test_a_cell_pulled_by_git_edited_and_synced_is_no_conflict_for_its_author(
+    clones: Clones,
+) -> None:
+    """``a`` creates a cell and pushes its branch (no sync); ``b`` pulls it, edits it and
+    syncs. ``b``'s version replaced one ``b`` had (``a``'s), so ``a``'s copy is older:
+    ``a``'s sync takes ``b``'s version, records no conflict and sends nothing back. The
+    state ``b`` pushed did not say ``b`` had had ``a``'s version, so ``a`` merged the two
+    without a base: "both sides changed description", and ``hive doctor`` exited 1."""
+    a, b = clones.paths["a"], clones.paths["b"]
+    for name in ("a", "b"):
+        clones.sync(name)
+    cell = create_cell(clones.ws("a"), title="Shared")
+    git(a, "push", "-q", "origin", "main")
+    git(b, "pull", "-q", "--no-rebase", "origin", "main")
+    update_cell(clones.ws("b"), cell_id=cell.id, description="written in b")
+    update_cell(clones.ws("b"), cell_id=cell.id, title="Renamed in b")
+    clones.sync("b")
+    done = clones.sync("a")
+    assert (done.received_cells, done.sent_cells, done.conflicts) == (1, 0, [])
+    merged = show_cell(clones.ws("a"), cell_id=cell.id)
+    assert (merged.title, merged.description, merged.conflicts) == (
+        "Renamed in b",
+        "written in b",
+        [],
+    )
+    assert git(a, "show", f"HEAD:{cell_path(cell.id)}") == git(
+        b, "show", f"HEAD:{cell_path(cell.id)}"
+    )
 
 
 def test_a_sync_from_a_branch_with_older_cells_does_not_undo_newer_state(

@@ -22,7 +22,9 @@ pushed first; never forced):
    touches only ``.hive/`` files; exclusive reservations that now overlap
    across clones are settled (earliest grant wins, the other is marked as
    yielded) in the same commit;
-3. record the merged state on ``refs/hive/state`` (parents: ours and theirs);
+3. record the merged state on ``refs/hive/state`` (parents: ours and theirs, and
+   when it sends files, a commit naming the versions of hive files this branch
+   had that the remote's history lacks: :func:`_seen_parent`);
 4. join the mail logs (a merge commit when both sides wrote), and tell both
    holders of a newly contested reservation by mail;
 5. push ``refs/hive/state`` and ``refs/hive/mail``.
@@ -51,6 +53,7 @@ from hive.git.syncref import (
     merge_base,
     move_ref,
     path_versions,
+    seen_commit,
     state_commit,
 )
 from hive.models.reservation import Contest
@@ -175,10 +178,12 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
     their_files = _listing(ws, hive_tree(git, theirs))
     base_files = _listing(ws, hive_tree(git, base))
     found: dict[str, Any] = {}
+    histories: list[_History] = []
 
     def plan(snap: Snapshot) -> Plan:
         ours = snap.listing(HIVE_DIR)
         had = _History(ws, theirs=theirs, ours=snap.head.commit)
+        histories[:] = [had]
         changes, details = _merged_changes(ws, snap, ours, their_files, base_files, had)
         _raise_sequence(ws, changes)
         found.clear()
@@ -192,14 +197,17 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
     written = git.transact(plan, author=ws.identity(), lock_timeout=ws.lock_timeout())
     head = written.commit
     merged_tree = hive_tree(git, head)
-    parents = [sha for sha in (local, theirs) if sha is not None]
+    merged_files = _listing(ws, merged_tree)
+    sends = any(their_files.get(path) != sha for path, sha in merged_files.items())
+    seen = _seen_parent(ws, histories[0], merged_files, remote) if sends and histories else None
+    parents = [sha for sha in (local, theirs, seen) if sha is not None]
     state = _next_state(ws, local, theirs, merged_tree, parents, remote)
     recorded = move_ref(
         git, STATE_REF, local, state, ws.identity(), f"hive sync: {remote}", ws.lock_timeout()
     )
     sent = sum(
         1
-        for path, sha in _listing(ws, merged_tree).items()
+        for path, sha in merged_files.items()
         if path.startswith(CELLS_DIR + "/") and their_files.get(path) != sha
     )
     return {
@@ -241,6 +249,23 @@ def _next_state(
     return state_commit(git, merged_tree, parents, message, ws.identity())
 
 
+def _seen_parent(ws: Workspace, had: _History, merged: dict[str, str], remote: str) -> str | None:
+    """A commit naming the versions of hive files this branch had (its newest
+    ``HISTORY_LIMIT`` changes) that the remote state's history lacks, other than the
+    ones sent (a cell another clone created, pushed with its branch and this clone
+    pulled, then edited); None when there are none. A parent of the new state, it
+    tells the clone that created the cell its version is older than the one sent
+    here, not an edit of its own: without it that clone merged the two with no
+    common version, and every field this clone changed was a conflict."""
+    unseen = had.blobs("ours") - had.blobs("theirs") - set(merged.values())
+    if not unseen:
+        return None
+    message = format_message(
+        f"hive: versions of hive files this branch had, for {remote}", ws.trailers("sync")
+    )
+    return seen_commit(ws.git, sorted(unseen), message, ws.identity())
+
+
 def _listing(ws: Workspace, tree: str | None) -> dict[str, str]:
     return {} if tree is None else ws.git.tree_listing(tree, HIVE_DIR)
 
@@ -261,10 +286,14 @@ class _History:
         self._blobs: dict[str, set[str]] = {}
 
     def had(self, side: str, blob: str) -> bool:
+        return blob in self.blobs(side)
+
+    def blobs(self, side: str) -> set[str]:
+        """Every version of a hive file in ``side``'s history (read once)."""
         if side not in self._blobs:
             tip = self._tips[side]
             self._blobs[side] = history_blobs(self._git, tip, limit=HISTORY_LIMIT)
-        return blob in self._blobs[side]
+        return self._blobs[side]
 
     def common(self, path: str) -> str | None:
         """The newest version of ``path`` in this clone's history that the other side

@@ -67,6 +67,34 @@ def state_commit(
     return repo.write_commit(repo.store_object(tree), unique, message, author)
 
 
+SEEN_DIR = "seen"  # .hive/seen/<blob id>, in a seen_commit only
+BLOB_MODE = 0o100644
+
+
+def seen_commit(repo: GitRepo, blobs: list[str], message: str, author: Identity) -> str | None:
+    """A parentless commit whose root tree holds ``.hive/seen/<id>`` for each blob id in
+    ``blobs``. A parent of a state commit, it puts in that state's history versions of
+    hive files a clone's branch had but never synced (a cell a ``git pull`` brought,
+    then edited), so the other clones see them as versions this side had
+    (:func:`history_blobs`), not as edits of their own to merge against it. An id this
+    repository does not hold (a submodule's commit under ``.hive``) is left out; None
+    when no id is left."""
+    from dulwich.objects import Tree
+
+    store = repo.dulwich.object_store
+    seen = Tree()
+    for blob in sorted(set(blobs)):
+        if object_id(blob) in store:
+            seen.add(blob.encode(), BLOB_MODE, object_id(blob))
+    if not seen.items():
+        return None
+    hive = Tree()
+    hive.add(SEEN_DIR.encode(), TREE_MODE, object_id(repo.store_object(seen)))
+    root = Tree()
+    root.add(HIVE_DIR.encode(), TREE_MODE, object_id(repo.store_object(hive)))
+    return repo.write_commit(repo.store_object(root), [], message, author)
+
+
 def move_ref(
     repo: GitRepo,
     ref: str,
