@@ -45,21 +45,23 @@ GLOBAL_OPTIONS = {"-C", "--actor", "--json", "-h", "--help", "--version"}
 
 def _doc_command_lines(text: str, *, fences: bool) -> list[tuple[int, str, bool]]:
     """``(line, command line, strict)`` for each ``hive ...`` a reader may type: lines of
-    code blocks (``$ `` and ``VAR=1 `` prefixes and ``\\`` continuations allowed; strict:
+    code blocks (``$ `` and ``VAR=1 `` prefixes and ``\\`` continuations allowed; in a block
+    showing a session, only its ``$ `` lines, not what they print; strict:
     the whole line must parse) and inline code spans (loose: the command and each option
     named must exist; ``hive create TITLE [-t] ...`` is a synopsis, not a command line)."""
     import re
 
     found: list[tuple[int, str, bool]] = []
     lines = text.splitlines()
-    in_fence = False
+    in_fence = prompted = False
     number = 0
     while number < len(lines):
         line = lines[number]
         number += 1
         if line.strip().startswith("```"):
             in_fence = not in_fence
-        elif in_fence:
+            prompted = in_fence and _fence_has_prompts(lines[number:])
+        elif in_fence and not (prompted and not line.startswith("$ ")):  # not shown output
             command = re.sub(r"^(\$ )?([A-Z_]+=\S+ )*", "", line.strip())
             if fences and command.startswith("hive ") and not re.match(r"hive \S+:", command):
                 start = number
@@ -70,6 +72,17 @@ def _doc_command_lines(text: str, *, fences: bool) -> list[tuple[int, str, bool]
         else:
             found += [(number, m, False) for m in re.findall(r"`(hive [^`]+)`", line)]
     return found
+
+
+def _fence_has_prompts(rest: list[str]) -> bool:
+    """Whether the code block starting at ``rest`` shows a session (``$ `` before each
+    command, the lines it prints after it)."""
+    for line in rest:
+        if line.strip().startswith("```"):
+            return False
+        if line.startswith("$ "):
+            return True
+    return False
 
 
 def _options_of(command: Any) -> set[str]:
@@ -160,6 +173,8 @@ def test_the_command_line_check_catches_drift() -> None:
     lines = _doc_command_lines(text, fences=True)
     assert [(n, s) for n, _, s in lines] == [(2, True), (5, False)]
     assert all(_command_line_problem(top, line, strict) for _, line, strict in lines)
+    session = "```text\n$ hive init\nhive initialised in /app (prefix hv)\n```\n"
+    assert _doc_command_lines(session, fences=True) == [(2, "hive init", True)]
 
 
 def test_every_environment_variable_is_documented() -> None:
@@ -426,3 +441,42 @@ def test_dash_h_is_help_in_every_command_s_own_settings() -> None:
     wrong = [path for path, cmd in every if cmd.context_settings.get("help_option_names") != names]
     assert not wrong, wrong
     assert "* `-h, --help`: Show this message and exit." in render_cli_docs()
+
+
+def test_the_readme_session_prints_what_it_shows(repo: Path) -> None:
+    """README.md's first session (`$ hive init` ... `$ git log --oneline -3`) run as
+    written in a clone with a remote: each command succeeds and prints the lines shown
+    under it (the id, the path, the person's name and commit hashes aside). It showed
+    nothing under init, start and close, which print what they did."""
+    import re
+    import shlex
+
+    from tests.conftest import git
+    from tests.inprocess import run_hive
+
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("```text\n$ hive init") + 8 :].split("```", 1)[0]
+    session: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            session.append((line[2:], []))
+        else:
+            session[-1][1].append(re.sub(r"^[0-9a-f]{7} ", "HASH ", line))
+    assert [command.split()[1] for command, _ in session] == [
+        *("init", "create", "start", "close", "log")
+    ]
+    git(repo, "remote", "add", "origin", str(repo.parent / "remote.git"))
+    git(repo, "config", "user.name", "Ada")
+    cell = "hv-x7k2q9"
+    for command, shown in session:
+        argv = shlex.split(command.replace("x7k2", cell[3:7]), comments=True)
+        if argv[0] == "git":
+            printed = git(repo, *argv[1:])
+        else:
+            outcome = run_hive(argv[1:], cwd=repo)
+            assert outcome.returncode == 0, (command, outcome.stderr)
+            printed = outcome.stdout
+            cell = next(iter(re.findall(r"^created (\S+)", printed)), cell)
+        printed = printed.replace(cell, "hv-x7k2q9").replace(str(repo), "/home/me/app")
+        lines = [re.sub(r"^[0-9a-f]{7} ", "HASH ", line) for line in printed.splitlines()]
+        assert lines == shown, command
