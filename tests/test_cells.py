@@ -467,6 +467,24 @@ def test_the_actor_comes_from_the_credential_then_git_user_name(
     assert explicit.created_by == "RedStone"
 
 
+def test_update_reopens_a_closed_cell_with_a_new_description(ws: Workspace, repo: Path) -> None:
+    """update to open of a closed cell clears its close time and reason, in one commit
+    with its new description; a blank title is refused and changes nothing."""
+    cell = create_cell(ws, title="t", description="old")
+    close_cell(ws, cell_id=cell.id, reason="done")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    with pytest.raises(InvalidInput, match="title must not be blank"):
+        update_cell(ws, cell_id=cell.id, title="  ", status="open")
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+    reopened = update_cell(ws, cell_id=cell.id, status="open", description="new text")
+    assert (reopened.status, reopened.closed_at, reopened.close_reason) == ("open", None, None)
+    assert reopened.description == "new text" and show_cell(ws, cell_id=cell.id) == reopened
+    assert git(repo, "rev-list", "--count", f"{head}..HEAD") == "1\n"
+    stored = git(repo, "show", f"HEAD:{cell_path(cell.id)}")
+    assert "new text" in stored and "done" not in stored and "closed_at" not in stored
+    assert_clean(repo)
+
+
 def test_an_update_to_what_the_cell_already_has_makes_no_commit(ws: Workspace, repo: Path) -> None:
     """`update -p 2` of a priority-2 cell (the tool's hive_update too) changes nothing:
     no commit, updated_at kept; a real change in the same call still commits."""

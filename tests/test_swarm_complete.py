@@ -147,6 +147,8 @@ def test_failures_change_nothing(ws: Workspace, repo: Path) -> None:
         (dict(cell_id=login_id, files_touched=[".hive/config.yaml"]), InvalidInput, "not a source"),
         (dict(cell_id=login_id, evaluation={"passed": False}), GateFailed, "evaluation"),
         (dict(cell_id=login_id, summary="  "), InvalidInput, "summary"),
+        (dict(cell_id=login_id, error_count=-1), InvalidInput, "error_count and retry_count"),
+        (dict(cell_id=login_id, retry_count=-2), InvalidInput, "error_count and retry_count"),
     ]
     for kwargs, error, text in cases:
         arguments = {"agent_name": "alice", "summary": "done", **kwargs}

@@ -8,6 +8,7 @@ claim, a close or a dependency edge can never be based on stale data.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -440,6 +441,24 @@ def update_cell(ws: Workspace, *, cell_id: str, **changes: Any) -> Cell:
     return update_cells(ws, cell_ids=[cell_id], **changes)[0]
 
 
+@dataclass(frozen=True)
+class _CellUpdate:
+    """The checked changes ``update_cells`` makes to each of its cells."""
+
+    status: str | None
+    priority: int | None
+    type: str | None
+    added: list[str]
+    removed: set[str]
+    files: list[str] | None
+    texts: dict[str, str]
+    title: str | None
+    description: str | None
+    assignee: str | None
+    append_notes: str | None
+    force: bool
+
+
 def update_cells(
     ws: Workspace,
     *,
@@ -467,65 +486,117 @@ def update_cells(
     A claimed cell is its assignee's: anyone else changing it is refused
     (``not_owner``) unless a coordinator or a person forces it with a ``reason``
     (recorded)."""
-    new_status = parse_status(status)
-    new_priority = parse_priority(priority)
-    new_type = parse_type(type)
-    added = clean_labels(add_labels)
-    removed = set(clean_labels(remove_labels, stored=True))
-    new_files = None if files is None else _normalize_files(files)
-    for text, what in ((description, "description"), (append_notes, "notes")):
-        if text is not None:
-            check_text(text, what)
-    texts = _texts(design=design, acceptance_criteria=acceptance_criteria)
-    if assignee:
-        check_name(assignee, "assignee")
-    if title is not None and not title.strip():
-        raise InvalidInput("title must not be blank")
-
-    closing = new_status == "closed"
+    update = _CellUpdate(  # checked in this order: the first error is the one reported
+        status=parse_status(status),
+        priority=parse_priority(priority),
+        type=parse_type(type),
+        added=clean_labels(add_labels),
+        removed=set(clean_labels(remove_labels, stored=True)),
+        files=None if files is None else _normalize_files(files),
+        description=_checked_text(description, "description"),
+        append_notes=_checked_text(append_notes, "notes"),
+        texts=_texts(design=design, acceptance_criteria=acceptance_criteria),
+        assignee=_checked_assignee(assignee),
+        title=_checked_new_title(title),
+        force=force,
+    )
 
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
-        updates: dict[str, Any] = {}
-        if new_status is not None and not (closing and not cell.is_closed):
-            updates["status"] = new_status
-            if cell.is_closed and new_status != "closed":
-                updates.update(closed_at=None, close_reason=None)
-            if new_status == "in_progress" and cell.started_at is None:
-                updates["started_at"] = utc_now()  # as hive_start: outcomes time from it
-        if new_priority is not None:
-            updates["priority"] = new_priority
-        if title is not None:
-            updates["title"] = title
-        if description is not None:
-            updates["description"] = description
-        updates.update(texts)
-        if assignee is not None:
-            updates["assignee"] = assignee or None
-        if new_type is not None:
-            updates["type"] = new_type
-        if append_notes:
-            updates["notes"] = _noted(cell, append_notes)
-        if added or removed:
-            labels = [lb for lb in cell.labels if lb not in removed]
-            updates["labels"] = labels + [lb for lb in added if lb not in labels]
-        if new_files is not None:
-            updates["files_owned"] = new_files
-        if closing and not cell.is_closed:
-            guard.check_cell(cell, "close")
-        elif _differs(cell, updates, "status", "assignee"):
-            guard.check_cell(cell, "change the status or assignee of")
-        elif _differs(cell, updates):
-            guard.check_cell(cell, "update")
-        if new_status == "in_progress" and cell.status not in RESUMED:  # starts it
-            _past_blockers(cell, index, guard, verb="start", force=force)
-        updated = _changed(cell, **updates) if updates else cell
-        if closing and not cell.is_closed:
-            return _closing(updated, index, reason=None, force=force, guard=guard)
-        return updated if _fields_differ(cell, updated) else cell  # the same: no commit
+        return _updated_cell(cell, index, guard, update)
 
-    return _mutate_many(
-        ws, cell_ids, "close" if closing else "update", change, force=force, reason=reason
-    )
+    event = "close" if update.status == "closed" else "update"
+    return _mutate_many(ws, cell_ids, event, change, force=force, reason=reason)
+
+
+def _checked_text(text: str | None, what: str) -> str | None:
+    """``text`` as given, once checked as every cell text is (None: not given)."""
+    if text is not None:
+        check_text(text, what)
+    return text
+
+
+def _checked_assignee(assignee: str | None) -> str | None:
+    """``assignee`` as given (empty: unassign), a name checked when there is one."""
+    if assignee:
+        check_name(assignee, "assignee")
+    return assignee
+
+
+def _checked_new_title(title: str | None) -> str | None:
+    """``title`` as given; a blank one is refused."""
+    if title is not None and not title.strip():
+        raise InvalidInput("title must not be blank")
+    return title
+
+
+def _updated_cell(cell: Cell, index: CellIndex, guard: OwnerGuard, update: _CellUpdate) -> Cell:
+    """``cell`` with ``update`` applied, checked as the change it makes (a close, a
+    start, an update); ``cell`` itself when nothing differs (no commit)."""
+    closes = update.status == "closed" and not cell.is_closed
+    updates = _field_updates(cell, update, closes=closes)
+    _check_update_allowed(cell, index, guard, update, updates, closes=closes)
+    updated = _changed(cell, **updates) if updates else cell
+    if closes:
+        return _closing(updated, index, reason=None, force=update.force, guard=guard)
+    return updated if _fields_differ(cell, updated) else cell  # the same: no commit
+
+
+def _field_updates(cell: Cell, update: _CellUpdate, *, closes: bool) -> dict[str, Any]:
+    """The fields ``update`` sets on ``cell`` (a close's status is left to ``_closing``)."""
+    updates: dict[str, Any] = {}
+    if update.status is not None and not closes:
+        updates.update(_status_updates(cell, update.status))
+    if update.priority is not None:
+        updates["priority"] = update.priority
+    if update.title is not None:
+        updates["title"] = update.title
+    if update.description is not None:
+        updates["description"] = update.description
+    updates.update(update.texts)
+    if update.assignee is not None:
+        updates["assignee"] = update.assignee or None
+    if update.type is not None:
+        updates["type"] = update.type
+    if update.append_notes:
+        updates["notes"] = _noted(cell, update.append_notes)
+    if update.added or update.removed:
+        labels = [lb for lb in cell.labels if lb not in update.removed]
+        updates["labels"] = labels + [lb for lb in update.added if lb not in labels]
+    if update.files is not None:
+        updates["files_owned"] = update.files
+    return updates
+
+
+def _status_updates(cell: Cell, status: str) -> dict[str, Any]:
+    """The fields a new ``status`` sets: a reopened cell's close cleared, a first start
+    timed (as hive_start: outcomes time from it)."""
+    updates: dict[str, Any] = {"status": status}
+    if cell.is_closed and status != "closed":
+        updates.update(closed_at=None, close_reason=None)
+    if status == "in_progress" and cell.started_at is None:
+        updates["started_at"] = utc_now()
+    return updates
+
+
+def _check_update_allowed(
+    cell: Cell,
+    index: CellIndex,
+    guard: OwnerGuard,
+    update: _CellUpdate,
+    updates: dict[str, Any],
+    *,
+    closes: bool,
+) -> None:
+    """Refuse a change of someone else's claimed cell (unless forced) and a start past
+    an open blocker."""
+    if closes:
+        guard.check_cell(cell, "close")
+    elif _differs(cell, updates, "status", "assignee"):
+        guard.check_cell(cell, "change the status or assignee of")
+    elif _differs(cell, updates):
+        guard.check_cell(cell, "update")
+    if update.status == "in_progress" and cell.status not in RESUMED:  # starts it
+        _past_blockers(cell, index, guard, verb="start", force=update.force)
 
 
 def reopened_claims(index: CellIndex, agent: str, note: str) -> list[Cell]:

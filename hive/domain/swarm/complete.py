@@ -15,6 +15,7 @@ import os
 import shlex
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -60,6 +61,25 @@ EXECUTABLE = 0o100755
 REGULAR = 0o100644
 
 
+@dataclass(frozen=True)
+class _Completion:
+    """What ``swarm_complete`` checked and read before taking the write lock."""
+
+    agent: str
+    cell: Cell
+    summary: str
+    evaluation: dict[str, Any] | None
+    error_count: int
+    retry_count: int
+    touched: list[str]
+    file_changes: list[Change]
+    own_files: list[str]  # what the agent's own commits for the cell changed
+    gate: list[GateRun]
+    gate_state: str
+    force: bool
+    reason: str | None
+
+
 def swarm_complete(
     ws: Workspace,
     *,
@@ -84,7 +104,6 @@ def swarm_complete(
     true, "notes": "..."}``, a string holding such JSON, or plain text (kept as
     notes; it cannot fail the completion). ``passed: false`` changes nothing.
     """
-    agent_ws = ws
     agent = acting_as(ws, agent_name, "completing a cell")
     check_project(ws, project_key)
     summary = _check_summary(summary)
@@ -92,81 +111,137 @@ def swarm_complete(
         raise InvalidInput("error_count and retry_count must be >= 0")
     checked = check_evaluation(evaluation)
     touched = normalize_touched(ws.root, files_touched or [])
-    cell = get_cell(agent_ws.cells(), cell_id)
+    cell = _completable_cell(ws, cell_id, force=force, reason=reason)
+    gate = run_verification(ws, touched) if run_gate else []
+    completion = _Completion(
+        agent=agent,
+        cell=cell,
+        summary=summary,
+        evaluation=checked,
+        error_count=error_count,
+        retry_count=retry_count,
+        touched=touched,
+        file_changes=_touched_changes(ws, touched),
+        # the agent's own commits for the cell, read before the write lock is taken
+        own_files=own_commit_files(ws, ws.git.head().commit, cell),
+        gate=gate,
+        gate_state="skipped" if not run_gate else ("passed" if gate else "none"),
+        force=force,
+        reason=reason,
+    )
+    return _write_completion(ws, completion)
+
+
+def _completable_cell(ws: Workspace, cell_id: str, *, force: bool, reason: str | None) -> Cell:
+    """The cell to complete, refused when it is not open work the caller may finish."""
+    cell = get_cell(ws.cells(), cell_id)
     _check_completable(cell)
     check_owner(
         ws, owner=cell.assignee, action="complete", target=cell.id, force=force, reason=reason
     )
-    gate = run_verification(ws, touched) if run_gate else []
-    gate_state = "skipped" if not run_gate else ("passed" if gate else "none")
+    return cell
+
+
+def _touched_changes(ws: Workspace, touched: list[str]) -> list[Change]:
+    """The changes committing the working-tree state of the ``touched`` files."""
     kept = kept_modes(ws, touched)
-    file_changes = [touched_change(ws.root, path, kept_mode=kept.get(path)) for path in touched]
-    # the agent's own commits for the cell, read before the write lock is taken
-    own = own_commit_files(ws, ws.git.head().commit, cell)
+    return [touched_change(ws.root, path, kept_mode=kept.get(path)) for path in touched]
+
+
+def _write_completion(ws: Workspace, completion: _Completion) -> CompleteResult:
+    """The completion's one commit (re-planned on a moved HEAD), overrides recorded."""
     guards: list[OwnerGuard] = []
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
-        current = get_cell(index, cell.id)
-        _check_completable(current)
-        guard = OwnerGuard(ws, snap, force=force, reason=reason)
+        guard = OwnerGuard(ws, snap, force=completion.force, reason=completion.reason)
         guards[:] = [guard]
-        guard.check(owner=current.assignee, action="complete", target=current.id)
-        blockers = open_blockers(current, index)
-        if blockers:
-            raise BlockedByDependency(
-                f"{current.id} is blocked by open {', '.join(blockers)}; they must close first",
-                id=current.id,
-                blockers=blockers,
-            )
-        _refuse_unknown_deletions(snap, file_changes)
-        now = utc_now()
-        _refuse_reserved(agent_ws, snap, agent, touched, guard, now)
-        # Completing someone else's cell (an override) releases what its assignee
-        # reserved for it, not the caller's own reservations.
-        worker = current.assignee if current.assignee and current.assignee != agent else agent
-        released, kept = _reservations_to_release(
-            agent_ws, snap, worker, current.id, now, only_this_cell=worker != agent
-        )
-        closed = _closed(current, summary, now)
-        outcome = build_outcome(
-            index,
-            closed,
-            agent,
-            list(dict.fromkeys([*own, *touched])),
-            released + kept,
-            now,
-            summary=summary,
-            evaluation=checked,
-            error_count=error_count,
-            retry_count=retry_count,
-            gate=gate_state,
-        )
-        files = [outcome_change(outcome), *file_changes]
-        if released:
-            files.append(release_change(worker, kept, agent_ws))
-        result = CompleteResult(
-            cell=closed,
-            commit=None,
-            released=released,
-            outcome=outcome,
-            files_committed=touched,
-            gate=gate,
-        )
-        return MixedPlan(
-            cells=[closed],
-            subject_id=closed.id,
-            title=closed.title,
-            result=result,
-            files=files,
-            trailers=guard.trailers(),
-            body=commit_body(summary, touched),
-        )
+        return _completion_plan(ws, completion, snap, index, guard)
 
-    written = agent_ws.write_mixed(plan, event="complete")
+    written = ws.write_mixed(plan, event="complete")
     if guards and guards[0].overrides:
         record_overrides(ws, guards[0].overrides, written.commit)
     completed: CompleteResult = written.result
     return completed.model_copy(update={"commit": written.commit})
+
+
+def _completion_plan(
+    ws: Workspace, completion: _Completion, snap: Snapshot, index: CellIndex, guard: OwnerGuard
+) -> MixedPlan:
+    """The commit closing the cell at ``snap``: cell, outcome, files, reservations."""
+    current = _cell_to_close(ws, completion, snap, index, guard)
+    now = utc_now()
+    _refuse_reserved(ws, snap, completion.agent, completion.touched, guard, now)
+    # Completing someone else's cell (an override) releases what its assignee
+    # reserved for it, not the caller's own reservations.
+    agent = completion.agent
+    worker = current.assignee if current.assignee and current.assignee != agent else agent
+    released, kept = _reservations_to_release(
+        ws, snap, worker, current.id, now, only_this_cell=worker != agent
+    )
+    closed = _closed(current, completion.summary, now)
+    outcome = _completion_outcome(index, completion, closed, released + kept, now)
+    files = [outcome_change(outcome), *completion.file_changes]
+    if released:
+        files.append(release_change(worker, kept, ws))
+    result = CompleteResult(
+        cell=closed,
+        commit=None,
+        released=released,
+        outcome=outcome,
+        files_committed=completion.touched,
+        gate=completion.gate,
+    )
+    return MixedPlan(
+        cells=[closed],
+        subject_id=closed.id,
+        title=closed.title,
+        result=result,
+        files=files,
+        trailers=guard.trailers(),
+        body=commit_body(completion.summary, completion.touched),
+    )
+
+
+def _cell_to_close(
+    ws: Workspace, completion: _Completion, snap: Snapshot, index: CellIndex, guard: OwnerGuard
+) -> Cell:
+    """The cell as it is at ``snap``, checked again under the lock: still open, the
+    caller's to finish, no open blocker, every touched deletion a file HEAD has."""
+    current = get_cell(index, completion.cell.id)
+    _check_completable(current)
+    guard.check(owner=current.assignee, action="complete", target=current.id)
+    blockers = open_blockers(current, index)
+    if blockers:
+        raise BlockedByDependency(
+            f"{current.id} is blocked by open {', '.join(blockers)}; they must close first",
+            id=current.id,
+            blockers=blockers,
+        )
+    _refuse_unknown_deletions(snap, completion.file_changes)
+    return current
+
+
+def _completion_outcome(
+    index: CellIndex,
+    completion: _Completion,
+    closed: Cell,
+    reservations: list[Reservation],
+    now: datetime,
+) -> Outcome:
+    """The outcome record of the completion: the touched files and the agent's own."""
+    return build_outcome(
+        index,
+        closed,
+        completion.agent,
+        list(dict.fromkeys([*completion.own_files, *completion.touched])),
+        reservations,
+        now,
+        summary=completion.summary,
+        evaluation=completion.evaluation,
+        error_count=completion.error_count,
+        retry_count=completion.retry_count,
+        gate=completion.gate_state,
+    )
 
 
 MAX_BODY = 4000
