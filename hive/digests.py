@@ -18,7 +18,11 @@ _SHA256: list[Callable[[bytes], object]] = []
 def sha256_hex(data: bytes) -> str:
     """The hex SHA-256 digest of ``data`` (``hashlib.sha256(data).hexdigest()``)."""
     if not _SHA256:
-        _SHA256.append(builtin_hash(("_sha2", "_sha256"), "sha256"))  # _sha2 from 3.12 on
+        import sys
+
+        loaded = sys.modules.get("hashlib")  # OpenSSL already loaded (credentials): its own
+        found = loaded.sha256 if loaded is not None else None
+        _SHA256.append(found or builtin_hash(("_sha2", "_sha256"), "sha256"))  # _sha2: 3.12+
     hexdigest: str = _SHA256[0](data).hexdigest()  # type: ignore[attr-defined]
     return hexdigest
 

@@ -126,6 +126,12 @@ class NameTaken(Conflict):
     code = "name_taken"
 
 
+class AgentRetired(Conflict):
+    """Work handed to an agent whose identity was retired here (and not registered again)."""
+
+    code = "agent_retired"
+
+
 class SymlinkRefused(Conflict):
     """A symlink where hive keeps its own files: hive never writes through one."""
 

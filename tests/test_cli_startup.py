@@ -238,7 +238,8 @@ def test_the_session_names_the_host_as_socket_does(monkeypatch: pytest.MonkeyPat
     ``socket.gethostname()`` does, without importing ``socket``."""
     import socket
 
-    from hive.cli.opening import default_session, host_name
+    from hive.cli.leanlog import host_name
+    from hive.cli.opening import default_session
 
     monkeypatch.delenv("HIVE_SESSION", raising=False)
     assert host_name() == socket.gethostname()

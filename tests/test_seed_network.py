@@ -346,7 +346,8 @@ def test_the_compact_ready_list_flags_an_expired_delegation(ws: Workspace, repo:
 
 def test_a_retired_agent_is_not_offered_as_available(ws: Workspace, repo: Path) -> None:
     """query_swarm_state listed an identity retired here as an available agent (a
-    coordinator delegated to nobody); with open work it stays, as unregistered."""
+    coordinator delegated to nobody); with open work it stays, as unregistered. Work
+    delegated to it is refused, naming what to do, until it is registered again."""
     from hive.domain.identity import register_agent, retire_agent
 
     for name in ("gone", "kept"):
@@ -354,11 +355,24 @@ def test_a_retired_agent_is_not_offered_as_available(ws: Workspace, repo: Path) 
     retire_agent(ws.for_actor("gone"), name="gone")
     names = {a["agentId"] for a in result(repo, "x", "query_swarm_state", {})["agents"]}
     assert "kept" in names and "gone" not in names
-    result(repo, "orch", "delegate_task", {"targetAgent": "gone", "taskPayload": {"a": 1}})
+    # work handed to it was taken while it showed unregistered: nobody would do it
+    head = git(repo, "rev-parse", "HEAD")
+    refused = error(repo, "orch", "delegate_task", {"targetAgent": "gone", "taskPayload": {"a": 1}})
+    assert refused["code"] == "agent_retired" and refused["agent"] == "gone", refused
+    assert refused["retired_at"] and "was retired (by gone at " in refused["error"]
+    assert "hive agent register gone" in refused["error"] and "agent type" in refused["error"]
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing written
+    code, _ = cli(repo, "delegate", "gone", '{"instruction": "x"}', actor="orch")
+    assert code == 4  # a conflict, as docs/architecture.md's table says
+    # a type never registered is still taken (seed 003: data_analyst, risk_assessor, ...)
+    result(repo, "orch", "delegate_task", {"targetAgent": "risk_assessor", "taskPayload": {}})
+    # with open work (assigned by hand) it stays listed, as unregistered
+    result(repo, "orch", "hive_create", {"title": "left to gone", "assignee": "gone"})
     state = result(repo, "x", "query_swarm_state", {"scope": "agents", "verbose": True})
     gone = next(a for a in state["agents"] if a["agentId"] == "gone")
     assert gone["registered"] is False and gone["tasks"]
-    register_agent(ws, name="gone")  # registered afresh: an agent again
+    register_agent(ws, name="gone")  # registered afresh: an agent again, work is taken
+    result(repo, "orch", "delegate_task", {"targetAgent": "gone", "taskPayload": {"a": 1}})
     state = result(repo, "x", "query_swarm_state", {"scope": "agents", "verbose": True})
     assert next(a for a in state["agents"] if a["agentId"] == "gone")["registered"] is True
 

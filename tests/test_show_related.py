@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from hive.cli import entry
+from hive.domain.stats import show_cells
 from hive.domain.workspace import Workspace
 from hive.store import index as state_index
 from hive.store.layout import cell_path
@@ -58,6 +59,12 @@ def lean_show(root: Path, cell_id: str, capsys: pytest.CaptureFixture[str]) -> d
     return {key: [ref["id"] for ref in shown[key]] for key in ("subtasks", "blocks")}
 
 
+def full_show(ws: Workspace, cell_id: str) -> dict[str, list[str]]:
+    """What the full path's ``hive show`` / ``hive_query`` says (``show_cells``)."""
+    (shown,) = show_cells(ws, cell_ids=[cell_id])
+    return {"subtasks": [r.id for r in shown.subtasks], "blocks": [r.id for r in shown.blocks]}
+
+
 def assert_right(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The lean show, ``files_of`` and the ``dependents`` rows of HEAD's state agree with
     the cells, by index lookups and by the scan that replaces them past PROBE_LIMIT."""
@@ -67,6 +74,7 @@ def assert_right(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = ws.state_index
     for cell_id, (subtasks, blocks, waiting) in expected.items():
         assert lean_show(root, cell_id, capsys) == {"subtasks": subtasks, "blocks": blocks}
+        assert full_show(ws, cell_id) == {"subtasks": subtasks, "blocks": blocks}
         found = state.files_of(key, blocking=cell_id)
         assert found is not None and {entry.id for entry in found} == waiting, cell_id
         with pytest.MonkeyPatch.context() as patch:  # the scan a cell very many wait on gets
@@ -131,6 +139,10 @@ def test_subtasks_and_blocked_cells_stay_right_through_every_change(
     hive(root, "dep", "add", second, first)
     hive(root, "dep", "remove", both, second)
     assert_right(root, capsys)
+    # the former blocker no longer lists it, however the state index holds the version
+    # that depended on it (its rows are that blob's, and answer only states holding it)
+    assert both not in lean_show(root, second, capsys)["blocks"]
+    assert both not in full_show(Workspace(str(root)), second)["blocks"]
     path = root / cell_path(child)  # moved to another epic by hand, a plain git commit
     path.write_text(path.read_text().replace(f"parent: {epic}", f"parent: {other_epic}"))
     git(root, "commit", "-qam", "reparent by hand")
@@ -138,6 +150,8 @@ def test_subtasks_and_blocked_cells_stay_right_through_every_change(
     hive(root, "delete", both)
     hive(root, "close", first, "--reason", "done")
     assert_right(root, capsys)
+    assert both not in lean_show(root, first, capsys)["blocks"]  # deleted: blocks nothing
+    assert both not in full_show(Workspace(str(root)), first)["blocks"]
     hive(root, "sync")
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(bare), str(clone))

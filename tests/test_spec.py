@@ -576,11 +576,15 @@ def _package(path: Path) -> str:
 
 
 # leaf modules (standard library only), importable from every layer
-LEAVES = {"errors", "text", "joiners", "record", "jsontext", "digests", "waits", "times"}
+LEAVES = {
+    *("errors", "text", "joiners", "record", "jsontext", "digests", "waits", "times"),
+    "eventargs",
+}
 # a package may import only these hive packages (besides itself)
 ALLOWED: dict[str, set[str]] = {
     **{leaf: set() for leaf in LEAVES},
     "text": {"joiners"},  # where a name may hold a joiner (its Unicode tables)
+    "eventargs": {"digests", "jsontext"},  # an event line's digest and JSON, without json
     "models": LEAVES,
     "store": LEAVES | {"models"},
     "git": LEAVES | {"models", "store"},

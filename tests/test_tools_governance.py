@@ -169,6 +169,29 @@ def test_doctor_warns_of_tool_names_no_tool_has(ws: Workspace, repo: Path) -> No
     ], report["warnings"]
 
 
+def test_doctor_warns_of_a_setting_hive_does_not_read(ws: Workspace, repo: Path) -> None:
+    """A top-level key of .hive/config.yaml that hive reads nowhere (a misspelt `tool:`,
+    whose path rules would never apply, or `cordinators:`) is a doctor warning naming its
+    line and the setting meant: such keys were kept and silently did nothing."""
+    from tests.inprocess import run_hive
+
+    config = repo / ".hive" / "config.yaml"
+    lines = config.read_text().count("\n")
+    typos = "tool:\n  permissions: {}\ncordinators: [lead]\nverify: {commands: []}\nmine: 1\n"
+    config.write_text(config.read_text() + typos)
+    git(repo, "commit", "-qam", "typos")
+    report = json.loads(run_hive(["-C", str(repo), "--json", "doctor"]).stdout)
+    messages = [w["message"] for w in report["warnings"] if w["kind"] == "unknown-setting"]
+    assert messages == [
+        f".hive/config.yaml:{lines + 1}: hive reads no setting 'tool' (did you mean 'tools'?):"
+        " it has no effect",
+        f".hive/config.yaml:{lines + 3}: hive reads no setting 'cordinators' (did you mean"
+        " 'coordinators'?): it has no effect",
+        f".hive/config.yaml:{lines + 5}: hive reads no setting 'mine': it has no effect",
+    ], report["warnings"]
+    assert report["problems"] == []  # a warning: the config still loads
+
+
 def test_hook_timeout_key_is_accepted(ws: Workspace, repo: Path) -> None:
     configure(
         repo,

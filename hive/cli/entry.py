@@ -419,7 +419,14 @@ def _lean(module: str, name: str) -> Callable[[Invocation], int | None]:
         if held.caught:
             return interrupted(inv.command, as_json=inv.json)
         handler: Callable[[Invocation], int | None] = getattr(sys.modules[qualified], name)
-        return handler(inv)
+        code = None
+        try:
+            code = handler(inv)
+        finally:
+            logged = sys.modules.get("hive.cli.leanlog")  # imported by a call to log
+            if logged is not None:
+                logged.finish(code)  # an agent's call, as the full path logs it
+        return code
 
     return run
 

@@ -120,7 +120,8 @@ def open_read(inv: Invocation) -> State | None:
     """:func:`open_state` for a read (``ready``, ``list``, ``show``). An agent's command
     (``HIVE_AGENT_TOKEN`` set) is answered here only when the name it claims is its
     credential's (Refusal otherwise, the full path's ``not_your_identity``) and HEAD's
-    config gives agents no policy (:func:`agent_policy`); None sends it to the full CLI.
+    config gives agents no policy (:func:`_agents_config`; the call is logged as the full
+    path logs it: ``leanlog``); None sends it to the full CLI.
     A person's command reads no credential and no config here."""
     import os
 
@@ -128,47 +129,53 @@ def open_read(inv: Invocation) -> State | None:
     token = os.environ.get("HIVE_AGENT_TOKEN")
     if state is None or not token:
         return state
-    if not _claim_proven(inv, state, token) or agent_policy(state):
+    agent = _proven_agent(inv, state, token)
+    config = None if agent is None else _agents_config(state)
+    if agent is None or config is None:
         return None
+    from hive.cli import leanlog
+
+    leanlog.acting(state.paths.hive_state_dir, agent, config["tools"])  # its call is logged
     return state
 
 
-def _claim_proven(inv: Invocation, state: State, token: str) -> bool:
-    """Whether the name claimed (``--actor``, else ``HIVE_AGENT``), if any, is the agent
-    of ``token``, as the full path resolves it (``actors.check_claim``): Refusal with
-    its error when it is another's; False leaves a credential that cannot be read here,
-    or is nobody's, to the full CLI."""
+def _proven_agent(inv: Invocation, state: State, token: str) -> str | None:
+    """The agent of ``token``, when the name claimed (``--actor``, else ``HIVE_AGENT``),
+    if any, is its name, as the full path resolves it (``actors.check_claim``): Refusal
+    with its error when it is another's; None leaves a credential that cannot be read
+    here, or is nobody's, to the full CLI."""
     import os
 
-    claim = inv.actor or os.environ.get("HIVE_AGENT")
-    if not claim:
-        return True
-    from hive.domain.actors import check_claim
     from hive.store import credentials
 
     try:
         holder = credentials.name_of_token(state.paths.hive_state_dir, token)
     except (HiveError, OSError):
-        return False
+        return None
     if holder is None:
-        return False
-    try:
-        check_claim(claim, holder, by_token=True)
-    except HiveError as exc:
-        raise Refusal(exc) from None
-    return True
+        return None
+    claim = inv.actor or os.environ.get("HIVE_AGENT")
+    if claim:
+        from hive.domain.actors import check_claim
+
+        try:
+            check_claim(claim, holder, by_token=True)
+        except HiveError as exc:
+            raise Refusal(exc) from None
+    return holder
 
 
-def agent_policy(state: State) -> bool:
-    """Whether an agent's command (``HIVE_AGENT_TOKEN`` set) is the full CLI's: the
-    config at HEAD gives agents a policy beyond the path rules (``configdoc.
-    agent_policy``: tools lists, call limits, hooks, rate limits, protected tools),
-    which the full CLI runs (``hive.domain.policy``), or cannot be read here for sure."""
+def _agents_config(state: State) -> dict[str, Any] | None:
+    """The config at HEAD, for an agent's command (``HIVE_AGENT_TOKEN`` set) answered
+    here; None leaves it to the full CLI: the config gives agents a policy beyond the
+    path rules (``configdoc.agent_policy``: tools lists, call limits, hooks, rate
+    limits, protected tools), which the full CLI runs (``hive.domain.policy``), or
+    cannot be read here for sure."""
     from hive.git.loose import read_tree
 
     listing = read_tree(state.paths, state.hive)
     config = None if listing is None else _listed_config(state.paths, listing)
-    return config is None or bool(config["agent_policy"])
+    return None if config is None or config["agent_policy"] else config
 
 
 def _listed_config(paths: RepoPaths, listing: dict[bytes, str]) -> dict[str, Any] | None:
@@ -248,9 +255,14 @@ def _write_pending(paths: RepoPaths) -> bool:
 
 
 def ready(inv: Invocation) -> int | None:
-    limit = _ready_limit(inv.args)
-    if limit == -1:
+    asked = _ready_options(inv.args)
+    if asked is None:
         return None
+    given, every = asked
+    limit = None if every else given
+    from hive.cli import leanlog
+
+    leanlog.call("hive_ready", _page_args(given, every, READY_LIMIT))
     try:
         state = open_read(inv)
     except Refusal as refusal:
@@ -279,9 +291,9 @@ def ready(inv: Invocation) -> int | None:
     return 0
 
 
-def _ready_limit(options: list[str]) -> int | None:
-    """``ready``'s --limit (a page by default): None for --all, -1 when the options are
-    not all understood."""
+def _ready_options(options: list[str]) -> tuple[int, bool] | None:
+    """``ready``'s --limit (a page by default) and whether --all was given; None when
+    the options are not all understood."""
     limit = str(DEFAULT_PAGE)
     every = False  # --all wins wherever it stands, as in the full CLI
     position = 0
@@ -299,10 +311,26 @@ def _ready_limit(options: list[str]) -> int | None:
             limit = token.partition("=")[2]
             position += 1
         else:
-            return -1
+            return None
     if not _count(limit):
-        return -1  # the full CLI words the bad value
-    return None if every else int(limit)
+        return None  # the full CLI words the bad value
+    return int(limit), every
+
+
+# the tools' own page sizes (``ReadyParams.limit``, ``QueryParams.limit``): a call's
+# logged arguments leave out a value equal to them, as the full path's do
+READY_LIMIT = 10
+QUERY_LIMIT = 20
+
+
+def _page_args(limit: int, every: bool, default: int) -> dict[str, Any]:
+    """The paging arguments of a ``ready`` or ``list`` call, as the full path gives
+    them (a person's page: whole cells, ``DEFAULT_PAGE`` of them unless told)."""
+    found: dict[str, Any] = {} if limit == default else {"limit": limit}
+    if every:
+        found["all"] = True
+    found["verbose"] = True
+    return found
 
 
 MAX_LIMIT = 100_000  # the largest --limit of list and ready (QueryParams, ReadyParams)
@@ -317,19 +345,23 @@ def _count(text: str) -> bool:
 
 
 def list_cells(inv: Invocation) -> int | None:
-    query = list_query(inv.args)
-    if query is None or (query.include_deleted and not inv.json):
+    asked = list_query(inv.args)
+    if asked is None or (asked[0].include_deleted and not inv.json):
         return None  # the table marks deleted cells "(deleted)": the full CLI prints it
+    query, args = asked
+    from hive.cli import leanlog
+
+    leanlog.call("hive_query", args)
     try:
         state = open_read(inv)
     except Refusal as refusal:
         return refused(inv, refusal)
     if state is None:
         return None
-    query = _with_known_parent(state, query)
-    if query is None:
+    known = _with_known_parent(state, query)
+    if known is None:
         return None
-    found = state.index.list_rows(state.key, query)
+    found = state.index.list_rows(state.key, known)
     if found is None:
         return None  # cell files outside the shard directories: the full CLI lists them
     rows, total = found
@@ -382,9 +414,9 @@ _LIST_VALUED = {
 }
 
 
-def list_query(options: list[str]) -> ListQuery | None:
-    """``list``'s options as a query; None when one needs the full CLI (to resolve an id,
-    or to explain a bad value)."""
+def list_query(options: list[str]) -> tuple[ListQuery, dict[str, Any]] | None:
+    """``list``'s options as a query, and as the arguments of its ``hive_query`` call;
+    None when one needs the full CLI (to resolve an id, or to explain a bad value)."""
     values: dict[str, str] = {}
     flags: set[str] = set()
     position = 0
@@ -401,7 +433,21 @@ def list_query(options: list[str]) -> ListQuery | None:
             position += 1
         else:
             return None
-    return _query(values, flags)
+    query = _query(values, flags)
+    return None if query is None else (query, _list_args(query, values, flags))
+
+
+def _list_args(query: ListQuery, values: dict[str, str], flags: set[str]) -> dict[str, Any]:
+    """A ``list``'s ``hive_query`` arguments as the full path gives them: the values as
+    given (its priority as a number), in the tool's order."""
+    found: dict[str, Any] = {}
+    for name in ("status", "type", "priority", "parent", "label", "assignee"):
+        if name in values:
+            found[name] = query.priority if name == "priority" else values[name]
+    if "--deleted" in flags:
+        found["include_deleted"] = True
+    limit = int(values["limit"]) if "limit" in values else DEFAULT_PAGE
+    return found | _page_args(limit, "--all" in flags, QUERY_LIMIT)
 
 
 def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
@@ -589,6 +635,9 @@ def show(inv: Invocation) -> int | None:
     given = inv.args[0]
     if not given or given != given.strip():
         return None
+    from hive.cli import leanlog
+
+    leanlog.call("hive_query", {"id": given})
     try:
         state = open_read(inv)
     except Refusal as refusal:

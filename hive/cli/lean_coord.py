@@ -49,6 +49,7 @@ from hive.cli.lean_write import (
     Defer,
     Prepared,
     Session,
+    call,
     guarded,
     parse_options,
     prepare,
@@ -88,11 +89,14 @@ def from_cwd(inv: Invocation, root: str, given: list[str]) -> list[str]:
     return given
 
 
-def open_request(inv: Invocation, given: list[str]) -> tuple[Prepared, list[str]] | int | None:
+def open_request(
+    inv: Invocation, given: list[str], tool: str, options: dict[str, Any]
+) -> tuple[Prepared, list[str]] | int | None:
     """The repository opened for a write and the patterns requested, normalized
     (``reservations.normalize_request``); None to defer, or the exit code of an
     identity refused as the full path refuses it: after the parameter model's
-    checks and before the patterns are normalized, as there."""
+    checks and before the patterns are normalized, as there. The command is a call
+    of ``tool`` with the patterns as the model gets them and ``options``."""
     from hive.git.refs import discover
 
     try:
@@ -105,6 +109,7 @@ def open_request(inv: Invocation, given: list[str]) -> tuple[Prepared, list[str]
         checked = from_cwd(inv, root, given)
     except Defer:
         return None
+    call(tool, {"paths": checked, **options})
     prepared = prepare(inv, vetted=True)
     if prepared is None or isinstance(prepared, int):
         return prepared
@@ -182,7 +187,12 @@ def reserve(inv: Invocation) -> int | None:
     reason = options.values.get("reason")
     if not 1 <= ttl <= reservecore.MAX_TTL or (reason is not None and len(reason) > MAX_REASON):
         return None
-    opened = open_request(inv, options.positional)
+    asked: dict[str, Any] = {} if reason is None else {"reason": reason}  # hive's order
+    if not exclusive:
+        asked["exclusive"] = False
+    if ttl != 3600:
+        asked["ttl_seconds"] = ttl
+    opened = open_request(inv, options.positional, "swarmmail_reserve", asked)
     if opened is None or isinstance(opened, int):
         return opened
     prepared, given = opened
@@ -322,7 +332,7 @@ def release(inv: Invocation) -> int | None:
     options = parse_options(inv.args, {}, {})
     if options is None or not options.positional:
         return None
-    opened = open_request(inv, options.positional)
+    opened = open_request(inv, options.positional, "swarmmail_release", {})
     if opened is None or isinstance(opened, int):
         return opened
     prepared, wanted = opened
@@ -407,6 +417,16 @@ def mail(inv: Invocation) -> int | None:
         maillog.check_message(to, subject, body, importance, thread)
     except HiveError:
         return None  # the full CLI reports it
+    asked: dict[str, Any] = {"to": to, "subject": subject}  # as the full path gives them
+    if body:
+        asked["body"] = body
+    if thread is not None:
+        asked["thread_id"] = thread
+    if importance != "normal":
+        asked["importance"] = importance
+    if options.flags:
+        asked["ack_required"] = True
+    call("swarmmail_send", asked)
     prepared = prepare(inv, on_head=False, vetted=True)
     if prepared is None or isinstance(prepared, int):
         return prepared
@@ -566,6 +586,11 @@ def inbox(inv: Invocation) -> int | None:
     limit = _positive(options.values.get("limit", "5"), 9)
     if limit is None:
         return None
+    asked: dict[str, Any] = {} if limit >= 5 else {"limit": limit}  # capped at 5, as there
+    for flag in ("urgent", "unread"):
+        if flag in options.flags:
+            asked[flag + "_only"] = True
+    call("swarmmail_inbox", asked)
     prepared = _opened_to_show(inv)
     if prepared is None or isinstance(prepared, int):
         return prepared
@@ -705,6 +730,7 @@ def read(inv: Invocation) -> int | None:
     number = _positive(options.positional[0].strip().removeprefix("#"), 18)
     if number is None:
         return None
+    call("swarmmail_read_message", {"message_id": number})
     prepared = _opened_to_show(inv)
     if prepared is None or isinstance(prepared, int):
         return prepared

@@ -492,11 +492,17 @@ def prepare(
             head_commit(head_snap.head, on_head=on_head)
         if session.principal.kind == "agent" and _agent_policy(session, head_snap):
             raise Defer("an agent's policy: the full CLI runs it (hive.domain.policy)")
-        return Prepared(session, head_snap, session.lock_timeout(head_snap), session.identity())
+        prepared = Prepared(session, head_snap, session.lock_timeout(head_snap), session.identity())
     except Refused as refused:
         return report(inv, refused.error) if vetted else None
     except (Defer, HiveError, OSError, sqlite3.DatabaseError):
         return None
+    if session.principal.kind == "agent":  # its call is logged as the full path logs it
+        from hive.cli import leanlog
+
+        tools = session.config(head_snap)["tools"] if head_snap.blob_sha(CONFIG_PATH) else None
+        leanlog.acting(session.paths.hive_state_dir, session.principal.name, tools)
+    return prepared
 
 
 def _agent_policy(session: Session, snap: Snapshot) -> bool:
@@ -610,6 +616,9 @@ def report(inv: Invocation, exc: HiveError) -> int:
     words it; nothing was committed."""
     import json
 
+    leanlog = sys.modules.get("hive.cli.leanlog")  # an agent's call: its line says why
+    if leanlog is not None:
+        leanlog.failed(exc)
     answer_stands()
     if inv.json:
         data = json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)
@@ -730,7 +739,26 @@ def create(inv: Invocation) -> int | None:
             raise Defer("no free id") from None
         return new_cell(cell_id, fields, session.principal.name), True
 
+    args: dict[str, Any] = {"title": fields["title"]}  # hive_create's, as the full path's
+    if fields["type"] != "task":
+        args["type"] = fields["type"]
+    if fields["priority"] != 2:
+        args["priority"] = fields["priority"]
+    if values.get("description"):
+        args["description"] = values["description"]
+    if labels:
+        args["labels"] = labels
+    if "assignee" in values:
+        args["assignee"] = values["assignee"]
+    call("hive_create", args)
     return write(inv, "create", change, lambda cell: f"created {cell['id']}  {cell['title']}")
+
+
+def call(tool: str, args: dict[str, Any]) -> None:
+    """The command is a call of ``tool`` (``leanlog.call``: logged when an agent acts)."""
+    from hive.cli import leanlog
+
+    leanlog.call(tool, args)
 
 
 def new_cell(cell_id: str, fields: dict[str, Any], actor: str) -> dict[str, Any]:
@@ -835,6 +863,16 @@ def update(inv: Invocation) -> int | None:
             return cell, False  # what the cell already has: no commit (cells.update_cells)
         return updated, True
 
+    args: dict[str, Any] = {"id": given}  # hive_update's, as the full path gives them
+    for name in ("status", "priority", "type", "title", "description", "assignee"):
+        if name in values:
+            args[name] = {"priority": new_priority, "type": new_type}.get(name, values[name])
+    if "append_notes" in values:
+        args["append_notes"] = values["append_notes"]
+    for name in ("add_label", "remove_label"):
+        if options.lists.get(name):
+            args[name + "s"] = options.lists[name]
+    call("hive_update", args)
     done = "nothing to update in" if not values and not options.lists else "updated"
     return write(
         inv,
@@ -874,4 +912,5 @@ def close(inv: Invocation) -> int | None:
         check_owner(session, cell)
         return closing_of(session, key, cell, reason=reason), True
 
+    call("hive_close", {"id": given} if reason is None else {"id": given, "reason": reason})
     return write(inv, "close", change, lambda cell: f"closed {cell['id']}  {cell['title']}")

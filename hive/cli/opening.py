@@ -13,26 +13,11 @@ if TYPE_CHECKING:
 
 
 def default_session() -> str:
-    """The CLI's mail session: ``HIVE_SESSION`` when exported, else this process only.
+    """The CLI's mail session: ``HIVE_SESSION`` when exported, else this process only
+    (``hive.cli.leanlog.session``, which a lean command's event line names too)."""
+    from hive.cli.leanlog import session
 
-    The session is only recorded (who registered a name, from where); identity
-    across commands is proven by the credential in ``HIVE_AGENT_TOKEN``.
-    """
-    explicit = os.environ.get("HIVE_SESSION")
-    if explicit:
-        return explicit
-    return f"cli:{host_name()}:{os.getpid()}:{os.urandom(4).hex()}"  # secrets.token_hex(4)
-
-
-def host_name() -> str:
-    """``socket.gethostname()`` (the kernel's node name, which ``uname`` gives too)
-    without importing ``socket`` (its enums cost a fresh process ~2 ms) where ``uname``
-    exists."""
-    if hasattr(os, "uname"):
-        return os.uname().nodename
-    import socket
-
-    return socket.gethostname()
+    return session()
 
 
 def open_workspace(directory: str, actor: str | None, *, claim: bool = True) -> Workspace:

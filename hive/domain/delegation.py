@@ -27,7 +27,7 @@ from hive.domain.deadlines import deadline_of, is_expired
 from hive.domain.epics import create_epic
 from hive.domain.outcomes import load_outcomes
 from hive.domain.workspace import Workspace, check_actor
-from hive.errors import InvalidInput
+from hive.errors import AgentRetired, InvalidInput
 from hive.git.repo import Snapshot
 from hive.models import Cell
 from hive.models.cell import utc_now
@@ -97,8 +97,11 @@ def delegate_task(
     requires_auth: bool = False,
     resource_type: str | None = None,
 ) -> Delegated:
-    """Create the task as a cell assigned to ``target_agent`` with a deadline."""
+    """Create the task as a cell assigned to ``target_agent`` with a deadline. An agent
+    retired here (``query_swarm_state`` shows it unregistered) is refused; a name never
+    registered (an agent type) is taken."""
     target = check_actor(target_agent)
+    _refuse_retired(ws, target)
     if priority not in PRIORITIES:
         raise InvalidInput(f"priority must be one of {', '.join(PRIORITIES)}", field="priority")
     if isinstance(timeout, bool) or not 0 < timeout <= MAX_TIMEOUT_MS:
@@ -134,6 +137,39 @@ def delegate_task(
         priority=priority,
         deadline=format_time(deadline),
         requires_auth=requires_auth,
+    )
+
+
+def _retired_here(ws: Workspace) -> dict[str, dict[str, Any]]:
+    """name -> the latest retirement of each identity retired in this clone and not
+    registered again: no agent to hand work to."""
+    from hive.store import credentials
+
+    store = credentials.load(ws.git.paths.hive_state_dir)
+    return {
+        str(entry.get("name")): entry
+        for entry in store["retired"]
+        if entry.get("name") not in store["agents"]
+    }
+
+
+def _refuse_retired(ws: Workspace, target: str) -> None:
+    """Refuse ``target`` when its identity was retired here (naming by whom and when)."""
+    from hive.domain.maillog import how_to_register
+
+    entry = _retired_here(ws).get(target)
+    if entry is None:
+        return
+    when = str(entry.get("retired_at") or "")
+    by = str(entry.get("retired_by") or "")
+    parts = ([f"by {by}"] if by else []) + ([f"at {when}"] if when else [])
+    said = f" ({' '.join(parts)})" if parts else ""
+    raise AgentRetired(
+        f"agent {target!r} was retired{said}: nobody would take the task. To delegate to"
+        f" it, {how_to_register(target)}; or delegate to its agent type or to another agent"
+        " (query_swarm_state lists the registered ones)",
+        agent=target,
+        retired_at=when or None,
     )
 
 
@@ -230,11 +266,8 @@ def _cut(state: SwarmState, limit: int | None) -> SwarmState:
 
 def _agents(ws: Workspace, tasks: list[Cell], wanted: list[str]) -> list[AgentInfo]:
     from hive.domain.mail import list_agents
-    from hive.store import credentials
 
-    # an identity retired here (and not registered again) is no agent to hand work to
-    store = credentials.load(ws.git.paths.hive_state_dir)
-    retired = {str(e.get("name")) for e in store["retired"]} - set(store["agents"])
+    retired = _retired_here(ws)
     registered = {a.name: a for a in list_agents(ws) if a.name not in retired}
     names = set(registered) | {c.assignee for c in tasks if c.assignee and not c.is_closed}
     found = []

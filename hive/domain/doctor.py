@@ -61,9 +61,11 @@ def _diagnose(ws: Workspace) -> DoctorReport:
     problems += _worktree_problems(ws, snap.listing(CELLS_DIR))
     problems += _reservation_file_problems(ws, snap)
     problems += _record_file_problems(ws, snap)
+    settings: list[Problem] = []
     if not broken_config:  # these read the config's sections
         problems += _tools_config_problems(ws, snap)
         problems += _verify_problems(ws)
+        settings = _unknown_setting_warnings(ws, snap)
     problems += symlink_problems(ws, snap)
     problems += conflicts
     problems += _config_conflicts(ws.git.read_blob(config_sha))
@@ -75,6 +77,7 @@ def _diagnose(ws: Workspace) -> DoctorReport:
         cells=len(index.blobs),
         problems=problems,
         warnings=edit_warnings
+        + settings
         + hidden
         + _hidden_reservation_names(ws, snap)
         + _hidden_mail_names(ws)
@@ -139,6 +142,26 @@ def _config_edits(ws: Workspace, committed: str) -> tuple[list[Problem], list[Pr
         f" effect once committed ({COMMIT_CONFIG})"
     )
     return [], [Problem(kind="config-uncommitted", message=message, path=CONFIG_PATH)]
+
+
+def _unknown_setting_warnings(ws: Workspace, snap: Snapshot) -> list[Problem]:
+    """A top-level key of the committed config that hive does not read, with the setting
+    meant: a misspelt ``tool:`` would leave every path rule unapplied, silently."""
+    from difflib import get_close_matches
+
+    from hive.domain.config_sections import config_line
+    from hive.models.config import known_settings
+
+    found = []
+    for key in ws.config(snap).unknown_settings():
+        near = get_close_matches(key, known_settings(), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        message = (
+            f"{CONFIG_PATH}:{config_line(ws, [key], snap)}: hive reads no setting"
+            f" {key!r}{hint}: it has no effect"
+        )
+        found.append(Problem(kind="unknown-setting", message=message, path=CONFIG_PATH))
+    return found
 
 
 def _verify_problems(ws: Workspace) -> list[Problem]:

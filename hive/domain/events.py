@@ -12,11 +12,13 @@ the file is rotated to ``events.jsonl.1`` (one old generation kept).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-from typing import Any
 
-from hive.times import json_default
+from hive.eventargs import dumps
+
+TYPE_CHECKING = False  # typing is not imported at run time (a lean command logs here too)
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENTS_FILE = "events.jsonl"
 MAX_EVENTS_BYTES = 20_000_000
@@ -32,13 +34,21 @@ def log_event(state_dir: str, event: dict[str, Any], max_bytes: int = MAX_EVENTS
     try:
         os.makedirs(state_dir, exist_ok=True)
         path = events_path(state_dir)
-        line = json.dumps(event, default=json_default, separators=(",", ":")) + "\n"
+        line = dumps(event, default=_json_default) + "\n"
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(line)
         if os.path.getsize(path) > max_bytes:
             _rotate(path, max_bytes)
     except OSError:
         return
+
+
+def _json_default(value: object) -> str:
+    """``hive.times.json_default``, imported only for a value plain JSON does not hold
+    (``datetime`` costs a lean command's line ~1 ms otherwise)."""
+    from hive.times import json_default
+
+    return json_default(value)
 
 
 def _rotate(path: str, max_bytes: int) -> None:
@@ -64,6 +74,8 @@ def read_events(state_dir: str, limit: int | None = None) -> list[dict[str, Any]
 
 
 def parse_event_lines(lines: list[bytes]) -> list[dict[str, Any]]:
+    import json
+
     events = []
     for line in lines:
         with contextlib.suppress(ValueError):

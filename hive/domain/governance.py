@@ -25,7 +25,6 @@ Configured under ``tools:`` in ``.hive/config.yaml`` (parsed by
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -34,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hive import eventargs
 from hive.domain import path_rules
 from hive.domain.events import (  # the event log lives in the domain (overrides use it)
     events_path as events_path,
@@ -47,6 +47,7 @@ from hive.domain.path_rules import GLOB_CHARS as GLOB_CHARS
 from hive.domain.path_rules import PathPermissionDenied as PathPermissionDenied
 from hive.domain.process import run_killable
 from hive.errors import HiveError, InvalidInput
+from hive.eventargs import args_digest as args_digest
 from hive.models.tools_config import (
     DEFAULT_REDACT,
     HookSpec,
@@ -299,44 +300,7 @@ def _run_hook(hook: Hook, phase: str, root: str, tool: str, payload: dict[str, A
 # ------------------------------------------------------------------ events
 
 
-def args_digest(args: Any) -> str:
-    try:
-        canonical = json.dumps(args, sort_keys=True, default=str, separators=(",", ":"))
-    except (ValueError, TypeError, RecursionError):
-        canonical = repr(type(args))
-    return hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()[:16]
-
-
-REDACTED = "[redacted]"
-MAX_LOGGED_STRING = 1000
-
-
 def logged_args(args: Any, settings: Settings) -> Any:
-    """The call's arguments as the event log keeps them: values under keys naming a
-    secret (``tools.events.redact``, matched case-insensitively as substrings) are
-    replaced, long strings cut, and the whole capped at ``max_args_bytes`` of JSON
-    (beyond it only a cut JSON text is kept)."""
-    cleaned = _redacted(args, settings.redact, 0)
-    text = json.dumps(cleaned, default=str, ensure_ascii=False, separators=(",", ":"))
-    data = text.encode("utf-8", "surrogatepass")  # a refused call's lone surrogate too
-    if len(data) <= settings.max_args_bytes:
-        return cleaned
-    cut = data[: settings.max_args_bytes].decode("utf-8", "ignore")
-    return {"_truncated": cut, "_bytes": len(data)}
-
-
-def _redacted(value: Any, words: tuple[str, ...], depth: int) -> Any:
-    if depth > 40:
-        return "..."
-    if isinstance(value, dict):
-        return {
-            str(key): REDACTED
-            if any(word in str(key).lower() for word in words)
-            else _redacted(item, words, depth + 1)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [_redacted(item, words, depth + 1) for item in value]
-    if isinstance(value, str) and len(value) > MAX_LOGGED_STRING:
-        return value[:MAX_LOGGED_STRING] + f"...[+{len(value) - MAX_LOGGED_STRING} chars]"
-    return value
+    """The call's arguments as the event log keeps them (``hive.eventargs.logged_args``
+    with the config's ``tools.events``)."""
+    return eventargs.logged_args(args, settings.redact, settings.max_args_bytes)

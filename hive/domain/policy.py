@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hive import eventargs
 from hive.domain import files, governance
 from hive.domain.agents import (
     check_enabled,
@@ -39,7 +39,6 @@ from hive.errors import HiveError, NotInitialized, NotYourIdentity, PermissionDe
 from hive.models.agents_config import AgentProfile
 
 Outcome = dict[str, Any]
-LOGGED_ERROR_CHARS = 500
 
 
 class HookBlocked(PermissionDenied):
@@ -193,24 +192,18 @@ def call_event(
         settings = tool_settings(caller.workspace())
     except HiveError:
         settings = governance.Settings()  # a config that cannot be read: the defaults
-    event: dict[str, Any] = {
-        "ts": time.time(),
-        "agent": agent,
-        "session": caller.session,
-        "tool": tool[:200],
-        "args_digest": governance.args_digest(args),
-        "args": governance.logged_args(args, settings),
-        "duration_ms": round((time.monotonic() - started) * 1000, 2),
-        "outcome": "ok" if "result" in outcome else str(outcome.get("code")),
-        "pid": os.getpid(),
-    }
-    if "result" not in outcome:
-        event["error"] = str(outcome.get("error"))[:LOGGED_ERROR_CHARS]
-    if hooks:
-        event["hooks"] = [run.log_entry() for run in hooks]
-    if surface is not None:
-        event["surface"] = surface
-    return event
+    return eventargs.call_line(
+        agent=agent,
+        session=caller.session,
+        tool=tool,
+        args=args,
+        outcome=outcome,
+        started=started,
+        redact=settings.redact,
+        max_bytes=settings.max_args_bytes,
+        hooks=[run.log_entry() for run in hooks],
+        surface=surface,
+    )
 
 
 def check_credential(caller: Caller) -> None:

@@ -51,6 +51,21 @@ class HiveConfig(HiveModel):
     def extra_settings(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
 
+    def unknown_settings(self) -> list[str]:
+        """Keys of the file that are neither a core setting nor a section hive reads (a
+        misspelt ``tool:`` or ``cordinators:`` does nothing: ``hive doctor`` warns)."""
+        return [str(key) for key in self.model_extra or {} if key not in SECTIONS]
+
+
+# the sections beside the core settings, each read by its own model
+# (hive.domain.config_sections, hive.domain.swarm.verify)
+SECTIONS = ("verify", "swarm", "tools", "agents", "permission_policy")
+
+
+def known_settings() -> list[str]:
+    """Every top-level key of ``.hive/config.yaml`` hive reads."""
+    return [*HiveConfig.model_fields, *SECTIONS]
+
 
 class SwarmSettings(HiveModel):
     """``swarm:`` in ``.hive/config.yaml``: settings of ``hive swarm run``."""

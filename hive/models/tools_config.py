@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, ConfigDict, Field, ValidationError, field_validator
 
 from hive.errors import InvalidInput
+from hive.eventargs import DEFAULT_REDACT as DEFAULT_REDACT
 from hive.models.base import HiveModel
 from hive.models.cell import first_error
 
@@ -59,19 +60,6 @@ class HookSpec(_Strict):
 class HookLists(_Strict):
     pre_tool_use: list[HookSpec] = Field(default_factory=list)
     post_tool_use: list[HookSpec] = Field(default_factory=list)
-
-
-DEFAULT_REDACT = (
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "api_key",
-    "apikey",
-    "authorization",
-    "credential",
-    "private_key",
-)
 
 
 class EventsConfig(_Strict):

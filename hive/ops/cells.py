@@ -4,9 +4,9 @@ and the agent tools are generated from these descriptions."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from hive.domain.limits import (
     MAX_DEPS,
@@ -73,6 +73,33 @@ def _priority(value: Any) -> int | None:
 PRIORITY = {"priority": _priority}
 
 
+def _priority_word(value: Any) -> Any:
+    """A priority as a tool call gives it: 0-4, or ``P0``-``P4`` in any case (as the
+    command line takes it); a P word or a number out of range is refused naming the
+    range. Anything else (a quoted number, a float, a bool) is left to the model's
+    strict checks (a number, without quotes)."""
+    if isinstance(value, str) and value.strip()[:1] in ("P", "p"):
+        try:
+            return _priority(value)
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from None
+    if type(value) is int and not 0 <= value <= 4:
+        raise ValueError(f"invalid priority {value}: use 0-4 (0 is most urgent) or P0-P4")
+    return value
+
+
+# 0-4 or P0-P4: the schema says both (a string's pattern, a number's bounds) in a few
+# characters, as every agent pays for each of them
+Priority = Annotated[
+    int,
+    BeforeValidator(_priority_word),
+    Field(ge=0, le=4),
+    WithJsonSchema(
+        {"type": ["integer", "string"], "minimum": 0, "maximum": 4, "pattern": "^[Pp][0-4]$"}
+    ),
+]
+
+
 def _type(value: Any) -> str | None:
     """``--type`` in any case (``Bug``); anything else refused naming the option."""
     from hive.domain.cells import parse_type
@@ -102,7 +129,7 @@ class IdParams(Params):
 class CreateParams(Params):
     title: str = Field(min_length=1, max_length=MAX_TITLE, description="one-line title")
     type: CellType = "task"
-    priority: int = Field(default=2, ge=0, le=4, description="0 most urgent")
+    priority: Priority = Field(default=2, description="0 most urgent")
     description: str = Field(default="", max_length=MAX_TEXT)
     parent: Short | None = Field(
         default=None, description="parent cell (the id shows it)", json_schema_extra=cli_help_only
@@ -153,7 +180,7 @@ class QueryParams(Params):
         default=None, description="open|in_progress|blocked|deferred|closed|all"
     )
     type: Short | None = None
-    priority: int | None = Field(default=None, ge=0, le=4)
+    priority: Priority | None = None
     parent: Short | None = None
     label: Short | None = None
     assignee: Short | None = None
@@ -232,7 +259,7 @@ class UpdateParams(Params):
         min_length=1, max_length=MAX_ID, description=ID_HELP, json_schema_extra=cli_help_only
     )
     status: Short | None = None
-    priority: int | None = Field(default=None, ge=0, le=4)
+    priority: Priority | None = None
     type: CellType | None = None
     title: str | None = Field(default=None, max_length=MAX_TITLE)
     description: str | None = Field(default=None, max_length=MAX_TEXT)

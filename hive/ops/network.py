@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, JsonValue
 
-from hive.errors import CorruptFile, InvalidInput, NotFound, PermissionDenied
+from hive.errors import AgentRetired, CorruptFile, InvalidInput, NotFound, PermissionDenied
 from hive.models.seeds import (
     BlackboardEntry,
     BlackboardRead,
@@ -315,7 +315,8 @@ declare(
         run=_delegate,
         writes=True,
         access="agent",
-        errors=(InvalidInput, PermissionDenied),  # auth_required: requiresAuth without a grant
+        # auth_required: requiresAuth without a grant; agent_retired: a retired targetAgent
+        errors=(InvalidInput, PermissionDenied, AgentRetired),
         parsers={"task_payload": json_or_text},
         commands=(Command(("delegate",), arguments=("target_agent", "task_payload")),),
         help="Delegate a task to an agent: a cell assigned to it with a deadline"

@@ -1407,15 +1407,22 @@ class StateIndex:
         return found
 
     def problem_count(self, key: str) -> int:
-        """How many cell files of ``key`` cannot be used (cheap: one query, sharded)."""
+        """How many cell files of ``key`` cannot be used, directories where a cell file
+        should be included (cheap: two queries on partial indexes, sharded)."""
         if key == EMPTY_STATE:
             return 0
-        row = self.db.execute(
-            "SELECT count(*) FROM dirs c JOIN dirs s INDEXED BY dirs_problems ON s.tree = c.sha"
-            " WHERE c.tree = :key AND c.is_tree = 1 AND " + _problem_files("s."),
-            {"key": key},
-        ).fetchone()
-        return int(row[0])
+        total = 0
+        for index, terms in (
+            ("dirs_problems", _problem_files("s.")),
+            ("dirs_subtrees", "s.is_tree = 1 AND s.name LIKE '%.yaml'"),
+        ):
+            (count,) = self.db.execute(
+                f"SELECT count(*) FROM dirs c JOIN dirs s INDEXED BY {index} ON s.tree = c.sha"
+                " WHERE c.tree = :key AND c.is_tree = 1 AND " + terms,
+                {"key": key},
+            ).fetchone()
+            total += int(count)
+        return total
 
     def store_ready(self, key: str, ready: Sequence[tuple[str, str]]) -> None:
         """Record the ready list (id, blob) of state ``key`` (not when the state is no

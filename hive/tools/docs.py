@@ -38,7 +38,10 @@ entry and grant in its summary; `context_search` the first 10 matches (`limit`, 
 records (the seed's 200-character snippets; the blockers' titles and states). Times
 are given as the files write them: UTC, millisecond precision and a `Z`
 (`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
-microseconds), in the tool envelope and over MCP alike.
+microseconds), in the tool envelope and over MCP alike. A cell's `priority`
+(`hive_create`, `hive_update`, `hive_query`) is 0-4 (0 most urgent) or, as the
+command line writes it, `"P0"`-`"P4"` in any case; one out of range is refused naming
+the range (a quoted number is refused too: send it without quotes).
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 
@@ -213,7 +216,8 @@ call (per id of a batch), its parameters as args, with `"surface": "cli"` (`hive
 events` shows `TOOL (cli)`); a command the lean paths answer (`ready`, `list`,
 `show`, `create`, `update`, `close`, `reserve`, `release`, `mail`) runs it only when
 the config gives agents a policy (an `agents:` section, `"*": {}` is enough: see
-security.md), and a person's commands are not logged. Every ownership override,
+security.md) and is logged the same way either way; a person's commands are not
+logged. Every ownership override,
 from any surface, adds a line with
 `"event": "override"` (who, role, action, target, owner, reason, commit). Past
 20 MB it is rotated to `events.jsonl.1`. `hive events -n N` reads only the end of

@@ -211,6 +211,20 @@ def test_a_directory_in_place_of_a_cell_file(ws: Workspace, repo: Path) -> None:
 
 
 @pytest.mark.parametrize("module", ["hive", "hive.cli.main"])
+def test_a_committed_directory_in_place_of_a_cell_file_is_named_by_ready(
+    ws: Workspace, repo: Path, module: str
+) -> None:
+    """``hive ready`` warns of it as ``hive list`` does, on the lean path too: the lean
+    ``ready`` counted only the cell *files* that do not load, so it said nothing."""
+    good = create_cell(ws, title="fine")
+    _commit_file(repo, f"{cell_path('hv-dir002')}/inner.txt", b"not a cell\n")
+    for args in (["ready"], ["ready", "--json"]):
+        result = run_hive(["-C", str(repo), *args], module=module)
+        assert result.exit_code == 0 and good.id in result.stdout, (args, result.output)
+        assert "is a directory, not a cell file" in result.stderr, (args, result.output)
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])
 def test_a_directory_in_the_working_tree_in_place_of_a_cell_file(
     ws: Workspace, repo: Path, module: str
 ) -> None:
