@@ -396,9 +396,26 @@ def _takes_next(token: str, valued: set[str]) -> bool:
 
 def command_function(op: Operation, command: Command, presenter: Presenter) -> Callable[..., None]:
     """A function typer turns into ``command``: parameters from ``op.params``."""
+    parameters = _command_parameters(op, command, presenter)
+    needed = {n for n in command.argument_options if _required_argument(op, command, presenter, n)}
+
+    def run_command(**given: Any) -> None:
+        _run_command(op, command, presenter, needed, given)
+
+    run_command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run_command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
+    run_command.__doc__ = command.help or op.help or op.summary
+    run_command.__name__ = "_".join(command.path)
+    return run_command
+
+
+def _command_parameters(
+    op: Operation, command: Command, presenter: Presenter
+) -> list[inspect.Parameter]:
+    """The command's parameters: the operation's, the option forms of its arguments,
+    the presenter's extra input and view options, and ``--json``."""
     parameters = [_parameter(op, command, presenter, name) for name in offered(op, command)]
     parameters += [_argument_option(op, command, name) for name in command.argument_options]
-    needed = {n for n in command.argument_options if _required_argument(op, command, presenter, n)}
     if presenter.extra is not None:
         parameters.append(
             inspect.Parameter(
@@ -419,52 +436,55 @@ def command_function(op: Operation, command: Command, presenter: Presenter) -> C
             annotation=Annotated[bool, json_option],
         )
     )
+    return parameters
 
-    def run_command(**given: Any) -> None:
-        use_json(bool(given.pop(JSON, False)))
-        _join_argument_options(command, given, needed)
-        VIEW.clear()
-        VIEW.update({name: given.pop(name) for name in presenter.views})
-        extra = presenter.extra
-        if extra is not None and given.get(extra.name) is not None:
-            _run_extra(op, extra, given)
-            return
-        if extra is not None:
-            given.pop(extra.name, None)
-            _require_arguments(command, given, extra)
-        ws = run_op(presenter.opens or workspace)
-        if presenter.inputs is not None:
-            inputs = presenter.inputs
-            run_op(lambda: inputs(ws, given))  # standard input that is not text: refused
-        ids = _many(command, given)
-        params = run_op(lambda: parse_params(op, command, given))
-        caller = ShellCaller.of(ws)
-        with _progress(presenter, params):
-            first = command.arguments[0] if command.many else None
-            result = run_op(
-                lambda: _explained(presenter, lambda: _run(op, caller, params, ids, first))
-            )
-        if op.writes:  # committed: a Ctrl-C from here on would call a done write interrupted
-            answer_stands()
-        if presenter.notes is not None:
-            presenter.notes(ws, result)
-        try:
-            if OPTIONS.json and presenter.json is not None:
-                presenter.json(result, params, ws)
-            else:
-                show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
-            sys.stdout.flush()
-        except BrokenPipeError:
-            reader_gone()
-        code = presenter.exit_code(result) if presenter.exit_code is not None else 0
-        if code:
-            raise typer.Exit(code)
 
-    run_command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    run_command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
-    run_command.__doc__ = command.help or op.help or op.summary
-    run_command.__name__ = "_".join(command.path)
-    return run_command
+def _run_command(
+    op: Operation, command: Command, presenter: Presenter, needed: set[str], given: dict[str, Any]
+) -> None:
+    """Run ``command`` with the values typer parsed (``given``) and show its result."""
+    use_json(bool(given.pop(JSON, False)))
+    _join_argument_options(command, given, needed)
+    VIEW.clear()
+    VIEW.update({name: given.pop(name) for name in presenter.views})
+    extra = presenter.extra
+    if extra is not None and given.get(extra.name) is not None:
+        _run_extra(op, extra, given)
+        return
+    if extra is not None:
+        given.pop(extra.name, None)
+        _require_arguments(command, given, extra)
+    ws = run_op(presenter.opens or workspace)
+    if presenter.inputs is not None:
+        inputs = presenter.inputs
+        run_op(lambda: inputs(ws, given))  # standard input that is not text: refused
+    ids = _many(command, given)
+    params = run_op(lambda: parse_params(op, command, given))
+    caller = ShellCaller.of(ws)
+    with _progress(presenter, params):
+        first = command.arguments[0] if command.many else None
+        result = run_op(lambda: _explained(presenter, lambda: _run(op, caller, params, ids, first)))
+    if op.writes:  # committed: a Ctrl-C from here on would call a done write interrupted
+        answer_stands()
+    _present(presenter, ws, result, params)
+
+
+def _present(presenter: Presenter, ws: Workspace, result: Any, params: Params) -> None:
+    """Show ``result`` (its notes, then JSON or the rendering); exit with the code the
+    presenter gives it, when not 0."""
+    if presenter.notes is not None:
+        presenter.notes(ws, result)
+    try:
+        if OPTIONS.json and presenter.json is not None:
+            presenter.json(result, params, ws)
+        else:
+            show(result, OPTIONS.json, lambda: presenter.render(result, params, ws))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        reader_gone()
+    code = presenter.exit_code(result) if presenter.exit_code is not None else 0
+    if code:
+        raise typer.Exit(code)
 
 
 def _run_extra(op: Operation, extra: Extra, given: dict[str, Any]) -> None:
