@@ -308,6 +308,29 @@ def test_progress_posts_to_the_epic_thread_and_status_counts(ws: Workspace, repo
     assert status.agents == {session_id: "bob", login_id: "alice"}
 
 
+def test_progress_refuses_bad_reports_and_a_forced_one_keeps_the_assignee(
+    ws: Workspace, repo: Path
+) -> None:
+    """An unknown status or a percent outside 0-100 changes nothing; a coordinator's
+    forced report on a worker's cell sets its status but leaves it the worker's."""
+    _, session_id, _ = epic_with_work(ws)
+    set_coordinators(repo, ["lead"])
+    bob, lead = ws.for_actor("bob"), ws.for_actor("lead")
+    start_cell(bob, cell_id=session_id)
+    before = head(repo)
+    with pytest.raises(InvalidInput, match="invalid status 'done': use in_progress, blocked"):
+        swarm_progress(bob, cell_id=session_id, status="done")
+    with pytest.raises(InvalidInput, match="progress_percent must be between 0 and 100"):
+        swarm_progress(bob, cell_id=session_id, status="in_progress", progress_percent=101)
+    assert head(repo) == before
+    forced = swarm_progress(
+        lead, cell_id=session_id, status="blocked", message="waiting", force=True, reason="r"
+    )
+    assert (forced.cell.status, forced.cell.assignee) == ("blocked", "bob")
+    assert "Hive-Override: lead (coordinator)" in git(repo, "log", "-1", "--format=%B")
+    assert show_cell(ws, cell_id=session_id).assignee == "bob"
+
+
 def test_record_outcome_is_one_commit_with_only_the_outcome(ws: Workspace, repo: Path) -> None:
     _, session_id, _ = epic_with_work(ws)
     outcome = swarm_record_outcome(

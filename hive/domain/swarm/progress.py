@@ -102,16 +102,44 @@ def swarm_progress(
     """
     check_project(ws, project_key)
     acting_as(ws, agent_name, "reporting progress")
-    agent_ws = ws
+    percent = _checked_percent(status, progress_percent)
+    touched = normalize_touched(ws.root, files_touched or [])
+    note = _progress_note(status, percent, message, touched)
+    current = _reported_cell(ws, cell_id, force=force, reason=reason)
+    cell, outcome = _record_progress(
+        ws, current, status, note, message, touched, force=force, reason=reason
+    )
+    thread = cell.parent or cell.id
+    importance = "high" if status in ("blocked", "failed") else "normal"
+    message_id, recipients, not_posted = _post(ws, thread, cell, note, importance)
+    return ProgressResult(
+        cell=cell,
+        status=status,
+        percent=percent,
+        message_id=message_id,
+        thread_id=thread,
+        recipients=recipients,
+        not_posted=not_posted,
+        outcome=outcome,
+        next_step=COMPLETE_HINT if status == "completed" else None,
+    )
+
+
+def _checked_percent(status: str, progress_percent: int | None) -> int | None:
+    """The percent to report once ``status`` is checked: 0-100; 100 for ``completed``
+    when none is given."""
     if status not in PROGRESS_STATUSES:
         raise InvalidInput(f"invalid status {status!r}: use {', '.join(PROGRESS_STATUSES)}")
     if progress_percent is not None and not 0 <= progress_percent <= 100:
         raise InvalidInput("progress_percent must be between 0 and 100")
     if status == "completed" and progress_percent is None:
-        progress_percent = 100
-    touched = normalize_touched(ws.root, files_touched or [])
-    note = _progress_note(status, progress_percent, message, touched)
-    current = get_cell(agent_ws.cells(), cell_id)
+        return 100
+    return progress_percent
+
+
+def _reported_cell(ws: Workspace, cell_id: str, *, force: bool, reason: str | None) -> Cell:
+    """The cell to report on, refused when it takes no report or is someone else's."""
+    current = get_cell(ws.cells(), cell_id)
     _check_reporter(current)
     check_owner(
         ws,
@@ -121,35 +149,37 @@ def swarm_progress(
         force=force,
         reason=reason,
     )
-    outcome: Outcome | None = None
+    return current
+
+
+def _record_progress(
+    ws: Workspace,
+    current: Cell,
+    status: str,
+    note: str,
+    message: str | None,
+    touched: list[str],
+    *,
+    force: bool,
+    reason: str | None,
+) -> tuple[Cell, Outcome | None]:
+    """The report's one commit: a failure blocks the cell and records its outcome;
+    any other status is set on the cell (``completed`` keeps it in progress) with the
+    note, the reporter its assignee unless it is someone else's."""
     if status == "failed":
-        cell, outcome = _record_failure(agent_ws, current.id, note, message, touched, force, reason)
-    else:
-        cell_status = "in_progress" if status == "completed" else status
-        owned = current.assignee in (None, agent_ws.actor)
-        cell = update_cell(
-            agent_ws,
-            cell_id=current.id,
-            status=cell_status,
-            assignee=agent_ws.actor if owned else None,
-            append_notes=note,
-            force=force,
-            reason=reason,
-        )
-    thread = cell.parent or cell.id
-    importance = "high" if status in ("blocked", "failed") else "normal"
-    message_id, recipients, not_posted = _post(agent_ws, thread, cell, note, importance)
-    return ProgressResult(
-        cell=cell,
-        status=status,
-        percent=progress_percent,
-        message_id=message_id,
-        thread_id=thread,
-        recipients=recipients,
-        not_posted=not_posted,
-        outcome=outcome,
-        next_step=COMPLETE_HINT if status == "completed" else None,
+        return _record_failure(ws, current.id, note, message, touched, force, reason)
+    cell_status = "in_progress" if status == "completed" else status
+    owned = current.assignee in (None, ws.actor)
+    cell = update_cell(
+        ws,
+        cell_id=current.id,
+        status=cell_status,
+        assignee=ws.actor if owned else None,
+        append_notes=note,
+        force=force,
+        reason=reason,
     )
+    return cell, None
 
 
 def _check_reporter(cell: Cell) -> None:
