@@ -23,6 +23,7 @@ from hive.errors import (
     GateFailed,
     InvalidInput,
     NotFound,
+    NotYourIdentity,
     PathOutsideRepository,
     PermissionDenied,
     ReservationConflict,
@@ -350,6 +351,25 @@ def test_record_outcome_is_one_commit_with_only_the_outcome(ws: Workspace, repo:
     assert stored.source == "record_outcome"
     with pytest.raises(NotFound):
         swarm_record_outcome(ws, cell_id="hv-nope00", success=True)
+
+
+def test_record_outcome_refuses_bad_values_and_changes_nothing(ws: Workspace, repo: Path) -> None:
+    """A negative duration or count, or an agent_name that is not the caller, is refused
+    before anything is written."""
+    _, session_id, _ = epic_with_work(ws)
+    before = head(repo)
+    cases = [
+        (dict(duration_ms=-1), InvalidInput, "duration_ms must be >= 0"),
+        (dict(error_count=-1), InvalidInput, "error_count and retry_count must be >= 0"),
+        (dict(retry_count=-1), InvalidInput, "error_count and retry_count must be >= 0"),
+        (dict(agent_name="mallory"), NotYourIdentity, "agent_name 'mallory' is not you"),
+    ]
+    for kwargs, error, text in cases:
+        with pytest.raises(error, match=text):
+            swarm_record_outcome(ws, cell_id=session_id, success=True, **kwargs)  # type: ignore[arg-type]
+    assert head(repo) == before
+    recorded = swarm_record_outcome(ws, cell_id=session_id, success=True, agent_name="alice")
+    assert recorded.agent == "alice" and head(repo) != before
 
 
 def test_project_key_must_be_this_repository(ws: Workspace, tmp_path: Path) -> None:

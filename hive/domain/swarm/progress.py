@@ -325,11 +325,7 @@ def swarm_record_outcome(
     ``agent_name``, when given, must be the acting identity."""
     if agent_name is not None:
         acting_as(ws, agent_name, "recording an outcome")
-    agent_ws = ws
-    if duration_ms is not None and duration_ms < 0:
-        raise InvalidInput("duration_ms must be >= 0")
-    if error_count < 0 or retry_count < 0:
-        raise InvalidInput("error_count and retry_count must be >= 0")
+    _check_outcome_numbers(duration_ms, error_count, retry_count)
     if strategy is not None:
         check_strategy(strategy)
     checked_criteria = _check_criteria(criteria)
@@ -338,15 +334,12 @@ def swarm_record_outcome(
     touched = normalize_touched(ws.root, files_touched or [])
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Outcome]:
-        index = agent_ws.cells(snap)
-        try:
-            cell = get_cell(index, cell_id, allow_deleted=True)
-        except NotFound:
-            raise NotFound(f"no cell {cell_id!r}: outcomes describe existing cells") from None
+        index = ws.cells(snap)
+        cell = _outcome_cell(index, cell_id)
         outcome = build_outcome(
             index,
             cell,
-            agent_ws.actor,
+            ws.actor,
             touched,
             [],
             utc_now(),
@@ -361,14 +354,34 @@ def swarm_record_outcome(
         outcome = outcome.model_copy(
             update={"source": "record_outcome", "criteria": checked_criteria}
         )
-        message = format_message(
-            f"hive: outcome {cell.id} {'success' if success else 'failure'}",
-            [("Hive-Cell", cell.id), *agent_ws.trailers("outcome")],
-        )
-        return [outcome_change(outcome)], message, outcome
+        return [outcome_change(outcome)], _outcome_message(ws, cell, success), outcome
 
-    recorded: Outcome = agent_ws.write_files(plan).result
+    recorded: Outcome = ws.write_files(plan).result
     return recorded
+
+
+def _check_outcome_numbers(duration_ms: float | None, error_count: int, retry_count: int) -> None:
+    """A recorded duration and counts are never negative."""
+    if duration_ms is not None and duration_ms < 0:
+        raise InvalidInput("duration_ms must be >= 0")
+    if error_count < 0 or retry_count < 0:
+        raise InvalidInput("error_count and retry_count must be >= 0")
+
+
+def _outcome_cell(index: CellIndex, cell_id: str) -> Cell:
+    """The cell an outcome describes (a deleted one too)."""
+    try:
+        return get_cell(index, cell_id, allow_deleted=True)
+    except NotFound:
+        raise NotFound(f"no cell {cell_id!r}: outcomes describe existing cells") from None
+
+
+def _outcome_message(ws: Workspace, cell: Cell, success: bool) -> str:
+    """The commit message of a recorded outcome."""
+    return format_message(
+        f"hive: outcome {cell.id} {'success' if success else 'failure'}",
+        [("Hive-Cell", cell.id), *ws.trailers("outcome")],
+    )
 
 
 def _check_criteria(criteria: Sequence[str] | None) -> list[str] | None:
