@@ -1458,8 +1458,11 @@ def _pad_list(found: Any, params: Any, ws: Workspace) -> None:
 
 def _raw(text: str) -> None:
     """Stored text as it is, but its control characters (other than line breaks and
-    tabs) shown as ``?`` (``--json`` gives it exactly)."""
-    sys.stdout.write(shown_lines(text))
+    tabs) shown as ``?`` (``--json`` gives it exactly); on a terminal a text not ending
+    in a line break gets one, so the shell's next prompt starts a line of its own
+    (piped, the text is not lengthened)."""
+    ending = "\n" if text and not text.endswith("\n") and sys.stdout.isatty() else ""
+    sys.stdout.write(shown_lines(text) + ending)
 
 
 TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
