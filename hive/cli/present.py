@@ -183,7 +183,7 @@ def _dep_tree(tree: Any, params: Any, ws: Workspace) -> None:
     root = Tree(label(tree, 0))
     if tree.depends_on is not None and tree.dependents is not None:  # --direction both
         for heading, children in (("depends on", tree.depends_on), ("dependents", tree.dependents)):
-            part = root.add(heading)
+            part = root.add(heading if children else f"{heading} (none)")  # never an empty one
             for child in children:
                 grow(part.add(label(child, 2)), child, 2)
     else:
