@@ -740,7 +740,12 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         output.say("  lead time    no closed cells yet")
 
 
-PRESENTERS.update({"blocked": Presenter(render=_blocked), "stats": Presenter(render=_stats)})
+PRESENTERS.update(
+    {
+        "blocked": Presenter(render=_blocked, notes=_list_notes),  # damage warned as list's
+        "stats": Presenter(render=_stats),
+    }
+)
 
 
 # ------------------------------------------------------------------ plans, epics, completion
