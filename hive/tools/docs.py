@@ -49,7 +49,9 @@ generated from the registry:
   stdin ends (once every call sent before it is answered: a client may pipe its calls
   in and close stdin; a call it cancelled gets no answer, and its waits, a `ctx_wait`
   or a lock wait, end at once) or the client stops reading, and at once on Ctrl-C or
-  SIGTERM, also while it is still starting (its imports are not finished first);
+  SIGTERM, also while it is still starting (its imports are not finished first),
+  from hive's first line on (before it, in Python's own start-up, the signal is
+  Python's: see [serve.md](serve.md));
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (UTF-8: other bytes are refused, exit 2; alone or in a ```json fence among
   other text), runs the calls in order and prints a JSON transcript (compact, indented only on
