@@ -29,7 +29,7 @@ from hive.models.swarm_run import SwarmEvent, SwarmRunResult
 from hive.store.credentials import name_of_token
 from tests.conftest import agent_env, assert_clean, git
 from tests.hivefork import hive_command, module_command
-from tests.inprocess import Forked, fork_hive, run_hive
+from tests.inprocess import Forked, fork_hive, fork_on_terminal, run_hive
 
 PYTHON = shlex.quote(sys.executable)
 AGENT = f"{PYTHON} -m hive.agents.example {{prompt_file}}"
@@ -523,6 +523,21 @@ def test_json_events_and_exit_codes_through_the_cli(ws: Workspace, repo: Path) -
     )
     assert again.returncode == 0, again.stdout + again.stderr
     assert show_cell(ws, cell_id=bad_cell).status == "closed"
+
+
+def test_a_run_on_a_terminal_draws_its_live_view_then_the_summary(
+    ws: Workspace, repo: Path
+) -> None:
+    """On a terminal, hive swarm run draws the live table of the epic's subtasks (not
+    the plain event lines) and then prints the summary; the work is done all the same."""
+    epic, *subtasks = make_epic(ws, files(2))
+    code, seen = fork_on_terminal(["-C", str(repo), "swarm", "run", epic, "--agent-cmd", AGENT])
+    text = seen.decode(errors="replace")
+    assert code == 0, text
+    assert "SUBTASK" in text and "Build it" in text  # the live table and its epic title
+    assert f"{epic}: 2/2 subtasks completed" in text
+    assert [show_cell(ws, cell_id=cell).status for cell in subtasks] == ["closed", "closed"]
+    assert_clean(repo)
 
 
 def _start_runner(repo: Path, epic: str, command: str, workers: int) -> Forked:

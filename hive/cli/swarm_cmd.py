@@ -97,15 +97,7 @@ def run_cmd(
     json_flag: JsonFlag = False,
 ) -> None:
     """Run the epic's ready subtasks with an agent command, N workers at once."""
-    import signal
-    import threading
-
-    from hive.cli import swarm_view
-    from hive.cli.common import OPTIONS
-    from hive.domain.swarm.runner import run_swarm
-
     use_json(json_flag)
-    stop = threading.Event()
     options = {
         "epic_id": epic_id,
         "agent_cmd": agent_cmd,
@@ -114,6 +106,21 @@ def run_cmd(
         "timeout": timeout,
         "close_epic": not keep_epic_open,
     }
+    result = _run_until_stopped(options)
+    _report_run(result)
+
+
+def _run_until_stopped(options: dict[str, Any]) -> Any:
+    """Run the swarm, its events drawn live on a terminal (else plain lines, or JSON
+    lines with --json); SIGINT and SIGTERM ask it to stop (the handlers are restored)."""
+    import signal
+    import threading
+
+    from hive.cli import swarm_view
+    from hive.cli.common import OPTIONS
+    from hive.domain.swarm.runner import run_swarm
+
+    stop = threading.Event()
 
     def request_stop(signum: int, frame: Any) -> None:
         stop.set()
@@ -130,6 +137,15 @@ def run_cmd(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    return result
+
+
+def _report_run(result: Any) -> None:
+    """The run's summary (not with --json); exit 130 when interrupted, 1 when work is
+    left undone."""
+    from hive.cli import swarm_view
+    from hive.cli.common import OPTIONS
+
     if not OPTIONS.json:
         for line in swarm_view.summary_lines(result):
             output.say(line)

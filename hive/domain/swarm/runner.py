@@ -678,25 +678,10 @@ class _Runner:
         branch: str | None,
         earlier: str | None = None,
     ) -> _Worker:
-        project = self.ws.root
-        if worktree is not None and branch is not None:
-            if os.path.isdir(worktree):  # kept by an earlier run: the subtask resumes there
-                self._refresh_kept(cell, agent, worktree, branch)
-                if earlier:
-                    earlier += RESUMED_HERE
-            else:
-                head = self.ws.git.head().commit
-                if head is None:
-                    raise InvalidInput("the repository has no commit to branch from")
-                add_worktree(self.ws.git, worktree, branch=branch, commit=head)
-            project = worktree
-        brief_ws = Workspace(project, actor=agent)
-        prompt = swarm_subtask_prompt(
-            brief_ws, cell_id=cell.id, agent_name=agent, context=earlier
-        ).prompt
-        prompt_file = self._new_file("prompts", f"{cell.id}.{agent}", ".md")
-        with open(prompt_file, "w", encoding="utf-8") as brief:
-            brief.write(prompt + "\n")
+        """Start ``agent``'s worker process for ``cell``: its working tree ready, its
+        brief written, its output appended to ``log``."""
+        project, earlier = self._worker_project(cell, agent, worktree, branch, earlier)
+        prompt_file = self._write_brief(cell, agent, project, earlier)
         values = {
             "prompt_file": prompt_file,
             "cell": cell.id,
@@ -719,28 +704,43 @@ class _Runner:
         handle.write(f"$ {command}\n".encode())
         handle.flush()
         start = handle.tell()  # now: the worker shares the file offset once it runs
-        direct = forkable(command, env)
-        try:
-            process: subprocess.Popen[bytes] | ForkedWorker | None = None
-            if direct is not None:
-                module, args = direct
-                process = start_forked(module, args, cwd=project, env=env, log_fd=handle.fileno())
-            if process is None:
-                process = subprocess.Popen(
-                    command,
-                    shell=True,
-                    cwd=project,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=handle,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-        except OSError:
-            handle.close()
-            raise
+        process = _start_worker_process(command, env, project, handle)
         job = _Job(cell.id, agent, log, worktree, branch)
         return _Worker(job, process, handle, time.monotonic(), prompt_file, start)
+
+    def _worker_project(
+        self,
+        cell: Cell,
+        agent: str,
+        worktree: str | None,
+        branch: str | None,
+        earlier: str | None,
+    ) -> tuple[str, str | None]:
+        """Where the worker runs (its worktree, kept or added at HEAD, else the
+        repository) and its earlier attempt's note (saying it resumes in a kept one)."""
+        if worktree is None or branch is None:
+            return self.ws.root, earlier
+        if os.path.isdir(worktree):  # kept by an earlier run: the subtask resumes there
+            self._refresh_kept(cell, agent, worktree, branch)
+            if earlier:
+                earlier += RESUMED_HERE
+        else:
+            head = self.ws.git.head().commit
+            if head is None:
+                raise InvalidInput("the repository has no commit to branch from")
+            add_worktree(self.ws.git, worktree, branch=branch, commit=head)
+        return worktree, earlier
+
+    def _write_brief(self, cell: Cell, agent: str, project: str, earlier: str | None) -> str:
+        """Write ``agent``'s brief for ``cell`` (as read in ``project``); its path."""
+        brief_ws = Workspace(project, actor=agent)
+        prompt = swarm_subtask_prompt(
+            brief_ws, cell_id=cell.id, agent_name=agent, context=earlier
+        ).prompt
+        prompt_file = self._new_file("prompts", f"{cell.id}.{agent}", ".md")
+        with open(prompt_file, "w", encoding="utf-8") as brief:
+            brief.write(prompt + "\n")
+        return prompt_file
 
     # ------------------------------------------------------------ watching
 
@@ -1472,6 +1472,35 @@ class _Runner:
             files=result.left_uncommitted or None,
         )
         return result
+
+
+def _start_worker_process(
+    command: str, env: dict[str, str], project: str, handle: IO[bytes]
+) -> subprocess.Popen[bytes] | ForkedWorker:
+    """Run ``command`` in ``project``, its output to ``handle``: forked from this
+    process when it is a hive command that can be, else in a shell of its own
+    session. ``handle`` is closed when it cannot start."""
+    direct = forkable(command, env)
+    try:
+        process: subprocess.Popen[bytes] | ForkedWorker | None = None
+        if direct is not None:
+            module, args = direct
+            process = start_forked(module, args, cwd=project, env=env, log_fd=handle.fileno())
+        if process is None:
+            process = subprocess.Popen(
+                command,
+                shell=True,
+                cwd=project,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+    except OSError:
+        handle.close()
+        raise
+    return process
 
 
 def worth_keeping(ignored: list[str], disposable: tuple[str, ...] = DISPOSABLE) -> list[str]:
