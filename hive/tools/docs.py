@@ -39,9 +39,10 @@ records (the seed's 200-character snippets; the blockers' titles and states). Ti
 are given as the files write them: UTC, millisecond precision and a `Z`
 (`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
 microseconds), in the tool envelope and over MCP alike. A cell's `priority`
-(`hive_create`, `hive_update`, `hive_query`) is 0-4 (0 most urgent) or, as the
-command line writes it, `"P0"`-`"P4"` in any case; one out of range is refused naming
-the range (a quoted number is refused too: send it without quotes).
+(`hive_create`, `hive_update`, `hive_query`, `hive_create_epic`'s epic and subtasks)
+is 0-4 (0 most urgent) or, as the command line writes it, `"P0"`-`"P4"` in any case;
+one out of range is refused naming the range (a quoted number is refused too, a
+subtask's aside: send it without quotes).
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 
