@@ -962,3 +962,28 @@ def test_a_json_object_argument_says_how_to_type_one(
     assert refused.exit_code == 2, refused.output
     assert f"invalid {shown}: expected a JSON object, in quotes for the shell" in refused.stderr
     assert "dictionary" not in refused.stderr
+
+
+def test_blocked_and_ready_warn_of_a_directory_where_a_cell_file_is(hived: Path) -> None:
+    """A directory left in the working tree in place of a cell file (hive could not
+    write that cell) was warned of by list and show only: blocked said nothing."""
+    from tests.inprocess import run_hive
+
+    first = create(hived, "first")
+    waiting = create(hived, "waiting", "--deps", first)
+    said = "is a directory, not a cell file; move what is inside it elsewhere"
+    for cell in (waiting, first):  # the blocked cell, then its blocker (not listed)
+        path = next((hived / ".hive" / "cells").glob(f"*/{cell}.yaml"))
+        path.unlink()
+        path.mkdir()
+        done = run_hive(["-C", str(hived), "blocked"])
+        assert done.returncode == 0 and f"{waiting} waits on" in done.stdout
+        assert f"warning: {path.relative_to(hived)}: {said}" in done.stderr, done.stderr
+        path.rmdir()
+        git(hived, "checkout", "--", str(path))
+    path = next((hived / ".hive" / "cells").glob(f"*/{first}.yaml"))
+    path.unlink()
+    path.mkdir()
+    for command in (["ready"], ["ready", "--json"], ["blocked", "--json"]):
+        done = run_hive(["-C", str(hived), *command])
+        assert done.returncode == 0 and said in done.stderr, (command, done.stderr)

@@ -68,6 +68,13 @@ def test_the_command_line_reverse_direction_and_json(ws: Workspace, repo: Path) 
         "dependents",
         f"{top} [open] top (blocks)",
     ]
+    code, out, _ = _hive(repo, "dep", "tree", base, "--direction", "both")
+    assert code == 0  # a heading with nothing under it says so
+    assert out.splitlines()[1:3] == ["├── depends on (none)", "└── dependents"]
+    code, out, _ = _hive(repo, "dep", "tree", top, "--direction", "both")
+    assert out.splitlines()[-1] == "└── dependents (none)"
+    code, out, _ = _hive(repo, "dep", "tree", base, "--direction", "both", "--json")
+    assert code == 0 and json.loads(out)["depends_on"] == []
     code, out, _ = _hive(repo, "dep", "tree", base, "--direction", "up", "--json")
     assert code == 0 and [n["id"] for n in json.loads(out)["dependents"]] == [mid, top]
     code, _, err = _hive(repo, "dep", "tree", base, "--reverse", "--direction", "both")

@@ -1,6 +1,6 @@
 """A tool call's priority as the command line takes it: 0-4 or ``P0``-``P4`` in any case
-(``hive_create``, ``hive_update``, ``hive_query``), published so in the schemas; out of
-range refused naming the range."""
+(``hive_create``, ``hive_update``, ``hive_query``, ``hive_create_epic``'s epic and
+subtasks), published so in the schemas; out of range refused naming the range."""
 
 from __future__ import annotations
 
@@ -58,3 +58,48 @@ def test_the_schemas_say_so_in_a_few_characters() -> None:
             with pytest.raises(jsonschema.ValidationError):
                 jsonschema.validate({"id": "hv-1", "title": "t", "priority": refused}, schema)
         assert len(json.dumps(schema["properties"]["priority"])) < 140, name
+
+
+def test_create_epic_takes_p_words_for_the_epic_and_its_subtasks(ws: Workspace, repo: Path) -> None:
+    """hive_create_epic took its priorities (the epic's, each subtask's) only as numbers
+    while hive_create took P1."""
+    subtasks = [{"title": "a", "priority": "p0"}, {"title": "b", "priority": 3}, {"title": "c"}]
+    made = _call(
+        repo, "hive_create_epic", {"epic_title": "E", "priority": " P1 ", "subtasks": subtasks}
+    )
+    cells = made["result"]
+    assert [cell["priority"] for cell in cells] == [1, 0, 3, 1], made  # c: the epic's
+    for given in ("P7", 9):
+        for args in ({"priority": given}, {"subtasks": [{"title": "a", "priority": given}]}):
+            call = {"epic_title": "E", "subtasks": [{"title": "a"}], **args}
+            refused = _call(repo, "hive_create_epic", call)
+            assert refused["code"] == "invalid_arguments", refused
+            assert "0-4" in refused["error"] and "P0-P4" in refused["error"], refused
+    schema = schema_of("hive_create_epic")
+    for taken in ("P2", "p4", 0):
+        jsonschema.validate(
+            {"epic_title": "e", "subtasks": [{"title": "a", "priority": taken}], "priority": taken},
+            schema,
+        )
+    for wrong in ("P5", "2", 5):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(
+                {"epic_title": "e", "subtasks": [{"title": "a"}], "priority": wrong}, schema
+            )
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(
+                {"epic_title": "e", "subtasks": [{"title": "a", "priority": wrong}]}, schema
+            )
+
+
+def test_epic_create_on_the_command_line_takes_a_subtask_priority_word(
+    ws: Workspace, repo: Path
+) -> None:
+    from tests.inprocess import run_hive
+
+    subtask = json.dumps({"title": "a", "priority": "P3"})
+    done = run_hive(
+        ["-C", str(repo), "epic", "create", "E", "-p", "P1", "--subtask", subtask, "--json"]
+    )
+    assert done.returncode == 0, done.stderr
+    assert [cell["priority"] for cell in json.loads(done.stdout)] == [1, 3]

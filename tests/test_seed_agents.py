@@ -708,3 +708,18 @@ def test_search_scratchpad_and_todo_commands(ws: Workspace, repo: Path) -> None:
     assert [entry["agent"] for entry in only] == ["bob"]
     bad = hive(repo, "todo", "set", '[{"content": "x", "status": "done"}]', "--json")
     assert bad.returncode == 2 and json.loads(bad.stdout)["code"] == "invalid_input"
+
+
+def test_scratchpad_read_ends_its_line_on_a_terminal_only(ws: Workspace, repo: Path) -> None:
+    """The content printed without a line break at its end put the shell's next prompt
+    on its last line; piped and in --json it stays as stored."""
+    from tests.inprocess import fork_on_terminal
+
+    hive(repo, "scratchpad", "write", "notes/a", "no break")
+    hive(repo, "scratchpad", "write", "notes/b", "broken\n")
+    code, seen = fork_on_terminal(["-C", str(repo), "scratchpad", "read", "notes/a"])
+    assert (code, seen) == (0, b"no break\r\n")
+    code, seen = fork_on_terminal(["-C", str(repo), "scratchpad", "read", "notes/b"])
+    assert (code, seen) == (0, b"broken\r\n")
+    assert hive(repo, "scratchpad", "read", "notes/a").stdout == "no break"
+    assert json.loads(hive(repo, "scratchpad", "read", "notes/a", "--json").stdout) == "no break"

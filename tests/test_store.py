@@ -120,7 +120,11 @@ def test_layout_shards_children_with_their_parent() -> None:
             b"    target: hv-y",
             r"x\.yaml:9: invalid field 'dependencies\.1\.type'",
         ),
-        (b"status: open", b"status: open\nstatus: closed", r"x\.yaml:5: malformed YAML.*duplicate"),
+        (
+            b"status: open",
+            b"status: open\nstatus: closed",
+            r"x\.yaml:5: 'status' is set twice \(first on line 4\): keep one",
+        ),
     ],
 )
 def test_invalid_fields_are_reported_with_the_line_of_their_key(

@@ -22,14 +22,20 @@ TWICE = "title: &t one\nstatus: open\nnotes:\n  - &t two\n  - *t\n"
 REFUSAL = "anchor &t is defined twice (lines 1 and 4); a hive file may define each anchor once"
 
 
-@pytest.mark.parametrize("pure", [False, True], ids=["libyaml", "pure-python"])
-def test_an_anchor_defined_twice_is_refused_by_either_loader(
-    pure: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def loader_chosen(pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ruamel's pure-Python loader (with hive's composer) for ``yamlio`` if ``pure``,
+    else the one installed (libyaml's when ruamel.yaml.clib is there)."""
     if pure:
         loader = YAML(typ="safe", pure=True)
         loader.Composer = yamlio._loader().Composer
         monkeypatch.setattr(yamlio, "_loader", lambda: loader)
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["libyaml", "pure-python"])
+def test_an_anchor_defined_twice_is_refused_by_either_loader(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loader_chosen(pure, monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a library warning fails the test
         with pytest.raises(YamlError) as refused:

@@ -381,7 +381,7 @@ def test_an_edited_cell_still_decodes_as_before() -> None:
     edited = "# edited by hand\n" + text.replace("labels:\n  - a\n  - b\n", "labels: [a, b]  # x\n")
     assert fast_loads(edited) is None
     assert decode_cell(edited.encode(), "x.yaml") == cell
-    with pytest.raises(CorruptFile, match=r"^x\.yaml:11: malformed YAML.*duplicate"):
+    with pytest.raises(CorruptFile, match=r"^x\.yaml:11: 'id' is set twice \(first on line 1\)"):
         decode_cell((text + "id: hv-x\n").encode(), "x.yaml")
 
 

@@ -68,13 +68,16 @@ also `{"error": "interrupted", "code": "interrupted"}` on stdout; `hive mcp` and
 `hive serve`: 0 and nothing; `hive swarm run`: its summary, which says to run
 the same command again to resume, or with `--json` that line on stderr)
 wherever it comes, also while hive is still starting (importing its modules):
-never a traceback. Once a command's answer is being written (its work done: a
-write committed, a read's result ready) Ctrl-C changes nothing: the answer is
-written whole, once, with its own exit code (never followed by a second,
-`interrupted` JSON document). Only in the few milliseconds before hive's first line
-runs (Python itself starting) is it Python's to handle: the process then ends by
-the signal, which a shell shows as 130 (under heavy load Python may also report
-its own start-up as interrupted).
+never a traceback from hive's first line on. Once a command's answer is being
+written (its work done: a write committed, a read's result ready) Ctrl-C changes
+nothing: the answer is written whole, once, with its own exit code (never followed
+by a second, `interrupted` JSON document). Only before hive's first line runs (Python's own
+start-up: its `site` module and the console script's `import hive`, some 15-50 ms,
+longer on a loaded machine) is it Python's to handle: Python prints its
+`KeyboardInterrupt` traceback and the process ends by the signal, which a shell
+shows as 130 (while `site` is imported: `Fatal Python error: init_import_site`
+with that traceback, exit 1; before Python sets its own handler, the signal alone,
+nothing printed). A SIGTERM then ends any command by the signal (143), silently.
 
 Commands that take an id take several (`hive close A B C`; also `show`,
 `update`, `start`, `reopen`, `delete`). A write over several cells is **one

@@ -183,7 +183,7 @@ def _dep_tree(tree: Any, params: Any, ws: Workspace) -> None:
     root = Tree(label(tree, 0))
     if tree.depends_on is not None and tree.dependents is not None:  # --direction both
         for heading, children in (("depends on", tree.depends_on), ("dependents", tree.dependents)):
-            part = root.add(heading)
+            part = root.add(heading if children else f"{heading} (none)")  # never an empty one
             for child in children:
                 grow(part.add(label(child, 2)), child, 2)
     else:
@@ -740,7 +740,12 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         output.say("  lead time    no closed cells yet")
 
 
-PRESENTERS.update({"blocked": Presenter(render=_blocked), "stats": Presenter(render=_stats)})
+PRESENTERS.update(
+    {
+        "blocked": Presenter(render=_blocked, notes=_list_notes),  # damage warned as list's
+        "stats": Presenter(render=_stats),
+    }
+)
 
 
 # ------------------------------------------------------------------ plans, epics, completion
@@ -1458,8 +1463,11 @@ def _pad_list(found: Any, params: Any, ws: Workspace) -> None:
 
 def _raw(text: str) -> None:
     """Stored text as it is, but its control characters (other than line breaks and
-    tabs) shown as ``?`` (``--json`` gives it exactly)."""
-    sys.stdout.write(shown_lines(text))
+    tabs) shown as ``?`` (``--json`` gives it exactly); on a terminal a text not ending
+    in a line break gets one, so the shell's next prompt starts a line of its own
+    (piped, the text is not lengthened)."""
+    ending = "\n" if text and not text.endswith("\n") and sys.stdout.isatty() else ""
+    sys.stdout.write(shown_lines(text) + ending)
 
 
 TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}

@@ -237,7 +237,7 @@ def _parse_yaml(text: str, source: str) -> CellFile:
     except YamlError as exc:
         where = f"{source}:{exc.line}" if exc.line else source
         raise InvalidInput(
-            f"{where}: malformed YAML: {exc}; nothing was created",
+            f"{where}: {exc.said()}; nothing was created",
             problems=[{"line": exc.line, "record": None, "message": f"{where}: {exc}"}],
         ) from None
     return _from_document(data, source, text, jsonl=False)

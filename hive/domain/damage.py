@@ -1,7 +1,7 @@
 """Damage in the working tree that hive's reads (which come from git) would not see:
-a directory where a cell file should be (``show`` and ``list`` warn about it), and an
-uncommitted edit that made a cell file unloadable (``show``, ``list`` and ``ready``
-warn of the cells they show). ``hive doctor``
+a directory where a cell file should be (``show``, ``list``, ``ready`` and ``blocked``
+warn about it), and an uncommitted edit that made a cell file unloadable (``show``,
+``list``, ``ready`` and ``blocked`` warn of the cells they show). ``hive doctor``
 reports both, since the next write of that cell would fail."""
 
 from __future__ import annotations

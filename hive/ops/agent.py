@@ -268,7 +268,10 @@ declare(
         writes=False,
         errors=(InvalidInput, NotFound),
         commands=(Command(("scratchpad", "read"), arguments=PAD_PATH),),
-        help="Print an entry's content.",
+        help=(
+            "Print an entry's content (on a terminal, a line break is added after a"
+            " content ending without one; --json gives it exactly)."
+        ),
     ),
     Operation(
         name="scratchpad_list",

@@ -14,7 +14,7 @@ from hive.models.cell import PlannedCell
 from hive.models.epic import PlannedSubtask
 from hive.models.results import EpicStatus
 from hive.models.swarm import PlanPrompt, StrategyChoice, SubtaskPrompt, ValidationResult
-from hive.ops.cells import LOOKUP, PRIORITY, IdParams
+from hive.ops.cells import LOOKUP, PRIORITY, IdParams, Priority
 from hive.ops.spec import CLI_ONLY, Command, Operation, Params, cli_help_only, declare
 
 if TYPE_CHECKING:
@@ -90,22 +90,29 @@ def _validate(ws: Workspace, a: ValidateParams) -> ValidationResult:
     return swarm_validate_decomposition(None, response=a.response)
 
 
+class EpicSubtask(PlannedSubtask):
+    """One planned subtask (other keys are ignored)."""  # in every agent's tool list
+
+    priority: Priority | None = None  # also P0-P4, as hive_create takes it
+
+
 class CreateEpicParams(Params):
     epic_title: str = Field(min_length=1, max_length=500)
     epic_description: str = ""
-    subtasks: list[PlannedSubtask] = Field(min_length=1, max_length=50)
+    subtasks: list[EpicSubtask] = Field(min_length=1, max_length=50)
     strategy: StrategyName | Literal["auto"] | None = None
-    priority: int | None = Field(default=None, ge=0, le=4, description="the epic's (default 2)")
+    priority: Priority | None = Field(default=None, description="the epic's (default 2)")
 
 
 def _create_epic(ws: Workspace, a: CreateEpicParams) -> list[Cell]:
     from hive.domain.swarm.decompose import hive_create_epic
 
+    subtasks: list[PlannedSubtask] = [*a.subtasks]  # EpicSubtasks: planned subtasks
     return hive_create_epic(
         ws,
         epic_title=a.epic_title,
         epic_description=a.epic_description,
-        subtasks=a.subtasks,
+        subtasks=subtasks,
         strategy=a.strategy,
         priority=a.priority,
     )
@@ -145,7 +152,7 @@ def _subtasks(values: Any) -> list[PlannedSubtask]:
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"--subtask is not valid JSON: {exc.msg}") from None
         try:
-            found.append(PlannedSubtask.model_validate(data))
+            found.append(EpicSubtask.model_validate(data))
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(str(part) for part in error["loc"])

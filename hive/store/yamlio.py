@@ -40,9 +40,14 @@ INDENT = "  "
 class YamlError(ValueError):
     """Raised by :func:`loads` with the line (1-based) of the problem when known."""
 
-    def __init__(self, message: str, line: int | None = None) -> None:
+    def __init__(self, message: str, line: int | None = None, *, malformed: bool = True) -> None:
         super().__init__(message)
         self.line = line
+        self.malformed = malformed  # False: the message says all (a key set twice)
+
+    def said(self) -> str:
+        """The problem as a sentence: ``malformed YAML: ...`` unless it says all."""
+        return f"malformed YAML: {self}" if self.malformed else str(self)
 
 
 def dumps(document: Mapping[str, Any]) -> str:
@@ -201,6 +206,41 @@ def _loader() -> Any:
 _DUPLICATE_ANCHOR = "found duplicate anchor; first occurrence"
 
 
+def _key_twice(text: str, exc: Any) -> YamlError | None:
+    """The refusal of ``text``, whose mapping has a key twice (``exc``, the loader's
+    DuplicateKeyError, marks the second): the key and both lines, as a person reads
+    them; None when the key is not found again (ruamel's own words then)."""
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    second = exc.problem_mark
+    try:
+        nodes = [_loader().compose(text)]
+    except (YAMLError, ValueError, TypeError, RecursionError):
+        return None
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, SequenceNode):
+            nodes.extend(node.value)
+        if not isinstance(node, MappingNode):
+            continue
+        keys = [key for key, _ in node.value]
+        for key in keys:
+            mark = key.start_mark
+            if (mark.line, mark.column) == (second.line, second.column):
+                first = next(k for k in keys if k.tag == key.tag and k.value == key.value)
+                if first is key or not isinstance(key.value, str):
+                    return None
+                return YamlError(
+                    f"{key.value!r} is set twice (first on line {first.start_mark.line + 1}):"
+                    " keep one",
+                    second.line + 1,
+                    malformed=False,
+                )
+        nodes.extend(value for _, value in node.value)
+    return None
+
+
 def _anchor_twice(text: str, exc: Any) -> YamlError:
     """The refusal of ``text``, whose anchor is defined twice (``exc``, the loader's
     error): its name and both lines."""
@@ -309,6 +349,9 @@ def ruamel_loads(text: str) -> Any:
     except MarkedYAMLError as exc:
         if exc.context == _DUPLICATE_ANCHOR:
             raise _anchor_twice(text, exc) from None
+        twice = _key_twice(text, exc) if type(exc).__name__ == "DuplicateKeyError" else None
+        if twice is not None:
+            raise twice from None
         # An unclosed bracket or quote is reported at end of file; the line
         # where the construct started (the context) is the useful one. A
         # duplicate key is the exception: its problem mark is the duplicate.
@@ -331,7 +374,7 @@ def load_mapping(text: str, path: str) -> dict[str, Any]:
         data = loads(text)
     except YamlError as exc:
         where = f"{path}:{exc.line}" if exc.line else path
-        raise CorruptFile(f"{where}: malformed YAML: {exc}", path=path, line=exc.line) from None
+        raise CorruptFile(f"{where}: {exc.said()}", path=path, line=exc.line) from None
     if not isinstance(data, dict):
         raise CorruptFile(f"{path}:1: expected a mapping at the top level", path=path, line=1)
     return data

@@ -39,9 +39,10 @@ records (the seed's 200-character snippets; the blockers' titles and states). Ti
 are given as the files write them: UTC, millisecond precision and a `Z`
 (`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
 microseconds), in the tool envelope and over MCP alike. A cell's `priority`
-(`hive_create`, `hive_update`, `hive_query`) is 0-4 (0 most urgent) or, as the
-command line writes it, `"P0"`-`"P4"` in any case; one out of range is refused naming
-the range (a quoted number is refused too: send it without quotes).
+(`hive_create`, `hive_update`, `hive_query`, `hive_create_epic`'s epic and subtasks)
+is 0-4 (0 most urgent) or, as the command line writes it, `"P0"`-`"P4"` in any case;
+one out of range is refused naming the range (a quoted number is refused too, a
+subtask's aside: send it without quotes).
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 
@@ -49,7 +50,9 @@ generated from the registry:
   stdin ends (once every call sent before it is answered: a client may pipe its calls
   in and close stdin; a call it cancelled gets no answer, and its waits, a `ctx_wait`
   or a lock wait, end at once) or the client stops reading, and at once on Ctrl-C or
-  SIGTERM, also while it is still starting (its imports are not finished first);
+  SIGTERM, also while it is still starting (its imports are not finished first),
+  from hive's first line on (before it, in Python's own start-up, the signal is
+  Python's: see [serve.md](serve.md));
 - `hive tools run [--agent NAME]` — reads `{"tool_calls": [{"name": ..., "args": {...}}]}`
   on stdin (UTF-8: other bytes are refused, exit 2; alone or in a ```json fence among
   other text), runs the calls in order and prints a JSON transcript (compact, indented only on
