@@ -71,10 +71,7 @@ def run_calls(
         ctx.context_dir = context_dir(directory, context)
     except HiveError as exc:
         return refused(exc, json_output)
-    try:
-        profile_warnings = [f"{ctx.agent}: {w}" for w in tool_warnings(ctx)]
-    except HiveError:  # a bad agents: section: every call answers with its line
-        profile_warnings = []
+    profile_warnings = _profile_warnings(ctx)
     from hive.tools.envelope import run_envelope
 
     if sys.stdin.isatty():  # else a person sees nothing happen
@@ -84,6 +81,29 @@ def run_calls(
     except HiveError as exc:
         return refused(exc, json_output)
     transcript = run_envelope(ctx, text)
+    _add_session_notes(ctx, transcript, profile_warnings)
+    if allow_write:
+        _apply_approved_writes(ctx, transcript)
+    _print_transcript(transcript)
+    return transcript_exit_code(transcript)
+
+
+def _profile_warnings(ctx: CallContext) -> list[str]:
+    """What the agent's tool profile warns of, each line naming the agent; none when
+    the profile itself is bad (every call then answers with its line)."""
+    from hive.errors import HiveError
+
+    try:
+        return [f"{ctx.agent}: {w}" for w in tool_warnings(ctx)]
+    except HiveError:  # a bad agents: section: every call answers with its line
+        return []
+
+
+def _add_session_notes(
+    ctx: CallContext, transcript: dict[str, Any], profile_warnings: list[str]
+) -> None:
+    """Add to ``transcript`` why the session is bound to no agent, the profile's
+    warnings and a credential the calls issued."""
     if ctx.bind_error is not None:  # "agent": null says nothing of why
         profile_warnings.insert(0, ctx.bind_error.message)
     if profile_warnings:  # as hive mcp says on stderr: the unknown tools skipped
@@ -91,15 +111,24 @@ def run_calls(
     credential = issued_credential(ctx, transcript)
     if credential is not None:
         transcript["credential"] = credential
-    if allow_write:
-        from hive.domain.files import apply_approved
-        from hive.tools.registry import write_check
 
-        try:
-            transcript["applied"] = apply_approved(ctx.root, ctx.state_dir, write_check(ctx))
-        except HiveError as exc:  # the transcript is still printed
-            transcript["applied"] = []
-            transcript["apply_error"] = exc.to_dict()
+
+def _apply_approved_writes(ctx: CallContext, transcript: dict[str, Any]) -> None:
+    """Apply the file writes the calls had approved (``--allow-write``), saying in the
+    transcript what was applied, or why nothing was."""
+    from hive.domain.files import apply_approved
+    from hive.errors import HiveError
+    from hive.tools.registry import write_check
+
+    try:
+        transcript["applied"] = apply_approved(ctx.root, ctx.state_dir, write_check(ctx))
+    except HiveError as exc:  # the transcript is still printed
+        transcript["applied"] = []
+        transcript["apply_error"] = exc.to_dict()
+
+
+def _print_transcript(transcript: dict[str, Any]) -> None:
+    """Print ``transcript`` as one JSON document on stdout."""
     # An agent reads it from a pipe and pays for every byte: compact JSON there (as
     # ``hive tools schema`` prints), indented only for a person at a terminal.
     layout: dict[str, Any] = {"indent": 2} if sys.stdout.isatty() else {"separators": (",", ":")}
@@ -113,7 +142,6 @@ def run_calls(
             utf8_clean(transcript), ensure_ascii=False, default=json_default, **layout
         )
     sys.stdout.write(text + "\n")
-    return transcript_exit_code(transcript)
 
 
 def transcript_exit_code(transcript: dict[str, Any]) -> int:
