@@ -104,65 +104,93 @@ def build(only: str | None = None) -> typer.Typer:
     Every app gets new groups: the steps below run in the same order either way, so a
     group lists its commands in the same order, and ``hive --help`` lists commands as
     they are registered. Built once per process (tests run many commands in one)."""
-    from hive.cli.present import PRESENTERS
-    from hive.ops.catalog import operations
+    app = _AppBuilder(only)
+    _add_cell_commands(app)
+    _add_late_commands(app)
+    _add_coordination_commands(app)
+    _short_help_everywhere(app.root)
+    return app.root
 
-    root = _root()
-    apps: dict[tuple[str, ...], typer.Typer] = {(): root}
-    declared = operations() if only is None else operations(COMMAND_MODULES.get(only, ()))
 
-    def wanted(*words: str) -> bool:
-        return only is None or only in words
+class _AppBuilder:
+    """An app being built: its groups so far and the operations it declares (``only``:
+    the command or group wanted, None for every one)."""
 
-    def group(name: str, made: Callable[[], typer.Typer] | None = None) -> None:
-        if wanted(name):
-            apps[(name,)] = made() if made is not None else groups.group(name)
-            root.add_typer(apps[(name,)], name=name)
+    def __init__(self, only: str | None) -> None:
+        from hive.cli.present import PRESENTERS
+        from hive.ops.catalog import operations
 
-    def generated(words: set[str] | tuple[str, ...]) -> None:
-        chosen = set(words) if only is None else set(words) & {only}
+        self.only = only
+        self.presenters = PRESENTERS
+        self.root = _root()
+        self.apps: dict[tuple[str, ...], typer.Typer] = {(): self.root}
+        self.declared = operations() if only is None else operations(COMMAND_MODULES.get(only, ()))
+
+    def wanted(self, *words: str) -> bool:
+        return self.only is None or self.only in words
+
+    def group(self, name: str, made: Callable[[], typer.Typer] | None = None) -> None:
+        """Add group ``name`` (``made``, else an empty one) when it is wanted."""
+        if self.wanted(name):
+            self.apps[(name,)] = made() if made is not None else groups.group(name)
+            self.root.add_typer(self.apps[(name,)], name=name)
+
+    def generated(self, words: set[str] | tuple[str, ...]) -> None:
+        """Add the commands generated from the operations whose first word is wanted."""
+        chosen = set(words) if self.only is None else set(words) & {self.only}
         if chosen:
-            add_commands(apps, declared, PRESENTERS, chosen)
+            add_commands(self.apps, self.declared, self.presenters, chosen)
 
+
+def _add_cell_commands(app: _AppBuilder) -> None:
+    """The cell commands first, with the dep, epic, mail, hooks and agent groups, doctor,
+    gc and demo."""
     for name in ("dep", "epic", "mail", "hooks", "agent"):
-        group(name)
-    generated({"init"})
-    generated(CELL_COMMANDS)
-    generated({"mail", "hooks", "agent"})
-    if wanted("hooks"):
+        app.group(name)
+    app.generated({"init"})
+    app.generated(CELL_COMMANDS)
+    app.generated({"mail", "hooks", "agent"})
+    if app.wanted("hooks"):
         from hive.cli.coord_cmd import hooks_run_cmd
 
-        apps[("hooks",)].command("run")(hooks_run_cmd)  # git's hook entry: not an operation
-    generated({"epic"})
-    generated({"doctor", "gc"})
-    if wanted("demo"):
-        root.command()(demo)
-    # Registered last so `hive --help` lists the cell commands first.
-    generated(LATE_COMMANDS)
-    group("swarm", lambda: _fresh(_swarm_app()))
-    generated({"swarm", "review"})
-    group("tools", lambda: _fresh(_tools_app()))
-    if wanted("mcp"):
+        app.apps[("hooks",)].command("run")(hooks_run_cmd)  # git's hook entry: not an operation
+    app.generated({"epic"})
+    app.generated({"doctor", "gc"})
+    if app.wanted("demo"):
+        app.root.command()(demo)
+
+
+def _add_late_commands(app: _AppBuilder) -> None:
+    """Registered after the cell commands so `hive --help` lists those first: the
+    reservations and stats, swarm, review, tools and mcp."""
+    app.generated(LATE_COMMANDS)
+    app.group("swarm", lambda: _fresh(_swarm_app()))
+    app.generated({"swarm", "review"})
+    app.group("tools", lambda: _fresh(_tools_app()))
+    if app.wanted("mcp"):
         from hive.cli.tools_cmd import mcp_cmd
 
-        root.command("mcp")(mcp_cmd)
-    group("proposals")
-    generated({"proposals", "events"})
-    group("ctx")
-    group("queue")
-    generated({"ctx", "queue"})
+        app.root.command("mcp")(mcp_cmd)
+
+
+def _add_coordination_commands(app: _AppBuilder) -> None:
+    """Proposals and events, ctx and queue, the seed's groups, delegate and search,
+    sync, import, export and serve."""
+    app.group("proposals")
+    app.generated({"proposals", "events"})
+    app.group("ctx")
+    app.group("queue")
+    app.generated({"ctx", "queue"})
     for name in groups.SEED_GROUPS:
-        group(name)
-    generated({*groups.SEED_GROUPS, "delegate", "search"})
-    group("import")
-    group("export")
-    generated({"sync", "import", "export"})
-    if wanted("serve"):
+        app.group(name)
+    app.generated({*groups.SEED_GROUPS, "delegate", "search"})
+    app.group("import")
+    app.group("export")
+    app.generated({"sync", "import", "export"})
+    if app.wanted("serve"):
         from hive.cli.serve_cmd import serve_cmd
 
-        root.command("serve")(serve_cmd)
-    _short_help_everywhere(root)
-    return root
+        app.root.command("serve")(serve_cmd)
 
 
 HELP_NAMES = {"help_option_names": ["-h", "--help"]}
