@@ -635,3 +635,33 @@ def test_threads_reading_one_pack_at_once_each_get_every_object(
     finally:
         sys.setswitchinterval(switch)
     assert wrong == []
+
+
+def test_a_mapping_a_reader_holds_is_never_closed_under_it(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The web board's threads share the mapped packs: when one thread's read filled the
+    table (more than 64 packs) or found a pack gone, it closed every mapping it dropped,
+    and another thread still slicing one of them read 'mmap closed' (the object then
+    read as missing); it also iterated the table while others added to it ('dictionary
+    changed size during iteration', seen in a full run). A dropped mapping now stays
+    readable for the reader holding it."""
+    fast_import_cells(repo, 20)
+    pack_dir = repo / ".git" / "objects" / "pack"
+    (base,) = packfile.pack_names(str(pack_dir))
+    monkeypatch.setattr(packfile, "_PACKS", {})
+    held, _serial = packfile._pack(base)  # a reader in another thread holds this map
+    for number in range(65):  # other repositories' packs fill the table
+        other = tmp_path / f"other{number}.pack"
+        other.write_bytes(b"PACK" + bytes(number + 1))
+        packfile._pack(str(other)[: -len(".pack")])
+    assert base not in packfile._PACKS  # the table was emptied past 64
+    assert held[:4] == b"PACK"  # ... and the held map is still readable
+    monkeypatch.setattr(packfile, "_PACKS", {})
+    held, _serial = packfile._pack(base)
+    moved = tmp_path / "moved.pack"
+    os.rename(base + ".pack", moved)  # a repack removed it
+    packfile._forget_missing()
+    os.rename(moved, base + ".pack")
+    assert base not in packfile._PACKS
+    assert held[:4] == b"PACK"

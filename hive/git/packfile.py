@@ -155,32 +155,38 @@ def _current_packs(pack_dir: str) -> list[str]:
 # a repack, even under the same name, gets a new serial).
 _PACKS: dict[str, tuple[mmap.mmap, int]] = {}
 _SERIALS = itertools.count()
+# _PACKS and _INDEXES are changed under this lock (threads of hive serve share them);
+# a mapping dropped from them is never closed by hand, only when no reader holds it
+_MAPS_LOCK = _thread.allocate_lock()
 
 
 def _pack(base: str) -> tuple[mmap.mmap, int]:
     found = _PACKS.get(base)
-    if found is None:
-        with open(base + ".pack", "rb") as handle:
-            found = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ), next(_SERIALS)
-        if len(_PACKS) > 64:
-            _forget_bases()
-            for stale, _serial in _PACKS.values():
-                with suppress(Exception):
-                    stale.close()
-            _PACKS.clear()
-        _PACKS[base] = found
+    if found is not None:
+        return found
+    with open(base + ".pack", "rb") as handle:
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    with _MAPS_LOCK:
+        found = _PACKS.get(base)  # another thread mapped it meanwhile: ours is dropped
+        if found is None:
+            if len(_PACKS) > 64:
+                _forget_bases()
+                _PACKS.clear()  # each mapping is unmapped when its last reader lets go
+            found = _PACKS[base] = (mapped, next(_SERIALS))
     return found
 
 
 def _index(base: str) -> PackIndex:
     found = _INDEXES.get(base)
-    if found is None:
-        found = PackIndex(base + ".idx")
-        if len(_INDEXES) > 256:
-            for stale in _INDEXES.values():
-                stale.close()
-            _INDEXES.clear()
-        _INDEXES[base] = found
+    if found is not None:
+        return found
+    index = PackIndex(base + ".idx")
+    with _MAPS_LOCK:
+        found = _INDEXES.get(base)
+        if found is None:
+            if len(_INDEXES) > 256:
+                _INDEXES.clear()
+            found = _INDEXES[base] = index
     return found
 
 
@@ -209,13 +215,16 @@ def read_packed(objects_dir: str, sha: str, *, rescan: bool = False) -> tuple[by
 
 
 def _forget_missing() -> None:
+    """Forget the packs and indexes whose files are gone (a repack replaced them): the
+    next read lists the directory again. A mapping is not closed here: a thread may be
+    reading it (hive serve); it is unmapped when its last reader lets go."""
     _NAMES.clear()
     _forget_bases()
-    for base in [base for base in _PACKS if not os.path.exists(base + ".pack")]:
-        with suppress(Exception):
-            _PACKS.pop(base)[0].close()
-    for base in [base for base in _INDEXES if not os.path.exists(base + ".idx")]:
-        _INDEXES.pop(base).close()
+    with _MAPS_LOCK:
+        for base in [base for base in _PACKS if not os.path.exists(base + ".pack")]:
+            del _PACKS[base]
+        for base in [base for base in _INDEXES if not os.path.exists(base + ".idx")]:
+            del _INDEXES[base]
 
 
 def _find(pack_dir: str, raw_sha: bytes) -> tuple[bytes, bytes] | None:
