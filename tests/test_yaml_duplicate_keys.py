@@ -79,3 +79,28 @@ def test_every_yaml_read_path_says_which_key_is_set_twice(ws: Workspace, repo: P
         f".hive/config.yaml:{lines}: 'prefix' is set twice (first on line {first}): keep one"
         in said
     )
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["libyaml", "pure-python"])
+def test_a_key_set_twice_beside_a_self_referring_alias_is_named(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looking for the key walked the document's nodes with no record of those seen, and
+    an alias can make a node its own descendant (``&x [*x]``): the walk never ended, so
+    every command reading such a file hung instead of refusing it."""
+    import threading
+
+    loader_chosen(pure, monkeypatch)
+    said: list[str] = []
+
+    def read() -> None:
+        try:
+            loads("c: {k: 1, k: 2}\nb: &x [*x]\n")
+        except YamlError as refused:
+            said.append(f"{refused.line}: {refused}")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=20)
+    assert not reader.is_alive(), "the read never ended"
+    assert said == ["1: 'k' is set twice (first on line 1): keep one"]

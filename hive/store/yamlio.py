@@ -218,8 +218,12 @@ def _key_twice(text: str, exc: Any) -> YamlError | None:
         nodes = [_loader().compose(text)]
     except (YAMLError, ValueError, TypeError, RecursionError):
         return None
+    walked: set[int] = set()  # an alias can make a node its own descendant (&x [*x])
     while nodes:
         node = nodes.pop()
+        if id(node) in walked:
+            continue
+        walked.add(id(node))
         if isinstance(node, SequenceNode):
             nodes.extend(node.value)
         if not isinstance(node, MappingNode):
