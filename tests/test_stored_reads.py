@@ -37,7 +37,6 @@ from hive.store.ids import parent_from_id
 from hive.store.index import (
     JSON_PIECE,
     StateIndex,
-    blobs_of,
     nodes_of,
     write_json_list,
 )
@@ -385,11 +384,11 @@ def test_doctor_and_stats_agree_through_the_command_line(repo: Path) -> None:
 def _reference_index(state: StateIndex, key: str) -> tuple[Any, ...]:
     """(paths, blobs, nodes, problems: path -> (message, details)) of the cell index as
     it was built from the state index's entries (an Entry a file, then a Node of it:
-    as the lean path's ``nodes_of``/``blobs_of`` and ``StateIndex.problems`` still
+    as the lean path's ``nodes_of`` and ``StateIndex.problems`` still
     read them), before it was built from the rows."""
     entries = state.entries(key)
-    nodes, _ = nodes_of(entries)
-    blobs = blobs_of(entries)
+    blobs: dict[str, str] = {}
+    nodes, _ = nodes_of(entries, blobs)
     lines = {entry.path: entry.line for entry in entries if entry.line is not None}
     problems = {
         path: (message, {"path": path, **({"line": lines[path]} if path in lines else {})})

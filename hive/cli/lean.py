@@ -26,7 +26,6 @@ from hive.store.index import (
     ListQuery,
     Row,
     StateIndex,
-    blobs_of,
     nodes_of,
     write_json_list,
 )
@@ -274,8 +273,8 @@ def ready(inv: Invocation) -> int | None:
         entries = state.index.stored_entries(state.key)
         if entries is None:
             return None  # the file was rebuilt meanwhile: the full CLI indexes it again
-        nodes, unreadable = nodes_of(entries)
-        blob_of = blobs_of(entries)
+        blob_of: dict[str, str] = {}
+        nodes, unreadable = nodes_of(entries, blob_of)
         ranked = [(cell_id, blob_of[cell_id]) for cell_id in ready_ids(nodes, unreadable)]
         state.index.store_ready(state.key, ranked)
         found = state.index.ready(state.key, limit)

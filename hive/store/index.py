@@ -452,8 +452,12 @@ def misnamed_message(path: str, expected: str, found: str | None) -> str:
     return f"{path}: file is named for {expected!r} but contains id {found!r}"
 
 
-def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
-    """Readiness facts of the usable cells, and the ids of cell files that do not parse."""
+def nodes_of(
+    entries: Sequence[Entry], blobs: dict[str, str] | None = None
+) -> tuple[dict[str, Node], set[str]]:
+    """Readiness facts of the usable cells, and the ids of cell files that do not parse;
+    ``blobs``, when given, gets the blob of each usable cell (the file its facts come
+    from), in the same pass."""
     nodes: dict[str, Node] = {}
     unreadable: set[str] = set()
     for entry in entries:
@@ -476,19 +480,9 @@ def nodes_of(entries: Sequence[Entry]) -> tuple[dict[str, Node], set[str]]:
             blockers=entry.blockers,
             assignee=entry.assignee,
         )
-    return nodes, unreadable
-
-
-def blobs_of(entries: Sequence[Entry]) -> dict[str, str]:
-    """The blob of each usable cell, the file :func:`nodes_of` takes its facts from."""
-    blobs: dict[str, str] = {}
-    for entry in entries:
-        expected = cell_id_from_path(entry.path)
-        if expected is None or entry.error is not None or entry.id != expected:
-            continue
-        if expected not in blobs or is_own_path(entry.path, expected):
+        if blobs is not None:
             blobs[expected] = entry.blob
-    return blobs
+    return nodes, unreadable
 
 
 def is_own_path(path: str, cell_id: str) -> bool:
