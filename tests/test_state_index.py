@@ -1059,3 +1059,23 @@ def test_the_count_of_unusable_cell_files_reads_their_own_index(ws: Workspace, r
     assert again.state_index.problem_count(again.cells().key) == 2
     listed = hive(repo, "list")
     assert listed.stderr.count("warning:") == 2, listed.stderr
+
+
+def test_ready_lists_of_old_states_are_dropped_not_kept_forever(ws: Workspace, repo: Path) -> None:
+    """Each write makes a new state, and the first fresh ``hive ready`` of a state stores
+    its whole ready list; no list was ever dropped, so the index grew by a list per
+    write (57 writes at 10,000 cells: 15 -> 115 MB, every ready slower). At most
+    READY_LISTS_KEPT lists stay, and every answer is still the state's own."""
+    cells = [create_cell(ws, title=f"cell {n}", priority=n % 4).id for n in range(6)]
+    for step in range(3 * state_index.READY_LISTS_KEPT):
+        if step % 2 and cells:
+            close_cell(ws, cell_id=cells.pop())
+        else:
+            cells.insert(0, create_cell(ws, title=f"new {step}", priority=step % 4).id)
+        expected = [c.id for c in ready(Workspace(str(repo), actor="alice"))]
+        assert ids_of(hive(repo, "ready", "--json", "--all")) == expected
+        with sqlite3.connect(index_file(repo)) as db:
+            (lists,) = db.execute("SELECT count(*) FROM ready_done").fetchone()
+            keys = db.execute("SELECT count(DISTINCT key) FROM ready").fetchone()[0]
+        assert 1 <= lists <= state_index.READY_LISTS_KEPT
+        assert keys == lists  # no rows of a list no longer done

@@ -1426,6 +1426,10 @@ class StateIndex:
                 return
             if not self.has_state(key):
                 return
+            (kept,) = db.execute("SELECT count(*) FROM ready_done").fetchone()
+            if kept >= READY_LISTS_KEPT:  # every write is a new state: keep a few lists
+                db.execute("DELETE FROM ready")
+                db.execute("DELETE FROM ready_done")
             db.executemany(
                 "INSERT OR REPLACE INTO ready(key, rank, id, blob) VALUES (?, ?, ?, ?)",
                 [(key, rank, cell_id, blob) for rank, (cell_id, blob) in enumerate(ready)],
@@ -1477,14 +1481,14 @@ class StateIndex:
                 "INSERT OR REPLACE INTO path_rules(config, rules) VALUES (?, ?)", (config, rules)
             )
 
-    def prune(self, keep: Iterable[str]) -> None:
-        """Forget ready lists of states other than ``keep`` (they are cheap to recompute)."""
-        kept = list(keep)
-        marks = ",".join("?" for _ in kept) or "''"
-        with self.transaction() as db:
-            db.execute(f"DELETE FROM ready WHERE key NOT IN ({marks})", kept)
-            db.execute(f"DELETE FROM ready_done WHERE key NOT IN ({marks})", kept)
 
+# Ready lists kept (each a row per ready cell of one state: ~6,700 at 10,000 cells).
+# Every write makes a new state and the first ready of it stores its list; with none
+# ever dropped the file grew by a list per write (57 writes at 10,000 cells: 15 ->
+# 115 MB, each ready slower). Past this many, the next list stored replaces them all:
+# a few states (worktrees, a branch switched back and forth) keep theirs between
+# writes, and a list dropped is recomputed from the state's rows when asked again.
+READY_LISTS_KEPT = 4
 
 JSON_PIECE = 1_000  # cells printed per write: a listing of 100,000 (~66 MB) is never copied whole
 
