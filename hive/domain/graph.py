@@ -372,11 +372,3 @@ def _tree_node(
         _tree_node(index, edges, key, other, kind, depth - 1, seen) for other, kind in edges(cell)
     ]
     return node
-    node.update(title=cell.title, status=cell.status, deleted=cell.is_deleted, depends_on=[])
-    if depth <= 0 or cell_id in seen:
-        return node
-    seen = seen | {cell_id}
-    node["depends_on"] = [
-        _tree_node(index, dep.target, dep.type, depth - 1, seen) for dep in cell.dependencies
-    ]
-    return node
