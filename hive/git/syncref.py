@@ -90,9 +90,7 @@ def seen_commit(repo: GitRepo, blobs: list[str], message: str, author: Identity)
         return None
     hive = Tree()
     hive.add(SEEN_DIR.encode(), TREE_MODE, object_id(repo.store_object(seen)))
-    root = Tree()
-    root.add(HIVE_DIR.encode(), TREE_MODE, object_id(repo.store_object(hive)))
-    return repo.write_commit(repo.store_object(root), [], message, author)
+    return state_commit(repo, repo.store_object(hive), [], message, author)
 
 
 def move_ref(
