@@ -767,6 +767,12 @@ def _require_arguments(command: Command, given: dict[str, Any], extra: Extra) ->
             usage_error(f"missing {name.upper()} (or {extra.flag})")
 
 
+def _shown(command: Command, name: str) -> str:
+    """A parameter as the command line names it: ``NAME`` for an argument, else its
+    ``--option``."""
+    return name.upper() if name in command.arguments else "--" + name.replace("_", "-")
+
+
 def _cli_problem(error: Any) -> str:
     """A validation error's words for a value typed on the command line: pydantic's,
     except where they name a Python type a person does not type."""
@@ -793,17 +799,17 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
         try:
             data[name] = parser(value) if parser is not None else value
         except RecursionError:  # JSON nested past Python's recursion limit
-            shown = name.upper() if name in command.arguments else "--" + name.replace("_", "-")
-            raise InvalidInput(f"invalid {shown}: nested too deeply", field=name) from None
+            raise InvalidInput(
+                f"invalid {_shown(command, name)}: nested too deeply", field=name
+            ) from None
     for name, value in command.defaults.items():
         data.setdefault(name, value)
     data.update(command.fixed)
     for name, value in data.items():
         if not _utf8(value):  # bytes that are not UTF-8 on the command line
-            shown = name.upper() if name in command.arguments else "--" + name.replace("_", "-")
             raise InvalidInput(
-                f"invalid {shown} {_quoted(value)}: not UTF-8 text (a lone surrogate: a"
-                " byte that is not UTF-8, or a \\udXXX escape)",
+                f"invalid {_shown(command, name)} {_quoted(value)}: not UTF-8 text (a lone"
+                " surrogate: a byte that is not UTF-8, or a \\udXXX escape)",
                 field=name,
             )
     # a field with an alias (the seeds' camelCase names) is validated by its alias
@@ -817,7 +823,7 @@ def parse_params(op: Operation, command: Command, given: dict[str, Any]) -> Para
         error = exc.errors()[0]
         where = str(error["loc"][0]) if error["loc"] else ""
         where = fields.get(where, where)
-        shown = where.upper() if where in command.arguments else "--" + where.replace("_", "-")
+        shown = _shown(command, where)
         value = data.get(where)
         inside = ".".join(str(part) for part in error["loc"][1:])  # in a JSON value: where
         problem = f"{inside}: {error['msg']}" if inside else _cli_problem(error)
