@@ -12,6 +12,7 @@ repository-wide write lock, and the quick pre-commit hook reads them too.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sqlite3
@@ -56,26 +57,33 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     mail, and a message from alice to the person (made once per module)."""
     with isolated_env(tmp_path_factory):
         root = without_sample_hooks(make_repo(tmp_path_factory.mktemp("template") / "main"))
-        for path in ("src/a.py", "src/b.py", "docs/x.md"):
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            (root / path).write_text(f"{path}\n")
-        git(root, "add", "-A")
-        git(root, "commit", "-qm", "files")
-        person = Workspace(str(root))
-        init_hive(person, prefix="hv")
-        for name in AGENTS:
-            credential(root, name)
-        mail_init(Workspace(str(root), actor="Test User"), agent_name="Test User")
-        ids = {"open": create_cell(person, title="open one", labels=["a"]).id}
-        ids["mine"] = create_cell(person, title="mine", assignee="Test User").id
-        update_cell(person, cell_id=ids["mine"], status="in_progress")
-        reserve(person, paths=["README.md"], reason="docs")
-        alice = Workspace(str(root), actor="alice")
-        ids["hello"] = str(
-            send_message(alice, to=["Test User"], subject="hello", body="hi").message_id
-        )
-        Workspace(str(root)).cells()  # the state index knows HEAD's state
+        ids = _fill_template(root)
+    # the workspaces' index connections closed now, not by the collector while a test
+    # copies the template (the last one's close deletes the -wal file copytree listed)
+    gc.collect()
     return {"root": root, "ids": ids}
+
+
+def _fill_template(root: Path) -> dict[str, str]:
+    """The template's files, hive, agents, cells, reservation and message."""
+    for path in ("src/a.py", "src/b.py", "docs/x.md"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(f"{path}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "files")
+    person = Workspace(str(root))
+    init_hive(person, prefix="hv")
+    for name in AGENTS:
+        credential(root, name)
+    mail_init(Workspace(str(root), actor="Test User"), agent_name="Test User")
+    ids = {"open": create_cell(person, title="open one", labels=["a"]).id}
+    ids["mine"] = create_cell(person, title="mine", assignee="Test User").id
+    update_cell(person, cell_id=ids["mine"], status="in_progress")
+    reserve(person, paths=["README.md"], reason="docs")
+    alice = Workspace(str(root), actor="alice")
+    ids["hello"] = str(send_message(alice, to=["Test User"], subject="hello", body="hi").message_id)
+    Workspace(str(root)).cells()  # the state index knows HEAD's state
+    return ids
 
 
 @pytest.fixture
