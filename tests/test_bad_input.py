@@ -661,3 +661,46 @@ def test_a_config_lock_timeout_of_0_is_one_try_as_the_environments_is(
     for done in (waited, variable):
         assert done.returncode == 6, _said_text(done)
         assert "held the repository lock for more than 0.01s" in done.stderr
+
+
+def _hive_to_a_gone_reader(repo: Path, *args: str, stream: str) -> int:
+    """``hive -C REPO ARGS`` as a new process whose standard ``stream`` ("stdout" or
+    "stderr") is a pipe nobody reads any more (``hive ... 2>&1 | head -0``): its
+    exit code."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run(
+            [*HIVE, "-C", str(repo), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=writer if stream == "stdout" else subprocess.DEVNULL,
+            stderr=writer if stream == "stderr" else subprocess.DEVNULL,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    return done.returncode
+
+
+@pytest.mark.parametrize(
+    ("args", "stream", "code"),
+    [
+        (["show", "hv-nosuch"], "stderr", 3),  # the lean read's refusal
+        (["--json", "show", "hv-nosuch"], "stdout", 3),
+        (["--json", "close", "hv-nosuch"], "stdout", 3),  # the lean write's
+        (["--json", "dep", "add", "hv-nosuch", "hv-other"], "stdout", 3),  # the full CLI's
+        (["dep", "add", "hv-nosuch", "hv-other"], "stderr", 3),
+        (["show", "hv-nosuch", "--bogus"], "stderr", 2),  # a usage error
+        (["--json", "frobnicate"], "stdout", 2),  # an unknown command, said lean
+    ],
+)
+def test_an_error_keeps_its_exit_code_when_its_reader_is_gone(
+    ws: Workspace, repo: Path, args: list[str], stream: str, code: int
+) -> None:
+    """``hive show X 2>&1 | head -1`` (or a reader that stopped before the error came)
+    ended 0: the error's words could not be written and the refusal passed for a
+    success under ``set -o pipefail``. The words are dropped; the code stands."""
+    before = _commits(repo)
+    assert _hive_to_a_gone_reader(repo, *args, stream=stream) == code
+    assert _commits(repo) == before

@@ -13,6 +13,7 @@ import sys
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import TextIO
 
 VALUED_GLOBALS = ("-C", "--actor")
 DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all
@@ -160,7 +161,7 @@ def interrupted(command: str | None, *, as_json: bool = False) -> int:
     under ``--json`` also the error object on standard output, as every error's)."""
     if command in STOPPED_BY_CTRL_C:
         return 0
-    sys.stderr.write("interrupted\n")
+    say(sys.stderr, "interrupted\n")
     if as_json:
         json_error("interrupted", "interrupted")
     return 130
@@ -203,13 +204,26 @@ def json_error(message: str, code: str) -> None:
         sys.stdout.flush()
 
 
-def reader_gone() -> None:
-    """The reader of standard output went away (``hive show A B C | head -1``): the rest
-    of the output is dropped, and the command ends as it would have (not exit 1)."""
+def reader_gone(stream: TextIO | None = None) -> None:
+    """The reader of standard output (or of ``stream``: standard error) went away
+    (``hive show A B C | head -1``): the rest of the output is dropped, and the command
+    ends as it would have (not exit 1)."""
     from hive.record import suppress  # not contextlib: a lean command's start-up
 
-    with suppress(OSError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    with suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), (stream or sys.stdout).fileno())
+
+
+def say(stream: TextIO, text: str) -> None:
+    """``text`` written to ``stream`` and flushed, where a reader that went away
+    (``hive show X 2>&1 | head -0``) is :func:`reader_gone`: what reports an error says
+    it with this, so that its exit code stands whether or not its words were read (a
+    refusal ended 0, a success under ``set -o pipefail``)."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        reader_gone(stream)
 
 
 def internal_error(exc: Exception, *, as_json: bool = False) -> int:
@@ -223,7 +237,7 @@ def internal_error(exc: Exception, *, as_json: bool = False) -> int:
     from hive.text import shown_lines
 
     said = f"internal error: {shown_lines(f'{name}: {exc}')} (set HIVE_DEBUG=1 for details)"
-    sys.stderr.write(said + "\n")
+    say(sys.stderr, said + "\n")
     if as_json:
         json_error(said, "internal_error")
     return 70

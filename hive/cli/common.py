@@ -101,7 +101,8 @@ def run_op(operation: Callable[[], T]) -> T:
         return operation()
     except HiveError as exc:
         if OPTIONS.json:
-            output.emit_json(exc.to_dict())
+            with output.to_reader():  # the error's code stands though its reader is gone
+                output.emit_json(exc.to_dict())
         output.err(f"error: {exc.message}")
         raise typer.Exit(exc.exit_code) from None
 

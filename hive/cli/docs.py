@@ -89,7 +89,9 @@ and several print a list.
 
 A command started with standard output closed (`>&-`) is refused (exit 2) before
 it does anything, as its answer (a new cell's id, a credential printed once)
-would be lost; `hive hooks run` still runs. A closed standard input reads as
+would be lost; `hive hooks run` still runs. A reader that goes away (`hive list |
+head -1`, `hive show X 2>&1 | head -0`) drops the rest of the output, not the exit
+code: an error's stands. A closed standard input reads as
 empty. An argument whose bytes are not UTF-8 is refused where it would be stored
 (exit 2; a file name to read may be any bytes). hive works in SHA-1 repositories
 with loose and packed refs (what plain `git init` makes): a SHA-256 repository

@@ -620,13 +620,12 @@ def report(inv: Invocation, exc: HiveError) -> int:
     if leanlog is not None:
         leanlog.failed(exc)
     answer_stands()
-    if inv.json:
-        data = json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)
-        sys.stdout.write(data + "\n")
-        sys.stdout.flush()
+    from hive.cli import say
     from hive.text import shown_lines
 
-    sys.stderr.write(shown_lines(f"error: {exc.message}".rstrip("\n")) + "\n")
+    if inv.json:
+        say(sys.stdout, json.dumps(exc.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    say(sys.stderr, shown_lines(f"error: {exc.message}".rstrip("\n")) + "\n")
     return exc.exit_code
 
 

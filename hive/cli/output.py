@@ -232,9 +232,10 @@ def heading(title: str) -> None:
 def err(message: str) -> None:
     """A line for a person on stderr (an error, a warning, a note): text it quotes
     (a path, a value given) shows its control characters as ``?``."""
+    from hive.cli import say
     from hive.text import shown_lines
 
-    sys.stderr.write(shown_lines(message.rstrip("\n")) + "\n")
+    say(sys.stderr, shown_lines(message.rstrip("\n")) + "\n")
 
 
 def attach_progress(ws: Any) -> None:
