@@ -776,3 +776,33 @@ def test_git_dir_and_git_work_tree_are_honoured_as_git_honours_them(
     refused = run_hive(["list"], cwd=repo, env=wrong, module=module)
     assert refused.returncode == 2
     assert f"GIT_DIR={elsewhere} is not a git directory" in refused.stderr
+
+
+def test_a_read_only_git_directory_answers_the_coordination_readers_before_any_write(
+    tmp_path: Path,
+) -> None:
+    """A read-only ``.git`` whose coordination store was never made (a fresh checkout
+    owned by another user, a CI cache): ``ctx get``, ``queue list``, ``blackboard
+    list``, ``scratchpad list``, ``todo list`` and ``qa history`` refused with
+    "cannot write the coordination store" (exit 8), though nothing was written yet
+    and the state is plainly empty. They now answer it (``ctx get``: no value yet,
+    as in a new repository); a writer still names the store."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    store = repo / ".git" / "hive" / "coord.sqlite3"
+    assert not store.exists()
+    readers = [["queue", "list"], ["blackboard", "list"], ["scratchpad", "list"]]
+    readers += [["todo", "list"], ["qa", "history"], ["ctx", "keys"]]
+    subprocess.run(["chmod", "-R", "a-w", str(repo / ".git")], check=True)
+    try:
+        commands = [*readers, ["ctx", "get", "k"], ["ctx", "put", "k", "v"]]
+        answers = unprivileged_commands(repo, commands)
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(repo / ".git")], check=True)
+    for reader, answered in zip(readers, answers, strict=False):
+        assert answered.returncode == 0, (reader, answered.stderr)
+    missing, writer = answers[len(readers) :]
+    assert (missing.returncode, missing.stdout) == (0, "null  (v0)\n"), missing.stderr
+    assert writer.returncode == 8 and "cannot write the coordination store" in writer.stderr
+    assert not store.exists()
+    assert git(repo, "status", "--porcelain") == ""

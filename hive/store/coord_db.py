@@ -148,6 +148,13 @@ def _open(state_dir: str) -> sqlite3.Connection:
     return conn
 
 
+def _empty_store() -> sqlite3.Connection:
+    """An empty store in memory: what a reader finds before the first write."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript(SCHEMA)
+    return conn
+
+
 def _translated(path: str, exc: sqlite3.DatabaseError) -> Exception:
     """A lock held too long, a damaged file, or (anything else) the error itself."""
     if is_transient(exc):
@@ -192,8 +199,15 @@ def write(state_dir: str) -> Iterator[sqlite3.Connection]:
 
 @contextlib.contextmanager
 def read(state_dir: str) -> Iterator[sqlite3.Connection]:
-    """A consistent read (one snapshot of the WAL) without taking the write lock."""
-    conn = connection(state_dir)
+    """A consistent read (one snapshot of the WAL) without taking the write lock; a
+    store not made yet that cannot be made here (a read-only ``.git``) reads as the
+    empty store it would be."""
+    try:
+        conn = connection(state_dir)
+    except GitError:
+        if os.path.lexists(db_path(state_dir)):
+            raise
+        conn = _empty_store()
     try:
         conn.execute("BEGIN")
         try:
