@@ -806,3 +806,22 @@ def test_a_read_only_git_directory_answers_the_coordination_readers_before_any_w
     assert writer.returncode == 8 and "cannot write the coordination store" in writer.stderr
     assert not store.exists()
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_shallow_clone_says_why_a_cells_history_is_empty(tmp_path: Path) -> None:
+    """``hive log CELL`` of a cell whose commits are all past a ``--depth 1`` clone's
+    boundary said "no hive commits", as if the cell had none; it now says the history
+    is not in this clone and how to fetch it (``--json``: the empty list it was)."""
+    origin = make_repo(tmp_path / "origin")
+    ok(hive(origin, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(origin, "--json", "create", "Made long ago")))["id"]
+    ok(hive(origin, "create", "Made last"))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", str(clone))
+    said = ok(hive(clone, "log", cell))
+    assert "no hive commits" in said and "shallow" in said, said
+    assert "git fetch --unshallow" in said
+    assert json.loads(ok(hive(clone, "--json", "log", cell))) == []
+    git(clone, "fetch", "-q", "--unshallow", "origin")
+    said = ok(hive(clone, "log", cell))
+    assert "Made long ago" in said and "shallow" not in said
