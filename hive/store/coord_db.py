@@ -148,6 +148,13 @@ def _open(state_dir: str) -> sqlite3.Connection:
     return conn
 
 
+def _not_made_yet(state_dir: str) -> bool:
+    """No store under ``state_dir`` yet, nor anything in the way of one (a file in
+    place of the directory is named by the error, not read as an empty store)."""
+    in_the_way = os.path.lexists(state_dir) and not os.path.isdir(state_dir)
+    return not in_the_way and not os.path.lexists(db_path(state_dir))
+
+
 def _empty_store() -> sqlite3.Connection:
     """An empty store in memory: what a reader finds before the first write."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
@@ -205,7 +212,7 @@ def read(state_dir: str) -> Iterator[sqlite3.Connection]:
     try:
         conn = connection(state_dir)
     except GitError:
-        if os.path.lexists(db_path(state_dir)):
+        if not _not_made_yet(state_dir):
             raise
         conn = _empty_store()
     try:
