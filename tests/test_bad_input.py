@@ -704,3 +704,32 @@ def test_an_error_keeps_its_exit_code_when_its_reader_is_gone(
     before = _commits(repo)
     assert _hive_to_a_gone_reader(repo, *args, stream=stream) == code
     assert _commits(repo) == before
+
+
+# ----------------------------------------------------------------- a byte order mark
+
+
+def test_a_byte_order_mark_opening_a_text_or_a_file_read_is_not_kept(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """Notepad and PowerShell save UTF-8 with a byte order mark: ``hive create X -d -``
+    kept it as a leading ``<U+FEFF>`` of the description, and ``hive qa run FILE``
+    refused the file ("not JSON: Unexpected UTF-8 BOM"), where ``create --from`` and
+    ``tools run`` read such a file. A BOM that opens the text is its encoding's mark,
+    never part of it; one further on is kept (and shown by its code point)."""
+    made = _run(repo, "--json", "create", "From Notepad", "-d", "-", stdin="\ufeffthe notes")
+    assert made.returncode == 0, made.stderr
+    cell = json.loads(made.stdout)
+    assert cell["description"] == "the notes"
+    inner = _run(repo, "--json", "update", cell["id"], "-d", "-", stdin="a\ufeffb")
+    assert json.loads(inner.stdout)["description"] == "a\ufeffb"
+    scenarios = tmp_path / "scenarios.json"
+    body = '[{"id": "a", "key": "k", "value": "the answer", "sourceAgent": "x", "minScore": 0}]'
+    scenarios.write_text("\ufeff" + body, encoding="utf-8")
+    scored = _run(repo, "qa", "run", str(scenarios))
+    assert scored.returncode == 0, _said(scored)
+    assert "pass rate 100%" in scored.stdout
+    scenarios.write_bytes(b"\xef\xbb\xbf[\xff]")
+    refused = _run(repo, "qa", "run", str(scenarios))
+    assert refused.returncode == 2
+    assert f"{scenarios}: not UTF-8 text (byte 5)" in _said(refused)  # the file's byte

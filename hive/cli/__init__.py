@@ -277,11 +277,18 @@ def missing_command(path: str, names: list[str]) -> str:
 def stdin_text() -> str:
     """Standard input as UTF-8 text (InvalidInput naming the first byte that is not:
     decoded as the console's text stream does, such bytes became lone surrogates, which
-    no store and no JSON encoder takes)."""
+    no store and no JSON encoder takes); a byte order mark opening it (Notepad's,
+    PowerShell's) is the encoding's mark, not text, and is dropped."""
+    return utf8_text(sys.stdin.buffer.read(), "standard input")
+
+
+def utf8_text(data: bytes, source: str) -> str:
+    """``data`` (read from ``source``) as UTF-8 text, a byte order mark opening it
+    dropped; InvalidInput naming ``source`` and the first byte that is not UTF-8."""
     from hive.errors import InvalidInput
 
-    data = sys.stdin.buffer.read()
+    mark = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        return data.decode("utf-8")
+        return data[mark:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"standard input: not UTF-8 text (byte {exc.start + 1})") from None
+        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start + mark + 1})") from None
