@@ -93,7 +93,8 @@ would be lost; `hive hooks run` still runs. A reader that goes away (`hive list 
 head -1`, `hive show X 2>&1 | head -0`) drops the rest of the output, not the exit
 code: an error's stands. A closed standard input reads as
 empty; a byte order mark opening text read from standard input or a file (`-d -`,
-`--from FILE`, Notepad's UTF-8) is dropped. An argument whose bytes are not UTF-8 is refused where it would be stored
+`--from FILE`, Notepad's UTF-8) is dropped. An argument whose bytes are not UTF-8
+is refused where it would be stored
 (exit 2; a file name to read may be any bytes). hive works in SHA-1 repositories
 with loose and packed refs (what plain `git init` makes): a SHA-256 repository
 or a reftable ref store is refused (exit 2), nothing written. A git config file
