@@ -825,3 +825,48 @@ def test_a_shallow_clone_says_why_a_cells_history_is_empty(tmp_path: Path) -> No
     git(clone, "fetch", "-q", "--unshallow", "origin")
     said = ok(hive(clone, "log", cell))
     assert "Made long ago" in said and "shallow" not in said
+
+
+def _loose_objects(repo: Path) -> set[str]:
+    objects = repo / ".git" / "objects"
+    return {f"{d.name}{f.name}" for d in objects.glob("??") for f in d.iterdir()}
+
+
+@pytest.mark.parametrize(
+    ("extension", "value"), [("partialClone", "origin"), ("preciousObjects", "true")]
+)
+def test_a_repository_extension_git_knows_is_honoured_not_an_internal_error(
+    tmp_path: Path, extension: str, value: str
+) -> None:
+    """``extensions.partialClone`` (a repository made partial by ``git fetch
+    --filter``, or cloned by an older git) and ``extensions.preciousObjects`` (objects
+    shared with other repositories): ``hive review``, ``gc`` and ``sync`` ended in
+    "internal error: UnsupportedExtension" (exit 70), as dulwich refuses extensions it
+    does not know. Neither changes how objects or refs are read: hive opens such a
+    repository, and in a precious-objects one never deletes an object (``hive gc``
+    says so and leaves every loose object, as git refuses to prune there)."""
+    origin = make_repo(tmp_path / "origin")
+    ok(hive(origin, "init", "--prefix", "hv"))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", f"file://{origin}", str(clone))
+    git(clone, "config", "user.name", "Clone")
+    git(clone, "config", "user.email", "clone@example.com")
+    git(clone, "config", "core.repositoryformatversion", "1")
+    git(clone, "config", f"extensions.{extension}", value)
+    ok(hive(clone, "init"))
+    cell = json.loads(ok(hive(clone, "--json", "create", "Made here")))["id"]
+    assert f"create {cell}" in ok(hive(clone, "review", cell, "--stat"))
+    synced = ok(hive(clone, "sync"))
+    assert "synced with origin" in synced and "0 sent" not in synced, synced
+    loose = _loose_objects(clone)
+    packed = ok(hive(clone, "gc"))
+    if extension == "preciousObjects":
+        assert "extensions.preciousObjects" in packed, packed
+        assert _loose_objects(clone) == loose
+        git(clone, "config", "gc.auto", "1")  # far too many loose objects, for git
+        doctor = json.loads(ok(hive(clone, "--json", "doctor")))
+        assert doctor["objects"]["warnings"] == []  # no "run hive gc": it would not pack
+    else:
+        assert not _loose_objects(clone)
+    git(clone, "fsck")
+    assert git(clone, "status", "--porcelain") == ""
