@@ -733,3 +733,33 @@ def test_a_byte_order_mark_opening_a_text_or_a_file_read_is_not_kept(
     refused = _run(repo, "qa", "run", str(scenarios))
     assert refused.returncode == 2
     assert f"{scenarios}: not UTF-8 text (byte 5)" in _said(refused)  # the file's byte
+
+
+# ----------------------------------------------------------------- a removed directory
+
+
+def test_a_current_directory_that_was_removed_is_named_not_a_traceback(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A shell left in a directory that was removed (``git worktree remove`` from
+    another shell, a cleaned temporary directory): every hive command, ``--version``
+    included, ended in a Python traceback (FileNotFoundError, exit 1). A command that
+    needs the repository now says what happened and what to do (exit 2); ``--version``
+    and ``-C`` with an absolute path still work."""
+    gone = tmp_path / "gone"
+
+    def in_gone(*args: str) -> subprocess.CompletedProcess[bytes]:
+        gone.mkdir()
+        script = 'cd "$1" && rmdir "$1" && shift && exec "$@"'
+        command = ["sh", "-c", script, "sh", str(gone), *HIVE, *args]
+        return subprocess.run(command, capture_output=True, timeout=120, check=False)
+
+    for args in (["list"], ["create", "never written"], ["doctor"]):
+        done = in_gone(*args)
+        said = _said(done)
+        assert done.returncode == 2, said
+        assert "the current directory no longer exists" in said and "-C DIR" in said
+    assert in_gone("--version").returncode == 0
+    listed = in_gone("-C", str(repo), "list")
+    assert listed.returncode == 0, _said(listed)
+    assert not gone.exists()

@@ -67,7 +67,10 @@ def parse(argv: list[str]) -> Invocation:
         else:
             found.args.append(token)
         position += 1
-    found.directory = os.path.abspath(os.path.expanduser(found.directory))
+    from hive.record import suppress  # not contextlib: a lean command's start-up
+
+    with suppress(FileNotFoundError):  # the current directory was removed: see discover
+        found.directory = os.path.abspath(os.path.expanduser(found.directory))
     return found
 
 

@@ -99,7 +99,8 @@ is refused where it would be stored
 with loose and packed refs (what plain `git init` makes): a SHA-256 repository
 or a reftable ref store is refused (exit 2), nothing written. A git config file
 git skips (`$HOME` not a directory, `~/.gitconfig` a directory) is skipped; one
-git cannot parse is named (exit 7).
+git cannot parse is named (exit 7). A current directory that was removed (a shell
+left in a deleted worktree) is named (exit 2): `cd` elsewhere or give `-C DIR`.
 
 Output fits the terminal: tables keep every id whole and cut long titles and
 names with `…` (never inside a hidden character's `<U+202E>`; where ids are long,
