@@ -366,6 +366,18 @@ def test_error_pages_say_what_is_wrong(server: BackgroundServer) -> None:
     status, headers, body = request(server.url + "/api/actions/claim")  # a GET
     assert status == 405 and json.loads(body)["code"] == "invalid_input"
     assert headers["Allow"] == "POST"
+    status, _, body = request(server.url + "/api/nope")  # no such view
+    assert status == 404 and json.loads(body) == {
+        "error": "no view 'nope'",
+        "code": "not_found",
+    }
+    status, _, body = request(server.url + "/api/nope/deeper")  # no route under /api/: JSON
+    assert (
+        status == 404 and json.loads(body)["error"] == "no page /api/nope/deeper: the board is at /"
+    )
+    status, headers, body = request(server.url + "/static/nope.css")  # plain text, no page
+    assert status == 404 and headers["content-type"].startswith("text/plain")
+    assert body == "no page /static/nope.css: the board is at /"
     page = request(server.url + "/")[2]  # the icon is there (no 404 in the console)
     icon = page.split('<link rel="icon" href="', 1)[1].split('"', 1)[0]
     status, headers, body = request(server.url + icon)
