@@ -107,6 +107,63 @@ def test_staged_reservations_are_enforced_without_autocommit(ws: Workspace, repo
     assert "reserved by alice" in _refused(repo, hive_env(repo, "bob"))
 
 
+@pytest.mark.parametrize(
+    "tamper",
+    ["delete", "shared", "expired"],
+)
+def test_dropping_the_holder_s_reservation_in_the_commit_does_not_pass(
+    ws: Workspace, repo: Path, tamper: str
+) -> None:
+    """A commit that releases another agent's reservation by hand (its file deleted, its
+    entry made shared or expired) along with the files it reserves is refused: HEAD's
+    reservations still count (only the holder releases, in a commit of its own)."""
+    _tracked(repo, "src/a.py")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    held = repo / ".hive/reservations/alice.yaml"
+    if tamper == "delete":
+        git(repo, "rm", "-q", str(held))
+    else:
+        old = "exclusive: true" if tamper == "shared" else 'expires_at: "2'
+        new = "exclusive: false" if tamper == "shared" else 'expires_at: "1'
+        assert old in held.read_text()
+        held.write_text(held.read_text().replace(old, new))
+        git(repo, "add", str(held))
+    (repo / "src/a.py").write_text("bob's\n")
+    git(repo, "add", "src/a.py")
+    head = git(repo, "rev-parse", "HEAD")
+    for who in ("bob", None):  # an agent, and a person
+        assert "src/a.py is reserved by alice" in _refused(repo, hive_env(repo, who))
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert commit(repo, hive_env(repo, "alice")).returncode == 0  # the holder's own
+
+
+def test_a_merge_bringing_the_holder_s_release_commits(ws: Workspace, repo: Path) -> None:
+    """Concluding a merge whose other side released the reservation (the holder's own
+    commit there) is no hand release: the files it brings in are committed."""
+    _tracked(repo, "src/a.py")
+    _tracked(repo, "notes.txt", "base\n")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(repo, "switch", "-q", "-c", "feature")
+    (repo / "src/a.py").write_text("alice's\n")
+    (repo / "notes.txt").write_text("feature\n")
+    assert commit(repo, hive_env(repo, "alice"), "-a").returncode == 0
+    release(agent(repo, "alice"))
+    git(repo, "switch", "-q", main)
+    (repo / "notes.txt").write_text("main\n")
+    assert commit(repo, hive_env(repo, "bob"), "-a").returncode == 0
+    merged = subprocess.run(
+        ["git", "-C", str(repo), "merge", "-q", "feature"], capture_output=True, check=False
+    )
+    assert merged.returncode != 0  # the conflict in notes.txt: git commit concludes it
+    (repo / "notes.txt").write_text("both\n")
+    git(repo, "add", "notes.txt")
+    assert commit(repo, hive_env(repo, "bob")).returncode == 0
+    assert git(repo, "show", "HEAD:src/a.py") == "alice's\n"
+
+
 def test_expired_and_shared_reservations_never_block(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

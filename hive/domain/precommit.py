@@ -2,8 +2,8 @@
 
 Staged paths (both sides of a rename, since a rename stages a deletion and
 an addition) that fall under another agent's active exclusive reservation (on
-this branch, or on the branch of any other worktree of the repository) block
-the commit. The committing agent is identified by its credential
+this branch as staged and as HEAD holds it, or on the branch of any other worktree
+of the repository) block the commit. The committing agent is identified by its credential
 (``HIVE_AGENT_TOKEN``); without one the committer is a person (``HIVE_AGENT``
 alone proves nothing), who is blocked the same way. An agent is also blocked
 from committing files its ``tools.permissions`` rules deny it (as the
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from pydantic import Field
 
@@ -30,11 +31,19 @@ from hive.domain.path_rules import (
     permissions_from_config,
 )
 from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
-from hive.domain.reservations import decode_file, files_held_by_others, held_message, misfiled
+from hive.domain.reservations import (
+    active_reservations,
+    decode_file,
+    files_held_by_others,
+    held_message,
+    load_reservations,
+    misfiled,
+)
 from hive.domain.reservecore import RESERVATIONS_DIR
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
+from hive.git.refs import HeadRef
 from hive.git.repo import Snapshot
 from hive.models import utc_now
 from hive.models.base import HiveModel
@@ -203,8 +212,15 @@ def _reservation_violations(
     """Staged paths under another agent's exclusive reservation (as staged here, and
     on every other worktree's branch), and reservation files that cannot be trusted
     (they would hide reservations)."""
+    now = utc_now()
     held = files_held_by_others(
-        ws, state.snapshot, agent, state.paths, utc_now(), submodules=state.submodules
+        ws,
+        state.snapshot,
+        agent,
+        state.paths,
+        now,
+        submodules=state.submodules,
+        also=_committed_holds(ws, now),
     )
     found = [
         Violation(path=problem.path, kind="untrusted-reservations", message=problem.message)
@@ -212,6 +228,42 @@ def _reservation_violations(
         if problem.path not in state.paths  # staged ones are reported by the validation
     ]
     return found + [_reserved_violation(path, item, agent, kind) for path, item in held.blocked]
+
+
+def _committed_holds(ws: Workspace, now: datetime) -> list[Reservation]:
+    """The active reservations HEAD holds that still count for this commit, whatever it
+    stages in ``.hive/reservations/``: a commit that deletes another agent's reservation
+    file (or makes its entry shared or expired) along with the files it reserves would
+    otherwise release it by hand and pass (only the holder releases a reservation,
+    ``hive release``, in a commit of its own). While a merge or cherry-pick is being
+    concluded, a reservation released on the side coming in (``MERGE_HEAD``,
+    ``CHERRY_PICK_HEAD``) no longer counts: that release was the holder's commit."""
+    head = ws.git.snapshot()
+    if head.tree is None:
+        return []
+    held = active_reservations(load_reservations(ws, head).files, now)
+    for incoming in _incoming_heads(ws):
+        kept = {
+            (item.agent, item.id)
+            for item in active_reservations(load_reservations(ws, incoming).files, now)
+        }
+        held = [item for item in held if (item.agent, item.id) in kept]
+    return held
+
+
+def _incoming_heads(ws: Workspace) -> list[Snapshot]:
+    """The commits a merge or cherry-pick being concluded brings in (none when idle)."""
+    found: list[Snapshot] = []
+    for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD"):
+        try:
+            with open(os.path.join(ws.git.paths.git_dir, name), encoding="ascii") as handle:
+                lines = handle.read().split()
+        except (OSError, ValueError):
+            continue
+        for sha in lines:
+            with suppress(HiveError, KeyError, ValueError):
+                found.append(ws.git.snapshot_at(HeadRef(None, sha)))
+    return found
 
 
 def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
