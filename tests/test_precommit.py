@@ -164,6 +164,39 @@ def test_a_merge_bringing_the_holder_s_release_commits(ws: Workspace, repo: Path
     assert git(repo, "show", "HEAD:src/a.py") == "alice's\n"
 
 
+def test_an_agent_s_hand_edit_of_another_s_claimed_cell_is_refused(
+    ws: Workspace, repo: Path
+) -> None:
+    """Closing or deleting a cell another agent has claimed by editing its file and
+    committing with git is refused as the tools refuse it; a comment (staged by hive
+    with HIVE_AUTOCOMMIT=0) is anyone's, and the assignee's own edit or a coordinator's
+    commits."""
+    from hive.domain.annotate import add_comment
+
+    install_hook(ws)
+    set_coordinators(repo, ["lead"])
+    cell = create_cell(ws, title="alice's")
+    start_cell(agent(repo, "alice"), cell_id=cell.id)
+    path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
+    head = git(repo, "rev-parse", "HEAD")
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    git(repo, "add", str(path))
+    refused = _refused(repo, hive_env(repo, "bob"))
+    assert f"{cell.id} is claimed by alice; only alice may change or delete it" in refused
+    git(repo, "rm", "-q", "--cached", str(path))
+    assert f"{cell.id} is claimed by alice" in _refused(repo, hive_env(repo, "bob"))
+    assert git(repo, "rev-parse", "HEAD") == head
+    git(repo, "reset", "-q", "--hard")
+    add_comment(Workspace(str(repo), actor="bob", autocommit=False), cell_id=cell.id, text="hi")
+    assert commit(repo, hive_env(repo, "bob")).returncode == 0
+    assert "priority: 2" in path.read_text()
+    path.write_text(path.read_text().replace("priority: 2", "priority: 1"))
+    assert commit(repo, hive_env(repo, "lead"), "-a").returncode == 0
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    assert commit(repo, hive_env(repo, "alice"), "-a").returncode == 0
+    assert "status: closed" in git(repo, "show", f"HEAD:{path.relative_to(repo)}")
+
+
 def test_expired_and_shared_reservations_never_block(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

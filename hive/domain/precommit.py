@@ -8,8 +8,9 @@ of the repository) block the commit. The committing agent is identified by its c
 alone proves nothing), who is blocked the same way. An agent is also blocked
 from committing files its ``tools.permissions`` rules deny it (as the
 pseudo-tool ``git_commit``), unless its ``agents:`` entry sets
-``bypass_permissions``. ``HIVE_BYPASS=1`` (or ``git commit --no-verify``) skips the
-check. Staged ``.hive/`` files that do not validate block the commit too,
+``bypass_permissions``, and from changing or deleting a cell another agent has
+claimed (the ownership rule, for a hand edit). ``HIVE_BYPASS=1`` (or ``git commit
+--no-verify``) skips the check. Staged ``.hive/`` files that do not validate block the commit too,
 and so does a symlink staged at or under ``.hive`` (hive never writes through one).
 """
 
@@ -23,6 +24,7 @@ from pydantic import Field
 
 from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
+from hive.domain.ownership import configured_coordinators, is_claimed
 from hive.domain.path_rules import (
     COMMIT_TOOL,
     PathPermissionDenied,
@@ -45,7 +47,7 @@ from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
 from hive.git.refs import HeadRef
 from hive.git.repo import Snapshot
-from hive.models import utc_now
+from hive.models import Cell, utc_now
 from hive.models.base import HiveModel
 from hive.models.reservation import Reservation
 from hive.record import suppress
@@ -166,6 +168,7 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
     report.violations += _reservation_violations(ws, state, agent, kind)
     if kind == "agent":
         report.violations += _denied_violations(ws, state, agent)
+        report.violations += _claimed_cell_violations(ws, state, agent)
     report.violations += _hive_file_violations(ws, state)
     report.violations += [_symlink_violation(path) for path in state.symlinks]
     return report
@@ -264,6 +267,72 @@ def _incoming_heads(ws: Workspace) -> list[Snapshot]:
             with suppress(HiveError, KeyError, ValueError):
                 found.append(ws.git.snapshot_at(HeadRef(None, sha)))
     return found
+
+
+def _claimed_cell_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
+    """Staged cell files that change, or delete, a cell another agent has claimed at
+    HEAD (assigned, not closed): the ownership rule the domain applies to every write
+    (``hive/domain/ownership.py``), applied to an agent's hand edit committed with git.
+    Comments added are anyone's (``hive comment``); a coordinator may override (a hand
+    edit records no reason: ``hive doctor`` names it); a merge or cherry-pick being
+    concluded may bring in the version its other side has."""
+    head = ws.git.snapshot()
+    changed = [
+        path
+        for path in state.paths
+        if path.startswith(CELLS_DIR + "/") and head.blob_sha(path) is not None
+    ]
+    if not changed or agent in configured_coordinators(ws, head):
+        return []
+    incoming = _incoming_heads(ws)
+    found = []
+    for path in changed:
+        old_sha = head.blob_sha(path)
+        new_sha = state.snapshot.blob_sha(path)
+        if new_sha == old_sha or any(other.blob_sha(path) == new_sha for other in incoming):
+            continue
+        owner = _claim_taken(ws, old_sha, new_sha, path, agent)
+        if owner is not None:
+            cell = cell_id_from_path(path) or path
+            found.append(
+                Violation(
+                    path=path,
+                    kind="not-owner",
+                    holder=owner,
+                    cell=cell,
+                    message=f"{path}: {cell} is claimed by {owner}; only {owner} may change"
+                    f" or delete it, not {agent} (anyone may add a comment: 'hive comment';"
+                    " a coordinator or a person overrides with --force and a reason, recorded)",
+                )
+            )
+    return found
+
+
+def _claim_taken(
+    ws: Workspace, old_sha: str | None, new_sha: str | None, path: str, agent: str
+) -> str | None:
+    """The assignee of the cell at ``old_sha`` when it is claimed by someone other than
+    ``agent`` and the version ``new_sha`` (None: deleted) changes more than its comments
+    (appended) and its update time; else None. A version that does not decode is the
+    validation's to report."""
+    try:
+        old = decode_cell(ws.git.read_blob(old_sha), path) if old_sha else None
+        new = None if new_sha is None else decode_cell(ws.git.read_blob(new_sha), path)
+    except (CorruptFile, KeyError):
+        return None
+    if old is None or not is_claimed(old) or old.assignee == agent:
+        return None
+    if new is not None and _same_but_comments(old, new):
+        return None
+    return old.assignee
+
+
+def _same_but_comments(old: Cell, new: Cell) -> bool:
+    kept = {"comments", "updated_at"}
+    return (
+        old.model_dump(exclude=kept) == new.model_dump(exclude=kept)
+        and new.comments[: len(old.comments)] == old.comments
+    )
 
 
 def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
