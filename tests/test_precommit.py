@@ -197,6 +197,39 @@ def test_an_agent_s_hand_edit_of_another_s_claimed_cell_is_refused(
     assert "status: closed" in git(repo, "show", f"HEAD:{path.relative_to(repo)}")
 
 
+def test_doctor_names_a_claimed_cell_taken_past_the_hook(ws: Workspace, repo: Path) -> None:
+    """What the hook refuses, committed with --no-verify under trailers written by hand
+    (author and Hive-Agent both the editor's: nothing else would tell), is a doctor
+    warning; hive's own writes (a comment, a person's forced close) are not."""
+    from hive.domain.annotate import add_comment
+    from hive.domain.cells import close_cell
+
+    cell = create_cell(ws, title="alice's")
+    other = create_cell(ws, title="also alice's")
+    for claimed in (cell, other):
+        start_cell(agent(repo, "alice"), cell_id=claimed.id)
+    add_comment(agent(repo, "bob"), cell_id=cell.id, text="hi")
+    close_cell(Workspace(str(repo)), cell_id=other.id, force=True)  # a person, recorded
+    path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    forged = f"hive: close {cell.id}\n\nHive-Cell: {cell.id}\nHive-Agent: bob\nHive-Event: close"
+    env = {**hive_env(repo, "bob"), "GIT_AUTHOR_NAME": "bob", "GIT_AUTHOR_EMAIL": "bob@hive.local"}
+    done = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qa", "--no-verify", "-m", forged],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    warned = [w.message for w in diagnose(ws).warnings if w.kind == "not-owner"]
+    assert warned == [
+        f"{sha[:10]} bob changed {cell.id} (claimed by alice) without an override (hive"
+        " refuses that; made by hand past the pre-commit hook, or under trailers written"
+        " by hand): review it with git show"
+    ]
+
+
 def test_expired_and_shared_reservations_never_block(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

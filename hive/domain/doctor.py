@@ -223,7 +223,7 @@ AUDITED_COMMITS = 500
 def _identity_warnings(ws: Workspace) -> list[Problem]:
     """Overrides and unverifiable hive commits among the latest commits, and .hive/
     changes committed without hive's trailers (see ``hive log --overrides``)."""
-    from hive.domain.history import audit_log, hand_edits
+    from hive.domain.history import audit_log, claim_breaches, hand_edits
 
     found = [
         Problem(kind=entry.kind, message=f"{entry.commit[:10]} {entry.detail}")
@@ -236,6 +236,15 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
             " hand or with HIVE_AUTOCOMMIT=0; review it with git show",
         )
         for sha, subject in hand_edits(ws, limit=AUDITED_COMMITS)
+    ]
+    found += [
+        Problem(
+            kind="not-owner",
+            message=f"{sha[:10]} {what} without an override (hive refuses that; made by"
+            " hand past the pre-commit hook, or under trailers written by hand): review it"
+            " with git show",
+        )
+        for sha, what in claim_breaches(ws, limit=AUDITED_COMMITS)
     ]
     return found
 

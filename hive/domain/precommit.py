@@ -24,7 +24,7 @@ from pydantic import Field
 
 from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
-from hive.domain.ownership import configured_coordinators, is_claimed
+from hive.domain.ownership import configured_coordinators, is_claimed, only_comments_added
 from hive.domain.path_rules import (
     COMMIT_TOOL,
     PathPermissionDenied,
@@ -47,7 +47,7 @@ from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
 from hive.git.refs import HeadRef
 from hive.git.repo import Snapshot
-from hive.models import Cell, utc_now
+from hive.models import utc_now
 from hive.models.base import HiveModel
 from hive.models.reservation import Reservation
 from hive.record import suppress
@@ -322,17 +322,9 @@ def _claim_taken(
         return None
     if old is None or not is_claimed(old) or old.assignee == agent:
         return None
-    if new is not None and _same_but_comments(old, new):
+    if new is not None and only_comments_added(old, new):
         return None
     return old.assignee
-
-
-def _same_but_comments(old: Cell, new: Cell) -> bool:
-    kept = {"comments", "updated_at"}
-    return (
-        old.model_dump(exclude=kept) == new.model_dump(exclude=kept)
-        and new.comments[: len(old.comments)] == old.comments
-    )
 
 
 def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
