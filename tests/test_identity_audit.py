@@ -320,3 +320,26 @@ def test_doctor_names_mail_committed_in_another_agent_s_name(ws: Workspace, repo
         f"{forged[:10]} (refs/hive/mail) message from 'alice' but the commit's author is"
         " mallory: made by hand, not by hive; do not trust it as that agent's"
     ]
+
+
+def test_mail_to_a_retired_name_nobody_holds_is_refused(ws: Workspace, repo: Path) -> None:
+    """A message to an agent retired since (nobody holds the name) would wait for
+    whoever registers the name next: refused, on the command line as in the domain, and
+    nothing is appended; once the name is registered again it is mail as any other."""
+    from hive.domain.identity import retire_agent
+    from hive.domain.mail import send_message
+    from hive.errors import NotFound
+
+    token = credential(repo, "alice")
+    credential(repo, "zed")
+    retire_agent(Workspace(str(repo)), name="zed", reason="stale")
+    log = git(repo, "rev-parse", "refs/hive/mail")
+    alice = Workspace(str(repo), actor="alice")
+    with pytest.raises(NotFound, match="zed retired: nobody holds the name now"):
+        send_message(alice, to=["zed"], subject="s", body="b")
+    env = {**plain_env(), "HIVE_AGENT": "alice", "HIVE_AGENT_TOKEN": token}
+    sent = run_hive(["-C", str(repo), "mail", "send", "zed", "-s", "s", "-b", "b"], env=env)
+    assert sent.returncode == 3 and "zed retired" in sent.stderr
+    assert git(repo, "rev-parse", "refs/hive/mail") == log
+    credential(repo, "zed")  # registered afresh: its mail from now on
+    assert send_message(alice, to=["zed"], subject="s", body="b").recipients == ["zed"]

@@ -526,10 +526,12 @@ def send(
 ) -> int | None:
     """``mail.send_message``."""
     from hive.domain import maillog
+    from hive.store import credentials
     from hive.store.celldoc import format_time
 
     host = MailHost(prepared)
     sender = prepared.session.principal.name
+    state_dir = prepared.session.paths.hive_state_dir
 
     def build(state: maillog.MailState) -> tuple[str, dict[str, Any], list[str]]:
         try:
@@ -545,6 +547,7 @@ def send(
                 ack_required="ack_required" in flags,
                 coordinator=addressed.coordinator,
                 at=format_time(utc_now()),
+                retired=credentials.retired_names(state_dir),
             )
         except HiveError:
             raise Defer("not registered: the full CLI words it") from None

@@ -66,6 +66,7 @@ from hive.models.mail import (
     MessageHeader,
     SendResult,
 )
+from hive.store import credentials
 from hive.store.cells import format_time
 from hive.store.layout import CELLS_DIR
 from hive.store.sqlerrors import sqlite3
@@ -308,6 +309,7 @@ def send_message(
             ack_required=ack_required,
             coordinator=coordinator,
             at=format_time(utc_now()),
+            retired=credentials.retired_names(ws.git.paths.hive_state_dir),
             sender_is_person=ws.principal.kind == "person",
         )
         result = SendResult(

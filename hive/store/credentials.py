@@ -148,6 +148,12 @@ def name_of_token(state_dir: str, token: str) -> str | None:
     return None
 
 
+def retired_names(state_dir: str) -> set[str]:
+    """Names retired here that nobody holds now (no live credential of the name)."""
+    data = load(state_dir)
+    return {str(entry.get("name")) for entry in data["retired"]} - set(data["agents"])
+
+
 def matches(entry: dict[str, Any], token: str) -> bool:
     return hmac.compare_digest(str(entry.get("token_sha256", "")), hash_token(token))
 
