@@ -355,7 +355,10 @@ def _unknown(invocation: Invocation) -> int | None:
     if invocation.json:
         import json
 
-        _write(json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False) + "\n")
+        from hive.jsontext import inert
+
+        text = json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False)
+        _write(inert(text) + "\n")
     from hive.text import shown_lines
 
     sys.stderr.write(f"error: {shown_lines(message)}\n")

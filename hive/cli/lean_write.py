@@ -592,7 +592,9 @@ def write(
         remember(session, outcome.commit, outcome.tree, written["key"], cell_written)
     cell: dict[str, Any] = outcome.result
     if inv.json:
-        sys.stdout.buffer.write(json_of(cell) + b"\n")
+        from hive.jsontext import inert_bytes
+
+        sys.stdout.buffer.write(inert_bytes(json_of(cell) + b"\n"))
     else:
         from hive.text import shown_lines
 
@@ -622,8 +624,10 @@ def report(inv: Invocation, exc: HiveError) -> int:
         leanlog.failed(exc)
     answer_stands()
     if inv.json:
+        from hive.jsontext import inert
+
         data = json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)
-        sys.stdout.write(data + "\n")
+        sys.stdout.write(inert(data) + "\n")
         sys.stdout.flush()
     from hive.text import shown_lines
 
