@@ -230,6 +230,53 @@ def test_doctor_names_a_claimed_cell_taken_past_the_hook(ws: Workspace, repo: Pa
     ]
 
 
+def test_an_agent_cannot_commit_itself_a_role_or_a_grant(ws: Workspace, repo: Path) -> None:
+    """Roles and grants are given, not taken: an agent's commit changing the config (to
+    make itself a coordinator) or writing a permission decision the policy would not
+    make (a grant, or one for longer, or another agent's) is refused; a person's, a
+    coordinator's and hive's own decision staged with HIVE_AUTOCOMMIT=0 commit."""
+    from hive.domain.permissions import request_permission
+    from hive.store.yamlio import dumps, load_mapping
+    from tests.seedkit import configure
+
+    install_hook(ws)
+    policy = {
+        "default": "deny",
+        "ttl_seconds": 60,
+        "rules": [{"agent": "bob", "resource": "EMAIL", "decision": "grant"}],
+    }
+    configure(repo, coordinators=["lead"], permission_policy=policy)
+    config = repo / ".hive/config.yaml"
+    settings = load_mapping(config.read_text(), "config")
+    config.write_text(dumps({**settings, "coordinators": ["lead", "bob"]}))
+    head = git(repo, "rev-parse", "HEAD")
+    refused = _refused(repo, hive_env(repo, "bob"), "-a")
+    assert ".hive/config.yaml: it grants roles and sets the agents' policy" in refused
+    assert commit(repo, hive_env(repo, "lead"), "-a").returncode == 0  # a coordinator may
+    git(repo, "reset", "-q", "--hard", head.strip())
+    request_permission(
+        Workspace(str(repo), actor="bob", autocommit=False),
+        resource_type="EMAIL",
+        justification="send the weekly report",
+    )
+    assert commit(repo, hive_env(repo, "bob")).returncode == 0  # as the policy decided
+    made = next((repo / ".hive/permissions").glob("*.yaml"))
+    decided = made.read_text()
+    for forged, why in (
+        (decided.replace("EMAIL", "PAYMENTS"), "grants PAYMENTS to bob"),
+        (decided.replace("agent: bob", "agent: alice"), "a permission decision for alice"),
+    ):
+        made.with_name("pm-forged.yaml").write_text(forged.replace(made.stem, "pm-forged"))
+        git(repo, "add", ".hive/permissions")
+        assert why in _refused(repo, hive_env(repo, "bob"))
+        git(repo, "rm", "-q", "--cached", ".hive/permissions/pm-forged.yaml")
+    assert 'expires_at: "2' in decided
+    made.write_text(decided.replace('expires_at: "2', 'expires_at: "3'))
+    assert "a permission decision stands as it was made" in _refused(
+        repo, hive_env(repo, "bob"), "-a"
+    )
+
+
 def test_expired_and_shared_reservations_never_block(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -32,7 +32,7 @@ from hive.domain.path_rules import (
     check_paths,
     permissions_from_config,
 )
-from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
+from hive.domain.permissions import PERMISSIONS_DIR, decide, decode_decision, policy
 from hive.domain.reservations import (
     active_reservations,
     decode_file,
@@ -169,6 +169,7 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
     if kind == "agent":
         report.violations += _denied_violations(ws, state, agent)
         report.violations += _claimed_cell_violations(ws, state, agent)
+        report.violations += _grant_violations(ws, state, agent)
     report.violations += _hive_file_violations(ws, state)
     report.violations += [_symlink_violation(path) for path in state.symlinks]
     return report
@@ -306,6 +307,70 @@ def _claimed_cell_violations(ws: Workspace, state: StagedState, agent: str) -> l
                 )
             )
     return found
+
+
+def _grant_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
+    """What an agent's commit may not grant itself (roles are grants: a person or a
+    coordinator gives them): a change to ``.hive/config.yaml`` (who coordinates, the
+    agents' tools, path rules, rate limits, permission policy), and a permission
+    decision other than the one ``request_permission`` would commit for it now (another
+    agent's, a decision changed or removed, a grant the policy does not give, or for
+    longer). A coordinator at HEAD may; a merge or cherry-pick being concluded may bring
+    in its other side's versions."""
+    touched = [
+        path
+        for path in state.paths
+        if path == CONFIG_PATH or path.startswith(PERMISSIONS_DIR + "/")
+    ]
+    head = ws.git.snapshot()
+    if not touched or agent in configured_coordinators(ws, head):
+        return []
+    incoming = _incoming_heads(ws)
+    found = []
+    for path in touched:
+        new_sha = state.snapshot.blob_sha(path)
+        if any(other.blob_sha(path) == new_sha for other in incoming):
+            continue
+        why = _ungranted(ws, head, path, new_sha, agent)
+        if why is not None:
+            found.append(Violation(path=path, kind="not-granted", message=f"{path}: {why}"))
+    return found
+
+
+def _ungranted(
+    ws: Workspace, head: Snapshot, path: str, new_sha: str | None, agent: str
+) -> str | None:
+    """Why ``agent`` may not commit ``path`` as ``new_sha`` (None: deleted), or None."""
+    who = "a person or a coordinator changes it, not an agent"
+    if path == CONFIG_PATH:
+        return f"it grants roles and sets the agents' policy: {who} ({agent})"
+    if head.blob_sha(path) is not None:
+        return f"a permission decision stands as it was made: {who} ({agent})"
+    if new_sha is None:
+        return None
+    try:
+        made = decode_decision(ws.git.read_blob(new_sha), path)
+    except CorruptFile:
+        return None  # the validation names it
+    if made.agent != agent:
+        return f"a permission decision for {made.agent}, committed by {agent}"
+    if not made.granted:
+        return None
+    try:
+        granted, _, _, ttl = decide(
+            policy(ws, head), agent, made.resource_type, made.scope, made.justification
+        )
+    except HiveError:
+        granted, ttl = False, None
+    longer = ttl is not None and (
+        made.expires_at is None or (made.expires_at - made.decided_at).total_seconds() > ttl
+    )
+    if not granted or longer:
+        return (
+            f"grants {made.resource_type} to {agent}, which the committed permission_policy"
+            " does not (ask with request_permission: hive decides and commits it)"
+        )
+    return None
 
 
 def _claim_taken(
