@@ -275,6 +275,16 @@ def test_an_agent_cannot_commit_itself_a_role_or_a_grant(ws: Workspace, repo: Pa
     assert "a permission decision stands as it was made" in _refused(
         repo, hive_env(repo, "bob"), "-a"
     )
+    git(repo, "checkout", "-q", "--", ".hive/permissions")
+    # rules that cannot be read fail every agent closed: one may mend them, no more
+    good = config.read_text()
+    config.write_text(good + "tools: {permissions: {'*': {'*': {denied: [x]}}}}\n")
+    git(repo, "commit", "-qam", "broken rules", "--no-verify")
+    settings = load_mapping(good, "config")
+    config.write_text(dumps({**settings, "coordinators": ["lead", "bob"]}))
+    assert "it grants roles" in _refused(repo, hive_env(repo, "bob"), "-a")
+    config.write_text(good)
+    assert commit(repo, hive_env(repo, "bob"), "-a").returncode == 0
 
 
 def test_expired_and_shared_reservations_never_block(

@@ -343,6 +343,8 @@ def _ungranted(
     """Why ``agent`` may not commit ``path`` as ``new_sha`` (None: deleted), or None."""
     who = "a person or a coordinator changes it, not an agent"
     if path == CONFIG_PATH:
+        if new_sha is not None and _mends_config(ws, head, new_sha):
+            return None
         return f"it grants roles and sets the agents' policy: {who} ({agent})"
     if head.blob_sha(path) is not None:
         return f"a permission decision stands as it was made: {who} ({agent})"
@@ -371,6 +373,26 @@ def _ungranted(
             " does not (ask with request_permission: hive decides and commits it)"
         )
     return None
+
+
+def _mends_config(ws: Workspace, head: Snapshot, new_sha: str) -> bool:
+    """Whether committing the config as ``new_sha`` mends one whose ``tools:`` rules
+    cannot be read at HEAD (which fails every agent closed) without touching who
+    coordinates, the ``agents:`` section or the permission policy."""
+    from hive.store.yamlio import load_mapping
+
+    try:
+        permissions_from_config(ws.config(head).extra_settings().get("tools"))
+        return False  # nothing to mend
+    except HiveError:
+        pass
+    try:
+        old = load_mapping(ws.git.read_blob(str(head.blob_sha(CONFIG_PATH))).decode(), CONFIG_PATH)
+        new = load_mapping(ws.git.read_blob(new_sha).decode(), CONFIG_PATH)
+    except (HiveError, KeyError, UnicodeDecodeError):
+        return False
+    granting = ("coordinators", "agents", "permission_policy")
+    return all(old.get(key) == new.get(key) for key in granting)
 
 
 def _claim_taken(
