@@ -357,11 +357,11 @@ def _unknown(invocation: Invocation) -> int | None:
     if invocation.json:
         import json
 
+        from hive.jsontext import inert
+
+        text = json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False)
         answer_stands()
-        say(
-            sys.stdout,
-            json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False) + "\n",
-        )
+        say(sys.stdout, inert(text) + "\n")
     from hive.text import shown_lines
 
     say(sys.stderr, f"error: {shown_lines(message)}\n")

@@ -592,7 +592,9 @@ def write(
         remember(session, outcome.commit, outcome.tree, written["key"], cell_written)
     cell: dict[str, Any] = outcome.result
     if inv.json:
-        sys.stdout.buffer.write(json_of(cell) + b"\n")
+        from hive.jsontext import inert_bytes
+
+        sys.stdout.buffer.write(inert_bytes(json_of(cell) + b"\n"))
     else:
         from hive.text import shown_lines
 
@@ -622,10 +624,11 @@ def report(inv: Invocation, exc: HiveError) -> int:
         leanlog.failed(exc)
     answer_stands()
     from hive.cli import say
+    from hive.jsontext import inert
     from hive.text import shown_lines
 
     if inv.json:
-        say(sys.stdout, json.dumps(exc.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        say(sys.stdout, inert(json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)) + "\n")
     say(sys.stderr, shown_lines(f"error: {exc.message}".rstrip("\n")) + "\n")
     return exc.exit_code
 

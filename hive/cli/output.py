@@ -46,8 +46,9 @@ def emit_json(value: Any) -> None:
     from pydantic_core import to_json
 
     from hive.cli import answer_stands
+    from hive.jsontext import inert_bytes
 
-    data = to_json(value, indent=2) + b"\n"
+    data = inert_bytes(to_json(value, indent=2) + b"\n")
     answer_stands()
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
