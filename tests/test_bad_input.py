@@ -780,3 +780,47 @@ def test_a_current_directory_that_was_removed_is_named_not_a_traceback(
     listed = in_gone("-C", str(repo), "list")
     assert listed.returncode == 0, _said(listed)
     assert not gone.exists()
+
+
+# ----------------------------------------------------------------- no room to write
+
+
+def _limited(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_a_write_that_finds_no_room_is_named_not_an_internal_error(
+    ws: Workspace, repo: Path
+) -> None:
+    """A full disk, a quota or a file size limit (here ``ulimit -f``, which fails a
+    write as a full disk does, with no privileges needed): every write ended in
+    "internal error: OSError: [Errno 28] No space left on device" (exit 70), as if hive
+    had a bug. It is named with what to do (exit 8, code ``git_error``); nothing is
+    left half-written."""
+    before = _commits(repo)
+    text = os.urandom(9000).hex()  # a blob git cannot compress below the limit
+    # Python's own .pyc writes are cut short by the limit without an error (CPython
+    # does not check the count written): none is written
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    for args in (["create", "big", "-d", text], ["--json", "create", "big", "-d", text]):
+        done = subprocess.run(
+            [*HIVE, "-C", str(repo), *args],
+            capture_output=True,
+            env=env,
+            preexec_fn=_limited(4096),
+            timeout=120,
+            check=False,
+        )
+        said = _said(done)
+        assert done.returncode == 8, said
+        assert "(the disk is full, or a quota or file size limit was reached)" in said
+        assert "free some space" in said and "hive log" in said
+    assert json.loads(done.stdout)["code"] == "git_error"
+    assert _commits(repo) == before
+    git(repo, "fsck")
+    assert_clean(repo)
