@@ -821,6 +821,18 @@ def test_a_write_that_finds_no_room_is_named_not_an_internal_error(
         assert "(the disk is full, or a quota or file size limit was reached)" in said
         assert "free some space" in said and "hive log" in said
     assert json.loads(done.stdout)["code"] == "git_error"
+    call = {"name": "hive_create", "args": {"title": "big", "description": text}}
+    done = subprocess.run(
+        [*HIVE, "-C", str(repo), "tools", "run"],
+        input=json.dumps({"tool_calls": [call]}).encode(),
+        capture_output=True,
+        env=env,
+        preexec_fn=_limited(4096),
+        timeout=120,
+        check=False,
+    )
+    answer = json.loads(done.stdout)["results"][0]  # a tool's error, as the CLI's
+    assert answer["code"] == "git_error" and "free some space" in answer["error"], answer
     assert _commits(repo) == before
     git(repo, "fsck")
     assert_clean(repo)

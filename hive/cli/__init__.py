@@ -229,27 +229,6 @@ def say(stream: TextIO, text: str) -> None:
         reader_gone(stream)
 
 
-def no_room(exc: Exception) -> str | None:
-    """What to say of a write that found no room (a full disk, a quota, a file size
-    limit: ``OSError`` ENOSPC, EDQUOT, EFBIG, or SQLite's "database or disk is full"),
-    else None. Such an error can come after a commit landed (updating the state
-    index), so the words do not say nothing was written."""
-    import errno
-
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-        where = f" to {exc.filename}" if exc.filename else ""
-        why = exc.strerror or str(exc)
-    elif type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):
-        where, why = " to hive's state index", str(exc)
-    else:
-        return None
-    return (
-        f"a write{where} failed: {why} (the disk is full, or a quota or file size limit was"
-        " reached): free some space, then see with 'hive log' whether the change was made"
-        " before running the command again"
-    )
-
-
 def internal_error(exc: Exception, *, as_json: bool = False) -> int:
     """The last line of defence of a lean command, as the full CLI's (``cli/main.py
     run``): one line and exit code 70 (under ``--json`` also the error object, code
@@ -257,12 +236,14 @@ def internal_error(exc: Exception, *, as_json: bool = False) -> int:
     set."""
     if os.environ.get("HIVE_DEBUG"):
         raise exc
+    from hive.errors import GitError, no_room
+
     full = no_room(exc)
     if full is not None:  # not a bug: the disk (or a limit) is full
         say(sys.stderr, f"error: {full}\n")
         if as_json:
-            json_error(full, "git_error")
-        return 8
+            json_error(full, GitError.code)
+        return GitError.exit_code
     name = type(exc).__name__
     from hive.text import shown_lines
 
