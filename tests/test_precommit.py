@@ -287,6 +287,29 @@ def test_an_agent_cannot_commit_itself_a_role_or_a_grant(ws: Workspace, repo: Pa
     assert commit(repo, hive_env(repo, "bob"), "-a").returncode == 0
 
 
+def test_an_agent_cannot_reserve_or_release_in_another_s_file(ws: Workspace, repo: Path) -> None:
+    """A reservation added to (or an entry changed in) another agent's file by hand is
+    refused: only the holder reserves and releases there; a coordinator's release for a
+    holder, staged with HIVE_AUTOCOMMIT=0, commits."""
+    install_hook(ws)
+    set_coordinators(repo, ["lead"])
+    reserve(agent(repo, "alice"), paths=["lib/**"])
+    held = repo / ".hive/reservations/alice.yaml"
+    text = held.read_text()
+    assert 'path_pattern: "lib/**"' in text
+    held.write_text(text.replace('path_pattern: "lib/**"', 'path_pattern: "**"'))
+    git(repo, "add", str(held))
+    head = git(repo, "rev-parse", "HEAD")
+    refused = _refused(repo, hive_env(repo, "bob"))
+    assert ".hive/reservations/alice.yaml holds alice's reservations: only alice" in refused
+    assert git(repo, "rev-parse", "HEAD") == head
+    git(repo, "checkout", "-q", "HEAD", "--", str(held))
+    lead = Workspace(str(repo), actor="lead", autocommit=False)
+    release(lead, agent="alice", force=True, reason="stale")
+    assert commit(repo, hive_env(repo, "lead")).returncode == 0
+    assert "alice.yaml" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD", ".hive")
+
+
 def test_expired_and_shared_reservations_never_block(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
