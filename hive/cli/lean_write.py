@@ -623,15 +623,13 @@ def report(inv: Invocation, exc: HiveError) -> int:
     if leanlog is not None:
         leanlog.failed(exc)
     answer_stands()
-    if inv.json:
-        from hive.jsontext import inert
-
-        data = json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)
-        sys.stdout.write(inert(data) + "\n")
-        sys.stdout.flush()
+    from hive.cli import say
+    from hive.jsontext import inert
     from hive.text import shown_lines
 
-    sys.stderr.write(shown_lines(f"error: {exc.message}".rstrip("\n")) + "\n")
+    if inv.json:
+        say(sys.stdout, inert(json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)) + "\n")
+    say(sys.stderr, shown_lines(f"error: {exc.message}".rstrip("\n")) + "\n")
     return exc.exit_code
 
 

@@ -233,9 +233,10 @@ def heading(title: str) -> None:
 def err(message: str) -> None:
     """A line for a person on stderr (an error, a warning, a note): text it quotes
     (a path, a value given) shows its control characters as ``?``."""
+    from hive.cli import say
     from hive.text import shown_lines
 
-    sys.stderr.write(shown_lines(message.rstrip("\n")) + "\n")
+    say(sys.stderr, shown_lines(message.rstrip("\n")) + "\n")
 
 
 def attach_progress(ws: Any) -> None:
@@ -300,8 +301,8 @@ def cell_detail(cell: Cell) -> None:
     out = console(wrap=True)
     style = STATUS_STYLE.get(cell.status, "white")
     out.print(f"[bold]{escape(cell.id)}[/bold]  {escape(cell.title)}")
-    rows: list[tuple[str, str]] = [
-        ("status", f"[{style}]{cell.status}[/{style}]" + (" (deleted)" if cell.is_deleted else "")),
+    rows: list[tuple[str, str]] = [  # plain text: wrapped first, then escaped
+        ("status", cell.status + (" (deleted)" if cell.is_deleted else "")),
         ("type", cell.type),
         ("priority", f"P{cell.priority}"),
     ]
@@ -316,22 +317,24 @@ def cell_detail(cell: Cell) -> None:
     for key, value in optional.items():
         if isinstance(value, list) and value:
             lines = folded(f"  {key:<12} ", value, columns())
-            rows.append((key, escape("\n".join(line[15:] for line in lines))))
+            rows.append((key, "\n".join(line[15:] for line in lines)))
         elif value:
-            rows.append((key, escape(str(value))))
+            rows.append((key, str(value)))
     for blocker in getattr(cell, "open_blockers", []):  # a CellDetail: the open ones
-        rows.append(("blocked by", escape(f"{blocker.id} [{blocker.status}] {blocker.title}")))
+        rows.append(("blocked by", f"{blocker.id} [{blocker.status}] {blocker.title}"))
     for key in ("subtasks", "blocks"):  # a CellDetail: its subtasks, the cells it blocks
         refs = [(ref.id, ref.status, ref.title) for ref in getattr(cell, key, [])]
-        rows += [(name, escape(value)) for name, value in related_rows(cell.id, refs, key)]
-    created_by = escape(cell.created_by or "?")
-    rows.append(("created", f"{cell.created_at:%Y-%m-%d %H:%M} by {created_by}"))
+        rows += related_rows(cell.id, refs, key)
+    rows.append(("created", f"{cell.created_at:%Y-%m-%d %H:%M} by {cell.created_by or '?'}"))
     rows.append(("updated", f"{cell.updated_at:%Y-%m-%d %H:%M}"))
     if cell.closed_at:
         rows.append(("closed", f"{cell.closed_at:%Y-%m-%d %H:%M}"))
     room = columns()
     for key, value in rows:
-        out.print(f"  [dim]{key:<12}[/dim] " + _hanging(value, room))
+        shown = escape(_hanging(value, room))
+        if key == "status":  # coloured once wrapped: a tag cut in two was printed or fatal
+            shown = f"[{style}]{cell.status}[/{style}]" + shown[len(cell.status) :]
+        out.print(f"  [dim]{key:<12}[/dim] " + shown)
     if cell.description:
         out.print("\n" + escape(cell.description))
     for title, text in (("design", cell.design), ("acceptance criteria", cell.acceptance_criteria)):
