@@ -297,27 +297,25 @@ def _marks(cell: Any) -> str:
 
 def cell_detail(cell: Cell) -> None:
     out = console(wrap=True)
-    style = STATUS_STYLE.get(cell.status, "white")
     out.print(f"[bold]{escape(cell.id)}[/bold]  {escape(cell.title)}")
+    rows = _detail_rows(cell)
+    room = columns()
+    for key, value in rows:
+        out.print(f"  [dim]{key:<12}[/dim] " + _hanging(value, room))
+    _print_texts(out, cell)
+    _print_conflicts(out, cell)
+
+
+def _detail_rows(cell: Cell) -> list[tuple[str, str]]:
+    """``hive show``'s fields (rich markup): status, type, priority, the optional ones,
+    a CellDetail's blockers, subtasks and the cells it blocks, and its times."""
+    style = STATUS_STYLE.get(cell.status, "white")
     rows: list[tuple[str, str]] = [
         ("status", f"[{style}]{cell.status}[/{style}]" + (" (deleted)" if cell.is_deleted else "")),
         ("type", cell.type),
         ("priority", f"P{cell.priority}"),
     ]
-    optional: dict[str, str | list[str] | None] = {
-        "assignee": cell.assignee,
-        "parent": cell.parent,
-        "labels": cell.labels,  # lists fold between items, under the value
-        "files": cell.files_owned,
-        "depends on": [f"{d.target} ({d.type})" for d in cell.dependencies],
-        "close reason": cell.close_reason,
-    }
-    for key, value in optional.items():
-        if isinstance(value, list) and value:
-            lines = folded(f"  {key:<12} ", value, columns())
-            rows.append((key, escape("\n".join(line[15:] for line in lines))))
-        elif value:
-            rows.append((key, escape(str(value))))
+    rows += _optional_rows(cell)
     for blocker in getattr(cell, "open_blockers", []):  # a CellDetail: the open ones
         rows.append(("blocked by", escape(f"{blocker.id} [{blocker.status}] {blocker.title}")))
     for key in ("subtasks", "blocks"):  # a CellDetail: its subtasks, the cells it blocks
@@ -328,9 +326,31 @@ def cell_detail(cell: Cell) -> None:
     rows.append(("updated", f"{cell.updated_at:%Y-%m-%d %H:%M}"))
     if cell.closed_at:
         rows.append(("closed", f"{cell.closed_at:%Y-%m-%d %H:%M}"))
-    room = columns()
-    for key, value in rows:
-        out.print(f"  [dim]{key:<12}[/dim] " + _hanging(value, room))
+    return rows
+
+
+def _optional_rows(cell: Cell) -> list[tuple[str, str]]:
+    """The fields a cell may have (escaped): a list folded between its items."""
+    optional: dict[str, str | list[str] | None] = {
+        "assignee": cell.assignee,
+        "parent": cell.parent,
+        "labels": cell.labels,  # lists fold between items, under the value
+        "files": cell.files_owned,
+        "depends on": [f"{d.target} ({d.type})" for d in cell.dependencies],
+        "close reason": cell.close_reason,
+    }
+    rows = []
+    for key, value in optional.items():
+        if isinstance(value, list) and value:
+            lines = folded(f"  {key:<12} ", value, columns())
+            rows.append((key, escape("\n".join(line[15:] for line in lines))))
+        elif value:
+            rows.append((key, escape(str(value))))
+    return rows
+
+
+def _print_texts(out: Any, cell: Cell) -> None:
+    """The description, design, acceptance criteria, notes and comments of a cell."""
     if cell.description:
         out.print("\n" + escape(cell.description))
     for title, text in (("design", cell.design), ("acceptance criteria", cell.acceptance_criteria)):
@@ -342,15 +362,20 @@ def cell_detail(cell: Cell) -> None:
         stamp = f"{comment.created_at:%Y-%m-%d %H:%M}"
         out.print(f"\n[dim]comment by {escape(comment.author or '?')} at {stamp}:[/dim]")
         out.print(escape(comment.text))
-    if cell.conflicts:
-        out.print("\n[red]merge conflicts[/red] (both sides changed; resolve with 'hive resolve'):")
-        for record in cell.conflicts:
-            if record.field == "file":
-                out.print("  file: one side did not parse; its text was:")
-                out.print(escape(str(record.other)))
-                continue
-            out.print(escape(f"  {record.field}: kept {record.kept!r}"))
-            out.print(escape(f"  {'':<{len(record.field)}}  other {record.other!r}"))
+
+
+def _print_conflicts(out: Any, cell: Cell) -> None:
+    """The merge conflicts recorded on a cell, each side's value."""
+    if not cell.conflicts:
+        return
+    out.print("\n[red]merge conflicts[/red] (both sides changed; resolve with 'hive resolve'):")
+    for record in cell.conflicts:
+        if record.field == "file":
+            out.print("  file: one side did not parse; its text was:")
+            out.print(escape(str(record.other)))
+            continue
+        out.print(escape(f"  {record.field}: kept {record.kept!r}"))
+        out.print(escape(f"  {'':<{len(record.field)}}  other {record.other!r}"))
 
 
 def _hanging(value: str, room: int | None) -> str:
