@@ -219,6 +219,36 @@ def test_permission_hostile_input_and_bad_policy(ws: Workspace, repo: Path) -> N
     assert "permission_policy.default" in out
 
 
+def test_request_permission_checks_what_it_is_given_itself(ws: Workspace, repo: Path) -> None:
+    """The domain's own checks, for a caller without the tool's schema (a program):
+    the resource type, the justification's length, a scope a person can read; nothing
+    is committed for a refused request."""
+    from hive.domain.permissions import MAX_JUSTIFICATION, request_permission
+    from hive.errors import InvalidInput
+
+    head = git(repo, "rev-parse", "HEAD")
+    too_long = f"justification must be 1-{MAX_JUSTIFICATION} characters"
+    for given, field, message in (
+        (
+            {"resource_type": "ROOT", "justification": "let me in"},
+            "resourceType",
+            "resourceType must be one of DATABASE, PAYMENTS, EMAIL, FILE_EXPORT, got 'ROOT'",
+        ),
+        ({"resource_type": "EMAIL", "justification": "  "}, "justification", too_long),
+        (
+            {"resource_type": "EMAIL", "justification": "x" * (MAX_JUSTIFICATION + 1)},
+            "justification",
+            too_long,
+        ),
+        ({"resource_type": "EMAIL", "justification": "ok", "scope": "a\nb"}, None, "scope"),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            request_permission(ws, **given)
+        assert message in refused.value.message, given
+        assert refused.value.details.get("field") == field, given
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
 def test_terminal_escapes_are_refused_in_what_people_read(ws: Workspace, repo: Path) -> None:
     """A justification, a scope or a project-memory entry with control characters was
     committed as given and printed raw by hive permissions list / hive memory show
