@@ -661,3 +661,105 @@ def test_a_config_lock_timeout_of_0_is_one_try_as_the_environments_is(
     for done in (waited, variable):
         assert done.returncode == 6, _said_text(done)
         assert "held the repository lock for more than 0.01s" in done.stderr
+
+
+def _hive_to_a_gone_reader(repo: Path, *args: str, stream: str) -> int:
+    """``hive -C REPO ARGS`` as a new process whose standard ``stream`` ("stdout" or
+    "stderr") is a pipe nobody reads any more (``hive ... 2>&1 | head -0``): its
+    exit code."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run(
+            [*HIVE, "-C", str(repo), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=writer if stream == "stdout" else subprocess.DEVNULL,
+            stderr=writer if stream == "stderr" else subprocess.DEVNULL,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    return done.returncode
+
+
+@pytest.mark.parametrize(
+    ("args", "stream", "code"),
+    [
+        (["show", "hv-nosuch"], "stderr", 3),  # the lean read's refusal
+        (["--json", "show", "hv-nosuch"], "stdout", 3),
+        (["--json", "close", "hv-nosuch"], "stdout", 3),  # the lean write's
+        (["--json", "dep", "add", "hv-nosuch", "hv-other"], "stdout", 3),  # the full CLI's
+        (["dep", "add", "hv-nosuch", "hv-other"], "stderr", 3),
+        (["show", "hv-nosuch", "--bogus"], "stderr", 2),  # a usage error
+        (["--json", "frobnicate"], "stdout", 2),  # an unknown command, said lean
+    ],
+)
+def test_an_error_keeps_its_exit_code_when_its_reader_is_gone(
+    ws: Workspace, repo: Path, args: list[str], stream: str, code: int
+) -> None:
+    """``hive show X 2>&1 | head -1`` (or a reader that stopped before the error came)
+    ended 0: the error's words could not be written and the refusal passed for a
+    success under ``set -o pipefail``. The words are dropped; the code stands."""
+    before = _commits(repo)
+    assert _hive_to_a_gone_reader(repo, *args, stream=stream) == code
+    assert _commits(repo) == before
+
+
+# ----------------------------------------------------------------- a byte order mark
+
+
+def test_a_byte_order_mark_opening_a_text_or_a_file_read_is_not_kept(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """Notepad and PowerShell save UTF-8 with a byte order mark: ``hive create X -d -``
+    kept it as a leading ``<U+FEFF>`` of the description, and ``hive qa run FILE``
+    refused the file ("not JSON: Unexpected UTF-8 BOM"), where ``create --from`` and
+    ``tools run`` read such a file. A BOM that opens the text is its encoding's mark,
+    never part of it; one further on is kept (and shown by its code point)."""
+    made = _run(repo, "--json", "create", "From Notepad", "-d", "-", stdin="\ufeffthe notes")
+    assert made.returncode == 0, made.stderr
+    cell = json.loads(made.stdout)
+    assert cell["description"] == "the notes"
+    inner = _run(repo, "--json", "update", cell["id"], "-d", "-", stdin="a\ufeffb")
+    assert json.loads(inner.stdout)["description"] == "a\ufeffb"
+    scenarios = tmp_path / "scenarios.json"
+    body = '[{"id": "a", "key": "k", "value": "the answer", "sourceAgent": "x", "minScore": 0}]'
+    scenarios.write_text("\ufeff" + body, encoding="utf-8")
+    scored = _run(repo, "qa", "run", str(scenarios))
+    assert scored.returncode == 0, _said(scored)
+    assert "pass rate 100%" in scored.stdout
+    scenarios.write_bytes(b"\xef\xbb\xbf[\xff]")
+    refused = _run(repo, "qa", "run", str(scenarios))
+    assert refused.returncode == 2
+    assert f"{scenarios}: not UTF-8 text (byte 5)" in _said(refused)  # the file's byte
+
+
+# ----------------------------------------------------------------- a removed directory
+
+
+def test_a_current_directory_that_was_removed_is_named_not_a_traceback(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A shell left in a directory that was removed (``git worktree remove`` from
+    another shell, a cleaned temporary directory): every hive command, ``--version``
+    included, ended in a Python traceback (FileNotFoundError, exit 1). A command that
+    needs the repository now says what happened and what to do (exit 2); ``--version``
+    and ``-C`` with an absolute path still work."""
+    gone = tmp_path / "gone"
+
+    def in_gone(*args: str) -> subprocess.CompletedProcess[bytes]:
+        gone.mkdir()
+        script = 'cd "$1" && rmdir "$1" && shift && exec "$@"'
+        command = ["sh", "-c", script, "sh", str(gone), *HIVE, *args]
+        return subprocess.run(command, capture_output=True, timeout=120, check=False)
+
+    for args in (["list"], ["create", "never written"], ["doctor"]):
+        done = in_gone(*args)
+        said = _said(done)
+        assert done.returncode == 2, said
+        assert "the current directory no longer exists" in said and "-C DIR" in said
+    assert in_gone("--version").returncode == 0
+    listed = in_gone("-C", str(repo), "list")
+    assert listed.returncode == 0, _said(listed)
+    assert not gone.exists()

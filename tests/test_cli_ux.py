@@ -1072,10 +1072,7 @@ def test_show_prints_every_field_text_and_merge_conflict(
     monkeypatch.setenv("COLUMNS", "40")  # rich: long values continue under themselves
     output.cell_detail(cell)
     assert capsys.readouterr().out.split("\n") == [
-        piped[0],
-        "  status       closed",
-        "               (deleted)",
-        *piped[2:6],
+        *piped[0:6],
         "  labels       ui, api,",
         "               backend-services,",
         "               frontend-widgets",

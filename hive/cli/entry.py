@@ -85,6 +85,7 @@ from hive.cli import (  # noqa: E402
     no_such_command,
     parse,
     reader_gone,
+    say,
 )
 
 _PROCESS_EXIT = False  # set by console(): this process is the command
@@ -317,8 +318,9 @@ def dispatch(invocation: Invocation) -> int | None:
             import json
 
             message = missing_command("hive", [])
-            _write(json.dumps({"error": message, "code": "usage"}, indent=2) + "\n")
-            sys.stderr.write(f"error: {message}\n")
+            answer_stands()
+            say(sys.stdout, json.dumps({"error": message, "code": "usage"}, indent=2) + "\n")
+            say(sys.stderr, f"error: {message}\n")
             return 2
         if invocation.leading in ([], ["--help"], ["-h"]):
             _write(usage())
@@ -355,10 +357,14 @@ def _unknown(invocation: Invocation) -> int | None:
     if invocation.json:
         import json
 
-        _write(json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False) + "\n")
+        from hive.jsontext import inert
+
+        text = json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False)
+        answer_stands()
+        say(sys.stdout, inert(text) + "\n")
     from hive.text import shown_lines
 
-    sys.stderr.write(f"error: {shown_lines(message)}\n")
+    say(sys.stderr, f"error: {shown_lines(message)}\n")
     return 2
 
 

@@ -7,13 +7,14 @@ Everything here is a pure function of git object ids, so nothing can go stale:
   that does not parse, the problem and its line;
 * ``dirs``: the listing of each tree object below ``.hive/cells``, each entry
   carrying its blob's light fields (trees and blobs never change, so a listing
-  is stored once, ever, and reading a state of 10,000 cells is one indexed
-  query over small rows);
+  is stored once, and reading a state of 10,000 cells is one indexed query over
+  small rows; dropped with the last kept state holding its tree);
 * ``dependents``: target -> each cell file version (blob, its cell id) with a
   ``blocks`` dependency on it, stored with the first listing that holds the
   version: "what waits on this cell" is a range of this table and a lookup of
   each one's name in each tree of the state, not a read of every cell row;
-* ``states``: the cells trees whose every tree and blob is in the tables;
+* ``states``: the cells trees whose every tree and blob is in the tables (the
+  newest few: see :meth:`StateIndex._prune_states`);
 * ``commits``: commit id -> its ``.hive`` and ``.hive/cells`` tree ids;
 * ``ready``, ``ready_done``, ``ready_delta``: the ready list of a state, stored by the
   first process that needed it: whole, or as a delta over a whole one
@@ -149,12 +150,16 @@ def _problem_files(row: str = "") -> str:
 
 
 _PROBLEMS = f"CREATE INDEX IF NOT EXISTS dirs_problems ON dirs(tree) WHERE {_problem_files()}"
-_EXTRA_INDEXES = (_SUBTREES, *_BY_FACT, _PROBLEMS)
+# Whether a whole ready list holds a cell (a list derived from it: which of the cells
+# decided again leave it), by point lookups instead of reading its ~6,700 rows.
+_READY_MEMBERS = "CREATE INDEX IF NOT EXISTS ready_members ON ready(key, id)"
+_EXTRA_INDEXES = (_SUBTREES, *_BY_FACT, _PROBLEMS, _READY_MEMBERS)
 # The tables of _DDL: a file of this schema lacking one is damaged (rebuilt on open)
 _TABLES = tuple(part.split("(", 1)[0].strip() for part in _DDL.split("CREATE TABLE ")[1:])
 _CATALOG = (  # how many of the extra indexes and of the tables the file holds
     "SELECT total(type = 'index'), total(type = 'table') FROM sqlite_master WHERE (type ="
-    " 'index' AND name IN ('dirs_subtrees', 'dirs_parent', 'dirs_assignee', 'dirs_problems'))"
+    " 'index' AND name IN ('dirs_subtrees', 'dirs_parent', 'dirs_assignee', 'dirs_problems',"
+    " 'ready_members'))"
     " OR (type ="
     f" 'table' AND name IN ({', '.join(repr(table) for table in _TABLES)}))"
 )
@@ -983,12 +988,40 @@ class StateIndex:
                 self._store_listing(db, listing)
             self._store_dependents(db, listings)
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
+            self._prune_states(db)
         return True
 
+    def _prune_states(self, db: sqlite3.Connection) -> None:
+        """Past :data:`STATES_KEPT` + :data:`PRUNE_SLACK` states, drop all but the
+        newest :data:`STATES_KEPT` and the listings of trees only dropped states held
+        (every write is a new state: ~300 rows at 10,000 cells, which were kept forever).
+        In the storing transaction; a new ``pruned`` token in ``meta`` sends a process
+        indexing a state meanwhile (which may lean on a listing dropped here) to start
+        it again, as a rebuild does. A dropped state is indexed again when asked."""
+        (count,) = db.execute("SELECT count(*) FROM states").fetchone()
+        if count <= STATES_KEPT + PRUNE_SLACK:
+            return
+        ranked = [row[0] for row in db.execute("SELECT key FROM states ORDER BY built DESC, key")]
+        kept: set[str] = set()
+        for key in ranked[:STATES_KEPT]:
+            kept.update(self._trees_of_state(key))
+        dropped: set[str] = set()
+        for key in ranked[STATES_KEPT:]:
+            dropped.update(self._trees_of_state(key))
+        db.executemany("DELETE FROM states WHERE key = ?", [(key,) for key in ranked[STATES_KEPT:]])
+        db.executemany("DELETE FROM dirs WHERE tree = ?", [(tree,) for tree in dropped - kept])
+        db.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('pruned', ?)", (os.urandom(8).hex(),)
+        )
+
     def _generation(self) -> str | None:
-        """The token a rebuild of the file sets anew (None in a file made before it)."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        return None if row is None else str(row[0])
+        """The tokens a rebuild of the file and a pruning of its states set anew (None
+        in a file made before them)."""
+        row = self.db.execute(
+            "SELECT group_concat(value, '/') FROM (SELECT value FROM meta"
+            " WHERE key IN ('generation', 'pruned') ORDER BY key)"
+        ).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
 
     def _new_trees(
         self, key: str, list_tree: TreeLister, base: str | None = None
@@ -1695,6 +1728,11 @@ READY_LISTS_KEPT = 4
 # lists a ready list may be derived from (the nearest of the newest few).
 DERIVED_LISTS_KEPT = 16
 SOURCES_TRIED = 8
+
+# States kept (each a few new rows of `dirs`: a new root and the shard the write
+# changed): the newest STATES_KEPT, dropped in one go once PRUNE_SLACK more are stored.
+STATES_KEPT = 16
+PRUNE_SLACK = 8
 
 JSON_PIECE = 1_000  # cells printed per write: a listing of 100,000 (~66 MB) is never copied whole
 
