@@ -32,6 +32,24 @@ def _tracked(repo: Path, path: str, text: str = "x = 1\n") -> None:
     git(repo, "commit", "-qm", f"add {path}", "--no-verify")
 
 
+def _forged_commit(repo: Path, who: str, subject: str, *args: str) -> str:
+    """Commit past the hook (--no-verify) as hive would for ``who``: its author, a
+    ``hive:`` subject and ``Hive-Agent`` trailer written by hand; the commit's id."""
+    event = subject.split(" ", 1)[0]
+    message = f"hive: {subject}\nHive-Agent: {who}\nHive-Event: {event}"
+    if "\n\n" not in subject:
+        message = message.replace("\nHive-Agent", "\n\nHive-Agent", 1)
+    env = {**hive_env(repo, who), "GIT_AUTHOR_NAME": who, "GIT_AUTHOR_EMAIL": f"{who}@hive.local"}
+    done = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "--no-verify", *args, "-m", message],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
 def _refused(repo: Path, env: dict[str, str], *args: str) -> str:
     """Commit with ``args``; assert the hook blocked it; the hook's message."""
     result = commit(repo, env, *args)
@@ -212,16 +230,7 @@ def test_doctor_names_a_claimed_cell_taken_past_the_hook(ws: Workspace, repo: Pa
     close_cell(Workspace(str(repo)), cell_id=other.id, force=True)  # a person, recorded
     path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
     path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
-    forged = f"hive: close {cell.id}\n\nHive-Cell: {cell.id}\nHive-Agent: bob\nHive-Event: close"
-    env = {**hive_env(repo, "bob"), "GIT_AUTHOR_NAME": "bob", "GIT_AUTHOR_EMAIL": "bob@hive.local"}
-    done = subprocess.run(
-        ["git", "-C", str(repo), "commit", "-qa", "--no-verify", "-m", forged],
-        capture_output=True,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    sha = git(repo, "rev-parse", "HEAD").strip()
+    sha = _forged_commit(repo, "bob", f"close {cell.id}\n\nHive-Cell: {cell.id}", "-a")
     warned = [w.message for w in diagnose(ws).warnings if w.kind == "not-owner"]
     assert warned == [
         f"{sha[:10]} bob changed {cell.id} (claimed by alice) without an override (hive"
@@ -285,6 +294,46 @@ def test_an_agent_cannot_commit_itself_a_role_or_a_grant(ws: Workspace, repo: Pa
     assert "it grants roles" in _refused(repo, hive_env(repo, "bob"), "-a")
     config.write_text(good)
     assert commit(repo, hive_env(repo, "bob"), "-a").returncode == 0
+
+
+def test_an_agent_cannot_reserve_or_release_in_another_s_file(ws: Workspace, repo: Path) -> None:
+    """A reservation added to (or an entry changed in) another agent's file by hand is
+    refused: only the holder reserves and releases there; a coordinator's release for a
+    holder, staged with HIVE_AUTOCOMMIT=0, commits."""
+    install_hook(ws)
+    set_coordinators(repo, ["lead"])
+    reserve(agent(repo, "alice"), paths=["lib/**"])
+    held = repo / ".hive/reservations/alice.yaml"
+    text = held.read_text()
+    assert 'path_pattern: "lib/**"' in text
+    held.write_text(text.replace('path_pattern: "lib/**"', 'path_pattern: "**"'))
+    git(repo, "add", str(held))
+    head = git(repo, "rev-parse", "HEAD")
+    refused = _refused(repo, hive_env(repo, "bob"))
+    assert ".hive/reservations/alice.yaml holds alice's reservations: only alice" in refused
+    assert git(repo, "rev-parse", "HEAD") == head
+    git(repo, "checkout", "-q", "HEAD", "--", str(held))
+    lead = Workspace(str(repo), actor="lead", autocommit=False)
+    release(lead, agent="alice", force=True, reason="stale")
+    assert commit(repo, hive_env(repo, "lead")).returncode == 0
+    assert "alice.yaml" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD", ".hive")
+
+
+def test_doctor_names_reservations_released_past_the_hook(ws: Workspace, repo: Path) -> None:
+    """Another holder's reservation released by hand with --no-verify (under an author
+    and trailers written to look like hive's) is a doctor warning; releases hive made
+    (the holder's own, a person's forced one) are not."""
+    reserve(agent(repo, "alice"), paths=["lib/**"])
+    release(agent(repo, "alice"))
+    reserve(agent(repo, "carol"), paths=["doc/**"])
+    release(Workspace(str(repo)), agent="carol", force=True)  # a person, recorded
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    git(repo, "rm", "-q", ".hive/reservations/alice.yaml")
+    sha = _forged_commit(repo, "bob", "release bob src/**")
+    warned = [w.message for w in diagnose(ws).warnings if w.kind == "not-owner"]
+    assert [message.split(" without")[0] for message in warned] == [
+        f"{sha[:10]} bob changed the reservations of alice"
+    ]
 
 
 def test_expired_and_shared_reservations_never_block(

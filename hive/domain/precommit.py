@@ -170,6 +170,7 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
         report.violations += _denied_violations(ws, state, agent)
         report.violations += _claimed_cell_violations(ws, state, agent)
         report.violations += _grant_violations(ws, state, agent)
+        report.violations += _reservation_file_violations(ws, state, agent)
     report.violations += _hive_file_violations(ws, state)
     report.violations += [_symlink_violation(path) for path in state.symlinks]
     return report
@@ -270,6 +271,26 @@ def _incoming_heads(ws: Workspace) -> list[Snapshot]:
     return found
 
 
+def _agent_changes(
+    ws: Workspace, state: StagedState, agent: str, prefixes: tuple[str, ...]
+) -> tuple[Snapshot, list[tuple[str, str | None]]]:
+    """HEAD and (path, staged blob or None) of each staged path starting with one of
+    ``prefixes`` that a non-coordinator ``agent`` changes itself: none for a
+    coordinator (who may override), none a merge or cherry-pick being concluded brings
+    in as its other side has it."""
+    head = ws.git.snapshot()
+    touched = [path for path in state.paths if path.startswith(prefixes)]
+    if not touched or agent in configured_coordinators(ws, head):
+        return head, []
+    incoming = _incoming_heads(ws)
+    changed = []
+    for path in touched:
+        new_sha = state.snapshot.blob_sha(path)
+        if not any(other.blob_sha(path) == new_sha for other in incoming):
+            changed.append((path, new_sha))
+    return head, changed
+
+
 def _claimed_cell_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
     """Staged cell files that change, or delete, a cell another agent has claimed at
     HEAD (assigned, not closed): the ownership rule the domain applies to every write
@@ -277,20 +298,11 @@ def _claimed_cell_violations(ws: Workspace, state: StagedState, agent: str) -> l
     Comments added are anyone's (``hive comment``); a coordinator may override (a hand
     edit records no reason: ``hive doctor`` names it); a merge or cherry-pick being
     concluded may bring in the version its other side has."""
-    head = ws.git.snapshot()
-    changed = [
-        path
-        for path in state.paths
-        if path.startswith(CELLS_DIR + "/") and head.blob_sha(path) is not None
-    ]
-    if not changed or agent in configured_coordinators(ws, head):
-        return []
-    incoming = _incoming_heads(ws)
+    head, changed = _agent_changes(ws, state, agent, (CELLS_DIR + "/",))
     found = []
-    for path in changed:
+    for path, new_sha in changed:
         old_sha = head.blob_sha(path)
-        new_sha = state.snapshot.blob_sha(path)
-        if new_sha == old_sha or any(other.blob_sha(path) == new_sha for other in incoming):
+        if old_sha is None or new_sha == old_sha:
             continue
         owner = _claim_taken(ws, old_sha, new_sha, path, agent)
         if owner is not None:
@@ -309,6 +321,39 @@ def _claimed_cell_violations(ws: Workspace, state: StagedState, agent: str) -> l
     return found
 
 
+def _reservation_file_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
+    """Staged changes to another agent's reservation file (a reservation made, changed
+    or released in its name by hand): only the holder reserves and releases
+    (``hive reserve``, ``hive release``); a coordinator may override. A merge or
+    cherry-pick being concluded may bring in the other side's version."""
+    head, changed = _agent_changes(ws, state, agent, (RESERVATIONS_DIR + "/",))
+    found = []
+    for path, new_sha in changed:
+        holders = {_holder(ws, head.blob_sha(path), path), _holder(ws, new_sha, path)}
+        strangers = sorted(name for name in holders - {None, agent} if name)
+        if strangers:
+            message = (
+                f"{path} holds {strangers[0]}'s reservations: only {strangers[0]} reserves"
+                f" or releases there, not {agent} (ask {strangers[0]} to release; a"
+                " coordinator or a person overrides with 'hive release --agent NAME --force')"
+            )
+            found.append(
+                Violation(path=path, kind="not-owner", holder=strangers[0], message=message)
+            )
+    return found
+
+
+def _holder(ws: Workspace, sha: str | None, path: str) -> str | None:
+    """The agent of the reservation file at ``sha`` (None: no file, or one the
+    validation reports)."""
+    if sha is None:
+        return None
+    try:
+        return decode_file(ws.git.read_blob(sha), path).agent
+    except (CorruptFile, KeyError):
+        return None
+
+
 def _grant_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
     """What an agent's commit may not grant itself (roles are grants: a person or a
     coordinator gives them): a change to ``.hive/config.yaml`` (who coordinates, the
@@ -317,20 +362,11 @@ def _grant_violations(ws: Workspace, state: StagedState, agent: str) -> list[Vio
     agent's, a decision changed or removed, a grant the policy does not give, or for
     longer). A coordinator at HEAD may; a merge or cherry-pick being concluded may bring
     in its other side's versions."""
-    touched = [
-        path
-        for path in state.paths
-        if path == CONFIG_PATH or path.startswith(PERMISSIONS_DIR + "/")
-    ]
-    head = ws.git.snapshot()
-    if not touched or agent in configured_coordinators(ws, head):
-        return []
-    incoming = _incoming_heads(ws)
+    head, changed = _agent_changes(ws, state, agent, (CONFIG_PATH, PERMISSIONS_DIR + "/"))
     found = []
-    for path in touched:
-        new_sha = state.snapshot.blob_sha(path)
-        if any(other.blob_sha(path) == new_sha for other in incoming):
-            continue
+    for path, new_sha in changed:
+        if path != CONFIG_PATH and not path.startswith(PERMISSIONS_DIR + "/"):
+            continue  # a name that only starts like the config's
         why = _ungranted(ws, head, path, new_sha, agent)
         if why is not None:
             found.append(Violation(path=path, kind="not-granted", message=f"{path}: {why}"))
