@@ -24,7 +24,7 @@ from hive.domain.cells import create_cell
 from hive.domain.epics import create_epic
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
-from tests.conftest import assert_clean, credential, git, make_repo
+from tests.conftest import agent_env, assert_clean, credential, git, make_repo
 from tests.inprocess import Outcome, run_hive
 
 HIVE = [sys.executable, "-m", "hive"]
@@ -663,18 +663,18 @@ def test_a_config_lock_timeout_of_0_is_one_try_as_the_environments_is(
         assert "held the repository lock for more than 0.01s" in done.stderr
 
 
-def _hive_to_a_gone_reader(repo: Path, *args: str, stream: str) -> int:
-    """``hive -C REPO ARGS`` as a new process whose standard ``stream`` ("stdout" or
-    "stderr") is a pipe nobody reads any more (``hive ... 2>&1 | head -0``): its
-    exit code."""
+def _to_a_gone_reader(command: list[str], stream: str, env: dict[str, str] | None = None) -> int:
+    """``command`` as a new process whose standard ``stream`` ("stdout" or "stderr")
+    is a pipe nobody reads any more (``... 2>&1 | head -0``): its exit code."""
     reader, writer = os.pipe()
     os.close(reader)
     try:
         done = subprocess.run(
-            [*HIVE, "-C", str(repo), *args],
+            command,
             stdin=subprocess.DEVNULL,
             stdout=writer if stream == "stdout" else subprocess.DEVNULL,
             stderr=writer if stream == "stderr" else subprocess.DEVNULL,
+            env=env,
             timeout=120,
             check=False,
         )
@@ -702,8 +702,25 @@ def test_an_error_keeps_its_exit_code_when_its_reader_is_gone(
     ended 0: the error's words could not be written and the refusal passed for a
     success under ``set -o pipefail``. The words are dropped; the code stands."""
     before = _commits(repo)
-    assert _hive_to_a_gone_reader(repo, *args, stream=stream) == code
+    assert _to_a_gone_reader([*HIVE, "-C", str(repo), *args], stream) == code
     assert _commits(repo) == before
+
+
+def test_a_commit_against_a_reservation_is_blocked_when_the_hooks_reader_is_gone(
+    ws: Workspace, repo: Path
+) -> None:
+    """``git commit -m x 2>&1 | head -1`` (or any reader that stops early) by an agent
+    committing a file another agent reserved: the pre-commit hook's refusal could not
+    be written, it ended 0, and git made the commit. The refusal stands."""
+    assert _run(repo, "hooks", "install").returncode == 0
+    assert _run(repo, "reserve", "src/held.py", env=agent_env(repo, "Ann")).returncode == 0
+    (repo / "src").mkdir()
+    (repo / "src" / "held.py").write_text("print('mine')\n")
+    git(repo, "add", "src/held.py")
+    before = git(repo, "rev-parse", "HEAD")
+    commit = ["git", "-C", str(repo), "commit", "-qm", "over Ann's reservation"]
+    assert _to_a_gone_reader(commit, "stderr", env=agent_env(repo, "Ben")) == 1
+    assert git(repo, "rev-parse", "HEAD") == before
 
 
 # ----------------------------------------------------------------- a byte order mark
@@ -763,3 +780,59 @@ def test_a_current_directory_that_was_removed_is_named_not_a_traceback(
     listed = in_gone("-C", str(repo), "list")
     assert listed.returncode == 0, _said(listed)
     assert not gone.exists()
+
+
+# ----------------------------------------------------------------- no room to write
+
+
+def _limited(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_a_write_that_finds_no_room_is_named_not_an_internal_error(
+    ws: Workspace, repo: Path
+) -> None:
+    """A full disk, a quota or a file size limit (here ``ulimit -f``, which fails a
+    write as a full disk does, with no privileges needed): every write ended in
+    "internal error: OSError: [Errno 28] No space left on device" (exit 70), as if hive
+    had a bug. It is named with what to do (exit 8, code ``git_error``); nothing is
+    left half-written."""
+    before = _commits(repo)
+    text = os.urandom(9000).hex()  # a blob git cannot compress below the limit
+    # Python's own .pyc writes are cut short by the limit without an error (CPython
+    # does not check the count written): none is written
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    for args in (["create", "big", "-d", text], ["--json", "create", "big", "-d", text]):
+        done = subprocess.run(
+            [*HIVE, "-C", str(repo), *args],
+            capture_output=True,
+            env=env,
+            preexec_fn=_limited(4096),
+            timeout=120,
+            check=False,
+        )
+        said = _said(done)
+        assert done.returncode == 8, said
+        assert "(the disk is full, or a quota or file size limit was reached)" in said
+        assert "free some space" in said and "hive log" in said
+    assert json.loads(done.stdout)["code"] == "git_error"
+    call = {"name": "hive_create", "args": {"title": "big", "description": text}}
+    done = subprocess.run(
+        [*HIVE, "-C", str(repo), "tools", "run"],
+        input=json.dumps({"tool_calls": [call]}).encode(),
+        capture_output=True,
+        env=env,
+        preexec_fn=_limited(4096),
+        timeout=120,
+        check=False,
+    )
+    answer = json.loads(done.stdout)["results"][0]  # a tool's error, as the CLI's
+    assert answer["code"] == "git_error" and "free some space" in answer["error"], answer
+    assert _commits(repo) == before
+    git(repo, "fsck")
+    assert_clean(repo)

@@ -274,6 +274,7 @@ PROCESS_ROWS = [
     "`hive release PATTERN`",
     "`hive mail send`",
     "`hive mail send --thread ID`",
+    "`hive ready --json`, first after a write",
     "`hive ready --json`",
     "`hive list`",
     "`hive show ID`",

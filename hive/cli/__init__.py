@@ -236,6 +236,14 @@ def internal_error(exc: Exception, *, as_json: bool = False) -> int:
     set."""
     if os.environ.get("HIVE_DEBUG"):
         raise exc
+    from hive.errors import GitError, no_room
+
+    full = no_room(exc)
+    if full is not None:  # not a bug: the disk (or a limit) is full
+        say(sys.stderr, f"error: {full}\n")
+        if as_json:
+            json_error(full, GitError.code)
+        return GitError.exit_code
     name = type(exc).__name__
     from hive.text import shown_lines
 

@@ -101,6 +101,9 @@ or a reftable ref store is refused (exit 2), nothing written. A git config file
 git skips (`$HOME` not a directory, `~/.gitconfig` a directory) is skipped; one
 git cannot parse is named (exit 7). A current directory that was removed (a shell
 left in a deleted worktree) is named (exit 2): `cd` elsewhere or give `-C DIR`.
+A write that finds no room (a full disk, a quota, `ulimit -f`) is named (exit 8,
+code `git_error`), not an internal error; it may come after the commit landed (the
+state index is written last), so see `hive log` before running the command again.
 
 Output fits the terminal: tables keep every id whole and cut long titles and
 names with `…` (never inside a hidden character's `<U+202E>`; where ids are long,

@@ -239,8 +239,9 @@ def _exit(code: int) -> None:
     committed SQLite transactions); skipping the interpreter's teardown also
     skips SQLite's checkpoint-on-close, which would fsync the state index's WAL
     and database and delete the WAL (~4 fsyncs, ~30 ms on this kind of disk) in
-    every process. The WAL is checkpointed by SQLite itself as it grows (see
-    ``StateIndex``), and a WAL left behind is a normal, consistent state."""
+    every process. The WAL is checkpointed by SQLite itself as it grows, and emptied
+    by a write once large (``index.restart_wal``: the next process would read all of
+    it); a WAL left behind is a normal, consistent state."""
     if not _PROCESS_EXIT:
         sys.exit(code)  # called in-process (tests): a normal exit
     try:
