@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -343,3 +344,31 @@ def test_mail_to_a_retired_name_nobody_holds_is_refused(ws: Workspace, repo: Pat
     assert git(repo, "rev-parse", "refs/hive/mail") == log
     credential(repo, "zed")  # registered afresh: its mail from now on
     assert send_message(alice, to=["zed"], subject="s", body="b").recipients == ["zed"]
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("\u0430lice", "it reads as 'alice'"),  # a Cyrillic a
+        ("\uff41lice", "it reads as 'alice'"),  # a fullwidth a
+        ("aIice", "it reads as 'alice'"),  # a capital i for the l
+        ("ali\u0301ce", "it is written in decomposed form; write it composed ('alíce')"),
+    ],
+)
+def test_a_name_that_reads_as_a_registered_one_is_refused(
+    ws: Workspace, repo: Path, name: str, why: str
+) -> None:
+    """Mail, assignees and commits of an agent named like another with look-alike
+    letters would pass for the other's: registering such a name is refused on every
+    surface (invalid_input, exit 2) and nothing is written."""
+    from hive.domain.identity import register_agent
+    from hive.errors import InvalidInput
+
+    credential(repo, "alice")
+    before = identities(repo)
+    with pytest.raises(InvalidInput, match=re.escape(why)):
+        register_agent(Workspace(str(repo)), name=name)
+    refused = hive(repo, "agent", "register", name)
+    assert refused.returncode == 2 and why in refused.stderr
+    assert identities(repo) == before
+    assert register_agent(Workspace(str(repo)), name="alicia").name == "alicia"
