@@ -264,3 +264,15 @@ def looks_binary(data: bytes) -> bool:
     """Whether file content is binary by git's rule: a NUL byte in its first 8,000 bytes
     (text in any encoding but UTF-16/32 has none)."""
     return b"\0" in data[:8000]
+
+
+def utf8_text(data: bytes, source: str) -> str:
+    """``data`` (read from ``source``) as UTF-8 text, a byte order mark opening it
+    dropped; InvalidInput naming ``source`` and the first byte that is not UTF-8."""
+    from hive.errors import InvalidInput
+
+    mark = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        return data[mark:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start + mark + 1})") from None

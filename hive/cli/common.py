@@ -85,7 +85,7 @@ def read_source(source: str, what: str = "the input") -> str:
         if sys.stdin.isatty():
             output.err(f"reading {what} from standard input (Ctrl-D ends)")
         return stdin_text()
-    from hive.cli import utf8_text
+    from hive.text import utf8_text
 
     try:
         with open(os.path.expanduser(source), "rb") as handle:

@@ -59,7 +59,7 @@ from hive.models.results import CreatedCells
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
 from hive.store.yamlfast import MAX_NESTING
-from hive.text import counted
+from hive.text import counted, utf8_text
 
 # Each field an entry may have, and what it means (also the documentation's list).
 FIELDS: dict[str, str] = {
@@ -171,11 +171,7 @@ def read_cell_file(path: str, *, stdin: Callable[[], bytes] | None = None) -> Ce
                 raw = handle.read()
     except OSError as exc:
         raise InvalidInput(f"cannot read {source}: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start + 1})") from None
-    return parse_cell_file(text, source=source)
+    return parse_cell_file(utf8_text(raw, source), source=source)
 
 
 def parse_cell_file(text: str, *, source: str = "<input>", fmt: str | None = None) -> CellFile:
