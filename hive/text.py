@@ -266,13 +266,13 @@ def looks_binary(data: bytes) -> bool:
     return b"\0" in data[:8000]
 
 
-def utf8_text(data: bytes, source: str) -> str:
-    """``data`` (read from ``source``) as UTF-8 text, a byte order mark opening it
-    dropped; InvalidInput naming ``source`` and the first byte that is not UTF-8."""
-    from hive.errors import InvalidInput
-
+def utf8_text(data: bytes) -> str:
+    """``data`` as UTF-8 text, a byte order mark opening it (Notepad's, PowerShell's)
+    dropped: the encoding's mark, not text. UnicodeDecodeError counts its bytes in
+    ``data``, the mark included."""
     mark = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
         return data[mark:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start + mark + 1})") from None
+        start, end = exc.start + mark, exc.end + mark
+        raise UnicodeDecodeError(exc.encoding, data, start, end, exc.reason) from None

@@ -171,7 +171,11 @@ def read_cell_file(path: str, *, stdin: Callable[[], bytes] | None = None) -> Ce
                 raw = handle.read()
     except OSError as exc:
         raise InvalidInput(f"cannot read {source}: {exc.strerror or exc}") from None
-    return parse_cell_file(utf8_text(raw, source), source=source)
+    try:
+        text = utf8_text(raw)
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start + 1})") from None
+    return parse_cell_file(text, source=source)
 
 
 def parse_cell_file(text: str, *, source: str = "<input>", fmt: str | None = None) -> CellFile:
