@@ -71,6 +71,8 @@ if TYPE_CHECKING:
 
 MAX_PATTERNS = 200  # ReserveParams / ReleaseParams: paths
 MAX_REASON = 500  # ReserveParams: reason
+RESERVE_TTL = 3600  # ReserveParams: ttl_seconds, when not given
+INBOX_PAGE = 5  # InboxParams: limit, its default and its cap (coord.MAX_INBOX)
 
 
 # ------------------------------------------------------------------ shared
@@ -180,7 +182,7 @@ def reserve(inv: Invocation) -> int | None:
     if options is None or not options.positional or len(options.flags) > 1:
         return None
     exclusive = "shared" not in options.flags
-    ttl_text = options.values.get("ttl", "3600")
+    ttl_text = options.values.get("ttl", str(RESERVE_TTL))
     if not (ttl_text.isascii() and ttl_text.isdigit()):
         return None
     ttl = int(ttl_text)
@@ -190,7 +192,7 @@ def reserve(inv: Invocation) -> int | None:
     asked: dict[str, Any] = {} if reason is None else {"reason": reason}  # hive's order
     if not exclusive:
         asked["exclusive"] = False
-    if ttl != 3600:
+    if ttl != RESERVE_TTL:
         asked["ttl_seconds"] = ttl
     opened = open_request(inv, options.positional, "swarmmail_reserve", asked)
     if opened is None or isinstance(opened, int):
@@ -583,10 +585,10 @@ def inbox(inv: Invocation) -> int | None:
     options = parse_options(inv.args[1:], INBOX_VALUED, {}, INBOX_FLAGS)
     if options is None or options.positional:
         return None
-    limit = _positive(options.values.get("limit", "5"), 9)
+    limit = _positive(options.values.get("limit", str(INBOX_PAGE)), 9)
     if limit is None:
         return None
-    asked: dict[str, Any] = {} if limit >= 5 else {"limit": limit}  # capped at 5, as there
+    asked: dict[str, Any] = {} if limit >= INBOX_PAGE else {"limit": limit}  # capped, as there
     for flag in ("urgent", "unread"):
         if flag in options.flags:
             asked[flag + "_only"] = True

@@ -428,10 +428,11 @@ def refuse_open_blockers(session: Session, key: str, cell: dict[str, Any]) -> No
 def checked_title(title: str) -> str:
     """The title as the model stores it (stripped), when the model and
     ``check_title`` accept it."""
+    from hive.domain.limits import MAX_TITLE
     from hive.text import first_control
 
     stripped = title.strip()
-    if len(title) > 500 or not stripped or "\n" in stripped or first_control(stripped):
+    if len(title) > MAX_TITLE or not stripped or "\n" in stripped or first_control(stripped):
         raise Defer("title")
     return stripped
 
