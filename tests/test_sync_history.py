@@ -11,37 +11,34 @@ import pytest
 
 from hive.domain.cells import create_cell, update_cell
 from hive.domain.workspace import Workspace
-from hive.git.historycache import CACHE_NAME
+from hive.git.pathhistory import changed_blobs_by_git
 from hive.git.syncref import _history_blobs_read, history_blobs
 from tests.conftest import GIT_ENV, git
 from tests.test_sync import Clones, built_clones, clones  # noqa: F401 (fixtures)
 
 
-def _uncached(ws: Workspace, tip: str, limit: int) -> set[str]:
-    """history_blobs as a repository that never remembered anything answers it."""
-    cache = Path(ws.git.paths.hive_state_dir) / CACHE_NAME
-    kept = cache.read_bytes() if cache.exists() else None
-    cache.unlink(missing_ok=True)
-    try:
-        return history_blobs(ws.git, tip, limit=limit)
-    finally:
-        cache.unlink(missing_ok=True)
-        if kept is not None:
-            cache.write_bytes(kept)
+def _whole_read(repo: Path, tip: str, limit: int) -> set[str]:
+    """history_blobs as it was before anything was remembered: the versions the newest
+    ``limit`` commits that changed ``.hive`` name, and the files of ``tip``."""
+    changed = changed_blobs_by_git(str(repo), tip, ".hive", limit=limit)
+    assert changed is not None
+    listed = git(repo, "ls-tree", "-r", tip, "--", ".hive").splitlines()
+    return set(changed) | {line.split()[2] for line in listed}
 
 
 def _head(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
-@pytest.mark.parametrize("limit", [2000, 9])
+@pytest.mark.parametrize("limit", [2000, 6])
 def test_remembered_versions_plus_the_new_commits_answer_as_a_whole_read(
-    repo: Path, ws: Workspace, limit: int
+    repo: Path, ws: Workspace, limit: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A remembered tip's versions and the commits since (merges of an older-dated side
-    branch, a merge that kept one side's file) are the versions a read of the whole
-    history finds; with a small ``limit`` the new commits reach the window's edge and
-    the history is read whole, as before."""
+    """What is remembered plus what the commits since changed (merges of a side branch
+    dated before every other commit, a merge that kept one side's file, commits that
+    change no hive file) is what a whole read finds, at every step; with a small
+    ``limit`` the history passes the window's edge and the window moves on, walked
+    with what was remembered (``git rev-list``), not read whole again."""
     first = create_cell(ws, title="v1")
     answers = [history_blobs(ws.git, _head(repo), limit=limit)]
     git(repo, "branch", "side")
@@ -54,15 +51,23 @@ def test_remembered_versions_plus_the_new_commits_answer_as_a_whole_read(
         subprocess.run(amend, env=old, check=True)
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "-s", "ours", "--no-edit", "side")
-    for number in range(4):
+    trace = tmp_path / "trace"
+    for number in range(8):
         create_cell(ws, title=f"later {number}")
+        (repo / "code.txt").write_text(f"{number}\n")
+        git(repo, "add", "code.txt")
+        git(repo, "commit", "-qm", "code, no hive file")
         head = _head(repo)
+        monkeypatch.setenv("GIT_TRACE", str(trace))
         answers.append(history_blobs(ws.git, head, limit=limit))
-        assert answers[-1] == _uncached(ws, head, limit)
+        monkeypatch.delenv("GIT_TRACE")
+        assert answers[-1] == _whole_read(repo, head, limit)
         assert answers[-1] == _history_blobs_read(ws.git, head, limit=limit) or limit < 2000
-    assert answers[0] < answers[-1]
+    assert (answers[0] < answers[-1]) == (limit == 2000)  # (6: the first fell out)
     changed = git(repo, "rev-list", "--count", "--full-history", "HEAD", "--", ".hive")
-    assert (int(changed) > limit) == (limit == 9)  # the small window's edge was reached
+    assert (int(changed) > 2 * limit) == (limit == 6)  # the small window moved on
+    logs = [line for line in trace.read_text().splitlines() if "built-in: git log" in line]
+    assert logs and all(" --not " in line for line in logs[-2:]), logs  # not read whole
 
 
 def test_a_sync_that_sends_reads_only_the_commits_since_the_last(
@@ -83,4 +88,4 @@ def test_a_sync_that_sends_reads_only_the_commits_since_the_last(
     assert result.sent_cells == 1
     logs = [line for line in trace.read_text().splitlines() if "git log" in line]
     assert len(logs) == 2, logs  # the branch's history and the remote state's
-    assert all(" ^" in line for line in logs), logs
+    assert all(" --not " in line for line in logs), logs

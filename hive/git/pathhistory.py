@@ -100,33 +100,39 @@ def changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list[
     ``--full-history -m``: every commit that changed them on any line of history,
     merges diffed against each parent (a merged version is a version the side had).
     Each change names the version before and after it; both were in the history."""
-    walked = history_changes(root, tip, path, limit=limit)
-    return None if walked is None else walked[1]
-
-
-def history_changes(
-    root: str, tip: str, path: str, *, limit: int, exclude: str | None = None
-) -> tuple[int, list[str]] | None:
-    """:func:`changed_blobs_by_git` with the number of commits it read (fewer than
-    ``limit``: the whole history of ``path``), leaving out ``exclude``'s history when
-    given (the commits since it); None when git cannot answer."""
-    args = (*_LOG_TABLE, f"--max-count={limit}", tip, *((f"^{exclude}",) if exclude else ()))
-    output = git_output(root, *args, "--", path)
-    if output is None:
+    changes = log_changes(root, tip, path, limit=limit)
+    if changes is None:
         return None
     found: dict[str, None] = {}  # an ordered set, newest first
-    commits: set[str] = set()  # (-m: a merge's header before each parent's diff)
+    for blobs in changes.values():
+        found.update(dict.fromkeys(blobs))
+    return list(found)
+
+
+def log_changes(
+    root: str, tip: str, path: str, *, limit: int, exclude: list[str] | None = None
+) -> dict[str, list[str]] | None:
+    """The newest ``limit`` commits that changed ``path`` (a file or a folder) in
+    ``tip``'s history, in ``git log``'s order, each with the versions its changes name
+    (:func:`changed_blobs_by_git`); without the history of the commits in ``exclude``
+    (the commits since them); None when git cannot answer."""
+    excluded = ("--not", *exclude) if exclude else ()
+    output = git_output(root, *_LOG_TABLE, f"--max-count={limit}", tip, *excluded, "--", path)
+    if output is None:
+        return None
+    found: dict[str, dict[str, None]] = {}  # commit -> an ordered set of versions
+    versions: dict[str, None] = {}
     for line in output.splitlines():
-        if line.startswith("commit "):
-            commits.add(line[7:])
+        if line.startswith("commit "):  # (-m: a merge's header before each parent's diff)
+            versions = found.setdefault(line[7:], {})
             continue
         if not line.startswith(":"):
             continue
         fields = line.split("\t", 1)[0].split()
         if len(fields) < 4:
             return None
-        _add_versions(found, fields)
-    return len(commits), list(found)
+        _add_versions(versions, fields)
+    return {commit: list(blobs) for commit, blobs in found.items()}
 
 
 def _add_versions(found: dict[str, None], fields: list[str]) -> None:

@@ -7,7 +7,7 @@ tips as parents, so the merge base of two states is always known.
 
 from __future__ import annotations
 
-from hive.git.pathhistory import changed_blobs_by_git, git_output, history_changes
+from hive.git.pathhistory import changed_blobs_by_git, git_output
 from hive.git.refs import HeadRef
 from hive.git.repo import TREE_MODE, GitRepo, Identity
 from hive.git.sha import object_id
@@ -114,8 +114,8 @@ def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:
     of hive files that side already had. Read by the real ``git`` (both sides of every
     change in the newest ``limit`` commits that changed ``.hive``, and when there are
     that many, the files of ``tip`` too: ~80 ms for 2,000 commits where reading them
-    here took ~0.35 s); a history with fewer is remembered, and the next sync reads only
-    the commits that came since (:mod:`hive.git.historycache`). Without a usable
+    here took ~0.35 s); what each commit changed is remembered, and the next sync asks
+    git only about the commits since (:mod:`hive.git.historycache`). Without a usable
     ``git``, the trees of the newest ``limit`` commits, read here."""
     from hive.git.historycache import HistoryCache
 
@@ -123,14 +123,10 @@ def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:
         return set()
     paths = repo.paths
     cache = HistoryCache(repo.root, paths.common_dir, paths.hive_state_dir, limit=limit)
-    known = cache.versions(tip, HIVE_DIR)
-    if known is not None:
-        return known[1]
-    walked = history_changes(repo.root, tip, HIVE_DIR, limit=limit)
+    walked = cache.versions(tip, HIVE_DIR)
     if walked is not None and walked[0] < limit and cache.usable:
         # the whole history: every file of tip is a version one of its commits named
-        cache.remember(tip, walked[0], set(walked[1]))
-        return set(walked[1])
+        return walked[1]
     held = None if walked is None else _tree_blobs_by_git(repo.root, tip)
     if held is None or walked is None:
         return _history_blobs_read(repo, tip, limit=limit)
