@@ -406,6 +406,77 @@ def test_worker_prompts_show_anti_patterns(ws: Workspace) -> None:
     assert "## Lessons from past work here" in brief and "Avoid file-based for bugfix" in brief
 
 
+def test_worker_brief_has_every_section_in_order(ws: Workspace) -> None:
+    """The brief of a subtask with all there is to say: its epic and strategy, what to
+    do, its files, what it waits for, the other subtasks (their files and who holds
+    them), the context, the lessons and the banned approaches, then the protocol."""
+    from hive.domain.cells import start_cell
+    from hive.domain.memory import update_context
+    from hive.domain.swarm.prompts import WORKER_PROTOCOL, swarm_subtask_prompt
+
+    plan: dict[str, object] = {
+        "epic": {"title": OAUTH},
+        "subtasks": [
+            {"title": "wire the provider", "files": ["src/p.py", "src/q.py"]},
+            {"title": "docs", "files": []},
+            {
+                "title": "token storage",
+                "description": "  Keep tokens encrypted.\n",
+                "files": ["src/t.py"],
+                "dependencies": [0],
+            },
+        ],
+    }
+    epic, wire, docs, tokens = (
+        c.id for c in create_epic_from_decomposition(ws, decomposition=plan, strategy="file-based")
+    )
+    start_cell(ws.for_actor("w"), cell_id=wire)
+    store(ws, [outcome("Fix login crash", "file-based", False) for _ in range(3)])
+    update_context(ws, section="banned", add="global state\nanywhere")
+    brief = swarm_subtask_prompt(ws, cell_id=tokens, agent_name="BlueLake", context=" ctx \n")
+    lessons = anti_patterns(load_outcomes(ws))
+    assert lessons
+    protocol = WORKER_PROTOCOL.format(
+        root=ws.root, agent="BlueLake", files=["src/t.py"], cell_id=tokens, thread=epic
+    )
+    lines = brief.prompt.split("\n")
+    assert sorted(lines[13:15]) == sorted(  # in the order of the hive's index
+        [
+            f"- {wire} [in_progress] wire the provider — files src/p.py, src/q.py — w",
+            f"- {docs} [open] docs",
+        ]
+    )
+    assert lines[:13] + lines[15:] == [
+        f"# Subtask {tokens}: token storage",
+        f"Part of epic {epic} '{OAUTH}' (strategy file-based).",
+        "",
+        "## What to do",
+        "Keep tokens encrypted.",
+        "",
+        "## Files you own",
+        "- src/t.py",
+        "",
+        "## Waits for",
+        f"- {wire}",
+        "",
+        "## Other subtasks (do not edit their files)",
+        "",
+        "## Context",
+        "ctx",
+        "",
+        "## Lessons from past work here (avoid these)",
+        *(f"- {lesson}" for lesson in lessons),
+        "",
+        "## Banned approaches (project memory: never use these)",
+        "- global state anywhere",
+        "",
+        *protocol.split("\n"),
+    ]
+    alone = swarm_subtask_prompt(ws, cell_id=docs).prompt.split("\n\n## How to work")[0]
+    assert "## Files\nNo files were declared: reserve exactly what you will edit" in alone
+    assert "## What to do" not in alone and "## Waits for" not in alone
+
+
 def test_contradicting_directives_across_subtasks_are_warnings() -> None:
     plan = {
         "epic": {"title": "Sessions"},

@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -24,6 +25,7 @@ from hive.domain.mail import inbox, list_threads, send_message, thread_view
 from hive.domain.reservations import list_reservations, release_for_holder
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput, NotFound, PermissionDenied
+from hive.models.views import OutcomePoint, OutcomeStats, StrategySeries
 from tests.conftest import agent_env, ctrl_c_as_at_a_terminal, git, make_repo, set_coordinators
 from tests.hivefork import hive_command
 from tests.inprocess import run_hive
@@ -245,6 +247,96 @@ def test_outcome_stats_per_strategy_and_bucket(ws: Workspace) -> None:
         views.outcome_stats(ws, bucket="year")
 
 
+def _outcome_point(day: int, count: int, successes: int, seconds: float) -> OutcomePoint:
+    return OutcomePoint(
+        start=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(days=day),
+        count=count,
+        successes=successes,
+        success_rate=successes / count,
+        mean_duration=seconds,
+        median_duration=seconds,
+    )
+
+
+def test_outcome_chart_draws_ticks_labels_and_a_line_per_strategy() -> None:
+    """The chart's axes (five grid lines, their ticks), the time labels (about eight, and
+    the last), and per strategy a polyline and a point with its tooltip per bucket."""
+    import xml.etree.ElementTree as ET
+
+    from hive.serve import svg
+
+    ns = {"svg": "http://www.w3.org/2000/svg"}
+    days = range(10)
+    series = [
+        StrategySeries(
+            strategy="a<b",
+            total=20,
+            successes=10,
+            success_rate=0.5,
+            points=[_outcome_point(day, 2, day % 3 // 2 * 2, 60.0 * day) for day in days],
+        ),
+        StrategySeries(
+            strategy="file",
+            total=2,
+            successes=1,
+            success_rate=0.5,
+            points=[_outcome_point(9, 2, 1, 7200.0)],
+        ),
+    ]
+    stats = OutcomeStats(bucket="day", total=22, strategies=series)
+
+    success = ET.fromstring(str(svg.outcome_chart(stats, measure="success")))
+    assert success.get("class") == "chart chart-success"
+    grid = success.findall("svg:line", ns)
+    assert [line.get("y1") for line in grid] == ["206.0", "158.0", "110.0", "62.0", "14.0"]
+    ticks = [text.text for text in success.findall("svg:text", ns)]
+    assert ticks[:5] == ["0%", "25%", "50%", "75%", "100%"]
+    assert ticks[5:] == [f"01-{day:02}" for day in range(1, 11)]  # 10 buckets: each
+    first, second = success.findall("svg:g", ns)
+    assert (first.get("data-strategy"), second.get("data-strategy")) == ("a<b", "file")
+    polyline = first.find("svg:polyline", ns)
+    assert polyline is not None and polyline.get("stroke") == svg.PALETTE[0]
+    assert polyline.get("points", "").split()[:3] == ["56.0,206.0", "128.0,206.0", "200.0,14.0"]
+    tips = [circle.findtext("svg:title", namespaces=ns) for circle in first]
+    assert tips[1:3] == ["a<b 01-01: 0% (0/2 succeeded)", "a<b 01-02: 0% (0/2 succeeded)"]
+    assert [circle.get("cx") for circle in second.findall("svg:circle", ns)] == ["704.0"]
+
+    duration = ET.fromstring(str(svg.outcome_chart(stats, measure="duration")))
+    ticks = [text.text for text in duration.findall("svg:text", ns)]
+    assert ticks[:5] == ["0s", "30m", "60m", "1.5h", "2.0h"]  # the top: 7200s, a nice round one
+    tips = [c.findtext("svg:title", namespaces=ns) for c in duration.iter(f"{{{ns['svg']}}}circle")]
+    assert tips[2] == "a<b 01-03: 2m (2/2 succeeded)"
+    assert tips[-1] == "file 01-10: 2.0h (1/2 succeeded)"
+
+    many = OutcomeStats(
+        bucket="month",
+        total=20,
+        strategies=[
+            series[0].model_copy(
+                update={"points": [_outcome_point(31 * month, 1, 1, 1) for month in range(20)]}
+            )
+        ],
+    )
+    labels = [t.text for t in ET.fromstring(str(svg.outcome_chart(many, measure="success")))]
+    assert [label for label in labels if label and label.startswith("20")] == [
+        "2026-01",
+        "2026-03",
+        "2026-05",
+        "2026-07",
+        "2026-09",
+        "2026-11",
+        "2027-01",
+        "2027-03",
+        "2027-05",
+        "2027-07",
+        "2027-08",
+    ]  # every second month (20 buckets // 8), and the last
+    empty = OutcomeStats(bucket="day", total=0, strategies=[])
+    assert str(svg.outcome_chart(empty, measure="success")) == (
+        '<p class="muted">no outcomes recorded yet</p>'
+    )
+
+
 def test_release_for_holder_needs_a_coordinator(ws: Workspace, sample: Sample) -> None:
     with pytest.raises(PermissionDenied, match="coordinator"):  # a name is not the role
         release_for_holder(ws.for_actor("coordinator"), reservation_id=sample.active_reservation)
@@ -366,6 +458,18 @@ def test_error_pages_say_what_is_wrong(server: BackgroundServer) -> None:
     status, headers, body = request(server.url + "/api/actions/claim")  # a GET
     assert status == 405 and json.loads(body)["code"] == "invalid_input"
     assert headers["Allow"] == "POST"
+    status, _, body = request(server.url + "/api/nope")  # no such view
+    assert status == 404 and json.loads(body) == {
+        "error": "no view 'nope'",
+        "code": "not_found",
+    }
+    status, _, body = request(server.url + "/api/nope/deeper")  # no route under /api/: JSON
+    assert (
+        status == 404 and json.loads(body)["error"] == "no page /api/nope/deeper: the board is at /"
+    )
+    status, headers, body = request(server.url + "/static/nope.css")  # plain text, no page
+    assert status == 404 and headers["content-type"].startswith("text/plain")
+    assert body == "no page /static/nope.css: the board is at /"
     page = request(server.url + "/")[2]  # the icon is there (no 404 in the console)
     icon = page.split('<link rel="icon" href="', 1)[1].split('"', 1)[0]
     status, headers, body = request(server.url + icon)

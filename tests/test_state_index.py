@@ -1075,7 +1075,12 @@ def test_ready_lists_of_old_states_are_dropped_not_kept_forever(ws: Workspace, r
         expected = [c.id for c in ready(Workspace(str(repo), actor="alice"))]
         assert ids_of(hive(repo, "ready", "--json", "--all")) == expected
         with sqlite3.connect(index_file(repo)) as db:
-            (lists,) = db.execute("SELECT count(*) FROM ready_done").fetchone()
+            whole, derived = db.execute(
+                "SELECT sum(base IS NULL), sum(base IS NOT NULL) FROM ready_done"
+            ).fetchone()
             keys = db.execute("SELECT count(DISTINCT key) FROM ready").fetchone()[0]
-        assert 1 <= lists <= state_index.READY_LISTS_KEPT
-        assert keys == lists  # no rows of a list no longer done
+            deltas = db.execute("SELECT count(DISTINCT key) FROM ready_delta").fetchone()[0]
+        assert 1 <= whole <= state_index.READY_LISTS_KEPT
+        assert derived <= state_index.DERIVED_LISTS_KEPT
+        assert keys == whole  # no rows of a list no longer done
+        assert deltas <= derived

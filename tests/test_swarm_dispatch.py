@@ -10,7 +10,7 @@ import pytest
 
 from hive.domain.cells import close_cells, create_cell
 from hive.domain.reservations import list_reservations, release, reserve
-from hive.domain.swarm.dispatch import claim_for_worker, release_worker
+from hive.domain.swarm.dispatch import block_subtask, claim_for_worker, release_worker
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.git.repo import Snapshot, WriteResult
 from hive.store.cache import CellIndex
@@ -85,3 +85,59 @@ def test_a_worker_holding_files_is_released_and_a_closed_subtask_settled(
     head = git(repo, "rev-parse", "HEAD")
     assert release_worker(ws, cell_id=cell, agent=WORKER) == []  # nothing left: no commit
     assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_a_failed_worker_s_subtask_is_blocked_released_and_its_outcome_recorded(
+    ws: Workspace, repo: Path
+) -> None:
+    """block_subtask: the cell blocked with the reason and the log (notes and run
+    info), the worker's reservation released and a failed ``swarm_run`` outcome, in
+    one commit naming the worker; without ``record_outcome`` no outcome is written."""
+    from hive.domain.cells import show_cell
+    from hive.domain.outcomes import load_outcomes
+
+    cell = create_cell(ws, title="Part").id
+    claim_for_worker(ws, cell_id=cell, agent=WORKER, log="w1.log")
+    reserve(Workspace(str(repo), actor=WORKER), paths=["src/a.py"], cell=cell)
+    settled = block_subtask(
+        ws,
+        cell_id=cell,
+        agent=WORKER,
+        reason="exited with code 1",
+        log="/logs/w1.log",
+        files_touched=["src/a.py"],
+        duration_seconds=12.5,
+    )
+    assert settled.changed and [r.path_pattern for r in settled.released] == ["src/a.py"]
+    blocked = show_cell(ws, cell_id=cell)
+    assert blocked.status == "blocked" and settled.cell.status == "blocked"
+    assert blocked.notes.endswith("blocked: exited with code 1 (log: /logs/w1.log)")
+    run = blocked.metadata["swarm_run"]
+    assert (run["state"], run["reason"], run["log"]) == (
+        "blocked",
+        "exited with code 1",
+        "/logs/w1.log",
+    )
+    [outcome] = load_outcomes(ws)
+    assert settled.outcome_id == outcome.id
+    assert (outcome.cell_id, outcome.agent, outcome.source) == (cell, WORKER, "swarm_run")
+    assert (outcome.success, outcome.error_count, outcome.retry_count) == (False, 1, 0)
+    assert (outcome.summary, outcome.duration_seconds) == ("exited with code 1", 12.5)
+    assert outcome.files_touched == ["src/a.py"]
+    assert _last_commit(repo) == (f"hive: block {cell} Part", "block")
+    trailer = git(repo, "log", "-1", "--format=%(trailers:key=Hive-Worker,valueonly)").strip()
+    assert trailer == WORKER
+    changed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(path.split("/")[1] for path in changed) == ["cells", "outcomes", "reservations"]
+    assert list_reservations(ws) == []
+
+    other = create_cell(ws, title="Other").id
+    claim_for_worker(ws, cell_id=other, agent=WORKER, log="w1.log")
+    quiet = block_subtask(ws, cell_id=other, agent=WORKER, reason="why", record_outcome=False)
+    assert quiet.outcome_id is None and len(load_outcomes(ws)) == 1
+    assert show_cell(ws, cell_id=other).notes.endswith("blocked: why")
+    quiet_paths = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert [path.split("/")[1] for path in quiet_paths] == ["cells"]
+    head = git(repo, "rev-parse", "HEAD")
+    again = block_subtask(ws, cell_id=other, agent="w2", reason="not theirs")
+    assert not again.changed and git(repo, "rev-parse", "HEAD") == head  # no commit

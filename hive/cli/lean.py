@@ -19,14 +19,13 @@ from __future__ import annotations
 import sys
 
 from hive.cli import DEFAULT_PAGE, Invocation, answer_stands
-from hive.domain.readiness import ready_ids
+from hive.domain.ready_lists import store_ready_list
 from hive.errors import HiveError
 from hive.store.index import (
     EMPTY_STATE,
     ListQuery,
     Row,
     StateIndex,
-    nodes_of,
     write_json_list,
 )
 
@@ -270,13 +269,8 @@ def ready(inv: Invocation) -> int | None:
         return None
     found = state.index.ready(state.key, None if limit is None else limit)
     if found is None:
-        entries = state.index.stored_entries(state.key)
-        if entries is None:
+        if not store_ready_list(state.index, state.key):
             return None  # the file was rebuilt meanwhile: the full CLI indexes it again
-        blob_of: dict[str, str] = {}
-        nodes, unreadable = nodes_of(entries, blob_of)
-        ranked = [(cell_id, blob_of[cell_id]) for cell_id in ready_ids(nodes, unreadable)]
-        state.index.store_ready(state.key, ranked)
         found = state.index.ready(state.key, limit)
         if found is None:
             return None  # as above

@@ -45,7 +45,7 @@ from hive.domain.limits import (
 )
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import HiveError, InvalidInput, NotFound
-from hive.git.repo import Snapshot
+from hive.git.repo import Snapshot, WriteResult
 from hive.jsontext import nesting_depth
 from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Comment, Dependency
 from hive.models.cell import first_error
@@ -563,30 +563,59 @@ def import_beads(
 
     def plan(snap: Snapshot, index: CellIndex) -> MixedPlan:
         ws.config(snap)
-        fresh = [f for f in found if f.id not in index.cells and not index.is_unreadable(f.id)]
-        differ = [f for f in found if f.id in index.cells and index.cells[f.id] != source.cell(f)]
-        replaced, kept = _replaced_and_kept(differ, index, update, overwrite, source)
-        wanted = fresh + replaced
-        if progress is not None:
-            progress("committing", 0, len(wanted))
-        result = {
-            "imported": len(fresh),
-            "updated": len(replaced),
-            "skipped": len(found) - len(fresh) - len(replaced),
-            # skipped, yet the file says something else: a person must hear of it
-            "differing": [] if update or overwrite else [f.id for f in differ],
-            "kept_ids": [f.id for f in kept],
-        }
-        # in the hive, but its file cannot be read: neither skipped as the same nor replaced
-        unreadable = [f.id for f in found if f.id not in index.cells and index.is_unreadable(f.id)]
-        new = {f.id: f.light for f in wanted}
-        result["warnings"] = unreadable_warnings(unreadable) + graph_warnings(index, new)
-        title = f"{counted(len(wanted), 'cell')} from {name}"
-        subject = wanted[0].id if len(wanted) == 1 else "beads"
-        cells = (source.cell(f) for f in wanted)
-        return MixedPlan(cells=[], subject_id=subject, title=title, result=result, stream=cells)
+        return _import_plan(found, index, source, update, overwrite, progress)
 
     written = ws.write_mixed(plan, event="import")
+    return _import_result(path, found, mapped_status, mapped_type, written, progress)
+
+
+def _import_plan(
+    found: list[_Found],
+    index: CellIndex,
+    source: _Source,
+    update: bool,
+    overwrite: bool,
+    progress: Progress | None,
+) -> MixedPlan:
+    """The import's commit: the records new to the hive and those replacing their cells,
+    and the counts and warnings :func:`_import_result` reports."""
+    fresh = [f for f in found if f.id not in index.cells and not index.is_unreadable(f.id)]
+    differ = [f for f in found if f.id in index.cells and index.cells[f.id] != source.cell(f)]
+    replaced, kept = _replaced_and_kept(differ, index, update, overwrite, source)
+    wanted = fresh + replaced
+    if progress is not None:
+        progress("committing", 0, len(wanted))
+    result = {
+        "imported": len(fresh),
+        "updated": len(replaced),
+        "skipped": len(found) - len(fresh) - len(replaced),
+        # skipped, yet the file says something else: a person must hear of it
+        "differing": [] if update or overwrite else [f.id for f in differ],
+        "kept_ids": [f.id for f in kept],
+        "warnings": _import_warnings(found, index, wanted),
+    }
+    title = f"{counted(len(wanted), 'cell')} from {source.name}"
+    subject = wanted[0].id if len(wanted) == 1 else "beads"
+    cells = (source.cell(f) for f in wanted)
+    return MixedPlan(cells=[], subject_id=subject, title=title, result=result, stream=cells)
+
+
+def _import_warnings(found: list[_Found], index: CellIndex, wanted: list[_Found]) -> list[str]:
+    """Ids in the hive whose files cannot be read (neither skipped as the same nor
+    replaced), then what the cells written do to the hive's graph."""
+    unreadable = [f.id for f in found if f.id not in index.cells and index.is_unreadable(f.id)]
+    new = {f.id: f.light for f in wanted}
+    return unreadable_warnings(unreadable) + graph_warnings(index, new)
+
+
+def _import_result(
+    path: str,
+    found: list[_Found],
+    mapped_status: dict[str, int],
+    mapped_type: dict[str, int],
+    written: WriteResult,
+    progress: Progress | None,
+) -> BeadsImportResult:
     counts: dict[str, Any] = written.result
     differing: list[str] = counts.pop("differing")
     counts["kept"] = len(counts["kept_ids"])

@@ -19,6 +19,7 @@ import ipaddress
 import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -38,7 +39,7 @@ from starlette.responses import (
     Response,
     StreamingResponse,
 )
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -391,116 +392,40 @@ def create_app(config: ServeConfig) -> Starlette:
     hub.ws.config()  # NotInitialized now, not on the first request
     watcher = Watcher(hub.token_now, interval=config.poll_seconds)
     pages = Pages(hub, watcher)
-    actions = Actions(hub, pages)
+    endpoints = Endpoints(hub, pages, watcher)
+    app = Starlette(
+        routes=_routes(endpoints, Actions(hub, pages)),
+        lifespan=_lifespan(hub, watcher),
+        exception_handlers={404: endpoints.no_route, 405: endpoints.no_route},
+    )
+    app.state.hub = hub
+    app.state.watcher = watcher
+    guarded: Any = HostGuard(app, config.allowed_hosts)
+    return guarded  # type: ignore[no-any-return]
 
-    async def board_page(request: Request) -> Response:
-        try:
-            args = _board_args(request)
-        except HiveError as exc:
-            return pages.error(request, exc, section="board")
-        return await pages.render(
-            request,
-            "board.html",
-            lambda ws: {"board": views.board(ws, **args)},
-            section="board",
-        )
 
-    async def epics_page(request: Request) -> Response:
-        return await pages.render(
-            request, "epics.html", lambda ws: {"epics": views.list_epics(ws)}, section="epics"
-        )
+def _routes(endpoints: Endpoints, actions: Actions) -> list[BaseRoute]:
+    static = resources.files("hive.serve") / "static"
+    return [
+        Route("/", endpoints.board_page),
+        Route("/epics", endpoints.epics_page),
+        Route("/epics/{epic_id}", endpoints.epic_page),
+        Route("/cells/{cell_id}", endpoints.cell_page),
+        Route("/reservations", endpoints.reservations_page),
+        Route("/mail", endpoints.mail_page),
+        Route("/outcomes", endpoints.outcomes_page),
+        Route("/events", endpoints.events),
+        Route("/api/version", endpoints.version),
+        Route("/api/actions/{action}", actions.post, methods=["POST"]),
+        Route("/api/{view}", endpoints.api),
+        Mount("/static", StaticFiles(directory=str(static)), name="static"),
+    ]
 
-    async def epic_page(request: Request) -> Response:
-        epic_id = request.path_params["epic_id"]
-        return await pages.render(
-            request,
-            "epic.html",
-            lambda ws: {"view": views.epic_view(ws, epic_id=epic_id)},
-            section="epics",
-            canonical=lambda data: f"/epics/{data['view'].status.epic.id}",
-        )
 
-    async def cell_page(request: Request) -> Response:
-        cell_id = request.path_params["cell_id"]
-        return await pages.render(
-            request,
-            "cell.html",
-            lambda ws: {"view": views.cell_view(ws, cell_id=cell_id)},
-            section="board",
-            canonical=lambda data: f"/cells/{data['view'].cell.id}",
-        )
-
-    async def reservations_page(request: Request) -> Response:
-        return await pages.render(
-            request,
-            "reservations.html",
-            lambda ws: {"view": views.reservations_view(ws)},
-            section="reservations",
-        )
-
-    async def mail_page(request: Request) -> Response:
-        from hive.domain.mail import list_threads, thread_view
-
-        key = request.query_params.get("thread") or None
-
-        def build(ws: Workspace) -> dict[str, Any]:
-            threads = list_threads(ws, limit=500)
-            chosen = key or (threads[0].key if threads else None)
-            shown = thread_view(ws, key=chosen) if chosen else None
-            linked = _cell_named(ws, shown.thread_id) if shown and shown.thread_id else None
-            return {"threads": threads, "thread": shown, "chosen": chosen, "cell": linked}
-
-        return await pages.render(request, "mail.html", build, section="mail")
-
-    async def outcomes_page(request: Request) -> Response:
-        bucket = request.query_params.get("bucket") or None
-        return await pages.render(
-            request,
-            "outcomes.html",
-            lambda ws: {"stats": views.outcome_stats(ws, bucket=bucket)},
-            section="outcomes",
-        )
-
-    async def api(request: Request) -> Response:
-        name = request.path_params["view"]
-        try:
-            build = _api_view(name, request)
-            if build is None:
-                raise NotFound(f"no view {name!r}")
-            return _json(await hub.call(build))
-        except HiveError as exc:
-            return _error_json(exc)
-
-    async def version(request: Request) -> Response:
-        try:
-            return JSONResponse({"version": await asyncio.to_thread(hub.token_now)})
-        except HiveError as exc:  # the repository went away under the server
-            return _error_json(exc)
-
-    async def events(request: Request) -> Response:
-        return StreamingResponse(
-            _event_stream(request, watcher),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
-
-    async def no_route(request: Request, exc: Exception) -> Response:
-        """A path or method no route serves: the error page (JSON under /api/)."""
-        path = request.url.path
-        status = exc.status_code if isinstance(exc, HTTPException) else 404
-        if status == 405:
-            error: HiveError = InvalidInput(f"{request.method} is not allowed on {path}")
-        else:
-            error = NotFound(f"no page {path}: the board is at /")
-        headers = exc.headers if isinstance(exc, HTTPException) else None  # 405: Allow
-        if path.startswith("/api/"):
-            return JSONResponse(error.to_dict(), status_code=status, headers=headers)
-        if path.startswith("/static/"):
-            return Response(error.message, status, headers, media_type="text/plain")
-        response = pages.error(request, error, section="")
-        response.status_code = status
-        response.headers.update(headers or {})
-        return response
+def _lifespan(
+    hub: Hub, watcher: Watcher
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """Warm the workspace and watch for changes while the app runs."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -511,28 +436,132 @@ def create_app(config: ServeConfig) -> Starlette:
         finally:
             await watcher.stop()
 
-    static = resources.files("hive.serve") / "static"
-    routes = [
-        Route("/", board_page),
-        Route("/epics", epics_page),
-        Route("/epics/{epic_id}", epic_page),
-        Route("/cells/{cell_id}", cell_page),
-        Route("/reservations", reservations_page),
-        Route("/mail", mail_page),
-        Route("/outcomes", outcomes_page),
-        Route("/events", events),
-        Route("/api/version", version),
-        Route("/api/actions/{action}", actions.post, methods=["POST"]),
-        Route("/api/{view}", api),
-        Mount("/static", StaticFiles(directory=str(static)), name="static"),
-    ]
-    app = Starlette(
-        routes=routes, lifespan=lifespan, exception_handlers={404: no_route, 405: no_route}
-    )
-    app.state.hub = hub
-    app.state.watcher = watcher
-    guarded: Any = HostGuard(app, config.allowed_hosts)
-    return guarded  # type: ignore[no-any-return]
+    return lifespan
+
+
+class Endpoints:
+    """The pages, the JSON views and the event stream (the actions are :class:`Actions`)."""
+
+    def __init__(self, hub: Hub, pages: Pages, watcher: Watcher) -> None:
+        self.hub = hub
+        self.pages = pages
+        self.watcher = watcher
+
+    async def board_page(self, request: Request) -> Response:
+        try:
+            args = _board_args(request)
+        except HiveError as exc:
+            return self.pages.error(request, exc, section="board")
+        return await self.pages.render(
+            request,
+            "board.html",
+            lambda ws: {"board": views.board(ws, **args)},
+            section="board",
+        )
+
+    async def epics_page(self, request: Request) -> Response:
+        return await self.pages.render(
+            request, "epics.html", lambda ws: {"epics": views.list_epics(ws)}, section="epics"
+        )
+
+    async def epic_page(self, request: Request) -> Response:
+        epic_id = request.path_params["epic_id"]
+        return await self.pages.render(
+            request,
+            "epic.html",
+            lambda ws: {"view": views.epic_view(ws, epic_id=epic_id)},
+            section="epics",
+            canonical=lambda data: f"/epics/{data['view'].status.epic.id}",
+        )
+
+    async def cell_page(self, request: Request) -> Response:
+        cell_id = request.path_params["cell_id"]
+        return await self.pages.render(
+            request,
+            "cell.html",
+            lambda ws: {"view": views.cell_view(ws, cell_id=cell_id)},
+            section="board",
+            canonical=lambda data: f"/cells/{data['view'].cell.id}",
+        )
+
+    async def reservations_page(self, request: Request) -> Response:
+        return await self.pages.render(
+            request,
+            "reservations.html",
+            lambda ws: {"view": views.reservations_view(ws)},
+            section="reservations",
+        )
+
+    async def mail_page(self, request: Request) -> Response:
+        key = request.query_params.get("thread") or None
+        return await self.pages.render(
+            request, "mail.html", lambda ws: _mail_data(ws, key), section="mail"
+        )
+
+    async def outcomes_page(self, request: Request) -> Response:
+        bucket = request.query_params.get("bucket") or None
+        return await self.pages.render(
+            request,
+            "outcomes.html",
+            lambda ws: {"stats": views.outcome_stats(ws, bucket=bucket)},
+            section="outcomes",
+        )
+
+    async def api(self, request: Request) -> Response:
+        name = request.path_params["view"]
+        try:
+            build = _api_view(name, request)
+            if build is None:
+                raise NotFound(f"no view {name!r}")
+            return _json(await self.hub.call(build))
+        except HiveError as exc:
+            return _error_json(exc)
+
+    async def version(self, request: Request) -> Response:
+        try:
+            return JSONResponse({"version": await asyncio.to_thread(self.hub.token_now)})
+        except HiveError as exc:  # the repository went away under the server
+            return _error_json(exc)
+
+    async def events(self, request: Request) -> Response:
+        return StreamingResponse(
+            _event_stream(request, self.watcher),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    async def no_route(self, request: Request, exc: Exception) -> Response:
+        """A path or method no route serves: the error page (JSON under /api/)."""
+        path = request.url.path
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        error = _no_route_error(request, status)
+        headers = exc.headers if isinstance(exc, HTTPException) else None  # 405: Allow
+        if path.startswith("/api/"):
+            return JSONResponse(error.to_dict(), status_code=status, headers=headers)
+        if path.startswith("/static/"):
+            return Response(error.message, status, headers, media_type="text/plain")
+        response = self.pages.error(request, error, section="")
+        response.status_code = status
+        response.headers.update(headers or {})
+        return response
+
+
+def _no_route_error(request: Request, status: int) -> HiveError:
+    """What a request no route serves is told: a method not allowed (405), else no page."""
+    if status == 405:
+        return InvalidInput(f"{request.method} is not allowed on {request.url.path}")
+    return NotFound(f"no page {request.url.path}: the board is at /")
+
+
+def _mail_data(ws: Workspace, key: str | None) -> dict[str, Any]:
+    """The mail page's threads, the thread chosen (``key``, else the first) and its cell."""
+    from hive.domain.mail import list_threads, thread_view
+
+    threads = list_threads(ws, limit=500)
+    chosen = key or (threads[0].key if threads else None)
+    shown = thread_view(ws, key=chosen) if chosen else None
+    linked = _cell_named(ws, shown.thread_id) if shown and shown.thread_id else None
+    return {"threads": threads, "thread": shown, "chosen": chosen, "cell": linked}
 
 
 def _cell_named(ws: Workspace, name: str) -> str | None:

@@ -7,13 +7,13 @@ page is complete as soon as it arrives and works offline.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from markupsafe import Markup, escape
 
 from hive.models import Cell
-from hive.models.views import Edge, OutcomeStats
+from hive.models.views import Edge, OutcomePoint, OutcomeStats, StrategySeries
 
 NODE_W = 214
 NODE_H = 46
@@ -190,63 +190,96 @@ def outcome_chart(stats: OutcomeStats, *, measure: str) -> Markup:
     starts = sorted({p.start for s in stats.strategies for p in s.points})
     if not starts:
         return Markup('<p class="muted">no outcomes recorded yet</p>')
-    frame = Frame()
-    position = {start: i for i, start in enumerate(starts)}
-    if measure == "success":
-        top = 1.0
-        ticks = [(v / 4, f"{v * 25}%") for v in range(5)]
-    else:
-        top = _nice_top(max(p.mean_duration for s in stats.strategies for p in s.points))
-        ticks = [(top * v / 4, _duration(top * v / 4)) for v in range(5)]
-    parts = [
-        f'<svg class="chart chart-{measure}" xmlns="http://www.w3.org/2000/svg" '
-        f'width="{frame.width}" height="{frame.height}" viewBox="0 0 {frame.width} '
-        f'{frame.height}" role="img" aria-label="{measure} per strategy over time">'
-    ]
-    for value, text in ticks:
-        y = frame.y_of(value, top)
-        parts.append(
-            f'<line x1="{frame.left}" x2="{frame.width - frame.right}" y1="{y:.1f}" '
-            f'y2="{y:.1f}" class="grid"/><text x="{frame.left - 6}" y="{y + 4:.1f}" '
-            f'class="tick" text-anchor="end">{text}</text>'
-        )
-    step = max(1, len(starts) // 8)
-    for index, start in enumerate(starts):
-        if index % step == 0 or index == len(starts) - 1:
-            x = frame.x_of(index, len(starts))
-            parts.append(
-                f'<text x="{x:.1f}" y="{frame.height - 12}" class="tick" '
-                f'text-anchor="middle">{_label(start, stats.bucket)}</text>'
-            )
+    chart = _Chart(Frame(), measure, stats.bucket, starts, _chart_top(stats, measure))
+    parts = [chart.opening(), *chart.grid(), *chart.time_labels()]
     for number, series in enumerate(stats.strategies):
-        colour = PALETTE[number % len(PALETTE)]
-        points = []
-        for point in series.points:
-            value = point.success_rate if measure == "success" else point.mean_duration
-            x = frame.x_of(position[point.start], len(starts))
-            y = frame.y_of(value, top)
-            shown = f"{value:.0%}" if measure == "success" else _duration(value)
-            points.append(
-                (
-                    x,
-                    y,
-                    f"{series.strategy} {_label(point.start, stats.bucket)}: {shown} "
-                    f"({point.successes}/{point.count} succeeded)",
-                )
-            )
-        line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points)
-        parts.append(
-            f'<g class="series" data-strategy="{_attr(series.strategy)}">'
-            f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>'
-        )
-        parts += [
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}">'
-            f"<title>{_attr(tip)}</title></circle>"
-            for x, y, tip in points
-        ]
-        parts.append("</g>")
+        parts += chart.series(series, PALETTE[number % len(PALETTE)])
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def _chart_top(stats: OutcomeStats, measure: str) -> float:
+    """The value at the top of the chart: 100 %, or a round duration over the longest mean."""
+    if measure == "success":
+        return 1.0
+    return _nice_top(max(p.mean_duration for s in stats.strategies for p in s.points))
+
+
+@dataclass
+class _Chart:
+    """One outcome chart being drawn: its frame, what it measures and its time buckets."""
+
+    frame: Frame
+    measure: str  # success or duration
+    bucket: str
+    starts: list[datetime]
+    top: float
+    position: dict[datetime, int] = field(init=False)  # a bucket's index in starts
+
+    def __post_init__(self) -> None:
+        self.position = {start: i for i, start in enumerate(self.starts)}
+
+    def opening(self) -> str:
+        frame, measure = self.frame, self.measure
+        return (
+            f'<svg class="chart chart-{measure}" xmlns="http://www.w3.org/2000/svg" '
+            f'width="{frame.width}" height="{frame.height}" viewBox="0 0 {frame.width} '
+            f'{frame.height}" role="img" aria-label="{measure} per strategy over time">'
+        )
+
+    def ticks(self) -> list[tuple[float, str]]:
+        """The five values the grid lines are drawn at, and their labels."""
+        if self.measure == "success":
+            return [(v / 4, f"{v * 25}%") for v in range(5)]
+        return [(self.top * v / 4, _duration(self.top * v / 4)) for v in range(5)]
+
+    def grid(self) -> list[str]:
+        frame = self.frame
+        lines = []
+        for value, text in self.ticks():
+            y = frame.y_of(value, self.top)
+            lines.append(
+                f'<line x1="{frame.left}" x2="{frame.width - frame.right}" y1="{y:.1f}" '
+                f'y2="{y:.1f}" class="grid"/><text x="{frame.left - 6}" y="{y + 4:.1f}" '
+                f'class="tick" text-anchor="end">{text}</text>'
+            )
+        return lines
+
+    def time_labels(self) -> list[str]:
+        """About eight bucket labels under the chart, and always the last one."""
+        starts = self.starts
+        step = max(1, len(starts) // 8)
+        return [
+            f'<text x="{self.frame.x_of(index, len(starts)):.1f}" y="{self.frame.height - 12}" '
+            f'class="tick" text-anchor="middle">{_label(start, self.bucket)}</text>'
+            for index, start in enumerate(starts)
+            if index % step == 0 or index == len(starts) - 1
+        ]
+
+    def series(self, series: StrategySeries, colour: str) -> list[str]:
+        """A strategy's line, and a point with its tooltip per bucket it has."""
+        points = [self.point(series.strategy, point) for point in series.points]
+        line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points)
+        return [
+            f'<g class="series" data-strategy="{_attr(series.strategy)}">'
+            f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>',
+            *(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}">'
+                f"<title>{_attr(tip)}</title></circle>"
+                for x, y, tip in points
+            ),
+            "</g>",
+        ]
+
+    def point(self, strategy: str, point: OutcomePoint) -> tuple[float, float, str]:
+        """Where ``point`` is drawn, and its tooltip."""
+        success = self.measure == "success"
+        value = point.success_rate if success else point.mean_duration
+        x = self.frame.x_of(self.position[point.start], len(self.starts))
+        y = self.frame.y_of(value, self.top)
+        shown = f"{value:.0%}" if success else _duration(value)
+        when = _label(point.start, self.bucket)
+        return x, y, f"{strategy} {when}: {shown} ({point.successes}/{point.count} succeeded)"
 
 
 def legend(stats: OutcomeStats) -> Markup:

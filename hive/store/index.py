@@ -15,8 +15,9 @@ Everything here is a pure function of git object ids, so nothing can go stale:
   each one's name in each tree of the state, not a read of every cell row;
 * ``states``: the cells trees whose every tree and blob is in the tables;
 * ``commits``: commit id -> its ``.hive`` and ``.hive/cells`` tree ids;
-* ``ready``: the ready list of a state, computed by the first process that
-  needed it;
+* ``ready``, ``ready_done``, ``ready_delta``: the ready list of a state, stored by the
+  first process that needed it: whole, or as a delta over a whole one
+  (``hive/domain/ready_lists.py``);
 * ``mail_state``: the mail log (``refs/hive/mail``) replayed up to a tip commit,
   as JSON (``hive/domain/mail.py``);
 * ``path_rules``: config file version (blob id) -> the ``tools.permissions`` rules
@@ -50,7 +51,7 @@ from hive.store.sqlerrors import is_transient, sqlite3, use_wal
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
     from typing import Any, Literal, TypeAlias
 
     TreeLister: TypeAlias = Callable[[str], Sequence[tuple[str, str, bool]]]  # (name, sha, is_tree)
@@ -60,10 +61,13 @@ if TYPE_CHECKING:
     Decoder: TypeAlias = Callable[[bytes, str], "ParsedCell | ParseProblem"]
     Progress: TypeAlias = Callable[[int, int], None]
     LightRow: TypeAlias = tuple[str, str, Sequence[Any]]  # (path, blob, LIGHT columns)
+    # a derived ready list's row: id, blob, ready, in_base, slot, priority, created, at
+    DeltaRow: TypeAlias = tuple[Any, ...]
 
 # Bump TABLES_VERSION when the tables change; MODEL_FINGERPRINT follows the Cell
 # model's JSON schema (tests/test_state_index.py recomputes it and fails on drift).
-TABLES_VERSION = 7  # 7: stored ready lists list an epic with no subtask again (as
+TABLES_VERSION = 8  # 8: ready lists derived from an earlier state's (ready_delta),
+# states pruned; 7: stored ready lists list an epic with no subtask again (as
 # beads does; 6 left it out); 5: the dependents table; 4: times in a cell's JSON as
 # the files write them
 MODEL_FINGERPRINT = "5828bc27bd4a3a23"
@@ -104,7 +108,15 @@ CREATE TABLE ready(
     key TEXT NOT NULL, rank INTEGER NOT NULL, id TEXT NOT NULL, blob TEXT NOT NULL,
     PRIMARY KEY(key, rank)
 ) WITHOUT ROWID;
-CREATE TABLE ready_done(key TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE ready_done(
+    key TEXT PRIMARY KEY, base TEXT, total INTEGER NOT NULL, strays INTEGER NOT NULL,
+    made INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE ready_delta(
+    key TEXT NOT NULL, id TEXT NOT NULL, blob TEXT NOT NULL, ready INTEGER NOT NULL,
+    in_base INTEGER NOT NULL, slot INTEGER, priority INTEGER, created REAL, at REAL,
+    PRIMARY KEY(key, id)
+) WITHOUT ROWID;
 """
 # The mail log replayed up to a tip commit (hive/domain/mail.py), as JSON: one row.
 _MAIL_TABLE = "CREATE TABLE IF NOT EXISTS mail_state(tip TEXT PRIMARY KEY, state BLOB NOT NULL)"
@@ -170,6 +182,22 @@ _DEPENDENT_FILES = (
     + ", ".join("d." + column for column in LIGHT.split(", "))
     + " FROM dependents e CROSS JOIN dirs d ON d.tree IN ({}) AND d.name = e.id || '.yaml'"
     " AND d.sha = e.blob AND d.is_tree = 0 WHERE e.target = ?"
+)
+# The entries of tree :a (side 0) and :b (side 1) the other lacks (another version,
+# or none of that name), for StateIndex.changed_paths.
+_TREE_DIFF = (
+    "SELECT 0, * FROM (SELECT name, sha, is_tree FROM dirs WHERE tree = :a AND is_tree != 2"
+    " EXCEPT SELECT name, sha, is_tree FROM dirs WHERE tree = :b AND is_tree != 2)"
+    " UNION ALL SELECT 1, * FROM (SELECT name, sha, is_tree FROM dirs WHERE tree = :b"
+    " AND is_tree != 2 EXCEPT SELECT name, sha, is_tree FROM dirs WHERE tree = :a"
+    " AND is_tree != 2)"
+)
+# How many entries of ``.hive/cells`` itself differ between two states.
+_ROOT_DISTANCE = (
+    "SELECT (SELECT count(*) FROM (SELECT name, sha FROM dirs WHERE tree = :a"
+    " EXCEPT SELECT name, sha FROM dirs WHERE tree = :b))"
+    " + (SELECT count(*) FROM (SELECT name, sha FROM dirs WHERE tree = :b"
+    " EXCEPT SELECT name, sha FROM dirs WHERE tree = :a))"
 )
 # ... unless that is more than PROBE_LIMIT lookups (a cell very many versions wait on):
 # then the same files found by reading each file row's blockers (one per line).
@@ -411,6 +439,14 @@ class Row(Frozen):
 
 
 _ROW = "b.id, b.blob, b.priority, b.type, b.status, b.assignee, b.title, b.json"
+# A page of a derived ready list (StateIndex.ready): its base's ranks, less the ids
+# of its delta, merged with the delta's ready rows by position.
+_DERIVED_PAGE = (
+    f"SELECT {_ROW} FROM (SELECT rank AS at, blob FROM ready WHERE key = :base"
+    " AND id NOT IN (SELECT id FROM ready_delta WHERE key = :key)"
+    " UNION ALL SELECT at, blob FROM ready_delta WHERE key = :key AND ready = 1"
+    " ORDER BY at LIMIT :limit) u LEFT JOIN blobs b ON b.blob = u.blob ORDER BY u.at"
+)
 
 
 class ListQuery(Frozen):
@@ -1289,23 +1325,29 @@ class StateIndex:
     def ready(self, key: str, limit: int | None = None) -> tuple[list[Row], int] | None:
         """The ready cells of ``key`` in order and how many there are in all, when
         computed (read in one snapshot); None too when the file lacks the parsed cell of
-        a listed one (damaged: it is rebuilt, see :meth:`_lacking`)."""
+        a listed one (damaged: it is rebuilt, see :meth:`_lacking`). A derived list is
+        its base's rows less the ids its delta names, merged with the delta's ready
+        rows (each placed between two base ranks: ``at``)."""
+        wanted = -1 if limit is None else limit
         with ReadSnapshot(self.db) as db:
-            if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone() is None:
+            done = db.execute("SELECT base, total FROM ready_done WHERE key = ?", (key,)).fetchone()
+            if done is None:
                 return None
-            rows = db.execute(
-                f"SELECT {_ROW} FROM ready r LEFT JOIN blobs b ON b.blob = r.blob "
-                "WHERE r.key = ? ORDER BY r.rank LIMIT ?",
-                (key, -1 if limit is None else limit),
-            ).fetchall()
-            total = len(rows)
-            if limit is not None and total == limit:
-                counted = db.execute("SELECT count(*) FROM ready WHERE key = ?", (key,))
-                total = int(counted.fetchone()[0])
+            base, total = done
+            if base is None:
+                rows = db.execute(
+                    f"SELECT {_ROW} FROM ready r LEFT JOIN blobs b ON b.blob = r.blob "
+                    "WHERE r.key = ? ORDER BY r.rank LIMIT ?",
+                    (key, wanted),
+                ).fetchall()
+            else:
+                rows = db.execute(
+                    _DERIVED_PAGE, {"key": key, "base": base, "limit": wanted}
+                ).fetchall()
         if any(row[0] is None for row in rows):
             self._lacking(key)
             return None
-        return [Row(*row) for row in rows], total
+        return [Row(*row) for row in rows], int(total)
 
     def _lacking(self, key: str) -> None:
         """A state whose rows name parsed cells the file does not hold: rows of one
@@ -1418,23 +1460,183 @@ class StateIndex:
             total += int(count)
         return total
 
-    def store_ready(self, key: str, ready: Sequence[tuple[str, str]]) -> None:
-        """Record the ready list (id, blob) of state ``key`` (not when the state is no
-        longer stored: the list was read from a state a rebuild has since dropped)."""
+    def store_ready(self, key: str, ready: Sequence[tuple[str, str]], strays: int = 0) -> None:
+        """Record the ready list (id, blob) of state ``key``, computed from all its
+        cells, and how many of its cell files lie outside their cell's own place
+        (``strays``: a list is derived from only when none do); not when the state is
+        no longer stored (the list was read from a state a rebuild has since dropped)."""
         with self.transaction() as db:
-            if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone():
+            if not self._may_store_list(db, key):
                 return
-            if not self.has_state(key):
-                return
-            (kept,) = db.execute("SELECT count(*) FROM ready_done").fetchone()
-            if kept >= READY_LISTS_KEPT:  # every write is a new state: keep a few lists
-                db.execute("DELETE FROM ready")
-                db.execute("DELETE FROM ready_done")
+            self._drop_lists(db, full=True)
             db.executemany(
                 "INSERT OR REPLACE INTO ready(key, rank, id, blob) VALUES (?, ?, ?, ?)",
                 [(key, rank, cell_id, blob) for rank, (cell_id, blob) in enumerate(ready)],
             )
-            db.execute("INSERT INTO ready_done(key) VALUES (?)", (key,))
+            db.execute(
+                "INSERT INTO ready_done(key, base, total, strays, made) VALUES (?, NULL, ?, ?, ?)",
+                (key, len(ready), strays, self._next_made(db)),
+            )
+
+    def store_derived(self, key: str, base: str, delta: Sequence[DeltaRow], total: int) -> bool:
+        """Record the ready list of ``key`` as ``delta`` over the whole list of state
+        ``base`` (see :meth:`ready`); False (nothing stored) when that list is gone."""
+        with self.transaction() as db:
+            if not self._may_store_list(db, key):
+                return False
+            found = db.execute(
+                "SELECT 1 FROM ready_done WHERE key = ? AND base IS NULL", (base,)
+            ).fetchone()
+            if found is None:
+                return False
+            self._drop_lists(db, full=False)
+            db.executemany(
+                "INSERT INTO ready_delta(key, id, blob, ready, in_base, slot, priority, created,"
+                " at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(key, *row) for row in delta],
+            )
+            db.execute(
+                "INSERT INTO ready_done(key, base, total, strays, made) VALUES (?, ?, ?, 0, ?)",
+                (key, base, total, self._next_made(db)),
+            )
+        return True
+
+    def _may_store_list(self, db: sqlite3.Connection, key: str) -> bool:
+        """No list of ``key`` is stored yet and the state still is."""
+        if db.execute("SELECT 1 FROM ready_done WHERE key = ?", (key,)).fetchone():
+            return False
+        return self.has_state(key)
+
+    @staticmethod
+    def _next_made(db: sqlite3.Connection) -> int:
+        (made,) = db.execute("SELECT coalesce(max(made), 0) + 1 FROM ready_done").fetchone()
+        return int(made)
+
+    @staticmethod
+    def _drop_lists(db: sqlite3.Connection, *, full: bool) -> None:
+        """Make room for one more list: every write is a new state, so only a few lists
+        are kept; past :data:`READY_LISTS_KEPT` whole lists the oldest is dropped with
+        the lists derived from it, past :data:`DERIVED_LISTS_KEPT` derived ones the
+        oldest of those."""
+        kept = READY_LISTS_KEPT if full else DERIVED_LISTS_KEPT
+        kind = "base IS NULL" if full else "base IS NOT NULL"
+        old = [
+            row[0]
+            for row in db.execute(
+                f"SELECT key FROM ready_done WHERE {kind} ORDER BY made DESC LIMIT -1 OFFSET ?",
+                (kept - 1,),
+            )
+        ]
+        for key in old:
+            if full:
+                db.execute("DELETE FROM ready WHERE key = ?", (key,))
+                derived = db.execute("SELECT key FROM ready_done WHERE base = ?", (key,))
+                old_derived = [row[0] for row in derived]
+            else:
+                old_derived = [key]
+            for gone in old_derived:
+                db.execute("DELETE FROM ready_delta WHERE key = ?", (gone,))
+                db.execute("DELETE FROM ready_done WHERE key = ?", (gone,))
+            db.execute("DELETE FROM ready_done WHERE key = ?", (key,))
+
+    def ready_sources(self, key: str) -> list[tuple[str, str | None, int]]:
+        """(state, its base or None, its strays) of the stored lists an answer for
+        ``key`` could be derived from (their states stored), the nearest first: the
+        fewest entries of ``.hive/cells`` itself (shard directories) differing from
+        ``key``'s, then the newest."""
+        if key == EMPTY_STATE:
+            return []
+        with ReadSnapshot(self.db) as db:
+            found = db.execute(
+                "SELECT r.key, r.base, r.strays FROM ready_done r JOIN states s ON s.key = r.key"
+                " ORDER BY r.made DESC LIMIT ?",
+                (SOURCES_TRIED,),
+            ).fetchall()
+            distance = {
+                source: db.execute(_ROOT_DISTANCE, {"a": source, "b": key}).fetchone()[0]
+                for source, _, _ in found
+            }
+        ranked = sorted(enumerate(found), key=lambda item: (distance[item[1][0]], item[0]))
+        return [(str(source), base, int(strays)) for _, (source, base, strays) in ranked]
+
+    def changed_paths(self, old: str, new: str, most: int) -> list[str] | None:
+        """The cell file paths (``ID.yaml``, files or directories) whose entry differs
+        between states ``old`` and ``new`` (added, removed or another version), read in
+        one snapshot by comparing the trees at each path in SQL; None when either
+        state is not stored or more than ``most`` differ."""
+        if EMPTY_STATE in (old, new):
+            return None
+        found: list[str] = []
+        with ReadSnapshot(self.db) as db:
+            if not (self.has_state(old) and self.has_state(new)):
+                return None
+            pending = [(old, new, PREFIX)]
+            while pending:
+                before, after, prefix = pending.pop()
+                below: dict[str, list[str]] = {}
+                for side, name, sha, is_tree in db.execute(_TREE_DIFF, {"a": before, "b": after}):
+                    if is_tree and not name.endswith(".yaml"):
+                        below.setdefault(name, ["", ""])[side] = sha
+                    elif name.endswith(".yaml"):
+                        found.append(prefix + name)
+                pending += [(a, b, f"{prefix}{name}/") for name, (a, b) in below.items()]
+                if len(found) > most:
+                    return None
+        return found
+
+    def dependent_ids(self, targets: Iterable[str]) -> set[str]:
+        """The ids of the cells any version of which has a ``blocks`` dependency on one
+        of ``targets`` (every version ever stored: more than any one state holds)."""
+        return self._ids_in("SELECT DISTINCT id FROM dependents WHERE target IN ({})", [], targets)
+
+    def list_total(self, key: str) -> int | None:
+        """How many cells the stored list of ``key`` holds, if one is stored."""
+        row = self.db.execute("SELECT total FROM ready_done WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def list_delta(self, key: str) -> list[DeltaRow]:
+        """The delta rows of the derived list of ``key``, without their ``at``."""
+        rows = self.db.execute(
+            "SELECT id, blob, ready, in_base, slot, priority, created, NULL FROM ready_delta"
+            " WHERE key = ?",
+            (key,),
+        ).fetchall()
+        return [tuple(row) for row in rows]
+
+    def in_list(self, key: str, ids: Collection[str]) -> set[str]:
+        """Which of ``ids`` the whole stored list of ``key`` holds."""
+        return self._ids_in("SELECT id FROM ready WHERE key = ? AND id IN ({})", [key], ids)
+
+    def _ids_in(self, query: str, before: list[str], values: Iterable[str]) -> set[str]:
+        """The first column of ``query`` (its ``IN ({})`` filled) over ``values``, in
+        batches."""
+        wanted = list(values)
+        found: set[str] = set()
+        for start in range(0, len(wanted), BATCH):
+            part = wanted[start : start + BATCH]
+            rows = self.db.execute(query.format(",".join("?" for _ in part)), [*before, *part])
+            found.update(row[0] for row in rows)
+        return found
+
+    def list_slot(self, key: str, total: int, order: tuple[int, float, str]) -> int | None:
+        """How many cells of the whole stored list of ``key`` (``total`` long) come before
+        a cell of sort key ``order`` (priority, created, id): a binary search over its
+        ranks; None when the list is gone."""
+        low, high = 0, total
+        while low < high:
+            middle = (low + high) // 2
+            row = self.db.execute(
+                "SELECT b.priority, b.created, r.id FROM ready r JOIN blobs b ON b.blob = r.blob"
+                " WHERE r.key = ? AND r.rank = ?",
+                (key, middle),
+            ).fetchone()
+            if row is None:
+                return None
+            if (row[0], row[1] or 0.0, row[2]) < order:
+                low = middle + 1
+            else:
+                high = middle
+        return low
 
     # ------------------------------------------------------------ upkeep
 
@@ -1489,6 +1691,10 @@ class StateIndex:
 # a few states (worktrees, a branch switched back and forth) keep theirs between
 # writes, and a list dropped is recomputed from the state's rows when asked again.
 READY_LISTS_KEPT = 4
+# Lists derived from one of those (a delta: a few rows each) kept, and how many stored
+# lists a ready list may be derived from (the nearest of the newest few).
+DERIVED_LISTS_KEPT = 16
+SOURCES_TRIED = 8
 
 JSON_PIECE = 1_000  # cells printed per write: a listing of 100,000 (~66 MB) is never copied whole
 

@@ -35,6 +35,7 @@ from hive.errors import AlreadyClaimed, BlockedByDependency, Conflict
 from hive.git.merge import MergeResult, merge_commits
 from hive.git.repo import Change, Plan, Snapshot, format_message
 from hive.models import Cell, utc_now
+from hive.models.outcome import Outcome
 from hive.models.reservation import Reservation
 from hive.store.cache import CellIndex
 
@@ -160,32 +161,14 @@ def block_subtask(
             return MixedPlan([], cell.id, cell.title, Settled(cell, changed=False))
         now = utc_now()
         released, release = _release_all(ws, snap, agent)
-        text = f"blocked: {reason}" + (f" (log: {log})" if log else "")
-        blocked = cell.model_copy(
-            update={
-                "status": "blocked",
-                "updated_at": now,
-                "notes": _note(cell, text, now),
-                "metadata": _with_run_info(cell, state="blocked", reason=reason, log=log),
-            }
-        )
+        blocked = _blocked(cell, reason, log, now)
         files = [release] if release is not None else []
         outcome_id = None
         if record_outcome:
-            outcome = build_outcome(
-                index,
-                blocked,
-                agent,
-                list(files_touched),
-                released,
-                now,
-                summary=reason,
-                evaluation=None,
-                error_count=1,
-                retry_count=0,
-                success=False,
-                duration_seconds=duration_seconds,
-            ).model_copy(update={"source": "swarm_run"})
+            touched = list(files_touched)
+            outcome = _failure(
+                index, blocked, agent, touched, released, now, reason, duration_seconds
+            )
             files.append(outcome_change(outcome))
             outcome_id = outcome.id
         settled = Settled(blocked, released, outcome_id)
@@ -195,6 +178,46 @@ def block_subtask(
 
     result: Settled = ws.write_mixed(plan, event="block").result
     return result
+
+
+def _blocked(cell: Cell, reason: str, log: str | None, now: datetime) -> Cell:
+    """``cell`` blocked: the reason and the log in its notes and its run info."""
+    text = f"blocked: {reason}" + (f" (log: {log})" if log else "")
+    return cell.model_copy(
+        update={
+            "status": "blocked",
+            "updated_at": now,
+            "notes": _note(cell, text, now),
+            "metadata": _with_run_info(cell, state="blocked", reason=reason, log=log),
+        }
+    )
+
+
+def _failure(
+    index: CellIndex,
+    blocked: Cell,
+    agent: str,
+    touched: list[str],
+    released: list[Reservation],
+    now: datetime,
+    reason: str,
+    duration_seconds: float | None,
+) -> Outcome:
+    """The failed outcome of a blocked subtask's worker, ``reason`` its summary."""
+    return build_outcome(
+        index,
+        blocked,
+        agent,
+        touched,
+        released,
+        now,
+        summary=reason,
+        evaluation=None,
+        error_count=1,
+        retry_count=0,
+        success=False,
+        duration_seconds=duration_seconds,
+    ).model_copy(update={"source": "swarm_run"})
 
 
 def requeue_subtask(ws: Workspace, *, cell_id: str, agent: str, reason: str) -> Settled:

@@ -164,7 +164,6 @@ def _render(
     context: str | None,
     lessons: list[str],
 ) -> str:
-    agent = agent_name or "<your agent name>"
     files = cell.files_owned or []
     lines = [f"# Subtask {cell.id}: {cell.title}"]
     if epic is not None:
@@ -172,43 +171,43 @@ def _render(
         lines.append(f"Part of epic {epic.id} '{epic.title}' (strategy {strategy}).")
     if cell.description:
         lines += ["", "## What to do", cell.description.strip()]
-    lines += (
-        ["", "## Files you own", *(f"- {f}" for f in files)]
-        if files
-        else [
-            "",
-            "## Files",
-            "No files were declared: reserve exactly what you will edit before editing it.",
-        ]
-    )
+    lines += _files_section(files)
     blockers = [d.target for d in cell.dependencies if d.type == "blocks"]
-    if blockers:
-        lines += ["", "## Waits for", *(f"- {b}" for b in blockers)]
-    others = [s for s in siblings if s.id != cell.id]
-    if others:
-        lines += ["", "## Other subtasks (do not edit their files)"]
-        lines += [
-            f"- {s.id} [{s.status}] {s.title}"
-            + (f" — files {', '.join(s.files_owned)}" if s.files_owned else "")
-            + (f" — {s.assignee}" if s.assignee else "")
-            for s in others
-        ]
+    lines += _bullets("Waits for", blockers)
+    others = [_sibling_line(s) for s in siblings if s.id != cell.id]
+    lines += _bullets("Other subtasks (do not edit their files)", others)
     if context:
         lines += ["", "## Context", context.strip()]
-    if lessons:
-        lines += ["", "## Lessons from past work here (avoid these)", *(f"- {x}" for x in lessons)]
-    banned = load_context(ws).banned
-    if banned:
-        lines += ["", "## Banned approaches (project memory: never use these)"]
-        lines += [f"- {one_line(item)}" for item in banned]
-    lines += [
+    lines += _bullets("Lessons from past work here (avoid these)", lessons)
+    banned = [one_line(item) for item in load_context(ws).banned]
+    lines += _bullets("Banned approaches (project memory: never use these)", banned)
+    protocol = WORKER_PROTOCOL.format(
+        root=ws.root,
+        agent=agent_name or "<your agent name>",
+        files=files,
+        cell_id=cell.id,
+        thread=epic.id if epic else cell.id,
+    )
+    return "\n".join([*lines, "", protocol])
+
+
+def _bullets(heading: str, items: list[str]) -> list[str]:
+    """A section of the brief listing ``items``; nothing when there are none."""
+    return ["", f"## {heading}", *(f"- {item}" for item in items)] if items else []
+
+
+def _files_section(files: list[str]) -> list[str]:
+    if files:
+        return _bullets("Files you own", files)
+    return [
         "",
-        WORKER_PROTOCOL.format(
-            root=ws.root,
-            agent=agent,
-            files=files,
-            cell_id=cell.id,
-            thread=epic.id if epic else cell.id,
-        ),
+        "## Files",
+        "No files were declared: reserve exactly what you will edit before editing it.",
     ]
-    return "\n".join(lines)
+
+
+def _sibling_line(sibling: Cell) -> str:
+    """Another subtask of the epic: its status, title, files and who holds it."""
+    files = f" — files {', '.join(sibling.files_owned)}" if sibling.files_owned else ""
+    holder = f" — {sibling.assignee}" if sibling.assignee else ""
+    return f"{sibling.id} [{sibling.status}] {sibling.title}{files}{holder}"
