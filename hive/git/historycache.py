@@ -6,7 +6,7 @@ every version the newest ``limit`` commits that changed ``.hive`` name, ``git lo
 --raw --full-history -m --max-count=limit``). Read whole, that is one ``git log`` of
 the history, which grew with every sync. But what a commit changed (and whether it
 changed ``.hive`` at all) is a fact of that commit alone, so the answers are
-remembered (``<git common dir>/hive/sync-history``) and the next sync asks git only
+remembered (``<git common dir>/hive/sync-history-<side>``) and the next sync asks git only
 about the commits that came since:
 
 * a history with fewer than ``limit`` such commits: its versions are the union of
@@ -36,7 +36,7 @@ from hive.git.rungit import git_environment
 from hive.record import suppress
 
 CACHE_NAME = "sync-history"  # in hive's state directory (never committed)
-KEEP = 6  # tips remembered (a sync walks two: its branch and the remote's state)
+KEEP = 4  # tips remembered for one side
 TRIES = 3  # remembered whole histories asked about, newest first
 SPAN = 8  # a window's walk through more than SPAN x limit commits is not remembered
 FORMAT = 2
@@ -51,12 +51,17 @@ class _Unknown(Exception):
 
 
 class HistoryCache:
-    """Remembered answers for one repository, one folder and one ``limit``."""
+    """Remembered answers for one repository, one side of a sync (``side``: the
+    branch's history or the remote state's), one folder and one ``limit``."""
 
-    def __init__(self, root: str, common_dir: str, state_dir: str, *, limit: int) -> None:
+    def __init__(
+        self, root: str, common_dir: str, state_dir: str, *, limit: int, side: str = ""
+    ) -> None:
         self.root = root
         self.limit = limit
-        self.path = os.path.join(state_dir, CACHE_NAME)
+        # one file per side (a branch, the remote state): the tips of one side's walks
+        # descend from each other, and asking about the other side's costs a whole walk
+        self.path = os.path.join(state_dir, f"{CACHE_NAME}-{side}" if side else CACHE_NAME)
         self.usable = history_fixed(common_dir)
 
     def versions(self, tip: str, folder: str) -> tuple[int, set[str]] | None:

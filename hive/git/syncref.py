@@ -109,20 +109,22 @@ def move_ref(
     return repo.swap_ref(HeadRef(ref=ref, commit=old), new, author, message, timeout)
 
 
-def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:
+def history_blobs(repo: GitRepo, tip: str | None, *, limit: int, side: str = "") -> set[str]:
     """Every blob id that was under ``.hive`` in ``tip`` or its ancestors: the versions
     of hive files that side already had. Read by the real ``git`` (both sides of every
     change in the newest ``limit`` commits that changed ``.hive``, and when there are
     that many, the files of ``tip`` too: ~80 ms for 2,000 commits where reading them
     here took ~0.35 s); what each commit changed is remembered, and the next sync asks
-    git only about the commits since (:mod:`hive.git.historycache`). Without a usable
+    git only about the commits since (:mod:`hive.git.historycache`; ``side`` names whose
+    history it is, "ours" or "theirs", each remembered apart). Without a usable
     ``git``, the trees of the newest ``limit`` commits, read here."""
     from hive.git.historycache import HistoryCache
 
     if tip is None:
         return set()
     paths = repo.paths
-    cache = HistoryCache(repo.root, paths.common_dir, paths.hive_state_dir, limit=limit)
+    state_dir = paths.hive_state_dir
+    cache = HistoryCache(repo.root, paths.common_dir, state_dir, limit=limit, side=side)
     walked = cache.versions(tip, HIVE_DIR)
     if walked is not None and walked[0] < limit and cache.usable:
         # the whole history: every file of tip is a version one of its commits named
