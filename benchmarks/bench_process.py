@@ -30,6 +30,8 @@ resident memory (GNU time's ``%M``). Special rows:
   ``hive swarm run`` does: the file under the agent's own exclusive reservation (the
   pre-commit hook alone installed), then with the cell it has in progress (the
   commit-msg hook alone, which adds its ``Hive-Cell:`` trailer);
+* ``ready --json``, first after a write: an untimed ``hive update`` of one open cell
+  before each timed ``ready`` (no ready list of the new state stored yet);
 * the first command with no index: ``<git dir>/hive/index.sqlite3*`` deleted,
   then ``hive ready --json`` (time and peak memory).
 
@@ -442,6 +444,7 @@ def measure_processes(
         rows += measure_reads(bench, ["ready", "list"], clone)
         rows.append(measure_hook(bench, bar["hook"], clone))
     rows += measure_writes(bench)
+    rows.append(measure_ready_after_write(bench))
     rows += measure_reads(bench, ["ready", "list", "show", "help"], "", info["show"])
     rows.append(measure_hook(bench, bar["hook"]))
     env = bench.agent_environment()
@@ -481,6 +484,24 @@ def measure_writes(bench: Bench) -> list[Row]:
     for operation, command in writes:
         rows.append(bench.row(operation, bench.paired(bench.hive_step(command)), None))
     return rows
+
+
+def measure_ready_after_write(bench: Bench) -> Row:
+    """``hive ready --json`` as the first read of a new state, as an agent's "close, then
+    ready" meets it: before each timed ``ready`` an untimed ``hive update`` moves one open
+    cell's priority (so the ready list changes and no list of the new state is stored)."""
+    _, text = bench.hive_run("create", "bench ready after a write")
+    found = ID_PATTERN.search(text)
+    if found is None:
+        raise SystemExit(f"no cell id in the output of hive create: {text!r}")
+    moved = found.group(0)
+
+    def step(number: int) -> Sample:
+        bench.hive_run("update", moved, "-p", "1" if number % 2 == 0 else "3")
+        return bench.hive_run("ready", "--json")[0]
+
+    operation = "`hive ready --json`, first after a write"
+    return bench.row(operation, bench.paired(step), targets(bench.size)["ready"])
 
 
 def measure_reads(bench: Bench, which: list[str], suffix: str, show_id: str = "") -> list[Row]:

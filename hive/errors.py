@@ -187,3 +187,24 @@ def exit_code_of(code: str) -> int:
             return cls.exit_code
         pending.extend(cls.__subclasses__())
     return 1
+
+
+def no_room(exc: BaseException) -> str | None:
+    """What to say of a write that found no room (a full disk, a quota, a file size
+    limit: ``OSError`` ENOSPC, EDQUOT, EFBIG, or SQLite's "database or disk is full"),
+    else None. Such an error can come after a commit landed (updating the state
+    index), so the words do not say nothing was written."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        where = f" to {exc.filename}" if exc.filename else ""
+        why = exc.strerror or str(exc)
+    elif type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):
+        where, why = " to hive's state index", str(exc)
+    else:
+        return None
+    return (
+        f"a write{where} failed: {why} (the disk is full, or a quota or file size limit was"
+        " reached): free some space, then see with 'hive log' whether the change was made"
+        " before running the command again"
+    )

@@ -20,10 +20,32 @@ __all__ = [
     "dumps_scalar",
     "dumps_strings",
     "encode_basestring",
+    "inert",
+    "inert_bytes",
     "loads",
     "loads_string",
     "nesting_depth",
 ]
+
+
+# DEL and the C1 control characters (U+0080-U+009F), which JSON leaves as they are:
+# a terminal takes U+009B for CSI and U+009D for OSC, as it takes ESC [ and ESC ].
+_INERT = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def inert(text: str) -> str:
+    """JSON text with DEL and the C1 control characters written as ``\\u`` escapes: the
+    same JSON value, which a terminal showing it cannot take for a command (a title or
+    message edited by hand, an agent's refused call in the event log)."""
+    return text.translate(_INERT)
+
+
+def inert_bytes(data: bytes) -> bytes:
+    """:func:`inert` for UTF-8 JSON bytes (returned as they are when they hold no such
+    character: in UTF-8 each C1 character starts with the byte 0xC2)."""
+    if b"\xc2" not in data and b"\x7f" not in data:
+        return data
+    return inert(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
 def dumps_scalar(value: object) -> str:

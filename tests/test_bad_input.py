@@ -24,7 +24,7 @@ from hive.domain.cells import create_cell
 from hive.domain.epics import create_epic
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
-from tests.conftest import assert_clean, credential, git, make_repo
+from tests.conftest import agent_env, assert_clean, credential, git, make_repo
 from tests.inprocess import Outcome, run_hive
 
 HIVE = [sys.executable, "-m", "hive"]
@@ -661,3 +661,178 @@ def test_a_config_lock_timeout_of_0_is_one_try_as_the_environments_is(
     for done in (waited, variable):
         assert done.returncode == 6, _said_text(done)
         assert "held the repository lock for more than 0.01s" in done.stderr
+
+
+def _to_a_gone_reader(command: list[str], stream: str, env: dict[str, str] | None = None) -> int:
+    """``command`` as a new process whose standard ``stream`` ("stdout" or "stderr")
+    is a pipe nobody reads any more (``... 2>&1 | head -0``): its exit code."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=writer if stream == "stdout" else subprocess.DEVNULL,
+            stderr=writer if stream == "stderr" else subprocess.DEVNULL,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    return done.returncode
+
+
+@pytest.mark.parametrize(
+    ("args", "stream", "code"),
+    [
+        (["show", "hv-nosuch"], "stderr", 3),  # the lean read's refusal
+        (["--json", "show", "hv-nosuch"], "stdout", 3),
+        (["--json", "close", "hv-nosuch"], "stdout", 3),  # the lean write's
+        (["--json", "dep", "add", "hv-nosuch", "hv-other"], "stdout", 3),  # the full CLI's
+        (["dep", "add", "hv-nosuch", "hv-other"], "stderr", 3),
+        (["show", "hv-nosuch", "--bogus"], "stderr", 2),  # a usage error
+        (["--json", "frobnicate"], "stdout", 2),  # an unknown command, said lean
+    ],
+)
+def test_an_error_keeps_its_exit_code_when_its_reader_is_gone(
+    ws: Workspace, repo: Path, args: list[str], stream: str, code: int
+) -> None:
+    """``hive show X 2>&1 | head -1`` (or a reader that stopped before the error came)
+    ended 0: the error's words could not be written and the refusal passed for a
+    success under ``set -o pipefail``. The words are dropped; the code stands."""
+    before = _commits(repo)
+    assert _to_a_gone_reader([*HIVE, "-C", str(repo), *args], stream) == code
+    assert _commits(repo) == before
+
+
+def test_a_commit_against_a_reservation_is_blocked_when_the_hooks_reader_is_gone(
+    ws: Workspace, repo: Path
+) -> None:
+    """``git commit -m x 2>&1 | head -1`` (or any reader that stops early) by an agent
+    committing a file another agent reserved: the pre-commit hook's refusal could not
+    be written, it ended 0, and git made the commit. The refusal stands."""
+    assert _run(repo, "hooks", "install").returncode == 0
+    assert _run(repo, "reserve", "src/held.py", env=agent_env(repo, "Ann")).returncode == 0
+    (repo / "src").mkdir()
+    (repo / "src" / "held.py").write_text("print('mine')\n")
+    git(repo, "add", "src/held.py")
+    before = git(repo, "rev-parse", "HEAD")
+    commit = ["git", "-C", str(repo), "commit", "-qm", "over Ann's reservation"]
+    assert _to_a_gone_reader(commit, "stderr", env=agent_env(repo, "Ben")) == 1
+    assert git(repo, "rev-parse", "HEAD") == before
+
+
+# ----------------------------------------------------------------- a byte order mark
+
+
+def test_a_byte_order_mark_opening_a_text_or_a_file_read_is_not_kept(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """Notepad and PowerShell save UTF-8 with a byte order mark: ``hive create X -d -``
+    kept it as a leading ``<U+FEFF>`` of the description, and ``hive qa run FILE``
+    refused the file ("not JSON: Unexpected UTF-8 BOM"), where ``create --from`` and
+    ``tools run`` read such a file. A BOM that opens the text is its encoding's mark,
+    never part of it; one further on is kept (and shown by its code point)."""
+    made = _run(repo, "--json", "create", "From Notepad", "-d", "-", stdin="\ufeffthe notes")
+    assert made.returncode == 0, made.stderr
+    cell = json.loads(made.stdout)
+    assert cell["description"] == "the notes"
+    inner = _run(repo, "--json", "update", cell["id"], "-d", "-", stdin="a\ufeffb")
+    assert json.loads(inner.stdout)["description"] == "a\ufeffb"
+    scenarios = tmp_path / "scenarios.json"
+    body = '[{"id": "a", "key": "k", "value": "the answer", "sourceAgent": "x", "minScore": 0}]'
+    scenarios.write_text("\ufeff" + body, encoding="utf-8")
+    scored = _run(repo, "qa", "run", str(scenarios))
+    assert scored.returncode == 0, _said(scored)
+    assert "pass rate 100%" in scored.stdout
+    scenarios.write_bytes(b"\xef\xbb\xbf[\xff]")
+    refused = _run(repo, "qa", "run", str(scenarios))
+    assert refused.returncode == 2
+    assert f"{scenarios}: not UTF-8 text (byte 5)" in _said(refused)  # the file's byte
+
+
+# ----------------------------------------------------------------- a removed directory
+
+
+def test_a_current_directory_that_was_removed_is_named_not_a_traceback(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """A shell left in a directory that was removed (``git worktree remove`` from
+    another shell, a cleaned temporary directory): every hive command, ``--version``
+    included, ended in a Python traceback (FileNotFoundError, exit 1). A command that
+    needs the repository now says what happened and what to do (exit 2); ``--version``
+    and ``-C`` with an absolute path still work."""
+    gone = tmp_path / "gone"
+
+    def in_gone(*args: str) -> subprocess.CompletedProcess[bytes]:
+        gone.mkdir()
+        script = 'cd "$1" && rmdir "$1" && shift && exec "$@"'
+        command = ["sh", "-c", script, "sh", str(gone), *HIVE, *args]
+        return subprocess.run(command, capture_output=True, timeout=120, check=False)
+
+    for args in (["list"], ["create", "never written"], ["doctor"]):
+        done = in_gone(*args)
+        said = _said(done)
+        assert done.returncode == 2, said
+        assert "the current directory no longer exists" in said and "-C DIR" in said
+    assert in_gone("--version").returncode == 0
+    listed = in_gone("-C", str(repo), "list")
+    assert listed.returncode == 0, _said(listed)
+    assert not gone.exists()
+
+
+# ----------------------------------------------------------------- no room to write
+
+
+def _limited(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_a_write_that_finds_no_room_is_named_not_an_internal_error(
+    ws: Workspace, repo: Path
+) -> None:
+    """A full disk, a quota or a file size limit (here ``ulimit -f``, which fails a
+    write as a full disk does, with no privileges needed): every write ended in
+    "internal error: OSError: [Errno 28] No space left on device" (exit 70), as if hive
+    had a bug. It is named with what to do (exit 8, code ``git_error``); nothing is
+    left half-written."""
+    before = _commits(repo)
+    text = os.urandom(9000).hex()  # a blob git cannot compress below the limit
+    # Python's own .pyc writes are cut short by the limit without an error (CPython
+    # does not check the count written): none is written
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    for args in (["create", "big", "-d", text], ["--json", "create", "big", "-d", text]):
+        done = subprocess.run(
+            [*HIVE, "-C", str(repo), *args],
+            capture_output=True,
+            env=env,
+            preexec_fn=_limited(4096),
+            timeout=120,
+            check=False,
+        )
+        said = _said(done)
+        assert done.returncode == 8, said
+        assert "(the disk is full, or a quota or file size limit was reached)" in said
+        assert "free some space" in said and "hive log" in said
+    assert json.loads(done.stdout)["code"] == "git_error"
+    call = {"name": "hive_create", "args": {"title": "big", "description": text}}
+    done = subprocess.run(
+        [*HIVE, "-C", str(repo), "tools", "run"],
+        input=json.dumps({"tool_calls": [call]}).encode(),
+        capture_output=True,
+        env=env,
+        preexec_fn=_limited(4096),
+        timeout=120,
+        check=False,
+    )
+    answer = json.loads(done.stdout)["results"][0]  # a tool's error, as the CLI's
+    assert answer["code"] == "git_error" and "free some space" in answer["error"], answer
+    assert _commits(repo) == before
+    git(repo, "fsck")
+    assert_clean(repo)

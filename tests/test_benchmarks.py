@@ -275,6 +275,7 @@ PROCESS_ROWS = [
     "`hive release PATTERN`",
     "`hive mail send`",
     "`hive mail send --thread ID`",
+    "`hive ready --json`, first after a write",
     "`hive ready --json`",
     "`hive list`",
     "`hive show ID`",

@@ -224,6 +224,27 @@ def test_json_lines_problems_name_the_record(ws: Workspace) -> None:
     ]
 
 
+def test_json_lines_are_split_at_line_ends_only(ws: Workspace) -> None:
+    """JSON lines as ``json.dumps(..., ensure_ascii=False)`` and ``JSON.stringify`` write
+    them hold U+2028, U+2029 and U+0085 raw inside strings: the file was split at them
+    too ("invalid JSON: Unterminated string", a problem per piece, every later line
+    number off). A record is one line, ended by LF, CRLF or CR; what a field may not
+    hold is named as such, at its line."""
+    record = json.dumps(
+        {"title": "Kept", "metadata": {"k": "a\u2028b\u2029c\x85d"}}, ensure_ascii=False
+    )
+    text = record + "\r\n" + '{"title": "Second"}\n'
+    made = from_text(ws, text, "cells.jsonl")
+    assert len(made.ids) == 2
+    assert show_cell(ws, cell_id=made.ids[0]).metadata == {"k": "a\u2028b\u2029c\x85d"}
+    bad = json.dumps({"title": "x", "description": "a\u2028b"}, ensure_ascii=False)
+    found = problems_of(ws, bad + "\n" + '{"title": ["a"]}\n', "more.jsonl")
+    assert found == [
+        "more.jsonl:1: record 1: description must not contain control characters (found U+2028)",
+        "more.jsonl:2: record 2: title must be text",
+    ]
+
+
 def test_json_lines_nested_deeper_than_a_cell_file_may_are_refused(ws: Workspace) -> None:
     """A record whose cell file would nest more than MAX_NESTING levels (what hive's
     YAML loader refuses) is a problem: it was created, read back only while its file

@@ -288,3 +288,25 @@ def test_dep_tree_cuts_a_long_title_and_keeps_the_dependency_type(repo: Path) ->
         hive(repo, "dep", "tree", cell, env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
     )
     assert f"└── {blocker} [open] {title} (blocks)" in piped.splitlines()
+
+
+@pytest.mark.parametrize("columns", [20, 30, 40, 43])
+def test_show_at_a_narrow_width_wraps_the_text_never_its_colours(repo: Path, columns: int) -> None:
+    """`hive show` of a cell in progress at 40 columns ended in "internal error:
+    MarkupError: closing tag '[/yell ow]'" (exit 70), and at 20-35 printed `[/yellow]`
+    cut in two: a field's value was wrapped with its colour tags in it. The text is
+    wrapped, then coloured; brackets of the text itself are shown as they are."""
+    ok(hive(repo, "init", "--prefix", "hv"))
+    title = "[wip] a blocker/with/a/path/long/enough/to/be/cut/anywhere [x]"
+    blocker = json.loads(ok(hive(repo, "--json", "create", title)))["id"]
+    cell = json.loads(ok(hive(repo, "--json", "create", "Busy thing")))["id"]
+    ok(hive(repo, "start", cell))
+    ok(hive(repo, "dep", "add", cell, blocker))
+    env = {**os.environ, "COLUMNS": str(columns)}
+    shown = ok(hive(repo, "show", cell, env=env))
+    assert "[/" not in shown and "\\[" not in shown, shown
+    lines = shown.splitlines()
+    assert "Busy thing status in_progress type task" in " ".join(shown.split()), lines
+    blocked = lines.index(next(line for line in lines if line.startswith("  blocked by")))
+    said = " ".join(line[15:] for line in lines[blocked:] if not line.startswith("  created"))
+    assert "[wip]" in said and "[x]" in said, shown

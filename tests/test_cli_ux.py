@@ -987,3 +987,100 @@ def test_blocked_and_ready_warn_of_a_directory_where_a_cell_file_is(hived: Path)
     for command in (["ready"], ["ready", "--json"], ["blocked", "--json"]):
         done = run_hive(["-C", str(hived), *command])
         assert done.returncode == 0 and said in done.stderr, (command, done.stderr)
+
+
+def test_show_prints_every_field_text_and_merge_conflict(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``output.cell_detail`` (the full CLI's 'hive show'), piped and on a narrow
+    terminal: every field (lists folded under their value), the texts and comments as
+    they are (never markup), and both kinds of merge conflict."""
+    from datetime import UTC, datetime
+
+    from hive.cli import output
+    from hive.models import Cell
+    from hive.models.cell import Comment, Dependency, MergeConflict
+
+    at = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+    cell = Cell(
+        id="hv-abc123",
+        title="Queue [b]x[/b]",
+        status="closed",
+        priority=1,
+        labels=["ui", "api", "backend-services", "frontend-widgets"],
+        assignee="bob",
+        parent="hv-epic00",
+        dependencies=[Dependency(target="hv-zzz999", type="blocks")],
+        files_owned=["src/a.py", "src/b.py"],
+        design="two\nlines",
+        acceptance_criteria="ok",
+        notes="a note",
+        comments=[Comment(id="c1", author="ann", text="looks [i]good[/i]", created_at=at)],
+        created_at=at,
+        created_by="alice",
+        updated_at=at,
+        closed_at=at,
+        close_reason="done",
+        description="Do the thing.",
+        deleted_at=at,
+        conflicts=[
+            MergeConflict(field="priority", kept=1, other=3),
+            MergeConflict(field="file", other="garbage: ["),
+        ],
+    )
+    for name in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "TTY_COLS"):
+        monkeypatch.delenv(name, raising=False)
+    output.cell_detail(cell)
+    piped = capsys.readouterr().out.split("\n")
+    assert piped == [
+        "hv-abc123  Queue [b]x[/b]",
+        "  status       closed (deleted)",
+        "  type         task",
+        "  priority     P1",
+        "  assignee     bob",
+        "  parent       hv-epic00",
+        "  labels       ui, api, backend-services, frontend-widgets",
+        "  files        src/a.py, src/b.py",
+        "  depends on   hv-zzz999 (blocks)",
+        "  close reason done",
+        "  created      2026-01-02 03:04 by alice",
+        "  updated      2026-01-02 03:04",
+        "  closed       2026-01-02 03:04",
+        "",
+        "Do the thing.",
+        "",
+        "design:",
+        "two",
+        "lines",
+        "",
+        "acceptance criteria:",
+        "ok",
+        "",
+        "notes:",
+        "a note",
+        "",
+        "comment by ann at 2026-01-02 03:04:",
+        "looks [i]good[/i]",
+        "",
+        "merge conflicts (both sides changed; resolve with 'hive resolve'):",
+        "  priority: kept 1",
+        "            other 3",
+        "  file: one side did not parse; its text was:",
+        "garbage: [",
+        "",
+    ]
+    monkeypatch.setenv("COLUMNS", "40")  # rich: long values continue under themselves
+    output.cell_detail(cell)
+    assert capsys.readouterr().out.split("\n") == [
+        *piped[0:6],
+        "  labels       ui, api,",
+        "               backend-services,",
+        "               frontend-widgets",
+        *piped[7:29],
+        "merge conflicts (both sides changed; ",
+        "resolve with 'hive resolve'):",
+        *piped[30:32],
+        "  file: one side did not parse; its text",
+        "was:",
+        *piped[33:],
+    ]

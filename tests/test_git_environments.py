@@ -776,3 +776,97 @@ def test_git_dir_and_git_work_tree_are_honoured_as_git_honours_them(
     refused = run_hive(["list"], cwd=repo, env=wrong, module=module)
     assert refused.returncode == 2
     assert f"GIT_DIR={elsewhere} is not a git directory" in refused.stderr
+
+
+def test_a_read_only_git_directory_answers_the_coordination_readers_before_any_write(
+    tmp_path: Path,
+) -> None:
+    """A read-only ``.git`` whose coordination store was never made (a fresh checkout
+    owned by another user, a CI cache): ``ctx get``, ``queue list``, ``blackboard
+    list``, ``scratchpad list``, ``todo list`` and ``qa history`` refused with
+    "cannot write the coordination store" (exit 8), though nothing was written yet
+    and the state is plainly empty. They now answer it (``ctx get``: no value yet,
+    as in a new repository); a writer still names the store."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    store = repo / ".git" / "hive" / "coord.sqlite3"
+    assert not store.exists()
+    readers = [["queue", "list"], ["blackboard", "list"], ["scratchpad", "list"]]
+    readers += [["todo", "list"], ["qa", "history"], ["ctx", "keys"]]
+    subprocess.run(["chmod", "-R", "a-w", str(repo / ".git")], check=True)
+    try:
+        commands = [*readers, ["ctx", "get", "k"], ["ctx", "put", "k", "v"]]
+        answers = unprivileged_commands(repo, commands)
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(repo / ".git")], check=True)
+    for reader, answered in zip(readers, answers, strict=False):
+        assert answered.returncode == 0, (reader, answered.stderr)
+    missing, writer = answers[len(readers) :]
+    assert (missing.returncode, missing.stdout) == (0, "null  (v0)\n"), missing.stderr
+    assert writer.returncode == 8 and "cannot write the coordination store" in writer.stderr
+    assert not store.exists()
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_shallow_clone_says_why_a_cells_history_is_empty(tmp_path: Path) -> None:
+    """``hive log CELL`` of a cell whose commits are all past a ``--depth 1`` clone's
+    boundary said "no hive commits", as if the cell had none; it now says the history
+    is not in this clone and how to fetch it (``--json``: the empty list it was)."""
+    origin = make_repo(tmp_path / "origin")
+    ok(hive(origin, "init", "--prefix", "hv"))
+    cell = json.loads(ok(hive(origin, "--json", "create", "Made long ago")))["id"]
+    ok(hive(origin, "create", "Made last"))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", str(clone))
+    said = ok(hive(clone, "log", cell))
+    assert "no hive commits" in said and "shallow" in said, said
+    assert "git fetch --unshallow" in said
+    assert json.loads(ok(hive(clone, "--json", "log", cell))) == []
+    git(clone, "fetch", "-q", "--unshallow", "origin")
+    said = ok(hive(clone, "log", cell))
+    assert "Made long ago" in said and "shallow" not in said
+
+
+def _loose_objects(repo: Path) -> set[str]:
+    objects = repo / ".git" / "objects"
+    return {f"{d.name}{f.name}" for d in objects.glob("??") for f in d.iterdir()}
+
+
+@pytest.mark.parametrize(
+    ("extension", "value"), [("partialClone", "origin"), ("preciousObjects", "true")]
+)
+def test_a_repository_extension_git_knows_is_honoured_not_an_internal_error(
+    tmp_path: Path, extension: str, value: str
+) -> None:
+    """``extensions.partialClone`` (a repository made partial by ``git fetch
+    --filter``, or cloned by an older git) and ``extensions.preciousObjects`` (objects
+    shared with other repositories): ``hive review``, ``gc`` and ``sync`` ended in
+    "internal error: UnsupportedExtension" (exit 70), as dulwich refuses extensions it
+    does not know. Neither changes how objects or refs are read: hive opens such a
+    repository, and in a precious-objects one never deletes an object (``hive gc``
+    says so and leaves every loose object, as git refuses to prune there)."""
+    origin = make_repo(tmp_path / "origin")
+    ok(hive(origin, "init", "--prefix", "hv"))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", f"file://{origin}", str(clone))
+    git(clone, "config", "user.name", "Clone")
+    git(clone, "config", "user.email", "clone@example.com")
+    git(clone, "config", "core.repositoryformatversion", "1")
+    git(clone, "config", f"extensions.{extension}", value)
+    ok(hive(clone, "init"))
+    cell = json.loads(ok(hive(clone, "--json", "create", "Made here")))["id"]
+    assert f"create {cell}" in ok(hive(clone, "review", cell, "--stat"))
+    synced = ok(hive(clone, "sync"))
+    assert "synced with origin" in synced and "0 sent" not in synced, synced
+    loose = _loose_objects(clone)
+    packed = ok(hive(clone, "gc"))
+    if extension == "preciousObjects":
+        assert "extensions.preciousObjects" in packed, packed
+        assert _loose_objects(clone) == loose
+        git(clone, "config", "gc.auto", "1")  # far too many loose objects, for git
+        doctor = json.loads(ok(hive(clone, "--json", "doctor")))
+        assert doctor["objects"]["warnings"] == []  # no "run hive gc": it would not pack
+    else:
+        assert not _loose_objects(clone)
+    git(clone, "fsck")
+    assert git(clone, "status", "--porcelain") == ""

@@ -399,9 +399,21 @@ def test_on_a_terminal_no_escape_sequence_of_the_text_is_sent(
 
 
 def test_json_keeps_the_text_exactly(hostile: dict[str, str]) -> None:
-    shown = json.loads(_as(hostile, "--json", "show", "hv-ctl001").stdout)
-    assert shown["assignee"] == f"mallory{CLEAR}"
-    assert shown["description"] == f"desc{CLEAR}\nsecond\tline\r\nthird\x9b"
+    """--json gives every value exactly, and a C1 control character (U+009B is CSI to a
+    terminal, as ESC [ is) as an escape, as JSON writes ESC: on the lean path, the full
+    CLI and the tool envelope alike."""
+    repo = hostile["repo"]
+    for module in ("hive", "hive.cli.main"):
+        printed = run_hive(["-C", repo, "--json", "show", "hv-ctl001"], module=module).stdout
+        assert "\x9b" not in printed and "\\u009b" in printed
+        shown = json.loads(printed)
+        assert shown["assignee"] == f"mallory{CLEAR}"
+        assert shown["description"] == f"desc{CLEAR}\nsecond\tline\r\nthird\x9b"
+        listed = run_hive(["-C", repo, "--json", "list", "-s", "all"], module=module).stdout
+        assert "\x9b" not in listed and "\\u009b" in listed
+    calls = '{"tool_calls": [{"name": "hive_query", "args": {"id": "hv-ctl001"}}]}'
+    transcript = run_hive(["-C", repo, "tools", "run"], input=calls).stdout
+    assert "\x9b" not in transcript and "\\u009b" in transcript
     listed = json.loads(_as(hostile, "--json", "list").stdout)
     assert {c["id"]: c["title"] for c in listed}[hostile["cell"]] == f"title {MARK}"
 

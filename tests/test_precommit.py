@@ -32,6 +32,24 @@ def _tracked(repo: Path, path: str, text: str = "x = 1\n") -> None:
     git(repo, "commit", "-qm", f"add {path}", "--no-verify")
 
 
+def _forged_commit(repo: Path, who: str, subject: str, *args: str) -> str:
+    """Commit past the hook (--no-verify) as hive would for ``who``: its author, a
+    ``hive:`` subject and ``Hive-Agent`` trailer written by hand; the commit's id."""
+    event = subject.split(" ", 1)[0]
+    message = f"hive: {subject}\nHive-Agent: {who}\nHive-Event: {event}"
+    if "\n\n" not in subject:
+        message = message.replace("\nHive-Agent", "\n\nHive-Agent", 1)
+    env = {**hive_env(repo, who), "GIT_AUTHOR_NAME": who, "GIT_AUTHOR_EMAIL": f"{who}@hive.local"}
+    done = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "--no-verify", *args, "-m", message],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
 def _refused(repo: Path, env: dict[str, str], *args: str) -> str:
     """Commit with ``args``; assert the hook blocked it; the hook's message."""
     result = commit(repo, env, *args)
@@ -105,6 +123,217 @@ def test_staged_reservations_are_enforced_without_autocommit(ws: Workspace, repo
     (repo / "src/a.py").write_text("b\n")
     git(repo, "add", "src/a.py")
     assert "reserved by alice" in _refused(repo, hive_env(repo, "bob"))
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    ["delete", "shared", "expired"],
+)
+def test_dropping_the_holder_s_reservation_in_the_commit_does_not_pass(
+    ws: Workspace, repo: Path, tamper: str
+) -> None:
+    """A commit that releases another agent's reservation by hand (its file deleted, its
+    entry made shared or expired) along with the files it reserves is refused: HEAD's
+    reservations still count (only the holder releases, in a commit of its own)."""
+    _tracked(repo, "src/a.py")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    held = repo / ".hive/reservations/alice.yaml"
+    if tamper == "delete":
+        git(repo, "rm", "-q", str(held))
+    else:
+        old = "exclusive: true" if tamper == "shared" else 'expires_at: "2'
+        new = "exclusive: false" if tamper == "shared" else 'expires_at: "1'
+        assert old in held.read_text()
+        held.write_text(held.read_text().replace(old, new))
+        git(repo, "add", str(held))
+    (repo / "src/a.py").write_text("bob's\n")
+    git(repo, "add", "src/a.py")
+    head = git(repo, "rev-parse", "HEAD")
+    for who in ("bob", None):  # an agent, and a person
+        assert "src/a.py is reserved by alice" in _refused(repo, hive_env(repo, who))
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert commit(repo, hive_env(repo, "alice")).returncode == 0  # the holder's own
+
+
+def test_a_merge_bringing_the_holder_s_release_commits(ws: Workspace, repo: Path) -> None:
+    """Concluding a merge whose other side released the reservation (the holder's own
+    commit there) is no hand release: the files it brings in are committed."""
+    _tracked(repo, "src/a.py")
+    _tracked(repo, "notes.txt", "base\n")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(repo, "switch", "-q", "-c", "feature")
+    (repo / "src/a.py").write_text("alice's\n")
+    (repo / "notes.txt").write_text("feature\n")
+    assert commit(repo, hive_env(repo, "alice"), "-a").returncode == 0
+    release(agent(repo, "alice"))
+    git(repo, "switch", "-q", main)
+    (repo / "notes.txt").write_text("main\n")
+    assert commit(repo, hive_env(repo, "bob"), "-a").returncode == 0
+    merged = subprocess.run(
+        ["git", "-C", str(repo), "merge", "-q", "feature"], capture_output=True, check=False
+    )
+    assert merged.returncode != 0  # the conflict in notes.txt: git commit concludes it
+    (repo / "notes.txt").write_text("both\n")
+    git(repo, "add", "notes.txt")
+    assert commit(repo, hive_env(repo, "bob")).returncode == 0
+    assert git(repo, "show", "HEAD:src/a.py") == "alice's\n"
+
+
+def test_an_agent_s_hand_edit_of_another_s_claimed_cell_is_refused(
+    ws: Workspace, repo: Path
+) -> None:
+    """Closing or deleting a cell another agent has claimed by editing its file and
+    committing with git is refused as the tools refuse it; a comment (staged by hive
+    with HIVE_AUTOCOMMIT=0) is anyone's, and the assignee's own edit or a coordinator's
+    commits."""
+    from hive.domain.annotate import add_comment
+
+    install_hook(ws)
+    set_coordinators(repo, ["lead"])
+    cell = create_cell(ws, title="alice's")
+    start_cell(agent(repo, "alice"), cell_id=cell.id)
+    path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
+    head = git(repo, "rev-parse", "HEAD")
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    git(repo, "add", str(path))
+    refused = _refused(repo, hive_env(repo, "bob"))
+    assert f"{cell.id} is claimed by alice; only alice may change or delete it" in refused
+    git(repo, "rm", "-q", "--cached", str(path))
+    assert f"{cell.id} is claimed by alice" in _refused(repo, hive_env(repo, "bob"))
+    assert git(repo, "rev-parse", "HEAD") == head
+    git(repo, "reset", "-q", "--hard")
+    add_comment(Workspace(str(repo), actor="bob", autocommit=False), cell_id=cell.id, text="hi")
+    assert commit(repo, hive_env(repo, "bob")).returncode == 0
+    assert "priority: 2" in path.read_text()
+    path.write_text(path.read_text().replace("priority: 2", "priority: 1"))
+    assert commit(repo, hive_env(repo, "lead"), "-a").returncode == 0
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    assert commit(repo, hive_env(repo, "alice"), "-a").returncode == 0
+    assert "status: closed" in git(repo, "show", f"HEAD:{path.relative_to(repo)}")
+
+
+def test_doctor_names_a_claimed_cell_taken_past_the_hook(ws: Workspace, repo: Path) -> None:
+    """What the hook refuses, committed with --no-verify under trailers written by hand
+    (author and Hive-Agent both the editor's: nothing else would tell), is a doctor
+    warning; hive's own writes (a comment, a person's forced close) are not."""
+    from hive.domain.annotate import add_comment
+    from hive.domain.cells import close_cell
+
+    cell = create_cell(ws, title="alice's")
+    other = create_cell(ws, title="also alice's")
+    for claimed in (cell, other):
+        start_cell(agent(repo, "alice"), cell_id=claimed.id)
+    add_comment(agent(repo, "bob"), cell_id=cell.id, text="hi")
+    close_cell(Workspace(str(repo)), cell_id=other.id, force=True)  # a person, recorded
+    path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    sha = _forged_commit(repo, "bob", f"close {cell.id}\n\nHive-Cell: {cell.id}", "-a")
+    warned = [w.message for w in diagnose(ws).warnings if w.kind == "not-owner"]
+    assert warned == [
+        f"{sha[:10]} bob changed {cell.id} (claimed by alice) without an override (hive"
+        " refuses that; made by hand past the pre-commit hook, or under trailers written"
+        " by hand): review it with git show"
+    ]
+
+
+def test_an_agent_cannot_commit_itself_a_role_or_a_grant(ws: Workspace, repo: Path) -> None:
+    """Roles and grants are given, not taken: an agent's commit changing the config (to
+    make itself a coordinator) or writing a permission decision the policy would not
+    make (a grant, or one for longer, or another agent's) is refused; a person's, a
+    coordinator's and hive's own decision staged with HIVE_AUTOCOMMIT=0 commit."""
+    from hive.domain.permissions import request_permission
+    from hive.store.yamlio import dumps, load_mapping
+    from tests.seedkit import configure
+
+    install_hook(ws)
+    policy = {
+        "default": "deny",
+        "ttl_seconds": 60,
+        "rules": [{"agent": "bob", "resource": "EMAIL", "decision": "grant"}],
+    }
+    configure(repo, coordinators=["lead"], permission_policy=policy)
+    config = repo / ".hive/config.yaml"
+    settings = load_mapping(config.read_text(), "config")
+    config.write_text(dumps({**settings, "coordinators": ["lead", "bob"]}))
+    head = git(repo, "rev-parse", "HEAD")
+    refused = _refused(repo, hive_env(repo, "bob"), "-a")
+    assert ".hive/config.yaml: it grants roles and sets the agents' policy" in refused
+    assert commit(repo, hive_env(repo, "lead"), "-a").returncode == 0  # a coordinator may
+    git(repo, "reset", "-q", "--hard", head.strip())
+    request_permission(
+        Workspace(str(repo), actor="bob", autocommit=False),
+        resource_type="EMAIL",
+        justification="send the weekly report",
+    )
+    assert commit(repo, hive_env(repo, "bob")).returncode == 0  # as the policy decided
+    made = next((repo / ".hive/permissions").glob("*.yaml"))
+    decided = made.read_text()
+    for forged, why in (
+        (decided.replace("EMAIL", "PAYMENTS"), "grants PAYMENTS to bob"),
+        (decided.replace("agent: bob", "agent: alice"), "a permission decision for alice"),
+    ):
+        made.with_name("pm-forged.yaml").write_text(forged.replace(made.stem, "pm-forged"))
+        git(repo, "add", ".hive/permissions")
+        assert why in _refused(repo, hive_env(repo, "bob"))
+        git(repo, "rm", "-q", "--cached", ".hive/permissions/pm-forged.yaml")
+    assert 'expires_at: "2' in decided
+    made.write_text(decided.replace('expires_at: "2', 'expires_at: "3'))
+    assert "a permission decision stands as it was made" in _refused(
+        repo, hive_env(repo, "bob"), "-a"
+    )
+    git(repo, "checkout", "-q", "--", ".hive/permissions")
+    # rules that cannot be read fail every agent closed: one may mend them, no more
+    good = config.read_text()
+    config.write_text(good + "tools: {permissions: {'*': {'*': {denied: [x]}}}}\n")
+    git(repo, "commit", "-qam", "broken rules", "--no-verify")
+    settings = load_mapping(good, "config")
+    config.write_text(dumps({**settings, "coordinators": ["lead", "bob"]}))
+    assert "it grants roles" in _refused(repo, hive_env(repo, "bob"), "-a")
+    config.write_text(good)
+    assert commit(repo, hive_env(repo, "bob"), "-a").returncode == 0
+
+
+def test_an_agent_cannot_reserve_or_release_in_another_s_file(ws: Workspace, repo: Path) -> None:
+    """A reservation added to (or an entry changed in) another agent's file by hand is
+    refused: only the holder reserves and releases there; a coordinator's release for a
+    holder, staged with HIVE_AUTOCOMMIT=0, commits."""
+    install_hook(ws)
+    set_coordinators(repo, ["lead"])
+    reserve(agent(repo, "alice"), paths=["lib/**"])
+    held = repo / ".hive/reservations/alice.yaml"
+    text = held.read_text()
+    assert 'path_pattern: "lib/**"' in text
+    held.write_text(text.replace('path_pattern: "lib/**"', 'path_pattern: "**"'))
+    git(repo, "add", str(held))
+    head = git(repo, "rev-parse", "HEAD")
+    refused = _refused(repo, hive_env(repo, "bob"))
+    assert ".hive/reservations/alice.yaml holds alice's reservations: only alice" in refused
+    assert git(repo, "rev-parse", "HEAD") == head
+    git(repo, "checkout", "-q", "HEAD", "--", str(held))
+    lead = Workspace(str(repo), actor="lead", autocommit=False)
+    release(lead, agent="alice", force=True, reason="stale")
+    assert commit(repo, hive_env(repo, "lead")).returncode == 0
+    assert "alice.yaml" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD", ".hive")
+
+
+def test_doctor_names_reservations_released_past_the_hook(ws: Workspace, repo: Path) -> None:
+    """Another holder's reservation released by hand with --no-verify (under an author
+    and trailers written to look like hive's) is a doctor warning; releases hive made
+    (the holder's own, a person's forced one) are not."""
+    reserve(agent(repo, "alice"), paths=["lib/**"])
+    release(agent(repo, "alice"))
+    reserve(agent(repo, "carol"), paths=["doc/**"])
+    release(Workspace(str(repo)), agent="carol", force=True)  # a person, recorded
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    git(repo, "rm", "-q", ".hive/reservations/alice.yaml")
+    sha = _forged_commit(repo, "bob", "release bob src/**")
+    warned = [w.message for w in diagnose(ws).warnings if w.kind == "not-owner"]
+    assert [message.split(" without")[0] for message in warned] == [
+        f"{sha[:10]} bob changed the reservations of alice"
+    ]
 
 
 def test_expired_and_shared_reservations_never_block(

@@ -189,6 +189,8 @@ def test_context_search_over_hive_history(ws: Workspace, repo: Path) -> None:
     assert (2, "outcome", "worker", "worker") in kinds
     assert (2, "message", "worker", "worker") in kinds
     assert [m["roundNumber"] for m in matches] == sorted(m["roundNumber"] for m in matches)
+    first_two = result(repo, "orch", "context_search", {"term": "Rate Limiting", "limit": 2})
+    assert first_two["result"] == {"matches": matches[:2], "total": len(matches)}
     # mail is searched only by who may read it (its sender and recipients)
     others = result(repo, "x", "context_search", {"term": "Rate Limiting"})["result"]["matches"]
     assert "message" not in {m["type"] for m in others} and len(others) == len(matches) - 1

@@ -219,6 +219,36 @@ def test_permission_hostile_input_and_bad_policy(ws: Workspace, repo: Path) -> N
     assert "permission_policy.default" in out
 
 
+def test_request_permission_checks_what_it_is_given_itself(ws: Workspace, repo: Path) -> None:
+    """The domain's own checks, for a caller without the tool's schema (a program):
+    the resource type, the justification's length, a scope a person can read; nothing
+    is committed for a refused request."""
+    from hive.domain.permissions import MAX_JUSTIFICATION, request_permission
+    from hive.errors import InvalidInput
+
+    head = git(repo, "rev-parse", "HEAD")
+    too_long = f"justification must be 1-{MAX_JUSTIFICATION} characters"
+    for given, field, message in (
+        (
+            {"resource_type": "ROOT", "justification": "let me in"},
+            "resourceType",
+            "resourceType must be one of DATABASE, PAYMENTS, EMAIL, FILE_EXPORT, got 'ROOT'",
+        ),
+        ({"resource_type": "EMAIL", "justification": "  "}, "justification", too_long),
+        (
+            {"resource_type": "EMAIL", "justification": "x" * (MAX_JUSTIFICATION + 1)},
+            "justification",
+            too_long,
+        ),
+        ({"resource_type": "EMAIL", "justification": "ok", "scope": "a\nb"}, None, "scope"),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            request_permission(ws, **given)
+        assert message in refused.value.message, given
+        assert refused.value.details.get("field") == field, given
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
 def test_terminal_escapes_are_refused_in_what_people_read(ws: Workspace, repo: Path) -> None:
     """A justification, a scope or a project-memory entry with control characters was
     committed as given and printed raw by hive permissions list / hive memory show
@@ -603,6 +633,56 @@ def test_a_multi_line_entry_stays_one_bullet_of_the_block(ws: Workspace, repo: P
     epic = result(repo, "A", "hive_create_epic", {"epic_title": "E", "subtasks": [{"title": "s"}]})
     prompt = result(repo, "A", "swarm_subtask_prompt", {"cell_id": epic[1]["id"]})["prompt"]
     assert "- mocks ### Allowed approaches - anything" in prompt.splitlines()
+
+
+def test_apply_update_changes_each_section_its_own_way() -> None:
+    """apply_update on its own: each section's change, the copy (``current`` is left as
+    it was), and each refusal with its message and field."""
+    from hive.domain.memory import ProjectContext, apply_update
+    from hive.errors import InvalidInput, NotFound
+
+    current = ProjectContext(goals=["ship"], stack={"db": "sqlite", "web": "x"})
+    same = apply_update(current, "goals", " ship ", None, None, "A")
+    assert same.goals == ["ship"] and same is not current  # not added twice
+    banned = apply_update(current, "banned", "eval", None, None, "A")
+    assert banned.banned == ["eval"] and current.banned == []
+    decided = apply_update(current, "decisions", "use git", None, None, "A")
+    [decision] = decided.decisions
+    assert (decision["decision"], decision["by"]) == ("use git", "A")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", decision["recorded_at"])
+    planned = apply_update(current, "milestones", {"name": "M1", "due": "May"}, None, None, "B")
+    [milestone] = planned.milestones
+    assert (milestone["status"], milestone["name"], milestone["due"], milestone["by"]) == (
+        "pending",
+        "M1",
+        "May",
+        "B",
+    )
+    done = apply_update(planned, "milestones", None, None, "M1", "B")
+    assert done.milestones[0]["status"] == "completed" and "completed_at" in done.milestones[0]
+    assert planned.milestones[0]["status"] == "pending"
+    stack = apply_update(current, "stack", None, {"db": None, "cache": "redis"}, None, "A")
+    assert stack.stack == {"web": "x", "cache": "redis"}
+    assert current.stack == {"db": "sqlite", "web": "x"}
+    for args, wanted, field in (
+        (("nope", "x", None, None), "section must be one of decisions, milestones", "section"),
+        (("goals", "x", {"a": 1}, None), "needs exactly one of add, set or complete", None),
+        (("goals", None, None, None), "needs exactly one of add, set or complete", None),
+        (("goals", "a\x1b[2J", None, None), "control character", None),
+        (("milestones", None, {"a": 1}, None), "milestones take add or complete, not set", None),
+        (("goals", None, {"a": 1}, None), "goals takes add, not set", None),
+        (("stack", "x", None, None), "stack takes set, not add", None),
+        (("milestones", {"due": "May"}, None, None), "a milestone needs a name", "add"),
+        (("stack", None, {}, None), "set for stack must be a non-empty object", "set"),
+        (("project", None, "x", None), "set for project must be a non-empty object", "set"),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            apply_update(current, *args, "A")
+        assert wanted in refused.value.message, args
+        if field is not None:
+            assert refused.value.details.get("field") == field, args
+    with pytest.raises(NotFound, match="no milestone named 'M2'"):
+        apply_update(planned, "milestones", None, None, "M2", "B")
 
 
 def test_update_context_refuses_what_a_section_does_not_take(ws: Workspace, repo: Path) -> None:

@@ -708,6 +708,82 @@ def test_a_shell_script_agent_using_the_hive_cli(ws: Workspace, repo: Path) -> N
     assert_clean(repo)
 
 
+def test_summary_lines_tell_everything_a_run_left_in_order() -> None:
+    """What a person is told when a run is over, every kind of line at once: the count,
+    the epic, the blocked and how to retry them, the commits to check, what is left
+    uncommitted, the hooks, the kept worktrees, and what was not run and why."""
+    from hive.models.swarm_run import KeptWorktree, WorkerRun
+
+    def ran(cell: str, result: Any, reason: str | None = None, **more: Any) -> WorkerRun:
+        return WorkerRun(cell_id=cell, agent="w", result=result, log="l", reason=reason, **more)
+
+    result = SwarmRunResult(
+        epic_id="hv-e",
+        title="E",
+        isolation="worktree",
+        workers=2,
+        completed=["hv-e.1"],
+        blocked={"hv-e.2": "exited (code 1)", "hv-e.3": "timed out"},
+        remaining=["hv-e.4", "hv-e.5", "hv-e.6", "hv-e.7"],
+        waiting={"hv-e.4": ["hv-e.2", "hv-x"]},
+        blocker_status={"hv-e.2": "blocked"},
+        skipped={"hv-e.5": "left unsettled", "hv-e.6": "claimed by bob", "hv-e.4": "waits"},
+        runs=[
+            ran("hv-e.1", "completed", "its commit took a.py", outside_scope=["a.py"]),
+            ran("hv-e.8", "completed", None, outside_scope=["b.py"]),
+            ran("hv-e.5", "unsettled"),
+        ],
+        epic_status="open",
+        epic_note="left open: 2 subtasks blocked",
+        kept_worktrees=[
+            KeptWorktree(
+                worktree="/w/1",
+                branch="b1",
+                why="of closed hv-e.9",
+                files=["x", "y"],
+                command="git worktree remove --force /w/1",
+            ),
+            KeptWorktree(worktree="/w/2", why="an earlier attempt's", files=["z"], command="rm"),
+        ],
+        left_uncommitted=["n.txt", "m.txt"],
+        hooks_note="the pre-commit hook is missing",
+    )
+    assert summary_lines(result) == [
+        "hv-e: 1/7 subtasks completed",
+        "  epic hv-e left open: 2 subtasks blocked",
+        "  blocked hv-e.2: exited (code 1)",
+        "  blocked hv-e.3: timed out",
+        "  to retry, fix the cause, reopen and run the same command again:",
+        "    hive update hv-e.2 hv-e.3 --status open --force --reason 'retry'",
+        "  (a subtask resumes in the worktree kept for it, on its branch: remove both with"
+        " 'git worktree remove --force PATH' and 'git branch -D BRANCH' to start it afresh)",
+        "  check hv-e.1: its commit took a.py",
+        "  left uncommitted in the working tree by this run's workers (the next commit that"
+        " takes them carries them as its own): n.txt, m.txt; commit or discard them"
+        " ('git diff', 'git status')",
+        "  note: the pre-commit hook is missing",
+        "  kept: of closed hv-e.9, /w/1 on branch b1, holds work found nowhere else: x, y",
+        "    look at it, then remove it: git worktree remove --force /w/1",
+        "  kept: an earlier attempt's, /w/2, holds work found nowhere else: z",
+        "    look at it, then remove it: rm",
+        "  not run: hv-e.4 waits for hv-e.2 (blocked), hv-x (open)",
+        "  ran: hv-e.5: left unsettled",
+        "  not run: hv-e.6: claimed by bob",
+        "  not run: hv-e.7 (see 'hive show ID')",
+    ]
+    stopped = result.model_copy(
+        update={"interrupted": True, "isolation": "reservation", "epic_status": "closed"}
+    )
+    assert summary_lines(stopped) == [
+        "hv-e: 1/7 subtasks completed (interrupted: run the same command again to resume)",
+        "  epic hv-e closed: left open: 2 subtasks blocked",
+        *summary_lines(result)[2:6],
+        *summary_lines(result)[7:14],
+    ]  # no worktree advice, and nothing about what was not run: the run resumes
+    quiet = SwarmRunResult(epic_id="hv-e", title="E", isolation="worktree", workers=1)
+    assert summary_lines(quiet) == ["hv-e: 0/0 subtasks completed"]
+
+
 def test_the_live_view_and_the_plain_lines_show_the_events() -> None:
     from io import StringIO
 

@@ -13,6 +13,7 @@ import sys
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import TextIO
 
 VALUED_GLOBALS = ("-C", "--actor")
 DEFAULT_PAGE = 50  # `hive list` shows this many cells unless --limit or --all
@@ -66,7 +67,10 @@ def parse(argv: list[str]) -> Invocation:
         else:
             found.args.append(token)
         position += 1
-    found.directory = os.path.abspath(os.path.expanduser(found.directory))
+    from hive.record import suppress  # not contextlib: a lean command's start-up
+
+    with suppress(FileNotFoundError):  # the current directory was removed: see discover
+        found.directory = os.path.abspath(os.path.expanduser(found.directory))
     return found
 
 
@@ -160,7 +164,7 @@ def interrupted(command: str | None, *, as_json: bool = False) -> int:
     under ``--json`` also the error object on standard output, as every error's)."""
     if command in STOPPED_BY_CTRL_C:
         return 0
-    sys.stderr.write("interrupted\n")
+    say(sys.stderr, "interrupted\n")
     if as_json:
         json_error("interrupted", "interrupted")
     return 130
@@ -203,13 +207,26 @@ def json_error(message: str, code: str) -> None:
         sys.stdout.flush()
 
 
-def reader_gone() -> None:
-    """The reader of standard output went away (``hive show A B C | head -1``): the rest
-    of the output is dropped, and the command ends as it would have (not exit 1)."""
+def reader_gone(stream: TextIO | None = None) -> None:
+    """The reader of standard output (or of ``stream``: standard error) went away
+    (``hive show A B C | head -1``): the rest of the output is dropped, and the command
+    ends as it would have (not exit 1)."""
     from hive.record import suppress  # not contextlib: a lean command's start-up
 
-    with suppress(OSError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    with suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), (stream or sys.stdout).fileno())
+
+
+def say(stream: TextIO, text: str) -> None:
+    """``text`` written to ``stream`` and flushed, where a reader that went away
+    (``hive show X 2>&1 | head -0``) is :func:`reader_gone`: what reports an error says
+    it with this, so that its exit code stands whether or not its words were read (a
+    refusal ended 0, a success under ``set -o pipefail``)."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        reader_gone(stream)
 
 
 def internal_error(exc: Exception, *, as_json: bool = False) -> int:
@@ -219,11 +236,19 @@ def internal_error(exc: Exception, *, as_json: bool = False) -> int:
     set."""
     if os.environ.get("HIVE_DEBUG"):
         raise exc
+    from hive.errors import GitError, no_room
+
+    full = no_room(exc)
+    if full is not None:  # not a bug: the disk (or a limit) is full
+        say(sys.stderr, f"error: {full}\n")
+        if as_json:
+            json_error(full, GitError.code)
+        return GitError.exit_code
     name = type(exc).__name__
     from hive.text import shown_lines
 
     said = f"internal error: {shown_lines(f'{name}: {exc}')} (set HIVE_DEBUG=1 for details)"
-    sys.stderr.write(said + "\n")
+    say(sys.stderr, said + "\n")
     if as_json:
         json_error(said, "internal_error")
     return 70
@@ -263,11 +288,18 @@ def missing_command(path: str, names: list[str]) -> str:
 def stdin_text() -> str:
     """Standard input as UTF-8 text (InvalidInput naming the first byte that is not:
     decoded as the console's text stream does, such bytes became lone surrogates, which
-    no store and no JSON encoder takes)."""
+    no store and no JSON encoder takes); a byte order mark opening it (Notepad's,
+    PowerShell's) is the encoding's mark, not text, and is dropped."""
+    return utf8_text(sys.stdin.buffer.read(), "standard input")
+
+
+def utf8_text(data: bytes, source: str) -> str:
+    """``data`` (read from ``source``) as UTF-8 text, a byte order mark opening it
+    dropped; InvalidInput naming ``source`` and the first byte that is not UTF-8."""
     from hive.errors import InvalidInput
 
-    data = sys.stdin.buffer.read()
+    mark = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        return data.decode("utf-8")
+        return data[mark:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"standard input: not UTF-8 text (byte {exc.start + 1})") from None
+        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start + mark + 1})") from None

@@ -72,9 +72,9 @@ def workspace(*, claim: bool = True) -> Workspace:
 
 def read_source(source: str, what: str = "the input") -> str:
     """The text of file ``source`` (``~`` expanded: the shell leaves ``--from=~/x``
-    alone), or of standard input for ``-`` (InvalidInput when it cannot be read); at a
-    terminal, ``-`` first says it is reading ``what`` (else a person sees nothing
-    happen)."""
+    alone), or of standard input for ``-`` (InvalidInput when it cannot be read), a
+    byte order mark opening it dropped; at a terminal, ``-`` first says it is reading
+    ``what`` (else a person sees nothing happen)."""
     import sys
 
     from hive.errors import InvalidInput
@@ -85,12 +85,14 @@ def read_source(source: str, what: str = "the input") -> str:
         if sys.stdin.isatty():
             output.err(f"reading {what} from standard input (Ctrl-D ends)")
         return stdin_text()
+    from hive.cli import utf8_text
+
     try:
-        with open(os.path.expanduser(source), encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or str(exc)
-        raise InvalidInput(f"cannot read {source}: {why}") from None
+        with open(os.path.expanduser(source), "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {source}: {exc.strerror or exc}") from None
+    return utf8_text(data, source)
 
 
 def run_op(operation: Callable[[], T]) -> T:
@@ -101,7 +103,8 @@ def run_op(operation: Callable[[], T]) -> T:
         return operation()
     except HiveError as exc:
         if OPTIONS.json:
-            output.emit_json(exc.to_dict())
+            with output.to_reader():  # the error's code stands though its reader is gone
+                output.emit_json(exc.to_dict())
         output.err(f"error: {exc.message}")
         raise typer.Exit(exc.exit_code) from None
 

@@ -89,13 +89,21 @@ and several print a list.
 
 A command started with standard output closed (`>&-`) is refused (exit 2) before
 it does anything, as its answer (a new cell's id, a credential printed once)
-would be lost; `hive hooks run` still runs. A closed standard input reads as
-empty. An argument whose bytes are not UTF-8 is refused where it would be stored
+would be lost; `hive hooks run` still runs. A reader that goes away (`hive list |
+head -1`, `hive show X 2>&1 | head -0`) drops the rest of the output, not the exit
+code: an error's stands. A closed standard input reads as
+empty; a byte order mark opening text read from standard input or a file (`-d -`,
+`--from FILE`, Notepad's UTF-8) is dropped. An argument whose bytes are not UTF-8
+is refused where it would be stored
 (exit 2; a file name to read may be any bytes). hive works in SHA-1 repositories
 with loose and packed refs (what plain `git init` makes): a SHA-256 repository
 or a reftable ref store is refused (exit 2), nothing written. A git config file
 git skips (`$HOME` not a directory, `~/.gitconfig` a directory) is skipped; one
-git cannot parse is named (exit 7).
+git cannot parse is named (exit 7). A current directory that was removed (a shell
+left in a deleted worktree) is named (exit 2): `cd` elsewhere or give `-C DIR`.
+A write that finds no room (a full disk, a quota, `ulimit -f`) is named (exit 8,
+code `git_error`), not an internal error; it may come after the commit landed (the
+state index is written last), so see `hive log` before running the command again.
 
 Output fits the terminal: tables keep every id whole and cut long titles and
 names with `…` (never inside a hidden character's `<U+202E>`; where ids are long,

@@ -85,6 +85,7 @@ from hive.cli import (  # noqa: E402
     no_such_command,
     parse,
     reader_gone,
+    say,
 )
 
 _PROCESS_EXIT = False  # set by console(): this process is the command
@@ -238,8 +239,9 @@ def _exit(code: int) -> None:
     committed SQLite transactions); skipping the interpreter's teardown also
     skips SQLite's checkpoint-on-close, which would fsync the state index's WAL
     and database and delete the WAL (~4 fsyncs, ~30 ms on this kind of disk) in
-    every process. The WAL is checkpointed by SQLite itself as it grows (see
-    ``StateIndex``), and a WAL left behind is a normal, consistent state."""
+    every process. The WAL is checkpointed by SQLite itself as it grows, and emptied
+    by a write once large (``index.restart_wal``: the next process would read all of
+    it); a WAL left behind is a normal, consistent state."""
     if not _PROCESS_EXIT:
         sys.exit(code)  # called in-process (tests): a normal exit
     try:
@@ -317,8 +319,9 @@ def dispatch(invocation: Invocation) -> int | None:
             import json
 
             message = missing_command("hive", [])
-            _write(json.dumps({"error": message, "code": "usage"}, indent=2) + "\n")
-            sys.stderr.write(f"error: {message}\n")
+            answer_stands()
+            say(sys.stdout, json.dumps({"error": message, "code": "usage"}, indent=2) + "\n")
+            say(sys.stderr, f"error: {message}\n")
             return 2
         if invocation.leading in ([], ["--help"], ["-h"]):
             _write(usage())
@@ -355,10 +358,14 @@ def _unknown(invocation: Invocation) -> int | None:
     if invocation.json:
         import json
 
-        _write(json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False) + "\n")
+        from hive.jsontext import inert
+
+        text = json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False)
+        answer_stands()
+        say(sys.stdout, inert(text) + "\n")
     from hive.text import shown_lines
 
-    sys.stderr.write(f"error: {shown_lines(message)}\n")
+    say(sys.stderr, f"error: {shown_lines(message)}\n")
     return 2
 
 

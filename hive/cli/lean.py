@@ -490,7 +490,11 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
 def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str = "cells") -> None:
     answer_stands()
     if inv.json:
-        write_json_list([row.json for row in rows], sys.stdout.buffer.write)
+        from hive.jsontext import inert_bytes
+
+        write_json_list(
+            [row.json for row in rows], lambda piece: sys.stdout.buffer.write(inert_bytes(piece))
+        )
     else:
         sys.stdout.write(table(rows))
     sys.stdout.flush()
@@ -667,7 +671,9 @@ def show(inv: Invocation) -> int | None:
 
         detail = {**cell, "blocked_by": [ref["id"] for ref in blockers], "open_blockers": blockers}
         answer_stands()
-        sys.stdout.buffer.write(json_of(detail | related) + b"\n")
+        from hive.jsontext import inert_bytes
+
+        sys.stdout.buffer.write(inert_bytes(json_of(detail | related) + b"\n"))
     else:
         text = _detail_text(cell, blockers, related)
         if text is None:

@@ -58,6 +58,7 @@ from hive.cli.lean_write import (
 from hive.domain import reservecore
 from hive.domain.limits import MAX_GLOB
 from hive.errors import HiveError
+from hive.jsontext import inert_bytes
 from hive.store.celldoc import printed_by_python, utc_now
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -161,7 +162,7 @@ def emit(inv: Invocation, result: dict[str, Any], line: str) -> int:
     """The result as the full CLI prints it: the result model as JSON, or ``line``."""
     answer_stands()
     if inv.json:
-        sys.stdout.buffer.write(printed_by_python(result) + b"\n")
+        sys.stdout.buffer.write(inert_bytes(printed_by_python(result) + b"\n"))
     else:
         from hive.text import shown_lines
 
@@ -526,10 +527,12 @@ def send(
 ) -> int | None:
     """``mail.send_message``."""
     from hive.domain import maillog
+    from hive.store import credentials
     from hive.store.celldoc import format_time
 
     host = MailHost(prepared)
     sender = prepared.session.principal.name
+    state_dir = prepared.session.paths.hive_state_dir
 
     def build(state: maillog.MailState) -> tuple[str, dict[str, Any], list[str]]:
         try:
@@ -545,6 +548,7 @@ def send(
                 ack_required="ack_required" in flags,
                 coordinator=addressed.coordinator,
                 at=format_time(utc_now()),
+                retired=credentials.retired_names(state_dir),
             )
         except HiveError:
             raise Defer("not registered: the full CLI words it") from None
@@ -713,7 +717,7 @@ def write_lines(lines: list[str]) -> int:
 
 def write_json(value: Any) -> int:
     answer_stands()
-    sys.stdout.buffer.write(printed_by_python(value) + b"\n")
+    sys.stdout.buffer.write(inert_bytes(printed_by_python(value) + b"\n"))
     sys.stdout.flush()
     return 0
 

@@ -592,7 +592,9 @@ def write(
         remember(session, outcome.commit, outcome.tree, written["key"], cell_written)
     cell: dict[str, Any] = outcome.result
     if inv.json:
-        sys.stdout.buffer.write(json_of(cell) + b"\n")
+        from hive.jsontext import inert_bytes
+
+        sys.stdout.buffer.write(inert_bytes(json_of(cell) + b"\n"))
     else:
         from hive.text import shown_lines
 
@@ -621,13 +623,13 @@ def report(inv: Invocation, exc: HiveError) -> int:
     if leanlog is not None:
         leanlog.failed(exc)
     answer_stands()
-    if inv.json:
-        data = json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)
-        sys.stdout.write(data + "\n")
-        sys.stdout.flush()
+    from hive.cli import say
+    from hive.jsontext import inert
     from hive.text import shown_lines
 
-    sys.stderr.write(shown_lines(f"error: {exc.message}".rstrip("\n")) + "\n")
+    if inv.json:
+        say(sys.stdout, inert(json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)) + "\n")
+    say(sys.stderr, shown_lines(f"error: {exc.message}".rstrip("\n")) + "\n")
     return exc.exit_code
 
 

@@ -327,7 +327,8 @@ def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
         message += f" (see '{path} --help')" if path else ""
         message = _option_word(message, argv) or message + _dash_text_hint(message, argv)
     if wants_json:
-        output.emit_json({"error": message, "code": "usage"})
+        with output.to_reader():
+            output.emit_json({"error": message, "code": "usage"})
     output.err(f"error: {message}")
     return 2
 

@@ -13,7 +13,7 @@ import os
 
 from hive.cli import HeldInterrupts, Invocation
 from hive.cli.opening import open_workspace
-from hive.cli.output import emit_json, err
+from hive.cli.output import emit_json, err, to_reader
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
@@ -126,6 +126,7 @@ def tool_warnings(ctx: CallContext) -> list[str]:
 
 def refused(exc: HiveError, json_output: bool) -> int:
     if json_output:
-        emit_json(exc.to_dict())
+        with to_reader():  # the refusal's code stands though its reader is gone
+            emit_json(exc.to_dict())
     err(f"error: {exc.message}")
     return exc.exit_code

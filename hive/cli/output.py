@@ -46,8 +46,9 @@ def emit_json(value: Any) -> None:
     from pydantic_core import to_json
 
     from hive.cli import answer_stands
+    from hive.jsontext import inert_bytes
 
-    data = to_json(value, indent=2) + b"\n"
+    data = inert_bytes(to_json(value, indent=2) + b"\n")
     answer_stands()
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
@@ -232,9 +233,10 @@ def heading(title: str) -> None:
 def err(message: str) -> None:
     """A line for a person on stderr (an error, a warning, a note): text it quotes
     (a path, a value given) shows its control characters as ``?``."""
+    from hive.cli import say
     from hive.text import shown_lines
 
-    sys.stderr.write(shown_lines(message.rstrip("\n")) + "\n")
+    say(sys.stderr, shown_lines(message.rstrip("\n")) + "\n")
 
 
 def attach_progress(ws: Any) -> None:
@@ -297,13 +299,35 @@ def _marks(cell: Any) -> str:
 
 def cell_detail(cell: Cell) -> None:
     out = console(wrap=True)
-    style = STATUS_STYLE.get(cell.status, "white")
     out.print(f"[bold]{escape(cell.id)}[/bold]  {escape(cell.title)}")
-    rows: list[tuple[str, str]] = [
-        ("status", f"[{style}]{cell.status}[/{style}]" + (" (deleted)" if cell.is_deleted else "")),
+    _print_rows(out, cell, _detail_rows(cell))
+    _print_texts(out, cell)
+    _print_conflicts(out, cell)
+
+
+def _detail_rows(cell: Cell) -> list[tuple[str, str]]:
+    """``hive show``'s fields (plain text): status, type, priority, the optional ones,
+    a CellDetail's blockers, subtasks and the cells it blocks, and its times."""
+    rows: list[tuple[str, str]] = [  # plain text: wrapped first, then escaped
+        ("status", cell.status + (" (deleted)" if cell.is_deleted else "")),
         ("type", cell.type),
         ("priority", f"P{cell.priority}"),
     ]
+    rows += _optional_rows(cell)
+    for blocker in getattr(cell, "open_blockers", []):  # a CellDetail: the open ones
+        rows.append(("blocked by", f"{blocker.id} [{blocker.status}] {blocker.title}"))
+    for key in ("subtasks", "blocks"):  # a CellDetail: its subtasks, the cells it blocks
+        refs = [(ref.id, ref.status, ref.title) for ref in getattr(cell, key, [])]
+        rows += related_rows(cell.id, refs, key)
+    rows.append(("created", f"{cell.created_at:%Y-%m-%d %H:%M} by {cell.created_by or '?'}"))
+    rows.append(("updated", f"{cell.updated_at:%Y-%m-%d %H:%M}"))
+    if cell.closed_at:
+        rows.append(("closed", f"{cell.closed_at:%Y-%m-%d %H:%M}"))
+    return rows
+
+
+def _optional_rows(cell: Cell) -> list[tuple[str, str]]:
+    """The fields a cell may have: a list folded between its items."""
     optional: dict[str, str | list[str] | None] = {
         "assignee": cell.assignee,
         "parent": cell.parent,
@@ -312,25 +336,29 @@ def cell_detail(cell: Cell) -> None:
         "depends on": [f"{d.target} ({d.type})" for d in cell.dependencies],
         "close reason": cell.close_reason,
     }
+    rows = []
     for key, value in optional.items():
         if isinstance(value, list) and value:
             lines = folded(f"  {key:<12} ", value, columns())
-            rows.append((key, escape("\n".join(line[15:] for line in lines))))
+            rows.append((key, "\n".join(line[15:] for line in lines)))
         elif value:
-            rows.append((key, escape(str(value))))
-    for blocker in getattr(cell, "open_blockers", []):  # a CellDetail: the open ones
-        rows.append(("blocked by", escape(f"{blocker.id} [{blocker.status}] {blocker.title}")))
-    for key in ("subtasks", "blocks"):  # a CellDetail: its subtasks, the cells it blocks
-        refs = [(ref.id, ref.status, ref.title) for ref in getattr(cell, key, [])]
-        rows += [(name, escape(value)) for name, value in related_rows(cell.id, refs, key)]
-    created_by = escape(cell.created_by or "?")
-    rows.append(("created", f"{cell.created_at:%Y-%m-%d %H:%M} by {created_by}"))
-    rows.append(("updated", f"{cell.updated_at:%Y-%m-%d %H:%M}"))
-    if cell.closed_at:
-        rows.append(("closed", f"{cell.closed_at:%Y-%m-%d %H:%M}"))
+            rows.append((key, str(value)))
+    return rows
+
+
+def _print_rows(out: Any, cell: Cell, rows: list[tuple[str, str]]) -> None:
+    """Each field, continued under itself (escaped), the status in its colour."""
+    style = STATUS_STYLE.get(cell.status, "white")
     room = columns()
     for key, value in rows:
-        out.print(f"  [dim]{key:<12}[/dim] " + _hanging(value, room))
+        shown = escape(_hanging(value, room))
+        if key == "status":  # coloured once wrapped: a tag cut in two was printed or fatal
+            shown = f"[{style}]{cell.status}[/{style}]" + shown[len(cell.status) :]
+        out.print(f"  [dim]{key:<12}[/dim] " + shown)
+
+
+def _print_texts(out: Any, cell: Cell) -> None:
+    """The description, design, acceptance criteria, notes and comments of a cell."""
     if cell.description:
         out.print("\n" + escape(cell.description))
     for title, text in (("design", cell.design), ("acceptance criteria", cell.acceptance_criteria)):
@@ -342,15 +370,20 @@ def cell_detail(cell: Cell) -> None:
         stamp = f"{comment.created_at:%Y-%m-%d %H:%M}"
         out.print(f"\n[dim]comment by {escape(comment.author or '?')} at {stamp}:[/dim]")
         out.print(escape(comment.text))
-    if cell.conflicts:
-        out.print("\n[red]merge conflicts[/red] (both sides changed; resolve with 'hive resolve'):")
-        for record in cell.conflicts:
-            if record.field == "file":
-                out.print("  file: one side did not parse; its text was:")
-                out.print(escape(str(record.other)))
-                continue
-            out.print(escape(f"  {record.field}: kept {record.kept!r}"))
-            out.print(escape(f"  {'':<{len(record.field)}}  other {record.other!r}"))
+
+
+def _print_conflicts(out: Any, cell: Cell) -> None:
+    """The merge conflicts recorded on a cell, each side's value."""
+    if not cell.conflicts:
+        return
+    out.print("\n[red]merge conflicts[/red] (both sides changed; resolve with 'hive resolve'):")
+    for record in cell.conflicts:
+        if record.field == "file":
+            out.print("  file: one side did not parse; its text was:")
+            out.print(escape(str(record.other)))
+            continue
+        out.print(escape(f"  {record.field}: kept {record.kept!r}"))
+        out.print(escape(f"  {'':<{len(record.field)}}  other {record.other!r}"))
 
 
 def _hanging(value: str, room: int | None) -> str:

@@ -523,11 +523,22 @@ def _log(entries: list[Any], params: Any, ws: Workspace) -> None:
                 f"[yellow]{entry.commit[:10]}[/yellow] {output.escape(subject)}"
                 f"  [dim]{output.escape(agent)}[/dim]"
             )
-        empty = "no hive commits"
+        empty = "no hive commits" + _shallow_note(ws)
     if not lines:
         out.print(f"[dim]{empty}[/dim]")
     for line in lines:
         out.print(line)
+
+
+def _shallow_note(ws: Workspace) -> str:
+    """Why a history may be empty in a shallow clone (its commits are past the
+    boundary), and how to fetch them; nothing in a clone with its whole history."""
+    if not ws.git.shallow_commits():
+        return ""
+    return (
+        " here (this clone is shallow: older commits are not in it;"
+        " 'git fetch --unshallow' fetches them)"
+    )
 
 
 def _swarm_init(report: Any, params: Any, ws: Workspace) -> None:

@@ -15,11 +15,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hive.cli import output
 from hive.models.swarm_run import SwarmEvent, SwarmRunResult
 from hive.text import counted
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
 
 STATUS_STYLE = {**output.STATUS_STYLE, "open": "white"}
 
@@ -179,87 +183,77 @@ class LiveView:
 
     def render(self) -> Any:
         from rich.console import Group
-        from rich.table import Table
-        from rich.text import Text
-
-        from hive.text import without_control
-
-        def plain(text: str, style: str = "", *, cut: bool = False) -> Text:
-            """Text as it is (never rich markup: titles, names, reasons), each control
-            character shown as '?'; ``cut``: one line, ending in '…' when too long."""
-            if cut:
-                return Text(without_control(text), style=style, no_wrap=True, overflow="ellipsis")
-            return Text(without_control(text), style=style)
 
         with self.lock:
-            table = Table(
-                title=plain(f"{self.epic}  {self.title}"),
-                title_justify="left",
-                box=None,
-                header_style="bold",
-                pad_edge=False,
-            )
-            # a narrow terminal cuts the title and the reason, never an id, a status or a
-            # name: rich narrows only the columns that may wrap, and these texts do not
-            for column in ("SUBTASK", "STATUS", "AGENT"):
-                table.add_column(column, no_wrap=True)
-            for column in ("TITLE", ""):
-                table.add_column(column)
-            for cell, entry in self.subtasks.items():
-                style = STATUS_STYLE.get(entry["status"], "white")
-                info = entry.get("info") or ""
-                if cell in self.workers:
-                    info = f"running {time.time() - self.workers[cell]['since']:.0f}s"
-                table.add_row(
-                    plain(cell),
-                    plain(entry["status"] or "", style=style),
-                    plain(entry.get("agent") or ""),
-                    plain(entry["title"] or "", cut=True),
-                    plain(info[:80], style="dim", cut=True),
-                )
-            parts: list[Any] = [table, plain("")]
-            done = sum(1 for e in self.subtasks.values() if e["status"] == "closed")
-            parts.append(
-                plain(
-                    f"{done}/{len(self.subtasks)} done, {len(self.workers)} of"
-                    f" {self.settings.get('workers', '?')} workers busy"
-                    f" ({self.settings.get('isolation', '')} isolation) - Ctrl-C stops, run again"
-                    " to resume",
-                    style="bold",
-                )
-            )
+            parts: list[Any] = [self._table(), _plain(""), self._progress_line()]
             held = ", ".join(f"{r['agent']} {r['path']}" for r in self.reservations)
-            parts.append(plain(f"reservations: {held or '-'}"))
-            parts.append(plain("messages:" if self.messages else "messages: -"))
-            parts += [plain(f"  {line}", style="cyan") for line in self.messages]
-            parts += [plain(line, style="yellow") for line in self.notes if line]
+            parts.append(_plain(f"reservations: {held or '-'}"))
+            parts.append(_plain("messages:" if self.messages else "messages: -"))
+            parts += [_plain(f"  {line}", style="cyan") for line in self.messages]
+            parts += [_plain(line, style="yellow") for line in self.notes if line]
             return Group(*parts)
+
+    def _table(self) -> Table:
+        """The subtasks: id, status, agent, title, and how long it runs (else why it ended)."""
+        from rich.table import Table
+
+        table = Table(
+            title=_plain(f"{self.epic}  {self.title}"),
+            title_justify="left",
+            box=None,
+            header_style="bold",
+            pad_edge=False,
+        )
+        # a narrow terminal cuts the title and the reason, never an id, a status or a
+        # name: rich narrows only the columns that may wrap, and these texts do not
+        for column in ("SUBTASK", "STATUS", "AGENT"):
+            table.add_column(column, no_wrap=True)
+        for column in ("TITLE", ""):
+            table.add_column(column)
+        for cell, entry in self.subtasks.items():
+            style = STATUS_STYLE.get(entry["status"], "white")
+            info = entry.get("info") or ""
+            if cell in self.workers:
+                info = f"running {time.time() - self.workers[cell]['since']:.0f}s"
+            table.add_row(
+                _plain(cell),
+                _plain(entry["status"] or "", style=style),
+                _plain(entry.get("agent") or ""),
+                _plain(entry["title"] or "", cut=True),
+                _plain(info[:80], style="dim", cut=True),
+            )
+        return table
+
+    def _progress_line(self) -> Text:
+        done = sum(1 for e in self.subtasks.values() if e["status"] == "closed")
+        return _plain(
+            f"{done}/{len(self.subtasks)} done, {len(self.workers)} of"
+            f" {self.settings.get('workers', '?')} workers busy"
+            f" ({self.settings.get('isolation', '')} isolation) - Ctrl-C stops, run again"
+            " to resume",
+            style="bold",
+        )
+
+
+def _plain(text: str, style: str = "", *, cut: bool = False) -> Text:
+    """Text as it is (never rich markup: titles, names, reasons), each control
+    character shown as '?'; ``cut``: one line, ending in '…' when too long."""
+    from rich.text import Text
+
+    from hive.text import without_control
+
+    if cut:
+        return Text(without_control(text), style=style, no_wrap=True, overflow="ellipsis")
+    return Text(without_control(text), style=style)
 
 
 def summary_lines(result: SwarmRunResult) -> list[str]:
     """What to tell a person when the run is over."""
-    lines = []
-    total = len(result.completed) + len(result.blocked) + len(result.remaining)
-    lines.append(
-        f"{result.epic_id}: {len(result.completed)}/{total} subtasks completed"
-        + (" (interrupted: run the same command again to resume)" if result.interrupted else "")
-    )
+    lines = [_headline(result)]
     if result.epic_note:
         closed = result.epic_status == "closed"
         lines.append(f"  epic {result.epic_id} {'closed: ' if closed else ''}{result.epic_note}")
-    for cell, reason in result.blocked.items():
-        lines.append(f"  blocked {cell}: {reason}")
-    if result.blocked:
-        # The cells are still their workers' (claimed): reopening them is an override.
-        ids = " ".join(result.blocked)
-        lines.append("  to retry, fix the cause, reopen and run the same command again:")
-        lines.append(f"    hive update {ids} --status open --force --reason 'retry'")
-        if result.isolation == "worktree":
-            lines.append(
-                "  (a subtask resumes in the worktree kept for it, on its branch: remove both"
-                " with 'git worktree remove --force PATH' and 'git branch -D BRANCH' to start"
-                " it afresh)"
-            )
+    lines += _blocked_lines(result)
     for run in result.runs:
         if run.outside_scope and run.reason:  # another worker's edits may be in its commit
             lines.append(f"  check {run.cell_id}: {run.reason}")
@@ -271,6 +265,40 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
         )
     if result.hooks_note:
         lines.append(f"  note: {result.hooks_note}")
+    lines += _kept_lines(result)
+    if not result.interrupted:
+        lines += _not_run_lines(result)
+    return lines
+
+
+def _headline(result: SwarmRunResult) -> str:
+    total = len(result.completed) + len(result.blocked) + len(result.remaining)
+    return f"{result.epic_id}: {len(result.completed)}/{total} subtasks completed" + (
+        " (interrupted: run the same command again to resume)" if result.interrupted else ""
+    )
+
+
+def _blocked_lines(result: SwarmRunResult) -> list[str]:
+    """Each blocked subtask and why, then how to run them again."""
+    lines = [f"  blocked {cell}: {reason}" for cell, reason in result.blocked.items()]
+    if not result.blocked:
+        return lines
+    # The cells are still their workers' (claimed): reopening them is an override.
+    ids = " ".join(result.blocked)
+    lines.append("  to retry, fix the cause, reopen and run the same command again:")
+    lines.append(f"    hive update {ids} --status open --force --reason 'retry'")
+    if result.isolation == "worktree":
+        lines.append(
+            "  (a subtask resumes in the worktree kept for it, on its branch: remove both"
+            " with 'git worktree remove --force PATH' and 'git branch -D BRANCH' to start"
+            " it afresh)"
+        )
+    return lines
+
+
+def _kept_lines(result: SwarmRunResult) -> list[str]:
+    """The worktrees kept for work found nowhere else, and how to remove each."""
+    lines = []
     for kept in result.kept_worktrees:
         where = f" on branch {kept.branch}" if kept.branch else ""
         lines.append(
@@ -278,17 +306,20 @@ def summary_lines(result: SwarmRunResult) -> list[str]:
             f" {', '.join(kept.files)}"
         )
         lines.append(f"    look at it, then remove it: {kept.command}")
-    if not result.interrupted:
-        for cell, blockers in result.waiting.items():
-            needs = ", ".join(f"{b} ({result.blocker_status.get(b, 'open')})" for b in blockers)
-            lines.append(f"  not run: {cell} waits for {needs}")
-        ran = {r.cell_id for r in result.runs if r.result == "unsettled"}
-        for cell, why in result.skipped.items():
-            if cell not in result.waiting:
-                lines.append(f"  {'ran' if cell in ran else 'not run'}: {cell}: {why}")
-        others = [
-            c for c in result.remaining if c not in result.waiting and c not in result.skipped
-        ]
-        if others:  # e.g. claimed by someone outside the run
-            lines.append(f"  not run: {', '.join(others)} (see 'hive show ID')")
+    return lines
+
+
+def _not_run_lines(result: SwarmRunResult) -> list[str]:
+    """The subtasks a finished run left: waiting for blockers, skipped, or others'."""
+    lines = []
+    for cell, blockers in result.waiting.items():
+        needs = ", ".join(f"{b} ({result.blocker_status.get(b, 'open')})" for b in blockers)
+        lines.append(f"  not run: {cell} waits for {needs}")
+    ran = {r.cell_id for r in result.runs if r.result == "unsettled"}
+    for cell, why in result.skipped.items():
+        if cell not in result.waiting:
+            lines.append(f"  {'ran' if cell in ran else 'not run'}: {cell}: {why}")
+    others = [c for c in result.remaining if c not in result.waiting and c not in result.skipped]
+    if others:  # e.g. claimed by someone outside the run
+        lines.append(f"  not run: {', '.join(others)} (see 'hive show ID')")
     return lines

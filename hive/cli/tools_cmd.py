@@ -10,6 +10,7 @@ import typer
 
 from hive.cli import output
 from hive.cli.common import OPTIONS, JsonFlag, run_op, workspace
+from hive.jsontext import inert
 from hive.times import json_default
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ AgentOption = Annotated[
 
 
 def _dump(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=json_default) + "\n")
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=json_default)
+    sys.stdout.write(inert(text) + "\n")
 
 
 OnlyAgentOption = Annotated[
@@ -54,7 +56,8 @@ def schema_cmd(
     listed = _agent_tools(agent)
     rendered = run_op(lambda: render(format, listed))
     with output.to_reader():
-        sys.stdout.write(json.dumps(rendered, ensure_ascii=False, separators=(",", ":")) + "\n")
+        text = json.dumps(rendered, ensure_ascii=False, separators=(",", ":"))
+        sys.stdout.write(inert(text) + "\n")
 
 
 def _agent_tools(agent: str | None) -> "list[Tool] | None":

@@ -141,7 +141,9 @@ def _print_transcript(transcript: dict[str, Any]) -> None:
         text = json.dumps(
             utf8_clean(transcript), ensure_ascii=False, default=json_default, **layout
         )
-    sys.stdout.write(text + "\n")
+    from hive.jsontext import inert
+
+    sys.stdout.write(inert(text) + "\n")
 
 
 def transcript_exit_code(transcript: dict[str, Any]) -> int:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -85,6 +86,7 @@ ALIASES = {
     "acceptance": "acceptance_criteria",
 }
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
+_LINE_END = re.compile(r"\r\n|\r|\n")  # what ends a JSON line (see json_lines)
 YAML_SUFFIXES = (".yaml", ".yml")
 Progress = Callable[[str, int, int], None]
 
@@ -193,7 +195,7 @@ def _guess_format(text: str, source: str) -> str:
         return "jsonl"
     if lower.endswith(YAML_SUFFIXES):
         return "yaml"
-    first = next((line for line in text.splitlines() if line.strip()), "")
+    first = next((line for line in json_lines(text) if line.strip()), "")
     if first.lstrip().startswith("{"):
         try:
             return "jsonl" if isinstance(json.loads(first), dict) else "yaml"
@@ -209,9 +211,16 @@ class BadJson:
     message: str
 
 
+def json_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text: ended by LF, CRLF or CR only (``str.splitlines``
+    also ends one at U+2028, U+2029, U+0085 and other characters JSON strings hold raw,
+    as ``json.dumps(..., ensure_ascii=False)`` writes them)."""
+    return _LINE_END.split(text)
+
+
 def _parse_jsonl(text: str, source: str) -> CellFile:
     entries: list[Entry] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         data: Any

@@ -180,12 +180,25 @@ def context_search(
     the match, and how many there are in all (``total``)."""
     if not isinstance(term, str) or not term.strip():
         raise _error(InvalidInput, "Invalid arguments: term must be a non-empty string")
-    needle = term.lower()
     index = ws.cells()
-    rounds = _Rounds(index)
-    found: list[tuple[Any, ...]] = []
+    search = _Search(term.lower(), snippet, _Rounds(index))
+    _live_cell_contributions(index, search)
+    _message_contributions(ws, index, search.consider)
+    _outcome_contributions(ws, search.consider)
+    return {"status": "success", "result": search.result(limit)}
+
+
+class _Search:
+    """The matches of one search, kept with their round and time to sort them by."""
+
+    def __init__(self, needle: str, snippet: int, rounds: _Rounds) -> None:
+        self.needle = needle  # lowercased
+        self.snippet = snippet
+        self.rounds = rounds
+        self.found: list[tuple[Any, ...]] = []
 
     def consider(
+        self,
         content: str,
         cell_id: str | None,
         agent: str,
@@ -193,29 +206,44 @@ def context_search(
         when: str,
         message_id: int | None = None,
     ) -> None:
-        at = content.lower().find(needle)
+        """Keep ``content`` as a match when it contains the term."""
+        at = content.lower().find(self.needle)
         if at < 0:
             return
-        number, coordinator = rounds.get(cell_id or "")
+        number, coordinator = self.rounds.get(cell_id or "")
         role = "coordinator" if agent and agent == coordinator else "worker"
         match = {
             "roundNumber": number,
             "agentId": agent,
             "agentRole": role,
             "type": kind,
-            "contentSnippet": _snippet(content, at, len(needle), snippet),
+            "contentSnippet": _snippet(content, at, len(self.needle), self.snippet),
             "cellId": cell_id,
         }
-        found.append(
+        self.found.append(
             (number, when, match if message_id is None else {**match, "messageId": message_id})
         )
 
+    def result(self, limit: int) -> dict[str, Any]:
+        """The first ``limit`` matches (at most ``MAX_MATCHES``) by round and time, and
+        how many there are."""
+        self.found.sort(key=lambda item: (item[0], item[1]))
+        shown = [m for *_, m in self.found[: min(limit, MAX_MATCHES)]]
+        return {"matches": shown, "total": len(self.found)}
+
+
+def _live_cell_contributions(index: CellIndex, search: _Search) -> None:
+    """Every cell not deleted (only those that may hold the term are read), noting
+    each round's coordinator (the creator of its top-level cell) on the way."""
     live = (cell_id for cell_id, node in index.nodes.items() if not node.deleted)
-    for cell_id, document in index.documents(live, keep=_may_hold(needle)):
+    for cell_id, document in index.documents(live, keep=_may_hold(search.needle)):
         if index.nodes[cell_id].parent is None:
-            rounds.creators[cell_id] = document["created_by"]  # its own round's coordinator
-        _cell_contributions(document, consider)
-    _message_contributions(ws, index, consider)
+            search.rounds.creators[cell_id] = document["created_by"]  # its round's coordinator
+        _cell_contributions(document, search.consider)
+
+
+def _outcome_contributions(ws: Workspace, consider: Any) -> None:
+    """The outcomes' summaries."""
     from hive.domain.outcomes import load_outcomes
 
     for outcome in load_outcomes(ws):
@@ -226,9 +254,6 @@ def context_search(
             "outcome",
             format_time(outcome.recorded_at),
         )
-    found.sort(key=lambda item: (item[0], item[1]))
-    shown = [m for *_, m in found[: min(limit, MAX_MATCHES)]]
-    return {"status": "success", "result": {"matches": shown, "total": len(found)}}
 
 
 def _may_hold(needle: str) -> Callable[[bytes], bool] | None:

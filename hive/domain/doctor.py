@@ -221,23 +221,43 @@ AUDITED_COMMITS = 500
 
 
 def _identity_warnings(ws: Workspace) -> list[Problem]:
-    """Overrides and unverifiable hive commits among the latest commits, and .hive/
-    changes committed without hive's trailers (see ``hive log --overrides``)."""
-    from hive.domain.history import audit_log, hand_edits
+    """Overrides and unverifiable hive commits among the latest commits, .hive/ changes
+    committed without hive's trailers, claimed cells changed without an override and
+    mail-log events not authored by their actor (see ``hive log --overrides``)."""
+    from hive.domain.history import audit_log, claim_breaches, hand_edits
+    from hive.domain.mail import forged_marks
+    from hive.domain.maillog import MAIL_REF
 
     found = [
         Problem(kind=entry.kind, message=f"{entry.commit[:10]} {entry.detail}")
         for entry in audit_log(ws, limit=AUDITED_COMMITS, scan=AUDITED_COMMITS)
     ]
-    found += [
-        Problem(
-            kind="hand-edit",
-            message=f"{sha[:10]} changed .hive/ without hive's trailers ({subject}): made by"
-            " hand or with HIVE_AUTOCOMMIT=0; review it with git show",
-        )
-        for sha, subject in hand_edits(ws, limit=AUDITED_COMMITS)
-    ]
+    found += _commit_warnings(
+        "hand-edit",
+        hand_edits(ws, limit=AUDITED_COMMITS),
+        "changed .hive/ without hive's trailers ({}): made by hand or with HIVE_AUTOCOMMIT=0;"
+        " review it with git show",
+    )
+    found += _commit_warnings(
+        "not-owner",
+        claim_breaches(ws, limit=AUDITED_COMMITS),
+        "{} without an override (hive refuses that; made by hand past the pre-commit hook,"
+        " or under trailers written by hand): review it with git show",
+    )
+    found += _commit_warnings(
+        "author-mismatch",
+        forged_marks(ws, limit=AUDITED_COMMITS),
+        f"({MAIL_REF}) {{}}: made by hand, not by hive; do not trust it as that agent's",
+    )
     return found
+
+
+def _commit_warnings(kind: str, found: list[tuple[str, str]], template: str) -> list[Problem]:
+    """A ``kind`` warning per (commit, what) of ``found``: the short commit id, then
+    ``template`` with ``what`` in its place."""
+    return [
+        Problem(kind=kind, message=f"{sha[:10]} {template.format(what)}") for sha, what in found
+    ]
 
 
 def _signing_warnings(ws: Workspace) -> list[Problem]:

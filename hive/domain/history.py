@@ -179,3 +179,104 @@ def hand_edits(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
         if changed:
             found.append((commit.sha, commit.subject))
     return found
+
+
+def claim_breaches(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
+    """(commit, what it did) for each of the latest ``limit`` commits (merges aside) that
+    changed another holder's reservations (:func:`_reservations_taken`) or changed or
+    deleted a cell claimed, in its parent, by someone other than the commit's
+    agent (its ``Hive-Worker``, else ``Hive-Agent``, else its author), beyond comments
+    added, without a ``Hive-Override`` trailer: what hive's own writes refuse, made by
+    hand past the hook (``--no-verify``) or under trailers written by hand."""
+    found = []
+    for number, commit in enumerate(ws.git.iter_commits()):
+        if number >= limit:
+            break
+        if len(commit.parents) != 1:
+            continue
+        trailers = commit.trailers()
+        if "Hive-Override" in trailers:
+            continue  # recorded: hive doctor lists it as an override
+        actor = (
+            _first(trailers.get("Hive-Worker"))
+            or _first(trailers.get("Hive-Agent"))
+            or commit.author.split(" <", 1)[0]
+        )
+        for cell_id, owner in _cells_taken(ws, commit, actor):
+            found.append((commit.sha, f"{actor} changed {cell_id} (claimed by {owner})"))
+        for holder in _reservations_taken(ws, commit, actor):
+            found.append((commit.sha, f"{actor} changed the reservations of {holder}"))
+    return found
+
+
+def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[str]:
+    """The holders other than ``actor`` whose reservation files ``commit`` changed: an
+    entry still active at the commit's time released, or an entry made or changed in
+    their name (their own expired entries pruned are no breach)."""
+    from datetime import UTC, datetime
+
+    from hive.domain.reservations import decode_file
+    from hive.domain.reservecore import RESERVATIONS_DIR
+    from hive.errors import CorruptFile
+
+    new_tree, old_tree = (ws.git.commit_tree(sha) for sha in (commit.sha, commit.parents[0]))
+    old_dir = ws.git.lookup_path(old_tree, RESERVATIONS_DIR, want_tree=True)
+    new_dir = ws.git.lookup_path(new_tree, RESERVATIONS_DIR, want_tree=True)
+    if old_dir == new_dir:
+        return []
+    if new_dir is None:
+        names = [path.rsplit("/", 1)[-1] for path in ws.git.tree_listing(str(old_dir), "")]
+    else:
+        names = ws.git.paths_between(old_dir, new_dir)
+    moment = datetime.fromtimestamp(commit.time, UTC)
+    holders = []
+    for name in names:
+        path = f"{RESERVATIONS_DIR}/{name}"
+        try:
+            old, new = (
+                None if sha is None else decode_file(ws.git.read_blob(sha), path)
+                for sha in (ws.git.lookup_path(old_tree, path), ws.git.lookup_path(new_tree, path))
+            )
+        except (CorruptFile, KeyError):
+            continue  # a file that does not parse is reported as corrupt
+        either = old if old is not None else new
+        if either is None or either.agent == actor:
+            continue
+        kept = [] if old is None else old.reservations
+        after = [] if new is None else new.reservations
+        released = any(item.active(moment) and item not in after for item in kept)
+        if released or any(item not in kept for item in after):
+            holders.append(either.agent)
+    return holders
+
+
+def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[str, str]]:
+    """(cell, its assignee) of each cell ``commit`` changed beyond comments or deleted
+    while someone other than ``actor`` had it claimed in the parent."""
+    from hive.domain.ownership import is_claimed, only_comments_added
+    from hive.errors import CorruptFile
+    from hive.store.cells import decode_cell
+    from hive.store.layout import CELLS_DIR
+
+    new_tree, old_tree = (ws.git.commit_tree(sha) for sha in (commit.sha, commit.parents[0]))
+    new_cells = ws.git.lookup_path(new_tree, CELLS_DIR, want_tree=True)
+    old_cells = ws.git.lookup_path(old_tree, CELLS_DIR, want_tree=True)
+    if old_cells is None or new_cells is None or old_cells == new_cells:
+        return []
+    taken = []
+    for name in ws.git.paths_between(old_cells, new_cells):
+        path = f"{CELLS_DIR}/{name}"
+        old_sha = ws.git.lookup_path(old_tree, path)
+        new_sha = ws.git.lookup_path(new_tree, path)
+        if old_sha is None or old_sha == new_sha:
+            continue
+        try:
+            old = decode_cell(ws.git.read_blob(old_sha), path)
+            new = None if new_sha is None else decode_cell(ws.git.read_blob(new_sha), path)
+        except (CorruptFile, KeyError):
+            continue  # a file that does not parse is reported as corrupt
+        if not is_claimed(old) or old.assignee in (None, actor):
+            continue
+        if new is None or not only_comments_added(old, new):
+            taken.append((old.id, str(old.assignee)))
+    return taken

@@ -493,11 +493,54 @@ def _refuse_ambiguous(ws: Workspace, name: str) -> None:
                 f"it looks like a cell id of this repository ({prefix}-...), and agent names"
                 " and cell ids stand side by side (assignees, commit messages, mail threads)"
             )
+    if why is None:
+        why = _reads_as_another(ws, name)
     if why is not None:
         raise InvalidInput(
             f"{name!r} cannot be registered as an agent's name: {why}; choose another name",
             agent=name,
         )
+
+
+# Letters of other scripts that fonts draw as Latin ones (Unicode's confusables, UTS #39,
+# for Cyrillic and Greek), and the Latin letters and digits read alike: each mapped to
+# one of its look-alikes, so that names are compared as they read.
+_LOOKALIKES = str.maketrans(
+    {
+        **dict(zip("АВЕКМНОРСТХУЅІЈԚԜҮ", "ABEKMHOPCTXYSlJQWY", strict=True)),
+        **dict(zip("аеорсухѕіјһԁӏԛԝү", "aeopcyxsijhdlqwy", strict=True)),
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHlKMNOPTYX", strict=True)),
+        **dict(zip("ορνιυ", "opviu", strict=True)),
+        **dict(zip("I10", "llO", strict=True)),
+    }
+)
+
+
+def _read_as(name: str) -> str:
+    """``name`` as a reader sees it: compatibility forms folded (a fullwidth or
+    mathematical letter is its letter, NFKC) and look-alike letters made one."""
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", name).translate(_LOOKALIKES)
+
+
+def _reads_as_another(ws: Workspace, name: str) -> str | None:
+    """Why ``name`` would be mistaken for another agent's: written in decomposed form
+    (the same text as its composed one, NFC, which another may hold), or read the same
+    as a name registered here or in the mail log (``Аlice`` with a Cyrillic A, ``AIice``
+    with a capital i, ``Ａlice`` in full width: mail, assignees and commits from it
+    would pass for Alice's); None when it is distinct."""
+    import unicodedata
+
+    composed = unicodedata.normalize("NFC", name)
+    if composed != name:
+        return f"it is written in decomposed form; write it composed ({composed!r})"
+    seen = _read_as(name)
+    with contextlib.suppress(HiveError):  # an unreadable store: the other checks say so
+        for other in sorted(known_names(ws)):
+            if other != name and _read_as(other) == seen:
+                return f"it reads as {other!r}, a name already registered here"
+    return None
 
 
 def _taken(name: str, entry: dict[str, Any]) -> NameTaken:

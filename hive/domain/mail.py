@@ -66,6 +66,7 @@ from hive.models.mail import (
     MessageHeader,
     SendResult,
 )
+from hive.store import credentials
 from hive.store.cells import format_time
 from hive.store.layout import CELLS_DIR
 from hive.store.sqlerrors import sqlite3
@@ -137,6 +138,34 @@ def mail_overrides(ws: Workspace) -> list[dict[str, Any]]:
         except (ValueError, KeyError):
             continue
         found.append({**event, "time": int(moment.timestamp()), "trailer": override.trailer()})
+    return found
+
+
+_ACTOR_FIELDS = {"message_sent": "from", "message_read": "agent", "message_acked": "agent"}
+
+
+def forged_marks(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
+    """(commit, what) for each of the latest ``limit`` mail-log events whose actor (a
+    message's sender, a read or ack mark's reader) is not the commit's author: hive
+    authors each event as its actor, so such an event was committed by hand (a message
+    sent "from" someone else, a mark made in another agent's name)."""
+    from hive.domain.maillog import event_of
+
+    tip = ws.git.ref_value(MAIL_REF)
+    if tip is None:
+        return []
+    found = []
+    for commit in ws.git.iter_commits(tip, limit=limit):
+        event = event_of(commit)
+        field = _ACTOR_FIELDS.get(str(event.get("type"))) if event else None
+        if event is None or field is None:
+            continue
+        actor, author = event.get(field), commit.author.split(" <", 1)[0]
+        if actor != author:
+            what = "message" if field == "from" else str(event["type"]).replace("_", " ")
+            found.append(
+                (commit.sha, f"{what} {field} {actor!r} but the commit's author is {author}")
+            )
     return found
 
 
@@ -280,6 +309,7 @@ def send_message(
             ack_required=ack_required,
             coordinator=coordinator,
             at=format_time(utc_now()),
+            retired=credentials.retired_names(ws.git.paths.hive_state_dir),
             sender_is_person=ws.principal.kind == "person",
         )
         result = SendResult(

@@ -554,10 +554,14 @@ def message_event(
     coordinator: str | None,
     at: str,
     sender_is_person: bool = False,
+    retired: Collection[str] = (),
 ) -> tuple[str, dict[str, Any], list[str]]:
     """The event a message is sent as (summary, event, recipients), checked against
     ``state``: the sender and every recipient registered. ``coordinator``: who the
-    name ``coordinator`` stands for; ``thread_members``: who else a thread reaches."""
+    name ``coordinator`` stands for; ``thread_members``: who else a thread reaches;
+    ``retired``: names retired that nobody holds now (``credentials.retired_names``),
+    refused as recipients (the message would wait for whoever registers the name
+    next) and left out of a thread's members."""
     require_agent(state, sender, person=sender_is_person)
     recipients = list(dict.fromkeys(to))
     if coordinator is not None and coordinator in state.agents:  # the role, not a name
@@ -578,9 +582,19 @@ def message_event(
             f"{hint}{register}",
             recipients=unknown,
         )
+    gone = [name for name in recipients if name in retired]
+    if gone:
+        raise NotFound(
+            f"recipient(s) {', '.join(gone)} retired: nobody holds the name now, and a message"
+            " to it would wait for whoever registers it next; nothing was sent ('hive agent"
+            " list' shows who is live)",
+            recipients=gone,
+        )
     if thread_id:
         extra = set(state.threads.get(thread_id, set())) | set(thread_members)
-        recipients += sorted(n for n in extra if n in state.agents and n not in recipients)
+        recipients += sorted(
+            n for n in extra if n in state.agents and n not in recipients and n not in retired
+        )
         recipients = [n for n in recipients if n != sender] or recipients
     if not recipients:
         raise InvalidInput(

@@ -24,20 +24,8 @@ def object_store_health(ws: Workspace) -> ObjectStoreHealth:
     stats = packing.store_stats(repo)
     config = packing.gc_config(repo)
     failure = _last_failure(repo.paths.hive_state_dir)
-    warnings: list[str] = []
-    limit = config.auto if config.auto > 0 else packing.DEFAULT_GC_AUTO
-    if stats.loose_objects > limit:
-        why = (
-            f"more than gc.auto={config.auto}"
-            if config.auto > 0
-            else "gc.auto=0 turns automatic packing off"
-        )
-        warnings.append(f"{stats.loose_objects} loose objects ({why}): {FIX}")
-    if 0 < config.pack_limit < stats.packs - stats.kept_packs:
-        warnings.append(
-            f"{stats.packs - stats.kept_packs} packs (more than gc.autoPackLimit="
-            f"{config.pack_limit}): run 'hive gc' to merge them"
-        )
+    # a precious-objects repository is never packed: no fix to offer (hive gc says why)
+    warnings = [] if packing.precious(repo) else _packing_wanted(stats, config)
     if failure is not None:
         warnings.append(f"the last automatic packing failed ({failure}): run 'hive gc'")
     return ObjectStoreHealth(
@@ -53,6 +41,25 @@ def object_store_health(ws: Workspace) -> ObjectStoreHealth:
         last_failure=failure,
         warnings=warnings,
     )
+
+
+def _packing_wanted(stats: packing.StoreStats, config: packing.GcConfig) -> list[str]:
+    """A warning, with its fix, for too many loose objects or packs."""
+    warnings: list[str] = []
+    limit = config.auto if config.auto > 0 else packing.DEFAULT_GC_AUTO
+    if stats.loose_objects > limit:
+        why = (
+            f"more than gc.auto={config.auto}"
+            if config.auto > 0
+            else "gc.auto=0 turns automatic packing off"
+        )
+        warnings.append(f"{stats.loose_objects} loose objects ({why}): {FIX}")
+    if 0 < config.pack_limit < stats.packs - stats.kept_packs:
+        warnings.append(
+            f"{stats.packs - stats.kept_packs} packs (more than gc.autoPackLimit="
+            f"{config.pack_limit}): run 'hive gc' to merge them"
+        )
+    return warnings
 
 
 def _last_failure(state_dir: str) -> str | None:

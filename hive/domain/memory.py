@@ -35,6 +35,14 @@ CONTEXT_PATH = layout.CONTEXT_PATH
 SECTIONS = ("decisions", "milestones", "stack", "goals", "banned", "project")
 MAX_ITEM_BYTES = 20_000
 MAX_FILE_BYTES = 1_000_000
+# the change each section takes, but milestones (add or complete)
+_CHANGE_OF_SECTION = {
+    "decisions": "add",
+    "goals": "add",
+    "banned": "add",
+    "stack": "set",
+    "project": "set",
+}
 
 
 class ProjectContext(HiveModel):
@@ -105,28 +113,7 @@ def apply_update(
 ) -> ProjectContext:
     """``current`` with one change applied (InvalidInput for a change the section
     does not take)."""
-    if section not in SECTIONS:
-        raise InvalidInput(f"section must be one of {', '.join(SECTIONS)}", field="section")
-    given = [
-        name
-        for name, value in (("add", add), ("set", set_), ("complete", complete))
-        if value is not None
-    ]
-    if len(given) != 1:
-        raise InvalidInput("update_context needs exactly one of add, set or complete")
-    _printable(add if given[0] == "add" else set_ if given[0] == "set" else complete, given[0])
-    allowed = {
-        "decisions": "add",
-        "goals": "add",
-        "banned": "add",
-        "stack": "set",
-        "project": "set",
-    }
-    if section == "milestones":
-        if given[0] == "set":
-            raise InvalidInput("milestones take add or complete, not set")
-    elif given[0] != allowed[section]:
-        raise InvalidInput(f"{section} takes {allowed[section]}, not {given[0]}")
+    _check_change(section, add, set_, complete)
     updated = current.model_copy(deep=True)
     stamp = {"recorded_at": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"), "by": by}
     if section in ("goals", "banned"):
@@ -139,20 +126,48 @@ def apply_update(
     elif section == "milestones" and complete is not None:
         _complete(updated, complete)
     elif section == "milestones":
-        milestone = _object(add, section, "name")
-        if not isinstance(milestone.get("name"), str) or not milestone["name"].strip():
-            raise InvalidInput("a milestone needs a name", field="add")
-        updated.milestones.append({"status": "pending", **milestone, **stamp})
+        _add_milestone(updated, add, stamp)
     else:
-        if not isinstance(set_, dict) or not set_:
-            raise InvalidInput(f"set for {section} must be a non-empty object", field="set")
-        target: dict[str, Any] = getattr(updated, section)
-        for key, value in _size_checked(set_, f"{section} values").items():
-            if value is None:
-                target.pop(key, None)
-            else:
-                target[key] = value
+        _set_values(updated, section, set_)
     return updated
+
+
+def _check_change(section: str, add: Any, set_: Any, complete: str | None) -> None:
+    """One change (add, set or complete) of printable text, of the kind ``section`` takes."""
+    if section not in SECTIONS:
+        raise InvalidInput(f"section must be one of {', '.join(SECTIONS)}", field="section")
+    given = [
+        name
+        for name, value in (("add", add), ("set", set_), ("complete", complete))
+        if value is not None
+    ]
+    if len(given) != 1:
+        raise InvalidInput("update_context needs exactly one of add, set or complete")
+    _printable(add if given[0] == "add" else set_ if given[0] == "set" else complete, given[0])
+    if section == "milestones":
+        if given[0] == "set":
+            raise InvalidInput("milestones take add or complete, not set")
+    elif given[0] != _CHANGE_OF_SECTION[section]:
+        raise InvalidInput(f"{section} takes {_CHANGE_OF_SECTION[section]}, not {given[0]}")
+
+
+def _add_milestone(context: ProjectContext, add: Any, stamp: dict[str, str]) -> None:
+    milestone = _object(add, "milestones", "name")
+    if not isinstance(milestone.get("name"), str) or not milestone["name"].strip():
+        raise InvalidInput("a milestone needs a name", field="add")
+    context.milestones.append({"status": "pending", **milestone, **stamp})
+
+
+def _set_values(context: ProjectContext, section: str, set_: Any) -> None:
+    """``set_``'s keys set in ``section`` (stack or project); a None value removes its key."""
+    if not isinstance(set_, dict) or not set_:
+        raise InvalidInput(f"set for {section} must be a non-empty object", field="set")
+    target: dict[str, Any] = getattr(context, section)
+    for key, value in _size_checked(set_, f"{section} values").items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = value
 
 
 def _printable(value: Any, what: str) -> None:

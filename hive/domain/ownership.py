@@ -59,6 +59,16 @@ def is_claimed(cell: Cell) -> bool:
     return bool(cell.assignee) and not cell.is_closed
 
 
+def only_comments_added(old: Cell, new: Cell) -> bool:
+    """Whether ``new`` differs from ``old`` only by comments added (and its update
+    time): what anyone may do to a claimed cell (``hive comment``)."""
+    kept = {"comments", "updated_at"}
+    return (
+        old.model_dump(exclude=kept) == new.model_dump(exclude=kept)
+        and new.comments[: len(old.comments)] == old.comments
+    )
+
+
 def check_owner(
     ws: Workspace,
     *,

@@ -108,44 +108,14 @@ def request_permission(
     ws: Workspace, *, resource_type: str, justification: str, scope: str | None = None
 ) -> PermissionAnswer:
     """Decide by the policy and commit the decision (one commit)."""
-    if resource_type not in RESOURCES:
-        raise InvalidInput(
-            f"resourceType must be one of {', '.join(RESOURCES)}, got {resource_type!r}",
-            field="resourceType",
-        )
-    if not justification.strip() or len(justification) > MAX_JUSTIFICATION:
-        raise InvalidInput(
-            f"justification must be 1-{MAX_JUSTIFICATION} characters", field="justification"
-        )
-    # people read both (hive permissions list); the scope is in the commit subject too
-    check_text(justification, "justification", limit=MAX_JUSTIFICATION)
-    if scope is not None:
-        check_short(scope, "scope")
+    _check_request(resource_type, justification, scope)
     agent = ws.actor
     decision_id = "pm-" + "".join(secrets.choice(_ALPHABET) for _ in range(10))
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
-        granted, reason, rule, ttl = decide(
-            policy(ws, snap), agent, resource_type, scope, justification
-        )
-        now = utc_now()
-        decision = PermissionDecision(
-            id=decision_id,
-            agent=agent,
-            resource_type=resource_type,
-            scope=scope,
-            justification=justification,
-            granted=granted,
-            reason=reason,
-            rule=rule,
-            decided_at=now,
-            expires_at=now + timedelta(seconds=ttl) if granted and ttl else None,
-        )
-        verb = "grant" if granted else "deny"
-        message = format_message(
-            f"hive: {verb} {resource_type}{f' {scope}' if scope else ''} to {agent}",
-            [*ws.trailers(f"permission-{verb}"), ("Hive-Permission", decision_id)],
-        )
+        rules = policy(ws, snap)
+        decision = _decision(decision_id, rules, agent, resource_type, scope, justification)
+        message = _decision_message(ws, decision)
         change = Change(decision_path(decision_id), encode_decision(decision))
         return [change], message, decision
 
@@ -158,6 +128,59 @@ def request_permission(
         reason=decision.reason,
         expires_at=decision.expires_at,
         decision_id=decision.id,
+    )
+
+
+def _decision(
+    decision_id: str,
+    rules: PermissionPolicy,
+    agent: str,
+    resource_type: str,
+    scope: str | None,
+    justification: str,
+) -> PermissionDecision:
+    """The policy's decision on the request, granted for the rule's time (if any) from now."""
+    granted, reason, rule, ttl = decide(rules, agent, resource_type, scope, justification)
+    now = utc_now()
+    return PermissionDecision(
+        id=decision_id,
+        agent=agent,
+        resource_type=resource_type,
+        scope=scope,
+        justification=justification,
+        granted=granted,
+        reason=reason,
+        rule=rule,
+        decided_at=now,
+        expires_at=now + timedelta(seconds=ttl) if granted and ttl else None,
+    )
+
+
+def _check_request(resource_type: str, justification: str, scope: str | None) -> None:
+    """A known resource type, a justification of 1 to MAX_JUSTIFICATION characters, and
+    texts a person may read (``hive permissions list``; the scope is in the commit
+    subject too)."""
+    if resource_type not in RESOURCES:
+        raise InvalidInput(
+            f"resourceType must be one of {', '.join(RESOURCES)}, got {resource_type!r}",
+            field="resourceType",
+        )
+    if not justification.strip() or len(justification) > MAX_JUSTIFICATION:
+        raise InvalidInput(
+            f"justification must be 1-{MAX_JUSTIFICATION} characters", field="justification"
+        )
+    check_text(justification, "justification", limit=MAX_JUSTIFICATION)
+    if scope is not None:
+        check_short(scope, "scope")
+
+
+def _decision_message(ws: Workspace, decision: PermissionDecision) -> str:
+    """The commit message of a grant or a denial."""
+    verb = "grant" if decision.granted else "deny"
+    scope = f" {decision.scope}" if decision.scope else ""
+    return format_message(
+        f"hive: {verb} {decision.resource_type}{scope} to {decision.agent}",
+        [*ws.trailers(f"permission-{verb}"), ("Hive-Permission", decision.id)],
     )
 
 

@@ -2,14 +2,15 @@
 
 Staged paths (both sides of a rename, since a rename stages a deletion and
 an addition) that fall under another agent's active exclusive reservation (on
-this branch, or on the branch of any other worktree of the repository) block
-the commit. The committing agent is identified by its credential
+this branch as staged and as HEAD holds it, or on the branch of any other worktree
+of the repository) block the commit. The committing agent is identified by its credential
 (``HIVE_AGENT_TOKEN``); without one the committer is a person (``HIVE_AGENT``
 alone proves nothing), who is blocked the same way. An agent is also blocked
 from committing files its ``tools.permissions`` rules deny it (as the
 pseudo-tool ``git_commit``), unless its ``agents:`` entry sets
-``bypass_permissions``. ``HIVE_BYPASS=1`` (or ``git commit --no-verify``) skips the
-check. Staged ``.hive/`` files that do not validate block the commit too,
+``bypass_permissions``, and from changing or deleting a cell another agent has
+claimed (the ownership rule, for a hand edit). ``HIVE_BYPASS=1`` (or ``git commit
+--no-verify``) skips the check. Staged ``.hive/`` files that do not validate block the commit too,
 and so does a symlink staged at or under ``.hive`` (hive never writes through one).
 """
 
@@ -17,11 +18,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from pydantic import Field
 
 from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
+from hive.domain.ownership import configured_coordinators, is_claimed, only_comments_added
 from hive.domain.path_rules import (
     COMMIT_TOOL,
     PathPermissionDenied,
@@ -29,12 +32,20 @@ from hive.domain.path_rules import (
     check_paths,
     permissions_from_config,
 )
-from hive.domain.permissions import PERMISSIONS_DIR, decode_decision
-from hive.domain.reservations import decode_file, files_held_by_others, held_message, misfiled
+from hive.domain.permissions import PERMISSIONS_DIR, decide, decode_decision, policy
+from hive.domain.reservations import (
+    active_reservations,
+    decode_file,
+    files_held_by_others,
+    held_message,
+    load_reservations,
+    misfiled,
+)
 from hive.domain.reservecore import RESERVATIONS_DIR
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
+from hive.git.refs import HeadRef
 from hive.git.repo import Snapshot
 from hive.models import utc_now
 from hive.models.base import HiveModel
@@ -157,6 +168,9 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
     report.violations += _reservation_violations(ws, state, agent, kind)
     if kind == "agent":
         report.violations += _denied_violations(ws, state, agent)
+        report.violations += _claimed_cell_violations(ws, state, agent)
+        report.violations += _grant_violations(ws, state, agent)
+        report.violations += _reservation_file_violations(ws, state, agent)
     report.violations += _hive_file_violations(ws, state)
     report.violations += [_symlink_violation(path) for path in state.symlinks]
     return report
@@ -203,8 +217,15 @@ def _reservation_violations(
     """Staged paths under another agent's exclusive reservation (as staged here, and
     on every other worktree's branch), and reservation files that cannot be trusted
     (they would hide reservations)."""
+    now = utc_now()
     held = files_held_by_others(
-        ws, state.snapshot, agent, state.paths, utc_now(), submodules=state.submodules
+        ws,
+        state.snapshot,
+        agent,
+        state.paths,
+        now,
+        submodules=state.submodules,
+        also=_committed_holds(ws, now),
     )
     found = [
         Violation(path=problem.path, kind="untrusted-reservations", message=problem.message)
@@ -212,6 +233,221 @@ def _reservation_violations(
         if problem.path not in state.paths  # staged ones are reported by the validation
     ]
     return found + [_reserved_violation(path, item, agent, kind) for path, item in held.blocked]
+
+
+def _committed_holds(ws: Workspace, now: datetime) -> list[Reservation]:
+    """The active reservations HEAD holds that still count for this commit, whatever it
+    stages in ``.hive/reservations/``: a commit that deletes another agent's reservation
+    file (or makes its entry shared or expired) along with the files it reserves would
+    otherwise release it by hand and pass (only the holder releases a reservation,
+    ``hive release``, in a commit of its own). While a merge or cherry-pick is being
+    concluded, a reservation released on the side coming in (``MERGE_HEAD``,
+    ``CHERRY_PICK_HEAD``) no longer counts: that release was the holder's commit."""
+    head = ws.git.snapshot()
+    if head.tree is None:
+        return []
+    held = active_reservations(load_reservations(ws, head).files, now)
+    for incoming in _incoming_heads(ws):
+        kept = {
+            (item.agent, item.id)
+            for item in active_reservations(load_reservations(ws, incoming).files, now)
+        }
+        held = [item for item in held if (item.agent, item.id) in kept]
+    return held
+
+
+def _incoming_heads(ws: Workspace) -> list[Snapshot]:
+    """The commits a merge or cherry-pick being concluded brings in (none when idle)."""
+    found: list[Snapshot] = []
+    for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD"):
+        try:
+            with open(os.path.join(ws.git.paths.git_dir, name), encoding="ascii") as handle:
+                lines = handle.read().split()
+        except (OSError, ValueError):
+            continue
+        for sha in lines:
+            with suppress(HiveError, KeyError, ValueError):
+                found.append(ws.git.snapshot_at(HeadRef(None, sha)))
+    return found
+
+
+def _agent_changes(
+    ws: Workspace, state: StagedState, agent: str, prefixes: tuple[str, ...]
+) -> tuple[Snapshot, list[tuple[str, str | None]]]:
+    """HEAD and (path, staged blob or None) of each staged path starting with one of
+    ``prefixes`` that a non-coordinator ``agent`` changes itself: none for a
+    coordinator (who may override), none a merge or cherry-pick being concluded brings
+    in as its other side has it."""
+    head = ws.git.snapshot()
+    touched = [path for path in state.paths if path.startswith(prefixes)]
+    if not touched or agent in configured_coordinators(ws, head):
+        return head, []
+    incoming = _incoming_heads(ws)
+    changed = []
+    for path in touched:
+        new_sha = state.snapshot.blob_sha(path)
+        if not any(other.blob_sha(path) == new_sha for other in incoming):
+            changed.append((path, new_sha))
+    return head, changed
+
+
+def _claimed_cell_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
+    """Staged cell files that change, or delete, a cell another agent has claimed at
+    HEAD (assigned, not closed): the ownership rule the domain applies to every write
+    (``hive/domain/ownership.py``), applied to an agent's hand edit committed with git.
+    Comments added are anyone's (``hive comment``); a coordinator may override (a hand
+    edit records no reason: ``hive doctor`` names it); a merge or cherry-pick being
+    concluded may bring in the version its other side has."""
+    head, changed = _agent_changes(ws, state, agent, (CELLS_DIR + "/",))
+    found = []
+    for path, new_sha in changed:
+        old_sha = head.blob_sha(path)
+        if old_sha is None or new_sha == old_sha:
+            continue
+        owner = _claim_taken(ws, old_sha, new_sha, path, agent)
+        if owner is not None:
+            cell = cell_id_from_path(path) or path
+            found.append(
+                Violation(
+                    path=path,
+                    kind="not-owner",
+                    holder=owner,
+                    cell=cell,
+                    message=f"{path}: {cell} is claimed by {owner}; only {owner} may change"
+                    f" or delete it, not {agent} (anyone may add a comment: 'hive comment';"
+                    " a coordinator or a person overrides with --force and a reason, recorded)",
+                )
+            )
+    return found
+
+
+def _reservation_file_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
+    """Staged changes to another agent's reservation file (a reservation made, changed
+    or released in its name by hand): only the holder reserves and releases
+    (``hive reserve``, ``hive release``); a coordinator may override. A merge or
+    cherry-pick being concluded may bring in the other side's version."""
+    head, changed = _agent_changes(ws, state, agent, (RESERVATIONS_DIR + "/",))
+    found = []
+    for path, new_sha in changed:
+        holders = {_holder(ws, head.blob_sha(path), path), _holder(ws, new_sha, path)}
+        strangers = sorted(name for name in holders - {None, agent} if name)
+        if strangers:
+            message = (
+                f"{path} holds {strangers[0]}'s reservations: only {strangers[0]} reserves"
+                f" or releases there, not {agent} (ask {strangers[0]} to release; a"
+                " coordinator or a person overrides with 'hive release --agent NAME --force')"
+            )
+            found.append(
+                Violation(path=path, kind="not-owner", holder=strangers[0], message=message)
+            )
+    return found
+
+
+def _holder(ws: Workspace, sha: str | None, path: str) -> str | None:
+    """The agent of the reservation file at ``sha`` (None: no file, or one the
+    validation reports)."""
+    if sha is None:
+        return None
+    try:
+        return decode_file(ws.git.read_blob(sha), path).agent
+    except (CorruptFile, KeyError):
+        return None
+
+
+def _grant_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
+    """What an agent's commit may not grant itself (roles are grants: a person or a
+    coordinator gives them): a change to ``.hive/config.yaml`` (who coordinates, the
+    agents' tools, path rules, rate limits, permission policy), and a permission
+    decision other than the one ``request_permission`` would commit for it now (another
+    agent's, a decision changed or removed, a grant the policy does not give, or for
+    longer). A coordinator at HEAD may; a merge or cherry-pick being concluded may bring
+    in its other side's versions."""
+    head, changed = _agent_changes(ws, state, agent, (CONFIG_PATH, PERMISSIONS_DIR + "/"))
+    found = []
+    for path, new_sha in changed:
+        if path != CONFIG_PATH and not path.startswith(PERMISSIONS_DIR + "/"):
+            continue  # a name that only starts like the config's
+        why = _ungranted(ws, head, path, new_sha, agent)
+        if why is not None:
+            found.append(Violation(path=path, kind="not-granted", message=f"{path}: {why}"))
+    return found
+
+
+def _ungranted(
+    ws: Workspace, head: Snapshot, path: str, new_sha: str | None, agent: str
+) -> str | None:
+    """Why ``agent`` may not commit ``path`` as ``new_sha`` (None: deleted), or None."""
+    who = "a person or a coordinator changes it, not an agent"
+    if path == CONFIG_PATH:
+        if new_sha is not None and _mends_config(ws, head, new_sha):
+            return None
+        return f"it grants roles and sets the agents' policy: {who} ({agent})"
+    if head.blob_sha(path) is not None:
+        return f"a permission decision stands as it was made: {who} ({agent})"
+    if new_sha is None:
+        return None
+    try:
+        made = decode_decision(ws.git.read_blob(new_sha), path)
+    except CorruptFile:
+        return None  # the validation names it
+    if made.agent != agent:
+        return f"a permission decision for {made.agent}, committed by {agent}"
+    if not made.granted:
+        return None
+    try:
+        granted, _, _, ttl = decide(
+            policy(ws, head), agent, made.resource_type, made.scope, made.justification
+        )
+    except HiveError:
+        granted, ttl = False, None
+    longer = ttl is not None and (
+        made.expires_at is None or (made.expires_at - made.decided_at).total_seconds() > ttl
+    )
+    if not granted or longer:
+        return (
+            f"grants {made.resource_type} to {agent}, which the committed permission_policy"
+            " does not (ask with request_permission: hive decides and commits it)"
+        )
+    return None
+
+
+def _mends_config(ws: Workspace, head: Snapshot, new_sha: str) -> bool:
+    """Whether committing the config as ``new_sha`` mends one whose ``tools:`` rules
+    cannot be read at HEAD (which fails every agent closed) without touching who
+    coordinates, the ``agents:`` section or the permission policy."""
+    from hive.store.yamlio import load_mapping
+
+    try:
+        permissions_from_config(ws.config(head).extra_settings().get("tools"))
+        return False  # nothing to mend
+    except HiveError:
+        pass
+    try:
+        old = load_mapping(ws.git.read_blob(str(head.blob_sha(CONFIG_PATH))).decode(), CONFIG_PATH)
+        new = load_mapping(ws.git.read_blob(new_sha).decode(), CONFIG_PATH)
+    except (HiveError, KeyError, UnicodeDecodeError):
+        return False
+    granting = ("coordinators", "agents", "permission_policy")
+    return all(old.get(key) == new.get(key) for key in granting)
+
+
+def _claim_taken(
+    ws: Workspace, old_sha: str | None, new_sha: str | None, path: str, agent: str
+) -> str | None:
+    """The assignee of the cell at ``old_sha`` when it is claimed by someone other than
+    ``agent`` and the version ``new_sha`` (None: deleted) changes more than its comments
+    (appended) and its update time; else None. A version that does not decode is the
+    validation's to report."""
+    try:
+        old = decode_cell(ws.git.read_blob(old_sha), path) if old_sha else None
+        new = None if new_sha is None else decode_cell(ws.git.read_blob(new_sha), path)
+    except (CorruptFile, KeyError):
+        return None
+    if old is None or not is_claimed(old) or old.assignee == agent:
+        return None
+    if new is not None and only_comments_added(old, new):
+        return None
+    return old.assignee
 
 
 def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:

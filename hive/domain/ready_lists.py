@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 MOST_CHANGED = 200  # cell files changed since the nearest list: past this, all cells
 MOST_AFFECTED = 500  # cells whose readiness is decided again
-MOST_DELTA = 1_000  # rows of a derived list (grows with each write since its base)
+MOST_DELTA = 400  # rows of a derived list (grows with each write since its base)
 
 
 def store_ready_list(index: StateIndex, key: str) -> bool:

@@ -334,14 +334,17 @@ def files_held_by_others(
     now: datetime,
     *,
     submodules: Collection[str] = (),
+    also: Sequence[Reservation] = (),
 ) -> HeldFiles:
     """Which of ``paths`` (files about to be committed for ``agent``) fall under another
     agent's active exclusive reservation, on this branch or on any other worktree's,
     unless ``agent`` force-reserved them over it: what the pre-commit hook refuses in a
     ``git commit``, and ``swarm_complete`` in the files it commits. A path among
-    ``submodules`` (a staged gitlink) stands for every file below it."""
+    ``submodules`` (a staged gitlink) stands for every file below it; ``also``: more
+    reservations that count (the hook's: those HEAD holds, which a commit that drops
+    them from its own staged files does not escape)."""
     loaded = load_reservations(ws, snap)
-    held = active_reservations(loaded.files, now)
+    held = active_reservations(loaded.files, now) + list(also)
     for _, other in worktree_reservations(ws, snap):
         held += active_reservations(other.files, now)
     mine = [r for r in held if r.agent == agent]

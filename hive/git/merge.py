@@ -168,9 +168,9 @@ def _main_repository(repo: GitRepo, head: str | None = None) -> Iterator[Any]:
     switching to the worktree's branch, leaving behind every file of that HEAD the
     branch lacks (as untracked files) when it is another commit (a run started in a
     linked worktree, or beside a bare repository)."""
-    from dulwich.repo import Repo
+    from hive.git.dulwichrepo import open_repo
 
-    with Repo(repo.paths.common_dir) as opened:
+    with open_repo(repo.paths.common_dir) as opened:
         main: Any = opened
         if head is not None:
             main.head = lambda: object_id(head)

@@ -42,6 +42,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from hive.git.configfile import flag
 from hive.git.loose import (
     DEFAULT_GC_AUTO,
     DEFAULT_PACK_LIMIT,
@@ -75,6 +76,12 @@ UNLINK_THREADS = 16
 GIT_GC_PID_FRESH = 12 * 3600  # git ignores a gc.pid older than this
 _TYPE_NUMBERS = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 _TREE_MODE = 0o040000
+# Why a repository whose objects are precious is never packed: packing removes the
+# loose objects it packed and the packs it merged, which git refuses there too.
+PRECIOUS = (
+    "this repository keeps every object (extensions.preciousObjects): hive does not"
+    " pack it, as packing removes objects"
+)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,12 @@ class PackOutcome:
 
 def objects_dir(repo: GitRepo) -> str:
     return os.path.join(repo.paths.common_dir, "objects")
+
+
+def precious(repo: GitRepo) -> bool:
+    """Whether the repository's objects are precious (``extensions.preciousObjects``):
+    never packed, as packing removes objects (see ``PRECIOUS``)."""
+    return flag(repo.paths, "extensions", "preciousObjects")
 
 
 def gc_config(repo: GitRepo) -> GcConfig:
@@ -258,6 +271,8 @@ def pack_objects(
     try:
         if git_gc_running(repo.paths.common_dir):
             return PackOutcome(skipped="git gc is running")
+        if precious(repo):
+            return PackOutcome(skipped=PRECIOUS)
         objects = objects_dir(repo)
         _remove_dead_temporaries(os.path.join(objects, "pack"))
         outcome = PackOutcome()

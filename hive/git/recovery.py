@@ -493,9 +493,9 @@ def _blob(paths: RepoPaths, sha: str) -> bytes:
     found = read_object(paths, sha)  # loose or packed
     if found is not None and found[0] == b"blob":
         return found[1]
-    from dulwich.repo import Repo  # anything else (alternates): dulwich reads it
+    from hive.git.dulwichrepo import open_repo  # anything else (alternates): dulwich's
 
-    repo = Repo(paths.root)
+    repo = open_repo(paths.root)
     try:
         obj = repo.object_store[object_id(sha)]
     except KeyError:

@@ -51,7 +51,13 @@ def discover(start: str) -> RepoPaths:
 
     ``GIT_DIR`` and ``GIT_WORK_TREE`` are honoured as git honours them (git exports
     ``GIT_DIR`` to the hooks of a linked worktree): see :func:`_from_environment`."""
-    here = os.path.abspath(os.path.expanduser(start))
+    try:
+        here = os.path.abspath(os.path.expanduser(start))
+    except FileNotFoundError:  # a relative ``start`` in a directory that is gone
+        raise NotAGitRepository(
+            "the current directory no longer exists (it was removed while this shell was"
+            " in it): cd to the repository, or give its path with -C DIR"
+        ) from None
     if not os.path.isdir(here):
         what = "is a file, not a directory" if os.path.exists(here) else "no such directory"
         raise NotAGitRepository(f"{start}: {what}")

@@ -367,10 +367,11 @@ class GitRepo:
     def dulwich(self) -> Repo:
         if self._repo is None:
             from dulwich.errors import NotGitRepository
-            from dulwich.repo import Repo
+
+            from hive.git.dulwichrepo import open_repo
 
             try:
-                self._repo = Repo(self.paths.root)
+                self._repo = open_repo(self.paths.root)
             except NotGitRepository as exc:
                 raise NotAGitRepository(f"{self.paths.root}: {exc}") from None
             except ValueError:  # dulwich's word for a config file it cannot parse

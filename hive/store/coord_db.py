@@ -148,6 +148,20 @@ def _open(state_dir: str) -> sqlite3.Connection:
     return conn
 
 
+def _not_made_yet(state_dir: str) -> bool:
+    """No store under ``state_dir`` yet, nor anything in the way of one (a file in
+    place of the directory is named by the error, not read as an empty store)."""
+    in_the_way = os.path.lexists(state_dir) and not os.path.isdir(state_dir)
+    return not in_the_way and not os.path.lexists(db_path(state_dir))
+
+
+def _empty_store() -> sqlite3.Connection:
+    """An empty store in memory: what a reader finds before the first write."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript(SCHEMA)
+    return conn
+
+
 def _translated(path: str, exc: sqlite3.DatabaseError) -> Exception:
     """A lock held too long, a damaged file, or (anything else) the error itself."""
     if is_transient(exc):
@@ -192,8 +206,15 @@ def write(state_dir: str) -> Iterator[sqlite3.Connection]:
 
 @contextlib.contextmanager
 def read(state_dir: str) -> Iterator[sqlite3.Connection]:
-    """A consistent read (one snapshot of the WAL) without taking the write lock."""
-    conn = connection(state_dir)
+    """A consistent read (one snapshot of the WAL) without taking the write lock; a
+    store not made yet that cannot be made here (a read-only ``.git``) reads as the
+    empty store it would be."""
+    try:
+        conn = connection(state_dir)
+    except GitError:
+        if not _not_made_yet(state_dir):
+            raise
+        conn = _empty_store()
     try:
         conn.execute("BEGIN")
         try:

@@ -13,8 +13,6 @@ it is (it is replaced atomically) and keep it parsed per file version.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import os
 from collections.abc import Iterator
 
@@ -46,6 +44,8 @@ def new_token() -> str:
 
 
 def hash_token(token: str) -> str:
+    import hashlib  # OpenSSL: loaded by a process that checks a credential, not by every one
+
     return hashlib.sha256(token.strip().encode("utf-8")).hexdigest()
 
 
@@ -141,6 +141,8 @@ def _unwritable(path: str, exc: OSError, changed: str = NOTHING_CHANGED) -> GitE
 
 def name_of_token(state_dir: str, token: str) -> str | None:
     """The live identity ``token`` is the credential of, or None."""
+    import hmac
+
     wanted = hash_token(token)
     for name, entry in load(state_dir)["agents"].items():
         if hmac.compare_digest(str(entry.get("token_sha256", "")), wanted):
@@ -148,7 +150,15 @@ def name_of_token(state_dir: str, token: str) -> str | None:
     return None
 
 
+def retired_names(state_dir: str) -> set[str]:
+    """Names retired here that nobody holds now (no live credential of the name)."""
+    data = load(state_dir)
+    return {str(entry.get("name")) for entry in data["retired"]} - set(data["agents"])
+
+
 def matches(entry: dict[str, Any], token: str) -> bool:
+    import hmac
+
     return hmac.compare_digest(str(entry.get("token_sha256", "")), hash_token(token))
 
 

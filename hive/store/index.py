@@ -7,13 +7,14 @@ Everything here is a pure function of git object ids, so nothing can go stale:
   that does not parse, the problem and its line;
 * ``dirs``: the listing of each tree object below ``.hive/cells``, each entry
   carrying its blob's light fields (trees and blobs never change, so a listing
-  is stored once, ever, and reading a state of 10,000 cells is one indexed
-  query over small rows);
+  is stored once, and reading a state of 10,000 cells is one indexed query over
+  small rows; dropped with the last kept state holding its tree);
 * ``dependents``: target -> each cell file version (blob, its cell id) with a
   ``blocks`` dependency on it, stored with the first listing that holds the
   version: "what waits on this cell" is a range of this table and a lookup of
   each one's name in each tree of the state, not a read of every cell row;
-* ``states``: the cells trees whose every tree and blob is in the tables;
+* ``states``: the cells trees whose every tree and blob is in the tables (the
+  newest few: see :meth:`StateIndex._prune_states`);
 * ``commits``: commit id -> its ``.hive`` and ``.hive/cells`` tree ids;
 * ``ready``, ``ready_done``, ``ready_delta``: the ready list of a state, stored by the
   first process that needed it: whole, or as a delta over a whole one
@@ -79,6 +80,7 @@ BATCH = 500  # cell files parsed and inserted per transaction in a cold build
 REBUILT_RETRIES = 3
 SQLITE_BUSY = 5
 BUSY_TIMEOUT_MS = 30_000
+WAL_RESTART_BYTES = 4 << 20  # ~1,000 pages: where SQLite's own checkpoint starts
 
 _LIGHT = """
     id TEXT, status TEXT, type TEXT, priority INTEGER, parent TEXT, assignee TEXT,
@@ -149,12 +151,16 @@ def _problem_files(row: str = "") -> str:
 
 
 _PROBLEMS = f"CREATE INDEX IF NOT EXISTS dirs_problems ON dirs(tree) WHERE {_problem_files()}"
-_EXTRA_INDEXES = (_SUBTREES, *_BY_FACT, _PROBLEMS)
+# Whether a whole ready list holds a cell (a list derived from it: which of the cells
+# decided again leave it), by point lookups instead of reading its ~6,700 rows.
+_READY_MEMBERS = "CREATE INDEX IF NOT EXISTS ready_members ON ready(key, id)"
+_EXTRA_INDEXES = (_SUBTREES, *_BY_FACT, _PROBLEMS, _READY_MEMBERS)
 # The tables of _DDL: a file of this schema lacking one is damaged (rebuilt on open)
 _TABLES = tuple(part.split("(", 1)[0].strip() for part in _DDL.split("CREATE TABLE ")[1:])
 _CATALOG = (  # how many of the extra indexes and of the tables the file holds
     "SELECT total(type = 'index'), total(type = 'table') FROM sqlite_master WHERE (type ="
-    " 'index' AND name IN ('dirs_subtrees', 'dirs_parent', 'dirs_assignee', 'dirs_problems'))"
+    " 'index' AND name IN ('dirs_subtrees', 'dirs_parent', 'dirs_assignee', 'dirs_problems',"
+    " 'ready_members'))"
     " OR (type ="
     f" 'table' AND name IN ({', '.join(repr(table) for table in _TABLES)}))"
 )
@@ -608,11 +614,14 @@ class Transaction:
     imported by a fresh process). ``joined``: a part of the enclosing transaction of
     :meth:`StateIndex.one_transaction`, which commits or rolls back the whole."""
 
-    __slots__ = ("db", "joined")
+    __slots__ = ("db", "joined", "wal")
 
-    def __init__(self, db: sqlite3.Connection, *, joined: bool = False) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, *, joined: bool = False, wal: str | None = None
+    ) -> None:
         self.db = db
         self.joined = joined
+        self.wal = wal  # the file's WAL (None in memory)
 
     def __enter__(self) -> sqlite3.Connection:
         if not self.joined:
@@ -624,9 +633,36 @@ class Transaction:
             return
         if kind is None:
             self.db.execute("COMMIT")
+            if self.wal is not None:
+                restart_wal(self.db, self.wal)
             return
         with suppress(sqlite3.Error):
             self.db.execute("ROLLBACK")
+
+
+def restart_wal(db: sqlite3.Connection, wal: str) -> None:
+    """Empty the WAL once it holds :data:`WAL_RESTART_BYTES` (a ``TRUNCATE``
+    checkpoint; skipped at once, without waiting, while another process reads).
+
+    A hive process ends without closing its connection (``cli/entry.py``'s
+    ``_exit``), so the next one to open the file is alone and recovers the WAL: it
+    reads and checksums all of it, and forgets that it was checkpointed, so its
+    writes are appended instead of restarting the WAL. SQLite's own checkpoints then
+    never let the file shrink: at 10,000 cells it grew by ~1.5 MB a write (65 MB
+    after 40), and every fresh process paid for reading it (``hive ready`` 120 ->
+    165 ms of CPU over those 40 writes)."""
+    try:
+        size = os.stat(wal).st_size
+    except OSError:
+        return
+    if size < WAL_RESTART_BYTES:
+        return
+    db.execute("PRAGMA busy_timeout=0")
+    try:
+        with suppress(sqlite3.Error):
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 class OneTransaction:
@@ -642,7 +678,7 @@ class OneTransaction:
     def __enter__(self) -> None:
         if getattr(self.index._local, "joined", False):
             return  # already inside one
-        self.outer = Transaction(self.index.db)
+        self.outer = Transaction(self.index.db, wal=self.index.wal)
         self.outer.__enter__()
         self.index._local.joined = True
 
@@ -873,7 +909,12 @@ class StateIndex:
     def transaction(self) -> Transaction:
         """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on), or
         a part of the enclosing :meth:`one_transaction`."""
-        return Transaction(self.db, joined=getattr(self._local, "joined", False))
+        return Transaction(self.db, joined=getattr(self._local, "joined", False), wal=self.wal)
+
+    @property
+    def wal(self) -> str | None:
+        """The path of the file's WAL (None for an index in memory)."""
+        return None if self.memory else self.path + "-wal"
 
     def one_transaction(self) -> OneTransaction:
         """The writes of a ``with`` block as one transaction (a write recording its new
@@ -983,12 +1024,40 @@ class StateIndex:
                 self._store_listing(db, listing)
             self._store_dependents(db, listings)
             db.execute("INSERT OR IGNORE INTO states(key, built) VALUES (?, ?)", (key, time.time()))
+            self._prune_states(db)
         return True
 
+    def _prune_states(self, db: sqlite3.Connection) -> None:
+        """Past :data:`STATES_KEPT` + :data:`PRUNE_SLACK` states, drop all but the
+        newest :data:`STATES_KEPT` and the listings of trees only dropped states held
+        (every write is a new state: ~300 rows at 10,000 cells, which were kept forever).
+        In the storing transaction; a new ``pruned`` token in ``meta`` sends a process
+        indexing a state meanwhile (which may lean on a listing dropped here) to start
+        it again, as a rebuild does. A dropped state is indexed again when asked."""
+        (count,) = db.execute("SELECT count(*) FROM states").fetchone()
+        if count <= STATES_KEPT + PRUNE_SLACK:
+            return
+        ranked = [row[0] for row in db.execute("SELECT key FROM states ORDER BY built DESC, key")]
+        kept: set[str] = set()
+        for key in ranked[:STATES_KEPT]:
+            kept.update(self._trees_of_state(key))
+        dropped: set[str] = set()
+        for key in ranked[STATES_KEPT:]:
+            dropped.update(self._trees_of_state(key))
+        db.executemany("DELETE FROM states WHERE key = ?", [(key,) for key in ranked[STATES_KEPT:]])
+        db.executemany("DELETE FROM dirs WHERE tree = ?", [(tree,) for tree in dropped - kept])
+        db.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('pruned', ?)", (os.urandom(8).hex(),)
+        )
+
     def _generation(self) -> str | None:
-        """The token a rebuild of the file sets anew (None in a file made before it)."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        return None if row is None else str(row[0])
+        """The tokens a rebuild of the file and a pruning of its states set anew (None
+        in a file made before them)."""
+        row = self.db.execute(
+            "SELECT group_concat(value, '/') FROM (SELECT value FROM meta"
+            " WHERE key IN ('generation', 'pruned') ORDER BY key)"
+        ).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
 
     def _new_trees(
         self, key: str, list_tree: TreeLister, base: str | None = None
@@ -1695,6 +1764,11 @@ READY_LISTS_KEPT = 4
 # lists a ready list may be derived from (the nearest of the newest few).
 DERIVED_LISTS_KEPT = 16
 SOURCES_TRIED = 8
+
+# States kept (each a few new rows of `dirs`: a new root and the shard the write
+# changed): the newest STATES_KEPT, dropped in one go once PRUNE_SLACK more are stored.
+STATES_KEPT = 16
+PRUNE_SLACK = 8
 
 JSON_PIECE = 1_000  # cells printed per write: a listing of 100,000 (~66 MB) is never copied whole
 

@@ -59,7 +59,8 @@ generated from the registry:
   a terminal); it exits 0
   when every call succeeded, else with the exit code (the table in cli.md) of the
   first call that failed (`not_found` 3, `invalid_arguments`/`invalid_call`/
-  `unknown_tool` 2, `not_owner` 5, ...; `hook_blocked` 5, `rate_limited` 10, `internal_error` 70),
+  `unknown_tool` 2, `not_owner` 5, ...; `hook_blocked` 5, `rate_limited` 10, `internal_error` 70;
+  a write that found no room, a full disk or a quota: `git_error` 8, as on the command line),
   the transcript still printed whole; a call with
   another key (`arguments`, `input`) is refused (`invalid_call`), never run without
   its arguments; `warnings` says why a session

@@ -273,8 +273,13 @@ def _unknown_tool(name: Any) -> dict[str, Any]:
 
 
 def _internal(exc: BaseException) -> dict[str, Any]:
+    from hive.errors import GitError, no_room
+
     if isinstance(exc, RecursionError):
         return {"error": "arguments or data are nested too deeply", "code": "invalid_arguments"}
+    full = no_room(exc)  # a full disk or a limit: not a bug, as the CLI says it
+    if full is not None:
+        return {"error": full, "code": GitError.code}
     return {"error": f"internal error: {type(exc).__name__}: {exc}", "code": "internal_error"}
 
 

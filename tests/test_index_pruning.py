@@ -1,0 +1,86 @@
+"""The state index drops the states (and tree listings) of old writes: its `dirs`
+table stays bounded, and a dropped state is indexed again when asked, never answered
+from partial rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import close_cell, create_cell, list_cells
+from hive.domain.workspace import Workspace
+from hive.store import index as state_index
+from tests.conftest import git
+from tests.inprocess import run_hive
+
+
+def counts(ws: Workspace) -> tuple[int, int]:
+    """(states stored, trees listed)."""
+    db = ws.state_index.db
+    (states,) = db.execute("SELECT count(*) FROM states").fetchone()
+    (trees,) = db.execute("SELECT count(DISTINCT tree) FROM dirs").fetchone()
+    return int(states), int(trees)
+
+
+def listed_trees(ws: Workspace) -> set[str]:
+    """Every tree the stored states reach (what `dirs` must hold, and all it should)."""
+    index = ws.state_index
+    keys = [row[0] for row in index.db.execute("SELECT key FROM states")]
+    return {tree for key in keys for tree in index._trees_of_state(key)}
+
+
+@pytest.fixture
+def few(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(state_index, "STATES_KEPT", 3)
+    monkeypatch.setattr(state_index, "PRUNE_SLACK", 2)
+
+
+def test_old_states_and_their_listings_are_dropped(ws: Workspace, repo: Path, few: None) -> None:
+    made = []
+    first = ""
+    for n in range(12):
+        made.append(create_cell(ws, title=f"cell {n}").id)
+        first = first or git(repo, "rev-parse", "HEAD:.hive/cells").strip()
+        if n % 3 == 2:
+            close_cell(ws, cell_id=made[-1])
+        states, trees = counts(ws)
+        assert states <= 3 + 2
+        stored = {row[0] for row in ws.state_index.db.execute("SELECT DISTINCT tree FROM dirs")}
+        assert stored == listed_trees(ws)  # no listing of a dropped state is left
+        assert trees == len(stored)
+        expected = sorted(cell.id for cell in list_cells(Workspace(str(repo), actor="bob")))
+        listed = json.loads(run_hive(["list", "--json", "--all"], cwd=repo).stdout)
+        assert sorted(cell["id"] for cell in listed) == expected
+    assert not ws.state_index.has_state(first)
+
+
+def test_a_dropped_state_is_indexed_again_when_asked(ws: Workspace, repo: Path, few: None) -> None:
+    early = create_cell(ws, title="early").id
+    old_commit = git(repo, "rev-parse", "HEAD").strip()
+    old_key = git(repo, "rev-parse", "HEAD:.hive/cells").strip()
+    for n in range(8):
+        create_cell(ws, title=f"later {n}")
+    assert not ws.state_index.has_state(old_key)
+    git(repo, "checkout", "-q", "--detach", old_commit)
+    for command in (("list", "--json", "--all"), ("ready", "--json", "--all")):
+        shown = json.loads(run_hive(list(command), cwd=repo).stdout)
+        assert [cell["id"] for cell in shown] == [early]
+    assert ws.state_index.has_state(old_key)
+    entries = ws.state_index.stored_entries(old_key)
+    assert entries is not None
+    assert sorted(entry.id for entry in entries if entry.id) == [early]
+
+
+def test_a_pruning_restarts_a_state_indexed_meanwhile(ws: Workspace, few: None) -> None:
+    """A process indexing a state outside one transaction may lean on a listing that a
+    pruning drops meanwhile: the pruning writes a new token, so its store is refused
+    (and the state indexed again), as after a rebuild."""
+    index = ws.state_index
+    before = index._generation()
+    for n in range(6):
+        create_cell(ws, title=f"cell {n}")
+    assert index._generation() != before
+    assert not index._store_state("f" * 40, [], before)
+    assert not index.has_state("f" * 40)
