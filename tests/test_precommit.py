@@ -503,9 +503,13 @@ def test_an_agent_s_own_commits_carry_the_cell_it_works_on(ws: Workspace, repo: 
     assert committed(alice) == cell.id
     assert committed(alice, "--amend") == cell.id  # once, not twice
     assert committed(hive_env(repo, "alice", HIVE_CELL=cell.id), "-m", "body") == cell.id
-    assert git(repo, "log", "-1", "--format=%B").strip().endswith(f"body\n\nHive-Cell: {cell.id}")
+    recorded = git(repo, "log", "-1", "--format=%B").strip()
+    assert recorded.endswith(f"body\n\nHive-Committer: alice\nHive-Cell: {cell.id}")
     assert committed(hive_env(repo, None)) == ""  # a person's
+    by = "--format=%(trailers:key=Hive-Committer,valueonly)"
+    assert git(repo, "log", "-1", by).strip() == ""  # a person is git's author
     assert committed(hive_env(repo, "alice", HIVE_CELL=other.id)) == ""  # not hers
+    assert git(repo, "log", "-1", by).strip() == "alice"  # but hers: git's author is Ada's
     # an editor left with nothing but git's comments: git still refuses the empty message
     (repo / "src/a.py").write_text("left for an empty message\n")
     empty = subprocess.run(
