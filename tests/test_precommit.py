@@ -230,7 +230,8 @@ def test_doctor_names_a_claimed_cell_taken_past_the_hook(ws: Workspace, repo: Pa
     close_cell(Workspace(str(repo)), cell_id=other.id, force=True)  # a person, recorded
     path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
     path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
-    sha = _forged_commit(repo, "bob", f"close {cell.id}\n\nHive-Cell: {cell.id}", "-a")
+    trailers = f"Hive-Cell: {cell.id}\nHive-Worker: alice"  # an agent is no runner
+    sha = _forged_commit(repo, "bob", f"close {cell.id}\n\n{trailers}", "-a")
     warned = [w.message for w in diagnose(ws).warnings if w.kind == "not-owner"]
     assert warned == [
         f"{sha[:10]} bob changed {cell.id} (claimed by alice) without an override (hive"
