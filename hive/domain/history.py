@@ -189,8 +189,12 @@ def claim_breaches(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
     added, without a ``Hive-Override`` trailer: what hive's own writes refuse, made by
     hand past the hook (``--no-verify``) or under trailers written by hand."""
     from hive.domain.ownership import configured_coordinators
+    from hive.errors import HiveError
 
-    runners = set(configured_coordinators(ws))
+    try:
+        runners = set(configured_coordinators(ws))
+    except HiveError:  # a config that cannot be read (doctor reports it): no coordinators
+        runners = set()
     found = []
     for number, commit in enumerate(ws.git.iter_commits()):
         if number >= limit:
