@@ -1099,3 +1099,17 @@ def test_a_clone_s_own_reservation_commits_are_not_read_back(tmp_path: Path, mod
     git(repo, "commit", "-q", "-m", "code")
     hive("reserve", "src/two.py")
     assert tips.read_text().split() == [git(repo, "rev-parse", "HEAD").strip()]
+
+
+def test_a_mirror_remote_gets_hives_refs_as_any_other(clones: Clones) -> None:
+    """A remote kept as a mirror (``git remote add --mirror=push backup URL``: a
+    backup, a second forge): ``hive sync backup`` ended in "cannot push hive's refs to
+    backup: --mirror can't be combined with refspecs" (exit 8), as a mirror remote
+    takes no refspec. hive pushes its own refs there as to any remote (a plain ``git
+    push backup`` mirrors them with the rest)."""
+    git(clones.paths["a"], "remote", "add", "--mirror=push", "backup", str(clones.origin))
+    made = create_cell(clones.ws("a"), title="Mirrored")
+    sync(clones.ws("a"), remote="backup")
+    assert git(clones.origin, "for-each-ref", "--format=%(refname)", "refs/hive/")
+    clones.sync("b")
+    assert made.id in clones.hive_files("b")

@@ -131,7 +131,10 @@ def push_refs(root: str, remote: str, refs: list[str]) -> list[str]:
     rejected because it moved (the caller fetches and merges again)."""
     if not refs:
         return []
-    result = run_git(root, "push", "--porcelain", remote, *(f"{ref}:{ref}" for ref in refs))
+    # a mirror remote (remote.NAME.mirror) takes no refspec: hive's refs go as to any
+    unmirrored = ("-c", f"remote.{remote}.mirror=false") if _REMOTE_NAME.fullmatch(remote) else ()
+    pushed = (f"{ref}:{ref}" for ref in refs)
+    result = run_git(root, *unmirrored, "push", "--porcelain", remote, *pushed)
     rejected: list[str] = []
     refused: list[str] = []
     for line in result.stdout.splitlines():
