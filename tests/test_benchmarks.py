@@ -52,6 +52,7 @@ SMOKE: dict[str, list[str]] = {
     # --no-warm-up (bench_process.py, bench_startup.py): no untimed round before the timed
     # one; a smoke run's numbers mean nothing, and every row still runs its processes once
     "bench_startup.py": ["--runs", "1", "--cells", "2", "--no-warm-up"],
+    "bench_sync.py": ["--quick"],  # 20 cells, 1 run, 2 rounds of history, no warm-up
 }
 BASELINE = "baseline: git add + git commit"
 
@@ -343,6 +344,24 @@ def check_startup(output: str) -> None:
     assert "median of 1 fresh processes" in output
 
 
+def check_sync(output: str) -> None:
+    rows = table(output, ["cells", "operation", "hive", "git", "vs git (paired)", "hive CPU"])
+    assert [row[1] for row in rows] == [
+        "no-op: nothing changed anywhere",
+        "one `hive create` in a: a's sync (sends it)",
+        "... then b's sync (receives it)",
+        "one change on each side, different cells: b's sync after a's",
+        "the same cell changed on both sides: b's sync after a's",
+        "first sync of a fresh clone",
+        "sync that sends one create, after 2 earlier rounds of syncs",
+    ]
+    for size, operation, hive, git, versus, cpu in rows:
+        assert size == TINY and duration_ms(git) > 0 and duration_ms(cpu) > 0, operation
+        halves = (shown_half(hive), shown_half(git))  # one pair: the ratio is this pair's
+        assert agrees(ratio(versus), duration_ms(hive), duration_ms(git), halves=halves)
+    assert "1 pairs per row; git: `git pull --rebase && git push`." in output
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "run.py": check_run,
     "bench_coord.py": check_coord,
@@ -352,6 +371,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "bench_parse.py": check_parse,
     "bench_process.py": check_process,
     "bench_startup.py": check_startup,
+    "bench_sync.py": check_sync,
 }
 
 

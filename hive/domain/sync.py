@@ -292,7 +292,7 @@ class _History:
         """Every version of a hive file in ``side``'s history (read once)."""
         if side not in self._blobs:
             tip = self._tips[side]
-            self._blobs[side] = history_blobs(self._git, tip, limit=HISTORY_LIMIT)
+            self._blobs[side] = history_blobs(self._git, tip, limit=HISTORY_LIMIT, side=side)
         return self._blobs[side]
 
     def common(self, path: str) -> str | None:

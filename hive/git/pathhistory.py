@@ -100,18 +100,39 @@ def changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list[
     ``--full-history -m``: every commit that changed them on any line of history,
     merges diffed against each parent (a merged version is a version the side had).
     Each change names the version before and after it; both were in the history."""
-    output = git_output(root, *_LOG_VERSIONS, f"--max-count={limit}", tip, "--", path)
-    if output is None:
+    changes = log_changes(root, tip, path, limit=limit)
+    if changes is None:
         return None
     found: dict[str, None] = {}  # an ordered set, newest first
+    for blobs in changes.values():
+        found.update(dict.fromkeys(blobs))
+    return list(found)
+
+
+def log_changes(
+    root: str, tip: str, path: str, *, limit: int, exclude: list[str] | None = None
+) -> dict[str, list[str]] | None:
+    """The newest ``limit`` commits that changed ``path`` (a file or a folder) in
+    ``tip``'s history, in ``git log``'s order, each with the versions its changes name
+    (:func:`changed_blobs_by_git`); without the history of the commits in ``exclude``
+    (the commits since them); None when git cannot answer."""
+    excluded = ("--not", *exclude) if exclude else ()
+    output = git_output(root, *_LOG_TABLE, f"--max-count={limit}", tip, *excluded, "--", path)
+    if output is None:
+        return None
+    found: dict[str, dict[str, None]] = {}  # commit -> an ordered set of versions
+    versions: dict[str, None] = {}
     for line in output.splitlines():
+        if line.startswith("commit "):  # (-m: a merge's header before each parent's diff)
+            versions = found.setdefault(line[7:], {})
+            continue
         if not line.startswith(":"):
             continue
         fields = line.split("\t", 1)[0].split()
         if len(fields) < 4:
             return None
-        _add_versions(found, fields)
-    return list(found)
+        _add_versions(versions, fields)
+    return {commit: list(blobs) for commit, blobs in found.items()}
 
 
 def _add_versions(found: dict[str, None], fields: list[str]) -> None:
@@ -137,7 +158,7 @@ class LooseHistory:
 
     def __init__(self, paths: RepoPaths, *, tables: bool = True) -> None:
         self.paths = paths
-        self.tables = tables and _history_fixed(paths.common_dir)
+        self.tables = tables and history_fixed(paths.common_dir)
 
     def head_commit(self) -> str | None:
         head = read_head_fast(self.paths)
@@ -184,7 +205,7 @@ class LooseHistory:
             _mark(folder, name)
             return None
         table = versions_table(self.paths.root, commit, limit=limit)
-        _store(name, b"-" if table is None else marshal.dumps(table))
+        store_atomically(name, b"-" if table is None else marshal.dumps(table))
         return table
 
     def _tree_items(self, tree: str) -> dict[bytes, tuple[int, str]]:
@@ -194,7 +215,7 @@ class LooseHistory:
         return parse_tree(found[1])
 
 
-def _history_fixed(common_dir: str) -> bool:
+def history_fixed(common_dir: str) -> bool:
     """Whether a commit's history is all there is to it here: not a shallow clone, no
     grafts, no replace refs (each can change what ``git log`` walks)."""
     for part in ("shallow", os.path.join("info", "grafts"), os.path.join("refs", "replace")):
@@ -224,10 +245,11 @@ def _mark(folder: str, name: str) -> None:
     with suppress(OSError):
         os.makedirs(folder, exist_ok=True)
         _remove_old(folder)
-        _store(name, b"")
+        store_atomically(name, b"")
 
 
-def _store(name: str, data: bytes) -> None:
+def store_atomically(name: str, data: bytes) -> None:
+    """``data`` in the file ``name``, whole or not at all (a temporary file, renamed)."""
     temp = f"{name}.tmp-{os.getpid()}"
     try:
         with open(temp, "wb") as handle:

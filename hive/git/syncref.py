@@ -109,19 +109,30 @@ def move_ref(
     return repo.swap_ref(HeadRef(ref=ref, commit=old), new, author, message, timeout)
 
 
-def history_blobs(repo: GitRepo, tip: str | None, *, limit: int) -> set[str]:
+def history_blobs(repo: GitRepo, tip: str | None, *, limit: int, side: str = "") -> set[str]:
     """Every blob id that was under ``.hive`` in ``tip`` or its ancestors: the versions
-    of hive files that side already had. Read by the real ``git`` (the files of ``tip``
-    and both sides of every change in the newest ``limit`` commits that changed
-    ``.hive``: ~80 ms for 2,000 commits where reading them here took ~0.35 s); without a
-    usable ``git``, the trees of the newest ``limit`` commits, read here."""
+    of hive files that side already had. Read by the real ``git`` (both sides of every
+    change in the newest ``limit`` commits that changed ``.hive``, and when there are
+    that many, the files of ``tip`` too: ~80 ms for 2,000 commits where reading them
+    here took ~0.35 s); what each commit changed is remembered, and the next sync asks
+    git only about the commits since (:mod:`hive.git.historycache`; ``side`` names whose
+    history it is, "ours" or "theirs", each remembered apart). Without a usable
+    ``git``, the trees of the newest ``limit`` commits, read here."""
+    from hive.git.historycache import HistoryCache
+
     if tip is None:
         return set()
-    changed = changed_blobs_by_git(repo.root, tip, HIVE_DIR, limit=limit)
-    held = None if changed is None else _tree_blobs_by_git(repo.root, tip)
-    if held is None:
+    paths = repo.paths
+    state_dir = paths.hive_state_dir
+    cache = HistoryCache(repo.root, paths.common_dir, state_dir, limit=limit, side=side)
+    walked = cache.versions(tip, HIVE_DIR)
+    if walked is not None and walked[0] < limit and cache.usable:
+        # the whole history: every file of tip is a version one of its commits named
+        return walked[1]
+    held = None if walked is None else _tree_blobs_by_git(repo.root, tip)
+    if held is None or walked is None:
         return _history_blobs_read(repo, tip, limit=limit)
-    return held.union(changed or ())
+    return held.union(walked[1])
 
 
 def _tree_blobs_by_git(root: str, tip: str) -> set[str] | None:

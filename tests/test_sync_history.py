@@ -1,0 +1,91 @@
+"""What ``hive sync`` reads of the histories: only what came since it last read them
+(hive/git/historycache.py), with the same answers as reading everything."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import create_cell, update_cell
+from hive.domain.workspace import Workspace
+from hive.git.pathhistory import changed_blobs_by_git
+from hive.git.syncref import _history_blobs_read, history_blobs
+from tests.conftest import GIT_ENV, git
+from tests.test_sync import Clones, built_clones, clones  # noqa: F401 (fixtures)
+
+
+def _whole_read(repo: Path, tip: str, limit: int) -> set[str]:
+    """history_blobs as it was before anything was remembered: the versions the newest
+    ``limit`` commits that changed ``.hive`` name, and the files of ``tip``."""
+    changed = changed_blobs_by_git(str(repo), tip, ".hive", limit=limit)
+    assert changed is not None
+    listed = git(repo, "ls-tree", "-r", tip, "--", ".hive").splitlines()
+    return set(changed) | {line.split()[2] for line in listed}
+
+
+def _head(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.parametrize("limit", [2000, 6])
+def test_remembered_versions_plus_the_new_commits_answer_as_a_whole_read(
+    repo: Path, ws: Workspace, limit: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What is remembered plus what the commits since changed (merges of a side branch
+    dated before every other commit, a merge that kept one side's file, commits that
+    change no hive file) is what a whole read finds, at every step; with a small
+    ``limit`` the history passes the window's edge and the window moves on, walked
+    with what was remembered (``git rev-list``), not read whole again."""
+    first = create_cell(ws, title="v1")
+    answers = [history_blobs(ws.git, _head(repo), limit=limit)]
+    git(repo, "branch", "side")
+    update_cell(ws, cell_id=first.id, title="v2 on main")
+    git(repo, "checkout", "-q", "side")
+    old = {**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": "2001-01-01T00:00:00Z"}
+    for number in range(3):  # commits dated before every other: the walk meets them last
+        update_cell(ws, cell_id=first.id, title=f"v{number} on side")
+        amend = ["git", "-C", str(repo), "commit", "-q", "--amend", "--no-edit"]
+        subprocess.run(amend, env=old, check=True)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "-s", "ours", "--no-edit", "side")
+    trace = tmp_path / "trace"
+    for number in range(8):
+        create_cell(ws, title=f"later {number}")
+        (repo / "code.txt").write_text(f"{number}\n")
+        git(repo, "add", "code.txt")
+        git(repo, "commit", "-qm", "code, no hive file")
+        head = _head(repo)
+        monkeypatch.setenv("GIT_TRACE", str(trace))
+        answers.append(history_blobs(ws.git, head, limit=limit))
+        monkeypatch.delenv("GIT_TRACE")
+        assert answers[-1] == _whole_read(repo, head, limit)
+        assert answers[-1] == _history_blobs_read(ws.git, head, limit=limit) or limit < 2000
+    assert (answers[0] < answers[-1]) == (limit == 2000)  # (6: the first fell out)
+    changed = git(repo, "rev-list", "--count", "--full-history", "HEAD", "--", ".hive")
+    assert (int(changed) > 2 * limit) == (limit == 6)  # the small window moved on
+    logs = [line for line in trace.read_text().splitlines() if "built-in: git log" in line]
+    assert logs and all(" --not " in line for line in logs[-2:]), logs  # not read whole
+
+
+def test_a_sync_that_sends_reads_only_the_commits_since_the_last(
+    clones: Clones,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each sync that sends asks which versions both histories hold; the second one
+    reads only the commits since the first (``git log ... ^TIP``), not both whole
+    histories again (which grew with every sync)."""
+    for number in range(3):
+        create_cell(clones.ws("a"), title=f"before {number}")
+        clones.sync("a")
+    create_cell(clones.ws("a"), title="sent now")
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    result = clones.sync("a")
+    assert result.sent_cells == 1
+    logs = [line for line in trace.read_text().splitlines() if "git log" in line]
+    assert len(logs) == 2, logs  # the branch's history and the remote state's
+    assert all(" --not " in line for line in logs), logs
