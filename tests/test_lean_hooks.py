@@ -218,7 +218,7 @@ def test_an_agent_s_commit_is_checked_without_the_models(ws: Workspace, repo: Pa
         assert code == "0", args
         unwanted = modules & {*HEAVY, "json", "subprocess"}  # git run by posix_spawn
         assert not unwanted, (args, sorted(unwanted))
-    assert message.read_text() == f"work\n\nHive-Cell: {cell.id}\n"
+    assert message.read_text() == f"work\n\nHive-Committer: Bee\nHive-Cell: {cell.id}\n"
 
 
 def test_an_agent_s_rules_are_read_without_the_models(
@@ -310,8 +310,9 @@ def test_the_lean_commit_msg_trailer_is_the_full_path_s(
     start_cell(Workspace(str(repo), actor="Bee"), cell_id=create_cell(ws, title="second").id)
     said = tmp_path / "two"
     said.write_text(MESSAGES[message])
-    assert _lean(repo, ["commit-msg", str(said)], capsys) == (0, "")  # two in progress: none
-    assert said.read_text() == MESSAGES[message]
+    assert _lean(repo, ["commit-msg", str(said)], capsys) == (0, "")  # two in progress: no cell
+    named = "" if message == "empty" else "Hive-Committer: Bee"  # git refuses it as it is
+    assert ("Hive-Cell" in said.read_text(), named in said.read_text()) == (False, True)
 
 
 def test_a_trailer_git_refuses_is_reported_as_the_full_path_reports_it(
@@ -357,7 +358,7 @@ def test_an_agent_s_commit_carries_its_cell_exactly_as_before(ws: Workspace, rep
     )
     assert done.returncode == 0, done.stderr
     recorded = git(repo, "log", "-1", "--format=%B")
-    assert recorded == f"{message}\nHive-Cell: {cell}\n\n"
+    assert recorded == f"{message}\nHive-Committer: Bee\nHive-Cell: {cell}\n\n"
     _stage(repo, "docs/guide.md")
     refused = subprocess.run(
         ["git", "-C", str(repo), "commit", "-q", "-m", "docs"],

@@ -230,7 +230,8 @@ def test_doctor_names_a_claimed_cell_taken_past_the_hook(ws: Workspace, repo: Pa
     close_cell(Workspace(str(repo)), cell_id=other.id, force=True)  # a person, recorded
     path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
     path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
-    sha = _forged_commit(repo, "bob", f"close {cell.id}\n\nHive-Cell: {cell.id}", "-a")
+    trailers = f"Hive-Cell: {cell.id}\nHive-Worker: alice"  # an agent is no runner
+    sha = _forged_commit(repo, "bob", f"close {cell.id}\n\n{trailers}", "-a")
     warned = [w.message for w in diagnose(ws).warnings if w.kind == "not-owner"]
     assert warned == [
         f"{sha[:10]} bob changed {cell.id} (claimed by alice) without an override (hive"
@@ -503,9 +504,13 @@ def test_an_agent_s_own_commits_carry_the_cell_it_works_on(ws: Workspace, repo: 
     assert committed(alice) == cell.id
     assert committed(alice, "--amend") == cell.id  # once, not twice
     assert committed(hive_env(repo, "alice", HIVE_CELL=cell.id), "-m", "body") == cell.id
-    assert git(repo, "log", "-1", "--format=%B").strip().endswith(f"body\n\nHive-Cell: {cell.id}")
+    recorded = git(repo, "log", "-1", "--format=%B").strip()
+    assert recorded.endswith(f"body\n\nHive-Committer: alice\nHive-Cell: {cell.id}")
     assert committed(hive_env(repo, None)) == ""  # a person's
+    by = "--format=%(trailers:key=Hive-Committer,valueonly)"
+    assert git(repo, "log", "-1", by).strip() == ""  # a person is git's author
     assert committed(hive_env(repo, "alice", HIVE_CELL=other.id)) == ""  # not hers
+    assert git(repo, "log", "-1", by).strip() == "alice"  # but hers: git's author is Ada's
     # an editor left with nothing but git's comments: git still refuses the empty message
     (repo / "src/a.py").write_text("left for an empty message\n")
     empty = subprocess.run(

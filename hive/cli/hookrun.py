@@ -30,8 +30,8 @@ def hook(inv: Invocation) -> int | None:
 
 
 def attribute(directory: str, message_file: str) -> int:
-    """The commit-msg hook: the ``Hive-Cell:`` trailer for an agent's own commit
-    (``hive.domain.commitmsg``); it never blocks the commit (exit 0)."""
+    """The commit-msg hook: the ``Hive-Committer:`` and ``Hive-Cell:`` trailers for an
+    agent's own commit (``hive.domain.commitmsg``); it never blocks the commit (exit 0)."""
     import os
 
     from hive.cli.opening import open_workspace

@@ -1012,9 +1012,10 @@ def _holds_of(name: str, data: bytes) -> list[tuple[str, str]] | None:
 
 
 def commit_msg(inv: Invocation, message_file: str) -> int | None:
-    """``hive hooks run commit-msg FILE``: the ``Hive-Cell:`` trailer of the cell an
-    agent works on, by ``hive.domain.commitmsg``'s own rules, its cells read from the
-    state index for HEAD's state (``hookrun.attribute`` builds a full Workspace for the
+    """``hive hooks run commit-msg FILE``: the ``Hive-Committer:`` trailer naming the
+    agent and the ``Hive-Cell:`` trailer of the cell it works on, by
+    ``hive.domain.commitmsg``'s own rules, its cells read from the state index for
+    HEAD's state (``hookrun.attribute`` builds a full Workspace for the
     same answer). None (the full path) when the credential store, git's
     ``core.commentChar`` or HEAD's cells cannot be read here for sure."""
     import os
@@ -1022,7 +1023,12 @@ def commit_msg(inv: Invocation, message_file: str) -> int | None:
     token = os.environ.get("HIVE_AGENT_TOKEN") or None
     if token is None:
         return 0  # a person's commit: nothing to add (hookrun.attribute reads nothing)
-    from hive.domain.commitmsg import CELL_TRAILER, add_cell, chosen_cell, empty_message
+    from hive.domain.commitmsg import (
+        add_commit_trailers,
+        chosen_cell,
+        commit_trailers,
+        empty_message,
+    )
     from hive.git.configfile import Unsure, config_value
     from hive.git.refs import discover
     from hive.store import credentials
@@ -1045,22 +1051,20 @@ def commit_msg(inv: Invocation, message_file: str) -> int | None:
     cells = None if state is None else _cells_for(state, agent, wanted)
     if state is None or cells is None:
         return None
-    cell = chosen_cell(cells, agent, wanted)
-    if cell is None:
-        return 0
+    trailers = commit_trailers(agent, chosen_cell(cells, agent, wanted))
     from hive.cli.lean_write import guarded
     from hive.git.rungit import git_environment, trailer_args
 
     root = state.paths.root
-    adding = trailer_args(os.path.abspath(message_file), CELL_TRAILER, cell)
+    adding = trailer_args(os.path.abspath(message_file), trailers)
     if _output_of(["git", "-C", root, *adding], git_environment()) is not None:
-        return 0  # git added it: add_cell's very command, without importing subprocess
+        return 0  # git added them: add_commit_trailers' command, without importing subprocess
 
     def attribute() -> int:  # never blocks the commit (exit 0), as hookrun.attribute
-        add_cell(root, message_file, cell)
+        add_commit_trailers(root, message_file, trailers)
         return 0
 
-    return guarded(inv, attribute)  # git refused: add_cell runs it again and words why
+    return guarded(inv, attribute)  # git refused: it runs again and words why
 
 
 class _Facts:

@@ -1,9 +1,12 @@
 """What hive's ``commit-msg`` hook adds to a commit an agent makes itself: the
-``Hive-Cell:`` trailer of the cell it works on, so that ``hive review CELL`` shows the
-agent's own ``git commit`` (say ``git commit -a`` by a worker of ``hive swarm run`` in
-the shared working tree) with the hive commits of that cell. Only for an agent proven
-by its credential, and only for a cell assigned to it: a person's commits, and
-commits of an agent that works on no cell or on several, are left as they are.
+``Hive-Committer:`` trailer naming the agent (git's author is the person whose git
+identity the agent's shell has, so without it the history would not say which agent
+made the commit), and the ``Hive-Cell:`` trailer of the cell it works on, so that
+``hive review CELL`` shows the agent's own ``git commit`` (say ``git commit -a`` by a
+worker of ``hive swarm run`` in the shared working tree) with the hive commits of that
+cell. Only for an agent proven by its credential, and the cell only when it is
+assigned to it (one cell, or the worker's ``HIVE_CELL``): a person's commits are left
+as they are.
 
 The rules (:func:`chosen_cell`, :func:`empty_message`) take plain facts, so the hook's
 own process (``hive/cli/lean.py``, from the state index) and the full path
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from hive.git.rungit import add_trailer
+from hive.git.rungit import add_trailers
 from hive.store import credentials
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -38,28 +41,33 @@ if TYPE_CHECKING:
 
 
 CELL_TRAILER = "Hive-Cell"
+COMMITTER_TRAILER = "Hive-Committer"
 
 
 def add_cell_trailer(
     ws: Workspace, message_file: str, *, token: str | None, cell: str | None
 ) -> str | None:
-    """Add ``Hive-Cell: ID`` to the commit message in ``message_file`` (git's rules:
-    with its trailers, before its comments; not twice) when the committer is the agent
-    of ``token`` and the commit is that agent's work on cell ID (:func:`commit_cell`).
-    An empty message is left empty, so that git still refuses it. The cell, or None."""
+    """Add ``Hive-Committer: AGENT`` and, when the commit is that agent's work on cell
+    ID (:func:`commit_cell`), ``Hive-Cell: ID`` to the commit message in
+    ``message_file`` (git's rules: with its trailers, before its comments; not twice)
+    when the committer is the agent of ``token``. An empty message is left empty, so
+    that git still refuses it. The cell, or None."""
     agent = credentials.name_of_token(ws.git.paths.hive_state_dir, token) if token else None
     if agent is None or empty_message(message_file, ws.git.config_value("core", "commentChar")):
         return None
     found = commit_cell(ws, agent, cell)
-    if found is not None:
-        add_cell(ws.root, message_file, found)
+    add_commit_trailers(ws.root, message_file, commit_trailers(agent, found))
     return found
 
 
-def add_cell(root: str, message_file: str, cell: str) -> None:
-    """The trailer ``Hive-Cell: cell`` added to ``message_file`` (GitError when git
-    cannot)."""
-    add_trailer(root, os.path.abspath(message_file), CELL_TRAILER, cell)
+def commit_trailers(agent: str, cell: str | None) -> list[tuple[str, str]]:
+    """The trailers of ``agent``'s own commit (on ``cell``, when it is its work on one)."""
+    return [(COMMITTER_TRAILER, agent), *([(CELL_TRAILER, cell)] if cell else [])]
+
+
+def add_commit_trailers(root: str, message_file: str, trailers: list[tuple[str, str]]) -> None:
+    """``trailers`` added to ``message_file`` (GitError when git cannot)."""
+    add_trailers(root, os.path.abspath(message_file), trailers)
 
 
 def commit_cell(ws: Workspace, agent: str, wanted: str | None) -> str | None:

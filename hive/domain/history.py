@@ -185,9 +185,16 @@ def claim_breaches(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
     """(commit, what it did) for each of the latest ``limit`` commits (merges aside) that
     changed another holder's reservations (:func:`_reservations_taken`) or changed or
     deleted a cell claimed, in its parent, by someone other than the commit's
-    agent (its ``Hive-Worker``, else ``Hive-Agent``, else its author), beyond comments
+    agent (:func:`_actor`), beyond comments
     added, without a ``Hive-Override`` trailer: what hive's own writes refuse, made by
     hand past the hook (``--no-verify``) or under trailers written by hand."""
+    from hive.domain.ownership import configured_coordinators
+    from hive.errors import HiveError
+
+    try:
+        runners = set(configured_coordinators(ws))
+    except HiveError:  # a config that cannot be read (doctor reports it): no coordinators
+        runners = set()
     found = []
     for number, commit in enumerate(ws.git.iter_commits()):
         if number >= limit:
@@ -197,16 +204,22 @@ def claim_breaches(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
         trailers = commit.trailers()
         if "Hive-Override" in trailers:
             continue  # recorded: hive doctor lists it as an override
-        actor = (
-            _first(trailers.get("Hive-Worker"))
-            or _first(trailers.get("Hive-Agent"))
-            or commit.author.split(" <", 1)[0]
-        )
+        actor = _actor(commit, trailers, runners)
         for cell_id, owner in _cells_taken(ws, commit, actor):
             found.append((commit.sha, f"{actor} changed {cell_id} (claimed by {owner})"))
         for holder in _reservations_taken(ws, commit, actor):
             found.append((commit.sha, f"{actor} changed the reservations of {holder}"))
     return found
+
+
+def _actor(commit: CommitInfo, trailers: dict[str, list[str]], runners: set[str]) -> str:
+    """Who made ``commit``: its ``Hive-Agent`` (else its author), or the worker a
+    runner's commit settles (``Hive-Worker``) when a person or a coordinator, who may
+    run a swarm, made it: an agent naming another as its worker is no runner."""
+    agent = _first(trailers.get("Hive-Agent")) or commit.author.split(" <", 1)[0]
+    worker = _first(trailers.get("Hive-Worker"))
+    runner = _first(trailers.get("Hive-Identity")) == "person" or agent in runners
+    return worker if worker and runner else agent
 
 
 def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[str]:

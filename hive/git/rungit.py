@@ -41,24 +41,25 @@ def git_environment() -> dict[str, str]:
     return {**os.environ, "LC_ALL": "C"}
 
 
-def add_trailer(root: str, message_file: str, key: str, value: str) -> None:
-    """Add the trailer ``key: value`` to the commit message in ``message_file`` in
+def add_trailers(root: str, message_file: str, trailers: list[tuple[str, str]]) -> None:
+    """Add each trailer ``(key, value)`` to the commit message in ``message_file`` in
     place, by git's own rules (``git interpret-trailers``: with the message's other
     trailers, before its comments and scissors line; not when it is there already)."""
-    done = run_git(root, *trailer_args(message_file, key, value))
+    done = run_git(root, *trailer_args(message_file, trailers))
     if done.returncode != 0:
         said = done.stderr.strip() or f"exit code {done.returncode}"
-        raise GitError(f"git interpret-trailers could not add {key}: {said}")
+        keys = ", ".join(key for key, _ in trailers)
+        raise GitError(f"git interpret-trailers could not add {keys}: {said}")
 
 
-def trailer_args(message_file: str, key: str, value: str) -> list[str]:
-    """git's arguments that add the trailer (:func:`add_trailer`)."""
+def trailer_args(message_file: str, trailers: list[tuple[str, str]]) -> list[str]:
+    """git's arguments that add the trailers (:func:`add_trailers`)."""
+    given = [part for key, value in trailers for part in ("--trailer", f"{key}: {value}")]
     return [
         "interpret-trailers",
         "--in-place",
         "--if-exists",
         "addIfDifferent",
-        "--trailer",
-        f"{key}: {value}",
+        *given,
         message_file,
     ]
