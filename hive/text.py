@@ -264,3 +264,15 @@ def looks_binary(data: bytes) -> bool:
     """Whether file content is binary by git's rule: a NUL byte in its first 8,000 bytes
     (text in any encoding but UTF-16/32 has none)."""
     return b"\0" in data[:8000]
+
+
+def utf8_text(data: bytes) -> str:
+    """``data`` as UTF-8 text, a byte order mark opening it (Notepad's, PowerShell's)
+    dropped: the encoding's mark, not text. UnicodeDecodeError counts its bytes in
+    ``data``, the mark included."""
+    mark = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        return data[mark:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start, end = exc.start + mark, exc.end + mark
+        raise UnicodeDecodeError(exc.encoding, data, start, end, exc.reason) from None

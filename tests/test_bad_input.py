@@ -750,6 +750,10 @@ def test_a_byte_order_mark_opening_a_text_or_a_file_read_is_not_kept(
     refused = _run(repo, "qa", "run", str(scenarios))
     assert refused.returncode == 2
     assert f"{scenarios}: not UTF-8 text (byte 5)" in _said(refused)  # the file's byte
+    cells = tmp_path / "cells.yaml"  # create --from reads its file alike (was byte 2)
+    cells.write_bytes(b"\xef\xbb\xbf- \xff")
+    refused = _run(repo, "create", "--from", str(cells))
+    assert refused.returncode == 2 and f"{cells}: not UTF-8 text (byte 6)" in _said(refused)
 
 
 # ----------------------------------------------------------------- a removed directory

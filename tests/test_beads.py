@@ -538,6 +538,17 @@ def test_import_shows_a_progress_bar_on_a_terminal(ws: Workspace, repo: Path) ->
     assert b"imported 163 cells" in seen
 
 
+def test_an_export_saved_with_a_byte_order_mark_and_crlf_imports(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """An export opened and saved on Windows (Notepad: UTF-8 with a byte order mark,
+    CRLF line ends): "issues.jsonl:1: invalid JSON: Unexpected UTF-8 BOM (decode using
+    utf-8-sig)", nothing imported. The mark is the encoding's, not the first record's."""
+    saved = tmp_path / "issues.jsonl"
+    saved.write_bytes(b"\xef\xbb\xbf" + SMALL.read_bytes().replace(b"\n", b"\r\n"))
+    assert import_beads(ws, path=str(saved)).imported == 163
+
+
 def test_a_gzipped_export_imports_and_a_broken_one_is_named(
     ws: Workspace, repo: Path, tmp_path: Path
 ) -> None:

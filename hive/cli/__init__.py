@@ -290,16 +290,16 @@ def stdin_text() -> str:
     decoded as the console's text stream does, such bytes became lone surrogates, which
     no store and no JSON encoder takes); a byte order mark opening it (Notepad's,
     PowerShell's) is the encoding's mark, not text, and is dropped."""
-    return utf8_text(sys.stdin.buffer.read(), "standard input")
+    return read_text(sys.stdin.buffer.read(), "standard input")
 
 
-def utf8_text(data: bytes, source: str) -> str:
-    """``data`` (read from ``source``) as UTF-8 text, a byte order mark opening it
-    dropped; InvalidInput naming ``source`` and the first byte that is not UTF-8."""
+def read_text(data: bytes, source: str) -> str:
+    """``data`` read from ``source`` as text (``hive.text.utf8_text``: a byte order mark
+    dropped); InvalidInput naming ``source`` and the first byte that is not UTF-8."""
     from hive.errors import InvalidInput
+    from hive.text import utf8_text
 
-    mark = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        return data[mark:].decode("utf-8")
+        return utf8_text(data)
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start + mark + 1})") from None
+        raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start + 1})") from None

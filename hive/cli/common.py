@@ -85,14 +85,14 @@ def read_source(source: str, what: str = "the input") -> str:
         if sys.stdin.isatty():
             output.err(f"reading {what} from standard input (Ctrl-D ends)")
         return stdin_text()
-    from hive.cli import utf8_text
+    from hive.cli import read_text
 
     try:
         with open(os.path.expanduser(source), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise InvalidInput(f"cannot read {source}: {exc.strerror or exc}") from None
-    return utf8_text(data, source)
+    return read_text(data, source)
 
 
 def run_op(operation: Callable[[], T]) -> T:

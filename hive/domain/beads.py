@@ -62,6 +62,7 @@ STATUS_MAP = {"tombstone": "closed", "hooked": "in_progress", "pinned": "deferre
 MAX_ERRORS_SHOWN = 10
 MAX_FILE_BYTES = 512 * 1024 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
 # beads fields hive stores in fields of its own (everything else is kept verbatim)
 MAPPED = frozenset(
     {
@@ -820,7 +821,8 @@ def _read_file(path: str) -> bytes:
         raise InvalidInput(f"{path}: is a directory, not a JSONL file") from None
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot read it ({exc.strerror})") from None
-    return _gunzip(data, path) if data.startswith(GZIP_MAGIC) else data
+    data = _gunzip(data, path) if data.startswith(GZIP_MAGIC) else data
+    return data.removeprefix(UTF8_BOM)  # an editor's mark of UTF-8 (Notepad), not a record
 
 
 def _gunzip(data: bytes, path: str) -> bytes:

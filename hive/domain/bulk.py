@@ -59,7 +59,7 @@ from hive.models.results import CreatedCells
 from hive.store.cache import CellIndex, IdSet
 from hive.store.ids import new_child_id, new_root_id
 from hive.store.yamlfast import MAX_NESTING
-from hive.text import counted
+from hive.text import counted, utf8_text
 
 # Each field an entry may have, and what it means (also the documentation's list).
 FIELDS: dict[str, str] = {
@@ -172,7 +172,7 @@ def read_cell_file(path: str, *, stdin: Callable[[], bytes] | None = None) -> Ce
     except OSError as exc:
         raise InvalidInput(f"cannot read {source}: {exc.strerror or exc}") from None
     try:
-        text = raw.decode("utf-8-sig")
+        text = utf8_text(raw)
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{source}: not UTF-8 text (byte {exc.start + 1})") from None
     return parse_cell_file(text, source=source)
