@@ -337,6 +337,40 @@ def test_doctor_names_reservations_released_past_the_hook(ws: Workspace, repo: P
     ]
 
 
+def test_an_agent_cannot_record_another_s_outcome_by_hand(ws: Workspace, repo: Path) -> None:
+    """An outcome in another agent's name (or one recorded before, changed) committed by
+    hand is refused, as swarm_record_outcome refuses it; the agent's own, staged by hive
+    with HIVE_AUTOCOMMIT=0, commits."""
+    from hive.domain.outcomes import encode_outcome, outcome_path
+    from hive.domain.swarm.progress import swarm_record_outcome
+    from hive.models import utc_now
+    from hive.models.outcome import Outcome
+
+    install_hook(ws)
+    cell = create_cell(ws, title="work")
+    bob = Workspace(str(repo), actor="bob", autocommit=False)
+    swarm_record_outcome(bob, cell_id=cell.id, success=True, summary="done")
+    assert commit(repo, hive_env(repo, "bob")).returncode == 0
+    forged = Outcome(
+        id=f"{cell.id}~forged01",
+        cell_id=cell.id,
+        agent="alice",
+        success=False,
+        summary="alice failed",
+        recorded_at=utc_now(),
+    )
+    path = repo / outcome_path(forged.id)
+    path.write_bytes(encode_outcome(forged))
+    git(repo, "add", str(path))
+    head = git(repo, "rev-parse", "HEAD")
+    assert "an outcome of alice's work, committed by bob" in _refused(repo, hive_env(repo, "bob"))
+    assert git(repo, "rev-parse", "HEAD") == head
+    git(repo, "rm", "-q", "--cached", str(path))
+    mine = next(p for p in (repo / ".hive/outcomes").glob("*.yaml") if "forged" not in p.name)
+    mine.write_text(mine.read_text().replace("success: true", "success: false"))
+    assert "an outcome stands as it was recorded" in _refused(repo, hive_env(repo, "bob"), "-a")
+
+
 def test_expired_and_shared_reservations_never_block(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -171,6 +171,7 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
         report.violations += _claimed_cell_violations(ws, state, agent)
         report.violations += _grant_violations(ws, state, agent)
         report.violations += _reservation_file_violations(ws, state, agent)
+        report.violations += _outcome_violations(ws, state, agent)
     report.violations += _hive_file_violations(ws, state)
     report.violations += [_symlink_violation(path) for path in state.symlinks]
     return report
@@ -340,6 +341,31 @@ def _reservation_file_violations(ws: Workspace, state: StagedState, agent: str) 
             found.append(
                 Violation(path=path, kind="not-owner", holder=strangers[0], message=message)
             )
+    return found
+
+
+def _outcome_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
+    """Staged outcomes an agent may not record by hand: another agent's (what
+    ``swarm_record_outcome`` refuses: ``agent_name`` must be the caller), or one already
+    recorded, changed or removed (outcomes are the evidence later plans learn from).
+    A coordinator may; a merge or cherry-pick being concluded may bring them in."""
+    head, changed = _agent_changes(ws, state, agent, (OUTCOMES_DIR + "/",))
+    found = []
+    for path, new_sha in changed:
+        if head.blob_sha(path) is not None:
+            why = "an outcome stands as it was recorded"
+        elif new_sha is None:
+            continue
+        else:
+            try:
+                recorded = decode_outcome(ws.git.read_blob(new_sha), path).agent
+            except (CorruptFile, KeyError):
+                continue  # the validation names it
+            if recorded == agent:
+                continue
+            why = f"an outcome of {recorded}'s work"
+        message = f"{path}: {why}, committed by {agent} (a coordinator or a person may)"
+        found.append(Violation(path=path, kind="not-owner", message=message))
     return found
 
 
