@@ -420,3 +420,16 @@ def test_a_command_that_does_not_exist_is_named_by_the_lean_path_as_by_the_full_
         assert code == 2, f"hive {args}: the lean path deferred"
         refused = both(repo, *args)
         assert refused.returncode == 2 and "No such command" in refused.stderr
+
+
+@pytest.mark.parametrize("args", [["list"], ["ready"]], ids=" ".join)
+def test_a_zero_columns_is_no_width_as_git_reads_it(
+    repo: Path, cells: dict[str, str], args: list[str]
+) -> None:
+    """``COLUMNS=0`` (a terminal that reports no size yet, a CI runner) is no width, as
+    git and ``hive show`` read it: ``hive list`` cut every title to an ellipsis, as if
+    the terminal had no column. Piped, the titles are whole (on a terminal: its size)."""
+    title = "A title long enough to be cut at any width a terminal might have"
+    assert run_hive(["create", title], cwd=repo).returncode == 0
+    shown = both(repo, *args, env={"COLUMNS": "0"})
+    assert title in shown.stdout, shown.stdout

@@ -110,8 +110,8 @@ names with `…` (never inside a hidden character's `<U+202E>`, nor on the joine
 an emoji sequence such as a family's; where ids are long,
 as a beads import's can be, the assignee gives way to the title first), and `hive
 show` wraps long text. `$COLUMNS` sets the width
-(also when piped); piped output without it is never cut, so `grep` sees whole
-lines.
+(also when piped; `0` is no width, as git reads it); piped output without it is
+never cut, so `grep` sees whole lines.
 
 Environment: `HIVE_AGENT_TOKEN` (an agent's credential, printed by `hive agent
 register`), `HIVE_AGENT` (the agent you claim to be), `HIVE_AUTOCOMMIT=0` (stage

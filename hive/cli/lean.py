@@ -599,8 +599,9 @@ def _terminal_width() -> int | None:
     """Columns of the terminal (or $COLUMNS); None when piped (nothing is cut)."""
     import os
 
-    if os.environ.get("COLUMNS", "").isdigit():
-        return int(os.environ["COLUMNS"])
+    given = os.environ.get("COLUMNS", "")
+    if given.isdigit() and int(given) > 0:  # 0 is no width, as git and rich read it
+        return int(given)
     if not sys.stdout.isatty():
         return None
     stream = sys.__stdout__
