@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hive.cli.lean import cut, table
+from hive.cli.lean import cut, table, text_width
 from hive.domain.actors import check_actor
 from hive.domain.beads import import_beads
 from hive.domain.limits import check_name
@@ -270,6 +270,20 @@ def test_a_cut_never_splits_a_hidden_characters_marker() -> None:
         assert line.count("<U+") == line.count("<U+202E>"), (width, line)
         whole += line.count("<U+202E>")
     assert whole  # shown whole where there is room (the narrowest: cut off before it)
+
+
+def test_a_cut_never_ends_on_a_joiner_of_an_emoji_sequence() -> None:
+    """A title of joined emoji (a family, 👩‍👩‍👧‍👦: four emoji and three U+200D) cut to
+    fit a list could end with the joiner itself before the ellipsis, which a terminal
+    draws as half a sequence or a stray box. A cut ends before the joiner; the joiner
+    takes no column of its own."""
+    family = "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"
+    title = f"{family} {family} the Smiths"
+    assert text_width(family) == 8  # four emoji of two columns, the joiners none
+    for room in range(1, text_width(title) + 1):
+        shown = cut(title, room)
+        assert "\u200d…" not in shown and text_width(shown) <= max(room, 1), (room, shown)
+    assert cut(title, text_width(title)) == title
 
 
 def test_hive_reservations_folds_and_cuts_around_markers(repo: Path, ws: Workspace) -> None:

@@ -106,7 +106,8 @@ code `git_error`), not an internal error; it may come after the commit landed (t
 state index is written last), so see `hive log` before running the command again.
 
 Output fits the terminal: tables keep every id whole and cut long titles and
-names with `…` (never inside a hidden character's `<U+202E>`; where ids are long,
+names with `…` (never inside a hidden character's `<U+202E>`, nor on the joiner of
+an emoji sequence such as a family's; where ids are long,
 as a beads import's can be, the assignee gives way to the title first), and `hive
 show` wraps long text. `$COLUMNS` sets the width
 (also when piped); piped output without it is never cut, so `grep` sees whole

@@ -549,6 +549,9 @@ def _line(fields: Sequence[str], widths: Sequence[int], title: str) -> str:
     return "  ".join([*parts, title]).rstrip()
 
 
+ZWJ = "\u200d"  # ZERO WIDTH JOINER: joins emoji into one (a family, a flag of a region)
+
+
 def cut(text: str, room: int | None) -> str:
     """``text`` cut to ``room`` terminal columns with an ellipsis (a wide character,
     e.g. CJK, takes two columns), never inside a hidden character's ``<U+XXXX>``
@@ -565,6 +568,8 @@ def cut(text: str, room: int | None) -> str:
         if used > room - 1:
             break
         kept.append(piece)
+    while kept and kept[-1] == ZWJ:  # half an emoji sequence: a stray joiner
+        kept.pop()
     return "".join(kept) + "…"
 
 
@@ -574,13 +579,18 @@ def _pad(text: str, width: int) -> str:
 
 def text_width(text: str) -> int:
     """Terminal columns of ``text``: wide and full-width characters take two, combining
-    marks none (unicodedata only for text that is not ASCII: start-up time)."""
+    marks and the joiner of an emoji sequence none (unicodedata only for text that is
+    not ASCII: start-up time)."""
     if text.isascii():
         return len(text)
     import unicodedata
 
     return sum(
-        0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1
+        0
+        if char == ZWJ or unicodedata.combining(char)
+        else 2
+        if unicodedata.east_asian_width(char) in "WF"
+        else 1
         for char in text
     )
 
