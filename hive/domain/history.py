@@ -212,6 +212,22 @@ def claim_breaches(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
     return found
 
 
+def _plainly_not_taken(ws: Workspace, sha: str, actor: str) -> bool:
+    """Whether the cell file ``sha`` is, read by the plain reader, not claimed by anyone
+    but ``actor`` (closed, or assigned to nobody or to ``actor``): the model need not
+    decode it. False when the plain reader declines the file."""
+    from hive.store.yamlfast import fast_loads
+
+    try:
+        plain = fast_loads(ws.git.read_blob(sha).decode("utf-8"))
+    except (KeyError, UnicodeDecodeError):
+        return False
+    if plain is None:
+        return False
+    assignee = plain.get("assignee")
+    return plain.get("status") == "closed" or assignee in (None, "", actor)
+
+
 def _actor(commit: CommitInfo, trailers: dict[str, list[str]], runners: set[str]) -> str:
     """Who made ``commit``: its ``Hive-Agent`` (else its author), or the worker a
     runner's commit settles (``Hive-Worker``) when a person or a coordinator, who may
@@ -229,7 +245,7 @@ def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[s
     from datetime import UTC, datetime
 
     from hive.domain.reservations import decode_file
-    from hive.domain.reservecore import RESERVATIONS_DIR
+    from hive.domain.reservecore import RESERVATIONS_DIR, reservation_path
     from hive.errors import CorruptFile
 
     new_tree, old_tree = (ws.git.commit_tree(sha) for sha in (commit.sha, commit.parents[0]))
@@ -243,8 +259,11 @@ def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[s
         names = ws.git.paths_between(old_dir, new_dir)
     moment = datetime.fromtimestamp(commit.time, UTC)
     holders = []
+    own = reservation_path(actor)  # a file holds its agent's reservations alone
     for name in names:
         path = f"{RESERVATIONS_DIR}/{name}"
+        if path == own:
+            continue
         try:
             old, new = (
                 None if sha is None else decode_file(ws.git.read_blob(sha), path)
@@ -281,7 +300,7 @@ def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[st
         path = f"{CELLS_DIR}/{name}"
         old_sha = ws.git.lookup_path(old_tree, path)
         new_sha = ws.git.lookup_path(new_tree, path)
-        if old_sha is None or old_sha == new_sha:
+        if old_sha is None or old_sha == new_sha or _plainly_not_taken(ws, old_sha, actor):
             continue
         try:
             old = decode_cell(ws.git.read_blob(old_sha), path)
