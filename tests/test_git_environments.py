@@ -870,3 +870,23 @@ def test_a_repository_extension_git_knows_is_honoured_not_an_internal_error(
         assert not _loose_objects(clone)
     git(clone, "fsck")
     assert git(clone, "status", "--porcelain") == ""
+
+
+def test_a_hook_installed_among_the_projects_files_says_what_committing_it_means(
+    tmp_path: Path,
+) -> None:
+    """``core.hooksPath`` naming a directory of the project (``.githooks``, shared by
+    a team): ``hive hooks install`` wrote hive's hook there, with this machine's path
+    to Python, silently; committed, every clone without hive had each commit blocked.
+    It says so (a note on stderr); in the git directory's hooks nothing is said."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init", "--prefix", "hv"))
+    plain = hive(repo, "hooks", "install")
+    assert plain.returncode == 0 and "note:" not in plain.stderr
+    git(repo, "config", "core.hooksPath", ".githooks")
+    shared = hive(repo, "hooks", "install")
+    assert shared.returncode == 0, shared.stderr
+    assert f"note: {repo / '.githooks' / 'pre-commit'} is in the working tree" in shared.stderr
+    assert "commit it only if every clone has hive" in shared.stderr
+    again = hive(repo, "hooks", "install")  # unchanged: said once, when written
+    assert "note:" not in again.stderr

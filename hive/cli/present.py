@@ -960,6 +960,20 @@ def _hook(result: Any, params: Any, ws: Workspace) -> None:
         _one_hook(each)
 
 
+def _hook_notes(ws: Workspace, result: Any) -> None:
+    """A hook installed among the project's files (``core.hooksPath`` in the working
+    tree): committed, it would need hive in every clone."""
+    from hive.domain.hooks import in_working_tree
+
+    if result.action == "installed" and in_working_tree(ws, result.path):
+        output.err(
+            f"note: {result.path} is in the working tree (core.hooksPath): hive's hook"
+            " names this machine's Python; commit it only if every clone has hive (where"
+            " hive is missing it blocks each commit), or keep it out of commits"
+            " (.gitignore)"
+        )
+
+
 def _one_hook(result: Any) -> None:
     chained = f" (chains {result.chained})" if result.chained else ""
     if result.action == "restored":
@@ -1075,7 +1089,7 @@ PRESENTERS.update(
         "init": Presenter(render=_initialised),
         "doctor": Presenter(render=_doctor, exit_code=lambda report: 0 if report.ok else 1),
         "gc": Presenter(render=_packed),
-        "hooks install": Presenter(render=_hook),
+        "hooks install": Presenter(render=_hook, notes=_hook_notes),
         "hooks uninstall": Presenter(render=_hook),
         "epic status": Presenter(render=_epic_status),
         "sync": Presenter(  # a sync waits on the network: always worth a bar

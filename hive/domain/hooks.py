@@ -27,6 +27,16 @@ def hooks_dir(ws: Workspace) -> str:
     return os.path.join(ws.git.paths.common_dir, "hooks")
 
 
+def in_working_tree(ws: Workspace, path: str) -> bool:
+    """Whether the hook at ``path`` is a file of the project (``core.hooksPath`` naming
+    a directory of the working tree, such as ``.githooks``): a commit would share it,
+    with this machine's path to Python, with every clone."""
+    root, found = os.path.realpath(ws.root), os.path.realpath(path)
+    git_dir = os.path.realpath(ws.git.paths.common_dir)
+    inside = os.path.commonpath([root, found]) == root
+    return inside and os.path.commonpath([git_dir, found]) != git_dir
+
+
 def hook_script(name: str = "pre-commit") -> str:
     """The script hive installs as git's hook ``name`` (one of HOOKS)."""
     python = sys.executable
