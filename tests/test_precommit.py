@@ -522,7 +522,7 @@ def test_an_agent_s_own_commits_carry_the_cell_it_works_on(ws: Workspace, repo: 
     own = hooks / "commit-msg"
     own.write_text('#!/bin/sh\n! grep -q "refuse me" "$1"\n')
     own.chmod(0o755)
-    [msg_hook] = install_hook(ws).also
+    msg_hook, _merge_hook = install_hook(ws).also
     assert (msg_hook.path, msg_hook.chained) == (str(own), f"{own}.hive-chained")
     _tracked(repo, "src/a.py")
     cell = start_cell(agent(repo, "alice"), cell_id=create_cell(ws, title="hers").id)
@@ -603,3 +603,59 @@ def test_hooks_through_the_cli(ws: Workspace, repo: Path) -> None:
     assert hive("hooks", "run", "post-commit").returncode == 2
     assert "removed" in hive("hooks", "uninstall").stdout
     assert not (repo / ".git/hooks/pre-commit").exists()
+
+
+def _merge(repo: Path, env: dict[str, str], branch: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(repo), "merge", "--no-ff", "-m", f"merge {branch}", branch],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def test_a_clean_merge_over_another_s_reservation_is_refused(ws: Workspace, repo: Path) -> None:
+    """``git merge`` that makes a merge commit without a conflict runs no pre-commit
+    hook: hive's pre-merge-commit hook checks it as a merge concluded by ``git commit``
+    is checked, for an agent and for a person; the holder's own merge goes through."""
+    _tracked(repo, "src/a.py")
+    install_hook(ws)
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(repo, "switch", "-q", "-c", "feature")
+    (repo / "src/a.py").write_text("bob's\n")
+    assert commit(repo, hive_env(repo, "bob"), "-a").returncode == 0
+    git(repo, "switch", "-q", main)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    head = git(repo, "rev-parse", "HEAD")
+    for who in ("bob", None):  # an agent, and a person
+        merged = _merge(repo, hive_env(repo, who), "feature")
+        assert merged.returncode != 0, merged.stdout
+        assert "src/a.py is reserved by alice" in merged.stderr
+        assert git(repo, "rev-parse", "HEAD") == head
+        git(repo, "merge", "--abort", check=False)
+        assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+    merged = _merge(repo, hive_env(repo, "alice"), "feature")
+    assert merged.returncode == 0, merged.stderr
+    assert git(repo, "show", "HEAD:src/a.py") == "bob's\n"
+    assert len(git(repo, "rev-list", "--parents", "-n", "1", "HEAD").split()) == 3
+
+
+def test_a_clean_merge_bringing_the_holder_s_release_commits(ws: Workspace, repo: Path) -> None:
+    """The holder's work and release made on a branch, merged without a conflict while
+    HEAD still holds the reservation: git names the merged head only in GITHEAD_<id>
+    (MERGE_HEAD is written after the pre-merge-commit hook), which counts as it does."""
+    _tracked(repo, "src/a.py")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(repo, "switch", "-q", "-c", "feature")
+    (repo / "src/a.py").write_text("alice's\n")
+    assert commit(repo, hive_env(repo, "alice"), "-a").returncode == 0
+    release(agent(repo, "alice"))
+    git(repo, "switch", "-q", main)
+    _tracked(repo, "notes.txt", "main\n")
+    merged = _merge(repo, hive_env(repo, "bob"), "feature")
+    assert merged.returncode == 0, merged.stderr
+    assert git(repo, "show", "HEAD:src/a.py") == "alice's\n"
+    assert not (repo / ".git" / "MERGE_HEAD").exists()

@@ -229,7 +229,8 @@ def test_hook_install_is_idempotent_chains_and_honours_hooks_path(
     assert said.returncode == 0  # it said "restored: X (chains X)": chaining itself
     assert said.stdout == (
         f"restored: {existing} (your own hook, which hive had chained)\n"
-        f"removed: {hooks / 'commit-msg'}\n"  # hive's other hook, which chained none
+        f"removed: {hooks / 'commit-msg'}\n"  # hive's other hooks, which chained none
+        f"removed: {hooks / 'pre-merge-commit'}\n"
     )
     assert existing.read_text().startswith("#!/bin/sh\ntouch")
     assert install_hook(ws).action == "installed" and uninstall_hook(ws).action == "restored"

@@ -1008,7 +1008,7 @@ def test_a_re_issue_for_the_runner_s_own_worker_is_no_override_another_s_is(
     first, events = run(person, epic, agent_cmd(special={fails: "exit 3", theirs: "exit 3"}))
     assert set(first.blocked) == {fails, theirs}
     # (hive hooks install was not run here: the run says what that means, and what to do)
-    assert first.hooks_missing == ["pre-commit", "commit-msg"]
+    assert first.hooks_missing == ["pre-commit", "commit-msg", "pre-merge-commit"]
     note = next(line for line in summary_lines(first) if line.startswith("  note: "))
     assert "not checked against the reservations and not tied to their subtasks" in note
     assert note.endswith("run 'hive hooks install' first") and events[0].reason == first.hooks_note
@@ -1809,3 +1809,15 @@ def test_a_completed_subtask_s_run_state_says_so_in_its_closing_commit(
         repo, "log", "-1", "--format=%(trailers:key=Hive-Worker,valueonly)", settled[0].split()[0]
     ).strip()
     assert_clean(repo)
+
+
+def test_hooks_installed_before_the_merge_hook_are_named_in_the_note() -> None:
+    """Hooks installed before hive had a pre-merge-commit hook: the run says what is
+    missing and what it means."""
+    from hive.domain.swarm.runner import _hooks_note
+
+    assert _hooks_note(["pre-merge-commit"]) == (
+        "hive's git hooks are not installed here (pre-merge-commit): the workers' own git"
+        " commits are not checked against the reservations when git merge makes them;"
+        " run 'hive hooks install' first"
+    )

@@ -33,7 +33,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("dep", "Dependencies between cells."),
     ("epic", "Epics and their subtasks."),
     ("mail", "Swarm mail between agents."),
-    ("hooks", "The git hooks (pre-commit, commit-msg)."),
+    ("hooks", "The git hooks (reservations, cell trailers)."),
     ("agent", "Agent identities and their credentials."),
     ("swarm", "Decompose work, brief and complete subtasks, learn from..."),
     ("tools", "Agent tools: schemas and the JSON tool-call envelope."),

@@ -8,7 +8,7 @@ HELP = {
     "dep": "Dependencies between cells.",
     "epic": "Epics and their subtasks.",
     "mail": "Swarm mail between agents.",
-    "hooks": "The git hooks (pre-commit, commit-msg).",
+    "hooks": "The git hooks (reservations, cell trailers).",
     "agent": "Agent identities and their credentials.",
     "ctx": "Shared context: versioned values shared by a swarm.",
     "queue": "The coordinator queue: work items with leases.",

@@ -1,6 +1,9 @@
 """Installing hive's git hooks (idempotent, each chains an existing hook of its name):
-``pre-commit`` (reservations, valid ``.hive/`` files) and ``commit-msg`` (the
-``Hive-Cell:`` trailer of an agent's own commits, ``hive/domain/commitmsg.py``)."""
+``pre-commit`` (reservations, valid ``.hive/`` files), ``commit-msg`` (the
+``Hive-Cell:`` trailer of an agent's own commits, ``hive/domain/commitmsg.py``) and
+``pre-merge-commit`` (the pre-commit check on the commit a clean ``git merge`` makes:
+without it a merge brought files under another's reservation past the check that a
+merge concluded by ``git commit`` after a conflict meets)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from hive.models.results import HookResult
 
 MARKER = "# installed by hive"
 CHAINED_SUFFIX = ".hive-chained"
-HOOKS = ("pre-commit", "commit-msg")
+HOOKS = ("pre-commit", "commit-msg", "pre-merge-commit")
 FRAMEWORK_SIGN = "pre-commit.com"  # in the hook scripts the pre-commit framework writes
 
 
@@ -42,10 +45,11 @@ def hook_script(name: str = "pre-commit") -> str:
     python = sys.executable
     if name == "commit-msg":
         return _commit_msg_script(python)
+    when = "git merge (a merge commit)" if name == "pre-merge-commit" else "git commit"
     return f"""#!/bin/sh
-{MARKER}: enforces file reservations and validates .hive/ on git commit.
-# Skip once with HIVE_BYPASS=1 or git commit --no-verify. Fails closed without hive.
-{_chained("pre-commit")}if [ -x "{python}" ]; then
+{MARKER}: enforces file reservations and validates .hive/ on {when}.
+# Skip once with HIVE_BYPASS=1 or --no-verify. Fails closed without hive.
+{_chained(name)}if [ -x "{python}" ]; then
   exec "{python}" -c 'from hive.cli.entry import console; console()' hooks run pre-commit
 fi
 if command -v hive >/dev/null 2>&1; then
@@ -54,9 +58,9 @@ fi
 if [ "$HIVE_BYPASS" = "1" ]; then
   exit 0
 fi
-echo "hive pre-commit: cannot find hive ({python} or 'hive' on PATH), so reservations" >&2
+echo "hive {name}: cannot find hive ({python} or 'hive' on PATH), so reservations" >&2
 echo "cannot be checked; commit blocked. Reinstall with 'hive hooks install'," >&2
-echo "or skip this check once with HIVE_BYPASS=1 (or git commit --no-verify)." >&2
+echo "or skip this check once with HIVE_BYPASS=1 (or --no-verify)." >&2
 exit 1
 """
 

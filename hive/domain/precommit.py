@@ -258,18 +258,26 @@ def _committed_holds(ws: Workspace, now: datetime) -> list[Reservation]:
 
 
 def _incoming_heads(ws: Workspace) -> list[Snapshot]:
-    """The commits a merge or cherry-pick being concluded brings in (none when idle)."""
-    found: list[Snapshot] = []
+    """The commits a merge or cherry-pick being concluded brings in (none when idle):
+    ``MERGE_HEAD`` / ``CHERRY_PICK_HEAD`` when ``git commit`` concludes one, and the
+    ``GITHEAD_<id>`` variables ``git merge`` sets for each head it merges (its
+    pre-merge-commit hook runs before ``MERGE_HEAD`` is written)."""
+    shas: list[str] = []
     for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD"):
         try:
             with open(os.path.join(ws.git.paths.git_dir, name), encoding="ascii") as handle:
-                lines = handle.read().split()
+                shas += handle.read().split()
         except (OSError, ValueError):
             continue
-        for sha in lines:
-            with suppress(HiveError, KeyError, ValueError):
-                found.append(ws.git.snapshot_at(HeadRef(None, sha)))
+    shas += [name[len(_GITHEAD) :] for name in os.environ if name.startswith(_GITHEAD)]
+    found: list[Snapshot] = []
+    for sha in dict.fromkeys(shas):
+        with suppress(HiveError, KeyError, ValueError):
+            found.append(ws.git.snapshot_at(HeadRef(None, sha)))
     return found
+
+
+_GITHEAD = "GITHEAD_"  # git merge's GITHEAD_<commit id>=<name> of each head it merges
 
 
 def _agent_changes(

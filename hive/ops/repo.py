@@ -204,7 +204,10 @@ declare(
     ),
     Operation(
         name="hooks_install",
-        summary="Install the pre-commit and commit-msg hooks (chaining existing ones).",
+        summary="Install hive's git hooks (chaining existing ones).",
+        help="Install hive's git hooks, chaining existing ones: pre-commit and"
+        " pre-merge-commit (reservations and valid .hive/ files on git commit and git"
+        " merge) and commit-msg (an agent's own commits name it and its cell).",
         params=NoParams,
         result=HookResult,
         run=_install,
@@ -215,7 +218,7 @@ declare(
     ),
     Operation(
         name="hooks_uninstall",
-        summary="Remove hive's pre-commit and commit-msg hooks (restores chained ones).",
+        summary="Remove hive's git hooks (restores chained ones).",
         params=NoParams,
         result=HookResult,
         run=_uninstall,

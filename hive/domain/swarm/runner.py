@@ -1531,6 +1531,8 @@ def _hooks_note(missing: list[str]) -> str | None:
     lost = []
     if "pre-commit" in missing:
         lost.append("not checked against the reservations")
+    elif "pre-merge-commit" in missing:
+        lost.append("not checked against the reservations when git merge makes them")
     if "commit-msg" in missing:
         lost.append("not tied to their subtasks (hive review)")
     return (
