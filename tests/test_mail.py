@@ -48,16 +48,17 @@ def test_init_generates_names_and_reinit_needs_the_credential(ws: Workspace, rep
     assert (again.name, again.reattached, again.token) == (first.name, True, None)
     assert first.name[0].isupper() and any(c.isupper() for c in first.name[1:])
     assert first.project_key == str(repo)
-    named = mail_init(Workspace(str(repo), session="s2"), agent_name="BlueLake")
-    back = mail_init(Workspace(str(repo), session="s9"), agent_name="BlueLake", token=named.token)
-    assert back.name == "BlueLake" and back.reattached and back.session == "s9"
-    with pytest.raises(NameTaken, match=r"BlueLake is registered \(session s9"):
-        mail_init(Workspace(str(repo), session="s3"), agent_name="BlueLake")
+    chosen = "BlueLake" if first.name != "BlueLake" else "RedStone"  # not the generated one
+    named = mail_init(Workspace(str(repo), session="s2"), agent_name=chosen)
+    back = mail_init(Workspace(str(repo), session="s9"), agent_name=chosen, token=named.token)
+    assert back.name == chosen and back.reattached and back.session == "s9"
+    with pytest.raises(NameTaken, match=rf"{chosen} is registered \(session s9"):
+        mail_init(Workspace(str(repo), session="s3"), agent_name=chosen)
     with pytest.raises(NotYourIdentity):
-        mail_init(Workspace(str(repo), session="s3"), agent_name="BlueLake", token=first.token)
+        mail_init(Workspace(str(repo), session="s3"), agent_name=chosen, token=first.token)
     stored = (repo / ".git" / "hive" / "identities.json").read_text()
     assert named.token is not None and named.token not in stored  # only its hash is kept
-    assert "BlueLake" not in git(repo, "ls-files")  # and nothing of it is committed
+    assert chosen not in git(repo, "ls-files")  # and nothing of it is committed
 
 
 def test_reattaching_with_a_new_task_description_makes_it_the_current_task(repo: Path) -> None:
