@@ -99,8 +99,16 @@ class StagedState:
 
     paths: list[str]
     snapshot: Snapshot
+    head: Snapshot  # HEAD as the staged paths were read against it
     symlinks: list[str] = field(default_factory=list)  # staged at or under .hive
     submodules: frozenset[str] = frozenset()  # staged gitlinks: each stands for its files
+    _incoming: list[Snapshot] | None = field(default=None, repr=False)
+
+    def incoming(self, ws: Workspace) -> list[Snapshot]:
+        """The commits a merge or cherry-pick being concluded brings in (read once)."""
+        if self._incoming is None:
+            self._incoming = _incoming_heads(ws)
+        return self._incoming
 
 
 def staged_state(ws: Workspace) -> StagedState:
@@ -131,6 +139,7 @@ def staged_state(ws: Workspace) -> StagedState:
     return StagedState(
         paths=sorted(staged),
         snapshot=snapshot,
+        head=head,
         symlinks=sorted(symlinks),
         submodules=frozenset(submodules),
     )
@@ -226,7 +235,7 @@ def _reservation_violations(
         state.paths,
         now,
         submodules=state.submodules,
-        also=_committed_holds(ws, now),
+        also=_committed_holds(ws, state, now),
     )
     found = [
         Violation(path=problem.path, kind="untrusted-reservations", message=problem.message)
@@ -236,7 +245,7 @@ def _reservation_violations(
     return found + [_reserved_violation(path, item, agent, kind) for path, item in held.blocked]
 
 
-def _committed_holds(ws: Workspace, now: datetime) -> list[Reservation]:
+def _committed_holds(ws: Workspace, state: StagedState, now: datetime) -> list[Reservation]:
     """The active reservations HEAD holds that still count for this commit, whatever it
     stages in ``.hive/reservations/``: a commit that deletes another agent's reservation
     file (or makes its entry shared or expired) along with the files it reserves would
@@ -244,11 +253,10 @@ def _committed_holds(ws: Workspace, now: datetime) -> list[Reservation]:
     ``hive release``, in a commit of its own). While a merge or cherry-pick is being
     concluded, a reservation released on the side coming in (``MERGE_HEAD``,
     ``CHERRY_PICK_HEAD``) no longer counts: that release was the holder's commit."""
-    head = ws.git.snapshot()
-    if head.tree is None:
+    if state.head.tree is None:
         return []
-    held = active_reservations(load_reservations(ws, head).files, now)
-    for incoming in _incoming_heads(ws):
+    held = active_reservations(load_reservations(ws, state.head).files, now)
+    for incoming in state.incoming(ws):
         kept = {
             (item.agent, item.id)
             for item in active_reservations(load_reservations(ws, incoming).files, now)
@@ -287,11 +295,11 @@ def _agent_changes(
     ``prefixes`` that a non-coordinator ``agent`` changes itself: none for a
     coordinator (who may override), none a merge or cherry-pick being concluded brings
     in as its other side has it."""
-    head = ws.git.snapshot()
+    head = state.head
     touched = [path for path in state.paths if path.startswith(prefixes)]
     if not touched or agent in configured_coordinators(ws, head):
         return head, []
-    incoming = _incoming_heads(ws)
+    incoming = state.incoming(ws)
     changed = []
     for path in touched:
         new_sha = state.snapshot.blob_sha(path)
