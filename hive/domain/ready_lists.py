@@ -216,7 +216,7 @@ def _store_delta(
     then it is the base) with the rows of the cells decided again replaced."""
     base = base or source
     total = index.list_total(base)
-    earlier = {} if base == source else {row[0]: row for row in index.list_delta(source) or []}
+    earlier = {} if base == source else {row[0]: row for row in index.list_delta(source)}
     if total is None:
         return False
     members = index.in_list(base, [cell_id for cell_id in verdict if cell_id not in earlier])

@@ -1597,16 +1597,14 @@ class StateIndex:
             )
         ]
         for key in old:
+            gone = [key]
             if full:
                 db.execute("DELETE FROM ready WHERE key = ?", (key,))
                 derived = db.execute("SELECT key FROM ready_done WHERE base = ?", (key,))
-                old_derived = [row[0] for row in derived]
-            else:
-                old_derived = [key]
-            for gone in old_derived:
-                db.execute("DELETE FROM ready_delta WHERE key = ?", (gone,))
-                db.execute("DELETE FROM ready_done WHERE key = ?", (gone,))
-            db.execute("DELETE FROM ready_done WHERE key = ?", (key,))
+                gone += [row[0] for row in derived]
+            for each in gone:
+                db.execute("DELETE FROM ready_delta WHERE key = ?", (each,))
+                db.execute("DELETE FROM ready_done WHERE key = ?", (each,))
 
     def ready_sources(self, key: str) -> list[tuple[str, str | None, int]]:
         """(state, its base or None, its strays) of the stored lists an answer for
@@ -1756,8 +1754,9 @@ class StateIndex:
 # Ready lists kept (each a row per ready cell of one state: ~6,700 at 10,000 cells).
 # Every write makes a new state and the first ready of it stores its list; with none
 # ever dropped the file grew by a list per write (57 writes at 10,000 cells: 15 ->
-# 115 MB, each ready slower). Past this many, the next list stored replaces them all:
-# a few states (worktrees, a branch switched back and forth) keep theirs between
+# 115 MB, each ready slower). Past this many, the next list stored drops the oldest
+# (with the lists derived from it, :meth:`StateIndex._drop_lists`): a few states
+# (worktrees, a branch switched back and forth) keep theirs between
 # writes, and a list dropped is recomputed from the state's rows when asked again.
 READY_LISTS_KEPT = 4
 # Lists derived from one of those (a delta: a few rows each) kept, and how many stored
