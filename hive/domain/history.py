@@ -285,7 +285,7 @@ def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[s
 def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[str, str]]:
     """(cell, its assignee) of each cell ``commit`` changed beyond comments or deleted
     while someone other than ``actor`` had it claimed in the parent."""
-    from hive.domain.ownership import is_claimed, only_comments_added
+    from hive.domain.ownership import claim_taken
     from hive.errors import CorruptFile
     from hive.store.cells import decode_cell
     from hive.store.layout import CELLS_DIR
@@ -307,8 +307,7 @@ def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[st
             new = None if new_sha is None else decode_cell(ws.git.read_blob(new_sha), path)
         except (CorruptFile, KeyError):
             continue  # a file that does not parse is reported as corrupt
-        if not is_claimed(old) or old.assignee in (None, actor):
-            continue
-        if new is None or not only_comments_added(old, new):
-            taken.append((old.id, str(old.assignee)))
+        owner = claim_taken(old, new, actor)
+        if owner is not None:
+            taken.append((old.id, owner))
     return taken

@@ -69,6 +69,18 @@ def only_comments_added(old: Cell, new: Cell) -> bool:
     )
 
 
+def claim_taken(old: Cell, new: Cell | None, agent: str) -> str | None:
+    """The assignee of ``old`` when someone other than ``agent`` has it claimed and
+    ``new`` (None: deleted) changes more than its comments (appended) and update time;
+    else None: what a hand edit may not do to another's claimed cell (the pre-commit
+    hook refuses it, ``hive doctor`` names one that got past the hook)."""
+    if not is_claimed(old) or old.assignee == agent:
+        return None
+    if new is not None and only_comments_added(old, new):
+        return None
+    return old.assignee
+
+
 def check_owner(
     ws: Workspace,
     *,

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
-from hive.domain.ownership import configured_coordinators, is_claimed, only_comments_added
+from hive.domain.ownership import claim_taken, configured_coordinators
 from hive.domain.path_rules import (
     COMMIT_TOOL,
     PathPermissionDenied,
@@ -485,11 +485,7 @@ def _claim_taken(
         new = None if new_sha is None else decode_cell(ws.git.read_blob(new_sha), path)
     except (CorruptFile, KeyError):
         return None
-    if old is None or not is_claimed(old) or old.assignee == agent:
-        return None
-    if new is not None and only_comments_added(old, new):
-        return None
-    return old.assignee
+    return None if old is None else claim_taken(old, new, agent)
 
 
 def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
