@@ -26,8 +26,9 @@ step sees the same directory. Then:
   from git just before: the answer can never be older than HEAD. These paths
   import neither typer, pydantic, rich nor dulwich;
 * ``hive hooks run pre-commit`` and ``hive hooks run commit-msg FILE`` (a person's or
-  an agent's commit) are answered by ``hive/cli/lean.py`` when nothing can block the
-  commit and the cell to attribute is sure, else by the full check in this process
+  an agent's commit) are answered by ``hive/cli/leanhook.py`` (pre-commit: without the
+  state index) and ``hive/cli/lean.py`` (commit-msg) when nothing can block the commit
+  and the cell to attribute is sure, else by the full check in this process
   (``hive/cli/hookrun.py``), without the full CLI;
 * everything else (and these two, when the index does not know HEAD's state
   yet, or an option needs the models) goes to the full CLI (``hive/cli/main.py``)
