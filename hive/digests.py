@@ -54,6 +54,6 @@ def same_digest(given: str, stored: str) -> bool:
     if len(given) != len(stored):
         return False
     difference = 0
-    for mine, theirs in zip(given.encode("ascii"), stored.encode("ascii"), strict=True):
+    for mine, theirs in zip(given.encode(), stored.encode(), strict=True):  # ASCII: no codec
         difference |= mine ^ theirs
     return difference == 0
