@@ -197,7 +197,23 @@ def render_review(result: Any, *, per: str = "both") -> None:
         return
     for commit in result.commits:
         out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
+        out.print(output.escape(f"  {made_by(commit)}"))
         _diff(out, commit.files, commit.patch)
+
+
+def made_by(commit: Any) -> str:
+    """Who made a reviewed commit, as its message says: ``by hive (close, for BlueLake);
+    author ...``, ``by agent ag1 with git (its Hive-Committer trailer); author ...`` or
+    ``by Jane <jane@example.com> with git (no Hive-Committer trailer names an agent)``."""
+    if commit.made_by == "hive":
+        acting = f", for {commit.agent}" if commit.agent else ""
+        return f"by hive ({commit.event}{acting}); author {commit.author}"
+    if commit.made_by == "agent":
+        return (
+            f"by agent {commit.committer} with git (its Hive-Committer trailer);"
+            f" author {commit.author}"
+        )
+    return f"by {commit.author} with git (no Hive-Committer trailer names an agent)"
 
 
 def _paths(paths: Sequence[str]) -> str:
