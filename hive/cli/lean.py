@@ -902,10 +902,12 @@ def precommit(inv: Invocation) -> int | None:
     patterns = [pattern for holder, pattern in held if not agent or holder != agent]
     if not patterns or not staged:
         return 0
-    from hive.domain.globs import glob_matches
+    from hive.domain.globs import path_matches
+    from hive.git.configfile import ignores_case
 
     try:
-        hit = any(glob_matches(pattern, path) for pattern in patterns for path in staged)
+        fold = ignores_case(paths)  # as reservations.files_held_by_others compares
+        hit = any(path_matches(pattern, path, fold) for pattern in patterns for path in staged)
     except Exception:
         return None
     return None if hit else 0
