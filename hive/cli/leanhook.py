@@ -256,9 +256,12 @@ def _holds_of(name: str, data: bytes) -> list[tuple[str, str]] | None:
 def _staged_paths(inv: Invocation) -> list[str] | None:
     """Paths the commit being made changes (git honours GIT_INDEX_FILE for us); None
     also when a submodule's commit is among them (it stands for the files below it,
-    which the full check compares with the reservations)."""
-    argv = ["git", "-C", inv.directory, "diff", "--cached", "--raw", "--no-renames"]
-    output = output_of([*argv, "-z", "HEAD"])
+    which the full check compares with the reservations). The plumbing ``diff-index``,
+    not ``diff``: no diff settings of the user's apply (``diff.relative``,
+    ``diff.ignoreSubmodules``), and ``--ignore-submodules=none`` overrides
+    ``submodule.NAME.ignore``, so a staged submodule commit is never left out."""
+    argv = ["git", "-C", inv.directory, "diff-index", "--cached", "--raw", "--no-renames"]
+    output = output_of([*argv, "--ignore-submodules=none", "-z", "HEAD"])
     if output is None:
         return None
     fields = output.decode("utf-8", "surrogateescape").split("\0")
