@@ -168,6 +168,8 @@ def _run_swarm(
 def render_review(result: Any, *, per: str = "both") -> None:
     """A review for people: each cell's scope, outcome and diff, then each commit's
     (the lines about them wrapped to the terminal; a patch's lines as git prints them)."""
+    from hive.domain.swarm.review import made_by
+
     out = output.console(wrap=True)
     out.print(f"[bold]{output.escape(result.target)}[/bold] {output.escape(result.title)}")
     for cell in result.cells:
@@ -197,23 +199,8 @@ def render_review(result: Any, *, per: str = "both") -> None:
         return
     for commit in result.commits:
         out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
-        out.print(output.escape(f"  {made_by(commit)}"))
+        out.print(output.escape(f"  {made_by(commit)}"))  # who made it, as its message says
         _diff(out, commit.files, commit.patch)
-
-
-def made_by(commit: Any) -> str:
-    """Who made a reviewed commit, as its message says: ``by hive (close, for BlueLake);
-    author ...``, ``by agent ag1 with git (its Hive-Committer trailer); author ...`` or
-    ``by Jane <jane@example.com> with git (no Hive-Committer trailer names an agent)``."""
-    if commit.made_by == "hive":
-        acting = f", for {commit.agent}" if commit.agent else ""
-        return f"by hive ({commit.event}{acting}); author {commit.author}"
-    if commit.made_by == "agent":
-        return (
-            f"by agent {commit.committer} with git (its Hive-Committer trailer);"
-            f" author {commit.author}"
-        )
-    return f"by {commit.author} with git (no Hive-Committer trailer names an agent)"
 
 
 def _paths(paths: Sequence[str]) -> str:

@@ -116,6 +116,23 @@ def _review_commit(
     )
 
 
+def made_by(commit: ReviewCommit) -> str:
+    """Who made a reviewed commit, as its message says, in words (``hive review`` and
+    the board's cell page): ``by hive (complete, for bob); author bob
+    <bob@hive.local>``, ``by agent bob with git (its Hive-Committer trailer); author Ada
+    <ada@example.com>`` or ``by Ada <ada@example.com> with git (no Hive-Committer
+    trailer names an agent)``."""
+    if commit.made_by == "hive":
+        acting = f", for {commit.agent}" if commit.agent else ""
+        return f"by hive ({commit.event}{acting}); author {commit.author}"
+    if commit.made_by == "agent":
+        return (
+            f"by agent {commit.committer} with git (its Hive-Committer trailer);"
+            f" author {commit.author}"
+        )
+    return f"by {commit.author} with git (no Hive-Committer trailer names an agent)"
+
+
 def _last(values: list[str] | None) -> str | None:
     """A trailer's value (the last, as ``git interpret-trailers`` adds one after any
     the message had), None when the commit has none."""
