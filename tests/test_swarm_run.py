@@ -1825,3 +1825,26 @@ def test_hooks_installed_before_the_merge_hook_are_named_in_the_note() -> None:
         " commits are not checked against the reservations when git merge makes them;"
         " run 'hive hooks install' first"
     )
+
+
+def test_a_forked_worker_s_fallback_on_dulwich_is_ready_too(ws: Workspace, repo: Path) -> None:
+    """A worker's read that races another writer (a ref made between two looks, an
+    object a packer moves) falls back on dulwich's reader; under load a forked worker
+    imported ``hive.git.dulwichrepo`` that way (test above). The runner's preload makes
+    that path ready as well: opening the repository through dulwich imports no module
+    of hive's after it."""
+    probe = (
+        "import sys\n"
+        "import hive.agents.example as example\n"
+        "from hive.git.repo import GitRepo\n"
+        "example.preload()\n"
+        "before = set(sys.modules)\n"
+        "repo = GitRepo.discover(sys.argv[1])\n"
+        "assert repo.dulwich.refs[b'HEAD']\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith('hive')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(repo)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n", done.stdout
