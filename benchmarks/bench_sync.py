@@ -16,9 +16,10 @@ share a remote.
 Every row alternates, run by run, the git equivalent (fresh ``git pull
 --rebase`` then ``git push`` processes in a git clone, after the same kind of
 change made there) with one fresh ``hive sync`` process; the set-up of each run
-(the change, and bringing every clone level afterwards) is not timed. It reports
-the median of hive, the median of git, the median of the per-run ratios and the
-median CPU time (user + system, git's processes that hive runs included):
+(the change, and bringing every clone level afterwards, hive's syncs run in this
+process) is not timed. It reports the median of hive, the median of git, the median
+of the per-run ratios and the median CPU time (user + system, git's processes that
+hive runs included):
 
 * no-op: nothing changed anywhere;
 * one ``hive create`` in ``a``: ``a``'s sync (sends), then ``b``'s (receives);
@@ -138,8 +139,6 @@ class World:
             self.git_in(base, "clone", "-q", "--bare", str(built), remote)
             for name in clones:
                 self.clone(remote, name)
-        for name in HIVE_CLONES:
-            self.sync(name)
         self.level()
 
     # -- set-up (not timed) ---------------------------------------------------------------
@@ -162,6 +161,14 @@ class World:
 
     def sync(self, name: str) -> Sample:
         return run([self.hive, "sync"], self.base / name)
+
+    def sync_untimed(self, name: str) -> None:
+        """A set-up sync, in this process (the same ``sync`` a ``hive sync`` process runs,
+        without an interpreter's start-up and imports each)."""
+        from hive.domain.sync import sync
+        from hive.domain.workspace import Workspace
+
+        sync(Workspace(str(self.base / name), from_env=False), remote="origin")
 
     def hive_write(self, name: str, *args: str) -> str:
         done = subprocess.run(
@@ -196,9 +203,10 @@ class World:
         return add(pulled, run(["git", "push", "-q"], cwd))
 
     def level(self) -> None:
-        """Every clone up to date with its remote (untimed, between runs)."""
+        """Every clone up to date with its remote (untimed, between runs; hive's syncs in
+        this process)."""
         for name in (*HIVE_CLONES, *HIVE_CLONES):
-            self.sync(name)
+            self.sync_untimed(name)
         for name in (*GIT_CLONES, *GIT_CLONES):
             self.git_sync(name)
 
@@ -323,16 +331,16 @@ class Bench:
         """``rounds`` rounds of (create and sync in a, then in b), in this process; git:
         as many commits pushed by ga."""
         from hive.domain.cells import create_cell
-        from hive.domain.sync import sync
         from hive.domain.workspace import Workspace
 
         w = self.world
         with reported(f"{self.size:,} cells: {rounds:,} rounds of history"):
             for number in range(rounds):
                 for name in HIVE_CLONES:
-                    path = str(w.base / name)
-                    create_cell(Workspace(path, from_env=False), title=f"history {number}")
-                    sync(Workspace(path, from_env=False), remote="origin")
+                    create_cell(
+                        Workspace(str(w.base / name), from_env=False), title=f"history {number}"
+                    )
+                    w.sync_untimed(name)
                 w.commit("ga", "src/history.py")
                 w.git_in(w.base / "ga", "push", "-q")
             w.level()
