@@ -16,10 +16,11 @@ share a remote.
 Every row alternates, run by run, the git equivalent (fresh ``git pull
 --rebase`` then ``git push`` processes in a git clone, after the same kind of
 change made there) with one fresh ``hive sync`` process; the set-up of each run
-(the change, and bringing every clone level afterwards, hive's syncs run in this
-process) is not timed. It reports the median of hive, the median of git, the median
-of the per-run ratios and the median CPU time (user + system, git's processes that
-hive runs included):
+(the change, and bringing every clone level afterwards) is not timed, and hive's part
+of it (``hive init`` of a clone, creates, updates, the syncs that level the clones)
+runs in this process, through the functions a ``hive`` process calls. It reports the
+median of hive, the median of git, the median of the per-run ratios and the median
+CPU time (user + system, git's processes that hive runs included):
 
 * no-op: nothing changed anywhere;
 * one ``hive create`` in ``a``: ``a``'s sync (sends), then ``b``'s (receives);
@@ -36,7 +37,6 @@ hive runs included):
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -54,6 +55,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_process import REPO_CONFIG, build_repo, compile_hive, hive_command  # noqa: E402
 from run import machine  # noqa: E402
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
 
 HIVE_CLONES = ("a", "b")
 GIT_CLONES = ("ga", "gb")
@@ -156,31 +160,38 @@ class World:
         for key, value in REPO_CONFIG.items():
             self.git_in(path, "config", key, value)
         if not name.startswith("g"):
-            run([self.hive, "init"], path)
+            from hive.domain.setup import init_hive
+
+            init_hive(self.workspace(name))
         return path
 
     def sync(self, name: str) -> Sample:
         return run([self.hive, "sync"], self.base / name)
 
-    def sync_untimed(self, name: str) -> None:
-        """A set-up sync, in this process (the same ``sync`` a ``hive sync`` process runs,
-        without an interpreter's start-up and imports each)."""
-        from hive.domain.sync import sync
+    # hive's untimed writes and syncs run in this process: the same domain functions a
+    # ``hive`` process runs, without an interpreter's start-up and imports each
+
+    def workspace(self, name: str) -> Workspace:
         from hive.domain.workspace import Workspace
 
-        sync(Workspace(str(self.base / name), from_env=False), remote="origin")
+        return Workspace(str(self.base / name), from_env=False)
 
-    def hive_write(self, name: str, *args: str) -> str:
-        done = subprocess.run(
-            [self.hive, *args], cwd=self.base / name, env=environment(), capture_output=True
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"hive {' '.join(args)}: {done.stderr.decode(errors='replace')}")
-        return done.stdout.decode().strip()
+    def sync_untimed(self, name: str) -> None:
+        from hive.domain.sync import sync
 
-    def create(self, name: str) -> str:
+        sync(self.workspace(name), remote="origin")
+
+    def create(self, name: str, title: str | None = None) -> str:
+        from hive.domain.cells import create_cell
+
         self.counter += 1
-        return self.hive_write(name, "create", f"bench sync {self.counter}", "--json")
+        made = create_cell(self.workspace(name), title=title or f"bench sync {self.counter}")
+        return made.id
+
+    def update(self, name: str, cell_id: str, **changes: Any) -> None:
+        from hive.domain.cells import update_cell
+
+        update_cell(self.workspace(name), cell_id=cell_id, **changes)
 
     def commit(self, name: str, path: str, line: int | None = None) -> None:
         """A one-file change committed in a git clone (a whole file, or one line of it)."""
@@ -286,8 +297,8 @@ class Bench:
 
         def hive_each() -> Sample:
             cells = self.two_cells()
-            w.hive_write("a", "update", cells[0], "-p", "1")
-            w.hive_write("b", "update", cells[1], "-p", "2")
+            w.update("a", cells[0], priority=1)
+            w.update("b", cells[1], priority=2)
             w.sync("a")
             return w.sync("b")
 
@@ -300,8 +311,8 @@ class Bench:
         def hive_same() -> Sample:
             cell = self.two_cells()[0]
             w.counter += 1
-            w.hive_write("a", "update", cell, "--title", f"title {w.counter}")
-            w.hive_write("b", "update", cell, "-p", str(w.counter % 5))
+            w.update("a", cell, title=f"title {w.counter}")
+            w.update("b", cell, priority=w.counter % 5)
             w.sync("a")
             return w.sync("b")
 
@@ -311,8 +322,9 @@ class Bench:
         self.row("the same cell changed on both sides: b's sync after a's", git_same, hive_same)
 
     def two_cells(self) -> list[str]:
-        listed = self.world.hive_write("a", "list", "--status", "open", "--limit", "2", "--json")
-        return [cell["id"] for cell in json.loads(listed)]
+        from hive.domain.cells import list_cells
+
+        return [cell.id for cell in list_cells(self.world.workspace("a"), status="open", limit=2)]
 
     def fresh_clone(self) -> None:
         w = self.world
@@ -330,16 +342,11 @@ class Bench:
     def add_history(self, rounds: int) -> None:
         """``rounds`` rounds of (create and sync in a, then in b), in this process; git:
         as many commits pushed by ga."""
-        from hive.domain.cells import create_cell
-        from hive.domain.workspace import Workspace
-
         w = self.world
         with reported(f"{self.size:,} cells: {rounds:,} rounds of history"):
             for number in range(rounds):
                 for name in HIVE_CLONES:
-                    create_cell(
-                        Workspace(str(w.base / name), from_env=False), title=f"history {number}"
-                    )
+                    w.create(name, title=f"history {number}")
                     w.sync_untimed(name)
                 w.commit("ga", "src/history.py")
                 w.git_in(w.base / "ga", "push", "-q")
