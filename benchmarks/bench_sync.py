@@ -6,9 +6,9 @@ Usage (the numbers only mean something on a quiet machine)::
     python benchmarks/bench_sync.py --sizes 1000 --runs 5 --histories 10 100
     python benchmarks/bench_sync.py --quick                  # a smoke run (seconds)
 
-Each size is a repository with 2,000 source files plus N cells (the one
-``benchmarks/bench_process.py`` builds, ``gc.auto=0``), built in a scratch
-directory and removed at the end. It is cloned twice for hive (``a`` and ``b``
+Each size is a repository with 2,000 source files (100 in a smoke run) plus N
+cells (the one ``benchmarks/bench_process.py`` builds, ``gc.auto=0``), built in a
+scratch directory and removed at the end. It is cloned twice for hive (``a`` and ``b``
 of a bare ``origin``, each with ``hive init``, both synced once) and twice for git
 (``ga`` and ``gb`` of another bare remote, no hive refs), so the two never
 share a remote.
@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_process import REPO_CONFIG, build_repo, compile_hive, hive_command  # noqa: E402
-from run import machine  # noqa: E402
+from run import SOURCE_FILES, machine  # noqa: E402
 
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
@@ -63,6 +63,7 @@ HIVE_CLONES = ("a", "b")
 GIT_CLONES = ("ga", "gb")
 SHARED = "src/shared.txt"  # the file both git clones change (different lines)
 SHARED_LINES = 40
+QUICK_SOURCE_FILES = 100  # a smoke run's repository (a full run's: SOURCE_FILES, 2,000)
 HEADER = ["cells", "operation", "hive", "git", "vs git (paired)", "hive CPU"]
 
 
@@ -381,11 +382,15 @@ def main() -> None:
     )
     parser.add_argument("--no-warm-up", action="store_true", help="no untimed pair before each row")
     parser.add_argument(
-        "--quick", action="store_true", help="a smoke run: 20 cells, 1 run, 2 rounds of history"
+        "--quick",
+        action="store_true",
+        help="a smoke run: 20 cells, 100 source files, 1 run, 2 rounds of history",
     )
     args = parser.parse_args()
-    if args.quick:
+    source_files = SOURCE_FILES
+    if args.quick:  # the rows' numbers mean nothing: every row still runs once
         args.sizes, args.runs, args.histories, args.no_warm_up = [20], 1, [2], True
+        source_files = QUICK_SOURCE_FILES
     compile_hive()
     rows: list[list[str]] = []
     loads = []
@@ -394,7 +399,7 @@ def main() -> None:
         try:
             began = os.getloadavg()[0]
             with reported(f"{size:,} cells: building"):
-                build_repo(base / "built", size)
+                build_repo(base / "built", size, source_files=source_files)
                 world = World(base, base / "built")
             bench = Bench(world, size, args.runs, warm_up=not args.no_warm_up)
             rows += bench.measure(args.histories)
