@@ -1168,14 +1168,29 @@ if not result.finished:  # say why: the run's result and each worker's log
 """
 
 
+# hive's clock a second behind git's commit times: the claim's commit is dated a second
+# after the cell's started_at, as when a claim straddles a second (seen under load: the
+# worker then diffed the claim's commit, importing dulwich to do so)
+_CLOCK_BEHIND = """
+from datetime import timedelta
+import hive.times
+real_now = hive.times.utc_now
+for module in list(sys.modules.values()):
+    if getattr(module, "utc_now", None) is real_now:
+        module.utc_now = lambda: real_now() - timedelta(seconds=1)
+"""
+
+
+@pytest.mark.parametrize("clock", ["", _CLOCK_BEHIND], ids=["in-step", "claim-straddles"])
 def test_a_forked_example_worker_finds_its_modules_and_models_ready(
-    ws: Workspace, repo: Path
+    ws: Workspace, repo: Path, clock: str
 ) -> None:
     """The runner's ``preload`` of the example agent imports what its tool calls import
     and builds the models they use, once, so that no forked worker does it again."""
     epic, cell = make_epic(ws, [{"title": "Ready", "files": ["src/ready.py"]}])
     report = repo.parent / "worker.json"
-    probe = [sys.executable, "-c", PREPARED_PROBE, str(repo), epic, str(report), AGENT]
+    script = PREPARED_PROBE.replace("\nwork, example.main", f"{clock}\nwork, example.main")
+    probe = [sys.executable, "-c", script, str(repo), epic, str(report), AGENT]
     done = subprocess.run(probe, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert show_cell(ws, cell_id=cell).status == "closed"
