@@ -29,7 +29,7 @@ from hive.domain.reservations import reserve
 from hive.domain.reserveplain import MAX_PLAIN_NAME, RESERVATIONS_DIR, plain_name
 from hive.domain.reserveplain import reservation_path as plain_reservation_path
 from hive.domain.workspace import Workspace
-from tests.conftest import agent_env, credential, git
+from tests.conftest import agent_env, credential, git, make_repo
 
 # ------------------------------------------------------------------ quick_match
 
@@ -235,3 +235,37 @@ def test_another_s_reservation_is_decided_as_the_full_check_decides(
     assert lean == (None if code else 0), lean_err
     if lean is not None:
         assert lean_err == full_err
+
+
+@pytest.mark.parametrize(
+    "ignored",
+    [["diff.ignoreSubmodules", "all"], ["submodule.sub.ignore", "all"]],
+    ids=["diff.ignoreSubmodules", "submodule.NAME.ignore"],
+)
+def test_a_submodule_bump_is_seen_whatever_git_s_config_ignores(
+    ws: Workspace,
+    repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    ignored: list[str],
+) -> None:
+    """A staged submodule commit (a gitlink) under another's ``sub/**`` is the full
+    check's to block. With git told to ignore submodules in diffs (``diff.ignoreSubmodules``
+    or ``submodule.NAME.ignore``, which anybody committing can set), ``git diff --cached``
+    left the gitlink out, and the quick check let the commit through."""
+    library = make_repo(tmp_path / "library")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "sub")
+    git(repo, "commit", "-q", "-m", "add sub")
+    reserve(Workspace(str(repo), actor="Ant"), paths=["sub/**"])
+    git(library, "commit", "-q", "--allow-empty", "-m", "newer")
+    git(repo / "sub", "pull", "-q")
+    git(repo, "add", "sub")
+    git(repo, "config", *ignored)
+    for key, value in agent_env(repo, "Bee").items():
+        if key.startswith("HIVE_"):
+            monkeypatch.setenv(key, value)
+    lean = entry.dispatch(parse(["-C", str(repo), "hooks", "run", "pre-commit"]))
+    full = hookrun.hook(parse(["-C", str(repo), "hooks", "run", "pre-commit"]))
+    assert "hive: sub is reserved by Ant (sub/**)" in capsys.readouterr().err
+    assert (lean, full) == (None, 1)

@@ -612,6 +612,10 @@ def test_a_diff_cut_on_the_cell_page_says_so_and_how_to_see_it_all(
     )
     assert body.count(notice) == 1 and "· diff cut" in body
     assert body.index(notice) < body.index("line_3900 = 3900")
+    # who made each commit, in hive review's words (a trailer written by hand: git's)
+    author = git(sample.root, "log", "-1", "--format=%an &lt;%ae&gt;").strip()
+    assert f"· by {author} with git (no Hive-Committer trailer names an agent) ·" in body
+    assert "· by hive (create, for " in body
     assert "line_4500" not in body
     short = request(f"{server.url}/cells/{sample.subtasks[0]}")[2]
     assert 'class="diff"' in short and "diff-cut" not in short

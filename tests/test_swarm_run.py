@@ -686,18 +686,22 @@ def assert_fsck(repo: Path) -> None:
 
 
 def test_a_shell_script_agent_using_the_hive_cli(ws: Workspace, repo: Path) -> None:
-    """The script from docs/agents.md: identity from the environment the runner sets
+    """The script from docs/agents.md, as the page writes it (its ``./do-the-work.sh``
+    committed, as the page says): identity from the environment the runner sets
     (``hive`` is the console script of this environment: the runner puts it on PATH)."""
+    import re
+
+    page = (Path(__file__).parent.parent / "docs" / "agents.md").read_text()
+    (text,) = re.findall(r"^cat > work\.sh <<'EOF'\n(.*?)^EOF$", page, re.S | re.M)
+    assert "./do-the-work.sh" in text and "--files-touched src/feature/a.py" in text
     epic, cell = make_epic(ws, [{"title": "Do A", "files": ["src/feature/**"]}])
     script = repo.parent / "work.sh"
-    script.write_text(
-        "set -e\n"
-        'hive mail init --task "$HIVE_CELL"\n'
-        "hive reserve 'src/feature/**' --cell \"$HIVE_CELL\" --reason 'my subtask'\n"
-        "mkdir -p src/feature && echo 'x = 1' > src/feature/a.py\n"
-        'hive swarm progress "$HIVE_CELL" --status in_progress --progress-percent 80 -m done\n'
-        'hive swarm complete "$HIVE_CELL" -s "what changed" --files-touched src/feature/a.py\n'
-    )
+    script.write_text(text)
+    work = repo / "do-the-work.sh"
+    work.write_text("#!/bin/sh\nmkdir -p src/feature && echo 'x = 1' > src/feature/a.py\n")
+    work.chmod(0o755)
+    git(repo, "add", "do-the-work.sh")
+    git(repo, "commit", "-q", "-m", "the work")
     result, events = run(ws, epic, f"sh {script} {{prompt_file}}")
     assert result.finished, result.blocked
     agent = next(e.agent for e in events if e.event == "worker_started")
@@ -1836,3 +1840,26 @@ def test_hooks_installed_before_the_merge_hook_are_named_in_the_note() -> None:
         " commits are not checked against the reservations when git merge makes them;"
         " run 'hive hooks install' first"
     )
+
+
+def test_a_forked_worker_s_fallback_on_dulwich_is_ready_too(ws: Workspace, repo: Path) -> None:
+    """A worker's read that races another writer (a ref made between two looks, an
+    object a packer moves) falls back on dulwich's reader; under load a forked worker
+    imported ``hive.git.dulwichrepo`` that way (test above). The runner's preload makes
+    that path ready as well: opening the repository through dulwich imports no module
+    of hive's after it."""
+    probe = (
+        "import sys\n"
+        "import hive.agents.example as example\n"
+        "from hive.git.repo import GitRepo\n"
+        "example.preload()\n"
+        "before = set(sys.modules)\n"
+        "repo = GitRepo.discover(sys.argv[1])\n"
+        "assert repo.dulwich.refs[b'HEAD']\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith('hive')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(repo)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n", done.stdout

@@ -601,7 +601,20 @@ def _progress(result: Any, params: Any, ws: Workspace) -> None:
     if result.not_posted:
         out.print(f"[yellow]not posted: {output.escape(result.not_posted)}[/yellow]")
     if result.next_step:
-        out.print(f"next: {output.escape(result.next_step)}")
+        out.print(f"next: {output.escape(_next_command(result.next_step, result.cell.id))}")
+
+
+def _next_command(step: str, cell_id: str) -> str:
+    """The next step as the command a person at the shell types (the tool call the
+    result names is for an agent's runtime: ``--json`` keeps it)."""
+    from hive.domain.swarm.progress import COMPLETE_HINT
+
+    if step != COMPLETE_HINT:
+        return step
+    return (
+        f"'hive swarm complete {shell_word(cell_id)} -s SUMMARY --files-touched PATH ...' to"
+        " run the gate, close the cell, release your reservations and commit your files"
+    )
 
 
 def _prompt(result: Any, params: Any, ws: Workspace) -> None:

@@ -157,6 +157,7 @@ def _environment() -> Environment:
         diff_lines=_diff_lines,
         diff_cut=_diff_cut,
         DIFF_LINES=DIFF_LINES,
+        made_by=_made_by,
     )
     return env
 
@@ -209,6 +210,13 @@ def _stamp(value: datetime | int | float | None) -> str:
 
 
 DIFF_LINES = 4000  # a commit's diff on a page stops here (the page says so, and how to see it all)
+
+
+def _made_by(commit: Any) -> str:
+    """Who made a reviewed commit, in ``hive review``'s words."""
+    from hive.domain.swarm.review import made_by
+
+    return made_by(commit)
 
 
 def _diff_cut(patch: str, limit: int = DIFF_LINES) -> int:
