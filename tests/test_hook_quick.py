@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 
 from hive.cli import entry, hookrun, parse
 from hive.digests import same_digest
+from hive.domain.cells import create_cell, start_cell
 from hive.domain.globquick import quick_match, simple
 from hive.domain.globs import glob_matches, normalize_pattern
-from hive.domain.hooks import install_hook
+from hive.domain.hooks import HOOKS, install_hook
 from hive.domain.reservations import reserve
 from hive.domain.reserveplain import MAX_PLAIN_NAME, RESERVATIONS_DIR, plain_name
 from hive.domain.reserveplain import reservation_path as plain_reservation_path
@@ -151,9 +152,18 @@ COSTLY = {
 }
 
 
+def _only_hook(ws: Workspace, name: str) -> None:
+    """hive's hook ``name`` installed, alone (as the benchmark's agent rows have it)."""
+    install_hook(ws)
+    for other in HOOKS:
+        if other != name:
+            (Path(ws.git.paths.common_dir) / "hooks" / other).unlink()
+
+
 def _hook_process(repo: Path, env: dict[str, str]) -> tuple[int, set[str]]:
-    """``git commit``'s exit code with hive's pre-commit hook alone installed, and every
-    module the hook's process imported (Python's own import log, on git's stderr)."""
+    """``git commit``'s exit code with one of hive's hooks installed (:func:`_only_hook`),
+    and every module the hook's process imported (Python's own import log, on git's
+    stderr)."""
     done = subprocess.run(
         ["git", "commit", "-q", "-m", "work"],
         cwd=repo,
@@ -180,9 +190,7 @@ def test_an_agent_s_commit_under_its_own_reservation_imports_nothing_costly(
     exclusive reservation over the file, another's elsewhere (``docs/**``, and a plain
     path). Answered (exit 0) without any module of ``COSTLY``; a reservation of
     another's that may apply (``**/*.md``: no literal prefix) brings the glob parser."""
-    install_hook(ws)
-    for other in ("commit-msg", "pre-merge-commit"):  # the pre-commit hook's process alone
-        (Path(ws.git.paths.common_dir) / "hooks" / other).unlink()
+    _only_hook(ws, "pre-commit")
     env = agent_env(repo, "Bee")
     reserve(Workspace(str(repo), actor="Bee"), paths=["src/a.py"])
     reserve(Workspace(str(repo), actor="Ant"), paths=["docs/**", "lib/b.py"])
@@ -197,6 +205,23 @@ def test_an_agent_s_commit_under_its_own_reservation_imports_nothing_costly(
     assert code == 0
     assert "hive.domain.globs" in modules
     assert git(repo, "log", "--format=%s").splitlines().count("work") == 2
+
+
+def test_an_agent_s_commit_msg_hook_reads_times_without_the_datetime_package(
+    ws: Workspace, repo: Path
+) -> None:
+    """The commit-msg hook of an agent's commit (the benchmark's "commit-msg hook, agent"
+    row) adds its trailers reading the cells' times with ``hive.times``' classes: not
+    the ``datetime`` package's Python half (~2 ms of the process)."""
+    _only_hook(ws, "commit-msg")
+    env = agent_env(repo, "Bee")
+    cell = start_cell(Workspace(str(repo), actor="Bee"), cell_id=create_cell(ws, title="w").id)
+    _stage(repo, "src/a.py")
+    code, modules = _hook_process(repo, env)
+    assert code == 0
+    assert "hive.cli.lean" in modules  # the lean attribution answered
+    assert "datetime" not in modules
+    assert f"Hive-Cell: {cell.id}" in git(repo, "log", "-1", "--format=%B")
 
 
 @pytest.mark.parametrize(

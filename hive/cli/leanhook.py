@@ -1,14 +1,16 @@
-"""``hive hooks run pre-commit`` and ``hive hooks run commit-msg FILE`` answered in the
-hook's own process when the answer is sure, without the models (None hands the
-command to ``cli/hookrun.py``'s full check or attribution, then the full CLI).
+"""``hive hooks run pre-commit`` answered in the hook's own process when nothing can
+block the commit, without the models (None hands the command to ``cli/hookrun.py``'s
+full check, which words the verdict). ``hive hooks run commit-msg FILE`` is
+``cli/lean.py``'s (``commit_msg``: its answer reads the state index).
 
 A module of its own, apart from ``cli/lean.py``'s reads: an agent's own ``git
 commit`` starts this process, and every module it imports is paid by every commit.
 The quick pre-commit check imports neither the state index (``sqlite3`` and with it
-``functools``), nor ``re``, ``datetime``, ``hashlib``/``hmac`` or ``contextlib``
-unless a case needs them: the index only for ``tools.permissions`` rules the full
-check kept there, the glob matcher only when a reservation of somebody else could
-apply (``tests/test_lean_hooks.py`` fails on any of them otherwise).
+``functools``), nor ``re``, the ``datetime`` package, ``hashlib``/``hmac`` or
+``contextlib`` unless a case needs them: the index only for ``tools.permissions``
+rules the full check kept there, the glob parser only when a reservation of somebody
+else may apply (``globquick``). ``tests/test_hook_quick.py`` runs the real hook with
+Python's import log and fails on any of them otherwise.
 """
 
 from __future__ import annotations
