@@ -59,10 +59,12 @@ def _line(template: str, inputs: Callable[[Any, dict[str, Any]], None] | None = 
     return Presenter(render=render, inputs=inputs)
 
 
-def _stdin_for(*names: str) -> Callable[[Any, dict[str, Any]], None]:
+def _stdin_for(*names: str, exact: bool = False) -> Callable[[Any, dict[str, Any]], None]:
     """An ``inputs`` hook: the text of ``names`` given as ``-`` is read from standard
     input, as ``mail send -b -`` reads a body (``hive create -d -``, ``hive comment ID
-    -``); two of them given so is refused (one standard input)."""
+    -``); two of them given so is refused (one standard input). The line ends closing
+    it are dropped, as the shell's ``$(...)`` drops them: ``echo x | hive create t -d -``
+    is ``-d x``; ``exact``: kept (a scratchpad's content is a file's)."""
 
     def read(ws: Any, given: dict[str, Any]) -> None:
         dashed = [name for name in names if given.get(name) == "-"]
@@ -70,7 +72,8 @@ def _stdin_for(*names: str) -> Callable[[Any, dict[str, Any]], None]:
             shown = ", ".join("--" + name.replace("_", "-") for name in dashed)
             raise InvalidInput(f"only one text can be read from standard input ('-'): {shown}")
         if dashed:
-            given[dashed[0]] = stdin_text()
+            text = stdin_text()
+            given[dashed[0]] = text if exact else text.rstrip("\r\n")
 
     return read
 
@@ -1525,7 +1528,8 @@ PRESENTERS.update(
     {
         "search": Presenter(render=_search),
         "scratchpad write": Presenter(
-            render=lambda done, params, ws: output.say(done.message), inputs=_stdin_for("content")
+            render=lambda done, params, ws: output.say(done.message),
+            inputs=_stdin_for("content", exact=True),
         ),
         "scratchpad read": Presenter(render=lambda text, params, ws: _raw(text)),
         "scratchpad list": Presenter(render=_pad_list),

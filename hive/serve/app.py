@@ -49,7 +49,7 @@ from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
 from hive.models import CELL_TYPES, STATUSES
 from hive.serve import svg
 from hive.serve.watch import Watcher
-from hive.text import shown_lines
+from hive.text import as_lines, shown_lines
 
 T = TypeVar("T")
 KEEPALIVE_SECONDS = 15.0
@@ -172,9 +172,10 @@ def _shown(value: object) -> object:
     a terminal is given it (``hive.text.shown_lines``), so a right-to-left override or
     a zero-width character in a title is shown as ``<U+202E>`` and reorders or hides nothing
     (HTML escaping leaves them; CSS isolation keeps them from reordering only what is
-    around the value)."""
+    around the value); each line break (U+2028, NEL, a lone CR, ...) as a line feed,
+    as ``hive show`` lays it out (``hive.text.as_lines``)."""
     if isinstance(value, str) and not isinstance(value, _Exact):
-        shown = shown_lines(value)
+        shown = shown_lines(as_lines(value))
         if shown is not value:
             return Markup(shown) if isinstance(value, Markup) else shown
     return value
