@@ -466,17 +466,20 @@ def test_the_next_cli_command_recovers_and_says_so(scene: Scene) -> None:
     assert again.stderr == ""
 
 
-@pytest.mark.parametrize("how", ["plain", "all", "paths", "aborted"])
+@pytest.mark.parametrize("how", ["plain", "all", "paths", "aborted", "bypassed"])
 def test_the_pre_commit_hook_finishes_the_write_before_git_commits(scene: Scene, how: str) -> None:
+    """Whatever the commit, and even with HIVE_BYPASS=1 (which skips the check, not
+    the recovery: the commit must not revert hive's write)."""
     install_hook(Workspace(str(scene.root)))
     before = scene.head_state()
     assert run_killed(scene.root, "after-reflog", write_state)  # the index is behind HEAD
     hive_head = scene.head()
     os.remove(scene.root / ".git" / "index.lock")  # as a user following git's advice would
     (scene.root / "unrelated.txt").write_text("user's change\n")
-    if how == "plain":
+    env = {**os.environ, "HIVE_BYPASS": "1"} if how == "bypassed" else None
+    if how in ("plain", "bypassed"):
         scene.git("add", "unrelated.txt")
-        args = ["commit", "-q", "-m", "plain"]
+        args = ["commit", "-q", "-m", how]
     elif how == "all":
         scene.git("add", "unrelated.txt")
         args = ["commit", "-q", "-a", "-m", "all"]
@@ -487,7 +490,7 @@ def test_the_pre_commit_hook_finishes_the_write_before_git_commits(scene: Scene,
         scene.git("add", "unrelated.txt")
         args = ["commit", "-q", "-a", "-F", os.devnull]  # empty message: git aborts
     result = subprocess.run(
-        ["git", "-C", str(scene.root), *args], capture_output=True, text=True, check=False
+        ["git", "-C", str(scene.root), *args], capture_output=True, text=True, check=False, env=env
     )
     assert "hive: recovered an interrupted write" in result.stderr
     if how == "aborted":  # .git/index was finished too: a later commit is right
