@@ -1141,6 +1141,7 @@ import json, sys
 import hive.agents.example as example
 from hive.domain.swarm.runner import run_swarm
 from hive.domain.workspace import Workspace
+from hive.git.repo import GitRepo
 from hive.models.base import HiveModel
 
 REPORT = sys.argv[3]  # (a forked worker's sys.argv is its own)
@@ -1155,13 +1156,15 @@ def unbuilt():
     return found
 
 def main(argv):
-    modules, models = set(sys.modules), unbuilt()
+    modules, models, diffed = set(sys.modules), unbuilt(), []
+    between = GitRepo.paths_between  # the trees two commits differ in (dulwich's walk)
+    GitRepo.paths_between = lambda *args, **kw: diffed.append(1) or between(*args, **kw)
     try:
         return work(argv)
     finally:
         with open(REPORT, "w") as report:
             json.dump({"modules": sorted(set(sys.modules) - modules),
-                       "built": sorted(models - unbuilt())}, report)
+                       "built": sorted(models - unbuilt()), "diffed": len(diffed)}, report)
 
 example.preload()  # what the runner does before its first fork
 work, example.main = example.main, main
@@ -1172,19 +1175,37 @@ if not result.finished:  # say why: the run's result and each worker's log
 """
 
 
+# hive's clock a second behind git's commit times: the claim's commit is dated a second
+# after the cell's started_at, as when a claim straddles a second (seen under load: the
+# worker then diffed the claim's commit, importing dulwich to do so)
+_CLOCK_BEHIND = """
+from datetime import timedelta
+import hive.times
+real_now = hive.times.utc_now
+for module in list(sys.modules.values()):
+    if getattr(module, "utc_now", None) is real_now:
+        module.utc_now = lambda: real_now() - timedelta(seconds=1)
+"""
+
+
+@pytest.mark.parametrize("clock", ["", _CLOCK_BEHIND], ids=["in-step", "claim-straddles"])
 def test_a_forked_example_worker_finds_its_modules_and_models_ready(
-    ws: Workspace, repo: Path
+    ws: Workspace, repo: Path, clock: str
 ) -> None:
     """The runner's ``preload`` of the example agent imports what its tool calls import
-    and builds the models they use, once, so that no forked worker does it again."""
+    and builds the models they use, once, so that no forked worker does it again; and
+    the worker's completion diffs no commit of hive's (the claim's was diffed when its
+    commit was dated a second after ``started_at``: 1 run in ~10 at load ~14)."""
     epic, cell = make_epic(ws, [{"title": "Ready", "files": ["src/ready.py"]}])
     report = repo.parent / "worker.json"
-    probe = [sys.executable, "-c", PREPARED_PROBE, str(repo), epic, str(report), AGENT]
+    script = PREPARED_PROBE.replace("\nwork, example.main", f"{clock}\nwork, example.main")
+    probe = [sys.executable, "-c", script, str(repo), epic, str(report), AGENT]
     done = subprocess.run(probe, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert show_cell(ws, cell_id=cell).status == "closed"
     seen = json.loads(report.read_text())
     assert [name for name in seen["modules"] if name.startswith("hive")] == []
+    assert seen["diffed"] == 0  # no commit of the cell was diffed (the claim's was)
     assert seen["built"] == []
 
 
