@@ -89,6 +89,28 @@ def both(
     return lean_run
 
 
+def traced(clones: Clones, repo: Path, *args: str, fetches: int) -> str:
+    """The output of ``hive *args`` by the console script, checked to have run
+    ``git fetch`` exactly ``fetches`` times (git's own trace says)."""
+    trace = clones.root / "trace.txt"
+    trace.unlink(missing_ok=True)
+    ran = run_hive(args, cwd=repo, env={**os.environ, "GIT_TRACE": str(trace)})
+    assert ran.returncode == 0, ran.stderr
+    lines = trace.read_text().splitlines()
+    assert sum("built-in: git fetch" in line for line in lines) == fetches
+    return ran.stdout
+
+
+def test_a_fetch_handed_over_is_taken_once() -> None:
+    from hive.git.remote import hand_over_fetch, take_handed_over_fetch
+
+    assert not take_handed_over_fetch("/nowhere", "origin")
+    hand_over_fetch("/nowhere", "origin")
+    assert not take_handed_over_fetch("/nowhere", "other")
+    assert take_handed_over_fetch("/nowhere", "origin")
+    assert not take_handed_over_fetch("/nowhere", "origin")
+
+
 def refs(repo: Path) -> str:
     """Every ref but the tracking refs a fetch sets, and what it points at, HEAD included."""
     listed = git(repo, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
@@ -102,9 +124,9 @@ def test_a_sync_with_nothing_to_do_is_answered_lean_with_the_full_cli_s_bytes(
     a = clones.paths["a"]
     before, remote_before = refs(a), refs(clones.origin)
     for args in ([], ["--json"], ["origin"], ["origin", "--json"], [str(clones.origin)]):
+        both(a, *args)  # a URL's first sync: its tracking refs are made (no push)
         assert lean(a, *args, capsys=capsys) == 0, f"hive sync {args}: deferred"
-        answer = both(a, *args)
-        assert answer.returncode == 0
+        assert both(a, *args).returncode == 0
     shown = json.loads(both(a, "--json").stdout)
     assert shown["state"] == git(a, "rev-parse", STATE_REF).strip()
     assert shown["commit"] is None and shown["attempts"] == 1
@@ -159,7 +181,8 @@ def test_a_sync_with_something_to_send_is_left_to_the_full_cli(
     head = git(a, "rev-parse", "HEAD")
     assert lean(a, capsys=capsys) is None
     assert git(a, "rev-parse", "HEAD") == head  # nothing written by the lean try
-    sent = json.loads(run_hive(["sync", "--json"], cwd=a).stdout)
+    sent = json.loads(traced(clones, a, "sync", "--json", fetches=1))
+    # (one fetch: the lean path saw it had something to send before fetching)
     assert sent["sent_cells"] == 1
     assert cell in git(clones.origin, "ls-tree", "-r", "--name-only", STATE_REF)
     assert lean(a, capsys=capsys) == 0  # and then there is nothing left to do
@@ -174,8 +197,8 @@ def test_a_sync_that_receives_or_merges_is_left_to_the_full_cli(
     a, b = clones.paths["a"], clones.paths["b"]
     cell = create_cell(clones.ws("b"), title="from b").id
     clones.sync("b")
-    assert lean(a, capsys=capsys) is None
-    received = json.loads(run_hive(["sync", "--json"], cwd=a).stdout)
+    # one fetch: the lean path's, which found the cell and handed itself to the full sync
+    received = json.loads(traced(clones, a, "sync", "--json", fetches=1))
     assert received["received_cells"] == 1 and received["commit"] is not None
     assert git(a, "log", "-1", "--format=%s").strip() == "hive: sync 1 cell(s) from origin"
     update_cell(clones.ws("a"), cell_id=cell, title="title from a")

@@ -14,19 +14,21 @@ the sync has nothing to do when:
 * no two agents hold active exclusive reservations in this branch's files (the sync
   settles an overlap even when nothing arrived: ``hive.domain.contest``).
 
-The full path then commits nothing, moves no ref, pushes nothing, and prints
-``synced with REMOTE: 0 cell file(s) received, 0 sent, 0 message(s) received`` (or
-its JSON): this module prints the same bytes. Anything else *defers* to the full
-CLI (None; the fetch already made only updated the tracking refs, which the full
-path's own fetch sets again): something arrived or is to be sent, the remote has no
-hive state yet, a remote whose configuration the full path would change (no hive
-refspecs yet) or that pushes elsewhere than it fetches from, any check the full path
-words (no hive, a detached HEAD, a merge under way, an identity it refuses, a config
-or reservation file the plain readers decline), options, a remote name with
-characters its output might show otherwise, a terminal (the full path draws a
-progress bar and lets rich print). A fetch that fails (a remote out of reach) and a
-sync lock held too long are reported here as the full CLI reports them (exit code 8,
-6): deferring would make the user wait for them twice.
+The full path then commits nothing, moves no ref, pushes nothing, and prints ``synced
+with REMOTE: 0 cell file(s) received, 0 sent, 0 message(s) received`` (or its JSON):
+this module prints the same bytes. Anything else *defers* to the full CLI (None):
+something to send, or to receive as the last fetch found, before this path fetches (the
+full path fetches once); something that arrived with this fetch (the fetch updated only
+the tracking refs; it is handed over, ``remote.hand_over_fetch``, and the full sync,
+next in this process, starts from it instead of fetching again), the remote has no hive
+state yet, a remote whose configuration the full path would change (no hive refspecs
+yet) or that pushes elsewhere than it fetches from, any check the full path words (no
+hive, a detached HEAD, a merge under way, an identity it refuses, a config or
+reservation file the plain readers decline), options, a remote name with characters its
+output might show otherwise, a terminal (the full path draws a progress bar and lets
+rich print). A fetch that fails (a remote out of reach) and a sync lock held too long
+are reported here as the full CLI reports them (exit code 8, 6): deferring would make
+the user wait for them twice.
 """
 
 from __future__ import annotations
@@ -104,10 +106,14 @@ def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
         with repo.sync_lock(prepared.timeout):
             if not _configured(repo.paths.root, remote):
                 return None
-            from hive.git.remote import fetch_refs, tracking_ref
+            if _nothing_to_do(prepared, remote) is None:
+                return None  # something to send, or to receive as the last fetch found
+            from hive.git.remote import fetch_refs, hand_over_fetch, tracking_ref
 
             fetch_refs(repo.paths.root, remote, HIVE_REFS, tracking_ref(remote, "*"))
             state = _nothing_to_do(prepared, remote)
+            if state is None:  # something arrived: the full sync goes on from this fetch
+                hand_over_fetch(repo.paths.root, remote)
     except (LockTimeout, GitError) as exc:
         return report(inv, exc)
     except (Defer, HiveError, OSError):
@@ -136,7 +142,10 @@ def _configured(root: str, remote: str) -> bool:
 
 def _nothing_to_do(prepared: Prepared, remote: str) -> str | None:
     """``refs/hive/state`` when the sync has nothing to do (see the module doc), else
-    None. HEAD is read again: a write may have landed since the first look."""
+    None. HEAD is read again: a write may have landed since the first look. Asked
+    before the fetch too, of the tracking refs the last one left: a sync with something
+    to send (or to receive as that fetch found) goes to the full CLI without a fetch
+    here, so it fetches once, not twice."""
     from hive.git.remote import tracking_ref
 
     repo = prepared.session.repo
