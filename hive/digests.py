@@ -4,7 +4,8 @@
 string a command hashes where nothing else needs OpenSSL (an agent's name that is
 not a plain file name, for its reservation file: ``hive reserve`` by a person
 named ``Test User``) goes through CPython's built-in SHA-256, which gives the
-same digest. (Credentials stay with ``hmac.compare_digest``, which loads it.)"""
+same digest. So do the credentials (``hive/store/credentials.py``): their hash here, and
+their comparison by :func:`same_digest`, the one ``hmac`` makes without OpenSSL."""
 
 from __future__ import annotations
 
@@ -40,3 +41,19 @@ def builtin_hash(modules: tuple[str, ...], name: str) -> Callable[..., object]:
 
     fallback: Callable[..., object] = getattr(hashlib, name)
     return fallback
+
+
+def same_digest(given: str, stored: str) -> bool:
+    """Whether two hex digests are equal, in a time that does not depend on where they
+    differ (what ``hmac.compare_digest`` gives, without importing ``hmac``, which loads
+    OpenSSL for it: ~3 ms of the pre-commit hook's process). Like it, text that is not
+    ASCII is refused (TypeError); unequal lengths differ at once (the length is no
+    secret: a digest's is fixed)."""
+    if not (given.isascii() and stored.isascii()):
+        raise TypeError("comparing strings with non-ASCII characters is not supported")
+    if len(given) != len(stored):
+        return False
+    difference = 0
+    for mine, theirs in zip(given.encode(), stored.encode(), strict=True):  # ASCII: no codec
+        difference |= mine ^ theirs
+    return difference == 0

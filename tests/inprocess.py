@@ -167,9 +167,9 @@ def _signal_handlers() -> dict[int, Any]:
 
 def _module_state() -> dict[str, Any]:
     """Module globals the CLI sets for its process (absent ones are skipped)."""
-    from hive.store import index
+    import hive.store
 
-    state: dict[str, Any] = {"notice_sink": getattr(index, "NOTICE_SINK", None)}
+    state: dict[str, Any] = {"notice_sink": hive.store.NOTICE_SINK}
     options = _cli_options()
     if options is not None:
         state["options"] = dict(vars(options))
@@ -185,10 +185,9 @@ def _reset_module_state() -> None:
 
 
 def _restore_module_state(state: dict[str, Any]) -> None:
-    from hive.store import index
+    import hive.store
 
-    if hasattr(index, "NOTICE_SINK"):
-        index.NOTICE_SINK = state["notice_sink"]
+    hive.store.NOTICE_SINK = state["notice_sink"]
     options = _cli_options()
     if options is not None and "options" in state:
         for name, value in state["options"].items():

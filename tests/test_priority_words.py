@@ -103,3 +103,40 @@ def test_epic_create_on_the_command_line_takes_a_subtask_priority_word(
     )
     assert done.returncode == 0, done.stderr
     assert [cell["priority"] for cell in json.loads(done.stdout)] == [1, 3]
+
+
+@pytest.mark.parametrize(
+    ("key", "given"),
+    [("priority", "2"), ("estimated_complexity", "3"), ("dependencies", ["0"])],
+)
+def test_a_subtask_s_quoted_number_is_refused_as_hive_create_refuses_it(
+    ws: Workspace, repo: Path, key: str, given: object
+) -> None:
+    """A subtask of hive_create_epic took "2" for a number (its model was not strict)
+    while hive_create, and the schema both tools publish, refuse it."""
+    head = git(repo, "rev-parse", "HEAD")
+    subtasks = [{"title": "a"}, {"title": "b", key: given}]
+    refused = _call(repo, "hive_create_epic", {"epic_title": "E", "subtasks": subtasks})
+    assert refused["code"] == "invalid_arguments", refused
+    assert refused["field"].startswith(f"subtasks.1.{key}"), refused
+    assert "send a whole number without quotes" in refused["error"], refused
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing written
+    whole = {**subtasks[1], key: 2 if key != "dependencies" else [0]}
+    taken = _call(repo, "hive_create_epic", {"epic_title": "E", "subtasks": [subtasks[0], whole]})
+    assert len(taken["result"]) == 3, taken
+
+
+def test_epic_create_on_the_command_line_reads_a_subtask_s_numbers_as_text(
+    ws: Workspace, repo: Path
+) -> None:
+    """A person's --subtask JSON is typed text, as every command-line value: "1" is 1."""
+    from tests.inprocess import run_hive
+
+    subtask = json.dumps({"title": "b", "priority": "1", "dependencies": ["0"]})
+    done = run_hive(
+        ["-C", str(repo), "epic", "create", "E", "--subtask", "a", "--subtask", subtask, "--json"]
+    )
+    assert done.returncode == 0, done.stderr
+    cells = json.loads(done.stdout)
+    assert [cell["priority"] for cell in cells] == [2, 2, 1]
+    assert cells[2]["dependencies"] == [{"type": "blocks", "target": cells[1]["id"]}], cells[2]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import Field
+from pydantic import BaseModel, Field
 from typer.testing import CliRunner
 
 import hive
@@ -1162,3 +1162,30 @@ def test_the_operations_are_in_one_order_whatever_was_imported_first() -> None:
         for first in ([], ["hive.ops.swarm"], ["hive.ops.coord", "hive.ops.files"])
     }
     assert len(orders) == 1, orders
+
+
+def _nested_models(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an argument's type holds (in lists, unions, dicts...)."""
+    import typing
+
+    found: list[type[BaseModel]] = []
+    for argument in typing.get_args(annotation):
+        found += _nested_models(argument)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        found.append(annotation)
+        for field in annotation.model_fields.values():
+            found += _nested_models(field.annotation)
+    return found
+
+
+def test_objects_inside_an_operation_s_arguments_are_as_strict_as_its_arguments() -> None:
+    """hive_create_epic's subtasks took "2" for a number while its own arguments (and
+    hive_create's) refused it: a nested model without ``strict`` is validated laxly."""
+    nested = {
+        (op.name, model.__name__): model.model_config.get("strict")
+        for op in operations()
+        for field in op.params.model_fields.values()
+        for model in _nested_models(field.annotation)
+    }
+    assert nested, "no operation has an object argument: the check checks nothing"
+    assert {key for key, strict in nested.items() if not strict} == set()

@@ -26,8 +26,9 @@ step sees the same directory. Then:
   from git just before: the answer can never be older than HEAD. These paths
   import neither typer, pydantic, rich nor dulwich;
 * ``hive hooks run pre-commit`` and ``hive hooks run commit-msg FILE`` (a person's or
-  an agent's commit) are answered by ``hive/cli/lean.py`` when nothing can block the
-  commit and the cell to attribute is sure, else by the full check in this process
+  an agent's commit) are answered by ``hive/cli/leanhook.py`` (pre-commit: without the
+  state index) and ``hive/cli/lean.py`` (commit-msg) when nothing can block the commit
+  and the cell to attribute is sure, else by the full check in this process
   (``hive/cli/hookrun.py``), without the full CLI;
 * everything else (and these two, when the index does not know HEAD's state
   yet, or an option needs the models) goes to the full CLI (``hive/cli/main.py``)
@@ -175,10 +176,10 @@ def _read_command_line() -> Invocation:
             sys.stderr.write(shown_lines(message) + "\n")
 
     with HeldInterrupts() as held:
-        from hive.store import index
+        import hive.store  # the sink alone: the index (sqlite3) is imported where used
 
         invocation = _help_of_the_command(parse(sys.argv[1:]))
-        index.NOTICE_SINK = notice
+        hive.store.NOTICE_SINK = notice
     if held.caught:
         raise KeyboardInterrupt
     return invocation
@@ -338,12 +339,20 @@ def dispatch(invocation: Invocation) -> int | None:
         return _unknown(invocation)
     if _autocommit_off():
         return None
-    from hive.store.sqlerrors import sqlite3
-
     try:
         return handler(invocation)
-    except sqlite3.DatabaseError:
-        return None  # the full CLI rebuilds the index and answers
+    except Exception as exc:
+        if _index_damaged(exc):
+            return None  # the full CLI rebuilds the index and answers
+        raise
+
+
+def _index_damaged(exc: Exception) -> bool:
+    """Whether ``exc`` is SQLite's ``DatabaseError`` (a state index the full CLI
+    rebuilds). Only a command that opened SQLite can raise it, so ``sqlite3`` is not
+    imported for the others (the pre-commit hook's quick check)."""
+    sqlite3 = sys.modules.get("_sqlite3")  # the classes ``sqlerrors`` and ``sqlite3`` give
+    return sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError)
 
 
 def _unknown(invocation: Invocation) -> int | None:
@@ -438,11 +447,23 @@ def _lean(module: str, name: str) -> Callable[[Invocation], int | None]:
     return run
 
 
+_PRECOMMIT = _lean("leanhook", "precommit")
+_COMMIT_MSG = _lean("lean", "commit_msg_hook")
+
+
+def _hooks(invocation: Invocation) -> int | None:
+    """``hive hooks run pre-commit`` by the quick check of ``hive/cli/leanhook.py``,
+    which imports neither the state index nor ``cli/lean.py`` (every agent's ``git
+    commit`` starts it); ``hive hooks run commit-msg FILE`` (and any other form) by
+    ``cli/lean.py``, whose answer reads the state index."""
+    return (_PRECOMMIT if invocation.args == ["run", "pre-commit"] else _COMMIT_MSG)(invocation)
+
+
 LEAN_COMMANDS: dict[str, Callable[[Invocation], int | None]] = {
     "ready": _lean("lean", "ready"),
     "list": _lean("lean", "list_cells"),
     "show": _lean("lean", "show"),
-    "hooks": _lean("lean", "hooks"),
+    "hooks": _hooks,
     "create": _lean("lean_write", "create"),
     "update": _lean("lean_write", "update"),
     "close": _lean("lean_write", "close"),

@@ -1,6 +1,6 @@
 """``hive hooks run pre-commit``'s full check (``hive.domain.precommit``) and how its
 verdict is shown: the typer command (``cli/coord_cmd.py``) and the hook's own process
-(``cli/entry.py``, when the quick check of ``cli/lean.py`` cannot decide) both run it,
+(``cli/entry.py``, when the quick check of ``cli/leanhook.py`` cannot decide) both run it,
 the latter without loading the full CLI (typer and every command: most of a hook
 process's time)."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 
 from hive.cli import DEFAULT_PAGE, Invocation, answer_stands
+from hive.cli.leanhook import output_of, write_pending
 from hive.domain.ready_lists import store_ready_list
 from hive.errors import HiveError
 from hive.store.index import (
@@ -34,11 +35,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from typing import Any
 
-    from hive.domain.path_rules import Permissions
     from hive.git.refs import RepoPaths
 
 GITLINK_MODE = 0o160000
-GITLINK_HEADER = "160000"  # the mode of a submodule's commit in ``git diff --raw``
 STATUSES = ("open", "in_progress", "blocked", "deferred", "closed")
 TYPES = ("bug", "feature", "task", "epic", "chore")
 
@@ -88,7 +87,7 @@ def open_state(inv: Invocation) -> State | None:
         raise Refusal(exc) from None
     except OSError:
         return None
-    if _write_pending(paths):
+    if write_pending(paths):
         return None
     head = read_head_fast(paths)
     if head is None:
@@ -169,26 +168,12 @@ def _agents_config(state: State) -> dict[str, Any] | None:
     path rules (``configdoc.agent_policy``: tools lists, call limits, hooks, rate
     limits, protected tools), which the full CLI runs (``hive.domain.policy``), or
     cannot be read here for sure."""
+    from hive.cli.leanhook import listed_config
     from hive.git.loose import read_tree
 
     listing = read_tree(state.paths, state.hive)
-    config = None if listing is None else _listed_config(state.paths, listing)
+    config = None if listing is None else listed_config(state.paths, listing)
     return None if config is None or config["agent_policy"] else config
-
-
-def _listed_config(paths: RepoPaths, listing: dict[bytes, str]) -> dict[str, Any] | None:
-    """The config in ``listing`` (a commit's ``.hive`` tree) as the plain reader
-    (``configdoc``, as the lean writes read it) reads it; None when there is none, or
-    it is not read here for sure (a config the plain reader declines: the full CLI's
-    to word)."""
-    from hive.git.loose import read_object
-    from hive.store.configdoc import plain_config
-
-    sha = listing.get(b"config.yaml")
-    found = None if sha is None else read_object(paths, sha)
-    if found is None or found[0] != b"blob":
-        return None
-    return plain_config(found[1])
 
 
 def claim_allowed(inv: Invocation) -> bool:
@@ -240,13 +225,6 @@ def build_state(paths: RepoPaths, index: StateIndex, key: str) -> bool:
     except (LookupError, HiveError, OSError):
         return False
     return True
-
-
-def _write_pending(paths: RepoPaths) -> bool:
-    """A hive write is under way or was killed: the full path recovers it first."""
-    import os
-
-    return os.path.lexists(paths.index_twin)
 
 
 # ------------------------------------------------------------------ ready
@@ -836,190 +814,16 @@ def nothing_unshown(text: str) -> bool:
     return INVISIBLE_CHARS.isdisjoint(text)
 
 
-# ------------------------------------------------------------------ the hooks
+# ------------------------------------------------------------------ the commit-msg hook
 
 
-def hooks(inv: Invocation) -> int | None:
-    """``hive hooks run pre-commit`` and ``hive hooks run commit-msg FILE`` answered in
-    the hook's own process when the answer is sure (None: ``cli/hookrun.py``'s full
-    check or attribution, then the full CLI for any other form)."""
-    if inv.args == ["run", "pre-commit"]:
-        return precommit(inv)
+def commit_msg_hook(inv: Invocation) -> int | None:
+    """``hive hooks run commit-msg FILE`` answered in the hook's own process when the
+    cell to attribute is sure (None: ``cli/hookrun.py``'s attribution, then the full CLI
+    for any other form). The pre-commit hook's quick check is ``cli/leanhook.py``'s."""
     if len(inv.args) == 3 and inv.args[:2] == ["run", "commit-msg"] and not inv.json:
         return commit_msg(inv, inv.args[2])
     return None
-
-
-def precommit(inv: Invocation) -> int | None:
-    """``hive hooks run pre-commit`` when nothing can block the commit: no ``.hive/``
-    file staged and no staged path under an exclusive reservation of anybody but the
-    committing agent (``HIVE_AGENT_TOKEN``'s, read from the credential store; a person,
-    or a token of nobody, is blocked by every one); for an agent, also no staged file
-    its ``tools.permissions`` rules deny it (none without a ``tools:`` section; else the
-    rules the full check parsed from this config version, kept in the state index). Any
-    doubt (a reservation that could apply, here or in another worktree, objects it
-    cannot read, a file the fast reader declines, a config or credential store it
-    cannot read for sure, rules not parsed yet) leaves the verdict to the full check,
-    which words it."""
-    import os
-
-    if inv.args != ["run", "pre-commit"] or inv.json:
-        return None
-    if os.environ.get("HIVE_BYPASS") == "1":
-        return 0
-    from hive.git.refs import discover, read_head_fast
-
-    try:
-        paths = discover(inv.directory)
-    except (HiveError, OSError):
-        return None
-    if _write_pending(paths):
-        return None
-    agent = ""  # nobody's reservations are the committer's own (a person's commit)
-    token = os.environ.get("HIVE_AGENT_TOKEN")
-    if token:
-        from hive.store import credentials
-
-        try:
-            agent = credentials.name_of_token(paths.hive_state_dir, token) or ""
-        except (HiveError, OSError):
-            return None
-    head = read_head_fast(paths)
-    if head is None or head.commit is None:
-        return None
-    listing = _hive_listing(paths, head.commit)  # HEAD's .hive: reservations and config
-    if listing is None:
-        return None
-    held = _exclusive_holds(paths, head.commit, listing)
-    rules = _path_rules(paths, listing) if agent else {}
-    if held is None or rules is None:
-        return None
-    staged = _staged_paths(inv)
-    if staged is None or any(path == ".hive" or path.startswith(".hive/") for path in staged):
-        return None
-    if rules and not _none_denied(rules, agent, staged):
-        return None  # the full check names each file and rule (or the agent's bypass)
-    patterns = [pattern for holder, pattern in held if not agent or holder != agent]
-    if not patterns or not staged:
-        return 0
-    from hive.domain.globs import glob_matches
-
-    try:
-        hit = any(glob_matches(pattern, path) for pattern in patterns for path in staged)
-    except Exception:
-        return None
-    return None if hit else 0
-
-
-def _path_rules(paths: RepoPaths, listing: dict[bytes, str]) -> Permissions | None:
-    """The ``tools.permissions`` rules of the config in ``listing`` (a commit's ``.hive``
-    tree, :func:`_hive_listing`) as the full check parses
-    them: none without a ``tools:`` section (or without ``.hive``: nothing to enforce),
-    else those the full check stored in the state index for this config file version
-    (``precommit._remember_rules``). None when not known here for sure: a config the
-    plain reader (``configdoc``, as the lean writes read it) declines, whose refusal is
-    the full check's to word, or a ``tools:`` section the full check has not parsed."""
-    from hive.jsontext import loads
-
-    if not listing:
-        return {}
-    config = _listed_config(paths, listing)
-    if config is None:
-        return None
-    if config["tools"] is None:
-        return {}
-    stored = StateIndex(paths.hive_state_dir).path_rules(listing[b"config.yaml"])
-    rules = None if stored is None else loads(stored.decode("utf-8"))
-    return rules if isinstance(rules, dict) else None
-
-
-def _none_denied(rules: Permissions, agent: str, staged: list[str]) -> bool:
-    """Whether ``agent`` may commit every file of ``staged`` by ``rules``: the check the
-    full one makes (``path_rules.check_paths``, as the pseudo-tool ``git_commit``);
-    False also when it cannot say."""
-    from hive.domain.path_rules import COMMIT_TOOL, check_paths
-
-    try:
-        check_paths(rules, agent, COMMIT_TOOL, staged)
-    except Exception:
-        return False
-    return True
-
-
-def _exclusive_holds(
-    paths: RepoPaths, head: str, head_listing: dict[bytes, str]
-) -> list[tuple[str, str]] | None:
-    """(holder, pattern) of every unexpired exclusive reservation at ``head`` (whose
-    ``.hive`` tree ``head_listing`` the caller has read) and at the HEAD of every other
-    worktree of the repository (the full check counts both: issue
-    11), read from loose objects or packs; None when that cannot be known cheaply and
-    for sure. The worktrees are those the full check reads (``refs.other_worktree_heads``),
-    so a worktree added or switched by ``git`` counts from the next commit on."""
-    from hive.git.refs import other_worktree_heads
-
-    commits = [head, *(other.commit for other in other_worktree_heads(paths))]
-    held: list[tuple[str, str]] = []
-    for commit in dict.fromkeys(commits):  # worktrees on one commit: read once
-        if commit is None:
-            continue
-        listing = head_listing if commit == head else _hive_listing(paths, commit)
-        found = None if listing is None else _holds_at(paths, listing)
-        if found is None:
-            return None
-        held += found
-    return held
-
-
-def _hive_listing(paths: RepoPaths, commit: str) -> dict[bytes, str] | None:
-    """The entries of ``commit``'s ``.hive`` tree ({} when it has none); None when not
-    readable here for sure."""
-    from hive.git.loose import read_tree, tree_entries
-
-    found = tree_entries(paths, commit)
-    if found is None:
-        return None
-    hive = found[0]
-    return {} if hive is None else read_tree(paths, hive)
-
-
-def _holds_at(paths: RepoPaths, listing: dict[bytes, str]) -> list[tuple[str, str]] | None:
-    """(holder, pattern) of the unexpired exclusive reservations in ``listing`` (a
-    commit's ``.hive`` tree; None: not readable here for sure)."""
-    from hive.git.loose import read_object, read_tree
-
-    held = listing.get(b"reservations")
-    if held is None:
-        return []
-    files = read_tree(paths, held)
-    if files is None:
-        return None
-    found: list[tuple[str, str]] = []
-    for name, sha in files.items():
-        obj = read_object(paths, sha)
-        if obj is None or obj[0] != b"blob":
-            return None
-        holds = _holds_of(name.decode("utf-8", "surrogateescape"), obj[1])
-        if holds is None:
-            return None
-        found += holds
-    return found
-
-
-def _holds_of(name: str, data: bytes) -> list[tuple[str, str]] | None:
-    """(holder, pattern) of the active exclusive reservations of the file ``name``
-    holding ``data``; None for a file the full check would not read as this: one the
-    plain reader declines (the model may refuse it) or that is misfiled, which the full
-    check reports as untrusted and refuses the commit for (``load_reservations``)."""
-    from hive.domain import reservecore
-    from hive.times import utc_now
-
-    found = reservecore.plain_file(data)
-    path = f"{reservecore.RESERVATIONS_DIR}/{name}"
-    holders = [] if found is None else [item.agent for item in found.reservations]
-    if found is None or reservecore.misfiled(path, found.agent, holders) is not None:
-        return None
-    now = utc_now()
-    return [(r.agent, r.path_pattern) for r in found.reservations if r.exclusive and r.active(now)]
 
 
 def commit_msg(inv: Invocation, message_file: str) -> int | None:
@@ -1046,7 +850,7 @@ def commit_msg(inv: Invocation, message_file: str) -> int | None:
 
     try:
         paths = discover(inv.directory)
-        if _write_pending(paths):
+        if write_pending(paths):
             return None  # the full path settles it first (and says so)
         agent = credentials.name_of_token(paths.hive_state_dir, token)
         mark = config_value(paths, "core", "commentChar") if agent else None
@@ -1068,7 +872,7 @@ def commit_msg(inv: Invocation, message_file: str) -> int | None:
 
     root = state.paths.root
     adding = trailer_args(os.path.abspath(message_file), trailers)
-    if _output_of(["git", "-C", root, *adding], git_environment()) is not None:
+    if output_of(["git", "-C", root, *adding], git_environment()) is not None:
         return 0  # git added them: add_commit_trailers' command, without importing subprocess
 
     def attribute() -> int:  # never blocks the commit (exit 0), as hookrun.attribute
@@ -1104,63 +908,10 @@ def _cells_for(state: State, agent: str, wanted: str | None) -> dict[str, _Facts
         if found and only is None:
             return None
         return {} if only is None else {wanted: _Facts(only.status, only.assignee, only.deleted)}
+    from hive.store.index import ListQuery
+
     query = ListQuery(status="in_progress", assignee=agent, limit=None)
     listed = state.index.list_rows(state.key, query)
     if listed is None:
         return None
     return {row.id: _Facts(row.status, row.assignee, False) for row in listed[0]}
-
-
-def _staged_paths(inv: Invocation) -> list[str] | None:
-    """Paths the commit being made changes (git honours GIT_INDEX_FILE for us); None
-    also when a submodule's commit is among them (it stands for the files below it,
-    which the full check compares with the reservations)."""
-    argv = ["git", "-C", inv.directory, "diff", "--cached", "--raw", "--no-renames"]
-    output = _output_of([*argv, "-z", "HEAD"])
-    if output is None:
-        return None
-    fields = output.decode("utf-8", "surrogateescape").split("\0")
-    paths = []
-    for header, path in zip(fields[0::2], fields[1::2], strict=False):
-        if GITLINK_HEADER in header[:15]:  # ":OLDMODE NEWMODE ..."
-            return None
-        paths.append(path)
-    return paths
-
-
-def _output_of(argv: list[str], env: dict[str, str] | None = None) -> bytes | None:
-    """What ``argv`` prints on standard output when it exits 0 (its standard error
-    discarded; in ``env``, default this process's), else None: ``subprocess.run(argv,
-    capture_output=True, env=env)`` without importing ``subprocess`` (with
-    ``threading``, ``selectors``, ``locale`` and ``re``: ~6 ms of every commit the hook
-    checks)."""
-    import os
-
-    if not hasattr(os, "posix_spawnp"):
-        import subprocess
-
-        try:
-            done = subprocess.run(argv, capture_output=True, check=False, env=env)
-        except OSError:
-            return None
-        return done.stdout if done.returncode == 0 else None
-    read_end, write_end = os.pipe()
-    try:
-        actions = [
-            (os.POSIX_SPAWN_DUP2, write_end, 1),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_CLOSE, read_end),
-            (os.POSIX_SPAWN_CLOSE, write_end),
-        ]
-        pid = os.posix_spawnp(argv[0], argv, env or os.environ, file_actions=actions)
-    except OSError:
-        os.close(read_end)
-        return None
-    finally:
-        os.close(write_end)
-    chunks = []
-    with os.fdopen(read_end, "rb") as pipe:
-        while chunk := pipe.read(65536):
-            chunks.append(chunk)
-    _, status = os.waitpid(pid, 0)
-    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None

@@ -22,10 +22,20 @@ import mmap
 import os
 import struct
 import zlib
-from collections import OrderedDict
 
 from hive.git.sha import sha1
 from hive.record import suppress
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from collections import OrderedDict
+else:
+    try:  # collections.OrderedDict itself (``collections`` re-exports the C class),
+        # without the package's imports (``operator``, ``keyword``, ``reprlib``: ~1 ms
+        # of a fresh process that needs nothing else of it, the pre-commit hook)
+        from _collections import OrderedDict
+    except ImportError:  # an implementation without it
+        from collections import OrderedDict
 
 OBJECT_TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 OFS_DELTA = 6

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from hive.domain.limits import MAX_ID
 from hive.errors import AmbiguousId, Conflict, InvalidInput, NotFound, NotOwner
@@ -93,6 +93,9 @@ def _validate(ws: Workspace, a: ValidateParams) -> ValidationResult:
 class EpicSubtask(PlannedSubtask):
     """One planned subtask (other keys are ignored)."""  # in every agent's tool list
 
+    # strict as every tool's own arguments: "2" is not a number here either
+    model_config = ConfigDict(extra="ignore", strict=True)
+
     priority: Priority | None = None  # also P0-P4, as hive_create takes it
 
 
@@ -152,7 +155,7 @@ def _subtasks(values: Any) -> list[PlannedSubtask]:
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"--subtask is not valid JSON: {exc.msg}") from None
         try:
-            found.append(EpicSubtask.model_validate(data))
+            found.append(EpicSubtask.model_validate(data, strict=False))  # text, as typed
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(str(part) for part in error["loc"])

@@ -19,6 +19,7 @@ from datetime import datetime
 
 from hive.jsontext import dumps_scalar
 from hive.store.yamlio import dumps
+from hive.times import exact_time as exact_time
 from hive.times import format_time as format_time
 from hive.times import utc_now as utc_now
 
@@ -202,17 +203,6 @@ def _time(value: Any, *, optional: bool) -> Any:
         return None if optional else _DECLINE
     parsed = exact_time(value)
     return _DECLINE if parsed is None else parsed
-
-
-def exact_time(value: object) -> datetime | None:
-    """A time exactly as hive writes it (UTC, ``Z``, see :func:`format_time`), else None."""
-    if not isinstance(value, str) or not value.endswith("Z"):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value[:-1] + "+00:00")
-    except ValueError:
-        return None
-    return parsed if format_time(parsed) == value else None
 
 
 def _dependencies(value: Any) -> Any:

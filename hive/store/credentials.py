@@ -12,17 +12,17 @@ it is (it is replaced atomically) and keep it parsed per file version.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
 
+from hive.digests import same_digest, sha256_hex
 from hive.errors import CorruptFile, GitError, LockTimeout
 from hive.jsontext import loads
 from hive.store.layout import make_state_dir, unwritable
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
+    from contextlib import AbstractContextManager
     from typing import Any
 
 FILE = "identities.json"
@@ -44,9 +44,7 @@ def new_token() -> str:
 
 
 def hash_token(token: str) -> str:
-    import hashlib  # OpenSSL: loaded by a process that checks a credential, not by every one
-
-    return hashlib.sha256(token.strip().encode("utf-8")).hexdigest()
+    return sha256_hex(token.strip().encode("utf-8"))  # CPython's own: no OpenSSL loaded
 
 
 # What to do about a store that cannot be read (it is local to this clone, never committed).
@@ -91,14 +89,20 @@ def save(state_dir: str, data: dict[str, Any]) -> None:
         publish()
 
 
-@contextlib.contextmanager
-def staged(state_dir: str, data: dict[str, Any]) -> Iterator[Callable[..., None]]:
+def staged(state_dir: str, data: dict[str, Any]) -> AbstractContextManager[Callable[..., None]]:
     """Write ``data`` beside the store (what can fail, a directory hive cannot write
     to or a full disk, fails here: GitError naming the file) and yield ``publish``,
     which puts it in place with one rename. Not published, it is removed: the store
     stays as it was (a write that must land together with others publishes last).
     ``publish(changed)``: what its error is to say was done already when the rename
     fails (default: nothing was changed)."""
+    import contextlib  # a writer's: a reader (the pre-commit hook) does without it
+
+    return contextlib.contextmanager(_staged)(state_dir, data)
+
+
+def _staged(state_dir: str, data: dict[str, Any]) -> Iterator[Callable[..., None]]:
+    import contextlib
     import json
 
     make_state_dir(state_dir)
@@ -141,11 +145,9 @@ def _unwritable(path: str, exc: OSError, changed: str = NOTHING_CHANGED) -> GitE
 
 def name_of_token(state_dir: str, token: str) -> str | None:
     """The live identity ``token`` is the credential of, or None."""
-    import hmac
-
     wanted = hash_token(token)
     for name, entry in load(state_dir)["agents"].items():
-        if hmac.compare_digest(str(entry.get("token_sha256", "")), wanted):
+        if same_digest(str(entry.get("token_sha256", "")), wanted):
             return str(name)
     return None
 
@@ -157,14 +159,17 @@ def retired_names(state_dir: str) -> set[str]:
 
 
 def matches(entry: dict[str, Any], token: str) -> bool:
-    import hmac
-
-    return hmac.compare_digest(str(entry.get("token_sha256", "")), hash_token(token))
+    return same_digest(str(entry.get("token_sha256", "")), hash_token(token))
 
 
-@contextlib.contextmanager
-def locked(state_dir: str, timeout: float) -> Iterator[None]:
+def locked(state_dir: str, timeout: float) -> AbstractContextManager[None]:
     """Hold the store's write lock (released by the OS if the process dies)."""
+    import contextlib
+
+    return contextlib.contextmanager(_locked)(state_dir, timeout)
+
+
+def _locked(state_dir: str, timeout: float) -> Iterator[None]:
     from filelock import FileLock, Timeout
 
     make_state_dir(state_dir)

@@ -45,6 +45,7 @@ import os
 import time
 from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
 
+from hive import store
 from hive.jsontext import dumps_strings
 from hive.record import Frozen, Record, suppress
 from hive.store.layout import CELLS_DIR, cell_id_from_path, cell_path
@@ -166,9 +167,6 @@ _CATALOG = (  # how many of the extra indexes and of the tables the file holds
 )
 
 EMPTY_STATE = "empty"
-# Where notices go (an index rebuilt): the CLI sets this to write to stderr; below the
-# CLI nothing prints, so without it notices only collect in ``StateIndex.notices``.
-NOTICE_SINK: Callable[[str], None] | None = None
 PREFIX = CELLS_DIR + "/"
 # the usual layout: every cell file one level below .hive/cells (a shard directory)
 _SHARDED = (
@@ -877,8 +875,9 @@ class StateIndex:
 
     def _notify(self, notice: str) -> None:
         self.notices.append(notice)
-        if NOTICE_SINK is not None:
-            NOTICE_SINK(notice)
+        sink = store.NOTICE_SINK  # where the CLI shows it (``hive/store/__init__.py``)
+        if sink is not None:
+            sink(notice)
 
     def _recreate_tables(self, *, broken: bool = False) -> tuple[sqlite3.Connection, bool] | None:
         """Empty tables of this schema in one exclusive transaction: the connection and
