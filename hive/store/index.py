@@ -448,8 +448,9 @@ _UNKEPT_COMMITS = "DELETE FROM commits WHERE cells NOT IN (SELECT key FROM state
 # The parsed cells (their rowids) stored up to rowid ? that no listing kept and no stored
 # ready list names: read from the primary key's index (the rows hold the printed JSON).
 _UNKEPT_BLOBS = (
-    "SELECT rowid FROM blobs INDEXED BY sqlite_autoindex_blobs_1 WHERE rowid <= ? AND blob NOT IN"
-    " (SELECT sha FROM dirs UNION ALL SELECT blob FROM ready UNION ALL SELECT blob FROM ready_delta)"
+    "SELECT rowid FROM blobs INDEXED BY sqlite_autoindex_blobs_1 WHERE rowid <= ? AND blob"
+    " NOT IN (SELECT sha FROM dirs UNION ALL SELECT blob FROM ready"
+    " UNION ALL SELECT blob FROM ready_delta)"
 )
 
 _ROW = "b.id, b.blob, b.priority, b.type, b.status, b.assignee, b.title, b.json"
