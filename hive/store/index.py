@@ -1067,9 +1067,9 @@ class StateIndex:
         """Drop the parsed cells no kept listing or stored ready list names, with their
         ``dependents`` rows, once :data:`SWEEP_MIN` or half as many as the last sweep
         kept have been stored since it (each write stores one or two; the sweep reads
-        every row of ``dirs`` and ``blobs``: ~20 ms at 10,000 cells, so it runs once
-        in thousands of writes there, and the table stays below ~1.5 times what the
-        kept states hold). A cell parsed since the previous pruning is spared: a
+        every key of ``dirs``, ``blobs`` and the ready lists: ~20 ms at 10,000 cells,
+        so it runs once in thousands of writes there, and the table holds at most
+        1,000 or half again as many rows as the kept states and lists name). A cell parsed since the previous pruning is spared: a
         process indexing a state may have parsed it for a listing not stored yet
         (which the new ``pruned`` token refuses anyway, but it need not parse again)."""
         marks = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('swept', 'parsed')"))
