@@ -43,11 +43,11 @@ from hive.domain.workspace import Workspace  # noqa: E402
 TABLES = ("blobs", "dirs", "dependents", "states", "commits", "ready", "ready_done", "ready_delta")
 
 
-def ready_cpu(repo: Path) -> tuple[float, str]:
+def ready_cpu(repo: Path, *options: str) -> tuple[float, str]:
     """User+system CPU seconds of one fresh ``hive ready --json`` (``python -m hive``
     of this tree, whichever hive the venv installed), and what it printed."""
     done = subprocess.run(
-        ["/usr/bin/time", "-f", "%U %S", sys.executable, "-m", "hive", "ready", "--json"],
+        ["/usr/bin/time", "-f", "%U %S", sys.executable, "-m", "hive", "ready", "--json", *options],
         cwd=repo,
         env={**environment(), "PYTHONPATH": str(ROOT)},  # this tree's hive
         capture_output=True,
@@ -79,7 +79,7 @@ def run(size: int, writes: int, every: int, base: Path) -> None:
     index = git_dir / "hive" / "index.sqlite3"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{index}{suffix}").unlink(missing_ok=True)
-    _, printed = ready_cpu(repo)  # the cold build
+    _, printed = ready_cpu(repo, "--all")  # the cold build
     waiting = [cell["id"] for cell in json.loads(printed)]  # the built ready cells
     ws = Workspace(str(repo), actor="growth")
     created: list[str] = []

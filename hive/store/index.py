@@ -1069,9 +1069,10 @@ class StateIndex:
         kept have been stored since it (each write stores one or two; the sweep reads
         every key of ``dirs``, ``blobs`` and the ready lists: ~20 ms at 10,000 cells,
         so it runs once in thousands of writes there, and the table holds at most
-        1,000 or half again as many rows as the kept states and lists name). A cell parsed since the previous pruning is spared: a
-        process indexing a state may have parsed it for a listing not stored yet
-        (which the new ``pruned`` token refuses anyway, but it need not parse again)."""
+        1,000 or half again as many rows as the kept states and lists name). A cell
+        parsed since the previous pruning is spared: a process indexing a state may
+        have parsed it for a listing not stored yet (which the new ``pruned`` token
+        refuses anyway, but it need not parse again)."""
         marks = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('swept', 'parsed')"))
         swept, live = (int(part) for part in marks.get("swept", "0 0").split())
         spared = int(marks.get("parsed", "0"))  # the newest rowid at the previous pruning
