@@ -1065,11 +1065,11 @@ class StateIndex:
     @staticmethod
     def _sweep_blobs(db: sqlite3.Connection) -> None:
         """Drop the parsed cells no kept listing or stored ready list names, with their
-        ``dependents`` rows, once :data:`SWEEP_MIN` or half as many as the last sweep
-        kept have been stored since it (each write stores one or two; the sweep reads
-        every key of ``dirs``, ``blobs`` and the ready lists: ~20 ms at 10,000 cells,
-        so it runs once in thousands of writes there, and the table holds at most
-        1,000 or half again as many rows as the kept states and lists name). A cell
+        ``dependents`` rows, once :data:`SWEEP_MIN`, or an eighth as many as the last
+        sweep kept, have been stored since it (each write stores one or two; the sweep
+        reads every key of ``dirs``, ``blobs`` and the ready lists: ~20 ms at 10,000
+        cells, so it runs about once in 1,250 writes there, and the table holds at most
+        1,000 or an eighth more rows than the kept states and lists name). A cell
         parsed since the previous pruning is spared: a process indexing a state may
         have parsed it for a listing not stored yet (which the new ``pruned`` token
         refuses anyway, but it need not parse again)."""
@@ -1078,7 +1078,7 @@ class StateIndex:
         spared = int(marks.get("parsed", "0"))  # the newest rowid at the previous pruning
         (top,) = db.execute("SELECT coalesce(max(rowid), 0) FROM blobs").fetchone()
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('parsed', ?)", (str(top),))
-        if spared <= swept or top - swept <= max(SWEEP_MIN, live // 2):
+        if spared <= swept or top - swept <= max(SWEEP_MIN, live // SWEEP_SHARE):
             return
         gone = [row[0] for row in db.execute(_UNKEPT_BLOBS, (spared,))]
         edges: list[tuple[str, str]] = []
@@ -1847,8 +1847,9 @@ SOURCES_TRIED = 8
 STATES_KEPT = 16
 PRUNE_SLACK = 8
 # Parsed cells stored since the last sweep of those no kept state reaches (at least
-# this many, or half as many as it kept) before a pruning sweeps again.
+# SWEEP_MIN, or the cells it kept over SWEEP_SHARE) before a pruning sweeps again.
 SWEEP_MIN = 1_000
+SWEEP_SHARE = 8
 
 JSON_PIECE = 1_000  # cells printed per write: a listing of 100,000 (~66 MB) is never copied whole
 
