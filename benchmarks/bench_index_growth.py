@@ -11,7 +11,7 @@ server makes them (creates, a third of them with a ``blocks`` dependency on an
 earlier one, and priority updates and closes of cells ready before the first write,
 in turn: each of those a row more in a list derived from the first), each followed by a fresh
 ``hive ready --json`` (the first after the write: no list of the new state stored),
-whose user+system CPU is read from GNU time. Every ``--every`` writes a row gives
+whose user+system CPU is read from ``getrusage``. Every ``--every`` writes a row gives
 the index's size (file and WAL), the rows of each table, and the mean and largest
 CPU of the readies since the last row.
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -46,16 +47,18 @@ TABLES = ("blobs", "dirs", "dependents", "states", "commits", "ready", "ready_do
 def ready_cpu(repo: Path, *options: str) -> tuple[float, str]:
     """User+system CPU seconds of one fresh ``hive ready --json`` (``python -m hive``
     of this tree, whichever hive the venv installed), and what it printed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
-        ["/usr/bin/time", "-f", "%U %S", sys.executable, "-m", "hive", "ready", "--json", *options],
+        [sys.executable, "-m", "hive", "ready", "--json", *options],
         cwd=repo,
         env={**environment(), "PYTHONPATH": str(ROOT)},  # this tree's hive
         capture_output=True,
         text=True,
         check=True,
     )
-    user, system = done.stderr.strip().splitlines()[-1].split()
-    return float(user) + float(system), done.stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return cpu, done.stdout
 
 
 def index_facts(index: Path) -> dict[str, int]:
@@ -105,7 +108,7 @@ def run(size: int, writes: int, every: int, base: Path) -> None:
             cells = " | ".join(str(facts[table]) for table in TABLES)
             print(
                 f"| {size:,} | {number:,} | {facts['file'] / 1e6:.1f} | {facts['wal'] / 1e6:.1f}"
-                f" | {cells} | {statistics.mean(cpu) * 1000:.0f} | {max(cpu) * 1000:.0f} |",
+                f" | {cells} | {statistics.mean(cpu) * 1000:.1f} | {max(cpu) * 1000:.1f} |",
                 flush=True,
             )
             cpu = []
