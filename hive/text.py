@@ -187,6 +187,28 @@ def _marker_end(text: str, at: int) -> int:
 # What a terminal is given of text that spans lines (descriptions, message bodies).
 LINES_KEPT = frozenset("\n\t")
 
+# Unicode's mandatory line breaks (UAX #14 classes BK, CR, LF and NL): line feed,
+# carriage return, line tabulation, form feed, next line (NEL, U+0085), line separator
+# (U+2028) and paragraph separator (U+2029). Pasted text holds them (a word processor's
+# soft line break is U+2028, text from EBCDIC systems ends lines with NEL).
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x85\u2028\u2029")
+
+# The control characters free text (a description, notes, a comment, a mail body) may
+# hold: the tab and the line breaks. Every other one (ESC, NUL, BEL, backspace, DEL, the
+# other C1 controls) is no text: refused when written, shown as ``?`` when read.
+TEXT_KEPT = LINE_BREAKS | frozenset("\t")
+
+
+def as_lines(text: str) -> str:
+    """``text`` with each of its line breaks (:data:`LINE_BREAKS`; a CRLF is one) as a
+    line feed: how a text block spanning lines (a description, a comment) is laid out on a
+    terminal, which moves a line separator, a NEL, a lone carriage return or a form feed
+    elsewhere or nowhere (a lone carriage return would overwrite the line)."""
+    if (text.isascii() and text.isprintable()) or LINE_BREAKS.isdisjoint(text):
+        return text
+    text = text.replace("\r\n", "\n")
+    return "".join("\n" if char in LINE_BREAKS else char for char in text)
+
 
 def shown_lines(text: str) -> str:
     """``text`` (which may span lines) as a terminal is to show it: line breaks and tabs

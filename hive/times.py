@@ -7,7 +7,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from datetime import UTC, datetime
+    from datetime import UTC as UTC
+    from datetime import datetime as datetime
 else:
     try:  # the C module ``datetime`` re-exports: the same classes (``datetime.datetime is
         # _datetime.datetime``) without the package's pure-Python half, which a fresh

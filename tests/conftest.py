@@ -357,11 +357,26 @@ def copy_repo(template: Path, path: Path) -> Path:
     """A copy of the repository ``template`` at ``path`` (working tree and .git): a
     repository of its own, as it would be had it been made there (credentials issued
     in the template by ``credential`` are known for the copy too)."""
+    close_dropped_connections(template)
     shutil.copytree(template, path, symlinks=True)
     for (root, name), token in list(_TOKENS.items()):
         if root == str(template):
             _TOKENS[(str(path), name)] = token
     return path
+
+
+def close_dropped_connections(repo: Path) -> None:
+    """Close this process's connections to ``repo``'s SQLite files (the state index,
+    the coordination database) that nothing refers to any more, before it is copied.
+
+    A connection is closed when the cyclic collector frees it (sqlite3's statement
+    cache refers back to its connection), at any allocation: during a copy, that close
+    deleted the ``-wal`` file ``copytree`` had listed (FileNotFoundError; seen once in
+    a full run). Only while such a file exists, as a full collection is not free."""
+    for git_dir in (repo / ".git", repo):  # a working tree's, or a bare repository
+        if any((git_dir / "hive").glob("*-wal")):
+            gc.collect()
+            return
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -175,7 +174,9 @@ def serving(
 def copy_sample(sample: Sample, path: Path) -> Sample:
     """A copy of a built ``sample`` at ``path`` (a new repository, with its own .git):
     as good as ``build_sample(path)``, without the writes and the one-second wait."""
-    shutil.copytree(sample.root, path, symlinks=True)
+    from tests.conftest import copy_repo
+
+    copy_repo(sample.root, path)
     return dataclasses.replace(
         sample, root=path, subtasks=list(sample.subtasks), extra=dict(sample.extra)
     )

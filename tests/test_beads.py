@@ -274,7 +274,7 @@ def test_malformed_lines_are_named_and_nothing_is_committed(
     assert git(repo, "rev-parse", "HEAD") == head
     lines[10] = good[10]
     source.write_text("\n".join(lines) + "\n")
-    with pytest.raises(InvalidInput, match=r"broken\.jsonl:22: invalid priority|:22: priority"):
+    with pytest.raises(InvalidInput, match=r"broken\.jsonl:22: bd-x: priority must be 0-4"):
         import_beads(ws, path=str(source))
     assert git(repo, "rev-parse", "HEAD") == head
     assert not (repo / ".hive" / "cells" / "0").exists()

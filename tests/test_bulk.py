@@ -237,10 +237,12 @@ def test_json_lines_are_split_at_line_ends_only(ws: Workspace) -> None:
     made = from_text(ws, text, "cells.jsonl")
     assert len(made.ids) == 2
     assert show_cell(ws, cell_id=made.ids[0]).metadata == {"k": "a\u2028b\u2029c\x85d"}
-    bad = json.dumps({"title": "x", "description": "a\u2028b"}, ensure_ascii=False)
+    bad = json.dumps({"title": "x", "description": "a\u2028b\x1b"}, ensure_ascii=False)
     found = problems_of(ws, bad + "\n" + '{"title": ["a"]}\n', "more.jsonl")
     assert found == [
-        "more.jsonl:1: record 1: description must not contain control characters (found U+2028)",
+        "more.jsonl:1: record 1: description must not contain control characters (found U+001B)"
+        " at position 4: remove it (text may hold tabs and line breaks, no other control"
+        " character)",
         "more.jsonl:2: record 2: title must be text",
     ]
 

@@ -644,12 +644,20 @@ def test_a_text_given_as_a_dash_is_read_from_standard_input(hived: Path) -> None
     """'hive mail send -b -' read the body from standard input, but 'hive create -d -',
     'hive update --append-notes -' and 'hive comment ID -' stored a literal '-': each
     reads it now (the console script: the lean path leaves it to the full CLI); two
-    texts given as '-' are refused, nothing changed."""
+    texts given as '-' are refused, nothing changed. The line ends closing the input
+    are dropped, as the shell's $(...) drops them ('echo x | hive create t -d -' kept
+    "x\n" where '-d x' is "x"); a scratchpad's content, a file's, is kept exactly."""
     from tests.inprocess import run_hive
 
-    made = run_hive(["create", "piped", "-d", "-", "--json"], cwd=hived, input="line 1\nline 2\n")
+    text = "line 1\r\nline 2\n\n"
+    made = run_hive(["create", "piped", "-d", "-", "--json"], cwd=hived, input=text)
     cell = json.loads(made.stdout)
-    assert cell["description"] == "line 1\nline 2\n"
+    assert cell["description"] == "line 1\r\nline 2"
+    typed = data(hive(hived, "create", "typed", "-d", "line 1\r\nline 2", "--json"))
+    assert typed["description"] == cell["description"]
+    pad = run_hive(["scratchpad", "write", "notes/piped", "-"], cwd=hived, input="kept\n\n")
+    assert pad.returncode == 0, pad.stderr
+    assert run_hive(["scratchpad", "read", "notes/piped"], cwd=hived).stdout == "kept\n\n"
     noted = run_hive(["update", cell["id"], "--append-notes", "-"], cwd=hived, input="a note")
     assert noted.returncode == 0, noted.stderr
     said = run_hive(["comment", cell["id"], "-"], cwd=hived, input="said\nit")

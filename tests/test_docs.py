@@ -482,3 +482,128 @@ def test_the_readme_session_prints_what_it_shows(repo: Path) -> None:
         printed = printed.replace(cell, "hv-x7k2q9").replace(str(repo), "/home/me/app")
         lines = [re.sub(r"^[0-9a-f]{7} ", "HASH ", line) for line in printed.splitlines()]
         assert lines == shown, command
+
+
+# quickstart.md's command blocks, run in order: what a placeholder stands for, and the
+# lines the text says are refused (with the exit code docs/cli.md gives the refusal)
+QUICKSTART_REFUSED = {
+    "hive start <later-id>": 4,  # "refused while a blocker is open (exit 4)"
+    "hive resolve x7k2 --field title --use-other": 3,  # nothing a merge recorded to settle here
+    "hive mail ack 629066050344": 3,  # no such message in this repository
+    "hive close <epic-id>": 4,  # "refused while subtasks are open"
+}
+
+
+def _quickstart_lines(block: str) -> list[tuple[str, str]]:
+    """(command, its comment) for each line of a code block, ``\\`` continued."""
+    found: list[tuple[str, str]] = []
+    pending = ""
+    for line in block.splitlines():
+        pending += line.rstrip()
+        if pending.endswith("\\"):
+            pending = pending[:-1] + " "
+            continue
+        command, _, comment = pending.partition("  #")
+        found.append((" ".join(command.split()), comment.strip()))
+        pending = ""
+    return found
+
+
+def _shown(comment: str) -> list[str]:
+    """The output a comment quotes (``"blocked by   hv-... [open] ..."``), as patterns
+    (``...`` stands for anything, ``a3f8`` for a subtask's random part)."""
+    import re
+
+    return [
+        re.escape(quoted).replace(re.escape("..."), ".*").replace("a3f8", r"\w+")
+        for quoted in re.findall(r'"([^"]*\.\.\.[^"]*)"', comment)
+    ]
+
+
+def test_the_quickstart_command_blocks_run_as_shown(repo: Path) -> None:
+    """Each ``hive`` line of quickstart.md's blocks from "Track work" to "Swarm
+    orchestration" run in order in one repository, as a reader types them (the
+    placeholders filled in, the agent's credential exported where the page exports it):
+    each exits 0, or with the code the page gives a refusal, and prints what its comment
+    quotes (``"blocked by   hv-... [open] ..."``, ``BlueLake: agent``)."""
+    import json
+    import os
+    import re
+    import shlex
+
+    from tests.conftest import git
+    from tests.inprocess import run_hive
+
+    text = (ROOT / "docs" / "quickstart.md").read_text()
+    blocks = re.findall(r"^```bash\n(.*?)^```", text, re.S | re.M)
+    first = next(i for i, block in enumerate(blocks) if block.startswith("cd ~/code/my-app"))
+    last = next(i for i, block in enumerate(blocks) if "hive swarm select-strategy" in block)
+    env = {k: v for k, v in os.environ.items() if k not in ("HIVE_AGENT", "HIVE_AGENT_TOKEN")}
+    names: dict[str, str] = {}
+
+    def hive(*argv: str, code: int = 0, **kwargs: Any) -> str:
+        outcome = run_hive(argv, cwd=repo, env=env, **kwargs)
+        assert outcome.returncode == code, (argv, outcome.stdout, outcome.stderr)
+        return outcome.stdout
+
+    def created(*argv: str) -> str:
+        return str(json.loads(hive("--json", *argv))["id"])
+
+    git(repo, "init", "-q", "--bare", str(repo.parent / "origin.git"))
+    git(repo, "remote", "add", "origin", str(repo.parent / "origin.git"))
+    (repo / "README.md").write_text("# project, edited\n")  # what `git diff |` pipes
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "session.py").write_text("SESSIONS = {}\n")
+    plan = {
+        "epic": {"title": "Add OAuth authentication", "description": "OAuth login"},
+        "subtasks": [
+            {"title": "Session store", "files": ["src/auth/**"], "estimated_complexity": 2},
+            {"title": "Login form", "files": ["src/login/**"], "dependencies": [0]},
+        ],
+    }
+    (repo / "plan.json").write_text(json.dumps(plan))
+    ran = 0
+    for number in range(first, last + 1):
+        if number == first + 1:  # "What is stuck": cells of its own
+            names["<later-id>"] = created("create", "Write the migration")
+            names["<earlier-id>"] = created("create", "Agree on the schema")
+            epic = json.loads(hive("--json", "epic", "create", "Schema", "--subtask", "One"))
+            names["<epic-id>"] = epic[0]["id"]
+            for letter in "ABC":
+                names[letter] = created("create", f"Cell {letter}")
+        if "hive agent register BlueLake" in blocks[number]:
+            hive("agent", "register", "GreenRiver")  # "a registered agent" to write to
+        for command, comment in _quickstart_lines(blocks[number]):
+            words = [names.get(word, word) for word in shlex.split(command)]
+            if words[:1] == ["export"]:
+                env.update(word.partition("=")[::2] for word in words[1:])
+                env["HIVE_AGENT_TOKEN"] = names["hive_..."]  # the one register printed
+                continue
+            if words[:1] != ["hive"] and "| hive" not in command:
+                continue  # cd, git log, git commit ...: the reader's own git
+            piped = None
+            if "| hive" in command:
+                piped = git(repo, *words[1 : words.index("|")])
+                words = words[words.index("|") + 1 :]
+            printed = hive(*words[1:], code=QUICKSTART_REFUSED.get(command, 0), input=piped)
+            ran += 1
+            for pattern in _shown(comment) + ([comment] if comment == "BlueLake: agent" else []):
+                assert re.search(pattern, printed), (command, comment, printed)
+            if words[1:2] == ["create"] and words[2] == "Login redirect loops":
+                names["x7k2"] = re.findall(r"created \S+-(\w{4})", printed)[0]
+            elif words[1:2] == ["create"] and words[2] == "Add rate limiting":
+                names["<later-id>"] = re.findall(r"created (\S+)", printed)[0]
+                names["<earlier-id>"] = "hv-" + names["x7k2"]
+            elif words[1:3] == ["epic", "create"]:
+                names["<epic-id>"] = re.findall(r"created epic (\S+)", printed)[0]
+            elif words[1:3] == ["agent", "register"]:
+                names["hive_..."] = re.findall(r"HIVE_AGENT_TOKEN=(\S+)", printed)[0]
+                names["<cell-id>"] = names["<later-id>"]
+            elif words[1:3] == ["mail", "send"]:
+                names["629066050344"] = re.findall(r"sent #(\d+)", printed)[0]
+            elif words[1:3] == ["swarm", "create-epic"] and words[3] == "plan.json":
+                epic = re.findall(r"epic (\S+)", printed)[0]
+                names["<epic>"] = names["<cell-or-epic>"] = epic
+                names["<cell>"] = re.findall(rf"^({re.escape(epic)}\.\w+)", printed, re.M)[0]
+    assert ran == 68, ran  # every block's lines ran
+    assert "hive: complete" in git(repo, "log", "--format=%s"), git(repo, "log", "--format=%s")

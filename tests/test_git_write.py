@@ -481,3 +481,29 @@ def test_a_ref_not_made_yet_is_absent_without_opening_dulwich(ws: Workspace, rep
     assert ws.git._repo is None, "dulwich was opened to learn that a ref does not exist"
     git(repo, "symbolic-ref", "refs/hive/sym", "refs/heads/main")
     assert ws.git.ref_value("refs/hive/sym") == head  # a symbolic ref: dulwich reads it
+
+
+def test_a_ref_made_between_two_looks_is_read_without_opening_dulwich(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer makes the ref after ``ref_value``'s first look found no file and
+    before its second saw one: the ref file is read again rather than dulwich opened (a
+    swarm worker forked ready imported dulwich's reader this way under load)."""
+    import hive.git.refs as refs
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    real = refs.read_ref_fast
+    looks: list[str] = []
+
+    def first_look_before_the_write(paths: object, ref: str) -> str | None:
+        looks.append(ref)
+        if len(looks) == 1:
+            found = real(paths, ref)  # type: ignore[arg-type]
+            git(repo, "update-ref", ref, head)  # the other writer, in between
+            return found
+        return real(paths, ref)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(refs, "read_ref_fast", first_look_before_the_write)
+    assert ws.git.ref_value("refs/hive/mail") == head
+    assert looks == ["refs/hive/mail", "refs/hive/mail"]
+    assert ws.git._repo is None, "dulwich was opened for a ref that had been made"

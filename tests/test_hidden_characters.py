@@ -187,7 +187,10 @@ def test_beads_records_with_hidden_names_are_named_like_other_bad_lines(
     errors = caught.value.details["errors"]
     assert [error.split(":")[1] for error in errors] == ["2", "3", "4", "5"], errors
     assert f"hidden.jsonl:2: invalid id 'bd-2\\u202e': {NAMED} 5" in errors[0]
-    assert "hidden.jsonl:4: invalid assignee '\\u200bbob': U+200B (ZERO WIDTH SPACE)" in errors[2]
+    assert (
+        "hidden.jsonl:4: bd-4: invalid assignee '\\u200bbob': U+200B (ZERO WIDTH SPACE)"
+        in errors[2]
+    )
     assert "invalid dependency target" in errors[3]
     source.write_text(lines[0] + "\n")
     assert import_beads(ws, path=str(source)).imported == 1

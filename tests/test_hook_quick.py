@@ -22,14 +22,15 @@ from hypothesis import strategies as st
 
 from hive.cli import entry, hookrun, parse
 from hive.digests import same_digest
+from hive.domain.cells import create_cell, start_cell
 from hive.domain.globquick import quick_match, simple
 from hive.domain.globs import glob_matches, normalize_pattern
-from hive.domain.hooks import install_hook
+from hive.domain.hooks import HOOKS, install_hook
 from hive.domain.reservations import reserve
 from hive.domain.reserveplain import MAX_PLAIN_NAME, RESERVATIONS_DIR, plain_name
 from hive.domain.reserveplain import reservation_path as plain_reservation_path
 from hive.domain.workspace import Workspace
-from tests.conftest import agent_env, credential, git
+from tests.conftest import agent_env, credential, git, make_repo
 
 # ------------------------------------------------------------------ quick_match
 
@@ -151,9 +152,18 @@ COSTLY = {
 }
 
 
+def _only_hook(ws: Workspace, name: str) -> None:
+    """hive's hook ``name`` installed, alone (as the benchmark's agent rows have it)."""
+    install_hook(ws)
+    for other in HOOKS:
+        if other != name:
+            (Path(ws.git.paths.common_dir) / "hooks" / other).unlink()
+
+
 def _hook_process(repo: Path, env: dict[str, str]) -> tuple[int, set[str]]:
-    """``git commit``'s exit code with hive's pre-commit hook alone installed, and every
-    module the hook's process imported (Python's own import log, on git's stderr)."""
+    """``git commit``'s exit code with one of hive's hooks installed (:func:`_only_hook`),
+    and every module the hook's process imported (Python's own import log, on git's
+    stderr)."""
     done = subprocess.run(
         ["git", "commit", "-q", "-m", "work"],
         cwd=repo,
@@ -180,9 +190,7 @@ def test_an_agent_s_commit_under_its_own_reservation_imports_nothing_costly(
     exclusive reservation over the file, another's elsewhere (``docs/**``, and a plain
     path). Answered (exit 0) without any module of ``COSTLY``; a reservation of
     another's that may apply (``**/*.md``: no literal prefix) brings the glob parser."""
-    install_hook(ws)
-    for other in ("commit-msg", "pre-merge-commit"):  # the pre-commit hook's process alone
-        (Path(ws.git.paths.common_dir) / "hooks" / other).unlink()
+    _only_hook(ws, "pre-commit")
     env = agent_env(repo, "Bee")
     reserve(Workspace(str(repo), actor="Bee"), paths=["src/a.py"])
     reserve(Workspace(str(repo), actor="Ant"), paths=["docs/**", "lib/b.py"])
@@ -197,6 +205,23 @@ def test_an_agent_s_commit_under_its_own_reservation_imports_nothing_costly(
     assert code == 0
     assert "hive.domain.globs" in modules
     assert git(repo, "log", "--format=%s").splitlines().count("work") == 2
+
+
+def test_an_agent_s_commit_msg_hook_reads_times_without_the_datetime_package(
+    ws: Workspace, repo: Path
+) -> None:
+    """The commit-msg hook of an agent's commit (the benchmark's "commit-msg hook, agent"
+    row) adds its trailers reading the cells' times with ``hive.times``' classes: not
+    the ``datetime`` package's Python half (~2 ms of the process)."""
+    _only_hook(ws, "commit-msg")
+    env = agent_env(repo, "Bee")
+    cell = start_cell(Workspace(str(repo), actor="Bee"), cell_id=create_cell(ws, title="w").id)
+    _stage(repo, "src/a.py")
+    code, modules = _hook_process(repo, env)
+    assert code == 0
+    assert "hive.cli.lean" in modules  # the lean attribution answered
+    assert "datetime" not in modules
+    assert f"Hive-Cell: {cell.id}" in git(repo, "log", "-1", "--format=%B")
 
 
 @pytest.mark.parametrize(
@@ -235,3 +260,37 @@ def test_another_s_reservation_is_decided_as_the_full_check_decides(
     assert lean == (None if code else 0), lean_err
     if lean is not None:
         assert lean_err == full_err
+
+
+@pytest.mark.parametrize(
+    "ignored",
+    [["diff.ignoreSubmodules", "all"], ["submodule.sub.ignore", "all"]],
+    ids=["diff.ignoreSubmodules", "submodule.NAME.ignore"],
+)
+def test_a_submodule_bump_is_seen_whatever_git_s_config_ignores(
+    ws: Workspace,
+    repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    ignored: list[str],
+) -> None:
+    """A staged submodule commit (a gitlink) under another's ``sub/**`` is the full
+    check's to block. With git told to ignore submodules in diffs (``diff.ignoreSubmodules``
+    or ``submodule.NAME.ignore``, which anybody committing can set), ``git diff --cached``
+    left the gitlink out, and the quick check let the commit through."""
+    library = make_repo(tmp_path / "library")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "sub")
+    git(repo, "commit", "-q", "-m", "add sub")
+    reserve(Workspace(str(repo), actor="Ant"), paths=["sub/**"])
+    git(library, "commit", "-q", "--allow-empty", "-m", "newer")
+    git(repo / "sub", "pull", "-q")
+    git(repo, "add", "sub")
+    git(repo, "config", *ignored)
+    for key, value in agent_env(repo, "Bee").items():
+        if key.startswith("HIVE_"):
+            monkeypatch.setenv(key, value)
+    lean = entry.dispatch(parse(["-C", str(repo), "hooks", "run", "pre-commit"]))
+    full = hookrun.hook(parse(["-C", str(repo), "hooks", "run", "pre-commit"]))
+    assert "hive: sub is reserved by Ant (sub/**)" in capsys.readouterr().err
+    assert (lean, full) == (None, 1)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import agent_env, make_repo
+from tests.conftest import agent_env, copy_repo, make_repo
 from tests.inprocess import fork_call, fork_hive, run_hive
 
 
@@ -99,3 +99,44 @@ def test_forked_processes_are_real_and_report_like_popen(repo: Path) -> None:
     assert failed.returncode == 1
     hive = fork_hive(["-C", str(repo), "--json", "init"], module="hive.cli.main")
     assert hive.wait(timeout=60) == 0 and (repo / ".hive").is_dir()
+
+
+def test_a_copy_is_whole_when_the_collector_closes_a_connection_of_the_template(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template a fixture built with Workspaces it dropped keeps its state index's
+    ``-wal`` file until the cyclic collector closes their connection; a collection
+    while ``copytree`` copied deleted the file it had listed (FileNotFoundError,
+    shutil.Error). Here the collector runs just before each ``-wal`` file is copied."""
+    import gc
+    import shutil
+
+    from hive.domain.cells import create_cell
+    from hive.domain.setup import init_hive
+    from hive.domain.workspace import Workspace
+
+    template = make_repo(tmp_path / "template")
+
+    def build() -> str:
+        ws = Workspace(str(template), actor="alice")
+        init_hive(ws, prefix="hv")
+        return create_cell(ws, title="made in the template").id
+
+    gc.disable()  # the fixture's garbage is not collected before the copy
+    try:
+        made = build()
+        assert list((template / ".git" / "hive").glob("*-wal"))
+        real = shutil.copyfile
+
+        def collected_first(source: os.PathLike[str], target: str, **options: bool) -> str:
+            if os.fspath(source).endswith("-wal"):  # (a DirEntry from copytree)
+                gc.collect()
+            return real(source, target, **options)
+
+        monkeypatch.setattr(shutil, "copyfile", collected_first)
+        copy = copy_repo(template, tmp_path / "copy")
+    finally:
+        gc.enable()
+    monkeypatch.undo()
+    listed = run_hive(["-C", str(copy), "list", "--json"], env={"HIVE_AGENT": ""})
+    assert [cell["id"] for cell in json.loads(listed.stdout)] == [made]

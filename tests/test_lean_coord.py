@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -105,7 +104,7 @@ def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def twin(base: Path, tmp_path: Path, name: str) -> Path:
     copy = tmp_path / name
-    shutil.copytree(base, copy, symlinks=True)
+    copy_repo(base, copy)
     return copy
 
 

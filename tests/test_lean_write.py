@@ -14,7 +14,6 @@ import hashlib
 import itertools
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -38,6 +37,7 @@ from hive.store import celldoc
 from hive.store.cells import decode_cell, encode_cell, parsed_cell
 from hive.store.yamlfast import fast_loads
 from tests.conftest import agent_env, assert_clean, credential, git, isolated_env, make_repo
+from tests.conftest import copy_repo as copy_template
 from tests.gitchecks import assert_fsck_clean, commits_shown, rev_parse
 from tests.inprocess import run_hive
 from tests.templates import without_sample_hooks
@@ -59,7 +59,7 @@ def built_base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def base(built_base: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     """A copy of ``build_base``'s repository (built once for the module), this test's own."""
     root = tmp_path / "base"
-    shutil.copytree(built_base["root"], root, symlinks=True)
+    copy_template(built_base["root"], root)
     return {"root": root, "ids": dict(built_base["ids"])}
 
 
@@ -133,7 +133,7 @@ def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def twin(base: dict[str, Any], tmp_path: Path, name: str) -> Path:
     copy = tmp_path / name
-    shutil.copytree(base["root"], copy, symlinks=True)
+    copy_template(base["root"], copy)
     return copy
 
 

@@ -264,3 +264,44 @@ def test_review_of_an_outcome_without_a_summary_ends_with_its_counts(
     assert shown.returncode == 0, shown.stderr
     outcome = next(line for line in shown.stdout.splitlines() if "outcome:" in line)
     assert outcome == "  outcome:  failure in 1s, 0 errors, 0 retries"
+
+
+def test_review_says_who_made_each_commit(ws: Workspace, repo: Path) -> None:
+    """A commit carrying a Hive-Cell trailer written by hand was listed under its cell
+    without a word of who made it: each commit now says whether hive made it (and for
+    whom), an agent with git (its Hive-Committer trailer) or someone with git (its
+    author alone), in the result and in the text."""
+    from hive.domain.cells import create_cell
+
+    cell = create_cell(ws, title="work").id
+    start_cell(ws.for_actor("bob"), cell_id=cell)
+    for name, trailers in (("hand.py", ""), ("agent.py", "Hive-Committer: bob\n")):
+        (repo / name).write_text("x = 1\n")
+        git(repo, "add", name)
+        by = "Mallory <m@example.com>"
+        git(repo, "commit", "-q", "--author", by, "-m", f"{name}\n\n{trailers}Hive-Cell: {cell}")
+    swarm_complete(ws.for_actor("bob"), agent_name="bob", cell_id=cell, summary="done")
+    result = review(ws, target=cell, with_patch=False)
+    count = len(result.commits)
+    authors = git(repo, "log", "--reverse", "--format=%an <%ae>", f"-{count}").splitlines()
+    assert [c.author for c in result.commits] == authors
+    made = [(c.made_by, c.committer, c.agent) for c in result.commits]
+    assert (
+        made
+        == [
+            ("hive", None, "alice"),  # created by alice
+            ("hive", None, "bob"),  # started by bob
+            ("git", None, None),  # the hand-written trailer: its author alone
+            ("agent", "bob", None),
+            ("hive", None, "bob"),  # swarm_complete
+        ][-len(made) :]
+    ), made
+    shown = hive(repo, "review", cell, "--stat", actor="bob")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "hand.py by Mallory <m@example.com> with git (no Hive-Committer trailer" in text
+    assert "agent.py by agent bob with git (its Hive-Committer trailer); author Mallory" in text
+    assert "by hive (complete, for bob); author bob <bob@hive.local>" in text, text
+    answer = json.loads(hive(repo, "--json", "review", cell, "--stat", actor="bob").stdout)
+    assert [c["made_by"] for c in answer["commits"]] == [m for m, _, _ in made]
+    assert answer["commits"][-2]["committer"] == "bob"

@@ -590,6 +590,22 @@ def test_the_boards_script_shows_text_as_the_server_does() -> None:
     assert matched == UNSHOWN_CHARS
 
 
+def test_a_description_s_line_breaks_of_every_kind_are_laid_out_as_lines(
+    server: BackgroundServer, sample: Sample
+) -> None:
+    """U+2028, U+2029, NEL, a lone CR, VT and FF in a description (pasted text keeps
+    them) were shown as '?': the page lays each out as a line break, as ``hive show``
+    does, and the JSON API keeps them exactly."""
+    ws = Workspace(str(sample.root), actor="Test User")
+    pasted = "one\u2028two\u2029three\x85four\r\nfive\rsix\x0bseven\x0ceight"
+    cell = create_cell(ws, title="pasted", description=pasted)
+    status, _, body = request(f"{server.url}/cells/{cell.id}")
+    assert status == 200
+    assert "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight" in body, body
+    exact = json.loads(request(f"{server.url}/api/cell?id={cell.id}")[2])
+    assert exact["cell"]["description"] == pasted
+
+
 def test_a_diff_cut_on_the_cell_page_says_so_and_how_to_see_it_all(
     server: BackgroundServer, sample: Sample
 ) -> None:
@@ -612,6 +628,10 @@ def test_a_diff_cut_on_the_cell_page_says_so_and_how_to_see_it_all(
     )
     assert body.count(notice) == 1 and "· diff cut" in body
     assert body.index(notice) < body.index("line_3900 = 3900")
+    # who made each commit, in hive review's words (a trailer written by hand: git's)
+    author = git(sample.root, "log", "-1", "--format=%an &lt;%ae&gt;").strip()
+    assert f"· by {author} with git (no Hive-Committer trailer names an agent) ·" in body
+    assert "· by hive (create, for " in body
     assert "line_4500" not in body
     short = request(f"{server.url}/cells/{sample.subtasks[0]}")[2]
     assert 'class="diff"' in short and "diff-cut" not in short

@@ -596,10 +596,7 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _copy_without_index(large: Path, tmp_path: Path) -> Path:
-    import shutil
-
-    copy = tmp_path / "copy"
-    shutil.copytree(large, copy, symlinks=True)
+    copy = copy_repo(large, tmp_path / "copy")
     for path in (copy / ".git" / "hive").glob(f"{state_index.FILE_NAME}*"):
         path.unlink()
     return copy

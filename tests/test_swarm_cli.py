@@ -193,6 +193,22 @@ def test_progress_status_and_record_outcome_options(ws: Workspace, repo: Path) -
     assert (recorded["error_count"], recorded["criteria"]) == (3, ["tests", "scope"])
 
 
+def test_progress_completed_names_the_command_that_completes(ws: Workspace, repo: Path) -> None:
+    """``hive swarm progress --status completed`` leaves the cell open and says what
+    finishes it: on the command line the ``hive swarm complete`` command (it named the
+    tool call, ``swarm_complete(project_key, ...)``, which a person cannot type); with
+    ``--json`` the result's ``next_step`` stays the tool call, for an agent's runtime."""
+    ledger = epic(repo)[1]["id"]
+    shown = hive(repo, "swarm", "progress", ledger, "--status", "completed")
+    assert shown.returncode == 0, shown.stderr
+    assert f"next: 'hive swarm complete {ledger} -s SUMMARY --files-touched PATH ...'" in (
+        shown.stdout
+    )
+    assert "swarm_complete(" not in shown.stdout
+    step = as_json(hive(repo, "swarm", "progress", ledger, "--status", "completed", "--json"))
+    assert step["next_step"].startswith("call swarm_complete(project_key, agent_name, cell_id")
+
+
 def test_planning_options(ws: Workspace, repo: Path) -> None:
     choice = as_json(
         hive(

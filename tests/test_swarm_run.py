@@ -686,18 +686,22 @@ def assert_fsck(repo: Path) -> None:
 
 
 def test_a_shell_script_agent_using_the_hive_cli(ws: Workspace, repo: Path) -> None:
-    """The script from docs/agents.md: identity from the environment the runner sets
+    """The script from docs/agents.md, as the page writes it (its ``./do-the-work.sh``
+    committed, as the page says): identity from the environment the runner sets
     (``hive`` is the console script of this environment: the runner puts it on PATH)."""
+    import re
+
+    page = (Path(__file__).parent.parent / "docs" / "agents.md").read_text()
+    (text,) = re.findall(r"^cat > work\.sh <<'EOF'\n(.*?)^EOF$", page, re.S | re.M)
+    assert "./do-the-work.sh" in text and "--files-touched src/feature/a.py" in text
     epic, cell = make_epic(ws, [{"title": "Do A", "files": ["src/feature/**"]}])
     script = repo.parent / "work.sh"
-    script.write_text(
-        "set -e\n"
-        'hive mail init --task "$HIVE_CELL"\n'
-        "hive reserve 'src/feature/**' --cell \"$HIVE_CELL\" --reason 'my subtask'\n"
-        "mkdir -p src/feature && echo 'x = 1' > src/feature/a.py\n"
-        'hive swarm progress "$HIVE_CELL" --status in_progress --progress-percent 80 -m done\n'
-        'hive swarm complete "$HIVE_CELL" -s "what changed" --files-touched src/feature/a.py\n'
-    )
+    script.write_text(text)
+    work = repo / "do-the-work.sh"
+    work.write_text("#!/bin/sh\nmkdir -p src/feature && echo 'x = 1' > src/feature/a.py\n")
+    work.chmod(0o755)
+    git(repo, "add", "do-the-work.sh")
+    git(repo, "commit", "-q", "-m", "the work")
     result, events = run(ws, epic, f"sh {script} {{prompt_file}}")
     assert result.finished, result.blocked
     agent = next(e.agent for e in events if e.event == "worker_started")
@@ -1137,6 +1141,7 @@ import json, sys
 import hive.agents.example as example
 from hive.domain.swarm.runner import run_swarm
 from hive.domain.workspace import Workspace
+from hive.git.repo import GitRepo
 from hive.models.base import HiveModel
 
 REPORT = sys.argv[3]  # (a forked worker's sys.argv is its own)
@@ -1151,13 +1156,15 @@ def unbuilt():
     return found
 
 def main(argv):
-    modules, models = set(sys.modules), unbuilt()
+    modules, models, diffed = set(sys.modules), unbuilt(), []
+    between = GitRepo.paths_between  # the trees two commits differ in (dulwich's walk)
+    GitRepo.paths_between = lambda *args, **kw: diffed.append(1) or between(*args, **kw)
     try:
         return work(argv)
     finally:
         with open(REPORT, "w") as report:
             json.dump({"modules": sorted(set(sys.modules) - modules),
-                       "built": sorted(models - unbuilt())}, report)
+                       "built": sorted(models - unbuilt()), "diffed": len(diffed)}, report)
 
 example.preload()  # what the runner does before its first fork
 work, example.main = example.main, main
@@ -1168,19 +1175,37 @@ if not result.finished:  # say why: the run's result and each worker's log
 """
 
 
+# hive's clock a second behind git's commit times: the claim's commit is dated a second
+# after the cell's started_at, as when a claim straddles a second (seen under load: the
+# worker then diffed the claim's commit, importing dulwich to do so)
+_CLOCK_BEHIND = """
+from datetime import timedelta
+import hive.times
+real_now = hive.times.utc_now
+for module in list(sys.modules.values()):
+    if getattr(module, "utc_now", None) is real_now:
+        module.utc_now = lambda: real_now() - timedelta(seconds=1)
+"""
+
+
+@pytest.mark.parametrize("clock", ["", _CLOCK_BEHIND], ids=["in-step", "claim-straddles"])
 def test_a_forked_example_worker_finds_its_modules_and_models_ready(
-    ws: Workspace, repo: Path
+    ws: Workspace, repo: Path, clock: str
 ) -> None:
     """The runner's ``preload`` of the example agent imports what its tool calls import
-    and builds the models they use, once, so that no forked worker does it again."""
+    and builds the models they use, once, so that no forked worker does it again; and
+    the worker's completion diffs no commit of hive's (the claim's was diffed when its
+    commit was dated a second after ``started_at``: 1 run in ~10 at load ~14)."""
     epic, cell = make_epic(ws, [{"title": "Ready", "files": ["src/ready.py"]}])
     report = repo.parent / "worker.json"
-    probe = [sys.executable, "-c", PREPARED_PROBE, str(repo), epic, str(report), AGENT]
+    script = PREPARED_PROBE.replace("\nwork, example.main", f"{clock}\nwork, example.main")
+    probe = [sys.executable, "-c", script, str(repo), epic, str(report), AGENT]
     done = subprocess.run(probe, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert show_cell(ws, cell_id=cell).status == "closed"
     seen = json.loads(report.read_text())
     assert [name for name in seen["modules"] if name.startswith("hive")] == []
+    assert seen["diffed"] == 0  # no commit of the cell was diffed (the claim's was)
     assert seen["built"] == []
 
 
@@ -1821,3 +1846,26 @@ def test_hooks_installed_before_the_merge_hook_are_named_in_the_note() -> None:
         " commits are not checked against the reservations when git merge makes them;"
         " run 'hive hooks install' first"
     )
+
+
+def test_a_forked_worker_s_fallback_on_dulwich_is_ready_too(ws: Workspace, repo: Path) -> None:
+    """A worker's read that races another writer (a ref made between two looks, an
+    object a packer moves) falls back on dulwich's reader; under load a forked worker
+    imported ``hive.git.dulwichrepo`` that way (test above). The runner's preload makes
+    that path ready as well: opening the repository through dulwich imports no module
+    of hive's after it."""
+    probe = (
+        "import sys\n"
+        "import hive.agents.example as example\n"
+        "from hive.git.repo import GitRepo\n"
+        "example.preload()\n"
+        "before = set(sys.modules)\n"
+        "repo = GitRepo.discover(sys.argv[1])\n"
+        "assert repo.dulwich.refs[b'HEAD']\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith('hive')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(repo)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n", done.stdout

@@ -233,6 +233,27 @@ def test_overlapping_reservations_are_settled_the_same_way_on_both_sides(
     assert check_staged(Workspace(str(b)), committer="alice").ok
 
 
+def test_a_sync_that_brings_another_agent_s_work_is_no_breach(clones: Clones) -> None:
+    """The sync commit that brings another clone's agent's claim, close and reservation
+    is hive's merge of that clone's state, as a ``git merge`` is: ``hive doctor`` named
+    it a ``not-owner`` warning ("changed hv-... (claimed by alice) without an
+    override", "changed the reservations of alice") after every ordinary sync."""
+    from hive.domain.cells import start_cell
+    from hive.domain.history import claim_breaches
+
+    alice = clones.ws("a", "alice")
+    cell = create_cell(alice, title="Alice's")
+    start_cell(alice, cell_id=cell.id)
+    clones.sync("a")
+    clones.sync("b")
+    reserve(alice, paths=["src/**"], ttl_seconds=3600)
+    close_cell(alice, cell_id=cell.id, reason="done")
+    clones.sync("a")
+    arrived = clones.sync("b")
+    assert arrived.commit is not None and arrived.received_cells == 1
+    assert claim_breaches(clones.ws("b", "bob"), limit=50) == []
+
+
 def test_a_push_race_between_two_syncs_retries(clones: Clones) -> None:
     cell = create_cell(clones.ws("a"), title="Raced")
     converge(clones, "a", "b")

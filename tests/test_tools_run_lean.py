@@ -14,6 +14,7 @@ import pytest
 
 from hive.domain.cells import create_cell
 from hive.domain.workspace import Workspace
+from tests.conftest import copy_repo
 from tests.inprocess import console_probe, run_hive
 
 CALLS = {
@@ -36,7 +37,7 @@ def _both(repo: Path, args: list[str], text: str) -> tuple[int, str, str]:
     """The lean and the full CLI's answer, each from the same repository as it was
     before (a call may register an agent), asserted equal; the answer."""
     before = repo.with_name(repo.name + ".before")
-    shutil.copytree(repo, before, symlinks=True)
+    copy_repo(repo, before)
     lean = run_hive(["-C", str(repo), *args], input=text)
     shutil.rmtree(repo)
     before.rename(repo)

@@ -130,6 +130,7 @@ def preload() -> None:
     import hive.domain.swarm.complete
     import hive.domain.swarm.progress
     import hive.git.arrivals  # reserve: the commits that came by git pull (reservecore)
+    import hive.git.dulwichrepo  # a read racing another writer falls back on dulwich's
     import hive.tools.envelope  # noqa: F401
     from hive.models.config import VerifySettings
     from hive.models.mail import SendResult

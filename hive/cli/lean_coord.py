@@ -210,10 +210,13 @@ def reserve(inv: Invocation) -> int | None:
         refuse_denied(session, config, patterns)
         now = utc_now()
         files = load(session, snap)
-        found = list(reservecore.conflicting(held(files), agent, patterns, exclusive, now))
+        fold = reservecore.folds_case(session.paths)  # as reservations.reserve compares
+        found = list(
+            reservecore.conflicting(held(files), agent, patterns, exclusive, now, fold_case=fold)
+        )
         for _, other in reservecore.other_worktree_snapshots(session.repo, snap):
             found += reservecore.conflicting(
-                held(load(session, other)), agent, patterns, exclusive, now
+                held(load(session, other)), agent, patterns, exclusive, now, fold_case=fold
             )
         if found:
             raise Defer("a conflict: the full CLI refuses it and words it")

@@ -905,9 +905,9 @@ def close(inv: Invocation) -> int | None:
     if not known_id(given) or len(reason or "") > MAX_REASON:
         return None  # the parameter model refuses it: the full CLI words it
     if reason:
-        from hive.text import first_control
+        from hive.text import TEXT_KEPT, first_control
 
-        if first_control(reason, frozenset("\t\n\r")):
+        if first_control(reason, TEXT_KEPT):
             return None  # the full CLI names the character
 
     def change(session: Session, snap: Snapshot, key: str) -> tuple[dict[str, Any], bool]:

@@ -1,14 +1,16 @@
-"""``hive hooks run pre-commit`` and ``hive hooks run commit-msg FILE`` answered in the
-hook's own process when the answer is sure, without the models (None hands the
-command to ``cli/hookrun.py``'s full check or attribution, then the full CLI).
+"""``hive hooks run pre-commit`` answered in the hook's own process when nothing can
+block the commit, without the models (None hands the command to ``cli/hookrun.py``'s
+full check, which words the verdict). ``hive hooks run commit-msg FILE`` is
+``cli/lean.py``'s (``commit_msg``: its answer reads the state index).
 
 A module of its own, apart from ``cli/lean.py``'s reads: an agent's own ``git
 commit`` starts this process, and every module it imports is paid by every commit.
 The quick pre-commit check imports neither the state index (``sqlite3`` and with it
-``functools``), nor ``re``, ``datetime``, ``hashlib``/``hmac`` or ``contextlib``
-unless a case needs them: the index only for ``tools.permissions`` rules the full
-check kept there, the glob matcher only when a reservation of somebody else could
-apply (``tests/test_lean_hooks.py`` fails on any of them otherwise).
+``functools``), nor ``re``, the ``datetime`` package, ``hashlib``/``hmac`` or
+``contextlib`` unless a case needs them: the index only for ``tools.permissions``
+rules the full check kept there, the glob parser only when a reservation of somebody
+else may apply (``globquick``). ``tests/test_hook_quick.py`` runs the real hook with
+Python's import log and fails on any of them otherwise.
 """
 
 from __future__ import annotations
@@ -83,16 +85,30 @@ def precommit(inv: Invocation) -> int | None:
     if rules and not _none_denied(rules, agent, staged):
         return None  # the full check names each file and rule (or the agent's bypass)
     patterns = [pattern for holder, pattern in held if not agent or holder != agent]
-    return 0 if _none_held(patterns, staged) else None
+    if not patterns or not staged:
+        return 0
+    from hive.git.configfile import ignores_case
+
+    try:
+        fold = ignores_case(paths)  # as reservations.files_held_by_others compares
+    except (HiveError, OSError):
+        return None
+    return 0 if _none_held(patterns, staged, fold) else None
 
 
-def _none_held(patterns: list[str], staged: list[str]) -> bool:
+def _none_held(patterns: list[str], staged: list[str], fold: bool = False) -> bool:
     """Whether no staged path matches any of ``patterns`` (others' exclusive
     reservations); False also when it cannot say (a pattern the glob parser refuses).
     Each pair is first asked of ``globquick.quick_match`` (a pattern plainly elsewhere,
-    or a plain path: no glob parser imported), the rest of ``globs.glob_matches``."""
-    from hive.domain.globquick import quick_match
+    or a plain path: no glob parser imported), the rest of ``globs.path_matches``.
+    ``fold``: the file system ignores case (``core.ignorecase``), so both are compared
+    case folded (a simple pattern's folded form is its text lowered:
+    ``globs.case_folded``)."""
+    from hive.domain.globquick import quick_match, simple
 
+    if fold:
+        staged = [path.lower() for path in staged]
+        patterns = [pattern.lower() if simple(pattern) else pattern for pattern in patterns]
     undecided = []
     for pattern in patterns:
         for path in staged:
@@ -103,10 +119,10 @@ def _none_held(patterns: list[str], staged: list[str]) -> bool:
                 undecided.append((pattern, path))
     if not undecided:
         return True
-    from hive.domain.globs import glob_matches
+    from hive.domain.globs import path_matches
 
     try:
-        return not any(glob_matches(pattern, path) for pattern, path in undecided)
+        return not any(path_matches(pattern, path, fold) for pattern, path in undecided)
     except Exception:
         return False
 
@@ -242,9 +258,12 @@ def _holds_of(name: str, data: bytes) -> list[tuple[str, str]] | None:
 def _staged_paths(inv: Invocation) -> list[str] | None:
     """Paths the commit being made changes (git honours GIT_INDEX_FILE for us); None
     also when a submodule's commit is among them (it stands for the files below it,
-    which the full check compares with the reservations)."""
-    argv = ["git", "-C", inv.directory, "diff", "--cached", "--raw", "--no-renames"]
-    output = output_of([*argv, "-z", "HEAD"])
+    which the full check compares with the reservations). The plumbing ``diff-index``,
+    not ``diff``: no diff settings of the user's apply (``diff.relative``,
+    ``diff.ignoreSubmodules``), and ``--ignore-submodules=none`` overrides
+    ``submodule.NAME.ignore``, so a staged submodule commit is never left out."""
+    argv = ["git", "-C", inv.directory, "diff-index", "--cached", "--raw", "--no-renames"]
+    output = output_of([*argv, "--ignore-submodules=none", "-z", "HEAD"])
     if output is None:
         return None
     fields = output.decode("utf-8", "surrogateescape").split("\0")

@@ -130,7 +130,10 @@ def related_rows(
 def message_lines(header: dict[str, Any], body: str) -> list[str]:
     """The markup of ``hive mail read``: the header (``from`` as the JSON names the
     sender; the thread, the time sent as the log has it, and whether an acknowledgement
-    is asked for and given), the subject, the body."""
+    is asked for and given), the subject, the body (each of its line breaks laid out
+    as one: ``hive.text.as_lines``)."""
+    from hive.text import as_lines
+
     sent = str(header["sent_at"])
     about = [f"thread {header['thread_id']}"] if header["thread_id"] else []
     about.append("sent " + sent[:19].replace("T", " ") + ("Z" if sent.endswith("Z") else ""))
@@ -147,5 +150,5 @@ def message_lines(header: dict[str, Any], body: str) -> list[str]:
         ),
         escape("  ".join(about)),
         f"[bold]{escape(header['subject'])}[/bold]",
-        escape(body),
+        escape(as_lines(body)),
     ]

@@ -358,18 +358,22 @@ def _print_rows(out: Any, cell: Cell, rows: list[tuple[str, str]]) -> None:
 
 
 def _print_texts(out: Any, cell: Cell) -> None:
-    """The description, design, acceptance criteria, notes and comments of a cell."""
+    """The description, design, acceptance criteria, notes and comments of a cell, each
+    line break in them (a CRLF, a lone CR, NEL, U+2028, U+2029, ...) laid out as one
+    (``hive.text.as_lines``; ``--json`` gives the text exactly)."""
+    from hive.text import as_lines
+
     if cell.description:
-        out.print("\n" + escape(cell.description))
+        out.print("\n" + escape(as_lines(cell.description)))
     for title, text in (("design", cell.design), ("acceptance criteria", cell.acceptance_criteria)):
         if text:
-            out.print(f"\n[dim]{title}:[/dim]\n" + escape(text))
+            out.print(f"\n[dim]{title}:[/dim]\n" + escape(as_lines(text)))
     if cell.notes:
-        out.print("\n[dim]notes:[/dim]\n" + escape(cell.notes))
+        out.print("\n[dim]notes:[/dim]\n" + escape(as_lines(cell.notes)))
     for comment in cell.comments:
         stamp = f"{comment.created_at:%Y-%m-%d %H:%M}"
         out.print(f"\n[dim]comment by {escape(comment.author or '?')} at {stamp}:[/dim]")
-        out.print(escape(comment.text))
+        out.print(escape(as_lines(comment.text)))
 
 
 def _print_conflicts(out: Any, cell: Cell) -> None:

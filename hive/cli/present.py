@@ -59,10 +59,12 @@ def _line(template: str, inputs: Callable[[Any, dict[str, Any]], None] | None = 
     return Presenter(render=render, inputs=inputs)
 
 
-def _stdin_for(*names: str) -> Callable[[Any, dict[str, Any]], None]:
+def _stdin_for(*names: str, exact: bool = False) -> Callable[[Any, dict[str, Any]], None]:
     """An ``inputs`` hook: the text of ``names`` given as ``-`` is read from standard
     input, as ``mail send -b -`` reads a body (``hive create -d -``, ``hive comment ID
-    -``); two of them given so is refused (one standard input)."""
+    -``); two of them given so is refused (one standard input). The line ends closing
+    it are dropped, as the shell's ``$(...)`` drops them: ``echo x | hive create t -d -``
+    is ``-d x``; ``exact``: kept (a scratchpad's content is a file's)."""
 
     def read(ws: Any, given: dict[str, Any]) -> None:
         dashed = [name for name in names if given.get(name) == "-"]
@@ -70,7 +72,8 @@ def _stdin_for(*names: str) -> Callable[[Any, dict[str, Any]], None]:
             shown = ", ".join("--" + name.replace("_", "-") for name in dashed)
             raise InvalidInput(f"only one text can be read from standard input ('-'): {shown}")
         if dashed:
-            given[dashed[0]] = stdin_text()
+            text = stdin_text()
+            given[dashed[0]] = text if exact else text.rstrip("\r\n")
 
     return read
 
@@ -601,7 +604,20 @@ def _progress(result: Any, params: Any, ws: Workspace) -> None:
     if result.not_posted:
         out.print(f"[yellow]not posted: {output.escape(result.not_posted)}[/yellow]")
     if result.next_step:
-        out.print(f"next: {output.escape(result.next_step)}")
+        out.print(f"next: {output.escape(_next_command(result.next_step, result.cell.id))}")
+
+
+def _next_command(step: str, cell_id: str) -> str:
+    """The next step as the command a person at the shell types (the tool call the
+    result names is for an agent's runtime: ``--json`` keeps it)."""
+    from hive.domain.swarm.progress import COMPLETE_HINT
+
+    if step != COMPLETE_HINT:
+        return step
+    return (
+        f"'hive swarm complete {shell_word(cell_id)} -s SUMMARY --files-touched PATH ...' to"
+        " run the gate, close the cell, release your reservations and commit your files"
+    )
 
 
 def _prompt(result: Any, params: Any, ws: Workspace) -> None:
@@ -1512,7 +1528,8 @@ PRESENTERS.update(
     {
         "search": Presenter(render=_search),
         "scratchpad write": Presenter(
-            render=lambda done, params, ws: output.say(done.message), inputs=_stdin_for("content")
+            render=lambda done, params, ws: output.say(done.message),
+            inputs=_stdin_for("content", exact=True),
         ),
         "scratchpad read": Presenter(render=lambda text, params, ws: _raw(text)),
         "scratchpad list": Presenter(render=_pad_list),

@@ -168,6 +168,8 @@ def _run_swarm(
 def render_review(result: Any, *, per: str = "both") -> None:
     """A review for people: each cell's scope, outcome and diff, then each commit's
     (the lines about them wrapped to the terminal; a patch's lines as git prints them)."""
+    from hive.domain.swarm.review import made_by
+
     out = output.console(wrap=True)
     out.print(f"[bold]{output.escape(result.target)}[/bold] {output.escape(result.title)}")
     for cell in result.cells:
@@ -197,6 +199,7 @@ def render_review(result: Any, *, per: str = "both") -> None:
         return
     for commit in result.commits:
         out.print(f"\n[yellow]{commit.sha[:10]}[/yellow] {output.escape(commit.subject)}")
+        out.print(output.escape(f"  {made_by(commit)}"))  # who made it, as its message says
         _diff(out, commit.files, commit.patch)
 
 

@@ -46,14 +46,14 @@ from hive.domain.limits import (
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import HiveError, InvalidInput, NotFound
 from hive.git.repo import Snapshot, WriteResult
-from hive.jsontext import nesting_depth
+from hive.jsontext import inert, nesting_depth
 from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Comment, Dependency
-from hive.models.cell import first_error
+from hive.models.cell import check_title, first_error
 from hive.models.results import BeadsExportResult, BeadsImportResult
 from hive.store.cache import CellIndex
 from hive.store.ids import is_valid_id, parent_from_id
 from hive.store.yamlfast import MAX_NESTING
-from hive.text import counted
+from hive.text import TEXT_KEPT, counted
 
 Progress = Callable[[str, int, int], None]
 BEADS_KEY = "beads"
@@ -231,7 +231,7 @@ def cell_from_record(record: dict[str, Any]) -> Cell:
         extra["empty"] = empty  # present but empty in beads: given back as they were
     fields: dict[str, Any] = {"id": cell_id, "parent": parent_from_id(cell_id)}
     title = _required_text(record, "title")
-    fields["title"] = " ".join(title.split()) if "\n" in title.strip() else title.strip()
+    fields["title"] = _one_line(title)
     if fields["title"] != title:
         extra["title"] = title
     for name in TEXT_FIELDS:
@@ -263,8 +263,21 @@ def cell_from_record(record: dict[str, Any]) -> Cell:
         raise _LineError(f"invalid {where or 'record'}: {why}") from None
 
 
+def _one_line(title: str) -> str:
+    """A beads title as a hive title, one line: stripped, and where it spans lines or
+    holds a tab (beads takes any text) its runs of white space (line breaks of every
+    kind: ``hive.text.TEXT_KEPT``) as one space; the caller records the original."""
+    stripped = title.strip()
+    return " ".join(stripped.split()) if not TEXT_KEPT.isdisjoint(stripped) else stripped
+
+
 def _check_limits(fields: dict[str, Any]) -> None:
-    """The limits every other surface applies (hive.domain.limits), per record."""
+    """The limits every other surface applies (hive.domain.limits, the title's rule),
+    per record."""
+    try:
+        check_title(fields["title"])
+    except ValueError as exc:
+        raise _LineError(f"invalid title: {exc}") from None
     try:
         for name in (*TEXT_FIELDS, "close_reason"):
             if fields.get(name):
@@ -278,9 +291,9 @@ def _check_limits(fields: dict[str, Any]) -> None:
         check_count(fields["dependencies"], "dependencies", MAX_DEPS)
         for dep in fields["dependencies"]:
             refuse_unprintable(dep.target, "dependency target", spaced=False)
-        for comment in fields["comments"]:
-            check_text(comment.text, "comment")
-            refuse_unprintable(comment.author, "comment author")
+        for position, comment in enumerate(fields["comments"]):
+            check_text(comment.text, f"comments[{position}].text")
+            refuse_unprintable(comment.author, f"comments[{position}].author")
     except InvalidInput as exc:
         raise _LineError(exc.message) from None
 
@@ -690,7 +703,7 @@ class _Source:
             try:
                 cell = cell_from_record(record)
             except _LineError as exc:
-                errors.append(f"{self.name}:{number}: {exc}")
+                errors.append(f"{self.name}:{number}: {_whose(record)}{exc}")
                 continue
             if cell.id in seen:
                 errors.append(
@@ -711,6 +724,15 @@ class _Source:
             return found.cell
         record = json.loads(self.data[found.start : found.end].decode("utf-8"))
         return cell_from_record(record)
+
+
+def _whose(record: dict[str, Any]) -> str:
+    """``bd-2: ``, the id of a record a problem is reported for (nothing when its id is
+    not one: that problem names the id as given)."""
+    given = record.get("id")
+    if isinstance(given, str) and is_valid_id(given.strip().lower()):
+        return f"{given.strip().lower()}: "
+    return ""
 
 
 def _ids_here(ws: Workspace) -> Container[str]:
@@ -864,4 +886,14 @@ def export_beads(
 
 
 def _lines(records: Iterable[dict[str, Any]]) -> list[str]:
-    return [json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records]
+    """One JSON line per record, each one line to every reader: U+2028, U+2029 (as
+    beads' own export writes them) and NEL and the other C1 controls written as ``\\u``
+    escapes (``str.splitlines`` and JavaScript end a line at them raw)."""
+    return [
+        inert(json.dumps(r, ensure_ascii=False, separators=(",", ":")).translate(_SEPARATORS))
+        + "\n"
+        for r in records
+    ]
+
+
+_SEPARATORS = {0x2028: "\\u2028", 0x2029: "\\u2029"}

@@ -14,7 +14,7 @@ normal form (``globs.normalize_pattern`` leaves it as it is and never refuses it
 path it matches begins with its literal prefix (the text before its first wildcard:
 each segment before it is matched literally, the one it stands in begins with the
 rest); without a wildcard it matches exactly the path that is the pattern.
-``tests/test_globquick.py`` checks every answer against ``glob_matches``.
+``tests/test_hook_quick.py`` checks every answer against ``glob_matches``.
 """
 
 from __future__ import annotations

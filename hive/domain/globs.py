@@ -630,6 +630,88 @@ def intersection_witness(a: str, b: str) -> str | None:
     return None
 
 
+# ------------------------------------------------------------------ case folding
+
+# A class range at most this long is folded character by character; a longer one
+# (``[!-~]``, a negation's complement) keeps its ASCII letters' other case only.
+_FOLDED_RANGE = 256
+
+
+@functools.lru_cache(maxsize=4096)
+def case_folded(pattern: str) -> str:
+    """``pattern`` as a repository whose file system ignores case (git's
+    ``core.ignorecase``) reads it: every path it names lowered (``str.lower``), so that
+    where it and another folded pattern intersect, or it matches a lowered path, the two
+    name one file there (``SRC/a.py`` and ``src/*.py``). Literal text is lowered; a
+    character class also matches the lower case of each of its characters; a negated
+    one no longer excludes a letter (it may exclude one case of it, which such a file
+    system does not tell apart). So it names every lowered path the pattern names, and
+    in doubt a few more: a conflict may be found where the cases differ in a class, never
+    missed."""
+    out: list[str] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            out.append("\\" + pattern[index + 1].lower())
+            index += 2
+        elif char == "[":
+            try:
+                token, index = _parse_class(pattern, index, pattern)
+            except InvalidInput:
+                return pattern.lower()  # (normalisation refuses it anyway)
+            assert token.chars is not None
+            out.append(_folded_class(token.chars))
+        else:
+            out.append(char.lower())
+            index += 1
+    return "".join(out)
+
+
+def path_matches(pattern: str, path: str, fold_case: bool = False) -> bool:
+    """:func:`glob_matches`, both case folded with ``fold_case`` (the file system
+    ignores case: :func:`case_folded`)."""
+    if fold_case:
+        return glob_matches(case_folded(pattern), path.lower())
+    return glob_matches(pattern, path)
+
+
+def _folded_class(chars: CharSet) -> str:
+    """A class matching what ``chars`` matches in a lowered path (see :func:`case_folded`),
+    written with every character escaped."""
+    ranges: list[tuple[int, int]] = []
+    for lo, hi in chars.ranges:
+        if chars.negated:  # only characters that have no case stay excluded
+            ranges += _uncased(lo, hi)
+            continue
+        ranges.append((lo, hi))
+        ranges += _lowered(lo, hi)
+    if not ranges:
+        return "?" if chars.negated else "[\\/]"  # ([/]: a class never matches "/")
+    body = "".join(f"\\{chr(lo)}" if lo == hi else f"\\{chr(lo)}-\\{chr(hi)}" for lo, hi in ranges)
+    return f"[!{body}]" if chars.negated else f"[{body}]"
+
+
+def _lowered(lo: int, hi: int) -> list[tuple[int, int]]:
+    """The lower case of the characters ``lo``..``hi`` that have one, as ranges."""
+    if hi - lo <= _FOLDED_RANGE:
+        found = {ord(low) for low in map(str.lower, map(chr, range(lo, hi + 1))) if len(low) == 1}
+        return [(code, code) for code in sorted(found) if not lo <= code <= hi]
+    upper_lo, upper_hi = max(lo, ord("A")), min(hi, ord("Z"))
+    return [(upper_lo + 32, upper_hi + 32)] if upper_lo <= upper_hi else []
+
+
+def _uncased(lo: int, hi: int) -> list[tuple[int, int]]:
+    """The characters ``lo``..``hi`` that have no other case, as ranges (a long range
+    keeps none: in doubt, nothing stays excluded)."""
+    if hi - lo > _FOLDED_RANGE:
+        return []
+    codes = [
+        code for code in range(lo, hi + 1) if chr(code).lower() == chr(code) == chr(code).upper()
+    ]
+    return [(code, code) for code in codes]
+
+
 def patterns_intersect(a: str, b: str) -> bool:
     """Whether some path matches both ``a`` and ``b`` (exact, both directions)."""
     return intersection_witness(a, b) is not None

@@ -186,7 +186,8 @@ def claim_breaches(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
     changed another holder's reservations (:func:`_reservations_taken`) or changed or
     deleted a cell claimed, in its parent, by someone other than the commit's
     agent (:func:`_actor`), beyond comments
-    added, without a ``Hive-Override`` trailer: what hive's own writes refuse, made by
+    added, without a ``Hive-Override`` trailer (a ``hive sync`` commit, which brings
+    another clone's state as a merge would, aside): what hive's own writes refuse, made by
     hand past the hook (``--no-verify``) or under trailers written by hand."""
     from hive.domain.ownership import configured_coordinators
     from hive.errors import HiveError
@@ -204,6 +205,8 @@ def claim_breaches(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
         trailers = commit.trailers()
         if "Hive-Override" in trailers:
             continue  # recorded: hive doctor lists it as an override
+        if trailers.get("Hive-Event") == ["sync"]:
+            continue  # another clone's state merged in, as a merge commit brings it
         actor = _actor(commit, trailers, runners)
         for cell_id, owner in _cells_taken(ws, commit, actor):
             found.append((commit.sha, f"{actor} changed {cell_id} (claimed by {owner})"))

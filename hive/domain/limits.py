@@ -9,7 +9,14 @@ message.
 from __future__ import annotations
 
 from hive.errors import InvalidInput
-from hive.text import code_point, described, first_control, first_unprintable, refusal_reason
+from hive.text import (
+    TEXT_KEPT,
+    code_point,
+    described,
+    first_control,
+    first_unprintable,
+    refusal_reason,
+)
 
 MAX_TITLE = 500
 MAX_TEXT = 20_000  # description, notes, design, acceptance criteria, comments
@@ -19,19 +26,26 @@ MAX_GLOB = 1000  # a reservation pattern or an owned-file glob
 MAX_ITEMS = 200  # files or patterns in one call
 MAX_LABELS = 50
 MAX_DEPS = 100
-# Control characters a multi-line text may keep (tab, newline, carriage return).
-_TEXT_ALLOWED = frozenset("\t\n\r")
 
 
 def check_text(value: str, what: str, limit: int = MAX_TEXT) -> str:
     """Free text (may span lines): at most ``limit`` characters, no control characters
-    other than tab and line breaks."""
+    other than the tab and the line breaks (``hive.text.TEXT_KEPT``: LF, CR, CRLF, VT,
+    FF, NEL, U+2028, U+2029, which the cell file keeps exactly and ``hive show`` lays out
+    as line breaks). A refusal names the character and its position (also as
+    ``character`` and ``position`` for tools)."""
     if len(value) > limit:
         raise InvalidInput(f"{what} is too long: {len(value)} characters (at most {limit})")
-    found = first_control(value, _TEXT_ALLOWED)
+    found = first_control(value, TEXT_KEPT)
     if found is not None:
-        shown = code_point(found)
-        raise InvalidInput(f"{what} must not contain control characters (found {shown})")
+        position = value.index(found) + 1
+        raise InvalidInput(
+            f"{what} must not contain control characters (found {code_point(found)}) at"
+            f" position {position}: remove it (text may hold tabs and line breaks, no other"
+            " control character)",
+            character=code_point(found),
+            position=position,
+        )
     return value
 
 

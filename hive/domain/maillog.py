@@ -22,7 +22,7 @@ from hive.domain.limits import refuse_unprintable
 from hive.errors import HiveError, InvalidInput, NotFound, NotRegistered
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
-from hive.text import code_point, first_control, shell_word, without_control
+from hive.text import TEXT_KEPT, code_point, first_control, shell_word, without_control
 from hive.times import parse_time
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -71,8 +71,9 @@ MAX_SUBJECT = 200
 MAX_RECIPIENTS = 64
 
 
-# Control characters a body may keep (tab and line breaks); a subject or thread id is one line.
-BODY_ALLOWED = frozenset("\t\n\r")
+# Control characters a body may keep (tab and line breaks: free text's rule,
+# ``hive.text.TEXT_KEPT``); a subject or thread id is one line.
+BODY_ALLOWED = TEXT_KEPT
 
 
 def check_message(

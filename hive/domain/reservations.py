@@ -22,7 +22,6 @@ from pydantic import ValidationError
 
 from hive.domain import reservecore
 from hive.domain.config_sections import agent_profile, parsed_section
-from hive.domain.globs import glob_matches, patterns_intersect
 from hive.domain.ownership import (
     check_owner,
     configured_coordinators,
@@ -46,6 +45,7 @@ from hive.domain.reservecore import (
     entry_text,
     file_text,
     literal_prefix,
+    path_under,
     reservation_path,
     split_release,
     write_sequence,
@@ -258,9 +258,12 @@ def reserve(
         if problems:
             raise problems_error(problems)
         files = loaded.files
-        found = _conflicts(loaded, agent, patterns, exclusive, now)
+        fold = reservecore.folds_case(ws.git.paths)
+        found = _conflicts(loaded, agent, patterns, exclusive, now, fold_case=fold)
         for branch, other in others:
-            found += _conflicts(other, agent, patterns, exclusive, now, branch=branch)
+            found += _conflicts(
+                other, agent, patterns, exclusive, now, branch=branch, fold_case=fold
+            )
         if found and not force:
             raise _conflict_error(found)
         overrides = _overrides(ws, snap, found, reason) if found else []
@@ -350,16 +353,17 @@ def files_held_by_others(
     mine = [r for r in held if r.agent == agent]
     blocking = [r for r in held if r.exclusive and r.agent != agent]
     blocked: list[tuple[str, Reservation]] = []
+    fold = reservecore.folds_case(ws.git.paths)  # SRC/a.py is src/a.py there
     for path in paths:
         if path.startswith(HIVE_DIR + "/"):
             continue
         below = _escaped(path) + "/**" if path in submodules else None
         for item in blocking:
-            if not (
-                may_intersect(path, item.path_pattern) and glob_matches(item.path_pattern, path)
-            ) and (below is None or not patterns_intersect(item.path_pattern, below)):
+            if not path_under(item.path_pattern, path, fold) and (
+                below is None or not conflicts_with(below, True, item, fold_case=fold)
+            ):
                 continue
-            if not _forced_over(mine, item, path):
+            if not _forced_over(mine, item, path, fold):
                 blocked.append((path, item))
                 break
     return HeldFiles(blocked=blocked, problems=list(loaded.problems))
@@ -370,12 +374,12 @@ def _escaped(path: str) -> str:
     return "".join("\\" + char if char in "\\*?[]{}," else char for char in path)
 
 
-def _forced_over(mine: list[Reservation], item: Reservation, path: str) -> bool:
+def _forced_over(mine: list[Reservation], item: Reservation, path: str, fold: bool) -> bool:
     """True when the committer force-reserved ``path`` over ``item`` (a coordinator)."""
     return any(
         override.holder == item.agent
         and override.reservation_id == item.id
-        and glob_matches(own.path_pattern, path)
+        and path_under(own.path_pattern, path, fold)
         for own in mine
         for override in own.overrides
     )
@@ -446,10 +450,13 @@ def _conflicts(
     now: datetime,
     *,
     branch: str | None = None,
+    fold_case: bool = False,
 ) -> list[ConflictDetail]:
     return [
         conflict_detail(pattern, held, branch)
-        for pattern, held in conflicting(loaded.held, agent, patterns, exclusive, now)
+        for pattern, held in conflicting(
+            loaded.held, agent, patterns, exclusive, now, fold_case=fold_case
+        )
     ]
 
 

@@ -19,7 +19,7 @@ import os
 import re
 from datetime import datetime, timedelta
 
-from hive.domain.globs import normalize_pattern, patterns_intersect
+from hive.domain.globs import case_folded, glob_matches, normalize_pattern, patterns_intersect
 from hive.domain.reserveplain import FIELDS as FIELDS
 from hive.domain.reserveplain import MAX_PLAIN_NAME as MAX_PLAIN_NAME
 from hive.domain.reserveplain import RESERVATIONS_DIR as RESERVATIONS_DIR
@@ -123,12 +123,34 @@ def may_intersect(a: str, b: str) -> bool:
     return pa.startswith(pb) or pb.startswith(pa)
 
 
-def conflicts_with(requested: str, exclusive: bool, held: Held) -> bool:
+def folds_case(paths: RepoPaths) -> bool:
+    """Whether reservations are compared with their case folded
+    (:func:`hive.domain.globs.case_folded`): where the file system ignores case
+    (``core.ignorecase``), ``SRC/a.py`` and ``src/a.py`` are one file."""
+    from hive.git.configfile import ignores_case
+
+    return ignores_case(paths)
+
+
+def as_compared(pattern: str, fold_case: bool) -> str:
+    """``pattern`` as reservations are compared: case folded where the file system
+    ignores case (:func:`folds_case`), else as it is."""
+    return case_folded(pattern) if fold_case else pattern
+
+
+def path_under(pattern: str, path: str, fold_case: bool = False) -> bool:
+    """Whether the file ``path`` falls under the reservation ``pattern`` (its case
+    folded, both, where the file system ignores case)."""
+    if fold_case:
+        pattern, path = case_folded(pattern), path.lower()
+    return may_intersect(path, pattern) and glob_matches(pattern, path)
+
+
+def conflicts_with(requested: str, exclusive: bool, held: Held, *, fold_case: bool = False) -> bool:
     if not exclusive and not held.exclusive:
         return False
-    return may_intersect(requested, held.path_pattern) and patterns_intersect(
-        requested, held.path_pattern
-    )
+    asked, theirs = as_compared(requested, fold_case), as_compared(held.path_pattern, fold_case)
+    return may_intersect(asked, theirs) and patterns_intersect(asked, theirs)
 
 
 def conflicting(
@@ -137,19 +159,24 @@ def conflicting(
     patterns: Iterable[str],
     exclusive: bool,
     now: datetime,
+    *,
+    fold_case: bool = False,
 ) -> Iterator[tuple[str, H]]:
     """(requested pattern, held reservation) for every active reservation of another
     agent that a request by ``agent`` for ``patterns`` conflicts with; ``held``:
-    reservations with their patterns' literal prefixes."""
+    reservations with their patterns' literal prefixes; ``fold_case``: the file system
+    ignores case (:func:`folds_case`)."""
     listed = list(held)
     for pattern in patterns:
-        prefix = literal_prefix(pattern)
+        prefix = literal_prefix(as_compared(pattern, fold_case))
         for held_prefix, item in listed:
+            if fold_case:
+                held_prefix = literal_prefix(case_folded(item.path_pattern))
             if not (held_prefix.startswith(prefix) or prefix.startswith(held_prefix)):
                 continue  # cheap necessary condition first: most held patterns fail it
             if item.agent == agent or not item.active(now):
                 continue
-            if conflicts_with(pattern, exclusive, item):
+            if conflicts_with(pattern, exclusive, item, fold_case=fold_case):
                 yield pattern, item
 
 

@@ -115,6 +115,13 @@ def flag(paths: RepoPaths, section: str, key: str) -> bool:
         return found.returncode == 0 and found.stdout.strip() == "true"
 
 
+def ignores_case(paths: RepoPaths) -> bool:
+    """Whether the repository's file system ignores case, as git is told
+    (``core.ignorecase``, which ``git init`` and ``git clone`` set on such a file
+    system): there ``SRC/a.py`` and ``src/a.py`` are one file."""
+    return flag(paths, "core", "ignorecase")
+
+
 def is_true(value: str | None) -> bool:
     """A config value written with ``=`` as ``git config --type=bool`` reads it (unset,
     or a value git refuses: false). A key written without ``=`` is true to git: the

@@ -614,6 +614,9 @@ class GitRepo:
             return fast
         if ref_absent(self.paths, ref):
             return None  # without dulwich (~15 ms to import) for a ref not made yet
+        made = read_ref_fast(self.paths, ref)  # made by another writer since the first look
+        if made is not None:
+            return made
         try:
             value = self.dulwich.refs[_ref(ref)]
         except KeyError:

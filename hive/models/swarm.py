@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, computed_field
 
@@ -184,6 +184,14 @@ class ReviewCommit(HiveModel):
     event: str | None = None
     files: list[ReviewFile]
     patch: str = ""
+    # Who made it, as its message says (trailers are written, not proven): "hive" (hive
+    # wrote it: a Hive-Event trailer, as create, close or swarm_complete write, acting
+    # for ``agent``), "agent" (an agent's own git commit: its commit-msg hook named the
+    # agent in a Hive-Committer trailer) or "git" (neither: made with git by its
+    # author, say with a Hive-Cell trailer written by hand).
+    made_by: Literal["hive", "agent", "git"] = "git"
+    committer: str | None = None  # the Hive-Committer trailer's agent
+    agent: str | None = None  # the Hive-Agent trailer: whom hive's own commit acted for
 
 
 class CellReview(HiveModel):

@@ -426,6 +426,8 @@ declare(
         ),
         help="An agent's work as diffs: every commit carrying the cell's Hive-Cell trailer"
         " (hive's and the agent's own code commits), one diff per cell and per commit, files"
-        " touched vs owned vs reserved, and the outcome.",
+        " touched vs owned vs reserved, and the outcome. Each commit says who made it: hive"
+        " (and for whom), an agent with git (its Hive-Committer trailer) or its author with"
+        " git.",
     ),
 )

@@ -49,7 +49,7 @@ from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
 from hive.models import CELL_TYPES, STATUSES
 from hive.serve import svg
 from hive.serve.watch import Watcher
-from hive.text import shown_lines
+from hive.text import as_lines, shown_lines
 
 T = TypeVar("T")
 KEEPALIVE_SECONDS = 15.0
@@ -157,6 +157,7 @@ def _environment() -> Environment:
         diff_lines=_diff_lines,
         diff_cut=_diff_cut,
         DIFF_LINES=DIFF_LINES,
+        made_by=_made_by,
     )
     return env
 
@@ -171,9 +172,10 @@ def _shown(value: object) -> object:
     a terminal is given it (``hive.text.shown_lines``), so a right-to-left override or
     a zero-width character in a title is shown as ``<U+202E>`` and reorders or hides nothing
     (HTML escaping leaves them; CSS isolation keeps them from reordering only what is
-    around the value)."""
+    around the value); each line break (U+2028, NEL, a lone CR, ...) as a line feed,
+    as ``hive show`` lays it out (``hive.text.as_lines``)."""
     if isinstance(value, str) and not isinstance(value, _Exact):
-        shown = shown_lines(value)
+        shown = shown_lines(as_lines(value))
         if shown is not value:
             return Markup(shown) if isinstance(value, Markup) else shown
     return value
@@ -209,6 +211,13 @@ def _stamp(value: datetime | int | float | None) -> str:
 
 
 DIFF_LINES = 4000  # a commit's diff on a page stops here (the page says so, and how to see it all)
+
+
+def _made_by(commit: Any) -> str:
+    """Who made a reviewed commit, in ``hive review``'s words."""
+    from hive.domain.swarm.review import made_by
+
+    return made_by(commit)
 
 
 def _diff_cut(patch: str, limit: int = DIFF_LINES) -> int:

@@ -15,10 +15,10 @@ here against the model's own encoding, byte for byte.
 from __future__ import annotations
 
 import sys
-from datetime import datetime
 
 from hive.jsontext import dumps_scalar
 from hive.store.yamlio import dumps
+from hive.times import datetime  # the C class: without the datetime package's Python half
 from hive.times import exact_time as exact_time
 from hive.times import format_time as format_time
 from hive.times import utc_now as utc_now

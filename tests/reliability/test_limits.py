@@ -101,7 +101,11 @@ def test_titles_are_one_line_everywhere(ws: Workspace, repo: Path) -> None:
         ("assignee", "a\nb", "assignee must be one line"),
         ("description", "x" * (MAX_TEXT + 1), "description is too long"),
         ("notes", "bell\x07", "notes must not contain control characters"),
-        ("comments", [{"text": "x" * (MAX_TEXT + 1), "created_at": STAMP}], "comment is too long"),
+        (
+            "comments",
+            [{"text": "x" * (MAX_TEXT + 1), "created_at": STAMP}],
+            r"comments\[0\]\.text is too long",
+        ),
     ],
 )
 def test_a_beads_import_applies_the_same_limits(
@@ -114,7 +118,7 @@ def test_a_beads_import_applies_the_same_limits(
     source = tmp_path / "limits.jsonl"
     source.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     head = git(repo, "rev-parse", "HEAD")
-    with pytest.raises(InvalidInput, match=f"limits.jsonl:2: {problem}"):
+    with pytest.raises(InvalidInput, match=f"limits.jsonl:2: bd-2: {problem}"):
         import_beads(ws, path=str(source))
     assert git(repo, "rev-parse", "HEAD") == head  # nothing committed
     result = run_hive(["-C", str(repo), "import", "beads", str(source)], module="hive.cli.main")

@@ -265,7 +265,7 @@ def own_commit_files(ws: Workspace, head: str | None, cell: Cell) -> list[str]:
         if cell.id in trailers.get("Hive-Cell", []):
             if trailers.get("Hive-Event", [""])[0] in CLAIM_EVENTS and info.time <= since:
                 continue  # the claim: the agent's work for the cell came after it
-            found += [p for p in ws.git.changed_paths(info.sha) if not p.startswith(".hive/")]
+            found += _files_outside_hive(ws, info.sha)
         if info.time < since:
             continue  # older than the claim (a branch that was merged in)
         for parent in info.parents:
@@ -273,6 +273,26 @@ def own_commit_files(ws: Workspace, head: str | None, cell: Cell) -> list[str]:
                 seen.add(parent)
                 pending.append(parent)
     return sorted(set(found))
+
+
+_TREE_MODE = 0o40000
+
+
+def _files_outside_hive(ws: Workspace, sha: str) -> list[str]:
+    """The files outside ``.hive/`` commit ``sha`` changed against its first parent.
+    One whose root tree differs from its parent's in the ``.hive`` directory only (a
+    hive write: the claim too, when its commit's second is later than the claim's
+    ``started_at``) changed none: told from the two root trees by hive's own readers,
+    without the diff (dulwich's, imported for it: a forked swarm worker did so only
+    when the claim straddled a second)."""
+    parents = ws.git.parents_of(sha)
+    if parents:
+        new, old = (ws.git.tree_items(ws.git.commit_tree(commit)) for commit in (sha, parents[0]))
+        changed = {name for name in new.keys() | old.keys() if new.get(name) != old.get(name)}
+        hive = [side[b".hive"][0] for side in (new, old) if b".hive" in side]
+        if changed <= {b".hive"} and all(mode == _TREE_MODE for mode in hive):
+            return []
+    return [path for path in ws.git.changed_paths(sha) if not path.startswith(".hive/")]
 
 
 def commit_body(summary: str, touched: Sequence[str]) -> str:

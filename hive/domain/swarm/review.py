@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from hive.domain.cells import get_cell
+from hive.domain.commitmsg import COMMITTER_TRAILER
 from hive.domain.globs import glob_matches
 from hive.domain.outcomes import load_outcomes
 from hive.domain.reservations import list_reservations
@@ -96,6 +97,7 @@ def _review_commit(
     trailers = info.trailers()
     events = trailers.get("Hive-Event", [])
     shown = [f for f in diff.files if _is_shown(f.path, wanted)]
+    committer = _last(trailers.get(COMMITTER_TRAILER))
     return ReviewCommit(
         sha=info.sha,
         subject=info.subject,
@@ -103,12 +105,38 @@ def _review_commit(
         time=info.time,
         cells=[c for c in trailers.get("Hive-Cell", []) if c in wanted],
         event=events[0] if events else None,
+        made_by="hive" if events else "agent" if committer else "git",
+        committer=committer,
+        agent=_last(trailers.get("Hive-Agent")),
         files=[
             ReviewFile(path=f.path, status=f.status, additions=f.additions, deletions=f.deletions)
             for f in shown
         ],
         patch=_only_files(diff.patch, {f.path for f in shown}) if with_patch else "",
     )
+
+
+def made_by(commit: ReviewCommit) -> str:
+    """Who made a reviewed commit, as its message says, in words (``hive review`` and
+    the board's cell page): ``by hive (complete, for bob); author bob
+    <bob@hive.local>``, ``by agent bob with git (its Hive-Committer trailer); author Ada
+    <ada@example.com>`` or ``by Ada <ada@example.com> with git (no Hive-Committer
+    trailer names an agent)``."""
+    if commit.made_by == "hive":
+        acting = f", for {commit.agent}" if commit.agent else ""
+        return f"by hive ({commit.event}{acting}); author {commit.author}"
+    if commit.made_by == "agent":
+        return (
+            f"by agent {commit.committer} with git (its Hive-Committer trailer);"
+            f" author {commit.author}"
+        )
+    return f"by {commit.author} with git (no Hive-Committer trailer names an agent)"
+
+
+def _last(values: list[str] | None) -> str | None:
+    """A trailer's value (the last, as ``git interpret-trailers`` adds one after any
+    the message had), None when the commit has none."""
+    return values[-1] if values else None
 
 
 def _is_shown(path: str, wanted: set[str]) -> bool:
