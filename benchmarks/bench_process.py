@@ -362,16 +362,18 @@ def prepare_repo(
     return repo, info
 
 
-def build_repo(repo: Path, size: int, *, loose: bool = False) -> dict[str, str]:
-    """2,000 committed source files, ``hive init``, then ``size`` cells in one git commit;
-    then everything packed, as in a fresh clone (unless ``loose``)."""
+def build_repo(
+    repo: Path, size: int, *, loose: bool = False, source_files: int = SOURCE_FILES
+) -> dict[str, str]:
+    """``source_files`` (2,000) committed source files, ``hive init``, then ``size`` cells
+    in one git commit; then everything packed, as in a fresh clone (unless ``loose``)."""
     began = time.perf_counter()
-    print(f"building {size:,} cells + {SOURCE_FILES:,} source files in {repo} ...", file=sys.stderr)
+    print(f"building {size:,} cells + {source_files:,} source files in {repo} ...", file=sys.stderr)
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
     for key, value in REPO_CONFIG.items():
         git(repo, "config", key, value)
-    for number in range(SOURCE_FILES):
+    for number in range(source_files):
         package = repo / "src" / f"pkg{number % 40:02d}"
         package.mkdir(parents=True, exist_ok=True)
         (package / f"mod{number}.py").write_text(f"VALUE = {number}\n")

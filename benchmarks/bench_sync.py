@@ -6,9 +6,9 @@ Usage (the numbers only mean something on a quiet machine)::
     python benchmarks/bench_sync.py --sizes 1000 --runs 5 --histories 10 100
     python benchmarks/bench_sync.py --quick                  # a smoke run (seconds)
 
-Each size is a repository with 2,000 source files plus N cells (the one
-``benchmarks/bench_process.py`` builds, ``gc.auto=0``), built in a scratch
-directory and removed at the end. It is cloned twice for hive (``a`` and ``b``
+Each size is a repository with 2,000 source files (100 in a smoke run) plus N
+cells (the one ``benchmarks/bench_process.py`` builds, ``gc.auto=0``), built in a
+scratch directory and removed at the end. It is cloned twice for hive (``a`` and ``b``
 of a bare ``origin``, each with ``hive init``, both synced once) and twice for git
 (``ga`` and ``gb`` of another bare remote, no hive refs), so the two never
 share a remote.
@@ -16,9 +16,11 @@ share a remote.
 Every row alternates, run by run, the git equivalent (fresh ``git pull
 --rebase`` then ``git push`` processes in a git clone, after the same kind of
 change made there) with one fresh ``hive sync`` process; the set-up of each run
-(the change, and bringing every clone level afterwards) is not timed. It reports
-the median of hive, the median of git, the median of the per-run ratios and the
-median CPU time (user + system, git's processes that hive runs included):
+(the change, and bringing every clone level afterwards) is not timed, and hive's part
+of it (``hive init`` of a clone, creates, updates, the syncs that level the clones)
+runs in this process, through the functions a ``hive`` process calls. It reports the
+median of hive, the median of git, the median of the per-run ratios and the median
+CPU time (user + system, git's processes that hive runs included):
 
 * no-op: nothing changed anywhere;
 * one ``hive create`` in ``a``: ``a``'s sync (sends), then ``b``'s (receives);
@@ -35,7 +37,6 @@ median CPU time (user + system, git's processes that hive runs included):
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -46,18 +47,23 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_process import REPO_CONFIG, build_repo, compile_hive, hive_command  # noqa: E402
-from run import machine  # noqa: E402
+from run import SOURCE_FILES, machine  # noqa: E402
+
+if TYPE_CHECKING:
+    from hive.domain.workspace import Workspace
 
 HIVE_CLONES = ("a", "b")
 GIT_CLONES = ("ga", "gb")
 SHARED = "src/shared.txt"  # the file both git clones change (different lines)
 SHARED_LINES = 40
+QUICK_SOURCE_FILES = 100  # a smoke run's repository (a full run's: SOURCE_FILES, 2,000)
 HEADER = ["cells", "operation", "hive", "git", "vs git (paired)", "hive CPU"]
 
 
@@ -138,8 +144,6 @@ class World:
             self.git_in(base, "clone", "-q", "--bare", str(built), remote)
             for name in clones:
                 self.clone(remote, name)
-        for name in HIVE_CLONES:
-            self.sync(name)
         self.level()
 
     # -- set-up (not timed) ---------------------------------------------------------------
@@ -157,23 +161,38 @@ class World:
         for key, value in REPO_CONFIG.items():
             self.git_in(path, "config", key, value)
         if not name.startswith("g"):
-            run([self.hive, "init"], path)
+            from hive.domain.setup import init_hive
+
+            init_hive(self.workspace(name))
         return path
 
     def sync(self, name: str) -> Sample:
         return run([self.hive, "sync"], self.base / name)
 
-    def hive_write(self, name: str, *args: str) -> str:
-        done = subprocess.run(
-            [self.hive, *args], cwd=self.base / name, env=environment(), capture_output=True
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"hive {' '.join(args)}: {done.stderr.decode(errors='replace')}")
-        return done.stdout.decode().strip()
+    # hive's untimed writes and syncs run in this process: the same domain functions a
+    # ``hive`` process runs, without an interpreter's start-up and imports each
 
-    def create(self, name: str) -> str:
+    def workspace(self, name: str) -> Workspace:
+        from hive.domain.workspace import Workspace
+
+        return Workspace(str(self.base / name), from_env=False)
+
+    def sync_untimed(self, name: str) -> None:
+        from hive.domain.sync import sync
+
+        sync(self.workspace(name), remote="origin")
+
+    def create(self, name: str, title: str | None = None) -> str:
+        from hive.domain.cells import create_cell
+
         self.counter += 1
-        return self.hive_write(name, "create", f"bench sync {self.counter}", "--json")
+        made = create_cell(self.workspace(name), title=title or f"bench sync {self.counter}")
+        return made.id
+
+    def update(self, name: str, cell_id: str, **changes: Any) -> None:
+        from hive.domain.cells import update_cell
+
+        update_cell(self.workspace(name), cell_id=cell_id, **changes)
 
     def commit(self, name: str, path: str, line: int | None = None) -> None:
         """A one-file change committed in a git clone (a whole file, or one line of it)."""
@@ -196,9 +215,10 @@ class World:
         return add(pulled, run(["git", "push", "-q"], cwd))
 
     def level(self) -> None:
-        """Every clone up to date with its remote (untimed, between runs)."""
+        """Every clone up to date with its remote (untimed, between runs; hive's syncs in
+        this process)."""
         for name in (*HIVE_CLONES, *HIVE_CLONES):
-            self.sync(name)
+            self.sync_untimed(name)
         for name in (*GIT_CLONES, *GIT_CLONES):
             self.git_sync(name)
 
@@ -278,8 +298,8 @@ class Bench:
 
         def hive_each() -> Sample:
             cells = self.two_cells()
-            w.hive_write("a", "update", cells[0], "-p", "1")
-            w.hive_write("b", "update", cells[1], "-p", "2")
+            w.update("a", cells[0], priority=1)
+            w.update("b", cells[1], priority=2)
             w.sync("a")
             return w.sync("b")
 
@@ -292,8 +312,8 @@ class Bench:
         def hive_same() -> Sample:
             cell = self.two_cells()[0]
             w.counter += 1
-            w.hive_write("a", "update", cell, "--title", f"title {w.counter}")
-            w.hive_write("b", "update", cell, "-p", str(w.counter % 5))
+            w.update("a", cell, title=f"title {w.counter}")
+            w.update("b", cell, priority=w.counter % 5)
             w.sync("a")
             return w.sync("b")
 
@@ -303,8 +323,9 @@ class Bench:
         self.row("the same cell changed on both sides: b's sync after a's", git_same, hive_same)
 
     def two_cells(self) -> list[str]:
-        listed = self.world.hive_write("a", "list", "--status", "open", "--limit", "2", "--json")
-        return [cell["id"] for cell in json.loads(listed)]
+        from hive.domain.cells import list_cells
+
+        return [cell.id for cell in list_cells(self.world.workspace("a"), status="open", limit=2)]
 
     def fresh_clone(self) -> None:
         w = self.world
@@ -322,17 +343,12 @@ class Bench:
     def add_history(self, rounds: int) -> None:
         """``rounds`` rounds of (create and sync in a, then in b), in this process; git:
         as many commits pushed by ga."""
-        from hive.domain.cells import create_cell
-        from hive.domain.sync import sync
-        from hive.domain.workspace import Workspace
-
         w = self.world
         with reported(f"{self.size:,} cells: {rounds:,} rounds of history"):
             for number in range(rounds):
                 for name in HIVE_CLONES:
-                    path = str(w.base / name)
-                    create_cell(Workspace(path, from_env=False), title=f"history {number}")
-                    sync(Workspace(path, from_env=False), remote="origin")
+                    w.create(name, title=f"history {number}")
+                    w.sync_untimed(name)
                 w.commit("ga", "src/history.py")
                 w.git_in(w.base / "ga", "push", "-q")
             w.level()
@@ -366,11 +382,15 @@ def main() -> None:
     )
     parser.add_argument("--no-warm-up", action="store_true", help="no untimed pair before each row")
     parser.add_argument(
-        "--quick", action="store_true", help="a smoke run: 20 cells, 1 run, 2 rounds of history"
+        "--quick",
+        action="store_true",
+        help="a smoke run: 20 cells, 100 source files, 1 run, 2 rounds of history",
     )
     args = parser.parse_args()
-    if args.quick:
+    source_files = SOURCE_FILES
+    if args.quick:  # the rows' numbers mean nothing: every row still runs once
         args.sizes, args.runs, args.histories, args.no_warm_up = [20], 1, [2], True
+        source_files = QUICK_SOURCE_FILES
     compile_hive()
     rows: list[list[str]] = []
     loads = []
@@ -379,7 +399,7 @@ def main() -> None:
         try:
             began = os.getloadavg()[0]
             with reported(f"{size:,} cells: building"):
-                build_repo(base / "built", size)
+                build_repo(base / "built", size, source_files=source_files)
                 world = World(base, base / "built")
             bench = Bench(world, size, args.runs, warm_up=not args.no_warm_up)
             rows += bench.measure(args.histories)
