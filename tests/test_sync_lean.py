@@ -89,15 +89,17 @@ def both(
     return lean_run
 
 
-def traced(clones: Clones, repo: Path, *args: str, fetches: int) -> str:
-    """The output of ``hive *args`` by the console script, checked to have run
-    ``git fetch`` exactly ``fetches`` times (git's own trace says)."""
+def traced(clones: Clones, repo: Path, *args: str, fetches: int, configs: int = 1) -> str:
+    """The output of ``hive *args`` by the console script, checked to have run ``git
+    fetch`` exactly ``fetches`` times and ``git config`` ``configs`` times (git's own
+    trace says; the full sync reads git's config once)."""
     trace = clones.root / "trace.txt"
     trace.unlink(missing_ok=True)
     ran = run_hive(args, cwd=repo, env={**os.environ, "GIT_TRACE": str(trace)})
     assert ran.returncode == 0, ran.stderr
     lines = trace.read_text().splitlines()
     assert sum("built-in: git fetch" in line for line in lines) == fetches
+    assert sum("built-in: git config" in line for line in lines) == configs
     return ran.stdout
 
 
@@ -198,7 +200,7 @@ def test_a_sync_that_receives_or_merges_is_left_to_the_full_cli(
     cell = create_cell(clones.ws("b"), title="from b").id
     clones.sync("b")
     # one fetch: the lean path's, which found the cell and handed itself to the full sync
-    received = json.loads(traced(clones, a, "sync", "--json", fetches=1))
+    received = json.loads(traced(clones, a, "sync", "--json", fetches=1, configs=2))
     assert received["received_cells"] == 1 and received["commit"] is not None
     assert git(a, "log", "-1", "--format=%s").strip() == "hive: sync 1 cell(s) from origin"
     update_cell(clones.ws("a"), cell_id=cell, title="title from a")

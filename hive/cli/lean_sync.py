@@ -104,10 +104,10 @@ def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
     repo = prepared.session.repo
     try:
         with repo.sync_lock(prepared.timeout):
+            if _nothing_to_do(prepared, remote) is None:  # read first: no git process
+                return None  # something to send, or to receive as the last fetch found
             if not _configured(repo.paths.root, remote):
                 return None
-            if _nothing_to_do(prepared, remote) is None:
-                return None  # something to send, or to receive as the last fetch found
             from hive.git.remote import fetch_refs, hand_over_fetch, tracking_ref
 
             fetch_refs(repo.paths.root, remote, HIVE_REFS, tracking_ref(remote, "*"))
