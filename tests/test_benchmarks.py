@@ -53,7 +53,10 @@ SMOKE: dict[str, list[str]] = {
     # one; a smoke run's numbers mean nothing, and every row still runs its processes once
     "bench_startup.py": ["--runs", "1", "--cells", "2", "--no-warm-up"],
     "bench_sync.py": ["--quick"],  # 20 cells, 1 run, 2 rounds of history, no warm-up
+    "bench_index_growth.py": ["--sizes", TINY, "--writes", "4", "--every", "2"],
 }
+# the scripts that build their repositories once under --repos (a scratch one here)
+BUILT_REPOS = ("bench_process.py", "bench_index_growth.py")
 BASELINE = "baseline: git add + git commit"
 
 
@@ -362,6 +365,19 @@ def check_sync(output: str) -> None:
     assert "1 pairs per row; git: `git pull --rebase && git push`." in output
 
 
+GROWTH_TABLES = ["blobs", "dirs", "dependents", "states", "commits", "ready", "ready_done"]
+
+
+def check_index_growth(output: str) -> None:
+    header = ["cells", "writes", "file MB", "WAL MB", *GROWTH_TABLES, "ready_delta"]
+    rows = table(output, [*header, "ready CPU ms (mean)", "ready CPU ms (max)"])
+    assert [(row[0], row[1]) for row in rows] == [(TINY, "2"), (TINY, "4")]
+    for row in rows:
+        counts = [int(value) for value in row[4:12]]
+        assert counts[0] >= int(TINY) and all(count >= 0 for count in counts), row
+        assert float(row[2]) + float(row[3]) > 0 and 0 < float(row[12]) <= float(row[13]), row
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "run.py": check_run,
     "bench_coord.py": check_coord,
@@ -372,6 +388,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "bench_process.py": check_process,
     "bench_startup.py": check_startup,
     "bench_sync.py": check_sync,
+    "bench_index_growth.py": check_index_growth,
 }
 
 
@@ -408,7 +425,7 @@ def test_performance_doc_runs_each_script_with_options_it_has() -> None:
 
 @pytest.mark.parametrize("name", sorted(SMOKE))
 def test_benchmark_script_runs(name: str, scratch: Path, docs_before: bytes) -> None:
-    extra = ["--repos", str(scratch / "process")] if name == "bench_process.py" else []
+    extra = ["--repos", str(scratch / "process")] if name in BUILT_REPOS else []
     output = run_script(name, scratch, *extra)
     CHECKS[name](output)
     assert DOCS.read_bytes() == docs_before, "a smoke run wrote docs/performance.md"

@@ -292,3 +292,24 @@ def test_lists_kept_stay_bounded_and_whole(ws: Workspace) -> None:
         "SELECT count(*) FROM ready_delta WHERE key NOT IN (SELECT key FROM ready_done)"
     ).fetchone()
     assert orphans == (0,)
+
+
+def test_a_long_delta_is_stored_whole_not_computed_whole(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past REBASE_DELTA rows a derived list is stored whole, merged from its base and
+    its delta (re-based), and the next lists derive from it: no write of every kind
+    makes the first ready compute the list from every cell."""
+    from hive.domain import ready_lists
+
+    monkeypatch.setattr(ready_lists, "REBASE_DELTA", 2)
+    cells = [create_cell(ws, title=f"seed {n}", priority=n % 3).id for n in range(6)]
+    assert not check(ws)  # nothing to derive from
+    kinds = ["create", "close", "reopen", "status", "priority", "block", "unblock", "delete"]
+    for number, action in enumerate([*kinds, "parent", "break", "remove", *kinds]):
+        apply(ws, repo, cells, (action, number, number + 2, number))
+        assert check(ws)
+    whole = ws.state_index.db.execute(
+        "SELECT count(*) FROM ready_done WHERE base IS NULL"
+    ).fetchone()[0]
+    assert whole > 1  # re-based along the way

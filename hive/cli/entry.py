@@ -15,6 +15,9 @@ step sees the same directory. Then:
 * ``hive reserve``, ``release``, ``mail send``, ``mail inbox`` and ``mail read`` in
   their common forms likewise by ``hive/cli/lean_coord.py`` (the same conflict test,
   file format and mail log code as the full path);
+* ``hive sync [REMOTE]`` that finds nothing to do (after the same fetch: the remote's
+  hive refs are this clone's and this branch's ``.hive`` is the state's) is answered by
+  ``hive/cli/lean_sync.py``, which defers anything else to the full CLI;
 * ``hive mcp`` with ``--agent`` / ``--context`` or neither starts the MCP server
   without the full CLI (``hive/cli/mcp_start.py``, the code the full CLI's
   ``hive mcp`` runs too);
@@ -472,4 +475,5 @@ LEAN_COMMANDS: dict[str, Callable[[Invocation], int | None]] = {
     "mail": _lean("lean_coord", "mail"),
     "mcp": _lean("mcp_start", "lean"),
     "tools": _lean("tools_start", "lean"),
+    "sync": _lean("lean_sync", "sync"),
 }

@@ -44,7 +44,13 @@ from hive.domain.merge import HISTORY_LIMIT, is_mergeable_path, merge_file
 from hive.domain.workspace import Workspace
 from hive.errors import GitError
 from hive.git.gitconfig import GitConfig, git_available
-from hive.git.remote import check_remote, fetch_refs, push_refs, tracking_ref
+from hive.git.remote import (
+    check_remote,
+    fetch_refs,
+    push_refs,
+    take_handed_over_fetch,
+    tracking_ref,
+)
 from hive.git.repo import Change, Plan, Snapshot, format_message
 from hive.git.state import check_git_state
 from hive.git.syncref import (
@@ -123,7 +129,8 @@ def _sync_locked(ws: Workspace, name: str, progress: Progress | None) -> SyncRes
     commit: str | None = None
     for attempt in range(1, SYNC_ATTEMPTS + 1):
         report("fetching", 0, 3)
-        fetch_refs(ws.root, name, HIVE_REFS, tracking_ref(name, "*"))
+        if attempt > 1 or not take_handed_over_fetch(ws.root, name):
+            fetch_refs(ws.root, name, HIVE_REFS, tracking_ref(name, "*"))
         report("merging", 1, 3)
         merged = _merge_state(ws, name)
         commit = merged.get("commit") or commit

@@ -99,6 +99,26 @@ def tracking_ref(remote: str, name: str) -> str:
     return f"{TRACKING_PREFIX}/{slug}/{name}"
 
 
+# A fetch of hive's refs this process made an instant ago and handed over with the sync
+# it could not answer (``hive/cli/lean_sync.py`` to ``hive.domain.sync``, which runs
+# next in the same process): (root, remote) -> when. The sync's first round uses it
+# instead of fetching again (a second round trip to the remote for nothing); any later
+# round fetches, as a push the remote rejects because it moved since starts one.
+_HANDED_OVER: dict[tuple[str, str], float] = {}
+HANDOVER_SECONDS = 2.0  # older than this: fetched again (the process was not the sync's)
+
+
+def hand_over_fetch(root: str, remote: str) -> None:
+    """The tracking refs of ``remote`` were just fetched for a sync that goes on next."""
+    _HANDED_OVER[(root, remote)] = time.monotonic()
+
+
+def take_handed_over_fetch(root: str, remote: str) -> bool:
+    """Whether a fetch of ``remote`` was handed over an instant ago (taken: once)."""
+    when = _HANDED_OVER.pop((root, remote), None)
+    return when is not None and time.monotonic() - when < HANDOVER_SECONDS
+
+
 def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:
     """Fetch every remote ref matching ``pattern`` (``refs/hive/*``) into ``into``
     (``refs/hive-remotes/origin/*``), forced and pruned: these are tracking refs, a

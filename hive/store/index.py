@@ -442,6 +442,17 @@ class Row(Frozen):
         self.json = json
 
 
+# The commits whose cells tree is no longer a stored state (commits with no cells tree
+# map to the empty state, which needs no row: their rows stay).
+_UNKEPT_COMMITS = "DELETE FROM commits WHERE cells NOT IN (SELECT key FROM states)"
+# The parsed cells (their rowids) stored up to rowid ? that no listing kept and no stored
+# ready list names: read from the primary key's index (the rows hold the printed JSON).
+_UNKEPT_BLOBS = (
+    "SELECT rowid FROM blobs INDEXED BY sqlite_autoindex_blobs_1 WHERE rowid <= ? AND blob"
+    " NOT IN (SELECT sha FROM dirs UNION ALL SELECT blob FROM ready"
+    " UNION ALL SELECT blob FROM ready_delta)"
+)
+
 _ROW = "b.id, b.blob, b.priority, b.type, b.status, b.assignee, b.title, b.json"
 # A page of a derived ready list (StateIndex.ready): its base's ranks, less the ids
 # of its delta, merged with the delta's ready rows by position.
@@ -1045,8 +1056,45 @@ class StateIndex:
             dropped.update(self._trees_of_state(key))
         db.executemany("DELETE FROM states WHERE key = ?", [(key,) for key in ranked[STATES_KEPT:]])
         db.executemany("DELETE FROM dirs WHERE tree = ?", [(tree,) for tree in dropped - kept])
+        db.execute(_UNKEPT_COMMITS)
+        self._sweep_blobs(db)
         db.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('pruned', ?)", (os.urandom(8).hex(),)
+        )
+
+    @staticmethod
+    def _sweep_blobs(db: sqlite3.Connection) -> None:
+        """Drop the parsed cells no kept listing or stored ready list names, with their
+        ``dependents`` rows, once :data:`SWEEP_MIN`, or an eighth as many as the last
+        sweep kept, have been stored since it (each write stores one or two; the sweep
+        reads every key of ``dirs``, ``blobs`` and the ready lists: ~20 ms at 10,000
+        cells, so it runs about once in 1,250 writes there, and the table holds at most
+        1,000 or an eighth more rows than the kept states and lists name). A cell
+        parsed since the previous pruning is spared: a process indexing a state may
+        have parsed it for a listing not stored yet (which the new ``pruned`` token
+        refuses anyway, but it need not parse again)."""
+        marks = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('swept', 'parsed')"))
+        swept, live = (int(part) for part in marks.get("swept", "0 0").split())
+        spared = int(marks.get("parsed", "0"))  # the newest rowid at the previous pruning
+        (top,) = db.execute("SELECT coalesce(max(rowid), 0) FROM blobs").fetchone()
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('parsed', ?)", (str(top),))
+        if spared <= swept or top - swept <= max(SWEEP_MIN, live // SWEEP_SHARE):
+            return
+        gone = [row[0] for row in db.execute(_UNKEPT_BLOBS, (spared,))]
+        edges: list[tuple[str, str]] = []
+        for start in range(0, len(gone), BATCH):
+            part = gone[start : start + BATCH]
+            rows = db.execute(
+                f"SELECT blob, blockers FROM blobs WHERE rowid IN ({','.join('?' for _ in part)})"
+                " AND blockers != ''",
+                part,
+            )
+            edges += [(target, blob) for blob, blockers in rows for target in blockers.split("\n")]
+        db.executemany("DELETE FROM dependents WHERE target = ? AND blob = ?", edges)
+        db.executemany("DELETE FROM blobs WHERE rowid = ?", [(rowid,) for rowid in gone])
+        (live,) = db.execute("SELECT count(*) FROM blobs").fetchone()
+        db.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('swept', ?)", (f"{spared} {live}",)
         )
 
     def _generation(self) -> str | None:
@@ -1534,28 +1582,50 @@ class StateIndex:
         (``strays``: a list is derived from only when none do); not when the state is
         no longer stored (the list was read from a state a rebuild has since dropped)."""
         with self.transaction() as db:
-            if not self._may_store_list(db, key):
-                return
-            self._drop_lists(db, full=True)
-            db.executemany(
-                "INSERT OR REPLACE INTO ready(key, rank, id, blob) VALUES (?, ?, ?, ?)",
-                [(key, rank, cell_id, blob) for rank, (cell_id, blob) in enumerate(ready)],
-            )
-            db.execute(
-                "INSERT INTO ready_done(key, base, total, strays, made) VALUES (?, NULL, ?, ?, ?)",
-                (key, len(ready), strays, self._next_made(db)),
-            )
+            if self._may_store_list(db, key):
+                self._store_whole(db, key, ready, strays)
+
+    def _store_whole(
+        self, db: sqlite3.Connection, key: str, ready: Sequence[tuple[str, str]], strays: int
+    ) -> None:
+        self._drop_lists(db, full=True)
+        db.executemany(
+            "INSERT OR REPLACE INTO ready(key, rank, id, blob) VALUES (?, ?, ?, ?)",
+            [(key, rank, cell_id, blob) for rank, (cell_id, blob) in enumerate(ready)],
+        )
+        db.execute(
+            "INSERT INTO ready_done(key, base, total, strays, made) VALUES (?, NULL, ?, ?, ?)",
+            (key, len(ready), strays, self._next_made(db)),
+        )
+
+    def store_rebased(self, key: str, base: str, delta: Sequence[DeltaRow]) -> bool:
+        """Record the ready list of ``key`` whole, made of the whole list of state ``base``
+        and ``delta`` over it as :meth:`ready` merges them (its ranks less the ids the
+        delta names, the delta's ready rows placed by ``at``): a list derived once its
+        delta has grown long becomes the base of the next ones, for the cost of copying
+        the list, not of computing it from every cell. False (nothing stored) when that
+        list is gone."""
+        with self.transaction() as db:
+            if not self._may_derive(db, key, base):
+                return False
+            named = {row[0] for row in delta}
+            merged: list[tuple[float, str, str]] = [
+                (rank, cell_id, blob)
+                for rank, cell_id, blob in db.execute(
+                    "SELECT rank, id, blob FROM ready WHERE key = ? ORDER BY rank", (base,)
+                )
+                if cell_id not in named
+            ]
+            merged += [(row[7], row[0], row[1]) for row in delta if row[2]]
+            merged.sort()
+            self._store_whole(db, key, [(cell_id, blob) for _, cell_id, blob in merged], 0)
+        return True
 
     def store_derived(self, key: str, base: str, delta: Sequence[DeltaRow], total: int) -> bool:
         """Record the ready list of ``key`` as ``delta`` over the whole list of state
         ``base`` (see :meth:`ready`); False (nothing stored) when that list is gone."""
         with self.transaction() as db:
-            if not self._may_store_list(db, key):
-                return False
-            found = db.execute(
-                "SELECT 1 FROM ready_done WHERE key = ? AND base IS NULL", (base,)
-            ).fetchone()
-            if found is None:
+            if not self._may_derive(db, key, base):
                 return False
             self._drop_lists(db, full=False)
             db.executemany(
@@ -1568,6 +1638,15 @@ class StateIndex:
                 (key, base, total, self._next_made(db)),
             )
         return True
+
+    def _may_derive(self, db: sqlite3.Connection, key: str, base: str) -> bool:
+        """:meth:`_may_store_list`, and the whole list of state ``base`` is stored."""
+        if not self._may_store_list(db, key):
+            return False
+        found = db.execute(
+            "SELECT 1 FROM ready_done WHERE key = ? AND base IS NULL", (base,)
+        ).fetchone()
+        return found is not None
 
     def _may_store_list(self, db: sqlite3.Connection, key: str) -> bool:
         """No list of ``key`` is stored yet and the state still is."""
@@ -1767,6 +1846,10 @@ SOURCES_TRIED = 8
 # changed): the newest STATES_KEPT, dropped in one go once PRUNE_SLACK more are stored.
 STATES_KEPT = 16
 PRUNE_SLACK = 8
+# Parsed cells stored since the last sweep of those no kept state reaches (at least
+# SWEEP_MIN, or the cells it kept over SWEEP_SHARE) before a pruning sweeps again.
+SWEEP_MIN = 1_000
+SWEEP_SHARE = 8
 
 JSON_PIECE = 1_000  # cells printed per write: a listing of 100,000 (~66 MB) is never copied whole
 

@@ -1,0 +1,316 @@
+"""``hive sync`` with nothing to do is answered by ``hive/cli/lean_sync.py`` (no typer,
+pydantic or dulwich) with the full CLI's bytes and exit code; every other sync is left
+to the full CLI, which then does what it always did (issue 14).
+
+The lean answer runs in this process through ``entry.dispatch``; ``both`` compares the
+console script (lean first) with the full CLI alone. Real clones of a real bare remote,
+checked with ``git``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import create_cell, update_cell
+from hive.domain.identity import mail_init
+from hive.domain.mail import send_message
+from hive.domain.reservations import reserve
+from hive.domain.sync import STATE_REF
+from tests.conftest import agent_env, assert_clean, copy_repo, git, isolated_env
+from tests.inprocess import run_hive
+from tests.test_sync import Clones
+
+MAIL_REF = "refs/hive/mail"
+
+
+@pytest.fixture(scope="module")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> Clones:
+    """Clones ``a`` and ``b`` of ``origin``, each with a cell and a message, synced
+    level (every hive ref on both clones is the remote's)."""
+    with isolated_env(tmp_path_factory):
+        made = Clones(tmp_path_factory.mktemp("lean-sync"))
+        made.clone("b")
+        create_cell(made.ws("a"), title="from a")
+        for name in ("a", "b"):
+            mail_init(made.ws(name, f"agent-{name}"), agent_name=f"agent-{name}")
+        send_message(made.ws("a", "agent-a"), to=["agent-a"], subject="hello", body="1")
+        for name in ("a", "b", "a"):
+            made.sync(name)
+        return made
+
+
+@pytest.fixture
+def clones(synced: Clones, tmp_path: Path) -> Clones:
+    """A copy of ``synced`` of its own (origin, a and b), pointed at its own origin."""
+    made = object.__new__(Clones)
+    made.root, made.origin = tmp_path, tmp_path / "origin.git"
+    shutil.copytree(synced.origin, made.origin, symlinks=True)
+    made.paths = {
+        name: _pointed_at(copy_repo(path, tmp_path / name), made.origin)
+        for name, path in synced.paths.items()
+    }
+    return made
+
+
+def _pointed_at(repo: Path, origin: Path) -> Path:
+    git(repo, "remote", "set-url", "origin", str(origin))
+    return repo
+
+
+def lean(repo: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> int | None:
+    """The lean path's answer (its exit code), or None when it leaves the sync to the
+    full CLI; what it printed is dropped (``both`` compares it)."""
+    from hive.cli import entry, parse
+
+    code = entry.dispatch(parse(["-C", str(repo), "sync", *args]))
+    capsys.readouterr()
+    return code
+
+
+def both(
+    repo: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``hive sync`` by the console script and by the full CLI: the same answer."""
+    environment = dict(os.environ if env is None else env)
+    lean_run = run_hive(["sync", *args], cwd=repo, env=environment)
+    full = run_hive(["sync", *args], cwd=repo, env=environment, module="hive.cli.main")
+    assert "Traceback" not in lean_run.stderr, lean_run.stderr
+    assert (lean_run.returncode, lean_run.stdout, lean_run.stderr) == (
+        full.returncode,
+        full.stdout,
+        full.stderr,
+    )
+    return lean_run
+
+
+def traced(clones: Clones, repo: Path, *args: str, fetches: int, configs: int = 1) -> str:
+    """The output of ``hive *args`` by the console script, checked to have run ``git
+    fetch`` exactly ``fetches`` times and ``git config`` ``configs`` times (git's own
+    trace says; the full sync reads git's config once)."""
+    trace = clones.root / "trace.txt"
+    trace.unlink(missing_ok=True)
+    ran = run_hive(args, cwd=repo, env={**os.environ, "GIT_TRACE": str(trace)})
+    assert ran.returncode == 0, ran.stderr
+    lines = trace.read_text().splitlines()
+    assert sum("built-in: git fetch" in line for line in lines) == fetches
+    assert sum("built-in: git config" in line for line in lines) == configs
+    return ran.stdout
+
+
+def test_a_fetch_handed_over_is_taken_once() -> None:
+    from hive.git.remote import hand_over_fetch, take_handed_over_fetch
+
+    assert not take_handed_over_fetch("/nowhere", "origin")
+    hand_over_fetch("/nowhere", "origin")
+    assert not take_handed_over_fetch("/nowhere", "other")
+    assert take_handed_over_fetch("/nowhere", "origin")
+    assert not take_handed_over_fetch("/nowhere", "origin")
+
+
+def refs(repo: Path) -> str:
+    """Every ref but the tracking refs a fetch sets, and what it points at, HEAD included."""
+    listed = git(repo, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+    kept = [line for line in listed if not line.startswith("refs/hive-remotes/")]
+    return "\n".join(kept) + git(repo, "rev-parse", "HEAD")
+
+
+def test_a_sync_with_nothing_to_do_is_answered_lean_with_the_full_cli_s_bytes(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = clones.paths["a"]
+    before, remote_before = refs(a), refs(clones.origin)
+    for args in ([], ["--json"], ["origin"], ["origin", "--json"], [str(clones.origin)]):
+        both(a, *args)  # a URL's first sync: its tracking refs are made (no push)
+        assert lean(a, *args, capsys=capsys) == 0, f"hive sync {args}: deferred"
+        assert both(a, *args).returncode == 0
+    shown = json.loads(both(a, "--json").stdout)
+    assert shown["state"] == git(a, "rev-parse", STATE_REF).strip()
+    assert shown["commit"] is None and shown["attempts"] == 1
+    assert both(a).stdout == (
+        "synced with origin: 0 cell file(s) received, 0 sent, 0 message(s) received\n"
+    )
+    assert refs(a) == before and refs(clones.origin) == remote_before
+    assert_clean(a)
+
+
+def test_an_agent_s_sync_with_nothing_to_do_is_answered_lean_and_a_claim_is_checked(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent proven by its credential: answered lean, as the full CLI answers; a name
+    claimed without its credential: left to the full CLI, which refuses it."""
+    a = clones.paths["a"]
+    env = agent_env(a, "agent-a")  # its registration is mail to send
+    assert lean(a, capsys=capsys) is None
+    clones.sync("a")
+    with monkeypatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        assert lean(a, "--json", capsys=capsys) == 0
+    assert both(a, "--json", env=env).returncode == 0
+    monkeypatch.setenv("HIVE_AGENT", "agent-a")
+    assert lean(a, capsys=capsys) is None
+    claimed = both(a)
+    assert claimed.returncode != 0 and "agent-a" in claimed.stderr
+
+
+def test_an_offline_remote_is_reported_lean_as_the_full_cli_reports_it(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = clones.paths["a"]
+    before = refs(a)
+    shutil.rmtree(clones.origin)
+    for args in ([], ["--json"]):
+        assert lean(a, *args, capsys=capsys) == 8
+        refused = both(a, *args)
+        assert refused.returncode == 8
+        assert "cannot fetch hive's refs from origin" in refused.stderr
+    assert refs(a) == before
+
+
+def test_a_sync_with_something_to_send_is_left_to_the_full_cli(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its own new commits to push (a create since the last sync): deferred, and the
+    full CLI sends it (the remote's state holds the cell)."""
+    a = clones.paths["a"]
+    cell = create_cell(clones.ws("a"), title="new here").id
+    head = git(a, "rev-parse", "HEAD")
+    assert lean(a, capsys=capsys) is None
+    assert git(a, "rev-parse", "HEAD") == head  # nothing written by the lean try
+    sent = json.loads(traced(clones, a, "sync", "--json", fetches=1))
+    # (one fetch: the lean path saw it had something to send before fetching)
+    assert sent["sent_cells"] == 1
+    assert cell in git(clones.origin, "ls-tree", "-r", "--name-only", STATE_REF)
+    assert lean(a, capsys=capsys) == 0  # and then there is nothing left to do
+    assert_clean(a)
+
+
+def test_a_sync_that_receives_or_merges_is_left_to_the_full_cli(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The remote moved (a fast-forward here), then both sides changed the same cell
+    (a merge with a recorded conflict): deferred each time, and the full CLI merges."""
+    a, b = clones.paths["a"], clones.paths["b"]
+    cell = create_cell(clones.ws("b"), title="from b").id
+    clones.sync("b")
+    # one fetch: the lean path's, which found the cell and handed itself to the full sync
+    received = json.loads(traced(clones, a, "sync", "--json", fetches=1, configs=2))
+    assert received["received_cells"] == 1 and received["commit"] is not None
+    assert git(a, "log", "-1", "--format=%s").strip() == "hive: sync 1 cell(s) from origin"
+    update_cell(clones.ws("a"), cell_id=cell, title="title from a")
+    update_cell(clones.ws("b"), cell_id=cell, title="title from b")
+    clones.sync("b")
+    assert lean(a, capsys=capsys) is None
+    merged = json.loads(run_hive(["sync", "--json"], cwd=a).stdout)
+    assert [c["field"] for c in merged["conflicts"]] == ["title"]
+    assert lean(b, capsys=capsys) is None  # a sent the merge: b has it to receive
+    assert lean(a, capsys=capsys) == 0
+    assert_clean(a)
+
+
+def test_mail_to_join_or_send_is_left_to_the_full_cli(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = clones.paths["a"], clones.paths["b"]
+    send_message(clones.ws("b", "agent-b"), to=["agent-a"], subject="from b", body="2")
+    assert lean(b, capsys=capsys) is None  # to send
+    clones.sync("b")
+    assert lean(a, capsys=capsys) is None  # to receive
+    received = json.loads(run_hive(["sync", "--json"], cwd=a).stdout)
+    assert received["mail_received"] == 1
+    assert git(a, "rev-parse", MAIL_REF) == git(clones.origin, "rev-parse", MAIL_REF)
+
+
+def test_a_remote_without_hive_state_is_left_to_the_full_cli(
+    clones: Clones, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new remote (no hive refs yet, no hive refspecs in this clone) and a URL of an
+    empty repository: the full CLI configures, merges and sends."""
+    a = clones.paths["a"]
+    other = tmp_path / "other.git"
+    git(tmp_path, "init", "-q", "--bare", str(other))
+    git(a, "remote", "add", "other", str(other))
+    assert lean(a, "other", capsys=capsys) is None
+    empty = tmp_path / "empty.git"
+    git(tmp_path, "init", "-q", "--bare", str(empty))
+    assert lean(a, str(empty), capsys=capsys) is None
+    run_hive(["sync", "other"], cwd=a)
+    assert git(other, "rev-parse", STATE_REF) == git(a, "rev-parse", STATE_REF)
+    assert lean(a, "other", capsys=capsys) == 0
+
+
+def test_hive_refspecs_missing_or_a_push_elsewhere_is_left_to_the_full_cli(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = clones.paths["a"]
+    git(a, "config", "--unset-all", "remote.origin.push")
+    assert lean(a, capsys=capsys) is None
+    run_hive(["sync"], cwd=a)  # the full CLI puts them back
+    assert "refs/hive/*:refs/hive/*" in git(a, "config", "--get-all", "remote.origin.push")
+    assert lean(a, capsys=capsys) == 0
+    git(a, "config", "remote.origin.pushurl", str(clones.origin))
+    assert lean(a, capsys=capsys) is None  # every hive ref is pushed there
+
+
+def test_a_detached_head_or_a_merge_under_way_is_left_to_the_full_cli(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = clones.paths["a"]
+    git(a, "checkout", "-q", "--detach")
+    assert lean(a, capsys=capsys) is None
+    refused = run_hive(["sync"], cwd=a)
+    assert refused.returncode != 0 and "detached" in refused.stderr
+    git(a, "checkout", "-q", "main")
+    (a / ".git" / "MERGE_HEAD").write_text(git(a, "rev-parse", "HEAD") + "\n")
+    assert lean(a, capsys=capsys) is None
+
+
+def test_reservations_of_two_agents_are_left_to_the_full_cli(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sync settles overlaps it finds even when nothing arrived (a ``git merge`` may
+    have brought them): with two agents' exclusive reservations the full CLI decides."""
+    a = clones.paths["a"]
+    reserve(clones.ws("a", "alice"), paths=["src/a.py"])
+    run_hive(["sync"], cwd=a)
+    assert lean(a, capsys=capsys) == 0  # one agent's: no contest possible
+    reserve(clones.ws("a", "bob"), paths=["src/b.py"])
+    run_hive(["sync"], cwd=a)
+    assert lean(a, capsys=capsys) is None
+
+
+def test_options_and_a_remote_shown_otherwise_are_left_to_the_full_cli(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = clones.paths["a"]
+    for args in (["--help"], ["origin", "extra"], [" origin"], ["or\tigin"], ["--", "origin"]):
+        assert lean(a, *args, capsys=capsys) is None, args
+
+
+PROBE = (
+    "import io, sys\n"
+    "from hive.cli import entry\n"
+    "for args in ([], ['--json']):\n"
+    "    sys.stdout = io.TextIOWrapper(io.BytesIO())\n"
+    "    assert entry.dispatch(entry.parse(['-C', sys.argv[1], 'sync', *args])) == 0, args\n"
+    "sys.stdout = sys.__stdout__\n"
+    "heavy = ('typer', 'click', 'pydantic', 'pydantic_core', 'rich', 'ruamel', 'dulwich',"
+    " 'filelock', 'sqlite3')\n"
+    "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
+)
+
+
+def test_a_fresh_sync_with_nothing_to_do_imports_no_heavy_module(clones: Clones) -> None:
+    """The point of the lean path: no models, no CLI framework, no dulwich (the process
+    boundary is what is tested: a fresh interpreter's modules)."""
+    probe = [sys.executable, "-c", PROBE, str(clones.paths["a"])]
+    plain = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+    found = subprocess.run(probe, capture_output=True, text=True, env=plain)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == "[]"
