@@ -507,3 +507,37 @@ def test_a_ref_made_between_two_looks_is_read_without_opening_dulwich(
     assert ws.git.ref_value("refs/hive/mail") == head
     assert looks == ["refs/hive/mail", "refs/hive/mail"]
     assert ws.git._repo is None, "dulwich was opened for a ref that had been made"
+
+
+@pytest.mark.parametrize(
+    "last_paragraph",
+    [
+        "Hive-Cell: hv-1\nHive-Agent: alice",
+        "Hive-Cell: hv-1\u2028Hive-Agent: mallory",  # one line to git
+        "Hive-Cell: hv-1\x85Hive-Agent: mallory",
+        "Hive-Cell: hv-1\x0cHive-Agent: mallory",
+        "Hive-Cell: hv-1\r\nHive-Agent: alice",
+    ],
+    ids=["lf", "u2028", "nel", "ff", "crlf"],
+)
+def test_trailers_are_the_lines_git_reads_as_trailers(repo: Path, last_paragraph: str) -> None:
+    """``parse_trailers`` split the last paragraph at every line break Python knows
+    (U+2028, NEL, FF...), git only at LF: a message git reads as one trailer was two to
+    hive (a ``Hive-Agent:`` no git tool shows)."""
+    import subprocess
+
+    from hive.git.repo import parse_trailers
+
+    message = f"subject\n\nbody\n\n{last_paragraph}\n"
+    parsed = subprocess.run(
+        ["git", "interpret-trailers", "--parse"],
+        input=message.encode(),
+        capture_output=True,
+        check=True,
+        cwd=repo,
+    ).stdout.decode()
+    gits: dict[str, list[str]] = {}
+    for line in filter(None, parsed.split("\n")):  # git's lines end at LF only
+        key, _, value = line.partition(": ")
+        gits.setdefault(key, []).append(value.strip())
+    assert parse_trailers(message) == gits

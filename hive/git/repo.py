@@ -302,7 +302,8 @@ def parse_trailers(message: str) -> dict[str, list[str]]:
     """``Key: value`` lines of the last paragraph of a commit message."""
     paragraphs = message.strip().split("\n\n")
     found: dict[str, list[str]] = {}
-    for line in paragraphs[-1].splitlines() if len(paragraphs) > 1 else []:
+    # git's lines end at LF only (not at U+2028, NEL or FF, as str.splitlines has them)
+    for line in paragraphs[-1].split("\n") if len(paragraphs) > 1 else []:
         key, sep, value = line.partition(": ")
         if sep and key and " " not in key:
             found.setdefault(key, []).append(value.strip())
