@@ -30,13 +30,12 @@ TREE_MODE = 0o40000
 _NO_BLOB = "0" * 40
 # Options no user setting can change: no following of renames, root commits shown, paths
 # literal (a cell id is never a glob, but a path handed in might be).
-_LOG_VERSIONS = (
+# Each commit's header line (``commit SHA``) before its changes.
+_LOG_TABLE = (
     *("-c", "log.follow=false", "-c", "log.showRoot=true", "--literal-pathspecs", "log"),
-    *("--format=", "--raw", "--no-abbrev", "--no-renames", "--no-color"),
+    *("--format=commit %H", "--raw", "--no-abbrev", "--no-renames", "--no-color"),
     *("--full-history", "-m"),
 )
-
-_LOG_TABLE = tuple("--format=commit %H" if arg == "--format=" else arg for arg in _LOG_VERSIONS)
 HIVE_PREFIX = ".hive/"
 TABLES_DIR = "merge-versions"  # in hive's state directory (.git/hive): see LooseHistory
 TABLE_SECONDS = 600  # a table older than this is not used (and removed)
