@@ -28,9 +28,10 @@ from hive.domain.precommit import check_staged
 from hive.domain.reservations import list_reservations, release, reserve
 from hive.domain.reservecore import reservation_path
 from hive.domain.setup import init_hive
-from hive.domain.sync import STATE_REF, sync
+from hive.domain.sync import sync
 from hive.domain.workspace import Workspace
 from hive.errors import InvalidInput
+from hive.git.remote import STATE_REF
 from hive.store.layout import cell_path
 from tests.conftest import (
     GIT_ENV,

@@ -21,7 +21,7 @@ from hive.domain.cells import create_cell, update_cell
 from hive.domain.identity import mail_init
 from hive.domain.mail import send_message
 from hive.domain.reservations import reserve
-from hive.domain.sync import STATE_REF
+from hive.git.remote import STATE_REF
 from tests.conftest import agent_env, assert_clean, copy_repo, git, isolated_env
 from tests.inprocess import run_hive
 from tests.test_sync import Clones

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from hive.domain.cells import create_cell, list_cells, show_cell, update_cell
 from hive.domain.setup import init_hive
-from hive.domain.sync import STATE_REF
 from hive.domain.workspace import Workspace
+from hive.git.remote import STATE_REF
 from hive.store.layout import cell_path
 from tests.conftest import GIT_ENV, git, make_repo
 from tests.inprocess import fork_call, fork_hive, run_hive

@@ -39,15 +39,21 @@ import sys
 from hive.cli import Invocation, answer_stands
 from hive.cli.lean_write import Defer, Prepared, prepare, report
 from hive.errors import GitError, HiveError, LockTimeout
+from hive.git.remote import (
+    HIVE_REFS,
+    MAIL_REF,
+    PUSH_REFSPEC,
+    STATE_REF,
+    fetch_refs,
+    fetch_refspec,
+    hand_over_fetch,
+    tracking_ref,
+)
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from hive.git.repo import Snapshot
 
-STATE_REF = "refs/hive/state"  # hive.domain.sync.STATE_REF
-MAIL_REF = "refs/hive/mail"  # hive.domain.sync.MAIL_REF
-HIVE_REFS = "refs/hive/*"
-PUSH_REFSPEC = f"{HIVE_REFS}:{HIVE_REFS}"
 DEFAULT_REMOTE = "origin"  # RemoteParams.remote
 # A remote name or URL the output shows as it is (JSON without escapes, a plain line).
 _SHOWN_AS_IS = re.compile(r"[A-Za-z0-9/.~][A-Za-z0-9._/:@~+=,-]{0,1023}")
@@ -108,8 +114,6 @@ def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
                 return None  # something to send, or to receive as the last fetch found
             if not _configured(repo.paths.root, remote):
                 return None
-            from hive.git.remote import fetch_refs, hand_over_fetch, tracking_ref
-
             fetch_refs(repo.paths.root, remote, HIVE_REFS, tracking_ref(remote, "*"))
             state = _nothing_to_do(prepared, remote)
             if state is None:  # something arrived: the full sync goes on from this fetch
@@ -128,12 +132,10 @@ def _configured(root: str, remote: str) -> bool:
     adds hive's refspecs to a named remote without them) and push only the refs that
     differ from the fetched ones (not so for a remote that pushes elsewhere)."""
     from hive.git.gitconfig import GitConfig
-    from hive.git.remote import tracking_ref
 
     config = GitConfig(root)
     if remote in config.remotes():
-        fetch = f"+{HIVE_REFS}:{tracking_ref(remote, '*')}"
-        if fetch not in config.get_all(f"remote.{remote}.fetch"):
+        if fetch_refspec(remote) not in config.get_all(f"remote.{remote}.fetch"):
             return False
         if PUSH_REFSPEC not in config.get_all(f"remote.{remote}.push"):
             return False
@@ -146,8 +148,6 @@ def _nothing_to_do(prepared: Prepared, remote: str) -> str | None:
     before the fetch too, of the tracking refs the last one left: a sync with something
     to send (or to receive as that fetch found) goes to the full CLI without a fetch
     here, so it fetches once, not twice."""
-    from hive.git.remote import tracking_ref
-
     repo = prepared.session.repo
     state = repo.ref_value(STATE_REF)
     if state is None or repo.ref_value(tracking_ref(remote, "state")) != state:

@@ -45,8 +45,13 @@ from hive.domain.workspace import Workspace
 from hive.errors import GitError
 from hive.git.gitconfig import GitConfig, git_available
 from hive.git.remote import (
+    HIVE_REFS,
+    MAIL_REF,
+    PUSH_REFSPEC,
+    STATE_REF,
     check_remote,
     fetch_refs,
+    fetch_refspec,
     push_refs,
     take_handed_over_fetch,
     tracking_ref,
@@ -67,15 +72,7 @@ from hive.models.results import SyncResult
 from hive.store.layout import CELLS_DIR, HIVE_DIR, cell_id_from_path
 
 Progress = Callable[[str, int, int], None]
-STATE_REF = "refs/hive/state"
-MAIL_REF = "refs/hive/mail"
-HIVE_REFS = "refs/hive/*"
-PUSH_REFSPEC = f"{HIVE_REFS}:{HIVE_REFS}"
 SYNC_ATTEMPTS = 8
-
-
-def fetch_refspec(remote: str) -> str:
-    return f"+{HIVE_REFS}:{tracking_ref(remote, '*')}"
 
 
 def configure_remotes(

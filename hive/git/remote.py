@@ -89,6 +89,19 @@ TRACKING_PREFIX = "refs/hive-remotes"
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
+# hive's refs as ``hive sync`` (``hive.domain.sync``) and its lean twin
+# (``hive/cli/lean_sync.py``) move them: one definition, so both agree.
+STATE_REF = "refs/hive/state"
+MAIL_REF = "refs/hive/mail"
+HIVE_REFS = "refs/hive/*"
+PUSH_REFSPEC = f"{HIVE_REFS}:{HIVE_REFS}"  # never forced
+
+
+def fetch_refspec(remote: str) -> str:
+    """The fetch refspec that keeps ``remote``'s hive refs as tracking refs."""
+    return f"+{HIVE_REFS}:{tracking_ref(remote, '*')}"
+
+
 def tracking_ref(remote: str, name: str) -> str:
     """Where a remote's ``refs/hive/<name>`` is kept locally: ``refs/hive-remotes/<remote>/<name>``
     (outside ``refs/hive/``, so a push of hive's refs never sends them back). A URL
