@@ -126,11 +126,13 @@ def history_blobs(repo: GitRepo, tip: str | None, *, limit: int, side: str = "")
     state_dir = paths.hive_state_dir
     cache = HistoryCache(repo.root, paths.common_dir, state_dir, limit=limit, side=side)
     walked = cache.versions(tip, HIVE_DIR)
-    if walked is not None and walked[0] < limit and cache.usable:
+    if walked is None:
+        return _history_blobs_read(repo, tip, limit=limit)
+    if walked[0] < limit and cache.usable:
         # the whole history: every file of tip is a version one of its commits named
         return walked[1]
-    held = None if walked is None else _tree_blobs_by_git(repo.root, tip)
-    if held is None or walked is None:
+    held = _tree_blobs_by_git(repo.root, tip)
+    if held is None:
         return _history_blobs_read(repo, tip, limit=limit)
     return held.union(walked[1])
 
