@@ -160,15 +160,11 @@ def held(files: dict[str, PlainFile]) -> list[tuple[str, PlainReservation]]:
 
 def emit(inv: Invocation, result: dict[str, Any], line: str) -> int:
     """The result as the full CLI prints it: the result model as JSON, or ``line``."""
-    answer_stands()
     if inv.json:
-        sys.stdout.buffer.write(inert_bytes(printed_by_python(result) + b"\n"))
-    else:
-        from hive.text import shown_lines
+        return write_json(result)
+    from hive.text import shown_lines
 
-        sys.stdout.write(shown_lines(line) + "\n")
-    sys.stdout.flush()
-    return 0
+    return write_lines([shown_lines(line)])
 
 
 # ------------------------------------------------------------------ reserve
