@@ -145,11 +145,6 @@ def staged_state(ws: Workspace) -> StagedState:
     )
 
 
-def staged_paths(ws: Workspace) -> list[str]:
-    """Paths whose index entry differs from HEAD (added, modified, deleted, renamed)."""
-    return staged_state(ws).paths
-
-
 def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitReport:
     """What would block the commit being made right now. ``committer``: trusted
     in-process callers name the committing agent; otherwise it is the agent whose
