@@ -24,7 +24,7 @@ from pydantic import Field
 
 from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
-from hive.domain.ownership import claim_taken, configured_coordinators
+from hive.domain.ownership import claim_taken_between, configured_coordinators
 from hive.domain.path_rules import (
     COMMIT_TOOL,
     PathPermissionDenied,
@@ -316,8 +316,9 @@ def _claimed_cell_violations(ws: Workspace, state: StagedState, agent: str) -> l
         old_sha = head.blob_sha(path)
         if old_sha is None or new_sha == old_sha:
             continue
-        owner = _claim_taken(ws, old_sha, new_sha, path, agent)
-        if owner is not None:
+        taken = claim_taken_between(ws, old_sha, new_sha, path, agent)
+        if taken is not None:
+            owner = taken[1]
             cell = cell_id_from_path(path) or path
             found.append(
                 Violation(
@@ -466,21 +467,6 @@ def _mends_config(ws: Workspace, head: Snapshot, new_sha: str) -> bool:
         return False
     granting = ("coordinators", "agents", "permission_policy")
     return all(old.get(key) == new.get(key) for key in granting)
-
-
-def _claim_taken(
-    ws: Workspace, old_sha: str | None, new_sha: str | None, path: str, agent: str
-) -> str | None:
-    """The assignee of the cell at ``old_sha`` when it is claimed by someone other than
-    ``agent`` and the version ``new_sha`` (None: deleted) changes more than its comments
-    (appended) and its update time; else None. A version that does not decode is the
-    validation's to report."""
-    try:
-        old = decode_cell(ws.git.read_blob(old_sha), path) if old_sha else None
-        new = None if new_sha is None else decode_cell(ws.git.read_blob(new_sha), path)
-    except (CorruptFile, KeyError):
-        return None
-    return None if old is None else claim_taken(old, new, agent)
 
 
 def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:
