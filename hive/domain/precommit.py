@@ -247,8 +247,10 @@ def _committed_holds(ws: Workspace, state: StagedState, now: datetime) -> list[R
     otherwise release it by hand and pass (only the holder releases a reservation,
     ``hive release``, in a commit of its own). While a merge or cherry-pick is being
     concluded, a reservation released on the side coming in (``MERGE_HEAD``,
-    ``CHERRY_PICK_HEAD``) no longer counts: that release was the holder's commit."""
-    if state.head.tree is None:
+    ``CHERRY_PICK_HEAD``) no longer counts: that release was the holder's commit.
+    Nothing when the commit stages nothing there: the staged reservations, which count
+    anyway, are then HEAD's (each would be checked twice)."""
+    if state.head.tree is None or not any(_in_reservations(path) for path in state.paths):
         return []
     held = active_reservations(load_reservations(ws, state.head).files, now)
     for incoming in state.incoming(ws):
@@ -258,6 +260,11 @@ def _committed_holds(ws: Workspace, state: StagedState, now: datetime) -> list[R
         }
         held = [item for item in held if (item.agent, item.id) in kept]
     return held
+
+
+def _in_reservations(path: str) -> bool:
+    """Whether ``path`` is ``.hive/reservations`` or below it."""
+    return path == RESERVATIONS_DIR or path.startswith(RESERVATIONS_DIR + "/")
 
 
 def _incoming_heads(ws: Workspace) -> list[Snapshot]:
