@@ -1165,15 +1165,14 @@ def test_the_operations_are_in_one_order_whatever_was_imported_first() -> None:
 
 
 def _nested_models(annotation: Any) -> list[type[BaseModel]]:
-    """The pydantic models an argument's type holds (in lists, unions, dicts...)."""
-    import typing
+    """The pydantic models an argument's type holds (in lists, unions, dicts...), and
+    the models their fields hold in turn (``models_in`` names the first level)."""
+    from hive.models.base import models_in
 
     found: list[type[BaseModel]] = []
-    for argument in typing.get_args(annotation):
-        found += _nested_models(argument)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        found.append(annotation)
-        for field in annotation.model_fields.values():
+    for model in models_in(annotation):
+        found.append(model)
+        for field in model.model_fields.values():
             found += _nested_models(field.annotation)
     return found
 
