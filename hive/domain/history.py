@@ -288,9 +288,7 @@ def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[s
 def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[str, str]]:
     """(cell, its assignee) of each cell ``commit`` changed beyond comments or deleted
     while someone other than ``actor`` had it claimed in the parent."""
-    from hive.domain.ownership import claim_taken
-    from hive.errors import CorruptFile
-    from hive.store.cells import decode_cell
+    from hive.domain.ownership import claim_taken_between
     from hive.store.layout import CELLS_DIR
 
     new_tree, old_tree = (ws.git.commit_tree(sha) for sha in (commit.sha, commit.parents[0]))
@@ -305,12 +303,7 @@ def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[st
         new_sha = ws.git.lookup_path(new_tree, path)
         if old_sha is None or old_sha == new_sha or _plainly_not_taken(ws, old_sha, actor):
             continue
-        try:
-            old = decode_cell(ws.git.read_blob(old_sha), path)
-            new = None if new_sha is None else decode_cell(ws.git.read_blob(new_sha), path)
-        except (CorruptFile, KeyError):
-            continue  # a file that does not parse is reported as corrupt
-        owner = claim_taken(old, new, actor)
-        if owner is not None:
-            taken.append((old.id, owner))
+        found = claim_taken_between(ws, old_sha, new_sha, path, actor)
+        if found is not None:
+            taken.append((found[0].id, found[1]))
     return taken

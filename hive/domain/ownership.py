@@ -81,6 +81,25 @@ def claim_taken(old: Cell, new: Cell | None, agent: str) -> str | None:
     return old.assignee
 
 
+def claim_taken_between(
+    ws: Workspace, old_sha: str, new_sha: str | None, path: str, agent: str
+) -> tuple[Cell, str] | None:
+    """(the cell file ``old_sha`` at ``path``, its assignee) when :func:`claim_taken` finds
+    the version ``new_sha`` (None: deleted) takes it from its assignee; else None, also
+    when either version does not decode (the validation, or ``hive doctor``'s corrupt-file
+    check, reports that). The pre-commit hook's rule and ``hive doctor``'s audit of it."""
+    from hive.errors import CorruptFile
+    from hive.store.cells import decode_cell
+
+    try:
+        old = decode_cell(ws.git.read_blob(old_sha), path)
+        new = None if new_sha is None else decode_cell(ws.git.read_blob(new_sha), path)
+    except (CorruptFile, KeyError):
+        return None
+    owner = claim_taken(old, new, agent)
+    return None if owner is None else (old, owner)
+
+
 def check_owner(
     ws: Workspace,
     *,

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from hive.domain.memory import CONTEXT_PATH, decode_context
 from hive.domain.outcomes import OUTCOMES_DIR, decode_outcome, outcome_path
-from hive.domain.ownership import claim_taken, configured_coordinators
+from hive.domain.ownership import claim_taken_between, configured_coordinators
 from hive.domain.path_rules import (
     COMMIT_TOOL,
     PathPermissionDenied,
@@ -145,11 +145,6 @@ def staged_state(ws: Workspace) -> StagedState:
     )
 
 
-def staged_paths(ws: Workspace) -> list[str]:
-    """Paths whose index entry differs from HEAD (added, modified, deleted, renamed)."""
-    return staged_state(ws).paths
-
-
 def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitReport:
     """What would block the commit being made right now. ``committer``: trusted
     in-process callers name the committing agent; otherwise it is the agent whose
@@ -252,8 +247,10 @@ def _committed_holds(ws: Workspace, state: StagedState, now: datetime) -> list[R
     otherwise release it by hand and pass (only the holder releases a reservation,
     ``hive release``, in a commit of its own). While a merge or cherry-pick is being
     concluded, a reservation released on the side coming in (``MERGE_HEAD``,
-    ``CHERRY_PICK_HEAD``) no longer counts: that release was the holder's commit."""
-    if state.head.tree is None:
+    ``CHERRY_PICK_HEAD``) no longer counts: that release was the holder's commit.
+    Nothing when the commit stages nothing there: the staged reservations, which count
+    anyway, are then HEAD's (each would be checked twice)."""
+    if state.head.tree is None or not any(_in_reservations(path) for path in state.paths):
         return []
     held = active_reservations(load_reservations(ws, state.head).files, now)
     for incoming in state.incoming(ws):
@@ -263,6 +260,11 @@ def _committed_holds(ws: Workspace, state: StagedState, now: datetime) -> list[R
         }
         held = [item for item in held if (item.agent, item.id) in kept]
     return held
+
+
+def _in_reservations(path: str) -> bool:
+    """Whether ``path`` is ``.hive/reservations`` or below it."""
+    return path == RESERVATIONS_DIR or path.startswith(RESERVATIONS_DIR + "/")
 
 
 def _incoming_heads(ws: Workspace) -> list[Snapshot]:
@@ -321,8 +323,9 @@ def _claimed_cell_violations(ws: Workspace, state: StagedState, agent: str) -> l
         old_sha = head.blob_sha(path)
         if old_sha is None or new_sha == old_sha:
             continue
-        owner = _claim_taken(ws, old_sha, new_sha, path, agent)
-        if owner is not None:
+        taken = claim_taken_between(ws, old_sha, new_sha, path, agent)
+        if taken is not None:
+            owner = taken[1]
             cell = cell_id_from_path(path) or path
             found.append(
                 Violation(
@@ -471,21 +474,6 @@ def _mends_config(ws: Workspace, head: Snapshot, new_sha: str) -> bool:
         return False
     granting = ("coordinators", "agents", "permission_policy")
     return all(old.get(key) == new.get(key) for key in granting)
-
-
-def _claim_taken(
-    ws: Workspace, old_sha: str | None, new_sha: str | None, path: str, agent: str
-) -> str | None:
-    """The assignee of the cell at ``old_sha`` when it is claimed by someone other than
-    ``agent`` and the version ``new_sha`` (None: deleted) changes more than its comments
-    (appended) and its update time; else None. A version that does not decode is the
-    validation's to report."""
-    try:
-        old = decode_cell(ws.git.read_blob(old_sha), path) if old_sha else None
-        new = None if new_sha is None else decode_cell(ws.git.read_blob(new_sha), path)
-    except (CorruptFile, KeyError):
-        return None
-    return None if old is None else claim_taken(old, new, agent)
 
 
 def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Violation]:

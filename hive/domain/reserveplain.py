@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 RESERVATIONS_DIR = ".hive/reservations"
 MAX_PLAIN_NAME = 64
 # A plain name, its own file name: ``[a-z0-9_@+-][a-z0-9._@+-]*`` (string methods,
-# not ``re``: ``tests/test_reserveplain.py`` compares them on generated names).
+# not ``re``: ``tests/test_hook_quick.py`` compares them on generated names).
 _NAME_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_@+-")
 _NAME_CHARS = _NAME_FIRST | {"."}
 
