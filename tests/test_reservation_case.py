@@ -83,3 +83,15 @@ def test_the_pre_commit_hook_folds_case_where_the_file_system_ignores_case(
     assert git(repo, "rev-parse", "HEAD") == head
     git(repo, "config", "core.ignorecase", "false")
     assert commit(repo, bob).returncode == 0
+
+
+def test_a_held_pattern_in_upper_case_conflicts_with_a_request_in_lower_case(
+    ws: Workspace, repo: Path
+) -> None:
+    """The held pattern's literal prefix is compared folded too (``SRC/Lib/`` is
+    ``src/lib/`` there), not only the requested one's."""
+    git(repo, "config", "core.ignorecase", "true")
+    reserve(agent(repo, "alice"), paths=["SRC/Lib/*.py"])
+    for asked in (["src/lib/a.py"], ["docs/x.md", "src/lib/b.py"]):
+        with pytest.raises(ReservationConflict):
+            reserve(agent(repo, "carol"), paths=asked)

@@ -167,11 +167,11 @@ def conflicting(
     reservations with their patterns' literal prefixes; ``fold_case``: the file system
     ignores case (:func:`folds_case`)."""
     listed = list(held)
+    if fold_case:  # the prefixes as compared, once for every requested pattern
+        listed = [(literal_prefix(case_folded(item.path_pattern)), item) for _, item in listed]
     for pattern in patterns:
         prefix = literal_prefix(as_compared(pattern, fold_case))
         for held_prefix, item in listed:
-            if fold_case:
-                held_prefix = literal_prefix(case_folded(item.path_pattern))
             if not (held_prefix.startswith(prefix) or prefix.startswith(held_prefix)):
                 continue  # cheap necessary condition first: most held patterns fail it
             if item.agent == agent or not item.active(now):
