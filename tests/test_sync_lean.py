@@ -405,3 +405,20 @@ def test_a_fresh_sync_with_nothing_to_do_imports_no_heavy_module(clones: Clones)
     found = subprocess.run(probe, capture_output=True, text=True, env=plain)
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_fresh_sync_that_receives_and_sends_imports_no_heavy_module(clones: Clones) -> None:
+    """A cell to receive, one to send, a message to send: the lean path's exchange needs
+    no models, no CLI framework and no dulwich either (a fresh interpreter's modules)."""
+    create_cell(clones.ws("b"), title="to receive")
+    clones.sync("b")
+    create_cell(clones.ws("a"), title="to send")
+    send_message(clones.ws("a", "agent-a"), to=["agent-a"], subject="also", body="5")
+    probe = [sys.executable, "-c", PROBE, str(clones.paths["a"])]
+    plain = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+    found = subprocess.run(probe, capture_output=True, text=True, env=plain)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == "[]"
+    assert git(clones.origin, "rev-parse", STATE_REF) == git(
+        clones.paths["a"], "rev-parse", STATE_REF
+    )
