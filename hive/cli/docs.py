@@ -53,7 +53,7 @@ error (code `internal_error`) and Ctrl-C (code `interrupted`).
 | 5 | permission denied, not registered (mail of a caller with no mailbox: a person) |
 | 6 | lock timeout |
 | 7 | corrupt file |
-| 8 | git error |
+| 8 | git error (a remote out of reach; no identity git accepts under `user.useConfigOnly`) |
 | 9 | a verification gate or an evaluation did not pass (nothing written) |
 | 10 | rate limited (a tool call or an agent's command refused by `tools.rate_limits`) |
 | 70 | internal error (a bug: please report it) |
