@@ -33,8 +33,9 @@ credential is in `$HIVE_AGENT_TOKEN`, else the person of git's `user.name`.
 `--actor` (else `$HIVE_AGENT`) names who you claim to be and must match: a name
 alone proves nothing (see security.md); a claim that is no agent name (a hidden
 character, `/`) is refused by every command that opens the repository, a read
-included (exit 2). `hive --version` prints hive's version
-(`{"version": ...}` with `--json`).
+included (exit 2), and so is a `$HIVE_AGENT_TOKEN` that is nobody's credential (its
+agent retired, or the credential re-issued: `not_your_identity`, exit 5).
+`hive --version` prints hive's version (`{"version": ...}` with `--json`).
 
 Errors are one line on stderr (`error: ...`) and a non-zero exit code; with
 `--json` the error is also printed as `{"error": ..., "code": ...}` on stdout.
