@@ -19,7 +19,9 @@ pushed first; never forced):
 2. merge the remote state into this branch's ``.hive/``: the three-way merge
    of (common ancestor, this branch, remote state), file by file and field by
    field (:mod:`hive.domain.merge`), committed as one hive commit that
-   touches only ``.hive/`` files; exclusive reservations that now overlap
+   touches only ``.hive/`` files and names the remote state it merged
+   (``Hive-Sync-State:``, which ``hive doctor``'s audit checks it against:
+   :mod:`hive.domain.syncaudit`); exclusive reservations that now overlap
    across clones are settled (earliest grant wins, the other is marked as
    yielded) in the same commit;
 3. record the merged state on ``refs/hive/state`` (parents: ours and theirs, and
@@ -48,6 +50,7 @@ from hive.git.remote import (
     MAIL_REF,
     PUSH_REFSPEC,
     STATE_REF,
+    STATE_TRAILER,
     check_remote,
     fetch_refs,
     fetch_refspec,
@@ -313,6 +316,8 @@ def _merge_state(ws: Syncing, remote: str) -> dict[str, Any]:
         cells = sorted({cid for c in changes if (cid := cell_id_from_path(c.path))})
         trailers = [("Hive-Cell", cid) for cid in cells]
         trailers += ws.trailers("sync")
+        if theirs is not None:  # what the audit checks this commit's changes against
+            trailers.append((STATE_TRAILER, theirs))
         subject = f"hive: sync {len(cells)} cell(s) from {remote}"
         return Plan(changes=changes, message=format_message(subject, trailers))
 

@@ -96,6 +96,8 @@ STATE_REF = "refs/hive/state"
 MAIL_REF = "refs/hive/mail"
 HIVE_REFS = "refs/hive/*"
 PUSH_REFSPEC = f"{HIVE_REFS}:{HIVE_REFS}"  # never forced
+# the trailer of a sync's commit naming the remote state it merged (hive.domain.syncaudit)
+STATE_TRAILER = "Hive-Sync-State"
 
 
 def fetch_refspec(remote: str) -> str:
