@@ -422,3 +422,14 @@ def test_a_fresh_sync_that_receives_and_sends_imports_no_heavy_module(clones: Cl
     assert git(clones.origin, "rev-parse", STATE_REF) == git(
         clones.paths["a"], "rev-parse", STATE_REF
     )
+
+
+def test_the_first_sync_of_a_fresh_clone_is_answered_lean_as_the_full_cli_answers_it(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No state here yet, a cell made before it (git clone and hive init, then a create):
+    the state, mail and cells arrive and the cell is sent, as the full CLI does it."""
+    clones.clone("c")
+    create_cell(clones.ws("c"), title="made before the first sync")
+    code, said = agree(clones, "c", capsys=capsys, monkeypatch=monkeypatch)
+    assert code == 0 and said.startswith("synced with origin: 1 cell file(s) received, 1 sent")
