@@ -168,20 +168,6 @@ def say(text: str, *, wrap: bool = False) -> None:
     console(wrap=wrap).print(text, markup=False)
 
 
-def say_hanging(head: str, text: str) -> None:
-    """``head`` then ``text`` wrapped at words to the output's width, continued lines
-    indented under the text's start (whole when piped without $COLUMNS)."""
-    import textwrap
-
-    width = columns()
-    if width is None:
-        say(head + text)
-        return
-    indent = " " * len(head)
-    room = max(width, len(head) + 12)
-    say(textwrap.fill(text, room, initial_indent=head, subsequent_indent=indent))
-
-
 def say_items(head: str, items: Sequence[str]) -> None:
     """``head`` then ``items`` joined by ", ", folded between items to the output's
     width (see ``folded``; one line when piped without $COLUMNS)."""

@@ -754,8 +754,8 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         ("priority", stats.by_priority),
         ("assignee", stats.by_assignee),
     ):
-        shown = ", ".join(f"{key} {value}" for key, value in counts.items() if value)
-        output.say_hanging(f"  by {name:<9} ", shown or "-")
+        shown = [f"{key} {value}" for key, value in counts.items() if value]
+        output.say_items(f"  by {name:<9} ", shown or ["-"])
     lead = stats.lead_time
     if lead.closed:
         mean, median, most = (
