@@ -147,10 +147,10 @@ def compared_prefix(pattern: str) -> str:
 
 def _apart(a: str, b: str, compared: tuple[str, str]) -> bool:
     """Cheap sufficient condition for ``a`` and ``b`` (patterns, or a path and a pattern)
-    to name no common file: their literal prefixes as ``compared`` (the two as compared)
-    are incompatible (folding keeps an ASCII prefix a prefix; a name that is not ASCII
-    is also asked as written)."""
-    return not may_intersect(*compared) and a.isascii() and b.isascii()
+    to name no common file: their literal prefixes are incompatible as ``compared`` (the
+    two as compared) and as written (a name that is not ASCII is also compared as
+    written: ``globs.path_matches``)."""
+    return not may_intersect(*compared) and not may_intersect(a, b)
 
 
 def path_under(pattern: str, path: str, fold_case: bool = False) -> bool:
