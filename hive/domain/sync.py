@@ -19,7 +19,9 @@ pushed first; never forced):
 2. merge the remote state into this branch's ``.hive/``: the three-way merge
    of (common ancestor, this branch, remote state), file by file and field by
    field (:mod:`hive.domain.merge`), committed as one hive commit that
-   touches only ``.hive/`` files; exclusive reservations that now overlap
+   touches only ``.hive/`` files and names the remote state it merged
+   (``Hive-Sync-State:``, which ``hive doctor``'s audit checks it against:
+   :mod:`hive.domain.syncaudit`); exclusive reservations that now overlap
    across clones are settled (earliest grant wins, the other is marked as
    yielded) in the same commit;
 3. record the merged state on ``refs/hive/state`` (parents: ours and theirs, and
@@ -41,6 +43,7 @@ from typing import Any
 
 from hive.domain.contest import settle_contests
 from hive.domain.merge import HISTORY_LIMIT, is_mergeable_path, merge_file
+from hive.domain.syncaudit import STATE_TRAILER
 from hive.domain.workspace import Workspace
 from hive.errors import GitError
 from hive.git.gitconfig import GitConfig, git_available
@@ -195,6 +198,8 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
         cells = sorted({cid for c in changes if (cid := cell_id_from_path(c.path))})
         trailers = [("Hive-Cell", cid) for cid in cells]
         trailers += ws.trailers("sync")
+        if theirs is not None:  # what the audit checks this commit's changes against
+            trailers.append((STATE_TRAILER, theirs))
         subject = f"hive: sync {len(cells)} cell(s) from {remote}"
         return Plan(changes=changes, message=format_message(subject, trailers))
 
