@@ -83,6 +83,7 @@ from hive.cli import (  # noqa: E402
     HeldInterrupts,
     Invocation,
     answer_stands,
+    ending_code,
     internal_error,
     interrupted,
     missing_command,
@@ -246,6 +247,7 @@ def _exit(code: int) -> None:
     every process. The WAL is checkpointed by SQLite itself as it grows, and emptied
     by a write once large (``index.restart_wal``: the next process would read all of
     it); a WAL left behind is a normal, consistent state."""
+    code = ending_code(code)  # a Ctrl-C Python swallowed: 130
     if not _PROCESS_EXIT:
         sys.exit(code)  # called in-process (tests): a normal exit
     try:
@@ -304,6 +306,7 @@ def _end(code: int) -> None:
     for it, and a thread pool's exit hook would wake it) ends by the normal exit."""
     import threading
 
+    code = ending_code(code)
     main_thread = threading.main_thread()
     if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
         import _signal  # type: ignore[import-not-found]  # builtin (signal imports enum)
