@@ -13,9 +13,12 @@ from pathlib import Path
 import pytest
 
 from hive.cli import entry
+from hive.domain.cells import create_cell, start_cell
 from hive.domain.globs import case_folded, glob_matches, patterns_intersect
 from hive.domain.hooks import install_hook
 from hive.domain.reservations import reserve
+from hive.domain.swarm.complete import swarm_complete
+from hive.domain.swarm.review import review
 from hive.domain.workspace import Workspace
 from hive.errors import ReservationConflict
 from tests.conftest import git
@@ -97,3 +100,31 @@ def test_a_held_pattern_in_upper_case_conflicts_with_a_request_in_lower_case(
     for asked in (["src/lib/a.py"], ["docs/x.md", "src/lib/b.py"]):
         with pytest.raises(ReservationConflict):
             reserve(agent(repo, "carol"), paths=asked)
+
+
+@pytest.mark.parametrize("ignorecase", ["true", "false"])
+def test_completion_and_review_judge_scope_as_the_hook_does(
+    ws: Workspace, repo: Path, ignorecase: str
+) -> None:
+    """An agent holding ``SRC/**`` who writes ``src/x.py``: where the file system ignores
+    case that is the reserved file (the hook let it be committed), so neither the
+    outcome ``swarm_complete`` records nor ``hive review`` calls it out of scope; a
+    repository that tells case apart does."""
+    git(repo, "config", "core.ignorecase", ignorecase)
+    bob = agent(repo, "bob")
+    cell = create_cell(ws, title="case").id
+    start_cell(bob, cell_id=cell)
+    reserve(bob, paths=["SRC/**"], cell=cell)
+    (repo / "src").mkdir()
+    (repo / "src/x.py").write_text("x = 1\n")
+    result = swarm_complete(bob, cell_id=cell, summary="done", files_touched=["src/x.py"])
+    assert "src/x.py" in git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    expected = [] if ignorecase == "true" else ["src/x.py"]
+    assert result.outcome.scope_violations == expected
+    git(repo, "config", "core.ignorecase", "true")  # the review's own check folds here
+    shown = review(ws, target=cell, with_patch=False).cells[0]
+    assert shown.scope_violations == expected  # what the outcome recorded stays
+    if ignorecase == "true":
+        git(repo, "config", "core.ignorecase", "false")
+        shown = review(ws, target=cell, with_patch=False).cells[0]
+        assert shown.scope_violations == ["src/x.py"]
