@@ -372,13 +372,11 @@ def _unknown(invocation: Invocation) -> int | None:
         return None  # click reads a word starting with another character as an option
     message = no_such_command(word, WORDS)
     if invocation.json:
-        import json
+        from hive.jsontext import dumps
 
-        from hive.jsontext import inert
-
-        text = json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False)
+        text = dumps({"error": message, "code": "usage"}, indent=2)
         answer_stands()
-        say(sys.stdout, inert(text) + "\n")
+        say(sys.stdout, text + "\n")
     from hive.text import shown_lines
 
     say(sys.stderr, f"error: {shown_lines(message)}\n")

@@ -209,10 +209,11 @@ def _nothing_to_do(prepared: Prepared, remote: str) -> str | None:
 def _may_contest(repo: GitRepo, snap: Snapshot, changes: list[Change]) -> bool:
     """Whether the reservation files of ``snap`` with ``changes`` made might hold a
     contest the sync settles (``contest.find_contests``: overlapping active exclusive
-    reservations of different agents): more than one agent holds one, or a file the
-    plain reader declines."""
-    from hive.domain.reserveplain import RESERVATIONS_DIR, plain_file
-    from hive.store.celldoc import utc_now
+    reservations of different agents): more than one agent holds one
+    (``reserveplain.exclusive_held``, the pre-commit hook's rule: a forced grant counts
+    too, though no contest settles it), or a file the plain reader declines."""
+    from hive.domain.reserveplain import RESERVATIONS_DIR, exclusive_held, plain_file
+    from hive.times import utc_now
 
     contents: dict[str, bytes | None] = {
         path: repo.read_blob(sha) for path, sha in snap.listing(RESERVATIONS_DIR).items()
@@ -230,11 +231,7 @@ def _may_contest(repo: GitRepo, snap: Snapshot, changes: list[Change]) -> bool:
         found = plain_file(content)
         if found is None:
             return True
-        holders.update(
-            item.agent
-            for item in found.reservations
-            if item.exclusive and not item.forced and item.active(now)
-        )
+        holders.update(item.agent for item in exclusive_held(found.reservations, now))
     return len(holders) > 1
 
 
