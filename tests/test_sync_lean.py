@@ -433,3 +433,41 @@ def test_the_first_sync_of_a_fresh_clone_is_answered_lean_as_the_full_cli_answer
     create_cell(clones.ws("c"), title="made before the first sync")
     code, said = agree(clones, "c", capsys=capsys, monkeypatch=monkeypatch)
     assert code == 0 and said.startswith("synced with origin: 1 cell file(s) received, 1 sent")
+
+
+RACE_HOOK = """#!/bin/sh
+# the first push only: another clone's state lands on the remote first
+[ -e .git/raced ] && exit 0
+touch .git/raced
+pending=$(git --git-dir=../origin.git rev-parse refs/pending/state)
+git --git-dir=../origin.git update-ref refs/hive/state "$pending"
+"""
+
+
+def test_a_contest_met_after_a_rejected_push_is_handed_over_with_the_first_round(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lean sync's first round merges and pushes, and loses the push to another
+    clone's (a pre-push hook moves the remote's state first); its second round finds a
+    contest and hands over: the full sync goes on with that round, counting the first
+    (attempts, the cell it received), as the full CLI alone does."""
+    b = clones.paths["b"]
+    create_cell(clones.ws("b"), title="received in the first round")
+    clones.sync("b")
+    spare = clones.root / "spare.git"
+    shutil.copytree(clones.origin, spare, symlinks=True)
+    reserve(clones.ws("b", "bob"), paths=["src/x.py"])
+    assert run_hive(["sync", str(spare)], cwd=b).returncode == 0
+    git(clones.origin, "fetch", "-q", str(spare), "refs/hive/state:refs/pending/state")
+    shutil.rmtree(spare)
+    reserve(clones.ws("a", "alice"), paths=["src/x.py"])
+    create_cell(clones.ws("a"), title="sent in the first round")
+    hook = clones.paths["a"] / ".git" / "hooks" / "pre-push"
+    hook.write_text(RACE_HOOK)
+    hook.chmod(0o755)
+    code, said = agree(
+        clones, "a", "--json", capsys=capsys, monkeypatch=monkeypatch, refs_differ="/mail"
+    )
+    done = json.loads(said)
+    assert code is None and done["attempts"] == 2 and len(done["contested"]) == 1
+    assert (done["received_cells"], done["sent_cells"]) == (1, 1)
