@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from hive.domain.cells import resolve_id
 from hive.domain.workspace import Workspace
@@ -11,6 +12,10 @@ from hive.git.repo import CommitInfo
 from hive.models.identity import AuditEntry
 from hive.models.results import LogEntry
 from hive.store.layout import HIVE_DIR, cell_path
+
+if TYPE_CHECKING:
+    from hive.domain.oldsyncs import OlderSyncs
+    from hive.domain.syncaudit import SyncCommits
 
 
 def cell_log(
@@ -210,7 +215,9 @@ def claim_breaches(
     hand past the hook (``--no-verify``) or under trailers written by hand. What a
     ``hive sync`` commit brings from another clone's state, as a merge would, is no
     breach: such a commit is recognised by what it is, not by its trailers
-    (:mod:`hive.domain.syncaudit`)."""
+    (:mod:`hive.domain.syncaudit`; one an older hive made, naming no state:
+    :mod:`hive.domain.oldsyncs`)."""
+    from hive.domain.oldsyncs import OlderSyncs
     from hive.domain.ownership import configured_coordinators
     from hive.domain.syncaudit import SyncCommits
     from hive.errors import HiveError
@@ -220,6 +227,7 @@ def claim_breaches(
     except HiveError:  # a config that cannot be read (doctor reports it): no coordinators
         runners = set()
     syncs = SyncCommits(ws)
+    older = OlderSyncs(ws, syncs)
     found = []
     for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
         if len(commit.parents) != 1:
@@ -238,13 +246,22 @@ def claim_breaches(
                 for holder, change in _reservations_taken(ws, commit, actor)
             ),
         ]
-        state = syncs.source(commit, trailers) if taken else None
+        states = _sync_sources(syncs, older, commit, trailers) if taken else []
         found += [
             (commit.sha, what)
             for what, change in taken
-            if state is None or not syncs.brought(commit, state, *change)
+            if not any(syncs.brought(commit, state, *change) for state in states)
         ]
     return found
+
+
+def _sync_sources(
+    syncs: SyncCommits, older: OlderSyncs, commit: CommitInfo, trailers: dict[str, list[str]]
+) -> list[str]:
+    """The remote state ``commit`` merged when it is a sync commit (the one it names, or
+    those an older hive's sync may have merged: :mod:`hive.domain.oldsyncs`), else none."""
+    named = syncs.source(commit, trailers)
+    return [named] if named is not None else older.sources(commit, trailers)
 
 
 def _plainly_not_taken(ws: Workspace, sha: str, actor: str) -> bool:
