@@ -15,9 +15,10 @@ step sees the same directory. Then:
 * ``hive reserve``, ``release``, ``mail send``, ``mail inbox`` and ``mail read`` in
   their common forms likewise by ``hive/cli/lean_coord.py`` (the same conflict test,
   file format and mail log code as the full path);
-* ``hive sync [REMOTE]`` that finds nothing to do (after the same fetch: the remote's
-  hive refs are this clone's and this branch's ``.hive`` is the state's) is answered by
-  ``hive/cli/lean_sync.py``, which defers anything else to the full CLI;
+* ``hive sync [REMOTE]`` by ``hive/cli/lean_sync.py`` (nothing to do: from the refs
+  after the same fetch; anything else: the full sync's own rounds, with pydantic only
+  where a case needs it), which hands a reservation contest to settle over to the full
+  CLI with its fetch, and defers what the full path must check or configure;
 * ``hive mcp`` with ``--agent`` / ``--context`` or neither starts the MCP server
   without the full CLI (``hive/cli/mcp_start.py``, the code the full CLI's
   ``hive mcp`` runs too);
@@ -371,13 +372,11 @@ def _unknown(invocation: Invocation) -> int | None:
         return None  # click reads a word starting with another character as an option
     message = no_such_command(word, WORDS)
     if invocation.json:
-        import json
+        from hive.jsontext import dumps
 
-        from hive.jsontext import inert
-
-        text = json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False)
+        text = dumps({"error": message, "code": "usage"}, indent=2)
         answer_stands()
-        say(sys.stdout, inert(text) + "\n")
+        say(sys.stdout, text + "\n")
     from hive.text import shown_lines
 
     say(sys.stderr, f"error: {shown_lines(message)}\n")

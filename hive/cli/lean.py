@@ -471,11 +471,7 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
 def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str = "cells") -> None:
     answer_stands()
     if inv.json:
-        from hive.jsontext import inert_bytes
-
-        write_json_list(
-            [row.json for row in rows], lambda piece: sys.stdout.buffer.write(inert_bytes(piece))
-        )
+        write_json_list([row.json for row in rows], sys.stdout.buffer.write)
     else:
         sys.stdout.write(table(rows))
     sys.stdout.flush()
@@ -663,9 +659,7 @@ def show(inv: Invocation) -> int | None:
 
         detail = {**cell, "blocked_by": [ref["id"] for ref in blockers], "open_blockers": blockers}
         answer_stands()
-        from hive.jsontext import inert_bytes
-
-        sys.stdout.buffer.write(inert_bytes(json_of(detail | related) + b"\n"))
+        sys.stdout.buffer.write(json_of(detail | related) + b"\n")
     else:
         text = _detail_text(cell, blockers, related)
         if text is None:

@@ -58,7 +58,6 @@ from hive.cli.lean_write import (
 from hive.domain import reservecore
 from hive.domain.limits import MAX_GLOB
 from hive.errors import HiveError
-from hive.jsontext import inert_bytes
 from hive.store.celldoc import printed_by_python, utc_now
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -715,7 +714,7 @@ def write_lines(lines: list[str]) -> int:
 
 def write_json(value: Any) -> int:
     answer_stands()
-    sys.stdout.buffer.write(inert_bytes(printed_by_python(value) + b"\n"))
+    sys.stdout.buffer.write(printed_by_python(value) + b"\n")
     sys.stdout.flush()
     return 0
 

@@ -54,6 +54,16 @@ def emit_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+def json_line(value: Any) -> bytes:
+    """``value`` as one line of compact JSON (pydantic's), :func:`hive.jsontext.inert`:
+    a stream of events (``hive demo --json``)."""
+    from pydantic_core import to_json
+
+    from hive.jsontext import inert_bytes
+
+    return inert_bytes(to_json(value)) + b"\n"
+
+
 def columns() -> int | None:
     """The width output must fit: $COLUMNS when set, else the terminal's; None when
     piped without $COLUMNS (nothing is wrapped or cut, so tools can grep whole lines)."""

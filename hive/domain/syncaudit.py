@@ -33,11 +33,11 @@ from datetime import UTC, datetime
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
 from hive.git.remote import STATE_REF, TRACKING_PREFIX
+from hive.git.remote import STATE_TRAILER as STATE_TRAILER  # one definition, read by the lean sync
 from hive.git.repo import CommitInfo
 from hive.models.reservation import ReservationFile
 from hive.store.layout import HIVE_DIR
 
-STATE_TRAILER = "Hive-Sync-State"
 STATE_WALK_LIMIT = 20_000  # state commits read, at most, to find the states named
 BASES_TRIED = 8  # common versions tried as the base of a merged file (newest first)
 _SEEN = HIVE_DIR + "/seen"

@@ -1169,6 +1169,18 @@ class GitRepo:
         write_loose(self.paths, obj.type_name, obj.as_raw_string(), sha)
         return sha
 
+    def store_tree(self, items: Mapping[bytes, tuple[int, str]]) -> str:
+        """A tree object of ``items`` (name -> (mode, sha)), written loose as git and
+        dulwich write it (:func:`tree_body`); its sha."""
+        return write_loose(self.paths, b"tree", tree_body(items))
+
+    def has_object(self, sha: str) -> bool:
+        """Whether this repository holds the object ``sha`` (read by hive's own readers,
+        else asked of dulwich's object store)."""
+        if read_object(self.paths, sha) is not None:
+            return True
+        return object_id(sha) in self.dulwich.object_store
+
     def _write_tree(
         self, base_tree: str | None, changes: list[Change], blobs: Mapping[str, str | None]
     ) -> str:

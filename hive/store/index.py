@@ -46,7 +46,7 @@ import time
 from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
 
 from hive import store
-from hive.jsontext import dumps_strings
+from hive.jsontext import dumps_strings, inert_bytes
 from hive.record import Frozen, Record, suppress
 from hive.store.layout import CELLS_DIR, cell_id_from_path, cell_path
 from hive.store.sqlerrors import is_transient, sqlite3, use_wal
@@ -1908,7 +1908,9 @@ JSON_PIECE = 1_000  # cells printed per write: a listing of 100,000 (~66 MB) is 
 
 def write_json_list(documents: Sequence[bytes], write: Callable[[bytes], object]) -> None:
     """The bytes ``pydantic_core.to_json(cells, indent=2)`` plus a newline would give,
-    from each cell's own ``to_json(cell, indent=2)``, handed to ``write`` in pieces."""
+    from each cell's own ``to_json(cell, indent=2)``, handed to ``write`` in pieces,
+    made inert (``jsontext.inert_bytes``: a document stored by an older hive, or by
+    the full path's pydantic, may hold DEL or a C1 control character raw)."""
     if not documents:
         write(b"[]\n")
         return
@@ -1916,5 +1918,5 @@ def write_json_list(documents: Sequence[bytes], write: Callable[[bytes], object]
     for start in range(0, len(documents), JSON_PIECE):
         part = documents[start : start + JSON_PIECE]
         body = b",\n".join(b"  " + document.replace(b"\n", b"\n  ") for document in part)
-        write(b",\n" + body if start else body)
+        write(inert_bytes(b",\n" + body if start else body))
     write(b"\n]\n")
