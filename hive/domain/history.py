@@ -250,9 +250,23 @@ def claim_breaches(
         found += [
             (commit.sha, what)
             for what, change in taken
-            if not any(syncs.brought(commit, state, *change) for state in states)
+            if not any(_synced(ws, syncs, commit, state, change) for state in states)
         ]
     return found
+
+
+def _synced(
+    ws: Workspace, syncs: SyncCommits, commit: CommitInfo, state: str, change: Changed
+) -> bool:
+    """Whether the sync commit ``commit`` of ``state`` made ``change`` as a sync does: the
+    state's version brought, or merged (:meth:`SyncCommits.brought`), each yield mark it
+    made naming a grant the branch or the state held (:mod:`hive.domain.yieldaudit`)."""
+    from hive.domain.yieldaudit import yields_made_up
+
+    path, _, new = change
+    return syncs.brought(commit, state, *change) and not yields_made_up(
+        ws, commit, state, path, new
+    )
 
 
 def _sync_sources(
