@@ -41,7 +41,18 @@ from bench_process import (  # noqa: E402
 from hive.domain.cells import close_cell, create_cell, update_cell  # noqa: E402
 from hive.domain.workspace import Workspace  # noqa: E402
 
-TABLES = ("blobs", "dirs", "dependents", "states", "commits", "ready", "ready_done", "ready_delta")
+TABLES = (
+    "blobs",
+    "dirs",
+    "dependents",
+    "states",
+    "commits",
+    "ready",
+    "ready_done",
+    "ready_delta",
+    "path_rules",
+    "mail_state",
+)
 
 
 def ready_cpu(repo: Path, *options: str) -> tuple[float, str]:

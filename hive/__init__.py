@@ -4,6 +4,10 @@ __version__ = "0.1.0"
 
 
 _STOPPED_AT_START = False  # the command is a server (mcp, serve): Ctrl-C stops it, exit 0
+# A Ctrl-C whose KeyboardInterrupt Python swallowed (:func:`_interrupt_again`) and no
+# handler of hive's has answered yet: the process ends in 130 whatever else happens
+# (``hive.cli.ending_code``), also when it ends before the Ctrl-C is delivered again.
+_SWALLOWED = False
 
 
 def _interrupted_at_start(signum: int, frame: object) -> None:
@@ -79,11 +83,16 @@ def _interrupt_again(unraisable: object) -> None:
     raised where Python cannot let it through (a weakref callback, such as the one that
     drops an import's module lock, or a ``__del__``) is delivered again a moment later
     instead of being reported as "Exception ignored ... KeyboardInterrupt" and lost
-    (the command then ran on to its end, exit 0, after the user's Ctrl-C)."""
+    (the command then ran on to its end, exit 0, after the user's Ctrl-C). It is
+    recorded too (:data:`_SWALLOWED`): a command that ends before it is delivered again
+    (or once Ctrl-C is ignored, its answer written) still ends in 130."""
     import sys
 
     if issubclass(getattr(unraisable, "exc_type", type(None)), KeyboardInterrupt):
         import _thread
+
+        global _SWALLOWED
+        _SWALLOWED = True
 
         # from another thread a moment later: raised in this hook, it would be lost too
         _thread.start_new_thread(_interrupt_main_soon, ())

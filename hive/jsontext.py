@@ -1,4 +1,5 @@
-"""JSON strings and scalars through CPython's C accelerator, without the ``json`` package.
+"""JSON strings and scalars through CPython's C accelerator, without the ``json`` package;
+and the escaping every encoder of hive's JSON answers applies (:func:`inert`).
 
 Importing ``json`` (its decoder, scanner and encoder, and the patterns they
 compile, with ``re``) costs ~1.5-4 ms of every fresh process; the lean paths only
@@ -14,8 +15,10 @@ from _json import encode_basestring, encode_basestring_ascii, scanstring
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any
 
 __all__ = [
+    "dumps",
     "dumps_compact",
     "dumps_scalar",
     "dumps_strings",
@@ -36,8 +39,24 @@ _INERT = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 def inert(text: str) -> str:
     """JSON text with DEL and the C1 control characters written as ``\\u`` escapes: the
     same JSON value, which a terminal showing it cannot take for a command (a title or
-    message edited by hand, an agent's refused call in the event log)."""
+    message edited by hand, an agent's refused call in the event log).
+
+    Applied by the encoders of hive's answers themselves, never by their callers:
+    :func:`dumps` (the ``json`` module's text: the tool envelope, JSON errors, exports),
+    ``celldoc.json_of`` and ``printed_by_python`` (the lean paths), ``index.
+    write_json_list`` (listings from stored documents), ``cli.output.emit_json`` and
+    ``json_line`` (the full CLI's, pydantic's), and ``tools.mcp_server``'s wire (each
+    reply the MCP SDK writes); ``tests/test_output_inert.py`` walks each."""
     return text.translate(_INERT)
+
+
+def dumps(value: object, **options: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, **options)``, :func:`inert`: every JSON
+    text of ``json``'s that hive answers with is made here (``json`` imported only
+    when called: a lean answer that needs none does not pay for it)."""
+    import json
+
+    return inert(json.dumps(value, ensure_ascii=False, **options))
 
 
 def inert_bytes(data: bytes) -> bytes:

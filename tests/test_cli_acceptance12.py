@@ -242,7 +242,7 @@ def test_stats_overrides_swarm_state_and_strategy_fit_80_columns(hived: Path) ->
     state` (98) and `swarm select-strategy` (114) ran past an 80-column terminal."""
     from tests.conftest import agent_env
 
-    names = [f"Agent{n}WithAName" for n in range(6)]
+    names = [f"Agent{n}WithABC" for n in range(6)]  # 13 letters: a count fell to the next line
     for name in names:
         cell = json.loads(ok(hive(hived, "create", f"work of {name}", "--json")))["id"]
         ok(hive(hived, "start", cell, env=agent_env(hived, name)))
@@ -261,5 +261,6 @@ def test_stats_overrides_swarm_state_and_strategy_fit_80_columns(hived: Path) ->
         assert all(len(line) <= 80 for line in shown.splitlines()), (command, shown)
     stats = ok(hive(hived, "stats", env=wide))
     assert all(name in " ".join(stats.split()) for name in names)  # wrapped, not cut
+    assert all(f"{name} 1" in stats for name in names)  # a count stays with its name
     piped = ok(hive(hived, "log", "--overrides"))
     assert "the owner is away " * 3 in piped

@@ -174,3 +174,36 @@ def test_a_last_flush_that_fails_is_an_error_not_a_traceback(hived: Path) -> Non
     assert out.startswith("0 cells")  # the answer, written before
     assert code == 8  # a full disk is no bug of hive's: named, not an internal error
     assert err.startswith("error: a write failed: No space left on device (the disk is full")
+
+
+# A Ctrl-C whose KeyboardInterrupt Python swallows (here: raised in a ``__del__``, as in
+# importlib's module-lock callback) before the command runs, which ends before the
+# Ctrl-C is delivered again (here that never comes: ``hive._interrupt_main_soon`` made
+# a no-op stands for a thread not scheduled before the end, on a loaded machine): it
+# ran on to exit 0.
+_CTRL_C_SWALLOWED = """
+import sys  # hive.cli.entry
+import hive
+import hive.cli.entry as entry
+hive._interrupt_main_soon = lambda: None
+class Dropped:
+    def __del__(self):
+        raise KeyboardInterrupt
+Dropped()
+sys.argv = ["hive", *sys.argv[1:]]
+entry.console()
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "answer"),
+    [(["list"], "no cells\n"), (["stats"], "0 cells"), (["show", "hv-nope"], "")],
+    ids=["lean", "full", "error"],
+)
+def test_a_swallowed_ctrl_c_ends_the_command_in_130(
+    hived: Path, argv: list[str], answer: str
+) -> None:
+    code, out, err = _script_run(_CTRL_C_SWALLOWED, hived, *argv)
+    assert out.startswith(answer)  # the answer was made before the end
+    assert code == 130, (out, err)
+    assert err.endswith("interrupted\n") and "Traceback" not in err, err

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from hive.domain.cells import close_cell, create_cell, list_cells
+from hive.domain.cells import close_cell, create_cell, list_cells, update_cell
+from hive.domain.mail import inbox, send_message
 from hive.domain.workspace import Workspace
 from hive.store import index as state_index
 from tests.conftest import git
 from tests.inprocess import run_hive
+from tests.test_mail import agent
 
 
 def counts(ws: Workspace) -> tuple[int, int]:
@@ -84,3 +86,55 @@ def test_a_pruning_restarts_a_state_indexed_meanwhile(ws: Workspace, few: None) 
     assert index._generation() != before
     assert not index._store_state("f" * 40, [], before)
     assert not index.has_state("f" * 40)
+
+
+def rows(ws: Workspace, table: str, where: str = "1") -> int:
+    (count,) = ws.state_index.db.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchone()
+    return int(count)
+
+
+def test_commits_path_rules_and_mail_stay_bounded(ws: Workspace, repo: Path, few: None) -> None:
+    """Rows no kept state needs are dropped: commits without a cells tree (every code
+    commit of a hive with no cell yet was kept), the commits of dropped states, the
+    path rules of old config versions; the mail state is one row however much mail."""
+    for n in range(6):  # no cell yet: each commit read is one without a cells tree
+        git(repo, "commit", "-q", "--allow-empty", "-m", f"code {n}")
+        assert run_hive(["list"], cwd=repo).returncode == 0
+        assert rows(ws, "commits", "cells IS NULL") == 1
+    alice, bob = agent(repo, "alice"), agent(repo, "bob")
+    for n in range(20):
+        create_cell(ws, title=f"cell {n}")
+        send_message(alice, to=["bob"], subject=f"n{n}", body="x")
+        assert inbox(bob, limit=1)[0].subject == f"n{n}"
+        ws.state_index.store_path_rules(f"{n:040x}", b"{}")
+        assert rows(ws, "commits") <= rows(ws, "states") + 3 + 2  # at most one per write
+        assert rows(ws, "commits", "cells IS NULL") <= 1
+        assert rows(ws, "mail_state") == 1
+        assert rows(ws, "path_rules") <= state_index.PATH_RULES_KEPT
+    assert rows(ws, "commits", "cells IS NULL") == 0  # pruned with the unkept ones
+    assert ws.state_index.path_rules(f"{19:040x}") == b"{}"  # the newest kept
+    assert ws.state_index.path_rules(f"{0:040x}") is None
+
+
+def test_the_file_shrinks_after_a_pruning_frees_many_pages(
+    ws: Workspace, few: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new index gives free pages back (``auto_vacuum=INCREMENTAL`` and
+    ``incremental_vacuum`` after a pruning that leaves many): versions of a cell with
+    a long description fill the file, and once the sweep drops those no kept state
+    holds, the file is smaller than it was (before, it kept its size for ever)."""
+    monkeypatch.setattr(state_index, "SWEEP_MIN", 4)
+    monkeypatch.setattr(state_index, "RECLAIM_MIN_PAGES", 16, raising=False)
+    index = ws.state_index
+    made_so = index.db.execute("PRAGMA auto_vacuum").fetchone() == (2,)  # incremental
+    cell = create_cell(ws, title="long").id
+    sizes = []
+    for n in range(24):
+        update_cell(ws, cell_id=cell, description=f"{n} " + "words " * 3_000)
+        index.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        sizes.append(Path(index.path).stat().st_size)
+    peak = sizes.index(max(sizes))
+    assert min(sizes[peak:]) < sizes[peak] * 3 // 4, sizes  # given back, not kept free
+    assert max(sizes[12:]) <= sizes[peak], sizes  # and bounded: freed pages are reused
+    assert made_so
+    assert rows(ws, "blobs") < 24

@@ -431,6 +431,48 @@ def test_places_the_full_cli_refuses_are_refused_by_the_lean_path(
         assert git(place, "rev-parse", "-q", "--verify", "HEAD", check=False) == head
 
 
+def test_a_credential_of_nobody_is_refused_by_every_command(
+    repo: Path, cells: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A retired agent's credential (and one never issued) is refused by reads as by
+    writes and ``whoami``: the lean path answers so itself (no full CLI started), with the
+    full CLI's error and exit code (``not_your_identity``, 5); commands the full CLI alone
+    runs refuse it alike. The name registered again, its new credential reads; the
+    credential re-registers the same identity; a person's shell is unchanged."""
+    from hive.cli import entry
+
+    person = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    made = run_hive(["--json", "agent", "register", "rita"], cwd=repo, env=person)
+    old = json.loads(made.stdout)["token"]
+    retired = run_hive(["agent", "retire", "rita", "--reason", "gone"], cwd=repo, env=person)
+    assert retired.returncode == 0, retired.stderr
+    lean = [["list"], ["--json", "ready"], ["show", cells["urgent"]], ["create", "x"]]
+    full = [["log"], ["doctor"], ["reservations"], ["--json", "agent", "whoami"], ["blocked"]]
+    head = git(repo, "rev-parse", "HEAD")
+    for token in (old, "never-issued"):
+        env = {**person, "HIVE_AGENT_TOKEN": token, "HIVE_AGENT": "rita"}
+        for args in lean:
+            with pytest.MonkeyPatch.context() as patch:
+                for key, value in env.items():
+                    patch.setenv(key, value)
+                patch.delenv("HIVE_SESSION", raising=False)
+                assert entry.dispatch(entry.parse(["-C", str(repo), *args])) == 5, args
+            capsys.readouterr()
+            assert "not the credential of any agent" in both(repo, *args, env=env).stderr
+        for args in full:
+            done = run_hive(args, cwd=repo, env=env, module="hive.cli.main")
+            assert done.returncode == 5 and "not the credential of any" in done.stderr, args
+        answer = run_hive(["--json", "list"], cwd=repo, env=env)
+        assert json.loads(answer.stdout)["code"] == "not_your_identity"
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing written
+    again = run_hive(["--json", "agent", "register", "rita"], cwd=repo, env=person)
+    new = {**person, "HIVE_AGENT_TOKEN": json.loads(again.stdout)["token"], "HIVE_AGENT": "rita"}
+    assert both(repo, "--json", "ready", env=new).returncode == 0
+    kept = run_hive(["--json", "agent", "register", "rita"], cwd=repo, env=new)
+    assert json.loads(kept.stdout)["name"] == "rita", kept.stderr
+    assert both(repo, "ready", env=person).returncode == 0
+
+
 TYPOS = ["lst", "craete", "reserv", "mai", "frobnicate", "help", "version", "a  b", "Ünïcode"]
 TYPOS += ["x\x1by", "", "stat", "re"]
 

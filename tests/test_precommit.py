@@ -240,6 +240,34 @@ def test_doctor_names_a_claimed_cell_taken_past_the_hook(ws: Workspace, repo: Pa
     ]
 
 
+def test_doctor_s_three_audits_read_one_walk(ws: Workspace, repo: Path) -> None:
+    """``hive doctor`` reads the latest commits once and hands the list to its three
+    commit audits (a list: each reads all of it): each finds what its own walk finds."""
+    from hive.domain.doctor import AUDITED_COMMITS
+    from hive.domain.history import audit_log, claim_breaches, hand_edits, latest_commits
+
+    cell = create_cell(ws, title="alice's")
+    start_cell(agent(repo, "alice"), cell_id=cell.id)
+    path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    _forged_commit(repo, "mallory", f"close {cell.id}", "-a")  # not-owner, unregistered
+    path.write_text(path.read_text().replace("priority: 2", "priority: 1"))
+    git(repo, "commit", "-qam", "by hand", "--no-verify")  # a hand edit
+    commits = latest_commits(ws, AUDITED_COMMITS)
+    shared = (
+        audit_log(ws, limit=AUDITED_COMMITS, commits=commits),
+        hand_edits(ws, limit=AUDITED_COMMITS, commits=commits),
+        claim_breaches(ws, limit=AUDITED_COMMITS, commits=commits),
+    )
+    alone = (
+        audit_log(ws, limit=AUDITED_COMMITS, scan=AUDITED_COMMITS),
+        hand_edits(ws, limit=AUDITED_COMMITS),
+        claim_breaches(ws, limit=AUDITED_COMMITS),
+    )
+    assert shared == alone and all(shared)
+    assert {"unregistered", "hand-edit", "not-owner"} <= {w.kind for w in diagnose(ws).warnings}
+
+
 def test_an_agent_cannot_commit_itself_a_role_or_a_grant(ws: Workspace, repo: Path) -> None:
     """Roles and grants are given, not taken: an agent's commit changing the config (to
     make itself a coordinator) or writing a permission decision the policy would not

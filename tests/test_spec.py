@@ -732,6 +732,19 @@ def test_the_exit_code_table_is_the_code() -> None:
     assert documented == returned, (sorted(documented), sorted(returned))
 
 
+def test_the_refusal_of_an_unknown_identity_is_in_the_table_and_the_quickstart() -> None:
+    """``user.useConfigOnly`` with no identity git accepts: hive's refusal exits with the
+    code whose row of docs/cli.md's table names it, and the quickstart says that code."""
+    from hive.git.ident import unknown_identity
+
+    code = unknown_identity("fatal: no email was given").exit_code
+    table = (ROOT / "docs" / "cli.md").read_text()
+    row = re.search(rf"^\| {code} \| (.*) \|$", table, re.M)
+    assert row is not None and "user.useConfigOnly" in row.group(1), row
+    quickstart = " ".join((ROOT / "docs" / "quickstart.md").read_text().split())
+    assert f"`user.useConfigOnly` set it refuses with exit {code}," in quickstart
+
+
 @pytest.mark.parametrize("op", operations(), ids=lambda op: op.name)
 def test_every_operation_says_what_it_raises_and_writes(op: Operation) -> None:
     assert op.summary.endswith(".") and len(op.summary) <= 80

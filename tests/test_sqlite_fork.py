@@ -64,7 +64,7 @@ def _child_index_writes_survive(state: str, parent_leaves: Callable[[], None]) -
         def run() -> None:
             if not child:
                 child.append(state_index.StateIndex(state))
-            child[0].remember_commit(commit, None, None)
+            child[0].remember_commit(commit, None, "e" * 40)  # a cells tree: each row kept
 
         return run
 
@@ -80,7 +80,7 @@ def _child_index_writes_survive(state: str, parent_leaves: Callable[[], None]) -
 def test_a_forked_childs_state_index_writes_survive_its_parent_closing(tmp_path: Path) -> None:
     state = str(tmp_path / "state")
     index = state_index.StateIndex(state)
-    index.remember_commit("a" * 40, None, None)  # the parent has the file open
+    index.remember_commit("a" * 40, None, "e" * 40)  # the parent has the file open
 
     def parent_leaves() -> None:
         index.close()
@@ -96,7 +96,7 @@ def test_a_connection_that_outlived_its_index_is_closed_before_a_fork_too(tmp_pa
     them, then read "database disk image is malformed", about one run in ten)."""
     state = str(tmp_path / "state")
     index = state_index.StateIndex(state)
-    index.remember_commit("a" * 40, None, None)
+    index.remember_commit("a" * 40, None, "e" * 40)
     kept = [index.db]  # the connection, without the index
     path = Path(index.path)
     del index

@@ -204,6 +204,8 @@ def test_mail_sent_on_both_sides_arrives_once(clones: Clones) -> None:
 def test_overlapping_reservations_are_settled_the_same_way_on_both_sides(
     clones: Clones,
 ) -> None:
+    from hive.domain.history import claim_breaches
+
     mail_init(clones.ws("a", "alice"), agent_name="alice")
     mail_init(clones.ws("b", "bob"), agent_name="bob")
     converge(clones, "a", "b")
@@ -221,6 +223,7 @@ def test_overlapping_reservations_are_settled_the_same_way_on_both_sides(
         assert [
             (r.agent, r.yielded_to and r.yielded_to.holder) for r in yielded_reservations(ws)
         ] == [("bob", "alice")]
+        assert claim_breaches(ws, limit=50) == []  # the settlement is the sync's
         for agent in ("alice", "bob"):
             notices = [m for m in inbox(clones.ws(name, agent), limit=5) if m.sender == "hive"]
             assert len(notices) == 1, (name, agent)
@@ -253,6 +256,50 @@ def test_a_sync_that_brings_another_agent_s_work_is_no_breach(clones: Clones) ->
     arrived = clones.sync("b")
     assert arrived.commit is not None and arrived.received_cells == 1
     assert claim_breaches(clones.ws("b", "bob"), limit=50) == []
+
+
+def test_a_hand_commit_under_a_sync_trailer_is_a_breach(clones: Clones) -> None:
+    """``Hive-Event: sync`` is a trailer anyone can write: a commit made by hand with the
+    real ``git commit`` (past the hook) that closes alice's claimed cell under it, naming
+    the remote's real state, is a ``not-owner`` warning of ``hive doctor``, also once a
+    real sync has recorded its tree on refs/hive/state. The real sync commit before it,
+    which merged alice's edit there with bob's comment here, is not."""
+    from hive.domain.annotate import add_comment
+    from hive.domain.cells import start_cell
+
+    alice = clones.ws("a", "alice")
+    cell = create_cell(alice, title="Alice's")
+    start_cell(alice, cell_id=cell.id)
+    clones.sync("a")
+    clones.sync("b")
+    update_cell(alice, cell_id=cell.id, priority=0)
+    clones.sync("a")
+    add_comment(clones.ws("b", "bob"), cell_id=cell.id, text="seen")
+    assert clones.sync("b").commit is not None  # alice's priority merged with bob's comment
+    b = clones.paths["b"]
+    shown = show_cell(clones.ws("b"), cell_id=cell.id)
+    assert (shown.priority, [c.text for c in shown.comments]) == (0, ["seen"])
+    path = b / cell_path(cell.id)
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    state = git(b, "rev-parse", "refs/hive-remotes/origin/state").strip()
+    message = (
+        f"hive: sync 1 cell(s) from origin\n\nHive-Cell: {cell.id}\nHive-Agent: bob\n"
+        f"Hive-Event: sync\nHive-Sync-State: {state}"
+    )
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_NAME": "bob", "GIT_AUTHOR_EMAIL": "bob@hive.local"}
+    subprocess.run(
+        ["git", "-C", str(b), "commit", "-q", "--no-verify", "-am", message], env=env, check=True
+    )
+    forged = git(b, "rev-parse", "HEAD").strip()
+    clones.sync("b")  # sends it: refs/hive/state now records the forged tree
+    assert git(b, "rev-parse", f"{STATE_REF}:.hive") == git(b, "rev-parse", "HEAD:.hive")
+    doctor = run_hive(["--json", "doctor"], cwd=b)
+    warned = [w["message"] for w in json.loads(doctor.stdout)["warnings"]]
+    assert [w for w in warned if "claimed by" in w] == [
+        f"{forged[:10]} bob changed {cell.id} (claimed by alice) without an override (hive"
+        " refuses that; made by hand past the pre-commit hook, or under trailers written"
+        " by hand): review it with git show"
+    ]
 
 
 def test_a_push_race_between_two_syncs_retries(clones: Clones) -> None:

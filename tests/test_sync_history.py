@@ -89,3 +89,68 @@ def test_a_sync_that_sends_reads_only_the_commits_since_the_last(
     logs = [line for line in trace.read_text().splitlines() if "git log" in line]
     assert len(logs) == 2, logs  # the branch's history and the remote state's
     assert all(" --not " in line for line in logs), logs
+
+
+def _commit_on(repo: Path, branch: str, name: str) -> str:
+    git(repo, "checkout", "-q", branch)
+    (repo / name).write_text(name)
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "-m", name)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_merge_base_names_dulwich_s_base_when_git_names_one(tmp_path: Path) -> None:
+    """``syncref.merge_base`` asks ``git merge-base --all`` (no dulwich import) and keeps
+    its answer only when it names one base; a criss-cross history (two bases) is left to
+    dulwich, and every answer is dulwich's."""
+    from dulwich.graph import find_merge_base
+
+    from hive.git.repo import GitRepo
+    from hive.git.syncref import _single_base_by_git, merge_base
+    from tests.conftest import make_repo
+
+    repo_path = make_repo(tmp_path / "r")
+    root = git(repo_path, "rev-parse", "HEAD").strip()
+    git(repo_path, "branch", "side")
+    ours = _commit_on(repo_path, "main", "a")
+    theirs = _commit_on(repo_path, "side", "b")
+    repo = GitRepo.discover(str(repo_path))
+    assert _single_base_by_git(repo, ours, theirs) == root
+    git(repo_path, "merge", "-q", "--no-edit", "main")  # side: b + a
+    git(repo_path, "checkout", "-q", "main")
+    git(repo_path, "merge", "-q", "--no-edit", theirs)  # main: a + b (criss-cross)
+    cross = (_commit_on(repo_path, "main", "c"), _commit_on(repo_path, "side", "d"))
+    assert _single_base_by_git(repo, *cross) is None  # two bases: ours and theirs
+    pairs = [(ours, theirs), (root, ours), (ours, root), cross, (ours, ours)]
+    for a, b in pairs:
+        expected = find_merge_base(repo.dulwich, [a.encode(), b.encode()])[0].decode()
+        assert merge_base(repo, a, b) == expected
+
+
+def test_state_and_seen_commits_are_the_trees_dulwich_writes(tmp_path: Path) -> None:
+    """``state_commit`` and ``seen_commit`` write their trees without dulwich: the same
+    objects, byte for byte (``git cat-file`` reads them)."""
+    from dulwich.objects import Tree
+
+    from hive.git.ident import Identity
+    from hive.git.repo import TREE_MODE, GitRepo
+    from hive.git.syncref import BLOB_MODE, seen_commit
+    from tests.conftest import make_repo
+
+    repo_path = make_repo(tmp_path / "r")
+    blobs = [git(repo_path, "rev-parse", f"HEAD:{name}").strip() for name in ["README.md"]]
+    missing = "1" * 40  # a submodule's commit: left out
+    repo = GitRepo.discover(str(repo_path))
+    author = Identity(name="Test User", email="test@example.com")
+    commit = seen_commit(repo, [*blobs, missing, *blobs], "seen\n", author)
+    assert commit is not None
+    seen = Tree()
+    for blob in blobs:
+        seen.add(blob.encode(), BLOB_MODE, blob.encode())
+    hive = Tree()
+    hive.add(b"seen", TREE_MODE, seen.id)
+    top = Tree()
+    top.add(b".hive", TREE_MODE, hive.id)
+    assert git(repo_path, "rev-parse", f"{commit}^{{tree}}").strip() == top.id.decode()
+    assert git(repo_path, "ls-tree", "-r", commit).split()[-1] == f".hive/seen/{blobs[0]}"
+    assert seen_commit(repo, [missing], "none\n", author) is None

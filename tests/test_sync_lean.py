@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from hive.domain.cells import create_cell, update_cell
 from hive.domain.identity import mail_init
 from hive.domain.mail import send_message
 from hive.domain.reservations import reserve
-from hive.git.remote import STATE_REF
+from hive.git.remote import STATE_REF, tracking_ref
 from tests.conftest import agent_env, assert_clean, copy_repo, git, isolated_env
 from tests.inprocess import run_hive
 from tests.test_sync import Clones
@@ -48,12 +49,19 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Clones:
 @pytest.fixture
 def clones(synced: Clones, tmp_path: Path) -> Clones:
     """A copy of ``synced`` of its own (origin, a and b), pointed at its own origin."""
+    return copied(synced, tmp_path)
+
+
+def copied(source: Clones, root: Path) -> Clones:
+    """A copy of ``source`` (origin, any other bare repository beside it, and its
+    clones) in ``root``, pointed at its own origin."""
     made = object.__new__(Clones)
-    made.root, made.origin = tmp_path, tmp_path / "origin.git"
-    shutil.copytree(synced.origin, made.origin, symlinks=True)
+    made.root, made.origin = root, root / "origin.git"
+    for bare in source.root.glob("*.git"):
+        shutil.copytree(bare, root / bare.name, symlinks=True)
     made.paths = {
-        name: _pointed_at(copy_repo(path, tmp_path / name), made.origin)
-        for name, path in synced.paths.items()
+        name: _pointed_at(copy_repo(path, root / name), made.origin)
+        for name, path in source.paths.items()
     }
     return made
 
@@ -145,9 +153,8 @@ def test_an_agent_s_sync_with_nothing_to_do_is_answered_lean_and_a_claim_is_chec
     """An agent proven by its credential: answered lean, as the full CLI answers; a name
     claimed without its credential: left to the full CLI, which refuses it."""
     a = clones.paths["a"]
-    env = agent_env(a, "agent-a")  # its registration is mail to send
-    assert lean(a, capsys=capsys) is None
-    clones.sync("a")
+    env = agent_env(a, "agent-a")  # its registration is mail to send: sent lean
+    assert lean(a, capsys=capsys) == 0
     with monkeypatch.context() as patch:
         for key, value in env.items():
             patch.setenv(key, value)
@@ -173,76 +180,160 @@ def test_an_offline_remote_is_reported_lean_as_the_full_cli_reports_it(
     assert refs(a) == before
 
 
-def test_a_sync_with_something_to_send_is_left_to_the_full_cli(
-    clones: Clones, capsys: pytest.CaptureFixture[str]
+FIXED_DATE = "1700000000 +0000"  # both paths' commits made at the same time: the same ids
+
+
+def agree(
+    clones: Clones,
+    name: str,
+    *args: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    refs_differ: str = "",
+) -> tuple[int | None, str]:
+    """``hive sync *args`` in clone ``name`` by the console script (lean first; what it
+    hands over finished by the full sync, in this process as the script does) and, in a
+    copy made just before, by the full CLI alone: the same output, error and exit code,
+    and the same refs (tracking refs too) and HEAD in the clone and in its origin.
+    Returns what the lean path answered (None: handed over) and the output.
+    ``refs_differ``: the refs whose ends may differ (a notice's time in its mail)."""
+    for key in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.setenv(key, FIXED_DATE)
+    twin = copied(clones, Path(tempfile.mkdtemp(dir=clones.root)))
+    from hive.cli import entry, parse
+
+    repo = clones.paths[name]
+    code = entry.dispatch(parse(["-C", str(repo), "sync", *args]))
+    said = capsys.readouterr()
+    answer = (code, said.out, said.err)
+    if code is None:
+        finished = run_hive(["sync", *args], cwd=repo, module="hive.cli.main")
+        answer = (finished.returncode, finished.stdout, finished.stderr)
+    full = run_hive(["sync", *args], cwd=twin.paths[name], module="hive.cli.main")
+    assert answer == (full.returncode, full.stdout, full.stderr)
+    for here, there in ((repo, twin.paths[name]), (clones.origin, twin.origin)):
+        assert all_refs(here, refs_differ) == all_refs(there, refs_differ)
+    assert_clean(repo)
+    return code, answer[1]
+
+
+def all_refs(repo: Path, differ: str = "") -> list[str]:
+    listed = git(repo, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+    kept = [line for line in listed if not (differ and line.split()[0].endswith(differ))]
+    return [*kept, git(repo, "rev-parse", "HEAD")]
+
+
+def test_a_sync_that_sends_is_answered_lean_as_the_full_cli_answers_it(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Its own new commits to push (a create since the last sync): deferred, and the
-    full CLI sends it (the remote's state holds the cell)."""
+    """Its own new commits to push (two creates since the last sync, one cell edited
+    twice): sent by the lean path with the full sync's commits, refs and answer, with
+    one fetch."""
     a = clones.paths["a"]
     cell = create_cell(clones.ws("a"), title="new here").id
-    head = git(a, "rev-parse", "HEAD")
-    assert lean(a, capsys=capsys) is None
-    assert git(a, "rev-parse", "HEAD") == head  # nothing written by the lean try
-    sent = json.loads(traced(clones, a, "sync", "--json", fetches=1))
-    # (one fetch: the lean path saw it had something to send before fetching)
-    assert sent["sent_cells"] == 1
+    create_cell(clones.ws("a"), title="another")
+    update_cell(clones.ws("a"), cell_id=cell, title="renamed")
+    update_cell(clones.ws("a"), cell_id=cell, priority=1)  # a version never sent: seen
+    code, said = agree(clones, "a", "--json", capsys=capsys, monkeypatch=monkeypatch)
+    assert code == 0 and json.loads(said)["sent_cells"] == 2
     assert cell in git(clones.origin, "ls-tree", "-r", "--name-only", STATE_REF)
+    create_cell(clones.ws("a"), title="one more")
+    assert json.loads(traced(clones, a, "sync", "--json", fetches=1))["sent_cells"] == 1
     assert lean(a, capsys=capsys) == 0  # and then there is nothing left to do
-    assert_clean(a)
 
 
-def test_a_sync_that_receives_or_merges_is_left_to_the_full_cli(
-    clones: Clones, capsys: pytest.CaptureFixture[str]
+def test_a_sync_that_receives_or_merges_is_answered_lean_as_the_full_cli_answers_it(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The remote moved (a fast-forward here), then both sides changed the same cell
-    (a merge with a recorded conflict): deferred each time, and the full CLI merges."""
-    a, b = clones.paths["a"], clones.paths["b"]
+    """The remote moved (a fast-forward here); then each side changed another cell; then
+    both sides changed the same cell (a merge with a recorded conflict): each answered
+    lean, as the full CLI answers it, plain and JSON."""
     cell = create_cell(clones.ws("b"), title="from b").id
+    other = create_cell(clones.ws("b"), title="other").id
     clones.sync("b")
-    # one fetch: the lean path's, which found the cell and handed itself to the full sync
-    received = json.loads(traced(clones, a, "sync", "--json", fetches=1, configs=2))
-    assert received["received_cells"] == 1 and received["commit"] is not None
-    assert git(a, "log", "-1", "--format=%s").strip() == "hive: sync 1 cell(s) from origin"
+    code, said = agree(clones, "a", capsys=capsys, monkeypatch=monkeypatch)
+    assert code == 0 and said.startswith("synced with origin: 2 cell file(s) received, 0 sent")
+    clones.sync("b")
+    update_cell(clones.ws("a"), cell_id=cell, priority=3)
+    update_cell(clones.ws("b"), cell_id=other, priority=4)
+    clones.sync("b")
+    code, said = agree(clones, "a", "--json", capsys=capsys, monkeypatch=monkeypatch)
+    assert code == 0 and (json.loads(said)["received_cells"], json.loads(said)["sent_cells"]) == (
+        1,
+        1,
+    )
+    clones.sync("b")
     update_cell(clones.ws("a"), cell_id=cell, title="title from a")
     update_cell(clones.ws("b"), cell_id=cell, title="title from b")
     clones.sync("b")
-    assert lean(a, capsys=capsys) is None
-    merged = json.loads(run_hive(["sync", "--json"], cwd=a).stdout)
-    assert [c["field"] for c in merged["conflicts"]] == ["title"]
-    assert lean(b, capsys=capsys) is None  # a sent the merge: b has it to receive
-    assert lean(a, capsys=capsys) == 0
-    assert_clean(a)
+    for args in ([], ["--json"]):
+        copy = copied(clones, clones.root / f"merge{len(args)}")
+        code, said = agree(copy, "a", *args, capsys=capsys, monkeypatch=monkeypatch)
+        assert code == 0 and "title" in said and "conflict" in said
 
 
-def test_mail_to_join_or_send_is_left_to_the_full_cli(
-    clones: Clones, capsys: pytest.CaptureFixture[str]
+def test_mail_to_join_or_send_is_answered_lean_as_the_full_cli_answers_it(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    a, b = clones.paths["a"], clones.paths["b"]
     send_message(clones.ws("b", "agent-b"), to=["agent-a"], subject="from b", body="2")
-    assert lean(b, capsys=capsys) is None  # to send
-    clones.sync("b")
-    assert lean(a, capsys=capsys) is None  # to receive
-    received = json.loads(run_hive(["sync", "--json"], cwd=a).stdout)
-    assert received["mail_received"] == 1
+    assert agree(clones, "b", capsys=capsys, monkeypatch=monkeypatch)[0] == 0  # to send
+    send_message(clones.ws("a", "agent-a"), to=["agent-b"], subject="from a", body="3")
+    code, said = agree(clones, "a", "--json", capsys=capsys, monkeypatch=monkeypatch)
+    assert code == 0 and json.loads(said)["mail_received"] == 1  # and a merge to send
+    a = clones.paths["a"]
     assert git(a, "rev-parse", MAIL_REF) == git(clones.origin, "rev-parse", MAIL_REF)
 
 
-def test_a_remote_without_hive_state_is_left_to_the_full_cli(
-    clones: Clones, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_contest_to_settle_is_handed_over_to_the_full_sync_after_the_fetch(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A new remote (no hive refs yet, no hive refspecs in this clone) and a URL of an
-    empty repository: the full CLI configures, merges and sends."""
+    """Two agents' exclusive reservations of one file, taken in two clones: the lean path
+    hands the round over (its fetch, one in all) and the full sync settles the contest,
+    as the full CLI alone does."""
+    reserve(clones.ws("b", "bob"), paths=["src/x.py"])
+    clones.sync("b")
+    reserve(clones.ws("a", "alice"), paths=["src/x.py"])
+    code, said = agree(clones, "a", capsys=capsys, monkeypatch=monkeypatch, refs_differ="/mail")
+    assert code is None and "reservation contested" in said
+    code, said = agree(clones, "b", capsys=capsys, monkeypatch=monkeypatch)
+    assert code == 0 and said.startswith("synced with origin: 0 cell file(s) received")
+
+
+def test_a_remote_without_hive_state_or_a_url_is_answered_lean(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path of an empty repository (its first sync sends everything), then a path of
+    the origin (its first sync, with something to send) and a new remote with no hive
+    refs and no hive refspecs yet (the full CLI configures it): as the full CLI."""
+    git(clones.root, "init", "-q", "--bare", "empty.git")
+    create_cell(clones.ws("a"), title="to send")
+    for remote in ("../empty.git", "../origin.git"):
+        assert agree(clones, "a", remote, capsys=capsys, monkeypatch=monkeypatch)[0] == 0
+    git(clones.root, "init", "-q", "--bare", "other.git")
+    git(clones.paths["a"], "remote", "add", "other", "../other.git")
+    assert agree(clones, "a", "other", capsys=capsys, monkeypatch=monkeypatch)[0] is None
+    assert lean(clones.paths["a"], "other", capsys=capsys) == 0
+
+
+def test_a_push_to_a_url_leaves_its_tracking_refs_at_what_it_sent(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """git keeps no tracking refs for a URL: hive sets them to what the remote accepted
+    (as git's push does for a named remote), so the next sync knows what the remote has."""
     a = clones.paths["a"]
-    other = tmp_path / "other.git"
-    git(tmp_path, "init", "-q", "--bare", str(other))
-    git(a, "remote", "add", "other", str(other))
-    assert lean(a, "other", capsys=capsys) is None
-    empty = tmp_path / "empty.git"
-    git(tmp_path, "init", "-q", "--bare", str(empty))
-    assert lean(a, str(empty), capsys=capsys) is None
-    run_hive(["sync", "other"], cwd=a)
-    assert git(other, "rev-parse", STATE_REF) == git(a, "rev-parse", STATE_REF)
-    assert lean(a, "other", capsys=capsys) == 0
+    url = clones.origin.as_uri()
+    assert run_hive(["sync", url], cwd=a).returncode == 0
+    create_cell(clones.ws("a"), title="sent to a URL")
+    send_message(clones.ws("a", "agent-a"), to=["agent-a"], subject="and mail", body="4")
+    assert lean(a, url, capsys=capsys) == 0
+    for name in ("state", "mail"):
+        sent = git(clones.origin, "rev-parse", f"refs/hive/{name}")
+        assert git(a, "rev-parse", tracking_ref(url, name)) == sent
+    assert sent == git(a, "rev-parse", MAIL_REF)
+    create_cell(clones.ws("a"), title="and by the full sync")
+    assert run_hive(["sync", url], cwd=a, module="hive.cli.main").returncode == 0
+    sent = git(clones.origin, "rev-parse", STATE_REF)
+    assert git(a, "rev-parse", tracking_ref(url, "state")) == sent
 
 
 def test_hive_refspecs_missing_or_a_push_elsewhere_is_left_to_the_full_cli(
@@ -314,3 +405,31 @@ def test_a_fresh_sync_with_nothing_to_do_imports_no_heavy_module(clones: Clones)
     found = subprocess.run(probe, capture_output=True, text=True, env=plain)
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_fresh_sync_that_receives_and_sends_imports_no_heavy_module(clones: Clones) -> None:
+    """A cell to receive, one to send, a message to send: the lean path's exchange needs
+    no models, no CLI framework and no dulwich either (a fresh interpreter's modules)."""
+    create_cell(clones.ws("b"), title="to receive")
+    clones.sync("b")
+    create_cell(clones.ws("a"), title="to send")
+    send_message(clones.ws("a", "agent-a"), to=["agent-a"], subject="also", body="5")
+    probe = [sys.executable, "-c", PROBE, str(clones.paths["a"])]
+    plain = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+    found = subprocess.run(probe, capture_output=True, text=True, env=plain)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == "[]"
+    assert git(clones.origin, "rev-parse", STATE_REF) == git(
+        clones.paths["a"], "rev-parse", STATE_REF
+    )
+
+
+def test_the_first_sync_of_a_fresh_clone_is_answered_lean_as_the_full_cli_answers_it(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No state here yet, a cell made before it (git clone and hive init, then a create):
+    the state, mail and cells arrive and the cell is sent, as the full CLI does it."""
+    clones.clone("c")
+    create_cell(clones.ws("c"), title="made before the first sync")
+    code, said = agree(clones, "c", capsys=capsys, monkeypatch=monkeypatch)
+    assert code == 0 and said.startswith("synced with origin: 1 cell file(s) received, 1 sent")

@@ -161,13 +161,30 @@ def take_interrupts() -> None:
 
 def interrupted(command: str | None, *, as_json: bool = False) -> int:
     """The exit code for Ctrl-C: 0 for a server asked to stop, else 130 (and a word;
-    under ``--json`` also the error object on standard output, as every error's)."""
+    under ``--json`` also the error object on standard output, as every error's). A
+    Ctrl-C Python swallowed (``hive._SWALLOWED``) is answered by this too."""
+    import hive
+
+    hive._SWALLOWED = False
     if command in STOPPED_BY_CTRL_C:
         return 0
     say(sys.stderr, "interrupted\n")
     if as_json:
         json_error("interrupted", "interrupted")
     return 130
+
+
+def ending_code(code: int) -> int:
+    """The exit code a process ends with: ``code``, or Ctrl-C's (130 and its word; a
+    server's 0) when a Ctrl-C Python swallowed (``hive._interrupt_again``) was never
+    answered, because the command ended, or ignored Ctrl-C once its answer stood,
+    before the Ctrl-C was delivered again. Its answer may be written already: only the
+    word is said (a second JSON document would spoil the first)."""
+    import hive
+
+    if not hive._SWALLOWED:
+        return code
+    return interrupted(hive._command_word())
 
 
 def answer_stands() -> None:

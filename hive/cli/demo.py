@@ -175,11 +175,11 @@ def _git_log(ws: Workspace) -> dict[str, Any]:
 
 
 def _json_emitter() -> Emit:
-    from pydantic_core import to_json
+    from hive.cli.output import json_line
 
     def emit(kind: str, value: Any) -> None:
         data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-        sys.stdout.buffer.write(to_json({"event": kind, **data}) + b"\n")
+        sys.stdout.buffer.write(json_line({"event": kind, **data}))
         sys.stdout.flush()
 
     return emit

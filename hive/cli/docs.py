@@ -33,8 +33,9 @@ credential is in `$HIVE_AGENT_TOKEN`, else the person of git's `user.name`.
 `--actor` (else `$HIVE_AGENT`) names who you claim to be and must match: a name
 alone proves nothing (see security.md); a claim that is no agent name (a hidden
 character, `/`) is refused by every command that opens the repository, a read
-included (exit 2). `hive --version` prints hive's version
-(`{"version": ...}` with `--json`).
+included (exit 2), and so is a `$HIVE_AGENT_TOKEN` that is nobody's credential (its
+agent retired, or the credential re-issued: `not_your_identity`, exit 5).
+`hive --version` prints hive's version (`{"version": ...}` with `--json`).
 
 Errors are one line on stderr (`error: ...`) and a non-zero exit code; with
 `--json` the error is also printed as `{"error": ..., "code": ...}` on stdout.
@@ -53,7 +54,7 @@ error (code `internal_error`) and Ctrl-C (code `interrupted`).
 | 5 | permission denied, not registered (mail of a caller with no mailbox: a person) |
 | 6 | lock timeout |
 | 7 | corrupt file |
-| 8 | git error |
+| 8 | git error (a remote out of reach; no identity git accepts under `user.useConfigOnly`) |
 | 9 | a verification gate or an evaluation did not pass (nothing written) |
 | 10 | rate limited (a tool call or an agent's command refused by `tools.rate_limits`) |
 | 70 | internal error (a bug: please report it) |

@@ -15,9 +15,10 @@ step sees the same directory. Then:
 * ``hive reserve``, ``release``, ``mail send``, ``mail inbox`` and ``mail read`` in
   their common forms likewise by ``hive/cli/lean_coord.py`` (the same conflict test,
   file format and mail log code as the full path);
-* ``hive sync [REMOTE]`` that finds nothing to do (after the same fetch: the remote's
-  hive refs are this clone's and this branch's ``.hive`` is the state's) is answered by
-  ``hive/cli/lean_sync.py``, which defers anything else to the full CLI;
+* ``hive sync [REMOTE]`` by ``hive/cli/lean_sync.py`` (nothing to do: from the refs
+  after the same fetch; anything else: the full sync's own rounds, with pydantic only
+  where a case needs it), which hands a reservation contest to settle over to the full
+  CLI with its fetch, and defers what the full path must check or configure;
 * ``hive mcp`` with ``--agent`` / ``--context`` or neither starts the MCP server
   without the full CLI (``hive/cli/mcp_start.py``, the code the full CLI's
   ``hive mcp`` runs too);
@@ -83,6 +84,7 @@ from hive.cli import (  # noqa: E402
     HeldInterrupts,
     Invocation,
     answer_stands,
+    ending_code,
     internal_error,
     interrupted,
     missing_command,
@@ -246,6 +248,7 @@ def _exit(code: int) -> None:
     every process. The WAL is checkpointed by SQLite itself as it grows, and emptied
     by a write once large (``index.restart_wal``: the next process would read all of
     it); a WAL left behind is a normal, consistent state."""
+    code = ending_code(code)  # a Ctrl-C Python swallowed: 130
     if not _PROCESS_EXIT:
         sys.exit(code)  # called in-process (tests): a normal exit
     try:
@@ -304,6 +307,7 @@ def _end(code: int) -> None:
     for it, and a thread pool's exit hook would wake it) ends by the normal exit."""
     import threading
 
+    code = ending_code(code)
     main_thread = threading.main_thread()
     if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
         import _signal  # type: ignore[import-not-found]  # builtin (signal imports enum)
@@ -368,13 +372,11 @@ def _unknown(invocation: Invocation) -> int | None:
         return None  # click reads a word starting with another character as an option
     message = no_such_command(word, WORDS)
     if invocation.json:
-        import json
+        from hive.jsontext import dumps
 
-        from hive.jsontext import inert
-
-        text = json.dumps({"error": message, "code": "usage"}, indent=2, ensure_ascii=False)
+        text = dumps({"error": message, "code": "usage"}, indent=2)
         answer_stands()
-        say(sys.stdout, inert(text) + "\n")
+        say(sys.stdout, text + "\n")
     from hive.text import shown_lines
 
     say(sys.stderr, f"error: {shown_lines(message)}\n")

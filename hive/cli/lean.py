@@ -139,8 +139,9 @@ def open_read(inv: Invocation) -> State | None:
 def _proven_agent(inv: Invocation, state: State, token: str) -> str | None:
     """The agent of ``token``, when the name claimed (``--actor``, else ``HIVE_AGENT``),
     if any, is its name, as the full path resolves it (``actors.check_claim``): Refusal
-    with its error when it is another's; None leaves a credential that cannot be read
-    here, or is nobody's, to the full CLI."""
+    with its error when it is another's, or when the credential is nobody's (retired,
+    re-issued: every command refuses it); None leaves a credential store that cannot
+    be read here to the full CLI."""
     import os
 
     from hive.store import credentials
@@ -149,8 +150,10 @@ def _proven_agent(inv: Invocation, state: State, token: str) -> str | None:
         holder = credentials.name_of_token(state.paths.hive_state_dir, token)
     except (HiveError, OSError):
         return None
-    if holder is None:
-        return None
+    if holder is None:  # retired or re-issued: refused, as the full path refuses it
+        from hive.domain.actors import unknown_credential
+
+        raise Refusal(unknown_credential())
     claim = inv.actor or os.environ.get("HIVE_AGENT")
     if claim:
         from hive.domain.actors import check_claim
@@ -468,11 +471,7 @@ def _query(values: dict[str, str], flags: set[str]) -> ListQuery | None:
 def _emit(inv: Invocation, rows: Sequence[Row], *, total: int | None, what: str = "cells") -> None:
     answer_stands()
     if inv.json:
-        from hive.jsontext import inert_bytes
-
-        write_json_list(
-            [row.json for row in rows], lambda piece: sys.stdout.buffer.write(inert_bytes(piece))
-        )
+        write_json_list([row.json for row in rows], sys.stdout.buffer.write)
     else:
         sys.stdout.write(table(rows))
     sys.stdout.flush()
@@ -660,9 +659,7 @@ def show(inv: Invocation) -> int | None:
 
         detail = {**cell, "blocked_by": [ref["id"] for ref in blockers], "open_blockers": blockers}
         answer_stands()
-        from hive.jsontext import inert_bytes
-
-        sys.stdout.buffer.write(inert_bytes(json_of(detail | related) + b"\n"))
+        sys.stdout.buffer.write(json_of(detail | related) + b"\n")
     else:
         text = _detail_text(cell, blockers, related)
         if text is None:

@@ -58,7 +58,6 @@ from hive.cli.lean_write import (
 from hive.domain import reservecore
 from hive.domain.limits import MAX_GLOB
 from hive.errors import HiveError
-from hive.jsontext import inert_bytes
 from hive.store.celldoc import printed_by_python, utc_now
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -152,7 +151,7 @@ def load(session: Session, snap: Snapshot) -> dict[str, PlainFile]:
 
 def held(files: dict[str, PlainFile]) -> list[tuple[str, PlainReservation]]:
     return [
-        (reservecore.literal_prefix(item.path_pattern), item)
+        (reservecore.compared_prefix(item.path_pattern), item)
         for data in files.values()
         for item in data.reservations
     ]
@@ -206,13 +205,10 @@ def reserve(inv: Invocation) -> int | None:
         refuse_denied(session, config, patterns)
         now = utc_now()
         files = load(session, snap)
-        fold = reservecore.folds_case(session.paths)  # as reservations.reserve compares
-        found = list(
-            reservecore.conflicting(held(files), agent, patterns, exclusive, now, fold_case=fold)
-        )
+        found = list(reservecore.conflicting(held(files), agent, patterns, exclusive, now))
         for _, other in reservecore.other_worktree_snapshots(session.repo, snap):
             found += reservecore.conflicting(
-                held(load(session, other)), agent, patterns, exclusive, now, fold_case=fold
+                held(load(session, other)), agent, patterns, exclusive, now
             )
         if found:
             raise Defer("a conflict: the full CLI refuses it and words it")
@@ -321,8 +317,10 @@ def refuse_denied(session: Session, config: dict[str, Any], patterns: list[str])
 
     try:
         rules = permissions_from_config(tools)
+        fold = reservecore.folds_case(session.paths)  # as reservations._refuse_denied
         for pattern in patterns:
-            pattern_only_denied(rules, session.principal.name, reservecore.RESERVE_TOOL, pattern)
+            name = session.principal.name
+            pattern_only_denied(rules, name, reservecore.RESERVE_TOOL, pattern, fold_case=fold)
     except HiveError:
         raise Defer("denied, or rules the full CLI words") from None
 
@@ -716,7 +714,7 @@ def write_lines(lines: list[str]) -> int:
 
 def write_json(value: Any) -> int:
     answer_stands()
-    sys.stdout.buffer.write(inert_bytes(printed_by_python(value) + b"\n"))
+    sys.stdout.buffer.write(printed_by_python(value) + b"\n")
     sys.stdout.flush()
     return 0
 

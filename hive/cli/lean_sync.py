@@ -1,4 +1,4 @@
-"""``hive sync [REMOTE]`` in a fresh process, lean, when the sync has nothing to do.
+"""``hive sync [REMOTE]`` in a fresh process, lean.
 
 Agents on many machines sync often, and most syncs find nothing new on either side.
 Such a sync is answered here without typer, pydantic, rich or dulwich: the same
@@ -16,19 +16,29 @@ the sync has nothing to do when:
 
 The full path then commits nothing, moves no ref, pushes nothing, and prints ``synced
 with REMOTE: 0 cell file(s) received, 0 sent, 0 message(s) received`` (or its JSON):
-this module prints the same bytes. Anything else *defers* to the full CLI (None):
-something to send, or to receive as the last fetch found, before this path fetches (the
-full path fetches once); something that arrived with this fetch (the fetch updated only
-the tracking refs; it is handed over, ``remote.hand_over_fetch``, and the full sync,
-next in this process, starts from it instead of fetching again), the remote has no hive
-state yet, a remote whose configuration the full path would change (no hive refspecs
+this module prints the same bytes.
+
+A sync with something to do (to send, receive, merge, or mail to join or push) runs
+here too, through the full sync's own rounds (``sync.run_rounds``: the same code, the
+same commits, refs and counts) with :class:`LeanSyncing` in place of a Workspace; the
+models are imported only where a case needs them (a same-file merge: ``merge_file``).
+A reservation contest to settle (two agents' active exclusive reservations in the
+merged files, or a reservation file the plain reader declines) is *handed over*: the
+plan raises ``sync.Uncommon`` before that round writes anything, and the round's fetch
+goes to the full sync with what the earlier rounds did (``remote.hand_over_fetch``; it
+runs next in this process and goes on from there). The answer is the full CLI's
+(``synced_lines``, the JSON of ``SyncResult``).
+
+Before the fetch, anything the full path must check or change *defers* to the full
+CLI (None): a remote whose configuration the full path would change (no hive refspecs
 yet) or that pushes elsewhere than it fetches from, any check the full path words (no
-hive, a detached HEAD, a merge under way, an identity it refuses, a config or
-reservation file the plain readers decline), options, a remote name with characters its
-output might show otherwise, a terminal (the full path draws a progress bar and lets
-rich print). A fetch that fails (a remote out of reach) and a sync lock held too long
-are reported here as the full CLI reports them (exit code 8, 6): deferring would make
-the user wait for them twice.
+hive, a detached HEAD, a merge under way, an identity it refuses, a config file the
+plain reader declines), options, a remote name with characters its output might show
+otherwise, a terminal (the full path draws a progress bar and lets rich print). A
+fetch that fails (a remote out of reach) and a sync lock held too long are reported
+here as the full CLI reports them (exit code 8, 6): deferring would make the user wait
+for them twice; so is whatever stops a round after the fetch (something may have been
+written by then).
 """
 
 from __future__ import annotations
@@ -36,8 +46,9 @@ from __future__ import annotations
 import re
 import sys
 
-from hive.cli import Invocation, answer_stands
+from hive.cli import Invocation, answer_stands, internal_error
 from hive.cli.lean_write import Defer, Prepared, prepare, report
+from hive.domain.sync import Syncing
 from hive.errors import GitError, HiveError, LockTimeout
 from hive.git.remote import (
     HIVE_REFS,
@@ -52,7 +63,10 @@ from hive.git.remote import (
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from hive.git.repo import Snapshot
+    from typing import Any
+
+    from hive.git.repo import Change, GitRepo, Identity, Snapshot
+    from hive.models.reservation import Contest
 
 DEFAULT_REMOTE = "origin"  # RemoteParams.remote
 # A remote name or URL the output shows as it is (JSON without escapes, a plain line).
@@ -106,48 +120,73 @@ def _check(prepared: Prepared) -> None:
 
 
 def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
-    """Under the sync lock, as the full path: fetch, then decide from the refs."""
+    """Under the sync lock, as the full path: fetch, then the refs decide; a sync with
+    something to do runs here too (:func:`_exchange`) unless it meets a case it leaves
+    to the full sync."""
     repo = prepared.session.repo
     try:
         with repo.sync_lock(prepared.timeout):
-            if _nothing_to_do(prepared, remote) is None:  # read first: no git process
-                return None  # something to send, or to receive as the last fetch found
-            if not _configured(repo.paths.root, remote):
+            named = _configured(repo.paths.root, remote)
+            if named is None:
                 return None
             fetch_refs(repo.paths.root, remote, HIVE_REFS, tracking_ref(remote, "*"))
             state = _nothing_to_do(prepared, remote)
-            if state is None:  # something arrived: the full sync goes on from this fetch
-                hand_over_fetch(repo.paths.root, remote)
+            if state is None:
+                done = _exchange(inv, prepared, remote, named)
+            else:
+                done = _nothing_done(remote, state)
     except (LockTimeout, GitError) as exc:
         return report(inv, exc)
     except (Defer, HiveError, OSError):
-        return None
-    if state is None:
-        return None
-    return _answer(inv, remote, state)
+        return None  # before the fetch: nothing written
+    if done is None or isinstance(done, int):
+        return done
+    return _answer(inv, done)
 
 
-def _configured(root: str, remote: str) -> bool:
-    """Whether the full path would leave git's config as it is (``sync.configure_remotes``
-    adds hive's refspecs to a named remote without them) and push only the refs that
-    differ from the fetched ones (not so for a remote that pushes elsewhere)."""
+def _exchange(
+    inv: Invocation, prepared: Prepared, remote: str, named: bool
+) -> dict[str, Any] | int | None:
+    """The full sync's rounds (``sync.run_rounds``, the same code) from this fetch, with
+    :class:`LeanSyncing`: None when a round met a case left to the full sync (handed
+    over with this round's fetch and what the earlier rounds did: the full sync goes on
+    from there). What stops it otherwise is reported as the full CLI reports it (the
+    exit code), never left to the full CLI: something may have been written."""
+    from hive.domain.sync import Uncommon, run_rounds
+
+    root = prepared.session.repo.paths.root
+    hand_over_fetch(root, remote)  # the first round: this fetch
+    try:
+        return run_rounds(LeanSyncing(prepared), remote, None, everything=False, named=named)
+    except Uncommon as exc:
+        hand_over_fetch(root, remote, exc.carried)
+        return None
+    except HiveError as exc:
+        return report(inv, exc)
+    except Exception as exc:
+        return internal_error(exc, as_json=inv.json)
+
+
+def _configured(root: str, remote: str) -> bool | None:
+    """Whether ``remote`` is a remote of git's config (else a URL or a path), when the
+    full path would leave git's config as it is (``sync.configure_remotes`` adds hive's
+    refspecs to a named remote without them) and push only the refs that differ from
+    the fetched ones (not so for a remote that pushes elsewhere); else None."""
     from hive.git.gitconfig import GitConfig
 
     config = GitConfig(root)
-    if remote in config.remotes():
+    named = remote in config.remotes()
+    if named:
         if fetch_refspec(remote) not in config.get_all(f"remote.{remote}.fetch"):
-            return False
+            return None
         if PUSH_REFSPEC not in config.get_all(f"remote.{remote}.push"):
-            return False
-    return not config.pushes_elsewhere(remote)
+            return None
+    return None if config.pushes_elsewhere(remote) else named
 
 
 def _nothing_to_do(prepared: Prepared, remote: str) -> str | None:
     """``refs/hive/state`` when the sync has nothing to do (see the module doc), else
-    None. HEAD is read again: a write may have landed since the first look. Asked
-    before the fetch too, of the tracking refs the last one left: a sync with something
-    to send (or to receive as that fetch found) goes to the full CLI without a fetch
-    here, so it fetches once, not twice."""
+    None. HEAD is read again: a write may have landed since the first look."""
     repo = prepared.session.repo
     state = repo.ref_value(STATE_REF)
     if state is None or repo.ref_value(tracking_ref(remote, "state")) != state:
@@ -162,55 +201,145 @@ def _nothing_to_do(prepared: Prepared, remote: str) -> str | None:
         repo.commit_tree(state), ".hive", want_tree=True
     ):
         return None
-    if _may_contest(prepared, snap):
+    if _may_contest(prepared.session.repo, snap, []):
         return None
     return state
 
 
-def _may_contest(prepared: Prepared, snap: Snapshot) -> bool:
-    """Whether the reservation files of ``snap`` might hold a contest the sync settles
-    (``contest.find_contests``: overlapping active exclusive reservations of different
-    agents): more than one agent holds one, or a file the plain reader declines."""
-    from hive.domain.reserveplain import RESERVATIONS_DIR, plain_file
-    from hive.store.celldoc import utc_now
+def _may_contest(repo: GitRepo, snap: Snapshot, changes: list[Change]) -> bool:
+    """Whether the reservation files of ``snap`` with ``changes`` made might hold a
+    contest the sync settles (``contest.find_contests``: overlapping active exclusive
+    reservations of different agents): more than one agent holds one
+    (``reserveplain.exclusive_held``, the pre-commit hook's rule: a forced grant counts
+    too, though no contest settles it), or a file the plain reader declines."""
+    from hive.domain.reserveplain import RESERVATIONS_DIR, exclusive_held, plain_file
+    from hive.times import utc_now
 
+    contents: dict[str, bytes | None] = {
+        path: repo.read_blob(sha) for path, sha in snap.listing(RESERVATIONS_DIR).items()
+    }
+    contents.update(
+        (change.path, change.content)
+        for change in changes
+        if change.path.startswith(RESERVATIONS_DIR + "/")
+    )
     now = utc_now()
     holders: set[str] = set()
-    for sha in snap.listing(RESERVATIONS_DIR).values():
-        found = plain_file(prepared.session.repo.read_blob(sha))
+    for content in contents.values():
+        if content is None:
+            continue  # removed by the merge
+        found = plain_file(content)
         if found is None:
             return True
-        holders.update(
-            item.agent
-            for item in found.reservations
-            if item.exclusive and not item.forced and item.active(now)
-        )
+        holders.update(item.agent for item in exclusive_held(found.reservations, now))
     return len(holders) > 1
 
 
-def _answer(inv: Invocation, remote: str, state: str) -> int:
-    """The full CLI's answer to a sync that did nothing (``present._synced``, or the
-    ``SyncResult`` as JSON)."""
+class LeanSyncing(Syncing):
+    """The lean session as the sync's actor (``sync.WorkspaceSyncing`` is the full
+    path's): who commits and how long it waits as ``prepare`` found them, the mail log
+    through ``lean_coord.MailHost``; a state that might hold a reservation contest is
+    left to the full sync (``Uncommon``: settling one needs pydantic's models)."""
+
+    def __init__(self, prepared: Prepared) -> None:
+        self.prepared = prepared
+        self.git = prepared.session.repo
+        self.root = self.git.paths.root
+
+    def identity(self) -> Identity:
+        return self.prepared.author
+
+    def trailers(self, event: str) -> list[tuple[str, str]]:
+        from hive.domain.actors import event_trailers
+
+        return event_trailers(self.prepared.session.principal, event)
+
+    def lock_timeout(self) -> float:
+        return self.prepared.timeout
+
+    def settle(self, snap: Snapshot, changes: list[Change]) -> tuple[list[Change], list[Contest]]:
+        from hive.domain.sync import Uncommon
+
+        if _may_contest(self.git, snap, changes):
+            raise Uncommon("a reservation contest to settle")
+        return changes, []  # as settle_contests answers a state with no contest
+
+    def join_mail(self, theirs: str, remote: str) -> int:
+        from hive.cli.lean_coord import MailHost
+        from hive.domain.maillog import join_log
+
+        return join_log(MailHost(self.prepared), theirs, remote)
+
+    def notify(self, contested: list[Contest]) -> None:
+        """Never anything to tell: ``settle`` finds no contest here."""
+
+
+def _nothing_done(remote: str, state: str) -> dict[str, Any]:
+    """``run_rounds``'s answer for a sync that did nothing."""
+    return {
+        "remote": remote,
+        "attempts": 1,
+        "commit": None,
+        "state": state,
+        "received_cells": 0,
+        "sent_cells": 0,
+        "mail_received": 0,
+        "conflicts": [],
+        "unresolved": [],
+        "contested": [],
+    }
+
+
+def _answer(inv: Invocation, done: dict[str, Any]) -> int:
+    """The full CLI's answer (``present._synced``, or the ``SyncResult`` as JSON)."""
     answer_stands()
-    if inv.json:
+    plain = not (done["conflicts"] or done["unresolved"])  # no text of a cell's in it
+    if inv.json and plain:
         import json
 
-        result = {
-            "remote": remote,
-            "attempts": 1,
-            "commit": None,
-            "state": state,
-            "received_cells": 0,
-            "sent_cells": 0,
-            "mail_received": 0,
-            "conflicts": [],
-            "unresolved": [],
-            "contested": [],
-        }
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        sys.stdout.write(json.dumps(done, indent=2) + "\n")
+    elif inv.json:
+        from pydantic_core import to_json
+
+        from hive.jsontext import inert_bytes
+
+        sys.stdout.buffer.write(inert_bytes(to_json(done, indent=2) + b"\n"))
+    elif plain:
+        sys.stdout.write("\n".join(synced_lines(done)) + "\n")
     else:
-        sys.stdout.write(
-            f"synced with {remote}: 0 cell file(s) received, 0 sent, 0 message(s) received\n"
-        )
+        from hive.cli import output  # its ``say``: control characters shown as ?
+
+        for line in synced_lines(done):
+            output.say(line)
     sys.stdout.flush()
     return 0
+
+
+def synced_lines(done: dict[str, Any]) -> list[str]:
+    """What ``hive sync`` prints (the full CLI's ``present._synced`` and this path):
+    ``done`` is ``SyncResult``'s fields, its contests as (yielded, kept) pairs of
+    (agent, pattern)."""
+    commit = f" (commit {done['commit'][:10]})" if done["commit"] else ""
+    lines = [
+        f"synced with {done['remote']}: {done['received_cells']} cell file(s) received,"
+        f" {done['sent_cells']} sent, {done['mail_received']} message(s) received{commit}"
+    ]
+    for record in done["conflicts"]:
+        if record.get("file"):
+            lines.append(
+                f"  merge conflict in {record['file']}: both sides changed"
+                f" {record.get('field')}: kept {record.get('kept')!r}, the other had"
+                f" {record.get('other')!r} (recorded in the file; see 'hive doctor')"
+            )
+            continue
+        lines.append(
+            f"  merge conflict on {record.get('cell')}: both sides changed"
+            f" {record.get('field')} (see 'hive show {record.get('cell')}')"
+        )
+    lines += [f"  not merged: {problem}" for problem in done["unresolved"]]
+    for (lost_agent, lost_pattern), (kept_agent, kept_pattern) in done["contested"]:
+        lines.append(
+            f"  reservation contested: {lost_agent}'s {lost_pattern!r} yields to"
+            f" {kept_agent}'s {kept_pattern!r} (earliest grant wins; both told by mail)"
+        )
+    return lines

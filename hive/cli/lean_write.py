@@ -592,9 +592,7 @@ def write(
         remember(session, outcome.commit, outcome.tree, written["key"], cell_written)
     cell: dict[str, Any] = outcome.result
     if inv.json:
-        from hive.jsontext import inert_bytes
-
-        sys.stdout.buffer.write(inert_bytes(json_of(cell) + b"\n"))
+        sys.stdout.buffer.write(json_of(cell) + b"\n")
     else:
         from hive.text import shown_lines
 
@@ -617,18 +615,16 @@ def message(session: Session, event: str, cell: dict[str, Any]) -> str:
 def report(inv: Invocation, exc: HiveError) -> int:
     """A refusal of the transaction (git state, lock, dirty file, ...) as ``run_op``
     words it; nothing was committed."""
-    import json
-
     leanlog = sys.modules.get("hive.cli.leanlog")  # an agent's call: its line says why
     if leanlog is not None:
         leanlog.failed(exc)
     answer_stands()
     from hive.cli import say
-    from hive.jsontext import inert
+    from hive.jsontext import dumps
     from hive.text import shown_lines
 
     if inv.json:
-        say(sys.stdout, inert(json.dumps(exc.to_dict(), indent=2, ensure_ascii=False)) + "\n")
+        say(sys.stdout, dumps(exc.to_dict(), indent=2) + "\n")
     say(sys.stderr, shown_lines(f"error: {exc.message}".rstrip("\n")) + "\n")
     return exc.exit_code
 

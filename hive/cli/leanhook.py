@@ -83,18 +83,18 @@ def precommit(inv: Invocation) -> int | None:
     staged = _staged_paths(inv)
     if staged is None or any(path == ".hive" or path.startswith(".hive/") for path in staged):
         return None
-    if rules and not _none_denied(rules, agent, staged):
-        return None  # the full check names each file and rule (or the agent's bypass)
     patterns = [pattern for holder, pattern in held if not agent or holder != agent]
-    if not patterns or not staged:
+    if not staged or not (rules or patterns):
         return 0
     from hive.git.configfile import ignores_case
 
     try:
-        fold = ignores_case(paths)  # as reservations.files_held_by_others compares
+        fold = ignores_case(paths)  # as the full check compares (reservecore.folds_case)
     except (HiveError, OSError):
         return None
-    return 0 if _none_held(patterns, staged, fold) else None
+    if rules and not _none_denied(rules, agent, staged, fold):
+        return None  # the full check names each file and rule (or the agent's bypass)
+    return 0 if not patterns or _none_held(patterns, staged, fold) else None
 
 
 def _none_held(patterns: list[str], staged: list[str], fold: bool = False) -> bool:
@@ -103,17 +103,13 @@ def _none_held(patterns: list[str], staged: list[str], fold: bool = False) -> bo
     Each pair is first asked of ``globquick.quick_match`` (a pattern plainly elsewhere,
     or a plain path: no glob parser imported), the rest of ``globs.path_matches``.
     ``fold``: the file system ignores case (``core.ignorecase``), so both are compared
-    case folded (a simple pattern's folded form is its text lowered:
-    ``globs.case_folded``)."""
-    from hive.domain.globquick import quick_match, simple
+    case folded (``foldcase.fold``)."""
+    from hive.domain.globquick import quick_match
 
-    if fold:
-        staged = [path.lower() for path in staged]
-        patterns = [pattern.lower() if simple(pattern) else pattern for pattern in patterns]
     undecided = []
     for pattern in patterns:
         for path in staged:
-            quick = quick_match(pattern, path)
+            quick = quick_match(pattern, path, fold)
             if quick:
                 return False
             if quick is None:
@@ -167,14 +163,14 @@ def listed_config(paths: RepoPaths, listing: dict[bytes, str]) -> dict[str, Any]
     return plain_config(found[1])
 
 
-def _none_denied(rules: Permissions, agent: str, staged: list[str]) -> bool:
+def _none_denied(rules: Permissions, agent: str, staged: list[str], fold: bool) -> bool:
     """Whether ``agent`` may commit every file of ``staged`` by ``rules``: the check the
-    full one makes (``path_rules.check_paths``, as the pseudo-tool ``git_commit``);
-    False also when it cannot say."""
+    full one makes (``path_rules.check_paths``, as the pseudo-tool ``git_commit``, case
+    folded with ``fold``); False also when it cannot say."""
     from hive.domain.path_rules import COMMIT_TOOL, check_paths
 
     try:
-        check_paths(rules, agent, COMMIT_TOOL, staged)
+        check_paths(rules, agent, COMMIT_TOOL, staged, fold_case=fold)
     except Exception:
         return False
     return True
@@ -252,8 +248,8 @@ def _holds_of(name: str, data: bytes) -> list[tuple[str, str]] | None:
     holders = [] if found is None else [item.agent for item in found.reservations]
     if found is None or reserveplain.misfiled(path, found.agent, holders) is not None:
         return None
-    now = utc_now()
-    return [(r.agent, r.path_pattern) for r in found.reservations if r.exclusive and r.active(now)]
+    held = reserveplain.exclusive_held(found.reservations, utc_now())
+    return [(item.agent, item.path_pattern) for item in held]
 
 
 def _staged_paths(inv: Invocation) -> list[str] | None:

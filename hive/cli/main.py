@@ -345,7 +345,7 @@ def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
 def run(argv: list[str] | None = None) -> None:
     """The full CLI (``hive/cli/entry.py`` parses global options first and passes the
     normalized command line): no traceback ever reaches the terminal."""
-    from hive.cli import HeldInterrupts, parse
+    from hive.cli import HeldInterrupts, ending_code, parse
 
     # `python -m hive.cli.main`: its imports are behind it, and Python's own Ctrl-C
     # handler takes over from hive's process-start one (HeldInterrupts puts it back);
@@ -356,25 +356,31 @@ def run(argv: list[str] | None = None) -> None:
             argv = parse(sys.argv[1:]).argv()
     if held.caught:
         sys.exit(_interrupted(argv))
+    sys.exit(ending_code(_run(argv)))
+
+
+def _run(argv: list[str]) -> int:
+    """The exit code of the full CLI's answer to ``argv``."""
     command = None
     try:
         command = _click_command(focused_app(argv))
         code = _main(command, argv)
         if code == 130:  # Ctrl-C (typer turns it into exit code 130): 0 for a server
-            sys.exit(_interrupted(argv))
-        sys.exit(code if isinstance(code, int) else 0)
+            return _interrupted(argv)
+        return code if isinstance(code, int) else 0
     except UsageError as exc:
-        sys.exit(_usage_error(exc, argv, command))
+        return _usage_error(exc, argv, command)
     except ClickException as exc:
         output.err(f"error: {' '.join(exc.format_message().split())}")
-        sys.exit(exc.exit_code)
+        code = exc.exit_code
+        return code if isinstance(code, int) else 1
     except typer.Abort:
         output.err("aborted")
-        sys.exit(1)
+        return 1
     except KeyboardInterrupt:
-        sys.exit(_interrupted(argv))
+        return _interrupted(argv)
     except Exception as exc:  # last line of defence; HiveErrors are handled in run_op
-        sys.exit(internal_error(exc, as_json=_wants_json(argv)))
+        return internal_error(exc, as_json=_wants_json(argv))
 
 
 def _main(command: Any, argv: list[str]) -> Any:

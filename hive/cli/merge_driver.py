@@ -137,7 +137,7 @@ def run(argv: list[str]) -> int:
 
 
 def main() -> None:
-    from hive.cli import interrupted, take_interrupts
+    from hive.cli import ending_code, interrupted, take_interrupts
 
     take_interrupts()
     try:
@@ -151,7 +151,7 @@ def main() -> None:
             shown_lines(f"hive merge driver failed: {type(exc).__name__}: {exc}") + "\n"
         )
         code = 1
-    sys.exit(code)
+    sys.exit(ending_code(code))
 
 
 if __name__ == "__main__":

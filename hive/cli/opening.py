@@ -24,7 +24,8 @@ def open_workspace(directory: str, actor: str | None, *, claim: bool = True) -> 
     """The repository at ``directory``, acting as whoever this process proves to be: the
     agent whose credential is in ``HIVE_AGENT_TOKEN``, else the person of the git
     identity. A name claimed (``actor``: ``--actor`` / ``HIVE_AGENT``) must match
-    (``not_your_identity`` otherwise, when the command acts). ``claim=False``:
+    (``not_your_identity`` otherwise, when the command acts; with a credential, by
+    every command, as is a credential that is nobody's). ``claim=False``:
     registration commands and the hook, where no claimed name is checked."""
     from hive.domain.actors import check_actor
     from hive.domain.workspace import Workspace
@@ -34,6 +35,11 @@ def open_workspace(directory: str, actor: str | None, *, claim: bool = True) -> 
         claimed = actor or os.environ.get("HIVE_AGENT")
         if claimed:  # refused even where nothing acts (a read), as a write refuses it
             check_actor(claimed)
+        if os.environ.get("HIVE_AGENT_TOKEN"):
+            # a credential of nobody (retired, re-issued) or proving another name than
+            # the one claimed is refused by every command, a read too, as a write
+            # refuses it; a person's shell (no credential) reads nothing more here
+            opened.principal  # noqa: B018
     else:
         opened = Workspace(
             directory,

@@ -54,6 +54,16 @@ def emit_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+def json_line(value: Any) -> bytes:
+    """``value`` as one line of compact JSON (pydantic's), :func:`hive.jsontext.inert`:
+    a stream of events (``hive demo --json``)."""
+    from pydantic_core import to_json
+
+    from hive.jsontext import inert_bytes
+
+    return inert_bytes(to_json(value)) + b"\n"
+
+
 def columns() -> int | None:
     """The width output must fit: $COLUMNS when set, else the terminal's; None when
     piped without $COLUMNS (nothing is wrapped or cut, so tools can grep whole lines)."""
@@ -166,20 +176,6 @@ def say(text: str, *, wrap: bool = False) -> None:
     its control characters are shown as ``?`` (see ``console``); ``wrap``: wrapped at
     words to the output's width."""
     console(wrap=wrap).print(text, markup=False)
-
-
-def say_hanging(head: str, text: str) -> None:
-    """``head`` then ``text`` wrapped at words to the output's width, continued lines
-    indented under the text's start (whole when piped without $COLUMNS)."""
-    import textwrap
-
-    width = columns()
-    if width is None:
-        say(head + text)
-        return
-    indent = " " * len(head)
-    room = max(width, len(head) + 12)
-    say(textwrap.fill(text, room, initial_indent=head, subsequent_indent=indent))
 
 
 def say_items(head: str, items: Sequence[str]) -> None:

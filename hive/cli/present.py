@@ -754,8 +754,8 @@ def _stats(stats: Any, params: Any, ws: Workspace) -> None:
         ("priority", stats.by_priority),
         ("assignee", stats.by_assignee),
     ):
-        shown = ", ".join(f"{key} {value}" for key, value in counts.items() if value)
-        output.say_hanging(f"  by {name:<9} ", shown or "-")
+        shown = [f"{key} {value}" for key, value in counts.items() if value]
+        output.say_items(f"  by {name:<9} ", shown or ["-"])
     lead = stats.lead_time
     if lead.closed:
         mean, median, most = (
@@ -1029,31 +1029,15 @@ def _file_size(params: Any) -> int:
 
 
 def _synced(result: Any, params: Any, ws: Workspace) -> None:
-    commit = f" (commit {result.commit[:10]})" if result.commit else ""
-    output.say(
-        f"synced with {result.remote}: {result.received_cells} cell file(s) received,"
-        f" {result.sent_cells} sent, {result.mail_received} message(s) received{commit}"
-    )
-    for record in result.conflicts:
-        if record.get("file"):
-            output.say(
-                f"  merge conflict in {record['file']}: both sides changed"
-                f" {record.get('field')}: kept {record.get('kept')!r}, the other had"
-                f" {record.get('other')!r} (recorded in the file; see 'hive doctor')"
-            )
-            continue
-        output.say(
-            f"  merge conflict on {record.get('cell')}: both sides changed"
-            f" {record.get('field')} (see 'hive show {record.get('cell')}')"
-        )
-    for problem in result.unresolved:
-        output.say(f"  not merged: {problem}")
-    for contest in result.contested:
-        lost, kept = contest.yielded, contest.kept
-        output.say(
-            f"  reservation contested: {lost.agent}'s {lost.path_pattern!r} yields to"
-            f" {kept.agent}'s {kept.path_pattern!r} (earliest grant wins; both told by mail)"
-        )
+    from hive.cli.lean_sync import synced_lines
+
+    done = result.model_dump(mode="json")
+    done["contested"] = [
+        ((c.yielded.agent, c.yielded.path_pattern), (c.kept.agent, c.kept.path_pattern))
+        for c in result.contested
+    ]
+    for line in synced_lines(done):
+        output.say(line)
 
 
 def _mail_synced(result: Any, params: Any, ws: Workspace) -> None:

@@ -2,7 +2,6 @@
 Hand-written on purpose (see docs/architecture.md): they serve or describe the
 tools rather than being operations themselves."""
 
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -10,7 +9,7 @@ import typer
 
 from hive.cli import output
 from hive.cli.common import OPTIONS, JsonFlag, run_op, workspace
-from hive.jsontext import inert
+from hive.jsontext import dumps
 from hive.times import json_default
 
 if TYPE_CHECKING:
@@ -35,8 +34,7 @@ AgentOption = Annotated[
 
 
 def _dump(value: Any) -> None:
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=json_default)
-    sys.stdout.write(inert(text) + "\n")
+    sys.stdout.write(dumps(value, indent=2, default=json_default) + "\n")
 
 
 OnlyAgentOption = Annotated[
@@ -56,8 +54,7 @@ def schema_cmd(
     listed = _agent_tools(agent)
     rendered = run_op(lambda: render(format, listed))
     with output.to_reader():
-        text = json.dumps(rendered, ensure_ascii=False, separators=(",", ":"))
-        sys.stdout.write(inert(text) + "\n")
+        sys.stdout.write(dumps(rendered, separators=(",", ":")) + "\n")
 
 
 def _agent_tools(agent: str | None) -> "list[Tool] | None":

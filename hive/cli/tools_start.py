@@ -132,18 +132,16 @@ def _print_transcript(transcript: dict[str, Any]) -> None:
     # An agent reads it from a pipe and pays for every byte: compact JSON there (as
     # ``hive tools schema`` prints), indented only for a person at a terminal.
     layout: dict[str, Any] = {"indent": 2} if sys.stdout.isatty() else {"separators": (",", ":")}
-    text = json.dumps(transcript, ensure_ascii=False, default=json_default, **layout)
+    from hive.jsontext import dumps
+
+    text = dumps(transcript, default=json_default, **layout)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8: its bytes escaped
         from hive.text import utf8_clean
 
-        text = json.dumps(
-            utf8_clean(transcript), ensure_ascii=False, default=json_default, **layout
-        )
-    from hive.jsontext import inert
-
-    sys.stdout.write(inert(text) + "\n")
+        text = dumps(utf8_clean(transcript), default=json_default, **layout)
+    sys.stdout.write(text + "\n")
 
 
 def transcript_exit_code(transcript: dict[str, Any]) -> int:

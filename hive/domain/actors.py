@@ -80,8 +80,8 @@ def unknown_credential() -> NotYourIdentity:
     """``HIVE_AGENT_TOKEN`` names no registered agent of this repository."""
     return NotYourIdentity(
         "HIVE_AGENT_TOKEN is not the credential of any agent registered in this"
-        " repository (retired or replaced?); register again with"
-        " 'hive agent register NAME'"
+        " repository (retired or replaced?): unset it, and register the agent again"
+        " ('hive agent register NAME' prints its new credential)"
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 from hive.domain import files, governance
 from hive.domain.config_sections import agent_profile, parsed_section
@@ -15,6 +16,7 @@ from hive.domain.context import current_phase, state_dir
 from hive.domain.files import WriteCheck
 from hive.domain.workspace import Workspace
 from hive.errors import Conflict, InvalidInput
+from hive.git.configfile import ignores_case
 from hive.models.agents_config import AgentProfile, parse_agents_config
 from hive.store import coord_db
 
@@ -36,8 +38,10 @@ def profile(ws: Workspace, agent: str) -> AgentProfile:
 
 
 def tool_settings(ws: Workspace) -> governance.Settings:
-    """The committed ``tools:`` section of .hive/config.yaml, parsed."""
-    return parsed_section(ws, "tools", governance.parse_settings)
+    """The committed ``tools:`` section of .hive/config.yaml, parsed; its path rules
+    fold case where this clone's file system ignores it (``core.ignorecase``)."""
+    settings = parsed_section(ws, "tools", governance.parse_settings)
+    return replace(settings, fold_case=ignores_case(ws.git.paths))
 
 
 def write_check(ws: Workspace) -> WriteCheck:

@@ -46,7 +46,7 @@ from hive.domain.limits import (
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import HiveError, InvalidInput, NotFound
 from hive.git.repo import Snapshot, WriteResult
-from hive.jsontext import inert, nesting_depth
+from hive.jsontext import dumps, nesting_depth
 from hive.models import CELL_TYPES, DEPENDENCY_TYPES, STATUSES, Cell, Comment, Dependency
 from hive.models.cell import check_title, first_error
 from hive.models.results import BeadsExportResult, BeadsImportResult
@@ -889,11 +889,7 @@ def _lines(records: Iterable[dict[str, Any]]) -> list[str]:
     """One JSON line per record, each one line to every reader: U+2028, U+2029 (as
     beads' own export writes them) and NEL and the other C1 controls written as ``\\u``
     escapes (``str.splitlines`` and JavaScript end a line at them raw)."""
-    return [
-        inert(json.dumps(r, ensure_ascii=False, separators=(",", ":")).translate(_SEPARATORS))
-        + "\n"
-        for r in records
-    ]
+    return [dumps(r, separators=(",", ":")).translate(_SEPARATORS) + "\n" for r in records]
 
 
 _SEPARATORS = {0x2028: "\\u2028", 0x2029: "\\u2029"}

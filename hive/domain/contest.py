@@ -5,21 +5,23 @@ reservations (``reserve`` refuses). Clones that reserve offline can: the
 overlap appears when their states meet (``hive sync``, or a git merge). The
 rule, computed from the reservation files alone so every clone reaches the
 same answer: **the earliest grant wins** (``created_at``, then agent name,
-then reservation id). The other reservation *yields*: it is kept in its
-holder's file, marked ``yielded_to`` the one that won, and no longer counts
-(the pre-commit hook, ``reserve`` and ``hive reservations`` treat it as not
-held). ``hive sync`` marks it in its merge commit and tells both agents by mail;
-``hive reservations`` lists yielded reservations; ``hive doctor`` reports
-overlaps a plain git merge brought in and no sync has settled yet.
+then reservation id). Patterns are compared case folded (``SRC/**`` and
+``src/**`` overlap; ``foldcase.fold``), in every clone whatever its file system: a
+clone whose file system ignores case folds them in its pre-commit hook, and the
+answer must be the same everywhere, a function of the files alone. The other
+reservation *yields*: it is kept in its holder's file, marked ``yielded_to`` the one
+that won, and no longer counts (the pre-commit hook, ``reserve`` and ``hive
+reservations`` treat it as not held). ``hive sync`` marks it in its merge commit and
+tells both agents by mail; ``hive reservations`` lists yielded reservations; ``hive
+doctor`` reports overlaps a plain git merge brought in and no sync has settled yet.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from hive.domain.globs import patterns_intersect
 from hive.domain.reservations import decode_file, encode_file
-from hive.domain.reservecore import RESERVATIONS_DIR, may_intersect
+from hive.domain.reservecore import RESERVATIONS_DIR, conflicts_with
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput
 from hive.git.repo import Change, Snapshot
@@ -56,10 +58,10 @@ def find_contests(files: dict[str, ReservationFile], now: datetime) -> list[Cont
 
 
 def _overlap(a: Reservation, b: Reservation) -> bool:
-    if not may_intersect(a.path_pattern, b.path_pattern):
-        return False
+    """Whether ``a`` and ``b`` may name one file: compared case folded in every clone
+    (``foldcase.fold``), whatever its own file system, as ``reserve`` compares them."""
     try:
-        return patterns_intersect(a.path_pattern, b.path_pattern)
+        return conflicts_with(a.path_pattern, True, b, fold_case=True)
     except InvalidInput:
         return True  # a pattern too complex to compare: treat it as overlapping
 

@@ -224,23 +224,24 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
     """Overrides and unverifiable hive commits among the latest commits, .hive/ changes
     committed without hive's trailers, claimed cells changed without an override and
     mail-log events not authored by their actor (see ``hive log --overrides``)."""
-    from hive.domain.history import audit_log, claim_breaches, hand_edits
+    from hive.domain.history import audit_log, claim_breaches, hand_edits, latest_commits
     from hive.domain.mail import forged_marks
     from hive.domain.maillog import MAIL_REF
 
+    commits = latest_commits(ws, AUDITED_COMMITS)  # one walk, read by the three audits
     found = [
         Problem(kind=entry.kind, message=f"{entry.commit[:10]} {entry.detail}")
-        for entry in audit_log(ws, limit=AUDITED_COMMITS, scan=AUDITED_COMMITS)
+        for entry in audit_log(ws, limit=AUDITED_COMMITS, commits=commits)
     ]
     found += _commit_warnings(
         "hand-edit",
-        hand_edits(ws, limit=AUDITED_COMMITS),
+        hand_edits(ws, limit=AUDITED_COMMITS, commits=commits),
         "changed .hive/ without hive's trailers ({}): made by hand or with HIVE_AUTOCOMMIT=0;"
         " review it with git show",
     )
     found += _commit_warnings(
         "not-owner",
-        claim_breaches(ws, limit=AUDITED_COMMITS),
+        claim_breaches(ws, limit=AUDITED_COMMITS, commits=commits),
         "{} without an override (hive refuses that; made by hand past the pre-commit hook,"
         " or under trailers written by hand): review it with git show",
     )

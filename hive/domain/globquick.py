@@ -14,7 +14,8 @@ normal form (``globs.normalize_pattern`` leaves it as it is and never refuses it
 path it matches begins with its literal prefix (the text before its first wildcard:
 each segment before it is matched literally, the one it stands in begins with the
 rest); without a wildcard it matches exactly the path that is the pattern.
-``tests/test_hook_quick.py`` checks every answer against ``glob_matches``.
+``tests/test_hook_quick.py`` checks every answer against ``glob_matches`` (and, case
+folded, against ``path_matches``).
 """
 
 from __future__ import annotations
@@ -25,11 +26,27 @@ _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 _SIMPLE = _PLAIN | {"*", "?", "/"}
 
 
-def quick_match(pattern: str, path: str) -> bool | None:
-    """``globs.glob_matches(pattern, path)`` when the pattern's text tells it (see the
-    module's doc), else None."""
+def quick_match(pattern: str, path: str, fold_case: bool = False) -> bool | None:
+    """``globs.path_matches(pattern, path, fold_case)`` when the pattern's text tells it
+    (see the module's doc), else None. Folded (``fold_case``: the file system ignores
+    case), a simple pattern's folded form is its text folded by ``foldcase.fold``
+    (lowered: it is ASCII), and a path that is not ASCII is asked as written too (as
+    ``path_matches`` asks it)."""
     if not simple(pattern):
         return None
+    if not fold_case:
+        return _answer(pattern, path)
+    from hive.domain.foldcase import fold
+
+    folded = _answer(fold(pattern), fold(path))
+    if folded or path.isascii():
+        return folded
+    exact = _answer(pattern, path)
+    return True if exact else None if None in (folded, exact) else False
+
+
+def _answer(pattern: str, path: str) -> bool | None:
+    """``glob_matches(pattern, path)`` for a simple ``pattern`` when its text tells it."""
     names = [part for part in path.split("/") if part and part != "."]
     if not names:
         return False  # glob_matches: no name, no match

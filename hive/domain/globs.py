@@ -25,6 +25,7 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
+from hive.domain.foldcase import fold
 from hive.domain.limits import MAX_GLOB, refuse_unprintable
 from hive.errors import InvalidInput, PathOutsideRepository
 from hive.record import Frozen
@@ -640,44 +641,75 @@ _FOLDED_RANGE = 256
 @functools.lru_cache(maxsize=4096)
 def case_folded(pattern: str) -> str:
     """``pattern`` as a repository whose file system ignores case (git's
-    ``core.ignorecase``) reads it: every path it names lowered (``str.lower``), so that
-    where it and another folded pattern intersect, or it matches a lowered path, the two
-    name one file there (``SRC/a.py`` and ``src/*.py``). Literal text is lowered; a
-    character class also matches the lower case of each of its characters; a negated
-    one no longer excludes a letter (it may exclude one case of it, which such a file
-    system does not tell apart). So it names every lowered path the pattern names, and
-    in doubt a few more: a conflict may be found where the cases differ in a class, never
-    missed."""
+    ``core.ignorecase``) reads it: every path it names folded (``foldcase.fold``), so
+    that where it and another folded pattern intersect, or it matches a folded path, the
+    two name one file there (``SRC/a.py`` and ``src/*.py``). The text is put in NFC
+    first; literal text is folded (``Straße`` reads ``strasse``); a character class also
+    matches the folded form of each of its characters that folds to one character; a
+    negated one no longer excludes a letter (it may exclude one case of it, which such a
+    file system does not tell apart). So it names every folded path the pattern names
+    (but where a wildcard stands for a character that folds to two: :func:`path_matches`
+    asks the pattern as written too), and in doubt a few more: a conflict may be found
+    where the cases differ in a class, never missed."""
+    if not pattern.isascii():
+        from unicodedata import normalize
+
+        pattern = normalize("NFC", pattern)
     out: list[str] = []
+    run: list[str] = []  # literal text, folded as one name (NFC joins across characters)
     index = 0
     while index < len(pattern):
         char = pattern[index]
+        if char not in _FOLD_SPECIAL:
+            run.append(char)
+            index += 1
+            continue
+        out.append(fold("".join(run)))
+        run = []
         if char == "\\" and index + 1 < len(pattern):
-            out.append("\\" + pattern[index + 1].lower())
+            out += ["\\" + folded for folded in fold(pattern[index + 1])]
             index += 2
         elif char == "[":
             try:
                 token, index = _parse_class(pattern, index, pattern)
             except InvalidInput:
-                return pattern.lower()  # (normalisation refuses it anyway)
+                return fold(pattern)  # (normalisation refuses it anyway)
             assert token.chars is not None
             out.append(_folded_class(token.chars))
         else:
-            out.append(char.lower())
+            out.append(char)
             index += 1
+    out.append(fold("".join(run)))
     return "".join(out)
+
+
+_FOLD_SPECIAL = frozenset("\\[*?{},/")
 
 
 def path_matches(pattern: str, path: str, fold_case: bool = False) -> bool:
     """:func:`glob_matches`, both case folded with ``fold_case`` (the file system
-    ignores case: :func:`case_folded`)."""
-    if fold_case:
-        return glob_matches(case_folded(pattern), path.lower())
-    return glob_matches(pattern, path)
+    ignores case: :func:`case_folded`, ``foldcase.fold``). A name that is not ASCII is
+    asked as written too: a wildcard stands for one character of the folded name, and
+    ``Stra?e`` names ``Straße`` though ``stra?e`` does not match ``strasse``."""
+    if not fold_case:
+        return glob_matches(pattern, path)
+    if glob_matches(case_folded(pattern), fold(path)):
+        return True
+    return not (pattern.isascii() and path.isascii()) and glob_matches(pattern, path)
+
+
+def patterns_meet(a: str, b: str, fold_case: bool = False) -> bool:
+    """:func:`patterns_intersect`, both case folded with ``fold_case`` (and, for a
+    pattern that is not ASCII, as written too: see :func:`path_matches`)."""
+    if not fold_case:
+        return patterns_intersect(a, b)
+    if patterns_intersect(case_folded(a), case_folded(b)):
+        return True
+    return not (a.isascii() and b.isascii()) and patterns_intersect(a, b)
 
 
 def _folded_class(chars: CharSet) -> str:
-    """A class matching what ``chars`` matches in a lowered path (see :func:`case_folded`),
+    """A class matching what ``chars`` matches in a folded path (see :func:`case_folded`),
     written with every character escaped."""
     ranges: list[tuple[int, int]] = []
     for lo, hi in chars.ranges:
@@ -693,9 +725,10 @@ def _folded_class(chars: CharSet) -> str:
 
 
 def _lowered(lo: int, hi: int) -> list[tuple[int, int]]:
-    """The lower case of the characters ``lo``..``hi`` that have one, as ranges."""
+    """The folded forms (``foldcase.fold``) of the characters ``lo``..``hi`` that fold to
+    one other character, as ranges (a long range: its ASCII capitals' lower case)."""
     if hi - lo <= _FOLDED_RANGE:
-        found = {ord(low) for low in map(str.lower, map(chr, range(lo, hi + 1))) if len(low) == 1}
+        found = {ord(low) for low in map(fold, map(chr, range(lo, hi + 1))) if len(low) == 1}
         return [(code, code) for code in sorted(found) if not lo <= code <= hi]
     upper_lo, upper_hi = max(lo, ord("A")), min(hi, ord("Z"))
     return [(upper_lo + 32, upper_hi + 32)] if upper_lo <= upper_hi else []
@@ -707,7 +740,7 @@ def _uncased(lo: int, hi: int) -> list[tuple[int, int]]:
     if hi - lo > _FOLDED_RANGE:
         return []
     codes = [
-        code for code in range(lo, hi + 1) if chr(code).lower() == chr(code) == chr(code).upper()
+        code for code in range(lo, hi + 1) if fold(chr(code)) == chr(code) == chr(code).upper()
     ]
     return [(code, code) for code in codes]
 

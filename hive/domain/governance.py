@@ -80,6 +80,9 @@ class Settings:
     post_hooks: list[Hook] = field(default_factory=list)
     max_args_bytes: int = 4096
     redact: tuple[str, ...] = DEFAULT_REDACT
+    # not the config's: the path rules fold case where this clone's file system ignores
+    # it (``core.ignorecase``; set by ``agents.tool_settings``)
+    fold_case: bool = False
 
 
 def parse_settings(raw: Any) -> Settings:
@@ -120,17 +123,21 @@ def hooks_of(raw: list[HookSpec], name: str) -> list[Hook]:
 
 
 def check_paths(settings: Settings, agent: str, tool: str, paths: list[str]) -> None:
-    path_rules.check_paths(settings.permissions, agent, tool, paths)
+    path_rules.check_paths(settings.permissions, agent, tool, paths, fold_case=settings.fold_case)
 
 
 def check_directories(settings: Settings, agent: str, tool: str, directories: list[str]) -> None:
-    path_rules.check_directories(settings.permissions, agent, tool, directories)
+    path_rules.check_directories(
+        settings.permissions, agent, tool, directories, fold_case=settings.fold_case
+    )
 
 
 def check_patterns(settings: Settings, agent: str, tool: str, patterns: list[str]) -> None:
     """Refuse a claimed glob that names only files ``agent`` may not touch with ``tool``."""
     for pattern in patterns:
-        path_rules.pattern_only_denied(settings.permissions, agent, tool, pattern)
+        path_rules.pattern_only_denied(
+            settings.permissions, agent, tool, pattern, fold_case=settings.fold_case
+        )
 
 
 def has_rules(settings: Settings, agent: str, tool: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from hive.domain.cells import resolve_id
 from hive.domain.workspace import Workspace
 from hive.errors import NotFound
@@ -72,12 +74,20 @@ def _same_hive_dir(ws: Workspace, trees: list[str]) -> bool:
     return len(hive_dirs) == 1
 
 
+# (path, its blob in the parent, its blob in the commit): None where there is no file
+Changed = tuple[str, str | None, str | None]
+
+
 def _first(values: list[str] | None) -> str | None:
     return values[0] if values else None
 
 
 def audit_log(
-    ws: Workspace, *, limit: int | None = None, scan: int | None = None
+    ws: Workspace,
+    *,
+    limit: int | None = None,
+    scan: int | None = None,
+    commits: Iterable[CommitInfo] | None = None,
 ) -> list[AuditEntry]:
     """Overrides (``Hive-Override`` trailers, forced reservations, mail overrides) and
     commits whose ``Hive-Agent`` (hive's, or any commit claiming an agent) names no
@@ -85,7 +95,8 @@ def audit_log(
     commit's author (a person's author is git's, which may differ): newest first.
 
     Commits made by hand (a process editing .hive/ files and writing trailers
-    itself) show up here when the name they claim was never registered.
+    itself) show up here when the name they claim was never registered. ``commits``:
+    the history already read, newest first (:func:`latest_commits`), else HEAD's.
     """
     from hive.domain.identity import known_names
     from hive.domain.mail import mail_overrides
@@ -93,7 +104,7 @@ def audit_log(
 
     known = known_names(ws)
     found: list[AuditEntry] = []
-    for number, commit in enumerate(ws.git.iter_commits()):
+    for number, commit in enumerate(ws.git.iter_commits() if commits is None else commits):
         if scan is not None and number >= scan:
             break
         trailers = commit.trailers()
@@ -164,13 +175,19 @@ def _audit_commit(
     return found
 
 
-def hand_edits(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
-    """(commit, subject) of the latest ``limit`` commits that changed .hive/ without
-    hive's trailers (a hive write always carries them)."""
+def latest_commits(ws: Workspace, limit: int) -> list[CommitInfo]:
+    """HEAD's latest ``limit`` commits, newest first: one walk the audits share."""
+    return list(ws.git.iter_commits(limit=limit))
+
+
+def hand_edits(
+    ws: Workspace, *, limit: int, commits: list[CommitInfo] | None = None
+) -> list[tuple[str, str]]:
+    """(commit, subject) of the latest ``limit`` commits (of ``commits`` when given:
+    :func:`latest_commits`) that changed .hive/ without hive's trailers (a hive write
+    always carries them)."""
     found = []
-    for number, commit in enumerate(ws.git.iter_commits()):
-        if number >= limit:
-            break
+    for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
         if "Hive-Event" in commit.trailers() or len(commit.parents) > 1:
             continue
         trees = [ws.git.commit_tree(sha) for sha in (commit.sha, *commit.parents)]
@@ -181,37 +198,52 @@ def hand_edits(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
     return found
 
 
-def claim_breaches(ws: Workspace, *, limit: int) -> list[tuple[str, str]]:
-    """(commit, what it did) for each of the latest ``limit`` commits (merges aside) that
+def claim_breaches(
+    ws: Workspace, *, limit: int, commits: list[CommitInfo] | None = None
+) -> list[tuple[str, str]]:
+    """(commit, what it did) for each of the latest ``limit`` commits (of ``commits``
+    when given: :func:`latest_commits`; merges aside) that
     changed another holder's reservations (:func:`_reservations_taken`) or changed or
     deleted a cell claimed, in its parent, by someone other than the commit's
     agent (:func:`_actor`), beyond comments
-    added, without a ``Hive-Override`` trailer (a ``hive sync`` commit, which brings
-    another clone's state as a merge would, aside): what hive's own writes refuse, made by
-    hand past the hook (``--no-verify``) or under trailers written by hand."""
+    added, without a ``Hive-Override`` trailer: what hive's own writes refuse, made by
+    hand past the hook (``--no-verify``) or under trailers written by hand. What a
+    ``hive sync`` commit brings from another clone's state, as a merge would, is no
+    breach: such a commit is recognised by what it is, not by its trailers
+    (:mod:`hive.domain.syncaudit`)."""
     from hive.domain.ownership import configured_coordinators
+    from hive.domain.syncaudit import SyncCommits
     from hive.errors import HiveError
 
     try:
         runners = set(configured_coordinators(ws))
     except HiveError:  # a config that cannot be read (doctor reports it): no coordinators
         runners = set()
+    syncs = SyncCommits(ws)
     found = []
-    for number, commit in enumerate(ws.git.iter_commits()):
-        if number >= limit:
-            break
+    for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
         if len(commit.parents) != 1:
             continue
         trailers = commit.trailers()
         if "Hive-Override" in trailers:
             continue  # recorded: hive doctor lists it as an override
-        if trailers.get("Hive-Event") == ["sync"]:
-            continue  # another clone's state merged in, as a merge commit brings it
         actor = _actor(commit, trailers, runners)
-        for cell_id, owner in _cells_taken(ws, commit, actor):
-            found.append((commit.sha, f"{actor} changed {cell_id} (claimed by {owner})"))
-        for holder in _reservations_taken(ws, commit, actor):
-            found.append((commit.sha, f"{actor} changed the reservations of {holder}"))
+        taken = [
+            *(
+                (f"{actor} changed {cell_id} (claimed by {owner})", change)
+                for cell_id, owner, change in _cells_taken(ws, commit, actor)
+            ),
+            *(
+                (f"{actor} changed the reservations of {holder}", change)
+                for holder, change in _reservations_taken(ws, commit, actor)
+            ),
+        ]
+        state = syncs.source(commit, trailers) if taken else None
+        found += [
+            (commit.sha, what)
+            for what, change in taken
+            if state is None or not syncs.brought(commit, state, *change)
+        ]
     return found
 
 
@@ -241,10 +273,11 @@ def _actor(commit: CommitInfo, trailers: dict[str, list[str]], runners: set[str]
     return worker if worker and runner else agent
 
 
-def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[str]:
-    """The holders other than ``actor`` whose reservation files ``commit`` changed: an
-    entry still active at the commit's time released, or an entry made or changed in
-    their name (their own expired entries pruned are no breach)."""
+def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[str, Changed]]:
+    """The holders other than ``actor`` whose reservation files ``commit`` changed (each
+    with the file's change): an entry still active at the commit's time released, or an
+    entry made or changed in their name (their own expired entries pruned are no
+    breach)."""
     from datetime import UTC, datetime
 
     from hive.domain.reservations import decode_file
@@ -261,16 +294,16 @@ def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[s
     else:
         names = ws.git.paths_between(old_dir, new_dir)
     moment = datetime.fromtimestamp(commit.time, UTC)
-    holders = []
+    holders: list[tuple[str, Changed]] = []
     own = reservation_path(actor)  # a file holds its agent's reservations alone
     for name in names:
         path = f"{RESERVATIONS_DIR}/{name}"
         if path == own:
             continue
+        shas = (ws.git.lookup_path(old_tree, path), ws.git.lookup_path(new_tree, path))
         try:
             old, new = (
-                None if sha is None else decode_file(ws.git.read_blob(sha), path)
-                for sha in (ws.git.lookup_path(old_tree, path), ws.git.lookup_path(new_tree, path))
+                None if sha is None else decode_file(ws.git.read_blob(sha), path) for sha in shas
             )
         except (CorruptFile, KeyError):
             continue  # a file that does not parse is reported as corrupt
@@ -281,13 +314,13 @@ def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[s
         after = [] if new is None else new.reservations
         released = any(item.active(moment) and item not in after for item in kept)
         if released or any(item not in kept for item in after):
-            holders.append(either.agent)
+            holders.append((either.agent, (path, *shas)))
     return holders
 
 
-def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[str, str]]:
-    """(cell, its assignee) of each cell ``commit`` changed beyond comments or deleted
-    while someone other than ``actor`` had it claimed in the parent."""
+def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[str, str, Changed]]:
+    """(cell, its assignee, the file's change) of each cell ``commit`` changed beyond
+    comments or deleted while someone other than ``actor`` had it claimed in the parent."""
     from hive.domain.ownership import claim_taken_between
     from hive.store.layout import CELLS_DIR
 
@@ -296,7 +329,7 @@ def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[st
     old_cells = ws.git.lookup_path(old_tree, CELLS_DIR, want_tree=True)
     if old_cells is None or new_cells is None or old_cells == new_cells:
         return []
-    taken = []
+    taken: list[tuple[str, str, Changed]] = []
     for name in ws.git.paths_between(old_cells, new_cells):
         path = f"{CELLS_DIR}/{name}"
         old_sha = ws.git.lookup_path(old_tree, path)
@@ -305,5 +338,5 @@ def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[st
             continue
         found = claim_taken_between(ws, old_sha, new_sha, path, actor)
         if found is not None:
-            taken.append((found[0].id, found[1]))
+            taken.append((found[0].id, found[1], (path, old_sha, new_sha)))
     return taken

@@ -35,7 +35,6 @@ from hive.domain.maillog import (
     CellRows,
     MailState,
     Unanswered,
-    author_of,
     check_message,
     coordinator_named,
     epic_above,
@@ -44,6 +43,7 @@ from hive.domain.maillog import (
     first_open_work,
     header_fields,
     inbox_events,
+    join_log,
     mark_of,
     message_event,
     no_message,
@@ -607,7 +607,7 @@ def _sync_mail_locked(ws: Workspace, name: str, timeout: float) -> MailSyncResul
         if theirs is not None:
             fetch_ref(ws.root, name, MAIL_REF, tracking)
             local = ws.git.ref_value(MAIL_REF)
-            received += join_mail_log(ws, theirs, name, timeout)
+            received += join_log(ws, theirs, name, timeout)
             tip = ws.git.ref_value(MAIL_REF)
             merged = merged or (local is not None and tip not in (local, theirs))
         local = ws.git.ref_value(MAIL_REF)
@@ -620,24 +620,6 @@ def _sync_mail_locked(ws: Workspace, name: str, timeout: float) -> MailSyncResul
                 pushed=local is not None and local != theirs,
             )
     raise GitError(f"{name}'s {MAIL_REF} kept moving while syncing; try again")
-
-
-def join_mail_log(
-    ws: Workspace, theirs: str, remote: str, lock_timeout: float | None = None
-) -> int:
-    """Join the fetched log ``theirs`` into ``refs/hive/mail`` (fast-forward or a merge
-    commit; no event lost, none twice); how many messages arrived. ``lock_timeout``:
-    the write lock's wait (default: the workspace's)."""
-    known = set(_state(ws).messages)
-    ws.git.merge_into_ref(
-        MAIL_REF,
-        theirs,
-        message=f"hive-mail: merge {MAIL_REF} from {remote}\n",
-        author=author_of(ws, ws.actor),
-        lock_timeout=ws.lock_timeout() if lock_timeout is None else lock_timeout,
-        lock_name="mail.lock",
-    )
-    return len(set(_state(ws).messages) - known)
 
 
 def post_notice(ws: Workspace, *, key: str, to: list[str], subject: str, body: str) -> bool:

@@ -428,6 +428,23 @@ def author_of(ws: MailHost, name: str) -> Identity:
     return identity_of(name)
 
 
+def join_log(ws: MailHost, theirs: str, remote: str, lock_timeout: float | None = None) -> int:
+    """Join the fetched log ``theirs`` into ``refs/hive/mail`` (fast-forward or a merge
+    commit; no event lost, none twice); how many messages arrived. ``lock_timeout``:
+    the write lock's wait (default: the host's). The full sync's and the lean one's
+    (``hive/cli/lean_sync.py``), and ``hive mail sync``'s."""
+    known = set(state_of(ws).messages)
+    ws.git.merge_into_ref(
+        MAIL_REF,
+        theirs,
+        message=f"hive-mail: merge {MAIL_REF} from {remote}\n",
+        author=author_of(ws, ws.principal.name),
+        lock_timeout=ws.lock_timeout() if lock_timeout is None else lock_timeout,
+        lock_name="mail.lock",
+    )
+    return len(set(state_of(ws).messages) - known)
+
+
 def identity_of(agent: str) -> Identity:
     """``agent`` at ``hive.local``, the email of its cell commits too (one slug rule:
     ``actors.slug``), so that ``git log --author`` finds both."""

@@ -7,6 +7,10 @@ is allowed. The tool surfaces check every call's paths; the domain applies the
 same rules where no tool is involved: the pre-commit hook (as the pseudo-tool
 ``git_commit``) and reservations (``swarmmail_reserve``, see
 :func:`pattern_only_denied`).
+
+Where the file system ignores case (git's ``core.ignorecase``: ``fold_case``), a rule
+and a path are compared case folded as reservations are (``globs.path_matches``,
+``foldcase.fold``): ``SECRETS/x`` is ``secrets/x`` there, so ``secrets/**`` denies it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from hive.domain.globs import glob_matches, normalize_pattern, patterns_intersect, sample_paths
+from hive.domain.globs import (
+    case_folded,
+    normalize_pattern,
+    path_matches,
+    patterns_meet,
+    sample_paths,
+)
 from hive.errors import HiveError, InvalidInput, PermissionDenied
 
 TYPE_CHECKING = False  # the models are imported only to parse a section (the quick hook)
@@ -58,15 +68,24 @@ def _patterns(patterns: list[str], key: str) -> list[str]:
         raise InvalidInput(f".hive/config.yaml: {key}: {exc.message}", key=key) from None
 
 
-def check_paths(permissions: Permissions, agent: str, tool: str, paths: list[str]) -> None:
-    """Raise PathPermissionDenied for the first path ``agent`` may not touch with ``tool``."""
+def check_paths(
+    permissions: Permissions, agent: str, tool: str, paths: list[str], *, fold_case: bool = False
+) -> None:
+    """Raise PathPermissionDenied for the first path ``agent`` may not touch with ``tool``
+    (``fold_case``: compared case folded, see the module's doc)."""
     rules = scopes(permissions, agent, tool)
+    denies, allows = _touching(fold_case), _within(fold_case)
     for path in paths if rules else []:
-        _check(rules, path, path, TOOL_WORDING, denies=_touches, allows=_inside, tool=tool)
+        _check(rules, path, path, TOOL_WORDING, denies=denies, allows=allows, tool=tool)
 
 
 def check_directories(
-    permissions: Permissions, agent: str, tool: str, directories: list[str]
+    permissions: Permissions,
+    agent: str,
+    tool: str,
+    directories: list[str],
+    *,
+    fold_case: bool = False,
 ) -> None:
     """A directory to list or search is refused only when a deny rule covers all of
     it, or no allowed pattern lies in or above it (a directory above an allowed
@@ -76,7 +95,13 @@ def check_directories(
         inside = _everything_in(given)
         shown = "./" if inside == "**" else inside[:-2]
         _check(
-            rules, shown, inside, TOOL_WORDING, denies=_inside, allows=patterns_intersect, tool=tool
+            rules,
+            shown,
+            inside,
+            TOOL_WORDING,
+            denies=_within(fold_case),
+            allows=lambda rule, probe: patterns_meet(rule, probe, fold_case),
+            tool=tool,
         )
 
 
@@ -129,7 +154,9 @@ def _everything_in(directory: str) -> str:
     return f"{directory.rstrip('/')}/**"
 
 
-def pattern_only_denied(permissions: Permissions, agent: str, tool: str, pattern: str) -> None:
+def pattern_only_denied(
+    permissions: Permissions, agent: str, tool: str, pattern: str, *, fold_case: bool = False
+) -> None:
     """Refuse a reservation ``pattern`` that names only files ``agent`` may not touch.
 
     A pattern that merely *could* contain denied files (``src/auth/**`` under a
@@ -143,10 +170,16 @@ def pattern_only_denied(permissions: Permissions, agent: str, tool: str, pattern
     samples = sample_paths(pattern)
 
     def names_only(denied: str, _: str) -> bool:
-        return bool(samples) and all(glob_matches(denied, path) for path in samples)
+        return bool(samples) and all(path_matches(denied, path, fold_case) for path in samples)
 
     _check(
-        rules, pattern, pattern, PATTERN_WORDING, denies=names_only, allows=_touches, agent=agent
+        rules,
+        pattern,
+        pattern,
+        PATTERN_WORDING,
+        denies=names_only,
+        allows=_touching(fold_case),
+        agent=agent,
     )
 
 
@@ -172,17 +205,28 @@ def scopes(permissions: Permissions, agent: str, tool: str) -> list[Scope]:
     return found
 
 
-def _touches(rule: str, path: str) -> bool:
-    """A requested path (or glob) touches a rule when some file matches both."""
-    if GLOB_CHARS.search(path):
-        return patterns_intersect(rule, path)
-    return glob_matches(rule, path)
+def _touching(fold_case: bool) -> Callable[[str, str], bool]:
+    """Whether a requested path (or glob) touches a rule: some file matches both."""
+
+    def touches(rule: str, path: str) -> bool:
+        if GLOB_CHARS.search(path):
+            return patterns_meet(rule, path, fold_case)
+        return path_matches(rule, path, fold_case)
+
+    return touches
 
 
-def _inside(rule: str, path: str) -> bool:
-    """A requested path lies inside an allowed rule (a glob request must be contained)."""
-    if not GLOB_CHARS.search(path):
-        return glob_matches(rule, path)
-    if rule == path:
-        return True
-    return rule.endswith("/**") and path.startswith(rule[:-2])
+def _within(fold_case: bool) -> Callable[[str, str], bool]:
+    """Whether a requested path lies inside an allowed rule (a glob request must be
+    contained)."""
+
+    def inside(rule: str, path: str) -> bool:
+        if not GLOB_CHARS.search(path):
+            return path_matches(rule, path, fold_case)
+        if fold_case:
+            rule, path = case_folded(rule), case_folded(path)
+        if rule == path:
+            return True
+        return rule.endswith("/**") and path.startswith(rule[:-2])
+
+    return inside

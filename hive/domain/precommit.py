@@ -41,7 +41,7 @@ from hive.domain.reservations import (
     load_reservations,
     misfiled,
 )
-from hive.domain.reservecore import RESERVATIONS_DIR
+from hive.domain.reservecore import RESERVATIONS_DIR, folds_case
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
@@ -484,12 +484,13 @@ def _denied_violations(ws: Workspace, state: StagedState, agent: str) -> list[Vi
     except HiveError as exc:
         return _unchecked(ws, state, agent, exc)
     _remember_rules(ws, state.snapshot, rules)
+    fold = folds_case(ws.git.paths)  # SECRETS/x is secrets/x there, as for reservations
     found = []
     for path in state.paths:
         if path.startswith(HIVE_DIR + "/"):
             continue
         try:
-            check_paths(rules, agent, COMMIT_TOOL, [path])
+            check_paths(rules, agent, COMMIT_TOOL, [path], fold_case=fold)
         except PathPermissionDenied as exc:
             found.append(Violation(path=path, kind="denied", message=exc.message))
     return [] if found and _bypasses_rules(ws, state, agent) else found

@@ -41,10 +41,10 @@ from hive.domain.reservecore import (
     MAX_TTL,
     RESERVATIONS_DIR,
     RESERVE_TOOL,
+    compared_prefix,
     conflicting,
     entry_text,
     file_text,
-    literal_prefix,
     path_under,
     reservation_path,
     split_release,
@@ -176,10 +176,11 @@ def _load_reservations(ws: Workspace, snap: Snapshot) -> LoadedReservations:
 
 
 def _prefixed(ws: Workspace, sha: str, data: ReservationFile) -> list[tuple[str, Reservation]]:
-    """``data``'s reservations with their literal prefixes, computed once per file version."""
+    """``data``'s reservations with their literal prefixes as compared
+    (``reservecore.compared_prefix``), computed once per file version."""
     cache: dict[str, list[tuple[str, Reservation]]] = ws.state.setdefault(PREFIX_CACHE, {})
     if sha not in cache:
-        cache[sha] = [(literal_prefix(r.path_pattern), r) for r in data.reservations]
+        cache[sha] = [(compared_prefix(r.path_pattern), r) for r in data.reservations]
     return cache[sha]
 
 
@@ -258,12 +259,9 @@ def reserve(
         if problems:
             raise problems_error(problems)
         files = loaded.files
-        fold = reservecore.folds_case(ws.git.paths)
-        found = _conflicts(loaded, agent, patterns, exclusive, now, fold_case=fold)
+        found = _conflicts(loaded, agent, patterns, exclusive, now)
         for branch, other in others:
-            found += _conflicts(
-                other, agent, patterns, exclusive, now, branch=branch, fold_case=fold
-            )
+            found += _conflicts(other, agent, patterns, exclusive, now, branch=branch)
         if found and not force:
             raise _conflict_error(found)
         overrides = _overrides(ws, snap, found, reason) if found else []
@@ -392,9 +390,10 @@ def _refuse_denied(ws: Workspace, snap: Snapshot, agent: str, patterns: list[str
     if ws.principal.kind != "agent":
         return
     rules = parsed_section(ws, "tools", permissions_from_config, snap)
+    fold = reservecore.folds_case(ws.git.paths)
     try:
         for pattern in patterns:
-            pattern_only_denied(rules, agent, RESERVE_TOOL, pattern)
+            pattern_only_denied(rules, agent, RESERVE_TOOL, pattern, fold_case=fold)
     except PathPermissionDenied:
         if not agent_profile(ws, agent, snap).bypass_permissions:
             raise
@@ -450,13 +449,10 @@ def _conflicts(
     now: datetime,
     *,
     branch: str | None = None,
-    fold_case: bool = False,
 ) -> list[ConflictDetail]:
     return [
         conflict_detail(pattern, held, branch)
-        for pattern, held in conflicting(
-            loaded.held, agent, patterns, exclusive, now, fold_case=fold_case
-        )
+        for pattern, held in conflicting(loaded.held, agent, patterns, exclusive, now)
     ]
 
 

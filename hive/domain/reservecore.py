@@ -19,7 +19,8 @@ import os
 import re
 from datetime import datetime, timedelta
 
-from hive.domain.globs import case_folded, glob_matches, normalize_pattern, patterns_intersect
+from hive.domain.foldcase import fold
+from hive.domain.globs import case_folded, normalize_pattern, path_matches, patterns_meet
 from hive.domain.reserveplain import FIELDS as FIELDS
 from hive.domain.reserveplain import MAX_PLAIN_NAME as MAX_PLAIN_NAME
 from hive.domain.reserveplain import RESERVATIONS_DIR as RESERVATIONS_DIR
@@ -124,33 +125,49 @@ def may_intersect(a: str, b: str) -> bool:
 
 
 def folds_case(paths: RepoPaths) -> bool:
-    """Whether reservations are compared with their case folded
-    (:func:`hive.domain.globs.case_folded`): where the file system ignores case
-    (``core.ignorecase``), ``SRC/a.py`` and ``src/a.py`` are one file."""
+    """Whether files are compared with reservations case folded here
+    (:func:`hive.domain.globs.case_folded`, ``foldcase.fold``): where the file system
+    ignores case (``core.ignorecase``), ``SRC/a.py`` and ``src/a.py`` are one file.
+    Patterns are compared with each other case folded in every clone (:func:`conflicting`)."""
     from hive.git.configfile import ignores_case
 
     return ignores_case(paths)
 
 
 def as_compared(pattern: str, fold_case: bool) -> str:
-    """``pattern`` as reservations are compared: case folded where the file system
-    ignores case (:func:`folds_case`), else as it is."""
+    """``pattern`` as reservations are compared: case folded (:func:`folds_case`,
+    :func:`conflicting`), else as it is."""
     return case_folded(pattern) if fold_case else pattern
+
+
+def compared_prefix(pattern: str) -> str:
+    """The literal prefix of ``pattern`` as :func:`conflicting` compares it (folded)."""
+    return literal_prefix(case_folded(pattern))
+
+
+def _apart(a: str, b: str, compared: tuple[str, str]) -> bool:
+    """Cheap sufficient condition for ``a`` and ``b`` (patterns, or a path and a pattern)
+    to name no common file: their literal prefixes are incompatible as ``compared`` (the
+    two as compared) and as written (a name that is not ASCII is also compared as
+    written: ``globs.path_matches``)."""
+    return not may_intersect(*compared) and not may_intersect(a, b)
 
 
 def path_under(pattern: str, path: str, fold_case: bool = False) -> bool:
     """Whether the file ``path`` falls under the reservation ``pattern`` (its case
-    folded, both, where the file system ignores case)."""
-    if fold_case:
-        pattern, path = case_folded(pattern), path.lower()
-    return may_intersect(path, pattern) and glob_matches(pattern, path)
+    folded, both, where the file system ignores case: ``globs.path_matches``)."""
+    compared = (fold(path), case_folded(pattern)) if fold_case else (path, pattern)
+    return not _apart(path, pattern, compared) and path_matches(pattern, path, fold_case)
 
 
 def conflicts_with(requested: str, exclusive: bool, held: Held, *, fold_case: bool = False) -> bool:
+    """Whether a request for ``requested`` conflicts with ``held`` (one of them exclusive
+    and the patterns intersecting, case folded with ``fold_case``)."""
     if not exclusive and not held.exclusive:
         return False
-    asked, theirs = as_compared(requested, fold_case), as_compared(held.path_pattern, fold_case)
-    return may_intersect(asked, theirs) and patterns_intersect(asked, theirs)
+    theirs = held.path_pattern
+    compared = (as_compared(requested, fold_case), as_compared(theirs, fold_case))
+    return not _apart(requested, theirs, compared) and patterns_meet(requested, theirs, fold_case)
 
 
 def conflicting(
@@ -159,24 +176,24 @@ def conflicting(
     patterns: Iterable[str],
     exclusive: bool,
     now: datetime,
-    *,
-    fold_case: bool = False,
 ) -> Iterator[tuple[str, H]]:
     """(requested pattern, held reservation) for every active reservation of another
     agent that a request by ``agent`` for ``patterns`` conflicts with; ``held``:
-    reservations with their patterns' literal prefixes; ``fold_case``: the file system
-    ignores case (:func:`folds_case`)."""
+    reservations with their patterns' :func:`compared_prefix`. Patterns are compared
+    case folded in every clone, whatever its file system: ``hive sync`` settles two
+    clones' grants so (``contest``, one answer for every clone), and a grant here must
+    not be one the next sync takes back."""
     listed = list(held)
-    if fold_case:  # the prefixes as compared, once for every requested pattern
-        listed = [(literal_prefix(case_folded(item.path_pattern)), item) for _, item in listed]
     for pattern in patterns:
-        prefix = literal_prefix(as_compared(pattern, fold_case))
+        prefix = compared_prefix(pattern)
         for held_prefix, item in listed:
-            if not (held_prefix.startswith(prefix) or prefix.startswith(held_prefix)):
+            if not (held_prefix.startswith(prefix) or prefix.startswith(held_prefix)) and (
+                pattern.isascii() and item.path_pattern.isascii()
+            ):
                 continue  # cheap necessary condition first: most held patterns fail it
             if item.agent == agent or not item.active(now):
                 continue
-            if conflicts_with(pattern, exclusive, item, fold_case=fold_case):
+            if conflicts_with(pattern, exclusive, item, fold_case=True):
                 yield pattern, item
 
 

@@ -150,6 +150,18 @@ class PlainReservation:
         return entry_text(self.fields())
 
 
+def exclusive_held(
+    reservations: Iterable[PlainReservation], now: datetime
+) -> list[PlainReservation]:
+    """The reservations of ``reservations`` that hold their files against every other
+    agent at ``now``: exclusive, unexpired and not yielded to another clone's grant (a
+    forced one too: it holds them). The one rule of the readers without the models: the
+    pre-commit hook's quick check (``cli/leanhook.py``, whose holds these block) and the
+    lean sync's (``cli/lean_sync.py``, which leaves a sync to the full path when two
+    agents have such a reservation: ``contest`` may have one to settle)."""
+    return [item for item in reservations if item.exclusive and item.active(now)]
+
+
 class PlainFile:
     """An agent's reservation file read plainly: its agent and its reservations."""
 

@@ -19,7 +19,9 @@ pushed first; never forced):
 2. merge the remote state into this branch's ``.hive/``: the three-way merge
    of (common ancestor, this branch, remote state), file by file and field by
    field (:mod:`hive.domain.merge`), committed as one hive commit that
-   touches only ``.hive/`` files; exclusive reservations that now overlap
+   touches only ``.hive/`` files and names the remote state it merged
+   (``Hive-Sync-State:``, which ``hive doctor``'s audit checks it against:
+   :mod:`hive.domain.syncaudit`); exclusive reservations that now overlap
    across clones are settled (earliest grant wins, the other is marked as
    yielded) in the same commit;
 3. record the merged state on ``refs/hive/state`` (parents: ours and theirs, and
@@ -37,18 +39,18 @@ never overwrites newer remote state.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hive.domain.contest import settle_contests
-from hive.domain.merge import HISTORY_LIMIT, is_mergeable_path, merge_file
-from hive.domain.workspace import Workspace
+from hive.domain.mergecore import HISTORY_LIMIT, is_mergeable_path
 from hive.errors import GitError
 from hive.git.gitconfig import GitConfig, git_available
+from hive.git.refs import HeadRef
 from hive.git.remote import (
     HIVE_REFS,
     MAIL_REF,
     PUSH_REFSPEC,
     STATE_REF,
+    STATE_TRAILER,
     check_remote,
     fetch_refs,
     fetch_refspec,
@@ -56,7 +58,7 @@ from hive.git.remote import (
     take_handed_over_fetch,
     tracking_ref,
 )
-from hive.git.repo import Change, Plan, Snapshot, format_message
+from hive.git.repo import Change, GitRepo, Identity, Plan, Snapshot, format_message
 from hive.git.state import check_git_state
 from hive.git.syncref import (
     history_blobs,
@@ -67,9 +69,13 @@ from hive.git.syncref import (
     seen_commit,
     state_commit,
 )
-from hive.models.reservation import Contest
-from hive.models.results import SyncResult
 from hive.store.layout import CELLS_DIR, HIVE_DIR, cell_id_from_path
+
+if TYPE_CHECKING:  # pydantic's models: imported where used (the lean sync never needs them)
+    from hive.domain.merge import MergeOutcome
+    from hive.domain.workspace import Workspace
+    from hive.models.reservation import Contest
+    from hive.models.results import SyncResult
 
 Progress = Callable[[str, int, int], None]
 SYNC_ATTEMPTS = 8
@@ -103,77 +109,192 @@ def configure_remotes(
     return changed
 
 
+class Uncommon(Exception):
+    """The lean sync (``hive/cli/lean_sync.py``) leaves the rest of this sync to the
+    full one: raised after a round's fetch, before that round writes anything;
+    ``carried``: what the earlier rounds did (:func:`run_rounds` goes on from it)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.carried: dict[str, Any] = {}
+
+
+class Syncing:
+    """Who syncs, and how a sync meets its rarer cases. The full sync's is
+    :class:`WorkspaceSyncing` (a Workspace: every case); the lean sync's (no pydantic)
+    raises :class:`Uncommon` where a case needs pydantic's models: a reservation
+    contest to settle (and mail to send about it)."""
+
+    git: GitRepo
+    root: str
+
+    def identity(self) -> Identity:
+        raise NotImplementedError
+
+    def trailers(self, event: str) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    def lock_timeout(self) -> float:
+        raise NotImplementedError
+
+    def merge(self, path: str, base: bytes | None, mine: bytes, other: bytes) -> MergeOutcome:
+        """``merge.merge_file``: both sides changed the file since the base."""
+        from hive.domain.merge import merge_file
+
+        return merge_file(path, base, mine, other)
+
+    def settle(self, snap: Snapshot, changes: list[Change]) -> tuple[list[Change], list[Contest]]:
+        """``contest.settle_contests`` of the state ``changes`` lead to (in the plan)."""
+        raise NotImplementedError
+
+    def join_mail(self, theirs: str, remote: str) -> int:
+        """``maillog.join_log``: the messages received."""
+        raise NotImplementedError
+
+    def notify(self, contested: list[Contest]) -> None:
+        raise NotImplementedError
+
+
+class WorkspaceSyncing(Syncing):
+    """The full sync's: a Workspace answers everything."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.git = ws.git
+        self.root = ws.root
+
+    def identity(self) -> Identity:
+        return self.ws.identity()
+
+    def trailers(self, event: str) -> list[tuple[str, str]]:
+        return self.ws.trailers(event)
+
+    def lock_timeout(self) -> float:
+        return self.ws.lock_timeout()
+
+    def settle(self, snap: Snapshot, changes: list[Change]) -> tuple[list[Change], list[Contest]]:
+        from hive.domain.contest import settle_contests
+
+        return settle_contests(self.ws, snap, changes)
+
+    def join_mail(self, theirs: str, remote: str) -> int:
+        from hive.domain.maillog import join_log
+
+        return join_log(self.ws, theirs, remote)
+
+    def notify(self, contested: list[Contest]) -> None:
+        _notify(self.ws, contested)
+
+
 def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = None) -> SyncResult:
     """Fetch, merge and push hive's state and mail with ``remote`` (see the module doc)."""
+    from hive.models.results import SyncResult
+
     name = check_remote(remote)
     if not git_available():
         raise GitError("hive sync needs the git program (it talks to remotes through it)")
     ws.config()  # an initialised hive
     check_git_state(ws.git.paths, ws.git.head())  # before talking to the remote
     with ws.git.sync_lock(ws.lock_timeout()):  # syncs in one repository take turns
-        return _sync_locked(ws, name, progress)
+        config = GitConfig(ws.root)
+        if name in config.remotes():
+            configure_remotes(ws, only=name, config=config)
+        # Pushing elsewhere than the fetch reads (a fork): the tracking refs say nothing
+        # of what the push destination has, so every hive ref is pushed.
+        everything = config.pushes_elsewhere(name)
+        named = name in config.remotes()
+        done = run_rounds(WorkspaceSyncing(ws), name, progress, everything=everything, named=named)
+        return SyncResult(**done)
 
 
-def _sync_locked(ws: Workspace, name: str, progress: Progress | None) -> SyncResult:
-    config = GitConfig(ws.root)
-    if name in config.remotes():
-        configure_remotes(ws, only=name, config=config)
+def run_rounds(
+    sy: Syncing, name: str, progress: Progress | None, *, everything: bool, named: bool
+) -> dict[str, Any]:
+    """The sync's rounds under its lock (fetch, merge, record, mail, push; again from
+    the fetch when the push is rejected): what ``SyncResult`` holds. A round the lean
+    sync handed over (``remote.hand_over_fetch``) goes on from its fetch and its
+    earlier rounds. ``everything``: the remote pushes elsewhere than it fetches from;
+    ``named``: a remote of git's config (not a URL or a path)."""
     report = progress or (lambda phase, done, total: None)
-    # Pushing elsewhere than the fetch reads (a fork): the tracking refs say nothing of
-    # what the push destination has, so every hive ref is pushed.
-    everything = config.pushes_elsewhere(name)
-    totals: dict[str, Any] = {"received": 0, "conflicts": [], "unresolved": [], "contested": []}
-    commit: str | None = None
-    for attempt in range(1, SYNC_ATTEMPTS + 1):
+    carried = take_handed_over_fetch(sy.root, name)
+    totals: dict[str, Any] = {"received": 0, "mail": 0, "conflicts": [], "unresolved": []}
+    totals["contested"] = []
+    totals = (carried or {}).get("totals", totals)
+    commit: str | None = (carried or {}).get("commit")
+    first: int = (carried or {}).get("attempt", 1)
+    for attempt in range(first, SYNC_ATTEMPTS + 1):
         report("fetching", 0, 3)
-        if attempt > 1 or not take_handed_over_fetch(ws.root, name):
-            fetch_refs(ws.root, name, HIVE_REFS, tracking_ref(name, "*"))
+        if attempt > first or carried is None:
+            fetch_refs(sy.root, name, HIVE_REFS, tracking_ref(name, "*"))
         report("merging", 1, 3)
-        merged = _merge_state(ws, name)
+        try:
+            merged = _merge_state(sy, name)
+        except Uncommon as exc:
+            exc.carried = {"totals": totals, "commit": commit, "attempt": attempt}
+            raise
         commit = merged.get("commit") or commit
         for key in ("conflicts", "unresolved", "contested"):
-            totals[key] += merged[key]
+            totals[key] = totals[key] + merged[key]
         totals["received"] += merged["received"]
-        totals["mail"] = totals.get("mail", 0) + _merge_mail(ws, name)
-        _notify(ws, merged["contested"])
+        totals["mail"] += _merge_mail(sy, name)
+        sy.notify(merged["contested"])
         if not merged["recorded"]:
             continue  # something else moved refs/hive/state meanwhile (not a sync: they take turns)
         report("pushing", 2, 3)
-        refs = [r for r in (STATE_REF, MAIL_REF) if _to_push(ws, name, r, everything)]
-        rejected = push_refs(ws.root, name, refs)
+        refs = [r for r in (STATE_REF, MAIL_REF) if _to_push(sy, name, r, everything)]
+        rejected = push_refs(sy.root, name, refs)
         if not rejected:
+            if not (everything or named):
+                _remember_push(sy, name, refs)
             report("done", 3, 3)
-            return SyncResult(
-                remote=name,
-                attempts=attempt,
-                commit=commit,
-                state=ws.git.ref_value(STATE_REF),
-                received_cells=totals["received"],
-                sent_cells=merged["sent"],
-                mail_received=totals["mail"],
-                conflicts=totals["conflicts"],
-                unresolved=totals["unresolved"],
-                contested=totals["contested"],
-            )
+            return {
+                "remote": name,
+                "attempts": attempt,
+                "commit": commit,
+                "state": sy.git.ref_value(STATE_REF),
+                "received_cells": totals["received"],
+                "sent_cells": merged["sent"],
+                "mail_received": totals["mail"],
+                "conflicts": totals["conflicts"],
+                "unresolved": totals["unresolved"],
+                "contested": totals["contested"],
+            }
     raise GitError(
         f"{name}'s hive refs kept moving while syncing ({SYNC_ATTEMPTS} tries); try again"
     )
 
 
-def _to_push(ws: Workspace, remote: str, ref: str, everything: bool) -> bool:
+def _remember_push(sy: Syncing, remote: str, refs: list[str]) -> None:
+    """After a push to a URL (or a path) the remote accepted: its tracking refs say
+    what it now holds, as git's push says it of a named remote (whose fetch refspec,
+    ``remote.fetch_refspec``, maps hive's refs). git keeps no tracking refs for a URL,
+    so the next sync found them behind what it had pushed (and the lean sync,
+    ``hive/cli/lean_sync.py``, left it to the full one). Each moves from what this
+    round's fetch set (compare-and-swap: one moved meanwhile is left to the next fetch,
+    which sets them all again, forced)."""
+    for ref in refs:
+        tracking = tracking_ref(remote, ref.removeprefix("refs/hive/"))
+        pushed, fetched = sy.git.ref_value(ref), sy.git.ref_value(tracking)
+        if pushed is not None and pushed != fetched:
+            head = HeadRef(ref=tracking, commit=fetched)
+            message = f"hive sync: pushed to {remote}"
+            sy.git.swap_ref(head, pushed, sy.identity(), message, sy.lock_timeout())
+
+
+def _to_push(sy: Syncing, remote: str, ref: str, everything: bool) -> bool:
     """Whether to push ``ref``: it exists here and (unless ``everything``) differs from
     what this attempt's fetch found on ``remote`` (the tracking refs mirror the remote's:
     the fetch prunes them), so a sync with nothing to send makes no push."""
-    local = ws.git.ref_value(ref)
+    local = sy.git.ref_value(ref)
     if local is None or everything:
         return local is not None
-    return local != ws.git.ref_value(tracking_ref(remote, ref.removeprefix("refs/hive/")))
+    return local != sy.git.ref_value(tracking_ref(remote, ref.removeprefix("refs/hive/")))
 
 
 # ------------------------------------------------------------------ cells and files
 
 
-def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
+def _merge_state(ws: Syncing, remote: str) -> dict[str, Any]:
     """Merge the remote state into this branch (one commit) and record it on STATE_REF."""
     git = ws.git
     theirs = git.ref_value(tracking_ref(remote, "state"))
@@ -195,6 +316,8 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
         cells = sorted({cid for c in changes if (cid := cell_id_from_path(c.path))})
         trailers = [("Hive-Cell", cid) for cid in cells]
         trailers += ws.trailers("sync")
+        if theirs is not None:  # what the audit checks this commit's changes against
+            trailers.append((STATE_TRAILER, theirs))
         subject = f"hive: sync {len(cells)} cell(s) from {remote}"
         return Plan(changes=changes, message=format_message(subject, trailers))
 
@@ -225,7 +348,7 @@ def _merge_state(ws: Workspace, remote: str) -> dict[str, Any]:
     }
 
 
-def _raise_sequence(ws: Workspace, changes: list[Change]) -> None:
+def _raise_sequence(ws: Syncing, changes: list[Change]) -> None:
     """Reservation ids that came from another clone are never given again here (a
     merge may have renumbered one above any this clone granted). Under the write lock."""
     from hive.domain.reservecore import raise_sequence
@@ -234,7 +357,7 @@ def _raise_sequence(ws: Workspace, changes: list[Change]) -> None:
 
 
 def _next_state(
-    ws: Workspace,
+    ws: Syncing,
     local: str | None,
     theirs: str | None,
     merged_tree: str | None,
@@ -253,7 +376,7 @@ def _next_state(
     return state_commit(git, merged_tree, parents, message, ws.identity())
 
 
-def _seen_parent(ws: Workspace, had: _History, merged: dict[str, str], remote: str) -> str | None:
+def _seen_parent(ws: Syncing, had: _History, merged: dict[str, str], remote: str) -> str | None:
     """A commit naming the versions of hive files this branch had (its newest
     ``HISTORY_LIMIT`` changes) that the remote state's history lacks, other than the
     ones sent (a cell another clone created, pushed with its branch and this clone
@@ -270,7 +393,7 @@ def _seen_parent(ws: Workspace, had: _History, merged: dict[str, str], remote: s
     return seen_commit(ws.git, sorted(unseen), message, ws.identity())
 
 
-def _listing(ws: Workspace, tree: str | None) -> dict[str, str]:
+def _listing(ws: Syncing, tree: str | None) -> dict[str, str]:
     return {} if tree is None else ws.git.tree_listing(tree, HIVE_DIR)
 
 
@@ -284,7 +407,7 @@ class _History:
     (no spurious conflicts, no resurrected labels). Read lazily, once per side.
     """
 
-    def __init__(self, ws: Workspace, *, theirs: str | None, ours: str | None) -> None:
+    def __init__(self, ws: Syncing, *, theirs: str | None, ours: str | None) -> None:
         self._git = ws.git
         self._tips = {"theirs": theirs, "ours": ours}
         self._blobs: dict[str, set[str]] = {}
@@ -308,7 +431,7 @@ class _History:
 
 
 def _merged_changes(
-    ws: Workspace,
+    ws: Syncing,
     snap: Snapshot,
     ours: dict[str, str],
     theirs: dict[str, str],
@@ -374,7 +497,7 @@ def _merged_changes(
             unresolved.append(f"{path}: changed on both sides; kept this clone's version")
             continue
         original = had.common(path) if foreign else (original or had.common(path))
-        outcome = merge_file(path, read(original) if original else None, read(mine), read(other))
+        outcome = ws.merge(path, read(original) if original else None, read(mine), read(other))
         if not outcome.clean:
             unresolved.append(outcome.message or f"{path}: could not merge")
             continue
@@ -385,7 +508,7 @@ def _merged_changes(
         conflicts += [{**where, **record.model_dump(mode="json")} for record in outcome.conflicts]
     # cell files received, as "sent" counts them (reservation and config files travel too)
     received = sum(change.path.startswith(CELLS_DIR + "/") for change in changes)
-    contest_changes, contested = settle_contests(ws, snap, changes)
+    contest_changes, contested = ws.settle(snap, changes)
     changes += contest_changes
     details = {
         "changed": bool(changes),
@@ -400,14 +523,12 @@ def _merged_changes(
 # ------------------------------------------------------------------ mail
 
 
-def _merge_mail(ws: Workspace, remote: str) -> int:
+def _merge_mail(ws: Syncing, remote: str) -> int:
     """Join the remote mail log into ours; the number of messages received."""
-    from hive.domain.mail import join_mail_log
-
     theirs = ws.git.ref_value(tracking_ref(remote, "mail"))
     if theirs is None:
         return 0
-    return join_mail_log(ws, theirs, remote)
+    return ws.join_mail(theirs, remote)
 
 
 def _notify(ws: Workspace, contested: list[Contest]) -> None:

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import time
+from typing import Any
 
 from hive.errors import GitError, InvalidInput
 from hive.git.rungit import FETCH_TIMEOUT as FETCH_TIMEOUT  # re-exported
@@ -95,6 +96,8 @@ STATE_REF = "refs/hive/state"
 MAIL_REF = "refs/hive/mail"
 HIVE_REFS = "refs/hive/*"
 PUSH_REFSPEC = f"{HIVE_REFS}:{HIVE_REFS}"  # never forced
+# the trailer of a sync's commit naming the remote state it merged (hive.domain.syncaudit)
+STATE_TRAILER = "Hive-Sync-State"
 
 
 def fetch_refspec(remote: str) -> str:
@@ -113,23 +116,27 @@ def tracking_ref(remote: str, name: str) -> str:
 
 
 # A fetch of hive's refs this process made an instant ago and handed over with the sync
-# it could not answer (``hive/cli/lean_sync.py`` to ``hive.domain.sync``, which runs
-# next in the same process): (root, remote) -> when. The sync's first round uses it
-# instead of fetching again (a second round trip to the remote for nothing); any later
-# round fetches, as a push the remote rejects because it moved since starts one.
-_HANDED_OVER: dict[tuple[str, str], float] = {}
+# it could not finish (``hive/cli/lean_sync.py`` to ``hive.domain.sync``, which runs
+# next in the same process): (root, remote) -> (when, what the lean sync's earlier rounds
+# did). The sync goes on from that round with this fetch instead of fetching again (a
+# second round trip to the remote for nothing); any later round fetches, as a push the
+# remote rejects because it moved since starts one.
+_HANDED_OVER: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
 HANDOVER_SECONDS = 2.0  # older than this: fetched again (the process was not the sync's)
 
 
-def hand_over_fetch(root: str, remote: str) -> None:
-    """The tracking refs of ``remote`` were just fetched for a sync that goes on next."""
-    _HANDED_OVER[(root, remote)] = time.monotonic()
+def hand_over_fetch(root: str, remote: str, carried: dict[str, Any] | None = None) -> None:
+    """The tracking refs of ``remote`` were just fetched for a sync that goes on next;
+    ``carried``: the round of this fetch and what the earlier rounds did (none: the
+    first round)."""
+    _HANDED_OVER[(root, remote)] = (time.monotonic(), carried or {"attempt": 1})
 
 
-def take_handed_over_fetch(root: str, remote: str) -> bool:
-    """Whether a fetch of ``remote`` was handed over an instant ago (taken: once)."""
-    when = _HANDED_OVER.pop((root, remote), None)
-    return when is not None and time.monotonic() - when < HANDOVER_SECONDS
+def take_handed_over_fetch(root: str, remote: str) -> dict[str, Any] | None:
+    """What a fetch of ``remote`` handed over an instant ago carries (taken: once); None
+    when there is none (the sync fetches first)."""
+    when, carried = _HANDED_OVER.pop((root, remote), (0.0, {}))
+    return carried if when and time.monotonic() - when < HANDOVER_SECONDS else None
 
 
 def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:

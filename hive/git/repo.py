@@ -624,6 +624,14 @@ class GitRepo:
             return None
         return str(value.decode())
 
+    def refs_under(self, prefix: str) -> dict[str, str]:
+        """Each ref below ``prefix`` (``refs/hive-remotes``, loose or packed) and the
+        commit it points at."""
+        found = self.dulwich.refs.as_dict(_ref(prefix.rstrip("/")))
+        return {
+            f"{prefix.rstrip('/')}/{name.decode()}": sha.decode() for name, sha in found.items()
+        }
+
     def commit_diff(self, commit_sha: str, keep: Callable[[str], bool] | None = None) -> CommitDiff:
         """What ``commit_sha`` changed against its first parent: per-file stats and a patch
         (of the paths ``keep`` accepts, if given)."""
@@ -640,17 +648,31 @@ class GitRepo:
     def paths_between(
         self, old_tree: str | None, new_tree: str, *, errors: str = "replace"
     ) -> list[str]:
-        """The paths that differ between two trees (either side of a rename), each once,
-        in the order the trees list them; names decoded with ``errors``."""
-        from dulwich.diff_tree import tree_changes
+        """The paths that differ between two trees (a file on either side, each once),
+        in the order the trees list them; names decoded with ``errors``. Subtrees equal
+        on both sides are not read; trees are read through the tree cache (an audit of
+        hundreds of commits reads the same few subtrees again and again)."""
+        found: dict[bytes, None] = {}
+        self._differing(old_tree, new_tree, b"", found)
+        return [path.decode("utf-8", errors=errors) for path in found]
 
-        old = object_id(old_tree) if old_tree is not None else None
-        found: dict[str, None] = {}
-        for change in tree_changes(self.dulwich.object_store, old, object_id(new_tree)):
-            for side in (change.old, change.new):
-                if side is not None and side.path is not None:
-                    found.setdefault(side.path.decode("utf-8", errors=errors))
-        return list(found)
+    def _differing(
+        self, old_tree: str | None, new_tree: str | None, prefix: bytes, found: dict[bytes, None]
+    ) -> None:
+        if old_tree == new_tree:
+            return
+        old = self.tree_items(old_tree) if old_tree is not None else {}
+        new = self.tree_items(new_tree) if new_tree is not None else {}
+        for name in sorted(old.keys() | new.keys(), key=lambda n: _tree_order(n, old, new)):
+            before, after = old.get(name), new.get(name)
+            if before == after:
+                continue
+            path = prefix + name
+            trees = [item[1] if item and item[0] == TREE_MODE else None for item in (before, after)]
+            if any(item and item[0] != TREE_MODE for item in (before, after)):
+                found.setdefault(path)  # a file (or a submodule) on either side
+            if trees != [None, None]:
+                self._differing(trees[0], trees[1], path + b"/", found)
 
     def range_diff(
         self, base: str | None, tip: str, keep: Callable[[str], bool] | None = None
@@ -1147,6 +1169,18 @@ class GitRepo:
         write_loose(self.paths, obj.type_name, obj.as_raw_string(), sha)
         return sha
 
+    def store_tree(self, items: Mapping[bytes, tuple[int, str]]) -> str:
+        """A tree object of ``items`` (name -> (mode, sha)), written loose as git and
+        dulwich write it (:func:`tree_body`); its sha."""
+        return write_loose(self.paths, b"tree", tree_body(items))
+
+    def has_object(self, sha: str) -> bool:
+        """Whether this repository holds the object ``sha`` (read by hive's own readers,
+        else asked of dulwich's object store)."""
+        if read_object(self.paths, sha) is not None:
+            return True
+        return object_id(sha) in self.dulwich.object_store
+
     def _write_tree(
         self, base_tree: str | None, changes: list[Change], blobs: Mapping[str, str | None]
     ) -> str:
@@ -1348,6 +1382,12 @@ class GitRepo:
                 )
             killpoints.reached("mid-worktree")
         return updates
+
+
+def _tree_order(name: bytes, *trees: Mapping[bytes, tuple[int, str]]) -> bytes:
+    """git's order of tree entries: a directory's name sorts as if it ended in ``/``."""
+    modes = [tree[name][0] for tree in trees if name in tree]
+    return name + b"/" if modes and modes[-1] == TREE_MODE else name
 
 
 def _partial_clone(common_dir: str) -> bool:

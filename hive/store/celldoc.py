@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from hive.jsontext import dumps_scalar
+from hive.jsontext import dumps_scalar, inert_bytes
 from hive.store.yamlio import dumps
 from hive.times import datetime  # the C class: without the datetime package's Python half
 from hive.times import exact_time as exact_time
@@ -239,7 +239,8 @@ def _json_plain(value: Any) -> bool:
 
 
 def json_of(cell: dict[str, Any]) -> bytes:
-    """The bytes ``pydantic_core.to_json(Cell, indent=2)`` gives for this cell: by
+    """The bytes ``pydantic_core.to_json(Cell, indent=2)`` gives for this cell (made
+    inert: ``jsontext.inert``, as every JSON answer is, here for the lean paths): by
     pydantic_core itself when a bulk build has loaded it (several times faster per
     cell), else ``json.dumps(..., indent=2)`` spelled out (with an indent, the
     standard library encodes in Python, slower than its C scalar encoder), which
@@ -247,7 +248,7 @@ def json_of(cell: dict[str, Any]) -> bytes:
     core = sys.modules.get("pydantic_core")
     if core is not None:
         encoded: bytes = core.to_json(_json_value(cell), indent=2)
-        return encoded
+        return inert_bytes(encoded)
     return printed_by_python(cell)
 
 
@@ -256,7 +257,7 @@ def printed_by_python(cell: Any) -> bytes:
     any JSON value)."""
     parts: list[str] = []
     _pretty(_json_value(cell), "", parts)
-    return "".join(parts).encode("utf-8")
+    return inert_bytes("".join(parts).encode("utf-8"))
 
 
 _scalar = dumps_scalar  # json.JSONEncoder(ensure_ascii=False).encode

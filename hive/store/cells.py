@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from hive.errors import CorruptFile
+from hive.jsontext import inert_bytes
 from hive.models import Cell, HiveConfig
 from hive.models.cell import first_error
 from hive.store.celldoc import ALWAYS_WRITTEN, FIELD_ORDER, document_of, format_time
@@ -57,7 +58,7 @@ def parsed_cell(cell: Cell) -> ParsedCell:
         created=cell.created_at.timestamp(),
         deleted=cell.deleted_at is not None,
         dependencies=[(dep.type, dep.target) for dep in cell.dependencies],
-        json=to_json(cell, indent=2),
+        json=inert_bytes(to_json(cell, indent=2)),  # as --json prints it: celldoc.json_of
     )
 
 

@@ -46,7 +46,7 @@ import time
 from _weakrefset import WeakSet  # weakref.WeakSet, without importing weakref
 
 from hive import store
-from hive.jsontext import dumps_strings
+from hive.jsontext import dumps_strings, inert_bytes
 from hive.record import Frozen, Record, suppress
 from hive.store.layout import CELLS_DIR, cell_id_from_path, cell_path
 from hive.store.sqlerrors import is_transient, sqlite3, use_wal
@@ -444,7 +444,8 @@ class Row(Frozen):
 
 # The commits whose cells tree is no longer a stored state (commits with no cells tree
 # map to the empty state, which needs no row: their rows stay).
-_UNKEPT_COMMITS = "DELETE FROM commits WHERE cells NOT IN (SELECT key FROM states)"
+# (a commit without a cells tree too: its NULL is in no state, and cheap to read again)
+_UNKEPT_COMMITS = "DELETE FROM commits WHERE cells IS NULL OR cells NOT IN (SELECT key FROM states)"
 # The parsed cells (their rowids) stored up to rowid ? that no listing kept and no stored
 # ready list names: read from the primary key's index (the rows hold the printed JSON).
 _UNKEPT_BLOBS = (
@@ -642,11 +643,39 @@ class Transaction:
             return
         if kind is None:
             self.db.execute("COMMIT")
+            if _RECLAIM and self.db in _RECLAIM:  # it pruned: the free pages given back
+                _RECLAIM.discard(self.db)
+                reclaim_space(self.db)
             if self.wal is not None:
                 restart_wal(self.db, self.wal)
             return
+        _RECLAIM.discard(self.db)
         with suppress(sqlite3.Error):
             self.db.execute("ROLLBACK")
+
+
+# The connection whose committed transaction pruned (:meth:`StateIndex._prune_states`):
+# the file's free pages are given back once it has committed (``Transaction``).
+_RECLAIM: WeakSet[sqlite3.Connection] = WeakSet()
+
+
+def reclaim_space(db: sqlite3.Connection) -> None:
+    """Give the file's free pages back to the file system when they are over
+    :data:`RECLAIM_MIN_PAGES` and an eighth of it (``incremental_vacuum``: the pages
+    after the last used one moved into the gaps, the file cut at the next checkpoint).
+    Only an index made with ``auto_vacuum=INCREMENTAL`` (:meth:`StateIndex._recreate_tables`);
+    in an older file the free pages are reused by the next writes, never given back. A
+    pruning frees a few pages each time (reused by the next writes: left), a sweep of
+    parsed cells many. ``executescript``: ``execute`` runs one step of the pragma, which
+    frees one page."""
+    try:
+        (mode,) = db.execute("PRAGMA auto_vacuum").fetchone()
+        (free,) = db.execute("PRAGMA freelist_count").fetchone()
+        (pages,) = db.execute("PRAGMA page_count").fetchone()
+        if mode == 2 and free >= RECLAIM_MIN_PAGES and free * RECLAIM_SHARE >= pages:
+            db.executescript("PRAGMA incremental_vacuum")
+    except sqlite3.Error:  # busy, or another process rebuilt it: the next pruning tries again
+        return
 
 
 def restart_wal(db: sqlite3.Connection, wal: str) -> None:
@@ -888,6 +917,8 @@ class StateIndex:
         db: sqlite3.Connection | None = None
         try:
             db = self._connect()
+            # before WAL mode writes the file's first page: only a new file takes it
+            db.execute("PRAGMA auto_vacuum=INCREMENTAL")
             use_wal(db, BUSY_TIMEOUT_MS / 1000)
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("BEGIN EXCLUSIVE")
@@ -941,7 +972,12 @@ class StateIndex:
         return None if row is None else (row[0], row[1])
 
     def remember_commit(self, commit: str, hive: str | None, cells: str | None) -> None:
+        """Keep ``commit``'s trees. Of the commits without a cells tree (a hive with no
+        cell yet, commits from before ``hive init``: no state, so no pruning runs) only
+        the last is kept: each costs one tree read to find again."""
         with self.transaction() as db:
+            if cells is None:
+                db.execute("DELETE FROM commits WHERE cells IS NULL")
             db.execute(
                 "INSERT OR REPLACE INTO commits(commit_id, hive, cells) VALUES (?, ?, ?)",
                 (commit, hive, cells),
@@ -1061,6 +1097,7 @@ class StateIndex:
         db.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('pruned', ?)", (os.urandom(8).hex(),)
         )
+        _RECLAIM.add(db)
 
     @staticmethod
     def _sweep_blobs(db: sqlite3.Connection) -> None:
@@ -1821,11 +1858,18 @@ class StateIndex:
 
     def store_path_rules(self, config: str, rules: bytes) -> None:
         """Keep ``rules`` (JSON), parsed from the config file version ``config``: a blob
-        id names its content, so they hold for as long as that version exists."""
+        id names its content, so they hold for as long as that version exists. The rules
+        of the newest :data:`PATH_RULES_KEPT` versions stored are kept (a version dropped
+        is parsed again by the full check when committed to again)."""
         with self.transaction() as db:
             db.execute(_RULES_TABLE)
             db.execute(
                 "INSERT OR REPLACE INTO path_rules(config, rules) VALUES (?, ?)", (config, rules)
+            )
+            db.execute(
+                "DELETE FROM path_rules WHERE rowid NOT IN"
+                " (SELECT rowid FROM path_rules ORDER BY rowid DESC LIMIT ?)",
+                (PATH_RULES_KEPT,),
             )
 
 
@@ -1851,12 +1895,22 @@ PRUNE_SLACK = 8
 SWEEP_MIN = 1_000
 SWEEP_SHARE = 8
 
+# Config file versions whose parsed path rules are kept (each stored with a new rowid:
+# the newest are the highest).
+PATH_RULES_KEPT = 16
+# Free pages given back after a pruning (:func:`reclaim_space`) once there are at least
+# this many (1 MB at SQLite's 4 KiB pages) and they are an eighth of the file or more.
+RECLAIM_MIN_PAGES = 256
+RECLAIM_SHARE = 8
+
 JSON_PIECE = 1_000  # cells printed per write: a listing of 100,000 (~66 MB) is never copied whole
 
 
 def write_json_list(documents: Sequence[bytes], write: Callable[[bytes], object]) -> None:
     """The bytes ``pydantic_core.to_json(cells, indent=2)`` plus a newline would give,
-    from each cell's own ``to_json(cell, indent=2)``, handed to ``write`` in pieces."""
+    from each cell's own ``to_json(cell, indent=2)``, handed to ``write`` in pieces,
+    made inert (``jsontext.inert_bytes``: a document stored by an older hive, or by
+    the full path's pydantic, may hold DEL or a C1 control character raw)."""
     if not documents:
         write(b"[]\n")
         return
@@ -1864,5 +1918,5 @@ def write_json_list(documents: Sequence[bytes], write: Callable[[bytes], object]
     for start in range(0, len(documents), JSON_PIECE):
         part = documents[start : start + JSON_PIECE]
         body = b",\n".join(b"  " + document.replace(b"\n", b"\n  ") for document in part)
-        write(b",\n" + body if start else body)
+        write(inert_bytes(b",\n" + body if start else body))
     write(b"\n]\n")

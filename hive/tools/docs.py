@@ -178,6 +178,9 @@ stay denied one by one (file tools, pre-commit hook); a pattern that names only
 denied files (`.env.local`), or no file an allowlist allows, is refused naming the
 rule. The pre-commit hook applies the rules of the committing agent (identified by
 its credential) for the pseudo-tool `git_commit` (so `"*"` tool rules apply too).
+Where git is told the file system ignores case (`core.ignorecase`), rules and paths
+are compared with their case folded, as reservations are (`SECRETS/x` is under
+`secrets/**` there; docs/security.md).
 
 Rate limits: the bucket is the first of agent+tool, agent `default`, tool,
 `default`. A call refused before running (invalid, denied, a path leading out of

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from hive import __version__
 from hive.errors import HiveError
+from hive.jsontext import inert
 from hive.text import utf8_clean
 from hive.times import json_default
 from hive.tools.registry import CallContext, agent_tools, call_tool, tools
@@ -237,7 +238,8 @@ def _serve(ctx: CallContext) -> None:
     async def main() -> None:
         asyncio.get_running_loop().set_exception_handler(_unless_stopped)
         unanswered = Unanswered()
-        async with stdio_server() as (raw_read, write_stream):
+        async with stdio_server() as (raw_read, sdk_write):
+            write_stream = InertWire(sdk_write)
             checked_writer, checked_read = anyio.create_memory_object_stream[
                 SessionMessage | Exception
             ](0)
@@ -271,6 +273,42 @@ def _serve(ctx: CallContext) -> None:
                 await server.run(checked_read, replies, server.create_initialization_options())
 
     anyio.run(main)
+
+
+class InertMessage:
+    """A message as the SDK's stdout writer writes it (``model_dump_json``), made inert
+    (``jsontext.inert``: DEL and the C1 control characters as ``\\u`` escapes, the same
+    JSON value), as every JSON hive writes is."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: Any) -> None:
+        self.message = message
+
+    def model_dump_json(self, **options: Any) -> str:
+        return inert(self.message.model_dump_json(**options))
+
+
+class InertWire:
+    """The SDK's write stream to stdout, every message sent through it made inert: the
+    one place the MCP server's replies (results, errors, refusals) are encoded."""
+
+    __slots__ = ("stream",)
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    async def send(self, item: SessionMessage) -> None:
+        wrapped = InertMessage(item.message)
+        await self.stream.send(SessionMessage(wrapped, item.metadata))  # type: ignore[arg-type]  # duck-typed: written by model_dump_json
+
+    async def __aenter__(self) -> InertWire:
+        await self.stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        closed: bool | None = await self.stream.__aexit__(*exc)
+        return closed
 
 
 def _unless_stopped(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from hive.domain.cells import get_cell
-from hive.domain.globs import glob_matches
+from hive.domain.globs import path_matches
 from hive.domain.graph import open_blockers
 from hive.domain.limits import check_text
 from hive.domain.outcomes import new_outcome_id, outcome_change
@@ -34,7 +34,7 @@ from hive.domain.reservations import (
     problems_error,
     release_change,
 )
-from hive.domain.reservecore import GLOB_CHARS
+from hive.domain.reservecore import GLOB_CHARS, folds_case
 from hive.domain.swarm.verify import verify_settings
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import (
@@ -179,7 +179,8 @@ def _completion_plan(
         ws, snap, worker, current.id, now, only_this_cell=worker != agent
     )
     closed = _closed(current, completion.summary, now)
-    outcome = _completion_outcome(index, completion, closed, released + kept, now)
+    fold = folds_case(ws.git.paths)
+    outcome = _completion_outcome(index, completion, closed, released + kept, now, fold)
     files = [outcome_change(outcome), *completion.file_changes]
     if released:
         files.append(release_change(worker, kept, ws))
@@ -227,8 +228,10 @@ def _completion_outcome(
     closed: Cell,
     reservations: list[Reservation],
     now: datetime,
+    fold_case: bool,
 ) -> Outcome:
-    """The outcome record of the completion: the touched files and the agent's own."""
+    """The outcome record of the completion: the touched files and the agent's own
+    (``fold_case``: this clone compares files with reservations case folded)."""
     return build_outcome(
         index,
         closed,
@@ -241,6 +244,7 @@ def _completion_outcome(
         error_count=completion.error_count,
         retry_count=completion.retry_count,
         gate=completion.gate_state,
+        fold_case=fold_case,
     )
 
 
@@ -649,7 +653,10 @@ def build_outcome(
     duration_seconds: float | None = None,
     strategy: str | None = None,
     gate: str | None = None,
+    fold_case: bool,
 ) -> Outcome:
+    """The outcome of ``cell``'s work; ``fold_case``: the clone's file system ignores
+    case (``reservecore.folds_case``), so touched files match scope case folded."""
     started = cell.started_at or cell.created_at
     epic = index.cells.get(cell.parent) if cell.parent else None
     return Outcome(
@@ -669,7 +676,7 @@ def build_outcome(
         files_planned=list(cell.files_owned),
         files_touched=touched,
         files_reserved=list(dict.fromkeys(r.path_pattern for r in reservations)),
-        scope_violations=scope_violations(touched, cell.files_owned, reservations),
+        scope_violations=scope_violations(touched, cell.files_owned, reservations, fold_case),
         summary=summary,
         evaluation=evaluation,
         gate=gate,
@@ -684,9 +691,10 @@ def epic_strategy(epic: Cell | None) -> str | None:
 
 
 def scope_violations(
-    touched: list[str], owned: list[str], reservations: list[Reservation]
+    touched: list[str], owned: list[str], reservations: list[Reservation], fold_case: bool
 ) -> list[str]:
-    """Touched files matching neither the cell's files_owned nor the agent's reservations.
+    """Touched files matching neither the cell's files_owned nor the agent's reservations
+    (case folded with ``fold_case``, as the pre-commit hook compares them there).
 
     A cell with no files_owned and an agent with no reservations has no declared
     scope, so nothing can violate it.
@@ -694,4 +702,4 @@ def scope_violations(
     patterns = [*owned, *(r.path_pattern for r in reservations)]
     if not patterns:
         return []
-    return [path for path in touched if not any(glob_matches(p, path) for p in patterns)]
+    return [path for path in touched if not any(path_matches(p, path, fold_case) for p in patterns)]

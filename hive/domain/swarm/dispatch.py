@@ -29,6 +29,7 @@ from hive.domain.cells import get_cell
 from hive.domain.graph import open_blockers
 from hive.domain.outcomes import outcome_change
 from hive.domain.reservations import load_all, release_change
+from hive.domain.reservecore import folds_case
 from hive.domain.swarm.complete import build_outcome, ran_to_completion
 from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import AlreadyClaimed, BlockedByDependency, Conflict
@@ -166,8 +167,9 @@ def block_subtask(
         outcome_id = None
         if record_outcome:
             touched = list(files_touched)
+            fold = folds_case(ws.git.paths)
             outcome = _failure(
-                index, blocked, agent, touched, released, now, reason, duration_seconds
+                index, blocked, agent, touched, released, now, reason, duration_seconds, fold
             )
             files.append(outcome_change(outcome))
             outcome_id = outcome.id
@@ -202,6 +204,7 @@ def _failure(
     now: datetime,
     reason: str,
     duration_seconds: float | None,
+    fold_case: bool,
 ) -> Outcome:
     """The failed outcome of a blocked subtask's worker, ``reason`` its summary."""
     return build_outcome(
@@ -217,6 +220,7 @@ def _failure(
         retry_count=0,
         success=False,
         duration_seconds=duration_seconds,
+        fold_case=fold_case,
     ).model_copy(update={"source": "swarm_run"})
 
 

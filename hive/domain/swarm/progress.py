@@ -26,6 +26,7 @@ from hive.domain.limits import check_short, check_text
 from hive.domain.mail import list_agents, send_message
 from hive.domain.outcomes import outcome_change
 from hive.domain.ownership import OwnerGuard, check_owner, record_overrides
+from hive.domain.reservecore import folds_case
 from hive.domain.swarm.complete import (
     acting_as,
     build_outcome,
@@ -225,6 +226,7 @@ def _record_failure(
             error_count=0,
             retry_count=0,
             success=False,
+            fold_case=folds_case(ws.git.paths),
         ).model_copy(update={"source": "swarm_progress"})
         return MixedPlan(
             cells=[blocked],
@@ -350,6 +352,7 @@ def swarm_record_outcome(
             success=success,
             duration_seconds=None if duration_ms is None else duration_ms / 1000,
             strategy=strategy,
+            fold_case=folds_case(ws.git.paths),
         )
         outcome = outcome.model_copy(
             update={"source": "record_outcome", "criteria": checked_criteria}

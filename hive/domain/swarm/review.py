@@ -7,9 +7,10 @@ import re
 
 from hive.domain.cells import get_cell
 from hive.domain.commitmsg import COMMITTER_TRAILER
-from hive.domain.globs import glob_matches
+from hive.domain.globs import path_matches
 from hive.domain.outcomes import load_outcomes
 from hive.domain.reservations import list_reservations
+from hive.domain.reservecore import folds_case
 from hive.domain.workspace import Workspace
 from hive.git.repo import CommitInfo
 from hive.models import Cell
@@ -190,7 +191,8 @@ def _cell_review(
         reserved += [p for p in outcome.files_reserved if p not in reserved]
         touched += [p for p in outcome.files_touched if p not in touched]
     scope = [*cell.files_owned, *reserved]
-    violations = [p for p in touched if scope and not any(glob_matches(g, p) for g in scope)]
+    fold = folds_case(ws.git.paths)
+    violations = [p for p in touched if scope and not any(path_matches(g, p, fold) for g in scope)]
     if outcome is not None:  # what was out of scope when it completed stays so
         violations += [p for p in outcome.scope_violations if p not in violations]
     return CellReview(

@@ -1,0 +1,190 @@
+"""Whether a commit that says it is a ``hive sync`` commit is one (``hive doctor``'s audit).
+
+The commit of a ``hive sync`` (:mod:`hive.domain.sync`) brings another clone's state
+into this branch, as a merge commit does: the changes it makes to a cell another agent
+claimed were made on that clone, by hive, and are no breach here. Its trailers
+(``Hive-Event: sync``) anyone can write by hand, so the audit recognises one by what it
+is. A sync commit
+
+* has one parent and changes nothing outside ``.hive/`` (a sync touches only hive's
+  files);
+* names the remote state it merged (``Hive-Sync-State: <commit>``, :data:`STATE_TRAILER`),
+  and that commit is a state commit (no ``.hive/seen``) of this repository's state
+  history: reachable from ``refs/hive/state`` or a tracking ref
+  ``refs/hive-remotes/<remote>/state``;
+* leaves each file it changes (:meth:`SyncCommits.brought`) as that state's version,
+  where this branch's version is one the state's history had (taken as it was), or as
+  the clean three-way merge of this branch's version and the state's against a version
+  both histories had, or none (what ``hive.domain.merge.merge_file`` makes); a
+  reservation file may differ from those by entries marked yielded to an earlier
+  overlapping grant (:mod:`hive.domain.contest`, which the sync settles in the same
+  commit).
+
+A hand commit that edits another's claimed cell under ``Hive-Event: sync`` makes a
+version the remote state never had, so it stays a breach, also once a later ``hive
+sync`` has recorded its tree on ``refs/hive/state``. A sync commit made before hive
+named the state it merged carries no ``Hive-Sync-State``: it is compared as any commit.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hive.domain.workspace import Workspace
+from hive.errors import HiveError
+from hive.git.remote import STATE_REF, TRACKING_PREFIX
+from hive.git.remote import STATE_TRAILER as STATE_TRAILER  # one definition, read by the lean sync
+from hive.git.repo import CommitInfo
+from hive.models.reservation import ReservationFile
+from hive.store.layout import HIVE_DIR
+
+STATE_WALK_LIMIT = 20_000  # state commits read, at most, to find the states named
+BASES_TRIED = 8  # common versions tried as the base of a merged file (newest first)
+_SEEN = HIVE_DIR + "/seen"
+
+
+class SyncCommits:
+    """The audit's reading of sync commits over one walk (state history read once)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self._ws = ws
+        self._reached: set[str] = set()
+        self._pending: list[str] | None = None
+        self._versions: dict[tuple[str, str], list[str]] = {}
+
+    def source(self, commit: CommitInfo, trailers: dict[str, list[str]]) -> str | None:
+        """The remote state ``commit`` merged when it is shaped as hive's sync commit
+        (see the module doc), else None: it is audited as any commit."""
+        named = trailers.get(STATE_TRAILER, [])
+        if trailers.get("Hive-Event") != ["sync"] or len(commit.parents) != 1 or len(named) != 1:
+            return None
+        state = named[0].strip().lower()
+        if not self._only_hive_changed(commit) or not self._in_state_history(state):
+            return None
+        git = self._ws.git
+        return None if git.lookup_path(git.commit_tree(state), _SEEN, want_tree=True) else state
+
+    def brought(
+        self, commit: CommitInfo, state: str, path: str, old: str | None, new: str | None
+    ) -> bool:
+        """Whether ``commit`` (a sync of ``state``) changed ``path`` from ``old`` to
+        ``new`` as a sync does: the state's version taken, or merged with this branch's
+        (a reservation file: then entries marked yielded, as the sync settles them)."""
+        git = self._ws.git
+        theirs = git.lookup_path(git.commit_tree(state), path)
+        taken = old is None or old in self._path_versions(state, path)
+        if new == theirs and taken:
+            return True
+        if new is None:
+            return False
+        made = git.read_blob(new)
+        before = [git.read_blob(sha) for sha in (theirs if taken else None, old) if sha]
+        if old is not None and theirs is not None:
+            before += self._merged(commit, state, path, old, theirs)
+        return any(
+            content == made or settled_from(self._ws, commit, path, content, made)
+            for content in before
+        )
+
+    def _merged(
+        self, commit: CommitInfo, state: str, path: str, old: str, theirs: str
+    ) -> list[bytes]:
+        """The clean merges of ``old`` and ``theirs`` against each version both histories
+        had (the newest :data:`BASES_TRIED`), and against none."""
+        from hive.domain.merge import merge_file
+
+        read = self._ws.git.read_blob
+        ours = set(self._path_versions(commit.parents[0], path))
+        bases = [v for v in self._path_versions(state, path) if v in ours][:BASES_TRIED]
+        found = []
+        for base in [*bases, None]:
+            try:
+                outcome = merge_file(path, read(base) if base else None, read(old), read(theirs))
+            except HiveError:  # a version that does not parse: no merge hive made
+                continue
+            if outcome.clean:
+                found.append(outcome.content)
+        return found
+
+    def _only_hive_changed(self, commit: CommitInfo) -> bool:
+        git = self._ws.git
+        new, old = (git.tree_items(git.commit_tree(sha)) for sha in (commit.sha, commit.parents[0]))
+        hive = HIVE_DIR.encode()
+        return {k: v for k, v in new.items() if k != hive} == {
+            k: v for k, v in old.items() if k != hive
+        }
+
+    def _in_state_history(self, sha: str) -> bool:
+        """Whether ``sha`` is reachable from a state ref (read lazily, at most
+        :data:`STATE_WALK_LIMIT` commits over the audit)."""
+        git = self._ws.git
+        if self._pending is None:
+            tips = [git.ref_value(STATE_REF), *git.refs_under(TRACKING_PREFIX).values()]
+            self._pending = [tip for tip in tips if tip is not None]
+        while sha not in self._reached and self._pending:
+            if len(self._reached) >= STATE_WALK_LIMIT:
+                break
+            here = self._pending.pop()
+            if here not in self._reached:
+                self._reached.add(here)
+                self._pending.extend(git.parents_of(here))
+        return sha in self._reached
+
+    def _path_versions(self, tip: str, path: str) -> list[str]:
+        from hive.domain.mergecore import HISTORY_LIMIT
+        from hive.git.syncref import path_versions
+
+        key = (tip, path)
+        if key not in self._versions:
+            self._versions[key] = path_versions(self._ws.git, tip, path, limit=HISTORY_LIMIT)
+        return self._versions[key]
+
+
+def settled_from(ws: Workspace, commit: CommitInfo, path: str, before: bytes, after: bytes) -> bool:
+    """Whether the reservation file ``after`` is ``before`` with entries marked yielded to
+    an earlier overlapping grant of another agent, as ``contest.settle_contests`` marks
+    them among the reservation files of ``commit`` at its time."""
+    from hive.domain.contest import find_contests
+    from hive.domain.reservations import decode_file
+    from hive.domain.reservecore import RESERVATIONS_DIR
+
+    if not path.startswith(RESERVATIONS_DIR + "/"):
+        return False
+    try:
+        old, new = decode_file(before, path), decode_file(after, path)
+    except HiveError:
+        return False
+    if old.agent != new.agent or len(old.reservations) != len(new.reservations):
+        return False
+    marked = []
+    for was, now in zip(old.reservations, new.reservations, strict=True):
+        if was == now:
+            continue
+        if was.yielded_to is not None or was != now.model_copy(update={"yielded_to": None}):
+            return False
+        marked.append(now)
+    files = {**_reservation_files(ws, commit), path: old}
+    moment = datetime.fromtimestamp(commit.time, UTC)
+    won = {(c.yielded.id, c.kept.id, c.kept.agent) for c in find_contests(files, moment)}
+    return all(
+        item.yielded_to is not None
+        and (item.id, item.yielded_to.reservation_id, item.yielded_to.holder) in won
+        for item in marked
+    )
+
+
+def _reservation_files(ws: Workspace, commit: CommitInfo) -> dict[str, ReservationFile]:
+    """The readable reservation files of ``commit``."""
+    from hive.domain.reservations import decode_file
+    from hive.domain.reservecore import RESERVATIONS_DIR
+
+    git = ws.git
+    tree = git.lookup_path(git.commit_tree(commit.sha), RESERVATIONS_DIR, want_tree=True)
+    files: dict[str, ReservationFile] = {}
+    for name, sha in ({} if tree is None else git.tree_listing(tree, "")).items():
+        path = f"{RESERVATIONS_DIR}/{name}"
+        try:
+            files[path] = decode_file(git.read_blob(sha), path)
+        except HiveError:
+            continue
+    return files
