@@ -45,8 +45,9 @@ def inert(text: str) -> str:
     :func:`dumps` (the ``json`` module's text: the tool envelope, JSON errors, exports),
     ``celldoc.json_of`` and ``printed_by_python`` (the lean paths), ``index.
     write_json_list`` (listings from stored documents), ``cli.output.emit_json`` and
-    ``json_line`` (the full CLI's, pydantic's), and ``tools.mcp_server``'s wire (each
-    reply the MCP SDK writes); ``tests/test_output_inert.py`` walks each."""
+    ``json_line`` (the full CLI's, pydantic's), ``tools.mcp_server``'s wire (each
+    reply the MCP SDK writes) and ``serve.app.JSONResponse`` (the web board's JSON API);
+    ``tests/test_output_inert.py`` walks each."""
     return text.translate(_INERT)
 
 

@@ -277,4 +277,4 @@ def test_the_quick_hook_and_the_lean_sync_count_the_same_holds(
     assert held is not None and sorted(held) == expected
     prepared = prepare(parse(["-C", str(repo), "sync"]))
     assert prepared is not None and not isinstance(prepared, int)
-    assert lean_sync._may_contest(prepared, prepared.snap) is holds
+    assert lean_sync._may_contest(prepared.session.repo, prepared.snap, []) is holds

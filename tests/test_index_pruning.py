@@ -5,6 +5,7 @@ from partial rows."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,24 @@ def test_the_file_shrinks_after_a_pruning_frees_many_pages(
     assert max(sizes[12:]) <= sizes[peak], sizes  # and bounded: freed pages are reused
     assert made_so
     assert rows(ws, "blobs") < 24
+
+
+def test_an_older_file_is_made_to_give_pages_back_when_rebuilt(ws: Workspace, repo: Path) -> None:
+    """A file made before ``auto_vacuum=INCREMENTAL`` is converted when it is rebuilt
+    (here: made for another schema): from then on it gives free pages back too."""
+    for n in range(3):
+        create_cell(ws, title=f"cell {n}")
+    path = Path(ws.state_index.path)
+    ws.state_index.close()
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("PRAGMA auto_vacuum=NONE")
+    old.execute("VACUUM")  # as a file made before
+    old.execute("UPDATE meta SET value = 'hive-index-0-other' WHERE key = 'schema'")
+    old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert old.execute("PRAGMA auto_vacuum").fetchone() == (0,)
+    old.close()
+    listed = run_hive(["list", "--json", "-n", "1"], cwd=repo)
+    assert "rebuilt the state index" in listed.stderr and listed.returncode == 0
+    rebuilt = sqlite3.connect(path)
+    assert rebuilt.execute("PRAGMA auto_vacuum").fetchone() == (2,)
+    rebuilt.close()

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from hive.cli.output import json_line
 from hive.jsontext import dumps
+from hive.serve.app import JSONResponse
 from hive.store.celldoc import json_of, printed_by_python
 from tests.conftest import copy_repo, git, isolated_env, make_repo
 from tests.hivefork import hive_command
@@ -162,6 +164,8 @@ def test_each_encoder_escapes_them() -> None:
         dumps(value, indent=2),
         json_of(value).decode(),
         printed_by_python(value).decode(),
+        json_line(value).decode(),
+        bytes(JSONResponse(value).body).decode(),  # the web board's JSON API
     ):
         assert json.loads(text) == value
         assert not any(raw in text for raw in RAW_IN_JSON), text

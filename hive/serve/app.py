@@ -34,11 +34,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
-    JSONResponse,
     RedirectResponse,
     Response,
     StreamingResponse,
 )
+from starlette.responses import JSONResponse as StarletteJSON
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -46,6 +46,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from hive.domain import views
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
+from hive.jsontext import inert_bytes
 from hive.models import CELL_TYPES, STATUSES
 from hive.serve import svg
 from hive.serve.watch import Watcher
@@ -378,6 +379,15 @@ def _board_args(request: Request) -> dict[str, Any]:
         "page": _int_param(request, "page", 1),
         "per_page": _int_param(request, "per_page", 50),
     }
+
+
+class JSONResponse(StarletteJSON):
+    """The JSON API's answers, made inert (``jsontext.inert``: DEL and the C1 control
+    characters as ``\\u`` escapes, the same JSON value) as every JSON hive writes is: a
+    value written by hand reaches a terminal (``curl``) as no command."""
+
+    def render(self, content: Any) -> bytes:
+        return inert_bytes(super().render(content))
 
 
 def _json(value: Any, status: int = 200) -> JSONResponse:

@@ -678,6 +678,24 @@ def reclaim_space(db: sqlite3.Connection) -> None:
         return
 
 
+def _made_incremental(db: sqlite3.Connection) -> None:
+    """A file made before ``auto_vacuum=INCREMENTAL``, its tables just made anew (a
+    rebuild in place: another schema, a damaged file), converted by a ``VACUUM``, which
+    also gives back the pages of the tables it dropped (the file is all but empty: a
+    few milliseconds). Skipped at once while another process uses the file: the next
+    rebuild tries again."""
+    (mode,) = db.execute("PRAGMA auto_vacuum").fetchone()
+    if mode == 2:
+        return
+    db.execute("PRAGMA busy_timeout=0")
+    try:
+        with suppress(sqlite3.Error):
+            db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            db.execute("VACUUM")
+    finally:
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
 def restart_wal(db: sqlite3.Connection, wal: str) -> None:
     """Empty the WAL once it holds :data:`WAL_RESTART_BYTES` (a ``TRUNCATE``
     checkpoint; skipped at once, without waiting, while another process reads).
@@ -938,6 +956,7 @@ class StateIndex:
                 "INSERT INTO meta(key, value) VALUES ('generation', ?)", (os.urandom(8).hex(),)
             )
             db.execute("COMMIT")
+            _made_incremental(db)
             return db, True
         except sqlite3.DatabaseError as exc:
             if db is not None:
