@@ -15,6 +15,7 @@ from hive.store.layout import HIVE_DIR, cell_path
 
 if TYPE_CHECKING:
     from hive.domain.oldsyncs import OlderSyncs
+    from hive.domain.stalestate import LaterStates
     from hive.domain.syncaudit import SyncCommits
 
 
@@ -219,6 +220,7 @@ def claim_breaches(
     :mod:`hive.domain.oldsyncs`)."""
     from hive.domain.oldsyncs import OlderSyncs
     from hive.domain.ownership import configured_coordinators
+    from hive.domain.stalestate import LaterStates
     from hive.domain.syncaudit import SyncCommits
     from hive.errors import HiveError
 
@@ -228,6 +230,7 @@ def claim_breaches(
         runners = set()
     syncs = SyncCommits(ws)
     older = OlderSyncs(ws, syncs)
+    later = LaterStates(ws)
     found = []
     for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
         if len(commit.parents) != 1:
@@ -250,22 +253,31 @@ def claim_breaches(
         found += [
             (commit.sha, what)
             for what, change in taken
-            if not any(_synced(ws, syncs, commit, state, change) for state in states)
+            if not any(_synced(ws, syncs, later, commit, state, change) for state in states)
         ]
     return found
 
 
 def _synced(
-    ws: Workspace, syncs: SyncCommits, commit: CommitInfo, state: str, change: Changed
+    ws: Workspace,
+    syncs: SyncCommits,
+    later: LaterStates,
+    commit: CommitInfo,
+    state: str,
+    change: Changed,
 ) -> bool:
     """Whether the sync commit ``commit`` of ``state`` made ``change`` as a sync does: the
     state's version brought, or merged (:meth:`SyncCommits.brought`), each yield mark it
-    made naming a grant the branch or the state held (:mod:`hive.domain.yieldaudit`)."""
+    made naming a grant the branch or the state held (:mod:`hive.domain.yieldaudit`),
+    and the branch's version not one a later state recorded (:mod:`hive.domain.stalestate`:
+    a sync of an older state keeps it)."""
     from hive.domain.yieldaudit import yields_made_up
 
-    path, _, new = change
-    return syncs.brought(commit, state, *change) and not yields_made_up(
-        ws, commit, state, path, new
+    path, old, new = change
+    return (
+        syncs.brought(commit, state, *change)
+        and not yields_made_up(ws, commit, state, path, new)
+        and not later.ahead_of(state, path, old)
     )
 
 

@@ -18,9 +18,8 @@ set: see docs/security.md).
 
 from __future__ import annotations
 
-from hive.domain.syncaudit import STATE_TRAILER, STATE_WALK_LIMIT, SyncCommits
+from hive.domain.syncaudit import STATE_TRAILER, SyncCommits
 from hive.domain.workspace import Workspace
-from hive.git.remote import STATE_REF, TRACKING_PREFIX
 from hive.git.repo import CommitInfo
 from hive.git.syncref import hive_tree
 
@@ -60,25 +59,16 @@ class OlderSyncs:
         return candidates
 
     def _states_recording(self) -> dict[str, list[str]]:
-        """Each ``.hive`` tree of the state history (the newest :data:`STATE_WALK_LIMIT`
-        state commits reachable from refs/hive/state and the tracking state refs), with
-        the state commits that record it."""
+        """Each ``.hive`` tree of the state history (:func:`~hive.domain.stalestate.
+        state_history`), with the state commits that record it."""
         if self._recording is None:
+            from hive.domain.stalestate import state_history
+
             git = self._ws.git
-            tracking = git.refs_under(TRACKING_PREFIX)
-            tips = [git.ref_value(STATE_REF)]
-            tips += [sha for ref, sha in tracking.items() if ref.endswith("/state")]
-            pending = [tip for tip in tips if tip is not None]
-            seen: set[str] = set()
             recording: dict[str, list[str]] = {}
-            while pending and len(seen) < STATE_WALK_LIMIT:
-                state = pending.pop()
-                if state in seen:
-                    continue
-                seen.add(state)
+            for state in state_history(self._ws):
                 tree = hive_tree(git, state)
                 if tree is not None:
                     recording.setdefault(tree, []).append(state)
-                pending.extend(git.parents_of(state))
             self._recording = recording
         return self._recording
