@@ -205,7 +205,11 @@ def hand_edits(
 
 
 def claim_breaches(
-    ws: Workspace, *, limit: int, commits: list[CommitInfo] | None = None
+    ws: Workspace,
+    *,
+    limit: int,
+    commits: list[CommitInfo] | None = None,
+    unfetched: list[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str]]:
     """(commit, what it did) for each of the latest ``limit`` commits (of ``commits``
     when given: :func:`latest_commits`; merges aside) that
@@ -217,7 +221,8 @@ def claim_breaches(
     ``hive sync`` commit brings from another clone's state, as a merge would, is no
     breach: such a commit is recognised by what it is, not by its trailers
     (:mod:`hive.domain.syncaudit`; one an older hive made, naming no state:
-    :mod:`hive.domain.oldsyncs`)."""
+    :mod:`hive.domain.oldsyncs`). ``unfetched``, when given, takes instead (commit, what
+    it is) for each sync commit this clone cannot check (the states not fetched yet)."""
     from hive.domain.oldsyncs import OlderSyncs
     from hive.domain.ownership import configured_coordinators
     from hive.domain.stalestate import LaterStates
@@ -250,6 +255,10 @@ def claim_breaches(
             ),
         ]
         states = _sync_sources(syncs, older, commit, trailers) if taken else []
+        missing = _unfetched_state(ws, trailers) if taken and not states else None
+        if missing is not None and unfetched is not None:
+            unfetched.append((commit.sha, missing))
+            continue
         found += [
             (commit.sha, what)
             for what, change in taken
@@ -279,6 +288,29 @@ def _synced(
         and not yields_made_up(ws, commit, state, path, new)
         and not later.ahead_of(state, path, old)
     )
+
+
+def _unfetched_state(ws: Workspace, trailers: dict[str, list[str]]) -> str | None:
+    """What a commit under a sync's trailers is, when this clone cannot check it against
+    the remote state it merged: it does not have the state it names, or has no state
+    history at all (no hive refs fetched yet: a local ``git clone`` copies every object,
+    the states too); else None."""
+    from hive.domain.syncaudit import STATE_TRAILER
+    from hive.git.remote import STATE_REF, TRACKING_PREFIX
+
+    named = trailers.get(STATE_TRAILER, [])
+    if trailers.get("Hive-Event") != ["sync"] or len(named) > 1:
+        return None
+    git = ws.git
+    fetched = git.ref_value(STATE_REF) is not None or any(
+        ref.endswith("/state") for ref in git.refs_under(TRACKING_PREFIX)
+    )
+    if not named:  # an older hive's: checked against the states, once there are some
+        return None if fetched else "a hive sync of an older hive (naming no remote state)"
+    state = named[0].strip().lower()
+    if fetched and git.has_object(state):
+        return None
+    return f"a hive sync of remote state {state[:10]}"
 
 
 def _sync_sources(
