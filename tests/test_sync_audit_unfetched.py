@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+from hive.domain.cells import create_cell, start_cell
 from hive.domain.reservations import reserve
+from hive.store.layout import cell_path
 from tests.conftest import git
 from tests.inprocess import run_hive
+from tests.test_precommit import _forged_commit
 from tests.test_sync import Clones, built_clones, clones  # noqa: F401 (fixtures)
 
 
@@ -37,3 +40,29 @@ def test_a_sync_naming_a_state_not_fetched_is_unverified_not_a_breach(
     assert "run 'hive sync' (or 'git fetch'), then 'hive doctor' again" in unverified
     git(fresh, "fetch", "-q", "origin")
     assert _warnings(fresh, "unverified-sync") == _warnings(fresh, "not-owner") == []
+
+
+def test_a_sync_trailer_naming_no_commit_id_is_a_breach_not_a_crash(
+    clones: Clones,  # noqa: F811
+) -> None:
+    """A hand commit under a sync's trailers whose ``Hive-Sync-State`` is no commit id
+    at all (hive writes a full one) changed alice's claimed cell: ``hive doctor`` asked
+    the object store for that text and ended in an internal error; no fetch can ever
+    bring such a state, so it is a ``not-owner`` warning as any hand commit's."""
+    alice = clones.ws("a", "alice")
+    cell = create_cell(alice, title="Alice's")
+    start_cell(alice, cell_id=cell.id)
+    clones.sync("a")
+    clones.sync("b")
+    b, path = clones.paths["b"], cell_path(cell.id)
+    (b / path).write_text((b / path).read_text().replace("status: in_progress", "status: closed"))
+    git(b, "add", path)
+    for named in ("not-a-commit", "g" * 40):
+        forged = _forged_commit(b, "bob", f"sync 1 cell(s) from origin\n\nHive-Sync-State: {named}")
+        doctor = run_hive(["--json", "doctor"], cwd=b)
+        assert "Traceback" not in doctor.stderr and "internal error" not in doctor.stderr
+        assert f"{forged[:10]} bob changed {cell.id} (claimed by alice)" in " ".join(
+            _warnings(b, "not-owner")
+        )
+        assert _warnings(b, "unverified-sync") == []
+        git(b, "reset", "-q", "--soft", "HEAD~1")

@@ -302,21 +302,21 @@ def _unfetched_state(ws: Workspace, trailers: dict[str, list[str]]) -> str | Non
     """What a commit under a sync's trailers is, when this clone cannot check it against
     the remote state it merged: it does not have the state it names, or has no state
     history at all (no hive refs fetched yet: a local ``git clone`` copies every object,
-    the states too); else None."""
-    from hive.domain.syncaudit import STATE_TRAILER
-    from hive.git.remote import STATE_REF, TRACKING_PREFIX
+    the states too); else None (also for a name that is no commit id: a hand commit's
+    trailer, audited as any commit)."""
+    from hive.domain.syncaudit import STATE_TRAILER, state_tips
+    from hive.git.refs import is_sha
 
     named = trailers.get(STATE_TRAILER, [])
     if trailers.get("Hive-Event") != ["sync"] or len(named) > 1:
         return None
-    git = ws.git
-    fetched = git.ref_value(STATE_REF) is not None or any(
-        ref.endswith("/state") for ref in git.refs_under(TRACKING_PREFIX)
-    )
+    fetched = bool(state_tips(ws))
     if not named:  # an older hive's: checked against the states, once there are some
         return None if fetched else "a hive sync of an older hive (naming no remote state)"
     state = named[0].strip().lower()
-    if fetched and git.has_object(state):
+    if not is_sha(state):
+        return None  # no commit id (hive names the state in full): no fetch brings it
+    if fetched and ws.git.has_object(state):
         return None
     return f"a hive sync of remote state {state[:10]}"
 

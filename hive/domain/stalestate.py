@@ -13,9 +13,8 @@ closed alice's cell unseen.
 
 from __future__ import annotations
 
-from hive.domain.syncaudit import STATE_WALK_LIMIT
+from hive.domain.syncaudit import STATE_WALK_LIMIT, state_tips
 from hive.domain.workspace import Workspace
-from hive.git.remote import STATE_REF, TRACKING_PREFIX
 
 
 class LaterStates:
@@ -59,13 +58,10 @@ class LaterStates:
 
 
 def state_history(ws: Workspace) -> list[str]:
-    """The state commits reachable from refs/hive/state and the tracking state refs
-    ``refs/hive-remotes/<remote>/state`` (at most :data:`STATE_WALK_LIMIT`)."""
+    """The state commits reachable from the state refs (:func:`~hive.domain.syncaudit.
+    state_tips`; at most :data:`STATE_WALK_LIMIT`)."""
     git = ws.git
-    tracking = git.refs_under(TRACKING_PREFIX)
-    tips = [git.ref_value(STATE_REF)]
-    tips += [sha for ref, sha in tracking.items() if ref.endswith("/state")]
-    pending = [tip for tip in tips if tip is not None]
+    pending = state_tips(ws)
     seen: dict[str, None] = {}
     while pending and len(seen) < STATE_WALK_LIMIT:
         state = pending.pop()
