@@ -55,3 +55,36 @@ def test_a_claimed_cell_changed_in_a_merge_is_a_breach(ws: Workspace, repo: Path
     assert claim_breaches(ws, limit=20) == [
         (evil, f"bob changed {cell.id} (claimed by alice) in a merge")
     ]
+
+
+def test_another_s_reservation_released_in_a_merge_is_a_breach(ws: Workspace, repo: Path) -> None:
+    """alice reserved on main and again on a branch: git's merge with hive's driver keeps
+    both, no breach; the merge with her first reservation (both sides had it) dropped by
+    hand, a version no side had, is one."""
+    from hive.domain.reservations import reserve
+    from hive.domain.reservecore import reservation_path
+
+    install_merge_driver(ws)
+    alice = agent(repo, "alice")
+    reserve(alice, paths=["docs/**"], ttl_seconds=3600)
+    git(repo, "checkout", "-q", "-b", "side")
+    reserve(alice, paths=["lib/**"], ttl_seconds=3600)
+    git(repo, "checkout", "-q", "main")
+    reserve(alice, paths=["src/**"], ttl_seconds=3600)
+    merge = ["merge", "-q", "--no-ff", "--no-commit", "side"]
+    git(repo, *merge)
+    _commit_merge(repo, "bob")
+    held = (repo / reservation_path("alice")).read_text()
+    assert all(pattern in held for pattern in ("docs/**", "lib/**", "src/**"))
+    assert claim_breaches(ws, limit=20) == []
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    git(repo, *merge)
+    path = repo / reservation_path("alice")
+    kept = path.read_text().split("  - id: ")
+    path.write_text("  - id: ".join(part for part in kept if "docs/**" not in part))
+    git(repo, "add", str(path))
+    evil = _commit_merge(repo, "bob")
+    assert "docs/**" not in git(repo, "show", f"HEAD:{reservation_path('alice')}")
+    assert claim_breaches(ws, limit=20) == [
+        (evil, "bob changed the reservations of alice in a merge")
+    ]

@@ -247,10 +247,7 @@ def claim_breaches(
             continue  # recorded: hive doctor lists it as an override
         actor = _actor(commit, trailers, runners)
         if len(commit.parents) == 2:  # what it brings is the parents'; what it makes is not
-            found += [
-                (commit.sha, f"{actor} changed {cell_id} (claimed by {owner}) in a merge")
-                for cell_id, owner in merge_breaches(ws, commit, actor)
-            ]
+            found += [(commit.sha, what) for what in merge_breaches(ws, commit, actor)]
             continue
         taken = [
             *(
