@@ -8,10 +8,11 @@ import gzip
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -156,7 +157,8 @@ GIT_ENV = {
 # seconds each) on one worker while the other waits. So modules run slowest first, by
 # the seconds each took when it last ran here (pytest's cache, read once by the process
 # that starts the workers and handed to them: every worker must collect the same order);
-# a module stays whole (its fixtures are made once) and one not measured yet runs after.
+# a module stays whole (its fixtures are made once) and one not measured yet is put
+# where the median module is (estimated_seconds).
 # A fresh clone (CI) has no cache: it orders by tests/module_seconds.json, the seconds of
 # a whole run kept in the repository (refresh it now and then from
 # .pytest_cache/v/hive/module-seconds; a stale figure only costs a worse order).
@@ -243,7 +245,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = _module_seconds(config)
     if known:
-        items.sort(key=lambda item: -known.get(item.nodeid.split("::")[0], 0.0))
+        seconds = estimated_seconds(known)
+        items.sort(key=lambda item: -seconds(item.nodeid.split("::")[0]))
+
+
+def estimated_seconds(known: dict[str, float]) -> Callable[[str], float]:
+    """A module's seconds as last measured (``known``); one not measured yet (a test
+    file added since), the median of the measured ones: a new module is as likely slow
+    as fast, and run after every other one (as 0 s), a slow one is the run's tail (16
+    modules were missing from tests/module_seconds.json, two of 6-8 s among them)."""
+    unmeasured = statistics.median(known.values())
+    return lambda module: known.get(module, unmeasured)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

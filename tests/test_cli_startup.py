@@ -12,7 +12,7 @@ import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hive.domain.cells import create_cell
+from hive.domain.cells import create_cell, list_cells
 from hive.domain.workspace import Workspace
 from hive.ops.catalog import DECLARING
 from tests.conftest import agent_env
@@ -75,6 +75,34 @@ def test_every_first_word_is_known_and_builds_as_in_the_whole_app() -> None:
         assert _names(focused) == [word], word
         expected = _described(_names_of(whole)[word], context, word)
         assert _described(_names_of(focused)[word], context, word) == expected, word
+
+
+def test_a_process_running_many_commands_builds_each_click_command_once(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """typer makes a click command anew from its functions' signatures on every call
+    (0.3-4 ms a command): the full CLI keeps the one it made for a focused app, so a
+    process that runs commands over and over (the tests' in-process CLI) makes it once,
+    and the command it keeps still answers as it did."""
+    from tests.inprocess import run_hive
+
+    made: list[object] = []
+    real = typer.main.get_command
+
+    def counted(app: typer.Typer) -> object:
+        made.append(app)
+        return real(app)
+
+    monkeypatch.setattr(typer.main, "get_command", counted)
+    answers = [
+        run_hive(["create", f"cell {n}", "--json"], cwd=repo, module="hive.cli.main")
+        for n in range(3)
+    ]
+    assert [answer.returncode for answer in answers] == [0, 0, 0]
+    assert len({answer.stdout for answer in answers}) == 3  # three cells made
+    assert len(made) <= 1, made  # made once (or before this test, by another)
+    titles = [cell.title for cell in list_cells(ws)]
+    assert sorted(titles) == ["cell 0", "cell 1", "cell 2"]
 
 
 OPERATION_MODULES = {f"hive.ops.{name}" for name in DECLARING}

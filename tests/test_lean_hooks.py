@@ -144,7 +144,7 @@ PRECOMMIT_CASES: list[Case] = [
     ("another agent's expired reservation", _expired, _bee, True, 0),
     ("its own, with another's elsewhere", _hold("Ant", "lib/**"), _bee, True, 0),
     ("bypassed", _hold("Ant"), lambda repo: _bee(repo, HIVE_BYPASS="1"), True, 0),
-    ("a token of nobody", _nothing, lambda repo: {"HIVE_AGENT_TOKEN": "hive_nobody"}, True, 0),
+    ("a token of nobody", _nothing, lambda repo: {"HIVE_AGENT_TOKEN": "hive_nobody"}, False, 1),
     (
         "a token of nobody, another's reservation",
         _hold("Ant"),

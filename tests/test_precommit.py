@@ -687,3 +687,30 @@ def test_a_clean_merge_bringing_the_holder_s_release_commits(ws: Workspace, repo
     assert merged.returncode == 0, merged.stderr
     assert git(repo, "show", "HEAD:src/a.py") == "alice's\n"
     assert not (repo / ".git" / "MERGE_HEAD").exists()
+
+
+def test_a_token_of_nobody_cannot_commit(ws: Workspace, repo: Path) -> None:
+    """A retired agent's credential, still in its worker's environment, is refused by the
+    hook as by every command (the quick check and the full one alike): its commit is not
+    made as the person of the git identity, whose rules (no claimed-cell check) are
+    looser than the agent's; unsetting the token, or HIVE_BYPASS, commits."""
+    from hive.domain.identity import retire_agent
+
+    install_hook(ws)
+    cell = create_cell(ws, title="alice's")
+    start_cell(agent(repo, "alice"), cell_id=cell.id)
+    retired = hive_env(repo, "dave")
+    retire_agent(agent(repo, "dave"), name="dave", reason="gone")
+    head = git(repo, "rev-parse", "HEAD")
+    _tracked(repo, "notes.txt")
+    (repo / "notes.txt").write_text("more\n")
+    refused = _refused(repo, retired, "-a")  # nothing staged under .hive: the quick check
+    assert "HIVE_AGENT_TOKEN is not the credential of any agent registered" in refused
+    assert "unset it to commit as yourself" in refused
+    path = next(repo.glob(f".hive/cells/*/{cell.id}.yaml"))
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    assert "not the credential of any agent" in _refused(repo, retired, "-a")  # the full one
+    assert git(repo, "rev-parse", "HEAD") != head  # _tracked's own commit
+    assert "status: in_progress" in git(repo, "show", f"HEAD:{path.relative_to(repo)}")
+    assert commit(repo, {**retired, "HIVE_BYPASS": "1"}, "-a").returncode == 0
+    assert "status: closed" in git(repo, "show", f"HEAD:{path.relative_to(repo)}")

@@ -22,7 +22,7 @@ from hive.errors import (
     PermissionDenied,
     ReservationConflict,
 )
-from tests.conftest import agent_env, assert_clean, git, set_coordinators
+from tests.conftest import HeldClock, agent_env, assert_clean, git, set_coordinators
 from tests.inprocess import run_hive
 
 
@@ -90,9 +90,13 @@ def test_reservation_is_one_commit_in_hive_and_renews(ws: Workspace, repo: Path)
     assert_clean(repo)
 
 
-def test_expired_reservations_stop_counting_at_once(ws: Workspace, repo: Path) -> None:
+def test_expired_reservations_stop_counting_at_once(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = HeldClock(monkeypatch)  # the one-second TTL is not waited out
     reserve(agent(repo, "alice"), paths=["src/**"], ttl_seconds=1)
-    time.sleep(1.2)
+    assert [r.path_pattern for r in list_reservations(ws)] == ["src/**"]
+    clock.advance(1.2)
     assert list_reservations(ws) == []
     assert reserve(agent(repo, "bob"), paths=["src/a.py"]).granted
 

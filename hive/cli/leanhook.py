@@ -38,10 +38,11 @@ def write_pending(paths: RepoPaths) -> bool:
 def precommit(inv: Invocation) -> int | None:
     """``hive hooks run pre-commit`` when nothing can block the commit: no ``.hive/``
     file staged and no staged path under an exclusive reservation of anybody but the
-    committing agent (``HIVE_AGENT_TOKEN``'s, read from the credential store; a person,
-    or a token of nobody, is blocked by every one); for an agent, also no staged file
-    its ``tools.permissions`` rules deny it (none without a ``tools:`` section; else the
-    rules the full check parsed from this config version, kept in the state index). Any
+    committing agent (``HIVE_AGENT_TOKEN``'s, read from the credential store; a person
+    is blocked by every one, a token of nobody by the full check); for an agent, also no
+    staged file its ``tools.permissions`` rules deny it (none without a ``tools:``
+    section; else the rules the full check parsed from this config version, kept in the
+    state index). Any
     doubt (a reservation that could apply, here or in another worktree, objects it
     cannot read, a file the fast reader declines, a config or credential store it
     cannot read for sure, rules not parsed yet) leaves the verdict to the full check,
@@ -74,8 +75,8 @@ def precommit(inv: Invocation) -> int | None:
     if head is None or head.commit is None:
         return None
     listing = _hive_listing(paths, head.commit)  # HEAD's .hive: reservations and config
-    if listing is None:
-        return None
+    if listing is None or (token and not agent and listing):
+        return None  # (a token of nobody where hive is: the full check refuses the commit)
     held = _exclusive_holds(paths, head.commit, listing)
     rules = _path_rules(paths, listing) if agent else {}
     if held is None or rules is None:

@@ -239,11 +239,20 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
         "changed .hive/ without hive's trailers ({}): made by hand or with HIVE_AUTOCOMMIT=0;"
         " review it with git show",
     )
+    unfetched: list[tuple[str, str]] = []
     found += _commit_warnings(
         "not-owner",
-        claim_breaches(ws, limit=AUDITED_COMMITS, commits=commits),
+        claim_breaches(ws, limit=AUDITED_COMMITS, commits=commits, unfetched=unfetched),
         "{} without an override (hive refuses that; made by hand past the pre-commit hook,"
         " or under trailers written by hand): review it with git show",
+    )
+    found += _commit_warnings(
+        "unverified-sync",
+        unfetched,
+        "is {}, and this clone has not fetched that state: what it changed of others'"
+        " claimed cells and reservations is not checked; run 'hive sync' (or 'git fetch'),"
+        " then 'hive doctor' again (a state that was never pushed stays unchecked: review"
+        " the commit with git show)",
     )
     found += _commit_warnings(
         "author-mismatch",

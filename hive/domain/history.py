@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from hive.domain.cells import resolve_id
 from hive.domain.workspace import Workspace
@@ -11,6 +12,11 @@ from hive.git.repo import CommitInfo
 from hive.models.identity import AuditEntry
 from hive.models.results import LogEntry
 from hive.store.layout import HIVE_DIR, cell_path
+
+if TYPE_CHECKING:
+    from hive.domain.oldsyncs import OlderSyncs
+    from hive.domain.stalestate import LaterStates
+    from hive.domain.syncaudit import SyncCommits
 
 
 def cell_log(
@@ -199,10 +205,15 @@ def hand_edits(
 
 
 def claim_breaches(
-    ws: Workspace, *, limit: int, commits: list[CommitInfo] | None = None
+    ws: Workspace,
+    *,
+    limit: int,
+    commits: list[CommitInfo] | None = None,
+    unfetched: list[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str]]:
     """(commit, what it did) for each of the latest ``limit`` commits (of ``commits``
-    when given: :func:`latest_commits`; merges aside) that
+    when given: :func:`latest_commits`; a merge of two only where it made a claimed cell
+    neither parent had nor merging them makes: :mod:`hive.domain.mergeaudit`) that
     changed another holder's reservations (:func:`_reservations_taken`) or changed or
     deleted a cell claimed, in its parent, by someone other than the commit's
     agent (:func:`_actor`), beyond comments
@@ -210,8 +221,13 @@ def claim_breaches(
     hand past the hook (``--no-verify``) or under trailers written by hand. What a
     ``hive sync`` commit brings from another clone's state, as a merge would, is no
     breach: such a commit is recognised by what it is, not by its trailers
-    (:mod:`hive.domain.syncaudit`)."""
+    (:mod:`hive.domain.syncaudit`; one an older hive made, naming no state:
+    :mod:`hive.domain.oldsyncs`). ``unfetched``, when given, takes instead (commit, what
+    it is) for each sync commit this clone cannot check (the states not fetched yet)."""
+    from hive.domain.mergeaudit import merge_breaches
+    from hive.domain.oldsyncs import OlderSyncs
     from hive.domain.ownership import configured_coordinators
+    from hive.domain.stalestate import LaterStates
     from hive.domain.syncaudit import SyncCommits
     from hive.errors import HiveError
 
@@ -220,14 +236,19 @@ def claim_breaches(
     except HiveError:  # a config that cannot be read (doctor reports it): no coordinators
         runners = set()
     syncs = SyncCommits(ws)
+    older = OlderSyncs(ws, syncs)
+    later = LaterStates(ws)
     found = []
     for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
-        if len(commit.parents) != 1:
+        if len(commit.parents) not in (1, 2):
             continue
         trailers = commit.trailers()
         if "Hive-Override" in trailers:
             continue  # recorded: hive doctor lists it as an override
         actor = _actor(commit, trailers, runners)
+        if len(commit.parents) == 2:  # what it brings is the parents'; what it makes is not
+            found += [(commit.sha, what) for what in merge_breaches(ws, commit, actor)]
+            continue
         taken = [
             *(
                 (f"{actor} changed {cell_id} (claimed by {owner})", change)
@@ -238,13 +259,72 @@ def claim_breaches(
                 for holder, change in _reservations_taken(ws, commit, actor)
             ),
         ]
-        state = syncs.source(commit, trailers) if taken else None
+        states = _sync_sources(syncs, older, commit, trailers) if taken else []
+        missing = _unfetched_state(ws, trailers) if taken and not states else None
+        if missing is not None and unfetched is not None:
+            unfetched.append((commit.sha, missing))
+            continue
         found += [
             (commit.sha, what)
             for what, change in taken
-            if state is None or not syncs.brought(commit, state, *change)
+            if not any(_synced(ws, syncs, later, commit, state, change) for state in states)
         ]
     return found
+
+
+def _synced(
+    ws: Workspace,
+    syncs: SyncCommits,
+    later: LaterStates,
+    commit: CommitInfo,
+    state: str,
+    change: Changed,
+) -> bool:
+    """Whether the sync commit ``commit`` of ``state`` made ``change`` as a sync does: the
+    state's version brought, or merged (:meth:`SyncCommits.brought`), each yield mark it
+    made naming a grant the branch or the state held (:mod:`hive.domain.yieldaudit`),
+    and the branch's version not one a later state recorded (:mod:`hive.domain.stalestate`:
+    a sync of an older state keeps it)."""
+    from hive.domain.yieldaudit import yields_made_up
+
+    path, old, new = change
+    return (
+        syncs.brought(commit, state, *change)
+        and not yields_made_up(ws, commit, state, path, new)
+        and not later.ahead_of(state, path, old)
+    )
+
+
+def _unfetched_state(ws: Workspace, trailers: dict[str, list[str]]) -> str | None:
+    """What a commit under a sync's trailers is, when this clone cannot check it against
+    the remote state it merged: it does not have the state it names, or has no state
+    history at all (no hive refs fetched yet: a local ``git clone`` copies every object,
+    the states too); else None (also for a name that is no commit id: a hand commit's
+    trailer, audited as any commit)."""
+    from hive.domain.syncaudit import STATE_TRAILER, state_tips
+    from hive.git.refs import is_sha
+
+    named = trailers.get(STATE_TRAILER, [])
+    if trailers.get("Hive-Event") != ["sync"] or len(named) > 1:
+        return None
+    fetched = bool(state_tips(ws))
+    if not named:  # an older hive's: checked against the states, once there are some
+        return None if fetched else "a hive sync of an older hive (naming no remote state)"
+    state = named[0].strip().lower()
+    if not is_sha(state):
+        return None  # no commit id (hive names the state in full): no fetch brings it
+    if fetched and ws.git.has_object(state):
+        return None
+    return f"a hive sync of remote state {state[:10]}"
+
+
+def _sync_sources(
+    syncs: SyncCommits, older: OlderSyncs, commit: CommitInfo, trailers: dict[str, list[str]]
+) -> list[str]:
+    """The remote state ``commit`` merged when it is a sync commit (the one it names, or
+    those an older hive's sync may have merged: :mod:`hive.domain.oldsyncs`), else none."""
+    named = syncs.source(commit, trailers)
+    return [named] if named is not None else older.sources(commit, trailers)
 
 
 def _plainly_not_taken(ws: Workspace, sha: str, actor: str) -> bool:

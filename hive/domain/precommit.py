@@ -57,6 +57,7 @@ from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_pat
 
 SYMLINK_MODE = 0o120000
 GITLINK_MODE = 0o160000
+NOBODY = "nobody"  # committer kind: HIVE_AGENT_TOKEN set, but nobody's credential
 RECOVERY_WAIT = 10.0  # seconds the hook waits for a live hive writer before settling its intent
 
 
@@ -70,7 +71,7 @@ class Violation(HiveModel):
 
 class PrecommitReport(HiveModel):
     committer: str | None
-    committer_kind: str = "person"  # agent (proven by credential) or person
+    committer_kind: str = "person"  # agent (proven by credential), person or nobody
     note: str | None = None  # e.g. HIVE_AGENT set without a credential
     staged: list[str] = Field(default_factory=list)
     violations: list[Violation] = Field(default_factory=list)
@@ -169,6 +170,9 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
         and not any(p.startswith(HIVE_DIR + "/") for p in state.paths)
     ):
         return report  # no hive here: nothing to enforce
+    if kind == NOBODY:  # refused as every command refuses it (actors.unknown_credential)
+        report.violations.append(_nobody_violation(agent))
+        return report
     report.violations += _reservation_violations(ws, state, agent, kind)
     if kind == "agent":
         report.violations += _denied_violations(ws, state, agent)
@@ -182,7 +186,8 @@ def check_staged(ws: Workspace, *, committer: str | None = None) -> PrecommitRep
 
 
 def _committer(ws: Workspace, committer: str | None) -> tuple[str, str, str | None]:
-    """(name, agent|person, a note) of whoever is committing."""
+    """(name, agent|person|nobody, a note) of whoever is committing (nobody: a token that
+    is no registered agent's credential, named with the person of the git identity)."""
     if committer is not None:
         return committer, "agent", None
     token = os.environ.get("HIVE_AGENT_TOKEN") or None
@@ -199,14 +204,7 @@ def _committer(ws: Workspace, committer: str | None) -> tuple[str, str, str | No
                 else None
             )
             return name, "agent", note
-        return (
-            person_name,
-            "person",
-            (
-                "HIVE_AGENT_TOKEN is not the credential of a registered agent: committing as"
-                f" the person {person_name}"
-            ),
-        )
+        return person_name, NOBODY, None
     note = None
     if claimed and claimed != person_name:
         note = (
@@ -214,6 +212,22 @@ def _committer(ws: Workspace, committer: str | None) -> tuple[str, str, str | No
             f" the person {person_name}"
         )
     return person_name, "person", note
+
+
+def _nobody_violation(person: str) -> Violation:
+    """The commit of a ``HIVE_AGENT_TOKEN`` that is nobody's credential (its agent retired,
+    the credential re-issued): neither that agent's (it acts no more) nor the person's
+    (whose rules are looser than an agent's), so it is refused."""
+    return Violation(
+        path="",
+        kind="not-your-identity",
+        message=(
+            "HIVE_AGENT_TOKEN is not the credential of any agent registered in this"
+            f" repository (retired or replaced?): unset it to commit as yourself ({person}),"
+            " or register the agent again ('hive agent register NAME' prints its new"
+            " credential)"
+        ),
+    )
 
 
 def _reservation_violations(

@@ -119,8 +119,7 @@ class SyncCommits:
         :data:`STATE_WALK_LIMIT` commits over the audit)."""
         git = self._ws.git
         if self._pending is None:
-            tips = [git.ref_value(STATE_REF), *git.refs_under(TRACKING_PREFIX).values()]
-            self._pending = [tip for tip in tips if tip is not None]
+            self._pending = state_tips(self._ws)
         while sha not in self._reached and self._pending:
             if len(self._reached) >= STATE_WALK_LIMIT:
                 break
@@ -138,6 +137,16 @@ class SyncCommits:
         if key not in self._versions:
             self._versions[key] = path_versions(self._ws.git, tip, path, limit=HISTORY_LIMIT)
         return self._versions[key]
+
+
+def state_tips(ws: Workspace) -> list[str]:
+    """The tips of the state history: ``refs/hive/state`` and each tracking
+    ``refs/hive-remotes/<remote>/state`` (not a fetched mail log: no state)."""
+    git = ws.git
+    tracking = git.refs_under(TRACKING_PREFIX)
+    tips = [git.ref_value(STATE_REF)]
+    tips += [sha for ref, sha in tracking.items() if ref.endswith("/state")]
+    return [tip for tip in tips if tip is not None]
 
 
 def settled_from(ws: Workspace, commit: CommitInfo, path: str, before: bytes, after: bytes) -> bool:

@@ -223,7 +223,7 @@ def read_head_fast(paths: RepoPaths) -> HeadRef | None:
     if head is None:
         return None
     if not head.startswith("ref: "):
-        return HeadRef(ref=None, commit=head) if _is_sha(head) else None
+        return HeadRef(ref=None, commit=head) if is_sha(head) else None
     ref = head[len("ref: ") :]
     commit = _read_loose_ref(paths, ref)
     if commit is None:
@@ -292,7 +292,7 @@ def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
             value = handle.read().strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return value if _is_sha(value) else None
+    return value if is_sha(value) else None
 
 
 def _read_packed_ref(common_dir: str, ref: str) -> str | None:
@@ -302,14 +302,15 @@ def _read_packed_ref(common_dir: str, ref: str) -> str | None:
                 if line.startswith(("#", "^")):
                     continue
                 sha, _, name = line.rstrip("\n").partition(" ")
-                if name == ref and _is_sha(sha):
+                if name == ref and is_sha(sha):
                     return sha
     except OSError:
         return None
     return None
 
 
-def _is_sha(value: str) -> bool:
+def is_sha(value: str) -> bool:
+    """Whether ``value`` is an object id as git writes it (full, lower-case hex)."""
     return len(value) in (40, 64) and all(ch in "0123456789abcdef" for ch in value)
 
 

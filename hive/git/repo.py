@@ -56,6 +56,7 @@ from hive.git.refs import (
     RepoPaths,
     compare_and_swap,
     discover,
+    is_sha,
     other_worktree_heads,
     read_head_fast,
     ref_file,
@@ -1176,7 +1177,9 @@ class GitRepo:
 
     def has_object(self, sha: str) -> bool:
         """Whether this repository holds the object ``sha`` (read by hive's own readers,
-        else asked of dulwich's object store)."""
+        else asked of dulwich's object store); False for text that is no object id."""
+        if not is_sha(sha):
+            return False
         if read_object(self.paths, sha) is not None:
             return True
         return object_id(sha) in self.dulwich.object_store

@@ -1,0 +1,71 @@
+"""Whether a sync commit names a remote state older than the branch's version of a file
+(``hive doctor``'s audit, beside :mod:`hive.domain.syncaudit`).
+
+A ``hive sync`` names the remote state it fetched, the newest there is. When this
+branch's version of a file is one a later state recorded (a state that has the named
+one among its ancestors), the branch is ahead of that state for the file: a real sync
+merges it against that state's version or a newer one, so it keeps the branch's
+version as it is. A hand commit shaped as a sync could otherwise name an older state
+(alice's cell closed there, reopened and claimed by her since) and write the merge of
+the two versions against no common version (closed beats open): a clean merge, so it
+closed alice's cell unseen.
+"""
+
+from __future__ import annotations
+
+from hive.domain.syncaudit import STATE_WALK_LIMIT, state_tips
+from hive.domain.workspace import Workspace
+
+
+class LaterStates:
+    """The state history read once over an audit: which states recorded a version."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self._ws = ws
+        self._states: list[str] | None = None
+        self._recorded: dict[str, dict[str, list[str]]] = {}  # path -> blob -> states
+
+    def ahead_of(self, state: str, path: str, old: str | None) -> bool:
+        """Whether ``old``, the branch's version of ``path`` before a sync of ``state``,
+        is one that ``state``'s history never had and a later state recorded (one that
+        has ``state`` among its ancestors)."""
+        from hive.domain.mergecore import HISTORY_LIMIT
+        from hive.git.syncref import path_versions
+
+        if old is None:
+            return False
+        git = self._ws.git
+        later = [s for s in self._recording(path).get(old, []) if s != state]
+        if not later or old in path_versions(git, state, path, limit=HISTORY_LIMIT):
+            return False
+        return any(git.is_ancestor(state, sha) for sha in later)
+
+    def _recording(self, path: str) -> dict[str, list[str]]:
+        if path not in self._recorded:
+            git = self._ws.git
+            found: dict[str, list[str]] = {}
+            for state in self._walk():
+                blob = git.lookup_path(git.commit_tree(state), path)
+                if blob is not None:
+                    found.setdefault(blob, []).append(state)
+            self._recorded[path] = found
+        return self._recorded[path]
+
+    def _walk(self) -> list[str]:
+        if self._states is None:
+            self._states = state_history(self._ws)
+        return self._states
+
+
+def state_history(ws: Workspace) -> list[str]:
+    """The state commits reachable from the state refs (:func:`~hive.domain.syncaudit.
+    state_tips`; at most :data:`STATE_WALK_LIMIT`)."""
+    git = ws.git
+    pending = state_tips(ws)
+    seen: dict[str, None] = {}
+    while pending and len(seen) < STATE_WALK_LIMIT:
+        state = pending.pop()
+        if state not in seen:
+            seen[state] = None
+            pending.extend(git.parents_of(state))
+    return list(seen)

@@ -1,0 +1,74 @@
+"""``hive doctor``'s audit of a sync-shaped commit that names a remote state older than
+what the branch already had of a file."""
+
+from __future__ import annotations
+
+from hive.domain.cells import close_cell, create_cell, reopen_cell, start_cell
+from hive.domain.history import claim_breaches
+from hive.domain.identity import mail_init
+from hive.domain.mail import send_message
+from hive.domain.merge import merge_file
+from hive.domain.stalestate import state_history
+from hive.domain.syncaudit import SyncCommits
+from hive.git.remote import STATE_REF, tracking_ref
+from hive.store.layout import cell_path
+from tests.conftest import git
+from tests.test_precommit import _forged_commit
+from tests.test_sync import Clones, built_clones, clones  # noqa: F401 (fixtures)
+
+
+def test_a_forged_sync_of_an_older_state_cannot_close_a_claimed_cell(
+    clones: Clones,  # noqa: F811
+) -> None:
+    """alice closed her cell, then reopened and claimed it again. A hand commit under a
+    sync's trailers that names the older state (the cell closed there) and writes the
+    merge of the two versions (closed beats open) closed alice's cell unseen: the branch
+    had the cell as a later state had it, so a sync of that older state changes
+    nothing of it (its merge base is that state's version), and the change is a
+    ``not-owner`` warning of ``hive doctor``."""
+    alice = clones.ws("a", "alice")
+    cell = create_cell(alice, title="Alice's")
+    start_cell(alice, cell_id=cell.id)
+    close_cell(alice, cell_id=cell.id, reason="done")
+    clones.sync("a")
+    closed_state = git(clones.paths["a"], "rev-parse", STATE_REF).strip()
+    reopen_cell(alice, cell_id=cell.id)
+    start_cell(alice, cell_id=cell.id)
+    clones.sync("a")
+    clones.sync("b")
+    b, path = clones.paths["b"], cell_path(cell.id)
+    ours = (b / path).read_bytes()
+    theirs = git(b, "show", f"{closed_state}:{path}").encode()
+    merged = merge_file(path, None, ours, theirs)
+    assert merged.clean and b"status: closed" in merged.content
+    (b / path).write_bytes(merged.content)
+    git(b, "add", path)
+    forged = _forged_commit(
+        b, "bob", f"sync 1 cell(s) from origin\n\nHive-Sync-State: {closed_state}"
+    )
+    assert claim_breaches(clones.ws("b", "bob"), limit=50) == [
+        (forged, f"bob changed {cell.id} (claimed by alice)")
+    ]
+
+
+def test_a_sync_shaped_commit_naming_a_mail_log_commit_names_no_state(
+    clones: Clones,  # noqa: F811
+) -> None:
+    """The states a sync commit may name are those of the state history: reachable from
+    ``refs/hive/state`` or a tracking ``refs/hive-remotes/<remote>/state``, never a
+    commit of a fetched mail log (``refs/hive-remotes/<remote>/mail``), which is no
+    state: a long mail log walked as one spent the walk's budget before the states."""
+    mail_init(clones.ws("a", "alice"), agent_name="alice")
+    send_message(clones.ws("a", "alice"), to=["alice"], subject="hi", body="1")
+    clones.sync("a")
+    clones.sync("b")
+    b = clones.paths["b"]
+    mail = git(b, "rev-parse", tracking_ref("origin", "mail")).strip()
+    ws = clones.ws("b", "bob")
+    (b / ".hive" / "note.txt").write_text("by hand\n")
+    git(b, "add", ".hive/note.txt")
+    forged = _forged_commit(b, "bob", f"sync 0 cell(s) from origin\n\nHive-Sync-State: {mail}")
+    commit = next(ws.git.iter_commits(limit=1))
+    assert commit.sha == forged
+    assert SyncCommits(ws).source(commit, commit.trailers()) is None
+    assert mail not in state_history(ws)
