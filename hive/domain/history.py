@@ -212,7 +212,8 @@ def claim_breaches(
     unfetched: list[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str]]:
     """(commit, what it did) for each of the latest ``limit`` commits (of ``commits``
-    when given: :func:`latest_commits`; merges aside) that
+    when given: :func:`latest_commits`; a merge of two only where it made a claimed cell
+    neither parent had nor merging them makes: :mod:`hive.domain.mergeaudit`) that
     changed another holder's reservations (:func:`_reservations_taken`) or changed or
     deleted a cell claimed, in its parent, by someone other than the commit's
     agent (:func:`_actor`), beyond comments
@@ -223,6 +224,7 @@ def claim_breaches(
     (:mod:`hive.domain.syncaudit`; one an older hive made, naming no state:
     :mod:`hive.domain.oldsyncs`). ``unfetched``, when given, takes instead (commit, what
     it is) for each sync commit this clone cannot check (the states not fetched yet)."""
+    from hive.domain.mergeaudit import merge_breaches
     from hive.domain.oldsyncs import OlderSyncs
     from hive.domain.ownership import configured_coordinators
     from hive.domain.stalestate import LaterStates
@@ -238,12 +240,15 @@ def claim_breaches(
     later = LaterStates(ws, syncs)
     found = []
     for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
-        if len(commit.parents) != 1:
+        if len(commit.parents) not in (1, 2):
             continue
         trailers = commit.trailers()
         if "Hive-Override" in trailers:
             continue  # recorded: hive doctor lists it as an override
         actor = _actor(commit, trailers, runners)
+        if len(commit.parents) == 2:  # what it brings is the parents'; what it makes is not
+            found += [(commit.sha, what) for what in merge_breaches(ws, commit, actor)]
+            continue
         taken = [
             *(
                 (f"{actor} changed {cell_id} (claimed by {owner})", change)

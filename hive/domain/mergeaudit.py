@@ -1,0 +1,140 @@
+"""Claimed cells and others' reservations a merge commit changed beyond merging its
+parents (``hive doctor``'s audit, :func:`hive.domain.history.claim_breaches`).
+
+A merge commit brings each side's changes; git runs hive's merge driver on cell files
+both sides changed, which merges them field by field (:func:`hive.domain.merge.
+merge_file`). So a cell a merge leaves as one parent had it, or as a merge of the two
+parents' versions against a version both histories had (or none), is the merge's. A
+version that is neither was written into the merge by hand ("an evil merge": ``git
+merge --no-commit``, an edit, ``git commit --no-verify``), and when it takes a cell
+that someone other than the merge's author had claimed in a parent, it is the same
+breach as in any commit; so is a version of another agent's reservation file (a
+reservation released or made in its name).
+"""
+
+from __future__ import annotations
+
+from hive.domain.workspace import Workspace
+from hive.errors import HiveError
+from hive.git.repo import CommitInfo
+
+BASES_TRIED = 8  # common versions tried as the base of a merged cell (newest first)
+
+
+def merge_breaches(ws: Workspace, commit: CommitInfo, actor: str) -> list[str]:
+    """What the two-parent merge ``commit`` did that no merge does: each claimed cell
+    (in a parent, by someone other than ``actor``) and each reservation file of another
+    holder that it left as a version neither parent had nor a merge of theirs makes."""
+    if len(commit.parents) != 2:
+        return []
+    git = ws.git
+    tree = git.commit_tree(commit.sha)
+    parents = [git.commit_tree(sha) for sha in commit.parents]
+    return [
+        *(
+            f"{actor} changed {cell_id} (claimed by {owner}) in a merge"
+            for cell_id, owner in _cells_made(ws, commit, actor, tree, parents)
+        ),
+        *(
+            f"{actor} changed the reservations of {holder} in a merge"
+            for holder in _reservations_made(ws, commit, actor, tree, parents)
+        ),
+    ]
+
+
+def _cells_made(
+    ws: Workspace, commit: CommitInfo, actor: str, tree: str, parents: list[str]
+) -> list[tuple[str, str]]:
+    """(cell, its assignee) of each claimed cell the merge made a version of."""
+    from hive.domain.ownership import claim_taken_between
+    from hive.store.layout import CELLS_DIR
+
+    git = ws.git
+    found: list[tuple[str, str]] = []
+    for path in _made_here(ws, tree, parents, CELLS_DIR):
+        new = git.lookup_path(tree, path)
+        sides = [git.lookup_path(parent, path) for parent in parents]
+        taken = next(
+            (
+                hit
+                for old in sides
+                if old is not None
+                and (hit := claim_taken_between(ws, old, new, path, actor)) is not None
+            ),
+            None,
+        )
+        if taken is not None and not _merged(ws, commit, path, new, sides):
+            found.append((taken[0].id, taken[1]))
+    return found
+
+
+def _reservations_made(
+    ws: Workspace, commit: CommitInfo, actor: str, tree: str, parents: list[str]
+) -> list[str]:
+    """The holders other than ``actor`` whose reservation file the merge made a version
+    of (a file that does not parse is reported as corrupt, not here)."""
+    from hive.domain.reservations import decode_file
+    from hive.domain.reservecore import RESERVATIONS_DIR, reservation_path
+
+    git = ws.git
+    found: list[str] = []
+    for path in _made_here(ws, tree, parents, RESERVATIONS_DIR):
+        if path == reservation_path(actor):
+            continue
+        new = git.lookup_path(tree, path)
+        sides = [git.lookup_path(parent, path) for parent in parents]
+        try:
+            holders = {
+                decode_file(git.read_blob(sha), path).agent
+                for sha in (new, *sides)
+                if sha is not None
+            }
+        except HiveError:
+            continue
+        others = sorted(holders - {actor})
+        if others and not _merged(ws, commit, path, new, sides):
+            found.append(others[0])
+    return found
+
+
+def _made_here(ws: Workspace, tree: str, parents: list[str], folder: str) -> list[str]:
+    """The files under ``folder`` whose version in ``tree`` differs from every parent's."""
+    git = ws.git
+    here = git.lookup_path(tree, folder, want_tree=True)
+    if here is None:
+        return []
+    differ: set[str] | None = None
+    for parent in parents:
+        there = git.lookup_path(parent, folder, want_tree=True)
+        names = set() if there == here else set(git.paths_between(there, here))
+        differ = names if differ is None else differ & names
+    return sorted(f"{folder}/{name}" for name in differ or ())
+
+
+def _merged(
+    ws: Workspace, commit: CommitInfo, path: str, new: str | None, sides: list[str | None]
+) -> bool:
+    """Whether ``new`` is what hive's field-level merge of the two parents' versions of
+    ``path`` makes, against a version both parents' histories had (or none)."""
+    from hive.domain.merge import merge_file
+    from hive.domain.mergecore import HISTORY_LIMIT
+    from hive.git.syncref import path_versions
+
+    ours, theirs = sides
+    if new is None or ours is None or theirs is None:
+        return False
+    git = ws.git
+    first, second = (path_versions(git, sha, path, limit=HISTORY_LIMIT) for sha in commit.parents)
+    shared = set(second)
+    bases: list[str | None] = [v for v in first if v in shared]
+    made = git.read_blob(new)
+    left, right = git.read_blob(ours), git.read_blob(theirs)
+    for base in [*bases[:BASES_TRIED], None]:
+        for a, b in ((left, right), (right, left)):
+            try:
+                outcome = merge_file(path, git.read_blob(base) if base else None, a, b)
+            except HiveError:  # a version that does not parse: no merge hive made
+                continue
+            if outcome.content == made:
+                return True
+    return False

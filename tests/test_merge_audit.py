@@ -1,0 +1,90 @@
+"""``hive doctor``'s audit of merge commits: a claimed cell a merge changed beyond
+merging its parents is a ``not-owner`` breach; what the merge brings is not."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from hive.domain.annotate import add_comment
+from hive.domain.cells import create_cell, start_cell, update_cell
+from hive.domain.history import claim_breaches
+from hive.domain.setup import install_merge_driver
+from hive.domain.workspace import Workspace
+from hive.store.layout import cell_path
+from tests.conftest import GIT_ENV, git
+from tests.test_reservations import agent
+
+
+def _commit_merge(repo: Path, who: str) -> str:
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_NAME": who, "GIT_AUTHOR_EMAIL": f"{who}@x"}
+    subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "--no-verify", "-m", "merge side"],
+        env=env,
+        check=True,
+    )
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_a_claimed_cell_changed_in_a_merge_is_a_breach(ws: Workspace, repo: Path) -> None:
+    """alice's claimed cell, changed by her on main and commented on by bob on a branch:
+    merged by git with hive's driver, the merge is no breach; the same merge with the
+    cell closed by hand before committing (an "evil merge") was not looked at, and is."""
+    install_merge_driver(ws)
+    cell = create_cell(ws, title="alice's")
+    alice = agent(repo, "alice")
+    start_cell(alice, cell_id=cell.id)
+    git(repo, "checkout", "-q", "-b", "side")
+    add_comment(agent(repo, "bob"), cell_id=cell.id, text="seen")
+    git(repo, "checkout", "-q", "main")
+    update_cell(alice, cell_id=cell.id, priority=0)
+    merge = ["merge", "-q", "--no-ff", "--no-commit", "side"]
+    git(repo, *merge)
+    honest = _commit_merge(repo, "bob")
+    shown = (repo / cell_path(cell.id)).read_text()
+    assert "priority: 0" in shown and "seen" in shown  # both sides, field by field
+    assert claim_breaches(ws, limit=20) == []
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    git(repo, *merge)
+    path = repo / cell_path(cell.id)
+    path.write_text(path.read_text().replace("status: in_progress", "status: closed"))
+    git(repo, "add", str(path))
+    evil = _commit_merge(repo, "bob")
+    assert evil != honest
+    assert claim_breaches(ws, limit=20) == [
+        (evil, f"bob changed {cell.id} (claimed by alice) in a merge")
+    ]
+
+
+def test_another_s_reservation_released_in_a_merge_is_a_breach(ws: Workspace, repo: Path) -> None:
+    """alice reserved on main and again on a branch: git's merge with hive's driver keeps
+    both, no breach; the merge with her first reservation (both sides had it) dropped by
+    hand, a version no side had, is one."""
+    from hive.domain.reservations import reserve
+    from hive.domain.reservecore import reservation_path
+
+    install_merge_driver(ws)
+    alice = agent(repo, "alice")
+    reserve(alice, paths=["docs/**"], ttl_seconds=3600)
+    git(repo, "checkout", "-q", "-b", "side")
+    reserve(alice, paths=["lib/**"], ttl_seconds=3600)
+    git(repo, "checkout", "-q", "main")
+    reserve(alice, paths=["src/**"], ttl_seconds=3600)
+    merge = ["merge", "-q", "--no-ff", "--no-commit", "side"]
+    git(repo, *merge)
+    _commit_merge(repo, "bob")
+    held = (repo / reservation_path("alice")).read_text()
+    assert all(pattern in held for pattern in ("docs/**", "lib/**", "src/**"))
+    assert claim_breaches(ws, limit=20) == []
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    git(repo, *merge)
+    path = repo / reservation_path("alice")
+    kept = path.read_text().split("  - id: ")
+    path.write_text("  - id: ".join(part for part in kept if "docs/**" not in part))
+    git(repo, "add", str(path))
+    evil = _commit_merge(repo, "bob")
+    assert "docs/**" not in git(repo, "show", f"HEAD:{reservation_path('alice')}")
+    assert claim_breaches(ws, limit=20) == [
+        (evil, "bob changed the reservations of alice in a merge")
+    ]
