@@ -3,7 +3,11 @@ what the branch already had of a file."""
 
 from __future__ import annotations
 
-from hive.domain.cells import close_cell, create_cell, reopen_cell, start_cell
+from pathlib import Path
+
+import pytest
+
+from hive.domain.cells import close_cell, create_cell, reopen_cell, start_cell, update_cell
 from hive.domain.history import claim_breaches
 from hive.domain.identity import mail_init
 from hive.domain.mail import send_message
@@ -72,3 +76,33 @@ def test_a_sync_shaped_commit_naming_a_mail_log_commit_names_no_state(
     assert commit.sha == forged
     assert SyncCommits(ws).source(commit, commit.trailers()) is None
     assert mail not in state_history(ws)
+
+
+def test_each_version_history_an_audit_needs_is_read_once(
+    clones: Clones,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Honest syncs that brought alice's edits of her claimed cells: the audit reads the
+    versions each (named state, file) pair had with one ``git log``, whether it asks
+    if the branch's version was the state's (``SyncCommits.brought``) or if the branch
+    was ahead of that state (``LaterStates.ahead_of``): it read each twice."""
+    alice = clones.ws("a", "alice")
+    cells = [create_cell(alice, title=f"alice's {n}") for n in range(2)]
+    for cell in cells:
+        start_cell(alice, cell_id=cell.id)
+    clones.sync("a")
+    clones.sync("b")
+    syncs = []
+    for round_ in range(2):
+        for cell in cells:
+            update_cell(alice, cell_id=cell.id, description=f"round {round_}")
+        clones.sync("a")
+        syncs.append(clones.sync("b").commit)
+    assert None not in syncs
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    assert claim_breaches(clones.ws("b", "bob"), limit=50) == []
+    monkeypatch.delenv("GIT_TRACE")
+    logs = [line for line in trace.read_text().splitlines() if "built-in: git log" in line]
+    assert 0 < len(logs) <= len(syncs) * len(cells), logs

@@ -237,7 +237,7 @@ def claim_breaches(
         runners = set()
     syncs = SyncCommits(ws)
     older = OlderSyncs(ws, syncs)
-    later = LaterStates(ws)
+    later = LaterStates(ws, syncs)
     found = []
     for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
         if len(commit.parents) not in (1, 2):

@@ -13,15 +13,16 @@ closed alice's cell unseen.
 
 from __future__ import annotations
 
-from hive.domain.syncaudit import STATE_WALK_LIMIT, state_tips
+from hive.domain.syncaudit import STATE_WALK_LIMIT, SyncCommits, state_tips
 from hive.domain.workspace import Workspace
 
 
 class LaterStates:
     """The state history read once over an audit: which states recorded a version."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, syncs: SyncCommits) -> None:
         self._ws = ws
+        self._syncs = syncs  # its versions of (state, file), read once for both audits
         self._states: list[str] | None = None
         self._recorded: dict[str, dict[str, list[str]]] = {}  # path -> blob -> states
 
@@ -29,16 +30,10 @@ class LaterStates:
         """Whether ``old``, the branch's version of ``path`` before a sync of ``state``,
         is one that ``state``'s history never had and a later state recorded (one that
         has ``state`` among its ancestors)."""
-        from hive.domain.mergecore import HISTORY_LIMIT
-        from hive.git.syncref import path_versions
-
-        if old is None:
-            return False
-        git = self._ws.git
+        if old is None or old in self._syncs.versions(state, path):
+            return False  # (before the walk of every state: the common answer)
         later = [s for s in self._recording(path).get(old, []) if s != state]
-        if not later or old in path_versions(git, state, path, limit=HISTORY_LIMIT):
-            return False
-        return any(git.is_ancestor(state, sha) for sha in later)
+        return any(self._ws.git.is_ancestor(state, sha) for sha in later)
 
     def _recording(self, path: str) -> dict[str, list[str]]:
         if path not in self._recorded:

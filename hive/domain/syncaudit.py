@@ -72,7 +72,7 @@ class SyncCommits:
         (a reservation file: then entries marked yielded, as the sync settles them)."""
         git = self._ws.git
         theirs = git.lookup_path(git.commit_tree(state), path)
-        taken = old is None or old in self._path_versions(state, path)
+        taken = old is None or old in self.versions(state, path)
         if new == theirs and taken:
             return True
         if new is None:
@@ -94,8 +94,8 @@ class SyncCommits:
         from hive.domain.merge import merge_file
 
         read = self._ws.git.read_blob
-        ours = set(self._path_versions(commit.parents[0], path))
-        bases = [v for v in self._path_versions(state, path) if v in ours][:BASES_TRIED]
+        ours = set(self.versions(commit.parents[0], path))
+        bases = [v for v in self.versions(state, path) if v in ours][:BASES_TRIED]
         found = []
         for base in [*bases, None]:
             try:
@@ -129,7 +129,9 @@ class SyncCommits:
                 self._pending.extend(git.parents_of(here))
         return sha in self._reached
 
-    def _path_versions(self, tip: str, path: str) -> list[str]:
+    def versions(self, tip: str, path: str) -> list[str]:
+        """The versions ``path`` had in ``tip``'s history, newest first (read once over
+        the audit: ``syncref.path_versions``, one ``git log``)."""
         from hive.domain.mergecore import HISTORY_LIMIT
         from hive.git.syncref import path_versions
 
