@@ -158,7 +158,8 @@ def _exchange(
     try:
         from hive.cli.lean_syncing import LeanSyncing
 
-        return run_rounds(LeanSyncing(prepared), remote, None, everything=False, named=named)
+        actor = LeanSyncing(prepared, contest_possible)
+        return run_rounds(actor, remote, None, everything=False, named=named)
     except Uncommon as exc:
         hand_over_fetch(root, remote, exc.carried)
         return None

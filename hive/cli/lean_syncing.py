@@ -3,13 +3,14 @@ something to do, so a sync with nothing to do loads none of ``hive.domain.sync``
 
 from __future__ import annotations
 
-from hive.cli.lean_sync import contest_possible
 from hive.domain.sync import Syncing, Uncommon
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from hive.cli.lean_write import Prepared
-    from hive.git.repo import Change, Identity, Snapshot
+    from hive.git.repo import Change, GitRepo, Identity, Snapshot
     from hive.models.reservation import Contest
 
 
@@ -19,8 +20,13 @@ class LeanSyncing(Syncing):
     through ``lean_coord.MailHost``; a state that might hold a reservation contest is
     left to the full sync (``Uncommon``: settling one needs pydantic's models)."""
 
-    def __init__(self, prepared: Prepared) -> None:
+    def __init__(
+        self,
+        prepared: Prepared,
+        contest_possible: Callable[[GitRepo, Snapshot, list[Change]], bool],
+    ) -> None:
         self.prepared = prepared
+        self.contest_possible = contest_possible  # lean_sync's, which imports this module
         self.git = prepared.session.repo
         self.root = self.git.paths.root
 
@@ -36,7 +42,7 @@ class LeanSyncing(Syncing):
         return self.prepared.timeout
 
     def settle(self, snap: Snapshot, changes: list[Change]) -> tuple[list[Change], list[Contest]]:
-        if contest_possible(self.git, snap, changes):
+        if self.contest_possible(self.git, snap, changes):
             raise Uncommon("a reservation contest to settle")
         return changes, []  # as settle_contests answers a state with no contest
 
