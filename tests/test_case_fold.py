@@ -30,6 +30,7 @@ from hive.domain.reserveplain import RESERVATIONS_DIR, entry_text, file_text
 from hive.domain.workspace import Workspace
 from hive.errors import ReservationConflict
 from hive.git.refs import discover, read_head_fast
+from hive.git.repo import Change
 from hive.times import utc_now
 from tests.conftest import credential, git
 from tests.seedkit import configure
@@ -257,7 +258,8 @@ def test_the_quick_hook_and_the_lean_sync_count_the_same_holds(
     ws: Workspace, repo: Path, fields: dict[str, object], holds: bool
 ) -> None:
     """Ant holds an exclusive reservation; bee one of each kind. The quick hook's holds
-    (holder, pattern) and the lean sync's question (do two agents hold some?) agree."""
+    (holder, pattern) and the lean sync's question (may two agents' holds name one file?
+    a forced grant is no contest) agree."""
     files = {
         "ant": file_text("ant", [_item(1, "ant")]),
         "bee": file_text("bee", [_item(2, "bee", **fields), _item(3, "bee", exclusive=False)]),
@@ -277,4 +279,10 @@ def test_the_quick_hook_and_the_lean_sync_count_the_same_holds(
     assert held is not None and sorted(held) == expected
     prepared = prepare(parse(["-C", str(repo), "sync"]))
     assert prepared is not None and not isinstance(prepared, int)
-    assert lean_sync._may_contest(prepared.session.repo, prepared.snap, []) is holds
+    repo_now, snap = prepared.session.repo, prepared.snap
+    assert not lean_sync._may_contest(repo_now, snap, [])  # ant/1/**, bee/2/**: apart
+    near = {**fields, "path_pattern": "ANT/1/x"}  # within ant's, case folded
+    bee = file_text("bee", [_item(2, "bee", **near), _item(3, "bee", exclusive=False)])
+    changes = [Change(f"{RESERVATIONS_DIR}/bee.yaml", bee)]
+    contested = holds and not fields.get("forced")
+    assert lean_sync._may_contest(repo_now, snap, changes) is contested

@@ -362,18 +362,22 @@ def test_a_detached_head_or_a_merge_under_way_is_left_to_the_full_cli(
     assert lean(a, capsys=capsys) is None
 
 
-def test_reservations_of_two_agents_are_left_to_the_full_cli(
-    clones: Clones, capsys: pytest.CaptureFixture[str]
+def test_reservations_of_two_agents_are_answered_lean_when_they_cannot_overlap(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A sync settles overlaps it finds even when nothing arrived (a ``git merge`` may
-    have brought them): with two agents' exclusive reservations the full CLI decides."""
+    have brought them): two agents' exclusive reservations of different files cannot
+    overlap, so a sync that sends them and one with nothing to do are answered lean, as
+    the full CLI answers them; ``SRC/**`` taken in another clone may name both (case
+    folded): that clone's sync hands the contest over."""
     a = clones.paths["a"]
     reserve(clones.ws("a", "alice"), paths=["src/a.py"])
-    run_hive(["sync"], cwd=a)
-    assert lean(a, capsys=capsys) == 0  # one agent's: no contest possible
     reserve(clones.ws("a", "bob"), paths=["src/b.py"])
-    run_hive(["sync"], cwd=a)
-    assert lean(a, capsys=capsys) is None
+    assert agree(clones, "a", capsys=capsys, monkeypatch=monkeypatch)[0] == 0
+    assert lean(a, capsys=capsys) == 0
+    reserve(clones.ws("b", "carol"), paths=["SRC/**"])
+    code, said = agree(clones, "b", capsys=capsys, monkeypatch=monkeypatch, refs_differ="/mail")
+    assert code is None and said.count("reservation contested") == 1
 
 
 def test_options_and_a_remote_shown_otherwise_are_left_to_the_full_cli(
@@ -433,3 +437,84 @@ def test_the_first_sync_of_a_fresh_clone_is_answered_lean_as_the_full_cli_answer
     create_cell(clones.ws("c"), title="made before the first sync")
     code, said = agree(clones, "c", capsys=capsys, monkeypatch=monkeypatch)
     assert code == 0 and said.startswith("synced with origin: 1 cell file(s) received, 1 sent")
+
+
+RACE_HOOK = """#!/bin/sh
+# the first push only: another clone's state lands on the remote first
+[ -e .git/raced ] && exit 0
+touch .git/raced
+pending=$(git --git-dir=../origin.git rev-parse refs/pending/state)
+git --git-dir=../origin.git update-ref refs/hive/state "$pending"
+"""
+
+
+def test_a_contest_met_after_a_rejected_push_is_handed_over_with_the_first_round(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lean sync's first round merges and pushes, and loses the push to another
+    clone's (a pre-push hook moves the remote's state first); its second round finds a
+    contest and hands over: the full sync goes on with that round, counting the first
+    (attempts, the cell it received), as the full CLI alone does."""
+    b = clones.paths["b"]
+    create_cell(clones.ws("b"), title="received in the first round")
+    clones.sync("b")
+    spare = clones.root / "spare.git"
+    shutil.copytree(clones.origin, spare, symlinks=True)
+    reserve(clones.ws("b", "bob"), paths=["src/x.py"])
+    assert run_hive(["sync", str(spare)], cwd=b).returncode == 0
+    git(clones.origin, "fetch", "-q", str(spare), "refs/hive/state:refs/pending/state")
+    shutil.rmtree(spare)
+    reserve(clones.ws("a", "alice"), paths=["src/x.py"])
+    create_cell(clones.ws("a"), title="sent in the first round")
+    hook = clones.paths["a"] / ".git" / "hooks" / "pre-push"
+    hook.write_text(RACE_HOOK)
+    hook.chmod(0o755)
+    code, said = agree(
+        clones, "a", "--json", capsys=capsys, monkeypatch=monkeypatch, refs_differ="/mail"
+    )
+    done = json.loads(said)
+    assert code is None and done["attempts"] == 2 and len(done["contested"]) == 1
+    assert (done["received_cells"], done["sent_cells"]) == (1, 1)
+
+
+OVERLAPS = [  # (pattern, pattern, may they name one file)
+    ("src/a.py", "src/b.py", False),
+    ("src/**", "src/b.py", True),
+    ("SRC/**", "src/b.py", True),  # case folded, in every clone
+    ("docs/*.md", "src/*.md", False),
+    ("src/[ab].py", "src/?.py", True),
+    ("src/*.py", "tests/**", False),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "expected"), OVERLAPS)
+def test_the_lean_contest_test_is_find_contests_s_overlap(
+    first: str, second: str, expected: bool
+) -> None:
+    """``reservecore.may_contest`` (the lean sync's test) says a contest may be there
+    exactly when ``contest.find_contests`` finds one between two agents' grants, and
+    never for one agent's own."""
+    from datetime import timedelta
+
+    from hive.domain.contest import find_contests
+    from hive.domain.reservecore import may_contest
+    from hive.models import utc_now
+    from hive.models.reservation import Reservation, ReservationFile
+
+    now = utc_now()
+
+    def grant(number: int, agent: str, pattern: str) -> Reservation:
+        made = now - timedelta(minutes=10 - number)
+        later = now + timedelta(hours=1)
+        return Reservation(
+            id=number, agent=agent, path_pattern=pattern, created_at=made, expires_at=later
+        )
+
+    pair = [grant(1, "alice", first), grant(2, "bob", second)]
+    files = {
+        agent: ReservationFile(agent=agent, reservations=[r])
+        for agent, r in zip(["alice", "bob"], pair, strict=True)
+    }
+    assert bool(find_contests(files, now)) == expected
+    assert may_contest(pair) == expected
+    assert not may_contest([grant(1, "alice", first), grant(2, "alice", second)])

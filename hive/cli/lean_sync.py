@@ -11,8 +11,8 @@ the sync has nothing to do when:
   since the last sync, nothing brought by ``git pull``: the three-way merge changes
   no file, and the merged tree is the state's, so no state commit is made),
 * ``refs/hive/mail`` is what the remote has (no message to join or send), and
-* no two agents hold active exclusive reservations in this branch's files (the sync
-  settles an overlap even when nothing arrived: ``hive.domain.contest``).
+* no two agents' active exclusive reservations in this branch's files may name one
+  file (the sync settles an overlap even when nothing arrived: ``hive.domain.contest``).
 
 The full path then commits nothing, moves no ref, pushes nothing, and prints ``synced
 with REMOTE: 0 cell file(s) received, 0 sent, 0 message(s) received`` (or its JSON):
@@ -23,11 +23,11 @@ here too, through the full sync's own rounds (``sync.run_rounds``: the same code
 same commits, refs and counts) with :class:`LeanSyncing` in place of a Workspace; the
 models are imported only where a case needs them (a same-file merge: ``merge_file``).
 A reservation contest to settle (two agents' active exclusive reservations in the
-merged files, or a reservation file the plain reader declines) is *handed over*: the
-plan raises ``sync.Uncommon`` before that round writes anything, and the round's fetch
-goes to the full sync with what the earlier rounds did (``remote.hand_over_fetch``; it
-runs next in this process and goes on from there). The answer is the full CLI's
-(``synced_lines``, the JSON of ``SyncResult``).
+merged files that may name one file, or a reservation file the plain reader declines)
+is *handed over*: the plan raises ``sync.Uncommon`` before that round writes anything,
+and the round's fetch goes to the full sync with what the earlier rounds did
+(``remote.hand_over_fetch``; it runs next in this process and goes on from there).
+The answer is the full CLI's (``synced_lines``, the JSON of ``SyncResult``).
 
 Before the fetch, anything the full path must check or change *defers* to the full
 CLI (None): a remote whose configuration the full path would change (no hive refspecs
@@ -65,6 +65,7 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see 
 if TYPE_CHECKING:
     from typing import Any
 
+    from hive.domain.reserveplain import PlainReservation
     from hive.git.repo import Change, GitRepo, Identity, Snapshot
     from hive.models.reservation import Contest
 
@@ -209,9 +210,9 @@ def _nothing_to_do(prepared: Prepared, remote: str) -> str | None:
 def _may_contest(repo: GitRepo, snap: Snapshot, changes: list[Change]) -> bool:
     """Whether the reservation files of ``snap`` with ``changes`` made might hold a
     contest the sync settles (``contest.find_contests``: overlapping active exclusive
-    reservations of different agents): more than one agent holds one
-    (``reserveplain.exclusive_held``, the pre-commit hook's rule: a forced grant counts
-    too, though no contest settles it), or a file the plain reader declines."""
+    reservations of different agents, not forced): two such of different agents may
+    name one file (``reservecore.may_contest``), or a file the plain reader declines."""
+    from hive.domain.reservecore import may_contest
     from hive.domain.reserveplain import RESERVATIONS_DIR, exclusive_held, plain_file
     from hive.times import utc_now
 
@@ -224,15 +225,15 @@ def _may_contest(repo: GitRepo, snap: Snapshot, changes: list[Change]) -> bool:
         if change.path.startswith(RESERVATIONS_DIR + "/")
     )
     now = utc_now()
-    holders: set[str] = set()
+    held: list[PlainReservation] = []
     for content in contents.values():
         if content is None:
             continue  # removed by the merge
         found = plain_file(content)
         if found is None:
             return True
-        holders.update(item.agent for item in exclusive_held(found.reservations, now))
-    return len(holders) > 1
+        held += [item for item in exclusive_held(found.reservations, now) if not item.forced]
+    return may_contest(held)
 
 
 class LeanSyncing(Syncing):

@@ -21,9 +21,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from hive.domain.reservations import decode_file, encode_file
-from hive.domain.reservecore import RESERVATIONS_DIR, conflicts_with
+from hive.domain.reservecore import RESERVATIONS_DIR, overlapping
 from hive.domain.workspace import Workspace
-from hive.errors import CorruptFile, InvalidInput
+from hive.errors import CorruptFile
 from hive.git.repo import Change, Snapshot
 from hive.models import utc_now
 from hive.models.reservation import Contest, Override, Reservation, ReservationFile
@@ -49,21 +49,12 @@ def find_contests(files: dict[str, ReservationFile], now: datetime) -> list[Cont
     kept: list[Reservation] = []
     found: list[Contest] = []
     for item in entries:
-        winner = next((k for k in kept if k.agent != item.agent and _overlap(k, item)), None)
+        winner = next((k for k in kept if k.agent != item.agent and overlapping(k, item)), None)
         if winner is None:
             kept.append(item)
         else:
             found.append(Contest(kept=winner, yielded=item))
     return found
-
-
-def _overlap(a: Reservation, b: Reservation) -> bool:
-    """Whether ``a`` and ``b`` may name one file: compared case folded in every clone
-    (``foldcase.fold``), whatever its own file system, as ``reserve`` compares them."""
-    try:
-        return conflicts_with(a.path_pattern, True, b, fold_case=True)
-    except InvalidInput:
-        return True  # a pattern too complex to compare: treat it as overlapping
 
 
 def _files_after(

@@ -31,7 +31,7 @@ from hive.domain.reserveplain import file_text as file_text
 from hive.domain.reserveplain import misfiled as misfiled
 from hive.domain.reserveplain import plain_file as plain_file
 from hive.domain.reserveplain import reservation_path as reservation_path
-from hive.errors import AmbiguousId, NotFound, PathOutsideRepository
+from hive.errors import AmbiguousId, InvalidInput, NotFound, PathOutsideRepository
 from hive.record import suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -168,6 +168,36 @@ def conflicts_with(requested: str, exclusive: bool, held: Held, *, fold_case: bo
     theirs = held.path_pattern
     compared = (as_compared(requested, fold_case), as_compared(theirs, fold_case))
     return not _apart(requested, theirs, compared) and patterns_meet(requested, theirs, fold_case)
+
+
+def overlapping(a: Held, b: Held) -> bool:
+    """Whether the exclusive reservations ``a`` and ``b`` may name one file, as a sync
+    settling two clones' grants compares them (``contest``): case folded in every clone,
+    and a pattern too complex to compare overlaps."""
+    try:
+        return conflicts_with(a.path_pattern, True, b, fold_case=True)
+    except InvalidInput:
+        return True
+
+
+def may_contest(held: Sequence[Held]) -> bool:
+    """Whether two of ``held`` (active exclusive reservations that are not forced), of
+    different agents, may name one file (:func:`overlapping`, asked both ways): when
+    none do, ``contest.find_contests`` finds no contest to settle (the lean sync's
+    test, ``cli/lean_sync.py``). The literal prefixes are compared first, as
+    :func:`conflicting` does."""
+    prefixes = [(compared_prefix(item.path_pattern), item) for item in held]
+    for number, (prefix, a) in enumerate(prefixes):
+        for other, b in prefixes[number + 1 :]:
+            if a.agent == b.agent:
+                continue
+            if not (other.startswith(prefix) or prefix.startswith(other)) and (
+                a.path_pattern.isascii() and b.path_pattern.isascii()
+            ):
+                continue  # cheap necessary condition first, as in conflicting
+            if overlapping(a, b) or overlapping(b, a):
+                return True
+    return False
 
 
 def conflicting(
