@@ -280,9 +280,9 @@ def test_the_quick_hook_and_the_lean_sync_count_the_same_holds(
     prepared = prepare(parse(["-C", str(repo), "sync"]))
     assert prepared is not None and not isinstance(prepared, int)
     repo_now, snap = prepared.session.repo, prepared.snap
-    assert not lean_sync._may_contest(repo_now, snap, [])  # ant/1/**, bee/2/**: apart
+    assert not lean_sync.contest_possible(repo_now, snap, [])  # ant/1/**, bee/2/**: apart
     near = {**fields, "path_pattern": "ANT/1/x"}  # within ant's, case folded
     bee = file_text("bee", [_item(2, "bee", **near), _item(3, "bee", exclusive=False)])
     changes = [Change(f"{RESERVATIONS_DIR}/bee.yaml", bee)]
     contested = holds and not fields.get("forced")
-    assert lean_sync._may_contest(repo_now, snap, changes) is contested
+    assert lean_sync.contest_possible(repo_now, snap, changes) is contested

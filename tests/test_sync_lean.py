@@ -401,9 +401,23 @@ PROBE = (
 )
 
 
+NOTHING_LOADED = PROBE.replace(
+    "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))",
+    "print(sorted(set(sys.modules) & {'typing', 'hive.domain.sync', 'hive.domain.reservecore'}))",
+)
+
+
 def test_a_fresh_sync_with_nothing_to_do_imports_no_heavy_module(clones: Clones) -> None:
     """The point of the lean path: no models, no CLI framework, no dulwich (the process
-    boundary is what is tested: a fresh interpreter's modules)."""
+    boundary is what is tested: a fresh interpreter's modules); nor the sync's rounds,
+    typing, or the overlap test of one agent's reservations."""
+    reserve(clones.ws("a", "alice"), paths=["src/a.py"])
+    clones.sync("a")
+    probe = [sys.executable, "-c", NOTHING_LOADED, str(clones.paths["a"])]
+    plain = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+    found = subprocess.run(probe, capture_output=True, text=True, env=plain)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == "[]"
     probe = [sys.executable, "-c", PROBE, str(clones.paths["a"])]
     plain = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
     found = subprocess.run(probe, capture_output=True, text=True, env=plain)

@@ -20,7 +20,7 @@ this module prints the same bytes.
 
 A sync with something to do (to send, receive, merge, or mail to join or push) runs
 here too, through the full sync's own rounds (``sync.run_rounds``: the same code, the
-same commits, refs and counts) with :class:`LeanSyncing` in place of a Workspace; the
+same commits, refs and counts) with ``lean_syncing.LeanSyncing`` in place of a Workspace; the
 models are imported only where a case needs them (a same-file merge: ``merge_file``).
 A reservation contest to settle (two agents' active exclusive reservations in the
 merged files that may name one file, or a reservation file the plain reader declines)
@@ -48,7 +48,6 @@ import sys
 
 from hive.cli import Invocation, answer_stands, internal_error
 from hive.cli.lean_write import Defer, Prepared, prepare, report
-from hive.domain.sync import Syncing
 from hive.errors import GitError, HiveError, LockTimeout
 from hive.git.remote import (
     HIVE_REFS,
@@ -66,8 +65,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hive.domain.reserveplain import PlainReservation
-    from hive.git.repo import Change, GitRepo, Identity, Snapshot
-    from hive.models.reservation import Contest
+    from hive.git.repo import Change, GitRepo, Snapshot
 
 DEFAULT_REMOTE = "origin"  # RemoteParams.remote
 # A remote name or URL the output shows as it is (JSON without escapes, a plain line).
@@ -149,7 +147,7 @@ def _exchange(
     inv: Invocation, prepared: Prepared, remote: str, named: bool
 ) -> dict[str, Any] | int | None:
     """The full sync's rounds (``sync.run_rounds``, the same code) from this fetch, with
-    :class:`LeanSyncing`: None when a round met a case left to the full sync (handed
+    ``lean_syncing.LeanSyncing``: None when a round met a case left to the full sync (handed
     over with this round's fetch and what the earlier rounds did: the full sync goes on
     from there). What stops it otherwise is reported as the full CLI reports it (the
     exit code), never left to the full CLI: something may have been written."""
@@ -158,6 +156,8 @@ def _exchange(
     root = prepared.session.repo.paths.root
     hand_over_fetch(root, remote)  # the first round: this fetch
     try:
+        from hive.cli.lean_syncing import LeanSyncing
+
         return run_rounds(LeanSyncing(prepared), remote, None, everything=False, named=named)
     except Uncommon as exc:
         hand_over_fetch(root, remote, exc.carried)
@@ -202,17 +202,16 @@ def _nothing_to_do(prepared: Prepared, remote: str) -> str | None:
         repo.commit_tree(state), ".hive", want_tree=True
     ):
         return None
-    if _may_contest(prepared.session.repo, snap, []):
+    if contest_possible(prepared.session.repo, snap, []):
         return None
     return state
 
 
-def _may_contest(repo: GitRepo, snap: Snapshot, changes: list[Change]) -> bool:
+def contest_possible(repo: GitRepo, snap: Snapshot, changes: list[Change]) -> bool:
     """Whether the reservation files of ``snap`` with ``changes`` made might hold a
     contest the sync settles (``contest.find_contests``: overlapping active exclusive
     reservations of different agents, not forced): two such of different agents may
     name one file (``reservecore.may_contest``), or a file the plain reader declines."""
-    from hive.domain.reservecore import may_contest
     from hive.domain.reserveplain import RESERVATIONS_DIR, exclusive_held, plain_file
     from hive.times import utc_now
 
@@ -233,46 +232,11 @@ def _may_contest(repo: GitRepo, snap: Snapshot, changes: list[Change]) -> bool:
         if found is None:
             return True
         held += [item for item in exclusive_held(found.reservations, now) if not item.forced]
+    if len({item.agent for item in held}) < 2:
+        return False  # one agent's own: never a contest (the overlap test not loaded)
+    from hive.domain.reservecore import may_contest
+
     return may_contest(held)
-
-
-class LeanSyncing(Syncing):
-    """The lean session as the sync's actor (``sync.WorkspaceSyncing`` is the full
-    path's): who commits and how long it waits as ``prepare`` found them, the mail log
-    through ``lean_coord.MailHost``; a state that might hold a reservation contest is
-    left to the full sync (``Uncommon``: settling one needs pydantic's models)."""
-
-    def __init__(self, prepared: Prepared) -> None:
-        self.prepared = prepared
-        self.git = prepared.session.repo
-        self.root = self.git.paths.root
-
-    def identity(self) -> Identity:
-        return self.prepared.author
-
-    def trailers(self, event: str) -> list[tuple[str, str]]:
-        from hive.domain.actors import event_trailers
-
-        return event_trailers(self.prepared.session.principal, event)
-
-    def lock_timeout(self) -> float:
-        return self.prepared.timeout
-
-    def settle(self, snap: Snapshot, changes: list[Change]) -> tuple[list[Change], list[Contest]]:
-        from hive.domain.sync import Uncommon
-
-        if _may_contest(self.git, snap, changes):
-            raise Uncommon("a reservation contest to settle")
-        return changes, []  # as settle_contests answers a state with no contest
-
-    def join_mail(self, theirs: str, remote: str) -> int:
-        from hive.cli.lean_coord import MailHost
-        from hive.domain.maillog import join_log
-
-        return join_log(MailHost(self.prepared), theirs, remote)
-
-    def notify(self, contested: list[Contest]) -> None:
-        """Never anything to tell: ``settle`` finds no contest here."""
 
 
 def _nothing_done(remote: str, state: str) -> dict[str, Any]:

@@ -39,7 +39,6 @@ never overwrites newer remote state.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from hive.domain.mergecore import HISTORY_LIMIT, is_mergeable_path
 from hive.errors import GitError
@@ -71,7 +70,10 @@ from hive.git.syncref import (
 )
 from hive.store.layout import CELLS_DIR, HIVE_DIR, cell_id_from_path
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:  # pydantic's models: imported where used (the lean sync never needs them)
+    from typing import Any
+
     from hive.domain.merge import MergeOutcome
     from hive.domain.workspace import Workspace
     from hive.models.reservation import Contest

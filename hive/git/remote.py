@@ -12,11 +12,14 @@ import os
 import re
 import subprocess
 import time
-from typing import Any
 
 from hive.errors import GitError, InvalidInput
 from hive.git.rungit import FETCH_TIMEOUT as FETCH_TIMEOUT  # re-exported
 from hive.git.rungit import run_git as run_git  # re-exported
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # A fetch that lost a race for one of its local refs to another fetch in this clone (two
 # syncs at once, or the `git fetch` of a killed hive process that ran on): tried again.
