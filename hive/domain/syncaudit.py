@@ -97,9 +97,9 @@ class SyncCommits:
 
         read = self._ws.git.read_blob
         ours = set(self.versions(commit.parents[0], path))
-        bases = [v for v in self.versions(state, path) if v in ours][:BASES_TRIED]
+        bases: list[str | None] = [v for v in self.versions(state, path) if v in ours]
         found = []
-        for base in bases or [None]:
+        for base in bases[:BASES_TRIED] or [None]:
             try:
                 outcome = merge_file(path, read(base) if base else None, read(old), read(theirs))
             except HiveError:  # a version that does not parse: no merge hive made
