@@ -240,6 +240,21 @@ def test_doctor_names_a_claimed_cell_taken_past_the_hook(ws: Workspace, repo: Pa
     ]
 
 
+def test_a_commit_deleting_every_cell_file_takes_the_claimed_ones(
+    ws: Workspace, repo: Path
+) -> None:
+    """A hand commit under hive's trailers that removes ``.hive/cells`` whole (alice's
+    claimed cell with it) was no ``not-owner`` breach: the audit compared the cells
+    folders of the two trees and skipped a commit whose tree has none."""
+    from hive.domain.history import claim_breaches
+
+    cell = create_cell(ws, title="alice's")
+    start_cell(agent(repo, "alice"), cell_id=cell.id)
+    git(repo, "rm", "-rq", ".hive/cells")
+    sha = _forged_commit(repo, "bob", f"delete {cell.id}")
+    assert claim_breaches(ws, limit=50) == [(sha, f"bob changed {cell.id} (claimed by alice)")]
+
+
 def test_doctor_s_three_audits_read_one_walk(ws: Workspace, repo: Path) -> None:
     """``hive doctor`` reads the latest commits once and hands the list to its three
     commit audits (a list: each reads all of it): each finds what its own walk finds."""

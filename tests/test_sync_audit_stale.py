@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hive.domain.annotate import add_comment
 from hive.domain.cells import close_cell, create_cell, reopen_cell, start_cell, update_cell
 from hive.domain.history import claim_breaches
 from hive.domain.identity import mail_init
@@ -106,3 +107,41 @@ def test_each_version_history_an_audit_needs_is_read_once(
     monkeypatch.delenv("GIT_TRACE")
     logs = [line for line in trace.read_text().splitlines() if "built-in: git log" in line]
     assert 0 < len(logs) <= len(syncs) * len(cells), logs
+
+
+def test_a_forged_sync_merging_without_the_shared_base_is_a_breach(
+    clones: Clones,  # noqa: F811
+) -> None:
+    """alice renamed her claimed cell and synced; bob commented on it in his clone. The
+    versions both histories share are a base a sync merges against; a hand commit
+    under a sync's trailers that wrote the merge against no base instead (either side's
+    edit kept where the two differ) passed the audit: it is a ``not-owner`` breach,
+    while bob's honest sync of the same state is none."""
+    alice = clones.ws("a", "alice")
+    cell = create_cell(alice, title="Alice's")
+    start_cell(alice, cell_id=cell.id)
+    clones.sync("a")
+    clones.sync("b")
+    update_cell(alice, cell_id=cell.id, title="Alice's, renamed")
+    clones.sync("a")
+    bob = clones.ws("b", "bob")
+    add_comment(bob, cell_id=cell.id, text="bob was here")
+    b, path = clones.paths["b"], cell_path(cell.id)
+    git(b, "fetch", "-q", "origin", f"+{STATE_REF}:{tracking_ref('origin', 'state')}")
+    state = git(b, "rev-parse", tracking_ref("origin", "state")).strip()
+    ours = (b / path).read_bytes()
+    theirs = git(b, "show", f"{state}:{path}").encode()
+    blind = merge_file(path, None, ours, theirs)
+    assert blind.clean and blind.content != ours
+    head = git(b, "rev-parse", "HEAD").strip()
+    (b / path).write_bytes(blind.content)
+    git(b, "add", path)
+    forged = _forged_commit(b, "bob", f"sync 1 cell(s) from origin\n\nHive-Sync-State: {state}")
+    assert claim_breaches(clones.ws("b", "bob"), limit=50) == [
+        (forged, f"bob changed {cell.id} (claimed by alice)")
+    ]
+    git(b, "reset", "-q", "--hard", head)
+    honest = clones.sync("b").commit
+    assert honest is not None
+    assert b"Alice's, renamed" in (b / path).read_bytes()
+    assert claim_breaches(clones.ws("b", "bob"), limit=50) == []

@@ -407,8 +407,8 @@ def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[st
     new_tree, old_tree = (ws.git.commit_tree(sha) for sha in (commit.sha, commit.parents[0]))
     new_cells = ws.git.lookup_path(new_tree, CELLS_DIR, want_tree=True)
     old_cells = ws.git.lookup_path(old_tree, CELLS_DIR, want_tree=True)
-    if old_cells is None or new_cells is None or old_cells == new_cells:
-        return []
+    if old_cells is None or old_cells == new_cells:
+        return []  # (no cells folder left: every cell file deleted, each compared)
     taken: list[tuple[str, str, Changed]] = []
     for name in ws.git.paths_between(old_cells, new_cells):
         path = f"{CELLS_DIR}/{name}"

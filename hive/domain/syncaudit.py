@@ -15,7 +15,7 @@ is. A sync commit
 * leaves each file it changes (:meth:`SyncCommits.brought`) as that state's version,
   where this branch's version is one the state's history had (taken as it was), or as
   the clean three-way merge of this branch's version and the state's against a version
-  both histories had, or none (what ``hive.domain.merge.merge_file`` makes); a
+  both histories had, or none when they share none (``merge.merge_file``); a
   reservation file may differ from those by entries marked yielded to an earlier
   overlapping grant (:mod:`hive.domain.contest`, which the sync settles in the same
   commit).
@@ -90,14 +90,16 @@ class SyncCommits:
         self, commit: CommitInfo, state: str, path: str, old: str, theirs: str
     ) -> list[bytes]:
         """The clean merges of ``old`` and ``theirs`` against each version both histories
-        had (the newest :data:`BASES_TRIED`), and against none."""
+        had (the newest :data:`BASES_TRIED`), or against none when they share none: a
+        sync merges without a base only then (``sync._History.common``), and a merge
+        without one takes either side's edits where the two differ."""
         from hive.domain.merge import merge_file
 
         read = self._ws.git.read_blob
         ours = set(self.versions(commit.parents[0], path))
-        bases = [v for v in self.versions(state, path) if v in ours][:BASES_TRIED]
+        bases: list[str | None] = [v for v in self.versions(state, path) if v in ours]
         found = []
-        for base in [*bases, None]:
+        for base in bases[:BASES_TRIED] or [None]:
             try:
                 outcome = merge_file(path, read(base) if base else None, read(old), read(theirs))
             except HiveError:  # a version that does not parse: no merge hive made

@@ -647,7 +647,7 @@ class GitRepo:
         return self.paths_between(base, self.commit_tree(commit_sha), errors="surrogateescape")
 
     def paths_between(
-        self, old_tree: str | None, new_tree: str, *, errors: str = "replace"
+        self, old_tree: str | None, new_tree: str | None, *, errors: str = "replace"
     ) -> list[str]:
         """The paths that differ between two trees (a file on either side, each once),
         in the order the trees list them; names decoded with ``errors``. Subtrees equal
