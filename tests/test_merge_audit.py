@@ -88,3 +88,21 @@ def test_another_s_reservation_released_in_a_merge_is_a_breach(ws: Workspace, re
     assert claim_breaches(ws, limit=20) == [
         (evil, "bob changed the reservations of alice in a merge")
     ]
+
+
+def test_a_merge_that_removes_every_cell_file_is_a_breach(ws: Workspace, repo: Path) -> None:
+    """An evil merge that removes ``.hive/cells`` whole (alice's claimed cell in it) was
+    no breach: the audit compared the merge's cells folder with its parents' and
+    skipped a merge that has none."""
+    cell = create_cell(ws, title="alice's")
+    start_cell(agent(repo, "alice"), cell_id=cell.id)
+    git(repo, "checkout", "-q", "-b", "side")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "side")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "main")
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "side")
+    git(repo, "rm", "-rq", ".hive/cells")
+    evil = _commit_merge(repo, "bob")
+    assert claim_breaches(ws, limit=20) == [
+        (evil, f"bob changed {cell.id} (claimed by alice) in a merge")
+    ]

@@ -98,11 +98,10 @@ def _reservations_made(
 
 
 def _made_here(ws: Workspace, tree: str, parents: list[str], folder: str) -> list[str]:
-    """The files under ``folder`` whose version in ``tree`` differs from every parent's."""
+    """The files under ``folder`` whose version in ``tree`` differs from every parent's
+    (a folder ``tree`` has not: each file of the parents' removed)."""
     git = ws.git
     here = git.lookup_path(tree, folder, want_tree=True)
-    if here is None:
-        return []
     differ: set[str] | None = None
     for parent in parents:
         there = git.lookup_path(parent, folder, want_tree=True)
