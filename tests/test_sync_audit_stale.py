@@ -13,9 +13,11 @@ from hive.domain.history import claim_breaches
 from hive.domain.identity import mail_init
 from hive.domain.mail import send_message
 from hive.domain.merge import merge_file
+from hive.domain.mergecore import HISTORY_LIMIT
 from hive.domain.stalestate import state_history
-from hive.domain.syncaudit import SyncCommits
+from hive.domain.syncaudit import SyncCommits, _StateTable
 from hive.git.remote import STATE_REF, tracking_ref
+from hive.git.syncref import path_versions
 from hive.store.layout import cell_path
 from tests.conftest import git
 from tests.test_precommit import _forged_commit
@@ -106,7 +108,41 @@ def test_each_version_history_an_audit_needs_is_read_once(
     assert claim_breaches(clones.ws("b", "bob"), limit=50) == []
     monkeypatch.delenv("GIT_TRACE")
     logs = [line for line in trace.read_text().splitlines() if "built-in: git log" in line]
-    assert 0 < len(logs) <= len(syncs) * len(cells), logs
+    assert len(logs) == 1, logs  # one for the whole state history, not one a pair
+
+
+def test_the_state_table_gives_each_state_the_versions_its_own_log_gives(
+    clones: Clones,  # noqa: F811
+) -> None:
+    """``_StateTable`` reads the versions of every file in the state history at once;
+    for each state and file, the answer holds what a ``git log`` of that state and
+    file gives (``syncref.path_versions``; the order of commits made in one second
+    may differ), and a limit of changes read keeps the newest ones."""
+    alice, bob = clones.ws("a", "alice"), clones.ws("b", "bob")
+    cells = [create_cell(alice, title=f"alice's {n}") for n in range(2)]
+    start_cell(alice, cell_id=cells[0].id)
+    clones.sync("a")
+    clones.sync("b")
+    for round_ in range(3):
+        update_cell(alice, cell_id=cells[0].id, description=f"a {round_}")
+        add_comment(bob, cell_id=cells[1].id, text=f"b {round_}")
+        clones.sync("a")
+        clones.sync("b")
+        clones.sync("a")
+    ws = clones.ws("b", "bob")
+    table = _StateTable(ws)
+    states = state_history(ws)
+    assert len(states) > 6
+    paths = [cell_path(cell.id) for cell in cells] + [".hive/config.yaml"]
+    for state in states:
+        for path in paths:
+            want = path_versions(ws.git, state, path, limit=HISTORY_LIMIT)
+            got = table.versions(state, path, HISTORY_LIMIT)
+            assert got is not None and sorted(got) == sorted(want), (state, path)
+            newest = table.versions(state, path, 1)
+            assert newest is not None and set(newest) <= set(want)
+            assert len(newest) <= 4 and (newest != []) == (want != [])  # one merge's diffs
+    assert table.versions(git(clones.paths["b"], "rev-parse", "HEAD").strip(), paths[0], 9) is None
 
 
 def test_a_forged_sync_merging_without_the_shared_base_is_a_breach(

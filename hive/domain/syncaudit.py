@@ -51,6 +51,7 @@ class SyncCommits:
         self._reached: set[str] = set()
         self._pending: list[str] | None = None
         self._versions: dict[tuple[str, str], list[str]] = {}
+        self._states: _StateTable | None = None
 
     def source(self, commit: CommitInfo, trailers: dict[str, list[str]]) -> str | None:
         """The remote state ``commit`` merged when it is shaped as hive's sync commit
@@ -139,8 +140,64 @@ class SyncCommits:
 
         key = (tip, path)
         if key not in self._versions:
-            self._versions[key] = path_versions(self._ws.git, tip, path, limit=HISTORY_LIMIT)
+            if self._states is None:
+                self._states = _StateTable(self._ws)
+            found = self._states.versions(tip, path, HISTORY_LIMIT)
+            if found is None:  # not a state, or beyond what the table read
+                found = path_versions(self._ws.git, tip, path, limit=HISTORY_LIMIT)
+            self._versions[key] = found
         return self._versions[key]
+
+
+class _StateTable:
+    """The versions of every ``.hive`` file in the state history, read by two ``git``
+    processes for the whole audit (one ``git log`` of ``.hive`` over the state tips, one
+    ``git rev-list --parents``) instead of a ``git log`` for each (state, file) a sync
+    commit names: with hundreds of sync commits those were most of ``hive doctor``."""
+
+    def __init__(self, ws: Workspace) -> None:
+        from hive.git.pathhistory import changes_table, parents_table
+
+        tips = state_tips(ws)
+        root = ws.git.root
+        self._parents = parents_table(root, tips, limit=STATE_WALK_LIMIT)
+        self._changes = changes_table(root, tips) if self._parents else None
+        self._ancestors: dict[str, set[str] | None] = {}
+
+    def versions(self, tip: str, path: str, limit: int) -> list[str] | None:
+        """``syncref.path_versions(tip, path)`` for a state ``tip`` the table read whole,
+        else None: the versions ``path``'s newest ``limit`` changes by ``tip``'s ancestors
+        name, newest first."""
+        mine = self._ancestry(tip)
+        if mine is None or self._changes is None:
+            return None
+        found: dict[str, None] = {}
+        counted = 0
+        for commit, versions in self._changes.get(path, []):
+            if commit in mine:
+                counted += 1
+                if counted > limit:
+                    break
+                found.update(dict.fromkeys(versions))
+        return list(found)
+
+    def _ancestry(self, tip: str) -> set[str] | None:
+        """``tip`` and its ancestors, or None when the table does not hold them all."""
+        if tip not in self._ancestors:
+            parents = self._parents or {}
+            reached: set[str] | None = set()
+            pending = [tip]
+            while pending and reached is not None:
+                here = pending.pop()
+                if here in reached:
+                    continue
+                if here not in parents:
+                    reached = None  # beyond the table's limit, or no state
+                    break
+                reached.add(here)
+                pending.extend(parents[here])
+            self._ancestors[tip] = reached
+        return self._ancestors[tip]
 
 
 def state_tips(ws: Workspace) -> list[str]:

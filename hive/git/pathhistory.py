@@ -65,30 +65,13 @@ def versions_table(root: str, tip: str, *, limit: int) -> dict[str, list[str]] |
     """:func:`changed_blobs_by_git` for every file under ``.hive`` at once (one ``git
     log`` of the folder; each file's changes counted per commit, as the log of the file
     alone counts them); None when git cannot answer or names a path quoted."""
-    output = git_output(root, *_LOG_TABLE, tip, "--", HIVE_PREFIX.rstrip("/"))
-    if output is None:
+    table = changes_table(root, [tip])
+    if table is None:
         return None
-    found: dict[str, dict[str, None]] = {}
-    counted: dict[str, int] = {}
-    last: dict[str, str] = {}
-    commit = ""
-    for line in output.splitlines():
-        if line.startswith("commit "):
-            commit = line[7:]  # (-m: a merge's header before each parent's diff)
-            continue
-        if not line.startswith(":"):
-            continue
-        head, _, path = line.partition("\t")
-        fields = head.split()
-        if len(fields) < 4 or not commit or path.startswith('"'):
-            return None
-        if last.get(path) != commit:
-            last[path] = commit
-            counted[path] = counted.get(path, 0) + 1
-        if counted[path] > limit:
-            continue
-        _add_versions(found.setdefault(path, {}), fields)
-    return {path: list(versions) for path, versions in found.items()}
+    return {
+        path: list(dict.fromkeys(blob for _, versions in entries[:limit] for blob in versions))
+        for path, entries in table.items()
+    }
 
 
 def changed_blobs_by_git(root: str, tip: str, path: str, *, limit: int) -> list[str] | None:
@@ -132,6 +115,55 @@ def log_changes(
             return None
         _add_versions(versions, fields)
     return {commit: list(blobs) for commit, blobs in found.items()}
+
+
+def changes_table(root: str, tips: list[str]) -> dict[str, list[tuple[str, list[str]]]] | None:
+    """For every file under ``.hive`` in the history of ``tips`` (one ``git log`` of the
+    folder, as :func:`versions_table` reads it), the commits that changed it in the
+    log's order, each with the versions its changes name (after, then before); None
+    when git cannot answer or names a path quoted. The versions a file had in one
+    commit's history are those of its entries by that commit's ancestors
+    (:func:`parents_table`)."""
+    if not tips:
+        return {}
+    output = git_output(root, *_LOG_TABLE, *tips, "--", HIVE_PREFIX.rstrip("/"))
+    if output is None:
+        return None
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    commit = ""
+    for line in output.splitlines():
+        if line.startswith("commit "):
+            commit = line[7:]  # (-m: a merge's header before each parent's diff)
+            continue
+        if not line.startswith(":"):
+            continue
+        head, _, path = line.partition("\t")
+        fields = head.split()
+        if len(fields) < 4 or not commit or path.startswith('"'):
+            return None
+        entries = found.setdefault(path, [])
+        if not entries or entries[-1][0] != commit:
+            entries.append((commit, []))
+        versions = dict.fromkeys(entries[-1][1])
+        _add_versions(versions, fields)
+        entries[-1] = (commit, list(versions))
+    return found
+
+
+def parents_table(root: str, tips: list[str], *, limit: int) -> dict[str, list[str]] | None:
+    """Each commit of the history of ``tips`` (at most ``limit``, ``git rev-list
+    --parents``) with its parents; None when git cannot answer. A parent that is no key
+    was beyond the limit."""
+    if not tips:
+        return {}
+    output = git_output(root, "rev-list", "--parents", f"--max-count={limit}", *tips)
+    if output is None:
+        return None
+    table: dict[str, list[str]] = {}
+    for line in output.splitlines():
+        commit, *parents = line.split()
+        table[commit] = parents
+    return table
 
 
 def _add_versions(found: dict[str, None], fields: list[str]) -> None:
