@@ -1182,3 +1182,36 @@ def test_a_mirror_remote_gets_hives_refs_as_any_other(clones: Clones) -> None:
     assert git(clones.origin, "for-each-ref", "--format=%(refname)", "refs/hive/")
     clones.sync("b")
     assert made.id in clones.hive_files("b")
+
+
+def test_a_sync_that_settles_a_contest_writes_each_file_once(
+    clones: Clones, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync's plan held every change twice (the merge's changes, then
+    ``settle_contests``' whole list again): the loser's reservation file was written
+    first as received and then as rewritten, the last one winning. Each path once."""
+    from hive.git.repo import GitRepo, Plan
+
+    mail_init(clones.ws("a", "alice"), agent_name="alice")
+    mail_init(clones.ws("b", "bob"), agent_name="bob")
+    converge(clones, "a", "b")
+    reserve(clones.ws("a", "alice"), paths=["src/**"], ttl_seconds=3600)
+    time.sleep(0.01)
+    reserve(clones.ws("b", "bob"), paths=["src/app.py"], ttl_seconds=3600)
+    clones.sync("a")
+    planned: list[list[str]] = []
+    real = GitRepo.transact
+
+    def watched(self: GitRepo, plan: Any, **kwargs: Any) -> Any:
+        def seen(snap: Any) -> Plan:
+            made: Plan = plan(snap)
+            planned.append([change.path for change in made.changes])
+            return made
+
+        return real(self, seen, **kwargs)
+
+    monkeypatch.setattr(GitRepo, "transact", watched)
+    result = clones.sync("b")
+    assert [(c.kept.agent, c.yielded.agent) for c in result.contested] == [("alice", "bob")]
+    assert planned and all(len(paths) == len(set(paths)) for paths in planned), planned
+    assert any(".hive/reservations/bob.yaml" in paths for paths in planned)

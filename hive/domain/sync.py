@@ -510,8 +510,7 @@ def _merged_changes(
         conflicts += [{**where, **record.model_dump(mode="json")} for record in outcome.conflicts]
     # cell files received, as "sent" counts them (reservation and config files travel too)
     received = sum(change.path.startswith(CELLS_DIR + "/") for change in changes)
-    contest_changes, contested = ws.settle(snap, changes)
-    changes += contest_changes
+    changes, contested = ws.settle(snap, changes)  # the whole list, losers' files rewritten
     details = {
         "changed": bool(changes),
         "received": received,
