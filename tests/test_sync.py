@@ -201,17 +201,22 @@ def test_mail_sent_on_both_sides_arrives_once(clones: Clones) -> None:
     assert ids["a"] == ids["b"]
 
 
-def test_overlapping_reservations_are_settled_the_same_way_on_both_sides(
-    clones: Clones,
-) -> None:
-    from hive.domain.history import claim_breaches
-
+def _overlapping_grants(clones: Clones) -> None:
+    """alice's ``src/**`` in clone a, then bob's ``src/app.py`` in clone b (not synced)."""
     mail_init(clones.ws("a", "alice"), agent_name="alice")
     mail_init(clones.ws("b", "bob"), agent_name="bob")
     converge(clones, "a", "b")
     reserve(clones.ws("a", "alice"), paths=["src/**"], ttl_seconds=3600)
     time.sleep(0.01)
     reserve(clones.ws("b", "bob"), paths=["src/app.py"], ttl_seconds=3600)
+
+
+def test_overlapping_reservations_are_settled_the_same_way_on_both_sides(
+    clones: Clones,
+) -> None:
+    from hive.domain.history import claim_breaches
+
+    _overlapping_grants(clones)
     first = clones.sync("a")
     assert first.contested == []  # a has not seen bob's yet (b has not synced)
     result = clones.sync("b")
@@ -1192,12 +1197,7 @@ def test_a_sync_that_settles_a_contest_writes_each_file_once(
     first as received and then as rewritten, the last one winning. Each path once."""
     from hive.git.repo import GitRepo, Plan
 
-    mail_init(clones.ws("a", "alice"), agent_name="alice")
-    mail_init(clones.ws("b", "bob"), agent_name="bob")
-    converge(clones, "a", "b")
-    reserve(clones.ws("a", "alice"), paths=["src/**"], ttl_seconds=3600)
-    time.sleep(0.01)
-    reserve(clones.ws("b", "bob"), paths=["src/app.py"], ttl_seconds=3600)
+    _overlapping_grants(clones)
     clones.sync("a")
     planned: list[list[str]] = []
     real = GitRepo.transact
