@@ -125,7 +125,7 @@ def test_the_file_shrinks_after_a_pruning_frees_many_pages(
     a long description fill the file, and once the sweep drops those no kept state
     holds, the file is smaller than it was (before, it kept its size for ever)."""
     monkeypatch.setattr(state_index, "SWEEP_MIN", 4)
-    monkeypatch.setattr(state_index, "RECLAIM_MIN_PAGES", 16, raising=False)
+    monkeypatch.setattr(state_index, "RECLAIM_MIN_PAGES", 16)
     index = ws.state_index
     made_so = index.db.execute("PRAGMA auto_vacuum").fetchone() == (2,)  # incremental
     cell = create_cell(ws, title="long").id
