@@ -117,8 +117,26 @@ def test_a_fetch_handed_over_is_taken_once() -> None:
     assert not take_handed_over_fetch("/nowhere", "origin")
     hand_over_fetch("/nowhere", "origin")
     assert not take_handed_over_fetch("/nowhere", "other")
-    assert take_handed_over_fetch("/nowhere", "origin")
+    assert take_handed_over_fetch("/nowhere", "origin") == {"attempt": 1, "fetched": True}
     assert not take_handed_over_fetch("/nowhere", "origin")
+
+
+def test_a_hand_over_slow_to_be_taken_keeps_its_counts_and_fetches_again() -> None:
+    """The full sync that takes a hand-over may start seconds later on a loaded machine
+    (its imports): the fetch is then done again, but what the lean sync's earlier rounds
+    did is still counted (it was dropped with the fetch); a hand-over no sync took for
+    minutes is no sync's of this process."""
+    from hive.git import remote
+
+    counts = {"attempt": 2, "commit": "c0ffee", "totals": {"received": 3}}
+    remote.hand_over_fetch("/nowhere", "origin", counts)
+    when, carried = remote._HANDED_OVER[("/nowhere", "origin")]
+    remote._HANDED_OVER[("/nowhere", "origin")] = (when - remote.HANDOVER_SECONDS, carried)
+    assert remote.take_handed_over_fetch("/nowhere", "origin") == {**counts, "fetched": False}
+    remote.hand_over_fetch("/nowhere", "origin", counts)
+    when, carried = remote._HANDED_OVER[("/nowhere", "origin")]
+    remote._HANDED_OVER[("/nowhere", "origin")] = (when - remote.CARRIED_SECONDS, carried)
+    assert remote.take_handed_over_fetch("/nowhere", "origin") is None
 
 
 def refs(repo: Path) -> str:

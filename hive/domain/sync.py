@@ -226,7 +226,7 @@ def run_rounds(
     first: int = (carried or {}).get("attempt", 1)
     for attempt in range(first, SYNC_ATTEMPTS + 1):
         report("fetching", 0, 3)
-        if attempt > first or carried is None:
+        if attempt > first or carried is None or not carried["fetched"]:
             fetch_refs(sy.root, name, HIVE_REFS, tracking_ref(name, "*"))
         report("merging", 1, 3)
         try:

@@ -125,7 +125,8 @@ def tracking_ref(remote: str, name: str) -> str:
 # second round trip to the remote for nothing); any later round fetches, as a push the
 # remote rejects because it moved since starts one.
 _HANDED_OVER: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
-HANDOVER_SECONDS = 2.0  # older than this: fetched again (the process was not the sync's)
+HANDOVER_SECONDS = 2.0  # a fetch older than this is fetched again (the remote may have moved)
+CARRIED_SECONDS = 120.0  # older than this: no sync's of this process (the counts dropped)
 
 
 def hand_over_fetch(root: str, remote: str, carried: dict[str, Any] | None = None) -> None:
@@ -136,10 +137,16 @@ def hand_over_fetch(root: str, remote: str, carried: dict[str, Any] | None = Non
 
 
 def take_handed_over_fetch(root: str, remote: str) -> dict[str, Any] | None:
-    """What a fetch of ``remote`` handed over an instant ago carries (taken: once); None
-    when there is none (the sync fetches first)."""
+    """What a fetch of ``remote`` handed over carries (taken: once), with ``"fetched":
+    False`` when the fetch is older than :data:`HANDOVER_SECONDS` (the sync fetches
+    again, and goes on counting what the earlier rounds did: a full CLI slow to start on
+    a loaded machine dropped them); None when there is none, or it is older than
+    :data:`CARRIED_SECONDS` (the sync fetches first)."""
     when, carried = _HANDED_OVER.pop((root, remote), (0.0, {}))
-    return carried if when and time.monotonic() - when < HANDOVER_SECONDS else None
+    age = time.monotonic() - when
+    if not when or age >= CARRIED_SECONDS:
+        return None
+    return {**carried, "fetched": age < HANDOVER_SECONDS}
 
 
 def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:
