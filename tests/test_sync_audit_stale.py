@@ -114,10 +114,10 @@ def test_each_version_history_an_audit_needs_is_read_once(
 def test_the_state_table_gives_each_state_the_versions_its_own_log_gives(
     clones: Clones,  # noqa: F811
 ) -> None:
-    """``_StateTable`` reads the versions of every file in the state history at once;
-    for each state and file, the answer holds what a ``git log`` of that state and
-    file gives (``syncref.path_versions``; the order of commits made in one second
-    may differ), and a limit of changes read keeps the newest ones."""
+    """``_StateTable`` reads the versions of every file in the state history and the
+    branch's at once; for each state (or branch commit) and file, the answer holds what
+    a ``git log`` of that commit and file gives (``syncref.path_versions``; the order
+    of commits made in one second may differ), and a limit keeps the newest ones."""
     alice, bob = clones.ws("a", "alice"), clones.ws("b", "bob")
     cells = [create_cell(alice, title=f"alice's {n}") for n in range(2)]
     start_cell(alice, cell_id=cells[0].id)
@@ -142,7 +142,13 @@ def test_the_state_table_gives_each_state_the_versions_its_own_log_gives(
             newest = table.versions(state, path, 1)
             assert newest is not None and set(newest) <= set(want)
             assert len(newest) <= 4 and (newest != []) == (want != [])  # one merge's diffs
-    assert table.versions(git(clones.paths["b"], "rev-parse", "HEAD").strip(), paths[0], 9) is None
+    head = git(clones.paths["b"], "rev-parse", "HEAD").strip()  # the branch's, for parents
+    for sha in (head, git(clones.paths["b"], "rev-parse", "HEAD~2").strip()):
+        for path in paths:
+            want = path_versions(ws.git, sha, path, limit=HISTORY_LIMIT)
+            got = table.versions(sha, path, HISTORY_LIMIT)
+            assert got is not None and sorted(got) == sorted(want), (sha, path)
+    assert table.versions("0" * 40, paths[0], 9) is None  # not read: the caller asks git
 
 
 def test_a_forged_sync_merging_without_the_shared_base_is_a_breach(

@@ -28,7 +28,9 @@ named the state it merged carries no ``Hive-Sync-State``: it is compared as any 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from itertools import chain
 
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
@@ -79,9 +81,11 @@ class SyncCommits:
         if new is None:
             return False
         made = git.read_blob(new)
-        before = [git.read_blob(sha) for sha in (theirs if taken else None, old) if sha]
-        if old is not None and theirs is not None:
-            before += self._merged(commit, state, path, old, theirs)
+        before: Iterable[bytes] = [
+            git.read_blob(sha) for sha in (theirs if taken else None, old) if sha
+        ]
+        if old is not None and theirs is not None:  # merged only as far as needed
+            before = chain(before, self._merged(commit, state, path, old, theirs))
         return any(
             content == made or settled_from(self._ws, commit, path, content, made)
             for content in before
@@ -89,25 +93,24 @@ class SyncCommits:
 
     def _merged(
         self, commit: CommitInfo, state: str, path: str, old: str, theirs: str
-    ) -> list[bytes]:
+    ) -> Iterator[bytes]:
         """The clean merges of ``old`` and ``theirs`` against each version both histories
-        had (the newest :data:`BASES_TRIED`), or against none when they share none: a
-        sync merges without a base only then (``sync._History.common``), and a merge
-        without one takes either side's edits where the two differ."""
+        had (the newest :data:`BASES_TRIED`, newest first: the one a sync merges against
+        is most often the first), or against none when they share none: a sync merges
+        without a base only then (``sync._History.common``), and a merge without one
+        takes either side's edits where the two differ. Made as they are asked for."""
         from hive.domain.merge import merge_file
 
         read = self._ws.git.read_blob
         ours = set(self.versions(commit.parents[0], path))
         bases: list[str | None] = [v for v in self.versions(state, path) if v in ours]
-        found = []
         for base in bases[:BASES_TRIED] or [None]:
             try:
                 outcome = merge_file(path, read(base) if base else None, read(old), read(theirs))
             except HiveError:  # a version that does not parse: no merge hive made
                 continue
             if outcome.clean:
-                found.append(outcome.content)
-        return found
+                yield outcome.content
 
     def _only_hive_changed(self, commit: CommitInfo) -> bool:
         git = self._ws.git
@@ -150,15 +153,17 @@ class SyncCommits:
 
 
 class _StateTable:
-    """The versions of every ``.hive`` file in the state history, read by two ``git``
-    processes for the whole audit (one ``git log`` of ``.hive`` over the state tips, one
-    ``git rev-list --parents``) instead of a ``git log`` for each (state, file) a sync
-    commit names: with hundreds of sync commits those were most of ``hive doctor``."""
+    """The versions of every ``.hive`` file in the state history and this branch's,
+    read by two ``git`` processes for the whole audit (one ``git log`` of ``.hive`` over
+    the state tips and HEAD, one ``git rev-list --parents``) instead of a ``git log`` for
+    each (state or parent, file) a sync commit asks about: with hundreds of sync commits
+    those were most of ``hive doctor``."""
 
     def __init__(self, ws: Workspace) -> None:
         from hive.git.pathhistory import changes_table, parents_table
 
-        tips = state_tips(ws)
+        head = ws.git.head().commit  # the branch's versions too (a sync commit's parent)
+        tips = [*state_tips(ws), *([head] if head else [])]
         root = ws.git.root
         self._parents = parents_table(root, tips, limit=STATE_WALK_LIMIT)
         self._changes = changes_table(root, tips) if self._parents else None
