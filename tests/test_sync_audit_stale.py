@@ -14,7 +14,6 @@ from hive.domain.identity import mail_init
 from hive.domain.mail import send_message
 from hive.domain.merge import merge_file
 from hive.domain.mergecore import HISTORY_LIMIT
-from hive.domain.stalestate import state_history
 from hive.domain.syncaudit import SyncCommits, _StateTable
 from hive.git.remote import STATE_REF, tracking_ref
 from hive.git.syncref import path_versions
@@ -78,7 +77,7 @@ def test_a_sync_shaped_commit_naming_a_mail_log_commit_names_no_state(
     commit = next(ws.git.iter_commits(limit=1))
     assert commit.sha == forged
     assert SyncCommits(ws).source(commit, commit.trailers()) is None
-    assert mail not in state_history(ws)
+    assert mail not in SyncCommits(ws).states()
 
 
 def test_each_version_history_an_audit_needs_is_read_once(
@@ -131,7 +130,7 @@ def test_the_state_table_gives_each_state_the_versions_its_own_log_gives(
         clones.sync("a")
     ws = clones.ws("b", "bob")
     table = _StateTable(ws)
-    states = state_history(ws)
+    states = SyncCommits(ws).states()
     assert len(states) > 6
     paths = [cell_path(cell.id) for cell in cells] + [".hive/config.yaml"]
     for state in states:

@@ -59,14 +59,12 @@ class OlderSyncs:
         return candidates
 
     def _states_recording(self) -> dict[str, list[str]]:
-        """Each ``.hive`` tree of the state history (:func:`~hive.domain.stalestate.
-        state_history`), with the state commits that record it."""
+        """Each ``.hive`` tree of the state history (:meth:`SyncCommits.states`, the
+        audit's one walk), with the state commits that record it."""
         if self._recording is None:
-            from hive.domain.stalestate import state_history
-
             git = self._ws.git
             recording: dict[str, list[str]] = {}
-            for state in state_history(self._ws):
+            for state in self._syncs.states():
                 tree = hive_tree(git, state)
                 if tree is not None:
                     recording.setdefault(tree, []).append(state)

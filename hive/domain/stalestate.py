@@ -13,7 +13,7 @@ closed alice's cell unseen.
 
 from __future__ import annotations
 
-from hive.domain.syncaudit import STATE_WALK_LIMIT, SyncCommits, state_tips
+from hive.domain.syncaudit import SyncCommits
 from hive.domain.workspace import Workspace
 
 
@@ -23,7 +23,6 @@ class LaterStates:
     def __init__(self, ws: Workspace, syncs: SyncCommits) -> None:
         self._ws = ws
         self._syncs = syncs  # its versions of (state, file), read once for both audits
-        self._states: list[str] | None = None
         self._recorded: dict[str, dict[str, list[str]]] = {}  # path -> blob -> states
 
     def ahead_of(self, state: str, path: str, old: str | None) -> bool:
@@ -39,28 +38,9 @@ class LaterStates:
         if path not in self._recorded:
             git = self._ws.git
             found: dict[str, list[str]] = {}
-            for state in self._walk():
+            for state in self._syncs.states():
                 blob = git.lookup_path(git.commit_tree(state), path)
                 if blob is not None:
                     found.setdefault(blob, []).append(state)
             self._recorded[path] = found
         return self._recorded[path]
-
-    def _walk(self) -> list[str]:
-        if self._states is None:
-            self._states = state_history(self._ws)
-        return self._states
-
-
-def state_history(ws: Workspace) -> list[str]:
-    """The state commits reachable from the state refs (:func:`~hive.domain.syncaudit.
-    state_tips`; at most :data:`STATE_WALK_LIMIT`)."""
-    git = ws.git
-    pending = state_tips(ws)
-    seen: dict[str, None] = {}
-    while pending and len(seen) < STATE_WALK_LIMIT:
-        state = pending.pop()
-        if state not in seen:
-            seen[state] = None
-            pending.extend(git.parents_of(state))
-    return list(seen)

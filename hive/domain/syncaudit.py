@@ -50,7 +50,7 @@ class SyncCommits:
 
     def __init__(self, ws: Workspace) -> None:
         self._ws = ws
-        self._reached: set[str] = set()
+        self._reached: dict[str, None] = {}  # the state commits walked, in walk order
         self._pending: list[str] | None = None
         self._versions: dict[tuple[str, str], list[str]] = {}
         self._states: _StateTable | None = None
@@ -120,20 +120,31 @@ class SyncCommits:
             k: v for k, v in old.items() if k != hive
         }
 
+    def states(self) -> list[str]:
+        """The state commits reachable from the state refs (:func:`state_tips`; at most
+        :data:`STATE_WALK_LIMIT`), the walk :meth:`source` began finished: one walk of
+        the state history over the audit, shared by ``stalestate`` and ``oldsyncs``."""
+        self._walk_states(until=None)
+        return list(self._reached)
+
     def _in_state_history(self, sha: str) -> bool:
-        """Whether ``sha`` is reachable from a state ref (read lazily, at most
-        :data:`STATE_WALK_LIMIT` commits over the audit)."""
+        """Whether ``sha`` is reachable from a state ref (walked lazily, only as far as
+        it takes, at most :data:`STATE_WALK_LIMIT` commits over the audit)."""
+        self._walk_states(until=sha)
+        return sha in self._reached
+
+    def _walk_states(self, until: str | None) -> None:
+        """Go on walking the state history until ``until`` is reached (None: to the end)."""
         git = self._ws.git
         if self._pending is None:
             self._pending = state_tips(self._ws)
-        while sha not in self._reached and self._pending:
+        while (until is None or until not in self._reached) and self._pending:
             if len(self._reached) >= STATE_WALK_LIMIT:
                 break
             here = self._pending.pop()
             if here not in self._reached:
-                self._reached.add(here)
+                self._reached[here] = None
                 self._pending.extend(git.parents_of(here))
-        return sha in self._reached
 
     def versions(self, tip: str, path: str) -> list[str]:
         """The versions ``path`` had in ``tip``'s history, newest first (read once over
