@@ -77,7 +77,6 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see 
 if TYPE_CHECKING:  # pydantic's models: imported where used (the lean sync never needs them)
     from typing import Any
 
-    from hive.domain.merge import MergeOutcome
     from hive.domain.workspace import Workspace
     from hive.models.reservation import Contest
     from hive.models.results import SyncResult
@@ -114,6 +113,26 @@ def configure_remotes(
     return changed
 
 
+class Merged:
+    """One file both sides changed, merged: its content, the conflict records the merge
+    added (``{field, kept, other}``, JSON's values), and when nothing valid could be
+    built (``clean`` False: ``content`` is this side's), why."""
+
+    __slots__ = ("clean", "conflicts", "content", "message")
+
+    def __init__(
+        self,
+        content: bytes,
+        conflicts: list[dict[str, Any]],
+        clean: bool = True,
+        message: str = "",
+    ) -> None:
+        self.content = content
+        self.conflicts = conflicts
+        self.clean = clean
+        self.message = message
+
+
 class Uncommon(Exception):
     """The lean sync (``hive/cli/lean_sync.py``) leaves the rest of this sync to the
     full one: raised after a round's fetch, before that round writes anything;
@@ -142,11 +161,21 @@ class Syncing:
     def lock_timeout(self) -> float:
         raise NotImplementedError
 
-    def merge(self, path: str, base: bytes | None, mine: bytes, other: bytes) -> MergeOutcome:
-        """``merge.merge_file``: both sides changed the file since the base."""
+    def merge(self, path: str, base: bytes | None, mine: bytes, other: bytes) -> Merged:
+        """Both sides changed the file since the base: ``merge.merge_file``, by the rules
+        without the models (``mergecore.merge_plain_records``, git's merge driver's lean
+        path) when they give the file (the same bytes and records), so a sync that
+        merges a cell edited on both sides imports no pydantic; else by the models."""
+        from hive.domain.mergecore import merge_plain_records
+
+        plain = merge_plain_records(path, base, mine, other)
+        if plain is not None:
+            return Merged(plain[0], plain[1])
         from hive.domain.merge import merge_file
 
-        return merge_file(path, base, mine, other)
+        outcome = merge_file(path, base, mine, other)
+        records = [record.model_dump(mode="json") for record in outcome.conflicts]
+        return Merged(outcome.content, records, outcome.clean, outcome.message)
 
     def settle(self, snap: Snapshot, changes: list[Change]) -> tuple[list[Change], list[Contest]]:
         """``contest.settle_contests`` of the state ``changes`` lead to (in the plan)."""
@@ -519,7 +548,7 @@ def _merged_changes(
             changes.append(Change(path, outcome.content))
         cell = cell_id_from_path(path)
         where = {"cell": cell} if cell else {"cell": None, "file": path}
-        conflicts += [{**where, **record.model_dump(mode="json")} for record in outcome.conflicts]
+        conflicts += [{**where, **record} for record in outcome.conflicts]
     # cell files received, as "sent" counts them (reservation and config files travel too)
     received = sum(change.path.startswith(CELLS_DIR + "/") for change in changes)
     changes, contested = ws.settle(snap, changes)  # the whole list, losers' files rewritten
