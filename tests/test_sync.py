@@ -408,6 +408,36 @@ def test_a_sync_reads_the_trees_of_what_changed_not_every_cell_folder(
     assert git(clones.paths["b"], "cat-file", "-e", f"HEAD:{cell_path(cell)}") == ""
 
 
+def test_a_sync_s_fetch_leaves_packing_to_hive_not_to_git_maintenance(
+    clones: Clones, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's fetch starts ``git maintenance run --auto`` after it (``git gc --auto``,
+    detached, once there are too many loose objects): a process each sync, and a repack
+    in the background beside hive's packer. The sync's fetch runs none; what it brought
+    is packed by hive as ``git gc --auto`` would (here a low ``gc.auto``: more than one
+    loose object in ``objects/17``), in the sync itself."""
+    from tests.test_packing import count_objects, fill_sample_directory
+
+    a, trace = clones.paths["a"], clones.root / "trace.txt"
+    create_cell(clones.ws("b"), title="arrives in a")
+    clones.sync("b")
+    git(a, "config", "gc.auto", "256")
+    fill_sample_directory(a, 2)
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "0")  # git's default here (tests turn it off)
+    assert clones.sync("a").received_cells == 1
+    monkeypatch.delenv("GIT_TRACE")
+    ran = [
+        line.split("built-in: ", 1)[1]
+        for line in trace.read_text().splitlines()
+        if "built-in: " in line
+    ]
+    assert any(line.startswith("git fetch") for line in ran)
+    assert not [line for line in ran if "maintenance" in line or line.startswith("git gc")]
+    assert count_objects(a)["count"] == 0  # the fetched objects and the sample: packed
+    assert git(a, "fsck", "--no-dangling", "--no-progress") == ""
+
+
 def test_plain_git_fetch_and_push_carry_hive_refs(clones: Clones) -> None:
     a, b = clones.paths["a"], clones.paths["b"]
     init_hive(Workspace(str(a)))  # a's remote was added after its first init
