@@ -1021,6 +1021,12 @@ def _bar(size: Callable[[Any], int], first: str = "reading") -> Callable[[Any], 
     return lambda params: output.progress_bar(size(params), enabled=not OPTIONS.json, first=first)
 
 
+def _say_reading_stdin(ws: Any, given: dict[str, Any]) -> None:
+    """``hive import beads -`` typed at a terminal: say what it waits for."""
+    if given.get("path") == "-" and sys.stdin.isatty():
+        output.err("reading a beads JSONL export from standard input (Ctrl-D ends)")
+
+
 def _file_size(params: Any) -> int:
     try:
         return os.path.getsize(params.path)
@@ -1077,7 +1083,7 @@ def _imported(result: Any, params: Any, ws: Workspace) -> None:
 
 
 def _exported(result: Any, params: Any, ws: Workspace) -> None:
-    if params.path is None:  # the JSONL itself, for a pipe
+    if params.path in (None, "-"):  # the JSONL itself, for a pipe
         sys.stdout.write(result.text or "")
         sys.stdout.flush()
         return
@@ -1096,7 +1102,9 @@ PRESENTERS.update(
             render=_synced, progress=_bar(lambda params: output.PROGRESS_FROM, "fetching")
         ),
         "mail sync": Presenter(render=_mail_synced),
-        "import beads": Presenter(render=_imported, progress=_bar(_file_size)),
+        "import beads": Presenter(
+            render=_imported, progress=_bar(_file_size), inputs=_say_reading_stdin
+        ),
         "export beads": Presenter(render=_exported),
     }
 )
