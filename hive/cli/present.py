@@ -935,6 +935,8 @@ def _initialised(result: Any, params: Any, ws: Workspace) -> None:
             f" {result.prefix}; for new cells to use {params.prefix}, set 'prefix:"
             f" {params.prefix}' in .hive/config.yaml and commit it"
         )
+    if result.attributes and not result.created:
+        output.say(f".gitattributes: hive's merge lines {result.attributes} (committed)")
     output.say(f"merge driver for .hive/ files: {result.merge_driver}")
     for remote in result.remotes:
         if remote in result.remotes_configured:
