@@ -16,8 +16,11 @@ if TYPE_CHECKING:
 FETCH_TIMEOUT = 120
 
 
-def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real ``git`` run in ``root`` (output captured; a missing git is a GitError).
+def run_git(
+    root: str, *args: str, input_text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real ``git`` run in ``root`` (output captured, ``input_text`` its standard
+    input; a missing git is a GitError).
 
     In English (``LC_ALL=C``): its messages are read (a failure's reason, a fetch racing
     another), and git speaks the user's language otherwise (``LANGUAGE=de``: "Fehler:")."""
@@ -26,6 +29,7 @@ def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             ["git", "-C", root, *args],
+            input=input_text,
             capture_output=True,
             text=True,
             check=False,
