@@ -247,7 +247,9 @@ escaped (`bad\\xffname.txt`) on every surface.
 
 Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`,
 `.hive/` or what is not a regular file (a named pipe) is refused. It queues a
-proposal (`hive proposals list`); an arbiter answers with strict JSON
+proposal (`hive proposals list`); an arbiter (a person, or a coordinator: an agent is
+not its own arbiter, and an agent's `hive proposals decide` is refused, `not_owner`,
+exit 5) answers with strict JSON
 `{"decisions": [{"path": ..., "action": "approve"|"reject", "notes": ...}]}`
 (`hive proposals decide FILE|-`; exit 3 when a decision names no pending
 proposal, 1 when an approved write could not be applied), and approved writes are
