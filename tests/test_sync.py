@@ -356,6 +356,58 @@ def test_sync_touches_only_hive_files(clones: Clones) -> None:
     assert git(b, "diff", "--cached", "--name-only").split() == ["staged.txt"]
 
 
+def _many_cells(repo: Path, count: int) -> None:
+    """``count`` cells written as files and committed by git (a creation each would take
+    seconds): every shard of ``.hive/cells`` holds some."""
+    from hive.models import Cell, utc_now
+    from hive.store.cells import encode_cell
+    from hive.store.ids import new_root_id
+
+    taken: set[str] = set()
+    for number in range(count):
+        cell_id = new_root_id("hv", 6, taken.__contains__)
+        taken.add(cell_id)
+        path = repo / cell_path(cell_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = utc_now()
+        cell = Cell(id=cell_id, title=f"cell {number}", created_at=made, updated_at=made)
+        path.write_bytes(encode_cell(cell))
+    git(repo, "add", ".hive")
+    git(repo, "commit", "-q", "--no-verify", "-m", f"{count} cells")
+
+
+def test_a_sync_reads_the_trees_of_what_changed_not_every_cell_folder(
+    clones: Clones, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync that sends one cell and one that receives it read the folders on the way
+    to that cell, whatever the number of cells: before, each listed the whole
+    ``.hive`` tree of both sides and of their base (every shard of 32, ~40 ms at 10,000
+    cells), and again after its commit."""
+    from hive.git.repo import GitRepo
+    from hive.store.layout import CELLS_DIR
+
+    _many_cells(clones.paths["a"], 200)
+    clones.sync("a")
+    clones.sync("b")
+    shards = git(clones.paths["a"], "ls-tree", "-d", "--name-only", f"HEAD:{CELLS_DIR}")
+    assert len(shards.split()) == 32
+    read: set[str] = set()
+    items = GitRepo.tree_items
+
+    def counted(repo: GitRepo, tree: str) -> dict[bytes, tuple[int, str]]:
+        read.add(tree)
+        return items(repo, tree)
+
+    monkeypatch.setattr(GitRepo, "tree_items", counted)
+    cell = create_cell(clones.ws("a"), title="the one change").id
+    for name in ("a", "b"):
+        read.clear()
+        done = clones.sync(name)
+        assert (done.sent_cells, done.received_cells) == ((1, 0) if name == "a" else (0, 1))
+        assert len(read) < 16, f"{name}: {len(read)} trees read"
+    assert git(clones.paths["b"], "cat-file", "-e", f"HEAD:{cell_path(cell)}") == ""
+
+
 def test_plain_git_fetch_and_push_carry_hive_refs(clones: Clones) -> None:
     a, b = clones.paths["a"], clones.paths["b"]
     init_hive(Workspace(str(a)))  # a's remote was added after its first init

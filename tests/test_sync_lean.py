@@ -23,6 +23,7 @@ from hive.domain.identity import mail_init
 from hive.domain.mail import send_message
 from hive.domain.reservations import reserve
 from hive.git.remote import STATE_REF, tracking_ref
+from hive.store.layout import cell_path
 from tests.conftest import agent_env, assert_clean, copy_repo, git, isolated_env
 from tests.inprocess import run_hive
 from tests.test_sync import Clones
@@ -458,6 +459,28 @@ def test_a_fresh_sync_that_receives_and_sends_imports_no_heavy_module(clones: Cl
     assert git(clones.origin, "rev-parse", STATE_REF) == git(
         clones.paths["a"], "rev-parse", STATE_REF
     )
+
+
+def test_a_fresh_sync_that_merges_a_cell_changed_on_both_sides_imports_no_heavy_module(
+    clones: Clones,
+) -> None:
+    """One cell changed on both sides (its title there, its priority and a label here):
+    merged field by field by the rules without the models (mergecore, the merge driver's
+    lean path), so the sync loads no pydantic (a fresh interpreter's modules); before,
+    merge_file's models did it, ~0.1 s of such a sync."""
+    cell = create_cell(clones.ws("b"), title="both change it").id
+    clones.sync("b")
+    clones.sync("a")
+    update_cell(clones.ws("b"), cell_id=cell, title="retitled there")
+    clones.sync("b")
+    update_cell(clones.ws("a"), cell_id=cell, priority=0, add_labels=["here"])
+    probe = [sys.executable, "-c", PROBE, str(clones.paths["a"])]
+    plain = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+    found = subprocess.run(probe, capture_output=True, text=True, env=plain)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == "[]"
+    merged = git(clones.origin, "show", f"{STATE_REF}:{cell_path(cell)}")
+    assert "title: retitled there" in merged and "priority: 0" in merged and "- here" in merged
 
 
 def test_the_first_sync_of_a_fresh_clone_is_answered_lean_as_the_full_cli_answers_it(
