@@ -484,11 +484,13 @@ def refuse_ignored(root: str, touched: Sequence[str]) -> None:
     refused, as ``git add`` refuses it: listed by mistake, it would put a secret or
     scratch file into history. A deleted one is left to the deletion check."""
     present = [path for path in touched if os.path.lexists(os.path.join(root, path))]
-    for path, rule in ignored_untracked(root, present).items():
+    ignored = ignored_untracked(root, present)
+    if ignored:
+        named = "; ".join(f"{path} is ignored by git ({rule})" for path, rule in ignored.items())
         raise InvalidInput(
-            f"{path} is ignored by git ({rule}), so nothing was changed: leave it out of"
-            f" files_touched, or, if it belongs in the repository, run 'git add -f {path}'"
-            " and complete again",
+            f"{named}, so nothing was changed: leave it out of files_touched, or, if it"
+            f" belongs in the repository, run 'git add -f {next(iter(ignored))}' and complete"
+            " again",
             field="files_touched",
         )
 
