@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from hive.domain.annotate import add_comment
 from hive.domain.cells import create_cell, start_cell, update_cell
@@ -106,3 +109,49 @@ def test_a_merge_that_removes_every_cell_file_is_a_breach(ws: Workspace, repo: P
     assert claim_breaches(ws, limit=20) == [
         (evil, f"bob changed {cell.id} (claimed by alice) in a merge")
     ]
+
+
+def test_merges_ask_the_audit_s_one_table_for_their_parents_versions(
+    ws: Workspace, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three merges of branches where bob commented on alice's claimed cell and alice
+    reserved: each merge's parents' versions of each file came from a ``git log`` of
+    its own (two a file a merge); the audit's one table of the histories answers
+    them, with the same findings (none: each merge is git's with hive's driver). Each
+    version of the cell and of alice's reservation file is parsed once (the claim
+    checks and the merges made from the files parsed each up to six times)."""
+    from collections import Counter
+
+    import hive.store.yamlio
+    from hive.domain.reservations import reserve
+
+    install_merge_driver(ws)
+    cell = create_cell(ws, title="alice's")
+    alice = agent(repo, "alice")
+    start_cell(alice, cell_id=cell.id)
+    for number in range(3):
+        git(repo, "checkout", "-q", "-b", f"side{number}")
+        add_comment(agent(repo, "bob"), cell_id=cell.id, text=f"seen {number}")
+        reserve(alice, paths=[f"side{number}/**"], ttl_seconds=3600)
+        git(repo, "checkout", "-q", "main")
+        update_cell(alice, cell_id=cell.id, priority=number)
+        reserve(alice, paths=[f"main{number}/**"], ttl_seconds=3600)
+        git(repo, "merge", "-q", "--no-ff", "--no-edit", f"side{number}")
+    assert len(git(repo, "rev-list", "--merges", "HEAD").split()) == 3
+    parsed: Counter[str] = Counter()
+    real = hive.store.yamlio.loads
+
+    def counted(text: str) -> Any:
+        parsed[text] += 1
+        return real(text)
+
+    monkeypatch.setattr(hive.store.yamlio, "loads", counted)
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    assert claim_breaches(ws, limit=50) == []
+    monkeypatch.delenv("GIT_TRACE")
+    logs = [line for line in trace.read_text().splitlines() if "built-in: git log" in line]
+    assert len(logs) == 1, logs  # the table's, not one a (parent, file)
+    for marker in (cell.id, "agent: alice"):
+        versions = {text: count for text, count in parsed.items() if marker in text}
+        assert len(versions) >= 6 and max(versions.values()) == 1, (marker, versions)

@@ -4,6 +4,7 @@ what the branch already had of a file."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,3 +187,41 @@ def test_a_forged_sync_merging_without_the_shared_base_is_a_breach(
     assert honest is not None
     assert b"Alice's, renamed" in (b / path).read_bytes()
     assert claim_breaches(clones.ws("b", "bob"), limit=50) == []
+
+
+def test_each_cell_version_is_parsed_once_over_an_audit(
+    clones: Clones,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both clones edit alice's claimed cell (alice its description, bob a comment), and
+    sync: the audit of bob's sync commits read each version of the cell's file up to
+    three times (the plain claim check, the claim check, and the sync's merge made from
+    the files); each version is parsed once, with the same findings (none)."""
+    from collections import Counter
+
+    import hive.store.yamlfast
+    import hive.store.yamlio
+
+    alice, bob = clones.ws("a", "alice"), clones.ws("b", "bob")
+    cell = create_cell(alice, title="alice's")
+    start_cell(alice, cell_id=cell.id)
+    clones.sync("a")
+    clones.sync("b")
+    for round_ in range(2):
+        update_cell(alice, cell_id=cell.id, description=f"round {round_}")
+        add_comment(bob, cell_id=cell.id, text=f"bob {round_}")
+        clones.sync("a")
+        clones.sync("b")
+    parsed: Counter[str] = Counter()
+    for module, name in ((hive.store.yamlio, "loads"), (hive.store.yamlfast, "fast_loads")):
+        real = getattr(module, name)
+
+        def counted(text: str, real: Any = real) -> Any:
+            parsed[text] += 1
+            return real(text)
+
+        monkeypatch.setattr(module, name, counted)
+    assert claim_breaches(clones.ws("b", "bob"), limit=50) == []
+    cells = {text: count for text, count in parsed.items() if cell.id in text}
+    assert len(cells) >= 4  # the versions the syncs changed (and their merge bases)
+    assert max(cells.values()) == 1, cells

@@ -98,14 +98,16 @@ def both(
     return lean_run
 
 
-def traced(clones: Clones, repo: Path, *args: str, fetches: int, configs: int = 1) -> str:
+def traced(
+    clones: Clones, repo: Path, *args: str, fetches: int, configs: int = 1, ok: bool = True
+) -> str:
     """The output of ``hive *args`` by the console script, checked to have run ``git
     fetch`` exactly ``fetches`` times and ``git config`` ``configs`` times (git's own
-    trace says; the full sync reads git's config once)."""
+    trace says; the full sync reads git's config once); ``ok``: whether it succeeds."""
     trace = clones.root / "trace.txt"
     trace.unlink(missing_ok=True)
     ran = run_hive(args, cwd=repo, env={**os.environ, "GIT_TRACE": str(trace)})
-    assert ran.returncode == 0, ran.stderr
+    assert (ran.returncode == 0) == ok, ran.stderr
     lines = trace.read_text().splitlines()
     assert sum("built-in: git fetch" in line for line in lines) == fetches
     assert sum("built-in: git config" in line for line in lines) == configs
@@ -316,6 +318,26 @@ def test_a_contest_to_settle_is_handed_over_to_the_full_sync_after_the_fetch(
     assert code is None and "reservation contested" in said
     code, said = agree(clones, "b", capsys=capsys, monkeypatch=monkeypatch)
     assert code == 0 and said.startswith("synced with origin: 0 cell file(s) received")
+
+
+def test_a_failure_after_the_fetch_hands_the_fetch_over_to_the_full_sync(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lean path cannot read an object of the state after the fetch (a damaged store:
+    the state's root tree is a directory where its loose file was): it hands the sync
+    over with its fetch, and the full sync says what it says of it without asking the
+    remote again (one fetch; before, the lean path gave up and the full sync fetched
+    again), as the full CLI alone says it."""
+    a = clones.paths["a"]
+    tree = git(a, "rev-parse", f"{STATE_REF}^{{tree}}").strip()
+    loose = a / ".git" / "objects" / tree[:2] / tree[2:]
+    assert loose.is_file()  # (hive writes loose objects; nothing packed them yet)
+    loose.unlink()
+    loose.mkdir()
+    assert lean(a, capsys=capsys) is None  # handed over
+    said = both(a).stderr
+    assert "Traceback" not in said and said.strip(), said
+    traced(clones, a, "sync", fetches=1, configs=2, ok=False)
 
 
 def test_a_remote_without_hive_state_or_a_url_is_answered_lean(

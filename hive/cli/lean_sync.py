@@ -38,7 +38,9 @@ otherwise, a terminal (the full path draws a progress bar and lets rich print). 
 fetch that fails (a remote out of reach) and a sync lock held too long are reported
 here as the full CLI reports them (exit code 8, 6): deferring would make the user wait
 for them twice; so is whatever stops a round after the fetch (something may have been
-written by then).
+written by then). What stops the lean path from deciding after the fetch (a ref or an
+object it cannot read) hands the fetch over as a contest does: nothing is written by
+then, and the full sync goes on from that fetch, to say what it says of it.
 """
 
 from __future__ import annotations
@@ -129,11 +131,7 @@ def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
             if named is None:
                 return None
             fetch_refs(repo.paths.root, remote, HIVE_REFS, tracking_ref(remote, "*"))
-            state = _nothing_to_do(prepared, remote)
-            if state is None:
-                done = _exchange(inv, prepared, remote, named)
-            else:
-                done = _nothing_done(remote, state)
+            done = _fetched(inv, prepared, remote, named)
     except (LockTimeout, GitError) as exc:
         return report(inv, exc)
     except (Defer, HiveError, OSError):
@@ -141,6 +139,23 @@ def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
     if done is None or isinstance(done, int):
         return done
     return _answer(inv, done)
+
+
+def _fetched(
+    inv: Invocation, prepared: Prepared, remote: str, named: bool
+) -> dict[str, Any] | int | None:
+    """After the fetch: nothing to do, or the exchange. What stops the decision (a ref
+    or an object this path cannot read, whatever the full sync will say of it) stops it
+    before anything is written: the fetch is handed over (``remote.hand_over_fetch``),
+    so the full sync goes on from it rather than asking the remote again."""
+    try:
+        state = _nothing_to_do(prepared, remote)
+    except (Defer, HiveError, OSError):
+        hand_over_fetch(prepared.session.repo.paths.root, remote)
+        return None
+    if state is None:
+        return _exchange(inv, prepared, remote, named)
+    return _nothing_done(remote, state)
 
 
 def _exchange(

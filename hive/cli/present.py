@@ -935,6 +935,8 @@ def _initialised(result: Any, params: Any, ws: Workspace) -> None:
             f" {result.prefix}; for new cells to use {params.prefix}, set 'prefix:"
             f" {params.prefix}' in .hive/config.yaml and commit it"
         )
+    if result.attributes and not result.created:
+        output.say(f".gitattributes: hive's merge lines {result.attributes} (committed)")
     output.say(f"merge driver for .hive/ files: {result.merge_driver}")
     for remote in result.remotes:
         if remote in result.remotes_configured:
@@ -1021,6 +1023,12 @@ def _bar(size: Callable[[Any], int], first: str = "reading") -> Callable[[Any], 
     return lambda params: output.progress_bar(size(params), enabled=not OPTIONS.json, first=first)
 
 
+def _say_reading_stdin(ws: Any, given: dict[str, Any]) -> None:
+    """``hive import beads -`` typed at a terminal: say what it waits for."""
+    if given.get("path") == "-" and sys.stdin.isatty():
+        output.err("reading a beads JSONL export from standard input (Ctrl-D ends)")
+
+
 def _file_size(params: Any) -> int:
     try:
         return os.path.getsize(params.path)
@@ -1077,7 +1085,7 @@ def _imported(result: Any, params: Any, ws: Workspace) -> None:
 
 
 def _exported(result: Any, params: Any, ws: Workspace) -> None:
-    if params.path is None:  # the JSONL itself, for a pipe
+    if params.path in (None, "-"):  # the JSONL itself, for a pipe
         sys.stdout.write(result.text or "")
         sys.stdout.flush()
         return
@@ -1096,7 +1104,9 @@ PRESENTERS.update(
             render=_synced, progress=_bar(lambda params: output.PROGRESS_FROM, "fetching")
         ),
         "mail sync": Presenter(render=_mail_synced),
-        "import beads": Presenter(render=_imported, progress=_bar(_file_size)),
+        "import beads": Presenter(
+            render=_imported, progress=_bar(_file_size), inputs=_say_reading_stdin
+        ),
         "export beads": Presenter(render=_exported),
     }
 )

@@ -367,7 +367,9 @@ def _merge_state(ws: Syncing, remote: str) -> dict[str, Any]:
         for path, (other, mine) in differing_files(git, their_tree, merged_tree, HIVE_DIR).items()
         if mine is not None
     }
-    seen = _seen_parent(ws, histories[0], sending, remote) if sending and histories else None
+    seen = (
+        _seen_parent(ws, histories[0], sending, theirs, remote) if sending and histories else None
+    )
     parents = [sha for sha in (local, theirs, seen) if sha is not None]
     state = _next_state(ws, local, theirs, merged_tree, parents, remote)
     recorded = move_ref(
@@ -418,7 +420,9 @@ def _next_state(
     return state_commit(git, merged_tree, parents, message, ws.identity())
 
 
-def _seen_parent(ws: Syncing, had: _History, sending: dict[str, str], remote: str) -> str | None:
+def _seen_parent(
+    ws: Syncing, had: _History, sending: dict[str, str], theirs: str | None, remote: str
+) -> str | None:
     """A commit naming the versions of hive files this branch had (its newest
     ``HISTORY_LIMIT`` changes) that the remote state's history lacks, other than the
     ones sent (a cell another clone created, pushed with its branch and this clone
@@ -427,14 +431,16 @@ def _seen_parent(ws: Syncing, had: _History, sending: dict[str, str], remote: st
     here, not an edit of its own: without it that clone merged the two with no
     common version, and every field this clone changed was a conflict. ``sending``:
     the merged files that differ from the remote state's (every other merged file is
-    the remote state's, a version its history holds: no need to list them all)."""
+    the remote state's, a version its history holds: no need to list them all). Made
+    on ``theirs`` (:func:`syncref.seen_commit`), so reading the new state's history
+    costs what changed, not a line per hive file."""
     unseen = had.blobs("ours") - had.blobs("theirs") - set(sending.values())
     if not unseen:
         return None
     message = format_message(
         f"hive: versions of hive files this branch had, for {remote}", ws.trailers("sync")
     )
-    return seen_commit(ws.git, sorted(unseen), message, ws.identity())
+    return seen_commit(ws.git, sorted(unseen), message, ws.identity(), on=theirs)
 
 
 class _History:

@@ -28,10 +28,9 @@ named the state it merged carries no ``Hive-Sync-State``: it is compared as any 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from itertools import chain
 
+from hive.domain.auditfiles import AuditFiles
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
 from hive.git.remote import STATE_REF, TRACKING_PREFIX
@@ -49,7 +48,8 @@ class SyncCommits:
     """The audit's reading of sync commits over one walk (state history read once)."""
 
     def __init__(self, ws: Workspace) -> None:
-        self._ws = ws
+        self.ws = ws
+        self.files = AuditFiles(ws)  # the versions of cells and reservation files, decoded once
         self._reached: dict[str, None] = {}  # the state commits walked, in walk order
         self._pending: list[str] | None = None
         self._versions: dict[tuple[str, str], list[str]] = {}
@@ -64,7 +64,7 @@ class SyncCommits:
         state = named[0].strip().lower()
         if not self._only_hive_changed(commit) or not self._in_state_history(state):
             return None
-        git = self._ws.git
+        git = self.ws.git
         return None if git.lookup_path(git.commit_tree(state), _SEEN, want_tree=True) else state
 
     def brought(
@@ -73,7 +73,7 @@ class SyncCommits:
         """Whether ``commit`` (a sync of ``state``) changed ``path`` from ``old`` to
         ``new`` as a sync does: the state's version taken, or merged with this branch's
         (a reservation file: then entries marked yielded, as the sync settles them)."""
-        git = self._ws.git
+        git = self.ws.git
         theirs = git.lookup_path(git.commit_tree(state), path)
         taken = old is None or old in self.versions(state, path)
         if new == theirs and taken:
@@ -81,39 +81,55 @@ class SyncCommits:
         if new is None:
             return False
         made = git.read_blob(new)
-        before: Iterable[bytes] = [
-            git.read_blob(sha) for sha in (theirs if taken else None, old) if sha
-        ]
-        if old is not None and theirs is not None:  # merged only as far as needed
-            before = chain(before, self._merged(commit, state, path, old, theirs))
-        return any(
-            content == made or settled_from(self._ws, commit, path, content, made)
+        before = [git.read_blob(sha) for sha in (theirs if taken else None, old) if sha]
+        if any(
+            content == made or settled_from(self.ws, commit, path, content, made)
             for content in before
-        )
+        ):
+            return True
+        if old is None or theirs is None:
+            return False
+        return self._merged(commit, state, path, (old, theirs, new))
 
     def _merged(
-        self, commit: CommitInfo, state: str, path: str, old: str, theirs: str
-    ) -> Iterator[bytes]:
-        """The clean merges of ``old`` and ``theirs`` against each version both histories
-        had (the newest :data:`BASES_TRIED`, newest first: the one a sync merges against
-        is most often the first), or against none when they share none: a sync merges
-        without a base only then (``sync._History.common``), and a merge without one
-        takes either side's edits where the two differ. Made as they are asked for."""
+        self, commit: CommitInfo, state: str, path: str, sides: tuple[str, str, str]
+    ) -> bool:
+        """Whether ``new`` is a clean merge of ``old`` and ``theirs`` (``sides``) against
+        a version both histories had (the newest :data:`BASES_TRIED`, newest first: the
+        one a sync merges against is most often the first), or against none when they
+        share none: a sync merges without a base only then (``sync._History.common``),
+        and a merge without one takes either side's edits where the two differ. A cell
+        is merged from its decoded versions (:class:`AuditFiles`), until one matches;
+        another file by ``merge_file``, its result compared with ``new`` or (a
+        reservation file) settled from it."""
         from hive.domain.merge import merge_file
+        from hive.domain.mergecore import is_cell_path
 
-        read = self._ws.git.read_blob
+        old, theirs, new = sides
+        read = self.ws.git.read_blob
         ours = set(self.versions(commit.parents[0], path))
         bases: list[str | None] = [v for v in self.versions(state, path) if v in ours]
+        made = read(new)
         for base in bases[:BASES_TRIED] or [None]:
+            if is_cell_path(path):
+                decided = self.files.merges_to(path, base, old, theirs, new)
+                if decided is not None:
+                    if decided:
+                        return True
+                    continue
             try:
                 outcome = merge_file(path, read(base) if base else None, read(old), read(theirs))
             except HiveError:  # a version that does not parse: no merge hive made
                 continue
-            if outcome.clean:
-                yield outcome.content
+            if outcome.clean and (
+                outcome.content == made
+                or settled_from(self.ws, commit, path, outcome.content, made)
+            ):
+                return True
+        return False
 
     def _only_hive_changed(self, commit: CommitInfo) -> bool:
-        git = self._ws.git
+        git = self.ws.git
         new, old = (git.tree_items(git.commit_tree(sha)) for sha in (commit.sha, commit.parents[0]))
         hive = HIVE_DIR.encode()
         return {k: v for k, v in new.items() if k != hive} == {
@@ -135,9 +151,9 @@ class SyncCommits:
 
     def _walk_states(self, until: str | None) -> None:
         """Go on walking the state history until ``until`` is reached (None: to the end)."""
-        git = self._ws.git
+        git = self.ws.git
         if self._pending is None:
-            self._pending = state_tips(self._ws)
+            self._pending = state_tips(self.ws)
         while (until is None or until not in self._reached) and self._pending:
             if len(self._reached) >= STATE_WALK_LIMIT:
                 break
@@ -155,10 +171,10 @@ class SyncCommits:
         key = (tip, path)
         if key not in self._versions:
             if self._states is None:
-                self._states = _StateTable(self._ws)
+                self._states = _StateTable(self.ws)
             found = self._states.versions(tip, path, HISTORY_LIMIT)
             if found is None:  # not a state, or beyond what the table read
-                found = path_versions(self._ws.git, tip, path, limit=HISTORY_LIMIT)
+                found = path_versions(self.ws.git, tip, path, limit=HISTORY_LIMIT)
             self._versions[key] = found
         return self._versions[key]
 

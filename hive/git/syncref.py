@@ -133,19 +133,29 @@ SEEN_DIR = "seen"  # .hive/seen/<blob id>, in a seen_commit only
 BLOB_MODE = 0o100644
 
 
-def seen_commit(repo: GitRepo, blobs: list[str], message: str, author: Identity) -> str | None:
-    """A parentless commit whose root tree holds ``.hive/seen/<id>`` for each blob id in
-    ``blobs``. A parent of a state commit, it puts in that state's history versions of
-    hive files a clone's branch had but never synced (a cell a ``git pull`` brought,
-    then edited), so the other clones see them as versions this side had
-    (:func:`history_blobs`), not as edits of their own to merge against it. An id this
-    repository does not hold (a submodule's commit under ``.hive``) is left out; None
-    when no id is left."""
+def seen_commit(
+    repo: GitRepo, blobs: list[str], message: str, author: Identity, on: str | None = None
+) -> str | None:
+    """A commit whose tree holds ``.hive/seen/<id>`` for each blob id in ``blobs``. A
+    parent of a state commit, it puts in that state's history versions of hive files a
+    clone's branch had but never synced (a cell a ``git pull`` brought, then edited), so
+    the other clones see them as versions this side had (:func:`history_blobs`), not as
+    edits of their own to merge against it. An id this repository does not hold (a
+    submodule's commit under ``.hive``) is left out; None when no id is left.
+
+    ``on``: the remote state it is made for (None: none, and no parent). Its ``.hive``
+    files are the commit's too, and it is the one parent: against it the commit adds
+    ``.hive/seen`` alone, and the state it joins differs from it by what that sync
+    changed. Parentless with ``.hive/seen`` alone, every hive file was an addition in
+    ``git log --raw -m`` of the state's history (the state against it): ~10,000 lines
+    at 10,000 cells for the next sync of each clone to read."""
     seen = {blob.encode(): (BLOB_MODE, blob) for blob in set(blobs) if repo.has_object(blob)}
     if not seen:
         return None
-    hive = repo.store_tree({SEEN_DIR.encode(): (TREE_MODE, repo.store_tree(seen))})
-    return state_commit(repo, hive, [], message, author)
+    base = hive_tree(repo, on)
+    items = dict(repo.tree_items(base)) if base is not None else {}
+    items[SEEN_DIR.encode()] = (TREE_MODE, repo.store_tree(seen))
+    return state_commit(repo, repo.store_tree(items), [on] if on else [], message, author)
 
 
 def move_ref(

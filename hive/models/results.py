@@ -34,6 +34,7 @@ class InitResult(HiveModel):
     prefix: str
     created: bool
     commit: str | None = None
+    attributes: str = ""  # hive's .gitattributes lines: "added", "moved last" or "" (as they were)
     merge_driver: str = ""
     remotes: list[str] = Field(default_factory=list)  # those carrying hive's refs
     remotes_configured: list[str] = Field(default_factory=list)  # by this call
