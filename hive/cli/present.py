@@ -929,6 +929,16 @@ PRESENTERS.update(
 def _initialised(result: Any, params: Any, ws: Workspace) -> None:
     verb = "initialised" if result.created else "already initialised"
     output.say(f"hive {verb} in {result.root} (prefix {result.prefix})")
+    if result.settings_from:
+        output.say(
+            f"settings from {result.settings_from}'s hive (.hive/config.yaml as 'hive sync'"
+            f" left it there); run 'hive sync' to receive its cells"
+        )
+    if result.remote_note:
+        output.err(
+            f"note: {result.remote_note}: initialised with the defaults; if it has a hive,"
+            " run 'hive sync' once it can be reached and check 'hive doctor'"
+        )
     if params.prefix and params.prefix != result.prefix:
         output.err(
             f"note: --prefix {params.prefix} was not applied: this hive's prefix is"

@@ -12,14 +12,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from hive.domain.workspace import Workspace
-from hive.errors import InvalidInput
+from hive.errors import HiveError, InvalidInput
 from hive.git.gitconfig import GitConfig, check_attribute, get_all, git_available
 from hive.git.repo import Change, Snapshot, format_message
 from hive.git.worktree import blob_sha_of, is_blob
 from hive.models import HiveConfig
 from hive.models.cell import first_error
 from hive.models.results import InitResult, Problem
-from hive.store.cells import encode_config
+from hive.store.cells import decode_config, encode_config
 from hive.store.layout import CONFIG_PATH
 
 ATTRIBUTES_PATH = ".gitattributes"
@@ -42,12 +42,17 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
         config = HiveConfig(prefix=prefix) if prefix else HiveConfig()
     except ValidationError as exc:
         raise InvalidInput(f"invalid prefix {prefix!r}: {first_error(exc)[1]}") from None
+    git_config = GitConfig(ws.root) if git_available() else None  # read once for all
+    remote = RemoteSettings() if _has_config(ws) else _remote_settings(ws, git_config)
+    settings = encode_config(config)
+    if remote.data is not None:
+        settings, config = remote.data, decode_config(remote.data, CONFIG_PATH)
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         changes: list[Change] = []
         created = snap.blob_sha(CONFIG_PATH) is None
         if created:
-            changes.append(Change(CONFIG_PATH, encode_config(config)))
+            changes.append(Change(CONFIG_PATH, settings))
         attributes = _attributes_change(ws, snap)
         if attributes is not None:
             changes.append(attributes[0])
@@ -63,7 +68,6 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
     existing = ws.config()
     from hive.domain.sync import configure_remotes
 
-    git_config = GitConfig(ws.root) if git_available() else None  # read once for both
     driver = install_merge_driver(ws, git_config)
     remotes = configure_remotes(ws, config=git_config)
     created, attributes = written.result
@@ -76,7 +80,55 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
         merge_driver=driver,
         remotes=list(remotes),
         remotes_configured=[name for name, changed in remotes.items() if changed],
+        settings_from=remote.name if remote.data is not None and written.result else None,
+        remote_note=remote.note,
     )
+
+
+class RemoteSettings:
+    """What a first ``hive init`` found of the remote's hive: the remote's name, its
+    ``.hive/config.yaml`` as ``hive sync`` last left it on ``refs/hive/state`` (None: no
+    hive there), and a note when the remote could not be read."""
+
+    def __init__(self, name: str = "", data: bytes | None = None, note: str = "") -> None:
+        self.name, self.data, self.note = name, data, note
+
+
+def _has_config(ws: Workspace) -> bool:
+    """Whether HEAD's commit carries a hive already (``init`` run again, or a clone of a
+    branch that has one): then nothing is fetched."""
+    head = ws.git.head().commit
+    if head is None:
+        return False
+    return ws.git.lookup_path(ws.git.commit_tree(head), CONFIG_PATH) is not None
+
+
+def _remote_settings(ws: Workspace, git_config: GitConfig | None) -> RemoteSettings:
+    """The settings of the hive ``origin`` (else the one remote) carries, fetched as
+    ``hive sync`` fetches them: a clone made with ``git clone`` gets the branch, not
+    ``refs/hive/*``, so a first ``hive init`` there wrote the defaults, and the first
+    sync then found two configs in conflict (another prefix, the coordinators)."""
+    from hive.errors import GitError
+    from hive.git.remote import HIVE_REFS, STATE_REF, fetch_refs, tracking_ref
+
+    names = git_config.remotes() if git_config is not None else []
+    name = "origin" if "origin" in names else names[0] if len(names) == 1 else ""
+    if not name:
+        return RemoteSettings()
+    try:
+        fetch_refs(ws.root, name, HIVE_REFS, tracking_ref(name, "*"))
+    except GitError as exc:
+        return RemoteSettings(name, note=f"could not read {name}'s hive ({exc})")
+    state = ws.git.ref_value(tracking_ref(name, STATE_REF.rsplit("/", 1)[-1]))
+    blob = ws.git.lookup_path(ws.git.commit_tree(state), CONFIG_PATH) if state else None
+    if blob is None:
+        return RemoteSettings(name)
+    data = ws.git.read_blob(blob)
+    try:
+        decode_config(data, CONFIG_PATH)
+    except HiveError as exc:
+        return RemoteSettings(name, note=f"{name}'s hive settings do not load ({exc})")
+    return RemoteSettings(name, data)
 
 
 def _refuse_hive_file(ws: Workspace) -> None:

@@ -176,6 +176,10 @@ declare(
         errors=(InvalidInput, GitError, LockTimeout),
         surfaces=CLI_ONLY,
         commands=(Command(("init",)),),
+        help="Create .hive/ in this git repository (safe to run again).\n\nIn a clone"
+        " whose branch has no hive yet, the settings (.hive/config.yaml) are those of the"
+        " hive that 'hive sync' keeps on origin (else the one remote), when it has one;"
+        " 'hive sync' then brings its cells.",
     ),
     Operation(
         name="hive_doctor",
