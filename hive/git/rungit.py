@@ -25,7 +25,7 @@ def run_git(
 
     In English (``LC_ALL=C``): its messages are read (a failure's reason, a fetch racing
     another), and git speaks the user's language otherwise (``LANGUAGE=de``: "Fehler:")."""
-    result: subprocess.CompletedProcess[str] = _run(root, args, text=True)
+    result: subprocess.CompletedProcess[str] = _run(root, args, text=True, input_text=input_text)
     return result
 
 
@@ -35,7 +35,9 @@ def run_git_bytes(root: str, *args: str) -> subprocess.CompletedProcess[bytes]:
     return result
 
 
-def _run(root: str, args: tuple[str, ...], *, text: bool) -> subprocess.CompletedProcess[Any]:
+def _run(
+    root: str, args: tuple[str, ...], *, text: bool, input_text: str | None = None
+) -> subprocess.CompletedProcess[Any]:
     import subprocess
 
     try:
