@@ -530,6 +530,27 @@ def test_cli_import_and_export(ws: Workspace, repo: Path, tmp_path: Path) -> Non
     assert result.exit_code == 2 and "bad.jsonl:2:" in result.output
 
 
+def test_a_dash_is_standard_input_and_standard_output(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    """``hive export beads -`` wrote a file named ``-`` in the current directory ("exported
+    163 cells to -"), and ``bd export | hive import beads -`` said "-: no such file": a
+    dash is the pipe, as ``hive create --from -`` and ``--body -`` read it."""
+    data = SMALL.read_bytes()
+    result = run_hive(["-C", str(repo), "import", "beads", "-"], input=data.decode())
+    assert result.exit_code == 0, result.output
+    assert "imported 163 cells from standard input" in result.output
+    assert "from <stdin>" in git(repo, "log", "-1", "--format=%s")
+    result = run_hive(["export", "beads", "-"], cwd=str(repo))
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()][:1] == ["bd-1"]
+    assert result.stdout.count("\n") == 163
+    assert not (repo / "-").exists()
+    assert git(repo, "status", "--porcelain") == ""
+    broken = run_hive(["-C", str(repo), "import", "beads", "-"], input='{"id": "bd-x",\n')
+    assert broken.exit_code == 2 and "<stdin>:1: invalid JSON" in broken.stderr
+
+
 def test_import_shows_a_progress_bar_on_a_terminal(ws: Workspace, repo: Path) -> None:
     command = ["-C", str(repo), "import", "beads", str(SMALL)]
     code, seen = fork_on_terminal(command)  # a process of its own on a pseudo-terminal

@@ -313,6 +313,28 @@ def test_a_tilde_directory_from_anywhere(repo: Path, cells: dict[str, str], tmp_
     assert missing.returncode == 2 and str(repo.parent / "nowhere") in missing.stderr
 
 
+def test_several_directory_options_chain_as_gits_do(
+    repo: Path, cells: dict[str, str], tmp_path: Path
+) -> None:
+    """``git -C A -C B`` runs in A/B (a relative -C is taken from the one before it);
+    hive took the last -C alone from the current directory: ``hive -C ~/code -C app
+    list`` ran in ./app, another repository when one was there."""
+    here = tmp_path / "elsewhere"
+    make_repo(here / repo.name)  # what the last -C alone names from here: no hive
+    expected = both(here, "-C", str(repo), "ready", "--json").stdout
+    shown = git(here, "-C", str(repo.parent), "-C", repo.name, "rev-parse", "--show-toplevel")
+    assert shown.strip() == str(repo)  # git's own rule
+    chained = (
+        ["-C", str(repo.parent), "-C", repo.name, "ready", "--json"],
+        ["-C", str(repo.parent), "ready", "-C", repo.name, "--json"],
+        [f"-C{repo.parent}", f"-C{repo.name}", "ready", "--json"],
+        ["-C", str(here), "-C", str(repo), "ready", "--json"],  # an absolute one restarts
+        ["-C", str(repo), "-C", "", "ready", "--json"],  # an empty one changes nothing
+    )
+    for args in chained:
+        assert both(here, *args).stdout == expected, args
+
+
 def test_every_kind_of_place(repo: Path, cells: dict[str, str], tmp_path: Path) -> None:
     """Outside a repository, without ``hive init``, bare, a linked worktree, a
     detached HEAD, an unborn branch: the same answer from both paths."""

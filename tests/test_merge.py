@@ -362,6 +362,39 @@ def test_init_keeps_the_users_attributes_and_never_commits_their_edits(
     assert_clean(repo)
 
 
+def test_init_moves_its_lines_after_a_line_that_overrides_them(ws: Workspace, repo: Path) -> None:
+    """A ``* merge=union`` added after hive's lines took cells from the driver: doctor
+    said "run 'hive init' to add them", and init said "unchanged" and left them there.
+    Now init moves its lines last, and doctor names what git does instead and why."""
+    with (repo / ATTRIBUTES_PATH).open("a") as handle:
+        handle.write("* merge=union\n")
+    git(repo, "commit", "-qam", "union merges")
+    sample = ".hive/cells/x/hv-x.yaml"
+    assert git(repo, "check-attr", "merge", sample).strip().endswith("merge: union")
+    [problem] = diagnose(ws).problems
+    assert "git merges them with merge=union" in problem.message
+    assert "a line after hive's in .gitattributes" in problem.message
+    assert init_hive(ws).attributes == "moved last"
+    lines = (repo / ATTRIBUTES_PATH).read_text().splitlines()
+    assert lines[0] == "* merge=union" and lines[-1] == ".hive/context.yaml merge=hive"
+    assert len(lines) == 5  # moved, not added again
+    assert git(repo, "check-attr", "merge", sample).strip().endswith("merge: hive")
+    assert diagnose(ws).ok
+    assert_clean(repo)
+    tip = git(repo, "rev-parse", "HEAD")
+    assert init_hive(ws).attributes == ""  # nothing more to do
+    assert git(repo, "rev-parse", "HEAD") == tip
+
+    (repo / ".hive" / ".gitattributes").write_text("** -merge\n")  # out of init's reach
+    git(repo, "add", ".hive/.gitattributes")
+    git(repo, "commit", "-qm", "no merging in .hive")
+    init_hive(ws)
+    assert git(repo, "rev-parse", "HEAD~1") == tip  # no commit: moving would not help
+    [problem] = diagnose(ws).problems
+    assert "git merges them with -merge (as binary files)" in problem.message
+    assert "another attributes file" in problem.message
+
+
 # ------------------------------------------------------------------ the project context log
 
 

@@ -27,7 +27,7 @@ from hive.domain.memory import (
     update_context,
 )
 from hive.domain.merge import merge_file
-from hive.domain.mergecore import CONFIG_PATH, merge_plain
+from hive.domain.mergecore import CONFIG_PATH, merge_plain, merge_plain_records
 from hive.domain.mergefiles import reservation_json
 from hive.domain.reservations import decode_file, encode_file, reserve
 from hive.domain.reservecore import plain_file, read_sequence, reservation_path
@@ -137,6 +137,9 @@ def test_the_plain_path_writes_the_full_paths_bytes(
     assert plain is not None  # every cell drawn here is in hive's own form
     assert full.clean
     assert plain == (full.content, [record.field for record in full.conflicts])
+    # hive sync's merge: the records too, as the full sync reports them (--json)
+    records = [record.model_dump(mode="json") for record in full.conflicts]
+    assert merge_plain_records(PATH, *sides) == (full.content, records)
 
 
 @pytest.mark.parametrize(
@@ -420,6 +423,8 @@ def test_the_plain_path_merges_the_config_to_the_full_paths_bytes(
     full = merge_file(CONFIG_PATH, *sides)
     assert plain is not None and full.clean
     assert plain == (full.content, [record.field for record in full.conflicts])
+    records = [record.model_dump(mode="json") for record in full.conflicts]
+    assert merge_plain_records(CONFIG_PATH, *sides) == (full.content, records)
 
 
 def test_context_and_config_files_the_plain_reader_leaves_go_to_the_full_path() -> None:
@@ -440,6 +445,10 @@ def test_context_and_config_files_the_plain_reader_leaves_go_to_the_full_path() 
     assert merge_plain(CONFIG_PATH, b"x: 0\n", b"x: 2\n", b"x: [\n", None) is None
     merged = merge_plain(CONFIG_PATH, b"x: 0\n", b"x: 2\n", b"x: 1\n", None)
     assert merged == (merge_file(CONFIG_PATH, b"x: 0\n", b"x: 2\n", b"x: 1\n").content, ["x"])
+    # a conflict record JSON would not keep as it is (the model's record says null)
+    full = merge_file(CONFIG_PATH, b"x: 0\n", b"x: .inf\n", b"x: 1\n")
+    assert full.conflicts[0].model_dump(mode="json")["kept"] is None
+    assert merge_plain_records(CONFIG_PATH, b"x: 0\n", b"x: .inf\n", b"x: 1\n") is None
     assert merged[0].startswith(b"# hive merge conflict: both clones changed x: kept 2,")
 
 

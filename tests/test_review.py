@@ -305,3 +305,44 @@ def test_review_says_who_made_each_commit(ws: Workspace, repo: Path) -> None:
     answer = json.loads(hive(repo, "--json", "review", cell, "--stat", actor="bob").stdout)
     assert [c["made_by"] for c in answer["commits"]] == [m for m, _, _ in made]
     assert answer["commits"][-2]["committer"] == "bob"
+
+
+def test_a_cell_s_diff_spans_its_merged_branch_whatever_the_commit_dates(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cell's work on a merged branch (a worktree of `hive swarm run`, a clone with a
+    slow clock) was ordered by commit date alone, so equal or skewed dates put a commit
+    before its parent: the cell's one diff ran from the wrong commit to the wrong one and
+    lost the agent's code (and the commits were listed out of the order they were made)."""
+    from hive.domain.cells import create_cell, update_cell
+
+    def at(when: str) -> None:
+        for name in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+            monkeypatch.setenv(name, when)
+
+    at("2030-01-01T10:00:00")
+    cell = create_cell(ws, title="Export", description="first").id
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(repo, "switch", "-q", "-c", "work")
+    (repo / "export.py").write_text("def export():\n    return 1\n")
+    git(repo, "add", "export.py")
+    at("2030-01-01T09:00:00")  # made on a machine whose clock is an hour slow
+    git(repo, "commit", "-q", "-m", f"export\n\nHive-Cell: {cell}")
+    git(repo, "switch", "-q", main)
+    at("2030-01-01T11:00:00")
+    update_cell(ws, cell_id=cell, description="main change")
+    at("2030-01-01T12:00:00")
+    git(repo, "merge", "-q", "--no-ff", "work", "-m", "merge work")
+
+    found = review(ws, target=cell)
+    listed = [commit.sha for commit in found.commits]
+    assert len(listed) == 3
+    for position, sha in enumerate(listed):  # each commit after every one it descends from
+        ancestors = set(git(repo, "rev-list", sha).split())
+        assert not ancestors.intersection(listed[position + 1 :]), listed
+    (one,) = found.cells
+    assert {(f.path, f.status) for f in one.files} == {
+        ("export.py", "A"),
+        (f".hive/cells/{cell.split('-')[1][0]}/{cell}.yaml", "A"),
+    }
+    assert "+    return 1" in one.patch and "+description: main change" in one.patch

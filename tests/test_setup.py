@@ -38,6 +38,14 @@ def test_setup_leaves_an_up_to_date_venv_alone_and_the_demo_starts_at_once() -> 
     assert seconds < 4.0
 
 
+def test_the_readme_s_wheel_build_leaves_git_status_clean() -> None:
+    """The README's `python3 -m pip wheel --no-deps -w dist .` left `?? dist/` in `git
+    status` of the clone (build/ and *.egg-info were ignored, dist/ was not)."""
+    made = ("dist/hive-0.1.0-py3-none-any.whl", "build/lib/hive/__init__.py", "hive.egg-info/")
+    checked = run("git", "check-ignore", "--no-index", *made)
+    assert checked.stdout.split() == list(made), checked
+
+
 def test_a_built_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), ".")

@@ -356,6 +356,124 @@ def test_sync_touches_only_hive_files(clones: Clones) -> None:
     assert git(b, "diff", "--cached", "--name-only").split() == ["staged.txt"]
 
 
+def _many_cells(repo: Path, count: int) -> None:
+    """``count`` cells written as files and committed by git (a creation each would take
+    seconds): every shard of ``.hive/cells`` holds some."""
+    from hive.models import Cell, utc_now
+    from hive.store.cells import encode_cell
+    from hive.store.ids import new_root_id
+
+    taken: set[str] = set()
+    for number in range(count):
+        cell_id = new_root_id("hv", 6, taken.__contains__)
+        taken.add(cell_id)
+        path = repo / cell_path(cell_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = utc_now()
+        cell = Cell(id=cell_id, title=f"cell {number}", created_at=made, updated_at=made)
+        path.write_bytes(encode_cell(cell))
+    git(repo, "add", ".hive")
+    git(repo, "commit", "-q", "--no-verify", "-m", f"{count} cells")
+
+
+def test_a_sync_reads_the_trees_of_what_changed_not_every_cell_folder(
+    clones: Clones, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync that sends one cell and one that receives it read the folders on the way
+    to that cell, whatever the number of cells: before, each listed the whole
+    ``.hive`` tree of both sides and of their base (every shard of 32, ~40 ms at 10,000
+    cells), and again after its commit."""
+    from hive.git.repo import GitRepo
+    from hive.store.layout import CELLS_DIR
+
+    _many_cells(clones.paths["a"], 200)
+    clones.sync("a")
+    clones.sync("b")
+    shards = git(clones.paths["a"], "ls-tree", "-d", "--name-only", f"HEAD:{CELLS_DIR}")
+    assert len(shards.split()) == 32
+    read: set[str] = set()
+    items = GitRepo.tree_items
+
+    def counted(repo: GitRepo, tree: str) -> dict[bytes, tuple[int, str]]:
+        read.add(tree)
+        return items(repo, tree)
+
+    monkeypatch.setattr(GitRepo, "tree_items", counted)
+    cell = create_cell(clones.ws("a"), title="the one change").id
+    for name in ("a", "b"):
+        read.clear()
+        done = clones.sync(name)
+        assert (done.sent_cells, done.received_cells) == ((1, 0) if name == "a" else (0, 1))
+        assert len(read) < 16, f"{name}: {len(read)} trees read"
+    assert git(clones.paths["b"], "cat-file", "-e", f"HEAD:{cell_path(cell)}") == ""
+
+
+def test_a_sync_s_fetch_leaves_packing_to_hive_not_to_git_maintenance(
+    clones: Clones, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's fetch starts ``git maintenance run --auto`` after it (``git gc --auto``,
+    detached, once there are too many loose objects): a process each sync, and a repack
+    in the background beside hive's packer. The sync's fetch runs none; what it brought
+    is packed by hive as ``git gc --auto`` would (here a low ``gc.auto``: more than one
+    loose object in ``objects/17``), in the sync itself."""
+    from tests.test_packing import count_objects, fill_sample_directory
+
+    a, trace = clones.paths["a"], clones.root / "trace.txt"
+    create_cell(clones.ws("b"), title="arrives in a")
+    clones.sync("b")
+    git(a, "config", "gc.auto", "256")
+    fill_sample_directory(a, 2)
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "0")  # git's default here (tests turn it off)
+    assert clones.sync("a").received_cells == 1
+    monkeypatch.delenv("GIT_TRACE")
+    ran = [
+        line.split("built-in: ", 1)[1]
+        for line in trace.read_text().splitlines()
+        if "built-in: " in line
+    ]
+    assert any(line.startswith("git fetch") for line in ran)
+    assert not [line for line in ran if "maintenance" in line or line.startswith("git gc")]
+    assert count_objects(a)["count"] == 0  # the fetched objects and the sample: packed
+    assert git(a, "fsck", "--no-dangling", "--no-progress") == ""
+
+
+def test_the_history_of_a_state_with_a_seen_parent_lists_what_changed(clones: Clones) -> None:
+    """A sync that sends a cell edited twice since the last sync names the version in
+    between in a seen commit (a parent of the new state). That commit is made on the
+    remote state, so ``git log --raw -m`` of the state's history (what the next sync of
+    each clone reads, ``syncref.history_blobs``) lists the changes and the seen version;
+    made parentless, the state against it listed every hive file as added (10,000
+    lines at 10,000 cells)."""
+    _many_cells(clones.paths["b"], 40)
+    clones.sync("b")
+    clones.sync("a")
+    before = git(clones.paths["a"], "rev-parse", STATE_REF).strip()
+    cell = create_cell(clones.ws("a"), title="edited twice").id
+    clones.sync("a")
+    update_cell(clones.ws("a"), cell_id=cell, title="once")
+    once = git(clones.paths["a"], "rev-parse", f"HEAD:{cell_path(cell)}").strip()
+    update_cell(clones.ws("a"), cell_id=cell, title="twice")
+    clones.sync("a")
+    state = git(clones.origin, "rev-parse", STATE_REF).strip()
+    parents = git(clones.origin, "rev-list", "--parents", "-1", state).split()[1:]
+    listed = {sha: git(clones.origin, "ls-tree", "--name-only", sha, ".hive/") for sha in parents}
+    (seen,) = [sha for sha, names in listed.items() if ".hive/seen" in names.split()]
+    assert git(clones.origin, "ls-tree", "--name-only", f"{seen}:.hive/seen").split() == [once]
+    log = git(
+        clones.origin,
+        *("log", "--format=%H", "--raw", "--no-abbrev", "--full-history", "-m"),
+        *(state, "--not", before, "--", ".hive"),
+    )
+    changed = {line.split("\t")[1] for line in log.splitlines() if line.startswith(":")}
+    assert changed == {cell_path(cell), f".hive/seen/{once}"}, sorted(changed)[:5]
+    for name in ("b", "a"):  # and both clones agree
+        assert clones.sync(name).unresolved == []
+    assert git(clones.paths["b"], "show", f"HEAD:{cell_path(cell)}") == git(
+        clones.paths["a"], "show", f"HEAD:{cell_path(cell)}"
+    )
+
+
 def test_plain_git_fetch_and_push_carry_hive_refs(clones: Clones) -> None:
     a, b = clones.paths["a"], clones.paths["b"]
     init_hive(Workspace(str(a)))  # a's remote was added after its first init

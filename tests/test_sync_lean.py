@@ -23,6 +23,7 @@ from hive.domain.identity import mail_init
 from hive.domain.mail import send_message
 from hive.domain.reservations import reserve
 from hive.git.remote import STATE_REF, tracking_ref
+from hive.store.layout import cell_path
 from tests.conftest import agent_env, assert_clean, copy_repo, git, isolated_env
 from tests.inprocess import run_hive
 from tests.test_sync import Clones
@@ -97,14 +98,16 @@ def both(
     return lean_run
 
 
-def traced(clones: Clones, repo: Path, *args: str, fetches: int, configs: int = 1) -> str:
+def traced(
+    clones: Clones, repo: Path, *args: str, fetches: int, configs: int = 1, ok: bool = True
+) -> str:
     """The output of ``hive *args`` by the console script, checked to have run ``git
     fetch`` exactly ``fetches`` times and ``git config`` ``configs`` times (git's own
-    trace says; the full sync reads git's config once)."""
+    trace says; the full sync reads git's config once); ``ok``: whether it succeeds."""
     trace = clones.root / "trace.txt"
     trace.unlink(missing_ok=True)
     ran = run_hive(args, cwd=repo, env={**os.environ, "GIT_TRACE": str(trace)})
-    assert ran.returncode == 0, ran.stderr
+    assert (ran.returncode == 0) == ok, ran.stderr
     lines = trace.read_text().splitlines()
     assert sum("built-in: git fetch" in line for line in lines) == fetches
     assert sum("built-in: git config" in line for line in lines) == configs
@@ -317,6 +320,26 @@ def test_a_contest_to_settle_is_handed_over_to_the_full_sync_after_the_fetch(
     assert code == 0 and said.startswith("synced with origin: 0 cell file(s) received")
 
 
+def test_a_failure_after_the_fetch_hands_the_fetch_over_to_the_full_sync(
+    clones: Clones, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lean path cannot read an object of the state after the fetch (a damaged store:
+    the state's root tree is a directory where its loose file was): it hands the sync
+    over with its fetch, and the full sync says what it says of it without asking the
+    remote again (one fetch; before, the lean path gave up and the full sync fetched
+    again), as the full CLI alone says it."""
+    a = clones.paths["a"]
+    tree = git(a, "rev-parse", f"{STATE_REF}^{{tree}}").strip()
+    loose = a / ".git" / "objects" / tree[:2] / tree[2:]
+    assert loose.is_file()  # (hive writes loose objects; nothing packed them yet)
+    loose.unlink()
+    loose.mkdir()
+    assert lean(a, capsys=capsys) is None  # handed over
+    said = both(a).stderr
+    assert "Traceback" not in said and said.strip(), said
+    traced(clones, a, "sync", fetches=1, configs=2, ok=False)
+
+
 def test_a_remote_without_hive_state_or_a_url_is_answered_lean(
     clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -458,6 +481,68 @@ def test_a_fresh_sync_that_receives_and_sends_imports_no_heavy_module(clones: Cl
     assert git(clones.origin, "rev-parse", STATE_REF) == git(
         clones.paths["a"], "rev-parse", STATE_REF
     )
+
+
+def test_a_fresh_sync_that_merges_a_cell_changed_on_both_sides_imports_no_heavy_module(
+    clones: Clones,
+) -> None:
+    """One cell changed on both sides (its title there, its priority and a label here):
+    merged field by field by the rules without the models (mergecore, the merge driver's
+    lean path), so the sync loads no pydantic (a fresh interpreter's modules); before,
+    merge_file's models did it, ~0.1 s of such a sync."""
+    cell = create_cell(clones.ws("b"), title="both change it").id
+    clones.sync("b")
+    clones.sync("a")
+    update_cell(clones.ws("b"), cell_id=cell, title="retitled there")
+    clones.sync("b")
+    update_cell(clones.ws("a"), cell_id=cell, priority=0, add_labels=["here"])
+    probe = [sys.executable, "-c", PROBE, str(clones.paths["a"])]
+    plain = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+    found = subprocess.run(probe, capture_output=True, text=True, env=plain)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == "[]"
+    merged = git(clones.origin, "show", f"{STATE_REF}:{cell_path(cell)}")
+    assert "title: retitled there" in merged and "priority: 0" in merged and "- here" in merged
+
+
+def test_a_conflict_is_answered_without_the_models_as_the_full_cli_answers_it(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both sides retitled one cell (non-ASCII titles): the merge records a conflict,
+    and its answer, plain or JSON, is the full CLI's bytes without pydantic or rich (a
+    fresh interpreter's modules); before, the answer loaded the full CLI's printer
+    (``output.say``: pydantic and the models) or ``pydantic_core.to_json``."""
+    cell = create_cell(clones.ws("b"), title="retitled on both sides").id
+    clones.sync("b")
+    clones.sync("a")
+    update_cell(clones.ws("a"), cell_id=cell, title="naïve — here")
+    update_cell(clones.ws("b"), cell_id=cell, title="naïve — there")
+    clones.sync("b")
+    for number, args in enumerate(([], ["--json"])):
+        copy = copied(clones, clones.root / f"agree{number}")
+        code, said = agree(copy, "a", *args, capsys=capsys, monkeypatch=monkeypatch)
+        assert code == 0 and "conflict" in said and (not args or "naïve — there" in said)
+        copy = copied(clones, clones.root / f"probe{number}")
+        first = PROBE.replace("for args in ([], ['--json'])", f"for args in ({args!r}, [])")
+        probe = [sys.executable, "-c", first, str(copy.paths["a"])]
+        plain = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+        found = subprocess.run(probe, capture_output=True, text=True, env=plain)
+        assert found.returncode == 0, found.stderr
+        assert found.stdout.splitlines()[-1] == "[]", args
+
+
+def test_json_writes_an_answer_of_integers_as_pydantic_does() -> None:
+    """The lean answer's JSON is ``json``'s only where it is pydantic's, byte for byte."""
+    from pydantic_core import to_json
+
+    from hive.cli.lean_sync import _integers_only
+    from hive.jsontext import dumps
+
+    done = {"a": ["naïve\u2028\x1b\x7f", None, True, 3, {"k": [], "e": {}}], "b": "x/<y>"}
+    assert _integers_only(done)
+    assert dumps(done, indent=2).encode() == to_json(done, indent=2).replace(b"\x7f", b"\\u007f")
+    assert not _integers_only({"a": [1e16]})
+    assert dumps({"a": 1e16}) != to_json({"a": 1e16}).decode()
 
 
 def test_the_first_sync_of_a_fresh_clone_is_answered_lean_as_the_full_cli_answers_it(

@@ -70,8 +70,15 @@ def parse(argv: list[str]) -> Invocation:
     from hive.record import suppress  # not contextlib: a lean command's start-up
 
     with suppress(FileNotFoundError):  # the current directory was removed: see discover
-        found.directory = os.path.abspath(os.path.expanduser(found.directory))
+        found.directory = os.path.abspath(found.directory)
     return found
+
+
+def _chained(directory: str, value: str) -> str:
+    """Where ``-C value`` leads after the ``-C`` options before it, as in git: a relative
+    one is taken from the one before (``-C ~/code -C app``), an empty one changes nothing;
+    ``~`` is the home directory (also where the shell leaves it, ``-C '~/app'``)."""
+    return os.path.join(directory, os.path.expanduser(value))
 
 
 def _take_global(found: Invocation, argv: list[str], position: int) -> int:
@@ -80,7 +87,7 @@ def _take_global(found: Invocation, argv: list[str], position: int) -> int:
     if token in VALUED_GLOBALS and position + 1 < len(argv):
         value = argv[position + 1]
         if token == "-C":
-            found.directory = value
+            found.directory = _chained(found.directory, value)
         else:
             found.actor = value
         return 2
@@ -91,7 +98,7 @@ def _take_global(found: Invocation, argv: list[str], position: int) -> int:
         found.actor = token.partition("=")[2]
         return 1
     if token.startswith("-C") and token[2:3] not in ("", "-"):
-        found.directory = token[2:]
+        found.directory = _chained(found.directory, token[2:])
         return 1
     if token == "--json":
         found.json = True

@@ -19,8 +19,9 @@ PREAMBLE = """\
 Global options: `hive -C DIR --actor NAME --json <command>`; they may also
 follow the command (`hive ready --claim --actor zed`), except after `--`. A `~` in
 a path is your home directory, also where the shell leaves it (`-C '~/app'`,
-`--from=~/cells.yaml`). `-h` is `--help`, on every command; `hive --help COMMAND` is
-`hive COMMAND --help`.
+`--from=~/cells.yaml`). Several `-C` options chain as git's do: a relative one is
+taken from the one before it (`hive -C ~/code -C app list` runs in `~/code/app`).
+`-h` is `--help`, on every command; `hive --help COMMAND` is `hive COMMAND --help`.
 Every command accepts `--json` (machine-readable output on stdout: one JSON
 document, `[]` when there is nothing to list, or JSON lines, one object per
 event, from the commands that report as they go: `demo`, `swarm run` and

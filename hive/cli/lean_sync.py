@@ -38,7 +38,9 @@ otherwise, a terminal (the full path draws a progress bar and lets rich print). 
 fetch that fails (a remote out of reach) and a sync lock held too long are reported
 here as the full CLI reports them (exit code 8, 6): deferring would make the user wait
 for them twice; so is whatever stops a round after the fetch (something may have been
-written by then).
+written by then). What stops the lean path from deciding after the fetch (a ref or an
+object it cannot read) hands the fetch over as a contest does: nothing is written by
+then, and the full sync goes on from that fetch, to say what it says of it.
 """
 
 from __future__ import annotations
@@ -129,11 +131,7 @@ def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
             if named is None:
                 return None
             fetch_refs(repo.paths.root, remote, HIVE_REFS, tracking_ref(remote, "*"))
-            state = _nothing_to_do(prepared, remote)
-            if state is None:
-                done = _exchange(inv, prepared, remote, named)
-            else:
-                done = _nothing_done(remote, state)
+            done = _fetched(inv, prepared, remote, named)
     except (LockTimeout, GitError) as exc:
         return report(inv, exc)
     except (Defer, HiveError, OSError):
@@ -141,6 +139,23 @@ def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
     if done is None or isinstance(done, int):
         return done
     return _answer(inv, done)
+
+
+def _fetched(
+    inv: Invocation, prepared: Prepared, remote: str, named: bool
+) -> dict[str, Any] | int | None:
+    """After the fetch: nothing to do, or the exchange. What stops the decision (a ref
+    or an object this path cannot read, whatever the full sync will say of it) stops it
+    before anything is written: the fetch is handed over (``remote.hand_over_fetch``),
+    so the full sync goes on from it rather than asking the remote again."""
+    try:
+        state = _nothing_to_do(prepared, remote)
+    except (Defer, HiveError, OSError):
+        hand_over_fetch(prepared.session.repo.paths.root, remote)
+        return None
+    if state is None:
+        return _exchange(inv, prepared, remote, named)
+    return _nothing_done(remote, state)
 
 
 def _exchange(
@@ -257,28 +272,47 @@ def _nothing_done(remote: str, state: str) -> dict[str, Any]:
 
 
 def _answer(inv: Invocation, done: dict[str, Any]) -> int:
-    """The full CLI's answer (``present._synced``, or the ``SyncResult`` as JSON)."""
+    """The full CLI's answer (``present._synced``, or the ``SyncResult`` as JSON), with
+    neither pydantic nor rich when the answer holds nothing they would write otherwise:
+    no number but integers in the JSON (``json`` writes the rest as pydantic does, with
+    ``ensure_ascii=False``: a conflict's values, a path in ``unresolved``), printable
+    lines (``lean.plain_text``, as ``output.say`` writes them when piped, which is the
+    only way this path prints text)."""
     answer_stands()
-    plain = not (done["conflicts"] or done["unresolved"])  # no text of a cell's in it
-    if inv.json and plain:
-        import json
+    if inv.json and _integers_only(done):
+        from hive.jsontext import dumps
 
-        sys.stdout.write(json.dumps(done, indent=2) + "\n")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(dumps(done, indent=2).encode("utf-8") + b"\n")
     elif inv.json:
         from pydantic_core import to_json
 
         from hive.jsontext import inert_bytes
 
         sys.stdout.buffer.write(inert_bytes(to_json(done, indent=2) + b"\n"))
-    elif plain:
-        sys.stdout.write("\n".join(synced_lines(done)) + "\n")
     else:
-        from hive.cli import output  # its ``say``: control characters shown as ?
+        from hive.cli.lean import plain_text
 
-        for line in synced_lines(done):
-            output.say(line)
+        lines = synced_lines(done)
+        if all(plain_text(line) for line in lines):
+            sys.stdout.write("\n".join(lines) + "\n")
+        else:
+            from hive.cli import output  # its ``say``: control characters shown as ?
+
+            for line in lines:
+                output.say(line)
     sys.stdout.flush()
     return 0
+
+
+def _integers_only(value: object) -> bool:
+    """Whether ``value`` holds no number but integers, and text keys only: ``json``
+    writes a float otherwise than pydantic (``1e+16``, ``Infinity``)."""
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _integers_only(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return all(_integers_only(item) for item in value)
+    return value is None or isinstance(value, str | int)  # (bool is an int)
 
 
 def synced_lines(done: dict[str, Any]) -> list[str]:

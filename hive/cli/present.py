@@ -929,12 +929,24 @@ PRESENTERS.update(
 def _initialised(result: Any, params: Any, ws: Workspace) -> None:
     verb = "initialised" if result.created else "already initialised"
     output.say(f"hive {verb} in {result.root} (prefix {result.prefix})")
+    if result.settings_from:
+        output.say(
+            f"settings from {result.settings_from}'s hive (.hive/config.yaml as 'hive sync'"
+            f" left it there); run 'hive sync' to receive its cells"
+        )
+    if result.remote_note:
+        output.err(
+            f"note: {result.remote_note}: initialised with the defaults; if it has a hive,"
+            " run 'hive sync' once it can be reached and check 'hive doctor'"
+        )
     if params.prefix and params.prefix != result.prefix:
         output.err(
             f"note: --prefix {params.prefix} was not applied: this hive's prefix is"
             f" {result.prefix}; for new cells to use {params.prefix}, set 'prefix:"
             f" {params.prefix}' in .hive/config.yaml and commit it"
         )
+    if result.attributes and not result.created:
+        output.say(f".gitattributes: hive's merge lines {result.attributes} (committed)")
     output.say(f"merge driver for .hive/ files: {result.merge_driver}")
     for remote in result.remotes:
         if remote in result.remotes_configured:
@@ -1021,6 +1033,12 @@ def _bar(size: Callable[[Any], int], first: str = "reading") -> Callable[[Any], 
     return lambda params: output.progress_bar(size(params), enabled=not OPTIONS.json, first=first)
 
 
+def _say_reading_stdin(ws: Any, given: dict[str, Any]) -> None:
+    """``hive import beads -`` typed at a terminal: say what it waits for."""
+    if given.get("path") == "-" and sys.stdin.isatty():
+        output.err("reading a beads JSONL export from standard input (Ctrl-D ends)")
+
+
 def _file_size(params: Any) -> int:
     try:
         return os.path.getsize(params.path)
@@ -1077,7 +1095,7 @@ def _imported(result: Any, params: Any, ws: Workspace) -> None:
 
 
 def _exported(result: Any, params: Any, ws: Workspace) -> None:
-    if params.path is None:  # the JSONL itself, for a pipe
+    if params.path in (None, "-"):  # the JSONL itself, for a pipe
         sys.stdout.write(result.text or "")
         sys.stdout.flush()
         return
@@ -1096,7 +1114,9 @@ PRESENTERS.update(
             render=_synced, progress=_bar(lambda params: output.PROGRESS_FROM, "fetching")
         ),
         "mail sync": Presenter(render=_mail_synced),
-        "import beads": Presenter(render=_imported, progress=_bar(_file_size)),
+        "import beads": Presenter(
+            render=_imported, progress=_bar(_file_size), inputs=_say_reading_stdin
+        ),
         "export beads": Presenter(render=_exported),
     }
 )

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Container, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -63,6 +64,7 @@ MAX_ERRORS_SHOWN = 10
 MAX_FILE_BYTES = 512 * 1024 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
+STDIN_NAME = "<stdin>"  # the name of standard input (``-``) in line errors
 # beads fields hive stores in fields of its own (everything else is kept verbatim)
 MAPPED = frozenset(
     {
@@ -571,7 +573,7 @@ def import_beads(
     cells are written (``MixedPlan.stream``), so no list of records or of cells is
     held (only the cells of ids the hive already has, to compare them).
     """
-    name = os.path.basename(path) or path
+    name = STDIN_NAME if path == "-" else os.path.basename(path) or path
     source = _Source(_read_file(path), name)
     found, mapped_status, mapped_type = source.scan(progress, _ids_here(ws))
 
@@ -639,7 +641,7 @@ def _import_result(
         progress("committing", done, done)
     changed = counts["imported"] + counts["updated"]
     return BeadsImportResult(
-        source=path,
+        source="standard input" if path == "-" else path,
         records=len(found),
         commit=written.commit if changed else None,
         mapped_statuses=mapped_status,
@@ -832,19 +834,33 @@ def _some(ids: list[str]) -> str:
 
 
 def _read_file(path: str) -> bytes:
+    """The export's bytes (``-``: standard input, as in ``bd export | hive import beads
+    -``), unpacked when gzipped, without an opening byte order mark."""
+    data = _standard_input() if path == "-" else _file_bytes(path)
+    name = STDIN_NAME if path == "-" else path
+    data = _gunzip(data, name) if data.startswith(GZIP_MAGIC) else data
+    return data.removeprefix(UTF8_BOM)  # an editor's mark of UTF-8 (Notepad), not a record
+
+
+def _standard_input() -> bytes:
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise InvalidInput(f"{STDIN_NAME}: larger than {MAX_FILE_BYTES // 2**20} MiB")
+    return data
+
+
+def _file_bytes(path: str) -> bytes:
     try:
         if os.path.getsize(path) > MAX_FILE_BYTES:
             raise InvalidInput(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB")
         with open(path, "rb") as handle:
-            data = handle.read()
+            return handle.read()
     except FileNotFoundError:
         raise NotFound(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InvalidInput(f"{path}: is a directory, not a JSONL file") from None
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot read it ({exc.strerror})") from None
-    data = _gunzip(data, path) if data.startswith(GZIP_MAGIC) else data
-    return data.removeprefix(UTF8_BOM)  # an editor's mark of UTF-8 (Notepad), not a record
 
 
 def _gunzip(data: bytes, path: str) -> bytes:

@@ -204,6 +204,28 @@ def hand_edits(
     return found
 
 
+def merge_edits(
+    ws: Workspace, *, limit: int, commits: list[CommitInfo] | None = None
+) -> list[tuple[str, str]]:
+    """(commit, subject) of each merge among the latest ``limit`` commits (of
+    ``commits`` when given: :func:`latest_commits`) that left ``.hive/config.yaml`` as
+    neither parent's version nor a merge of theirs (:func:`hive.domain.mergeaudit.
+    config_made`): edited by hand during the merge, where :func:`hand_edits`, which
+    skips merges (they bring both sides' changes), does not look."""
+    from hive.domain.mergeaudit import config_made
+    from hive.domain.syncaudit import SyncCommits
+
+    syncs: SyncCommits | None = None
+    found = []
+    for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
+        if len(commit.parents) != 2:
+            continue
+        syncs = SyncCommits(ws) if syncs is None else syncs
+        if config_made(syncs, commit):
+            found.append((commit.sha, commit.subject))
+    return found
+
+
 def claim_breaches(
     ws: Workspace,
     *,
@@ -247,12 +269,12 @@ def claim_breaches(
             continue  # recorded: hive doctor lists it as an override
         actor = _actor(commit, trailers, runners)
         if len(commit.parents) == 2:  # what it brings is the parents'; what it makes is not
-            found += [(commit.sha, what) for what in merge_breaches(ws, commit, actor)]
+            found += [(commit.sha, what) for what in merge_breaches(ws, commit, actor, syncs)]
             continue
         taken = [
             *(
                 (f"{actor} changed {cell_id} (claimed by {owner})", change)
-                for cell_id, owner, change in _cells_taken(ws, commit, actor)
+                for cell_id, owner, change in _cells_taken(syncs, commit, actor)
             ),
             *(
                 (f"{actor} changed the reservations of {holder}", change)
@@ -327,22 +349,6 @@ def _sync_sources(
     return [named] if named is not None else older.sources(commit, trailers)
 
 
-def _plainly_not_taken(ws: Workspace, sha: str, actor: str) -> bool:
-    """Whether the cell file ``sha`` is, read by the plain reader, not claimed by anyone
-    but ``actor`` (closed, or assigned to nobody or to ``actor``): the model need not
-    decode it. False when the plain reader declines the file."""
-    from hive.store.yamlfast import fast_loads
-
-    try:
-        plain = fast_loads(ws.git.read_blob(sha).decode("utf-8"))
-    except (KeyError, UnicodeDecodeError):
-        return False
-    if plain is None:
-        return False
-    assignee = plain.get("assignee")
-    return plain.get("status") == "closed" or assignee in (None, "", actor)
-
-
 def _actor(commit: CommitInfo, trailers: dict[str, list[str]], runners: set[str]) -> str:
     """Who made ``commit``: its ``Hive-Agent`` (else its author), or the worker a
     runner's commit settles (``Hive-Worker``) when a person or a coordinator, who may
@@ -398,25 +404,28 @@ def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[t
     return holders
 
 
-def _cells_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[str, str, Changed]]:
+def _cells_taken(
+    syncs: SyncCommits, commit: CommitInfo, actor: str
+) -> list[tuple[str, str, Changed]]:
     """(cell, its assignee, the file's change) of each cell ``commit`` changed beyond
-    comments or deleted while someone other than ``actor`` had it claimed in the parent."""
-    from hive.domain.ownership import claim_taken_between
+    comments or deleted while someone other than ``actor`` had it claimed in the parent
+    (each version decoded once over the audit: :class:`hive.domain.auditfiles.AuditFiles`)."""
     from hive.store.layout import CELLS_DIR
 
-    new_tree, old_tree = (ws.git.commit_tree(sha) for sha in (commit.sha, commit.parents[0]))
-    new_cells = ws.git.lookup_path(new_tree, CELLS_DIR, want_tree=True)
-    old_cells = ws.git.lookup_path(old_tree, CELLS_DIR, want_tree=True)
+    git, files = syncs.ws.git, syncs.files
+    new_tree, old_tree = (git.commit_tree(sha) for sha in (commit.sha, commit.parents[0]))
+    new_cells = git.lookup_path(new_tree, CELLS_DIR, want_tree=True)
+    old_cells = git.lookup_path(old_tree, CELLS_DIR, want_tree=True)
     if old_cells is None or old_cells == new_cells:
         return []  # (no cells folder left: every cell file deleted, each compared)
     taken: list[tuple[str, str, Changed]] = []
-    for name in ws.git.paths_between(old_cells, new_cells):
+    for name in git.paths_between(old_cells, new_cells):
         path = f"{CELLS_DIR}/{name}"
-        old_sha = ws.git.lookup_path(old_tree, path)
-        new_sha = ws.git.lookup_path(new_tree, path)
-        if old_sha is None or old_sha == new_sha or _plainly_not_taken(ws, old_sha, actor):
+        old_sha = git.lookup_path(old_tree, path)
+        new_sha = git.lookup_path(new_tree, path)
+        if old_sha is None or old_sha == new_sha or files.plainly_not_taken(old_sha, path, actor):
             continue
-        found = claim_taken_between(ws, old_sha, new_sha, path, actor)
+        found = files.taken(old_sha, new_sha, path, actor)
         if found is not None:
             taken.append((found[0].id, found[1], (path, old_sha, new_sha)))
     return taken

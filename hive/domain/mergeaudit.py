@@ -14,17 +14,29 @@ reservation released or made in its name).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
 from hive.git.repo import CommitInfo
 
+if TYPE_CHECKING:
+    from hive.domain.syncaudit import SyncCommits
+
 BASES_TRIED = 8  # common versions tried as the base of a merged cell (newest first)
 
 
-def merge_breaches(ws: Workspace, commit: CommitInfo, actor: str) -> list[str]:
+def merge_breaches(
+    ws: Workspace, commit: CommitInfo, actor: str, syncs: SyncCommits | None = None
+) -> list[str]:
     """What the two-parent merge ``commit`` did that no merge does: each claimed cell
     (in a parent, by someone other than ``actor``) and each reservation file of another
-    holder that it left as a version neither parent had nor a merge of theirs makes."""
+    holder that it left as a version neither parent had nor a merge of theirs makes.
+    ``syncs``: the audit's reading of the histories (the versions a parent's history
+    had of a file, answered from its one table instead of a ``git log`` each)."""
+    from hive.domain.syncaudit import SyncCommits
+
+    syncs = SyncCommits(ws) if syncs is None else syncs
     if len(commit.parents) != 2:
         return []
     git = ws.git
@@ -33,22 +45,22 @@ def merge_breaches(ws: Workspace, commit: CommitInfo, actor: str) -> list[str]:
     return [
         *(
             f"{actor} changed {cell_id} (claimed by {owner}) in a merge"
-            for cell_id, owner in _cells_made(ws, commit, actor, tree, parents)
+            for cell_id, owner in _cells_made(syncs, commit, actor, tree, parents)
         ),
         *(
             f"{actor} changed the reservations of {holder} in a merge"
-            for holder in _reservations_made(ws, commit, actor, tree, parents)
+            for holder in _reservations_made(syncs, commit, actor, tree, parents)
         ),
     ]
 
 
 def _cells_made(
-    ws: Workspace, commit: CommitInfo, actor: str, tree: str, parents: list[str]
+    syncs: SyncCommits, commit: CommitInfo, actor: str, tree: str, parents: list[str]
 ) -> list[tuple[str, str]]:
     """(cell, its assignee) of each claimed cell the merge made a version of."""
-    from hive.domain.ownership import claim_taken_between
     from hive.store.layout import CELLS_DIR
 
+    ws = syncs.ws
     git = ws.git
     found: list[tuple[str, str]] = []
     for path in _made_here(ws, tree, parents, CELLS_DIR):
@@ -58,24 +70,23 @@ def _cells_made(
             (
                 hit
                 for old in sides
-                if old is not None
-                and (hit := claim_taken_between(ws, old, new, path, actor)) is not None
+                if old is not None and (hit := syncs.files.taken(old, new, path, actor)) is not None
             ),
             None,
         )
-        if taken is not None and not _merged(ws, commit, path, new, sides):
+        if taken is not None and not _merged(syncs, commit, path, new, sides):
             found.append((taken[0].id, taken[1]))
     return found
 
 
 def _reservations_made(
-    ws: Workspace, commit: CommitInfo, actor: str, tree: str, parents: list[str]
+    syncs: SyncCommits, commit: CommitInfo, actor: str, tree: str, parents: list[str]
 ) -> list[str]:
     """The holders other than ``actor`` whose reservation file the merge made a version
     of (a file that does not parse is reported as corrupt, not here)."""
-    from hive.domain.reservations import decode_file
     from hive.domain.reservecore import RESERVATIONS_DIR, reservation_path
 
+    ws = syncs.ws
     git = ws.git
     found: list[str] = []
     for path in _made_here(ws, tree, parents, RESERVATIONS_DIR):
@@ -83,16 +94,11 @@ def _reservations_made(
             continue
         new = git.lookup_path(tree, path)
         sides = [git.lookup_path(parent, path) for parent in parents]
-        try:
-            holders = {
-                decode_file(git.read_blob(sha), path).agent
-                for sha in (new, *sides)
-                if sha is not None
-            }
-        except HiveError:
+        read = [syncs.files.reservation_file(sha, path) for sha in (new, *sides) if sha]
+        if None in read:
             continue
-        others = sorted(holders - {actor})
-        if others and not _merged(ws, commit, path, new, sides):
+        others = sorted({data.agent for data in read if data is not None} - {actor})
+        if others and not _merged(syncs, commit, path, new, sides):
             found.append(others[0])
     return found
 
@@ -111,29 +117,83 @@ def _made_here(ws: Workspace, tree: str, parents: list[str], folder: str) -> lis
 
 
 def _merged(
-    ws: Workspace, commit: CommitInfo, path: str, new: str | None, sides: list[str | None]
+    syncs: SyncCommits, commit: CommitInfo, path: str, new: str | None, sides: list[str | None]
 ) -> bool:
     """Whether ``new`` is what hive's field-level merge of the two parents' versions of
     ``path`` makes, against a version both parents' histories had (or none)."""
     from hive.domain.merge import merge_file
-    from hive.domain.mergecore import HISTORY_LIMIT
-    from hive.git.syncref import path_versions
+    from hive.domain.mergecore import is_mergeable_path
 
     ours, theirs = sides
     if new is None or ours is None or theirs is None:
         return False
-    git = ws.git
-    first, second = (path_versions(git, sha, path, limit=HISTORY_LIMIT) for sha in commit.parents)
+    git = syncs.ws.git
+    first, second = (syncs.versions(sha, path) for sha in commit.parents)
     shared = set(second)
     bases: list[str | None] = [v for v in first if v in shared]
-    made = git.read_blob(new)
-    left, right = git.read_blob(ours), git.read_blob(theirs)
     for base in [*bases[:BASES_TRIED], None]:
-        for a, b in ((left, right), (right, left)):
+        if is_mergeable_path(path):  # from the decoded versions
+            decided = syncs.files.merges_to(path, base, ours, theirs, new)
+            if decided is not None:
+                if decided:
+                    return True
+                continue
+        made = git.read_blob(new)
+        for a, b in ((ours, theirs), (theirs, ours)):
             try:
-                outcome = merge_file(path, git.read_blob(base) if base else None, a, b)
+                outcome = merge_file(
+                    path, git.read_blob(base) if base else None, *map(git.read_blob, (a, b))
+                )
             except HiveError:  # a version that does not parse: no merge hive made
                 continue
             if outcome.content == made:
                 return True
+    return False
+
+
+def config_made(syncs: SyncCommits, commit: CommitInfo) -> bool:
+    """Whether the two-parent merge ``commit`` left ``.hive/config.yaml`` as a version
+    neither parent had, nor a merge of the two makes: hive's, setting by setting (as
+    ``hive sync`` merges it), against a version both histories had or none, or git's
+    line merge against a merge base's version (as ``git merge`` merges it: the file has
+    no merge driver). Such a version was written by hand during the merge. False also
+    when git cannot answer (nothing is claimed that was not checked)."""
+    from hive.store.layout import CONFIG_PATH
+
+    if len(commit.parents) != 2:
+        return False
+    git = syncs.ws.git
+    new = git.lookup_path(git.commit_tree(commit.sha), CONFIG_PATH)
+    ours, theirs = (git.lookup_path(git.commit_tree(sha), CONFIG_PATH) for sha in commit.parents)
+    if new in (ours, theirs):
+        return False
+    if new is None or ours is None or theirs is None:
+        return True  # (deleted in the merge, or one side's deletion undone by an edit)
+    return not _merged(syncs, commit, CONFIG_PATH, new, [ours, theirs]) and not _line_merged(
+        syncs.ws, commit, (ours, theirs, new)
+    )
+
+
+def _line_merged(ws: Workspace, commit: CommitInfo, sides: tuple[str, str, str]) -> bool:
+    """Whether ``new`` is git's line merge of ``ours`` and ``theirs`` (``sides``) against
+    the version of one of the parents' merge bases (none there: an empty one), or git
+    cannot answer. (A criss-cross history, which ``git merge`` merges against a virtual
+    base it builds from the merge bases, is compared with each base's version.)"""
+    from hive.git.textmerge import line_merge, merge_bases
+    from hive.store.layout import CONFIG_PATH
+
+    git = ws.git
+    ours, theirs, new = sides
+    found = merge_bases(git.root, *commit.parents)
+    if found is None:
+        return True
+    made = git.read_blob(new)
+    bases: list[str | None] = [*found] or [None]
+    for base in bases:
+        blob = None if base is None else git.lookup_path(git.commit_tree(base), CONFIG_PATH)
+        merged = line_merge(
+            git.root, git.read_blob(blob) if blob else None, *map(git.read_blob, (ours, theirs))
+        )
+        if merged is None or merged == made:
+            return True
     return False

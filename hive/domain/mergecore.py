@@ -148,9 +148,22 @@ def merge_plain(
         decided, base = history_base(history(), path, base, ours, theirs, their_commits)
         if decided is not None:
             return decided, []
-        done = settled(base, ours, theirs)
-        if done is not None:
-            return done, []
+    merged = merge_plain_records(path, base, ours, theirs)
+    return None if merged is None else (merged[0], [record["field"] for record in merged[1]])
+
+
+def merge_plain_records(
+    path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None
+) -> tuple[bytes, list[dict[str, Any]]] | None:
+    """``merge.merge_file`` without the models: the merged file and the conflict records
+    it gained (``{field, kept, other}``, as ``MergeConflict`` holds them), when both are
+    certainly the full path's, else None (the full path's to merge). git's merge driver
+    (through :func:`merge_plain`) and ``hive sync`` merge with it."""
+    done = settled(base, ours, theirs)
+    if done is not None:
+        return done, []
+    if ours is None or theirs is None or not is_mergeable_path(path):
+        return None
     if not is_cell_path(path):
         return _plain_file(path, base, ours, theirs)
     mine, other = _plain(ours), _plain(theirs)
@@ -162,12 +175,12 @@ def merge_plain(
     from hive.store.celldoc import encode
 
     merged, records = merge_fields(original, mine, other)
-    return encode(merged), [record["field"] for record in records]
+    return encode(merged), records
 
 
 def _plain_file(
     path: str, base: bytes | None, ours: bytes, theirs: bytes
-) -> tuple[bytes, list[str]] | None:
+) -> tuple[bytes, list[dict[str, Any]]] | None:
     """A reservation file, the context or the config, by the rules of
     :mod:`hive.domain.mergefiles` (None: the full path's)."""
     from hive.domain import mergefiles

@@ -356,13 +356,20 @@ def merge_config(
     return (header + dumps(merged)).encode("utf-8"), records
 
 
-def config_file(base: bytes | None, ours: bytes, theirs: bytes) -> tuple[bytes, list[str]] | None:
+def config_file(
+    base: bytes | None, ours: bytes, theirs: bytes
+) -> tuple[bytes, list[dict[str, Any]]] | None:
+    """:func:`merge_config` of three config files the plain reader reads as the loader
+    does (None: it may read them otherwise, or refuse them), when its conflict records
+    hold only what a JSON dump keeps as it is (as ``MergeConflict`` dumps them)."""
     mine, other = _mapping(ours), _mapping(theirs)
     original = _mapping(base) if base else None
     if mine is None or other is None or (base and original is None):
         return None  # the loader may read them otherwise (or refuse them)
     content, records = merge_config((base, ours, theirs), original, mine, other)
-    return content, [record["field"] for record in records]
+    if not all(_json_plain(record["kept"]) and _json_plain(record["other"]) for record in records):
+        return None
+    return content, records
 
 
 def _conflict_lines(data: bytes) -> list[str]:

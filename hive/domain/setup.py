@@ -12,14 +12,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from hive.domain.workspace import Workspace
-from hive.errors import InvalidInput
+from hive.errors import HiveError, InvalidInput
 from hive.git.gitconfig import GitConfig, check_attribute, get_all, git_available
 from hive.git.repo import Change, Snapshot, format_message
 from hive.git.worktree import blob_sha_of, is_blob
 from hive.models import HiveConfig
 from hive.models.cell import first_error
 from hive.models.results import InitResult, Problem
-from hive.store.cells import encode_config
+from hive.store.cells import decode_config, encode_config
 from hive.store.layout import CONFIG_PATH
 
 ATTRIBUTES_PATH = ".gitattributes"
@@ -42,38 +42,93 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
         config = HiveConfig(prefix=prefix) if prefix else HiveConfig()
     except ValidationError as exc:
         raise InvalidInput(f"invalid prefix {prefix!r}: {first_error(exc)[1]}") from None
+    git_config = GitConfig(ws.root) if git_available() else None  # read once for all
+    remote = RemoteSettings() if _has_config(ws) else _remote_settings(ws, git_config)
+    settings = encode_config(config)
+    if remote.data is not None:
+        settings, config = remote.data, decode_config(remote.data, CONFIG_PATH)
 
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         changes: list[Change] = []
         created = snap.blob_sha(CONFIG_PATH) is None
         if created:
-            changes.append(Change(CONFIG_PATH, encode_config(config)))
+            changes.append(Change(CONFIG_PATH, settings))
         attributes = _attributes_change(ws, snap)
         if attributes is not None:
-            changes.append(attributes)
+            changes.append(attributes[0])
         if not changes:
-            return [], "", False
+            return [], "", (False, "")
         subject = (
             f"hive: init (prefix {config.prefix})" if created else "hive: init merge attributes"
         )
-        return changes, format_message(subject, ws.trailers("init")), created
+        done = (created, attributes[1] if attributes is not None else "")
+        return changes, format_message(subject, ws.trailers("init")), done
 
     written = ws.write_files(plan)
     existing = ws.config()
     from hive.domain.sync import configure_remotes
 
-    git_config = GitConfig(ws.root) if git_available() else None  # read once for both
     driver = install_merge_driver(ws, git_config)
     remotes = configure_remotes(ws, config=git_config)
+    created, attributes = written.result
     return InitResult(
         root=ws.root,
         prefix=existing.prefix,
-        created=bool(written.result),
-        commit=written.commit if written.result else None,
+        created=created,
+        commit=written.commit if created else None,
+        attributes=attributes,
         merge_driver=driver,
         remotes=list(remotes),
         remotes_configured=[name for name, changed in remotes.items() if changed],
+        settings_from=remote.name if remote.data is not None and written.result else None,
+        remote_note=remote.note,
     )
+
+
+class RemoteSettings:
+    """What a first ``hive init`` found of the remote's hive: the remote's name, its
+    ``.hive/config.yaml`` as ``hive sync`` last left it on ``refs/hive/state`` (None: no
+    hive there), and a note when the remote could not be read."""
+
+    def __init__(self, name: str = "", data: bytes | None = None, note: str = "") -> None:
+        self.name, self.data, self.note = name, data, note
+
+
+def _has_config(ws: Workspace) -> bool:
+    """Whether HEAD's commit carries a hive already (``init`` run again, or a clone of a
+    branch that has one): then nothing is fetched."""
+    head = ws.git.head().commit
+    if head is None:
+        return False
+    return ws.git.lookup_path(ws.git.commit_tree(head), CONFIG_PATH) is not None
+
+
+def _remote_settings(ws: Workspace, git_config: GitConfig | None) -> RemoteSettings:
+    """The settings of the hive ``origin`` (else the one remote) carries, fetched as
+    ``hive sync`` fetches them: a clone made with ``git clone`` gets the branch, not
+    ``refs/hive/*``, so a first ``hive init`` there wrote the defaults, and the first
+    sync then found two configs in conflict (another prefix, the coordinators)."""
+    from hive.errors import GitError
+    from hive.git.remote import HIVE_REFS, STATE_REF, fetch_refs, tracking_ref
+
+    names = git_config.remotes() if git_config is not None else []
+    name = "origin" if "origin" in names else names[0] if len(names) == 1 else ""
+    if not name:
+        return RemoteSettings()
+    try:
+        fetch_refs(ws.root, name, HIVE_REFS, tracking_ref(name, "*"))
+    except GitError as exc:
+        return RemoteSettings(name, note=f"could not read {name}'s hive ({exc})")
+    state = ws.git.ref_value(tracking_ref(name, STATE_REF.rsplit("/", 1)[-1]))
+    blob = ws.git.lookup_path(ws.git.commit_tree(state), CONFIG_PATH) if state else None
+    if blob is None:
+        return RemoteSettings(name)
+    data = ws.git.read_blob(blob)
+    try:
+        decode_config(data, CONFIG_PATH)
+    except HiveError as exc:
+        return RemoteSettings(name, note=f"{name}'s hive settings do not load ({exc})")
+    return RemoteSettings(name, data)
 
 
 def _refuse_hive_file(ws: Workspace) -> None:
@@ -88,35 +143,52 @@ def _refuse_hive_file(ws: Workspace) -> None:
         )
 
 
-def _attributes_change(ws: Workspace, snap: Snapshot) -> Change | None:
-    """hive's lines added to the root ``.gitattributes`` (everything else in it kept),
-    unless git already routes hive's files to the driver (from any attributes file).
-    A ``.gitattributes`` with uncommitted edits is left alone (doctor then says so)."""
+def _attributes_change(ws: Workspace, snap: Snapshot) -> tuple[Change, str] | None:
+    """hive's lines put last in the root ``.gitattributes`` (added, or moved after a line
+    that overrides them, such as ``* merge=union``; everything else in it kept), unless
+    git already routes hive's files to the driver (from any attributes file). A
+    ``.gitattributes`` with uncommitted edits is left alone (doctor then says so)."""
     if _routed(ws):
         return None
     current = snap.read(ATTRIBUTES_PATH)
     text = current.decode("utf-8", errors="replace") if current is not None else ""
-    missing = [line for line in ATTRIBUTE_LINES if line not in text.splitlines()]
-    if not missing:
-        return None
+    wanted = _hive_lines_last(text)
+    if wanted == text:
+        return None  # already last: what overrides them is in another file (doctor says so)
     on_disk = os.path.join(ws.root, ATTRIBUTES_PATH)
     if os.path.lexists(on_disk):
         with open(on_disk, "rb") as handle:
             if not is_blob(handle.read(), blob_sha_of(current or b"")):
                 return None  # the user's own uncommitted edits: never swept into a hive commit
-    head = text if text.endswith("\n") or not text else text + "\n"
-    added = "".join(line + "\n" for line in missing)
-    if ATTRIBUTES_COMMENT not in text:
-        added = ATTRIBUTES_COMMENT + "\n" + added
-    return Change(ATTRIBUTES_PATH, (head + added).encode())
+    present = set(text.splitlines())
+    done = "moved last" if all(line in present for line in ATTRIBUTE_LINES) else "added"
+    return Change(ATTRIBUTES_PATH, wanted.encode()), done
+
+
+def _hive_lines_last(text: str) -> str:
+    """``text`` with hive's comment and lines at its end, once each (git takes the last
+    line that matches a path, so nothing in the file can override them)."""
+    block = (ATTRIBUTES_COMMENT, *ATTRIBUTE_LINES)
+    kept = "".join(
+        line for line in text.splitlines(keepends=True) if line.rstrip("\r\n") not in block
+    )
+    if kept and not kept.endswith("\n"):
+        kept += "\n"
+    return kept + "".join(line + "\n" for line in block)
 
 
 def _routed(ws: Workspace) -> bool:
     """Whether git sends cell and reservation files to the ``hive`` merge driver."""
+    return not _unrouted(ws)
+
+
+def _unrouted(ws: Workspace) -> dict[str, str | None]:
+    """The sample paths git does not send to the ``hive`` merge driver, with the merge
+    attribute it gives them instead (all of them when git is missing)."""
     if not git_available():
-        return False
+        return dict.fromkeys(SAMPLE_PATHS)
     drivers = check_attribute(ws.root, SAMPLE_PATHS, "merge")
-    return all(drivers.get(path) == "hive" for path in SAMPLE_PATHS)
+    return {path: drivers.get(path) for path in SAMPLE_PATHS if drivers.get(path) != "hive"}
 
 
 def driver_command() -> str:
@@ -136,18 +208,16 @@ def install_merge_driver(ws: Workspace, config: GitConfig | None = None) -> str:
 
 def merge_setup_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     """What keeps ``git merge`` from merging cells field by field in this clone."""
+    if not git_available():
+        return []
     found: list[Problem] = []
-    if git_available() and not _routed(ws):
+    unrouted = _unrouted(ws)
+    if unrouted:
         found.append(
             Problem(
-                kind="merge-driver",
-                message=f"{ATTRIBUTES_PATH} does not route .hive/ files to hive's merge"
-                f" driver (lines: {'; '.join(ATTRIBUTE_LINES)}); run 'hive init' to add them",
-                path=ATTRIBUTES_PATH,
+                kind="merge-driver", message=_unrouted_message(ws, unrouted), path=ATTRIBUTES_PATH
             )
         )
-    if not git_available():
-        return found
     configured = get_all(ws.root, DRIVER_KEY)
     if not configured:
         found.append(
@@ -166,6 +236,42 @@ def merge_setup_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
             )
         )
     return found
+
+
+_MERGE_VALUES = {
+    "unset": "-merge (as binary files)",
+    "set": "merge (git's line merge)",
+    None: "their merge attribute unspecified (!merge: git's line merge)",
+}
+
+
+def _unrouted_message(ws: Workspace, unrouted: dict[str, str | None]) -> str:
+    """Why git does not send hive's files to its driver, and the way out."""
+    value = next(iter(unrouted.values()))
+    try:
+        with open(os.path.join(ws.root, ATTRIBUTES_PATH), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    present = set(text.splitlines())
+    if not all(line in present for line in ATTRIBUTE_LINES):
+        return (
+            f"{ATTRIBUTES_PATH} does not route .hive/ files to hive's merge driver (lines:"
+            f" {'; '.join(ATTRIBUTE_LINES)}); run 'hive init' to add them"
+        )
+    shown = _MERGE_VALUES.get(value, f"merge={value}")
+    if _hive_lines_last(text) != text:
+        where = (
+            f"a line after hive's in {ATTRIBUTES_PATH} overrides them; run 'hive init' to"
+            " move hive's lines last (or remove that line)"
+        )
+    else:
+        where = (
+            "another attributes file overrides hive's lines (a .gitattributes below the"
+            " top directory, .git/info/attributes or core.attributesFile): remove its line"
+            " that sets merge for .hive/ files"
+        )
+    return f"{ATTRIBUTES_PATH} has hive's merge lines, but git merges them with {shown}: {where}"
 
 
 def _driver_runs(command: str) -> bool:

@@ -60,6 +60,9 @@ from hive.git.remote import (
 from hive.git.repo import Change, GitRepo, Identity, Plan, Snapshot, format_message
 from hive.git.state import check_git_state
 from hive.git.syncref import (
+    FileSides,
+    differing_files,
+    file_at,
     history_blobs,
     hive_tree,
     merge_base,
@@ -74,7 +77,6 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see 
 if TYPE_CHECKING:  # pydantic's models: imported where used (the lean sync never needs them)
     from typing import Any
 
-    from hive.domain.merge import MergeOutcome
     from hive.domain.workspace import Workspace
     from hive.models.reservation import Contest
     from hive.models.results import SyncResult
@@ -111,6 +113,26 @@ def configure_remotes(
     return changed
 
 
+class Merged:
+    """One file both sides changed, merged: its content, the conflict records the merge
+    added (``{field, kept, other}``, JSON's values), and when nothing valid could be
+    built (``clean`` False: ``content`` is this side's), why."""
+
+    __slots__ = ("clean", "conflicts", "content", "message")
+
+    def __init__(
+        self,
+        content: bytes,
+        conflicts: list[dict[str, Any]],
+        clean: bool = True,
+        message: str = "",
+    ) -> None:
+        self.content = content
+        self.conflicts = conflicts
+        self.clean = clean
+        self.message = message
+
+
 class Uncommon(Exception):
     """The lean sync (``hive/cli/lean_sync.py``) leaves the rest of this sync to the
     full one: raised after a round's fetch, before that round writes anything;
@@ -139,11 +161,21 @@ class Syncing:
     def lock_timeout(self) -> float:
         raise NotImplementedError
 
-    def merge(self, path: str, base: bytes | None, mine: bytes, other: bytes) -> MergeOutcome:
-        """``merge.merge_file``: both sides changed the file since the base."""
+    def merge(self, path: str, base: bytes | None, mine: bytes, other: bytes) -> Merged:
+        """Both sides changed the file since the base: ``merge.merge_file``, by the rules
+        without the models (``mergecore.merge_plain_records``, git's merge driver's lean
+        path) when they give the file (the same bytes and records), so a sync that
+        merges a cell edited on both sides imports no pydantic; else by the models."""
+        from hive.domain.mergecore import merge_plain_records
+
+        plain = merge_plain_records(path, base, mine, other)
+        if plain is not None:
+            return Merged(plain[0], plain[1])
         from hive.domain.merge import merge_file
 
-        return merge_file(path, base, mine, other)
+        outcome = merge_file(path, base, mine, other)
+        records = [record.model_dump(mode="json") for record in outcome.conflicts]
+        return Merged(outcome.content, records, outcome.clean, outcome.message)
 
     def settle(self, snap: Snapshot, changes: list[Change]) -> tuple[list[Change], list[Contest]]:
         """``contest.settle_contests`` of the state ``changes`` lead to (in the plan)."""
@@ -297,21 +329,24 @@ def _to_push(sy: Syncing, remote: str, ref: str, everything: bool) -> bool:
 
 
 def _merge_state(ws: Syncing, remote: str) -> dict[str, Any]:
-    """Merge the remote state into this branch (one commit) and record it on STATE_REF."""
+    """Merge the remote state into this branch (one commit) and record it on STATE_REF.
+    Only the files that differ between this branch's ``.hive`` and the remote state's
+    are read (:func:`syncref.differing_files`): a sync's cost follows what changed, not
+    the number of cells."""
     git = ws.git
     theirs = git.ref_value(tracking_ref(remote, "state"))
     local = git.ref_value(STATE_REF)
     base = merge_base(git, local, theirs)
-    their_files = _listing(ws, hive_tree(git, theirs))
-    base_files = _listing(ws, hive_tree(git, base))
+    their_tree, base_tree = hive_tree(git, theirs), hive_tree(git, base)
     found: dict[str, Any] = {}
     histories: list[_History] = []
 
     def plan(snap: Snapshot) -> Plan:
-        ours = snap.listing(HIVE_DIR)
+        ours = _hive_tree_of(git, snap)
+        sides = differing_files(git, ours, their_tree, HIVE_DIR)
         had = _History(ws, theirs=theirs, ours=snap.head.commit)
         histories[:] = [had]
-        changes, details = _merged_changes(ws, snap, ours, their_files, base_files, had)
+        changes, details = _merged_changes(ws, snap, sides, base_tree, had)
         _raise_sequence(ws, changes)
         found.clear()
         found.update(details)
@@ -326,19 +361,21 @@ def _merge_state(ws: Syncing, remote: str) -> dict[str, Any]:
     written = git.transact(plan, author=ws.identity(), lock_timeout=ws.lock_timeout())
     head = written.commit
     merged_tree = hive_tree(git, head)
-    merged_files = _listing(ws, merged_tree)
-    sends = any(their_files.get(path) != sha for path, sha in merged_files.items())
-    seen = _seen_parent(ws, histories[0], merged_files, remote) if sends and histories else None
+    # what the merged files hold that the remote state's do not: what this sync sends
+    sending = {
+        path: mine
+        for path, (other, mine) in differing_files(git, their_tree, merged_tree, HIVE_DIR).items()
+        if mine is not None
+    }
+    seen = (
+        _seen_parent(ws, histories[0], sending, theirs, remote) if sending and histories else None
+    )
     parents = [sha for sha in (local, theirs, seen) if sha is not None]
     state = _next_state(ws, local, theirs, merged_tree, parents, remote)
     recorded = move_ref(
         git, STATE_REF, local, state, ws.identity(), f"hive sync: {remote}", ws.lock_timeout()
     )
-    sent = sum(
-        1
-        for path, sha in merged_files.items()
-        if path.startswith(CELLS_DIR + "/") and their_files.get(path) != sha
-    )
+    sent = sum(1 for path in sending if path.startswith(CELLS_DIR + "/"))
     return {
         "commit": head if found.get("changed") else None,
         "received": found.get("received", 0),
@@ -348,6 +385,11 @@ def _merge_state(ws: Syncing, remote: str) -> dict[str, Any]:
         "contested": found.get("contested", []),
         "recorded": recorded,
     }
+
+
+def _hive_tree_of(git: GitRepo, snap: Snapshot) -> str | None:
+    """The ``.hive`` tree of the snapshot (HEAD's commit: no index overlay)."""
+    return None if snap.tree is None else git.lookup_path(snap.tree, HIVE_DIR, want_tree=True)
 
 
 def _raise_sequence(ws: Syncing, changes: list[Change]) -> None:
@@ -378,25 +420,27 @@ def _next_state(
     return state_commit(git, merged_tree, parents, message, ws.identity())
 
 
-def _seen_parent(ws: Syncing, had: _History, merged: dict[str, str], remote: str) -> str | None:
+def _seen_parent(
+    ws: Syncing, had: _History, sending: dict[str, str], theirs: str | None, remote: str
+) -> str | None:
     """A commit naming the versions of hive files this branch had (its newest
     ``HISTORY_LIMIT`` changes) that the remote state's history lacks, other than the
     ones sent (a cell another clone created, pushed with its branch and this clone
     pulled, then edited); None when there are none. A parent of the new state, it
     tells the clone that created the cell its version is older than the one sent
     here, not an edit of its own: without it that clone merged the two with no
-    common version, and every field this clone changed was a conflict."""
-    unseen = had.blobs("ours") - had.blobs("theirs") - set(merged.values())
+    common version, and every field this clone changed was a conflict. ``sending``:
+    the merged files that differ from the remote state's (every other merged file is
+    the remote state's, a version its history holds: no need to list them all). Made
+    on ``theirs`` (:func:`syncref.seen_commit`), so reading the new state's history
+    costs what changed, not a line per hive file."""
+    unseen = had.blobs("ours") - had.blobs("theirs") - set(sending.values())
     if not unseen:
         return None
     message = format_message(
         f"hive: versions of hive files this branch had, for {remote}", ws.trailers("sync")
     )
-    return seen_commit(ws.git, sorted(unseen), message, ws.identity())
-
-
-def _listing(ws: Syncing, tree: str | None) -> dict[str, str]:
-    return {} if tree is None else ws.git.tree_listing(tree, HIVE_DIR)
+    return seen_commit(ws.git, sorted(unseen), message, ws.identity(), on=theirs)
 
 
 class _History:
@@ -435,18 +479,21 @@ class _History:
 def _merged_changes(
     ws: Syncing,
     snap: Snapshot,
-    ours: dict[str, str],
-    theirs: dict[str, str],
-    base: dict[str, str],
+    sides: FileSides,
+    base_tree: str | None,
     had: _History,
 ) -> tuple[list[Change], dict[str, Any]]:
-    """The changes that bring this branch's ``.hive/`` to the merged state."""
+    """The changes that bring this branch's ``.hive/`` to the merged state. ``sides``:
+    each file whose version here (``mine``) differs from the remote state's
+    (``other``); a file both hold in one version is left as it is, so no other file
+    is looked at. ``base_tree``: the ``.hive`` tree of the state both last agreed on."""
     read = ws.git.read_blob
     changes: list[Change] = []
     conflicts: list[dict[str, Any]] = []
     unresolved: list[str] = []
-    for path in sorted(set(ours) | set(theirs)):
-        mine, other, original = ours.get(path), theirs.get(path), base.get(path)
+    for path in sorted(sides):
+        mine, other = sides[path]
+        original = file_at(ws.git, base_tree, path.removeprefix(HIVE_DIR + "/"))
         # This branch holds a version older than the state and never had the newer one
         # (it was synced on another branch since, or reset): a stale copy, never an
         # edit to send. A branch that had the newer one and went back (git revert)
@@ -507,7 +554,7 @@ def _merged_changes(
             changes.append(Change(path, outcome.content))
         cell = cell_id_from_path(path)
         where = {"cell": cell} if cell else {"cell": None, "file": path}
-        conflicts += [{**where, **record.model_dump(mode="json")} for record in outcome.conflicts]
+        conflicts += [{**where, **record} for record in outcome.conflicts]
     # cell files received, as "sent" counts them (reservation and config files travel too)
     received = sum(change.path.startswith(CELLS_DIR + "/") for change in changes)
     changes, contested = ws.settle(snap, changes)  # the whole list, losers' files rewritten

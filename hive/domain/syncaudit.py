@@ -28,10 +28,9 @@ named the state it merged carries no ``Hive-Sync-State``: it is compared as any 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from itertools import chain
 
+from hive.domain.auditfiles import AuditFiles
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError
 from hive.git.remote import STATE_REF, TRACKING_PREFIX
@@ -49,7 +48,8 @@ class SyncCommits:
     """The audit's reading of sync commits over one walk (state history read once)."""
 
     def __init__(self, ws: Workspace) -> None:
-        self._ws = ws
+        self.ws = ws
+        self.files = AuditFiles(ws)  # the versions of cells and reservation files, decoded once
         self._reached: dict[str, None] = {}  # the state commits walked, in walk order
         self._pending: list[str] | None = None
         self._versions: dict[tuple[str, str], list[str]] = {}
@@ -64,7 +64,7 @@ class SyncCommits:
         state = named[0].strip().lower()
         if not self._only_hive_changed(commit) or not self._in_state_history(state):
             return None
-        git = self._ws.git
+        git = self.ws.git
         return None if git.lookup_path(git.commit_tree(state), _SEEN, want_tree=True) else state
 
     def brought(
@@ -73,7 +73,7 @@ class SyncCommits:
         """Whether ``commit`` (a sync of ``state``) changed ``path`` from ``old`` to
         ``new`` as a sync does: the state's version taken, or merged with this branch's
         (a reservation file: then entries marked yielded, as the sync settles them)."""
-        git = self._ws.git
+        git = self.ws.git
         theirs = git.lookup_path(git.commit_tree(state), path)
         taken = old is None or old in self.versions(state, path)
         if new == theirs and taken:
@@ -81,39 +81,55 @@ class SyncCommits:
         if new is None:
             return False
         made = git.read_blob(new)
-        before: Iterable[bytes] = [
-            git.read_blob(sha) for sha in (theirs if taken else None, old) if sha
-        ]
-        if old is not None and theirs is not None:  # merged only as far as needed
-            before = chain(before, self._merged(commit, state, path, old, theirs))
-        return any(
-            content == made or settled_from(self._ws, commit, path, content, made)
+        before = [git.read_blob(sha) for sha in (theirs if taken else None, old) if sha]
+        if any(
+            content == made or settled_from(self.ws, commit, path, content, made)
             for content in before
-        )
+        ):
+            return True
+        if old is None or theirs is None:
+            return False
+        return self._merged(commit, state, path, (old, theirs, new))
 
     def _merged(
-        self, commit: CommitInfo, state: str, path: str, old: str, theirs: str
-    ) -> Iterator[bytes]:
-        """The clean merges of ``old`` and ``theirs`` against each version both histories
-        had (the newest :data:`BASES_TRIED`, newest first: the one a sync merges against
-        is most often the first), or against none when they share none: a sync merges
-        without a base only then (``sync._History.common``), and a merge without one
-        takes either side's edits where the two differ. Made as they are asked for."""
+        self, commit: CommitInfo, state: str, path: str, sides: tuple[str, str, str]
+    ) -> bool:
+        """Whether ``new`` is a clean merge of ``old`` and ``theirs`` (``sides``) against
+        a version both histories had (the newest :data:`BASES_TRIED`, newest first: the
+        one a sync merges against is most often the first), or against none when they
+        share none: a sync merges without a base only then (``sync._History.common``),
+        and a merge without one takes either side's edits where the two differ. A cell
+        is merged from its decoded versions (:class:`AuditFiles`), until one matches;
+        another file by ``merge_file``, its result compared with ``new`` or (a
+        reservation file) settled from it."""
         from hive.domain.merge import merge_file
+        from hive.domain.mergecore import is_cell_path
 
-        read = self._ws.git.read_blob
+        old, theirs, new = sides
+        read = self.ws.git.read_blob
         ours = set(self.versions(commit.parents[0], path))
         bases: list[str | None] = [v for v in self.versions(state, path) if v in ours]
+        made = read(new)
         for base in bases[:BASES_TRIED] or [None]:
+            if is_cell_path(path):
+                decided = self.files.merges_to(path, base, old, theirs, new)
+                if decided is not None:
+                    if decided:
+                        return True
+                    continue
             try:
                 outcome = merge_file(path, read(base) if base else None, read(old), read(theirs))
             except HiveError:  # a version that does not parse: no merge hive made
                 continue
-            if outcome.clean:
-                yield outcome.content
+            if outcome.clean and (
+                outcome.content == made
+                or settled_from(self.ws, commit, path, outcome.content, made)
+            ):
+                return True
+        return False
 
     def _only_hive_changed(self, commit: CommitInfo) -> bool:
-        git = self._ws.git
+        git = self.ws.git
         new, old = (git.tree_items(git.commit_tree(sha)) for sha in (commit.sha, commit.parents[0]))
         hive = HIVE_DIR.encode()
         return {k: v for k, v in new.items() if k != hive} == {
@@ -127,6 +143,17 @@ class SyncCommits:
         self._walk_states(until=None)
         return list(self._reached)
 
+    def later_states(self, state: str) -> set[str] | None:
+        """The state commits that have ``state`` among their ancestors, from the state
+        table's parents; None when the table does not hold the state history whole
+        (the caller then walks the commits)."""
+        return self._table().later(state) if self._table().whole() is not None else None
+
+    def states_naming(self, path: str, blob: str) -> bool:
+        """Whether a state commit changed ``path`` from or to ``blob`` (the state table's
+        changes; answered only where it holds the state history whole)."""
+        return self._table().changes_naming(path, blob)
+
     def _in_state_history(self, sha: str) -> bool:
         """Whether ``sha`` is reachable from a state ref (walked lazily, only as far as
         it takes, at most :data:`STATE_WALK_LIMIT` commits over the audit)."""
@@ -134,10 +161,17 @@ class SyncCommits:
         return sha in self._reached
 
     def _walk_states(self, until: str | None) -> None:
-        """Go on walking the state history until ``until`` is reached (None: to the end)."""
-        git = self._ws.git
+        """Go on walking the state history until ``until`` is reached (None: to the end).
+        Where the state table holds the state history whole (the first time, one
+        ``git rev-list`` over the state refs and HEAD that the audit reads for the
+        versions anyway), its commits are the walk's: the same commits, since a walk
+        within :data:`STATE_WALK_LIMIT` reaches them all; else the commits are read one
+        by one, as far as the limit."""
+        git = self.ws.git
         if self._pending is None:
-            self._pending = state_tips(self._ws)
+            whole = self._table().whole()
+            self._pending = [] if whole is not None else state_tips(self.ws)
+            self._reached = dict.fromkeys(whole or ())
         while (until is None or until not in self._reached) and self._pending:
             if len(self._reached) >= STATE_WALK_LIMIT:
                 break
@@ -145,6 +179,11 @@ class SyncCommits:
             if here not in self._reached:
                 self._reached[here] = None
                 self._pending.extend(git.parents_of(here))
+
+    def _table(self) -> _StateTable:
+        if self._states is None:
+            self._states = _StateTable(self.ws)
+        return self._states
 
     def versions(self, tip: str, path: str) -> list[str]:
         """The versions ``path`` had in ``tip``'s history, newest first (read once over
@@ -154,11 +193,9 @@ class SyncCommits:
 
         key = (tip, path)
         if key not in self._versions:
-            if self._states is None:
-                self._states = _StateTable(self._ws)
-            found = self._states.versions(tip, path, HISTORY_LIMIT)
+            found = self._table().versions(tip, path, HISTORY_LIMIT)
             if found is None:  # not a state, or beyond what the table read
-                found = path_versions(self._ws.git, tip, path, limit=HISTORY_LIMIT)
+                found = path_versions(self.ws.git, tip, path, limit=HISTORY_LIMIT)
             self._versions[key] = found
         return self._versions[key]
 
@@ -168,17 +205,76 @@ class _StateTable:
     read by two ``git`` processes for the whole audit (one ``git log`` of ``.hive`` over
     the state tips and HEAD, one ``git rev-list --parents``) instead of a ``git log`` for
     each (state or parent, file) a sync commit asks about: with hundreds of sync commits
-    those were most of ``hive doctor``."""
+    those were most of ``hive doctor``. Where it holds the state history whole (every
+    ancestor of each state tip: :meth:`whole`), the state commits and their descendants
+    are answered from it too."""
 
     def __init__(self, ws: Workspace) -> None:
-        from hive.git.pathhistory import changes_table, parents_table
+        from hive.git.pathhistory import changes_table, history_fixed, parents_table
 
         head = ws.git.head().commit  # the branch's versions too (a sync commit's parent)
-        tips = [*state_tips(ws), *([head] if head else [])]
+        self._tips = state_tips(ws)
+        tips = [*self._tips, *([head] if head else [])]
         root = ws.git.root
         self._parents = parents_table(root, tips, limit=STATE_WALK_LIMIT)
         self._changes = changes_table(root, tips) if self._parents else None
         self._ancestors: dict[str, set[str] | None] = {}
+        # git's graph is the one hive reads commit by commit only without grafts, replace
+        # refs or a shallow boundary (GitRepo.parents_of): else the states are walked
+        self._fixed = history_fixed(ws.git.paths.common_dir)
+        self._whole: list[str] | None = None
+        self._whole_read = False
+        self._state_set: set[str] = set()
+        self._children: dict[str, list[str]] | None = None
+        self._later: dict[str, set[str]] = {}
+
+    def whole(self) -> list[str] | None:
+        """The state history (every commit reachable from a state tip), when the table
+        holds all of it (then at most :data:`STATE_WALK_LIMIT` commits, which the
+        walk of :class:`SyncCommits` would reach whole too); else None."""
+        if not self._whole_read:
+            self._whole_read = True
+            readable = self._fixed and self._changes is not None  # (the changes: LaterStates)
+            self._whole = self._read_whole() if readable else None
+            self._state_set = set(self._whole or ())
+        return self._whole
+
+    def _read_whole(self) -> list[str] | None:
+        found: dict[str, None] = {}
+        for tip in self._tips:
+            ancestry = self._ancestry(tip)
+            if ancestry is None:
+                return None
+            found.update(dict.fromkeys(ancestry))
+        return list(found)
+
+    def later(self, state: str) -> set[str]:
+        """The commits of the state history that descend from ``state`` (the table's
+        parents turned round, walked once per state asked about)."""
+        if state not in self._later:
+            self.whole()
+            if self._children is None:
+                self._children = {}
+                for commit in self._state_set:
+                    for parent in (self._parents or {}).get(commit, []):
+                        self._children.setdefault(parent, []).append(commit)
+            found: set[str] = set()
+            pending = list(self._children.get(state, []))
+            while pending:
+                here = pending.pop()
+                if here not in found:
+                    found.add(here)
+                    pending.extend(self._children.get(here, []))
+            self._later[state] = found
+        return self._later[state]
+
+    def changes_naming(self, path: str, blob: str) -> bool:
+        """Whether a commit of the state history changed ``path`` from or to ``blob``."""
+        self.whole()
+        return any(
+            blob in versions and commit in self._state_set
+            for commit, versions in (self._changes or {}).get(path, [])
+        )
 
     def versions(self, tip: str, path: str, limit: int) -> list[str] | None:
         """``syncref.path_versions(tip, path)`` for a state ``tip`` the table read whole,

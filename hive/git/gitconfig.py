@@ -123,8 +123,9 @@ class GitConfig:
 
 
 def check_attribute(root: str, paths: Sequence[str], attribute: str) -> dict[str, str | None]:
-    """The value git gives ``attribute`` for each of ``paths`` (any attributes file), or
-    None; one ``git check-attr`` for all of them ({} when git fails or is missing)."""
+    """The value git gives ``attribute`` for each of ``paths`` (any attributes file):
+    the value, ``set``, ``unset`` (``-merge``) or None (unspecified); one ``git
+    check-attr`` for all of them ({} when git fails or is missing)."""
     if not git_available() or not paths:
         return {}
     result = run_git(root, "check-attr", "-z", attribute, "--", *paths)
@@ -134,5 +135,5 @@ def check_attribute(root: str, paths: Sequence[str], attribute: str) -> dict[str
     values: dict[str, str | None] = {}
     for start in range(0, len(fields) - 2, 3):  # path, attribute, value; a NUL after each
         path, value = fields[start], fields[start + 2]
-        values[path] = None if value in ("unspecified", "unset", "") else value
+        values[path] = None if value in ("unspecified", "") else value
     return values

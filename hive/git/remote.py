@@ -157,13 +157,25 @@ def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:
     _fetch(root, remote, refspec, f"cannot fetch hive's refs from {remote}", "--prune")
 
 
+# git's fetch starts ``git maintenance run --auto`` after it (``git gc --auto``, detached,
+# once there are too many loose objects or packs): a process each sync, and a repack in
+# the background beside hive's own packer. hive packs what a sync fetched itself, as
+# ``git gc --auto`` would, when the sync's merge releases the write lock (every sync
+# whose fetch brought objects merges: ``GitRepo.write_lock``, ``pack_if_needed``). A
+# push runs no maintenance here (the ``git gc --auto`` after it is the remote's own,
+# ``receive.autogc``).
+NO_AUTO_MAINTENANCE = ("-c", "maintenance.auto=false")
+
+
 def _fetch(root: str, remote: str, refspec: str, what: str, *options: str) -> None:
-    """``git fetch`` of ``refspec``; tried again when it lost the race for a local ref
+    """``git fetch`` of ``refspec``, without git's automatic maintenance after it
+    (:data:`NO_AUTO_MAINTENANCE`); tried again when it lost the race for a local ref
     to a fetch running at the same time in this clone (git: "cannot lock ref ...: is at
     X but expected Y", or its ``.lock`` exists): the refs are tracking refs, forced, so
     the next fetch simply sets them again."""
+    fetch = (*NO_AUTO_MAINTENANCE, "fetch", "--quiet", "--no-tags")
     for attempt in range(1, FETCH_RACE_ATTEMPTS + 1):
-        result = run_git(root, "fetch", "--quiet", "--no-tags", *options, remote, refspec)
+        result = run_git(root, *fetch, *options, remote, refspec)
         if result.returncode == 0:
             return
         if "cannot lock ref" not in result.stderr or attempt == FETCH_RACE_ATTEMPTS:

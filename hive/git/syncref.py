@@ -42,6 +42,56 @@ def hive_tree(repo: GitRepo, commit: str | None) -> str | None:
     return repo.lookup_path(repo.commit_tree(commit), HIVE_DIR, want_tree=True)
 
 
+GITLINK_MODE = 0o160000  # a submodule's commit: no file of hive's (``tree_listing`` skips it)
+FileSides = dict[str, tuple[str | None, str | None]]
+
+
+def differing_files(repo: GitRepo, old: str | None, new: str | None, prefix: str) -> FileSides:
+    """The files whose blob differs between trees ``old`` and ``new`` (None: empty): path
+    (joined to ``prefix``) -> (old blob, new blob), None on the side that lacks it. The
+    files are those ``GitRepo.tree_listing`` lists (a submodule is none); subtrees equal
+    on both sides are not read, so a sync reads what changed, not every cell file."""
+    found: FileSides = {}
+    _differ(repo, old, new, prefix, found)
+    return found
+
+
+def _differ(repo: GitRepo, old: str | None, new: str | None, prefix: str, found: FileSides) -> None:
+    if old == new:
+        return
+    before = repo.tree_items(old) if old is not None else {}
+    after = repo.tree_items(new) if new is not None else {}
+    for name in before.keys() | after.keys():
+        was, now = before.get(name), after.get(name)
+        if was == now:
+            continue
+        path = f"{prefix}/{name.decode()}" if prefix else name.decode()
+        (old_file, old_tree), (new_file, new_tree) = _kinds(was), _kinds(now)
+        if old_file != new_file:
+            found[path] = (old_file, new_file)
+        if old_tree != new_tree:
+            _differ(repo, old_tree, new_tree, path, found)
+
+
+def _kinds(entry: tuple[int, str] | None) -> tuple[str | None, str | None]:
+    """(the blob, the tree) a tree entry is."""
+    if entry is None or entry[0] == GITLINK_MODE:
+        return None, None
+    return (None, entry[1]) if entry[0] == TREE_MODE else (entry[1], None)
+
+
+def file_at(repo: GitRepo, tree: str | None, path: str) -> str | None:
+    """The blob of file ``path`` in ``tree`` (None: absent, a tree or a submodule), as
+    ``GitRepo.tree_listing`` would list it."""
+    if tree is None:
+        return None
+    folder, _, name = path.rpartition("/")
+    holder = repo.lookup_path(tree, folder, want_tree=True) if folder else tree
+    if holder is None:
+        return None
+    return _kinds(repo.tree_items(holder).get(name.encode()))[0]
+
+
 def merge_base(repo: GitRepo, a: str | None, b: str | None) -> str | None:
     """The best common ancestor of two commits (None when unrelated or one is None)."""
     if a is None or b is None:
@@ -83,19 +133,29 @@ SEEN_DIR = "seen"  # .hive/seen/<blob id>, in a seen_commit only
 BLOB_MODE = 0o100644
 
 
-def seen_commit(repo: GitRepo, blobs: list[str], message: str, author: Identity) -> str | None:
-    """A parentless commit whose root tree holds ``.hive/seen/<id>`` for each blob id in
-    ``blobs``. A parent of a state commit, it puts in that state's history versions of
-    hive files a clone's branch had but never synced (a cell a ``git pull`` brought,
-    then edited), so the other clones see them as versions this side had
-    (:func:`history_blobs`), not as edits of their own to merge against it. An id this
-    repository does not hold (a submodule's commit under ``.hive``) is left out; None
-    when no id is left."""
+def seen_commit(
+    repo: GitRepo, blobs: list[str], message: str, author: Identity, on: str | None = None
+) -> str | None:
+    """A commit whose tree holds ``.hive/seen/<id>`` for each blob id in ``blobs``. A
+    parent of a state commit, it puts in that state's history versions of hive files a
+    clone's branch had but never synced (a cell a ``git pull`` brought, then edited), so
+    the other clones see them as versions this side had (:func:`history_blobs`), not as
+    edits of their own to merge against it. An id this repository does not hold (a
+    submodule's commit under ``.hive``) is left out; None when no id is left.
+
+    ``on``: the remote state it is made for (None: none, and no parent). Its ``.hive``
+    files are the commit's too, and it is the one parent: against it the commit adds
+    ``.hive/seen`` alone, and the state it joins differs from it by what that sync
+    changed. Parentless with ``.hive/seen`` alone, every hive file was an addition in
+    ``git log --raw -m`` of the state's history (the state against it): ~10,000 lines
+    at 10,000 cells for the next sync of each clone to read."""
     seen = {blob.encode(): (BLOB_MODE, blob) for blob in set(blobs) if repo.has_object(blob)}
     if not seen:
         return None
-    hive = repo.store_tree({SEEN_DIR.encode(): (TREE_MODE, repo.store_tree(seen))})
-    return state_commit(repo, hive, [], message, author)
+    base = hive_tree(repo, on)
+    items = dict(repo.tree_items(base)) if base is not None else {}
+    items[SEEN_DIR.encode()] = (TREE_MODE, repo.store_tree(seen))
+    return state_commit(repo, repo.store_tree(items), [on] if on else [], message, author)
 
 
 def move_ref(

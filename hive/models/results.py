@@ -34,9 +34,12 @@ class InitResult(HiveModel):
     prefix: str
     created: bool
     commit: str | None = None
+    attributes: str = ""  # hive's .gitattributes lines: "added", "moved last" or "" (as they were)
     merge_driver: str = ""
     remotes: list[str] = Field(default_factory=list)  # those carrying hive's refs
     remotes_configured: list[str] = Field(default_factory=list)  # by this call
+    settings_from: str | None = None  # the remote whose hive's config.yaml init took
+    remote_note: str = ""  # why the remote's hive could not be read (init used defaults)
 
 
 class EpicStatus(HiveModel):

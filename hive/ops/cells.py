@@ -88,6 +88,11 @@ def _priority_word(value: Any) -> Any:
     return value
 
 
+# a person's --help for the values a filter or an update takes (not in the tool schemas)
+TYPES = "bug|feature|task|epic|chore"
+STATUSES = "open|in_progress|blocked|deferred|closed"
+PRIORITIES = "0-4 or P0-P4 (0 most urgent)"
+
 # 0-4 or P0-P4: the schema says both (a string's pattern, a number's bounds) in a few
 # characters, as every agent pays for each of them
 Priority = Annotated[
@@ -179,11 +184,19 @@ class QueryParams(Params):
     status: Short | None = Field(
         default=None, description="open|in_progress|blocked|deferred|closed|all"
     )
-    type: Short | None = None
-    priority: Priority | None = None
-    parent: Short | None = None
-    label: Short | None = None
-    assignee: Short | None = None
+    type: Short | None = Field(default=None, description=TYPES, json_schema_extra=cli_help_only)
+    priority: Priority | None = Field(
+        default=None, description=PRIORITIES, json_schema_extra=cli_help_only
+    )
+    parent: Short | None = Field(
+        default=None, description="its subtasks", json_schema_extra=cli_help_only
+    )
+    label: Short | None = Field(
+        default=None, description="one label", json_schema_extra=cli_help_only
+    )
+    assignee: Short | None = Field(
+        default=None, description="one name", json_schema_extra=cli_help_only
+    )
     include_deleted: bool = False
     limit: int = Field(default=20, ge=1, le=100_000)
     all: bool = Field(
@@ -258,8 +271,12 @@ class UpdateParams(Params):
     id: str = Field(
         min_length=1, max_length=MAX_ID, description=ID_HELP, json_schema_extra=cli_help_only
     )
-    status: Short | None = None
-    priority: Priority | None = None
+    status: Short | None = Field(
+        default=None, description=STATUSES, json_schema_extra=cli_help_only
+    )
+    priority: Priority | None = Field(
+        default=None, description=PRIORITIES, json_schema_extra=cli_help_only
+    )
     type: CellType | None = None
     title: str | None = Field(default=None, max_length=MAX_TITLE)
     description: str | None = Field(default=None, max_length=MAX_TEXT)

@@ -129,7 +129,9 @@ def _mail_sync(ws: Workspace, a: RemoteParams) -> MailSyncResult:
 
 class ImportParams(Params):
     path: str = Field(
-        min_length=1, max_length=4096, description="a beads JSONL export (or .jsonl.gz)"
+        min_length=1,
+        max_length=4096,
+        description="a beads JSONL export (or .jsonl.gz; -: standard input)",
     )
     update: bool = Field(
         default=False,
@@ -153,14 +155,14 @@ def _import(ws: Workspace, a: ImportParams) -> BeadsImportResult:
 
 class ExportParams(Params):
     path: str | None = Field(
-        default=None, max_length=4096, description="where to write (default: stdout)"
+        default=None, max_length=4096, description="where to write (default or -: stdout)"
     )
 
 
 def _export(ws: Workspace, a: ExportParams) -> BeadsExportResult:
     from hive.domain.beads import export_beads
 
-    return export_beads(ws, path=a.path)
+    return export_beads(ws, path=None if a.path == "-" else a.path)  # '-': standard output
 
 
 declare(
@@ -174,6 +176,10 @@ declare(
         errors=(InvalidInput, GitError, LockTimeout),
         surfaces=CLI_ONLY,
         commands=(Command(("init",)),),
+        help="Create .hive/ in this git repository (safe to run again).\n\nIn a clone"
+        " whose branch has no hive yet, the settings (.hive/config.yaml) are those of the"
+        " hive that 'hive sync' keeps on origin (else the one remote), when it has one;"
+        " 'hive sync' then brings its cells.",
     ),
     Operation(
         name="hive_doctor",

@@ -30,14 +30,16 @@ def review(ws: Workspace, *, target: str, with_patch: bool = True) -> Review:
     if cell.type == "epic":
         members += [index.cells[c] for c in index.children_of(cell.id)]
     wanted = {member.id for member in members}
-    infos = _commits_for(ws, wanted)
+    history = _oldest_first(list(ws.git.iter_commits()))
+    infos = [info for info in history if wanted.intersection(_cells_of(info))]
     commits = [_review_commit(ws, info, wanted, with_patch) for info in infos]
     outcomes = _latest_outcomes(load_outcomes(ws), wanted)
     parents = {info.sha: info.parents[0] if info.parents else None for info in infos}
+    ends = _Ends(history, [info.sha for info in infos])
     cells = []
     for member in members:
         found = _cell_review(ws, member, commits, outcomes.get(member.id))
-        cells.append(_with_cell_diff(ws, found, commits, parents, with_patch))
+        cells.append(_with_cell_diff(ws, found, commits, parents, ends, with_patch))
     return Review(
         target=cell.id,
         title=cell.title,
@@ -52,12 +54,15 @@ def _with_cell_diff(
     found: CellReview,
     commits: list[ReviewCommit],
     parents: dict[str, str | None],
+    ends: _Ends,
     with_patch: bool,
 ) -> CellReview:
     """The cell's work as one diff: the files its commits changed (hive's own and the
-    agent's code commits alike), from before its first commit to after its last; of
-    hive's cell and outcome files, the cell's own (an epic's creation commit carries
-    every subtask's trailer and makes all their files)."""
+    agent's code commits alike), from before its first commit to the first commit of
+    the branch that holds them all (its last, unless some were made on a branch merged
+    since: a worktree of ``hive swarm run``); of hive's cell and outcome files, the
+    cell's own (an epic's creation commit carries every subtask's trailer and makes all
+    their files)."""
     own = [commit for commit in commits if found.cell_id in commit.cells]
     if not own:
         return found
@@ -67,7 +72,8 @@ def _with_cell_diff(
         for changed in commit.files
         if _is_shown(changed.path, {found.cell_id})
     }
-    diff = ws.git.range_diff(parents[own[0].sha], own[-1].sha, paths.__contains__)
+    tip = ends.holding_all([commit.sha for commit in own])
+    diff = ws.git.range_diff(parents[own[0].sha], tip, paths.__contains__)
     files = [
         ReviewFile(path=f.path, status=f.status, additions=f.additions, deletions=f.deletions)
         for f in diff.files
@@ -82,13 +88,74 @@ def _with_cell_diff(
     )
 
 
-def _commits_for(ws: Workspace, wanted: set[str]) -> list[CommitInfo]:
-    found = [
-        info
-        for info in ws.git.iter_commits()
-        if wanted.intersection(info.trailers().get("Hive-Cell", []))
-    ]
-    return list(reversed(found))  # oldest first: the order the work happened in
+def _cells_of(info: CommitInfo) -> list[str]:
+    return info.trailers().get("Hive-Cell", [])
+
+
+def _oldest_first(newest_first: list[CommitInfo]) -> list[CommitInfo]:
+    """HEAD's history in the order the work happened: every commit after its parents,
+    the oldest by date first where the graph leaves a choice (``git log --date-order
+    --reverse``). Dates alone put a commit before its parent when they are equal (a
+    swarm's commits within one second) or skewed (a clone with a slow clock)."""
+    import heapq
+
+    position = {info.sha: number for number, info in enumerate(newest_first)}
+    waiting = {info.sha: sum(p in position for p in set(info.parents)) for info in newest_first}
+    children: dict[str, list[CommitInfo]] = {}
+    for info in newest_first:
+        for parent in set(info.parents):
+            children.setdefault(parent, []).append(info)
+
+    def key(info: CommitInfo) -> tuple[int, int, str]:
+        return (info.time, -position[info.sha], info.sha)
+
+    free = [key(info) for info in newest_first if waiting[info.sha] == 0]
+    heapq.heapify(free)
+    by_sha = {info.sha: info for info in newest_first}
+    ordered: list[CommitInfo] = []
+    while free:
+        info = by_sha[heapq.heappop(free)[2]]
+        ordered.append(info)
+        for child in children.get(info.sha, []):
+            waiting[child.sha] -= 1
+            if waiting[child.sha] == 0:
+                heapq.heappush(free, key(child))
+    return ordered
+
+
+class _Ends:
+    """Where a cell's one diff ends: the oldest commit on HEAD's first-parent line
+    whose history holds every one of the cell's commits."""
+
+    def __init__(self, oldest_first: list[CommitInfo], marked: list[str]) -> None:
+        bit = {sha: 1 << number for number, sha in enumerate(marked)}
+        self._bit = bit
+        reach: dict[str, int] = {}
+        for info in oldest_first:  # parents first, so each reach is final when read
+            found = bit.get(info.sha, 0)
+            for parent in info.parents:
+                found |= reach.get(parent, 0)
+            reach[info.sha] = found
+        by_sha = {info.sha: info for info in oldest_first}
+        line: list[str] = []
+        sha = oldest_first[-1].sha if oldest_first else None
+        while sha is not None and sha in by_sha:  # HEAD, then its first parents
+            line.append(sha)
+            parents = by_sha[sha].parents
+            sha = parents[0] if parents else None
+        self._reach = reach
+        self._line = line
+
+    def holding_all(self, shas: list[str]) -> str:
+        wanted = 0
+        for sha in shas:
+            wanted |= self._bit[sha]
+        tip = shas[-1]
+        for sha in self._line:
+            if self._reach[sha] & wanted != wanted:
+                break
+            tip = sha
+        return tip
 
 
 def _review_commit(
