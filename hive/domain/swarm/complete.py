@@ -588,7 +588,9 @@ def run_verification(ws: Workspace, touched: list[str]) -> list[GateRun]:
 
 
 def _expand(template: str, touched: list[str]) -> str:
-    files = " ".join(shlex.quote(path) for path in touched)
+    """``template`` with ``{files}``: the touched files, each one word, and one starting
+    with ``-`` as ``./-name`` (a file named ``--exit-zero`` is not the gate's option)."""
+    files = " ".join(shlex.quote(f"./{path}" if path.startswith("-") else path) for path in touched)
     return template.replace("{files}", files)
 
 
