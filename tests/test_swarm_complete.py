@@ -583,11 +583,6 @@ def test_a_touched_file_named_like_an_option_reaches_the_gate_as_a_file(
     _, session_id, _ = epic_with_work(ws)
     (repo / "-v").write_text("x\n")  # holds what the gate looks for
     set_verify(ws, repo, {"commands": ["grep -q x {files}"]})
-    done = swarm_complete(
-        ws.for_actor("alice"),
-        agent_name="alice",
-        cell_id=session_id,
-        summary="x",
-        files_touched=["-v"],
-    )
+    alice = ws.for_actor("alice")
+    done = swarm_complete(alice, cell_id=session_id, summary="x", files_touched=["-v"])
     assert done.gate[0].command == "grep -q x ./-v" and done.files_committed == ["-v"]
