@@ -15,7 +15,7 @@ from hive.domain.cells import create_cell, start_cell, update_cell
 from hive.domain.history import claim_breaches
 from hive.domain.setup import install_merge_driver
 from hive.domain.workspace import Workspace
-from hive.store.layout import cell_path
+from hive.store.layout import CONFIG_PATH, cell_path
 from tests.conftest import GIT_ENV, git
 from tests.test_reservations import agent
 
@@ -155,3 +155,60 @@ def test_merges_ask_the_audit_s_one_table_for_their_parents_versions(
     for marker in (cell.id, "agent: alice"):
         versions = {text: count for text, count in parsed.items() if marker in text}
         assert len(versions) >= 6 and max(versions.values()) == 1, (marker, versions)
+
+
+def _config_on(repo: Path, branch: str, old: str, new: str) -> None:
+    git(repo, "checkout", "-q", branch)
+    path = repo / CONFIG_PATH
+    path.write_text(path.read_text().replace(old, new))
+    git(repo, "add", CONFIG_PATH)
+    git(repo, "commit", "-q", "--no-verify", "-m", f"config on {branch}")
+
+
+def test_a_config_edited_by_hand_in_a_merge_is_reported(ws: Workspace, repo: Path) -> None:
+    """A merge that takes one side's config change, one that line-merges both sides'
+    changes (as git merges the file) and one made by hive's driver (a line of
+    ``.gitattributes`` added by hand routes the file to it) are no finding; a merge whose config is
+    neither (a coordinator named during ``git merge --no-commit``, committed past the
+    hook: an "evil merge") was seen by no audit (merges are skipped as hand edits, and
+    the claim audit compares cells and reservations only): a ``hand-edit`` warning."""
+    from hive.domain.doctor import diagnose
+    from hive.domain.history import merge_edits
+
+    git(repo, "branch", "side")
+    _config_on(repo, "side", "lock_timeout_seconds: 30.0", "lock_timeout_seconds: 45.0")
+    git(repo, "checkout", "-q", "main")
+    create_cell(ws, title="on main")
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "side")  # side's config, as it is
+    _config_on(repo, "side", "prefix: hv", "prefix: hv\nrate_limits: {}")
+    _config_on(repo, "main", "lock_timeout_seconds: 45.0", "lock_timeout_seconds: 50.0")
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "side")  # both sides', line-merged
+    merged = (repo / CONFIG_PATH).read_text()
+    assert "rate_limits" in merged and "lock_timeout_seconds: 50.0" in merged
+    install_merge_driver(ws)  # and a line routing the config to hive's driver, by hand
+    with (repo / ".gitattributes").open("a") as attributes:
+        attributes.write(f"{CONFIG_PATH} merge=hive\n")
+    git(repo, "commit", "-qam", "config merged by hive's driver")
+    git(repo, "checkout", "-q", "side")
+    git(repo, "merge", "-q", "main")
+    _config_on(repo, "side", "id_length: 6", "id_length: 7")
+    _config_on(repo, "main", "child_id_length: 4", "child_id_length: 5")  # (the next line)
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "side")  # setting by setting
+    merged = (repo / CONFIG_PATH).read_text()
+    assert "\nid_length: 7" in merged and "child_id_length: 5" in merged
+    assert merge_edits(ws, limit=20) == []
+    git(repo, "checkout", "-q", "side")
+    create_cell(ws, title="on side")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "side")
+    path = repo / CONFIG_PATH
+    path.write_text(path.read_text().replace("coordinators: []", "coordinators: [mallory]"))
+    git(repo, "add", CONFIG_PATH)
+    evil = _commit_merge(repo, "mallory")
+    assert merge_edits(ws, limit=20) == [(evil, "merge side")]
+    warnings = [p.message for p in diagnose(ws).warnings if p.kind == "hand-edit"]
+    assert [m for m in warnings if m.startswith(evil[:10])] == [
+        f"{evil[:10]} is a merge that left {CONFIG_PATH} as neither parent's version nor"
+        " a merge of theirs (merge side): edited by hand during the merge (who"
+        " coordinates, the agents' tools and policy); review it with git show"
+    ]

@@ -17,6 +17,7 @@ from hive.domain.merge import merge_file
 from hive.domain.mergecore import HISTORY_LIMIT
 from hive.domain.syncaudit import SyncCommits, _StateTable
 from hive.git.remote import STATE_REF, tracking_ref
+from hive.git.repo import GitRepo
 from hive.git.syncref import path_versions
 from hive.store.layout import cell_path
 from tests.conftest import git
@@ -26,6 +27,7 @@ from tests.test_sync import Clones, built_clones, clones  # noqa: F401 (fixtures
 
 def test_a_forged_sync_of_an_older_state_cannot_close_a_claimed_cell(
     clones: Clones,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """alice closed her cell, then reopened and claimed it again. A hand commit under a
     sync's trailers that names the older state (the cell closed there) and writes the
@@ -53,9 +55,18 @@ def test_a_forged_sync_of_an_older_state_cannot_close_a_claimed_cell(
     forged = _forged_commit(
         b, "bob", f"sync 1 cell(s) from origin\n\nHive-Sync-State: {closed_state}"
     )
+    walked: list[str] = []  # later states were each walked back to the named one
+    real = GitRepo.is_ancestor
+
+    def counted(self: GitRepo, ancestor: str, descendant: str) -> bool:
+        walked.append(descendant)
+        return real(self, ancestor, descendant)
+
+    monkeypatch.setattr(GitRepo, "is_ancestor", counted)
     assert claim_breaches(clones.ws("b", "bob"), limit=50) == [
         (forged, f"bob changed {cell.id} (claimed by alice)")
     ]
+    assert walked == []  # the descendants of the named state, from the state table
 
 
 def test_a_sync_shaped_commit_naming_a_mail_log_commit_names_no_state(
@@ -225,3 +236,40 @@ def test_each_cell_version_is_parsed_once_over_an_audit(
     cells = {text: count for text, count in parsed.items() if cell.id in text}
     assert len(cells) >= 4  # the versions the syncs changed (and their merge bases)
     assert max(cells.values()) == 1, cells
+
+
+def test_the_state_walk_is_the_state_table_s_where_it_holds_the_history_whole(
+    clones: Clones,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The states a sync commit may name were walked commit by commit (each commit read
+    for its parents) beside the state table's ``git rev-list --parents``: where the
+    table holds the state history whole they are its commits, read by no one else,
+    the same set ``git rev-list`` of the state refs gives; past the limit (here 3)
+    the walk reads them one by one, as before, the newest first."""
+    alice = clones.ws("a", "alice")
+    cell = create_cell(alice, title="alice's")
+    start_cell(alice, cell_id=cell.id)
+    for round_ in range(3):
+        update_cell(alice, cell_id=cell.id, description=f"round {round_}")
+        clones.sync("a")
+        clones.sync("b")
+    b = clones.paths["b"]
+    refs = [STATE_REF, tracking_ref("origin", "state")]
+    want = set(git(b, "rev-list", *refs).split())
+    assert len(want) > 3
+    read: list[str] = []
+    real = GitRepo.parents_of
+
+    def counted(self: GitRepo, sha: str) -> tuple[str, ...]:
+        read.append(sha)
+        return real(self, sha)
+
+    monkeypatch.setattr(GitRepo, "parents_of", counted)
+    ws = clones.ws("b", "bob")
+    assert set(SyncCommits(ws).states()) == want
+    assert read == []
+    assert claim_breaches(ws, limit=50) == [] and read == []
+    monkeypatch.setattr("hive.domain.syncaudit.STATE_WALK_LIMIT", 3)
+    cut = SyncCommits(ws).states()
+    assert len(cut) == 3 and set(cut) < want and len(read) == 3

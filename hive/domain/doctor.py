@@ -224,7 +224,13 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
     """Overrides and unverifiable hive commits among the latest commits, .hive/ changes
     committed without hive's trailers, claimed cells changed without an override and
     mail-log events not authored by their actor (see ``hive log --overrides``)."""
-    from hive.domain.history import audit_log, claim_breaches, hand_edits, latest_commits
+    from hive.domain.history import (
+        audit_log,
+        claim_breaches,
+        hand_edits,
+        latest_commits,
+        merge_edits,
+    )
     from hive.domain.mail import forged_marks
     from hive.domain.maillog import MAIL_REF
 
@@ -238,6 +244,13 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
         hand_edits(ws, limit=AUDITED_COMMITS, commits=commits),
         "changed .hive/ without hive's trailers ({}): made by hand or with HIVE_AUTOCOMMIT=0;"
         " review it with git show",
+    )
+    found += _commit_warnings(
+        "hand-edit",
+        merge_edits(ws, limit=AUDITED_COMMITS, commits=commits),
+        f"is a merge that left {CONFIG_PATH} as neither parent's version nor a merge of"
+        " theirs ({}): edited by hand during the merge (who coordinates, the agents' tools"
+        " and policy); review it with git show",
     )
     unfetched: list[tuple[str, str]] = []
     found += _commit_warnings(

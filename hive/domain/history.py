@@ -204,6 +204,28 @@ def hand_edits(
     return found
 
 
+def merge_edits(
+    ws: Workspace, *, limit: int, commits: list[CommitInfo] | None = None
+) -> list[tuple[str, str]]:
+    """(commit, subject) of each merge among the latest ``limit`` commits (of
+    ``commits`` when given: :func:`latest_commits`) that left ``.hive/config.yaml`` as
+    neither parent's version nor a merge of theirs (:func:`hive.domain.mergeaudit.
+    config_made`): edited by hand during the merge, where :func:`hand_edits`, which
+    skips merges (they bring both sides' changes), does not look."""
+    from hive.domain.mergeaudit import config_made
+    from hive.domain.syncaudit import SyncCommits
+
+    syncs: SyncCommits | None = None
+    found = []
+    for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
+        if len(commit.parents) != 2:
+            continue
+        syncs = SyncCommits(ws) if syncs is None else syncs
+        if config_made(syncs, commit):
+            found.append((commit.sha, commit.subject))
+    return found
+
+
 def claim_breaches(
     ws: Workspace,
     *,

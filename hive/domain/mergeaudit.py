@@ -149,3 +149,51 @@ def _merged(
             if outcome.content == made:
                 return True
     return False
+
+
+def config_made(syncs: SyncCommits, commit: CommitInfo) -> bool:
+    """Whether the two-parent merge ``commit`` left ``.hive/config.yaml`` as a version
+    neither parent had, nor a merge of the two makes: hive's, setting by setting (as
+    ``hive sync`` merges it), against a version both histories had or none, or git's
+    line merge against a merge base's version (as ``git merge`` merges it: the file has
+    no merge driver). Such a version was written by hand during the merge. False also
+    when git cannot answer (nothing is claimed that was not checked)."""
+    from hive.store.layout import CONFIG_PATH
+
+    if len(commit.parents) != 2:
+        return False
+    git = syncs.ws.git
+    new = git.lookup_path(git.commit_tree(commit.sha), CONFIG_PATH)
+    ours, theirs = (git.lookup_path(git.commit_tree(sha), CONFIG_PATH) for sha in commit.parents)
+    if new in (ours, theirs):
+        return False
+    if new is None or ours is None or theirs is None:
+        return True  # (deleted in the merge, or one side's deletion undone by an edit)
+    return not _merged(syncs, commit, CONFIG_PATH, new, [ours, theirs]) and not _line_merged(
+        syncs.ws, commit, (ours, theirs, new)
+    )
+
+
+def _line_merged(ws: Workspace, commit: CommitInfo, sides: tuple[str, str, str]) -> bool:
+    """Whether ``new`` is git's line merge of ``ours`` and ``theirs`` (``sides``) against
+    the version of one of the parents' merge bases (none there: an empty one), or git
+    cannot answer. (A criss-cross history, which ``git merge`` merges against a virtual
+    base it builds from the merge bases, is compared with each base's version.)"""
+    from hive.git.textmerge import line_merge, merge_bases
+    from hive.store.layout import CONFIG_PATH
+
+    git = ws.git
+    ours, theirs, new = sides
+    found = merge_bases(git.root, *commit.parents)
+    if found is None:
+        return True
+    made = git.read_blob(new)
+    bases: list[str | None] = [*found] or [None]
+    for base in bases:
+        blob = None if base is None else git.lookup_path(git.commit_tree(base), CONFIG_PATH)
+        merged = line_merge(
+            git.root, git.read_blob(blob) if blob else None, *map(git.read_blob, (ours, theirs))
+        )
+        if merged is None or merged == made:
+            return True
+    return False

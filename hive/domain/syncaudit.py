@@ -143,6 +143,17 @@ class SyncCommits:
         self._walk_states(until=None)
         return list(self._reached)
 
+    def later_states(self, state: str) -> set[str] | None:
+        """The state commits that have ``state`` among their ancestors, from the state
+        table's parents; None when the table does not hold the state history whole
+        (the caller then walks the commits)."""
+        return self._table().later(state) if self._table().whole() is not None else None
+
+    def states_naming(self, path: str, blob: str) -> bool:
+        """Whether a state commit changed ``path`` from or to ``blob`` (the state table's
+        changes; answered only where it holds the state history whole)."""
+        return self._table().changes_naming(path, blob)
+
     def _in_state_history(self, sha: str) -> bool:
         """Whether ``sha`` is reachable from a state ref (walked lazily, only as far as
         it takes, at most :data:`STATE_WALK_LIMIT` commits over the audit)."""
@@ -150,10 +161,17 @@ class SyncCommits:
         return sha in self._reached
 
     def _walk_states(self, until: str | None) -> None:
-        """Go on walking the state history until ``until`` is reached (None: to the end)."""
+        """Go on walking the state history until ``until`` is reached (None: to the end).
+        Where the state table holds the state history whole (the first time, one
+        ``git rev-list`` over the state refs and HEAD that the audit reads for the
+        versions anyway), its commits are the walk's: the same commits, since a walk
+        within :data:`STATE_WALK_LIMIT` reaches them all; else the commits are read one
+        by one, as far as the limit."""
         git = self.ws.git
         if self._pending is None:
-            self._pending = state_tips(self.ws)
+            whole = self._table().whole()
+            self._pending = [] if whole is not None else state_tips(self.ws)
+            self._reached = dict.fromkeys(whole or ())
         while (until is None or until not in self._reached) and self._pending:
             if len(self._reached) >= STATE_WALK_LIMIT:
                 break
@@ -161,6 +179,11 @@ class SyncCommits:
             if here not in self._reached:
                 self._reached[here] = None
                 self._pending.extend(git.parents_of(here))
+
+    def _table(self) -> _StateTable:
+        if self._states is None:
+            self._states = _StateTable(self.ws)
+        return self._states
 
     def versions(self, tip: str, path: str) -> list[str]:
         """The versions ``path`` had in ``tip``'s history, newest first (read once over
@@ -170,9 +193,7 @@ class SyncCommits:
 
         key = (tip, path)
         if key not in self._versions:
-            if self._states is None:
-                self._states = _StateTable(self.ws)
-            found = self._states.versions(tip, path, HISTORY_LIMIT)
+            found = self._table().versions(tip, path, HISTORY_LIMIT)
             if found is None:  # not a state, or beyond what the table read
                 found = path_versions(self.ws.git, tip, path, limit=HISTORY_LIMIT)
             self._versions[key] = found
@@ -184,17 +205,76 @@ class _StateTable:
     read by two ``git`` processes for the whole audit (one ``git log`` of ``.hive`` over
     the state tips and HEAD, one ``git rev-list --parents``) instead of a ``git log`` for
     each (state or parent, file) a sync commit asks about: with hundreds of sync commits
-    those were most of ``hive doctor``."""
+    those were most of ``hive doctor``. Where it holds the state history whole (every
+    ancestor of each state tip: :meth:`whole`), the state commits and their descendants
+    are answered from it too."""
 
     def __init__(self, ws: Workspace) -> None:
-        from hive.git.pathhistory import changes_table, parents_table
+        from hive.git.pathhistory import changes_table, history_fixed, parents_table
 
         head = ws.git.head().commit  # the branch's versions too (a sync commit's parent)
-        tips = [*state_tips(ws), *([head] if head else [])]
+        self._tips = state_tips(ws)
+        tips = [*self._tips, *([head] if head else [])]
         root = ws.git.root
         self._parents = parents_table(root, tips, limit=STATE_WALK_LIMIT)
         self._changes = changes_table(root, tips) if self._parents else None
         self._ancestors: dict[str, set[str] | None] = {}
+        # git's graph is the one hive reads commit by commit only without grafts, replace
+        # refs or a shallow boundary (GitRepo.parents_of): else the states are walked
+        self._fixed = history_fixed(ws.git.paths.common_dir)
+        self._whole: list[str] | None = None
+        self._whole_read = False
+        self._state_set: set[str] = set()
+        self._children: dict[str, list[str]] | None = None
+        self._later: dict[str, set[str]] = {}
+
+    def whole(self) -> list[str] | None:
+        """The state history (every commit reachable from a state tip), when the table
+        holds all of it (then at most :data:`STATE_WALK_LIMIT` commits, which the
+        walk of :class:`SyncCommits` would reach whole too); else None."""
+        if not self._whole_read:
+            self._whole_read = True
+            readable = self._fixed and self._changes is not None  # (the changes: LaterStates)
+            self._whole = self._read_whole() if readable else None
+            self._state_set = set(self._whole or ())
+        return self._whole
+
+    def _read_whole(self) -> list[str] | None:
+        found: dict[str, None] = {}
+        for tip in self._tips:
+            ancestry = self._ancestry(tip)
+            if ancestry is None:
+                return None
+            found.update(dict.fromkeys(ancestry))
+        return list(found)
+
+    def later(self, state: str) -> set[str]:
+        """The commits of the state history that descend from ``state`` (the table's
+        parents turned round, walked once per state asked about)."""
+        if state not in self._later:
+            self.whole()
+            if self._children is None:
+                self._children = {}
+                for commit in self._state_set:
+                    for parent in (self._parents or {}).get(commit, []):
+                        self._children.setdefault(parent, []).append(commit)
+            found: set[str] = set()
+            pending = list(self._children.get(state, []))
+            while pending:
+                here = pending.pop()
+                if here not in found:
+                    found.add(here)
+                    pending.extend(self._children.get(here, []))
+            self._later[state] = found
+        return self._later[state]
+
+    def changes_naming(self, path: str, blob: str) -> bool:
+        """Whether a commit of the state history changed ``path`` from or to ``blob``."""
+        self.whole()
+        return any(
+            blob in versions and commit in self._state_set
+            for commit, versions in (self._changes or {}).get(path, [])
+        )
 
     def versions(self, tip: str, path: str, limit: int) -> list[str] | None:
         """``syncref.path_versions(tip, path)`` for a state ``tip`` the table read whole,

@@ -12,6 +12,7 @@ from hive.errors import GitError
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     import subprocess
+    from typing import Any
 
 FETCH_TIMEOUT = 120
 
@@ -21,13 +22,24 @@ def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
 
     In English (``LC_ALL=C``): its messages are read (a failure's reason, a fetch racing
     another), and git speaks the user's language otherwise (``LANGUAGE=de``: "Fehler:")."""
+    result: subprocess.CompletedProcess[str] = _run(root, args, text=True)
+    return result
+
+
+def run_git_bytes(root: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """:func:`run_git` with its output as git wrote it (bytes: a file's content)."""
+    result: subprocess.CompletedProcess[bytes] = _run(root, args, text=False)
+    return result
+
+
+def _run(root: str, args: tuple[str, ...], *, text: bool) -> subprocess.CompletedProcess[Any]:
     import subprocess
 
     try:
         return subprocess.run(
             ["git", "-C", root, *args],
             capture_output=True,
-            text=True,
+            text=text,
             check=False,
             timeout=FETCH_TIMEOUT,
             env=git_environment(),
