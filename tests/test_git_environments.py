@@ -58,6 +58,29 @@ def test_history_readers_stop_at_a_shallow_clones_boundary(tmp_path: Path) -> No
     assert "init (prefix hv)" in ok(hive(clone, "log"))
 
 
+def test_a_branch_that_is_a_symbolic_ref_is_followed_as_git_follows_it(tmp_path: Path) -> None:
+    """HEAD on ``alias``, a symbolic ref to ``main`` (``git symbolic-ref
+    refs/heads/alias refs/heads/main``: an old name kept for a renamed branch). hive
+    took the branch for an unborn one: "no hive yet: run 'hive init' first", and that
+    ``hive init`` made a root commit on ``alias``, replacing the symbolic ref and leaving
+    every file of the project staged for deletion. git follows the chain to ``main``."""
+    repo = make_repo(tmp_path / "repo")
+    ok(hive(repo, "init"))
+    first = json.loads(ok(hive(repo, "--json", "create", "Made on main")))["id"]
+    git(repo, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    git(repo, "checkout", "-q", "alias")
+    assert first in ok(hive(repo, "list"))
+    assert first in ok(run_hive(["-C", str(repo), "list"], module="hive.cli.main"))
+    ok(hive(repo, "create", "Made on alias"))  # the lean write
+    ok(run_hive(["-C", str(repo), "update", first, "-p", "0"], module="hive.cli.main"))
+    assert "already initialised" in ok(hive(repo, "init"))
+    assert git(repo, "symbolic-ref", "refs/heads/alias").strip() == "refs/heads/main"
+    log = git(repo, "log", "--format=%s", "main")
+    assert "hive: create" in log and f"hive: update {first}" in log and "initial" in log
+    assert f"hive: update {first}" in git(repo, "reflog", "-1", "--format=%gs", "HEAD")
+    assert git(repo, "status", "--porcelain") == ""
+
+
 def test_doctor_takes_crlf_checkouts_as_committed(tmp_path: Path) -> None:
     """With ``core.autocrlf=true`` git checks ``.hive/`` files out with CRLF line ends
     and ``git status`` calls them unchanged; ``hive doctor`` warned "config.yaml has

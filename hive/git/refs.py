@@ -217,15 +217,28 @@ class HeadRef(Frozen):
         self.commit = commit
 
 
+SYMREF_DEPTH = 5  # git's SYMREF_MAXDEPTH: symbolic refs followed from HEAD
+
+
 def read_head_fast(paths: RepoPaths) -> HeadRef | None:
-    """HEAD's branch and commit read from files, or None when it needs dulwich."""
+    """HEAD's branch and commit read from files, or None when it needs dulwich. A
+    branch that is itself a symbolic ref (``refs/heads/alias`` holding ``ref:
+    refs/heads/main``, a renamed branch's old name) is followed as git follows it: the
+    branch is the one at the end (its commit, the one a write moves)."""
     head = _read_head_file(paths)
     if head is None:
         return None
     if not head.startswith("ref: "):
         return HeadRef(ref=None, commit=head) if is_sha(head) else None
     ref = head[len("ref: ") :]
-    commit = _read_loose_ref(paths, ref)
+    for _ in range(SYMREF_DEPTH):
+        loose = _read_loose_value(paths, ref)
+        if loose is None or not loose.startswith("ref: "):
+            break
+        ref = loose[len("ref: ") :]
+    else:
+        return None  # a chain longer than git follows: dulwich says what it makes of it
+    commit = loose if loose is not None and is_sha(loose) else None
     if commit is None:
         commit = _read_packed_ref(paths.common_dir, ref)
     return HeadRef(ref=ref, commit=commit)
@@ -287,12 +300,17 @@ def ref_absent(paths: RepoPaths, ref: str) -> bool:
 
 
 def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
+    value = _read_loose_value(paths, ref)
+    return value if value is not None and is_sha(value) else None
+
+
+def _read_loose_value(paths: RepoPaths, ref: str) -> str | None:
+    """What the loose file of ``ref`` holds (an id, or ``ref: OTHER``), or None."""
     try:
         with open(ref_file(paths, ref), encoding="ascii") as handle:
-            value = handle.read().strip()
+            return handle.read().strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return value if is_sha(value) else None
 
 
 def _read_packed_ref(common_dir: str, ref: str) -> str | None:
@@ -503,9 +521,10 @@ def _share_log(paths: RepoPaths, descriptor: int) -> None:
 
 
 def read_symbolic_head(paths: RepoPaths) -> str | None:
-    """The branch HEAD points at, or None when it is detached or unreadable."""
-    head = _read_head_file(paths)
-    return head[len("ref: ") :] if head and head.startswith("ref: ") else None
+    """The branch HEAD points at (at the end of a chain of symbolic refs, as
+    :func:`read_head_fast` follows it), or None when it is detached or unreadable."""
+    head = read_head_fast(paths)
+    return head.ref if head is not None else None
 
 
 def _read_head_file(paths: RepoPaths) -> str | None:
