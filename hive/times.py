@@ -20,8 +20,13 @@ else:
 
 def utc_now() -> datetime:
     """The current time in UTC, truncated to milliseconds (what the files store)."""
-    now = datetime.now(UTC)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+    return to_milliseconds(datetime.now(UTC))
+
+
+def to_milliseconds(value: datetime) -> datetime:
+    """``value`` truncated to milliseconds: a time hive computes (now plus a timeout
+    given in fractions of a millisecond) is written as every time it writes."""
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
 
 
 def format_time(value: datetime) -> str:

@@ -338,6 +338,9 @@ def test_mail_to_a_retired_name_nobody_holds_is_refused(ws: Workspace, repo: Pat
     alice = Workspace(str(repo), actor="alice")
     with pytest.raises(NotFound, match="zed retired: nobody holds the name now"):
         send_message(alice, to=["zed"], subject="s", body="b")
+    # a name nobody registered is refused listing those who may be written to: not zed
+    with pytest.raises(NotFound, match=r"not registered \(registered: alice\)"):
+        send_message(alice, to=["zod"], subject="s", body="b")
     env = {**plain_env(), "HIVE_AGENT": "alice", "HIVE_AGENT_TOKEN": token}
     sent = run_hive(["-C", str(repo), "mail", "send", "zed", "-s", "s", "-b", "b"], env=env)
     assert sent.returncode == 3 and "zed retired" in sent.stderr

@@ -69,6 +69,21 @@ def test_commit_all_and_commit_path_are_checked(ws: Workspace, repo: Path) -> No
     assert commit(repo, hive_env(repo, "alice"), "-a").returncode == 0
 
 
+def test_a_mode_change_of_a_reserved_file_is_checked(ws: Workspace, repo: Path) -> None:
+    """A change of the executable bit alone (the same blob) changes the file as git
+    commits it: it is checked against the reservations like a change of its content."""
+    _tracked(repo, "src/a.py")
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/a.py"])
+    os.chmod(repo / "src/a.py", 0o755)
+    git(repo, "add", "src/a.py")
+    head = git(repo, "rev-parse", "HEAD")
+    assert "src/a.py is reserved by alice" in _refused(repo, hive_env(repo, "bob"))
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert commit(repo, hive_env(repo, "alice")).returncode == 0
+    assert git(repo, "ls-tree", "HEAD", "src/a.py").startswith("100755")
+
+
 def test_commit_all_validates_hive_files(ws: Workspace, repo: Path) -> None:
     install_hook(ws)
     cell = create_cell(ws, title="valid")

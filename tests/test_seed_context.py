@@ -266,5 +266,13 @@ def test_an_agent_writes_only_its_own_phase_and_findings(ws: Workspace, repo: Pa
         assert error(repo, "A", "ctx_put", {"key": key, "value": value})["code"] == "not_owner"
     assert result(repo, "A", "ctx_put", {"key": "Cfg.db", "value": {"host": "h"}})["ok"]
     assert result(repo, "orch", "ctx_get", {"key": "B.review"})["value"] == finding
+    # nor removes them at the command line ('hive ctx rm' is the same write)
+    for key in ("B.review", "phase_ready.B", "phase_ready"):
+        removed = hive(repo, "--actor", "A", "ctx", "rm", key, actor="A")
+        assert removed.returncode == 5 and "only B writes or removes it" in removed.stderr, key
+    assert result(repo, "orch", "ctx_get", {"key": "B.review"})["value"] == finding
+    assert result(repo, "orch", "ctx_get", {"key": "phase_ready"})["value"] == {"B": 1, "A": 2}
+    assert cli(repo, "ctx", "rm", "B.review", actor="B")[0] == 0  # B removes its own
     set_coordinators(repo, ["orch"])  # a coordinator may write any
     assert result(repo, "orch", "ctx_put", {"key": "phase_ready.B", "value": 0})["ok"]
+    assert cli(repo, "ctx", "rm", "phase_ready.B", actor="orch")[0] == 0

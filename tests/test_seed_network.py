@@ -323,6 +323,21 @@ def test_delegate_task_becomes_an_assigned_cell_with_a_deadline(ws: Workspace, r
         ), args
 
 
+def test_fractional_lifetimes_give_times_in_milliseconds(ws: Workspace, repo: Path) -> None:
+    """The seed's timeout is a number of milliseconds, fractions allowed: the deadline is
+    still written as every hive time is (UTC, milliseconds, Z), not with microseconds."""
+    args = {"targetAgent": "data_analyst", "taskPayload": {"instruction": "x"}, "timeout": 1500.5}
+    task = result(repo, "orch", "delegate_task", args)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", task["deadline"]), task
+    cell = result(repo, "x", "hive_query", {"id": task["taskId"]})
+    assert cell["metadata"]["deadline"] == task["deadline"]
+    # a grant's lifetime in fractions of a second (the policy's ttl_seconds) likewise
+    configure(repo, permission_policy={"default": "grant", "ttl_seconds": 60.0005})
+    asked = {"resourceType": "DATABASE", "justification": "read invoices for Q3"}
+    granted = result(repo, "orch", "request_permission", asked)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", granted["expiresAt"])
+
+
 def test_an_expired_delegation_is_reported(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -543,3 +543,32 @@ def test_files_of_the_agents_own_commits_are_in_the_outcome(ws: Workspace, repo:
     assert load_outcomes(ws)[-1].files_touched == result.outcome.files_touched
     assert result.outcome.scope_violations == ["src/elsewhere.py"]
     assert_clean(repo)
+
+
+def test_files_git_ignores_are_not_committed(ws: Workspace, repo: Path) -> None:
+    """A file git ignores (a .env, a build output) that git does not track is refused,
+    as 'git add' refuses it, naming the rule: the agent's secrets and scratch files never
+    reach history because it listed them. A tracked one is committed, as git commits it."""
+    _, session_id, _ = epic_with_work(ws)
+    (repo / ".gitignore").write_text("*.log\n.env\n!keep.log\n")
+    (repo / "tracked.log").write_text("old\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "add", "-f", "tracked.log")
+    git(repo, "commit", "-qm", "ignores")
+    bob = ws.for_actor("bob")
+    start_cell(bob, cell_id=session_id)
+    (repo / ".env").write_text("API_KEY=secret\n")
+    (repo / "src").mkdir()
+    (repo / "src/a.py").write_text("a\n")
+    (repo / "keep.log").write_text("kept\n")
+    (repo / "tracked.log").write_text("new\n")
+    before = head(repo)
+    with pytest.raises(InvalidInput, match=r"\.env is ignored by git \(\.gitignore:2: \.env\)"):
+        swarm_complete(bob, cell_id=session_id, summary="done", files_touched=["src/a.py", ".env"])
+    assert head(repo) == before
+    assert show_cell(ws, cell_id=session_id).status == "in_progress"
+    touched = ["src/a.py", "keep.log", "tracked.log"]
+    done = swarm_complete(bob, cell_id=session_id, summary="done", files_touched=touched)
+    assert done.files_committed == touched
+    assert git(repo, "show", "HEAD:tracked.log") == "new\n"
+    assert git(repo, "ls-tree", "HEAD", ".env") == ""

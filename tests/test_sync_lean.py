@@ -505,6 +505,46 @@ def test_a_fresh_sync_that_merges_a_cell_changed_on_both_sides_imports_no_heavy_
     assert "title: retitled there" in merged and "priority: 0" in merged and "- here" in merged
 
 
+def test_a_conflict_is_answered_without_the_models_as_the_full_cli_answers_it(
+    clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both sides retitled one cell (non-ASCII titles): the merge records a conflict,
+    and its answer, plain or JSON, is the full CLI's bytes without pydantic or rich (a
+    fresh interpreter's modules); before, the answer loaded the full CLI's printer
+    (``output.say``: pydantic and the models) or ``pydantic_core.to_json``."""
+    cell = create_cell(clones.ws("b"), title="retitled on both sides").id
+    clones.sync("b")
+    clones.sync("a")
+    update_cell(clones.ws("a"), cell_id=cell, title="naïve — here")
+    update_cell(clones.ws("b"), cell_id=cell, title="naïve — there")
+    clones.sync("b")
+    for number, args in enumerate(([], ["--json"])):
+        copy = copied(clones, clones.root / f"agree{number}")
+        code, said = agree(copy, "a", *args, capsys=capsys, monkeypatch=monkeypatch)
+        assert code == 0 and "conflict" in said and (not args or "naïve — there" in said)
+        copy = copied(clones, clones.root / f"probe{number}")
+        first = PROBE.replace("for args in ([], ['--json'])", f"for args in ({args!r}, [])")
+        probe = [sys.executable, "-c", first, str(copy.paths["a"])]
+        plain = {key: value for key, value in os.environ.items() if not key.startswith("HIVE_")}
+        found = subprocess.run(probe, capture_output=True, text=True, env=plain)
+        assert found.returncode == 0, found.stderr
+        assert found.stdout.splitlines()[-1] == "[]", args
+
+
+def test_json_writes_an_answer_of_integers_as_pydantic_does() -> None:
+    """The lean answer's JSON is ``json``'s only where it is pydantic's, byte for byte."""
+    from pydantic_core import to_json
+
+    from hive.cli.lean_sync import _integers_only
+    from hive.jsontext import dumps
+
+    done = {"a": ["naïve\u2028\x1b\x7f", None, True, 3, {"k": [], "e": {}}], "b": "x/<y>"}
+    assert _integers_only(done)
+    assert dumps(done, indent=2).encode() == to_json(done, indent=2).replace(b"\x7f", b"\\u007f")
+    assert not _integers_only({"a": [1e16]})
+    assert dumps({"a": 1e16}) != to_json({"a": 1e16}).decode()
+
+
 def test_the_first_sync_of_a_fresh_clone_is_answered_lean_as_the_full_cli_answers_it(
     clones: Clones, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

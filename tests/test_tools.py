@@ -62,6 +62,12 @@ def hive(
     )
 
 
+def arbiter(repo: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """Run hive as a person (no credential): who decides file-write proposals."""
+    person = {k: v for k, v in os.environ.items() if not k.startswith("HIVE_")}
+    return run_hive(["-C", str(repo), *args], input=stdin, env=person, module="hive.cli.main")
+
+
 def envelope(
     repo: Path, calls: list[dict[str, Any]], agent: str = "bob", *, process: bool = False
 ) -> dict[str, Any]:
@@ -418,12 +424,20 @@ def test_write_proposals_need_approval_and_allow_write(ws: Workspace, repo: Path
     envelope(repo, [{"name": "fs_write", "args": {"path": "docs/new.md", "content": "# hi\n"}}])
     listed = json.loads(hive(repo, "--json", "proposals", "list").stdout)
     assert [(p["path"], p["status"]) for p in listed] == [("docs/new.md", "pending")]
-    strictness = hive(repo, "proposals", "decide", "-", stdin='{"decisions": [{"path": 1}]}')
+    strictness = arbiter(repo, "proposals", "decide", "-", stdin='{"decisions": [{"path": 1}]}')
     assert strictness.returncode == 2 and "decisions must be" in strictness.stderr
     decision = json.dumps(
         {"decisions": [{"path": "docs/new.md", "action": "approve", "notes": "ok"}]}
     )
-    approved = json.loads(hive(repo, "--json", "proposals", "decide", "-", stdin=decision).stdout)
+    # an agent is not its own arbiter: bob, who proposed it, may not approve it
+    own = hive(repo, "proposals", "decide", "-", "--allow-write", stdin=decision)
+    assert own.returncode == 5 and not (repo / "docs/new.md").exists()
+    assert "or a person may decide file-write proposals" in own.stderr
+    assert "bob is neither" in own.stderr
+    assert json.loads(hive(repo, "--json", "proposals", "list").stdout)[0]["status"] == "pending"
+    approved = json.loads(
+        arbiter(repo, "--json", "proposals", "decide", "-", stdin=decision).stdout
+    )
     assert approved[0]["status"] == "approved" and not (repo / "docs/new.md").exists()
     applied = json.loads(
         hive(repo, "tools", "run", "--allow-write", stdin='{"tool_calls": []}').stdout

@@ -558,3 +558,30 @@ def test_hook_warnings_and_feedback_reach_an_mcp_client(ws: Workspace, repo: Pat
     assert len(stats) == 1  # no hook, no second block
     transcript = envelope(repo, [{"name": "hive_ready", "args": {}}], agent="m")
     assert transcript["results"][0]["hook_feedback"] == ["recheck"]
+
+
+def test_credentials_reach_neither_hooks_nor_the_event_log(ws: Workspace, repo: Path) -> None:
+    """A credential is shown once, to whoever registered: a post hook's input (an
+    audit hook often keeps it) has it masked, and what a hook prints (its input, its
+    environment's HIVE_AGENT_TOKEN) reaches the event log, readable by every agent,
+    masked too."""
+    from tests.test_tools import arbiter
+
+    audit = {"matcher": "swarmmail_init", "command": "cat > post.json; cat post.json"}
+    shows_env = {"matcher": "hive_ready", "command": 'echo "$HIVE_AGENT_TOKEN"'}
+    configure(repo, {"hooks": {"post_tool_use": [audit, shows_env]}})
+    text = json.dumps(
+        {"tool_calls": [{"name": "swarmmail_init", "args": {"agent_name": "newbie"}}]}
+    )
+    transcript = json.loads(arbiter(repo, "tools", "run", stdin=text).stdout)
+    token = transcript["results"][0]["result"]["token"]
+    assert token.startswith("hive_")  # the one who registered gets it
+    posted = (repo / "post.json").read_text()
+    assert token not in posted and '"token": "[redacted]"' in posted
+    envelope(repo, [{"name": "hive_ready", "args": {}}])  # bob, by his credential
+    bob = agent_env(repo, "bob")["HIVE_AGENT_TOKEN"]
+    log = (repo / ".git" / "hive" / "events.jsonl").read_text()
+    assert token not in log and bob not in log
+    assert [e["hooks"][0]["stdout"] for e in _events(repo) if e.get("tool") == "hive_ready"] == [
+        "[redacted]\n"
+    ]

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from hive.domain.workspace import Workspace
-from tests.test_tools import configure, envelope, hive
+from tests.test_tools import arbiter, configure, envelope, hive
 
 SECRET = "API_KEY=hunter2"
 
@@ -67,7 +67,7 @@ def test_permissions_are_checked_again_when_a_write_is_applied(ws: Workspace, re
     (repo / "docs/later").rmdir()
     os.symlink("../secrets", repo / "docs/later")  # swapped after the proposal
     decision = {"decisions": [{"path": "docs/later/x.txt", "action": "approve", "notes": ""}]}
-    applied = hive(
+    applied = arbiter(
         repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=json.dumps(decision)
     )
     report = json.loads(applied.stdout)
@@ -145,7 +145,7 @@ def test_a_failed_apply_leaves_no_temporary_file(ws: Workspace, repo: Path) -> N
     (repo / "docs").mkdir()
     (repo / "docs/a.md").mkdir()  # the target became a directory
     decision = {"decisions": [{"path": "docs/a.md", "action": "approve", "notes": ""}]}
-    result = hive(
+    result = arbiter(
         repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=json.dumps(decision)
     )
     assert json.loads(result.stdout)[0]["status"] == "failed"
@@ -157,7 +157,7 @@ def test_write_refused_when_the_file_changed_since_the_proposal(ws: Workspace, r
     envelope(repo, [{"name": "fs_write", "args": {"path": "README.md", "content": "new"}}])
     (repo / "README.md").write_text("edited by a human\n")
     decision = {"decisions": [{"path": "README.md", "action": "approve", "notes": ""}]}
-    result = hive(
+    result = arbiter(
         repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=json.dumps(decision)
     )
     assert json.loads(result.stdout)[0]["status"] == "failed"
@@ -182,7 +182,7 @@ def test_a_write_that_could_not_be_applied_is_an_error_of_decide(ws: Workspace, 
             {"path": "notes.md", "action": "approve", "notes": ""},
         ]
     }
-    result = hive(repo, "proposals", "decide", "-", "--allow-write", stdin=json.dumps(decision))
+    result = arbiter(repo, "proposals", "decide", "-", "--allow-write", stdin=json.dumps(decision))
     assert result.returncode == 1, result
     assert result.stderr == (
         "error: could not apply README.md: README.md changed since the write was proposed;"

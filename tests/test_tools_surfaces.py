@@ -18,7 +18,7 @@ from hive.tools.registry import CallContext, call_tool
 from tests.conftest import at_a_terminal, git
 from tests.hivefork import hive_command
 from tests.inprocess import fork_hive
-from tests.test_tools import envelope, hive
+from tests.test_tools import arbiter, envelope, hive
 
 
 def test_tools_cover_deps_reopen_delete_log_review_and_insights(ws: Workspace, repo: Path) -> None:
@@ -427,10 +427,10 @@ def test_decide_reject_unknown_paths_and_applies_once(ws: Workspace, repo: Path)
         ],
     )
     reject = json.dumps({"decisions": [{"path": "b.txt", "action": "reject"}]})
-    rejected = hive(repo, "--json", "proposals", "decide", "-", stdin=reject)
+    rejected = arbiter(repo, "--json", "proposals", "decide", "-", stdin=reject)
     assert json.loads(rejected.stdout)[0]["status"] == "rejected"
     unknown = json.dumps({"decisions": [{"path": "zz.txt", "action": "reject"}]})
-    missing = hive(repo, "proposals", "decide", "-", stdin=unknown)
+    missing = arbiter(repo, "proposals", "decide", "-", stdin=unknown)
     assert missing.returncode == 3 and "no pending proposal for zz.txt" in missing.stderr
     approve = json.dumps({"decisions": [{"path": "a.txt", "action": "approve"}]})
     command = ["-C", str(repo), "--json", "proposals", "decide", "-", "--allow-write"]
@@ -440,7 +440,7 @@ def test_decide_reject_unknown_paths_and_applies_once(ws: Workspace, repo: Path)
     assert statuses.count("applied") == 1
     assert (repo / "a.txt").read_text() == "A" and not (repo / "b.txt").exists()
     for malformed in ('{"decisions": []}', '[{"path": "a.txt"}]', '{"decisions": [{"path":'):
-        bad = hive(repo, "proposals", "decide", "-", stdin=malformed)
+        bad = arbiter(repo, "proposals", "decide", "-", stdin=malformed)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
@@ -464,16 +464,16 @@ def test_an_approved_proposal_decided_again_with_allow_write_is_written(
             ]
         }
     )
-    first = hive(repo, "--json", "proposals", "decide", "-", stdin=both)
+    first = arbiter(repo, "--json", "proposals", "decide", "-", stdin=both)
     assert [e["status"] for e in json.loads(first.stdout)] == ["approved", "approved"], first
     assert not (repo / "a.txt").exists() and not (repo / "b.txt").exists()
     again = json.dumps({"decisions": [{"path": "a.txt", "action": "approve"}]})
-    applied = hive(repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=again)
+    applied = arbiter(repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=again)
     assert applied.returncode == 0, applied
     assert [e["status"] for e in json.loads(applied.stdout)] == ["applied"]
     assert (repo / "a.txt").read_text() == "A"
     withdraw = json.dumps({"decisions": [{"path": "b.txt", "action": "reject"}]})
-    rejected = hive(repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=withdraw)
+    rejected = arbiter(repo, "--json", "proposals", "decide", "-", "--allow-write", stdin=withdraw)
     assert [e["status"] for e in json.loads(rejected.stdout)] == ["rejected"], rejected
     late = hive(repo, "tools", "run", "--allow-write", stdin='{"tool_calls": []}')
     assert "applied" not in json.loads(late.stdout) or not json.loads(late.stdout)["applied"]
@@ -492,7 +492,7 @@ def test_allow_write_with_a_broken_config_still_prints_the_transcript(
 
     envelope(repo, [{"name": "fs_write", "args": {"path": "a.txt", "content": "A"}}])
     approve = json.dumps({"decisions": [{"path": "a.txt", "action": "approve"}]})
-    hive(repo, "proposals", "decide", "-", stdin=approve)
+    arbiter(repo, "proposals", "decide", "-", stdin=approve)
     configure(repo, {"permissions": {"*": {"*": {"deny": ["a.txt"]}}}})
     result = hive(repo, "tools", "run", "--allow-write", stdin='{"tool_calls": []}')
     transcript = json.loads(result.stdout)

@@ -276,28 +276,47 @@ def _nothing_done(remote: str, state: str) -> dict[str, Any]:
 
 
 def _answer(inv: Invocation, done: dict[str, Any]) -> int:
-    """The full CLI's answer (``present._synced``, or the ``SyncResult`` as JSON)."""
+    """The full CLI's answer (``present._synced``, or the ``SyncResult`` as JSON), with
+    neither pydantic nor rich when the answer holds nothing they would write otherwise:
+    no number but integers in the JSON (``json`` writes the rest as pydantic does, with
+    ``ensure_ascii=False``: a conflict's values, a path in ``unresolved``), printable
+    lines (``lean.plain_text``, as ``output.say`` writes them when piped, which is the
+    only way this path prints text)."""
     answer_stands()
-    plain = not (done["conflicts"] or done["unresolved"])  # no text of a cell's in it
-    if inv.json and plain:
-        import json
+    if inv.json and _integers_only(done):
+        from hive.jsontext import dumps
 
-        sys.stdout.write(json.dumps(done, indent=2) + "\n")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(dumps(done, indent=2).encode("utf-8") + b"\n")
     elif inv.json:
         from pydantic_core import to_json
 
         from hive.jsontext import inert_bytes
 
         sys.stdout.buffer.write(inert_bytes(to_json(done, indent=2) + b"\n"))
-    elif plain:
-        sys.stdout.write("\n".join(synced_lines(done)) + "\n")
     else:
-        from hive.cli import output  # its ``say``: control characters shown as ?
+        from hive.cli.lean import plain_text
 
-        for line in synced_lines(done):
-            output.say(line)
+        lines = synced_lines(done)
+        if all(plain_text(line) for line in lines):
+            sys.stdout.write("\n".join(lines) + "\n")
+        else:
+            from hive.cli import output  # its ``say``: control characters shown as ?
+
+            for line in lines:
+                output.say(line)
     sys.stdout.flush()
     return 0
+
+
+def _integers_only(value: object) -> bool:
+    """Whether ``value`` holds no number but integers, and text keys only: ``json``
+    writes a float otherwise than pydantic (``1e+16``, ``Infinity``)."""
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _integers_only(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return all(_integers_only(item) for item in value)
+    return value is None or isinstance(value, str | int)  # (bool is an int)
 
 
 def synced_lines(done: dict[str, Any]) -> list[str]:

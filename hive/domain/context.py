@@ -134,7 +134,8 @@ def check_writer(ws: Workspace, key: str, value: Any, previous: Any) -> None:
     owner = sorted(named)[0]
     raise NotOwner(
         f"{key} holds {owner}'s {'phase' if key.startswith(READY_KEY) else 'findings'}: only"
-        f" {owner} writes it, {ws.actor} may not (write your own: {_own_key(key, ws.actor)})",
+        f" {owner} writes or removes it, {ws.actor} may not (write your own:"
+        f" {_own_key(key, ws.actor)})",
         owner=owner,
         field="key",
     )
@@ -239,10 +240,13 @@ def ctx_entries(ws: Workspace, *, prefix: str | None = None) -> list[CtxEntry]:
 
 
 def ctx_delete(ws: Workspace, *, key: str) -> CtxValue:
-    """Remove ``key``; returns what it held."""
+    """Remove ``key``; returns what it held. Removing a value that names an agent is
+    that agent's to do, as writing it is (:func:`check_writer`)."""
     check_key(key)
     with coord_db.write(state_dir(ws)) as db:
         row = db.execute("SELECT value, version FROM ctx WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            check_writer(ws, key, json.loads(row[0]), None)  # the agents it names
         db.execute("DELETE FROM ctx WHERE key = ?", (key,))
     if row is None:
         return CtxValue(key=key)

@@ -43,6 +43,7 @@ from hive.models.seeds import (
 )
 from hive.store.cache import CellIndex
 from hive.store.cells import format_time
+from hive.times import to_milliseconds
 
 PRIORITIES = {"critical": 0, "high": 1, "normal": 2, "low": 3}
 PRIORITY_NAMES = {0: "critical", 1: "high", 2: "normal", 3: "low", 4: "low"}
@@ -112,7 +113,7 @@ def delegate_task(
         permissions.require_grant(
             ws, agent=delegator, resource=resource_type, what=f"delegating to {target}"
         )
-    deadline = utc_now() + timedelta(milliseconds=timeout)
+    deadline = to_milliseconds(utc_now() + timedelta(milliseconds=timeout))
     metadata = {
         "delegated_by": delegator,
         "deadline": format_time(deadline),

@@ -289,8 +289,13 @@ def run_hooks(
 
 
 def _run_hook(hook: Hook, phase: str, root: str, tool: str, payload: dict[str, Any]) -> HookRun:
+    """One hook's run. A credential (``swarmmail_init``'s new one in a post hook's
+    input, the agent's own if the hook prints its environment) is masked in what the
+    hook is given and in what it printed, which the event log keeps."""
+    from hive.store.credentials import masked
+
     env = {**os.environ, "HIVE_TOOL": tool, "HIVE_AGENT": str(payload.get("agent") or "")}
-    data = json.dumps(payload, default=str).encode()
+    data = masked(json.dumps(payload, default=str)).encode()
     run = run_killable(hook.command, cwd=root, timeout=hook.timeout, stdin_data=data, env=env)
     code, out, err = run.exit_code, run.stdout, run.stderr
     if code is None:
@@ -299,8 +304,8 @@ def _run_hook(hook: Hook, phase: str, root: str, tool: str, payload: dict[str, A
         phase=phase,
         command=hook.command,
         exit_code=code,
-        stdout=out.decode("utf-8", "replace")[-HOOK_OUTPUT_LIMIT:],
-        stderr=err.decode("utf-8", "replace")[-HOOK_OUTPUT_LIMIT:],
+        stdout=masked(out.decode("utf-8", "replace"))[-HOOK_OUTPUT_LIMIT:],
+        stderr=masked(err.decode("utf-8", "replace"))[-HOOK_OUTPUT_LIMIT:],
     )
 
 

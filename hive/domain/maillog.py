@@ -590,7 +590,7 @@ def message_event(
         )
     unknown = [name for name in recipients if name not in state.agents]
     if unknown:
-        known = ", ".join(sorted(state.agents)) or "none"
+        known = ", ".join(sorted(set(state.agents) - set(retired))) or "none"
         hint = (
             " ('coordinator' reaches the coordinator of the epic named by thread_id)"
             if COORDINATOR in unknown

@@ -55,6 +55,19 @@ def override_role(
     return None
 
 
+def require_override_role(
+    ws: Workspace, agent: str, *, action: str, snap: Snapshot | None = None
+) -> None:
+    """NotOwner unless the actor is a coordinator or a person (``action`` says what
+    only they may do; ``agent`` is the actor as the message names it)."""
+    if override_role(ws, snap) is None:
+        named = ", ".join(configured_coordinators(ws, snap)) or "none configured"
+        raise NotOwner(
+            f"only a coordinator (.hive/config.yaml coordinators: {named}) or a person may"
+            f" {action}; {agent} is neither"
+        )
+
+
 def is_claimed(cell: Cell) -> bool:
     return bool(cell.assignee) and not cell.is_closed
 

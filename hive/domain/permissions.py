@@ -31,6 +31,7 @@ from hive.models.policy import RESOURCES, PermissionPolicy, PolicyRule, parse_po
 from hive.models.seeds import PermissionAnswer, PermissionDecision
 from hive.store import layout
 from hive.store.yamlio import dumps, load_mapping
+from hive.times import to_milliseconds
 
 PERMISSIONS_DIR = layout.PERMISSIONS_DIR
 MAX_JUSTIFICATION = 2000
@@ -152,7 +153,7 @@ def _decision(
         reason=reason,
         rule=rule,
         decided_at=now,
-        expires_at=now + timedelta(seconds=ttl) if granted and ttl else None,
+        expires_at=to_milliseconds(now + timedelta(seconds=ttl)) if granted and ttl else None,
     )
 
 

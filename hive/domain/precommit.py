@@ -46,7 +46,7 @@ from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, HiveError, InvalidInput
 from hive.git.index import read_entries
 from hive.git.refs import HeadRef
-from hive.git.repo import Snapshot
+from hive.git.repo import REGULAR_MODE, Snapshot, staged_mode
 from hive.models import utc_now
 from hive.models.base import HiveModel
 from hive.models.reservation import Reservation
@@ -113,9 +113,12 @@ class StagedState:
 
 
 def staged_state(ws: Workspace) -> StagedState:
-    """Paths whose index entry differs from HEAD, and HEAD overlaid with staged .hive/ files."""
+    """Paths whose index entry differs from HEAD (its blob, or its mode alone: an
+    executable bit set on a reserved file changes it as git commits it), and HEAD
+    overlaid with staged .hive/ files."""
     head = ws.git.snapshot()
     head_files = head.listing("") if head.tree else {}
+    head_modes = ws.git.unusual_modes(head.tree) if head.tree else {}
     entries = read_entries(index_path(ws))
     staged: set[str] = set()
     submodules: set[str] = set()
@@ -124,7 +127,11 @@ def staged_state(ws: Workspace) -> StagedState:
             if head.tree is None or ws.git.lookup_path(head.tree, path) != entry.sha.decode():
                 staged.add(path)
                 submodules.add(path)
-        elif entry.stage != 0 or head_files.get(path) != entry.sha.decode():
+        elif (
+            entry.stage != 0
+            or head_files.get(path) != entry.sha.decode()
+            or staged_mode(entry.mode) != head_modes.get(path, REGULAR_MODE)
+        ):
             staged.add(path)
     staged.update(path for path in head_files if path not in entries)
     overlay: dict[str, str | None] = {}

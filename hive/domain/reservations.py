@@ -24,10 +24,10 @@ from hive.domain import reservecore
 from hive.domain.config_sections import agent_profile, parsed_section
 from hive.domain.ownership import (
     check_owner,
-    configured_coordinators,
     override_role,
     override_trailers,
     record_overrides,
+    require_override_role,
 )
 from hive.domain.path_rules import (
     PathPermissionDenied,
@@ -250,7 +250,7 @@ def reserve(
     def plan(snap: Snapshot) -> tuple[list[Change], str, Any]:
         ws.config(snap)  # reservations are only enforced in an initialised hive
         if force:
-            _require_override_role(ws, snap, agent)
+            require_override_role(ws, agent, action="force a reservation", snap=snap)
         _refuse_denied(ws, snap, agent, patterns)
         now = utc_now()
         loaded = load_reservations(ws, snap)
@@ -490,17 +490,6 @@ def _conflict_error(found: list[ConflictDetail]) -> ReservationConflict:
     )
 
 
-def _require_override_role(
-    ws: Workspace, snap: Snapshot, agent: str, *, action: str = "force a reservation"
-) -> None:
-    if override_role(ws, snap) is None:
-        named = ", ".join(configured_coordinators(ws, snap)) or "none configured"
-        raise NotOwner(
-            f"only a coordinator (.hive/config.yaml coordinators: {named}) or a person may"
-            f" {action}; {agent} is neither"
-        )
-
-
 def _resolve_cell(ws: Workspace, cell: str | None) -> str | None:
     if cell is None:
         return None
@@ -682,8 +671,8 @@ def release_for_holder(
         if holder != actor:
             role = "coordinator" if as_coordinator else override_role(ws, snap)
             if role is None:
-                _require_override_role(
-                    ws, snap, actor, action="release another agent's reservation"
+                require_override_role(
+                    ws, actor, action="release another agent's reservation", snap=snap
                 )
             overrides = [
                 Override(

@@ -70,7 +70,9 @@ from hive.record import Frozen, Record, suppress
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
-    from typing import Any
+    from typing import Any, TypeVar
+
+    _Fact = TypeVar("_Fact")  # what GitRepo._blobs_below keeps of each blob
 
     from dulwich.objects import Commit
     from dulwich.refs import Ref
@@ -88,6 +90,27 @@ def _ref(name: str) -> Ref:
 
 TREE_MODE = 0o040000
 SYMLINK_MODE = 0o120000
+REGULAR_MODE = 0o100644
+EXECUTABLE_MODE = 0o100755
+
+
+def _blob_sha(_mode: int, sha: str) -> str:
+    return sha
+
+
+def _unusual_mode(mode: int, _sha: str) -> int | None:
+    staged = staged_mode(mode)
+    return None if staged == REGULAR_MODE else staged
+
+
+def staged_mode(mode: int) -> int:
+    """A blob's mode as git stages it: a regular file is 0o100644 or, with any
+    executable bit, 0o100755 (old trees may hold 0o100664); others as they are."""
+    if mode & 0o170000 == 0o100000:
+        return EXECUTABLE_MODE if mode & 0o111 else REGULAR_MODE
+    return mode
+
+
 MAX_CAS_ATTEMPTS = 50
 BULK_OBJECTS = 256  # a write of this many blobs or more (an import) goes into one pack
 WAIT_LONGER = (
@@ -333,6 +356,7 @@ class GitRepo:
         self._tree_cache: dict[str, dict[bytes, tuple[int, str]]] = {}
         self._commit_trees: dict[str, str] = {}
         self._listing_cache: dict[str, dict[str, str]] = {}
+        self._modes_cache: dict[str, dict[str, int]] = {}
         self._empty_tree_sha: str | None = None
         self._config_cache: tuple[tuple[object, ...], Any] | None = None
         self._shallow_cache: tuple[tuple[int, int], frozenset[str]] | None = None
@@ -564,21 +588,38 @@ class GitRepo:
 
     def tree_listing(self, tree_sha: str, prefix: str) -> dict[str, str]:
         """All blobs below a tree: path (joined to ``prefix``) -> sha. Cached per tree."""
+        return self._blobs_below(self._listing_cache, tree_sha, prefix, _blob_sha)
+
+    def unusual_modes(self, tree_sha: str, prefix: str = "") -> dict[str, int]:
+        """The blobs below a tree whose mode is not a plain file's: path -> the mode as
+        git stages it (0o100755 for an executable, 0o120000 for a symlink); a file not
+        named is 0o100644. :meth:`tree_listing` gives their shas. Cached per tree."""
+        return self._blobs_below(self._modes_cache, tree_sha, prefix, _unusual_mode)
+
+    def _blobs_below(
+        self,
+        cache: dict[str, dict[str, _Fact]],
+        tree_sha: str,
+        prefix: str,
+        fact: Callable[[int, str], _Fact | None],
+    ) -> dict[str, _Fact]:
+        """path -> ``fact(mode, sha)`` of every blob below a tree (None: left out), kept
+        in ``cache`` for each tree walked."""
         key = f"{tree_sha}:{prefix}"
-        cached = self._listing_cache.get(key)
+        cached = cache.get(key)
         if cached is not None:
             return cached
-        files: dict[str, str] = {}
+        found: dict[str, _Fact] = {}
         for name, (mode, sha) in self.tree_items(tree_sha).items():
             child = f"{prefix}/{name.decode()}" if prefix else name.decode()
             if mode == TREE_MODE:
-                files.update(self.tree_listing(sha, child))
-            elif mode != 0o160000:
-                files[child] = sha
-        if len(self._listing_cache) > 4096:
-            self._listing_cache.clear()
-        self._listing_cache[key] = files
-        return files
+                found.update(self._blobs_below(cache, sha, child, fact))
+            elif mode != 0o160000 and (value := fact(mode, sha)) is not None:
+                found[child] = value
+        if len(cache) > 4096:
+            cache.clear()
+        cache[key] = found
+        return found
 
     def iter_commits(
         self, start: str | None = None, limit: int | None = None

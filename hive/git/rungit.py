@@ -17,12 +17,15 @@ if TYPE_CHECKING:
 FETCH_TIMEOUT = 120
 
 
-def run_git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real ``git`` run in ``root`` (output captured; a missing git is a GitError).
+def run_git(
+    root: str, *args: str, input_text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real ``git`` run in ``root`` (output captured, ``input_text`` its standard
+    input; a missing git is a GitError).
 
     In English (``LC_ALL=C``): its messages are read (a failure's reason, a fetch racing
     another), and git speaks the user's language otherwise (``LANGUAGE=de``: "Fehler:")."""
-    result: subprocess.CompletedProcess[str] = _run(root, args, text=True)
+    result: subprocess.CompletedProcess[str] = _run(root, args, text=True, input_text=input_text)
     return result
 
 
@@ -32,12 +35,15 @@ def run_git_bytes(root: str, *args: str) -> subprocess.CompletedProcess[bytes]:
     return result
 
 
-def _run(root: str, args: tuple[str, ...], *, text: bool) -> subprocess.CompletedProcess[Any]:
+def _run(
+    root: str, args: tuple[str, ...], *, text: bool, input_text: str | None = None
+) -> subprocess.CompletedProcess[Any]:
     import subprocess
 
     try:
         return subprocess.run(
             ["git", "-C", root, *args],
+            input=input_text,
             capture_output=True,
             text=text,
             check=False,

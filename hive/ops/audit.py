@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, ValidationError
 
 from hive.domain.files import Proposal
-from hive.errors import Conflict, InvalidInput
+from hive.errors import Conflict, InvalidInput, NotOwner
 from hive.models.audit import Decided, Event
 from hive.ops.spec import CLI_ONLY, Command, Operation, Params, declare
 
@@ -40,12 +40,20 @@ class DecideParams(Params):
 
 
 def _decide(ws: Workspace, a: DecideParams) -> list[Decided]:
-    """Apply the decisions; an approved write is checked again against the proposing
-    agent's fs_write permissions. A decision naming no pending proposal is reported
+    """Apply the decisions (a coordinator's or a person's: an agent does not arbitrate
+    writes); an approved write is checked again against the proposing agent's fs_write
+    permissions. A decision naming no pending proposal is reported
     (``no_pending_proposal``), not raised: the others still apply."""
     from hive.domain.agents import write_check
     from hive.domain.files import decide
+    from hive.domain.ownership import require_override_role
 
+    require_override_role(
+        ws,
+        ws.actor,
+        action="decide file-write proposals (an agent is not its own arbiter: ask one"
+        " to run 'hive proposals decide')",
+    )
     state_dir = ws.git.paths.hive_state_dir
     report = decide(
         ws.root, state_dir, a.decisions, allow_write=a.allow_write, check=write_check(ws)
@@ -94,7 +102,7 @@ declare(
         result=list[Decided],
         run=_decide,
         writes=True,
-        errors=(InvalidInput, Conflict),
+        errors=(InvalidInput, Conflict, NotOwner),
         surfaces=CLI_ONLY,
         commands=(
             Command(("proposals", "decide"), arguments=("decisions",), defaults={"decisions": "-"}),
@@ -102,7 +110,8 @@ declare(
         help='Apply an arbiter\'s {"decisions": [...]} to pending proposals (exit 3 when a'
         " decision names no pending proposal, 1 when an approved write could not be"
         " applied). An approved proposal decided again with --allow-write is"
-        " written.\n\nDECISIONS is a file with the JSON, or '-' for standard input.",
+        " written. The arbiter is a person or a coordinator: an agent is not its own"
+        " (exit 5).\n\nDECISIONS is a file with the JSON, or '-' for standard input.",
     ),
     Operation(
         name="events",

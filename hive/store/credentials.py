@@ -43,6 +43,17 @@ def new_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
+def masked(text: str) -> str:
+    """``text`` with every credential in it (``hive_`` and 43 URL-safe characters, as
+    :func:`new_token` makes them) replaced by ``[redacted]``: for what hive hands on or
+    keeps beyond the one who registered (a hook's input, what a hook printed)."""
+    if TOKEN_PREFIX not in text:
+        return text
+    import re
+
+    return re.sub(TOKEN_PREFIX + r"[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", "[redacted]", text)
+
+
 def hash_token(token: str) -> str:
     return sha256_hex(token.strip().encode("utf-8"))  # CPython's own: no OpenSSL loaded
 

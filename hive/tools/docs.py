@@ -192,7 +192,9 @@ Hooks: `matcher` is a regular expression that must match the *whole* tool name
 (`hive_create` does not fire on `hive_create_epic`; use `hive_create.*`).
 A hook is a shell command run in the repository (or the agent's `directory`) with the
 call as JSON on stdin (`tool`, `agent`, `args`; a post hook also gets the outcome,
-`result` or `error` and `code`) and `$HIVE_TOOL` / `$HIVE_AGENT` set.
+`result` or `error` and `code`) and `$HIVE_TOOL` / `$HIVE_AGENT` set. A credential
+in that JSON (`swarmmail_init`'s new `token`) is masked as `[redacted]`, as is one in
+what the hook prints (its stdout and stderr go to the event log).
 `timeout` (alias `timeout_seconds`, default 10) kills the hook's process group. A hook
 is done when its command exits (its exit code decides); what it left in the background
 still holding its output (`notify &`) is killed with the group.
@@ -247,7 +249,9 @@ escaped (`bad\\xffname.txt`) on every surface.
 
 Write proposals: `fs_write` never writes directly; a directory, `.`, a trailing `/`,
 `.hive/` or what is not a regular file (a named pipe) is refused. It queues a
-proposal (`hive proposals list`); an arbiter answers with strict JSON
+proposal (`hive proposals list`); an arbiter (a person, or a coordinator: an agent is
+not its own arbiter, and an agent's `hive proposals decide` is refused, `not_owner`,
+exit 5) answers with strict JSON
 `{"decisions": [{"path": ..., "action": "approve"|"reject", "notes": ...}]}`
 (`hive proposals decide FILE|-`; exit 3 when a decision names no pending
 proposal, 1 when an approved write could not be applied), and approved writes are

@@ -47,6 +47,7 @@ from hive.errors import (
     PathOutsideRepository,
     ReservationConflict,
 )
+from hive.git.ignores import ignored_untracked
 from hive.git.repo import Change, Snapshot
 from hive.models import Cell, utc_now
 from hive.models.outcome import Outcome
@@ -111,6 +112,7 @@ def swarm_complete(
         raise InvalidInput("error_count and retry_count must be >= 0")
     checked = check_evaluation(evaluation)
     touched = normalize_touched(ws.root, files_touched or [])
+    refuse_ignored(ws.root, touched)
     cell = _completable_cell(ws, cell_id, force=force, reason=reason)
     gate = run_verification(ws, touched) if run_gate else []
     completion = _Completion(
@@ -475,6 +477,22 @@ def _relative_path(root: str, real_root: str, raw: str) -> str:
         raise InvalidInput(f"{raw!r} resolves (through a symlink) to .git, .hive or the root")
     _refuse_symlinked_parent(real_root, relative, raw)
     return relative
+
+
+def refuse_ignored(root: str, touched: Sequence[str]) -> None:
+    """A touched file git ignores and does not track (a ``.env``, a build output) is
+    refused, as ``git add`` refuses it: listed by mistake, it would put a secret or
+    scratch file into history. A deleted one is left to the deletion check."""
+    present = [path for path in touched if os.path.lexists(os.path.join(root, path))]
+    ignored = ignored_untracked(root, present)
+    if ignored:
+        named = "; ".join(f"{path} is ignored by git ({rule})" for path, rule in ignored.items())
+        raise InvalidInput(
+            f"{named}, so nothing was changed: leave it out of files_touched, or, if it"
+            f" belongs in the repository, run 'git add -f {next(iter(ignored))}' and complete"
+            " again",
+            field="files_touched",
+        )
 
 
 def _is_private(relative: str) -> bool:
