@@ -1869,3 +1869,22 @@ def test_a_forked_worker_s_fallback_on_dulwich_is_ready_too(ws: Workspace, repo:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n", done.stdout
+
+
+def test_a_dependent_starts_once_its_blocker_s_worker_is_settled(ws: Workspace, repo: Path) -> None:
+    """A subtask started as soon as its blocker's cell was closed, while the blocker's
+    worker was still running after its swarm_complete: the run told `started B` before
+    `completed A` (a dependency order broken, to whoever watched), and B's worker began
+    before the runner had settled A (its leftover reservations, its scope check)."""
+    epic, base, top = make_epic(
+        ws,
+        [
+            {"title": "Base", "files": ["src/base.py"]},
+            {"title": "Top", "files": ["src/top.py"], "dependencies": [0]},
+        ],
+    )
+    lingering = f"{agent_cmd()} && sleep 1"  # each worker lingers after its completion
+    result, events = run(ws, epic, lingering, workers=2)
+    assert result.finished and sorted(result.completed) == sorted([base, top])
+    told = [(e.event, e.cell_id) for e in events if e.event in ("completed", "worker_started")]
+    assert told.index(("completed", base)) < told.index(("worker_started", top)), told

@@ -463,8 +463,12 @@ class _Runner:
 
     def _ready(self) -> list[Cell]:
         """The epic's ready subtasks this run may start now: not running, not skipped,
-        and not assigned to the agent of a running worker (its credential is re-issued
-        for each worker, which would cut off the one running: it waits its turn)."""
+        not assigned to the agent of a running worker (its credential is re-issued for
+        each worker, which would cut off the one running: it waits its turn), and not
+        waiting on a blocker whose worker is still running: a worker closes its cell
+        with swarm_complete before it exits, and its subtask is settled (merged, its
+        leftover reservations released, `completed` told) only once it has, so its
+        dependents start after that, never before it is told."""
         index = self.ws.cells()
         family = {cell.id for cell in self._subtasks(index)}
         busy = {worker.job.agent for worker in self.running.values()}
@@ -475,6 +479,9 @@ class _Runner:
             and cell.id not in self.running
             and cell.id not in self.skipped
             and cell.assignee not in busy
+            and not any(
+                dep.type == "blocks" and dep.target in self.running for dep in cell.dependencies
+            )
         ]
 
     def _can_dispatch(self) -> bool:
