@@ -106,6 +106,28 @@ def test_equal_times_are_decided_the_same_way_on_both_sides() -> None:
     assert merged.title in ("A", "B")
 
 
+def test_sides_are_encoded_only_to_break_a_tie_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The winner of scalar fields is the later side; the encoded bytes decide only
+    between equal times, but both sides were encoded for every merge (most of the
+    time ``hive doctor`` spends merging cells with many comments to check syncs)."""
+    import hive.store.celldoc
+
+    encoded: list[object] = []
+    real = hive.store.celldoc.encode
+
+    def counted(plain: Any) -> Any:
+        encoded.append(plain)
+        return real(plain)
+
+    monkeypatch.setattr(hive.store.celldoc, "encode", counted)
+    merged = both_ways(cell(), cell(title="A", updated_at=later(1)), cell(title="B"))
+    assert merged.title == "A" and encoded == []
+    tie = both_ways(
+        cell(), cell(title="A", updated_at=later(1)), cell(title="B", updated_at=later(1))
+    )
+    assert tie.title == "B" and len(encoded) == 4  # (both ways round: two sides each)
+
+
 def test_notes_from_both_sides_are_kept() -> None:
     base = cell(notes="first")
     ours = cell(notes="first\nours added", updated_at=later(1))
