@@ -208,3 +208,50 @@ def no_room(exc: BaseException) -> str | None:
         " reached): free some space, then see with 'hive log' whether the change was made"
         " before running the command again"
     )
+
+
+# dulwich's errors of an object it cannot read as what its id says (named, not imported:
+# dulwich is the git layer's alone, and this module is imported by every process)
+_DAMAGED_OBJECT_ERRORS = frozenset(
+    {
+        "ObjectFormatException",
+        "ChecksumMismatch",
+        "NotTreeError",
+        "NotCommitError",
+        "NotBlobError",
+        "NotTagError",
+        "ApplyDeltaError",
+    }
+)
+
+
+def damaged_repository(exc: BaseException) -> str | None:
+    """What to say of a git object hive needed and could not read (a missing object, a
+    damaged loose object or pack: dulwich's ``KeyError`` of an object id, its format
+    and checksum errors, zlib's), else None: the repository is at fault, not hive,
+    and ``git fsck`` names what is broken."""
+    kind = type(exc)
+    if kind.__module__.startswith("dulwich") and kind.__name__ in _DAMAGED_OBJECT_ERRORS:
+        what = f"{kind.__name__}: {exc}"
+    elif kind.__module__ == "zlib":
+        what = f"a compressed object does not inflate: {exc}"
+    elif isinstance(exc, KeyError) and _object_id(exc.args):
+        what = f"object {_object_id(exc.args)} is missing"
+    else:
+        return None
+    return (
+        f"a git object hive needs cannot be read ({what}): the repository is damaged;"
+        " 'git fsck' names what is broken; restore it (from another clone or a backup),"
+        " then run the command again"
+    )
+
+
+def _object_id(args: tuple[object, ...]) -> str | None:
+    """The hex object id a ``KeyError`` of dulwich's object store names, else None."""
+    if len(args) != 1 or not isinstance(args[0], (bytes, str)):
+        return None
+    text = args[0].decode("ascii", "replace") if isinstance(args[0], bytes) else args[0]
+    hexdigits = "0123456789abcdef"
+    if len(text) in (40, 64) and all(char in hexdigits for char in text):
+        return text
+    return None

@@ -260,7 +260,7 @@ def internal_error(exc: Exception, *, as_json: bool = False) -> int:
     set."""
     if os.environ.get("HIVE_DEBUG"):
         raise exc
-    from hive.errors import GitError, no_room
+    from hive.errors import CorruptFile, GitError, damaged_repository, no_room
 
     full = no_room(exc)
     if full is not None:  # not a bug: the disk (or a limit) is full
@@ -268,6 +268,12 @@ def internal_error(exc: Exception, *, as_json: bool = False) -> int:
         if as_json:
             json_error(full, GitError.code)
         return GitError.exit_code
+    damaged = damaged_repository(exc)
+    if damaged is not None:  # not a bug: git's objects are missing or damaged
+        say(sys.stderr, f"error: {damaged}\n")
+        if as_json:
+            json_error(damaged, CorruptFile.code)
+        return CorruptFile.exit_code
     name = type(exc).__name__
     from hive.text import shown_lines
 

@@ -54,7 +54,7 @@ error (code `internal_error`) and Ctrl-C (code `interrupted`).
 | 4 | conflict (already claimed, blocked, dependency cycle, reservation conflict, dirty hive file) |
 | 5 | permission denied, not registered (mail of a caller with no mailbox: a person) |
 | 6 | lock timeout |
-| 7 | corrupt file |
+| 7 | corrupt file (a hive file, or a git object hive needs: `git fsck` says which) |
 | 8 | git error (a remote out of reach; no identity git accepts under `user.useConfigOnly`) |
 | 9 | a verification gate or an evaluation did not pass (nothing written) |
 | 10 | rate limited (a tool call or an agent's command refused by `tools.rate_limits`) |

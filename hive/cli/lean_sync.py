@@ -56,9 +56,11 @@ from hive.git.remote import (
     MAIL_REF,
     PUSH_REFSPEC,
     STATE_REF,
+    check_hive_refs,
     fetch_refs,
     fetch_refspec,
     hand_over_fetch,
+    shown_remote,
     tracking_ref,
 )
 
@@ -130,7 +132,9 @@ def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
             named = _configured(repo.paths.root, remote)
             if named is None:
                 return None
+            check_hive_refs(repo, None)  # git's fetch stops at a local ref naming no object
             fetch_refs(repo.paths.root, remote, HIVE_REFS, tracking_ref(remote, "*"))
+            check_hive_refs(repo, remote)
             done = _fetched(inv, prepared, remote, named)
     except (LockTimeout, GitError) as exc:
         return report(inv, exc)
@@ -258,7 +262,7 @@ def contest_possible(repo: GitRepo, snap: Snapshot, changes: list[Change]) -> bo
 def _nothing_done(remote: str, state: str) -> dict[str, Any]:
     """``run_rounds``'s answer for a sync that did nothing."""
     return {
-        "remote": remote,
+        "remote": shown_remote(remote),
         "attempts": 1,
         "commit": None,
         "state": state,

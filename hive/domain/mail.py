@@ -54,7 +54,14 @@ from hive.domain.maillog import require_agent as _require_agent
 from hive.domain.maillog import state_of as _state
 from hive.domain.workspace import Workspace
 from hive.errors import GitError, HiveError, NotFound, NotOwner, NotRegistered
-from hive.git.remote import check_remote, fetch_ref, push_ref, remote_ref, tracking_ref
+from hive.git.remote import (
+    check_remote,
+    fetch_ref,
+    push_ref,
+    remote_ref,
+    shown_remote,
+    tracking_ref,
+)
 from hive.models import utc_now
 from hive.models.identity import Override
 from hive.models.mail import (
@@ -613,13 +620,13 @@ def _sync_mail_locked(ws: Workspace, name: str, timeout: float) -> MailSyncResul
         local = ws.git.ref_value(MAIL_REF)
         if local is None or local == theirs or push_ref(ws.root, name, MAIL_REF):
             return MailSyncResult(
-                remote=name,
+                remote=shown_remote(name),
                 tip=local,
                 received=received,
                 merged=merged,
                 pushed=local is not None and local != theirs,
             )
-    raise GitError(f"{name}'s {MAIL_REF} kept moving while syncing; try again")
+    raise GitError(f"{shown_remote(name)}'s {MAIL_REF} kept moving while syncing; try again")
 
 
 def post_notice(ws: Workspace, *, key: str, to: list[str], subject: str, body: str) -> bool:

@@ -433,11 +433,13 @@ def join_log(ws: MailHost, theirs: str, remote: str, lock_timeout: float | None 
     commit; no event lost, none twice); how many messages arrived. ``lock_timeout``:
     the write lock's wait (default: the host's). The full sync's and the lean one's
     (``hive/cli/lean_sync.py``), and ``hive mail sync``'s."""
+    from hive.git.remote import shown_remote  # a sync's module: not at a lean start-up
+
     known = set(state_of(ws).messages)
     ws.git.merge_into_ref(
         MAIL_REF,
         theirs,
-        message=f"hive-mail: merge {MAIL_REF} from {remote}\n",
+        message=f"hive-mail: merge {MAIL_REF} from {shown_remote(remote)}\n",
         author=author_of(ws, ws.principal.name),
         lock_timeout=ws.lock_timeout() if lock_timeout is None else lock_timeout,
         lock_name="mail.lock",

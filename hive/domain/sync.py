@@ -50,10 +50,12 @@ from hive.git.remote import (
     PUSH_REFSPEC,
     STATE_REF,
     STATE_TRAILER,
+    check_hive_refs,
     check_remote,
     fetch_refs,
     fetch_refspec,
     push_refs,
+    shown_remote,
     take_handed_over_fetch,
     tracking_ref,
 )
@@ -71,7 +73,7 @@ from hive.git.syncref import (
     seen_commit,
     state_commit,
 )
-from hive.store.layout import CELLS_DIR, HIVE_DIR, cell_id_from_path
+from hive.store.layout import CELLS_DIR, CONFIG_PATH, HIVE_DIR, cell_id_from_path
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:  # pydantic's models: imported where used (the lean sync never needs them)
@@ -259,14 +261,19 @@ def run_rounds(
     for attempt in range(first, SYNC_ATTEMPTS + 1):
         report("fetching", 0, 3)
         if attempt > first or carried is None or not carried["fetched"]:
+            check_hive_refs(sy.git, None)  # git's fetch stops at a local ref naming no object
             fetch_refs(sy.root, name, HIVE_REFS, tracking_ref(name, "*"))
+        check_hive_refs(sy.git, name)
         report("merging", 1, 3)
         try:
+            pushed_here = _merge_pushed_here(sy, name)
             merged = _merge_state(sy, name)
         except Uncommon as exc:
             exc.carried = {"totals": totals, "commit": commit, "attempt": attempt}
             raise
-        commit = merged.get("commit") or commit
+        commit = merged.get("commit") or pushed_here.get("commit") or commit
+        totals["received"] += pushed_here.get("received", 0)
+        totals["conflicts"] = totals["conflicts"] + pushed_here.get("conflicts", [])
         for key in ("conflicts", "unresolved", "contested"):
             totals[key] = totals[key] + merged[key]
         totals["received"] += merged["received"]
@@ -282,7 +289,7 @@ def run_rounds(
                 _remember_push(sy, name, refs)
             report("done", 3, 3)
             return {
-                "remote": name,
+                "remote": shown_remote(name),
                 "attempts": attempt,
                 "commit": commit,
                 "state": sy.git.ref_value(STATE_REF),
@@ -294,7 +301,8 @@ def run_rounds(
                 "contested": totals["contested"],
             }
     raise GitError(
-        f"{name}'s hive refs kept moving while syncing ({SYNC_ATTEMPTS} tries); try again"
+        f"{shown_remote(name)}'s hive refs kept moving while syncing ({SYNC_ATTEMPTS} tries);"
+        " try again"
     )
 
 
@@ -311,7 +319,7 @@ def _remember_push(sy: Syncing, remote: str, refs: list[str]) -> None:
         pushed, fetched = sy.git.ref_value(ref), sy.git.ref_value(tracking)
         if pushed is not None and pushed != fetched:
             head = HeadRef(ref=tracking, commit=fetched)
-            message = f"hive sync: pushed to {remote}"
+            message = f"hive sync: pushed to {shown_remote(remote)}"
             sy.git.swap_ref(head, pushed, sy.identity(), message, sy.lock_timeout())
 
 
@@ -328,22 +336,54 @@ def _to_push(sy: Syncing, remote: str, ref: str, everything: bool) -> bool:
 # ------------------------------------------------------------------ cells and files
 
 
-def _merge_state(ws: Syncing, remote: str) -> dict[str, Any]:
-    """Merge the remote state into this branch (one commit) and record it on STATE_REF.
-    Only the files that differ between this branch's ``.hive`` and the remote state's
-    are read (:func:`syncref.differing_files`): a sync's cost follows what changed, not
-    the number of cells."""
+def _merge_pushed_here(ws: Syncing, remote: str) -> dict[str, Any]:
+    """Bring into this branch what this clone's STATE_REF holds and the remote's state
+    lacks: another clone wrote it (``hive sync ../this-clone``, or a plain ``git push``
+    with the refspecs ``hive init`` adds). Merging the remote's state alone took that
+    state as the base both sides agreed on and made it a parent of the next one,
+    without its files: its edits were dropped, here and then in the clone that wrote
+    them. A state this clone recorded itself is its branch's, or older: nothing to do.
+    What it merged: :func:`_merge_state`'s answer ({} when nothing)."""
     git = ws.git
+    local = git.ref_value(STATE_REF)
     theirs = git.ref_value(tracking_ref(remote, "state"))
+    if local is None or local == theirs or (theirs is not None and git.is_ancestor(local, theirs)):
+        return {}
+    if not _holds_a_hive(git, hive_tree(git, local)):
+        return {}  # not a hive's state: nothing to bring
+    return _merge_state(ws, f"{STATE_REF} (another clone's sync)", theirs=local)
+
+
+def _merge_state(ws: Syncing, remote: str, *, theirs: str | None = None) -> dict[str, Any]:
+    """Merge the remote state (``theirs``: that commit instead) into this branch (one
+    commit) and record it on STATE_REF (not when ``theirs`` is given). Only the files
+    that differ between this branch's ``.hive`` and the remote state's are read
+    (:func:`syncref.differing_files`): a sync's cost follows what changed, not the
+    number of cells."""
+    git = ws.git
+    given = theirs is not None
+    theirs = theirs if given else git.ref_value(tracking_ref(remote, "state"))
     local = git.ref_value(STATE_REF)
     base = merge_base(git, local, theirs)
     their_tree, base_tree = hive_tree(git, theirs), hive_tree(git, base)
+    notes: list[str] = []
+    hiveless = theirs is not None and not _holds_a_hive(git, their_tree)
+    if hiveless:
+        # Not a state any hive writes (every one holds its config): rewritten by hand or
+        # by another tool. Nothing is taken from it, so nothing here is removed for it
+        # (the config and the reservation files were: "no hive yet" afterwards), and the
+        # push sends this clone's state back over it.
+        their_tree = base_tree = None
+        notes.append(
+            f"{shown_remote(remote)}'s {STATE_REF} held no hive ({CONFIG_PATH} missing):"
+            " taken as empty, nothing removed here; this sync sends this clone's files"
+        )
     found: dict[str, Any] = {}
     histories: list[_History] = []
 
     def plan(snap: Snapshot) -> Plan:
         ours = _hive_tree_of(git, snap)
-        sides = differing_files(git, ours, their_tree, HIVE_DIR)
+        sides = {} if hiveless else differing_files(git, ours, their_tree, HIVE_DIR)
         had = _History(ws, theirs=theirs, ours=snap.head.commit)
         histories[:] = [had]
         changes, details = _merged_changes(ws, snap, sides, base_tree, had)
@@ -355,11 +395,18 @@ def _merge_state(ws: Syncing, remote: str) -> dict[str, Any]:
         trailers += ws.trailers("sync")
         if theirs is not None:  # what the audit checks this commit's changes against
             trailers.append((STATE_TRAILER, theirs))
-        subject = f"hive: sync {len(cells)} cell(s) from {remote}"
+        subject = f"hive: sync {len(cells)} cell(s) from {shown_remote(remote)}"
         return Plan(changes=changes, message=format_message(subject, trailers))
 
     written = git.transact(plan, author=ws.identity(), lock_timeout=ws.lock_timeout())
     head = written.commit
+    done = {
+        "commit": head if found.get("changed") else None,
+        "received": found.get("received", 0),
+        "conflicts": found.get("conflicts", []),
+    }
+    if given:  # recorded with the remote's state, by the merge that follows
+        return done
     merged_tree = hive_tree(git, head)
     # what the merged files hold that the remote state's do not: what this sync sends
     sending = {
@@ -373,18 +420,28 @@ def _merge_state(ws: Syncing, remote: str) -> dict[str, Any]:
     parents = [sha for sha in (local, theirs, seen) if sha is not None]
     state = _next_state(ws, local, theirs, merged_tree, parents, remote)
     recorded = move_ref(
-        git, STATE_REF, local, state, ws.identity(), f"hive sync: {remote}", ws.lock_timeout()
+        git,
+        STATE_REF,
+        local,
+        state,
+        ws.identity(),
+        f"hive sync: {shown_remote(remote)}",
+        ws.lock_timeout(),
     )
     sent = sum(1 for path in sending if path.startswith(CELLS_DIR + "/"))
     return {
-        "commit": head if found.get("changed") else None,
-        "received": found.get("received", 0),
+        **done,
         "sent": sent,
-        "conflicts": found.get("conflicts", []),
-        "unresolved": found.get("unresolved", []),
+        "unresolved": notes + found.get("unresolved", []),
         "contested": found.get("contested", []),
         "recorded": recorded,
     }
+
+
+def _holds_a_hive(git: GitRepo, hive: str | None) -> bool:
+    """Whether a state's ``.hive`` tree is a hive's (it holds the config)."""
+    name = CONFIG_PATH.removeprefix(HIVE_DIR + "/")
+    return hive is not None and git.lookup_path(hive, name) is not None
 
 
 def _hive_tree_of(git: GitRepo, snap: Snapshot) -> str | None:
@@ -416,7 +473,8 @@ def _next_state(
         others = [p for p in parents if p != candidate]
         if all(git.is_ancestor(other, candidate) for other in others):
             return candidate
-    message = format_message(f"hive: state after sync with {remote}", ws.trailers("sync"))
+    subject = f"hive: state after sync with {shown_remote(remote)}"
+    message = format_message(subject, ws.trailers("sync"))
     return state_commit(git, merged_tree, parents, message, ws.identity())
 
 
@@ -438,7 +496,8 @@ def _seen_parent(
     if not unseen:
         return None
     message = format_message(
-        f"hive: versions of hive files this branch had, for {remote}", ws.trailers("sync")
+        f"hive: versions of hive files this branch had, for {shown_remote(remote)}",
+        ws.trailers("sync"),
     )
     return seen_commit(ws.git, sorted(unseen), message, ws.identity(), on=theirs)
 

@@ -21,6 +21,8 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see 
 if TYPE_CHECKING:
     from typing import Any
 
+    from hive.git.repo import GitRepo
+
 # A fetch that lost a race for one of its local refs to another fetch in this clone (two
 # syncs at once, or the `git fetch` of a killed hive process that ran on): tried again.
 FETCH_RACE_ATTEMPTS = 8
@@ -34,13 +36,51 @@ def check_remote(remote: str) -> str:
     return value
 
 
+def shown_remote(remote: str) -> str:
+    """``remote`` as git shows a URL: without the user name and password a URL with a
+    scheme may carry (``https://TOKEN@github.com/o/r.git`` is ``https://github.com/o/r.git``),
+    so no credential reaches a message, the output, or a commit message that a sync
+    pushes (git's own messages leave them out too). A remote's name or a path is as given."""
+    scheme, sep, rest = remote.partition("://")
+    if not sep or not scheme or not all(c.isalnum() or c in "+.-" for c in scheme):
+        return remote
+    authority, slash, path = rest.partition("/")
+    _userinfo, at, host = authority.rpartition("@")
+    return f"{scheme}://{host}{slash}{path}" if at else remote
+
+
+def check_hive_refs(git: GitRepo, remote: str | None) -> None:
+    """hive's refs here (``remote`` None) or as fetched from ``remote`` each name a
+    commit, else a GitError saying which ref and the way out (nothing is changed). A ref
+    set by hand or by another tool to a blob, a tree or a missing object ended in
+    "internal error: AssertionError" (a merge base of a blob), or in a fetch error that
+    blamed the remote for this clone's ref."""
+    for ref in (STATE_REF, MAIL_REF):
+        if remote is None:
+            sha, whose = git.ref_value(ref), f"this clone's {ref}"
+            way_out = f"delete it ('git update-ref -d {ref}'): the next sync sets it again"
+        else:
+            sha = git.ref_value(tracking_ref(remote, ref.removeprefix("refs/hive/")))
+            whose = f"{shown_remote(remote)}'s {ref}"
+            way_out = (
+                "point it back at a hive commit there, or delete it there (the next sync of"
+                " any clone sends its state again); nothing was changed here"
+            )
+        if sha is None:
+            continue
+        try:
+            git.commit_tree(sha)
+        except GitError:
+            raise GitError(f"{whose} names {sha}, which is not a commit: {way_out}") from None
+
+
 def _failure(
     result: subprocess.CompletedProcess[str], what: str, root: str = "", remote: str = ""
 ) -> GitError:
     reason = _git_reason(result)
     if remote and "does not appear to be a git repository" in reason:
         reason += _remote_hint(root, remote)
-    return GitError(f"{what}: {reason}")
+    return GitError(f"{what}: {reason}")  # ``what`` names the remote as shown_remote does
 
 
 def _remote_hint(root: str, remote: str) -> str:
@@ -70,7 +110,7 @@ def remote_ref(root: str, remote: str, ref: str) -> str | None:
     """The commit ``ref`` points at on ``remote`` (None when it has no such ref)."""
     result = run_git(root, "ls-remote", "--refs", remote, ref)
     if result.returncode != 0:
-        raise _failure(result, f"cannot read {remote}", root, remote)
+        raise _failure(result, f"cannot read {shown_remote(remote)}", root, remote)
     for line in result.stdout.splitlines():
         sha, _, name = line.partition("\t")
         if name == ref:
@@ -80,7 +120,7 @@ def remote_ref(root: str, remote: str, ref: str) -> str | None:
 
 def fetch_ref(root: str, remote: str, ref: str, into: str) -> None:
     """Fetch ``remote``'s ``ref`` into the local ref ``into`` (overwritten)."""
-    _fetch(root, remote, f"+{ref}:{into}", f"cannot fetch {ref} from {remote}")
+    _fetch(root, remote, f"+{ref}:{into}", f"cannot fetch {ref} from {shown_remote(remote)}")
 
 
 def push_ref(root: str, remote: str, ref: str) -> bool:
@@ -154,7 +194,8 @@ def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:
     (``refs/hive-remotes/origin/*``), forced and pruned: these are tracking refs, a
     mirror of what the remote holds (one it no longer has goes here too)."""
     refspec = f"+{pattern}:{into}"
-    _fetch(root, remote, refspec, f"cannot fetch hive's refs from {remote}", "--prune")
+    what = f"cannot fetch hive's refs from {shown_remote(remote)}"
+    _fetch(root, remote, refspec, what, "--prune")
 
 
 # git's fetch starts ``git maintenance run --auto`` after it (``git gc --auto``, detached,
@@ -215,7 +256,7 @@ def push_refs(root: str, remote: str, refs: list[str]) -> list[str]:
             if line.startswith("remote:") and line.removeprefix("remote:").strip()
         ]
         reason = "; ".join(refused) + (f" (the remote said: {' / '.join(said)})" if said else "")
-        raise GitError(f"{remote} refused hive's refs: {reason}")
+        raise GitError(f"{shown_remote(remote)} refused hive's refs: {reason}")
     if result.returncode != 0 and not rejected:
-        raise _failure(result, f"cannot push hive's refs to {remote}")
+        raise _failure(result, f"cannot push hive's refs to {shown_remote(remote)}")
     return rejected
