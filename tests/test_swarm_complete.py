@@ -572,3 +572,17 @@ def test_files_git_ignores_are_not_committed(ws: Workspace, repo: Path) -> None:
     assert done.files_committed == touched
     assert git(repo, "show", "HEAD:tracked.log") == "new\n"
     assert git(repo, "ls-tree", "HEAD", ".env") == ""
+
+
+def test_a_touched_file_named_like_an_option_reaches_the_gate_as_a_file(
+    ws: Workspace, repo: Path
+) -> None:
+    """``{files}`` gives each touched file as a path, never as an option of the gate's
+    command: a file an agent named ``--exit-zero`` (or ``-v``) turned ``ruff check
+    {files}`` into a check that always passes (or ``grep`` into another search)."""
+    _, session_id, _ = epic_with_work(ws)
+    (repo / "-v").write_text("x\n")  # holds what the gate looks for
+    set_verify(ws, repo, {"commands": ["grep -q x {files}"]})
+    alice = ws.for_actor("alice")
+    done = swarm_complete(alice, cell_id=session_id, summary="x", files_touched=["-v"])
+    assert done.gate[0].command == "grep -q x ./-v" and done.files_committed == ["-v"]

@@ -6,7 +6,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from hive.domain.workspace import Workspace
+from hive.errors import InvalidInput
 from tests.test_tools import arbiter, configure, envelope, hive
 
 SECRET = "API_KEY=hunter2"
@@ -216,3 +219,45 @@ def test_decide_with_no_decisions_says_where_it_looked(ws: Workspace, repo: Path
             f'error: {where} is empty: give the arbiter\'s {{"decisions": '
         )
         assert "'hive proposals decide FILE'" in result.stderr
+
+
+def test_git_s_and_hive_s_directories_named_in_another_case_are_theirs(
+    ws: Workspace, repo: Path
+) -> None:
+    """Where the file system ignores case (macOS, Windows) ``.GIT/config`` is git's own
+    config (remote URLs with their credentials; core.hooksPath runs code): the tools
+    refuse ``.git`` and ``.hive`` named in any case as they refuse them named as they
+    are. (A directory ``.GIT`` stands for it here, on a file system that keeps case.)"""
+    from hive.domain.swarm.complete import swarm_complete
+
+    (repo / ".GIT").mkdir()
+    (repo / ".GIT/config").write_text("[remote]\n\turl = https://me:secret@example.com/r\n")
+    calls = [
+        {"name": "fs_read", "args": {"path": ".GIT/config"}},
+        {"name": "fs_write", "args": {"path": ".Git/hooks/pre-commit", "content": "x"}},
+        {"name": "fs_write", "args": {"path": ".HIVE/config.yaml", "content": "x"}},
+        {"name": "file_read", "args": {"path": ".GIT/config"}},
+        {"name": "fs_list", "args": {}},
+        {"name": "list_files", "args": {"path": "."}},
+        {"name": "search_text", "args": {"pattern": "secret"}},
+    ]
+    results = envelope(repo, calls)["results"]
+    assert [r.get("code") for r in results[:4]] == [
+        "path_outside_repository",
+        "path_outside_repository",
+        "invalid_input",
+        "access_denied",
+    ], results
+    assert not any(path.startswith(".GIT/") for path in results[4]["result"]["files"])
+    entries = results[5]["result"]["result"]["entries"]
+    assert not any(entry["path"].endswith("/.GIT") for entry in entries)
+    assert results[6]["result"]["matches"] == []
+    # a nested repository's git directory: git refuses to check such a path out, so a
+    # commit holding it broke every clone's checkout (and git fsck --strict: hasDotgit)
+    (repo / "vendor/lib/.git").mkdir(parents=True)
+    (repo / "vendor/lib/.git/config").write_text("[core]\n")
+    nested = envelope(repo, [{"name": "fs_read", "args": {"path": "vendor/lib/.git/config"}}])
+    assert nested["results"][0]["code"] == "path_outside_repository"
+    for touched in (".GIT/config", "vendor/lib/.git/config", "vendor/lib/.Git./config"):
+        with pytest.raises(InvalidInput, match="not a source file hive can commit"):
+            swarm_complete(ws, cell_id="hv-none", summary="s", files_touched=[touched])

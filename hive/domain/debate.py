@@ -36,6 +36,7 @@ from typing import Any
 from hive.domain.workspace import Workspace
 from hive.errors import HiveError, InvalidInput, NotFound, PermissionDenied
 from hive.store.cache import CellIndex
+from hive.store.layout import in_git_dir
 from hive.text import looks_binary
 from hive.times import format_time
 
@@ -70,7 +71,7 @@ def resolve_in_context(context_dir: str, path: str) -> str:
     real = os.path.realpath(joined)
     if not _within(base, real):
         raise _error(ContextAccessDenied, OUTSIDE)
-    if ".git" in os.path.relpath(real, base).split(os.sep)[:1]:
+    if in_git_dir(os.path.relpath(real, base)):  # any case; a nested repository's too
         raise _error(ContextAccessDenied, "Access denied: .git is not readable")
     return real
 
@@ -124,7 +125,7 @@ def list_files(context_dir: str, *, path: str) -> dict[str, Any]:
     for name in names:
         entry = os.path.join(full, name)
         real = os.path.realpath(entry)
-        if not _within(base, real) or os.path.relpath(real, base).split(os.sep)[0] == ".git":
+        if not _within(base, real) or in_git_dir(os.path.relpath(real, base)):
             continue
         kind = "directory" if os.path.isdir(real) else "file"
         entries.append({"path": entry, "type": kind})

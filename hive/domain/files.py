@@ -51,8 +51,10 @@ def resolve(root: str, path: str) -> tuple[str, str]:
     real = real_relative(root, candidate)
     if real is None:
         raise PathOutsideRepository(f"{path!r} resolves (through a symlink) outside the repository")
+    from hive.store.layout import in_git_dir
+
     relative = os.path.relpath(candidate, root).replace(os.sep, "/")
-    if ".git" in (relative.split("/")[0], real.split("/")[0]):
+    if in_git_dir(relative) or in_git_dir(real):  # any case; a nested repository's too
         raise PathOutsideRepository(f"{path!r} is inside .git, which tools may not touch")
     return candidate, relative
 
@@ -88,7 +90,8 @@ def fs_list(
     the repository (or into .git) are left out, symlinked directories not entered.
     ``.hive/`` (hive's own records, which agents reach through the hive_* tools) is
     listed only when ``dir`` is in it: thousands of cells would crowd out the code."""
-    from hive.store.layout import HIVE_DIR  # not at import: ops describe tools without it
+    # not at import: ops describe tools without it
+    from hive.store.layout import HIVE_DIR, is_dot_git, is_hive_dir
 
     base, relative = resolve(root, dir)
     if not os.path.isdir(base):
@@ -96,10 +99,10 @@ def fs_list(
             raise InvalidInput(f"{dir!r} is a file, not a directory: fs_read reads it")
         raise NotFound(f"no directory {dir!r}")
     matcher = _matcher(pattern)
-    skipped = SKIPPED_DIRS if relative.split("/")[0] == HIVE_DIR else SKIPPED_DIRS | {HIVE_DIR}
+    skipped = SKIPPED_DIRS if is_hive_dir(relative.split("/")[0]) else SKIPPED_DIRS | {HIVE_DIR}
     files: list[str] = []
     for current, dirs, names in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if d not in skipped)
+        dirs[:] = sorted(d for d in dirs if d.casefold() not in skipped and not is_dot_git(d))
         for name in sorted(names):
             path = os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
             if not matcher(path) or not _reachable(root, path):
@@ -116,8 +119,10 @@ def _reachable(root: str, path: str) -> bool:
     """A listed file the tools may open: its real path is in the repository, not .git."""
     if not os.path.islink(os.path.join(root, path)):
         return True
+    from hive.store.layout import in_git_dir
+
     real = real_relative(root, path)
-    return real is not None and real.split("/")[0] != ".git"
+    return real is not None and not in_git_dir(real)
 
 
 def _matcher(pattern: str | None) -> Any:
@@ -288,7 +293,9 @@ def propose_write(
     full, relative = resolve(root, path)
     if path.strip().endswith(("/", os.sep)) or relative == "." or os.path.isdir(full):
         raise InvalidInput(f"fs_write needs a file path, not the directory {path!r}")
-    if relative.split("/")[0] == ".hive":
+    from hive.store.layout import is_hive_dir
+
+    if is_hive_dir(relative.split("/")[0]):
         raise InvalidInput("fs_write does not write .hive/: use the hive_* tools")
     if os.path.exists(full) and not os.path.isfile(full):  # a pipe: never opened, waited on
         raise InvalidInput(f"fs_write writes regular files only: {path!r} is not one")

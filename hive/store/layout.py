@@ -20,6 +20,30 @@ from hive.errors import GitError, NotInitialized
 from hive.store.ids import hash_part
 
 HIVE_DIR = ".hive"
+
+
+def is_hive_dir(name: str) -> bool:
+    """Whether the path component ``name`` is hive's directory to some file system: in
+    any case, as one that ignores case (macOS, Windows) takes ``.HIVE``."""
+    return name.casefold() == HIVE_DIR
+
+
+def is_dot_git(name: str) -> bool:
+    """Whether the path component ``name`` is a git directory to some file system, as
+    git's own check of a path it may track takes it (``verify_path``): ``.git`` in any
+    case (``.GIT/config`` is git's config where case is ignored), with trailing dots
+    or spaces (dropped by NTFS), or NTFS's short name ``git~1``. git refuses to check
+    such a path out: a commit holding one breaks every clone's checkout."""
+    folded = name.casefold()
+    return folded.rstrip(". ") == ".git" or folded == "git~1"
+
+
+def in_git_dir(relative: str) -> bool:
+    """Whether a relative path (``/`` or the OS's separator) has a git directory among
+    its components (:func:`is_dot_git`): at the top, or a nested repository's."""
+    return any(is_dot_git(part) for part in relative.replace(os.sep, "/").split("/"))
+
+
 CONFIG_PATH = f"{HIVE_DIR}/config.yaml"
 CONTEXT_PATH = f"{HIVE_DIR}/context.yaml"  # the project memory (hive/domain/memory.py)
 OUTCOMES_DIR = f"{HIVE_DIR}/outcomes"  # outcome records (hive/domain/outcomes.py)

@@ -234,7 +234,11 @@ the file and `--follow` only the bytes appended since.
 
 Repository paths (`fs_read`'s path, `fs_list`'s and `search_text`'s dir, a cell's
 files, `files_touched`, reservations) may be given absolute when they lie inside the
-repository: `/home/me/repo/src/a.py` is `src/a.py`; one outside is refused.
+repository: `/home/me/repo/src/a.py` is `src/a.py`; one outside is refused. So is a
+path through a git directory, as git refuses to track one: `.git` in any case (where
+the file system ignores case, `.GIT/config` is git's own config), with trailing dots
+or spaces, or a nested repository's (`vendor/lib/.git/config`), for the file tools
+(`file_read`: "Access denied: .git is not readable") and `files_touched` alike.
 File tools: `fs_read` and `file_read` refuse a binary file (a NUL byte in its first
 8,000 bytes, git's rule) with `invalid_input`, rather than answer its bytes decoded as
 noise; other bytes that are not UTF-8 are read as U+FFFD. `search_text` runs in a

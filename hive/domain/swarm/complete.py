@@ -54,6 +54,7 @@ from hive.models.outcome import Outcome
 from hive.models.reservation import Reservation
 from hive.models.swarm import CompleteResult, GateRun
 from hive.store.cache import CellIndex
+from hive.store.layout import in_git_dir, is_hive_dir
 
 MAX_TOUCHED_FILES = 1000
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -497,7 +498,7 @@ def refuse_ignored(root: str, touched: Sequence[str]) -> None:
 
 def _is_private(relative: str) -> bool:
     """Paths hive must never commit as agent work: git's own files and hive's records."""
-    return relative == "." or relative.split("/")[0] in (".git", ".hive")
+    return relative == "." or is_hive_dir(relative.split("/")[0]) or in_git_dir(relative)
 
 
 def _refuse_symlinked_parent(real_root: str, relative: str, raw: str) -> None:
@@ -587,7 +588,9 @@ def run_verification(ws: Workspace, touched: list[str]) -> list[GateRun]:
 
 
 def _expand(template: str, touched: list[str]) -> str:
-    files = " ".join(shlex.quote(path) for path in touched)
+    """``template`` with ``{files}``: the touched files, each one word, and one starting
+    with ``-`` as ``./-name`` (a file named ``--exit-zero`` is not the gate's option)."""
+    files = " ".join(shlex.quote(f"./{path}" if path.startswith("-") else path) for path in touched)
     return template.replace("{files}", files)
 
 
