@@ -14,11 +14,10 @@ fi
 .venv/bin/mypy
 # pytest: in parallel (pytest-xdist, `-n auto`: one worker per CPU and one more, as many
 # tests wait on the processes they start; HIVE_TEST_WORKERS=N to choose, 0 for one
-# process), compiled bytecode kept (.venv/pycache) and the temporary directories on a RAM
-# file system when there is one (HIVE_TEST_TMPDIR=DIR to choose, empty to keep TMPDIR):
-# tests/conftest.py sets these up, so that `pytest` alone runs the suite the same way.
-# Bytecode is kept for this process's own imports too (the shell may set
-# PYTHONDONTWRITEBYTECODE).
+# process), compiled bytecode kept (in __pycache__, where the installed packages' is) and
+# the temporary directories on a RAM file system when there is one (HIVE_TEST_TMPDIR=DIR
+# to choose, empty to keep TMPDIR): tests/conftest.py sets these up, so that `pytest`
+# alone runs the suite the same way. Bytecode is kept for this process's own imports too
+# (the shell may set PYTHONDONTWRITEBYTECODE).
 unset PYTHONDONTWRITEBYTECODE
-export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$PWD/.venv/pycache}"
 .venv/bin/python -m pytest -n auto --dist worksteal "$@"

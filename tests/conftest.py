@@ -7,7 +7,6 @@ import gc
 import gzip
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -65,11 +64,11 @@ for _name in ("COLUMNS", "LINES"):
 # `pytest` alone (no paths, -k, -m or --lf: the whole suite) runs as scripts/test.sh
 # runs it: in parallel (pytest-xdist, `-n auto --dist worksteal`: one worker per CPU and
 # one more, as the tests wait on the processes they start; HIVE_TEST_WORKERS=N to
-# choose, 0 for one process). Every run keeps compiled bytecode (in .venv/pycache, even
-# where PYTHONDONTWRITEBYTECODE is set: else every worker compiles the test modules and
-# every Python process a test starts compiles hive afresh) and puts the temporary
-# directories (tmp_path, TMPDIR of the processes the tests start) on a RAM file system
-# when there is one (see _tests_tmpdir).
+# choose, 0 for one process). Every run keeps compiled bytecode (even where
+# PYTHONDONTWRITEBYTECODE is set: else every worker compiles the test modules and every
+# Python process a test starts compiles hive afresh; see _prepare_environment) and puts
+# the temporary directories (tmp_path, TMPDIR of the processes the tests start) on a RAM
+# file system when there is one (see _tests_tmpdir).
 TESTS_TMPDIR_FREE = 4 << 30
 
 
@@ -98,14 +97,17 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 def _prepare_environment() -> None:
     """Bytecode kept and the temporary directories chosen, for this process and every
-    one it starts (pytest-xdist's workers inherit them)."""
-    venv = Path(__file__).resolve().parents[1] / ".venv"
-    if "PYTHONPYCACHEPREFIX" not in os.environ and venv.is_dir():
-        os.environ["PYTHONPYCACHEPREFIX"] = str(venv / "pycache")
+    one it starts (pytest-xdist's workers inherit them).
+
+    Bytecode goes where Python keeps it by default, ``__pycache__`` beside each source
+    (git ignores it): the standard library's and the installed packages' were compiled
+    when they were installed. A cache prefix (``PYTHONPYCACHEPREFIX``, which a run set
+    to .venv/pycache until session 40) makes Python ignore those: in a fresh clone each
+    worker, the fork server and every process a test started before the prefix filled
+    compiled pydantic, hypothesis, the MCP SDK and the standard library again (~9 s of
+    CPU per worker; ~35 s of a clean clone's ~330)."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.dont_write_bytecode = False
-    if sys.pycache_prefix is None and os.environ.get("PYTHONPYCACHEPREFIX"):
-        sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]  # the test modules' too
     chosen = _tests_tmpdir()
     if chosen:
         os.makedirs(chosen, exist_ok=True)
@@ -228,8 +230,52 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
         _prepare_environment()
+        if getattr(config.option, "numprocesses", None):
+            compile_once(config, Path(__file__).resolve().parents[1])
     elif workerinput.get(FORK_SERVER):
         hivefork.share_server(workerinput[FORK_SERVER])
+
+
+# ----------------------------------------------------------------- compiled once
+# In a fresh clone nothing of hive or of the tests is compiled yet: each pytest-xdist
+# worker rewrote the asserts of every test module it collects (pytest's assertion
+# rewriting, ~6 s of CPU for the ~120 modules: most of collecting them) and compiled
+# hive, all three at the same moment, and the fork server and every process a test
+# started before a worker had written a module's bytecode compiled it again. The
+# process that starts the workers does it once before it starts them (the cached
+# files are what the workers then read; nothing to do when they are up to date).
+def compile_once(config: pytest.Config, root: Path) -> None:
+    """Write the bytecode of ``root``'s hive and of its tests' helpers (``compileall``),
+    and its test modules' and conftest's assert-rewritten bytecode as pytest writes it
+    when it imports them, where it is missing or stale. Pytest's rewriting is not a
+    public interface: if it is not as expected, the workers rewrite as before (and a
+    module that does not compile is left to the worker that reports it)."""
+    import compileall
+    import re
+
+    if sys.dont_write_bytecode or config.getoption("assertmode", "rewrite") != "rewrite":
+        return
+    tests = root / "tests"
+    compileall.compile_dir(root / "hive", quiet=2)
+    compileall.compile_dir(tests, quiet=2, rx=re.compile(r"(^|/)(test_[^/]*|conftest)\.py$"))
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        for path in sorted(tests.rglob("*.py")):
+            if not (path.name.startswith("test_") or path.name == "conftest.py"):
+                continue
+            pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(path, pyc, state.trace) is not None:
+                continue
+            try:
+                source_hash, code = rewrite._rewrite_test(path, config)
+            except (SyntaxError, ValueError, OSError):
+                continue
+            rewrite.try_makedirs(pyc.parent)
+            rewrite._write_pyc(state, code, source_hash, pyc)
+    except (ImportError, AttributeError, KeyError, TypeError):
+        return
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -370,11 +416,58 @@ def copy_repo(template: Path, path: Path) -> Path:
     repository of its own, as it would be had it been made there (credentials issued
     in the template by ``credential`` are known for the copy too)."""
     close_dropped_connections(template)
-    shutil.copytree(template, path, symlinks=True)
+    copy_tree(template, path)
     for (root, name), token in list(_TOKENS.items()):
         if root == str(template):
             _TOKENS[(str(path), name)] = token
     return path
+
+
+def copy_tree(source: Path | str, target: Path | str) -> None:
+    """``shutil.copytree(source, target, symlinks=True)`` as the tests use it (each
+    file's bytes, permission bits and access and modification times, each directory's
+    and symbolic link's likewise, links copied as links) in half its CPU: copytree's
+    ``copy2`` also asks every file for extended attributes (none in a test's
+    repository) and changes its mode and times by path, not on the open file (~10 ms
+    for a module template of ~200 files, ~3 s of ``test_lean_coord.py``'s CPU). A
+    file ``target`` may not be; ``source`` is not changed."""
+    entry = os.stat(source, follow_symlinks=False)
+    os.mkdir(target)
+    with os.scandir(source) as listed:
+        entries = list(listed)
+    for child in entries:
+        there = os.path.join(target, child.name)
+        if child.is_symlink():
+            os.symlink(os.readlink(child.path), there)
+            status = child.stat(follow_symlinks=False)
+            os.utime(there, ns=(status.st_atime_ns, status.st_mtime_ns), follow_symlinks=False)
+        elif child.is_dir(follow_symlinks=False):
+            copy_tree(child.path, there)
+        else:
+            copy_file(child.path, there)
+    os.chmod(target, entry.st_mode & 0o7777)
+    os.utime(target, ns=(entry.st_atime_ns, entry.st_mtime_ns))
+
+
+def copy_file(source: str, target: str) -> None:
+    """One file of :func:`copy_tree`: its bytes, permission bits and times."""
+    reading = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        status = os.fstat(reading)
+        writing = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            offset = 0
+            while offset < status.st_size:
+                sent = os.sendfile(writing, reading, offset, status.st_size - offset)
+                if not sent:
+                    break  # the file shrank while it was copied
+                offset += sent
+            os.fchmod(writing, status.st_mode & 0o7777)
+            os.utime(writing, ns=(status.st_atime_ns, status.st_mtime_ns))
+        finally:
+            os.close(writing)
+    finally:
+        os.close(reading)
 
 
 def close_dropped_connections(repo: Path) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import agent_env, copy_repo, make_repo
+from tests import conftest
+from tests.conftest import agent_env, compile_once, copy_repo, make_repo
 from tests.inprocess import fork_call, fork_hive, run_hive
 
 
@@ -107,9 +108,9 @@ def test_a_copy_is_whole_when_the_collector_closes_a_connection_of_the_template(
     """A template a fixture built with Workspaces it dropped keeps its state index's
     ``-wal`` file until the cyclic collector closes their connection; a collection
     while ``copytree`` copied deleted the file it had listed (FileNotFoundError,
-    shutil.Error). Here the collector runs just before each ``-wal`` file is copied."""
+    shutil.Error). Here the collector runs just before each ``-wal`` file is copied
+    (``conftest.copy_file``, which ``copy_repo`` copies each file with)."""
     import gc
-    import shutil
 
     from hive.domain.cells import create_cell
     from hive.domain.setup import init_hive
@@ -126,17 +127,106 @@ def test_a_copy_is_whole_when_the_collector_closes_a_connection_of_the_template(
     try:
         made = build()
         assert list((template / ".git" / "hive").glob("*-wal"))
-        real = shutil.copyfile
+        real = conftest.copy_file
 
-        def collected_first(source: os.PathLike[str], target: str, **options: bool) -> str:
-            if os.fspath(source).endswith("-wal"):  # (a DirEntry from copytree)
+        def collected_first(source: str, target: str) -> None:
+            if source.endswith("-wal"):
                 gc.collect()
-            return real(source, target, **options)
+            real(source, target)
 
-        monkeypatch.setattr(shutil, "copyfile", collected_first)
+        monkeypatch.setattr(conftest, "copy_file", collected_first)
         copy = copy_repo(template, tmp_path / "copy")
     finally:
         gc.enable()
     monkeypatch.undo()
     listed = run_hive(["-C", str(copy), "list", "--json"], env={"HIVE_AGENT": ""})
     assert [cell["id"] for cell in json.loads(listed.stdout)] == [made]
+
+
+def test_a_copied_tree_is_what_shutil_copytree_makes(tmp_path: Path) -> None:
+    """``conftest.copy_tree`` (what ``copy_repo`` copies a template with) makes what
+    ``shutil.copytree(symlinks=True)`` makes: each file's bytes, permission bits and
+    modification time, each directory's, links as links (one dangling), empty
+    directories and files; the source left as it was."""
+    import shutil
+
+    source = tmp_path / "source"
+    (source / "objects" / "ab").mkdir(parents=True)
+    (source / "empty").mkdir()
+    (source / "objects" / "ab" / "cdef").write_bytes(os.urandom(70_000))
+    (source / "hook").write_text("#!/bin/sh\nexit 0\n")
+    (source / "nothing").write_bytes(b"")
+    (source / "link").symlink_to("hook")
+    (source / "dangling").symlink_to("nowhere/at/all")
+    for path, mode in (("hook", 0o755), ("objects/ab/cdef", 0o444), ("empty", 0o700)):
+        (source / path).chmod(mode)
+    for number, path in enumerate(sorted(source.rglob("*"), reverse=True)):
+        times = (1_600_000_000_123_456_789 + number, 1_500_000_000_987_654_321 + number)
+        os.utime(path, ns=times, follow_symlinks=False)
+
+    def described(root: Path) -> list[tuple[object, ...]]:
+        found = []
+        for path in sorted([root, *root.rglob("*")]):
+            status = path.lstat()
+            kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+            content = os.readlink(path) if kind == "link" else None
+            if kind == "file":
+                content = path.read_bytes()
+            mode = status.st_mode & 0o7777 if kind != "link" else None
+            found.append((str(path.relative_to(root)), kind, mode, status.st_mtime_ns, content))
+        return found
+
+    before = described(source)
+    shutil.copytree(source, tmp_path / "by_shutil", symlinks=True)
+    conftest.copy_tree(source, tmp_path / "by_conftest")
+    assert described(tmp_path / "by_conftest") == described(tmp_path / "by_shutil")
+    assert described(tmp_path / "by_conftest")[1:] == before[1:]  # (the root's name differs)
+    assert described(source) == before
+
+
+def test_the_suite_is_compiled_once_before_the_workers_start(
+    tmp_path: Path, pytestconfig: pytest.Config
+) -> None:
+    """``conftest.compile_once`` (what the process starting pytest-xdist's workers runs)
+    leaves the bytecode each worker would otherwise write itself: hive's and the tests'
+    helpers' as ``import`` writes it, each test module's and conftest's with its asserts
+    rewritten as pytest writes it (pytest reads it back, and the assert explains
+    itself); a module that does not compile is left to the worker to report."""
+    import importlib.util
+
+    from _pytest.assertion import rewrite
+
+    (tmp_path / "hive").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "hive" / "thing.py").write_text("VALUE = 1\n")
+    (tmp_path / "tests" / "helper.py").write_text("HELP = 2\n")
+    (tmp_path / "tests" / "conftest.py").write_text("X = 3\n")
+    (tmp_path / "tests" / "test_thing.py").write_text(
+        "def test_it():\n    left, right = 1, 2\n    assert left == right\n"
+    )
+    (tmp_path / "tests" / "test_broken.py").write_text("def test_it(:\n")
+    compile_once(pytestconfig, tmp_path)
+
+    for module in ("hive/thing.py", "tests/helper.py"):
+        assert Path(importlib.util.cache_from_source(str(tmp_path / module))).is_file()
+    assert not Path(
+        importlib.util.cache_from_source(str(tmp_path / "tests/test_thing.py"))
+    ).exists()
+    state = pytestconfig.stash[rewrite.assertstate_key]
+    for name in ("test_thing", "conftest"):
+        source = tmp_path / "tests" / f"{name}.py"
+        pyc = rewrite.get_cache_dir(source) / f"{name}{rewrite.PYC_TAIL}"
+        assert rewrite._read_pyc(source, pyc, state.trace) is not None, name
+    code = rewrite._read_pyc(
+        tmp_path / "tests" / "test_thing.py",
+        rewrite.get_cache_dir(tmp_path / "tests" / "test_thing.py")
+        / f"test_thing{rewrite.PYC_TAIL}",
+    )
+    namespace: dict[str, object] = {}
+    assert code is not None
+    exec(code, namespace)  # the rewritten module
+    with pytest.raises(AssertionError) as failed:
+        namespace["test_it"]()  # type: ignore[operator]
+    assert "assert 1 == 2" in str(failed.value)
+    broken = tmp_path / "tests" / "test_broken.py"
+    assert not list(rewrite.get_cache_dir(broken).glob("test_broken*"))
