@@ -117,3 +117,41 @@ def test_a_date_git_refuses_is_refused_naming_it(
         if "--json" in args:
             assert json.loads(made.stdout)["code"] == "invalid_input"
     assert git(hive_repo, "rev-parse", "HEAD") == before
+
+
+def test_commits_of_one_second_are_listed_children_first(tmp_path: Path) -> None:
+    """A history made within one second (a swarm's is, git's dates having no finer
+    grain): ``iter_commits`` (``hive log``, ``hive review``, the board) lists no commit
+    before one of its children, as ``git log --date-order``; before, ties went by sha,
+    and a branch's base could come before the other branch's commits."""
+    from hive.git.repo import GitRepo
+
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    env = {"GIT_AUTHOR_DATE": "@4102444800 +0000", "GIT_COMMITTER_DATE": "@4102444800 +0000"}
+
+    def commit(message: str) -> None:
+        git_env(repo, env, "commit", "-q", "--allow-empty", "-m", message)
+
+    commit("base")
+    git(repo, "checkout", "-q", "-b", "side")
+    for number in range(6):  # a long branch beside a short one: shas decide nothing
+        commit(f"side {number}")
+    git(repo, "checkout", "-q", "-")
+    for number in range(3):
+        commit(f"main {number}")
+    git_env(repo, env, "merge", "-q", "--no-ff", "-m", "merge", "side")
+    listed = [info.sha for info in GitRepo.discover(str(repo)).iter_commits()]
+    assert sorted(listed) == sorted(git(repo, "rev-list", "HEAD").split())
+    position = {sha: index for index, sha in enumerate(listed)}
+    for line in git(repo, "rev-list", "--parents", "HEAD").splitlines():
+        child, *parents = line.split()
+        assert all(position[child] < position[parent] for parent in parents), line
+    limited = [info.sha for info in GitRepo.discover(str(repo)).iter_commits(limit=4)]
+    assert limited == listed[:4]
+
+
+def git_env(repo: Path, env: dict[str, str], *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-C", str(repo), *args], env={**os.environ, **env}, check=True)

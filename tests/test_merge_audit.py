@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,6 +16,7 @@ from hive.domain.setup import install_merge_driver
 from hive.domain.workspace import Workspace
 from hive.store.layout import CONFIG_PATH, cell_path
 from tests.conftest import GIT_ENV, git
+from tests.parsecount import yaml_parses
 from tests.test_reservations import agent
 
 
@@ -120,9 +120,6 @@ def test_merges_ask_the_audit_s_one_table_for_their_parents_versions(
     them, with the same findings (none: each merge is git's with hive's driver). Each
     version of the cell and of alice's reservation file is parsed once (the claim
     checks and the merges made from the files parsed each up to six times)."""
-    from collections import Counter
-
-    import hive.store.yamlio
     from hive.domain.reservations import reserve
 
     install_merge_driver(ws)
@@ -138,14 +135,7 @@ def test_merges_ask_the_audit_s_one_table_for_their_parents_versions(
         reserve(alice, paths=[f"main{number}/**"], ttl_seconds=3600)
         git(repo, "merge", "-q", "--no-ff", "--no-edit", f"side{number}")
     assert len(git(repo, "rev-list", "--merges", "HEAD").split()) == 3
-    parsed: Counter[str] = Counter()
-    real = hive.store.yamlio.loads
-
-    def counted(text: str) -> Any:
-        parsed[text] += 1
-        return real(text)
-
-    monkeypatch.setattr(hive.store.yamlio, "loads", counted)
+    parsed = yaml_parses(monkeypatch)
     trace = tmp_path / "trace"
     monkeypatch.setenv("GIT_TRACE", str(trace))
     assert claim_breaches(ws, limit=50) == []

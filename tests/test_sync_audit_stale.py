@@ -4,7 +4,6 @@ what the branch already had of a file."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,6 +20,7 @@ from hive.git.repo import GitRepo
 from hive.git.syncref import path_versions
 from hive.store.layout import cell_path
 from tests.conftest import git
+from tests.parsecount import yaml_parses
 from tests.test_precommit import _forged_commit
 from tests.test_sync import Clones, built_clones, clones  # noqa: F401 (fixtures)
 
@@ -208,11 +208,6 @@ def test_each_cell_version_is_parsed_once_over_an_audit(
     sync: the audit of bob's sync commits read each version of the cell's file up to
     three times (the plain claim check, the claim check, and the sync's merge made from
     the files); each version is parsed once, with the same findings (none)."""
-    from collections import Counter
-
-    import hive.store.yamlfast
-    import hive.store.yamlio
-
     alice, bob = clones.ws("a", "alice"), clones.ws("b", "bob")
     cell = create_cell(alice, title="alice's")
     start_cell(alice, cell_id=cell.id)
@@ -223,15 +218,7 @@ def test_each_cell_version_is_parsed_once_over_an_audit(
         add_comment(bob, cell_id=cell.id, text=f"bob {round_}")
         clones.sync("a")
         clones.sync("b")
-    parsed: Counter[str] = Counter()
-    for module, name in ((hive.store.yamlio, "loads"), (hive.store.yamlfast, "fast_loads")):
-        real = getattr(module, name)
-
-        def counted(text: str, real: Any = real) -> Any:
-            parsed[text] += 1
-            return real(text)
-
-        monkeypatch.setattr(module, name, counted)
+    parsed = yaml_parses(monkeypatch)
     assert claim_breaches(clones.ws("b", "bob"), limit=50) == []
     cells = {text: count for text, count in parsed.items() if cell.id in text}
     assert len(cells) >= 4  # the versions the syncs changed (and their merge bases)

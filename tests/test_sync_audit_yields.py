@@ -6,11 +6,14 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from hive.domain.history import claim_breaches
 from hive.domain.reservations import decode_file, encode_file, reserve
 from hive.domain.reservecore import reservation_path
 from hive.models.reservation import Override, Reservation, ReservationFile
 from tests.conftest import git
+from tests.parsecount import yaml_parses
 from tests.test_precommit import _forged_commit
 from tests.test_sync import Clones, built_clones, clones  # noqa: F401 (fixtures)
 
@@ -55,3 +58,23 @@ def test_a_forged_sync_cannot_yield_a_reservation_to_a_grant_it_makes(
     assert claim_breaches(clones.ws("b", "bob"), limit=50) == [
         (forged, "bob changed the reservations of alice")
     ]
+
+
+def test_each_reservation_file_version_is_parsed_once_over_an_audit(
+    clones: Clones,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """alice and bob reserve in their clones and sync, round after round: the audit of
+    bob's sync commits, which bring alice's reservation file, parsed each version of it
+    up to five times (the claim check of the commit and of the next, and the yield
+    check's three sides); each is parsed once, with the same findings (none)."""
+    alice, bob = clones.ws("a", "alice"), clones.ws("b", "bob")
+    for round_ in range(3):
+        reserve(alice, paths=[f"a{round_}/**"], ttl_seconds=3600)
+        reserve(bob, paths=[f"b{round_}/**"], ttl_seconds=3600)
+        clones.sync("a")
+        clones.sync("b")
+    parsed = yaml_parses(monkeypatch)
+    assert claim_breaches(clones.ws("b", "bob"), limit=50) == []
+    versions = {text: count for text, count in parsed.items() if "agent: alice" in text}
+    assert len(versions) >= 3 and max(versions.values()) == 1, versions

@@ -140,3 +140,25 @@ def test_a_remote_state_without_a_hive_removes_nothing_here(clones: Clones) -> N
     clones.sync("b")
     assert [c.title for c in list_cells(clones.ws("b"))] == ["kept"]
     assert_clean(a)
+
+
+def test_init_says_when_plain_git_push_will_go_elsewhere(clones: Clones, tmp_path: Path) -> None:
+    """``hive init`` adds ``push = HEAD`` to a remote without push refspecs: with it git
+    pushes the current branch to the branch of the same name, whatever push.default
+    says. A branch ``dev`` tracking ``origin/main`` was refused by ``git push``
+    (push.default simple); after init it silently made ``origin/dev``. init now says so."""
+    repo = tmp_path / "fresh"
+    git(tmp_path, "clone", "-q", str(clones.origin), str(repo))
+    git(repo, "config", "user.name", "Dev")
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "checkout", "-q", "-b", "dev", "--track", "origin/main")
+    said = run_hive(["-C", str(repo), "init"])
+    assert said.exit_code == 0, said.output
+    assert (
+        "note: plain 'git push' now sends dev to origin/dev (its upstream is origin/main):"
+        " push it there with 'git push origin dev:main'"
+    ) in said.stderr
+    assert "note:" not in run_hive(["-C", str(repo), "init"]).stderr  # said once, when added
+    same = tmp_path / "same"
+    git(tmp_path, "clone", "-q", str(clones.origin), str(same))
+    assert "note:" not in run_hive(["-C", str(same), "init"]).stderr  # main tracks main

@@ -32,6 +32,13 @@ def test_tools_cover_deps_reopen_delete_log_review_and_insights(ws: Workspace, r
     assert call_tool(ctx, "hive_dep", {"id": a, "action": "add"})["field"] == "target"
     removed = call_tool(ctx, "hive_dep", {"id": a, "action": "remove", "target": b})["result"]
     assert removed["dependencies"] == []
+    # the tree's options are refused with add/remove, not ignored: reverse with add
+    # would otherwise add the edge the agent meant the other way round
+    for option in ({"reverse": True}, {"direction": "up"}):
+        flipped = call_tool(ctx, "hive_dep", {"id": b, "action": "add", "target": a, **option})
+        assert flipped["code"] == "invalid_input" and flipped["field"] in option, flipped
+        assert "swap id and target" in flipped["error"]
+    assert call_tool(ctx, "hive_query", {"id": b})["result"]["dependencies"] == []
     update = {"id": a, "type": "bug", "add_labels": ["x"], "files": ["src/**"]}
     assert call_tool(ctx, "hive_update", update)["result"]["type"] == "bug"
     updated = call_tool(ctx, "hive_query", {"id": a})["result"]

@@ -958,6 +958,8 @@ def _initialised(result: Any, params: Any, ws: Workspace) -> None:
             "no git remote yet: after 'git remote add', run 'hive init' again so that"
             " plain git fetch/push carry hive's refs (hive sync does it too)"
         )
+    for note in result.notes:
+        output.err(f"note: {note}")
 
 
 def _doctor(report: Any, params: Any, ws: Workspace) -> None:

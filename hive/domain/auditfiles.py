@@ -1,16 +1,18 @@
 """Cell and reservation files decoded once over ``hive doctor``'s history audit, and
 hive's merge of them made from the decoded versions (:mod:`hive.domain.history`,
-:mod:`hive.domain.syncaudit`, :mod:`hive.domain.mergeaudit`).
+:mod:`hive.domain.syncaudit`, :mod:`hive.domain.mergeaudit`,
+:mod:`hive.domain.yieldaudit`).
 
 Along a history a file's versions recur: the version a commit leaves is the one the
 next commit that touches it starts from, and a merge (or a sync commit's merge) reads
 the two sides' versions, which the claim check has just read. Decoding a cell with 100
 comments takes ~5 ms, a reservation file of 100 grants ~10 ms, so each version is
-decoded once (by blob id; the models are frozen), and the merges the audits compare
-with are made from the decoded versions (:func:`hive.domain.merge.merge_cells`,
-:func:`hive.domain.mergefiles.merge_reservations`: the rules git's driver and ``hive
-sync`` run) and compared decoded: a version that decodes to the merged one is the
-merge's, however its file is laid out, without encoding the merge again.
+decoded once (by blob id; a cell is frozen, and no audit changes a decoded file), and
+the merges the audits compare with are made from the decoded versions
+(:func:`hive.domain.merge.merge_cells`, :func:`hive.domain.mergefiles.
+merge_reservations`: the rules git's driver and ``hive sync`` run) and compared
+decoded: a version that decodes to the merged one is the merge's, however its file is
+laid out, without encoding the merge again.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class AuditFiles:
     """The cell versions an audit read, parsed and decoded once each."""
 
     def __init__(self, ws: Workspace) -> None:
-        self._ws = ws
+        self.ws = ws
         self._documents: dict[str, dict[str, Any] | None] = {}
         self._cells: dict[str, Cell | None] = {}
         self._reservations: dict[str, ReservationFile | None] = {}
@@ -54,11 +56,11 @@ class AuditFiles:
         decode (``hive doctor`` reports it as corrupt)."""
         if sha not in self._reservations:
             from hive.domain.reservations import decode_file
-            from hive.errors import CorruptFile
+            from hive.errors import HiveError
 
             try:
-                self._reservations[sha] = decode_file(self._ws.git.read_blob(sha), path)
-            except (CorruptFile, KeyError):
+                self._reservations[sha] = decode_file(self.ws.git.read_blob(sha), path)
+            except (HiveError, KeyError):
                 self._reservations[sha] = None
         return self._reservations[sha]
 
@@ -79,7 +81,7 @@ class AuditFiles:
             from hive.store.yamlio import load_mapping
 
             try:
-                text = self._ws.git.read_blob(sha).decode("utf-8")
+                text = self.ws.git.read_blob(sha).decode("utf-8")
                 self._documents[sha] = load_mapping(text, path)
             except (CorruptFile, KeyError, UnicodeDecodeError):
                 self._documents[sha] = None

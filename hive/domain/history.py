@@ -14,6 +14,7 @@ from hive.models.results import LogEntry
 from hive.store.layout import HIVE_DIR, cell_path
 
 if TYPE_CHECKING:
+    from hive.domain.auditfiles import AuditFiles
     from hive.domain.oldsyncs import OlderSyncs
     from hive.domain.stalestate import LaterStates
     from hive.domain.syncaudit import SyncCommits
@@ -278,7 +279,7 @@ def claim_breaches(
             ),
             *(
                 (f"{actor} changed the reservations of {holder}", change)
-                for holder, change in _reservations_taken(ws, commit, actor)
+                for holder, change in _reservations_taken(syncs.files, commit, actor)
             ),
         ]
         states = _sync_sources(syncs, older, commit, trailers) if taken else []
@@ -312,7 +313,7 @@ def _synced(
     path, old, new = change
     return (
         syncs.brought(commit, state, *change)
-        and not yields_made_up(ws, commit, state, path, new)
+        and not yields_made_up(syncs.files, commit, state, path, new)
         and not later.ahead_of(state, path, old)
     )
 
@@ -359,17 +360,18 @@ def _actor(commit: CommitInfo, trailers: dict[str, list[str]], runners: set[str]
     return worker if worker and runner else agent
 
 
-def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[tuple[str, Changed]]:
+def _reservations_taken(
+    files: AuditFiles, commit: CommitInfo, actor: str
+) -> list[tuple[str, Changed]]:
     """The holders other than ``actor`` whose reservation files ``commit`` changed (each
     with the file's change): an entry still active at the commit's time released, or an
     entry made or changed in their name (their own expired entries pruned are no
-    breach)."""
+    breach). Each version is decoded once over the audit (``files``)."""
     from datetime import UTC, datetime
 
-    from hive.domain.reservations import decode_file
     from hive.domain.reservecore import RESERVATIONS_DIR, reservation_path
-    from hive.errors import CorruptFile
 
+    ws = files.ws
     new_tree, old_tree = (ws.git.commit_tree(sha) for sha in (commit.sha, commit.parents[0]))
     old_dir = ws.git.lookup_path(old_tree, RESERVATIONS_DIR, want_tree=True)
     new_dir = ws.git.lookup_path(new_tree, RESERVATIONS_DIR, want_tree=True)
@@ -387,11 +389,10 @@ def _reservations_taken(ws: Workspace, commit: CommitInfo, actor: str) -> list[t
         if path == own:
             continue
         shas = (ws.git.lookup_path(old_tree, path), ws.git.lookup_path(new_tree, path))
-        try:
-            old, new = (
-                None if sha is None else decode_file(ws.git.read_blob(sha), path) for sha in shas
-            )
-        except (CorruptFile, KeyError):
+        old, new = (None if sha is None else files.reservation_file(sha, path) for sha in shas)
+        if any(
+            sha is not None and data is None for sha, data in zip(shas, (old, new), strict=True)
+        ):
             continue  # a file that does not parse is reported as corrupt
         either = old if old is not None else new
         if either is None or either.agent == actor:

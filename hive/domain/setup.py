@@ -69,7 +69,9 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
     from hive.domain.sync import configure_remotes
 
     driver = install_merge_driver(ws, git_config)
+    unpushed = _without_push_refspecs(git_config)
     remotes = configure_remotes(ws, config=git_config)
+    notes = _push_notes(ws, git_config, [name for name in unpushed if remotes.get(name)])
     created, attributes = written.result
     return InitResult(
         root=ws.root,
@@ -82,7 +84,36 @@ def init_hive(ws: Workspace, *, prefix: str | None = None) -> InitResult:
         remotes_configured=[name for name, changed in remotes.items() if changed],
         settings_from=remote.name if remote.data is not None and written.result else None,
         remote_note=remote.note,
+        notes=notes,
     )
+
+
+def _without_push_refspecs(config: GitConfig | None) -> list[str]:
+    """The remotes with no push refspec: ``configure_remotes`` gives them ``push =
+    HEAD`` (with hive's own), which changes where a plain ``git push`` goes."""
+    if config is None:
+        return []
+    return [name for name in config.remotes() if not config.get_all(f"remote.{name}.push")]
+
+
+def _push_notes(ws: Workspace, config: GitConfig | None, remotes: list[str]) -> list[str]:
+    """What ``push = HEAD``, just added to ``remotes``, changes for the current branch:
+    git then pushes it to the branch of the same name there, whatever push.default says
+    (docs/sync.md, "Plain git fetch and git push"), so a branch whose upstream has
+    another name is no longer refused (push.default simple) nor sent to its upstream."""
+    branch = ws.git.head().ref
+    if config is None or not remotes or branch is None or not branch.startswith("refs/heads/"):
+        return []
+    name = branch.removeprefix("refs/heads/")
+    upstream = config.get_all(f"branch.{name}.merge")
+    tracked = config.get_all(f"branch.{name}.remote")
+    if not upstream or not tracked or tracked[-1] not in remotes or upstream[-1] == branch:
+        return []
+    remote, target = tracked[-1], upstream[-1].removeprefix("refs/heads/")
+    return [
+        f"plain 'git push' now sends {name} to {remote}/{name} (its upstream is"
+        f" {remote}/{target}): push it there with 'git push {remote} {name}:{target}'"
+    ]
 
 
 class RemoteSettings:

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hive.domain.workspace import Workspace
-from hive.errors import HiveError
+from hive.domain.auditfiles import AuditFiles
 from hive.git.repo import CommitInfo
 from hive.models.reservation import Override, Reservation, ReservationFile
 
@@ -26,7 +25,7 @@ _RENUMBERED = {"id", "renumbered_from", "yielded_to"}  # what a merge or a settl
 
 
 def yields_made_up(
-    ws: Workspace, commit: CommitInfo, state: str, path: str, new: str | None
+    files: AuditFiles, commit: CommitInfo, state: str, path: str, new: str | None
 ) -> bool:
     """Whether the reservation file ``path`` as ``commit`` left it (blob ``new``) marks
     an entry yielded to a grant that neither ``commit``'s parent nor ``state`` held."""
@@ -34,15 +33,15 @@ def yields_made_up(
 
     if new is None or not path.startswith(RESERVATIONS_DIR + "/"):
         return False
-    git = ws.git
+    git = files.ws.git
     sides = [git.commit_tree(sha) for sha in (commit.parents[0], state)]
     made = _marks_made(
-        _file(ws, git.commit_tree(commit.sha), path), [_file(ws, t, path) for t in sides]
+        _file(files, git.commit_tree(commit.sha), path), [_file(files, t, path) for t in sides]
     )
     if not made:
         return False
-    known = [_grant(item) for tree in sides for item in _grants(ws, tree)]
-    now = _grants(ws, git.commit_tree(commit.sha))
+    known = [_grant(item) for tree in sides for item in _grants(files, tree)]
+    now = _grants(files, git.commit_tree(commit.sha))
     for mark in made:
         winner = next(
             (g for g in now if g.agent == mark.holder and g.id == mark.reservation_id), None
@@ -81,23 +80,17 @@ def _grant(item: Reservation) -> dict[str, Any]:
     return item.model_dump(exclude=_RENUMBERED)
 
 
-def _file(ws: Workspace, tree: str, path: str) -> ReservationFile | None:
-    from hive.domain.reservations import decode_file
-
-    sha = ws.git.lookup_path(tree, path)
-    if sha is None:
-        return None
-    try:
-        return decode_file(ws.git.read_blob(sha), path)
-    except HiveError:
-        return None
+def _file(files: AuditFiles, tree: str, path: str) -> ReservationFile | None:
+    """The reservation file at ``path`` in ``tree``, decoded (once over the audit)."""
+    sha = files.ws.git.lookup_path(tree, path)
+    return None if sha is None else files.reservation_file(sha, path)
 
 
-def _grants(ws: Workspace, tree: str) -> list[Reservation]:
+def _grants(files: AuditFiles, tree: str) -> list[Reservation]:
     """Every entry of the readable reservation files of ``tree``."""
     from hive.domain.reservecore import RESERVATIONS_DIR
 
-    found = ws.git.lookup_path(tree, RESERVATIONS_DIR, want_tree=True)
-    listing = {} if found is None else ws.git.tree_listing(found, "")
-    files = (_file(ws, tree, f"{RESERVATIONS_DIR}/{name}") for name in listing)
-    return [item for data in files if data is not None for item in data.reservations]
+    found = files.ws.git.lookup_path(tree, RESERVATIONS_DIR, want_tree=True)
+    listing = {} if found is None else files.ws.git.tree_listing(found, "")
+    read = (_file(files, tree, f"{RESERVATIONS_DIR}/{name}") for name in listing)
+    return [item for data in read if data is not None for item in data.reservations]

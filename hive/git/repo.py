@@ -624,14 +624,17 @@ class GitRepo:
     def iter_commits(
         self, start: str | None = None, limit: int | None = None
     ) -> Iterator[CommitInfo]:
-        """Commits reachable from ``start`` (default HEAD), newest first by date."""
+        """Commits reachable from ``start`` (default HEAD), newest first by commit date,
+        as ``git log --date-order`` lists them: never a commit before one of its children.
+        Commits of one second (git's dates have no finer grain, and a swarm makes many a
+        second) are ordered among themselves by their parents, ties by sha."""
         import heapq
 
         head = start or self.head().commit
         if head is None:
             return
         seen: set[str] = set()
-        pending: list[tuple[int, str, CommitInfo]] = []  # the sha breaks ties
+        pending: list[tuple[int, str, CommitInfo]] = []
 
         def push(sha: str) -> None:
             if sha not in seen:
@@ -641,12 +644,19 @@ class GitRepo:
 
         push(head)
         count = 0
-        while pending and (limit is None or count < limit):
-            _, _, info = heapq.heappop(pending)
-            count += 1
-            yield info
-            for parent in info.parents:
-                push(parent)
+        while pending:
+            second = pending[0][0]
+            group: dict[str, CommitInfo] = {}
+            while pending and pending[0][0] == second:  # the second's commits, all
+                _, sha, info = heapq.heappop(pending)
+                group[sha] = info
+                for parent in info.parents:
+                    push(parent)
+            for info in _children_first(group):
+                if limit is not None and count >= limit:
+                    return
+                count += 1
+                yield info
 
     def ref_value(self, ref: str) -> str | None:
         """The commit a ref points at, or None if it does not exist."""
@@ -1630,3 +1640,25 @@ def _load_config_file(path: str) -> Any:
             f"{path}: not a valid git config file ({exc}); 'git config --list'"
             " names the bad line: fix it"
         ) from None
+
+
+def _children_first(group: dict[str, CommitInfo]) -> Iterator[CommitInfo]:
+    """The commits of ``group`` (one second's), each after every one of its children in
+    the group (Kahn's order; ties by sha)."""
+    import heapq
+
+    children = dict.fromkeys(group, 0)
+    for info in group.values():
+        for parent in info.parents:
+            if parent in children:
+                children[parent] += 1
+    ready = [sha for sha, count in children.items() if count == 0]
+    heapq.heapify(ready)
+    while ready:
+        info = group[heapq.heappop(ready)]
+        yield info
+        for parent in info.parents:
+            if parent in children:
+                children[parent] -= 1
+                if children[parent] == 0:
+                    heapq.heappush(ready, parent)

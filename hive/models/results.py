@@ -40,6 +40,7 @@ class InitResult(HiveModel):
     remotes_configured: list[str] = Field(default_factory=list)  # by this call
     settings_from: str | None = None  # the remote whose hive's config.yaml init took
     remote_note: str = ""  # why the remote's hive could not be read (init used defaults)
+    notes: list[str] = Field(default_factory=list)  # what this call changed for plain git
 
 
 class EpicStatus(HiveModel):

@@ -487,6 +487,7 @@ def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
                 field="reverse",
             )
         return dep_tree(ws, cell_id=a.id, direction="up" if a.reverse else a.direction)
+    _refuse_tree_options(a)
     if not a.target:
         raise InvalidInput(
             f"hive_dep {a.action} needs a target: the cell that id depends on", field="target"
@@ -496,6 +497,19 @@ def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
             ws, cell_id=a.id, target=a.target, dep_type=a.type, force=a.force, reason=a.reason
         )
     return remove_dependency(ws, cell_id=a.id, target=a.target, force=a.force, reason=a.reason)
+
+
+def _refuse_tree_options(a: DepParams) -> None:
+    """``reverse`` or ``direction`` given with add/remove: refused, not ignored (with
+    add, an agent meaning "target waits for id" had the edge added the other way)."""
+    defaults = DepParams.model_fields
+    for name in sorted(TREE_ONLY, reverse=True):  # reverse, then direction
+        if getattr(a, name) != defaults[name].default:
+            raise InvalidInput(
+                f"{name} is for action tree; {a.action} takes id (the cell that waits) and"
+                " target (the cell it waits for): swap id and target for the other way round",
+                field=name,
+            )
 
 
 class BlockedParams(Params):

@@ -92,7 +92,9 @@ argument says to leave it out, a wrong type how to write the value (one path for
 list or object sent as a string holding its JSON: the value itself), and
 an argument of several forms lists them all (`'risk-based', 'research-based' or 'auto'`).
 A file tool given a directory (`fs_read`) or a file (`fs_list`) names the tool that
-takes it.
+takes it. `hive_dep`'s `reverse` and `direction` are for `action: tree`: given with
+`add` or `remove` they are refused (`invalid_input`), never ignored (for the edge the
+other way round, swap `id` and `target`).
 
 ## Identity
 
