@@ -141,7 +141,7 @@ def measure(base: Path, args: argparse.Namespace) -> list[Row]:
     runs, agents, messages = args.runs, args.agents, args.messages
     if agents < 2:
         raise SystemExit("--agents: at least 2 (agent01 reads its inbox)")
-    repo = build_repo(base, args.cells)
+    repo = build_repo(base, args.cells, args.source_files)
     seed_messages(repo, agents, messages)
     ws = Workspace(str(repo), actor="bench", session="bench:main")
     seed_reservations(ws, agents)

@@ -37,6 +37,7 @@ from bench_process import (  # noqa: E402
     git,
     prepare_repo,
 )
+from run import SOURCE_FILES, SOURCE_FILES_HELP  # noqa: E402
 
 from hive.domain.cells import close_cell, create_cell, update_cell  # noqa: E402
 from hive.domain.workspace import Workspace  # noqa: E402
@@ -87,8 +88,8 @@ def index_facts(index: Path) -> dict[str, int]:
     return facts
 
 
-def run(size: int, writes: int, every: int, base: Path) -> None:
-    repo, _ = prepare_repo(base, size)
+def run(size: int, writes: int, every: int, base: Path, source_files: int) -> None:
+    repo, _ = prepare_repo(base, size, source_files=source_files)
     git_dir = Path(git(repo, "rev-parse", "--absolute-git-dir"))
     index = git_dir / "hive" / "index.sqlite3"
     for suffix in ("", "-wal", "-shm"):
@@ -131,10 +132,11 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=2000)
     parser.add_argument("--every", type=int, default=200)
     parser.add_argument("--repos", type=Path, default=DEFAULT_REPOS)
+    parser.add_argument("--source-files", type=int, default=SOURCE_FILES, help=SOURCE_FILES_HELP)
     args = parser.parse_args()
     os.environ.pop("HIVE_AGENT_TOKEN", None)
     for size in args.sizes:
-        run(size, args.writes, args.every, args.repos)
+        run(size, args.writes, args.every, args.repos, args.source_files)
     sys.stdout.flush()
 
 

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import build_repo, git, git_baseline_ms  # noqa: E402
+from run import SOURCE_FILES, SOURCE_FILES_HELP, build_repo, git, git_baseline_ms  # noqa: E402
 
 from hive.domain.cells import list_cells, update_cell  # noqa: E402
 from hive.domain.memory import CONTEXT_PATH, load_context, update_context  # noqa: E402
@@ -178,6 +178,7 @@ def search_ms(repo: Path, path: str, runs: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1000, help="cells in the repository")
+    parser.add_argument("--source-files", type=int, default=SOURCE_FILES, help=SOURCE_FILES_HELP)
     parser.add_argument("--commits", type=int, default=2000, help="hive commits of history")
     parser.add_argument("--cells", type=int, default=5, help="cells both branches change")
     parser.add_argument("--runs", type=int, default=7, help="merges timed (default 7)")
@@ -190,7 +191,7 @@ def main() -> None:
     if not 1 <= args.agents <= 40:
         raise SystemExit("--agents: between 1 and 40")
     with tempfile.TemporaryDirectory(prefix="hive-bench-merge-") as scratch:
-        repo = build_repo(Path(scratch), args.size)
+        repo = build_repo(Path(scratch), args.size, args.source_files)
         git(repo, "config", "gc.auto", "0")
         ids = make_history(repo, args.commits)
         make_branches(repo, ids[: args.cells])

@@ -7,8 +7,8 @@ Usage (the numbers only mean something on a quiet machine)::
     python benchmarks/bench_process.py --sizes 10000 100000 --write-docs
     python benchmarks/bench_process.py --sizes 20 --runs 1 --cold-runs 1 --no-warm-up --repos DIR
 
-Each size is a repository with 2,000 source files plus N cells (``gc.auto=0``),
-built once (cell files written with hive's own encoder, then one plain
+Each size is a repository with 2,000 source files (``--source-files``) plus N cells
+(``gc.auto=0``), built once (cell files written with hive's own encoder, then one plain
 ``git add -A && git commit``, then ``git repack -a -d`` so that, as in a fresh
 clone, the objects are packed; ``--loose`` keeps them loose) under
 ``benchmarks/results/process/`` and reset to its built commit on every later
@@ -62,7 +62,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import SOURCE_FILES, machine, synthetic_cells, write_docs  # noqa: E402
+from run import SOURCE_FILES, SOURCE_FILES_HELP, machine, synthetic_cells, write_docs  # noqa: E402
 
 import hive  # noqa: E402
 from hive.store.cells import encode_cell  # noqa: E402
@@ -342,10 +342,18 @@ class Bench:
 
 
 def prepare_repo(
-    base: Path, size: int, *, rebuild: bool = False, loose: bool = False
+    base: Path,
+    size: int,
+    *,
+    rebuild: bool = False,
+    loose: bool = False,
+    source_files: int = SOURCE_FILES,
 ) -> tuple[Path, dict[str, str]]:
-    """The repository of ``size`` cells, built once and reset to its built commit."""
+    """The repository of ``size`` cells and ``source_files`` source files, built once and
+    reset to its built commit."""
     name = f"repo-{size}" + ("-loose" if loose else "")
+    if source_files != SOURCE_FILES:
+        name += f"-{source_files}-files"
     repo = base / name
     stamp = base / f"{name}.json"
     info: dict[str, str] | None = None
@@ -356,7 +364,7 @@ def prepare_repo(
     if info is None:
         stamp.unlink(missing_ok=True)
         shutil.rmtree(repo, ignore_errors=True)
-        info = build_repo(repo, size, loose=loose)
+        info = build_repo(repo, size, loose=loose, source_files=source_files)
         stamp.write_text(json.dumps(info))
     reset_repo(repo, info["base"])
     return repo, info
@@ -682,6 +690,7 @@ def main() -> None:
     parser.add_argument("--cold-runs", type=int, default=5, help="pairs of the no-index row")
     parser.add_argument("--repos", type=Path, default=DEFAULT_REPOS, help="where repos are kept")
     parser.add_argument("--rebuild", action="store_true", help="build the repositories again")
+    parser.add_argument("--source-files", type=int, default=SOURCE_FILES, help=SOURCE_FILES_HELP)
     parser.add_argument(
         "--loose", action="store_true", help="keep the built objects loose (default: packed)"
     )
@@ -696,7 +705,9 @@ def main() -> None:
     rows: list[Row] = []
     loads: dict[int, tuple[float, float]] = {}
     for size in args.sizes:
-        repo, info = prepare_repo(args.repos, size, rebuild=args.rebuild, loose=args.loose)
+        repo, info = prepare_repo(
+            args.repos, size, rebuild=args.rebuild, loose=args.loose, source_files=args.source_files
+        )
         bench = Bench(repo, size, args.runs, warm_up=not args.no_warm_up)
         began = load_average()
         with reported(f"{size:,} cells: fresh processes"):

@@ -4,7 +4,8 @@ Usage::
 
     python benchmarks/bench_serve.py               # prints a table
     python benchmarks/bench_serve.py --write-docs  # also updates docs/performance.md
-    python benchmarks/bench_serve.py --runs 1 --cells 20 --commit-runs 1 --no-browser  # smoke
+    python benchmarks/bench_serve.py --runs 1 --cells 20 --commit-runs 1 \
+        --source-files 100 --no-browser  # a smoke run
 
 Builds a scratch repository (2,000 source files, 10,000 cells), starts the web
 app on loopback (uvicorn in a thread, as ``hive serve`` runs it) and measures
@@ -55,7 +56,7 @@ def fetch(url: str) -> bytes:
 def measure(base: Path, args: argparse.Namespace) -> list[Row]:
     size, runs = args.cells, args.runs
     commit_runs = max(5, runs // 3) if args.commit_runs is None else args.commit_runs
-    repo = build_repo(base, size)
+    repo = build_repo(base, size, args.source_files)
     cells = [c.id for c in list_cells(Workspace(str(repo), actor="bench"), status="open")]
     started = time.perf_counter()
     with BackgroundServer(ServeConfig(root=str(repo))) as server:

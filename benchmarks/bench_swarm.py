@@ -40,7 +40,7 @@ RESERVATIONS = 3
 
 def measure(base: Path, args: argparse.Namespace) -> list[Row]:
     runs, size = args.runs, args.cells
-    repo = build_repo(base, size)
+    repo = build_repo(base, size, args.source_files)
     ws = Workspace(str(repo), actor="coordinator")
     subtasks = [
         {"title": f"subtask {n}", "files": [f"src/pkg{n % 40:02d}/mod{n}*.py"]} for n in range(runs)

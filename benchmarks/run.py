@@ -47,6 +47,7 @@ from hive.store.ids import new_root_id  # noqa: E402
 from hive.store.layout import cell_path  # noqa: E402
 
 SOURCE_FILES = 2000
+SOURCE_FILES_HELP = f"committed source files in the repository (default {SOURCE_FILES:,})"
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.com",
@@ -99,12 +100,13 @@ def median_ms(action: Callable[[], object], runs: int) -> float:
     return statistics.median(samples)
 
 
-def build_repo(base: Path, cells: int) -> Path:
-    """2,000 committed source files plus ``cells`` cells committed in one hive commit."""
+def build_repo(base: Path, cells: int, source_files: int = SOURCE_FILES) -> Path:
+    """``source_files`` (2,000) committed source files plus ``cells`` cells committed in
+    one hive commit."""
     repo = base / f"repo-{cells}"
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
-    for number in range(SOURCE_FILES):
+    for number in range(source_files):
         package = repo / "src" / f"pkg{number % 40:02d}"
         package.mkdir(parents=True, exist_ok=True)
         (package / f"mod{number}.py").write_text(f"VALUE = {number}\n")
@@ -149,8 +151,14 @@ def _bulk_cells(ws: Workspace, count: int) -> None:
     ws.git.transact(plan, author=ws.identity())
 
 
-def measure_size(base: Path, size: int, runs: int, process_runs: int | None = None) -> list[Row]:
-    repo = build_repo(base, size)
+def measure_size(
+    base: Path,
+    size: int,
+    runs: int,
+    process_runs: int | None = None,
+    source_files: int = SOURCE_FILES,
+) -> list[Row]:
+    repo = build_repo(base, size, source_files)
     baseline = git_baseline_ms(repo, runs)
     ws = Workspace(str(repo), actor="bench")
     created: list[str] = []
@@ -238,14 +246,16 @@ def main() -> None:
         type=int,
         help="fresh processes per fresh-process row (default: runs / 2, at least 5)",
     )
+    parser.add_argument("--source-files", type=int, default=SOURCE_FILES, help=SOURCE_FILES_HELP)
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="hive-bench-"))
     try:
         rows: list[Row] = []
         for size in args.sizes:
-            print(f"building {size:,} cells + {SOURCE_FILES:,} source files ...", file=sys.stderr)
-            rows += measure_size(base, size, args.runs, args.process_runs)
+            files = args.source_files
+            print(f"building {size:,} cells + {files:,} source files ...", file=sys.stderr)
+            rows += measure_size(base, size, args.runs, args.process_runs, files)
         table = render(rows)
         print(table)
         if args.write_docs:
@@ -262,10 +272,12 @@ def run_single(
     first_column: str = "cells",
     options: Callable[[argparse.ArgumentParser], object] | None = None,
 ) -> None:
-    """Command line of a one-repository benchmark: --runs, --write-docs and the script's own
-    ``options`` (its sizes, so that a smoke run can be tiny); prints the table."""
+    """Command line of a one-repository benchmark: --runs, --source-files, --write-docs and
+    the script's own ``options`` (its sizes, so that a smoke run can be tiny); prints the
+    table."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21, help="runs per row (default 21)")
+    parser.add_argument("--source-files", type=int, default=SOURCE_FILES, help=SOURCE_FILES_HELP)
     parser.add_argument("--write-docs", action="store_true")
     if options is not None:
         options(parser)

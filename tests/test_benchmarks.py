@@ -28,16 +28,20 @@ BENCHMARKS = ROOT / "benchmarks"
 NOT_SCRIPTS = {"results", "__pycache__"}  # bench_process.py's built repositories; bytecode
 DOCS = ROOT / "docs" / "performance.md"
 TINY = "20"  # cells
+# source files in a script's repository (a full run's: 2,000, which cost ~0.3 s of CPU to
+# write, add and commit in each of seven scripts; 100 take the same code paths)
+FILES = ["--source-files", "100"]
 
 # The command line of each script's smoke run: the smallest sizes and runs it accepts.
 SMOKE: dict[str, list[str]] = {
-    "run.py": ["--sizes", TINY, "--runs", "1", "--process-runs", "1"],
-    "bench_coord.py": ["--runs", "1", "--cells", TINY, "--agents", "2", "--messages", TINY],
-    "bench_swarm.py": ["--runs", "1", "--cells", TINY],
-    "bench_serve.py": ["--runs", "1", "--cells", TINY, "--commit-runs", "1"],
+    "run.py": ["--sizes", TINY, "--runs", "1", "--process-runs", "1", *FILES],
+    "bench_coord.py": ["--runs", "1", "--cells", TINY, "--agents", "2", "--messages", TINY, *FILES],
+    "bench_swarm.py": ["--runs", "1", "--cells", TINY, *FILES],
+    "bench_serve.py": ["--runs", "1", "--cells", TINY, "--commit-runs", "1", *FILES],
     "bench_merge.py": [
         "--size",
         TINY,
+        *FILES,
         "--commits",
         "3",
         "--cells",
@@ -48,12 +52,21 @@ SMOKE: dict[str, list[str]] = {
         "1",
     ],
     "bench_parse.py": ["--cells", TINY],
-    "bench_process.py": ["--sizes", TINY, "--runs", "1", "--cold-runs", "1", "--no-warm-up"],
+    "bench_process.py": [
+        "--sizes",
+        TINY,
+        "--runs",
+        "1",
+        "--cold-runs",
+        "1",
+        "--no-warm-up",
+        *FILES,
+    ],
     # --no-warm-up (bench_process.py, bench_startup.py): no untimed round before the timed
     # one; a smoke run's numbers mean nothing, and every row still runs its processes once
     "bench_startup.py": ["--runs", "1", "--cells", "2", "--no-warm-up"],
     "bench_sync.py": ["--quick"],  # 20 cells, 1 run, 2 rounds of history, no warm-up
-    "bench_index_growth.py": ["--sizes", TINY, "--writes", "4", "--every", "2"],
+    "bench_index_growth.py": ["--sizes", TINY, "--writes", "4", "--every", "2", *FILES],
 }
 # the scripts that build their repositories once under --repos (a scratch one here)
 BUILT_REPOS = ("bench_process.py", "bench_index_growth.py")

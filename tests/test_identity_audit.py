@@ -375,3 +375,28 @@ def test_a_name_that_reads_as_a_registered_one_is_refused(
     assert refused.returncode == 2 and why in refused.stderr
     assert identities(repo) == before
     assert register_agent(Workspace(str(repo)), name="alicia").name == "alicia"
+
+
+def test_doctor_reports_an_unreadable_credential_store_and_checks_the_rest(
+    ws: Workspace, repo: Path
+) -> None:
+    """A garbled ``.git/hive/identities.json`` was doctor's end (exit 7, nothing else
+    checked); it is one problem of the report, and the other checks still run."""
+    credential(repo, "alice")  # a store exists
+    assert run_hive(["create", "a cell"], cwd=repo).returncode == 0
+    (repo / "x.txt").write_text("x\n")
+    (repo / ".hive" / "cells").joinpath("hand.yaml").write_text("title: [\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "by hand")
+    store = repo / ".git" / "hive" / "identities.json"
+    store.write_text("garbage")
+    done = run_hive(["doctor"], cwd=repo)
+    assert done.returncode == 1, done.output
+    said = done.stdout
+    assert "corrupt: " in said and "cannot read the agent credentials" in said, said
+    assert ".hive/cells/hand.yaml" in said  # the other checks ran
+    assert "by hand" in said  # so did the history's (hand edits)
+    report = json.loads(run_hive(["doctor", "--json"], cwd=repo).stdout)
+    paths = [problem.get("path") for problem in report["problems"]]
+    assert ".git/hive/identities.json" in paths, report
+    assert store.read_text() == "garbage"  # doctor moves nothing

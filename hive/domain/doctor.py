@@ -72,6 +72,7 @@ def _diagnose(ws: Workspace) -> DoctorReport:
     problems += merge_setup_problems(ws, snap)
     problems += _contest_problems(ws, snap)
     problems += _git_state_problems(ws)
+    problems += _credential_problems(ws)
     problems += _place_problems(ws, snap)
     return DoctorReport(
         cells=len(index.blobs),
@@ -220,6 +221,20 @@ def _disk_symlinks(root: str) -> list[str]:
 AUDITED_COMMITS = 500
 
 
+def _credential_problems(ws: Workspace) -> list[Problem]:
+    """The clone's credential store (``.git/hive/identities.json``) when it cannot be
+    read: no agent can prove its name until it is moved aside, and the audit of
+    commits' agents, which needs the names registered here, is left out."""
+    from hive.store import credentials
+
+    try:
+        credentials.load(ws.git.paths.hive_state_dir)
+    except CorruptFile as exc:
+        path = os.path.relpath(credentials.path_of(ws.git.paths.hive_state_dir), ws.root)
+        return [Problem(kind="corrupt", message=exc.message, path=path)]
+    return []
+
+
 def _identity_warnings(ws: Workspace) -> list[Problem]:
     """Overrides and unverifiable hive commits among the latest commits, .hive/ changes
     committed without hive's trailers, claimed cells changed without an override and
@@ -235,10 +250,12 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
     from hive.domain.maillog import MAIL_REF
 
     commits = latest_commits(ws, AUDITED_COMMITS)  # one walk, read by the three audits
-    found = [
-        Problem(kind=entry.kind, message=f"{entry.commit[:10]} {entry.detail}")
-        for entry in audit_log(ws, limit=AUDITED_COMMITS, commits=commits)
-    ]
+    found: list[Problem] = []
+    if not _credential_problems(ws):  # who is registered here: else unknown, not audited
+        found += [
+            Problem(kind=entry.kind, message=f"{entry.commit[:10]} {entry.detail}")
+            for entry in audit_log(ws, limit=AUDITED_COMMITS, commits=commits)
+        ]
     found += _commit_warnings(
         "hand-edit",
         hand_edits(ws, limit=AUDITED_COMMITS, commits=commits),
