@@ -127,8 +127,10 @@ A field naming the caller must name the session's identity: `agent_name` in
 bound, is refused with `not_your_identity` and nothing is written. Registering a
 name held by someone else is `name_taken`. Ownership is enforced by the operations
 themselves: only the assignee of a claimed cell changes its status or assignee,
-closes, completes, deletes or reports progress on it; only the holder releases a
-reservation; only the recipient reads and acks a message (`not_owner` otherwise).
+closes, completes, deletes or reports progress on it, or records its outcome
+(`swarm_record_outcome`: a coordinator or a person may too, no `force` needed); only
+the holder releases a reservation; only the recipient reads and acks a message
+(`not_owner` otherwise).
 Coordinators (listed under `coordinators:` in `.hive/config.yaml` and proven by
 their credential) may override with `force: true` and a `reason`, which is recorded
 in the commit (`Hive-Override:` trailer) and the event log. Commits are authored as
