@@ -38,7 +38,8 @@ entry and grant in its summary; `context_search` the first 10 matches (`limit`, 
 records (the seed's 200-character snippets; the blockers' titles and states). Times
 are given as the files write them: UTC, millisecond precision and a `Z`
 (`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
-microseconds), in the tool envelope and over MCP alike. A cell's `priority`
+microseconds), in the tool envelope and over MCP alike; a commit's `time`
+(`hive_log`) is git's: whole seconds since 1970, an integer. A cell's `priority`
 (`hive_create`, `hive_update`, `hive_query`, `hive_create_epic`'s epic and subtasks)
 is 0-4 (0 most urgent) or, as the command line writes it, `"P0"`-`"P4"` in any case;
 one out of range is refused naming the range (a quoted number is refused too, a
