@@ -441,6 +441,14 @@ def test_dep_add_and_remove_echo_the_resolved_id(hived: Path) -> None:
     assert added.strip() == f"{second['id']} now depends on {first['id']} (blocks)"
     removed = ok(hive(hived, "dep", "remove", second["id"], partial))
     assert removed.strip() == f"{second['id']} no longer depends on {first['id']}"
+    # one kind of two links to one cell: the blocker stays
+    ok(hive(hived, "dep", "add", second["id"], first["id"], "--type", "related"))
+    ok(hive(hived, "dep", "add", second["id"], first["id"]))
+    unlinked = ok(hive(hived, "dep", "remove", second["id"], first["id"], "-t", "related"))
+    assert unlinked.strip() == f"{second['id']} no longer depends on {first['id']} (related)"
+    shown = as_json(hive(hived, "show", second["id"], "--json"))
+    assert isinstance(shown, dict)
+    assert shown["dependencies"] == [{"type": "blocks", "target": first["id"]}]
 
 
 def test_the_quick_help_names_every_command_of_the_full_cli() -> None:

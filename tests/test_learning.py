@@ -572,3 +572,23 @@ def _alive(pid: int) -> bool:
 def test_strategy_auto_and_unknown(ws: Workspace) -> None:
     auto = swarm_plan_prompt(ws, task=TASK, strategy="auto", query_cass=False)
     assert auto.strategy.strategy == select_strategy(ws, task=TASK).strategy
+
+
+def test_a_task_that_begins_with_a_dash_reaches_cass_as_its_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cass is given the task after ``--``: a task written ``--help me split X`` (or
+    ``-x``) was an option of cass's, not the query."""
+    from hive.domain.swarm.decompose import cass_search
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    cass = bin_dir / "cass"
+    # a cass that answers with its arguments after "--" (none when there is no "--")
+    cass.write_text(
+        '#!/bin/sh\nwhile [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done\n'
+        '[ $# -gt 0 ] && shift\nprintf \'{"hits": [{"title": "query", "snippet": "%s"}]}\' "$*"\n'
+    )
+    cass.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert cass_search("--limit 99 split payments") == ("ok", ["query: --limit 99 split payments"])

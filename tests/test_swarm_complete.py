@@ -586,3 +586,20 @@ def test_a_touched_file_named_like_an_option_reaches_the_gate_as_a_file(
     alice = ws.for_actor("alice")
     done = swarm_complete(alice, cell_id=session_id, summary="x", files_touched=["-v"])
     assert done.gate[0].command == "grep -q x ./-v" and done.files_committed == ["-v"]
+
+
+def test_only_the_assignee_records_an_outcome_of_a_claimed_cell(ws: Workspace, repo: Path) -> None:
+    """A claimed cell's outcome is its assignee's to record, as its progress is: another
+    agent's failure recorded on it would count against that work in learning."""
+    _, session_id, _ = epic_with_work(ws)
+    bob, mallory = ws.for_actor("bob"), ws.for_actor("mallory")
+    start_cell(bob, cell_id=session_id)
+    before = head(repo)
+    with pytest.raises(PermissionDenied, match="claimed by bob; only bob records its outcome"):
+        swarm_record_outcome(mallory, cell_id=session_id, success=False)
+    assert head(repo) == before and load_outcomes(ws) == []
+    assert swarm_record_outcome(bob, cell_id=session_id, success=False).agent == "bob"
+    set_coordinators(repo, ["lead"])
+    assert (
+        swarm_record_outcome(ws.for_actor("lead"), cell_id=session_id, success=True).agent == "lead"
+    )

@@ -32,6 +32,15 @@ def test_tools_cover_deps_reopen_delete_log_review_and_insights(ws: Workspace, r
     assert call_tool(ctx, "hive_dep", {"id": a, "action": "add"})["field"] == "target"
     removed = call_tool(ctx, "hive_dep", {"id": a, "action": "remove", "target": b})["result"]
     assert removed["dependencies"] == []
+    # a related link and a blocker to one cell: removing the link keeps the blocker
+    for kind in ("related", "blocks"):
+        call_tool(ctx, "hive_dep", {"id": a, "action": "add", "target": b, "type": kind})
+    unlink = {"id": a, "action": "remove", "target": b, "type": "related"}
+    kept = call_tool(ctx, "hive_dep", unlink)["result"]["dependencies"]
+    assert kept == [{"type": "blocks", "target": b}]
+    assert call_tool(ctx, "hive_dep", unlink)["code"] == "not_found"
+    removed = call_tool(ctx, "hive_dep", {"id": a, "action": "remove", "target": b})["result"]
+    assert removed["dependencies"] == []
     # the tree's options are refused with add/remove, not ignored: reverse with add
     # would otherwise add the edge the agent meant the other way round
     for option in ({"reverse": True}, {"direction": "up"}):

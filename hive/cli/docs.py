@@ -28,7 +28,8 @@ event, from the commands that report as they go: `demo`, `swarm run` and
 `events --follow`). Times in
 JSON are as the files write them: UTC, millisecond precision and a `Z`
 (`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
-microseconds). The actor
+microseconds); a commit's `time` (`hive log`) is git's: whole seconds since 1970,
+an integer. The actor
 (author of the commit and owner of claims and reservations) is the agent whose
 credential is in `$HIVE_AGENT_TOKEN`, else the person of git's `user.name`.
 `--actor` (else `$HIVE_AGENT`) names who you claim to be and must match: a name

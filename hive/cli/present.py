@@ -289,12 +289,13 @@ PRESENTERS: dict[str, Presenter] = {
     "resolve": _line("resolved {cell.id}  {cell.title}"),
     "dep add": Presenter(
         render=lambda cell, params, ws: output.say(
-            f"{cell.id} now depends on {_resolved(ws, params.target)} ({params.type})"
+            f"{cell.id} now depends on {_resolved(ws, params.target)} ({params.type or 'blocks'})"
         )
     ),
     "dep remove": Presenter(
         render=lambda cell, params, ws: output.say(
             f"{cell.id} no longer depends on {_resolved(ws, params.target)}"
+            + (f" ({params.type})" if params.type else "")
         )
     ),
     "dep tree": Presenter(render=_dep_tree),

@@ -828,9 +828,19 @@ def add_dependency(
 
 
 def remove_dependency(
-    ws: Workspace, *, cell_id: str, target: str, force: bool = False, reason: str | None = None
+    ws: Workspace,
+    *,
+    cell_id: str,
+    target: str,
+    dep_type: str | None = None,
+    force: bool = False,
+    reason: str | None = None,
 ) -> Cell:
-    """Remove ``cell_id``'s dependency on ``target`` (a claimed cell's: as for adding)."""
+    """Remove ``cell_id``'s dependency on ``target`` (a claimed cell's: as for adding):
+    the one of kind ``dep_type``, or with None every kind (a ``related`` link and a
+    ``blocks`` edge to one target are two dependencies: removing the link keeps the
+    blocker)."""
+    kind = None if dep_type is None else parse_dep_spec(f"{dep_type}:{target}")[0]
 
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         guard.check_cell(cell, DEPENDENCIES)
@@ -838,9 +848,14 @@ def remove_dependency(
             target_id = resolve_id(index, target)
         except NotFound:
             target_id = target.strip().lower()
-        kept = [d for d in cell.dependencies if d.target != target_id]
+        kept = [
+            d
+            for d in cell.dependencies
+            if d.target != target_id or (kind is not None and d.type != kind)
+        ]
         if len(kept) == len(cell.dependencies):
-            raise NotFound(f"{cell.id} has no dependency on {target}", id=cell.id)
+            which = "dependency" if kind is None else f"{kind} dependency"
+            raise NotFound(f"{cell.id} has no {which} on {target}", id=cell.id)
         return _changed(cell, dependencies=kept)
 
     return _mutate(ws, cell_id, "dep-remove", change, force=force, reason=reason)

@@ -461,7 +461,9 @@ def _resolve(ws: Workspace, a: ResolveParams) -> Cell:
 class DepParams(IdParams):
     action: Literal["add", "remove", "tree"] = "tree"
     target: Short | None = Field(default=None, description="add/remove: the other cell")
-    type: Literal["blocks", "parent-child", "related", "discovered-from"] = "blocks"
+    type: Literal["blocks", "parent-child", "related", "discovered-from"] | None = Field(
+        default=None, description="add: blocks if not given; remove: only this kind, else all"
+    )
     force: bool = Field(default=False, description=OVERRIDE)
     reason: str | None = Reason
     direction: Literal["down", "up", "both"] = Field(
@@ -494,9 +496,16 @@ def _dep(ws: Workspace, a: DepParams) -> Cell | DependencyNode:
         )
     if a.action == "add":
         return add_dependency(
-            ws, cell_id=a.id, target=a.target, dep_type=a.type, force=a.force, reason=a.reason
+            ws,
+            cell_id=a.id,
+            target=a.target,
+            dep_type=a.type or "blocks",
+            force=a.force,
+            reason=a.reason,
         )
-    return remove_dependency(ws, cell_id=a.id, target=a.target, force=a.force, reason=a.reason)
+    return remove_dependency(
+        ws, cell_id=a.id, target=a.target, dep_type=a.type, force=a.force, reason=a.reason
+    )
 
 
 def _refuse_tree_options(a: DepParams) -> None:
@@ -769,9 +778,13 @@ declare(
                 arguments=("id", "target"),
                 fixed={"action": "remove"},
                 required=frozenset({"target"}),
-                helps={"target": "the cell ID no longer depends on"},
-                hidden=frozenset({"type", *TREE_ONLY}),
-                help="Remove ID's dependency on TARGET.",
+                helps={
+                    "target": "the cell ID no longer depends on",
+                    "type": "only this kind (default: every kind of link to TARGET)",
+                },
+                hidden=TREE_ONLY,
+                short=TYPE_SHORT,
+                help="Remove ID's dependencies on TARGET (with --type, only that kind).",
             ),
             Command(
                 ("dep", "tree"),

@@ -38,7 +38,8 @@ entry and grant in its summary; `context_search` the first 10 matches (`limit`, 
 records (the seed's 200-character snippets; the blockers' titles and states). Times
 are given as the files write them: UTC, millisecond precision and a `Z`
 (`"2026-11-22T16:35:37.123Z"`; a time imported with finer digits keeps its
-microseconds), in the tool envelope and over MCP alike. A cell's `priority`
+microseconds), in the tool envelope and over MCP alike; a commit's `time`
+(`hive_log`) is git's: whole seconds since 1970, an integer. A cell's `priority`
 (`hive_create`, `hive_update`, `hive_query`, `hive_create_epic`'s epic and subtasks)
 is 0-4 (0 most urgent) or, as the command line writes it, `"P0"`-`"P4"` in any case;
 one out of range is refused naming the range (a quoted number is refused too, a
@@ -127,8 +128,10 @@ A field naming the caller must name the session's identity: `agent_name` in
 bound, is refused with `not_your_identity` and nothing is written. Registering a
 name held by someone else is `name_taken`. Ownership is enforced by the operations
 themselves: only the assignee of a claimed cell changes its status or assignee,
-closes, completes, deletes or reports progress on it; only the holder releases a
-reservation; only the recipient reads and acks a message (`not_owner` otherwise).
+closes, completes, deletes or reports progress on it, or records its outcome
+(`swarm_record_outcome`: a coordinator or a person may too, no `force` needed); only
+the holder releases a reservation; only the recipient reads and acks a message
+(`not_owner` otherwise).
 Coordinators (listed under `coordinators:` in `.hive/config.yaml` and proven by
 their credential) may override with `force: true` and a `reason`, which is recorded
 in the commit (`Hive-Override:` trailer) and the event log. Commits are authored as

@@ -291,7 +291,8 @@ def cass_search(query: str, limit: int = DEFAULT_CASS_LIMIT) -> tuple[str, list[
     binary = shutil.which("cass")
     if binary is None:
         return "unavailable", []
-    command = [binary, "search", "--json", "--limit", str(limit), query[:500]]
+    # "--": a task that begins with "-" is the query, not an option of cass
+    command = [binary, "search", "--json", "--limit", str(limit), "--", query[:500]]
     try:
         run = run_killable(command, cwd=None, timeout=CASS_TIMEOUT)
     except OSError as exc:

@@ -25,7 +25,13 @@ from hive.domain.epics import epic_status
 from hive.domain.limits import check_short, check_text
 from hive.domain.mail import list_agents, send_message
 from hive.domain.outcomes import outcome_change
-from hive.domain.ownership import OwnerGuard, check_owner, record_overrides
+from hive.domain.ownership import (
+    OwnerGuard,
+    check_owner,
+    is_claimed,
+    override_role,
+    record_overrides,
+)
 from hive.domain.reservecore import folds_case
 from hive.domain.swarm.complete import (
     acting_as,
@@ -35,7 +41,7 @@ from hive.domain.swarm.complete import (
 )
 from hive.domain.swarm.strategies import check_strategy
 from hive.domain.workspace import MixedPlan, Workspace
-from hive.errors import Conflict, HiveError, InvalidInput, NotFound
+from hive.errors import Conflict, HiveError, InvalidInput, NotFound, NotOwner
 from hive.git.repo import Change, Snapshot, format_message
 from hive.models import Cell, utc_now
 from hive.models.outcome import Outcome
@@ -338,6 +344,7 @@ def swarm_record_outcome(
     def plan(snap: Snapshot) -> tuple[list[Change], str, Outcome]:
         index = ws.cells(snap)
         cell = _outcome_cell(index, cell_id)
+        _refuse_another_s_claim(ws, snap, cell)
         outcome = build_outcome(
             index,
             cell,
@@ -361,6 +368,20 @@ def swarm_record_outcome(
 
     recorded: Outcome = ws.write_files(plan).result
     return recorded
+
+
+def _refuse_another_s_claim(ws: Workspace, snap: Snapshot, cell: Cell) -> None:
+    """A claimed cell's outcome is its assignee's to record, as its progress is (a
+    coordinator or a person may record one too): another agent's failure recorded on it
+    would count against that work in learning."""
+    owner = cell.assignee
+    if is_claimed(cell) and owner != ws.actor and override_role(ws, snap) is None:
+        raise NotOwner(
+            f"{cell.id} is claimed by {owner}; only {owner} records its outcome (or a"
+            " coordinator or a person): ask them on the thread (swarmmail_send)",
+            owner=owner,
+            target=cell.id,
+        )
 
 
 def _check_outcome_numbers(duration_ms: float | None, error_count: int, retry_count: int) -> None:
