@@ -191,7 +191,8 @@ def test_the_suite_is_compiled_once_before_the_workers_start(
     leaves the bytecode each worker would otherwise write itself: hive's and the tests'
     helpers' as ``import`` writes it, each test module's and conftest's with its asserts
     rewritten as pytest writes it (pytest reads it back, and the assert explains
-    itself); a module that does not compile is left to the worker to report."""
+    itself), those a forked helper took (``test_thing``, with two cores) as well; a
+    module that does not compile is left to the worker to report."""
     import importlib.util
 
     from _pytest.assertion import rewrite
@@ -205,6 +206,7 @@ def test_the_suite_is_compiled_once_before_the_workers_start(
         "def test_it():\n    left, right = 1, 2\n    assert left == right\n"
     )
     (tmp_path / "tests" / "test_broken.py").write_text("def test_it(:\n")
+    (tmp_path / "tests" / "test_other.py").write_text("def test_it():\n    assert True\n")
     compile_once(pytestconfig, tmp_path)
 
     for module in ("hive/thing.py", "tests/helper.py"):
@@ -213,7 +215,7 @@ def test_the_suite_is_compiled_once_before_the_workers_start(
         importlib.util.cache_from_source(str(tmp_path / "tests/test_thing.py"))
     ).exists()
     state = pytestconfig.stash[rewrite.assertstate_key]
-    for name in ("test_thing", "conftest"):
+    for name in ("test_thing", "conftest", "test_other"):
         source = tmp_path / "tests" / f"{name}.py"
         pyc = rewrite.get_cache_dir(source) / f"{name}{rewrite.PYC_TAIL}"
         assert rewrite._read_pyc(source, pyc, state.trace) is not None, name
