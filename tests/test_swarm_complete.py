@@ -28,6 +28,7 @@ from hive.errors import (
     PermissionDenied,
     ReservationConflict,
 )
+from hive.models import utc_now
 from hive.store.yamlio import dumps
 from tests.conftest import assert_clean, git, set_coordinators
 
@@ -603,3 +604,38 @@ def test_only_the_assignee_records_an_outcome_of_a_claimed_cell(ws: Workspace, r
     assert (
         swarm_record_outcome(ws.for_actor("lead"), cell_id=session_id, success=True).agent == "lead"
     )
+
+
+def test_a_claim_committed_a_second_after_it_was_stamped_still_bounds_the_agents_commits(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim's ``started_at`` is stamped in one second and its commit may be dated
+    a later one (a loaded machine): the claim is still where the reading of the
+    agent's commits stops, so a commit for the cell made before the claim (here dated
+    2001) is not read into the outcome (before, it was: a flaky scope violation)."""
+    _, session_id, _ = epic_with_work(ws)
+    (repo / "src").mkdir()
+    (repo / "src/old.py").write_text("old = 1\n")
+    git(repo, "add", "src/old.py")
+    old = {**os.environ, "GIT_COMMITTER_DATE": "2001-01-01T00:00:00Z"}
+    subprocess.run(
+        ["git", "commit", "-qm", "early", "--trailer", f"Hive-Cell: {session_id}"],
+        cwd=repo,
+        env=old,
+        check=True,
+    )
+    bob = ws.for_actor("bob")
+    later = int(utc_now().timestamp()) + 5
+    monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{later} +0000")
+    start_cell(bob, cell_id=session_id)  # dated 5 s after its started_at
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    claim = git(repo, "log", "-1", "--format=%ct").strip()
+    started = show_cell(ws, cell_id=session_id).started_at
+    assert started is not None and int(claim) > int(started.timestamp())
+    (repo / "src/session").mkdir()
+    (repo / "src/session/ttl.py").write_text("TTL = 60\n")
+    result = swarm_complete(
+        bob, cell_id=session_id, summary="ttl", files_touched=["src/session/ttl.py"]
+    )
+    assert result.outcome.files_touched == ["src/session/ttl.py"]
+    assert result.outcome.scope_violations == []

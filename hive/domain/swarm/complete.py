@@ -40,6 +40,7 @@ from hive.domain.workspace import MixedPlan, Workspace
 from hive.errors import (
     BlockedByDependency,
     Conflict,
+    CorruptFile,
     GateFailed,
     InvalidInput,
     NotFound,
@@ -54,7 +55,8 @@ from hive.models.outcome import Outcome
 from hive.models.reservation import Reservation
 from hive.models.swarm import CompleteResult, GateRun
 from hive.store.cache import CellIndex
-from hive.store.layout import in_git_dir, is_hive_dir
+from hive.store.cells import decode_cell
+from hive.store.layout import cell_path, in_git_dir, is_hive_dir
 
 MAX_TOUCHED_FILES = 1000
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -270,7 +272,9 @@ def own_commit_files(ws: Workspace, head: str | None, cell: Cell) -> list[str]:
         info = ws.git.commit_info(pending.pop())
         trailers = info.trailers()
         if cell.id in trailers.get("Hive-Cell", []):
-            if trailers.get("Hive-Event", [""])[0] in CLAIM_EVENTS and info.time <= since:
+            if trailers.get("Hive-Event", [""])[0] in CLAIM_EVENTS and (
+                info.time <= since or _sets_started_at(ws, info.sha, info.parents, cell)
+            ):
                 continue  # the claim: the agent's work for the cell came after it
             found += _files_outside_hive(ws, info.sha)
         if info.time < since:
@@ -280,6 +284,31 @@ def own_commit_files(ws: Workspace, head: str | None, cell: Cell) -> list[str]:
                 seen.add(parent)
                 pending.append(parent)
     return sorted(set(found))
+
+
+def _sets_started_at(ws: Workspace, sha: str, parents: Sequence[str], cell: Cell) -> bool:
+    """Commit ``sha`` is the claim though its second is later than ``started_at``'s (the
+    claim was stamped in one second and committed in the next: a loaded machine): it
+    set the cell's ``started_at`` to the value it has now. Else its parents, older
+    than the claim, would be read too (an earlier commit's files taken for the
+    agent's)."""
+    if cell.started_at is None:
+        return False
+    mine = _started_at(ws, sha, cell.id)
+    return mine == cell.started_at and (not parents or _started_at(ws, parents[0], cell.id) != mine)
+
+
+def _started_at(ws: Workspace, commit: str, cell_id: str) -> datetime | None:
+    """The ``started_at`` of cell ``cell_id`` as commit ``commit`` holds it (None: not
+    there, not started, or a file that does not read)."""
+    path = cell_path(cell_id)
+    blob = ws.git.lookup_path(ws.git.commit_tree(commit), path)
+    if blob is None:
+        return None
+    try:
+        return decode_cell(ws.git.read_blob(blob), path).started_at
+    except CorruptFile:
+        return None
 
 
 _TREE_MODE = 0o40000
