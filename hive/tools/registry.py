@@ -153,8 +153,11 @@ def open_context(root: str, *, agent: str | None, token: str | None, session: st
         try:
             registered = register_agent(probe, name=agent, session=session)
         except (NameTaken, NotOwner) as exc:
+            why = exc.message.split(";")[0]  # its advice is for a caller free to choose
             ctx.bind_error = NotYourIdentity(
-                f"this session was started as {agent}, which it cannot prove: {exc.message}",
+                f"this session was started as {agent}, which it cannot prove ({why}): start"
+                f" it again with {agent}'s credential in HIVE_AGENT_TOKEN, or under another"
+                " name (--agent, HIVE_AGENT)",
                 agent=agent,
             )
             return ctx
