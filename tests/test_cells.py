@@ -272,6 +272,9 @@ def test_dependency_tree_and_remove(ws: Workspace) -> None:
     assert [d.target for d in show_cell(ws, cell_id=c.id).dependencies] == [a.id]
     with pytest.raises(NotFound):
         remove_dependency(ws, cell_id=c.id, target=b.id)
+    # a target given by a prefix is named by its whole id in the refusal
+    with pytest.raises(NotFound, match=f"{c.id} has no dependency on {b.id}$"):
+        remove_dependency(ws, cell_id=c.id, target=b.id.removeprefix("hv-")[:4])
 
 
 def test_parent_blocked_blocks_children(ws: Workspace) -> None:

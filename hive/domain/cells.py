@@ -855,7 +855,7 @@ def remove_dependency(
         ]
         if len(kept) == len(cell.dependencies):
             which = "dependency" if kind is None else f"{kind} dependency"
-            raise NotFound(f"{cell.id} has no {which} on {target}", id=cell.id)
+            raise NotFound(f"{cell.id} has no {which} on {target_id}", id=cell.id)
         return _changed(cell, dependencies=kept)
 
     return _mutate(ws, cell_id, "dep-remove", change, force=force, reason=reason)
