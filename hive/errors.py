@@ -235,8 +235,8 @@ def damaged_repository(exc: BaseException) -> str | None:
         what = f"{kind.__name__}: {exc}"
     elif kind.__module__ == "zlib":
         what = f"a compressed object does not inflate: {exc}"
-    elif isinstance(exc, KeyError) and _object_id(exc.args):
-        what = f"object {_object_id(exc.args)} is missing"
+    elif isinstance(exc, KeyError) and (missing := _object_id(exc.args)):
+        what = f"object {missing} is missing"
     else:
         return None
     return (
@@ -254,4 +254,18 @@ def _object_id(args: tuple[object, ...]) -> str | None:
     hexdigits = "0123456789abcdef"
     if len(text) in (40, 64) and all(char in hexdigits for char in text):
         return text
+    return None
+
+
+def not_a_bug(exc: BaseException) -> HiveError | None:
+    """An exception that is not hive's bug, as the error the surfaces answer with (the
+    CLI's last line of defence, the tool registry's): a write that found no room
+    (:func:`no_room`, a ``GitError``) or a damaged repository
+    (:func:`damaged_repository`, a ``CorruptFile``); None for anything else."""
+    full = no_room(exc)
+    if full is not None:
+        return GitError(full)
+    damaged = damaged_repository(exc)
+    if damaged is not None:
+        return CorruptFile(damaged)
     return None

@@ -260,20 +260,14 @@ def internal_error(exc: Exception, *, as_json: bool = False) -> int:
     set."""
     if os.environ.get("HIVE_DEBUG"):
         raise exc
-    from hive.errors import CorruptFile, GitError, damaged_repository, no_room
+    from hive.errors import not_a_bug
 
-    full = no_room(exc)
-    if full is not None:  # not a bug: the disk (or a limit) is full
-        say(sys.stderr, f"error: {full}\n")
+    known = not_a_bug(exc)  # a full disk, a damaged repository
+    if known is not None:
+        say(sys.stderr, f"error: {known.message}\n")
         if as_json:
-            json_error(full, GitError.code)
-        return GitError.exit_code
-    damaged = damaged_repository(exc)
-    if damaged is not None:  # not a bug: git's objects are missing or damaged
-        say(sys.stderr, f"error: {damaged}\n")
-        if as_json:
-            json_error(damaged, CorruptFile.code)
-        return CorruptFile.exit_code
+            json_error(known.message, known.code)
+        return known.exit_code
     name = type(exc).__name__
     from hive.text import shown_lines
 

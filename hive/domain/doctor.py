@@ -72,7 +72,8 @@ def _diagnose(ws: Workspace) -> DoctorReport:
     problems += merge_setup_problems(ws, snap)
     problems += _contest_problems(ws, snap)
     problems += _git_state_problems(ws)
-    problems += _credential_problems(ws)
+    credentials = _credential_problems(ws)
+    problems += credentials
     problems += _place_problems(ws, snap)
     return DoctorReport(
         cells=len(index.blobs),
@@ -82,7 +83,7 @@ def _diagnose(ws: Workspace) -> DoctorReport:
         + hidden
         + _hidden_reservation_names(ws, snap)
         + _hidden_mail_names(ws)
-        + _identity_warnings(ws)
+        + _identity_warnings(ws, names_known=not credentials)
         + _signing_warnings(ws),
         objects=object_store_health(ws),
     )
@@ -235,10 +236,11 @@ def _credential_problems(ws: Workspace) -> list[Problem]:
     return []
 
 
-def _identity_warnings(ws: Workspace) -> list[Problem]:
+def _identity_warnings(ws: Workspace, *, names_known: bool) -> list[Problem]:
     """Overrides and unverifiable hive commits among the latest commits, .hive/ changes
     committed without hive's trailers, claimed cells changed without an override and
-    mail-log events not authored by their actor (see ``hive log --overrides``)."""
+    mail-log events not authored by their actor (see ``hive log --overrides``);
+    ``names_known``: the credential store reads (else the agent-name audit is left out)."""
     from hive.domain.history import (
         audit_log,
         claim_breaches,
@@ -251,7 +253,7 @@ def _identity_warnings(ws: Workspace) -> list[Problem]:
 
     commits = latest_commits(ws, AUDITED_COMMITS)  # one walk, read by the three audits
     found: list[Problem] = []
-    if not _credential_problems(ws):  # who is registered here: else unknown, not audited
+    if names_known:  # who is registered here (else the store does not read: not audited)
         found += [
             Problem(kind=entry.kind, message=f"{entry.commit[:10]} {entry.detail}")
             for entry in audit_log(ws, limit=AUDITED_COMMITS, commits=commits)

@@ -24,7 +24,7 @@ from hive.domain.agents import (
 )
 from hive.domain.agents import write_check as agents_write_check
 from hive.domain.workspace import Workspace
-from hive.errors import HiveError, NameTaken, NotOwner, NotYourIdentity, damaged_repository, no_room
+from hive.errors import HiveError, NameTaken, NotOwner, NotYourIdentity, not_a_bug
 from hive.jsontext import nesting_depth
 from hive.models.agents_config import AgentProfile
 from hive.ops.spec import OPERATIONS, Operation, path_parameter
@@ -276,16 +276,11 @@ def _unknown_tool(name: Any) -> dict[str, Any]:
 
 
 def _internal(exc: BaseException) -> dict[str, Any]:
-    from hive.errors import CorruptFile, GitError
-
     if isinstance(exc, RecursionError):
         return {"error": "arguments or data are nested too deeply", "code": "invalid_arguments"}
-    full = no_room(exc)  # a full disk or a limit: not a bug, as the CLI says it
-    if full is not None:
-        return {"error": full, "code": GitError.code}
-    damaged = damaged_repository(exc)  # git's objects missing or damaged: not a bug
-    if damaged is not None:
-        return {"error": damaged, "code": CorruptFile.code}
+    known = not_a_bug(exc)  # a full disk, a damaged repository: as the CLI says it
+    if known is not None:
+        return known.to_dict()
     return {"error": f"internal error: {type(exc).__name__}: {exc}", "code": "internal_error"}
 
 
@@ -675,7 +670,7 @@ def _log(
     except HiveError:
         return
     except Exception as exc:  # the settings could not be read: the call's answer says why
-        if damaged_repository(exc) is None and no_room(exc) is None:
+        if not_a_bug(exc) is None:
             raise
         return
     governance.log_event(state_dir, event)
