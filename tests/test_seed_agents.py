@@ -725,3 +725,23 @@ def test_scratchpad_read_ends_its_line_on_a_terminal_only(ws: Workspace, repo: P
     assert (code, seen) == (0, b"broken\r\n")
     assert hive(repo, "scratchpad", "read", "notes/a").stdout == "no break"
     assert json.loads(hive(repo, "scratchpad", "read", "notes/a", "--json").stdout) == "no break"
+
+
+def test_an_approved_write_through_a_symlink_into_hive_in_any_case_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The write an arbiter approves is checked again where it really lands: a path
+    that resolves into hive's directory in any case (``.HIVE``, as propose_write checks
+    the path given) is refused, not written."""
+    from hive.domain.files import decide, propose_write
+
+    root, state = tmp_path / "repo", tmp_path / "state"
+    (root / ".HIVE").mkdir(parents=True)
+    state.mkdir()
+    os.symlink(".HIVE", root / "alias")
+    propose_write(str(root), str(state), agent="a", path="alias/x.yaml", content="x: 1\n")
+    text = '{"decisions": [{"path": "alias/x.yaml", "action": "approve"}]}'
+    report = decide(str(root), str(state), text, allow_write=True)
+    assert [entry["status"] for entry in report] == ["failed"], report
+    assert "resolves into .hive/" in report[0]["result"]
+    assert not (root / ".HIVE" / "x.yaml").exists()

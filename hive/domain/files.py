@@ -474,7 +474,9 @@ def _checked_target(root: str, proposal: Proposal, check: WriteCheck | None) -> 
     if os.path.isdir(full):
         raise InvalidInput(f"{proposal.path} is a directory")
     real = real_relative(root, relative) or relative
-    if real.split("/")[0] == ".hive":
+    from hive.store.layout import is_hive_dir
+
+    if is_hive_dir(real.split("/")[0]):  # as propose_write checks the path given
         raise InvalidInput(f"{proposal.path} resolves into .hive/, which fs_write does not write")
     if check is not None:
         check(proposal.agent, list(dict.fromkeys([relative, real])))
