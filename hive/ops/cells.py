@@ -28,7 +28,8 @@ from hive.errors import (
     NotRegistered,
 )
 from hive.models import Cell
-from hive.models.cell import CellSummary, CommentedCell, Page, UpdatedCell
+from hive.models.cell import CELL_TYPES, CellSummary, CommentedCell, Page, UpdatedCell
+from hive.models.cell import STATUSES as CELL_STATUSES
 from hive.models.cellresults import (
     BlockedCell,
     BlockedSummary,
@@ -89,8 +90,8 @@ def _priority_word(value: Any) -> Any:
 
 
 # a person's --help for the values a filter or an update takes (not in the tool schemas)
-TYPES = "bug|feature|task|epic|chore"
-STATUSES = "open|in_progress|blocked|deferred|closed"
+TYPES = "|".join(CELL_TYPES)
+STATUSES = "|".join(CELL_STATUSES)
 PRIORITIES = "0-4 or P0-P4 (0 most urgent)"
 
 # 0-4 or P0-P4: the schema says both (a string's pattern, a number's bounds) in a few
