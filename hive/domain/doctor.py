@@ -250,8 +250,10 @@ def _identity_warnings(ws: Workspace, *, names_known: bool) -> list[Problem]:
     )
     from hive.domain.mail import forged_marks
     from hive.domain.maillog import MAIL_REF
+    from hive.domain.syncaudit import SyncCommits
 
     commits = latest_commits(ws, AUDITED_COMMITS)  # one walk, read by the three audits
+    syncs = SyncCommits(ws)  # the state history, read (when needed) once for both audits
     found: list[Problem] = []
     if names_known:  # who is registered here (else the store does not read: not audited)
         found += [
@@ -266,7 +268,7 @@ def _identity_warnings(ws: Workspace, *, names_known: bool) -> list[Problem]:
     )
     found += _commit_warnings(
         "hand-edit",
-        merge_edits(ws, limit=AUDITED_COMMITS, commits=commits),
+        merge_edits(ws, limit=AUDITED_COMMITS, commits=commits, syncs=syncs),
         f"is a merge that left {CONFIG_PATH} as neither parent's version nor a merge of"
         " theirs ({}): edited by hand during the merge (who coordinates, the agents' tools"
         " and policy); review it with git show",
@@ -274,7 +276,9 @@ def _identity_warnings(ws: Workspace, *, names_known: bool) -> list[Problem]:
     unfetched: list[tuple[str, str]] = []
     found += _commit_warnings(
         "not-owner",
-        claim_breaches(ws, limit=AUDITED_COMMITS, commits=commits, unfetched=unfetched),
+        claim_breaches(
+            ws, limit=AUDITED_COMMITS, commits=commits, unfetched=unfetched, syncs=syncs
+        ),
         "{} without an override (hive refuses that; made by hand past the pre-commit hook,"
         " or under trailers written by hand): review it with git show",
     )

@@ -206,17 +206,21 @@ def hand_edits(
 
 
 def merge_edits(
-    ws: Workspace, *, limit: int, commits: list[CommitInfo] | None = None
+    ws: Workspace,
+    *,
+    limit: int,
+    commits: list[CommitInfo] | None = None,
+    syncs: SyncCommits | None = None,
 ) -> list[tuple[str, str]]:
     """(commit, subject) of each merge among the latest ``limit`` commits (of
     ``commits`` when given: :func:`latest_commits`) that left ``.hive/config.yaml`` as
     neither parent's version nor a merge of theirs (:func:`hive.domain.mergeaudit.
     config_made`): edited by hand during the merge, where :func:`hand_edits`, which
-    skips merges (they bring both sides' changes), does not look."""
+    skips merges (they bring both sides' changes), does not look. ``syncs``: the
+    audit's reader of the state history, shared with :func:`claim_breaches`."""
     from hive.domain.mergeaudit import config_made
     from hive.domain.syncaudit import SyncCommits
 
-    syncs: SyncCommits | None = None
     found = []
     for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
         if len(commit.parents) != 2:
@@ -233,6 +237,7 @@ def claim_breaches(
     limit: int,
     commits: list[CommitInfo] | None = None,
     unfetched: list[tuple[str, str]] | None = None,
+    syncs: SyncCommits | None = None,
 ) -> list[tuple[str, str]]:
     """(commit, what it did) for each of the latest ``limit`` commits (of ``commits``
     when given: :func:`latest_commits`; a merge of two only where it made a claimed cell
@@ -246,7 +251,8 @@ def claim_breaches(
     breach: such a commit is recognised by what it is, not by its trailers
     (:mod:`hive.domain.syncaudit`; one an older hive made, naming no state:
     :mod:`hive.domain.oldsyncs`). ``unfetched``, when given, takes instead (commit, what
-    it is) for each sync commit this clone cannot check (the states not fetched yet)."""
+    it is) for each sync commit this clone cannot check (the states not fetched yet).
+    ``syncs``: the audit's reader of the state history, shared with :func:`merge_edits`."""
     from hive.domain.mergeaudit import merge_breaches
     from hive.domain.oldsyncs import OlderSyncs
     from hive.domain.ownership import configured_coordinators
@@ -258,7 +264,7 @@ def claim_breaches(
         runners = set(configured_coordinators(ws))
     except HiveError:  # a config that cannot be read (doctor reports it): no coordinators
         runners = set()
-    syncs = SyncCommits(ws)
+    syncs = SyncCommits(ws) if syncs is None else syncs
     older = OlderSyncs(ws, syncs)
     later = LaterStates(ws, syncs)
     found = []
