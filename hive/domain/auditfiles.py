@@ -23,7 +23,7 @@ from hive.domain.workspace import Workspace
 
 if TYPE_CHECKING:
     from hive.models.cell import Cell
-    from hive.models.reservation import Reservation, ReservationFile
+    from hive.models.reservation import ReservationFile
 
 
 class AuditFiles:
@@ -138,6 +138,7 @@ class AuditFiles:
     def _reservation_merge(
         self, path: str, base: str | None, ours: str, theirs: str, made: str
     ) -> bool | None:
+        from hive.domain.merge import reservation_copy, reservation_tie
         from hive.domain.mergefiles import merge_reservations
 
         mine, other, result = (self.reservation_file(sha, path) for sha in (ours, theirs, made))
@@ -147,7 +148,11 @@ class AuditFiles:
         before = None if original is None else original.reservations
         for first, second in ((mine, other), (other, mine)):
             merged = merge_reservations(
-                before, first.reservations, second.reservations, tie=_tie, copy=_copy
+                before,
+                first.reservations,
+                second.reservations,
+                tie=reservation_tie,
+                copy=reservation_copy,
             )
             if result.agent == mine.agent and list(result.reservations) == merged:
                 return True
@@ -159,14 +164,6 @@ class AuditFiles:
         read = self.cell if is_cell_path(path) else self.reservation_file
         first, second = read(sha, path), read(other, path)
         return first is not None and first == second
-
-
-def _tie(item: Reservation) -> str:
-    return item.model_dump_json()
-
-
-def _copy(item: Reservation, changes: dict[str, Any]) -> Reservation:
-    return item.model_copy(update=changes)
 
 
 def _settled(base: str | None, ours: str, theirs: str) -> str | None:

@@ -240,15 +240,12 @@ def merge_reservation_files(
         except CorruptFile:
             original = None
 
-    def copy(item: Reservation, changes: dict[str, Any]) -> Reservation:
-        return item.model_copy(update=changes)
-
     merged = merge_reservations(
         original.reservations if original is not None else None,
         mine.reservations,
         other.reservations,
-        tie=lambda item: item.model_dump_json(),
-        copy=copy,
+        tie=reservation_tie,
+        copy=reservation_copy,
     )
     return MergeOutcome(content=encode_file(ReservationFile(agent=mine.agent, reservations=merged)))
 
@@ -309,3 +306,13 @@ def merge_config_files(path: str, base: bytes | None, ours: bytes, theirs: bytes
     content, records = merge_config((base, ours, theirs), original, mine, other)
     conflicts = [MergeConflict.model_validate(record) for record in records]
     return MergeOutcome(content=content, conflicts=conflicts)
+
+
+def reservation_tie(item: Reservation) -> str:
+    """``merge_reservations``' tie-break of two reservation models: their JSON."""
+    return item.model_dump_json()
+
+
+def reservation_copy(item: Reservation, changes: dict[str, Any]) -> Reservation:
+    """``merge_reservations``' copy of a reservation model with ``changes``."""
+    return item.model_copy(update=changes)
