@@ -157,3 +157,22 @@ def test_a_spawned_subtask_names_its_agent_type_in_plain_words(ws: Workspace, re
     described = [ok(ctx, "hive_query", {"id": cell})["description"] for cell in ids]
     for kind, text in zip(("analyst", "user", "coder"), described, strict=True):
         assert text.startswith(f"For an agent of type {kind}."), text
+
+
+def test_hive_query_refuses_a_filter_given_with_an_id(ws: Workspace, repo: Path) -> None:
+    """hive_query with an id answered that cell and dropped every filter: ``status:
+    open`` with a closed cell's id answered the closed cell as if it matched. A filter
+    with an id is refused naming it (the agent lists by it, or reads it in the cell);
+    the page options (limit, verbose, include_deleted) are still taken."""
+    ctx = CallContext(root=str(repo), agent="BlueLake")
+    cell = ok(ctx, "hive_create", {"title": "t", "labels": ["x"]})["id"]
+    ok(ctx, "hive_close", {"id": cell, "reason": "done"})
+    filters = {"status": "open", "type": "bug", "priority": 0, "parent": cell}
+    for name, value in {**filters, "label": "y", "assignee": "Bo"}.items():
+        refused = call_tool(ctx, "hive_query", {"id": cell, name: value})
+        assert (refused["code"], refused["field"]) == ("invalid_input", name), refused
+        assert f"whatever its {name}" in refused["error"], refused
+        assert f"leave out id to list the cells by {name}" in refused["error"], refused
+    shown = ok(ctx, "hive_query", {"id": cell, "limit": 5, "verbose": True})
+    assert (shown["id"], shown["status"]) == (cell, "closed")
+    assert ok(ctx, "hive_query", {"status": "open"}) == []

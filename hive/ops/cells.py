@@ -219,6 +219,7 @@ def _query(ws: Workspace, a: QueryParams) -> CellDetail | Page[Cell] | Page[Cell
     from hive.domain.stats import show_cells
 
     if a.id:
+        _refuse_filters_with_id(a)
         return show_cells(ws, cell_ids=[a.id])[0]
     found = list_cells(
         ws,
@@ -232,6 +233,22 @@ def _query(ws: Workspace, a: QueryParams) -> CellDetail | Page[Cell] | Page[Cell
         limit=None if a.all else a.limit,
     )
     return _page(found, a.verbose)
+
+
+ID_FILTERS = ("status", "type", "priority", "parent", "label", "assignee")
+
+
+def _refuse_filters_with_id(a: QueryParams) -> None:
+    """A filter given with ``id``: refused, not ignored (``id`` and ``status: open``
+    answered a closed cell as if it matched)."""
+    for name in ID_FILTERS:
+        if getattr(a, name) is not None:
+            raise InvalidInput(
+                f"hive_query: id shows that one cell whatever its {name}; {name} filters a"
+                f" list: leave out id to list the cells by {name}, or leave out {name} and"
+                f" read the cell's {name} in the answer",
+                field=name,
+            )
 
 
 def _show_many(ws: Workspace, ids: list[str]) -> list[CellDetail]:
