@@ -745,3 +745,21 @@ def test_an_approved_write_through_a_symlink_into_hive_in_any_case_is_refused(
     assert [entry["status"] for entry in report] == ["failed"], report
     assert "resolves into .hive/" in report[0]["result"]
     assert not (root / ".HIVE" / "x.yaml").exists()
+
+
+def test_a_read_cut_short_does_not_count_for_read_before_write(ws: Workspace, repo: Path) -> None:
+    """fs_read with max_bytes below the file's size counted as a read: the agent could
+    then rewrite a file it saw the first 10 bytes of. A truncated read does not count;
+    the refusal says how to read all of it (max_bytes its size), and that read does."""
+    configure(repo, agents={"careful": {"read_before_write": True}})
+    (repo / "notes.md").write_text("0123456789" * 30)
+    ctx = CallContext(root=str(repo), agent="careful", session="one")
+    assert call_tool(ctx, "fs_read", {"path": "notes.md", "max_bytes": 10})["result"]["truncated"]
+    refused = call_tool(ctx, "fs_write", {"path": "notes.md", "content": "new\n"})
+    assert refused["code"] == "read_before_write", refused
+    assert "not read it whole" in refused["error"], refused
+    assert "all 300 bytes: fs_read with max_bytes 300" in refused["error"], refused
+    assert not call_tool(ctx, "fs_read", {"path": "notes.md", "max_bytes": 300})["result"][
+        "truncated"
+    ]
+    assert call_tool(ctx, "fs_write", {"path": "notes.md", "content": "new\n"})["result"]["queued"]

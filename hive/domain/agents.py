@@ -176,10 +176,11 @@ def record_read(ws: Workspace, *, session: str, agent: str, path: str) -> None:
 
 
 def check_read_before_write(
-    ws: Workspace, *, session: str, agent: str, path: str, exists: bool
+    ws: Workspace, *, session: str, agent: str, path: str, size: int | None
 ) -> None:
-    """A write to an existing file needs a read of it in this session first."""
-    if not exists:
+    """A write to an existing file (``size`` bytes; None: no file) needs a whole read of
+    it in this session first: an ``fs_read`` cut short by ``max_bytes`` does not count."""
+    if size is None:
         return
     with coord_db.read(state_dir(ws)) as db:
         row = db.execute(
@@ -188,10 +189,19 @@ def check_read_before_write(
         ).fetchone()
     if row is None:
         raise ReadBeforeWrite(
-            f"cannot write {path}: {agent} has not read it in this session (read-before-write"
-            " is on for this agent); read it first with fs_read or file_read",
+            f"cannot write {path}: {agent} has not read it whole in this session"
+            f" (read-before-write is on for this agent; a read cut short by max_bytes does"
+            f" not count); {_how_to_read(size)}",
             path=path,
         )
+
+
+def _how_to_read(size: int) -> str:
+    """How an agent reads all ``size`` bytes of a file (or that no read can)."""
+    if size > files.MAX_READ:
+        most = files.MAX_READ
+        return f"it is {size} bytes, more than a read gives ({most}): it cannot be rewritten"
+    return f"read it first, all {size} bytes: fs_read with max_bytes {max(size, 1)}, or file_read"
 
 
 def agent_tool_warnings(ws: Workspace, known: list[str]) -> list[str]:

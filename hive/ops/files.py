@@ -61,7 +61,9 @@ def _fs_read(caller: Caller, a: ReadParams) -> FileContent:
     answer = FileContent.model_validate(
         files.fs_read(caller.root, path=a.path, max_bytes=a.max_bytes)
     )
-    record_read(caller.workspace(), session=caller.session_key, agent=caller.name, path=answer.path)
+    if not answer.truncated:  # a read cut short does not count for read-before-write
+        ws = caller.workspace()
+        record_read(ws, session=caller.session_key, agent=caller.name, path=answer.path)
     return answer
 
 
@@ -87,7 +89,7 @@ def _fs_write(caller: Caller, a: WriteParams) -> WriteProposal:
             session=caller.session_key,
             agent=caller.name,
             path=relative,
-            exists=os.path.isfile(full),
+            size=os.path.getsize(full) if os.path.isfile(full) else None,
         )
     proposed = files.propose_write(
         caller.root,

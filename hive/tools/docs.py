@@ -286,7 +286,9 @@ delegated tasks (cells) are committed under `.hive/` instead (docs/seeds.md).
 
 Agents: `agents:` in the config gives an agent a tools list (`tools: [{name}]`, the
 others are refused and not listed over MCP), a `toolCallLimit` per phase (default
-10 with a tools list), a working `directory`, `read_before_write`, its own `hooks`
+10 with a tools list), a working `directory`, `read_before_write` (an `fs_read` cut
+short by `max_bytes`, `truncated: true`, does not count: the refusal names the
+file's size, the `max_bytes` that reads it whole), its own `hooks`
 and `bypass_permissions` (docs/seeds.md). `file_read` and `list_files` are confined
 to the context directory (`--context DIR`, default the repository). The event log
 keeps each call's arguments, redacted (`tools.events.redact`) and capped
