@@ -154,3 +154,81 @@ def test_state_and_seen_commits_are_the_trees_dulwich_writes(tmp_path: Path) -> 
     assert git(repo_path, "rev-parse", f"{commit}^{{tree}}").strip() == top.id.decode()
     assert git(repo_path, "ls-tree", "-r", commit).split()[-1] == f".hive/seen/{blobs[0]}"
     assert seen_commit(repo, [missing], "none\n", author) is None
+
+
+def test_the_files_two_trees_differ_in_are_git_s(tmp_path: Path) -> None:
+    """``GitRepo.paths_between`` (the audits') and ``syncref.differing_files`` (a sync's)
+    are one walk of two trees: the paths are ``git diff-tree -r``'s, in its order (a file
+    replaced by a folder and back, a mode changed, submodules), and a sync's files are
+    those with another blob on either side (no submodule, no mode-only change)."""
+    from hive.git.repo import GitRepo
+    from hive.git.syncref import differing_files
+    from tests.conftest import make_repo
+
+    repo_path = make_repo(tmp_path / "r", commit=False)
+
+    def tree(entries: dict[str, tuple[str, str]]) -> str:
+        git(repo_path, "read-tree", "--empty")
+        for path, (mode, sha) in entries.items():
+            git(repo_path, "update-index", "--add", "--cacheinfo", f"{mode},{sha},{path}")
+        return git(repo_path, "write-tree").strip()
+
+    for number in range(4):
+        (tmp_path / f"v{number}").write_text(f"v{number}\n")
+    blobs = [git(repo_path, "hash-object", "-w", str(tmp_path / f"v{n}")).strip() for n in range(4)]
+    empty = tree({})
+    commits = [git(repo_path, "commit-tree", empty, "-m", name).strip() for name in "xy"]
+    one, two, three, four = blobs
+    old = tree(
+        {
+            "keep/same.txt": ("100644", one),
+            "swap": ("100644", one),
+            "dir/x": ("100644", two),
+            "mode.sh": ("100644", one),
+            "sub": ("160000", commits[0]),
+            "tosub": ("100644", three),
+            "gone.txt": ("100644", one),
+            "edit.txt": ("100644", one),
+            "a.txt": ("100644", one),
+            "a/c": ("100644", one),
+        }
+    )
+    new = tree(
+        {
+            "keep/same.txt": ("100644", one),
+            "swap/inner.txt": ("100644", two),
+            "dir": ("100644", two),
+            "mode.sh": ("100755", one),
+            "sub": ("160000", commits[1]),
+            "tosub": ("160000", commits[0]),
+            "new.txt": ("100644", four),
+            "edit.txt": ("100644", two),
+            "a.txt": ("100644", one),
+            "a/c": ("100644", four),
+        }
+    )
+    repo = GitRepo.discover(str(repo_path))
+    listed = git(repo_path, "diff-tree", "-r", "--name-only", old, new).split()
+    assert repo.paths_between(old, new) == listed
+    assert (
+        repo.paths_between(new, old)
+        == git(repo_path, "diff-tree", "-r", "--name-only", new, old).split()
+    )
+    expected = {}
+    for line in git(repo_path, "diff-tree", "-r", old, new).splitlines():
+        modes_shas, path = line.split("\t")
+        old_mode, new_mode, old_sha, new_sha, _ = modes_shas.lstrip(":").split()
+        sides = [
+            sha if mode not in ("000000", "160000") else None
+            for mode, sha in ((old_mode, old_sha), (new_mode, new_sha))
+        ]
+        if sides[0] != sides[1]:
+            expected[f".hive/{path}"] = (sides[0], sides[1])
+    found = differing_files(repo, old, new, ".hive")
+    assert found == expected and list(found) == list(expected)
+    assert set(found) == {
+        f".hive/{p}" for p in ("a/c", "dir", "dir/x", "edit.txt", "gone.txt", "new.txt")
+    } | {".hive/swap", ".hive/swap/inner.txt", ".hive/tosub"}
+    assert differing_files(repo, old, old, "") == {} and repo.paths_between(None, None) == []
+    every = git(repo_path, "ls-tree", "-r", "--name-only", old).split()
+    assert list(differing_files(repo, None, old, "")) == [p for p in every if p != "sub"]

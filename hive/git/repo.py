@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     _Fact = TypeVar("_Fact")  # what GitRepo._blobs_below keeps of each blob
+    TreeEntry = tuple[int, str]  # (mode, sha) of a name in a tree
+    EntryChanges = dict[bytes, tuple[TreeEntry | None, TreeEntry | None]]  # entries_between
 
     from dulwich.objects import Commit
     from dulwich.refs import Ref
@@ -700,16 +702,25 @@ class GitRepo:
     def paths_between(
         self, old_tree: str | None, new_tree: str | None, *, errors: str = "replace"
     ) -> list[str]:
-        """The paths that differ between two trees (a file on either side, each once),
-        in the order the trees list them; names decoded with ``errors``. Subtrees equal
-        on both sides are not read; trees are read through the tree cache (an audit of
-        hundreds of commits reads the same few subtrees again and again)."""
-        found: dict[bytes, None] = {}
-        self._differing(old_tree, new_tree, b"", found)
+        """The paths that differ between two trees (a file or a submodule on either
+        side, each once), in the order the trees list them; names decoded with
+        ``errors`` (:meth:`entries_between`)."""
+        found = self.entries_between(old_tree, new_tree)
         return [path.decode("utf-8", errors=errors) for path in found]
 
+    def entries_between(self, old_tree: str | None, new_tree: str | None) -> EntryChanges:
+        """The entries other than trees (files, submodules) that differ between two trees
+        (None: an empty one): path -> (its entry in ``old_tree``, in ``new_tree``), None
+        on a side that lacks it or holds a tree there; in the order the trees list them.
+        Subtrees equal on both sides are not read, so the cost follows what changed, not
+        the size of the trees; trees are read through the tree cache (an audit of
+        hundreds of commits reads the same few subtrees again and again)."""
+        found: EntryChanges = {}
+        self._differing(old_tree, new_tree, b"", found)
+        return found
+
     def _differing(
-        self, old_tree: str | None, new_tree: str | None, prefix: bytes, found: dict[bytes, None]
+        self, old_tree: str | None, new_tree: str | None, prefix: bytes, found: EntryChanges
     ) -> None:
         if old_tree == new_tree:
             return
@@ -721,8 +732,9 @@ class GitRepo:
                 continue
             path = prefix + name
             trees = [item[1] if item and item[0] == TREE_MODE else None for item in (before, after)]
-            if any(item and item[0] != TREE_MODE for item in (before, after)):
-                found.setdefault(path)  # a file (or a submodule) on either side
+            files = [item if item and item[0] != TREE_MODE else None for item in (before, after)]
+            if files != [None, None]:
+                found[path] = (files[0], files[1])
             if trees != [None, None]:
                 self._differing(trees[0], trees[1], path + b"/", found)
 

@@ -50,27 +50,14 @@ def differing_files(repo: GitRepo, old: str | None, new: str | None, prefix: str
     """The files whose blob differs between trees ``old`` and ``new`` (None: empty): path
     (joined to ``prefix``) -> (old blob, new blob), None on the side that lacks it. The
     files are those ``GitRepo.tree_listing`` lists (a submodule is none); subtrees equal
-    on both sides are not read, so a sync reads what changed, not every cell file."""
+    on both sides are not read (``GitRepo.entries_between``), so a sync reads what
+    changed, not every cell file."""
     found: FileSides = {}
-    _differ(repo, old, new, prefix, found)
+    for name, (was, now) in repo.entries_between(old, new).items():
+        sides = (_kinds(was)[0], _kinds(now)[0])
+        if sides[0] != sides[1]:
+            found[f"{prefix}/{name.decode()}" if prefix else name.decode()] = sides
     return found
-
-
-def _differ(repo: GitRepo, old: str | None, new: str | None, prefix: str, found: FileSides) -> None:
-    if old == new:
-        return
-    before = repo.tree_items(old) if old is not None else {}
-    after = repo.tree_items(new) if new is not None else {}
-    for name in before.keys() | after.keys():
-        was, now = before.get(name), after.get(name)
-        if was == now:
-            continue
-        path = f"{prefix}/{name.decode()}" if prefix else name.decode()
-        (old_file, old_tree), (new_file, new_tree) = _kinds(was), _kinds(now)
-        if old_file != new_file:
-            found[path] = (old_file, new_file)
-        if old_tree != new_tree:
-            _differ(repo, old_tree, new_tree, path, found)
 
 
 def _kinds(entry: tuple[int, str] | None) -> tuple[str | None, str | None]:
