@@ -17,13 +17,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hive.domain.workspace import Workspace
-from hive.errors import HiveError
 from hive.git.repo import CommitInfo
 
 if TYPE_CHECKING:
     from hive.domain.syncaudit import SyncCommits
-
-BASES_TRIED = 8  # common versions tried as the base of a merged cell (newest first)
 
 
 def merge_breaches(
@@ -120,35 +117,23 @@ def _merged(
     syncs: SyncCommits, commit: CommitInfo, path: str, new: str | None, sides: list[str | None]
 ) -> bool:
     """Whether ``new`` is what hive's field-level merge of the two parents' versions of
-    ``path`` makes, against a version both parents' histories had (or none)."""
-    from hive.domain.merge import merge_file
+    ``path`` makes (either way round), against a version both parents' histories had
+    (:meth:`SyncCommits.common_versions`) or none."""
     from hive.domain.mergecore import is_mergeable_path
 
     ours, theirs = sides
     if new is None or ours is None or theirs is None:
         return False
-    git = syncs.ws.git
-    first, second = (syncs.versions(sha, path) for sha in commit.parents)
-    shared = set(second)
-    bases: list[str | None] = [v for v in first if v in shared]
-    for base in [*bases[:BASES_TRIED], None]:
-        if is_mergeable_path(path):  # from the decoded versions
-            decided = syncs.files.merges_to(path, base, ours, theirs, new)
-            if decided is not None:
-                if decided:
-                    return True
-                continue
-        made = git.read_blob(new)
-        for a, b in ((ours, theirs), (theirs, ours)):
-            try:
-                outcome = merge_file(
-                    path, git.read_blob(base) if base else None, *map(git.read_blob, (a, b))
-                )
-            except HiveError:  # a version that does not parse: no merge hive made
-                continue
-            if outcome.content == made:
-                return True
-    return False
+    first, second = commit.parents
+    bases: list[str | None] = [*syncs.common_versions(first, second, path), None]
+    return syncs.merges_to(
+        path,
+        bases,
+        [(ours, theirs), (theirs, ours)],
+        new,
+        decoded=is_mergeable_path(path),  # from the decoded versions
+        by=lambda outcome, made: outcome.content == made,
+    )
 
 
 def config_made(syncs: SyncCommits, commit: CommitInfo) -> bool:

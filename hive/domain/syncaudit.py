@@ -39,6 +39,12 @@ from hive.git.repo import CommitInfo
 from hive.models.reservation import ReservationFile
 from hive.store.layout import HIVE_DIR
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from hive.domain.merge import MergeOutcome
+
 STATE_WALK_LIMIT = 20_000  # state commits read, at most, to find the states named
 BASES_TRIED = 8  # common versions tried as the base of a merged file (newest first)
 _SEEN = HIVE_DIR + "/seen"
@@ -95,37 +101,70 @@ class SyncCommits:
         self, commit: CommitInfo, state: str, path: str, sides: tuple[str, str, str]
     ) -> bool:
         """Whether ``new`` is a clean merge of ``old`` and ``theirs`` (``sides``) against
-        a version both histories had (the newest :data:`BASES_TRIED`, newest first: the
-        one a sync merges against is most often the first), or against none when they
-        share none: a sync merges without a base only then (``sync._History.common``),
-        and a merge without one takes either side's edits where the two differ. A cell
-        is merged from its decoded versions (:class:`AuditFiles`), until one matches;
-        another file by ``merge_file``, its result compared with ``new`` or (a
-        reservation file) settled from it."""
-        from hive.domain.merge import merge_file
+        a version both histories had (:meth:`common_versions`: the one a sync merges
+        against is most often the first), or against none when they share none: a sync
+        merges without a base only then (``sync._History.common``), and a merge without
+        one takes either side's edits where the two differ. A cell is merged from its
+        decoded versions (:class:`AuditFiles`), until one matches; another file by
+        ``merge_file``, its result compared with ``new`` or (a reservation file)
+        settled from it."""
         from hive.domain.mergecore import is_cell_path
 
         old, theirs, new = sides
+
+        def matches(outcome: MergeOutcome, made: bytes) -> bool:
+            return outcome.clean and (
+                outcome.content == made
+                or settled_from(self.ws, commit, path, outcome.content, made)
+            )
+
+        bases: list[str | None] = [*self.common_versions(state, commit.parents[0], path)]
+        return self.merges_to(
+            path, bases or [None], [(old, theirs)], new, decoded=is_cell_path(path), by=matches
+        )
+
+    def common_versions(self, first: str, second: str, path: str) -> list[str]:
+        """The versions of ``path`` both ``first``'s and ``second``'s histories had, in
+        ``first``'s order (newest first), the newest :data:`BASES_TRIED`: the bases an
+        audit tries for a file merged from the two sides."""
+        shared = set(self.versions(second, path))
+        return [v for v in self.versions(first, path) if v in shared][:BASES_TRIED]
+
+    def merges_to(
+        self,
+        path: str,
+        bases: list[str | None],
+        pairs: list[tuple[str, str]],
+        new: str,
+        *,
+        decoded: bool,
+        by: Callable[[MergeOutcome, bytes], bool],
+    ) -> bool:
+        """Whether hive's merge of a pair of versions of ``path`` (each of ``pairs``, in
+        that order) against one of ``bases`` (in order; None: no base) is ``new``.
+        ``decoded``: the versions are merged decoded first (:meth:`AuditFiles.merges_to`,
+        with the first pair: its answer, when it has one, is the base's); else, and where
+        a version does not decode, by ``merge.merge_file``, whose outcome ``by`` judges
+        against the content of ``new``."""
+        from hive.domain.merge import merge_file
+
         read = self.ws.git.read_blob
-        ours = set(self.versions(commit.parents[0], path))
-        bases: list[str | None] = [v for v in self.versions(state, path) if v in ours]
-        made = read(new)
-        for base in bases[:BASES_TRIED] or [None]:
-            if is_cell_path(path):
-                decided = self.files.merges_to(path, base, old, theirs, new)
+        made: list[bytes] = []  # read once, when a merge_file outcome is compared
+        for base in bases:
+            if decoded:
+                decided = self.files.merges_to(path, base, *pairs[0], new)
                 if decided is not None:
                     if decided:
                         return True
                     continue
-            try:
-                outcome = merge_file(path, read(base) if base else None, read(old), read(theirs))
-            except HiveError:  # a version that does not parse: no merge hive made
-                continue
-            if outcome.clean and (
-                outcome.content == made
-                or settled_from(self.ws, commit, path, outcome.content, made)
-            ):
-                return True
+            made = made or [read(new)]
+            for a, b in pairs:
+                try:
+                    outcome = merge_file(path, read(base) if base else None, read(a), read(b))
+                except HiveError:  # a version that does not parse: no merge hive made
+                    continue
+                if by(outcome, made[0]):
+                    return True
         return False
 
     def _only_hive_changed(self, commit: CommitInfo) -> bool:
