@@ -110,9 +110,9 @@ class AuditFiles:
         (compared decoded), as ``merge.merge_file`` merges them (a reservation file
         either way round); None when a version does not decode or ``path`` is
         neither (the caller then merges the files)."""
-        from hive.domain.mergecore import is_cell_path, is_reservation_path
+        from hive.domain.mergecore import is_cell_path, is_reservation_path, settled_sides
 
-        settled = _settled(base, ours, theirs)
+        settled = settled_sides(base, ours, theirs)
         if settled is not None:
             return settled == made or self._same(settled, made, path)
         if is_cell_path(path):
@@ -164,13 +164,3 @@ class AuditFiles:
         read = self.cell if is_cell_path(path) else self.reservation_file
         first, second = read(sha, path), read(other, path)
         return first is not None and first == second
-
-
-def _settled(base: str | None, ours: str, theirs: str) -> str | None:
-    """``mergecore.settled`` by blob id: the merged version when no rule is needed (a
-    side unchanged from the base, or both alike), else None."""
-    if ours == theirs or (base is not None and ours == base):
-        return theirs
-    if base is not None and theirs == base:
-        return ours
-    return None

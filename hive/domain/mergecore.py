@@ -28,7 +28,9 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
-    from typing import Any, Protocol
+    from typing import Any, Protocol, TypeVar
+
+    _Version = TypeVar("_Version", str, bytes)  # a file's content, or its blob id
 
     class History(Protocol):
         """What a merge asks of the repository (``hive/git/pathhistory.py``)."""
@@ -78,6 +80,13 @@ def settled(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> byt
     if ours is None or theirs is None:
         kept = ours if ours is not None else theirs
         return kept or b""  # hive never deletes a file by merging
+    return settled_sides(base, ours, theirs)
+
+
+def settled_sides(base: _Version | None, ours: _Version, theirs: _Version) -> _Version | None:
+    """The merged version of two present sides when no rule is needed (a side unchanged
+    from the base, or both alike), else None: the same by content as by blob id
+    (``auditfiles.AuditFiles.merges_to``)."""
     if ours == theirs or (base is not None and ours == base):
         return theirs
     if base is not None and theirs == base:
