@@ -105,6 +105,7 @@ def test_merge_base_names_dulwich_s_base_when_git_names_one(tmp_path: Path) -> N
     dulwich, and every answer is dulwich's."""
     from dulwich.graph import find_merge_base
 
+    from hive.git.pathhistory import merge_bases
     from hive.git.repo import GitRepo
     from hive.git.syncref import _single_base_by_git, merge_base
     from tests.conftest import make_repo
@@ -125,6 +126,13 @@ def test_merge_base_names_dulwich_s_base_when_git_names_one(tmp_path: Path) -> N
     for a, b in pairs:
         expected = find_merge_base(repo.dulwich, [a.encode(), b.encode()])[0].decode()
         assert merge_base(repo, a, b) == expected
+    empty = git(repo_path, "hash-object", "-t", "tree", "/dev/null").strip()
+    orphan = git(repo_path, "commit-tree", empty, "-m", "unrelated").strip()
+    assert merge_bases(str(repo_path), ours, orphan) == []  # git's exit code 1: none
+    assert sorted(merge_bases(str(repo_path), *cross) or []) == sorted([ours, theirs])
+    assert _single_base_by_git(repo, ours, orphan) is None
+    assert merge_base(repo, ours, orphan) is None
+    assert merge_bases(str(repo_path), ours, "0" * 40) is None  # git cannot answer
 
 
 def test_state_and_seen_commits_are_the_trees_dulwich_writes(tmp_path: Path) -> None:

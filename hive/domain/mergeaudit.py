@@ -164,7 +164,8 @@ def _line_merged(ws: Workspace, commit: CommitInfo, sides: tuple[str, str, str])
     the version of one of the parents' merge bases (none there: an empty one), or git
     cannot answer. (A criss-cross history, which ``git merge`` merges against a virtual
     base it builds from the merge bases, is compared with each base's version.)"""
-    from hive.git.textmerge import line_merge, merge_bases
+    from hive.git.pathhistory import merge_bases
+    from hive.git.textmerge import line_merge
     from hive.store.layout import CONFIG_PATH
 
     git = ws.git

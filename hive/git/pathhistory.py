@@ -61,6 +61,21 @@ def git_output(root: str, *args: str) -> str | None:
     return result.stdout if result.returncode == 0 else None
 
 
+def merge_bases(root: str, first: str, second: str) -> list[str] | None:
+    """The merge bases of two commits (``git merge-base --all``: none when they share
+    no history); None when git cannot answer."""
+    from hive.errors import GitError
+    from hive.git.rungit import run_git
+
+    try:
+        done = run_git(root, "merge-base", "--all", first, second)
+    except GitError:  # no usable git
+        return None
+    if done.returncode not in (0, 1):
+        return None
+    return done.stdout.split() if done.returncode == 0 else []
+
+
 def versions_table(root: str, tip: str, *, limit: int) -> dict[str, list[str]] | None:
     """:func:`changed_blobs_by_git` for every file under ``.hive`` at once (one ``git
     log`` of the folder; each file's changes counted per commit, as the log of the file

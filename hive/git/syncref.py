@@ -7,7 +7,7 @@ tips as parents, so the merge base of two states is always known.
 
 from __future__ import annotations
 
-from hive.git.pathhistory import changed_blobs_by_git, git_output, history_fixed
+from hive.git.pathhistory import changed_blobs_by_git, git_output, history_fixed, merge_bases
 from hive.git.refs import HeadRef
 from hive.git.repo import TREE_MODE, GitRepo, Identity
 from hive.git.sha import object_id
@@ -102,9 +102,8 @@ def _single_base_by_git(repo: GitRepo, a: str, b: str) -> str | None:
     there is (a shallow clone, grafts, replace refs: git's walk and dulwich's differ)."""
     if not history_fixed(repo.paths.common_dir):
         return None
-    output = git_output(repo.root, "merge-base", "--all", a, b)
-    named = output.split() if output is not None else []
-    return named[0] if len(named) == 1 else None
+    named = merge_bases(repo.root, a, b)
+    return named[0] if named is not None and len(named) == 1 else None
 
 
 def state_commit(

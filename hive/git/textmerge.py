@@ -1,6 +1,7 @@
-"""git's own line merge of a file between two commits (``git merge-base``, ``git
-merge-file``): what ``git merge`` leaves of a file that has no merge driver of hive's,
-for ``hive doctor``'s audit of merge commits (:mod:`hive.domain.mergeaudit`)."""
+"""git's own line merge of a file between two commits (``git merge-file``, against the
+version of a base ``pathhistory.merge_bases`` names): what ``git merge`` leaves of a file
+that has no merge driver of hive's, for ``hive doctor``'s audit of merge commits
+(:mod:`hive.domain.mergeaudit`)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,6 @@ from hive.git.rungit import run_git_bytes
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
-
-
-def merge_bases(root: str, first: str, second: str) -> list[str] | None:
-    """The merge bases of two commits (``git merge-base --all``: none when they share
-    no history); None when git cannot answer."""
-    done = _git(root, "merge-base", "--all", first, second)
-    if done is None or done.returncode not in (0, 1):
-        return None
-    return done.stdout.decode().split() if done.returncode == 0 else []
 
 
 def line_merge(root: str, base: bytes | None, ours: bytes, theirs: bytes) -> bytes | None:
