@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from hive.domain.cells import create_cell, list_cells, show_cell, update_cell
 from hive.domain.doctor import diagnose
 from hive.domain.reservations import list_reservations, reserve
@@ -162,3 +164,46 @@ def test_init_says_when_plain_git_push_will_go_elsewhere(clones: Clones, tmp_pat
     same = tmp_path / "same"
     git(tmp_path, "clone", "-q", str(clones.origin), str(same))
     assert "note:" not in run_hive(["-C", str(same), "init"]).stderr  # main tracks main
+
+
+def test_a_round_asks_the_base_of_the_two_states_once(
+    clones: Clones, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether the remote's state already holds this clone's (nothing was pushed here)
+    is the merge base's question, which the merge of the remote's state asks next: a
+    Python walk of the remote's state history answered it first, then the merge base
+    walked it again. Each pair of states is now asked once a round; a state pushed here
+    that holds no hive (its config missing) still brings nothing and removes nothing."""
+    import hive.domain.sync as syncing
+    from hive.git.repo import GitRepo
+
+    b = clones.paths["b"]
+    create_cell(clones.ws("a"), title="first")
+    clones.sync("a")
+    clones.sync("b")
+    create_cell(clones.ws("a"), title="second")
+    clones.sync("a")  # origin's state now descends from b's
+    asked: list[tuple[str | None, str | None]] = []
+    real = syncing.merge_base
+
+    def counted(git: GitRepo, one: str | None, other: str | None) -> str | None:
+        asked.append((one, other))
+        return real(git, one, other)
+
+    monkeypatch.setattr(syncing, "merge_base", counted)
+    monkeypatch.setattr(GitRepo, "is_ancestor", lambda *args: pytest.fail("walked in Python"))
+    local = git(b, "rev-parse", "refs/hive/state").strip()
+    clones.sync("b")
+    theirs = git(b, "rev-parse", "refs/hive-remotes/origin/state").strip()
+    assert asked == [(local, theirs)]
+    assert sorted(c.title for c in list_cells(clones.ws("b"))) == ["first", "second"]
+    monkeypatch.undo()
+    root = _fed(b, f"100644 blob {_blob(b)}\t.hive\n", "mktree")
+    state = git(b, "rev-parse", "refs/hive/state").strip()
+    bad = git(b, "commit-tree", root, "-p", state, "-m", "pushed here, no hive").strip()
+    git(b, "update-ref", "refs/hive/state", bad)
+    tip = git(b, "rev-parse", "HEAD")
+    done = clones.sync("b")
+    assert git(b, "rev-parse", "HEAD") == tip and done.received_cells == 0
+    assert sorted(c.title for c in list_cells(clones.ws("b"))) == ["first", "second"]
+    assert_clean(b)

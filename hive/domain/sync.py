@@ -39,6 +39,7 @@ never overwrites newer remote state.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache, partial
 
 from hive.domain.mergecore import HISTORY_LIMIT, is_mergeable_path
 from hive.errors import GitError
@@ -84,6 +85,7 @@ if TYPE_CHECKING:  # pydantic's models: imported where used (the lean sync never
     from hive.models.results import SyncResult
 
 Progress = Callable[[str, int, int], None]
+BaseOf = Callable[[str | None, str | None], str | None]  # two commits -> their merge base
 SYNC_ATTEMPTS = 8
 
 
@@ -265,9 +267,10 @@ def run_rounds(
             fetch_refs(sy.root, name, HIVE_REFS, tracking_ref(name, "*"))
         check_hive_refs(sy.git, name)
         report("merging", 1, 3)
+        base_of = cache(partial(merge_base, sy.git))  # a pair of states walked once a round
         try:
-            pushed_here = _merge_pushed_here(sy, name)
-            merged = _merge_state(sy, name)
+            pushed_here = _merge_pushed_here(sy, name, base_of)
+            merged = _merge_state(sy, name, base_of)
         except Uncommon as exc:
             exc.carried = {"totals": totals, "commit": commit, "attempt": attempt}
             raise
@@ -336,38 +339,44 @@ def _to_push(sy: Syncing, remote: str, ref: str, everything: bool) -> bool:
 # ------------------------------------------------------------------ cells and files
 
 
-def _merge_pushed_here(ws: Syncing, remote: str) -> dict[str, Any]:
+def _merge_pushed_here(ws: Syncing, remote: str, base_of: BaseOf) -> dict[str, Any]:
     """Bring into this branch what this clone's STATE_REF holds and the remote's state
     lacks: another clone wrote it (``hive sync ../this-clone``, or a plain ``git push``
     with the refspecs ``hive init`` adds). Merging the remote's state alone took that
     state as the base both sides agreed on and made it a parent of the next one,
     without its files: its edits were dropped, here and then in the clone that wrote
     them. A state this clone recorded itself is its branch's, or older: nothing to do.
-    What it merged: :func:`_merge_state`'s answer ({} when nothing)."""
+    What it merged: :func:`_merge_state`'s answer ({} when nothing). Whether the
+    remote's state holds this one is the merge base's question (``base_of``: this one
+    is the base), which the merge of the remote's state asks next."""
     git = ws.git
     local = git.ref_value(STATE_REF)
     theirs = git.ref_value(tracking_ref(remote, "state"))
-    if local is None or local == theirs or (theirs is not None and git.is_ancestor(local, theirs)):
+    if local is None or local == theirs or base_of(local, theirs) == local:
         return {}
-    if not _holds_a_hive(git, hive_tree(git, local)):
-        return {}  # not a hive's state: nothing to bring
-    return _merge_state(ws, f"{STATE_REF} (another clone's sync)", theirs=local)
+    return _merge_state(ws, f"{STATE_REF} (another clone's sync)", base_of, theirs=local)
 
 
-def _merge_state(ws: Syncing, remote: str, *, theirs: str | None = None) -> dict[str, Any]:
-    """Merge the remote state (``theirs``: that commit instead) into this branch (one
-    commit) and record it on STATE_REF (not when ``theirs`` is given). Only the files
-    that differ between this branch's ``.hive`` and the remote state's are read
-    (:func:`syncref.differing_files`): a sync's cost follows what changed, not the
-    number of cells."""
+def _merge_state(
+    ws: Syncing, remote: str, base_of: BaseOf, *, theirs: str | None = None
+) -> dict[str, Any]:
+    """Merge the remote state (``theirs``: that commit instead, when it holds a hive:
+    else nothing is done) into this branch (one commit) and record it on STATE_REF (not
+    when ``theirs`` is given). Only the files that differ between this branch's
+    ``.hive`` and the remote state's are read (:func:`syncref.differing_files`): a
+    sync's cost follows what changed, not the number of cells. ``base_of``: the merge
+    base of two commits (:func:`syncref.merge_base`, each pair asked once a round)."""
     git = ws.git
     given = theirs is not None
     theirs = theirs if given else git.ref_value(tracking_ref(remote, "state"))
-    local = git.ref_value(STATE_REF)
-    base = merge_base(git, local, theirs)
-    their_tree, base_tree = hive_tree(git, theirs), hive_tree(git, base)
-    notes: list[str] = []
+    their_tree = hive_tree(git, theirs)
     hiveless = theirs is not None and not _holds_a_hive(git, their_tree)
+    if hiveless and given:
+        return {}  # not a hive's state: nothing to bring
+    local = git.ref_value(STATE_REF)
+    base = base_of(local, theirs)
+    base_tree = hive_tree(git, base)
+    notes: list[str] = []
     if hiveless:
         # Not a state any hive writes (every one holds its config): rewritten by hand or
         # by another tool. Nothing is taken from it, so nothing here is removed for it
@@ -418,7 +427,7 @@ def _merge_state(ws: Syncing, remote: str, *, theirs: str | None = None) -> dict
         _seen_parent(ws, histories[0], sending, theirs, remote) if sending and histories else None
     )
     parents = [sha for sha in (local, theirs, seen) if sha is not None]
-    state = _next_state(ws, local, theirs, merged_tree, parents, remote)
+    state = _next_state(ws, (local, theirs), merged_tree, parents, remote, base_of)
     recorded = move_ref(
         git,
         STATE_REF,
@@ -459,19 +468,22 @@ def _raise_sequence(ws: Syncing, changes: list[Change]) -> None:
 
 def _next_state(
     ws: Syncing,
-    local: str | None,
-    theirs: str | None,
+    states: tuple[str | None, str | None],
     merged_tree: str | None,
     parents: list[str],
     remote: str,
+    base_of: BaseOf,
 ) -> str:
-    """The new STATE_REF commit: theirs or ours when one already says it all."""
+    """The new STATE_REF commit: theirs or ours (``states``: this clone's, the remote's)
+    when one already says it all: its tree is the merged one and every other parent is
+    its ancestor (its merge base with it, ``base_of``: the pair of states was asked)."""
     git = ws.git
+    local, theirs = states
     for candidate in (theirs, local):
         if candidate is None or hive_tree(git, candidate) != merged_tree:
             continue
         others = [p for p in parents if p != candidate]
-        if all(git.is_ancestor(other, candidate) for other in others):
+        if all(base_of(other, candidate) == other for other in others):
             return candidate
     subject = f"hive: state after sync with {shown_remote(remote)}"
     message = format_message(subject, ws.trailers("sync"))
