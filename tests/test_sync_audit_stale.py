@@ -14,7 +14,7 @@ from hive.domain.identity import mail_init
 from hive.domain.mail import send_message
 from hive.domain.merge import merge_file
 from hive.domain.mergecore import HISTORY_LIMIT
-from hive.domain.syncaudit import SyncCommits, _StateTable
+from hive.domain.syncaudit import SyncCommits, _StateTable, state_tips
 from hive.git.remote import STATE_REF, tracking_ref
 from hive.git.repo import GitRepo
 from hive.git.syncref import path_versions
@@ -141,7 +141,7 @@ def test_the_state_table_gives_each_state_the_versions_its_own_log_gives(
         clones.sync("b")
         clones.sync("a")
     ws = clones.ws("b", "bob")
-    table = _StateTable(ws)
+    table = _StateTable(ws, state_tips(ws))
     states = SyncCommits(ws).states()
     assert len(states) > 6
     paths = [cell_path(cell.id) for cell in cells] + [".hive/config.yaml"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hive.domain.cells import create_cell, start_cell
 from hive.domain.reservations import reserve
 from hive.store.layout import cell_path
@@ -66,3 +68,36 @@ def test_a_sync_trailer_naming_no_commit_id_is_a_breach_not_a_crash(
         )
         assert _warnings(b, "unverified-sync") == []
         git(b, "reset", "-q", "--soft", "HEAD~1")
+
+
+def test_the_state_refs_are_read_once_over_the_audit(
+    clones: Clones,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each sync commit the clone cannot check (no states fetched) read the state refs
+    again to learn that none were fetched: the audit's reading of the state history
+    (``SyncCommits.tips``) reads them once, for every such commit and the walk alike."""
+    import hive.domain.syncaudit as syncaudit
+    from hive.domain.history import claim_breaches
+    from hive.domain.workspace import Workspace
+
+    brought = []
+    for paths in (["src/**"], ["docs/**"]):
+        reserve(clones.ws("a", "alice"), paths=paths, ttl_seconds=3600)
+        clones.sync("a")
+        brought.append(clones.sync("b").commit)
+    git(clones.paths["b"], "push", "-q", "origin", "HEAD:refs/heads/main")
+    fresh = clones.clone("d")
+    read: list[str] = []
+    real = syncaudit.state_tips
+
+    def counted(ws: Workspace) -> list[str]:
+        read.append(ws.root)
+        return real(ws)
+
+    monkeypatch.setattr(syncaudit, "state_tips", counted)
+    unfetched: list[tuple[str, str]] = []
+    assert claim_breaches(Workspace(str(fresh)), limit=50, unfetched=unfetched) == []
+    assert sorted(sha for sha, _ in unfetched) == sorted(brought)
+    assert all(what.startswith("a hive sync of remote state ") for _, what in unfetched)
+    assert len(read) == 1

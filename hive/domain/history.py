@@ -289,7 +289,7 @@ def claim_breaches(
             ),
         ]
         states = _sync_sources(syncs, older, commit, trailers) if taken else []
-        missing = _unfetched_state(ws, trailers) if taken and not states else None
+        missing = _unfetched_state(syncs, trailers) if taken and not states else None
         if missing is not None and unfetched is not None:
             unfetched.append((commit.sha, missing))
             continue
@@ -324,25 +324,26 @@ def _synced(
     )
 
 
-def _unfetched_state(ws: Workspace, trailers: dict[str, list[str]]) -> str | None:
+def _unfetched_state(syncs: SyncCommits, trailers: dict[str, list[str]]) -> str | None:
     """What a commit under a sync's trailers is, when this clone cannot check it against
     the remote state it merged: it does not have the state it names, or has no state
     history at all (no hive refs fetched yet: a local ``git clone`` copies every object,
-    the states too); else None (also for a name that is no commit id: a hand commit's
-    trailer, audited as any commit)."""
-    from hive.domain.syncaudit import STATE_TRAILER, state_tips
+    the states too; the state refs are read once over the audit, ``SyncCommits.tips``);
+    else None (also for a name that is no commit id: a hand commit's trailer, audited as
+    any commit)."""
+    from hive.domain.syncaudit import STATE_TRAILER
     from hive.git.refs import is_sha
 
     named = trailers.get(STATE_TRAILER, [])
     if trailers.get("Hive-Event") != ["sync"] or len(named) > 1:
         return None
-    fetched = bool(state_tips(ws))
+    fetched = bool(syncs.tips())
     if not named:  # an older hive's: checked against the states, once there are some
         return None if fetched else "a hive sync of an older hive (naming no remote state)"
     state = named[0].strip().lower()
     if not is_sha(state):
         return None  # no commit id (hive names the state in full): no fetch brings it
-    if fetched and ws.git.has_object(state):
+    if fetched and syncs.ws.git.has_object(state):
         return None
     return f"a hive sync of remote state {state[:10]}"
 

@@ -60,6 +60,7 @@ class SyncCommits:
         self._pending: list[str] | None = None
         self._versions: dict[tuple[str, str], list[str]] = {}
         self._states: _StateTable | None = None
+        self._tips: list[str] | None = None
 
     def source(self, commit: CommitInfo, trailers: dict[str, list[str]]) -> str | None:
         """The remote state ``commit`` merged when it is shaped as hive's sync commit
@@ -209,7 +210,7 @@ class SyncCommits:
         git = self.ws.git
         if self._pending is None:
             whole = self._table().whole()
-            self._pending = [] if whole is not None else state_tips(self.ws)
+            self._pending = [] if whole is not None else list(self.tips())
             self._reached = dict.fromkeys(whole or ())
         while (until is None or until not in self._reached) and self._pending:
             if len(self._reached) >= STATE_WALK_LIMIT:
@@ -221,8 +222,14 @@ class SyncCommits:
 
     def _table(self) -> _StateTable:
         if self._states is None:
-            self._states = _StateTable(self.ws)
+            self._states = _StateTable(self.ws, self.tips())
         return self._states
+
+    def tips(self) -> list[str]:
+        """The tips of the state history (:func:`state_tips`), read once over the audit."""
+        if self._tips is None:
+            self._tips = state_tips(self.ws)
+        return self._tips
 
     def versions(self, tip: str, path: str) -> list[str]:
         """The versions ``path`` had in ``tip``'s history, newest first (read once over
@@ -248,11 +255,11 @@ class _StateTable:
     ancestor of each state tip: :meth:`whole`), the state commits and their descendants
     are answered from it too."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, tips: list[str]) -> None:
         from hive.git.pathhistory import changes_table, history_fixed, parents_table
 
         head = ws.git.head().commit  # the branch's versions too (a sync commit's parent)
-        self._tips = state_tips(ws)
+        self._tips = tips  # (state_tips)
         tips = [*self._tips, *([head] if head else [])]
         root = ws.git.root
         self._parents = parents_table(root, tips, limit=STATE_WALK_LIMIT)
