@@ -562,7 +562,7 @@ def mailbox_template(base_template: Path, tmp_path_factory: pytest.TempPathFacto
         thread_id="design",
     )
     send_message(alice, to=["Test User"], subject="path/[id]/x ü", importance="high", body="")
-    send_message(me, to=["alice"], subject="from me", body="mine")
+    send_message(me, to=["alice"], subject="from me", body="mine", ack_required=True)
     for number in range(4):
         send_message(alice, to=["Test User"], subject=f"m{number}", body="", thread_id="hv-q")
     read_message(me, message_id=first.message_id)
@@ -643,6 +643,7 @@ READ = {
     "markup": (["mail", "read", "{markup}"], "moved"),
     "read-before": (["mail", "read", "{hello}"], ""),
     "sent-by-me": (["--json", "mail", "read", " #{mine}"], ""),
+    "sent-by-me-text": (["mail", "read", "{mine}"], ""),
 }
 
 
@@ -668,6 +669,8 @@ def test_a_message_is_read_by_the_lean_path_as_by_the_full_cli(
     assert full_run(full_repo, args, capsys) == lean
     if name == "markup":  # asks for an ack, on a thread: both said so alike
         assert "thread design  sent " in lean[1] and "ack required ('hive mail ack" in lean[1]
+    if name == "sent-by-me-text":  # its sender is told who has not acknowledged it
+        assert "ack required: not acknowledged yet by alice" in lean[1]
     after = outcome(lean_repo)
     assert after == outcome(full_repo)
     assert (after["mail"] != before["mail"]) == bool(moved)

@@ -612,3 +612,42 @@ def test_a_caller_without_a_mailbox_is_not_registered_on_every_surface(
     look = ["mail", "inbox", "--agent", "nobody", "--force", "--reason", "audit"]
     unknown = run_hive(["-C", str(repo), "--json", *look], env=person)
     assert unknown.returncode == 3 and json.loads(unknown.stdout)["code"] == "not_found"
+
+
+def test_the_sender_reading_a_message_sees_who_acknowledged_it(ws: Workspace, repo: Path) -> None:
+    """The sender of a message asking for an acknowledgement was told to give it
+    ('hive mail ack ID'), which only recipients may do; it now sees which recipients
+    acknowledged it and which have not yet (``acked_by`` in the JSON)."""
+    for name in ("alice", "bob", "carol"):
+        _hive(repo, name, "mail", "init")
+    sent = _hive(
+        repo,
+        "alice",
+        "--json",
+        "mail",
+        "send",
+        "bob",
+        "carol",
+        "-s",
+        "s",
+        "-b",
+        "b",
+        "--ack-required",
+    )
+    number = str(json.loads(sent.stdout)["message_id"])
+    waiting = _hive(repo, "alice", "mail", "read", number)
+    assert waiting.returncode == 0, waiting.stderr
+    assert "ack required: not acknowledged yet by bob, carol" in waiting.stdout
+    assert "hive mail ack" not in waiting.stdout
+    to_bob = _hive(repo, "bob", "mail", "read", number)
+    assert f"ack required ('hive mail ack {number}' to acknowledge)" in to_bob.stdout
+    assert _hive(repo, "bob", "mail", "ack", number).returncode == 0
+    partly = _hive(repo, "alice", "mail", "read", number)
+    assert "ack required: acknowledged by bob; not yet by carol" in partly.stdout
+    shown = json.loads(_hive(repo, "alice", "--json", "mail", "read", number).stdout)
+    assert shown["acked_by"] == ["bob"] and not shown["acked"]
+    assert json.loads(_hive(repo, "bob", "--json", "mail", "read", number).stdout)["acked"]
+    assert "acknowledged" in _hive(repo, "bob", "mail", "read", number).stdout
+    assert _hive(repo, "carol", "mail", "ack", number).returncode == 0
+    done = _hive(repo, "alice", "mail", "read", number)
+    assert "ack required: acknowledged by bob, carol" in done.stdout

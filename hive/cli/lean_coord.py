@@ -754,6 +754,7 @@ def read(inv: Invocation) -> int | None:
         if not (party and state.current(reader, event)):
             return None  # another's: an override the full CLI checks and records
         message = plain_header(maillog.header_fields(state, event, reader))
+        message["acked_by"] = maillog.acked_by(state, event)
         body = event["body"]
         if type(body) is not str or not _utf8([body]):
             return None
@@ -763,7 +764,7 @@ def read(inv: Invocation) -> int | None:
     if not inv.json:
         from hive.cli.markup import message_lines
 
-        lines = plain_lines(message_lines(message, body))
+        lines = plain_lines(message_lines(message, body, reader))
         if lines is None:
             return None
 
@@ -775,5 +776,6 @@ def read(inv: Invocation) -> int | None:
         return written
     if lines:
         return write_lines(lines)
-    fields = maillog.header_fields(maillog.state_of(host), event, reader)
-    return write_json(as_json(fields) | {"body": body})
+    now = maillog.state_of(host)
+    fields = maillog.header_fields(now, event, reader)
+    return write_json(as_json(fields) | {"body": body, "acked_by": maillog.acked_by(now, event)})

@@ -127,22 +127,18 @@ def related_rows(
     return [*rows[:SHOWN_RELATED], (name, more)]
 
 
-def message_lines(header: dict[str, Any], body: str) -> list[str]:
-    """The markup of ``hive mail read``: the header (``from`` as the JSON names the
-    sender; the thread, the time sent as the log has it, and whether an acknowledgement
-    is asked for and given), the subject, the body (each of its line breaks laid out
-    as one: ``hive.text.as_lines``)."""
+def message_lines(header: dict[str, Any], body: str, reader: str) -> list[str]:
+    """The markup of ``hive mail read`` for ``reader``: the header (``from`` as the JSON
+    names the sender; the thread, the time sent as the log has it, and whether an
+    acknowledgement is asked for and given: :func:`ack_note`), the subject, the body
+    (each of its line breaks laid out as one: ``hive.text.as_lines``)."""
     from hive.text import as_lines
 
     sent = str(header["sent_at"])
     about = [f"thread {header['thread_id']}"] if header["thread_id"] else []
     about.append("sent " + sent[:19].replace("T", " ") + ("Z" if sent.endswith("Z") else ""))
     if header["ack_required"]:
-        about.append(
-            "acknowledged"
-            if header["acked"]
-            else f"ack required ('hive mail ack {header['id']}' to acknowledge)"
-        )
+        about.append(ack_note(header, reader))
     return [
         escape(
             f"#{header['id']} from {header['from']} to {', '.join(header['to'])}"
@@ -152,3 +148,19 @@ def message_lines(header: dict[str, Any], body: str) -> list[str]:
         f"[bold]{escape(header['subject'])}[/bold]",
         escape(as_lines(body)),
     ]
+
+
+def ack_note(header: dict[str, Any], reader: str) -> str:
+    """What ``hive mail read`` says of a message that asks for an acknowledgement: to a
+    recipient, whether it gave it (else how to); to anyone else (its sender, a forced
+    read), which recipients acknowledged it and which have not yet."""
+    if reader in header["to"]:
+        if header["acked"]:
+            return "acknowledged"
+        return f"ack required ('hive mail ack {header['id']}' to acknowledge)"
+    done = list(header.get("acked_by", []))
+    waiting = [name for name in header["to"] if name not in done]
+    if not done:
+        return "ack required: not acknowledged yet by " + ", ".join(waiting)
+    note = "ack required: acknowledged by " + ", ".join(done)
+    return note + ("; not yet by " + ", ".join(waiting) if waiting else "")

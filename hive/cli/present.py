@@ -323,7 +323,7 @@ def _message(message: Any, params: Any, ws: Workspace) -> None:
 
     out = output.console()
     header = message.model_dump(mode="json", by_alias=True)  # the time as the JSON shows it
-    for line in message_lines(header, message.body):
+    for line in message_lines(header, message.body, ws.actor):
         out.print(line)
 
 

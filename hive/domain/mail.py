@@ -35,6 +35,7 @@ from hive.domain.maillog import (
     CellRows,
     MailState,
     Unanswered,
+    acked_by,
     check_message,
     coordinator_named,
     epic_above,
@@ -545,14 +546,18 @@ def read_message(
             force=force,
             reason=reason,
         )
-        header = _header(_state(ws), event, event["to"][0])
-        return Message(**header.model_dump(), body=event["body"])
+        return _message_of(_state(ws), event, event["to"][0])
 
     _append(
         ws, lambda state: read_mark(state, event, reader, format_time(utc_now())), author=reader
     )
-    header = _header(_state(ws), event, reader)
-    return Message(**header.model_dump(), body=event["body"])
+    return _message_of(_state(ws), event, reader)
+
+
+def _message_of(state: MailState, event: dict[str, Any], reader: str) -> Message:
+    """The message ``event`` with its body as ``reader`` reads it, and who acknowledged it."""
+    header = _header(state, event, reader)
+    return Message(**header.model_dump(), body=event["body"], acked_by=acked_by(state, event))
 
 
 def _message(state: MailState, message_id: int) -> dict[str, Any]:

@@ -531,6 +531,12 @@ def header_fields(state: MailState, event: dict[str, Any], reader: str) -> dict[
     }
 
 
+def acked_by(state: MailState, event: dict[str, Any]) -> list[str]:
+    """The recipients of the message ``event`` who acknowledged it, in its ``to`` order."""
+    number = int(event["id"])
+    return [name for name in event["to"] if (name, number) in state.acked]
+
+
 def read_mark(
     state: MailState, event: dict[str, Any], reader: str, at: str
 ) -> tuple[str, dict[str, Any] | None, None]:

@@ -39,6 +39,9 @@ class MessageHeader(HiveModel):
 
 class Message(MessageHeader):
     body: str
+    # the recipients who acknowledged it (what its sender wants to know; ``acked`` is
+    # the reader's own acknowledgement)
+    acked_by: list[str] = Field(default_factory=list)
 
 
 class SendResult(HiveModel):
