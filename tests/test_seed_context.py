@@ -233,8 +233,11 @@ def test_ctx_cli(ws: Workspace, repo: Path) -> None:
     assert code == 1
     code, out = cli(repo, "ctx", "keys", "Gem")
     assert out.split() == ["Gemini.x"]
-    code, _ = cli(repo, "ctx", "rm", "Gemini.x")
+    code, out = cli(repo, "ctx", "rm", "Gemini.x")
     assert code == 0 and result(repo, "A", "ctx_get", {"key": "Gemini.x"})["version"] == 0
+    assert out == "removed Gemini.x (was v1)\n"
+    code, out = cli(repo, "ctx", "rm", "Gemini.x")  # said 'removed Gemini.x (was v0)'
+    assert code == 0 and out == "Gemini.x was not set: nothing removed\n"
 
 
 def test_an_agent_writes_only_its_own_phase_and_findings(ws: Workspace, repo: Path) -> None:

@@ -881,6 +881,9 @@ def test_blackboard_commands(ws: Workspace, repo: Path) -> None:
     assert result(repo, "x", "read_blackboard", {"key": "a:1"})["exists"] is False
     assert result(repo, "x", "read_blackboard", {"key": "b:1"})["value"] == "plain words"
     assert "(not set)" in hive(repo, "blackboard", "get", "a:1").stdout
+    assert _ok(hive(repo, "blackboard", "rm", "b:1")) == "removed b:1\n"
+    again = _ok(hive(repo, "blackboard", "rm", "b:1"))  # said 'removed b:1'
+    assert again == "b:1 was not set: nothing removed\n"
     bad = hive(repo, "blackboard", "set", "k", "1", "--ttl", "-1", "--json")
     assert bad.returncode == 2 and json.loads(bad.stdout)["field"] == "ttl"
 

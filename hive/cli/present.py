@@ -1128,6 +1128,12 @@ PRESENTERS.update(
 # ------------------------------------------------------------------ shared context, queue
 
 
+def not_removed(key: str) -> str:
+    """What ``ctx rm`` and ``blackboard rm`` say of a key that held nothing (exit 0: the
+    key is gone either way)."""
+    return f"{key} was not set: nothing removed"
+
+
 def _ctx_entries(entries: Any, params: Any, ws: Workspace) -> None:
     if not entries:
         output.say("no shared context")
@@ -1148,7 +1154,9 @@ PRESENTERS.update(
     {
         "ctx list": Presenter(render=_ctx_entries),
         "ctx rm": Presenter(
-            render=lambda r, params, ws: output.say(f"removed {r.key} (was v{r.version})")
+            render=lambda r, params, ws: output.say(
+                f"removed {r.key} (was v{r.version})" if r.version else not_removed(r.key)
+            )
         ),
         "ctx phase": Presenter(render=lambda r, params, ws: output.say(f"phase {r.value or 0}")),
         "queue list": Presenter(render=_queue_items),
@@ -1457,7 +1465,9 @@ PRESENTERS.update(
         "blackboard get": Presenter(render=_bb_get),
         "blackboard list": Presenter(render=_bb_list),
         "blackboard rm": Presenter(
-            render=lambda found, params, ws: output.say(f"removed {found.key}")
+            render=lambda found, params, ws: output.say(
+                f"removed {found.key}" if found.entry is not None else not_removed(found.key)
+            )
         ),
         "memory show": Presenter(
             render=lambda text, params, ws: output.say(text.rstrip(), wrap=True)

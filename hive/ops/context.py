@@ -336,7 +336,7 @@ declare(
         errors=(InvalidInput,),
         surfaces=CLI_ONLY,
         commands=(Command(("ctx", "rm"), arguments=("key",)),),
-        help="Remove a key.",
+        help="Remove a key (one not set: nothing to remove, exit 0).",
     ),
     Operation(
         name="ctx_phase",

@@ -440,7 +440,7 @@ declare(
         writes=True,
         errors=BAD,
         commands=(Command(("blackboard", "rm"), arguments=("key",)),),
-        help="Remove an entry.",
+        help="Remove an entry (one not set, or expired: nothing to remove, exit 0).",
     ),
     Operation(
         name="inject_context",
