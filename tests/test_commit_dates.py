@@ -124,6 +124,7 @@ def test_commits_of_one_second_are_listed_children_first(tmp_path: Path) -> None
     grain): ``iter_commits`` (``hive log``, ``hive review``, the board) lists no commit
     before one of its children, as ``git log --date-order``; before, ties went by sha,
     and a branch's base could come before the other branch's commits."""
+    from hive.domain.swarm.review import _oldest_first
     from hive.git.repo import GitRepo
 
     repo = tmp_path / "repo"
@@ -149,6 +150,9 @@ def test_commits_of_one_second_are_listed_children_first(tmp_path: Path) -> None
         assert all(position[child] < position[parent] for parent in parents), line
     limited = [info.sha for info in GitRepo.discover(str(repo)).iter_commits(limit=4)]
     assert limited == listed[:4]
+    # review's parents-first order is this one reversed (it sorts again for skewed dates)
+    infos = list(GitRepo.discover(str(repo)).iter_commits())
+    assert [info.sha for info in _oldest_first(infos)] == listed[::-1]
 
 
 def git_env(repo: Path, env: dict[str, str], *args: str) -> None:

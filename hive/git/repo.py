@@ -627,9 +627,13 @@ class GitRepo:
         self, start: str | None = None, limit: int | None = None
     ) -> Iterator[CommitInfo]:
         """Commits reachable from ``start`` (default HEAD), newest first by commit date,
-        as ``git log --date-order`` lists them: never a commit before one of its children.
-        Commits of one second (git's dates have no finer grain, and a swarm makes many a
-        second) are ordered among themselves by their parents, ties by sha."""
+        as ``git log --date-order`` lists them where every commit is dated no earlier than
+        its parents: then never a commit before one of its children. Commits of one second
+        (git's dates have no finer grain, and a swarm makes many a second) are ordered
+        among themselves by their parents, ties by sha. A commit dated before its parent
+        (made on a machine with a slow clock) comes after it: the walk is lazy and does not
+        read the whole history to sort it (``review._oldest_first`` sorts what it needs
+        parents first)."""
         import heapq
 
         head = start or self.head().commit

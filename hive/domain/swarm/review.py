@@ -96,7 +96,10 @@ def _oldest_first(newest_first: list[CommitInfo]) -> list[CommitInfo]:
     """HEAD's history in the order the work happened: every commit after its parents,
     the oldest by date first where the graph leaves a choice (``git log --date-order
     --reverse``). Dates alone put a commit before its parent when they are equal (a
-    swarm's commits within one second) or skewed (a clone with a slow clock)."""
+    swarm's commits within one second) or skewed (a clone with a slow clock);
+    ``newest_first`` (``GitRepo.iter_commits``) has the first right but not the second,
+    so it is no reversed list: this sort is the reversed list where the dates are not
+    skewed (``tests/test_review.py``)."""
     import heapq
 
     position = {info.sha: number for number, info in enumerate(newest_first)}
