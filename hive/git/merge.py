@@ -54,14 +54,12 @@ def merge_commits(
     or None to leave it a conflict. ``tree`` is then the text merge's, and only
     ``changes`` carry the resolved contents.
     """
-    from dulwich.graph import find_merge_base
     from dulwich.merge import three_way_merge
 
-    if repo.is_ancestor(theirs, ours):
+    base = _merge_base(repo, ours, theirs)
+    if base == theirs:
         return MergeResult(ours, theirs, theirs, repo.commit_tree(ours), up_to_date=True)
     store = repo.dulwich.object_store
-    bases = find_merge_base(repo.dulwich, [object_id(ours), object_id(theirs)])
-    base = bases[0].decode() if bases else None
     try:
         tree, conflicts = three_way_merge(
             store, _commit(repo, base) if base else None, _commit(repo, ours), _commit(repo, theirs)
@@ -103,13 +101,21 @@ def _file_at(repo: GitRepo, tree: str | None, path: str) -> bytes | None:
 def branch_changes(repo: GitRepo, ours: str, theirs: str) -> list[str]:
     """The paths commit ``theirs`` changed since its merge base with ``ours``: what
     merging it would bring in (empty when ``theirs`` is already part of ``ours``)."""
+    base = _merge_base(repo, ours, theirs)
+    if base == theirs:
+        return []
+    base_tree = repo.commit_tree(base) if base else None
+    return sorted(repo.paths_between(base_tree, repo.commit_tree(theirs)))
+
+
+def _merge_base(repo: GitRepo, ours: str, theirs: str) -> str | None:
+    """dulwich's merge base of two commits (the first it names; None: unrelated): one
+    walk, which also says whether ``theirs`` is part of ``ours`` (then it is the base),
+    where a walk of ``ours``'s history asked that first (all of it when it is not)."""
     from dulwich.graph import find_merge_base
 
-    if repo.is_ancestor(theirs, ours):
-        return []
     bases = find_merge_base(repo.dulwich, [object_id(ours), object_id(theirs)])
-    base_tree = repo.commit_tree(bases[0].decode()) if bases else None
-    return sorted(repo.paths_between(base_tree, repo.commit_tree(theirs)))
+    return bases[0].decode() if bases else None
 
 
 def _commit(repo: GitRepo, sha: str) -> Commit:
@@ -224,7 +230,7 @@ def unique_work(repo: GitRepo, head: str, worktree: str, tip: str | None) -> lis
 
     head_tree = repo.commit_tree(head)
     found: set[str] = set()
-    if tip is not None and not repo.is_ancestor(tip, head):
+    if tip is not None:  # (none when the branch is part of head)
         tip_tree = repo.commit_tree(tip)
         found.update(
             path
