@@ -197,3 +197,32 @@ def test_an_unreachable_remote_changes_nothing_here(clones: Clones, tmp_path: Pa
     assert "cannot fetch hive's refs from origin" in done.output, done.output
     assert "gone.git" in done.output and "Traceback" not in done.output
     assert refs_and_head(a) == before
+
+
+def test_a_hive_name_that_is_not_utf8_is_refused_naming_it(clones: Clones) -> None:  # noqa: F811
+    """A stray file under .hive whose name is not UTF-8 (committed by hand: git takes
+    any bytes): the sync refuses before changing anything (exit 7, corrupt_file, the
+    name shown with backslash escapes and the way out), not an internal error, and
+    hive doctor lists it; once removed, the sync goes through."""
+    a = clones.paths["a"]
+    create_cell(clones.ws("a"), title="waits for the name")
+    stray = os.fsencode(a / ".hive") + b"/bad\xe9.txt"
+    with open(stray, "wb") as handle:
+        handle.write(b"hi\n")
+    git(a, "add", "-A", ".hive")
+    git(a, "commit", "-qm", "a stray file")
+    before = refs_and_head(a)
+    for argv in (["sync"], ["sync", "--json"]):
+        done = run_hive(["-C", str(a), *argv], module="hive.cli.main")
+        assert done.exit_code == 7, done.output
+        assert ".hive/bad\\xe9.txt: a file whose name is not UTF-8" in done.output, done.output
+        assert "git rm" in done.output and "internal error" not in done.output, done.output
+        assert refs_and_head(a) == before
+    doctor = run_hive(["-C", str(a), "doctor"], module="hive.cli.main")
+    assert doctor.exit_code != 0, doctor.output
+    assert "undecodable-name: .hive/bad\\xe9.txt" in doctor.output, doctor.output
+    git(a, "rm", "-q", os.fsdecode(stray))
+    git(a, "commit", "-qm", "no stray file")
+    clones.sync("a")
+    assert git(a, "rev-parse", STATE_REF) == git(clones.origin, "rev-parse", STATE_REF)
+    fsck(a)

@@ -67,6 +67,7 @@ def _diagnose(ws: Workspace) -> DoctorReport:
         problems += _verify_problems(ws)
         settings = _unknown_setting_warnings(ws, snap)
     problems += symlink_problems(ws, snap)
+    problems += _undecodable_name_problems(ws, snap)
     problems += conflicts
     problems += _config_conflicts(ws.git.read_blob(config_sha))
     problems += merge_setup_problems(ws, snap)
@@ -179,6 +180,21 @@ def _verify_problems(ws: Workspace) -> list[Problem]:
         except InvalidInput as exc:
             found.append(Problem(kind="config", message=exc.message, path=CONFIG_PATH))
     return found
+
+
+def _undecodable_name_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
+    """Committed names below .hive that are not UTF-8: no file of hive's, and a sync
+    cannot merge them (it refuses naming them)."""
+    return [
+        Problem(
+            kind="undecodable-name",
+            message=f"{path}: a name that is not UTF-8 is committed in .hive (hive names its"
+            " files in UTF-8; hive sync refuses to merge it): rename or remove it with git mv"
+            " or git rm",
+            path=path,
+        )
+        for path in ws.git.undecodable_below(snap.tree, HIVE_DIR)
+    ]
 
 
 def symlink_problems(ws: Workspace, snap: Snapshot | None = None) -> list[Problem]:

@@ -569,24 +569,37 @@ class GitRepo:
         return None
 
     def symlinks_below(self, tree_sha: str | None, prefix: str) -> list[str]:
-        """Every symlink entry at or below ``prefix`` in ``tree_sha``."""
+        """Every symlink entry at or below ``prefix`` in ``tree_sha`` (a name that is not
+        UTF-8 shown with backslash escapes: :func:`shown_path`)."""
         if tree_sha is None:
             return []
         above = self.symlink_on_path(tree_sha, prefix)
         if above is not None:
             return [above]
+        below = self._entries_below(tree_sha, prefix)
+        return sorted(shown_path(path) for path, mode in below if mode == SYMLINK_MODE)
+
+    def undecodable_below(self, tree_sha: str | None, prefix: str) -> list[str]:
+        """The entries at or below ``prefix`` in ``tree_sha`` whose name is not UTF-8,
+        shown with backslash escapes (:func:`shown_path`)."""
+        if tree_sha is None:
+            return []
+        found = [path for path, _mode in self._entries_below(tree_sha, prefix)]
+        return sorted(shown_path(path) for path in found if not _is_utf8(path))
+
+    def _entries_below(self, tree_sha: str, prefix: str) -> list[tuple[bytes, int]]:
+        """Every entry below the tree at ``prefix`` (raw path joined to it, mode)."""
         start = self.lookup_path(tree_sha, prefix, want_tree=True) if prefix else tree_sha
-        found: list[str] = []
-        pending = [(start, prefix)] if start else []
+        found: list[tuple[bytes, int]] = []
+        pending = [(start, prefix.encode())] if start else []
         while pending:
             sha, base = pending.pop()
             for name, (mode, child) in self.tree_items(sha).items():
-                where = f"{base}/{name.decode()}" if base else name.decode()
-                if mode == SYMLINK_MODE:
-                    found.append(where)
-                elif mode == TREE_MODE:
+                where = base + b"/" + name if base else name
+                found.append((where, mode))
+                if mode == TREE_MODE:
                     pending.append((child, where))
-        return sorted(found)
+        return found
 
     def tree_listing(self, tree_sha: str, prefix: str) -> dict[str, str]:
         """All blobs below a tree: path (joined to ``prefix``) -> sha. Cached per tree."""
@@ -1678,3 +1691,17 @@ def _children_first(group: dict[str, CommitInfo]) -> Iterator[CommitInfo]:
                 children[parent] -= 1
                 if children[parent] == 0:
                     heapq.heappush(ready, parent)
+
+
+def shown_path(path: bytes) -> str:
+    """A path from a tree for a person to read: UTF-8, any byte that is not shown as a
+    backslash escape (``bad\\xe9.txt``)."""
+    return path.decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(path: bytes) -> bool:
+    try:
+        path.decode()
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -7,9 +7,10 @@ tips as parents, so the merge base of two states is always known.
 
 from __future__ import annotations
 
+from hive.errors import CorruptFile
 from hive.git.pathhistory import changed_blobs_by_git, git_output, history_fixed, merge_bases
 from hive.git.refs import HeadRef
-from hive.git.repo import TREE_MODE, GitRepo, Identity
+from hive.git.repo import TREE_MODE, GitRepo, Identity, shown_path
 from hive.git.sha import object_id
 
 HIVE_DIR = ".hive"
@@ -56,8 +57,24 @@ def differing_files(repo: GitRepo, old: str | None, new: str | None, prefix: str
     for name, (was, now) in repo.entries_between(old, new).items():
         sides = (_kinds(was)[0], _kinds(now)[0])
         if sides[0] != sides[1]:
-            found[f"{prefix}/{name.decode()}" if prefix else name.decode()] = sides
+            found[_hive_path(prefix, name)] = sides
     return found
+
+
+def _hive_path(prefix: str, name: bytes) -> str:
+    """``name`` (a path below ``prefix``) as text; a name that is not UTF-8 is refused
+    naming it: hive names its files in UTF-8 and cannot merge one it cannot name."""
+    try:
+        text = name.decode()
+    except UnicodeDecodeError:
+        shown = f"{prefix}/{shown_path(name)}" if prefix else shown_path(name)
+        raise CorruptFile(
+            f"{shown}: a file whose name is not UTF-8 (hive names its files in UTF-8 and"
+            " cannot merge this one): rename or remove it with git mv or git rm, commit,"
+            " and sync again",
+            path=shown,
+        ) from None
+    return f"{prefix}/{text}" if prefix else text
 
 
 def _kinds(entry: tuple[int, str] | None) -> tuple[str | None, str | None]:
