@@ -374,6 +374,17 @@ def test_user_text_is_never_read_as_markup(hived: Path) -> None:
             "No such option: -f (see 'hive create --help'); a text starting with '-' goes"
             " after '--' (... -- \"-fix the login\")",
         ),
+        # a group of one command (import, export): a file given first is named in full
+        (
+            ("import", "issues.jsonl"),
+            "No such command 'issues.jsonl'. (see 'hive import --help'); did you mean"
+            " 'hive import beads issues.jsonl'?",
+        ),
+        (
+            ("export", "out file.jsonl"),
+            "No such command 'out file.jsonl'. (see 'hive export --help'); did you mean"
+            " 'hive export beads \"out file.jsonl\"'?",
+        ),
         (("ready", "-n", "0"), "Invalid value for '--limit' / '-n'"),
         # an option without its value: click gives no context, the help is still named
         (("ready", "-n"), "Option '-n' requires an argument. (see 'hive ready --help')"),

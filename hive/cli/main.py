@@ -320,6 +320,24 @@ def _dash_text_hint(message: str, argv: list[str]) -> str:
     return f"; a text starting with '-' goes after '--' (... -- {shell_word(text)})"
 
 
+def _only_command_hint(exc: Any, message: str, argv: list[str]) -> str:
+    """``hive import issues.jsonl``: a group of one command (``import``, ``export``)
+    given what names none of its commands is given that command's name first."""
+    from hive.text import shell_word
+
+    ctx = exc.ctx
+    names = list(getattr(getattr(ctx, "command", None), "commands", {}))
+    if len(names) != 1 or not message.startswith("No such command") or "Did you mean" in message:
+        return ""  # click names the command when the word is close to it
+    if ctx.info_name not in argv:
+        return ""
+    after = argv[argv.index(ctx.info_name) + 1 :]
+    word = next((w for w in after if not w.startswith("-")), None)
+    if word is None:
+        return ""
+    return f"; did you mean '{ctx.command_path} {names[0]} {shell_word(word)}'?"
+
+
 def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
     """Render a usage error as one line (plus JSON with ``--json``); exit code 2."""
     wants_json = _wants_json(argv)
@@ -335,6 +353,7 @@ def _usage_error(exc: Any, argv: list[str], command: Any) -> int:
         path = exc.ctx.command_path if exc.ctx is not None else _command_path(command, argv)
         message += f" (see '{path} --help')" if path else ""
         message = _option_word(message, argv) or message + _dash_text_hint(message, argv)
+        message += _only_command_hint(exc, message, argv)
     if wants_json:
         with output.to_reader():
             output.emit_json({"error": message, "code": "usage"})
