@@ -1092,3 +1092,17 @@ def test_show_prints_every_field_text_and_merge_conflict(
         "was:",
         *piped[33:],
     ]
+
+
+def test_a_person_claims_with_ready_claim_as_its_help_says(hived: Path) -> None:
+    """``hive ready --help`` said an agent must be registered to --claim: a person
+    claims too (the first ready cell that is unassigned or theirs), and -n does not
+    make it claim more than one."""
+    for title in ("first", "second"):
+        ok(hive(hived, "create", title))
+    helped = " ".join(ok(hive(hived, "ready", "--help")).split())
+    assert "an agent must be registered" not in helped
+    assert "starts the first one that is unassigned or yours, as you (a person" in helped
+    claimed = ok(hive(hived, "ready", "--claim", "-n", "2"))
+    assert claimed.startswith("claimed ") and claimed.count("\n") == 1
+    assert len(data(hive(hived, "list", "-s", "in_progress", "--json"))) == 1

@@ -659,8 +659,9 @@ declare(
         errors=(InvalidInput, NotRegistered),
         commands=(Command(("ready",), short={"limit": ("-n",)}, defaults=PERSON),),
         help="Cells ready to work on: open, unblocked, most urgent and oldest first.\n\n"
-        "--claim atomically starts the first (an agent must be registered). A page unless"
-        " --all: when there are more, stderr says so, with --json too.",
+        "--claim atomically starts the first one that is unassigned or yours, as you (a"
+        " person, or an agent by its credential; -n and --all do not apply to it). A page"
+        " unless --all: when there are more, stderr says so, with --json too.",
     ),
     Operation(
         name="hive_update",
