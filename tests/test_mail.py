@@ -651,3 +651,32 @@ def test_the_sender_reading_a_message_sees_who_acknowledged_it(ws: Workspace, re
     assert _hive(repo, "carol", "mail", "ack", number).returncode == 0
     done = _hive(repo, "alice", "mail", "read", number)
     assert "ack required: acknowledged by bob, carol" in done.stdout
+
+
+def test_an_inbox_says_when_it_shows_only_the_newest_messages(ws: Workspace, repo: Path) -> None:
+    """An inbox shows at most five messages, newest first; with more, nothing said so,
+    and older ones stayed out of sight. stderr now says how many there are (as hive
+    list does, with --json too), and --unread is how to get to the older ones."""
+    for name in ("alice", "bob"):
+        _hive(repo, name, "mail", "init")
+    for number in range(4):
+        _hive(repo, "alice", "mail", "send", "bob", "-s", f"m{number}", "-b", "x")
+    four = _hive(repo, "bob", "mail", "inbox")
+    assert four.returncode == 0 and four.stderr == "" and four.stdout.count("\n") == 4
+    for number in range(4, 7):
+        _hive(repo, "alice", "mail", "send", "bob", "-s", f"m{number}", "-b", "x")
+    notice = (
+        "showing the newest 5 of 7 messages ('hive mail read ID' marks one read; --unread"
+        " lists only those not read yet)\n"
+    )
+    seven = _hive(repo, "bob", "mail", "inbox")
+    assert seven.stdout.count("\n") == 5 and seven.stderr == notice
+    listed = _hive(repo, "bob", "--json", "mail", "inbox")
+    assert len(json.loads(listed.stdout)) == 5 and listed.stderr == notice
+    for header in json.loads(listed.stdout):
+        _hive(repo, "bob", "mail", "read", str(header["id"]))
+    unread = _hive(repo, "bob", "mail", "inbox", "--unread")
+    assert unread.stdout.count("\n") == 2 and unread.stderr == ""
+    assert "m1" in unread.stdout and "m0" in unread.stdout
+    two = _hive(repo, "bob", "mail", "inbox", "-n", "2")
+    assert two.stderr == notice.replace("newest 5", "newest 2")

@@ -606,19 +606,20 @@ def inbox(inv: Invocation) -> int | None:
         if name not in state.agents:  # refused as ``mail.inbox`` refuses it
             person = prepared.session.principal.kind == "person"
             return report(inv, maillog.unregistered(name, person=person))
-        events = maillog.inbox_events(
-            state,
-            name,
-            limit,
-            urgent_only="urgent" in options.flags,
-            unread_only="unread" in options.flags,
-        )
+        filters = {
+            "urgent_only": "urgent" in options.flags,
+            "unread_only": "unread" in options.flags,
+        }
+        events = maillog.inbox_events(state, name, limit, **filters)
         headers = [plain_header(maillog.header_fields(state, event, name)) for event in events]
+        size = sum(1 for _ in maillog.inbox_matches(state, name, **filters))
     except (Defer, HiveError, OSError, sqlite3.DatabaseError, LookupError, TypeError, ValueError):
         return None
+    from hive.cli.markup import NO_MESSAGES, inbox_line, inbox_notice
+
+    notice = inbox_notice(len(headers), size)
     if inv.json:
-        return write_json(headers)
-    from hive.cli.markup import NO_MESSAGES, inbox_line
+        return write_json(headers, notice)
 
     fields = ("id", "read", "importance", "thread_id", "subject", "ack_required", "acked")
     markup = [
@@ -626,7 +627,7 @@ def inbox(inv: Invocation) -> int | None:
         for header in headers
     ]
     lines = plain_lines(markup or [NO_MESSAGES])
-    return None if lines is None else write_lines(lines)
+    return None if lines is None else write_lines(lines, notice)
 
 
 def _positive(text: str, digits: int) -> int | None:
@@ -705,17 +706,24 @@ def plain_lines(lines: list[str]) -> list[str] | None:
     return [text for text in shown if text is not None]
 
 
-def write_lines(lines: list[str]) -> int:
+def write_lines(lines: list[str], notice: str = "") -> int:
+    """The answer on stdout, then ``notice`` (a page's: more than it shows) on stderr."""
     answer_stands()
     sys.stdout.write("".join(f"{line}\n" for line in lines))
     sys.stdout.flush()
-    return 0
+    return _noted(notice)
 
 
-def write_json(value: Any) -> int:
+def write_json(value: Any, notice: str = "") -> int:
     answer_stands()
     sys.stdout.buffer.write(printed_by_python(value) + b"\n")
     sys.stdout.flush()
+    return _noted(notice)
+
+
+def _noted(notice: str) -> int:
+    if notice:
+        sys.stderr.write(notice + "\n")
     return 0
 
 

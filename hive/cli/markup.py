@@ -108,6 +108,18 @@ def inbox_line(
 
 NO_MESSAGES = "[dim]no messages[/dim]"
 
+
+def inbox_notice(shown: int, total: int) -> str:
+    """What ``hive mail inbox`` says on stderr when its page holds fewer messages than
+    the inbox (nothing when it holds them all)."""
+    if total <= shown:
+        return ""
+    return (
+        f"showing the newest {shown} of {total} messages ('hive mail read ID' marks one"
+        " read; --unread lists only those not read yet)"
+    )
+
+
 SHOWN_RELATED = 10  # subtasks (and cells blocked) ``hive show`` lists; --json has all
 RELATED_KEYS = {"subtasks": "subtask", "blocks": "blocks"}
 

@@ -316,6 +316,28 @@ def _inbox(headers: list[Any], params: Any, ws: Workspace) -> None:
         out.print(NO_MESSAGES)
     for header in headers:
         out.print(inbox_line(**{name: getattr(header, name) for name in _INBOX_FIELDS}))
+    _inbox_notice(headers, params, ws)
+
+
+def _inbox_json(headers: list[Any], params: Any, ws: Workspace) -> None:
+    output.emit_json(headers)
+    _inbox_notice(headers, params, ws)
+
+
+def _inbox_notice(headers: list[Any], params: Any, ws: Workspace) -> None:
+    """On stderr, when the inbox holds more messages than were shown (as list's page)."""
+    from hive.cli.markup import inbox_notice
+    from hive.domain.mail import inbox_size
+
+    size = inbox_size(
+        ws,
+        agent=params.agent or ws.actor,
+        urgent_only=params.urgent_only,
+        unread_only=params.unread_only,
+    )
+    notice = inbox_notice(len(headers), size)
+    if notice:
+        output.err(notice)
 
 
 def _message(message: Any, params: Any, ws: Workspace) -> None:
@@ -471,7 +493,7 @@ PRESENTERS.update(
             ),
             inputs=_stdin_for("body"),
         ),
-        "mail inbox": Presenter(render=_inbox),
+        "mail inbox": Presenter(render=_inbox, json=_inbox_json),
         "mail read": Presenter(render=_message),
         "mail ack": Presenter(
             render=lambda acked, params, ws: output.say(f"acknowledged #{acked.message_id}")

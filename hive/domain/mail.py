@@ -44,6 +44,7 @@ from hive.domain.maillog import (
     first_open_work,
     header_fields,
     inbox_events,
+    inbox_matches,
     join_log,
     mark_of,
     message_event,
@@ -478,6 +479,15 @@ def inbox(
         state = _state(ws)
     found = inbox_events(state, name, limit, urgent_only=urgent_only, unread_only=unread_only)
     return [_header(state, event, name) for event in found]
+
+
+def inbox_size(
+    ws: Workspace, *, agent: str, urgent_only: bool = False, unread_only: bool = False
+) -> int:
+    """How many messages ``agent``'s inbox holds with these filters (:func:`inbox` shows
+    the newest of them), read after :func:`inbox` allowed the caller to list it."""
+    matches = inbox_matches(_state(ws), agent, urgent_only=urgent_only, unread_only=unread_only)
+    return sum(1 for _ in matches)
 
 
 def _record_mail_override(

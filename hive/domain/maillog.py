@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -27,7 +28,7 @@ from hive.times import parse_time
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable, Sequence
+    from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
     from typing import Any, Protocol
 
     from hive.domain.actors import Acting
@@ -498,7 +499,14 @@ def inbox_events(
 ) -> list[dict[str, Any]]:
     """``name``'s messages newest first, at most ``limit`` (1 to :data:`INBOX_CAP`)."""
     cap = max(1, min(limit, INBOX_CAP))
-    found: list[dict[str, Any]] = []
+    found = inbox_matches(state, name, urgent_only=urgent_only, unread_only=unread_only)
+    return list(itertools.islice(found, cap))
+
+
+def inbox_matches(
+    state: MailState, name: str, *, urgent_only: bool, unread_only: bool
+) -> Iterator[dict[str, Any]]:
+    """Every message of ``name``'s inbox that the filters let through, newest first."""
     for message_id in reversed(state.inbox.get(name, [])):
         event = state.messages[message_id]
         if not state.current(name, event):
@@ -507,10 +515,7 @@ def inbox_events(
             continue
         if unread_only and (name, message_id) in state.read:
             continue
-        found.append(event)
-        if len(found) >= cap:
-            break
-    return found
+        yield event
 
 
 def header_fields(state: MailState, event: dict[str, Any], reader: str) -> dict[str, Any]:

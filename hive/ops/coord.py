@@ -341,7 +341,8 @@ declare(
                 },
             ),
         ),
-        help="Newest messages first (headers only; at most 5).",
+        help="Newest messages first (headers only; at most 5: when the inbox holds more,"
+        " stderr says how many, with --json too).",
     ),
     Operation(
         name="swarmmail_read_message",
