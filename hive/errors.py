@@ -237,6 +237,10 @@ def damaged_repository(exc: BaseException) -> str | None:
         what = f"a compressed object does not inflate: {exc}"
     elif isinstance(exc, KeyError) and (missing := _object_id(exc.args)):
         what = f"object {missing} is missing"
+    elif isinstance(exc, IsADirectoryError | NotADirectoryError) and (
+        stored := _object_file(exc.filename)
+    ):
+        what = f"{stored} is not a file"
     else:
         return None
     return (
@@ -246,15 +250,31 @@ def damaged_repository(exc: BaseException) -> str | None:
     )
 
 
+def _object_file(filename: object) -> str | None:
+    """The object store's part of ``filename`` (``objects/ab/cdef...``) when it names a
+    loose object or a pack's file (one a broken tool made a directory, or whose folder
+    it made a file), else None."""
+    if not isinstance(filename, str):
+        return None
+    parts = filename.replace("\\", "/").split("/")[-3:]
+    if len(parts) < 3 or parts[0] != "objects":
+        return None
+    folder, name = parts[1], parts[2]
+    loose = len(folder) == 2 and _is_hex(folder) and len(name) in (38, 62) and _is_hex(name)
+    packed = folder == "pack" and name.startswith("pack-") and name.endswith((".pack", ".idx"))
+    return "/".join(parts) if loose or packed else None
+
+
+def _is_hex(text: str) -> bool:
+    return all(char in "0123456789abcdef" for char in text)
+
+
 def _object_id(args: tuple[object, ...]) -> str | None:
     """The hex object id a ``KeyError`` of dulwich's object store names, else None."""
     if len(args) != 1 or not isinstance(args[0], (bytes, str)):
         return None
     text = args[0].decode("ascii", "replace") if isinstance(args[0], bytes) else args[0]
-    hexdigits = "0123456789abcdef"
-    if len(text) in (40, 64) and all(char in hexdigits for char in text):
-        return text
-    return None
+    return text if len(text) in (40, 64) and _is_hex(text) else None
 
 
 def not_a_bug(exc: BaseException) -> HiveError | None:
