@@ -116,6 +116,12 @@ def _push_notes(ws: Workspace, config: GitConfig | None, remotes: list[str]) -> 
     ]
 
 
+# ``hive init``'s fetch of the remote's hive is a courtesy (its settings, else the
+# defaults): it asks for no password (an agent's init would wait for one) and gives a
+# remote that does not answer this long, not git's own minutes (``rungit.FETCH_TIMEOUT``).
+INIT_FETCH_SECONDS = 20.0
+
+
 class RemoteSettings:
     """What a first ``hive init`` found of the remote's hive: the remote's name, its
     ``.hive/config.yaml`` as ``hive sync`` last left it on ``refs/hive/state`` (None: no
@@ -147,7 +153,8 @@ def _remote_settings(ws: Workspace, git_config: GitConfig | None) -> RemoteSetti
     if not name:
         return RemoteSettings()
     try:
-        fetch_refs(ws.root, name, HIVE_REFS, tracking_ref(name, "*"))
+        into = tracking_ref(name, "*")
+        fetch_refs(ws.root, name, HIVE_REFS, into, timeout=INIT_FETCH_SECONDS, prompt=False)
     except GitError as exc:
         return RemoteSettings(name, note=f"could not read {name}'s hive ({exc})")
     state = ws.git.ref_value(tracking_ref(name, STATE_REF.rsplit("/", 1)[-1]))

@@ -189,13 +189,23 @@ def take_handed_over_fetch(root: str, remote: str) -> dict[str, Any] | None:
     return {**carried, "fetched": age < HANDOVER_SECONDS}
 
 
-def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:
+def fetch_refs(
+    root: str,
+    remote: str,
+    pattern: str,
+    into: str,
+    *,
+    timeout: float = FETCH_TIMEOUT,
+    prompt: bool = True,
+) -> None:
     """Fetch every remote ref matching ``pattern`` (``refs/hive/*``) into ``into``
     (``refs/hive-remotes/origin/*``), forced and pruned: these are tracking refs, a
-    mirror of what the remote holds (one it no longer has goes here too)."""
+    mirror of what the remote holds (one it no longer has goes here too). ``timeout``
+    and ``prompt``: as :func:`run_git` takes them (``hive init``'s fetch asks for no
+    password and waits less)."""
     refspec = f"+{pattern}:{into}"
     what = f"cannot fetch hive's refs from {shown_remote(remote)}"
-    _fetch(root, remote, refspec, what, "--prune")
+    _fetch(root, remote, refspec, what, "--prune", timeout=timeout, prompt=prompt)
 
 
 # git's fetch starts ``git maintenance run --auto`` after it (``git gc --auto``, detached,
@@ -208,7 +218,15 @@ def fetch_refs(root: str, remote: str, pattern: str, into: str) -> None:
 NO_AUTO_MAINTENANCE = ("-c", "maintenance.auto=false")
 
 
-def _fetch(root: str, remote: str, refspec: str, what: str, *options: str) -> None:
+def _fetch(
+    root: str,
+    remote: str,
+    refspec: str,
+    what: str,
+    *options: str,
+    timeout: float = FETCH_TIMEOUT,
+    prompt: bool = True,
+) -> None:
     """``git fetch`` of ``refspec``, without git's automatic maintenance after it
     (:data:`NO_AUTO_MAINTENANCE`); tried again when it lost the race for a local ref
     to a fetch running at the same time in this clone (git: "cannot lock ref ...: is at
@@ -216,7 +234,12 @@ def _fetch(root: str, remote: str, refspec: str, what: str, *options: str) -> No
     the next fetch simply sets them again."""
     fetch = (*NO_AUTO_MAINTENANCE, "fetch", "--quiet", "--no-tags")
     for attempt in range(1, FETCH_RACE_ATTEMPTS + 1):
-        result = run_git(root, *fetch, *options, remote, refspec)
+        try:
+            result = run_git(
+                root, *fetch, *options, remote, refspec, timeout=timeout, prompt=prompt
+            )
+        except GitError as exc:  # no git, or no answer in time: which remote it was
+            raise GitError(f"{what}: {exc.message}") from None
         if result.returncode == 0:
             return
         if "cannot lock ref" not in result.stderr or attempt == FETCH_RACE_ATTEMPTS:

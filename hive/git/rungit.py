@@ -18,14 +18,22 @@ FETCH_TIMEOUT = 120
 
 
 def run_git(
-    root: str, *args: str, input_text: str | None = None
+    root: str,
+    *args: str,
+    input_text: str | None = None,
+    timeout: float = FETCH_TIMEOUT,
+    prompt: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     """The real ``git`` run in ``root`` (output captured, ``input_text`` its standard
-    input; a missing git is a GitError).
+    input; a missing git, or one that does not finish within ``timeout`` seconds, is a
+    GitError). ``prompt`` False: git asks nobody for a user name or password (neither
+    on the terminal nor through an askpass program): it fails instead, saying so.
 
     In English (``LC_ALL=C``): its messages are read (a failure's reason, a fetch racing
     another), and git speaks the user's language otherwise (``LANGUAGE=de``: "Fehler:")."""
-    result: subprocess.CompletedProcess[str] = _run(root, args, text=True, input_text=input_text)
+    result: subprocess.CompletedProcess[str] = _run(
+        root, args, text=True, input_text=input_text, timeout=timeout, prompt=prompt
+    )
     return result
 
 
@@ -36,7 +44,13 @@ def run_git_bytes(root: str, *args: str) -> subprocess.CompletedProcess[bytes]:
 
 
 def _run(
-    root: str, args: tuple[str, ...], *, text: bool, input_text: str | None = None
+    root: str,
+    args: tuple[str, ...],
+    *,
+    text: bool,
+    input_text: str | None = None,
+    timeout: float = FETCH_TIMEOUT,
+    prompt: bool = True,
 ) -> subprocess.CompletedProcess[Any]:
     import subprocess
 
@@ -47,11 +61,27 @@ def _run(
             capture_output=True,
             text=text,
             check=False,
-            timeout=FETCH_TIMEOUT,
-            env=git_environment(),
+            timeout=timeout,
+            env=git_environment() if prompt else {**git_environment(), **NO_PROMPT},
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitError(f"git {args[0]} failed: {exc}") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {_command(args)} gave no answer within {timeout:g} s") from None
+    except OSError as exc:
+        raise GitError(f"git {_command(args)} failed: {exc}") from None
+
+
+# git asks for a user name or password on the terminal unless GIT_TERMINAL_PROMPT is 0,
+# and first through an askpass program (GIT_ASKPASS, else core.askPass, else
+# SSH_ASKPASS) unless GIT_ASKPASS is set and empty. Credential helpers still answer.
+NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""}
+
+
+def _command(args: tuple[str, ...]) -> str:
+    """git's command among ``args`` (``fetch`` of ``-c maintenance.auto=false fetch``)."""
+    words = list(args)
+    while len(words) > 2 and words[0] == "-c":
+        del words[:2]
+    return words[0] if words else ""
 
 
 def git_environment() -> dict[str, str]:
