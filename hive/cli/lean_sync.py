@@ -61,6 +61,7 @@ from hive.git.remote import (
     fetch_refspec,
     hand_over_fetch,
     shown_remote,
+    stale_fetch_refspecs,
     tracking_ref,
 )
 
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
     from hive.domain.reserveplain import PlainReservation
     from hive.git.repo import Change, GitRepo, Snapshot
 
-DEFAULT_REMOTE = "origin"  # RemoteParams.remote
 # A remote name or URL the output shows as it is (JSON without escapes, a plain line).
 _SHOWN_AS_IS = re.compile(r"[A-Za-z0-9/.~][A-Za-z0-9._/:@~+=,-]{0,1023}")
 
@@ -98,11 +98,12 @@ def sync(inv: Invocation) -> int | None:
 
 
 def _remote(inv: Invocation) -> str | None:
-    """The remote of the command line when it is one this path answers for."""
+    """The remote of the command line when it is one this path answers for ("": none
+    given, chosen under the sync lock as the full path chooses it, :func:`_configured`)."""
     if len(inv.args) > 1:
         return None
-    remote = inv.args[0] if inv.args else DEFAULT_REMOTE
-    return remote if _SHOWN_AS_IS.fullmatch(remote) else None
+    remote = inv.args[0] if inv.args else ""
+    return remote if not remote or _SHOWN_AS_IS.fullmatch(remote) else None
 
 
 def _piped_plain() -> bool:
@@ -129,9 +130,10 @@ def _locked(inv: Invocation, prepared: Prepared, remote: str) -> int | None:
     repo = prepared.session.repo
     try:
         with repo.sync_lock(prepared.timeout):
-            named = _configured(repo.paths.root, remote)
-            if named is None:
+            chosen = _configured(repo, remote)
+            if chosen is None:
                 return None
+            remote, named = chosen
             check_hive_refs(repo, None)  # git's fetch stops at a local ref naming no object
             fetch_refs(repo.paths.root, remote, HIVE_REFS, tracking_ref(remote, "*"))
             check_hive_refs(repo, remote)
@@ -188,21 +190,32 @@ def _exchange(
         return internal_error(exc, as_json=inv.json)
 
 
-def _configured(root: str, remote: str) -> bool | None:
-    """Whether ``remote`` is a remote of git's config (else a URL or a path), when the
-    full path would leave git's config as it is (``sync.configure_remotes`` adds hive's
-    refspecs to a named remote without them) and push only the refs that differ from
-    the fetched ones (not so for a remote that pushes elsewhere); else None."""
+def _configured(repo: GitRepo, remote: str) -> tuple[str, bool] | None:
+    """The remote (``remote``, else the one the full path chooses:
+    ``GitConfig.default_remote``) and whether it is a remote of git's config (else a URL
+    or a path), when the full path would leave git's config as it is
+    (``sync.configure_remotes`` adds hive's refspecs to a named remote without them, and
+    removes another name's, left by ``git remote rename``) and push only the refs that
+    differ from the fetched ones (not so for a remote that pushes elsewhere); else None
+    (a choice the full path refuses included: it words it)."""
     from hive.git.gitconfig import GitConfig
 
-    config = GitConfig(root)
+    config = GitConfig(repo.paths.root)
+    if not remote:
+        try:
+            remote = config.default_remote(repo.head().ref, "hive sync")
+        except HiveError:
+            return None
+        if not _SHOWN_AS_IS.fullmatch(remote):
+            return None
     named = remote in config.remotes()
     if named:
-        if fetch_refspec(remote) not in config.get_all(f"remote.{remote}.fetch"):
+        fetches = config.get_all(f"remote.{remote}.fetch")
+        if fetch_refspec(remote) not in fetches or stale_fetch_refspecs(remote, fetches):
             return None
         if PUSH_REFSPEC not in config.get_all(f"remote.{remote}.push"):
             return None
-    return None if config.pushes_elsewhere(remote) else named
+    return None if config.pushes_elsewhere(remote) else (remote, named)
 
 
 def _nothing_to_do(prepared: Prepared, remote: str) -> str | None:

@@ -608,12 +608,18 @@ def ack_message(ws: Workspace, *, message_id: int) -> AckResult:
 # ------------------------------------------------------------------ between clones
 
 
-def sync_mail(ws: Workspace, *, remote: str = "origin") -> MailSyncResult:
-    """Exchange the mail log with ``remote``: fetch its ``refs/hive/mail``, join it
-    with the local log (fast-forward, or a merge commit when both sides wrote;
-    no event is lost), then push the result (never forced; retried when the
-    remote moved meanwhile). ``hive sync`` does the same for all hive refs."""
-    name = check_remote(remote)
+def sync_mail(ws: Workspace, *, remote: str | None = None) -> MailSyncResult:
+    """Exchange the mail log with ``remote`` (None: as ``hive sync`` chooses it): fetch
+    its ``refs/hive/mail``, join it with the local log (fast-forward, or a merge commit
+    when both sides wrote; no event is lost), then push the result (never forced;
+    retried when the remote moved meanwhile). ``hive sync`` does the same for all hive
+    refs."""
+    if remote is None:
+        from hive.git.gitconfig import GitConfig
+
+        name = GitConfig(ws.root).default_remote(ws.git.head().ref, "hive mail sync")
+    else:
+        name = check_remote(remote)
     # Mail needs nothing from the config: a broken one is not mail sync's to refuse.
     timeout = ws.lock_timeout(config_optional=True)
     with ws.git.sync_lock(timeout):  # takes turns with hive sync (hive/domain/sync.py)

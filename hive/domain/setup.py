@@ -141,16 +141,19 @@ def _has_config(ws: Workspace) -> bool:
 
 
 def _remote_settings(ws: Workspace, git_config: GitConfig | None) -> RemoteSettings:
-    """The settings of the hive ``origin`` (else the one remote) carries, fetched as
+    """The settings of the hive the remote ``hive sync`` talks to carries (the branch's
+    upstream remote, else the only one, else ``origin``), fetched as
     ``hive sync`` fetches them: a clone made with ``git clone`` gets the branch, not
     ``refs/hive/*``, so a first ``hive init`` there wrote the defaults, and the first
     sync then found two configs in conflict (another prefix, the coordinators)."""
     from hive.errors import GitError
     from hive.git.remote import HIVE_REFS, STATE_REF, fetch_refs, tracking_ref
 
-    names = git_config.remotes() if git_config is not None else []
-    name = "origin" if "origin" in names else names[0] if len(names) == 1 else ""
-    if not name:
+    if git_config is None or not git_config.remotes():
+        return RemoteSettings()
+    try:  # the remote 'hive sync' talks to (none when it would ask which)
+        name = git_config.default_remote(ws.git.head().ref, "hive sync")
+    except HiveError:
         return RemoteSettings()
     try:
         into = tracking_ref(name, "*")

@@ -57,6 +57,7 @@ from hive.git.remote import (
     fetch_refspec,
     push_refs,
     shown_remote,
+    stale_fetch_refspecs,
     take_handed_over_fetch,
     tracking_ref,
 )
@@ -106,7 +107,10 @@ def configure_remotes(
     names = [only] if only else config.remotes()
     changed: dict[str, bool] = {}
     for name in names:
-        changed[name] = config.add_value(f"remote.{name}.fetch", fetch_refspec(name))
+        fetch_key = f"remote.{name}.fetch"
+        changed[name] = config.add_value(fetch_key, fetch_refspec(name))
+        for stale in stale_fetch_refspecs(name, config.get_all(fetch_key)):
+            changed[name] = config.remove_value(fetch_key, stale) or changed[name]
         push_key = f"remote.{name}.push"
         pushed = config.get_all(push_key)
         if PUSH_REFSPEC not in pushed:
@@ -224,17 +228,23 @@ class WorkspaceSyncing(Syncing):
         _notify(self.ws, contested)
 
 
-def sync(ws: Workspace, *, remote: str = "origin", progress: Progress | None = None) -> SyncResult:
-    """Fetch, merge and push hive's state and mail with ``remote`` (see the module doc)."""
+def sync(
+    ws: Workspace, *, remote: str | None = None, progress: Progress | None = None
+) -> SyncResult:
+    """Fetch, merge and push hive's state and mail with ``remote`` (None: the branch's
+    upstream remote, else the only one, else origin: ``GitConfig.default_remote``; see
+    the module doc)."""
     from hive.models.results import SyncResult
 
-    name = check_remote(remote)
+    given = None if remote is None else check_remote(remote)
     if not git_available():
         raise GitError("hive sync needs the git program (it talks to remotes through it)")
     ws.config()  # an initialised hive
-    check_git_state(ws.git.paths, ws.git.head())  # before talking to the remote
+    head = ws.git.head()
+    check_git_state(ws.git.paths, head)  # before talking to the remote
     with ws.git.sync_lock(ws.lock_timeout()):  # syncs in one repository take turns
         config = GitConfig(ws.root)
+        name = given or config.default_remote(head.ref, "hive sync")
         if name in config.remotes():
             configure_remotes(ws, only=name, config=config)
         # Pushing elsewhere than the fetch reads (a fork): the tracking refs say nothing

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
-from hive.errors import GitError
+from hive.errors import GitError, InvalidInput
 from hive.git.remote import run_git
 
 
@@ -95,6 +95,36 @@ class GitConfig:
         self._write(key, "--add", value)
         return True
 
+    def remove_value(self, key: str, value: str) -> bool:
+        """Remove ``value`` from the multi-valued ``key`` (every copy); True when it was
+        there."""
+        if value not in self.get_all(key):
+            return False
+        self._write(key, "--unset-all", value, "--fixed-value")
+        return True
+
+    def default_remote(self, branch: str | None, command: str) -> str:
+        """The remote ``command`` (``hive sync``) talks to when none is named, chosen as
+        ``git fetch`` chooses: the upstream remote of ``branch`` (``refs/heads/<b>``:
+        ``branch.<b>.remote``), else the only remote, else ``origin`` (with no remote at
+        all, the fetch then says how to add one); several remotes and none of these is an
+        InvalidInput naming them."""
+        names = self.remotes()
+        name = branch.removeprefix("refs/heads/") if branch else ""
+        upstream = self.get_all(f"branch.{name}.remote")[-1:] if name else []
+        if upstream and upstream[0] in names:
+            return upstream[0]
+        if len(names) == 1:
+            return names[0]
+        if not names or "origin" in names:
+            return "origin"
+        tracking = f" and {name} tracks none of them" if name else ""
+        raise InvalidInput(
+            f"which remote? this clone has {len(names)} remotes ({', '.join(sorted(names))}),"
+            f" none named origin{tracking}: name one ('{command} REMOTE'), or give the"
+            f" branch an upstream ('git branch --set-upstream-to REMOTE/BRANCH')"
+        )
+
     def remotes(self) -> list[str]:
         """Names of the configured remotes."""
         return [
@@ -111,8 +141,8 @@ class GitConfig:
         rewrites = (key for key in self._values if key.startswith("url."))
         return any(key.endswith(".pushinsteadof") for key in rewrites)
 
-    def _write(self, key: str, how: str, value: str) -> None:
-        result = _git_config(self.root, "--local", how, key, value)
+    def _write(self, key: str, how: str, value: str, *options: str) -> None:
+        result = _git_config(self.root, "--local", *options, how, key, value)
         name = _canonical(key)
         if result.returncode == 0 and how == "--add":  # the local file is read last
             self._values.setdefault(name, []).append(value)

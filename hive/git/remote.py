@@ -148,6 +148,20 @@ def fetch_refspec(remote: str) -> str:
     return f"+{HIVE_REFS}:{tracking_ref(remote, '*')}"
 
 
+def stale_fetch_refspecs(remote: str, refspecs: list[str]) -> list[str]:
+    """The refspecs among ``refspecs`` (``remote``'s fetch refspecs) that keep hive's refs
+    as another remote's tracking refs: ``git remote rename origin upstream`` renames the
+    branches' refspec and leaves hive's (``+refs/hive/*:refs/hive-remotes/origin/*``),
+    so every fetch of ``upstream`` went on writing ``origin``'s tracking refs."""
+    wanted = fetch_refspec(remote)
+    prefix = f"+{HIVE_REFS}:{TRACKING_PREFIX}/"
+    return [
+        spec
+        for spec in refspecs
+        if spec != wanted and spec.startswith(prefix) and spec.endswith("/*")
+    ]
+
+
 def tracking_ref(remote: str, name: str) -> str:
     """Where a remote's ``refs/hive/<name>`` is kept locally: ``refs/hive-remotes/<remote>/<name>``
     (outside ``refs/hive/``, so a push of hive's refs never sends them back). A URL

@@ -46,7 +46,9 @@ from hive.ops.spec import (
 if TYPE_CHECKING:
     from hive.domain.workspace import Workspace
 
-REMOTE = "remote name or URL"
+REMOTE = (
+    "remote name or URL (default: the branch's upstream remote, else the only remote, else origin)"
+)
 EXCHANGE = (InvalidInput, GitError, LockTimeout, NotInitialized)
 
 
@@ -112,7 +114,7 @@ def _uninstall(ws: Workspace, a: NoParams) -> HookResult:
 
 
 class RemoteParams(Params):
-    remote: str = Field(default="origin", min_length=1, max_length=4096, description=REMOTE)
+    remote: str | None = Field(default=None, min_length=1, max_length=4096, description=REMOTE)
 
 
 def _sync(ws: Workspace, a: RemoteParams) -> SyncResult:
@@ -178,7 +180,8 @@ declare(
         commands=(Command(("init",)),),
         help="Create .hive/ in this git repository (safe to run again).\n\nIn a clone"
         " whose branch has no hive yet, the settings (.hive/config.yaml) are those of the"
-        " hive that 'hive sync' keeps on origin (else the one remote), when it has one;"
+        " hive that 'hive sync' keeps on the remote it syncs with by default (the branch's"
+        " upstream remote, else the only one, else origin), when it has one;"
         " 'hive sync' then brings its cells.",
     ),
     Operation(
