@@ -285,6 +285,7 @@ def _nothing_done(remote: str, state: str) -> dict[str, Any]:
         "conflicts": [],
         "unresolved": [],
         "contested": [],
+        "cycles": [],
     }
 
 
@@ -354,6 +355,11 @@ def synced_lines(done: dict[str, Any]) -> list[str]:
             f" {record.get('field')} (see 'hive show {record.get('cell')}')"
         )
     lines += [f"  not merged: {problem}" for problem in done["unresolved"]]
+    lines += [
+        f"  dependency cycle: {' -> '.join(cycle)} (each side added a dependency of it;"
+        " none of them can be ready: remove one with 'hive dep remove'; see 'hive doctor')"
+        for cycle in done["cycles"]
+    ]
     for (lost_agent, lost_pattern), (kept_agent, kept_pattern) in done["contested"]:
         lines.append(
             f"  reservation contested: {lost_agent}'s {lost_pattern!r} yields to"

@@ -52,5 +52,11 @@ class LeanSyncing(Syncing):
 
         return join_log(MailHost(self.prepared), theirs, remote)
 
+    def edges_added(self, cell_ids: list[str]) -> None:
+        raise Uncommon("dependencies added: the full sync looks for cycles through them")
+
+    def cycles(self, cell_ids: list[str]) -> list[list[str]]:
+        return []  # never asked: ``edges_added`` hands the round over first
+
     def notify(self, contested: list[Contest]) -> None:
         """Never anything to tell: ``settle`` finds no contest here."""

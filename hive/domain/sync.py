@@ -42,6 +42,7 @@ from collections.abc import Callable
 from functools import cache, partial
 
 from hive.domain.mergecore import HISTORY_LIMIT, is_mergeable_path
+from hive.domain.syncorder import cells_adding_edges
 from hive.errors import GitError
 from hive.git.gitconfig import GitConfig, git_available
 from hive.git.refs import HeadRef
@@ -193,6 +194,15 @@ class Syncing:
         """``maillog.join_log``: the messages received."""
         raise NotImplementedError
 
+    def edges_added(self, cell_ids: list[str]) -> None:
+        """The plan's merged files add ordering edges to these cells
+        (``syncorder.cells_adding_edges``): called before anything is written."""
+
+    def cycles(self, cell_ids: list[str]) -> list[list[str]]:
+        """The dependency cycles through these cells in the merged branch (committed),
+        each as ``doctor`` names it (``graph.cycles_through``)."""
+        raise NotImplementedError
+
     def notify(self, contested: list[Contest]) -> None:
         raise NotImplementedError
 
@@ -223,6 +233,16 @@ class WorkspaceSyncing(Syncing):
         from hive.domain.maillog import join_log
 
         return join_log(self.ws, theirs, remote)
+
+    def cycles(self, cell_ids: list[str]) -> list[list[str]]:
+        from hive.domain.graph import cycles_through
+        from hive.errors import HiveError
+
+        try:  # a report only: doctor names what keeps it from being read
+            index = self.ws.cells()
+            return cycles_through(index, {c: index.cells[c] for c in cell_ids if c in index.cells})
+        except HiveError:
+            return []
 
     def notify(self, contested: list[Contest]) -> None:
         _notify(self.ws, contested)
@@ -266,7 +286,7 @@ def run_rounds(
     report = progress or (lambda phase, done, total: None)
     carried = take_handed_over_fetch(sy.root, name)
     totals: dict[str, Any] = {"received": 0, "mail": 0, "conflicts": [], "unresolved": []}
-    totals["contested"] = []
+    totals["contested"], totals["cycles"] = [], []
     totals = (carried or {}).get("totals", totals)
     commit: str | None = (carried or {}).get("commit")
     first: int = (carried or {}).get("attempt", 1)
@@ -287,7 +307,8 @@ def run_rounds(
         commit = merged.get("commit") or pushed_here.get("commit") or commit
         totals["received"] += pushed_here.get("received", 0)
         totals["conflicts"] = totals["conflicts"] + pushed_here.get("conflicts", [])
-        for key in ("conflicts", "unresolved", "contested"):
+        totals["cycles"] = totals["cycles"] + pushed_here.get("cycles", [])
+        for key in ("conflicts", "unresolved", "contested", "cycles"):
             totals[key] = totals[key] + merged[key]
         totals["received"] += merged["received"]
         totals["mail"] += _merge_mail(sy, name)
@@ -312,6 +333,7 @@ def run_rounds(
                 "conflicts": totals["conflicts"],
                 "unresolved": totals["unresolved"],
                 "contested": totals["contested"],
+                "cycles": totals["cycles"],
             }
     raise GitError(
         f"{shown_remote(name)}'s hive refs kept moving while syncing ({SYNC_ATTEMPTS} tries);"
@@ -407,8 +429,11 @@ def _merge_state(
         histories[:] = [had]
         changes, details = _merged_changes(ws, snap, sides, base_tree, had)
         _raise_sequence(ws, changes)
+        adding = cells_adding_edges(snap, changes)
+        if adding:
+            ws.edges_added(adding)
         found.clear()
-        found.update(details)
+        found.update(details, adding=adding)
         cells = sorted({cid for c in changes if (cid := cell_id_from_path(c.path))})
         trailers = [("Hive-Cell", cid) for cid in cells]
         trailers += ws.trailers("sync")
@@ -419,10 +444,12 @@ def _merge_state(
 
     written = git.transact(plan, author=ws.identity(), lock_timeout=ws.lock_timeout())
     head = written.commit
+    adding = found.get("adding") if found.get("changed") else None
     done = {
         "commit": head if found.get("changed") else None,
         "received": found.get("received", 0),
         "conflicts": found.get("conflicts", []),
+        "cycles": ws.cycles(adding) if adding else [],
     }
     if given:  # recorded with the remote's state, by the merge that follows
         return done

@@ -174,3 +174,5 @@ class SyncResult(HiveModel):
     conflicts: list[dict[str, Any]] = Field(default_factory=list)
     unresolved: list[str] = Field(default_factory=list)
     contested: list[Contest] = Field(default_factory=list)
+    # dependency cycles the merge made (each clone added one edge): cell ids, a -> b -> a
+    cycles: list[list[str]] = Field(default_factory=list)
