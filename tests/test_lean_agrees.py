@@ -531,3 +531,39 @@ def test_a_zero_columns_is_no_width_as_git_reads_it(
     assert run_hive(["create", title], cwd=repo).returncode == 0
     shown = both(repo, *args, env={"COLUMNS": "0"})
     assert title in shown.stdout, shown.stdout
+
+
+BROKEN_CONFIG_COMMANDS = [
+    *READS[::4],
+    ["create", "x"],
+    ["update", "{plain}", "-p", "1"],
+    ["close", "{plain}"],
+    ["reserve", "src/a.py"],
+    ["release", "src/a.py"],
+    ["mail", "inbox"],
+    ["sync"],
+]
+
+
+@pytest.mark.parametrize("agent", [False, True], ids=["person", "agent"])
+def test_a_committed_config_that_does_not_parse_is_met_alike(
+    repo: Path, cells: dict[str, str], agent: bool
+) -> None:
+    """A committed ``.hive/config.yaml`` that does not parse: every lean command answers
+    as the full CLI does (a read that needs no config answers; what needs it refuses,
+    exit 7, naming the file and its line)."""
+    env = {"HIVE_AGENT": ""}
+    if agent:
+        made = run_hive(["-C", str(repo), "agent", "register", "robo"], env=env)
+        token = made.stdout.split("HIVE_AGENT_TOKEN=")[1].split()[0]
+        env = {"HIVE_AGENT": "robo", "HIVE_AGENT_TOKEN": token}
+    config = repo / ".hive" / "config.yaml"
+    config.write_bytes(config.read_bytes() + b"verify: [unclosed\n")
+    git(repo, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "broken", "--", str(config))
+    refused = 0
+    for args in BROKEN_CONFIG_COMMANDS:
+        said = both(repo, *[arg.format(**cells) for arg in args], env=env)
+        if said.returncode == 7:
+            refused += 1
+            assert said.stderr.startswith("error: .hive/config.yaml:"), said.stderr
+    assert refused >= 5
