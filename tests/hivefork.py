@@ -182,15 +182,20 @@ def serve(path: str) -> None:
     gc.freeze()
 
     exiting: dict[int, socket.socket] = {}  # a child whose exit status its launcher awaits
+    profiled: dict[int, dict[str, str]] = {}  # tests/cpuprofile.py: a child's environment
 
     def reap(signum: int, frame: object) -> None:
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if not pid:
                 return
+            if pid in profiled:
+                from tests.cpuprofile import forked_child
+
+                forked_child(profiled.pop(pid), usage)
             told = exiting.pop(pid, None)
             if told is not None:
                 with told, contextlib.suppress(OSError):
@@ -217,6 +222,8 @@ def serve(path: str) -> None:
             os._exit(code)
         for fd in fds:
             os.close(fd)
+        if os.environ.get("HIVE_TEST_PROFILE"):
+            profiled[pid] = dict(request["env"])  # type: ignore[call-overload]
         if request.get("exit") == "interpreter":
             exiting[pid] = connection  # told its exit status when reaped
         else:
