@@ -363,17 +363,24 @@ def test_cli_bad_input(ws: Workspace, repo: Path, tmp_path: Path) -> None:
 
 
 def test_a_progress_bar_on_a_terminal_only(ws: Workspace, repo: Path, tmp_path: Path) -> None:
-    """The process boundary is the point here: stdout a terminal (a pty) or a pipe."""
+    """The process boundary is the point here: stdout a terminal (a pty) or a pipe. The
+    input is just over the size a bar is drawn from (600 entries of ~120 bytes: the
+    bar is for the input's size, not its number of cells)."""
+    from hive.cli.output import PROGRESS_FROM
+
     source = tmp_path / "big.jsonl"
-    source.write_text("".join(json.dumps({"title": f"imported {n}"}) + "\n" for n in range(3000)))
+    description = "words of a longer description " * 3
+    lines = (json.dumps({"title": f"imported {n}", "description": description}) for n in range(600))
+    source.write_text("".join(f"{line}\n" for line in lines))
+    assert PROGRESS_FROM < source.stat().st_size < PROGRESS_FROM * 1.25
     command = ["-C", str(repo), "create", "--from"]
     code, seen = fork_on_terminal([*command, str(source)])  # a process of its own on a pty
     assert code == 0, seen
-    assert b"3000/3000" in seen and b"\x1b[" in seen  # a bar was drawn, then cleared
-    assert b"created 3000 cells in commit " in seen
+    assert b"600/600" in seen and b"\x1b[" in seen  # a bar was drawn, then cleared
+    assert b"created 600 cells in commit " in seen
     piped = run_hive([*command, str(source)], module="hive.cli.main")  # pipes, no terminal
     assert piped.returncode == 0, piped.stderr
-    assert piped.stderr == "" and piped.stdout.startswith("created 3000 cells")
+    assert piped.stderr == "" and piped.stdout.startswith("created 600 cells")
 
 
 def test_one_cell_is_one_cell(ws: Workspace, repo: Path, tmp_path: Path) -> None:
