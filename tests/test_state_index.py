@@ -23,7 +23,7 @@ from hive.domain.workspace import Workspace
 from hive.models import Cell
 from hive.store import index as state_index
 from tests.conftest import copy_repo, git, isolated_env
-from tests.inprocess import fork_call, run_hive
+from tests.inprocess import fork_call, fork_on_terminal, run_hive
 
 HIVE = [sys.executable, "-m", "hive"]
 HEAVY = ("typer", "click", "pydantic", "rich", "dulwich", "ruamel", "mcp")
@@ -210,11 +210,14 @@ def test_damaged_text_or_documents_in_the_index_rebuild_it(ws: Workspace, repo: 
 
 
 def _stats_rebuild_it(repo: Path, cells: int) -> None:
-    """``hive stats`` and ``hive search`` in a fresh process each (this one keeps what it
-    read): the full CLI, which reads every file name, and every stored document (search:
-    each cell's title holds 'cell')."""
+    """``hive stats`` and ``hive search`` in a process of their own each (this one keeps
+    what it read; forked from the tests' fork server, which never opened a repository):
+    the full CLI, which reads every file name, and every stored document (search: each
+    cell's title holds 'cell')."""
+    from tests.hivefork import hive_command
+
     stats, search = (
-        subprocess.run([*HIVE, "--json", *args], cwd=repo, capture_output=True, text=True)
+        subprocess.run(hive_command(["--json", *args]), cwd=repo, capture_output=True, text=True)
         for args in (["stats"], ["search", "cell"])
     )
     for result in (stats, search):
@@ -605,11 +608,9 @@ def _copy_without_index(large: Path, tmp_path: Path) -> Path:
 def test_a_cold_build_on_a_terminal_draws_a_progress_bar(large: Path, tmp_path: Path) -> None:
     """A corrupt index on a terminal: the notice, then a bar while every cell is indexed
     again (a missing index is built the same way, without the notice: see below)."""
-    from tests.conftest import on_terminal
-
     repo = _copy_without_index(large, tmp_path)
     index_file(repo).write_bytes(b"not a database" * 1000)
-    code, seen = on_terminal([*HIVE, "-C", str(repo), "list", "-n", "1"])
+    code, seen = fork_on_terminal(["-C", str(repo), "list", "-n", "1"], module="hive")
     assert code == 0 and b"indexing .hive" in seen
     assert b"hive: rebuilt the state index" in seen and b"showing 1 of 2100 cells" in seen
     piped = hive(repo, "list", "-n", "1")  # the index is whole now: no bar, no notice
