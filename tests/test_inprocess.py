@@ -232,3 +232,17 @@ def test_the_suite_is_compiled_once_before_the_workers_start(
     assert "assert 1 == 2" in str(failed.value)
     broken = tmp_path / "tests" / "test_broken.py"
     assert not list(rewrite.get_cache_dir(broken).glob("test_broken*"))
+
+
+def test_each_test_has_a_new_empty_home_outside_the_numbered_directories(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """HOME (conftest's autouse ``_isolated_env``) is new and empty for each test and
+    kept in the base temporary directory's ``homes``: pytest numbers ``tmp_path`` and
+    ``mktemp`` directories by listing the base directory, which a HOME per test there
+    made a thousand entries long in each worker."""
+    home = Path(os.environ["HOME"])
+    assert home.is_dir() and list(home.iterdir()) == []
+    assert home.parent == tmp_path_factory.getbasetemp() / "homes"
+    another = conftest.new_home(tmp_path_factory)
+    assert another != home and another.parent == home.parent
