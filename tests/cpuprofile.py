@@ -48,6 +48,7 @@ KINDS = (
 )
 _commands: dict[int, list[str]] = {}
 _reaped: list[tuple[str, float]] = []
+_installed = False
 
 
 def kind_of(args: list[str]) -> str:
@@ -81,7 +82,11 @@ def _record(pid: int, usage: Any) -> None:
 
 def _install() -> None:
     """Count each child as it is reaped (``os.waitpid`` becomes ``os.wait4``), classed by
-    the command ``subprocess.Popen`` started it with."""
+    the command ``subprocess.Popen`` started it with (once a process)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
     wait4 = os.wait4
 
     def waitpid(pid: int, options: int) -> tuple[int, int]:
