@@ -541,3 +541,26 @@ def test_trailers_are_the_lines_git_reads_as_trailers(repo: Path, last_paragraph
         key, _, value = line.partition(": ")
         gits.setdefault(key, []).append(value.strip())
     assert parse_trailers(message) == gits
+
+
+@pytest.mark.parametrize("given", ["maybe", "O", "disabled", "2"])
+def test_an_autocommit_value_hive_does_not_know_is_refused(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """HIVE_AUTOCOMMIT=O (a letter) or =disabled committed as if it were unset: someone
+    who asked for staging got commits. It is refused (exit 2), naming what it takes;
+    nothing is written."""
+    head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.setenv("HIVE_AUTOCOMMIT", given)
+    for args in (["create", "work"], ["list"]):
+        refused = run_hive(["-C", str(repo), *args])
+        assert refused.exit_code == 2, refused.output
+        assert refused.stderr == (
+            f"error: HIVE_AUTOCOMMIT must be 0 (stage hive's changes for your next commit)"
+            f" or 1 (commit each one; also false/true, no/yes, off/on), got {given!r}\n"
+        )
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == ""
+    for taken in ("1", "TRUE", " yes ", "on", ""):
+        monkeypatch.setenv("HIVE_AUTOCOMMIT", taken)
+        assert run_hive(["-C", str(repo), "create", f"w{taken}"]).exit_code == 0
+    assert git(repo, "status", "--porcelain") == ""

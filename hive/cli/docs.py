@@ -118,7 +118,9 @@ never cut, so `grep` sees whole lines.
 
 Environment: `HIVE_AGENT_TOKEN` (an agent's credential, printed by `hive agent
 register`), `HIVE_AGENT` (the agent you claim to be), `HIVE_AUTOCOMMIT=0` (stage
-hive changes for your next commit instead of committing), `HIVE_LOCK_TIMEOUT`
+hive changes for your next commit instead of committing; also `false`, `no`, `off`;
+`1`, `true`, `yes`, `on` or unset commit, any other value is refused, exit 2),
+`HIVE_LOCK_TIMEOUT`
 (seconds to wait for another process's write or sync lock, or git's `index.lock`
 or a branch's `<ref>.lock`, before exit 6, 0 to 86400;
 anything else is refused; else `lock_timeout_seconds` in `.hive/config.yaml`, default

@@ -420,8 +420,10 @@ def _text_arguments(invocation: Invocation) -> bool:
 
 
 def _autocommit_off() -> bool:
+    """Whether the lean paths must leave the command to the full CLI: staging mode, or
+    a value the full CLI refuses (``domain/workspace.py _autocommit``)."""
     value = os.environ.get("HIVE_AUTOCOMMIT", "").strip().lower()
-    return value in ("0", "false", "no", "off")
+    return value not in ("", "1", "true", "yes", "on")
 
 
 def _write(text: str) -> None:

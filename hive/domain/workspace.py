@@ -30,12 +30,25 @@ from hive.models.principal import Principal
 from hive.store.cache import CellCache, CellIndex
 from hive.store.index import StateIndex
 
+FLAG_OFF = ("0", "false", "no", "off")
+FLAG_ON = ("1", "true", "yes", "on")
 
-def _env_flag(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() not in ("0", "false", "no", "off")
+
+def _autocommit() -> bool:
+    """``HIVE_AUTOCOMMIT`` (unset or empty: on); a value that is neither a yes nor a no
+    is refused rather than read as on (``=O``, ``=disabled`` asked for staging)."""
+    value = os.environ.get("HIVE_AUTOCOMMIT", "")
+    word = value.strip().lower()
+    if word in FLAG_OFF:
+        return False
+    if word in ("", *FLAG_ON):
+        return True
+    from hive.errors import InvalidInput
+
+    raise InvalidInput(
+        "HIVE_AUTOCOMMIT must be 0 (stage hive's changes for your next commit) or 1 (commit"
+        f" each one; also false/true, no/yes, off/on), got {value!r}"
+    )
 
 
 class Workspace:
@@ -65,7 +78,7 @@ class Workspace:
         a tool caller that has not registered yet.
         """
         self.git = GitRepo.discover(os.path.expanduser(str(path)))
-        self.autocommit = _env_flag("HIVE_AUTOCOMMIT", True) if autocommit is None else autocommit
+        self.autocommit = _autocommit() if autocommit is None else autocommit
         self._principal: Principal | None = None
         self._claim = claim
         self._token = token
