@@ -356,24 +356,30 @@ def test_sync_touches_only_hive_files(clones: Clones) -> None:
     assert git(b, "diff", "--cached", "--name-only").split() == ["staged.txt"]
 
 
-def _many_cells(repo: Path, count: int) -> None:
+def _many_cells(repo: Path, count: int, *, shards: int = 0) -> None:
     """``count`` cells written as files and committed by git (a creation each would take
-    seconds): every shard of ``.hive/cells`` holds some."""
+    seconds), more if needed until ``shards`` shards of ``.hive/cells`` hold some (ids
+    are random: 200 of them left one of the 32 shards empty about one run in 20)."""
     from hive.models import Cell, utc_now
     from hive.store.cells import encode_cell
     from hive.store.ids import new_root_id
+    from hive.store.layout import shard_of
 
     taken: set[str] = set()
-    for number in range(count):
+    used: set[str] = set()
+    number = 0
+    while number < count or len(used) < shards:
         cell_id = new_root_id("hv", 6, taken.__contains__)
         taken.add(cell_id)
+        used.add(shard_of(cell_id))
         path = repo / cell_path(cell_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         made = utc_now()
         cell = Cell(id=cell_id, title=f"cell {number}", created_at=made, updated_at=made)
         path.write_bytes(encode_cell(cell))
+        number += 1
     git(repo, "add", ".hive")
-    git(repo, "commit", "-q", "--no-verify", "-m", f"{count} cells")
+    git(repo, "commit", "-q", "--no-verify", "-m", f"{number} cells")
 
 
 def test_a_sync_reads_the_trees_of_what_changed_not_every_cell_folder(
@@ -386,7 +392,7 @@ def test_a_sync_reads_the_trees_of_what_changed_not_every_cell_folder(
     from hive.git.repo import GitRepo
     from hive.store.layout import CELLS_DIR
 
-    _many_cells(clones.paths["a"], 200)
+    _many_cells(clones.paths["a"], 200, shards=32)
     clones.sync("a")
     clones.sync("b")
     shards = git(clones.paths["a"], "ls-tree", "-d", "--name-only", f"HEAD:{CELLS_DIR}")
