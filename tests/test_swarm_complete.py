@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hive.domain.cells import show_cell, start_cell, update_cell
+from hive.domain.cells import create_cell, show_cell, start_cell, update_cell
 from hive.domain.epics import create_epic
 from hive.domain.identity import mail_init
 from hive.domain.mail import inbox
@@ -264,6 +264,31 @@ def test_gate_failure_and_timeout_leave_everything_as_it_was(ws: Workspace, repo
         ws.for_actor("alice"), agent_name="alice", cell_id=session_id, summary="x"
     )
     assert done.gate[0].exit_code == 0 and done.outcome.gate == "passed"
+
+
+def test_a_skipped_gate_is_said_in_the_answer_with_its_setting(ws: Workspace, repo: Path) -> None:
+    """gate: false skipped the verify commands with nothing in the answer but an empty
+    ``gate`` list (as when none is configured) and the outcome's ``gate: skipped``;
+    ``hive swarm complete --no-gate`` said nothing. The answer's ``gate_skipped`` says
+    the gate was skipped and by which setting, and the command line prints it."""
+    from hive.tools.registry import CallContext, call_tool
+    from tests.inprocess import run_hive
+
+    _, session_id, login_id = epic_with_work(ws)
+    set_verify(ws, repo, {"commands": ["exit 3"]})
+    ctx = CallContext(root=str(repo), agent="alice")
+    args = {"cell_id": session_id, "summary": "x", "gate": False}
+    answer = call_tool(ctx, "swarm_complete", args)["result"]
+    assert answer["gate"] == [] and answer["outcome"]["gate"] == "skipped"
+    assert "skipped by gate: false (--no-gate" in answer["gate_skipped"], answer
+    assert "verify.commands" in answer["gate_skipped"]
+    set_verify(ws, repo, {"commands": ["true"]})
+    done = swarm_complete(ws.for_actor("bob"), agent_name="bob", cell_id=login_id, summary="x")
+    assert done.gate_skipped is None and done.outcome.gate == "passed"
+    other = create_cell(ws, title="by hand").id
+    printed = run_hive(["swarm", "complete", other, "-s", "all", "--no-gate"], cwd=repo)
+    assert printed.returncode == 0, printed.stderr
+    assert "the verify gate was skipped by gate: false (--no-gate" in printed.stdout
 
 
 def test_work_started_by_progress_or_update_has_a_start(ws: Workspace, repo: Path) -> None:

@@ -871,6 +871,8 @@ def _completed(result: Any, params: Any, ws: Workspace) -> None:
     output.say(f"completed {result.cell.id} in {(result.commit or '')[:10]}")
     if result.released:
         out.print("released " + output.escape(", ".join(r.path_pattern for r in result.released)))
+    if result.gate_skipped:
+        out.print(f"[yellow]{output.escape(result.gate_skipped)}[/yellow]")
     if result.outcome.scope_violations:
         out.print(
             "[yellow]outside scope: "

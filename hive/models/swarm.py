@@ -29,6 +29,7 @@ class CompleteResult(HiveModel):
     outcome: Outcome
     files_committed: list[str] = Field(default_factory=list)
     gate: list[GateRun] = Field(default_factory=list)
+    gate_skipped: str | None = None  # why the verify commands did not run, when skipped
 
 
 class SwarmStatus(HiveModel):

@@ -24,7 +24,9 @@ priority, type and assignee (and `expired: true` on a ready delegated task past 
 deadline); `hive_blocked` a page of 10 of them with the ids of each one's open
 blockers (`limit: null` for all); `swarm_progress` and `swarm_complete` the cell's
 summary under `cell` (its notes grow with every report; `hive_query` with its id gives
-the whole cell); `hive_start` the cell's summary, `hive_update` the summary and
+the whole cell; `swarm_complete` with `gate: false` says so in `gate_skipped`: the
+verify commands did not run, by that setting); `hive_start` the cell's summary,
+`hive_update` the summary and
 `changed` (the fields it set) with each one's value now (not the notes),
 `hive_comment` the summary and the new `comment`,
 `hive_create_epic` the summaries of the epic and its subtasks in plan order, each

@@ -196,6 +196,7 @@ def _completion_plan(
         outcome=outcome,
         files_committed=completion.touched,
         gate=completion.gate,
+        gate_skipped=GATE_SKIPPED if completion.gate_state == "skipped" else None,
     )
     return MixedPlan(
         cells=[closed],
@@ -597,6 +598,12 @@ def _refuse_unknown_deletions(snap: Snapshot, changes: list[Change]) -> None:
 
 
 # ------------------------------------------------------------------ the gate
+
+GATE_SKIPPED = (
+    "the verify gate was skipped by gate: false (--no-gate on the command line): the"
+    " commands of verify.commands in .hive/config.yaml did not run (recorded in the"
+    " outcome as gate: skipped)"
+)
 
 
 def run_verification(ws: Workspace, touched: list[str]) -> list[GateRun]:
