@@ -86,6 +86,20 @@ class DirtyHiveFile(Conflict):
     code = "dirty_hive_file"
 
 
+class DirtySourceFile(Conflict):
+    """A file outside .hive/ that a hive write commits (``swarm_complete``'s touched
+    files) has changes in the working tree the write would lose."""
+
+    code = "dirty_source_file"
+
+
+class StagedSourceFile(DirtySourceFile):
+    """A file outside .hive/ that a hive write commits is staged (``git add``) with
+    content the write would replace, or is unmerged."""
+
+    code = "staged_source_file"
+
+
 class ReservationConflict(Conflict):
     code = "reservation_conflict"
 

@@ -291,6 +291,37 @@ def test_a_skipped_gate_is_said_in_the_answer_with_its_setting(ws: Workspace, re
     assert "the verify gate was skipped by gate: false (--no-gate" in printed.stdout
 
 
+def test_a_touched_file_staged_with_other_content_is_named_a_staged_source_file(
+    ws: Workspace, repo: Path
+) -> None:
+    """A touched source file staged (git add) and edited again was refused as
+    ``dirty_hive_file``: "commit or reset them first", as if a .hive/ file were at
+    fault. It is ``staged_source_file``, naming the file as a source file, the staged
+    copy against the working copy, and the two ways on; the staged content is kept and
+    nothing is committed, and once the working copy is staged the completion goes."""
+    from hive.tools.registry import CallContext, call_tool
+
+    _, session_id, _ = epic_with_work(ws)
+    (repo / "src/session").mkdir(parents=True)
+    staged = repo / "src/session/store.py"
+    staged.write_text("first\n")
+    git(repo, "add", "src/session/store.py")
+    staged.write_text("second\n")
+    before = head(repo)
+    ctx = CallContext(root=str(repo), agent="alice")
+    args = {"cell_id": session_id, "summary": "x", "files_touched": ["src/session/store.py"]}
+    refused = call_tool(ctx, "swarm_complete", args)
+    assert refused["code"] == "staged_source_file", refused
+    assert refused["error"].startswith("source file src/session/store.py is staged (git add)")
+    assert "git add src/session/store.py" in refused["error"]
+    assert "git restore --staged src/session/store.py" in refused["error"]
+    assert head(repo) == before
+    assert git(repo, "show", ":src/session/store.py") == "first\n"  # the user's, kept
+    git(repo, "add", "src/session/store.py")
+    assert "result" in call_tool(ctx, "swarm_complete", args)
+    assert git(repo, "show", "HEAD:src/session/store.py") == "second\n"
+
+
 def test_work_started_by_progress_or_update_has_a_start(ws: Workspace, repo: Path) -> None:
     """swarm_progress(in_progress) claims an open cell and hive_update --status in_progress
     starts one: each sets started_at as hive_start does (it stayed null, and the outcome

@@ -31,10 +31,12 @@ import time
 from hive.errors import (
     CorruptFile,
     DirtyHiveFile,
+    DirtySourceFile,
     GitError,
     HiveError,
     LockTimeout,
     NotAGitRepository,
+    StagedSourceFile,
     SymlinkRefused,
 )
 from hive.git import killpoints
@@ -1389,18 +1391,12 @@ class GitRepo:
             allowed = {expected, new}
             entry = entries.get(path)
             if entry is not None and entry.stage != 0:
-                raise DirtyHiveFile(f"{path} has merge conflicts; resolve them first", path=path)
+                raise _dirty(change, "unmerged")
             staged = entry.sha.decode() if entry is not None else None
             if staged not in allowed:
-                raise DirtyHiveFile(
-                    f"{path} has staged changes that are not committed; commit or reset them first",
-                    path=path,
-                )
+                raise _dirty(change, "staged")
             if not self._worktree_matches(path, allowed, entry, written_ns):
-                raise DirtyHiveFile(
-                    f"{path} has local edits that are not committed; commit or discard them first",
-                    path=path,
-                )
+                raise _dirty(change, "edited")
 
     def _worktree_matches(
         self,
@@ -1528,6 +1524,41 @@ def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
                 done.add(current.sha)
                 ordered.append(current)
     return ordered
+
+
+_HIVE_STATES = {
+    "unmerged": "has merge conflicts; resolve them first",
+    "staged": "has staged changes that are not committed; commit or reset them first",
+    "edited": "has local edits that are not committed; commit or discard them first",
+}
+# A file outside .hive/ a write commits: (read from the working tree, as swarm_complete
+# commits its touched files; else content the write brings, as a merge's)
+_SOURCE_STATES = {
+    "unmerged": ("is unmerged in git's index (merge conflicts): resolve them, git add it",) * 2,
+    "staged": (
+        "is staged (git add) with other content than its working-tree copy, which hive"
+        " is committing: stage the working copy (git add {path}) or unstage it (git restore"
+        " --staged {path})",
+        "has staged changes (git add) hive's write would replace: commit them, or unstage"
+        " them (git restore --staged {path})",
+    ),
+    "edited": (
+        "changed in the working tree while hive was committing it",
+        "has local edits hive's write would replace: commit or discard them",
+    ),
+}
+
+
+def _dirty(change: Change, state: str) -> DirtyHiveFile | DirtySourceFile:
+    """The refusal of a write over ``change.path``, ``state`` in the index (unmerged,
+    staged) or the working tree (edited): a file outside .hive/ is named as the source
+    file it is (``staged_source_file``, ``dirty_source_file``), not as hive's."""
+    path = change.path
+    if path.startswith(".hive/"):
+        return DirtyHiveFile(f"{path} {_HIVE_STATES[state]}", path=path)
+    said = _SOURCE_STATES[state][0 if change.from_worktree else 1].format(path=path)
+    kind = DirtySourceFile if state == "edited" else StagedSourceFile
+    return kind(f"source file {path} {said}; then try again", path=path)
 
 
 def _worktree_symlink(root: str, path: str, checked: set[str]) -> str | None:
