@@ -202,3 +202,55 @@ def test_a_config_edited_by_hand_in_a_merge_is_reported(ws: Workspace, repo: Pat
         " a merge of theirs (merge side): edited by hand during the merge (who"
         " coordinates, the agents' tools and policy); review it with git show"
     ]
+
+
+def test_unclaimed_cells_memory_and_grants_made_in_a_merge_are_reported(
+    ws: Workspace, repo: Path
+) -> None:
+    """The merge audit looked at claimed cells, reservations and the config only: a
+    merge that rewrote an unclaimed cell, the project memory or made up a permission
+    decision (``git merge --no-commit``, an edit, ``--no-verify``) was seen by nothing.
+    Each is now a ``hand-edit`` warning naming the files; an honest merge of the same
+    cells (both sides' changes, by hive's driver) is none, and a claimed cell changed
+    so stays the claim audit's alone."""
+    from hive.domain.doctor import diagnose
+    from hive.domain.history import merge_state_edits
+    from hive.store.layout import CONTEXT_PATH, PERMISSIONS_DIR
+
+    install_merge_driver(ws)
+    open_cell = create_cell(ws, title="nobody's")
+    claimed = create_cell(ws, title="alice's")
+    start_cell(agent(repo, "alice"), cell_id=claimed.id)
+    git(repo, "checkout", "-q", "-b", "side")
+    update_cell(ws, cell_id=open_cell.id, priority=0)
+    git(repo, "checkout", "-q", "main")
+    update_cell(ws, cell_id=open_cell.id, title="nobody's, retitled")
+    merge = ["merge", "-q", "--no-ff", "--no-commit", "side"]
+    git(repo, *merge)
+    _commit_merge(repo, "mallory")
+    shown = (repo / cell_path(open_cell.id)).read_text()
+    assert "priority: 0" in shown and "retitled" in shown  # both sides, field by field
+    assert merge_state_edits(ws, limit=20) == []
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    git(repo, *merge)
+    for cell in (open_cell, claimed):
+        path = repo / cell_path(cell.id)
+        text = path.read_text().replace("status: in_progress", "status: open")
+        path.write_text(text.replace("status: open", "status: closed"))
+    grant = f"{PERMISSIONS_DIR}/made-up.yaml"
+    (repo / grant).parent.mkdir(parents=True, exist_ok=True)
+    (repo / grant).write_text("agent: mallory\ndecision: granted\n")
+    (repo / CONTEXT_PATH).write_text("facts: [mallory coordinates]\n")
+    git(repo, "add", "-A", ".hive")
+    evil = _commit_merge(repo, "mallory")
+    what = f"{cell_path(open_cell.id)}, {CONTEXT_PATH}, {grant} (merge side)"
+    assert merge_state_edits(ws, limit=20) == [(evil, what)]
+    assert claim_breaches(ws, limit=20) == [
+        (evil, f"mallory changed {claimed.id} (claimed by alice) in a merge")
+    ]
+    warnings = [p.message for p in diagnose(ws).warnings if p.kind == "hand-edit"]
+    assert [m for m in warnings if m.startswith(evil[:10])] == [
+        f"{evil[:10]} is a merge that left {what}: a version neither parent had nor a merge"
+        " of theirs (unclaimed cells, the project memory, permission decisions): edited by"
+        " hand during the merge; review it with git show"
+    ]

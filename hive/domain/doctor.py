@@ -263,6 +263,7 @@ def _identity_warnings(ws: Workspace, *, names_known: bool) -> list[Problem]:
         hand_edits,
         latest_commits,
         merge_edits,
+        merge_state_edits,
     )
     from hive.domain.mail import forged_marks
     from hive.domain.maillog import MAIL_REF
@@ -288,6 +289,13 @@ def _identity_warnings(ws: Workspace, *, names_known: bool) -> list[Problem]:
         f"is a merge that left {CONFIG_PATH} as neither parent's version nor a merge of"
         " theirs ({}): edited by hand during the merge (who coordinates, the agents' tools"
         " and policy); review it with git show",
+    )
+    found += _commit_warnings(
+        "hand-edit",
+        merge_state_edits(ws, limit=AUDITED_COMMITS, commits=commits, syncs=syncs),
+        "is a merge that left {}: a version neither parent had nor a merge of theirs"
+        " (unclaimed cells, the project memory, permission decisions): edited by hand"
+        " during the merge; review it with git show",
     )
     unfetched: list[tuple[str, str]] = []
     found += _commit_warnings(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from hive.domain.cells import resolve_id
@@ -219,16 +219,46 @@ def merge_edits(
     skips merges (they bring both sides' changes), does not look. ``syncs``: the
     audit's reader of the state history, shared with :func:`claim_breaches`."""
     from hive.domain.mergeaudit import config_made
-    from hive.domain.syncaudit import SyncCommits
+
+    return [
+        (commit.sha, commit.subject)
+        for commit, reader in _merges(ws, limit, commits, syncs)
+        if config_made(reader, commit)
+    ]
+
+
+def merge_state_edits(
+    ws: Workspace,
+    *,
+    limit: int,
+    commits: list[CommitInfo] | None = None,
+    syncs: SyncCommits | None = None,
+) -> list[tuple[str, str]]:
+    """(commit, "paths (subject)") of each merge, as :func:`merge_edits` finds the
+    config, that left unclaimed cells, the project memory or permission decisions as a
+    version neither parent had nor a merge of theirs makes (:func:`hive.domain.
+    mergeaudit.state_made`; claimed cells are :func:`claim_breaches`')."""
+    from hive.domain.mergeaudit import state_made
 
     found = []
-    for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
-        if len(commit.parents) != 2:
-            continue
-        syncs = SyncCommits(ws) if syncs is None else syncs
-        if config_made(syncs, commit):
-            found.append((commit.sha, commit.subject))
+    for commit, reader in _merges(ws, limit, commits, syncs):
+        made = state_made(reader, commit)
+        if made:
+            found.append((commit.sha, f"{', '.join(made)} ({commit.subject})"))
     return found
+
+
+def _merges(
+    ws: Workspace, limit: int, commits: list[CommitInfo] | None, syncs: SyncCommits | None
+) -> Iterator[tuple[CommitInfo, SyncCommits]]:
+    """Each two-parent merge among the latest ``limit`` commits, with the audit's reader
+    of the state history (``syncs``, made at the first merge when not given)."""
+    from hive.domain.syncaudit import SyncCommits
+
+    for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
+        if len(commit.parents) == 2:
+            syncs = SyncCommits(ws) if syncs is None else syncs
+            yield commit, syncs
 
 
 def claim_breaches(

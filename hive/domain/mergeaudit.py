@@ -145,28 +145,59 @@ def config_made(syncs: SyncCommits, commit: CommitInfo) -> bool:
     when git cannot answer (nothing is claimed that was not checked)."""
     from hive.store.layout import CONFIG_PATH
 
+    return len(commit.parents) == 2 and _hand_made(syncs, commit, CONFIG_PATH)
+
+
+def state_made(syncs: SyncCommits, commit: CommitInfo) -> list[str]:
+    """The rest of ``.hive/`` that the two-parent merge ``commit`` left as :func:
+    `config_made` finds the config: each cell claimed in neither parent (a claimed one
+    is :func:`merge_breaches`'), the project memory (``.hive/context.yaml``) and each
+    permission decision (a grant made up in a merge), as a version neither parent had
+    nor a merge of theirs makes (hive's driver, or git's line merge)."""
+    from hive.domain.ownership import is_claimed
+    from hive.store.layout import CELLS_DIR, CONTEXT_PATH, PERMISSIONS_DIR
+
     if len(commit.parents) != 2:
-        return False
+        return []
     git = syncs.ws.git
-    new = git.lookup_path(git.commit_tree(commit.sha), CONFIG_PATH)
-    ours, theirs = (git.lookup_path(git.commit_tree(sha), CONFIG_PATH) for sha in commit.parents)
+    tree = git.commit_tree(commit.sha)
+    parents = [git.commit_tree(sha) for sha in commit.parents]
+    cells = [
+        path
+        for path in _made_here(syncs.ws, tree, parents, CELLS_DIR)
+        if not any(
+            (cell := syncs.files.cell(sha, path)) is not None and is_claimed(cell)
+            for sha in (git.lookup_path(parent, path) for parent in parents)
+            if sha is not None
+        )
+    ]
+    granted = _made_here(syncs.ws, tree, parents, PERMISSIONS_DIR)
+    paths = [*cells, CONTEXT_PATH, *granted]
+    return [path for path in paths if _hand_made(syncs, commit, path)]
+
+
+def _hand_made(syncs: SyncCommits, commit: CommitInfo, path: str) -> bool:
+    """Whether the merge ``commit`` left ``path`` as a version neither parent had, nor
+    hive's merge of theirs, nor git's line merge (then written by hand)."""
+    git = syncs.ws.git
+    new = git.lookup_path(git.commit_tree(commit.sha), path)
+    ours, theirs = (git.lookup_path(git.commit_tree(sha), path) for sha in commit.parents)
     if new in (ours, theirs):
         return False
     if new is None or ours is None or theirs is None:
         return True  # (deleted in the merge, or one side's deletion undone by an edit)
-    return not _merged(syncs, commit, CONFIG_PATH, new, [ours, theirs]) and not _line_merged(
-        syncs.ws, commit, (ours, theirs, new)
+    return not _merged(syncs, commit, path, new, [ours, theirs]) and not _line_merged(
+        syncs.ws, commit, path, (ours, theirs, new)
     )
 
 
-def _line_merged(ws: Workspace, commit: CommitInfo, sides: tuple[str, str, str]) -> bool:
+def _line_merged(ws: Workspace, commit: CommitInfo, path: str, sides: tuple[str, str, str]) -> bool:
     """Whether ``new`` is git's line merge of ``ours`` and ``theirs`` (``sides``) against
     the version of one of the parents' merge bases (none there: an empty one), or git
     cannot answer. (A criss-cross history, which ``git merge`` merges against a virtual
     base it builds from the merge bases, is compared with each base's version.)"""
     from hive.git.pathhistory import merge_bases
     from hive.git.textmerge import line_merge
-    from hive.store.layout import CONFIG_PATH
 
     git = ws.git
     ours, theirs, new = sides
@@ -176,7 +207,7 @@ def _line_merged(ws: Workspace, commit: CommitInfo, sides: tuple[str, str, str])
     made = git.read_blob(new)
     bases: list[str | None] = [*found] or [None]
     for base in bases:
-        blob = None if base is None else git.lookup_path(git.commit_tree(base), CONFIG_PATH)
+        blob = None if base is None else git.lookup_path(git.commit_tree(base), path)
         merged = line_merge(
             git.root, git.read_blob(blob) if blob else None, *map(git.read_blob, (ours, theirs))
         )
