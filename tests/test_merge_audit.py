@@ -254,3 +254,55 @@ def test_unclaimed_cells_memory_and_grants_made_in_a_merge_are_reported(
         " of theirs (unclaimed cells, the project memory, permission decisions): edited by"
         " hand during the merge; review it with git show"
     ]
+
+
+def _commit_as(repo: Path, who: str, path: str, message: str, *, when: str = "") -> str:
+    """``path`` written and committed past the hook (``--no-verify``) as ``who``
+    (``when``: the commit's date, as git takes it)."""
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_NAME": who, "GIT_AUTHOR_EMAIL": f"{who}@x"}
+    if when:
+        env.update(GIT_COMMITTER_DATE=when, GIT_AUTHOR_DATE=when)
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text(f"{message}\n")
+    git(repo, "add", path)
+    subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "--no-verify", "-m", message],
+        env=env,
+        check=True,
+    )
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_commits_a_fast_forward_brings_into_others_reserved_files_are_listed(
+    ws: Workspace, repo: Path
+) -> None:
+    """Commits made where no hook checked them (``--no-verify``, a clone without hive's
+    hooks) and brought in by ``git merge --ff-only`` (or a pull), which runs no hook,
+    changed files alice had reserved and nothing said so. ``hive doctor`` lists each
+    commit that changed a file while another agent held it reserved (exclusive, active
+    at the commit's time, in its parent): not alice's own commits, not files outside the
+    reservation, not commits after it expired."""
+    from hive.domain.doctor import diagnose
+    from hive.domain.history import reserved_changes
+    from hive.domain.reservations import reserve
+
+    reserve(agent(repo, "alice"), paths=["src/**"], ttl_seconds=3600)
+    git(repo, "checkout", "-q", "-b", "side")
+    trespass = _commit_as(repo, "bob", "src/a.py", "bob's edit")
+    _commit_as(repo, "bob", "docs/b.md", "outside")
+    mine = "alice's own\n\nHive-Committer: alice"
+    _commit_as(repo, "Ada", "src/b.py", mine)  # an agent's git commit names it so
+    _commit_as(repo, "bob", "src/c.py", "after it expired", when="2099-01-01T00:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "side")
+    git(repo, "checkout", "-q", "-b", "hers")
+    _commit_as(repo, "Ada", "src/d.py", mine)
+    git(repo, "checkout", "-q", "main")
+    _commit_as(repo, "bob", "docs/e.md", "on main meanwhile")
+    git(repo, "merge", "-q", "--no-ff", "--no-verify", "--no-edit", "hers")  # (her work)
+    found = reserved_changes(ws, limit=20)
+    assert [sha for sha, _ in found] == [trespass], found
+    assert found[0][1].startswith("bob changed src/a.py while alice had it reserved (src/**,")
+    warnings = [p.message for p in diagnose(ws).warnings if p.kind == "reserved-change"]
+    assert len(warnings) == 1 and warnings[0].startswith(f"{trespass[:10]} bob changed src/a.py")
+    assert "brought here by a fast-forward merge or a pull" in warnings[0]

@@ -264,6 +264,7 @@ def _identity_warnings(ws: Workspace, *, names_known: bool) -> list[Problem]:
         latest_commits,
         merge_edits,
         merge_state_edits,
+        reserved_changes,
     )
     from hive.domain.mail import forged_marks
     from hive.domain.maillog import MAIL_REF
@@ -305,6 +306,13 @@ def _identity_warnings(ws: Workspace, *, names_known: bool) -> list[Problem]:
         ),
         "{} without an override (hive refuses that; made by hand past the pre-commit hook,"
         " or under trailers written by hand): review it with git show",
+    )
+    found += _commit_warnings(
+        "reserved-change",
+        reserved_changes(ws, limit=AUDITED_COMMITS, commits=commits),
+        "{} without an override: no pre-commit hook stopped it (committed with"
+        " --no-verify or where hive's hooks are not installed, then brought here by a"
+        " fast-forward merge or a pull, which run no hook); review it with git show",
     )
     found += _commit_warnings(
         "unverified-sync",

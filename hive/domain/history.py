@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hive.domain.oldsyncs import OlderSyncs
     from hive.domain.stalestate import LaterStates
     from hive.domain.syncaudit import SyncCommits
+    from hive.models.reservation import Reservation
 
 
 def cell_log(
@@ -259,6 +260,69 @@ def _merges(
         if len(commit.parents) == 2:
             syncs = SyncCommits(ws) if syncs is None else syncs
             yield commit, syncs
+
+
+def reserved_changes(
+    ws: Workspace, *, limit: int, commits: list[CommitInfo] | None = None
+) -> list[tuple[str, str]]:
+    """(commit, what it changed) for each of the latest ``limit`` commits (of
+    ``commits`` when given: :func:`latest_commits`) that changed a file outside .hive/
+    under another agent's exclusive reservation, active at the commit's time in its
+    parent, without a ``Hive-Override`` trailer: what the pre-commit hook refuses, in
+    commits no hook checked (``--no-verify``, a clone without hive's hooks), which a
+    fast-forward merge or a pull brings without running one. Merges are left out: what
+    they bring is each side's commits, audited themselves (and ``git merge`` runs
+    hive's pre-merge-commit hook)."""
+    from hive.domain.ownership import configured_coordinators
+    from hive.domain.reservecore import folds_case
+    from hive.errors import HiveError
+
+    try:
+        runners = set(configured_coordinators(ws))
+    except HiveError:  # a config that cannot be read (doctor reports it): no coordinators
+        runners = set()
+    fold = folds_case(ws.git.paths)
+    found = []
+    for commit in (latest_commits(ws, limit) if commits is None else commits)[:limit]:
+        trailers = commit.trailers()
+        if len(commit.parents) != 1 or "Hive-Override" in trailers:
+            continue  # (an override is recorded: hive doctor lists it as one)
+        # an agent's own git commit names it (the commit-msg hook's Hive-Committer)
+        actor = _first(trailers.get("Hive-Committer")) or _actor(commit, trailers, runners)
+        blocked = _reserved_in(ws, commit, commit.parents[0], actor, fold)
+        if blocked:
+            found.append((commit.sha, _reserved_change(actor, blocked)))
+    return found
+
+
+def _reserved_in(
+    ws: Workspace, commit: CommitInfo, parent: str, actor: str, fold: bool
+) -> list[tuple[str, Reservation]]:
+    """The files ``commit`` changed against ``parent`` that another agent's exclusive
+    reservation, active in ``parent`` at the commit's time, keeps from ``actor``."""
+    from datetime import UTC, datetime
+
+    from hive.domain.reservations import active_reservations, blocked_paths, load_reservations
+    from hive.git.refs import HeadRef
+
+    git = ws.git
+    snap = git.snapshot_at(HeadRef(None, parent))
+    at = datetime.fromtimestamp(commit.time, UTC)
+    held = active_reservations(load_reservations(ws, snap).files, at)
+    if not any(r.exclusive and r.agent != actor for r in held):
+        return []  # (the trees are not compared)
+    changed = git.paths_between(snap.tree, git.commit_tree(commit.sha))
+    return blocked_paths(held, actor, changed, fold)
+
+
+def _reserved_change(actor: str, blocked: list[tuple[str, Reservation]]) -> str:
+    path, item = blocked[0]
+    more = f" (and {len(blocked) - 1} more files)" if len(blocked) > 1 else ""
+    cell = f" for {item.cell}" if item.cell else ""
+    return (
+        f"{actor} changed {path}{more} while {item.agent} had it reserved{cell}"
+        f" ({item.path_pattern}, until {item.expires_at:%Y-%m-%d %H:%M:%S}Z)"
+    )
 
 
 def claim_breaches(

@@ -348,10 +348,24 @@ def files_held_by_others(
     held = active_reservations(loaded.files, now) + list(also)
     for _, other in worktree_reservations(ws, snap):
         held += active_reservations(other.files, now)
+    fold = reservecore.folds_case(ws.git.paths)  # SRC/a.py is src/a.py there
+    blocked = blocked_paths(held, agent, paths, fold, submodules)
+    return HeldFiles(blocked=blocked, problems=list(loaded.problems))
+
+
+def blocked_paths(
+    held: Sequence[Reservation],
+    agent: str,
+    paths: Iterable[str],
+    fold: bool,
+    submodules: Collection[str] = (),
+) -> list[tuple[str, Reservation]]:
+    """(path, the reservation) for each of ``paths`` (outside .hive/) that another
+    agent's exclusive reservation among ``held`` keeps from ``agent``, unless ``agent``
+    force-reserved it over that one (:func:`files_held_by_others`)."""
     mine = [r for r in held if r.agent == agent]
     blocking = [r for r in held if r.exclusive and r.agent != agent]
     blocked: list[tuple[str, Reservation]] = []
-    fold = reservecore.folds_case(ws.git.paths)  # SRC/a.py is src/a.py there
     for path in paths:
         if path.startswith(HIVE_DIR + "/"):
             continue
@@ -364,7 +378,7 @@ def files_held_by_others(
             if not _forced_over(mine, item, path, fold):
                 blocked.append((path, item))
                 break
-    return HeldFiles(blocked=blocked, problems=list(loaded.problems))
+    return blocked
 
 
 def _escaped(path: str) -> str:
