@@ -668,6 +668,10 @@ def test_a_text_given_as_a_dash_is_read_from_standard_input(hived: Path) -> None
     two = run_hive(["update", cell["id"], "-d", "-", "--design", "-"], cwd=hived, input="x")
     assert (two.returncode, head(hived)) == (2, before)
     assert "only one text can be read from standard input" in two.stderr
+    for piped in ("", "\n\n"):  # nothing to comment: said of standard input, nothing changed
+        empty = run_hive(["comment", cell["id"], "-"], cwd=hived, input=piped)
+        assert (empty.returncode, head(hived)) == (2, before), empty.stderr
+        assert "TEXT was to be read from standard input ('-'), which gave nothing" in empty.stderr
 
 
 def test_dependencies_given_as_a_comma_list_are_several(hived: Path) -> None:

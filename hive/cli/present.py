@@ -59,12 +59,16 @@ def _line(template: str, inputs: Callable[[Any, dict[str, Any]], None] | None = 
     return Presenter(render=render, inputs=inputs)
 
 
-def _stdin_for(*names: str, exact: bool = False) -> Callable[[Any, dict[str, Any]], None]:
+def _stdin_for(
+    *names: str, exact: bool = False, required: bool = False
+) -> Callable[[Any, dict[str, Any]], None]:
     """An ``inputs`` hook: the text of ``names`` given as ``-`` is read from standard
     input, as ``mail send -b -`` reads a body (``hive create -d -``, ``hive comment ID
     -``); two of them given so is refused (one standard input). The line ends closing
     it are dropped, as the shell's ``$(...)`` drops them: ``echo x | hive create t -d -``
-    is ``-d x``; ``exact``: kept (a scratchpad's content is a file's)."""
+    is ``-d x``; ``exact``: kept (a scratchpad's content is a file's). ``required``: a
+    text that must not be empty (a comment's) is refused naming standard input when
+    that gave nothing (not "String should have at least 1 character")."""
 
     def read(ws: Any, given: dict[str, Any]) -> None:
         dashed = [name for name in names if given.get(name) == "-"]
@@ -74,6 +78,11 @@ def _stdin_for(*names: str, exact: bool = False) -> Callable[[Any, dict[str, Any
         if dashed:
             text = stdin_text()
             given[dashed[0]] = text if exact else text.rstrip("\r\n")
+            if required and not given[dashed[0]].strip():
+                raise InvalidInput(
+                    f"{dashed[0].upper()} was to be read from standard input ('-'), which gave"
+                    " nothing: pipe the text in, or give it as an argument"
+                )
 
     return read
 
@@ -285,7 +294,9 @@ PRESENTERS: dict[str, Presenter] = {
     "close": _line("closed {cell.id}  {cell.title}"),
     "reopen": _line("reopened {cell.id}  {cell.title}"),
     "delete": _line("deleted {cell.id}  {cell.title}"),
-    "comment": _line("commented on {cell.id}  {cell.title}", inputs=_stdin_for("text")),
+    "comment": _line(
+        "commented on {cell.id}  {cell.title}", inputs=_stdin_for("text", required=True)
+    ),
     "resolve": _line("resolved {cell.id}  {cell.title}"),
     "dep add": Presenter(
         render=lambda cell, params, ws: output.say(
