@@ -46,3 +46,12 @@ def test_a_merge_that_closes_a_cycle_is_reported(clones: Clones, module: str) ->
         assert ready.returncode == 0 and json.loads(ready.stdout) == []
     quiet = json.loads(run_hive(["-C", b, "--json", "sync"], module=module).stdout)
     assert quiet["cycles"] == []  # reported by the sync that made it, then by doctor
+
+
+def test_the_sync_s_cycle_check_knows_the_graph_s_ordering_types() -> None:
+    """syncorder keeps its own copy of the dependency types that order work (the lean
+    sync does not import the models graph needs): a type added to one and not the other
+    would let a sync close a cycle unreported, or report edges that order nothing."""
+    from hive.domain import graph, syncorder
+
+    assert set(syncorder.ORDERING_TYPES) == set(graph.ORDERING_TYPES)
