@@ -29,6 +29,21 @@ def test_fs_list_accepts_regex_patterns(ws: Workspace, repo: Path) -> None:
     assert bad["code"] == "invalid_input" and "invalid regex" in bad["error"]
 
 
+def test_fs_list_reads_the_seeds_anchored_example_as_a_regex(ws: Workspace, repo: Path) -> None:
+    """Seed 000's own envelope lists files with {"pattern": "py$"}: a glob has no
+    anchors, so a pattern ending in $ or starting with ^ is a regex (as if regex:)."""
+    _tree(repo)
+    listed = result(repo, "A", "fs_list", {"dir": ".", "pattern": "py$", "max_results": 200})
+    assert listed["files"] == ["lib/d.py", "src/c.py", "src/sub/a.py"]
+    assert result(repo, "A", "fs_list", {"pattern": "^src/sub/"})["files"] == [
+        "src/sub/a.py",
+        "src/sub/b.txt",
+    ]
+    assert result(repo, "A", "fs_list", {"pattern": "[$]"})["files"] == []  # a literal $
+    bad = error(repo, "A", "fs_list", {"pattern": "^(unclosed"})
+    assert bad["code"] == "invalid_input" and "invalid regex" in bad["error"]
+
+
 def test_hive_records_do_not_crowd_out_the_code(ws: Workspace, repo: Path) -> None:
     """fs_list and search_text leave .hive/ out unless dir is in it: with many cells the
     first page of a listing was hive's records and no source file."""

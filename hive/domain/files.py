@@ -126,11 +126,14 @@ def _reachable(root: str, path: str) -> bool:
 
 
 def _matcher(pattern: str | None) -> Any:
+    """A glob (``*.py``, one without a ``/`` at any depth); ``regex:RE`` is a regular
+    expression searched in the path, and so is a pattern anchored with ``^`` or ``$``
+    (a glob has no anchors; seed 000's own example lists with ``py$``)."""
     if not pattern:
         return lambda path: True
-    if pattern.startswith("regex:"):
+    if pattern.startswith("regex:") or pattern.startswith("^") or pattern.endswith("$"):
         try:
-            compiled = re.compile(pattern[len("regex:") :])
+            compiled = re.compile(pattern.removeprefix("regex:"))
         except re.error as exc:
             raise InvalidInput(f"invalid regex {pattern!r}: {exc}") from None
         return lambda path: compiled.search(path[:MAX_SEARCH_LINE]) is not None

@@ -21,7 +21,9 @@ FilePath = Annotated[str, Field(min_length=1, max_length=4096), REPO_PATH]
 
 class ListParams(Params):
     dir: Dir = "."
-    pattern: str | None = Field(default=None, max_length=1000, description="glob, or regex:...")
+    pattern: str | None = Field(
+        default=None, max_length=1000, description="glob, or regex (regex:RE, or anchored ^ or $)"
+    )
     max_results: int = Field(default=200, ge=1, le=5000)
 
 
