@@ -99,6 +99,18 @@ def args_digest(args: object) -> str:
     return sha256_hex(canonical.encode("utf-8", "replace"))[:16]
 
 
+def redact_words(configured: object) -> tuple[str, ...]:
+    """The words the event log redacts: ``DEFAULT_REDACT`` and, added to them, the
+    configured ``tools.events.redact`` words (lower case). Configuring a word never
+    drops a default: listing ``pin`` must not start logging passwords."""
+    words = list(DEFAULT_REDACT)
+    for word in configured if isinstance(configured, list | tuple) else ():
+        lowered = str(word).lower()
+        if lowered not in words:
+            words.append(lowered)
+    return tuple(words)
+
+
 def logged_args(
     args: object, redact: tuple[str, ...] = DEFAULT_REDACT, max_bytes: int = DEFAULT_MAX_ARGS_BYTES
 ) -> object:

@@ -675,6 +675,27 @@ def test_event_log_keeps_capped_redacted_arguments(ws: Workspace, repo: Path) ->
     assert '"file_path": "big"' in out
 
 
+def test_configured_redact_words_add_to_the_defaults(ws: Workspace, repo: Path) -> None:
+    """``tools.events.redact: [pin]`` replaced the default words: from then on the
+    event log kept passwords, tokens and API keys in clear. A configured word is
+    added to them, on the full path and on the lean one (``hive.cli.leanlog``)."""
+    from hive.cli.leanlog import events_settings
+    from hive.domain.governance import read_events
+
+    configure(repo, tools={"events": {"redact": ["PIN"]}})
+    value = {"password": "hunter2", "api_key": "k-123", "pin_code": 1234, "user": "u"}
+    result(repo, "A", "ctx_put", {"key": "login", "value": value})
+    logged = read_events(str(repo / ".git" / "hive"), 1)[0]["args"]["value"]
+    assert logged == {
+        "password": "[redacted]",
+        "api_key": "[redacted]",
+        "pin_code": "[redacted]",
+        "user": "u",
+    }
+    words, _most = events_settings({"events": {"redact": ["PIN"]}})
+    assert {"password", "token", "api_key", "pin"} <= set(words)
+
+
 # ------------------------------------------------------------------ the commands a person uses
 
 

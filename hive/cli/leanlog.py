@@ -101,10 +101,11 @@ def line(found: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
 
 
 def events_settings(tools: object) -> tuple[tuple[str, ...], int]:
-    """``tools.events``'s redact words (lower case) and ``max_args_bytes``, as the
-    model reads them; the defaults where the section is not there or not plainly one
-    the model takes (the full path then falls back to the defaults as well)."""
-    from hive.eventargs import DEFAULT_MAX_ARGS_BYTES, DEFAULT_REDACT
+    """``tools.events``'s redact words (the defaults and the configured ones, lower
+    case) and ``max_args_bytes``, as the model reads them; the defaults where the
+    section is not there or not plainly one the model takes (the full path then falls
+    back to the defaults as well)."""
+    from hive.eventargs import DEFAULT_MAX_ARGS_BYTES, DEFAULT_REDACT, redact_words
 
     events = tools.get("events") if isinstance(tools, dict) else None
     if not isinstance(events, dict) or not set(events) <= {"redact", "max_args_bytes"}:
@@ -115,4 +116,4 @@ def events_settings(tools: object) -> tuple[tuple[str, ...], int]:
         return DEFAULT_REDACT, DEFAULT_MAX_ARGS_BYTES
     if type(most) is not int or not 0 <= most <= 1_000_000:
         return DEFAULT_REDACT, DEFAULT_MAX_ARGS_BYTES
-    return tuple(word.lower() for word in redact), most
+    return redact_words(redact), most

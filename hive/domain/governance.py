@@ -97,7 +97,7 @@ def parse_settings(raw: Any) -> Settings:
         pre_hooks=hooks_of(config.hooks.pre_tool_use, "pre_tool_use"),
         post_hooks=hooks_of(config.hooks.post_tool_use, "post_tool_use"),
         max_args_bytes=config.events.max_args_bytes,
-        redact=tuple(word.lower() for word in config.events.redact),
+        redact=eventargs.redact_words(config.events.redact),
     )
 
 

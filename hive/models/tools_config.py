@@ -66,7 +66,7 @@ class EventsConfig(_Strict):
     """What the event log keeps of each call's arguments."""
 
     max_args_bytes: int = Field(default=4096, ge=0, le=1_000_000)
-    redact: list[str] = Field(default_factory=lambda: list(DEFAULT_REDACT))
+    redact: list[str] = Field(default_factory=list)  # added to DEFAULT_REDACT
 
 
 class ToolsConfig(_Strict):

@@ -293,7 +293,8 @@ short by `max_bytes`, `truncated: true`, does not count: the refusal names the
 file's size, the `max_bytes` that reads it whole), its own `hooks`
 and `bypass_permissions` (docs/seeds.md). `file_read` and `list_files` are confined
 to the context directory (`--context DIR`, default the repository). The event log
-keeps each call's arguments, redacted (`tools.events.redact`) and capped
+keeps each call's arguments, redacted (keys naming a secret: password, token,
+api_key and the like, plus the words `tools.events.redact` adds) and capped
 (`tools.events.max_args_bytes`, default 4,096).
 
 Envelope: only the first envelope in a text runs; further ones are reported in
