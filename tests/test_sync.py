@@ -201,6 +201,31 @@ def test_mail_sent_on_both_sides_arrives_once(clones: Clones) -> None:
     assert ids["a"] == ids["b"]
 
 
+def test_mail_travels_with_a_plain_git_fetch_and_push(clones: Clones) -> None:
+    """With the refspecs hive init sets, plain git push/fetch carry the mail log: the
+    next send joins what the fetch brought (so it knows agents registered elsewhere and
+    the push is a fast-forward), and the next inbox shows it, library and CLI alike."""
+    a, b = clones.paths["a"], clones.paths["b"]
+    mail_init(clones.ws("a", "Alpha"), agent_name="Alpha")
+    mail_init(clones.ws("b", "Beta"), agent_name="Beta")
+    git(b, "push", "-q")
+    git(a, "fetch", "-q")
+    send_message(clones.ws("a", "Alpha"), to=["Beta"], subject="over git", body="1")
+    git(a, "push", "-q")
+    pushed = git(a, "ls-remote", "origin", "refs/hive/mail").split()[0]
+    assert pushed == git(a, "rev-parse", "refs/hive/mail").strip()
+    git(b, "fetch", "-q")
+    assert [m.subject for m in inbox(clones.ws("b", "Beta"), limit=5)] == ["over git"]
+    send_message(clones.ws("a", "Alpha"), to=["Beta"], subject="second", body="2")
+    git(a, "push", "-q")
+    git(b, "fetch", "-q")
+    git(b, "pack-refs", "--all")  # the fetched log's ref read from packed-refs
+    shown = run_hive(["--json", "mail", "inbox"], cwd=b, env=agent_env(b, "Beta"))
+    assert shown.returncode == 0, shown.stderr
+    assert [m["subject"] for m in json.loads(shown.stdout)] == ["second", "over git"]
+    assert git(b, "status", "--porcelain") == ""
+
+
 def _overlapping_grants(clones: Clones) -> None:
     """alice's ``src/**`` in clone a, then bob's ``src/app.py`` in clone b (not synced)."""
     mail_init(clones.ws("a", "alice"), agent_name="alice")

@@ -390,6 +390,18 @@ class MailHost:
         return self.timeout
 
 
+def _fetched_mail(host: MailHost) -> bool:
+    """Whether a plain ``git fetch`` brought mail the local log has not joined (or it
+    cannot be told): the full path joins it (``maillog.join_fetched``) and answers."""
+    from hive.domain import maillog
+    from hive.store.sqlerrors import sqlite3
+
+    try:
+        return bool(maillog.unjoined_logs(host, maillog.state_of(host)))
+    except (HiveError, OSError, sqlite3.DatabaseError, LookupError, TypeError, ValueError):
+        return True
+
+
 def mail(inv: Invocation) -> int | None:
     """``hive mail send``, ``inbox`` and ``read`` (the other ``mail`` commands: the
     full CLI)."""
@@ -550,6 +562,8 @@ def send(
         except HiveError:
             raise Defer("not registered: the full CLI words it") from None
 
+    if _fetched_mail(host):
+        return None  # mail a git fetch brought: the full CLI joins it first (a write)
     written = guarded(inv, lambda: maillog.append(host, build, author=sender))
     if written is None or isinstance(written, int):
         return written
@@ -602,7 +616,10 @@ def inbox(inv: Invocation) -> int | None:
 
     name = prepared.session.principal.name
     try:
-        state = maillog.state_of(MailHost(prepared))
+        host = MailHost(prepared)
+        state = maillog.state_of(host)
+        if maillog.unjoined_logs(host, state):
+            return None  # mail a git fetch brought: the full CLI joins it first (a write)
         if name not in state.agents:  # refused as ``mail.inbox`` refuses it
             person = prepared.session.principal.kind == "person"
             return report(inv, maillog.unregistered(name, person=person))
@@ -753,6 +770,8 @@ def read(inv: Invocation) -> int | None:
     reader = prepared.session.principal.name
     try:
         state = maillog.state_of(host)
+        if maillog.unjoined_logs(host, state):
+            return None  # mail a git fetch brought: the full CLI joins it first (a write)
         event = state.messages.get(number)
         if event is None:  # refused as ``mail.read_message`` refuses it
             return report(inv, maillog.no_message(number))

@@ -45,6 +45,7 @@ from hive.domain.maillog import (
     header_fields,
     inbox_events,
     inbox_matches,
+    join_fetched,
     join_log,
     mark_of,
     message_event,
@@ -300,6 +301,7 @@ def send_message(
     """
     sender = ws.require_agent("sending mail")
     check_message(to, subject, body, importance, thread_id)
+    join_fetched(ws)  # recipients registered in another clone, and a log git can push
     coordinator = coordinator_of(ws, thread_id, sender) if COORDINATOR in to else None
     thread_members: list[str] = []
     if thread_id:
@@ -463,6 +465,7 @@ def inbox(
     """
     me = ws.require_agent("reading mail")
     name = agent or me
+    join_fetched(ws)
     state = _state(ws)
     mine = name == me
     _require_agent(state, name, person=mine and ws.principal.kind == "person", caller=mine)
@@ -542,6 +545,7 @@ def read_message(
     may read another's with ``force`` and a reason (recorded; not marked read).
     """
     reader = ws.require_agent("reading mail")
+    join_fetched(ws)
     state = _state(ws)
     event = _message(state, message_id)
     party = reader == event["from"] or reader in event["to"]
@@ -580,6 +584,7 @@ def _message(state: MailState, message_id: int) -> dict[str, Any]:
 def ack_message(ws: Workspace, *, message_id: int) -> AckResult:
     """Acknowledge a message (recipients only); acknowledging twice changes nothing."""
     agent = ws.require_agent("acknowledging mail")
+    join_fetched(ws)
     state = _state(ws)
     event = _message(state, message_id)
     if agent not in event["to"] or not state.current(agent, event):

@@ -448,6 +448,22 @@ def join_log(ws: MailHost, theirs: str, remote: str, lock_timeout: float | None 
     return len(set(state_of(ws).messages) - known)
 
 
+def join_fetched(ws: MailHost) -> int:
+    """Join into ``refs/hive/mail`` the logs of other clones that a plain ``git fetch``
+    brought (``refs/hive-remotes/<remote>/mail``, with the refspecs ``hive init`` sets),
+    so their messages are read as ``hive mail sync`` would have joined them; how many
+    messages arrived."""
+    pending = unjoined_logs(ws, state_of(ws))
+    return sum(join_log(ws, tip, ref.split("/")[2]) for ref, tip in sorted(pending.items()))
+
+
+def unjoined_logs(ws: MailHost, state: MailState) -> dict[str, str]:
+    """The fetched mail logs (ref: tip) holding messages ``state`` has not seen: a tip
+    already in the local log costs a set lookup, and no fetched log a directory look."""
+    tips = ws.git.tracking_tips("mail")
+    return {ref: tip for ref, tip in tips.items() if tip not in state.applied}
+
+
 def identity_of(agent: str) -> Identity:
     """``agent`` at ``hive.local``, the email of its cell commits too (one slug rule:
     ``actors.slug``), so that ``git log --author`` finds both."""

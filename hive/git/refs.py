@@ -299,6 +299,44 @@ def ref_absent(paths: RepoPaths, ref: str) -> bool:
     return name + b"\n" not in packed and not packed.endswith(name)
 
 
+TRACKING_PREFIX = "refs/hive-remotes"  # where a fetch keeps each remote's refs/hive/*
+
+
+def tracking_tips(paths: RepoPaths, name: str) -> dict[str, str]:
+    """Each remote's ``refs/hive-remotes/<remote>/<name>`` (what a plain ``git fetch``
+    with the refspecs ``hive init`` sets, or a sync, brought) and its commit, loose or
+    packed (a loose file wins, as in git), read without dulwich."""
+    found: dict[str, str] = {}
+    with suppress(OSError):
+        for line in _packed_lines(paths.common_dir):
+            sha, _, ref = line.partition(" ")
+            if _is_tracking(ref, name) and is_sha(sha):
+                found[ref] = sha
+    base = os.path.join(paths.common_dir, TRACKING_PREFIX)
+    with suppress(OSError):
+        for remote in sorted(os.listdir(base)):
+            ref = f"{TRACKING_PREFIX}/{remote}/{name}"
+            loose = _read_loose_ref(paths, ref)
+            if loose is not None:
+                found[ref] = loose
+    return found
+
+
+def _is_tracking(ref: str, name: str) -> bool:
+    head, _, leaf = ref.rpartition("/")
+    return leaf == name and head.startswith(TRACKING_PREFIX + "/") and head.count("/") == 2
+
+
+def _packed_lines(common_dir: str) -> list[str]:
+    """The ref lines of packed-refs (``SHA NAME``; none when there is no such file)."""
+    try:
+        with open(os.path.join(common_dir, "packed-refs"), encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        return []
+    return [line for line in text.splitlines() if line and not line.startswith(("#", "^"))]
+
+
 def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
     value = _read_loose_value(paths, ref)
     return value if value is not None and is_sha(value) else None

@@ -14,6 +14,7 @@ import subprocess
 import time
 
 from hive.errors import GitError, InvalidInput
+from hive.git.refs import TRACKING_PREFIX as TRACKING_PREFIX  # re-exported
 from hive.git.rungit import FETCH_TIMEOUT as FETCH_TIMEOUT  # re-exported
 from hive.git.rungit import run_git as run_git  # re-exported
 
@@ -129,7 +130,6 @@ def push_ref(root: str, remote: str, ref: str) -> bool:
     return not push_refs(root, remote, [ref])
 
 
-TRACKING_PREFIX = "refs/hive-remotes"
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 

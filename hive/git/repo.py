@@ -697,6 +697,12 @@ class GitRepo:
             return None
         return str(value.decode())
 
+    def tracking_tips(self, name: str) -> dict[str, str]:
+        """Each fetched ``refs/hive-remotes/<remote>/<name>`` and its commit (no dulwich)."""
+        from hive.git.refs import tracking_tips
+
+        return tracking_tips(self.paths, name)
+
     def refs_under(self, prefix: str) -> dict[str, str]:
         """Each ref below ``prefix`` (``refs/hive-remotes``, loose or packed) and the
         commit it points at."""
