@@ -203,6 +203,7 @@ def build_state(paths: RepoPaths, index: StateIndex, key: str) -> bool:
     bar), or when an object cannot be read here."""
     if sys.stderr.isatty():
         return False
+    from hive.git.catfile import AT_ONCE, read_blobs_at_once
     from hive.git.loose import read_object
     from hive.git.repo import TREE_MODE, GitRepo
     from hive.store.cellrows import parse_for_index
@@ -217,7 +218,12 @@ def build_state(paths: RepoPaths, index: StateIndex, key: str) -> bool:
         ]
 
     def read_blobs(wanted: Sequence[tuple[str, str]]) -> Iterator[tuple[str, str, bytes]]:
+        shas = [sha for sha, _ in wanted]
+        at_once = read_blobs_at_once(paths, shas) if len(shas) >= AT_ONCE else None
         for sha, path in wanted:
+            if at_once is not None:
+                yield sha, path, at_once[sha]
+                continue
             found = read_object(paths, sha)
             if found is None or found[0] != b"blob":
                 raise LookupError(sha)  # the full path reads it, or words the problem
