@@ -402,8 +402,13 @@ def test_read_commands_import_no_heavy_module(
 # Standard library modules a lean read does without (each costs a fresh process
 # 0.5-4 ms with what it imports): ``re`` (with enum and the regex compiler),
 # ``contextlib``, ``datetime`` and ``sqlite3`` (the package: its dbapi2 imports
-# datetime; the index uses the C module ``_sqlite3``), ``importlib``/``warnings``.
-READ_START_UP_COSTLY = ("re", "contextlib", "datetime", "sqlite3", "importlib", "warnings")
+# datetime; the index uses the C module ``_sqlite3``), ``importlib``/``warnings``,
+# ``functools`` with ``collections`` (``_sqlite3`` asks for ``lru_cache`` alone:
+# ``store/sqlerrors.py``).
+READ_START_UP_COSTLY = (
+    *("re", "contextlib", "datetime", "sqlite3", "importlib", "warnings"),
+    *("functools", "collections"),
+)
 
 
 # Read commands the full CLI answers: with --json none of them needs rich (a terminal's

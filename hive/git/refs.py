@@ -345,9 +345,9 @@ def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
 def _read_loose_value(paths: RepoPaths, ref: str) -> str | None:
     """What the loose file of ``ref`` holds (an id, or ``ref: OTHER``), or None."""
     try:
-        with open(ref_file(paths, ref), encoding="ascii") as handle:
-            return handle.read().strip()
-    except (OSError, UnicodeDecodeError):
+        with open(ref_file(paths, ref), "rb") as handle:
+            return _ascii_text(handle.read())
+    except OSError:
         return None
 
 
@@ -567,7 +567,16 @@ def read_symbolic_head(paths: RepoPaths) -> str | None:
 
 def _read_head_file(paths: RepoPaths) -> str | None:
     try:
-        with open(os.path.join(paths.git_dir, "HEAD"), encoding="ascii") as handle:
-            return handle.read().strip()
-    except (OSError, UnicodeDecodeError):
+        with open(os.path.join(paths.git_dir, "HEAD"), "rb") as handle:
+            return _ascii_text(handle.read())
+    except OSError:
         return None
+
+
+def _ascii_text(data: bytes) -> str | None:
+    """A ref file's text, stripped, when it is ASCII (else None): what reading it as text
+    in the ``ascii`` encoding gave (universal newlines), without importing that codec
+    (~0.2 ms of a fresh read)."""
+    if not data.isascii():
+        return None
+    return data.decode().replace("\r\n", "\n").replace("\r", "\n").strip()

@@ -11,7 +11,39 @@ from __future__ import annotations
 
 import time
 
+
+def _load_sqlite() -> None:
+    """Import ``_sqlite3`` without ``functools``: the C module asks ``functools`` for
+    ``lru_cache`` when it is imported (its statements' cache) and nothing else, and
+    ``functools`` imports ``collections`` (``operator``, ``keyword``, ``reprlib``): ~2.5
+    ms of every fresh process that reads the state index, which needs none of them. A
+    stand-in gives it the very cache ``functools.lru_cache`` wraps (``_functools``'s C
+    ``_lru_cache_wrapper``) and is gone again at once: a later ``import functools``
+    loads the real module."""
+    import sys
+
+    if "functools" in sys.modules or "_sqlite3" in sys.modules:
+        return
+    import _functools  # type: ignore[import-not-found]
+
+    def lru_cache(maxsize: int | None = 128, typed: bool = False) -> object:
+        def decorating(function: object) -> object:
+            return _functools._lru_cache_wrapper(function, maxsize, typed, tuple)
+
+        return decorating
+
+    stand_in = type(sys)("functools")
+    stand_in.lru_cache = lru_cache  # type: ignore[attr-defined]
+    sys.modules["functools"] = stand_in
+    try:
+        __import__("_sqlite3")
+    finally:
+        if sys.modules.get("functools") is stand_in:
+            del sys.modules["functools"]
+
+
 try:
+    _load_sqlite()
     import _sqlite3 as sqlite3
 except ImportError:  # an implementation without the C module
     import sqlite3  # type: ignore[no-redef]
