@@ -132,61 +132,91 @@ def encode(cell: dict[str, Any]) -> bytes:
 def plain_cell(mapping: object) -> dict[str, Any] | None:
     """The plain cell a parsed cell file holds, when it is certainly what the model
     would make of it; None to leave the file to the model."""
-    if not isinstance(mapping, dict) or not set(mapping) <= set(MODEL_FIELDS):
+    if not isinstance(mapping, dict) or not _MODEL_FIELD_SET.issuperset(mapping):
         return None
-    if any(name not in mapping for name in REQUIRED):
+    if not _REQUIRED_SET.issubset(mapping):
         return None
     cell: dict[str, Any] = {}
     for name in MODEL_FIELDS:
-        value = _field(name, mapping[name]) if name in mapping else default(name)
-        if value is _DECLINE:
-            return None
+        if name in mapping:
+            value = _CHECKS[name](mapping[name])
+            if value is _DECLINE:
+                return None
+        else:
+            value = default(name)
         cell[name] = value
     return cell
 
 
 _DECLINE = object()
+_MODEL_FIELD_SET = frozenset(MODEL_FIELDS)
+_REQUIRED_SET = frozenset(REQUIRED)
+_FRESH_LISTS = frozenset((*_LISTS, *_EMPTY_ONLY, "dependencies"))
+_DEFAULTS: dict[str, Any] = {
+    "type": "task",
+    "status": "open",
+    "priority": 2,
+    **dict.fromkeys(_TEXTS, ""),
+}
 
 
 def default(name: str) -> Any:
-    if name in ("type", "status", "priority"):
-        return {"type": "task", "status": "open", "priority": 2}[name]
-    if name in _TEXTS:
-        return ""
-    if name in _LISTS or name in _EMPTY_ONLY or name == "dependencies":
+    if name in _FRESH_LISTS:
         return []
     if name == "metadata":
         return {}
-    return None
+    return _DEFAULTS.get(name)
 
 
 def _field(name: str, value: Any) -> Any:
     """The model's value for one field, or _DECLINE."""
-    if name == "id":
-        return value if isinstance(value, str) and value else _DECLINE
-    if name == "title":
-        return _title(value)
-    if name in _TEXTS:
-        return value if isinstance(value, str) else _DECLINE
-    if name in _OPTIONAL_TEXTS:
-        return value if value is None or isinstance(value, str) else _DECLINE
-    if name in _TIMES:
-        return _time(value, optional=name not in REQUIRED)
-    if name == "type":
-        return value if value in CELL_TYPES and isinstance(value, str) else _DECLINE
-    if name == "status":
-        return value if value in STATUSES and isinstance(value, str) else _DECLINE
-    if name == "priority":
-        ok = type(value) is int and 0 <= value <= 4
-        return value if ok else _DECLINE
-    if name in _LISTS:
-        ok = isinstance(value, list) and all(isinstance(item, str) for item in value)
-        return list(value) if ok else _DECLINE
-    if name == "dependencies":
-        return _dependencies(value)
-    if name == "metadata":
-        return value if isinstance(value, dict) and _json_plain(value) else _DECLINE
+    return _CHECKS.get(name, _empty_only)(value)
+
+
+def _id(value: Any) -> Any:
+    return value if isinstance(value, str) and value else _DECLINE
+
+
+def _text(value: Any) -> Any:
+    return value if isinstance(value, str) else _DECLINE
+
+
+def _optional_text(value: Any) -> Any:
+    return value if value is None or isinstance(value, str) else _DECLINE
+
+
+def _type(value: Any) -> Any:
+    return value if value in CELL_TYPES and isinstance(value, str) else _DECLINE
+
+
+def _status(value: Any) -> Any:
+    return value if value in STATUSES and isinstance(value, str) else _DECLINE
+
+
+def _priority(value: Any) -> Any:
+    ok = type(value) is int and 0 <= value <= 4
+    return value if ok else _DECLINE
+
+
+def _strings(value: Any) -> Any:
+    ok = isinstance(value, list) and all(isinstance(item, str) for item in value)
+    return list(value) if ok else _DECLINE
+
+
+def _metadata(value: Any) -> Any:
+    return value if isinstance(value, dict) and _json_plain(value) else _DECLINE
+
+
+def _empty_only(value: Any) -> Any:
     return value if value == [] else _DECLINE  # comments, conflicts: the model's job
+
+
+def _required_time(value: Any) -> Any:
+    return _time(value, optional=False)
+
+
+def _optional_time(value: Any) -> Any:
+    return _time(value, optional=True)
 
 
 def _title(value: Any) -> Any:
@@ -233,6 +263,23 @@ def _json_plain(value: Any) -> bool:
     if isinstance(value, dict):
         return all(isinstance(key, str) and _json_plain(item) for key, item in value.items())
     return False
+
+
+# each field's check (``_field``): the model's value, or _DECLINE
+_CHECKS: dict[str, Any] = {
+    "id": _id,
+    "title": _title,
+    **dict.fromkeys(_TEXTS, _text),
+    **dict.fromkeys(_OPTIONAL_TEXTS, _optional_text),
+    **{name: _required_time if name in REQUIRED else _optional_time for name in _TIMES},
+    "type": _type,
+    "status": _status,
+    "priority": _priority,
+    **dict.fromkeys(_LISTS, _strings),
+    "dependencies": _dependencies,
+    "metadata": _metadata,
+    **dict.fromkeys(_EMPTY_ONLY, _empty_only),
+}
 
 
 # ------------------------------------------------------------------ JSON and the index

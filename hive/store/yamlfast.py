@@ -35,6 +35,7 @@ _KEY_CHARS = frozenset(_ASCII_LETTERS + "0123456789_.-")
 _PLAIN_FIRST = frozenset(_ASCII_LETTERS + "_/")
 _PLAIN_CHARS = frozenset(_ASCII_LETTERS + "0123456789_./@+-")
 _PLAIN_LATER = frozenset(_ASCII_LETTERS + "0123456789_./@+(),'-")
+_PLAIN_LATER_OR_SPACE = _PLAIN_LATER | {" "}
 _ESCAPES = frozenset('"\\bfnrt')
 # Plain words some YAML version reads as a boolean, null or number: always quoted.
 RESERVED_WORDS = frozenset(
@@ -69,10 +70,15 @@ def is_plain(text: str) -> bool:
     string: ``^[A-Za-z_/][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+(),'-]+)*$`` in full."""
     if not text or text[0] not in _PLAIN_FIRST:
         return False
-    first, *later = text.split(" ")
-    return _PLAIN_CHARS.issuperset(first) and all(
-        word and _PLAIN_LATER.issuperset(word) for word in later
-    )
+    first, space, later = text.partition(" ")
+    if not _PLAIN_CHARS.issuperset(first):
+        return False
+    if not space:
+        return True
+    # each later word not empty: no space leading, trailing or doubled
+    if not later or later[0] == " " or later[-1] == " " or "  " in later:
+        return False
+    return _PLAIN_LATER_OR_SPACE.issuperset(later)
 
 
 def is_key(text: str) -> bool:
