@@ -8,6 +8,7 @@ and what it writes are the full path's."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -313,6 +314,36 @@ def test_the_lean_commit_msg_trailer_is_the_full_path_s(
     assert _lean(repo, ["commit-msg", str(said)], capsys) == (0, "")  # two in progress: no cell
     named = "" if message == "empty" else "Hive-Committer: Bee"  # git refuses it as it is
     assert ("Hive-Cell" in said.read_text(), named in said.read_text()) == (False, True)
+
+
+# What an agent's commit-msg hook needs no part of: the YAML and cell writers
+# (``cli/lean_write.py``, only for a cell named by ``HIVE_CELL`` or a trailer git
+# refused) and what they import.
+COMMIT_MSG_SPARED = ("hive.cli.lean_write", "hive.store.yamlio", "functools", "_datetime")
+
+
+def test_an_agents_commit_msg_hook_loads_no_cell_writer(
+    ws: Workspace, repo: Path, tmp_path: Path
+) -> None:
+    _started(repo, ws, "Bee", "mine")
+    message = tmp_path / "message"
+    message.write_text("work on it\n")
+    probe = (
+        "import sys\n"
+        "from hive.cli.entry import parse, dispatch\n"
+        f"code = dispatch(parse(['hooks', 'run', 'commit-msg', {str(message)!r}]))\n"
+        f"print(code, sorted(set({COMMIT_MSG_SPARED!r}) & set(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=repo,
+        env={**os.environ, **_bee(repo)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "0 []"
+    assert "Hive-Cell: " in message.read_text()
 
 
 def test_a_trailer_git_refuses_is_reported_as_the_full_path_reports_it(

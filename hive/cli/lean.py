@@ -872,13 +872,13 @@ def commit_msg(inv: Invocation, message_file: str) -> int | None:
     if state is None or cells is None:
         return None
     trailers = commit_trailers(agent, chosen_cell(cells, agent, wanted))
-    from hive.cli.lean_write import guarded
     from hive.git.rungit import git_environment, trailer_args
 
     root = state.paths.root
     adding = trailer_args(os.path.abspath(message_file), trailers)
     if output_of(["git", "-C", root, *adding], git_environment()) is not None:
         return 0  # git added them: add_commit_trailers' command, without importing subprocess
+    from hive.cli.lean_write import guarded  # (its imports: YAML, cells; ~5 ms)
 
     def attribute() -> int:  # never blocks the commit (exit 0), as hookrun.attribute
         add_commit_trailers(root, message_file, trailers)
@@ -903,11 +903,11 @@ def _cells_for(state: State, agent: str, wanted: str | None) -> dict[str, _Facts
     ``agent`` has in progress), as the full path's ``CellIndex.nodes`` has them; None
     when the index cannot say for sure (cell files outside hive's shards, a copy or an
     unreadable file of ``wanted``)."""
-    from hive.cli.lean_write import lookup, usable
-
     if not state.index.is_sharded(state.key):
         return None
     if wanted:
+        from hive.cli.lean_write import lookup, usable  # (its imports: YAML, cells; ~5 ms)
+
         found = lookup(state.index, state.key, wanted)
         only = usable(found, wanted) if found else None
         if found and only is None:
