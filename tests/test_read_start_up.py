@@ -94,3 +94,17 @@ def test_heads_files_are_read_as_ascii_text(tmp_path: Path) -> None:
     head.write_bytes(commit.encode() + b"\n")
     found = read_head_fast(paths)
     assert found is not None and (found.ref, found.commit) == (None, commit)
+
+
+def test_working_tree_files_are_read_whole_and_a_directory_is_no_edit(tmp_path: Path) -> None:
+    """``read_bytes`` (os calls, no file object) reads what ``open().read()`` does, past
+    its 64 KiB chunks too; ``edited_on_disk`` calls a directory or a missing file no edit."""
+    from hive.git.worktree import blob_sha_of, edited_on_disk, read_bytes
+
+    big = tmp_path / "big"
+    big.write_bytes(bytes(range(256)) * 1000 + b"tail")
+    assert read_bytes(str(big)) == big.read_bytes()
+    assert not edited_on_disk(str(big), blob_sha_of(big.read_bytes()))
+    assert edited_on_disk(str(big), blob_sha_of(b"other"))
+    for path in (tmp_path, tmp_path / "missing", big / "below"):
+        assert not edited_on_disk(str(path), blob_sha_of(b"x"))

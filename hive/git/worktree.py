@@ -39,11 +39,25 @@ def edited_on_disk(path: str, blob: str) -> bool:
     """Whether the working-tree file at ``path`` differs from the blob ``blob`` (no file:
     not an edit; line ends alone: not an edit, see :func:`is_blob`)."""
     try:
-        with open(path, "rb") as handle:
-            content = handle.read()
+        content = read_bytes(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return False
     return not is_blob(content, blob)
+
+
+def read_bytes(path: str) -> bytes:
+    """The bytes of the file at ``path``, read with the ``os`` calls themselves: no
+    file object (~5 us less a file: ``hive ready`` compares a page of 50 cell files
+    with their blobs). Raises what ``open(path, "rb").read()`` raises on Linux
+    (IsADirectoryError for a directory, at the read)."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        parts = []
+        while part := os.read(descriptor, 1 << 16):
+            parts.append(part)
+    finally:
+        os.close(descriptor)
+    return b"".join(parts)
 
 
 def temp_name(path: str, pid: int | None = None) -> str:
