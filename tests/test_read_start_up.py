@@ -108,3 +108,25 @@ def test_working_tree_files_are_read_whole_and_a_directory_is_no_edit(tmp_path: 
     assert edited_on_disk(str(big), blob_sha_of(b"other"))
     for path in (tmp_path, tmp_path / "missing", big / "below"):
         assert not edited_on_disk(str(path), blob_sha_of(b"x"))
+
+
+def test_a_sqlite_module_wanting_more_of_functools_gets_the_real_one() -> None:
+    """A ``_sqlite3`` whose import asks ``functools`` for more than ``lru_cache`` (as a
+    later Python's might) fails under the stand-in: it is imported again with the real
+    module, and works."""
+    code = (
+        "import sys\n"
+        "class Picky:\n"
+        "    tried = 0\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == '_sqlite3':\n"
+        "            Picky.tried += 1\n"
+        "            found = sys.modules.get('functools')\n"
+        "            if found is not None and not hasattr(found, 'reduce'):\n"
+        "                raise AttributeError('reduce')  # as a C module's import would\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Picky())\n"
+        "from hive.store.sqlerrors import sqlite3\n"
+        "print(Picky.tried, sqlite3.connect(':memory:').execute('SELECT 2').fetchone()[0])\n"
+    )
+    assert _probe(code) == "2 2"

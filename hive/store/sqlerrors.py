@@ -37,6 +37,8 @@ def _load_sqlite() -> None:
     sys.modules["functools"] = stand_in
     try:
         __import__("_sqlite3")
+    except Exception:  # a _sqlite3 that wants more of functools: it is imported
+        pass  # again below, with the real module
     finally:
         if sys.modules.get("functools") is stand_in:
             del sys.modules["functools"]
