@@ -292,12 +292,14 @@ def test_lean_and_full_paths_give_the_same_result(
     assert lean == full
     assert lean["status"] == ""
     [before] = rev_parse(base["root"], "HEAD")
-    if name not in ("update-nothing", "update-same", "update-closed-again"):
+    changes = name not in ("update-nothing", "update-same", "update-closed-again")
+    if changes:
         assert lean["head"] != before
     else:  # no commit: nothing asked, or only what the cell already has
         assert lean["head"] == before
-    if name == "update-nothing":  # and it says so
-        assert "nothing to update in " in lean_out and "updated" not in lean_out
+    if args[0] == "update" and "--json" not in args:  # and it says which
+        assert ("nothing to change in " in lean_out) is not changes, (name, lean_out)
+        assert lean_out.startswith("updated ") is changes, (name, lean_out)
     assert_fsck_clean(lean_repo)  # the status is checked above
 
 

@@ -332,10 +332,13 @@ def _mcp_results(repo: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[An
     return asyncio.run(run())
 
 
-def _as_answered(name: str, cli_value: Any, args: dict[str, Any]) -> Any:
+def _as_answered(name: str, cli_value: Any, args: dict[str, Any], before: Any) -> Any:
     """The CLI's result as the tool answers it: a write whose whole cell grows with its
-    history answers an agent in brief (the operation's ``answer``), the CLI the cell."""
+    history answers an agent in brief (the operation's ``answer``), the CLI the cell
+    (an update's answer names the fields changed since ``before``, the cell as made)."""
+    from hive.domain.cells import changed_fields
     from hive.models import Cell
+    from hive.models.cell import ChangedCell
     from hive.tools.registry import jsonable
 
     op = operation(name)
@@ -346,6 +349,8 @@ def _as_answered(name: str, cli_value: Any, args: dict[str, Any]) -> Any:
         if isinstance(cli_value, list)
         else Cell.model_validate(cli_value)
     )
+    if name == "hive_update":
+        result = ChangedCell.of(result, changed_fields(Cell.model_validate(before), result))
     answered = op.answer(result, op.params.model_validate(args, strict=False))
     return [jsonable(v) for v in answered] if isinstance(answered, list) else jsonable(answered)
 
@@ -374,7 +379,7 @@ def test_cli_and_mcp_take_the_same_parameters_and_give_the_same_result(
     by_mcp = _mcp_results(repos[1], [(name, args) for name, _, args in SCENARIO])
     assert {name for name, _, _ in SCENARIO} >= {"hive_create", "hive_update", "hive_query"}
     for (name, _, args), cli_value, mcp_value in zip(SCENARIO, by_cli, by_mcp, strict=True):
-        cli_value = _as_answered(name, cli_value, _fill(args, by_cli[0]["id"]))
+        cli_value = _as_answered(name, cli_value, _fill(args, by_cli[0]["id"]), by_cli[0])
         cli_ids = _same_names(cli_value, by_cli[0]["id"], repos[0])
         mcp_ids = _same_names(mcp_value, by_mcp[0]["id"], repos[1])
         assert _stable(json.loads(cli_ids)) == _stable(json.loads(mcp_ids)), name

@@ -36,9 +36,9 @@ def test_writes_answer_the_cell_in_brief_however_long_its_history(
     for step in range(10):
         said = ok(ctx, "hive_comment", {"id": cell, "text": f"c{step} " * 100})
         assert set(said) == SUMMARY | {"comment"} and said["comment"]["text"] == f"c{step} " * 100
-        note = {"id": cell, "append_notes": f"n{step} " * 100, "priority": 1}
+        note = {"id": cell, "append_notes": f"n{step} " * 100, "priority": step % 2}
         updated = ok(ctx, "hive_update", note)
-        assert set(updated) == SUMMARY | {"changed"} and updated["priority"] == 1
+        assert set(updated) == SUMMARY | {"changed"} and updated["priority"] == step % 2
         assert updated["changed"] == ["priority", "notes"]
         sizes["hive_comment"].append(len(json.dumps(said)))
         sizes["hive_update"].append(len(json.dumps(updated)))
@@ -176,3 +176,17 @@ def test_hive_query_refuses_a_filter_given_with_an_id(ws: Workspace, repo: Path)
     shown = ok(ctx, "hive_query", {"id": cell, "limit": 5, "verbose": True})
     assert (shown["id"], shown["status"]) == (cell, "closed")
     assert ok(ctx, "hive_query", {"status": "open"}) == []
+
+
+def test_an_update_to_what_the_cell_has_answers_no_change_and_makes_no_commit(
+    ws: Workspace, repo: Path
+) -> None:
+    """hive_update's ``changed`` listed every field the call gave a value, even one the
+    cell already had: it lists the fields really changed, [] with no commit."""
+    ctx = CallContext(root=str(repo), agent="BlueLake")
+    cell = ok(ctx, "hive_create", {"title": "same", "priority": 2})["id"]
+    head = git(repo, "rev-parse", "HEAD")
+    same = ok(ctx, "hive_update", {"id": cell, "title": "same", "priority": 2, "add_labels": []})
+    assert same["changed"] == [] and git(repo, "rev-parse", "HEAD") == head
+    partly = ok(ctx, "hive_update", {"id": cell, "title": "same", "priority": 0})
+    assert partly["changed"] == ["priority"] and git(repo, "rev-parse", "HEAD") != head

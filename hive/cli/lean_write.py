@@ -824,8 +824,14 @@ def update(inv: Invocation) -> int | None:
     if title is not None and not title.strip():
         return None
     closing = new_status == "closed"
+    wrote: list[bool] = [False]  # whether the last try changed the cell
 
     def change(session: Session, snap: Snapshot, key: str) -> tuple[dict[str, Any], bool]:
+        new, wanted = changed_cell(session, key)
+        wrote[0] = wanted
+        return new, wanted
+
+    def changed_cell(session: Session, key: str) -> tuple[dict[str, Any], bool]:
         cell = read_cell(session, key, given)
         is_closed = cell["status"] == "closed"
         updates: dict[str, Any] = {}
@@ -872,12 +878,14 @@ def update(inv: Invocation) -> int | None:
         if options.lists.get(name):
             args[name + "s"] = options.lists[name]
     call("hive_update", args)
-    done = "nothing to update in" if not values and not options.lists else "updated"
     return write(
         inv,
         "close" if closing else "update",
         change,
-        lambda cell: f"{done} {cell['id']}  [{cell['status']}] {cell['title']}",
+        lambda cell: (
+            f"{'updated' if wrote[0] else 'nothing to change in'}"
+            f" {cell['id']}  [{cell['status']}] {cell['title']}"
+        ),
     )
 
 

@@ -156,11 +156,11 @@ def _ready_json(cells: Page[Cell], params: Any, ws: Workspace) -> None:
 
 
 def _updated(result: Any, params: Any, ws: Workspace) -> None:
-    """``updated ...`` per cell; ``nothing to update in ...`` when no change was asked
-    (worded as the lean path words it: hive/cli/lean_write.py update)."""
-    asked = params.model_dump(exclude_defaults=True).keys() - {"id", "force", "reason"}
-    done = "updated" if asked else "nothing to update in"
+    """``updated ...`` per cell; ``nothing to change in ...`` for a cell the call left
+    as it was (nothing asked, or only what it had: worded as the lean path words it,
+    hive/cli/lean_write.py update)."""
     for cell in _each(result):
+        done = "updated" if cell.changed else "nothing to change in"
         output.say(f"{done} {cell.id}  [{cell.status}] {cell.title}")
 
 

@@ -437,8 +437,14 @@ def _many_subject(cells: Sequence[Cell]) -> tuple[str, str]:
 
 
 def update_cell(ws: Workspace, *, cell_id: str, **changes: Any) -> Cell:
-    """Change fields of one cell (see :func:`update_cells`)."""
+    """Change fields of one cell (see :func:`update_cells_reporting`)."""
     return update_cells(ws, cell_ids=[cell_id], **changes)[0]
+
+
+def update_cells(ws: Workspace, *, cell_ids: Sequence[str], **changes: Any) -> list[Cell]:
+    """Change fields of cells, all in one commit (see :func:`update_cells_reporting`):
+    the cells as the update left them."""
+    return [cell for cell, _ in update_cells_reporting(ws, cell_ids=cell_ids, **changes)]
 
 
 @dataclass(frozen=True)
@@ -459,7 +465,7 @@ class _CellUpdate:
     force: bool
 
 
-def update_cells(
+def update_cells_reporting(
     ws: Workspace,
     *,
     cell_ids: Sequence[str],
@@ -477,7 +483,7 @@ def update_cells(
     reason: str | None = None,
     design: str | None = None,
     acceptance_criteria: str | None = None,
-) -> list[Cell]:
+) -> list[tuple[Cell, list[str]]]:
     """Change fields of cells, all in one commit. ``status='closed'`` follows the rules
     of close (after the other changes are applied), ``status='in_progress'`` those of
     start (from open, deferred or closed: refused past an open blocker unless ``force``,
@@ -485,7 +491,8 @@ def update_cells(
 
     A claimed cell is its assignee's: anyone else changing it is refused
     (``not_owner``) unless a coordinator or a person forces it with a ``reason``
-    (recorded)."""
+    (recorded). Each cell comes back with the fields that really changed (none: the
+    values it already had; no commit when no cell changed), in :data:`UPDATABLE`'s order."""
     update = _CellUpdate(  # checked in this order: the first error is the one reported
         status=parse_status(status),
         priority=parse_priority(priority),
@@ -501,11 +508,36 @@ def update_cells(
         force=force,
     )
 
+    changes: dict[str, list[str]] = {}  # each cell's, as the last (committed) try made it
+
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
-        return _updated_cell(cell, index, guard, update)
+        updated = _updated_cell(cell, index, guard, update)
+        changes[cell.id] = changed_fields(cell, updated)
+        return updated
 
     event = "close" if update.status == "closed" else "update"
-    return _mutate_many(ws, cell_ids, event, change, force=force, reason=reason)
+    cells = _mutate_many(ws, cell_ids, event, change, force=force, reason=reason)
+    return [(cell, changes.get(cell.id, [])) for cell in cells]
+
+
+UPDATABLE = (  # the fields update_cells sets, in the order an answer lists them
+    "status",
+    "priority",
+    "type",
+    "title",
+    "description",
+    "design",
+    "acceptance_criteria",
+    "assignee",
+    "notes",
+    "labels",
+    "files_owned",
+)
+
+
+def changed_fields(cell: Cell, updated: Cell) -> list[str]:
+    """The fields of :data:`UPDATABLE` that hold another value in ``updated``."""
+    return [name for name in UPDATABLE if getattr(cell, name) != getattr(updated, name)]
 
 
 def _checked_text(text: str | None, what: str) -> str | None:
@@ -888,4 +920,5 @@ __all__ = [
     "show_cell",
     "start_cell",
     "update_cell",
+    "update_cells_reporting",
 ]

@@ -205,10 +205,21 @@ class CellSummary(HiveModel):
         return shown
 
 
+class ChangedCell(Cell):
+    """A cell as an update left it, with the fields the update really changed
+    (``changed``: not stored, not in its JSON; [] when it asked for what the cell had)."""
+
+    changed: list[str] = Field(default_factory=list, exclude=True)
+
+    @classmethod
+    def of(cls, cell: Cell, changed: list[str]) -> ChangedCell:
+        return cls.model_construct(cell.model_fields_set, **dict(cell), changed=changed)
+
+
 class UpdatedCell(CellSummary):
     """``hive_update``'s answer to an agent: the cell's summary, the fields the call
-    gave a value (a value the cell already had changes nothing) and each one's value
-    now (extra keys: ``labels``, ``description``, ``files_owned`` ...; not the notes,
+    changed (none when it asked for what the cell already had: no commit) and each
+    one's value now (extra keys: ``labels``, ``description``, ``files_owned`` ...; not the notes,
     which grow with every report). The whole cell grew with its notes and comments;
     ``hive_query`` with its id gives it."""
 

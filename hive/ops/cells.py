@@ -28,7 +28,14 @@ from hive.errors import (
     NotRegistered,
 )
 from hive.models import Cell
-from hive.models.cell import CELL_TYPES, CellSummary, CommentedCell, Page, UpdatedCell
+from hive.models.cell import (
+    CELL_TYPES,
+    CellSummary,
+    ChangedCell,
+    CommentedCell,
+    Page,
+    UpdatedCell,
+)
 from hive.models.cell import STATUSES as CELL_STATUSES
 from hive.models.cellresults import (
     BlockedCell,
@@ -321,30 +328,16 @@ class UpdateParams(Params):
     reason: str | None = Reason
 
 
-def _update(ws: Workspace, a: UpdateParams) -> Cell:
+def _update(ws: Workspace, a: UpdateParams) -> ChangedCell:
     return _update_many(ws, a, [a.id])[0]
 
 
-# the cell's field each of hive_update's parameters sets
-SETS = {
-    "append_notes": "notes",
-    "add_labels": "labels",
-    "remove_labels": "labels",
-    "files": "files_owned",
-    "acceptance": "acceptance_criteria",
-}
-NOT_FIELDS = {"id", "force", "reason"}
-
-
-def _updated(cell: Cell, a: UpdateParams) -> UpdatedCell:
-    """An agent's answer to ``hive_update``: the summary and the fields it set (the
-    whole cell, ~15 kB once notes and comments build up, is ``hive_query``'s)."""
-    given = [name for name in UpdateParams.model_fields if name not in NOT_FIELDS]
-    changed = [SETS.get(name, name) for name in given if getattr(a, name) not in (None, [])]
+def _updated(cell: ChangedCell, a: UpdateParams) -> UpdatedCell:
+    """An agent's answer to ``hive_update``: the summary and the fields it changed
+    (the whole cell, ~15 kB once notes and comments build up, is ``hive_query``'s)."""
     summary = CellSummary.of(cell).model_dump()
-    fields = list(dict.fromkeys(changed))
-    now = cell.model_dump(mode="json", include=set(fields) - set(summary) - {"notes"})
-    return UpdatedCell(**summary, changed=fields, **now)
+    now = cell.model_dump(mode="json", include=set(cell.changed) - set(summary) - {"notes"})
+    return UpdatedCell(**summary, changed=list(cell.changed), **now)
 
 
 class StartParams(IdParams):
@@ -364,10 +357,10 @@ def _start_many(ws: Workspace, a: StartParams, ids: list[str]) -> list[Cell]:
     return start_cells(ws, cell_ids=ids, force=a.force, reason=a.reason)
 
 
-def _update_many(ws: Workspace, a: UpdateParams, ids: list[str]) -> list[Cell]:
-    from hive.domain.cells import update_cells
+def _update_many(ws: Workspace, a: UpdateParams, ids: list[str]) -> list[ChangedCell]:
+    from hive.domain.cells import update_cells_reporting
 
-    return update_cells(
+    done = update_cells_reporting(
         ws,
         cell_ids=ids,
         status=a.status,
@@ -385,6 +378,7 @@ def _update_many(ws: Workspace, a: UpdateParams, ids: list[str]) -> list[Cell]:
         design=a.design,
         acceptance_criteria=a.acceptance,
     )
+    return [ChangedCell.of(cell, changed) for cell, changed in done]
 
 
 def _close_many(ws: Workspace, a: CloseParams, ids: list[str]) -> list[Cell]:
@@ -667,7 +661,7 @@ declare(
         name="hive_update",
         summary="Change fields of a cell.",
         params=UpdateParams,
-        result=Cell | UpdatedCell,  # an agent's answer: the summary and the fields set
+        result=Cell | UpdatedCell,  # an agent's answer: the summary and the fields changed
         run=_update,
         answer=_updated,
         writes=True,
@@ -686,7 +680,7 @@ declare(
         " gives --reason)."
         " -s in_progress and -s closed follow start's and close's rule: refused while a"
         " blocker is open, unless --force (recorded). Values a cell already has change"
-        " nothing: no commit.",
+        " nothing: no commit, and it says 'nothing to change in' the cell.",
     ),
     Operation(
         name="hive_start",

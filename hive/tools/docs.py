@@ -27,7 +27,8 @@ summary under `cell` (its notes grow with every report; `hive_query` with its id
 the whole cell; `swarm_complete` with `gate: false` says so in `gate_skipped`: the
 verify commands did not run, by that setting); `hive_start` the cell's summary,
 `hive_update` the summary and
-`changed` (the fields it set) with each one's value now (not the notes),
+`changed` (the fields it really changed: `[]`, and no commit, when it asked only for
+values the cell already had) with each one's value now (not the notes),
 `hive_comment` the summary and the new `comment`,
 `hive_create_epic` the summaries of the epic and its subtasks in plan order, each
 with its `parent`, `files_owned` and `dependencies` (the `blocks` edges, by id; the
