@@ -56,7 +56,7 @@ error (code `internal_error`) and Ctrl-C (code `interrupted`).
 | 5 | permission denied, not registered (mail of a caller with no mailbox: a person) |
 | 6 | lock timeout |
 | 7 | corrupt file (a hive file, or a git object hive needs: `git fsck` says which) |
-| 8 | git error (a remote out of reach; no identity git accepts under `user.useConfigOnly`) |
+| 8 | git error (a remote out of reach or wanting credentials; no identity, `user.useConfigOnly`) |
 | 9 | a verification gate or an evaluation did not pass (nothing written) |
 | 10 | rate limited (a tool call or an agent's command refused by `tools.rate_limits`) |
 | 70 | internal error (a bug: please report it) |

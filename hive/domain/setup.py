@@ -157,7 +157,7 @@ def _remote_settings(ws: Workspace, git_config: GitConfig | None) -> RemoteSetti
         return RemoteSettings()
     try:
         into = tracking_ref(name, "*")
-        fetch_refs(ws.root, name, HIVE_REFS, into, timeout=INIT_FETCH_SECONDS, prompt=False)
+        fetch_refs(ws.root, name, HIVE_REFS, into, timeout=INIT_FETCH_SECONDS)
     except GitError as exc:
         return RemoteSettings(name, note=f"could not read {name}'s hive ({exc})")
     state = ws.git.ref_value(tracking_ref(name, STATE_REF.rsplit("/", 1)[-1]))

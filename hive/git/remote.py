@@ -2,7 +2,11 @@
 
 Transport (ssh, https, credentials, local paths) is exactly the user's git:
 hive runs ``git ls-remote``, ``git fetch`` and ``git push`` and never forces
-a push, so a remote that moved meanwhile is fetched and merged again.
+a push, so a remote that moved meanwhile is fetched and merged again. None of them
+asks anybody for anything (:func:`no_prompt_environment`: no password prompt, no askpass program,
+ssh in batch mode): a remote that wants credentials git does not have fails at once,
+named (:func:`_needs_credentials`), where a sync from a script or an agent waited for
+a password nobody would type.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ import re
 import subprocess
 import time
 
-from hive.errors import GitError, InvalidInput
+from hive.errors import GitError, HiveError, InvalidInput
 from hive.git.refs import TRACKING_PREFIX as TRACKING_PREFIX  # re-exported
 from hive.git.rungit import FETCH_TIMEOUT as FETCH_TIMEOUT  # re-exported
+from hive.git.rungit import git_environment
 from hive.git.rungit import run_git as run_git  # re-exported
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up cost, see cli/entry.py)
@@ -27,6 +32,46 @@ if TYPE_CHECKING:
 # A fetch that lost a race for one of its local refs to another fetch in this clone (two
 # syncs at once, or the `git fetch` of a killed hive process that ran on): tried again.
 FETCH_RACE_ATTEMPTS = 8
+
+
+# git asks for a user name or password on the terminal unless GIT_TERMINAL_PROMPT is 0,
+# and first through an askpass program (GIT_ASKPASS, else core.askPass, else
+# SSH_ASKPASS) unless GIT_ASKPASS is set and empty. Credential helpers still answer.
+NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""}
+# ssh asks on the terminal itself (a password, a key's passphrase, a new host's key)
+# unless BatchMode is on; git runs GIT_SSH_COMMAND through the shell, as core.sshCommand
+NO_PROMPT_SSH = "ssh -o BatchMode=yes"
+
+
+def no_prompt_environment(root: str) -> dict[str, str]:
+    """``run_git``'s environment in which git and ssh ask nobody for anything: no
+    terminal prompt, no askpass program, ssh in batch mode unless the user chose their
+    own ssh command (``GIT_SSH_COMMAND``, ``core.sshCommand``, ``GIT_SSH``: kept)."""
+    env = {**git_environment(), **NO_PROMPT}
+    if not _own_ssh(root, env):
+        env["GIT_SSH_COMMAND"] = NO_PROMPT_SSH
+    return env
+
+
+def _own_ssh(root: str, env: dict[str, str]) -> bool:
+    """Whether the user set the ssh command git runs (git's order: GIT_SSH_COMMAND,
+    core.sshCommand, GIT_SSH); the config read without a git process where it can be."""
+    if env.get("GIT_SSH_COMMAND") or env.get("GIT_SSH"):
+        return True
+    from hive.git.configfile import setting
+    from hive.git.refs import discover
+
+    try:
+        return bool(setting(discover(root), "core", "sshCommand"))
+    except (HiveError, OSError):
+        return False  # no repository there: git's own command then says so
+
+
+def _network_git(
+    root: str, *args: str, timeout: float = FETCH_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
+    """``git *args``, a command that talks to a remote, asking nobody for anything."""
+    return run_git(root, *args, timeout=timeout, env=no_prompt_environment(root))
 
 
 def check_remote(remote: str) -> str:
@@ -78,10 +123,36 @@ def check_hive_refs(git: GitRepo, remote: str | None) -> None:
 def _failure(
     result: subprocess.CompletedProcess[str], what: str, root: str = "", remote: str = ""
 ) -> GitError:
-    reason = _git_reason(result)
+    reason = _needs_credentials(result.stderr, remote) or _git_reason(result)
     if remote and "does not appear to be a git repository" in reason:
         reason += _remote_hint(root, remote)
     return GitError(f"{what}: {reason}")  # ``what`` names the remote as shown_remote does
+
+
+# what git (https) and ssh say when the remote wants what hive never asks for
+_CREDENTIALS = (
+    "terminal prompts disabled",
+    "could not read Username",
+    "could not read Password",
+    "Authentication failed",
+    "Permission denied (",
+    "Host key verification failed",
+)
+
+
+def _needs_credentials(stderr: str, remote: str) -> str | None:
+    """The reason, and the way out, when ``remote`` wanted a password, a key or a new
+    host's confirmation (hive asks for none); None for any other failure."""
+    for line in stderr.splitlines():
+        if any(marker in line for marker in _CREDENTIALS):
+            said = line.strip().removeprefix("fatal:").strip()
+            shown = shown_remote(remote) if remote else "the remote"
+            return (
+                f"{shown} needs credentials and hive never asks for them ({said}): give git"
+                " a credential helper, or ssh a key in ssh-agent and the host in known_hosts,"
+                f" then check with 'git ls-remote {shown}'"
+            )
+    return None
 
 
 def _remote_hint(root: str, remote: str) -> str:
@@ -109,7 +180,7 @@ def _git_reason(result: subprocess.CompletedProcess[str]) -> str:
 
 def remote_ref(root: str, remote: str, ref: str) -> str | None:
     """The commit ``ref`` points at on ``remote`` (None when it has no such ref)."""
-    result = run_git(root, "ls-remote", "--refs", remote, ref)
+    result = _network_git(root, "ls-remote", "--refs", remote, ref)
     if result.returncode != 0:
         raise _failure(result, f"cannot read {shown_remote(remote)}", root, remote)
     for line in result.stdout.splitlines():
@@ -210,16 +281,14 @@ def fetch_refs(
     into: str,
     *,
     timeout: float = FETCH_TIMEOUT,
-    prompt: bool = True,
 ) -> None:
     """Fetch every remote ref matching ``pattern`` (``refs/hive/*``) into ``into``
     (``refs/hive-remotes/origin/*``), forced and pruned: these are tracking refs, a
-    mirror of what the remote holds (one it no longer has goes here too). ``timeout``
-    and ``prompt``: as :func:`run_git` takes them (``hive init``'s fetch asks for no
-    password and waits less)."""
+    mirror of what the remote holds (one it no longer has goes here too). ``timeout``:
+    as :func:`run_git` takes it (``hive init``'s fetch waits less)."""
     refspec = f"+{pattern}:{into}"
     what = f"cannot fetch hive's refs from {shown_remote(remote)}"
-    _fetch(root, remote, refspec, what, "--prune", timeout=timeout, prompt=prompt)
+    _fetch(root, remote, refspec, what, "--prune", timeout=timeout)
 
 
 # git's fetch starts ``git maintenance run --auto`` after it (``git gc --auto``, detached,
@@ -239,7 +308,6 @@ def _fetch(
     what: str,
     *options: str,
     timeout: float = FETCH_TIMEOUT,
-    prompt: bool = True,
 ) -> None:
     """``git fetch`` of ``refspec``, without git's automatic maintenance after it
     (:data:`NO_AUTO_MAINTENANCE`); tried again when it lost the race for a local ref
@@ -249,9 +317,7 @@ def _fetch(
     fetch = (*NO_AUTO_MAINTENANCE, "fetch", "--quiet", "--no-tags")
     for attempt in range(1, FETCH_RACE_ATTEMPTS + 1):
         try:
-            result = run_git(
-                root, *fetch, *options, remote, refspec, timeout=timeout, prompt=prompt
-            )
+            result = _network_git(root, *fetch, *options, remote, refspec, timeout=timeout)
         except GitError as exc:  # no git, or no answer in time: which remote it was
             raise GitError(f"{what}: {exc.message}") from None
         if result.returncode == 0:
@@ -274,7 +340,7 @@ def push_refs(root: str, remote: str, refs: list[str]) -> list[str]:
     # a mirror remote (remote.NAME.mirror) takes no refspec: hive's refs go as to any
     unmirrored = ("-c", f"remote.{remote}.mirror=false") if _REMOTE_NAME.fullmatch(remote) else ()
     pushed = (f"{ref}:{ref}" for ref in refs)
-    result = run_git(root, *unmirrored, "push", "--porcelain", remote, *pushed)
+    result = _network_git(root, *unmirrored, "push", "--porcelain", remote, *pushed)
     rejected: list[str] = []
     refused: list[str] = []
     for line in result.stdout.splitlines():
@@ -295,5 +361,5 @@ def push_refs(root: str, remote: str, refs: list[str]) -> list[str]:
         reason = "; ".join(refused) + (f" (the remote said: {' / '.join(said)})" if said else "")
         raise GitError(f"{shown_remote(remote)} refused hive's refs: {reason}")
     if result.returncode != 0 and not rejected:
-        raise _failure(result, f"cannot push hive's refs to {shown_remote(remote)}")
+        raise _failure(result, f"cannot push hive's refs to {shown_remote(remote)}", root, remote)
     return rejected

@@ -22,17 +22,17 @@ def run_git(
     *args: str,
     input_text: str | None = None,
     timeout: float = FETCH_TIMEOUT,
-    prompt: bool = True,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The real ``git`` run in ``root`` (output captured, ``input_text`` its standard
     input; a missing git, or one that does not finish within ``timeout`` seconds, is a
-    GitError). ``prompt`` False: git asks nobody for a user name or password (neither
-    on the terminal nor through an askpass program): it fails instead, saying so.
+    GitError). ``env``: the environment git runs in (None: :func:`git_environment`; a
+    command that talks to a remote gets ``remote.no_prompt_environment``'s).
 
     In English (``LC_ALL=C``): its messages are read (a failure's reason, a fetch racing
     another), and git speaks the user's language otherwise (``LANGUAGE=de``: "Fehler:")."""
     result: subprocess.CompletedProcess[str] = _run(
-        root, args, text=True, input_text=input_text, timeout=timeout, prompt=prompt
+        root, args, text=True, input_text=input_text, timeout=timeout, env=env
     )
     return result
 
@@ -50,7 +50,7 @@ def _run(
     text: bool,
     input_text: str | None = None,
     timeout: float = FETCH_TIMEOUT,
-    prompt: bool = True,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[Any]:
     import subprocess
 
@@ -62,18 +62,12 @@ def _run(
             text=text,
             check=False,
             timeout=timeout,
-            env=git_environment() if prompt else {**git_environment(), **NO_PROMPT},
+            env=git_environment() if env is None else env,
         )
     except subprocess.TimeoutExpired:
         raise GitError(f"git {_command(args)} gave no answer within {timeout:g} s") from None
     except OSError as exc:
         raise GitError(f"git {_command(args)} failed: {exc}") from None
-
-
-# git asks for a user name or password on the terminal unless GIT_TERMINAL_PROMPT is 0,
-# and first through an askpass program (GIT_ASKPASS, else core.askPass, else
-# SSH_ASKPASS) unless GIT_ASKPASS is set and empty. Credential helpers still answer.
-NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""}
 
 
 def _command(args: tuple[str, ...]) -> str:
