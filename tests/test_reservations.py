@@ -396,3 +396,35 @@ def test_hooks_install_never_overwrites_a_hook_it_set_aside(ws: Workspace, repo:
         "#!/bin/sh\necho mine 2\n",
         "#!/bin/sh\necho mine 3\n",
     ]
+
+
+GIT_DIR_PATHS = [".git/config", ".GIT/hooks/pre-commit", "sub/.git/x", "{src,.git}/**", ".git"]
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])
+def test_a_path_in_git_s_own_directory_is_refused(ws: Workspace, repo: Path, module: str) -> None:
+    """``hive reserve .git/config`` was granted (git tracks nothing there): refused, exit
+    2, by the lean path and the full CLI alike, an absolute path into it too; a name
+    that merely starts with .git is a file like any other."""
+    for path in [*GIT_DIR_PATHS, str(repo / ".git" / "config")]:
+        done = run_hive(["-C", str(repo), "reserve", path], module=module)
+        assert done.returncode == 2, (path, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"error: {path!r} is inside git's own directory (.git), which holds no tracked"
+            " file: reserve the files you edit, such as src/a.py\n"
+        )
+    assert not git(repo, "ls-files", ".hive/reservations")
+    done = run_hive(["-C", str(repo), "reserve", ".gitignore", "a/.github/x"], module=module)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_reserve_tool_refuses_git_s_own_directory(ws: Workspace, repo: Path) -> None:
+    from hive.tools.registry import CallContext, call_tool
+
+    ctx = CallContext(root=str(repo), agent="BlueLake")
+    assert call_tool(ctx, "swarmmail_init", {"agent_name": "BlueLake"}).get("error") is None
+    for path in GIT_DIR_PATHS:
+        answer = call_tool(ctx, "swarmmail_reserve", {"paths": ["src/a.py", path]})
+        assert answer.get("code") == "invalid_input", answer
+        assert "inside git's own directory (.git)" in answer["error"]
+    assert call_tool(ctx, "swarmmail_reserve", {"paths": ["src/a.py"]}).get("error") is None

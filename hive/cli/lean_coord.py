@@ -198,6 +198,8 @@ def reserve(inv: Invocation) -> int | None:
     patterns = list(dict.fromkeys(given))
     if not inv.json and any("[" in pattern for pattern in patterns):
         return None  # rich would read it as markup: the full CLI prints it
+    if any(reservecore.in_git_dir(pattern) for pattern in patterns):
+        return None  # git's own directory: the full CLI refuses it (reservecore.reservable)
     agent = session.principal.name
 
     def plan(snap: Snapshot) -> Plan:

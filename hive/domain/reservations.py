@@ -243,7 +243,7 @@ def reserve(
         raise InvalidInput("give at least one path or pattern to reserve")
     if not 1 <= ttl_seconds <= MAX_TTL:
         raise InvalidInput(f"ttl_seconds must be between 1 and {MAX_TTL}, got {ttl_seconds}")
-    patterns = list(dict.fromkeys(normalize_request(ws, p) for p in paths))
+    patterns = list(dict.fromkeys(reservecore.reservable(ws.root, p) for p in paths))
     cell_id = _resolve_cell(ws, cell)
     forced: list[Override] = []
 

@@ -20,7 +20,13 @@ import re
 from datetime import datetime, timedelta
 
 from hive.domain.foldcase import fold
-from hive.domain.globs import case_folded, normalize_pattern, path_matches, patterns_meet
+from hive.domain.globs import (
+    case_folded,
+    expand_braces,
+    normalize_pattern,
+    path_matches,
+    patterns_meet,
+)
 from hive.domain.reserveplain import FIELDS as FIELDS
 from hive.domain.reserveplain import MAX_PLAIN_NAME as MAX_PLAIN_NAME
 from hive.domain.reserveplain import RESERVATIONS_DIR as RESERVATIONS_DIR
@@ -107,6 +113,29 @@ def normalize_request(root: str, path: str) -> str:
     if not GLOB_CHARS.search(pattern) and os.path.isdir(os.path.join(root, pattern)):
         pattern = f"{pattern}/**"
     return pattern
+
+
+def reservable(root: str, path: str) -> str:
+    """:func:`normalize_request` of a pattern to reserve, refused when it names a path
+    in git's own directory (a ``.git`` segment, in any case, at any depth: git tracks no
+    file there, and a hook or an agent editing ``.git/config`` is no work a reservation
+    coordinates). Releasing such a pattern, held from before, still works."""
+    pattern = normalize_request(root, path)
+    if in_git_dir(pattern):
+        raise InvalidInput(
+            f"{path!r} is inside git's own directory (.git), which holds no tracked file:"
+            " reserve the files you edit, such as src/a.py"
+        )
+    return pattern
+
+
+def in_git_dir(pattern: str) -> bool:
+    """Whether a brace alternative of the normalized ``pattern`` has a ``.git`` segment."""
+    return ".git" in pattern.lower() and any(
+        segment.lower() == ".git"
+        for alternative in expand_braces(pattern, pattern)
+        for segment in alternative.split("/")
+    )
 
 
 # ------------------------------------------------------------------ conflicts
