@@ -840,3 +840,28 @@ def test_a_write_that_finds_no_room_is_named_not_an_internal_error(
     assert _commits(repo) == before
     git(repo, "fsck")
     assert_clean(repo)
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])
+def test_a_config_line_that_is_not_utf8_is_a_corrupt_file(
+    ws: Workspace, repo: Path, module: str
+) -> None:
+    """A line of .hive/config.yaml in Latin-1 was read with replacement characters,
+    silently: it is a corrupt file naming the file and the line (exit 7), refused by a
+    write, reported by doctor, and the hook refuses to commit it."""
+    config = repo / ".hive" / "config.yaml"
+    lines = config.read_bytes().count(b"\n")
+    config.write_bytes(config.read_bytes() + b"# caf\xe9 au lait\n")
+    git(repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "by hand")
+    said = f".hive/config.yaml:{lines + 1}: not valid UTF-8 (invalid continuation byte)"
+    done = run_hive(["-C", str(repo), "create", "one"], module=module)
+    assert done.returncode == 7 and done.stderr.startswith(f"error: {said}"), done.stderr
+    doctor = run_hive(["-C", str(repo), "doctor"], module=module)
+    assert doctor.returncode == 1 and f"corrupt: {said}" in doctor.stdout, doctor.stdout
+    config.write_bytes(config.read_bytes() + b"# \xff\n")
+    hooked = run_hive(["-C", str(repo), "hooks", "install"])
+    assert hooked.returncode == 0, hooked.stderr
+    refused = subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qam", "again"], capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and ".hive/config.yaml:" in refused.stderr, refused.stderr

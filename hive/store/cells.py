@@ -28,15 +28,21 @@ def encode_cell(cell: Cell) -> bytes:
     return dumps(cell_document(cell)).encode("utf-8")
 
 
-def decode_cell(data: bytes, path: str) -> Cell:
-    """Parse and validate one cell file; errors name the path (and line when known)."""
+def utf8_text(data: bytes, path: str) -> str:
+    """The file ``path`` holding ``data`` as text; bytes that are not UTF-8 are a
+    CorruptFile naming the file and the line."""
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise CorruptFile(
             f"{path}:{line}: not valid UTF-8 ({exc.reason})", path=path, line=line
         ) from None
+
+
+def decode_cell(data: bytes, path: str) -> Cell:
+    """Parse and validate one cell file; errors name the path (and line when known)."""
+    text = utf8_text(data, path)
     mapping = load_mapping(text, path)
     try:
         return Cell.model_validate(mapping)
@@ -88,7 +94,9 @@ def encode_config(config: HiveConfig) -> bytes:
 
 
 def decode_config(data: bytes, path: str) -> HiveConfig:
-    text = data.decode("utf-8", errors="replace")
+    """Parse and validate the config file (a line not UTF-8, where it was read with
+    replacement characters, included); errors name the path and line."""
+    text = utf8_text(data, path)
     mapping = load_mapping(text, path)
     try:
         return HiveConfig.model_validate(mapping)
