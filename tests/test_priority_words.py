@@ -36,17 +36,38 @@ def test_p_words_are_taken_as_the_command_line_takes_them(ws: Workspace, repo: P
     assert "priority: 3" in stored  # written as the number, as ever
 
 
-@pytest.mark.parametrize("given", ["P7", "p-1", "Px", 9, -1, "high", "", "2"])
+@pytest.mark.parametrize("given", ["P7", "p-1", "Px", 9, -1, "high", "", "2", True, 2.5])
 def test_out_of_range_is_refused_naming_the_range(ws: Workspace, repo: Path, given: object) -> None:
     head = git(repo, "rev-parse", "HEAD")
     for name, args in (("hive_create", {"title": "x"}), ("hive_query", {})):
         refused = _call(repo, name, {**args, "priority": given})
         assert refused["code"] == "invalid_arguments" and refused["field"] == "priority"
-        if isinstance(given, int) or given.startswith(("P", "p")):  # a priority out of range
-            assert "0-4" in refused["error"] and "P0-P4" in refused["error"], refused
-        else:  # no priority at all: a number without quotes, as before
+        if given != "2":  # out of range, or no priority at all (high): what is taken
+            said = f"invalid argument 'priority': invalid priority {given!r}: use 0-4"
+            assert said in refused["error"] and "P0-P4" in refused["error"], refused
+            assert "Value error" not in refused["error"], refused
+        else:  # a number in quotes: without them, as every number argument
             assert "send a whole number without quotes" in refused["error"], refused
     assert git(repo, "rev-parse", "HEAD") == head
+
+
+@pytest.mark.parametrize("module", ["hive", "hive.cli.main"])
+def test_a_word_is_refused_in_the_same_words_by_the_cli_and_the_tool(
+    ws: Workspace, repo: Path, module: str
+) -> None:
+    """hive_update with priority "high" said "Input should be a valid integer; send a
+    whole number without quotes", not what a priority may be; it says what the command
+    line says: 0-4 or P0-P4."""
+    from tests.inprocess import run_hive
+
+    cell = _call(repo, "hive_create", {"title": "t"})["result"]["id"]
+    for word in ("high", "P5", "urgent"):
+        tool = _call(repo, "hive_update", {"id": cell, "priority": word})["error"]
+        done = run_hive(["-C", str(repo), "update", cell, "-p", word], module=module)
+        assert done.returncode == 2, done.stderr
+        said = done.stderr.removeprefix("error: ").strip()
+        assert said == f"invalid priority {word!r}: use 0-4 (0 is most urgent) or P0-P4"
+        assert tool == f"hive_update: invalid argument 'priority': {said}"
 
 
 def test_the_schemas_say_so_in_a_few_characters() -> None:

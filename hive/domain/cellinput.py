@@ -12,14 +12,19 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 
+PRIORITIES_TAKEN = "use 0-4 (0 is most urgent) or P0-P4"  # the command line's and the tools'
+
+
 def parse_priority(value: int | str | None, default: int | None = None) -> int | None:
-    """0-4, also written ``P0``-``P4``; anything else is a clear error."""
+    """0-4, also written ``P0``-``P4`` (in any case, spaces around it); anything else
+    (a word such as ``high``, a bool, a fraction) is a clear error saying what is taken."""
     if value is None:
         return default
-    text = str(value).strip().upper().removeprefix("P")
-    if text.isdecimal() and 0 <= int(text) <= 4:  # (isdigit() takes "²", int() does not)
-        return int(text)
-    raise InvalidInput(f"invalid priority {value!r}: use 0-4 (0 is most urgent) or P0-P4")
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        text = str(value).strip().upper().removeprefix("P")
+        if text.isdecimal() and 0 <= int(text) <= 4:  # (isdigit() takes "²", int() does not)
+            return int(text)
+    raise InvalidInput(f"invalid priority {value!r}: {PRIORITIES_TAKEN}")
 
 
 def parse_status(value: str | None, *, also: tuple[str, ...] = ()) -> str | None:

@@ -82,18 +82,19 @@ PRIORITY = {"priority": _priority}
 
 
 def _priority_word(value: Any) -> Any:
-    """A priority as a tool call gives it: 0-4, or ``P0``-``P4`` in any case (as the
-    command line takes it); a P word or a number out of range is refused naming the
-    range. Anything else (a quoted number, a float, a bool) is left to the model's
-    strict checks (a number, without quotes)."""
-    if isinstance(value, str) and value.strip()[:1] in ("P", "p"):
-        try:
-            return _priority(value)
-        except InvalidInput as exc:
-            raise ValueError(str(exc)) from None
-    if type(value) is int and not 0 <= value <= 4:
-        raise ValueError(f"invalid priority {value}: use 0-4 (0 is most urgent) or P0-P4")
-    return value
+    """A priority as a tool call gives it, in the spellings the command line takes: 0-4
+    (``2.0`` too: a whole number), ``P0``-``P4`` in any case; anything else (``high``, out
+    of range, a bool) refused with the command line's words, which say what is taken. A
+    quoted number is left to the model's strict check (send it without quotes), as
+    every number argument of a tool is."""
+    if isinstance(value, str) and value.strip().isdecimal():
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    try:
+        return _priority(value)
+    except InvalidInput as exc:
+        raise ValueError(str(exc)) from None
 
 
 # a person's --help for the values a filter or an update takes (not in the tool schemas)

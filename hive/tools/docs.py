@@ -45,11 +45,12 @@ microseconds), in the tool envelope and over MCP alike; a commit's `time`
 (`hive_log`) is git's: whole seconds since 1970, an integer. A cell's `priority`
 (`hive_create`, `hive_update`, `hive_query`, `hive_create_epic`'s epic and subtasks)
 is 0-4 (0 most urgent) or, as the command line writes it, `"P0"`-`"P4"` in any case;
-one out of range is refused naming the range (a quoted number is refused too, a
-subtask's aside: send it without quotes). `hive_query` with an `id` shows that one
-cell whatever its fields: a filter given with it (`status`, `type`, `priority`,
-`parent`, `label`, `assignee`) is refused (`invalid_input`, naming the filter), not
-ignored; leave out `id` to list by the filter.
+anything else (out of range, a word such as `"high"`) is refused in the command line's
+words, which say what is taken (`invalid priority 'high': use 0-4 (0 is most urgent)
+or P0-P4`); a quoted number is refused too, a subtask's aside: send it without quotes.
+`hive_query` with an `id` shows that one cell whatever its fields: a filter given with
+it (`status`, `type`, `priority`, `parent`, `label`, `assignee`) is refused
+(`invalid_input`, naming the filter), not ignored; leave out `id` to list by the filter.
 [seeds.md](seeds.md) maps each seed document's tools to these. The surfaces are
 generated from the registry:
 

@@ -458,7 +458,7 @@ def _verdict(args: dict[str, Any], errors: list[Any]) -> str:
     alike = [e for e in errors if field_path(args, e["loc"]) == first]
     lead = "Input should be "
     if len(alike) < 2 or not all(e["msg"].startswith(lead) for e in alike):
-        return str(errors[0]["msg"])
+        return str(errors[0]["msg"]).removeprefix("Value error, ")  # a validator's own words
     if all(e["type"] == "literal_error" for e in alike):
         values = [
             value
