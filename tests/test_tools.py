@@ -568,3 +568,40 @@ def test_mcp_starts_without_the_full_cli_and_refuses_alike(ws: Workspace, repo: 
         assert helped.returncode == 0 and "Usage: hive mcp" in helped.stdout
     typo = run_hive(["-C", str(repo), "mcp", "--agnet", "x"])
     assert typo.returncode == 2 and "No such option: --agnet" in typo.stderr
+
+
+def test_mcp_outside_a_repository_completes_the_handshake_and_names_the_directory(
+    tmp_path: Path,
+) -> None:
+    """``hive mcp`` outside a git repository exited before the handshake: the client saw
+    the connection drop. It serves: the handshake completes, the tools are listed, and
+    every call is answered ``not_a_git_repository`` naming the directory."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert subprocess.run(["git", "-C", str(plain), "rev-parse"], capture_output=True).returncode
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "hive", "-C", str(plain), "mcp"], env={**os.environ}
+    )
+
+    async def scenario() -> tuple[Any, ...]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            calls = [
+                await session.call_tool(name, args)
+                for name, args in (("hive_ready", {}), ("swarmmail_init", {"agent_name": "a"}))
+            ]
+            return listed, calls
+
+    listed, calls = anyio.run(scenario)
+    assert {tool.name for tool in listed.tools} >= {"hive_ready", "swarmmail_init"}
+    for answer in calls:
+        assert answer.is_error and answer.structured_content is not None, answer
+        assert answer.structured_content["code"] == "not_a_git_repository"
+        assert str(plain) in answer.structured_content["error"]
+    assert not list(plain.iterdir())  # nothing made there
+    other = run_hive(["-C", str(plain), "list"])  # the other commands: the plain exit
+    assert other.returncode == 2 and "not inside a git repository" in other.stderr

@@ -77,21 +77,41 @@ def serve(
         with HeldInterrupts(terminate=True) as held:
             try:
                 wanted = agent or actor or os.environ.get("HIVE_AGENT")
-                ctx = open_session(directory, wanted, session)
+                ctx, warnings = opened_session(directory, wanted, session)
                 ctx.context_dir = context_dir(directory, context)
-                warnings = tool_warnings(ctx)
             except HiveError as exc:
                 return refused(exc, json_output)
         if held.caught:
             return 0
         for warning in warnings:
-            err(f"warning: {ctx.agent}: {warning}")
+            err(f"warning: {warning}")
         if ctx.bind_error is not None:
             err(f"warning: {ctx.bind_error.message}")
         serve_stdio(ctx)  # returns on stdin EOF, Ctrl-C or SIGTERM
     except KeyboardInterrupt:  # Ctrl-C while starting: stopped as asked, not a failure
         return 0
     return 0
+
+
+def opened_session(
+    directory: str, wanted: str | None, session: str
+) -> tuple[CallContext, list[str]]:
+    """The session (:func:`open_session`) and the warnings to print at start. Outside a
+    git repository the server still starts, so a client completes the MCP handshake
+    and reads why: every tool call answers ``not_a_git_repository`` naming the
+    directory (an exit before the handshake was a dropped connection to the client)."""
+    from hive.errors import NotAGitRepository
+    from hive.tools.registry import CallContext
+
+    try:
+        ctx = open_session(directory, wanted, session)
+    except NotAGitRepository as exc:
+        root = os.path.abspath(directory)
+        return CallContext(root=root, session=session), [f"{exc.message}: {ANSWERED}"]
+    return ctx, [f"{ctx.agent}: {warning}" for warning in tool_warnings(ctx)]
+
+
+ANSWERED = "every tool call answers not_a_git_repository"
 
 
 def open_session(directory: str, wanted: str | None, session: str) -> CallContext:

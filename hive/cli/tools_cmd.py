@@ -123,7 +123,9 @@ def run_cmd(
 
 def mcp_cmd(agent: AgentOption = None, context: ContextOption = None) -> None:
     """Serve every tool over MCP on stdin/stdout (for agent runtimes). Each server
-    process has its own session, so two servers never share a mail identity."""
+    process has its own session, so two servers never share a mail identity.
+    Started outside a git repository, it still serves (a client completes the
+    handshake): every tool call answers not_a_git_repository, naming the directory."""
     from hive.cli.mcp_start import serve
 
     code = serve(OPTIONS.directory, OPTIONS.actor, OPTIONS.json, agent, context)
