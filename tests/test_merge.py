@@ -384,6 +384,46 @@ def test_init_keeps_the_users_attributes_and_never_commits_their_edits(
     assert_clean(repo)
 
 
+def test_init_leaves_staged_attributes_alone_and_names_them_as_hive_s(repo: Path) -> None:
+    """Edits of .gitattributes staged (git add) and then undone in the working tree: init
+    failed with "source file .gitattributes has staged changes" (staged_source_file), a
+    file of hive's called an agent's source file. It leaves them alone, as edits in the
+    working tree, and doctor says to commit or undo them first; a write of hive's
+    .gitattributes over staged edits (a git add racing it) is refused as hive's file."""
+    from hive.errors import DirtyHiveFile
+    from hive.git.repo import Change, format_message
+
+    attributes = repo / ATTRIBUTES_PATH
+    attributes.write_text("*.png binary\n")
+    git(repo, "add", ATTRIBUTES_PATH)
+    git(repo, "commit", "-qm", "attributes")
+    attributes.write_text("*.png binary\n*.jpg binary\n")
+    git(repo, "add", ATTRIBUTES_PATH)
+    attributes.write_text("*.png binary\n")  # the working tree as HEAD has it
+    ws = Workspace(str(repo), actor="alice")
+    assert init_hive(ws).attributes == ""
+    assert git(repo, "diff", "--cached", "--name-only") == ".gitattributes\n"  # kept staged
+    assert git(repo, "show", ":.gitattributes") == "*.png binary\n*.jpg binary\n"
+    [problem] = diagnose(ws).problems
+    assert problem.message.endswith(
+        "(first commit or undo your uncommitted edits of .gitattributes: hive init leaves"
+        " them alone)"
+    )
+
+    def plan(snap: Any) -> tuple[list[Change], str, None]:
+        wanted = Change(ATTRIBUTES_PATH, b"*.png binary\n.hive/cells/** merge=hive\n")
+        return [wanted], format_message("hive: attributes", []), None
+
+    with pytest.raises(DirtyHiveFile) as refused:
+        ws.write_files(plan)
+    assert refused.value.code == "dirty_hive_file", refused.value
+    assert str(refused.value).startswith(".gitattributes has staged changes")
+    git(repo, "restore", "--staged", ATTRIBUTES_PATH)
+    assert init_hive(ws).attributes == "added"
+    assert diagnose(ws).ok
+    assert_clean(repo)
+
+
 def test_init_moves_its_lines_after_a_line_that_overrides_them(ws: Workspace, repo: Path) -> None:
     """A ``* merge=union`` added after hive's lines took cells from the driver: doctor
     said "run 'hive init' to add them", and init said "unchanged" and left them there.

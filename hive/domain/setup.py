@@ -188,7 +188,8 @@ def _attributes_change(ws: Workspace, snap: Snapshot) -> tuple[Change, str] | No
     """hive's lines put last in the root ``.gitattributes`` (added, or moved after a line
     that overrides them, such as ``* merge=union``; everything else in it kept), unless
     git already routes hive's files to the driver (from any attributes file). A
-    ``.gitattributes`` with uncommitted edits is left alone (doctor then says so)."""
+    ``.gitattributes`` with uncommitted edits, staged or not, is left alone (doctor then
+    says so)."""
     if _routed(ws):
         return None
     current = snap.read(ATTRIBUTES_PATH)
@@ -196,14 +197,24 @@ def _attributes_change(ws: Workspace, snap: Snapshot) -> tuple[Change, str] | No
     wanted = _hive_lines_last(text)
     if wanted == text:
         return None  # already last: what overrides them is in another file (doctor says so)
-    on_disk = os.path.join(ws.root, ATTRIBUTES_PATH)
-    if os.path.lexists(on_disk):
-        with open(on_disk, "rb") as handle:
-            if not is_blob(handle.read(), blob_sha_of(current or b"")):
-                return None  # the user's own uncommitted edits: never swept into a hive commit
+    if _attributes_edited(ws, current):
+        return None  # the user's own uncommitted edits: never swept into a hive commit
     present = set(text.splitlines())
     done = "moved last" if all(line in present for line in ATTRIBUTE_LINES) else "added"
     return Change(ATTRIBUTES_PATH, wanted.encode()), done
+
+
+def _attributes_edited(ws: Workspace, committed: bytes | None) -> bool:
+    """Whether ``.gitattributes`` has uncommitted edits: staged (``git add``), or in the
+    working tree, against ``committed`` (HEAD's content; None: none)."""
+    blob = blob_sha_of(committed) if committed is not None else None
+    if ws.git.staged_blob(ATTRIBUTES_PATH) != blob:
+        return True
+    on_disk = os.path.join(ws.root, ATTRIBUTES_PATH)
+    if not os.path.lexists(on_disk):
+        return False
+    with open(on_disk, "rb") as handle:
+        return not is_blob(handle.read(), blob_sha_of(committed or b""))
 
 
 def _hive_lines_last(text: str) -> str:
@@ -254,11 +265,11 @@ def merge_setup_problems(ws: Workspace, snap: Snapshot) -> list[Problem]:
     found: list[Problem] = []
     unrouted = _unrouted(ws)
     if unrouted:
-        found.append(
-            Problem(
-                kind="merge-driver", message=_unrouted_message(ws, unrouted), path=ATTRIBUTES_PATH
-            )
-        )
+        message = _unrouted_message(ws, unrouted)
+        if _attributes_edited(ws, snap.read(ATTRIBUTES_PATH)):
+            message += f" (first commit or undo your uncommitted edits of {ATTRIBUTES_PATH}:"
+            message += " hive init leaves them alone)"
+        found.append(Problem(kind="merge-driver", message=message, path=ATTRIBUTES_PATH))
     configured = get_all(ws.root, DRIVER_KEY)
     if not configured:
         found.append(

@@ -48,6 +48,7 @@ from hive.git.index import (
     IndexUpdate,
     index_mtime_ns,
     keyed_entries,
+    lookup_entries,
     stat_clean,
 )
 from hive.git.loose import parse_commit, read_object, write_loose
@@ -521,6 +522,14 @@ class GitRepo:
         if content is not None:
             self._overlay = (key, dict(overlay))
         return overlay
+
+    def staged_blob(self, path: str) -> str | None:
+        """The blob git's index stages at ``path`` (None: not in the index; "" for a path
+        with merge conflicts, which stages no one blob)."""
+        entry = lookup_entries(self.paths.index_path, [path]).get(path)
+        if entry is None:
+            return None
+        return entry.sha.decode() if entry.stage == 0 else ""
 
     def blobs_known_whole(self, shas: list[str]) -> set[str]:
         """The blobs among ``shas`` whose packed bytes are whole by their pack index's
@@ -1532,6 +1541,9 @@ def _parents_first(commits: list[CommitInfo]) -> list[CommitInfo]:
     return ordered
 
 
+# files outside .hive/ whose content hive itself writes (``hive init``'s merge lines):
+# hive's files, not an agent's source files, when a write of hive's content is refused
+HIVE_WRITES_OUTSIDE = (".gitattributes",)
 _HIVE_STATES = {
     "unmerged": "has merge conflicts; resolve them first",
     "staged": "has staged changes that are not committed; commit or reset them first",
@@ -1560,7 +1572,7 @@ def _dirty(change: Change, state: str) -> DirtyHiveFile | DirtySourceFile:
     staged) or the working tree (edited): a file outside .hive/ is named as the source
     file it is (``staged_source_file``, ``dirty_source_file``), not as hive's."""
     path = change.path
-    if path.startswith(".hive/"):
+    if path.startswith(".hive/") or (path in HIVE_WRITES_OUTSIDE and not change.from_worktree):
         return DirtyHiveFile(f"{path} {_HIVE_STATES[state]}", path=path)
     said = _SOURCE_STATES[state][0 if change.from_worktree else 1].format(path=path)
     kind = DirtySourceFile if state == "edited" else StagedSourceFile
