@@ -106,3 +106,39 @@ def test_of_several_remotes_the_branch_s_upstream_is_synced(
     )
     assert not git(b, "for-each-ref", "refs/hive-remotes/fork/")
     assert _sync(b, "fork", module=module)["remote"] == "fork"
+
+
+def _tracking(repo: Path, remote: str) -> dict[str, str]:
+    shown = git(
+        repo, "for-each-ref", "--format=%(refname) %(objectname)", f"refs/hive-remotes/{remote}"
+    )
+    return dict(line.split(" ") for line in shown.splitlines())
+
+
+@pytest.mark.parametrize("module", CLIS)
+def test_a_renamed_remote_s_tracking_refs_follow_the_rename(clones: Clones, module: str) -> None:
+    """``git remote rename origin upstream`` left refs/hive-remotes/origin/* behind, a
+    remote that is gone: the sync moves them with the rename (one git transaction), or
+    drops them where the new name has its own; a remote named origin again keeps its."""
+    from hive.domain.sync import configure_remotes
+
+    b = clones.paths["b"]
+    create_cell(clones.ws("a"), title="from a")
+    clones.sync("a")
+    _sync(b, module=module)
+    before = _tracking(b, "origin")
+    assert set(before) >= {"refs/hive-remotes/origin/state"}, before
+    git(b, "remote", "rename", "origin", "upstream")
+    assert _tracking(b, "origin") == before  # git renames the branches' tracking refs only
+    configure_remotes(clones.ws("b"))  # what a sync (and hive init) do first
+    assert not _tracking(b, "origin")
+    moved = {ref.replace("/origin/", "/upstream/"): sha for ref, sha in before.items()}
+    assert _tracking(b, "upstream") == moved
+    git(b, "remote", "rename", "upstream", "up")  # up: upstream's refspec, stale
+    git(b, "remote", "add", "upstream", str(clones.origin))
+    _sync(b, "upstream", module=module)  # a remote of that name again: its refspec, refs
+    theirs = _tracking(b, "upstream")
+    _sync(b, "up", module=module)
+    assert _tracking(b, "upstream") == theirs and theirs, "another remote's refs were moved"
+    assert set(_tracking(b, "up")) == {ref.replace("/upstream/", "/up/") for ref in theirs}
+    assert run_hive(["-C", str(b), "doctor"], module=module).returncode == 0

@@ -56,7 +56,9 @@ from hive.git.remote import (
     check_remote,
     fetch_refs,
     fetch_refspec,
+    move_tracking_refs,
     push_refs,
+    refspec_remote,
     shown_remote,
     stale_fetch_refspecs,
     take_handed_over_fetch,
@@ -112,6 +114,7 @@ def configure_remotes(
         changed[name] = config.add_value(fetch_key, fetch_refspec(name))
         for stale in stale_fetch_refspecs(name, config.get_all(fetch_key)):
             changed[name] = config.remove_value(fetch_key, stale) or changed[name]
+            _follow_rename(ws, config, refspec_remote(stale), name)
         push_key = f"remote.{name}.push"
         pushed = config.get_all(push_key)
         if PUSH_REFSPEC not in pushed:
@@ -120,6 +123,16 @@ def configure_remotes(
             config.add_value(push_key, PUSH_REFSPEC)
             changed[name] = True
     return changed
+
+
+def _follow_rename(ws: Workspace, config: GitConfig, old: str, new: str) -> None:
+    """The tracking refs of ``old``, a remote ``git remote rename`` renamed to ``new``
+    (its stale refspec said so), moved to ``new``'s: doctor and the sync audit saw
+    a remote that was gone. Left alone when ``old`` names a remote again, which fetches
+    into them."""
+    if old in config.remotes() and fetch_refspec(old) in config.get_all(f"remote.{old}.fetch"):
+        return
+    move_tracking_refs(ws.root, old, new)
 
 
 class Merged:

@@ -233,6 +233,39 @@ def stale_fetch_refspecs(remote: str, refspecs: list[str]) -> list[str]:
     ]
 
 
+def refspec_remote(refspec: str) -> str:
+    """The remote whose tracking refs a hive fetch refspec writes (``origin`` of
+    ``+refs/hive/*:refs/hive-remotes/origin/*``)."""
+    into = refspec.partition(":")[2]
+    return into.removeprefix(f"{TRACKING_PREFIX}/").removesuffix("/*")
+
+
+def move_tracking_refs(root: str, old: str, new: str) -> None:
+    """Move ``old``'s tracking refs (``refs/hive-remotes/<old>/*``) to ``new``'s, in one
+    ``git update-ref`` transaction: ``git remote rename`` moves the branches' tracking
+    refs and leaves hive's. A ref ``new`` has already stays as it is; ``old``'s goes."""
+    old_prefix, new_prefix = f"{TRACKING_PREFIX}/{old}/", f"{TRACKING_PREFIX}/{new}/"
+    listed = run_git(
+        root, "for-each-ref", "--format=%(refname) %(objectname)", old_prefix, new_prefix
+    )
+    if listed.returncode != 0:
+        raise _failure(listed, f"cannot list the tracking refs of {old}")
+    refs = dict(line.split(" ", 1) for line in listed.stdout.splitlines() if " " in line)
+    commands = []
+    for ref, sha in refs.items():
+        if not ref.startswith(old_prefix):
+            continue
+        moved = new_prefix + ref.removeprefix(old_prefix)
+        if moved not in refs:
+            commands.append(f"create {moved} {sha}\n")
+        commands.append(f"delete {ref} {sha}\n")
+    if not commands:
+        return
+    done = run_git(root, "update-ref", "--stdin", input_text="".join(commands))
+    if done.returncode != 0:
+        raise _failure(done, f"cannot move the tracking refs of {old} to {new}")
+
+
 def tracking_ref(remote: str, name: str) -> str:
     """Where a remote's ``refs/hive/<name>`` is kept locally: ``refs/hive-remotes/<remote>/<name>``
     (outside ``refs/hive/``, so a push of hive's refs never sends them back). A URL
