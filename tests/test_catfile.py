@@ -7,6 +7,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from hive.domain.bulk import create_cells
 from hive.domain.setup import init_hive
 from hive.domain.workspace import Workspace
@@ -107,3 +109,39 @@ def test_a_fresh_clones_first_command_indexes_what_the_writes_did(tmp_path: Path
         path.unlink()
     cold = answer_and_rows()
     assert len(cold[1]) >= 150 and cold == warm
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        {},
+        {"started_at": "2026-11-28T10:00:00.120Z", "closed_at": "2026-11-28T11:00:00.000Z"},
+        {"created_at": "2026-01-02T03:04:05.123456Z", "deleted_at": "2026-11-28T12:00:00.999Z"},
+        {"created_at": "0999-01-02T03:04:05.123Z"},  # a year strftime does not pad
+    ],
+)
+def test_the_plain_reader_indexes_each_time_as_the_model_does(times: dict[str, str]) -> None:
+    """The JSON a cold build stores gives each time as the file spells it, which the
+    plain reader checked is how hive spells it: the model's bytes, for every kind."""
+    from hive.store.celldoc import plain_cell
+    from hive.store.cellrows import parse_for_index
+    from hive.store.cells import parse_for_index as parse_with_model
+    from hive.store.yamlfast import fast_loads
+
+    fields = {
+        "id": "hv-abc",
+        "title": "a cell",
+        "status": "closed" if "closed_at" in times else "open",
+        "created_at": "2026-11-28T09:00:00.001Z",
+        "updated_at": "2026-11-28T09:30:00.010Z",
+        **times,
+    }
+    text = "".join(
+        f'{key}: "{value}"\n' if key.endswith("_at") else f"{key}: {value}\n"
+        for key, value in fields.items()
+    )
+    data = text.encode()
+    plain_read = plain_cell(fast_loads(text)) is not None
+    assert plain_read == (not times.get("created_at", "").startswith("0"))
+    plain, model = parse_for_index(data, "cells/hv-abc.yaml"), parse_with_model(data, "x")
+    assert plain == model and plain.json == model.json

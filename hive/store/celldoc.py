@@ -353,9 +353,16 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def parsed(cell: dict[str, Any]) -> ParsedCell:
-    """What the state index keeps of a plain cell (``store/cells.py:parsed_cell``)."""
+def parsed(cell: dict[str, Any], written: dict[str, Any] | None = None) -> ParsedCell:
+    """What the state index keeps of a plain cell (``store/cells.py:parsed_cell``).
+    ``written``: the mapping :func:`plain_cell` made ``cell`` of, whose times it found
+    spelled exactly as :func:`format_time` spells them: given to the JSON as they are
+    (two to five ``format_time`` calls less a cell of a cold build)."""
     from hive.store.index import ParsedCell
+
+    shown = cell
+    if written is not None:
+        shown = {**cell, **{name: written[name] for name in _TIMES if name in written}}
 
     return ParsedCell(
         id=cell["id"],
@@ -369,5 +376,5 @@ def parsed(cell: dict[str, Any]) -> ParsedCell:
         created=cell["created_at"].timestamp(),
         deleted=cell["deleted_at"] is not None,
         dependencies=[(dep["type"], dep["target"]) for dep in cell["dependencies"]],
-        json=json_of(cell),
+        json=json_of(shown),
     )

@@ -15,11 +15,12 @@ def parse_for_index(data: bytes, path: str) -> ParsedCell | ParseProblem:
     from hive.store.yamlfast import fast_loads
 
     try:
-        cell = plain_cell(fast_loads(data.decode("utf-8")))
+        mapping = fast_loads(data.decode("utf-8"))
+        cell = plain_cell(mapping)
     except Exception:  # anything unusual: the model decides, and words the problem
         cell = None
     if cell is not None:
-        return parsed(cell)
+        return parsed(cell, mapping)
     from hive.store.cells import parse_for_index as parse_with_model
 
     return parse_with_model(data, path)
