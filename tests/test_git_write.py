@@ -483,6 +483,22 @@ def test_a_ref_not_made_yet_is_absent_without_opening_dulwich(ws: Workspace, rep
     assert ws.git.ref_value("refs/hive/sym") == head  # a symbolic ref: dulwich reads it
 
 
+def test_a_packed_ref_name_that_is_not_utf8_breaks_nothing(ws: Workspace, repo: Path) -> None:
+    """git takes any bytes in a ref name: a tag named in Latin-1, packed with the branch,
+    made every command fail ('internal error: UnicodeDecodeError') where HEAD's branch
+    is read from packed-refs; the mail log's look for fetched logs reads it too."""
+    git(repo, "tag", os.fsdecode(b"caf\xe9"))
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "update-ref", "refs/hive-remotes/origin/mail", head)
+    git(repo, "pack-refs", "--all")
+    created = run_hive(["create", "after packing"], cwd=repo)
+    assert created.returncode == 0, created.stderr
+    listed = run_hive(["list"], cwd=repo)
+    assert listed.returncode == 0 and "after packing" in listed.stdout, listed.stderr
+    assert ws.git.tracking_tips("mail") == {"refs/hive-remotes/origin/mail": head}
+    assert_clean(repo)
+
+
 def test_a_ref_made_between_two_looks_is_read_without_opening_dulwich(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

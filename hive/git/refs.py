@@ -328,13 +328,16 @@ def _is_tracking(ref: str, name: str) -> bool:
 
 
 def _packed_lines(common_dir: str) -> list[str]:
-    """The ref lines of packed-refs (``SHA NAME``; none when there is no such file)."""
+    """The ref lines of packed-refs (``SHA NAME``; none when there is no such file). A
+    name git took in bytes that are not UTF-8 is read with them escaped (never equal to
+    a name hive asks for), so it cannot make the others unreadable."""
+    packed_refs = os.path.join(common_dir, "packed-refs")
     try:
-        with open(os.path.join(common_dir, "packed-refs"), encoding="utf-8") as handle:
+        with open(packed_refs, encoding="utf-8", errors="surrogateescape") as handle:
             text = handle.read()
     except FileNotFoundError:
         return []
-    return [line for line in text.splitlines() if line and not line.startswith(("#", "^"))]
+    return [line for line in text.split("\n") if line and not line.startswith(("#", "^"))]
 
 
 def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
@@ -353,15 +356,13 @@ def _read_loose_value(paths: RepoPaths, ref: str) -> str | None:
 
 def _read_packed_ref(common_dir: str, ref: str) -> str | None:
     try:
-        with open(os.path.join(common_dir, "packed-refs"), encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith(("#", "^")):
-                    continue
-                sha, _, name = line.rstrip("\n").partition(" ")
-                if name == ref and is_sha(sha):
-                    return sha
+        lines = _packed_lines(common_dir)
     except OSError:
         return None
+    for line in lines:
+        sha, _, name = line.partition(" ")
+        if name == ref and is_sha(sha):
+            return sha
     return None
 
 
