@@ -499,6 +499,22 @@ def test_a_packed_ref_name_that_is_not_utf8_breaks_nothing(ws: Workspace, repo: 
     assert_clean(repo)
 
 
+def test_a_branch_whose_name_is_not_utf8_is_refused_with_what_to_do(
+    ws: Workspace, repo: Path
+) -> None:
+    """On a branch git named in Latin-1 bytes, hive's commands failed with 'internal
+    error: UnicodeDecodeError'; now they say what is wrong and write nothing."""
+    git(repo, "checkout", "-q", "-b", os.fsdecode(b"caf\xe9"))
+    before = git(repo, "rev-parse", "HEAD")
+    for argv in (["create", "on that branch"], ["list"], ["--json", "ready"]):
+        out = run_hive(argv, cwd=repo)
+        assert out.returncode == 8, (argv, out.stderr, out.stdout)
+        assert "not UTF-8" in out.stderr + out.stdout and "internal error" not in out.stderr
+        assert "git branch -m" in out.stderr + out.stdout
+    assert git(repo, "rev-parse", "HEAD") == before
+    assert_clean(repo)
+
+
 def test_a_ref_made_between_two_looks_is_read_without_opening_dulwich(
     ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -108,6 +108,19 @@ def _unusual_mode(mode: int, _sha: str) -> int | None:
     return None if staged == REGULAR_MODE else staged
 
 
+def _branch_name(ref: bytes) -> str:
+    """HEAD's branch as text; a name git took in bytes that are not UTF-8 is refused
+    with what to do (hive names branches as text in its refs, locks and messages)."""
+    try:
+        return ref.decode()
+    except UnicodeDecodeError:
+        shown = ref.decode("utf-8", "backslashreplace")
+        raise GitError(
+            f"HEAD is on {shown}, a branch whose name is not UTF-8: hive cannot read or"
+            " write there; rename it ('git branch -m NEW-NAME') or switch to another branch"
+        ) from None
+
+
 def staged_mode(mode: int) -> int:
     """A blob's mode as git stages it: a regular file is 0o100644 or, with any
     executable bit, 0o100755 (old trees may hold 0o100664); others as they are."""
@@ -432,7 +445,7 @@ class GitRepo:
             return fast
         refs = self.dulwich.refs
         chain, sha = refs.follow(_ref("HEAD"))
-        ref = chain[-1].decode() if len(chain) > 1 else None
+        ref = _branch_name(chain[-1]) if len(chain) > 1 else None
         return HeadRef(ref=ref, commit=sha.decode() if sha else None)
 
     def commit_tree(self, commit_sha: str) -> str:
