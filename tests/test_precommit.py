@@ -69,6 +69,21 @@ def test_commit_all_and_commit_path_are_checked(ws: Workspace, repo: Path) -> No
     assert commit(repo, hive_env(repo, "alice"), "-a").returncode == 0
 
 
+def test_a_reserved_file_whose_name_is_not_utf8_is_named_as_its_bytes(
+    ws: Workspace, repo: Path
+) -> None:
+    """The hook names a file whose name git took in Latin-1 bytes as docs/tools.md says
+    every surface does (``caf\\xe9.txt``), not as Python's lone surrogate (``\\udce9``)."""
+    install_hook(ws)
+    reserve(agent(repo, "alice"), paths=["src/**"])
+    (repo / "src").mkdir()
+    (repo / os.fsdecode(b"src/caf\xe9.txt")).write_text("x\n")
+    git(repo, "add", "-A")
+    said = _refused(repo, hive_env(repo, "bob"))
+    assert "src/caf\\xe9.txt is reserved by alice" in said, said
+    assert "udce9" not in said
+
+
 def test_a_mode_change_of_a_reserved_file_is_checked(ws: Workspace, repo: Path) -> None:
     """A change of the executable bit alone (the same blob) changes the file as git
     commits it: it is checked against the reservations like a change of its content."""

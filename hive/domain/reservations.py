@@ -82,6 +82,7 @@ from hive.models.reservation import (
 )
 from hive.store.layout import HIVE_DIR
 from hive.store.yamlio import load_mapping
+from hive.text import utf8_clean
 
 LOADED_CACHE = "reservations.loaded"  # reservations tree key -> LoadedReservations
 PREFIX_CACHE = "reservations.prefixed"  # blob sha -> [(literal prefix, reservation)]
@@ -319,10 +320,11 @@ class HeldFiles:
 
 def held_message(path: str, item: Reservation) -> str:
     """How a file under another agent's reservation is named to whoever commits it (the
-    pre-commit hook, ``swarm_complete``)."""
+    pre-commit hook, ``swarm_complete``); a name whose bytes are not UTF-8 is shown with
+    them escaped (``caf\\xe9.txt``), as every surface shows it."""
     cell = f" for {item.cell}" if item.cell else ""
     return (
-        f"{path} is reserved by {item.agent}{cell} ({item.path_pattern}) until "
+        f"{utf8_clean(path)} is reserved by {item.agent}{cell} ({item.path_pattern}) until "
         f"{item.expires_at:%Y-%m-%d %H:%M:%S}Z"
     )
 
