@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hive.domain.annotate import add_comment
-from hive.domain.beads import export_beads, import_beads, parse_time
+from hive.domain.beads import export_beads, import_beads
 from hive.domain.cells import (
     close_cell,
     list_cells,
@@ -32,7 +32,6 @@ SMALL = beads_export("issues-2025-10-19.jsonl")  # 163 records
 MEDIUM = beads_export("issues-2026-02-27.jsonl")  # 704 records
 LARGE = beads_export("issues-2026-01-14.jsonl")  # 3,003 records
 EXPORTS = [SMALL, MEDIUM, LARGE]
-TIMES = frozenset({"created_at", "updated_at", "closed_at", "deleted_at"})
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -52,18 +51,6 @@ def beads_ready(rows: list[dict[str, Any]]) -> set[str]:
         )
 
     return {row["id"] for row in rows if row["status"] == "open" and not blocked(row)}
-
-
-def comparable(key: str, value: Any) -> Any:
-    """Times as instants (export writes UTC), lists of objects member by member."""
-    if key in TIMES and isinstance(value, str):
-        return parse_time(value, key)
-    if isinstance(value, list):
-        return [
-            {k: comparable(k, v) for k, v in item.items()} if isinstance(item, dict) else item
-            for item in value
-        ]
-    return value
 
 
 @dataclass
@@ -178,7 +165,8 @@ def test_export_of_import_gives_back_every_field(
         again = back[row["id"]]
         assert sorted(again) == sorted(row), row["id"]
         for key, value in row.items():
-            assert comparable(key, again[key]) == comparable(key, value), (row["id"], key)
+            # as written: a time in its own zone and precision too, not only its instant
+            assert again[key] == value, (row["id"], key)
 
 
 def test_ids_are_kept_and_resolve(imported: Callable[[Path], Workspace]) -> None:
@@ -253,6 +241,18 @@ def test_priority_zero_mixed_zones_comments_and_dependency_types(
     assert back["bd-a2"]["status"] == "pinned" and back["bd-a2"]["issue_type"] == "convoy"
     assert back["bd-a2"]["dependencies"][0]["type"] == "supersedes"
     assert back["bd-a1"]["comments"][0]["id"] == 7
+    # times come back as beads wrote them (zone, digits), not as hive's UTC of them
+    assert back["bd-a1"]["created_at"] == "2025-12-17T21:19:10.9462-08:00"
+    assert back["bd-a1"]["updated_at"] == "2025-12-18T05:19:11Z"
+    assert back["bd-a1"]["comments"][0]["created_at"] == "2026-01-12T02:16:51+01:00"
+    # ... while they are the same instant: a time hive changed is written in UTC
+    add_comment(fresh, cell_id="bd-a1", text="said in hive")
+    commented = {
+        r["id"]: r for r in map(json.loads, (export_beads(fresh).text or "").splitlines())
+    }["bd-a1"]
+    assert commented["created_at"] == "2025-12-17T21:19:10.9462-08:00"
+    assert commented["updated_at"].endswith("Z") and commented["updated_at"] > "2026"
+    assert commented["comments"][0]["created_at"] == "2026-01-12T02:16:51+01:00"
     # a cell changed in hive exports its new value, not the recorded original
     update_cell(fresh, cell_id="bd-a2", status="closed")
     again = {r["id"]: r for r in map(json.loads, (export_beads(fresh).text or "").splitlines())}

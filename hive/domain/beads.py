@@ -7,7 +7,8 @@ commit; ``export_beads`` writes cells as beads JSONL. What maps:
   is a child of the id before its last dot, as in hive;
 * title, description, design, acceptance_criteria, notes, priority (0-4),
   assignee, labels, created_by, timestamps (any time zone; stored in UTC with
-  their microseconds), close_reason, comments;
+  their microseconds, the text as written recorded where it differs), close_reason,
+  comments;
 * statuses and types hive has are kept; the others are mapped (``tombstone``
   -> a hive tombstone, ``hooked`` -> in_progress, ``pinned`` -> deferred, any
   other -> open; an unknown type -> task) and the original is recorded;
@@ -18,7 +19,7 @@ commit; ``export_beads`` writes cells as beads JSONL. What maps:
   verbatim.
 
 Everything hive has no field for lives in the cell's ``metadata.beads``, so
-an export of an import gives back the same records (times in UTC). Fields
+an export of an import gives back the same records, times as written. Fields
 hive has and beads lacks (owned files, metadata, started_at, merge conflicts)
 are exported under a ``hive`` key, which an import reads back.
 """
@@ -91,6 +92,9 @@ MAPPED = frozenset(
     }
 )
 TEXT_FIELDS = ("description", "design", "acceptance_criteria", "notes")
+TIME_FIELDS = ("created_at", "updated_at", "closed_at", "deleted_at")
+# under metadata.beads: a record's times as written where hive's UTC text differs
+TIME_TEXTS_KEY = "_times"
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _TIME_RE = re.compile(
     r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:?\d{2})?$"
@@ -256,6 +260,7 @@ def cell_from_record(record: dict[str, Any]) -> Cell:
         fields["close_reason"] = _optional_text(record, "close_reason")
     fields.update(_hive_fields(record))
     _check_limits(fields)
+    _keep_time_texts(record, fields, extra)
     # Always present on an imported cell (even empty): the export knows where it came from.
     fields["metadata"] = {**fields.get("metadata", {}), BEADS_KEY: extra}
     try:
@@ -263,6 +268,28 @@ def cell_from_record(record: dict[str, Any]) -> Cell:
     except ValidationError as exc:
         where, why = first_error(exc)
         raise _LineError(f"invalid {where or 'record'}: {why}") from None
+
+
+def _keep_time_texts(record: dict[str, Any], fields: dict[str, Any], extra: dict[str, Any]) -> None:
+    """The record's times as beads wrote them (``-08:00``, nanoseconds), where hive's UTC
+    text of the same instant differs, so that an export of the import gives them back
+    (:func:`_export_time`); a comment's under its id."""
+    texts = {
+        name: record[name]
+        for name in TIME_FIELDS
+        if isinstance(record.get(name), str)
+        and isinstance(fields.get(name), datetime)
+        and format_time(fields[name]) != record[name]
+    }
+    comments = {
+        comment.id: item["created_at"]
+        for comment, item in zip(fields["comments"], record.get("comments") or [], strict=False)
+        if format_time(comment.created_at) != item.get("created_at")
+    }
+    if comments:
+        texts["comments"] = comments
+    if texts:
+        extra[TIME_TEXTS_KEY] = texts
 
 
 def _one_line(title: str) -> str:
@@ -451,6 +478,8 @@ def record_from_cell(cell: Cell) -> dict[str, Any]:
     has the value it was mapped to; a cell changed in hive exports its new value.
     """
     beads = dict(cell.metadata.get(BEADS_KEY) or {})
+    texts = beads.pop(TIME_TEXTS_KEY, None)
+    texts = texts if isinstance(texts, dict) else {}
     title = beads.pop("title", None)
     record: dict[str, Any] = {"id": cell.id, "title": _original_title(title, cell.title)}
     for name in TEXT_FIELDS:
@@ -462,17 +491,17 @@ def record_from_cell(cell: Cell) -> dict[str, Any]:
     record["issue_type"] = kind if kind is not None and cell.type == "task" else cell.type
     if cell.assignee:
         record["assignee"] = cell.assignee
-    record["created_at"] = format_time(cell.created_at)
+    record["created_at"] = _export_time(cell.created_at, texts.get("created_at"))
     if cell.created_by:
         record["created_by"] = cell.created_by
-    record["updated_at"] = format_time(cell.updated_at)
+    record["updated_at"] = _export_time(cell.updated_at, texts.get("updated_at"))
     if cell.closed_at:
-        record["closed_at"] = format_time(cell.closed_at)
+        record["closed_at"] = _export_time(cell.closed_at, texts.get("closed_at"))
     if cell.close_reason:
         record["close_reason"] = cell.close_reason
     deleted = beads.pop("deleted_at", ...)
     if cell.deleted_at is not None and deleted is not None:
-        record["deleted_at"] = format_time(cell.deleted_at)
+        record["deleted_at"] = _export_time(cell.deleted_at, texts.get("deleted_at"))
     elif deleted not in (..., None):
         record["deleted_at"] = deleted
     if cell.labels:
@@ -481,7 +510,9 @@ def record_from_cell(cell: Cell) -> dict[str, Any]:
     if deps:
         record["dependencies"] = deps
     if cell.comments:
-        record["comments"] = [_export_comment(cell.id, c) for c in cell.comments]
+        said = texts.get("comments")
+        said = said if isinstance(said, dict) else {}
+        record["comments"] = [_export_comment(cell.id, c, said.get(c.id)) for c in cell.comments]
     empty = beads.pop("empty", {})
     record.update(beads)
     for key, value in (empty if isinstance(empty, dict) else {}).items():
@@ -522,14 +553,26 @@ def _export_dependencies(cell: Cell, originals: dict[str, Any]) -> list[dict[str
     return found
 
 
-def _export_comment(cell_id: str, comment: Comment) -> dict[str, Any]:
+def _export_time(value: datetime, text: Any) -> str:
+    """``value`` as the record wrote it (``text``, kept by the import) while it is still
+    that instant; else in UTC (a time changed in hive, or a cell made here)."""
+    if isinstance(text, str):
+        try:
+            if parse_time(text, "time") == value:
+                return text
+        except _LineError:
+            pass
+    return format_time(value)
+
+
+def _export_comment(cell_id: str, comment: Comment, text: Any = None) -> dict[str, Any]:
     ident: Any = int(comment.id) if comment.id.isdigit() else comment.id
     return {
         "id": ident,
         "issue_id": cell_id,
         "author": comment.author,
         "text": comment.text,
-        "created_at": format_time(comment.created_at),
+        "created_at": _export_time(comment.created_at, text),
     }
 
 
