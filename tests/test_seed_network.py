@@ -949,3 +949,39 @@ def test_permission_and_qa_commands(ws: Workspace, repo: Path) -> None:
     assert bad.returncode == 2 and "expected a list of scenarios" in bad.stderr
     missing = hive(repo, "qa", "run", "-", stdin='[{"id": "a", "value": 1, "sourceAgent": "A"}]')
     assert missing.returncode == 2 and "0.key: Field required" in missing.stderr  # which field
+
+
+def test_a_task_needing_auth_starts_only_under_a_live_grant(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """seed 003: requiresAuth = "requires AuthGuardian permission grant before
+    execution": the delegator's grant covers the start while it is live; once it has
+    expired the task is refused to a worker holding none, even with force."""
+    configure(repo, permission_policy=POLICY)
+    clock = HeldClock(monkeypatch)  # the grant's two seconds are not waited
+    grant = {"resourceType": "DATABASE", "justification": "read the invoices", "scope": "read:x"}
+    assert result(repo, "analyst", "request_permission", grant)["granted"]
+    asked = {"taskPayload": {"instruction": "sum the invoices"}, "requiresAuth": True}
+    tasks = [
+        result(
+            repo,
+            "analyst",
+            "delegate_task",
+            {**asked, "targetAgent": "w", "resourceType": "DATABASE"},
+        )["taskId"]
+        for _ in range(3)
+    ]
+    assert result(repo, "w", "hive_start", {"id": tasks[0]})["status"] == "in_progress"
+    clock.advance(2.1)  # the analyst's DATABASE grant has expired
+    head = git(repo, "rev-parse", "HEAD")
+    refused = error(repo, "w", "hive_start", {"id": tasks[1], "force": True})
+    assert refused["code"] == "auth_required"
+    assert f"starting {tasks[1]}" in refused["error"] and "DATABASE" in refused["error"]
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing committed
+    # the orchestrator's grant of everything is neither the worker's nor the delegator's
+    assert result(repo, "orch", "request_permission", grant)["granted"]
+    assert error(repo, "w", "hive_start", {"id": tasks[1]})["code"] == "auth_required"
+    # a claim of the next ready cell passes over the tasks the worker may not start
+    claimed = result(repo, "w", "hive_ready", {"claim": True})
+    assert tasks[1] not in json.dumps(claimed) and tasks[2] not in json.dumps(claimed)
+    assert_clean(repo)

@@ -193,7 +193,8 @@ def ready(ws: Workspace, *, limit: int | None = None, claim: bool = False) -> li
     actor = ws.require_agent("claiming a cell")
 
     def plan(snap: Snapshot, index: CellIndex) -> tuple[list[Cell], str, str, Any]:
-        mine = (c for c in ready_cells(index) if c.assignee in (None, actor))
+        ready_now = ready_cells(index)
+        mine = (c for c in ready_now if c.assignee in (None, actor) and _may_start(ws, c, actor))
         first = next(mine, None)
         if first is None:
             return [], "", "", []
@@ -661,6 +662,20 @@ def _fields_differ(cell: Cell, updated: Cell) -> bool:
     return updated.model_dump(exclude={"updated_at"}) != cell.model_dump(exclude={"updated_at"})
 
 
+def _may_start(ws: Workspace, cell: Cell, actor: str) -> bool:
+    """Whether ``actor`` may start ``cell``: a task delegated with ``requiresAuth`` needs
+    a live grant (:func:`hive.domain.permissions.require_task_grant`)."""
+    if cell.metadata.get("requires_auth") is not True:
+        return True
+    from hive.domain.permissions import AuthRequired, require_task_grant
+
+    try:
+        require_task_grant(ws, cell, actor)
+    except AuthRequired:
+        return False
+    return True
+
+
 def _claimed(cell: Cell, actor: str) -> Cell:
     return _changed(cell, status="in_progress", assignee=actor, started_at=utc_now())
 
@@ -697,7 +712,10 @@ def start_cells(
                 f"{cell.id} is already claimed by {cell.assignee}", id=cell.id, holder=cell.assignee
             )
         _past_blockers(cell, index, guard, verb="start", force=force)
+        require_task_grant(ws, cell, actor)  # not overridden by force
         return _claimed(cell, actor)
+
+    from hive.domain.permissions import require_task_grant  # only when starting
 
     return _mutate_many(ws, cell_ids, "start", change, reason=reason)
 

@@ -26,7 +26,7 @@ from hive.domain.limits import check_short, check_text
 from hive.domain.workspace import Workspace
 from hive.errors import CorruptFile, InvalidInput, PermissionDenied
 from hive.git.repo import Change, Snapshot, format_message
-from hive.models.cell import utc_now
+from hive.models.cell import Cell, utc_now
 from hive.models.policy import RESOURCES, PermissionPolicy, PolicyRule, parse_policy
 from hive.models.seeds import PermissionAnswer, PermissionDecision
 from hive.store import layout
@@ -222,6 +222,21 @@ def require_grant(ws: Workspace, *, agent: str, resource: str | None, what: str)
         agent=agent,
         resource=resource,
     )
+
+
+def require_task_grant(ws: Workspace, cell: Cell, actor: str) -> None:
+    """A task delegated with ``requiresAuth`` starts only under a live grant (of its
+    ``resourceType``, when it names one) held by the agent starting it or by the agent
+    who delegated it: a grant that expired since the delegation no longer covers it."""
+    if cell.metadata.get("requires_auth") is not True:
+        return
+    named = cell.metadata.get("resource_type")
+    resource = named if isinstance(named, str) else None
+    delegator = cell.metadata.get("delegated_by")
+    holders = [actor] + ([delegator] if isinstance(delegator, str) else [])
+    if any(live_grants(ws, agent=holder, resource=resource) for holder in holders):
+        return
+    require_grant(ws, agent=actor, resource=resource, what=f"starting {cell.id}")
 
 
 def protected_resource(ws: Workspace, tool: str) -> str | None:

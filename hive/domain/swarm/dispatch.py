@@ -28,6 +28,7 @@ from typing import Any
 from hive.domain.cells import get_cell
 from hive.domain.graph import open_blockers
 from hive.domain.outcomes import outcome_change
+from hive.domain.permissions import require_task_grant
 from hive.domain.reservations import load_all, release_change
 from hive.domain.reservecore import folds_case
 from hive.domain.swarm.complete import build_outcome, ran_to_completion
@@ -86,6 +87,7 @@ def claim_for_worker(
             raise BlockedByDependency(
                 f"{cell.id} waits for {', '.join(blockers)}", id=cell.id, blockers=blockers
             )
+        require_task_grant(ws, cell, agent)
         now = utc_now()
         where = f"; worktree {worktree} on branch {branch}" if worktree else ""
         claimed = cell.model_copy(
