@@ -5,6 +5,7 @@ synthesis, project memory, and the QA harness."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from hive.domain.workspace import Workspace
-from tests.conftest import HeldClock, assert_clean, git
+from tests.conftest import HeldClock, assert_clean, credential, git
 from tests.inprocess import run_hive
 from tests.seedkit import call, cli, configure, error, hive, result, run_workers
 
@@ -981,6 +982,16 @@ def test_a_task_needing_auth_starts_only_under_a_live_grant(
     # the orchestrator's grant of everything is neither the worker's nor the delegator's
     assert result(repo, "orch", "request_permission", grant)["granted"]
     assert error(repo, "w", "hive_start", {"id": tasks[1]})["code"] == "auth_required"
+    # nor does a start by an update of the status, through the tool or either CLI path
+    head = git(repo, "rev-parse", "HEAD")
+    started = {"id": tasks[1], "status": "in_progress"}
+    assert error(repo, "w", "hive_update", started)["code"] == "auth_required"
+    env = {**os.environ, "HIVE_AGENT": "w", "HIVE_AGENT_TOKEN": credential(repo, "w")}
+    for module in ("hive", "hive.cli.main"):  # the lean path hands it to the full CLI
+        argv = ["-C", str(repo), "update", tasks[1], "-s", "in_progress"]
+        done = run_hive(argv, env=env, module=module)
+        assert done.returncode == 5 and "requires auth" in done.stderr, (module, done.stderr)
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing committed
     # a claim of the next ready cell passes over the tasks the worker may not start
     claimed = result(repo, "w", "hive_ready", {"claim": True})
     assert tasks[1] not in json.dumps(claimed) and tasks[2] not in json.dumps(claimed)

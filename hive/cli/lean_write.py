@@ -861,6 +861,8 @@ def update(inv: Invocation) -> int | None:
             check_owner(session, cell)  # a claimed cell is its assignee's to change
         if new_status == "in_progress" and cell["status"] not in ("in_progress", "blocked"):
             refuse_open_blockers(session, key, cell)  # starting it: the full CLI refuses
+            if (cell.get("metadata") or {}).get("requires_auth") is True:
+                raise Defer("a task needing a grant: the full CLI checks the grants")
         updated = changed(cell, **updates) if updates else cell
         if closing and not is_closed:
             return closing_of(session, key, updated, reason=None), True

@@ -513,6 +513,8 @@ def update_cells_reporting(
 
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         updated = _updated_cell(cell, index, guard, update)
+        if updated.status == "in_progress" and cell.status not in RESUMED:
+            _authorized_start(ws, updated)  # a start: a task needing a grant needs it
         changes[cell.id] = changed_fields(cell, updated)
         return updated
 
@@ -660,6 +662,15 @@ def _fields_differ(cell: Cell, updated: Cell) -> bool:
     ``updated_at``: an update that asks for what the cell already has (``-p 2`` of a
     priority-2 cell) changes nothing and makes no commit."""
     return updated.model_dump(exclude={"updated_at"}) != cell.model_dump(exclude={"updated_at"})
+
+
+def _authorized_start(ws: Workspace, cell: Cell) -> None:
+    """Refuse a start, by an update of the status, of a task delegated with
+    ``requiresAuth`` that no live grant covers (as :func:`start_cells` refuses it)."""
+    if cell.metadata.get("requires_auth") is True:
+        from hive.domain.permissions import require_task_grant
+
+        require_task_grant(ws, cell, ws.actor)
 
 
 def _may_start(ws: Workspace, cell: Cell, actor: str) -> bool:
