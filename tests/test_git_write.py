@@ -596,3 +596,33 @@ def test_an_autocommit_value_hive_does_not_know_is_refused(
         monkeypatch.setenv("HIVE_AUTOCOMMIT", taken)
         assert run_hive(["-C", str(repo), "create", f"w{taken}"]).exit_code == 0
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_packed_refs_are_found_by_exact_name_among_many(tmp_path: Path) -> None:
+    """packed-refs is searched, not split whole: each ref is found by its exact name
+    (not a longer name it begins, not a peeled ``^`` line, not another remote's), as
+    git's own rev-parse finds it, and each remote's tracking tip likewise."""
+    from hive.git.refs import discover, read_ref_fast, tracking_tips
+
+    repo = make_repo(tmp_path / "r")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    names = [f"refs/tags/v{n}" for n in range(300)] + [
+        "refs/heads/main2",
+        "refs/hive-remotes/origin/mail",
+        "refs/hive-remotes/origin/mailbox",
+        "refs/hive-remotes/up/mail",
+        "refs/x/refs/hive-remotes/origin/mail",
+    ]
+    git(repo, "tag", "-a", "-m", "peeled", "annotated")
+    for name in names:
+        git(repo, "update-ref", name, head)
+    git(repo, "pack-refs", "--all")
+    paths = discover(str(repo))
+    for name in ("refs/tags/v7", "refs/tags/v299", "refs/tags/annotated", "refs/heads/main2"):
+        assert read_ref_fast(paths, name) == git(repo, "rev-parse", name).strip()
+    assert read_ref_fast(paths, "refs/tags/v3000") is None
+    assert read_ref_fast(paths, "refs/heads/mai") is None
+    assert tracking_tips(paths, "mail") == {
+        "refs/hive-remotes/origin/mail": head,
+        "refs/hive-remotes/up/mail": head,
+    }

@@ -308,7 +308,7 @@ def tracking_tips(paths: RepoPaths, name: str) -> dict[str, str]:
     packed (a loose file wins, as in git), read without dulwich."""
     found: dict[str, str] = {}
     with suppress(OSError):
-        for line in _packed_lines(paths.common_dir):
+        for line in _packed_lines(paths.common_dir, TRACKING_PREFIX + "/"):
             sha, _, ref = line.partition(" ")
             if _is_tracking(ref, name) and is_sha(sha):
                 found[ref] = sha
@@ -327,17 +327,29 @@ def _is_tracking(ref: str, name: str) -> bool:
     return leaf == name and head.startswith(TRACKING_PREFIX + "/") and head.count("/") == 2
 
 
-def _packed_lines(common_dir: str) -> list[str]:
-    """The ref lines of packed-refs (``SHA NAME``; none when there is no such file). A
-    name git took in bytes that are not UTF-8 is read with them escaped (never equal to
-    a name hive asks for), so it cannot make the others unreadable."""
-    packed_refs = os.path.join(common_dir, "packed-refs")
+def _packed_lines(common_dir: str, containing: str) -> list[str]:
+    """The ref lines of packed-refs (``SHA NAME``; none when there is no such file)
+    holding `` containing`` (a name, or the start of one), found by a search of the
+    file's bytes: a file of many refs (tags, remotes) is not split and decoded whole
+    for the few lines asked for. A name git took in bytes that are not UTF-8 is read
+    with them escaped (never equal to a name hive asks for)."""
     try:
-        with open(packed_refs, encoding="utf-8", errors="surrogateescape") as handle:
-            text = handle.read()
+        with open(os.path.join(common_dir, "packed-refs"), "rb") as handle:
+            data = handle.read()
     except FileNotFoundError:
         return []
-    return [line for line in text.split("\n") if line and not line.startswith(("#", "^"))]
+    wanted = b" " + containing.encode("utf-8", "surrogateescape")
+    lines: list[str] = []
+    at = data.find(wanted)
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at)
+        stop = len(data) if stop == -1 else stop
+        line = data[start:stop]
+        if not line.startswith((b"#", b"^")):
+            lines.append(line.decode("utf-8", "surrogateescape"))
+        at = data.find(wanted, stop)
+    return lines
 
 
 def _read_loose_ref(paths: RepoPaths, ref: str) -> str | None:
@@ -356,7 +368,7 @@ def _read_loose_value(paths: RepoPaths, ref: str) -> str | None:
 
 def _read_packed_ref(common_dir: str, ref: str) -> str | None:
     try:
-        lines = _packed_lines(common_dir)
+        lines = _packed_lines(common_dir, ref)
     except OSError:
         return None
     for line in lines:
