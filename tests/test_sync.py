@@ -226,6 +226,23 @@ def test_mail_travels_with_a_plain_git_fetch_and_push(clones: Clones) -> None:
     assert git(b, "status", "--porcelain") == ""
 
 
+def test_a_fetched_ref_that_is_no_mail_log_does_not_stop_mail(clones: Clones) -> None:
+    """A remote's refs/hive/mail that is no commit (junk fetched into
+    refs/hive-remotes/bad/mail) is passed over by the reads and sends that join fetched
+    logs: it stopped every inbox and send (exit 8) even after the remote was removed."""
+    b = clones.paths["b"]
+    mail_init(clones.ws("b", "Beta"), agent_name="Beta")
+    (b / "junk.txt").write_text("junk\n")
+    junk = git(b, "hash-object", "-w", "junk.txt").strip()
+    (b / "junk.txt").unlink()
+    git(b, "update-ref", "refs/hive-remotes/bad/mail", junk)
+    send_message(clones.ws("b", "Beta"), to=["Beta"], subject="still here", body="1")
+    assert [m.subject for m in inbox(clones.ws("b", "Beta"), limit=5)] == ["still here"]
+    shown = run_hive(["--json", "mail", "inbox"], cwd=b, env=agent_env(b, "Beta"))
+    assert shown.returncode == 0, shown.stderr
+    assert [m["subject"] for m in json.loads(shown.stdout)] == ["still here"]
+
+
 def _overlapping_grants(clones: Clones) -> None:
     """alice's ``src/**`` in clone a, then bob's ``src/app.py`` in clone b (not synced)."""
     mail_init(clones.ws("a", "alice"), agent_name="alice")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from hive.domain.limits import refuse_unprintable
-from hive.errors import HiveError, InvalidInput, NotFound, NotRegistered
+from hive.errors import GitError, HiveError, InvalidInput, NotFound, NotRegistered
 from hive.git.repo import Identity, Plan
 from hive.store.celldoc import format_time
 from hive.text import TEXT_KEPT, code_point, first_control, shell_word, without_control
@@ -452,9 +452,19 @@ def join_fetched(ws: MailHost) -> int:
     """Join into ``refs/hive/mail`` the logs of other clones that a plain ``git fetch``
     brought (``refs/hive-remotes/<remote>/mail``, with the refspecs ``hive init`` sets),
     so their messages are read as ``hive mail sync`` would have joined them; how many
-    messages arrived."""
+    messages arrived. A fetched ref that is no mail log git can read (not a commit, a
+    remote's junk) is passed over here, so one remote's bad ref does not stop reading
+    and sending mail; ``hive mail sync`` with that remote reports it."""
     pending = unjoined_logs(ws, state_of(ws))
-    return sum(join_log(ws, tip, ref.split("/")[2]) for ref, tip in sorted(pending.items()))
+    return sum(_joined_or_none(ws, ref, tip) for ref, tip in sorted(pending.items()))
+
+
+def _joined_or_none(ws: MailHost, ref: str, tip: str) -> int:
+    """:func:`join_log` of one fetched log; 0 when git cannot read it as one."""
+    try:
+        return join_log(ws, tip, ref.split("/")[2])
+    except GitError:
+        return 0
 
 
 def unjoined_logs(ws: MailHost, state: MailState) -> dict[str, str]:
