@@ -514,7 +514,7 @@ def update_cells_reporting(
     def change(cell: Cell, index: CellIndex, guard: OwnerGuard) -> Cell:
         updated = _updated_cell(cell, index, guard, update)
         if updated.status == "in_progress" and cell.status not in RESUMED:
-            _authorized_start(ws, updated)  # a start: a task needing a grant needs it
+            _authorized_start(ws, updated, ws.actor)  # a start: a task needing a grant needs it
         changes[cell.id] = changed_fields(cell, updated)
         return updated
 
@@ -664,24 +664,24 @@ def _fields_differ(cell: Cell, updated: Cell) -> bool:
     return updated.model_dump(exclude={"updated_at"}) != cell.model_dump(exclude={"updated_at"})
 
 
-def _authorized_start(ws: Workspace, cell: Cell) -> None:
-    """Refuse a start, by an update of the status, of a task delegated with
-    ``requiresAuth`` that no live grant covers (as :func:`start_cells` refuses it)."""
+def _authorized_start(ws: Workspace, cell: Cell, actor: str) -> None:
+    """Refuse ``actor`` starting ``cell`` when it is a task delegated with
+    ``requiresAuth`` that no live grant covers
+    (:func:`hive.domain.permissions.require_task_grant`; imported only for such a task)."""
     if cell.metadata.get("requires_auth") is True:
         from hive.domain.permissions import require_task_grant
 
-        require_task_grant(ws, cell, ws.actor)
+        require_task_grant(ws, cell, actor)
 
 
 def _may_start(ws: Workspace, cell: Cell, actor: str) -> bool:
-    """Whether ``actor`` may start ``cell``: a task delegated with ``requiresAuth`` needs
-    a live grant (:func:`hive.domain.permissions.require_task_grant`)."""
+    """Whether :func:`_authorized_start` lets ``actor`` start ``cell``."""
     if cell.metadata.get("requires_auth") is not True:
         return True
-    from hive.domain.permissions import AuthRequired, require_task_grant
+    from hive.domain.permissions import AuthRequired
 
     try:
-        require_task_grant(ws, cell, actor)
+        _authorized_start(ws, cell, actor)
     except AuthRequired:
         return False
     return True
@@ -723,10 +723,8 @@ def start_cells(
                 f"{cell.id} is already claimed by {cell.assignee}", id=cell.id, holder=cell.assignee
             )
         _past_blockers(cell, index, guard, verb="start", force=force)
-        require_task_grant(ws, cell, actor)  # not overridden by force
+        _authorized_start(ws, cell, actor)  # not overridden by force
         return _claimed(cell, actor)
-
-    from hive.domain.permissions import require_task_grant  # only when starting
 
     return _mutate_many(ws, cell_ids, "start", change, reason=reason)
 
